@@ -1,0 +1,36 @@
+"""Stadyn: one network, two graphs — CNTK- and NNabla-style deep learning on PyTorch.
+
+Example:
+    >>> import numpy as np, stadyn as sd, stadyn.functions as F, stadyn.parametric_functions as PF
+    >>> x = sd.Variable((4, 3))
+    >>> with sd.parameter_registry(sd.ParameterRegistry()):
+    ...     y = F.mean(PF.affine(x, 2))
+    >>> x.d = np.ones((4, 3))
+    >>> y.forward()
+    >>> y.shape
+    ()
+"""
+
+from torch import no_grad
+
+from . import functions, ops, parametric, solvers  # noqa: F401  (ops installs Variable operators)
+from ._errors import (ConfigError, DataError, ModelFileError, ParameterError, ShapeError,
+                      StadynError)
+from ._random import seed
+from .graph import (Context, Variable, auto_forward, context, context_scope, forward_all,
+                    get_auto_forward, get_current_context, grad, set_auto_forward,
+                    set_default_context)
+from .parametric import (ParameterRegistry, clear_parameters, get_parameter_or_create,
+                         get_parameters, parameter_registry, parameter_scope)
+from .serialize import load_parameters, read_parameter_file, save_parameters
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Variable", "auto_forward", "set_auto_forward", "get_auto_forward", "forward_all", "grad",
+    "no_grad", "Context", "context", "set_default_context", "get_current_context",
+    "context_scope", "parameter_scope", "parameter_registry", "ParameterRegistry",
+    "get_parameters", "clear_parameters", "get_parameter_or_create", "save_parameters",
+    "load_parameters", "read_parameter_file", "seed", "StadynError", "ShapeError",
+    "ParameterError", "DataError", "ConfigError", "ModelFileError", "__version__",
+]

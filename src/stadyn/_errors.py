@@ -1,0 +1,78 @@
+"""Stadyn's error types.
+
+Every error Stadyn raises on purpose derives from :class:`StadynError`, so callers (and the fuzz
+tests) can tell "the input was bad" from "Stadyn has a bug".  Each subclass also derives from the
+built-in exception a Python user would expect (``ValueError`` for bad values), so ``except
+ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "StadynError",
+    "ShapeError",
+    "ParameterError",
+    "DataError",
+    "ConfigError",
+    "ModelFileError",
+]
+
+
+class StadynError(Exception):
+    """Base class of every error Stadyn raises deliberately."""
+
+
+class ShapeError(StadynError, ValueError):
+    """An op was given inputs whose shapes or dtypes it cannot accept."""
+
+
+class ParameterError(StadynError, ValueError):
+    """A parameter was asked for inconsistently (another shape, a missing name, ...)."""
+
+
+class DataError(StadynError, ValueError):
+    """Bad input data: a malformed map/CTF line, a corrupt image or record, a missing file.
+
+    ``path`` names the file, ``line`` (1-based) or ``record`` (0-based) the place in it, when known;
+    they are part of the message too.
+    """
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None,
+                 record: int | None = None):
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.record = record
+        where = ""
+        if self.path is not None:
+            where = self.path
+            if line is not None:
+                where += f":{line}"
+            elif record is not None:
+                where += f" (record {record})"
+            where += ": "
+        super().__init__(where + message)
+        self.reason = message
+
+
+class ConfigError(StadynError, ValueError):
+    """A configuration (BrainScript / .cntk) file is malformed; names file, line and column."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None,
+                 column: int | None = None):
+        self.path = path
+        self.line = line
+        self.column = column
+        where = ""
+        if path is not None or line is not None:
+            where = f"{path or '<string>'}"
+            if line is not None:
+                where += f":{line}"
+                if column is not None:
+                    where += f":{column}"
+            where += ": "
+        super().__init__(where + message)
+        self.reason = message
+
+
+class ModelFileError(StadynError, ValueError):
+    """A model or parameter file is truncated, tampered with or of an unknown version."""

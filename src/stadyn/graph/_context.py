@@ -1,0 +1,130 @@
+"""Execution contexts: which device ops run on and in which precision.
+
+A :class:`Context` names a backend (``'cpu'`` or ``'cuda'``), a device id and a compute dtype.
+``float32`` runs everything in fp32; ``bfloat16`` / ``float16`` run matrix products and
+convolutions in half precision under :func:`torch.autocast` while parameters, gradients and
+solver state stay fp32 (master weights).
+
+The current context lives in a :class:`contextvars.ContextVar`, so threads and async tasks each
+see their own; :func:`set_default_context` sets it for the current context, :func:`context_scope`
+for a ``with`` block.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import warnings
+from dataclasses import dataclass
+
+import torch
+
+from .._errors import StadynError
+
+__all__ = ["Context", "context", "set_default_context", "get_current_context", "context_scope"]
+
+_DTYPES = {"float32": torch.float32, "float": torch.float32, "half": torch.float16,
+           "float16": torch.float16, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}
+_BACKENDS = {"cpu": "cpu", "cuda": "cuda", "cudnn": "cuda", "gpu": "cuda"}
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where and in which precision ops run.
+
+    Example:
+        >>> import stadyn as sd
+        >>> ctx = sd.context('cpu', dtype='bfloat16')
+        >>> ctx.device, ctx.compute_dtype
+        (device(type='cpu'), torch.bfloat16)
+    """
+
+    backend: str = "cpu"
+    device_id: int = 0
+    dtype: str = "float32"
+
+    @property
+    def device(self) -> torch.device:
+        if self.backend == "cpu":
+            return torch.device("cpu")
+        return torch.device(self.backend, self.device_id)
+
+    @property
+    def compute_dtype(self) -> torch.dtype:
+        return _DTYPES[self.dtype]
+
+    @property
+    def mixed_precision(self) -> bool:
+        """True when ops run in half precision under autocast (parameters stay fp32)."""
+        return self.compute_dtype != torch.float32
+
+    def autocast(self):
+        """A context manager that applies this context's precision (a no-op for fp32)."""
+        if not self.mixed_precision:
+            return contextlib.nullcontext()
+        return torch.autocast(self.device.type, dtype=self.compute_dtype)
+
+
+def context(backend: str = "cpu", device_id: int | str = 0, dtype: str = "float32",
+            *, fallback: bool = True) -> Context:
+    """Make a :class:`Context`.
+
+    ``backend`` is ``'cpu'`` or ``'cuda'`` (NNabla's ``'cudnn'`` means ``'cuda'``).  Asking for
+    CUDA on a machine without it falls back to the CPU with a warning when ``fallback`` is true
+    (so NNabla scripts written for a GPU still run), and raises otherwise.
+
+    Example:
+        >>> import stadyn as sd
+        >>> sd.context('cpu').device
+        device(type='cpu')
+    """
+    key = str(backend).lower().split(":")[0]
+    if key not in _BACKENDS:
+        raise StadynError(f"unknown backend {backend!r}; expected one of {sorted(_BACKENDS)}")
+    if str(dtype).lower() not in _DTYPES:
+        raise StadynError(f"unknown dtype {dtype!r}; expected one of {sorted(_DTYPES)}")
+    dtype = {"float": "float32", "half": "float16", "bf16": "bfloat16"}.get(str(dtype).lower(),
+                                                                          str(dtype).lower())
+    resolved = _BACKENDS[key]
+    if resolved == "cuda" and not torch.cuda.is_available():
+        if not fallback:
+            raise StadynError(f"backend {backend!r} asked for, but CUDA is not available")
+        warnings.warn(f"backend {backend!r} asked for, but CUDA is not available; using the CPU",
+                      RuntimeWarning, stacklevel=2)
+        resolved = "cpu"
+        if dtype == "float16":
+            dtype = "float32"
+    return Context(resolved, int(device_id), dtype)
+
+
+_current: contextvars.ContextVar[Context] = contextvars.ContextVar("stadyn_context",
+                                                                  default=Context())
+
+
+def get_current_context() -> Context:
+    """The context new variables, parameters and graphs use."""
+    return _current.get()
+
+
+def set_default_context(ctx: Context) -> None:
+    """Make ``ctx`` the current context (for this thread / async context)."""
+    if not isinstance(ctx, Context):
+        raise TypeError(f"expected a stadyn Context, got {type(ctx).__name__}")
+    _current.set(ctx)
+
+
+@contextlib.contextmanager
+def context_scope(ctx: Context):
+    """Use ``ctx`` inside a ``with`` block.
+
+    Example:
+        >>> import stadyn as sd
+        >>> with sd.context_scope(sd.context('cpu', dtype='bfloat16')):
+        ...     sd.get_current_context().dtype
+        'bfloat16'
+    """
+    token = _current.set(ctx)
+    try:
+        yield ctx
+    finally:
+        _current.reset(token)

@@ -1,0 +1,452 @@
+"""Static graphs: lowering to generated code, replay, and backward without torch's autograd.
+
+``forward()`` on a static graph lowers the subgraph its roots depend on, once, to torch.fx code:
+
+1. The graph's nodes are replayed through their op implementations under
+   :func:`torch.fx.experimental.proxy_tensor.make_fx` on *fake* tensors (no computation, no side
+   effects, no random numbers drawn).  The result is straight-line ATen code: Stadyn's own
+   per-op Python (argument handling, shape logic, nodes, Variables) does not run in a replay.
+2. When a backward may follow (some leaf needs a gradient and grad mode is on), the trace is of
+   the *joint* function (forward outputs and the gradients of the roots w.r.t. the leaves), and
+   :func:`partition` splits it into a forward program, which also returns the intermediates the
+   gradients need ("residuals"), and a backward program that maps residuals and the roots'
+   gradients to the leaves' gradients.  The forward runs under ``no_grad``; ``backward()`` runs
+   the backward program and accumulates into the leaves' ``.grad``.  No autograd tape is built
+   per iteration, which is where static beats dynamic.
+3. Plans are cached on the root by the graph version, the leaves' shapes, dtypes, devices and
+   ``requires_grad`` flags, the precision context and the buffer-clearing flags.
+
+:mod:`stadyn.compile` builds on the same trace to compile whole training steps.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+import torch.fx as fx
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from .._errors import StadynError
+from ._context import get_current_context
+from ._spec import OpSpec
+from ._variable import FunctionNode, Variable, topological_nodes
+
+__all__ = ["run_forward", "backward", "build_plan", "StaticPlan", "partition", "GRAD_SPEC",
+           "bump_graph_version", "graph_version"]
+
+_graph_version = 0
+
+
+def bump_graph_version() -> None:
+    """Invalidate every cached plan (called when a graph is rewired)."""
+    global _graph_version
+    _graph_version += 1
+
+
+def graph_version() -> int:
+    return _graph_version
+
+
+# ---------------------------------------------------------------------------------------------
+# The gradient op: sd.grad builds one of these nodes.
+# ---------------------------------------------------------------------------------------------
+def _grad_impl(*tensors, n_outputs: int = 1, grad_outputs: tuple = ()):
+    outs, ins = tensors[:n_outputs], tensors[n_outputs:]
+    seeds = []
+    for o, g in zip(outs, grad_outputs or (None,) * n_outputs):
+        if g is None:
+            seeds.append(torch.ones_like(o))
+        else:
+            seeds.append(torch.as_tensor(g, dtype=o.dtype, device=o.device).expand_as(o))
+    grads = torch.autograd.grad(outs, ins, seeds, create_graph=True, allow_unused=True)
+    return tuple(torch.zeros_like(i) if g is None else g for i, g in zip(ins, grads))
+
+
+def _grad_shape(*tensors, n_outputs: int = 1, grad_outputs: tuple = ()):
+    return tuple(torch.empty_like(t) for t in tensors[n_outputs:])
+
+
+GRAD_SPEC = OpSpec(name="grad", impl=_grad_impl, inputs=("*x",),
+                   attrs={"n_outputs": 1, "grad_outputs": ()}, shape=_grad_shape,
+                   category="graph", doc="Gradients of the first n_outputs inputs w.r.t. the rest.")
+
+
+# ---------------------------------------------------------------------------------------------
+# Collecting and interpreting a subgraph
+# ---------------------------------------------------------------------------------------------
+def _key(v: Variable):
+    return id(v) if v.parent is None else (id(v.parent), v._index)
+
+
+def _leaf_tensor(v: Variable) -> torch.Tensor:
+    if v._alias is not None:
+        return v._alias.data.detach()
+    if v._data is None:
+        return v.data
+    return v._data
+
+
+def _collect(roots: Sequence[Variable]) -> tuple[list[FunctionNode], list[Variable]]:
+    nodes = topological_nodes(roots)
+    leaves: list[Variable] = []
+    seen: set[int] = set()
+    for node in nodes:
+        for v in node.inputs:
+            if v.parent is None and id(v) not in seen:
+                seen.add(id(v))
+                leaves.append(v)
+    for r in roots:
+        if r.parent is None and id(r) not in seen:
+            seen.add(id(r))
+            leaves.append(r)
+    return nodes, leaves
+
+
+def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
+              leaf_tensors: Sequence[torch.Tensor], wanted: Sequence[Variable]) -> list:
+    """Run ``nodes`` in order on torch tensors; return the tensors of ``wanted``.
+
+    This is the reference semantics of a static graph; lowering traces exactly this function.
+    """
+    env: dict[Any, torch.Tensor] = {id(v): t for v, t in zip(leaves, leaf_tensors)}
+    for node in nodes:
+        args = [env[_key(a)] if isinstance(a, Variable) else a for a in node.args]
+        kwargs = ({k: (env[_key(v)] if isinstance(v, Variable) else v)
+                   for k, v in node.kwargs.items()} if node.kwargs else {})
+        out = node.spec.impl(*args, **kwargs)
+        nid = id(node)
+        if isinstance(out, torch.Tensor):
+            env[(nid, 0)] = out
+        else:
+            for i, t in enumerate(out):
+                env[(nid, i)] = t
+    return [env[_key(v)] for v in wanted]
+
+
+# ---------------------------------------------------------------------------------------------
+# Partitioning a joint forward+backward graph
+# ---------------------------------------------------------------------------------------------
+def partition(gm: fx.GraphModule, n_primals: int, n_fw_outputs: int
+              ) -> tuple[fx.GraphModule, fx.GraphModule, int]:
+    """Split a joint graph into forward and backward programs.
+
+    ``gm`` takes ``n_primals`` primal inputs followed by tangents (the roots' gradients) and
+    returns ``n_fw_outputs`` forward values followed by gradients.  Returns ``(fw, bw,
+    n_residuals)``: ``fw(*primals) -> (*forward values, *residuals)`` holds every node that does
+    not depend on a tangent and is needed by a forward value or has a side effect (running
+    statistics, random numbers); ``bw(*residuals, *tangents) -> gradients`` holds the rest.
+    """
+    graph = gm.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    primals, tangents = placeholders[:n_primals], placeholders[n_primals:]
+    output = next(n for n in reversed(graph.nodes) if n.op == "output")
+    outs = list(output.args[0])
+    fw_outs, bw_outs = outs[:n_fw_outputs], outs[n_fw_outputs:]
+
+    tangent_dependent: set[fx.Node] = set(tangents)
+    for n in graph.nodes:
+        if n.op != "placeholder" and any(i in tangent_dependent for i in n.all_input_nodes):
+            tangent_dependent.add(n)
+
+    forward: set[fx.Node] = set()
+    stack = [n for n in fw_outs if isinstance(n, fx.Node)]
+    stack += [n for n in graph.nodes if n.op == "call_function"
+              and n not in tangent_dependent and n.is_impure()]
+    while stack:
+        n = stack.pop()
+        if n not in forward:
+            forward.add(n)
+            stack.extend(n.all_input_nodes)
+    if forward & tangent_dependent:  # pragma: no cover - a forward value cannot need a tangent
+        raise StadynError("internal error: forward values depend on the backward seed")
+
+    available = forward | set(primals)
+    backward_set: set[fx.Node] = set()
+    residual_set: set[fx.Node] = set()
+    stack = [n for n in bw_outs if isinstance(n, fx.Node)]
+    while stack:
+        n = stack.pop()
+        if n in backward_set or n in residual_set:
+            continue
+        if n in available:
+            residual_set.add(n)
+            continue
+        backward_set.add(n)
+        stack.extend(n.all_input_nodes)
+    residuals = [n for n in graph.nodes if n in residual_set]
+
+    fw_graph = fx.Graph()
+    env: dict[fx.Node, fx.Node] = {}
+    for p in primals:
+        env[p] = fw_graph.placeholder(p.name)
+    for n in graph.nodes:
+        if n in forward and n.op not in ("placeholder", "output"):
+            env[n] = fw_graph.node_copy(n, env.__getitem__)
+    fw_graph.output(tuple(env[n] for n in fw_outs) + tuple(env[n] for n in residuals))
+    fw_graph.eliminate_dead_code()
+
+    bw_graph = fx.Graph()
+    benv: dict[fx.Node, fx.Node] = {}
+    for i, r in enumerate(residuals):
+        benv[r] = bw_graph.placeholder(f"saved_{i}")
+    for t in tangents:
+        benv[t] = bw_graph.placeholder(t.name)
+    for n in graph.nodes:
+        if n in backward_set and n.op != "placeholder":
+            benv[n] = bw_graph.node_copy(n, benv.__getitem__)
+    bw_graph.output(tuple(benv[n] for n in bw_outs))
+    bw_graph.eliminate_dead_code()
+    return fx.GraphModule(gm, fw_graph), fx.GraphModule(gm, bw_graph), len(residuals)
+
+
+# ---------------------------------------------------------------------------------------------
+# Plans
+# ---------------------------------------------------------------------------------------------
+class StaticPlan:
+    """A lowered static graph: a forward program and (when needed) a backward program."""
+
+    __slots__ = ("roots", "leaves", "fill", "fw", "bw", "n_fill", "grad_leaves", "diff_roots",
+                 "saved", "_fw_call", "_bw_call", "nodes", "_copy_grad")
+
+    def __init__(self, roots, nodes, leaves, fill, fw, bw, grad_leaves, diff_roots):
+        self.roots: list[Variable] = roots
+        self.nodes: list[FunctionNode] = nodes
+        self.leaves: list[Variable] = leaves
+        self.fill: list[Variable] = fill
+        self.n_fill = len(fill)
+        self.fw: fx.GraphModule = fw
+        self.bw: fx.GraphModule | None = bw
+        self.grad_leaves: list[Variable] = grad_leaves
+        self.diff_roots: list[Variable] = diff_roots
+        self.saved: tuple | None = None
+        self._fw_call = fw.forward
+        self._bw_call = bw.forward if bw is not None else None
+        self._copy_grad = aliased_outputs(bw) if bw is not None else []
+
+    @property
+    def code(self) -> str:
+        """The generated Python of the forward (and backward) program, for inspection."""
+        text = self.fw.code
+        if self.bw is not None:
+            text += "\n# backward\n" + self.bw.code
+        return text
+
+    def run(self) -> None:
+        tensors = [_leaf_tensor(v) for v in self.leaves]
+        with torch.no_grad():
+            outs = self._fw_call(*tensors)
+        n = self.n_fill
+        for v, t in zip(self.fill, outs):
+            v._data = t
+        self.saved = tuple(outs[n:]) if self.bw is not None else None
+
+    def run_backward(self, root: Variable, seed: torch.Tensor, clear_buffer: bool) -> None:
+        if self.saved is None:
+            raise StadynError("backward: the buffers of the last forward were cleared "
+                              "(backward(clear_buffer=True) ran already); run forward again")
+        tangents = []
+        for r in self.diff_roots:
+            if r is root:
+                tangents.append(seed)
+            else:
+                tangents.append(torch.zeros_like(r._data))
+        with torch.no_grad():
+            grads = self._bw_call(*self.saved, *tangents)
+        if clear_buffer:
+            self.saved = None
+        accumulate_grads(self.grad_leaves, grads, self._copy_grad)
+
+
+def aliased_outputs(gm: fx.GraphModule) -> list[bool]:
+    """For each output of ``gm``: may it share memory with an input or another output?
+
+    Follows view ops (ATen ops whose result aliases an argument) back to the node that owns the
+    storage.  Outputs owned by an input (a tangent, a residual) or by the same node as an earlier
+    output must be copied before they become a ``.grad`` that later accumulates in place.
+    """
+    def owner(n):
+        while isinstance(n, fx.Node) and n.op == "call_function":
+            schema = getattr(n.target, "_schema", None)
+            returns = schema.returns if schema is not None else ()
+            if not (returns and returns[0].alias_info is not None and n.args):
+                break
+            n = n.args[0]
+        return n
+
+    output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    flags, owners = [], set()
+    for n in output.args[0]:
+        root = owner(n)
+        flags.append(not isinstance(root, fx.Node) or root.op == "placeholder" or root in owners)
+        owners.add(root)
+    return flags
+
+
+def accumulate_grads(leaves: Sequence[Variable], grads: Sequence[torch.Tensor],
+                     must_copy: Sequence[bool] | None = None) -> None:
+    """Add ``grads`` into the leaves' ``.grad`` (set it where there is none yet)."""
+    olds, news = [], []
+    for k, (v, g) in enumerate(zip(leaves, grads)):
+        t = v._data
+        if t.grad is None:
+            if (must_copy[k] if must_copy is not None else g._base is not None) \
+                    or g.dtype != t.dtype:
+                g = g.to(t.dtype, copy=True)
+            t.grad = g
+        else:
+            olds.append(t.grad)
+            news.append(g)
+    if olds:
+        torch._foreach_add_(olds, news)
+
+
+def _fill_list(roots: Sequence[Variable], nodes: Sequence[FunctionNode], keep_all: bool
+               ) -> list[Variable]:
+    fill: list[Variable] = []
+    seen: set[int] = set()
+    for r in roots:
+        if id(r) not in seen and r.parent is not None:
+            seen.add(id(r))
+            fill.append(r)
+    for node in nodes:
+        for ref in node._outputs:
+            v = ref()
+            if v is not None and id(v) not in seen and (keep_all or v.persistent):
+                seen.add(id(v))
+                fill.append(v)
+    return fill
+
+
+def build_plan(roots: Sequence[Variable], nodes: Sequence[FunctionNode],
+               leaves: Sequence[Variable], keep_all: bool) -> StaticPlan:
+    """Lower the subgraph of ``roots`` (see the module docstring)."""
+    roots = list(roots)
+    leaf_tensors = [_leaf_tensor(v) for v in leaves]
+    fill = _fill_list(roots, nodes, keep_all)
+    ctx = get_current_context()
+    needs_backward = torch.is_grad_enabled() and any(t.requires_grad for t in leaf_tensors)
+    if not needs_backward:
+        def forward_only(*ts):
+            return tuple(interpret(nodes, leaves, ts, fill))
+        with torch.enable_grad(), ctx.autocast():
+            fw = make_fx(forward_only, tracing_mode="fake")(*leaf_tensors)
+        fw.graph.eliminate_dead_code()
+        fw.recompile()
+        return StaticPlan(roots, list(nodes), list(leaves), fill, fw, None, [], [])
+
+    grad_idx = [i for i, t in enumerate(leaf_tensors) if t.requires_grad]
+    root_pos = [fill.index(r) for r in roots if r.parent is not None]
+    traced: dict[str, list[int]] = {}
+
+    def joint(*ts):
+        primals = ts[:len(leaves)]
+        tangents = ts[len(leaves):]
+        values = interpret(nodes, leaves, primals, fill)
+        diff = [k for k, p in enumerate(root_pos) if values[p].requires_grad]
+        inputs = [primals[i] for i in grad_idx]
+        grads = torch.autograd.grad([values[root_pos[k]] for k in diff], inputs,
+                                    [tangents[k] for k in diff], allow_unused=True) if diff else []
+        used = [j for j, g in enumerate(grads) if g is not None]
+        traced["diff"], traced["used"] = diff, used
+        return (*values, *[grads[j] for j in used])
+
+    tangent_examples = [torch.zeros(tuple(fill[p]._shape), dtype=fill[p]._dtype,
+                                    device=leaf_tensors[0].device if leaf_tensors else None)
+                        for p in root_pos]
+    with torch.enable_grad(), ctx.autocast():
+        gm = make_fx(joint, tracing_mode="fake")(*leaf_tensors, *tangent_examples)
+    # Tangents of roots that do not need a gradient are unused placeholders: drop them.
+    diff, used = traced["diff"], traced["used"]
+    keep = set(diff)
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for k, ph in enumerate(placeholders[len(leaves):]):
+        if k not in keep:
+            gm.graph.erase_node(ph)
+    gm.recompile()
+    fw, bw, _ = partition(gm, len(leaves), len(fill))
+    grad_leaves = [leaves[grad_idx[j]] for j in used]
+    diff_roots = [fill[root_pos[k]] for k in diff]
+    return StaticPlan(roots, list(nodes), list(leaves), fill, fw, bw, grad_leaves, diff_roots)
+
+
+def _signature(leaves: Sequence[Variable]) -> tuple:
+    sig = []
+    for v in leaves:
+        t = _leaf_tensor(v)
+        sig.append((t.shape, t.dtype, t.device, t.requires_grad))
+    return tuple(sig)
+
+
+def run_forward(roots: list[Variable], clear_buffer: bool = False,
+                clear_no_need_grad: bool = False) -> StaticPlan | None:
+    """Forward the static graph of ``roots`` through a cached plan."""
+    head = roots[0]
+    if head._plans is None:
+        head._plans = {}
+    roots_key = tuple(id(r) for r in roots)
+    entry = head._plans.get(roots_key)
+    if entry is None or entry[0] != _graph_version:
+        nodes, leaves = _collect(roots)
+        entry = (_graph_version, nodes, leaves, {})
+        head._plans[roots_key] = entry
+    _, nodes, leaves, plans = entry
+    if not nodes:
+        return None
+    ctx = get_current_context()
+    keep_all = not (clear_buffer or clear_no_need_grad)
+    key = (keep_all, torch.is_grad_enabled(), ctx.device, ctx.dtype, _signature(leaves))
+    plan = plans.get(key)
+    if plan is None:
+        plan = build_plan(roots, nodes, leaves, keep_all)
+        plans[key] = plan
+    plan.run()
+    for r in roots:
+        r._plan = plan
+    return plan
+
+
+# ---------------------------------------------------------------------------------------------
+# Backward
+# ---------------------------------------------------------------------------------------------
+def _seed(var: Variable, grad: Any, like: torch.Tensor) -> torch.Tensor:
+    if grad is None:
+        return var._grad_buffer().to(like.dtype)
+    if isinstance(grad, torch.Tensor):
+        return grad.detach().to(like.dtype, like.device).expand_as(like)
+    arr = np.asarray(grad)
+    if arr.ndim == 0:
+        return torch.full_like(like, float(arr))
+    return torch.as_tensor(arr, dtype=like.dtype, device=like.device).expand_as(like)
+
+
+def _clear_intermediates(root: Variable) -> None:
+    for node in topological_nodes([root]):
+        for ref in node._outputs:
+            v = ref()
+            if v is not None and v is not root and not v.persistent:
+                v._data = None
+
+
+def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False) -> None:
+    """Backward from ``var``: the static plan's backward program, or torch autograd (dynamic)."""
+    plan = var._plan
+    data = var._data
+    if plan is not None and plan.bw is not None and data is not None:
+        if not any(r is var for r in plan.diff_roots):
+            return
+        plan.run_backward(var, _seed(var, grad, data), clear_buffer)
+        return
+    if data is not None and data.grad_fn is not None:
+        torch.autograd.backward(data, _seed(var, grad, data), retain_graph=not clear_buffer)
+        if clear_buffer:
+            _clear_intermediates(var)
+        return
+    if var.parent is None or (plan is not None and plan.bw is None):
+        return  # nothing this Variable depends on needs a gradient
+    warnings.warn("backward() from a Variable that was not the root of its last forward re-runs "
+                  "its forward first", RuntimeWarning, stacklevel=3)
+    run_forward([var])
+    backward(var, grad, clear_buffer)

@@ -1,0 +1,108 @@
+"""The op declaration: one :class:`OpSpec` per op, read by every part of Stadyn.
+
+An op is written once, as a Python function over torch tensors whose signature *is* the
+declaration: the first ``len(inputs)`` parameters are the op's tensor inputs (``*x`` for a
+variadic op), the rest are attributes with their defaults; the body is the implementation and
+the docstring is the documentation.  ``F``, both execution modes, the static lowering, model files,
+ONNX export/import and BrainScript all read this object; nothing keeps a parallel list.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+__all__ = ["OpSpec"]
+
+
+@dataclass(eq=False)
+class OpSpec:
+    """Declaration of one op.
+
+    Attributes:
+        name: the catalog name (NNabla's snake_case name, e.g. ``"convolution"``).
+        impl: the torch implementation ``impl(*inputs, *attrs) -> Tensor | tuple[Tensor, ...]``.
+        inputs: names of the tensor inputs, in order; ``"*x"`` marks a variadic op.
+        attrs: attribute names and their defaults, in signature order.
+        optional_inputs: inputs that may be ``None`` (e.g. a bias).
+        shape: optional shape rule ``shape(meta_args, meta_kwargs) -> meta outputs``; by default
+            the implementation itself runs on ``meta`` tensors.
+        onnx: optional ONNX mapping ``onnx(emitter, node_inputs, attrs) -> outputs`` (used by
+            :mod:`stadyn.serialize`); the emitter is an abstract builder, so ops import no onnx.
+        category: where the op is listed in the docs.
+    """
+
+    name: str
+    impl: Callable[..., Any]
+    inputs: tuple[str, ...]
+    attrs: dict[str, Any]
+    optional_inputs: frozenset[str] = frozenset()
+    shape: Callable[..., Any] | None = None
+    onnx: Callable[..., Any] | None = None
+    category: str = "misc"
+    doc: str = ""
+    _signature: inspect.Signature | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_function(cls, impl: Callable[..., Any], n_inputs: int | None = None, *,
+                      name: str | None = None, category: str = "misc",
+                      shape: Callable[..., Any] | None = None) -> "OpSpec":
+        """Read the declaration off ``impl``'s signature (see the module docstring)."""
+        sig = inspect.signature(impl)
+        params = list(sig.parameters.values())
+        if params and params[0].kind is inspect.Parameter.VAR_POSITIONAL:
+            inputs: tuple[str, ...] = ("*" + params[0].name,)
+            rest = params[1:]
+        else:
+            if n_inputs is None:
+                raise TypeError(f"op {impl.__name__}: say how many leading parameters are inputs")
+            inputs = tuple(p.name for p in params[:n_inputs])
+            rest = params[n_inputs:]
+        optional = frozenset(p.name for p in params[:len(inputs)]
+                             if p.default is None and not p.name.startswith("*"))
+        attrs = {p.name: (None if p.default is inspect.Parameter.empty else p.default)
+                 for p in rest if p.kind is not inspect.Parameter.VAR_KEYWORD}
+        return cls(name=name or impl.__name__, impl=impl, inputs=inputs, attrs=attrs,
+                   optional_inputs=optional, shape=shape, category=category,
+                   doc=inspect.getdoc(impl) or "", _signature=sig)
+
+    @property
+    def variadic(self) -> bool:
+        return bool(self.inputs) and self.inputs[0].startswith("*")
+
+    @property
+    def signature(self) -> inspect.Signature:
+        if self._signature is None:
+            self._signature = inspect.signature(self.impl)
+        return self._signature
+
+    def infer(self, meta_args: list, meta_kwargs: dict):
+        """Output meta tensors for meta inputs (shape and dtype inference without computing)."""
+        if self.shape is not None:
+            return self.shape(*meta_args, **meta_kwargs)
+        return self.impl(*meta_args, **meta_kwargs)
+
+    def split_arguments(self, args: tuple, kwargs: dict) -> tuple[list, dict[str, Any]]:
+        """``(inputs, attrs)`` of one call, defaults filled in; inputs keep ``None`` for absent
+        optional inputs."""
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        if self.variadic:
+            inputs = list(values.pop(self.inputs[0][1:]))
+        else:
+            inputs = [values.pop(n) for n in self.inputs]
+        attrs = {k: values[k] for k in self.attrs if k in values}
+        return inputs, attrs
+
+    def attributes(self, args: tuple, kwargs: dict) -> dict[str, Any]:
+        """Every attribute of one call, defaults filled in."""
+        return self.split_arguments(args, kwargs)[1]
+
+    def __call__(self, *args, **kwargs):
+        """Run the implementation directly on torch tensors (no graph)."""
+        return self.impl(*args, **kwargs)
+

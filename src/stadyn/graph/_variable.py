@@ -1,0 +1,531 @@
+"""Variables, function nodes and the two ways of running them.
+
+Every op call creates one :class:`FunctionNode` whose outputs are new :class:`Variable` objects.
+In dynamic mode (:func:`stadyn.auto_forward`) the op runs at once on torch tensors and torch's
+autograd records it; in static mode (the default) the op only infers its output shapes (by running
+on ``meta`` tensors) and :meth:`Variable.forward` later lowers the whole subgraph to generated code
+(see :mod:`stadyn.graph._lower`).
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+import torch
+
+from .._errors import ShapeError, StadynError
+from ._context import get_current_context
+from ._mode import is_auto_forward
+from ._scope import current_scope
+
+__all__ = ["Variable", "FunctionNode", "apply", "forward_all", "grad", "topological_nodes"]
+
+_Tensor = torch.Tensor
+
+_NP_TO_TORCH = {
+    np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64,
+    np.dtype(np.float16): torch.float16, np.dtype(np.int32): torch.int32,
+    np.dtype(np.int64): torch.int64, np.dtype(np.int8): torch.int8,
+    np.dtype(np.uint8): torch.uint8, np.dtype(np.bool_): torch.bool,
+    np.dtype(np.int16): torch.int16,
+}
+_TORCH_TO_NP = {v: k for k, v in _NP_TO_TORCH.items()}
+
+
+def to_torch_dtype(dtype: Any) -> torch.dtype:
+    """A torch dtype from a NumPy dtype, a torch dtype or a name (``'float32'``, ``'bfloat16'``)."""
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if isinstance(dtype, str) and dtype in ("bfloat16", "bf16"):
+        return torch.bfloat16
+    try:
+        return _NP_TO_TORCH[np.dtype(dtype)]
+    except (KeyError, TypeError) as exc:
+        raise StadynError(f"unsupported dtype {dtype!r}") from exc
+
+
+def _normalise_shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    try:
+        return tuple(int(s) for s in shape)
+    except TypeError as exc:
+        raise ShapeError(f"a shape must be a sequence of ints, got {shape!r}") from exc
+
+
+def _zeros(shape: Sequence[int], dtype: torch.dtype, requires_grad: bool) -> torch.Tensor:
+    t = torch.zeros(tuple(shape), dtype=dtype, device=get_current_context().device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+class Variable:
+    """A node of the graph holding an N-d array, its gradient and the function that made it.
+
+    In static mode a Variable made by an op holds only its shape until the graph is run with
+    :meth:`forward`; leaves (inputs, parameters) hold data from the start.  ``.d`` and ``.g`` are
+    NumPy views of the data and gradient (on CPU they share memory; assigning writes into the
+    buffer); ``.data`` and ``.grad`` are the torch tensors.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable((2, 3))
+        >>> y = F.sum(x * 2.0)
+        >>> x.d = np.arange(6).reshape(2, 3)
+        >>> y.forward()
+        >>> float(y.d)
+        30.0
+    """
+
+    __slots__ = ("_data", "_grad", "_shape", "_dtype", "_need_grad", "persistent", "parent",
+                 "_index", "name", "_plan", "_plans", "_alias", "__weakref__")
+
+    def __init__(self, shape: Sequence[int] = (), need_grad: bool | None = False,
+                 dtype: Any = np.float32):
+        shape = _normalise_shape(shape)
+        tdtype = to_torch_dtype(dtype)
+        need_grad = bool(need_grad) and tdtype.is_floating_point
+        self._data: torch.Tensor | None = _zeros(shape, tdtype, need_grad)
+        self._grad: torch.Tensor | None = None
+        self._shape = shape
+        self._dtype = tdtype
+        self._need_grad = need_grad
+        self.persistent = False
+        self.parent: FunctionNode | None = None
+        self._index = 0
+        self.name: str | None = None
+        self._plan = None
+        self._plans = None
+        self._alias: Variable | None = None
+
+    # -- construction helpers -------------------------------------------------------------------
+    @classmethod
+    def _from_node(cls, parent: "FunctionNode", index: int, shape: Sequence[int],
+                   dtype: torch.dtype, need_grad: bool, data: torch.Tensor | None) -> "Variable":
+        v = cls.__new__(cls)
+        v._data = data
+        v._grad = None
+        v._shape = shape
+        v._dtype = dtype
+        v._need_grad = need_grad
+        v.persistent = False
+        v.parent = parent
+        v._index = index
+        v.name = None
+        v._plan = None
+        v._plans = None
+        v._alias = None
+        return v
+
+    @classmethod
+    def from_tensor(cls, tensor: torch.Tensor, need_grad: bool | None = None) -> "Variable":
+        """A leaf Variable holding ``tensor`` (not copied)."""
+        v = cls._from_node(None, 0, tuple(tensor.shape), tensor.dtype, False, None)  # type: ignore[arg-type]
+        need = tensor.requires_grad if need_grad is None else bool(need_grad)
+        v._data = tensor.detach().requires_grad_(need and tensor.dtype.is_floating_point)
+        v._need_grad = v._data.requires_grad
+        return v
+
+    @classmethod
+    def from_numpy_array(cls, data: Any, grad: Any = None, need_grad: bool | None = False,
+                         dtype: Any = None) -> "Variable":
+        """A leaf Variable holding a copy of ``data`` (a NumPy array or anything array-like).
+
+        Example:
+            >>> import numpy as np, stadyn as sd
+            >>> sd.Variable.from_numpy_array(np.ones((2, 2))).shape
+            (2, 2)
+        """
+        arr = np.asarray(data)
+        if dtype is not None:
+            arr = arr.astype(dtype)
+        elif arr.dtype == np.float64:
+            arr = arr.astype(np.float32)
+        t = torch.as_tensor(np.ascontiguousarray(arr)).to(get_current_context().device, copy=True)
+        v = cls.from_tensor(t, need_grad=bool(need_grad))
+        if grad is not None:
+            v.g = grad
+        return v
+
+    # -- shape and type -------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self._shape, dtype=np.int64))
+
+    def size_from_axis(self, axis: int = -1) -> int:
+        """Product of the dimensions from ``axis`` on (NNabla's ``size_from_axis``)."""
+        return int(np.prod(self._shape[axis:], dtype=np.int64))
+
+    @property
+    def dtype(self):
+        """The element type: a NumPy dtype where NumPy has one, else the torch dtype."""
+        return _TORCH_TO_NP.get(self._dtype, self._dtype)
+
+    @property
+    def torch_dtype(self) -> torch.dtype:
+        return self._dtype
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of a 0-d Variable")
+        return self._shape[0]
+
+    def __repr__(self) -> str:
+        made = f", parent={self.parent.spec.name}" if self.parent is not None else ""
+        name = f"{self.name!r}, " if self.name else ""
+        return f"<Variable {name}shape={self.shape}, need_grad={self.need_grad}{made}>"
+
+    # -- need_grad ------------------------------------------------------------------------------
+    @property
+    def need_grad(self) -> bool:
+        return self._need_grad
+
+    @need_grad.setter
+    def need_grad(self, flag: bool) -> None:
+        flag = bool(flag)
+        self._need_grad = flag
+        if self.parent is None and self._data is not None and self._data.dtype.is_floating_point:
+            self._data.requires_grad_(flag)
+        elif self.parent is not None and not flag and self._data is not None:
+            self._data = self._data.detach()
+
+    # -- data -----------------------------------------------------------------------------------
+    @property
+    def data(self) -> torch.Tensor:
+        """The torch tensor holding the value (allocated with zeros if the graph has not run)."""
+        if self._alias is not None:
+            return self._alias.data.detach()
+        if self._data is None:
+            self._data = _zeros(self._shape, self._dtype, False)
+        return self._data
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        if isinstance(value, torch.Tensor):
+            if self.parent is None:
+                need = self._need_grad and value.dtype.is_floating_point
+                value = value.detach().requires_grad_(need)
+            self._data = value
+            self._shape = tuple(value.shape)
+            self._dtype = value.dtype
+        else:
+            self.d = value
+
+    @property
+    def d(self) -> np.ndarray:
+        """The value as a NumPy array (a view sharing memory on CPU)."""
+        return _as_numpy(self.data)
+
+    @d.setter
+    def d(self, value: Any) -> None:
+        self._assign(self.data, value, "d")
+
+    @property
+    def grad(self) -> torch.Tensor | None:
+        """The gradient tensor (None until a backward pass computes one)."""
+        if self.parent is None and self._data is not None and self._data.requires_grad:
+            return self._data.grad
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: torch.Tensor | None) -> None:
+        if self.parent is None and self._data is not None and self._data.requires_grad:
+            self._data.grad = value
+        else:
+            self._grad = value
+
+    def _grad_buffer(self) -> torch.Tensor:
+        g = self.grad
+        if g is None:
+            g = torch.zeros(self._shape, dtype=self.data.dtype, device=self.data.device)
+            self.grad = g
+        return g
+
+    @property
+    def g(self) -> np.ndarray:
+        """The gradient as a NumPy array (allocated with zeros if none was computed yet)."""
+        return _as_numpy(self._grad_buffer())
+
+    @g.setter
+    def g(self, value: Any) -> None:
+        self._assign(self._grad_buffer(), value, "g")
+
+    def _assign(self, buffer: torch.Tensor, value: Any, what: str) -> None:
+        if isinstance(value, torch.Tensor):
+            src = value.detach()
+        else:
+            arr = np.asarray(value)
+            if arr.dtype == object:
+                raise StadynError(f"cannot assign {type(value).__name__} to Variable.{what}")
+            src = torch.from_numpy(np.ascontiguousarray(arr)) if arr.ndim else torch.tensor(arr.item())
+        if src.ndim and tuple(src.shape) != tuple(buffer.shape):
+            label = f" {self.name!r}" if self.name else ""
+            raise ShapeError(f"cannot assign an array of shape {tuple(src.shape)} to Variable"
+                             f"{label}.{what} of shape {tuple(buffer.shape)}")
+        with torch.no_grad():
+            if src.ndim:
+                buffer.copy_(src)
+            else:
+                buffer.fill_(src.item())
+
+    # -- graph ----------------------------------------------------------------------------------
+    def unlinked(self, need_grad: bool | None = None) -> "Variable":
+        """A leaf Variable that reads this one's value but cuts the graph (no gradient flows back).
+
+        Example:
+            >>> import numpy as np, stadyn as sd, stadyn.functions as F
+            >>> x = sd.Variable.from_numpy_array(np.ones(2), need_grad=True)
+            >>> h = F.identity(x).unlinked()
+            >>> h.parent is None
+            True
+        """
+        v = Variable._from_node(None, 0, self._shape, self._dtype,  # type: ignore[arg-type]
+                                bool(need_grad), None)
+        v._alias = self
+        v.persistent = self.persistent
+        return v
+
+    def rewire_on(self, var: "Variable") -> None:
+        """Make ``var``'s parent this Variable's parent (splices a graph in place of ``self``)."""
+        from ._lower import bump_graph_version
+        self.parent = var.parent
+        self._index = var._index
+        self._data = var._data
+        bump_graph_version()
+
+    def forward(self, clear_buffer: bool = False, clear_no_need_grad: bool = False,
+                function_pre_hook: Callable | None = None,
+                function_post_hook: Callable | None = None) -> None:
+        """Compute this Variable from the leaves of its graph.
+
+        ``clear_buffer`` keeps only this output and ``persistent`` variables (inference);
+        ``clear_no_need_grad`` additionally keeps what a later :meth:`backward` needs (training).
+        The graph is lowered once to generated code and cached.
+        """
+        forward_all([self], clear_buffer=clear_buffer, clear_no_need_grad=clear_no_need_grad)
+
+    def backward(self, grad: Any = 1, clear_buffer: bool = False) -> None:
+        """Accumulate gradients of this Variable into the ``.grad`` of the leaves it depends on.
+
+        ``grad`` is the gradient of the objective w.r.t. this Variable (a scalar, an array, or None
+        to use the current ``.g``).  Gradients accumulate until a solver's ``zero_grad``.
+        ``clear_buffer`` frees the saved intermediates (a second backward then needs a forward).
+        """
+        from ._lower import backward
+        backward(self, grad, clear_buffer)
+
+    def visit(self, f: Callable[["FunctionNode"], Any]) -> None:
+        """Call ``f(node)`` for every function node this Variable depends on, inputs first."""
+        for node in topological_nodes([self]):
+            f(node)
+
+    def clear_all_graph_links(self) -> None:
+        """Forget the graph behind this Variable (it becomes a leaf holding its value)."""
+        self.parent = None
+        self._plan = None
+        if self._data is not None:
+            self._data = self._data.detach()
+
+    def reset_shape(self, shape: Sequence[int], force: bool = False) -> None:
+        """Reshape a leaf's buffer (reallocating; the value is lost)."""
+        shape = _normalise_shape(shape)
+        if shape == self._shape:
+            return
+        if self.parent is not None and not force:
+            raise StadynError("reset_shape on a Variable made by a function; pass force=True")
+        self._shape = shape
+        self._data = _zeros(shape, self._dtype, self._need_grad and self.parent is None)
+
+    # Arithmetic operators are installed by stadyn.ops (the graph does not import the op catalog).
+
+
+def _as_numpy(t: torch.Tensor) -> np.ndarray:
+    t = t.detach()
+    if t.dtype in (torch.bfloat16,):
+        t = t.float()
+    if t.device.type != "cpu":
+        t = t.cpu()
+    return t.numpy()
+
+
+# ---------------------------------------------------------------------------------------------
+# Function nodes
+# ---------------------------------------------------------------------------------------------
+class FunctionNode:
+    """One op call: the op's spec, the arguments it was called with, its inputs and outputs.
+
+    ``args`` / ``kwargs`` are exactly what the op received (Variables in input positions,
+    attribute values elsewhere); ``attrs`` gives every attribute with defaults filled in.
+    """
+
+    __slots__ = ("spec", "args", "kwargs", "inputs", "_outputs", "scope", "__weakref__")
+
+    def __init__(self, spec, args: tuple, kwargs: dict, inputs: tuple, scope: str):
+        self.spec = spec
+        self.args = args
+        self.kwargs = kwargs
+        self.inputs: tuple[Variable, ...] = inputs
+        self._outputs: tuple = ()
+        self.scope = scope
+
+    @property
+    def outputs(self) -> list[Variable | None]:
+        """The output Variables still alive (None for outputs nobody holds any more)."""
+        return [r() for r in self._outputs]
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        return self.spec.attributes(self.args, self.kwargs)
+
+    def __repr__(self) -> str:
+        where = f" in {self.scope!r}" if self.scope else ""
+        return f"<FunctionNode {self.spec.name}{where}>"
+
+
+def _describe_inputs(inputs: Iterable[Variable]) -> str:
+    parts = []
+    for v in inputs:
+        label = v.name or (v.parent.spec.name if v.parent is not None else "input")
+        parts.append(f"{label} {tuple(v.shape)}")
+    return ", ".join(parts)
+
+
+def op_error(spec, inputs: Sequence[Variable], scope: str, exc: BaseException) -> StadynError:
+    """The error raised when an op rejects its inputs: names op, scope and input shapes."""
+    where = f" in scope '{scope}'" if scope else ""
+    msg = (f"{spec.name}{where}: cannot apply to inputs [{_describe_inputs(inputs)}]: "
+           f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}")
+    return ShapeError(msg)
+
+
+def _meta(v: Variable) -> torch.Tensor:
+    t = torch.empty(v._shape, dtype=v._dtype, device="meta")
+    if v._need_grad and v._dtype.is_floating_point:
+        t.requires_grad_(True)
+    return t
+
+
+def apply(spec, args: tuple, kwargs: dict):
+    """Create the node for one op call and, in dynamic mode, run it.  The hot path of ``F``."""
+    inputs = [a for a in args if isinstance(a, Variable)]
+    if kwargs:
+        inputs.extend(v for v in kwargs.values() if isinstance(v, Variable))
+    scope = current_scope()
+    node = FunctionNode(spec, args, kwargs, tuple(inputs), scope)
+    if is_auto_forward():
+        targs = [a._data if isinstance(a, Variable) else a for a in args]
+        tkw = ({k: (v._data if isinstance(v, Variable) else v) for k, v in kwargs.items()}
+               if kwargs else kwargs)
+        try:
+            out = spec.impl(*targs, **tkw)
+        except Exception as exc:
+            if any(v._data is None for v in inputs):
+                raise StadynError(f"{spec.name}: an input's buffer was cleared (run forward or "
+                                  "do not clear it)") from exc
+            raise op_error(spec, inputs, scope, exc) from exc
+        if isinstance(out, _Tensor):
+            v = Variable._from_node(node, 0, out.shape, out.dtype, out.requires_grad, out)
+            node._outputs = (weakref.ref(v),)
+            return v
+        outs = tuple(Variable._from_node(node, i, o.shape, o.dtype, o.requires_grad, o)
+                     for i, o in enumerate(out))
+    else:
+        margs = [_meta(a) if isinstance(a, Variable) else a for a in args]
+        mkw = ({k: (_meta(v) if isinstance(v, Variable) else v) for k, v in kwargs.items()}
+               if kwargs else kwargs)
+        try:
+            out = spec.infer(margs, mkw)
+        except Exception as exc:
+            raise op_error(spec, inputs, scope, exc) from exc
+        if isinstance(out, _Tensor):
+            v = Variable._from_node(node, 0, tuple(out.shape), out.dtype, out.requires_grad, None)
+            node._outputs = (weakref.ref(v),)
+            return v
+        outs = tuple(Variable._from_node(node, i, tuple(o.shape), o.dtype, o.requires_grad, None)
+                     for i, o in enumerate(out))
+    node._outputs = tuple(weakref.ref(v) for v in outs)
+    return outs
+
+
+def topological_nodes(roots: Sequence[Variable]) -> list[FunctionNode]:
+    """The function nodes the roots depend on, each after all nodes it depends on."""
+    order: list[FunctionNode] = []
+    visited: set[int] = set()
+    stack: list[tuple[FunctionNode, bool]] = [
+        (v.parent, False) for v in reversed(roots) if v.parent is not None]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        stack.append((node, True))
+        for inp in reversed(node.inputs):
+            parent = inp.parent
+            if parent is not None and id(parent) not in visited:
+                stack.append((parent, False))
+    return order
+
+
+def forward_all(variables: Sequence[Variable], clear_buffer: bool = False,
+                clear_no_need_grad: bool = False) -> None:
+    """Run the graph for several outputs at once (they share the common part of the graph).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.array([1.0, 2.0]))
+        >>> a, b = F.sum(x), F.max(x)
+        >>> sd.forward_all([a, b])
+        >>> float(a.d), float(b.d)
+        (3.0, 2.0)
+    """
+    from ._lower import run_forward
+    run_forward(list(variables), clear_buffer=clear_buffer, clear_no_need_grad=clear_no_need_grad)
+
+
+def grad(outputs: Variable | Sequence[Variable], inputs: Variable | Sequence[Variable],
+         grad_outputs: Any = None) -> list[Variable]:
+    """Gradients of ``outputs`` w.r.t. ``inputs`` as new Variables of the graph.
+
+    The result can be differentiated again (higher-order gradients).  In dynamic mode the values
+    are computed at once; in static mode they are graph nodes computed by ``forward``.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     x = sd.Variable.from_numpy_array(np.array([3.0]), need_grad=True)
+        ...     y = x * x * x
+        ...     dx, = sd.grad(y, x)
+        ...     ddx, = sd.grad(dx, x)
+        >>> float(dx.d[0]), float(ddx.d[0])
+        (27.0, 18.0)
+    """
+    from ._lower import GRAD_SPEC
+    outs = [outputs] if isinstance(outputs, Variable) else list(outputs)
+    ins = [inputs] if isinstance(inputs, Variable) else list(inputs)
+    if grad_outputs is None:
+        gos = [None] * len(outs)
+    elif isinstance(grad_outputs, (list, tuple)):
+        gos = list(grad_outputs)
+    else:
+        gos = [grad_outputs]
+    result = apply(GRAD_SPEC, (*outs, *ins), {"n_outputs": len(outs), "grad_outputs": tuple(
+        g if g is None or isinstance(g, (int, float)) else np.asarray(g) for g in gos)})
+    return [result] if isinstance(result, Variable) else list(result)

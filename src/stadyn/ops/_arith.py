@@ -1,0 +1,208 @@
+"""Element-wise arithmetic and maths, and Variable's Python operators."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import torch
+
+from ..graph import Variable
+from ._registry import op
+
+_A = "arithmetic"
+_M = "math"
+
+
+@op(2, category=_A)
+def add2(x0, x1, inplace=False):
+    """Element-wise ``x0 + x1`` (NumPy broadcasting).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.add2(sd.Variable.from_numpy_array([1., 2.]), sd.Variable.from_numpy_array([3., 4.]))
+        >>> y.d
+        array([4., 6.], dtype=float32)
+    """
+    return x0 + x1
+
+
+@op(2, category=_A)
+def sub2(x0, x1, inplace=False):
+    """Element-wise ``x0 - x1``.  Example: ``F.sub2(a, b)`` or ``a - b``."""
+    return x0 - x1
+
+
+@op(2, category=_A)
+def mul2(x0, x1, inplace=False):
+    """Element-wise ``x0 * x1``.  Example: ``F.mul2(a, b)`` or ``a * b``."""
+    return x0 * x1
+
+
+@op(2, category=_A)
+def div2(x0, x1, inplace=False):
+    """Element-wise ``x0 / x1``.  Example: ``F.div2(a, b)`` or ``a / b``."""
+    return x0 / x1
+
+
+@op(2, category=_A)
+def pow2(x0, x1, inplace=False):
+    """Element-wise ``x0 ** x1``.  Example: ``F.pow2(a, b)`` or ``a ** b``."""
+    return torch.pow(x0, x1)
+
+
+@op(2, category=_A)
+def maximum2(x0, x1):
+    """Element-wise maximum.  Example: ``F.maximum2(a, b)``."""
+    return torch.maximum(x0, x1)
+
+
+@op(2, category=_A)
+def minimum2(x0, x1):
+    """Element-wise minimum.  Example: ``F.minimum2(a, b)``."""
+    return torch.minimum(x0, x1)
+
+
+@op(1, category=_A)
+def add_scalar(x, val=1.0, inplace=False):
+    """``x + val``.  Example: ``F.add_scalar(x, 2.0)`` or ``x + 2.0``."""
+    return x + val
+
+
+@op(1, category=_A)
+def mul_scalar(x, val=1.0, inplace=False):
+    """``x * val``.  Example: ``F.mul_scalar(x, 0.5)`` or ``x * 0.5``."""
+    return x * val
+
+
+@op(1, category=_A)
+def pow_scalar(x, val=1.0, inplace=False):
+    """``x ** val``.  Example: ``F.pow_scalar(x, 2)`` or ``x ** 2``."""
+    return torch.pow(x, val)
+
+
+@op(1, category=_A)
+def r_sub_scalar(x, val=1.0):
+    """``val - x``.  Example: ``F.r_sub_scalar(x, 1.0)`` or ``1.0 - x``."""
+    return val - x
+
+
+@op(1, category=_A)
+def r_div_scalar(x, val=1.0):
+    """``val / x``.  Example: ``F.r_div_scalar(x, 1.0)`` or ``1.0 / x``."""
+    return val / x
+
+
+@op(1, category=_A)
+def r_pow_scalar(x, val=1.0):
+    """``val ** x``.  Example: ``F.r_pow_scalar(x, 2.0)`` or ``2.0 ** x``."""
+    return torch.pow(val, x)
+
+
+@op(1, category=_A)
+def maximum_scalar(x, val=1.0):
+    """``max(x, val)`` element-wise.  Example: ``F.maximum_scalar(x, 0.0)``."""
+    return torch.clamp(x, min=val)
+
+
+@op(1, category=_A)
+def minimum_scalar(x, val=1.0):
+    """``min(x, val)`` element-wise.  Example: ``F.minimum_scalar(x, 6.0)``."""
+    return torch.clamp(x, max=val)
+
+
+@op(1, category=_A)
+def clip_by_value_scalar(x, min=-1.0, max=1.0):
+    """Clamp ``x`` into ``[min, max]``.  Example: ``F.clip_by_value_scalar(x, -1, 1)``."""
+    return torch.clamp(x, min=min, max=max)
+
+
+@op(2, category=_A)
+def batch_matmul(a, b, transpose_a=False, transpose_b=False):
+    """Matrix product over the last two axes, batched over the rest.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.batch_matmul(sd.Variable((2, 3, 4)), sd.Variable((2, 4, 5)))
+        >>> y.shape
+        (2, 3, 5)
+    """
+    if transpose_a:
+        a = a.transpose(-1, -2)
+    if transpose_b:
+        b = b.transpose(-1, -2)
+    return torch.matmul(a, b)
+
+
+@op(1, category=_M)
+def abs(x):  # noqa: A001 - NNabla's name
+    """``|x|``.  Example: ``F.abs(x)``."""
+    return torch.abs(x)
+
+
+@op(1, category=_M)
+def exp(x):
+    """``e ** x``.  Example: ``F.exp(x)``."""
+    return torch.exp(x)
+
+
+@op(1, category=_M)
+def log(x):
+    """Natural logarithm.  Example: ``F.log(x)``."""
+    return torch.log(x)
+
+
+@op(1, category=_M)
+def sqrt(x):
+    """Square root.  Example: ``F.sqrt(x)``."""
+    return torch.sqrt(x)
+
+
+# ---------------------------------------------------------------------------------------------
+# Python operators on Variables
+# ---------------------------------------------------------------------------------------------
+def _is_scalar(v) -> bool:
+    return isinstance(v, numbers.Number) or (isinstance(v, np.ndarray) and v.ndim == 0)
+
+
+def _as_variable(v) -> Variable:
+    if isinstance(v, Variable):
+        return v
+    return Variable.from_numpy_array(np.asarray(v, dtype=np.float32))
+
+
+def _binary(var_op, scalar_op, reflected_scalar_op=None):
+    def method(self, other):
+        if _is_scalar(other):
+            return scalar_op(self, float(other))
+        return var_op(self, _as_variable(other))
+
+    def reflected(self, other):
+        if _is_scalar(other):
+            if reflected_scalar_op is None:
+                return scalar_op(self, float(other))
+            return reflected_scalar_op(self, float(other))
+        return var_op(_as_variable(other), self)
+    return method, reflected
+
+
+def _install_operators() -> None:
+    ops = {
+        "add": _binary(add2, add_scalar),
+        "sub": _binary(sub2, lambda x, v: add_scalar(x, -v), r_sub_scalar),
+        "mul": _binary(mul2, mul_scalar),
+        "truediv": _binary(div2, lambda x, v: mul_scalar(x, 1.0 / v), r_div_scalar),
+        "pow": _binary(pow2, pow_scalar, r_pow_scalar),
+    }
+    for name, (method, reflected) in ops.items():
+        setattr(Variable, f"__{name}__", method)
+        setattr(Variable, f"__r{name}__", reflected)
+    Variable.__neg__ = lambda self: mul_scalar(self, -1.0)  # type: ignore[assignment]
+    Variable.__pos__ = lambda self: self  # type: ignore[assignment]
+    Variable.__abs__ = lambda self: abs(self)  # type: ignore[assignment]
+    Variable.__matmul__ = lambda self, other: batch_matmul(self, _as_variable(other))  # type: ignore[assignment]
+
+
+_install_operators()

@@ -1,0 +1,274 @@
+"""Neural-network layers as ops: affine, convolutions, pooling, normalisation, dropout, embed."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as TF
+
+from ._registry import op
+from ._util import batch_flatten, ntuple
+
+_C = "neural"
+
+_CONV = {1: TF.conv1d, 2: TF.conv2d, 3: TF.conv3d}
+_DECONV = {1: TF.conv_transpose1d, 2: TF.conv_transpose2d, 3: TF.conv_transpose3d}
+_MAXPOOL = {1: TF.max_pool1d, 2: TF.max_pool2d, 3: TF.max_pool3d}
+_AVGPOOL = {1: TF.avg_pool1d, 2: TF.avg_pool2d, 3: TF.avg_pool3d}
+
+
+@op(3, category=_C)
+def affine(x, weight, bias=None, base_axis=1):
+    """``y = x W + b`` over the axes from ``base_axis`` on (NNabla's affine).
+
+    ``x`` is read as a matrix of shape ``(prod(x.shape[:base_axis]), prod(x.shape[base_axis:]))``;
+    ``weight`` has shape ``(that second size, *out_shape)``; the output shape is
+    ``x.shape[:base_axis] + out_shape``.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.affine(sd.Variable((16, 512, 4, 4)), sd.Variable((8192, 1024)), sd.Variable((1024,))).shape
+        (16, 1024)
+    """
+    batch = tuple(x.shape[:base_axis])
+    out_shape = tuple(weight.shape[1:])
+    w = weight.reshape(weight.shape[0], -1)
+    b = bias.reshape(-1) if bias is not None else None
+    y = TF.linear(x.reshape(math.prod(batch), -1), w.t(), b)
+    return y.reshape(batch + out_shape)
+
+
+def _to_channel_first(x, channel_last, n):
+    if not channel_last:
+        return x
+    return x.movedim(-1, x.ndim - n - 1)
+
+
+def _from_channel_first(y, channel_last, n):
+    if not channel_last:
+        return y
+    return y.movedim(y.ndim - n - 1, -1)
+
+
+@op(3, category=_C)
+def convolution(x, weight, bias=None, base_axis=1, pad=None, stride=None, dilation=None, group=1,
+                channel_last=False):
+    """N-d convolution (cross-correlation) with ``weight`` of shape
+    ``(out_channels, in_channels // group, *kernel)``; ``pad``, ``stride`` and ``dilation`` are per
+    spatial axis (defaults 0, 1, 1).  Axes before ``base_axis`` are batch axes.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.convolution(sd.Variable((16, 1, 8, 8)), sd.Variable((64, 1, 3, 3)), pad=(1, 1)).shape
+        (16, 64, 8, 8)
+    """
+    n = weight.ndim - 2
+    if channel_last:
+        weight = weight.movedim(-1, 1)
+    x = _to_channel_first(x, channel_last, n)
+    x, batch = batch_flatten(x, base_axis)
+    y = _CONV[n](x, weight, bias, ntuple(stride, n, 1), ntuple(pad, n, 0), ntuple(dilation, n, 1),
+                 group)
+    y = y.reshape(tuple(batch) + tuple(y.shape[1:]))
+    return _from_channel_first(y, channel_last, n)
+
+
+@op(3, category=_C)
+def deconvolution(x, weight, bias=None, base_axis=1, pad=None, stride=None, dilation=None,
+                  group=1, channel_last=False, output_padding=None):
+    """Transposed convolution with ``weight`` of shape ``(in_channels, out_channels // group,
+    *kernel)``; output size ``(i - 1) * s - 2 p + d (k - 1) + 1 + output_padding``.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.deconvolution(sd.Variable((2, 8, 4, 4)), sd.Variable((8, 3, 2, 2)), stride=(2, 2)).shape
+        (2, 3, 8, 8)
+    """
+    n = weight.ndim - 2
+    if channel_last:
+        weight = weight.movedim(-1, 1)
+    x = _to_channel_first(x, channel_last, n)
+    x, batch = batch_flatten(x, base_axis)
+    y = _DECONV[n](x, weight, bias, ntuple(stride, n, 1), ntuple(pad, n, 0),
+                   ntuple(output_padding, n, 0), group, ntuple(dilation, n, 1))
+    y = y.reshape(tuple(batch) + tuple(y.shape[1:]))
+    return _from_channel_first(y, channel_last, n)
+
+
+def _pool_geometry(x, kernel, stride, ignore_border, pad):
+    n = len(kernel)
+    kernel = tuple(int(k) for k in kernel)
+    stride = ntuple(stride, n, 0) if stride is not None else kernel
+    pad = ntuple(pad, n, 0)
+    sizes = tuple(x.shape[-n:])
+    if ignore_border:
+        out = tuple((s + 2 * p - k) // st + 1 for s, p, k, st in zip(sizes, pad, kernel, stride))
+    else:
+        out = tuple(-(-(s + 2 * p) // st) for s, p, st in zip(sizes, pad, stride))
+    # Extra right/bottom padding that makes torch's floor formula give ``out`` windows.
+    extra = tuple(max(0, (o - 1) * st + k - (s + 2 * p))
+                  for o, st, k, s, p in zip(out, stride, kernel, sizes, pad))
+    return n, kernel, stride, pad, sizes, out, extra
+
+
+def _explicit_pad(x, n, pad, extra, value):
+    widths = []
+    for p, e in reversed(list(zip(pad, extra))):
+        widths += [p, p + e]
+    return TF.pad(x, widths, value=value)
+
+
+@op(1, category=_C)
+def max_pooling(x, kernel, stride=None, ignore_border=True, pad=None, channel_last=False):
+    """Max over windows of the last ``len(kernel)`` axes (``stride`` defaults to ``kernel``).
+
+    With ``ignore_border`` the output size is ``(W + 2P - K) // S + 1``; without it,
+    ``ceil((W + 2P) / S)`` and windows may hang over the border.  Padding never wins the max.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.max_pooling(sd.Variable((1, 1, 7, 7)), (2, 2)).shape, F.max_pooling(sd.Variable((1, 1, 7, 7)), (2, 2), ignore_border=False).shape
+        ((1, 1, 3, 3), (1, 1, 4, 4))
+    """
+    n0 = len(kernel)
+    x = _to_channel_first(x, channel_last, n0)
+    n, kernel, stride, pad, sizes, out, extra = _pool_geometry(x, kernel, stride, ignore_border,
+                                                              pad)
+    lead = tuple(x.shape[:-n])
+    x3 = x.reshape((-1, 1) + sizes) if x.ndim != n + 2 else x
+    if any(extra) or any(2 * p > k for p, k in zip(pad, kernel)):
+        x3 = _explicit_pad(x3, n, pad, extra, float("-inf"))
+        y = _MAXPOOL[n](x3, kernel, stride, 0)
+    else:
+        y = _MAXPOOL[n](x3, kernel, stride, pad)
+    y = y.reshape(lead + tuple(y.shape[-n:]))
+    return _from_channel_first(y, channel_last, n0)
+
+
+@op(1, category=_C)
+def average_pooling(x, kernel, stride=None, ignore_border=True, pad=None, channel_last=False,
+                    including_pad=True):
+    """Mean over windows of the last ``len(kernel)`` axes (sizes as :func:`max_pooling`).
+
+    ``including_pad`` divides by the window clipped to the padded input; otherwise by the part
+    inside the input.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.average_pooling(sd.Variable((16, 512, 8, 8)), (2, 2)).shape
+        (16, 512, 4, 4)
+    """
+    n0 = len(kernel)
+    x = _to_channel_first(x, channel_last, n0)
+    n, kernel, stride, pad, sizes, out, extra = _pool_geometry(x, kernel, stride, ignore_border,
+                                                              pad)
+    lead = tuple(x.shape[:-n])
+    x3 = x.reshape((-1, 1) + sizes) if x.ndim != n + 2 else x
+    if not any(extra) and all(2 * p <= k for p, k in zip(pad, kernel)):
+        y = _AVGPOOL[n](x3, kernel, stride, pad, False, including_pad)
+    else:
+        sums = _AVGPOOL[n](_explicit_pad(x3, n, pad, extra, 0.0), kernel, stride, 0, False, True)
+        sums = sums * math.prod(kernel)
+        counts = np.ones((1,) * 2, dtype=np.float64)
+        for axis in range(n):
+            c = _window_counts(sizes[axis], out[axis], kernel[axis], stride[axis], pad[axis],
+                               including_pad)
+            counts = np.multiply.outer(counts, c)
+        counts = counts.reshape((1, 1) + out)
+        y = sums / torch.as_tensor(counts, dtype=sums.dtype, device=sums.device)
+    y = y.reshape(lead + tuple(y.shape[-n:]))
+    return _from_channel_first(y, channel_last, n0)
+
+
+def _window_counts(size, out, k, s, p, including_pad):
+    starts = np.arange(out) * s - p
+    ends = np.minimum(starts + k, size + p)
+    if not including_pad:
+        return (np.minimum(ends, size) - np.maximum(starts, 0)).astype(np.float64)
+    return (ends - starts).astype(np.float64)
+
+
+@op(1, category=_C)
+def global_average_pooling(x):
+    """Mean over all spatial axes (from axis 2 on), keeping them with size 1.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.global_average_pooling(sd.Variable((2, 8, 5, 5))).shape
+        (2, 8, 1, 1)
+    """
+    return torch.mean(x, dim=tuple(range(2, x.ndim)), keepdim=True)
+
+
+@op(5, category=_C)
+def batch_normalization(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.9, eps=1e-05,
+                        batch_stat=True, output_stat=False):
+    """Batch normalisation over every axis but ``axes`` (NNabla's argument order).
+
+    ``beta``, ``gamma``, ``mean`` and ``variance`` have size 1 on the reduced axes (``(1, C, 1,
+    1)`` for images).  With ``batch_stat`` the batch's statistics normalise and the running ones
+    are updated in place: ``r = decay_rate * r + (1 - decay_rate) * batch`` with the unbiased batch
+    variance; without it the running statistics are used.  ``output_stat`` also returns the batch
+    mean and (biased) variance.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> s = (1, 3, 1, 1)
+        >>> F.batch_normalization(sd.Variable((4, 3, 5, 5)), sd.Variable(s), sd.Variable(s), sd.Variable(s), sd.Variable(s)).shape
+        (4, 3, 5, 5)
+    """
+    axes = [int(a) % x.ndim for a in axes]
+    if axes != [1]:
+        reduce = [a for a in range(x.ndim) if a not in axes]
+        perm = reduce + axes
+        moved = x.permute(*perm)
+        flat = moved.reshape(math.prod(moved.shape[:len(reduce)]), -1)
+        y = _bn_core(flat, beta, gamma, mean, variance, decay_rate, eps, batch_stat)
+        y = y.reshape(moved.shape).permute(*np.argsort(perm).tolist())
+    else:
+        y = _bn_core(x, beta, gamma, mean, variance, decay_rate, eps, batch_stat)
+    if not output_stat:
+        return y
+    reduce = [a for a in range(x.ndim) if a not in axes]
+    return (y, torch.mean(x, dim=reduce, keepdim=True),
+            torch.var(x, dim=reduce, keepdim=True, unbiased=False))
+
+
+def _bn_core(x, beta, gamma, mean, variance, decay_rate, eps, batch_stat):
+    return TF.batch_norm(x, mean.reshape(-1) if mean is not None else None,
+                         variance.reshape(-1) if variance is not None else None,
+                         gamma.reshape(-1) if gamma is not None else None,
+                         beta.reshape(-1) if beta is not None else None,
+                         bool(batch_stat), 1.0 - decay_rate, eps)
+
+
+@op(1, category=_C)
+def dropout(x, p=0.5, seed=-1, output_mask=False):
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.dropout(sd.Variable((4, 10)), 0.5).shape
+        (4, 10)
+    """
+    if p <= 0.0:
+        return x
+    if output_mask:
+        mask = (torch.rand_like(x) >= p).to(x.dtype)
+        return x * mask / (1.0 - p), mask
+    return TF.dropout(x, p, True)
+
+
+@op(2, category=_C)
+def embed(x0, w):
+    """Rows of ``w`` selected by the integer ids ``x0``: output ``x0.shape + w.shape[1:]``.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.embed(sd.Variable((4, 7)), sd.Variable((100, 16))).shape
+        (4, 7, 16)
+    """
+    return TF.embedding(x0.long(), w.reshape(w.shape[0], -1)).reshape(
+        tuple(x0.shape) + tuple(w.shape[1:]))

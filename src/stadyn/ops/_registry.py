@@ -1,0 +1,62 @@
+"""The op catalog: ``@op`` turns a torch implementation into a declared op and its ``F`` function.
+
+Example:
+    >>> import torch
+    >>> from stadyn.ops import CATALOG
+    >>> spec = CATALOG["leaky_relu"]
+    >>> spec.inputs, spec.attrs
+    (('x',), {'alpha': 0.1})
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from ..graph import OpSpec, apply
+
+__all__ = ["CATALOG", "op", "get_spec", "function_of"]
+
+CATALOG: dict[str, OpSpec] = {}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {}
+
+
+def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
+       shape: Callable[..., Any] | None = None):
+    """Declare an op from its torch implementation (see :class:`stadyn.graph.OpSpec`).
+
+    The decorated function's first ``n_inputs`` parameters are the tensor inputs (or ``*x`` for a
+    variadic op); the rest are attributes.  Returns the user-facing function, which builds a
+    graph node (static mode) or runs at once (dynamic mode).
+    """
+    def declare(impl: Callable[..., Any]) -> Callable[..., Any]:
+        spec = OpSpec.from_function(impl, n_inputs, name=name, category=category, shape=shape)
+        if spec.name in CATALOG:
+            raise ValueError(f"op {spec.name!r} declared twice")
+        CATALOG[spec.name] = spec
+
+        def function(*args, **kwargs):
+            return apply(spec, args, kwargs)
+
+        functools.update_wrapper(function, impl)
+        function.spec = spec  # type: ignore[attr-defined]
+        _FUNCTIONS[spec.name] = function
+        return function
+    return declare
+
+
+def get_spec(name: str) -> OpSpec:
+    """The declaration of the op called ``name``; the error lists close names."""
+    try:
+        return CATALOG[name]
+    except KeyError:
+        import difflib
+        close = difflib.get_close_matches(name, list(CATALOG), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise KeyError(f"no op named {name!r} in the catalog{hint}") from None
+
+
+def function_of(name: str) -> Callable[..., Any]:
+    """The ``F`` function of the op called ``name``."""
+    get_spec(name)
+    return _FUNCTIONS[name]

@@ -1,0 +1,127 @@
+"""Shape ops: reshape, transpose, concatenate, split, slice, flatten, broadcast, stack, pad."""
+
+from __future__ import annotations
+
+import builtins
+
+import torch
+import torch.nn.functional as TF
+
+from ._registry import op
+from ._util import norm_axis
+
+_C = "shape"
+
+
+@op(1, category=_C)
+def reshape(x, shape, inplace=True):
+    """View ``x`` with another shape (one entry may be -1).
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.reshape(sd.Variable((2, 3)), (3, -1)).shape
+        (3, 2)
+    """
+    return torch.reshape(x, tuple(int(s) for s in shape))
+
+
+@op(1, category=_C)
+def transpose(x, axes):
+    """Permute the axes: output axis ``i`` is input axis ``axes[i]``.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.transpose(sd.Variable((2, 3, 4)), (2, 0, 1)).shape
+        (4, 2, 3)
+    """
+    return x.permute(*[int(a) for a in axes])
+
+
+@op(category=_C)
+def concatenate(*x, axis=None):
+    """Join arrays along ``axis`` (default: the last axis).
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.concatenate(sd.Variable((2, 3)), sd.Variable((2, 1)), axis=1).shape
+        (2, 4)
+    """
+    ndim = x[0].ndim
+    return torch.cat(x, dim=norm_axis(ndim - 1 if axis is None else axis, ndim))
+
+
+@op(category=_C)
+def stack(*x, axis=0):
+    """Stack arrays of equal shape along a new ``axis``.  Example: ``F.stack(a, b, axis=0)``."""
+    return torch.stack(x, dim=norm_axis(axis, x[0].ndim + 1))
+
+
+@op(1, category=_C)
+def split(x, axis=0):
+    """Split along ``axis`` into ``x.shape[axis]`` arrays with that axis removed (NNabla's split).
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> [v.shape for v in F.split(sd.Variable((3, 2)), axis=0)]
+        [(2,), (2,), (2,)]
+    """
+    return tuple(torch.unbind(x, dim=norm_axis(axis, x.ndim)))
+
+
+@op(1, category=_C)
+def slice(x, start=None, stop=None, step=None):  # noqa: A001 - NNabla's name
+    """Basic slicing: ``start``/``stop``/``step`` are lists, one entry per leading axis.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.slice(sd.Variable((4, 6)), start=(1, 0), stop=(3, 6), step=(1, 2)).shape
+        (2, 3)
+    """
+    n = len(start if start is not None else stop if stop is not None else step or ())
+    start = list(start) if start is not None else [None] * n
+    stop = list(stop) if stop is not None else [None] * n
+    step = list(step) if step is not None else [1] * n
+    index = tuple(builtins.slice(a, b, c) for a, b, c in zip(start, stop, step))
+    return x[index]
+
+
+@op(1, category=_C)
+def flatten(x, axis=1):
+    """Keep the axes before ``axis`` and merge the rest into one.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.flatten(sd.Variable((2, 3, 4))).shape
+        (2, 12)
+    """
+    axis = norm_axis(axis, x.ndim) if x.ndim else 0
+    return torch.reshape(x, tuple(x.shape[:axis]) + (-1,))
+
+
+@op(1, category=_C)
+def broadcast(x, shape):
+    """Broadcast axes of size 1 to ``shape``.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.broadcast(sd.Variable((1, 3)), (4, 3)).shape
+        (4, 3)
+    """
+    return x.expand(*[int(s) for s in shape])
+
+
+@op(1, category=_C)
+def pad(x, pad_width, mode="constant", constant_value=0.0):
+    """Pad the trailing axes: ``pad_width`` is ``(before_1, after_1, before_2, after_2, ...)``
+    for the last ``len(pad_width)//2`` axes, first axis first (NNabla's order).
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.pad(sd.Variable((1, 2, 3)), (1, 1, 2, 2)).shape
+        (1, 4, 7)
+    """
+    pairs = [tuple(pad_width[i:i + 2]) for i in range(0, len(pad_width), 2)]
+    torch_pad = [int(v) for pair in reversed(pairs) for v in pair]
+    if mode == "constant":
+        return TF.pad(x, torch_pad, mode="constant", value=constant_value)
+    return TF.pad(x, torch_pad, mode={"reflect": "reflect", "repeat": "replicate"}[mode])

@@ -1,0 +1,215 @@
+"""The parameter registry: every parameter keyed by its scope path (``cnn/conv1/conv/W``).
+
+One registry holds the parameters of PF functions, layers and BrainScript networks alike, so
+solvers, checkpoints, model files and ONNX see one set.  The current registry is held in a
+context variable (a process-wide default unless :func:`parameter_registry` swaps it), and the
+current scope is the graph's name scope.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections import OrderedDict
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from .._errors import ParameterError
+from ..graph import Variable, current_scope, name_scope
+
+__all__ = [
+    "ParameterRegistry", "parameter_scope", "parameter_registry", "get_parameters",
+    "clear_parameters", "get_parameter_or_create", "get_parameter", "set_parameter",
+    "current_registry",
+]
+
+
+class ParameterRegistry:
+    """An ordered mapping from full scope paths to parameter Variables.
+
+    Example:
+        >>> import stadyn as sd
+        >>> reg = sd.ParameterRegistry()
+        >>> with sd.parameter_registry(reg), sd.parameter_scope("net"):
+        ...     w = sd.get_parameter_or_create("W", (2, 3))
+        >>> list(reg)
+        ['net/W']
+    """
+
+    def __init__(self) -> None:
+        self._params: OrderedDict[str, Variable] = OrderedDict()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._params)
+
+    def __len__(self) -> int:
+        return len(self._params)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._params
+
+    def get(self, name: str) -> Variable | None:
+        return self._params.get(name)
+
+    def set(self, name: str, var: Variable) -> None:
+        var.name = name
+        self._params[name] = var
+
+    def items(self, prefix: str = "") -> list[tuple[str, Variable]]:
+        """``(path, variable)`` for every parameter at or below ``prefix``."""
+        if not prefix:
+            return list(self._params.items())
+        head = prefix.rstrip("/") + "/"
+        return [(k, v) for k, v in self._params.items() if k.startswith(head)]
+
+    def remove(self, prefix: str = "") -> None:
+        for k, _ in self.items(prefix):
+            del self._params[k]
+
+
+_DEFAULT = ParameterRegistry()
+_current: contextvars.ContextVar[ParameterRegistry] = contextvars.ContextVar(
+    "stadyn_parameters", default=_DEFAULT)
+
+
+def current_registry() -> ParameterRegistry:
+    """The registry new parameters go to."""
+    return _current.get()
+
+
+@contextlib.contextmanager
+def parameter_registry(registry: ParameterRegistry):
+    """Create and look up parameters in ``registry`` inside a ``with`` block."""
+    token = _current.set(registry)
+    try:
+        yield registry
+    finally:
+        _current.reset(token)
+
+
+@contextlib.contextmanager
+def parameter_scope(name: str, scope: Any = None):
+    """Nest parameter (and op) names under ``name``; ``'a/b'`` equals two nested scopes.
+
+    Example:
+        >>> import stadyn as sd
+        >>> with sd.parameter_scope("cnn"), sd.parameter_scope("conv1/conv"):
+        ...     sd.get_parameter_or_create("W", (1,)).name
+        'cnn/conv1/conv/W'
+    """
+    if scope is not None:
+        raise ParameterError("parameter_scope(name, scope_dict) is not supported; use "
+                             "stadyn.parameter_registry(ParameterRegistry()) to keep parameters "
+                             "apart")
+    with name_scope(name):
+        yield
+
+
+def _full(name: str) -> str:
+    scope = current_scope()
+    return f"{scope}/{name}" if scope else name
+
+
+def _initial_value(initializer: Any, shape: Sequence[int], name: str) -> np.ndarray:
+    if initializer is None:
+        return np.zeros(tuple(shape), dtype=np.float32)
+    if isinstance(initializer, (np.ndarray, list, tuple)):
+        value = np.asarray(initializer, dtype=np.float32)
+    elif isinstance(initializer, (int, float)):
+        value = np.full(tuple(shape), float(initializer), dtype=np.float32)
+    elif callable(initializer):
+        value = np.asarray(initializer(tuple(shape)))
+    else:
+        raise ParameterError(f"parameter '{name}': cannot initialise from "
+                             f"{type(initializer).__name__}")
+    if value.shape != tuple(shape):
+        raise ParameterError(f"parameter '{name}': initializer gave shape {value.shape}, "
+                             f"expected {tuple(shape)}")
+    return value
+
+
+def get_parameter_or_create(name: str, shape: Sequence[int] | None = None,
+                            initializer: Any = None, need_grad: bool = True,
+                            as_need_grad: bool | None = None) -> Variable:
+    """The parameter ``name`` in the current scope, created with ``initializer`` if missing.
+
+    Asking for an existing parameter with another shape is an error naming it.  ``as_need_grad``
+    returns a view of the parameter with that ``need_grad`` (e.g. to freeze it in one graph).
+
+    Example:
+        >>> import stadyn as sd
+        >>> with sd.parameter_scope("demo_gpoc"):
+        ...     a = sd.get_parameter_or_create("W", (2, 2))
+        ...     b = sd.get_parameter_or_create("W", (2, 2))
+        >>> a is b
+        True
+    """
+    path = _full(name)
+    registry = _current.get()
+    var = registry.get(path)
+    if var is not None:
+        if shape is not None and tuple(int(s) for s in shape) != var.shape:
+            raise ParameterError(f"parameter '{path}' exists with shape {var.shape}; it was asked "
+                                 f"for again with shape {tuple(shape)}")
+        if as_need_grad is not None and bool(as_need_grad) != var.need_grad:
+            return _frozen_view(var, path, bool(as_need_grad))
+        return var
+    if shape is None:
+        raise ParameterError(f"parameter '{path}' does not exist and no shape was given")
+    value = _initial_value(initializer, shape, path)
+    var = Variable.from_numpy_array(value, need_grad=need_grad)
+    registry.set(path, var)
+    if as_need_grad is not None and bool(as_need_grad) != var.need_grad:
+        return _frozen_view(var, path, bool(as_need_grad))
+    return var
+
+
+def _frozen_view(var: Variable, path: str, as_need_grad: bool) -> Variable:
+    if as_need_grad:
+        raise ParameterError(f"parameter '{path}' has need_grad=False; as_need_grad=True cannot "
+                             "make it trainable")
+    return var.unlinked()
+
+
+def get_parameter(name: str) -> Variable | None:
+    """The parameter ``name`` in the current scope, or None."""
+    return _current.get().get(_full(name))
+
+
+def set_parameter(name: str, var: Variable) -> None:
+    """Register ``var`` as the parameter ``name`` in the current scope."""
+    _current.get().set(_full(name), var)
+
+
+def get_parameters(params: Any = None, path: str = "", grad_only: bool = True
+                   ) -> "OrderedDict[str, Variable]":
+    """The parameters under the current scope (and ``path``), keys relative to it.
+
+    ``grad_only`` skips parameters with ``need_grad=False`` (batch-norm running statistics).
+
+    Example:
+        >>> import stadyn as sd, stadyn.parametric_functions as PF
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     _ = PF.affine(sd.Variable((4, 3)), 2, name="fc")
+        ...     list(sd.get_parameters())
+        ['fc/W', 'fc/b']
+    """
+    if params is not None:
+        raise ParameterError("get_parameters(params=...) is not supported; pass path= instead")
+    prefix = current_scope()
+    if path:
+        prefix = f"{prefix}/{path.strip('/')}" if prefix else path.strip("/")
+    cut = len(current_scope()) + 1 if current_scope() else 0
+    out: OrderedDict[str, Variable] = OrderedDict()
+    for key, var in _current.get().items(prefix):
+        if grad_only and not var.need_grad:
+            continue
+        out[key[cut:]] = var
+    return out
+
+
+def clear_parameters() -> None:
+    """Remove every parameter under the current scope (all of them at the top level)."""
+    _current.get().remove(current_scope())
+

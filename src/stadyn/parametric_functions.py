@@ -1,0 +1,12 @@
+"""``stadyn.parametric_functions`` (``PF``): layers that own parameters, NNabla's names.
+
+Example:
+    >>> import stadyn as sd, stadyn.parametric_functions as PF
+    >>> with sd.parameter_registry(sd.ParameterRegistry()), sd.parameter_scope("fc"):
+    ...     PF.affine(sd.Variable((4, 3)), 2).shape
+    (4, 2)
+"""
+
+from .parametric._pf import affine, batch_normalization, convolution, deconvolution, embed
+
+__all__ = ["affine", "convolution", "deconvolution", "batch_normalization", "embed"]
