@@ -260,6 +260,44 @@ class StaticPlan:
         accumulate_grads(self.grad_leaves, grads, self._copy_grad)
 
 
+_aten = torch.ops.aten
+_SAME_SHAPE_NOOPS = {_aten.view.default, _aten._unsafe_view.default, _aten.reshape.default,
+                     _aten.expand.default}
+
+
+def _shape_of(n) -> tuple | None:
+    val = n.meta.get("val") if isinstance(n, fx.Node) else None
+    return tuple(val.shape) if isinstance(val, torch.Tensor) else None
+
+
+def simplify(gm: fx.GraphModule) -> fx.GraphModule:
+    """Remove ops that do nothing when the program runs under ``no_grad``.
+
+    ``detach``; ``view``/``reshape``/``expand`` to the shape the tensor already has; and
+    ``t(t(x))``.  make_fx emits these liberally (each costs an ATen dispatch at replay).
+    """
+    graph = gm.graph
+    for n in list(graph.nodes):
+        if n.op != "call_function" or not n.args:
+            continue
+        src = n.args[0]
+        if n.target is _aten.detach.default:
+            replacement = src
+        elif n.target in _SAME_SHAPE_NOOPS and _shape_of(n) is not None \
+                and _shape_of(n) == _shape_of(src):
+            replacement = src
+        elif n.target is _aten.t.default and isinstance(src, fx.Node) \
+                and src.target is _aten.t.default:
+            replacement = src.args[0]
+        else:
+            continue
+        n.replace_all_uses_with(replacement)
+        graph.erase_node(n)
+    graph.eliminate_dead_code()
+    gm.recompile()
+    return gm
+
+
 def aliased_outputs(gm: fx.GraphModule) -> list[bool]:
     """For each output of ``gm``: may it share memory with an input or another output?
 
@@ -333,8 +371,7 @@ def build_plan(roots: Sequence[Variable], nodes: Sequence[FunctionNode],
             return tuple(interpret(nodes, leaves, ts, fill))
         with torch.enable_grad(), ctx.autocast():
             fw = make_fx(forward_only, tracing_mode="fake")(*leaf_tensors)
-        fw.graph.eliminate_dead_code()
-        fw.recompile()
+        simplify(fw)
         return StaticPlan(roots, list(nodes), list(leaves), fill, fw, None, [], [])
 
     grad_idx = [i for i, t in enumerate(leaf_tensors) if t.requires_grad]
@@ -367,6 +404,8 @@ def build_plan(roots: Sequence[Variable], nodes: Sequence[FunctionNode],
             gm.graph.erase_node(ph)
     gm.recompile()
     fw, bw, _ = partition(gm, len(leaves), len(fill))
+    simplify(fw)
+    simplify(bw)
     grad_leaves = [leaves[grad_idx[j]] for j in used]
     diff_roots = [fill[root_pos[k]] for k in diff]
     return StaticPlan(roots, list(nodes), list(leaves), fill, fw, bw, grad_leaves, diff_roots)

@@ -1,0 +1,11 @@
+"""Benchmarks: Stadyn's modes against hand-written PyTorch twins, timed side by side.
+
+Run them with ``stadyn bench`` (see :mod:`stadyn.cli.bench`).  Timings are medians over
+interleaved rounds in one process, reported with ratios against PyTorch eager; absolute times
+drift between machines and runs, ratios measured together are what to compare.
+"""
+
+from ._runner import Case, Measurement, run_cases
+from ._workloads import WORKLOADS, Workload
+
+__all__ = ["Case", "Measurement", "run_cases", "WORKLOADS", "Workload"]

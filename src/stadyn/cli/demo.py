@@ -1,0 +1,214 @@
+"""``stadyn demo``: the seed-2 experiment — one CNN trained as a static and as a dynamic graph.
+
+The "unnecessarily deep" CNN of NNabla's static-vs-dynamic tutorial is trained on 80% of the 8x8
+digits (scikit-learn's bundled copy) twice, from the same initial parameters and the same batches:
+once as a static graph (built once, lowered to generated code, replayed) and once as a dynamic
+graph (rebuilt every iteration under ``auto_forward``).  It prints per-epoch lines like the
+tutorial's, a side-by-side table and writes a loss-curve PNG.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .. import functions as F
+from .. import solvers as S
+from .._random import seed as seed_all
+from ..graph import Variable, auto_forward
+from ..io._digits import DigitsData, data_iterator_digits, load_digits_source, split_indices
+from ..models import digits_cnn
+from ..parametric import ParameterRegistry, get_parameters, parameter_registry
+
+__all__ = ["RunResult", "train_digits_cnn", "evaluate", "run_demo", "add_parser"]
+
+
+@dataclass
+class RunResult:
+    """What one training run measured."""
+
+    mode: str
+    losses: list[float] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)
+    epoch_losses: list[float] = field(default_factory=list)
+    epoch_iters: list[int] = field(default_factory=list)
+    wall: float = 0.0
+    accuracy: float = float("nan")
+    batch_size: int = 16
+
+    @property
+    def iterations(self) -> int:
+        return len(self.losses)
+
+    @property
+    def first_ms(self) -> float:
+        """The first iteration (which includes building and lowering the graph)."""
+        return 1e3 * self.times[0] if self.times else float("nan")
+
+    @property
+    def ms_per_iter(self) -> float:
+        """Median iteration time after the first."""
+        steady = self.times[1:] or self.times
+        return 1e3 * float(np.median(steady)) if steady else float("nan")
+
+    @property
+    def samples_per_s(self) -> float:
+        return 1e3 * self.batch_size / self.ms_per_iter
+
+
+def _progress(total: int, desc: str):
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+    return tqdm(total=total, desc=desc, leave=False, unit="it")
+
+
+def train_digits_cnn(mode: str, train: DigitsData, epochs: int, batch_size: int = 16,
+                     seed: int = 0, log=print, registry: ParameterRegistry | None = None
+                     ) -> tuple[RunResult, ParameterRegistry]:
+    """Train the seed-2 CNN for ``epochs`` in ``mode`` ('static' or 'dynamic') with Adam 1e-3.
+
+    Returns the result and the registry holding the trained parameters.
+    """
+    if mode not in ("static", "dynamic"):
+        raise ValueError(f"mode must be 'static' or 'dynamic', got {mode!r}")
+    registry = registry or ParameterRegistry()
+    result = RunResult(mode, batch_size=batch_size)
+    seed_all(seed)
+    data = data_iterator_digits(train, batch_size, shuffle=True, rng=np.random.RandomState(seed))
+    x = Variable((batch_size, 1, 8, 8))
+    t = Variable((batch_size, 1))
+    epoch_loss: list[float] = []
+    iters_in_epoch = [0]
+
+    def on_epoch_end(epoch: int) -> None:
+        mean = float(np.mean(epoch_loss)) if epoch_loss else float("nan")
+        result.epoch_losses.append(mean)
+        result.epoch_iters.append(iters_in_epoch[0])
+        log(f"[{mode} {epoch} {mean:.6g} {iters_in_epoch[0]}]")
+        epoch_loss.clear()
+
+    data.register_epoch_end_callback(on_epoch_end)
+    with parameter_registry(registry):
+        solver = S.Adam(alpha=1e-3)
+        if mode == "static":
+            y = digits_cnn(x)
+            y.persistent = True
+            loss = F.mean(F.softmax_cross_entropy(y, t))
+            solver.set_parameters(get_parameters())
+        bar = _progress(epochs * -(-len(train) // batch_size), f"{mode:7s}")
+        start = time.perf_counter()
+        for epoch in range(epochs):
+            iters_in_epoch[0] = 0
+            while data.epoch == epoch:
+                x.d, t.d = data.next()
+                tick = time.perf_counter()
+                if mode == "static":
+                    loss.forward(clear_no_need_grad=True)
+                else:
+                    with auto_forward():
+                        loss = F.mean(F.softmax_cross_entropy(digits_cnn(x), t))
+                    solver.set_parameters(get_parameters(), reset=False, retain_state=True)
+                solver.zero_grad()
+                loss.backward(clear_buffer=True)
+                solver.update()
+                result.times.append(time.perf_counter() - tick)
+                value = float(loss.d)
+                result.losses.append(value)
+                epoch_loss.append(value)
+                iters_in_epoch[0] += 1
+                if bar is not None:
+                    bar.update(1)
+        result.wall = time.perf_counter() - start
+        if bar is not None:
+            bar.close()
+    data.close()
+    return result, registry
+
+
+def evaluate(registry: ParameterRegistry, test: DigitsData) -> float:
+    """Held-out accuracy of the CNN whose parameters are in ``registry`` (running BN stats)."""
+    with parameter_registry(registry), torch.no_grad():
+        x = Variable((len(test), 1, 8, 8))
+        y = digits_cnn(x, test=True)
+        x.d = test.images[:, None]
+        y.forward(clear_buffer=True)
+        return float(np.mean(np.argmax(y.d, axis=1) == test.target))
+
+
+def _plot(results: list[RunResult], path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for r, style in zip(results, ("-", "--")):
+        losses = np.asarray(r.losses)
+        k = max(1, min(20, len(losses) // 10))
+        smooth = np.convolve(losses, np.ones(k) / k, mode="valid")
+        ax.plot(np.arange(len(smooth)) + k - 1, smooth, style,
+                label=f"{r.mode} ({r.ms_per_iter:.0f} ms/iter)")
+    ax.set_yscale("log")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel(f"training loss (moving mean of {k})")
+    ax.set_title("Seed-2 CNN on digits: static vs dynamic graph")
+    ax.legend()
+    fig.tight_layout()
+    from .._fileutil import atomic_write
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
+    plt.close(fig)
+
+
+def run_demo(epochs: int = 3, batch_size: int = 16, out: str = "runs/demo", seed: int = 0,
+             train_limit: int | None = None, plot: bool = True, log=print) -> list[RunResult]:
+    """Run the experiment and print/plot the comparison (see the module docstring)."""
+    digits = load_digits_source()
+    train_idx, test_idx = split_indices(len(digits), 0.2, seed)
+    if train_limit is not None:
+        train_idx = train_idx[:train_limit]
+    train, test = digits.subset(train_idx), digits.subset(test_idx)
+    log(f"digits: {len(train)} training and {len(test)} held-out images; batch {batch_size}, "
+        f"{epochs} epoch(s), Adam(alpha=1e-3), {torch.get_num_threads()} thread(s)")
+    results = []
+    for mode in ("static", "dynamic"):
+        result, registry = train_digits_cnn(mode, train, epochs, batch_size, seed, log)
+        result.accuracy = evaluate(registry, test)
+        results.append(result)
+    static, dynamic = results
+    n = min(static.iterations, dynamic.iterations)
+    same = sum(a == b for a, b in zip(static.losses, dynamic.losses))
+    log("")
+    log(f"{'mode':8s} {'wall s':>8s} {'1st iter ms':>12s} {'ms/iter':>8s} {'samples/s':>10s} "
+        f"{'final loss':>11s} {'held-out acc':>13s}")
+    for r in results:
+        final = r.epoch_losses[-1] if r.epoch_losses else float("nan")
+        log(f"{r.mode:8s} {r.wall:8.1f} {r.first_ms:12.0f} {r.ms_per_iter:8.1f} "
+            f"{r.samples_per_s:10.0f} {final:11.6f} {100 * r.accuracy:12.2f}%")
+    log(f"dynamic / static ms/iter: {dynamic.ms_per_iter / static.ms_per_iter:.2f}x; "
+        f"identical losses in {same} of {n} iterations")
+    if plot:
+        os.makedirs(out, exist_ok=True)
+        path = os.path.join(out, "seed2_loss.png")
+        _plot(results, path)
+        log(f"loss curves: {path}")
+    return results
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("demo", help="the seed-2 static-vs-dynamic experiment on digits",
+                              description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--epochs", type=int, default=3, help="epochs per mode (30 reproduces the seed)")
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--out", default="runs/demo", help="folder for the loss-curve PNG")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--train-limit", type=int, default=None,
+                   help="use only the first N training images (quick checks)")
+    p.add_argument("--no-plot", action="store_true")
+    p.set_defaults(func=lambda a: run_demo(a.epochs, a.batch_size, a.out, a.seed,
+                                           a.train_limit, not a.no_plot) and 0)

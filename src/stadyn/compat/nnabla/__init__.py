@@ -1,0 +1,24 @@
+"""NNabla's names on Stadyn: ``import stadyn.compat.nnabla as nn``.
+
+Example:
+    >>> import stadyn.compat.nnabla as nn
+    >>> import stadyn.compat.nnabla.functions as F
+    >>> x = nn.Variable((2, 3))
+    >>> F.relu(x).shape
+    (2, 3)
+"""
+
+from ...graph import (Context, Variable, auto_forward, context_scope, forward_all,
+                      get_auto_forward, get_current_context, grad, set_auto_forward,
+                      set_default_context)
+from ...parametric import (clear_parameters, get_parameter_or_create, get_parameters,
+                           parameter_scope)
+from ...serialize import load_parameters, save_parameters
+from ..._random import seed
+
+__all__ = [
+    "Variable", "auto_forward", "set_auto_forward", "get_auto_forward", "forward_all", "grad",
+    "Context", "context_scope", "set_default_context", "get_current_context", "parameter_scope",
+    "get_parameters", "clear_parameters", "get_parameter_or_create", "load_parameters",
+    "save_parameters", "seed",
+]

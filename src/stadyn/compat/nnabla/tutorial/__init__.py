@@ -1,0 +1,1 @@
+"""Helpers NNabla's tutorials import (``from tiny_digits import *``)."""

@@ -1,0 +1,1 @@
+"""``nnabla.utils`` on Stadyn."""

@@ -1,0 +1,66 @@
+"""Models of the 8x8 digits data set, written with ``F`` and ``PF`` (NNabla style)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .. import functions as F
+from .. import parametric_functions as PF
+from ..graph import Variable
+from ..parametric import parameter_scope
+
+__all__ = ["digits_cnn", "digits_mlp"]
+
+
+def digits_cnn(x: Variable, test: bool = False, scope: str = "cnn") -> Variable:
+    """The seed-2 tutorial's "unnecessarily deep" CNN: 12 conv+BN+tanh blocks, 2x2 average
+    pooling, affine 1024 + tanh, affine 10.  Parameters match NNabla's names
+    (``cnn/conv1/conv/W`` (64,1,3,3) ... ``cnn/classifier/affine/W`` (1024,10)).
+
+    ``test=True`` normalises with the running statistics (an evaluation graph sharing the
+    parameters).
+
+    Example:
+        >>> import stadyn as sd
+        >>> from stadyn.models import digits_cnn
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     digits_cnn(sd.Variable((16, 1, 8, 8))).shape
+        (16, 10)
+    """
+    def block(h, maps):
+        return F.tanh(PF.batch_normalization(PF.convolution(h, maps, (3, 3), pad=(1, 1)),
+                                             batch_stat=not test))
+
+    with parameter_scope(scope):
+        with parameter_scope("conv1"):
+            h = block(x, 64)
+        for i in range(10):
+            with parameter_scope(f"conv{i + 2}"):
+                h = block(h, 128)
+        with parameter_scope("conv_last"):
+            h = block(h, 512)
+            h = F.average_pooling(h, (2, 2))
+        with parameter_scope("fc"):
+            h = F.tanh(PF.affine(h, 1024))
+        with parameter_scope("classifier"):
+            return PF.affine(h, 10)
+
+
+def digits_mlp(x: Variable, hidden: Sequence[int] = (256, 256), n_classes: int = 10,
+               scope: str = "mlp") -> Variable:
+    """A small MLP on flattened digits (64-256-256-10 by default), ReLU activations.
+
+    Example:
+        >>> import stadyn as sd
+        >>> from stadyn.models import digits_mlp
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     digits_mlp(sd.Variable((16, 1, 8, 8))).shape
+        (16, 10)
+    """
+    with parameter_scope(scope):
+        h = x
+        for i, n in enumerate(hidden):
+            with parameter_scope(f"fc{i + 1}"):
+                h = F.relu(PF.affine(h, n))
+        with parameter_scope("out"):
+            return PF.affine(h, n_classes)

@@ -1,0 +1,211 @@
+"""Graph semantics: Variables, static and dynamic execution, backward, buffers, contexts."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import stadyn as sd
+import stadyn.functions as F
+import stadyn.parametric_functions as PF
+
+
+@pytest.fixture(autouse=True)
+def fresh_parameters():
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        yield
+
+
+def test_variable_basics_and_numpy_views_share_memory():
+    x = sd.Variable((2, 3), need_grad=True)
+    assert (x.shape, x.ndim, x.size, x.dtype, x.need_grad) == ((2, 3), 2, 6, np.float32, True)
+    x.d = np.arange(6).reshape(2, 3)
+    view = x.d
+    view[0, 0] = 42.0                      # writing the view writes the buffer
+    assert x.data[0, 0].item() == 42.0
+    x.g = np.ones((2, 3))
+    assert x.grad is not None and float(x.grad.sum()) == 6.0
+    x.d = 7                                # a scalar fills
+    assert np.all(x.d == 7)
+
+
+def test_assigning_wrong_shape_names_both_shapes():
+    x = sd.Variable((16, 1, 8, 8))
+    with pytest.raises(sd.ShapeError, match=r"\(8, 1, 8, 8\).*\(16, 1, 8, 8\)"):
+        x.d = np.zeros((8, 1, 8, 8))
+
+
+def test_static_ops_only_infer_shapes_until_forward():
+    x = sd.Variable((4, 3))
+    y = F.relu(x * 2.0)
+    assert y.shape == (4, 3) and y.parent.spec.name == "relu"
+    assert y._data is None                  # nothing computed yet
+    x.d = [[1, -1, 2]] * 4
+    y.forward()
+    np.testing.assert_array_equal(y.d, [[2, 0, 4]] * 4)
+
+
+def test_plan_is_built_once_and_rebuilt_when_a_shape_changes(monkeypatch):
+    from stadyn.graph import _lower
+    built = []
+    original = _lower.build_plan
+    monkeypatch.setattr(_lower, "build_plan", lambda *a, **k: built.append(1) or original(*a, **k))
+    x = sd.Variable((2, 3))
+    y = F.sum(F.tanh(x))
+    for _ in range(3):
+        y.forward()
+    assert len(built) == 1
+    x.data = torch.ones(5, 3)               # a new input shape: lowered again
+    y.forward()
+    assert len(built) == 2 and float(y.d) == pytest.approx(15 * np.tanh(1.0), rel=1e-6)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_backward_accumulates_until_zero_grad(dynamic):
+    w = sd.Variable.from_numpy_array(np.array([1.0, 2.0, 3.0]), need_grad=True)
+    with sd.auto_forward(dynamic):
+        loss = F.sum(w * w)
+    if not dynamic:
+        loss.forward()
+    loss.backward()
+    np.testing.assert_allclose(w.g, [2, 4, 6])
+    loss.backward()                          # second backward: gradient doubles
+    np.testing.assert_allclose(w.g, [4, 8, 12])
+    w.grad = None
+    loss.forward()
+    loss.backward(grad=0.5)
+    np.testing.assert_allclose(w.g, [1, 2, 3])
+
+
+def test_backward_with_grad_none_uses_the_roots_g():
+    w = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=True)
+    y = w * 3.0
+    y.forward()
+    y.g = np.array([1.0, -1.0])
+    y.backward(grad=None)
+    np.testing.assert_allclose(w.g, [3, -3])
+
+
+def test_no_gradient_reaches_leaves_without_need_grad():
+    a = sd.Variable.from_numpy_array(np.ones(3), need_grad=True)
+    b = sd.Variable.from_numpy_array(np.ones(3), need_grad=False)
+    loss = F.sum(a * b)
+    loss.forward()
+    loss.backward()
+    assert a.grad is not None and b.grad is None
+
+
+def test_clear_no_need_grad_keeps_only_roots_and_persistent_in_static_mode():
+    x = sd.Variable.from_numpy_array(np.ones((2, 2)), need_grad=True)
+    h1 = F.tanh(x)
+    h2 = F.sigmoid(h1)
+    h2.persistent = True
+    loss = F.sum(h2 * 2.0)
+    loss.forward(clear_no_need_grad=True)
+    assert h1._data is None and h2._data is not None and loss._data is not None
+    loss.backward(clear_buffer=True)
+    expected = 2 * (1 - np.tanh(1) ** 2) * (1 / (1 + np.exp(-np.tanh(1)))) * (
+        1 - 1 / (1 + np.exp(-np.tanh(1))))
+    np.testing.assert_allclose(x.g, np.full((2, 2), expected), rtol=1e-6)
+    with pytest.raises(sd.StadynError, match="cleared"):
+        loss.backward()
+    loss.forward()                           # default: every intermediate is kept
+    assert h1._data is not None
+
+
+def test_dynamic_backward_clear_buffer_frees_intermediates():
+    x = sd.Variable.from_numpy_array(np.ones(3), need_grad=True)
+    with sd.auto_forward():
+        h = F.tanh(x)
+        loss = F.sum(h)
+    assert h._data is not None
+    loss.backward(clear_buffer=True)
+    assert h._data is None and loss._data is not None and x.grad is not None
+
+
+def test_forward_all_runs_outputs_together():
+    x = sd.Variable.from_numpy_array(np.array([1.0, 5.0, 3.0]))
+    a, b, c = F.sum(x), F.max(x), F.mean(x * 2.0)
+    sd.forward_all([a, b, c])
+    assert (float(a.d), float(b.d), float(c.d)) == (9.0, 5.0, 6.0)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_higher_order_gradients(dynamic):
+    x = sd.Variable.from_numpy_array(np.array([2.0, -1.0]), need_grad=True)
+    with sd.auto_forward(dynamic):
+        y = F.sum(x ** 3)
+        (dx,) = sd.grad(y, x)
+        (ddx,) = sd.grad(F.sum(dx), x)
+    if not dynamic:
+        sd.forward_all([dx, ddx])
+    np.testing.assert_allclose(dx.d, 3 * np.array([2.0, -1.0]) ** 2)
+    np.testing.assert_allclose(ddx.d, 6 * np.array([2.0, -1.0]))
+
+
+def test_unlinked_cuts_the_graph_but_reads_the_value():
+    x = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=True)
+    h = x * 2.0
+    cut = h.unlinked()
+    loss = F.sum(cut * x)
+    h.forward()
+    loss.forward()
+    assert float(loss.d) == 2 * 1 + 4 * 2
+    loss.backward()
+    np.testing.assert_allclose(x.g, [2.0, 4.0])   # only through the direct use of x
+
+
+def test_operators_and_reflected_scalars():
+    x = sd.Variable.from_numpy_array(np.array([1.0, 2.0, 4.0]))
+    with sd.auto_forward():
+        ys = [x + 1, 1 + x, x - 1, 1 - x, x * 2, 2 * x, x / 2, 2 / x, x ** 2, 2 ** x, -x, x + x]
+    expect = [[2, 3, 5], [2, 3, 5], [0, 1, 3], [0, -1, -3], [2, 4, 8], [2, 4, 8], [.5, 1, 2],
+              [2, 1, .5], [1, 4, 16], [2, 4, 16], [-1, -2, -4], [2, 4, 8]]
+    for y, e in zip(ys, expect):
+        np.testing.assert_allclose(y.d, e, rtol=1e-6)
+
+
+def test_op_shape_error_names_op_and_scope_in_both_modes():
+    x = sd.Variable((2, 3, 8, 8))
+    for dynamic in (False, True):
+        with sd.auto_forward(dynamic), sd.parameter_scope("cnn/conv3"):
+            with pytest.raises(sd.ShapeError, match=r"convolution in scope 'cnn/conv3'.*"
+                                                    r"\(2, 3, 8, 8\)"):
+                F.convolution(x, sd.Variable((5, 4, 3, 3)))
+
+
+def test_parameter_requested_with_another_shape_is_named():
+    with sd.parameter_scope("net"):
+        sd.get_parameter_or_create("W", (2, 3))
+        with pytest.raises(sd.ParameterError, match=r"'net/W'.*\(2, 3\).*\(3, 3\)"):
+            sd.get_parameter_or_create("W", (3, 3))
+
+
+def test_cuda_context_falls_back_to_cpu_with_a_warning():
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    with pytest.warns(RuntimeWarning, match="CUDA is not available"):
+        ctx = sd.context("cudnn", device_id=0)
+    assert ctx.device.type == "cpu"
+
+
+def test_bfloat16_context_runs_in_mixed_precision_with_fp32_parameters():
+    x = sd.Variable.from_numpy_array(np.random.RandomState(0).randn(8, 16))
+    with sd.context_scope(sd.context("cpu", dtype="bfloat16")):
+        y = F.sum(PF.affine(x, 4))
+        y.forward()
+        assert y.data.dtype == torch.bfloat16
+        y.backward()
+    w = sd.get_parameters()["affine/W"]
+    assert w.data.dtype == torch.float32 and w.grad.dtype == torch.float32
+    reference = np.sum(x.d @ w.d + sd.get_parameters()["affine/b"].d)
+    assert float(y.d) == pytest.approx(reference, rel=0.05, abs=0.2)
+
+
+def test_static_plan_generated_code_has_no_stadyn_calls():
+    x = sd.Variable((4, 3), need_grad=True)
+    loss = F.mean(PF.affine(x, 2))
+    loss.forward()
+    code = loss._plan.code
+    assert "torch.ops.aten" in code and "stadyn" not in code
