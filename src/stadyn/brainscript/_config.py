@@ -1,0 +1,675 @@
+"""The outer ``.cntk`` config language -> a case-insensitive tree of located values.
+
+What CNTK's config reader did, and this module does:
+
+- items ``key = value`` separated by newlines, ``;`` or ``,``; a bare ``key`` means ``true``;
+  ``#`` comments; keys are case-insensitive (the spelling of the first definition is kept);
+- blocks ``{ ... }`` or ``[ ... ]``; ``( a : b )`` and ``a : b : c`` are arrays; ``v*n`` inside a
+  numeric vector repeats ``v`` n times (:func:`expand_repeats`, used by the typed getters);
+- a later definition of a key replaces an earlier one, except that a block given for a block
+  merges into it; command-line overrides (``key=value``, ``Train.SGD.maxEpochs=2`` or
+  ``Train=[SGD=[maxEpochs=2]]``) are read after the files, so they win;
+- ``include "file"`` (or ``include = file``) splices a file's items in place, the path relative
+  to the including file (else to the working directory);
+- ``$name$`` is replaced by the value of ``name``, looked up in the enclosing blocks outwards,
+  when the value is read (so an override of ``rootDir`` reaches ``dataDir = "$rootDir$/data"``);
+- the value of ``BrainScriptNetworkBuilder`` (another language) is kept as source text, with its
+  position, for :mod:`._parser`.
+
+Every value remembers its file, line and column; every error names them.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+
+from stadyn._errors import ConfigError
+
+from ._ast import SourceLocation
+from ._parser import describe_expected, parse_expression, source_excerpt, unclosed_hint
+
+__all__ = [
+    "ConfigRecord", "ConfigString", "ConfigList", "BrainScriptSource", "ConfigKeyError",
+    "parse_config", "load_config", "expand_repeats", "RAW_KEYS",
+]
+
+_GRAMMAR = Path(__file__).with_name("config.lark")
+
+#: Keys whose value is kept as source text (a network description in its own language).
+RAW_KEYS = frozenset({"brainscriptnetworkbuilder", "experimentalnetworkbuilder", "ndlnetworkbuilder"})
+
+# `$name$`: a name starts with a letter or `_` and holds none of CNTK's forbidden characters.
+_VAR = re.compile(r"\$([A-Za-z_][^,/<>?;':\"\[\]{}\\|!@#%^&*()+=~` \t\n$]*)\$")
+
+
+class ConfigKeyError(ConfigError, KeyError):
+    """A required key is missing (a :class:`ConfigError` that is also a ``KeyError``)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return ConfigError.__str__(self)
+
+
+def _err(message: str, loc: SourceLocation | None, cls: type[ConfigError] = ConfigError) -> ConfigError:
+    if loc is None:
+        return cls(message)
+    return cls(message, loc.path, loc.line, loc.column)
+
+
+# ---------------------------------------------------------------------------------------------
+# values
+# ---------------------------------------------------------------------------------------------
+
+class ConfigString(str):
+    """A scalar config value: a ``str`` that also knows where it was written (``loc``)."""
+
+    loc: SourceLocation | None
+    quoted: bool
+
+    def __new__(cls, value: str, loc: SourceLocation | None = None, quoted: bool = False) -> ConfigString:
+        s = super().__new__(cls, value)
+        s.loc = loc
+        s.quoted = quoted
+        return s
+
+
+class ConfigList(list):
+    """An array value (``a:b:c`` or ``( ... )``): a ``list`` with ``loc`` and its source ``text``."""
+
+    def __init__(self, items: Iterable[Any] = (), loc: SourceLocation | None = None, text: str = "") -> None:
+        super().__init__(items)
+        self.loc = loc
+        self.text = text
+
+
+@dataclass(frozen=True)
+class BrainScriptSource:
+    """The source text of a ``BrainScriptNetworkBuilder`` value and where it starts.
+
+    >>> src = BrainScriptSource("{ a = 1 }", "x.cntk", 3, 31)
+    >>> src.parse().members[0].loc.line
+    3
+    """
+
+    text: str
+    path: str | None = None
+    line: int = 1
+    column: int = 1
+
+    @property
+    def loc(self) -> SourceLocation:
+        return SourceLocation(self.path, self.line, self.column)
+
+    def parse(self):
+        """Parse the text as one BrainScript expression (errors point into the config file)."""
+        return parse_expression(self.text, self.path, line=self.line, column=self.column)
+
+
+# ---------------------------------------------------------------------------------------------
+# raw tree (before scoping): what the files and overrides say, merged
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class _Scalar:
+    text: str
+    quoted: bool
+    loc: SourceLocation
+
+
+@dataclass
+class _List:
+    items: list[Any]
+    text: str
+    loc: SourceLocation
+
+
+@dataclass
+class _Raw:
+    text: str
+    loc: SourceLocation
+
+
+@dataclass
+class _Entry:
+    key: str
+    value: Any
+    loc: SourceLocation
+
+
+@dataclass
+class _Block:
+    loc: SourceLocation
+    entries: dict[str, _Entry] = field(default_factory=dict)
+
+    def set(self, parts: Sequence[str], value: Any, loc: SourceLocation) -> None:
+        """Define ``a.b.c = value``: intermediate blocks are created; a block merges into a block."""
+        block = self
+        for part in parts[:-1]:
+            entry = block.entries.get(part.lower())
+            if entry is None or not isinstance(entry.value, _Block):
+                entry = _Entry(part, _Block(loc), loc)
+                block.entries[part.lower()] = entry
+            block = entry.value
+        key = parts[-1]
+        old = block.entries.get(key.lower())
+        if old is not None and isinstance(old.value, _Block) and isinstance(value, _Block):
+            for e in value.entries.values():
+                old.value.set([e.key], e.value, e.loc)
+        else:
+            block.entries[key.lower()] = _Entry(old.key if old else key, value, loc)
+
+
+# ---------------------------------------------------------------------------------------------
+# reading text -> raw tree
+# ---------------------------------------------------------------------------------------------
+
+@functools.cache
+def _lark() -> Lark:
+    return Lark(_GRAMMAR.read_text(encoding="utf-8"), parser="lalr", lexer="basic",
+                start=["start", "start_tokens"], maybe_placeholders=False)
+
+
+def _is(node: Any, *types: str) -> bool:
+    return isinstance(node, Token) and node.type in types
+
+
+class _Reader:
+    """Reads one text (a file, an include or an override) into a :class:`_Block`."""
+
+    def __init__(self, text: str, path: str | None, stack: tuple[str, ...] = ()) -> None:
+        self.text = text
+        self.path = path
+        self.stack = stack
+
+    # ---- helpers ---------------------------------------------------------------------------
+    def loc(self, node: Any) -> SourceLocation:
+        tok = node if isinstance(node, Token) else _first_token(node)
+        return SourceLocation(self.path, tok.line, tok.column)
+
+    def error(self, message: str, node_or_loc: Any) -> ConfigError:
+        loc = node_or_loc if isinstance(node_or_loc, SourceLocation) else self.loc(node_or_loc)
+        return _err(message + source_excerpt(self.text, loc.line, loc.column), loc)
+
+    def source(self, nodes: Sequence[Any]) -> str:
+        start = _first_token(nodes[0]).start_pos
+        end = _last_token(nodes[-1]).end_pos
+        return self.text[start:end]
+
+    # ---- parse -----------------------------------------------------------------------------
+    def read(self, into: _Block | None = None) -> _Block:
+        tree = self._tree()
+        block = into if into is not None else _Block(SourceLocation(self.path, 1, 1))
+        self._items(tree.children, block)
+        return block
+
+    def _tree(self) -> Tree:
+        try:
+            return _lark().parse(self.text, start="start")
+        except UnexpectedToken as err:
+            tok = err.token
+            if tok.type == "UNTERMINATED_STRING":
+                raise self.error("string without closing quotation mark", tok) from None
+            expected = describe_expected(_lark(), set(err.expected))
+            hint = unclosed_hint(getattr(err.state, "value_stack", []), set(err.expected), tok)
+            if tok.type == "$END":
+                message = f"unexpected end of file; expected {_closing_only(expected)}{hint}"
+                loc = _end_loc(self.text, self.path)
+            else:
+                closers = _closing_only(expected)
+                message = f"unexpected '{tok.value}'; " + (
+                    f"expected {closers}{hint}" if closers != expected else "no bracket is open here")
+                loc = SourceLocation(self.path, tok.line or 1, tok.column or 1)
+            raise self.error(message, loc) from None
+        except UnexpectedCharacters as err:  # cannot happen with this grammar; kept for safety
+            loc = SourceLocation(self.path, err.line, err.column)
+            raise self.error(f"unexpected character {err.char!r}", loc) from None
+
+    def _items(self, nodes: Sequence[Any], block: _Block) -> None:
+        for item in _split(nodes, ("SEP", "NL")):
+            self._item(item, block)
+
+    def _item(self, item: list[Any], block: _Block) -> None:
+        head = item[0]
+        if not _is(head, "WORD"):
+            raise self.error(f"expected a key (as in 'name = value'), got {_describe(head)}", head)
+        parts = str(head).split(".")
+        if not all(p.isidentifier() for p in parts):
+            raise self.error(f"invalid key '{head}': a key is a name, or names joined by '.'", head)
+        if str(head).lower() == "include":
+            self._include(item[1:], head, block)
+            return
+        loc = self.loc(head)
+        if len(item) == 1:  # a bare key means true
+            block.set(parts, _Scalar("true", False, loc), loc)
+            return
+        rest = item[1:]
+        if _is(rest[0], "EQ"):
+            value_nodes = rest[1:]
+            if not value_nodes:
+                raise self.error(f"no value given for '{head}'", rest[0])
+        elif isinstance(rest[0], Tree) and len(rest) == 1:  # key[ ... ] or key{ ... }
+            value_nodes = rest
+        else:
+            raise self.error(f"expected '=' after key '{head}', got {_describe(rest[0])}", rest[0])
+        if parts[-1].lower() in RAW_KEYS:
+            value: Any = _Raw(self.source(value_nodes), self.loc(value_nodes[0]))
+        else:
+            value = self._value(value_nodes)
+        block.set(parts, value, loc)
+
+    def _value(self, nodes: list[Any]) -> Any:
+        for n in nodes:
+            if _is(n, "EQ"):
+                raise self.error("unexpected '=' inside a value (quote the value if it holds one)", n)
+        elements = _split(nodes, ("COLON",), keep_empty=True)
+        if len(elements) == 1:
+            return self._element(elements[0])
+        for k, elem in enumerate(elements):
+            if not elem:
+                where = nodes[0] if k == 0 else _colon_before(nodes, k)
+                raise self.error("empty item in a ':' array", where)
+        return _List([self._element(e) for e in elements], self.source(nodes), self.loc(nodes[0]))
+
+    def _element(self, nodes: list[Any]) -> Any:
+        first = nodes[0]
+        if len(nodes) == 1 and isinstance(first, Tree):
+            opener = first.children[0]
+            inner = first.children[1:-1]
+            if opener.type == "LPAR":
+                items = [self._value(e) for e in _split(inner, ("COLON", "SEP", "NL"))]
+                return _List(items, self.source(nodes), self.loc(first))
+            block = _Block(self.loc(first))
+            self._items(inner, block)
+            return block
+        if len(nodes) == 1 and _is(first, "STRING"):
+            return _Scalar(str(first)[1:-1], True, self.loc(first))
+        return _Scalar(self.source(nodes), False, self.loc(first))
+
+    def _include(self, rest: list[Any], head: Token, block: _Block) -> None:
+        if rest and _is(rest[0], "EQ"):
+            rest = rest[1:]
+        if not rest or any(isinstance(n, Tree) for n in rest):
+            raise self.error("'include' needs a file name", rest[0] if rest else head)
+        names = [str(rest[0])[1:-1]] if len(rest) == 1 and _is(rest[0], "STRING") \
+            else self.source(rest).split("+")
+        for name in names:
+            target = _resolve_path(name.strip().strip('"'), self.path)
+            if target is None:
+                raise self.error(f"cannot include '{name.strip()}': file not found", rest[0])
+            if target in self.stack:
+                raise self.error(f"include cycle: {' -> '.join([*self.stack, target])}", rest[0])
+            text = _read_text(target, self.loc(rest[0]))
+            _Reader(text, target, (*self.stack, target)).read(block)
+
+
+def _first_token(node: Any) -> Token:
+    while isinstance(node, Tree):
+        node = node.children[0]
+    return node
+
+
+def _last_token(node: Any) -> Token:
+    while isinstance(node, Tree):
+        node = node.children[-1]
+    return node
+
+
+def _describe(node: Any) -> str:
+    if isinstance(node, Tree):
+        return f"a block starting with '{_first_token(node)}'"
+    return f"'{node}'"
+
+
+def _closing_only(expected: str) -> str:
+    """The config grammar accepts any token inside brackets; the useful part is the closer."""
+    closers = [c for c in ("'}'", "']'", "')'") if c in expected]
+    return " or ".join(closers) if closers else expected
+
+
+def _split(nodes: Sequence[Any], seps: tuple[str, ...], keep_empty: bool = False) -> list[list[Any]]:
+    parts: list[list[Any]] = [[]]
+    for n in nodes:
+        if _is(n, *seps):
+            parts.append([])
+        else:
+            parts[-1].append(n)
+    return parts if keep_empty else [p for p in parts if p]
+
+
+def _colon_before(nodes: Sequence[Any], k: int) -> Any:
+    colons = [n for n in nodes if _is(n, "COLON")]
+    return colons[min(k, len(colons)) - 1]
+
+
+def _end_loc(text: str, path: str | None) -> SourceLocation:
+    lines = text.split("\n")
+    return SourceLocation(path, len(lines), len(lines[-1]) + 1)
+
+
+def _resolve_path(name: str, including: str | None) -> str | None:
+    candidates = []
+    if not os.path.isabs(name) and including:
+        candidates.append(os.path.join(os.path.dirname(including), name))
+    candidates.append(name)
+    for cand in candidates:
+        if os.path.isfile(cand):
+            return os.path.normpath(cand)
+    return None
+
+
+def _read_text(path: str, loc: SourceLocation | None) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise _err(f"cannot read config file '{path}': {err}", loc) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# scoped tree: ConfigRecord
+# ---------------------------------------------------------------------------------------------
+
+_MISSING: Any = object()
+
+
+class ConfigRecord(Mapping):
+    """A config block: case-insensitive keys, values resolved (``$var$``) on access.
+
+    Values are :class:`ConfigString` (scalars), :class:`ConfigList` (arrays), nested
+    ``ConfigRecord`` (blocks) and :class:`BrainScriptSource` (network descriptions).  A missing
+    key raises :class:`ConfigKeyError` naming the key and the block.  :meth:`lookup` searches the
+    enclosing blocks too, as CNTK does for inherited settings such as ``modelPath``.
+
+    >>> cfg = parse_config('dir = "/d"\\nTrain = [ file = "$dir$/x" ; SGD = { maxEpochs = 3 } ]')
+    >>> cfg["train"]["FILE"], cfg["Train"]["SGD"].get_int("maxEpochs"), cfg["Train"].path
+    ('/d/x', 3, 'Train')
+    """
+
+    def __init__(self, block: _Block, parent: ConfigRecord | None, path: str) -> None:
+        self._block = block
+        self._parent = parent
+        self.path = path
+        self.loc = block.loc
+        self._cache: dict[str, Any] = {}
+
+    # ---- mapping ---------------------------------------------------------------------------
+    def __getitem__(self, key: str) -> Any:
+        entry = self._block.entries.get(key.lower())
+        if entry is None:
+            where = f"block '{self.path}'" if self.path else "the config"
+            raise _err(f"missing key '{key}' in {where}", self.loc, ConfigKeyError)
+        if key.lower() not in self._cache:
+            self._cache[key.lower()] = self._resolve(entry.value, self._child_path(entry.key), set())
+        return self._cache[key.lower()]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key.lower() in self._block.entries
+
+    def __iter__(self) -> Iterator[str]:
+        return (e.key for e in self._block.entries.values())
+
+    def __len__(self) -> int:
+        return len(self._block.entries)
+
+    def __repr__(self) -> str:
+        return f"ConfigRecord({self.path or '<root>'}: {', '.join(self)})"
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+    # ---- scoping ---------------------------------------------------------------------------
+    @property
+    def parent(self) -> ConfigRecord | None:
+        return self._parent
+
+    def lookup(self, key: str, default: Any = _MISSING) -> Any:
+        """``key`` from this block or the nearest enclosing block that has it."""
+        rec: ConfigRecord | None = self
+        while rec is not None:
+            if key in rec:
+                return rec[key]
+            rec = rec._parent
+        if default is not _MISSING:
+            return default
+        where = f"block '{self.path}'" if self.path else "the config"
+        raise _err(f"missing key '{key}' in {where} and the blocks around it", self.loc, ConfigKeyError)
+
+    def location(self, key: str) -> SourceLocation:
+        """Where ``key`` was (last) defined."""
+        entry = self._block.entries.get(key.lower())
+        if entry is None:
+            raise _err(f"missing key '{key}'", self.loc, ConfigKeyError)
+        return entry.loc
+
+    def key_path(self, key: str) -> str:
+        """``Block.Sub.key`` for messages."""
+        entry = self._block.entries.get(key.lower())
+        return self._child_path(entry.key if entry else key)
+
+    def _child_path(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    # ---- $var$ resolution --------------------------------------------------------------------
+    def _resolve(self, value: Any, path: str, active: set) -> Any:
+        if isinstance(value, _Block):
+            return ConfigRecord(value, self, path)
+        if isinstance(value, _Scalar):
+            return ConfigString(self._substitute(value.text, value.loc, active), value.loc, value.quoted)
+        if isinstance(value, _List):
+            items = [self._resolve(v, f"{path}[{k}]", active) for k, v in enumerate(value.items)]
+            return ConfigList(items, value.loc, self._substitute(value.text, value.loc, active))
+        if isinstance(value, _Raw):
+            return BrainScriptSource(self._substitute(value.text, value.loc, active), value.loc.path,
+                                     value.loc.line, value.loc.column)
+        raise TypeError(value)  # pragma: no cover - the reader makes only the kinds above
+
+    def _substitute(self, text: str, loc: SourceLocation, active: set) -> str:
+        if "$" not in text:
+            return text
+        return _VAR.sub(lambda m: self._variable(m.group(1), loc, active), text)
+
+    def _variable(self, name: str, loc: SourceLocation, active: set) -> str:
+        rec: ConfigRecord | None = self
+        while rec is not None and name.lower() not in rec._block.entries:
+            rec = rec._parent
+        if rec is None:
+            raise _err(f"unknown variable '${name}$': no key '{name}' in this block or around it", loc)
+        marker = (id(rec), name.lower())
+        if marker in active:
+            raise _err(f"circular variable reference '${name}$'", loc)
+        entry = rec._block.entries[name.lower()]
+        value = entry.value
+        if isinstance(value, _Scalar):
+            return rec._substitute(value.text, entry.loc, active | {marker})
+        if isinstance(value, _List):
+            return rec._substitute(value.text, entry.loc, active | {marker})
+        raise _err(f"variable '${name}$' names a block, not a value", loc)
+
+    # ---- typed getters -----------------------------------------------------------------------
+    def _fetch(self, key: str, default: Any, inherited: bool) -> Any:
+        if inherited:
+            return self.lookup(key, default)
+        if key in self:
+            return self[key]
+        if default is not _MISSING:
+            return default
+        return self[key]  # raises ConfigKeyError
+
+    def get_str(self, key: str, default: Any = _MISSING, *, inherited: bool = False) -> Any:
+        """``key`` as a string (an array is given back as its source text)."""
+        v = self._fetch(key, default, inherited)
+        if isinstance(v, ConfigList):
+            return ConfigString(v.text, v.loc)
+        if isinstance(v, (ConfigRecord, BrainScriptSource)):
+            raise self._type_error(key, v, "a value")
+        return v
+
+    def get_int(self, key: str, default: Any = _MISSING, *, inherited: bool = False) -> Any:
+        return self._scalar(key, default, inherited, to_int, "an integer")
+
+    def get_float(self, key: str, default: Any = _MISSING, *, inherited: bool = False) -> Any:
+        return self._scalar(key, default, inherited, to_float, "a number")
+
+    def get_bool(self, key: str, default: Any = _MISSING, *, inherited: bool = False) -> Any:
+        return self._scalar(key, default, inherited, to_bool, "a boolean (true/false)")
+
+    def get_floats(self, key: str, default: Any = _MISSING, *, inherited: bool = False) -> Any:
+        """``key`` as a vector of numbers: ``a:b*n:c`` with ``*n`` repeats expanded."""
+        return self._vector(key, default, inherited, to_float, "numbers")
+
+    def get_ints(self, key: str, default: Any = _MISSING, *, inherited: bool = False) -> Any:
+        return self._vector(key, default, inherited, to_int, "integers")
+
+    def get_strs(self, key: str, default: Any = _MISSING, *, inherited: bool = False) -> Any:
+        """``key`` as a list of strings (a single value gives a list of one)."""
+        v = self._fetch(key, default, inherited)
+        if v is default and default is not _MISSING:
+            return v
+        items = v if isinstance(v, ConfigList) else [v]
+        for item in items:
+            if not isinstance(item, str):
+                raise self._type_error(key, item, "a list of values")
+        return [ConfigString(str(i), getattr(i, "loc", None)) for i in items]
+
+    def get_record(self, key: str, default: Any = _MISSING, *, inherited: bool = False) -> Any:
+        v = self._fetch(key, default, inherited)
+        if v is default and default is not _MISSING:
+            return v
+        if not isinstance(v, ConfigRecord):
+            raise self._type_error(key, v, "a block { ... }")
+        return v
+
+    def _scalar(self, key, default, inherited, convert, what):
+        v = self._fetch(key, default, inherited)
+        if v is default and default is not _MISSING:
+            return v
+        if isinstance(v, ConfigList) and len(v) == 1:
+            v = v[0]
+        if not isinstance(v, str):
+            raise self._type_error(key, v, what)
+        try:
+            return convert(v)
+        except ValueError:
+            raise _err(f"'{self.key_path(key)}' must be {what}, got '{v}'", v.loc) from None
+
+    def _vector(self, key, default, inherited, convert, what):
+        v = self._fetch(key, default, inherited)
+        if v is default and default is not _MISSING:
+            return v
+        items = v if isinstance(v, ConfigList) else [v]
+        for item in items:
+            if not isinstance(item, str):
+                raise self._type_error(key, item, f"a vector of {what}")
+        try:
+            return expand_repeats(items, convert)
+        except ValueError as err:
+            raise _err(f"'{self.key_path(key)}' must be a vector of {what} (a:b*n:c): {err}",
+                       getattr(v, "loc", None)) from None
+
+    def _type_error(self, key: str, v: Any, what: str) -> ConfigError:
+        kind = {ConfigRecord: "a block", ConfigList: "an array", BrainScriptSource: "BrainScript"}
+        got = next((name for cls, name in kind.items() if isinstance(v, cls)), f"'{v}'")
+        return _err(f"'{self.key_path(key)}' must be {what}, got {got}", getattr(v, "loc", None))
+
+
+# ---------------------------------------------------------------------------------------------
+# conversions
+# ---------------------------------------------------------------------------------------------
+
+_TRUE = {"t", "true", "1"}
+_FALSE = {"f", "false", "0", ""}
+
+
+def to_bool(s: str) -> bool:
+    """CNTK's booleans: ``true/t/1`` and ``false/f/0/''``, any case."""
+    low = s.strip().lower()
+    if low in _TRUE:
+        return True
+    if low in _FALSE:
+        return False
+    raise ValueError(s)
+
+
+def to_float(s: str) -> float:
+    return float(s.strip())
+
+
+def to_int(s: str) -> int:
+    text = s.strip()
+    try:
+        return int(text)
+    except ValueError:
+        value = float(text)
+        if not value.is_integer():
+            raise
+        return int(value)
+
+
+def expand_repeats(items: Iterable[str], convert=to_float) -> list:
+    """Expand a CNTK vector: items are ``v`` or ``v*n`` (``v`` repeated ``n`` times); a string
+    item holding ``:`` is split first.
+
+    >>> expand_repeats(["0.1*2", "0.05"]), expand_repeats(["64:32*2"], to_int)
+    ([0.1, 0.1, 0.05], [64, 32, 32])
+    """
+    out: list = []
+    for item in items:
+        for piece in str(item).split(":"):
+            value, star, count = piece.partition("*")
+            n = to_int(count) if star else 1
+            if n < 1:
+                raise ValueError(f"repeat count must be at least 1 in '{piece.strip()}'")
+            out += [convert(value)] * n
+    if not out:
+        raise ValueError("empty vector")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# public entry points
+# ---------------------------------------------------------------------------------------------
+
+def parse_config(text: str, path: str | None = None, overrides: Sequence[str] = ()) -> ConfigRecord:
+    """Read config text (and ``key=value`` overrides) into a :class:`ConfigRecord`.
+
+    >>> cfg = parse_config("command = Train:Test\\nTrain = { action = train }", overrides=["a.b=2"])
+    >>> list(cfg["command"]), cfg["a"].get_int("b")
+    (['Train', 'Test'], 2)
+    """
+    stack = (os.path.normpath(path),) if path else ()
+    root = _Reader(text, path, stack).read()
+    _apply_overrides(root, overrides)
+    return ConfigRecord(root, None, "")
+
+
+def load_config(paths: str | os.PathLike | Sequence[str | os.PathLike],
+                overrides: Sequence[str] = ()) -> ConfigRecord:
+    """Read one or more ``.cntk`` files (later ones win), then command-line overrides.
+
+    ``overrides`` are CNTK command-line items: ``dataDir=/data``, ``Train.SGD.maxEpochs=2`` or
+    ``Train=[SGD=[maxEpochs=2]]``.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    root = _Block(SourceLocation(None, 1, 1))
+    for p in paths:
+        name = os.fspath(p)
+        text = _read_text(name, None)
+        norm = os.path.normpath(name)
+        if root.loc.path is None:
+            root.loc = SourceLocation(name, 1, 1)
+        _Reader(text, name, (norm,)).read(root)
+    _apply_overrides(root, overrides)
+    return ConfigRecord(root, None, "")
+
+
+def _apply_overrides(root: _Block, overrides: Sequence[str]) -> None:
+    for k, item in enumerate(overrides):
+        _Reader(str(item), f"<command line {k + 1}>").read(root)

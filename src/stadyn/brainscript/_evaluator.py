@@ -1,0 +1,764 @@
+"""A lazy evaluator for BrainScript proper, engine-agnostic: engines plug in through a Library.
+
+Values are Python numbers (BrainScript has only doubles; integral ones are kept as ``int``),
+strings, booleans, :class:`Record`, :class:`BSArray`, :class:`BSFunction` and whatever the
+:class:`~._library.Library` makes (nodes, layers).  Semantics follow CNTK's evaluator:
+
+- a record member is evaluated on first use, in the record's own scope (all members see each
+  other, like F#'s ``let rec``), then the enclosing scopes outwards, then the library;
+- ``r.x`` looks ``x`` up in ``r`` and then in the scopes enclosing ``r``'s definition;
+- a function call evaluates its arguments lazily in the caller's scope; the body sees the
+  parameters, then the scope where the function was defined (closures); an optional
+  parameter's default is evaluated in the defining scope;
+- node operands go to library hooks: node ``*`` node is ``times`` (matrix product), a scalar
+  ``*`` node and ``.*`` are ``element_times``, ``x / number`` is ``x .* (1/number)``;
+- ``f >> g`` composes (``g(f(x))``), ``array << n`` drops the first n items, ``r with s`` edits a
+  record: members of ``s`` replace those of ``r``, and ``r``'s own members are re-evaluated
+  against the edited record (``s``'s members keep their own scope).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import inspect
+import math
+import numbers
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from stadyn._errors import ConfigError, StadynError
+
+from . import _ast as A
+from ._library import NODE_OPERATOR_HOOKS, Library
+
+__all__ = ["Evaluator", "Record", "BSArray", "BSFunction", "Thunk", "Network", "evaluate",
+           "evaluate_network"]
+
+_MAX_ARRAY = 10_000_000  # a guard against array[0..1e15](...) exhausting memory when converted
+_NETWORK_KEYS = ("featureNodes", "labelNodes", "criterionNodes", "evaluationNodes", "outputNodes")
+
+
+def _err(message: str, loc: A.SourceLocation | None) -> ConfigError:
+    if loc is None:
+        return ConfigError(message)
+    return ConfigError(message, loc.path, loc.line, loc.column)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _num(v: float) -> int | float:
+    """Normalise a number: integral values that a double holds exactly become ``int``."""
+    if isinstance(v, int):
+        return v if abs(v) < 2 ** 53 else float(v)
+    if v.is_integer() and abs(v) < 2 ** 53:
+        return int(v)
+    return v
+
+
+# ---------------------------------------------------------------------------------------------
+# lazy values
+# ---------------------------------------------------------------------------------------------
+
+class Thunk:
+    """A value computed on first use and then cached; re-entry while computing is a cycle."""
+
+    __slots__ = ("_compute", "_value", "_state", "name", "loc")
+    _PENDING, _RUNNING, _DONE = 0, 1, 2
+
+    def __init__(self, compute: Callable[[], Any] | None, name: str = "", loc: A.SourceLocation | None = None):
+        self._compute = compute
+        self._value: Any = None
+        self._state = self._PENDING
+        self.name = name
+        self.loc = loc
+
+    @classmethod
+    def of(cls, value: Any) -> Thunk:
+        """An already computed value."""
+        t = cls(None)
+        t._value, t._state = value, cls._DONE
+        return t
+
+    def force(self) -> Any:
+        if self._state == self._DONE:
+            return self._value
+        if self._state == self._RUNNING:
+            what = f"'{self.name}'" if self.name else "this value"
+            raise _err(f"circular definition: {what} needs its own value", self.loc)
+        self._state = self._RUNNING
+        try:
+            value = self._compute()  # type: ignore[misc]
+        except BaseException:
+            self._state = self._PENDING
+            raise
+        self._value, self._state, self._compute = value, self._DONE, None
+        return value
+
+
+def _guarded(thunk: Thunk) -> Any:
+    """Force a thunk for Python code: a runaway recursion becomes a located ConfigError."""
+    try:
+        return thunk.force()
+    except RecursionError:
+        what = f" while evaluating '{thunk.name}'" if thunk.name else ""
+        raise _err(f"evaluation nested too deeply{what} (a function that never stops calling "
+                   "itself?)", thunk.loc) from None
+
+
+class Record(Mapping):
+    """A BrainScript record: lazily evaluated members plus the scope it was defined in.
+
+    As a Python mapping it exposes its own members only, evaluating each on access.
+    """
+
+    def __init__(self, parent: Record | None = None, loc: A.SourceLocation | None = None) -> None:
+        self._parent = parent
+        self._members: dict[str, Thunk] = {}
+        # how to re-create each member against another record (for `with`)
+        self._rebind: dict[str, Callable[[Record], Thunk]] = {}
+        self.loc = loc
+
+    def _define(self, name: str, thunk: Thunk, rebind: Callable[[Record], Thunk] | None = None) -> None:
+        self._members[name] = thunk
+        self._rebind[name] = rebind or (lambda _rec, t=thunk: t)
+
+    def _find(self, name: str) -> Thunk | None:
+        rec: Record | None = self
+        while rec is not None:
+            t = rec._members.get(name)
+            if t is not None:
+                return t
+            rec = rec._parent
+        return None
+
+    def _visible_names(self) -> list[str]:
+        names: list[str] = []
+        rec: Record | None = self
+        while rec is not None:
+            names += rec._members
+            rec = rec._parent
+        return names
+
+    def __getitem__(self, name: str) -> Any:
+        return _guarded(self._members[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._members)
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    def __repr__(self) -> str:
+        return f"Record({', '.join(self._members)})"
+
+
+class BSArray(Sequence):
+    """A BrainScript array: items computed on demand, indexed ``first..first+len-1`` in BrainScript.
+
+    As a Python sequence it is 0-based and evaluates items on access.
+    """
+
+    def __init__(self, first: int, size: int, item: Callable[[int], Thunk], loc: A.SourceLocation | None = None):
+        self.first = first
+        self._size = max(size, 0)
+        self._item = item
+        self._cache: dict[int, Thunk] = {}
+        self.loc = loc
+
+    @classmethod
+    def of_thunks(cls, thunks: Sequence[Thunk], first: int = 0, loc: A.SourceLocation | None = None) -> BSArray:
+        items = list(thunks)
+        return cls(first, len(items), lambda k: items[k], loc)
+
+    @classmethod
+    def of_values(cls, values: Sequence[Any], loc: A.SourceLocation | None = None) -> BSArray:
+        return cls.of_thunks([Thunk.of(v) for v in values], 0, loc)
+
+    def thunk(self, k: int) -> Thunk:
+        """The item at 0-based position ``k``."""
+        t = self._cache.get(k)
+        if t is None:
+            t = self._cache[k] = self._item(k)
+        return t
+
+    def __getitem__(self, k):  # type: ignore[override]
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(self._size))]
+        if not -self._size <= k < self._size:
+            raise IndexError(k)
+        return _guarded(self.thunk(k % self._size))
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __repr__(self) -> str:
+        return f"BSArray(first={self.first}, size={self._size})"
+
+
+class BSFunction:
+    """A BrainScript function (lambda or ``f(x) = ...``) with the scope it closes over.
+
+    Callable from Python with plain values: ``f(x, name=value)``.
+    """
+
+    def __init__(self, evaluator: Evaluator, lam: A.Lambda, scope: Record | None) -> None:
+        self._ev = evaluator
+        self.lam = lam
+        self.scope = scope
+        self.positional = [p.name for p in lam.params if p.default is None]
+        self.optional = {p.name: p for p in lam.params if p.default is not None}
+        self.name = lam.name or "lambda"
+
+    def apply(self, args: Sequence[Thunk], kwargs: Mapping[str, Thunk], loc: A.SourceLocation | None) -> Any:
+        if len(args) != len(self.positional):
+            raise _err(f"function '{self.name}' expects {len(self.positional)} positional "
+                       f"argument(s) ({', '.join(self.positional) or 'none'}), got {len(args)}", loc)
+        for key in kwargs:
+            if key not in self.optional:
+                known = ", ".join(self.optional) or "none"
+                raise _err(f"function '{self.name}' has no optional parameter '{key}' "
+                           f"(optional parameters: {known})", loc)
+        scope = Record(self.scope, self.lam.loc)
+        for name, value in zip(self.positional, args):
+            scope._define(name, value)
+        for name, param in self.optional.items():
+            given = kwargs.get(name)
+            if given is None:
+                given = Thunk(functools.partial(self._ev.eval, param.default, self.scope), name, param.loc)
+            scope._define(name, given)
+        return self._ev.eval(self.lam.body, scope)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        loc = self.lam.loc
+        conv = self._ev._from_python
+        return _guarded(Thunk(lambda: self.apply([Thunk.of(conv(a, loc)) for a in args],
+                                                 {k: Thunk.of(conv(v, loc)) for k, v in kwargs.items()},
+                                                 loc), self.name, loc))
+
+    def __repr__(self) -> str:
+        return f"BSFunction({self.name}({', '.join(p.name for p in self.lam.params)}))"
+
+
+# ---------------------------------------------------------------------------------------------
+# the evaluator
+# ---------------------------------------------------------------------------------------------
+
+class Evaluator:
+    """Evaluates AST nodes against a :class:`Library`.
+
+    >>> from stadyn.brainscript._parser import parse_members
+    >>> rec = Evaluator(Library()).evaluate(parse_members("sq(x) = x * x ; y = sq(3) + 1"))
+    >>> rec["y"]
+    10
+    """
+
+    def __init__(self, library: Library | None = None) -> None:
+        self.library = library if library is not None else Library()
+        self._prelude: dict[str, Callable[..., Any]] = {
+            "Sequential": self._sequential,
+            "LayerStack": self._layer_stack,
+            "Identity": lambda x: x,
+            "Length": self._length,
+        }
+        self._last_loc: A.SourceLocation | None = None
+
+    # ---- entry -----------------------------------------------------------------------------
+    def evaluate(self, expr: A.Expr, scope: Record | None = None) -> Any:
+        """Evaluate ``expr`` (records stay lazy); a runaway recursion becomes a ConfigError."""
+        try:
+            return self.eval(expr, scope)
+        except RecursionError:
+            raise _err("evaluation nested too deeply (a function that never stops calling "
+                       "itself?)", self._last_loc) from None
+
+    def eval(self, e: A.Expr, scope: Record | None) -> Any:
+        self._last_loc = e.loc
+        return getattr(self, _DISPATCH[type(e)])(e, scope)
+
+    # ---- literals and names --------------------------------------------------------------
+    def _number(self, e: A.Number, scope):
+        return e.value
+
+    def _string(self, e: A.String, scope):
+        return e.value
+
+    def _bool(self, e: A.Bool, scope):
+        return e.value
+
+    def _ident(self, e: A.Ident, scope: Record | None):
+        thunk = scope._find(e.name) if scope is not None else None
+        if thunk is not None:
+            return thunk.force()
+        found = self._global(e.name)
+        if found is not None:
+            return found
+        raise _err(f"unknown identifier '{e.name}'{self._hint(e.name, scope)}", e.loc)
+
+    def _global(self, name: str) -> Any:
+        fn = self.library.lookup(name)
+        return fn if fn is not None else self._prelude.get(name)
+
+    def _hint(self, name: str, scope: Record | None) -> str:
+        pool = set(self.library.names()) | set(self._prelude)
+        if scope is not None:
+            pool |= set(scope._visible_names())
+        close = difflib.get_close_matches(name, sorted(pool), n=3)
+        return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+    # ---- records, arrays, functions -------------------------------------------------------
+    def _record(self, e: A.Record, scope: Record | None) -> Record:
+        rec = Record(scope, e.loc)
+        for m in e.members:
+            rec._define(m.name, self._member_thunk(m, rec), functools.partial(self._member_thunk, m))
+        return rec
+
+    def _member_thunk(self, m: A.Member, rec: Record) -> Thunk:
+        return Thunk(functools.partial(self.eval, m.value, rec), m.name, m.loc)
+
+    def _array_lit(self, e: A.ArrayLit, scope):
+        thunks = [Thunk(functools.partial(self.eval, item, scope), "", item.loc) for item in e.items]
+        return BSArray.of_thunks(thunks, 0, e.loc)
+
+    def _array_ctor(self, e: A.ArrayCtor, scope):
+        first = self._int(self.eval(e.first, scope), e.first.loc, "first index of 'array'")
+        last = self._int(self.eval(e.last, scope), e.last.loc, "last index of 'array'")
+        init = self.eval(e.init, scope)
+        if not self._is_function(init):
+            raise _err("'array' needs an initializer function of one argument (the index), got "
+                       f"{self._type(init)}", e.init.loc)
+        if isinstance(init, BSFunction) and (len(init.positional) != 1):
+            raise _err("'array' needs an initializer function of one argument (the index)", e.init.loc)
+        if last - first + 1 > _MAX_ARRAY:
+            raise _err(f"array[{first}..{last}] has more than {_MAX_ARRAY} items", e.loc)
+
+        def item(k: int) -> Thunk:
+            return Thunk(lambda: self.call(init, [Thunk.of(first + k)], {}, e.init.loc, "array initializer"),
+                         "", e.init.loc)
+        return BSArray(first, last - first + 1, item, e.loc)
+
+    def _lambda(self, e: A.Lambda, scope):
+        return BSFunction(self, e, scope)
+
+    def _new(self, e: A.New, scope):
+        value = self.eval(e.arg, scope)
+        try:
+            return self.library.new(e.class_name, value)
+        except NotImplementedError as err:
+            raise _err(str(err), e.loc) from None
+
+    # ---- access ----------------------------------------------------------------------------
+    def _member_access(self, e: A.MemberAccess, scope):
+        obj = self.eval(e.obj, scope)
+        if isinstance(obj, Record):
+            thunk = obj._find(e.name)
+            if thunk is None:
+                close = difflib.get_close_matches(e.name, list(obj), n=3)
+                hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+                raise _err(f"record has no member '{e.name}'{hint}", e.loc)
+            return thunk.force()
+        if isinstance(obj, Mapping):
+            if e.name not in obj:
+                raise _err(f"record has no member '{e.name}'", e.loc)
+            return self._from_python(obj[e.name], e.loc)
+        raise _err(f"'.{e.name}' needs a record on its left, got {self._type(obj)}", e.loc)
+
+    def _index(self, e: A.Index, scope):
+        obj = self.eval(e.obj, scope)
+        if not isinstance(obj, (BSArray, tuple, list)):
+            raise _err(f"'[...]' needs an array on its left, got {self._type(obj)}", e.loc)
+        i = self._int(self.eval(e.index, scope), e.index.loc, "array index")
+        first = obj.first if isinstance(obj, BSArray) else 0
+        if not first <= i < first + len(obj):
+            bounds = f"{first}..{first + len(obj) - 1}" if len(obj) else "(the array is empty)"
+            raise _err(f"array index {i} out of bounds {bounds}", e.index.loc)
+        if isinstance(obj, BSArray):
+            return obj.thunk(i - first).force()
+        return self._from_python(obj[i], e.loc)
+
+    # ---- calls -----------------------------------------------------------------------------
+    def _call(self, e: A.Call, scope):
+        name = _callee_name(e.func)
+        if isinstance(e.func, A.Ident) and (scope is None or scope._find(e.func.name) is None) \
+                and self._global(e.func.name) is None:
+            raise _err(f"unknown function '{e.func.name}' (defined neither in the script nor in "
+                       f"the library){self._hint(e.func.name, scope)}", e.func.loc)
+        fn = self.eval(e.func, scope)
+        args = [Thunk(functools.partial(self.eval, a.value, scope), a.name or "", a.loc)
+                for a in e.args if a.name is None]
+        kwargs = {a.name: Thunk(functools.partial(self.eval, a.value, scope), a.name, a.loc)
+                  for a in e.args if a.name is not None}
+        return self.call(fn, args, kwargs, e.loc, name)
+
+    def call(self, fn: Any, args: Sequence[Thunk], kwargs: Mapping[str, Thunk],
+             loc: A.SourceLocation | None, name: str = "function") -> Any:
+        """Apply a BrainScript or library function to (lazy) arguments."""
+        if isinstance(fn, BSFunction):
+            return fn.apply(args, kwargs, loc)
+        if not self._is_function(fn):
+            raise _err(f"'{name}' is {self._type(fn)}, which cannot be called", loc)
+        pos = [self._to_python(a.force()) for a in args]
+        named = {k: self._to_python(v.force()) for k, v in kwargs.items()}
+        _check_signature(fn, pos, named, name, loc)
+        try:
+            result = fn(*pos, **named)
+        except ConfigError as err:
+            if err.line is not None:
+                raise
+            raise _err(f"{name}: {err.reason}", loc) from err
+        except StadynError as err:
+            raise _err(f"{name}: {err}", loc) from err
+        except NotImplementedError as err:
+            raise _err(f"{name}: {err}", loc) from err
+        return self._from_python(result, loc)
+
+    def _is_function(self, v: Any) -> bool:
+        if isinstance(v, BSFunction):
+            return True
+        if isinstance(v, (Record, BSArray)) or self.library.is_node(v):
+            return False
+        return callable(v)
+
+    # ---- operators -------------------------------------------------------------------------
+    def _unary(self, e: A.Unary, scope):
+        v = self.eval(e.operand, scope)
+        if e.op == "!":
+            if isinstance(v, bool):
+                return not v
+            if self.library.is_node(v):
+                return self._hook("minus", (1, v), e.loc, "!")
+        elif _is_number(v):
+            return -v if e.op == "-" else v
+        elif self.library.is_node(v):
+            return self._hook("negate", (v,), e.loc, "-") if e.op == "-" else v
+        raise _err(f"operator '{e.op}' cannot be applied to {self._type(v)}", e.loc)
+
+    def _if(self, e: A.If, scope):
+        cond = self.eval(e.cond, scope)
+        if isinstance(cond, bool):
+            return self.eval(e.then if cond else e.orelse, scope)
+        if self.library.is_node(cond):
+            return self._hook("if_then_else", (cond, self.eval(e.then, scope), self.eval(e.orelse, scope)),
+                              e.loc, "if")
+        raise _err(f"the condition of 'if' must be a boolean, got {self._type(cond)}", e.cond.loc)
+
+    def _binary(self, e: A.Binary, scope):
+        left = self.eval(e.left, scope)
+        if e.op in ("&&", "||") and isinstance(left, bool):
+            if left == (e.op == "||"):
+                return left  # short circuit
+            right = self.eval(e.right, scope)
+            if isinstance(right, bool):
+                return right
+            raise _err(f"operator '{e.op}' cannot be applied to boolean and {self._type(right)}", e.loc)
+        right = self.eval(e.right, scope)
+        return self.binary(e.op, left, right, e.loc)
+
+    def binary(self, op: str, a: Any, b: Any, loc: A.SourceLocation | None) -> Any:
+        """Apply infix operator ``op`` to two values, as BrainScript does."""
+        if _is_number(a) and _is_number(b):
+            return _number_op(op, a, b, loc)
+        if isinstance(a, str) and isinstance(b, str):
+            if op == "+":
+                return a + b
+            if op in _COMPARE:
+                return _COMPARE[op](a, b)
+        elif isinstance(a, bool) and isinstance(b, bool):
+            if op in _COMPARE:
+                return _COMPARE[op](a, b)
+            if op in ("&&", "||"):
+                return (a and b) if op == "&&" else (a or b)
+        elif self.library.is_node(a) or self.library.is_node(b):
+            return self._node_op(op, a, b, loc)
+        elif op == ">>" and self._is_function(a) and self._is_function(b):
+            return self.library.compose(a, b)
+        elif op == "<<" and isinstance(a, (BSArray, tuple, list)) and _is_number(b):
+            n = self._int(b, loc, "shift count")
+            return BSArray.of_values([a[k] for k in range(max(n, 0), len(a))], loc)
+        elif op == "with" and isinstance(a, Record) and isinstance(b, Record):
+            return _with(a, b)
+        raise _err(f"operator '{op}' cannot be applied to {self._type(a)} and {self._type(b)}", loc)
+
+    def _node_op(self, op: str, a: Any, b: Any, loc):
+        for v in (a, b):
+            if not (self.library.is_node(v) or _is_number(v)):
+                raise _err(f"operator '{op}' cannot be applied to {self._type(a)} and {self._type(b)}", loc)
+        if op == "*" and (_is_number(a) or _is_number(b)):
+            return self._hook("element_times", (a, b), loc, op)
+        if op == "/":
+            if _is_number(b):
+                inverse = math.inf if b == 0 else 1 / b
+                return self._hook("element_times", (a, _num(inverse)), loc, op)
+            if _is_number(a):
+                if a != 1:
+                    raise _err("a number divided by a node is only supported as 1/x", loc)
+                return self._hook("reciprocal", (b,), loc, op)
+            raise _err("division of a node by a node is not supported (use ElementDivide)", loc)
+        if op == "&&":  # as CNTK: element-wise product of 0/1 values
+            return self._hook("element_times", (a, b), loc, op)
+        hook = NODE_OPERATOR_HOOKS.get(op)
+        if hook is None:
+            raise _err(f"operator '{op}' is not supported on nodes", loc)
+        return self._hook(hook, (a, b), loc, op)
+
+    def _hook(self, hook: str, args: tuple, loc, op: str) -> Any:
+        try:
+            return getattr(self.library, hook)(*args)
+        except NotImplementedError as err:
+            raise _err(f"operator '{op}' on nodes: {err}", loc) from None
+        except ConfigError:
+            raise
+        except StadynError as err:
+            raise _err(f"operator '{op}': {err}", loc) from err
+
+    # ---- prelude (used where the library defines no such name) ------------------------------
+    def _sequential(self, array_of_functions: Any) -> Any:
+        fns = array_of_functions if isinstance(array_of_functions, tuple) else (array_of_functions,)
+        for k, f in enumerate(fns):
+            if not self._is_function(f):
+                raise ConfigError(f"item {k} is {self._type(f)}, not a function")
+        if not fns:
+            return lambda x: x
+        return functools.reduce(self.library.compose, fns)
+
+    def _layer_stack(self, n: Any, c: Any) -> Any:
+        count = self._int(n, None, "LayerStack count")
+        if count > _MAX_ARRAY:
+            raise ConfigError(f"{count} layers are more than {_MAX_ARRAY}")
+        if not self._is_function(c):
+            raise ConfigError(f"needs a function of the layer index, got {self._type(c)}")
+        return self._sequential(tuple(self._to_python(c(i)) for i in range(count)))
+
+    def _length(self, x: Any) -> int:
+        if isinstance(x, (str, tuple)):
+            return len(x)
+        raise ConfigError(f"needs an array or a string, got {self._type(x)}")
+
+    # ---- conversions -----------------------------------------------------------------------
+    def _to_python(self, v: Any) -> Any:
+        """A value as a library function receives it: arrays become tuples."""
+        if isinstance(v, BSArray):
+            return tuple(self._to_python(v.thunk(k).force()) for k in range(len(v)))
+        return v
+
+    def _from_python(self, v: Any, loc) -> Any:
+        """A value a library returned, as BrainScript sees it."""
+        if isinstance(v, (list, tuple)):
+            return BSArray.of_values([self._from_python(x, loc) for x in v], loc)
+        if isinstance(v, numbers.Real) and not isinstance(v, (bool, int)):
+            return _num(float(v))  # float, numpy floats
+        if isinstance(v, numbers.Integral) and not isinstance(v, (bool, int)):
+            return _num(int(v))  # numpy integers
+        if isinstance(v, Mapping) and not isinstance(v, Record):
+            rec = Record(None, loc)
+            for k, x in v.items():
+                rec._define(str(k), Thunk.of(self._from_python(x, loc)))
+            return rec
+        return v
+
+    def _int(self, v: Any, loc, what: str) -> int:
+        if not _is_number(v) or not float(v).is_integer() or math.isinf(v):
+            raise _err(f"{what} must be an integer, got {self._type(v)} {v!r}", loc)
+        return int(v)
+
+    def _type(self, v: Any) -> str:
+        if isinstance(v, bool):
+            return "a boolean"
+        if _is_number(v):
+            return "a number"
+        if isinstance(v, str):
+            return "a string"
+        if isinstance(v, Record):
+            return "a record"
+        if isinstance(v, (BSArray, tuple, list)):
+            return "an array"
+        if isinstance(v, BSFunction):
+            return "a function"
+        if self.library.is_node(v):
+            return f"a {self.library.type_name(v)}"
+        if callable(v):
+            return "a library function"
+        return f"a {type(v).__name__}"
+
+
+_DISPATCH = {
+    A.Number: "_number", A.String: "_string", A.Bool: "_bool", A.Ident: "_ident",
+    A.Record: "_record", A.ArrayLit: "_array_lit", A.ArrayCtor: "_array_ctor",
+    A.Lambda: "_lambda", A.New: "_new", A.MemberAccess: "_member_access", A.Index: "_index",
+    A.Call: "_call", A.Unary: "_unary", A.If: "_if", A.Binary: "_binary",
+}
+
+_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+}
+
+
+def _number_op(op: str, a: int | float, b: int | float, loc: A.SourceLocation | None) -> Any:
+    """Double arithmetic as C does it (x/0 is inf, invalid results are nan)."""
+    if op in _COMPARE:
+        return _COMPARE[op](a, b)
+    if op == "+":
+        return _num(a + b)
+    if op == "-":
+        return _num(a - b)
+    if op == "*":
+        return _num(a * b)
+    if op == "/":
+        if b == 0:
+            return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a)
+        return _num(a / b)
+    if op == "%":
+        return math.nan if b == 0 or math.isinf(a) else _num(math.fmod(a, b))
+    if op == "**":
+        try:
+            return _num(math.pow(a, b))
+        except OverflowError:
+            return math.inf
+        except ValueError:
+            return math.nan
+    raise _err(f"operator '{op}' cannot be applied to a number and a number", loc)
+
+
+def _with(a: Record, b: Record) -> Record:
+    """``a with b``: ``a``'s members re-bound to the new record, ``b``'s members on top."""
+    rec = Record(a._parent, b.loc)
+    for name, rebind in a._rebind.items():
+        if name not in b._members:
+            rec._define(name, rebind(rec), rebind)
+    for name, thunk in b._members.items():
+        rec._define(name, thunk)
+    return rec
+
+
+def _callee_name(e: A.Expr) -> str:
+    if isinstance(e, A.Ident):
+        return e.name
+    if isinstance(e, A.MemberAccess):
+        return e.name
+    return "function"
+
+
+@functools.lru_cache(maxsize=512)
+def _signature(fn: Any) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def _check_signature(fn, args, kwargs, name, loc) -> None:
+    """Report a wrong argument list for a library function as a located ConfigError."""
+    try:
+        sig = _signature(fn)
+    except TypeError:  # unhashable callable
+        sig = None
+    if sig is None:
+        return
+    try:
+        sig.bind(*args, **kwargs)
+    except TypeError as err:
+        raise _err(f"{name}: {err}", loc) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# networks
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Network:
+    """An evaluated ``BrainScriptNetworkBuilder`` record and its special node lists.
+
+    ``nodes`` names every node reachable through the record's members (``z``, ``out.z``,
+    ``arr[0]``), in definition order; ``name_of`` finds a node's name.
+    """
+
+    record: Record
+    feature_nodes: list[Any] = field(default_factory=list)
+    label_nodes: list[Any] = field(default_factory=list)
+    criterion_nodes: list[Any] = field(default_factory=list)
+    evaluation_nodes: list[Any] = field(default_factory=list)
+    output_nodes: list[Any] = field(default_factory=list)
+    nodes: dict[str, Any] = field(default_factory=dict)
+
+    def name_of(self, node: Any) -> str | None:
+        """The first member path under which ``node`` appears, or ``None``."""
+        for name, value in self.nodes.items():
+            if value is node:
+                return name
+        return None
+
+
+def evaluate(expr: A.Expr, library: Library | None = None) -> Any:
+    """Evaluate a parsed BrainScript expression or record with ``library``.
+
+    >>> from stadyn.brainscript._parser import parse_expression
+    >>> evaluate(parse_expression("(x => y => x + y)(1)(2)"))
+    3
+    """
+    return Evaluator(library).evaluate(expr)
+
+
+def evaluate_network(expr: A.Expr, library: Library) -> Network:
+    """Evaluate a network description and collect its special and named nodes.
+
+    Every member is evaluated (as CNTK builds every node a network record defines), so a
+    mistake anywhere in the record is reported.
+
+    >>> from stadyn.brainscript._parser import parse_expression
+    >>> class Nodes(Library):
+    ...     def is_node(self, v): return isinstance(v, str) and v.startswith("node:")
+    >>> lib = Nodes({"Input": lambda dims: f"node:input{dims}"})
+    >>> net = evaluate_network(parse_expression("{ f = Input{3} ; outputNodes = (f) }"), lib)
+    >>> net.output_nodes, net.name_of(net.output_nodes[0])
+    (['node:input3'], 'f')
+    """
+    ev = Evaluator(library)
+    value = ev.evaluate(expr)
+    if not isinstance(value, Record):
+        raise _err(f"a network description must be a record, got {ev._type(value)}", expr.loc)
+    net = Network(value)
+    try:
+        _collect_nodes(ev, value, "", net.nodes, set())
+        for key, attr in zip(_NETWORK_KEYS, ("feature_nodes", "label_nodes", "criterion_nodes",
+                                             "evaluation_nodes", "output_nodes")):
+            if key in value:
+                setattr(net, attr, _node_list(ev, value[key], key, value._members[key].loc))
+    except RecursionError:
+        raise _err("evaluation nested too deeply", ev._last_loc) from None
+    return net
+
+
+def _node_list(ev: Evaluator, v: Any, key: str, loc) -> list[Any]:
+    items = list(ev._to_python(v)) if isinstance(v, BSArray) else [v]
+    for item in items:
+        if not ev.library.is_node(item):
+            raise _err(f"'{key}' must list nodes, but holds {ev._type(item)}", loc)
+    return items
+
+
+def _collect_nodes(ev: Evaluator, rec: Record, prefix: str, out: dict[str, Any],
+                   seen: set[int]) -> None:
+    if id(rec) in seen:
+        return
+    seen.add(id(rec))
+    for name in rec:
+        if name in _NETWORK_KEYS:
+            continue
+        value = rec[name]
+        _collect_value(ev, value, prefix + name, out, seen)
+
+
+def _collect_value(ev: Evaluator, value: Any, path: str, out: dict[str, Any],
+                   seen: set[int]) -> None:
+    if ev.library.is_node(value):
+        out.setdefault(path, value)
+    elif isinstance(value, Record):
+        _collect_nodes(ev, value, path + ".", out, seen)
+    elif isinstance(value, BSArray) and id(value) not in seen:
+        seen.add(id(value))
+        for k in range(len(value)):
+            _collect_value(ev, value.thunk(k).force(), f"{path}[{value.first + k}]", out, seen)

@@ -1,0 +1,183 @@
+"""The engine interface of the BrainScript evaluator: :class:`Library`, plus CNTK shape mapping.
+
+The evaluator knows numbers, strings, booleans, records, arrays and functions.  Everything else
+(tensors, layers, graph nodes) belongs to an engine, which it reaches only through a
+:class:`Library`: a table of named functions (``DenseLayer``, ``ReLU``, ``Input``, ...) and one
+hook per operator that BrainScript applies to nodes (``a * b`` on two nodes calls
+``library.times(a, b)``).  Stadyn's layers and ops plug in by subclassing it; the test suite
+plugs in a fake that records calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["Library", "Composition", "cntk_shape", "cntk_filter_shape", "NODE_OPERATOR_HOOKS"]
+
+
+# Infix operator -> Library hook, used when at least one operand is a node.  A scalar operand is
+# passed as a plain Python number (CNTK turned it into a Constant; the library decides).
+NODE_OPERATOR_HOOKS: dict[str, str] = {
+    "*": "times",            # node * node: matrix product.  scalar * node: element_times
+    ".*": "element_times",
+    "+": "plus",
+    "-": "minus",
+    "==": "equal",
+    "!=": "not_equal",
+    "<": "less",
+    "<=": "less_equal",
+    ">": "greater",
+    ">=": "greater_equal",
+}
+
+
+class Composition:
+    """``f >> g``: a callable that applies ``f`` to its arguments, then ``g`` to the result.
+
+    >>> inc = lambda x: x + 1
+    >>> Composition(inc, lambda x: 2 * x)(3)
+    8
+    """
+
+    def __init__(self, f: Callable[..., Any], g: Callable[[Any], Any]) -> None:
+        self.f = f
+        self.g = g
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.g(self.f(*args, **kwargs))
+
+    def __repr__(self) -> str:
+        return f"Composition({self.f!r}, {self.g!r})"
+
+
+class Library:
+    """What the evaluator needs from an engine.
+
+    ``functions`` maps BrainScript names (case-sensitive: ``DenseLayer``, ``ReLU``, ``Times``,
+    ``Input``, ``CrossEntropyWithSoftmax``, ...) to Python callables.  Positional BrainScript
+    arguments become positional Python arguments and named ones keyword arguments; arrays arrive
+    as tuples (``(3:3)`` is ``(3, 3)``, in CNTK's column-major order: see :func:`cntk_shape`),
+    records as read-only mappings, BrainScript functions as plain Python callables.  A name
+    defined in the script shadows the library; the evaluator's own prelude (``Sequential``,
+    ``LayerStack``, ``Identity``, ``Length``) is used only where the library has no entry.
+
+    Override :meth:`is_node` and the operator hooks to let BrainScript's operators build graph
+    nodes.  A hook left as is raises :class:`NotImplementedError`, which the evaluator reports
+    as a located :class:`~stadyn._errors.ConfigError`.
+
+    >>> lib = Library({"Twice": lambda x: 2 * x})
+    >>> lib.lookup("Twice")(4), lib.lookup("Missing")
+    (8, None)
+    """
+
+    def __init__(self, functions: Mapping[str, Callable[..., Any]] | None = None) -> None:
+        self.functions: dict[str, Callable[..., Any]] = dict(functions or {})
+
+    # ---- names ---------------------------------------------------------------------------
+    def lookup(self, name: str) -> Callable[..., Any] | None:
+        """The library function called ``name``, or ``None``."""
+        return self.functions.get(name)
+
+    def names(self) -> list[str]:
+        """Every name the library defines (for "did you mean" hints)."""
+        return list(self.functions)
+
+    # ---- values --------------------------------------------------------------------------
+    def is_node(self, value: Any) -> bool:
+        """Whether ``value`` is an engine node that BrainScript operators apply to via hooks."""
+        return False
+
+    def type_name(self, value: Any) -> str:
+        """How error messages call a node (or another engine value)."""
+        return "node" if self.is_node(value) else type(value).__name__
+
+    # ---- operator hooks (at least one operand is a node) ---------------------------------
+    def _missing(self, hook: str) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} does not implement the '{hook}' hook")
+
+    def times(self, a: Any, b: Any) -> Any:
+        """``a * b`` on two nodes: matrix product (CNTK's ``Times``)."""
+        return self._missing("times")
+
+    def element_times(self, a: Any, b: Any) -> Any:
+        """``a .* b``, ``scalar * node``, ``node * scalar`` and ``node / scalar`` (as ``node .* (1/scalar)``)."""
+        return self._missing("element_times")
+
+    def reciprocal(self, x: Any) -> Any:
+        """``1 / node``."""
+        return self._missing("reciprocal")
+
+    def plus(self, a: Any, b: Any) -> Any:
+        return self._missing("plus")
+
+    def minus(self, a: Any, b: Any) -> Any:
+        """``a - b``; also ``!node``, which CNTK computes as ``1 - node``."""
+        return self._missing("minus")
+
+    def negate(self, x: Any) -> Any:
+        """Unary ``-node``."""
+        return self._missing("negate")
+
+    def equal(self, a: Any, b: Any) -> Any:
+        return self._missing("equal")
+
+    def not_equal(self, a: Any, b: Any) -> Any:
+        return self._missing("not_equal")
+
+    def less(self, a: Any, b: Any) -> Any:
+        return self._missing("less")
+
+    def less_equal(self, a: Any, b: Any) -> Any:
+        return self._missing("less_equal")
+
+    def greater(self, a: Any, b: Any) -> Any:
+        return self._missing("greater")
+
+    def greater_equal(self, a: Any, b: Any) -> Any:
+        return self._missing("greater_equal")
+
+    def if_then_else(self, cond: Any, then: Any, orelse: Any) -> Any:
+        """``if node then a else b``: an element-wise choice (CNTK's ``If``)."""
+        return self._missing("if_then_else")
+
+    # ---- functions and classes -----------------------------------------------------------
+    def compose(self, f: Callable[..., Any], g: Callable[[Any], Any]) -> Callable[..., Any]:
+        """``f >> g`` (and each step of ``Sequential``): apply ``f``, then ``g``."""
+        return Composition(f, g)
+
+    def new(self, class_name: str, value: Any) -> Any:
+        """``new ClassName value``; ``new ComputationNetwork {...}`` is the record itself."""
+        if class_name == "ComputationNetwork":
+            return value
+        raise NotImplementedError(f"unknown class '{class_name}' after 'new'")
+
+
+def cntk_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
+    """Map a CNTK shape (column-major, e.g. ``32:32:3`` = W:H:C) to Stadyn's per-sample shape.
+
+    Stadyn tensors are N,C,H,W (row-major), so the per-sample shape is CNTK's reversed: an
+    image ``W:H:C`` becomes ``(C, H, W)``, a vector ``784`` stays ``(784,)``.  ``0`` (CNTK's
+    ``Inferred``) is kept.
+
+    >>> cntk_shape((32, 32, 3)), cntk_shape((28, 28, 1)), cntk_shape(784)
+    ((3, 32, 32), (1, 28, 28), (784,))
+    """
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    for d in dims:
+        if isinstance(d, bool) or not isinstance(d, int) or d < 0:
+            raise ValueError(f"a CNTK shape holds non-negative integers, got {shape!r}")
+    return tuple(reversed(dims))
+
+
+def cntk_filter_shape(shape: int | Sequence[int]) -> int | tuple[int, ...]:
+    """Map a CNTK filter, stride or pooling window (``3:3`` = W:H) to Stadyn's ``(kH, kW)`` order.
+
+    A single number means the same size along every spatial axis and stays a number.
+
+    >>> cntk_filter_shape((5, 3)), cntk_filter_shape(2)
+    ((3, 5), 2)
+    """
+    if isinstance(shape, int) and not isinstance(shape, bool):
+        return shape
+    return cntk_shape(shape)
