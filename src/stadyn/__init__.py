@@ -17,9 +17,10 @@ from . import functions, ops, parametric, solvers  # noqa: F401  (ops installs V
 from ._errors import (ConfigError, DataError, ModelFileError, ParameterError, ShapeError,
                       StadynError)
 from ._random import seed
+from .compile import CompiledStep, compile_step
 from .graph import (Context, Variable, auto_forward, context, context_scope, forward_all,
-                    get_auto_forward, get_current_context, grad, set_auto_forward,
-                    set_default_context)
+                    get_auto_forward, get_current_context, grad, is_training, set_auto_forward,
+                    set_default_context, set_training, training)
 from .parametric import (ParameterRegistry, clear_parameters, get_parameter_or_create,
                          get_parameters, parameter_registry, parameter_scope)
 from .serialize import load_parameters, read_parameter_file, save_parameters
@@ -28,9 +29,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Variable", "auto_forward", "set_auto_forward", "get_auto_forward", "forward_all", "grad",
-    "no_grad", "Context", "context", "set_default_context", "get_current_context",
+    "no_grad", "training", "is_training", "set_training", "Context", "context",
+    "set_default_context", "get_current_context",
     "context_scope", "parameter_scope", "parameter_registry", "ParameterRegistry",
     "get_parameters", "clear_parameters", "get_parameter_or_create", "save_parameters",
     "load_parameters", "read_parameter_file", "seed", "StadynError", "ShapeError",
-    "ParameterError", "DataError", "ConfigError", "ModelFileError", "__version__",
+    "ParameterError", "DataError", "ConfigError", "ModelFileError", "compile_step",
+    "CompiledStep", "__version__",
 ]

@@ -31,8 +31,9 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 from .._errors import StadynError
 from ._context import get_current_context
+from ._mode import is_training
 from ._spec import OpSpec
-from ._variable import FunctionNode, Variable, topological_nodes
+from ._variable import FunctionNode, Variable, layout_version, topological_nodes
 
 __all__ = ["run_forward", "backward", "build_plan", "StaticPlan", "partition", "GRAD_SPEC",
            "bump_graph_version", "graph_version"]
@@ -419,6 +420,22 @@ def _signature(leaves: Sequence[Variable]) -> tuple:
     return tuple(sig)
 
 
+class _PlanCache:
+    """The subgraph of a set of roots and its lowered plans (by leaf signature and flags).
+
+    ``last``/``last_key`` skip recomputing the leaf signature while no leaf changed layout
+    (:func:`stadyn.graph._variable.layout_changed` is called by every API that could)."""
+
+    __slots__ = ("graph_version", "nodes", "leaves", "plans", "last", "last_key")
+
+    def __init__(self, nodes, leaves):
+        self.graph_version = _graph_version
+        self.nodes, self.leaves = nodes, leaves
+        self.plans: dict = {}
+        self.last: StaticPlan | None = None
+        self.last_key: tuple | None = None
+
+
 def run_forward(roots: list[Variable], clear_buffer: bool = False,
                 clear_no_need_grad: bool = False) -> StaticPlan | None:
     """Forward the static graph of ``roots`` through a cached plan."""
@@ -427,20 +444,22 @@ def run_forward(roots: list[Variable], clear_buffer: bool = False,
         head._plans = {}
     roots_key = tuple(id(r) for r in roots)
     entry = head._plans.get(roots_key)
-    if entry is None or entry[0] != _graph_version:
-        nodes, leaves = _collect(roots)
-        entry = (_graph_version, nodes, leaves, {})
+    if entry is None or entry.graph_version != _graph_version:
+        entry = _PlanCache(*_collect(roots))
         head._plans[roots_key] = entry
-    _, nodes, leaves, plans = entry
-    if not nodes:
+    if not entry.nodes:
         return None
     ctx = get_current_context()
     keep_all = not (clear_buffer or clear_no_need_grad)
-    key = (keep_all, torch.is_grad_enabled(), ctx.device, ctx.dtype, _signature(leaves))
-    plan = plans.get(key)
+    fast = (keep_all, torch.is_grad_enabled(), is_training(), ctx, layout_version())
+    plan = entry.last if entry.last_key == fast else None
     if plan is None:
-        plan = build_plan(roots, nodes, leaves, keep_all)
-        plans[key] = plan
+        key = fast[:4] + (_signature(entry.leaves),)
+        plan = entry.plans.get(key)
+        if plan is None:
+            plan = build_plan(roots, entry.nodes, entry.leaves, keep_all)
+            entry.plans[key] = plan
+        entry.last, entry.last_key = plan, fast
     plan.run()
     for r in roots:
         r._plan = plan

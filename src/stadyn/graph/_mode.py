@@ -9,7 +9,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 
-__all__ = ["auto_forward", "set_auto_forward", "get_auto_forward"]
+__all__ = ["auto_forward", "set_auto_forward", "get_auto_forward", "training", "is_training",
+           "set_training"]
 
 _auto_forward: contextvars.ContextVar[bool] = contextvars.ContextVar("stadyn_auto_forward",
                                                                     default=False)
@@ -43,3 +44,37 @@ def auto_forward(auto: bool = True):
         yield
     finally:
         _auto_forward.reset(token)
+
+
+_training: contextvars.ContextVar[bool] = contextvars.ContextVar("stadyn_training", default=True)
+is_training = _training.get   # True while training (the default); False in ``training(False)``
+
+
+def set_training(flag: bool) -> None:
+    """Set the phase for the current context (see :func:`training`)."""
+    _training.set(bool(flag))
+
+
+@contextlib.contextmanager
+def training(flag: bool = True):
+    """Run graphs in the training phase (``True``) or the inference phase (``False``).
+
+    Phase-aware ops follow it: batch normalisation with ``batch_stat=None`` uses batch statistics
+    while training and running statistics otherwise; ``dropout(..., train_only=True)`` is the
+    identity outside training (CNTK layers are built this way).  A static graph is lowered once
+    per phase.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.ones((2, 4)))
+        >>> y = F.dropout(x, 0.5, train_only=True)
+        >>> with sd.training(False):
+        ...     y.forward()
+        >>> y.d.tolist()
+        [[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]]
+    """
+    token = _training.set(bool(flag))
+    try:
+        yield
+    finally:
+        _training.reset(token)

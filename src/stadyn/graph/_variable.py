@@ -55,7 +55,21 @@ def _normalise_shape(shape: Any) -> tuple[int, ...]:
         raise ShapeError(f"a shape must be a sequence of ints, got {shape!r}") from exc
 
 
+_layout = [0]
+
+
+def layout_changed() -> None:
+    """Record that some leaf's shape, dtype, device or need_grad may have changed (static plans
+    then re-check their leaves before replaying)."""
+    _layout[0] += 1
+
+
+def layout_version() -> int:
+    return _layout[0]
+
+
 def _zeros(shape: Sequence[int], dtype: torch.dtype, requires_grad: bool) -> torch.Tensor:
+    _layout[0] += 1
     t = torch.zeros(tuple(shape), dtype=dtype, device=get_current_context().device)
     if requires_grad:
         t.requires_grad_(True)
@@ -124,6 +138,7 @@ class Variable:
     def from_tensor(cls, tensor: torch.Tensor, need_grad: bool | None = None) -> "Variable":
         """A leaf Variable holding ``tensor`` (not copied)."""
         v = cls._from_node(None, 0, tuple(tensor.shape), tensor.dtype, False, None)  # type: ignore[arg-type]
+        layout_changed()
         need = tensor.requires_grad if need_grad is None else bool(need_grad)
         v._data = tensor.detach().requires_grad_(need and tensor.dtype.is_floating_point)
         v._need_grad = v._data.requires_grad
@@ -153,7 +168,8 @@ class Variable:
     # -- shape and type -------------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self._shape)
+        data = self._data
+        return tuple(data.shape) if data is not None else tuple(self._shape)
 
     @property
     def ndim(self) -> int:
@@ -195,6 +211,7 @@ class Variable:
     def need_grad(self, flag: bool) -> None:
         flag = bool(flag)
         self._need_grad = flag
+        layout_changed()
         if self.parent is None and self._data is not None and self._data.dtype.is_floating_point:
             self._data.requires_grad_(flag)
         elif self.parent is not None and not flag and self._data is not None:
@@ -216,6 +233,7 @@ class Variable:
             if self.parent is None:
                 need = self._need_grad and value.dtype.is_floating_point
                 value = value.detach().requires_grad_(need)
+                layout_changed()
             self._data = value
             self._shape = tuple(value.shape)
             self._dtype = value.dtype

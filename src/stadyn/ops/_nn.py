@@ -8,6 +8,7 @@ import numpy as np
 import torch
 import torch.nn.functional as TF
 
+from ..graph import is_training
 from ._registry import op
 from ._util import batch_flatten, ntuple
 
@@ -105,8 +106,8 @@ def _pool_geometry(x, kernel, stride, ignore_border, pad):
     sizes = tuple(x.shape[-n:])
     if ignore_border:
         out = tuple((s + 2 * p - k) // st + 1 for s, p, k, st in zip(sizes, pad, kernel, stride))
-    else:
-        out = tuple(-(-(s + 2 * p) // st) for s, p, st in zip(sizes, pad, stride))
+    else:  # NNabla 1.39: every window starts inside the input (one pad on the left only)
+        out = tuple((s + p - 1) // st + 1 for s, p, st in zip(sizes, pad, stride))
     # Extra right/bottom padding that makes torch's floor formula give ``out`` windows.
     extra = tuple(max(0, (o - 1) * st + k - (s + 2 * p))
                   for o, st, k, s, p in zip(out, stride, kernel, sizes, pad))
@@ -124,8 +125,9 @@ def _explicit_pad(x, n, pad, extra, value):
 def max_pooling(x, kernel, stride=None, ignore_border=True, pad=None, channel_last=False):
     """Max over windows of the last ``len(kernel)`` axes (``stride`` defaults to ``kernel``).
 
-    With ``ignore_border`` the output size is ``(W + 2P - K) // S + 1``; without it,
-    ``ceil((W + 2P) / S)`` and windows may hang over the border.  Padding never wins the max.
+    With ``ignore_border`` the output size is ``(W + 2P - K) // S + 1``; without it (NNabla's
+    rule) ``(W + P - 1) // S + 1``, and the last windows may hang over the border.  Padding never
+    wins the max.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -220,6 +222,8 @@ def batch_normalization(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.
         (4, 3, 5, 5)
     """
     axes = [int(a) % x.ndim for a in axes]
+    if batch_stat is None:
+        batch_stat = is_training()
     if axes != [1]:
         reduce = [a for a in range(x.ndim) if a not in axes]
         perm = reduce + axes
@@ -245,16 +249,19 @@ def _bn_core(x, beta, gamma, mean, variance, decay_rate, eps, batch_stat):
 
 
 @op(1, category=_C)
-def dropout(x, p=0.5, seed=-1, output_mask=False):
+def dropout(x, p=0.5, seed=-1, output_mask=False, train_only=False):
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
+
+    NNabla's dropout always applies; with ``train_only`` (CNTK's Dropout layer) it is the
+    identity outside the training phase (:func:`stadyn.training`).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
         >>> F.dropout(sd.Variable((4, 10)), 0.5).shape
         (4, 10)
     """
-    if p <= 0.0:
-        return x
+    if p <= 0.0 or (train_only and not is_training()):
+        return (x, torch.ones_like(x)) if output_mask else x
     if output_mask:
         mask = (torch.rand_like(x) >= p).to(x.dtype)
         return x * mask / (1.0 - p), mask

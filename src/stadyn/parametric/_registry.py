@@ -39,6 +39,17 @@ class ParameterRegistry:
 
     def __init__(self) -> None:
         self._params: OrderedDict[str, Variable] = OrderedDict()
+        self._claimed: set[str] = set()
+
+    def claim(self, prefix: str) -> str:
+        """A scope path for a new layer: ``prefix``, or ``prefix_1``, ``prefix_2``, ... if taken
+        (by another layer or by parameters already under it)."""
+        candidate, k = prefix, 0
+        while candidate in self._claimed or self.items(candidate):
+            k += 1
+            candidate = f"{prefix}_{k}"
+        self._claimed.add(candidate)
+        return candidate
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._params)
@@ -66,6 +77,9 @@ class ParameterRegistry:
     def remove(self, prefix: str = "") -> None:
         for k, _ in self.items(prefix):
             del self._params[k]
+        head = prefix.rstrip("/") + "/" if prefix else ""
+        self._claimed = {c for c in self._claimed if prefix and not (c == prefix or
+                                                                     c.startswith(head))}
 
 
 _DEFAULT = ParameterRegistry()

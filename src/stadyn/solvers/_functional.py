@@ -3,84 +3,142 @@
 Every function updates ``params`` and its state lists in place and has two paths that a test
 proves agree: ``foreach=True`` uses torch's multi-tensor ``_foreach_*`` kernels (one call per
 step of the formula for all parameters); ``foreach=False`` loops over tensors one by one (the
-reference).  Hyperparameters are keyword-only.  Per-parameter scalars (a step size that depends
-on each parameter's step count) are given as lists.
+reference).  Hyperparameters are keyword-only.  A hyperparameter that can change from step to step
+(a learning rate, a bias-corrected step size, a momentum from a schedule) may be a float, a list
+of floats (one per parameter), or a 0-d tensor — the last is how a compiled training step feeds
+values without recompiling.
 
-These functions serve both :mod:`stadyn.solvers` (NNabla's solvers) and the CNTK learners of
-:mod:`stadyn.learners`, which reach their semantics through the arguments (``gain`` for unit-gain
-momentum, step sizes already scaled to the minibatch, ...).
+These functions serve both :mod:`stadyn.solvers` (NNabla's solvers) and the CNTK learners, which
+reach their semantics through the arguments (``gain`` for unit-gain momentum, step sizes already
+scaled to the minibatch, ...).
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, Union
 
 import torch
 
 Tensors = Sequence[torch.Tensor]
-Scalars = Sequence[float]
+Scalar = Union[float, Sequence[float], torch.Tensor]
 
 __all__ = ["sgd", "momentum", "nesterov", "adam", "rmsprop", "adagrad", "adadelta", "lion",
-           "add_weight_decay", "clip_by_norm", "clip_by_value"]
+           "add_weight_decay", "clip_by_norm", "clip_by_value", "fused_adam_available"]
 
 
-def _scalars(value: float | Scalars, n: int) -> list[float]:
-    if isinstance(value, (int, float)):
-        return [float(value)] * n
-    return [float(v) for v in value]
+# ---------------------------------------------------------------------------------------------
+# Scalars that may be a float, a per-tensor list, or a tensor
+# ---------------------------------------------------------------------------------------------
+def _per_tensor(s: Scalar, n: int) -> list:
+    if isinstance(s, torch.Tensor):
+        return [s] * n
+    if isinstance(s, (int, float)):
+        return [float(s)] * n
+    return [float(v) for v in s]
 
 
-def sgd(params: Tensors, grads: Tensors, *, lr: float | Scalars, foreach: bool = True) -> None:
-    """``w -= lr * g``."""
-    lrs = _scalars(lr, len(params))
-    if foreach:
-        torch._foreach_add_(params, torch._foreach_mul(grads, lrs), alpha=-1.0)
+def _scaled(tensors: Tensors, s: Scalar) -> list[torch.Tensor]:
+    """``[t * s for t in tensors]`` as one multi-tensor op."""
+    if isinstance(s, (int, float)):
+        return torch._foreach_mul(tensors, float(s))
+    if isinstance(s, torch.Tensor):
+        return torch._foreach_mul(tensors, s)
+    return torch._foreach_mul(tensors, [float(v) for v in s])
+
+
+def _add_scaled_(dst: Tensors, src: Tensors, s: Scalar) -> None:
+    """``dst += src * s`` in place."""
+    if isinstance(s, (int, float)):
+        torch._foreach_add_(dst, src, alpha=float(s))
     else:
-        for p, g, a in zip(params, grads, lrs):
-            p.sub_(g * a)
+        torch._foreach_add_(dst, _scaled(src, s))
 
 
-def momentum(params: Tensors, grads: Tensors, velocities: Tensors, *, momentum: float | Scalars,
-             gain: float | Scalars, foreach: bool = True) -> None:
+def _add_scaled_one_(dst: torch.Tensor, src: torch.Tensor, s) -> None:
+    """The per-tensor twin of :func:`_add_scaled_` (same rounding on each path)."""
+    if isinstance(s, float):
+        dst.add_(src, alpha=s)
+    else:
+        dst.add_(src * s)
+
+
+def _mul_(dst: Tensors, s: Scalar) -> None:
+    if isinstance(s, (int, float, torch.Tensor)):
+        torch._foreach_mul_(dst, s)
+    else:
+        torch._foreach_mul_(dst, [float(v) for v in s])
+
+
+def _neg(s: Scalar) -> Scalar:
+    if isinstance(s, (int, float, torch.Tensor)):
+        return -s
+    return [-float(v) for v in s]
+
+
+# ---------------------------------------------------------------------------------------------
+# Update rules
+# ---------------------------------------------------------------------------------------------
+def sgd(params: Tensors, grads: Tensors, *, lr: Scalar, foreach: bool = True) -> None:
+    """``w -= lr * g``."""
+    if foreach:
+        _add_scaled_(params, grads, _neg(lr))
+    else:
+        for p, g, a in zip(params, grads, _per_tensor(_neg(lr), len(params))):
+            _add_scaled_one_(p, g, a)
+
+
+def momentum(params: Tensors, grads: Tensors, velocities: Tensors, *, momentum: Scalar,
+             gain: Scalar, foreach: bool = True) -> None:
     """``v = m * v + gain * g; w -= v``.
 
     NNabla's Momentum is ``gain = lr``; CNTK's unit-gain momentum SGD is ``gain = (1 - m) * lr``.
     """
-    ms, gs = _scalars(momentum, len(params)), _scalars(gain, len(params))
     if foreach:
-        torch._foreach_mul_(velocities, ms)
-        torch._foreach_add_(velocities, torch._foreach_mul(grads, gs))
+        _mul_(velocities, momentum)
+        _add_scaled_(velocities, grads, gain)
         torch._foreach_sub_(params, velocities)
     else:
-        for p, g, v, m, c in zip(params, grads, velocities, ms, gs):
-            v.mul_(m).add_(g * c)
+        n = len(params)
+        for p, g, v, m, c in zip(params, grads, velocities, _per_tensor(momentum, n),
+                                 _per_tensor(gain, n)):
+            v.mul_(m)
+            _add_scaled_one_(v, g, c)
             p.sub_(v)
 
 
-def nesterov(params: Tensors, grads: Tensors, velocities: Tensors, *,
-             momentum: float | Scalars, gain: float | Scalars, foreach: bool = True) -> None:
+def nesterov(params: Tensors, grads: Tensors, velocities: Tensors, *, momentum: Scalar,
+             gain: Scalar, foreach: bool = True) -> None:
     """Nesterov momentum: ``v = m * v + gain * g; w -= m * v + gain * g``.
 
     This is NNabla's Nesterov (``gain = lr``, with its velocity negated) and CNTK's
     (``gain = (1 - m) * lr`` with unit gain).
     """
-    ms, gs = _scalars(momentum, len(params)), _scalars(gain, len(params))
     if foreach:
-        scaled = torch._foreach_mul(grads, gs)
-        torch._foreach_mul_(velocities, ms)
+        scaled = _scaled(grads, gain)
+        _mul_(velocities, momentum)
         torch._foreach_add_(velocities, scaled)
-        torch._foreach_sub_(params, torch._foreach_mul(velocities, ms))
+        torch._foreach_sub_(params, _scaled(velocities, momentum))
         torch._foreach_sub_(params, scaled)
     else:
-        for p, g, v, m, c in zip(params, grads, velocities, ms, gs):
+        n = len(params)
+        for p, g, v, m, c in zip(params, grads, velocities, _per_tensor(momentum, n),
+                                 _per_tensor(gain, n)):
             s = g * c
             v.mul_(m).add_(s)
             p.sub_(v * m).sub_(s)
 
 
-def adam(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_size: float | Scalars,
-         beta1: float, beta2: float, eps: float, gain: float | None = None,
-         v_max: Tensors | None = None, decoupled_decay: float | Scalars = 0.0,
+def _nonzero(s: Scalar) -> bool:
+    if isinstance(s, torch.Tensor):
+        return True
+    if isinstance(s, (int, float)):
+        return s != 0
+    return any(s)
+
+
+def adam(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_size: Scalar,
+         beta1: Scalar, beta2: Scalar, eps: float, gain: Scalar | None = None,
+         v_max: Tensors | None = None, decoupled_decay: Scalar = 0.0,
          foreach: bool = True) -> None:
     """Adam with the bias correction folded into ``step_size`` (NNabla's form):
 
@@ -88,125 +146,190 @@ def adam(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_size: 
     ``w -= step_size * m / (sqrt(v) + eps)``.  With ``v_max`` (AMSGrad) the running maximum of
     ``v`` replaces it.  ``decoupled_decay`` (AdamW) also subtracts ``decay * w_old``.
     """
-    n = len(params)
-    steps = _scalars(step_size, n)
-    decays = _scalars(decoupled_decay, n)
     gain = 1.0 - beta1 if gain is None else gain
+    decay = _nonzero(decoupled_decay)
     if foreach:
-        old = torch._foreach_mul(params, decays) if any(decays) else None
-        torch._foreach_mul_(m, beta1)
-        torch._foreach_add_(m, grads, alpha=gain)
-        torch._foreach_mul_(v, beta2)
-        torch._foreach_addcmul_(v, grads, grads, value=1.0 - beta2)
+        old = _scaled(params, decoupled_decay) if decay else None
+        _mul_(m, beta1)
+        _add_scaled_(m, grads, gain)
+        _mul_(v, beta2)
+        if isinstance(beta2, (int, float)):
+            torch._foreach_addcmul_(v, grads, grads, value=1.0 - beta2)
+        else:
+            _add_scaled_(v, torch._foreach_mul(grads, grads), _one_minus(beta2))
         second = v
         if v_max is not None:
             torch._foreach_maximum_(v_max, v)
             second = v_max
         denom = torch._foreach_sqrt(second)
         torch._foreach_add_(denom, eps)
-        torch._foreach_addcdiv_(params, m, denom, [-s for s in steps])
+        if isinstance(step_size, torch.Tensor):
+            update = torch._foreach_div(m, denom)
+            torch._foreach_mul_(update, step_size)
+            torch._foreach_sub_(params, update)
+        else:
+            torch._foreach_addcdiv_(params, m, denom, _per_tensor(_neg(step_size), len(params)))
         if old is not None:
             torch._foreach_sub_(params, old)
+        return
+    n = len(params)
+    steps, decays = _per_tensor(step_size, n), _per_tensor(decoupled_decay, n)
+    gains, b1s, b2s = _per_tensor(gain, n), _per_tensor(beta1, n), _per_tensor(beta2, n)
+    for i, (p, g, mi, vi) in enumerate(zip(params, grads, m, v)):
+        old = p * decays[i] if decay else None
+        mi.mul_(b1s[i])
+        _add_scaled_one_(mi, g, gains[i])
+        vi.mul_(b2s[i])
+        if isinstance(b2s[i], float):
+            vi.addcmul_(g, g, value=1.0 - b2s[i])
+        else:
+            vi.add_(g * g * (1.0 - b2s[i]))
+        second = vi
+        if v_max is not None:
+            torch.maximum(v_max[i], vi, out=v_max[i])
+            second = v_max[i]
+        denom = second.sqrt().add_(eps)
+        if isinstance(steps[i], float):
+            p.addcdiv_(mi, denom, value=-steps[i])
+        else:
+            p.sub_(mi / denom * steps[i])
+        if old is not None:
+            p.sub_(old)
+
+
+def _one_minus(s: Scalar) -> Scalar:
+    if isinstance(s, (int, float, torch.Tensor)):
+        return 1.0 - s
+    return [1.0 - float(v) for v in s]
+
+
+def fused_adam_available(params: Tensors) -> bool:
+    """True when torch's fused Adam kernel can update ``params`` (one device, float32)."""
+    if not hasattr(torch, "_fused_adam_") or not params:
+        return False
+    device = params[0].device
+    return all(p.dtype == torch.float32 and p.device == device for p in params) and \
+        device.type in ("cpu", "cuda")
+
+
+def fused_adam(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, alpha: float,
+               beta1: float, beta2: float, eps: float, t: int, v_max: Tensors | None = None,
+               bias_correction: bool = True, decoupled_decay: float = 0.0) -> None:
+    """NNabla's Adam through torch's fused kernel (one pass over memory).
+
+    NNabla's step ``alpha sqrt(1-b2^t)/(1-b1^t) m / (sqrt(v) + eps)`` equals torch's
+    ``alpha/(1-b1^t) m / (sqrt(v)/sqrt(1-b2^t) + eps')`` with ``eps' = eps / sqrt(1-b2^t)``.
+    ``decoupled_decay`` is AdamW's ``eta_t * wd`` (subtracted times the old weight).
+    """
+    if bias_correction:
+        step = torch.tensor(float(t))
+        eps_t = eps / (1.0 - beta2 ** t) ** 0.5
+    else:   # torch always corrects: undo it with a huge step count (corrections -> 1)
+        step = torch.tensor(1e9)
+        eps_t = eps
+    steps = [step] * len(params)
+    kwargs = dict(lr=alpha, beta1=beta1, beta2=beta2, eps=eps_t,
+                  amsgrad=v_max is not None, maximize=False)
+    if decoupled_decay:
+        torch._fused_adamw_(params, grads, m, v, list(v_max or []), steps,
+                            weight_decay=decoupled_decay / alpha, **kwargs)
     else:
-        for i, (p, g, mi, vi) in enumerate(zip(params, grads, m, v)):
-            old = p * decays[i] if decays[i] else None
-            mi.mul_(beta1).add_(g, alpha=gain)
-            vi.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-            second = vi
-            if v_max is not None:
-                torch.maximum(v_max[i], vi, out=v_max[i])
-                second = v_max[i]
-            p.addcdiv_(mi, second.sqrt().add_(eps), value=-steps[i])
-            if old is not None:
-                p.sub_(old)
+        torch._fused_adam_(params, grads, m, v, list(v_max or []), steps, weight_decay=0.0,
+                           **kwargs)
 
 
-def rmsprop(params: Tensors, grads: Tensors, v: Tensors, *, lr: float | Scalars, decay: float,
+def rmsprop(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, decay: float,
             eps: float, foreach: bool = True) -> None:
     """``v = decay v + (1 - decay) g^2; w -= lr g / (sqrt(v) + eps)``."""
-    lrs = _scalars(lr, len(params))
     if foreach:
         torch._foreach_mul_(v, decay)
         torch._foreach_addcmul_(v, grads, grads, value=1.0 - decay)
         denom = torch._foreach_sqrt(v)
         torch._foreach_add_(denom, eps)
-        torch._foreach_addcdiv_(params, grads, denom, [-a for a in lrs])
+        _add_scaled_(params, torch._foreach_div(grads, denom), _neg(lr))
     else:
-        for p, g, vi, a in zip(params, grads, v, lrs):
+        for p, g, vi, a in zip(params, grads, v, _per_tensor(lr, len(params))):
             vi.mul_(decay).addcmul_(g, g, value=1.0 - decay)
-            p.addcdiv_(g, vi.sqrt().add_(eps), value=-a)
+            _add_scaled_one_(p, g / vi.sqrt().add_(eps), -a)
 
 
-def adagrad(params: Tensors, grads: Tensors, v: Tensors, *, lr: float | Scalars, eps: float,
+def adagrad(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, eps: float,
             foreach: bool = True) -> None:
     """``v += g^2; w -= lr g / (sqrt(v) + eps)``."""
-    lrs = _scalars(lr, len(params))
     if foreach:
         torch._foreach_addcmul_(v, grads, grads, value=1.0)
         denom = torch._foreach_sqrt(v)
         torch._foreach_add_(denom, eps)
-        torch._foreach_addcdiv_(params, grads, denom, [-a for a in lrs])
+        _add_scaled_(params, torch._foreach_div(grads, denom), _neg(lr))
     else:
-        for p, g, vi, a in zip(params, grads, v, lrs):
+        for p, g, vi, a in zip(params, grads, v, _per_tensor(lr, len(params))):
             vi.addcmul_(g, g, value=1.0)
-            p.addcdiv_(g, vi.sqrt().add_(eps), value=-a)
+            _add_scaled_one_(p, g / vi.sqrt().add_(eps), -a)
 
 
-def adadelta(params: Tensors, grads: Tensors, eg: Tensors, ex: Tensors, *,
-             lr: float | Scalars, decay: float, eps: float, foreach: bool = True) -> None:
+def adadelta(params: Tensors, grads: Tensors, eg: Tensors, ex: Tensors, *, lr: Scalar,
+             decay: float, eps: float, foreach: bool = True) -> None:
     """AdaDelta: ``E[g^2] = d E[g^2] + (1-d) g^2``; ``dx = sqrt((E[dx^2]+eps)/(E[g^2]+eps)) g``;
     ``E[dx^2] = d E[dx^2] + (1-d) dx^2``; ``w -= lr dx``."""
-    lrs = _scalars(lr, len(params))
     if foreach:
         torch._foreach_mul_(eg, decay)
         torch._foreach_addcmul_(eg, grads, grads, value=1.0 - decay)
-        num = torch._foreach_add(ex, eps)
-        den = torch._foreach_add(eg, eps)
-        ratio = torch._foreach_div(num, den)
+        ratio = torch._foreach_div(torch._foreach_add(ex, eps), torch._foreach_add(eg, eps))
         torch._foreach_sqrt_(ratio)
         dx = torch._foreach_mul(ratio, grads)
         torch._foreach_mul_(ex, decay)
         torch._foreach_addcmul_(ex, dx, dx, value=1.0 - decay)
-        torch._foreach_add_(params, torch._foreach_mul(dx, [-a for a in lrs]))
+        _add_scaled_(params, dx, _neg(lr))
     else:
-        for p, g, egi, exi, a in zip(params, grads, eg, ex, lrs):
+        for p, g, egi, exi, a in zip(params, grads, eg, ex, _per_tensor(lr, len(params))):
             egi.mul_(decay).addcmul_(g, g, value=1.0 - decay)
             dx = ((exi + eps) / (egi + eps)).sqrt_() * g
             exi.mul_(decay).addcmul_(dx, dx, value=1.0 - decay)
-            p.add_(dx * -a)
+            _add_scaled_one_(p, dx, -a)
 
 
-def lion(params: Tensors, grads: Tensors, m: Tensors, *, lr: float | Scalars, beta1: float,
-         beta2: float, foreach: bool = True) -> None:
-    """Lion: ``w -= lr sign(b1 m + (1 - b1) g); m = b2 m + (1 - b2) g``."""
-    lrs = _scalars(lr, len(params))
+def lion(params: Tensors, grads: Tensors, m: Tensors, *, lr: Scalar, beta1: float, beta2: float,
+         weight_decay: Scalar = 0.0, foreach: bool = True) -> None:
+    """Lion: ``w -= lr (sign(b1 m + (1 - b1) g) + weight_decay w); m = b2 m + (1 - b2) g``."""
+    decay = _nonzero(weight_decay)
     if foreach:
         update = torch._foreach_mul(m, beta1)
         torch._foreach_add_(update, grads, alpha=1.0 - beta1)
         torch._foreach_sign_(update)
-        torch._foreach_add_(params, torch._foreach_mul(update, [-a for a in lrs]))
+        if decay:
+            _add_scaled_(update, params, weight_decay)
+        _add_scaled_(params, update, _neg(lr))
         torch._foreach_mul_(m, beta2)
         torch._foreach_add_(m, grads, alpha=1.0 - beta2)
     else:
-        for p, g, mi, a in zip(params, grads, m, lrs):
-            p.add_((mi * beta1 + g * (1.0 - beta1)).sign_() * -a)
+        n = len(params)
+        for p, g, mi, a, d in zip(params, grads, m, _per_tensor(lr, n),
+                                  _per_tensor(weight_decay, n)):
+            update = mi * beta1
+            update.add_(g, alpha=1.0 - beta1)
+            update.sign_()
+            if decay:
+                _add_scaled_one_(update, p, d)
+            _add_scaled_one_(p, update, -a)
             mi.mul_(beta2).add_(g, alpha=1.0 - beta2)
 
 
-def add_weight_decay(grads: Tensors, params: Tensors, *, rate: float | Scalars,
+# ---------------------------------------------------------------------------------------------
+# Gradient transforms
+# ---------------------------------------------------------------------------------------------
+def add_weight_decay(grads: Tensors, params: Tensors, *, rate: Scalar,
                      foreach: bool = True) -> None:
     """``g += rate * w`` (L2 regularisation through the gradient)."""
-    rates = _scalars(rate, len(params))
     if foreach:
-        torch._foreach_add_(grads, torch._foreach_mul(params, rates))
+        _add_scaled_(grads, params, rate)
     else:
-        for g, p, r in zip(grads, params, rates):
+        for g, p, r in zip(grads, params, _per_tensor(rate, len(params))):
             g.add_(p * r)
 
 
-def clip_by_norm(grads: Tensors, *, max_norm: float | Scalars, foreach: bool = True) -> None:
+def clip_by_norm(grads: Tensors, *, max_norm: Scalar, foreach: bool = True) -> None:
     """Rescale each tensor whose L2 norm exceeds ``max_norm`` to that norm (per tensor)."""
-    limits = _scalars(max_norm, len(grads))
+    limits = _per_tensor(max_norm, len(grads))
     if foreach:
         norms = torch._foreach_norm(grads)
         factors = [torch.clamp(lim / torch.clamp(nrm, min=1e-30), max=1.0)
@@ -218,12 +341,12 @@ def clip_by_norm(grads: Tensors, *, max_norm: float | Scalars, foreach: bool = T
             g.mul_(torch.clamp(lim / torch.clamp(nrm, min=1e-30), max=1.0))
 
 
-def clip_by_value(grads: Tensors, *, limit: float | Scalars, foreach: bool = True) -> None:
+def clip_by_value(grads: Tensors, *, limit: Scalar, foreach: bool = True) -> None:
     """Clamp each element into ``[-limit, limit]``."""
-    limits = _scalars(limit, len(grads))
-    if foreach and len(set(limits)) == 1:
+    limits = _per_tensor(limit, len(grads))
+    if foreach and all(isinstance(v, float) for v in limits) and len(set(limits)) == 1:
         torch._foreach_clamp_min_(grads, -limits[0])
         torch._foreach_clamp_max_(grads, limits[0])
     else:
         for g, lim in zip(grads, limits):
-            g.clamp_(-lim, lim)
+            torch.clamp(g, -lim, lim, out=g)

@@ -68,10 +68,14 @@ class Solver:
             if not isinstance(var, Variable):
                 raise ParameterError(f"solver parameter '{name}' is a {type(var).__name__}, not a "
                                      "Variable")
-            known = name in self._params and self._params[name] is var
-            self._params[name] = var
-            if not (known and retain_state) or name not in self._states:
+            old = self._params.get(name)
+            if old is not None and retain_state and name in self._states:
+                if old.shape != var.shape:  # NNabla's check: the state must fit the new one
+                    raise ParameterError(f"{self.name}.set_parameters: cannot retain the state "
+                                         f"of '{name}': shape {var.shape} != {old.shape}")
+            else:
                 self._states[name] = self._init_state(var.data)
+            self._params[name] = var
 
     def remove_parameters(self, keys) -> None:
         for k in keys:
@@ -117,9 +121,19 @@ class Solver:
             return
         for name in names:
             self._states[name]["t"] += 1
-        self._step(names, params, grads)
+        states = {key: self._state_list(names, key) for key in self._state_names}
+        self._update(params, grads, states, self._step_scalars(names), self.foreach)
 
-    def _step(self, names, params, grads) -> None:  # pragma: no cover - abstract
+    def _step_scalars(self, names: list[str]) -> dict[str, Any]:
+        """Hyperparameter values for this step that may change between steps (learning rates,
+        bias-corrected step sizes): floats, or lists with one value per parameter."""
+        return {self._lr_name: self.hyper[self._lr_name]}
+
+    def _update(self, params: list[torch.Tensor], grads: list[torch.Tensor],
+                states: dict[str, list[torch.Tensor]], scalars: dict[str, Any],
+                foreach: bool) -> None:  # pragma: no cover - abstract
+        """One step of the solver's maths.  ``scalars`` come from :meth:`_step_scalars`, or are
+        0-d tensors when a compiled step feeds them."""
         raise NotImplementedError
 
     def _state_list(self, names, key) -> list[torch.Tensor]:
@@ -235,8 +249,8 @@ class Sgd(Solver):
     def __init__(self, lr: float = 1e-3):
         super().__init__(lr=lr)
 
-    def _step(self, names, params, grads):
-        Fn.sgd(params, grads, lr=self.hyper["lr"], foreach=self.foreach)
+    def _update(self, params, grads, states, scalars, foreach):
+        Fn.sgd(params, grads, lr=scalars["lr"], foreach=foreach)
 
 
 class Momentum(Solver):
@@ -250,9 +264,9 @@ class Momentum(Solver):
     def __init__(self, lr: float = 1e-3, momentum: float = 0.9):
         super().__init__(lr=lr, momentum=momentum)
 
-    def _step(self, names, params, grads):
-        Fn.momentum(params, grads, self._state_list(names, "v"), momentum=self.hyper["momentum"],
-                    gain=self.hyper["lr"], foreach=self.foreach)
+    def _update(self, params, grads, states, scalars, foreach):
+        Fn.momentum(params, grads, states["v"], momentum=self.hyper["momentum"],
+                    gain=scalars["lr"], foreach=foreach)
 
 
 class Nesterov(Solver):
@@ -267,9 +281,9 @@ class Nesterov(Solver):
     def __init__(self, lr: float = 1e-3, momentum: float = 0.9):
         super().__init__(lr=lr, momentum=momentum)
 
-    def _step(self, names, params, grads):
-        Fn.nesterov(params, grads, self._state_list(names, "v"), momentum=self.hyper["momentum"],
-                    gain=self.hyper["lr"], foreach=self.foreach)
+    def _update(self, params, grads, states, scalars, foreach):
+        Fn.nesterov(params, grads, states["v"], momentum=self.hyper["momentum"],
+                    gain=scalars["lr"], foreach=foreach)
 
 
 class Adam(Solver):
@@ -277,31 +291,56 @@ class Adam(Solver):
     v \leftarrow \beta_2 v + (1-\beta_2) g^2;\
     w \leftarrow w - \alpha \frac{\sqrt{1-\beta_2^t}}{1-\beta_1^t} \frac{m}{\sqrt v + \epsilon}`.
 
+    On CPU and CUDA the step runs in torch's fused Adam kernel (one pass over memory, with
+    ``eps`` rescaled so the formula is NNabla's); ``solver.fused = False`` selects the
+    multi-tensor path.
+
     Example: ``S.Adam(alpha=1e-3)``.
     """
 
     _state_names = ("m", "v")
     _lr_name = "alpha"
+    bias_correction = True
 
     def __init__(self, alpha: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
                  eps: float = 1e-8):
         super().__init__(alpha=alpha, beta1=beta1, beta2=beta2, eps=eps)
+        self.fused = True
 
-    def _step_sizes(self, names, bias_correction: bool = True) -> list[float]:
+    def _step_scalars(self, names):
         h = self.hyper
-        if not bias_correction:
-            return [h["alpha"]] * len(names)
-        out = []
+        steps = []
         for n in names:
             t = self._states[n]["t"]
-            out.append(h["alpha"] * math.sqrt(1.0 - h["beta2"] ** t) / (1.0 - h["beta1"] ** t))
-        return out
+            if self.bias_correction:
+                steps.append(h["alpha"] * math.sqrt(1.0 - h["beta2"] ** t)
+                             / (1.0 - h["beta1"] ** t))
+            else:
+                steps.append(h["alpha"])
+        ts = {self._states[n]["t"] for n in names}
+        scalars: dict[str, Any] = {"step_size": steps[0] if len(set(steps)) == 1 else steps}
+        if self._decay():
+            scalars["decay"] = self._decay()
+        if len(ts) == 1:
+            scalars["t"] = ts.pop()
+        return scalars
 
-    def _step(self, names, params, grads):
+    def _decay(self) -> float:
+        return 0.0
+
+    def _update(self, params, grads, states, scalars, foreach):
         h = self.hyper
-        Fn.adam(params, grads, self._state_list(names, "m"), self._state_list(names, "v"),
-                step_size=self._step_sizes(names), beta1=h["beta1"], beta2=h["beta2"],
-                eps=h["eps"], foreach=self.foreach)
+        v_max = states.get("v_hat")
+        if self.fused and foreach and "t" in scalars and isinstance(scalars["step_size"], float) \
+                and Fn.fused_adam_available(params):
+            Fn.fused_adam(params, grads, states["m"], states["v"], alpha=h["alpha"],
+                          beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], t=scalars["t"],
+                          v_max=v_max, bias_correction=self.bias_correction,
+                          decoupled_decay=scalars.get("decay", 0.0))
+            return
+        Fn.adam(params, grads, states["m"], states["v"], step_size=scalars["step_size"],
+                beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], v_max=v_max,
+                decoupled_decay=scalars.get("decay", 0.0), foreach=foreach)
 
 
 class AdamW(Adam):
@@ -314,13 +353,12 @@ class AdamW(Adam):
     def __init__(self, alpha: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
                  eps: float = 1e-8, wd: float = 1e-4):
         Solver.__init__(self, alpha=alpha, beta1=beta1, beta2=beta2, eps=eps, wd=wd)
+        self.fused = True
 
-    def _step(self, names, params, grads):
+    def _decay(self) -> float:
         h = self.hyper
         eta = h["alpha"] / self._initial_lr if self._initial_lr else 1.0
-        Fn.adam(params, grads, self._state_list(names, "m"), self._state_list(names, "v"),
-                step_size=self._step_sizes(names), beta1=h["beta1"], beta2=h["beta2"],
-                eps=h["eps"], decoupled_decay=eta * h["wd"], foreach=self.foreach)
+        return eta * h["wd"]
 
 
 class AMSGrad(Adam):
@@ -336,13 +374,7 @@ class AMSGrad(Adam):
                  eps: float = 1e-8, bias_correction: bool = False):
         Solver.__init__(self, alpha=alpha, beta1=beta1, beta2=beta2, eps=eps)
         self.bias_correction = bias_correction
-
-    def _step(self, names, params, grads):
-        h = self.hyper
-        Fn.adam(params, grads, self._state_list(names, "m"), self._state_list(names, "v"),
-                step_size=self._step_sizes(names, self.bias_correction), beta1=h["beta1"],
-                beta2=h["beta2"], eps=h["eps"], v_max=self._state_list(names, "v_hat"),
-                foreach=self.foreach)
+        self.fused = True
 
 
 class RMSprop(Solver):
@@ -357,10 +389,10 @@ class RMSprop(Solver):
     def __init__(self, lr: float = 1e-3, decay: float = 0.9, eps: float = 1e-8):
         super().__init__(lr=lr, decay=decay, eps=eps)
 
-    def _step(self, names, params, grads):
+    def _update(self, params, grads, states, scalars, foreach):
         h = self.hyper
-        Fn.rmsprop(params, grads, self._state_list(names, "v"), lr=h["lr"], decay=h["decay"],
-                   eps=h["eps"], foreach=self.foreach)
+        Fn.rmsprop(params, grads, states["v"], lr=scalars["lr"], decay=h["decay"], eps=h["eps"],
+                   foreach=foreach)
 
 
 class Adagrad(Solver):
@@ -374,10 +406,9 @@ class Adagrad(Solver):
     def __init__(self, lr: float = 1e-2, eps: float = 1e-8):
         super().__init__(lr=lr, eps=eps)
 
-    def _step(self, names, params, grads):
-        h = self.hyper
-        Fn.adagrad(params, grads, self._state_list(names, "v"), lr=h["lr"], eps=h["eps"],
-                   foreach=self.foreach)
+    def _update(self, params, grads, states, scalars, foreach):
+        Fn.adagrad(params, grads, states["v"], lr=scalars["lr"], eps=self.hyper["eps"],
+                   foreach=foreach)
 
 
 class Adadelta(Solver):
@@ -391,15 +422,19 @@ class Adadelta(Solver):
     def __init__(self, lr: float = 1.0, decay: float = 0.95, eps: float = 1e-6):
         super().__init__(lr=lr, decay=decay, eps=eps)
 
-    def _step(self, names, params, grads):
+    def _update(self, params, grads, states, scalars, foreach):
         h = self.hyper
-        Fn.adadelta(params, grads, self._state_list(names, "e_g"), self._state_list(names, "e_x"),
-                    lr=h["lr"], decay=h["decay"], eps=h["eps"], foreach=self.foreach)
+        Fn.adadelta(params, grads, states["e_g"], states["e_x"], lr=scalars["lr"],
+                    decay=h["decay"], eps=h["eps"], foreach=foreach)
 
 
 class Lion(Solver):
-    r"""Lion: :math:`w \leftarrow w - \eta\,\mathrm{sign}(\beta_1 m + (1-\beta_1) g);\
-    m \leftarrow \beta_2 m + (1-\beta_2) g`.
+    r"""Lion: :math:`w \leftarrow w - \eta\,(\mathrm{sign}(\beta_1 m + (1-\beta_1) g) +
+    \lambda w);\ m \leftarrow \beta_2 m + (1-\beta_2) g`.
+
+    As in NNabla, weight decay is fused into the update: :meth:`weight_decay` sets
+    :math:`\lambda` for the next :meth:`update` only (added to the gradient, it would vanish in
+    the sign).
 
     Example: ``S.Lion(lr=1e-4)``.
     """
@@ -408,8 +443,20 @@ class Lion(Solver):
 
     def __init__(self, lr: float = 1e-4, beta1: float = 0.9, beta2: float = 0.99):
         super().__init__(lr=lr, beta1=beta1, beta2=beta2)
+        self._next_decay = 0.0
 
-    def _step(self, names, params, grads):
+    def weight_decay(self, decay_rate: float) -> None:
+        """Decay the weights by ``lr * decay_rate * w`` in the next :meth:`update`."""
+        self._next_decay = float(decay_rate)
+
+    def update(self) -> None:
+        super().update()
+        self._next_decay = 0.0
+
+    def _step_scalars(self, names):
+        return {"lr": self.hyper["lr"], "weight_decay": self._next_decay}
+
+    def _update(self, params, grads, states, scalars, foreach):
         h = self.hyper
-        Fn.lion(params, grads, self._state_list(names, "m"), lr=h["lr"], beta1=h["beta1"],
-                beta2=h["beta2"], foreach=self.foreach)
+        Fn.lion(params, grads, states["m"], lr=scalars["lr"], beta1=h["beta1"], beta2=h["beta2"],
+                weight_decay=scalars["weight_decay"], foreach=foreach)

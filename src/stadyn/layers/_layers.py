@@ -1,0 +1,509 @@
+"""CNTK-style layers: callable objects that create their parameters on first use.
+
+A layer object is a function: ``Dense(10)(x)`` returns a Variable.  On its first call it infers
+its parameters' shapes from the input and creates them in the parameter registry under a unique
+scope (``dense``, ``dense_1``, ...; or its ``name``); calling the same object again reuses them
+(shared parameters).  Layers use only ``F`` ops, so they work in static and dynamic mode alike.
+Dropout and batch normalisation follow the phase (:func:`stadyn.training`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from .. import functions as F
+from .._errors import StadynError
+from ..graph import Variable, current_scope, name_scope
+from ..parametric import current_registry, get_parameter_or_create
+from ._init import glorot_uniform, initial_value
+from ._options import default_override_or, resolve
+
+__all__ = ["Layer", "Sequential", "For", "LayerStack", "Dense", "Convolution", "Convolution1D",
+           "Convolution2D", "Convolution3D", "ConvolutionTranspose", "MaxPooling",
+           "AveragePooling", "GlobalMaxPooling", "GlobalAveragePooling", "Dropout",
+           "BatchNormalization", "Embedding", "Activation", "Label", "Identity", "identity"]
+
+
+def identity(x):
+    """The identity function (CNTK's default activation)."""
+    return x
+
+
+def _tuple(value: Any, n: int) -> tuple[int, ...]:
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * n
+    value = tuple(int(v) for v in value)
+    if len(value) == 1 and n > 1:
+        return value * n
+    return value
+
+
+class Layer:
+    """Base class: a callable with parameters in the registry (see the module docstring)."""
+
+    def __init__(self, name: str = ""):
+        self.name = name
+        self._scope: str | None = None
+        self._params: dict[str, Variable] = {}
+
+    @property
+    def kind(self) -> str:
+        return type(self).__name__.lower()
+
+    def __call__(self, *args):
+        if self._scope is None:
+            base = self.name or self.kind
+            prefix = current_scope()
+            self._scope = current_registry().claim(f"{prefix}/{base}" if prefix else base)
+        with name_scope(self._scope, absolute=True):
+            return self.apply(*args)
+
+    def apply(self, *args):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def parameter(self, name: str, shape: Sequence[int], init: Any, fan_in: int = 1,
+                  fan_out: int = 1, need_grad: bool = True) -> Variable:
+        """This layer's parameter ``name`` (created on first use, in the layer's scope)."""
+        shape = tuple(int(s) for s in shape)
+        var = self._params.get(name)
+        if var is not None:
+            if var.shape != shape:
+                raise StadynError(f"{type(self).__name__} '{self._scope}': parameter '{name}' has "
+                                  f"shape {var.shape} but this input needs {shape} (a layer "
+                                  "object applied twice shares its parameters)")
+            return var
+        var = get_parameter_or_create(name, shape, initial_value(init, shape, fan_in, fan_out),
+                                      need_grad)
+        self._params[name] = var
+        return var
+
+    @property
+    def parameters(self) -> list[Variable]:
+        """The layer's parameters (created by its first call)."""
+        return list(self._params.values())
+
+    def __rshift__(self, other):
+        return Sequential([self, other])
+
+    def __rrshift__(self, other):
+        return Sequential([other, self])
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._scope or self.name or '(not applied yet)'}>"
+
+
+# ---------------------------------------------------------------------------------------------
+# Composition
+# ---------------------------------------------------------------------------------------------
+def _flatten(layers: Iterable) -> list:
+    out = []
+    for layer in layers:
+        if isinstance(layer, list):
+            out.extend(_flatten(layer))
+        else:
+            out.append(layer)
+    return out
+
+
+class Sequential(Layer):
+    """Apply layers one after another.  Nested lists are flattened; a tuple applies its members
+    to the same input as parallel branches and passes on their outputs together.
+
+    Example:
+        >>> import stadyn as sd, stadyn.layers as L
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     model = L.Sequential([L.Dense(8, activation=L.relu), [L.Dense(4)], L.Dense(2)])
+        ...     model(sd.Variable((5, 3))).shape
+        (5, 2)
+    """
+
+    def __init__(self, layers: Sequence, name: str = ""):
+        super().__init__(name)
+        self.layers = _flatten(list(layers))
+
+    @property
+    def kind(self) -> str:
+        return "sequential"
+
+    def __call__(self, *args):
+        # A Sequential without a name adds no scope: its layers name themselves.
+        if not self.name:
+            return self.apply(*args)
+        return super().__call__(*args)
+
+    def apply(self, *args):
+        values = args
+        for layer in self.layers:
+            if isinstance(layer, tuple):
+                values = tuple(branch(*values) for branch in layer)
+            else:
+                values = layer(*values)
+                values = values if isinstance(values, tuple) else (values,)
+        return values[0] if len(values) == 1 else values
+
+    @property
+    def parameters(self) -> list[Variable]:
+        params: list[Variable] = []
+        for layer in self.layers:
+            for member in (layer if isinstance(layer, tuple) else (layer,)):
+                params.extend(getattr(member, "parameters", []) or [])
+        return params
+
+    def __rshift__(self, other):
+        return Sequential(self.layers + [other])
+
+
+def For(what_range: Iterable, constructor: Callable, name: str = "") -> Sequential:
+    """``Sequential`` of ``constructor(i)`` (or ``constructor()``) for ``i`` in ``what_range``.
+
+    Example:
+        >>> import stadyn.layers as L
+        >>> len(L.For(range(3), lambda i: L.Dense([8, 4, 2][i])).layers)
+        3
+    """
+    try:
+        takes_index = len(inspect.signature(constructor).parameters) > 0
+    except (TypeError, ValueError):
+        takes_index = True
+    layers = [constructor(i) if takes_index else constructor() for i in what_range]
+    return Sequential(layers, name=name)
+
+
+def LayerStack(n: int, constructor: Callable) -> Sequential:
+    """The 2017 CNTK betas' name for ``For(range(n), constructor)``."""
+    return For(range(n), constructor)
+
+
+# ---------------------------------------------------------------------------------------------
+# Layers
+# ---------------------------------------------------------------------------------------------
+class Dense(Layer):
+    """Fully connected: ``activation(x W + b)`` with ``W`` of shape ``(in, *shape)``; ``in`` is the
+    product of the input's axes after the batch axis (or its last ``input_rank`` axes).
+
+    Example:
+        >>> import stadyn as sd, stadyn.layers as L
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     d = L.Dense(4)
+        ...     y = d(sd.Variable((2, 3, 5)))
+        ...     y.shape, [p.shape for p in d.parameters]
+        ((2, 4), [(15, 4), (4,)])
+    """
+
+    def __init__(self, shape, activation=default_override_or(identity),
+                 init=default_override_or(glorot_uniform()), input_rank=None, map_rank=None,
+                 bias=default_override_or(True), init_bias=default_override_or(0.0),
+                 name: str = ""):
+        super().__init__(name)
+        self.shape = _tuple(shape, 1)
+        self.activation = resolve("Dense", "activation", activation) or identity
+        self.init = resolve("Dense", "init", init)
+        self.bias = resolve("Dense", "bias", bias)
+        self.init_bias = resolve("Dense", "init_bias", init_bias)
+        self.input_rank = input_rank
+        self.map_rank = map_rank
+
+    def apply(self, x):
+        if self.input_rank is not None:
+            base_axis = x.ndim - int(self.input_rank)
+        elif self.map_rank is not None:
+            base_axis = 1 + int(self.map_rank)
+        else:
+            base_axis = 1
+        fan_in = int(np.prod(x.shape[base_axis:]))
+        fan_out = int(np.prod(self.shape))
+        w = self.parameter("W", (fan_in,) + self.shape, self.init, fan_in, fan_out)
+        b = self.parameter("b", self.shape, self.init_bias) if self.bias else None
+        return self.activation(F.affine(x, w, b, base_axis))
+
+
+def _same_padding(size: int, kernel: int, stride: int, dilation: int = 1) -> tuple[int, int]:
+    """CNTK's auto-padding: windows centred on every ``stride``-th input position, so the output
+    has ``ceil(size / stride)`` elements; returns (before, after)."""
+    span = dilation * (kernel - 1) + 1
+    out = -(-size // stride)
+    before = (span - 1) // 2
+    after = max(0, (out - 1) * stride + span - size - before)
+    return before, after
+
+
+def _symmetric(pads, sizes, kernels, strides, dilations=None) -> tuple[int, ...] | None:
+    """The symmetric padding that gives the same windows as ``pads`` (before, after), if any:
+    padding only the start by ``before`` works whenever it yields as many windows."""
+    dilations = dilations or (1,) * len(pads)
+    out = []
+    for (lo, hi), size, k, s, d in zip(pads, sizes, kernels, strides, dilations):
+        span = d * (k - 1) + 1
+        wanted = (size + lo + hi - span) // s + 1
+        if (size + 2 * lo - span) // s + 1 != wanted:
+            return None
+        out.append(lo)
+    return tuple(out)
+
+
+class Convolution(Layer):
+    """N-d convolution with ``num_filters`` filters of ``filter_shape``; ``pad=True`` keeps the
+    size (``ceil(size/stride)``) by CNTK's centred auto-padding.
+
+    Example:
+        >>> import stadyn as sd, stadyn.layers as L
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     L.Convolution((3, 3), 64, pad=True)(sd.Variable((2, 3, 32, 32))).shape
+        (2, 64, 32, 32)
+    """
+
+    def __init__(self, filter_shape, num_filters=None, sequential=False,
+                 activation=default_override_or(identity),
+                 init=default_override_or(glorot_uniform()), pad=default_override_or(False),
+                 strides=1, sharing=True, bias=default_override_or(True),
+                 init_bias=default_override_or(0.0), reduction_rank=1, transpose_weight=False,
+                 dilation=1, groups=1, max_temp_mem_size_in_samples=0, op_name="Convolution",
+                 name: str = ""):
+        super().__init__(name)
+        if sequential:
+            raise StadynError("Convolution(sequential=True) is not supported")
+        self.filter_shape = _tuple(filter_shape, 1)
+        n = len(self.filter_shape)
+        self.num_filters = 1 if num_filters is None else int(num_filters)
+        self.squeeze_filters = num_filters is None
+        self.activation = resolve("Convolution", "activation", activation) or identity
+        self.init = resolve("Convolution", "init", init)
+        self.pad = resolve("Convolution", "pad", pad)
+        self.strides = _tuple(strides, n)
+        self.bias = resolve("Convolution", "bias", bias)
+        self.init_bias = resolve("Convolution", "init_bias", init_bias)
+        self.dilation = _tuple(dilation, n)
+        self.groups = int(groups)
+        self.reduction_rank = reduction_rank
+
+    def _padding(self, sizes):
+        pads = _tuple(self.pad, len(self.filter_shape)) if not isinstance(self.pad, bool) else \
+            (self.pad,) * len(self.filter_shape)
+        return [(_same_padding(s, k, st, d) if p else (0, 0))
+                for s, k, st, d, p in zip(sizes, self.filter_shape, self.strides, self.dilation,
+                                          pads)]
+
+    def apply(self, x):
+        n = len(self.filter_shape)
+        if self.reduction_rank == 0:
+            x = F.reshape(x, (x.shape[0], 1) + tuple(x.shape[1:]))
+        channels = x.shape[1]
+        kernel = int(np.prod(self.filter_shape))
+        w = self.parameter("W", (self.num_filters, channels // self.groups) + self.filter_shape,
+                           self.init, channels // self.groups * kernel, self.num_filters * kernel)
+        b = self.parameter("b", (self.num_filters,), self.init_bias) if self.bias else None
+        pads = self._padding(x.shape[-n:])
+        symmetric = _symmetric(pads, x.shape[-n:], self.filter_shape, self.strides, self.dilation)
+        if symmetric is None:
+            x = F.pad(x, tuple(v for lo_hi in pads for v in lo_hi))
+            symmetric = (0,) * n
+        y = F.convolution(x, w, b, pad=symmetric, stride=self.strides, dilation=self.dilation,
+                          group=self.groups)
+        if self.squeeze_filters:
+            y = F.reshape(y, (y.shape[0],) + tuple(y.shape[2:]))
+        return self.activation(y)
+
+
+def Convolution1D(filter_shape, num_filters=None, **kwargs) -> Convolution:
+    return Convolution(_tuple(filter_shape, 1), num_filters, **kwargs)
+
+
+def Convolution2D(filter_shape, num_filters=None, **kwargs) -> Convolution:
+    return Convolution(_tuple(filter_shape, 2), num_filters, **kwargs)
+
+
+def Convolution3D(filter_shape, num_filters=None, **kwargs) -> Convolution:
+    return Convolution(_tuple(filter_shape, 3), num_filters, **kwargs)
+
+
+class ConvolutionTranspose(Layer):
+    """Transposed convolution (deconvolution) with ``num_filters`` output channels."""
+
+    def __init__(self, filter_shape, num_filters, activation=default_override_or(identity),
+                 init=default_override_or(glorot_uniform()), pad=default_override_or(False),
+                 strides=1, bias=default_override_or(True), init_bias=default_override_or(0.0),
+                 output_shape=None, dilation=1, name: str = ""):
+        super().__init__(name)
+        self.filter_shape = _tuple(filter_shape, 1)
+        n = len(self.filter_shape)
+        self.num_filters = int(num_filters)
+        self.activation = resolve("ConvolutionTranspose", "activation", activation) or identity
+        self.init = resolve("ConvolutionTranspose", "init", init)
+        self.pad = resolve("ConvolutionTranspose", "pad", pad)
+        self.strides = _tuple(strides, n)
+        self.bias = resolve("ConvolutionTranspose", "bias", bias)
+        self.init_bias = resolve("ConvolutionTranspose", "init_bias", init_bias)
+        self.dilation = _tuple(dilation, n)
+
+    def apply(self, x):
+        n = len(self.filter_shape)
+        channels = x.shape[1]
+        kernel = int(np.prod(self.filter_shape))
+        w = self.parameter("W", (channels, self.num_filters) + self.filter_shape, self.init,
+                           channels * kernel, self.num_filters * kernel)
+        b = self.parameter("b", (self.num_filters,), self.init_bias) if self.bias else None
+        pad = tuple((k - 1) // 2 for k in self.filter_shape) if self.pad else (0,) * n
+        out_pad = tuple(s - 1 for s in self.strides) if self.pad else None
+        return self.activation(F.deconvolution(x, w, b, pad=pad, stride=self.strides,
+                                               dilation=self.dilation, output_padding=out_pad))
+
+
+class _Pooling(Layer):
+    _average = False
+
+    def __init__(self, filter_shape, strides=1, pad=default_override_or(False), name: str = ""):
+        super().__init__(name)
+        self.filter_shape = _tuple(filter_shape, 1)
+        self.strides = _tuple(strides, len(self.filter_shape))
+        self.pad = resolve(type(self).__name__, "pad", pad)
+
+    def apply(self, x):
+        n = len(self.filter_shape)
+        pads = [(_same_padding(s, k, st) if self.pad else (0, 0))
+                for s, k, st in zip(x.shape[-n:], self.filter_shape, self.strides)]
+        symmetric = _symmetric(pads, x.shape[-n:], self.filter_shape, self.strides)
+        if symmetric is not None:
+            if self._average:
+                return F.average_pooling(x, self.filter_shape, self.strides, True, symmetric,
+                                         including_pad=False)
+            return F.max_pooling(x, self.filter_shape, self.strides, True, symmetric)
+        widths = tuple(v for lo_hi in pads for v in lo_hi)
+        if not self._average:
+            return F.max_pooling(F.pad(x, widths, constant_value=float("-inf")),
+                                 self.filter_shape, self.strides, True)
+        # Mean over the part of each window inside the input: window sums over a zero-padded
+        # input divided by window sums over a padded mask of ones.
+        ones = F.add_scalar(F.mul_scalar(x, 0.0), 1.0)
+        total = F.average_pooling(F.pad(x, widths), self.filter_shape, self.strides, True)
+        count = F.average_pooling(F.pad(ones, widths), self.filter_shape, self.strides, True)
+        return total / count
+
+
+class MaxPooling(_Pooling):
+    """Max over ``filter_shape`` windows every ``strides``; ``pad=True`` gives
+    ``ceil(size/stride)`` outputs (CNTK auto-padding; padding never wins).
+
+    Example:
+        >>> import stadyn as sd, stadyn.layers as L
+        >>> L.MaxPooling((3, 3), (2, 2), pad=True)(sd.Variable((1, 4, 32, 32))).shape
+        (1, 4, 16, 16)
+    """
+
+
+class AveragePooling(_Pooling):
+    """Mean over windows (padding excluded from the count, as CNTK)."""
+
+    _average = True
+
+
+class GlobalMaxPooling(Layer):
+    """Max over all spatial axes, keeping them with size 1."""
+
+    def apply(self, x):
+        return F.max(x, axis=tuple(range(2, x.ndim)), keepdims=True)
+
+
+class GlobalAveragePooling(Layer):
+    """Mean over all spatial axes, keeping them with size 1."""
+
+    def apply(self, x):
+        return F.global_average_pooling(x)
+
+
+class Dropout(Layer):
+    """Zero inputs with probability ``dropout_rate`` (scaling the rest by ``1/(1-p)``) while
+    training; the identity in the inference phase."""
+
+    def __init__(self, dropout_rate=None, keep_prob=None, seed=None, name: str = ""):
+        super().__init__(name)
+        if (dropout_rate is None) == (keep_prob is None):
+            raise StadynError("Dropout: give exactly one of dropout_rate and keep_prob")
+        self.rate = float(dropout_rate if dropout_rate is not None else 1.0 - keep_prob)
+        if not 0.0 <= self.rate < 1.0:
+            raise StadynError(f"Dropout: the rate must be in [0, 1), got {self.rate}")
+
+    def apply(self, x):
+        return F.dropout(x, self.rate, train_only=True)
+
+
+class BatchNormalization(Layer):
+    """Batch normalisation: per channel with ``map_rank=1`` (images), per element otherwise;
+    running statistics are exponential averages with a time constant in samples
+    (``decay = exp(-M / normalization_time_constant)`` for minibatches of M)."""
+
+    def __init__(self, map_rank=default_override_or(None), init_scale=1,
+                 normalization_time_constant=default_override_or(5000), blend_time_constant=0,
+                 epsilon=default_override_or(1e-5), use_cntk_engine=default_override_or(False),
+                 disable_regularization=default_override_or(False), name: str = ""):
+        super().__init__(name)
+        self.map_rank = resolve("BatchNormalization", "map_rank", map_rank)
+        self.init_scale = init_scale
+        self.time_constant = resolve("BatchNormalization", "normalization_time_constant",
+                                     normalization_time_constant)
+        self.epsilon = resolve("BatchNormalization", "epsilon", epsilon)
+
+    def apply(self, x):
+        if self.map_rank == 1:
+            axes = [1]
+        else:
+            axes = list(range(1, x.ndim))
+        shape = tuple(x.shape[i] if i in axes else 1 for i in range(x.ndim))
+        beta = self.parameter("beta", shape, 0.0)
+        gamma = self.parameter("gamma", shape, float(self.init_scale))
+        mean = self.parameter("mean", shape, 0.0, need_grad=False)
+        var = self.parameter("var", shape, 1.0, need_grad=False)
+        tc = self.time_constant
+        decay = 0.0 if not tc else (1.0 if math.isinf(tc) else math.exp(-x.shape[0] / tc))
+        return F.batch_normalization(x, beta, gamma, mean, var, axes, decay, self.epsilon, None)
+
+
+class Embedding(Layer):
+    """A learned embedding: ``x E`` for one-hot (or any dense) inputs ``x`` of width ``vocab``,
+    ``E`` of shape ``(vocab, *shape)``; ``weights`` fixes ``E`` to a given array."""
+
+    def __init__(self, shape=None, init=default_override_or(glorot_uniform()), weights=None,
+                 name: str = ""):
+        super().__init__(name)
+        self.shape = None if shape is None else _tuple(shape, 1)
+        self.init = resolve("Embedding", "init", init)
+        self.weights = None if weights is None else np.asarray(weights, dtype=np.float32)
+
+    def apply(self, x):
+        vocab = x.shape[-1]
+        if self.weights is not None:
+            e = self.parameter("E", self.weights.shape, self.weights, need_grad=False)
+        else:
+            if self.shape is None:
+                raise StadynError("Embedding: give shape= or weights=")
+            e = self.parameter("E", (vocab,) + self.shape, self.init, vocab,
+                               int(np.prod(self.shape)))
+        return F.affine(x, e, None, x.ndim - 1)
+
+
+class Activation(Layer):
+    """Apply ``activation`` as a layer."""
+
+    def __init__(self, activation=default_override_or(identity), name: str = ""):
+        super().__init__(name)
+        self.activation = resolve("Activation", "activation", activation) or identity
+
+    def apply(self, x):
+        return self.activation(x)
+
+
+class Label(Layer):
+    """The identity, naming its output (CNTK's ``Label``)."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+
+    def apply(self, x):
+        return x
+
+
+def Identity(name: str = "") -> Activation:
+    return Activation(identity, name=name)
