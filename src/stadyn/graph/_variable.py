@@ -470,11 +470,15 @@ def apply(spec, args: tuple, kwargs: dict):
             out = spec.infer(margs, mkw)
         except Exception as exc:
             raise op_error(spec, inputs, scope, exc) from exc
+        # A shape rule does not run autograd: its outputs need a gradient if an input does.
+        ruled = spec.shape is not None and any(v._need_grad for v in inputs)
         if isinstance(out, _Tensor):
-            v = Variable._from_node(node, 0, tuple(out.shape), out.dtype, out.requires_grad, None)
+            v = Variable._from_node(node, 0, tuple(out.shape), out.dtype,
+                                    out.requires_grad or (ruled and out.is_floating_point()), None)
             node._outputs = (weakref.ref(v),)
             return v
-        outs = tuple(Variable._from_node(node, i, tuple(o.shape), o.dtype, o.requires_grad, None)
+        outs = tuple(Variable._from_node(node, i, tuple(o.shape), o.dtype,
+                                         o.requires_grad or (ruled and o.is_floating_point()), None)
                      for i, o in enumerate(out))
     node._outputs = tuple(weakref.ref(v) for v in outs)
     return outs

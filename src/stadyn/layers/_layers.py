@@ -10,7 +10,6 @@ Dropout and batch normalisation follow the phase (:func:`stadyn.training`).
 from __future__ import annotations
 
 import inspect
-import math
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -456,9 +455,9 @@ class BatchNormalization(Layer):
         gamma = self.parameter("gamma", shape, float(self.init_scale))
         mean = self.parameter("mean", shape, 0.0, need_grad=False)
         var = self.parameter("var", shape, 1.0, need_grad=False)
-        tc = self.time_constant
-        decay = 0.0 if not tc else (1.0 if math.isinf(tc) else math.exp(-x.shape[0] / tc))
-        return F.batch_normalization(x, beta, gamma, mean, var, axes, decay, self.epsilon, None)
+        tc = float(self.time_constant or 0.0)
+        return F.batch_normalization(x, beta, gamma, mean, var, axes, 0.9, self.epsilon, None,
+                                     time_constant=tc)
 
 
 class Embedding(Layer):

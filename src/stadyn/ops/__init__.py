@@ -1,6 +1,6 @@
 """The op catalog (one declaration per op) and the functions ``stadyn.functions`` exports."""
 
-from . import _activation, _arith, _loss, _misc, _nn, _reduce, _shape  # noqa: F401 (declare ops)
+from . import _activation, _arith, _cntk, _loss, _misc, _nn, _reduce, _shape  # noqa: F401
 from ._registry import CATALOG, function_of, get_spec, op
 
 __all__ = ["CATALOG", "op", "get_spec", "function_of"]

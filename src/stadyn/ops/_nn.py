@@ -194,19 +194,34 @@ def _window_counts(size, out, k, s, p, including_pad):
 
 @op(1, category=_C)
 def global_average_pooling(x):
-    """Mean over all spatial axes (from axis 2 on), keeping them with size 1.
+    """Mean over all spatial axes (from axis 2 on), keeping them with size 1; an ``(N, C)`` input
+    has no spatial axes and comes back unchanged.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
         >>> F.global_average_pooling(sd.Variable((2, 8, 5, 5))).shape
         (2, 8, 1, 1)
     """
-    return torch.mean(x, dim=tuple(range(2, x.ndim)), keepdim=True)
+    spatial = tuple(range(2, x.ndim))
+    if not spatial:  # torch reads an empty ``dim`` as "every axis"
+        return x.view_as(x)
+    return torch.mean(x, dim=spatial, keepdim=True)
 
 
-@op(5, category=_C)
+def _bn_shape(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.9, eps=1e-05,
+              batch_stat=True, output_stat=False, time_constant=None):
+    # A shape rule (not the kernel on meta tensors): torch refuses one value per channel while
+    # training, but a static graph may be built on a placeholder batch of 1.
+    y = torch.empty_like(x)
+    if not output_stat:
+        return y
+    stat = [x.shape[i] if i in [int(a) % x.ndim for a in axes] else 1 for i in range(x.ndim)]
+    return y, x.new_empty(stat), x.new_empty(stat)
+
+
+@op(5, category=_C, shape=_bn_shape)
 def batch_normalization(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.9, eps=1e-05,
-                        batch_stat=True, output_stat=False):
+                        batch_stat=True, output_stat=False, time_constant=None):
     """Batch normalisation over every axis but ``axes`` (NNabla's argument order).
 
     ``beta``, ``gamma``, ``mean`` and ``variance`` have size 1 on the reduced axes (``(1, C, 1,
@@ -224,6 +239,8 @@ def batch_normalization(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.
     axes = [int(a) % x.ndim for a in axes]
     if batch_stat is None:
         batch_stat = is_training()
+    if time_constant is not None:
+        decay_rate = math.exp(-x.shape[0] / time_constant) if time_constant > 0 else 0.0
     if axes != [1]:
         reduce = [a for a in range(x.ndim) if a not in axes]
         perm = reduce + axes
@@ -261,7 +278,8 @@ def dropout(x, p=0.5, seed=-1, output_mask=False, train_only=False):
         (4, 10)
     """
     if p <= 0.0 or (train_only and not is_training()):
-        return (x, torch.ones_like(x)) if output_mask else x
+        y = x.view_as(x)  # not ``x`` itself: the output gets its own autograd node
+        return (y, torch.ones_like(x)) if output_mask else y
     if output_mask:
         mask = (torch.rand_like(x) >= p).to(x.dtype)
         return x * mask / (1.0 - p), mask

@@ -1,0 +1,82 @@
+"""compile_step: forward + backward + update as one program gives the static graph's losses."""
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+import stadyn.functions as F
+import stadyn.solvers as S
+from stadyn.models import digits_cnn, digits_mlp
+
+
+def _build(model, solver_cls, batch=16, **solver_kw):
+    registry = sd.ParameterRegistry()
+    with sd.parameter_registry(registry):
+        sd.seed(0)
+        x, t = sd.Variable((batch, 1, 8, 8)), sd.Variable((batch, 1))
+        loss = F.mean(F.softmax_cross_entropy(model(x), t))
+        solver = solver_cls(**solver_kw)
+        solver.set_parameters(sd.get_parameters())
+    return x, t, loss, solver, registry
+
+
+def _batches(n, batch=16):
+    rng = np.random.RandomState(1)
+    return [(rng.rand(batch, 1, 8, 8) * 16, rng.randint(0, 10, (batch, 1))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("model, solver_cls, kw", [
+    (digits_mlp, S.Adam, {}),
+    (digits_mlp, S.Momentum, {"lr": 0.05}),
+    (digits_cnn, S.Adam, {}),
+])
+def test_uncompiled_step_program_matches_static_training(model, solver_cls, kw):
+    x1, t1, loss1, solver1, _ = _build(model, solver_cls, **kw)
+    x2, t2, loss2, solver2, reg2 = _build(model, solver_cls, **kw)
+    step = sd.compile_step(loss2, solver2, compile=False)
+    for xb, tb in _batches(4):
+        x1.d, t1.d = xb, tb
+        loss1.forward(clear_no_need_grad=True)
+        solver1.zero_grad()
+        loss1.backward(clear_buffer=True)
+        solver1.update()
+        x2.d, t2.d = xb, tb
+        step()
+        assert float(loss2.d) == pytest.approx(float(loss1.d), rel=1e-5, abs=1e-6)
+    # The step counts advance like update()'s, so bias corrections match.
+    assert all(s["t"] == 4 for s in solver2.get_states().values())
+    # BN running statistics (mutated inside the program) follow too.
+    if model is digits_cnn:
+        mean = reg2.get("cnn/conv1/bn/mean")
+        assert np.abs(mean.d).sum() > 0
+
+
+def test_step_program_feeds_a_changing_learning_rate_without_rebuilding():
+    x, t, loss, solver, _ = _build(digits_mlp, S.Sgd, lr=0.1)
+    step = sd.compile_step(loss, solver, compile=False)
+    xb, tb = _batches(1)[0]
+    x.d, t.d = xb, tb
+    step()
+    program = step.graph_module
+    solver.set_learning_rate(0.0)
+    before = {k: v.d.copy() for k, v in solver.get_parameters().items()}
+    step()
+    assert step.graph_module is program
+    for k, v in solver.get_parameters().items():
+        np.testing.assert_array_equal(v.d, before[k])     # lr 0: nothing moves
+
+
+@pytest.mark.slow
+def test_compiled_step_matches_static_training():
+    x1, t1, loss1, solver1, _ = _build(digits_mlp, S.Adam)
+    x2, t2, loss2, solver2, _ = _build(digits_mlp, S.Adam)
+    step = sd.compile_step(loss2, solver2)
+    for xb, tb in _batches(3):
+        x1.d, t1.d = xb, tb
+        loss1.forward(clear_no_need_grad=True)
+        solver1.zero_grad()
+        loss1.backward(clear_buffer=True)
+        solver1.update()
+        x2.d, t2.d = xb, tb
+        step()
+        assert float(loss2.d) == pytest.approx(float(loss1.d), rel=1e-4)

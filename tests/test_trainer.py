@@ -1,0 +1,164 @@
+"""The CNTK-style Trainer: summed-loss steps, evaluation phase, checkpoints."""
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+import stadyn.functions as F
+import stadyn.layers as L
+import stadyn.solvers as S
+from stadyn.train import Trainer
+
+
+@pytest.fixture(autouse=True)
+def fresh_parameters():
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        yield
+
+
+def _one_hot(labels, n=3):
+    return np.eye(n, dtype=np.float32)[labels]
+
+
+def test_learners_receive_the_summed_gradient_of_the_minibatch():
+    x, y = sd.Variable((1, 2)), sd.Variable((1, 3))
+    dense = L.Dense(3, init=0.0)
+    z = dense(x)
+    loss = F.cross_entropy_with_softmax(z, y)
+    solver = S.Sgd(lr=0.5)
+    solver.set_parameters(sd.get_parameters())
+    trainer = Trainer(z, (loss, F.classification_error(z, y)), [solver])
+    xb = np.array([[1.0, 2.0], [3.0, -1.0]], dtype=np.float32)
+    labels = np.array([0, 2])
+    trainer.train_minibatch({x: xb, y: _one_hot(labels)})
+    # Hand-computed: z = 0, softmax = 1/3 each; dL/dz_i = p - t summed over the 2 samples.
+    dz = np.full((2, 3), 1 / 3) - _one_hot(labels)
+    w, b = dense.parameters
+    np.testing.assert_allclose(w.d, -0.5 * xb.T @ dz, rtol=1e-6)
+    np.testing.assert_allclose(b.d, -0.5 * dz.sum(0), rtol=1e-6)
+    assert trainer.previous_minibatch_sample_count == 2
+    assert trainer.previous_minibatch_loss_average == pytest.approx(np.log(3), rel=1e-6)
+    assert trainer.total_number_of_samples_seen == 2
+
+
+def test_batch_size_may_change_between_minibatches():
+    x, y = sd.Variable((1, 4)), sd.Variable((1, 3))
+    z = L.Dense(3)(x)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters(sd.get_parameters())
+    trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y), F.classification_error(z, y)),
+                      [solver])
+    rng = np.random.RandomState(0)
+    for n in (8, 3, 8):
+        trainer.train_minibatch({x: rng.rand(n, 4), y: _one_hot(rng.randint(0, 3, n))})
+        assert trainer.previous_minibatch_sample_count == n
+    assert trainer.total_number_of_samples_seen == 19
+
+
+def test_test_minibatch_runs_in_the_inference_phase():
+    x, y = sd.Variable((1, 6)), sd.Variable((1, 3))
+    z = L.Sequential([L.Dense(16), L.Dropout(0.5), L.Dense(3)])(x)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters(sd.get_parameters())
+    trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y), F.classification_error(z, y)),
+                      [solver])
+    rng = np.random.RandomState(0)
+    data = {x: rng.rand(32, 6), y: _one_hot(rng.randint(0, 3, 32))}
+    errors = {trainer.test_minibatch(data) for _ in range(5)}
+    assert len(errors) == 1                     # no dropout: deterministic
+    value = errors.pop()
+    assert 0.0 <= value <= 1.0 and value * 32 == round(value * 32)
+
+
+def test_the_2017_beta_signature_is_accepted():
+    x, y = sd.Variable((2, 2)), sd.Variable((2, 3))
+    z = L.Dense(3)(x)
+    ce, pe = F.cross_entropy_with_softmax(z, y), F.classification_error(z, y)
+    solver = S.Sgd()
+    solver.set_parameters(sd.get_parameters())
+    trainer = Trainer(z, ce, pe, solver)
+    assert trainer.loss_function is ce and trainer.evaluation_function is pe
+    assert trainer.parameter_learners == [solver]
+
+
+def _make(seed=0):
+    sd.seed(seed)
+    x, y = sd.Variable((1, 5)), sd.Variable((1, 3))
+    z = L.Sequential([L.Dense(8, activation=L.relu), L.BatchNormalization(), L.Dense(3)])(x)
+    solver = S.Adam(alpha=0.01)
+    solver.set_parameters(sd.get_parameters())
+    trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y), F.classification_error(z, y)),
+                      [solver])
+    return x, y, trainer
+
+
+def test_checkpoint_resume_continues_the_same_loss_curve(tmp_path):
+    rng = np.random.RandomState(3)
+    batches = [(rng.rand(16, 5), _one_hot(rng.randint(0, 3, 16))) for _ in range(6)]
+    x, y, trainer = _make()
+    uninterrupted = []
+    for k, (xb, yb) in enumerate(batches):
+        trainer.train_minibatch({x: xb, y: yb})
+        uninterrupted.append(trainer.previous_minibatch_loss_average)
+        if k == 2:
+            trainer.save_checkpoint(tmp_path / "ckpt", external_state={"epoch": 1, "next": 3})
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        x2, y2, resumed = _make(seed=99)           # other initial weights: restore must win
+        state = resumed.restore_from_checkpoint(tmp_path / "ckpt")
+        assert state == {"epoch": 1, "next": 3}
+        assert resumed.total_number_of_samples_seen == 48
+        losses = []
+        for xb, yb in batches[state["next"]:]:
+            resumed.train_minibatch({x2: xb, y2: yb})
+            losses.append(resumed.previous_minibatch_loss_average)
+    np.testing.assert_allclose(losses, uninterrupted[3:], rtol=1e-6)
+
+
+def test_a_damaged_checkpoint_is_refused(tmp_path):
+    x, y, trainer = _make()
+    path = tmp_path / "ckpt"
+    trainer.save_checkpoint(path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(sd.ModelFileError, match="ckpt"):
+        trainer.restore_from_checkpoint(path)
+
+
+def test_trainer_static_and_layers_driven_dynamically_give_equal_losses():
+    rng = np.random.RandomState(0)
+    batches = [(rng.rand(8, 1, 8, 8) * 16, _one_hot(rng.randint(0, 3, 8))) for _ in range(4)]
+
+    def model():
+        with L.default_options(activation=L.relu, pad=True):
+            return L.Sequential([L.Convolution((3, 3), 8), L.MaxPooling((3, 3), (2, 2)),
+                                 L.Dense(16), L.Dense(3, activation=None)])
+
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        sd.seed(0)
+        net = model()
+        x, y = sd.Variable((8, 1, 8, 8)), sd.Variable((8, 3))
+        z = net(x)
+        solver = S.Momentum(lr=0.01)
+        solver.set_parameters(sd.get_parameters())
+        trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y),
+                              F.classification_error(z, y)), [solver])
+        static = []
+        for xb, yb in batches:
+            trainer.train_minibatch({x: xb, y: yb})
+            static.append(trainer.previous_minibatch_loss_average)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        sd.seed(0)
+        net = model()
+        solver = S.Momentum(lr=0.01)
+        dynamic = []
+        for xb, yb in batches:
+            with sd.auto_forward():
+                xv = sd.Variable.from_numpy_array(xb)
+                yv = sd.Variable.from_numpy_array(yb)
+                loss = F.sum(F.cross_entropy_with_softmax(net(xv), yv))
+            solver.set_parameters(sd.get_parameters(), reset=False, retain_state=True)
+            solver.zero_grad()
+            loss.backward()
+            solver.update()
+            dynamic.append(float(loss.d) / 8)
+    np.testing.assert_allclose(dynamic, static, rtol=1e-6)
