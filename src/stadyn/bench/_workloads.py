@@ -1,8 +1,21 @@
 """Benchmark workloads: each builds a Stadyn training step in a mode and a PyTorch twin.
 
 The twin is hand-written ``torch.nn`` code of the same network, given the Stadyn model's initial
-parameters (so the first losses agree: the twin really is the same network) and the same batch,
-with PyTorch's default optimizer of the same kind.
+parameters and the same batch, with PyTorch's default optimizer of the same kind.  Before timing,
+each case computes its loss on the batch in the inference phase (no dropout, batch norm on the
+running statistics) from those initial parameters; the values must agree across cases — the twin
+really is the same network.
+
+Modes:
+
+* ``stadyn-dynamic``  — define-by-run under ``auto_forward``, rebuilt every iteration;
+* ``stadyn-static``   — built once, replayed (forward and backward programs), NNabla's calls;
+* ``stadyn-compiled`` — :func:`stadyn.compile_step`: forward + backward + update in one program
+  compiled by ``torch.compile``;
+* ``stadyn-static-bf16`` / ``stadyn-compiled-bf16`` — the same in a ``bfloat16`` context
+  (autocast; fp32 master weights and solver state);
+* ``torch-eager`` — the twin, eager, with PyTorch's default optimizer;
+* ``torch-compile`` — the twin's model and optimizer step under ``torch.compile``.
 """
 
 from __future__ import annotations
@@ -18,15 +31,17 @@ import torch.nn as nn
 from .. import functions as F
 from .. import solvers as S
 from .._random import seed as seed_all
-from ..graph import Variable, auto_forward
-from ..models import digits_cnn, digits_mlp
+from ..compile import compile_step
+from ..graph import Variable, auto_forward, context, context_scope, training
+from ..models import cifar_convnet_layers, digits_cnn, digits_mlp
 from ..parametric import ParameterRegistry, get_parameters, parameter_registry
 from ._runner import Case
 
 __all__ = ["Workload", "WORKLOADS", "STADYN_MODES", "TORCH_MODES"]
 
-STADYN_MODES = ("dynamic", "static")
-TORCH_MODES = ("eager",)
+STADYN_MODES = ("dynamic", "static", "compiled", "static-bf16")
+TORCH_MODES = ("eager", "compile")
+_ALL_STADYN_MODES = STADYN_MODES + ("compiled-bf16",)
 
 
 @dataclass
@@ -38,91 +53,119 @@ class Workload:
     batch_size: int
     input_shape: tuple[int, ...]
     n_classes: int
-    model: Callable[[Variable], Variable]
+    make_model: Callable[[], Callable[[Variable], Variable]]
     twin: Callable[[dict[str, torch.Tensor]], nn.Module]
     solver: Callable[[], S.Solver]
     torch_optimizer: Callable[[list[torch.nn.Parameter]], torch.optim.Optimizer]
+    input_scale: float = 1.0
 
     def batch(self, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
         rng = np.random.RandomState(seed)
-        x = rng.uniform(0, 1, (self.batch_size,) + self.input_shape).astype(np.float32)
+        x = rng.uniform(0, self.input_scale,
+                        (self.batch_size,) + self.input_shape).astype(np.float32)
         t = rng.randint(0, self.n_classes, (self.batch_size, 1)).astype(np.int32)
         return x, t
 
     # -- Stadyn ---------------------------------------------------------------------------------
     def stadyn_case(self, mode: str, seed: int = 0) -> Case:
+        if mode not in _ALL_STADYN_MODES:
+            raise ValueError(f"unknown Stadyn mode {mode!r}; expected one of {_ALL_STADYN_MODES}")
         start = time.perf_counter()
         registry = ParameterRegistry()
         seed_all(seed)
         xb, tb = self.batch(seed)
-        x = Variable(xb.shape)
-        t = Variable(tb.shape)
+        x, t = Variable(xb.shape), Variable(tb.shape)
         x.d, t.d = xb, tb
         solver = self.solver()
-        with parameter_registry(registry):
+        ctx = context("cpu", dtype="bfloat16" if mode.endswith("bf16") else "float32")
+        model = self.make_model()
+        with parameter_registry(registry), context_scope(ctx):
+            loss = F.mean(F.softmax_cross_entropy(model(x), t))
+            solver.set_parameters(get_parameters())
+            with training(False), torch.no_grad():
+                loss.forward()
+            first = float(loss.d)
             if mode == "dynamic":
                 def step():
                     with parameter_registry(registry):
                         with auto_forward():
-                            loss = F.mean(F.softmax_cross_entropy(self.model(x), t))
+                            dyn = F.mean(F.softmax_cross_entropy(model(x), t))
                         solver.set_parameters(get_parameters(), reset=False, retain_state=True)
-                    solver.zero_grad()
-                    loss.backward(clear_buffer=True)
-                    solver.update()
-                    return loss
-                loss = step()
-            elif mode == "static":
-                loss = F.mean(F.softmax_cross_entropy(self.model(x), t))
-                solver.set_parameters(get_parameters())
+                        solver.zero_grad()
+                        dyn.backward(clear_buffer=True)
+                        solver.update()
+            elif mode.startswith("static"):
+                def step():
+                    with context_scope(ctx):
+                        loss.forward(clear_no_need_grad=True)
+                        solver.zero_grad()
+                        loss.backward(clear_buffer=True)
+                        solver.update()
+            else:
+                compiled = compile_step(loss, solver)
 
                 def step():
-                    loss.forward(clear_no_need_grad=True)
-                    solver.zero_grad()
-                    loss.backward(clear_buffer=True)
-                    solver.update()
-                    return loss
-                step()
-            else:
-                raise ValueError(f"unknown Stadyn mode {mode!r}; expected one of {STADYN_MODES}")
-        return Case(self.name, f"stadyn-{mode}", step, time.perf_counter() - start,
-                    float(loss.d))
+                    with context_scope(ctx):
+                        compiled()
+            step()
+        return Case(self.name, f"stadyn-{mode}", step, time.perf_counter() - start, first)
 
     def initial_parameters(self, seed: int = 0) -> dict[str, torch.Tensor]:
         """The Stadyn model's initial parameters (what every case starts from)."""
         registry = ParameterRegistry()
         seed_all(seed)
         with parameter_registry(registry):
-            self.model(Variable((self.batch_size,) + self.input_shape))
+            self.make_model()(Variable((self.batch_size,) + self.input_shape))
         return {k: v.data.detach().clone() for k, v in registry.items()}
 
     # -- PyTorch --------------------------------------------------------------------------------
     def torch_case(self, mode: str, seed: int = 0) -> Case:
+        if mode not in TORCH_MODES:
+            raise ValueError(f"unknown PyTorch mode {mode!r}; expected one of {TORCH_MODES}")
         start = time.perf_counter()
         module = self.twin(self.initial_parameters(seed))
-        module.train()
         opt = self.torch_optimizer(list(module.parameters()))
         xb, tb = self.batch(seed)
         x = torch.from_numpy(xb)
         t = torch.from_numpy(tb[:, 0]).long()
-        if mode != "eager":
-            raise ValueError(f"unknown PyTorch mode {mode!r}; expected one of {TORCH_MODES}")
-
-        def step():
-            loss = nn.functional.cross_entropy(module(x), t)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            return loss
-        # The first loss, before any update, must equal Stadyn's: the twin is the same network.
+        module.eval()
         with torch.no_grad():
             first = float(nn.functional.cross_entropy(module(x), t))
         module.train()
+        forward, opt_step = module, opt.step
+        if mode == "compile":
+            forward = torch.compile(module)
+            opt_step = torch.compile(opt.step)
+
+        def step():
+            loss = nn.functional.cross_entropy(forward(x), t)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt_step()
+        step()
         return Case(self.name, f"torch-{mode}", step, time.perf_counter() - start, first)
 
 
 # ---------------------------------------------------------------------------------------------
 # Twins
 # ---------------------------------------------------------------------------------------------
+def _linear(w: torch.Tensor, b: torch.Tensor) -> nn.Linear:
+    """An ``nn.Linear`` holding Stadyn's ``(in, out)`` weight (transposed to ``(out, in)``)."""
+    layer = nn.Linear(w.shape[0], w.shape[1])
+    with torch.no_grad():
+        layer.weight.copy_(w.t())
+        layer.bias.copy_(b)
+    return layer
+
+
+def _conv(w: torch.Tensor, b: torch.Tensor, padding: int) -> nn.Conv2d:
+    conv = nn.Conv2d(w.shape[1], w.shape[0], tuple(w.shape[2:]), padding=padding)
+    with torch.no_grad():
+        conv.weight.copy_(w)
+        conv.bias.copy_(b)
+    return conv
+
+
 class _DigitsCNNTwin(nn.Module):
     """PyTorch eager twin of :func:`stadyn.models.digits_cnn`."""
 
@@ -132,12 +175,8 @@ class _DigitsCNNTwin(nn.Module):
         layers: list[nn.Module] = []
         for name in names:
             w = params[f"cnn/{name}/conv/W"]
-            conv = nn.Conv2d(w.shape[1], w.shape[0], 3, padding=1)
-            bn = nn.BatchNorm2d(w.shape[0], eps=1e-5, momentum=0.1)
-            with torch.no_grad():
-                conv.weight.copy_(w)
-                conv.bias.copy_(params[f"cnn/{name}/conv/b"])
-            layers += [conv, bn, nn.Tanh()]
+            layers += [_conv(w, params[f"cnn/{name}/conv/b"], 1),
+                       nn.BatchNorm2d(w.shape[0], eps=1e-5, momentum=0.1), nn.Tanh()]
         self.features = nn.Sequential(*layers, nn.AvgPool2d(2), nn.Flatten())
         self.fc = _linear(params["cnn/fc/affine/W"], params["cnn/fc/affine/b"])
         self.classifier = _linear(params["cnn/classifier/affine/W"],
@@ -159,22 +198,43 @@ class _MLPTwin(nn.Module):
         return self.out(torch.relu(self.fc2(h)))
 
 
-def _linear(w: torch.Tensor, b: torch.Tensor) -> nn.Linear:
-    """An ``nn.Linear`` holding Stadyn's ``(in, out)`` weight (transposed to ``(out, in)``)."""
-    layer = nn.Linear(w.shape[0], w.shape[1])
-    with torch.no_grad():
-        layer.weight.copy_(w.t())
-        layer.bias.copy_(b)
-    return layer
+class _CifarTwin(nn.Module):
+    """Twin of the seed-1 ConvNet (:func:`stadyn.models.cifar_convnet`)."""
+
+    def __init__(self, params: dict[str, torch.Tensor]):
+        super().__init__()
+        convs = [k[:-2] for k in params if k.startswith("convolution") and k.endswith("/W")]
+        dense = [k[:-2] for k in params if k.startswith("dense") and k.endswith("/W")]
+        c = [_conv(params[f"{n}/W"], params[f"{n}/b"], 1) for n in convs]
+        self.features = nn.Sequential(c[0], nn.ReLU(), c[1], nn.ReLU(), nn.MaxPool2d(3, 2, 1),
+                                      c[2], nn.ReLU(), c[3], nn.ReLU(), nn.MaxPool2d(3, 2, 1),
+                                      nn.Flatten())
+        d = [_linear(params[f"{n}/W"], params[f"{n}/b"]) for n in dense]
+        self.classifier = nn.Sequential(d[0], nn.ReLU(), nn.Dropout(0.5), d[1], nn.ReLU(),
+                                        nn.Dropout(0.5), d[2])
+
+    def forward(self, x):
+        return self.classifier(self.features(x * 0.00390625))
+
+
+def _cifar_model() -> Callable[[Variable], Variable]:
+    """One stack of layer objects (applied again in dynamic mode, it reuses its parameters)."""
+    net = cifar_convnet_layers()
+    return lambda x: net(F.mul_scalar(x, 0.00390625))
 
 
 WORKLOADS: dict[str, Workload] = {
     "seed2": Workload(
         "seed2", "seed-2 CNN (12 conv+BN+tanh, 8x8 digits), batch 16, Adam 1e-3", 16, (1, 8, 8),
-        10, digits_cnn, _DigitsCNNTwin, lambda: S.Adam(alpha=1e-3),
-        lambda ps: torch.optim.Adam(ps, lr=1e-3)),
+        10, lambda: digits_cnn, _DigitsCNNTwin, lambda: S.Adam(alpha=1e-3),
+        lambda ps: torch.optim.Adam(ps, lr=1e-3), input_scale=16.0),
     "mlp": Workload(
         "mlp", "MLP 64-256-256-10 on digits, batch 16, Adam 1e-3 (overhead-bound)", 16, (1, 8, 8),
-        10, digits_mlp, _MLPTwin, lambda: S.Adam(alpha=1e-3),
-        lambda ps: torch.optim.Adam(ps, lr=1e-3)),
+        10, lambda: digits_mlp, _MLPTwin, lambda: S.Adam(alpha=1e-3),
+        lambda ps: torch.optim.Adam(ps, lr=1e-3), input_scale=16.0),
+    "cifar": Workload(
+        "cifar", "seed-1 CIFAR ConvNet (4 conv, 3 dense, dropout), synthetic 3x32x32, batch 64, "
+        "momentum SGD 0.01/0.9", 64, (3, 32, 32), 10, _cifar_model, _CifarTwin,
+        lambda: S.Momentum(lr=0.01, momentum=0.9),
+        lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9), input_scale=255.0),
 }

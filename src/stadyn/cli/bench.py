@@ -18,7 +18,8 @@ from ..bench._workloads import STADYN_MODES, TORCH_MODES
 __all__ = ["run_bench", "add_parser"]
 
 
-def run_bench(workloads=("seed2", "mlp"), stadyn_modes=STADYN_MODES, torch_modes=TORCH_MODES,
+def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
+              torch_modes=TORCH_MODES,
               rounds: int = 5, per_round: int = 4, warmup: int = 3, out: str | None = "runs/bench",
               log=print) -> dict:
     """Measure and print; returns ``{workload: {mode: ms}}``."""
@@ -32,15 +33,19 @@ def run_bench(workloads=("seed2", "mlp"), stadyn_modes=STADYN_MODES, torch_modes
         results = run_cases(cases, warmup=warmup, rounds=rounds, per_round=per_round, log=log)
         table[name] = {m.mode: m.ms for m in results}
         base = table[name].get("torch-eager")
-        log(f"  {'mode':24s} {'ms/iter':>9s} {'vs torch-eager':>15s} {'first loss':>11s}")
+        log(f"  {'mode':24s} {'ms/iter':>9s} {'vs torch-eager':>15s} {'setup s':>8s} "
+            f"{'first loss':>11s}")
         for m in results:
             ratio = f"{base / m.ms:.2f}x faster" if base else "-"
             if base and m.ms > base:
                 ratio = f"{m.ms / base:.2f}x slower"
-            log(f"  {m.mode:24s} {m.ms:9.2f} {ratio:>15s} {firsts[m.mode]:11.6f}")
-        if "stadyn-static" in table[name] and "stadyn-dynamic" in table[name]:
-            log(f"  static is {table[name]['stadyn-dynamic'] / table[name]['stadyn-static']:.2f}x "
-                "the speed of dynamic")
+            log(f"  {m.mode:24s} {m.ms:9.2f} {ratio:>15s} {m.setup_s:8.1f} "
+                f"{firsts[m.mode]:11.6f}")
+        row = table[name]
+        if "stadyn-static" in row and "stadyn-dynamic" in row:
+            log(f"  static vs dynamic: {row['stadyn-dynamic'] / row['stadyn-static']:.2f}x")
+        if "stadyn-static" in row and "stadyn-static-bf16" in row:
+            log(f"  bf16 vs fp32 static: {row['stadyn-static'] / row['stadyn-static-bf16']:.2f}x")
     if out:
         os.makedirs(out, exist_ok=True)
         with open(os.path.join(out, "bench.json"), "w") as f:
@@ -77,8 +82,8 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("bench", help="time Stadyn's modes against PyTorch twins",
                               description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("workloads", nargs="*", default=["seed2", "mlp"],
-                   help=f"workloads to run (default: seed2 mlp; known: {', '.join(WORKLOADS)})")
+    p.add_argument("workloads", nargs="*", default=list(WORKLOADS),
+                   help=f"workloads to run (default: all; known: {', '.join(WORKLOADS)})")
     p.add_argument("--stadyn-modes", nargs="+", default=list(STADYN_MODES))
     p.add_argument("--torch-modes", nargs="+", default=list(TORCH_MODES))
     p.add_argument("--rounds", type=int, default=5)

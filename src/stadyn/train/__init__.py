@@ -1,5 +1,8 @@
 """Training: the CNTK-style Trainer, progress writers and checkpoints."""
 
 from ._trainer import Trainer, feed
+from .progress import (CSVProgressWriter, ProgressBarWriter, ProgressPrinter, ProgressWriter,
+                       TensorBoardProgressWriter, log_number_of_parameters)
 
-__all__ = ["Trainer", "feed"]
+__all__ = ["Trainer", "feed", "ProgressWriter", "ProgressPrinter", "ProgressBarWriter",
+           "TensorBoardProgressWriter", "CSVProgressWriter", "log_number_of_parameters"]
