@@ -209,3 +209,19 @@ def test_static_plan_generated_code_has_no_stadyn_calls():
     loss.forward()
     code = loss._plan.code
     assert "torch.ops.aten" in code and "stadyn" not in code
+
+
+def test_a_graph_with_an_untraceable_op_runs_eagerly_with_the_same_results():
+    from stadyn.graph import EagerPlan, OpSpec, apply
+
+    def scaled_cumsum(x, scale=2.0):
+        return torch.cumsum(x, 0) * scale
+    spec = OpSpec.from_function(scaled_cumsum, 1, traceable=False)
+    w = sd.Variable.from_numpy_array(np.array([1.0, 2.0, 3.0]), need_grad=True)
+    loss = F.sum(apply(spec, (w * w,), {}))
+    loss.forward()
+    assert isinstance(loss._plan, EagerPlan) and "scaled_cumsum" in loss._plan.code
+    assert float(loss.d) == 2 * (1 + (1 + 4) + (1 + 4 + 9))
+    loss.backward()
+    # d/dw_i of 2 * sum_k sum_{j<=k} w_j^2 = 2 * 2 w_i * (n - i)
+    np.testing.assert_allclose(w.g, [12.0, 16.0, 12.0])

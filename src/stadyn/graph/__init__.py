@@ -1,7 +1,7 @@
 """The graph: Variables, function nodes, the two execution modes, contexts and static lowering."""
 
 from ._context import Context, context, context_scope, get_current_context, set_default_context
-from ._lower import StaticPlan, build_plan, bump_graph_version, partition
+from ._lower import EagerPlan, StaticPlan, build_plan, bump_graph_version, partition
 from ._mode import (auto_forward, get_auto_forward, is_training, set_auto_forward, set_training,
                     training)
 from ._scope import current_scope, name_scope
@@ -14,6 +14,7 @@ __all__ = [
     "auto_forward", "set_auto_forward", "get_auto_forward", "training", "is_training",
     "set_training",
     "Context", "context", "set_default_context", "get_current_context", "context_scope",
-    "current_scope", "name_scope", "StaticPlan", "build_plan", "partition", "bump_graph_version",
+    "current_scope", "name_scope", "StaticPlan", "EagerPlan", "build_plan", "partition",
+    "bump_graph_version",
     "to_torch_dtype",
 ]

@@ -35,7 +35,8 @@ from ._mode import is_training
 from ._spec import OpSpec
 from ._variable import FunctionNode, Variable, layout_version, topological_nodes
 
-__all__ = ["run_forward", "backward", "build_plan", "StaticPlan", "partition", "GRAD_SPEC",
+__all__ = ["run_forward", "backward", "build_plan", "StaticPlan", "EagerPlan", "partition",
+           "GRAD_SPEC",
            "bump_graph_version", "graph_version"]
 
 _graph_version = 0
@@ -210,7 +211,7 @@ class StaticPlan:
     """A lowered static graph: a forward program and (when needed) a backward program."""
 
     __slots__ = ("roots", "leaves", "fill", "fw", "bw", "n_fill", "grad_leaves", "diff_roots",
-                 "saved", "_fw_call", "_bw_call", "nodes", "_copy_grad")
+                 "saved", "_fw_call", "_bw_call", "nodes", "_copy_grad", "has_backward")
 
     def __init__(self, roots, nodes, leaves, fill, fw, bw, grad_leaves, diff_roots):
         self.roots: list[Variable] = roots
@@ -226,6 +227,7 @@ class StaticPlan:
         self._fw_call = fw.forward
         self._bw_call = bw.forward if bw is not None else None
         self._copy_grad = aliased_outputs(bw) if bw is not None else []
+        self.has_backward = bw is not None
 
     @property
     def code(self) -> str:
@@ -299,6 +301,45 @@ def simplify(gm: fx.GraphModule) -> fx.GraphModule:
     return gm
 
 
+class EagerPlan:
+    """A static graph run by interpreting its nodes eagerly, with torch's autograd for backward.
+
+    Used when the graph holds an op declared ``traceable=False`` (e.g. a collective) or when
+    tracing fails; same interface as :class:`StaticPlan`, same results, none of its speed-up.
+    """
+
+    __slots__ = ("roots", "nodes", "leaves", "fill", "diff_roots", "saved", "has_backward",
+                 "reason")
+
+    def __init__(self, roots, nodes, leaves, fill, needs_backward: bool, reason: str):
+        self.roots, self.nodes, self.leaves, self.fill = roots, nodes, leaves, fill
+        self.has_backward = needs_backward
+        self.diff_roots: list[Variable] = []
+        self.saved: list | None = None
+        self.reason = reason
+
+    @property
+    def code(self) -> str:
+        return f"# runs eagerly: {self.reason}"
+
+    def run(self) -> None:
+        tensors = [_leaf_tensor(v) for v in self.leaves]
+        with torch.set_grad_enabled(self.has_backward), get_current_context().autocast():
+            outs = interpret(self.nodes, self.leaves, tensors, self.fill)
+        for v, t in zip(self.fill, outs):
+            v._data = t
+        self.diff_roots = [r for r in self.roots if r._data is not None and r._data.requires_grad]
+        self.saved = outs if self.has_backward else None
+
+    def run_backward(self, root: Variable, seed: torch.Tensor, clear_buffer: bool) -> None:
+        if self.saved is None:
+            raise StadynError("backward: the buffers of the last forward were cleared "
+                              "(backward(clear_buffer=True) ran already); run forward again")
+        torch.autograd.backward(root._data, seed, retain_graph=not clear_buffer)
+        if clear_buffer:
+            self.saved = None
+
+
 def aliased_outputs(gm: fx.GraphModule) -> list[bool]:
     """For each output of ``gm``: may it share memory with an input or another output?
 
@@ -360,13 +401,27 @@ def _fill_list(roots: Sequence[Variable], nodes: Sequence[FunctionNode], keep_al
 
 
 def build_plan(roots: Sequence[Variable], nodes: Sequence[FunctionNode],
-               leaves: Sequence[Variable], keep_all: bool) -> StaticPlan:
-    """Lower the subgraph of ``roots`` (see the module docstring)."""
+               leaves: Sequence[Variable], keep_all: bool) -> StaticPlan | EagerPlan:
+    """Lower the subgraph of ``roots`` (see the module docstring); fall back to an
+    :class:`EagerPlan` for graphs that cannot be traced."""
     roots = list(roots)
     leaf_tensors = [_leaf_tensor(v) for v in leaves]
     fill = _fill_list(roots, nodes, keep_all)
-    ctx = get_current_context()
     needs_backward = torch.is_grad_enabled() and any(t.requires_grad for t in leaf_tensors)
+    untraceable = sorted({n.spec.name for n in nodes if not n.spec.traceable})
+    if untraceable:
+        return EagerPlan(roots, list(nodes), list(leaves), fill, needs_backward,
+                         f"holds op(s) that cannot be traced: {', '.join(untraceable)}")
+    try:
+        return _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward)
+    except Exception as exc:  # noqa: BLE001 - any tracing failure falls back, loudly
+        reason = f"tracing failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
+        warnings.warn(f"a static graph runs eagerly: {reason}", RuntimeWarning, stacklevel=4)
+        return EagerPlan(roots, list(nodes), list(leaves), fill, needs_backward, reason)
+
+
+def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward) -> StaticPlan:
+    ctx = get_current_context()
     if not needs_backward:
         def forward_only(*ts):
             return tuple(interpret(nodes, leaves, ts, fill))
@@ -492,7 +547,7 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False) -> None:
     """Backward from ``var``: the static plan's backward program, or torch autograd (dynamic)."""
     plan = var._plan
     data = var._data
-    if plan is not None and plan.bw is not None and data is not None:
+    if plan is not None and plan.has_backward and data is not None:
         if not any(r is var for r in plan.diff_roots):
             return
         plan.run_backward(var, _seed(var, grad, data), clear_buffer)
@@ -502,7 +557,7 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False) -> None:
         if clear_buffer:
             _clear_intermediates(var)
         return
-    if var.parent is None or (plan is not None and plan.bw is None):
+    if var.parent is None or (plan is not None and not plan.has_backward):
         return  # nothing this Variable depends on needs a gradient
     warnings.warn("backward() from a Variable that was not the root of its last forward re-runs "
                   "its forward first", RuntimeWarning, stacklevel=3)

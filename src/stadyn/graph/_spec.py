@@ -33,6 +33,9 @@ class OpSpec:
         onnx: optional ONNX mapping ``onnx(emitter, node_inputs, attrs) -> outputs`` (used by
             :mod:`stadyn.serialize`); the emitter is an abstract builder, so ops import no onnx.
         category: where the op is listed in the docs.
+        traceable: False for an op that cannot be traced into generated code (collectives,
+            data-dependent shapes); a static graph holding one runs eagerly (see
+            :class:`stadyn.graph.EagerPlan`).
     """
 
     name: str
@@ -44,12 +47,14 @@ class OpSpec:
     onnx: Callable[..., Any] | None = None
     category: str = "misc"
     doc: str = ""
+    traceable: bool = True
     _signature: inspect.Signature | None = field(default=None, repr=False)
 
     @classmethod
     def from_function(cls, impl: Callable[..., Any], n_inputs: int | None = None, *,
                       name: str | None = None, category: str = "misc",
-                      shape: Callable[..., Any] | None = None) -> "OpSpec":
+                      shape: Callable[..., Any] | None = None, traceable: bool = True
+                      ) -> "OpSpec":
         """Read the declaration off ``impl``'s signature (see the module docstring)."""
         sig = inspect.signature(impl)
         params = list(sig.parameters.values())
@@ -67,7 +72,7 @@ class OpSpec:
                  for p in rest if p.kind is not inspect.Parameter.VAR_KEYWORD}
         return cls(name=name or impl.__name__, impl=impl, inputs=inputs, attrs=attrs,
                    optional_inputs=optional, shape=shape, category=category,
-                   doc=inspect.getdoc(impl) or "", _signature=sig)
+                   doc=inspect.getdoc(impl) or "", traceable=traceable, _signature=sig)
 
     @property
     def variadic(self) -> bool:

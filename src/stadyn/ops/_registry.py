@@ -5,7 +5,7 @@ Example:
     >>> from stadyn.ops import CATALOG
     >>> spec = CATALOG["leaky_relu"]
     >>> spec.inputs, spec.attrs
-    (('x',), {'alpha': 0.1})
+    (('x',), {'alpha': 0.1, 'inplace': False})
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {}
 
 
 def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
-       shape: Callable[..., Any] | None = None):
+       shape: Callable[..., Any] | None = None, traceable: bool = True):
     """Declare an op from its torch implementation (see :class:`stadyn.graph.OpSpec`).
 
     The decorated function's first ``n_inputs`` parameters are the tensor inputs (or ``*x`` for a
@@ -30,7 +30,8 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
     graph node (static mode) or runs at once (dynamic mode).
     """
     def declare(impl: Callable[..., Any]) -> Callable[..., Any]:
-        spec = OpSpec.from_function(impl, n_inputs, name=name, category=category, shape=shape)
+        spec = OpSpec.from_function(impl, n_inputs, name=name, category=category, shape=shape,
+                                    traceable=traceable)
         if spec.name in CATALOG:
             raise ValueError(f"op {spec.name!r} declared twice")
         CATALOG[spec.name] = spec
