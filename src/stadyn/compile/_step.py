@@ -164,6 +164,7 @@ class CompiledStep:
         args = [_leaf_tensor(v).detach() for v in self._leaves]
         with torch.no_grad():
             outs = program(*args, *self._states, *self._scalars)
+        solver._end_step()
         for v, t in zip(self._fill, outs):
             v._data = t
 

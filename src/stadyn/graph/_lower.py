@@ -528,11 +528,12 @@ def _seed(var: Variable, grad: Any, like: torch.Tensor) -> torch.Tensor:
     if grad is None:
         return var._grad_buffer().to(like.dtype)
     if isinstance(grad, torch.Tensor):
-        return grad.detach().to(like.dtype, like.device).expand_as(like)
+        return grad.detach().to(like.dtype, like.device).expand_as(like).clone()
     arr = np.asarray(grad)
     if arr.ndim == 0:
         return torch.full_like(like, float(arr))
-    return torch.as_tensor(arr, dtype=like.dtype, device=like.device).expand_as(like)
+    # A copy: the seed may flow unchanged into a leaf's .grad, which later accumulates in place.
+    return torch.tensor(arr, dtype=like.dtype, device=like.device).expand_as(like).clone()
 
 
 def _clear_intermediates(root: Variable) -> None:

@@ -457,6 +457,8 @@ def apply(spec, args: tuple, kwargs: dict):
                                   "do not clear it)") from exc
             raise op_error(spec, inputs, scope, exc) from exc
         if isinstance(out, _Tensor):
+            if any(out is t for t in targs):   # an output must not be an input's own tensor
+                out = out.view_as(out)
             v = Variable._from_node(node, 0, out.shape, out.dtype, out.requires_grad, out)
             node._outputs = (weakref.ref(v),)
             return v

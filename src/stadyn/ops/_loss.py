@@ -52,8 +52,14 @@ def sigmoid_cross_entropy(x, target):
 @op(2, category=_C)
 def binary_cross_entropy(x, target):
     """Element-wise ``-(t log x + (1 - t) log(1 - x))`` for probabilities ``x``.
-    Example: ``F.binary_cross_entropy(F.sigmoid(z), t)``."""
-    return TF.binary_cross_entropy(x, target.to(x.dtype), reduction="none")
+
+    As in NNabla, the logs' arguments are clamped at the smallest normal number and the loss is
+    differentiable w.r.t. a float ``target`` too.  Example: ``F.binary_cross_entropy(F.sigmoid(z),
+    t)``."""
+    t = target.to(x.dtype)
+    tiny = torch.finfo(x.dtype).tiny
+    return -(t * torch.log(torch.clamp(x, min=tiny))
+             + (1 - t) * torch.log(torch.clamp(1 - x, min=tiny)))
 
 
 @op(2, category=_C)
@@ -90,6 +96,9 @@ def huber_loss(x0, x1, delta=1.0):
 def top_n_error(x, target, axis=None, n=1):
     """1 where the target class is not among the ``n`` largest scores, else 0 (no gradient).
 
+    NNabla's rule: count the scores ``>=`` the target's (the target's own included); the error
+    is ``count > n``, so a target tied with other classes at the cut is an error.
+
     Example:
         >>> import stadyn as sd, stadyn.functions as F
         >>> with sd.auto_forward():
@@ -100,8 +109,8 @@ def top_n_error(x, target, axis=None, n=1):
     a = _class_axis(x, axis)
     x = x.detach()
     score = torch.gather(x, a, target.long())
-    better = (x > score).sum(dim=a, keepdim=True)
-    return (better >= n).to(x.dtype if x.dtype.is_floating_point else torch.float32)
+    count = (x >= score).sum(dim=a, keepdim=True)
+    return (count > n).to(x.dtype if x.dtype.is_floating_point else torch.float32)
 
 
 @op(1, category="metric")

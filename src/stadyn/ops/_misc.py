@@ -11,7 +11,7 @@ from ._registry import op
 @op(1, category="misc")
 def identity(x):
     """The input unchanged (a new graph node).  Example: ``F.identity(x)``."""
-    return x
+    return x.view_as(x)  # a view, not ``x`` itself: the output gets its own autograd node
 
 
 @op(0, category="misc")

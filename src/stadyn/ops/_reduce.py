@@ -14,8 +14,8 @@ def _reduce(fn, x, axis, keepdims):
     axes = norm_axes(axis, x.ndim)
     if axes is None:
         axes = list(range(x.ndim))
-    if not axes:
-        return x
+    if not axes:  # nothing to reduce (torch would read an empty ``dim`` as "every axis")
+        return x.view_as(x)
     return fn(x, dim=axes, keepdim=keepdims)
 
 
@@ -45,9 +45,10 @@ def prod(x, axis=None, keepdims=False):
     axes = norm_axes(axis, x.ndim)
     if axes is None:
         axes = list(range(x.ndim))
+    y = x.view_as(x)
     for a in sorted(axes, reverse=True):
-        x = torch.prod(x, dim=a, keepdim=keepdims)
-    return x
+        y = torch.prod(y, dim=a, keepdim=keepdims)
+    return y
 
 
 def _extreme(fn, x, axis, keepdims, with_index, only_index):

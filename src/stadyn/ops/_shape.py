@@ -70,18 +70,22 @@ def split(x, axis=0):
 
 @op(1, category=_C)
 def slice(x, start=None, stop=None, step=None):  # noqa: A001 - NNabla's name
-    """Basic slicing: ``start``/``stop``/``step`` are lists, one entry per leading axis.
+    """Basic slicing: ``start``/``stop``/``step`` are lists, one entry per axis; shorter lists
+    apply to the trailing axes (NNabla fills the leading ones with the whole axis).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
         >>> F.slice(sd.Variable((4, 6)), start=(1, 0), stop=(3, 6), step=(1, 2)).shape
         (2, 3)
+        >>> F.slice(sd.Variable((4, 6)), start=(1,), stop=(3,)).shape
+        (4, 2)
     """
     n = len(start if start is not None else stop if stop is not None else step or ())
     start = list(start) if start is not None else [None] * n
     stop = list(stop) if stop is not None else [None] * n
     step = list(step) if step is not None else [1] * n
-    index = tuple(builtins.slice(a, b, c) for a, b, c in zip(start, stop, step))
+    whole = (builtins.slice(None),) * (x.ndim - n)
+    index = whole + tuple(builtins.slice(a, b, c) for a, b, c in zip(start, stop, step))
     return x[index]
 
 
@@ -124,4 +128,9 @@ def pad(x, pad_width, mode="constant", constant_value=0.0):
     torch_pad = [int(v) for pair in reversed(pairs) for v in pair]
     if mode == "constant":
         return TF.pad(x, torch_pad, mode="constant", value=constant_value)
-    return TF.pad(x, torch_pad, mode={"reflect": "reflect", "repeat": "replicate"}[mode])
+    # torch pads k trailing axes in these modes only for a (batch, *k axes) layout: fold the rest.
+    k = len(pairs)
+    lead = tuple(x.shape[:x.ndim - k])
+    folded = x.reshape((-1,) + tuple(x.shape[x.ndim - k:]))
+    y = TF.pad(folded, torch_pad, mode={"reflect": "reflect", "repeat": "replicate"}[mode])
+    return y.reshape(lead + tuple(y.shape[1:]))

@@ -123,6 +123,10 @@ class Solver:
             self._states[name]["t"] += 1
         states = {key: self._state_list(names, key) for key in self._state_names}
         self._update(params, grads, states, self._step_scalars(names), self.foreach)
+        self._end_step()
+
+    def _end_step(self) -> None:
+        """Bookkeeping after a step (also called by a compiled step, which bypasses update)."""
 
     def _step_scalars(self, names: list[str]) -> dict[str, Any]:
         """Hyperparameter values for this step that may change between steps (learning rates,
@@ -449,8 +453,7 @@ class Lion(Solver):
         """Decay the weights by ``lr * decay_rate * w`` in the next :meth:`update`."""
         self._next_decay = float(decay_rate)
 
-    def update(self) -> None:
-        super().update()
+    def _end_step(self) -> None:
         self._next_decay = 0.0
 
     def _step_scalars(self, names):

@@ -1,0 +1,626 @@
+"""The solver harness: every solver of ``stadyn.solvers`` through the same checks.
+
+The solvers under test are ``stadyn.solvers.__all__`` minus the base class and the functional
+module; each needs an entry in :data:`REFERENCES` (a NumPy re-implementation of NNabla's update
+rule, from NNabla's ``solvers.yaml`` and C++ sources, and NNabla's default hyperparameters), and a
+solver without one fails :func:`test_every_solver_has_a_reference`.
+
+Checks per solver: the foreach path equals the per-tensor loop; three steps equal the NumPy
+reference; the defaults are NNabla's; ``update()`` skips parameters without a gradient;
+``set_parameters(reset=False, retain_state=True)``; ``weight_decay``, ``clip_grad_by_norm``,
+``check_inf_or_nan_grad``, the learning rate; ``save_states``/``load_states``; invalid learning
+rates.  The functional maths (``stadyn.solvers.functional``) is also checked foreach == loop with
+per-parameter scalars the solver classes do not use.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pytest
+import torch
+
+import stadyn as sd
+import stadyn.functions as F
+import stadyn.solvers as S
+from stadyn.solvers import functional as Fn
+
+SOLVER_NAMES = [n for n in S.__all__ if n not in ("Solver", "functional")]
+SHAPES = {"a": (3,), "b": (2, 4), "c": (2, 3, 2)}
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """Tiny tensors: one intra-op thread avoids thread-pool waits on a loaded 2-core machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+# ---------------------------------------------------------------------------------------------
+# NumPy references of NNabla's update rules (float64; ``s`` is the per-parameter state dict,
+# ``t`` the step count after increment, ``h`` the current and ``h0`` the initial hyperparameters)
+# ---------------------------------------------------------------------------------------------
+def sgd_step(w, g, s, t, h, h0):
+    return w - h["lr"] * g
+
+
+def momentum_step(w, g, s, t, h, h0):
+    s["v"] = h["momentum"] * s["v"] + h["lr"] * g
+    return w - s["v"]
+
+
+def nesterov_step(w, g, s, t, h, h0):
+    """NNabla: ``v_t = m v_{t-1} - lr g; w += -m v_{t-1} + (1 + m) v_t``."""
+    v_prev = s["v"]
+    s["v"] = h["momentum"] * v_prev - h["lr"] * g
+    return w - h["momentum"] * v_prev + (1 + h["momentum"]) * s["v"]
+
+
+def _adam_moments(g, s, h):
+    s["m"] = h["beta1"] * s["m"] + (1 - h["beta1"]) * g
+    s["v"] = h["beta2"] * s["v"] + (1 - h["beta2"]) * g * g
+
+
+def _bias_corrected(alpha, t, h):
+    return alpha * math.sqrt(1 - h["beta2"] ** t) / (1 - h["beta1"] ** t)
+
+
+def adam_step(w, g, s, t, h, h0):
+    _adam_moments(g, s, h)
+    return w - _bias_corrected(h["alpha"], t, h) * s["m"] / (np.sqrt(s["v"]) + h["eps"])
+
+
+def adamw_step(w, g, s, t, h, h0):
+    """Adam, then ``- eta_t * wd * w_old`` with ``eta_t = alpha / alpha_initial``."""
+    w_old = w
+    w = adam_step(w, g, s, t, h, h0)
+    return w - (h["alpha"] / h0["alpha"]) * h["wd"] * w_old
+
+
+def amsgrad_step(w, g, s, t, h, h0, bias_correction=False):
+    _adam_moments(g, s, h)
+    s["v_hat"] = np.maximum(s["v_hat"], s["v"])
+    alpha = _bias_corrected(h["alpha"], t, h) if bias_correction else h["alpha"]
+    return w - alpha * s["m"] / (np.sqrt(s["v_hat"]) + h["eps"])
+
+
+def rmsprop_step(w, g, s, t, h, h0):
+    s["v"] = h["decay"] * s["v"] + (1 - h["decay"]) * g * g
+    return w - h["lr"] * g / (np.sqrt(s["v"]) + h["eps"])
+
+
+def adagrad_step(w, g, s, t, h, h0):
+    s["v"] = s["v"] + g * g
+    return w - h["lr"] * g / (np.sqrt(s["v"]) + h["eps"])
+
+
+def adadelta_step(w, g, s, t, h, h0):
+    d, eps = h["decay"], h["eps"]
+    s["e_g"] = d * s["e_g"] + (1 - d) * g * g
+    delta = np.sqrt((s["e_x"] + eps) / (s["e_g"] + eps)) * g
+    s["e_x"] = d * s["e_x"] + (1 - d) * delta * delta
+    return w - h["lr"] * delta
+
+
+def lion_step(w, g, s, t, h, h0, wd=0.0):
+    """NNabla: ``u = sign(lerp(g, m, b1)); m = lerp(g, m, b2); w -= lr (u + wd w)``."""
+    u = np.sign(h["beta1"] * s["m"] + (1 - h["beta1"]) * g)
+    s["m"] = h["beta2"] * s["m"] + (1 - h["beta2"]) * g
+    return w - h["lr"] * (u + wd * w)
+
+
+@dataclass
+class Reference:
+    """NNabla's update rule, its defaults, and the (non-default) settings the tests use."""
+
+    step: Callable
+    state: tuple[str, ...]
+    defaults: dict
+    kwargs: dict
+    extra_configs: list[dict] = field(default_factory=list)
+    fused_weight_decay: bool = False
+
+
+REFERENCES: dict[str, Reference] = {
+    "Sgd": Reference(sgd_step, (), {"lr": 1e-3}, {"lr": 0.1}),
+    "Momentum": Reference(momentum_step, ("v",), {"lr": 1e-3, "momentum": 0.9},
+                          {"lr": 0.1, "momentum": 0.8}),
+    "Nesterov": Reference(nesterov_step, ("v",), {"lr": 1e-3, "momentum": 0.9},
+                          {"lr": 0.1, "momentum": 0.8}),
+    "Adam": Reference(adam_step, ("m", "v"),
+                      {"alpha": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8},
+                      {"alpha": 0.05, "beta1": 0.8, "beta2": 0.95, "eps": 1e-6}),
+    "AdamW": Reference(adamw_step, ("m", "v"),
+                       {"alpha": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "wd": 1e-4},
+                       {"alpha": 0.05, "beta1": 0.8, "beta2": 0.95, "eps": 1e-6, "wd": 0.1}),
+    "AMSGrad": Reference(amsgrad_step, ("m", "v", "v_hat"),
+                         {"alpha": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8},
+                         {"alpha": 0.05, "beta1": 0.8, "beta2": 0.95, "eps": 1e-6},
+                         extra_configs=[{"alpha": 0.05, "bias_correction": True}]),
+    "RMSprop": Reference(rmsprop_step, ("v",), {"lr": 1e-3, "decay": 0.9, "eps": 1e-8},
+                         {"lr": 0.05, "decay": 0.8, "eps": 1e-6}),
+    "Adagrad": Reference(adagrad_step, ("v",), {"lr": 1e-2, "eps": 1e-8},
+                         {"lr": 0.1, "eps": 1e-6}),
+    "Adadelta": Reference(adadelta_step, ("e_g", "e_x"), {"lr": 1.0, "decay": 0.95, "eps": 1e-6},
+                          {"lr": 0.5, "decay": 0.8, "eps": 1e-4}),
+    "Lion": Reference(lion_step, ("m",), {"lr": 1e-4, "beta1": 0.9, "beta2": 0.99},
+                      {"lr": 0.05, "beta1": 0.8, "beta2": 0.9}, fused_weight_decay=True),
+}
+
+
+def test_every_solver_has_a_reference():
+    assert sorted(set(SOLVER_NAMES) - set(REFERENCES)) == [], "solvers without a reference"
+    assert sorted(set(REFERENCES) - set(SOLVER_NAMES)) == [], "references of unknown solvers"
+
+
+def _configs():
+    params = []
+    for name in SOLVER_NAMES:
+        ref = REFERENCES.get(name)
+        if ref is None:
+            params.append(pytest.param(name, {}, id=f"{name}-MISSING"))
+            continue
+        for k, kwargs in enumerate([ref.kwargs] + ref.extra_configs):
+            params.append(pytest.param(name, kwargs, id=f"{name}-{k}"))
+    return params
+
+
+CONFIGS = _configs()
+
+
+def _reference(name: str) -> Reference:
+    if name not in REFERENCES:
+        pytest.fail(f"solver {name} has no NumPy reference in tests/solvers/test_solvers.py")
+    return REFERENCES[name]
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------------
+def make_parameters(seed: int = 0, shapes: dict = SHAPES) -> dict[str, sd.Variable]:
+    rng = np.random.default_rng(seed)
+    return {k: sd.Variable.from_numpy_array(rng.standard_normal(s).astype(np.float32),
+                                            need_grad=True)
+            for k, s in shapes.items()}
+
+
+def gradients(step: int, shapes: dict = SHAPES) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(100 + step)
+    return {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
+
+
+def set_gradients(params: dict[str, sd.Variable], grads: dict[str, np.ndarray]) -> None:
+    for k, g in grads.items():
+        params[k].grad = torch.tensor(g)
+
+
+def values(params: dict[str, sd.Variable]) -> dict[str, np.ndarray]:
+    return {k: v.d.copy() for k, v in params.items()}
+
+
+def make_solver(name: str, kwargs: dict, params: dict) -> S.Solver:
+    solver = getattr(S, name)(**kwargs)
+    solver.set_parameters(params)
+    return solver
+
+
+class NumpySolver:
+    """Runs a :class:`Reference` on float64 copies of the parameters."""
+
+    def __init__(self, name: str, kwargs: dict, params: dict[str, sd.Variable]):
+        ref = _reference(name)
+        self.ref = ref
+        self.h0 = {**ref.defaults, **kwargs}
+        self.h = dict(self.h0)
+        self.w = {k: v.d.astype(np.float64) for k, v in params.items()}
+        self.state = {k: {s: np.zeros(w.shape) for s in ref.state} for k, w in self.w.items()}
+        self.t = {k: 0 for k in self.w}
+        self.options = {"bias_correction": True} if kwargs.get("bias_correction") else {}
+
+    def update(self, grads: dict[str, np.ndarray], **extra) -> None:
+        for k, g in grads.items():
+            self.t[k] += 1
+            self.w[k] = self.ref.step(self.w[k], g.astype(np.float64), self.state[k], self.t[k],
+                                      self.h, self.h0, **self.options, **extra)
+
+
+# ---------------------------------------------------------------------------------------------
+# (1) foreach == per-tensor loop
+# ---------------------------------------------------------------------------------------------
+def _with_paths(configs):
+    """Each config once per update path besides the per-tensor loop: ``foreach``, and ``fused``
+    for solvers that have a fused kernel (a ``fused`` attribute, on by default)."""
+    params = []
+    for p in configs:
+        name, kwargs = p.values
+        paths = ["fused", "foreach"] if hasattr(getattr(S, name)(), "fused") else ["foreach"]
+        params += [pytest.param(name, kwargs, path, id=f"{p.id}-{path}") for path in paths]
+    return params
+
+
+@pytest.mark.parametrize("name, kwargs, path", _with_paths(CONFIGS))
+def test_foreach_equals_loop(name, kwargs, path):
+    _reference(name)
+    fast_params, loop_params = make_parameters(), make_parameters()
+    fast = make_solver(name, kwargs, fast_params)
+    if path == "foreach" and hasattr(fast, "fused"):
+        fast.fused = False
+    loop = make_solver(name, kwargs, loop_params)
+    loop.foreach = False
+    for step in range(4):
+        grads = gradients(step)
+        for solver, params in ((fast, fast_params), (loop, loop_params)):
+            set_gradients(params, grads)
+            solver.weight_decay(0.01)
+            solver.clip_grad_by_norm(1.5)
+            solver.update()
+        for k in SHAPES:
+            np.testing.assert_allclose(fast_params[k].d, loop_params[k].d, rtol=1e-6, atol=1e-7,
+                                       err_msg=f"{name}: parameter {k} after step {step}")
+    fast_states, loop_states = fast.get_states(), loop.get_states()
+    for k in SHAPES:
+        for key, value in fast_states[k].items():
+            if key == "t":
+                assert value == loop_states[k]["t"]
+            else:
+                np.testing.assert_allclose(value.numpy(), loop_states[k][key].numpy(), rtol=1e-6,
+                                           atol=1e-7, err_msg=f"{name}: state {k}/{key}")
+
+
+FUNCTIONAL_CALLS = {  # (params, grads, 3 state lists, per-parameter lrs, foreach)
+    "sgd": lambda P, G, St, lrs, fe: Fn.sgd(P, G, lr=lrs, foreach=fe),
+    "momentum": lambda P, G, St, lrs, fe: Fn.momentum(P, G, St[0], momentum=[0.9, 0.5, 0.7],
+                                                      gain=lrs, foreach=fe),
+    "nesterov": lambda P, G, St, lrs, fe: Fn.nesterov(P, G, St[0], momentum=0.9, gain=lrs,
+                                                      foreach=fe),
+    "adam": lambda P, G, St, lrs, fe: Fn.adam(P, G, St[0], St[1], step_size=lrs, beta1=0.8,
+                                              beta2=0.9, eps=1e-6, gain=0.5, v_max=St[2],
+                                              decoupled_decay=[0.01, 0.0, 0.02], foreach=fe),
+    "rmsprop": lambda P, G, St, lrs, fe: Fn.rmsprop(P, G, St[0], lr=lrs, decay=0.8, eps=1e-6,
+                                                    foreach=fe),
+    "adagrad": lambda P, G, St, lrs, fe: Fn.adagrad(P, G, St[0], lr=lrs, eps=1e-6, foreach=fe),
+    "adadelta": lambda P, G, St, lrs, fe: Fn.adadelta(P, G, St[0], St[1], lr=lrs, decay=0.9,
+                                                      eps=1e-5, foreach=fe),
+    "lion": lambda P, G, St, lrs, fe: Fn.lion(P, G, St[0], lr=lrs, beta1=0.8, beta2=0.9,
+                                              weight_decay=[0.1, 0.0, 0.3], foreach=fe),
+    "add_weight_decay": lambda P, G, St, lrs, fe: Fn.add_weight_decay(G, P, rate=lrs,
+                                                                      foreach=fe),
+    "clip_by_norm": lambda P, G, St, lrs, fe: Fn.clip_by_norm(G, max_norm=[0.5, 100.0, 1.0],
+                                                              foreach=fe),
+    "clip_by_value": lambda P, G, St, lrs, fe: Fn.clip_by_value(G, limit=[0.5, 0.2, 1.0],
+                                                                foreach=fe),
+}
+
+
+NOT_UPDATES = {"fused_adam_available"}  # predicates, not update rules
+
+
+@pytest.mark.parametrize("rates", ["per-tensor list", "0-d tensor"])
+@pytest.mark.parametrize("function", [f for f in Fn.__all__ if f not in NOT_UPDATES])
+def test_functional_foreach_equals_loop(function, rates):
+    """Per-parameter scalar lists, 0-d tensor scalars (how a compiled step feeds them) and
+    options (``gain``, ``v_max``, decays) on both paths."""
+    assert function in FUNCTIONAL_CALLS, f"no foreach/loop check for functional.{function}"
+    results = []
+    for foreach in (True, False):
+        params = [torch.tensor(a) for a in values(make_parameters(1)).values()]
+        grads = [torch.tensor(a) for a in gradients(7).values()]
+        states = [[torch.full_like(p, 0.1) for p in params] for _ in range(3)]
+        lrs = [0.1, 0.05, 0.2] if rates == "per-tensor list" else torch.tensor(0.1)
+        for _ in range(3):
+            FUNCTIONAL_CALLS[function](params, grads, states, lrs, foreach)
+        results.append(params + grads + [t for group in states for t in group])
+    for fast, loop in zip(*results):
+        np.testing.assert_allclose(fast.numpy(), loop.numpy(), rtol=1e-6, atol=1e-7)
+
+
+# ---------------------------------------------------------------------------------------------
+# (2) three steps == NNabla's formula in NumPy
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name, kwargs", CONFIGS)
+def test_three_steps_match_numpy_reference(name, kwargs):
+    params = make_parameters()
+    expected = NumpySolver(name, kwargs, params)
+    solver = make_solver(name, kwargs, params)
+    for step in range(3):
+        grads = gradients(step)
+        set_gradients(params, grads)
+        solver.update()
+        expected.update(grads)
+    for k in SHAPES:
+        np.testing.assert_allclose(params[k].d, expected.w[k], rtol=1e-5, atol=1e-6,
+                                   err_msg=f"{name}: parameter {k}")
+        assert solver.get_states()[k]["t"] == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# (3) NNabla's defaults
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", SOLVER_NAMES)
+def test_defaults_are_nnablas(name):
+    ref = _reference(name)
+    solver = getattr(S, name)()
+    assert solver.hyper == ref.defaults
+    lr_name = "alpha" if "alpha" in ref.defaults else "lr"
+    assert solver.learning_rate() == ref.defaults[lr_name]
+
+
+def test_amsgrad_bias_correction_is_off_by_default():
+    assert S.AMSGrad().bias_correction is False
+
+
+# ---------------------------------------------------------------------------------------------
+# (4) parameters without a gradient are not updated
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", SOLVER_NAMES)
+def test_update_skips_parameters_without_gradient(name):
+    ref = _reference(name)
+    params = make_parameters()
+    solver = make_solver(name, ref.kwargs, params)
+    set_gradients(params, gradients(0))
+    solver.update()
+    before = values(params)
+    states_before = copy.deepcopy(solver.get_states())
+    solver.zero_grad()
+    set_gradients(params, {"a": gradients(1)["a"]})
+    solver.update()
+    states = solver.get_states()
+    assert not np.array_equal(params["a"].d, before["a"])
+    assert states["a"]["t"] == 2
+    for k in ("b", "c"):
+        np.testing.assert_array_equal(params[k].d, before[k])
+        assert states[k]["t"] == 1
+        for key in ref.state:
+            np.testing.assert_array_equal(states[k][key].numpy(),
+                                          states_before[k][key].numpy())
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_update_after_backward_touches_only_the_graphs_parameters(dynamic):
+    params = make_parameters()
+    solver = make_solver("Adam", {"alpha": 0.1}, params)
+    before = values(params)
+    with sd.auto_forward(dynamic):
+        loss = F.sum(params["a"] * params["a"]) + F.sum(params["b"])
+    if not dynamic:
+        loss.forward()
+    solver.zero_grad()
+    loss.backward()
+    solver.update()
+    assert not np.array_equal(params["a"].d, before["a"])
+    assert not np.array_equal(params["b"].d, before["b"])
+    np.testing.assert_array_equal(params["c"].d, before["c"])
+    assert solver.get_states()["c"]["t"] == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# (5) set_parameters(reset=False, retain_state=...)
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", SOLVER_NAMES)
+def test_set_parameters_retains_state(name):
+    ref = _reference(name)
+    params = make_parameters()
+    solver = make_solver(name, ref.kwargs, {"a": params["a"]})
+    for step in range(2):
+        set_gradients(params, {"a": gradients(step)["a"]})
+        solver.update()
+    kept = copy.deepcopy(solver.get_states()["a"])
+
+    solver.set_parameters({"a": params["a"], "b": params["b"]}, reset=False, retain_state=True)
+    states = solver.get_states()
+    assert list(solver.get_parameters()) == ["a", "b"]
+    assert states["a"]["t"] == 2 and states["b"]["t"] == 0
+    for key in ref.state:
+        np.testing.assert_array_equal(states["a"][key].numpy(), kept[key].numpy())
+        np.testing.assert_array_equal(states["b"][key].numpy(), np.zeros(SHAPES["b"]))
+    if ref.state:
+        assert any(np.abs(kept[key].numpy()).sum() > 0 for key in ref.state)
+
+    solver.set_parameters({"a": params["a"]}, reset=False, retain_state=False)
+    assert solver.get_states()["a"]["t"] == 0
+    assert list(solver.get_parameters()) == ["a", "b"]
+
+    solver.set_parameters({"c": params["c"]})
+    assert list(solver.get_parameters()) == ["c"]
+
+
+def test_retained_state_moves_to_a_replacement_variable():
+    """NNabla keeps the state of a name given again; a new Variable of the shape inherits it."""
+    params = make_parameters()
+    solver = make_solver("Momentum", {"lr": 0.1}, {"a": params["a"]})
+    set_gradients(params, {"a": gradients(0)["a"]})
+    solver.update()
+    velocity = solver.get_states()["a"]["v"].clone()
+    replacement = sd.Variable.from_numpy_array(np.zeros(SHAPES["a"]), need_grad=True)
+    solver.set_parameters({"a": replacement}, reset=False, retain_state=True)
+    assert solver.get_parameters()["a"] is replacement
+    np.testing.assert_array_equal(solver.get_states()["a"]["v"].numpy(), velocity.numpy())
+    replacement.grad = torch.zeros(SHAPES["a"])
+    solver.update()  # w = 0 - (0.9 v + 0.1 * 0)
+    np.testing.assert_allclose(replacement.d, -0.9 * velocity.numpy(), rtol=1e-6)
+
+    with pytest.raises(sd.ParameterError, match="'a'.*\\(5,\\).*\\(3,\\)"):
+        solver.set_parameters({"a": sd.Variable((5,), need_grad=True)}, reset=False,
+                              retain_state=True)
+    assert solver.get_parameters()["a"] is replacement
+
+
+# ---------------------------------------------------------------------------------------------
+# (6) weight decay, clipping, inf/nan check, learning rate
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", SOLVER_NAMES)
+def test_weight_decay(name):
+    ref = _reference(name)
+    params = make_parameters()
+    solver = make_solver(name, ref.kwargs, params)
+    expected = NumpySolver(name, ref.kwargs, params)
+    grads = {k: g for k, g in gradients(0).items() if k != "c"}
+    set_gradients(params, grads)
+    w = values(params)
+    solver.weight_decay(0.2)
+    assert params["c"].grad is None, "weight_decay must skip parameters without a gradient"
+    if ref.fused_weight_decay:
+        for k in grads:  # NNabla fuses Lion's decay into the update: the gradient is untouched
+            np.testing.assert_array_equal(params[k].g, grads[k])
+        solver.update()
+        expected.update(grads, wd=0.2)
+    else:
+        for k in grads:
+            np.testing.assert_allclose(params[k].g, grads[k] + 0.2 * w[k], rtol=1e-6, atol=1e-7)
+        solver.update()
+        expected.update({k: grads[k] + 0.2 * w[k].astype(np.float64) for k in grads})
+    # the decay applies to the update after the call only
+    set_gradients(params, {k: gradients(1)[k] for k in grads})
+    solver.update()
+    expected.update({k: gradients(1)[k] for k in grads})
+    for k in grads:
+        np.testing.assert_allclose(params[k].d, expected.w[k], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(params["c"].d, w["c"])
+
+
+@pytest.mark.parametrize("name", SOLVER_NAMES)
+def test_clip_grad_by_norm_is_per_parameter(name):
+    params = make_parameters()
+    solver = make_solver(name, _reference(name).kwargs, params)
+    big = np.full(SHAPES["a"], 3.0, np.float32)            # norm 5.196
+    small = np.full(SHAPES["b"], 0.1, np.float32)          # norm 0.283
+    set_gradients(params, {"a": big, "b": small})
+    solver.clip_grad_by_norm(1.0)
+    np.testing.assert_allclose(np.linalg.norm(params["a"].g), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(params["a"].g, big / np.linalg.norm(big), rtol=1e-6)
+    np.testing.assert_array_equal(params["b"].g, small)
+    assert params["c"].grad is None
+
+
+@pytest.mark.parametrize("name", SOLVER_NAMES)
+def test_check_inf_or_nan_grad(name):
+    params = make_parameters()
+    solver = make_solver(name, _reference(name).kwargs, params)
+    assert solver.check_inf_or_nan_grad() is False
+    grads = gradients(0)
+    set_gradients(params, grads)
+    assert solver.check_inf_or_nan_grad() is False
+    for bad in (np.inf, -np.inf, np.nan):
+        broken = dict(grads)
+        broken["b"] = grads["b"].copy()
+        broken["b"][1, 2] = bad
+        set_gradients(params, broken)
+        assert solver.check_inf_or_nan_grad() is True, f"{bad} not found"
+
+
+@pytest.mark.parametrize("name", SOLVER_NAMES)
+def test_set_learning_rate_is_used_by_the_next_update(name):
+    ref = _reference(name)
+    params = make_parameters()
+    solver = make_solver(name, ref.kwargs, params)
+    expected = NumpySolver(name, ref.kwargs, params)
+    lr_name = "alpha" if "alpha" in ref.defaults else "lr"
+    assert solver.learning_rate() == pytest.approx(ref.kwargs[lr_name])
+    set_gradients(params, gradients(0))
+    solver.update()
+    expected.update(gradients(0))
+    solver.set_learning_rate(ref.kwargs[lr_name] / 4)
+    expected.h[lr_name] = ref.kwargs[lr_name] / 4
+    assert solver.learning_rate() == pytest.approx(ref.kwargs[lr_name] / 4)
+    set_gradients(params, gradients(1))
+    solver.update()
+    expected.update(gradients(1))
+    for k in SHAPES:
+        np.testing.assert_allclose(params[k].d, expected.w[k], rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------
+# (7) save_states / load_states
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", SOLVER_NAMES)
+def test_loaded_states_continue_training_exactly(name, tmp_path):
+    ref = _reference(name)
+    params = make_parameters()
+    solver = make_solver(name, ref.kwargs, params)
+    for step in range(3):
+        set_gradients(params, gradients(step))
+        solver.update()
+    path = tmp_path / "states.safetensors"
+    solver.save_states(path)
+    snapshot = values(params)
+    for step in range(3, 5):
+        set_gradients(params, gradients(step))
+        solver.update()
+
+    resumed = {k: sd.Variable.from_numpy_array(v, need_grad=True) for k, v in snapshot.items()}
+    other = make_solver(name, ref.kwargs, resumed)
+    other.load_states(path)
+    assert {k: s["t"] for k, s in other.get_states().items()} == {k: 3 for k in SHAPES}
+    for step in range(3, 5):
+        set_gradients(resumed, gradients(step))
+        other.update()
+    for k in SHAPES:
+        np.testing.assert_array_equal(resumed[k].d, params[k].d)
+
+
+def test_save_states_is_atomic(tmp_path, monkeypatch):
+    import safetensors.torch
+
+    params = make_parameters()
+    solver = make_solver("Adam", {}, params)
+    path = tmp_path / "states.safetensors"
+    solver.save_states(path)
+    original = path.read_bytes()
+    assert sorted(os.listdir(tmp_path)) == ["states.safetensors"]
+
+    def crash_halfway(tensors, filename, metadata=None):
+        with open(filename, "wb") as f:
+            f.write(b"partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(safetensors.torch, "save_file", crash_halfway)
+    set_gradients(params, gradients(0))
+    solver.update()
+    with pytest.raises(OSError, match="disk full"):
+        solver.save_states(path)
+    assert path.read_bytes() == original
+    assert sorted(os.listdir(tmp_path)) == ["states.safetensors"]
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign", "other_solver"])
+def test_loading_a_bad_state_file_raises(damage, tmp_path):
+    from safetensors.torch import save_file
+
+    params = make_parameters()
+    path = tmp_path / "states.safetensors"
+    if damage == "garbage":
+        path.write_bytes(b"\x00\x01 this is not a state file" * 10)
+    elif damage == "truncated":
+        make_solver("Adam", {}, params).save_states(path)
+        path.write_bytes(path.read_bytes()[:40])
+    elif damage == "foreign":
+        save_file({"x": torch.zeros(2)}, str(path))
+    else:
+        make_solver("Sgd", {}, params).save_states(path)
+    solver = make_solver("Adam", {}, params)
+    with pytest.raises(sd.StadynError):
+        solver.load_states(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# (8) invalid learning rates
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", SOLVER_NAMES)
+def test_invalid_learning_rate_raises(name):
+    ref = _reference(name)
+    lr_name = "alpha" if "alpha" in ref.defaults else "lr"
+    with pytest.raises(sd.StadynError, match=r"invalid learning rate -0\.5"):
+        getattr(S, name)(**{lr_name: -0.5})
+    with pytest.raises(sd.StadynError, match=lr_name):
+        getattr(S, name)(**{lr_name: float("nan")})
+    solver = getattr(S, name)()
+    with pytest.raises(sd.StadynError, match="invalid learning rate"):
+        solver.set_learning_rate(-1.0)
+    assert solver.learning_rate() == ref.defaults[lr_name]
