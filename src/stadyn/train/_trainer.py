@@ -76,7 +76,7 @@ class Trainer:
     """
 
     def __init__(self, model: Variable | None, criterion, parameter_learners=None,
-                 progress_writers=None, *args):
+                 progress_writers=None, *args, data_parallel=None):
         if not isinstance(criterion, (tuple, list)):
             # The 2017 beta: Trainer(model, loss, metric, learner)
             metric, learners = parameter_learners, progress_writers
@@ -105,6 +105,12 @@ class Trainer:
         self.previous_minibatch_loss_average = float("nan")
         self.previous_minibatch_evaluation_average: float | None = None
         self.minibatches_seen = 0
+        # Data-parallel training (stadyn.distributed): the object broadcasts the parameters now,
+        # sums gradients and sample counts over the workers after each backward, and says whether
+        # this process is the one that writes progress.
+        self.data_parallel = data_parallel
+        if data_parallel is not None:
+            data_parallel.broadcast_parameters(self._named_parameters())
 
     # -- minibatches ----------------------------------------------------------------------------
     def _feed(self, arguments) -> int:
@@ -133,10 +139,15 @@ class Trainer:
         with training(True):
             forward_all(self._outputs + list(outputs or ()), clear_no_need_grad=True)
             self._loss_sum.backward(clear_buffer=True)
-        for learner in self.parameter_learners:
-            _update(learner, samples)
         loss_sum = float(self._loss_sum.d)
         metric_sum = float(self._metric_sum.d) if self._metric_sum is not None else None
+        if self.data_parallel is not None:
+            # The global minibatch is the sum of the workers' minibatches (CNTK): learners get
+            # the summed gradient and the global sample count, so per-sample rates keep meaning.
+            samples, loss_sum, metric_sum = self.data_parallel.synchronize(
+                self.parameters, samples, loss_sum, metric_sum)
+        for learner in self.parameter_learners:
+            _update(learner, samples)
         self.previous_minibatch_sample_count = samples
         self.previous_minibatch_loss_average = loss_sum / samples
         self.previous_minibatch_evaluation_average = (
@@ -144,9 +155,15 @@ class Trainer:
         self.total_number_of_samples_seen += samples
         self.minibatches_seen += 1
         lr = self.learning_rate()
-        for writer in self.progress_writers:
+        for writer in self._writers():
             writer.update(loss_sum, samples, metric_sum, lr)
         return True
+
+    def _writers(self) -> list:
+        """Only the main process writes progress when training data-parallel."""
+        if self.data_parallel is not None and not self.data_parallel.is_main:
+            return []
+        return self.progress_writers
 
     def test_minibatch(self, arguments, device=None) -> float:
         """The mean metric per sample on ``arguments``, in the inference phase."""
@@ -156,7 +173,7 @@ class Trainer:
         with training(False), torch.no_grad():
             self._metric_sum.forward(clear_buffer=True)
         metric_sum = float(self._metric_sum.d)
-        for writer in self.progress_writers:
+        for writer in self._writers():
             writer.update_test(metric_sum, samples)
         return metric_sum / samples
 
@@ -168,11 +185,11 @@ class Trainer:
             return None
 
     def summarize_training_progress(self) -> None:
-        for writer in self.progress_writers:
+        for writer in self._writers():
             writer.summarize_training_progress()
 
     def summarize_test_progress(self) -> None:
-        for writer in self.progress_writers:
+        for writer in self._writers():
             writer.summarize_test_progress()
 
     @property
