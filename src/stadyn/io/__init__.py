@@ -1,0 +1,68 @@
+"""Readers: deserializers, image transforms, minibatch sources, file formats and data tools.
+
+``stadyn.io`` knows nothing of graphs: it yields NumPy arrays. The CNTK programming model::
+
+    from stadyn.io import (ImageDeserializer, MinibatchSource, StreamDef, StreamDefs,
+                           transforms as xforms)
+    source = MinibatchSource(ImageDeserializer('train_map.txt', StreamDefs(
+        features=StreamDef(field='image', transforms=[
+            xforms.crop(crop_type='randomside', side_ratio=0.8, jitter_type='uniratio'),
+            xforms.scale(width=32, height=32, channels=3, interpolations='linear'),
+            xforms.mean('CIFAR-10_mean.xml')]),
+        labels=StreamDef(field='label', shape=10))), num_workers=2)
+    mb = source.next_minibatch(64)          # {StreamInformation: MinibatchData}
+    images = mb[source.streams.features].data  # (64, 3, 32, 32) float32, BGR
+
+See docs/readers.md and docs/recordio.md.
+"""
+
+from . import transforms
+from ._ctf import CTFDeserializer
+from ._deserializer import Deserializer, StreamBatch, StreamSpec
+from ._image import decode_image, encode_image
+from ._image_deserializer import ImageDeserializer
+from ._map_file import MapEntry, read_map_file, scan_image_folder, write_map_file
+from ._mean_file import read_mean_file, write_mean_file
+from ._numpy_deserializer import NumpyDeserializer
+from ._random import SampleRandom
+from ._rec_deserializer import RecordIODeserializer
+from ._recordio import (MAGIC, IndexedRecordIO, IRHeader, ListEntry, RecordIOReader,
+                        RecordIOWriter, pack_image, pack_image_record, read_idx_file,
+                        read_list_file, unpack_image, unpack_image_record, write_idx_file,
+                        write_list_file)
+from ._source import (DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS, FULL_DATA_SWEEP, INFINITE_SAMPLES,
+                      INFINITELY_REPEAT, MinibatchData, MinibatchSource, MinibatchSourceFromData)
+from ._streams import Record, StreamDef, StreamDefs, StreamInformation
+from ._tools import (compute_mean, convert_cifar10, dump_rec, make_image_list, make_map_file,
+                     pack_list)
+from ._workers import WorkerError
+
+__all__ = [
+    # deserializers
+    "Deserializer", "ImageDeserializer", "CTFDeserializer", "RecordIODeserializer",
+    "NumpyDeserializer", "StreamDef", "StreamDefs", "StreamInformation", "StreamSpec",
+    "StreamBatch", "Record", "SampleRandom",
+    # sources
+    "MinibatchSource", "MinibatchData", "MinibatchSourceFromData", "FULL_DATA_SWEEP",
+    "INFINITELY_REPEAT", "INFINITE_SAMPLES", "DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS",
+    "WorkerError",
+    # transforms
+    "transforms",
+    # file formats
+    "MapEntry", "read_map_file", "write_map_file", "scan_image_folder", "read_mean_file",
+    "write_mean_file", "decode_image", "encode_image", "MAGIC", "RecordIOReader",
+    "RecordIOWriter", "IndexedRecordIO", "IRHeader", "pack_image_record", "unpack_image_record",
+    "pack_image", "unpack_image", "read_idx_file", "write_idx_file", "ListEntry",
+    "read_list_file", "write_list_file",
+    # tools (``stadyn data ...``)
+    "make_map_file", "compute_mean", "convert_cifar10", "make_image_list", "pack_list",
+    "dump_rec",
+]
+
+# NNabla-style data iterators and the digits data set.
+from ._data_iterator import (DataIterator, DataSource, SimpleDataSource,  # noqa: E402
+                             data_iterator, data_iterator_simple)
+from ._digits import DigitsData, data_iterator_digits, load_digits_source  # noqa: E402
+
+__all__ += ["DataIterator", "DataSource", "SimpleDataSource", "data_iterator",
+            "data_iterator_simple", "DigitsData", "load_digits_source", "data_iterator_digits"]

@@ -1,0 +1,105 @@
+"""Several deserializers joined by sequence key: what a source reads and ships to its workers."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .._errors import DataError
+from ._deserializer import Deserializer, StreamBatch, StreamSpec
+from ._random import SampleRandom
+
+__all__ = ["Composite"]
+
+
+class _Rngs(Sequence):
+    """Per-sample generators, made only for the samples a deserializer asks about."""
+
+    def __init__(self, seed: int, sweeps: np.ndarray, positions: np.ndarray, stream: int):
+        self._seed, self._sweeps, self._positions, self._stream = seed, sweeps, positions, stream
+
+    def __len__(self) -> int:
+        return len(self._sweeps)
+
+    def __getitem__(self, k):  # type: ignore[override]
+        return SampleRandom(self._seed, int(self._sweeps[k]), int(self._positions[k]),
+                            self._stream)
+
+
+class Composite:
+    """The first deserializer's samples, each joined with the same key's sample of the others.
+
+    Deserializers of equal length whose keys agree are joined by position. Streams must have
+    distinct names.
+    """
+
+    def __init__(self, deserializers: Sequence[Deserializer]):
+        if isinstance(deserializers, Deserializer):
+            deserializers = [deserializers]
+        self.deserializers = list(deserializers)
+        if not self.deserializers:
+            raise ValueError("a minibatch source needs at least one deserializer")
+        for d in self.deserializers:
+            if not isinstance(d, Deserializer):
+                raise TypeError(f"not a deserializer: {d!r}")
+        self.specs: dict[str, StreamSpec] = {}
+        for d in self.deserializers:
+            for name, spec in d.stream_specs().items():
+                if name in self.specs:
+                    raise ValueError(f"two deserializers define a stream named {name!r}")
+                self.specs[name] = spec
+        primary = self.deserializers[0]
+        self._length = len(primary)
+        self.maps: list[np.ndarray | None] = [None]
+        primary_keys = None
+        for d in self.deserializers[1:]:
+            keys = d.keys()
+            if primary_keys is None:
+                primary_keys = [str(k) for k in (primary.keys() or range(self._length))]
+            other = [str(k) for k in (keys or range(len(d)))]
+            if other == primary_keys:
+                self.maps.append(None)
+                continue
+            where = {k: i for i, k in enumerate(other)}
+            missing = next((k for k in primary_keys if k not in where), None)
+            if missing is not None:
+                raise DataError(f"has no sequence with key {missing!r}, which {primary.path} has",
+                                d.path)
+            self.maps.append(np.array([where[k] for k in primary_keys], dtype=np.int64))
+        self.lengths = self._sequence_lengths()
+
+    def _sequence_lengths(self) -> np.ndarray | None:
+        total = None
+        for d, index in zip(self.deserializers, self.maps):
+            lengths = d.sequence_lengths()
+            if lengths is None:
+                continue
+            lengths = np.asarray(lengths, dtype=np.int64)
+            if index is not None:
+                lengths = lengths[index]
+            total = lengths if total is None else np.maximum(total, lengths)
+        return total
+
+    def __len__(self) -> int:
+        return self._length
+
+    def materialize(self, ids: np.ndarray, sweeps: np.ndarray, positions: np.ndarray,
+                    seed: int) -> dict[str, StreamBatch]:
+        """Read samples ``ids``; sample k draws its randomness from
+        (seed, sweeps[k], positions[k])."""
+        out: dict[str, StreamBatch] = {}
+        if len(ids) == 0:
+            for name, spec in self.specs.items():
+                shape = (0,) + ((0,) if spec.is_sequence else ()) + (spec.shape or ())
+                lengths = np.zeros(0, np.int64) if spec.is_sequence else None
+                out[name] = StreamBatch(np.zeros(shape, spec.dtype), lengths)
+            return out
+        for stream, (d, index) in enumerate(zip(self.deserializers, self.maps)):
+            sub = ids if index is None else index[ids]
+            out.update(d.read_batch(sub, _Rngs(seed, sweeps, positions, stream)))
+        return out
+
+    def close(self) -> None:
+        for d in self.deserializers:
+            d.close()

@@ -1,0 +1,316 @@
+"""CNTK Text Format (CTF): ``[seqId] |name v v v |name2 idx:val idx:val |# comment``.
+
+- one line holds one sample of one or more inputs; values are separated by spaces or tabs;
+- a line may start with a sequence id; consecutive lines with the same id form one sequence; a
+  line without an id is a sequence of its own (its key is its line number);
+- ``|#`` starts a comment that runs to the end of the line or to the next ``|`` not followed by
+  ``#`` (so ``|#`` inside a comment is an escaped pipe);
+- a dense input has exactly ``dim`` values, a sparse one ``index:value`` pairs with
+  ``0 <= index < dim``.
+
+The file is indexed when the deserializer is made (byte offsets of sequences, found with NumPy)
+and parsed lazily, sequence by sequence, in whichever process reads it.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+from typing import Sequence
+
+import numpy as np
+
+from .._errors import DataError
+from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
+from ._random import SampleRandom
+from ._streams import StreamDef, iter_stream_defs
+
+__all__ = ["CTFDeserializer"]
+
+_HAS_SAMPLE = re.compile(rb"\|(?!#)")
+_COMMENT = re.compile(r"\|#(?:[^|]|\|#)*")
+_ID = re.compile(rb"[ \t]*([^ \t|\r]+)")
+_CHUNK = 1 << 26
+
+
+class _Field:
+    __slots__ = ("stream", "dim", "shape", "sparse")
+
+    def __init__(self, stream: str, shape: tuple[int, ...], sparse: bool):
+        self.stream, self.shape, self.sparse = stream, shape, sparse
+        self.dim = int(np.prod(shape))
+
+
+def _newlines(data) -> np.ndarray:
+    """Byte offsets of every b'\\n' in ``data`` (bytes or mmap), in chunks to bound memory."""
+    found = []
+    view = np.frombuffer(data, dtype=np.uint8)
+    for start in range(0, len(view), _CHUNK):
+        found.append(np.flatnonzero(view[start:start + _CHUNK] == 10) + start)
+    return np.concatenate(found) if found else np.zeros(0, np.int64)
+
+
+class _Index:
+    """Where each sequence's lines are: byte range, first line number, line count, key."""
+
+    def __init__(self, data, source: str):
+        ends = _newlines(data)
+        size = len(data)
+        starts = np.concatenate([[0], ends + 1]).astype(np.int64)
+        ends = np.concatenate([ends, [size]]).astype(np.int64)
+        numbers = np.arange(1, len(starts) + 1, dtype=np.int64)
+        keep = ends > starts
+        starts, ends, numbers = starts[keep], ends[keep], numbers[keep]
+        view = np.frombuffer(data, dtype=np.uint8)
+        first = view[starts] if len(starts) else np.zeros(0, np.uint8)
+        seq_start, seq_end, seq_line, seq_count, keys = [], [], [], [], []
+        if len(starts) and bool((first == ord("|")).all()):
+            second = view[np.minimum(starts + 1, size - 1)]
+            maybe_empty = np.flatnonzero((second == ord("#")) | (ends - starts < 2))
+            has = np.ones(len(starts), dtype=bool)
+            for i in maybe_empty.tolist():
+                has[i] = _HAS_SAMPLE.search(bytes(data[starts[i]:ends[i]])) is not None
+            seq_start, seq_end, seq_line = starts[has], ends[has], numbers[has]
+            seq_count = np.ones(len(seq_start), np.int64)
+            self.keys: list[str] = [str(n) for n in seq_line.tolist()]
+            self.explicit_ids = False
+        else:
+            prev_id = None
+            for s, e, n in zip(starts.tolist(), ends.tolist(), numbers.tolist()):
+                line = bytes(data[s:e])
+                if _HAS_SAMPLE.search(line) is None:
+                    continue
+                m = _ID.match(line)
+                seq_id = m.group(1) if m else None
+                if seq_id is not None and seq_id == prev_id:
+                    seq_end[-1] = e
+                    seq_count[-1] += 1
+                    continue
+                prev_id = seq_id
+                seq_start.append(s)
+                seq_end.append(e)
+                seq_line.append(n)
+                seq_count.append(1)
+                keys.append(seq_id.decode("utf-8", "replace") if seq_id is not None else str(n))
+            self.keys = keys
+            self.explicit_ids = True
+        self.starts = np.asarray(seq_start, dtype=np.int64)
+        self.ends = np.asarray(seq_end, dtype=np.int64)
+        self.first_lines = np.asarray(seq_line, dtype=np.int64)
+        self.line_counts = np.asarray(seq_count, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+
+def _parse_values(field: _Field, name: str, text: str, source: str,
+                  line: int) -> np.ndarray:
+    tokens = text.split()
+    if field.sparse:
+        out = np.zeros(field.dim, dtype=np.float32)
+        for tok in tokens:
+            index, sep, value = tok.partition(":")
+            if not sep or not index.isdigit() or not index.isascii():
+                raise DataError(f"input {name!r} is sparse: expected index:value, found "
+                                f"{tok[:40]!r}", source, line)
+            k = int(index)
+            if k >= field.dim:
+                raise DataError(f"input {name!r}: index {k} is outside 0..{field.dim - 1}",
+                                source, line)
+            try:
+                out[k] = float(value)
+            except ValueError:
+                raise DataError(f"input {name!r}: value {value[:40]!r} is not a number",
+                                source, line) from None
+        return out.reshape(field.shape)
+    if len(tokens) != field.dim:
+        raise DataError(f"input {name!r} is dense with dim {field.dim} but has {len(tokens)} "
+                        f"value(s)", source, line)
+    try:
+        return np.array(tokens, dtype=np.float32).reshape(field.shape)
+    except (ValueError, OverflowError):
+        bad = next((t for t in tokens if not _is_number(t)), tokens[0])
+        raise DataError(f"input {name!r}: value {bad[:40]!r} is not a number", source,
+                        line) from None
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+        return True
+    except ValueError:
+        return False
+
+
+def _parse_line(text: str, fields: dict[str, _Field], has_id: bool, source: str,
+                line: int) -> list[tuple[str, np.ndarray]]:
+    """(input name, value array) for every known input on one line, in order."""
+    text = _COMMENT.sub("", text.rstrip("\r"))
+    bar = text.find("|")
+    head = text[:bar] if bar >= 0 else text
+    if head.strip() and (not has_id or len(head.split()) != 1):
+        raise DataError(f"unexpected text {head.strip()[:40]!r} before the first '|'", source,
+                        line)
+    if bar < 0:
+        return []
+    samples = []
+    for segment in text[bar + 1:].split("|"):
+        parts = segment.split(None, 1)
+        name = parts[0] if parts and not segment[0].isspace() else ""
+        values = parts[1] if len(parts) > 1 else ""
+        if not name:
+            raise DataError("'|' must be followed by an input name", source, line)
+        field = fields.get(name)
+        if field is not None:
+            samples.append((name, _parse_values(field, name, values, source, line)))
+    return samples
+
+
+class CTFDeserializer(Deserializer):
+    """Samples from a CNTK Text Format file (CNTK's ``CTFDeserializer``).
+
+    Args:
+        filename: the CTF file.
+        streams: ``StreamDefs(features=StreamDef(field='x', shape=784),
+            labels=StreamDef(field='y', shape=10, is_sparse=True))``; ``field`` is the input name
+            after ``|`` (the stream name when omitted).
+
+    When every sequence is one line, a stream delivers (N, *shape) float32. When a file has
+    sequences (lines sharing an id), every stream delivers (N, T, *shape) padded with zeros
+    plus per-sequence lengths. Sparse inputs are delivered dense. Inputs the streams do not
+    name are skipped. A malformed line is a DataError naming the file and line.
+
+    Example:
+        >>> from stadyn.io import StreamDef, StreamDefs
+        >>> ctf = CTFDeserializer.from_bytes(b'|x 1 2 |y 1:1\\n|x 3 4 |# a note |y 0:1\\n',
+        ...     StreamDefs(x=StreamDef(shape=2), y=StreamDef(shape=2, is_sparse=True)))
+        >>> {k: v.tolist() for k, v in ctf.read(1).items()}
+        {'x': [3.0, 4.0], 'y': [1.0, 0.0]}
+    """
+
+    def __init__(self, filename: str | os.PathLike, streams: dict[str, StreamDef]):
+        self.path = os.path.abspath(os.fspath(filename))
+        self._fields = self._make_fields(streams)
+        try:
+            with open(self.path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if size == 0:
+                    data = b""
+                    self._index = _Index(data, self.path)
+                else:
+                    with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                        self._index = _Index(data, self.path)
+        except FileNotFoundError:
+            raise DataError("CTF file does not exist", self.path) from None
+        except IsADirectoryError:
+            raise DataError("expected a CTF file, found a folder", self.path) from None
+        except OSError as exc:
+            raise DataError(f"cannot read the CTF file: {exc.strerror or exc}", self.path) from None
+        self._bytes: bytes | None = None
+        self._h_file = None
+        self._finish_init()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, streams: dict[str, StreamDef],
+                   source: str = "<bytes>") -> "CTFDeserializer":
+        """A deserializer over CTF text held in memory; ``source`` names it in errors."""
+        self = cls.__new__(cls)
+        self.path = source
+        self._fields = cls._make_fields(streams)
+        self._index = _Index(bytes(data), source)
+        self._bytes = bytes(data)
+        self._h_file = None
+        self._finish_init()
+        return self
+
+    @staticmethod
+    def _make_fields(streams: dict[str, StreamDef]) -> dict[str, _Field]:
+        fields: dict[str, _Field] = {}
+        for name, definition in iter_stream_defs(streams):
+            if definition.shape is None:
+                raise ValueError(f"CTF stream {name!r} needs a shape (its dimension)")
+            fld = definition.field or name
+            if fld in fields:
+                raise ValueError(f"two CTF streams read input {fld!r}")
+            fields[fld] = _Field(name, definition.shape, definition.is_sparse)
+        if not fields:
+            raise ValueError("CTFDeserializer needs at least one stream")
+        return fields
+
+    def _finish_init(self) -> None:
+        self._sequence_mode = bool((self._index.line_counts > 1).any())
+        self._has_ids = self._index.explicit_ids
+        # Validate the first sequence now, so a wrongly declared file fails at once.
+        if len(self._index):
+            self._parse_sequence(0)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def keys(self) -> list[str]:
+        return self._index.keys
+
+    def sequence_lengths(self) -> np.ndarray | None:
+        return self._index.line_counts if self._sequence_mode else None
+
+    def stream_specs(self) -> dict[str, StreamSpec]:
+        return {f.stream: StreamSpec(f.shape, np.dtype(np.float32), f.sparse, self._sequence_mode)
+                for f in self._fields.values()}
+
+    def _raw(self, i: int) -> bytes:
+        start, end = int(self._index.starts[i]), int(self._index.ends[i])
+        if self._bytes is not None:
+            return self._bytes[start:end]
+        if self._h_file is None:
+            try:
+                self._h_file = open(self.path, "rb")
+            except OSError as exc:
+                raise DataError(f"cannot open the CTF file: {exc.strerror or exc}",
+                                self.path) from None
+        data = os.pread(self._h_file.fileno(), end - start, start)
+        if len(data) != end - start:
+            raise DataError("the CTF file changed since it was indexed (it is shorter)",
+                            self.path, int(self._index.first_lines[i]))
+        return data
+
+    def _parse_sequence(self, i: int) -> dict[str, list[np.ndarray]]:
+        raw = self._raw(i)
+        first = int(self._index.first_lines[i])
+        out: dict[str, list[np.ndarray]] = {f.stream: [] for f in self._fields.values()}
+        line_no = first
+        for raw_line in raw.split(b"\n"):
+            if raw_line.strip() and _HAS_SAMPLE.search(raw_line) is not None:
+                try:
+                    text = raw_line.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise DataError(f"not UTF-8 text (byte 0x{raw_line[exc.start]:02x})",
+                                    self.path, line_no) from None
+                seen = set()
+                for name, values in _parse_line(text, self._fields, self._has_ids, self.path,
+                                                line_no):
+                    if not self._sequence_mode and name in seen:
+                        raise DataError(f"input {name!r} appears twice on one line", self.path,
+                                        line_no)
+                    seen.add(name)
+                    out[self._fields[name].stream].append(values)
+                if not self._sequence_mode:
+                    missing = [n for n in self._fields if n not in seen]
+                    if missing:
+                        raise DataError(f"input {missing[0]!r} is missing from this line",
+                                        self.path, line_no)
+            line_no += 1
+        return out
+
+    def read_batch(self, ids: Sequence[int],
+                   rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
+        parsed = [self._parse_sequence(int(i)) for i in ids]
+        out = {}
+        for f in self._fields.values():
+            if self._sequence_mode:
+                arrays = [np.stack(p[f.stream]) if p[f.stream]
+                          else np.zeros((0,) + f.shape, np.float32) for p in parsed]
+                out[f.stream] = pad_sequences(arrays, f.shape, np.dtype(np.float32))
+            else:
+                out[f.stream] = StreamBatch(np.stack([p[f.stream][0] for p in parsed]))
+        return out

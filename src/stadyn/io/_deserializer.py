@@ -1,0 +1,157 @@
+"""The one interface every deserializer implements, and the batch arrays it returns."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from .._errors import DataError
+from ._random import SampleRandom
+
+__all__ = ["Deserializer", "StreamBatch", "StreamSpec", "stack_samples", "pad_sequences",
+           "concat_batches"]
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """What a deserializer produces for one stream (before a source numbers the streams)."""
+
+    shape: tuple[int, ...] | None
+    dtype: np.dtype
+    is_sparse: bool = False
+    is_sequence: bool = False
+
+
+@dataclass
+class StreamBatch:
+    """The rows of one stream for a list of samples.
+
+    ``data`` is (N, *shape), or (N, T, *shape) padded with zeros for a sequence stream, whose
+    ``lengths`` (N,) give each sequence's number of samples.
+    """
+
+    data: np.ndarray
+    lengths: np.ndarray | None = None
+
+    @property
+    def rows(self) -> int:
+        return int(self.data.shape[0])
+
+    @property
+    def num_samples(self) -> int:
+        return self.rows if self.lengths is None else int(self.lengths.sum())
+
+    def take(self, start: int, stop: int) -> "StreamBatch":
+        lengths = None if self.lengths is None else self.lengths[start:stop]
+        data = self.data[start:stop]
+        if lengths is not None and data.shape[0]:
+            data = data[:, :int(lengths.max(initial=0))]
+        return StreamBatch(data, lengths)
+
+
+class Deserializer(abc.ABC):
+    """A list of samples; each sample has one array per named stream.
+
+    Subclasses set ``self.path`` (for messages) and implement :meth:`stream_specs`,
+    :meth:`__len__` and :meth:`read_batch`. A deserializer is pickled into worker processes, so
+    open files and archives are kept in attributes that start with ``_h_`` and are reopened
+    lazily in each process.
+    """
+
+    path: str = "<memory>"
+
+    @abc.abstractmethod
+    def stream_specs(self) -> dict[str, StreamSpec]:
+        """Stream name -> what that stream delivers."""
+
+    @abc.abstractmethod
+    def __len__(self) -> int:
+        """Number of sequences (samples) in one sweep."""
+
+    @abc.abstractmethod
+    def read_batch(self, ids: Sequence[int],
+                   rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
+        """Read (and transform) samples ``ids``; ``rngs[k]`` drives the augmentation of
+        ``ids[k]``."""
+
+    def keys(self) -> Sequence[Any] | None:
+        """Sequence keys used to join deserializers (``None``: the position is the key)."""
+        return None
+
+    def sequence_lengths(self) -> np.ndarray | None:
+        """Samples per sequence (``None`` when every sequence is one sample)."""
+        return None
+
+    def read(self, i: int, rng: SampleRandom | None = None) -> dict[str, np.ndarray]:
+        """One sample as stream name -> array (no batch axis). Meant for inspection and tests."""
+        if not 0 <= i < len(self):
+            raise IndexError(f"sample {i} out of range 0..{len(self) - 1}")
+        batch = self.read_batch([i], [rng or SampleRandom(0, 0, i)])
+        out = {}
+        for name, b in batch.items():
+            row = b.data[0]
+            out[name] = row if b.lengths is None else row[:int(b.lengths[0])]
+        return out
+
+    def close(self) -> None:
+        """Close files this process opened (they reopen lazily on the next read)."""
+        for name in [k for k in vars(self) if k.startswith("_h_")]:
+            handle = vars(self)[name]
+            if handle is not None:
+                handle.close()
+                setattr(self, name, None)
+
+    def __getstate__(self) -> dict:
+        state = dict(vars(self))
+        for name in [k for k in state if k.startswith("_h_")]:
+            state[name] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        vars(self).update(state)
+
+
+def stack_samples(arrays: Sequence[np.ndarray], stream: str, path: str,
+                  where: Sequence[str] = ()) -> np.ndarray:
+    """Stack per-sample arrays into (N, ...); samples of different shapes are a DataError."""
+    if not arrays:
+        raise ValueError("nothing to stack")
+    first = arrays[0].shape
+    for k, a in enumerate(arrays):
+        if a.shape != first:
+            place = f" ({where[k]})" if k < len(where) else ""
+            raise DataError(
+                f"stream {stream!r}: sample shapes differ in one minibatch, {first} and "
+                f"{a.shape}{place}; add a scale transform so that all images have one size", path)
+    return np.stack(arrays)
+
+
+def pad_sequences(arrays: Sequence[np.ndarray], sample_shape: tuple[int, ...],
+                  dtype: np.dtype) -> StreamBatch:
+    """(T_i, *shape) arrays -> (N, max T, *shape) zero-padded plus lengths."""
+    lengths = np.array([a.shape[0] for a in arrays], dtype=np.int64)
+    t_max = int(lengths.max(initial=0))
+    data = np.zeros((len(arrays), t_max) + tuple(sample_shape), dtype=dtype)
+    for k, a in enumerate(arrays):
+        data[k, :a.shape[0]] = a
+    return StreamBatch(data, lengths)
+
+
+def concat_batches(pieces: Sequence[StreamBatch]) -> StreamBatch:
+    """Concatenate row blocks of one stream (re-padding sequence streams to one length)."""
+    if len(pieces) == 1:
+        return pieces[0]
+    if pieces[0].lengths is None:
+        return StreamBatch(np.concatenate([p.data for p in pieces]))
+    t_max = max(p.data.shape[1] for p in pieces)
+    padded = []
+    for p in pieces:
+        if p.data.shape[1] < t_max:
+            pad = [(0, 0), (0, t_max - p.data.shape[1])] + [(0, 0)] * (p.data.ndim - 2)
+            padded.append(np.pad(p.data, pad))
+        else:
+            padded.append(p.data)
+    return StreamBatch(np.concatenate(padded), np.concatenate([p.lengths for p in pieces]))

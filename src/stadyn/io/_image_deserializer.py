@@ -1,0 +1,277 @@
+"""ImageDeserializer: images named by a map file (or a folder of class folders) plus labels."""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+import numpy as np
+
+from .._errors import DataError
+from ._deserializer import Deserializer, StreamBatch, StreamSpec, stack_samples
+from ._image import ImageReadError, ZipArchives, decode_image, read_file_bytes, require_cv2
+from ._map_file import MapTable, read_map_table, scan_image_folder
+from ._random import SampleRandom
+from ._streams import Record, StreamDef, StreamDefs, iter_stream_defs
+from ._transforms import (Crop, Mean, Transform, color, crop, mean, pipeline_channels,
+                          pipeline_output_shape, scale)
+
+__all__ = ["ImageDeserializer", "ImagePipeline", "image_streams", "one_hot"]
+
+
+def one_hot(labels: np.ndarray, num_classes: int) -> np.ndarray:
+    """(N,) integer labels -> (N, num_classes) float32 one-hot rows."""
+    out = np.zeros((len(labels), num_classes), dtype=np.float32)
+    out[np.arange(len(labels)), labels] = 1.0
+    return out
+
+
+class ImagePipeline:
+    """Decode, per-sample transforms, then one batched step to float32 (N, C, H, W).
+
+    Trailing mean transforms are applied to the whole batch at once, fused with the conversion
+    to float32 and the transpose to channel-first (the values are those of a per-image
+    subtraction).
+    """
+
+    def __init__(self, transforms: Sequence[Transform], channel_order: str = "bgr"):
+        order = str(channel_order).lower()
+        if order not in ("bgr", "rgb"):
+            raise ValueError(f"channel_order must be 'bgr' (CNTK) or 'rgb', got {channel_order!r}")
+        self.rgb = order == "rgb"
+        self.transforms = [t for t in transforms if t is not None]
+        for t in self.transforms:
+            if not isinstance(t, Transform):
+                raise TypeError(f"not an image transform: {t!r} (use stadyn.io.transforms)")
+        cut = len(self.transforms)
+        while cut > 0 and isinstance(self.transforms[cut - 1], Mean):
+            cut -= 1
+        self._per_sample = self.transforms[:cut]
+        self._means: list[Mean] = self.transforms[cut:]
+        self.channels = pipeline_channels(self.transforms)
+        self.views = 10 if any(isinstance(t, Crop) and t.crop_type == "multiview10"
+                               for t in self.transforms) else 1
+        hwc = pipeline_output_shape(self.transforms)
+        self.output_shape = None if hwc is None else (hwc[2], hwc[0], hwc[1])
+        self._offsets: dict[tuple[int, ...], np.ndarray | None] = {}
+
+    def sample(self, data: bytes, rng: SampleRandom, view: int) -> np.ndarray:
+        """Decode one image and run the per-sample transforms; errors are ImageReadError."""
+        image = decode_image(data, self.channels)
+        try:
+            for t in self._per_sample:
+                image = t.apply(image, rng, view)
+        except require_cv2().error as exc:
+            raise ImageReadError(f"{type(t).__name__} failed on a {image.shape} image: "
+                                 f"{str(exc).strip().splitlines()[-1]}") from None
+        return image
+
+    def _offset(self, shape_hwc: tuple[int, ...]) -> np.ndarray | None:
+        """The summed means (channel-first, output channel order) for images of this shape."""
+        if shape_hwc not in self._offsets:
+            total = None
+            for m in self._means:
+                if m.matches(shape_hwc):
+                    total = m.mean if total is None else total + m.mean
+            if total is not None:
+                total = total.transpose(2, 0, 1)
+                total = np.ascontiguousarray(total[::-1] if self.rgb else total)
+            self._offsets[shape_hwc] = total
+        return self._offsets[shape_hwc]
+
+    def finish(self, images: Sequence[np.ndarray], stream: str, path: str,
+               where: Sequence[str] = ()) -> np.ndarray:
+        """Stack (H, W, C) images into float32 (N, C, H, W), output channel order."""
+        batch = stack_samples(images, stream, path, where)
+        nchw = batch.transpose(0, 3, 1, 2)
+        if self.rgb:
+            nchw = nchw[:, ::-1]
+        offset = self._offset(batch.shape[1:])
+        if offset is None:
+            return np.ascontiguousarray(nchw, dtype=np.float32)
+        # transpose the (small) 8-bit batch first: contiguous float arithmetic is faster
+        out = np.empty(nchw.shape, dtype=np.float32)
+        np.subtract(np.ascontiguousarray(nchw), offset, out=out)
+        return out
+
+
+def _streams_by_field(streams: dict[str, StreamDef], fields: tuple[str, ...],
+                      owner: str) -> dict[str, tuple[str, StreamDef]]:
+    """field -> (stream name, definition); one stream per field."""
+    found: dict[str, tuple[str, StreamDef]] = {}
+    for name, definition in iter_stream_defs(streams):
+        fld = (definition.field or name).lower()
+        if fld not in fields:
+            raise ValueError(f"{owner}: stream {name!r} has field {definition.field!r}; "
+                             f"the fields are {', '.join(repr(f) for f in fields)}")
+        if fld in found:
+            raise ValueError(f"{owner}: two streams read field {fld!r}")
+        found[fld] = (name, definition)
+    return found
+
+
+def image_streams(streams: dict[str, StreamDef], owner: str,
+                  channel_order: str) -> tuple[str | None, ImagePipeline, str | None, int]:
+    """(image stream name, its pipeline, label stream name, label width) of a definition."""
+    by_field = _streams_by_field(streams, ("image", "label"), owner)
+    image_name, image_def = by_field.get("image", (None, StreamDef()))
+    pipeline = ImagePipeline(image_def.transforms, channel_order)
+    label_name, width = None, 0
+    if "label" in by_field:
+        label_name, definition = by_field["label"]
+        if definition.shape is None or len(definition.shape) != 1 or definition.shape[0] < 1:
+            raise ValueError(f"{owner}: label stream {label_name!r} needs shape (the number of "
+                             f"classes, or of labels)")
+        width = definition.shape[0]
+    return image_name, pipeline, label_name, width
+
+
+class ImageDeserializer(Deserializer):
+    """Images and labels from a CNTK map file, an image folder of class sub-folders.
+
+    Args:
+        map_file: a map file (``path<TAB>label`` or ``key<TAB>path<TAB>label`` lines, see
+            :func:`stadyn.io.read_map_file`) or a folder whose sub-folders are the classes.
+        streams: ``StreamDefs(name=StreamDef(field='image', transforms=[...]),
+            name2=StreamDef(field='label', shape=num_classes))``. Without it: ``features`` and
+            ``labels`` with as many classes as the largest label + 1.
+        channel_order: 'bgr' (CNTK's, OpenCV's decode order) or 'rgb'.
+
+    Images come out float32 (C, H, W), labels float32 one-hot of width ``shape``. A label outside
+    ``0..shape-1`` is an error naming the map line; a missing or corrupt image is an error naming
+    the map line when that sample is read. Zip archives are opened once per process and kept
+    open.
+
+    Example:
+        >>> import os, tempfile, numpy as np
+        >>> from stadyn.io import StreamDef, StreamDefs, encode_image, transforms as T
+        >>> d = tempfile.mkdtemp()
+        >>> png = encode_image(np.full((6, 8, 3), 9, np.uint8))
+        >>> _ = open(os.path.join(d, 'a.png'), 'wb').write(png)
+        >>> _ = open(os.path.join(d, 'map.txt'), 'w').write('.../a.png\\t2\\n')
+        >>> des = ImageDeserializer(os.path.join(d, 'map.txt'), StreamDefs(
+        ...     features=StreamDef(field='image', transforms=[T.scale(4, 4, 3)]),
+        ...     labels=StreamDef(field='label', shape=3)))
+        >>> sample = des.read(0)
+        >>> sample['features'].shape, sample['labels'].tolist()
+        ((3, 4, 4), [0.0, 0.0, 1.0])
+    """
+
+    def __init__(self, map_file: str | os.PathLike, streams: dict[str, StreamDef] | None = None,
+                 *, channel_order: str = "bgr"):
+        self.path = os.path.abspath(os.fspath(map_file))
+        if os.path.isdir(self.path):
+            self._table, self.class_names = scan_image_folder(self.path)
+            self._from_folder = True
+        else:
+            self._table: MapTable = read_map_table(self.path)
+            self.class_names = None
+            self._from_folder = False
+        if streams is None:
+            top = int(self._table.labels.max(initial=-1)) + 1
+            streams = StreamDefs(features=StreamDef(field="image"),
+                                 labels=StreamDef(field="label", shape=max(top, 1)))
+        self._channel_order = channel_order
+        self._configure(streams)
+        self._h_zips: ZipArchives | None = None
+
+    def _configure(self, streams: dict[str, StreamDef]) -> None:
+        self._image_stream, self._pipeline, self._label_stream, self._num_classes = \
+            image_streams(streams, "ImageDeserializer", self._channel_order)
+        self._defs = Record(streams)
+        if self._label_stream is not None:
+            self._check_labels()
+
+    # -- CNTK 2.0-beta static helpers: ImageDeserializer.crop(...), .scale(...), ...
+    crop = staticmethod(crop)
+    scale = staticmethod(scale)
+    mean = staticmethod(mean)
+    color = staticmethod(color)
+
+    def _check_labels(self) -> None:
+        bad = np.flatnonzero(self._table.labels >= self._num_classes)
+        if bad.size:
+            i = int(bad[0])
+            raise DataError(f"label {int(self._table.labels[i])} is outside the "
+                            f"{self._num_classes} classes (0..{self._num_classes - 1}) of stream "
+                            f"{self._label_stream!r}", *self._where(i))
+
+    def _where(self, entry: int) -> tuple[str, int | None]:
+        if self._from_folder:
+            return self._table.paths[entry], None
+        return self.path, int(self._table.lines[entry])
+
+    def __len__(self) -> int:
+        return len(self._table) * self._pipeline.views
+
+    def stream_specs(self) -> dict[str, StreamSpec]:
+        specs = {}
+        if self._image_stream is not None:
+            specs[self._image_stream] = StreamSpec(self._pipeline.output_shape,
+                                                   np.dtype(np.float32))
+        if self._label_stream is not None:
+            specs[self._label_stream] = StreamSpec((self._num_classes,), np.dtype(np.float32),
+                                                   is_sparse=True)
+        return specs
+
+    def keys(self) -> list[str]:
+        views = self._pipeline.views
+        base = [k if k is not None else str(i) for i, k in enumerate(self._table.keys)]
+        return base if views == 1 else [f"{k}#{v}" for k in base for v in range(views)]
+
+    @property
+    def labels(self) -> np.ndarray:
+        """The label of every map line (int64)."""
+        return self._table.labels
+
+    def _read_bytes(self, entry: int) -> bytes:
+        member = self._table.members[entry]
+        if member is None:
+            return read_file_bytes(self._table.paths[entry])
+        if self._h_zips is None:
+            self._h_zips = ZipArchives()
+        return self._h_zips.read(self._table.paths[entry], member)
+
+    def read_batch(self, ids: Sequence[int],
+                   rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
+        views = self._pipeline.views
+        entries = np.asarray(ids, dtype=np.int64) // views
+        out: dict[str, StreamBatch] = {}
+        if self._image_stream is not None:
+            images = []
+            for k, entry in enumerate(entries.tolist()):
+                try:
+                    data = self._read_bytes(entry)
+                    images.append(self._pipeline.sample(data, rngs[k], int(ids[k]) % views))
+                except ImageReadError as exc:
+                    path, line = self._where(entry)
+                    raise DataError(f"image {self._table.entry(entry).location!r}: {exc}",
+                                    path, line) from None
+            where = [self._describe(e) for e in entries.tolist()] if len(
+                {im.shape for im in images}) > 1 else ()
+            out[self._image_stream] = StreamBatch(
+                self._pipeline.finish(images, self._image_stream, self.path, where))
+        if self._label_stream is not None:
+            out[self._label_stream] = StreamBatch(
+                one_hot(self._table.labels[entries], self._num_classes))
+        return out
+
+    def _describe(self, entry: int) -> str:
+        path, line = self._where(entry)
+        return path if line is None else f"line {line}"
+
+    # -- CNTK 2.0 spelling: ImageDeserializer(map_file).map_features(...).map_labels(...)
+    def map_features(self, name: str, transforms: Sequence[Transform] = ()) -> "ImageDeserializer":
+        """Define the image stream (replacing any other): CNTK 2.0's ``map_features``."""
+        return self._redefine(name, StreamDef(field="image", transforms=transforms))
+
+    def map_labels(self, name: str, num_classes: int) -> "ImageDeserializer":
+        """Define the label stream (replacing any other): CNTK 2.0's ``map_labels``."""
+        return self._redefine(name, StreamDef(field="label", shape=num_classes))
+
+    def _redefine(self, name: str, definition: StreamDef) -> "ImageDeserializer":
+        streams = Record({n: d for n, d in self._defs.items()
+                          if (d.field or n).lower() != definition.field and n != name})
+        streams[name] = definition
+        self._configure(streams)
+        return self

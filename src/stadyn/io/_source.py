@@ -1,0 +1,488 @@
+"""MinibatchSource: CNTK's reader front end over one or more deserializers.
+
+Positions: the source walks an endless stream of *global positions* 0, 1, 2, ...; position p is
+sample ``order(sweep)[p % N]`` of sweep ``p // N`` (N samples per sweep). The order of a sweep
+is a seeded permutation (or the file order with ``randomize=False``), and the augmentation of
+position p draws from ``SampleRandom(seed, sweep, p % N)``. Which process decodes a sample
+therefore changes nothing: batches are the same with any number of workers, and a checkpoint
+only has to remember the position and the number of samples delivered.
+
+A minibatch of n samples takes the next positions until n samples are reached (a sequence
+counts its length; a minibatch holds at least one sequence). With ``num_data_partitions = W``
+the positions are taken for the whole minibatch, and partition r keeps those with
+``p % W == r``: over a sweep every sample goes to exactly one partition.
+"""
+
+from __future__ import annotations
+
+import collections
+import weakref
+from dataclasses import dataclass
+from typing import Any, Hashable, Mapping, Sequence
+
+import numpy as np
+
+from ._composite import Composite
+from ._deserializer import Deserializer, StreamBatch, concat_batches
+from ._numpy_deserializer import NumpyDeserializer
+from ._random import sweep_permutation
+from ._streams import Record, StreamInformation
+from ._workers import WorkerPool
+
+__all__ = ["MinibatchSource", "MinibatchData", "MinibatchSourceFromData", "FULL_DATA_SWEEP",
+           "INFINITELY_REPEAT", "INFINITE_SAMPLES", "DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS"]
+
+_SIZE_MAX = (1 << 64) - 1
+#: ``max_samples`` / ``max_sweeps`` value meaning "never stop" (CNTK's SIZE_MAX).
+INFINITELY_REPEAT = _SIZE_MAX
+INFINITE_SAMPLES = _SIZE_MAX
+#: ``max_samples`` value meaning "one sweep over the data" (CNTK's SIZE_MAX - 2).
+FULL_DATA_SWEEP = _SIZE_MAX - 2
+DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS = 4
+_STATE_VERSION = 1
+
+
+class MinibatchData:
+    """The data of one stream in one minibatch (CNTK's ``MinibatchData``).
+
+    Attributes:
+        data: NumPy array, batch first: (N, *shape); for sequence streams (N, T, *shape) padded
+            with zeros (see :attr:`mask`).
+        num_samples: samples in the batch (for sequences, the sum of their lengths).
+        num_sequences: sequences (rows) in the batch.
+        end_of_sweep: the batch holds the last sample of a sweep.
+    """
+
+    __slots__ = ("data", "num_samples", "num_sequences", "end_of_sweep", "lengths", "is_sparse")
+
+    def __init__(self, data: np.ndarray, num_samples: int, num_sequences: int, end_of_sweep: bool,
+                 lengths: np.ndarray | None = None, is_sparse: bool = False):
+        self.data = data
+        self.num_samples = int(num_samples)
+        self.num_sequences = int(num_sequences)
+        self.end_of_sweep = bool(end_of_sweep)
+        self.lengths = lengths
+        self.is_sparse = bool(is_sparse)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.data.shape)
+
+    @property
+    def sweep_end(self) -> bool:  # CNTK 2.0 spelling
+        return self.end_of_sweep
+
+    @property
+    def mask(self) -> np.ndarray | None:
+        """(N, T) bool, True where a sequence has a sample; None for non-sequence streams."""
+        if self.lengths is None:
+            return None
+        steps = self.data.shape[1] if self.data.ndim > 1 else 0
+        return np.arange(steps)[None, :] < self.lengths[:, None]
+
+    def asarray(self) -> np.ndarray:
+        """The data as a NumPy array."""
+        return self.data
+
+    def as_sequences(self) -> list[np.ndarray]:
+        """One array per sequence (unpadded); for non-sequence streams one (1, *shape) each."""
+        if self.lengths is None:
+            return [row[None] for row in self.data]
+        return [row[:int(n)] for row, n in zip(self.data, self.lengths)]
+
+    def __len__(self) -> int:
+        return self.num_sequences
+
+    def __array__(self, dtype=None, copy=None):
+        return self.data if dtype is None else self.data.astype(dtype)
+
+    def __repr__(self) -> str:
+        return (f"MinibatchData(shape={self.shape}, num_samples={self.num_samples}, "
+                f"end_of_sweep={self.end_of_sweep})")
+
+
+class _Minibatch(dict):
+    """A minibatch: key -> MinibatchData; a stream's name also finds it."""
+
+    def __missing__(self, key: Any) -> MinibatchData:
+        if isinstance(key, str):
+            for k, v in self.items():
+                if isinstance(k, StreamInformation) and k.name == key:
+                    return v
+        if isinstance(key, StreamInformation):
+            for k, v in self.items():
+                if isinstance(k, str) and k == key.name:
+                    return v
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        if dict.__contains__(self, key):
+            return True
+        try:
+            self.__missing__(key)
+            return True
+        except KeyError:
+            return False
+
+
+@dataclass
+class _Job:
+    job_id: int
+    start: int  # global positions [start, end)
+    end: int
+    positions: np.ndarray  # this partition's positions in the range
+    consumed: int = 0  # rows already handed out
+    result: dict[str, StreamBatch] | None = None
+
+
+class MinibatchSource:
+    """Deliver minibatches from deserializers, as CNTK's ``cntk.io.MinibatchSource``.
+
+    Args:
+        deserializers: one deserializer or a list; several are joined by sequence key (the first
+            one's order), each contributing its streams.
+        max_samples: stop after this many samples (``INFINITELY_REPEAT`` by default;
+            ``FULL_DATA_SWEEP`` is one sweep).
+        max_sweeps: stop after this many sweeps over the data (infinite by default).
+        randomize: shuffle every sweep (a new permutation per sweep, seeded).
+        randomization_seed: seed of the order and of the augmentation.
+        randomization_window_in_chunks, randomization_window_in_samples: accepted for CNTK
+            compatibility; Stadyn always shuffles whole sweeps.
+        num_workers: worker processes that decode and augment (0: in this process).
+        prefetch: minibatches each worker prepares ahead.
+        start_method: 'forkserver' (default on Linux), 'spawn' or 'fork' (unsafe once OpenCV's
+            thread pool has run in this process).
+        worker_timeout: seconds without an answer from the workers before giving up.
+        num_data_partitions, partition_index: default sharding for :meth:`next_minibatch`.
+
+    Example:
+        >>> import numpy as np
+        >>> from stadyn.io import NumpyDeserializer
+        >>> src = MinibatchSource(NumpyDeserializer({'x': np.arange(5.0)[:, None]}),
+        ...                       randomize=False, max_sweeps=1)
+        >>> mb = src.next_minibatch(3)
+        >>> mb['x'].data[:, 0].tolist(), mb['x'].num_samples, mb['x'].end_of_sweep
+        ([0.0, 1.0, 2.0], 3, False)
+        >>> mb = src.next_minibatch(3)
+        >>> mb[src.streams.x].data[:, 0].tolist(), mb['x'].end_of_sweep
+        ([3.0, 4.0], True)
+        >>> src.next_minibatch(3)
+        {}
+    """
+
+    def __init__(self, deserializers: Deserializer | Sequence[Deserializer],
+                 max_samples: int = INFINITELY_REPEAT, max_sweeps: int = INFINITELY_REPEAT,
+                 randomization_window_in_chunks: int | None = None,
+                 randomization_window_in_samples: int | None = None,
+                 randomization_seed: int = 0, randomize: bool = True, *,
+                 num_workers: int = 0, prefetch: int = 2, start_method: str | None = None,
+                 worker_timeout: float = 300.0, num_data_partitions: int = 1,
+                 partition_index: int = 0):
+        self._composite = Composite(deserializers)
+        self._sweep_length = len(self._composite)
+        self._lengths = self._composite.lengths
+        if max_samples == FULL_DATA_SWEEP:
+            max_samples, max_sweeps = INFINITELY_REPEAT, min(max_sweeps, 1)
+        if max_samples < 0 or max_sweeps < 0:
+            raise ValueError("max_samples and max_sweeps must be >= 0")
+        self._max_samples = int(max_samples)
+        self._max_sweeps = int(max_sweeps)
+        self._randomize = bool(randomize)
+        self._seed = int(randomization_seed)
+        self._partitions = self._check_partition(num_data_partitions, partition_index)
+        self._position = 0
+        self._samples = 0
+        self._orders: collections.OrderedDict[int, np.ndarray] = collections.OrderedDict()
+        self._streams = Record()
+        for stream_id, (name, spec) in enumerate(self._composite.specs.items()):
+            self._streams[name] = StreamInformation(name, stream_id, spec.shape, spec.dtype,
+                                                    spec.is_sparse, spec.is_sequence)
+        if num_workers < 0:
+            raise ValueError("num_workers must be >= 0")
+        self.num_workers = int(num_workers)
+        self._pool: WorkerPool | None = None
+        self._pool_args = (prefetch, start_method, worker_timeout)
+        self._jobs: collections.deque[_Job] = collections.deque()
+        self._plan_at: tuple[int, int] | None = None  # (position, samples) after the last job
+        self._plan_key: tuple[int, int] | None = None
+        self._next_job_id = 0
+        self._finalizer: weakref.finalize | None = None
+
+    # -- streams
+
+    @property
+    def streams(self) -> Record:
+        """Stream name -> :class:`StreamInformation` (``source.streams.features``)."""
+        return self._streams
+
+    def stream_infos(self) -> list[StreamInformation]:
+        return list(self._streams.values())
+
+    def stream_info(self, name: str) -> StreamInformation:
+        try:
+            return self._streams[name]
+        except KeyError:
+            raise KeyError(f"no stream named {name!r}; the streams are {sorted(self._streams)}") \
+                from None
+
+    def __getitem__(self, name: str) -> StreamInformation:
+        return self.stream_info(name)
+
+    @property
+    def sweep_size(self) -> int:
+        """Samples in one sweep (sequences count their length)."""
+        return self._sweep_length if self._lengths is None else int(self._lengths.sum())
+
+    def is_infinite(self) -> bool:
+        return self._max_samples == INFINITELY_REPEAT and self._max_sweeps == INFINITELY_REPEAT
+
+    # -- positions and planning
+
+    @staticmethod
+    def _check_partition(count: int, index: int) -> tuple[int, int]:
+        if count < 1 or not 0 <= index < count:
+            raise ValueError(f"partition_index must be in 0..num_data_partitions-1, got "
+                             f"{index} of {count}")
+        return int(count), int(index)
+
+    def _order(self, sweep: int) -> np.ndarray:
+        order = self._orders.get(sweep)
+        if order is None:
+            order = sweep_permutation(self._seed, sweep, self._sweep_length)
+            self._orders[sweep] = order
+            while len(self._orders) > 3:
+                self._orders.popitem(last=False)
+        return order
+
+    def _sample_ids(self, positions: np.ndarray) -> np.ndarray:
+        n = self._sweep_length
+        within = positions % n
+        if not self._randomize:
+            return within
+        ids = np.empty_like(positions)
+        sweeps = positions // n
+        for sweep in np.unique(sweeps).tolist():
+            sel = sweeps == sweep
+            ids[sel] = self._order(sweep)[within[sel]]
+        return ids
+
+    def _exhausted(self, position: int, samples: int) -> bool:
+        if self._sweep_length == 0:
+            return True
+        if self._max_sweeps != INFINITELY_REPEAT and \
+                position >= self._max_sweeps * self._sweep_length:
+            return True
+        return self._max_samples != INFINITELY_REPEAT and samples >= self._max_samples
+
+    def _plan(self, position: int, samples: int, n: int) -> tuple[int, int]:
+        """(end position, samples taken) of a minibatch of n samples starting at ``position``."""
+        if self._exhausted(position, samples):
+            return position, 0
+        if self._lengths is None:
+            take = n
+            if self._max_sweeps != INFINITELY_REPEAT:
+                take = min(take, self._max_sweeps * self._sweep_length - position)
+            if self._max_samples != INFINITELY_REPEAT:
+                take = min(take, self._max_samples - samples)
+            return position + take, take
+        end, taken = position, 0
+        while not self._exhausted(end, samples + taken):
+            length = int(self._lengths[self._sample_ids(np.array([end]))[0]])
+            if taken and taken + length > n:
+                break
+            if taken and self._max_samples != INFINITELY_REPEAT and \
+                    samples + taken + length > self._max_samples:
+                break
+            taken += length
+            end += 1
+            if taken >= n:
+                break
+        return end, taken
+
+    def _partition_positions(self, start: int, end: int, count: int, index: int) -> np.ndarray:
+        first = start + (index - start) % count
+        return np.arange(first, end, count, dtype=np.int64)
+
+    def _job(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(sample ids, sweeps, positions within their sweep) of global positions."""
+        n = self._sweep_length
+        return self._sample_ids(positions), positions // n, positions % n
+
+    # -- the worker pipeline
+
+    def _ensure_pool(self) -> WorkerPool:
+        if self._pool is None:
+            prefetch, method, timeout = self._pool_args
+            self._pool = WorkerPool(self._composite, self._seed, self.num_workers, prefetch,
+                                    method, timeout)
+            self._finalizer = weakref.finalize(self, self._pool.close)
+        return self._pool
+
+    def _reset_jobs(self) -> None:
+        if self._pool is not None and self._jobs:
+            self._pool.cancel([j.job_id for j in self._jobs if j.result is None])
+        self._jobs.clear()
+        self._plan_at = None
+        self._plan_key = None
+
+    def _queue_job(self, n: int, count: int, index: int) -> bool:
+        position, samples = self._plan_at
+        end, taken = self._plan(position, samples, n)
+        if end == position:
+            return False
+        positions = self._partition_positions(position, end, count, index)
+        job = _Job(self._next_job_id, position, end, positions)
+        self._next_job_id += 1
+        self._jobs.append(job)
+        self._plan_at = (end, samples + taken)
+        self._ensure_pool().submit(job.job_id, *self._job(positions))
+        return True
+
+    def _gather_from_workers(self, end: int, n: int, count: int,
+                             index: int) -> dict[str, StreamBatch]:
+        if self._plan_key != (count, index):
+            self._reset_jobs()
+            self._plan_key = (count, index)
+        if not self._jobs:
+            self._plan_at = (self._position, self._samples)
+        while self._plan_at[0] < end:
+            self._queue_job(n, count, index)
+        pieces: list[dict[str, StreamBatch]] = []
+        pool = self._ensure_pool()
+        while self._jobs and self._jobs[0].start < end:
+            job = self._jobs[0]
+            if job.result is None:
+                job.result = pool.wait(job.job_id)
+            stop = int(np.searchsorted(job.positions, end))
+            if stop > job.consumed:
+                pieces.append({s: b.take(job.consumed, stop) for s, b in job.result.items()})
+            job.consumed = stop
+            if job.end <= end:
+                self._jobs.popleft()
+            else:
+                break
+        # Prepare ahead, guessing that the next request has the same size (a wrong guess only
+        # costs a re-cut: rows are taken by position).
+        limit = self.num_workers * self._pool_args[0]
+        while len(self._jobs) < limit and self._queue_job(n, count, index):
+            pass
+        if not pieces:  # this partition's share of the minibatch is empty
+            return self._composite.materialize(*self._job(np.zeros(0, np.int64)), self._seed)
+        return {s: concat_batches([p[s] for p in pieces]) for s in pieces[0]}
+
+    # -- the public reading API
+
+    def next_minibatch(self, minibatch_size_in_samples: int,
+                       input_map: Mapping[Hashable, StreamInformation | str] | None = None,
+                       device: Any = None, num_data_partitions: int | None = None,
+                       partition_index: int | None = None) -> dict:
+        """The next minibatch: a dict of :class:`MinibatchData`, or ``{}`` when the data is done.
+
+        Args:
+            minibatch_size_in_samples: samples wanted, over all partitions.
+            input_map: key -> stream (a ``StreamInformation`` of any source with the same stream
+                names, or a stream name); the result is keyed by these keys. Without it the
+                result is keyed by this source's StreamInformation objects (a stream name also
+                works as a key).
+            device: ignored (arrays are NumPy).
+            num_data_partitions, partition_index: take this partition's share of the minibatch
+                (default: the constructor's).
+        """
+        n = int(minibatch_size_in_samples)
+        if n < 1:
+            raise ValueError(f"minibatch_size_in_samples must be >= 1, got {n}")
+        count, index = self._partitions
+        if num_data_partitions is not None or partition_index is not None:
+            count, index = self._check_partition(
+                count if num_data_partitions is None else num_data_partitions,
+                0 if partition_index is None else partition_index)
+        targets = self._resolve_input_map(input_map)
+        end, taken = self._plan(self._position, self._samples, n)
+        if end == self._position:
+            return {}
+        if self.num_workers == 0:
+            positions = self._partition_positions(self._position, end, count, index)
+            batch = self._composite.materialize(*self._job(positions), self._seed)
+        else:
+            batch = self._gather_from_workers(end, n, count, index)
+        end_of_sweep = end // self._sweep_length > self._position // self._sweep_length
+        self._position, self._samples = end, self._samples + taken
+        result = _Minibatch()
+        for key, info in targets:
+            b = batch[info.name]
+            result[key] = MinibatchData(b.data, b.num_samples, b.rows, end_of_sweep, b.lengths,
+                                        info.is_sparse)
+        return result
+
+    def _resolve_input_map(self, input_map) -> list[tuple[Hashable, StreamInformation]]:
+        if input_map is None:
+            return [(info, info) for info in self._streams.values()]
+        targets = []
+        for key, stream in input_map.items():
+            name = stream.name if isinstance(stream, StreamInformation) else stream
+            if not isinstance(name, str) or name not in self._streams:
+                raise KeyError(f"input_map maps {key!r} to {stream!r}, which is not a stream of "
+                               f"this source ({', '.join(sorted(self._streams))})")
+            targets.append((key, self._streams[name]))
+        return targets
+
+    # -- checkpoints
+
+    def get_checkpoint_state(self) -> dict:
+        """The reading position, a JSON-serialisable dict (see :meth:`restore_from_checkpoint`)."""
+        return {"version": _STATE_VERSION, "position": self._position,
+                "samples": self._samples, "sweep_length": self._sweep_length,
+                "randomization_seed": self._seed, "randomize": self._randomize}
+
+    def restore_from_checkpoint(self, state: Mapping[str, Any]) -> None:
+        """Continue exactly where :meth:`get_checkpoint_state` was taken: the minibatches that
+        follow equal those an uninterrupted source would have given."""
+        if state.get("version") != _STATE_VERSION:
+            raise ValueError(f"unknown minibatch source state version {state.get('version')!r}")
+        if state["sweep_length"] != self._sweep_length:
+            raise ValueError(f"the checkpoint was taken on {state['sweep_length']} samples per "
+                             f"sweep, this source has {self._sweep_length}")
+        if state.get("randomization_seed", self._seed) != self._seed or \
+                state.get("randomize", self._randomize) != self._randomize:
+            raise ValueError("the checkpoint was taken with another randomization_seed or "
+                             "randomize setting")
+        self._reset_jobs()
+        self._position, self._samples = int(state["position"]), int(state["samples"])
+
+    @property
+    def current_position(self) -> dict:
+        return self.get_checkpoint_state()
+
+    @current_position.setter
+    def current_position(self, state: Mapping[str, Any]) -> None:
+        self.restore_from_checkpoint(state)
+
+    # -- lifetime
+
+    def close(self) -> None:
+        """Stop the worker processes (a later read starts them again)."""
+        self._reset_jobs()
+        if self._finalizer is not None:
+            self._finalizer()
+            self._finalizer = None
+        self._pool = None
+        self._composite.close()
+
+    def __enter__(self) -> "MinibatchSource":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def MinibatchSourceFromData(data_streams: Mapping[str, np.ndarray],
+                            max_samples: int = INFINITELY_REPEAT, **kwargs: Any) -> MinibatchSource:
+    """A source over NumPy arrays in memory, in order (CNTK's ``MinibatchSourceFromData``).
+
+    Example:
+        >>> src = MinibatchSourceFromData({'x': np.eye(4, dtype=np.float32)}, max_samples=4)
+        >>> src.next_minibatch(4)['x'].shape
+        (4, 4)
+    """
+    kwargs.setdefault("randomize", False)
+    return MinibatchSource(NumpyDeserializer(data_streams), max_samples=max_samples, **kwargs)

@@ -1,0 +1,373 @@
+"""Reader worker processes: decode and augment whole minibatches, hand them over in shared memory.
+
+Design:
+
+- Each worker owns ``prefetch`` shared-memory slots. A job (a list of sample ids with their
+  sweep and position) goes to a worker through its own pipe; the worker reads and transforms the
+  samples, writes the batch arrays into its next slot and answers with a small message: the
+  slot's name and where each array lies in it. Nothing is pickled per sample.
+- The main process copies a batch out of the slot as soon as the answer arrives and only then
+  gives that worker another job, so a worker never overwrites a slot still being read.
+- The main process waits on the pipes *and* the workers' process sentinels: a worker that dies
+  (a crash, a kill, ``os._exit``) is reported at once as :class:`WorkerError`; an exception in a
+  worker comes back as the same DataError (file, line or record kept) or as a WorkerError with
+  the worker's traceback. A worker that answers nothing for ``timeout`` seconds is an error too.
+- Workers start with 'forkserver' by default (else 'spawn'). Plain 'fork' is offered but
+  unsafe once the parent has used OpenCV's thread pool: measured here, a forked child then
+  hangs in its first ``cv2.resize`` (OpenCV's pthreads pool is not fork-safe).
+"""
+
+from __future__ import annotations
+
+import collections
+import multiprocessing as mp
+import multiprocessing.connection as mp_connection
+import signal
+import time
+import traceback
+from multiprocessing import resource_tracker
+from multiprocessing.shared_memory import SharedMemory
+from typing import Any
+
+import numpy as np
+
+from .._errors import DataError, StadynError
+from ._composite import Composite
+from ._deserializer import StreamBatch
+from ._image import cv2
+
+__all__ = ["WorkerPool", "WorkerError", "default_start_method"]
+
+_ALIGN = 64
+
+
+class WorkerError(StadynError, RuntimeError):
+    """A reader worker process died, hung, or raised something other than a DataError."""
+
+
+def default_start_method() -> str:
+    methods = mp.get_all_start_methods()
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
+# ----------------------------------------------------------------------------- worker side
+
+
+def _pack_exception(exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, DataError):
+        return {"kind": "data", "reason": exc.reason, "path": exc.path, "line": exc.line,
+                "record": exc.record}
+    return {"kind": "other", "type": type(exc).__name__, "message": str(exc),
+            "traceback": traceback.format_exc()}
+
+
+def _layout(batch: dict[str, StreamBatch]) -> tuple[list, list[np.ndarray], int]:
+    entries, arrays, offset = [], [], 0
+    for name, sb in batch.items():
+        for kind, a in (("data", sb.data), ("lengths", sb.lengths)):
+            if a is None:
+                continue
+            a = np.ascontiguousarray(a)
+            if a.dtype.hasobject:
+                entries.append((name, kind, None, a))
+                continue
+            offset = (offset + _ALIGN - 1) // _ALIGN * _ALIGN
+            entries.append((name, kind, offset, (a.shape, a.dtype.str)))
+            arrays.append(a)
+            offset += a.nbytes
+    return entries, arrays, offset
+
+
+def _write_slot(slots: list, slot: int, batch: dict[str, StreamBatch]) -> tuple[str, list]:
+    entries, arrays, size = _layout(batch)
+    shm = slots[slot]
+    if shm is None or shm.size < size:
+        if shm is not None:
+            shm.close()
+            shm.unlink()
+        shm = SharedMemory(create=True, size=max(int(size * 1.25) + 4096, 4096))
+        slots[slot] = shm
+    arrays_iter = iter(arrays)
+    for name, kind, offset, info in entries:
+        if offset is None:
+            continue
+        a = next(arrays_iter)
+        view = np.ndarray(a.shape, a.dtype, buffer=shm.buf, offset=offset)
+        view[...] = a
+        del view
+    return shm.name, entries
+
+
+def _parent_alive() -> bool:
+    parent = mp.parent_process()
+    return parent is None or parent.is_alive()
+
+
+def _worker_main(index: int, conn, composite: Composite, seed: int, prefetch: int,
+                 forked: bool) -> None:
+    """Serve jobs until told to stop (None), the pipe closes, or the parent dies."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if cv2 is not None and not forked:  # in a plain fork this call itself can hang
+        cv2.setNumThreads(1)
+    slots: list[SharedMemory | None] = [None] * prefetch
+    count = 0
+    try:
+        while True:
+            if not conn.poll(1.0):
+                if not _parent_alive():
+                    return
+                continue
+            try:
+                job = conn.recv()
+            except EOFError:
+                return
+            if job is None:
+                return
+            job_id, ids, sweeps, positions = job
+            slot = count % prefetch
+            count += 1
+            try:
+                batch = composite.materialize(ids, sweeps, positions, seed)
+                name, entries = _write_slot(slots, slot, batch)
+                message = ("ok", job_id, slot, name, entries)
+            except Exception as exc:  # noqa: BLE001 - every failure goes back to the main process
+                message = ("err", job_id, _pack_exception(exc))
+            try:
+                conn.send(message)
+            except (BrokenPipeError, ConnectionResetError):
+                return
+    finally:
+        for shm in slots:
+            if shm is not None:
+                shm.close()
+                shm.unlink()
+
+
+# ------------------------------------------------------------------------------- main side
+
+
+def _unlink(name: str) -> None:
+    try:
+        shm = SharedMemory(name=name)
+    except FileNotFoundError:
+        return
+    shm.close()
+    shm.unlink()
+
+
+def _unread_slot_names(conn) -> set[str]:
+    names = set()
+    try:
+        while conn.poll():
+            message = conn.recv()
+            if message[0] == "ok":
+                names.add(message[3])
+    except (EOFError, OSError):
+        pass
+    return names
+
+
+class _Worker:
+    def __init__(self, index: int, process, conn):
+        self.index, self.process, self.conn = index, process, conn
+        self.in_flight: collections.deque[int] = collections.deque()
+        self.slots: dict[int, SharedMemory] = {}
+
+
+class WorkerPool:
+    """Worker processes that materialize jobs of a :class:`Composite`; see the module docstring."""
+
+    def __init__(self, composite: Composite, seed: int, num_workers: int, prefetch: int = 2,
+                 start_method: str | None = None, timeout: float = 300.0):
+        if num_workers < 1:
+            raise ValueError("a worker pool needs at least one worker")
+        if prefetch < 1:
+            raise ValueError("prefetch must be >= 1")
+        method = start_method or default_start_method()
+        ctx = mp.get_context(method)
+        if method == "forkserver":
+            ctx.set_forkserver_preload(["stadyn.io._workers"])
+        resource_tracker.ensure_running()
+        self.prefetch, self.timeout = prefetch, float(timeout)
+        self._pending: collections.deque = collections.deque()
+        self._done: dict[int, Any] = {}
+        self._cancelled: set[int] = set()
+        self._owner: dict[int, _Worker] = {}
+        self._failure: BaseException | None = None
+        self.workers: list[_Worker] = []
+        try:
+            for index in range(num_workers):
+                parent_conn, child_conn = ctx.Pipe(duplex=True)
+                process = ctx.Process(target=_worker_main, name=f"stadyn-reader-{index}",
+                                      args=(index, child_conn, composite, seed, prefetch,
+                                            method == "fork"),
+                                      daemon=True)
+                process.start()
+                child_conn.close()
+                self.workers.append(_Worker(index, process, parent_conn))
+        except BaseException:
+            self.close()
+            raise
+
+    # -- jobs
+
+    def submit(self, job_id: int, ids: np.ndarray, sweeps: np.ndarray,
+               positions: np.ndarray) -> None:
+        """Queue a job; it goes to a worker as soon as one has a free slot."""
+        self._pending.append((job_id, ids, sweeps, positions))
+        self._dispatch()
+
+    def cancel(self, job_ids) -> None:
+        """Forget jobs whose results are no longer wanted."""
+        wanted = set(job_ids)
+        self._pending = collections.deque(j for j in self._pending if j[0] not in wanted)
+        for job_id in wanted:
+            if self._done.pop(job_id, None) is None and job_id in self._owner:
+                self._cancelled.add(job_id)
+
+    def _dispatch(self) -> None:
+        while self._pending:
+            worker = min(self.workers, key=lambda w: len(w.in_flight))
+            if len(worker.in_flight) >= self.prefetch:
+                return
+            job = self._pending.popleft()
+            try:
+                worker.conn.send(job)
+            except (BrokenPipeError, ConnectionResetError, OSError):
+                self._pending.appendleft(job)
+                self._check_alive()
+                raise self._dead(worker)
+            worker.in_flight.append(job[0])
+            self._owner[job[0]] = worker
+
+    def wait(self, job_id: int) -> dict[str, StreamBatch]:
+        """The result of a submitted job; raises what the worker raised, or WorkerError."""
+        if self._failure is not None:
+            raise self._failure
+        deadline = time.monotonic() + self.timeout
+        while job_id not in self._done:
+            if job_id not in self._owner and not any(j[0] == job_id for j in self._pending):
+                raise KeyError(f"job {job_id} was never submitted")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._failure = WorkerError(
+                    f"no minibatch from the reader workers in {self.timeout:g} s (a worker is "
+                    f"stuck; pass worker_timeout= to wait longer)")
+                raise self._failure
+            conns = [w.conn for w in self.workers]
+            sentinels = [w.process.sentinel for w in self.workers]
+            ready = mp_connection.wait(conns + sentinels, timeout=min(remaining, 1.0))
+            for worker in self.workers:
+                if worker.conn in ready:
+                    self._receive(worker)
+            if any(w.process.sentinel in ready for w in self.workers):
+                for worker in self.workers:  # drain answers sent before a death
+                    while worker.conn.poll():
+                        self._receive(worker)
+                if job_id not in self._done:
+                    self._check_alive()
+        result = self._done.pop(job_id)
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def _receive(self, worker: _Worker) -> None:
+        try:
+            message = worker.conn.recv()
+        except (EOFError, OSError):
+            self._check_alive()
+            raise self._dead(worker)
+        job_id = message[1]
+        if message[0] == "ok":
+            _, _, slot, name, entries = message
+            result: Any = self._read_slot(worker, slot, name, entries)
+        else:
+            result = self._unpack_exception(worker, message[2])
+        if worker.in_flight and worker.in_flight[0] == job_id:
+            worker.in_flight.popleft()
+        else:
+            worker.in_flight.remove(job_id)
+        self._owner.pop(job_id, None)
+        if job_id in self._cancelled:
+            self._cancelled.discard(job_id)
+        else:
+            self._done[job_id] = result
+        self._dispatch()
+
+    def _read_slot(self, worker: _Worker, slot: int, name: str, entries: list) -> dict:
+        shm = worker.slots.get(slot)
+        if shm is None or shm.name != name:
+            if shm is not None:
+                shm.close()
+            shm = SharedMemory(name=name)
+            worker.slots[slot] = shm
+        data: dict[str, dict[str, np.ndarray]] = {}
+        for stream, kind, offset, info in entries:
+            if offset is None:
+                array = info
+            else:
+                shape, dtype = info
+                view = np.ndarray(shape, np.dtype(dtype), buffer=shm.buf, offset=offset)
+                array = view.copy()
+                del view
+            data.setdefault(stream, {})[kind] = array
+        return {s: StreamBatch(d["data"], d.get("lengths")) for s, d in data.items()}
+
+    def _unpack_exception(self, worker: _Worker, info: dict) -> BaseException:
+        if info["kind"] == "data":
+            return DataError(info["reason"], info["path"], info["line"], info["record"])
+        return WorkerError(f"reader worker {worker.index} (pid {worker.process.pid}) raised "
+                           f"{info['type']}: {info['message']}\n\nworker traceback:\n"
+                           f"{info['traceback']}")
+
+    def _dead(self, worker: _Worker) -> WorkerError:
+        worker.process.join(0.1)
+        code = worker.process.exitcode
+        how = f"was killed by signal {-code}" if code is not None and code < 0 else \
+            f"exited with code {code}"
+        self._failure = WorkerError(f"reader worker {worker.index} (pid {worker.process.pid}) "
+                                    f"{how} while decoding minibatches")
+        return self._failure
+
+    def _check_alive(self) -> None:
+        for worker in self.workers:
+            if not worker.process.is_alive():
+                raise self._dead(worker)
+
+    # -- shutdown
+
+    def close(self) -> None:
+        """Stop the workers (politely, then by force) and release shared memory."""
+        workers, self.workers = self.workers, []
+        for worker in workers:
+            try:
+                worker.conn.send(None)
+            except (BrokenPipeError, ConnectionResetError, OSError):
+                pass
+        # A healthy worker stops within one batch; after a failure do not wait for stuck ones.
+        deadline = time.monotonic() + (0.5 if self._failure is not None else 5.0)
+        for worker in workers:
+            worker.process.join(max(0.0, deadline - time.monotonic()))
+            if worker.process.is_alive():
+                worker.process.terminate()
+                worker.process.join(1.0)
+            if worker.process.is_alive():  # pragma: no cover - a worker ignoring SIGTERM
+                worker.process.kill()
+                worker.process.join(1.0)
+            clean = worker.process.exitcode == 0
+            for shm in worker.slots.values():
+                shm.close()
+                if not clean:
+                    _unlink(shm.name)
+            if not clean:  # slots it reported in answers never read
+                known = {s.name for s in worker.slots.values()}
+                for name in _unread_slot_names(worker.conn) - known:
+                    _unlink(name)
+            worker.slots.clear()
+            worker.conn.close()
+        self._done.clear()
+        self._pending.clear()
+
+    def __del__(self) -> None:  # pragma: no cover - normal paths close explicitly
+        if getattr(self, "workers", None):
+            self.close()

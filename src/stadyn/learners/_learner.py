@@ -1,0 +1,423 @@
+"""The learner base class: CNTK's bookkeeping around the solver maths of ``solvers/_functional``.
+
+A learner is handed the **summed** gradient of an ``M``-sample minibatch.  Per update it
+
+1. looks every schedule up with the samples seen *before* this minibatch and turns the values
+   into this step's scalars (:meth:`Learner._step_scalars`: ``lr / R`` or ``lr / M``,
+   ``m ** (M / R)``, ``T * M``, ``l2 * M``, ...) — plain Python;
+2. runs the maths (:meth:`Learner._update`: clipping -> L2 -> the learner's rule -> Gaussian
+   noise -> L1), a function of tensors and those scalars only, so a compiled training step can
+   trace it with the scalars as 0-d tensors;
+3. counts the samples and the minibatch (:meth:`Learner._advance`).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+import numbers
+from typing import Any, Iterable, Mapping
+
+import torch
+
+from .._errors import ParameterError, StadynError
+from ..graph import Variable
+from ..schedules import IGNORE, Schedule
+from ..schedules._schedule import _count, _epoch_size
+from ..solvers import _functional as Fn
+
+__all__ = ["Learner", "default_unit_gain_value", "set_default_unit_gain_value"]
+
+_UNIT_GAIN: contextvars.ContextVar[bool] = contextvars.ContextVar("stadyn_unit_gain", default=True)
+
+
+def default_unit_gain_value() -> bool:
+    """Whether momentum is unit-gain (``v = m v + (1 - m) lr g``) unless a learner is told.
+
+    Example:
+        >>> from stadyn.learners import default_unit_gain_value
+        >>> default_unit_gain_value()
+        True
+    """
+    return _UNIT_GAIN.get()
+
+
+def set_default_unit_gain_value(value: bool) -> None:
+    """Set the default of ``unit_gain`` for learners created afterwards (in this context).
+
+    Unlike CNTK, whose Python default was frozen when the module was imported, Stadyn's learners
+    read the default when they are created (``unit_gain=None``).
+
+    Example:
+        >>> from stadyn.learners import default_unit_gain_value, set_default_unit_gain_value
+        >>> set_default_unit_gain_value(False); default_unit_gain_value()
+        False
+        >>> set_default_unit_gain_value(True)
+    """
+    _UNIT_GAIN.set(bool(value))
+
+
+def _finite(value: Any, what: str, minimum: float = 0.0) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise StadynError(f"{what} must be a number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value) or value < minimum:
+        raise StadynError(f"{what} must be a finite number >= {minimum}, got {value}")
+    return value
+
+
+def _parameter_list(parameters: Any, owner: str) -> tuple[list[str], list[Variable]]:
+    if isinstance(parameters, Variable):
+        parameters = [parameters]
+    if isinstance(parameters, Mapping):
+        names, params = [str(k) for k in parameters], list(parameters.values())
+    elif isinstance(parameters, Iterable):
+        params = list(parameters)
+        names = [str(i) for i in range(len(params))]
+    else:
+        raise ParameterError(f"{owner}: parameters must be a list or dict of Variables, got "
+                             f"{type(parameters).__name__}")
+    if not params:
+        raise ParameterError(f"{owner}: no parameters to learn")
+    for name, p in zip(names, params):
+        if not isinstance(p, Variable):
+            raise ParameterError(f"{owner}: parameter {name} is a {type(p).__name__}, not a "
+                                 "Variable")
+        if not p.data.dtype.is_floating_point:
+            raise ParameterError(f"{owner}: parameter {name} has dtype {p.data.dtype}; only "
+                                 "floating-point parameters can be learned")
+    if len({id(p) for p in params}) != len(params):
+        raise ParameterError(f"{owner}: the parameters contain duplicates")
+    return names, params
+
+
+class Learner:
+    """Base class of CNTK's learners (use the factories: :func:`~stadyn.learners.sgd`, ...).
+
+    Subclasses name their per-parameter state tensors in ``_state_names`` (initial values in
+    ``_state_init``, zero otherwise), add their scalars in :meth:`_method_scalars` and their
+    update rule (one call of :mod:`stadyn.solvers._functional`) in :meth:`_apply`.
+
+    Example:
+        >>> import numpy as np, torch, stadyn as sd
+        >>> from stadyn.learners import sgd
+        >>> from stadyn.schedules import learning_parameter_schedule_per_sample
+        >>> w = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=True)
+        >>> learner = sgd([w], learning_parameter_schedule_per_sample(0.1))
+        >>> w.grad = torch.tensor([1.0, -1.0])          # summed over a 4-sample minibatch
+        >>> learner.update(4)
+        True
+        >>> w.d, learner.total_number_of_samples_seen
+        (array([0.9, 2.1], dtype=float32), 4)
+    """
+
+    name = "learner"
+    _state_names: tuple[str, ...] = ()
+    _state_init: dict[str, float] = {}
+    _momentum_names: tuple[str, ...] = ()        # schedules whose values must lie in [0, 1]
+
+    def __init__(self, parameters: Any, lr: Any, *, l1_regularization_weight: float = 0.0,
+                 l2_regularization_weight: float = 0.0,
+                 gaussian_noise_injection_std_dev: "float | Schedule" = 0.0,
+                 gradient_clipping_threshold_per_sample: float = math.inf,
+                 gradient_clipping_with_truncation: bool = True,
+                 use_mean_gradient: bool | None = None, minibatch_size: int | None = None,
+                 epoch_size: int | None = None):
+        self._names, self._params = _parameter_list(parameters, self.name)
+        if minibatch_size is not None:
+            minibatch_size = _count(minibatch_size, f"{self.name}: minibatch_size", 0)
+        # CNTK 2.2+: the learner's reference minibatch size; use_mean_gradient=True (deprecated)
+        # means IGNORE when minibatch_size is not given.
+        self._reference = minibatch_size if minibatch_size is not None else \
+            (IGNORE if use_mean_gradient else None)
+        self._use_mean_gradient = bool(use_mean_gradient)
+        try:
+            self._epoch_size = _epoch_size(epoch_size)     # of lists given as numbers
+        except StadynError as exc:
+            raise StadynError(f"{self.name}: {exc}") from None
+        self._schedules: dict[str, Schedule] = {}
+        self._set_schedule("lr", lr)
+        self.l1_regularization_weight = _finite(l1_regularization_weight,
+                                                f"{self.name}: l1_regularization_weight")
+        self.l2_regularization_weight = _finite(l2_regularization_weight,
+                                                f"{self.name}: l2_regularization_weight")
+        threshold = gradient_clipping_threshold_per_sample
+        if threshold != math.inf:
+            threshold = _finite(threshold, f"{self.name}: gradient_clipping_threshold_per_sample")
+            if threshold == 0:
+                raise StadynError(f"{self.name}: gradient_clipping_threshold_per_sample must be "
+                                  "> 0 (math.inf turns clipping off)")
+        self.gradient_clipping_threshold_per_sample = float(threshold)
+        self.gradient_clipping_with_truncation = bool(gradient_clipping_with_truncation)
+        noise = gaussian_noise_injection_std_dev
+        if isinstance(noise, Schedule):
+            self._schedules["gaussian_noise_injection_std_dev"] = noise
+            self._noise = True
+        else:
+            noise = _finite(noise, f"{self.name}: gaussian_noise_injection_std_dev")
+            self._schedules["gaussian_noise_injection_std_dev"] = Schedule(noise)
+            self._noise = noise > 0
+        self.samples_seen = 0
+        self.minibatches_seen = 0
+        self.sweeps_seen = 0
+        self._lr_offset = 0
+        self._lr_reset = False
+        self._sweep_size: int | None = None
+        self._scalar_state: dict[str, float] = {}
+        self._states = [{k: torch.full_like(p.data.detach(), self._state_init.get(k, 0.0))
+                         for k in self._state_names} for p in self._params]
+        self.foreach = True
+        self.generator: torch.Generator | None = None   # for the Gaussian noise (None: torch's)
+
+    # -- schedules ------------------------------------------------------------------------------
+    def _set_schedule(self, key: str, value: Any) -> None:
+        """Adopt ``value`` as schedule ``key`` (CNTK's ``_infer_learning_parameter_schedule``):
+        numbers and lists get the learner's reference minibatch size (0 if none) and
+        ``epoch_size``; a schedule without an explicit minibatch size takes the learner's."""
+        if isinstance(value, Schedule):
+            schedule = value
+            if not schedule.is_minibatch_size_explicitly_specified and \
+                    self._reference is not None:
+                schedule = schedule.with_minibatch_size(self._reference)
+            if key == "lr" and self._use_mean_gradient and schedule.minibatch_size == 1:
+                schedule = schedule.with_minibatch_size(IGNORE)     # CNTK's legacy combination
+        elif isinstance(value, (numbers.Real, list, tuple)) and not isinstance(value, bool):
+            reference = self._reference if self._reference is not None else IGNORE
+            try:
+                schedule = Schedule(value, self._epoch_size, reference)
+            except StadynError as exc:
+                raise StadynError(f"{self.name}: {key}: {exc}") from None
+        else:
+            raise StadynError(f"{self.name}: {key} must be a number, a list or a Schedule, got "
+                              f"{value!r}")
+        for v in schedule.constant_values():
+            self._check(key, v)
+        self._schedules[key] = schedule
+
+    def _check(self, key: str, value: float) -> float:
+        if not math.isfinite(value):
+            raise StadynError(f"{self.name}: {key} is {value}")
+        if value < 0:
+            raise StadynError(f"{self.name}: {key} must be >= 0, got {value}"
+                              + (" (invalid learning rate)" if key == "lr" else ""))
+        if key in self._momentum_names and value > 1:
+            raise StadynError(f"{self.name}: {key} must lie in [0, 1], got {value}")
+        return value
+
+    def _value(self, key: str, samples_seen: int) -> float:
+        try:
+            value = self._schedules[key].value_at(samples_seen)
+        except StadynError as exc:
+            raise StadynError(f"{self.name}: the '{key}' schedule: {exc}") from None
+        return self._check(key, value)
+
+    def _per_minibatch(self, key: str, sample_count: int) -> float:
+        """A momentum-like value for this minibatch: ``m`` if ``R = 0``, else ``m ** (M / R)``."""
+        value = self._value(key, self.samples_seen)
+        reference = self._schedules[key].minibatch_size
+        return value if reference == 0 else value ** (sample_count / reference)
+
+    def learning_rate(self) -> float:
+        """The current learning rate as the schedule gives it (per sample, per minibatch or per
+        reference minibatch, in the schedule's own unit)."""
+        return self._value("lr", self.samples_seen - self._lr_offset)
+
+    def reset_learning_rate(self, learning_rate: "Schedule | float | list") -> None:
+        """Replace the learning-rate schedule; its position 0 is the current number of samples
+        seen (CNTK's semantics).  A checkpoint taken afterwards records the new schedule."""
+        self._set_schedule("lr", learning_rate)
+        if self._sweep_size is not None:
+            self._schedules["lr"].resolve_epoch_size(self._sweep_size)
+        self._lr_offset = self.samples_seen
+        self._lr_reset = True
+
+    def resolve_epoch_size(self, samples_per_sweep: int) -> None:
+        """Tell every schedule with ``epoch_size=None`` (one data sweep) the sweep size."""
+        n = _count(samples_per_sweep, f"{self.name}: samples_per_sweep", 1)
+        for schedule in self._schedules.values():
+            schedule.resolve_epoch_size(n)
+        self._sweep_size = n
+
+    # -- one update -----------------------------------------------------------------------------
+    def _step_scalars(self, sample_count: int) -> dict[str, float]:
+        """This minibatch's scalars (looked up with the samples seen before it): ``lr`` is the
+        effective rate applied to the summed gradient, ``lr / R`` (``R > 0``) or ``lr / M``."""
+        M = sample_count
+        lr = self.learning_rate()
+        reference = self._schedules["lr"].minibatch_size
+        lr_eff = lr / reference if reference > 0 else lr / M
+        scalars = {"lr": lr_eff}
+        if self.gradient_clipping_threshold_per_sample != math.inf:
+            scalars["clip"] = self.gradient_clipping_threshold_per_sample * M
+        if self.l2_regularization_weight > 0:
+            scalars["l2"] = self.l2_regularization_weight * M
+        if self._noise:
+            scalars["noise"] = self._value("gaussian_noise_injection_std_dev", self.samples_seen)
+        if self.l1_regularization_weight > 0:
+            scalars["l1"] = lr_eff * self.l1_regularization_weight * M
+        scalars.update(self._method_scalars(M, lr_eff))
+        return scalars
+
+    def _method_scalars(self, sample_count: int, lr: float) -> dict[str, float]:
+        """The learner's own scalars for this step (momenta, bias-corrected step sizes)."""
+        return {}
+
+    def _update(self, params: list[torch.Tensor], grads: list[torch.Tensor],
+                states: dict[str, list[torch.Tensor]], scalars: dict[str, Any],
+                foreach: bool) -> None:
+        """The maths of one update, in CNTK's order: clipping -> L2 -> update -> noise -> L1.
+
+        ``grads`` are modified (clipping, L2); ``scalars`` are floats from
+        :meth:`_step_scalars` or 0-d tensors fed by a compiled step.
+        """
+        if "clip" in scalars:
+            if self.gradient_clipping_with_truncation:
+                Fn.clip_by_value(grads, limit=scalars["clip"], foreach=foreach)
+            else:
+                Fn.clip_by_norm(grads, max_norm=scalars["clip"], foreach=foreach)
+        if "l2" in scalars:
+            Fn.add_weight_decay(grads, params, rate=scalars["l2"], foreach=foreach)
+        self._apply(params, grads, states, scalars, foreach)
+        noise = scalars.get("noise")
+        if noise is not None and not (isinstance(noise, float) and noise <= 0):
+            Fn.add_gaussian_noise(params, std=noise, generator=self.generator, foreach=foreach)
+        if "l1" in scalars:
+            Fn.soft_threshold(params, threshold=scalars["l1"], foreach=foreach)
+
+    def _apply(self, params: list[torch.Tensor], grads: list[torch.Tensor],
+               states: dict[str, list[torch.Tensor]], scalars: dict[str, Any],
+               foreach: bool) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _advance(self, sample_count: int, scalars: dict[str, Any], is_sweep_end: bool) -> None:
+        """Bookkeeping after an update: samples, minibatches, sweeps."""
+        self.samples_seen += sample_count
+        self.minibatches_seen += 1
+        if is_sweep_end:
+            self.sweeps_seen += 1
+
+    def _gradients(self, gradient_values: Mapping | None,
+                   params: list[torch.Tensor]) -> list[torch.Tensor]:
+        grads = []
+        if gradient_values is not None:
+            by_key = {}
+            for key, value in gradient_values.items():
+                by_key[id(key) if isinstance(key, Variable) else str(key)] = value
+            for name, var, p in zip(self._names, self._params, params):
+                g = by_key.get(id(var), by_key.get(name))
+                if g is None:
+                    raise ParameterError(f"{self.name}.update: no gradient for parameter {name} "
+                                         f"(shape {tuple(p.shape)})")
+                grads.append(torch.as_tensor(g, dtype=p.dtype, device=p.device).clone())
+        else:
+            # clipping and L2 change the gradients in place: work on copies then
+            copy = self.gradient_clipping_threshold_per_sample != math.inf or \
+                self.l2_regularization_weight > 0
+            for var, p in zip(self._params, params):
+                g = var.grad
+                # CNTK updates every parameter of a learner on every minibatch; one the loss
+                # does not reach has a zero gradient (its momentum still decays).
+                if g is None:
+                    grads.append(torch.zeros_like(p))
+                else:
+                    grads.append(g.detach().clone() if copy else g.detach())
+        for name, g, p in zip(self._names, grads, params):
+            if g.shape != p.shape:
+                raise ParameterError(f"{self.name}.update: the gradient of parameter {name} has "
+                                     f"shape {tuple(g.shape)}, the parameter {tuple(p.shape)}")
+        return grads
+
+    @torch.no_grad()
+    def update(self, sample_count: "int | Mapping", training_sample_count: int | None = None,
+               is_sweep_end: bool = False) -> bool:
+        """Update the parameters from their ``.grad`` (the gradient summed over the minibatch).
+
+        ``update(M)`` reads each parameter's ``.grad``; CNTK's
+        ``update(gradient_values, training_sample_count)`` takes a dict from parameter (or
+        name) to gradient array instead.  Returns ``False`` without updating or counting when
+        the learning rate is 0 (CNTK: learning has stopped).  ``.grad`` is not modified.
+        """
+        if isinstance(sample_count, Mapping):
+            gradient_values, count = sample_count, training_sample_count
+        else:
+            if training_sample_count is not None:
+                raise StadynError(f"{self.name}.update: give update(sample_count) or "
+                                  "update(gradient_values, training_sample_count)")
+            gradient_values, count = None, sample_count
+        M = _count(count, f"{self.name}.update: sample_count", 0)
+        if self.learning_rate() == 0:
+            return False
+        if M == 0:
+            raise StadynError(f"{self.name}.update: cannot update with an empty minibatch "
+                              "(sample_count=0)")
+        scalars = self._step_scalars(M)
+        params = [v.data.detach() for v in self._params]
+        grads = self._gradients(gradient_values, params)
+        states = {k: [s[k] for s in self._states] for k in self._state_names}
+        self._update(params, grads, states, scalars, self.foreach)
+        self._advance(M, scalars, bool(is_sweep_end))
+        return True
+
+    def zero_grad(self) -> None:
+        """Forget the parameters' gradients."""
+        for var in self._params:
+            var.grad = None
+
+    # -- introspection --------------------------------------------------------------------------
+    @property
+    def parameters(self) -> list[Variable]:
+        """The parameters this learner updates."""
+        return list(self._params)
+
+    @property
+    def total_number_of_samples_seen(self) -> int:
+        """Samples of all updates so far (CNTK's name)."""
+        return self.samples_seen
+
+    def __repr__(self) -> str:
+        return (f"{self.name}({len(self._params)} parameters, lr={self._schedules['lr']!r}, "
+                f"{self.samples_seen} samples seen)")
+
+    # -- checkpoints ----------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to resume exactly: the schedule position (samples, minibatches and
+        sweeps seen, the learning-rate reset point and schedule), the known sweep size, the
+        learner's scalar state and copies of the per-parameter state tensors (keyed
+        ``"<parameter>/<state>"``, the parameter's name or its index)."""
+        return {"learner": self.name, "samples_seen": self.samples_seen,
+                "minibatches_seen": self.minibatches_seen, "sweeps_seen": self.sweeps_seen,
+                "lr_offset": self._lr_offset,
+                "lr_schedule": self._schedules["lr"].config() if self._lr_reset else None,
+                "sweep_size": self._sweep_size, "scalars": dict(self._scalar_state),
+                "tensors": {f"{n}/{k}": s[k].detach().clone()
+                            for n, s in zip(self._names, self._states) for k in s}}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore :meth:`state_dict` (the same learner kind with parameters of the same
+        shapes)."""
+        if state.get("learner") != self.name:
+            raise StadynError(f"cannot load the state of a {state.get('learner')!r} learner into "
+                              f"a {self.name!r} learner")
+        tensors = state.get("tensors", {})
+        for n, s in zip(self._names, self._states):
+            for k, mine in s.items():
+                key = f"{n}/{k}"
+                if key not in tensors:
+                    raise ParameterError(f"{self.name}.load_state_dict: no state '{key}'")
+                value = torch.as_tensor(tensors[key])
+                if tuple(value.shape) != tuple(mine.shape):
+                    raise ParameterError(f"{self.name}.load_state_dict: state '{key}' has shape "
+                                         f"{tuple(value.shape)}, expected {tuple(mine.shape)}")
+        for n, s in zip(self._names, self._states):
+            for k, mine in s.items():
+                mine.copy_(torch.as_tensor(tensors[f"{n}/{k}"]))
+        self.samples_seen = _count(state["samples_seen"], "samples_seen", 0)
+        self.minibatches_seen = _count(state["minibatches_seen"], "minibatches_seen", 0)
+        self.sweeps_seen = _count(state.get("sweeps_seen", 0), "sweeps_seen", 0)
+        self._lr_offset = _count(state.get("lr_offset", 0), "lr_offset", 0)
+        if state.get("lr_schedule") is not None:
+            self._schedules["lr"] = Schedule.from_config(state["lr_schedule"])
+            self._lr_reset = True
+        self._scalar_state.update({k: float(v) for k, v in state.get("scalars", {}).items()})
+        if state.get("sweep_size") is not None:
+            self.resolve_epoch_size(state["sweep_size"])

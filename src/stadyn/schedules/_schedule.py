@@ -1,0 +1,580 @@
+"""Value schedules looked up by the number of samples seen, with CNTK's units.
+
+A :class:`Schedule` is a sequence of *segments*.  Each segment lasts a number of epochs (CNTK's
+lists: ``count * epoch_size`` samples) or a number of samples (Stadyn's native schedules), and
+gives either a constant or a function of the samples seen since the segment began; the last
+segment lasts forever.  The value for a minibatch is looked up with the number of samples seen
+**before** that minibatch.
+
+A schedule also carries CNTK's *reference minibatch size* ``R`` (``minibatch_size``): ``1`` for a
+per-sample value, ``0`` for a per-minibatch value (CNTK's ``IGNORE``), ``N`` for a value tuned for
+``N``-sample minibatches.  Learners (:mod:`stadyn.learners`) use it to scale learning rates and
+momenta to the actual minibatch size; the schedule itself only stores it.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import numbers
+from enum import Enum, unique
+from typing import Any, Sequence, Union
+
+from .._errors import StadynError
+
+__all__ = ["Schedule", "UnitType", "IGNORE", "constant", "piecewise", "step_decay", "cosine",
+           "warmup", "training_parameter_schedule", "learning_parameter_schedule",
+           "learning_parameter_schedule_per_sample", "learning_rate_schedule",
+           "momentum_schedule", "momentum_schedule_per_sample",
+           "momentum_as_time_constant_schedule"]
+
+IGNORE = 0
+"""Reference minibatch size meaning "per minibatch, whatever its size" (CNTK's ``IGNORE``)."""
+
+Values = Union[float, Sequence[Union[float, Sequence[float]]]]
+
+
+@unique
+class UnitType(Enum):
+    """CNTK 2.0's units of a schedule: ``sample`` (per-sample values, ``R = 1``) or
+    ``minibatch`` (per-minibatch values, ``R = 0``).
+
+    Example:
+        >>> from stadyn.schedules import UnitType, learning_rate_schedule
+        >>> learning_rate_schedule(0.01, UnitType.sample).minibatch_size
+        1
+    """
+
+    sample = "sample"
+    minibatch = "minibatch"
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise StadynError(f"{what} must be a number, got {value!r}")
+    value = float(value)
+    if math.isnan(value):
+        raise StadynError(f"{what} must not be NaN")
+    return value
+
+
+def _count(value: Any, what: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise StadynError(f"{what} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _minibatch_size(value: Any, what: str = "minibatch_size") -> int | None:
+    return None if value is None else _count(value, what, 0)
+
+
+def _epoch_size(value: Any) -> int | None:
+    if value is None or (isinstance(value, numbers.Integral) and not isinstance(value, bool)
+                         and value == 0):
+        return None             # CNTK's FullDataSweep is 0
+    return _count(value, "epoch_size", 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pieces: what a segment gives, as a function of the samples seen since it began
+# ---------------------------------------------------------------------------------------------
+class _Cosine:
+    def __init__(self, initial: float, final: float, total: int):
+        self.initial, self.final, self.total = initial, final, total
+
+    def __call__(self, t: int) -> float:
+        frac = min(t, self.total) / self.total
+        return self.final + (self.initial - self.final) * 0.5 * (1.0 + math.cos(math.pi * frac))
+
+    def config(self) -> dict:
+        return {"kind": "cosine", "initial": self.initial, "final": self.final,
+                "total": self.total}
+
+
+class _StepDecay:
+    def __init__(self, initial: float, factor: float, step: int):
+        self.initial, self.factor, self.step = initial, factor, step
+
+    def __call__(self, t: int) -> float:
+        return self.initial * self.factor ** (t // self.step)
+
+    def config(self) -> dict:
+        return {"kind": "step_decay", "initial": self.initial, "factor": self.factor,
+                "step": self.step}
+
+
+class _Ramp:
+    """Linear from ``start`` (at 0) towards the value ``target`` has at its own start."""
+
+    def __init__(self, start: float, target: "float | Schedule", length: int):
+        self.start, self.target, self.length = start, target, length
+
+    def __call__(self, t: int) -> float:
+        end = _evaluate(self.target, 0)
+        return self.start + (end - self.start) * t / self.length
+
+    def config(self) -> dict:
+        return {"kind": "ramp", "start": self.start, "target": _piece_config(self.target),
+                "length": self.length}
+
+
+def _evaluate(piece: Any, t: int) -> float:
+    if isinstance(piece, float):
+        return piece
+    if isinstance(piece, Schedule):
+        return piece.value_at(t)
+    return piece(t)
+
+
+def _piece_config(piece: Any) -> Any:
+    if isinstance(piece, float):
+        return piece
+    if isinstance(piece, Schedule):
+        return {"kind": "schedule", "schedule": piece.config()}
+    return piece.config()
+
+
+def _piece_from_config(cfg: Any) -> Any:
+    if isinstance(cfg, (int, float)):
+        return float(cfg)
+    kind = cfg["kind"]
+    if kind == "schedule":
+        return Schedule.from_config(cfg["schedule"])
+    if kind == "cosine":
+        return _Cosine(cfg["initial"], cfg["final"], cfg["total"])
+    if kind == "step_decay":
+        return _StepDecay(cfg["initial"], cfg["factor"], cfg["step"])
+    if kind == "ramp":
+        return _Ramp(cfg["start"], _piece_from_config(cfg["target"]), cfg["length"])
+    raise StadynError(f"unknown schedule piece {kind!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+class Schedule:
+    """A training parameter (learning rate, momentum, ...) as a function of samples seen.
+
+    ``values`` has CNTK's forms: a number (constant); a list ``[v1, ..., vn]`` (each value for
+    ``epoch_size`` samples, the last forever); or a list of pairs ``[(n1, v1), ...]`` (``vi`` for
+    ``ni * epoch_size`` samples; plain values and pairs may be mixed, a plain value counting as
+    ``(1, v)``).  ``epoch_size`` is in samples; ``None`` means one full sweep of the data, which
+    the trainer or reader supplies later with :meth:`resolve_epoch_size` (looking a value up
+    before that raises an error naming the schedule).  ``minibatch_size`` is the reference
+    minibatch size ``R`` (``1`` per sample, ``0`` per minibatch, ``None``: not given, which a
+    learner may fill in; it reads as 0).
+
+    Example:
+        >>> from stadyn.schedules import Schedule
+        >>> s = Schedule([(12, 0.1), (15, 0.01), (1, 0.001)], epoch_size=100)
+        >>> s[0], s[1199], s[1200], s[2699], s[2700], s[10**9]
+        (0.1, 0.1, 0.01, 0.01, 0.001, 0.001)
+        >>> Schedule([0.5, 0.25], epoch_size=10).value_at(10)
+        0.25
+    """
+
+    def __init__(self, values: Values, epoch_size: int | None = None,
+                 minibatch_size: int | None = None, *, name: str | None = None):
+        self._segments: list[tuple[int, str, Any]] = _cntk_segments(values)
+        self._epoch_size = _epoch_size(epoch_size)
+        self._minibatch_size = _minibatch_size(minibatch_size)
+        self._name = name
+        self._desc = f"Schedule({values!r}"
+
+    @classmethod
+    def _from_segments(cls, segments: list[tuple[int, str, Any]], desc: str,
+                       minibatch_size: int | None) -> "Schedule":
+        self = cls.__new__(cls)
+        self._segments = segments
+        self._epoch_size = None
+        self._minibatch_size = _minibatch_size(minibatch_size)
+        self._name = None
+        self._desc = desc
+        return self
+
+    # -- properties -----------------------------------------------------------------------------
+    @property
+    def epoch_size(self) -> int | None:
+        """Samples per epoch of a CNTK list (``None``: one data sweep, not yet known)."""
+        return self._epoch_size
+
+    @property
+    def minibatch_size(self) -> int:
+        """The reference minibatch size ``R`` (0 = per minibatch)."""
+        return self._minibatch_size or 0
+
+    @property
+    def is_minibatch_size_explicitly_specified(self) -> bool:
+        """Whether ``minibatch_size`` was given (a learner fills in its own otherwise)."""
+        return self._minibatch_size is not None
+
+    @property
+    def needs_epoch_size(self) -> bool:
+        """True while a value lookup would need the unknown sweep size."""
+        if self._epoch_size is None and any(unit == "epochs"
+                                            for _, unit, _ in self._segments[:-1]):
+            return True
+        return any(isinstance(p, Schedule) and p.needs_epoch_size for p in self._pieces())
+
+    def _pieces(self):
+        for _, _, piece in self._segments:
+            yield piece
+            if isinstance(piece, _Ramp):
+                yield piece.target
+
+    # -- lookup ---------------------------------------------------------------------------------
+    def value_at(self, samples_seen: int) -> float:
+        """The value for a minibatch that starts after ``samples_seen`` samples."""
+        if isinstance(samples_seen, bool) or not isinstance(samples_seen, numbers.Integral) \
+                or samples_seen < 0:
+            raise StadynError(f"{self}: samples_seen must be an integer >= 0, got "
+                              f"{samples_seen!r}")
+        start = 0
+        for count, unit, piece in self._segments[:-1]:
+            length = count * self._epoch() if unit == "epochs" else count
+            if samples_seen < start + length:
+                return _evaluate(piece, int(samples_seen) - start)
+            start += length
+        return _evaluate(self._segments[-1][2], int(samples_seen) - start)
+
+    def __getitem__(self, samples_seen: int) -> float:
+        return self.value_at(samples_seen)
+
+    def __iter__(self):  # __getitem__ would otherwise make it an endless iterable
+        raise TypeError("a Schedule is not iterable; look values up with schedule[samples_seen]")
+
+    def _epoch(self) -> int:
+        if self._epoch_size is None:
+            raise StadynError(f"{self}: epoch_size=None means one full data sweep, but the sweep "
+                              "size is not known yet; the trainer or reader must call "
+                              "resolve_epoch_size(samples_per_sweep) first (or give epoch_size)")
+        return self._epoch_size
+
+    # -- changes --------------------------------------------------------------------------------
+    def resolve_epoch_size(self, samples_per_sweep: int) -> "Schedule":
+        """Fill in the sweep size where ``epoch_size`` was ``None`` (here and in schedules this
+        one contains); a given ``epoch_size`` is kept.  Returns ``self``."""
+        n = _count(samples_per_sweep, "samples_per_sweep", 1)
+        if self._epoch_size is None:
+            self._epoch_size = n
+        for piece in self._pieces():
+            if isinstance(piece, Schedule):
+                piece.resolve_epoch_size(n)
+        return self
+
+    def with_minibatch_size(self, minibatch_size: int) -> "Schedule":
+        """A copy with the reference minibatch size set (explicitly)."""
+        other = copy.copy(self)
+        other._minibatch_size = _minibatch_size(minibatch_size)
+        return other
+
+    def named(self, name: str) -> "Schedule":
+        """A copy that error messages call ``name``."""
+        other = copy.copy(self)
+        other._name = name
+        return other
+
+    def constant_values(self) -> list[float]:
+        """The constant values of the segments (for validation); functions are skipped."""
+        out = []
+        for piece in self._pieces():
+            if isinstance(piece, float):
+                out.append(piece)
+            elif isinstance(piece, Schedule):
+                out.extend(piece.constant_values())
+            elif isinstance(piece, (_Cosine, _StepDecay)):
+                out.extend([piece.initial, piece.final] if isinstance(piece, _Cosine)
+                           else [piece.initial])
+            elif isinstance(piece, _Ramp):
+                out.append(piece.start)
+        return out
+
+    # -- serialisation ----------------------------------------------------------------------------
+    def config(self) -> dict:
+        """A plain (JSON-able) description; :meth:`from_config` rebuilds the schedule."""
+        return {"segments": [[c, u, _piece_config(p)] for c, u, p in self._segments],
+                "epoch_size": self._epoch_size, "minibatch_size": self._minibatch_size,
+                "name": self._name, "desc": self._desc}
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "Schedule":
+        """Rebuild a schedule from :meth:`config`."""
+        segments = [(int(c), str(u), _piece_from_config(p)) for c, u, p in cfg["segments"]]
+        self = cls._from_segments(segments, cfg.get("desc", "Schedule("),
+                                  cfg.get("minibatch_size"))
+        self._epoch_size = cfg.get("epoch_size")
+        self._name = cfg.get("name")
+        return self
+
+    def __repr__(self) -> str:
+        if self._name:
+            return f"schedule '{self._name}'"
+        extra = []
+        if self._epoch_size is not None:
+            extra.append(f"epoch_size={self._epoch_size}")
+        if self._minibatch_size is not None:
+            extra.append(f"minibatch_size={self._minibatch_size}")
+        desc = self._desc if len(self._desc) <= 80 else self._desc[:77] + "..."
+        return desc + "".join(", " + e for e in extra) + ")"
+
+
+def _cntk_segments(values: Values) -> list[tuple[int, str, Any]]:
+    if isinstance(values, Schedule):
+        raise StadynError("Schedule(values): values is already a Schedule; use it as it is")
+    if isinstance(values, (str, bytes)) or not isinstance(values, (numbers.Real, Sequence)):
+        raise StadynError(f"schedule values must be a number, a list of numbers or a list of "
+                          f"(count, value) pairs, got {values!r}")
+    if isinstance(values, numbers.Real):
+        return [(1, "epochs", _number(values, "schedule value"))]
+    if len(values) == 0:
+        raise StadynError("schedule values: the list is empty")
+    segments = []
+    for i, item in enumerate(values):
+        last = i == len(values) - 1
+        if isinstance(item, numbers.Real):
+            segments.append((1, "epochs", _number(item, f"schedule value [{i}]")))
+            continue
+        if isinstance(item, (str, bytes)) or not isinstance(item, Sequence) or len(item) != 2:
+            raise StadynError(f"schedule values [{i}]: expected a number or a (count, value) "
+                              f"pair, got {item!r}")
+        count = _count(item[0], f"schedule values [{i}] count", 0 if last else 1)
+        segments.append((count, "epochs", _number(item[1], f"schedule values [{i}] value")))
+    return segments
+
+
+def _as_piece(value: "float | Schedule", what: str) -> "float | Schedule":
+    return value if isinstance(value, Schedule) else _number(value, what)
+
+
+# ---------------------------------------------------------------------------------------------
+# Stadyn's native schedules (all positions in samples seen)
+# ---------------------------------------------------------------------------------------------
+def constant(value: float, minibatch_size: int | None = None) -> Schedule:
+    """The same value for every sample.
+
+    Example:
+        >>> from stadyn.schedules import constant
+        >>> constant(0.1)[12345]
+        0.1
+    """
+    return Schedule(_number(value, "constant: value"), minibatch_size=minibatch_size)
+
+
+def piecewise(boundaries: Sequence[int], values: Sequence[float],
+              minibatch_size: int | None = None) -> Schedule:
+    """``values[i]`` from sample ``boundaries[i-1]`` (0 for ``i = 0``) up to, not including,
+    ``boundaries[i]``; the last value after the last boundary.
+
+    Example:
+        >>> from stadyn.schedules import piecewise
+        >>> s = piecewise([100, 300], [1.0, 0.1, 0.01])
+        >>> s[99], s[100], s[299], s[300]
+        (1.0, 0.1, 0.1, 0.01)
+    """
+    bounds = [_count(b, f"piecewise: boundaries[{i}]", 1) for i, b in enumerate(boundaries)]
+    vals = [_number(v, f"piecewise: values[{i}]") for i, v in enumerate(values)]
+    if len(vals) != len(bounds) + 1:
+        raise StadynError(f"piecewise: needs one more value than boundaries, got {len(bounds)} "
+                          f"boundaries and {len(vals)} values")
+    if any(b <= a for a, b in zip(bounds, bounds[1:])):
+        raise StadynError(f"piecewise: boundaries must increase, got {bounds}")
+    lengths = [b - a for a, b in zip([0] + bounds, bounds)] + [0]
+    segments = [(n, "samples", v) for n, v in zip(lengths, vals)]
+    return Schedule._from_segments(segments, f"piecewise({bounds}, {vals}", minibatch_size)
+
+
+def step_decay(initial: float, factor: float, step_samples: int,
+               minibatch_size: int | None = None) -> Schedule:
+    """``initial * factor ** (samples_seen // step_samples)``.
+
+    Example:
+        >>> from stadyn.schedules import step_decay
+        >>> s = step_decay(0.1, 0.5, 1000)
+        >>> s[999], s[1000], s[2500]
+        (0.1, 0.05, 0.025)
+    """
+    piece = _StepDecay(_number(initial, "step_decay: initial"),
+                       _number(factor, "step_decay: factor"),
+                       _count(step_samples, "step_decay: step_samples", 1))
+    return Schedule._from_segments([(0, "samples", piece)],
+                                   f"step_decay({initial}, {factor}, {step_samples}",
+                                   minibatch_size)
+
+
+def cosine(initial: float, total_samples: int, final: float = 0.0,
+           minibatch_size: int | None = None) -> Schedule:
+    """Cosine annealing from ``initial`` to ``final`` over ``total_samples``, then ``final``:
+    ``final + (initial - final) (1 + cos(pi min(s, T) / T)) / 2``.
+
+    Example:
+        >>> from stadyn.schedules import cosine
+        >>> s = cosine(1.0, 100)
+        >>> s[0], s[50], s[100], s[1000]
+        (1.0, 0.5, 0.0, 0.0)
+    """
+    piece = _Cosine(_number(initial, "cosine: initial"), _number(final, "cosine: final"),
+                    _count(total_samples, "cosine: total_samples", 1))
+    return Schedule._from_segments([(0, "samples", piece)],
+                                   f"cosine({initial}, {total_samples}, final={final}",
+                                   minibatch_size)
+
+
+def warmup(after: "float | Schedule", warmup_samples: int, start: float = 0.0,
+           minibatch_size: int | None = None) -> Schedule:
+    """Linear warm-up for ``warmup_samples`` samples, then ``after``.
+
+    The ramp goes from ``start`` towards ``after``'s first value; ``after`` (a number or a
+    schedule) then runs on its own clock, starting at 0 when the warm-up ends — so
+    ``warmup(cosine(0.1, T), W)`` anneals over the ``T`` samples that follow the warm-up.  The
+    reference minibatch size is ``minibatch_size`` if given, else ``after``'s.
+
+    Example:
+        >>> from stadyn.schedules import cosine, warmup
+        >>> s = warmup(cosine(1.0, 100), 10)
+        >>> s[0], s[5], s[10], s[60], s[110]
+        (0.0, 0.5, 1.0, 0.5, 0.0)
+    """
+    length = _count(warmup_samples, "warmup: warmup_samples", 1)
+    target = _as_piece(after, "warmup: after")
+    if minibatch_size is None and isinstance(target, Schedule) \
+            and target.is_minibatch_size_explicitly_specified:
+        minibatch_size = target.minibatch_size
+    ramp = _Ramp(_number(start, "warmup: start"), target, length)
+    return Schedule._from_segments([(length, "samples", ramp), (0, "samples", target)],
+                                   f"warmup({after!r}, {warmup_samples}, start={start}",
+                                   minibatch_size)
+
+
+# ---------------------------------------------------------------------------------------------
+# CNTK 2.x functions
+# ---------------------------------------------------------------------------------------------
+def training_parameter_schedule(schedule: "Values | Schedule",
+                                unit: "UnitType | str" = UnitType.minibatch,
+                                epoch_size: int | None = None) -> Schedule:
+    """CNTK 2.0's schedule with a unit: ``UnitType.sample`` (``R = 1``) or
+    ``UnitType.minibatch`` (``R = 0``).  A :class:`Schedule` is returned as it is.
+
+    Example:
+        >>> from stadyn.schedules import training_parameter_schedule, UnitType
+        >>> s = training_parameter_schedule([0.01, 0.001], UnitType.sample, 1000)
+        >>> s[999], s[1000], s.minibatch_size
+        (0.01, 0.001, 1)
+    """
+    if isinstance(schedule, Schedule):
+        return schedule
+    try:
+        unit = UnitType(unit.value if isinstance(unit, UnitType) else unit)
+    except ValueError:
+        raise StadynError(f"unit must be UnitType.sample or UnitType.minibatch, got {unit!r}") \
+            from None
+    return Schedule(schedule, epoch_size, 1 if unit is UnitType.sample else IGNORE)
+
+
+def learning_parameter_schedule(schedule: "Values | Schedule",
+                                minibatch_size: int | None = None,
+                                epoch_size: int | None = None) -> Schedule:
+    """CNTK 2.2+: values tuned for ``minibatch_size``-sample minibatches (``None``: apply per
+    minibatch, unless the learner's ``minibatch_size`` says otherwise).
+
+    Example:
+        >>> from stadyn.schedules import learning_parameter_schedule
+        >>> s = learning_parameter_schedule([0.1, 0.01], minibatch_size=32, epoch_size=500)
+        >>> s[499], s[500], s.minibatch_size
+        (0.1, 0.01, 32)
+    """
+    if isinstance(schedule, Schedule):
+        return schedule
+    return Schedule(schedule, epoch_size, minibatch_size)
+
+
+def learning_parameter_schedule_per_sample(schedule: "Values | Schedule",
+                                           epoch_size: int | None = None) -> Schedule:
+    """Per-sample values (``R = 1``): the learner applies ``value`` to each sample's gradient.
+
+    Example:
+        >>> from stadyn.schedules import learning_parameter_schedule_per_sample
+        >>> learning_parameter_schedule_per_sample(0.001).minibatch_size
+        1
+    """
+    return learning_parameter_schedule(schedule, minibatch_size=1, epoch_size=epoch_size)
+
+
+def learning_rate_schedule(lr: "Values | Schedule", unit: "UnitType | str",
+                           epoch_size: int | None = None) -> Schedule:
+    """CNTK 2.0's learning-rate schedule (the same as :func:`training_parameter_schedule`).
+
+    Example:
+        >>> import stadyn.schedules as S
+        >>> lr = S.learning_rate_schedule([0.0015625] * 20 + [0.00046875], S.UnitType.sample,
+        ...                               epoch_size=50000)
+        >>> lr[0], lr[20 * 50000]
+        (0.0015625, 0.00046875)
+    """
+    return training_parameter_schedule(lr, unit, epoch_size)
+
+
+def momentum_schedule(momentum: "Values | Schedule", epoch_size: int | None = None,
+                      minibatch_size: int | None = None) -> Schedule:
+    """Momentum values; with ``minibatch_size=N`` a value ``m`` becomes ``m ** (M / N)`` on an
+    ``M``-sample minibatch (equal decay per sample), without it ``m`` per minibatch.
+
+    Example:
+        >>> from stadyn.schedules import momentum_schedule
+        >>> m = momentum_schedule([(999, 0.99), (888, 0.88), (0, 0.77)], epoch_size=1)
+        >>> m[0], m[998], m[999], m[999 + 888 - 1], m[999 + 888]
+        (0.99, 0.99, 0.88, 0.88, 0.77)
+    """
+    return learning_parameter_schedule(momentum, minibatch_size, epoch_size)
+
+
+def momentum_schedule_per_sample(momentum: "Values | Schedule",
+                                 epoch_size: int | None = None) -> Schedule:
+    """Per-sample momentum (``R = 1``): ``m ** M`` on an ``M``-sample minibatch.
+
+    Example:
+        >>> from stadyn.schedules import momentum_schedule_per_sample
+        >>> momentum_schedule_per_sample(0.99).minibatch_size
+        1
+    """
+    return momentum_schedule(momentum, epoch_size, minibatch_size=1)
+
+
+def _time_constant(tc: Any, what: str) -> float:
+    tc = _number(tc, what)
+    if tc < 0:
+        raise StadynError(f"{what} must be >= 0 samples, got {tc}")
+    return 0.0 if tc == 0 else math.exp(-1.0 / tc)
+
+
+def momentum_as_time_constant_schedule(momentum: "Values | Schedule",
+                                       epoch_size: int | None = None) -> Schedule:
+    """Momentum given as the time constant ``tc`` (in samples) of a unit-gain first-order IIR
+    filter: per-sample momentum ``exp(-1 / tc)`` (0 when ``tc = 0``), so ``exp(-M / tc)`` on an
+    ``M``-sample minibatch.  A gradient's weight falls to ``1/e`` after ``tc`` samples.
+
+    Example:
+        >>> import math
+        >>> from stadyn.schedules import momentum_as_time_constant_schedule
+        >>> m = momentum_as_time_constant_schedule([0, 600], epoch_size=100)
+        >>> m[0], m[100] == math.exp(-1 / 600), m.minibatch_size
+        (0.0, True, 1)
+    """
+    if isinstance(momentum, Schedule):
+        return momentum
+    if isinstance(momentum, numbers.Real):
+        values: Any = _time_constant(momentum, "momentum time constant")
+    elif isinstance(momentum, Sequence) and not isinstance(momentum, (str, bytes)):
+        values = []
+        for i, item in enumerate(momentum):
+            what = f"momentum time constant [{i}]"
+            if isinstance(item, numbers.Real):
+                values.append(_time_constant(item, what))
+            elif isinstance(item, Sequence) and len(item) == 2:
+                values.append((item[0], _time_constant(item[1], what)))
+            else:
+                raise StadynError(f"{what}: expected a number or a (count, value) pair, got "
+                                  f"{item!r}")
+    else:
+        raise StadynError(f"momentum time constants must be a number or a list, got "
+                          f"{momentum!r}")
+    schedule = Schedule(values, epoch_size, minibatch_size=1)
+    schedule._desc = f"momentum_as_time_constant_schedule({momentum!r}"
+    return schedule

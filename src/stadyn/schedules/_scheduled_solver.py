@@ -1,0 +1,116 @@
+"""Schedules for NNabla solvers: a wrapper that sets hyperparameters by samples seen."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Mapping
+
+from .._errors import StadynError
+from ._schedule import Schedule, _count
+
+
+class ScheduledSolver:
+    """Drive an NNabla solver's hyperparameters (``stadyn.solvers``) from schedules.
+
+    ``ScheduledSolver(solver, lr=schedule, momentum=...)`` takes one schedule (or number) per
+    hyperparameter name of ``solver.hyper``; ``lr`` also names the solver's learning rate when it
+    is called otherwise (Adam's ``alpha``).  Call :meth:`update` with the number of samples in the
+    minibatch: it sets each hyperparameter to its value at the samples seen *before* this
+    minibatch, runs ``solver.update()`` and counts the samples.  The solver itself is unchanged
+    (its own ``update()`` still takes no argument); every other attribute (``zero_grad``,
+    ``weight_decay``, ``set_parameters``, ...) is the solver's.
+
+    Values are used as they are: an NNabla solver applies its learning rate to whatever gradient
+    the loss produced, so a schedule's reference minibatch size is not used here.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.solvers as S
+        >>> from stadyn.schedules import ScheduledSolver, piecewise
+        >>> w = sd.Variable.from_numpy_array(np.array([1.25]), need_grad=True)
+        >>> solver = ScheduledSolver(S.Sgd(), lr=piecewise([8], [0.5, 0.25]))
+        >>> solver.set_parameters({"w": w})
+        >>> for _ in range(3):          # 4-sample minibatches, gradient 1: lr 0.5, 0.5, 0.25
+        ...     w.g = np.ones(1)
+        ...     solver.update(4)
+        >>> w.d, solver.samples_seen, solver.learning_rate()
+        (array([0.], dtype=float32), 12, 0.25)
+    """
+
+    def __init__(self, solver: Any, **schedules: "float | Schedule"):
+        if not hasattr(solver, "hyper") or not hasattr(solver, "update"):
+            raise StadynError(f"ScheduledSolver: {solver!r} is not a stadyn.solvers solver")
+        if not schedules:
+            raise StadynError("ScheduledSolver: give at least one schedule, e.g. lr=...")
+        self.solver = solver
+        lr_name = getattr(solver, "_lr_name", "lr")
+        self._lr_name = lr_name
+        self.schedules: dict[str, Schedule] = {}
+        for name, value in schedules.items():
+            key = lr_name if name == "lr" and "lr" not in solver.hyper else name
+            if key not in solver.hyper:
+                raise StadynError(f"ScheduledSolver: {type(solver).__name__} has no "
+                                  f"hyperparameter '{name}' (it has {sorted(solver.hyper)})")
+            if isinstance(value, Schedule):
+                self.schedules[key] = value
+            elif isinstance(value, numbers.Real) and not isinstance(value, bool):
+                self.schedules[key] = Schedule(float(value))
+            else:
+                raise StadynError(f"ScheduledSolver: '{name}' must be a Schedule or a number, "
+                                  f"got {value!r}")
+        self.samples_seen = 0
+        if not any(s.needs_epoch_size for s in self.schedules.values()):
+            self.apply()            # (otherwise at the first update, once the sweep is known)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "solver":        # not set yet (during construction or unpickling)
+            raise AttributeError(name)
+        return getattr(self.solver, name)
+
+    def apply(self) -> None:
+        """Set every scheduled hyperparameter to its value at :attr:`samples_seen`.
+
+        :meth:`update` calls it; call it yourself before a compiled step
+        (``stadyn.compile_step(loss, sched.solver)``), then :meth:`advance`.
+        """
+        for key, schedule in self.schedules.items():
+            try:
+                value = schedule.value_at(self.samples_seen)
+            except StadynError as exc:
+                raise StadynError(f"ScheduledSolver: hyperparameter '{key}': {exc}") from None
+            if not math.isfinite(value):
+                raise StadynError(f"ScheduledSolver: hyperparameter '{key}' is {value} at "
+                                  f"{self.samples_seen} samples")
+            if key == self._lr_name and value < 0:
+                raise StadynError(f"ScheduledSolver: the learning rate '{key}' is {value} (< 0) "
+                                  f"at {self.samples_seen} samples")
+            self.solver.hyper[key] = value
+
+    def advance(self, sample_count: int) -> None:
+        """Count ``sample_count`` more samples seen."""
+        self.samples_seen += _count(sample_count, "ScheduledSolver: sample_count", 1)
+
+    def update(self, sample_count: int) -> None:
+        """``apply()``, ``solver.update()``, then ``advance(sample_count)``."""
+        _count(sample_count, "ScheduledSolver.update: sample_count", 1)
+        self.apply()
+        self.solver.update()
+        self.advance(sample_count)
+
+    def resolve_epoch_size(self, samples_per_sweep: int) -> None:
+        """Give every schedule with ``epoch_size=None`` the sweep size."""
+        for schedule in self.schedules.values():
+            schedule.resolve_epoch_size(samples_per_sweep)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The solver's state plus the schedule position (samples seen)."""
+        return {"solver_state": self.solver.state_dict(), "samples_seen": self.samples_seen}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.solver.load_state_dict(state["solver_state"])
+        self.samples_seen = _count(state["samples_seen"], "samples_seen", 0)
+        self.apply()
+
+    def __repr__(self) -> str:
+        scheduled = ", ".join(f"{k}={v!r}" for k, v in self.schedules.items())
+        return f"ScheduledSolver({self.solver!r}; {scheduled}; {self.samples_seen} samples seen)"

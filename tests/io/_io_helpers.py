@@ -1,0 +1,58 @@
+"""Test helpers: image writing, and deserializers that misbehave on purpose (worker processes
+import them from here, so they live in a module of their own)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import cv2
+import numpy as np
+
+from stadyn.io import NumpyDeserializer
+
+
+def write_image(path: str, image: np.ndarray) -> str:
+    """Write an (H, W, C) BGR uint8 image (format from the extension); returns the path."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    assert cv2.imwrite(path, image)
+    return path
+
+
+class DyingDeserializer(NumpyDeserializer):
+    """Kills its process (as a crash would) when asked for sample ``die_at``."""
+
+    def __init__(self, n: int, die_at: int):
+        super().__init__({"x": np.arange(n, dtype=np.float32)[:, None]})
+        self.die_at = die_at
+        self.parent_pid = os.getpid()
+
+    def read_batch(self, ids, rngs):
+        if self.die_at in set(int(i) for i in ids) and os.getpid() != self.parent_pid:
+            os._exit(3)
+        return super().read_batch(ids, rngs)
+
+
+class RaisingDeserializer(NumpyDeserializer):
+    """Raises a plain ZeroDivisionError for sample ``bad``."""
+
+    def __init__(self, n: int, bad: int):
+        super().__init__({"x": np.arange(n, dtype=np.float32)[:, None]})
+        self.bad = bad
+
+    def read_batch(self, ids, rngs):
+        if self.bad in set(int(i) for i in ids):
+            return 1 // 0
+        return super().read_batch(ids, rngs)
+
+
+class SlowDeserializer(NumpyDeserializer):
+    """Sleeps ``seconds`` per batch."""
+
+    def __init__(self, n: int, seconds: float):
+        super().__init__({"x": np.arange(n, dtype=np.float32)[:, None]})
+        self.seconds = seconds
+
+    def read_batch(self, ids, rngs):
+        time.sleep(self.seconds)
+        return super().read_batch(ids, rngs)

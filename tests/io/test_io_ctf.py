@@ -1,0 +1,100 @@
+"""CNTK Text Format: dense and sparse inputs, comments, sequences, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stadyn._errors import DataError
+from stadyn.io import CTFDeserializer, StreamDef, StreamDefs
+
+STREAMS = StreamDefs(features=StreamDef(field="x", shape=3),
+                     labels=StreamDef(field="y", shape=4, is_sparse=True))
+
+
+def rows(ctf: CTFDeserializer, name: str) -> list:
+    return [ctf.read(i)[name].tolist() for i in range(len(ctf))]
+
+
+def test_dense_sparse_tabs_comments_and_unknown_inputs():
+    text = (b"|x 1 2 3 |y 2:1\n"
+            b"|# a comment |# with an escaped pipe\t|x\t-4.5 5e1 .5 |y 0:0.5 3:2\n"
+            b"|z 9 9 |x 7 8 9 |y\n"          # unknown input z is skipped; empty sparse y
+            b"|#only a comment\n"             # a line without samples is skipped
+            b"\n")
+    ctf = CTFDeserializer.from_bytes(text, STREAMS)
+    assert len(ctf) == 3 and ctf.sequence_lengths() is None
+    assert rows(ctf, "features") == [[1, 2, 3], [-4.5, 50, 0.5], [7, 8, 9]]
+    assert rows(ctf, "labels") == [[0, 0, 1, 0], [0.5, 0, 0, 2], [0, 0, 0, 0]]
+    assert ctf.keys() == ["1", "2", "3"]  # line numbers when there is no sequence id
+
+
+def test_file_and_bytes_agree(tmp_path):
+    text = b"|x 1 2 3 |y 1:1\n|x 4 5 6 |y 2:1\n"
+    (tmp_path / "a.ctf").write_bytes(text)
+    from_file = CTFDeserializer(tmp_path / "a.ctf", STREAMS)
+    batch = from_file.read_batch([1, 0], [None, None])
+    assert batch["features"].data.tolist() == [[4, 5, 6], [1, 2, 3]]
+    assert batch["labels"].data.tolist() == [[0, 0, 1, 0], [0, 1, 0, 0]]
+    assert from_file.stream_specs()["labels"].is_sparse
+
+
+def test_sequence_ids_group_consecutive_lines():
+    text = (b"0 |x 1 1 1 |y 0:1\n"
+            b"0 |x 2 2 2\n"
+            b"0\t|x 3 3 3\n"
+            b"5 |x 4 4 4 |y 1:1\n"
+            b"seqA |y 2:1\n")
+    ctf = CTFDeserializer.from_bytes(text, STREAMS)
+    assert len(ctf) == 3 and ctf.keys() == ["0", "5", "seqA"]
+    assert ctf.sequence_lengths().tolist() == [3, 1, 1]
+    batch = ctf.read_batch([0, 1, 2], [None] * 3)
+    x, y = batch["features"], batch["labels"]
+    assert x.data.shape == (3, 3, 3) and x.lengths.tolist() == [3, 1, 0]
+    assert x.data[0, :, 0].tolist() == [1, 2, 3] and x.data[1, 1:].sum() == 0
+    assert y.lengths.tolist() == [1, 1, 1] and y.data[:, 0].tolist() == [[1, 0, 0, 0],
+                                                                        [0, 1, 0, 0],
+                                                                        [0, 0, 1, 0]]
+
+
+@pytest.mark.parametrize("line,words", [
+    (b"|x 1 2 |y 0:1", "dense with dim 3 but has 2"),
+    (b"|x 1 2 three |y 0:1", "'three' is not a number"),
+    (b"|x 1 2 3 |y 4:1", "index 4 is outside 0..3"),
+    (b"|x 1 2 3 |y 2", "expected index:value"),
+    (b"|x 1 2 3 |y 1:one", "'one' is not a number"),
+    (b"|x 1 2 3", "'y' is missing"),
+    (b"|x 1 2 3 |y 1:1 |x 1 2 3", "appears twice"),
+    (b"| 1 2 3 |y 1:1", "followed by an input name"),
+    (b"|x 1 2 3 |y 1:1 \xff", "not UTF-8"),
+])
+def test_malformed_lines_name_file_and_line(tmp_path, line, words):
+    path = tmp_path / "bad.ctf"
+    path.write_bytes(b"|x 0 0 0 |y 0:1\n" * 2 + line + b"\n|x 0 0 0 |y 0:1\n")
+    ctf = CTFDeserializer(path, STREAMS)
+    with pytest.raises(DataError) as err:
+        ctf.read(2)
+    assert (err.value.path, err.value.line) == (str(path), 3)
+    assert words in str(err.value)
+    assert f"bad.ctf:3: " in str(err.value)
+
+
+def test_text_before_the_first_bar_in_a_file_without_ids():
+    with pytest.raises(DataError, match=r"<bytes>:2: unexpected text 'junk here'"):
+        CTFDeserializer.from_bytes(b"0 |x 1 2 3 |y 0:1\njunk here |x 1 2 3 |y 0:1\n",
+                                   STREAMS).read(1)
+
+
+def test_first_sequence_is_checked_when_made_and_missing_files(tmp_path):
+    with pytest.raises(DataError, match="dense with dim 3 but has 4"):
+        CTFDeserializer.from_bytes(b"|x 1 2 3 4 |y 0:1\n", STREAMS)
+    with pytest.raises(DataError, match="does not exist"):
+        CTFDeserializer(tmp_path / "none.ctf", STREAMS)
+    with pytest.raises(ValueError, match="needs a shape"):
+        CTFDeserializer.from_bytes(b"", StreamDefs(x=StreamDef(field="x")))
+
+
+def test_multi_dimensional_dense_shape():
+    ctf = CTFDeserializer.from_bytes(b"|img " + b" ".join(b"%d" % v for v in range(12)) + b"\n",
+                                     StreamDefs(img=StreamDef(shape=(3, 2, 2))))
+    assert np.array_equal(ctf.read(0)["img"], np.arange(12).reshape(3, 2, 2))

@@ -1,0 +1,133 @@
+"""Worker processes: errors come back located, deaths and hangs are reported, nothing leaks."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+from _io_helpers import DyingDeserializer, RaisingDeserializer, SlowDeserializer
+
+from stadyn._errors import DataError
+from stadyn.io import (ImageDeserializer, MinibatchSource, NumpyDeserializer, StreamDef,
+                       StreamDefs, WorkerError)
+from stadyn.io import transforms as T
+
+
+def slot_names(src: MinibatchSource) -> set[str]:
+    """The shared-memory segments the source's workers reported (as /dev/shm names)."""
+    return {shm.name.lstrip("/") for w in src._pool.workers for shm in w.slots.values()}
+
+
+def test_a_bad_image_in_a_worker_is_a_located_data_error(ten_images):
+    lines = (ten_images / "map.txt").read_text().splitlines()
+    lines[6] = lines[6].replace("06.png", "missing.png")
+    (ten_images / "map.txt").write_text("\n".join(lines) + "\n")
+    des = ImageDeserializer(ten_images / "map.txt", StreamDefs(
+        features=StreamDef(field="image", transforms=[T.scale(8, 8, 3)]),
+        labels=StreamDef(field="label", shape=5)))
+    with MinibatchSource(des, randomize=False, num_workers=2) as src:
+        assert src.next_minibatch(4)["features"].num_samples == 4  # samples 0-3 are fine
+        with pytest.raises(DataError) as err:
+            src.next_minibatch(4)  # samples 4-7 include line 7
+        assert (err.value.path, err.value.line) == (str(ten_images / "map.txt"), 7)
+        assert "missing.png" in str(err.value) and "does not exist" in str(err.value)
+
+
+def test_a_worker_that_dies_is_reported_at_once():
+    start = time.monotonic()
+    with MinibatchSource(DyingDeserializer(40, die_at=13), randomize=False, num_workers=2) as src:
+        src.next_minibatch(8)
+        with pytest.raises(WorkerError, match=r"exited with code 3"):
+            for _ in range(5):
+                src.next_minibatch(8)
+        with pytest.raises(WorkerError):  # the source stays failed
+            src.next_minibatch(8)
+    assert time.monotonic() - start < 30
+
+
+def test_an_unexpected_exception_comes_back_with_the_worker_traceback():
+    with MinibatchSource(RaisingDeserializer(10, bad=2), randomize=False, num_workers=1) as src:
+        with pytest.raises(WorkerError) as err:
+            src.next_minibatch(5)
+    assert "ZeroDivisionError" in str(err.value) and "worker traceback" in str(err.value)
+    assert "_io_helpers.py" in str(err.value)
+
+
+def test_a_stuck_worker_times_out():
+    with MinibatchSource(SlowDeserializer(10, seconds=30), num_workers=1,
+                         worker_timeout=1.0) as src:
+        start = time.monotonic()
+        with pytest.raises(WorkerError, match="no minibatch from the reader workers in 1 s"):
+            src.next_minibatch(2)
+        assert time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize("method", ["spawn", "fork"])
+def test_other_start_methods(method):
+    data = {"x": np.arange(30, dtype=np.float32).reshape(10, 3)}
+    want = MinibatchSource(NumpyDeserializer(data), randomization_seed=2).next_minibatch(25)
+    with MinibatchSource(NumpyDeserializer(data), randomization_seed=2, num_workers=1,
+                         start_method=method) as src:
+        got = src.next_minibatch(25)
+    assert np.array_equal(got["x"].data, want["x"].data)
+
+
+def test_workers_after_torch_and_opencv_threads_ran_here(ten_images):
+    torch = pytest.importorskip("torch")
+    import cv2
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        _ = torch.randn(300, 300) @ torch.randn(300, 300)  # start torch's pool
+    finally:
+        torch.set_num_threads(threads)  # other tests in this process expect theirs
+    big = np.random.default_rng(0).integers(0, 255, (1500, 1500, 3), dtype=np.uint8)
+    cv2.resize(big, (700, 700))  # start OpenCV's pool (a forked child would hang on it)
+    des = ImageDeserializer(ten_images / "map.txt", StreamDefs(
+        features=StreamDef(field="image", transforms=[T.scale(16, 16, 3, "cubic")])))
+    want = MinibatchSource(des, randomization_seed=5).next_minibatch(10)["features"].data
+    with MinibatchSource(des, randomization_seed=5, num_workers=2, worker_timeout=60) as src:
+        assert np.array_equal(src.next_minibatch(10)["features"].data, want)
+
+
+def test_shared_memory_is_released_and_workers_restart_after_close(ten_images):
+    des = ImageDeserializer(ten_images / "map.txt", StreamDefs(
+        features=StreamDef(field="image", transforms=[T.scale(32, 32, 3)])))
+    src = MinibatchSource(des, num_workers=2, prefetch=3)
+    src.next_minibatch(5)
+    pids = [w.process.pid for w in src._pool.workers]
+    names = slot_names(src)
+    assert names and all(os.path.exists(f"/dev/shm/{n}") for n in names)
+    src.close()
+    assert not any(os.path.exists(f"/dev/shm/{n}") for n in names)
+    assert not any(os.path.exists(f"/proc/{pid}") and
+                   open(f"/proc/{pid}/stat").read().split()[2] != "Z" for pid in pids)
+    assert src.next_minibatch(5)["features"].num_samples == 5  # workers start again
+    names = slot_names(src)
+    src.close()
+    assert not any(os.path.exists(f"/dev/shm/{n}") for n in names)
+
+
+def test_a_killed_worker_leaves_no_shared_memory(ten_images):
+    # 7 images of 3x16x16 float32: slots of a size no other test uses, to spot them in /dev/shm
+    des = ImageDeserializer(ten_images / "map.txt", StreamDefs(
+        features=StreamDef(field="image", transforms=[T.scale(16, 16, 3)])))
+    slot_size = int(7 * 3 * 16 * 16 * 4 * 1.25) + 4096
+    src = MinibatchSource(des, num_workers=2, prefetch=2)
+    src.next_minibatch(7)
+    time.sleep(1.0)  # the workers finish their prefetched batches; answers wait unread
+    names = slot_names(src)
+    victim = src._pool.workers[0].process
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.join(5)
+    with pytest.raises(WorkerError, match="killed by signal 9"):
+        for _ in range(10):
+            src.next_minibatch(7)
+    src.close()
+    assert not any(os.path.exists(f"/dev/shm/{n}") for n in names)
+    ours = [n for n in os.listdir("/dev/shm") if n.startswith("psm_")
+            and os.path.getsize(f"/dev/shm/{n}") == slot_size]
+    assert ours == []
