@@ -1,0 +1,18 @@
+"""CNTK's native module (``import _cntk_py``): the few switches scripts call, as no-ops."""
+
+__all__ = ["set_computation_network_trace_level", "set_fixed_random_seed",
+           "force_deterministic_algorithms"]
+
+
+def set_computation_network_trace_level(level: int) -> None:
+    """Accepted for compatibility; Stadyn has no network trace."""
+
+
+def set_fixed_random_seed(seed: int) -> None:
+    from ..._random import seed as _seed
+    _seed(seed)
+
+
+def force_deterministic_algorithms(enable: bool = True) -> None:
+    import torch
+    torch.use_deterministic_algorithms(enable, warn_only=True)

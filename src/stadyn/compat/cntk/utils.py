@@ -1,0 +1,19 @@
+"""The 2017 betas' ``cntk.utils``: the progress printer with that release's wording."""
+
+from __future__ import annotations
+
+from ...train.progress import ProgressPrinter as _ProgressPrinter
+from ...train.progress import log_number_of_parameters
+
+__all__ = ["ProgressPrinter", "log_number_of_parameters"]
+
+
+class ProgressPrinter(_ProgressPrinter):
+    """``cntk.utils.ProgressPrinter`` printing the 2017 betas' lines (``Finished Epoch [1]: ...
+    (3250.9 samples per second)``)."""
+
+    def __init__(self, freq=None, first=0, tag="", log_to_file=None, rank=None,
+                 gen_heartbeat=False, num_epochs=None, **kwargs):
+        kwargs.setdefault("style", "2017")
+        super().__init__(freq=freq, first=first, tag=tag, log_to_file=log_to_file, rank=rank,
+                         gen_heartbeat=gen_heartbeat, num_epochs=num_epochs, **kwargs)
