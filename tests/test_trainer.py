@@ -162,3 +162,39 @@ def test_trainer_static_and_layers_driven_dynamically_give_equal_losses():
             solver.update()
             dynamic.append(float(loss.d) / 8)
     np.testing.assert_allclose(dynamic, static, rtol=1e-6)
+
+
+@pytest.mark.parametrize("learner_kind", ["cntk", "nnabla"])
+def test_trainer_step_program_matches_the_static_path(learner_kind):
+    import stadyn.learners as CL
+    rng = np.random.RandomState(5)
+    batches = [(rng.rand(16, 1, 8, 8) * 16, _one_hot(rng.randint(0, 3, 16))) for _ in range(4)]
+    batches.append((rng.rand(8, 1, 8, 8) * 16, _one_hot(rng.randint(0, 3, 8))))  # a short one
+
+    def run(compile_mode):
+        with sd.parameter_registry(sd.ParameterRegistry()):
+            sd.seed(0)
+            x, y = sd.Variable((16, 1, 8, 8)), sd.Variable((16, 3))
+            with L.default_options(activation=L.relu, pad=True):
+                z = L.Sequential([L.Convolution((3, 3), 8), L.BatchNormalization(map_rank=1),
+                                  L.MaxPooling((3, 3), (2, 2)), L.Dense(3, activation=None)])(x)
+            params = list(sd.get_parameters().values())
+            if learner_kind == "cntk":
+                learner = CL.momentum_sgd(params, CL.learning_rate_schedule(0.01, CL.UnitType.sample),
+                                          CL.momentum_as_time_constant_schedule(100),
+                                          l2_regularization_weight=0.001)
+            else:
+                learner = S.Adam(alpha=0.01)
+                learner.set_parameters(sd.get_parameters())
+            trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y),
+                                  F.classification_error(z, y)), [learner],
+                              compile=compile_mode)
+            losses = []
+            for xb, yb in batches:
+                trainer.train_minibatch({x: xb, y: yb})
+                losses.append((trainer.previous_minibatch_loss_average,
+                               trainer.previous_minibatch_evaluation_average))
+            return losses
+
+    static, program = run(False), run("program")
+    np.testing.assert_allclose(program, static, rtol=2e-5, atol=1e-6)

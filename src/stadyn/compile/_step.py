@@ -34,6 +34,71 @@ def _use_persistent_cache() -> None:
                                               "inductor")
 
 
+class _SolverSteps:
+    """How a compiled step drives an NNabla solver (``stadyn.solvers``)."""
+
+    def __init__(self, solver):
+        self.solver = solver
+        self.name = solver.name
+
+    def parameters(self) -> list[tuple[str, Variable]]:
+        return list(self.solver.get_parameters().items())
+
+    def state_names(self) -> list[str]:
+        return list(self.solver._state_names)
+
+    def state(self, name: str, key: str) -> torch.Tensor:
+        return self.solver._states[name][key]
+
+    def begin(self, names: list[str], samples: int, commit: bool = True) -> dict:
+        for n in names:           # the step counter the scalars are computed from
+            self.solver._states[n]["t"] += 1
+        scalars = self.solver._step_scalars(names)
+        if not commit:
+            for n in names:
+                self.solver._states[n]["t"] -= 1
+        return {k: v for k, v in scalars.items() if k != "t"}
+
+    def update(self, params, grads, states, scalars) -> None:
+        self.solver._update(params, grads, states, scalars, True)
+
+    def end(self, samples: int, scalars: dict) -> None:
+        self.solver._end_step()
+
+
+class _LearnerSteps:
+    """How a compiled step drives a CNTK learner (``stadyn.learners``): the loss is summed over
+    the minibatch and each call says how many samples it held."""
+
+    def __init__(self, learner):
+        self.learner = learner
+        self.name = learner.name
+
+    def parameters(self) -> list[tuple[str, Variable]]:
+        return list(zip(self.learner._names, self.learner._params))
+
+    def state_names(self) -> list[str]:
+        return list(self.learner._state_names)
+
+    def state(self, name: str, key: str) -> torch.Tensor:
+        return self.learner._states[self.learner._names.index(name)][key]
+
+    def begin(self, names: list[str], samples: int, commit: bool = True) -> dict:
+        return self.learner._step_scalars(samples)
+
+    def update(self, params, grads, states, scalars) -> None:
+        self.learner._update(params, grads, states, scalars, True)
+
+    def end(self, samples: int, scalars: dict) -> None:
+        self.learner._advance(samples, scalars, False)
+
+
+def _steps_for(optimizer):
+    from ..learners import Learner
+    return _LearnerSteps(optimizer) if isinstance(optimizer, Learner) else \
+        _SolverSteps(optimizer)
+
+
 class CompiledStep:
     """One training iteration as a single program; call it to run a step.
 
@@ -65,6 +130,7 @@ class CompiledStep:
             raise StadynError(f"compile_step: the loss must be a scalar, got shape {loss.shape}")
         self.loss = loss
         self.solver = solver
+        self._steps = _steps_for(solver)
         self.outputs = list(outputs)
         self.compile = compile
         self.mode = mode
@@ -76,7 +142,7 @@ class CompiledStep:
 
     # -- building -------------------------------------------------------------------------------
     def _parameters(self, leaves: list[Variable]) -> tuple[list[int], list[str]]:
-        by_id = {id(v): name for name, v in self.solver.get_parameters().items()}
+        by_id = {id(v): name for name, v in self._steps.parameters()}
         idx, names = [], []
         for i, v in enumerate(leaves):
             if id(v) in by_id and _leaf_tensor(v).requires_grad:
@@ -86,23 +152,19 @@ class CompiledStep:
             raise StadynError("compile_step: none of the solver's parameters reaches the loss")
         return idx, names
 
-    def _build(self) -> None:
+    def _build(self, samples: int) -> None:
         roots = [self.loss] + [v for v in self.outputs if v is not self.loss]
         nodes, leaves = _collect(roots)
         fill = _fill_list(roots, nodes, keep_all=False)
         param_idx, names = self._parameters(leaves)
-        solver = self.solver
-        state_names = list(solver._state_names)
-        states = [solver._states[n][k] for k in state_names for n in names]
-        for n in names:           # the step counter the scalars are computed from
-            solver._states[n]["t"] += 1
-        scalar_values = solver._step_scalars(names)
-        for n in names:
-            solver._states[n]["t"] -= 1
-        scalar_keys = [k for k, v in scalar_values.items() if k != "t"]
+        steps = self._steps
+        state_names = steps.state_names()
+        states = [steps.state(n, k) for k in state_names for n in names]
+        scalar_values = steps.begin(names, samples, commit=False)
+        scalar_keys = list(scalar_values)
         for k in scalar_keys:
             if not isinstance(scalar_values[k], (int, float)):
-                raise StadynError(f"compile_step: {solver.name}'s '{k}' differs between "
+                raise StadynError(f"compile_step: {steps.name}'s '{k}' differs between "
                                   "parameters; a compiled step needs one value per step")
         leaf_tensors = [_leaf_tensor(v) for v in leaves]
         device = leaf_tensors[0].device
@@ -123,7 +185,7 @@ class CompiledStep:
             with torch.no_grad():
                 lists = {k: list(state[j * n_params:(j + 1) * n_params])
                          for j, k in enumerate(state_names)}
-                solver._update(params, grads, lists, scalars, True)
+                steps.update(params, grads, lists, scalars)
             return tuple(values)
 
         ctx = get_current_context()
@@ -133,18 +195,19 @@ class CompiledStep:
         self.graph_module = gm
         self._leaves, self._fill, self._states, self._names = leaves, fill, states, names
         self._scalar_keys = scalar_keys
+        self._n_nodes = len(nodes)
         program = gm.forward
         if self.compile:
             _use_persistent_cache()
             mode = self.mode or ("reduce-overhead" if device.type == "cuda" else None)
             logger.info(f"compiling the training step ({len(nodes)} ops, {n_params} parameters, "
-                        f"{solver.name}) with torch.compile(backend={self.backend!r}, "
+                        f"{steps.name}) with torch.compile(backend={self.backend!r}, "
                         f"mode={mode!r}); a cold compile takes tens of seconds on a CPU, "
                         "a cached one a few")
             start = time.perf_counter()
             program = torch.compile(gm, backend=self.backend, mode=mode,
                                     fullgraph=self.fullgraph, dynamic=False)
-            self._run(program)          # compile now, on the first step
+            self._run(program, samples)     # compile now, on the first step
             self.compile_seconds = time.perf_counter() - start
             logger.info(f"compiled the training step in {self.compile_seconds:.1f} s")
             self._program = program
@@ -154,29 +217,40 @@ class CompiledStep:
         self._first_done = False
 
     # -- running --------------------------------------------------------------------------------
-    def _run(self, program) -> None:
-        solver = self.solver
-        for n in self._names:
-            solver._states[n]["t"] += 1
-        values = solver._step_scalars(self._names)
+    def _run(self, program, samples: int) -> None:
+        values = self._steps.begin(self._names, samples)
+        if list(values) != self._scalar_keys:
+            raise StadynError(f"compile_step: {self._steps.name}'s step now needs the scalars "
+                              f"{list(values)}, the program was built for {self._scalar_keys}")
         for tensor, k in zip(self._scalars, self._scalar_keys):
             tensor.fill_(float(values[k]))
         args = [_leaf_tensor(v).detach() for v in self._leaves]
         with torch.no_grad():
             outs = program(*args, *self._states, *self._scalars)
-        solver._end_step()
+        self._steps.end(samples, values)
         for v, t in zip(self._fill, outs):
             v._data = t
 
-    def __call__(self) -> Variable:
+    def __call__(self, samples: int | None = None) -> Variable:
+        """One step.  ``samples`` is the minibatch's sample count (CNTK learners need it; by
+        default the first axis of the first input)."""
+        if samples is None:
+            samples = self._default_samples()
         key = _signature(self._leaves) if self._program is not None else None
         if self._program is None or key != self._key:
-            self._build()
+            self._build(samples)
             self._key = _signature(self._leaves)
             if self._first_done:
                 return self.loss
-        self._run(self._program)
+        self._run(self._program, samples)
         return self.loss
+
+    def _default_samples(self) -> int:
+        _, leaves = _collect([self.loss])
+        for v in leaves:
+            if v.name is None and not v.need_grad and v.ndim:
+                return int(v.shape[0])
+        return 1
 
 
 def compile_step(loss: Variable, solver, outputs: Sequence[Variable] = (), *,

@@ -76,7 +76,7 @@ class Trainer:
     """
 
     def __init__(self, model: Variable | None, criterion, parameter_learners=None,
-                 progress_writers=None, *args, data_parallel=None):
+                 progress_writers=None, *args, data_parallel=None, compile: bool | str = False):
         if not isinstance(criterion, (tuple, list)):
             # The 2017 beta: Trainer(model, loss, metric, learner)
             metric, learners = parameter_learners, progress_writers
@@ -111,6 +111,17 @@ class Trainer:
         self.data_parallel = data_parallel
         if data_parallel is not None:
             data_parallel.broadcast_parameters(self._named_parameters())
+        # compile=True: forward + backward + update as one program compiled by torch.compile;
+        # compile="program": the same program without torch.compile (no compile time).
+        self._step = None
+        if compile:
+            if len(self.parameter_learners) != 1 or data_parallel is not None:
+                raise StadynError("Trainer(compile=...) needs exactly one learner and no "
+                                  "data-parallel synchronisation between backward and update")
+            from ..compile import compile_step
+            extra = [self._metric_sum] if self._metric_sum is not None else []
+            self._step = compile_step(self._loss_sum, self.parameter_learners[0], extra,
+                                      compile=compile is True)
 
     # -- minibatches ----------------------------------------------------------------------------
     def _feed(self, arguments) -> int:
@@ -134,6 +145,12 @@ class Trainer:
         if not arguments:
             return False
         samples = self._feed(arguments)
+        if self._step is not None:
+            with training(True):
+                self._step(samples)
+            return self._after_step(samples, float(self._loss_sum.d),
+                                    float(self._metric_sum.d) if self._metric_sum is not None
+                                    else None)
         for learner in self.parameter_learners:
             _zero_grad(learner)
         with training(True):
@@ -148,6 +165,9 @@ class Trainer:
                 self.parameters, samples, loss_sum, metric_sum)
         for learner in self.parameter_learners:
             _update(learner, samples)
+        return self._after_step(samples, loss_sum, metric_sum)
+
+    def _after_step(self, samples: int, loss_sum: float, metric_sum: float | None) -> bool:
         self.previous_minibatch_sample_count = samples
         self.previous_minibatch_loss_average = loss_sum / samples
         self.previous_minibatch_evaluation_average = (
