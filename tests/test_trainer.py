@@ -198,3 +198,43 @@ def test_trainer_step_program_matches_the_static_path(learner_kind):
 
     static, program = run(False), run("program")
     np.testing.assert_allclose(program, static, rtol=2e-5, atol=1e-6)
+
+
+def test_fit_trains_epochs_checkpoints_and_resumes_the_same_curve(tmp_path):
+    from stadyn.io import MinibatchSourceFromData
+    rng = np.random.RandomState(0)
+    labels = rng.randint(0, 3, 96)
+    features = (np.eye(3)[labels] + 0.3 * rng.randn(96, 3)).astype(np.float32)
+    data = {"features": features, "labels": np.eye(3, dtype=np.float32)[labels]}
+
+    def run(epochs, checkpoint, interrupt_after=None):
+        with sd.parameter_registry(sd.ParameterRegistry()):
+            sd.seed(0)
+            x, y = sd.Variable((1, 3)), sd.Variable((1, 3))
+            z = L.Dense(3)(x)
+            solver = S.Momentum(lr=0.01)
+            solver.set_parameters(sd.get_parameters())
+            trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y),
+                                  F.classification_error(z, y)), [solver])
+            source = MinibatchSourceFromData(data, randomize=True)
+            stop = [] if interrupt_after is None else [interrupt_after]
+
+            def interrupt(record):
+                if stop and record["epoch"] == stop[0]:
+                    raise KeyboardInterrupt
+            try:
+                return trainer.fit(source, {x: source.streams.features,
+                                            y: source.streams.labels},
+                                   epochs=epochs, minibatch_size=20, checkpoint=checkpoint,
+                                   callbacks=[interrupt])
+            except KeyboardInterrupt:
+                return None
+
+    full = run(4, tmp_path / "a.ckpt")
+    assert [r["epoch"] for r in full] == [0, 1, 2, 3] and all(r["samples"] == 96 for r in full)
+    assert full[-1]["loss"] < full[0]["loss"]
+    assert run(4, tmp_path / "b.ckpt", interrupt_after=1) is None     # killed after epoch 1
+    resumed = run(4, tmp_path / "b.ckpt")
+    assert [r["epoch"] for r in resumed] == [2, 3]
+    np.testing.assert_allclose([r["loss"] for r in resumed], [r["loss"] for r in full[2:]],
+                               rtol=1e-6)

@@ -216,6 +216,95 @@ class Trainer:
     def parameters(self) -> list[Variable]:
         return [p for learner in self.parameter_learners for p in _learner_params(learner)]
 
+    # -- one call: epochs over a reader ---------------------------------------------------------
+    def fit(self, source, input_map: Mapping | None = None, *, epochs: int = 1,
+            epoch_size: int | None = None, minibatch_size: int = 64, validation=None,
+            validation_input_map: Mapping | None = None, validation_minibatch_size: int = 256,
+            checkpoint: str | os.PathLike | None = None, callbacks: Sequence = ()) -> list[dict]:
+        """Train for ``epochs`` epochs of ``epoch_size`` samples (default: one sweep of
+        ``source``) read from a :class:`~stadyn.io.MinibatchSource`, as CNTK scripts do by hand.
+
+        ``input_map`` maps the model's inputs to the source's streams.  After each epoch: the progress
+        writers summarise, ``validation`` (another source, read for one sweep) is evaluated,
+        ``checkpoint`` (a path) is written atomically with the reader's position, and each
+        callback is called with the epoch's record.  With an existing ``checkpoint`` the run
+        resumes after the last epoch it holds and continues the same loss curve.  Returns one
+        record per epoch trained: ``{"epoch", "loss", "metric", "samples", "seconds",
+        "validation_metric"}``.
+        """
+        import time
+
+        input_map = self._input_map(source, input_map)
+        size = epoch_size or source.sweep_size
+        for learner in self.parameter_learners:
+            if hasattr(learner, "resolve_epoch_size"):
+                learner.resolve_epoch_size(source.sweep_size)
+        first = 0
+        if checkpoint is not None and os.path.exists(checkpoint):
+            state = self.restore_from_checkpoint(checkpoint)
+            source.restore_from_checkpoint(state["reader"])
+            first = int(state["epoch"]) + 1
+            for writer in self._writers():
+                if hasattr(writer, "epochs"):
+                    writer.epochs = first
+        history = []
+        for epoch in range(first, epochs):
+            start = time.perf_counter()
+            seen, loss_sum, metric_sum = 0, 0.0, 0.0
+            while seen < size:
+                data = source.next_minibatch(min(minibatch_size, size - seen),
+                                             input_map=input_map)
+                if not data:
+                    break
+                self.train_minibatch(data)
+                n = self.previous_minibatch_sample_count
+                seen += n
+                loss_sum += self.previous_minibatch_loss_average * n
+                if self.previous_minibatch_evaluation_average is not None:
+                    metric_sum += self.previous_minibatch_evaluation_average * n
+            self.summarize_training_progress()
+            record = {"epoch": epoch, "samples": seen, "seconds": time.perf_counter() - start,
+                      "loss": loss_sum / max(seen, 1),
+                      "metric": metric_sum / max(seen, 1) if self._metric_sum is not None
+                      else None, "validation_metric": None}
+            if validation is not None:
+                record["validation_metric"] = self.evaluate(
+                    validation, self._input_map(validation, validation_input_map),
+                    validation_minibatch_size)
+            if checkpoint is not None and (self.data_parallel is None or
+                                           self.data_parallel.is_main):
+                self.save_checkpoint(checkpoint, {"epoch": epoch,
+                                                  "reader": source.get_checkpoint_state()})
+            for callback in callbacks:
+                callback(record)
+            history.append(record)
+            if seen < size:
+                break           # the source ran out (max_samples / max_sweeps)
+        return history
+
+    def evaluate(self, source, input_map: Mapping | None = None,
+                 minibatch_size: int = 256) -> float:
+        """The mean metric per sample over one sweep of ``source`` (inference phase)."""
+        input_map = self._input_map(source, input_map)
+        total, count = 0.0, 0
+        remaining = source.sweep_size
+        while remaining > 0:
+            data = source.next_minibatch(min(minibatch_size, remaining), input_map=input_map)
+            if not data:
+                break
+            n = next(iter(data.values())).num_samples
+            total += self.test_minibatch(data) * n
+            count += n
+            remaining -= n
+        self.summarize_test_progress()
+        return total / max(count, 1)
+
+    def _input_map(self, source, input_map: Mapping | None) -> Mapping:
+        if input_map is None:
+            raise StadynError("Trainer.fit/evaluate: give input_map={input: source.streams.name, "
+                              "...} mapping each model input to a stream of the source")
+        return input_map
+
     # -- checkpoints ----------------------------------------------------------------------------
     def save_checkpoint(self, filename: str | os.PathLike, external_state: Mapping | None = None
                         ) -> None:
