@@ -90,8 +90,15 @@ def add_parser(subparsers) -> None:
     p.add_argument("--per-round", type=int, default=4)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--out", default="runs/bench")
+    p.add_argument("--memory", action="store_true",
+                   help="measure the seed-2 CNN's memory under NNabla's buffer flags instead")
+    p.add_argument("--memory-batch", type=int, default=256)
 
     def run(a):
+        if a.memory:
+            from ..bench._memory import measure_memory
+            measure_memory(a.memory_batch)
+            return 0
         unknown = [w for w in a.workloads if w not in WORKLOADS]
         if unknown:
             raise SystemExit(f"stadyn bench: unknown workload(s) {unknown}; known: "
