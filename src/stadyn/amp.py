@@ -1,0 +1,102 @@
+"""Mixed precision: fp16 loss scaling (bf16 needs none).
+
+In a ``float16`` context (``sd.context('cuda', dtype='float16')``) matrix products and
+convolutions run in half precision under autocast while parameters, gradients and solver state
+stay fp32.  fp16's small range makes small gradients underflow, so the loss is multiplied by a
+scale before backward and the gradients divided by it before the update; a step whose gradients
+overflowed (inf/NaN) is skipped and the scale halved, and after ``growth_interval`` good steps
+the scale doubles (dynamic loss scaling).
+
+Example:
+    >>> import numpy as np, stadyn as sd, stadyn.functions as F, stadyn.solvers as S
+    >>> from stadyn.amp import LossScaler
+    >>> w = sd.Variable.from_numpy_array(np.array([1.0, -2.0]), need_grad=True)
+    >>> solver = S.Sgd(lr=0.5); solver.set_parameters({"w": w})
+    >>> scaler = LossScaler(init_scale=1024.0)
+    >>> loss = F.sum(w * w)
+    >>> loss.forward(); solver.zero_grad(); scaler.backward(loss)
+    >>> scaler.step(solver)
+    True
+    >>> w.d
+    array([0., 0.], dtype=float32)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ._errors import StadynError
+from .graph import Variable
+
+__all__ = ["LossScaler"]
+
+
+class LossScaler:
+    """Dynamic loss scaling for fp16 training (see the module docstring)."""
+
+    def __init__(self, init_scale: float = 2.0 ** 15, growth_factor: float = 2.0,
+                 backoff_factor: float = 0.5, growth_interval: int = 2000,
+                 min_scale: float = 1.0):
+        if init_scale <= 0 or not 0 < backoff_factor < 1 or growth_factor <= 1:
+            raise StadynError("LossScaler: need init_scale > 0, 0 < backoff_factor < 1 and "
+                              "growth_factor > 1")
+        self.scale = float(init_scale)
+        self.growth_factor = growth_factor
+        self.backoff_factor = backoff_factor
+        self.growth_interval = int(growth_interval)
+        self.min_scale = float(min_scale)
+        self._good_steps = 0
+        self.skipped_steps = 0
+
+    def backward(self, loss: Variable, clear_buffer: bool = True) -> None:
+        """``loss.backward`` with the gradient seed multiplied by the scale."""
+        loss.backward(grad=self.scale, clear_buffer=clear_buffer)
+
+    @torch.no_grad()
+    def unscale(self, parameters) -> bool:
+        """Divide the parameters' gradients by the scale; True if all are finite."""
+        grads = [p.grad for p in _variables(parameters) if p.grad is not None]
+        if not grads:
+            return True
+        torch._foreach_mul_(grads, 1.0 / self.scale)
+        finite = torch.stack([torch.isfinite(g).all() for g in grads]).all()
+        return bool(finite)
+
+    def step(self, optimizer, sample_count: int | None = None) -> bool:
+        """Unscale, then update with ``optimizer`` (a solver, or a CNTK learner given
+        ``sample_count``) unless a gradient overflowed; adjust the scale.  Returns whether the
+        parameters were updated."""
+        params = optimizer.get_parameters() if hasattr(optimizer, "get_parameters") else \
+            optimizer.parameters
+        finite = self.unscale(params)
+        if finite:
+            if sample_count is None:
+                optimizer.update()
+            else:
+                optimizer.update(sample_count)
+            self._good_steps += 1
+            if self._good_steps >= self.growth_interval:
+                self.scale *= self.growth_factor
+                self._good_steps = 0
+        else:
+            self.scale = max(self.min_scale, self.scale * self.backoff_factor)
+            self._good_steps = 0
+            self.skipped_steps += 1
+        return finite
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"scale": self.scale, "good_steps": self._good_steps,
+                "skipped_steps": self.skipped_steps}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.scale = float(state["scale"])
+        self._good_steps = int(state["good_steps"])
+        self.skipped_steps = int(state.get("skipped_steps", 0))
+
+
+def _variables(parameters) -> list[Variable]:
+    if isinstance(parameters, dict):
+        return list(parameters.values())
+    return list(parameters)
