@@ -21,7 +21,9 @@ import torch
 from .. import functions as F
 from .. import solvers as S
 from .._random import seed as seed_all
-from ..graph import Variable, auto_forward
+from ..compile import compile_step
+from ..graph import (Context, Variable, auto_forward, context, context_scope,
+                     get_current_context)
 from ..io._digits import DigitsData, data_iterator_digits, load_digits_source, split_indices
 from ..models import digits_cnn
 from ..parametric import ParameterRegistry, get_parameters, parameter_registry
@@ -69,15 +71,27 @@ def _progress(total: int, desc: str):
     return tqdm(total=total, desc=desc, leave=False, unit="it")
 
 
+MODES = ("static", "dynamic", "compiled", "program")
+
+
 def train_digits_cnn(mode: str, train: DigitsData, epochs: int, batch_size: int = 16,
-                     seed: int = 0, log=print, registry: ParameterRegistry | None = None
-                     ) -> tuple[RunResult, ParameterRegistry]:
-    """Train the seed-2 CNN for ``epochs`` in ``mode`` ('static' or 'dynamic') with Adam 1e-3.
+                     seed: int = 0, log=print, registry: ParameterRegistry | None = None,
+                     ctx: Context | None = None) -> tuple[RunResult, ParameterRegistry]:
+    """Train the seed-2 CNN for ``epochs`` with Adam 1e-3 in ``mode``: ``static`` (NNabla's
+    forward/backward/update calls on a static graph), ``dynamic`` (rebuilt under
+    ``auto_forward`` every iteration), ``compiled`` (:func:`stadyn.compile_step`: one program
+    compiled by torch.compile, CUDA graphs on CUDA) or ``program`` (the same program, not
+    compiled).  ``ctx`` picks device and precision.
 
     Returns the result and the registry holding the trained parameters.
     """
-    if mode not in ("static", "dynamic"):
-        raise ValueError(f"mode must be 'static' or 'dynamic', got {mode!r}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    with context_scope(ctx or get_current_context()):
+        return _train(mode, train, epochs, batch_size, seed, log, registry)
+
+
+def _train(mode, train, epochs, batch_size, seed, log, registry):
     registry = registry or ParameterRegistry()
     result = RunResult(mode, batch_size=batch_size)
     seed_all(seed)
@@ -97,11 +111,14 @@ def train_digits_cnn(mode: str, train: DigitsData, epochs: int, batch_size: int 
     data.register_epoch_end_callback(on_epoch_end)
     with parameter_registry(registry):
         solver = S.Adam(alpha=1e-3)
-        if mode == "static":
+        step = None
+        if mode != "dynamic":
             y = digits_cnn(x)
             y.persistent = True
             loss = F.mean(F.softmax_cross_entropy(y, t))
             solver.set_parameters(get_parameters())
+            if mode in ("compiled", "program"):
+                step = compile_step(loss, solver, compile=(mode == "compiled"))
         bar = _progress(epochs * -(-len(train) // batch_size), f"{mode:7s}")
         start = time.perf_counter()
         for epoch in range(epochs):
@@ -109,17 +126,20 @@ def train_digits_cnn(mode: str, train: DigitsData, epochs: int, batch_size: int 
             while data.epoch == epoch:
                 x.d, t.d = data.next()
                 tick = time.perf_counter()
-                if mode == "static":
-                    loss.forward(clear_no_need_grad=True)
+                if step is not None:
+                    step()
                 else:
-                    with auto_forward():
-                        loss = F.mean(F.softmax_cross_entropy(digits_cnn(x), t))
-                    solver.set_parameters(get_parameters(), reset=False, retain_state=True)
-                solver.zero_grad()
-                loss.backward(clear_buffer=True)
-                solver.update()
+                    if mode == "static":
+                        loss.forward(clear_no_need_grad=True)
+                    else:
+                        with auto_forward():
+                            loss = F.mean(F.softmax_cross_entropy(digits_cnn(x), t))
+                        solver.set_parameters(get_parameters(), reset=False, retain_state=True)
+                    solver.zero_grad()
+                    loss.backward(clear_buffer=True)
+                    solver.update()
+                value = float(loss.d)             # waits for the device, so timing is right
                 result.times.append(time.perf_counter() - tick)
-                value = float(loss.d)
                 result.losses.append(value)
                 epoch_loss.append(value)
                 iters_in_epoch[0] += 1
@@ -132,9 +152,10 @@ def train_digits_cnn(mode: str, train: DigitsData, epochs: int, batch_size: int 
     return result, registry
 
 
-def evaluate(registry: ParameterRegistry, test: DigitsData) -> float:
+def evaluate(registry: ParameterRegistry, test: DigitsData, ctx: Context | None = None) -> float:
     """Held-out accuracy of the CNN whose parameters are in ``registry`` (running BN stats)."""
-    with parameter_registry(registry), torch.no_grad():
+    with parameter_registry(registry), torch.no_grad(), \
+            context_scope(ctx or get_current_context()):
         x = Variable((len(test), 1, 8, 8))
         y = digits_cnn(x, test=True)
         x.d = test.images[:, None]
@@ -147,7 +168,7 @@ def _plot(results: list[RunResult], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(7, 4))
-    for r, style in zip(results, ("-", "--")):
+    for r, style in zip(results, ("-", "--", ":", "-.")):
         losses = np.asarray(r.losses)
         k = max(1, min(20, len(losses) // 10))
         smooth = np.convolve(losses, np.ones(k) / k, mode="valid")
@@ -156,7 +177,7 @@ def _plot(results: list[RunResult], path: str) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("iteration")
     ax.set_ylabel(f"training loss (moving mean of {k})")
-    ax.set_title("Seed-2 CNN on digits: static vs dynamic graph")
+    ax.set_title("Seed-2 CNN on digits: " + " vs ".join(r.mode for r in results))
     ax.legend()
     fig.tight_layout()
     from .._fileutil import atomic_write
@@ -165,23 +186,24 @@ def _plot(results: list[RunResult], path: str) -> None:
 
 
 def run_demo(epochs: int = 3, batch_size: int = 16, out: str = "runs/demo", seed: int = 0,
-             train_limit: int | None = None, plot: bool = True, log=print) -> list[RunResult]:
+             train_limit: int | None = None, plot: bool = True, log=print,
+             modes: tuple[str, ...] = ("static", "dynamic"), device: str = "cpu",
+             dtype: str = "float32") -> list[RunResult]:
     """Run the experiment and print/plot the comparison (see the module docstring)."""
+    ctx = context(device, 0, dtype)
     digits = load_digits_source()
     train_idx, test_idx = split_indices(len(digits), 0.2, seed)
     if train_limit is not None:
         train_idx = train_idx[:train_limit]
     train, test = digits.subset(train_idx), digits.subset(test_idx)
+    where = f"{ctx.device}" + (f" ({dtype})" if dtype != "float32" else "")
     log(f"digits: {len(train)} training and {len(test)} held-out images; batch {batch_size}, "
-        f"{epochs} epoch(s), Adam(alpha=1e-3), {torch.get_num_threads()} thread(s)")
+        f"{epochs} epoch(s), Adam(alpha=1e-3), {where}, {torch.get_num_threads()} thread(s)")
     results = []
-    for mode in ("static", "dynamic"):
-        result, registry = train_digits_cnn(mode, train, epochs, batch_size, seed, log)
-        result.accuracy = evaluate(registry, test)
+    for mode in modes:
+        result, registry = train_digits_cnn(mode, train, epochs, batch_size, seed, log, ctx=ctx)
+        result.accuracy = evaluate(registry, test, ctx)
         results.append(result)
-    static, dynamic = results
-    n = min(static.iterations, dynamic.iterations)
-    same = sum(a == b for a, b in zip(static.losses, dynamic.losses))
     log("")
     log(f"{'mode':8s} {'wall s':>8s} {'1st iter ms':>12s} {'ms/iter':>8s} {'samples/s':>10s} "
         f"{'final loss':>11s} {'held-out acc':>13s}")
@@ -189,8 +211,13 @@ def run_demo(epochs: int = 3, batch_size: int = 16, out: str = "runs/demo", seed
         final = r.epoch_losses[-1] if r.epoch_losses else float("nan")
         log(f"{r.mode:8s} {r.wall:8.1f} {r.first_ms:12.0f} {r.ms_per_iter:8.1f} "
             f"{r.samples_per_s:10.0f} {final:11.6f} {100 * r.accuracy:12.2f}%")
-    log(f"dynamic / static ms/iter: {dynamic.ms_per_iter / static.ms_per_iter:.2f}x; "
-        f"identical losses in {same} of {n} iterations")
+    by_mode = {r.mode: r for r in results}
+    if "static" in by_mode and "dynamic" in by_mode:
+        static, dynamic = by_mode["static"], by_mode["dynamic"]
+        n = min(static.iterations, dynamic.iterations)
+        same = sum(a == b for a, b in zip(static.losses, dynamic.losses))
+        log(f"dynamic / static ms/iter: {dynamic.ms_per_iter / static.ms_per_iter:.2f}x; "
+            f"identical losses in {same} of {n} iterations")
     if plot:
         os.makedirs(out, exist_ok=True)
         path = os.path.join(out, "seed2_loss.png")
@@ -210,5 +237,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--train-limit", type=int, default=None,
                    help="use only the first N training images (quick checks)")
     p.add_argument("--no-plot", action="store_true")
+    p.add_argument("--modes", nargs="+", default=["static", "dynamic"], choices=MODES,
+                   help="static/dynamic (NNabla's calls), compiled (compile_step with "
+                        "torch.compile; CUDA graphs on CUDA), program (the same, not compiled)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda")
+    p.add_argument("--dtype", default="float32", help="float32, bfloat16 or float16")
     p.set_defaults(func=lambda a: run_demo(a.epochs, a.batch_size, a.out, a.seed,
-                                           a.train_limit, not a.no_plot) and 0)
+                                           a.train_limit, not a.no_plot, modes=tuple(a.modes),
+                                           device=a.device, dtype=a.dtype) and 0)

@@ -212,27 +212,22 @@ def fused_adam_available(params: Tensors) -> bool:
         device.type in ("cpu", "cuda")
 
 
-def fused_adam(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, alpha: float,
-               beta1: float, beta2: float, eps: float, t: int, v_max: Tensors | None = None,
-               bias_correction: bool = True, decoupled_decay: float = 0.0) -> None:
-    """NNabla's Adam through torch's fused kernel (one pass over memory).
+def fused_adam(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_size: Scalar,
+               beta1: float, beta2: float, eps: float, v_max: Tensors | None = None,
+               decoupled_decay: float = 0.0) -> None:
+    """NNabla's Adam (:func:`adam`) through torch's fused kernel: one pass over memory.
 
-    NNabla's step ``alpha sqrt(1-b2^t)/(1-b1^t) m / (sqrt(v) + eps)`` equals torch's
-    ``alpha/(1-b1^t) m / (sqrt(v)/sqrt(1-b2^t) + eps')`` with ``eps' = eps / sqrt(1-b2^t)``.
-    ``decoupled_decay`` is AdamW's ``eta_t * wd`` (subtracted times the old weight).
+    torch's kernel divides by its own bias corrections ``1 - b^t``; given a huge step count they
+    are 1, so ``lr`` is exactly NNabla's bias-corrected ``step_size`` (a float, or a 0-d tensor
+    in a compiled step).  ``decoupled_decay`` is AdamW's ``eta_t * wd`` (a float).
     """
-    if bias_correction:
-        step = torch.tensor(float(t))
-        eps_t = eps / (1.0 - beta2 ** t) ** 0.5
-    else:   # torch always corrects: undo it with a huge step count (corrections -> 1)
-        step = torch.tensor(1e9)
-        eps_t = eps
-    steps = [step] * len(params)
-    kwargs = dict(lr=alpha, beta1=beta1, beta2=beta2, eps=eps_t,
-                  amsgrad=v_max is not None, maximize=False)
+    steps = [torch.full((), 1e9, device=params[0].device)] * len(params)
+    kwargs = dict(lr=step_size, beta1=beta1, beta2=beta2, eps=eps, amsgrad=v_max is not None,
+                  maximize=False)
     if decoupled_decay:
+        # torch's AdamW scales the weights by (1 - lr * weight_decay) before the step.
         torch._fused_adamw_(params, grads, m, v, list(v_max or []), steps,
-                            weight_decay=decoupled_decay / alpha, **kwargs)
+                            weight_decay=float(decoupled_decay) / float(step_size), **kwargs)
     else:
         torch._fused_adam_(params, grads, m, v, list(v_max or []), steps, weight_decay=0.0,
                            **kwargs)

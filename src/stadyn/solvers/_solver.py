@@ -335,12 +335,13 @@ class Adam(Solver):
     def _update(self, params, grads, states, scalars, foreach):
         h = self.hyper
         v_max = states.get("v_hat")
-        if self.fused and foreach and "t" in scalars and isinstance(scalars["step_size"], float) \
+        step, decay = scalars["step_size"], scalars.get("decay", 0.0)
+        one_step = isinstance(step, (float, torch.Tensor))       # not a per-parameter list
+        if self.fused and foreach and one_step and isinstance(decay, float) \
                 and Fn.fused_adam_available(params):
-            Fn.fused_adam(params, grads, states["m"], states["v"], alpha=h["alpha"],
-                          beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], t=scalars["t"],
-                          v_max=v_max, bias_correction=self.bias_correction,
-                          decoupled_decay=scalars.get("decay", 0.0))
+            Fn.fused_adam(params, grads, states["m"], states["v"], step_size=step,
+                          beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], v_max=v_max,
+                          decoupled_decay=decay)
             return
         Fn.adam(params, grads, states["m"], states["v"], step_size=scalars["step_size"],
                 beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], v_max=v_max,
