@@ -190,12 +190,16 @@ def test_cuda_context_falls_back_to_cpu_with_a_warning():
     assert ctx.device.type == "cpu"
 
 
-def test_bfloat16_context_runs_in_mixed_precision_with_fp32_parameters():
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_bfloat16_context_runs_in_mixed_precision_with_fp32_parameters(dynamic):
     x = sd.Variable.from_numpy_array(np.random.RandomState(0).randn(8, 16))
-    with sd.context_scope(sd.context("cpu", dtype="bfloat16")):
-        y = F.sum(PF.affine(x, 4))
-        y.forward()
-        assert y.data.dtype == torch.bfloat16
+    with sd.context_scope(sd.context("cpu", dtype="bfloat16")), sd.auto_forward(dynamic):
+        h = PF.affine(x, 4)
+        y = F.sum(h)
+        if not dynamic:
+            y.forward()
+        assert h.data.dtype == torch.bfloat16      # a matrix product runs in half precision
+        assert y.data.dtype == torch.float32        # a reduction in fp32
         y.backward()
     w = sd.get_parameters()["affine/W"]
     assert w.data.dtype == torch.float32 and w.grad.dtype == torch.float32

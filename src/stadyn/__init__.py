@@ -23,7 +23,8 @@ from .graph import (Context, Variable, auto_forward, context, context_scope, for
                     set_default_context, set_training, training)
 from .parametric import (ParameterRegistry, clear_parameters, get_parameter_or_create,
                          get_parameters, parameter_registry, parameter_scope)
-from .serialize import load_parameters, read_parameter_file, save_parameters
+from .serialize import (Network, export_onnx, import_onnx, load, load_parameters,
+                        read_parameter_file, save, save_parameters)
 
 __version__ = "0.1.0"
 
@@ -33,7 +34,8 @@ __all__ = [
     "set_default_context", "get_current_context",
     "context_scope", "parameter_scope", "parameter_registry", "ParameterRegistry",
     "get_parameters", "clear_parameters", "get_parameter_or_create", "save_parameters",
-    "load_parameters", "read_parameter_file", "seed", "StadynError", "ShapeError",
+    "load_parameters", "read_parameter_file", "save", "load", "export_onnx", "import_onnx",
+    "Network", "seed", "StadynError", "ShapeError",
     "ParameterError", "DataError", "ConfigError", "ModelFileError", "compile_step",
     "CompiledStep", "__version__",
 ]

@@ -21,6 +21,9 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
     os.close(fd)
     try:
         write(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)        # mkstemp made it owner-only; files are not secrets
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -1,7 +1,7 @@
 """Mixed precision: fp16 loss scaling (bf16 needs none).
 
 In a ``float16`` context (``sd.context('cuda', dtype='float16')``) matrix products and
-convolutions run in half precision under autocast while parameters, gradients and solver state
+convolutions run in half precision while parameters, gradients and solver state
 stay fp32.  fp16's small range makes small gradients underflow, so the loss is multiplied by a
 scale before backward and the gradients divided by it before the update; a step whose gradients
 overflowed (inf/NaN) is skipped and the scale halved, and after ``growth_interval`` good steps

@@ -7,6 +7,8 @@ Example:
     (4, 2)
 """
 
-from .parametric._pf import affine, batch_normalization, convolution, deconvolution, embed
+from .parametric._pf import (affine, batch_normalization, convolution, deconvolution, embed,
+                             sync_batch_normalization)
 
-__all__ = ["affine", "convolution", "deconvolution", "batch_normalization", "embed"]
+__all__ = ["affine", "convolution", "deconvolution", "batch_normalization",
+           "sync_batch_normalization", "embed"]

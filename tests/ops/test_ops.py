@@ -396,6 +396,17 @@ def updates_batch_normalization(x, beta, gamma, mean, variance, axes=(1,), decay
             4: decay_rate * variance + (1 - decay_rate) * v}
 
 
+def ref_sync_batch_normalization(x, beta, gamma, mean, variance, comm=None, group="world",
+                                 **attrs):
+    """In one process the global minibatch is the local one: batch normalisation."""
+    return ref_batch_normalization(x, beta, gamma, mean, variance, **attrs)
+
+
+def updates_sync_batch_normalization(x, beta, gamma, mean, variance, comm=None, group="world",
+                                     **attrs):
+    return updates_batch_normalization(x, beta, gamma, mean, variance, **attrs)
+
+
 def check_dropout(inputs, outputs, p=0.5, seed=-1, output_mask=False):
     """Kept values are ``x / (1 - p)``, the zeroed fraction is ``p`` within 5 sigma."""
     x, y = inputs[0], outputs[0]
@@ -670,6 +681,26 @@ ENTRIES: dict[str, Entry] = {
          Case((normal(4, 3), normal(1, 3), uniform(0.5, 2, 1, 3), normal(1, 3),
                uniform(0.5, 2, 1, 3)), {"time_constant": 0.0})],
         ref_batch_normalization, grad_inputs=(0, 1, 2), updates=updates_batch_normalization,
+        why_not_others="the running mean and variance are statistics (need_grad=False in PF)"),
+    "sync_batch_normalization": Entry(
+        [Case((normal(4, 3, 2, 2), normal(1, 3, 1, 1), uniform(0.5, 2, 1, 3, 1, 1),
+               normal(1, 3, 1, 1), uniform(0.5, 2, 1, 3, 1, 1))),
+         Case((normal(4, 3, 2, 2), normal(1, 3, 1, 1), uniform(0.5, 2, 1, 3, 1, 1),
+               normal(1, 3, 1, 1), uniform(0.5, 2, 1, 3, 1, 1)),
+              {"comm": None, "group": "world", "batch_stat": False}),
+         Case((normal(3, 2, 2, 4), normal(1, 1, 1, 4), uniform(0.5, 2, 1, 1, 1, 4),
+               normal(1, 1, 1, 4), uniform(0.5, 2, 1, 1, 1, 4)),
+              {"axes": [3], "decay_rate": 0.8, "eps": 1e-3}),
+         Case((normal(3, 2, 2, 4), normal(1, 2, 1, 4), uniform(0.5, 2, 1, 2, 1, 4),
+               normal(1, 2, 1, 4), uniform(0.5, 2, 1, 2, 1, 4)), {"axes": [1, 3]}),
+         Case((normal(5, 3), normal(1, 3), uniform(0.5, 2, 1, 3), normal(1, 3),
+               uniform(0.5, 2, 1, 3)), {"output_stat": True}),
+         Case((normal(4, 3), normal(1, 3), uniform(0.5, 2, 1, 3), normal(1, 3),
+               uniform(0.5, 2, 1, 3)), {"time_constant": 10.0}),
+         Case((normal(4, 3), normal(1, 3), uniform(0.5, 2, 1, 3), normal(1, 3),
+               uniform(0.5, 2, 1, 3)), {"time_constant": 0.0})],
+        ref_sync_batch_normalization, grad_inputs=(0, 1, 2),
+        updates=updates_sync_batch_normalization,
         why_not_others="the running mean and variance are statistics (need_grad=False in PF)"),
     "dropout": Entry(
         [Case((nonzero(3, 4),), {"p": 0.0}),

@@ -11,7 +11,7 @@ import sys
 
 __all__ = ["main", "build_parser"]
 
-_SUBCOMMANDS = ("demo", "bench", "data")
+_SUBCOMMANDS = ("demo", "bench", "data", "train", "eval", "convert", "info")
 
 
 def build_parser() -> argparse.ArgumentParser:

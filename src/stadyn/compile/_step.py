@@ -2,10 +2,10 @@
 
 :func:`compile_step` traces the static graph of a loss together with the gradient computation and
 the solver's update maths (:mod:`stadyn.solvers._functional`) into one ATen graph with
-``make_fx``, then (by default) compiles it with ``torch.compile``; on CUDA the compiled program
-also replays through CUDA graphs (``mode="reduce-overhead"``).  Solver hyperparameters that change
-between steps (learning rates, bias-corrected step sizes) are fed as 0-d tensors, so a schedule
-never forces a recompile.  Compiled programs are cached by PyTorch's inductor cache, which Stadyn
+``make_fx``, then (by default) compiles it with ``torch.compile``; on CUDA the program is then
+captured once in a CUDA graph and replayed (no kernel launches from Python).  Solver
+hyperparameters that change between steps (learning rates, bias-corrected step sizes) are fed as
+0-d tensors, so a schedule never forces a recompile (or a recapture).  Compiled programs are cached by PyTorch's inductor cache, which Stadyn
 keeps under ``~/.cache/stadyn/inductor`` so a second run of the same model starts in seconds.
 """
 
@@ -20,7 +20,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 from .._errors import StadynError
 from .._logging import logger
-from ..graph import Variable, get_current_context
+from ..graph import Variable
 from ..graph._lower import _collect, _fill_list, _leaf_tensor, _signature, interpret, simplify
 
 __all__ = ["compile_step", "CompiledStep"]
@@ -123,7 +123,7 @@ class CompiledStep:
 
     def __init__(self, loss: Variable, solver, outputs: Sequence[Variable] = (), *,
                  compile: bool = True, mode: str | None = None, backend: str = "inductor",
-                 fullgraph: bool = True):
+                 fullgraph: bool = True, cuda_graph: bool | None = None):
         if loss.parent is None:
             raise StadynError("compile_step: the loss must be computed by the graph")
         if loss.size != 1:
@@ -139,6 +139,11 @@ class CompiledStep:
         self._program = None
         self._key = None
         self.compile_seconds = 0.0
+        self.cuda_graph = cuda_graph          # None: on when the program runs on CUDA
+        self._graph = None
+        self._graph_outs: tuple = ()
+        self._graph_key: list[int] | None = None
+        self._calls = 0
 
     # -- building -------------------------------------------------------------------------------
     def _parameters(self, leaves: list[Variable]) -> tuple[list[int], list[str]]:
@@ -188,9 +193,17 @@ class CompiledStep:
                 steps.update(params, grads, lists, scalars)
             return tuple(values)
 
-        ctx = get_current_context()
-        with torch.enable_grad(), ctx.autocast():
-            gm = make_fx(step, tracing_mode="fake")(*leaf_tensors, *states, *self._scalars)
+        # torch.compile cannot compile torch's fused optimizer kernels: trace the multi-tensor
+        # maths instead (inductor fuses it anyway); uncompiled programs keep the fused kernel.
+        fused = getattr(self.solver, "fused", None)
+        if self.compile and fused:
+            self.solver.fused = False
+        try:
+            with torch.enable_grad():
+                gm = make_fx(step, tracing_mode="fake")(*leaf_tensors, *states, *self._scalars)
+        finally:
+            if self.compile and fused:
+                self.solver.fused = fused
         simplify(gm)
         self.graph_module = gm
         self._leaves, self._fill, self._states, self._names = leaves, fill, states, names
@@ -199,7 +212,7 @@ class CompiledStep:
         program = gm.forward
         if self.compile:
             _use_persistent_cache()
-            mode = self.mode or ("reduce-overhead" if device.type == "cuda" else None)
+            mode = self.mode
             logger.info(f"compiling the training step ({len(nodes)} ops, {n_params} parameters, "
                         f"{steps.name}) with torch.compile(backend={self.backend!r}, "
                         f"mode={mode!r}); a cold compile takes tens of seconds on a CPU, "
@@ -225,11 +238,43 @@ class CompiledStep:
         for tensor, k in zip(self._scalars, self._scalar_keys):
             tensor.fill_(float(values[k]))
         args = [_leaf_tensor(v).detach() for v in self._leaves]
-        with torch.no_grad():
-            outs = program(*args, *self._states, *self._scalars)
+        inputs = [*args, *self._states, *self._scalars]
+        self._calls += 1
+        if self._use_graph(inputs):
+            outs = self._replay(program, inputs)
+        else:
+            with torch.no_grad():
+                outs = program(*inputs)
         self._steps.end(samples, values)
         for v, t in zip(self._fill, outs):
             v._data = t
+
+    # -- CUDA graphs ----------------------------------------------------------------------------
+    def _use_graph(self, inputs: list[torch.Tensor]) -> bool:
+        on_cuda = inputs[0].device.type == "cuda"
+        if not (self.cuda_graph if self.cuda_graph is not None else on_cuda):
+            return False
+        if not on_cuda:
+            raise StadynError("compile_step(cuda_graph=True) needs the graph on a CUDA device")
+        return self._calls > 2          # two ordinary steps first: warm-up (and autotuning)
+
+    def _replay(self, program, inputs: list[torch.Tensor]) -> tuple:
+        """Replay the step from a CUDA graph; capture it on first use, and again whenever an
+        input lives at another address (the graph reads its inputs where they were)."""
+        key = [t.data_ptr() for t in inputs]
+        if self._graph is None or key != self._graph_key:
+            stream = torch.cuda.Stream()
+            stream.wait_stream(torch.cuda.current_stream())
+            graph = torch.cuda.CUDAGraph()
+            with torch.no_grad(), torch.cuda.stream(stream):
+                # Capturing records the kernels without running them; replay() runs the step.
+                with torch.cuda.graph(graph, stream=stream):
+                    outs = program(*inputs)
+            torch.cuda.current_stream().wait_stream(stream)
+            self._graph, self._graph_outs, self._graph_key = graph, tuple(outs), key
+            logger.info(f"captured the training step in a CUDA graph ({self._n_nodes} ops)")
+        self._graph.replay()
+        return self._graph_outs
 
     def __call__(self, samples: int | None = None) -> Variable:
         """One step.  ``samples`` is the minibatch's sample count (CNTK learners need it; by
@@ -255,13 +300,14 @@ class CompiledStep:
 
 def compile_step(loss: Variable, solver, outputs: Sequence[Variable] = (), *,
                  compile: bool = True, mode: str | None = None, backend: str = "inductor",
-                 fullgraph: bool = True) -> CompiledStep:
+                 fullgraph: bool = True, cuda_graph: bool | None = None) -> CompiledStep:
     """Capture forward + backward + ``solver.update()`` of ``loss`` as one program.
 
     ``compile=False`` keeps the traced program uncompiled (no compile time; still one program
-    with no per-op Python).  ``mode`` is passed to ``torch.compile`` (default: CUDA graphs on
-    CUDA).  See :class:`CompiledStep`.
+    with no per-op Python).  ``mode`` is passed to ``torch.compile``.  On CUDA the program is
+    also captured in a CUDA graph after two warm-up steps and replayed (``cuda_graph=False``
+    turns that off).  See :class:`CompiledStep`.
     """
     return CompiledStep(loss, solver, outputs, compile=compile, mode=mode, backend=backend,
-                        fullgraph=fullgraph)
+                        fullgraph=fullgraph, cuda_graph=cuda_graph)
 

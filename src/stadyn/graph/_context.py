@@ -1,9 +1,10 @@
 """Execution contexts: which device ops run on and in which precision.
 
 A :class:`Context` names a backend (``'cpu'`` or ``'cuda'``), a device id and a compute dtype.
-``float32`` runs everything in fp32; ``bfloat16`` / ``float16`` run matrix products and
-convolutions in half precision under :func:`torch.autocast` while parameters, gradients and
-solver state stay fp32 (master weights).
+``float32`` runs everything in fp32; ``bfloat16`` / ``float16`` run matrix products,
+convolutions and the element-wise ops between them in half precision while parameters,
+gradients and solver state stay fp32 (master weights); each op's declared precision says how
+it casts (see :mod:`stadyn.graph._precision`).
 
 The current context lives in a :class:`contextvars.ContextVar`, so threads and async tasks each
 see their own; :func:`set_default_context` sets it for the current context, :func:`context_scope`
@@ -55,14 +56,14 @@ class Context:
 
     @property
     def mixed_precision(self) -> bool:
-        """True when ops run in half precision under autocast (parameters stay fp32)."""
+        """True when ops run in half precision (parameters stay fp32)."""
         return self.compute_dtype != torch.float32
 
-    def autocast(self):
-        """A context manager that applies this context's precision (a no-op for fp32)."""
-        if not self.mixed_precision:
-            return contextlib.nullcontext()
-        return torch.autocast(self.device.type, dtype=self.compute_dtype)
+    @property
+    def half_dtype(self) -> torch.dtype | None:
+        """The half type ops of declared precision cast to, or None in fp32."""
+        dtype = self.compute_dtype
+        return dtype if dtype != torch.float32 else None
 
 
 def context(backend: str = "cpu", device_id: int | str = 0, dtype: str = "float32",

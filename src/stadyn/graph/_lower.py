@@ -32,6 +32,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from .._errors import StadynError
 from ._context import get_current_context
 from ._mode import is_training
+from ._precision import cast_arguments
 from ._spec import OpSpec
 from ._variable import FunctionNode, Variable, layout_version, topological_nodes
 
@@ -114,10 +115,13 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
     This is the reference semantics of a static graph; lowering traces exactly this function.
     """
     env: dict[Any, torch.Tensor] = {id(v): t for v, t in zip(leaves, leaf_tensors)}
+    half = get_current_context().half_dtype
     for node in nodes:
         args = [env[_key(a)] if isinstance(a, Variable) else a for a in node.args]
         kwargs = ({k: (env[_key(v)] if isinstance(v, Variable) else v)
                    for k, v in node.kwargs.items()} if node.kwargs else {})
+        if half is not None and node.spec.precision != "any":
+            args, kwargs = cast_arguments(node.spec.precision, args, kwargs, half)
         out = node.spec.impl(*args, **kwargs)
         nid = id(node)
         if isinstance(out, torch.Tensor):
@@ -324,7 +328,7 @@ class EagerPlan:
 
     def run(self) -> None:
         tensors = [_leaf_tensor(v) for v in self.leaves]
-        with torch.set_grad_enabled(self.has_backward), get_current_context().autocast():
+        with torch.set_grad_enabled(self.has_backward):
             outs = interpret(self.nodes, self.leaves, tensors, self.fill)
         for v, t in zip(self.fill, outs):
             v._data = t
@@ -421,11 +425,10 @@ def build_plan(roots: Sequence[Variable], nodes: Sequence[FunctionNode],
 
 
 def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward) -> StaticPlan:
-    ctx = get_current_context()
     if not needs_backward:
         def forward_only(*ts):
             return tuple(interpret(nodes, leaves, ts, fill))
-        with torch.enable_grad(), ctx.autocast():
+        with torch.enable_grad():
             fw = make_fx(forward_only, tracing_mode="fake")(*leaf_tensors)
         simplify(fw)
         return StaticPlan(roots, list(nodes), list(leaves), fill, fw, None, [], [])
@@ -449,7 +452,7 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward) -> StaticPl
     tangent_examples = [torch.zeros(tuple(fill[p]._shape), dtype=fill[p]._dtype,
                                     device=leaf_tensors[0].device if leaf_tensors else None)
                         for p in root_pos]
-    with torch.enable_grad(), ctx.autocast():
+    with torch.enable_grad():
         gm = make_fx(joint, tracing_mode="fake")(*leaf_tensors, *tangent_examples)
     # Tangents of roots that do not need a gradient are unused placeholders: drop them.
     diff, used = traced["diff"], traced["used"]

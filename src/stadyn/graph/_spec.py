@@ -13,7 +13,6 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import torch
 
 __all__ = ["OpSpec"]
 
@@ -30,12 +29,21 @@ class OpSpec:
         optional_inputs: inputs that may be ``None`` (e.g. a bias).
         shape: optional shape rule ``shape(meta_args, meta_kwargs) -> meta outputs``; by default
             the implementation itself runs on ``meta`` tensors.
-        onnx: optional ONNX mapping ``onnx(emitter, node_inputs, attrs) -> outputs`` (used by
-            :mod:`stadyn.serialize`); the emitter is an abstract builder, so ops import no onnx.
+        onnx: optional ONNX export mapping ``onnx(emitter, inputs, attrs) -> output name(s)``:
+            ``inputs`` are the ONNX names of the node's inputs (``""`` for an absent optional
+            one), ``attrs`` every attribute with defaults filled in; the function emits ONNX
+            nodes through the emitter (:class:`stadyn.serialize.Emitter`, an abstract builder,
+            so ops import no onnx) and returns the names of its outputs.
+        onnx_import: optional ONNX import mapping ``{onnx_op_type: build}``; ``build(node)``
+            receives an :class:`stadyn.serialize.ImportedNode` (inputs as Variables or constant
+            arrays, attributes as Python values) and returns the output Variable(s), built
+            from catalog functions.
         category: where the op is listed in the docs.
         traceable: False for an op that cannot be traced into generated code (collectives,
             data-dependent shapes); a static graph holding one runs eagerly (see
             :class:`stadyn.graph.EagerPlan`).
+        precision: how the op casts its inputs in a half-precision context (``"any"``,
+            ``"half"``, ``"mixed"``, ``"float"``; see :mod:`stadyn.graph._precision`).
     """
 
     name: str
@@ -45,16 +53,20 @@ class OpSpec:
     optional_inputs: frozenset[str] = frozenset()
     shape: Callable[..., Any] | None = None
     onnx: Callable[..., Any] | None = None
+    onnx_import: dict[str, Callable[..., Any]] | None = None
     category: str = "misc"
     doc: str = ""
     traceable: bool = True
+    precision: str = "any"
     _signature: inspect.Signature | None = field(default=None, repr=False)
 
     @classmethod
     def from_function(cls, impl: Callable[..., Any], n_inputs: int | None = None, *,
                       name: str | None = None, category: str = "misc",
-                      shape: Callable[..., Any] | None = None, traceable: bool = True
-                      ) -> "OpSpec":
+                      shape: Callable[..., Any] | None = None, traceable: bool = True,
+                      onnx: Callable[..., Any] | None = None,
+                      onnx_import: dict[str, Callable[..., Any]] | None = None,
+                      precision: str = "any") -> "OpSpec":
         """Read the declaration off ``impl``'s signature (see the module docstring)."""
         sig = inspect.signature(impl)
         params = list(sig.parameters.values())
@@ -71,8 +83,10 @@ class OpSpec:
         attrs = {p.name: (None if p.default is inspect.Parameter.empty else p.default)
                  for p in rest if p.kind is not inspect.Parameter.VAR_KEYWORD}
         return cls(name=name or impl.__name__, impl=impl, inputs=inputs, attrs=attrs,
-                   optional_inputs=optional, shape=shape, category=category,
-                   doc=inspect.getdoc(impl) or "", traceable=traceable, _signature=sig)
+                   optional_inputs=optional, shape=shape, onnx=onnx,
+                   onnx_import=dict(onnx_import) if onnx_import else None, category=category,
+                   doc=inspect.getdoc(impl) or "", traceable=traceable, precision=precision,
+                   _signature=sig)
 
     @property
     def variadic(self) -> bool:

@@ -18,6 +18,7 @@ import torch
 from .._errors import ShapeError, StadynError
 from ._context import get_current_context
 from ._mode import is_auto_forward
+from ._precision import cast_arguments
 from ._scope import current_scope
 
 __all__ = ["Variable", "FunctionNode", "apply", "forward_all", "grad", "topological_nodes"]
@@ -159,7 +160,7 @@ class Variable:
             arr = arr.astype(dtype)
         elif arr.dtype == np.float64:
             arr = arr.astype(np.float32)
-        t = torch.as_tensor(np.ascontiguousarray(arr)).to(get_current_context().device, copy=True)
+        t = torch.tensor(arr, device=get_current_context().device)   # a copy; 0-d stays 0-d
         v = cls.from_tensor(t, need_grad=bool(need_grad))
         if grad is not None:
             v.g = grad
@@ -449,6 +450,10 @@ def apply(spec, args: tuple, kwargs: dict):
         targs = [a._data if isinstance(a, Variable) else a for a in args]
         tkw = ({k: (v._data if isinstance(v, Variable) else v) for k, v in kwargs.items()}
                if kwargs else kwargs)
+        if spec.precision != "any":
+            half = get_current_context().half_dtype
+            if half is not None:
+                targs, tkw = cast_arguments(spec.precision, targs, tkw, half)
         try:
             out = spec.impl(*targs, **tkw)
         except Exception as exc:

@@ -432,13 +432,18 @@ class Dropout(Layer):
 class BatchNormalization(Layer):
     """Batch normalisation: per channel with ``map_rank=1`` (images), per element otherwise;
     running statistics are exponential averages with a time constant in samples
-    (``decay = exp(-M / normalization_time_constant)`` for minibatches of M)."""
+    (``decay = exp(-M / normalization_time_constant)`` for minibatches of M).  ``sync=True``
+    normalises with the statistics of the global minibatch of all data-parallel workers
+    (``F.sync_batch_normalization``; M is then the global minibatch); ``default_options(
+    sync=True)`` turns it on for a whole model."""
 
     def __init__(self, map_rank=default_override_or(None), init_scale=1,
                  normalization_time_constant=default_override_or(5000), blend_time_constant=0,
                  epsilon=default_override_or(1e-5), use_cntk_engine=default_override_or(False),
-                 disable_regularization=default_override_or(False), name: str = ""):
+                 disable_regularization=default_override_or(False), name: str = "",
+                 sync=default_override_or(False)):
         super().__init__(name)
+        self.sync = bool(resolve("BatchNormalization", "sync", sync))
         self.map_rank = resolve("BatchNormalization", "map_rank", map_rank)
         self.init_scale = init_scale
         self.time_constant = resolve("BatchNormalization", "normalization_time_constant",
@@ -456,6 +461,9 @@ class BatchNormalization(Layer):
         mean = self.parameter("mean", shape, 0.0, need_grad=False)
         var = self.parameter("var", shape, 1.0, need_grad=False)
         tc = float(self.time_constant or 0.0)
+        if self.sync:
+            return F.sync_batch_normalization(x, beta, gamma, mean, var, axes=axes,
+                                              eps=self.epsilon, batch_stat=None, time_constant=tc)
         return F.batch_normalization(x, beta, gamma, mean, var, axes, 0.9, self.epsilon, None,
                                      time_constant=tc)
 

@@ -17,7 +17,8 @@ from ..graph import Variable
 from . import initializers as I
 from ._registry import get_parameter_or_create, parameter_scope
 
-__all__ = ["affine", "convolution", "deconvolution", "batch_normalization", "embed"]
+__all__ = ["affine", "convolution", "deconvolution", "batch_normalization",
+           "sync_batch_normalization", "embed"]
 
 
 def _outmaps(n: int | Sequence[int]) -> tuple[int, ...]:
@@ -126,19 +127,51 @@ def batch_normalization(inp: Variable, axes: Sequence[int] = (1,), decay_rate: f
         {'bn/beta': (1, 64, 1, 1), 'bn/gamma': (1, 64, 1, 1), 'bn/mean': (1, 64, 1, 1), 'bn/var': (1, 64, 1, 1)}
     """
     axes = [int(a) % inp.ndim for a in axes]
-    shape = tuple(inp.shape[i] if i in axes else 1 for i in range(inp.ndim))
-    init = dict(param_init or {})
     with parameter_scope(name):
-        beta = None if no_bias else get_parameter_or_create(
-            "beta", shape, init.get("beta", I.ConstantInitializer(0.0)), not fix_parameters)
-        gamma = None if no_scale else get_parameter_or_create(
-            "gamma", shape, init.get("gamma", I.ConstantInitializer(1.0)), not fix_parameters)
-        mean = get_parameter_or_create("mean", shape, init.get("mean", I.ConstantInitializer(0.0)),
-                                       False)
-        var = get_parameter_or_create("var", shape, init.get("var", I.ConstantInitializer(1.0)),
-                                      False)
+        beta, gamma, mean, var = _bn_parameters(inp, axes, fix_parameters, param_init, no_scale,
+                                                no_bias)
         return F.batch_normalization(inp, beta, gamma, mean, var, axes, decay_rate, eps,
                                      batch_stat, output_stat)
+
+
+def _bn_parameters(inp: Variable, axes: list[int], fix_parameters: bool,
+                   param_init: dict | None, no_scale: bool, no_bias: bool) -> tuple:
+    """``beta``, ``gamma``, ``mean`` and ``var`` of a batch normalisation, in the current scope."""
+    shape = tuple(inp.shape[i] if i in axes else 1 for i in range(inp.ndim))
+    init = dict(param_init or {})
+    beta = None if no_bias else get_parameter_or_create(
+        "beta", shape, init.get("beta", I.ConstantInitializer(0.0)), not fix_parameters)
+    gamma = None if no_scale else get_parameter_or_create(
+        "gamma", shape, init.get("gamma", I.ConstantInitializer(1.0)), not fix_parameters)
+    mean = get_parameter_or_create("mean", shape, init.get("mean", I.ConstantInitializer(0.0)),
+                                   False)
+    var = get_parameter_or_create("var", shape, init.get("var", I.ConstantInitializer(1.0)),
+                                  False)
+    return beta, gamma, mean, var
+
+
+def sync_batch_normalization(inp: Variable, comm=None, group: str = "world",
+                             axes: Sequence[int] = (1,), decay_rate: float = 0.9,
+                             eps: float = 1e-5, batch_stat: bool = True,
+                             output_stat: bool = False, fix_parameters: bool = False,
+                             param_init: dict | None = None, no_scale: bool = False,
+                             no_bias: bool = False, name: str = "bn"):
+    """:func:`batch_normalization` with the statistics of the global minibatch of all
+    data-parallel workers (``F.sync_batch_normalization``); the same parameters, so a model
+    trained with either loads into the other.
+
+    Example:
+        >>> import stadyn as sd, stadyn.parametric_functions as PF
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     PF.sync_batch_normalization(sd.Variable((4, 64, 8, 8))).shape
+        (4, 64, 8, 8)
+    """
+    axes = [int(a) % inp.ndim for a in axes]
+    with parameter_scope(name):
+        beta, gamma, mean, var = _bn_parameters(inp, axes, fix_parameters, param_init, no_scale,
+                                                no_bias)
+        return F.sync_batch_normalization(inp, beta, gamma, mean, var, comm, group, axes,
+                                          decay_rate, eps, batch_stat, output_stat)
 
 
 def embed(inp: Variable, n_inputs: int, n_features: int, initializer=None,

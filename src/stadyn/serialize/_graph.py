@@ -1,0 +1,126 @@
+"""What a saved or exported graph consists of: named inputs and outputs, parameters, constants and
+the op nodes in between, gathered from the output Variables.
+
+Both model files and ONNX export start here, so they agree on which leaf is what:
+
+* the **inputs** are the Variables passed as ``inputs``; without ``inputs``, every leaf that has
+  no name (parameters get theirs from the registry: ``cnn/conv1/conv/W``);
+* the **parameters** are the named leaves (and frozen views of them, ``as_need_grad=False``);
+* any other leaf is a **constant** (saved with its value).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from ..graph import FunctionNode, Variable
+from ..graph._lower import GRAD_SPEC, _collect
+from ._onnx_api import ExportError
+
+__all__ = ["GraphParts", "collect_graph", "named_variables"]
+
+
+def named_variables(what: Any, default: str, role: str) -> "OrderedDict[str, Variable]":
+    """``what`` (a Variable, a sequence or a mapping of Variables) as an ordered name -> Variable
+    mapping: a single Variable is called ``default``, a sequence ``default0``, ``default1``..."""
+    if isinstance(what, Variable):
+        return OrderedDict([(default, what)])
+    if isinstance(what, Mapping):
+        out: OrderedDict[str, Variable] = OrderedDict()
+        for name, var in what.items():
+            if not isinstance(name, str) or not name:
+                raise ExportError(f"{role} names must be non-empty strings, got {name!r}")
+            if not isinstance(var, Variable):
+                raise ExportError(f"{role} {name!r} is a {type(var).__name__}, not a Variable")
+            out[name] = var
+        return out
+    if isinstance(what, Sequence) and not isinstance(what, (str, bytes)):
+        items = list(what)
+        if len(items) == 1:
+            return named_variables(items[0], default, role)
+        return named_variables({f"{default}{i}": v for i, v in enumerate(items)}, default, role)
+    raise ExportError(f"{role}: expected a Variable, a list or a dict of Variables, got "
+                      f"{type(what).__name__}")
+
+
+@dataclass
+class GraphParts:
+    """The pieces of one graph (see the module docstring)."""
+
+    inputs: "OrderedDict[str, Variable]"
+    outputs: "OrderedDict[str, Variable]"
+    nodes: list[FunctionNode]
+    parameters: "OrderedDict[str, Variable]" = field(default_factory=OrderedDict)
+    views: list[tuple[str, Variable]] = field(default_factory=list)  # (parameter name, view)
+    constants: list[Variable] = field(default_factory=list)
+
+
+def _unwrap(outputs: Any, inputs: Any) -> tuple[Any, Any, bool]:
+    # A Network (loaded or imported) stands for its outputs and inputs; inputs its outputs do
+    # not use (an ONNX model may declare some) are left out.
+    if hasattr(outputs, "outputs") and hasattr(outputs, "inputs") and not isinstance(
+            outputs, Variable):
+        return outputs.outputs, outputs.inputs if inputs is None else inputs, inputs is None
+    return outputs, inputs, False
+
+
+def collect_graph(outputs: Any, inputs: Any = None) -> GraphParts:
+    """Gather the graph that computes ``outputs`` (see the module docstring)."""
+    outputs, inputs, lenient = _unwrap(outputs, inputs)
+    outs = named_variables(outputs, "y", "output")
+    nodes, leaves = _collect(list(outs.values()))
+    for node in nodes:
+        if node.spec is GRAD_SPEC:
+            where = f" in scope '{node.scope}'" if node.scope else ""
+            raise ExportError(f"the graph holds a gradient node (sd.grad){where}: gradient graphs "
+                              "cannot be saved or exported; save the forward graph and call "
+                              "sd.grad on the loaded one")
+    if inputs is None:
+        ins = OrderedDict()
+        unnamed = [v for v in leaves if v.name is None and not _is_view(v)]
+        for i, v in enumerate(unnamed):
+            ins["x" if len(unnamed) == 1 else f"x{i}"] = v
+    else:
+        ins = named_variables(inputs, "x", "input")
+        used = {id(v) for v in leaves}
+        if lenient:
+            ins = OrderedDict((n, v) for n, v in ins.items() if id(v) in used)
+        for name, v in ins.items():
+            if id(v) not in used:
+                raise ExportError(f"input {name!r} is not used by the outputs")
+            if v.parent is not None:
+                raise ExportError(f"input {name!r} is computed by an op ({v.parent.spec.name}); "
+                                  "inputs must be leaf Variables")
+    clash = set(ins) & set(outs)
+    if clash:
+        raise ExportError(f"names used for both an input and an output: {sorted(clash)}")
+    parts = GraphParts(ins, outs, nodes)
+    input_ids = {id(v) for v in ins.values()}
+    for v in leaves:
+        if id(v) in input_ids:
+            continue
+        if _is_view(v):
+            target = v._alias
+            _add_parameter(parts, target)
+            parts.views.append((target.name, v))
+        elif v.name is not None:
+            _add_parameter(parts, v)
+        else:
+            parts.constants.append(v)
+    return parts
+
+
+def _is_view(v: Variable) -> bool:
+    target = v._alias
+    return target is not None and target.parent is None and target.name is not None
+
+
+def _add_parameter(parts: GraphParts, v: Variable) -> None:
+    have = parts.parameters.get(v.name)
+    if have is None:
+        parts.parameters[v.name] = v
+    elif have is not v:
+        raise ExportError(f"two different parameters are both named {v.name!r} (from two "
+                          "parameter registries?)")

@@ -1,0 +1,690 @@
+"""Stadyn model files: a network and its parameters in one zip, loadable without the Python that
+built it.
+
+A model file (``.stadyn``) is a zip archive of
+
+* ``format.json`` -- ``{"format": "stadyn-model", "version": 1, "producer": ...}``;
+* ``network.json`` -- the graph: variables, op nodes (catalog names and attributes), named inputs
+  and outputs, parameter names (see ``docs/model-files.md`` for the schema);
+* ``parameters.safetensors`` -- the parameters by scope path (with their ``need_grad``);
+* ``constants.safetensors`` -- leaf values that are neither inputs nor parameters (if any);
+* ``solver.safetensors`` -- optionally, solver state as ``Solver.save_states`` writes it.
+
+Nothing in a model file is executed: it is JSON and safetensors only, every field is checked, and
+the graph is rebuilt by calling catalog functions.  Loaders for every format version stay
+(``_LOADERS``); writing always uses the newest.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import struct
+import tempfile
+import zipfile
+import zlib
+from collections import Counter, OrderedDict
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import torch
+
+from .._errors import ModelFileError, StadynError
+from .._fileutil import atomic_write
+from ..graph import Variable, auto_forward, get_current_context, name_scope
+from ..ops import CATALOG, function_of
+from ..parametric import parameter_registry
+from ..parametric._registry import ParameterRegistry
+from ._graph import collect_graph
+from ._network import ModelInfo, Network
+from ._onnx_api import ExportError
+
+__all__ = ["save", "load", "model_info", "FORMAT", "VERSION"]
+
+FORMAT = "stadyn-model"
+VERSION = 1
+
+_REQUIRED = ("format.json", "network.json", "parameters.safetensors")
+_OPTIONAL = ("constants.safetensors", "solver.safetensors")
+_JSON_LIMIT = 64 << 20           # bytes of JSON a model file may hold
+_RATIO_LIMIT = 200               # uncompressed/compressed size above which a member is refused
+_INPUT_LIMIT = 1 << 28           # elements of one input Variable (allocated when loading)
+_DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64",
+           "uint8", "bool")
+_DEPTH_LIMIT = 32
+
+
+# ---------------------------------------------------------------------------------------------
+# Attribute values <-> JSON
+# ---------------------------------------------------------------------------------------------
+def _encode(value: Any, depth: int = 0) -> Any:
+    """An attribute value as JSON: tuples, non-finite floats and arrays are tagged objects."""
+    if depth > _DEPTH_LIMIT:
+        raise TypeError("nested too deeply")
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, np.generic):
+        return _encode(value.item(), depth)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        return {"$float": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
+    if isinstance(value, tuple):
+        return {"$tuple": [_encode(v, depth + 1) for v in value]}
+    if isinstance(value, list):
+        return [_encode(v, depth + 1) for v in value]
+    if isinstance(value, np.ndarray):
+        if value.dtype.name not in _DTYPES:
+            raise TypeError(f"an array of dtype {value.dtype}")
+        return {"$array": {"dtype": value.dtype.name, "shape": list(value.shape),
+                           "data": [_encode(v) for v in value.reshape(-1).tolist()]}}
+    raise TypeError(f"a {type(value).__name__} value")
+
+
+def _decode(value: Any, where: str, depth: int = 0) -> Any:
+    if depth > _DEPTH_LIMIT:
+        raise _Invalid(f"{where}: nested too deeply")
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, list):
+        return [_decode(v, where, depth + 1) for v in value]
+    if isinstance(value, dict) and len(value) == 1:
+        (tag, body), = value.items()
+        if tag == "$tuple" and isinstance(body, list):
+            return tuple(_decode(v, where, depth + 1) for v in body)
+        if tag == "$float" and body in ("nan", "inf", "-inf"):
+            return float(body)
+        if tag == "$array" and isinstance(body, dict) and set(body) == {"dtype", "shape", "data"}:
+            dtype, shape, data = body["dtype"], body["shape"], body["data"]
+            _check(dtype in _DTYPES and dtype != "bfloat16", f"{where}: array dtype {dtype!r}")
+            _check(_is_shape(shape), f"{where}: array shape {shape!r}")
+            _check(isinstance(data, list) and len(data) == math.prod(shape),
+                   f"{where}: array data does not match its shape")
+            flat = [_decode(v, where, depth + 1) for v in data]
+            _check(all(isinstance(v, (bool, int, float)) for v in flat),
+                   f"{where}: array data must be numbers")
+            return np.asarray(flat, dtype=dtype).reshape(shape)
+    raise _Invalid(f"{where}: {json.dumps(value)[:80]} is not a valid attribute value")
+
+
+# ---------------------------------------------------------------------------------------------
+# Saving
+# ---------------------------------------------------------------------------------------------
+def _batch_sizes(records: list[dict], ids: list) -> set[int]:
+    return {records[i]["shape"][0] for i in ids
+            if isinstance(i, int) and records[i].get("batch")}
+
+
+def _network_json(parts) -> tuple[dict, "OrderedDict[str, torch.Tensor]", dict]:
+    records: list[dict] = []
+    ids: dict[Any, int] = {}
+
+    def add(key, v: Variable, **extra) -> int:
+        if not isinstance(v.dtype, np.dtype) and str(v.dtype) != "torch.bfloat16":
+            raise ExportError(f"a {v.dtype} Variable cannot be saved")
+        dtype = "bfloat16" if not isinstance(v.dtype, np.dtype) else np.dtype(v.dtype).name
+        rec = {"shape": list(v.shape), "dtype": dtype, "need_grad": bool(v.need_grad),
+               "persistent": bool(v.persistent)}
+        rec.update(extra)
+        ids[key] = len(records)
+        records.append(rec)
+        return ids[key]
+
+    for name, v in parts.inputs.items():
+        add(id(v), v, kind="input", name=name, batch=len(v.shape) > 0)
+    params: OrderedDict[str, torch.Tensor] = OrderedDict()
+    need_grad: dict[str, bool] = {}
+    for name, v in parts.parameters.items():
+        add(id(v), v, kind="parameter", name=name)
+        params[name] = v.data.detach().to("cpu").contiguous()
+        need_grad[name] = bool(v.need_grad)
+    for name, view in parts.views:
+        add(id(view), view, kind="view", name=name)
+    constants: OrderedDict[str, torch.Tensor] = OrderedDict()
+    for k, v in enumerate(parts.constants):
+        add(id(v), v, kind="constant", name=f"constant_{k}")
+        constants[f"constant_{k}"] = v.data.detach().to("cpu").contiguous()
+
+    nodes = []
+    for node in parts.nodes:
+        where = f" in scope '{node.scope}'" if node.scope else ""
+        ins, attrs = node.spec.split_arguments(node.args, node.kwargs)
+        in_ids: list[Any] = []
+        for v in ins:
+            if v is None:
+                in_ids.append(None)
+            elif isinstance(v, Variable):
+                in_ids.append(ids[id(v) if v.parent is None else (id(v.parent), v._index)])
+            else:
+                try:
+                    in_ids.append({"value": _encode(v)})
+                except TypeError as exc:
+                    raise ExportError(f"op '{node.spec.name}'{where}: an input given as {exc} "
+                                      "cannot be saved") from None
+        enc = {}
+        for name, value in attrs.items():
+            try:
+                enc[name] = _encode(value)
+            except TypeError as exc:
+                raise ExportError(f"op '{node.spec.name}'{where}: attribute '{name}' holds {exc}, "
+                                  "which a model file cannot hold") from None
+        batch = _batch_sizes(records, in_ids)
+        out_ids: list[int | None] = []
+        for i, ref in enumerate(node._outputs):
+            v = ref()
+            if v is None:
+                out_ids.append(None)
+                continue
+            shape = list(v.shape)
+            out_ids.append(add((id(node), i), v, kind="op",
+                               batch=bool(shape) and shape[0] in batch))
+        nodes.append({"op": node.spec.name, "scope": node.scope, "inputs": in_ids,
+                      "outputs": out_ids, "attrs": enc})
+    outputs = []
+    for name, v in parts.outputs.items():
+        outputs.append([name, ids[id(v) if v.parent is None else (id(v.parent), v._index)]])
+    network = {"variables": records, "nodes": nodes,
+               "inputs": [[n, ids[id(v)]] for n, v in parts.inputs.items()],
+               "outputs": outputs, "parameters": list(parts.parameters)}
+    return network, params, {"need_grad": need_grad, "constants": constants}
+
+
+def _safetensors_bytes(tensors: Mapping[str, torch.Tensor], meta: dict[str, str]) -> bytes:
+    from safetensors.torch import save
+    return save(dict(tensors), metadata=meta)
+
+
+def save(path: str | os.PathLike, outputs: Any, inputs: Any = None, solver: Any = None) -> None:
+    """Save the graph computing ``outputs`` with its parameters as a Stadyn model file.
+
+    ``outputs`` and ``inputs`` are a Variable, a list or a dict (name -> Variable), or a
+    :class:`Network`; without ``inputs`` the name-less leaves are the inputs (``x`` or ``x0``,
+    ``x1``...) and the named leaves (registry parameters) are the parameters.  ``solver``
+    optionally adds its state (``Solver.save_states``).  The file is written atomically.  Graphs
+    holding ``sd.grad`` nodes are refused (:class:`~stadyn.serialize.ExportError`).
+
+    Example:
+        >>> import os, tempfile, numpy as np, stadyn as sd, stadyn.functions as F
+        >>> import stadyn.parametric_functions as PF
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     x = sd.Variable((2, 3))
+        ...     y = F.softmax(PF.affine(x, 4, name="fc"))
+        ...     path = os.path.join(tempfile.mkdtemp(), "net.stadyn")
+        ...     sd.save(path, {"probs": y}, {"x": x})
+        >>> net = sd.load(path)
+        >>> list(net.inputs), list(net.outputs), list(net.parameters)
+        (['x'], ['probs'], ['fc/W', 'fc/b'])
+        >>> net(x=np.ones((2, 3)))["probs"].shape
+        (2, 4)
+    """
+    parts = collect_graph(outputs, inputs)
+    network, params, extra = _network_json(parts)
+    members: list[tuple[str, bytes]] = [
+        ("format.json", _json_bytes({"format": FORMAT, "version": VERSION,
+                                     "producer": f"stadyn {_version()}"})),
+        ("network.json", _json_bytes(network)),
+        ("parameters.safetensors", _safetensors_bytes(params, {
+            "format": "stadyn-parameters", "version": "1",
+            "need_grad": json.dumps(extra["need_grad"]), "order": json.dumps(list(params))})),
+    ]
+    if extra["constants"]:
+        members.append(("constants.safetensors", _safetensors_bytes(extra["constants"], {})))
+    if solver is not None:
+        members.append(("solver.safetensors", _solver_bytes(solver)))
+
+    def write(tmp: str) -> None:
+        with zipfile.ZipFile(tmp, "w") as zf:
+            for name, data in members:
+                info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+                # JSON compresses well; parameters hardly do (the CRC guards both).
+                info.compress_type = (zipfile.ZIP_DEFLATED if name.endswith(".json")
+                                      else zipfile.ZIP_STORED)
+                info.external_attr = 0o644 << 16
+                zf.writestr(info, data)
+    atomic_write(path, write)
+
+
+def _json_bytes(obj: Any) -> bytes:
+    return json.dumps(obj, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+def _solver_bytes(solver: Any) -> bytes:
+    fd, tmp = tempfile.mkstemp(suffix=".safetensors")
+    os.close(fd)
+    try:
+        solver.save_states(tmp)
+        with open(tmp, "rb") as f:
+            return f.read()
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _version() -> str:
+    from .. import __version__
+    return __version__
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading: every field is checked
+# ---------------------------------------------------------------------------------------------
+class _Invalid(Exception):
+    """A problem in a model file (turned into ModelFileError naming the file)."""
+
+
+def _check(condition: Any, message: str) -> None:
+    if not condition:
+        raise _Invalid(message)
+
+
+def _is_shape(value: Any) -> bool:
+    return isinstance(value, list) and len(value) <= 64 and all(
+        isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2 ** 40 for d in value)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+    keys = [k for k, _ in pairs]
+    if len(keys) != len(set(keys)):
+        raise _Invalid(f"duplicate key {next(k for k in keys if keys.count(k) > 1)!r}")
+    return dict(pairs)
+
+
+def _reject_constant(name: str) -> Any:
+    raise _Invalid(f"non-standard JSON constant {name}")
+
+
+def _parse_json(data: bytes, member: str) -> Any:
+    try:
+        return json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates,
+                          parse_constant=_reject_constant)
+    except _Invalid as exc:
+        raise _Invalid(f"{member}: {exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise _Invalid(f"{member} is not valid JSON ({type(exc).__name__}: "
+                       f"{str(exc)[:120]})") from None
+
+
+def _read_members(path: str) -> dict[str, bytes]:
+    try:
+        zf = zipfile.ZipFile(path)
+    except zipfile.BadZipFile as exc:
+        raise _Invalid(f"not a Stadyn model file: not a zip archive or truncated ({exc})") from None
+    with zf:
+        infos = zf.infolist()
+        names = [i.filename for i in infos]
+        _check(len(names) == len(set(names)), "the archive lists a member twice")
+        unknown = sorted(set(names) - set(_REQUIRED) - set(_OPTIONAL))
+        _check(not unknown, f"unexpected member(s) {unknown} (a model file holds only "
+                            f"{', '.join(_REQUIRED + _OPTIONAL)})")
+        missing = [n for n in _REQUIRED if n not in names]
+        _check(not missing, f"missing member(s) {missing}")
+        out = {}
+        for info in infos:
+            if info.filename.endswith(".json"):
+                _check(info.file_size <= _JSON_LIMIT, f"{info.filename} is too large")
+            _check(info.file_size <= _RATIO_LIMIT * max(info.compress_size, 1 << 20),
+                   f"{info.filename}: implausible compression ratio")
+            _check(not info.flag_bits & 0x1, f"{info.filename} is encrypted")
+            try:
+                data = zf.read(info)
+            except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError,
+                    NotImplementedError, ValueError) as exc:
+                raise _Invalid(f"{info.filename} is damaged ({type(exc).__name__}: "
+                               f"{exc})") from None
+            _check(len(data) == info.file_size, f"{info.filename} is truncated")
+            out[info.filename] = data
+    return out
+
+
+def _safetensors_meta(data: bytes, member: str) -> dict[str, str]:
+    _check(len(data) >= 8, f"{member} is truncated")
+    n, = struct.unpack("<Q", data[:8])
+    _check(8 + n <= len(data), f"{member} is truncated")
+    header = _parse_json(data[8:8 + n], member)
+    _check(isinstance(header, dict), f"{member}: bad header")
+    meta = header.get("__metadata__", {})
+    _check(isinstance(meta, dict) and all(isinstance(v, str) for v in meta.values()),
+           f"{member}: bad metadata")
+    return meta
+
+
+def _load_tensors(data: bytes, member: str) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load as st_load
+    _safetensors_meta(data, member)
+    try:
+        return st_load(data)
+    except Exception as exc:  # noqa: BLE001 - safetensors raises several types
+        raise _Invalid(f"{member} is not a valid safetensors file ({exc})") from None
+
+
+def _format_of(members: dict[str, bytes]) -> int:
+    fmt = _parse_json(members["format.json"], "format.json")
+    _check(isinstance(fmt, dict), "format.json must hold an object")
+    _check(fmt.get("format") == FORMAT, f"format.json: format is {fmt.get('format')!r}, "
+                                        f"expected {FORMAT!r}")
+    version = fmt.get("version")
+    _check(isinstance(version, int) and not isinstance(version, bool) and version >= 1,
+           f"format.json: bad version {version!r}")
+    _check(version in _LOADERS, f"format version {version} was written by a newer Stadyn "
+                                f"(this one reads versions {min(_LOADERS)}..{max(_LOADERS)})")
+    return version
+
+
+def _variables_v1(network: dict) -> list[dict]:
+    records = network.get("variables")
+    _check(isinstance(records, list), "network.json: 'variables' must be a list")
+    kinds = {"input", "parameter", "view", "constant", "op"}
+    allowed = {"kind", "shape", "dtype", "need_grad", "persistent", "name", "batch"}
+    for k, rec in enumerate(records):
+        where = f"network.json: variable {k}"
+        _check(isinstance(rec, dict), f"{where} must be an object")
+        _check(set(rec) <= allowed, f"{where}: unknown field(s) {sorted(set(rec) - allowed)}")
+        _check(rec.get("kind") in kinds, f"{where}: bad kind {rec.get('kind')!r}")
+        _check(_is_shape(rec.get("shape")), f"{where}: bad shape {rec.get('shape')!r}")
+        _check(rec.get("dtype") in _DTYPES, f"{where}: bad dtype {rec.get('dtype')!r}")
+        for flag in ("need_grad", "persistent", "batch"):
+            _check(isinstance(rec.get(flag, False), bool), f"{where}: '{flag}' must be a bool")
+        if rec["kind"] != "op":
+            _check(isinstance(rec.get("name"), str) and rec["name"],
+                   f"{where}: a {rec['kind']} needs a name")
+    return records
+
+
+def _id(value: Any, n: int, where: str) -> int:
+    _check(isinstance(value, int) and not isinstance(value, bool) and 0 <= value < n,
+           f"{where}: bad variable id {value!r}")
+    return value
+
+
+def _load_v1(path: str, members: dict[str, bytes], registry: ParameterRegistry,
+             batch_size: int | None) -> Network:
+    network = _parse_json(members["network.json"], "network.json")
+    _check(isinstance(network, dict), "network.json must hold an object")
+    allowed = {"variables", "nodes", "inputs", "outputs", "parameters"}
+    _check(set(network) == allowed, f"network.json: expected the keys {sorted(allowed)}, got "
+                                    f"{sorted(network)}")
+    records = _variables_v1(network)
+    n = len(records)
+    params = _load_tensors(members["parameters.safetensors"], "parameters.safetensors")
+    constants = (_load_tensors(members["constants.safetensors"], "constants.safetensors")
+                 if "constants.safetensors" in members else {})
+    names = network["parameters"]
+    _check(isinstance(names, list) and all(isinstance(s, str) for s in names),
+           "network.json: 'parameters' must be a list of names")
+    _check(sorted(names) == sorted(params), "parameters.safetensors does not hold exactly the "
+                                            "parameters network.json lists")
+    solver_state = members.get("solver.safetensors")
+    if solver_state is not None:
+        meta = _safetensors_meta(solver_state, "solver.safetensors")
+        _check(meta.get("format") == "stadyn-solver-states", "solver.safetensors is not a "
+                                                             "Stadyn solver state")
+
+    values: list[Variable | None] = [None] * n
+    inputs: OrderedDict[str, Variable] = OrderedDict()
+    for k, rec in enumerate(records):
+        kind, shape, where = rec["kind"], list(rec["shape"]), f"variable {k} ({rec.get('name')})"
+        if kind == "input":
+            if batch_size is not None and rec.get("batch") and shape:
+                shape[0] = int(batch_size)
+            _check(math.prod(shape) <= _INPUT_LIMIT, f"{where}: an input of {math.prod(shape)} "
+                                                     "elements is implausibly large")
+            v = Variable(shape, need_grad=rec["need_grad"], dtype=_np_or_torch(rec["dtype"]))
+            v.persistent = rec["persistent"]
+            _check(rec["name"] not in inputs, f"network.json: input name {rec['name']!r} twice")
+            values[k] = inputs[rec["name"]] = v
+        elif kind == "parameter":
+            t = params.get(rec["name"])
+            _check(t is not None, f"{where}: not in parameters.safetensors")
+            _check(list(t.shape) == shape and _dtype_name(t.dtype) == rec["dtype"],
+                   f"{where}: parameters.safetensors holds {tuple(t.shape)} "
+                   f"{_dtype_name(t.dtype)}, network.json says {tuple(shape)} {rec['dtype']}")
+            values[k] = _parameter(registry, rec["name"], t, rec["need_grad"])
+        elif kind == "constant":
+            t = constants.get(rec["name"])
+            _check(t is not None, f"{where}: not in constants.safetensors")
+            _check(list(t.shape) == shape and _dtype_name(t.dtype) == rec["dtype"],
+                   f"{where}: constants.safetensors holds {tuple(t.shape)}")
+            values[k] = Variable.from_tensor(t.clone().to(get_current_context().device),
+                                             need_grad=rec["need_grad"])
+    for k, rec in enumerate(records):
+        if rec["kind"] == "view":
+            base = registry.get(rec["name"])
+            _check(base is not None, f"variable {k}: a view of unknown parameter "
+                                     f"{rec['name']!r}")
+            values[k] = base.unlinked(need_grad=rec["need_grad"])
+
+    nodes = network["nodes"]
+    _check(isinstance(nodes, list), "network.json: 'nodes' must be a list")
+    with auto_forward(False), parameter_registry(registry):
+        for k, node in enumerate(nodes):
+            _build_node(k, node, records, values, batch_size)
+    outputs: OrderedDict[str, Variable] = OrderedDict()
+    for role, pairs, target in (("inputs", network["inputs"], None),
+                                ("outputs", network["outputs"], outputs)):
+        _check(isinstance(pairs, list), f"network.json: '{role}' must be a list")
+        for pair in pairs:
+            _check(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str),
+                   f"network.json: bad entry in '{role}': {str(pair)[:60]}")
+            var = values[_id(pair[1], n, f"network.json: {role}")]
+            _check(var is not None, f"network.json: {role} {pair[0]!r} is never computed")
+            if target is None:
+                _check(inputs.get(pair[0]) is var, f"network.json: input {pair[0]!r} does not "
+                                                   "match its variable")
+            else:
+                _check(pair[0] not in target, f"network.json: output {pair[0]!r} twice")
+                target[pair[0]] = var
+    _check(len(network["inputs"]) == len(inputs), "network.json: 'inputs' does not list every "
+                                                  "input variable")
+    return Network(inputs, outputs, registry, source=path, solver_state=solver_state,
+                   info={"kind": "Stadyn model file (format version 1)"})
+
+
+def _build_node(k: int, node: Any, records: list[dict], values: list, batch_size) -> None:
+    where = f"network.json: node {k}"
+    _check(isinstance(node, dict) and set(node) == {"op", "scope", "inputs", "outputs", "attrs"},
+           f"{where} must be an object with op, scope, inputs, outputs and attrs")
+    name, scope = node["op"], node["scope"]
+    _check(isinstance(name, str) and name in CATALOG, f"{where}: unknown op {name!r}")
+    _check(isinstance(scope, str), f"{where}: scope must be a string")
+    where = f"network.json: node {k} ({name}{' in ' + repr(scope) if scope else ''})"
+    spec = CATALOG[name]
+    ins, outs, attrs = node["inputs"], node["outputs"], node["attrs"]
+    _check(isinstance(ins, list) and isinstance(outs, list) and isinstance(attrs, dict),
+           f"{where}: inputs and outputs must be lists, attrs an object")
+    if not spec.variadic:
+        _check(len(ins) == len(spec.inputs), f"{where}: {len(ins)} inputs, the op takes "
+                                             f"{len(spec.inputs)}")
+    args = []
+    for j, ref in enumerate(ins):
+        if ref is None:
+            _check(not spec.variadic and spec.inputs[j] in spec.optional_inputs,
+                   f"{where}: input {j} is required")
+            args.append(None)
+        elif isinstance(ref, dict):
+            _check(set(ref) == {"value"}, f"{where}: input {j} is a bad literal")
+            args.append(_decode(ref["value"], f"{where}: input {j}"))
+        else:
+            v = values[_id(ref, len(values), f"{where}: input {j}")]
+            _check(v is not None, f"{where}: input {j} (variable {ref}) is not computed yet")
+            args.append(v)
+    unknown = sorted(set(attrs) - set(spec.attrs))
+    _check(not unknown, f"{where}: unknown attribute(s) {unknown}")
+    kwargs = {a: _decode(v, f"{where}: attribute {a!r}") for a, v in attrs.items()}
+    try:
+        with name_scope(scope, absolute=True):
+            result = function_of(name)(*args, **kwargs)
+    except StadynError as exc:
+        raise _Invalid(f"{where}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - a bad attribute value reaching the op
+        raise _Invalid(f"{where}: the op rejects its attributes ({type(exc).__name__}: "
+                       f"{str(exc)[:200]})") from None
+    results = [result] if isinstance(result, Variable) else list(result)
+    _check(len(results) == len(outs), f"{where}: the op gives {len(results)} outputs, the "
+                                      f"file lists {len(outs)}")
+    for var, ref in zip(results, outs):
+        if ref is None:
+            continue
+        vid = _id(ref, len(values), f"{where}: output")
+        rec = records[vid]
+        _check(rec["kind"] == "op" and values[vid] is None,
+               f"{where}: output variable {vid} is not a fresh op output")
+        want, got = list(rec["shape"]), list(var.shape)
+        if batch_size is not None and rec.get("batch") and want and got:
+            want[0] = got[0]
+        _check(got == want and _dtype_name(var.torch_dtype) == rec["dtype"],
+               f"{where}: the op gives shape {tuple(got)} {_dtype_name(var.torch_dtype)}, the "
+               f"file says {tuple(rec['shape'])} {rec['dtype']}")
+        var.persistent = rec["persistent"]
+        values[vid] = var
+
+
+def _np_or_torch(name: str) -> Any:
+    return torch.bfloat16 if name == "bfloat16" else np.dtype(name)
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return "bfloat16" if dtype == torch.bfloat16 else torch.empty(0, dtype=dtype).numpy().dtype.name
+
+
+def _parameter(registry: ParameterRegistry, name: str, t: torch.Tensor,
+               need_grad: bool) -> Variable:
+    have = registry.get(name)
+    if have is None:
+        var = Variable.from_tensor(t.clone().to(get_current_context().device),
+                                   need_grad=need_grad)
+        registry.set(name, var)
+        return var
+    if have.shape != tuple(t.shape):
+        raise _Invalid(f"parameter {name!r} has shape {tuple(t.shape)} in the file but "
+                       f"{have.shape} in the registry it is loaded into")
+    with torch.no_grad():
+        have.data.copy_(t)
+    return have
+
+
+_LOADERS: dict[int, Callable[..., Network]] = {1: _load_v1}
+
+
+def load(path: str | os.PathLike, registry: ParameterRegistry | None = None,
+         batch_size: int | None = None) -> Network:
+    """Load a Stadyn model file as a runnable :class:`Network` (no model code needed).
+
+    The graph is rebuilt from catalog ops in static mode; parameters go to ``registry`` -- a new
+    :class:`~stadyn.ParameterRegistry` by default (``net.registry``), so a loaded model never
+    touches the current one; pass a registry to load into it (existing parameters of the same
+    name are overwritten in place).  ``batch_size`` rebuilds the graph for another size of the
+    inputs' first (batch) axis.  Files of every earlier format version load.  A truncated,
+    damaged or tampered file, or one naming unknown ops or holding wrong types or shapes,
+    raises :class:`stadyn.ModelFileError` naming the file and the problem.
+
+    Example:
+        >>> import os, tempfile, numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable((1, 2))
+        >>> path = os.path.join(tempfile.mkdtemp(), "twice.stadyn")
+        >>> sd.save(path, F.mul_scalar(x, 2.0), x)
+        >>> net = sd.load(path, batch_size=3)
+        >>> net(x=np.ones((3, 2)))["y"].tolist()
+        [[2.0, 2.0], [2.0, 2.0], [2.0, 2.0]]
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise ModelFileError(f"{path}: no such model file")
+    if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
+        raise ModelFileError(f"{path}: batch_size must be a positive int, got {batch_size!r}")
+    registry = registry if registry is not None else ParameterRegistry()
+    try:
+        members = _read_members(path)
+        version = _format_of(members)
+        return _LOADERS[version](path, members, registry, batch_size)
+    except _Invalid as exc:
+        raise ModelFileError(f"{path}: {exc}") from None
+
+
+def model_info(path: str | os.PathLike) -> ModelInfo:
+    """Inputs, outputs, op counts and parameter count of a model file or an ONNX file, read
+    without building the graph.
+
+    Example:
+        >>> import os, tempfile, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable((4, 3))
+        >>> path = os.path.join(tempfile.mkdtemp(), "m.stadyn")
+        >>> sd.save(path, F.relu(F.tanh(x)), x)
+        >>> info = sd.serialize.model_info(path)
+        >>> dict(info.op_counts), info.inputs["x"]
+        ({'tanh': 1, 'relu': 1}, ((4, 3), 'float32'))
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise ModelFileError(f"{path}: no such file")
+    if not zipfile.is_zipfile(path):
+        return _onnx_info(path)
+    try:
+        members = _read_members(path)
+        version = _format_of(members)
+        network = _parse_json(members["network.json"], "network.json")
+        _check(isinstance(network, dict), "network.json must hold an object")
+        records = _variables_v1(network)
+
+        def described(pairs):
+            out = OrderedDict()
+            for pair in pairs:
+                _check(isinstance(pair, list) and len(pair) == 2, "bad input/output entry")
+                rec = records[_id(pair[1], len(records), "network.json")]
+                out[str(pair[0])] = (tuple(rec["shape"]), rec["dtype"])
+            return out
+        nodes = network.get("nodes", [])
+        _check(isinstance(nodes, list) and all(isinstance(n, dict) for n in nodes),
+               "network.json: bad nodes")
+        params = [r for r in records if r["kind"] == "parameter"]
+        info = ModelInfo(kind=f"Stadyn model file (format version {version})",
+                         inputs=described(network.get("inputs", [])),
+                         outputs=described(network.get("outputs", [])),
+                         op_counts=Counter(str(n.get("op")) for n in nodes),
+                         n_parameters=sum(math.prod(r["shape"]) for r in params),
+                         n_parameter_tensors=len(params))
+        batch = [n for n, i in network.get("inputs", []) if records[i].get("batch")]
+        if batch:
+            info.details["batch axis"] = (f"the first axis of {', '.join(batch)} (load with "
+                                          "batch_size=N to change it)")
+        if "solver.safetensors" in members:
+            meta = _safetensors_meta(members["solver.safetensors"], "solver.safetensors")
+            info.details["solver state"] = meta.get("solver", "?")
+        return info
+    except _Invalid as exc:
+        raise ModelFileError(f"{path}: {exc}") from None
+
+
+def _onnx_info(path: str) -> ModelInfo:
+    import onnx
+    from onnx import helper
+    try:
+        model = onnx.load(path, load_external_data=False)
+    except Exception as exc:  # noqa: BLE001 - protobuf raises several types
+        raise ModelFileError(f"{path}: neither a Stadyn model file nor a readable ONNX model "
+                             f"({exc})") from exc
+    graph = model.graph
+    inits = {i.name for i in graph.initializer}
+
+    def described(values):
+        out = OrderedDict()
+        for vi in values:
+            if vi.name in inits:
+                continue
+            t = vi.type.tensor_type
+            dims = tuple(d.dim_param if d.dim_param else int(d.dim_value) for d in t.shape.dim)
+            try:
+                dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type)).name
+            except Exception:  # noqa: BLE001 - a type NumPy lacks
+                dtype = str(t.elem_type)
+            out[vi.name] = (dims, dtype)
+        return out
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), "?")
+    return ModelInfo(kind="ONNX model", inputs=described(graph.input),
+                     outputs=described(graph.output),
+                     op_counts=Counter(n.op_type for n in graph.node),
+                     n_parameters=sum(math.prod(i.dims) for i in graph.initializer),
+                     n_parameter_tensors=len(graph.initializer),
+                     details={"opset": opset, "producer": model.producer_name or "?"})

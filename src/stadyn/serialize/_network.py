@@ -1,0 +1,160 @@
+"""``Network``: a runnable static graph with named inputs and outputs, as :func:`stadyn.load` and
+:func:`stadyn.import_onnx` give it back, and :class:`ModelInfo`, its summary."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+import torch
+
+from .._errors import StadynError
+from ..graph import Variable, forward_all, topological_nodes
+from ..graph import training as phase
+from ..parametric import parameter_registry
+from ..parametric._registry import ParameterRegistry
+
+__all__ = ["Network", "ModelInfo"]
+
+
+@dataclass
+class ModelInfo:
+    """What ``stadyn info`` prints: inputs and outputs (name -> (shape, dtype)), op counts by
+    type, and the number of parameters (elements) and parameter tensors.  Shapes may hold the
+    string ``'batch'`` for a dynamic axis."""
+
+    kind: str
+    inputs: "OrderedDict[str, tuple[tuple, str]]"
+    outputs: "OrderedDict[str, tuple[tuple, str]]"
+    op_counts: Counter = field(default_factory=Counter)
+    n_parameters: int = 0
+    n_parameter_tensors: int = 0
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        def shape(s):
+            return "(" + ", ".join(str(d) for d in s) + ("," if len(s) == 1 else "") + ")"
+        lines = [self.kind]
+        for key, value in self.details.items():
+            lines.append(f"  {key}: {value}")
+        lines.append("inputs:")
+        lines += [f"  {n}: {shape(s)} {d}" for n, (s, d) in self.inputs.items()]
+        lines.append("outputs:")
+        lines += [f"  {n}: {shape(s)} {d}" for n, (s, d) in self.outputs.items()]
+        lines.append(f"ops ({sum(self.op_counts.values())}):")
+        lines += [f"  {n}: {c}" for n, c in sorted(self.op_counts.items(),
+                                                   key=lambda kv: (-kv[1], kv[0]))]
+        lines.append(f"parameters: {self.n_parameters:,} in {self.n_parameter_tensors} tensors")
+        return "\n".join(lines)
+
+
+def _dtype_name(v: Variable) -> str:
+    return str(np.dtype(v.dtype)) if isinstance(v.dtype, np.dtype) else str(v.dtype)
+
+
+class Network:
+    """A static graph rebuilt from a file: named ``inputs`` and ``outputs`` (ordered dicts of
+    Variables) over parameters held in ``registry``.
+
+    Calling it runs a forward pass in the inference phase (batch normalisation on running
+    statistics, dropout off) and returns the outputs as NumPy arrays; the Variables themselves
+    are an ordinary static graph, so the network can also be trained further (``get_parameters``
+    for a solver, ``outputs[...]`` for a loss).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable((2, 3))
+        >>> net = sd.Network({"x": x}, {"y": F.relu(x)}, sd.ParameterRegistry())
+        >>> net(x=np.array([[1, -1, 2], [-3, 4, 0]]))["y"]
+        array([[1., 0., 2.],
+               [0., 4., 0.]], dtype=float32)
+    """
+
+    def __init__(self, inputs: Mapping[str, Variable], outputs: Mapping[str, Variable],
+                 registry: ParameterRegistry | None = None, *, source: str = "",
+                 solver_state: bytes | None = None, info: dict[str, Any] | None = None):
+        self.inputs: OrderedDict[str, Variable] = OrderedDict(inputs)
+        self.outputs: OrderedDict[str, Variable] = OrderedDict(outputs)
+        self.registry = registry if registry is not None else ParameterRegistry()
+        self.source = source
+        self.solver_state = solver_state
+        self._info = dict(info or {})
+
+    # -- parameters -----------------------------------------------------------------------------
+    @property
+    def parameters(self) -> "OrderedDict[str, Variable]":
+        """Every parameter of the network by name (running statistics included)."""
+        return OrderedDict(self.registry.items())
+
+    def get_parameters(self, grad_only: bool = True) -> "OrderedDict[str, Variable]":
+        """The parameters a solver should update (``grad_only``: those with ``need_grad``)."""
+        return OrderedDict((k, v) for k, v in self.registry.items()
+                           if v.need_grad or not grad_only)
+
+    def load_solver_states(self, solver) -> None:
+        """Restore the solver state saved with the model (``sd.save(..., solver=...)``) into
+        ``solver``, whose parameters must be set first (``solver.set_parameters(
+        net.get_parameters())``)."""
+        if self.solver_state is None:
+            raise StadynError(f"{self.source or 'this network'}: no solver state was saved")
+        fd, tmp = tempfile.mkstemp(suffix=".safetensors")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(self.solver_state)
+            solver.load_states(tmp)
+        finally:
+            os.unlink(tmp)
+
+    # -- running --------------------------------------------------------------------------------
+    def __call__(self, **arrays: Any) -> "OrderedDict[str, np.ndarray]":
+        """``run(arrays)``: the outputs for one array per input (by name), inference phase."""
+        return self.run(arrays)
+
+    def run(self, arrays: Mapping[str, Any], training: bool = False
+            ) -> "OrderedDict[str, np.ndarray]":
+        """Run a forward pass on ``arrays`` (one per input, by name) and return the outputs.
+
+        ``training`` runs in the training phase (batch statistics, dropout on) with autograd
+        enabled.  Inputs keep their dtype (arrays are converted to it); an array whose batch
+        size differs from the one the graph was built with is accepted for graphs whose ops do
+        not fix it.
+        """
+        missing = [n for n in self.inputs if n not in arrays]
+        unknown = [n for n in arrays if n not in self.inputs]
+        if missing or unknown:
+            raise StadynError(f"{self.source or 'network'}: inputs are {list(self.inputs)}; "
+                              f"missing {missing}, unknown {unknown}")
+        for name, value in arrays.items():
+            var = self.inputs[name]
+            arr = np.asarray(value)
+            if tuple(arr.shape) == var.shape:
+                var.d = arr
+            else:
+                var.data = torch.as_tensor(np.array(arr, order="C")).to(
+                    device=var.data.device, dtype=var.torch_dtype)
+        roots = [v for v in self.outputs.values()]
+        with parameter_registry(self.registry), phase(training), \
+                torch.set_grad_enabled(training):
+            forward_all(roots, clear_buffer=not training)
+        return OrderedDict((name, np.array(v.d, copy=True)) for name, v in self.outputs.items())
+
+    # -- description ----------------------------------------------------------------------------
+    def info(self) -> ModelInfo:
+        """Inputs, outputs, op counts and parameter count (see :class:`ModelInfo`)."""
+        counts = Counter(n.spec.name for n in topological_nodes(list(self.outputs.values())))
+        params = list(self.registry.items())
+        return ModelInfo(
+            kind=self._info.get("kind", "Stadyn network"),
+            inputs=OrderedDict((n, (v.shape, _dtype_name(v))) for n, v in self.inputs.items()),
+            outputs=OrderedDict((n, (v.shape, _dtype_name(v))) for n, v in self.outputs.items()),
+            op_counts=counts, n_parameters=sum(v.size for _, v in params),
+            n_parameter_tensors=len(params),
+            details={k: v for k, v in self._info.items() if k != "kind"})
+
+    def __repr__(self) -> str:
+        return (f"<Network {self.source or ''} inputs={list(self.inputs)} "
+                f"outputs={list(self.outputs)} parameters={len(self.registry)}>")
