@@ -13,13 +13,14 @@ Modes:
 * ``stadyn-compiled`` — :func:`stadyn.compile_step`: forward + backward + update in one program
   compiled by ``torch.compile``;
 * ``stadyn-static-bf16`` / ``stadyn-compiled-bf16`` — the same in a ``bfloat16`` context
-  (autocast; fp32 master weights and solver state);
+  (ops cast by their declared precision; fp32 master weights and solver state);
 * ``torch-eager`` — the twin, eager, with PyTorch's default optimizer;
 * ``torch-compile`` — the twin's model and optimizer step under ``torch.compile``.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -199,15 +200,17 @@ class _MLPTwin(nn.Module):
 
 
 class _CifarTwin(nn.Module):
-    """Twin of the seed-1 ConvNet (:func:`stadyn.models.cifar_convnet`)."""
+    """Twin of the seed-1 ConvNet (:func:`stadyn.models.cifar_convnet`); with
+    ``pool_padding=0``, of the BrainScript ConvNet_CIFAR10_DataAug (unpadded pooling)."""
 
-    def __init__(self, params: dict[str, torch.Tensor]):
+    def __init__(self, params: dict[str, torch.Tensor], pool_padding: int = 1):
         super().__init__()
         convs = [k[:-2] for k in params if k.startswith("convolution") and k.endswith("/W")]
         dense = [k[:-2] for k in params if k.startswith("dense") and k.endswith("/W")]
         c = [_conv(params[f"{n}/W"], params[f"{n}/b"], 1) for n in convs]
-        self.features = nn.Sequential(c[0], nn.ReLU(), c[1], nn.ReLU(), nn.MaxPool2d(3, 2, 1),
-                                      c[2], nn.ReLU(), c[3], nn.ReLU(), nn.MaxPool2d(3, 2, 1),
+        p = pool_padding
+        self.features = nn.Sequential(c[0], nn.ReLU(), c[1], nn.ReLU(), nn.MaxPool2d(3, 2, p),
+                                      c[2], nn.ReLU(), c[3], nn.ReLU(), nn.MaxPool2d(3, 2, p),
                                       nn.Flatten())
         d = [_linear(params[f"{n}/W"], params[f"{n}/b"]) for n in dense]
         self.classifier = nn.Sequential(d[0], nn.ReLU(), nn.Dropout(0.5), d[1], nn.ReLU(),
@@ -223,6 +226,27 @@ def _cifar_model() -> Callable[[Variable], Variable]:
     return lambda x: net(F.mul_scalar(x, 0.00390625))
 
 
+_CIFAR_CNTK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests",
+                           "fixtures", "brainscript", "ConvNet_CIFAR10_DataAug.cntk")
+
+
+def _cifar_bs_model() -> Callable[[Variable], Variable]:
+    """The network of CNTK's ConvNet_CIFAR10_DataAug.cntk (its ``model`` member), built from the
+    config by Stadyn's BrainScript library on the first call (in the caller's parameter
+    registry), reapplied after that; Dropout takes the config's ``dropoutRate``."""
+    from ..brainscript import build_network, load_config, per_epoch, run_config
+    from ..brainscript._stadyn_library import StadynLibrary
+    cmd = run_config(load_config(os.environ.get("STADYN_CIFAR_CNTK", _CIFAR_CNTK))).commands[0]
+    built: list = []
+
+    def model(x: Variable) -> Variable:
+        if not built:
+            library = StadynLibrary(per_epoch(cmd.sgd.dropout_rate, 0))
+            built.append(build_network(cmd.network, library).record["model"])
+        return built[0](x)
+    return model
+
+
 WORKLOADS: dict[str, Workload] = {
     "seed2": Workload(
         "seed2", "seed-2 CNN (12 conv+BN+tanh, 8x8 digits), batch 16, Adam 1e-3", 16, (1, 8, 8),
@@ -235,6 +259,12 @@ WORKLOADS: dict[str, Workload] = {
     "cifar": Workload(
         "cifar", "seed-1 CIFAR ConvNet (4 conv, 3 dense, dropout), synthetic 3x32x32, batch 64, "
         "momentum SGD 0.01/0.9", 64, (3, 32, 32), 10, _cifar_model, _CifarTwin,
+        lambda: S.Momentum(lr=0.01, momentum=0.9),
+        lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9), input_scale=255.0),
+    "cifar-bs": Workload(
+        "cifar-bs", "ConvNet_CIFAR10_DataAug.cntk's network from BrainScript (unpadded pooling: "
+        "949,834 parameters), synthetic 3x32x32, batch 64, momentum SGD 0.01/0.9", 64,
+        (3, 32, 32), 10, _cifar_bs_model, lambda p: _CifarTwin(p, pool_padding=0),
         lambda: S.Momentum(lr=0.01, momentum=0.9),
         lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9), input_scale=255.0),
 }

@@ -1,0 +1,827 @@
+"""Run a ``.cntk`` config as CNTK's BrainScript runner did: its ``command`` list, in order.
+
+* ``train``: build the network of ``BrainScriptNetworkBuilder`` with :class:`StadynLibrary`, the
+  learner of the ``SGD`` block and the minibatch source of the ``reader`` block; train
+  ``maxEpochs`` epochs of ``epochSize`` samples (a full sweep when 0) in minibatches of
+  ``minibatchSize``, printing CNTK's lines; save the model after every epoch (``modelPath.<n>``,
+  and ``modelPath`` after the last epoch) with its checkpoint (``<model>.ckp``: learner state,
+  sample counts, reader position); on a restart, continue after the last saved epoch.
+* ``test`` / ``eval``: load ``modelPath``, evaluate ``evalNodeNames`` (default: the evaluation and
+  criterion nodes) over one sweep of the ``reader`` and print ``Final Results: ...``.
+
+CNTK's log formats (``Source/SGDLib/SGD.cpp``, ``Criterion.h``, ``SimpleEvaluator.h``), each
+one line (wrapped here)::
+
+     Epoch[ 1 of 3]-Minibatch[   1-  16, 25.00%]: ce = 2.29821801 * 1024;
+        errs = 89.160% * 1024; time = 2.3506s; samplesPerSecond = 435.6
+    Finished Epoch[ 1 of 3]: [Training] ce = 2.28370905 * 4096; errs = 87.061% * 4096;
+        totalSamplesSeen = 4096; learningRatePerSample = 0.0015625; epochTime=3.85148s
+    Final Results: Minibatch[1-20]: errs = 71.390% * 10000; top5Errs = 20.220% * 10000
+
+A value is a percentage when its node's name ends in ``s`` (CNTK's heuristic for error counts).
+"""
+
+from __future__ import annotations
+
+import io as _io
+import json
+import math
+import os
+import sys
+import time
+import zipfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import numpy as np
+import torch
+
+import stadyn
+
+from .. import functions as F
+from .. import io
+from .._errors import ConfigError, ModelFileError, StadynError
+from .._random import seed
+from ..graph import Variable, context, context_scope, forward_all, topological_nodes, training
+from ..parametric import (ParameterRegistry, current_registry, get_parameters,
+                          parameter_registry)
+from ..serialize import load_parameters, save_parameters
+from ..train import Trainer, feed
+from . import build_network, load_config, per_epoch, run_config
+from ._blocks import CommandConfig, RunConfig
+from ._config import BrainScriptSource, ConfigRecord
+from ._readers import make_source
+from ._sgd import (check_sgd_keys, keep_checkpoint_files, learning_rates_per_sample,
+                   make_learner, momenta_per_sample)
+from ._stadyn_library import StadynLibrary
+
+__all__ = ["run", "run_config_file", "RunResult", "EpochResult", "EvalResult", "model_name",
+           "format_criterion"]
+
+_SIZE_MAX = float(2 ** 64 - 1)        # CNTK's requestDataSize
+_EVAL_MINIBATCH = 40960               # CNTK's default minibatchSize of test/eval
+
+
+# ---------------------------------------------------------------------------------------------
+# Log lines
+# ---------------------------------------------------------------------------------------------
+def _fmt(pad: int, precision: int, value: float) -> str:
+    """CNTK's GeneratePaddedFloatOrExpFormat: ``%<pad>.<p>f``, or ``e`` where ``%.<p>g`` has one."""
+    if "e" in f"{value:.{precision}g}":
+        return f"%{pad}.{precision}e" % value
+    return f"%{pad}.{precision}f" % value
+
+
+def format_criterion(name: str, total: float, count: int, semicolon: bool = True) -> str:
+    """``name = value * count`` as CNTK logged a criterion (``EpochCriterion::LogCriterion``):
+    the average ``total / count``, as a percentage with 3 decimals when ``name`` ends in ``s``,
+    else with 8 decimals.
+
+    >>> format_criterion("ce", 11452.8, 5000), format_criterion("errs", 4339, 5000, False)
+    ('ce = 2.29056000 * 5000; ', 'errs = 86.780% * 5000')
+    """
+    average = total / count if count > 0 else 0.0
+    if name.endswith("s"):
+        text = f"{name} = {_fmt(2, 3, 100.0 * average)}% * {count}"
+    else:
+        text = f"{name} = {_fmt(0, 8, average)} * {count}"
+    return text + ("; " if semicolon else "")
+
+
+class _Log:
+    """Writes lines to stdout and, with CNTK's ``stderr`` key, to a log file as well."""
+
+    def __init__(self, out: TextIO | None, path: str | None, timestamps: bool):
+        self.out = out if out is not None else sys.stdout
+        self.timestamps = timestamps
+        self.file = None
+        if path:
+            folder = os.path.dirname(os.path.abspath(path))
+            os.makedirs(folder, exist_ok=True)
+            self.file = open(path, "w", encoding="utf-8")
+
+    def raw(self, text: str = "") -> None:
+        """A line as CNTK's plain ``fprintf`` wrote it."""
+        for stream in (self.out, self.file):
+            if stream is not None:
+                stream.write(text + "\n")
+                stream.flush()
+
+    def __call__(self, text: str = "") -> None:
+        """A line as CNTK's ``LOGPRINTF`` wrote it (prefixed by a time stamp with
+        ``timestamping = true``)."""
+        if self.timestamps:
+            text = time.strftime("%m/%d/%Y %H:%M:%S: ") + text
+        self.raw(text)
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class EpochResult:
+    """One trained epoch: 1-based ``epoch``, samples, and the average of each logged node."""
+
+    epoch: int
+    samples: int
+    criterion: dict[str, float]
+    evaluation: dict[str, float]
+    learning_rate_per_sample: float
+    seconds: float
+
+
+@dataclass
+class EvalResult:
+    """A test/eval command's final results: node name -> (average, samples)."""
+
+    values: dict[str, tuple[float, int]]
+    minibatches: int
+
+
+@dataclass
+class RunResult:
+    """What :func:`run` did, per command name: a list of :class:`EpochResult` (train) or an
+    :class:`EvalResult` (test/eval)."""
+
+    commands: dict[str, Any] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------
+# Model files (CNTK's names)
+# ---------------------------------------------------------------------------------------------
+def model_name(model_path: str, epoch: int, max_epochs: int) -> str:
+    """CNTK's model file after 0-based ``epoch``: ``modelPath`` after the last epoch, else
+    ``modelPath.<epoch + 1>`` (so the untrained model is ``modelPath.0``).
+
+    >>> model_name("m/net", 0, 3), model_name("m/net", 2, 3), model_name("m/net", -1, 3)
+    ('m/net.1', 'm/net', 'm/net.0')
+    """
+    if epoch + 1 == max_epochs:
+        return model_path
+    return f"{model_path}.{epoch + 1}"
+
+
+def _up_to_date(target: str, source: str) -> bool:
+    """CNTK's ``fuptodate(target, input, inputRequired=false)``."""
+    if not os.path.exists(target):
+        return False
+    if not os.path.exists(source):
+        return True
+    return os.path.getmtime(target) >= os.path.getmtime(source)
+
+
+def _checkpoint_state(path: str) -> dict | None:
+    """The runner's state stored in a checkpoint, or None if there is none."""
+    if not os.path.exists(path):
+        return None
+    try:
+        from safetensors import safe_open
+        with safe_open(path, framework="pt") as f:
+            return json.loads((f.metadata() or {}).get("external_state", "{}"))
+    except Exception:  # noqa: BLE001 - an unreadable checkpoint is reported when it is loaded
+        return None
+
+
+def _start_epoch(model_path: str, max_epochs: int, make_mode: bool,
+                 log: _Log) -> tuple[int, str | None]:
+    """(0-based epoch to start at, model file to load) — CNTK's ``DetermineStartEpoch``.
+
+    The latest model file that is up to date with the one before it decides; none means a fresh
+    start (-1 as in CNTK, returned as 0 with no file).  Stadyn extension: when the final model
+    exists but its checkpoint says it finished fewer than ``max_epochs`` epochs (``maxEpochs`` was
+    raised since), training continues from it instead of stopping.
+    """
+    if not make_mode:
+        return 0, None
+    first = -1
+    current = model_name(model_path, max_epochs - 1, max_epochs)
+    for e in range(max_epochs - 1, -2, -1):
+        previous = model_name(model_path, e - 1, max_epochs)
+        if _up_to_date(current, previous):
+            first = e + 1
+            break
+        current = previous
+    if first == max_epochs:
+        state = _checkpoint_state(model_path + ".ckp") or {}
+        finished = state.get("epochs_finished")
+        if isinstance(finished, int) and 0 < finished < max_epochs:
+            return finished, model_path
+        log(f"Final model exists: {model_path}")
+        return max_epochs, None
+    if first <= 0:
+        return 0, None
+    return first, model_name(model_path, first - 1, max_epochs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Networks
+# ---------------------------------------------------------------------------------------------
+class _Network:
+    """A network built from BrainScript in the current parameter registry, with name lookups."""
+
+    def __init__(self, source: BrainScriptSource, dropout_rate: float):
+        self.library = StadynLibrary(dropout_rate)
+        self.net = build_network(source, self.library)
+        self.source = source
+        tagged = self.library.tagged
+        self.criterion_nodes = self.net.criterion_nodes or tagged["criterion"]
+        self.evaluation_nodes = self.net.evaluation_nodes or tagged["evaluation"]
+        self.output_nodes = self.net.output_nodes or tagged["output"]
+
+    def name(self, node: Variable) -> str:
+        name = self.net.name_of(node)
+        if name is None:
+            raise ConfigError("a node of the network has no name (give it a member name, "
+                              "e.g. ce = CrossEntropyWithSoftmax(...))", *_loc(self.source))
+        return name
+
+    def node(self, name: str, where: tuple) -> Variable:
+        node = self.net.nodes.get(name)
+        if node is None:
+            for key, value in self.net.nodes.items():
+                if key.lower() == name.lower():
+                    return value
+            names = ", ".join(self.net.nodes)
+            raise ConfigError(f"the network has no node '{name}' (its nodes: {names})", *where)
+        return node
+
+    def inputs_of(self, roots: Sequence[Variable]) -> list[tuple[str, Variable]]:
+        """The ``Input`` nodes ``roots`` depend on, with their names."""
+        leaves = {id(v) for n in topological_nodes(list(roots)) for v in n.inputs
+                  if v.parent is None}
+        leaves |= {id(r) for r in roots}
+        return [(self.name(v), v) for v in self.library.inputs if id(v) in leaves]
+
+    def learnable(self, root: Variable) -> dict[str, Variable]:
+        """The trainable parameters ``root`` depends on, by registry name."""
+        leaves = {id(v) for n in topological_nodes([root]) for v in n.inputs if v.parent is None}
+        return {k: v for k, v in get_parameters().items() if id(v) in leaves}
+
+
+def _save_model(path: str, network: "_Network") -> None:
+    """Write the model file: a Stadyn model file (``stadyn.save``: the graph of every named
+    node, its inputs and the parameters), or a parameter file where ``stadyn.save`` is missing."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    save = getattr(stadyn, "save", None)
+    if save is None:
+        save_parameters(path, get_parameters(grad_only=False))
+        return
+    outputs = {name: v for name, v in network.net.nodes.items()
+               if isinstance(v, Variable) and v.parent is not None}
+    inputs = {network.name(v): v for v in network.library.inputs}
+    for v in inputs.values():  # the graph was built for a batch of 1; the trainer resized inputs
+        if v.shape[0] != 1:
+            feed(v, np.zeros((1,) + tuple(v.shape[1:]), dtype=np.float32))
+    save(path, outputs, inputs)
+
+
+def _load_model_parameters(path: str) -> None:
+    """Load the parameters of a model file (either kind) into the current registry."""
+    if zipfile.is_zipfile(path):
+        stadyn.load(path, registry=current_registry())
+    else:
+        load_parameters(path)
+
+
+def _loc(source: Any) -> tuple:
+    loc = getattr(source, "loc", None)
+    return () if loc is None else (loc.path, loc.line, loc.column)
+
+
+def _record_loc(record: ConfigRecord, key: str) -> tuple:
+    try:
+        loc = record.location(key)
+    except KeyError:
+        loc = record.loc
+    return () if loc is None else (loc.path, loc.line, loc.column)
+
+
+class _Feeder:
+    """Maps network inputs to reader streams (by name, as CNTK did) and reshapes the data to
+    each input's per-sample shape when only the layout differs (784 values -> 1x28x28)."""
+
+    def __init__(self, inputs: list[tuple[str, Variable]], source: io.MinibatchSource,
+                 reader_loc: tuple):
+        streams = list(source.streams)
+        self.pairs: list[tuple[Variable, str]] = []
+        for name, var in inputs:
+            match = next((s for s in streams if s == name), None) or \
+                next((s for s in streams if s.lower() == name.lower()), None)
+            if match is None:
+                raise ConfigError(f"the reader has no stream for the network input '{name}' "
+                                  f"(its streams: {', '.join(streams)})", *reader_loc)
+            info = source.streams[match]
+            if info.shape is not None and int(np.prod(info.shape)) != int(np.prod(var.shape[1:])):
+                raise ConfigError(
+                    f"reader stream '{match}' delivers samples of shape {info.shape} "
+                    f"({int(np.prod(info.shape))} values) but the network input '{name}' has "
+                    f"{_cntk_text(var.shape[1:])} ({int(np.prod(var.shape[1:]))} values)",
+                    *reader_loc)
+            self.pairs.append((var, match))
+        self.input_map = {s: s for _, s in self.pairs}
+
+    def __call__(self, minibatch: dict) -> tuple[dict, int]:
+        data: dict[Variable, np.ndarray] = {}
+        count = 0
+        for var, stream in self.pairs:
+            mb = minibatch[stream]
+            arr = mb.data
+            sample = tuple(var.shape[1:])
+            if tuple(arr.shape[1:]) != sample:
+                if int(np.prod(arr.shape[1:])) != int(np.prod(sample)):
+                    raise StadynError(f"stream '{stream}' delivered samples of shape "
+                                      f"{tuple(arr.shape[1:])}; the input needs {sample}")
+                arr = arr.reshape((arr.shape[0],) + sample)
+            data[var] = arr
+            count = mb.num_samples
+        return data, count
+
+
+def _cntk_text(shape: Sequence[int]) -> str:
+    return " x ".join(str(d) for d in reversed(tuple(shape))) or "1"
+
+
+class _Parallel:
+    """This process's place in a data-parallel job (``stadyn train --nproc N`` starts the
+    workers; each runs the config).  Alone: rank 0 of 1, and every method is a no-op."""
+
+    def __init__(self) -> None:
+        self.dist = None
+        self.rank, self.size = 0, 1
+        try:
+            import stadyn.distributed as dist
+        except ModuleNotFoundError:
+            return
+        if dist.init():
+            self.dist, self.rank, self.size = dist, dist.rank(), dist.size()
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    def data_parallel(self, params: dict[str, Variable]):
+        return self.dist.DataParallel(params) if self.dist is not None else None
+
+    def sum(self, values: list[float]) -> list[float]:
+        if self.dist is None or not values:
+            return values
+        t = torch.tensor(values, dtype=torch.float64)
+        self.dist.all_reduce_sum(t)
+        return t.tolist()
+
+    def barrier(self) -> None:
+        if self.dist is not None:
+            self.dist.barrier()
+
+
+class _Sums:
+    """A progress writer for the Trainer that keeps the last minibatch's sums."""
+
+    def __init__(self) -> None:
+        self.loss = 0.0
+        self.metric: float | None = None
+        self.samples = 0
+
+    def update(self, loss_sum, samples, metric_sum=None, learning_rate=None) -> None:
+        self.loss, self.samples, self.metric = float(loss_sum), int(samples), metric_sum
+
+    def update_test(self, metric_sum, samples) -> None:  # pragma: no cover - not used
+        pass
+
+
+# ---------------------------------------------------------------------------------------------
+# The runner
+# ---------------------------------------------------------------------------------------------
+def _device(device_id: int | str, precision: str, where: tuple):
+    if precision != "float":
+        raise ConfigError(f'precision = "{precision}" is not supported yet (Stadyn computes in '
+                          'float32; use precision = "float")', *where)
+    if device_id == "auto":
+        return context("cuda" if torch.cuda.is_available() else "cpu")
+    if int(device_id) < 0:
+        return context("cpu")
+    if not torch.cuda.is_available():
+        raise ConfigError(f"deviceId = {device_id} asks for a GPU, but CUDA is not available "
+                          "(use deviceId = -1 or auto)", *where)
+    return context("cuda", int(device_id), fallback=False)
+
+
+def _banner(log: _Log, text: str) -> None:
+    log("#" * 78)
+    log("#" + " " * 76 + "#")
+    log(f"# {text:<74s} #")
+    log("#" + " " * 76 + "#")
+    log("#" * 78)
+
+
+class _Runner:
+    def __init__(self, run: RunConfig, log: _Log, parallel: _Parallel,
+                 epoch_callback: Callable[[str, int], None] | None = None):
+        self.run = run
+        self.log = log
+        self.parallel = parallel
+        self.epoch_callback = epoch_callback
+        self.result = RunResult()
+
+    # -- commands ---------------------------------------------------------------------------
+    def command(self, cmd: CommandConfig) -> None:
+        log = self.log
+        log()
+        _banner(log, f"{cmd.name} command ({cmd.action} action)")
+        log()
+        ctx = _device(cmd.device_id, cmd.precision, _record_loc(cmd.record, "action"))
+        with context_scope(ctx), parameter_registry(ParameterRegistry()):
+            if cmd.action == "train":
+                self.result.commands[cmd.name] = self.train(cmd)
+            elif self.parallel.is_main:  # data-parallel workers leave evaluation to rank 0
+                self.result.commands[cmd.name] = self.evaluate(cmd)
+        log(f'Action "{cmd.action}" complete.')
+        log()
+
+    # -- train ------------------------------------------------------------------------------
+    def train(self, cmd: CommandConfig) -> list[EpochResult]:
+        log, rec = self.log, cmd.record
+        where = _record_loc(rec, "action")
+        for key, value in (("BrainScriptNetworkBuilder", cmd.network), ("SGD", cmd.sgd),
+                           ("reader", cmd.reader), ("modelPath", cmd.model_path)):
+            if value is None:
+                raise ConfigError(f"command '{cmd.name}' (action train) needs '{key}'", *where)
+        sgd, sgd_rec = cmd.sgd, rec.get_record("SGD")
+        check_sgd_keys(sgd, sgd_rec)
+        if sgd.max_epochs < 1:
+            raise ConfigError(f"maxEpochs must be at least 1, got {sgd.max_epochs}",
+                              *_record_loc(sgd_rec, "maxEpochs"))
+        max_epochs, model_path = sgd.max_epochs, cmd.model_path
+        start, resume_from = _start_epoch(model_path, max_epochs,
+                                          rec.get_bool("makeMode", True, inherited=True), log)
+        if start >= max_epochs:
+            log("No further training is necessary.")
+            return []
+        if resume_from is not None:
+            log(f"Starting from checkpoint. Loading network from '{resume_from}'.")
+        else:
+            log("Creating virgin network.")
+        seed_offset = rec.get_int("randomSeedOffset", 0, inherited=True)
+        seed(seed_offset)  # CNTK's initialisation is deterministic too
+        network = _Network(cmd.network, per_epoch(sgd.dropout_rate, start))
+        if not network.criterion_nodes:
+            raise ConfigError("the network declares no criterion node (criterionNodes = (ce))",
+                              *_loc(cmd.network))
+        criterion = network.criterion_nodes[0]
+        crit_name = network.name(criterion)
+        evals = [n for n in network.evaluation_nodes if n is not criterion]
+        eval_names = [network.name(n) for n in evals]
+        source = make_source(cmd.reader, warn=log.raw)
+        reader_loc = _record_loc(rec, "reader")
+        feeder = _Feeder(network.inputs_of([criterion] + evals), source, reader_loc)
+        epoch_size = sgd.epoch_size or source.sweep_size
+        if source.sweep_size == 0:
+            raise ConfigError("the training reader delivers no samples", *reader_loc)
+        params = network.learnable(criterion)
+        if not params:
+            raise ConfigError("the criterion depends on no learnable parameter", *_loc(cmd.network))
+        learner = make_learner(params, sgd, sgd_rec, epoch_size=sgd.epoch_size)
+        if sgd.epoch_size is None:
+            learner.resolve_epoch_size(source.sweep_size)
+        sums = _Sums()
+        model = network.output_nodes[0] if network.output_nodes else criterion
+        parallel = self.parallel
+        trainer = Trainer(model, (criterion, evals[0] if evals else None), [learner], [sums],
+                          data_parallel=parallel.data_parallel(params))
+        extra = [F.sum(n) for n in evals[1:]]
+
+        log()
+        log(f"Training criterion:   {crit_name} = {network.library.operation_of(criterion)}")
+        for name, node in zip(eval_names, evals):
+            log(f"Evaluation criterion: {name} = {network.library.operation_of(node)}")
+        log()
+        count = sum(p.size for p in params.values())
+        if cmd.trace_level > 0:
+            log(f"Training {count} parameters in {len(params)} out of {len(params)} parameter "
+                "tensors:")
+            log()
+            for name, p in params.items():
+                log(f"\tNode '{name}' (LearnableParameter operation) : [{_cntk_text(p.shape)}]")
+        else:
+            log(f"Training {count} parameters in {len(params)} parameter tensors.")
+        log()
+
+        if resume_from is not None:
+            self._resume(resume_from, trainer, learner, source, start, epoch_size)
+        elif parallel.is_main:
+            _save_model(model_name(model_path, start - 1, max_epochs), network)
+        keep = keep_checkpoint_files(sgd, sgd_rec)
+        prev_dropout = 0.0
+        max_computed = float(sgd.epoch_size) if sgd.epoch_size else _SIZE_MAX
+        results: list[EpochResult] = []
+        for epoch in range(start, max_epochs):
+            begin = time.perf_counter()
+            # As CNTK (SetIRngUserSeed), random masks are seeded per epoch, so a resumed run
+            # draws the same masks as an uninterrupted one.
+            torch.manual_seed(seed_offset * max_epochs + epoch)
+            rate = per_epoch(sgd.dropout_rate, epoch)
+            if rate != prev_dropout:
+                log.raw(f"Setting dropout rate to {rate:.8g}.")
+                if network.library.set_dropout_rate(rate) == 0 and rate > 0:
+                    log.raw("WARNING: Attempting to set dropout rate, but there is no dropout "
+                            "node in the network.")
+                prev_dropout = rate
+            mb_size = per_epoch(sgd.minibatch_size, epoch)
+            lr = float(np.float32(per_epoch(learning_rates_per_sample(sgd), epoch)))
+            if cmd.trace_level > 0:
+                m = per_epoch(momenta_per_sample(sgd), epoch)
+                tc = 0.0 if m == 0.0 or m >= 1.0 else -1.0 / math.log(m)
+                log.raw()
+                log(f"Starting Epoch {epoch + 1}: learning rate per sample = {lr:f}  effective "
+                    f"momentum = {m ** mb_size:f}  momentum as time constant = {tc:.1f} samples")
+                log.raw()
+                log("Starting minibatch loop.")
+            totals, max_computed = self._epoch(
+                epoch, max_epochs, epoch_size, mb_size, source, feeder, trainer, sums, extra,
+                [crit_name] + eval_names, sgd, cmd.trace_level, max_computed,
+                bool(sgd.epoch_size))
+            seconds = time.perf_counter() - begin
+            samples = totals[0][1]
+            line = f"Finished Epoch[{epoch + 1:2d} of {max_epochs}]: [Training] "
+            for name, (total, n) in zip([crit_name] + eval_names, totals):
+                line += format_criterion(name, total, n)
+            line += (f"totalSamplesSeen = {trainer.total_number_of_samples_seen}; "
+                     f"learningRatePerSample = {lr:.8g}; epochTime={seconds:.6g}s")
+            log(line)
+            if samples == 0 or not math.isfinite(totals[0][0]):
+                raise StadynError("The training criterion is not a number (NAN)."
+                                  if samples else "the reader delivered no samples")
+            if parallel.is_main:
+                self._save(model_path, epoch, max_epochs, trainer, source, network, keep,
+                           cmd.trace_level)
+            parallel.barrier()
+            results.append(EpochResult(
+                epoch + 1, samples, {crit_name: totals[0][0] / samples},
+                {n: t / max(c, 1) for n, (t, c) in zip(eval_names, totals[1:])}, lr, seconds))
+            if self.epoch_callback is not None:
+                self.epoch_callback(cmd.name, epoch + 1)
+        source.close()
+        return results
+
+    def _epoch(self, epoch, max_epochs, epoch_size, mb_size, source, feeder, trainer, sums,
+               extra, names, sgd, trace_level, max_computed, sized):
+        totals = [[0.0, 0] for _ in names]
+        logged = [[0.0, 0] for _ in names]
+        seen = mbs = mbs_logged = 0
+        since = time.perf_counter()
+        parallel = self.parallel
+        while seen < epoch_size:
+            minibatch = source.next_minibatch(min(mb_size, epoch_size - seen), feeder.input_map,
+                                              num_data_partitions=parallel.size,
+                                              partition_index=parallel.rank)
+            if not minibatch:
+                break
+            data, _ = feeder(minibatch)
+            trainer.train_minibatch(data, outputs=extra)
+            count = trainer.previous_minibatch_sample_count   # of all workers together
+            values = [sums.loss] + ([sums.metric] if sums.metric is not None else []) + \
+                parallel.sum([float(v.d) for v in extra])
+            for t, v in zip(totals, values):
+                t[0] += v
+                t[1] += count
+            seen += count
+            mbs += 1
+            if mbs <= sgd.first_mbs_to_show_result or (
+                    sgd.num_mbs_to_show_result and mbs % sgd.num_mbs_to_show_result == 0):
+                since_samples = totals[0][1] - logged[0][1]
+                precision, progress = 2, None
+                if epoch > 0 or sized:
+                    if max_computed != 0:
+                        per_epoch_mbs = max_computed / mb_size
+                        progress = mbs / per_epoch_mbs
+                        precision = max(math.ceil(math.log10(per_epoch_mbs / (mbs - mbs_logged)))
+                                        - 2, 2)
+                    else:
+                        progress = 0.0
+                else:  # CNTK estimates the epoch size from the first epoch's log windows
+                    max_computed = mbs * since_samples // (mbs - mbs_logged)
+                if trace_level > 0:
+                    elapsed = time.perf_counter() - since
+                    line = (f" Epoch[{epoch + 1:2d} of {max_epochs}]-"
+                            f"Minibatch[{mbs_logged + 1:4d}-{mbs:4d}")
+                    if progress is not None:
+                        line += f", {100 * progress:2.{precision}f}%"
+                    line += "]: "
+                    for name, t, last in zip(names, totals, logged):
+                        line += format_criterion(name, t[0] - last[0], t[1] - last[1])
+                    line += (f"time = {_fmt(0, 4, elapsed)}s; samplesPerSecond = "
+                             f"{since_samples / elapsed if elapsed > 0 else 0.0:.1f}")
+                    self.log(line)
+                if not math.isfinite(totals[0][0]):
+                    raise StadynError("The training criterion is not a number (NAN).")
+                logged = [list(t) for t in totals]
+                mbs_logged = mbs
+                since = time.perf_counter()
+        return [tuple(t) for t in totals], max_computed
+
+    def _save(self, model_path, epoch, max_epochs, trainer, source, network, keep,
+              trace_level) -> None:
+        name = model_name(model_path, epoch, max_epochs)
+        os.makedirs(os.path.dirname(os.path.abspath(name)), exist_ok=True)
+        state = {"epochs_finished": epoch + 1, "max_epochs": max_epochs,
+                 "reader": source.get_checkpoint_state()}
+        trainer.save_checkpoint(name + ".ckp", external_state=state)
+        if trace_level > 0:
+            self.log(f"SGD: Saving checkpoint model '{name}'")
+        _save_model(name, network)
+        if not keep and epoch > 0:
+            previous = model_name(model_path, epoch - 1, max_epochs) + ".ckp"
+            if previous != name + ".ckp" and os.path.exists(previous):
+                os.remove(previous)
+
+    def _resume(self, model_file, trainer, learner, source, start, epoch_size) -> None:
+        try:
+            _load_model_parameters(model_file)
+        except ModelFileError as exc:
+            raise ConfigError(f"cannot continue from '{model_file}': {exc}") from None
+        ckp = model_file + ".ckp"
+        if os.path.exists(ckp):
+            state = trainer.restore_from_checkpoint(ckp)
+            try:
+                source.restore_from_checkpoint(state["reader"])
+            except (KeyError, ValueError) as exc:
+                raise ConfigError(f"'{ckp}' does not fit this reader ({exc}); delete it to "
+                                  "start the reader afresh") from None
+            return
+        self.log("Warning: Checkpoint file is missing. Parameter-learning state (such as "
+                 "momentum) will be reset.")
+        position = source.get_checkpoint_state()
+        position.update(position=start * epoch_size, samples=start * epoch_size)
+        source.restore_from_checkpoint(position)
+        learner.samples_seen = start * epoch_size
+        trainer.total_number_of_samples_seen = start * epoch_size
+
+    # -- test / eval ------------------------------------------------------------------------
+    def evaluate(self, cmd: CommandConfig) -> EvalResult:
+        log, rec = self.log, cmd.record
+        where = _record_loc(rec, "action")
+        if cmd.reader is None:
+            raise ConfigError(f"command '{cmd.name}' (action {cmd.action}) needs a 'reader'",
+                              *where)
+        if cmd.model_path is None:
+            raise ConfigError(f"command '{cmd.name}' (action {cmd.action}) needs 'modelPath'",
+                              *where)
+        source_text = cmd.network or self._network_for(cmd)
+        network = _Network(source_text, 0.0)
+        if not os.path.exists(cmd.model_path):
+            raise ConfigError(f"model file '{cmd.model_path}' does not exist (train it first)",
+                              *where)
+        try:
+            _load_model_parameters(cmd.model_path)
+        except ModelFileError as exc:
+            raise ConfigError(f"cannot load the model: {exc}", *where) from None
+        if cmd.eval_node_names:
+            nodes, seen = [], set()
+            for name in cmd.eval_node_names:
+                node = network.node(name, _record_loc(rec, "evalNodeNames"))
+                if id(node) not in seen:
+                    seen.add(id(node))
+                    nodes.append(node)
+        else:
+            log.raw("evalNodeNames are not specified, using all the default evalnodes and "
+                    "training criterion nodes.")
+            nodes, seen = [], set()
+            for node in network.evaluation_nodes + network.criterion_nodes:
+                if id(node) not in seen:
+                    seen.add(id(node))
+                    nodes.append(node)
+            if not nodes:
+                raise ConfigError("There is no default evaluation node or training criterion "
+                                  "specified in the network.", *where)
+        for node in nodes:
+            if int(np.prod(node.shape[1:])) != 1:
+                raise ConfigError(f"node '{network.name(node)}': criterion nodes to evaluate must "
+                                  "have dimension 1x1 (one value per sample)", *where)
+        names = [network.name(n) for n in nodes]
+        sums = [F.sum(n) for n in nodes]
+        source = make_source(cmd.reader, max_sweeps=1, warn=log.raw)
+        feeder = _Feeder(network.inputs_of(nodes), source, _record_loc(rec, "reader"))
+        mb_size = (cmd.minibatch_size or (_EVAL_MINIBATCH,))[0]
+        limit = cmd.epoch_size or source.sweep_size
+        show = int(str(cmd.extra.get("numMBsToShowResult", 100)))
+        first = int(str(cmd.extra.get("firstMBsToShowResult", 0)))
+        totals = [[0.0, 0] for _ in nodes]
+        logged = [[0.0, 0] for _ in nodes]
+        seen = mbs = mbs_logged = 0
+        while seen < limit:
+            minibatch = source.next_minibatch(min(mb_size, limit - seen), feeder.input_map)
+            if not minibatch:
+                break
+            data, count = feeder(minibatch)
+            for var, arr in data.items():
+                feed(var, arr)
+            with training(False), torch.no_grad():
+                forward_all(sums, clear_buffer=True)
+            for t, s in zip(totals, sums):
+                t[0] += float(s.d)
+                t[1] += count
+            seen += count
+            mbs += 1
+            if cmd.trace_level > 0 and (mbs <= first or (show and mbs % show == 0)):
+                self._eval_line(mbs_logged + 1, mbs, names, nodes, totals, logged, network, False)
+                logged = [list(t) for t in totals]
+                mbs_logged = mbs
+        source.close()
+        if cmd.trace_level > 0 and totals and totals[0][1] > logged[0][1]:
+            self._eval_line(mbs_logged + 1, mbs, names, nodes, totals, logged, network, False)
+        zero = [[0.0, 0] for _ in nodes]
+        self._eval_line(1, mbs, names, nodes, totals, zero, network, True)
+        return EvalResult({n: (t / c if c else 0.0, c) for n, (t, c) in zip(names, totals)}, mbs)
+
+    def _eval_line(self, first, last, names, nodes, totals, logged, network, final) -> None:
+        parts = []
+        for name, node, t, l in zip(names, nodes, totals, logged):
+            total, count = t[0] - l[0], t[1] - l[1]
+            text = format_criterion(name, total, count, semicolon=False)
+            if final and network.library.operation_of(node) == "CrossEntropyWithSoftmax":
+                text += f"; perplexity = {math.exp(total / count) if count else 1.0:.8f}"
+            parts.append(text)
+        prefix = "Final Results: " if final else ""
+        self.log(f"{prefix}Minibatch[{first}-{last}]: " + "; ".join(parts))
+
+    def _network_for(self, cmd: CommandConfig) -> BrainScriptSource:
+        """The network description of a command without one: the train command (of the whole
+        config) that writes the same ``modelPath``.  (CNTK read it from the model file; Stadyn's
+        model files hold the graph but not which nodes are criteria, so the description is
+        rebuilt and the model file gives the parameters.)"""
+        root = self.run.root
+        candidates = []
+        for key in root:
+            block = root[key]
+            if not isinstance(block, ConfigRecord) or "BrainScriptNetworkBuilder" not in block:
+                continue
+            path = block.get_str("modelPath", None, inherited=True)
+            sgd = block.get("SGD")
+            if isinstance(sgd, ConfigRecord) and "modelPath" in sgd:
+                path = sgd.get_str("modelPath")
+            candidates.append((str(path) if path is not None else None,
+                               block["BrainScriptNetworkBuilder"]))
+        for path, network in candidates:
+            if path == cmd.model_path:
+                return network
+        raise ConfigError(f"command '{cmd.name}' has no BrainScriptNetworkBuilder and no block of "
+                          f"the config builds the model '{cmd.model_path}'",
+                          *_record_loc(cmd.record, "action"))
+
+
+def run(config: str | os.PathLike | Sequence[str | os.PathLike], overrides: Sequence[str] = (),
+        *, actions: Sequence[str] | None = None, out: TextIO | None = None,
+        epoch_callback: Callable[[str, int], None] | None = None) -> RunResult:
+    """Run the commands of a ``.cntk`` config (``command = A:B``), as ``cntk configFile=...``.
+
+    ``overrides`` are command-line ``key=value`` items (``dataDir=/data``,
+    ``Train.SGD.maxEpochs=2``); ``actions`` limits the commands run to those actions (``stadyn
+    eval`` passes ``("test", "eval")``); ``out`` receives the log (default stdout; with a
+    top-level ``stderr = path`` the log also goes to ``path_<commands>.log``);
+    ``epoch_callback(command, epoch)`` is called after each saved epoch.
+    """
+    root = load_config(config, list(overrides))
+    return run_config_file(root, actions=actions, out=out, epoch_callback=epoch_callback)
+
+
+def run_config_file(root: ConfigRecord, *, actions: Sequence[str] | None = None,
+                    out: TextIO | None = None,
+                    epoch_callback: Callable[[str, int], None] | None = None) -> RunResult:
+    """:func:`run` on a config already read (a :class:`ConfigRecord`)."""
+    config = run_config(root)
+    commands = list(config.commands)
+    if actions is not None:
+        wanted = {a.lower() for a in actions}
+        commands = [c for c in commands if c.action in wanted]
+        if not commands:
+            names = ", ".join(f"{c.name} ({c.action})" for c in config.commands)
+            raise ConfigError(f"the config runs no {' or '.join(sorted(wanted))} command "
+                              f"(its commands: {names})", *_record_loc(root, "command"))
+    for cmd in commands:
+        if cmd.action not in ("train", "test", "eval"):
+            raise ConfigError(f"action '{cmd.action}' of command '{cmd.name}' is not supported "
+                              "(train, test or eval)", *_record_loc(cmd.record, "action"))
+    names = "_".join(c.name for c in commands)
+    parallel = _Parallel()
+    log_path = f"{config.stderr}_{names}.log" if config.stderr and parallel.is_main else None
+    if not parallel.is_main:
+        out = _io.StringIO()   # rank 0 writes the log of a data-parallel job
+    log = _Log(out, log_path, root.get_bool("timestamping", False))
+    try:
+        log(f"Commands: {' '.join(c.name for c in commands)}")
+        log(f'precision = "{config.precision}"')
+        if parallel.size > 1:
+            log(f"Data-parallel training on {parallel.size} workers.")
+        runner = _Runner(config, log, parallel, epoch_callback)
+        for cmd in commands:
+            runner.command(cmd)
+        log("__COMPLETED__")
+        return runner.result
+    finally:
+        log.close()

@@ -1,0 +1,160 @@
+"""A BrainScript ``SGD`` block as a Stadyn learner (:mod:`stadyn.learners`), with CNTK's units.
+
+CNTK's BrainScript trainer keeps every rate **per sample**: ``learningRatesPerMB`` is divided by
+the epoch's ``minibatchSize``, and ``momentumPerMB`` becomes the per-sample momentum
+``m ** (1 / minibatchSize)`` (so a minibatch of another size decays by the same amount per
+sample); ``momentumAsTimeConstant = tc`` is ``exp(-1 / tc)`` per sample.  The update is unit-gain
+momentum SGD on the gradient summed over the minibatch: ``v = m v + (1 - m) lr g; w -= v`` with
+``m`` raised to the minibatch size.  L2 is ``l2 * M * w`` added to the gradient, L1 a proximal
+step, clipping per sample (``clippingThresholdPerSample * M``).  Per-epoch vectors
+(``0.01*5:0.005``) become schedules whose epoch is the block's ``epochSize`` (a full sweep when
+0), their last value repeating.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from .. import learners as LR
+from .. import schedules as SC
+from .._errors import ConfigError
+from ._blocks import SGDConfig, per_epoch
+from ._config import ConfigRecord
+
+__all__ = ["make_learner", "learning_rates_per_sample", "momenta_per_sample",
+           "check_sgd_keys", "SUPPORTED_SGD_KEYS"]
+
+#: SGD keys the front end reads into :class:`SGDConfig` fields.
+_FIELDS = ("maxEpochs", "epochSize", "minibatchSize", "learningRatesPerSample",
+           "learningRatesPerMB", "momentumAsTimeConstant", "momentumPerMB", "momentumPerSample",
+           "L2RegWeight", "L1RegWeight", "dropoutRate", "numMBsToShowResult",
+           "firstMBsToShowResult", "gradientClippingWithTruncation", "clippingThresholdPerSample")
+#: Further keys this module reads from ``SGDConfig.extra``.
+_EXTRA = ("gradUpdateType", "useNAGMomentum", "keepCheckPointFiles", "modelPath")
+#: CNTK keys that only tune memory use or logging on CNTK's own engine: accepted, no effect.
+_NO_EFFECT = ("maxTempMemSizeInSamplesForCNN", "numSubminibatches", "maxSamplesInRAM",
+              "numMBsToCUDAProfile", "traceLevel", "disableWkInBatchNormal",
+              "useEvalCriterionControlLR")
+SUPPORTED_SGD_KEYS = _FIELDS + _EXTRA + _NO_EFFECT
+
+
+def check_sgd_keys(sgd: SGDConfig, record: ConfigRecord | None) -> None:
+    """Reject an SGD key Stadyn does not know or does not support, naming it where it stands."""
+    known = {k.lower() for k in SUPPORTED_SGD_KEYS}
+    for key in sgd.extra:
+        if key.lower() in known:
+            continue
+        close = difflib.get_close_matches(key, SUPPORTED_SGD_KEYS, n=2, cutoff=0.7)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else \
+            f" (supported: {', '.join(_FIELDS + _EXTRA)})"
+        where = _where(record, key)
+        raise ConfigError(f"unknown or unsupported SGD key '{key}'{hint}", *where)
+
+
+def _where(record: ConfigRecord | None, key: str) -> tuple:
+    if record is None:
+        return ()
+    try:
+        loc = record.location(key)
+    except KeyError:
+        loc = record.loc
+    return () if loc is None else (loc.path, loc.line, loc.column)
+
+
+def _extra(sgd: SGDConfig, key: str, default: Any) -> Any:
+    for k, v in sgd.extra.items():
+        if k.lower() == key.lower():
+            return v
+    return default
+
+
+def _extra_bool(sgd: SGDConfig, record: ConfigRecord | None, key: str, default: bool) -> bool:
+    value = _extra(sgd, key, None)
+    if value is None:
+        return default
+    text = str(value).strip().lower()
+    if text in ("true", "1", "t", "yes"):
+        return True
+    if text in ("false", "0", "f", "no"):
+        return False
+    raise ConfigError(f"SGD key '{key}' must be true or false, got '{value}'", *_where(record, key))
+
+
+def _span(*vectors: Sequence[Any] | None) -> int:
+    return max(len(v) for v in vectors if v is not None)
+
+
+def learning_rates_per_sample(sgd: SGDConfig) -> list[float]:
+    """The per-epoch learning rates per sample (``learningRatesPerMB`` divided by the epoch's
+    minibatch size, as CNTK's BrainScript trainer does); the last value repeats.
+
+    >>> from stadyn.brainscript import SGDConfig
+    >>> sgd = SGDConfig(2, minibatch_size=(64,), learning_rates_per_mb=(0.64, 0.32))
+    >>> learning_rates_per_sample(sgd)
+    [0.01, 0.005]
+    """
+    if sgd.learning_rates_per_sample is not None:
+        return [float(v) for v in sgd.learning_rates_per_sample]
+    lr_mb = sgd.learning_rates_per_mb or (0.0,)
+    n = _span(lr_mb, sgd.minibatch_size)
+    return [per_epoch(lr_mb, i) / per_epoch(sgd.minibatch_size, i) for i in range(n)]
+
+
+def momenta_per_sample(sgd: SGDConfig) -> list[float]:
+    """The per-epoch momenta per sample: ``exp(-1/tc)`` for time constants (0 for 0),
+    ``m ** (1/minibatchSize)`` for ``momentumPerMB`` (CNTK's default is ``momentumPerMB = 0.9``).
+
+    >>> from stadyn.brainscript import SGDConfig
+    >>> import math
+    >>> m = momenta_per_sample(SGDConfig(1, momentum_as_time_constant=(0.0, 600.0)))
+    >>> m[0], m[1] == math.exp(-1 / 600)
+    (0.0, True)
+    """
+    if sgd.momentum_as_time_constant is not None:
+        return [0.0 if tc == 0 else math.exp(-1.0 / tc) for tc in sgd.momentum_as_time_constant]
+    if sgd.momentum_per_sample is not None:
+        return [float(m) for m in sgd.momentum_per_sample]
+    per_mb = sgd.momentum_per_mb if sgd.momentum_per_mb is not None else (0.9,)
+    n = _span(per_mb, sgd.minibatch_size)
+    return [per_epoch(per_mb, i) ** (1.0 / per_epoch(sgd.minibatch_size, i)) for i in range(n)]
+
+
+def make_learner(parameters: Any, sgd: SGDConfig, record: ConfigRecord | None = None,
+                 epoch_size: int | None = None) -> LR.Learner:
+    """The learner an ``SGD`` block describes, for ``parameters``.
+
+    ``parameters`` is a list or a ``{name: Variable}`` mapping (names key the learner's state).
+    ``epoch_size`` is the epoch in samples (``None``: one sweep of the data, which the caller
+    supplies later with ``learner.resolve_epoch_size``).  ``gradUpdateType`` other than
+    ``None`` (AdaGrad, RmsProp, FSAdaGrad) is not supported yet; ``useNAGMomentum = true``
+    gives Nesterov momentum.
+
+    >>> import numpy as np, stadyn as sd
+    >>> from stadyn.brainscript import SGDConfig
+    >>> w = sd.Variable.from_numpy_array(np.zeros(3), need_grad=True)
+    >>> learner = make_learner([w], SGDConfig(1, learning_rates_per_sample=(0.01,)), epoch_size=100)
+    >>> learner.name, learner.learning_rate()
+    ('momentum_sgd', 0.01)
+    """
+    check_sgd_keys(sgd, record)
+    kind = str(_extra(sgd, "gradUpdateType", "None")).strip()
+    if kind.lower() not in ("none", ""):
+        raise ConfigError(f"gradUpdateType = '{kind}' is not supported yet (only None: momentum "
+                          "SGD)", *_where(record, "gradUpdateType"))
+    lr = SC.learning_parameter_schedule_per_sample(learning_rates_per_sample(sgd),
+                                                   epoch_size=epoch_size)
+    momentum = SC.momentum_schedule_per_sample(momenta_per_sample(sgd), epoch_size=epoch_size)
+    factory = LR.nesterov if _extra_bool(sgd, record, "useNAGMomentum", False) else LR.momentum_sgd
+    return factory(parameters, lr, momentum, unit_gain=True,
+                   l1_regularization_weight=sgd.l1_reg_weight,
+                   l2_regularization_weight=sgd.l2_reg_weight,
+                   gradient_clipping_threshold_per_sample=sgd.clipping_threshold_per_sample,
+                   gradient_clipping_with_truncation=sgd.gradient_clipping_with_truncation)
+
+
+def keep_checkpoint_files(sgd: SGDConfig, record: ConfigRecord | None = None) -> bool:
+    """``keepCheckPointFiles`` (default false: an epoch's ``.ckp`` replaces the previous one)."""
+    return _extra_bool(sgd, record, "keepCheckPointFiles", False)

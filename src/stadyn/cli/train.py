@@ -1,0 +1,68 @@
+"""``stadyn train CONFIG.cntk [key=value ...]``: run a CNTK BrainScript config, as
+``cntk configFile=CONFIG.cntk key=value ...`` did.
+
+Runs the config's ``command`` list in order (``train``, then ``test``/``eval`` commands), printing
+CNTK's log lines; ``key=value`` items override the config (``dataDir=/data``,
+``TrainConvNet.SGD.maxEpochs=2``).  Models are saved to ``modelPath`` after every epoch and a
+restarted run continues after the last saved epoch.  See docs/brainscript.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .._errors import StadynError
+
+__all__ = ["add_parser", "run_train"]
+
+
+def _check_overrides(overrides: list[str], command: str) -> list[str]:
+    for item in overrides:
+        if "=" not in item:
+            raise StadynError(f"'{item}' is not a key=value override (stadyn {command} "
+                              "CONFIG.cntk [key=value ...])")
+    return list(overrides)
+
+
+def run_train(config: str, overrides: list[str], nproc: int = 1, actions=None,
+              timeout: float = 600.0) -> int:
+    """Run ``config`` with ``overrides``; ``nproc > 1`` trains data-parallel in that many
+    processes (through :func:`stadyn.distributed.run_workers`, when available)."""
+    if nproc < 1:
+        raise StadynError(f"--nproc must be at least 1, got {nproc}")
+    if nproc > 1:
+        try:
+            distributed = importlib.import_module("stadyn.distributed")
+        except ModuleNotFoundError as exc:
+            if exc.name not in ("stadyn.distributed",):
+                raise
+            distributed = None
+        run_workers = getattr(distributed, "run_workers", None)
+        if run_workers is None:
+            raise StadynError("--nproc needs data-parallel training (stadyn.distributed."
+                              "run_workers), which is not available; run without --nproc")
+        # Every worker runs this command without --nproc; stadyn.distributed tells each one its
+        # rank, the workers split each minibatch and sum gradients, and rank 0 logs and saves.
+        command = "train" if actions is None else "eval"
+        return run_workers([sys.executable, "-m", "stadyn", command, config, *overrides], nproc,
+                           timeout)
+    from ..brainscript._runner import run
+    run(config, overrides, actions=actions)
+    return 0
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("train", help="run a CNTK BrainScript config (.cntk)",
+                              description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("config", help="the .cntk config file")
+    p.add_argument("overrides", nargs="*", metavar="key=value",
+                   help="config overrides, e.g. dataDir=/data Train.SGD.maxEpochs=2")
+    p.add_argument("--nproc", type=int, default=1,
+                   help="train data-parallel in N local worker processes")
+    p.add_argument("--timeout", type=float, default=600.0,
+                   help="with --nproc: seconds a worker may wait for the others (default 600)")
+    p.set_defaults(func=lambda a: run_train(a.config, _check_overrides(a.overrides, "train"),
+                                            a.nproc, timeout=a.timeout))
