@@ -229,3 +229,32 @@ def test_a_graph_with_an_untraceable_op_runs_eagerly_with_the_same_results():
     loss.backward()
     # d/dw_i of 2 * sum_k sum_{j<=k} w_j^2 = 2 * 2 w_i * (n - i)
     np.testing.assert_allclose(w.g, [12.0, 16.0, 12.0])
+
+
+def test_a_static_graph_follows_an_input_resized_after_it_was_built(tmp_path):
+    from stadyn.train import feed
+    x = sd.Variable((1, 3))
+    y = PF.affine(x, 4)                     # a non-scalar root, with a backward program
+    z = F.mul_scalar(y, 2.0)
+    feed(x, np.ones((2, 3)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # no fall-back to eager execution
+        z.forward()
+    assert z.shape == (2, 4) and y.shape == (2, 4)
+    z.backward()
+    sd.save(tmp_path / "m.stadyn", {"z": z}, {"x": x})
+    net = sd.load(tmp_path / "m.stadyn")
+    np.testing.assert_allclose(net(x=np.ones((2, 3)))["z"], z.d, rtol=1e-6)
+
+
+def test_set_attribute_changes_an_op_and_rebuilds_static_plans():
+    x = sd.Variable.from_numpy_array(np.ones((4, 100)))
+    y = F.dropout(x, 0.0)
+    y.forward()
+    np.testing.assert_array_equal(y.d, 1.0)
+    y.parent.set_attribute("p", 0.5)
+    assert y.parent.attrs["p"] == 0.5
+    y.forward()
+    assert set(np.unique(y.d)) <= {0.0, 2.0} and (y.d == 0).any()
+    with pytest.raises(sd.StadynError, match="no attribute 'rate'"):
+        y.parent.set_attribute("rate", 0.1)

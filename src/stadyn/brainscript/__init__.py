@@ -47,8 +47,11 @@ from ._config import (
 from ._evaluator import BSArray, BSFunction, Evaluator, Network, Record, evaluate, evaluate_network
 from ._library import NODE_OPERATOR_HOOKS, Composition, Library, cntk_filter_shape, cntk_shape
 from ._parser import parse_expression, parse_file, parse_members
+from ._runner import run
+from ._stadyn_library import StadynLibrary
 
 __all__ = [
+    "run", "StadynLibrary",
     # config language
     "load_config", "parse_config", "ConfigRecord", "ConfigString", "ConfigList",
     "BrainScriptSource", "ConfigKeyError", "expand_repeats",

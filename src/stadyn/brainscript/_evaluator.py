@@ -509,8 +509,10 @@ class Evaluator:
             return getattr(self.library, hook)(*args)
         except NotImplementedError as err:
             raise _err(f"operator '{op}' on nodes: {err}", loc) from None
-        except ConfigError:
-            raise
+        except ConfigError as err:
+            if err.line is not None:
+                raise
+            raise _err(f"operator '{op}': {err.reason}", loc) from err
         except StadynError as err:
             raise _err(f"operator '{op}': {err}", loc) from err
 

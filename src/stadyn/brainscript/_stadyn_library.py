@@ -34,7 +34,7 @@ import numpy as np
 from .. import functions as F
 from .. import layers as L
 from .._errors import ConfigError, ShapeError
-from ..graph import Variable, bump_graph_version
+from ..graph import Variable
 from ..layers._init import CNTKInitializer, initial_value
 from ..parametric import current_registry, get_parameter_or_create
 from ._library import Library, cntk_filter_shape, cntk_shape
@@ -245,13 +245,9 @@ class StadynLibrary(Library):
         if not 0.0 <= rate < 1.0:
             raise ConfigError(f"dropoutRate must lie in [0, 1), got {rate}")
         self.dropout_rate = rate
-        changed = False
         for node in self._dropout_nodes:
-            if node.kwargs.get("p") != rate:
-                node.kwargs["p"] = rate
-                changed = True
-        if changed:
-            bump_graph_version()
+            if node.attrs["p"] != rate:
+                node.set_attribute("p", rate)
         return len(self._dropout_nodes)
 
     # ---- layers --------------------------------------------------------------------------

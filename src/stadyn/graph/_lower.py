@@ -37,7 +37,7 @@ from ._spec import OpSpec
 from ._variable import FunctionNode, Variable, layout_version, topological_nodes
 
 __all__ = ["run_forward", "backward", "build_plan", "StaticPlan", "EagerPlan", "partition",
-           "GRAD_SPEC",
+           "refresh_shapes", "GRAD_SPEC",
            "bump_graph_version", "graph_version"]
 
 _graph_version = 0
@@ -130,6 +130,32 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
             for i, t in enumerate(out):
                 env[(nid, i)] = t
     return [env[_key(v)] for v in wanted]
+
+
+def refresh_shapes(nodes: Sequence[FunctionNode], leaves: Sequence[Variable]) -> None:
+    """Re-infer the shape and dtype of every node output from the leaves' current shapes.
+
+    A static graph records shapes when it is built; when an input is later given a batch of
+    another size, this brings the intermediate Variables up to date (on ``meta`` tensors).
+    """
+    env: dict[Any, torch.Tensor] = {}
+    for v in leaves:
+        t = _leaf_tensor(v)
+        env[id(v)] = torch.empty(t.shape, dtype=t.dtype, device="meta")
+    half = get_current_context().half_dtype
+    for node in nodes:
+        args = [env[_key(a)] if isinstance(a, Variable) else a for a in node.args]
+        kwargs = ({k: (env[_key(v)] if isinstance(v, Variable) else v)
+                   for k, v in node.kwargs.items()} if node.kwargs else {})
+        if half is not None and node.spec.precision != "any":
+            args, kwargs = cast_arguments(node.spec.precision, args, kwargs, half)
+        out = node.spec.infer(args, kwargs)
+        outs = (out,) if isinstance(out, torch.Tensor) else tuple(out)
+        for i, (ref, t) in enumerate(zip(node._outputs, outs)):
+            env[(id(node), i)] = t
+            v = ref()
+            if v is not None:
+                v._shape, v._dtype = tuple(t.shape), t.dtype
 
 
 # ---------------------------------------------------------------------------------------------
@@ -410,6 +436,10 @@ def build_plan(roots: Sequence[Variable], nodes: Sequence[FunctionNode],
     :class:`EagerPlan` for graphs that cannot be traced."""
     roots = list(roots)
     leaf_tensors = [_leaf_tensor(v) for v in leaves]
+    try:
+        refresh_shapes(nodes, leaves)        # inputs may have changed size since the build
+    except Exception:  # noqa: BLE001 - the trace below reports what is wrong
+        pass
     fill = _fill_list(roots, nodes, keep_all)
     needs_backward = torch.is_grad_enabled() and any(t.requires_grad for t in leaf_tensors)
     untraceable = sorted({n.spec.name for n in nodes if not n.spec.traceable})

@@ -411,6 +411,25 @@ class FunctionNode:
     def attrs(self) -> dict[str, Any]:
         return self.spec.attributes(self.args, self.kwargs)
 
+    def set_attribute(self, name: str, value: Any) -> None:
+        """Change one attribute of this op call (e.g. a dropout rate per epoch).
+
+        Static plans that hold the node are rebuilt on their next forward.
+        """
+        if name not in self.spec.attrs:
+            raise StadynError(f"{self.spec.name} has no attribute {name!r}; its attributes are "
+                              f"{sorted(self.spec.attrs)}")
+        names = list(self.spec.signature.parameters)
+        position = names.index(name)
+        if not self.spec.variadic and position < len(self.args):
+            args = list(self.args)
+            args[position] = value
+            self.args = tuple(args)
+        else:
+            self.kwargs = {**self.kwargs, name: value}
+        from ._lower import bump_graph_version
+        bump_graph_version()
+
     def __repr__(self) -> str:
         where = f" in {self.scope!r}" if self.scope else ""
         return f"<FunctionNode {self.spec.name}{where}>"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..graph import FunctionNode, Variable
-from ..graph._lower import GRAD_SPEC, _collect
+from ..graph._lower import GRAD_SPEC, _collect, refresh_shapes
 from ._onnx_api import ExportError
 
 __all__ = ["GraphParts", "collect_graph", "named_variables"]
@@ -71,6 +71,7 @@ def collect_graph(outputs: Any, inputs: Any = None) -> GraphParts:
     outputs, inputs, lenient = _unwrap(outputs, inputs)
     outs = named_variables(outputs, "y", "output")
     nodes, leaves = _collect(list(outs.values()))
+    refresh_shapes(nodes, leaves)       # inputs may have been resized since the graph was built
     for node in nodes:
         if node.spec is GRAD_SPEC:
             where = f" in scope '{node.scope}'" if node.scope else ""
