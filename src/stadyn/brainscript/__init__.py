@@ -47,8 +47,6 @@ from ._config import (
 from ._evaluator import BSArray, BSFunction, Evaluator, Network, Record, evaluate, evaluate_network
 from ._library import NODE_OPERATOR_HOOKS, Composition, Library, cntk_filter_shape, cntk_shape
 from ._parser import parse_expression, parse_file, parse_members
-from ._runner import run
-from ._stadyn_library import StadynLibrary
 
 __all__ = [
     "run", "StadynLibrary",
@@ -78,3 +76,7 @@ def build_network(source: BrainScriptSource | str, library: Library, path: str |
     if isinstance(source, str):
         source = BrainScriptSource(source, path)
     return evaluate_network(source.parse(), library)
+
+# The engine (Stadyn's library and the runner) imports the names above: import it last.
+from ._runner import run  # noqa: E402
+from ._stadyn_library import StadynLibrary  # noqa: E402
