@@ -1,0 +1,200 @@
+"""``nnabla.communicators`` on Stadyn: NNabla's multi-process communicator on torch.distributed.
+
+NNabla scripts written for MPI/NCCL run under Stadyn's launcher (``python -m
+stadyn.distributed.run --nproc N script.py``) or ``torchrun`` with only the imports changed::
+
+    import stadyn.compat.nnabla.communicators as C
+    comm = C.MultiProcessDataParalellCommunicator(ctx)
+    comm.init()
+    ...
+    loss.backward()
+    comm.all_reduce([v.grad for v in nn.get_parameters().values()], division=True)
+    solver.update()
+
+Arrays ("NdArrays") are torch tensors (``Variable.data`` / ``Variable.grad``), NumPy arrays that
+share memory with them (``Variable.d`` / ``.g`` on the CPU), or Variables (their ``.data``).
+Results are written into them.  Running alone, every collective leaves the data as it is.
+``all_reduce_callback`` (NNabla's hook for ``backward(communicator_callbacks=...)``) has no
+counterpart: use :class:`stadyn.distributed.DataParallel`, which overlaps the all-reduce with
+backward by itself.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+from ...distributed import _collectives as C
+from ...distributed import _env as E
+from ...graph import Variable
+
+__all__ = ["MultiProcessDataParallelCommunicator", "MultiProcessDataParalellCommunicator",
+           "MultiProcessCommunicator"]
+
+
+def _tensor(item: Any, index: int, what: str) -> torch.Tensor:
+    if isinstance(item, Variable):
+        return item.data.detach()
+    if isinstance(item, torch.Tensor):
+        return item.detach()
+    if isinstance(item, np.ndarray):
+        if not item.flags.writeable or not item.flags.c_contiguous:
+            raise TypeError(f"{what}: array {index} is not a writable contiguous NumPy array")
+        return torch.from_numpy(item)   # shares memory: results land in the array
+    if item is None:
+        raise TypeError(f"{what}: item {index} is None (a parameter whose gradient was never "
+                        "computed? Stadyn allocates .grad in backward; read .g to get zeros, or "
+                        "use stadyn.distributed.DataParallel, which handles missing gradients)")
+    raise TypeError(f"{what}: item {index} is a {type(item).__name__}; expected a torch tensor, "
+                    "a NumPy array or a Variable")
+
+
+def _tensors(data: Any, what: str) -> list[torch.Tensor]:
+    items = list(data) if isinstance(data, (list, tuple)) else [data]
+    return [_tensor(item, i, what) for i, item in enumerate(items)]
+
+
+class MultiProcessDataParallelCommunicator:
+    """NNabla's ``MultiProcessDataParalellCommunicator(ctx)`` (see the module docstring).
+
+    Example (alone, the collectives leave the data unchanged):
+        >>> import torch
+        >>> from stadyn.compat.nnabla.communicators import MultiProcessDataParalellCommunicator
+        >>> comm = MultiProcessDataParalellCommunicator(None)
+        >>> comm.init()
+        >>> comm.rank, comm.size, comm.local_rank
+        (0, 1, 0)
+        >>> g = torch.ones(3)
+        >>> comm.all_reduce([g], division=True); g.tolist()
+        [1.0, 1.0, 1.0]
+    """
+
+    def __init__(self, ctx: Any = None):
+        self.ctx = ctx
+        self._ctx_params: list[tuple[Any, dict]] = []
+        self._initialized = False
+
+    # -- set-up ----------------------------------------------------------------------------------
+    def init(self) -> None:
+        """Join the process group the launcher set up (a no-op when running alone)."""
+        E.init()
+        self._initialized = True
+
+    def abort(self) -> None:
+        """End this worker at once (NNabla's MPI_Abort): the launcher then ends the others."""
+        os._exit(1)
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def rank(self) -> int:
+        return E.rank()
+
+    @property
+    def size(self) -> int:
+        return E.size() if E.is_initialized() else 1
+
+    @property
+    def local_rank(self) -> int:
+        return E.local_rank() if E.is_initialized() else 0
+
+    def add_context_and_parameters(self, ctx_param_dict: tuple[Any, dict]) -> None:
+        """Register ``(ctx, {name: Variable})`` (kept for :meth:`all_reduce` without data)."""
+        ctx, params = ctx_param_dict
+        self._ctx_params.append((ctx, dict(params)))
+
+    def clear_context_parameters(self) -> None:
+        self._ctx_params.clear()
+
+    # -- groups ----------------------------------------------------------------------------------
+    def new_group(self, name_ranks: tuple[str, Sequence[int]]) -> str:
+        """``new_group(("name", [ranks]))``: a sub-group every worker must create."""
+        name, ranks = name_ranks
+        E.new_group(name, list(ranks))
+        return name
+
+    def list_groups(self) -> dict[str, list[int]]:
+        groups = {"world": list(range(self.size))}
+        groups.update({name: list(ranks) for name, (_, ranks) in E._groups.items()})
+        return groups
+
+    def find_group(self, group: str) -> list[int]:
+        return list(E.group_ranks(group))
+
+    # -- collectives -----------------------------------------------------------------------------
+    def _registered_grads(self) -> list[torch.Tensor]:
+        grads = []
+        for _, params in self._ctx_params:
+            for v in params.values():
+                if v.need_grad and v.grad is not None:
+                    grads.append(v.grad)
+        return grads
+
+    def all_reduce(self, data: Any = None, division: bool = False, inplace: bool = False,
+                   group: str = "world") -> None:
+        """Sum ``data`` (an array or a list of them) over the workers, in place; ``division``
+        divides by the number of workers.  ``inplace=False`` packs the arrays into large
+        buffers (fewer collectives); ``inplace=True`` reduces each array on its own.  Without
+        ``data``, the gradients of the parameters given to
+        :meth:`add_context_and_parameters`."""
+        tensors = self._registered_grads() if data is None else _tensors(data, "all_reduce")
+        cap = 1 if inplace else 25 << 20
+        C.all_reduce_tensors(tensors, group, division, cap, what="all_reduce")
+
+    def reduce(self, data: Any, dst: int = 0, division: bool = False, inplace: bool = False,
+               group: str = "world") -> None:
+        """Sum ``data`` over the workers into rank ``dst``'s arrays (the others' are left
+        undefined, as NNabla's)."""
+        tensors = _tensors(data, "reduce")
+        if not C.active():
+            return
+        pg = E.get_group(group)
+        root = dst if pg is None else dist.get_global_rank(pg, dst)
+        for t in tensors:
+            buf = t if t.is_contiguous() else t.contiguous()
+            C.run("reduce", dist.reduce, buf, dst=root, group=pg)
+            if division:
+                buf.div_(dist.get_world_size(pg))
+            if buf is not t:
+                t.copy_(buf)
+
+    def bcast(self, data: Any, src: int = 0, inplace: bool = False,
+              group: str = "world") -> None:
+        """Copy ``data`` from rank ``src`` to every worker, in place."""
+        C.broadcast_tensors(_tensors(data, "bcast"), src, group,
+                            1 if inplace else 25 << 20, what="bcast")
+
+    def all_gather(self, ndarray: Any, ndarray_list: Sequence[Any],
+                   group: str = "world") -> None:
+        """Fill ``ndarray_list[r]`` with rank r's ``ndarray`` (all the same shape)."""
+        mine = _tensor(ndarray, 0, "all_gather")
+        outs = [_tensor(a, i, "all_gather") for i, a in enumerate(ndarray_list)]
+        if not C.active():
+            if len(outs) != 1:
+                raise ValueError(f"all_gather: {len(outs)} output arrays for 1 worker")
+            outs[0].copy_(mine)
+            return
+        pg = E.get_group(group)
+        n = dist.get_world_size(pg)
+        if len(outs) != n:
+            raise ValueError(f"all_gather: {len(outs)} output arrays for {n} workers")
+        bufs = [torch.empty_like(mine) for _ in range(n)]
+        C.run("all_gather", dist.all_gather, bufs, mine.contiguous(), group=pg)
+        for out, buf in zip(outs, bufs):
+            out.copy_(buf.view_as(out))
+
+    def barrier(self) -> None:
+        """Wait until every worker arrives."""
+        C.barrier()
+
+
+#: NNabla's spelling.
+MultiProcessDataParalellCommunicator = MultiProcessDataParallelCommunicator
+#: NNabla's newer name.
+MultiProcessCommunicator = MultiProcessDataParallelCommunicator
