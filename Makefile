@@ -6,6 +6,12 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.stadyn-installed
 TORCH  := torch==2.13.0
 PYTEST_ARGS ?=
+# `make bench-peers`: NNabla 1.39 and MXNet 1.9.1 in their own environments (NNabla's wheels stop
+# at Python 3.10; MXNet 1.9.1 needs numpy < 1.24), both on a Python 3.10 (PY310=... to choose).
+PEERS  := .venv-peers
+PY310  ?= $(shell pyenv root 2>/dev/null)/versions/3.10.13/bin/python
+NNABLA := nnabla==1.39.0
+MXNET  := mxnet==1.9.1 numpy==1.23.5
 
 .PHONY: all setup demo test bench bench-peers clean
 
@@ -29,6 +35,29 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/stadyn bench
+
+# The Python 3.10 to build the peer environments from: PY310 if it is one, else python3.10.
+FIND_PY310 = py="$(PY310)"; \
+	if ! "$$py" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 10))' 2>/dev/null; then \
+		py=$$(command -v python3.10 || true); \
+		if [ -z "$$py" ] || ! "$$py" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 10))' 2>/dev/null; then \
+			echo "bench-peers: no Python 3.10 found (PY310=$(PY310) is not one and python3.10 is not on PATH or does not run); NNabla 1.39's wheels need Python <= 3.10: install one (pyenv install 3.10.13) or run make bench-peers PY310=/path/to/python3.10" >&2; \
+			exit 1; \
+		fi; \
+	fi
+
+$(PEERS)/nnabla/.installed:
+	@$(FIND_PY310); echo "creating $(PEERS)/nnabla with $$py"; "$$py" -m venv $(PEERS)/nnabla
+	$(PEERS)/nnabla/bin/python -m pip install -q $(NNABLA)
+	@touch $@
+
+$(PEERS)/mxnet/.installed:
+	@$(FIND_PY310); echo "creating $(PEERS)/mxnet with $$py"; "$$py" -m venv $(PEERS)/mxnet
+	$(PEERS)/mxnet/bin/python -m pip install -q $(MXNET)
+	@touch $@
+
+bench-peers: $(STAMP) $(PEERS)/nnabla/.installed $(PEERS)/mxnet/.installed
+	$(BIN)/stadyn bench --peers
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache

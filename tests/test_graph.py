@@ -1,6 +1,7 @@
 """Graph semantics: Variables, static and dynamic execution, backward, buffers, contexts."""
 
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -205,6 +206,67 @@ def test_bfloat16_context_runs_in_mixed_precision_with_fp32_parameters(dynamic):
     assert w.data.dtype == torch.float32 and w.grad.dtype == torch.float32
     reference = np.sum(x.d @ w.d + sd.get_parameters()["affine/b"].d)
     assert float(y.d) == pytest.approx(reference, rel=0.05, abs=0.2)
+
+
+def _bf16_affine_loss(rng):
+    x = sd.Variable.from_numpy_array(rng.randn(8, 16).astype(np.float32))
+    with sd.context_scope(sd.context("cpu", dtype="bfloat16")):
+        loss = F.sum(F.tanh(PF.affine(x, 32)))
+    return x, loss, sd.get_parameters()["affine/W"]
+
+
+def test_bf16_static_gradients_are_converted_into_a_reused_fp32_buffer():
+    rng = np.random.RandomState(0)
+    x, loss, w = _bf16_affine_loss(rng)
+    # The backward program returns W's gradient in bf16 (the cast to fp32 is deferred to the
+    # accumulation); .grad is still fp32 and equals the dynamic graph's.
+    with sd.context_scope(sd.context("cpu", dtype="bfloat16")):
+        loss.forward()
+        out = next(n for n in loss._plan.bw.graph.nodes if n.op == "output")
+        assert {a.meta["val"].dtype for a in out.args[0]} == {torch.bfloat16}
+        loss.backward()
+        static_grad = w.g.copy()
+        assert w.grad.dtype == torch.float32
+        w.grad = None
+        with sd.auto_forward():
+            dyn = F.sum(F.tanh(PF.affine(x, 32)))
+        dyn.backward()
+        np.testing.assert_array_equal(w.g, static_grad)
+
+        # Later steps write into the buffer the solver dropped (no allocation per step) ...
+        w.grad = None
+        loss.forward()
+        loss.backward()
+        for _ in range(2):
+            previous = weakref.ref(w.grad)        # does not keep the old gradient alive
+            w.grad = None
+            loss.forward()
+            loss.backward()
+            assert w.grad is previous()
+            np.testing.assert_array_equal(w.g, static_grad)
+        # ... but never into one the user still holds.
+        kept = w.grad
+        kept_values = kept.clone()
+        w.grad = None
+        x.d = rng.randn(8, 16)
+        loss.forward()
+        loss.backward()
+        assert w.grad.data_ptr() != kept.data_ptr()
+        assert torch.equal(kept, kept_values)
+        assert not np.array_equal(w.g, static_grad)
+
+
+def test_bf16_static_gradients_accumulate_into_an_existing_fp32_grad():
+    rng = np.random.RandomState(1)
+    x, loss, w = _bf16_affine_loss(rng)
+    with sd.context_scope(sd.context("cpu", dtype="bfloat16")):
+        loss.forward()
+        loss.backward()
+        once = w.g.copy()
+        loss.forward()
+        loss.backward()                      # no zero_grad: adds, converting bf16 -> fp32
+    assert w.grad.dtype == torch.float32
+    np.testing.assert_allclose(w.g, 2 * once, rtol=1e-6)
 
 
 def test_static_plan_generated_code_has_no_stadyn_calls():

@@ -36,20 +36,31 @@ class Measurement:
 
 
 def run_cases(cases: list[Case], warmup: int = 3, rounds: int = 5, per_round: int = 4,
-              log: Callable[[str], None] = print) -> list[Measurement]:
-    """Warm each case up, then time ``rounds`` x ``per_round`` steps of each, interleaved."""
+              log: Callable[[str], None] = print, min_round_s: float = 0.25
+              ) -> list[Measurement]:
+    """Warm each case up, then time ``rounds`` x ``per_round`` steps of each, interleaved.
+
+    A case whose steps are short runs more of them per round — enough to fill about
+    ``min_round_s`` seconds, judged from its last warm-up step — so that sub-millisecond steps
+    are not at the mercy of a single scheduler hiccup; the median is still per step.
+    """
     results = [Measurement(c.workload, c.mode, setup_s=c.setup_s) for c in cases]
+    counts = []
     for case, m in zip(cases, results):
         start = time.perf_counter()
+        last = 0.0
         for _ in range(warmup):
+            t0 = time.perf_counter()
             case.step()
+            last = time.perf_counter() - t0
         m.warmup_s = time.perf_counter() - start
+        counts.append(max(per_round, min(1000, int(min_round_s / last) if last > 0 else 1)))
         log(f"  warmed up {case.workload}/{case.mode} "
             f"(setup {case.setup_s:.1f} s, warm-up {m.warmup_s:.1f} s)")
     for r in range(rounds):
-        for case, m in zip(cases, results):
+        for case, m, count in zip(cases, results, counts):
             gc.collect()
-            for _ in range(per_round):
+            for _ in range(count):
                 start = time.perf_counter()
                 case.step()
                 m.times.append(time.perf_counter() - start)

@@ -1,7 +1,9 @@
 """``stadyn bench``: Stadyn's modes against PyTorch twins, side by side in one process.
 
 Prints ms/iter (median of interleaved timed iterations after warm-up) for each workload and mode,
-the ratio of each against PyTorch eager, and writes a bar chart PNG.
+the ratio of each against PyTorch eager, and writes a bar chart PNG.  With ``--peers`` the same
+networks also run in NNabla 1.39 (static, dynamic) and MXNet 1.9.1 Gluon (imperative,
+hybridized), each in its own virtual environment (``make bench-peers`` creates them).
 """
 
 from __future__ import annotations
@@ -21,31 +23,62 @@ __all__ = ["run_bench", "add_parser"]
 def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
               torch_modes=TORCH_MODES,
               rounds: int = 5, per_round: int = 4, warmup: int = 3, out: str | None = "runs/bench",
-              log=print) -> dict:
-    """Measure and print; returns ``{workload: {mode: ms}}``."""
+              log=print, peers: bool = False, peer_modes=None,
+              peer_python: dict[str, str] | None = None) -> dict:
+    """Measure and print; returns ``{workload: {mode: ms}}``.
+
+    With ``peers`` the NNabla and MXNet peers (:mod:`stadyn.bench._peers`) run each workload
+    after its Stadyn and PyTorch cases and join its row; ``peer_modes`` (names like
+    ``nnabla-static``; default all) picks their modes, ``peer_python`` their Pythons (default the
+    ``STADYN_*_PYTHON`` variables or ``.venv-peers``).  A missing peer environment is reported
+    before anything is timed.
+    """
+    modes_of_peer = None
+    if peers:
+        from ..bench._peers import check_peer_pythons
+        modes_of_peer = _split_peer_modes(peer_modes)
+        check_peer_pythons([p for p, ms in modes_of_peer.items() if ms], peer_python)
     log(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s)")
     table: dict[str, dict[str, float]] = {}
+    versions_logged = False
     for name in workloads:
         w = WORKLOADS[name]
         log(f"{name}: {w.description}")
         cases = [w.stadyn_case(m) for m in stadyn_modes] + [w.torch_case(m) for m in torch_modes]
         firsts = {c.mode: c.first_loss for c in cases}
         results = run_cases(cases, warmup=warmup, rounds=rounds, per_round=per_round, log=log)
-        table[name] = {m.mode: m.ms for m in results}
+        rows = [(m.mode, m.ms, m.setup_s, firsts[m.mode]) for m in results]
+        if peers:
+            from ..bench._peers import run_peers
+            found = run_peers([name], peer_python, warmup=warmup, rounds=rounds,
+                              per_round=per_round, modes=modes_of_peer, log=log)
+            if found.versions and not versions_logged:
+                log("  peers: " + ", ".join(f"{p} {v}" for p, v in found.versions.items()))
+                versions_logged = True
+            for mode, ms in found.ms.get(name, {}).items():
+                rows.append((mode, ms, found.setup_s[name][mode], found.first_loss[name][mode]))
+        table[name] = {mode: ms for mode, ms, _, _ in rows}
         base = table[name].get("torch-eager")
         log(f"  {'mode':24s} {'ms/iter':>9s} {'vs torch-eager':>15s} {'setup s':>8s} "
             f"{'first loss':>11s}")
-        for m in results:
-            ratio = f"{base / m.ms:.2f}x faster" if base else "-"
-            if base and m.ms > base:
-                ratio = f"{m.ms / base:.2f}x slower"
-            log(f"  {m.mode:24s} {m.ms:9.2f} {ratio:>15s} {m.setup_s:8.1f} "
-                f"{firsts[m.mode]:11.6f}")
+        for mode, ms, setup_s, first in rows:
+            ratio = f"{base / ms:.2f}x faster" if base else "-"
+            if base and ms > base:
+                ratio = f"{ms / base:.2f}x slower"
+            log(f"  {mode:24s} {ms:9.2f} {ratio:>15s} {setup_s:8.1f} {first:11.6f}")
+        if peers:
+            losses = [first for _, _, _, first in rows if first is not None]
+            if losses and max(losses) - min(losses) > 1e-4:
+                log(f"  note: the first losses differ by up to {max(losses) - min(losses):.6f} "
+                    f"(> 1e-4): not every case computes the same network")
         row = table[name]
         if "stadyn-static" in row and "stadyn-dynamic" in row:
             log(f"  static vs dynamic: {row['stadyn-dynamic'] / row['stadyn-static']:.2f}x")
         if "stadyn-static" in row and "stadyn-static-bf16" in row:
             log(f"  bf16 vs fp32 static: {row['stadyn-static'] / row['stadyn-static-bf16']:.2f}x")
+        for peer_mode in ("nnabla-static", "mxnet-hybridized"):
+            if "stadyn-static" in row and peer_mode in row:
+                log(f"  static vs {peer_mode}: {row[peer_mode] / row['stadyn-static']:.2f}x")
     if out:
         os.makedirs(out, exist_ok=True)
         with open(os.path.join(out, "bench.json"), "w") as f:
@@ -55,16 +88,31 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
     return table
 
 
+def _split_peer_modes(peer_modes) -> dict[str, tuple[str, ...]]:
+    """``["nnabla-static", "mxnet-hybridized"]`` to ``{"nnabla": ("static",), "mxnet":
+    ("hybridized",)}``; ``None`` gives every peer mode.  Raises ValueError for an unknown one."""
+    from ..bench._peers import PEER_MODES
+    if peer_modes is None:
+        return dict(PEER_MODES)
+    known = [f"{p}-{m}" for p, ms in PEER_MODES.items() for m in ms]
+    unknown = [m for m in peer_modes if m not in known]
+    if unknown:
+        raise ValueError(f"unknown peer mode(s) {unknown}; known: {', '.join(known)}")
+    return {p: tuple(m for m in ms if f"{p}-{m}" in peer_modes) for p, ms in PEER_MODES.items()}
+
+
 def _plot(table: dict[str, dict[str, float]], path: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, len(table), figsize=(5 * len(table), 3.6), squeeze=False)
+    n_modes = max((len(row) for row in table.values()), default=1)
+    fig, axes = plt.subplots(1, len(table), figsize=(5 * len(table), max(3.6, 0.35 * n_modes + 1)),
+                             squeeze=False)
     for ax, (name, row) in zip(axes[0], table.items()):
         base = row.get("torch-eager")
         modes = list(row)
         speed = [base / row[m] if base else 1.0 for m in modes]
-        colors = ["tab:orange" if m.startswith("torch") else "tab:blue" for m in modes]
+        colors = [_color(m) for m in modes]
         ax.barh(modes, speed, color=colors)
         ax.axvline(1.0, color="gray", lw=0.8)
         for i, (m, s) in enumerate(zip(modes, speed)):
@@ -76,6 +124,15 @@ def _plot(table: dict[str, dict[str, float]], path: str) -> None:
     from .._fileutil import atomic_write
     atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
     plt.close(fig)
+
+
+def _color(mode: str) -> str:
+    """Bar colour by system: Stadyn blue, PyTorch orange, NNabla green, MXNet grey."""
+    for prefix, color in (("torch", "tab:orange"), ("nnabla", "tab:green"),
+                          ("mxnet", "tab:gray")):
+        if mode.startswith(prefix):
+            return color
+    return "tab:blue"
 
 
 def add_parser(subparsers) -> None:
@@ -93,6 +150,13 @@ def add_parser(subparsers) -> None:
     p.add_argument("--memory", action="store_true",
                    help="measure the seed-2 CNN's memory under NNabla's buffer flags instead")
     p.add_argument("--memory-batch", type=int, default=256)
+    p.add_argument("--peers", action="store_true",
+                   help="also run NNabla 1.39 and MXNet 1.9.1 on the same networks, each in its "
+                        "own virtual environment (`make bench-peers` creates them in "
+                        ".venv-peers; STADYN_NNABLA_PYTHON / STADYN_MXNET_PYTHON override)")
+    p.add_argument("--peer-modes", nargs="+", default=None,
+                   help="peer modes to run (default: nnabla-static nnabla-dynamic "
+                        "mxnet-imperative mxnet-hybridized)")
 
     def run(a):
         if a.memory:
@@ -103,6 +167,11 @@ def add_parser(subparsers) -> None:
         if unknown:
             raise SystemExit(f"stadyn bench: unknown workload(s) {unknown}; known: "
                              f"{', '.join(WORKLOADS)}")
+        if a.peers:
+            try:
+                _split_peer_modes(a.peer_modes)
+            except ValueError as exc:
+                raise SystemExit(f"stadyn bench: {exc}") from None
         run_bench(a.workloads, a.stadyn_modes, a.torch_modes, a.rounds, a.per_round, a.warmup,
-                  a.out)
+                  a.out, peers=a.peers, peer_modes=a.peer_modes)
     p.set_defaults(func=run)

@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Any, Sequence
 
@@ -331,6 +332,41 @@ def simplify(gm: fx.GraphModule) -> fx.GraphModule:
     return gm
 
 
+def defer_output_casts(gm: fx.GraphModule) -> fx.GraphModule:
+    """Return a backward program's gradients in the precision they were computed in.
+
+    Under a ``bfloat16``/``float16`` context a parameter's gradient is computed in half
+    precision and cast back to the parameter's fp32 at the end of the traced backward.  Each
+    such cast allocates a new fp32 tensor per step (for a large weight, fresh pages the kernel
+    must fault in).  This drops a cast whose only use is the program's output; the
+    accumulation into ``.grad`` (:func:`accumulate_grads`) then converts while it adds or
+    copies into a buffer it already has.
+    """
+    output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    outs = list(output.args[0])
+    changed = False
+    for k, n in enumerate(outs):
+        if not (isinstance(n, fx.Node) and n.target is _aten._to_copy.default
+                and len(n.users) == 1 and len(n.args) == 1
+                and set(n.kwargs) <= {"dtype", "layout", "device"}
+                and isinstance(n.args[0], fx.Node)):
+            continue
+        src, val = n.args[0], n.meta.get("val")
+        before = src.meta.get("val")
+        if not (isinstance(val, torch.Tensor) and isinstance(before, torch.Tensor)
+                and before.dtype in (torch.bfloat16, torch.float16)
+                and val.dtype.is_floating_point and before.shape == val.shape
+                and before.device == val.device and before.layout == val.layout):
+            continue
+        outs[k] = src
+        changed = True
+    if changed:
+        output.args = (tuple(outs),)
+        gm.graph.eliminate_dead_code()
+        gm.recompile()
+    return gm
+
+
 class EagerPlan:
     """A static graph run by interpreting its nodes eagerly, with torch's autograd for backward.
 
@@ -395,22 +431,56 @@ def aliased_outputs(gm: fx.GraphModule) -> list[bool]:
     return flags
 
 
+# The .grad tensor a parameter last got from a copy or conversion in accumulate_grads is kept
+# on the parameter's tensor under this attribute, to be reused once the solver has dropped it
+# (zero_grad) and nothing else holds it.
+_SPARE = "_stadyn_spare_grad"
+
+
+def _take_spare(t: torch.Tensor) -> torch.Tensor | None:
+    """``t``'s former ``.grad`` if it may be overwritten: it matches ``t`` and no one else
+    refers to it (the attribute holds the one Python reference besides the local name and
+    getrefcount's argument; the storage is held by it and by the storage object this check
+    creates)."""
+    spare = getattr(t, _SPARE, None)
+    if (spare is not None and spare.shape == t.shape and spare.dtype == t.dtype
+            and spare.device == t.device and sys.getrefcount(spare) == 3
+            and torch._C._storage_Use_Count(spare.untyped_storage()._cdata) == 2):
+        return spare
+    return None
+
+
 def accumulate_grads(leaves: Sequence[Variable], grads: Sequence[torch.Tensor],
                      must_copy: Sequence[bool] | None = None) -> None:
-    """Add ``grads`` into the leaves' ``.grad`` (set it where there is none yet)."""
+    """Add ``grads`` into the leaves' ``.grad`` (set it where there is none yet).
+
+    A gradient that must be copied (it aliases a program input or another output) or converted
+    (computed in half precision for an fp32 parameter) goes into the buffer this leaf's previous
+    gradient occupied, when the solver has dropped it and nothing else holds it — no fresh
+    allocation per step.
+    """
     olds, news = [], []
     for k, (v, g) in enumerate(zip(leaves, grads)):
         t = v._data
         if t.grad is None:
             if (must_copy[k] if must_copy is not None else g._base is not None) \
                     or g.dtype != t.dtype:
-                g = g.to(t.dtype, copy=True)
+                spare = _take_spare(t)
+                if spare is not None:
+                    g = spare.copy_(g)
+                else:
+                    g = g.to(t.dtype, copy=True)
+                    setattr(t, _SPARE, g)
             t.grad = g
         else:
             olds.append(t.grad)
             news.append(g)
     if olds:
-        torch._foreach_add_(olds, news)
+        if all(o.dtype == n.dtype for o, n in zip(olds, news)):
+            torch._foreach_add_(olds, news)
+        else:
+            for o, n in zip(olds, news):
+                o.add_(n)
 
 
 def _fill_list(roots: Sequence[Variable], nodes: Sequence[FunctionNode], keep_all: bool
@@ -495,6 +565,7 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward) -> StaticPl
     fw, bw, _ = partition(gm, len(leaves), len(fill))
     simplify(fw)
     simplify(bw)
+    defer_output_casts(bw)
     grad_leaves = [leaves[grad_idx[j]] for j in used]
     diff_roots = [fill[root_pos[k]] for k in diff]
     return StaticPlan(roots, list(nodes), list(leaves), fill, fw, bw, grad_leaves, diff_roots)

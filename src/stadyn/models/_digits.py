@@ -18,7 +18,8 @@ def digits_cnn(x: Variable, test: bool = False, scope: str = "cnn") -> Variable:
     (``cnn/conv1/conv/W`` (64,1,3,3) ... ``cnn/classifier/affine/W`` (1024,10)).
 
     ``test=True`` normalises with the running statistics (an evaluation graph sharing the
-    parameters).
+    parameters); otherwise batch normalisation follows the phase (:func:`stadyn.training`):
+    batch statistics while training, running statistics under ``sd.training(False)``.
 
     Example:
         >>> import stadyn as sd
@@ -29,7 +30,7 @@ def digits_cnn(x: Variable, test: bool = False, scope: str = "cnn") -> Variable:
     """
     def block(h, maps):
         return F.tanh(PF.batch_normalization(PF.convolution(h, maps, (3, 3), pad=(1, 1)),
-                                             batch_stat=not test))
+                                             batch_stat=False if test else None))
 
     with parameter_scope(scope):
         with parameter_scope("conv1"):

@@ -1,0 +1,234 @@
+"""MXNet peer for ``stadyn bench --peers``: the benchmark networks in MXNet Gluon, imperative and
+hybridized.
+
+A standalone script run by :mod:`stadyn.bench._peers` with the Python of a separate virtual
+environment (MXNet 1.9.1 needs numpy < 1.24, which Stadyn's environment cannot have).  It imports
+only the standard library, numpy and MXNet, never Stadyn.
+
+    python mxnet_peer.py --spec SPEC.npz --modes imperative hybridized --warmup 3 --rounds 5 \
+        --per-round 4
+
+The spec (written by the Stadyn process, ``.npz`` or ``.json``) holds the batch (``__x__``,
+``__t__``), the initial parameters under Stadyn's names and a JSON metadata string
+(``__meta__``: workload name, network, solver).  For each mode the script builds the network as
+Gluon blocks, loads those parameters (affine weights transposed from Stadyn's ``(in, out)``),
+computes the loss on the batch in inference (batch norm on the running statistics, no dropout)
+-- it must equal Stadyn's first loss, which shows the network is the same -- then times training
+steps with a Gluon ``Trainer`` (``adam`` or ``sgd`` with momentum), interleaving the modes round
+by round, and prints one JSON line per mode::
+
+    {"workload": "seed2", "mode": "mxnet-hybridized", "ms": 12.3, "first_loss": 2.31,
+     "version": "1.9.1", "setup_s": 0.4}
+
+Modes: ``imperative`` runs the blocks eagerly under ``autograd.record``; ``hybridized`` is the
+same network after ``hybridize(static_alloc=True, static_shape=True)`` (the loss included).
+Every step ends with ``mx.nd.waitall()``: MXNet's engine is asynchronous, so without it a step
+would be timed before its work is done.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+from _peer_common import load_spec, time_cases
+
+import mxnet as mx
+from mxnet import autograd, gluon
+from mxnet.gluon import nn
+
+MODES = ("imperative", "hybridized")
+
+
+# ---------------------------------------------------------------------------------------------
+# Networks: each returns the block and its bindings [(Stadyn name, Gluon Parameter, transform)]
+# ---------------------------------------------------------------------------------------------
+def _same(a: np.ndarray) -> np.ndarray:
+    return a
+
+
+def _flat(a: np.ndarray) -> np.ndarray:
+    """Batch-norm statistics: Stadyn's (1, C, 1, 1) to Gluon's (C,)."""
+    return a.reshape(-1)
+
+
+def _transposed(a: np.ndarray) -> np.ndarray:
+    """Affine weights: Stadyn's (in, out) to Gluon's Dense (out, in)."""
+    return np.ascontiguousarray(a.T)
+
+
+def _conv(net, bindings, name: str, w: np.ndarray, padding: int = 1) -> None:
+    """Add a Conv2D shaped like Stadyn's ``name/W`` (out, in, kh, kw) and bind W and b."""
+    conv = nn.Conv2D(w.shape[0], w.shape[2:], padding=padding, in_channels=w.shape[1])
+    net.add(conv)
+    bindings += [(f"{name}/W", conv.weight, _same), (f"{name}/b", conv.bias, _same)]
+
+
+def _dense(net, bindings, name: str, w: np.ndarray, activation=None) -> None:
+    """Add a Dense (flattening its input) shaped like Stadyn's ``name/W`` (in, out)."""
+    dense = nn.Dense(w.shape[1], activation=activation, in_units=w.shape[0])
+    net.add(dense)
+    bindings += [(f"{name}/W", dense.weight, _transposed), (f"{name}/b", dense.bias, _same)]
+
+
+def digits_cnn(params: dict[str, np.ndarray], meta: dict):
+    """The seed-2 CNN: 12 x (conv 3x3 pad 1, batch norm (momentum 0.9, eps 1e-5), tanh) with 64,
+    10 x 128 and 512 maps, 2x2 average pooling, dense 1024 + tanh, dense 10."""
+    net, bindings = nn.HybridSequential(), []
+    for name in ["conv1"] + [f"conv{i + 2}" for i in range(10)] + ["conv_last"]:
+        w = params[f"cnn/{name}/conv/W"]
+        _conv(net, bindings, f"cnn/{name}/conv", w)
+        bn = nn.BatchNorm(axis=1, momentum=0.9, epsilon=1e-5, in_channels=w.shape[0])
+        net.add(bn, nn.Activation("tanh"))
+        bindings += [(f"cnn/{name}/bn/gamma", bn.gamma, _flat),
+                     (f"cnn/{name}/bn/beta", bn.beta, _flat),
+                     (f"cnn/{name}/bn/mean", bn.running_mean, _flat),
+                     (f"cnn/{name}/bn/var", bn.running_var, _flat)]
+    net.add(nn.AvgPool2D(2))
+    _dense(net, bindings, "cnn/fc/affine", params["cnn/fc/affine/W"], "tanh")
+    _dense(net, bindings, "cnn/classifier/affine", params["cnn/classifier/affine/W"])
+    return net, bindings
+
+
+def digits_mlp(params: dict[str, np.ndarray], meta: dict):
+    """MLP 64-256-256-10 with ReLU."""
+    net, bindings = nn.HybridSequential(), []
+    _dense(net, bindings, "mlp/fc1/affine", params["mlp/fc1/affine/W"], "relu")
+    _dense(net, bindings, "mlp/fc2/affine", params["mlp/fc2/affine/W"], "relu")
+    _dense(net, bindings, "mlp/out/affine", params["mlp/out/affine/W"])
+    return net, bindings
+
+
+def cifar_convnet(params: dict[str, np.ndarray], meta: dict):
+    """The seed-1 CIFAR ConvNet: x * scale, 2 x (conv 3x3/64 pad 1 + ReLU twice, max-pool 3x3
+    stride 2 with the spec's ``pool_padding``), dense 256 and 128 with ReLU and dropout, dense
+    10; Stadyn's layer names ``convolution`` ... ``dense_2``."""
+    scale = float(meta.get("input_factor", 1.0))
+    pad = int(meta.get("pool_padding", 1))
+    rate = float(meta.get("dropout", 0.5))
+    net, bindings = nn.HybridSequential(), []
+    net.add(nn.HybridLambda(lambda F, x: x * scale))
+    for i, name in enumerate(["convolution", "convolution_1", "convolution_2", "convolution_3"]):
+        _conv(net, bindings, name, params[f"{name}/W"])
+        net.add(nn.Activation("relu"))
+        if i % 2 == 1:
+            net.add(nn.MaxPool2D(pool_size=3, strides=2, padding=pad))
+    for name in ["dense", "dense_1"]:
+        _dense(net, bindings, name, params[f"{name}/W"], "relu")
+        net.add(nn.Dropout(rate))
+    _dense(net, bindings, "dense_2", params["dense_2/W"])
+    return net, bindings
+
+
+NETWORKS = {"digits_cnn": digits_cnn, "digits_mlp": digits_mlp, "cifar_convnet": cifar_convnet}
+
+
+class TrainLoss(gluon.HybridBlock):
+    """``net`` followed by the mean softmax cross entropy against integer labels, one block (so
+    hybridizing it compiles the loss too)."""
+
+    def __init__(self, net, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.net = net
+            self.ce = gluon.loss.SoftmaxCrossEntropyLoss()
+
+    def hybrid_forward(self, F, x, t):
+        return F.mean(self.ce(self.net(x), t))
+
+
+def build_net(meta: dict, params: dict[str, np.ndarray]):
+    """The loss block for the spec's network with the spec's parameters loaded; fails if a
+    Gluon parameter is left unbound or a spec parameter unused."""
+    if meta["network"] not in NETWORKS:
+        raise SystemExit(f"mxnet_peer: unknown network {meta['network']!r} in the spec")
+    net, bindings = NETWORKS[meta["network"]](params, meta)
+    block = TrainLoss(net)
+    block.initialize(mx.init.Zero(), ctx=mx.cpu())
+    bound = {id(p) for _, p, _ in bindings}
+    unbound = [p.name for p in block.collect_params().values() if id(p) not in bound]
+    unused = sorted(set(params) - {n for n, _, _ in bindings})
+    if unbound or unused:
+        raise SystemExit(f"mxnet_peer: parameters do not match the spec: unbound {unbound}, "
+                         f"unused {unused}")
+    for name, param, transform in bindings:
+        value = transform(params[name])
+        if tuple(param.shape) != value.shape:
+            raise SystemExit(f"mxnet_peer: {name}: spec shape {value.shape}, "
+                             f"Gluon shape {tuple(param.shape)}")
+        param.set_data(mx.nd.array(value, dtype=np.float32))
+    return block
+
+
+def make_trainer(meta: dict, block) -> gluon.Trainer:
+    """Gluon's Trainer with the spec's solver: ``adam`` (lr, beta1, beta2, eps: MXNet's Adam is
+    NNabla's form, the bias correction folded into the step size) or ``momentum`` (SGD: lr,
+    momentum).  The loss is already a batch mean, so steps use ``batch_size=1``."""
+    s = meta["solver"]
+    if s["name"] == "adam":
+        return gluon.Trainer(block.collect_params(), "adam",
+                             {"learning_rate": float(s["lr"]), "beta1": float(s.get("beta1", 0.9)),
+                              "beta2": float(s.get("beta2", 0.999)),
+                              "epsilon": float(s.get("eps", 1e-8))})
+    if s["name"] == "momentum":
+        return gluon.Trainer(block.collect_params(), "sgd",
+                             {"learning_rate": float(s["lr"]), "momentum": float(s["momentum"])})
+    raise SystemExit(f"mxnet_peer: unknown solver {s['name']!r} in the spec")
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases
+# ---------------------------------------------------------------------------------------------
+def build_case(mode: str, meta: dict, xb: np.ndarray, tb: np.ndarray,
+               params: dict[str, np.ndarray]):
+    """Set up ``mode`` with its own copy of the network: returns ``(step, first_loss,
+    setup_s)``, after one step."""
+    if mode not in MODES:
+        raise SystemExit(f"mxnet_peer: unknown mode {mode!r}; expected one of {MODES}")
+    start = time.perf_counter()
+    block = build_net(meta, params)
+    if mode == "hybridized":
+        block.hybridize(static_alloc=True, static_shape=True)
+    x = mx.nd.array(xb, dtype=np.float32)
+    t = mx.nd.array(tb.reshape(-1), dtype=np.float32)
+    first = float(block(x, t).asnumpy())   # outside autograd.record: inference mode
+    trainer = make_trainer(meta, block)
+
+    def step():
+        # Gluon's grad_req="write" overwrites the gradients in each backward: no zero_grad.
+        with autograd.record():
+            loss = block(x, t)
+        loss.backward()
+        trainer.step(1)
+        mx.nd.waitall()
+    step()
+    return step, first, time.perf_counter() - start
+
+
+def main(argv=None) -> int:
+    """Parse the command line, build and time every requested mode, print one JSON line each."""
+    p = argparse.ArgumentParser(description="MXNet peer for stadyn bench --peers")
+    p.add_argument("--spec", required=True, help="spec file (.npz or .json) from stadyn bench")
+    p.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--per-round", type=int, default=4)
+    a = p.parse_args(argv)
+    meta, x, t, params = load_spec(a.spec, 'mxnet_peer')
+    steps, firsts, setups = {}, {}, {}
+    for mode in a.modes:
+        steps[mode], firsts[mode], setups[mode] = build_case(mode, meta, x, t, params)
+    ms = time_cases(steps, a.warmup, a.rounds, a.per_round)
+    for mode in a.modes:
+        print(json.dumps({"workload": meta["workload"], "mode": f"mxnet-{mode}", "ms": ms[mode],
+                          "first_loss": firsts[mode], "version": mx.__version__,
+                          "setup_s": setups[mode]}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

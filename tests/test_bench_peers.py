@@ -1,0 +1,115 @@
+"""``stadyn bench --peers``: spec files, peer Pythons, failures, and (where the peer environments
+exist) the peers' first losses against Stadyn's."""
+
+import json
+import os
+import stat
+
+import numpy as np
+import pytest
+
+from stadyn.bench import WORKLOADS
+from stadyn.bench._peers import (PEER_MODES, PeerSetupError, check_peer_pythons, peer_python,
+                                 run_peers, spec_meta, write_spec)
+from stadyn.cli import main
+from stadyn.cli.bench import _split_peer_modes
+
+
+def test_spec_round_trips(tmp_path):
+    path = write_spec("mlp", str(tmp_path / "mlp.npz"))
+    w = WORKLOADS["mlp"]
+    x, t = w.batch(0)
+    params = w.initial_parameters(0)
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(str(arrays.pop("__meta__")))
+    assert meta["workload"] == "mlp" and meta["network"] == "digits_mlp"
+    assert meta["solver"] == {"name": "adam", "lr": 1e-3, "beta1": 0.9, "beta2": 0.999,
+                              "eps": 1e-8}
+    np.testing.assert_array_equal(arrays.pop("__x__"), x)
+    spec_t = arrays.pop("__t__")
+    assert spec_t.dtype == np.int32 and spec_t.shape == (16, 1)
+    np.testing.assert_array_equal(spec_t, t)
+    assert set(arrays) == set(params)
+    for name, value in params.items():
+        assert arrays[name].dtype == np.float32
+        np.testing.assert_array_equal(arrays[name], value.numpy())
+
+
+def test_spec_meta_of_the_cifar_workloads():
+    assert spec_meta("cifar")["solver"] == {"name": "momentum", "lr": 0.01, "momentum": 0.9}
+    assert spec_meta("cifar")["pool_padding"] == 1
+    assert spec_meta("cifar-bs")["pool_padding"] == 0
+    assert spec_meta("cifar")["input_factor"] == 0.00390625
+    with pytest.raises(ValueError, match="no peer network"):
+        spec_meta("no-such-workload")
+
+
+def test_peer_python_resolution(tmp_path, monkeypatch):
+    monkeypatch.delenv("STADYN_NNABLA_PYTHON", raising=False)
+    monkeypatch.setenv("STADYN_MXNET_PYTHON", "/opt/mx/bin/python")
+    assert peer_python("nnabla") == os.path.join(".venv-peers", "nnabla", "bin", "python")
+    assert peer_python("mxnet") == "/opt/mx/bin/python"
+    assert peer_python("mxnet", {"mxnet": "/x/python"}) == "/x/python"
+    with pytest.raises(ValueError, match="unknown peer"):
+        peer_python("caffe")
+
+
+def test_missing_peer_venv_is_named_with_its_remedy(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STADYN_NNABLA_PYTHON", raising=False)
+    monkeypatch.delenv("STADYN_MXNET_PYTHON", raising=False)
+    with pytest.raises(PeerSetupError) as err:
+        check_peer_pythons()
+    msg = str(err.value)
+    assert "make bench-peers" in msg
+    assert os.path.join(".venv-peers", "nnabla", "bin", "python") in msg
+    assert os.path.join(".venv-peers", "mxnet", "bin", "python") in msg
+    assert "STADYN_NNABLA_PYTHON" in msg and "nnabla==1.39.0" in msg
+
+
+def test_cli_reports_a_missing_peer_venv_before_timing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("STADYN_NNABLA_PYTHON", str(tmp_path / "none" / "bin" / "python"))
+    monkeypatch.setenv("STADYN_MXNET_PYTHON", str(tmp_path / "none" / "bin" / "python"))
+    rc = main(["bench", "mlp", "--peers", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert "make bench-peers" in err and "nnabla" in err and "mxnet" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_peer_modes_are_checked():
+    assert _split_peer_modes(["nnabla-static", "mxnet-hybridized"]) == {
+        "nnabla": ("static",), "mxnet": ("hybridized",)}
+    assert _split_peer_modes(None) == PEER_MODES
+    with pytest.raises(ValueError, match="nnabla-fast"):
+        _split_peer_modes(["nnabla-fast"])
+    with pytest.raises(ValueError, match="unknown peer"):
+        run_peers(["mlp"], modes={"caffe": ("static",)})
+
+
+def test_a_failing_peer_is_skipped_with_its_stderr(tmp_path):
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 'peer broke: no such module' >&2\nexit 3\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    lines = []
+    found = run_peers(["mlp"], {"nnabla": str(fake)}, warmup=1, rounds=1, per_round=1,
+                      modes={"nnabla": ("static",)}, log=lines.append)
+    assert found.ms == {}
+    assert [(w, p) for w, p, _ in found.failed] == [("mlp", "nnabla")]
+    assert any("nnabla peer failed on mlp" in line and "peer broke" in line for line in lines)
+
+
+@pytest.mark.parametrize("peer", list(PEER_MODES))
+def test_peer_first_loss_equals_stadyns(peer):
+    python = peer_python(peer)
+    if not os.path.isfile(python):
+        pytest.skip(f"no {peer} peer environment at {python} (make bench-peers creates it)")
+    found = run_peers(["mlp"], warmup=1, rounds=1, per_round=1, modes={peer: PEER_MODES[peer]},
+                      log=lambda _: None)
+    assert not found.failed, found.failed
+    stadyn_first = WORKLOADS["mlp"].stadyn_case("static").first_loss
+    assert set(found.first_loss["mlp"]) == {f"{peer}-{m}" for m in PEER_MODES[peer]}
+    for mode, first in found.first_loss["mlp"].items():
+        assert abs(first - stadyn_first) < 1e-4, (mode, first, stadyn_first)
+        assert found.ms["mlp"][mode] > 0
