@@ -208,30 +208,38 @@ def test_bfloat16_context_runs_in_mixed_precision_with_fp32_parameters(dynamic):
     assert float(y.d) == pytest.approx(reference, rel=0.05, abs=0.2)
 
 
-def _bf16_affine_loss(rng):
-    x = sd.Variable.from_numpy_array(rng.randn(8, 16).astype(np.float32))
-    with sd.context_scope(sd.context("cpu", dtype="bfloat16")):
-        loss = F.sum(F.tanh(PF.affine(x, 32)))
+def _affine_loss(rng, dtype, n_in, n_out):
+    x = sd.Variable.from_numpy_array(rng.randn(8, n_in).astype(np.float32))
+    with sd.context_scope(sd.context("cpu", dtype=dtype)):
+        loss = F.sum(F.tanh(PF.affine(x, n_out)))
     return x, loss, sd.get_parameters()["affine/W"]
 
 
-def test_bf16_static_gradients_are_converted_into_a_reused_fp32_buffer():
+# bf16: W's gradient leaves the backward program in bf16 and is converted on accumulation.
+# fp32 with a weight of >= 1 MB: the program writes W's gradient into a buffer it is given.
+GRAD_BUFFER_CASES = [("bfloat16", 16, 32, "bf16 output"), ("float32", 512, 1024, "mm.out")]
+
+
+@pytest.mark.parametrize("dtype, n_in, n_out, how", GRAD_BUFFER_CASES)
+def test_static_weight_gradients_reuse_the_buffer_the_solver_dropped(dtype, n_in, n_out, how):
     rng = np.random.RandomState(0)
-    x, loss, w = _bf16_affine_loss(rng)
-    # The backward program returns W's gradient in bf16 (the cast to fp32 is deferred to the
-    # accumulation); .grad is still fp32 and equals the dynamic graph's.
-    with sd.context_scope(sd.context("cpu", dtype="bfloat16")):
+    x, loss, w = _affine_loss(rng, dtype, n_in, n_out)
+    with sd.context_scope(sd.context("cpu", dtype=dtype)):
         loss.forward()
-        out = next(n for n in loss._plan.bw.graph.nodes if n.op == "output")
-        assert {a.meta["val"].dtype for a in out.args[0]} == {torch.bfloat16}
+        bw = loss._plan.bw
+        if how == "bf16 output":
+            out = next(n for n in bw.graph.nodes if n.op == "output")
+            assert {a.meta["val"].dtype for a in out.args[0]} == {torch.bfloat16}
+        else:
+            assert any(n.target is torch.ops.aten.mm.out for n in bw.graph.nodes)
         loss.backward()
         static_grad = w.g.copy()
         assert w.grad.dtype == torch.float32
         w.grad = None
         with sd.auto_forward():
-            dyn = F.sum(F.tanh(PF.affine(x, 32)))
+            dyn = F.sum(F.tanh(PF.affine(x, n_out)))
         dyn.backward()
-        np.testing.assert_array_equal(w.g, static_grad)
+        np.testing.assert_array_equal(w.g, static_grad)     # the same gradient as dynamic
 
         # Later steps write into the buffer the solver dropped (no allocation per step) ...
         w.grad = None
@@ -248,7 +256,7 @@ def test_bf16_static_gradients_are_converted_into_a_reused_fp32_buffer():
         kept = w.grad
         kept_values = kept.clone()
         w.grad = None
-        x.d = rng.randn(8, 16)
+        x.d = rng.randn(8, n_in)
         loss.forward()
         loss.backward()
         assert w.grad.data_ptr() != kept.data_ptr()
@@ -256,15 +264,16 @@ def test_bf16_static_gradients_are_converted_into_a_reused_fp32_buffer():
         assert not np.array_equal(w.g, static_grad)
 
 
-def test_bf16_static_gradients_accumulate_into_an_existing_fp32_grad():
+@pytest.mark.parametrize("dtype, n_in, n_out, how", GRAD_BUFFER_CASES)
+def test_static_weight_gradients_accumulate_into_an_existing_grad(dtype, n_in, n_out, how):
     rng = np.random.RandomState(1)
-    x, loss, w = _bf16_affine_loss(rng)
-    with sd.context_scope(sd.context("cpu", dtype="bfloat16")):
+    x, loss, w = _affine_loss(rng, dtype, n_in, n_out)
+    with sd.context_scope(sd.context("cpu", dtype=dtype)):
         loss.forward()
         loss.backward()
         once = w.g.copy()
         loss.forward()
-        loss.backward()                      # no zero_grad: adds, converting bf16 -> fp32
+        loss.backward()                      # no zero_grad: adds (converting bf16 -> fp32)
     assert w.grad.dtype == torch.float32
     np.testing.assert_allclose(w.g, 2 * once, rtol=1e-6)
 

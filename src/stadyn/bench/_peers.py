@@ -53,6 +53,8 @@ _NETWORKS: dict[str, dict] = {
               "input_factor": 0.00390625},
     "cifar-bs": {"network": "cifar_convnet", "pool_padding": 0, "dropout": 0.5,
                  "input_factor": 0.00390625},
+    "cifar-bs-pad": {"network": "cifar_convnet", "pool_padding": 1, "dropout": 0.5,
+                     "input_factor": 0.00390625},
 }
 
 

@@ -230,19 +230,30 @@ _CIFAR_CNTK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..
                            "fixtures", "brainscript", "ConvNet_CIFAR10_DataAug.cntk")
 
 
-def _cifar_bs_model() -> Callable[[Variable], Variable]:
+def _cifar_bs_model(pad_pooling: bool = False) -> Callable[[Variable], Variable]:
     """The network of CNTK's ConvNet_CIFAR10_DataAug.cntk (its ``model`` member), built from the
     config by Stadyn's BrainScript library on the first call (in the caller's parameter
-    registry), reapplied after that; Dropout takes the config's ``dropoutRate``."""
+    registry), reapplied after that; Dropout takes the config's ``dropoutRate``.
+
+    ``pad_pooling`` adds ``pad = true`` to the config's two ``MaxPoolingLayer``s: the seed-1
+    Python model's architecture (its ``default_options(pad=True)`` pads pooling too), built from
+    BrainScript — the like-for-like parity case against the ``cifar`` workload."""
     from ..brainscript import build_network, load_config, per_epoch, run_config
     from ..brainscript._stadyn_library import StadynLibrary
     cmd = run_config(load_config(os.environ.get("STADYN_CIFAR_CNTK", _CIFAR_CNTK))).commands[0]
+    source = cmd.network
+    if pad_pooling:
+        plain = "MaxPoolingLayer {(3:3), stride = (2:2)}"
+        if source.text.count(plain) != 2:
+            raise ValueError(f"{source.path}: expected two '{plain}' layers to pad")
+        source = type(source)(source.text.replace(plain, plain[:-1] + ", pad = true}"),
+                              source.path, source.line, source.column)
     built: list = []
 
     def model(x: Variable) -> Variable:
         if not built:
             library = StadynLibrary(per_epoch(cmd.sgd.dropout_rate, 0))
-            built.append(build_network(cmd.network, library).record["model"])
+            built.append(build_network(source, library).record["model"])
         return built[0](x)
     return model
 
@@ -265,6 +276,13 @@ WORKLOADS: dict[str, Workload] = {
         "cifar-bs", "ConvNet_CIFAR10_DataAug.cntk's network from BrainScript (unpadded pooling: "
         "949,834 parameters), synthetic 3x32x32, batch 64, momentum SGD 0.01/0.9", 64,
         (3, 32, 32), 10, _cifar_bs_model, lambda p: _CifarTwin(p, pool_padding=0),
+        lambda: S.Momentum(lr=0.01, momentum=0.9),
+        lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9), input_scale=255.0),
+    "cifar-bs-pad": Workload(
+        "cifar-bs-pad", "ConvNet_CIFAR10_DataAug.cntk's network with pad = true on its pooling: "
+        "the seed-1 architecture (1,195,594 parameters) from BrainScript, synthetic 3x32x32, "
+        "batch 64, momentum SGD 0.01/0.9", 64, (3, 32, 32), 10,
+        lambda: _cifar_bs_model(pad_pooling=True), _CifarTwin,
         lambda: S.Momentum(lr=0.01, momentum=0.9),
         lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9), input_scale=255.0),
 }

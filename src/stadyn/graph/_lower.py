@@ -242,9 +242,11 @@ class StaticPlan:
     """A lowered static graph: a forward program and (when needed) a backward program."""
 
     __slots__ = ("roots", "leaves", "fill", "fw", "bw", "n_fill", "grad_leaves", "diff_roots",
-                 "saved", "_fw_call", "_bw_call", "nodes", "_copy_grad", "has_backward")
+                 "saved", "_fw_call", "_bw_call", "nodes", "_copy_grad", "has_backward",
+                 "_out_slots")
 
-    def __init__(self, roots, nodes, leaves, fill, fw, bw, grad_leaves, diff_roots):
+    def __init__(self, roots, nodes, leaves, fill, fw, bw, grad_leaves, diff_roots,
+                 copy_grad: list[bool] | None = None, out_slots: Sequence[int] = ()):
         self.roots: list[Variable] = roots
         self.nodes: list[FunctionNode] = nodes
         self.leaves: list[Variable] = leaves
@@ -257,7 +259,10 @@ class StaticPlan:
         self.saved: tuple | None = None
         self._fw_call = fw.forward
         self._bw_call = bw.forward if bw is not None else None
-        self._copy_grad = aliased_outputs(bw) if bw is not None else []
+        if copy_grad is None:
+            copy_grad = aliased_outputs(bw) if bw is not None else []
+        self._copy_grad = copy_grad
+        self._out_slots = tuple(out_slots)    # gradients the program writes into given buffers
         self.has_backward = bw is not None
 
     @property
@@ -287,8 +292,9 @@ class StaticPlan:
                 tangents.append(seed)
             else:
                 tangents.append(torch.zeros_like(r._data))
+        buffers = [_grad_out_buffer(self.grad_leaves[k]._data) for k in self._out_slots]
         with torch.no_grad():
-            grads = self._bw_call(*self.saved, *tangents)
+            grads = self._bw_call(*self.saved, *tangents, *buffers)
         if clear_buffer:
             self.saved = None
         accumulate_grads(self.grad_leaves, grads, self._copy_grad)
@@ -365,6 +371,61 @@ def defer_output_casts(gm: fx.GraphModule) -> fx.GraphModule:
         gm.graph.eliminate_dead_code()
         gm.recompile()
     return gm
+
+
+#: Matrix-product gradients at least this large are written into reused buffers.
+OUT_BUFFER_BYTES = 1 << 20
+
+
+def write_products_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tensor]
+                                ) -> list[int]:
+    """Let a backward program write large weight gradients into buffers it is given.
+
+    A gradient computed by a matrix product (``mm``: an affine layer's weight) comes out of the
+    program as a new tensor every step; for a large weight that means fresh memory the kernel
+    must fault in page by page (a 8192 x 1024 fp32 gradient: 32 MB, several milliseconds).
+    For each output ``k`` that is such a product, of at least :data:`OUT_BUFFER_BYTES` and of
+    its leaf's dtype, this adds a trailing placeholder and computes the product with
+    ``mm.out`` into it.  Returns those output positions, in the order of the new placeholders;
+    the caller passes one buffer per position (:func:`_grad_out_buffer`).
+    """
+    output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    outs = list(output.args[0])
+    last_placeholder = [n for n in gm.graph.nodes if n.op == "placeholder"][-1]
+    slots: list[int] = []
+    seen: set = set()
+    for k, (n, leaf) in enumerate(zip(outs, leaves)):
+        val = n.meta.get("val") if isinstance(n, fx.Node) else None
+        if not (isinstance(n, fx.Node) and n.target is _aten.mm.default and n not in seen
+                and isinstance(val, torch.Tensor) and val.dtype == leaf.dtype
+                and tuple(val.shape) == tuple(leaf.shape) and val.is_contiguous()
+                and val.numel() * val.element_size() >= OUT_BUFFER_BYTES):
+            continue
+        seen.add(n)
+        with gm.graph.inserting_after(last_placeholder):
+            buffer = gm.graph.placeholder(f"grad_out_{k}")
+        buffer.meta["val"] = val
+        last_placeholder = buffer
+        with gm.graph.inserting_after(n):
+            product = gm.graph.call_function(_aten.mm.out, tuple(n.args), {"out": buffer})
+        product.meta["val"] = val
+        n.replace_all_uses_with(product)
+        gm.graph.erase_node(n)
+        slots.append(k)
+    if slots:
+        gm.recompile()
+    return slots
+
+
+def _grad_out_buffer(t: torch.Tensor) -> torch.Tensor:
+    """Where the backward program writes ``t``'s gradient: the buffer of its previous gradient
+    when the solver has dropped it and no one holds it (:func:`_take_spare`), else a new one
+    (remembered for the next step)."""
+    spare = _take_spare(t)
+    if spare is None:
+        spare = torch.empty_like(t, memory_format=torch.contiguous_format)
+        setattr(t, _SPARE, spare)
+    return spare
 
 
 class EagerPlan:
@@ -568,7 +629,12 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward) -> StaticPl
     defer_output_casts(bw)
     grad_leaves = [leaves[grad_idx[j]] for j in used]
     diff_roots = [fill[root_pos[k]] for k in diff]
-    return StaticPlan(roots, list(nodes), list(leaves), fill, fw, bw, grad_leaves, diff_roots)
+    copy_grad = aliased_outputs(bw)
+    out_slots = write_products_into_buffers(bw, [_leaf_tensor(v) for v in grad_leaves])
+    for k in out_slots:
+        copy_grad[k] = False
+    return StaticPlan(roots, list(nodes), list(leaves), fill, fw, bw, grad_leaves, diff_roots,
+                      copy_grad, out_slots)
 
 
 def _signature(leaves: Sequence[Variable]) -> tuple:
