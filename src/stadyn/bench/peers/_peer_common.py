@@ -7,14 +7,16 @@ the peers' virtual environments without Stadyn.
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import statistics
 import time
+from typing import Callable
 
 import numpy as np
 
-__all__ = ["load_spec", "time_cases"]
+__all__ = ["load_spec", "time_cases", "run_peer"]
 
 
 def load_spec(path: str, who: str) -> tuple[dict, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
@@ -68,3 +70,28 @@ def time_cases(steps: dict, warmup: int, rounds: int, per_round: int,
                 step()
                 times[mode].append(time.perf_counter() - start)
     return {m: 1e3 * statistics.median(v) if v else float("nan") for m, v in times.items()}
+
+
+def run_peer(peer: str, modes: tuple[str, ...], build_case: Callable, version: str,
+             argv: list[str] | None = None) -> int:
+    """A peer script's main: parse its command line, build each requested mode with
+    ``build_case(mode, meta, x, t, params) -> (step, first_loss, setup_s)``, time them together
+    and print one JSON line per mode (``{"workload", "mode": "<peer>-<mode>", "ms",
+    "first_loss", "version", "setup_s"}``)."""
+    p = argparse.ArgumentParser(description=f"{peer} peer for stadyn bench --peers")
+    p.add_argument("--spec", required=True, help="spec file (.npz or .json) from stadyn bench")
+    p.add_argument("--modes", nargs="+", default=list(modes), choices=modes)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--per-round", type=int, default=4)
+    a = p.parse_args(argv)
+    meta, x, t, params = load_spec(a.spec, f"{peer}_peer")
+    steps, firsts, setups = {}, {}, {}
+    for mode in a.modes:
+        steps[mode], firsts[mode], setups[mode] = build_case(mode, meta, x, t, params)
+    ms = time_cases(steps, a.warmup, a.rounds, a.per_round)
+    for mode in a.modes:
+        print(json.dumps({"workload": meta["workload"], "mode": f"{peer}-{mode}", "ms": ms[mode],
+                          "first_loss": firsts[mode], "version": version,
+                          "setup_s": setups[mode]}), flush=True)
+    return 0

@@ -25,14 +25,12 @@ under ``nn.auto_forward()``.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 
 import numpy as np
 
-from _peer_common import load_spec, time_cases
+from _peer_common import run_peer
 
 import nnabla as nn
 import nnabla.functions as F
@@ -195,23 +193,7 @@ def build_case(mode: str, meta: dict, xb: np.ndarray, tb: np.ndarray,
 
 def main(argv=None) -> int:
     """Parse the command line, build and time every requested mode, print one JSON line each."""
-    p = argparse.ArgumentParser(description="NNabla peer for stadyn bench --peers")
-    p.add_argument("--spec", required=True, help="spec file (.npz or .json) from stadyn bench")
-    p.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--per-round", type=int, default=4)
-    a = p.parse_args(argv)
-    meta, x, t, params = load_spec(a.spec, 'nnabla_peer')
-    steps, firsts, setups = {}, {}, {}
-    for mode in a.modes:
-        steps[mode], firsts[mode], setups[mode] = build_case(mode, meta, x, t, params)
-    ms = time_cases(steps, a.warmup, a.rounds, a.per_round)
-    for mode in a.modes:
-        print(json.dumps({"workload": meta["workload"], "mode": f"nnabla-{mode}", "ms": ms[mode],
-                          "first_loss": firsts[mode], "version": nn.__version__,
-                          "setup_s": setups[mode]}), flush=True)
-    return 0
+    return run_peer("nnabla", MODES, build_case, nn.__version__, argv)
 
 
 if __name__ == "__main__":
