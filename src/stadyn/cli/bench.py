@@ -24,14 +24,15 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
               torch_modes=TORCH_MODES,
               rounds: int = 5, per_round: int = 4, warmup: int = 3, out: str | None = "runs/bench",
               log=print, peers: bool = False, peer_modes=None,
-              peer_python: dict[str, str] | None = None) -> dict:
+              peer_python: dict[str, str] | None = None, together: bool = False) -> dict:
     """Measure and print; returns ``{workload: {mode: ms}}``.
 
     With ``peers`` the NNabla and MXNet peers (:mod:`stadyn.bench._peers`) run each workload
     after its Stadyn and PyTorch cases and join its row; ``peer_modes`` (names like
     ``nnabla-static``; default all) picks their modes, ``peer_python`` their Pythons (default the
     ``STADYN_*_PYTHON`` variables or ``.venv-peers``).  A missing peer environment is reported
-    before anything is timed.
+    before anything is timed.  ``together`` times every workload's cases in one interleaved
+    run and prints each later workload's ms/iter against the first's, mode by mode.
     """
     modes_of_peer = None
     if peers:
@@ -41,13 +42,25 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
     log(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s)")
     table: dict[str, dict[str, float]] = {}
     versions_logged = False
+    measured: dict[str, list] = {}
+    if together:
+        # Every workload's cases in one interleaved run: ratios between workloads (a network
+        # built from BrainScript against the same network from Python) are like for like.
+        log("timing " + ", ".join(workloads) + " together (interleaved)")
+        cases = [c for name in workloads for c in _cases(WORKLOADS[name], stadyn_modes,
+                                                          torch_modes)]
+        results = run_cases(cases, warmup=warmup, rounds=rounds, per_round=per_round, log=log)
+        for c, m in zip(cases, results):
+            measured.setdefault(c.workload, []).append((m.mode, m.ms, m.setup_s, c.first_loss))
     for name in workloads:
         w = WORKLOADS[name]
         log(f"{name}: {w.description}")
-        cases = [w.stadyn_case(m) for m in stadyn_modes] + [w.torch_case(m) for m in torch_modes]
-        firsts = {c.mode: c.first_loss for c in cases}
-        results = run_cases(cases, warmup=warmup, rounds=rounds, per_round=per_round, log=log)
-        rows = [(m.mode, m.ms, m.setup_s, firsts[m.mode]) for m in results]
+        if together:
+            rows = measured[name]
+        else:
+            cases = _cases(w, stadyn_modes, torch_modes)
+            results = run_cases(cases, warmup=warmup, rounds=rounds, per_round=per_round, log=log)
+            rows = [(m.mode, m.ms, m.setup_s, c.first_loss) for c, m in zip(cases, results)]
         if peers:
             from ..bench._peers import run_peers
             found = run_peers([name], peer_python, warmup=warmup, rounds=rounds,
@@ -81,6 +94,13 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
         for peer_mode in ("nnabla-static", "mxnet-hybridized"):
             if "stadyn-static" in row and peer_mode in row:
                 log(f"  static vs {peer_mode}: {row[peer_mode] / row['stadyn-static']:.2f}x")
+    if together and len(workloads) > 1:
+        first = workloads[0]
+        for name in workloads[1:]:
+            for mode in table[first]:
+                if mode.startswith("stadyn") and mode in table[name]:
+                    log(f"{name} vs {first}, {mode}: "
+                        f"{100 * (table[name][mode] / table[first][mode] - 1):+.1f}% ms/iter")
     if out:
         os.makedirs(out, exist_ok=True)
         with open(os.path.join(out, "bench.json"), "w") as f:
@@ -88,6 +108,11 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
         _plot(table, os.path.join(out, "bench.png"))
         log(f"written: {os.path.join(out, 'bench.json')}, {os.path.join(out, 'bench.png')}")
     return table
+
+
+def _cases(w, stadyn_modes, torch_modes) -> list:
+    """The Stadyn and PyTorch cases of workload ``w``, built (and each run once)."""
+    return [w.stadyn_case(m) for m in stadyn_modes] + [w.torch_case(m) for m in torch_modes]
 
 
 def _split_peer_modes(peer_modes) -> dict[str, tuple[str, ...]]:
@@ -159,6 +184,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--peer-modes", nargs="+", default=None,
                    help="peer modes to run (default: nnabla-static nnabla-dynamic "
                         "mxnet-imperative mxnet-hybridized)")
+    p.add_argument("--together", action="store_true",
+                   help="time all the workloads' cases in one interleaved run and compare each "
+                        "workload with the first (e.g. `cifar cifar-bs-pad`: BrainScript against "
+                        "Python)")
 
     def run(a):
         if a.memory:
@@ -175,5 +204,5 @@ def add_parser(subparsers) -> None:
             except ValueError as exc:
                 raise SystemExit(f"stadyn bench: {exc}") from None
         run_bench(a.workloads, a.stadyn_modes, a.torch_modes, a.rounds, a.per_round, a.warmup,
-                  a.out, peers=a.peers, peer_modes=a.peer_modes)
+                  a.out, peers=a.peers, peer_modes=a.peer_modes, together=a.together)
     p.set_defaults(func=run)
