@@ -144,6 +144,7 @@ class CompiledStep:
         self._graph_outs: tuple = ()
         self._graph_key: list[int] | None = None
         self._calls = 0
+        self._sample_leaf = None                # see _default_samples
 
     # -- building -------------------------------------------------------------------------------
     def _parameters(self, leaves: list[Variable]) -> tuple[list[int], list[str]]:
@@ -158,6 +159,7 @@ class CompiledStep:
         return idx, names
 
     def _build(self, samples: int) -> None:
+        self._sample_leaf = None
         roots = [self.loss] + [v for v in self.outputs if v is not self.loss]
         nodes, leaves = _collect(roots)
         fill = _fill_list(roots, nodes, keep_all=False)
@@ -291,11 +293,13 @@ class CompiledStep:
         return self.loss
 
     def _default_samples(self) -> int:
-        _, leaves = _collect([self.loss])
-        for v in leaves:
-            if v.name is None and not v.need_grad and v.ndim:
-                return int(v.shape[0])
-        return 1
+        """The first axis of the loss's first data input (found once: walking the graph on
+        every step would cost more than a small model's whole step)."""
+        if self._sample_leaf is None:
+            _, leaves = _collect([self.loss])
+            self._sample_leaf = next((v for v in leaves
+                                      if v.name is None and not v.need_grad and v.ndim), False)
+        return int(self._sample_leaf.shape[0]) if self._sample_leaf is not False else 1
 
 
 def compile_step(loss: Variable, solver, outputs: Sequence[Variable] = (), *,
