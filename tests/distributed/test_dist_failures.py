@@ -102,6 +102,34 @@ def test_a_raising_worker_is_named_with_its_error_and_the_others_are_ended(tmp_p
     assert "ValueError: bad batch on rank one" in report.split("the job ends.")[1]
 
 
+_ABORT_AT_TEARDOWN = """
+    import atexit, os, sys
+    import stadyn.distributed as dist
+    atexit.register(os.abort)          # runs after Stadyn's own exit handler, as torch's would
+    dist.init()
+    dist.barrier()
+    if os.environ["RANK"] == "1" and {fail}:
+        raise ValueError("rank one failed")
+"""
+
+
+def test_an_abort_in_process_group_teardown_after_the_script_finished_is_success(tmp_path):
+    argv = _script(tmp_path, _ABORT_AT_TEARDOWN.format(fail=False))
+    err = io.StringIO()
+    status = dist.run_workers(argv, 2, timeout=30, stdout=io.StringIO(), stderr=err, grace=2.0)
+    assert status == 0, err.getvalue()
+    assert "finished its script, then aborted" in err.getvalue()
+
+
+def test_an_abort_after_an_uncaught_exception_is_still_a_failure(tmp_path):
+    argv = _script(tmp_path, _ABORT_AT_TEARDOWN.format(fail=True))
+    err = io.StringIO()
+    status = dist.run_workers(argv, 2, timeout=30, stdout=io.StringIO(), stderr=err, grace=2.0)
+    assert status == 128 + 6, err.getvalue()
+    assert "worker rank 1" in err.getvalue() and "SIGABRT" in err.getvalue()
+    assert "ValueError: rank one failed" in err.getvalue()
+
+
 def test_a_worker_killed_by_a_signal_is_reported_with_the_signal(tmp_path):
     argv = _script(tmp_path, """
         import os, signal, time

@@ -51,7 +51,8 @@ def _heartbeat_fd() -> int | None:
 
 
 def beat(seq: int, state: str, what: str = "") -> None:
-    """Record for the launcher that this worker is ``state`` (``in``/``out``/``failed``)
+    """Record for the launcher that this worker is ``state`` (``in``/``out``/``failed``, or
+    ``finished`` when its script ended without an uncaught exception)
     collective number ``seq``.  A no-op outside the launcher.  A worker whose launcher has died
     ends itself here (its peers will too, at their next collective)."""
     fd = _heartbeat_fd()
@@ -76,6 +77,11 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def current_sequence() -> int:
+    """The number of the last collective this worker issued (0 before any)."""
+    return _seq[0]
 
 
 def read_heartbeats(folder: str) -> dict[int, tuple[int, str, str, float]]:

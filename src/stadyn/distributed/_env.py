@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import atexit
 import datetime
+import gc
 import os
+import sys
 from typing import Any
 
 import torch
@@ -139,19 +141,43 @@ def init(backend: str | None = None, timeout: float | datetime.timedelta | None 
             f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}){describe_peers(r)}"
         ) from exc
     beat(0, "out", "init")
+    sys.excepthook = _noting_uncaught(sys.excepthook)
     atexit.register(_leave_at_exit)
     return True
 
 
+_uncaught = [False]     # did the script end with an uncaught exception?
+
+
+def _noting_uncaught(hook):
+    """``sys.excepthook`` that first records that the script failed (see _leave_at_exit)."""
+    def excepthook(kind, value, tb):
+        _uncaught[0] = True
+        hook(kind, value, tb)
+    return excepthook
+
+
 def _leave_at_exit() -> None:
-    """Tear the process group down before the interpreter does: left to the C++ static
-    destructors, its threads can end the process with "terminate called without an active
-    exception" (SIGABRT) after a successful run."""
-    if dist.is_available() and dist.is_initialized():
-        try:
-            dist.destroy_process_group()
-        except Exception:  # noqa: BLE001 - exiting anyway; never turn success into failure
-            pass
+    """Tear the process group down while the interpreter is still whole.
+
+    Left to interpreter finalization, Gloo's worker threads can release the last tensors of
+    finished asynchronous work while the interpreter is being torn down and abort the process
+    ("terminate called without an active exception", SIGABRT) after a successful run.  This
+    drops Stadyn's group handles, destroys the process group and collects garbage first.  A
+    worker whose script ended without an uncaught exception also records "finished" in its
+    heartbeat before the teardown, so the launcher can tell such an abort from a failure.
+    """
+    if not (dist.is_available() and dist.is_initialized()):
+        return
+    if not _uncaught[0]:
+        from ._collectives import beat, current_sequence
+        beat(current_sequence(), "finished", "the script ended")
+    _groups.clear()
+    try:
+        dist.destroy_process_group()
+    except Exception:  # noqa: BLE001 - exiting anyway; never turn success into failure
+        pass
+    gc.collect()
 
 
 def shutdown() -> None:

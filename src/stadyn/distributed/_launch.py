@@ -56,6 +56,7 @@ class _Worker:
         self.tail: collections.deque[str] = collections.deque(maxlen=_TAIL)
         self.threads: list[threading.Thread] = []
         self.exit_time: float | None = None
+        self.forgiven = False        # aborted after finishing (see _effective_code)
 
     @property
     def code(self) -> int | None:
@@ -75,6 +76,27 @@ def _pipe(worker: _Worker, stream: IO[bytes], out: IO[str], prefix: str, keep: b
             except (ValueError, OSError):   # the stream was closed under us
                 pass
     stream.close()
+
+
+def _effective_code(w: _Worker, heartbeat: str, err: IO[str], lock: threading.Lock
+                    ) -> int | None:
+    """The worker's exit status, except that an abort (SIGABRT) after its script finished —
+    its heartbeat says ``finished``: no uncaught exception — counts as success, with a note.
+    That abort is torch's process-group teardown racing the interpreter's
+    ("terminate called without an active exception"), not the script failing."""
+    code = w.code
+    if code != -signal.SIGABRT:
+        return code
+    if w.forgiven:
+        return 0
+    state = read_heartbeats(heartbeat).get(w.rank)
+    if state is None or state[1] != "finished":
+        return code
+    w.forgiven = True
+    _emit(err, lock, [f"stadyn.distributed: worker rank {w.rank} finished its script, then "
+                      "aborted while torch tore its process group down (SIGABRT); counted "
+                      "as success"])
+    return 0
 
 
 def _describe_exit(code: int) -> str:
@@ -237,7 +259,7 @@ def _supervise(workers: list[_Worker], timeout: float, heartbeat: str, grace: fl
         now = time.monotonic()
         failures = []
         for w in workers:
-            code = w.code
+            code = _effective_code(w, heartbeat, err, lock)
             if code is not None and w.exit_time is None:
                 w.exit_time = now
             if code not in (None, 0):
@@ -251,7 +273,7 @@ def _supervise(workers: list[_Worker], timeout: float, heartbeat: str, grace: fl
                 t.join(timeout=2)
             _report(workers, culprit, beats, err, lock)
             return _status_of(culprit.code)
-        if all(w.code == 0 for w in workers):
+        if all(_effective_code(w, heartbeat, err, lock) == 0 for w in workers):
             return 0
         if now >= next_beat_check:
             next_beat_check = now + 0.5
