@@ -63,6 +63,16 @@ def _throughput(step, sync, iterations: int) -> float:
     return iterations * 64 / (time.perf_counter() - start)
 
 
+def static_step(loss, solver):
+    """One training step of a static graph with NNabla's buffer flags, as a callable."""
+    def step():
+        loss.forward(clear_no_need_grad=True)
+        solver.zero_grad()
+        loss.backward(clear_buffer=True)
+        solver.update()
+    return step
+
+
 def seed1_throughput(report: dict, iterations: int) -> None:
     w = WORKLOADS["cifar"]
     xb, tb = w.batch(0)
@@ -90,11 +100,7 @@ def seed1_throughput(report: dict, iterations: int) -> None:
                 loss = F.mean(F.softmax_cross_entropy(model(x), t))
                 solver.set_parameters(sd.get_parameters())
                 if mode == "static":
-                    def step():
-                        loss.forward(clear_no_need_grad=True)
-                        solver.zero_grad()
-                        loss.backward(clear_buffer=True)
-                        solver.update()
+                    step = static_step(loss, solver)
                 else:
                     step = sd.compile_step(loss, solver, compile=mode.startswith("compiled"))
             start = time.perf_counter()

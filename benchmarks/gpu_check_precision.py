@@ -25,6 +25,8 @@ import stadyn.parametric_functions as PF
 import stadyn.solvers as S
 from stadyn.bench import WORKLOADS
 
+from gpu_check import static_step   # this folder is on sys.path when run as a script
+
 
 def check_gradients(dtype: str) -> dict:
     rng = np.random.RandomState(0)
@@ -67,14 +69,7 @@ def throughput(workload: str, dtype: str, mode: str, iterations: int = 200) -> f
         loss = F.mean(F.softmax_cross_entropy(model(x), t))
         solver = w.solver()
         solver.set_parameters(sd.get_parameters())
-        if mode == "static":
-            def step():
-                loss.forward(clear_no_need_grad=True)
-                solver.zero_grad()
-                loss.backward(clear_buffer=True)
-                solver.update()
-        else:
-            step = sd.compile_step(loss, solver)
+        step = static_step(loss, solver) if mode == "static" else sd.compile_step(loss, solver)
         for _ in range(10):
             step()
         torch.cuda.synchronize()

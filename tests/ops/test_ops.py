@@ -495,6 +495,29 @@ def unary(reference, *cases: Case, **options) -> Entry:
 _NO_BACKWARD = "integer ids or a metric: no backward is defined for it"
 _LABELS = "the targets are labels: NNabla does not backpropagate to them"
 
+def _bn_cases(sync_attrs: dict | None = None) -> list:
+    """The batch-normalisation cases, shared by ``batch_normalization`` and
+    ``sync_batch_normalization`` (which alone is the same op; ``sync_attrs`` are its own
+    arguments, given in the second case)."""
+    extra = sync_attrs or {}
+    return [
+        Case((normal(4, 3, 2, 2), normal(1, 3, 1, 1), uniform(0.5, 2, 1, 3, 1, 1),
+              normal(1, 3, 1, 1), uniform(0.5, 2, 1, 3, 1, 1))),
+        Case((normal(4, 3, 2, 2), normal(1, 3, 1, 1), uniform(0.5, 2, 1, 3, 1, 1),
+              normal(1, 3, 1, 1), uniform(0.5, 2, 1, 3, 1, 1)), {**extra, "batch_stat": False}),
+        Case((normal(3, 2, 2, 4), normal(1, 1, 1, 4), uniform(0.5, 2, 1, 1, 1, 4),
+              normal(1, 1, 1, 4), uniform(0.5, 2, 1, 1, 1, 4)),
+             {"axes": [3], "decay_rate": 0.8, "eps": 1e-3}),
+        Case((normal(3, 2, 2, 4), normal(1, 2, 1, 4), uniform(0.5, 2, 1, 2, 1, 4),
+              normal(1, 2, 1, 4), uniform(0.5, 2, 1, 2, 1, 4)), {"axes": [1, 3]}),
+        Case((normal(5, 3), normal(1, 3), uniform(0.5, 2, 1, 3), normal(1, 3),
+              uniform(0.5, 2, 1, 3)), {"output_stat": True}),
+        Case((normal(4, 3), normal(1, 3), uniform(0.5, 2, 1, 3), normal(1, 3),
+              uniform(0.5, 2, 1, 3)), {"time_constant": 10.0}),
+        Case((normal(4, 3), normal(1, 3), uniform(0.5, 2, 1, 3), normal(1, 3),
+              uniform(0.5, 2, 1, 3)), {"time_constant": 0.0})]
+
+
 ENTRIES: dict[str, Entry] = {
     # -- activations ------------------------------------------------------------------------
     "relu": unary(lambda x, inplace=False: np.maximum(x, 0), Case((nonzero(3, 4),))),
@@ -665,42 +688,12 @@ ENTRIES: dict[str, Entry] = {
     "global_average_pooling": unary(ref_global_average_pooling, Case((normal(2, 3, 4, 5),)),
                                     Case((normal(2, 3, 4),)), Case((normal(2, 3),))),
     "batch_normalization": Entry(
-        [Case((normal(4, 3, 2, 2), normal(1, 3, 1, 1), uniform(0.5, 2, 1, 3, 1, 1),
-               normal(1, 3, 1, 1), uniform(0.5, 2, 1, 3, 1, 1))),
-         Case((normal(4, 3, 2, 2), normal(1, 3, 1, 1), uniform(0.5, 2, 1, 3, 1, 1),
-               normal(1, 3, 1, 1), uniform(0.5, 2, 1, 3, 1, 1)), {"batch_stat": False}),
-         Case((normal(3, 2, 2, 4), normal(1, 1, 1, 4), uniform(0.5, 2, 1, 1, 1, 4),
-               normal(1, 1, 1, 4), uniform(0.5, 2, 1, 1, 1, 4)),
-              {"axes": [3], "decay_rate": 0.8, "eps": 1e-3}),
-         Case((normal(3, 2, 2, 4), normal(1, 2, 1, 4), uniform(0.5, 2, 1, 2, 1, 4),
-               normal(1, 2, 1, 4), uniform(0.5, 2, 1, 2, 1, 4)), {"axes": [1, 3]}),
-         Case((normal(5, 3), normal(1, 3), uniform(0.5, 2, 1, 3), normal(1, 3),
-               uniform(0.5, 2, 1, 3)), {"output_stat": True}),
-         Case((normal(4, 3), normal(1, 3), uniform(0.5, 2, 1, 3), normal(1, 3),
-               uniform(0.5, 2, 1, 3)), {"time_constant": 10.0}),
-         Case((normal(4, 3), normal(1, 3), uniform(0.5, 2, 1, 3), normal(1, 3),
-               uniform(0.5, 2, 1, 3)), {"time_constant": 0.0})],
-        ref_batch_normalization, grad_inputs=(0, 1, 2), updates=updates_batch_normalization,
+        _bn_cases(), ref_batch_normalization, grad_inputs=(0, 1, 2),
+        updates=updates_batch_normalization,
         why_not_others="the running mean and variance are statistics (need_grad=False in PF)"),
     "sync_batch_normalization": Entry(
-        [Case((normal(4, 3, 2, 2), normal(1, 3, 1, 1), uniform(0.5, 2, 1, 3, 1, 1),
-               normal(1, 3, 1, 1), uniform(0.5, 2, 1, 3, 1, 1))),
-         Case((normal(4, 3, 2, 2), normal(1, 3, 1, 1), uniform(0.5, 2, 1, 3, 1, 1),
-               normal(1, 3, 1, 1), uniform(0.5, 2, 1, 3, 1, 1)),
-              {"comm": None, "group": "world", "batch_stat": False}),
-         Case((normal(3, 2, 2, 4), normal(1, 1, 1, 4), uniform(0.5, 2, 1, 1, 1, 4),
-               normal(1, 1, 1, 4), uniform(0.5, 2, 1, 1, 1, 4)),
-              {"axes": [3], "decay_rate": 0.8, "eps": 1e-3}),
-         Case((normal(3, 2, 2, 4), normal(1, 2, 1, 4), uniform(0.5, 2, 1, 2, 1, 4),
-               normal(1, 2, 1, 4), uniform(0.5, 2, 1, 2, 1, 4)), {"axes": [1, 3]}),
-         Case((normal(5, 3), normal(1, 3), uniform(0.5, 2, 1, 3), normal(1, 3),
-               uniform(0.5, 2, 1, 3)), {"output_stat": True}),
-         Case((normal(4, 3), normal(1, 3), uniform(0.5, 2, 1, 3), normal(1, 3),
-               uniform(0.5, 2, 1, 3)), {"time_constant": 10.0}),
-         Case((normal(4, 3), normal(1, 3), uniform(0.5, 2, 1, 3), normal(1, 3),
-               uniform(0.5, 2, 1, 3)), {"time_constant": 0.0})],
-        ref_sync_batch_normalization, grad_inputs=(0, 1, 2),
-        updates=updates_sync_batch_normalization,
+        _bn_cases({"comm": None, "group": "world"}), ref_sync_batch_normalization,
+        grad_inputs=(0, 1, 2), updates=updates_sync_batch_normalization,
         why_not_others="the running mean and variance are statistics (need_grad=False in PF)"),
     "dropout": Entry(
         [Case((nonzero(3, 4),), {"p": 0.0}),

@@ -172,9 +172,8 @@ def _leave_at_exit() -> None:
     if not _uncaught[0]:
         from ._collectives import beat, current_sequence
         beat(current_sequence(), "finished", "the script ended")
-    _groups.clear()
     try:
-        dist.destroy_process_group()
+        shutdown()
     except Exception:  # noqa: BLE001 - exiting anyway; never turn success into failure
         pass
     gc.collect()

@@ -109,6 +109,18 @@ def _collect(roots: Sequence[Variable]) -> tuple[list[FunctionNode], list[Variab
     return nodes, leaves
 
 
+def _node_arguments(node: FunctionNode, env: dict, half: torch.dtype | None
+                    ) -> tuple[list, dict]:
+    """``node``'s call arguments with Variables replaced by their tensors in ``env``, cast by
+    the op's declared precision under a half-precision context."""
+    args = [env[_key(a)] if isinstance(a, Variable) else a for a in node.args]
+    kwargs = ({k: (env[_key(v)] if isinstance(v, Variable) else v)
+               for k, v in node.kwargs.items()} if node.kwargs else {})
+    if half is not None and node.spec.precision != "any":
+        args, kwargs = cast_arguments(node.spec.precision, args, kwargs, half)
+    return args, kwargs
+
+
 def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
               leaf_tensors: Sequence[torch.Tensor], wanted: Sequence[Variable]) -> list:
     """Run ``nodes`` in order on torch tensors; return the tensors of ``wanted``.
@@ -118,11 +130,7 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
     env: dict[Any, torch.Tensor] = {id(v): t for v, t in zip(leaves, leaf_tensors)}
     half = get_current_context().half_dtype
     for node in nodes:
-        args = [env[_key(a)] if isinstance(a, Variable) else a for a in node.args]
-        kwargs = ({k: (env[_key(v)] if isinstance(v, Variable) else v)
-                   for k, v in node.kwargs.items()} if node.kwargs else {})
-        if half is not None and node.spec.precision != "any":
-            args, kwargs = cast_arguments(node.spec.precision, args, kwargs, half)
+        args, kwargs = _node_arguments(node, env, half)
         out = node.spec.impl(*args, **kwargs)
         nid = id(node)
         if isinstance(out, torch.Tensor):
@@ -145,11 +153,7 @@ def refresh_shapes(nodes: Sequence[FunctionNode], leaves: Sequence[Variable]) ->
         env[id(v)] = torch.empty(t.shape, dtype=t.dtype, device="meta")
     half = get_current_context().half_dtype
     for node in nodes:
-        args = [env[_key(a)] if isinstance(a, Variable) else a for a in node.args]
-        kwargs = ({k: (env[_key(v)] if isinstance(v, Variable) else v)
-                   for k, v in node.kwargs.items()} if node.kwargs else {})
-        if half is not None and node.spec.precision != "any":
-            args, kwargs = cast_arguments(node.spec.precision, args, kwargs, half)
+        args, kwargs = _node_arguments(node, env, half)
         out = node.spec.infer(args, kwargs)
         outs = (out,) if isinstance(out, torch.Tensor) else tuple(out)
         for i, (ref, t) in enumerate(zip(node._outputs, outs)):
@@ -310,6 +314,10 @@ def _shape_of(n) -> tuple | None:
     return tuple(val.shape) if isinstance(val, torch.Tensor) else None
 
 
+def _output_node(gm: fx.GraphModule) -> fx.Node:
+    return next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+
+
 def simplify(gm: fx.GraphModule) -> fx.GraphModule:
     """Remove ops that do nothing when the program runs under ``no_grad``.
 
@@ -348,7 +356,7 @@ def defer_output_casts(gm: fx.GraphModule) -> fx.GraphModule:
     accumulation into ``.grad`` (:func:`accumulate_grads`) then converts while it adds or
     copies into a buffer it already has.
     """
-    output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    output = _output_node(gm)
     outs = list(output.args[0])
     changed = False
     for k, n in enumerate(outs):
@@ -389,7 +397,7 @@ def write_products_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tenso
     ``mm.out`` into it.  Returns those output positions, in the order of the new placeholders;
     the caller passes one buffer per position (:func:`_grad_out_buffer`).
     """
-    output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    output = _output_node(gm)
     outs = list(output.args[0])
     last_placeholder = [n for n in gm.graph.nodes if n.op == "placeholder"][-1]
     slots: list[int] = []
@@ -483,7 +491,7 @@ def aliased_outputs(gm: fx.GraphModule) -> list[bool]:
             n = n.args[0]
         return n
 
-    output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    output = _output_node(gm)
     flags, owners = [], set()
     for n in output.args[0]:
         root = owner(n)
