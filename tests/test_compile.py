@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 
 import stadyn as sd
 import stadyn.functions as F
@@ -67,9 +68,12 @@ def test_step_program_feeds_a_changing_learning_rate_without_rebuilding():
 
 
 @pytest.mark.slow
-def test_compiled_step_matches_static_training():
-    x1, t1, loss1, solver1, _ = _build(digits_mlp, S.Adam)
-    x2, t2, loss2, solver2, _ = _build(digits_mlp, S.Adam)
+@pytest.mark.parametrize("model", [digits_mlp, digits_cnn])
+def test_compiled_step_matches_static_training(model):
+    """Compiled by inductor; on CPU Adam's fused kernel updates after the program, and the
+    CNN's large weight gradient is multiplied outside it (see the tests above)."""
+    x1, t1, loss1, solver1, _ = _build(model, S.Adam)
+    x2, t2, loss2, solver2, _ = _build(model, S.Adam)
     step = sd.compile_step(loss2, solver2)
     for xb, tb in _batches(3):
         x1.d, t1.d = xb, tb
@@ -80,3 +84,56 @@ def test_compiled_step_matches_static_training():
         x2.d, t2.d = xb, tb
         step()
         assert float(loss2.d) == pytest.approx(float(loss1.d), rel=1e-4)
+    assert step._outside
+    assert bool(step._deferred) == (model is digits_cnn)
+
+
+@pytest.mark.parametrize("model, solver_cls, kw", [
+    (digits_mlp, S.Adam, {}),
+    (digits_cnn, S.Adam, {}),
+    (digits_mlp, S.Momentum, {"lr": 0.05}),
+])
+def test_update_after_the_program_matches_static_training(model, solver_cls, kw):
+    """update='outside' (the CPU default when compiling with a fused solver): the program
+    returns gradients and the solver's own kernel updates; same losses and parameters."""
+    x1, t1, loss1, solver1, reg1 = _build(model, solver_cls, **kw)
+    x2, t2, loss2, solver2, reg2 = _build(model, solver_cls, **kw)
+    step = sd.compile_step(loss2, solver2, compile=False, update="outside")
+    for xb, tb in _batches(3):
+        x1.d, t1.d = xb, tb
+        loss1.forward(clear_no_need_grad=True)
+        solver1.zero_grad()
+        loss1.backward(clear_buffer=True)
+        solver1.update()
+        x2.d, t2.d = xb, tb
+        step()
+        assert float(loss2.d) == pytest.approx(float(loss1.d), rel=1e-5, abs=1e-6)
+    assert all(s["t"] == 3 for s in solver2.get_states().values())
+    for name, v in reg1.items():
+        np.testing.assert_allclose(reg2.get(name).d, v.d, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_large_weight_gradient_is_computed_after_the_program_into_one_buffer():
+    """The CNN's 8192 x 1024 affine weight gradient (32 MB) leaves the program as its two
+    operands and is multiplied into the same buffer every step."""
+    x, t, loss, solver, reg = _build(digits_cnn, S.Adam)
+    step = sd.compile_step(loss, solver, compile=False, update="outside")
+    pointers = []
+    for xb, tb in _batches(3):
+        x.d, t.d = xb, tb
+        step()
+        pointers.append([b.data_ptr() for b in step._grad_buffers.values()])
+    names = [step._names[k] for k, _, _ in step._deferred]
+    assert names == ["cnn/fc/affine/W"]
+    assert pointers[0] == pointers[1] == pointers[2] and len(pointers[0]) == 1
+    # The program keeps the other three products (the small affine's weight gradient and the
+    # two input gradients) and no longer computes the large one.
+    mms = [n for n in step.graph_module.graph.nodes if n.target is torch.ops.aten.mm.default]
+    assert len(mms) == 3
+    assert all(tuple(n.meta["val"].shape) != (8192, 1024) for n in mms)
+
+
+def test_compile_step_rejects_an_unknown_update_placement():
+    _, _, loss, solver, _ = _build(digits_mlp, S.Sgd, lr=0.1)
+    with pytest.raises(sd.StadynError, match="update must be"):
+        sd.compile_step(loss, solver, update="before")
