@@ -217,7 +217,10 @@ def _affine_loss(rng, dtype, n_in, n_out):
 
 # bf16: W's gradient leaves the backward program in bf16 and is converted on accumulation.
 # fp32 with a weight of >= 1 MB: the program writes W's gradient into a buffer it is given.
-GRAD_BUFFER_CASES = [("bfloat16", 16, 32, "bf16 output"), ("float32", 512, 1024, "mm.out")]
+# bf16 with a weight of >= 1 MB in bf16: the product goes into a bf16 buffer the plan keeps,
+# then is converted.
+GRAD_BUFFER_CASES = [("bfloat16", 16, 32, "bf16 output"), ("float32", 512, 1024, "mm.out"),
+                     ("bfloat16", 512, 1024, "bf16 mm.out")]
 
 
 @pytest.mark.parametrize("dtype, n_in, n_out, how", GRAD_BUFFER_CASES)
@@ -227,10 +230,10 @@ def test_static_weight_gradients_reuse_the_buffer_the_solver_dropped(dtype, n_in
     with sd.context_scope(sd.context("cpu", dtype=dtype)):
         loss.forward()
         bw = loss._plan.bw
-        if how == "bf16 output":
+        if how != "mm.out":
             out = next(n for n in bw.graph.nodes if n.op == "output")
             assert {a.meta["val"].dtype for a in out.args[0]} == {torch.bfloat16}
-        else:
+        if how != "bf16 output":
             assert any(n.target is torch.ops.aten.mm.out for n in bw.graph.nodes)
         loss.backward()
         static_grad = w.g.copy()
@@ -276,6 +279,38 @@ def test_static_weight_gradients_accumulate_into_an_existing_grad(dtype, n_in, n
         loss.backward()                      # no zero_grad: adds (converting bf16 -> fp32)
     assert w.grad.dtype == torch.float32
     np.testing.assert_allclose(w.g, 2 * once, rtol=1e-6)
+
+
+def test_bf16_static_plan_keeps_its_large_weight_copy_and_product_buffers():
+    """A large fp32 weight's bf16 copy (forward) and its bf16 gradient product (backward) are
+    written into buffers the plan keeps: the same memory every step, the same values as a
+    fresh cast and as dynamic mode."""
+    rng = np.random.RandomState(2)
+    x, loss, w = _affine_loss(rng, "bfloat16", 512, 1024)
+    with sd.context_scope(sd.context("cpu", dtype="bfloat16")):
+        loss.forward()
+        plan = loss._plan
+        assert any(n.target is torch.ops.aten.copy_.default for n in plan.fw.graph.nodes)
+        addresses = None
+        for _ in range(3):
+            with torch.no_grad():
+                w.data.add_(0.01)          # each forward must copy the weight as it is now
+            w.grad = None
+            loss.forward()
+            loss.backward()
+            owned = {k: b.data_ptr() for k, b in plan._owned.items()}
+            assert sorted(k for k, _ in owned) == ["cast", "grad"]
+            assert addresses in (None, owned)
+            addresses = owned
+            copy = next(b for k, b in plan._owned.items() if k[0] == "cast")
+            assert torch.equal(copy, w.data.detach().to(torch.bfloat16))
+        static_loss, static_grad = float(loss.d), w.g.copy()
+        w.grad = None
+        with sd.auto_forward():
+            dyn = F.sum(F.tanh(PF.affine(x, 1024)))
+        dyn.backward()
+    assert float(dyn.d) == static_loss
+    np.testing.assert_array_equal(w.g, static_grad)
 
 
 def test_static_plan_generated_code_has_no_stadyn_calls():

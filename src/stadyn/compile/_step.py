@@ -48,11 +48,13 @@ def defer_products(gm: fx.GraphModule, first_grad: int) -> list[tuple[int, int, 
 
     Inductor allocates each output of a compiled program afresh, so a large gradient computed
     by ``mm`` (an affine layer's weight: 32 MB for 8192 x 1024) costs a fresh allocation that
-    the kernel must fault in page by page on every step.  For each gradient output (from
-    position ``first_grad``) that is such a product of at least :data:`OUT_BUFFER_BYTES`, the
-    program returns the product's two operands instead (appended to its outputs) and the
-    caller computes ``mm(a, b, out=buffer)`` into a buffer it keeps.  Returns
-    ``(gradient index, operand a position, operand b position)`` for each.
+    the kernel must fault in page by page on every step (glibc maps allocations of 32 MB and
+    more straight from the kernel and unmaps them when freed).  For each gradient output (from
+    position ``first_grad``) that is such a product of at least :data:`OUT_BUFFER_BYTES` — or
+    its cast to fp32, when the product ran in half precision — the program returns the
+    product's two operands instead (appended to its outputs) and the caller computes it into
+    buffers it keeps (:meth:`CompiledStep._gradients`).  Returns ``(gradient index, operand a
+    position, operand b position)`` for each.
     """
     output = _output_node(gm)
     outs = list(output.args[0])
@@ -61,12 +63,17 @@ def defer_products(gm: fx.GraphModule, first_grad: int) -> list[tuple[int, int, 
     for k in range(first_grad, len(outs)):
         n = outs[k]
         val = n.meta.get("val") if isinstance(n, fx.Node) else None
-        if not (isinstance(n, fx.Node) and n.target is torch.ops.aten.mm.default
-                and isinstance(val, torch.Tensor) and val.is_contiguous()
-                and val.numel() * val.element_size() >= OUT_BUFFER_BYTES
-                and outs.count(n) == 1 and len(n.users) == 1):
+        if not (isinstance(val, torch.Tensor) and val.is_contiguous() and outs.count(n) == 1
+                and val.numel() * val.element_size() >= OUT_BUFFER_BYTES):
             continue
-        a, b = n.args
+        product = n
+        if n.target is torch.ops.aten._to_copy.default and len(n.args) == 1 \
+                and set(n.kwargs) <= {"dtype", "layout", "device"}:
+            product = n.args[0]         # a half-precision product cast up to the fp32 leaf
+        if not (isinstance(product, fx.Node) and product.target is torch.ops.aten.mm.default
+                and len(product.users) == 1 and product.meta["val"].is_contiguous()):
+            continue
+        a, b = product.args
         deferred.append((k - first_grad, len(outs) + len(extra), len(outs) + len(extra) + 1))
         extra += [a, b]
         outs[k] = a                 # a stand-in: the caller replaces it
@@ -349,8 +356,17 @@ class CompiledStep:
         for k, a, b in self._deferred:
             buffer = self._grad_buffers.get(k)
             if buffer is None:
-                buffer = self._grad_buffers[k] = torch.empty_like(self._params[k])
-            grads[k] = torch.mm(outs[a], outs[b], out=buffer)
+                buffer = self._grad_buffers[k] = torch.empty_like(
+                    self._params[k], memory_format=torch.contiguous_format)
+            if outs[a].dtype == buffer.dtype:
+                grads[k] = torch.mm(outs[a], outs[b], out=buffer)
+                continue
+            # A half-precision product: computed in its precision, then cast into the buffer.
+            half = self._grad_buffers.get(~k)
+            if half is None:
+                half = self._grad_buffers[~k] = buffer.new_empty(buffer.shape,
+                                                                 dtype=outs[a].dtype)
+            grads[k] = buffer.copy_(torch.mm(outs[a], outs[b], out=half))
         return grads
 
     # -- CUDA graphs ----------------------------------------------------------------------------

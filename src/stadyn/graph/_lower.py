@@ -247,10 +247,12 @@ class StaticPlan:
 
     __slots__ = ("roots", "leaves", "fill", "fw", "bw", "n_fill", "grad_leaves", "diff_roots",
                  "saved", "_fw_call", "_bw_call", "nodes", "_copy_grad", "has_backward",
-                 "_out_slots")
+                 "_out_slots", "_cast_slots", "_owned")
 
     def __init__(self, roots, nodes, leaves, fill, fw, bw, grad_leaves, diff_roots,
-                 copy_grad: list[bool] | None = None, out_slots: Sequence[int] = ()):
+                 copy_grad: list[bool] | None = None,
+                 out_slots: Sequence[tuple[int, torch.dtype | None]] = (),
+                 cast_slots: Sequence[tuple[int, torch.dtype]] = ()):
         self.roots: list[Variable] = roots
         self.nodes: list[FunctionNode] = nodes
         self.leaves: list[Variable] = leaves
@@ -267,6 +269,8 @@ class StaticPlan:
             copy_grad = aliased_outputs(bw) if bw is not None else []
         self._copy_grad = copy_grad
         self._out_slots = tuple(out_slots)    # gradients the program writes into given buffers
+        self._cast_slots = tuple(cast_slots)  # leaves the forward casts into given buffers
+        self._owned: dict = {}                # buffers the plan keeps, by slot
         self.has_backward = bw is not None
 
     @property
@@ -279,6 +283,9 @@ class StaticPlan:
 
     def run(self) -> None:
         tensors = [_leaf_tensor(v) for v in self.leaves]
+        if self._cast_slots:
+            tensors += [self._buffer(("cast", i), tensors[i], dtype)
+                        for i, dtype in self._cast_slots]
         with torch.no_grad():
             outs = self._fw_call(*tensors)
         n = self.n_fill
@@ -296,12 +303,22 @@ class StaticPlan:
                 tangents.append(seed)
             else:
                 tangents.append(torch.zeros_like(r._data))
-        buffers = [_grad_out_buffer(self.grad_leaves[k]._data) for k in self._out_slots]
+        buffers = [self._buffer(("grad", k), self.grad_leaves[k]._data, owned) if owned
+                   else _grad_out_buffer(self.grad_leaves[k]._data)
+                   for k, owned in self._out_slots]
         with torch.no_grad():
             grads = self._bw_call(*self.saved, *tangents, *buffers)
         if clear_buffer:
             self.saved = None
         accumulate_grads(self.grad_leaves, grads, self._copy_grad)
+
+    def _buffer(self, key: tuple, like: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """The plan's own buffer for a slot (shaped like ``like``), made on first use and
+        kept."""
+        buffer = self._owned.get(key)
+        if buffer is None:
+            buffer = self._owned[key] = torch.empty(like.shape, dtype=dtype, device=like.device)
+        return buffer
 
 
 _aten = torch.ops.aten
@@ -381,31 +398,38 @@ def defer_output_casts(gm: fx.GraphModule) -> fx.GraphModule:
     return gm
 
 
-#: Matrix-product gradients at least this large are written into reused buffers.
+#: Matrix-product gradients and half-precision parameter copies at least this large are
+#: written into reused buffers.
 OUT_BUFFER_BYTES = 1 << 20
+_HALF_TYPES = (torch.bfloat16, torch.float16)
 
 
 def write_products_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tensor]
-                                ) -> list[int]:
+                                ) -> list[tuple[int, torch.dtype | None]]:
     """Let a backward program write large weight gradients into buffers it is given.
 
     A gradient computed by a matrix product (``mm``: an affine layer's weight) comes out of the
     program as a new tensor every step; for a large weight that means fresh memory the kernel
     must fault in page by page (a 8192 x 1024 fp32 gradient: 32 MB, several milliseconds).
-    For each output ``k`` that is such a product, of at least :data:`OUT_BUFFER_BYTES` and of
-    its leaf's dtype, this adds a trailing placeholder and computes the product with
-    ``mm.out`` into it.  Returns those output positions, in the order of the new placeholders;
-    the caller passes one buffer per position (:func:`_grad_out_buffer`).
+    For each output ``k`` that is such a product, of at least :data:`OUT_BUFFER_BYTES`, this
+    adds a trailing placeholder and computes the product with ``mm.out`` into it.  Returns
+    ``(k, owned)`` for each, in the order of the new placeholders: the caller passes one
+    buffer per position — the leaf's gradient buffer (:func:`_grad_out_buffer`) when
+    ``owned`` is None, or, for a half-precision product of an fp32 leaf
+    (:func:`defer_output_casts` left it unconverted), a buffer of dtype ``owned`` the plan
+    keeps: the product never becomes a ``.grad`` itself.
     """
     output = _output_node(gm)
     outs = list(output.args[0])
     last_placeholder = [n for n in gm.graph.nodes if n.op == "placeholder"][-1]
-    slots: list[int] = []
+    slots: list[tuple[int, torch.dtype | None]] = []
     seen: set = set()
     for k, (n, leaf) in enumerate(zip(outs, leaves)):
         val = n.meta.get("val") if isinstance(n, fx.Node) else None
         if not (isinstance(n, fx.Node) and n.target is _aten.mm.default and n not in seen
-                and isinstance(val, torch.Tensor) and val.dtype == leaf.dtype
+                and isinstance(val, torch.Tensor)
+                and (val.dtype == leaf.dtype or (val.dtype in _HALF_TYPES
+                                                 and leaf.dtype == torch.float32))
                 and tuple(val.shape) == tuple(leaf.shape) and val.is_contiguous()
                 and val.numel() * val.element_size() >= OUT_BUFFER_BYTES):
             continue
@@ -419,7 +443,51 @@ def write_products_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tenso
         product.meta["val"] = val
         n.replace_all_uses_with(product)
         gm.graph.erase_node(n)
-        slots.append(k)
+        slots.append((k, val.dtype if val.dtype != leaf.dtype else None))
+    if slots:
+        gm.recompile()
+    return slots
+
+
+def cast_parameters_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tensor]
+                                 ) -> list[tuple[int, torch.dtype]]:
+    """Let a forward program write the half-precision copies of large parameters into buffers
+    it is given.
+
+    Under a ``bfloat16``/``float16`` context each op casts its fp32 parameters on every step
+    (:mod:`stadyn.graph._precision`).  For a large weight the cast is a new tensor each step,
+    fresh pages once the allocator has given the last one back (8192 x 1024 in bf16: 16 MB).
+    Each cast of a leaf that needs a gradient, of at least :data:`OUT_BUFFER_BYTES`, becomes
+    ``copy_`` into a trailing placeholder; returns the leaf positions and the copies' dtypes,
+    in placeholder order.
+    The caller keeps one buffer per position: a forward overwrites the copy the previous
+    forward saved for its backward, which holds the same values unless the parameter changed,
+    and a plan's backward always belongs to its latest forward.
+    """
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    last_placeholder = placeholders[-1]
+    slots: list[tuple[int, torch.dtype]] = []
+    for i, (ph, leaf) in enumerate(zip(placeholders, leaves)):
+        if not (leaf.requires_grad and leaf.dtype == torch.float32 and leaf.is_contiguous()):
+            continue
+        for n in list(ph.users):
+            val = n.meta.get("val")
+            if not (n.target is _aten._to_copy.default and n.args == (ph,)
+                    and set(n.kwargs) <= {"dtype"} and isinstance(val, torch.Tensor)
+                    and val.dtype in _HALF_TYPES
+                    and val.numel() * val.element_size() >= OUT_BUFFER_BYTES):
+                continue
+            with gm.graph.inserting_after(last_placeholder):
+                buffer = gm.graph.placeholder(f"cast_out_{i}")
+            buffer.meta["val"] = val
+            last_placeholder = buffer
+            with gm.graph.inserting_after(n):
+                cast = gm.graph.call_function(_aten.copy_.default, (buffer, ph))
+            cast.meta["val"] = val
+            n.replace_all_uses_with(cast)
+            gm.graph.erase_node(n)
+            slots.append((i, val.dtype))
+            break
     if slots:
         gm.recompile()
     return slots
@@ -639,10 +707,11 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward) -> StaticPl
     diff_roots = [fill[root_pos[k]] for k in diff]
     copy_grad = aliased_outputs(bw)
     out_slots = write_products_into_buffers(bw, [_leaf_tensor(v) for v in grad_leaves])
-    for k in out_slots:
+    cast_slots = cast_parameters_into_buffers(fw, leaf_tensors)
+    for k, _ in out_slots:
         copy_grad[k] = False
     return StaticPlan(roots, list(nodes), list(leaves), fill, fw, bw, grad_leaves, diff_roots,
-                      copy_grad, out_slots)
+                      copy_grad, out_slots, cast_slots)
 
 
 def _signature(leaves: Sequence[Variable]) -> tuple:
