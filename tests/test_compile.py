@@ -1,5 +1,7 @@
 """compile_step: forward + backward + update as one program gives the static graph's losses."""
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -137,3 +139,19 @@ def test_compile_step_rejects_an_unknown_update_placement():
     _, _, loss, solver, _ = _build(digits_mlp, S.Sgd, lr=0.1)
     with pytest.raises(sd.StadynError, match="update must be"):
         sd.compile_step(loss, solver, update="before")
+
+
+def test_inductor_cache_moves_to_stadyn_unless_the_user_chose_a_directory(monkeypatch, tmp_path):
+    from stadyn.compile import _step
+    stadyn_dir = str(tmp_path / "home" / ".cache" / "stadyn" / "inductor")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    # Inductor fills the variable with its own default the first time it looks it up.
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", _step._inductor_default_cache())
+    _step._use_persistent_cache()
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == stadyn_dir
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR")
+    _step._use_persistent_cache()
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == stadyn_dir
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "mine"))
+    _step._use_persistent_cache()
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "mine")

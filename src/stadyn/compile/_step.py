@@ -37,8 +37,21 @@ __all__ = ["compile_step", "CompiledStep"]
 _CACHE_ENV = "TORCHINDUCTOR_CACHE_DIR"
 
 
+def _inductor_default_cache() -> str | None:
+    try:
+        from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+    except ImportError:                                   # pragma: no cover - other torch
+        return None
+    return os.path.abspath(default_cache_dir())
+
+
 def _use_persistent_cache() -> None:
-    if _CACHE_ENV not in os.environ:
+    """Keep inductor's cache under ``~/.cache/stadyn/inductor`` (inductor's default is under
+    ``/tmp``, which a reboot clears) unless the user chose a directory.  Inductor writes its
+    default into ``TORCHINDUCTOR_CACHE_DIR`` the first time it asks, so a value equal to that
+    default was not the user's choice."""
+    current = os.environ.get(_CACHE_ENV)
+    if current is None or os.path.abspath(current) == _inductor_default_cache():
         os.environ[_CACHE_ENV] = os.path.join(os.path.expanduser("~"), ".cache", "stadyn",
                                               "inductor")
 
