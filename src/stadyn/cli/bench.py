@@ -39,7 +39,7 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
         from ..bench._peers import check_peer_pythons
         modes_of_peer = _split_peer_modes(peer_modes)
         check_peer_pythons([p for p, ms in modes_of_peer.items() if ms], peer_python)
-    log(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s)")
+    log(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {_cpu_name()}")
     table: dict[str, dict[str, float]] = {}
     versions_logged = False
     measured: dict[str, list] = {}
@@ -108,6 +108,19 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
         _plot(table, os.path.join(out, "bench.png"))
         log(f"written: {os.path.join(out, 'bench.json')}, {os.path.join(out, 'bench.png')}")
     return table
+
+
+def _cpu_name() -> str:
+    """The CPU's model name (ratios depend on it: AMX, AVX-512 BF16, vendor BLAS paths)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or platform.machine()
 
 
 def _cases(w, stadyn_modes, torch_modes) -> list:
