@@ -313,6 +313,29 @@ def test_bf16_static_plan_keeps_its_large_weight_copy_and_product_buffers():
     np.testing.assert_array_equal(w.g, static_grad)
 
 
+def test_bf16_inference_plan_keeps_its_weight_copy_and_never_exposes_it():
+    rng = np.random.RandomState(3)
+    x, loss, w = _affine_loss(rng, "bfloat16", 512, 1024)
+    with sd.context_scope(sd.context("cpu", dtype="bfloat16")), torch.no_grad():
+        loss.forward()
+        plan = loss._plan
+        assert plan.bw is None and [k for k, _ in plan._owned] == ["cast"]
+        first = float(loss.d)
+        loss.forward()
+        assert float(loss.d) == first
+        with sd.auto_forward():
+            assert float(F.sum(F.tanh(PF.affine(x, 1024))).d) == first
+
+    # A copy that a value handed to a Variable would share memory with is not rewritten.
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from stadyn.graph._lower import cast_parameters_into_buffers
+    weight = torch.zeros(512, 1024, requires_grad=True)
+    gm = make_fx(lambda t: (t.to(torch.bfloat16).view(-1),))(weight)
+    assert cast_parameters_into_buffers(gm, [weight], n_values=1) == []
+    gm = make_fx(lambda t: (t.to(torch.bfloat16).view(-1),))(weight)
+    assert cast_parameters_into_buffers(gm, [weight], n_values=0) == [(0, torch.bfloat16)]
+
+
 def test_static_plan_generated_code_has_no_stadyn_calls():
     x = sd.Variable((4, 3), need_grad=True)
     loss = F.mean(PF.affine(x, 2))

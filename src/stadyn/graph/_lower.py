@@ -449,8 +449,8 @@ def write_products_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tenso
     return slots
 
 
-def cast_parameters_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tensor]
-                                 ) -> list[tuple[int, torch.dtype]]:
+def cast_parameters_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tensor],
+                                 n_values: int) -> list[tuple[int, torch.dtype]]:
     """Let a forward program write the half-precision copies of large parameters into buffers
     it is given.
 
@@ -462,8 +462,10 @@ def cast_parameters_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tens
     in placeholder order.
     The caller keeps one buffer per position: a forward overwrites the copy the previous
     forward saved for its backward, which holds the same values unless the parameter changed,
-    and a plan's backward always belongs to its latest forward.
+    and a plan's backward always belongs to its latest forward.  A copy that one of the first
+    ``n_values`` outputs (the values Variables receive) could share memory with is left alone.
     """
+    exposed = {_storage_owner(n) for n in _output_node(gm).args[0][:n_values]}
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     last_placeholder = placeholders[-1]
     slots: list[tuple[int, torch.dtype]] = []
@@ -472,7 +474,7 @@ def cast_parameters_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tens
             continue
         for n in list(ph.users):
             val = n.meta.get("val")
-            if not (n.target is _aten._to_copy.default and n.args == (ph,)
+            if not (n.target is _aten._to_copy.default and n.args == (ph,) and n not in exposed
                     and set(n.kwargs) <= {"dtype"} and isinstance(val, torch.Tensor)
                     and val.dtype in _HALF_TYPES
                     and val.numel() * val.element_size() >= OUT_BUFFER_BYTES):
@@ -543,6 +545,18 @@ class EagerPlan:
             self.saved = None
 
 
+def _storage_owner(n):
+    """The node whose result owns ``n``'s storage: follows view ops (ATen ops whose result
+    aliases an argument) back through their first argument."""
+    while isinstance(n, fx.Node) and n.op == "call_function":
+        schema = getattr(n.target, "_schema", None)
+        returns = schema.returns if schema is not None else ()
+        if not (returns and returns[0].alias_info is not None and n.args):
+            break
+        n = n.args[0]
+    return n
+
+
 def aliased_outputs(gm: fx.GraphModule) -> list[bool]:
     """For each output of ``gm``: may it share memory with an input or another output?
 
@@ -550,19 +564,10 @@ def aliased_outputs(gm: fx.GraphModule) -> list[bool]:
     storage.  Outputs owned by an input (a tangent, a residual) or by the same node as an earlier
     output must be copied before they become a ``.grad`` that later accumulates in place.
     """
-    def owner(n):
-        while isinstance(n, fx.Node) and n.op == "call_function":
-            schema = getattr(n.target, "_schema", None)
-            returns = schema.returns if schema is not None else ()
-            if not (returns and returns[0].alias_info is not None and n.args):
-                break
-            n = n.args[0]
-        return n
-
     output = _output_node(gm)
     flags, owners = [], set()
     for n in output.args[0]:
-        root = owner(n)
+        root = _storage_owner(n)
         flags.append(not isinstance(root, fx.Node) or root.op == "placeholder" or root in owners)
         owners.add(root)
     return flags
@@ -668,7 +673,9 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward) -> StaticPl
         with torch.enable_grad():
             fw = make_fx(forward_only, tracing_mode="fake")(*leaf_tensors)
         simplify(fw)
-        return StaticPlan(roots, list(nodes), list(leaves), fill, fw, None, [], [])
+        cast_slots = cast_parameters_into_buffers(fw, leaf_tensors, len(fill))
+        return StaticPlan(roots, list(nodes), list(leaves), fill, fw, None, [], [],
+                          cast_slots=cast_slots)
 
     grad_idx = [i for i, t in enumerate(leaf_tensors) if t.requires_grad]
     root_pos = [fill.index(r) for r in roots if r.parent is not None]
@@ -707,7 +714,7 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward) -> StaticPl
     diff_roots = [fill[root_pos[k]] for k in diff]
     copy_grad = aliased_outputs(bw)
     out_slots = write_products_into_buffers(bw, [_leaf_tensor(v) for v in grad_leaves])
-    cast_slots = cast_parameters_into_buffers(fw, leaf_tensors)
+    cast_slots = cast_parameters_into_buffers(fw, leaf_tensors, len(fill))
     for k, _ in out_slots:
         copy_grad[k] = False
     return StaticPlan(roots, list(nodes), list(leaves), fill, fw, bw, grad_leaves, diff_roots,
