@@ -70,13 +70,15 @@ def test_step_program_feeds_a_changing_learning_rate_without_rebuilding():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model", [digits_mlp, digits_cnn])
-def test_compiled_step_matches_static_training(model):
+@pytest.mark.parametrize("model, update", [(digits_mlp, "auto"), (digits_cnn, "auto"),
+                                           (digits_mlp, "inside")])
+def test_compiled_step_matches_static_training(model, update):
     """Compiled by inductor; on CPU Adam's fused kernel updates after the program, and the
-    CNN's large weight gradient is multiplied outside it (see the tests above)."""
+    CNN's large weight gradient is multiplied outside it (see the tests above).  'inside':
+    the update compiled into the program, its state and parameters mutated in place."""
     x1, t1, loss1, solver1, _ = _build(model, S.Adam)
-    x2, t2, loss2, solver2, _ = _build(model, S.Adam)
-    step = sd.compile_step(loss2, solver2)
+    x2, t2, loss2, solver2, reg2 = _build(model, S.Adam)
+    step = sd.compile_step(loss2, solver2, update=update)
     for xb, tb in _batches(3):
         x1.d, t1.d = xb, tb
         loss1.forward(clear_no_need_grad=True)
@@ -86,8 +88,16 @@ def test_compiled_step_matches_static_training(model):
         x2.d, t2.d = xb, tb
         step()
         assert float(loss2.d) == pytest.approx(float(loss1.d), rel=1e-4)
-    assert step._outside
+    assert step._outside == (update == "auto")
     assert bool(step._deferred) == (model is digits_cnn)
+    if model is digits_cnn:
+        # Not compared element by element: Adam normalises each gradient, so where one is
+        # near zero (a convolution bias before batch norm: zero in exact arithmetic) the
+        # rounding of inductor's reordered sums decides the step.  The losses above agree.
+        return
+    # Parameters agree to 1% of an Adam step (1e-3).
+    for name, v in solver1.get_parameters().items():
+        np.testing.assert_allclose(reg2.get(name).d, v.d, rtol=1e-3, atol=1e-5, err_msg=name)
 
 
 @pytest.mark.parametrize("model, solver_cls, kw", [
@@ -155,3 +165,19 @@ def test_inductor_cache_moves_to_stadyn_unless_the_user_chose_a_directory(monkey
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "mine"))
     _step._use_persistent_cache()
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "mine")
+
+
+def test_another_backend_goes_through_torch_compile():
+    """backend='eager' (no inductor): TorchDynamo captures the program and runs its ATen ops;
+    the first steps equal the uncompiled program's."""
+    x1, t1, loss1, solver1, _ = _build(digits_mlp, S.Adam)
+    x2, t2, loss2, solver2, _ = _build(digits_mlp, S.Adam)
+    plain = sd.compile_step(loss1, solver1, compile=False)
+    eager = sd.compile_step(loss2, solver2, backend="eager")
+    for xb, tb in _batches(2):
+        x1.d, t1.d = xb, tb
+        x2.d, t2.d = xb, tb
+        plain()
+        eager()
+        assert float(loss2.d) == pytest.approx(float(loss1.d), rel=1e-5)
+    assert type(eager._program).__name__ == "OptimizedModule"
