@@ -1,6 +1,7 @@
 """compile_step: forward + backward + update as one program gives the static graph's losses."""
 
 import os
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -28,16 +29,14 @@ def _batches(n, batch=16):
     return [(rng.rand(batch, 1, 8, 8) * 16, rng.randint(0, 10, (batch, 1))) for _ in range(n)]
 
 
-@pytest.mark.parametrize("model, solver_cls, kw", [
-    (digits_mlp, S.Adam, {}),
-    (digits_mlp, S.Momentum, {"lr": 0.05}),
-    (digits_cnn, S.Adam, {}),
-])
-def test_uncompiled_step_program_matches_static_training(model, solver_cls, kw):
-    x1, t1, loss1, solver1, _ = _build(model, solver_cls, **kw)
-    x2, t2, loss2, solver2, reg2 = _build(model, solver_cls, **kw)
-    step = sd.compile_step(loss2, solver2, compile=False)
-    for xb, tb in _batches(4):
+def _train_beside_static(model, solver_cls, n_steps, tolerance, solver_kw=None, **step_kw):
+    """Train one copy of ``model`` with static forward/backward/update and another with
+    ``compile_step(**step_kw)`` on the same batches; each step's losses must agree within
+    ``tolerance`` (``pytest.approx`` arguments).  Returns both sides' objects."""
+    x1, t1, loss1, solver1, reg1 = _build(model, solver_cls, **(solver_kw or {}))
+    x2, t2, loss2, solver2, reg2 = _build(model, solver_cls, **(solver_kw or {}))
+    step = sd.compile_step(loss2, solver2, **step_kw)
+    for xb, tb in _batches(n_steps):
         x1.d, t1.d = xb, tb
         loss1.forward(clear_no_need_grad=True)
         solver1.zero_grad()
@@ -45,12 +44,23 @@ def test_uncompiled_step_program_matches_static_training(model, solver_cls, kw):
         solver1.update()
         x2.d, t2.d = xb, tb
         step()
-        assert float(loss2.d) == pytest.approx(float(loss1.d), rel=1e-5, abs=1e-6)
+        assert float(loss2.d) == pytest.approx(float(loss1.d), **tolerance)
+    return SimpleNamespace(solver1=solver1, reg1=reg1, solver2=solver2, reg2=reg2, step=step)
+
+
+@pytest.mark.parametrize("model, solver_cls, kw", [
+    (digits_mlp, S.Adam, {}),
+    (digits_mlp, S.Momentum, {"lr": 0.05}),
+    (digits_cnn, S.Adam, {}),
+])
+def test_uncompiled_step_program_matches_static_training(model, solver_cls, kw):
+    run = _train_beside_static(model, solver_cls, 4, {"rel": 1e-5, "abs": 1e-6}, kw,
+                               compile=False)
     # The step counts advance like update()'s, so bias corrections match.
-    assert all(s["t"] == 4 for s in solver2.get_states().values())
+    assert all(s["t"] == 4 for s in run.solver2.get_states().values())
     # BN running statistics (mutated inside the program) follow too.
     if model is digits_cnn:
-        mean = reg2.get("cnn/conv1/bn/mean")
+        mean = run.reg2.get("cnn/conv1/bn/mean")
         assert np.abs(mean.d).sum() > 0
 
 
@@ -76,28 +86,18 @@ def test_compiled_step_matches_static_training(model, update):
     """Compiled by inductor; on CPU Adam's fused kernel updates after the program, and the
     CNN's large weight gradient is multiplied outside it (see the tests above).  'inside':
     the update compiled into the program, its state and parameters mutated in place."""
-    x1, t1, loss1, solver1, _ = _build(model, S.Adam)
-    x2, t2, loss2, solver2, reg2 = _build(model, S.Adam)
-    step = sd.compile_step(loss2, solver2, update=update)
-    for xb, tb in _batches(3):
-        x1.d, t1.d = xb, tb
-        loss1.forward(clear_no_need_grad=True)
-        solver1.zero_grad()
-        loss1.backward(clear_buffer=True)
-        solver1.update()
-        x2.d, t2.d = xb, tb
-        step()
-        assert float(loss2.d) == pytest.approx(float(loss1.d), rel=1e-4)
-    assert step._outside == (update == "auto")
-    assert bool(step._deferred) == (model is digits_cnn)
+    run = _train_beside_static(model, S.Adam, 3, {"rel": 1e-4}, update=update)
+    assert run.step._outside == (update == "auto")
+    assert bool(run.step._deferred) == (model is digits_cnn)
     if model is digits_cnn:
         # Not compared element by element: Adam normalises each gradient, so where one is
         # near zero (a convolution bias before batch norm: zero in exact arithmetic) the
         # rounding of inductor's reordered sums decides the step.  The losses above agree.
         return
     # Parameters agree to 1% of an Adam step (1e-3).
-    for name, v in solver1.get_parameters().items():
-        np.testing.assert_allclose(reg2.get(name).d, v.d, rtol=1e-3, atol=1e-5, err_msg=name)
+    for name, v in run.solver1.get_parameters().items():
+        np.testing.assert_allclose(run.reg2.get(name).d, v.d, rtol=1e-3, atol=1e-5,
+                                   err_msg=name)
 
 
 @pytest.mark.parametrize("model, solver_cls, kw", [
@@ -108,21 +108,12 @@ def test_compiled_step_matches_static_training(model, update):
 def test_update_after_the_program_matches_static_training(model, solver_cls, kw):
     """update='outside' (the CPU default when compiling with a fused solver): the program
     returns gradients and the solver's own kernel updates; same losses and parameters."""
-    x1, t1, loss1, solver1, reg1 = _build(model, solver_cls, **kw)
-    x2, t2, loss2, solver2, reg2 = _build(model, solver_cls, **kw)
-    step = sd.compile_step(loss2, solver2, compile=False, update="outside")
-    for xb, tb in _batches(3):
-        x1.d, t1.d = xb, tb
-        loss1.forward(clear_no_need_grad=True)
-        solver1.zero_grad()
-        loss1.backward(clear_buffer=True)
-        solver1.update()
-        x2.d, t2.d = xb, tb
-        step()
-        assert float(loss2.d) == pytest.approx(float(loss1.d), rel=1e-5, abs=1e-6)
-    assert all(s["t"] == 3 for s in solver2.get_states().values())
-    for name, v in reg1.items():
-        np.testing.assert_allclose(reg2.get(name).d, v.d, rtol=1e-5, atol=1e-6, err_msg=name)
+    run = _train_beside_static(model, solver_cls, 3, {"rel": 1e-5, "abs": 1e-6}, kw,
+                               compile=False, update="outside")
+    assert all(s["t"] == 3 for s in run.solver2.get_states().values())
+    for name, v in run.reg1.items():
+        np.testing.assert_allclose(run.reg2.get(name).d, v.d, rtol=1e-5, atol=1e-6,
+                                   err_msg=name)
 
 
 def test_large_weight_gradient_is_computed_after_the_program_into_one_buffer():
@@ -134,7 +125,7 @@ def test_large_weight_gradient_is_computed_after_the_program_into_one_buffer():
     for xb, tb in _batches(3):
         x.d, t.d = xb, tb
         step()
-        pointers.append([b.data_ptr() for b in step._grad_buffers.values()])
+        pointers.append([b.data_ptr() for bs in step._grad_buffers.values() for b in bs])
     names = [step._names[k] for k, _, _ in step._deferred]
     assert names == ["cnn/fc/affine/W"]
     assert pointers[0] == pointers[1] == pointers[2] and len(pointers[0]) == 1

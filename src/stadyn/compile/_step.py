@@ -30,8 +30,8 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from .._errors import StadynError
 from .._logging import logger
 from ..graph import Variable
-from ..graph._lower import (OUT_BUFFER_BYTES, _collect, _fill_list, _leaf_tensor, _output_node,
-                            _signature, interpret, simplify)
+from ..graph._lower import (_collect, _fill_list, _leaf_tensor, _output_node, _signature,
+                            interpret, is_large_product, simplify)
 
 __all__ = ["compile_step", "CompiledStep"]
 
@@ -64,28 +64,25 @@ def defer_products(gm: fx.GraphModule, first_grad: int) -> list[tuple[int, int, 
     by ``mm`` (an affine layer's weight: 32 MB for 8192 x 1024) costs a fresh allocation that
     the kernel must fault in page by page on every step (glibc maps allocations of 32 MB and
     more straight from the kernel and unmaps them when freed).  For each gradient output (from
-    position ``first_grad``) that is such a product of at least :data:`OUT_BUFFER_BYTES` — or
-    its cast to fp32, when the product ran in half precision — the program returns the
-    product's two operands instead (appended to its outputs) and the caller computes it into
-    buffers it keeps (:meth:`CompiledStep._gradients`).  Returns ``(gradient index, operand a
-    position, operand b position)`` for each.
+    position ``first_grad``) that is such a product (``is_large_product``) — or its cast to
+    fp32, when the product ran in half precision — the program returns the product's two
+    operands instead (appended to its outputs) and the caller computes it into buffers it
+    keeps (:meth:`CompiledStep._gradients`).  Returns ``(gradient index, operand a position,
+    operand b position)`` for each.
     """
     output = _output_node(gm)
     outs = list(output.args[0])
     extra: list[fx.Node] = []
     deferred = []
     for k in range(first_grad, len(outs)):
-        n = outs[k]
-        val = n.meta.get("val") if isinstance(n, fx.Node) else None
-        if not (isinstance(val, torch.Tensor) and val.is_contiguous() and outs.count(n) == 1
-                and val.numel() * val.element_size() >= OUT_BUFFER_BYTES):
+        n = product = outs[k]
+        if not isinstance(n, fx.Node) or outs.count(n) != 1:
             continue
-        product = n
         if n.target is torch.ops.aten._to_copy.default and len(n.args) == 1 \
-                and set(n.kwargs) <= {"dtype", "layout", "device"}:
+                and set(n.kwargs) <= {"dtype", "layout", "device"} \
+                and n.meta["val"].is_contiguous():
             product = n.args[0]         # a half-precision product cast up to the fp32 leaf
-        if not (isinstance(product, fx.Node) and product.target is torch.ops.aten.mm.default
-                and len(product.users) == 1 and product.meta["val"].is_contiguous()):
+        if not (is_large_product(product) and len(product.users) == 1):
             continue
         a, b = product.args
         deferred.append((k - first_grad, len(outs) + len(extra), len(outs) + len(extra) + 1))
@@ -216,7 +213,7 @@ class CompiledStep:
         self.update = update
         self._outside = False                   # the update runs after the program (see _build)
         self._deferred: list[tuple[int, int, int]] = []
-        self._grad_buffers: dict[int, torch.Tensor] = {}
+        self._grad_buffers: dict[int, list[torch.Tensor]] = {}
 
     # -- building -------------------------------------------------------------------------------
     def _parameters(self, leaves: list[Variable]) -> tuple[list[int], list[str]]:
@@ -332,7 +329,7 @@ class CompiledStep:
             else:
                 program = torch.compile(gm, backend=self.backend, mode=mode,
                                         fullgraph=self.fullgraph, dynamic=False)
-            self._run(program, samples)     # compile now (torch.compile), on the first step
+            self._run(program, samples)     # the first step (torch.compile compiles here)
             self.compile_seconds = time.perf_counter() - start
             logger.info(f"compiled the training step in {self.compile_seconds:.1f} s")
             self._program = program
@@ -399,19 +396,15 @@ class CompiledStep:
         first = len(self._fill)
         grads = list(outs[first:first + len(self._params)])
         for k, a, b in self._deferred:
-            buffer = self._grad_buffers.get(k)
-            if buffer is None:
-                buffer = self._grad_buffers[k] = torch.empty_like(
-                    self._params[k], memory_format=torch.contiguous_format)
-            if outs[a].dtype == buffer.dtype:
-                grads[k] = torch.mm(outs[a], outs[b], out=buffer)
-                continue
-            # A half-precision product: computed in its precision, then cast into the buffer.
-            half = self._grad_buffers.get(~k)
-            if half is None:
-                half = self._grad_buffers[~k] = buffer.new_empty(buffer.shape,
-                                                                 dtype=outs[a].dtype)
-            grads[k] = buffer.copy_(torch.mm(outs[a], outs[b], out=half))
+            param, dtype = self._params[k], outs[a].dtype
+            buffers = self._grad_buffers.get(k)
+            if buffers is None:
+                # The gradient's buffer and, for a half-precision product, the product's.
+                buffers = self._grad_buffers[k] = [
+                    torch.empty(param.shape, dtype=t, device=param.device)
+                    for t in dict.fromkeys((param.dtype, dtype))]
+            product = torch.mm(outs[a], outs[b], out=buffers[-1])
+            grads[k] = buffers[0].copy_(product) if len(buffers) == 2 else product
         return grads
 
     # -- CUDA graphs ----------------------------------------------------------------------------

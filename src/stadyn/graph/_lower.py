@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sys
 import warnings
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -404,6 +404,30 @@ OUT_BUFFER_BYTES = 1 << 20
 _HALF_TYPES = (torch.bfloat16, torch.float16)
 
 
+def is_large_product(n) -> bool:
+    """Is ``n`` an ``mm`` with a contiguous result of at least :data:`OUT_BUFFER_BYTES` (the
+    products whose fresh result memory costs page faults on every step)?"""
+    val = n.meta.get("val") if isinstance(n, fx.Node) else None
+    return (isinstance(val, torch.Tensor) and n.target is _aten.mm.default
+            and val.is_contiguous() and val.numel() * val.element_size() >= OUT_BUFFER_BYTES)
+
+
+def _write_into_placeholder(gm: fx.GraphModule, n: fx.Node, after: fx.Node, name: str,
+                            call: Callable[[fx.Node], tuple]) -> fx.Node:
+    """Replace ``n`` by a call that writes its value into a new placeholder ``name`` (inserted
+    after ``after``); ``call(placeholder)`` gives that call's ``(target, args, kwargs)``.
+    Returns the placeholder."""
+    with gm.graph.inserting_after(after):
+        buffer = gm.graph.placeholder(name)
+    buffer.meta["val"] = n.meta["val"]
+    with gm.graph.inserting_after(n):
+        written = gm.graph.call_function(*call(buffer))
+    written.meta["val"] = n.meta["val"]
+    n.replace_all_uses_with(written)
+    gm.graph.erase_node(n)
+    return buffer
+
+
 def write_products_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tensor]
                                 ) -> list[tuple[int, torch.dtype | None]]:
     """Let a backward program write large weight gradients into buffers it is given.
@@ -425,24 +449,17 @@ def write_products_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tenso
     slots: list[tuple[int, torch.dtype | None]] = []
     seen: set = set()
     for k, (n, leaf) in enumerate(zip(outs, leaves)):
-        val = n.meta.get("val") if isinstance(n, fx.Node) else None
-        if not (isinstance(n, fx.Node) and n.target is _aten.mm.default and n not in seen
-                and isinstance(val, torch.Tensor)
-                and (val.dtype == leaf.dtype or (val.dtype in _HALF_TYPES
-                                                 and leaf.dtype == torch.float32))
-                and tuple(val.shape) == tuple(leaf.shape) and val.is_contiguous()
-                and val.numel() * val.element_size() >= OUT_BUFFER_BYTES):
+        if not (is_large_product(n) and n not in seen):
+            continue
+        val = n.meta["val"]
+        if not ((val.dtype == leaf.dtype or (val.dtype in _HALF_TYPES
+                                             and leaf.dtype == torch.float32))
+                and tuple(val.shape) == tuple(leaf.shape)):
             continue
         seen.add(n)
-        with gm.graph.inserting_after(last_placeholder):
-            buffer = gm.graph.placeholder(f"grad_out_{k}")
-        buffer.meta["val"] = val
-        last_placeholder = buffer
-        with gm.graph.inserting_after(n):
-            product = gm.graph.call_function(_aten.mm.out, tuple(n.args), {"out": buffer})
-        product.meta["val"] = val
-        n.replace_all_uses_with(product)
-        gm.graph.erase_node(n)
+        last_placeholder = _write_into_placeholder(
+            gm, n, last_placeholder, f"grad_out_{k}",
+            lambda buffer: (_aten.mm.out, tuple(n.args), {"out": buffer}))
         slots.append((k, val.dtype if val.dtype != leaf.dtype else None))
     if slots:
         gm.recompile()
@@ -479,15 +496,9 @@ def cast_parameters_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tens
                     and val.dtype in _HALF_TYPES
                     and val.numel() * val.element_size() >= OUT_BUFFER_BYTES):
                 continue
-            with gm.graph.inserting_after(last_placeholder):
-                buffer = gm.graph.placeholder(f"cast_out_{i}")
-            buffer.meta["val"] = val
-            last_placeholder = buffer
-            with gm.graph.inserting_after(n):
-                cast = gm.graph.call_function(_aten.copy_.default, (buffer, ph))
-            cast.meta["val"] = val
-            n.replace_all_uses_with(cast)
-            gm.graph.erase_node(n)
+            last_placeholder = _write_into_placeholder(
+                gm, n, last_placeholder, f"cast_out_{i}",
+                lambda buffer: (_aten.copy_.default, (buffer, ph), {}))
             slots.append((i, val.dtype))
             break
     if slots:
