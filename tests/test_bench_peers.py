@@ -113,3 +113,26 @@ def test_peer_first_loss_equals_stadyns(peer):
     for mode, first in found.first_loss["mlp"].items():
         assert abs(first - stadyn_first) < 1e-4, (mode, first, stadyn_first)
         assert found.ms["mlp"][mode] > 0
+
+
+@pytest.mark.parametrize("rounds", [0, 1, 4, 5])
+def test_the_peers_run_halfway_through_the_timed_rounds(rounds):
+    """A-B-A: the peers' run falls between the first and the second half of every case's
+    timed rounds, each case takes one untimed step after it, and it runs exactly once."""
+    from stadyn.bench import Case, run_cases
+    events: list[str] = []
+
+    def stepper(name):
+        return lambda: events.append(name)
+
+    cases = [Case("w", "a", stepper("a")), Case("w", "b", stepper("b"))]
+    results = run_cases(cases, warmup=1, rounds=rounds, per_round=1, log=lambda *_: None,
+                        min_round_s=0.0, between=lambda: events.append("peers"))
+    assert events.count("peers") == 1
+    timed = events[2:]                        # after one warm-up step each
+    at = timed.index("peers")
+    before, after = timed[:at], timed[at + 1:]
+    assert before == ["a", "b"] * (rounds // 2)
+    assert after[:2] == ["a", "b"] if rounds else after == []          # the untimed steps
+    assert after[2:] == ["a", "b"] * (rounds - rounds // 2)
+    assert [len(m.times) for m in results] == [rounds, rounds]

@@ -8,8 +8,9 @@ the Stadyn model's initial parameters under Stadyn's names, plus the network and
 -- and runs each peer on it; a peer prints one JSON line per mode with its median ms/iter and its
 inference-phase loss before training, which must equal Stadyn's (the same network).
 
-The peers time their own modes interleaved round by round; they run after the Stadyn and PyTorch
-cases of the workload, not interleaved with them, so their ratios carry a little more drift.
+The peers time their own modes interleaved round by round; they run halfway through the timed
+rounds of the workload's Stadyn and PyTorch cases (A-B-A, see :func:`stadyn.bench.run_cases`), not
+interleaved step by step with them, so their ratios carry a little more drift.
 """
 
 from __future__ import annotations

@@ -36,13 +36,17 @@ class Measurement:
 
 
 def run_cases(cases: list[Case], warmup: int = 3, rounds: int = 5, per_round: int = 4,
-              log: Callable[[str], None] = print, min_round_s: float = 0.25
-              ) -> list[Measurement]:
+              log: Callable[[str], None] = print, min_round_s: float = 0.25,
+              between: Callable[[], None] | None = None) -> list[Measurement]:
     """Warm each case up, then time ``rounds`` x ``per_round`` steps of each, interleaved.
 
     A case whose steps are short runs more of them per round — enough to fill about
     ``min_round_s`` seconds, judged from its last warm-up step — so that sub-millisecond steps
     are not at the mercy of a single scheduler hiccup; the median is still per step.
+
+    ``between`` (the peers' run, in other processes) is called halfway through the rounds, and
+    each case takes one untimed step after it: a machine whose speed drifts over the minutes of
+    a bench then weighs on both sides of a comparison with the peers alike (an A-B-A design).
     """
     results = [Measurement(c.workload, c.mode, setup_s=c.setup_s) for c in cases]
     counts = []
@@ -57,11 +61,19 @@ def run_cases(cases: list[Case], warmup: int = 3, rounds: int = 5, per_round: in
         counts.append(max(per_round, min(1000, int(min_round_s / last) if last > 0 else 1)))
         log(f"  warmed up {case.workload}/{case.mode} "
             f"(setup {case.setup_s:.1f} s, warm-up {m.warmup_s:.1f} s)")
+    called = False
     for r in range(rounds):
+        if between is not None and r == rounds // 2:
+            between()
+            called = True
+            for case in cases:
+                case.step()
         for case, m, count in zip(cases, results, counts):
             gc.collect()
             for _ in range(count):
                 start = time.perf_counter()
                 case.step()
                 m.times.append(time.perf_counter() - start)
+    if between is not None and not called:
+        between()
     return results

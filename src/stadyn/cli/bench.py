@@ -28,7 +28,7 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
     """Measure and print; returns ``{workload: {mode: ms}}``.
 
     With ``peers`` the NNabla and MXNet peers (:mod:`stadyn.bench._peers`) run each workload
-    after its Stadyn and PyTorch cases and join its row; ``peer_modes`` (names like
+    halfway through its Stadyn and PyTorch cases' timed rounds and join its row; ``peer_modes`` (names like
     ``nnabla-static``; default all) picks their modes, ``peer_python`` their Pythons (default the
     ``STADYN_*_PYTHON`` variables or ``.venv-peers``).  A missing peer environment is reported
     before anything is timed.  ``together`` times every workload's cases in one interleaved
@@ -55,16 +55,25 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
     for name in workloads:
         w = WORKLOADS[name]
         log(f"{name}: {w.description}")
-        if together:
-            rows = measured[name]
-        else:
-            cases = _cases(w, stadyn_modes, torch_modes)
-            results = run_cases(cases, warmup=warmup, rounds=rounds, per_round=per_round, log=log)
-            rows = [(m.mode, m.ms, m.setup_s, c.first_loss) for c, m in zip(cases, results)]
-        if peers:
+        found = None
+
+        def run_the_peers(name=name):
+            nonlocal found
             from ..bench._peers import run_peers
             found = run_peers([name], peer_python, warmup=warmup, rounds=rounds,
                               per_round=per_round, modes=modes_of_peer, log=log)
+
+        if together:
+            rows = measured[name]
+        else:
+            # The peers run halfway through this workload's rounds (see run_cases).
+            cases = _cases(w, stadyn_modes, torch_modes)
+            results = run_cases(cases, warmup=warmup, rounds=rounds, per_round=per_round, log=log,
+                                between=run_the_peers if peers else None)
+            rows = [(m.mode, m.ms, m.setup_s, c.first_loss) for c, m in zip(cases, results)]
+        if peers:
+            if found is None:
+                run_the_peers()
             if found.versions and not versions_logged:
                 log("  peers: " + ", ".join(f"{p} {v}" for p, v in found.versions.items()))
                 versions_logged = True
