@@ -170,3 +170,8 @@ def test_average_pool_tiles_declines_what_it_cannot_do_faster():
     assert K.average_pool_tiles(torch.zeros(2, 3, 8, 8, dtype=torch.int64), (2, 2)) is None
     assert "aten.mm.default" in _targets(lambda x: K.average_pool_tiles(x, (2, 2)),
                                          torch.zeros(16, 512, 8, 8))
+
+
+def test_docstring_examples_run():
+    result = doctest.testmod(K, verbose=False)
+    assert result.attempted > 0 and result.failed == 0

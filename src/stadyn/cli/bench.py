@@ -36,7 +36,7 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
     """
     modes_of_peer = None
     if peers:
-        from ..bench._peers import check_peer_pythons
+        from ..bench._peers import check_peer_pythons, run_peers
         modes_of_peer = _split_peer_modes(peer_modes)
         check_peer_pythons([p for p, ms in modes_of_peer.items() if ms], peer_python)
     log(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {_cpu_name()}")
@@ -55,13 +55,11 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
     for name in workloads:
         w = WORKLOADS[name]
         log(f"{name}: {w.description}")
-        found = None
+        found = []                      # the peers' run for this workload
 
-        def run_the_peers(name=name):
-            nonlocal found
-            from ..bench._peers import run_peers
-            found = run_peers([name], peer_python, warmup=warmup, rounds=rounds,
-                              per_round=per_round, modes=modes_of_peer, log=log)
+        def run_the_peers():
+            found.append(run_peers([name], peer_python, warmup=warmup, rounds=rounds,
+                                   per_round=per_round, modes=modes_of_peer, log=log))
 
         if together:
             rows = measured[name]
@@ -72,13 +70,15 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
                                 between=run_the_peers if peers else None)
             rows = [(m.mode, m.ms, m.setup_s, c.first_loss) for c, m in zip(cases, results)]
         if peers:
-            if found is None:
+            if not found:               # timed together: the peers run after
                 run_the_peers()
-            if found.versions and not versions_logged:
-                log("  peers: " + ", ".join(f"{p} {v}" for p, v in found.versions.items()))
+            peer_run = found[0]
+            if peer_run.versions and not versions_logged:
+                log("  peers: " + ", ".join(f"{p} {v}" for p, v in peer_run.versions.items()))
                 versions_logged = True
-            for mode, ms in found.ms.get(name, {}).items():
-                rows.append((mode, ms, found.setup_s[name][mode], found.first_loss[name][mode]))
+            for mode, ms in peer_run.ms.get(name, {}).items():
+                rows.append((mode, ms, peer_run.setup_s[name][mode],
+                             peer_run.first_loss[name][mode]))
         table[name] = {mode: ms for mode, ms, _, _ in rows}
         base = table[name].get("torch-eager")
         log(f"  {'mode':24s} {'ms/iter':>9s} {'vs torch-eager':>15s} {'setup s':>8s} "

@@ -186,6 +186,7 @@ def average_pool_tiles(x: torch.Tensor, kernel: tuple[int, ...]) -> torch.Tensor
     if not (x.is_floating_point() and x.dim() > n and all(s % k == 0 for s, k in zip(sizes, kernel))
             and math.prod(sizes) ** 2 // math.prod(kernel) <= POOL_TILES_MAX_ENTRIES):
         return None
+    # The tensor is made per call (a few µs): one cached from a traced call would be a fake one.
     matrix = torch.as_tensor(_pool_matrix(sizes, tuple(kernel)), dtype=x.dtype, device=x.device)
     y = torch.mm(x.reshape(-1, math.prod(sizes)), matrix)
     return y.reshape(tuple(x.shape[:-n]) + tuple(s // k for s, k in zip(sizes, kernel)))
