@@ -482,8 +482,10 @@ def cast_parameters_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tens
     and a plan's backward always belongs to its latest forward.  A copy that one of the first
     ``n_values`` outputs (the values Variables receive) could share memory with is left alone.
     """
-    exposed = {_storage_owner(n) for n in _output_node(gm).args[0][:n_values]}
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if not placeholders:        # a graph without inputs (only constants) casts nothing
+        return []
+    exposed = {_storage_owner(n) for n in _output_node(gm).args[0][:n_values]}
     last_placeholder = placeholders[-1]
     slots: list[tuple[int, torch.dtype]] = []
     for i, (ph, leaf) in enumerate(zip(placeholders, leaves)):
