@@ -404,27 +404,35 @@ OUT_BUFFER_BYTES = 1 << 20
 _HALF_TYPES = (torch.bfloat16, torch.float16)
 
 
+def _is_large(val: torch.Tensor) -> bool:
+    return val.numel() * val.element_size() >= OUT_BUFFER_BYTES
+
+
 def is_large_product(n) -> bool:
     """Is ``n`` an ``mm`` with a contiguous result of at least :data:`OUT_BUFFER_BYTES` (the
     products whose fresh result memory costs page faults on every step)?"""
     val = n.meta.get("val") if isinstance(n, fx.Node) else None
     return (isinstance(val, torch.Tensor) and n.target is _aten.mm.default
-            and val.is_contiguous() and val.numel() * val.element_size() >= OUT_BUFFER_BYTES)
+            and val.is_contiguous() and _is_large(val))
 
 
-def _write_into_placeholder(gm: fx.GraphModule, n: fx.Node, after: fx.Node, name: str,
+def _write_into_placeholder(gm: fx.GraphModule, n: fx.Node, name: str,
                             call: Callable[[fx.Node], tuple]) -> fx.Node:
-    """Replace ``n`` by a call that writes its value into a new placeholder ``name`` (inserted
-    after ``after``); ``call(placeholder)`` gives that call's ``(target, args, kwargs)``.
-    Returns the placeholder."""
-    with gm.graph.inserting_after(after):
-        buffer = gm.graph.placeholder(name)
+    """Replace ``n`` by a call that writes its value into a new placeholder ``name``, appended
+    after the program's other placeholders (first, in a program that has none);
+    ``call(placeholder)`` gives that call's ``(target, args, kwargs)``.  Returns the
+    placeholder."""
+    graph = gm.graph
+    placeholders = graph.find_nodes(op="placeholder")
+    with (graph.inserting_after(placeholders[-1]) if placeholders
+          else graph.inserting_before(next(iter(graph.nodes)))):
+        buffer = graph.placeholder(name)
     buffer.meta["val"] = n.meta["val"]
-    with gm.graph.inserting_after(n):
-        written = gm.graph.call_function(*call(buffer))
+    with graph.inserting_after(n):
+        written = graph.call_function(*call(buffer))
     written.meta["val"] = n.meta["val"]
     n.replace_all_uses_with(written)
-    gm.graph.erase_node(n)
+    graph.erase_node(n)
     return buffer
 
 
@@ -445,7 +453,6 @@ def write_products_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tenso
     """
     output = _output_node(gm)
     outs = list(output.args[0])
-    last_placeholder = [n for n in gm.graph.nodes if n.op == "placeholder"][-1]
     slots: list[tuple[int, torch.dtype | None]] = []
     seen: set = set()
     for k, (n, leaf) in enumerate(zip(outs, leaves)):
@@ -457,9 +464,8 @@ def write_products_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tenso
                 and tuple(val.shape) == tuple(leaf.shape)):
             continue
         seen.add(n)
-        last_placeholder = _write_into_placeholder(
-            gm, n, last_placeholder, f"grad_out_{k}",
-            lambda buffer: (_aten.mm.out, tuple(n.args), {"out": buffer}))
+        _write_into_placeholder(gm, n, f"grad_out_{k}",
+                                lambda buffer: (_aten.mm.out, tuple(n.args), {"out": buffer}))
         slots.append((k, val.dtype if val.dtype != leaf.dtype else None))
     if slots:
         gm.recompile()
@@ -482,11 +488,8 @@ def cast_parameters_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tens
     and a plan's backward always belongs to its latest forward.  A copy that one of the first
     ``n_values`` outputs (the values Variables receive) could share memory with is left alone.
     """
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    if not placeholders:        # a graph without inputs (only constants) casts nothing
-        return []
     exposed = {_storage_owner(n) for n in _output_node(gm).args[0][:n_values]}
-    last_placeholder = placeholders[-1]
+    placeholders = gm.graph.find_nodes(op="placeholder")
     slots: list[tuple[int, torch.dtype]] = []
     for i, (ph, leaf) in enumerate(zip(placeholders, leaves)):
         if not (leaf.requires_grad and leaf.dtype == torch.float32 and leaf.is_contiguous()):
@@ -495,12 +498,10 @@ def cast_parameters_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tens
             val = n.meta.get("val")
             if not (n.target is _aten._to_copy.default and n.args == (ph,) and n not in exposed
                     and set(n.kwargs) <= {"dtype"} and isinstance(val, torch.Tensor)
-                    and val.dtype in _HALF_TYPES
-                    and val.numel() * val.element_size() >= OUT_BUFFER_BYTES):
+                    and val.dtype in _HALF_TYPES and _is_large(val)):
                 continue
-            last_placeholder = _write_into_placeholder(
-                gm, n, last_placeholder, f"cast_out_{i}",
-                lambda buffer: (_aten.copy_.default, (buffer, ph), {}))
+            _write_into_placeholder(gm, n, f"cast_out_{i}",
+                                    lambda buffer: (_aten.copy_.default, (buffer, ph), {}))
             slots.append((i, val.dtype))
             break
     if slots:
