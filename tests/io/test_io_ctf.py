@@ -67,6 +67,10 @@ def test_sequence_ids_group_consecutive_lines():
     (b"|x 1 2 3 |y 1:1 |x 1 2 3", "appears twice"),
     (b"| 1 2 3 |y 1:1", "followed by an input name"),
     (b"|x 1 2 3 |y 1:1 \xff", "not UTF-8"),
+    (b"|x 1_0 2 3 |y 0:1", "'1_0' is not a number"),            # Python's float() takes it
+    (b"|x 1 2 3 |y 0:1_0", "'1_0' is not a number"),
+    (b"|x \xd9\xa1 2 3 |y 0:1", "is not a number"),              # an Arabic-Indic digit one
+    (b"|x 1 2 3 |y 1:1 1:2", "input 'y': index 1 appears twice"),
 ])
 def test_malformed_lines_name_file_and_line(tmp_path, line, words):
     path = tmp_path / "bad.ctf"
@@ -77,6 +81,55 @@ def test_malformed_lines_name_file_and_line(tmp_path, line, words):
     assert (err.value.path, err.value.line) == (str(path), 3)
     assert words in str(err.value)
     assert f"bad.ctf:3: " in str(err.value)
+
+
+def test_nan_and_inf_are_numbers():
+    ctf = CTFDeserializer.from_bytes(b"|x nan inf -inf |y 0:nan 1:Infinity\n", STREAMS)
+    features, labels = ctf.read(0)["features"], ctf.read(0)["labels"]
+    assert np.isnan(features[0]) and features[1:].tolist() == [np.inf, -np.inf]
+    assert np.isnan(labels[0]) and labels[1] == np.inf
+
+
+@pytest.mark.parametrize("text,line", [
+    (b"|x 1 2 3 |y 0:1\nhello world\n|x 4 5 6 |y 1:1\n", 2),      # lines start with '|'
+    (b"0 |x 1 2 3 |y 0:1\n\n1 |x 4 5 6 |y 1:1\nhello world\n", 4),  # lines with ids
+])
+def test_text_on_a_line_without_bar_is_an_error_when_made(tmp_path, text, line):
+    path = tmp_path / "nobar.ctf"
+    path.write_bytes(text)
+    with pytest.raises(DataError) as err:
+        CTFDeserializer(path, STREAMS)
+    assert (err.value.path, err.value.line) == (str(path), line)
+    assert str(err.value).startswith(f"{path}:{line}: unexpected text 'hello world'")
+
+
+def test_blank_and_comment_lines_are_still_skipped():
+    ctf = CTFDeserializer.from_bytes(b"|x 1 2 3 |y 0:1\n \t\n\r\n|# note\n\n|x 4 5 6 |y 1:1\n",
+                                     STREAMS)
+    assert rows(ctf, "features") == [[1, 2, 3], [4, 5, 6]] and ctf.keys() == ["1", "6"]
+
+
+def test_utf8_byte_order_mark_is_skipped(tmp_path):
+    path = tmp_path / "bom.ctf"
+    path.write_bytes(b"\xef\xbb\xbf0 |x 1 2 3 |y 0:1\n0 |x 4 5 6\n1 |x 7 8 9 |y 2:1\n")
+    ctf = CTFDeserializer(path, STREAMS)
+    assert ctf.keys() == ["0", "1"] and ctf.sequence_lengths().tolist() == [2, 1]
+    assert ctf.read(0)["features"].tolist() == [[1, 2, 3], [4, 5, 6]]
+    no_ids = CTFDeserializer.from_bytes(b"\xef\xbb\xbf|x 1 2 3 |y 0:1\n|x 4 5 6 |y 1:1\n",
+                                        STREAMS)
+    assert no_ids.keys() == ["1", "2"] and rows(no_ids, "features") == [[1, 2, 3], [4, 5, 6]]
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n", b"|# only a comment\n\n|# another\n",
+                                     b"\xef\xbb\xbf"])
+def test_file_without_samples_is_an_error_when_made(tmp_path, content):
+    path = tmp_path / "empty.ctf"
+    path.write_bytes(content)
+    with pytest.raises(DataError) as err:
+        CTFDeserializer(path, STREAMS)
+    assert err.value.path == str(path) and str(err.value).startswith(f"{path}: no samples")
+    with pytest.raises(DataError, match="^<bytes>: no samples"):
+        CTFDeserializer.from_bytes(content, STREAMS)
 
 
 def test_text_before_the_first_bar_in_a_file_without_ids():

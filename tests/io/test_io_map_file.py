@@ -60,6 +60,8 @@ def test_read_map_file_resolves_relative_to_cwd_when_read(tmp_path, monkeypatch)
     ("a.png\t-1\n", 1, "not a non-negative integer"),
     ("\n\n \t3\n", 3, "empty image path"),
     ("a.zip@\t3\n", 1, "names no member"),
+    ("a.png\t0\nb.png\t99999999999999999999\n", 2, "label 99999999999999999999 is too large"),
+    ("a.png\t9223372036854775808\n", 1, "too large"),       # int64 max + 1
 ])
 def test_malformed_lines_name_file_and_line(tmp_path, text, line, words):
     path = tmp_path / "bad_map.txt"
@@ -68,6 +70,22 @@ def test_malformed_lines_name_file_and_line(tmp_path, text, line, words):
         read_map_file(path)
     assert err.value.path == str(path) and err.value.line == line
     assert words in str(err.value) and f"bad_map.txt:{line}:" in str(err.value)
+
+
+def test_largest_int64_label_is_accepted():
+    table = parse_map_text("a.png\t9223372036854775807\n", "m.txt", "/maps", "/cwd")
+    assert table.labels.tolist() == [9223372036854775807]
+
+
+def test_utf8_byte_order_mark_is_not_part_of_the_first_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbfimg/0.png\t1\nimg/1.png\t2\n")
+    (tmp_path / "bom3.txt").write_bytes(b"\xef\xbb\xbf.../a.png\t1\n")
+    (tmp_path / "bom_key.txt").write_bytes(b"\xef\xbb\xbfk0\t.../a.png\t1\n")
+    assert [(e.path, e.line) for e in read_map_file(tmp_path / "bom.txt")] == [
+        (str(tmp_path / "img" / "0.png"), 1), (str(tmp_path / "img" / "1.png"), 2)]
+    assert read_map_file(tmp_path / "bom3.txt")[0].path == str(tmp_path / "a.png")
+    assert read_map_file(tmp_path / "bom_key.txt")[0].key == "k0"
 
 
 def test_map_file_that_is_not_utf8_or_missing(tmp_path):
@@ -117,6 +135,15 @@ def test_zip_members_and_archive_kept_open(tmp_path):
     for k in (2, 0, 1):
         assert des.read(k)["features"][0, 0, 0] == 40 * k
     assert list(des._h_zips._open) == [str(tmp_path / "imgs.zip")]  # opened once, kept
+
+
+@pytest.mark.parametrize("content", [b"", b"\n \n\r\n", b"\xef\xbb\xbf"])
+def test_map_file_without_lines_is_an_error_when_made(tmp_path, content):
+    (tmp_path / "empty_map.txt").write_bytes(content)
+    with pytest.raises(DataError) as err:
+        ImageDeserializer(tmp_path / "empty_map.txt", streams())
+    assert err.value.path == str(tmp_path / "empty_map.txt") and err.value.line is None
+    assert str(err.value).startswith(f"{tmp_path / 'empty_map.txt'}: no samples")
 
 
 def test_folder_of_class_folders(tmp_path):

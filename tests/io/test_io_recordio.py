@@ -17,6 +17,7 @@ from stadyn.io import (IndexedRecordIO, IRHeader, ListEntry, RecordIODeserialize
                        read_idx_file, read_list_file, unpack_image, unpack_image_record,
                        write_list_file)
 from stadyn.io import transforms as T
+from stadyn.io._tools import dump_rec
 
 MAGIC = b"\x0a\x23\xd7\xce"  # 0xCED7230A little-endian
 
@@ -208,6 +209,48 @@ def test_record_deserializer_multi_labels_and_errors(tmp_path):
     bad = _write_rec(tmp_path, [pack_image(IRHeader(0, 7.0, 0, 0), img, img_fmt=".png")])
     with pytest.raises(DataError, match="label 7 is not a class index of 0..2"):
         RecordIODeserializer(*bad, StreamDefs(y=StreamDef(field="label", shape=3))).read(0)
+
+
+def test_wrong_idx_offset_names_the_idx_line_not_the_rec(tmp_path):
+    img = np.zeros((4, 4, 3), np.uint8)
+    payloads = [pack_image(IRHeader(0, float(k), k, 0), img, img_fmt=".png") for k in range(2)]
+    payloads.append(b"abcd" + MAGIC + b"efgh")          # two parts: the second is at +12
+    rec, _ = _write_rec(tmp_path, payloads)
+    starts = [o for _, o in read_idx_file(tmp_path / "im.idx")]
+    size = rec.stat().st_size
+    cases = [(starts[1] + 8, "bad magic"),               # into the middle of record 1
+             (starts[2] + 12, "the middle of a multi-part record (cflag 3)"),
+             (size + 40, f"the file has {size} bytes")]  # past the end
+    for offset, words in cases:
+        idx = tmp_path / "bad.idx"
+        idx.write_text(f"0\t{starts[0]}\n\n7\t{offset}\n")  # a blank line: the entry is line 3
+        for read in (lambda: IndexedRecordIO(idx, rec).read_idx(7),
+                     lambda: RecordIODeserializer(rec, idx).read(1),
+                     lambda: dump_rec(rec, tmp_path / "dump", idx, progress=False)):
+            with pytest.raises(DataError) as err:
+                read()
+            assert (err.value.path, err.value.line) == (str(idx), 3), offset
+            message = str(err.value)
+            assert message.startswith(f"{idx}:3: offset {offset} (key 7) points at no record")
+            assert f"of {rec} (" in message and words in message
+    # a record that starts where the index says but is damaged is still the .rec's fault
+    (tmp_path / "good.idx").write_text("".join(f"{k}\t{o}\n" for k, o in enumerate(starts)))
+    rec.write_bytes(rec.read_bytes()[:starts[1] + 12])
+    with pytest.raises(DataError, match=r"im.rec \(record 1\): truncated"):
+        IndexedRecordIO(tmp_path / "good.idx", rec).read_idx(1)
+
+
+def test_empty_rec_or_idx_is_an_error_when_made(tmp_path):
+    rec, idx = _write_rec(tmp_path, [pack_image_record(IRHeader(0, 0.0, 0, 0), b"x")])
+    empty_rec, empty_idx = tmp_path / "empty.rec", tmp_path / "empty.idx"
+    empty_rec.write_bytes(b"")
+    empty_idx.write_text("\n")
+    with pytest.raises(DataError) as err:
+        RecordIODeserializer(empty_rec)
+    assert err.value.path == str(empty_rec) and f"{empty_rec}: no samples" in str(err.value)
+    with pytest.raises(DataError) as err:
+        RecordIODeserializer(rec, empty_idx, StreamDefs(y=StreamDef(field="label", shape=1)))
+    assert err.value.path == str(empty_idx) and f"{empty_idx}: no samples" in str(err.value)
 
 
 def test_record_deserializer_transforms(tmp_path):

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from stadyn._errors import DataError
 from stadyn.io import (FULL_DATA_SWEEP, CTFDeserializer, ImageDeserializer, MinibatchSource,
                        MinibatchSourceFromData, NumpyDeserializer, StreamDef, StreamDefs,
                        StreamInformation)
@@ -38,6 +39,13 @@ def test_in_order_sweeps_end_of_sweep_and_exhaustion():
     assert [mb["x"].end_of_sweep for mb in got] == [False, True, False, True]
     assert [mb["x"].num_samples for mb in got] == [3, 3, 3, 1]
     assert src.next_minibatch(3) == {} and src.next_minibatch(1) == {}
+
+
+def test_arrays_without_samples_are_an_error_not_a_source_that_ends_at_once():
+    with pytest.raises(DataError, match=r"^<arrays>: no samples"):
+        NumpyDeserializer({"x": np.zeros((0, 2), np.float32)})
+    with pytest.raises(DataError, match="no samples"):
+        MinibatchSourceFromData({"x": np.zeros((0, 2), np.float32)})
 
 
 def test_max_samples_and_full_data_sweep():

@@ -7,6 +7,7 @@ import io
 import os
 import pickle
 import random
+import stat
 import tarfile
 
 import cv2
@@ -68,6 +69,17 @@ def test_mean_tool(tmp_path, class_folder):
     with pytest.raises(DataError, match=r"map.txt:7: image is 5x5, the first was 8x6"):
         compute_mean(tmp_path / "map.txt")
     assert run_cli("data", "mean", str(tmp_path / "map.txt"), "--out", "m.xml", "--width", "3") == 1
+
+
+def test_mean_tool_reports_a_huge_label_as_an_error(tmp_path, class_folder, capsys):
+    (tmp_path / "map.txt").write_text(f"{class_folder / 'cat' / '0.png'}\t0\n"
+                                      f"{class_folder / 'cat' / '1.png'}\t99999999999999999999\n")
+    assert run_cli("data", "mean", str(tmp_path / "map.txt"), "--out",
+                   str(tmp_path / "mean.xml"), "-q") == 1
+    err = capsys.readouterr().err
+    assert err == (f"stadyn data mean: error: {tmp_path / 'map.txt'}:2: label "
+                   f"99999999999999999999 is too large (the largest is 9223372036854775807)\n")
+    assert not (tmp_path / "mean.xml").exists()
 
 
 def _fake_cifar(path, per_batch: int = 2) -> dict:
@@ -180,6 +192,18 @@ def test_im2rec_records_and_rec2img_round_trip(tmp_path, class_folder):
     _, data = unpack_image_record(IndexedRecordIO(passed[1], passed[0]).read_idx(first.index))
     assert data == (class_folder / first.path).read_bytes()
     assert dump_rec(passed[0], tmp_path / "dump2", idx=passed[1], progress=False) == 6
+
+
+def test_im2rec_outputs_all_get_the_umask_mode(tmp_path, class_folder):
+    old = os.umask(0o022)
+    try:
+        assert run_cli("data", "im2rec", str(class_folder), str(tmp_path / "data"),
+                       "--recursive", "--encoding", ".png", "-q") == 0
+    finally:
+        os.umask(old)
+    modes = {name: stat.S_IMODE(os.stat(tmp_path / name).st_mode)
+             for name in ("data.lst", "data.rec", "data.idx")}
+    assert modes == {"data.lst": 0o644, "data.rec": 0o644, "data.idx": 0o644}
 
 
 def test_im2rec_from_a_map_file_and_bad_input(tmp_path, class_folder):

@@ -131,3 +131,24 @@ def test_a_killed_worker_leaves_no_shared_memory(ten_images):
     ours = [n for n in os.listdir("/dev/shm") if n.startswith("psm_")
             and os.path.getsize(f"/dev/shm/{n}") == slot_size]
     assert ours == []
+
+
+def test_a_script_without_a_main_guard_gets_the_reason_not_a_bootstrap_error(tmp_path):
+    import subprocess
+    import sys
+    (tmp_path / "d.ctf").write_text("".join(f"|x {i} {i}\n" for i in range(20)))
+    script = tmp_path / "train.py"
+    script.write_text(
+        "from stadyn.io import MinibatchSource, CTFDeserializer, StreamDef, StreamDefs\n"
+        "src = MinibatchSource(CTFDeserializer('d.ctf', StreamDefs(x=StreamDef(shape=2))),\n"
+        "                      num_workers=1)\n"
+        "src.next_minibatch(4)\n")
+    run = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode != 0
+    last = run.stderr.strip().splitlines()[-1]
+    assert "exited with code 1 before its first minibatch" in last
+    assert 'if __name__ == "__main__":' in last
+    # the worker itself says why, instead of multiprocessing's bootstrapping RuntimeError
+    assert "WorkerError: reader workers start by importing the main script" in run.stderr
+    assert "bootstrapping phase" not in run.stderr

@@ -6,7 +6,10 @@
 - ``|#`` starts a comment that runs to the end of the line or to the next ``|`` not followed by
   ``#`` (so ``|#`` inside a comment is an escaped pipe);
 - a dense input has exactly ``dim`` values, a sparse one ``index:value`` pairs with
-  ``0 <= index < dim``.
+  ``0 <= index < dim``, each index at most once; values are plain ASCII numbers (``nan`` and
+  ``inf`` included, ``1_0`` not);
+- blank lines and comment-only lines are skipped; any other line without a ``|`` is an error, and
+  so is a file without samples; a UTF-8 byte order mark at the start is skipped.
 
 The file is indexed when the deserializer is made (byte offsets of sequences, found with NumPy)
 and parsed lazily, sequence by sequence, in whichever process reads it.
@@ -14,6 +17,7 @@ and parsed lazily, sequence by sequence, in whichever process reads it.
 
 from __future__ import annotations
 
+import codecs
 import mmap
 import os
 import re
@@ -51,22 +55,28 @@ def _newlines(data) -> np.ndarray:
     return np.concatenate(found) if found else np.zeros(0, np.int64)
 
 
+def _bytes_at(data, offsets: np.ndarray) -> np.ndarray:
+    """The bytes of ``data`` at ``offsets``, copied: no view outlives the call (an mmap with a
+    view cannot be closed, which would hide a DataError raised while indexing it)."""
+    return np.frombuffer(data, dtype=np.uint8)[offsets]
+
+
 class _Index:
     """Where each sequence's lines are: byte range, first line number, line count, key."""
 
     def __init__(self, data, source: str):
         ends = _newlines(data)
         size = len(data)
-        starts = np.concatenate([[0], ends + 1]).astype(np.int64)
+        bom = len(codecs.BOM_UTF8) if bytes(data[:3]) == codecs.BOM_UTF8 else 0
+        starts = np.concatenate([[bom], ends + 1]).astype(np.int64)
         ends = np.concatenate([ends, [size]]).astype(np.int64)
         numbers = np.arange(1, len(starts) + 1, dtype=np.int64)
         keep = ends > starts
         starts, ends, numbers = starts[keep], ends[keep], numbers[keep]
-        view = np.frombuffer(data, dtype=np.uint8)
-        first = view[starts] if len(starts) else np.zeros(0, np.uint8)
+        first = _bytes_at(data, starts)
         seq_start, seq_end, seq_line, seq_count, keys = [], [], [], [], []
         if len(starts) and bool((first == ord("|")).all()):
-            second = view[np.minimum(starts + 1, size - 1)]
+            second = _bytes_at(data, np.minimum(starts + 1, size - 1))
             maybe_empty = np.flatnonzero((second == ord("#")) | (ends - starts < 2))
             has = np.ones(len(starts), dtype=bool)
             for i in maybe_empty.tolist():
@@ -80,6 +90,10 @@ class _Index:
             for s, e, n in zip(starts.tolist(), ends.tolist(), numbers.tolist()):
                 line = bytes(data[s:e])
                 if _HAS_SAMPLE.search(line) is None:
+                    if b"|" not in line and line.strip():
+                        text = line.strip().decode("utf-8", "replace")
+                        raise DataError(f"unexpected text {text[:40]!r} on a line without '|' "
+                                        f"(not a sample, not a '|#' comment)", source, n)
                     continue
                 m = _ID.match(line)
                 seq_id = m.group(1) if m else None
@@ -109,6 +123,7 @@ def _parse_values(field: _Field, name: str, text: str, source: str,
     tokens = text.split()
     if field.sparse:
         out = np.zeros(field.dim, dtype=np.float32)
+        seen: set[int] = set()
         for tok in tokens:
             index, sep, value = tok.partition(":")
             if not sep or not index.isdigit() or not index.isascii():
@@ -118,7 +133,12 @@ def _parse_values(field: _Field, name: str, text: str, source: str,
             if k >= field.dim:
                 raise DataError(f"input {name!r}: index {k} is outside 0..{field.dim - 1}",
                                 source, line)
+            if k in seen:
+                raise DataError(f"input {name!r}: index {k} appears twice", source, line)
+            seen.add(k)
             try:
+                if not _is_plain(value):
+                    raise ValueError(value)
                 out[k] = float(value)
             except ValueError:
                 raise DataError(f"input {name!r}: value {value[:40]!r} is not a number",
@@ -128,6 +148,8 @@ def _parse_values(field: _Field, name: str, text: str, source: str,
         raise DataError(f"input {name!r} is dense with dim {field.dim} but has {len(tokens)} "
                         f"value(s)", source, line)
     try:
+        if not _is_plain(text):
+            raise ValueError(text)
         return np.array(tokens, dtype=np.float32).reshape(field.shape)
     except (ValueError, OverflowError):
         bad = next((t for t in tokens if not _is_number(t)), tokens[0])
@@ -135,10 +157,15 @@ def _parse_values(field: _Field, name: str, text: str, source: str,
                         line) from None
 
 
+def _is_plain(text: str) -> bool:
+    """No ``_`` digit separators or non-ASCII digits, which Python's float() takes and CNTK not."""
+    return text.isascii() and "_" not in text
+
+
 def _is_number(token: str) -> bool:
     try:
         float(token)
-        return True
+        return _is_plain(token)
     except ValueError:
         return False
 
@@ -179,7 +206,9 @@ class CTFDeserializer(Deserializer):
     When every sequence is one line, a stream delivers (N, *shape) float32. When a file has
     sequences (lines sharing an id), every stream delivers (N, T, *shape) padded with zeros
     plus per-sequence lengths. Sparse inputs are delivered dense. Inputs the streams do not
-    name are skipped. A malformed line is a DataError naming the file and line.
+    name are skipped. A malformed line is a DataError naming the file and line (a line of text
+    without any ``|`` when the deserializer is made, other lines when they are read); so is a file
+    without samples, when the deserializer is made.
 
     Example:
         >>> from stadyn.io import StreamDef, StreamDefs
@@ -239,11 +268,13 @@ class CTFDeserializer(Deserializer):
         return fields
 
     def _finish_init(self) -> None:
+        if not len(self._index):
+            raise DataError("no samples (the CTF file is empty or holds only blank and comment "
+                            "lines)", self.path)
         self._sequence_mode = bool((self._index.line_counts > 1).any())
         self._has_ids = self._index.explicit_ids
         # Validate the first sequence now, so a wrongly declared file fails at once.
-        if len(self._index):
-            self._parse_sequence(0)
+        self._parse_sequence(0)
 
     def __len__(self) -> int:
         return len(self._index)

@@ -7,6 +7,7 @@ import tempfile
 from typing import BinaryIO
 
 from .._fileutil import atomic_write as write_atomically
+from .._fileutil import check_writable
 
 __all__ = ["AtomicFile", "atomic_write"]
 
@@ -14,8 +15,13 @@ __all__ = ["AtomicFile", "atomic_write"]
 class AtomicFile:
     """A binary file written under a temporary name in the target's folder.
 
-    :meth:`commit` renames it to the target (``os.replace``); :meth:`discard` (or leaving a
-    ``with`` block by an exception) deletes it, so a reader never sees a partial file.
+    :meth:`commit` flushes it to the disk, gives it the permissions ``open(path, 'wb')`` would
+    (``0o666`` less the umask) and renames it to the target (``os.replace``); :meth:`discard` (or
+    leaving a ``with`` block by an exception) deletes it, so a reader never sees a partial file.
+    A missing folder (FileNotFoundError) or a folder at the target (IsADirectoryError) is an error
+    naming the target, raised before anything is written.  ``sync=False`` skips the flush to
+    the disk (a few ms per file) for tools that write many small files and flush them all at
+    once (:func:`os.sync`) before the index that lists them.
 
     Example:
         >>> import tempfile, os
@@ -26,9 +32,10 @@ class AtomicFile:
         b'abc'
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, sync: bool = True):
         self.path = os.fspath(path)
-        folder = os.path.dirname(os.path.abspath(self.path))
+        self.sync = sync
+        folder = check_writable(self.path)
         fd, self.tmp_path = tempfile.mkstemp(prefix="." + os.path.basename(self.path) + ".",
                                              suffix=".tmp", dir=folder)
         self.file: BinaryIO = os.fdopen(fd, "wb")
@@ -42,8 +49,19 @@ class AtomicFile:
     def commit(self) -> None:
         if self.file.closed and not os.path.exists(self.tmp_path):
             return
-        self.file.close()
-        os.replace(self.tmp_path, self.path)
+        try:
+            if not self.file.closed:
+                self.file.flush()
+                if self.sync:
+                    os.fsync(self.file.fileno())     # the data is on disk before the rename
+                self.file.close()
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(self.tmp_path, 0o666 & ~umask)  # mkstemp made it owner-only
+            os.replace(self.tmp_path, self.path)
+        except BaseException:
+            self.discard()
+            raise
 
     def discard(self) -> None:
         self.file.close()

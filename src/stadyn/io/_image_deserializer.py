@@ -138,8 +138,9 @@ class ImageDeserializer(Deserializer):
         channel_order: 'bgr' (CNTK's, OpenCV's decode order) or 'rgb'.
 
     Images come out float32 (C, H, W), labels float32 one-hot of width ``shape``. A label outside
-    ``0..shape-1`` is an error naming the map line; a missing or corrupt image is an error naming
-    the map line when that sample is read. Zip archives are opened once per process and kept
+    ``0..shape-1`` is an error naming the map line, and a map file without lines one naming the
+    file, when the deserializer is made; a missing or corrupt image is an error naming the map
+    line when that sample is read. Zip archives are opened once per process and kept
     open.
 
     Example:
@@ -167,6 +168,9 @@ class ImageDeserializer(Deserializer):
             self._table: MapTable = read_map_table(self.path)
             self.class_names = None
             self._from_folder = False
+            if not len(self._table):
+                raise DataError("no samples (the map file is empty or holds only blank lines)",
+                                self.path)
         if streams is None:
             top = int(self._table.labels.max(initial=-1)) + 1
             streams = StreamDefs(features=StreamDef(field="image"),

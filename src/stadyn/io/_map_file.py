@@ -26,6 +26,7 @@ __all__ = ["MapEntry", "MapTable", "read_map_file", "parse_map_text", "parse_map
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".pgm")
 _LABEL = re.compile(r"^\s*([0-9]+)\s*$")
+_MAX_LABEL = int(np.iinfo(np.int64).max)
 
 
 @dataclass(frozen=True)
@@ -94,14 +95,18 @@ def resolve_image_path(raw: str, map_dir: str, cwd: str) -> tuple[str, str | Non
 
 def parse_map_text(text: str, source: str, map_dir: str | None = None,
                    cwd: str | None = None) -> MapTable:
-    """Parse map-file text; ``source`` names the file in errors. Blank lines are skipped.
+    """Parse map-file text; ``source`` names the file in errors. Blank lines are skipped, and so
+    is a UTF-8 byte order mark at the start.
 
     Raises:
         DataError: a line without 2 or 3 tab-separated columns, an empty path, a label that is
-            not a non-negative integer; the error names the file and the 1-based line.
+            not a non-negative integer (or does not fit in int64); the error names the file and
+            the 1-based line.
     """
     map_dir = map_dir if map_dir is not None else os.path.dirname(os.path.abspath(source))
     cwd = cwd if cwd is not None else os.getcwd()
+    if text.startswith("\ufeff"):
+        text = text[1:]
     table = MapTable(source)
     labels: list[int] = []
     lines: list[int] = []
@@ -124,13 +129,17 @@ def parse_map_text(text: str, source: str, map_dir: str | None = None,
         match = _LABEL.match(label)
         if match is None:
             raise DataError(f"label {label[:40]!r} is not a non-negative integer", source, number)
+        value = int(match.group(1))
+        if value > _MAX_LABEL:
+            raise DataError(f"label {match.group(1)[:40]} is too large (the largest is "
+                            f"{_MAX_LABEL})", source, number)
         path, member = resolve_image_path(raw.strip(), map_dir, cwd)
         if member is not None and not member:
             raise DataError(f"zip path {raw!r} names no member after '@'", source, number)
         table.paths.append(path)
         table.members.append(member)
         table.keys.append(key)
-        labels.append(int(match.group(1)))
+        labels.append(value)
         lines.append(number)
     table.labels = np.array(labels, dtype=np.int64)
     table.lines = np.array(lines, dtype=np.int64)

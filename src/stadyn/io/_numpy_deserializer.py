@@ -6,6 +6,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from .._errors import DataError
 from ._deserializer import Deserializer, StreamBatch, StreamSpec
 from ._random import SampleRandom
 from ._streams import StreamDef, iter_stream_defs
@@ -21,7 +22,7 @@ class NumpyDeserializer(Deserializer):
         streams: ``StreamDefs(name=StreamDef(field=array_name))``; without it each array is a
             stream of its own name.
 
-    Arrays keep their dtype.
+    Arrays keep their dtype. Arrays of length 0 are a DataError (a source would end at once).
 
     Example:
         >>> des = NumpyDeserializer({'x': np.arange(6.0).reshape(3, 2), 'y': np.eye(3)})
@@ -55,6 +56,8 @@ class NumpyDeserializer(Deserializer):
                     a = a.reshape((len(a),) + definition.shape)
                 self._streams[name] = a
         self._length = next(iter(lengths.values()))
+        if self._length == 0:
+            raise DataError("no samples (the arrays have length 0)", self.path)
 
     def __len__(self) -> int:
         return self._length

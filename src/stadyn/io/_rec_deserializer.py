@@ -13,7 +13,7 @@ from ._deserializer import Deserializer, StreamBatch, StreamSpec
 from ._image import ImageReadError
 from ._image_deserializer import image_streams
 from ._random import SampleRandom
-from ._recordio import IRHeader, RecordIOReader, read_idx_file, unpack_image_record
+from ._recordio import IRHeader, RecordIOReader, read_idx_entries, unpack_image_record
 from ._streams import StreamDef, StreamDefs
 
 __all__ = ["RecordIODeserializer"]
@@ -25,7 +25,8 @@ class RecordIODeserializer(Deserializer):
     Args:
         rec: the ``.rec`` file.
         idx: its ``.idx`` file; without one the record offsets are found by reading the part
-            headers once.
+            headers once. An offset at which no record starts is a DataError naming the
+            ``.idx`` line (when that record is read).
         streams: ``StreamDef(field='image', transforms=[...])`` and ``StreamDef(field='label',
             shape=k)``. Without it: ``features`` (the decoded image) and ``labels`` (the raw
             labels, as many as the first record holds).
@@ -34,6 +35,9 @@ class RecordIODeserializer(Deserializer):
     Labels: a record with one label (IRHeader flag 0) gives a one-hot row when the label stream
     has ``shape > 1`` (the label must be a class index), the raw value when ``shape == 1``; a record
     with ``flag`` labels gives them as they are and needs ``shape == flag``.
+
+    A ``.rec`` without records (or an ``.idx`` without entries) is a DataError when the
+    deserializer is made.
 
     Example:
         >>> import os, tempfile, numpy as np
@@ -51,20 +55,25 @@ class RecordIODeserializer(Deserializer):
     def __init__(self, rec: str | os.PathLike, idx: str | os.PathLike | None = None,
                  streams: dict[str, StreamDef] | None = None, *, channel_order: str = "bgr"):
         self.path = os.path.abspath(os.fspath(rec))
-        if idx is not None:
-            items = read_idx_file(idx)
-            self._keys = [str(k) for k, _ in items]
-            self._offsets = np.array([o for _, o in items], dtype=np.int64)
+        self._idx_path = None if idx is None else os.path.abspath(os.fspath(idx))
+        self._idx_lines: np.ndarray | None = None
+        if self._idx_path is not None:
+            items = read_idx_entries(self._idx_path)
+            if not items:
+                raise DataError("no samples (the index file lists no records)", self._idx_path)
+            self._keys = [str(k) for k, _, _ in items]
+            self._offsets = np.array([o for _, o, _ in items], dtype=np.int64)
+            self._idx_lines = np.array([line for _, _, line in items], dtype=np.int64)
         else:
             with RecordIOReader(self.path) as reader:
                 self._offsets = np.array(reader.scan_offsets(), dtype=np.int64)
+            if not len(self._offsets):
+                raise DataError("no samples (the RecordIO file is empty)", self.path)
             self._keys = [str(i) for i in range(len(self._offsets))]
         self._h_reader: RecordIOReader | None = None
         if streams is None:
-            width = 1
-            if len(self._offsets):
-                header, _ = self._record(0)
-                width = max(int(header.flag), 1)
+            header, _ = self._record(0)
+            width = max(int(header.flag), 1)
             streams = StreamDefs(features=StreamDef(field="image"),
                                  labels=StreamDef(field="label", shape=width))
         self._image_stream, self._pipeline, self._label_stream, self._label_width = \
@@ -89,7 +98,9 @@ class RecordIODeserializer(Deserializer):
     def _record(self, record: int) -> tuple[IRHeader, bytes]:
         if self._h_reader is None:
             self._h_reader = RecordIOReader(self.path)
-        payload = self._h_reader.read_at(int(self._offsets[record]), record)
+        index = None if self._idx_lines is None else \
+            (self._idx_path, int(self._idx_lines[record]), self._keys[record])
+        payload = self._h_reader.read_at(int(self._offsets[record]), record, index)
         return unpack_image_record(payload, self.path, record)
 
     def _label_row(self, header: IRHeader, record: int) -> np.ndarray:

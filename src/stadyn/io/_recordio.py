@@ -209,14 +209,45 @@ class RecordIOReader:
         self.record += 1
         return b"".join(parts)
 
-    def read_at(self, offset: int, record: int | None = None) -> bytes:
-        """The record whose first magic is at ``offset``."""
+    def read_at(self, offset: int, record: int | None = None,
+                index: tuple[str, int, object] | None = None) -> bytes:
+        """The record whose first magic is at ``offset``.
+
+        ``index`` is ``(idx file, line, key)`` when the offset came from an index: if no record
+        starts at ``offset``, the error then names that index line rather than this file.
+        """
         self.seek(offset, record)
-        data = self.read()
+        try:
+            data = self.read()
+        except DataError:
+            problem = None if index is None else self._no_record_at(offset)
+            if problem is None:
+                raise
+            raise self._bad_index(index, offset, problem) from None
         if data is None:
+            if index is not None:
+                raise self._bad_index(index, offset, f"the file has {self._size()} bytes")
             raise DataError(f"no record at byte offset {offset}: the file ends there", self.path,
                             record=record)
         return data
+
+    def _no_record_at(self, offset: int) -> str | None:
+        """Why no record starts at ``offset`` (None when a record's first header is there)."""
+        self._file.seek(offset)
+        head = self._file.read(8)
+        if len(head) < 8:
+            return None  # a truncated file: the reader's own error says so
+        magic, lrec = struct.unpack("<II", head)
+        if magic != MAGIC:
+            return f"bad magic 0x{magic:08x} there"
+        if lrec >> 29 not in (0, 1):
+            return f"the middle of a multi-part record (cflag {lrec >> 29}) is there"
+        return None
+
+    def _bad_index(self, index: tuple[str, int, object], offset: int, problem: str) -> DataError:
+        idx_path, line, key = index
+        return DataError(f"offset {offset} (key {key}) points at no record of {self.path} "
+                         f"({problem}): a wrong or stale index", idx_path, line)
 
     def __iter__(self) -> Iterator[bytes]:
         while True:
@@ -311,6 +342,12 @@ def read_idx_file(path: str | os.PathLike, key_type: type = int) -> list[tuple[o
         >>> read_idx_file(p)
         [(0, 0), (1, 1856)]
     """
+    return [(key, offset) for key, offset, _ in read_idx_entries(path, key_type)]
+
+
+def read_idx_entries(path: str | os.PathLike,
+                     key_type: type = int) -> list[tuple[object, int, int]]:
+    """(key, byte offset, 1-based line) of every entry of an ``.idx`` file, in file order."""
     path = os.fspath(path)
     try:
         with open(path, "rb") as f:
@@ -319,11 +356,15 @@ def read_idx_file(path: str | os.PathLike, key_type: type = int) -> list[tuple[o
         raise DataError("index file does not exist", path) from None
     except OSError as exc:
         raise DataError(f"cannot read the index file: {exc.strerror or exc}", path) from None
-    return parse_idx_text(data, path, key_type)
+    return _parse_idx(data, path, key_type)
 
 
 def parse_idx_text(data: bytes, path: str, key_type: type = int) -> list[tuple[object, int]]:
     """Parse ``.idx`` content; a malformed line is a DataError naming ``path`` and the line."""
+    return [(key, offset) for key, offset, _ in _parse_idx(data, path, key_type)]
+
+
+def _parse_idx(data: bytes, path: str, key_type: type) -> list[tuple[object, int, int]]:
     items = []
     for number, raw in enumerate(data.split(b"\n"), start=1):
         line = raw.strip()
@@ -341,7 +382,7 @@ def parse_idx_text(data: bytes, path: str, key_type: type = int) -> list[tuple[o
         except (ValueError, UnicodeDecodeError):
             raise DataError(f"expected 'key<TAB>offset' with an integer offset, found "
                             f"{line[:60]!r}", path, number) from None
-        items.append((key, offset))
+        items.append((key, offset, number))
     return items
 
 
@@ -371,11 +412,12 @@ class IndexedRecordIO:
         self.key_type = key_type
         self.idx: dict[object, int] = {}
         self.keys: list[object] = []
-        self._positions: dict[object, int] = {}
+        self._positions: dict[object, tuple[int, int]] = {}  # key -> (record, idx line)
         if flag == "r":
-            for position, (key, offset) in enumerate(read_idx_file(self.idx_path, key_type)):
+            for position, (key, offset, line) in enumerate(read_idx_entries(self.idx_path,
+                                                                            key_type)):
                 self.idx[key] = offset
-                self._positions[key] = position
+                self._positions[key] = (position, line)
                 self.keys.append(key)
             self._reader: RecordIOReader | None = RecordIOReader(self.rec_path)
             self._writer: RecordIOWriter | None = None
@@ -394,7 +436,8 @@ class IndexedRecordIO:
             raise ValueError("this IndexedRecordIO was opened for writing")
         if key not in self.idx:
             raise KeyError(key)
-        return self._reader.read_at(self.idx[key], self._positions[key])
+        record, line = self._positions[key]
+        return self._reader.read_at(self.idx[key], record, (self.idx_path, line, key))
 
     def write_idx(self, key: object, payload: bytes) -> None:
         """Append a record and index it under ``key``."""

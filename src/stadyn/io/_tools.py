@@ -20,7 +20,7 @@ from ._map_file import (format_map_path, read_map_table, resolve_image_path, sca
                         write_map_file)
 from ._mean_file import write_mean_file
 from ._recordio import (IndexedRecordIO, IRHeader, ListEntry, RecordIOReader, pack_image_record,
-                        read_idx_file, read_list_file, unpack_image_record, write_list_file)
+                        read_idx_entries, read_list_file, unpack_image_record, write_list_file)
 
 __all__ = ["make_map_file", "compute_mean", "convert_cifar10", "make_image_list", "pack_list",
            "dump_rec", "list_from_map"]
@@ -168,7 +168,7 @@ def _load_cifar_batch(tar: tarfile.TarFile, name: str,
 
 def _write_png(path: str, chw_rgb: np.ndarray) -> None:
     bgr = np.ascontiguousarray(chw_rgb[::-1].transpose(1, 2, 0))
-    with AtomicFile(path) as f:
+    with AtomicFile(path, sync=False) as f:     # flushed together before the map file
         f.write(encode_image(bgr, ".png"))
 
 
@@ -221,6 +221,7 @@ def convert_cifar10(archive: str | os.PathLike, out_dir: str | os.PathLike, ctf:
             _write_png(path, image)
             lines.append(f"{format_map_path(path, None, None)}\t{int(labels[i])}\n")
         written[f"{split}_map"] = os.path.join(out_dir, f"{split}_map.txt")
+        os.sync()                   # the images reach the disk before the map naming them
         atomic_write(written[f"{split}_map"], "".join(lines))
     mean_chw_rgb = train_x.astype(np.float64).mean(axis=0)
     written["mean"] = os.path.join(out_dir, "CIFAR-10_mean.xml")
@@ -369,23 +370,26 @@ def dump_rec(rec: str | os.PathLike, out_dir: str | os.PathLike,
     rec = os.fspath(rec)
     out_dir = os.path.abspath(os.fspath(out_dir))
     os.makedirs(out_dir, exist_ok=True)
-    offsets = [o for _, o in read_idx_file(idx)] if idx is not None else None
+    idx = None if idx is None else os.fspath(idx)
+    indexed = None if idx is None else read_idx_entries(idx)
     entries: list[ListEntry] = []
     map_ok = True
     with RecordIOReader(rec) as reader:
-        records = (reader.read_at(o, k) for k, o in enumerate(offsets)) if offsets is not None \
+        records = (reader.read_at(offset, k, (idx, line, key))
+                   for k, (key, offset, line) in enumerate(indexed)) if indexed is not None \
             else iter(reader)
-        for k, payload in enumerate(_progress(records, len(offsets) if offsets else None,
+        for k, payload in enumerate(_progress(records, len(indexed) if indexed else None,
                                               "rec2img", progress)):
             header, data = unpack_image_record(payload, rec, k)
             ext = image_format(data) or ".bin"
             name = f"{k:05d}{ext}"
-            with AtomicFile(os.path.join(out_dir, name)) as f:
+            with AtomicFile(os.path.join(out_dir, name), sync=False) as f:
                 f.write(data)
             labels = tuple(float(v) for v in np.atleast_1d(header.label))
             if header.flag > 1 or not float(labels[0]).is_integer() or labels[0] < 0:
                 map_ok = False
             entries.append(ListEntry(int(header.id), labels, name))
+    os.sync()                       # the images reach the disk before the lists naming them
     write_list_file(os.path.join(out_dir, "images.lst"), entries)
     if map_ok:
         atomic_write(os.path.join(out_dir, "map.txt"),

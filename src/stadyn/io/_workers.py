@@ -45,6 +45,11 @@ class WorkerError(StadynError, RuntimeError):
     """A reader worker process died, hung, or raised something other than a DataError."""
 
 
+_MAIN_GUARD_HINT = ("reader workers start by importing the main script, which must not start "
+                    "readers itself: put the code that makes the MinibatchSource and trains "
+                    "under `if __name__ == \"__main__\":`")
+
+
 def default_start_method() -> str:
     methods = mp.get_all_start_methods()
     return "forkserver" if "forkserver" in methods else "spawn"
@@ -183,6 +188,10 @@ class WorkerPool:
             raise ValueError("a worker pool needs at least one worker")
         if prefetch < 1:
             raise ValueError("prefetch must be >= 1")
+        if getattr(mp.current_process(), "_inheriting", False):
+            # forkserver and spawn import the main script in each new process: a script that
+            # starts a reader at import time would start workers from its workers
+            raise WorkerError(_MAIN_GUARD_HINT)
         method = start_method or default_start_method()
         ctx = mp.get_context(method)
         if method == "forkserver":
@@ -194,6 +203,7 @@ class WorkerPool:
         self._cancelled: set[int] = set()
         self._owner: dict[int, _Worker] = {}
         self._failure: BaseException | None = None
+        self._answered = False                # has any worker sent a result yet?
         self.workers: list[_Worker] = []
         try:
             for index in range(num_workers):
@@ -278,6 +288,7 @@ class WorkerPool:
             self._check_alive()
             raise self._dead(worker)
         job_id = message[1]
+        self._answered = True
         if message[0] == "ok":
             _, _, slot, name, entries = message
             result: Any = self._read_slot(worker, slot, name, entries)
@@ -325,8 +336,12 @@ class WorkerPool:
         code = worker.process.exitcode
         how = f"was killed by signal {-code}" if code is not None and code < 0 else \
             f"exited with code {code}"
+        when = " while decoding minibatches"
+        if code == 1 and not self._answered:
+            when = (f" before its first minibatch (its error is printed above; a common cause: "
+                    f"{_MAIN_GUARD_HINT})")
         self._failure = WorkerError(f"reader worker {worker.index} (pid {worker.process.pid}) "
-                                    f"{how} while decoding minibatches")
+                                    f"{how}{when}")
         return self._failure
 
     def _check_alive(self) -> None:
