@@ -238,3 +238,48 @@ def test_fit_trains_epochs_checkpoints_and_resumes_the_same_curve(tmp_path):
     assert [r["epoch"] for r in resumed] == [2, 3]
     np.testing.assert_allclose([r["loss"] for r in resumed], [r["loss"] for r in full[2:]],
                                rtol=1e-6)
+
+
+def test_a_minibatch_that_leaves_out_an_input_is_refused():
+    x, y = sd.Variable((1, 4)), sd.Variable((1, 3))
+    z = L.Dense(3)(x)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters(sd.get_parameters())
+    trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y), F.classification_error(z, y)),
+                      [solver])
+    rng = np.random.RandomState(0)
+    trainer.train_minibatch({x: rng.rand(8, 4), y: _one_hot(rng.randint(0, 3, 8))})
+    before = {k: v.d.copy() for k, v in sd.get_parameters().items()}
+    # y would otherwise keep the previous minibatch's labels and train on them
+    with pytest.raises(sd.StadynError, match=r"train_minibatch: no data for input 2 of 2 "
+                                             r"<Variable shape=\(8, 3\)"):
+        trainer.train_minibatch({x: rng.rand(8, 4)})
+    for k, v in sd.get_parameters().items():
+        np.testing.assert_array_equal(v.d, before[k])
+    assert trainer.minibatches_seen == 1
+    with pytest.raises(sd.StadynError, match="test_minibatch: no data for input 2 of 2"):
+        trainer.test_minibatch({x: rng.rand(8, 4)})
+
+
+def test_fit_makes_the_checkpoint_folder_before_training(tmp_path):
+    from stadyn.io import MinibatchSourceFromData
+    rng = np.random.RandomState(0)
+    data = {"features": rng.rand(40, 4).astype(np.float32),
+            "labels": np.eye(3, dtype=np.float32)[rng.randint(0, 3, 40)]}
+    x, y = sd.Variable((1, 4)), sd.Variable((1, 3))
+    z = L.Dense(3)(x)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters(sd.get_parameters())
+    trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y), F.classification_error(z, y)),
+                      [solver])
+    source = MinibatchSourceFromData(data, randomize=False)
+    imap = {x: source.streams.features, y: source.streams.labels}
+    path = tmp_path / "runs" / "deep" / "t.ckpt"
+    trainer.fit(source, imap, epochs=1, minibatch_size=20, checkpoint=path)
+    assert path.is_file()
+    # a folder in the checkpoint's place fails before any minibatch is trained
+    (tmp_path / "taken.ckpt").mkdir()
+    seen = trainer.total_number_of_samples_seen
+    with pytest.raises(sd.ModelFileError, match="taken.ckpt"):
+        trainer.fit(source, imap, epochs=1, minibatch_size=20, checkpoint=tmp_path / "taken.ckpt")
+    assert trainer.total_number_of_samples_seen == seen

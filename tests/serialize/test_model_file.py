@@ -390,6 +390,9 @@ def test_not_a_zip_and_missing_files(tmp_path):
         sd.load(tmp_path / "p.stadyn")
     with pytest.raises(sd.ModelFileError, match="no such model file"):
         sd.load(tmp_path / "missing.stadyn")
+    (tmp_path / "folder.stadyn").mkdir()
+    with pytest.raises(sd.ModelFileError, match="folder.stadyn: is a folder"):
+        sd.load(tmp_path / "folder.stadyn")
 
 
 def test_info_reads_a_model_file_without_building_it(tmp_path):

@@ -52,6 +52,26 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     src = _model(tmp_path)
     assert main(["convert", "--dim", "batch", str(src), str(tmp_path / "o.onnx")]) == 1
     assert "NAME=SIZE" in capsys.readouterr().err
+    # the error names the file asked for, not the hidden temporary file of the atomic write
+    out = tmp_path / "nodir" / "o.onnx"
+    assert main(["convert", str(src), str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"cannot write {out}: folder {tmp_path / 'nodir'} does not exist" in err
+    assert ".tmp-" not in err and not (tmp_path / "nodir").exists()
+    assert main(["convert", str(tmp_path), str(tmp_path / "o.onnx")]) == 1
+    assert "is a folder, not a model file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["demo", "--epochs", "-1"], "--epochs: must be >= 1, got -1"),
+    (["demo", "--batch-size", "0"], "--batch-size: must be >= 1, got 0"),
+    (["bench", "--rounds", "x"], "--rounds: expected a whole number, got 'x'"),
+    (["bench", "--warmup", "-2"], "--warmup: must be >= 0, got -2"),
+])
+def test_bad_counts_are_usage_errors(argv, words, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2 and words in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("module", [

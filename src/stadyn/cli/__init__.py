@@ -9,7 +9,22 @@ import argparse
 import importlib
 import sys
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "count"]
+
+
+def count(minimum: int = 1):
+    """An argparse ``type`` for a whole number of at least ``minimum`` (epochs, sizes, rounds):
+    a bad value is a usage error naming the option, not a traceback later on."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+    parse.__name__ = "count"
+    return parse
 
 _SUBCOMMANDS = ("demo", "bench", "data", "train", "eval", "convert", "info")
 

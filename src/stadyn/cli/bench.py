@@ -14,8 +14,10 @@ import os
 
 import torch
 
+from .._fileutil import atomic_write
 from ..bench import WORKLOADS, run_cases
 from ..bench._workloads import STADYN_MODES, TORCH_MODES
+from . import count
 
 __all__ = ["run_bench", "add_parser"]
 
@@ -85,7 +87,9 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
             f"{'first loss':>11s}")
         for mode, ms, setup_s, first in rows:
             ratio = f"{base / ms:.2f}x faster" if base else "-"
-            if base and ms > base:
+            if mode == "torch-eager":
+                ratio = "reference"
+            elif base and ms > base:
                 ratio = f"{ms / base:.2f}x slower"
             log(f"  {mode:24s} {ms:9.2f} {ratio:>15s} {setup_s:8.1f} {first:11.6f}")
         if peers:
@@ -112,11 +116,16 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
                         f"{100 * (table[name][mode] / table[first][mode] - 1):+.1f}% ms/iter")
     if out:
         os.makedirs(out, exist_ok=True)
-        with open(os.path.join(out, "bench.json"), "w") as f:
-            json.dump(table, f, indent=2)
+        atomic_write(os.path.join(out, "bench.json"),
+                     lambda tmp: _write_json(tmp, table))
         _plot(table, os.path.join(out, "bench.png"))
         log(f"written: {os.path.join(out, 'bench.json')}, {os.path.join(out, 'bench.png')}")
     return table
+
+
+def _write_json(path: str, table: dict) -> None:
+    with open(path, "w") as f:
+        json.dump(table, f, indent=2)
 
 
 def _cpu_name() -> str:
@@ -170,7 +179,6 @@ def _plot(table: dict[str, dict[str, float]], path: str) -> None:
         ax.set_xlabel("speed vs PyTorch eager (higher is faster)")
         ax.invert_yaxis()
     fig.tight_layout()
-    from .._fileutil import atomic_write
     atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
     plt.close(fig)
 
@@ -192,13 +200,13 @@ def add_parser(subparsers) -> None:
                    help=f"workloads to run (default: all; known: {', '.join(WORKLOADS)})")
     p.add_argument("--stadyn-modes", nargs="+", default=list(STADYN_MODES))
     p.add_argument("--torch-modes", nargs="+", default=list(TORCH_MODES))
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--per-round", type=int, default=4)
-    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--rounds", type=count(), default=5)
+    p.add_argument("--per-round", type=count(), default=4)
+    p.add_argument("--warmup", type=count(0), default=3)
     p.add_argument("--out", default="runs/bench")
     p.add_argument("--memory", action="store_true",
                    help="measure the seed-2 CNN's memory under NNabla's buffer flags instead")
-    p.add_argument("--memory-batch", type=int, default=256)
+    p.add_argument("--memory-batch", type=count(), default=256)
     p.add_argument("--peers", action="store_true",
                    help="also run NNabla 1.39 and MXNet 1.9.1 on the same networks, each in its "
                         "own virtual environment (`make bench-peers` creates them in "

@@ -12,6 +12,7 @@ import sys
 from typing import Callable
 
 from .._errors import StadynError
+from . import count as count_type
 
 __all__ = ["add_parser"]
 
@@ -102,8 +103,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p = command("mean", "compute a mean image (OpenCV XML) of a map file's images", _mean)
     p.add_argument("map", help="map file")
     p.add_argument("--out", required=True, metavar="MEAN.xml", help="mean file to write")
-    p.add_argument("--width", type=int, help="resize images to this width first")
-    p.add_argument("--height", type=int, help="resize images to this height first")
+    p.add_argument("--width", type=count_type(), help="resize images to this width first")
+    p.add_argument("--height", type=count_type(), help="resize images to this height first")
 
     p = command("cifar10", "convert cifar-10-python.tar.gz into CNTK's CIFAR-10 layout", _cifar10)
     p.add_argument("archive", help="the local cifar-10-python.tar.gz")

@@ -21,6 +21,7 @@ import torch
 from .. import functions as F
 from .. import solvers as S
 from .._random import seed as seed_all
+from . import count
 from ..compile import compile_step
 from ..graph import (Context, Variable, auto_forward, context, context_scope,
                      get_current_context)
@@ -230,11 +231,11 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("demo", help="the seed-2 static-vs-dynamic experiment on digits",
                               description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--epochs", type=int, default=3, help="epochs per mode (30 reproduces the seed)")
-    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--epochs", type=count(), default=3, help="epochs per mode (30 reproduces the seed)")
+    p.add_argument("--batch-size", type=count(), default=16)
     p.add_argument("--out", default="runs/demo", help="folder for the loss-curve PNG")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--train-limit", type=int, default=None,
+    p.add_argument("--train-limit", type=count(), default=None,
                    help="use only the first N training images (quick checks)")
     p.add_argument("--no-plot", action="store_true")
     p.add_argument("--modes", nargs="+", default=["static", "dynamic"], choices=MODES,

@@ -35,7 +35,7 @@ from ._context import get_current_context
 from ._mode import is_training
 from ._precision import cast_arguments
 from ._spec import OpSpec
-from ._variable import FunctionNode, Variable, layout_version, topological_nodes
+from ._variable import FunctionNode, Variable, layout_version, op_error, topological_nodes
 
 __all__ = ["run_forward", "backward", "build_plan", "StaticPlan", "EagerPlan", "partition",
            "refresh_shapes", "GRAD_SPEC",
@@ -122,16 +122,25 @@ def _node_arguments(node: FunctionNode, env: dict, half: torch.dtype | None
 
 
 def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
-              leaf_tensors: Sequence[torch.Tensor], wanted: Sequence[Variable]) -> list:
+              leaf_tensors: Sequence[torch.Tensor], wanted: Sequence[Variable],
+              name_errors: bool = False) -> list:
     """Run ``nodes`` in order on torch tensors; return the tensors of ``wanted``.
 
     This is the reference semantics of a static graph; lowering traces exactly this function.
+    With ``name_errors`` an op that fails raises the error dynamic mode gives (op, scope and
+    input shapes: :func:`op_error`).
     """
     env: dict[Any, torch.Tensor] = {id(v): t for v, t in zip(leaves, leaf_tensors)}
     half = get_current_context().half_dtype
     for node in nodes:
         args, kwargs = _node_arguments(node, env, half)
-        out = node.spec.impl(*args, **kwargs)
+        if name_errors:
+            try:
+                out = node.spec.impl(*args, **kwargs)
+            except Exception as exc:
+                raise op_error(node.spec, node.inputs, node.scope, exc) from exc
+        else:
+            out = node.spec.impl(*args, **kwargs)
         nid = id(node)
         if isinstance(out, torch.Tensor):
             env[(nid, 0)] = out
@@ -141,11 +150,21 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
     return [env[_key(v)] for v in wanted]
 
 
+def _as_meta(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value if value.device.type == "meta" else value.to("meta")
+    if isinstance(value, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in value):
+        return type(value)(_as_meta(v) for v in value)
+    return value
+
+
 def refresh_shapes(nodes: Sequence[FunctionNode], leaves: Sequence[Variable]) -> None:
     """Re-infer the shape and dtype of every node output from the leaves' current shapes.
 
     A static graph records shapes when it is built; when an input is later given a batch of
-    another size, this brings the intermediate Variables up to date (on ``meta`` tensors).
+    another size, this brings the intermediate Variables up to date (on ``meta`` tensors).  An
+    op that cannot take its new input shapes raises the error it raises while a graph is built
+    (:func:`op_error`: op, scope, input shapes).
     """
     env: dict[Any, torch.Tensor] = {}
     for v in leaves:
@@ -154,7 +173,12 @@ def refresh_shapes(nodes: Sequence[FunctionNode], leaves: Sequence[Variable]) ->
     half = get_current_context().half_dtype
     for node in nodes:
         args, kwargs = _node_arguments(node, env, half)
-        out = node.spec.infer(args, kwargs)
+        args = [_as_meta(a) for a in args]                 # constants held by the node
+        kwargs = {k: _as_meta(v) for k, v in kwargs.items()}
+        try:
+            out = node.spec.infer(args, kwargs)
+        except Exception as exc:
+            raise op_error(node.spec, node.inputs, node.scope, exc) from exc
         outs = (out,) if isinstance(out, torch.Tensor) else tuple(out)
         for i, (ref, t) in enumerate(zip(node._outputs, outs)):
             env[(id(node), i)] = t
@@ -286,8 +310,16 @@ class StaticPlan:
         if self._cast_slots:
             tensors += [self._buffer(("cast", i), tensors[i], dtype)
                         for i, dtype in self._cast_slots]
-        with torch.no_grad():
-            outs = self._fw_call(*tensors)
+        try:
+            with torch.no_grad():
+                outs = self._fw_call(*tensors)
+        except Exception as exc:
+            # The generated program does not know the ops; replaying the graph op by op on the
+            # same inputs finds the one that fails and names it, as dynamic mode would.
+            with torch.no_grad():
+                interpret(self.nodes, self.leaves, tensors[:len(self.leaves)], [],
+                          name_errors=True)
+            raise exc
         n = self.n_fill
         for v, t in zip(self.fill, outs):
             v._data = t
@@ -544,7 +576,7 @@ class EagerPlan:
     def run(self) -> None:
         tensors = [_leaf_tensor(v) for v in self.leaves]
         with torch.set_grad_enabled(self.has_backward):
-            outs = interpret(self.nodes, self.leaves, tensors, self.fill)
+            outs = interpret(self.nodes, self.leaves, tensors, self.fill, name_errors=True)
         for v, t in zip(self.fill, outs):
             v._data = t
         self.diff_roots = [r for r in self.roots if r._data is not None and r._data.requires_grad]
@@ -662,10 +694,7 @@ def build_plan(roots: Sequence[Variable], nodes: Sequence[FunctionNode],
     :class:`EagerPlan` for graphs that cannot be traced."""
     roots = list(roots)
     leaf_tensors = [_leaf_tensor(v) for v in leaves]
-    try:
-        refresh_shapes(nodes, leaves)        # inputs may have changed size since the build
-    except Exception:  # noqa: BLE001 - the trace below reports what is wrong
-        pass
+    refresh_shapes(nodes, leaves)            # inputs may have changed size since the build
     fill = _fill_list(roots, nodes, keep_all)
     needs_backward = torch.is_grad_enabled() and any(t.requires_grad for t in leaf_tensors)
     untraceable = sorted({n.spec.name for n in nodes if not n.spec.traceable})

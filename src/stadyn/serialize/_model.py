@@ -592,6 +592,8 @@ def load(path: str | os.PathLike, registry: ParameterRegistry | None = None,
     path = os.fspath(path)
     if not os.path.exists(path):
         raise ModelFileError(f"{path}: no such model file")
+    if os.path.isdir(path):
+        raise ModelFileError(f"{path}: is a folder, not a model file")
     if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
         raise ModelFileError(f"{path}: batch_size must be a positive int, got {batch_size!r}")
     registry = registry if registry is not None else ParameterRegistry()

@@ -19,7 +19,7 @@ import torch
 
 from .. import functions as F
 from .._errors import ModelFileError, StadynError
-from .._fileutil import atomic_write
+from .._fileutil import atomic_write, check_writable
 from ..graph import Variable, forward_all, training
 from ..graph._lower import _collect
 
@@ -100,6 +100,9 @@ class Trainer:
         _, leaves = _collect(self._outputs)
         self.arguments: list[Variable] = [v for v in leaves if id(v) not in params
                                           and not v.need_grad and v.name is None]
+        metric_leaves = {id(v) for v in _collect([self._metric_sum])[1]} \
+            if self._metric_sum is not None else set()
+        self._metric_arguments = [v for v in self.arguments if id(v) in metric_leaves]
         self.total_number_of_samples_seen = 0
         self.previous_minibatch_sample_count = 0
         self.previous_minibatch_loss_average = float("nan")
@@ -124,9 +127,18 @@ class Trainer:
                                       compile=compile is True)
 
     # -- minibatches ----------------------------------------------------------------------------
-    def _feed(self, arguments) -> int:
+    def _feed(self, arguments, needed: Sequence[Variable], what: str) -> int:
         if isinstance(arguments, Mapping):
             items = list(arguments.items())
+            given = {id(_unwrap(var)) for var, _ in items}
+            wanted = {id(v) for v in needed}
+            missing = [f"input {k + 1} of {len(self.arguments)} {v!r}"
+                       for k, v in enumerate(self.arguments)
+                       if id(v) in wanted and id(v) not in given]
+            if missing:
+                # an input left out would silently keep the previous minibatch's data
+                raise StadynError(f"Trainer.{what}: no data for {', '.join(missing)}; give a "
+                                  f"value for every input it reads")
         else:
             values = list(arguments) if isinstance(arguments, (list, tuple)) else [arguments]
             if len(values) != len(self.arguments):
@@ -144,7 +156,7 @@ class Trainer:
         :attr:`arguments`).  Returns False (doing nothing) for an empty minibatch."""
         if not arguments:
             return False
-        samples = self._feed(arguments)
+        samples = self._feed(arguments, self.arguments, "train_minibatch")
         if self._step is not None:
             with training(True):
                 self._step(samples)
@@ -189,7 +201,7 @@ class Trainer:
         """The mean metric per sample on ``arguments``, in the inference phase."""
         if self._metric_sum is None:
             raise StadynError("Trainer.test_minibatch needs an evaluation function")
-        samples = self._feed(arguments)
+        samples = self._feed(arguments, self._metric_arguments, "test_minibatch")
         with training(False), torch.no_grad():
             self._metric_sum.forward(clear_buffer=True)
         metric_sum = float(self._metric_sum.d)
@@ -228,7 +240,8 @@ class Trainer:
         writers summarise, ``validation`` (another source, read for one sweep) is evaluated,
         ``checkpoint`` (a path) is written atomically with the reader's position, and each
         callback is called with the epoch's record.  With an existing ``checkpoint`` the run
-        resumes after the last epoch it holds and continues the same loss curve.  Returns one
+        resumes after the last epoch it holds and continues the same loss curve; a missing
+        folder for it is created before training starts.  Returns one
         record per epoch trained: ``{"epoch", "loss", "metric", "samples", "seconds",
         "validation_metric"}``.
         """
@@ -240,6 +253,11 @@ class Trainer:
             if hasattr(learner, "resolve_epoch_size"):
                 learner.resolve_epoch_size(source.sweep_size)
         first = 0
+        if checkpoint is not None:
+            # before any training: a path that cannot be written would lose the epoch's work
+            os.makedirs(os.path.dirname(os.path.abspath(checkpoint)), exist_ok=True)
+            if not os.path.exists(checkpoint):
+                check_writable(checkpoint)
         if checkpoint is not None and os.path.exists(checkpoint):
             state = self.restore_from_checkpoint(checkpoint)
             source.restore_from_checkpoint(state["reader"])
