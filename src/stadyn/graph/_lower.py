@@ -138,7 +138,8 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
             try:
                 out = node.spec.impl(*args, **kwargs)
             except Exception as exc:
-                raise op_error(node.spec, node.inputs, node.scope, exc) from exc
+                shapes = [tuple(env[_key(v)].shape) for v in node.inputs]
+                raise op_error(node.spec, node.inputs, node.scope, exc, shapes) from exc
         else:
             out = node.spec.impl(*args, **kwargs)
         nid = id(node)
@@ -178,7 +179,8 @@ def refresh_shapes(nodes: Sequence[FunctionNode], leaves: Sequence[Variable]) ->
         try:
             out = node.spec.infer(args, kwargs)
         except Exception as exc:
-            raise op_error(node.spec, node.inputs, node.scope, exc) from exc
+            shapes = [tuple(env[_key(v)].shape) for v in node.inputs]
+            raise op_error(node.spec, node.inputs, node.scope, exc, shapes) from exc
         outs = (out,) if isinstance(out, torch.Tensor) else tuple(out)
         for i, (ref, t) in enumerate(zip(node._outputs, outs)):
             env[(id(node), i)] = t

@@ -435,18 +435,20 @@ class FunctionNode:
         return f"<FunctionNode {self.spec.name}{where}>"
 
 
-def _describe_inputs(inputs: Iterable[Variable]) -> str:
+def _describe_inputs(inputs: Iterable[Variable], shapes: Sequence[tuple] | None) -> str:
     parts = []
-    for v in inputs:
+    for k, v in enumerate(inputs):
         label = v.name or (v.parent.spec.name if v.parent is not None else "input")
-        parts.append(f"{label} {tuple(v.shape)}")
+        parts.append(f"{label} {tuple(v.shape) if shapes is None else shapes[k]}")
     return ", ".join(parts)
 
 
-def op_error(spec, inputs: Sequence[Variable], scope: str, exc: BaseException) -> StadynError:
-    """The error raised when an op rejects its inputs: names op, scope and input shapes."""
+def op_error(spec, inputs: Sequence[Variable], scope: str, exc: BaseException,
+             shapes: Sequence[tuple] | None = None) -> StadynError:
+    """The error raised when an op rejects its inputs: names op, scope and input shapes (the
+    inputs' own, or ``shapes`` where they are being re-inferred)."""
     where = f" in scope '{scope}'" if scope else ""
-    msg = (f"{spec.name}{where}: cannot apply to inputs [{_describe_inputs(inputs)}]: "
+    msg = (f"{spec.name}{where}: cannot apply to inputs [{_describe_inputs(inputs, shapes)}]: "
            f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}")
     return ShapeError(msg)
 
