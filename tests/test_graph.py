@@ -438,3 +438,18 @@ def test_an_input_resized_beyond_what_an_op_takes_is_named_without_a_fallback(re
         y.forward()
         assert y.shape == (2, 10)
     assert not [w for w in recwarn if "runs eagerly" in str(w.message)]
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_arguments_an_op_does_not_take_are_type_errors_naming_the_op(dynamic):
+    a = sd.Variable.from_numpy_array(np.ones((2, 3)))
+    with (sd.auto_forward() if dynamic else sd.context_scope(sd.get_current_context())):
+        with pytest.raises(sd.OpArgumentError, match=r"^relu: input 'x' is a numpy.ndarray; "
+                                                     r"ops take Variables"):
+            F.relu(np.ones((2, 2)))
+        with pytest.raises(TypeError, match=r"^sum: got an unexpected keyword argument 'axs'"):
+            F.sum(a, axs=1)
+        with pytest.raises(sd.OpArgumentError, match=r"^concatenate: input 'x' is a numpy"):
+            F.concatenate(a, np.ones((2, 4)), axis=0)
+        with pytest.raises(sd.ShapeError, match=r"^add2: cannot apply"):   # still a shape error
+            F.add2(a, sd.Variable((3, 3)))

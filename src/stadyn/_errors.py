@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "StadynError",
     "ShapeError",
+    "OpArgumentError",
     "ParameterError",
     "DataError",
     "ConfigError",
@@ -24,6 +25,11 @@ class StadynError(Exception):
 
 class ShapeError(StadynError, ValueError):
     """An op was given inputs whose shapes or dtypes it cannot accept."""
+
+
+class OpArgumentError(StadynError, TypeError):
+    """An op was called with arguments it does not take: an unknown or missing argument, or a
+    NumPy array or tensor where it takes a Variable."""
 
 
 class ParameterError(StadynError, ValueError):

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import torch
 
-from .._errors import ShapeError, StadynError
+from .._errors import OpArgumentError, ShapeError, StadynError
 from ._context import get_current_context
 from ._mode import is_auto_forward
 from ._precision import cast_arguments
@@ -443,6 +443,25 @@ def _describe_inputs(inputs: Iterable[Variable], shapes: Sequence[tuple] | None)
     return ", ".join(parts)
 
 
+def argument_error(spec, args: tuple, kwargs: dict) -> OpArgumentError | None:
+    """Why an op call's arguments do not fit the op's declaration, if they do not: an argument
+    the signature does not take (or lacks), or an array or tensor given for an input.  Checked
+    only once a call has failed, so the hot path pays nothing."""
+    try:
+        bound = spec.signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        return OpArgumentError(f"{spec.name}: {exc}")
+    for name in spec.inputs:
+        name = name.lstrip("*")
+        values = bound.arguments.get(name)
+        for value in (values if spec.variadic and isinstance(values, tuple) else (values,)):
+            if isinstance(value, (np.ndarray, torch.Tensor)):
+                kind = f"{type(value).__module__}.{type(value).__name__}"
+                return OpArgumentError(f"{spec.name}: input '{name}' is a {kind}; ops take "
+                                       f"Variables (sd.Variable.from_numpy_array(...))")
+    return None
+
+
 def op_error(spec, inputs: Sequence[Variable], scope: str, exc: BaseException,
              shapes: Sequence[tuple] | None = None) -> StadynError:
     """The error raised when an op rejects its inputs: names op, scope and input shapes (the
@@ -481,7 +500,8 @@ def apply(spec, args: tuple, kwargs: dict):
             if any(v._data is None for v in inputs):
                 raise StadynError(f"{spec.name}: an input's buffer was cleared (run forward or "
                                   "do not clear it)") from exc
-            raise op_error(spec, inputs, scope, exc) from exc
+            raise (argument_error(spec, args, kwargs)
+                   or op_error(spec, inputs, scope, exc)) from exc
         if isinstance(out, _Tensor):
             if any(out is t for t in targs):   # an output must not be an input's own tensor
                 out = out.view_as(out)
@@ -497,7 +517,8 @@ def apply(spec, args: tuple, kwargs: dict):
         try:
             out = spec.infer(margs, mkw)
         except Exception as exc:
-            raise op_error(spec, inputs, scope, exc) from exc
+            raise (argument_error(spec, args, kwargs)
+                   or op_error(spec, inputs, scope, exc)) from exc
         # A shape rule does not run autograd: its outputs need a gradient if an input does.
         ruled = spec.shape is not None and any(v._need_grad for v in inputs)
         if isinstance(out, _Tensor):
