@@ -314,3 +314,21 @@ def test_network_builder_forms(tmp_path):
     for block, shape in (("A", 1), ("B", 2), ("C", 3)):
         net = build_network(cfg[block]["BrainScriptNetworkBuilder"], FakeLibrary())
         assert net.output_nodes[0].inputs == (shape,)
+
+
+def test_a_byte_that_is_not_utf8_is_located(tmp_path):
+    bad = tmp_path / "latin1.cntk"
+    bad.write_bytes('command = T\n# café is fine\nT = { action = "test" ; x = "na'.encode()
+                    + b"\xefve\" }\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(bad)
+    e = info.value
+    assert (e.path, e.line, e.column) == (str(bad), 3, 32)
+    assert str(e) == (f"{bad}:3:32: the config file is not UTF-8 text: byte ef "
+                      "(invalid continuation byte)")
+    # in an included file, the error names that file
+    main = tmp_path / "main.cntk"
+    main.write_text('a = 1\ninclude "latin1.cntk"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(main)
+    assert str(info.value).startswith(f"{bad}:3:32: the config file is not UTF-8 text")

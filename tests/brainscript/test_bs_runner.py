@@ -15,6 +15,7 @@ import math
 import os
 import pickle
 import re
+import shutil
 import tarfile
 from pathlib import Path
 
@@ -22,7 +23,7 @@ import numpy as np
 import pytest
 
 import stadyn as sd
-from stadyn._errors import ConfigError
+from stadyn._errors import ConfigError, ModelFileError
 from stadyn.brainscript._runner import run
 from stadyn.cli import main as cli_main
 from stadyn.io import convert_cifar10
@@ -330,6 +331,136 @@ def test_reader_that_does_not_fit_the_network_is_reported(mnist, tmp_path):
            "network input 'features' has 14 x 14 x 1 (196 values)" in str(err.value)
     reader_line = path.read_text().split("\n").index("    reader = {") + 1
     assert (err.value.path, err.value.line) == (str(path), reader_line)
+
+
+def _bad_value(tmp_path: Path, old: str, new: str, value: str) -> tuple[Path, int, int]:
+    """:func:`_edited`, with the line and column of ``value`` (its last occurrence in ``new``)."""
+    path, _, _ = _edited(tmp_path, old, new)
+    text = path.read_text()
+    start = text.index(new) + new.rindex(value)
+    return path, text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start)
+
+
+def _short(data: Path, out: Path, edited: str = "") -> list[str]:
+    """Overrides for a short run (1 epoch of 256 samples), leaving alone the keys ``edited``
+    sets: a value that slipped through is found in seconds, not after 10 epochs of 60000."""
+    short = ["trainNetwork.SGD.maxEpochs=1", "trainNetwork.SGD.epochSize=256"]
+    return [f"dataDir={data}", f"outputDir={out}",
+            *(o for o in short if o.split("=")[0].split(".")[-1] + " =" not in edited)]
+
+
+@pytest.mark.parametrize("old, new, value, message", [
+    ("minibatchSize = 64", "minibatchSize = 0", "0", "trainNetwork.SGD.minibatchSize"),
+    ("minibatchSize = 64", "minibatchSize = -4", "-4", "trainNetwork.SGD.minibatchSize"),
+    ("minibatchSize = 64", "minibatchSize = 64:0", "0", "trainNetwork.SGD.minibatchSize"),
+    ("minibatchSize = 1024", "minibatchSize = 0", "0", "testNetwork.minibatchSize"),
+    ("minibatchSize = 1024", "minibatchSize = -4", "-4", "testNetwork.minibatchSize"),
+])
+def test_minibatch_size_below_1_is_reported_where_it_is_written(mnist, tmp_path, old, new,
+                                                                value, message):
+    path, line, column = _bad_value(tmp_path, old, new, value)
+    with pytest.raises(ConfigError) as err:
+        run(path, _short(mnist, tmp_path), out=io.StringIO())
+    assert str(err.value) == f"{path}:{line}:{column}: {message} must be >= 1, got {value}"
+
+
+@pytest.mark.parametrize("old, new, value, message", [
+    ("learningRatesPerSample = 0.01*5:0.005", "learningRatesPerSample = -0.01", "-0.01",
+     "learningRatesPerSample must be >= 0"),
+    ("learningRatesPerSample = 0.01*5:0.005", "learningRatesPerSample = 0.01*5:-0.005", "-0.005",
+     "learningRatesPerSample must be >= 0"),
+    ("learningRatesPerSample = 0.01*5:0.005", "learningRatesPerMB = -1", "-1",
+     "learningRatesPerMB must be >= 0"),
+    ("learningRatesPerSample = 0.01*5:0.005", "learningRatesPerSample = 1e999", "1e999",
+     "learningRatesPerSample must be a finite number"),
+    ("momentumAsTimeConstant = 0", "momentumAsTimeConstant = -5", "-5",
+     "momentumAsTimeConstant must be >= 0"),
+    ("momentumAsTimeConstant = 0", "momentumPerMB = 0.9:1", "1",
+     "momentumPerMB must lie in [0, 1)"),
+    ("momentumAsTimeConstant = 0", "momentumAsTimeConstant = 0 ; L2RegWeight = -1", "-1",
+     "L2RegWeight must be >= 0"),
+    ("momentumAsTimeConstant = 0", "momentumAsTimeConstant = 0 ; L1RegWeight = -0.5", "-0.5",
+     "L1RegWeight must be >= 0"),
+    ("momentumAsTimeConstant = 0", "momentumAsTimeConstant = 0 ; dropoutRate = 0.5*2:1.5", "1.5",
+     "dropoutRate must lie in [0, 1)"),
+    ("momentumAsTimeConstant = 0", "momentumAsTimeConstant = 0 ; clippingThresholdPerSample = 0",
+     "0", "clippingThresholdPerSample must be > 0 (infinity: no clipping)"),
+    ("epochSize = 60000", "epochSize = -5", "-5",
+     "epochSize must be >= 0 (0: one sweep of the data)"),
+    ("maxEpochs = 10", "maxEpochs = 0", "0", "maxEpochs must be >= 1"),
+    ("numMBsToShowResult = 500", "numMBsToShowResult = -1", "-1",
+     "numMBsToShowResult must be >= 0"),
+])
+def test_bad_sgd_values_are_reported_as_written_where_they_stand(mnist, tmp_path, old, new,
+                                                                 value, message):
+    path, line, column = _bad_value(tmp_path, old, new, value)
+    with pytest.raises(ConfigError) as err:
+        run(path, _short(mnist, tmp_path, new), out=io.StringIO())
+    assert str(err.value) == f"{path}:{line}:{column}: trainNetwork.SGD.{message}, got {value}"
+
+
+@pytest.mark.parametrize("old, new, value, message", [
+    ("minibatchSize = 1024", "minibatchSize = 1024 ; numMBsToShowResult = x", "x",
+     "'testNetwork.numMBsToShowResult' must be an integer, got 'x'"),
+    ("minibatchSize = 1024", "minibatchSize = 1024 ; firstMBsToShowResult = -1", "-1",
+     "testNetwork.firstMBsToShowResult must be >= 0, got -1"),
+    ("minibatchSize = 1024", "minibatchSize = 1024 ; epochSize = -1", "-1",
+     "testNetwork.epochSize must be >= 0 (0: one sweep of the data), got -1"),
+    ('outputDir = "./Output" ;', 'outputDir = "./Output" ; randomSeedOffset = -3', "-3",
+     "randomSeedOffset must lie in [0, 2**32), got -3"),
+])
+def test_other_bad_numbers_of_the_runner_are_located(mnist, tmp_path, old, new, value, message):
+    path, line, column = _bad_value(tmp_path, old, new, value)
+    with pytest.raises(ConfigError) as err:
+        run(path, _short(mnist, tmp_path), out=io.StringIO())
+    assert str(err.value) == f"{path}:{line}:{column}: {message}"
+
+
+def test_stadyn_train_reports_a_bad_time_constant_as_written(mnist, tmp_path, capsys):
+    path, line, column = _bad_value(tmp_path, "momentumAsTimeConstant = 0",
+                                    "momentumAsTimeConstant = -5", "-5")
+    err = _train_error(capsys, path, *_short(mnist, tmp_path))
+    assert err == (f"stadyn train: error: {path}:{line}:{column}: "
+                   "trainNetwork.SGD.momentumAsTimeConstant must be >= 0, got -5\n")
+
+
+def _copy_models(one_hidden_run, tmp_path: Path) -> Path:
+    """A copy of the 3-epoch run's model files (times kept) in ``tmp_path/Models``."""
+    models = tmp_path / "Models"
+    shutil.copytree(one_hidden_run[1] / "Models", models)
+    return models
+
+
+def test_a_truncated_model_file_gets_the_model_loaders_error(one_hidden_run, mnist, tmp_path):
+    models = _copy_models(one_hidden_run, tmp_path)
+    final = models / "01_OneHidden"
+    with open(final, "r+b") as f:   # a zip cut short: no central directory any more
+        f.truncate(3000)
+    with pytest.raises(ConfigError) as err:
+        run(ONE_HIDDEN, [f"dataDir={mnist}", f"outputDir={tmp_path}"], actions=("test",),
+            out=io.StringIO())
+    message = str(err.value)
+    assert err.value.path == str(ONE_HIDDEN) and err.value.line is not None
+    assert f"{final}: not a Stadyn model file: not a zip archive or truncated" in message
+    assert "parameter file" not in message
+    # resuming from a truncated model file: the same error, naming that file
+    final.unlink()
+    (models / "01_OneHidden.ckp").unlink()
+    with open(models / "01_OneHidden.2", "r+b") as f:
+        f.truncate(3000)
+    with pytest.raises(ConfigError) as err:
+        _one_hidden(mnist, tmp_path, "trainNetwork.SGD.maxEpochs=3")
+    assert f"{models}/01_OneHidden.2: not a Stadyn model file: not a zip archive" in str(err.value)
+
+
+def test_a_truncated_checkpoint_is_an_error_naming_it(one_hidden_run, mnist, tmp_path):
+    models = _copy_models(one_hidden_run, tmp_path)
+    ckp = models / "01_OneHidden.ckp"
+    with open(ckp, "r+b") as f:
+        f.truncate(ckp.stat().st_size // 2)
+    with pytest.raises(ModelFileError) as err:
+        _one_hidden(mnist, tmp_path, "trainNetwork.SGD.maxEpochs=4")
+    assert str(err.value).startswith(f"{ckp}: not a readable checkpoint (")
 
 
 def test_eval_without_a_model_and_unsupported_settings(mnist, tmp_path, capsys):

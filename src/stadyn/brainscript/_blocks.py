@@ -10,7 +10,7 @@ is the engine's job.  Keys this module does not know stay available in ``extra``
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,55 @@ def per_epoch(values: Sequence[Any], epoch: int) -> Any:
     (0.1, 0.05)
     """
     return values[min(epoch, len(values) - 1)]
+
+
+def _check(rec: ConfigRecord, key: str, ok: Callable[[float], bool], what: str, *,
+           convert: Callable[[str], float] = to_float, finite: bool = False,
+           inherited: bool = False) -> None:
+    """Check each number of ``key`` (a scalar or a per-epoch vector such as ``64*2:0``) as it
+    was written, and report the first that fails ``ok`` where it stands
+    (``file:line:col: Train.SGD.minibatchSize must be >= 1, got 0``).  Run it after the typed
+    getter, which reports values that are not numbers at all.
+
+    >>> from stadyn.brainscript import parse_config
+    >>> _check(parse_config("S = { m = 64*2:-1 }", "c.cntk")["S"], "m", _at_least_1, "be >= 1")
+    Traceback (most recent call last):
+    stadyn._errors.ConfigError: c.cntk:1:16: S.m must be >= 1, got -1
+    """
+    owner: ConfigRecord | None = rec
+    while inherited and owner is not None and key not in owner:
+        owner = owner.parent
+    if owner is None or key not in owner:
+        return
+    value = owner[key]
+    for item in value if isinstance(value, ConfigList) else [value]:
+        for piece in str(item).split(":"):
+            text = piece.partition("*")[0].strip()
+            number = convert(text)
+            if finite and not math.isfinite(number):
+                problem = "be a finite number"
+            elif not ok(number):
+                problem = what
+            else:
+                continue
+            loc = getattr(item, "loc", None) or owner.location(key)
+            raise _err(f"{owner.key_path(key)} must {problem}, got {text}", loc)
+
+
+def _at_least_1(x: float) -> bool:
+    return x >= 1
+
+
+def _non_negative(x: float) -> bool:
+    return x >= 0
+
+
+def _positive(x: float) -> bool:
+    return x > 0
+
+
+def _fraction(x: float) -> bool:
+    return 0 <= x < 1
 
 
 def _extra(rec: ConfigRecord, known: set[str]) -> dict[str, Any]:
@@ -100,6 +149,25 @@ _SGD_KEYS = {"maxepochs", "epochsize", "minibatchsize", "learningratespersample"
              "firstmbstoshowresult", "gradientclippingwithtruncation", "clippingthresholdpersample"}
 
 
+#: The ranges of the SGD block's numbers: key, test, what it must be, integer, finite.
+_SGD_RANGES = (
+    ("maxEpochs", _at_least_1, "be >= 1", True, False),
+    ("epochSize", _non_negative, "be >= 0 (0: one sweep of the data)", True, False),
+    ("minibatchSize", _at_least_1, "be >= 1", True, False),
+    ("learningRatesPerSample", _non_negative, "be >= 0", False, True),
+    ("learningRatesPerMB", _non_negative, "be >= 0", False, True),
+    ("momentumAsTimeConstant", _non_negative, "be >= 0", False, False),
+    ("momentumPerMB", _fraction, "lie in [0, 1)", False, False),
+    ("momentumPerSample", _fraction, "lie in [0, 1)", False, False),
+    ("L2RegWeight", _non_negative, "be >= 0", False, True),
+    ("L1RegWeight", _non_negative, "be >= 0", False, True),
+    ("dropoutRate", _fraction, "lie in [0, 1)", False, False),
+    ("numMBsToShowResult", _non_negative, "be >= 0", True, False),
+    ("firstMBsToShowResult", _non_negative, "be >= 0", True, False),
+    ("clippingThresholdPerSample", _positive, "be > 0 (infinity: no clipping)", False, False),
+)
+
+
 def _opt_floats(rec: ConfigRecord, key: str) -> tuple[float, ...] | None:
     values = rec.get_floats(key, None)
     return None if values is None else tuple(values)
@@ -124,14 +192,8 @@ def sgd_config(rec: ConfigRecord) -> SGDConfig:
     given = [k for k, v in momenta.items() if v is not None]
     if len(given) > 1:
         raise _err(f"'{rec.path}' sets both {given[0]} and {given[1]}; keep one", rec.location(given[1]))
-    for key in ("momentumPerMB", "momentumPerSample"):
-        if momenta[key] is not None and not all(0 <= m < 1 for m in momenta[key]):
-            raise _err(f"'{rec.key_path(key)}' values must lie in [0, 1)", rec.location(key))
-    dropout = tuple(rec.get_floats("dropoutRate", [0.0]))
-    if not all(0 <= d < 1 for d in dropout):
-        raise _err(f"'{rec.key_path('dropoutRate')}' values must lie in [0, 1)", rec.location("dropoutRate"))
     epoch_size = rec.get_int("epochSize", 0)
-    return SGDConfig(
+    sgd = SGDConfig(
         max_epochs=rec.get_int("maxEpochs"),
         epoch_size=epoch_size or None,
         minibatch_size=tuple(rec.get_ints("minibatchSize", [256])),
@@ -142,7 +204,7 @@ def sgd_config(rec: ConfigRecord) -> SGDConfig:
         momentum_per_sample=momenta["momentumPerSample"],
         l2_reg_weight=rec.get_float("L2RegWeight", 0.0),
         l1_reg_weight=rec.get_float("L1RegWeight", 0.0),
-        dropout_rate=dropout,
+        dropout_rate=tuple(rec.get_floats("dropoutRate", [0.0])),
         num_mbs_to_show_result=rec.get_int("numMBsToShowResult", 10),
         first_mbs_to_show_result=rec.get_int("firstMBsToShowResult", 0),
         gradient_clipping_with_truncation=rec.get_bool("gradientClippingWithTruncation", True),
@@ -150,6 +212,9 @@ def sgd_config(rec: ConfigRecord) -> SGDConfig:
         extra=_extra(rec, _SGD_KEYS),
         loc=rec.loc,
     )
+    for key, ok, what, integer, finite in _SGD_RANGES:
+        _check(rec, key, ok, what, convert=to_int if integer else to_float, finite=finite)
+    return sgd
 
 
 # ---------------------------------------------------------------------------------------------
@@ -432,6 +497,11 @@ def command_config(root: ConfigRecord, name: str) -> CommandConfig:
     model_path = (sgd_rec or rec).get_str("modelPath", None, inherited=True)
     mb = rec.get_ints("minibatchSize", None, inherited=True)
     epoch = rec.get_int("epochSize", None)
+    _check(rec, "minibatchSize", _at_least_1, "be >= 1", convert=to_int, inherited=True)
+    _check(rec, "epochSize", _non_negative, "be >= 0 (0: one sweep of the data)", convert=to_int)
+    for key in ("numMBsToShowResult", "firstMBsToShowResult"):   # read by test/eval
+        rec.get_int(key, None)   # not an integer: the getter's error
+        _check(rec, key, _non_negative, "be >= 0", convert=to_int)
     output_path = rec.get_str("outputPath", None)
     return CommandConfig(
         name=str(name),

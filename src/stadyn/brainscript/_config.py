@@ -366,10 +366,21 @@ def _resolve_path(name: str, including: str | None) -> str | None:
 
 
 def _read_text(path: str, loc: SourceLocation | None) -> str:
+    """The text of a config file; ``loc`` is where it was named (an ``include``), if anywhere.
+    A byte that is not UTF-8 is reported at its own line and column."""
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
+        data = Path(path).read_bytes()
+    except OSError as err:
         raise _err(f"cannot read config file '{path}': {err}", loc) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line_start = data.rfind(b"\n", 0, err.start) + 1
+        line = data.count(b"\n", 0, err.start) + 1
+        column = len(data[line_start:err.start].decode("utf-8")) + 1
+        bad = data[err.start:err.end].hex(" ")
+        raise _err(f"the config file is not UTF-8 text: byte {bad} ({err.reason})",
+                   SourceLocation(path, line, column)) from None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -29,7 +29,6 @@ import math
 import os
 import sys
 import time
-import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -177,15 +176,19 @@ def _up_to_date(target: str, source: str) -> bool:
 
 
 def _checkpoint_state(path: str) -> dict | None:
-    """The runner's state stored in a checkpoint, or None if there is none."""
+    """The runner's state stored in a checkpoint, or None if there is none.  A damaged one is a
+    :class:`ModelFileError` naming it: it is never taken for a missing one."""
     if not os.path.exists(path):
         return None
     try:
         from safetensors import safe_open
         with safe_open(path, framework="pt") as f:
-            return json.loads((f.metadata() or {}).get("external_state", "{}"))
-    except Exception:  # noqa: BLE001 - an unreadable checkpoint is reported when it is loaded
-        return None
+            state = json.loads((f.metadata() or {}).get("external_state", "{}"))
+    except Exception as exc:  # noqa: BLE001 - safetensors and json raise several kinds
+        raise ModelFileError(f"{path}: not a readable checkpoint ({exc})") from None
+    if not isinstance(state, dict):
+        raise ModelFileError(f"{path}: not a readable checkpoint (no runner state)")
+    return state
 
 
 def _start_epoch(model_path: str, max_epochs: int, make_mode: bool,
@@ -282,8 +285,15 @@ def _save_model(path: str, network: "_Network") -> None:
 
 
 def _load_model_parameters(path: str) -> None:
-    """Load the parameters of a model file (either kind) into the current registry."""
-    if zipfile.is_zipfile(path):
+    """Load the parameters of a model file (either kind) into the current registry.  The kind
+    is told by the first bytes (a zip's local header), so that a damaged model file gets the
+    model loader's own error, not the parameter loader's."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError as exc:
+        raise ModelFileError(f"{path}: cannot read the model file ({exc.strerror})") from None
+    if head == b"PK\x03\x04":
         stadyn.load(path, registry=current_registry())
     else:
         load_parameters(path)
@@ -453,10 +463,7 @@ class _Runner:
             if value is None:
                 raise ConfigError(f"command '{cmd.name}' (action train) needs '{key}'", *where)
         sgd, sgd_rec = cmd.sgd, rec.get_record("SGD")
-        check_sgd_keys(sgd, sgd_rec)
-        if sgd.max_epochs < 1:
-            raise ConfigError(f"maxEpochs must be at least 1, got {sgd.max_epochs}",
-                              *_record_loc(sgd_rec, "maxEpochs"))
+        check_sgd_keys(sgd, sgd_rec)   # sgd_config checked the ranges (maxEpochs >= 1, ...)
         max_epochs, model_path = sgd.max_epochs, cmd.model_path
         start, resume_from = _start_epoch(model_path, max_epochs,
                                           rec.get_bool("makeMode", True, inherited=True), log)
@@ -468,6 +475,10 @@ class _Runner:
         else:
             log("Creating virgin network.")
         seed_offset = rec.get_int("randomSeedOffset", 0, inherited=True)
+        if not 0 <= seed_offset < 2 ** 32:
+            value = rec.lookup("randomSeedOffset")
+            raise ConfigError(f"randomSeedOffset must lie in [0, 2**32), got {value}",
+                              *_loc(value))
         seed(seed_offset)  # CNTK's initialisation is deterministic too
         network = _Network(cmd.network, per_epoch(sgd.dropout_rate, start))
         if not network.criterion_nodes:
@@ -709,8 +720,8 @@ class _Runner:
         feeder = _Feeder(network.inputs_of(nodes), source, _record_loc(rec, "reader"))
         mb_size = (cmd.minibatch_size or (_EVAL_MINIBATCH,))[0]
         limit = cmd.epoch_size or source.sweep_size
-        show = int(str(cmd.extra.get("numMBsToShowResult", 100)))
-        first = int(str(cmd.extra.get("firstMBsToShowResult", 0)))
+        show = rec.get_int("numMBsToShowResult", 100)   # command_config checked them
+        first = rec.get_int("firstMBsToShowResult", 0)
         totals = [[0.0, 0] for _ in nodes]
         logged = [[0.0, 0] for _ in nodes]
         seen = mbs = mbs_logged = 0

@@ -19,7 +19,7 @@ def add_parser(subparsers) -> None:
                               description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("config", help="the .cntk config file")
-    p.add_argument("overrides", nargs="*", metavar="key=value",
+    p.add_argument("overrides", nargs="*", default=[], metavar="key=value",
                    help="config overrides, e.g. dataDir=/data")
     p.set_defaults(func=lambda a: run_train(a.config, _check_overrides(a.overrides, "eval"),
                                             actions=("test", "eval")))

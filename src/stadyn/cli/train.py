@@ -58,7 +58,7 @@ def add_parser(subparsers) -> None:
                               description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("config", help="the .cntk config file")
-    p.add_argument("overrides", nargs="*", metavar="key=value",
+    p.add_argument("overrides", nargs="*", default=[], metavar="key=value",
                    help="config overrides, e.g. dataDir=/data Train.SGD.maxEpochs=2")
     p.add_argument("--nproc", type=int, default=1,
                    help="train data-parallel in N local worker processes")
