@@ -48,6 +48,25 @@ def test_arrays_without_samples_are_an_error_not_a_source_that_ends_at_once():
         MinibatchSourceFromData({"x": np.zeros((0, 2), np.float32)})
 
 
+def test_a_custom_deserializer_without_samples_is_an_error_too():
+    from stadyn.io import Deserializer, StreamSpec
+
+    class Nothing(Deserializer):
+        path = "my-db"
+
+        def stream_specs(self):
+            return {"x": StreamSpec((2,), np.dtype(np.float32))}
+
+        def __len__(self):
+            return 0
+
+        def read_batch(self, ids, rngs):
+            raise AssertionError("never read")
+
+    with pytest.raises(DataError, match=r"^my-db: no samples"):
+        MinibatchSource(Nothing())
+
+
 def test_max_samples_and_full_data_sweep():
     src = MinibatchSource(numbers(5), randomize=False, max_samples=7)
     assert [len(values(src.next_minibatch(4))) for _ in range(2)] == [4, 3]

@@ -51,6 +51,8 @@ class Composite:
                 self.specs[name] = spec
         primary = self.deserializers[0]
         self._length = len(primary)
+        if self._length == 0:       # a source over it would end at once, and training with it
+            raise DataError("no samples", getattr(primary, "path", None) or repr(primary))
         self.maps: list[np.ndarray | None] = [None]
         primary_keys = None
         for d in self.deserializers[1:]:
