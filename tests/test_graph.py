@@ -453,3 +453,11 @@ def test_arguments_an_op_does_not_take_are_type_errors_naming_the_op(dynamic):
             F.concatenate(a, np.ones((2, 4)), axis=0)
         with pytest.raises(sd.ShapeError, match=r"^add2: cannot apply"):   # still a shape error
             F.add2(a, sd.Variable((3, 3)))
+
+
+def test_batch_norm_statistics_of_the_wrong_size_fail_when_the_graph_is_built():
+    a = sd.Variable((2, 3, 4, 4))
+    s5, s3 = sd.Variable((1, 5, 1, 1)), sd.Variable((1, 3, 1, 1))
+    with pytest.raises(sd.ShapeError, match=r"^batch_normalization: cannot apply .*: mean has 5 "
+                                            r"elements for 3 normalised channel\(s\) on axes \(1,\)"):
+        F.batch_normalization(a, s3, s3, s5, s3, batch_stat=False)

@@ -630,10 +630,21 @@ def global_average_pooling(x):
     return torch.mean(x, dim=spatial, keepdim=True)
 
 
+def _check_bn_statistics(x, tensors, axes) -> None:
+    """One value per normalised channel in beta, gamma, mean and variance (the shape rule runs
+    no kernel, and ATen's own check comes only when a kernel runs)."""
+    channels = math.prod(x.shape[int(a) % x.ndim] for a in axes)
+    for name, t in zip(("beta", "gamma", "mean", "variance"), tensors):
+        if t is not None and t.numel() != channels:
+            raise ValueError(f"{name} has {t.numel()} elements for {channels} normalised "
+                             f"channel(s) on axes {tuple(int(a) % x.ndim for a in axes)}")
+
+
 def _bn_shape(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.9, eps=1e-05,
               batch_stat=True, output_stat=False, time_constant=None):
     # A shape rule (not the kernel on meta tensors): torch refuses one value per channel while
     # training, but a static graph may be built on a placeholder batch of 1.
+    _check_bn_statistics(x, (beta, gamma, mean, variance), axes)
     y = torch.empty_like(x)
     if not output_stat:
         return y
@@ -660,6 +671,7 @@ def batch_normalization(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.
         (4, 3, 5, 5)
     """
     axes = [int(a) % x.ndim for a in axes]
+    _check_bn_statistics(x, (beta, gamma, mean, variance), axes)
     if batch_stat is None:
         batch_stat = is_training()
     if time_constant is not None:
