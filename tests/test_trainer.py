@@ -20,6 +20,16 @@ def _one_hot(labels, n=3):
     return np.eye(n, dtype=np.float32)[labels]
 
 
+def _dense_trainer():
+    """A Dense(3) classifier of 4 features under SGD: inputs x, y and its Trainer."""
+    x, y = sd.Variable((1, 4)), sd.Variable((1, 3))
+    z = L.Dense(3)(x)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters(sd.get_parameters())
+    return x, y, Trainer(z, (F.cross_entropy_with_softmax(z, y), F.classification_error(z, y)),
+                         [solver])
+
+
 def test_learners_receive_the_summed_gradient_of_the_minibatch():
     x, y = sd.Variable((1, 2)), sd.Variable((1, 3))
     dense = L.Dense(3, init=0.0)
@@ -42,12 +52,7 @@ def test_learners_receive_the_summed_gradient_of_the_minibatch():
 
 
 def test_batch_size_may_change_between_minibatches():
-    x, y = sd.Variable((1, 4)), sd.Variable((1, 3))
-    z = L.Dense(3)(x)
-    solver = S.Sgd(lr=0.1)
-    solver.set_parameters(sd.get_parameters())
-    trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y), F.classification_error(z, y)),
-                      [solver])
+    x, y, trainer = _dense_trainer()
     rng = np.random.RandomState(0)
     for n in (8, 3, 8):
         trainer.train_minibatch({x: rng.rand(n, 4), y: _one_hot(rng.randint(0, 3, n))})
@@ -241,12 +246,7 @@ def test_fit_trains_epochs_checkpoints_and_resumes_the_same_curve(tmp_path):
 
 
 def test_a_minibatch_that_leaves_out_an_input_is_refused():
-    x, y = sd.Variable((1, 4)), sd.Variable((1, 3))
-    z = L.Dense(3)(x)
-    solver = S.Sgd(lr=0.1)
-    solver.set_parameters(sd.get_parameters())
-    trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y), F.classification_error(z, y)),
-                      [solver])
+    x, y, trainer = _dense_trainer()
     rng = np.random.RandomState(0)
     trainer.train_minibatch({x: rng.rand(8, 4), y: _one_hot(rng.randint(0, 3, 8))})
     before = {k: v.d.copy() for k, v in sd.get_parameters().items()}
@@ -266,12 +266,7 @@ def test_fit_makes_the_checkpoint_folder_before_training(tmp_path):
     rng = np.random.RandomState(0)
     data = {"features": rng.rand(40, 4).astype(np.float32),
             "labels": np.eye(3, dtype=np.float32)[rng.randint(0, 3, 40)]}
-    x, y = sd.Variable((1, 4)), sd.Variable((1, 3))
-    z = L.Dense(3)(x)
-    solver = S.Sgd(lr=0.1)
-    solver.set_parameters(sd.get_parameters())
-    trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y), F.classification_error(z, y)),
-                      [solver])
+    x, y, trainer = _dense_trainer()
     source = MinibatchSourceFromData(data, randomize=False)
     imap = {x: source.streams.features, y: source.streams.labels}
     path = tmp_path / "runs" / "deep" / "t.ckpt"

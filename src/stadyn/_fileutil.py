@@ -7,7 +7,7 @@ import os
 import tempfile
 from typing import Callable
 
-__all__ = ["atomic_write", "check_writable", "fsync_path"]
+__all__ = ["atomic_write", "check_writable", "fsync_path", "publish"]
 
 
 def check_writable(path: str | os.PathLike) -> str:
@@ -36,6 +36,16 @@ def fsync_path(path: str | os.PathLike) -> None:
         os.close(fd)
 
 
+def publish(tmp: str, path: str) -> None:
+    """Give the finished temporary file ``tmp`` the permissions ``open(path, 'w')`` would
+    (``0o666`` less the umask: ``mkstemp`` made it owner-only, and files are not secrets) and
+    rename it over ``path``."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    os.replace(tmp, path)
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
     """Call ``write(tmp_path)`` and move the result over ``path`` only if it succeeded.
 
@@ -57,11 +67,8 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
     os.close(fd)
     try:
         write(tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)        # mkstemp made it owner-only; files are not secrets
         fsync_path(tmp)
-        os.replace(tmp, path)
+        publish(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -349,6 +349,17 @@ def _short(data: Path, out: Path, edited: str = "") -> list[str]:
             *(o for o in short if o.split("=")[0].split(".")[-1] + " =" not in edited)]
 
 
+def _error_of_edit(data: Path, tmp_path: Path, old: str, new: str, value: str,
+                   keep: str = "") -> tuple[str, str]:
+    """Run the example config with ``old`` replaced by ``new`` (a short run that leaves alone
+    the keys ``keep`` sets); returns where ``value`` stands (``file:line:col``) and the
+    ConfigError's message."""
+    path, line, column = _bad_value(tmp_path, old, new, value)
+    with pytest.raises(ConfigError) as err:
+        run(path, _short(data, tmp_path, keep), out=io.StringIO())
+    return f"{path}:{line}:{column}", str(err.value)
+
+
 @pytest.mark.parametrize("old, new, value, message", [
     ("minibatchSize = 64", "minibatchSize = 0", "0", "trainNetwork.SGD.minibatchSize"),
     ("minibatchSize = 64", "minibatchSize = -4", "-4", "trainNetwork.SGD.minibatchSize"),
@@ -358,10 +369,8 @@ def _short(data: Path, out: Path, edited: str = "") -> list[str]:
 ])
 def test_minibatch_size_below_1_is_reported_where_it_is_written(mnist, tmp_path, old, new,
                                                                 value, message):
-    path, line, column = _bad_value(tmp_path, old, new, value)
-    with pytest.raises(ConfigError) as err:
-        run(path, _short(mnist, tmp_path), out=io.StringIO())
-    assert str(err.value) == f"{path}:{line}:{column}: {message} must be >= 1, got {value}"
+    at, error = _error_of_edit(mnist, tmp_path, old, new, value)
+    assert error == f"{at}: {message} must be >= 1, got {value}"
 
 
 @pytest.mark.parametrize("old, new, value, message", [
@@ -393,10 +402,8 @@ def test_minibatch_size_below_1_is_reported_where_it_is_written(mnist, tmp_path,
 ])
 def test_bad_sgd_values_are_reported_as_written_where_they_stand(mnist, tmp_path, old, new,
                                                                  value, message):
-    path, line, column = _bad_value(tmp_path, old, new, value)
-    with pytest.raises(ConfigError) as err:
-        run(path, _short(mnist, tmp_path, new), out=io.StringIO())
-    assert str(err.value) == f"{path}:{line}:{column}: trainNetwork.SGD.{message}, got {value}"
+    at, error = _error_of_edit(mnist, tmp_path, old, new, value, keep=new)
+    assert error == f"{at}: trainNetwork.SGD.{message}, got {value}"
 
 
 @pytest.mark.parametrize("old, new, value, message", [
@@ -410,10 +417,8 @@ def test_bad_sgd_values_are_reported_as_written_where_they_stand(mnist, tmp_path
      "randomSeedOffset must lie in [0, 2**32), got -3"),
 ])
 def test_other_bad_numbers_of_the_runner_are_located(mnist, tmp_path, old, new, value, message):
-    path, line, column = _bad_value(tmp_path, old, new, value)
-    with pytest.raises(ConfigError) as err:
-        run(path, _short(mnist, tmp_path), out=io.StringIO())
-    assert str(err.value) == f"{path}:{line}:{column}: {message}"
+    at, error = _error_of_edit(mnist, tmp_path, old, new, value)
+    assert error == f"{at}: {message}"
 
 
 def test_stadyn_train_reports_a_bad_time_constant_as_written(mnist, tmp_path, capsys):

@@ -407,3 +407,15 @@ def test_info_reads_a_model_file_without_building_it(tmp_path):
     assert str(info).splitlines()[0] == "Stadyn model file (format version 1)"
     net_info = sd.load(path).info()
     assert net_info.op_counts == info.op_counts and net_info.n_parameters == info.n_parameters
+
+
+def test_a_truncated_model_file_is_described_as_one(tmp_path):
+    path, _, _ = _small(tmp_path)
+    data = open(path, "rb").read()
+    with open(path, "wb") as f:
+        f.write(data[: len(data) // 2])
+    assert sd.serialize.is_model_file(path)
+    # by its first bytes, not by zipfile.is_zipfile (which reads the end): not taken for ONNX
+    with pytest.raises(sd.ModelFileError, match="not a Stadyn model file: not a zip archive or "
+                                                "truncated"):
+        model_info(path)

@@ -45,7 +45,7 @@ from .._random import seed
 from ..graph import Variable, context, context_scope, forward_all, topological_nodes, training
 from ..parametric import (ParameterRegistry, current_registry, get_parameters,
                           parameter_registry)
-from ..serialize import load_parameters, save_parameters
+from ..serialize import is_model_file, load_parameters, save_parameters
 from ..train import Trainer, feed
 from . import build_network, load_config, per_epoch, run_config
 from ._blocks import CommandConfig, RunConfig
@@ -285,15 +285,9 @@ def _save_model(path: str, network: "_Network") -> None:
 
 
 def _load_model_parameters(path: str) -> None:
-    """Load the parameters of a model file (either kind) into the current registry.  The kind
-    is told by the first bytes (a zip's local header), so that a damaged model file gets the
-    model loader's own error, not the parameter loader's."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4)
-    except OSError as exc:
-        raise ModelFileError(f"{path}: cannot read the model file ({exc.strerror})") from None
-    if head == b"PK\x03\x04":
+    """Load the parameters of a model file (either kind) into the current registry; a damaged
+    model file gets the model loader's own error (:func:`~stadyn.serialize.is_model_file`)."""
+    if is_model_file(path):
         stadyn.load(path, registry=current_registry())
     else:
         load_parameters(path)

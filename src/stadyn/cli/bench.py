@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pathlib
 
 import torch
 
@@ -117,15 +118,10 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
     if out:
         os.makedirs(out, exist_ok=True)
         atomic_write(os.path.join(out, "bench.json"),
-                     lambda tmp: _write_json(tmp, table))
+                     lambda tmp: pathlib.Path(tmp).write_text(json.dumps(table, indent=2)))
         _plot(table, os.path.join(out, "bench.png"))
         log(f"written: {os.path.join(out, 'bench.json')}, {os.path.join(out, 'bench.png')}")
     return table
-
-
-def _write_json(path: str, table: dict) -> None:
-    with open(path, "w") as f:
-        json.dump(table, f, indent=2)
 
 
 def _cpu_name() -> str:

@@ -121,6 +121,12 @@ def _node_arguments(node: FunctionNode, env: dict, half: torch.dtype | None
     return args, kwargs
 
 
+def _node_error(node: FunctionNode, env: dict, exc: BaseException) -> StadynError:
+    """:func:`op_error` for ``node`` failing on the tensors ``env`` gave it."""
+    shapes = [tuple(env[_key(v)].shape) for v in node.inputs]
+    return op_error(node.spec, node.inputs, node.scope, exc, shapes)
+
+
 def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
               leaf_tensors: Sequence[torch.Tensor], wanted: Sequence[Variable],
               name_errors: bool = False) -> list:
@@ -134,14 +140,12 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
     half = get_current_context().half_dtype
     for node in nodes:
         args, kwargs = _node_arguments(node, env, half)
-        if name_errors:
-            try:
-                out = node.spec.impl(*args, **kwargs)
-            except Exception as exc:
-                shapes = [tuple(env[_key(v)].shape) for v in node.inputs]
-                raise op_error(node.spec, node.inputs, node.scope, exc, shapes) from exc
-        else:
+        try:
             out = node.spec.impl(*args, **kwargs)
+        except Exception as exc:
+            if not name_errors:
+                raise
+            raise _node_error(node, env, exc) from exc
         nid = id(node)
         if isinstance(out, torch.Tensor):
             env[(nid, 0)] = out
@@ -179,8 +183,7 @@ def refresh_shapes(nodes: Sequence[FunctionNode], leaves: Sequence[Variable]) ->
         try:
             out = node.spec.infer(args, kwargs)
         except Exception as exc:
-            shapes = [tuple(env[_key(v)].shape) for v in node.inputs]
-            raise op_error(node.spec, node.inputs, node.scope, exc, shapes) from exc
+            raise _node_error(node, env, exc) from exc
         outs = (out,) if isinstance(out, torch.Tensor) else tuple(out)
         for i, (ref, t) in enumerate(zip(node._outputs, outs)):
             env[(id(node), i)] = t
@@ -321,7 +324,7 @@ class StaticPlan:
             with torch.no_grad():
                 interpret(self.nodes, self.leaves, tensors[:len(self.leaves)], [],
                           name_errors=True)
-            raise exc
+            raise
         n = self.n_fill
         for v, t in zip(self.fill, outs):
             v._data = t

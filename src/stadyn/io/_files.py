@@ -7,7 +7,7 @@ import tempfile
 from typing import BinaryIO
 
 from .._fileutil import atomic_write as write_atomically
-from .._fileutil import check_writable
+from .._fileutil import check_writable, publish
 
 __all__ = ["AtomicFile", "atomic_write"]
 
@@ -55,10 +55,7 @@ class AtomicFile:
                 if self.sync:
                     os.fsync(self.file.fileno())     # the data is on disk before the rename
                 self.file.close()
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(self.tmp_path, 0o666 & ~umask)  # mkstemp made it owner-only
-            os.replace(self.tmp_path, self.path)
+            publish(self.tmp_path, self.path)
         except BaseException:
             self.discard()
             raise

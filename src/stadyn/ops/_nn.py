@@ -631,8 +631,8 @@ def global_average_pooling(x):
 
 
 def _check_bn_statistics(x, tensors, axes) -> None:
-    """One value per normalised channel in beta, gamma, mean and variance (the shape rule runs
-    no kernel, and ATen's own check comes only when a kernel runs)."""
+    """One value per normalised channel in beta, gamma, mean and variance.  Checked by the shape
+    rule, which runs no kernel; a running kernel has ATen's own check."""
     channels = math.prod(x.shape[int(a) % x.ndim] for a in axes)
     for name, t in zip(("beta", "gamma", "mean", "variance"), tensors):
         if t is not None and t.numel() != channels:
@@ -671,7 +671,6 @@ def batch_normalization(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.
         (4, 3, 5, 5)
     """
     axes = [int(a) % x.ndim for a in axes]
-    _check_bn_statistics(x, (beta, gamma, mean, variance), axes)
     if batch_stat is None:
         batch_stat = is_training()
     if time_constant is not None:

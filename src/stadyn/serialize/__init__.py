@@ -2,7 +2,7 @@
 and parameters in one zip, :func:`save` / :func:`load`) and ONNX (:func:`export_onnx`,
 :func:`import_onnx`).  See ``docs/model-files.md``."""
 
-from ._model import load, model_info, save
+from ._model import is_model_file, load, model_info, save
 from ._network import ModelInfo, Network
 from ._onnx_api import Emitter, ExportError, ImportedNode, OnnxUnsupported
 from ._onnx_export import export_onnx, to_onnx_model
@@ -10,6 +10,6 @@ from ._onnx_import import UnsupportedModelError, import_onnx, import_table, onnx
 from ._parameters import load_parameters, read_parameter_file, save_parameters
 
 __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "save", "load",
-           "model_info", "Network", "ModelInfo", "export_onnx", "to_onnx_model", "import_onnx",
-           "import_table", "onnx_mapping_table", "Emitter", "ImportedNode", "ExportError",
+           "model_info", "is_model_file", "Network", "ModelInfo", "export_onnx", "to_onnx_model",
+           "import_onnx", "import_table", "onnx_mapping_table", "Emitter", "ImportedNode", "ExportError",
            "OnnxUnsupported", "UnsupportedModelError"]

@@ -40,7 +40,7 @@ from ._graph import collect_graph
 from ._network import ModelInfo, Network
 from ._onnx_api import ExportError
 
-__all__ = ["save", "load", "model_info", "FORMAT", "VERSION"]
+__all__ = ["save", "load", "model_info", "is_model_file", "FORMAT", "VERSION"]
 
 FORMAT = "stadyn-model"
 VERSION = 1
@@ -605,6 +605,26 @@ def load(path: str | os.PathLike, registry: ParameterRegistry | None = None,
         raise ModelFileError(f"{path}: {exc}") from None
 
 
+def is_model_file(path: str | os.PathLike) -> bool:
+    """Is ``path`` a Stadyn model file, by its first bytes (a zip's local header)?  A damaged or
+    truncated model file still is one, so that :func:`load` reports what is wrong with it
+    (``zipfile.is_zipfile`` reads the end of the archive and says no).  An unreadable file is a
+    :class:`~stadyn.ModelFileError`.
+
+    Example:
+        >>> import os, tempfile, stadyn as sd
+        >>> path = os.path.join(tempfile.mkdtemp(), "m.stadyn")
+        >>> sd.save(path, sd.Variable((1, 2)) * 2.0)
+        >>> is_model_file(path), is_model_file(__file__)
+        (True, False)
+    """
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"PK\x03\x04"
+    except OSError as exc:
+        raise ModelFileError(f"{os.fspath(path)}: cannot read the file ({exc.strerror})") from None
+
+
 def model_info(path: str | os.PathLike) -> ModelInfo:
     """Inputs, outputs, op counts and parameter count of a model file or an ONNX file, read
     without building the graph.
@@ -621,7 +641,7 @@ def model_info(path: str | os.PathLike) -> ModelInfo:
     path = os.fspath(path)
     if not os.path.exists(path):
         raise ModelFileError(f"{path}: no such file")
-    if not zipfile.is_zipfile(path):
+    if not is_model_file(path):
         return _onnx_info(path)
     try:
         members = _read_members(path)

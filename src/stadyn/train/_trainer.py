@@ -19,7 +19,7 @@ import torch
 
 from .. import functions as F
 from .._errors import ModelFileError, StadynError
-from .._fileutil import atomic_write, check_writable
+from .._fileutil import atomic_write
 from ..graph import Variable, forward_all, training
 from ..graph._lower import _collect
 
@@ -254,10 +254,8 @@ class Trainer:
                 learner.resolve_epoch_size(source.sweep_size)
         first = 0
         if checkpoint is not None:
-            # before any training: a path that cannot be written would lose the epoch's work
+            # before any training: a missing folder would lose the first epoch's work
             os.makedirs(os.path.dirname(os.path.abspath(checkpoint)), exist_ok=True)
-            if not os.path.exists(checkpoint):
-                check_writable(checkpoint)
         if checkpoint is not None and os.path.exists(checkpoint):
             state = self.restore_from_checkpoint(checkpoint)
             source.restore_from_checkpoint(state["reader"])
