@@ -293,3 +293,64 @@ def test_the_docs_hold_the_generated_mapping_table():
     copy = text.split("<!-- onnx-table-start -->")[1].split("<!-- onnx-table-end -->")[0]
     assert copy.strip() == onnx_mapping_table(), (
         "docs/model-files.md: regenerate the table with stadyn.serialize.onnx_mapping_table()")
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile ONNX input: one clear error naming the file
+# ---------------------------------------------------------------------------------------------
+def _onnx_file(tmp_path, nodes, inputs, name="m.onnx"):
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(nodes, "g", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, str(tmp_path / name))
+    return tmp_path / name
+
+
+def test_a_cycle_of_nodes_is_an_error_naming_the_file_and_the_nodes(tmp_path):
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    path = _onnx_file(tmp_path, [helper.make_node("Add", ["x", "b"], ["a"], name="first"),
+                                 helper.make_node("Relu", ["a"], ["b"], name="second"),
+                                 helper.make_node("Neg", ["a"], ["y"], name="out")], [x])
+    with pytest.raises(sd.ModelFileError) as err:
+        sd.import_onnx(path)
+    assert str(err.value) == (f"{path}: the graph has a cycle (each node needs the next one's "
+                              "output): node 0 (Add 'first') -> node 1 (Relu 'second') -> "
+                              "node 0 (Add 'first')")
+    dangling = _onnx_file(tmp_path, [helper.make_node("Add", ["x", "nowhere"], ["y"])], [x],
+                          "dangling.onnx")
+    with pytest.raises(sd.ModelFileError, match=r"dangling.onnx: node 0 \(Add\): input 'nowhere' "
+                                                r"is neither a graph input, an initializer nor "
+                                                r"any node's output"):
+        sd.import_onnx(dangling)
+
+
+def test_nodes_out_of_order_are_sorted():
+    from onnx import TensorProto, helper
+    nodes = [helper.make_node("Relu", ["a"], ["y"]), helper.make_node("Neg", ["x"], ["a"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                         [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    assert sd.import_onnx(model)(x=np.array([1.0, -2.0]))["y"].tolist() == [0.0, 2.0]
+
+
+def test_inputs_larger_than_memory_are_refused_before_allocating(tmp_path):
+    from onnx import TensorProto, helper
+    huge = helper.make_tensor_value_info("x", TensorProto.FLOAT, [10 ** 12, 3])
+    path = _onnx_file(tmp_path, [helper.make_node("Relu", ["x"], ["y"])], [huge])
+    with pytest.raises(sd.ModelFileError) as err:
+        sd.import_onnx(path)
+    message = str(err.value)
+    assert message.startswith(f"{path}: the inputs declare 10.9 TiB, more than this machine's "
+                              "memory (")
+    assert message.endswith("): the largest, 'x', is (1000000000000, 3) float32 (10.9 TiB)")
+    symbolic = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3000])
+    path = _onnx_file(tmp_path, [helper.make_node("Relu", ["x"], ["y"])], [symbolic], "s.onnx")
+    with pytest.raises(sd.ModelFileError, match=r"'x', is \(2147483647, 3000\) float32 \(23.4 "
+                                                r"TiB\) with batch=2147483647"):
+        sd.import_onnx(path, dims={"batch": 2 ** 31 - 1})
+    with pytest.raises(sd.ModelFileError, match=r"s.onnx: dims\['batch'\] must be a positive "
+                                                r"whole number, got 0"):
+        sd.import_onnx(path, dims={"batch": 0})

@@ -232,7 +232,7 @@ def top_n_error(x, target, axis=None, n=1):
     return (count > n).to(x.dtype if x.dtype.is_floating_point else torch.float32)
 
 
-@op(1, category="metric", onnx=_one_hot_onnx)
+@op(1, category="misc", onnx=_one_hot_onnx)
 def one_hot(x, shape):
     """One-hot vectors from integer ids: ``x`` of shape ``(..., len(shape))`` becomes
     ``(..., *shape)``.
