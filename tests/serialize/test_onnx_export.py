@@ -138,12 +138,13 @@ def _export_cases():
     return params
 
 
-@pytest.mark.parametrize("name, index", _export_cases())
-def test_every_catalog_op_exports_and_matches_onnxruntime(name, index):
-    entry, case = ENTRIES[name], ENTRIES[name].cases[index]
-    attrs = dict(case.attrs)
+def _exported_case(name, index, dynamic_batch=True):
+    """The op harness's case ``index`` of op ``name`` exported: ``(model, feeds, outputs)``
+    with the outputs computed by Stadyn in the inference phase; None if the mapping refuses
+    the call (for one of the REFUSED reasons)."""
+    attrs = dict(ENTRIES[name].cases[index].attrs)
     leaves, feeds = [], {}
-    for i, value in enumerate(case.inputs):
+    for i, value in enumerate(ENTRIES[name].cases[index].inputs):
         if value is None:
             leaves.append(None)
             continue
@@ -156,23 +157,53 @@ def test_every_catalog_op_exports_and_matches_onnxruntime(name, index):
     outs = [out] if isinstance(out, sd.Variable) else list(out)
     named_in = {f"x{i}": v for i, v in enumerate(leaves) if v is not None}
     try:
-        model = to_onnx_model({f"y{k}": o for k, o in enumerate(outs)}, named_in)
+        model = to_onnx_model({f"y{k}": o for k, o in enumerate(outs)}, named_in,
+                              dynamic_batch=dynamic_batch)
     except ExportError as exc:
         assert f"'{name}'" in str(exc)
         assert any(reason in str(exc) for reason in REFUSED), str(exc)
-        return
+        return None
     if "batch_stat" in attrs or name.endswith("batch_normalization"):
         attrs["batch_stat"] = False       # the export is the inference graph
         out = f(*leaves, **attrs)
         outs = [out] if isinstance(out, sd.Variable) else list(out)
     with sd.training(False):
         sd.forward_all(outs)
+    return model, feeds, outs
+
+
+@pytest.mark.parametrize("name, index", _export_cases())
+def test_every_catalog_op_exports_and_matches_onnxruntime(name, index):
+    entry = ENTRIES[name]
+    exported = _exported_case(name, index)
+    if exported is None:
+        return
+    model, feeds, outs = exported
     got = _session(model).run(None, feeds)
     for g, o in zip(got, outs):
         assert g.shape == o.shape, f"{name}: shape {g.shape} != {o.shape}"
-        if entry.random and not attrs.get("train_only"):
+        if entry.random and not entry.cases[index].attrs.get("train_only"):
             continue                      # NNabla's dropout always drops; the export does not
         np.testing.assert_allclose(g, o.d, rtol=1e-4, atol=1e-4, err_msg=name)
+
+
+@pytest.mark.parametrize("name, index", _export_cases())
+def test_every_exported_op_imports_back_with_the_same_outputs(name, index):
+    """Stadyn reads back what it writes: every ONNX op an export mapping emits has an import
+    mapping, and the imported graph computes what the op computed."""
+    exported = _exported_case(name, index, dynamic_batch=False)
+    if exported is None:
+        return
+    model, feeds, outs = exported
+    net = sd.import_onnx(model)
+    assert list(net.inputs) == list(feeds)
+    got = net(**feeds)
+    assert len(got) == len(outs)
+    for (key, g), o in zip(got.items(), outs):
+        assert g.shape == o.shape and g.dtype == o.dtype, f"{name} {key}: {g.dtype} {g.shape}"
+        if ENTRIES[name].random and not ENTRIES[name].cases[index].attrs.get("train_only"):
+            continue                      # NNabla's dropout always drops; the export does not
+        np.testing.assert_allclose(g, o.d, rtol=1e-5, atol=1e-6, err_msg=f"{name} {key}")
 
 
 def test_every_catalog_op_has_an_export_mapping():
