@@ -493,6 +493,22 @@ def unary(reference, *cases: Case, **options) -> Entry:
 
 
 _NO_BACKWARD = "integer ids or a metric: no backward is defined for it"
+_COMPARISON = "a comparison: NNabla defines no backward for it"
+_COMPARE_CASES = [Case((distinct(2, 3), distinct(2, 3))), Case((normal(2, 3), normal(3))),
+                  Case((ints(4, 3, 4), ints(4, 3, 4)))]
+
+
+def _as_type(result, x0, x1):
+    """A comparison's 1 or 0 in the inputs' type (NNabla's comparisons)."""
+    return result.astype(np.result_type(x0, x1))
+
+
+def ref_where(condition, x_true, x_false):
+    """NumPy's where, with NNabla's rule for a condition over the leading dimensions."""
+    c = condition
+    if c.ndim < x_true.ndim and c.shape == x_true.shape[:c.ndim]:
+        c = c.reshape(c.shape + (1,) * (x_true.ndim - c.ndim))
+    return np.where(c != 0, x_true, x_false)
 _LABELS = "the targets are labels: NNabla does not backpropagate to them"
 
 def _bn_cases(sync_attrs: dict | None = None) -> list:
@@ -547,6 +563,27 @@ ENTRIES: dict[str, Entry] = {
     "pow2": Entry([Case((uniform(0.5, 2.0, 2, 3), normal(2, 3)))],
                   lambda a, b, inplace=False: a ** b),
     "maximum2": Entry([Case((distinct(2, 3), distinct(2, 3) + 0.1))], np.maximum),
+    # -- comparisons and selection (distinct values of one grid: ties happen) ---------------
+    "greater": Entry(_COMPARE_CASES, lambda x0, x1: _as_type(x0 > x1, x0, x1),
+                     no_grad=_COMPARISON),
+    "greater_equal": Entry(_COMPARE_CASES, lambda x0, x1: _as_type(x0 >= x1, x0, x1),
+                           no_grad=_COMPARISON),
+    "less": Entry(_COMPARE_CASES, lambda x0, x1: _as_type(x0 < x1, x0, x1), no_grad=_COMPARISON),
+    "where": Entry([Case((ints(2, 2, 3).astype(np.float32), normal(2, 3), normal(2, 3))),
+                    Case((np.array([1.0, 0.0], np.float32), normal(2, 3), normal(2, 3))),
+                    Case((np.array([[0.0], [2.0]], np.float32), normal(2, 3), normal(3)))],
+                   ref_where, grad_inputs=(1, 2),
+                   why_not_others="the condition only selects: no gradient reaches it"),
+    "take_along_axis": Entry([Case((normal(3, 4), ints(4, 3, 2)), {"axis": 1}),
+                              Case((normal(3, 4), -1 - ints(3, 2, 4)), {"axis": 0}),
+                              Case((normal(2, 3, 4), ints(4, 2, 3, 1)))],
+                             lambda x, indices, axis=-1: np.take_along_axis(x, indices, axis),
+                             grad_inputs=(0,), why_not_others="the indices are integers"),
+    "cast": Entry([Case((normal(2, 3),), {"dtype": "float64"}),
+                   Case((normal(2, 3, scale=3.0),), {"dtype": "int64"},
+                        no_grad="an integer result has no gradient"),
+                   Case((ints(5, 4),), {"dtype": "float32"})],
+                  lambda x, dtype="float32": x.astype(dtype)),
     "minimum2": Entry([Case((distinct(2, 3), distinct(2, 3) + 0.1))], np.minimum),
     "add_scalar": unary(lambda x, val=1.0, inplace=False: x + val, Case((normal(2, 3),)),
                         Case((normal(4,),), {"val": 2.5})),

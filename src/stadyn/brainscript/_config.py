@@ -39,7 +39,7 @@ from ._parser import describe_expected, parse_expression, source_excerpt, unclos
 
 __all__ = [
     "ConfigRecord", "ConfigString", "ConfigList", "BrainScriptSource", "ConfigKeyError",
-    "parse_config", "load_config", "expand_repeats", "RAW_KEYS",
+    "parse_config", "load_config", "expand_repeats", "unused_overrides", "RAW_KEYS",
 ]
 
 _GRAMMAR = Path(__file__).with_name("config.lark")
@@ -142,6 +142,7 @@ class _Entry:
     key: str
     value: Any
     loc: SourceLocation
+    read: bool = False      # some part of Stadyn read the value (see unused_overrides)
 
 
 @dataclass
@@ -416,6 +417,15 @@ class ConfigRecord(Mapping):
         if entry is None:
             where = f"block '{self.path}'" if self.path else "the config"
             raise _err(f"missing key '{key}' in {where}", self.loc, ConfigKeyError)
+        entry.read = True
+        return self.peek(key)
+
+    def peek(self, key: str) -> Any:
+        """``self[key]`` without counting as a read of it (for sweeps that gather every value
+        of a block; see :func:`unused_overrides`)."""
+        entry = self._block.entries.get(key.lower())
+        if entry is None:
+            return self[key]                 # the missing-key error
         if key.lower() not in self._cache:
             self._cache[key.lower()] = self._resolve(entry.value, self._child_path(entry.key), set())
         return self._cache[key.lower()]
@@ -496,6 +506,7 @@ class ConfigRecord(Mapping):
         if marker in active:
             raise _err(f"circular variable reference '${name}$'", loc)
         entry = rec._block.entries[name.lower()]
+        entry.read = True
         value = entry.value
         if isinstance(value, _Scalar):
             return rec._substitute(value.text, entry.loc, active | {marker})
@@ -681,6 +692,41 @@ def load_config(paths: str | os.PathLike | Sequence[str | os.PathLike],
     return ConfigRecord(root, None, "")
 
 
+_OVERRIDE_SOURCE = "<command line "
+
+
 def _apply_overrides(root: _Block, overrides: Sequence[str]) -> None:
     for k, item in enumerate(overrides):
-        _Reader(str(item), f"<command line {k + 1}>").read(root)
+        _Reader(str(item), f"{_OVERRIDE_SOURCE}{k + 1}>").read(root)
+
+
+def unused_overrides(root: ConfigRecord) -> list[tuple[str, list[str]]]:
+    """The command-line overrides no part of Stadyn has read so far: ``(key=value, paths)`` for
+    each, where ``paths`` are the keys of that name the config did read (``T.SGD.maxEpochs``).
+
+    >>> cfg = parse_config("T = { SGD = { maxEpochs = 3 } }", overrides=["maxEpochs=1"])
+    >>> cfg["T"]["SGD"].get_int("maxEpochs")
+    3
+    >>> unused_overrides(cfg)
+    [('maxEpochs=1', ['T.SGD.maxEpochs'])]
+    """
+    leaves: list[tuple[str, _Entry]] = []
+
+    def walk(block: _Block, prefix: str) -> None:
+        for entry in block.entries.values():
+            path = f"{prefix}{entry.key}"
+            if isinstance(entry.value, _Block):
+                walk(entry.value, path + ".")
+            else:
+                leaves.append((path, entry))
+    walk(root._block, "")
+    unused = []
+    for path, entry in leaves:
+        source = entry.loc.path or ""
+        if entry.read or not source.startswith(_OVERRIDE_SOURCE):
+            continue
+        text = getattr(entry.value, "text", "")
+        read_as = [p for p, e in leaves if e.read and e is not entry
+                   and p.rsplit(".", 1)[-1].lower() == entry.key.lower()]
+        unused.append((int(source[len(_OVERRIDE_SOURCE):-1]), f"{path}={text}", read_as))
+    return [(item, read_as) for _, item, read_as in sorted(unused, key=lambda u: u[0])]

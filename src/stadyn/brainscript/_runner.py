@@ -29,6 +29,7 @@ import math
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -49,7 +50,7 @@ from ..serialize import is_model_file, load_parameters, save_parameters
 from ..train import Trainer, feed
 from . import build_network, load_config, per_epoch, run_config
 from ._blocks import CommandConfig, RunConfig
-from ._config import BrainScriptSource, ConfigRecord
+from ._config import BrainScriptSource, ConfigRecord, unused_overrides
 from ._readers import make_source
 from ._sgd import (check_sgd_keys, keep_checkpoint_files, learning_rates_per_sample,
                    make_learner, momenta_per_sample)
@@ -763,7 +764,7 @@ class _Runner:
         root = self.run.root
         candidates = []
         for key in root:
-            block = root[key]
+            block = root.peek(key)
             if not isinstance(block, ConfigRecord) or "BrainScriptNetworkBuilder" not in block:
                 continue
             path = block.get_str("modelPath", None, inherited=True)
@@ -778,6 +779,19 @@ class _Runner:
         raise ConfigError(f"command '{cmd.name}' has no BrainScriptNetworkBuilder and no block of "
                           f"the config builds the model '{cmd.model_path}'",
                           *_record_loc(cmd.record, "action"))
+
+
+def _warn_unused_overrides(root: ConfigRecord, config: RunConfig) -> None:
+    """Warn, before anything runs, about each command-line override nothing reads (``maxEpochs=1``
+    at the top level, where CNTK's configs read ``Train.SGD.maxEpochs``)."""
+    for cmd in config.commands:   # the settings a train command reads only when it starts
+        if cmd.action == "train":
+            cmd.record.get_bool("makeMode", True, inherited=True)
+            cmd.record.get_int("randomSeedOffset", 0, inherited=True)
+    for item, read_as in unused_overrides(root):
+        hint = f"; it reads {' and '.join(read_as)}" if read_as else ""
+        warnings.warn(f"override {item} is not used by any command of the config{hint}",
+                      UserWarning, stacklevel=3)
 
 
 def run(config: str | os.PathLike | Sequence[str | os.PathLike], overrides: Sequence[str] = (),
@@ -818,6 +832,8 @@ def run_config_file(root: ConfigRecord, *, actions: Sequence[str] | None = None,
     if not parallel.is_main:
         out = _io.StringIO()   # rank 0 writes the log of a data-parallel job
     log = _Log(out, log_path, root.get_bool("timestamping", False))
+    if parallel.is_main:
+        _warn_unused_overrides(root, config)
     try:
         log(f"Commands: {' '.join(c.name for c in commands)}")
         log(f'precision = "{config.precision}"')

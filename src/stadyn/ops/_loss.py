@@ -232,7 +232,33 @@ def top_n_error(x, target, axis=None, n=1):
     return (count > n).to(x.dtype if x.dtype.is_floating_point else torch.float32)
 
 
-@op(1, category="metric", onnx=_one_hot_onnx)
+def _import_one_hot(node):
+    from ._arith import add_scalar, mul_scalar
+    from ._logical import less, where
+    from ._misc import cast
+    from ._shape import reshape, transpose
+    depth = int(np.asarray(node.const(1)).reshape(-1)[0])
+    off, on = (float(v) for v in np.asarray(node.const(2)).reshape(-1)[:2])
+    dtype = node.dtype(2)
+    shape = tuple(node.shape(0))
+    ids = node.var(0)
+    if node.dtype(0).kind not in "iu":        # ONNX casts non-integer indices to int64
+        ids = cast(ids, "int64")
+    zero = node.constant_variable(np.zeros((), dtype=np.int64))
+    ids = where(less(ids, zero), add_scalar(ids, depth), ids)    # -1 is the last class
+    hot = one_hot(reshape(ids, shape + (1,)), (depth,))
+    if (off, on) != (0.0, 1.0):
+        hot = add_scalar(mul_scalar(hot, on - off), off)
+    if dtype != np.float32:
+        hot = cast(hot, dtype.name)
+    axis = int(node.attr("axis", -1)) % (len(shape) + 1)
+    if axis != len(shape):
+        order = list(range(len(shape)))
+        hot = transpose(hot, tuple(order[:axis] + [len(shape)] + order[axis:]))
+    return hot
+
+
+@op(1, category="misc", onnx=_one_hot_onnx, onnx_import={"OneHot": _import_one_hot})
 def one_hot(x, shape):
     """One-hot vectors from integer ids: ``x`` of shape ``(..., len(shape))`` becomes
     ``(..., *shape)``.

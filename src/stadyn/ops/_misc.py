@@ -1,4 +1,4 @@
-"""Identity, constants and graph helpers."""
+"""Identity, constants, casts and graph helpers."""
 
 from __future__ import annotations
 
@@ -59,3 +59,47 @@ def constant(val=0.0, shape=()):
 def stop_gradient(x):
     """The input's value with no gradient flowing back.  Example: ``F.stop_gradient(h)``."""
     return x.detach()
+
+
+#: The element types ``cast`` converts to, by name.
+CAST_DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64",
+               "uint8", "bool")
+# ONNX's TensorProto.DataType numbers of those types (the ONNX spec fixes them).
+_ONNX_TYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64",
+               9: "bool", 10: "float16", 11: "float64", 16: "bfloat16"}
+
+
+def _cast_onnx(g, inputs, attrs):
+    """Cast"""
+    if attrs["dtype"] == "bfloat16":
+        g.unsupported("a bfloat16 result (NumPy, and so the exporter, has no bfloat16)")
+    return g.cast(inputs[0], np.dtype(attrs["dtype"]))
+
+
+def _import_cast(node):
+    name = _ONNX_TYPES.get(int(node.attr("to", 0)))
+    if name == "bfloat16":
+        node.unsupported("a cast to bfloat16 (NumPy arrays, and so the values Stadyn gives "
+                         "back, have no bfloat16)")
+    if name is None:
+        node.unsupported(f"a cast to ONNX type {node.attr('to')} (Stadyn's types: "
+                         f"{', '.join(CAST_DTYPES)})")
+    return cast(node.var(0), name)
+
+
+@op(1, category="misc", onnx=_cast_onnx, onnx_import={"Cast": _import_cast})
+def cast(x, dtype="float32"):
+    """``x`` converted to ``dtype`` (a name from :data:`CAST_DTYPES`): floats to integers round
+    toward zero, anything to ``bool`` is ``x != 0``.  The gradient flows between floating-point
+    types.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.cast(sd.Variable.from_numpy_array([-1.7, 0.0, 2.9]), "int64")
+        >>> y.d
+        array([-1,  0,  2])
+    """
+    if dtype not in CAST_DTYPES:
+        raise ValueError(f"cannot cast to {dtype!r}; the types are {', '.join(CAST_DTYPES)}")
+    return x.to(getattr(torch, dtype))

@@ -5,11 +5,12 @@ and parameters in one zip, :func:`save` / :func:`load`) and ONNX (:func:`export_
 from ._model import is_model_file, load, model_info, save
 from ._network import ModelInfo, Network
 from ._onnx_api import Emitter, ExportError, ImportedNode, OnnxUnsupported
-from ._onnx_export import export_onnx, to_onnx_model
+from ._onnx_export import export_onnx, inference_outputs, to_onnx_model
 from ._onnx_import import UnsupportedModelError, import_onnx, import_table, onnx_mapping_table
 from ._parameters import load_parameters, read_parameter_file, save_parameters
 
 __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "save", "load",
            "model_info", "is_model_file", "Network", "ModelInfo", "export_onnx", "to_onnx_model",
+           "inference_outputs",
            "import_onnx", "import_table", "onnx_mapping_table", "Emitter", "ImportedNode", "ExportError",
            "OnnxUnsupported", "UnsupportedModelError"]
