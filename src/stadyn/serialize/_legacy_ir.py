@@ -46,21 +46,22 @@ class LegacyVariable:
     """A value of a network: ``kind`` is ``"input"``, ``"parameter"``, ``"constant"``,
     ``"buffer"`` (an NNabla intermediate), ``"output"`` (a function's result) or
     ``"placeholder"`` (a CNTK block's argument); ``shape`` is in NumPy order (``None`` when the
-    file does not record it); ``attrs`` holds format details (CNTK's dynamic axes and uid, NNabla's
-    ``repeat_id`` ...)."""
+    file does not record it); ``meta`` holds format details (CNTK's name and dynamic axes,
+    NNabla's ``repeat_id`` and initializer ...)."""
 
     name: str
     kind: str
     shape: tuple[int, ...] | None
     dtype: str = "float32"
-    attrs: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class LegacyFunction:
     """One node: ``type`` is the format's op type name, ``inputs``/``outputs`` name variables,
-    ``attrs`` holds the op's attributes as plain values (tuples for shapes).  ``body`` is the
-    network inside a CNTK block function (``attrs["block"]`` is then true)."""
+    ``attrs`` holds the op's attributes as plain values (tuples for shapes), ``meta`` what the
+    format records beside them (CNTK's op id and the function's own name, NNabla's loop ids).
+    ``body`` is the network inside a CNTK block function (a layer)."""
 
     name: str
     type: str
@@ -68,6 +69,7 @@ class LegacyFunction:
     outputs: tuple[str, ...]
     attrs: dict[str, Any] = field(default_factory=dict)
     body: "LegacyNetwork | None" = None
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

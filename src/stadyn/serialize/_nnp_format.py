@@ -55,7 +55,8 @@ def read_nnp(path: str | os.PathLike, expand: bool = True) -> LegacyModel:
     """Decode an NNabla ``.nnp``, ``.nntxt``/``.prototxt`` or ``.protobuf`` file.
 
     ``expand=False`` keeps loop controls as the file states them (``attrs["repeat_info"]`` on
-    the network, ``repeat_id`` on functions and variables).
+    the network, ``meta["repeat_id"]`` on functions and variables, the functions in the file's
+    order).
 
     Example:
         >>> import os, tempfile
@@ -119,7 +120,9 @@ def read_nnp(path: str | os.PathLike, expand: bool = True) -> LegacyModel:
             if message.get(section) is not None:
                 extras[section] = _plain(message.get(section), _REPEATED)
     for name, network in list(networks.items()):
-        if expand and network.attrs.get("repeat_info"):
+        if network.attrs.get("repeat_info"):
+            if not expand:
+                continue                 # loops close cycles: keep the file's order
             network = expand_loops(network, path)
         produced = {o for f in network.functions for o in f.outputs}
         leaves = [n for n in network.variables if n not in produced]
@@ -305,37 +308,38 @@ def _network(net: TextMessage, where: str) -> LegacyNetwork:
         if vname in variables:
             raise fail(here, f"line {v.line}: variable {vname!r} is declared twice")
         kind = _string(v, "type", here, "Buffer")
-        attrs: dict[str, Any] = {}
+        meta: dict[str, Any] = {}
         if v.all("repeat_id"):
-            attrs["repeat_id"] = _strings(v, "repeat_id", here)
+            meta["repeat_id"] = _strings(v, "repeat_id", here)
         if isinstance(v.get("initializer"), TextMessage):
-            attrs["initializer"] = _plain(v.get("initializer"))
+            meta["initializer"] = _plain(v.get("initializer"))
         variables[vname] = LegacyVariable(
-            vname, "parameter" if kind == "Parameter" else "buffer", _shape(v, here),
-            attrs=attrs)
+            vname, "parameter" if kind == "Parameter" else "buffer", _shape(v, here), meta=meta)
     functions = []
     for f in net.all("function"):
         fname = _string(f, "name", here, "")
         ftype = _string(f, "type", here)
         attrs: dict[str, Any] = {}
+        meta: dict[str, Any] = {}
         for key in f.names():
             if not key.endswith("_param"):
                 continue
             value = _plain(f.get(key))
             if key in ("repeat_param", "recurrent_param"):
-                attrs["loop"] = value if isinstance(value, dict) else {}
+                meta["loop"] = value if isinstance(value, dict) else {}
             elif isinstance(value, dict):
                 attrs.update(value)
             else:
                 attrs[key] = value
         if f.all("repeat_id"):
-            attrs["repeat_id"] = _strings(f, "repeat_id", here)
+            meta["repeat_id"] = _strings(f, "repeat_id", here)
         inputs, outputs = _strings(f, "input", here), _strings(f, "output", here)
         for v in inputs + outputs:
             if v not in variables:
                 raise fail(here, f"line {f.line}: function {fname!r} uses undeclared variable "
                                  f"{v!r}")
-        functions.append(LegacyFunction(fname, ftype, tuple(inputs), tuple(outputs), attrs))
+        functions.append(LegacyFunction(fname, ftype, tuple(inputs), tuple(outputs), attrs,
+                                        meta=meta))
     repeat_info = OrderedDict()
     for r in net.all("repeat_info"):
         rid, times = _string(r, "id", here), r.get("times", 0)

@@ -46,14 +46,17 @@ def _copy_name(var: LegacyVariable, rids: list[str], index: tuple[int, ...]) -> 
     return name
 
 
-def expand_loops(network: LegacyNetwork, path: str) -> LegacyNetwork:
-    """The network with its loop controls expanded (see the module docstring)."""
+def expand_loops(network: LegacyNetwork, path: str, keep_identities: bool = False
+                 ) -> LegacyNetwork:
+    """The network with its loop controls expanded (see the module docstring);
+    ``keep_identities=True`` stops before the loop's identities are removed (NNabla's
+    ``expand_loop_control`` alone)."""
     times: dict[str, int] = dict(network.attrs.get("repeat_info", {}))
     here = f"network {network.name!r}"
     budget = [_MAX_COPIES]
 
     def rids_of(obj, what: str) -> list[str]:
-        rids = list(obj.attrs.get("repeat_id", []))
+        rids = list(obj.meta.get("repeat_id", []))
         for r in rids:
             if r not in times:
                 raise fail(path, f"{here}: {what} uses loop {r!r}, which repeat_info does not "
@@ -77,8 +80,8 @@ def expand_loops(network: LegacyNetwork, path: str) -> LegacyNetwork:
     for name, var in network.variables.items():
         for index in indices(var_rids[name]):
             new = _copy_name(var, var_rids[name], index)
-            attrs = {k: v for k, v in var.attrs.items() if k != "repeat_id"}
-            variables[new] = LegacyVariable(new, var.kind, var.shape, var.dtype, attrs)
+            meta = {k: v for k, v in var.meta.items() if k != "repeat_id"}
+            variables[new] = LegacyVariable(new, var.kind, var.shape, var.dtype, meta)
 
     def ref(name: str, at: dict[str, int], fn: str) -> str:
         """The copy of variable ``name`` seen from a function at loop indices ``at``."""
@@ -91,7 +94,7 @@ def expand_loops(network: LegacyNetwork, path: str) -> LegacyNetwork:
         return _copy_name(network.variables[name], rids, tuple(at[r] for r in rids))
 
     def loop_of(f: LegacyFunction) -> str:
-        rid = f.attrs.get("loop", {}).get("repeat_id")
+        rid = f.meta.get("loop", {}).get("repeat_id")
         if rid not in times:
             raise fail(path, f"{here}: {f.type} {f.name!r} names no declared loop ({rid!r})")
         return rid
@@ -104,11 +107,11 @@ def expand_loops(network: LegacyNetwork, path: str) -> LegacyNetwork:
     identities: list[LegacyFunction] = []
     for f in network.functions:
         rids = rids_of(f, f"function {f.name!r}")
-        attrs = {k: v for k, v in f.attrs.items() if k not in ("repeat_id", "loop")}
+        attrs = dict(f.attrs)
         if f.type in ("RecurrentInput", "RecurrentOutput"):
             arity(f, 1)
             rid = loop_of(f)
-            axis = f.attrs.get("loop", {}).get("axis", 0)
+            axis = f.meta.get("loop", {}).get("axis", 0)
             outer = [r for r in rids if r != rid]
             for index in indices(outer):
                 at = dict(zip(outer, index))
@@ -159,7 +162,8 @@ def expand_loops(network: LegacyNetwork, path: str) -> LegacyNetwork:
                 new = LegacyFunction(name, f.type, tuple(ref(i, at, f.name) for i in f.inputs),
                                      tuple(ref(o, at, f.name) for o in f.outputs), dict(attrs))
             functions.append(new)
-    functions, variables = _remove_identities(functions, identities, variables)
+    if not keep_identities:
+        functions, variables = _remove_identities(functions, identities, variables)
     out = LegacyNetwork(network.name, functions, variables, batch_size=network.batch_size,
                         attrs={"expanded_loops": dict(times)})
     produced = {o for g in functions for o in g.outputs}
