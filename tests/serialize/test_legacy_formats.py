@@ -379,3 +379,35 @@ def test_real_cntk_exe_v1_files_match_cntk(name):
     model = read_cntk_v1(path)
     assert model.extras["version"] in (10, 18)
     check_v1_against_cntk(model, CNTK_V1_REAL[name])
+
+
+# ---------------------------------------------------------------------------------------------
+# The entry point and the documented op table
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name,fmt", [("nnabla_loops.nnp", "nnp"),
+                                      ("cntk_mlp_bn.model", "cntk-v2"),
+                                      ("cntk_mlp_bn_large.model", "cntk-v2"),
+                                      ("cntk_v1_mlp_bn.dnn", "cntk-v1"),
+                                      ("nnabla_lenet_protobuf.nnp", "nnp")])
+def test_read_legacy_model_tells_formats_by_content(tmp_path, name, fmt):
+    """Under a name that says nothing (``model.bin``), the content decides."""
+    from stadyn.serialize import read_legacy_model
+    with open(fixture(name), "rb") as f:
+        data = f.read()
+    path = tmp_path / "model.bin"
+    path.write_bytes(data)
+    model = read_legacy_model(str(path))
+    assert model.format == fmt
+    assert model.op_counts() == read_legacy_model(fixture(name)).op_counts()
+
+
+def test_docs_list_every_op_type_of_the_fixtures():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("list_op_types",
+                                                  fixture("list_op_types.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with open(os.path.join(HERE, "..", "..", "..", "docs", "model-files.md")) as f:
+        docs = f.read()
+    table = docs.split("<!-- legacy-ops-start -->")[1].split("<!-- legacy-ops-end -->")[0]
+    assert table.strip() == module.markdown().strip()

@@ -47,7 +47,13 @@ class LegacyVariable:
     ``"buffer"`` (an NNabla intermediate), ``"output"`` (a function's result) or
     ``"placeholder"`` (a CNTK block's argument); ``shape`` is in NumPy order (``None`` when the
     file does not record it); ``meta`` holds format details (CNTK's name and dynamic axes,
-    NNabla's ``repeat_id`` and initializer ...)."""
+    NNabla's ``repeat_id`` and initializer ...).
+
+    Example:
+        >>> from stadyn.serialize import LegacyVariable
+        >>> LegacyVariable("x", "input", (-1, 3, 32, 32)).shape[1:]
+        (3, 32, 32)
+    """
 
     name: str
     kind: str
@@ -61,7 +67,14 @@ class LegacyFunction:
     """One node: ``type`` is the format's op type name, ``inputs``/``outputs`` name variables,
     ``attrs`` holds the op's attributes as plain values (tuples for shapes), ``meta`` what the
     format records beside them (CNTK's op id and the function's own name, NNabla's loop ids).
-    ``body`` is the network inside a CNTK block function (a layer)."""
+    ``body`` is the network inside a CNTK block function (a layer).
+
+    Example:
+        >>> from stadyn.serialize import LegacyFunction
+        >>> f = LegacyFunction("pool", "MaxPooling", ("x",), ("y",), {"kernel": (2, 2)})
+        >>> f.type, f.attrs["kernel"], f.body is None
+        ('MaxPooling', (2, 2), True)
+    """
 
     name: str
     type: str
@@ -76,7 +89,15 @@ class LegacyFunction:
 class LegacyParameter:
     """A stored array: ``name`` as the framework shows it (CNTK parameter names repeat, so CNTK
     v2 keys its parameters by uid), ``value`` in NumPy order, ``need_grad`` false for running
-    statistics and constants."""
+    statistics and constants.
+
+    Example:
+        >>> import numpy as np
+        >>> from stadyn.serialize import LegacyParameter
+        >>> p = LegacyParameter("bn/mean", np.zeros(4, np.float32), need_grad=False)
+        >>> p.value.shape, p.need_grad, p.kind
+        ((4,), False, 'parameter')
+    """
 
     name: str
     value: np.ndarray
@@ -87,7 +108,16 @@ class LegacyParameter:
 @dataclass
 class LegacyNetwork:
     """A graph: ``functions`` in execution order, ``variables`` by name, ``inputs``/``outputs``
-    the names a caller feeds and reads."""
+    the names a caller feeds and reads.
+
+    Example:
+        >>> from stadyn.serialize import LegacyFunction, LegacyNetwork
+        >>> body = LegacyNetwork("dense", [LegacyFunction("t", "Times", ("W", "p"), ("t0",))])
+        >>> block = LegacyFunction("b", "Dense", ("W", "x"), ("y",), body=body)
+        >>> net = LegacyNetwork("main", [block])
+        >>> [f.type for f in net.all_functions()], dict(net.op_counts())
+        (['Dense', 'Times'], {'Dense': 1, 'Times': 1})
+    """
 
     name: str
     functions: list[LegacyFunction] = field(default_factory=list)

@@ -51,9 +51,11 @@ def is_nnp_file(path: str | os.PathLike) -> bool:
     return os.fspath(path).lower().endswith((".nnp", ".nntxt", ".prototxt"))
 
 
-def read_nnp(path: str | os.PathLike, expand: bool = True) -> LegacyModel:
+def read_nnp(path: str | os.PathLike, expand: bool = True, kind: str | None = None
+             ) -> LegacyModel:
     """Decode an NNabla ``.nnp``, ``.nntxt``/``.prototxt`` or ``.protobuf`` file.
 
+    ``kind`` (``".nnp"``, ``".nntxt"``, ``".protobuf"``) overrides the suffix.
     ``expand=False`` keeps loop controls as the file states them (``attrs["repeat_info"]`` on
     the network, ``meta["repeat_id"]`` on functions and variables, the functions in the file's
     order).
@@ -72,7 +74,7 @@ def read_nnp(path: str | os.PathLike, expand: bool = True) -> LegacyModel:
         ([('Tanh', ('x',), ('y',))], ['x'], ['y'])
     """
     path = os.fspath(path)
-    lower = path.lower()
+    lower = kind or path.lower()
     texts: list[tuple[str, bytes]] = []
     params: OrderedDict[str, LegacyParameter] = OrderedDict()
     extras: dict[str, Any] = {}
@@ -119,6 +121,8 @@ def read_nnp(path: str | os.PathLike, expand: bool = True) -> LegacyModel:
         for section in ("global_config", "training_config"):
             if message.get(section) is not None:
                 extras[section] = _plain(message.get(section), _REPEATED)
+    if not networks and not params:
+        raise fail(path, "holds no network and no parameters")
     for name, network in list(networks.items()):
         if network.attrs.get("repeat_info"):
             if not expand:

@@ -71,10 +71,14 @@ def _classes(file: descriptor_pb2.FileDescriptorProto, names: list[str]) -> dict
             for n in names}
 
 
+def _file(name: str) -> tuple[str, descriptor_pb2.FileDescriptorProto]:
+    pkg = f"stadyn_legacy.{name}"
+    return pkg, descriptor_pb2.FileDescriptorProto(name=f"stadyn_legacy_{name}.proto",
+                                                   package=pkg, syntax="proto3")
+
+
 def _nnabla() -> dict:
-    pkg = "stadyn_legacy.nnabla"
-    f = descriptor_pb2.FileDescriptorProto(name="stadyn_legacy_nnabla.proto", package=pkg,
-                                           syntax="proto3")
+    pkg, f = _file("nnabla")
     _message(f.message_type.add(), pkg, "Shape", [("dim", 1, "int64", True, False)])
     _message(f.message_type.add(), pkg, "Parameter", [
         ("variable_name", 1, "string", False, False), ("shape", 20, ".Shape", False, False),
@@ -85,9 +89,7 @@ def _nnabla() -> dict:
 
 
 def _cntk() -> dict:
-    pkg = "stadyn_legacy.cntk"
-    f = descriptor_pb2.FileDescriptorProto(name="stadyn_legacy_cntk.proto", package=pkg,
-                                           syntax="proto3")
+    pkg, f = _file("cntk")
     _message(f.message_type.add(), pkg, "NDShape", [("shape_dim", 1, "uint64", True, False)])
     _message(f.message_type.add(), pkg, "Axis", [
         ("static_axis_idx", 1, "int32", False, False), ("name", 2, "string", False, False),
