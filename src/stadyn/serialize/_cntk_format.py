@@ -25,6 +25,7 @@ per-axis lists ``sharing`` and ``autoPadding`` are reversed too.  Static axis in
 
 from __future__ import annotations
 
+import math
 import os
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -186,7 +187,7 @@ def _array(view, path: str, deferred: list, large: bool):
     dims = _dims(view.shape, path)
     if any(d < 0 for d in dims):
         raise fail(path, f"an array of undetermined shape {dims}")
-    count = int(np.prod(dims, dtype=np.int64)) if dims else 1
+    count = math.prod(dims)
     which = view.WhichOneof("values")
     if which == "float_values":
         values = np.asarray(view.float_values.value, np.float32)
@@ -431,9 +432,10 @@ def _attach_body(block: LegacyFunction, f: dict, functions: dict, by_uid: dict, 
     members = [functions[u] for u in by_uid if u in seen]
     available = [n for n in variables] + list(arguments)
     root_outputs = functions[root].outputs
+    read = [i for g in members for i in g.inputs if i in variables]
+    leaves = OrderedDict((k, variables[k]) for k in list(arguments) + read if k in variables)
     net = LegacyNetwork(composite.get("uid", root), sort_functions(members, available, path, where),
-                        OrderedDict((k, variables[k]) for k in arguments if k in variables),
-                        inputs=list(arguments), outputs=list(root_outputs))
+                        leaves, inputs=list(arguments), outputs=list(root_outputs))
     block.body = net
     block.meta["arguments"] = arguments
     block.meta["root"] = root

@@ -26,6 +26,7 @@ here are given reversed, in NumPy order, as CNTK 2's Python API shows them.
 
 from __future__ import annotations
 
+import math
 import os
 import struct
 from collections import OrderedDict
@@ -174,7 +175,7 @@ def _learnable(r: _Reader, v: int, elem: str) -> dict:
             if cols > 1:
                 dims = dims + (cols,)
     value = r.matrix()
-    if value.size != int(np.prod(dims, dtype=np.int64)):
+    if value.size != math.prod(dims):
         raise r.error(f"a parameter of shape {_row_major(dims)} holds {value.size} values")
     return {"learning_rate_multiplier": lrm, "shape": _row_major(dims),
             "value": value.reshape(_row_major(dims))}
@@ -183,7 +184,7 @@ def _learnable(r: _Reader, v: int, elem: str) -> dict:
 def _input(r: _Reader, v: int, elem: str) -> dict:
     rows, _ = r.u64(), r.u64()
     dims = r.shape(legacy=True)
-    if rows and rows != int(np.prod(dims, dtype=np.int64)):
+    if rows and rows != math.prod(dims):
         dims = (rows,)
     attrs: dict[str, Any] = {"shape": _row_major(dims)}
     if v >= 8:

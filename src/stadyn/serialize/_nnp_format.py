@@ -21,6 +21,7 @@ as NNabla 1.39's loader expands them (:mod:`._nnp_loops`).
 from __future__ import annotations
 
 import io
+import math
 import os
 import zipfile
 import zlib
@@ -184,7 +185,7 @@ def _check_shape(dims, where: str, count: int | None = None) -> tuple[int, ...]:
     dims = tuple(int(d) for d in dims)
     if len(dims) > MAX_RANK or any(d < 0 for d in dims):
         raise fail(where, f"invalid parameter shape {dims}")
-    if count is not None and int(np.prod(dims, dtype=np.int64)) != count:
+    if count is not None and math.prod(dims) != count:
         raise fail(where, f"shape {dims} does not match its {count} values")
     return dims
 
@@ -205,7 +206,7 @@ def _read_h5(where: str, data: bytes) -> "OrderedDict[str, LegacyParameter]":
                 if obj.dtype.kind not in "biuf" or obj.ndim > MAX_RANK:
                     raise fail(where, f"dataset {name!r} ({obj.dtype}, rank {obj.ndim}) is not "
                                       "a parameter")
-                nbytes = int(np.prod(obj.shape, dtype=np.int64)) * obj.dtype.itemsize
+                nbytes = math.prod(obj.shape) * obj.dtype.itemsize
                 budget -= nbytes
                 if budget < 0:
                     raise fail(where, f"dataset {name!r} declares {nbytes} bytes, more than the "
