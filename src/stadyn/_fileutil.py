@@ -214,14 +214,6 @@ def special_file_kind(mode: int) -> str | None:
     return next((kind for test, kind in _KINDS if test(mode)), "not a regular file")
 
 
-def special_file_message(mode: int) -> str | None:
-    """The reason :func:`refuse_special_file` gives, or None for a regular file or a folder."""
-    kind = special_file_kind(mode)
-    if kind is None:
-        return None
-    return f"is {kind}, not a regular file (Stadyn reads only regular files)"
-
-
 def refuse_special_file(path: str | os.PathLike, error: type[Exception] = OSError) -> None:
     """Raise ``error`` naming ``path`` when it is a FIFO, a device or a socket.
 
@@ -243,9 +235,10 @@ def refuse_special_file(path: str | os.PathLike, error: type[Exception] = OSErro
         mode = os.stat(path).st_mode
     except (OSError, ValueError):
         return
-    reason = special_file_message(mode)
-    if reason is None:
+    kind = special_file_kind(mode)
+    if kind is None:
         return
+    reason = f"is {kind}, not a regular file (Stadyn reads only regular files)"
     try:
         takes_path = "path" in inspect.signature(error).parameters
     except (TypeError, ValueError):  # a built-in's constructor
