@@ -86,7 +86,10 @@ def _decode_jpeg(cv, buffer: np.ndarray, flag: int) -> tuple[np.ndarray | None, 
             sys.stderr.flush()
         except (AttributeError, OSError, ValueError):
             pass
-        saved = os.dup(2)
+        try:
+            saved = os.dup(2)
+        except OSError:                 # no stderr at all: nothing to catch
+            return cv.imdecode(buffer, flag), b""
         os.dup2(fd, 2)
         try:
             image = cv.imdecode(buffer, flag)
