@@ -200,10 +200,12 @@ class RecordIOReader:
                 raise self._fail(f"a multi-part record is cut short by a new record (cflag "
                                  f"{cflag})", offset)
             padded = (length + 3) & ~3
-            data = self._file.read(padded) if self._holds(padded) else b""
+            left = self._left(padded)
+            data = self._file.read(padded) if left is None else b""
             if len(data) < padded:
                 raise self._fail(f"truncated: a part of {length} bytes has only "
-                                 f"{max(len(data), 0)} left in the file", offset)
+                                 f"{len(data) if left is None else left} left in the file",
+                                 offset)
             parts.append(data[:length])
             if cflag in (0, 3):
                 break
@@ -212,15 +214,16 @@ class RecordIOReader:
         self.record += 1
         return b"".join(parts)
 
-    def _holds(self, count: int) -> bool:
-        """Can the rest of the file hold ``count`` bytes? A header can declare 512 MB in a file
-        of 16 bytes: ``read`` would allocate all of it before finding out."""
+    def _left(self, count: int) -> int | None:
+        """The bytes left in the file when they are fewer than ``count``, else None. A header can
+        declare 512 MB in a file of 16 bytes: ``read`` would allocate all of it first."""
         if count <= 1 << 16:
-            return True
+            return None
         try:
-            return self._size() - self._file.tell() >= count
+            left = self._size() - self._file.tell()
         except (OSError, ValueError, io.UnsupportedOperation):
-            return True                      # a stream that cannot tell: read what comes
+            return None                      # a stream that cannot tell: read what comes
+        return left if left < count else None
 
     def read_at(self, offset: int, record: int | None = None,
                 index: tuple[str, int, object] | None = None) -> bytes:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import lzma
 import os
 import pickle
 import random
@@ -211,6 +212,7 @@ class _ArrayUnpickler(pickle.Unpickler):
 _CIFAR_BATCHES = tuple(f"data_batch_{k}" for k in range(1, 6)) + ("test_batch",)
 _CIFAR_IMAGES = 10000                       # images per batch
 _CIFAR_VALUES = 3 * 32 * 32
+_TAR_ERRORS = (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError)
 
 
 def _cifar_batches(tar: tarfile.TarFile,
@@ -240,7 +242,7 @@ def _cifar_batches(tar: tarfile.TarFile,
                     break
             elif refused:
                 raise DataError(refused, archive)
-    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+    except _TAR_ERRORS as exc:
         raise DataError(f"not a readable tar archive: {exc}", archive) from None
     missing = [n for n in _CIFAR_BATCHES if n not in found]
     if missing:
@@ -318,7 +320,7 @@ def convert_cifar10(archive: str | os.PathLike, out_dir: str | os.PathLike, ctf:
         tar = tarfile.open(archive, "r:*")
     except FileNotFoundError:
         raise DataError("archive does not exist", archive) from None
-    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+    except _TAR_ERRORS as exc:
         raise DataError(f"not a readable tar archive: {exc}", archive) from None
     with tar:
         batches = _cifar_batches(tar, archive)
