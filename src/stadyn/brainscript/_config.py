@@ -33,6 +33,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 
 from stadyn._errors import ConfigError
+from stadyn._fileutil import refuse_special_file
 
 from ._ast import SourceLocation
 from ._parser import describe_expected, parse_expression, source_excerpt, unclosed_hint
@@ -369,6 +370,7 @@ def _resolve_path(name: str, including: str | None) -> str | None:
 def _read_text(path: str, loc: SourceLocation | None) -> str:
     """The text of a config file; ``loc`` is where it was named (an ``include``), if anywhere.
     A byte that is not UTF-8 is reported at its own line and column."""
+    refuse_special_file(path, ConfigError)
     try:
         data = Path(path).read_bytes()
     except OSError as err:

@@ -24,6 +24,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
 from stadyn._errors import ConfigError
+from stadyn._fileutil import refuse_special_file
 
 from . import _ast as A
 
@@ -470,6 +471,7 @@ def parse_members(text: str, path: str | None = None, *, line: int = 1, column: 
 def parse_file(path: str | os.PathLike) -> A.Record:
     """Parse a BrainScript file of record members (includes resolve relative to it)."""
     p = os.fspath(path)
+    refuse_special_file(p, ConfigError)
     try:
         text = Path(p).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:

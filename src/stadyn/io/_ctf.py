@@ -26,6 +26,7 @@ from typing import Sequence
 import numpy as np
 
 from .._errors import DataError
+from .._fileutil import refuse_special_file
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
 from ._random import SampleRandom
 from ._streams import StreamDef, iter_stream_defs
@@ -221,6 +222,7 @@ class CTFDeserializer(Deserializer):
     def __init__(self, filename: str | os.PathLike, streams: dict[str, StreamDef]):
         self.path = os.path.abspath(os.fspath(filename))
         self._fields = self._make_fields(streams)
+        refuse_special_file(self.path, DataError)
         try:
             with open(self.path, "rb") as f:
                 size = os.fstat(f.fileno()).st_size

@@ -16,6 +16,7 @@ the positions are taken for the whole minibatch, and partition r keeps those wit
 from __future__ import annotations
 
 import collections
+import numbers
 import weakref
 from dataclasses import dataclass
 from typing import Any, Hashable, Mapping, Sequence
@@ -388,6 +389,11 @@ class MinibatchSource:
             num_data_partitions, partition_index: take this partition's share of the minibatch
                 (default: the constructor's).
         """
+        size = minibatch_size_in_samples
+        if isinstance(size, bool) or not isinstance(size, numbers.Real) \
+                or not float(size).is_integer():
+            raise TypeError(f"minibatch_size_in_samples must be a positive int, got "
+                            f"{minibatch_size_in_samples!r}")
         n = int(minibatch_size_in_samples)
         if n < 1:
             raise ValueError(f"minibatch_size_in_samples must be >= 1, got {n}")

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from .._errors import ModelFileError, StadynError
-from .._fileutil import atomic_write
+from .._fileutil import atomic_write, refuse_special_file
 from ..graph import Variable, auto_forward, get_current_context, name_scope
 from ..ops import CATALOG, function_of
 from ..parametric import parameter_registry
@@ -308,6 +308,7 @@ def _parse_json(data: bytes, member: str) -> Any:
 
 
 def _read_members(path: str) -> dict[str, bytes]:
+    refuse_special_file(path, ModelFileError)
     try:
         zf = zipfile.ZipFile(path)
     except zipfile.BadZipFile as exc:
@@ -618,6 +619,7 @@ def is_model_file(path: str | os.PathLike) -> bool:
         >>> is_model_file(path), is_model_file(__file__)
         (True, False)
     """
+    refuse_special_file(path, ModelFileError)
     try:
         with open(path, "rb") as f:
             return f.read(4) == b"PK\x03\x04"

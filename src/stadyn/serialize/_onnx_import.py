@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from .._errors import ModelFileError, StadynError
+from .._fileutil import refuse_special_file
 from ..graph import Variable, auto_forward, get_current_context, name_scope
 from ..ops import CATALOG
 from ..parametric import parameter_registry
@@ -406,6 +407,7 @@ def import_onnx(model: Any, dims: Mapping[str, int] | None = None,
         source = os.fspath(model)
         if not os.path.exists(source):
             raise ModelFileError(f"{source}: no such file")
+        refuse_special_file(source, ModelFileError)
         try:
             proto = onnx.load(source)
         except Exception as exc:  # noqa: BLE001 - protobuf raises several types

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from .._errors import ModelFileError, ParameterError
-from .._fileutil import atomic_write
+from .._fileutil import atomic_write, refuse_special_file
 from ..graph import Variable
 from ..parametric import current_registry, get_parameters
 from ..parametric._registry import ParameterRegistry
@@ -66,6 +66,7 @@ def read_parameter_file(path: str | os.PathLike) -> "OrderedDict[str, tuple[np.n
     path = os.fspath(path)
     if not os.path.exists(path):
         raise ModelFileError(f"{path}: no such parameter file")
+    refuse_special_file(path, ModelFileError)
     if path.endswith(".h5"):
         return _read_h5(path)
     if path.endswith(".nnp"):
