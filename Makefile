@@ -13,7 +13,7 @@ PY310  ?= $(shell pyenv root 2>/dev/null)/versions/3.10.13/bin/python
 NNABLA := nnabla==1.39.0
 MXNET  := mxnet==1.9.1 numpy==1.23.5
 
-.PHONY: all setup demo test bench bench-peers clean
+.PHONY: all setup demo test docs bench bench-peers clean
 
 all: test
 
@@ -32,6 +32,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)
+
+# The API reference (Sphinx, from the docstrings) in build/docs/html; -W: a warning fails it.
+docs: $(STAMP)
+	$(BIN)/python -m sphinx -W --keep-going -b html -q docs/api build/docs/html
+	@echo "open build/docs/html/index.html"
 
 bench: $(STAMP)
 	$(BIN)/stadyn bench
@@ -60,4 +65,4 @@ bench-peers: $(STAMP) $(PEERS)/nnabla/.installed $(PEERS)/mxnet/.installed
 	$(BIN)/stadyn bench --peers
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build docs/api/generated src/*.egg-info .pytest_cache
