@@ -1,9 +1,12 @@
 # `make demo` and `make test` do all set-up on a fresh machine: a virtual environment in .venv,
-# torch 2.13.0 (the CPU wheel on this machine's disk) when the venv has no torch, then Stadyn.
+# torch 2.13.0 from PyPI when the venv has no torch (on this project's machines a CPU wheel on
+# disk; on another Linux machine PyPI's CUDA build: docs/install.md says how to choose the
+# CPU-only or another CUDA build), then Stadyn with the extras the target needs.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.stadyn-installed
+DEMO_STAMP := $(VENV)/.stadyn-demo-installed
 TORCH  := torch==2.13.0
 PYTEST_ARGS ?=
 # `make bench-peers`: NNabla 1.39 and MXNet 1.9.1 in their own environments (NNabla's wheels stop
@@ -20,14 +23,21 @@ all: test
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+# `make test`, `make docs`: Stadyn with every extra, the test tools and Sphinx.
 $(STAMP): pyproject.toml | $(BIN)/python
 	@$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q $(TORCH)
 	$(BIN)/python -m pip install -q -e '.[test]'
 	@touch $(STAMP)
 
+# `make demo`, `make bench`: Stadyn with the demo extra (the digits data set, the plots).
+$(DEMO_STAMP): pyproject.toml | $(BIN)/python
+	@$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q $(TORCH)
+	$(BIN)/python -m pip install -q -e '.[demo]'
+	@touch $(DEMO_STAMP)
+
 setup: $(STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/stadyn demo
 
 test: $(STAMP)
@@ -38,7 +48,7 @@ docs: $(STAMP)
 	$(BIN)/python -m sphinx -W --keep-going -b html -q docs/api build/docs/html
 	@echo "open build/docs/html/index.html"
 
-bench: $(STAMP)
+bench: $(DEMO_STAMP)
 	$(BIN)/stadyn bench
 
 # The Python 3.10 to build the peer environments from: PY310 if it is one, else python3.10.

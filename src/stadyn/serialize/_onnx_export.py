@@ -138,7 +138,8 @@ def _literal_input(g: _Builder, value: Any) -> str:
 def to_onnx_model(outputs: Any, inputs: Any = None, opset: int = DEFAULT_OPSET,
                   dynamic_batch: bool = True, check: bool = True):
     """The ``onnx.ModelProto`` of the graph computing ``outputs`` (see :func:`export_onnx`)."""
-    import onnx
+    from .._extras import require
+    onnx = require("onnx", "onnx", "ONNX export")
     from onnx import helper
 
     if opset not in SUPPORTED_OPSETS:
