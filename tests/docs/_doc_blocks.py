@@ -8,6 +8,8 @@ right above a block's fence change that, and say why in the Markdown source::
     <!-- doc-test: continue -->                         runs on in the previous block's namespace
     <!-- doc-test: setup cifar10 -->                    first makes the files the block reads
     <!-- doc-test: replace "epochs=80" with "epochs=2" (CI runs it at a tiny size) -->
+    <!-- doc-test: file digits.cntk -->                on any block: its text is written to that
+                                                        file before the blocks after it run
 
 Setups (each writes into the working folder):
 
@@ -39,6 +41,7 @@ _MARKER = re.compile(r"^<!--\s*doc-test:\s*(.*?)\s*-->\s*$")
 _REPLACE = re.compile(r'^replace "(?P<old>[^"]+)" with "(?P<new>[^"]*)" \((?P<why>[^)]+)\)$')
 _SKIP = re.compile(r"^skip \((?P<why>[^)]+)\)$")
 _SETUP = re.compile(r"^setup (?P<name>[\w-]+)$")
+_FILE = re.compile(r"^file (?P<name>[\w.-]+)$")
 
 
 class MarkerError(ValueError):
@@ -55,6 +58,7 @@ class Block:
     cont: bool = False
     setups: list = dataclasses.field(default_factory=list)
     replace: list = dataclasses.field(default_factory=list)     # [(old, new, why)]
+    file: str | None = None         # write the block's text to this file
 
     @property
     def where(self) -> str:
@@ -101,6 +105,8 @@ def _apply_marker(block: Block, text: str, line: int) -> None:
         block.cont = True
     elif m := _SKIP.match(text):
         block.skip = m.group("why")
+    elif m := _FILE.match(text):
+        block.file = m.group("name")
     elif m := _SETUP.match(text):
         if m.group("name") not in SETUPS:
             raise MarkerError(f"{where}: no setup {m.group('name')!r}; known: {sorted(SETUPS)}")
@@ -111,7 +117,7 @@ def _apply_marker(block: Block, text: str, line: int) -> None:
         block.replace.insert(0, (m.group("old"), m.group("new"), m.group("why")))
     else:
         raise MarkerError(f"{where}: unknown doc-test marker {text!r} (skip (reason), continue, "
-                          "setup NAME, replace \"old\" with \"new\" (reason))")
+                          "setup NAME, replace \"old\" with \"new\" (reason), file NAME)")
 
 
 # --------------------------------------------------------------------------- setups
@@ -145,6 +151,10 @@ def run(blocks: list[Block]) -> int:
     namespace = None
     done = set()
     for block in blocks:
+        if block.file is not None:
+            with open(block.file, "w", encoding="utf-8") as f:
+                f.write(block.code)
+            continue
         if block.skip is not None:
             continue
         for name in block.setups:

@@ -37,7 +37,7 @@ def test_the_pages_have_python_blocks():
 
 @pytest.mark.parametrize("page", PYTHON_PAGES)
 def test_python_blocks_run(page, tmp_path):
-    blocks = [b for b in read_blocks(page) if b.lang == "python"]
+    blocks = [b for b in read_blocks(page) if b.lang == "python" or b.file]
     spec = tmp_path / "blocks.json"
     spec.write_text(json.dumps([dataclasses.asdict(b) for b in blocks]))
     work = tmp_path / "work"
@@ -50,13 +50,16 @@ def test_python_blocks_run(page, tmp_path):
                           text=True, timeout=600, env=env)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
     ran = proc.stdout.count("--- running ")
-    assert ran == sum(b.skip is None for b in blocks), proc.stdout
+    assert ran == sum(b.skip is None and b.file is None for b in blocks), proc.stdout
 
 
 def test_markers_parse_and_fit_their_blocks():
     for page in PAGES:
         for block in read_blocks(page):              # raises MarkerError on a bad marker
-            if block.skip is not None or block.cont or block.setups or block.replace:
+            if block.file is not None:
+                assert not (block.skip or block.cont or block.setups or block.replace), \
+                    f"{block.where}: a file block is written, not run"
+            elif block.skip is not None or block.cont or block.setups or block.replace:
                 assert block.lang == "python", f"{block.where}: doc-test marker on a non-python block"
             if block.skip is not None:
                 assert len(block.skip.split()) >= 2, f"{block.where}: give the reason to skip"
