@@ -16,6 +16,7 @@ import warnings
 
 import torch
 
+from .._extras import require
 from .._fileutil import atomic_write
 from ..bench import WORKLOADS, run_cases
 from ..bench._peers import PEER_MODES
@@ -39,6 +40,8 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
     before anything is timed.  ``together`` times every workload's cases in one interleaved
     run and prints each later workload's ms/iter against the first's, mode by mode.
     """
+    if out is not None:            # the chart, before anything is timed
+        require("matplotlib", "demo", "stadyn bench's chart")
     modes_of_peer = None
     if peers:
         from ..bench._peers import check_peer_pythons, run_peers

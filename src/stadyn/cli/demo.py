@@ -22,6 +22,7 @@ import torch
 
 from .. import functions as F
 from .. import solvers as S
+from .._extras import require
 from .._random import seed as seed_all
 from . import count, plain
 from ..compile import compile_step
@@ -195,6 +196,8 @@ def run_demo(epochs: int = 3, batch_size: int = 16, out: str = "runs/demo", seed
              dtype: str = "float32") -> list[RunResult]:
     """Run the experiment and print/plot the comparison (see the module docstring)."""
     ctx = context(device, 0, dtype)
+    if plot:                       # before training, not after it
+        require("matplotlib", "demo", "stadyn demo's plot")
     digits = load_digits_source()
     train_idx, test_idx = split_indices(len(digits), 0.2, seed)
     if train_limit is not None:

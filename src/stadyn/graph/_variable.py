@@ -186,7 +186,7 @@ class Variable:
 
     @property
     def dtype(self):
-        """The element type: a NumPy dtype where NumPy has one, else the torch dtype."""
+        """The element type (a NumPy dtype where NumPy has one, else the torch dtype)."""
         return _TORCH_TO_NP.get(self._dtype, self._dtype)
 
     @property

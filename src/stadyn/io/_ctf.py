@@ -204,8 +204,8 @@ class CTFDeserializer(Deserializer):
             labels=StreamDef(field='y', shape=10, is_sparse=True))``; ``field`` is the input name
             after ``|`` (the stream name when omitted).
 
-    When every sequence is one line, a stream delivers (N, *shape) float32. When a file has
-    sequences (lines sharing an id), every stream delivers (N, T, *shape) padded with zeros
+    When every sequence is one line, a stream delivers ``(N, *shape)`` float32. When a file has
+    sequences (lines sharing an id), every stream delivers ``(N, T, *shape)`` padded with zeros
     plus per-sequence lengths. Sparse inputs are delivered dense. Inputs the streams do not
     name are skipped. A malformed line is a DataError naming the file and line (a line of text
     without any ``|`` when the deserializer is made, other lines when they are read); so is a file

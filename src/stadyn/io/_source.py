@@ -47,8 +47,8 @@ class MinibatchData:
     """The data of one stream in one minibatch (CNTK's ``MinibatchData``).
 
     Attributes:
-        data: NumPy array, batch first: (N, *shape); for sequence streams (N, T, *shape) padded
-            with zeros (see :attr:`mask`).
+        data: NumPy array, batch first: ``(N, *shape)``; for sequence streams
+            ``(N, T, *shape)`` padded with zeros (see :attr:`mask`).
         num_samples: samples in the batch (for sequences, the sum of their lengths).
         num_sequences: sequences (rows) in the batch.
         end_of_sweep: the batch holds the last sample of a sweep.
@@ -86,7 +86,7 @@ class MinibatchData:
         return self.data
 
     def as_sequences(self) -> list[np.ndarray]:
-        """One array per sequence (unpadded); for non-sequence streams one (1, *shape) each."""
+        """One array per sequence (unpadded); for non-sequence streams one ``(1, *shape)`` each."""
         if self.lengths is None:
             return [row[None] for row in self.data]
         return [row[:int(n)] for row, n in zip(self.data, self.lengths)]

@@ -682,7 +682,8 @@ def model_info(path: str | os.PathLike) -> ModelInfo:
 
 
 def _onnx_info(path: str) -> ModelInfo:
-    import onnx
+    from .._extras import require
+    onnx = require("onnx", "onnx", "reading an ONNX file")
     from onnx import helper
     try:
         model = onnx.load(path, load_external_data=False)

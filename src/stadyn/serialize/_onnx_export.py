@@ -188,7 +188,8 @@ def _chosen(model: Any, inputs: Any, outputs: Any) -> tuple[Any, Any]:
 def to_onnx_model(model: Any = None, inputs: Any = None, opset: int = DEFAULT_OPSET,
                   dynamic_batch: bool = True, check: bool = True, *, outputs: Any = None):
     """The ``onnx.ModelProto`` of the graph of ``model`` (see :func:`export_onnx`)."""
-    import onnx
+    from .._extras import require
+    onnx = require("onnx", "onnx", "ONNX export")
     from onnx import helper
 
     if opset not in SUPPORTED_OPSETS:

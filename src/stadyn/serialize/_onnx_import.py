@@ -400,7 +400,8 @@ def import_onnx(model: Any, dims: Mapping[str, int] | None = None,
         >>> net(x=np.array([[0.0, 1.0]]))["y"].round(4)
         array([[0.    , 1.5232]], dtype=float32)
     """
-    import onnx
+    from .._extras import require
+    onnx = require("onnx", "onnx", "ONNX import")
     if isinstance(model, onnx.ModelProto):
         proto, source = model, f"<onnx model {model.graph.name or ''}>".replace(" >", ">")
     else:
