@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ...graph import context, get_current_context, set_default_context
 
-__all__ = ["cpu", "gpu", "try_set_default_device", "use_default_device", "all_devices"]
+__all__ = ["DeviceDescriptor", "cpu", "gpu", "try_set_default_device", "use_default_device",
+           "all_devices"]
 
 
 class DeviceDescriptor:
