@@ -472,3 +472,72 @@ def _compare_json(key, a, e, rtol, atol, where=""):
     if a != e:
         return ["%s: %s, reference %s" % (label, _short(a), _short(e))]
     return []
+
+
+# -- small readers cases share ------------------------------------------------------------------
+
+
+def _varint(buf, pos):
+    value = shift = 0
+    while True:
+        byte = buf[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, pos
+
+
+def _fields(buf):
+    """``(field number, wire type, value)`` of a protobuf message (varint, 64-bit, bytes,
+    32-bit values)."""
+    pos = 0
+    while pos < len(buf):
+        key, pos = _varint(buf, pos)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _varint(buf, pos)
+        elif wire == 1:
+            value, pos = buf[pos:pos + 8], pos + 8
+        elif wire == 2:
+            size, pos = _varint(buf, pos)
+            value, pos = buf[pos:pos + size], pos + size
+        elif wire == 5:
+            value, pos = buf[pos:pos + 4], pos + 4
+        else:
+            raise ValueError("protobuf wire type %d" % wire)
+        yield number, wire, value
+
+
+def event_scalars(folder):
+    """The scalars in the TensorBoard event files under ``folder``: sorted ``[tag, step,
+    value]`` (TFRecord framing; ``Event.step`` = 2, ``Event.summary`` = 5,
+    ``Summary.value`` = 1, ``Value.tag`` = 1, ``Value.simple_value`` = 2)."""
+    import struct
+    out = []
+    for root, _, files in os.walk(folder):
+        for name in sorted(files):
+            with open(os.path.join(root, name), "rb") as f:
+                data = f.read()
+            pos = 0
+            while pos + 12 <= len(data):
+                (length,) = struct.unpack("<Q", data[pos:pos + 8])
+                record = data[pos + 12:pos + 12 + length]
+                pos += 12 + length + 4
+                step, values = 0, []
+                for number, _, value in _fields(record):
+                    if number == 2:
+                        step = value
+                    elif number == 5:
+                        for n, _, v in _fields(value):
+                            if n == 1:
+                                tag, simple = None, None
+                                for fn, _, fv in _fields(v):
+                                    if fn == 1:
+                                        tag = fv.decode("utf-8")
+                                    elif fn == 2:
+                                        (simple,) = struct.unpack("<f", fv)
+                                if tag is not None and simple is not None:
+                                    values.append([tag, int(step), float(simple)])
+                out.extend(values)
+    return sorted(out)

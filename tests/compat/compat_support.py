@@ -36,11 +36,16 @@ PREFIX = "stadyn.compat."
 
 def stadyn_side(framework: str) -> H.Side:
     """Stadyn's compat layer, each case in a fresh parameter registry, static mode, training
-    phase and seed."""
+    phase and seed; the default context and torch's determinism switch are restored after."""
     @contextlib.contextmanager
     def isolate():
+        import torch
+
         import stadyn as sd
         sd.seed(313)
+        deterministic = (torch.are_deterministic_algorithms_enabled(),
+                         torch.is_deterministic_algorithms_warn_only_enabled())
+        context = sd.get_current_context()
         with sd.parameter_registry(sd.ParameterRegistry()), sd.training(True):
             previous = sd.get_auto_forward()
             sd.set_auto_forward(False)
@@ -48,6 +53,8 @@ def stadyn_side(framework: str) -> H.Side:
                 yield
             finally:
                 sd.set_auto_forward(previous)
+                sd.set_default_context(context)
+                torch.use_deterministic_algorithms(deterministic[0], warn_only=deterministic[1])
     return H.Side(framework, PREFIX, isolate)
 
 

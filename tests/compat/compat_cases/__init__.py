@@ -7,7 +7,7 @@ positional-only parameters, no dataclasses, no ``from __future__ import annotati
 import importlib
 
 MODULES = {
-    "cntk": ["cntk_ops", "cntk_function"],
+    "cntk": ["cntk_ops", "cntk_function", "cntk_layers", "cntk_learners", "cntk_train", "cntk_io", "cntk_misc"],
     "nnabla": [],
 }
 

@@ -23,7 +23,8 @@ from ...graph import Variable, forward_all, topological_nodes, training
 from ...graph._lower import _collect
 from ...train._trainer import feed
 
-__all__ = ["Function", "unwrap", "wrap", "adapt", "named", "batched", "operand", "binary",
+__all__ = ["Function", "unwrap", "wrap", "adapt", "named", "cntk_name", "batched", "operand",
+           "binary",
            "input_variable", "constant", "parameter", "load_model", "Constant", "Parameter"]
 
 _constant_ids = itertools.count()
@@ -73,13 +74,13 @@ class Function:
     @property
     def parameters(self) -> list["Function"]:
         """The learnable parameters this Function depends on, in creation order."""
-        return [Function(v, _cntk_name(v), "parameter") for v in self._leaves()
+        return [Function(v, cntk_name(v), "parameter") for v in self._leaves()
                 if v.need_grad and v.name is not None and v not in _INPUTS]
 
     @property
     def constants(self) -> list["Function"]:
         """The constants (and batch-normalisation statistics) this Function depends on."""
-        return [Function(v, _cntk_name(v), "constant") for v in self._leaves()
+        return [Function(v, cntk_name(v), "constant") for v in self._leaves()
                 if not v.need_grad and v.name is not None and v not in _INPUTS]
 
     @property
@@ -293,7 +294,7 @@ _BN_NAMES = {"beta": "bias", "gamma": "scale", "mean": "aggregate_mean",
              "var": "aggregate_variance"}
 
 
-def _cntk_name(v: Variable) -> str:
+def cntk_name(v: Variable) -> str:
     """A parameter's CNTK name: the last part of its scope path (``dense/W`` is ``W``), with
     batch normalisation's names as CNTK's layer gives them."""
     scope, _, last = (v.name or "").rpartition("/")
