@@ -1,0 +1,42 @@
+"""Stadyn's ``stadyn.compat.nnabla`` against numbers the real NNabla 1.39 produced.
+
+Each case (``compat_cases/nnabla_*.py``) runs here on the compat layer and is compared with the
+reference file the same case wrote under the real NNabla (``refs/nnabla/<case>.npz``, made by
+``refgen/gen_nnabla.py``).  See README.md.
+"""
+
+import os
+
+import pytest
+
+import compat_harness as H
+import compat_support as S
+
+FRAMEWORK = "nnabla"
+
+
+@pytest.mark.parametrize("case", S.params(FRAMEWORK))
+def test_case(case):
+    S.check(case)
+
+
+@pytest.mark.parametrize("case,key", S.known_params(FRAMEWORK))
+def test_known_difference(case, key):
+    S.check_known(case, key)
+
+
+def test_every_public_name_has_a_case():
+    """Every public name of stadyn.compat.nnabla (see compat_support) is listed by a case."""
+    _, problems = S.surface(FRAMEWORK)
+    missing = S.uncovered(FRAMEWORK)
+    assert not problems, problems
+    assert not missing, f"{len(missing)} public names without a case: {missing}"
+
+
+def test_every_case_has_its_reference_and_no_reference_is_stale():
+    cases = S.cases(FRAMEWORK)
+    wanted = {c.name for c in cases.values() if c.expected is None}
+    present = {f[:-4] for f in os.listdir(os.path.join(H.REFS, FRAMEWORK)) if f.endswith(".npz")}
+    assert not wanted - present, f"cases without a reference (run gen_nnabla.py --only NAME): " \
+                                 f"{sorted(wanted - present)}"
+    assert not present - wanted, f"references without a case: {sorted(present - wanted)}"
