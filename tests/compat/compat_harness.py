@@ -357,9 +357,9 @@ def ref_path(framework, name):
     return os.path.join(REFS, framework, name + ".npz")
 
 
-def save_ref(case, results, touched, version):
-    """Write ``refs/<framework>/<case>.npz``: arrays under their keys, the rest as JSON text
-    under ``json.<key>``, and ``_meta`` (framework version, names touched)."""
+def save_ref(case, results, touched, version, folder=None):
+    """Write ``refs/<framework>/<case>.npz`` (or into ``folder``): arrays under their keys, the
+    rest as JSON text under ``json.<key>``, and ``_meta`` (framework version, names touched)."""
     arrays = {}
     for key, (kind, value) in results.items():
         if kind == "array":
@@ -368,7 +368,8 @@ def save_ref(case, results, touched, version):
             arrays["json." + key] = np.array(json.dumps(value, sort_keys=True))
     meta = {"version": version, "touched": touched}
     arrays["_meta"] = np.array(json.dumps(meta, sort_keys=True))
-    path = ref_path(case.framework, case.name)
+    path = os.path.join(folder, case.name + ".npz") if folder else \
+        ref_path(case.framework, case.name)
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
     with open(path, "wb") as f:
@@ -376,9 +377,10 @@ def save_ref(case, results, touched, version):
     return path
 
 
-def load_ref(framework, name):
-    """``(results, meta)`` as :func:`save_ref` wrote them."""
-    with np.load(ref_path(framework, name), allow_pickle=False) as data:
+def load_ref(framework, name, folder=None):
+    """``(results, meta)`` as :func:`save_ref` wrote them (from ``folder`` if given)."""
+    path = os.path.join(folder, name + ".npz") if folder else ref_path(framework, name)
+    with np.load(path, allow_pickle=False) as data:
         results = OrderedDict()
         meta = None
         for key in data.files:

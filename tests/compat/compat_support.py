@@ -7,8 +7,8 @@ The public surface of ``stadyn.compat.<framework>`` (what needs an entry):
   module one of those exports in its ``__all__`` (``cntk.io.transforms``, ``cntk.cntk_py``),
   each named by the path users type;
 * names: each module's ``__all__`` (a compat module without one fails the test), less
-  submodules (a module needs no entry of its own: its names do); a compat module's public attribute defined in it
-  but missing from ``__all__`` fails the test too;
+  submodules (a module needs no entry of its own: its names do); a compat module's public
+  function or class defined in it but missing from ``__all__`` fails the test too;
 * members: the public attributes in the class dictionary of each class *defined in*
   ``stadyn.compat`` (``cntk.Function.eval``), since those are the compat layer's own code --
   methods, properties and class attributes, not ``__slots__`` (instance data).
@@ -23,7 +23,9 @@ from __future__ import annotations
 import contextlib
 import importlib
 import inspect
+import os
 import pkgutil
+import subprocess
 import types
 
 import numpy as np
@@ -224,3 +226,38 @@ def known_params(framework: str):
     return [pytest.param(case, key, id=f"{case.name}:{key}",
                          marks=[pytest.mark.xfail(strict=True, reason=reason)])
             for case in cases(framework).values() for key, reason in case.known.items()]
+
+
+# The real frameworks' interpreters (CI has neither; the freshness test then skips).
+REAL = {
+    "cntk": (os.environ.get("STADYN_CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python"),
+             {"LD_LIBRARY_PATH": os.environ.get("STADYN_CNTK_LIBS",
+                                                "/work/peers/cntk27/shimlib")}),
+    "nnabla": (os.environ.get("STADYN_NNABLA_PYTHON", "/work/peers/nnabla/bin/python"), {}),
+}
+
+
+def check_refs_current(framework: str, folder: str) -> None:
+    """Regenerate every reference into ``folder`` with the real framework and compare them with
+    the committed ones (a case edited without regenerating fails here); skips without it."""
+    import pytest
+    python, env = REAL[framework]
+    if not os.access(python, os.X_OK):
+        pytest.skip(f"the real {framework} is not installed here (set "
+                    f"STADYN_{framework.upper()}_PYTHON to its interpreter)")
+    script = os.path.join(H.HERE, "refgen", f"gen_{framework}.py")
+    # CNTK 2.7 dies of a floating-point exception with OMP_NUM_THREADS=1, which conftest.py
+    # sets under pytest-xdist: the generator runs with the threads it would have by default.
+    base = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "PYTHONPATH")}
+    run = subprocess.run([python, "-W", "ignore", script, "--out", folder], env={**base, **env},
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
+    problems = []
+    for case in cases(framework).values():
+        if case.expected is not None:
+            continue
+        fresh, _ = H.load_ref(framework, case.name, folder)
+        committed, _ = H.load_ref(framework, case.name)
+        problems += [f"{case.name}: {p}" for p in H.compare(case, fresh, committed)]
+    assert not problems, ("committed references differ from a fresh run (regenerate them: "
+                          "tests/compat/README.md):\n" + "\n".join(problems))

@@ -40,3 +40,7 @@ def test_every_case_has_its_reference_and_no_reference_is_stale():
     assert not wanted - present, f"cases without a reference (run gen_cntk.py --only NAME): " \
                                  f"{sorted(wanted - present)}"
     assert not present - wanted, f"references without a case: {sorted(present - wanted)}"
+
+
+def test_references_match_a_fresh_run_of_the_real_framework(tmp_path):
+    S.check_refs_current(FRAMEWORK, str(tmp_path))

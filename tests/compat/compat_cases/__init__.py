@@ -7,7 +7,8 @@ positional-only parameters, no dataclasses, no ``from __future__ import annotati
 import importlib
 
 MODULES = {
-    "cntk": ["cntk_ops", "cntk_function", "cntk_layers", "cntk_learners", "cntk_train", "cntk_io", "cntk_misc"],
+    "cntk": ["cntk_ops", "cntk_function", "cntk_layers", "cntk_learners", "cntk_train",
+             "cntk_io", "cntk_misc"],
     "nnabla": ["nnabla_functions", "nnabla_parametric", "nnabla_solvers", "nnabla_misc"],
 }
 

@@ -205,8 +205,8 @@ def operator_mul(C, r):
 
 @cntk_case(names=["cntk.Function.__truediv__"])
 def operator_div(C, r):
-    return _operators(C, r, "__truediv__", lambda x, y: x / y + 1.0 / y - y / 2.0, [(2, 3), (2, 3)],
-                      data=[None, _positive])
+    return _operators(C, r, "__truediv__", lambda x, y: x / y + 1.0 / y - y / 2.0,
+                      [(2, 3), (2, 3)], data=[None, _positive])
 
 
 @cntk_case(names=["cntk.Function.__neg__"])

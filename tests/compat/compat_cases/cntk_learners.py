@@ -158,7 +158,8 @@ def _values(schedule):
     return [float(schedule[i]) for i in _COUNTS]
 
 
-@cntk_case(names=["cntk.learning_parameter_schedule", "cntk.learning_parameter_schedule_per_sample",
+@cntk_case(names=["cntk.learning_parameter_schedule",
+                  "cntk.learning_parameter_schedule_per_sample",
                   "cntk.training_parameter_schedule", "cntk.learning_rate_schedule",
                   "cntk.momentum_schedule", "cntk.momentum_schedule_per_sample",
                   "cntk.momentum_as_time_constant_schedule", "cntk.UnitType"])

@@ -160,7 +160,8 @@ def utils_printer_numbers(C, r):
                      r"metric = ([\d.]+)% \* (\d+)", ln)
         if m:
             epochs.append([float(v) for v in m.groups()])
-    return {"epochs": epochs, "parameters_line": [ln for ln in lines if ln.startswith("Training ")]}
+    return {"epochs": epochs,
+            "parameters_line": [ln for ln in lines if ln.startswith("Training ")]}
 
 
 def _run_printer(C, r):

@@ -97,14 +97,16 @@ def trainer_attributes(C, r):
     return {"model_shape": list(trainer.model.shape),
             "loss": trainer.loss_function.eval({x: data, y: target}),
             "metric": trainer.evaluation_function.eval({x: data, y: target}),
-            "n_learners": len(trainer.parameter_learners), "seen": trainer.total_number_of_samples_seen}
+            "n_learners": len(trainer.parameter_learners),
+            "seen": trainer.total_number_of_samples_seen}
 
 
 @cntk_case(names=["cntk.Trainer"])
 def trainer_loss_only(C, r):
     """A Trainer with a loss and no metric (``criterion`` a single Function)."""
     x, y, z, loss, _ = _model(C, r)
-    trainer = C.Trainer(z, loss, [C.learners.sgd(z.parameters, C.learning_parameter_schedule(0.5))])
+    learner = C.learners.sgd(z.parameters, C.learning_parameter_schedule(0.5))
+    trainer = C.Trainer(z, loss, [learner])
     res = {}
     for i, (data, target) in enumerate(_batches(r, (3, 4))):
         trainer.train_minibatch({x: data, y: target})

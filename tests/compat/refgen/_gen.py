@@ -25,7 +25,12 @@ def main(framework, version, isolate=None, argv=None):
                         help="only the case NAME, or every case starting with NAME* "
                              "(repeatable); stale files are then left alone")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument("--out", metavar="DIR",
+                        help="write the files into DIR instead of refs/%s (to compare)" % framework)
     args = parser.parse_args(argv)
+    folder = args.out or os.path.join(H.REFS, framework)
+    if not os.path.isdir(folder):
+        os.makedirs(folder)
 
     cases = compat_cases.load(framework)
     if args.list:
@@ -49,9 +54,9 @@ def main(framework, version, isolate=None, argv=None):
             failed.append(c.name)
             print("FAILED %s:\n%s" % (c.name, traceback.format_exc()), file=sys.stderr)
             continue
-        H.save_ref(c, results, touched, version)
+        H.save_ref(c, results, touched, version, folder)
         written += 1
-    if not args.only:
+    if not args.only and not args.out:
         keep = set(H.ref_path(framework, c.name) for c in cases.values() if c.expected is None)
         for path in glob.glob(os.path.join(H.REFS, framework, "*.npz")):
             if path not in keep:
