@@ -21,6 +21,7 @@ them with the tolerance).
 This file (and the case files) must parse under Python 3.6: CNTK 2.7's interpreter.
 """
 
+import contextlib
 import functools
 import importlib
 import inspect
@@ -28,6 +29,8 @@ import io
 import json
 import math
 import os
+import shutil
+import tempfile
 import types
 import zlib
 from collections import OrderedDict
@@ -225,6 +228,24 @@ class Run(object):
     def onehot(self, n, classes):
         labels = self.rng.randint(0, classes, n)
         return np.eye(classes, dtype=np.float32)[labels]
+
+    def inputs(self, shapes, data=None):
+        """One array per shape: standard normal, or ``data[i](r, shape)`` where given."""
+        out = []
+        for i, shape in enumerate(shapes):
+            make = data[i] if data else None
+            out.append(make(self, tuple(shape)) if make else self.randn(*shape))
+        return out
+
+    @staticmethod
+    @contextlib.contextmanager
+    def tempdir():
+        """A temporary folder, removed afterwards (``with r.tempdir() as folder:``)."""
+        folder = tempfile.mkdtemp()
+        try:
+            yield folder
+        finally:
+            shutil.rmtree(folder)
 
     def weights_like(self, array):
         """Seeded weights for ``sum(output * w)``, the scalar a case's gradients are of."""

@@ -216,14 +216,14 @@ def params(framework: str):
     out = []
     for case in cases(framework).values():
         marks = [pytest.mark.xfail(strict=True, reason=case.xfail)] if case.xfail else []
-        out.append(pytest.param(case, id=case.name, marks=marks))
+        out.append(pytest.param(case, id=f"{framework}:{case.name}", marks=marks))
     return out
 
 
 def known_params(framework: str):
     """One xfail(strict=True) parameter per known difference (``case``, ``key``)."""
     import pytest
-    return [pytest.param(case, key, id=f"{case.name}:{key}",
+    return [pytest.param(case, key, id=f"{framework}:{case.name}:{key}",
                          marks=[pytest.mark.xfail(strict=True, reason=reason)])
             for case in cases(framework).values() for key, reason in case.known.items()]
 

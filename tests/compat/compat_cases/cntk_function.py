@@ -2,8 +2,6 @@
 ``combine``, saving and loading."""
 
 import os
-import shutil
-import tempfile
 
 import numpy as np
 
@@ -153,8 +151,7 @@ def save_load(C, r):
     w = C.parameter((3, 2), init=r.randn(3, 2), name="w")
     f = C.tanh(C.times(x, w))
     data = r.randn(2, 3)
-    folder = tempfile.mkdtemp()
-    try:
+    with r.tempdir() as folder:
         path = os.path.join(folder, "model.bin")
         f.save(path)
         beta = os.path.join(folder, "beta.bin")
@@ -165,8 +162,6 @@ def save_load(C, r):
         h = C.load_model(beta)
         return {"before": f.eval({x: data}), "loaded": g.eval({g.arguments[0]: data}),
                 "loaded_beta": h.eval(data), "n_arguments": len(g.arguments)}
-    finally:
-        shutil.rmtree(folder)
 
 
 def _operators(C, r, op, expr, shapes, data=None):

@@ -3,9 +3,7 @@ format, images with a map file), their minibatches, sweeps, stream descriptions 
 transforms."""
 
 import os
-import shutil
 import struct
-import tempfile
 
 import numpy as np
 
@@ -38,8 +36,7 @@ def _source(C, path, **kw):
 def ctf_sweeps(C, r):
     """Minibatches of 3 over 7 samples, two sweeps, not randomised: values, sample counts and
     sweep ends."""
-    folder = tempfile.mkdtemp()
-    try:
+    with r.tempdir() as folder:
         path, features, labels = _ctf(folder, r)
         src = _source(C, path, randomize=False, max_sweeps=2)
         res = {"FULL_DATA_SWEEP": C.io.FULL_DATA_SWEEP, "features": features}
@@ -56,8 +53,6 @@ def ctf_sweeps(C, r):
             batches.append([f.num_samples, bool(f.end_of_sweep), bool(lab.end_of_sweep)])
         res["batches"] = batches
         return res
-    finally:
-        shutil.rmtree(folder)
 
 
 @cntk_case(names=["cntk.io.MinibatchSource", "cntk.io.StreamInformation",
@@ -65,8 +60,7 @@ def ctf_sweeps(C, r):
 def ctf_input_map(C, r):
     """``next_minibatch(n, input_map)`` keyed by the model's inputs, fed to ``eval``; the
     streams' descriptions."""
-    folder = tempfile.mkdtemp()
-    try:
+    with r.tempdir() as folder:
         path, features, labels = _ctf(folder, r, n=5)
         src = _source(C, path, randomize=False)
         x = C.input_variable(3)
@@ -78,15 +72,12 @@ def ctf_input_map(C, r):
         return {"INFINITELY_REPEAT": C.io.INFINITELY_REPEAT, "out": f.eval(mb),
                 "n": mb[x].num_samples, "stream_name": info.m_name,
                 "stream_names": sorted(src.streams.keys())}
-    finally:
-        shutil.rmtree(folder)
 
 
 @cntk_case(names=["cntk.io.MinibatchSource"],
            note="randomised: the same samples (as a multiset) in each sweep")
 def ctf_randomized(C, r):
-    folder = tempfile.mkdtemp()
-    try:
+    with r.tempdir() as folder:
         path, features, labels = _ctf(folder, r, n=6)
         src = _source(C, path, randomize=True, max_sweeps=1)
         seen = []
@@ -96,8 +87,6 @@ def ctf_randomized(C, r):
                 break
             seen.extend(mb[src.streams.features].asarray().reshape(-1, 3).tolist())
         return {"sorted_samples": sorted(seen), "count": len(seen)}
-    finally:
-        shutil.rmtree(folder)
 
 
 @cntk_case(names=["cntk.io.MinibatchSourceFromData"],
@@ -173,51 +162,41 @@ def _image_batches(C, map_file, transforms, n):
 @cntk_case(names=["cntk.io.ImageDeserializer", "cntk.io.transforms.scale"],
            note="images come out as (channels, height, width) float32 in BGR order")
 def image_scale(C, r):
-    folder = tempfile.mkdtemp()
-    try:
+    with r.tempdir() as folder:
         map_file, images = _images(folder, r)
         T = C.io.transforms
         feats, labels = _image_batches(C, map_file, [T.scale(width=8, height=6, channels=3)], 3)
         return {"features": feats.reshape(3, 3, 6, 8), "labels": labels.reshape(3, 2),
                 "raw_bgr_chw": np.stack([img[:, :, ::-1].transpose(2, 0, 1)
                                          for img in images]).astype(np.float32)}
-    finally:
-        shutil.rmtree(folder)
 
 
 @cntk_case(names=["cntk.io.transforms.scale"], tols={"features": (0, 1e-3)},
            note="resizing 6x8 to 3x4 with linear interpolation")
 def image_scale_resize(C, r):
-    folder = tempfile.mkdtemp()
-    try:
+    with r.tempdir() as folder:
         map_file, _ = _images(folder, r)
         T = C.io.transforms
         feats, _ = _image_batches(C, map_file, [T.scale(width=4, height=3, channels=3,
                                                         interpolations="linear")], 3)
         return {"features": feats.reshape(3, 3, 3, 4)}
-    finally:
-        shutil.rmtree(folder)
 
 
 @cntk_case(names=["cntk.io.transforms.crop"])
 def image_crop_center(C, r):
-    folder = tempfile.mkdtemp()
-    try:
+    with r.tempdir() as folder:
         map_file, _ = _images(folder, r)
         T = C.io.transforms
         feats, _ = _image_batches(C, map_file, [T.crop(crop_type="center", side_ratio=0.5),
                                                 T.scale(width=4, height=3, channels=3)], 3)
         return {"features": feats.reshape(3, 3, 3, 4)}
-    finally:
-        shutil.rmtree(folder)
 
 
 @cntk_case(names=["cntk.io.transforms.crop"],
            note="random crops: compared are the shapes and that every crop is a window of the "
                 "image or of its mirror image")
 def image_crop_random(C, r):
-    folder = tempfile.mkdtemp()
-    try:
+    with r.tempdir() as folder:
         map_file, images = _images(folder, r, n=2, h=8, w=8)
         T = C.io.transforms
         feats, _ = _image_batches(C, map_file, [T.crop(crop_type="randomside", side_ratio=0.5,
@@ -230,8 +209,6 @@ def image_crop_random(C, r):
                              or np.array_equal(bgr[:, i:i + 4, j:j + 4], crop[:, :, ::-1])
                              for i in range(5) for j in range(5)))
         return {"shape": list(feats.shape), "crops_are_windows": found}
-    finally:
-        shutil.rmtree(folder)
 
 
 def _mean_file(path, mean):
@@ -247,8 +224,7 @@ def _mean_file(path, mean):
 
 @cntk_case(names=["cntk.io.transforms.mean"])
 def image_mean(C, r):
-    folder = tempfile.mkdtemp()
-    try:
+    with r.tempdir() as folder:
         map_file, _ = _images(folder, r)
         mean = np.round(r.rand(3, 6, 8, low=0, high=100), 2).astype(np.float32)
         mean_path = os.path.join(folder, "mean.xml")
@@ -257,15 +233,12 @@ def image_mean(C, r):
         feats, _ = _image_batches(C, map_file, [T.scale(width=8, height=6, channels=3),
                                                 T.mean(mean_path)], 3)
         return {"features": feats.reshape(3, 3, 6, 8)}
-    finally:
-        shutil.rmtree(folder)
 
 
 @cntk_case(names=["cntk.io.transforms.color"],
            note="zero radii: colour jitter leaves the image as it is")
 def image_color_identity(C, r):
-    folder = tempfile.mkdtemp()
-    try:
+    with r.tempdir() as folder:
         map_file, _ = _images(folder, r)
         T = C.io.transforms
         feats, _ = _image_batches(C, map_file, [T.scale(width=8, height=6, channels=3),
@@ -273,5 +246,3 @@ def image_color_identity(C, r):
                                                         contrast_radius=0.0,
                                                         saturation_radius=0.0)], 3)
         return {"features": feats.reshape(3, 3, 6, 8)}
-    finally:
-        shutil.rmtree(folder)

@@ -27,10 +27,7 @@ def op_case(name, expr, shapes=((4,),), data=None, grads=True, names=None, **kw)
 
     def fn(C, r):
         xs = [C.input_variable(s, needs_gradient=i in wrt) for i, s in enumerate(shapes)]
-        values = []
-        for i, s in enumerate(shapes):
-            make = data[i] if data else None
-            values.append(make(r, (B,) + tuple(s)) if make else r.randn(B, *s))
+        values = r.inputs([(B,) + tuple(s) for s in shapes], data)
         f = expr(C, *xs)
         feed = dict(zip(xs, values))
         r.touch("cntk.Function.eval", "cntk.Function.shape")

@@ -6,8 +6,6 @@ import contextlib
 import io
 import os
 import re
-import shutil
-import tempfile
 
 import numpy as np
 
@@ -49,8 +47,7 @@ def trainer_progress(C, r):
     """Two epochs of three minibatches with two printers (every minibatch to the console;
     every 2nd to a log file, with a tag and num_epochs), then a test minibatch."""
     x, y, z, loss, metric = _model(C, r)
-    folder = tempfile.mkdtemp()
-    try:
+    with r.tempdir() as folder:
         log = os.path.join(folder, "log.txt")
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
@@ -73,8 +70,6 @@ def trainer_progress(C, r):
             trainer.summarize_test_progress()
         with open(log) as f:
             logged = f.read()
-    finally:
-        shutil.rmtree(folder)
     console, console_lr = _lines(out.getvalue(), folder)
     logged = [ln for ln in logged.splitlines() if not ln.startswith("CNTKCommand")]
     logged, logged_lr = _lines("\n".join(logged), folder)
@@ -125,8 +120,7 @@ _CNTK_TAGS = ("minibatch/avg_loss", "minibatch/avg_metric", "summary/avg_loss",
                                 "native) also writes minibatch/learning_rate and others"})
 def tensorboard(C, r):
     x, y, z, loss, metric = _model(C, r)
-    folder = tempfile.mkdtemp()
-    try:
+    with r.tempdir() as folder:
         writer = C.logging.TensorBoardProgressWriter(freq=1, log_dir=folder)
         learner = C.learners.sgd(z.parameters, C.learning_parameter_schedule_per_sample(0.1))
         trainer = C.Trainer(z, (loss, metric), [learner], [writer])
@@ -135,8 +129,6 @@ def tensorboard(C, r):
         trainer.summarize_training_progress()
         writer.close()
         scalars = H.event_scalars(folder)
-    finally:
-        shutil.rmtree(folder)
     return {"scalars": [s for s in scalars if s[0] in _CNTK_TAGS],
             "other tags": sorted(set(s[0] for s in scalars if s[0] not in _CNTK_TAGS))}
 

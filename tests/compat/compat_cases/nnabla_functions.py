@@ -24,11 +24,8 @@ def fn_case(name, expr, shapes, data=None, grads=True, names=None, real=None, **
     wrt = list(range(len(shapes))) if grads is True else list(grads or [])
 
     def fn(nn, F, r):
-        xs = []
-        for i, s in enumerate(shapes):
-            make = data[i] if data else None
-            value = make(r, tuple(s)) if make else r.randn(*s)
-            xs.append(nn.Variable.from_numpy_array(value, need_grad=i in wrt))
+        xs = [nn.Variable.from_numpy_array(v, need_grad=i in wrt)
+              for i, v in enumerate(r.inputs(shapes, data))]
         if r.real and real is not None:
             r.touch(*names)
             y = real(F, *xs)

@@ -8,8 +8,6 @@ expected values by hand (``expected=``), from the documented behaviour.
 """
 
 import os
-import shutil
-import tempfile
 
 import numpy as np
 
@@ -111,8 +109,7 @@ def parameter_files(nn, F, r):
     """Parameters saved to .h5 and loaded back after clearing (names, shapes, values,
     need_grad)."""
     I = r.module("nnabla.initializer")
-    folder = tempfile.mkdtemp()
-    try:
+    with r.tempdir() as folder:
         with nn.parameter_scope("m"):
             nn.get_parameter_or_create("W", (3, 2), r.randn(3, 2))
             nn.get_parameter_or_create("stat", (2,), r.randn(2), need_grad=False)
@@ -122,8 +119,6 @@ def parameter_files(nn, F, r):
         nn.load_parameters(path)
         return dict(("%s %s" % (k, v.need_grad), v.d.copy())
                     for k, v in nn.get_parameters(grad_only=False).items())
-    finally:
-        shutil.rmtree(folder)
 
 
 @nnabla_case(names=["nnabla.seed"])
@@ -410,14 +405,11 @@ def tiny_digits(nn, r):
     digits = T.load_digits()
     it = T.data_iterator_tiny_digits(digits, batch_size=16, shuffle=False)
     images, labels = it.next()
-    folder = tempfile.mkdtemp()
-    try:
+    with r.tempdir() as folder:
         path = os.path.join(folder, "digits.png")
         T.plot_stats(digits, path)
         with open(path, "rb") as f:
             png = f.read(8) == b"\x89PNG\r\n\x1a\n"
-    finally:
-        shutil.rmtree(folder)
     return {"shapes": [list(images.shape), list(labels.shape)],
             "dtypes": [str(images.dtype), str(labels.dtype)], "first_image": images[0].tolist(),
             "first_label": int(labels[0, 0]), "n": int(digits.target.shape[0]), "png": png}

@@ -45,18 +45,9 @@ MODULES = {
 }
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
 
-
-def resolve(path):
-    """The module users reach as ``path`` (``a.b.c``): imported if it is one, else looked up."""
-    parts = path.split(".")
-    obj = importlib.import_module(parts[0])
-    for i, part in enumerate(parts[1:], 1):
-        try:
-            obj = importlib.import_module(".".join(parts[:i + 1]))
-        except ImportError:
-            obj = getattr(obj, part)
-    return obj
+from compat_harness import Side  # noqa: E402
 
 
 def own(obj, framework):
@@ -88,7 +79,8 @@ def main(argv):
         sys.exit("usage: list_names.py cntk|nnabla")
     framework = argv[0]
     package = importlib.import_module(framework)
-    modules = {path: public_names(resolve(path), framework) for path in MODULES[framework]}
+    real = Side(framework, "")
+    modules = {path: public_names(real.module(path), framework) for path in MODULES[framework]}
     out = {"framework": framework, "version": package.__version__, "modules": modules}
     target = os.path.join(HERE, "..", "refs", "names_%s.json" % framework)
     with open(target, "w") as f:

@@ -8,6 +8,16 @@ from ._function import Function, unwrap, wrap
 __all__ = ["Trainer"]
 
 
+def _as_function(slot: str, doc: str) -> property:
+    """An attribute the native Trainer sets to a Variable, read as a CNTK Function."""
+    def get(self):
+        return wrap(getattr(self, slot))
+
+    def set_(self, value) -> None:
+        setattr(self, slot, value)
+    return property(get, set_, doc=doc)
+
+
 class Trainer(_Trainer):
     """``cntk.Trainer(model, (loss, metric), learners, progress_writers)`` -- or
     ``(model, loss, learners)`` without a metric -- or the 2017 betas'
@@ -40,29 +50,6 @@ class Trainer(_Trainer):
                          **kwargs)
 
     # The native Trainer keeps Stadyn Variables; CNTK code gets Functions.
-    @property
-    def model(self):
-        """The model Function given to the Trainer."""
-        return wrap(self._model)
-
-    @model.setter
-    def model(self, value) -> None:
-        self._model = value
-
-    @property
-    def loss_function(self):
-        """The loss Function (one value per sample)."""
-        return wrap(self._loss)
-
-    @loss_function.setter
-    def loss_function(self, value) -> None:
-        self._loss = value
-
-    @property
-    def evaluation_function(self):
-        """The metric Function, or None."""
-        return wrap(self._metric)
-
-    @evaluation_function.setter
-    def evaluation_function(self, value) -> None:
-        self._metric = value
+    model = _as_function("_model", "The model Function given to the Trainer.")
+    loss_function = _as_function("_loss", "The loss Function (one value per sample).")
+    evaluation_function = _as_function("_metric", "The metric Function, or None.")
