@@ -152,7 +152,8 @@ class Workload:
 # Twins
 # ---------------------------------------------------------------------------------------------
 def _linear(w: torch.Tensor, b: torch.Tensor) -> nn.Linear:
-    """An ``nn.Linear`` holding Stadyn's ``(in, out)`` weight (transposed to ``(out, in)``)."""
+    """An ``nn.Linear`` holding Stadyn's ``(*in, out)`` weight (transposed to ``(out, in)``)."""
+    w = w.reshape(-1, w.shape[-1])
     layer = nn.Linear(w.shape[0], w.shape[1])
     with torch.no_grad():
         layer.weight.copy_(w.t())
@@ -164,7 +165,7 @@ def _conv(w: torch.Tensor, b: torch.Tensor, padding: int) -> nn.Conv2d:
     conv = nn.Conv2d(w.shape[1], w.shape[0], tuple(w.shape[2:]), padding=padding)
     with torch.no_grad():
         conv.weight.copy_(w)
-        conv.bias.copy_(b)
+        conv.bias.copy_(b.reshape(-1))   # a CNTK layer's bias is (out, 1, 1)
     return conv
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import cntk_semantics as cntk
 from .. import functions as F
 from .. import layers as L
 from .._errors import ConfigError, ShapeError
@@ -138,7 +139,7 @@ class StadynLibrary(Library):
         self.tagged: dict[str, list[Variable]] = {t: [] for t in _TAGS}
         self._dropout_nodes: list[Any] = []
         self._operations: dict[int, tuple[Variable, str]] = {}
-        self._batched: dict[int, tuple[Variable, bool]] = {}
+        self._batched = cntk.BatchAxes()
         self._constants: dict[int, tuple[Variable, float]] = {}
         functions: dict[str, Callable[..., Any]] = {
             # layers
@@ -187,15 +188,7 @@ class StadynLibrary(Library):
 
     def has_batch_axis(self, v: Variable) -> bool:
         """Whether ``v`` depends on an ``Input`` (its first axis is then the batch axis)."""
-        entry = self._batched.get(id(v))
-        if entry is not None and entry[0] is v:
-            return entry[1]
-        if v.parent is None:
-            result = any(v is i for i in self.inputs)
-        else:
-            result = any(self.has_batch_axis(i) for i in v.parent.inputs)
-        self._batched[id(v)] = (v, result)
-        return result
+        return self._batched(v)
 
     def _value(self, v: Any, what: str) -> Variable:
         if isinstance(v, _PendingParameter):
@@ -338,6 +331,7 @@ class StadynLibrary(Library):
         shape = cntk_shape(_positive_ints(dims, "Input: dims"))
         v = Variable((1,) + shape)
         self.inputs.append(v)
+        self._batched.add(v)
         return self._node(v, "InputValue", tag or "")
 
     def Parameter(self, outputDim, inputDim, learningRateMultiplier=1.0, init="",
@@ -413,14 +407,11 @@ class StadynLibrary(Library):
         if not 1 <= rank < a.ndim + (0 if a.ndim > 1 else 1):
             raise ConfigError(f"Times: outputRank {rank} does not fit a left operand of shape "
                               f"{tuple(reversed(a.shape))} (column-major)")
-        out_shape = a.shape[a.ndim - rank:] if a.ndim > 1 else ()
-        in_size = int(np.prod(a.shape[:a.ndim - rank])) if a.ndim > 1 else a.shape[0]
-        base = _base_axis(b, in_size, self.has_batch_axis(b))
-        if base is None:
-            raise ConfigError(f"Times: the right operand's shape {b.shape} does not end in "
-                              f"{in_size} elements (the left operand's input dimension)")
-        w = a if a.ndim == len(out_shape) + 1 else F.reshape(a, (in_size,) + tuple(out_shape))
-        return self._node(F.affine(b, w, None, base), "Times", tag)
+        try:
+            y = cntk.times(b, a, rank if a.ndim > 1 else 0, self.has_batch_axis(b))
+        except ShapeError as err:
+            raise ConfigError(f"Times: {str(err).partition(': ')[2]}") from None
+        return self._node(y, "Times", tag)
 
     def Plus(self, _, y, tag=""):
         """Element-wise sum (with broadcasting)."""
@@ -471,7 +462,7 @@ class StadynLibrary(Library):
         if int(np.prod(old)) != int(np.prod(new)):
             raise ConfigError(f"Reshape: cannot reshape a sample of shape "
                               f"{tuple(reversed(old))} to {tuple(reversed(new))} (column-major)")
-        return self._node(F.reshape(x, ((-1,) if batched else ()) + new), "Reshape", tag)
+        return self._node(cntk.reshape_sample(x, new, batched), "Reshape", tag)
 
     def Pass(self, _, tag=""):
         return self._node(F.identity(self._value(_, "Pass")), "Pass", tag)
@@ -506,10 +497,7 @@ class StadynLibrary(Library):
                           "LogSoftmax", tag)
 
     def _over_sample(self, fn, x: Variable) -> Variable:
-        if x.ndim <= 2:
-            return fn(x, axis=x.ndim - 1)
-        return F.reshape(fn(F.reshape(x, (-1, int(np.prod(x.shape[1:])))), axis=1),
-                         (-1,) + tuple(x.shape[1:]))
+        return cntk.over_sample(fn, x, self.has_batch_axis(x))
 
     def Dropout(self, _, tag=""):
         """Dropout with the SGD block's ``dropoutRate`` while training; the identity otherwise."""
@@ -547,7 +535,7 @@ def _axis(axis: Any, z: Variable) -> int:
     """CNTK's static axis ``axis`` (0 = the first, column-major) as a Stadyn axis."""
     if isinstance(axis, bool) or not isinstance(axis, int) or not 0 <= axis < z.ndim - 1:
         raise ConfigError(f"axis must be a static axis 0..{z.ndim - 2}, got {axis!r}")
-    return z.ndim - 1 - axis
+    return cntk.static_axis(axis, z.ndim, batched=True, column_major=True)
 
 
 def _strides(value: Any, rank: int) -> int | tuple[int, ...]:
@@ -555,15 +543,6 @@ def _strides(value: Any, rank: int) -> int | tuple[int, ...]:
     if isinstance(mapped, tuple) and len(mapped) > rank:
         mapped = mapped[len(mapped) - rank:]  # a trailing (column-major) channel stride is dropped
     return mapped
-
-
-def _base_axis(b: Variable, in_size: int, batched: bool) -> int | None:
-    """The axis from which ``b``'s trailing dimensions hold ``in_size`` elements."""
-    start = 1 if batched else 0
-    for axis in range(start, b.ndim + 1):
-        if int(np.prod(b.shape[axis:])) == in_size:
-            return axis if axis < b.ndim or in_size == 1 else None
-    return None
 
 
 def _claim(base: str) -> str:

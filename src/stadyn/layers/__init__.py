@@ -12,13 +12,16 @@ Example:
 """
 
 from .. import functions as _F
-from ._init import (glorot_normal, glorot_uniform, he_normal, he_uniform, normal,
-                    truncated_normal, uniform, xavier)
-from ._layers import (Activation, AveragePooling, BatchNormalization, Convolution, Convolution1D,
-                      Convolution2D, Convolution3D, ConvolutionTranspose, Dense, Dropout,
-                      Embedding, For, GlobalAveragePooling, GlobalMaxPooling, Identity, Label,
-                      Layer, LayerStack, MaxPooling, Sequential, identity)
-from ._options import default_options, default_options_for, default_override_or
+from ._init import (CNTKInitializer, bilinear, glorot_normal, glorot_uniform, he_normal,
+                    he_uniform, initial_value, normal, truncated_normal, uniform, xavier)
+from ._layers import (Activation, AveragePooling, Convolution, Convolution1D, Convolution2D,
+                      Convolution3D, ConvolutionTranspose, ConvolutionTranspose1D,
+                      ConvolutionTranspose2D, ConvolutionTranspose3D, Dense, Dropout, Embedding,
+                      For, GlobalAveragePooling, GlobalMaxPooling, Identity, Label, Layer,
+                      LayerStack, MaxPooling, ResNetBlock, Sequential, SequentialClique, identity)
+from ._normalization import BatchNormalization, LayerNormalization, Stabilizer
+from ._options import (default_options, default_options_for, default_override_or,
+                       is_default_override, resolve)
 
 relu = _F.relu
 sigmoid = _F.sigmoid
@@ -30,10 +33,13 @@ selu = _F.selu
 
 __all__ = [
     "Layer", "Sequential", "For", "LayerStack", "Dense", "Convolution", "Convolution1D",
-    "Convolution2D", "Convolution3D", "ConvolutionTranspose", "MaxPooling", "AveragePooling",
-    "GlobalMaxPooling", "GlobalAveragePooling", "Dropout", "BatchNormalization", "Embedding",
+    "Convolution2D", "Convolution3D", "ConvolutionTranspose", "ConvolutionTranspose1D",
+    "ConvolutionTranspose2D", "ConvolutionTranspose3D", "MaxPooling", "AveragePooling",
+    "GlobalMaxPooling", "GlobalAveragePooling", "Dropout", "BatchNormalization",
+    "LayerNormalization", "Stabilizer", "ResNetBlock", "SequentialClique", "Embedding",
     "Activation", "Label", "Identity", "identity", "default_options", "default_options_for",
-    "default_override_or", "glorot_uniform", "glorot_normal", "xavier", "he_uniform",
-    "he_normal", "uniform", "normal", "truncated_normal", "relu", "sigmoid", "tanh", "softmax",
+    "default_override_or", "is_default_override", "resolve", "glorot_uniform", "glorot_normal",
+    "xavier", "he_uniform", "he_normal", "uniform", "normal", "truncated_normal", "bilinear",
+    "CNTKInitializer", "initial_value", "relu", "sigmoid", "tanh", "softmax",
     "leaky_relu", "elu", "selu",
 ]

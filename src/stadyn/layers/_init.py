@@ -15,16 +15,21 @@ import numpy as np
 
 from .. import _random
 
-__all__ = ["glorot_uniform", "glorot_normal", "xavier", "he_uniform", "he_normal", "uniform",
-           "normal", "truncated_normal", "constant", "zeros", "ones", "initial_value"]
+__all__ = ["CNTKInitializer", "glorot_uniform", "glorot_normal", "xavier", "he_uniform",
+           "he_normal", "uniform", "normal", "truncated_normal", "bilinear", "constant", "zeros",
+           "ones", "initial_value"]
 
 
 class CNTKInitializer:
     """Variance-scaling initialiser: ``kind`` is 'uniform' or 'normal', the variance is
     ``scale**2 * gain / fan`` with ``fan`` chosen by ``mode`` ('avg', 'in', 'out', 'none')."""
 
-    def __init__(self, kind: str, scale: float, mode: str, gain: float, seed: int | None = None):
+    def __init__(self, kind: str, scale: float, mode: str, gain: float, seed: int | None = None,
+                 output_rank: int | None = None, filter_rank: int | None = None):
         self.kind, self.scale, self.mode, self.gain, self.seed = kind, scale, mode, gain, seed
+        # How many trailing axes of a parameter made directly are the output's (fan-out) and a
+        # filter's (counted in both fans); None: the last axis is the output's, no filter.
+        self.output_rank, self.filter_rank = output_rank, filter_rank
 
     def __repr__(self) -> str:
         return f"CNTKInitializer({self.kind}, scale={self.scale}, mode={self.mode})"
@@ -47,27 +52,39 @@ class CNTKInitializer:
         return (rng.randn(*shape) * std).astype(np.float32)
 
 
+def _rank(rank) -> int | None:
+    """A rank given to an initialiser, or None for CNTK's sentinel ('infer it')."""
+    return None if rank is None or int(rank) >= 2147483647 else int(rank)
+
+
 def glorot_uniform(scale: float = 1.0, output_rank=None, filter_rank=None, seed=None):
     """U(±scale·sqrt(6 / (fan_in + fan_out))) — CNTK's default for layers."""
-    return CNTKInitializer("uniform", scale, "avg", 1.0, seed)
+    return CNTKInitializer("uniform", scale, "avg", 1.0, seed,
+                           _rank(output_rank), _rank(filter_rank))
 
 
 def glorot_normal(scale: float = 1.0, output_rank=None, filter_rank=None, seed=None):
     """N(0, scale²·2 / (fan_in + fan_out))."""
-    return CNTKInitializer("normal", scale, "avg", 1.0, seed)
+    return CNTKInitializer("normal", scale, "avg", 1.0, seed,
+                           _rank(output_rank), _rank(filter_rank))
 
 
-xavier = glorot_normal
+def xavier(scale: float = 1.0, output_rank=None, filter_rank=None, seed=None):
+    """U(±scale·sqrt(3 / fan_in)) (CNTK 2.7's ``xavier``)."""
+    return CNTKInitializer("uniform", scale, "in", 1.0, seed,
+                           _rank(output_rank), _rank(filter_rank))
 
 
 def he_uniform(scale: float = 1.0, output_rank=None, filter_rank=None, seed=None):
     """U(±scale·sqrt(6 / fan_in))."""
-    return CNTKInitializer("uniform", scale, "in", 2.0, seed)
+    return CNTKInitializer("uniform", scale, "in", 2.0, seed,
+                           _rank(output_rank), _rank(filter_rank))
 
 
 def he_normal(scale: float = 1.0, output_rank=None, filter_rank=None, seed=None):
     """N(0, scale²·2 / fan_in)."""
-    return CNTKInitializer("normal", scale, "in", 2.0, seed)
+    return CNTKInitializer("normal", scale, "in", 2.0, seed,
+                           _rank(output_rank), _rank(filter_rank))
 
 
 def uniform(scale: float, seed=None):
@@ -83,6 +100,21 @@ def normal(scale: float, seed=None):
 def truncated_normal(stdev: float, seed=None):
     """N(0, stdev²) truncated to ±2 standard deviations."""
     return CNTKInitializer("truncated", stdev, "none", 1.0, seed)
+
+
+def bilinear(kernel_width: int, kernel_height: int) -> np.ndarray:
+    """The bilinear upsampling kernel of ``kernel_height`` x ``kernel_width`` (for a transposed
+    convolution that upsamples), as an initial value.
+
+    Example:
+        >>> bilinear(4, 4)[0].tolist()
+        [0.0625, 0.1875, 0.1875, 0.0625]
+    """
+    def weights(k: int) -> np.ndarray:
+        f = math.ceil(k / 2.0)
+        c = (2 * f - 1 - f % 2) / (2.0 * f)
+        return 1.0 - np.abs(np.arange(k) / f - c)
+    return np.outer(weights(int(kernel_height)), weights(int(kernel_width))).astype(np.float32)
 
 
 def constant(value: float = 0.0):

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from .. import cntk_semantics as S
 from .. import functions as F
 from .._errors import StadynError
 from ..graph import Variable, current_scope, name_scope
@@ -21,10 +22,11 @@ from ..parametric import current_registry, get_parameter_or_create
 from ._init import glorot_uniform, initial_value
 from ._options import default_override_or, resolve
 
-__all__ = ["Layer", "Sequential", "For", "LayerStack", "Dense", "Convolution", "Convolution1D",
-           "Convolution2D", "Convolution3D", "ConvolutionTranspose", "MaxPooling",
+__all__ = ["Layer", "Sequential", "For", "LayerStack", "ResNetBlock", "SequentialClique", "Dense", "Convolution", "Convolution1D",
+           "Convolution2D", "Convolution3D", "ConvolutionTranspose", "ConvolutionTranspose1D",
+           "ConvolutionTranspose2D", "ConvolutionTranspose3D", "MaxPooling",
            "AveragePooling", "GlobalMaxPooling", "GlobalAveragePooling", "Dropout",
-           "BatchNormalization", "Embedding", "Activation", "Label", "Identity", "identity"]
+           "Embedding", "Activation", "Label", "Identity", "identity"]
 
 
 def identity(x):
@@ -177,12 +179,70 @@ def LayerStack(n: int, constructor: Callable) -> Sequential:
     return For(range(n), constructor)
 
 
+class ResNetBlock(Layer):
+    """``f(x) + x``: a skip connection around ``f``.
+
+    Example:
+        >>> import stadyn as sd, stadyn.layers as L
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     L.ResNetBlock(L.Dense(3))(sd.Variable((2, 3))).shape
+        (2, 3)
+    """
+
+    def __init__(self, f: Callable, name: str = ""):
+        super().__init__(name)
+        self.f = f
+
+    def __call__(self, *args):
+        return self.apply(*args) if not self.name else super().__call__(*args)
+
+    def apply(self, x):
+        return F.add2(self.f(x), x)
+
+    @property
+    def parameters(self) -> list[Variable]:
+        return list(getattr(self.f, "parameters", []) or [])
+
+
+class SequentialClique(Layer):
+    """The functions one after another, each on the sum of the input and every earlier
+    function's output; the last one's output.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F, stadyn.layers as L
+        >>> with sd.auto_forward():
+        ...     y = L.SequentialClique([F.abs, F.sqrt, lambda v: F.mul2(v, v)])(
+        ...         sd.Variable.from_numpy_array(np.array([[2.0, 8.0]])))
+        >>> y.d.tolist()
+        [[36.0, 400.0]]
+    """
+
+    def __init__(self, functions: Sequence[Callable], name: str = ""):
+        super().__init__(name)
+        self.functions = list(functions)
+
+    def __call__(self, *args):
+        return self.apply(*args) if not self.name else super().__call__(*args)
+
+    def apply(self, x):
+        out = x
+        for f in self.functions:
+            out = f(x)
+            x = F.add2(x, out)
+        return out
+
+    @property
+    def parameters(self) -> list[Variable]:
+        return [p for f in self.functions for p in (getattr(f, "parameters", []) or [])]
+
+
 # ---------------------------------------------------------------------------------------------
 # Layers
 # ---------------------------------------------------------------------------------------------
 class Dense(Layer):
-    """Fully connected: ``activation(x W + b)`` with ``W`` of shape ``(in, *shape)``; ``in`` is the
-    product of the input's axes after the batch axis (or its last ``input_rank`` axes).
+    """Fully connected: ``activation(times(x, W) + b)``.  ``W`` has the input's axes after the
+    batch axis (or its last ``input_rank`` axes, or all but the first ``map_rank``) followed
+    by ``shape``, as CNTK's.
 
     Example:
         >>> import stadyn as sd, stadyn.layers as L
@@ -190,7 +250,7 @@ class Dense(Layer):
         ...     d = L.Dense(4)
         ...     y = d(sd.Variable((2, 3, 5)))
         ...     y.shape, [p.shape for p in d.parameters]
-        ((2, 4), [(15, 4), (4,)])
+        ((2, 4), [(3, 5, 4), (4,)])
     """
 
     def __init__(self, shape, activation=default_override_or(identity),
@@ -198,6 +258,8 @@ class Dense(Layer):
                  bias=default_override_or(True), init_bias=default_override_or(0.0),
                  name: str = ""):
         super().__init__(name)
+        if input_rank is not None and map_rank is not None:
+            raise StadynError("Dense: give input_rank or map_rank, not both")
         self.shape = _tuple(shape, 1)
         self.activation = resolve("Dense", "activation", activation) or identity
         self.init = resolve("Dense", "init", init)
@@ -213,35 +275,12 @@ class Dense(Layer):
             base_axis = 1 + int(self.map_rank)
         else:
             base_axis = 1
-        fan_in = int(np.prod(x.shape[base_axis:]))
+        in_shape = tuple(x.shape[base_axis:])
+        fan_in = int(np.prod(in_shape))
         fan_out = int(np.prod(self.shape))
-        w = self.parameter("W", (fan_in,) + self.shape, self.init, fan_in, fan_out)
+        w = self.parameter("W", in_shape + self.shape, self.init, fan_in, fan_out)
         b = self.parameter("b", self.shape, self.init_bias) if self.bias else None
-        return self.activation(F.affine(x, w, b, base_axis))
-
-
-def _same_padding(size: int, kernel: int, stride: int, dilation: int = 1) -> tuple[int, int]:
-    """CNTK's auto-padding: windows centred on every ``stride``-th input position, so the output
-    has ``ceil(size / stride)`` elements; returns (before, after)."""
-    span = dilation * (kernel - 1) + 1
-    out = -(-size // stride)
-    before = (span - 1) // 2
-    after = max(0, (out - 1) * stride + span - size - before)
-    return before, after
-
-
-def _symmetric(pads, sizes, kernels, strides, dilations=None) -> tuple[int, ...] | None:
-    """The symmetric padding that gives the same windows as ``pads`` (before, after), if any:
-    padding only the start by ``before`` works whenever it yields as many windows."""
-    dilations = dilations or (1,) * len(pads)
-    out = []
-    for (lo, hi), size, k, s, d in zip(pads, sizes, kernels, strides, dilations):
-        span = d * (k - 1) + 1
-        wanted = (size + lo + hi - span) // s + 1
-        if (size + 2 * lo - span) // s + 1 != wanted:
-            return None
-        out.append(lo)
-    return tuple(out)
+        return self.activation(S.times(x, w, len(self.shape), batched=True, bias=b))
 
 
 class Convolution(Layer):
@@ -279,31 +318,21 @@ class Convolution(Layer):
         self.groups = int(groups)
         self.reduction_rank = reduction_rank
 
-    def _padding(self, sizes):
-        pads = _tuple(self.pad, len(self.filter_shape)) if not isinstance(self.pad, bool) else \
-            (self.pad,) * len(self.filter_shape)
-        return [(_same_padding(s, k, st, d) if p else (0, 0))
-                for s, k, st, d, p in zip(sizes, self.filter_shape, self.strides, self.dilation,
-                                          pads)]
-
     def apply(self, x):
         n = len(self.filter_shape)
         if self.reduction_rank == 0:
-            x = F.reshape(x, (x.shape[0], 1) + tuple(x.shape[1:]))
+            x = F.reshape(x, (-1, 1) + tuple(x.shape[1:]))
         channels = x.shape[1]
         kernel = int(np.prod(self.filter_shape))
         w = self.parameter("W", (self.num_filters, channels // self.groups) + self.filter_shape,
                            self.init, channels // self.groups * kernel, self.num_filters * kernel)
-        b = self.parameter("b", (self.num_filters,), self.init_bias) if self.bias else None
-        pads = self._padding(x.shape[-n:])
-        symmetric = _symmetric(pads, x.shape[-n:], self.filter_shape, self.strides, self.dilation)
-        if symmetric is None:
-            x = F.pad(x, tuple(v for lo_hi in pads for v in lo_hi))
-            symmetric = (0,) * n
-        y = F.convolution(x, w, b, pad=symmetric, stride=self.strides, dilation=self.dilation,
-                          group=self.groups)
+        b = self.parameter("b", (self.num_filters,) + (1,) * n, self.init_bias) \
+            if self.bias else None
+        pad = self.pad if isinstance(self.pad, bool) else _tuple(self.pad, n)
+        y = S.convolution(x, w, None if b is None else F.reshape(b, (self.num_filters,)),
+                          self.strides, pad, self.dilation, self.groups)
         if self.squeeze_filters:
-            y = F.reshape(y, (y.shape[0],) + tuple(y.shape[2:]))
+            y = F.reshape(y, (-1,) + tuple(y.shape[2:]))
         return self.activation(y)
 
 
@@ -344,11 +373,28 @@ class ConvolutionTranspose(Layer):
         kernel = int(np.prod(self.filter_shape))
         w = self.parameter("W", (channels, self.num_filters) + self.filter_shape, self.init,
                            channels * kernel, self.num_filters * kernel)
-        b = self.parameter("b", (self.num_filters,), self.init_bias) if self.bias else None
+        b = self.parameter("b", (self.num_filters,) + (1,) * n, self.init_bias) \
+            if self.bias else None
         pad = tuple((k - 1) // 2 for k in self.filter_shape) if self.pad else (0,) * n
         out_pad = tuple(s - 1 for s in self.strides) if self.pad else None
-        return self.activation(F.deconvolution(x, w, b, pad=pad, stride=self.strides,
-                                               dilation=self.dilation, output_padding=out_pad))
+        return self.activation(F.deconvolution(
+            x, w, None if b is None else F.reshape(b, (self.num_filters,)), pad=pad,
+            stride=self.strides, dilation=self.dilation, output_padding=out_pad))
+
+
+def ConvolutionTranspose1D(filter_shape, num_filters, **kwargs) -> ConvolutionTranspose:
+    """A 1-d :class:`ConvolutionTranspose`."""
+    return ConvolutionTranspose(_tuple(filter_shape, 1), num_filters, **kwargs)
+
+
+def ConvolutionTranspose2D(filter_shape, num_filters, **kwargs) -> ConvolutionTranspose:
+    """A 2-d :class:`ConvolutionTranspose`."""
+    return ConvolutionTranspose(_tuple(filter_shape, 2), num_filters, **kwargs)
+
+
+def ConvolutionTranspose3D(filter_shape, num_filters, **kwargs) -> ConvolutionTranspose:
+    """A 3-d :class:`ConvolutionTranspose`."""
+    return ConvolutionTranspose(_tuple(filter_shape, 3), num_filters, **kwargs)
 
 
 class _Pooling(Layer):
@@ -361,25 +407,7 @@ class _Pooling(Layer):
         self.pad = resolve(type(self).__name__, "pad", pad)
 
     def apply(self, x):
-        n = len(self.filter_shape)
-        pads = [(_same_padding(s, k, st) if self.pad else (0, 0))
-                for s, k, st in zip(x.shape[-n:], self.filter_shape, self.strides)]
-        symmetric = _symmetric(pads, x.shape[-n:], self.filter_shape, self.strides)
-        if symmetric is not None:
-            if self._average:
-                return F.average_pooling(x, self.filter_shape, self.strides, True, symmetric,
-                                         including_pad=False)
-            return F.max_pooling(x, self.filter_shape, self.strides, True, symmetric)
-        widths = tuple(v for lo_hi in pads for v in lo_hi)
-        if not self._average:
-            return F.max_pooling(F.pad(x, widths, constant_value=float("-inf")),
-                                 self.filter_shape, self.strides, True)
-        # Mean over the part of each window inside the input: window sums over a zero-padded
-        # input divided by window sums over a padded mask of ones.
-        ones = F.add_scalar(F.mul_scalar(x, 0.0), 1.0)
-        total = F.average_pooling(F.pad(x, widths), self.filter_shape, self.strides, True)
-        count = F.average_pooling(F.pad(ones, widths), self.filter_shape, self.strides, True)
-        return total / count
+        return S.pooling(x, self.filter_shape, self.strides, self.pad, self._average)
 
 
 class MaxPooling(_Pooling):
@@ -427,45 +455,6 @@ class Dropout(Layer):
 
     def apply(self, x):
         return F.dropout(x, self.rate, train_only=True)
-
-
-class BatchNormalization(Layer):
-    """Batch normalisation: per channel with ``map_rank=1`` (images), per element otherwise;
-    running statistics are exponential averages with a time constant in samples
-    (``decay = exp(-M / normalization_time_constant)`` for minibatches of M).  ``sync=True``
-    normalises with the statistics of the global minibatch of all data-parallel workers
-    (``F.sync_batch_normalization``; M is then the global minibatch); ``default_options(
-    sync=True)`` turns it on for a whole model."""
-
-    def __init__(self, map_rank=default_override_or(None), init_scale=1,
-                 normalization_time_constant=default_override_or(5000), blend_time_constant=0,
-                 epsilon=default_override_or(1e-5), use_cntk_engine=default_override_or(False),
-                 disable_regularization=default_override_or(False), name: str = "",
-                 sync=default_override_or(False)):
-        super().__init__(name)
-        self.sync = bool(resolve("BatchNormalization", "sync", sync))
-        self.map_rank = resolve("BatchNormalization", "map_rank", map_rank)
-        self.init_scale = init_scale
-        self.time_constant = resolve("BatchNormalization", "normalization_time_constant",
-                                     normalization_time_constant)
-        self.epsilon = resolve("BatchNormalization", "epsilon", epsilon)
-
-    def apply(self, x):
-        if self.map_rank == 1:
-            axes = [1]
-        else:
-            axes = list(range(1, x.ndim))
-        shape = tuple(x.shape[i] if i in axes else 1 for i in range(x.ndim))
-        beta = self.parameter("beta", shape, 0.0)
-        gamma = self.parameter("gamma", shape, float(self.init_scale))
-        mean = self.parameter("mean", shape, 0.0, need_grad=False)
-        var = self.parameter("var", shape, 1.0, need_grad=False)
-        tc = float(self.time_constant or 0.0)
-        if self.sync:
-            return F.sync_batch_normalization(x, beta, gamma, mean, var, axes=axes,
-                                              eps=self.epsilon, batch_stat=None, time_constant=tc)
-        return F.batch_normalization(x, beta, gamma, mean, var, axes, 0.9, self.epsilon, None,
-                                     time_constant=tc)
 
 
 class Embedding(Layer):

@@ -71,11 +71,18 @@ def default_options_for(layer: Any, **kwargs: Any):
         _stack.reset(token)
 
 
-def resolve(layer: str, argument: str, value: Any) -> Any:
-    """The value a layer should use for ``argument`` (see the module docstring)."""
+def resolve(layer: str | None, argument: str, value: Any) -> Any:
+    """The value a layer should use for ``argument`` (see the module docstring); ``layer=None``
+    reads only options given for every layer.
+
+    Example:
+        >>> with default_options(pad=True):
+        ...     resolve("Convolution", "pad", default_override_or(False))
+        True
+    """
     if not isinstance(value, _DefaultOverrideOr):
         return value
     for names, options in reversed(_stack.get()):
-        if argument in options and (names is None or layer in names):
+        if argument in options and (names is None or (layer is not None and layer in names)):
             return options[argument]
     return value.value

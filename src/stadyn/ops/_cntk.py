@@ -1,10 +1,14 @@
-"""Losses and metrics with CNTK's semantics (dense, e.g. one-hot, targets)."""
+"""Ops with CNTK's own semantics: losses and metrics with dense (e.g. one-hot) targets, and
+CNTK's batch normalisation (flat statistics, a sample count, its running-average rule)."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import torch
 
+from ..graph import is_training
 from ._registry import op
 from ._util import norm_axis
 
@@ -67,3 +71,84 @@ def classification_error(output_vector, target_vector, axis=-1, topN=1):
     score = torch.gather(z, a, target)
     better = (z > score).sum(dim=a, keepdim=True)
     return (better >= topN).to(z.dtype if z.dtype.is_floating_point else torch.float32)
+
+
+def _cntk_bn_onnx(g, inputs, attrs):
+    """BatchNormalization (running statistics), or its formula for per-element statistics"""
+    from ._nn import _batch_normalization_onnx
+    x, scale, bias, mean, var, _count = inputs
+    nd = len(g.shape(x))
+    axes = [1] if attrs["spatial"] else list(range(1, nd))
+    return _batch_normalization_onnx(g, [x, bias, scale, mean, var],
+                                     {"axes": axes, "eps": attrs["epsilon"], "output_stat": False})
+
+
+def _cntk_bn_shape(x, scale, bias, mean, variance, count, spatial=False, time_constant=5000.0,
+                   blend_time_constant=0.0, epsilon=1e-5, batch_stat=None):
+    size = x.shape[1] if spatial else math.prod(x.shape[1:])
+    for what, t in (("scale", scale), ("bias", bias), ("running mean", mean),
+                    ("running variance", variance)):
+        if t.numel() != size:
+            raise ValueError(f"{what} has {t.numel()} values; the input needs {size} "
+                             f"({'one per channel' if spatial else 'one per element'})")
+    return torch.empty_like(x)
+
+
+@op(6, category="neural", shape=_cntk_bn_shape, onnx=_cntk_bn_onnx, precision="mixed")
+def cntk_batch_normalization(x, scale, bias, mean, variance, count, spatial=False,
+                             time_constant=5000.0, blend_time_constant=0.0, epsilon=1e-5,
+                             batch_stat=None):
+    """CNTK's batch normalisation: per channel (``spatial``: axis 1 of ``x``) or per element of a
+    sample; ``scale``, ``bias`` and the running ``mean``/``variance`` are flat vectors with one
+    value per channel or element, ``count`` (shape ``()``) the samples seen.
+
+    Training (``batch_stat``, by default the phase) normalises with the minibatch's statistics
+    and updates the running ones in place by CNTK's rule: the first minibatch (``count`` 0)
+    replaces them; later ones blend in with ``1 - exp(-M / time_constant)`` for a minibatch of
+    M samples (``time_constant`` 0: replace every time; infinite: keep the first); the variance
+    is the unbiased one.  ``blend_time_constant`` mixes the running statistics into the
+    normalisation with weight ``b / (b + M)``.  Inference normalises with the running ones.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward(), sd.training(True):
+        ...     x = sd.Variable.from_numpy_array(np.array([[1.0], [3.0]]))
+        ...     v = [sd.Variable.from_numpy_array(np.full(1, a)) for a in (1.0, 0.0, 0.0, 0.0)]
+        ...     c = sd.Variable.from_numpy_array(np.float32(0))
+        ...     y = F.cntk_batch_normalization(x, *v, c)
+        >>> y.d.ravel().round(3).tolist(), v[2].d.tolist(), v[3].d.tolist(), float(c.d)
+        ([-1.0, 1.0], [2.0], [2.0], 2.0)
+    """
+    if batch_stat is None:
+        batch_stat = is_training()
+    axes = [1] if spatial else list(range(1, x.ndim))
+    reduce = [a for a in range(x.ndim) if a not in axes]
+    shape = [x.shape[i] if i in axes else 1 for i in range(x.ndim)]
+    s, b = scale.reshape(shape), bias.reshape(shape)
+    if not batch_stat:
+        m, v = mean.reshape(shape), variance.reshape(shape)
+        return (x - m) * torch.rsqrt(v + epsilon) * s + b
+    n = x.shape[0]
+    elements = math.prod(x.shape[a] for a in reduce)
+    var_b, mean_b = torch.var_mean(x, dim=reduce, keepdim=True, unbiased=False)
+    m_used, v_used = mean_b, var_b
+    if blend_time_constant:
+        w = 1.0 if math.isinf(blend_time_constant) else \
+            blend_time_constant / (blend_time_constant + n)
+        m_used = (1 - w) * mean_b + w * mean.reshape(shape)
+        v_used = (1 - w) * var_b + w * variance.reshape(shape)
+    if time_constant == 0:
+        factor = 1.0
+    elif math.isinf(time_constant):
+        factor = 0.0
+    else:
+        factor = -math.expm1(-n / time_constant)
+    with torch.no_grad():
+        unbiased = var_b.detach() * (elements / max(elements - 1, 1))
+        first = (count == 0).to(x.dtype)
+        f = first + (1 - first) * factor
+        mean.copy_((mean + f * (mean_b.detach().reshape(mean.shape).to(mean.dtype) - mean)))
+        variance.copy_(variance + f * (unbiased.reshape(variance.shape).to(variance.dtype)
+                                       - variance))
+        count.add_(n)
+    return (x - m_used) * torch.rsqrt(v_used + epsilon) * s + b

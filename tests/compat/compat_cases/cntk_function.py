@@ -25,7 +25,7 @@ def input_variable(C, r):
             "dtypes": [_dtype(v) for v in (x, y, z)]}
 
 
-@cntk_case(names=["cntk.ops.constant", "cntk.ops.Constant", "cntk.Function.value",
+@cntk_case(names=["cntk.ops.constant", "cntk.Constant", "cntk.Function.value",
                   "cntk.Function.constants"])
 def constant(C, r):
     x = C.input_variable((2, 3))
@@ -40,7 +40,7 @@ def constant(C, r):
             "constants": sorted(v.name for v in f.constants), "out": f.eval({x: data})}
 
 
-@cntk_case(names=["cntk.ops.parameter", "cntk.ops.Parameter", "cntk.Function.value",
+@cntk_case(names=["cntk.ops.parameter", "cntk.Parameter", "cntk.Function.value",
                   "cntk.Function.parameters"])
 def parameter(C, r):
     x = C.input_variable(3)

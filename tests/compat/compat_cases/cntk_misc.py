@@ -67,9 +67,7 @@ def cntk_py_switches(C, r):
 
 
 @cntk_case(names=["cntk.Function"],
-           known={"isinstance": "CNTK's inputs, parameters and constants are Variables, not "
-                                "Functions (isinstance(x, cntk.Function) is False); Stadyn's "
-                                "compat wraps all of them in one Function class"})
+           note="inputs, parameters and constants are Variables, not Functions")
 def function_class(C, r):
     x = C.input_variable(3)
     p = C.parameter((3,), init=1.0)

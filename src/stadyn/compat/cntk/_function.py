@@ -1,129 +1,312 @@
-"""CNTK's ``Function``/``Variable`` face over Stadyn Variables, and the op and layer adapters.
+"""CNTK's ``Function``: a graph output (or several, made by ``combine``) over Stadyn Variables.
 
-CNTK programs pass ``Function`` objects around: graph outputs with ``.parameters``,
-``.arguments``, ``.shape`` (per sample, no batch axis), ``.eval``, ``.save``; inputs made by
-``input_variable``; layers that are Functions applied to other Functions.  Here a
-:class:`Function` wraps one Stadyn :class:`~stadyn.graph.Variable` (the batch axis is the
-first axis); ops and layers unwrap their arguments, call Stadyn, and wrap the result.  Behaviour
-lives in Stadyn; this module only renames and adapts.
+A :class:`Function` wraps the Stadyn :class:`~stadyn.graph.Variable` its root computes.  It
+shows the graph as CNTK does (``arguments``, ``parameters``, ``constants``, ``inputs``, blocks
+for applied layers, names reached as attributes: ``z.W``, ``model.conv1.b``), evaluates it
+(``eval``, ``forward``/``backward``, ``grad``), rebuilds it (``clone``, calling it on other
+Functions, ``replace_placeholders``) and saves it.  The evaluation runs Stadyn's static graph;
+behaviour lives in Stadyn, this module only maps CNTK's view onto it.
 """
 
 from __future__ import annotations
 
-import functools
-import itertools
-import os
-import weakref
-from typing import Any, Callable
+import enum
+from typing import Any
 
 import numpy as np
 import torch
 
-from ...graph import Variable, forward_all, topological_nodes, training
+from ... import functions as F
+from ...graph import Variable, forward_all, training
 from ...graph._lower import _collect
 from ...train._trainer import feed
+from . import _graph as G
+from ._adapt import unwrap, wrap
+from ._mixins import GraphObject, TensorOpsMixin
 
-__all__ = ["Function", "unwrap", "wrap", "adapt", "named", "cntk_name", "batched", "operand",
-           "binary",
-           "input_variable", "constant", "parameter", "load_model", "Constant", "Parameter"]
-
-_constant_ids = itertools.count()
+__all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "as_composite", "as_block",
+           "BlockFunction", "combine_outputs"]
 
 
-class Function:
-    """A CNTK Function: an output of the graph (or an input, constant or parameter); made by
-    ``combine``, several outputs."""
+class CloneMethod(enum.Enum):
+    """How ``Function.clone`` treats parameters: ``share`` them, ``clone`` them (new parameters
+    with the same values) or ``freeze`` them (constants with their values)."""
 
-    __slots__ = ("variable", "name", "kind", "members")
+    clone = "clone"
+    share = "share"
+    freeze = "freeze"
 
-    def __init__(self, variable: Variable, name: str = "", kind: str = "output",
-                 members: "list[Function] | None" = None):
-        self.variable = variable
-        self.name = name
-        self.kind = kind
+
+class ModelFormat(enum.Enum):
+    """The file format of ``Function.save``: CNTK's own (here: a Stadyn model file) or ONNX."""
+
+    CNTKv2 = 0
+    ONNX = 1
+
+
+def _as_method(method: Any) -> str:
+    if isinstance(method, CloneMethod):
+        return method.value
+    if isinstance(method, str) and method in ("clone", "share", "freeze"):
+        return method
+    raise ValueError(f"clone: method must be a CloneMethod, got {method!r}")
+
+
+_CUSTOM: "dict[int, dict]" = {}
+
+
+class Function(GraphObject, TensorOpsMixin):
+    """A CNTK Function.
+
+    A layer or op applied to inputs gives the *composite* Function of the graph up to its
+    output; its ``root_function`` is the op (or, for a layer, the *block*) that made the output.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x = C.input_variable(3, name="x")
+        >>> z = C.layers.Dense(2, name="d")(x)
+        >>> z.name, z.W.shape, z.b.shape, [p.name for p in z.parameters]
+        ('d', (3, 2), (2,), ['W', 'b'])
+        >>> z.W.value = np.ones((3, 2), np.float32)
+        >>> z.eval({x: np.ones((1, 3), np.float32)}).tolist()
+        [[3.0, 3.0]]
+    """
+
+    __slots__ = ("members", "_view")
+
+    def __init__(self, variable: Variable, members: "list[Variable] | None" = None,
+                 view: str = "composite"):
+        super().__init__(variable)
         self.members = members
+        self._view = view
 
-    # -- what a CNTK Function offers -----------------------------------------------------------
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """The per-sample shape (CNTK's static shape, without the batch axis)."""
-        shape = self.variable.shape
-        return tuple(shape[1:]) if self.kind in ("input", "output") else tuple(shape)
-
-    @property
-    def dtype(self):
-        return self.variable.dtype
-
-    @property
-    def output(self) -> "Function":
-        """The only output (a Function made by ``combine`` has several: see ``outputs``)."""
-        if self.members is not None and len(self.members) > 1:
-            raise ValueError(f"this Function has {len(self.members)} outputs; use .outputs")
-        return self
-
-    @property
-    def outputs(self) -> list["Function"]:
-        return list(self.members) if self.members is not None else [self]
-
+    # -- the graph seen from here ------------------------------------------------------------
     def _roots(self) -> list[Variable]:
-        return [o.variable for o in self.outputs]
+        return list(self.members) if self.members else [self.variable]
+
+    def _node(self) -> tuple[str, Variable]:
+        if self._view == "op":
+            return ("op", self.variable)
+        return G.classify(self.variable)
 
     def _leaves(self) -> list[Variable]:
-        return _collect(self._roots())[1]
+        return list(G.walk_leaves(self._roots()))
 
     @property
-    def parameters(self) -> list["Function"]:
-        """The learnable parameters this Function depends on, in creation order."""
-        return [Function(v, cntk_name(v), "parameter") for v in self._leaves()
-                if v.need_grad and v.name is not None and v not in _INPUTS]
+    def name(self) -> str:
+        """The name of the root function (a layer's ``name``, an op's ``name=``)."""
+        if self.members and len(self.members) > 1:
+            return ""
+        kind, v = self._node()
+        return G.node_name((kind, v)) if kind != "leaf" else G.name_of(v)
+
+    @name.setter
+    def name(self, value: str) -> None:
+        block = G.BLOCKS.get(self.variable)
+        if block is not None and self._view != "op":
+            block.name = value
+        else:
+            self.variable.name = value or None
 
     @property
-    def constants(self) -> list["Function"]:
-        """The constants (and batch-normalisation statistics) this Function depends on."""
-        return [Function(v, cntk_name(v), "constant") for v in self._leaves()
-                if not v.need_grad and v.name is not None and v not in _INPUTS]
+    def output(self):
+        """The only output, as a Variable (a ValueError when there are several)."""
+        if self.members and len(self.members) > 1:
+            raise ValueError(f"this Function has {len(self.members)} outputs; use .outputs")
+        return wrap_variable(self.variable)
 
     @property
-    def arguments(self) -> list["Function"]:
-        """The inputs this Function depends on (CNTK's ``arguments``)."""
-        return [Function(v, _INPUTS.get(v, ""), "input") for v in self._leaves()
-                if v in _INPUTS or (v.name is None and not v.need_grad)]
-
-    @property
-    def needs_gradient(self) -> bool:
-        """Whether gradients flow to this input or parameter."""
-        return bool(self.variable.need_grad)
+    def outputs(self) -> list:
+        """Every output, as Variables."""
+        return [wrap_variable(v) for v in self._roots()]
 
     @property
     def root_function(self) -> "Function":
-        return self
+        """The op (or block) that made the output."""
+        if self.members and len(self.members) > 1:
+            return self
+        view = "op" if self._view == "op" else ("block" if self.variable in G.BLOCKS else "op")
+        return Function(self.variable, view=view)
 
     @property
-    def value(self) -> np.ndarray:
-        """A copy of a parameter's or constant's value (settable, as CNTK's
-        ``Parameter.value``)."""
-        return self.variable.d.copy()
+    def is_composite(self) -> bool:
+        return self._view == "composite"
 
-    @value.setter
-    def value(self, array) -> None:
-        self.variable.d = np.asarray(array, dtype=self.variable.dtype)
+    @property
+    def is_block(self) -> bool:
+        return self._view == "block"
 
-    def _feed(self, arguments: Any, what: str) -> None:
+    @property
+    def is_primitive(self) -> bool:
+        return self._view == "op"
+
+    @property
+    def block_root(self) -> "Function":
+        """Inside a block: the op that makes its output."""
+        if not self.is_block:
+            raise RuntimeError("block_root: this Function is not a block")
+        return Function(self.variable, view="op")
+
+    @property
+    def block_arguments_mapping(self) -> list:
+        """A block's arguments, each as ``(inner placeholder, actual argument)``; Stadyn's
+        blocks use the actual arguments inside, so both are the same Variable."""
+        if not self.is_block:
+            raise RuntimeError("block_arguments_mapping: this Function is not a block")
+        return [(wrap_variable(a), wrap_variable(a)) for a in G.BLOCKS[self.variable].arguments]
+
+    @property
+    def op_name(self) -> str:
+        """``CompositeFunctionOpName`` for a composite; the op's (``Plus``) or the layer's
+        (``Dense``) name for a root function."""
+        if self._view == "composite":
+            return "CompositeFunctionOpName"
+        if self._view == "op":
+            known = G.op_name_of(self.variable) if self.variable not in G.BLOCKS else None
+            return known or G.primitive_op_name(self.variable)
+        return G.op_name_of(self.variable)
+
+    @property
+    def uid(self) -> str:
+        """A unique id (``CompositeFunction10``, ``Plus9``)."""
+        base = G.uid_of(self.variable)
+        return f"CompositeFunction{base}" if self._view == "composite" else base
+
+    @property
+    def inputs(self) -> list:
+        """A composite's leaves (arguments, parameters, constants); a root function's own
+        inputs (a block's: its parameters, then its arguments)."""
+        if self._view == "composite":
+            return [wrap(v) for v in self._leaves()]
+        return [wrap_variable(v) if v.parent is not None else wrap(v)
+                for v in G.node_inputs(self._node() if self._view == "block" else
+                                       ("op", self.variable))]
+
+    @property
+    def arguments(self) -> list:
+        """The inputs and placeholders the outputs depend on, in CNTK's order."""
+        return [wrap(v) for v in self._leaves() if G.kind_of(v) in ("input", "placeholder")]
+
+    @property
+    def parameters(self) -> list:
+        """The learnable parameters the outputs depend on (the last layer's first)."""
+        return [wrap(v) for v in self._leaves() if G.kind_of(v) == "parameter"]
+
+    @property
+    def constants(self) -> list:
+        """The constants (batch normalisation's statistics among them)."""
+        return [wrap(v) for v in self._leaves() if G.kind_of(v) == "constant"]
+
+    @property
+    def placeholders(self) -> list:
+        """The placeholders not yet replaced."""
+        return [wrap(v) for v in self._leaves() if G.kind_of(v) == "placeholder"]
+
+    @property
+    def attributes(self) -> dict:
+        """The root op's attributes (Stadyn's names: dropout's rate is ``p``)."""
+        if self.variable.parent is None or self.variable in G.BLOCKS and self._view != "op":
+            return {}
+        return dict(self.variable.parent.attrs)
+
+    def set_attribute(self, name: str, value: Any) -> None:
+        """Change one attribute of the root op (CNTK's ``dropoutRate`` is dropout's ``p``)."""
+        name = {"dropoutRate": "p", "rngSeed": "seed"}.get(name, name)
+        parent = self.variable.parent
+        if parent is None or name not in parent.spec.attrs:
+            raise ValueError(f"set_attribute: the root function has no attribute {name!r}")
+        parent.set_attribute(name, value)
+
+    @property
+    def custom_attributes(self) -> dict:
+        """A dict of the user's own attributes (kept, not used)."""
+        return _CUSTOM.setdefault(id(self.variable), {})
+
+    @custom_attributes.setter
+    def custom_attributes(self, values: dict) -> None:
+        _CUSTOM[id(self.variable)] = dict(values)
+
+    # -- names inside the graph ---------------------------------------------------------------
+    def find_all_with_name(self, name: str, depth: int = 0) -> list:
+        """Every function and variable named ``name`` (``depth`` levels into blocks; -1 all)."""
+        return [_wrap_node(n) for n in G.search(self._node(), lambda n: G.node_name(n) == name,
+                                                 depth)]
+
+    def find_by_name(self, name: str, depth: int = 0):
+        """The function or variable named ``name``; None when there is none, a ValueError when
+        there are several.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> x = C.input_variable(3, name="x")
+            >>> f = C.tanh(C.plus(x, 1.0, name="p"))
+            >>> f.find_by_name("p").op_name, f.find_by_name("x").is_input
+            ('Plus', True)
+        """
+        if not isinstance(name, str):
+            raise ValueError(f"node name has to be a string, got a {type(name).__name__}")
+        found = self.find_all_with_name(name, depth)
+        if len(found) > 1:
+            raise ValueError(f'found multiple functions matching "{name}". If that was '
+                             "expected call find_all_with_name")
+        return found[0] if found else None
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name in ("members", "variable"):
+            raise AttributeError(name)
+        start = Function(self.variable, view="op") if self._view == "block" else self
+        found = start.find_by_name(name, depth=1)
+        if found is not None:
+            return found
+        if self.members and len(self.members) > 1:
+            raise AttributeError(f"Function has no '{name}' and it cannot be looked up in its "
+                                 "outputs because it has more than one")
+        from ._mixins import VariableMixin
+        if hasattr(VariableMixin, name):
+            return getattr(self.output, name)
+        raise AttributeError(f"neither the Function nor its output has '{name}'")
+
+    # -- evaluation -----------------------------------------------------------------------------
+    def _bind(self, arguments: Any) -> None:
         if arguments is None:
             return
+        args = self.arguments
         if not isinstance(arguments, dict):
-            args = self.arguments
             if len(args) != 1:
-                raise TypeError(f"{what}: give a dict for a Function with {len(args)} inputs")
+                raise ValueError(f"give a dict of {{input: data}} for a Function with "
+                                 f"{len(args)} inputs")
             arguments = {args[0]: arguments}
+        by_name = {a.name: a for a in args}
         for key, value in arguments.items():
-            feed(unwrap(key), value)
+            target = by_name.get(key) if isinstance(key, str) else key
+            if target is None:
+                raise ValueError(f"no input named {key!r}")
+            if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], list):
+                value = value[0]    # (data, sequence starts): every sample is one sequence
+            if isinstance(value, list) and value and not isinstance(value[0], (int, float)):
+                value = np.stack([np.asarray(v, dtype=np.float32) for v in value])
+            var = unwrap(target)
+            if hasattr(value, "asarray") and not isinstance(value, np.ndarray):
+                value = value.asarray()
+            arr = np.asarray(value, dtype=np.dtype(var.dtype)) if not isinstance(
+                value, torch.Tensor) else value
+            if G.BATCH(var) and arr.ndim == var.ndim + 1 and arr.shape[1] == 1 and \
+                    tuple(arr.shape[2:]) == tuple(var.shape[1:]):
+                arr = arr.reshape((arr.shape[0],) + tuple(var.shape[1:]))   # (N, 1, ...) data
+            feed(var, arr)
 
     def eval(self, arguments: Any = None, outputs=None, device=None, as_numpy: bool = True):
-        """The value for ``arguments`` (``{input: data}``, or one array for one input), in the
-        inference phase; ``{output: value}`` for several outputs."""
+        """The outputs' values for ``arguments`` (``{input: data}``, or the data of the only
+        input) in the inference phase: one array, or ``{output: array}`` for several.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> x = C.input_variable(2)
+            >>> C.sigmoid(x).eval(np.zeros((1, 2), np.float32)).tolist()
+            [[0.5, 0.5]]
+        """
         wanted = self.outputs if outputs is None else list(outputs)
-        _, values = self.forward(arguments, wanted)
+        _, values = self.forward(arguments, wanted, device=device)
         return values[wanted[0]] if len(wanted) == 1 else values
 
     def forward(self, arguments: Any, outputs=None, keep_for_backward=None, device=None,
@@ -142,7 +325,7 @@ class Function:
             >>> f.backward(state, {f.output: np.ones((1, 2), np.float32)}, {x})[x].tolist()
             [[0.25, 0.25]]
         """
-        self._feed(arguments, "forward")
+        self._bind(arguments)
         wanted = self.outputs if outputs is None else list(outputs)
         keep = bool(keep_for_backward)
         roots = self._roots()
@@ -153,16 +336,16 @@ class Function:
         else:
             with training(False), torch.no_grad():
                 forward_all(roots, clear_buffer=True)
-        return (self if keep else None), {o: unwrap(o).d.copy() for o in wanted}
+        return (_State(self) if keep else None), {o: unwrap(o).d.copy() for o in wanted}
 
     def backward(self, state, root_gradients: dict, variables, as_numpy: bool = True) -> dict:
         """CNTK's ``backward``: the gradients w.r.t. ``variables`` (inputs made with
         ``needs_gradient=True``, or parameters) of ``sum(output * root_gradient)`` over the
-        given outputs, after a :meth:`forward` that kept state.  Parameters' own ``.grad`` are
+        given outputs, after a :meth:`forward` that kept state.  Parameters' own gradients are
         left as they were."""
         if state is None:
-            raise ValueError("backward: the forward() before it kept no state (give "
-                             "keep_for_backward)")
+            raise ValueError("backward: the forward() before it kept no intermediate results "
+                             "(set keep_for_backward to the outputs in root_gradients)")
         roots = [unwrap(root) for root in root_gradients]
         leaves = [v for v in _collect(roots)[1] if v.need_grad]
         saved = [(v, v.grad) for v in leaves]
@@ -171,229 +354,251 @@ class Function:
         try:
             for root, seed in root_gradients.items():
                 unwrap(root).backward(np.asarray(seed, dtype=np.float32))
-            return {v: unwrap(v).g.copy() for v in variables}
+            out = {}
+            for v in variables:
+                var = unwrap(v)
+                out[v] = var.g.copy() if var.grad is not None else np.zeros(var.shape,
+                                                                              np.float32)
+            return out
         finally:
             for v, g in saved:
                 v.grad = g
 
     def grad(self, at: Any, wrt=None, outputs=None, device=None, as_numpy: bool = True,
              grad_root=None):
-        """CNTK's ``grad``: the gradient of the sum of this Function's values w.r.t. ``wrt``
-        (default: the arguments made with ``needs_gradient=True``); one array for one ``wrt``.
-        With ``outputs``, also their values: ``(gradients, values)``."""
+        """The gradient of the sum of this Function's values w.r.t. ``wrt`` (default: the
+        arguments made with ``needs_gradient=True``): one array for one ``wrt``, else a dict;
+        with ``outputs``, ``(gradients, values)``.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> x = C.input_variable(1, needs_gradient=True)
+            >>> C.sqrt(x).grad({x: np.array([[1.0], [4.0]], np.float32)}).ravel().tolist()
+            [0.5, 0.25]
+        """
         if wrt is None:
             wrt = [a for a in self.arguments if a.needs_gradient]
+        wrt = list(wrt)
         root = self.output if grad_root is None else grad_root
         state, values = self.forward(at, [root] + list(outputs or []), {root})
         grads = self.backward(state, {root: np.ones_like(values[root])}, wrt)
-        grads = grads[wrt[0]] if len(grads) == 1 else grads
+        grads = grads[wrt[0]] if len(wrt) == 1 else grads
         if not outputs:
             return grads
         values = {o: values[o] for o in outputs}
         return grads, (next(iter(values.values())) if len(values) == 1 else values)
 
-    def save(self, filename: str | os.PathLike) -> None:
-        """Save the network that computes this Function (Stadyn's model file)."""
-        from ... import serialize
-        folder = os.path.dirname(os.path.abspath(os.fspath(filename)))
-        os.makedirs(folder, exist_ok=True)
-        serialize.save(filename, [self.variable])
+    def test(self, minibatch_source, minibatch_size: int = 32, streams=None,
+             model_inputs_to_streams=None, callbacks=None):
+        """The average of this criterion Function (a metric, or ``(loss, metric)`` combined)
+        over one sweep of ``minibatch_source``: a ``TestSummary`` with ``metric`` and
+        ``samples``."""
+        from ._training import evaluate_function
+        return evaluate_function(self, minibatch_source, minibatch_size, streams,
+                                 model_inputs_to_streams, callbacks)
+
+    # -- rebuilding -----------------------------------------------------------------------------
+    def clone(self, method, substitutions: dict | None = None) -> "Function":
+        """A copy of the graph: parameters shared, cloned or frozen (:class:`CloneMethod`);
+        ``substitutions`` (``{variable: new}``) replaces variables on the way (a placeholder
+        without a shape takes the shape of what it replaces).  Inputs are cloned unless
+        substituted.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> x, y = C.input_variable(2), C.input_variable(2)
+            >>> f = C.layers.Dense(2)(x)
+            >>> g = f.clone(C.CloneMethod.freeze, {x: y})
+            >>> g.arguments == [y], len(g.parameters), len(g.constants)
+            (True, 0, 2)
+        """
+        method = _as_method(method)
+        if substitutions is not None and not isinstance(substitutions, dict):
+            raise TypeError("clone: the substitutions must be a dict")
+        subs = {}
+        for old, new in (substitutions or {}).items():
+            if old is None or new is None:
+                raise AttributeError(f"clone: cannot replace {old!r} with {new!r}")
+            subs[unwrap(old)] = _bound_placeholder(unwrap(new), unwrap(old))
+        roots = G.rebuild(self._roots(), subs, method, clone_inputs=True)
+        if len(roots) == 1:
+            return Function(roots[0])
+        return Function(roots[0], roots)
+
+    def __call__(self, *args, **kwargs):
+        """Apply this Function to other Functions (its arguments replaced; parameters shared),
+        or evaluate it on data (one array, or a tuple for several outputs)."""
+        mapping = self.argument_map(*args, **kwargs)
+        symbolic = any(isinstance(v, GraphObject) for v in mapping.values())
+        if symbolic:
+            for a in self.arguments:
+                mapping.setdefault(a, a)
+            return self.clone(CloneMethod.share, mapping)
+        values = self.eval(mapping, self.outputs)
+        if isinstance(values, dict):
+            return tuple(values[o] for o in self.outputs)
+        return values
+
+    def argument_map(self, *args, **kwargs) -> dict:
+        """``{argument: value}`` from positional values (in the order of ``arguments``) and
+        keyword values (by argument name)."""
+        params = self.arguments
+        if len(args) > len(params):
+            raise TypeError(f"this Function takes {len(params)} arguments, {len(args)} given")
+        mapping = dict(zip(params, args))
+        by_name = {p.name: p for p in params}
+        for key, value in kwargs.items():
+            if key not in by_name:
+                raise TypeError(f"this Function has no argument named {key!r}")
+            mapping[by_name[key]] = value
+        return mapping
+
+    def replace_placeholders(self, substitutions: dict) -> "Function":
+        """Replace placeholders in place (``{placeholder: variable}``); returns this Function."""
+        if not isinstance(substitutions, dict):
+            raise TypeError("replace_placeholders: the substitutions must be a dict")
+        for ph, new in substitutions.items():
+            G.replace_placeholder(unwrap(ph), unwrap(new))
+        return self
+
+    def replace_placeholder(self, substitution) -> "Function":
+        """Replace the only placeholder in place."""
+        placeholders = self.placeholders
+        if len(placeholders) != 1:
+            raise ValueError(f"replace_placeholder: the Function has {len(placeholders)} "
+                             "placeholders, not one")
+        return self.replace_placeholders({placeholders[0]: substitution})
+
+    def __rshift__(self, other):
+        if isinstance(other, tuple):
+            outs = self.outputs
+            return combine_outputs([g(outs[i] if len(outs) > 1 else self)
+                                    for i, g in enumerate(other)])
+        if self.members and len(self.members) > 1:
+            return other(*self.outputs)
+        return other(self)
+
+    def __lshift__(self, other):
+        return self(other)
+
+    # -- files ----------------------------------------------------------------------------------
+    def save(self, filename, format=ModelFormat.CNTKv2,
+             use_external_files_to_store_parameters: bool = False) -> None:
+        """Save the graph of the outputs (a Stadyn model file keeping CNTK's names; ONNX with
+        ``ModelFormat.ONNX``)."""
+        from ._model_file import save
+        save(self, filename, format)
 
     save_model = save  # the 2017 betas' name
 
-    def find_by_name(self, name: str) -> "Function | None":
-        for node in topological_nodes([self.variable]):
-            for ref in node._outputs:
-                v = ref()
-                if v is not None and v.name == name:
-                    return Function(v, name)
-        return None
+    def restore(self, filename) -> None:
+        """Set this Function's parameters to those saved in ``filename`` (by a Function of the
+        same architecture), in order."""
+        from ._model_file import restore
+        restore(self, filename)
 
-    def __call__(self, *args):
-        raise TypeError("this CNTK Function is a graph output; apply layers (callables) to "
-                        "Functions instead")
+    @staticmethod
+    def load(model, device=None, format=ModelFormat.CNTKv2) -> "Function":
+        """The Function saved in ``model`` (a file name, or the file's bytes)."""
+        return load_model(model, device, format)
+
+    def print_node_timing(self) -> None:
+        """Accepted for compatibility: Stadyn keeps no per-node timings."""
 
     def __repr__(self) -> str:
-        label = f" {self.name!r}" if self.name else ""
-        return f"<cntk Function{label} ({self.kind}) shape={self.shape}>"
-
-    def __hash__(self) -> int:
-        return id(self.variable)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Function) and other.variable is self.variable
-
-    # -- operators (CNTK's: ``x + y`` is ``plus(x, y)``, ...) -----------------------------------
-    def __add__(self, other):
-        return binary(_F().add2, self, other)
-
-    def __radd__(self, other):
-        return binary(_F().add2, other, self)
-
-    def __sub__(self, other):
-        return binary(_F().sub2, self, other)
-
-    def __rsub__(self, other):
-        return binary(_F().sub2, other, self)
-
-    def __mul__(self, other):
-        return binary(_F().mul2, self, other)
-
-    def __rmul__(self, other):
-        return binary(_F().mul2, other, self)
-
-    def __truediv__(self, other):
-        return binary(_F().div2, self, other)
-
-    def __rtruediv__(self, other):
-        return binary(_F().div2, other, self)
-
-    def __neg__(self):
-        return wrap(-unwrap(self))
-
-    def __matmul__(self, other):
-        return wrap(_F().affine(unwrap(self), unwrap(other)))
+        args = ", ".join(f"{a.name or a.uid}: Tensor{list(a.shape)}" for a in self.arguments)
+        label = f"{self.name}: " if self.name else ""
+        shapes = ", ".join(f"Tensor{list(o.shape)}" for o in self.outputs)
+        return f"{label}{self.op_name}({args}) -> {shapes}"
 
 
-def _F():
-    from ... import functions
-    return functions
+class _State:
+    """What ``forward(keep_for_backward=...)`` hands to ``backward``."""
+
+    __slots__ = ("function",)
+
+    def __init__(self, function: Function):
+        self.function = function
 
 
-def batched(x: Any) -> bool:
-    """Whether ``x`` has the batch axis first (inputs and what is computed from them)."""
-    return isinstance(x, Function) and x.kind in ("input", "output")
+def wrap_variable(v: Variable):
+    """``v`` as a CNTK Variable (an output shown as a Variable, not as a Function)."""
+    from ._variables import of
+    return of(v, as_variable=True)
 
 
-def operand(x: Any) -> Any:
-    """An op's operand as Stadyn takes it: Functions unwrapped, NumPy arrays (and lists) as
-    constants, Python numbers as they are."""
-    if isinstance(x, Function):
-        return x.variable
-    if isinstance(x, (np.ndarray, list, tuple)):
-        return Variable.from_numpy_array(np.asarray(x, dtype=np.float32))
-    return x
+def _wrap_node(node: tuple[str, Variable]):
+    kind, v = node
+    if kind == "leaf":
+        return wrap(v)
+    return Function(v, view=kind)
 
 
-def binary(fn: Callable, left: Any, right: Any) -> Function:
-    """``fn(left, right)`` with CNTK's broadcasting: the sample axes align on the right, the batch
-    axis apart (a batched operand of lower sample rank gets axes of size 1 after its batch
+def _bound_placeholder(new: Variable, old: Variable) -> Variable:
+    """A placeholder without a shape given as a substitute takes ``old``'s shape (and batch
     axis)."""
-    a, b = operand(left), operand(right)
-    rank_a = len(a.shape) - 1 if batched(left) else getattr(a, "ndim", 0)
-    rank_b = len(b.shape) - 1 if batched(right) else getattr(b, "ndim", 0)
-    if batched(left) and rank_a < rank_b:
-        a = _F().reshape(a, (-1,) + (1,) * (rank_b - rank_a) + tuple(a.shape[1:]))
-    if batched(right) and rank_b < rank_a:
-        b = _F().reshape(b, (-1,) + (1,) * (rank_a - rank_b) + tuple(b.shape[1:]))
-    return wrap(fn(a, b))
+    if new in G.SHAPELESS:
+        G.bind_placeholder(new, old.shape, G.BATCH(old))
+    return new
 
 
-# Stadyn's names for batch normalisation's parameters and statistics, and CNTK's.
-_BN_NAMES = {"beta": "bias", "gamma": "scale", "mean": "aggregate_mean",
-             "var": "aggregate_variance"}
+def combine_outputs(functions: list) -> Function:
+    """Several Functions' outputs as one Function."""
+    flat: list[Variable] = []
+    for f in functions:
+        if isinstance(f, Function):
+            flat.extend(f._roots())
+        else:
+            flat.append(unwrap(f))
+    return Function(flat[0]) if len(flat) == 1 else Function(flat[0], flat)
 
 
-def cntk_name(v: Variable) -> str:
-    """A parameter's CNTK name: the last part of its scope path (``dense/W`` is ``W``), with
-    batch normalisation's names as CNTK's layer gives them."""
-    scope, _, last = (v.name or "").rpartition("/")
-    if scope.rpartition("/")[2].startswith("batchnormalization"):
-        return _BN_NAMES.get(last, last)
-    return last
+def as_composite(root_function) -> Function:
+    """The composite Function of ``root_function``'s graph."""
+    return Function(unwrap(root_function))
 
 
-# The names of the Variables made by ``input_variable`` (and of loaded models' inputs).
-_INPUTS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+def as_block(composite, block_arguments_map, block_op_name: str,
+             block_instance_name: str = "") -> Function:
+    """``composite`` as one block named ``block_instance_name`` of kind ``block_op_name``;
+    ``block_arguments_map`` pairs its placeholders with the actual arguments."""
+    out = unwrap(composite)
+    pairs = [(unwrap(p), unwrap(a)) for p, a in block_arguments_map]
+    if pairs:
+        out = G.rebuild([out], dict(pairs), "share")[0]
+        if out.parent is None:
+            out = F.identity(out)
+    G.BLOCKS[out] = G.Block(block_op_name, block_instance_name, tuple(a for _, a in pairs))
+    return Function(out)
 
 
-def unwrap(value: Any) -> Any:
-    """The Stadyn Variable inside a CNTK Function (other values unchanged)."""
-    if isinstance(value, Function):
-        return value.variable
-    if isinstance(value, (list, tuple)):
-        return type(value)(unwrap(v) for v in value)
-    return value
+def BlockFunction(op_name: str, name: str):
+    """Decorator: a Python function of Functions whose result is one block (``op_name``)."""
+    def decorate(fn):
+        def block(*args):
+            out = fn(*args)
+            v = unwrap(out)
+            if v.parent is None or v in G.BLOCKS:
+                v = F.identity(v)
+            G.BLOCKS[v] = G.Block(op_name, name, tuple(unwrap(a) for a in args))
+            return Function(v)
+        block.__name__ = getattr(fn, "__name__", op_name)
+        return block
+    return decorate
 
 
-def wrap(value: Any) -> Any:
-    """Stadyn Variables (also inside tuples) as CNTK Functions."""
-    if isinstance(value, Variable):
-        return Function(value)
-    if isinstance(value, tuple):
-        return tuple(wrap(v) for v in value)
-    return value
-
-
-def named(out: Function, name: str) -> Function:
-    """``out`` named ``name`` (found by ``find_by_name``); an unnamed call leaves it as is."""
-    if name:
-        out.name = name
-        if out.variable.parent is not None:   # a leaf's name says what it is: keep it
-            out.variable.name = name
-    return out
-
-
-def adapt(fn: Callable, name: str | None = None) -> Callable:
-    """A Stadyn function that takes and returns CNTK Functions (keyword ``name`` dropped)."""
-    @functools.wraps(fn)
-    def adapted(*args, name: str = "", **kwargs):
-        out = wrap(fn(*unwrap(args), **{k: unwrap(v) for k, v in kwargs.items()}))
-        return named(out, name) if isinstance(out, Function) else out
-    if name:
-        adapted.__name__ = name
-    return adapted
-
-
-def input_variable(shape, dtype=np.float32, needs_gradient: bool = False, is_sparse: bool = False,
-                   dynamic_axes=None, name: str = "") -> Function:
-    """An input with per-sample ``shape`` (the batch axis is added; its size follows the data).
+def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:
+    """Load a Function saved by :meth:`Function.save` (a file name, or the file's bytes).
 
     Example:
-        >>> x = input_variable((3, 32, 32))
-        >>> x.shape, x.variable.shape
-        ((3, 32, 32), (1, 3, 32, 32))
+        >>> import os, tempfile, numpy as np, stadyn.compat.cntk as C
+        >>> x = C.input_variable(2, name="x")
+        >>> z = C.layers.Dense(3, name="d")(x)
+        >>> path = os.path.join(tempfile.mkdtemp(), "z.model")
+        >>> z.save(path)
+        >>> m = C.load_model(path)
+        >>> m.arguments[0].name, m.find_by_name("d").shape
+        ('x', (3,))
     """
-    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
-    var = Variable((1,) + shape, need_grad=needs_gradient, dtype=dtype)
-    _INPUTS[var] = name
-    return Function(var, name, "input")
-
-
-def constant(value=None, shape=None, dtype=np.float32, device=None, name: str = "") -> Function:
-    """A constant (no gradient); broadcasts against batched inputs."""
-    arr = np.asarray(0.0 if value is None else value, dtype=dtype)
-    if shape is not None:
-        arr = np.broadcast_to(arr, tuple(shape)).copy()
-    var = Variable.from_numpy_array(arr)
-    var.name = name or f"constant{next(_constant_ids)}"
-    return Function(var, var.name, "constant")
-
-
-Constant = constant
-
-
-def parameter(shape=None, init=None, dtype=np.float32, device=None, name: str = "") -> Function:
-    """A learnable parameter, created in the parameter registry under ``name``."""
-    from ...layers._init import glorot_uniform, initial_value
-    from ...parametric import get_parameter_or_create
-    shape = tuple(int(s) for s in (shape or ()))
-    init = glorot_uniform() if init is None else init
-    fan_in = shape[0] if shape else 1
-    fan_out = int(np.prod(shape[1:])) if len(shape) > 1 else 1
-    var = get_parameter_or_create(name or f"parameter{next(_constant_ids)}", shape,
-                                  initial_value(init, shape, fan_in, fan_out))
-    return Function(var, var.name or "", "parameter")
-
-
-Parameter = parameter
-
-
-def load_model(filename: str | os.PathLike, device=None) -> Function:
-    """Load a model saved by ``Function.save`` (Stadyn's model file); returns its output."""
-    from ... import serialize
-    network = serialize.load(filename)
-    outputs = list(network.outputs.values())
-    for name, var in network.inputs.items():
-        _INPUTS[var] = name
-    return Function(outputs[0], next(iter(network.outputs)))
+    from ._model_file import load
+    return load(model, format)

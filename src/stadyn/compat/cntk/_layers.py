@@ -1,112 +1,312 @@
-"""``cntk.layers`` (and the 2017 betas' ``cntk.models``) on Stadyn's layers."""
+"""``cntk.layers`` (and the 2017 betas' ``cntk.models``) on Stadyn's layers.
+
+A CNTK layer is a Function of its future input.  Here it is a :class:`LayerFunction` holding a
+Stadyn layer: applied to CNTK Functions it applies the layer and records the application as a
+*block* (``Dense``, ``Convolution``, ...) named by the layer's ``name``, so ``z.W``,
+``model.conv1.b`` and ``find_by_name`` reach its parameters.  ``Sequential`` composes any
+callables on CNTK Functions (layers, ops, lambdas, tuples of them for parallel branches).
+"""
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+import inspect
+from typing import Any, Callable
 
+from ... import functions as F
 from ... import layers as _L
-from ._function import Function, cntk_name, unwrap, wrap
+from ...graph import Variable
+from . import _graph as G
+from ._adapt import operand, unwrap, wrap
+from ._mixins import GraphObject
 
-__all__ = ["Sequential", "For", "LayerStack", "default_options",
-           "default_options_for", "Dense", "Convolution", "Convolution1D", "Convolution2D",
-           "Convolution3D", "ConvolutionTranspose", "MaxPooling", "AveragePooling",
-           "GlobalMaxPooling", "GlobalAveragePooling", "Dropout", "BatchNormalization",
-           "Embedding", "Activation", "Label", "Identity"]
+__all__ = ["LayerFunction", "Sequential", "For", "LayerStack", "SequentialClique", "ResNetBlock",
+           "default_options", "default_options_for", "Dense", "Convolution", "Convolution1D",
+           "Convolution2D", "Convolution3D", "ConvolutionTranspose", "ConvolutionTranspose1D",
+           "ConvolutionTranspose2D", "ConvolutionTranspose3D", "MaxPooling", "AveragePooling",
+           "GlobalMaxPooling", "GlobalAveragePooling", "MaxUnpooling", "Dropout",
+           "BatchNormalization", "LayerNormalization", "Stabilizer", "Embedding", "Activation",
+           "Label", "Identity", "identity"]
+
+
+def _native_fn(f: Any) -> Any:
+    """A callable on CNTK Functions as one on Stadyn Variables (for a layer's activation)."""
+    if f is None or f is identity or f is _L.identity:
+        return _L.identity
+    if isinstance(f, LayerFunction):
+        return f.layer
+    if not callable(f):
+        return f
+
+    def native(*values):
+        return unwrap(f(*[wrap(v) for v in values]))
+    return native
+
+
+def _native(value: Any) -> Any:
+    """A layer option as Stadyn's layers take it."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_native(v) for v in value)
+    return _native_fn(value) if callable(value) and not _is_initializer(value) else value
+
+
+def _is_initializer(value: Any) -> bool:
+    from ...layers._init import CNTKInitializer
+    return isinstance(value, CNTKInitializer)
 
 
 class LayerFunction:
-    """A CNTK layer: callable on CNTK Functions, holding a Stadyn layer."""
+    """A CNTK layer: applied to CNTK Functions it applies its Stadyn layer; its parameters
+    (after the first application) are attributes by their CNTK names (``d.W``).
 
-    def __init__(self, layer: _L.Layer):
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> d = C.layers.Dense(3, name="d")
+        >>> z = d(C.input_variable(4))
+        >>> d.W.shape, z.root_function.op_name, z.name
+        ((4, 3), 'Dense', 'd')
+    """
+
+    def __init__(self, layer: Any, op_name: str, name: str = ""):
         self.layer = layer
+        self.op_name = op_name
+        self.name = name
+        self._signature: Any = None
 
     def __call__(self, *args):
-        return wrap(self.layer(*unwrap(args)))
+        if args and not any(isinstance(a, GraphObject) for a in args):
+            if self._signature is None:
+                raise TypeError(f"{self.op_name}: call it on CNTK Functions, or give it a "
+                                "signature first (update_signature)")
+            return self._signature(*args)
+        values = [operand(a) for a in args]
+        out = self.layer(*values)
+        if isinstance(out, Variable) and (any(out is v for v in values) or out in G.BLOCKS):
+            out = F.identity(out)
+        if isinstance(out, Variable) and self.op_name:
+            G.BLOCKS[out] = G.Block(self.op_name, self.name, tuple(values))
+        elif isinstance(out, Variable) and self.name:
+            out.name = self.name
+        return wrap(out)
 
     @property
-    def parameters(self):
-        """The layer's parameters (after its first call), with CNTK's names."""
-        return [Function(p, cntk_name(p), "parameter") for p in self.layer.parameters]
+    def parameters(self) -> list:
+        """The layer's parameters (after its first application)."""
+        return [wrap(p) for p in self.layer.parameters]
+
+    def update_signature(self, *arg_types, **kwarg_types) -> None:
+        """Apply the layer to new inputs of the given per-sample shapes, so that it can be
+        evaluated on data (``layer(array)``) and its parameters exist."""
+        from ._variables import input_variable
+        inputs = [input_variable(t) for t in arg_types]
+        self._signature = self(*inputs)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name in ("layer", "op_name", "name"):
+            raise AttributeError(name)
+        for p in self.layer.parameters:
+            if G.name_of(p) == name:
+                return wrap(p)
+        if self._signature is not None:
+            return getattr(self._signature, name)
+        raise AttributeError(f"{self.op_name or 'layer'} has no {name!r} (parameters exist once "
+                             "the layer is applied)")
 
     def __rshift__(self, other):
         return Sequential([self, other])
 
+    def __rrshift__(self, other):
+        return Sequential([other, self])
+
     def __repr__(self) -> str:
-        return f"<cntk layer {self.layer!r}>"
+        return f"<cntk layer {self.op_name} {self.name!r}>"
 
 
-def _native(value: Any) -> Any:
-    """The Stadyn object behind a CNTK-facing one (layers, adapted functions; recursively)."""
-    if isinstance(value, LayerFunction):
-        return value.layer
-    if isinstance(value, list):
-        return [_native(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_native(v) for v in value)
-    return getattr(value, "__wrapped__", value) if callable(value) else value
-
-
-def _layer(cls):
-    def make(*args, **kwargs):
-        return LayerFunction(cls(*_native(args), **{k: _native(v) for k, v in kwargs.items()}))
-    make.__name__ = getattr(cls, "__name__", "layer")
+def _layer(cls, op_name: str):
+    def make(*args, name: str = "", **kwargs):
+        layer = cls(*_native(args), **{k: _native(v) for k, v in kwargs.items()})
+        return LayerFunction(layer, op_name, name)
+    make.__name__ = make.__qualname__ = getattr(cls, "__name__", op_name)
     make.__doc__ = cls.__doc__
     return make
 
 
-Dense = _layer(_L.Dense)
-Convolution = _layer(_L.Convolution)
-Convolution1D = _layer(_L.Convolution1D)
-Convolution2D = _layer(_L.Convolution2D)
-Convolution3D = _layer(_L.Convolution3D)
-ConvolutionTranspose = _layer(_L.ConvolutionTranspose)
-MaxPooling = _layer(_L.MaxPooling)
-AveragePooling = _layer(_L.AveragePooling)
-GlobalMaxPooling = _layer(_L.GlobalMaxPooling)
-GlobalAveragePooling = _layer(_L.GlobalAveragePooling)
-Dropout = _layer(_L.Dropout)
-BatchNormalization = _layer(_L.BatchNormalization)
-Embedding = _layer(_L.Embedding)
-Activation = _layer(_L.Activation)
-Label = _layer(_L.Label)
-Identity = _layer(_L.Identity)
+Dense = _layer(_L.Dense, "Dense")
+Convolution = _layer(_L.Convolution, "Convolution")
+Convolution1D = _layer(_L.Convolution1D, "Convolution")
+Convolution2D = _layer(_L.Convolution2D, "Convolution")
+Convolution3D = _layer(_L.Convolution3D, "Convolution")
+ConvolutionTranspose = _layer(_L.ConvolutionTranspose, "ConvolutionTranspose")
+ConvolutionTranspose1D = _layer(_L.ConvolutionTranspose1D, "ConvolutionTranspose")
+ConvolutionTranspose2D = _layer(_L.ConvolutionTranspose2D, "ConvolutionTranspose")
+ConvolutionTranspose3D = _layer(_L.ConvolutionTranspose3D, "ConvolutionTranspose")
+MaxPooling = _layer(_L.MaxPooling, "MaxPooling")
+AveragePooling = _layer(_L.AveragePooling, "AveragePooling")
+GlobalMaxPooling = _layer(_L.GlobalMaxPooling, "GlobalMaxPooling")
+GlobalAveragePooling = _layer(_L.GlobalAveragePooling, "GlobalAveragePooling")
+Dropout = _layer(_L.Dropout, "Dropout")
+BatchNormalization = _layer(_L.BatchNormalization, "BatchNormalization")
+LayerNormalization = _layer(_L.LayerNormalization, "LayerNormalization")
+Stabilizer = _layer(_L.Stabilizer, "Stabilizer")
+Embedding = _layer(_L.Embedding, "Embedding")
+Activation = _layer(_L.Activation, "Activation")
+
+
+def identity(keep):
+    """The identity (CNTK's default activation)."""
+    return keep
+
+
+def Label(name: str) -> LayerFunction:
+    """An identity that names its output, to reach an intermediate value (``model.hidden``)."""
+    return LayerFunction(_L.Label(name), "", name)
+
+
+def Identity(name: str = "") -> LayerFunction:
+    """The 2017 betas' identity layer."""
+    return LayerFunction(_L.Identity(name=name), "", name)
+
+
+class _Unpool:
+    """MaxUnpooling as a layer (no parameters)."""
+
+    parameters: list = []
+
+    def __init__(self, filter_shape, strides, pad):
+        self.filter_shape, self.strides, self.pad = filter_shape, strides, pad
+
+    def __call__(self, x, pooling_input):
+        from ._ops_nn import MAX_UNPOOLING, unpooling
+        return unwrap(unpooling(wrap(x), wrap(pooling_input), MAX_UNPOOLING, self.filter_shape,
+                                self.strides, self.pad))
+
+
+def MaxUnpooling(filter_shape, strides=1, pad=False, name: str = "") -> LayerFunction:
+    """``MaxUnpooling(window)(x, pooling_input)``: the values of ``x`` put back where the maxima
+    of ``pooling_input``'s windows were."""
+    shape = tuple(filter_shape) if isinstance(filter_shape, (list, tuple)) else (filter_shape,)
+    strides = tuple(strides) if isinstance(strides, (list, tuple)) else (strides,) * len(shape)
+    return LayerFunction(_Unpool(shape, strides, pad), "MaxUnpooling", name)
+
+
+# -- composition -------------------------------------------------------------------------------
+
+
+class _Composite:
+    """Functions applied one after another on CNTK values (the native layers are reached through
+    their LayerFunctions); a tuple applies its members to the same values."""
+
+    def __init__(self, steps: list):
+        self.steps = steps
+
+    def __call__(self, *args):
+        values = args
+        for step in self.steps:
+            if isinstance(step, tuple):
+                values = tuple(_apply(member, values) for member in step)
+            else:
+                out = _apply(step, values)
+                values = out if isinstance(out, tuple) else (out,)
+        return values[0] if len(values) == 1 else values
+
+    @property
+    def parameters(self) -> list:
+        out = []
+        for step in self.steps:
+            for member in (step if isinstance(step, tuple) else (step,)):
+                for p in getattr(member, "parameters", []) or []:
+                    out.append(unwrap(p))
+        return out
+
+
+def _apply(fn: Callable, values: tuple):
+    return fn(*values)
+
+
+def _flatten(items) -> list:
+    out = []
+    for item in items:
+        if isinstance(item, list):
+            out.extend(_flatten(item))
+        else:
+            out.append(item)
+    return out
+
+
+def _named_composite(composite: _Composite, name: str) -> LayerFunction:
+    return LayerFunction(_CompositeLayer(composite), "", name)
+
+
+class _CompositeLayer:
+    """A composite on CNTK values seen from a LayerFunction (which works on Stadyn values)."""
+
+    def __init__(self, composite: _Composite):
+        self.composite = composite
+
+    def __call__(self, *values):
+        out = self.composite(*[wrap(v) for v in values])
+        return unwrap(out)
+
+    @property
+    def parameters(self) -> list:
+        return self.composite.parameters
 
 
 def Sequential(layers, name: str = "") -> LayerFunction:
-    """``cntk.layers.Sequential``: lists flatten, tuples are parallel branches."""
-    return LayerFunction(_L.Sequential(_native(list(layers)), name=name))
+    """The layers (or any functions of CNTK values) one after another; nested lists flatten, a
+    tuple applies its members to the same input and passes their outputs on together.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> model = C.layers.Sequential([C.layers.Dense(4, activation=C.relu),
+        ...                              (C.layers.Dense(2), C.layers.identity), C.splice])
+        >>> model(C.input_variable(3)).shape
+        (6,)
+    """
+    if not isinstance(layers, list):
+        layers = [layers]
+    return _named_composite(_Composite(_flatten(layers)), name)
 
 
 def For(what_range, constructor, name: str = "") -> LayerFunction:
-    """``cntk.layers.For(range, lambda i: ...)``."""
-    return LayerFunction(_L.For(what_range, _native_constructor(constructor), name=name))
+    """``Sequential`` of ``constructor(i)`` (or ``constructor()``) for ``i`` in ``what_range``."""
+    return Sequential([_call_constructor(constructor, i) for i in what_range], name)
 
 
 def LayerStack(n: int, constructor) -> LayerFunction:
     """The 2017 betas' ``cntk.models.LayerStack(n, lambda [i]: ...)``."""
-    return LayerFunction(_L.LayerStack(n, _native_constructor(constructor)))
+    return For(range(n), constructor)
 
 
-def _native_constructor(constructor):
-    import inspect
+def _call_constructor(constructor, i):
     try:
         takes_index = len(inspect.signature(constructor).parameters) > 0
     except (TypeError, ValueError):
         takes_index = True
-    if takes_index:
-        return lambda i: _native(constructor(i))
-    return lambda: _native(constructor())
+    return constructor(i) if takes_index else constructor()
+
+
+def ResNetBlock(f, name: str = "") -> LayerFunction:
+    """``f(x) + x``."""
+    return LayerFunction(_L.ResNetBlock(_native_fn(f)), "", name)
+
+
+def SequentialClique(functions, name: str = "") -> LayerFunction:
+    """Each function on the sum of the input and every earlier function's output."""
+    return LayerFunction(_L.SequentialClique([_native_fn(f) for f in functions]), "", name)
 
 
 @contextlib.contextmanager
 def default_options(**kwargs):
-    """``cntk.layers.default_options``: override layer defaults (activations may be CNTK's)."""
+    """``cntk.layers.default_options``: override the layers' defaults inside a ``with``."""
     with _L.default_options(**{k: _native(v) for k, v in kwargs.items()}):
         yield
 
 
 @contextlib.contextmanager
 def default_options_for(functions, **kwargs):
-    with _L.default_options_for(functions, **{k: _native(v) for k, v in kwargs.items()}):
+    """The 2017 betas' ``default_options_for(layer, ...)``: options for one kind of layer."""
+    natives = [getattr(_L, getattr(f, "__name__", ""), f) for f in (
+        functions if isinstance(functions, (list, tuple)) else [functions])]
+    with _L.default_options_for(natives, **{k: _native(v) for k, v in kwargs.items()}):
         yield

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from ...graph import context, get_current_context, set_default_context
 
-__all__ = ["DeviceDescriptor", "cpu", "gpu", "try_set_default_device", "use_default_device",
-           "all_devices"]
+import enum
+
+__all__ = ["DeviceDescriptor", "DeviceKind", "cpu", "gpu", "try_set_default_device",
+           "use_default_device", "all_devices", "get_gpu_properties", "set_excluded_devices"]
 
 _CPU, _GPU = 0, 1   # CNTK's DeviceKind values, which DeviceDescriptor.type() returns
+
+
+class DeviceKind(enum.Enum):
+    """A device's kind: ``CPU`` (0) or ``GPU`` (1)."""
+
+    CPU = _CPU
+    GPU = _GPU
 
 
 class DeviceDescriptor:
@@ -66,6 +75,39 @@ def use_default_device() -> DeviceDescriptor:
 
 
 def all_devices() -> list[DeviceDescriptor]:
-    """The CPU and every CUDA GPU."""
+    """The CPU and every CUDA GPU (less those :func:`set_excluded_devices` names)."""
     import torch
-    return [cpu()] + [gpu(i) for i in range(torch.cuda.device_count())]
+    found = [cpu()] + [gpu(i) for i in range(torch.cuda.device_count())]
+    return [d for d in found if d not in _EXCLUDED]
+
+
+class _GPUProperties:
+    """What ``get_gpu_properties`` tells of a GPU."""
+
+    def __init__(self, index: int):
+        import torch
+        props = torch.cuda.get_device_properties(index)
+        self.device_id = index
+        self.name = props.name
+        self.version_major, self.version_minor = props.major, props.minor
+        self.total_memory = props.total_memory // (1024 * 1024)
+        self.cuda_cores = getattr(props, "multi_processor_count", 0)
+
+    def __repr__(self) -> str:
+        return f"GPUProperties({self.device_id}, {self.name!r})"
+
+
+def get_gpu_properties(device: DeviceDescriptor):
+    """The properties of a GPU (a ValueError for the CPU, or without CUDA)."""
+    import torch
+    if device.type() != _GPU or not torch.cuda.is_available():
+        raise ValueError("get_gpu_properties: the device is not a GPU")
+    return _GPUProperties(device.id())
+
+
+_EXCLUDED: list[DeviceDescriptor] = []
+
+
+def set_excluded_devices(excluded_devices) -> None:
+    """Devices :func:`all_devices` leaves out from now on."""
+    _EXCLUDED[:] = list(excluded_devices)

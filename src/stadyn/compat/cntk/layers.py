@@ -1,4 +1,94 @@
-"""``cntk.layers``."""
+"""``cntk.layers``: CNTK's layers (Stadyn's layers under CNTK's Function face), composition
+(``Sequential``, ``For``, ``ResNetBlock``, ...), ``default_options`` and the names CNTK's
+module re-exports.  Recurrent layers (``LSTM``, ``Recurrence``, ...) need a sequence axis and
+belong to ``cntk.layers.sequence`` (not provided; see docs/cntk-names.md).
 
-from ._layers import *  # noqa: F401,F403
-from ._layers import __all__  # noqa: F401
+Example:
+    >>> import stadyn.compat.cntk as C
+    >>> with C.layers.default_options(activation=C.relu, pad=True):
+    ...     model = C.layers.Sequential([C.layers.Convolution2D((3, 3), 8, name="conv1"),
+    ...                                  C.layers.MaxPooling((2, 2), (2, 2)),
+    ...                                  C.layers.Dense(10, activation=None)])
+    >>> z = model(C.input_variable((3, 8, 8)))
+    >>> z.shape, z.conv1.W.shape
+    ((10,), (8, 3, 3, 3))
+"""
+
+from ._axis import Axis
+from ._defaults import default_override_or, get_default_override, is_default_override
+from ._function import BlockFunction, Function
+from ._layers import (Activation, AveragePooling, BatchNormalization, Convolution, Convolution1D,
+                      Convolution2D, Convolution3D, ConvolutionTranspose, ConvolutionTranspose1D,
+                      ConvolutionTranspose2D, ConvolutionTranspose3D, Dense, Dropout, Embedding,
+                      For, GlobalAveragePooling, GlobalMaxPooling, Identity, Label, LayerFunction,
+                      LayerNormalization, LayerStack, MaxPooling, MaxUnpooling, ResNetBlock,
+                      Sequential, SequentialClique, Stabilizer, default_options,
+                      default_options_for, identity)
+from ._variables import Constant, InferredDimension, Parameter, Record, Variable, placeholder
+from .initializer import glorot_uniform
+from .ops import (PoolingType_Average, PoolingType_Max, SentinelValueForAutoSelectRandomSeed,
+                  alias, batch_normalization, combine, convolution, convolution_transpose,
+                  dropout, pooling, reconcile_dynamic_axes, reduce_mean, reshape, sigmoid, slice,
+                  softplus, splice, sqrt, tanh, times, unpooling)
+
+
+class NDShape:
+    """A tensor shape (CNTK's ``NDShape``): ``dimensions()``, ``rank``, ``total_size``.
+
+    Example:
+        >>> s = NDShape((2, 3))
+        >>> s.dimensions(), s.rank, s.total_size, s.is_unknown
+        ((2, 3), 2, 6, False)
+    """
+
+    def __init__(self, dims=()):
+        self._dims = tuple(int(d) for d in dims)
+
+    def dimensions(self) -> tuple:
+        return self._dims
+
+    @property
+    def rank(self) -> int:
+        return len(self._dims)
+
+    @property
+    def total_size(self) -> int:
+        size = 1
+        for d in self._dims:
+            size *= d
+        return size
+
+    @property
+    def is_unknown(self) -> bool:
+        return any(d < 0 for d in self._dims)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, NDShape) and other._dims == self._dims
+
+    def __hash__(self) -> int:
+        return hash(self._dims)
+
+    def __repr__(self) -> str:
+        return f"NDShape({list(self._dims)})"
+
+
+def UntestedBranchError(name: str):
+    """Raise for a code path CNTK marks as untested."""
+    raise NotImplementedError(f"Untested code branch: {name}")
+
+
+__all__ = [
+    "Activation", "AveragePooling", "BatchNormalization", "Convolution", "Convolution1D",
+    "Convolution2D", "Convolution3D", "ConvolutionTranspose", "ConvolutionTranspose1D",
+    "ConvolutionTranspose2D", "ConvolutionTranspose3D", "Dense", "Dropout", "Embedding", "For",
+    "GlobalAveragePooling", "GlobalMaxPooling", "Identity", "Label", "LayerFunction",
+    "LayerNormalization", "LayerStack", "MaxPooling", "MaxUnpooling", "ResNetBlock",
+    "Sequential", "SequentialClique", "Stabilizer", "default_options", "default_options_for",
+    "identity", "Axis", "BlockFunction", "Constant", "Function", "InferredDimension", "NDShape",
+    "Parameter", "PoolingType_Average", "PoolingType_Max", "Record",
+    "SentinelValueForAutoSelectRandomSeed", "UntestedBranchError", "Variable", "alias",
+    "batch_normalization", "combine", "convolution", "convolution_transpose",
+    "default_override_or", "dropout", "get_default_override", "glorot_uniform",
+    "is_default_override", "placeholder", "pooling", "reconcile_dynamic_axes", "reduce_mean",
+    "reshape", "sigmoid", "slice", "softplus", "splice", "sqrt", "tanh", "times", "unpooling",
+]

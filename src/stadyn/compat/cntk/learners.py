@@ -1,16 +1,26 @@
-"""``cntk.learners`` (and the 2017 betas' ``cntk.learner``) on Stadyn's CNTK learners."""
+"""``cntk.learners`` (and the 2017 betas' ``cntk.learner``) on Stadyn's CNTK learners.
+
+Example:
+    >>> import stadyn.compat.cntk as C
+    >>> z = C.layers.Dense(2)(C.input_variable(3))
+    >>> learner = C.learners.momentum_sgd(z.parameters, C.learning_parameter_schedule(0.1),
+    ...                                   C.momentum_schedule(0.9))
+    >>> isinstance(learner, C.learners.Learner), learner.learning_rate()
+    (True, 0.1)
+"""
 
 from __future__ import annotations
 
 from ... import learners as _L
-from ...learners import (IGNORE, UnitType, default_unit_gain_value, learning_parameter_schedule,
+from ...learners import (IGNORE, Learner, UnitType, default_unit_gain_value, learning_parameter_schedule,
                          learning_parameter_schedule_per_sample, learning_rate_schedule,
                          momentum_as_time_constant_schedule, momentum_schedule,
                          momentum_schedule_per_sample, set_default_unit_gain_value,
                          training_parameter_schedule)
-from ._function import unwrap
+from ._adapt import unwrap
+from ._values import NDArrayView, asarray
 
-__all__ = ["sgd", "momentum_sgd", "nesterov", "adam", "adagrad", "adadelta", "rmsprop",
+__all__ = ["Learner", "NDArrayView", "asarray", "sgd", "momentum_sgd", "nesterov", "adam", "adagrad", "adadelta", "rmsprop",
            "fsadagrad", "UnitType", "IGNORE", "learning_rate_schedule",
            "learning_parameter_schedule", "learning_parameter_schedule_per_sample",
            "training_parameter_schedule", "momentum_schedule", "momentum_schedule_per_sample",

@@ -1,5 +1,20 @@
-"""``cntk.losses``."""
+"""``cntk.losses``: CNTK's losses (one value per sample) and the names its module re-exports.
 
-from .ops import binary_cross_entropy, cross_entropy_with_softmax, squared_error
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> o, t = C.input_variable(2), C.input_variable(2)
+    >>> C.losses.squared_error(o, t).eval({o: np.ones((1, 2), np.float32),
+    ...                                    t: np.zeros((1, 2), np.float32)}).tolist()
+    [2.0]
+"""
 
-__all__ = ["cross_entropy_with_softmax", "squared_error", "binary_cross_entropy"]
+from ._axis import Axis
+from ._function import CloneMethod, Function
+from ._ops_losses import (binary_cross_entropy, cosine_distance, cross_entropy_with_softmax,
+                          squared_error, weighted_binary_cross_entropy)
+from ._variables import Constant, Parameter, Variable, parameter
+from .ops import softmax, times
+
+__all__ = ["cross_entropy_with_softmax", "squared_error", "binary_cross_entropy",
+           "weighted_binary_cross_entropy", "cosine_distance", "Axis", "CloneMethod",
+           "Constant", "Function", "Parameter", "Variable", "parameter", "softmax", "times"]

@@ -1,10 +1,66 @@
-"""``cntk.io``: readers (``cntk.io.transforms`` too)."""
+"""``cntk.io``: minibatch sources and deserializers (Stadyn's readers), stream definitions,
+``cntk.io.transforms``, and CNTK's text-format helper.
 
-from ....io import (FULL_DATA_SWEEP, INFINITELY_REPEAT, CTFDeserializer, ImageDeserializer,
-                    MinibatchData, MinibatchSource, MinibatchSourceFromData, StreamDef,
-                    StreamDefs, StreamInformation)
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> src = C.io.MinibatchSourceFromData(dict(x=np.arange(6, dtype=np.float32).reshape(3, 2)))
+    >>> mb = src.next_minibatch(2)
+    >>> mb[src.streams.x].asarray().tolist()
+    [[0.0, 1.0], [2.0, 3.0]]
+    >>> print(C.io.sequence_to_cntk_text_format(0, {"x": np.array([[1.0, 2.0]])}))
+    0\t|x 1 2
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....io import (DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS, FULL_DATA_SWEEP, INFINITELY_REPEAT,
+                    CTFDeserializer, ImageDeserializer, MinibatchData, MinibatchSource,
+                    MinibatchSourceFromData, StreamDef, StreamDefs, StreamInformation)
+from .._mixins import ArrayMixin
+from .._values import Value
+from .._variables import Record
+from ..device import use_default_device
+from ..logging import TraceLevel, get_trace_level
 from . import transforms
 
+
+class StreamConfiguration:
+    """A stream of a CNTK-text-format file (the older spelling of ``StreamDef``): its ``name``,
+    dimension ``dim``, ``is_sparse`` and the field ``stream_alias`` in the file."""
+
+    def __init__(self, name: str, dim: int, is_sparse: bool = False, stream_alias: str = "",
+                 defines_mb_size: bool = False):
+        self.m_name, self.m_dim, self.m_is_sparse = name, int(dim), bool(is_sparse)
+        self.m_stream_alias = stream_alias or name
+        self.m_defines_mb_size = bool(defines_mb_size)
+
+    def as_stream_def(self) -> StreamDef:
+        """The same stream as a :class:`StreamDef`."""
+        return StreamDef(field=self.m_stream_alias, shape=self.m_dim, is_sparse=self.m_is_sparse,
+                         defines_mb_size=self.m_defines_mb_size)
+
+
+def sequence_to_cntk_text_format(seq_idx: int, alias_tensor_map: dict) -> str:
+    """One sequence in CNTK's text format: a line per step, ``seq_idx\\t|alias v1 v2 ...`` for
+    each stream (its rows are the steps; sparse streams are not supported)."""
+    tensors = {alias: np.atleast_2d(np.asarray(t)) for alias, t in alias_tensor_map.items()}
+    steps = max(t.shape[0] for t in tensors.values())
+    lines = []
+    for i in range(steps):
+        parts = [str(seq_idx)]
+        for alias, t in tensors.items():
+            if i < t.shape[0]:
+                parts.append(f"|{alias} " + " ".join(f"{v:g}" for v in t[i].ravel()))
+        lines.append("\t".join(parts[:2]) + ("" if len(parts) <= 2 else
+                                              "\t" + "\t".join(parts[2:])))
+    return "\n".join(lines)
+
+
 __all__ = ["MinibatchSource", "MinibatchSourceFromData", "MinibatchData", "ImageDeserializer",
-           "CTFDeserializer", "StreamDef", "StreamDefs", "StreamInformation", "FULL_DATA_SWEEP",
-           "INFINITELY_REPEAT", "transforms"]
+           "CTFDeserializer", "StreamDef", "StreamDefs", "StreamInformation",
+           "StreamConfiguration", "FULL_DATA_SWEEP", "INFINITELY_REPEAT",
+           "DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS", "Record", "ArrayMixin", "Value",
+           "TraceLevel", "get_trace_level", "sequence_to_cntk_text_format",
+           "use_default_device", "transforms"]

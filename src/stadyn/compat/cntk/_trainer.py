@@ -1,9 +1,10 @@
-"""``cntk.train``: the Trainer over CNTK Functions."""
+"""CNTK's ``Trainer`` over CNTK Functions (``cntk.train.Trainer``)."""
 
 from __future__ import annotations
 
 from ...train import Trainer as _Trainer
-from ._function import Function, unwrap, wrap
+from ._adapt import unwrap, wrap
+from ._function import Function
 
 __all__ = ["Trainer"]
 

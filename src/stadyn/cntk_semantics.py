@@ -1,0 +1,339 @@
+"""CNTK's semantics over Stadyn's graph, written once for both CNTK front ends.
+
+``stadyn.compat.cntk`` (CNTK's Python API) and ``stadyn.brainscript`` (its config language)
+build the same graphs: a CNTK value has per-sample axes and, when it depends on an input, a batch
+axis in front (Stadyn's axis 0).  The rules that follow from that live here:
+
+* :class:`BatchAxes` tells which Variables carry the batch axis (those computed from an input);
+* :func:`static_axis` turns CNTK's per-sample axis (row-major as CNTK's Python shows shapes, or
+  column-major as BrainScript writes them) into a Stadyn axis;
+* :func:`times` is CNTK's ``times``: the trailing axes of the data are reduced against the
+  weight's leading (input) axes; where the shapes differ it infers the base axis from the number
+  of elements, as CNTK does;
+* :func:`reshape_sample` reshapes each sample and keeps the batch axis;
+* :func:`over_sample` applies an axis function (softmax) over all axes of a sample at once;
+* :func:`broadcast_pair` aligns two operands' sample axes on the right, the batch axis apart;
+* :func:`auto_padding`, :func:`convolution` and :func:`pooling`: CNTK's auto-padding (windows
+  centred on every ``stride``-th position, ``ceil(size / stride)`` outputs) for convolutions
+  and pooling (padding never wins a max; an average counts only the values inside).
+
+Example:
+    >>> import stadyn as sd, stadyn.cntk_semantics as S
+    >>> x = sd.Variable((4, 2, 3))            # a batch of 4 samples of shape (2, 3)
+    >>> S.times(x, sd.Variable((3, 5)), batched=True).shape
+    (4, 2, 5)
+    >>> S.reshape_sample(x, (6,), batched=True).shape
+    (4, 6)
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from typing import Callable, Sequence
+
+from . import functions as F
+from ._errors import ShapeError
+from .graph import Variable
+
+__all__ = ["BatchAxes", "static_axis", "times", "input_base_axis", "reshape_sample",
+           "over_sample", "broadcast_pair", "auto_padding", "convolution", "pooling"]
+
+
+class BatchAxes:
+    """Which Variables carry the batch axis: the inputs marked with :meth:`add` and everything
+    computed from one (memoised per Variable, held weakly).
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> batch = BatchAxes()
+        >>> x, w = sd.Variable((2, 3)), sd.Variable((3, 4))
+        >>> batch.add(x)
+        >>> batch(F.affine(x, w)), batch(F.mul_scalar(w, 2.0))
+        (True, False)
+    """
+
+    def __init__(self) -> None:
+        self._inputs: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+        self._cut: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+        self._memo: "weakref.WeakKeyDictionary[Variable, bool]" = weakref.WeakKeyDictionary()
+
+    def add(self, v: Variable) -> None:
+        """Mark ``v`` (an input) as carrying the batch axis."""
+        self._inputs.add(v)
+        self._memo[v] = True
+
+    def unmark(self, v: Variable) -> None:
+        """``v`` has no batch axis whatever it is computed from (its batch axis became an
+        ordinary one)."""
+        self._cut.add(v)
+        self._memo[v] = False
+
+    def forget(self) -> None:
+        """Drop what was worked out (after the graph changed in place); marks stay."""
+        self._memo = weakref.WeakKeyDictionary((v, True) for v in self._inputs)
+        for v in self._cut:
+            self._memo[v] = False
+
+    def __call__(self, v: Variable) -> bool:
+        known = self._memo.get(v)
+        if known is not None:
+            return known
+        # Iterative depth-first walk: deep graphs must not hit the recursion limit.
+        stack, order = [v], []
+        while stack:
+            u = stack.pop()
+            if u in self._memo:
+                continue
+            order.append(u)
+            if u.parent is not None:
+                stack.extend(i for i in u.parent.inputs if i not in self._memo)
+        for u in reversed(order):
+            if u in self._memo:
+                continue
+            self._memo[u] = (u in self._inputs) or (
+                u.parent is not None and any(self._memo.get(i, False)
+                                             for i in u.parent.inputs))
+        return self._memo[v]
+
+
+def static_axis(axis: int, ndim: int, batched: bool, column_major: bool = False) -> int:
+    """CNTK's per-sample ``axis`` of a value with ``ndim`` Stadyn axes as a Stadyn axis.
+
+    Row-major (CNTK's Python): 0 is a sample's first axis, -1 its last.  Column-major
+    (BrainScript): 0 is the innermost (Stadyn's last) axis.
+
+    Example:
+        >>> static_axis(0, 3, batched=True), static_axis(-1, 3, batched=True)
+        (1, 2)
+        >>> static_axis(0, 3, batched=True, column_major=True)
+        2
+    """
+    lead = 1 if batched else 0
+    rank = ndim - lead
+    if not -rank <= axis < rank:
+        raise ShapeError(f"axis {axis} is not an axis of a sample of rank {rank}")
+    if column_major:
+        return ndim - 1 - (axis % rank)
+    return lead + (axis % rank)
+
+
+def input_base_axis(data: Variable, in_size: int, batched: bool) -> int | None:
+    """The first axis from which ``data``'s trailing axes hold ``in_size`` elements (the batch
+    axis never counts), or None.
+
+    Example:
+        >>> import stadyn as sd
+        >>> input_base_axis(sd.Variable((4, 2, 3)), 6, batched=True)
+        1
+    """
+    start = 1 if batched else 0
+    for axis in range(start, data.ndim + 1):
+        if math.prod(data.shape[axis:]) == in_size:
+            return axis if axis < data.ndim or in_size == 1 else None
+    return None
+
+
+def times(data: Variable, weight: Variable, output_rank: int = 1, batched: bool = True,
+          bias: Variable | None = None) -> Variable:
+    """CNTK's ``times(data, weight)``: the weight's axes but its last ``output_rank`` are its
+    input axes; the data's trailing axes are reduced against them and the weight's output axes
+    take their place.  When the data's trailing axes are not the input axes themselves, the
+    base axis is the one after which the data holds as many elements (CNTK's inference).
+    ``bias`` (the output axes' shape) is added in the same op.
+
+    Example:
+        >>> import stadyn as sd
+        >>> times(sd.Variable((8, 2, 6)), sd.Variable((2, 6, 4)), batched=True).shape
+        (8, 4)
+        >>> times(sd.Variable((8, 12)), sd.Variable((2, 6, 4)), batched=True).shape
+        (8, 4)
+    """
+    in_rank = weight.ndim - int(output_rank)
+    if in_rank < 1:
+        raise ShapeError(f"times: output_rank {output_rank} leaves no input axis in a weight of "
+                         f"shape {weight.shape}")
+    in_shape, out_shape = tuple(weight.shape[:in_rank]), tuple(weight.shape[in_rank:])
+    in_size = math.prod(in_shape)
+    lead = 1 if batched else 0
+    if data.ndim - lead >= in_rank and tuple(data.shape[data.ndim - in_rank:]) == in_shape:
+        base = data.ndim - in_rank
+    else:
+        base = input_base_axis(data, in_size, batched)
+        if base is None:
+            raise ShapeError(f"times: the data's shape {data.shape} does not end in {in_size} "
+                             f"elements (the weight's input axes {in_shape})")
+    w = weight if in_rank == 1 else F.reshape(weight, (in_size,) + out_shape)
+    return F.affine(data, w, bias, base)
+
+
+def reshape_sample(x: Variable, shape: Sequence[int], batched: bool, begin_axis: int | None = None,
+                   end_axis: int | None = None) -> Variable:
+    """Each sample's axes ``begin_axis`` to ``end_axis`` (all by default; row-major) reshaped to
+    ``shape``, which may hold one -1; the batch axis is kept.
+
+    Example:
+        >>> import stadyn as sd
+        >>> reshape_sample(sd.Variable((5, 2, 6)), (3, -1), batched=True).shape
+        (5, 3, 4)
+    """
+    shape = tuple(int(s) for s in shape)
+    lead = 1 if batched else 0
+    sample = tuple(x.shape[lead:])
+    begin = 0 if begin_axis is None else begin_axis % (len(sample) + 1)
+    end = len(sample) if end_axis is None else end_axis % (len(sample) + 1)
+    size = math.prod(sample[begin:end])
+    if shape.count(-1) > 1:
+        raise ShapeError(f"reshape: at most one -1 in {shape}")
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or size % known:
+            raise ShapeError(f"reshape: cannot reshape axes of shape {sample[begin:end]} to "
+                             f"{shape}")
+        shape = tuple(size // known if s == -1 else s for s in shape)
+    if math.prod(shape) != size:
+        raise ShapeError(f"reshape: cannot reshape a sample's axes {sample[begin:end]} to {shape}")
+    new = sample[:begin] + shape + sample[end:]
+    return F.reshape(x, ((-1,) if lead else ()) + new)
+
+
+def over_sample(fn: Callable[..., Variable], x: Variable, batched: bool) -> Variable:
+    """``fn(x, axis=...)`` over all of each sample's axes at once (CNTK's softmax of a tensor
+    sample): the sample is flattened, ``fn`` runs along it and the shape is restored.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = over_sample(F.softmax, sd.Variable.from_numpy_array(np.zeros((1, 2, 2))), True)
+        >>> y.d.ravel().tolist()
+        [0.25, 0.25, 0.25, 0.25]
+    """
+    lead = (-1,) if batched else ()
+    rank = x.ndim - len(lead)
+    if rank <= 1:
+        return fn(x, axis=x.ndim - 1)
+    flat = F.reshape(x, lead + (math.prod(x.shape[len(lead):]),))
+    return F.reshape(fn(flat, axis=flat.ndim - 1), lead + tuple(x.shape[len(lead):]))
+
+
+def broadcast_pair(a: Variable, b: Variable, a_batched: bool,
+                   b_batched: bool) -> tuple[Variable, Variable]:
+    """``a`` and ``b`` ready for an element-wise op with CNTK's broadcasting: sample axes align
+    on the right and the batch axis stays apart, so a batched operand of lower sample rank gets
+    axes of size 1 after its batch axis.
+
+    Example:
+        >>> import stadyn as sd
+        >>> a, b = broadcast_pair(sd.Variable((4, 3)), sd.Variable((2, 3)), True, False)
+        >>> a.shape, b.shape
+        ((4, 1, 3), (2, 3))
+    """
+    rank_a = a.ndim - (1 if a_batched else 0)
+    rank_b = b.ndim - (1 if b_batched else 0)
+    if a_batched and rank_a < rank_b:
+        a = F.reshape(a, (-1,) + (1,) * (rank_b - rank_a) + tuple(a.shape[1:]))
+    if b_batched and rank_b < rank_a:
+        b = F.reshape(b, (-1,) + (1,) * (rank_a - rank_b) + tuple(b.shape[1:]))
+    return a, b
+
+
+def _per_axis(value, n: int) -> tuple:
+    if isinstance(value, (bool, int)):
+        return (value,) * n
+    value = tuple(value)
+    return value * n if len(value) == 1 and n > 1 else value
+
+
+def auto_padding(sizes: Sequence[int], kernels: Sequence[int], strides: Sequence[int],
+                 dilations: Sequence[int] | None = None,
+                 flags: bool | Sequence[bool] = True) -> list[tuple[int, int]]:
+    """CNTK's auto-padding, per axis ``(before, after)``: windows centred on every
+    ``stride``-th input position, so an axis with its flag set has ``ceil(size / stride)``
+    outputs; ``(0, 0)`` where the flag is False.
+
+    Example:
+        >>> auto_padding((32, 7), (3, 3), (1, 2))
+        [(1, 1), (1, 1)]
+    """
+    n = len(kernels)
+    dilations = _per_axis(dilations or 1, n)
+    flags = _per_axis(flags, n)
+    pads = []
+    for size, k, s, d, on in zip(sizes, kernels, strides, dilations, flags):
+        if not on:
+            pads.append((0, 0))
+            continue
+        span = d * (k - 1) + 1
+        out = -(-size // s)
+        before = (span - 1) // 2
+        pads.append((before, max(0, (out - 1) * s + span - size - before)))
+    return pads
+
+
+def _symmetric(pads, sizes, kernels, strides, dilations) -> tuple[int, ...] | None:
+    """The symmetric padding giving the same windows as ``pads``, if any: padding only the start
+    by ``before`` works whenever it yields as many windows."""
+    out = []
+    for (lo, hi), size, k, s, d in zip(pads, sizes, kernels, strides, dilations):
+        span = d * (k - 1) + 1
+        if (size + 2 * lo - span) // s + 1 != (size + lo + hi - span) // s + 1:
+            return None
+        out.append(lo)
+    return tuple(out)
+
+
+def convolution(x: Variable, weight: Variable, bias: Variable | None, strides: Sequence[int],
+                auto_pad: bool | Sequence[bool], dilation: Sequence[int] | int = 1,
+                groups: int = 1) -> Variable:
+    """CNTK's convolution of ``x`` (channels first, batch axis in front) with ``weight`` of
+    shape ``(out, in // groups, *kernel)``; ``bias`` has shape ``(out,)``.
+
+    Example:
+        >>> import stadyn as sd
+        >>> convolution(sd.Variable((2, 3, 8, 8)), sd.Variable((4, 3, 3, 3)), None, (2, 2),
+        ...             True).shape
+        (2, 4, 4, 4)
+    """
+    kernel = tuple(weight.shape[2:])
+    n = len(kernel)
+    strides, dilation = _per_axis(strides, n), _per_axis(dilation, n)
+    sizes = tuple(x.shape[-n:])
+    pads = auto_padding(sizes, kernel, strides, dilation, auto_pad)
+    symmetric = _symmetric(pads, sizes, kernel, strides, dilation)
+    if symmetric is None:
+        x = F.pad(x, tuple(v for lo_hi in pads for v in lo_hi))
+        symmetric = (0,) * n
+    return F.convolution(x, weight, bias, pad=symmetric, stride=strides, dilation=dilation,
+                         group=int(groups))
+
+
+def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
+            auto_pad: bool | Sequence[bool], average: bool) -> Variable:
+    """CNTK's max or average pooling over the trailing ``len(window)`` axes; with auto-padding
+    the padding never wins a max and an average counts only the values inside the input.
+
+    Example:
+        >>> import stadyn as sd
+        >>> pooling(sd.Variable((1, 4, 5, 5)), (3, 3), (2, 2), True, average=False).shape
+        (1, 4, 3, 3)
+    """
+    window = tuple(int(k) for k in window)
+    n = len(window)
+    strides = _per_axis(strides, n)
+    sizes = tuple(x.shape[-n:])
+    pads = auto_padding(sizes, window, strides, None, auto_pad)
+    symmetric = _symmetric(pads, sizes, window, strides, (1,) * n)
+    if symmetric is not None:
+        if average:
+            return F.average_pooling(x, window, strides, True, symmetric, including_pad=False)
+        return F.max_pooling(x, window, strides, True, symmetric)
+    widths = tuple(v for lo_hi in pads for v in lo_hi)
+    if not average:
+        return F.max_pooling(F.pad(x, widths, constant_value=float("-inf")), window, strides,
+                             True)
+    # The mean over the part of each window inside the input: window sums over a zero-padded
+    # input divided by window sums over a padded mask of ones.
+    ones = F.add_scalar(F.mul_scalar(x, 0.0), 1.0)
+    total = F.average_pooling(F.pad(x, widths), window, strides, True)
+    count = F.average_pooling(F.pad(ones, widths), window, strides, True)
+    return F.div2(total, count)

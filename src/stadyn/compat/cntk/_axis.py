@@ -1,0 +1,121 @@
+"""``cntk.Axis``: a static axis of a sample (by index) or one of CNTK's named axes."""
+
+from __future__ import annotations
+
+__all__ = ["Axis"]
+
+_ALL_AXES = 2147483643
+_END_STATIC = 2147483644
+_ALL_STATIC = 2147483646
+_NONE = 2147483647
+
+
+class Axis:
+    """A static axis ``Axis(i)`` (row-major, per sample; negative counts from the end), or a
+    named one: the batch axis, the sequence axis, all static axes, all axes.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> C.Axis(1), C.Axis(1).static_axis_index(), C.Axis.all_static_axes().name
+        (Axis('staticAxisIdx=1'), 1, 'AllStaticAxes')
+    """
+
+    __slots__ = ("_name", "_index", "_ordered")
+
+    def __init__(self, index_or_name=0, ordered: bool = True):
+        if isinstance(index_or_name, Axis):
+            self._name, self._index = index_or_name._name, index_or_name._index
+            self._ordered = index_or_name._ordered
+        elif isinstance(index_or_name, str):
+            self._name, self._index, self._ordered = index_or_name, _NONE, bool(ordered)
+        else:
+            self._index = int(index_or_name)
+            self._name, self._ordered = f"staticAxisIdx={self._index}", True
+
+    @property
+    def name(self) -> str:
+        """``staticAxisIdx=1``, ``defaultBatchAxis``, ``AllStaticAxes``, ..."""
+        return self._name
+
+    @property
+    def is_static_axis(self) -> bool:
+        return self._name.startswith("staticAxisIdx=")
+
+    @property
+    def is_ordered(self) -> bool:
+        return self._ordered
+
+    def is_dynamic_axis(self) -> bool:
+        return self._name in ("defaultBatchAxis", "defaultDynamicAxis") or (
+            not self.is_static_axis and self._name not in ("AllAxes", "AllStaticAxes"))
+
+    def is_batch_axis(self) -> bool:
+        return self._name == "defaultBatchAxis"
+
+    def is_sequence_axis(self) -> bool:
+        return self.is_dynamic_axis() and not self.is_batch_axis()
+
+    def static_axis_index(self, checked: bool = True) -> int:
+        """The index of a static axis (a ValueError for a named axis when ``checked``)."""
+        if checked and not self.is_static_axis:
+            raise ValueError(f"{self!r} is not a static axis")
+        return self._index
+
+    @staticmethod
+    def all_axes() -> "Axis":
+        """Every axis, the batch axis too."""
+        return _named("AllAxes", _ALL_AXES, False)
+
+    @staticmethod
+    def all_static_axes() -> "Axis":
+        """Every axis of a sample."""
+        return _named("AllStaticAxes", _ALL_STATIC, False)
+
+    @staticmethod
+    def default_batch_axis() -> "Axis":
+        return _named("defaultBatchAxis", _NONE, False)
+
+    @staticmethod
+    def default_dynamic_axis() -> "Axis":
+        return _named("defaultDynamicAxis", _NONE, True)
+
+    @staticmethod
+    def operand_sequence_axis() -> "Axis":
+        return _named("__operandSequenceAxis", _NONE, True)
+
+    @staticmethod
+    def default_input_variable_dynamic_axes() -> tuple:
+        return (Axis.default_batch_axis(), Axis.default_dynamic_axis())
+
+    @staticmethod
+    def unknown_dynamic_axes() -> tuple:
+        return (_named("UnknownAxes", _NONE, True),)
+
+    @staticmethod
+    def end_static_axis() -> "Axis":
+        """The position after a sample's last axis (``expand_dims`` at the end)."""
+        return Axis(_END_STATIC)
+
+    @staticmethod
+    def new_leading_axis() -> "Axis":
+        """A new first axis (``splice`` along a new axis)."""
+        return Axis(_END_STATIC)
+
+    @staticmethod
+    def new_unique_dynamic_axis(name: str, ordered: bool = True) -> "Axis":
+        return Axis(name, ordered)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Axis) and (self._name, self._index) == (other._name, other._index)
+
+    def __hash__(self) -> int:
+        return hash((self._name, self._index))
+
+    def __repr__(self) -> str:
+        return f"Axis({self._name!r})"
+
+
+def _named(name: str, index: int, ordered: bool) -> Axis:
+    axis = Axis(name, ordered)
+    axis._index = index
+    return axis

@@ -1,0 +1,334 @@
+"""The CNTK view of Stadyn's graph.
+
+CNTK sees a graph as Variables (inputs, placeholders, parameters, constants, outputs) and
+Functions (primitive ops, and *blocks*: a layer applied to its arguments).  Stadyn's graph has
+Variables and op nodes only, so this module keeps what CNTK adds, per Variable and held weakly:
+the names of inputs and placeholders, the CNTK op name of an output, the block a layer
+application made, a unique id.  On that it builds CNTK's depth-first search (what
+``find_by_name`` and ``cntk.logging.graph`` walk, with its ``depth`` into blocks) and cloning: a
+graph's op calls replayed with substitutions, its parameters shared, copied or frozen.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from typing import Callable, Iterator
+
+from ...cntk_semantics import BatchAxes
+from ...graph import Variable, apply, name_scope, topological_nodes
+
+__all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "LEAF_NAMES", "BATCH", "Block", "BLOCKS", "kind_of",
+           "name_of", "op_name_of", "primitive_op_name", "uid_of", "bind_placeholder",
+           "replace_placeholder", "set_op_name", "cntk_name", "classify", "node_name",
+           "node_inputs", "block_inner_leaves", "search", "walk_leaves", "rebuild"]
+
+# What CNTK knows of a Variable and Stadyn does not (weak: a Variable's entries die with it).
+INPUTS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+PLACEHOLDERS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+SHAPELESS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+LEAF_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+_OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+_UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+_uid_counter = itertools.count()
+
+# Which Variables carry the batch axis: inputs (and batched placeholders) and what is computed
+# from them.
+BATCH = BatchAxes()
+
+# Stadyn's names for batch normalisation's parameters and statistics, and CNTK's.
+_BN_NAMES = {"beta": "bias", "gamma": "scale", "mean": "aggregate_mean",
+             "var": "aggregate_variance", "count": "aggregate_count"}
+
+
+class Block:
+    """A layer applied to ``arguments``: CNTK's block function (``op_name`` is the layer's kind,
+    ``Dense``; ``name`` the name it was given)."""
+
+    __slots__ = ("op_name", "name", "arguments", "__weakref__")
+
+    def __init__(self, op_name: str, name: str, arguments: tuple):
+        self.op_name = op_name
+        self.name = name
+        self.arguments = tuple(arguments)
+
+
+BLOCKS: "weakref.WeakKeyDictionary[Variable, Block]" = weakref.WeakKeyDictionary()
+
+
+def cntk_name(v: Variable) -> str:
+    """A parameter's or constant's CNTK name: the last part of its scope path (``dense/W`` is
+    ``W``), with batch normalisation's names as CNTK's layer gives them."""
+    scope, _, last = (v.name or "").rpartition("/")
+    if scope.rpartition("/")[2].startswith("batchnormalization"):
+        return _BN_NAMES.get(last, last)
+    return last
+
+
+def kind_of(v: Variable) -> str:
+    """``input``, ``placeholder``, ``parameter``, ``constant`` or ``output``."""
+    if v in INPUTS:
+        return "input"
+    if v in PLACEHOLDERS:
+        return "placeholder"
+    if v.parent is not None:
+        return "output"
+    return "parameter" if v.need_grad else "constant"
+
+
+def name_of(v: Variable) -> str:
+    """The name CNTK shows for ``v`` ('' when it has none)."""
+    kind = kind_of(v)
+    if kind == "input":
+        return INPUTS[v]
+    if kind == "placeholder":
+        return PLACEHOLDERS[v]
+    if kind == "output":
+        block = BLOCKS.get(v)
+        if block is not None and block.name:
+            return block.name
+        return v.name or ""
+    known = LEAF_NAMES.get(v)
+    return known if known is not None else cntk_name(v)
+
+
+def set_op_name(v: Variable, op_name: str) -> None:
+    """Record the CNTK op that made the output ``v`` (``Plus``, ``Times``, ...)."""
+    _OP_NAMES[v] = op_name
+
+
+def op_name_of(v: Variable) -> str:
+    """The CNTK op name of the function that made ``v`` (a block's is its layer's kind)."""
+    block = BLOCKS.get(v)
+    return block.op_name if block is not None else primitive_op_name(v)
+
+
+def primitive_op_name(v: Variable) -> str:
+    """The CNTK op name of the op that made ``v`` (inside a block too); Stadyn's op name in
+    CNTK's spelling where no CNTK op recorded one."""
+    known = _OP_NAMES.get(v)
+    if known is not None:
+        return known
+    if v.parent is None:
+        return ""
+    return "".join(part.capitalize() for part in v.parent.spec.name.split("_"))
+
+
+def uid_of(v: Variable) -> str:
+    """A unique id for ``v`` in CNTK's style (``Parameter12``, ``Plus31``)."""
+    uid = _UIDS.get(v)
+    if uid is None:
+        kind = kind_of(v)
+        prefix = op_name_of(v) if kind == "output" else kind.capitalize()
+        uid = _UIDS[v] = f"{prefix}{next(_uid_counter)}"
+    return uid
+
+
+# -- CNTK's depth-first search -----------------------------------------------------------------
+# A node of the walk: ("leaf", v) for an input, placeholder, parameter or constant; ("block", v)
+# for the layer application whose output is v; ("op", v) for the primitive op that made v.
+
+
+def classify(v: Variable) -> tuple[str, Variable]:
+    """The walk's node for the function (or leaf) behind ``v``."""
+    if v.parent is None or v in PLACEHOLDERS:
+        return ("leaf", v)
+    return ("block", v) if v in BLOCKS else ("op", v)
+
+
+def node_name(node: tuple[str, Variable]) -> str:
+    """The name CNTK shows for a node of the walk."""
+    kind, v = node
+    if kind == "block":
+        return BLOCKS[v].name
+    if kind == "op":
+        return v.name or ""
+    return name_of(v)
+
+
+def block_inner_leaves(out: Variable) -> list[Variable]:
+    """The parameters and constants a block uses inside it, in depth-first order."""
+    block = BLOCKS[out]
+    stop = {id(a) for a in block.arguments}
+    seen: set[int] = set()
+    leaves: list[Variable] = []
+    stack = [out]
+    while stack:
+        v = stack.pop()
+        if id(v) in seen or id(v) in stop:
+            continue
+        seen.add(id(v))
+        if v.parent is None:
+            if v not in INPUTS and v not in PLACEHOLDERS:
+                leaves.append(v)
+            continue
+        stack.extend(reversed(v.parent.inputs))
+    return leaves
+
+
+def node_inputs(node: tuple[str, Variable]) -> list[Variable]:
+    """The inputs CNTK shows for a node: a block shows its parameters, then its arguments; an
+    op its own inputs; a leaf none."""
+    kind, v = node
+    if kind == "block":
+        return block_inner_leaves(v) + list(BLOCKS[v].arguments)
+    if kind == "op":
+        return list(v.parent.inputs)
+    return []
+
+
+def search(root: tuple[str, Variable], visitor: Callable[[tuple[str, Variable]], bool],
+           depth: int = 0) -> list[tuple[str, Variable]]:
+    """CNTK's depth-first search from the node ``root``: each node is visited before its inputs,
+    inputs in order; a block is entered only while ``depth`` allows (-1: always), its
+    arguments and its inner root then walked after the nodes already waiting.  Returns the
+    nodes for which ``visitor`` is true."""
+    if depth == -1:
+        depth = 1 << 30
+    stack: list[tuple[tuple[str, Variable], int]] = [(root, depth)]
+    found, visited = [], set()
+    while stack:
+        node, d = stack.pop(0)
+        kind, v = node
+        if (kind, id(v)) in visited:
+            continue
+        visited.add((kind, id(v)))
+        if kind == "block" and d > 0:
+            stack.extend((classify(a), d - 1) for a in BLOCKS[v].arguments)
+            stack.append((("op", v), d - 1))
+        else:
+            stack[:0] = [(classify(i), d) for i in node_inputs(node)]
+        if visitor(node):
+            found.append(node)
+    return found
+
+
+def walk_leaves(roots: list[Variable]) -> Iterator[Variable]:
+    """The leaves the roots depend on (through every block), each once, in the walk's order."""
+    seen: set[int] = set()
+    for root in roots:
+        for _, v in search(classify(root), lambda n: n[0] == "leaf", -1):
+            if id(v) not in seen:
+                seen.add(id(v))
+                yield v
+
+
+# -- placeholders ------------------------------------------------------------------------------
+
+
+def bind_placeholder(ph: Variable, shape: tuple, batched: bool) -> None:
+    """Give a placeholder made without a shape the ``shape`` (and batch axis) of what it
+    stands for."""
+    ph.reset_shape(shape)
+    SHAPELESS.discard(ph)
+    if batched:
+        BATCH.add(ph)
+
+
+def replace_placeholder(ph: Variable, new: Variable) -> None:
+    """Splice ``new`` into the graph in place of the placeholder ``ph``: whatever was computed
+    from ``ph`` is computed from ``new`` from now on."""
+    from ... import functions as F
+    if ph not in PLACEHOLDERS:
+        raise ValueError("replace_placeholders: only placeholders can be replaced")
+    if ph in SHAPELESS:
+        bind_placeholder(ph, new.shape, BATCH(new))
+    elif tuple(ph.shape[1:] if BATCH(ph) else ph.shape) != tuple(
+            new.shape[1:] if BATCH(new) else new.shape):
+        raise ValueError(f"replace_placeholders: a placeholder of shape {ph.shape} cannot take "
+                         f"a variable of shape {new.shape}")
+    del PLACEHOLDERS[ph]
+    ph.rewire_on(F.identity(new))
+    BATCH.forget()
+
+
+# -- cloning -----------------------------------------------------------------------------------
+
+
+def _copy_leaf(v: Variable, method: str) -> Variable:
+    """A parameter for a clone: ``share`` keeps it, ``clone`` copies it, ``freeze`` makes a
+    constant of its value.  Constants are kept.  A copy gets a path of its own in the
+    registry's name space (``dense_1/W`` for ``dense/W``) and the same CNTK name."""
+    if method == "share" or not v.need_grad:
+        return v
+    from ...parametric import current_registry
+    new = Variable.from_numpy_array(v.d.copy(), need_grad=method == "clone")
+    scope, _, last = (v.name or "parameter").rpartition("/")
+    claimed = current_registry().claim(scope or last)
+    new.name = f"{claimed}/{last}" if scope else claimed
+    if v in LEAF_NAMES:
+        LEAF_NAMES[new] = LEAF_NAMES[v]
+    elif not scope:
+        LEAF_NAMES[new] = last
+    return new
+
+
+def _copy_input(v: Variable) -> Variable:
+    """A new input (or placeholder) like ``v``."""
+    new = Variable(v.shape, need_grad=v.need_grad, dtype=v.dtype)
+    if v in INPUTS:
+        INPUTS[new] = INPUTS[v]
+    else:
+        PLACEHOLDERS[new] = PLACEHOLDERS[v]
+        if v in SHAPELESS:
+            SHAPELESS.add(new)
+    if BATCH(v):
+        BATCH.add(new)
+    return new
+
+
+def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
+            clone_inputs: bool = False) -> list[Variable]:
+    """The graph computing ``roots`` made again with each op call replayed: Variables in
+    ``substitutions`` (``{old: new}``) replaced, parameters shared, cloned or frozen
+    (``method``), inputs kept or (``clone_inputs``) cloned, names, op names and blocks carried
+    over.  Returns the new roots."""
+    mapping: dict[int, Variable] = {id(old): new for old, new in substitutions.items()}
+    keep = [old for old in substitutions]   # ids stay valid while the map is used
+
+    def new_of(v: Variable) -> Variable:
+        mapped = mapping.get(id(v))
+        if mapped is None:
+            if v.parent is not None:
+                mapped = v
+            elif v in INPUTS or v in PLACEHOLDERS:
+                mapped = _copy_input(v) if clone_inputs else v
+            else:
+                mapped = _copy_leaf(v, method)
+            mapping[id(v)] = mapped
+        return mapped
+
+    for node in topological_nodes(roots):
+        outputs = node.outputs
+        if all(o is not None and id(o) in mapping for o in outputs):
+            continue   # a substituted output: nothing upstream of it is needed
+        inputs = [new_of(i) for i in node.inputs]
+        if all(a is b for a, b in zip(inputs, node.inputs)):
+            for o in outputs:
+                if o is not None:
+                    mapping.setdefault(id(o), o)
+            continue
+        swap = {id(a): b for a, b in zip(node.inputs, inputs)}
+        args = tuple(swap.get(id(a), a) if isinstance(a, Variable) else a for a in node.args)
+        kwargs = {k: (swap.get(id(a), a) if isinstance(a, Variable) else a)
+                  for k, a in node.kwargs.items()}
+        with name_scope(node.scope, absolute=True):
+            made = apply(node.spec, args, kwargs)
+        made = made if isinstance(made, tuple) else (made,)
+        for old, new in zip(outputs, made):
+            if old is None:
+                continue
+            new.name = old.name
+            if old in _OP_NAMES:
+                _OP_NAMES[new] = _OP_NAMES[old]
+            mapping[id(old)] = new
+    for node in topological_nodes(roots):
+        for old in node.outputs:
+            block = BLOCKS.get(old) if old is not None else None
+            new = mapping.get(id(old)) if old is not None else None
+            if block is not None and new is not None and new is not old:
+                BLOCKS[new] = Block(block.op_name, block.name,
+                                    tuple(new_of(a) for a in block.arguments))
+    del keep
+    return [new_of(r) if r.parent is None or r in PLACEHOLDERS else mapping.get(id(r), r)
+            for r in roots]

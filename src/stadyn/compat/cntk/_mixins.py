@@ -1,0 +1,207 @@
+"""What CNTK's graph objects share: a Stadyn Variable inside (:class:`GraphObject`), the math
+operators (:class:`TensorOpsMixin`), the properties of a Variable (:class:`VariableMixin`) and
+``asarray`` (:class:`ArrayMixin`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...graph import Variable
+from . import _graph as G
+
+__all__ = ["GraphObject", "TensorOpsMixin", "VariableMixin", "ArrayMixin"]
+
+
+class GraphObject:
+    """The Stadyn Variable behind a CNTK Function, Variable, Parameter or Constant.  Two CNTK
+    objects over the same Variable are equal (and hash alike), so either works as a dict key."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Variable):
+        self.variable = variable
+
+    def __hash__(self) -> int:
+        return id(self.variable)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, GraphObject) and other.variable is self.variable
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+
+def _ops():
+    from . import ops
+    return ops
+
+
+class TensorOpsMixin:
+    """CNTK's operators: ``+ - * / @``, ``abs``, unary ``-`` and slicing with ``[]``.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x = C.input_variable(4)
+        >>> (abs(-x[1:3]) * 2).eval({x: np.arange(4, dtype=np.float32)[None]}).tolist()
+        [[2.0, 4.0]]
+    """
+
+    __slots__ = ()
+
+    def __add__(self, other):
+        return _ops().plus(self, other)
+
+    def __radd__(self, other):
+        return _ops().plus(other, self)
+
+    def __sub__(self, other):
+        return _ops().minus(self, other)
+
+    def __rsub__(self, other):
+        return _ops().minus(other, self)
+
+    def __mul__(self, other):
+        return _ops().element_times(self, other)
+
+    def __rmul__(self, other):
+        return _ops().element_times(other, self)
+
+    def __matmul__(self, other):
+        return _ops().times(self, other)
+
+    def __rmatmul__(self, other):
+        return _ops().times(other, self)
+
+    def __truediv__(self, other):
+        return _ops().element_divide(self, other)
+
+    def __rtruediv__(self, other):
+        return _ops().element_divide(other, self)
+
+    def __abs__(self):
+        return _ops().abs(self)
+
+    def __neg__(self):
+        return _ops().negate(self)
+
+    def __getitem__(self, arg):
+        """Slicing: ``x[1:3]`` is ``slice(x, 0, 1, 3)``; ``x[0]`` keeps the axis (size 1); a
+        list picks several elements of an axis and splices them; ``...`` counts the following
+        axes from the end.  A Function with several outputs gives its ``arg``-th output."""
+        outputs = getattr(self, "outputs", None)
+        if outputs is not None and len(outputs) > 1:
+            return outputs[arg]
+        ops = _ops()
+        items = arg if isinstance(arg, tuple) else (arg,)
+        result, offset = self, 0
+        for axis, item in enumerate(items):
+            if item is Ellipsis:
+                offset = -len(items)
+                continue
+            where = axis + offset
+            if isinstance(item, (int, np.integer)):
+                item = slice(int(item), int(item) + 1)
+            if isinstance(item, slice):
+                begin, end = item.start or 0, item.stop or 0
+                if begin or end:
+                    result = ops.slice(result, where, begin, end, item.step or 1)
+            elif isinstance(item, (list, tuple)):
+                if not all(isinstance(i, (int, np.integer)) for i in item):
+                    raise IndexError(f"indices must be integers, got {item!r}")
+                picked = [ops.slice(result, where, int(i), int(i) + 1) for i in item]
+                result = picked[0] if len(picked) == 1 else ops.splice(*picked, axis=where)
+            else:
+                raise IndexError(f"{type(item).__name__} is not supported as an index")
+        return result
+
+
+class VariableMixin:
+    """The properties CNTK's Variables, Parameters and Constants have.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> x = C.input_variable((2, 3), name="x")
+        >>> x.shape, x.name, x.is_input, x.is_parameter, x.needs_gradient
+        ((2, 3), 'x', True, False, False)
+    """
+
+    __slots__ = ()
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape of a sample (without the batch axis); a placeholder's is ``(-2,)`` until it
+        is bound."""
+        v = self.variable
+        if v in G.SHAPELESS:
+            return (-2,)
+        return tuple(v.shape[1:]) if G.BATCH(v) else tuple(v.shape)
+
+    @property
+    def dtype(self):
+        """The NumPy type of the values (``np.float32``)."""
+        return np.dtype(self.variable.dtype).type
+
+    @property
+    def name(self) -> str:
+        """The name given when it was made ('' when none)."""
+        return G.name_of(self.variable)
+
+    @property
+    def uid(self) -> str:
+        """A unique id (``Input3``, ``Parameter12``, ``Plus9_Output_0``)."""
+        uid = G.uid_of(self.variable)
+        return f"{uid}_Output_0" if self.is_output else uid
+
+    @property
+    def needs_gradient(self) -> bool:
+        """Whether gradients are computed for it."""
+        return bool(self.variable.need_grad)
+
+    @property
+    def is_input(self) -> bool:
+        return G.kind_of(self.variable) == "input"
+
+    @property
+    def is_output(self) -> bool:
+        return G.kind_of(self.variable) == "output"
+
+    @property
+    def is_parameter(self) -> bool:
+        return G.kind_of(self.variable) == "parameter"
+
+    @property
+    def is_constant(self) -> bool:
+        return G.kind_of(self.variable) == "constant"
+
+    @property
+    def is_placeholder(self) -> bool:
+        return G.kind_of(self.variable) == "placeholder"
+
+    @property
+    def is_sparse(self) -> bool:
+        """Always False: Stadyn's values are dense."""
+        return False
+
+    @property
+    def dynamic_axes(self) -> tuple:
+        """The batch axis for what carries one (``(Axis.default_batch_axis(),)``), else ()."""
+        from ._axis import Axis
+        return (Axis.default_batch_axis(),) if G.BATCH(self.variable) else ()
+
+    @property
+    def owner(self):
+        """The Function this is the output of (RuntimeError for inputs, parameters, ...)."""
+        if not self.is_output:
+            raise RuntimeError("called owner() on a variable that is not an output variable")
+        from ._function import Function
+        return Function(self.variable, root=True)
+
+
+class ArrayMixin:
+    """``asarray()``: the value as a NumPy array."""
+
+    __slots__ = ()
+
+    def asarray(self) -> np.ndarray:
+        """A copy of the value."""
+        return self.variable.d.copy()

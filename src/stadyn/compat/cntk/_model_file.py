@@ -1,0 +1,112 @@
+"""Saving and loading CNTK Functions as Stadyn model files, keeping what CNTK programs look up
+after loading: the inputs' names, the outputs, and every named function inside (saved as extra
+outputs of the file, ``node:<k>:<name>``, so ``find_by_name`` finds them in the loaded graph).
+``ModelFormat.ONNX`` writes and reads ONNX instead."""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+
+from . import _graph as G
+
+__all__ = ["save", "load", "restore"]
+
+_OUT, _NODE, _ARG = "output:", "node:", "arg:"
+
+
+def _named_nodes(roots) -> list:
+    """The named functions (and blocks) of the graph behind ``roots``, each once."""
+    found, seen = [], set()
+    for root in roots:
+        for kind, v in G.search(G.classify(root), lambda n: n[0] != "leaf" and G.node_name(n),
+                                -1):
+            key = (kind, id(v))
+            if key not in seen:
+                seen.add(key)
+                found.append((kind, v))
+    return found
+
+
+def save(function, filename, format) -> None:
+    from ... import serialize
+    from ._function import ModelFormat
+    path = os.fspath(filename)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    roots = function._roots()
+    inputs = OrderedDict()
+    for a in function.arguments:
+        name = a.name or f"input{len(inputs)}"
+        inputs[name if name not in inputs else f"{name}#{len(inputs)}"] = a.variable
+    if format == ModelFormat.ONNX:
+        serialize.export_onnx(path, [r for r in roots], inputs)
+        return
+    outputs = OrderedDict()
+    for k, root in enumerate(roots):
+        outputs[f"{_OUT}{k}:{G.name_of(root)}"] = root
+    for k, (kind, v) in enumerate(_named_nodes(roots)):
+        outputs[f"{_NODE}{k}:{kind}:{G.op_name_of(v) if kind == 'block' else ''}:"
+                f"{G.node_name((kind, v))}"] = v
+        if kind == "block":
+            for j, a in enumerate(G.BLOCKS[v].arguments):
+                outputs[f"{_ARG}{k}:{j}"] = a
+    serialize.save(path, outputs, inputs)
+
+
+def load(model, format):
+    from ... import serialize
+    from ._function import Function, ModelFormat
+    if isinstance(model, (bytes, bytearray)):
+        import tempfile
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "model")
+            with open(path, "wb") as f:
+                f.write(model)
+            return load(path, format)
+    path = os.fspath(model)
+    if format == ModelFormat.ONNX:
+        network = serialize.import_onnx(path)
+    else:
+        network = serialize.load(path)
+    for name, var in network.inputs.items():
+        G.INPUTS[var] = name.partition("#")[0]
+        G.BATCH.add(var)
+    roots, blocks, arguments = [], {}, {}
+    for key, var in network.outputs.items():
+        if key.startswith(_OUT):
+            var.name = key.split(":", 2)[2] or None
+            roots.append(var)
+        elif key.startswith(_NODE):
+            _, k, kind, op_name, name = key.split(":", 4)
+            if kind == "block":
+                blocks[int(k)] = (var, op_name, name)
+            else:
+                var.name = name
+        elif key.startswith(_ARG):
+            _, k, j = key.split(":")
+            arguments.setdefault(int(k), []).append((int(j), var))
+    for k, (var, op_name, name) in blocks.items():
+        args = tuple(a for _, a in sorted(arguments.get(k, []), key=lambda item: item[0]))
+        G.BLOCKS[var] = G.Block(op_name, name, args)
+    if not roots:                      # a file written by Stadyn itself, or ONNX
+        roots = list(network.outputs.values())
+    G.BATCH.forget()
+    return Function(roots[0]) if len(roots) == 1 else Function(roots[0], roots)
+
+
+def restore(function, filename) -> None:
+    from ... import serialize
+    network = serialize.load(os.fspath(filename))
+    mine = function.parameters
+    saved = network.parameters
+    if len(mine) != len(saved):
+        raise ValueError(f"restore: the file holds {len(saved)} parameters, the Function "
+                         f"{len(mine)}")
+    by_name = all(p.variable.name in saved for p in mine)
+    theirs = [saved[p.variable.name] for p in mine] if by_name else list(saved.values())
+    for p, q in zip(mine, theirs):
+        if tuple(p.variable.shape) != tuple(q.shape):
+            raise ValueError(f"restore: parameter {p.name!r} has shape {p.variable.shape}, the "
+                             f"file's {tuple(q.shape)}")
+        p.variable.d = q.d

@@ -1,0 +1,99 @@
+"""CNTK's losses and metrics (``cntk.losses``, ``cntk.metrics``): one value per sample, summed
+over the minibatch by the Trainer.
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> z, t = C.input_variable(3), C.input_variable(3)
+    >>> ce = C.cross_entropy_with_softmax(z, t)
+    >>> ce.eval({z: np.zeros((1, 3), np.float32), t: np.eye(3, dtype=np.float32)[:1]}).round(4)
+    array([[1.0986]], dtype=float32)
+"""
+
+from __future__ import annotations
+
+from ... import functions as F
+from ._adapt import batched, binary, named, operand, sample_axes, sample_axis, wrap
+from ._axis import Axis
+
+__all__ = ["cross_entropy_with_softmax", "binary_cross_entropy", "weighted_binary_cross_entropy",
+           "squared_error", "cosine_distance", "classification_error", "fmeasure"]
+
+
+def _axis(x, axis) -> int:
+    a = axis.static_axis_index() if isinstance(axis, Axis) else int(axis)
+    return sample_axis(x, a)
+
+
+def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str = ""):
+    """``log_sum_exp(z) - sum(t * z)`` along ``axis``: the cross entropy of ``softmax(z)`` for a
+    target that sums to 1 (one-hot or soft), with CNTK's gradients (``softmax(z) - t`` for
+    ``z``, ``-z`` for ``t``)."""
+    out = F.cross_entropy_with_softmax(operand(output_vector), operand(target_vector),
+                                       _axis(output_vector, axis))
+    return named(wrap(out), name, "CrossEntropyWithSoftmax")
+
+
+def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
+                         name: str = ""):
+    """1 for a sample whose target class (the target's argmax) is not among the ``topN``
+    largest outputs, else 0; with ``topN > 1``, the number of such samples in the minibatch
+    (one number, as CNTK 2.7 gives it)."""
+    out = F.classification_error(operand(output_vector), operand(target_vector),
+                                 _axis(output_vector, axis), int(topN))
+    if topN > 1 and batched(output_vector):
+        from . import _graph as G
+        out = F.sum(out)
+        G.BATCH.unmark(out)
+    return named(wrap(out), name, "ClassificationError")
+
+
+def binary_cross_entropy(output, target, name: str = ""):
+    """``-sum(t log(o) + (1 - t) log(1 - o))`` over each sample."""
+    out = F.binary_cross_entropy(operand(output), operand(target))
+    return named(wrap(F.sum(out, axis=sample_axes(output), keepdims=False) if len(
+        sample_axes(output)) > 1 else out), name, "Logistic")
+
+
+def weighted_binary_cross_entropy(output, target, weight, name: str = ""):
+    """``-sum(w (t log(o) + (1 - t) log(1 - o)))`` over each sample."""
+    o, t, w = operand(output), operand(target), operand(weight)
+    ll = F.add2(F.mul2(t, F.log(o)), F.mul2(F.r_sub_scalar(t, 1.0),
+                                             F.log(F.r_sub_scalar(o, 1.0))))
+    weighted = binary(F.mul2, wrap(ll), weight if not hasattr(w, "shape") else wrap(w))
+    out = F.mul_scalar(F.sum(operand(weighted), axis=sample_axes(output), keepdims=True), -1.0)
+    return named(wrap(F.reshape(out, (-1, 1) if batched(output) else (1,))), name,
+                 "WeightedLogistic")
+
+
+def squared_error(output, target, name: str = ""):
+    """``sum((output - target) ** 2)`` over each sample's axes: one number per sample."""
+    se = F.squared_error(operand(output), operand(target))
+    return named(wrap(F.sum(se, axis=sample_axes(output))), name, "SquaredError")
+
+
+def cosine_distance(x, y, name: str = ""):
+    """The cosine of the angle between ``x`` and ``y``, per sample (CNTK's ``cosine_distance``
+    is the similarity ``x . y / (|x| |y|)``)."""
+    xy = binary(F.mul2, x, y)
+    axes = sample_axes(xy)
+    dot = F.sum(operand(xy), axis=axes)
+    nx = F.sqrt(F.sum(F.mul2(operand(x), operand(x)), axis=sample_axes(x)))
+    ny = F.sqrt(F.sum(F.mul2(operand(y), operand(y)), axis=sample_axes(y)))
+    return named(wrap(F.div2(dot, F.mul2(nx, ny))), name, "CosineDistance")
+
+
+def fmeasure(output, target, beta: float = 1, name: str = ""):
+    """``1 - F_beta`` of the minibatch for binary ``output`` probabilities (rounded) against
+    ``target``: one number."""
+    o = F.cast(F.greater_equal(F.stop_gradient(operand(output)), 0.5), "float32")
+    t = operand(target)
+    tp = F.sum(F.mul2(o, t))
+    precision = F.div2(tp, F.add_scalar(F.sum(o), 1e-12))
+    recall = F.div2(tp, F.add_scalar(F.sum(t), 1e-12))
+    b2 = float(beta) ** 2
+    num = F.mul_scalar(F.mul2(precision, recall), 1.0 + b2)
+    den = F.add_scalar(F.add2(F.mul_scalar(precision, b2), recall), 1e-12)
+    out = F.r_sub_scalar(F.div2(num, den), 1.0)
+    from . import _graph as G
+    G.BATCH.unmark(out)
+    return named(wrap(out), name, "FMeasure")

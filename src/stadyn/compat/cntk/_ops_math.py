@@ -1,0 +1,311 @@
+"""CNTK's element-wise ops: activations, arithmetic with CNTK's broadcasting, comparisons and
+logical ops (1.0 for true, 0.0 for false), rounding, trigonometry.
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> x = C.input_variable(3)
+    >>> data = np.array([[-1.0, 0.5, 2.0]], np.float32)
+    >>> C.relu(x).eval(data).tolist(), C.greater(x, 0.4).eval(data).tolist()
+    ([[0.0, 0.5, 2.0]], [[0.0, 1.0, 1.0]])
+    >>> C.element_select(C.less(x, 0), C.square(x), C.negate(x)).eval(data).tolist()
+    [[1.0, -0.5, -2.0]]
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ... import functions as F
+from ._adapt import binary, named, operand, wrap
+
+__all__ = ["relu", "sigmoid", "tanh", "elu", "selu", "leaky_relu", "param_relu", "softplus",
+           "softsign", "hard_sigmoid", "exp", "log", "sqrt", "square", "abs", "negate",
+           "reciprocal", "floor", "ceil", "round", "sin", "cos", "tan", "asin", "acos", "atan",
+           "sinh", "cosh", "asinh", "atanh", "plus", "minus", "element_times", "element_divide",
+           "element_max", "element_min", "pow", "log_add_exp", "equal", "not_equal", "less",
+           "less_equal", "greater", "greater_equal", "element_and", "element_or",
+           "element_xor", "element_not", "element_select", "clip", "straight_through_impl",
+           "stop_gradient", "alias", "cast", "associative_multi_arg", "sum", "mean"]
+
+
+def _unary(op_name: str, fn, doc: str):
+    def op(x, name: str = ""):
+        return named(wrap(fn(operand(x))), name, op_name)
+    op.__name__ = op.__qualname__ = op_name.lower() if op_name.isalpha() else op_name
+    op.__doc__ = doc
+    return op
+
+
+def _u(cntk_name: str, op_name: str, fn, doc: str):
+    f = _unary(op_name, fn, doc)
+    f.__name__ = f.__qualname__ = cntk_name
+    return f
+
+
+relu = _u("relu", "ReLU", F.relu, "``max(x, 0)``.")
+sigmoid = _u("sigmoid", "StableSigmoid", F.sigmoid, "``1 / (1 + exp(-x))``.")
+tanh = _u("tanh", "Tanh", F.tanh, "The hyperbolic tangent.")
+exp = _u("exp", "Exp", F.exp, "``e ** x``.")
+log = _u("log", "Log", F.log, "The natural logarithm.")
+sqrt = _u("sqrt", "Sqrt", F.sqrt, "The square root.")
+abs = _u("abs", "Abs", F.abs, "The absolute value.")  # noqa: A001
+square = _u("square", "Square", lambda v: F.mul2(v, v), "``x * x``.")
+negate = _u("negate", "Negate", lambda v: F.mul_scalar(v, -1.0), "``-x``.")
+reciprocal = _u("reciprocal", "Reciprocal", lambda v: F.r_div_scalar(v, 1.0), "``1 / x``.")
+floor = _u("floor", "Floor", lambda v: F.floor(v), "Rounded down (no gradient).")
+ceil = _u("ceil", "Ceil", lambda v: F.ceil(v), "Rounded up (no gradient).")
+round = _u("round", "Round", lambda v: F.floor(F.add_scalar(v, 0.5)),  # noqa: A001
+           "Rounded to the nearest integer, halves up (``floor(x + 0.5)``; no gradient).")
+sin = _u("sin", "Sin", lambda v: F.sin(v), "The sine.")
+cos = _u("cos", "Cos", lambda v: F.cos(v), "The cosine.")
+tan = _u("tan", "Tan", lambda v: F.tan(v), "The tangent.")
+asin = _u("asin", "Asin", lambda v: F.asin(v), "The arc sine.")
+acos = _u("acos", "Acos", lambda v: F.acos(v), "The arc cosine.")
+atan = _u("atan", "Atan", lambda v: F.atan(v), "The arc tangent.")
+sinh = _u("sinh", "Sinh", lambda v: F.sinh(v), "The hyperbolic sine.")
+cosh = _u("cosh", "Cosh", lambda v: F.cosh(v), "The hyperbolic cosine.")
+asinh = _u("asinh", "Asinh", lambda v: F.asinh(v), "The inverse hyperbolic sine.")
+atanh = _u("atanh", "Atanh", lambda v: F.atanh(v), "The inverse hyperbolic tangent.")
+straight_through_impl = _u("straight_through_impl", "StraightThrough",
+                           lambda v: F.straight_through(v),
+                           "``sign(x)`` (1 for 0) forward; the gradient passes where "
+                           "``|x| <= 1`` (the straight-through estimator).")
+stop_gradient = _u("stop_gradient", "StopGradient", F.stop_gradient,
+                   "``x``, with no gradient flowing back.")
+
+
+def alias(x, name: str = ""):
+    """The same values as a new node (under another name)."""
+    return named(wrap(F.identity(operand(x))), name, "Alias")
+
+
+def elu(x, alpha: float = 1.0, name: str = ""):
+    """``x`` for ``x > 0``, ``alpha * (exp(x) - 1)`` otherwise."""
+    return named(wrap(F.elu(operand(x), float(alpha))), name, "ELU")
+
+
+def selu(x, scale: float = 1.0507009873554804934193349852946,
+         alpha: float = 1.6732632423543772848170429916717, name: str = ""):
+    """The scaled exponential linear unit."""
+    return named(wrap(F.selu(operand(x), float(scale), float(alpha))), name, "SELU")
+
+
+def leaky_relu(x, alpha: float = 0.01, name: str = ""):
+    """``x`` for ``x > 0``, ``alpha * x`` otherwise."""
+    return named(wrap(F.leaky_relu(operand(x), float(alpha))), name, "LeakyReLU")
+
+
+def param_relu(alpha, x, name: str = ""):
+    """``x`` for ``x > 0``, ``alpha * x`` otherwise, with a learnable ``alpha`` (a parameter of
+    the sample's shape, or one broadcasting to it)."""
+    v = operand(x)
+    neg = binary(F.mul2, alpha, wrap(F.minimum_scalar(v, 0.0)))
+    return named(wrap(F.add2(F.maximum_scalar(v, 0.0), operand(neg))), name, "PReLU")
+
+
+def softplus(x, steepness: float = 1, name: str = ""):
+    """``log(1 + exp(steepness * x)) / steepness``."""
+    v = operand(x)
+    if steepness == 1:
+        return named(wrap(F.softplus(v)), name, "Softplus")
+    out = F.mul_scalar(F.softplus(F.mul_scalar(v, float(steepness))), 1.0 / float(steepness))
+    return named(wrap(out), name, "Softplus")
+
+
+def softsign(x, steepness: float = 1, name: str = ""):
+    """``x / (1 + |steepness * x|)``."""
+    v = operand(x)
+    den = F.add_scalar(F.abs(F.mul_scalar(v, float(steepness)) if steepness != 1 else v), 1.0)
+    return named(wrap(F.div2(v, den)), name, "Softsign")
+
+
+def hard_sigmoid(x, alpha: float, beta: float, name: str = ""):
+    """``clip(alpha * x + beta, 0, 1)``."""
+    v = F.add_scalar(F.mul_scalar(operand(x), float(alpha)), float(beta))
+    return named(wrap(F.clip_by_value_scalar(v, 0.0, 1.0)), name, "HardSigmoid")
+
+
+def clip(x, min_value, max_value, name: str = ""):
+    """``x`` limited to ``[min_value, max_value]`` (numbers, or tensors broadcasting to it)."""
+    if isinstance(min_value, (int, float)) and isinstance(max_value, (int, float)):
+        out = F.clip_by_value_scalar(operand(x), float(min_value), float(max_value))
+        return named(wrap(out), name, "Clip")
+    low = binary(F.maximum2, x, min_value)
+    return named(binary(F.minimum2, low, max_value), name, "Clip")
+
+
+def cast(node_input, dtype, name: str = ""):
+    """The values as ``dtype`` (``np.float32``, ``np.float64``, ``np.float16``)."""
+    return named(wrap(F.cast(operand(node_input), np.dtype(dtype).name)), name, "Cast")
+
+
+# -- binary, with CNTK's broadcasting ----------------------------------------------------------
+
+
+def plus(left, right, name: str = ""):
+    """``left + right`` (sample axes align on the right; the batch axis apart)."""
+    return binary(F.add2, left, right, name, "Plus")
+
+
+def minus(left, right, name: str = ""):
+    """``left - right``."""
+    return binary(F.sub2, left, right, name, "Minus")
+
+
+def element_times(left, right, name: str = ""):
+    """``left * right``, element-wise."""
+    return binary(F.mul2, left, right, name, "ElementTimes")
+
+
+def element_divide(left, right, name: str = ""):
+    """``left / right``, element-wise."""
+    return binary(F.div2, left, right, name, "ElementDivide")
+
+
+def element_max(left, right, name: str = ""):
+    """The larger of the two, element-wise."""
+    return binary(F.maximum2, left, right, name, "ElementMax")
+
+
+def element_min(left, right, name: str = ""):
+    """The smaller of the two, element-wise."""
+    return binary(F.minimum2, left, right, name, "ElementMin")
+
+
+def pow(base, exponent, name: str = ""):  # noqa: A001
+    """``base ** exponent``, element-wise."""
+    return binary(F.pow2, base, exponent, name, "Pow")
+
+
+def _log_add_exp(a, b):
+    m = F.maximum2(a, b)
+    s = F.add2(F.exp(F.sub2(a, m)), F.exp(F.sub2(b, m)))
+    return F.add2(m, F.log(s))
+
+
+def log_add_exp(left, right, name: str = ""):
+    """``log(exp(left) + exp(right))``, computed without overflow."""
+    return binary(_log_add_exp, left, right, name, "LogPlus")
+
+
+# -- comparisons and logic: 1.0 / 0.0 --------------------------------------------------------
+
+
+def _ge(a, b):
+    return F.cast(F.greater_equal(a, b), "float32")
+
+
+def _le(a, b):
+    return _ge(b, a)
+
+
+def _gt(a, b):
+    return F.cast(F.greater(a, b), "float32")
+
+
+def _lt(a, b):
+    return _gt(b, a)
+
+
+def _eq(a, b):
+    return F.mul2(_ge(a, b), _ge(b, a))
+
+
+def _ne(a, b):
+    return F.r_sub_scalar(_eq(a, b), 1.0)
+
+
+def _truth(v):
+    """1.0 where ``v`` is not 0, else 0.0."""
+    return F.cast(F.greater(F.abs(v), F.mul_scalar(v, 0.0)), "float32")
+
+
+def equal(left, right, name: str = ""):
+    """1 where ``left == right``, else 0."""
+    return binary(_eq, left, right, name, "Equal")
+
+
+def not_equal(left, right, name: str = ""):
+    """1 where ``left != right``, else 0."""
+    return binary(_ne, left, right, name, "NotEqual")
+
+
+def less(left, right, name: str = ""):
+    """1 where ``left < right``, else 0."""
+    return binary(_lt, left, right, name, "Less")
+
+
+def less_equal(left, right, name: str = ""):
+    """1 where ``left <= right``, else 0."""
+    return binary(_le, left, right, name, "LessEqual")
+
+
+def greater(left, right, name: str = ""):
+    """1 where ``left > right``, else 0."""
+    return binary(_gt, left, right, name, "Greater")
+
+
+def greater_equal(left, right, name: str = ""):
+    """1 where ``left >= right``, else 0."""
+    return binary(_ge, left, right, name, "GreaterEqual")
+
+
+def element_and(x, y, name: str = ""):
+    """1 where both are non-zero."""
+    return binary(lambda a, b: F.mul2(_truth(a), _truth(b)), x, y, name, "And")
+
+
+def element_or(x, y, name: str = ""):
+    """1 where either is non-zero."""
+    return binary(lambda a, b: F.maximum2(_truth(a), _truth(b)), x, y, name, "Or")
+
+
+def element_xor(x, y, name: str = ""):
+    """1 where exactly one is non-zero."""
+    return binary(lambda a, b: F.abs(F.sub2(_truth(a), _truth(b))), x, y, name, "Xor")
+
+
+def element_not(x, name: str = ""):
+    """1 where ``x`` is 0, else 0."""
+    return named(wrap(F.r_sub_scalar(_truth(operand(x)), 1.0)), name, "Not")
+
+
+def element_select(flag, value_if_true, value_if_false, name: str = ""):
+    """``value_if_true`` where ``flag`` is non-zero, else ``value_if_false`` (all three
+    broadcast)."""
+    picked = binary(lambda t, f: F.sub2(t, f), value_if_true, value_if_false)
+    out = binary(lambda c, d: F.mul2(_truth(c), d), flag, picked)
+    return named(binary(F.add2, out, value_if_false), name, "Select")
+
+
+# -- n-ary ---------------------------------------------------------------------------------------
+
+
+def associative_multi_arg(f):
+    """``f(a, b)`` made to take any number of operands, folded pairwise (``sum(a, b, c)``)."""
+    @functools.wraps(f)
+    def multi(*operands, name: str = ""):
+        items = list(operands[0]) if len(operands) == 1 and isinstance(
+            operands[0], (list, tuple)) else list(operands)
+        if not items:
+            raise ValueError(f"{f.__name__}: give at least one operand")
+        out = items[0]
+        for item in items[1:]:
+            out = f(out, item)
+        return named(out if len(items) > 1 else alias(out), name)
+    return multi
+
+
+sum = associative_multi_arg(plus)  # noqa: A001
+sum.__name__ = sum.__qualname__ = "sum"
+sum.__doc__ = "The sum of any number of operands (``sum(a, b, c)``, or a list)."
+
+
+def mean(*operands, name: str = ""):
+    """The element-wise mean of the operands."""
+    items = list(operands[0]) if len(operands) == 1 and isinstance(
+        operands[0], (list, tuple)) else list(operands)
+    total = sum(items)
+    return named(element_times(total, 1.0 / len(items)), name, "Mean")

@@ -1,0 +1,237 @@
+"""CNTK's network ops: convolution (and its transpose), pooling and unpooling, batch and other
+normalisations, dropout.  Samples are channels first; CNTK's auto-padding centres the windows.
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> x = C.input_variable((1, 4, 4))
+    >>> w = C.parameter((2, 1, 3, 3), init=1.0)
+    >>> C.convolution(w, x, auto_padding=[False, True, True]).shape
+    (2, 4, 4)
+    >>> C.pooling(x, C.MAX_POOLING, (2, 2), strides=(2, 2)).shape
+    (1, 2, 2)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import cntk_semantics as S
+from ... import functions as F
+from ._adapt import batched, const, named, operand, sample_shape, wrap
+
+__all__ = ["convolution", "convolution_transpose", "pooling", "unpooling", "batch_normalization",
+           "dropout", "local_response_normalization", "mean_variance_normalization",
+           "per_dim_mean_variance_normalize", "image_scaler", "MAX_POOLING", "AVG_POOLING",
+           "MAX_UNPOOLING", "PoolingType_Max", "PoolingType_Average",
+           "SentinelValueForAutoSelectRandomSeed"]
+
+PoolingType_Max, PoolingType_Average = 0, 1
+MAX_POOLING, AVG_POOLING = PoolingType_Max, PoolingType_Average
+MAX_UNPOOLING = 0
+SentinelValueForAutoSelectRandomSeed = 2 ** 64 - 3
+
+
+def _trailing(value, n: int, default) -> tuple:
+    """A per-axis option given for all of a sample's axes (channel first) or for the spatial
+    ones only, as the ``n`` spatial values."""
+    if value is None:
+        return (default,) * n
+    if isinstance(value, (bool, int, np.integer)):
+        return (value,) * n
+    value = tuple(value)
+    if len(value) == 1:
+        return value * n
+    return value[len(value) - n:]
+
+
+def _channels_first(x, reduction_rank: int):
+    v = operand(x)
+    if reduction_rank == 0:
+        v = F.reshape(v, ((-1,) if batched(x) else ()) + (1,) + tuple(sample_shape(x)))
+    if not batched(x):
+        v = F.reshape(v, (1,) + tuple(v.shape))
+    return v
+
+
+def _unbatch(y, x):
+    return y if batched(x) else F.reshape(y, tuple(y.shape[1:]))
+
+
+def convolution(convolution_map, operand_, strides=(1,), sharing=(True,), auto_padding=(True,),
+                sequential: bool = False, dilation=(1,), reduction_rank: int = 1, groups: int = 1,
+                max_temp_mem_size_in_samples: int = 0, name: str = ""):
+    """``convolution_map`` (``(out, in, *kernel)``) slid over ``operand_`` (``(in, *spatial)``;
+    ``reduction_rank=0``: no channel axis).  ``strides``, ``auto_padding`` and ``dilation`` are
+    per axis, given for the spatial axes or for all of them (channel first)."""
+    if sequential:
+        raise ValueError("convolution: sequential=True needs a sequence axis, which Stadyn's "
+                         "compat does not have")
+    w = operand(convolution_map)
+    n = w.ndim - 2
+    x = _channels_first(operand_, reduction_rank)
+    y = S.convolution(x, w, None, _trailing(strides, n, 1), _trailing(auto_padding, n, True),
+                      _trailing(dilation, n, 1), groups)
+    return named(wrap(_unbatch(y, operand_)), name, "Convolution")
+
+
+def convolution_transpose(convolution_map, operand_, strides=(1,), sharing=(True,),
+                          auto_padding=(True,), output_shape=None, dilation=(1,),
+                          reduction_rank: int = 1, max_temp_mem_size_in_samples: int = 0,
+                          name: str = ""):
+    """The transpose of :func:`convolution` with ``convolution_map`` of shape
+    ``(in, out, *kernel)``; ``output_shape`` picks the output size when strides leave a
+    choice."""
+    w = operand(convolution_map)
+    n = w.ndim - 2
+    x = _channels_first(operand_, reduction_rank)
+    kernel = tuple(w.shape[2:])
+    strides = _trailing(strides, n, 1)
+    dil = _trailing(dilation, n, 1)
+    pads = _trailing(auto_padding, n, True)
+    pad = tuple((d * (k - 1)) // 2 if p else 0 for k, d, p in zip(kernel, dil, pads))
+    sizes = tuple(x.shape[2:])
+    natural = [(i - 1) * s - 2 * p + d * (k - 1) + 1
+               for i, s, p, d, k in zip(sizes, strides, pad, dil, kernel)]
+    if output_shape is not None:
+        wanted = tuple(output_shape)[-n:]
+    else:
+        wanted = tuple(i * s if p else nat for i, s, p, nat in zip(sizes, strides, pads, natural))
+    extra = tuple(max(0, t - nat) for t, nat in zip(wanted, natural))
+    y = F.deconvolution(x, w, None, pad=pad, stride=strides, dilation=dil,
+                        output_padding=extra if any(extra) else None)
+    return named(wrap(_unbatch(y, operand_)), name, "ConvolutionTranspose")
+
+
+def pooling(operand_, pooling_type, pooling_window_shape, strides=(1,), auto_padding=(False,),
+            ceil_out_dim: bool = False, include_pad: bool = False, name: str = ""):
+    """Max (``MAX_POOLING``) or average (``AVG_POOLING``) pooling over the trailing
+    ``len(pooling_window_shape)`` axes; with auto-padding an average counts only the values
+    inside the input unless ``include_pad``."""
+    window = tuple(int(k) for k in pooling_window_shape)
+    n = len(window)
+    if ceil_out_dim:
+        raise ValueError("pooling: ceil_out_dim=True is not supported by Stadyn's compat")
+    x = _channels_first(operand_, 1)
+    strides_ = _trailing(strides, n, 1)
+    pads = _trailing(auto_padding, n, False)
+    average = pooling_type == AVG_POOLING
+    if average and include_pad and any(pads):
+        widths = S.auto_padding(tuple(x.shape[-n:]), window, strides_, None, pads)
+        y = F.average_pooling(F.pad(x, tuple(v for p in widths for v in p)), window, strides_,
+                              True)
+    else:
+        y = S.pooling(x, window, strides_, pads, average)
+    return named(wrap(_unbatch(y, operand_)), name, "Pooling")
+
+
+def _upsample(v, window):
+    """Each value repeated over a ``window`` block (nearest-neighbour upsampling)."""
+    n = len(window)
+    lead = tuple(v.shape[:v.ndim - n])
+    spatial = tuple(v.shape[v.ndim - n:])
+    shape = lead + tuple(x for s in spatial for x in (s, 1))
+    big = lead + tuple(x for s, k in zip(spatial, window) for x in (s, k))
+    out = F.broadcast(F.reshape(v, (-1,) + shape[1:]), (v.shape[0],) + big[1:]) \
+        if v.shape[0] == 1 else F.broadcast(F.reshape(v, shape), big)
+    return F.reshape(out, lead + tuple(s * k for s, k in zip(spatial, window)))
+
+
+def unpooling(operand_, pooling_input, unpooling_type, unpooling_window_shape, strides=(1,),
+              auto_padding=(False,), name: str = ""):
+    """Max unpooling: each value of ``operand_`` goes back to where the maximum of its window
+    was in ``pooling_input`` (zeros elsewhere); windows must tile the input (strides equal
+    to the window, no padding)."""
+    window = tuple(int(k) for k in unpooling_window_shape)
+    n = len(window)
+    if unpooling_type != MAX_UNPOOLING:
+        raise ValueError("unpooling: only MAX_UNPOOLING exists")
+    if _trailing(strides, n, 1) != window or any(_trailing(auto_padding, n, False)):
+        raise ValueError("unpooling: Stadyn's compat unpools windows that tile the input "
+                         "(strides equal to the window, no padding)")
+    src = _channels_first(pooling_input, 1)
+    pooled = F.max_pooling(src, window, window, True)
+    peak = _upsample(F.stop_gradient(pooled), window)
+    mask = F.cast(F.greater_equal(F.stop_gradient(src), peak), "float32")
+    up = _upsample(_channels_first(operand_, 1), window)
+    return named(wrap(_unbatch(F.mul2(up, mask), operand_)), name, "Unpooling")
+
+
+def batch_normalization(operand_, scale, bias, running_mean, running_inv_std, spatial: bool,
+                        normalization_time_constant=5000, blend_time_constant=0,
+                        epsilon=0.00001, use_cudnn_engine: bool = False,
+                        disable_regularization: bool = False, name: str = "",
+                        running_count=None):
+    """CNTK's batch normalisation with the given parameters and running statistics (constants
+    updated in place while training; ``running_inv_std`` holds the running variance)."""
+    from ._variables import constant
+    count = operand(running_count if running_count is not None else constant(0.0, shape=()))
+    x = operand(operand_)
+    if not batched(operand_):
+        raise ValueError("batch_normalization: the operand needs the batch axis")
+    tc = float(normalization_time_constant) if normalization_time_constant is not None else 0.0
+    out = F.cntk_batch_normalization(x, operand(scale), operand(bias), operand(running_mean),
+                                     operand(running_inv_std), count, bool(spatial), tc,
+                                     float(blend_time_constant or 0.0), float(epsilon))
+    return named(wrap(out), name, "BatchNormalization")
+
+
+def dropout(x, dropout_rate: float = 0.0, seed=SentinelValueForAutoSelectRandomSeed,
+            name: str = ""):
+    """Each value zeroed with probability ``dropout_rate`` and the rest scaled by
+    ``1 / (1 - dropout_rate)`` while training; the identity in inference."""
+    rate = float(dropout_rate)
+    if not 0.0 <= rate < 1.0:
+        raise ValueError(f"dropout: the rate must be in [0, 1), got {rate}")
+    return named(wrap(F.dropout(operand(x), rate, train_only=True)), name, "Dropout")
+
+
+def local_response_normalization(operand_, depth_radius: int, bias: float, alpha: float,
+                                 beta: float, name: str = ""):
+    """``x / (bias + alpha / (2r + 1) * sum of x**2 over the 2r + 1 nearest channels) ** beta``
+    (``r = depth_radius``)."""
+    v = _channels_first(operand_, 1)
+    r = int(depth_radius)
+    sq = F.mul2(v, v)
+    c = v.shape[1]
+    padded = F.pad(sq, (r, r) + (0, 0) * (v.ndim - 2))
+    total = None
+    for k in range(2 * r + 1):
+        start = [0, k] + [0] * (v.ndim - 2)
+        stop = [v.shape[0], k + c] + list(v.shape[2:])
+        part = F.slice(padded, start, stop, [1] * v.ndim)
+        total = part if total is None else F.add2(total, part)
+    den = F.pow_scalar(F.add_scalar(F.mul_scalar(total, float(alpha) / (2 * r + 1)),
+                                    float(bias)), float(beta))
+    return named(wrap(_unbatch(F.div2(v, den), operand_)), name, "LocalResponseNormalization")
+
+
+def mean_variance_normalization(operand_, epsilon: float = 0.00001,
+                                use_stats_across_channels: bool = False,
+                                do_variance_scaling: bool = True, name: str = ""):
+    """Each sample minus its mean (per channel, or over all of it), divided by its standard
+    deviation (``sqrt(variance + epsilon)``) when ``do_variance_scaling``."""
+    v = _channels_first(operand_, 1)
+    axes = list(range(1, v.ndim)) if use_stats_across_channels else list(range(2, v.ndim))
+    if not axes:
+        axes = list(range(1, v.ndim))
+    x0 = F.sub2(v, F.mean(v, axis=axes, keepdims=True))
+    if do_variance_scaling:
+        var = F.mean(F.mul2(x0, x0), axis=axes, keepdims=True)
+        x0 = F.div2(x0, F.sqrt(F.add_scalar(var, float(epsilon))))
+    return named(wrap(_unbatch(x0, operand_)), name, "MeanVarianceNormalization")
+
+
+def per_dim_mean_variance_normalize(operand_, mean, inv_stddev, name: str = ""):
+    """``(x - mean) * inv_stddev``."""
+    from ._ops_math import element_times, minus
+    return named(element_times(minus(operand_, mean), inv_stddev), name,
+                 "PerDimMeanVarianceNormalize")
+
+
+def image_scaler(x, scalar: float, biases, name: str = ""):
+    """``x * scalar`` plus one bias per channel."""
+    v = operand(x)
+    b = np.asarray(biases, dtype=np.float32).reshape((-1,) + (1,) * (len(sample_shape(x)) - 1))
+    out = F.add2(F.mul_scalar(v, float(scalar)), const(b))
+    return named(wrap(out), name, "ImageScaler")
+

@@ -1,0 +1,153 @@
+"""CNTK's reductions and ops along an axis: ``reduce_*``, ``argmax``/``argmin``,
+``softmax``/``log_softmax``/``hardmax``, ``top_k``.
+
+``axis=None`` (or ``Axis.all_static_axes()``) reduces every axis of a sample to one number;
+an int (or a tuple) keeps the reduced axes with size 1 unless ``keepdims=False``;
+``Axis.default_batch_axis()`` reduces over the samples of a minibatch, ``Axis.all_axes()``
+over everything.
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> x = C.input_variable((2, 3))
+    >>> data = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    >>> C.reduce_sum(x).eval(data).tolist(), C.reduce_max(x, axis=1).eval(data).tolist()
+    ([15.0], [[[2.0], [5.0]]])
+    >>> C.argmax(x, axis=0).eval(data).tolist()
+    [[[1.0, 1.0, 1.0]]]
+"""
+
+from __future__ import annotations
+
+import math
+
+from ... import cntk_semantics as S
+from ... import functions as F
+from . import _graph as G
+from ._adapt import batched, named, operand, sample_axes, sample_axis, sample_shape, wrap
+from ._axis import Axis
+
+__all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
+           "reduce_log_sum_exp", "reduce_l1", "reduce_l2", "reduce_sum_square", "argmax",
+           "argmin", "softmax", "log_softmax", "hardmax", "top_k"]
+
+
+def _axes(x, axis) -> tuple[list[int], str]:
+    """The Stadyn axes ``axis`` stands for, and what kind of reduction it is: ``sample`` (all
+    of a sample's axes), ``some`` (given axes), ``batch``, ``all``."""
+    if axis is None or (isinstance(axis, Axis) and axis == Axis.all_static_axes()):
+        return sample_axes(x), "sample"
+    if isinstance(axis, Axis) and axis == Axis.all_axes():
+        return list(range(len(operand(x).shape))), "all"
+    if isinstance(axis, Axis) and axis.is_batch_axis():
+        if not batched(x):
+            raise ValueError("reduce over the batch axis of a value without one")
+        return [0], "batch"
+    items = axis if isinstance(axis, (list, tuple)) else [axis]
+    return [sample_axis(x, a.static_axis_index() if isinstance(a, Axis) else int(a))
+            for a in items], "some"
+
+
+def _reducer(op_name: str, fn):
+    def reduce(x, axis=None, keepdims: bool = True, name: str = ""):
+        axes, kind = _axes(x, axis)
+        v = operand(x)
+        if kind == "some":
+            out = fn(v, axes, bool(keepdims))
+        else:
+            out = fn(v, axes, False)
+        if kind in ("batch", "all"):
+            G.BATCH.unmark(out)
+        return named(wrap(out), name, op_name)
+    reduce.__doc__ = (f"``{op_name}`` over ``axis`` (see the module docstring).")
+    return reduce
+
+
+def _sum_square(v, axes, keep):
+    return F.sum(F.mul2(v, v), axis=axes, keepdims=keep)
+
+
+def _log_sum_exp(v, axes, keep):
+    m = F.stop_gradient(F.max(v, axis=axes, keepdims=True))
+    s = F.log(F.sum(F.exp(F.sub2(v, m)), axis=axes, keepdims=True))
+    out = F.add2(s, m)
+    if keep:
+        return out
+    return F.reshape(out, tuple(d for i, d in enumerate(v.shape) if i not in axes) or ())
+
+
+reduce_sum = _reducer("ReduceSum", lambda v, a, k: F.sum(v, axis=a, keepdims=k))
+reduce_mean = _reducer("ReduceMean", lambda v, a, k: F.mean(v, axis=a, keepdims=k))
+reduce_max = _reducer("ReduceMax", lambda v, a, k: F.max(v, axis=a, keepdims=k))
+reduce_min = _reducer("ReduceMin", lambda v, a, k: F.min(v, axis=a, keepdims=k))
+reduce_prod = _reducer("ReduceProd", lambda v, a, k: F.prod(v, axis=a, keepdims=k))
+reduce_log_sum_exp = _reducer("ReduceLogSum", _log_sum_exp)
+reduce_l1 = _reducer("ReduceL1", lambda v, a, k: F.sum(F.abs(v), axis=a, keepdims=k))
+reduce_l2 = _reducer("ReduceL2", lambda v, a, k: F.sqrt(_sum_square(v, a, k)))
+reduce_sum_square = _reducer("ReduceSumSquare", _sum_square)
+for _f, _n in ((reduce_sum, "reduce_sum"), (reduce_mean, "reduce_mean"),
+               (reduce_max, "reduce_max"), (reduce_min, "reduce_min"),
+               (reduce_prod, "reduce_prod"), (reduce_log_sum_exp, "reduce_log_sum_exp"),
+               (reduce_l1, "reduce_l1"), (reduce_l2, "reduce_l2"),
+               (reduce_sum_square, "reduce_sum_square")):
+    _f.__name__ = _f.__qualname__ = _n
+
+
+def _arg(fn, op_name: str):
+    def arg(x, axis=None, name: str = ""):
+        v = operand(x)
+        if axis is None:
+            lead = (-1,) if batched(x) else ()
+            flat = F.reshape(v, lead + (math.prod(sample_shape(x)),))
+            out = fn(flat, axis=flat.ndim - 1, keepdims=False, only_index=True)
+        else:
+            out = fn(v, axis=sample_axis(x, int(axis)), keepdims=True, only_index=True)
+        return named(wrap(F.cast(out, "float32")), name, op_name)
+    return arg
+
+
+argmax = _arg(F.max, "Argmax")
+argmax.__name__ = argmax.__qualname__ = "argmax"
+argmax.__doc__ = "The index of the largest value along ``axis`` (of the flattened sample " \
+    "when None), as a float."
+argmin = _arg(F.min, "Argmin")
+argmin.__name__ = argmin.__qualname__ = "argmin"
+argmin.__doc__ = "The index of the smallest value along ``axis``, as a float."
+
+
+def _along(fn, x, axis):
+    if axis is not None:
+        a = axis.static_axis_index() if isinstance(axis, Axis) else int(axis)
+        return fn(operand(x), axis=sample_axis(x, a))
+    return S.over_sample(fn, operand(x), batched(x))
+
+
+def softmax(x, axis=None, name: str = ""):
+    """Softmax along the per-sample ``axis`` (None: over all of a sample's axes at once)."""
+    return named(wrap(_along(F.softmax, x, axis)), name, "Softmax")
+
+
+def log_softmax(x, axis=None, name: str = ""):
+    """Log-softmax along the per-sample ``axis`` (None: over all of a sample's axes)."""
+    return named(wrap(_along(F.log_softmax, x, axis)), name, "LogSoftmax")
+
+
+def hardmax(x, name: str = ""):
+    """1.0 at the (first) largest value of each sample, 0.0 elsewhere (no gradient)."""
+    v = F.stop_gradient(operand(x))
+    lead = (-1,) if batched(x) else ()
+    shape = sample_shape(x)
+    flat = F.reshape(v, lead + (math.prod(shape),))
+    index = F.max(flat, axis=flat.ndim - 1, keepdims=True, only_index=True)
+    hot = F.cast(F.one_hot(F.cast(index, "int64"), (math.prod(shape),)), "float32")
+    return named(wrap(F.reshape(hot, lead + tuple(shape))), name, "Hardmax")
+
+
+def top_k(x, k: int, axis=-1, name: str = ""):
+    """The ``k`` largest values along ``axis`` and their indices (as floats): a Function with
+    two outputs, ``top_k(x, k).outputs`` (values, indices)."""
+    from ._function import Function
+    a = axis.static_axis_index() if isinstance(axis, Axis) else int(axis)
+    values, indices = F.top_k(operand(x), int(k), axis=sample_axis(x, a))
+    values.name = name or None
+    G.set_op_name(values, "TopK")
+    return Function(values, [values, F.cast(indices, "float32")])

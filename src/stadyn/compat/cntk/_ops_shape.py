@@ -1,0 +1,336 @@
+"""CNTK's ops on shapes and products: ``times``, ``reshape``, ``slice``, ``splice``,
+``transpose``, ``pad``, ``gather``, ``one_hot``, ...  Axes are per sample (row-major, as CNTK's
+Python shows shapes); the batch axis stays in front.
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> x = C.input_variable((2, 3))
+    >>> C.reshape(x, 6).shape, C.transpose(x, (1, 0)).shape, C.slice(x, 1, 1, 3).shape
+    ((6,), (3, 2), (2, 2))
+    >>> C.times(x, C.parameter((3, 4), init=1.0)).eval(np.ones((1, 2, 3), np.float32)).tolist()
+    [[[3.0, 3.0, 3.0, 3.0], [3.0, 3.0, 3.0, 3.0]]]
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ... import cntk_semantics as S
+from ... import functions as F
+from . import _graph as G
+from ._adapt import batched, named, operand, sample_axis, sample_shape, wrap
+from ._axis import Axis
+
+__all__ = ["times", "times_transpose", "reshape", "splice", "slice", "transpose", "swapaxes",
+           "expand_dims", "squeeze", "flatten", "pad", "gather", "one_hot", "zeros_like",
+           "ones_like", "eye_like", "depth_to_space", "space_to_depth",
+           "reconcile_dynamic_axes", "to_batch", "unpack_batch", "CONSTANT_PAD", "REFLECT_PAD",
+           "SYMMETRIC_PAD", "TIMES_NO_INFERRED_INPUT_RANK",
+           "TIMES_REDUCE_SEQUENCE_AXIS_WITHOUT_INFERRED_INPUT_RANK"]
+
+CONSTANT_PAD, REFLECT_PAD, SYMMETRIC_PAD = 0, 1, 2
+TIMES_NO_INFERRED_INPUT_RANK = -1
+TIMES_REDUCE_SEQUENCE_AXIS_WITHOUT_INFERRED_INPUT_RANK = -2
+
+
+def _axis_index(x, axis) -> int:
+    """A per-sample axis (an int or a static ``Axis``) as a Stadyn axis."""
+    if isinstance(axis, Axis):
+        axis = axis.static_axis_index()
+    return sample_axis(x, int(axis))
+
+
+def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: str = ""):
+    """The tensor product: ``right``'s first axes but its last ``output_rank`` are reduced
+    against as many trailing axes of ``left``.  ``times(x, W)`` for a batched ``x`` is
+    ``x @ W``; for a batched ``right`` (``times(W, x, output_rank=0)``) each sample is
+    multiplied in turn."""
+    a, b = operand(left), operand(right)
+    if not batched(right):
+        out = S.times(a, b, output_rank, batched(left))
+        return named(wrap(out), name, "Times")
+    if batched(left):
+        raise ValueError("times: only one operand can have the batch axis")
+    return named(wrap(_times_batched_right(a, b, int(output_rank))), name, "Times")
+
+
+def _times_batched_right(w, x, output_rank: int):
+    """``w`` (unbatched) times each sample of ``x``: ``x``'s first ``rank - output_rank``
+    sample axes are reduced against ``w``'s last axes."""
+    sample = tuple(x.shape[1:])
+    in_rank = len(sample) - output_rank
+    if in_rank < 0:
+        raise ValueError(f"times: output_rank {output_rank} exceeds the rank of {sample}")
+    in_shape, out_shape = sample[:in_rank], sample[in_rank:]
+    lead = tuple(w.shape[:w.ndim - in_rank])
+    if tuple(w.shape[w.ndim - in_rank:]) != in_shape:
+        raise ValueError(f"times: {tuple(w.shape)} cannot multiply samples of shape {sample}")
+    k, m, r = math.prod(in_shape), math.prod(lead), math.prod(out_shape)
+    xs = F.transpose(F.reshape(x, (-1, k, r)), (0, 2, 1))          # (N, r, k)
+    wt = F.transpose(F.reshape(w, (m, k)), (1, 0))                 # (k, m)
+    y = F.transpose(F.affine(xs, wt, None, 2), (0, 2, 1))          # (N, m, r)
+    return F.reshape(y, (-1,) + lead + out_shape)
+
+
+def times_transpose(left, right, name: str = ""):
+    """``left`` times the transpose of ``right`` (a matrix or a vector)."""
+    b = operand(right)
+    bt = F.transpose(b, (1, 0)) if b.ndim == 2 else F.reshape(b, (1, b.shape[0]))
+    return named(times(left, wrap(bt)), name, "TransposeTimes")
+
+
+def reshape(x, shape, begin_axis=None, end_axis=None, name: str = ""):
+    """Each sample's axes ``begin_axis`` to ``end_axis`` (all by default) reshaped to ``shape``
+    (one entry may be -1)."""
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    begin = begin_axis.static_axis_index() if isinstance(begin_axis, Axis) else begin_axis
+    end = end_axis.static_axis_index() if isinstance(end_axis, Axis) else end_axis
+    out = S.reshape_sample(operand(x), shape, batched(x), begin, end)
+    return named(wrap(out), name, "Reshape")
+
+
+def splice(*inputs, axis=-1, name: str = ""):
+    """The operands joined along the per-sample ``axis`` (``Axis.new_leading_axis()``: along a
+    new first axis)."""
+    items = list(inputs[0]) if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) \
+        else list(inputs)
+    if len(items) == 1:
+        from ._ops_math import alias
+        return alias(items[0], name)
+    vs = [operand(i) for i in items]
+    ref = next((i for i in items if batched(i)), items[0])
+    rank = len(sample_shape(ref))
+    if isinstance(axis, Axis) and axis == Axis.new_leading_axis():
+        vs = [F.reshape(v, ((-1,) if batched(i) else ()) + (1,) + tuple(sample_shape(i)))
+              for v, i in zip(vs, items)]
+        axis, rank = 0, rank + 1
+    ax = _axis_index(ref, axis) if not isinstance(axis, Axis) else _axis_index(ref, axis)
+    vs = [_match_batch(v, i, ref) for v, i in zip(vs, items)]
+    return named(wrap(F.concatenate(*vs, axis=ax)), name, "Splice")
+
+
+def _match_batch(v, item, ref):
+    """An unbatched operand spliced with batched ones is repeated for every sample."""
+    if batched(item) or not batched(ref):
+        return v
+    batch = operand(ref)
+    zeros = F.mul_scalar(F.reshape(F.sum(batch, axis=list(range(1, batch.ndim))),
+                                   (-1,) + (1,) * v.ndim), 0.0)
+    return F.add2(zeros, F.reshape(v, (1,) + tuple(v.shape)))
+
+
+def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noqa: A001
+    """``x`` sliced along the per-sample ``axis`` (or several: lists) from ``begin_index`` to
+    ``end_index`` (0: to the end; negative: from the end) every ``strides``."""
+    axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    begins = list(begin_index) if isinstance(begin_index, (list, tuple)) else [begin_index]
+    ends = list(end_index) if isinstance(end_index, (list, tuple)) else [end_index]
+    steps = (list(strides) if isinstance(strides, (list, tuple)) else [strides]) \
+        if strides is not None else [1] * len(axes)
+    v = operand(x)
+    start, stop, step = [0] * v.ndim, list(v.shape), [1] * v.ndim
+    for a, b, e, s in zip(axes, begins, ends, steps):
+        k = _axis_index(x, a)
+        size = v.shape[k]
+        b, e = int(b), int(e)
+        start[k] = b + size if b < 0 else b
+        stop[k] = size if e == 0 else (e + size if e < 0 else e)
+        step[k] = int(s or 1)
+    return named(wrap(F.slice(v, start, stop, step)), name, "Slice")
+
+
+def transpose(x, perm, name: str = ""):
+    """The sample's axes permuted: output axis ``i`` is input axis ``perm[i]``."""
+    lead = 1 if batched(x) else 0
+    axes = [_axis_index(x, p) for p in perm]
+    return named(wrap(F.transpose(operand(x), tuple(range(lead)) + tuple(axes))), name,
+                 "Transpose")
+
+
+def swapaxes(x, axis1: int = 0, axis2: int = 1, name: str = ""):
+    """The sample's axes ``axis1`` and ``axis2`` swapped."""
+    n = len(sample_shape(x))
+    perm = list(range(n))
+    a, b = axis1 % n, axis2 % n
+    perm[a], perm[b] = perm[b], perm[a]
+    return named(transpose(x, perm), name, "TransposeAxes")
+
+
+def expand_dims(x, axis, name: str = ""):
+    """A new sample axis of size 1 at ``axis`` (``Axis.end_static_axis()``: at the end)."""
+    shape = list(sample_shape(x))
+    if isinstance(axis, Axis):
+        axis = len(shape) if axis == Axis.end_static_axis() else axis.static_axis_index()
+    axis = int(axis)
+    at = axis if axis >= 0 else len(shape) + 1 + axis
+    shape.insert(at, 1)
+    return named(reshape(x, shape), name, "ExpandDims")
+
+
+def squeeze(x, axes=None, name: str = ""):
+    """The sample without its axes of size 1 (or just ``axes``)."""
+    shape = list(sample_shape(x))
+    if axes is None:
+        drop = [i for i, s in enumerate(shape) if s == 1]
+    else:
+        drop = [(a.static_axis_index() if isinstance(a, Axis) else int(a)) % len(shape)
+                for a in (axes if isinstance(axes, (list, tuple)) else [axes])]
+    kept = [s for i, s in enumerate(shape) if i not in drop]
+    return named(reshape(x, kept), name, "Squeeze")
+
+
+def flatten(x, axis=None, name: str = ""):
+    """The sample as a matrix: its axes before ``axis`` merged, and those from ``axis`` on
+    (``axis=None``: ``(1, size)``)."""
+    shape = sample_shape(x)
+    k = 0 if axis is None else (axis.static_axis_index() if isinstance(axis, Axis)
+                                else int(axis)) % max(len(shape), 1)
+    new = (math.prod(shape[:k]), math.prod(shape[k:]))
+    return named(reshape(x, new), name, "Flatten")
+
+
+def pad(x, pattern, mode=CONSTANT_PAD, constant_value=0, name: str = ""):
+    """The sample padded by ``pattern`` (``[(before, after)]`` per axis) with a constant, by
+    reflection (``REFLECT_PAD``) or by mirroring the edge too (``SYMMETRIC_PAD``)."""
+    v = operand(x)
+    pattern = [tuple(int(p) for p in pair) for pair in pattern]
+    lead = v.ndim - len(pattern)
+    if mode == CONSTANT_PAD:
+        widths = tuple(p for pair in pattern for p in pair)
+        out = F.pad(v, widths, "constant", float(constant_value))
+    elif mode == REFLECT_PAD:
+        out = F.pad(v, tuple(p for pair in pattern for p in pair), "reflect")
+    elif mode == SYMMETRIC_PAD:
+        out = v
+        for k, (before, after) in enumerate(pattern):
+            ax = lead + k
+            size = out.shape[ax]
+            parts = [_index(out, ax, i) for i in range(before - 1, -1, -1)] + [out] + \
+                [_index(out, ax, size - 1 - i) for i in range(after)]
+            out = F.concatenate(*parts, axis=ax) if len(parts) > 1 else out
+    else:
+        raise ValueError(f"pad: unknown mode {mode!r}")
+    return named(wrap(out), name, "Pad")
+
+
+def _index(v, axis: int, i: int):
+    start = [0] * v.ndim
+    stop = list(v.shape)
+    start[axis], stop[axis] = i, i + 1
+    return F.slice(v, start, stop, [1] * v.ndim)
+
+
+def gather(reference, indices, axis=None, name: str = ""):
+    """The slices of ``reference`` along its first sample axis (or ``axis``) at the positions
+    in ``indices`` (no gradient to them): the indices' shape takes that axis's place."""
+    ref, ids = operand(reference), operand(indices)
+    ref_b, ids_b = batched(reference), batched(indices)
+    sample, id_shape = tuple(sample_shape(reference)), tuple(sample_shape(indices))
+    ax = 0 if axis is None else _axis_index(reference, axis) - (1 if ref_b else 0)
+    rest = sample[:ax] + sample[ax + 1:]
+    lead = 1 if ref_b else 0
+    perm = tuple(range(lead)) + (lead + ax,) + tuple(lead + i for i in range(len(sample))
+                                                     if i != ax)
+    table = F.reshape(F.transpose(ref, perm) if ax else ref,
+                      ((-1,) if ref_b else ()) + (sample[ax], math.prod(rest)))
+    flat = F.reshape(F.cast(F.stop_gradient(ids), "int64"),
+                     ((-1,) if ids_b else ()) + (math.prod(id_shape), 1))
+    hot = F.cast(F.one_hot(flat, (sample[ax],)), "float32")      # (..., n_ids, size)
+    if not ref_b:
+        picked = F.affine(hot, table, None, hot.ndim - 1)          # (..., n_ids, rest)
+    else:
+        picked = F.batch_matmul(hot, table)
+    batch = (-1,) if (ref_b or ids_b) else ()
+    out = F.reshape(picked, batch + id_shape + rest)
+    if ax:
+        n = len(batch)
+        k = len(id_shape)
+        order = list(range(n)) + [n + k + i for i in range(ax)] + [n + i for i in range(k)] + \
+            [n + k + i for i in range(ax, len(rest))]
+        out = F.transpose(out, tuple(order))
+    return named(wrap(out), name, "Gather")
+
+
+def one_hot(x, num_classes: int, sparse_output: bool = False, axis=-1, name: str = ""):
+    """Each value of ``x`` (a class index) as a one-hot vector of ``num_classes`` along a new
+    per-sample ``axis``."""
+    v = operand(x)
+    shape = tuple(sample_shape(x))
+    lead = (-1,) if batched(x) else ()
+    flat = F.reshape(F.cast(v, "int64"), lead + (math.prod(shape) or 1, 1))
+    hot = F.cast(F.one_hot(flat, (int(num_classes),)), "float32")
+    out = F.reshape(hot, lead + shape + (int(num_classes),))
+    ax = axis.static_axis_index() if isinstance(axis, Axis) else int(axis)
+    rank = len(shape) + 1
+    ax = ax % rank
+    if ax != rank - 1:
+        n = 1 if batched(x) else 0
+        perm = list(range(n)) + [n + i for i in range(ax)] + [n + rank - 1] + \
+            [n + i for i in range(ax, rank - 1)]
+        out = F.transpose(out, tuple(perm))
+    return named(wrap(out), name, "OneHotOp")
+
+
+def zeros_like(x, name: str = ""):
+    """Zeros of ``x``'s shape."""
+    return named(wrap(F.mul_scalar(F.stop_gradient(operand(x)), 0.0)), name, "ZerosLike")
+
+
+def ones_like(x, name: str = ""):
+    """Ones of ``x``'s shape."""
+    out = F.add_scalar(F.mul_scalar(F.stop_gradient(operand(x)), 0.0), 1.0)
+    return named(wrap(out), name, "OnesLike")
+
+
+def eye_like(x, sparse_output: bool = True, name: str = ""):
+    """An identity matrix of ``x``'s shape (with the batch axis: the rows are the samples)."""
+    v = operand(x)
+    if v.ndim != 2:
+        raise ValueError(f"eye_like: needs a matrix (a batch of vectors), got {v.shape}")
+    return named(wrap(F.eye_like(F.stop_gradient(v))), name, "EyeLikeOp")
+
+
+def depth_to_space(operand_, block_size: int, name: str = ""):
+    """``(C * b * b, H, W)`` samples rearranged to ``(C, H * b, W * b)``."""
+    v = operand(operand_)
+    b = int(block_size)
+    c, h, w = sample_shape(operand_)
+    y = F.reshape(v, (-1, b, b, c // (b * b), h, w))
+    y = F.transpose(y, (0, 3, 4, 1, 5, 2))
+    return named(wrap(F.reshape(y, (-1, c // (b * b), h * b, w * b))), name, "DepthToSpace")
+
+
+def space_to_depth(operand_, block_size: int, name: str = ""):
+    """``(C, H, W)`` samples rearranged to ``(C * b * b, H / b, W / b)``."""
+    v = operand(operand_)
+    b = int(block_size)
+    c, h, w = sample_shape(operand_)
+    y = F.reshape(v, (-1, c, h // b, b, w // b, b))
+    y = F.transpose(y, (0, 3, 5, 1, 2, 4))
+    return named(wrap(F.reshape(y, (-1, c * b * b, h // b, w // b))), name, "SpaceToDepth")
+
+
+def reconcile_dynamic_axes(x, dynamic_axes_as, name: str = ""):
+    """``x`` with the dynamic axes of ``dynamic_axes_as``: without sequences, ``x`` itself
+    (repeated for every sample when it has no batch axis)."""
+    if batched(x) or not batched(dynamic_axes_as):
+        from ._ops_math import alias
+        return named(alias(x), name, "ReconcileDynamicAxis")
+    out = _match_batch(operand(x), x, dynamic_axes_as)
+    return named(wrap(out), name, "ReconcileDynamicAxis")
+
+
+def to_batch(x, name: str = ""):
+    """The first axis of an unbatched ``x`` becomes the batch axis."""
+    out = F.identity(operand(x))
+    G.BATCH.add(out)
+    return named(wrap(out), name, "ToBatch")
+
+
+def unpack_batch(x, name: str = ""):
+    """The batch axis of ``x`` becomes an ordinary first axis."""
+    out = F.identity(operand(x))
+    G.BATCH.unmark(out)
+    return named(wrap(out), name, "UnpackBatch")

@@ -1,0 +1,383 @@
+"""CNTK's training loop (``training_session`` with its configs), ``Evaluator`` and
+``minibatch_size_schedule``, on Stadyn's Trainer and minibatch sources.
+
+The session follows CNTK 2.7's loop: restore from the checkpoint if asked, then train on
+minibatches of the scheduled size until ``max_samples`` (or the end of the source), summarising
+progress every ``progress_frequency``, cross-validating every ``cv_config.frequency``,
+checkpointing every ``checkpoint_config.frequency`` (frequencies in samples, minibatches or
+sweeps: :class:`DataUnit`), and finally summarising, cross-validating, checkpointing (when the
+frequency is "at the end") and testing.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import sys
+import numpy as np
+
+from ...train import Trainer as _Trainer
+from ._adapt import unwrap
+
+__all__ = ["DataUnit", "CheckpointConfig", "CrossValidationConfig", "TestConfig",
+           "TrainingSession", "training_session", "minibatch_size_schedule", "Evaluator",
+           "evaluate_function", "TestSummary"]
+
+
+class DataUnit(enum.IntEnum):
+    """What a frequency counts: samples, minibatches or sweeps."""
+
+    sample = 0
+    minibatch = 1
+    sweep = 2
+
+
+def _frequency(frequency) -> tuple[int | None, DataUnit]:
+    if frequency is None:
+        return None, DataUnit.sample
+    if isinstance(frequency, (int, np.integer)):
+        return int(frequency), DataUnit.sample
+    if isinstance(frequency, tuple) and len(frequency) == 2 and isinstance(frequency[1], DataUnit):
+        return int(frequency[0]), frequency[1]
+    raise ValueError(f"unsupported frequency {frequency!r}: give an int (samples) or "
+                     "(n, DataUnit.sample|minibatch|sweep)")
+
+
+class minibatch_size_schedule:  # noqa: N801 - CNTK's name
+    """Minibatch sizes by samples seen: one size, a list of sizes each for ``epoch_size``
+    samples (the last one for ever), or ``[(count, size), ...]`` pairs.
+
+    Example:
+        >>> s = minibatch_size_schedule([(2, 32), (1, 64)], 100)
+        >>> s[0], s[199], s[200], s[5000]
+        (32, 32, 64, 64)
+    """
+
+    def __init__(self, schedule, epoch_size: int = 1):
+        if isinstance(schedule, (int, np.integer)):
+            self._steps = [(1, int(schedule))]
+        else:
+            items = list(schedule)
+            self._steps = [(int(c), int(v)) for c, v in items] if items and isinstance(
+                items[0], tuple) else [(1, int(v)) for v in items]
+        self.epoch_size = int(epoch_size)
+
+    def __getitem__(self, samples: int) -> int:
+        limit = 0
+        for count, value in self._steps:
+            limit += count * self.epoch_size
+            if samples < limit:
+                return value
+        return self._steps[-1][1]
+
+
+def _schedule(size) -> minibatch_size_schedule:
+    return size if isinstance(size, minibatch_size_schedule) else minibatch_size_schedule(size)
+
+
+class CheckpointConfig:
+    """Checkpoints: ``filename``, every ``frequency`` (None: once at the end), restored from at
+    the start when ``restore``; ``preserve_all`` keeps every one (``filename`` + index)."""
+
+    def __init__(self, filename, frequency=None, restore: bool = True,
+                 preserve_all: bool = False):
+        self.frequency, self.frequency_unit = _frequency(frequency)
+        if filename is None:
+            if self.frequency:
+                raise ValueError("Checkpoint frequency cannot be specified without "
+                                 "checkpoint_filename")
+            self.frequency, filename = 0, ""
+        if self.frequency is None:
+            self.frequency = sys.maxsize
+        self.filename = os.fspath(filename)
+        self.restore = bool(restore)
+        self.preserve_all = bool(preserve_all)
+
+
+class CrossValidationConfig:
+    """Cross-validation on ``minibatch_source`` every ``frequency`` (None: once at the end),
+    over ``max_samples`` (None: a sweep); ``callback(index, average_error, samples,
+    minibatches)`` returning False stops training."""
+
+    def __init__(self, minibatch_source=None, frequency=None, minibatch_size=32, callback=None,
+                 max_samples=None, model_inputs_to_streams=None, criterion=None, source=None,
+                 mb_size=None):
+        minibatch_source = source if source is not None else minibatch_source
+        minibatch_size = mb_size if mb_size is not None else minibatch_size
+        self.callback = callback
+        self.frequency, self.frequency_unit = _frequency(frequency)
+        if minibatch_source is None and callback is None:
+            if self.frequency:
+                raise ValueError("Either minibatch_source of callback should be specified.")
+            self.frequency = 0
+        if self.frequency is None:
+            self.frequency = sys.maxsize
+        self.schedule = _schedule(minibatch_size)
+        self.max_samples = sys.maxsize if max_samples is None else int(max_samples)
+        self.source, self.input_map = _source(minibatch_source, model_inputs_to_streams,
+                                              criterion, repeat=False)
+
+
+class TestConfig:
+    """Testing on ``minibatch_source`` (one sweep) after training."""
+
+    def __init__(self, minibatch_source=None, minibatch_size=32, model_inputs_to_streams=None,
+                 criterion=None, source=None, mb_size=None):
+        minibatch_source = source if source is not None else minibatch_source
+        minibatch_size = mb_size if mb_size is not None else minibatch_size
+        self.schedule = _schedule(minibatch_size)
+        self.source, self.input_map = _source(minibatch_source, model_inputs_to_streams,
+                                              criterion, repeat=False)
+
+
+def _source(source, input_map, criterion, repeat: bool):
+    """A minibatch source for ``source``: itself, or one over NumPy arrays given in the order of
+    the criterion's arguments."""
+    if source is None or hasattr(source, "next_minibatch"):
+        return source, input_map
+    from .io import INFINITELY_REPEAT, MinibatchSourceFromData
+    args = source if isinstance(source, tuple) else (source,)
+    if criterion is None:
+        raise ValueError("when passing data directly in place of a minibatch source, criterion "
+                         "must be given")
+    params = criterion.arguments
+    if len(params) != len(args):
+        raise ValueError(f"to pass data directly in place of a minibatch source, pass a tuple of "
+                         f"{len(params)} arrays, in the order of the criterion's arguments; you "
+                         f"passed {len(args)}")
+    if input_map is not None:
+        raise ValueError("mapping must not be provided when data is passed directly")
+    names = [p.name or f"stream_{i}" for i, p in enumerate(params)]
+    if len(set(names)) != len(names):
+        names = [f"stream_{i}" for i in range(len(params))]
+    src = MinibatchSourceFromData(dict(zip(names, args)),
+                                  max_samples=INFINITELY_REPEAT if repeat else len(args[0]))
+    return src, {p: src.streams[n] for p, n in zip(params, names)}
+
+
+class _Counter:
+    """When a frequency in samples, minibatches or sweeps comes due."""
+
+    def __init__(self, frequency: int, unit: DataUnit):
+        self.frequency, self.unit = frequency, unit
+        self.index = 0
+
+    def active(self) -> bool:
+        return 0 < self.frequency < sys.maxsize
+
+    def due(self, samples: int, minibatches: int, sweeps: int) -> bool:
+        done = {DataUnit.sample: samples, DataUnit.minibatch: minibatches,
+                DataUnit.sweep: sweeps}[self.unit]
+        if not self.active() or done // self.frequency <= self.index:
+            return False
+        self.index = done // self.frequency
+        return True
+
+
+class TrainingSession:
+    """Made by :func:`training_session`; ``train()`` runs the loop (see the module docstring)."""
+
+    def __init__(self, trainer, mb_source, mb_size, model_inputs_to_streams, max_samples,
+                 progress_frequency, checkpoint_config, cv_config, test_config):
+        if trainer is None:
+            raise ValueError("Trainer must not be None.")
+        if mb_source is None:
+            raise ValueError("Training minibatch source must not be None.")
+        self.trainer = trainer
+        self.source, self.input_map = _source(mb_source, model_inputs_to_streams,
+                                              trainer.loss_function, repeat=True)
+        if not self.input_map:
+            raise ValueError("Mapping between input vars and streams should not be empty.")
+        self.schedule = _schedule(mb_size)
+        self.max_samples = sys.maxsize if max_samples is None else int(max_samples)
+        freq, unit = _frequency(progress_frequency)
+        self.progress = _Counter(sys.maxsize if freq is None else freq, unit)
+        self.checkpoint = checkpoint_config
+        self.cv = cv_config
+        self.test_config = test_config
+        self.cv_callback = cv_config.callback if cv_config is not None else None
+
+    # -- the loop ------------------------------------------------------------------------------
+    def train(self, device=None) -> None:
+        """Train (see the module docstring)."""
+        trainer = self.trainer
+        ckpt = _Counter(self.checkpoint.frequency, self.checkpoint.frequency_unit) \
+            if self.checkpoint is not None and self.checkpoint.filename else None
+        cv = _Counter(self.cv.frequency, self.cv.frequency_unit) \
+            if self.cv is not None and self.cv.frequency else None
+        samples, minibatches, sweeps = self._restore()
+        for counter in (self.progress, ckpt, cv):
+            if counter is not None and counter.active():
+                counter.due(samples, minibatches, sweeps)
+        since_summary = 0
+        while samples < self.max_samples:
+            size = min(self.schedule[samples], self.max_samples - samples)
+            mb = self.source.next_minibatch(size, input_map=self.input_map)
+            if not mb:
+                break
+            trainer.train_minibatch(mb)
+            samples += trainer.previous_minibatch_sample_count
+            minibatches += 1
+            since_summary += 1
+            if any(getattr(d, "end_of_sweep", False) for d in mb.values()):
+                sweeps += 1
+            if self.progress.due(samples, minibatches, sweeps):
+                trainer.summarize_training_progress()
+                since_summary = 0
+            if cv is not None and cv.due(samples, minibatches, sweeps):
+                if not self._cross_validate(cv):
+                    break
+            if ckpt is not None and ckpt.due(samples, minibatches, sweeps):
+                self._save(ckpt.index - 1, samples, minibatches, sweeps)
+        if since_summary:
+            trainer.summarize_training_progress()
+        if self.cv is not None and self.cv.frequency == sys.maxsize:
+            self._cross_validate(_Counter(0, DataUnit.sample))
+        if ckpt is not None and self.checkpoint.frequency == sys.maxsize:
+            self._save(0, samples, minibatches, sweeps)
+        elif ckpt is not None and ckpt.active():
+            self._save(ckpt.index, samples, minibatches, sweeps)
+        if self.test_config is not None and self.test_config.source is not None:
+            self._test()
+
+    def _cross_validate(self, counter: _Counter) -> bool:
+        source = self.cv.source
+        total = samples = batches = 0
+        while source is not None and samples < self.cv.max_samples:
+            size = min(self.cv.schedule[samples], self.cv.max_samples - samples)
+            mb = source.next_minibatch(size, input_map=self.cv.input_map or self.input_map)
+            if not mb:
+                break
+            n = next(iter(mb.values())).num_samples
+            total += self.trainer.test_minibatch(mb) * n
+            samples += n
+            batches += 1
+            if any(getattr(d, "end_of_sweep", False) for d in mb.values()):
+                break
+        if samples:
+            self.trainer.summarize_test_progress()
+        average = total / samples if samples else 0.0
+        index = max(counter.index - 1, 0)
+        keep_going = self.on_cross_validation_end(index, average, samples, batches)
+        return keep_going is not False
+
+    def _test(self) -> None:
+        cfg = self.test_config
+        samples = 0
+        while True:
+            mb = cfg.source.next_minibatch(cfg.schedule[samples],
+                                           input_map=cfg.input_map or self.input_map)
+            if not mb:
+                break
+            self.trainer.test_minibatch(mb)
+            samples += next(iter(mb.values())).num_samples
+            if any(getattr(d, "end_of_sweep", False) for d in mb.values()):
+                break
+        if samples:
+            self.trainer.summarize_test_progress()
+
+    def _path(self, index: int) -> str:
+        name = self.checkpoint.filename
+        return f"{name}{index}" if self.checkpoint.preserve_all else name
+
+    def _save(self, index: int, samples: int, minibatches: int, sweeps: int) -> None:
+        state = {"samples": samples, "minibatches": minibatches, "sweeps": sweeps}
+        if hasattr(self.source, "get_checkpoint_state"):
+            state["source"] = self.source.get_checkpoint_state()
+        self.trainer.save_checkpoint(self._path(index), state)
+
+    def _restore(self) -> tuple[int, int, int]:
+        cfg = self.checkpoint
+        if cfg is None or not cfg.filename or not cfg.restore or not os.path.exists(cfg.filename):
+            return 0, 0, 0
+        state = self.trainer.restore_from_checkpoint(cfg.filename)
+        if "source" in state and hasattr(self.source, "restore_from_checkpoint"):
+            self.source.restore_from_checkpoint(state["source"])
+        return int(state.get("samples", 0)), int(state.get("minibatches", 0)), \
+            int(state.get("sweeps", 0))
+
+    def on_cross_validation_end(self, index: int, average_error: float, num_samples: int,
+                                num_minibatches: int) -> bool:
+        """Called after each cross-validation; False stops training."""
+        if self.cv_callback is not None:
+            return self.cv_callback(index, average_error, num_samples, num_minibatches)
+        return True
+
+
+def training_session(trainer, mb_source, mb_size, model_inputs_to_streams=None,
+                     progress_frequency=None, max_samples=None, checkpoint_config=None,
+                     cv_config=None, test_config=None) -> TrainingSession:
+    """A training session: ``training_session(trainer, source, 32, {x: source.streams.f, ...},
+    max_samples=..., progress_frequency=..., checkpoint_config=CheckpointConfig(...),
+    cv_config=..., test_config=...).train()``; ``mb_source`` may also be a tuple of arrays in
+    the order of the loss's arguments.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x, y = C.input_variable(2, name="x"), C.input_variable(2, name="y")
+        >>> z = C.layers.Dense(2)(x)
+        >>> loss = C.cross_entropy_with_softmax(z, y)
+        >>> trainer = C.Trainer(z, loss, C.sgd(z.parameters, C.learning_parameter_schedule(0.1)))
+        >>> data = (np.eye(2, dtype=np.float32)[[0, 1] * 8],) * 2
+        >>> C.training_session(trainer, data, 4, max_samples=32).train()
+        >>> trainer.total_number_of_samples_seen
+        32
+    """
+    return TrainingSession(trainer, mb_source, mb_size, model_inputs_to_streams, max_samples,
+                           progress_frequency, checkpoint_config, cv_config, test_config)
+
+
+class Evaluator(_Trainer):
+    """Evaluates a metric over minibatches (CNTK's ``Evaluator``): ``test_minibatch`` gives the
+    minibatch's average; progress writers get the test summaries.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> z, t = C.input_variable(3), C.input_variable(3)
+        >>> ev = C.Evaluator(C.classification_error(z, t))
+        >>> ev.test_minibatch({z: np.eye(3, dtype=np.float32), t: np.eye(3, dtype=np.float32)})
+        0.0
+    """
+
+    def __init__(self, eval_function, progress_writers=None):
+        metric = unwrap(eval_function)
+        super().__init__(None, (metric, metric), [], unwrap(progress_writers))
+        self._eval_function = eval_function
+
+    @property
+    def evaluation_function(self):
+        """The metric Function."""
+        return self._eval_function
+
+
+class TestSummary:
+    """What ``Function.test`` returns: the average ``metric`` over ``samples``."""
+
+    def __init__(self, metric: float, samples: int):
+        self.metric, self.samples = float(metric), int(samples)
+
+    def __repr__(self) -> str:
+        return f"TestSummary(metric={self.metric}, samples={self.samples})"
+
+
+def evaluate_function(function, source, minibatch_size: int, streams, input_map,
+                      callbacks) -> TestSummary:
+    """``Function.test``: the criterion (its last output, a metric) averaged over one sweep."""
+    outputs = function.outputs
+    metric = outputs[-1]
+    if input_map is None and streams is not None:
+        args = function.arguments
+        input_map = {a: s for a, s in zip(args, streams)}
+    evaluator = Evaluator(metric, callbacks)
+    total = samples = 0
+    while True:
+        mb = source.next_minibatch(minibatch_size, input_map=input_map)
+        if not mb:
+            break
+        n = next(iter(mb.values())).num_samples
+        total += evaluator.test_minibatch(mb) * n
+        samples += n
+        if any(getattr(d, "end_of_sweep", False) for d in mb.values()):
+            break
+    evaluator.summarize_test_progress()
+    return TestSummary(total / samples if samples else 0.0, samples)

@@ -1,0 +1,116 @@
+"""CNTK's value containers: ``NDArrayView`` (an array on a device), ``Value`` (a minibatch of
+data for a variable), and ``asarray``/``asvalue`` between them and NumPy.  Stadyn's values are
+NumPy arrays and torch tensors, so these are thin holders of a NumPy array."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["NDArrayView", "Value", "asarray", "asvalue"]
+
+
+class NDArrayView:
+    """A dense array (CNTK's ``NDArrayView``).
+
+    Example:
+        >>> v = NDArrayView.from_dense(np.ones((2, 3), np.float32))
+        >>> v.shape, v.asarray().sum(), v.is_sparse
+        ((2, 3), 6.0, False)
+    """
+
+    def __init__(self, data: Any, device=None):
+        self._data = np.array(data, dtype=np.float32 if np.asarray(data).dtype == np.float64
+                              else None)
+
+    @staticmethod
+    def from_dense(np_array, device=None, read_only: bool = False, borrow: bool = False):
+        """An NDArrayView holding a copy of ``np_array``."""
+        return NDArrayView(np_array, device)
+
+    @staticmethod
+    def from_data(data, device=None, read_only: bool = False, borrow: bool = False):
+        """An NDArrayView of dense ``data``."""
+        return NDArrayView(data, device)
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self._data.shape)
+
+    @property
+    def dtype(self):
+        return self._data.dtype.type
+
+    @property
+    def is_sparse(self) -> bool:
+        return False
+
+    def asarray(self) -> np.ndarray:
+        """A copy as a NumPy array."""
+        return self._data.copy()
+
+    to_ndarray = asarray
+
+    def __repr__(self) -> str:
+        return f"NDArrayView({self.shape})"
+
+
+class Value:
+    """A minibatch of data for a variable (CNTK's ``Value``): ``Value(batch=array)`` or
+    ``Value.create(variable, data)``; ``asarray()`` gives the array back.
+
+    Example:
+        >>> Value(batch=np.zeros((4, 3), np.float32)).shape
+        (4, 3)
+    """
+
+    def __init__(self, shape=None, dtype=None, batch=None, seq_starts=None, device=None):
+        if batch is None:
+            batch = np.zeros(tuple(shape or ()), dtype=dtype or np.float32)
+        self._data = np.asarray(batch, dtype=dtype or (np.float32 if np.asarray(batch).dtype
+                                                        == np.float64 else None))
+
+    @staticmethod
+    def create(var, data, seq_starts=None, device=None, read_only: bool = False):
+        """A Value of ``data`` (an array, or a list of per-sample arrays) for ``var``."""
+        if isinstance(data, list):
+            data = np.stack([np.asarray(d, dtype=np.float32) for d in data])
+        return Value(batch=np.asarray(data, dtype=np.dtype(getattr(var, "dtype", np.float32))))
+
+    @staticmethod
+    def one_hot(batch, num_classes: int, dtype=None, device=None):
+        """Each index of ``batch`` (one per sample) as a one-hot row."""
+        ids = np.asarray(batch, dtype=np.int64).reshape(-1)
+        return Value(batch=np.eye(int(num_classes), dtype=dtype or np.float32)[ids])
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self._data.shape)
+
+    @property
+    def data(self) -> NDArrayView:
+        return NDArrayView(self._data)
+
+    @property
+    def mask(self) -> np.ndarray:
+        """All ones: every sample is a whole sequence of length 1."""
+        return np.ones(self._data.shape[:1], np.float32)
+
+    def asarray(self) -> np.ndarray:
+        return self._data.copy()
+
+    def __repr__(self) -> str:
+        return f"Value({self.shape})"
+
+
+def asarray(variable, value) -> np.ndarray:
+    """``value`` (a Value, NDArrayView or array) as a NumPy array for ``variable``."""
+    if hasattr(value, "asarray"):
+        return value.asarray()
+    return np.asarray(value, dtype=np.dtype(getattr(variable, "dtype", np.float32)))
+
+
+def asvalue(variable, data_array) -> Value:
+    """``data_array`` as a Value for ``variable``."""
+    return Value.create(variable, data_array)

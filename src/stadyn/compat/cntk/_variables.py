@@ -1,0 +1,296 @@
+"""CNTK's Variables: inputs, placeholders, parameters and constants (``cntk.variables``), and
+the functions that make them (``input_variable``, ``placeholder``, ``parameter``,
+``constant``, ``output_variable``)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ...graph import Variable as _Var
+from . import _graph as G
+from ._mixins import ArrayMixin, GraphObject, TensorOpsMixin, VariableMixin
+
+__all__ = ["Variable", "Parameter", "Constant", "Record", "of", "input_variable",
+           "placeholder", "parameter", "constant", "output_variable", "InferredDimension",
+           "FreeDimension"]
+
+InferredDimension = -1   # a dimension a parameter learns from its first use
+FreeDimension = -3       # a dimension free to change from minibatch to minibatch
+
+_constant_ids = itertools.count()
+
+
+def _shape(shape) -> tuple[int, ...]:
+    if shape is None:
+        return ()
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(s) for s in shape)
+
+
+class Variable(VariableMixin, TensorOpsMixin, GraphObject):
+    """A CNTK Variable: an input, a placeholder, or a Function's output seen as a value.
+
+    ``Variable(shape, ...)`` makes an input (as ``input_variable`` does).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> v = C.variables.Variable((2, 3), name="v")
+        >>> v.shape, v.is_input, isinstance(C.input_variable(2), C.variables.Variable)
+        ((2, 3), True, True)
+    """
+
+    __slots__ = ()
+
+    def __init__(self, shape=None, dtype=None, needs_gradient: bool = False,
+                 is_sparse: bool = False, dynamic_axes=None, name: str = ""):
+        var = _Var((1,) + _shape(shape), need_grad=needs_gradient,
+                   dtype=np.float32 if dtype is None else dtype)
+        G.INPUTS[var] = name
+        if dynamic_axes is None or len(dynamic_axes):
+            G.BATCH.add(var)
+        else:
+            var.reset_shape(_shape(shape))
+        GraphObject.__init__(self, var)
+
+    def as_parameter(self) -> "Parameter":
+        """This Variable as a Parameter (a TypeError unless it is one)."""
+        if not self.is_parameter:
+            raise TypeError("cannot be converted into a Parameter")
+        return of(self.variable)
+
+    def as_constant(self) -> "Constant":
+        """This Variable as a Constant (a TypeError unless it is one)."""
+        if not self.is_constant:
+            raise TypeError("cannot be converted into a Constant")
+        return of(self.variable)
+
+    def __repr__(self) -> str:
+        kind = {"input": "Input", "placeholder": "Placeholder", "output": "Output"}.get(
+            G.kind_of(self.variable), "Variable")
+        return f"{kind}('{self.name or self.uid}', {list(self.shape)})"
+
+
+class Parameter(VariableMixin, TensorOpsMixin, ArrayMixin, GraphObject):
+    """A learnable parameter: ``Parameter(shape, init, dtype, device, name)``; ``init`` is a
+    number, an array (its shape wins) or an initializer from ``cntk.initializer``.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> p = C.Parameter((2, 3), init=1.0, name="p")
+        >>> p.shape, p.name, p.value.sum()
+        ((2, 3), 'p', 6.0)
+        >>> p.value = np.zeros((2, 3), np.float32); float(p.value.sum())
+        0.0
+    """
+
+    __slots__ = ()
+
+    def __init__(self, shape=None, init=None, dtype=np.float32, device=None, name: str = ""):
+        from ...layers import glorot_uniform, initial_value
+        from ...parametric import current_registry, get_parameter_or_create
+        if isinstance(init, (np.ndarray, list)):
+            value = np.asarray(init, dtype=dtype)
+            shape = value.shape
+        else:
+            shape = _shape(shape)
+            if any(d < 0 for d in shape):
+                raise ValueError(f"Parameter: the shape {shape} has a dimension to infer, which "
+                                 "Stadyn's compat does not do (give the full shape)")
+            if init is None:
+                init = 0.0
+            elif isinstance(init, (int, float, np.number)):
+                init = float(init)
+            fan_in, fan_out = _fans(shape, init)
+            value = initial_value(init if init is not None else glorot_uniform(), shape,
+                                  fan_in, fan_out)
+        path = current_registry().claim(name or "parameter")
+        var = get_parameter_or_create(f"{path}/{name}" if name else path, tuple(shape),
+                                      np.asarray(value, dtype=np.float32))
+        G.LEAF_NAMES[var] = name
+        GraphObject.__init__(self, var)
+
+    @property
+    def value(self) -> np.ndarray:
+        """A copy of the value (settable with an array of the same shape)."""
+        return self.variable.d.copy()
+
+    @value.setter
+    def value(self, array) -> None:
+        if not isinstance(array, np.ndarray):
+            raise TypeError(f"Unsupported value type: {type(array).__name__}")
+        self.variable.d = np.asarray(array, dtype=self.variable.dtype)
+
+    def __repr__(self) -> str:
+        return f"Parameter('{self.name}', {list(self.shape)})"
+
+
+class Constant(VariableMixin, TensorOpsMixin, ArrayMixin, GraphObject):
+    """A constant: ``Constant(value, shape, dtype, device, name)`` (a number fills ``shape``).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> C.Constant(1, (2, 3)).value.tolist()
+        [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+    """
+
+    __slots__ = ()
+
+    def __init__(self, value=None, shape=None, dtype=np.float32, device=None, name: str = ""):
+        arr = np.asarray(0.0 if value is None else value, dtype=dtype)
+        if shape is not None:
+            arr = np.broadcast_to(arr, _shape(shape)).copy()
+        var = _Var.from_numpy_array(arr)
+        var.name = f"constant{next(_constant_ids)}" + (f"/{name}" if name else "")
+        G.LEAF_NAMES[var] = name
+        GraphObject.__init__(self, var)
+
+    @property
+    def value(self) -> np.ndarray:
+        """A copy of the value (settable: CNTK allows it, as Stadyn's constants are buffers)."""
+        return self.variable.d.copy()
+
+    @value.setter
+    def value(self, array) -> None:
+        self.variable.d = np.asarray(array, dtype=self.variable.dtype)
+
+    def __repr__(self) -> str:
+        return f"Constant('{self.name}', {list(self.shape)})"
+
+
+class Record(dict):
+    """A read-only dict whose items are attributes too (``r.x`` is ``r['x']``).
+
+    Example:
+        >>> r = Record(x=1, y=2)
+        >>> r.x + r["y"], r.updated_with(y=5).y
+        (3, 5)
+    """
+
+    def __init__(self, **args_dict):
+        super().__init__(args_dict)
+
+    def __getattr__(self, key):
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(f"record has no attribute {key!r}") from None
+
+    def __setattr__(self, key, value):
+        raise AttributeError("record is immutable")
+
+    def updated_with(self, **kwargs) -> "Record":
+        """A new Record with ``kwargs`` added or replaced."""
+        d = dict(self)
+        d.update(kwargs)
+        return Record(**d)
+
+
+def _fans(shape: tuple, init) -> tuple[int, int]:
+    """CNTK's fans of a parameter made directly: the last ``output_rank`` axes (1 by default)
+    are the output's, the others the input's; a filter's axes count in both."""
+    out_rank = getattr(init, "output_rank", None) or 1
+    filter_rank = getattr(init, "filter_rank", None) or 0
+    if not shape:
+        return 1, 1
+    out_rank = min(out_rank, len(shape))
+    filt = int(np.prod(shape[len(shape) - filter_rank:])) if filter_rank else 1
+    fan_out = int(np.prod(shape[len(shape) - out_rank:])) * (filt if filter_rank else 1)
+    fan_in = int(np.prod(shape[:len(shape) - out_rank])) if len(shape) > out_rank else 1
+    return max(fan_in, 1), max(fan_out, 1)
+
+
+def of(v: _Var, as_variable: bool = False):
+    """The CNTK object for the Stadyn Variable ``v`` (an output as a Function unless
+    ``as_variable``)."""
+    from ._function import Function
+    kind = G.kind_of(v)
+    if kind == "parameter":
+        cls = Parameter
+    elif kind == "constant":
+        cls = Constant
+    elif kind == "output" and not as_variable:
+        return Function(v)
+    else:
+        cls = Variable
+    obj = cls.__new__(cls)
+    GraphObject.__init__(obj, v)
+    return obj
+
+
+def input_variable(shape, dtype=np.float32, needs_gradient: bool = False,
+                   is_sparse: bool = False, dynamic_axes=None, name: str = "") -> Variable:
+    """An input with per-sample ``shape`` (the batch axis is added; its size follows the data).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> x = C.input_variable((3, 32, 32))
+        >>> x.shape, x.variable.shape
+        ((3, 32, 32), (1, 3, 32, 32))
+    """
+    return Variable(shape, dtype, needs_gradient, is_sparse, dynamic_axes, name)
+
+
+def placeholder(shape=None, dynamic_axes=None, name: str = "") -> Variable:
+    """A placeholder: a stand-in for a variable given later (by calling the Function, by
+    ``clone`` substitutions or ``replace_placeholders``).  Without ``shape`` it takes the shape
+    of what it is bound to.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> p = C.placeholder((2,))
+        >>> f = C.relu(p)
+        >>> x = C.input_variable(2)
+        >>> f(x).eval({x: np.array([[-1, 2]], np.float32)}).tolist()
+        [[0.0, 2.0]]
+    """
+    if shape is None:
+        var = _Var((1,))
+        G.SHAPELESS.add(var)
+    else:
+        var = _Var((1,) + _shape(shape))
+        if dynamic_axes is None or len(dynamic_axes):
+            G.BATCH.add(var)
+        else:
+            var.reset_shape(_shape(shape))
+    G.PLACEHOLDERS[var] = name
+    obj = Variable.__new__(Variable)
+    GraphObject.__init__(obj, var)
+    return obj
+
+
+def output_variable(shape, dtype, dynamic_axes, needs_gradient: bool = True,
+                    name: str = "") -> Variable:
+    """What a ``UserFunction``'s ``infer_outputs`` returns: the shape and type of an output."""
+    var = _Var((1,) + _shape(shape) if dynamic_axes else _shape(shape),
+               need_grad=needs_gradient, dtype=dtype)
+    G.PLACEHOLDERS[var] = name
+    if dynamic_axes:
+        G.BATCH.add(var)
+    obj = Variable.__new__(Variable)
+    GraphObject.__init__(obj, var)
+    return obj
+
+
+def parameter(shape=None, init=None, dtype=np.float32, device=None, name: str = "") -> Parameter:
+    """A learnable parameter (see :class:`Parameter`).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> C.parameter((3, 2), init=0.5, name="w").value.tolist()
+        [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]]
+    """
+    return Parameter(shape, init, dtype, device, name)
+
+
+def constant(value=None, shape=None, dtype=np.float32, device=None, name: str = "") -> Constant:
+    """A constant (see :class:`Constant`); broadcasts against batched inputs.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> C.constant(2.5, shape=(3,), name="k").value.tolist()
+        [2.5, 2.5, 2.5]
+    """
+    return Constant(value, shape, dtype, device, name)

@@ -1,0 +1,100 @@
+"""``cntk.logging.graph``: walking a graph as CNTK does (``depth_first_search``,
+``find_by_name``, ``find_all_with_name``, ``find_by_uid``, ``get_node_outputs``) and ``plot``.
+
+Example:
+    >>> import stadyn.compat.cntk as C
+    >>> x = C.input_variable(3, name="x")
+    >>> z = C.layers.Dense(2, name="out")(C.layers.Dense(4, name="hidden")(x))
+    >>> C.logging.graph.find_by_name(z, "hidden").op_name
+    'Dense'
+    >>> [p.name for p in C.logging.graph.find_all_with_name(z, "W", depth=-1)]
+    ['W', 'W']
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .. import _graph as G
+from .._adapt import wrap
+from .._function import Function, wrap_variable
+from .._mixins import GraphObject
+from .._variables import Variable
+
+__all__ = ["depth_first_search", "find_all_with_name", "find_by_name", "find_by_uid",
+           "get_node_outputs", "plot", "Variable"]
+
+
+def _root(node) -> tuple[str, object]:
+    if isinstance(node, Function):
+        return node._node()
+    if isinstance(node, GraphObject):
+        return G.classify(node.variable)
+    raise TypeError(f"expected a CNTK Function or Variable, got {type(node).__name__}")
+
+
+def _object(node):
+    kind, v = node
+    return wrap(v) if kind == "leaf" else Function(v, view=kind)
+
+
+def depth_first_search(root, visitor: Callable, depth: int = 0) -> list:
+    """The functions and variables of ``root``'s graph for which ``visitor`` is true, in CNTK's
+    depth-first order (``depth`` levels into blocks; -1 all)."""
+    return [_object(n) for n in G.search(_root(root), lambda n: bool(visitor(_object(n))),
+                                          depth)]
+
+
+def find_all_with_name(node, node_name: str, depth: int = 0) -> list:
+    """Every function or variable named ``node_name``."""
+    return [_object(n) for n in G.search(_root(node), lambda n: G.node_name(n) == node_name,
+                                          depth)]
+
+
+def find_by_name(node, node_name: str, depth: int = 0):
+    """The function or variable named ``node_name``: None when there is none, a ValueError when
+    there are several."""
+    if not isinstance(node_name, str):
+        raise ValueError(f"node name has to be a string. You gave a {type(node_name)}")
+    found = find_all_with_name(node, node_name, depth)
+    if len(found) > 1:
+        raise ValueError(f'found multiple functions matching "{node_name}". If that was '
+                         "expected call find_all_with_name")
+    return found[0] if found else None
+
+
+def find_by_uid(node, node_uid: str, depth: int = 0):
+    """The function or variable whose ``uid`` is ``node_uid`` (None when there is none)."""
+    if not isinstance(node_uid, str):
+        raise ValueError(f"node_uid must be a string, got a {type(node_uid)}")
+    found = depth_first_search(node, lambda x: x.uid == node_uid, depth)
+    return found[0] if found else None
+
+
+def get_node_outputs(node, depth: int = 0) -> list:
+    """The outputs of every function in ``node``'s graph, as Variables."""
+    outs = []
+    for kind, v in G.search(_root(node), lambda n: n[0] != "leaf", depth):
+        outs.append(wrap_variable(v))
+    return outs
+
+
+def plot(root, filename: str | None = None) -> str:
+    """The graph as text, one function a line (``Dense(Parameter3, Parameter4, Input2) ->
+    Dense7_Output_0``); with ``filename`` (``.dot``) also written as a Graphviz file."""
+    lines, edges = [], []
+    for kind, v in G.search(_root(root), lambda n: n[0] != "leaf", 0):
+        f = Function(v, view=kind)
+        ins = [i.uid for i in f.inputs]
+        lines.append(f"{f.op_name}({', '.join(ins)}) -> {f.output.uid}")
+        edges += [(i, f.uid) for i in ins]
+    text = "\n".join(lines)
+    if filename:
+        import os
+        if os.path.splitext(filename)[1].lower() != ".dot":
+            raise ValueError("plot: Stadyn writes '.dot' files only (render them with Graphviz)")
+        with open(filename, "w", encoding="utf-8") as f:
+            f.write("digraph network_graph {\n")
+            f.writelines(f'  "{a}" -> "{b}";\n' for a, b in edges)
+            f.write("}\n")
+    return text
