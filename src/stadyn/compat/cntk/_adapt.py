@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ... import cntk_semantics as S
+from ...layers import cntk_semantics as S
 from ...graph import Variable
 from ._graph import BATCH, PLACEHOLDERS, SHAPELESS, set_op_name
 from ._mixins import GraphObject

@@ -17,8 +17,7 @@ import numpy as np
 import torch
 
 from ... import functions as F
-from ...graph import Variable, forward_all, training
-from ...graph._lower import _collect
+from ...graph import Variable, forward_all, topological_nodes, training
 from ...train._trainer import feed
 from . import _graph as G
 from ._adapt import unwrap, wrap
@@ -347,7 +346,7 @@ class Function(GraphObject, TensorOpsMixin):
             raise ValueError("backward: the forward() before it kept no intermediate results "
                              "(set keep_for_backward to the outputs in root_gradients)")
         roots = [unwrap(root) for root in root_gradients]
-        leaves = [v for v in _collect(roots)[1] if v.need_grad]
+        leaves = [v for v in _leaves_of(roots) if v.need_grad]
         saved = [(v, v.grad) for v in leaves]
         for v in leaves:
             v.grad = None
@@ -510,6 +509,16 @@ class Function(GraphObject, TensorOpsMixin):
         label = f"{self.name}: " if self.name else ""
         shapes = ", ".join(f"Tensor{list(o.shape)}" for o in self.outputs)
         return f"{label}{self.op_name}({args}) -> {shapes}"
+
+
+def _leaves_of(roots: list[Variable]) -> list[Variable]:
+    """The leaves the roots depend on, each once."""
+    seen: dict[int, Variable] = {id(r): r for r in roots if r.parent is None}
+    for node in topological_nodes(roots):
+        for v in node.inputs:
+            if v.parent is None:
+                seen.setdefault(id(v), v)
+    return list(seen.values())
 
 
 class _State:

@@ -15,7 +15,7 @@ import itertools
 import weakref
 from typing import Callable, Iterator
 
-from ...cntk_semantics import BatchAxes
+from ...layers.cntk_semantics import BatchAxes
 from ...graph import Variable, apply, name_scope, topological_nodes
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "LEAF_NAMES", "BATCH", "Block", "BLOCKS", "kind_of",

@@ -51,8 +51,7 @@ def _native(value: Any) -> Any:
 
 
 def _is_initializer(value: Any) -> bool:
-    from ...layers._init import CNTKInitializer
-    return isinstance(value, CNTKInitializer)
+    return isinstance(value, _L.CNTKInitializer)
 
 
 class LayerFunction:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from ... import cntk_semantics as S
+from ...layers import cntk_semantics as S
 from ... import functions as F
 from . import _graph as G
 from ._adapt import batched, named, operand, sample_axes, sample_axis, sample_shape, wrap

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ... import cntk_semantics as S
+from ...layers import cntk_semantics as S
 from ... import functions as F
 from . import _graph as G
 from ._adapt import batched, named, operand, sample_axis, sample_shape, wrap
