@@ -15,13 +15,14 @@ from ._util import norm_axis
 
 # -- ONNX mappings (see OpSpec.onnx) ----------------------------------------------------------
 def _cross_entropy_with_softmax_onnx(g, inputs, attrs):
-    """LogSoftmax, Mul, ReduceSum, Neg"""
+    """LogSoftmax, Sub, ReduceMean, Mul, ReduceSum"""
     z, t = inputs
     a = norm_axis(attrs["axis"], g.ndim(z))
     if g.dtype(t) != g.dtype(z):
         t = g.cast(t, g.dtype(z))
-    logp = g.op("LogSoftmax", [z], axis=a)
-    return g.op("Neg", [g.reduce("ReduceSum", g.op("Mul", [t, logp]), [a], True)])
+    # log_sum_exp(z) is z - log_softmax(z) at every position: their mean along the axis
+    lse = g.reduce("ReduceMean", g.op("Sub", [z, g.op("LogSoftmax", [z], axis=a)]), [a], True)
+    return g.op("Sub", [lse, g.reduce("ReduceSum", g.op("Mul", [t, z]), [a], True)])
 
 
 def _classification_error_onnx(g, inputs, attrs):
@@ -36,8 +37,10 @@ def _classification_error_onnx(g, inputs, attrs):
 
 @op(2, category="loss", onnx=_cross_entropy_with_softmax_onnx, precision="float")
 def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
-    """``-sum(t * log softmax(z))`` along ``axis`` for a dense (one-hot or soft) target ``t``;
-    the reduced axis is kept with size 1 (``(B, 1)`` for ``(B, C)`` inputs).
+    """CNTK's cross entropy with softmax along ``axis``: ``log_sum_exp(z) - sum(t * z)``, which
+    is ``-sum(t * log softmax(z))`` for a target ``t`` that sums to 1 (one-hot or soft); the
+    reduced axis is kept with size 1 (``(B, 1)`` for ``(B, C)`` inputs).  The gradients are
+    CNTK's: ``softmax(z) - t`` for ``z`` and ``-z`` for ``t``.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -48,8 +51,9 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
         array([[0.69315]], dtype=float32)
     """
     a = norm_axis(axis, output_vector.ndim)
-    logp = torch.log_softmax(output_vector, a)
-    return -torch.sum(target_vector.to(logp.dtype) * logp, dim=a, keepdim=True)
+    z = output_vector
+    t = target_vector.to(z.dtype)
+    return torch.logsumexp(z, dim=a, keepdim=True) - torch.sum(t * z, dim=a, keepdim=True)
 
 
 @op(2, category="metric", onnx=_classification_error_onnx, precision="float")
@@ -152,3 +156,51 @@ def cntk_batch_normalization(x, scale, bias, mean, variance, count, spatial=Fals
                                        - variance))
         count.add_(n)
     return (x - m_used) * torch.rsqrt(v_used + epsilon) * s + b
+
+
+class _PythonCall(torch.autograd.Function):
+    """Runs a CNTK user function's NumPy ``forward``/``backward`` inside autograd."""
+
+    @staticmethod
+    def forward(ctx, function, *xs):
+        arrays = [x.detach().cpu().numpy() for x in xs]
+        state, out = function.forward_arrays(arrays)
+        ctx.function, ctx.state = function, state
+        ctx.devices = [(x.device, x.dtype) for x in xs]
+        return torch.as_tensor(np.ascontiguousarray(out), device=xs[0].device).to(xs[0].dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grads = ctx.function.backward_arrays(ctx.state, grad.detach().cpu().numpy())
+        out = [None if g is None else torch.as_tensor(np.ascontiguousarray(g), device=d)
+               .to(t) for g, (d, t) in zip(grads, ctx.devices)]
+        return (None, *out)
+
+
+def _user_function_shape(*x, function=None):
+    shape, dtype = function.output_shape([tuple(t.shape) for t in x])
+    out = torch.empty(tuple(shape), dtype=torch.float32 if dtype is None else dtype,
+                      device="meta")
+    return out.requires_grad_(any(t.requires_grad for t in x))
+
+
+@op(category="misc", shape=_user_function_shape, traceable=False)
+def cntk_user_function(*x, function=None):
+    """A CNTK user function: ``function`` (a ``cntk.ops.functions.UserFunction``, or any object
+    with ``forward_arrays(arrays) -> (state, array)``, ``backward_arrays(state, gradient) ->
+    [gradient per input]`` and ``output_shape(input_shapes) -> (shape, dtype)``) computes the
+    output from the inputs as NumPy arrays, and the gradients.  Graphs holding it run eagerly
+    (its Python cannot be traced) and cannot be saved.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> class Twice:
+        ...     def forward_arrays(self, a): return None, 2 * a[0]
+        ...     def backward_arrays(self, state, g): return [2 * g]
+        ...     def output_shape(self, shapes): return shapes[0], None
+        >>> with sd.auto_forward():
+        ...     y = F.cntk_user_function(sd.Variable.from_numpy_array(np.ones(2)), function=Twice())
+        >>> y.d.tolist()
+        [2.0, 2.0]
+    """
+    return _PythonCall.apply(function, *x)

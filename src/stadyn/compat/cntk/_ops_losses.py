@@ -55,14 +55,17 @@ def binary_cross_entropy(output, target, name: str = ""):
 
 
 def weighted_binary_cross_entropy(output, target, weight, name: str = ""):
-    """``-sum(w (t log(o) + (1 - t) log(1 - o)))`` over each sample."""
-    o, t, w = operand(output), operand(target), operand(weight)
+    """``-sum(w (t log(o) + (1 - t) log(1 - o)))`` over the minibatch: one number (CNTK 2.7's
+    weighted logistic takes one output value per sample)."""
+    o, t = operand(output), operand(target)
     ll = F.add2(F.mul2(t, F.log(o)), F.mul2(F.r_sub_scalar(t, 1.0),
                                              F.log(F.r_sub_scalar(o, 1.0))))
-    weighted = binary(F.mul2, wrap(ll), weight if not hasattr(w, "shape") else wrap(w))
-    out = F.mul_scalar(F.sum(operand(weighted), axis=sample_axes(output), keepdims=True), -1.0)
-    return named(wrap(F.reshape(out, (-1, 1) if batched(output) else (1,))), name,
-                 "WeightedLogistic")
+    weighted = binary(F.mul2, wrap(ll), weight)
+    out = F.mul_scalar(F.sum(operand(weighted)), -1.0)
+    if batched(output):
+        from . import _graph as G
+        G.BATCH.unmark(out)
+    return named(wrap(out), name, "WeightedLogistic")
 
 
 def squared_error(output, target, name: str = ""):
@@ -83,17 +86,12 @@ def cosine_distance(x, y, name: str = ""):
 
 
 def fmeasure(output, target, beta: float = 1, name: str = ""):
-    """``1 - F_beta`` of the minibatch for binary ``output`` probabilities (rounded) against
-    ``target``: one number."""
-    o = F.cast(F.greater_equal(F.stop_gradient(operand(output)), 0.5), "float32")
-    t = operand(target)
-    tp = F.sum(F.mul2(o, t))
-    precision = F.div2(tp, F.add_scalar(F.sum(o), 1e-12))
-    recall = F.div2(tp, F.add_scalar(F.sum(t), 1e-12))
+    """``1 - F_beta`` of each sample's ``output`` (probabilities, counted softly) against its
+    binary ``target``: ``1 - (1 + b^2) sum(o t) / (b^2 sum(t) + sum(o))``."""
+    axes = sample_axes(output)
+    o, t = operand(output), operand(target)
     b2 = float(beta) ** 2
-    num = F.mul_scalar(F.mul2(precision, recall), 1.0 + b2)
-    den = F.add_scalar(F.add2(F.mul_scalar(precision, b2), recall), 1e-12)
-    out = F.r_sub_scalar(F.div2(num, den), 1.0)
-    from . import _graph as G
-    G.BATCH.unmark(out)
-    return named(wrap(out), name, "FMeasure")
+    tp = F.sum(F.mul2(o, t), axis=axes)
+    den = F.add2(F.mul_scalar(F.sum(t, axis=axes), b2), F.sum(o, axis=axes))
+    return named(wrap(F.r_sub_scalar(F.div2(F.mul_scalar(tp, 1.0 + b2), den), 1.0)), name,
+                 "FMeasure")

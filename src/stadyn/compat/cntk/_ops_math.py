@@ -115,10 +115,9 @@ def softplus(x, steepness: float = 1, name: str = ""):
 
 
 def softsign(x, steepness: float = 1, name: str = ""):
-    """``x / (1 + |steepness * x|)``."""
+    """``x / (1 + |x|)`` (CNTK 2.7 takes ``steepness`` and does not use it)."""
     v = operand(x)
-    den = F.add_scalar(F.abs(F.mul_scalar(v, float(steepness)) if steepness != 1 else v), 1.0)
-    return named(wrap(F.div2(v, den)), name, "Softsign")
+    return named(wrap(F.div2(v, F.add_scalar(F.abs(v), 1.0))), name, "Softsign")
 
 
 def hard_sigmoid(x, alpha: float, beta: float, name: str = ""):

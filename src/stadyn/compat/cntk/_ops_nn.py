@@ -131,9 +131,8 @@ def _upsample(v, window):
     spatial = tuple(v.shape[v.ndim - n:])
     shape = lead + tuple(x for s in spatial for x in (s, 1))
     big = lead + tuple(x for s, k in zip(spatial, window) for x in (s, k))
-    out = F.broadcast(F.reshape(v, (-1,) + shape[1:]), (v.shape[0],) + big[1:]) \
-        if v.shape[0] == 1 else F.broadcast(F.reshape(v, shape), big)
-    return F.reshape(out, lead + tuple(s * k for s, k in zip(spatial, window)))
+    out = F.broadcast(F.reshape(v, (-1,) + shape[1:]), (-1,) + big[1:])
+    return F.reshape(out, (-1,) + lead[1:] + tuple(s * k for s, k in zip(spatial, window)))
 
 
 def unpooling(operand_, pooling_input, unpooling_type, unpooling_window_shape, strides=(1,),
@@ -196,8 +195,8 @@ def local_response_normalization(operand_, depth_radius: int, bias: float, alpha
     padded = F.pad(sq, (r, r) + (0, 0) * (v.ndim - 2))
     total = None
     for k in range(2 * r + 1):
-        start = [0, k] + [0] * (v.ndim - 2)
-        stop = [v.shape[0], k + c] + list(v.shape[2:])
+        start = [None, k] + [None] * (v.ndim - 2)
+        stop = [None, k + c] + [None] * (v.ndim - 2)
         part = F.slice(padded, start, stop, [1] * v.ndim)
         total = part if total is None else F.add2(total, part)
     den = F.pow_scalar(F.add_scalar(F.mul_scalar(total, float(alpha) / (2 * r + 1)),
@@ -209,7 +208,7 @@ def mean_variance_normalization(operand_, epsilon: float = 0.00001,
                                 use_stats_across_channels: bool = False,
                                 do_variance_scaling: bool = True, name: str = ""):
     """Each sample minus its mean (per channel, or over all of it), divided by its standard
-    deviation (``sqrt(variance + epsilon)``) when ``do_variance_scaling``."""
+    deviation plus ``epsilon`` when ``do_variance_scaling``."""
     v = _channels_first(operand_, 1)
     axes = list(range(1, v.ndim)) if use_stats_across_channels else list(range(2, v.ndim))
     if not axes:
@@ -217,7 +216,7 @@ def mean_variance_normalization(operand_, epsilon: float = 0.00001,
     x0 = F.sub2(v, F.mean(v, axis=axes, keepdims=True))
     if do_variance_scaling:
         var = F.mean(F.mul2(x0, x0), axis=axes, keepdims=True)
-        x0 = F.div2(x0, F.sqrt(F.add_scalar(var, float(epsilon))))
+        x0 = F.div2(x0, F.add_scalar(F.sqrt(var), float(epsilon)))
     return named(wrap(_unbatch(x0, operand_)), name, "MeanVarianceNormalization")
 
 

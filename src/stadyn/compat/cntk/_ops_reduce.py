@@ -68,11 +68,8 @@ def _sum_square(v, axes, keep):
 
 def _log_sum_exp(v, axes, keep):
     m = F.stop_gradient(F.max(v, axis=axes, keepdims=True))
-    s = F.log(F.sum(F.exp(F.sub2(v, m)), axis=axes, keepdims=True))
-    out = F.add2(s, m)
-    if keep:
-        return out
-    return F.reshape(out, tuple(d for i, d in enumerate(v.shape) if i not in axes) or ())
+    s = F.log(F.sum(F.exp(F.sub2(v, m)), axis=axes, keepdims=keep))
+    return F.add2(s, m if keep else F.stop_gradient(F.max(v, axis=axes, keepdims=False)))
 
 
 reduce_sum = _reducer("ReduceSum", lambda v, a, k: F.sum(v, axis=a, keepdims=k))

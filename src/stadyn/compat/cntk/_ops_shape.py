@@ -130,7 +130,7 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
     steps = (list(strides) if isinstance(strides, (list, tuple)) else [strides]) \
         if strides is not None else [1] * len(axes)
     v = operand(x)
-    start, stop, step = [0] * v.ndim, list(v.shape), [1] * v.ndim
+    start, stop, step = [None] * v.ndim, [None] * v.ndim, [1] * v.ndim
     for a, b, e, s in zip(axes, begins, ends, steps):
         k = _axis_index(x, a)
         size = v.shape[k]
@@ -159,12 +159,15 @@ def swapaxes(x, axis1: int = 0, axis2: int = 1, name: str = ""):
 
 
 def expand_dims(x, axis, name: str = ""):
-    """A new sample axis of size 1 at ``axis`` (``Axis.end_static_axis()``: at the end)."""
+    """A new sample axis of size 1 after the per-sample ``axis`` (CNTK 2.7 counts it so:
+    ``axis=0`` makes the second axis, -1 the last); ``Axis.end_static_axis()`` puts it
+    first."""
     shape = list(sample_shape(x))
-    if isinstance(axis, Axis):
-        axis = len(shape) if axis == Axis.end_static_axis() else axis.static_axis_index()
-    axis = int(axis)
-    at = axis if axis >= 0 else len(shape) + 1 + axis
+    if isinstance(axis, Axis) and axis == Axis.end_static_axis():
+        at = 0
+    else:
+        a = axis.static_axis_index() if isinstance(axis, Axis) else int(axis)
+        at = (a % len(shape)) + 1 if shape else 0
     shape.insert(at, 1)
     return named(reshape(x, shape), name, "ExpandDims")
 
@@ -216,8 +219,7 @@ def pad(x, pattern, mode=CONSTANT_PAD, constant_value=0, name: str = ""):
 
 
 def _index(v, axis: int, i: int):
-    start = [0] * v.ndim
-    stop = list(v.shape)
+    start, stop = [None] * v.ndim, [None] * v.ndim
     start[axis], stop[axis] = i, i + 1
     return F.slice(v, start, stop, [1] * v.ndim)
 

@@ -11,10 +11,11 @@ Example:
 from ._axis import Axis
 from ._function import CloneMethod, Function
 from ._ops_losses import (binary_cross_entropy, cosine_distance, cross_entropy_with_softmax,
-                          squared_error, weighted_binary_cross_entropy)
+                          fmeasure, squared_error, weighted_binary_cross_entropy)
+from ._ops_nn import SentinelValueForAutoSelectRandomSeed as auto_select
 from ._variables import Constant, Parameter, Variable, parameter
 from .ops import softmax, times
 
 __all__ = ["cross_entropy_with_softmax", "squared_error", "binary_cross_entropy",
-           "weighted_binary_cross_entropy", "cosine_distance", "Axis", "CloneMethod",
+           "weighted_binary_cross_entropy", "cosine_distance", "fmeasure", "auto_select", "Axis", "CloneMethod",
            "Constant", "Function", "Parameter", "Variable", "parameter", "softmax", "times"]

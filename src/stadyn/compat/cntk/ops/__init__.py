@@ -14,14 +14,14 @@ Example:
     ((1, 3), [[[1.0, 1.0, 1.0]]])
 """
 
-from ._axis import Axis
-from ._defaults import default_override_or, get_default_override
-from ._function import (BlockFunction, CloneMethod, Function, ModelFormat, as_block,
+from .._axis import Axis
+from .._defaults import default_override_or, get_default_override
+from .._function import (BlockFunction, CloneMethod, Function, ModelFormat, as_block,
                         as_composite, combine_outputs, load_model)
-from ._ops_losses import (binary_cross_entropy, classification_error, cosine_distance,
+from .._ops_losses import (binary_cross_entropy, classification_error, cosine_distance,
                           cross_entropy_with_softmax, fmeasure, squared_error,
                           weighted_binary_cross_entropy)
-from ._ops_math import (abs, acos, alias, asin, asinh, associative_multi_arg, atan, atanh, cast,
+from .._ops_math import (abs, acos, alias, asin, asinh, associative_multi_arg, atan, atanh, cast,
                         ceil, clip, cos, cosh, element_and, element_divide, element_max,
                         element_min, element_not, element_or, element_select, element_times,
                         element_xor, elu, equal, exp, floor, greater, greater_equal,
@@ -29,23 +29,26 @@ from ._ops_math import (abs, acos, alias, asin, asinh, associative_multi_arg, at
                         minus, negate, not_equal, param_relu, plus, pow, reciprocal, relu,
                         round, selu, sigmoid, sin, sinh, softplus, softsign, sqrt, square,
                         stop_gradient, straight_through_impl, sum, tan, tanh)
-from ._ops_nn import (AVG_POOLING, MAX_POOLING, MAX_UNPOOLING, PoolingType_Average,
+from .._ops_nn import (AVG_POOLING, MAX_POOLING, MAX_UNPOOLING, PoolingType_Average,
                       PoolingType_Max, SentinelValueForAutoSelectRandomSeed, batch_normalization,
                       convolution, convolution_transpose, dropout, image_scaler,
                       local_response_normalization, mean_variance_normalization,
                       per_dim_mean_variance_normalize, pooling, unpooling)
-from ._ops_reduce import (argmax, argmin, hardmax, log_softmax, reduce_l1, reduce_l2,
+from .._ops_reduce import (argmax, argmin, hardmax, log_softmax, reduce_l1, reduce_l2,
                           reduce_log_sum_exp, reduce_max, reduce_mean, reduce_min, reduce_prod,
                           reduce_sum, reduce_sum_square, softmax, top_k)
-from ._ops_shape import (CONSTANT_PAD, REFLECT_PAD, SYMMETRIC_PAD, TIMES_NO_INFERRED_INPUT_RANK,
+from .._ops_shape import (CONSTANT_PAD, REFLECT_PAD, SYMMETRIC_PAD, TIMES_NO_INFERRED_INPUT_RANK,
                          TIMES_REDUCE_SEQUENCE_AXIS_WITHOUT_INFERRED_INPUT_RANK, depth_to_space,
                          expand_dims, eye_like, flatten, gather, one_hot, ones_like, pad,
                          reconcile_dynamic_axes, reshape, slice, space_to_depth, splice,
                          squeeze, swapaxes, times, times_transpose, to_batch, transpose,
                          unpack_batch, zeros_like)
-from ._variables import (constant, input_variable, output_variable, parameter, placeholder)
-from .device import use_default_device
-from .io import INFINITELY_REPEAT
+from .._variables import (constant, input_variable, output_variable, parameter, placeholder)
+from ..device import use_default_device
+from ..io import INFINITELY_REPEAT
+
+from . import functions  # noqa: E402
+from .functions import UserFunction, user_function  # noqa: E402
 
 input = input_variable  # noqa: A001 - CNTK's name
 
@@ -72,7 +75,7 @@ def combine(*operands, name: str = ""):
 
 __all__ = [
     "Axis", "BlockFunction", "CloneMethod", "Function", "ModelFormat", "as_block",
-    "as_composite", "combine", "load_model", "default_override_or", "get_default_override",
+    "as_composite", "combine", "load_model", "functions", "UserFunction", "user_function", "default_override_or", "get_default_override",
     "use_default_device", "INFINITELY_REPEAT",
     "input_variable", "input", "output_variable", "placeholder", "parameter", "constant",
     # element-wise
