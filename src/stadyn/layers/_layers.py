@@ -366,6 +366,7 @@ class ConvolutionTranspose(Layer):
         self.bias = resolve("ConvolutionTranspose", "bias", bias)
         self.init_bias = resolve("ConvolutionTranspose", "init_bias", init_bias)
         self.dilation = _tuple(dilation, n)
+        self.output_shape = output_shape
 
     def apply(self, x):
         n = len(self.filter_shape)
@@ -375,11 +376,9 @@ class ConvolutionTranspose(Layer):
                            channels * kernel, self.num_filters * kernel)
         b = self.parameter("b", (self.num_filters,) + (1,) * n, self.init_bias) \
             if self.bias else None
-        pad = tuple((k - 1) // 2 for k in self.filter_shape) if self.pad else (0,) * n
-        out_pad = tuple(s - 1 for s in self.strides) if self.pad else None
-        return self.activation(F.deconvolution(
-            x, w, None if b is None else F.reshape(b, (self.num_filters,)), pad=pad,
-            stride=self.strides, dilation=self.dilation, output_padding=out_pad))
+        return self.activation(S.convolution_transpose(
+            x, w, None if b is None else F.reshape(b, (self.num_filters,)), self.strides,
+            self.pad, self.dilation, self.output_shape))
 
 
 def ConvolutionTranspose1D(filter_shape, num_filters, **kwargs) -> ConvolutionTranspose:

@@ -37,7 +37,8 @@ from .._errors import ShapeError
 from ..graph import Variable
 
 __all__ = ["BatchAxes", "static_axis", "times", "input_base_axis", "reshape_sample",
-           "over_sample", "broadcast_pair", "auto_padding", "convolution", "pooling"]
+           "over_sample", "broadcast_pair", "auto_padding", "convolution",
+           "convolution_transpose", "pooling"]
 
 
 class BatchAxes:
@@ -305,6 +306,44 @@ def convolution(x: Variable, weight: Variable, bias: Variable | None, strides: S
         symmetric = (0,) * n
     return F.convolution(x, weight, bias, pad=symmetric, stride=strides, dilation=dilation,
                          group=int(groups))
+
+
+def convolution_transpose(x: Variable, weight: Variable, bias: Variable | None,
+                          strides: Sequence[int], auto_pad: bool | Sequence[bool],
+                          dilation: Sequence[int] | int = 1,
+                          output_shape: Sequence[int] | None = None) -> Variable:
+    """CNTK's transposed convolution of ``x`` with ``weight`` of shape ``(in, out, *kernel)``:
+    the transpose of :func:`convolution` over an input of ``output_shape`` (by default
+    ``size * stride`` on auto-padded axes, the full ``(size - 1) * stride + span`` on the
+    others).  ``bias`` has shape ``(out,)``.
+
+    Example:
+        >>> import stadyn as sd
+        >>> convolution_transpose(sd.Variable((2, 3, 4, 4)), sd.Variable((3, 2, 2, 3)), None,
+        ...                       (1, 1), True).shape
+        (2, 2, 4, 4)
+    """
+    kernel = tuple(weight.shape[2:])
+    n = len(kernel)
+    strides, dilation = _per_axis(strides, n), _per_axis(dilation, n)
+    flags = _per_axis(auto_pad, n)
+    sizes = tuple(x.shape[-n:])
+    spans = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+    natural = [(i - 1) * s + span for i, s, span in zip(sizes, strides, spans)]
+    if output_shape is not None:
+        wanted = [int(v) for v in tuple(output_shape)[-n:]]
+    else:
+        wanted = [i * s if on else nat for i, s, on, nat in zip(sizes, strides, flags, natural)]
+    pads = auto_padding(wanted, kernel, strides, dilation, flags)
+    lows = [lo for lo, _ in pads]
+    extra = [max(0, lo + w - nat) for lo, w, nat in zip(lows, wanted, natural)]
+    y = F.deconvolution(x, weight, bias, pad=(0,) * n, stride=strides, dilation=dilation,
+                        output_padding=tuple(extra) if any(extra) else None)
+    if any(lo or lo + w < nat + e for lo, w, nat, e in zip(lows, wanted, natural, extra)):
+        start = [None] * (y.ndim - n) + lows
+        stop = [None] * (y.ndim - n) + [lo + w for lo, w in zip(lows, wanted)]
+        y = F.slice(y, start, stop, [1] * y.ndim)
+    return y
 
 
 def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],

@@ -137,7 +137,8 @@ class Function(GraphObject, TensorOpsMixin):
 
     @property
     def is_primitive(self) -> bool:
-        return self._view == "op"
+        """A root function: an op, or a block (which is one op of its graph)."""
+        return self._view in ("op", "block")
 
     @property
     def block_root(self) -> "Function":
@@ -176,15 +177,14 @@ class Function(GraphObject, TensorOpsMixin):
         """A composite's leaves (arguments, parameters, constants); a root function's own
         inputs (a block's: its parameters, then its arguments)."""
         if self._view == "composite":
-            return [wrap(v) for v in self._leaves()]
-        return [wrap_variable(v) if v.parent is not None else wrap(v)
-                for v in G.node_inputs(self._node() if self._view == "block" else
-                                       ("op", self.variable))]
+            return [wrap_variable(v) for v in self._leaves()]
+        return [wrap_variable(v) for v in G.node_inputs(
+            self._node() if self._view == "block" else ("op", self.variable))]
 
     @property
     def arguments(self) -> list:
         """The inputs and placeholders the outputs depend on, in CNTK's order."""
-        return [wrap(v) for v in self._leaves() if G.kind_of(v) in ("input", "placeholder")]
+        return [wrap_variable(v) for v in self._leaves() if G.kind_of(v) in ("input", "placeholder")]
 
     @property
     def parameters(self) -> list:
@@ -199,12 +199,13 @@ class Function(GraphObject, TensorOpsMixin):
     @property
     def placeholders(self) -> list:
         """The placeholders not yet replaced."""
-        return [wrap(v) for v in self._leaves() if G.kind_of(v) == "placeholder"]
+        return [wrap_variable(v) for v in self._leaves() if G.kind_of(v) == "placeholder"]
 
     @property
     def attributes(self) -> dict:
-        """The root op's attributes (Stadyn's names: dropout's rate is ``p``)."""
-        if self.variable.parent is None or self.variable in G.BLOCKS and self._view != "op":
+        """A root op's attributes (Stadyn's names: dropout's rate is ``p``); a composite's and a
+        block's are empty."""
+        if self._view != "op" or self.variable.parent is None:
             return {}
         return dict(self.variable.parent.attrs)
 
@@ -226,10 +227,14 @@ class Function(GraphObject, TensorOpsMixin):
         _CUSTOM[id(self.variable)] = dict(values)
 
     # -- names inside the graph ---------------------------------------------------------------
+    def _inside(self) -> Variable | None:
+        """The block this Function is the inside of (a block's ``block_root``), if any."""
+        return self.variable if self._view == "op" and self.variable in G.BLOCKS else None
+
     def find_all_with_name(self, name: str, depth: int = 0) -> list:
         """Every function and variable named ``name`` (``depth`` levels into blocks; -1 all)."""
         return [_wrap_node(n) for n in G.search(self._node(), lambda n: G.node_name(n) == name,
-                                                 depth)]
+                                                 depth, self._inside())]
 
     def find_by_name(self, name: str, depth: int = 0):
         """The function or variable named ``name``; None when there is none, a ValueError when

@@ -172,19 +172,25 @@ def node_inputs(node: tuple[str, Variable]) -> list[Variable]:
     kind, v = node
     if kind == "block":
         return block_inner_leaves(v) + list(BLOCKS[v].arguments)
-    if kind == "op":
+    if kind == "op" and v.parent is not None:
         return list(v.parent.inputs)
     return []
 
 
 def search(root: tuple[str, Variable], visitor: Callable[[tuple[str, Variable]], bool],
-           depth: int = 0) -> list[tuple[str, Variable]]:
+           depth: int = 0, inside: Variable | None = None) -> list[tuple[str, Variable]]:
     """CNTK's depth-first search from the node ``root``: each node is visited before its inputs,
     inputs in order; a block is entered only while ``depth`` allows (-1: always), its
-    arguments and its inner root then walked after the nodes already waiting.  Returns the
-    nodes for which ``visitor`` is true."""
+    arguments and its inner root then walked after the nodes already waiting.  ``inside``
+    (a block's output) keeps the walk inside that block: its arguments are leaves, as the
+    placeholders inside a CNTK block are.  Returns the nodes for which ``visitor`` is true."""
     if depth == -1:
         depth = 1 << 30
+    boundary = {id(a) for a in BLOCKS[inside].arguments} if inside is not None else set()
+
+    def classify_(v: Variable) -> tuple[str, Variable]:
+        return ("leaf", v) if id(v) in boundary else classify(v)
+
     stack: list[tuple[tuple[str, Variable], int]] = [(root, depth)]
     found, visited = [], set()
     while stack:
@@ -194,10 +200,10 @@ def search(root: tuple[str, Variable], visitor: Callable[[tuple[str, Variable]],
             continue
         visited.add((kind, id(v)))
         if kind == "block" and d > 0:
-            stack.extend((classify(a), d - 1) for a in BLOCKS[v].arguments)
+            stack.extend((classify_(a), d - 1) for a in BLOCKS[v].arguments)
             stack.append((("op", v), d - 1))
         else:
-            stack[:0] = [(classify(i), d) for i in node_inputs(node)]
+            stack[:0] = [(classify_(i), d) for i in node_inputs(node)]
         if visitor(node):
             found.append(node)
     return found

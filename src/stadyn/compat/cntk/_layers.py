@@ -80,7 +80,8 @@ class LayerFunction:
             return self._signature(*args)
         values = [operand(a) for a in args]
         out = self.layer(*values)
-        if isinstance(out, Variable) and (any(out is v for v in values) or out in G.BLOCKS):
+        if isinstance(out, Variable) and (any(out is v for v in values) or (
+                out in G.BLOCKS and (self.op_name or self.name))):
             out = F.identity(out)
         if isinstance(out, Variable) and self.op_name:
             G.BLOCKS[out] = G.Block(self.op_name, self.name, tuple(values))
@@ -152,8 +153,9 @@ Activation = _layer(_L.Activation, "Activation")
 
 
 def identity(keep):
-    """The identity (CNTK's default activation)."""
-    return keep
+    """The identity (CNTK's default activation): ``keep`` as a Function."""
+    from ._function import Function
+    return keep if isinstance(keep, Function) else Function(unwrap(keep))
 
 
 def Label(name: str) -> LayerFunction:

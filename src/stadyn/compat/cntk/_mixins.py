@@ -194,7 +194,7 @@ class VariableMixin:
         if not self.is_output:
             raise RuntimeError("called owner() on a variable that is not an output variable")
         from ._function import Function
-        return Function(self.variable, root=True)
+        return Function(self.variable).root_function
 
 
 class ArrayMixin:

@@ -84,21 +84,9 @@ def convolution_transpose(convolution_map, operand_, strides=(1,), sharing=(True
     w = operand(convolution_map)
     n = w.ndim - 2
     x = _channels_first(operand_, reduction_rank)
-    kernel = tuple(w.shape[2:])
-    strides = _trailing(strides, n, 1)
-    dil = _trailing(dilation, n, 1)
-    pads = _trailing(auto_padding, n, True)
-    pad = tuple((d * (k - 1)) // 2 if p else 0 for k, d, p in zip(kernel, dil, pads))
-    sizes = tuple(x.shape[2:])
-    natural = [(i - 1) * s - 2 * p + d * (k - 1) + 1
-               for i, s, p, d, k in zip(sizes, strides, pad, dil, kernel)]
-    if output_shape is not None:
-        wanted = tuple(output_shape)[-n:]
-    else:
-        wanted = tuple(i * s if p else nat for i, s, p, nat in zip(sizes, strides, pads, natural))
-    extra = tuple(max(0, t - nat) for t, nat in zip(wanted, natural))
-    y = F.deconvolution(x, w, None, pad=pad, stride=strides, dilation=dil,
-                        output_padding=extra if any(extra) else None)
+    y = S.convolution_transpose(x, w, None, _trailing(strides, n, 1),
+                                _trailing(auto_padding, n, True), _trailing(dilation, n, 1),
+                                output_shape)
     return named(wrap(_unbatch(y, operand_)), name, "ConvolutionTranspose")
 
 

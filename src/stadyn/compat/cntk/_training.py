@@ -16,7 +16,7 @@ import os
 import sys
 import numpy as np
 
-from ...train import Trainer as _Trainer
+from ._trainer import Trainer
 from ._adapt import unwrap
 
 __all__ = ["DataUnit", "CheckpointConfig", "CrossValidationConfig", "TestConfig",
@@ -27,9 +27,9 @@ __all__ = ["DataUnit", "CheckpointConfig", "CrossValidationConfig", "TestConfig"
 class DataUnit(enum.IntEnum):
     """What a frequency counts: samples, minibatches or sweeps."""
 
-    sample = 0
-    minibatch = 1
-    sweep = 2
+    sample = 1
+    minibatch = 2
+    sweep = 0
 
 
 def _frequency(frequency) -> tuple[int | None, DataUnit]:
@@ -209,7 +209,10 @@ class TrainingSession:
         for counter in (self.progress, ckpt, cv):
             if counter is not None and counter.active():
                 counter.due(samples, minibatches, sweeps)
-        since_summary = 0
+        self._cv_start = (self.cv.source.get_checkpoint_state()
+                          if self.cv is not None and self.cv.source is not None
+                          and hasattr(self.cv.source, "get_checkpoint_state") else None)
+        since_summary = since_cv = 0
         while samples < self.max_samples:
             size = min(self.schedule[samples], self.max_samples - samples)
             mb = self.source.next_minibatch(size, input_map=self.input_map)
@@ -221,18 +224,20 @@ class TrainingSession:
             since_summary += 1
             if any(getattr(d, "end_of_sweep", False) for d in mb.values()):
                 sweeps += 1
+            since_cv += 1
             if self.progress.due(samples, minibatches, sweeps):
                 trainer.summarize_training_progress()
                 since_summary = 0
             if cv is not None and cv.due(samples, minibatches, sweeps):
-                if not self._cross_validate(cv):
+                since_cv = 0
+                if not self._cross_validate(cv.index - 1):
                     break
             if ckpt is not None and ckpt.due(samples, minibatches, sweeps):
                 self._save(ckpt.index - 1, samples, minibatches, sweeps)
         if since_summary:
             trainer.summarize_training_progress()
-        if self.cv is not None and self.cv.frequency == sys.maxsize:
-            self._cross_validate(_Counter(0, DataUnit.sample))
+        if cv is not None and (since_cv or not cv.active()):
+            self._cross_validate(cv.index if cv.active() else 0)
         if ckpt is not None and self.checkpoint.frequency == sys.maxsize:
             self._save(0, samples, minibatches, sweeps)
         elif ckpt is not None and ckpt.active():
@@ -240,8 +245,11 @@ class TrainingSession:
         if self.test_config is not None and self.test_config.source is not None:
             self._test()
 
-    def _cross_validate(self, counter: _Counter) -> bool:
+    def _cross_validate(self, index: int) -> bool:
+        """One pass over the cross-validation source (from its start, every time)."""
         source = self.cv.source
+        if self._cv_start is not None:
+            source.restore_from_checkpoint(self._cv_start)
         total = samples = batches = 0
         while source is not None and samples < self.cv.max_samples:
             size = min(self.cv.schedule[samples], self.cv.max_samples - samples)
@@ -257,7 +265,6 @@ class TrainingSession:
         if samples:
             self.trainer.summarize_test_progress()
         average = total / samples if samples else 0.0
-        index = max(counter.index - 1, 0)
         keep_going = self.on_cross_validation_end(index, average, samples, batches)
         return keep_going is not False
 
@@ -327,7 +334,7 @@ def training_session(trainer, mb_source, mb_size, model_inputs_to_streams=None,
                            progress_frequency, checkpoint_config, cv_config, test_config)
 
 
-class Evaluator(_Trainer):
+class Evaluator(Trainer):
     """Evaluates a metric over minibatches (CNTK's ``Evaluator``): ``test_minibatch`` gives the
     minibatch's average; progress writers get the test summaries.
 
@@ -340,14 +347,7 @@ class Evaluator(_Trainer):
     """
 
     def __init__(self, eval_function, progress_writers=None):
-        metric = unwrap(eval_function)
-        super().__init__(None, (metric, metric), [], unwrap(progress_writers))
-        self._eval_function = eval_function
-
-    @property
-    def evaluation_function(self):
-        """The metric Function."""
-        return self._eval_function
+        super().__init__(None, (eval_function, eval_function), [], progress_writers)
 
 
 class TestSummary:

@@ -203,15 +203,18 @@ def _fans(shape: tuple, init) -> tuple[int, int]:
 
 
 def of(v: _Var, as_variable: bool = False):
-    """The CNTK object for the Stadyn Variable ``v`` (an output as a Function unless
-    ``as_variable``)."""
+    """The CNTK object for the Stadyn Variable ``v``: a Function for an output, a Parameter or a
+    Constant, else a Variable; with ``as_variable`` always a Variable (as CNTK's ``inputs`` and
+    ``outputs`` show them: ``as_parameter()`` converts)."""
     from ._function import Function
     kind = G.kind_of(v)
-    if kind == "parameter":
+    if as_variable:
+        cls = Variable
+    elif kind == "parameter":
         cls = Parameter
     elif kind == "constant":
         cls = Constant
-    elif kind == "output" and not as_variable:
+    elif kind == "output":
         return Function(v)
     else:
         cls = Variable

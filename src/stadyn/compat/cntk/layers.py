@@ -20,7 +20,7 @@ from ._function import BlockFunction, Function
 from ._layers import (Activation, AveragePooling, BatchNormalization, Convolution, Convolution1D,
                       Convolution2D, Convolution3D, ConvolutionTranspose, ConvolutionTranspose1D,
                       ConvolutionTranspose2D, ConvolutionTranspose3D, Dense, Dropout, Embedding,
-                      For, GlobalAveragePooling, GlobalMaxPooling, Identity, Label, LayerFunction,
+                      For, GlobalAveragePooling, GlobalMaxPooling, Identity, Label,
                       LayerNormalization, LayerStack, MaxPooling, MaxUnpooling, ResNetBlock,
                       Sequential, SequentialClique, Stabilizer, default_options,
                       default_options_for, identity)
@@ -33,34 +33,36 @@ from .ops import (PoolingType_Average, PoolingType_Max, SentinelValueForAutoSele
 
 
 class NDShape:
-    """A tensor shape (CNTK's ``NDShape``): ``dimensions()``, ``rank``, ``total_size``.
+    """A tensor shape as CNTK's C++ keeps it (CNTK's ``NDShape``): built from the dimensions in
+    column-major order, ``dimensions()`` gives them in Python's (row-major) order.
 
     Example:
-        >>> s = NDShape((2, 3))
-        >>> s.dimensions(), s.rank, s.total_size, s.is_unknown
-        ((2, 3), 2, 6, False)
+        >>> s = NDShape([2, 3])
+        >>> s.dimensions(), s.rank(), s.total_size(), s.is_unknown(), s.is_scalar()
+        ((3, 2), 2, 6, False, False)
     """
 
     def __init__(self, dims=()):
         self._dims = tuple(int(d) for d in dims)
 
     def dimensions(self) -> tuple:
-        return self._dims
+        """The dimensions, row-major (as CNTK's Python shows shapes)."""
+        return tuple(reversed(self._dims))
 
-    @property
     def rank(self) -> int:
         return len(self._dims)
 
-    @property
     def total_size(self) -> int:
         size = 1
         for d in self._dims:
             size *= d
         return size
 
-    @property
     def is_unknown(self) -> bool:
         return any(d < 0 for d in self._dims)
+
+    def is_scalar(self) -> bool:
+        return len(self._dims) == 0
 
     def __eq__(self, other) -> bool:
         return isinstance(other, NDShape) and other._dims == self._dims
@@ -81,8 +83,7 @@ __all__ = [
     "Activation", "AveragePooling", "BatchNormalization", "Convolution", "Convolution1D",
     "Convolution2D", "Convolution3D", "ConvolutionTranspose", "ConvolutionTranspose1D",
     "ConvolutionTranspose2D", "ConvolutionTranspose3D", "Dense", "Dropout", "Embedding", "For",
-    "GlobalAveragePooling", "GlobalMaxPooling", "Identity", "Label", "LayerFunction",
-    "LayerNormalization", "LayerStack", "MaxPooling", "MaxUnpooling", "ResNetBlock",
+    "GlobalAveragePooling", "GlobalMaxPooling", "Identity", "Label", "LayerNormalization", "LayerStack", "MaxPooling", "MaxUnpooling", "ResNetBlock",
     "Sequential", "SequentialClique", "Stabilizer", "default_options", "default_options_for",
     "identity", "Axis", "BlockFunction", "Constant", "Function", "InferredDimension", "NDShape",
     "Parameter", "PoolingType_Average", "PoolingType_Max", "Record",

@@ -55,7 +55,7 @@ def get_trace_level() -> TraceLevel:
 class TrainingSummaryProgressCallback(ProgressWriter):
     """A progress writer calling ``callback(epoch_index, epoch_loss, epoch_metric,
     epoch_samples)`` after every training summary (epoch indices from 0; loss and metric are
-    the epoch's averages)."""
+    the epoch's sums over its samples, as CNTK's)."""
 
     def __init__(self, epoch_size: int, callback):
         super().__init__()
@@ -63,7 +63,7 @@ class TrainingSummaryProgressCallback(ProgressWriter):
         self._callback = callback
 
     def on_training_summary(self, record) -> None:
-        self._callback(record.index - 1, record.loss, record.metric, record.samples)
+        self._callback(record.index - 1, record.loss_sum, record.metric_sum, record.samples)
 
 
 def _outputs(model: Any) -> list[_StadynVariable] | None:

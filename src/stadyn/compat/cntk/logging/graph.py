@@ -33,16 +33,20 @@ def _root(node) -> tuple[str, object]:
     raise TypeError(f"expected a CNTK Function or Variable, got {type(node).__name__}")
 
 
-def _object(node):
+def _object(node, as_variable: bool = False):
     kind, v = node
-    return wrap(v) if kind == "leaf" else Function(v, view=kind)
+    if kind == "leaf":
+        return wrap_variable(v) if as_variable else wrap(v)
+    return Function(v, view=kind)
 
 
 def depth_first_search(root, visitor: Callable, depth: int = 0) -> list:
     """The functions and variables of ``root``'s graph for which ``visitor`` is true, in CNTK's
-    depth-first order (``depth`` levels into blocks; -1 all)."""
-    return [_object(n) for n in G.search(_root(root), lambda n: bool(visitor(_object(n))),
-                                          depth)]
+    depth-first order (``depth`` levels into blocks; -1 all).  The visitor sees variables as
+    ``Variable`` objects; what is returned has parameters as ``Parameter`` and constants as
+    ``Constant``, as CNTK's."""
+    return [_object(n) for n in G.search(
+        _root(root), lambda n: bool(visitor(_object(n, as_variable=True))), depth)]
 
 
 def find_all_with_name(node, node_name: str, depth: int = 0) -> list:

@@ -59,7 +59,8 @@ class UserFunction(Function):
         if len(outputs) != 1:
             raise ValueError("UserFunction: Stadyn's compat supports one output")
         self._output_type = outputs[0]
-        out = F.cntk_user_function(*[operand(i) for i in self._user_inputs], function=self)
+        out = F.cntk_user_function(*[operand(i) for i in self._user_inputs],
+                                   function=_Call(self))
         G.set_op_name(out, type(self).__name__)
         if name:
             out.name = name
@@ -74,27 +75,34 @@ class UserFunction(Function):
         """The output's shape and type (``[output_variable(...)]``); override it."""
         raise NotImplementedError("UserFunction.infer_outputs: return [output_variable(...)]")
 
-    # -- the protocol of the cntk_user_function op --------------------------------------------
+
+class _Call:
+    """A UserFunction as the ``cntk_user_function`` op calls it (NumPy in and out)."""
+
+    def __init__(self, function: UserFunction):
+        self.function = function
+
     def output_shape(self, input_shapes):
-        v = self._output_type.variable
         import torch
+        v = self.function._output_type.variable
         shape = tuple(v.shape)
         if G.BATCH(v) and input_shapes:
             shape = (input_shapes[0][0],) + shape[1:]
         return shape, torch.float32 if np.dtype(v.dtype) == np.float32 else torch.float64
 
     def forward_arrays(self, arrays):
-        single = len(arrays) == 1
-        state, out = self.forward(arrays[0] if single else list(arrays))
+        f = self.function
+        state, out = f.forward(arrays[0] if len(arrays) == 1 else list(arrays))
         return state, np.asarray(out, dtype=np.float32)
 
     def backward_arrays(self, state, gradient):
-        params = inspect.signature(self.backward).parameters
-        if len(self._user_inputs) == 1 and len(params) < 3:
-            return [np.asarray(self.backward(state, gradient))]
-        variables = {i: None for i in self._user_inputs}
-        self.backward(state, gradient, variables)
-        return [variables[i] for i in self._user_inputs]
+        f = self.function
+        params = inspect.signature(f.backward).parameters
+        if len(f._user_inputs) == 1 and len(params) < 3:
+            return [np.asarray(f.backward(state, gradient))]
+        variables = {i: None for i in f._user_inputs}
+        f.backward(state, gradient, variables)
+        return [variables[i] for i in f._user_inputs]
 
 
 def user_function(user_func: UserFunction) -> Function:

@@ -14,12 +14,12 @@ Example:
 from . import training_session as _module  # noqa: F401 - first: the name is the function's
 from .. import io as _io
 from .._trainer import Trainer
-from .._training import (CheckpointConfig, CrossValidationConfig, DataUnit, Evaluator,
-                         TestConfig, TrainingSession, minibatch_size_schedule, training_session)
+from .._training import (CheckpointConfig, CrossValidationConfig, DataUnit, TestConfig,
+                         TrainingSession, minibatch_size_schedule, training_session)
 from ..device import use_default_device
 
 MinibatchData = _io.MinibatchData
 
-__all__ = ["Trainer", "Evaluator", "training_session", "TrainingSession", "CheckpointConfig",
+__all__ = ["Trainer", "training_session", "TrainingSession", "CheckpointConfig",
            "CrossValidationConfig", "TestConfig", "DataUnit", "minibatch_size_schedule",
            "MinibatchData", "use_default_device"]
