@@ -102,19 +102,23 @@ def truncated_normal(stdev: float, seed=None):
     return CNTKInitializer("truncated", stdev, "none", 1.0, seed)
 
 
-def bilinear(kernel_width: int, kernel_height: int) -> np.ndarray:
-    """The bilinear upsampling kernel of ``kernel_height`` x ``kernel_width`` (for a transposed
-    convolution that upsamples), as an initial value.
+def bilinear(kernel_width: int, kernel_height: int):
+    """An initialiser filling each ``kernel_height`` x ``kernel_width`` filter of a parameter
+    with the bilinear upsampling kernel (for a transposed convolution that upsamples).
 
     Example:
-        >>> bilinear(4, 4)[0].tolist()
+        >>> bilinear(4, 4)((1, 1, 4, 4))[0, 0, 0].tolist()
         [0.0625, 0.1875, 0.1875, 0.0625]
     """
     def weights(k: int) -> np.ndarray:
         f = math.ceil(k / 2.0)
-        c = (2 * f - 1 - f % 2) / (2.0 * f)
-        return 1.0 - np.abs(np.arange(k) / f - c)
-    return np.outer(weights(int(kernel_height)), weights(int(kernel_width))).astype(np.float32)
+        center = f - 1 if k % 2 == 1 else f - 0.5
+        return 1.0 - np.abs(np.arange(k) - center) / f
+    kernel = np.outer(weights(int(kernel_height)), weights(int(kernel_width)))
+
+    def fill(shape) -> np.ndarray:
+        return np.broadcast_to(kernel, tuple(shape)).astype(np.float32)
+    return fill
 
 
 def constant(value: float = 0.0):

@@ -49,11 +49,13 @@ class Axis:
         return self._name in ("defaultBatchAxis", "defaultDynamicAxis") or (
             not self.is_static_axis and self._name not in ("AllAxes", "AllStaticAxes"))
 
+    @property
     def is_batch_axis(self) -> bool:
         return self._name == "defaultBatchAxis"
 
+    @property
     def is_sequence_axis(self) -> bool:
-        return self.is_dynamic_axis() and not self.is_batch_axis()
+        return self.is_dynamic_axis() and not self.is_batch_axis
 
     def static_axis_index(self, checked: bool = True) -> int:
         """The index of a static axis (a ValueError for a named axis when ``checked``)."""

@@ -38,7 +38,7 @@ def _axes(x, axis) -> tuple[list[int], str]:
         return sample_axes(x), "sample"
     if isinstance(axis, Axis) and axis == Axis.all_axes():
         return list(range(len(operand(x).shape))), "all"
-    if isinstance(axis, Axis) and axis.is_batch_axis():
+    if isinstance(axis, Axis) and axis.is_batch_axis:
         if not batched(x):
             raise ValueError("reduce over the batch axis of a value without one")
         return [0], "batch"

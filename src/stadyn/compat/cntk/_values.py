@@ -73,15 +73,18 @@ class Value:
 
     @staticmethod
     def create(var, data, seq_starts=None, device=None, read_only: bool = False):
-        """A Value of ``data`` (an array, or a list of per-sample arrays) for ``var``."""
+        """A Value of ``data`` for ``var``: an array (its first axis the samples), or a list of
+        per-sample arrays, each a sequence of length 1 (shape ``(N, 1, ...)``, as CNTK's)."""
+        dtype = np.dtype(getattr(var, "dtype", np.float32))
         if isinstance(data, list):
-            data = np.stack([np.asarray(d, dtype=np.float32) for d in data])
-        return Value(batch=np.asarray(data, dtype=np.dtype(getattr(var, "dtype", np.float32))))
+            data = np.stack([np.asarray(d, dtype=dtype) for d in data])[:, None]
+        return Value(batch=np.asarray(data, dtype=dtype))
 
     @staticmethod
     def one_hot(batch, num_classes: int, dtype=None, device=None):
-        """Each index of ``batch`` (one per sample) as a one-hot row."""
-        ids = np.asarray(batch, dtype=np.int64).reshape(-1)
+        """A batch of sequences of class indices (a list of lists) as one-hot rows: shape
+        ``(sequences, steps, num_classes)``."""
+        ids = np.asarray(batch, dtype=np.int64)
         return Value(batch=np.eye(int(num_classes), dtype=dtype or np.float32)[ids])
 
     @property
@@ -93,9 +96,8 @@ class Value:
         return NDArrayView(self._data)
 
     @property
-    def mask(self) -> np.ndarray:
-        """All ones: every sample is a whole sequence of length 1."""
-        return np.ones(self._data.shape[:1], np.float32)
+    def is_sparse(self) -> bool:
+        return False
 
     def asarray(self) -> np.ndarray:
         return self._data.copy()
@@ -104,11 +106,17 @@ class Value:
         return f"Value({self.shape})"
 
 
-def asarray(variable, value) -> np.ndarray:
-    """``value`` (a Value, NDArrayView or array) as a NumPy array for ``variable``."""
+def asarray(value, dtype=None) -> np.ndarray:
+    """``value`` (a Value, an NDArrayView, anything with ``asarray``, or array-like) as a NumPy
+    array (of ``dtype`` if given)."""
     if hasattr(value, "asarray"):
-        return value.asarray()
-    return np.asarray(value, dtype=np.dtype(getattr(variable, "dtype", np.float32)))
+        value = value.asarray()
+    else:
+        kind = type(value)
+        value = np.asarray(value)
+        if value.dtype == object:
+            raise ValueError(f"could not convert instance of type {kind} to an array")
+    return value.astype(dtype) if dtype is not None else value
 
 
 def asvalue(variable, data_array) -> Value:

@@ -73,7 +73,7 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
         return f"{kind}('{self.name or self.uid}', {list(self.shape)})"
 
 
-class Parameter(VariableMixin, TensorOpsMixin, ArrayMixin, GraphObject):
+class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
     """A learnable parameter: ``Parameter(shape, init, dtype, device, name)``; ``init`` is a
     number, an array (its shape wins) or an initializer from ``cntk.initializer``.
 
@@ -123,11 +123,13 @@ class Parameter(VariableMixin, TensorOpsMixin, ArrayMixin, GraphObject):
             raise TypeError(f"Unsupported value type: {type(array).__name__}")
         self.variable.d = np.asarray(array, dtype=self.variable.dtype)
 
+    asarray = ArrayMixin.asarray
+
     def __repr__(self) -> str:
         return f"Parameter('{self.name}', {list(self.shape)})"
 
 
-class Constant(VariableMixin, TensorOpsMixin, ArrayMixin, GraphObject):
+class Constant(VariableMixin, TensorOpsMixin, GraphObject):
     """A constant: ``Constant(value, shape, dtype, device, name)`` (a number fills ``shape``).
 
     Example:
@@ -155,6 +157,8 @@ class Constant(VariableMixin, TensorOpsMixin, ArrayMixin, GraphObject):
     @value.setter
     def value(self, array) -> None:
         self.variable.d = np.asarray(array, dtype=self.variable.dtype)
+
+    asarray = ArrayMixin.asarray
 
     def __repr__(self) -> str:
         return f"Constant('{self.name}', {list(self.shape)})"

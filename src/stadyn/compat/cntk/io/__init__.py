@@ -7,16 +7,15 @@ Example:
     >>> mb = src.next_minibatch(2)
     >>> mb[src.streams.x].asarray().tolist()
     [[0.0, 1.0], [2.0, 3.0]]
-    >>> print(C.io.sequence_to_cntk_text_format(0, {"x": np.array([[1.0, 2.0]])}))
-    0\t|x 1 2
+    >>> C.io.sequence_to_cntk_text_format(0, {"x": np.array([[1.0, 2.0]])}).split("\\t")
+    ['0', '|x 1.0 2.0']
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ....io import (DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS, FULL_DATA_SWEEP, INFINITELY_REPEAT,
-                    CTFDeserializer, ImageDeserializer, MinibatchData, MinibatchSource,
+from ....io import (FULL_DATA_SWEEP, INFINITELY_REPEAT, CTFDeserializer, ImageDeserializer, MinibatchData, MinibatchSource,
                     MinibatchSourceFromData, StreamDef, StreamDefs, StreamInformation)
 from .._mixins import ArrayMixin
 from .._values import Value
@@ -25,6 +24,10 @@ from ..device import use_default_device
 from ..logging import TraceLevel, get_trace_level
 from . import transforms
 
+# CNTK's default randomization window, in its chunks (Stadyn's own readers default to 4 of
+# theirs, which hold more samples: the number is what a CNTK program reads here).
+DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS = 128
+
 
 class StreamConfiguration:
     """A stream of a CNTK-text-format file (the older spelling of ``StreamDef``): its ``name``,
@@ -32,7 +35,7 @@ class StreamConfiguration:
 
     def __init__(self, name: str, dim: int, is_sparse: bool = False, stream_alias: str = "",
                  defines_mb_size: bool = False):
-        self.m_name, self.m_dim, self.m_is_sparse = name, int(dim), bool(is_sparse)
+        self.m_stream_name, self.m_dim, self.m_is_sparse = name, int(dim), bool(is_sparse)
         self.m_stream_alias = stream_alias or name
         self.m_defines_mb_size = bool(defines_mb_size)
 
@@ -43,18 +46,16 @@ class StreamConfiguration:
 
 
 def sequence_to_cntk_text_format(seq_idx: int, alias_tensor_map: dict) -> str:
-    """One sequence in CNTK's text format: a line per step, ``seq_idx\\t|alias v1 v2 ...`` for
-    each stream (its rows are the steps; sparse streams are not supported)."""
+    """One sequence in CNTK's text format: a line per step, ``seq_idx\t|alias v1 v2 ...`` with
+    the streams that have that step side by side (each stream's rows are its steps; sparse
+    streams are not supported)."""
     tensors = {alias: np.atleast_2d(np.asarray(t)) for alias, t in alias_tensor_map.items()}
     steps = max(t.shape[0] for t in tensors.values())
     lines = []
     for i in range(steps):
-        parts = [str(seq_idx)]
-        for alias, t in tensors.items():
-            if i < t.shape[0]:
-                parts.append(f"|{alias} " + " ".join(f"{v:g}" for v in t[i].ravel()))
-        lines.append("\t".join(parts[:2]) + ("" if len(parts) <= 2 else
-                                              "\t" + "\t".join(parts[2:])))
+        fields = [f"|{alias} " + " ".join(repr(float(v)) for v in t[i].ravel())
+                  for alias, t in tensors.items() if i < t.shape[0]]
+        lines.append(f"{seq_idx}\t" + " ".join(fields))
     return "\n".join(lines)
 
 

@@ -4,8 +4,9 @@ and the graph helpers of :mod:`.graph`.
 Example:
     >>> import stadyn.compat.cntk as C
     >>> C.logging.set_trace_level(C.logging.TraceLevel.Info)
-    >>> C.logging.get_trace_level()
-    <TraceLevel.Info: 2>
+    >>> C.logging.get_trace_level() == C.logging.TraceLevel.Info
+    True
+    >>> C.logging.set_trace_level(C.logging.TraceLevel.Warning)
 """
 
 from __future__ import annotations
@@ -31,24 +32,34 @@ __all__ = ["ProgressPrinter", "ProgressWriter", "TensorBoardProgressWriter",
 
 
 class TraceLevel(enum.Enum):
-    """How much CNTK logs: ``Error``, ``Warning``, ``Info``."""
+    """How much CNTK logs: ``Error``, ``Warning``, ``Info`` (equal to their numbers)."""
 
     Error = 0
     Warning = 1
     Info = 2
 
+    def __eq__(self, other) -> bool:
+        return self.value == (other.value if isinstance(other, TraceLevel) else other)
 
-_trace_level = [TraceLevel.Warning]
+    def __ne__(self, other) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+
+_trace_level = [TraceLevel.Warning.value]
 
 
 def set_trace_level(value) -> None:
     """Set the logging verbosity (a :class:`TraceLevel` or its number); kept, Stadyn logs
     through Python's ``logging``."""
-    _trace_level[0] = value if isinstance(value, TraceLevel) else TraceLevel(int(value))
+    _trace_level[0] = value.value if isinstance(value, TraceLevel) else TraceLevel(int(value)).value
 
 
-def get_trace_level() -> TraceLevel:
-    """The logging verbosity set last (``TraceLevel.Warning`` at the start)."""
+def get_trace_level() -> int:
+    """The logging verbosity set last, as its number (1, ``TraceLevel.Warning``, at the
+    start)."""
     return _trace_level[0]
 
 
