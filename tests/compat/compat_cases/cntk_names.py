@@ -62,7 +62,8 @@ def initializer_names(C, r):
                           str(C.SentinelValueForAutoSelectRandomSeed)]}
 
 
-@cntk_case(names=["cntk.device.DeviceKind", "cntk.DeviceKind", "cntk.device.get_gpu_properties",
+@cntk_case(names=["cntk.device.DeviceKind", "cntk.DeviceKind", "cntk.DeviceKind.CPU",
+                  "cntk.DeviceKind.GPU", "cntk.device.get_gpu_properties",
                   "cntk.get_gpu_properties", "cntk.device.set_excluded_devices",
                   "cntk.set_excluded_devices"])
 def device_names(C, r):
@@ -79,6 +80,7 @@ def device_names(C, r):
         props2 = type(e).__name__
     D.set_excluded_devices([])
     C.set_excluded_devices([])
+    r.touch("cntk.DeviceKind.CPU", "cntk.DeviceKind.GPU")
     return {"kinds": [str(D.DeviceKind.CPU), str(C.DeviceKind.GPU), D.DeviceKind.CPU.value,
                       C.DeviceKind.GPU.value],
             "cpu props": [props, props2], "all": [repr(d) for d in C.all_devices()]}
@@ -271,3 +273,58 @@ def batch_axis_ops(C, r):
     return {"to_batch": b.eval(), "to_batch shape": list(b.shape),
             "unpack": u.eval({x: data}), "same": [C.ops.to_batch is C.to_batch,
                                                   C.ops.unpack_batch is C.unpack_batch]}
+
+
+@cntk_case(names=["cntk.ops.functions.UserFunction",
+                  "cntk.ops.functions.UserFunction.infer_outputs",
+                  "cntk.ops.functions.UserFunction.inputs", "cntk.user_function"],
+           note="the user functions of CNTK's manual: a sigmoid on one input, and a product of "
+                "two inputs whose backward fills the variables dict")
+def user_functions(C, r):
+    UF = C.ops.functions.UserFunction
+
+    class MySigmoid(UF):
+        def __init__(self, arg, name="MySigmoid"):
+            super(MySigmoid, self).__init__([arg], name=name)
+
+        def forward(self, argument, device=None, outputs_to_retain=None):
+            s = 1.0 / (1.0 + np.exp(-argument))
+            return s, s
+
+        def backward(self, state, root_gradients):
+            return root_gradients * state * (1.0 - state)
+
+        def infer_outputs(self):
+            x = self.inputs[0]
+            return [C.output_variable(x.shape, x.dtype, x.dynamic_axes)]
+
+    class MyTimes(UF):
+        def __init__(self, a, b, name="MyTimes"):
+            super(MyTimes, self).__init__([a, b], name=name)
+
+        def forward(self, arguments, device=None, outputs_to_retain=None):
+            return arguments, arguments[0] * arguments[1]
+
+        def backward(self, state, root_gradients, variables):
+            a, b = state
+            variables[self.inputs[0]] = root_gradients * b
+            variables[self.inputs[1]] = root_gradients * a
+
+        def infer_outputs(self):
+            x = self.inputs[0]
+            return [C.output_variable(x.shape, x.dtype, x.dynamic_axes)]
+
+    x = C.input_variable(3, needs_gradient=True)
+    y = C.input_variable(3, needs_gradient=True)
+    s = C.user_function(MySigmoid(x))
+    t = C.user_function(MyTimes(x, y))
+    u = C.user_function(MySigmoid(t * 2.0))
+    a, b = r.randn(2, 3), r.randn(2, 3)
+    r.touch("cntk.ops.functions.UserFunction.infer_outputs",
+            "cntk.ops.functions.UserFunction.inputs", "cntk.Function.eval",
+            "cntk.Function.grad", "cntk.Function.shape")
+    return {"sigmoid": s.eval({x: a}), "sigmoid grad": s.grad({x: a}, wrt=[x]),
+            "times": t.eval({x: a, y: b}),
+            "times grads": [g for g in t.grad({x: a, y: b}, wrt=[x, y]).values()],
+            "chained": u.eval({x: a, y: b}), "shape": list(s.shape),
+            "is UserFunction": [isinstance(MySigmoid(x), UF)]}

@@ -40,6 +40,7 @@ from .learners import (IGNORE, Learner, UnitType, adadelta, adagrad, adam,
                        set_default_unit_gain_value, sgd, training_parameter_schedule)
 from .losses import auto_select, cosine_distance, weighted_binary_cross_entropy
 from .ops import *  # noqa: F401,F403
+from .ops.functions import _user_function as user_function
 from .ops import __all__ as _ops_all
 from .train import (CheckpointConfig, CrossValidationConfig, DataUnit, TestConfig, Trainer,
                     TrainingSession, minibatch_size_schedule, training_session)
@@ -75,5 +76,5 @@ __all__ = [n for n in _ops_all if n != "use_default_device"] + ["use_default_dev
     "Trainer", "Evaluator", "training_session", "TrainingSession", "CheckpointConfig",
     "CrossValidationConfig", "TestConfig", "DataUnit", "minibatch_size_schedule",
     # losses kept at the top level
-    "cosine_distance", "weighted_binary_cross_entropy", "auto_select",
+    "cosine_distance", "weighted_binary_cross_entropy", "auto_select", "user_function",
 ]

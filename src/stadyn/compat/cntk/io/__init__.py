@@ -39,11 +39,6 @@ class StreamConfiguration:
         self.m_stream_alias = stream_alias or name
         self.m_defines_mb_size = bool(defines_mb_size)
 
-    def as_stream_def(self) -> StreamDef:
-        """The same stream as a :class:`StreamDef`."""
-        return StreamDef(field=self.m_stream_alias, shape=self.m_dim, is_sparse=self.m_is_sparse,
-                         defines_mb_size=self.m_defines_mb_size)
-
 
 def sequence_to_cntk_text_format(seq_idx: int, alias_tensor_map: dict) -> str:
     """One sequence in CNTK's text format: a line per step, ``seq_idx\t|alias v1 v2 ...`` with

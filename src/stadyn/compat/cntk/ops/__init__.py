@@ -48,7 +48,6 @@ from ..device import use_default_device
 from ..io import INFINITELY_REPEAT
 
 from . import functions  # noqa: E402
-from .functions import UserFunction, user_function  # noqa: E402
 
 input = input_variable  # noqa: A001 - CNTK's name
 
@@ -75,7 +74,7 @@ def combine(*operands, name: str = ""):
 
 __all__ = [
     "Axis", "BlockFunction", "CloneMethod", "Function", "ModelFormat", "as_block",
-    "as_composite", "combine", "load_model", "functions", "UserFunction", "user_function", "default_override_or", "get_default_override",
+    "as_composite", "combine", "load_model", "functions", "default_override_or", "get_default_override",
     "use_default_device", "INFINITELY_REPEAT",
     "input_variable", "input", "output_variable", "placeholder", "parameter", "constant",
     # element-wise

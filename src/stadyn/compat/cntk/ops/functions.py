@@ -39,7 +39,7 @@ from .._variables import Record, Variable
 from ..device import DeviceDescriptor, cpu
 
 __all__ = ["Function", "CloneMethod", "ModelFormat", "BlockFunction", "load_model",
-           "UserFunction", "user_function", "Record", "Value", "Variable", "DeviceDescriptor",
+           "UserFunction", "Record", "Value", "Variable", "DeviceDescriptor",
            "cpu"]
 
 
@@ -48,7 +48,7 @@ class UserFunction(Function):
     ``forward(argument(s), ...)`` returning ``(state, output)``, ``backward(state,
     root_gradients[, variables])`` returning the gradient (one input) or filling
     ``variables`` (several), and ``infer_outputs()`` returning ``[output_variable(...)]``;
-    ``user_function(instance)`` is the Function to use.  One output is supported.
+    ``cntk.user_function(instance)`` is the Function to use.  One output is supported.
     """
 
     def __init__(self, inputs, as_numpy: bool = True, attributes=None, name: str = ""):
@@ -105,6 +105,6 @@ class _Call:
         return [variables[i] for i in f._user_inputs]
 
 
-def user_function(user_func: UserFunction) -> Function:
+def _user_function(user_func: UserFunction) -> Function:
     """The Function of a :class:`UserFunction` instance."""
     return Function(user_func.variable)
