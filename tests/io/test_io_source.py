@@ -210,10 +210,12 @@ def test_deserializers_are_joined_by_key(tmp_path, ten_images):
 
 
 def test_minibatch_source_from_data():
+    # CNTK 2.7's MinibatchSourceFromData ends a minibatch at the end of a sweep (the compat
+    # harness's minibatch_source_from_data case holds its numbers)
     src = MinibatchSourceFromData({"a": np.eye(3, dtype=np.float32)}, max_samples=5)
-    assert src.next_minibatch(4)["a"].data.tolist() == [[1, 0, 0], [0, 1, 0], [0, 0, 1],
-                                                         [1, 0, 0]]
-    assert src.next_minibatch(4)["a"].num_samples == 1 and src.next_minibatch(4) == {}
+    assert src.next_minibatch(4)["a"].data.tolist() == [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    assert src.next_minibatch(4)["a"].data.tolist() == [[1, 0, 0], [0, 1, 0]]
+    assert src.next_minibatch(4) == {}
 
 
 @pytest.mark.parametrize("size", [None, "64", 2.5, True, float("inf")])

@@ -37,8 +37,8 @@ _SIZE_MAX = (1 << 64) - 1
 #: ``max_samples`` / ``max_sweeps`` value meaning "never stop" (CNTK's SIZE_MAX).
 INFINITELY_REPEAT = _SIZE_MAX
 INFINITE_SAMPLES = _SIZE_MAX
-#: ``max_samples`` value meaning "one sweep over the data" (CNTK's SIZE_MAX - 2).
-FULL_DATA_SWEEP = _SIZE_MAX - 2
+#: ``max_samples`` value meaning "one sweep over the data" (CNTK's SIZE_MAX - 1).
+FULL_DATA_SWEEP = _SIZE_MAX - 1
 DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS = 4
 _STATE_VERSION = 1
 
@@ -481,14 +481,29 @@ class MinibatchSource:
         self.close()
 
 
+class _SourceFromData(MinibatchSource):
+    """A source whose minibatches end at the end of a sweep, as CNTK's
+    ``MinibatchSourceFromData`` does (5 samples in minibatches of 3: 3, 2, 3, 2, ...)."""
+
+    def next_minibatch(self, minibatch_size_in_samples: int, input_map=None, device=None,
+                       num_data_partitions=None, partition_index=None) -> dict:
+        n = minibatch_size_in_samples
+        if self._lengths is None and isinstance(n, numbers.Integral) and n >= 1 \
+                and self._sweep_length:
+            n = min(int(n), self._sweep_length - self._position % self._sweep_length)
+        return super().next_minibatch(n, input_map, device, num_data_partitions,
+                                      partition_index)
+
+
 def MinibatchSourceFromData(data_streams: Mapping[str, np.ndarray],
                             max_samples: int = INFINITELY_REPEAT, **kwargs: Any) -> MinibatchSource:
-    """A source over NumPy arrays in memory, in order (CNTK's ``MinibatchSourceFromData``).
+    """A source over NumPy arrays in memory, in order (CNTK's ``MinibatchSourceFromData``); a
+    minibatch ends at the end of a sweep.
 
     Example:
-        >>> src = MinibatchSourceFromData({'x': np.eye(4, dtype=np.float32)}, max_samples=4)
-        >>> src.next_minibatch(4)['x'].shape
-        (4, 4)
+        >>> src = MinibatchSourceFromData({'x': np.eye(5, dtype=np.float32)}, max_samples=8)
+        >>> [src.next_minibatch(3)['x'].shape[0] for _ in range(3)]
+        [3, 2, 3]
     """
     kwargs.setdefault("randomize", False)
-    return MinibatchSource(NumpyDeserializer(data_streams), max_samples=max_samples, **kwargs)
+    return _SourceFromData(NumpyDeserializer(data_streams), max_samples=max_samples, **kwargs)

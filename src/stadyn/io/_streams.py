@@ -116,6 +116,11 @@ class StreamInformation:
     def m_name(self) -> str:  # CNTK 2.0 beta spelling
         return self.name
 
+    @property
+    def sample_shape(self) -> tuple[int, ...] | None:
+        """CNTK 2.7's name for :attr:`shape`."""
+        return self.shape
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, StreamInformation):
             return NotImplemented

@@ -30,9 +30,7 @@ def _source(C, path, **kw):
 
 
 @cntk_case(names=["cntk.io.MinibatchSource", "cntk.io.CTFDeserializer", "cntk.io.StreamDef",
-                  "cntk.io.StreamDefs", "cntk.io.MinibatchData", "cntk.io.FULL_DATA_SWEEP"],
-           known={"FULL_DATA_SWEEP": "CNTK's FULL_DATA_SWEEP is 2**64 - 2; Stadyn's (stadyn.io, "
-                                     "native) is 2**64 - 3"})
+                  "cntk.io.StreamDefs", "cntk.io.MinibatchData", "cntk.io.FULL_DATA_SWEEP"])
 def ctf_sweeps(C, r):
     """Minibatches of 3 over 7 samples, two sweeps, not randomised: values, sample counts and
     sweep ends."""
@@ -90,9 +88,7 @@ def ctf_randomized(C, r):
 
 
 @cntk_case(names=["cntk.io.MinibatchSourceFromData"],
-           xfail="CNTK's MinibatchSourceFromData ends a minibatch at the end of a sweep (5 "
-                 "samples, 3 a batch: 3, 2, 3); Stadyn's (stadyn.io, native) fills it from the "
-                 "next sweep (3, 3, 2)")
+           note="a minibatch ends at the end of a sweep (5 samples, 3 a batch: 3, 2, 3)")
 def minibatch_source_from_data(C, r):
     a, b = r.randn(5, 3), r.onehot(5, 2)
     src = C.io.MinibatchSourceFromData(dict(x=a, y=b), max_samples=8)
@@ -108,10 +104,7 @@ def minibatch_source_from_data(C, r):
     return res
 
 
-@cntk_case(names=["cntk.io.StreamInformation"],
-           xfail="CNTK's StreamInformation of MinibatchSourceFromData has sample_shape and "
-                 "storage_format ('dense'); Stadyn's (stadyn.io, native) has shape and no "
-                 "sample_shape")
+@cntk_case(names=["cntk.io.StreamInformation"])
 def stream_information(C, r):
     src = C.io.MinibatchSourceFromData(dict(x=r.randn(4, 2, 3)))
     info = src.streams.x
@@ -246,3 +239,21 @@ def image_color_identity(C, r):
                                                         contrast_radius=0.0,
                                                         saturation_radius=0.0)], 3)
         return {"features": feats.reshape(3, 3, 6, 8)}
+
+
+@cntk_case(names=["cntk.io.MinibatchData", "cntk.io.MinibatchSource"],
+           note="a deserializer's samples are sequences of one step: (N, 1, 3); "
+                "MinibatchSourceFromData gives (N, 3)")
+def minibatch_data_shapes(C, r):
+    with r.tempdir() as folder:
+        path, features, labels = _ctf(folder, r, n=4)
+        src = _source(C, path, randomize=False)
+        mb = src.next_minibatch(3)
+        d = mb[src.streams.features]
+        r.touch("cntk.io.MinibatchData")
+        x = C.input_variable(3)
+        y = (x * 2.0).eval({x: d})
+        nd = C.io.MinibatchSourceFromData(dict(a=features)).next_minibatch(2)
+        return {"asarray": d.asarray(), "shape": list(d.shape), "num_samples": d.num_samples,
+                "num_sequences": d.num_sequences, "eval": y,
+                "from data": list(list(nd.values())[0].asarray().shape)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ... import io as _io
 from ...train import Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._function import Function
@@ -17,6 +18,14 @@ def _as_function(slot: str, doc: str) -> property:
     def set_(self, value) -> None:
         setattr(self, slot, value)
     return property(get, set_, doc=doc)
+
+
+def _plain(arguments):
+    """Minibatch data as the native Trainer feeds it: ``(N, *shape)`` arrays."""
+    if not isinstance(arguments, dict):
+        return arguments
+    return {k: (v.data if isinstance(v, _io.MinibatchData) else v)
+            for k, v in arguments.items()}
 
 
 class Trainer(_Trainer):
@@ -49,6 +58,15 @@ class Trainer(_Trainer):
         super().__init__(unwrap(model), tuple(unwrap(c) for c in criterion),
                          unwrap(parameter_learners), unwrap(progress_writers), *unwrap(args),
                          **kwargs)
+
+    def train_minibatch(self, arguments, outputs=None, device=None, *args, **kwargs):
+        """Train on one minibatch (``{input: data}``; CNTK's ``(N, 1, ...)`` minibatch data
+        too)."""
+        return super().train_minibatch(_plain(arguments), outputs, device, *args, **kwargs)
+
+    def test_minibatch(self, arguments, device=None):
+        """The metric's average over one minibatch."""
+        return super().test_minibatch(_plain(arguments), device)
 
     # The native Trainer keeps Stadyn Variables; CNTK code gets Functions.
     model = _as_function("_model", "The model Function given to the Trainer.")

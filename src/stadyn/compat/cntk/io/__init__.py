@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....io import (FULL_DATA_SWEEP, INFINITELY_REPEAT, CTFDeserializer, ImageDeserializer, MinibatchData, MinibatchSource,
+from ....io import (FULL_DATA_SWEEP, INFINITELY_REPEAT, CTFDeserializer, ImageDeserializer,
                     MinibatchSourceFromData, StreamDef, StreamDefs, StreamInformation)
 from .._mixins import ArrayMixin
+from ._sources import MinibatchData, MinibatchSource
 from .._values import Value
 from .._variables import Record
 from ..device import use_default_device
