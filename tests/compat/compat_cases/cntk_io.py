@@ -241,7 +241,9 @@ def image_color_identity(C, r):
         return {"features": feats.reshape(3, 3, 6, 8)}
 
 
-@cntk_case(names=["cntk.io.MinibatchData", "cntk.io.MinibatchSource"],
+@cntk_case(names=["cntk.io.MinibatchData", "cntk.io.MinibatchSource",
+                  "cntk.io.MinibatchData.asarray", "cntk.io.MinibatchData.shape",
+                  "cntk.io.MinibatchSource.next_minibatch"],
            note="a deserializer's samples are sequences of one step: (N, 1, 3); "
                 "MinibatchSourceFromData gives (N, 3)")
 def minibatch_data_shapes(C, r):
@@ -250,7 +252,8 @@ def minibatch_data_shapes(C, r):
         src = _source(C, path, randomize=False)
         mb = src.next_minibatch(3)
         d = mb[src.streams.features]
-        r.touch("cntk.io.MinibatchData")
+        r.touch("cntk.io.MinibatchData", "cntk.io.MinibatchData.asarray",
+                "cntk.io.MinibatchData.shape", "cntk.io.MinibatchSource.next_minibatch")
         x = C.input_variable(3)
         y = (x * 2.0).eval({x: d})
         nd = C.io.MinibatchSourceFromData(dict(a=features)).next_minibatch(2)

@@ -158,7 +158,7 @@ def evaluator(C, r):
 
 
 @cntk_case(names=["cntk.logging.TrainingSummaryProgressCallback",
-                  "cntk.logging.TrainingSummaryProgressCallback.on_training_summary"])
+                  "cntk.logging.TrainingSummaryProgressCallback.on_write_training_summary"])
 def training_summary_callback(C, r):
     x, y, z, loss, metric = _model(C, r)
     calls = []
@@ -166,7 +166,7 @@ def training_summary_callback(C, r):
         8, lambda epoch, loss_, metric_, samples: calls.append([epoch, loss_, metric_, samples]))
     learner = C.sgd(z.parameters, C.learning_parameter_schedule_per_sample(0.05))
     trainer = C.Trainer(z, (loss, metric), [learner], [cb])
-    r.touch("cntk.logging.TrainingSummaryProgressCallback.on_training_summary")
+    r.touch("cntk.logging.TrainingSummaryProgressCallback.on_write_training_summary")
     for _ in range(2):
         for n in (3, 5):
             data, labels = _data(r, n)

@@ -13,10 +13,6 @@ import compat_harness as H
 from compat_harness import cntk_case
 
 _TIMING = re.compile(r"\d+\.\d+s \( *\d+\.\d+ samples/s\)")
-_LR = ("CNTK's ProgressPrinter prints 'Learning rate per 1 samples: 0.1' when training starts "
-       "(and when the rate changes); Stadyn's (stadyn.train.progress, native) prints no such "
-       "line")
-
 
 def _lines(text, folder):
     """Printed lines with the timings and the temporary folder masked, split into (lines,
@@ -41,8 +37,8 @@ def _batches(r, sizes):
 
 
 @cntk_case(names=["cntk.Trainer", "cntk.train.Trainer", "cntk.logging.ProgressPrinter",
-                  "cntk.logging.log_number_of_parameters"],
-           known={"console lr": _LR, "log lr": _LR})
+                  "cntk.logging.log_number_of_parameters", "cntk.Trainer.train_minibatch",
+                  "cntk.Trainer.test_minibatch"])
 def trainer_progress(C, r):
     """Two epochs of three minibatches with two printers (every minibatch to the console;
     every 2nd to a log file, with a tag and num_epochs), then a test minibatch."""
@@ -70,6 +66,7 @@ def trainer_progress(C, r):
             trainer.summarize_test_progress()
         with open(log) as f:
             logged = f.read()
+    r.touch("cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch")
     console, console_lr = _lines(out.getvalue(), folder)
     logged = [ln for ln in logged.splitlines() if not ln.startswith("CNTKCommand")]
     logged, logged_lr = _lines("\n".join(logged), folder)
@@ -114,10 +111,9 @@ _CNTK_TAGS = ("minibatch/avg_loss", "minibatch/avg_metric", "summary/avg_loss",
               "summary/avg_metric", "minibatch/test_avg_metric", "summary/test_avg_metric")
 
 
-@cntk_case(names=["cntk.logging.TensorBoardProgressWriter"],
-           note="the scalars in the event files: tags, steps and values",
-           known={"other tags": "Stadyn's TensorBoardProgressWriter (stadyn.train.progress, "
-                                "native) also writes minibatch/learning_rate and others"})
+@cntk_case(names=["cntk.logging.TensorBoardProgressWriter",
+                  "cntk.logging.TensorBoardProgressWriter.write_value"],
+           note="the scalars in the event files: tags, steps and values")
 def tensorboard(C, r):
     x, y, z, loss, metric = _model(C, r)
     with r.tempdir() as folder:
@@ -129,17 +125,18 @@ def tensorboard(C, r):
         trainer.summarize_training_progress()
         writer.close()
         scalars = H.event_scalars(folder)
+    r.touch("cntk.logging.TensorBoardProgressWriter.write_value")
     return {"scalars": [s for s in scalars if s[0] in _CNTK_TAGS],
             "other tags": sorted(set(s[0] for s in scalars if s[0] not in _CNTK_TAGS))}
 
 
-@cntk_case(names=["cntk.logging.ProgressWriter"],
+@cntk_case(names=["cntk.logging.ProgressWriter"] + ["cntk.logging.ProgressWriter." + m for m in (
+    "on_write_training_update", "on_write_test_update", "on_write_training_summary",
+    "on_write_test_summary", "on_training_update", "on_test_update", "on_training_summary",
+    "on_test_summary")],
            substitutes={"cntk.logging.ProgressWriter": "cntk.cntk_py.ProgressWriter"},
-           xfail="a CNTK progress writer subclasses cntk_py.ProgressWriter and gets "
-                 "on_write_training_update(samples, updates, aggregate_loss, aggregate_metric) "
-                 "and on_write_training_summary(...); Stadyn's ProgressWriter (stadyn.train."
-                 "progress, native; re-exported as cntk.logging.ProgressWriter) calls "
-                 "on_training_update(record) hooks with another signature")
+           note="CNTK's writers subclass cntk_py.ProgressWriter; Stadyn's compat has it as "
+                "cntk.logging.ProgressWriter")
 def progress_writer_subclass(C, r):
     x, y, z, loss, metric = _model(C, r)
     calls = []
@@ -157,6 +154,13 @@ def progress_writer_subclass(C, r):
             calls.append(["summary", samples, updates, summaries, aggregate_loss,
                           aggregate_metric])
 
+        def on_write_test_update(self, samples, updates, aggregate_metric):
+            calls.append(["test update", list(samples), list(updates), list(aggregate_metric)])
+
+        def on_write_test_summary(self, samples, updates, summaries, aggregate_metric,
+                                  elapsed_milliseconds):
+            calls.append(["test summary", samples, updates, summaries, aggregate_metric])
+
     writer = Writer()
     trainer = C.Trainer(z, (loss, metric),
                         [C.learners.sgd(z.parameters, C.learning_parameter_schedule(0.5))],
@@ -164,4 +168,11 @@ def progress_writer_subclass(C, r):
     for data, target in _batches(r, (4, 5)):
         trainer.train_minibatch({x: data, y: target})
     trainer.summarize_training_progress()
+    data, target = _batches(r, (3,))[0]
+    trainer.test_minibatch({x: data, y: target})
+    trainer.summarize_test_progress()
+    r.touch(*["cntk.logging.ProgressWriter." + m for m in (
+        "on_write_training_update", "on_write_test_update", "on_write_training_summary",
+        "on_write_test_summary", "on_training_update", "on_test_update", "on_training_summary",
+        "on_test_summary")])
     return {"calls": calls}

@@ -61,8 +61,24 @@ class Trainer(_Trainer):
 
     def train_minibatch(self, arguments, outputs=None, device=None, *args, **kwargs):
         """Train on one minibatch (``{input: data}``; CNTK's ``(N, 1, ...)`` minibatch data
-        too)."""
+        too).  A learning rate not reported yet (at the start, and after a change) goes to the
+        progress writers first, as CNTK's ``Learning rate per 1 samples: 0.1``."""
+        if arguments:
+            self._report_learning_rates()
         return super().train_minibatch(_plain(arguments), outputs, device, *args, **kwargs)
+
+    def _report_learning_rates(self) -> None:
+        from .learners import _learning_rate_unit as learning_rate_unit
+        reported = self.__dict__.setdefault("_reported_rates", {})
+        for learner in self.parameter_learners:
+            unit = learning_rate_unit(learner)
+            if unit is None:
+                continue
+            rate = learner.learning_rate()
+            if reported.get(id(learner)) != (unit, rate):
+                reported[id(learner)] = (unit, rate)
+                for writer in self.progress_writers:
+                    writer.write(unit, rate)
 
     def test_minibatch(self, arguments, device=None):
         """The metric's average over one minibatch."""

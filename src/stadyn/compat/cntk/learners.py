@@ -11,6 +11,8 @@ Example:
 
 from __future__ import annotations
 
+import weakref
+
 from ... import learners as _L
 from ...learners import (IGNORE, Learner, UnitType, default_unit_gain_value, learning_parameter_schedule,
                          learning_parameter_schedule_per_sample, learning_rate_schedule,
@@ -34,11 +36,40 @@ __all__ = ["Learner", "NDArrayView", "asarray", "sgd", "momentum_sgd", "nesterov
 _UNIT_GAIN_AT_IMPORT = default_unit_gain_value()
 
 
+# Each learner's reference minibatch size for its learning rate (0: per minibatch), which the
+# Trainer reports as CNTK does ("Learning rate per 1 samples: 0.1").
+_REFERENCE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _learning_rate_unit(learner) -> str | None:
+    """How CNTK's progress names ``learner``'s rate (``Learning rate per 1 samples``,
+    ``Learning rate per minibatch``), or None for a learner made elsewhere."""
+    ref = _REFERENCE.get(learner)
+    if ref is None:
+        return None
+    return "Learning rate per minibatch" if ref == 0 else f"Learning rate per {ref} samples"
+
+
+def _reference(lr, kwargs) -> int:
+    given = kwargs.get("minibatch_size")
+    if hasattr(lr, "minibatch_size"):
+        if given is None or lr.is_minibatch_size_explicitly_specified:
+            return int(lr.minibatch_size)
+        return int(given)
+    return int(given or 0)
+
+
 def _learner(fn, unit_gain: bool = False):
     def make(parameters, *args, **kwargs):
         if unit_gain and len(args) < 3:
             kwargs.setdefault("unit_gain", _UNIT_GAIN_AT_IMPORT)
-        return fn(list(unwrap(list(parameters))), *args, **kwargs)
+        learner = fn(list(unwrap(list(parameters))), *args, **kwargs)
+        lr = args[0] if args else kwargs.get("lr")
+        try:
+            _REFERENCE[learner] = _reference(lr, kwargs)
+        except TypeError:
+            pass
+        return learner
     make.__name__ = fn.__name__
     make.__doc__ = fn.__doc__
     return make

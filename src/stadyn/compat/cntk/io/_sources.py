@@ -35,7 +35,7 @@ class MinibatchData(_io.MinibatchData):
         return tuple(self.asarray().shape)
 
     @classmethod
-    def of(cls, data: _io.MinibatchData) -> "MinibatchData":
+    def _of(cls, data: _io.MinibatchData) -> "MinibatchData":
         """A native minibatch's data seen as CNTK's."""
         return cls(data.data, data.num_samples, data.num_sequences, data.end_of_sweep,
                    data.lengths, data.is_sparse)
@@ -49,5 +49,5 @@ class MinibatchSource(_io.MinibatchSource):
         batch = super().next_minibatch(minibatch_size_in_samples, input_map, device,
                                        num_data_partitions, partition_index)
         for key in list(batch):
-            batch[key] = MinibatchData.of(batch[key])
+            batch[key] = MinibatchData._of(batch[key])
         return batch
