@@ -11,6 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+import torch
+
 from .._errors import StadynError
 from ..schedules import learning_parameter_schedule_per_sample, momentum_schedule_per_sample
 from ..solvers import _functional as Fn
@@ -60,6 +63,14 @@ class _Nesterov(_MomentumSGD):
                     gain=scalars["gain"], foreach=foreach)
 
 
+def _kernel_value(learner: Learner, value: float) -> float:
+    """``value`` as CNTK's kernel for the learner's parameters receives it: rounded to float32
+    for float32 parameters (the float kernel), the double otherwise."""
+    if all(v.data.dtype == torch.float32 for v in learner.parameters):
+        return float(np.float32(value))
+    return value
+
+
 class _Adam(Learner):
     name = "adam"
     _state_names = ("m", "v")
@@ -85,7 +96,10 @@ class _Adam(Learner):
             correction = 1.0 / (1.0 - b1 ** t)
         else:
             correction = math.sqrt(1.0 - b2 ** t) / (1.0 - b1 ** t)
-        return {"step_size": lr * correction, "beta1": b1, "beta2": b2,
+        # CNTK's float kernel gets the variance momentum as a float32 (1 - b2 is ~5.6e-6 for
+        # the default per-sample time constant, so the rounding shows), the bias correction
+        # the double.
+        return {"step_size": lr * correction, "beta1": b1, "beta2": _kernel_value(self, b2),
                 "gain": 1.0 - b1 if self.unit_gain else 1.0}
 
     def _apply(self, params, grads, states, scalars, foreach):
@@ -113,7 +127,8 @@ class _FSAdaGrad(Learner):
         # CNTK: how many samples the g^2 average holds; target average denominator 1
         count = vm * self._scalar_state["smoothed_count"] + (1.0 - vm) * sample_count
         return {"momentum": m, "gain": 1.0 - m if self.unit_gain else 1.0,
-                "var_momentum": vm, "ada_mul": math.sqrt(count), "smoothed_count": count}
+                "var_momentum": _kernel_value(self, vm), "ada_mul": math.sqrt(count),
+                "smoothed_count": count}
 
     def _apply(self, params, grads, states, scalars, foreach):
         Fn.fsadagrad(params, grads, states["v"], states["m"], lr=scalars["lr"],
@@ -297,8 +312,8 @@ def adam(parameters, lr, momentum, unit_gain=None, variance_momentum=None,
         >>> learner = adam([w], lr=0.1, momentum=0.9)
         >>> w.grad = torch.tensor([3.0, -0.5]); learner.update(1)
         True
-        >>> np.round(w.d, 4)                 # the first step is about lr * sign(g)
-        array([-0.1,  0.1], dtype=float32)
+        >>> np.round(w.d, 4)   # about lr * sign(g); CNTK's float32 b2 makes it 0.1007
+        array([-0.1007,  0.1007], dtype=float32)
     """
     if variance_momentum is None:
         variance_momentum = momentum_schedule_per_sample(_VARIANCE_MOMENTUM)
@@ -330,8 +345,8 @@ def fsadagrad(parameters, lr, momentum, unit_gain=None, variance_momentum=None,
         >>> learner = fsadagrad([w], lr=0.1, momentum=0.0)
         >>> w.grad = torch.tensor([2.0]); learner.update(1)
         True
-        >>> np.round(w.d, 6)                 # r = sqrt(c / v) = 1/2: w -= 0.1 * 2 / 2
-        array([-0.1], dtype=float32)
+        >>> np.round(w.d, 6)   # r = sqrt(c / v) = 1/2: w -= 0.1 * 2 / 2 (v's float32 vm: .100654)
+        array([-0.100654], dtype=float32)
     """
     if variance_momentum is None:
         variance_momentum = momentum_schedule_per_sample(_VARIANCE_MOMENTUM)
