@@ -13,7 +13,7 @@ from ._image import ImageReadError, ZipArchives, decode_image, read_file_bytes, 
 from ._map_file import MapTable, read_map_table, scan_image_folder
 from ._random import SampleRandom
 from ._streams import Record, StreamDef, StreamDefs, iter_stream_defs
-from ._transforms import (Crop, Mean, Transform, color, crop, mean, pipeline_channels,
+from ._transforms import (Crop, Mean, Scale, Transform, color, crop, mean, pipeline_channels,
                           pipeline_output_shape, scale)
 
 __all__ = ["ImageDeserializer", "ImagePipeline", "image_streams", "one_hot"]
@@ -34,7 +34,8 @@ class ImagePipeline:
     subtraction).
     """
 
-    def __init__(self, transforms: Sequence[Transform], channel_order: str = "bgr"):
+    def __init__(self, transforms: Sequence[Transform], channel_order: str = "bgr",
+                 as_cntk: bool = False):
         order = str(channel_order).lower()
         if order not in ("bgr", "rgb"):
             raise ValueError(f"channel_order must be 'bgr' (CNTK) or 'rgb', got {channel_order!r}")
@@ -48,9 +49,13 @@ class ImagePipeline:
             cut -= 1
         self._per_sample = self.transforms[:cut]
         self._means: list[Mean] = self.transforms[cut:]
-        self.channels = pipeline_channels(self.transforms)
-        self.views = 10 if any(isinstance(t, Crop) and t.crop_type == "multiview10"
-                               for t in self.transforms) else 1
+        # CNTK 2.7's reader (``as_cntk``) decodes every image in colour, scales without
+        # converting channels (Scale.apply_as_cntk) and reads each image once: multiview10
+        # gives view 0 (the top-left corner).  Other readers convert, and give 10 views.
+        self.as_cntk = bool(as_cntk)
+        self.channels = 3 if self.as_cntk else pipeline_channels(self.transforms)
+        self.views = 10 if not self.as_cntk and any(
+            isinstance(t, Crop) and t.crop_type == "multiview10" for t in self.transforms) else 1
         hwc = pipeline_output_shape(self.transforms)
         self.output_shape = None if hwc is None else (hwc[2], hwc[0], hwc[1])
         self._offsets: dict[tuple[int, ...], np.ndarray | None] = {}
@@ -60,7 +65,10 @@ class ImagePipeline:
         image = decode_image(data, self.channels)
         try:
             for t in self._per_sample:
-                image = t.apply(image, rng, view)
+                if self.as_cntk and isinstance(t, Scale):
+                    image = t.apply_as_cntk(image, rng, view)
+                else:
+                    image = t.apply(image, rng, view)
         except require_cv2().error as exc:
             raise ImageReadError(f"{type(t).__name__} failed on a {image.shape} image: "
                                  f"{str(exc).strip().splitlines()[-1]}") from None
@@ -110,12 +118,12 @@ def _streams_by_field(streams: dict[str, StreamDef], fields: tuple[str, ...],
     return found
 
 
-def image_streams(streams: dict[str, StreamDef], owner: str,
-                  channel_order: str) -> tuple[str | None, ImagePipeline, str | None, int]:
+def image_streams(streams: dict[str, StreamDef], owner: str, channel_order: str,
+                  as_cntk: bool = False) -> tuple[str | None, ImagePipeline, str | None, int]:
     """(image stream name, its pipeline, label stream name, label width) of a definition."""
     by_field = _streams_by_field(streams, ("image", "label"), owner)
     image_name, image_def = by_field.get("image", (None, StreamDef()))
-    pipeline = ImagePipeline(image_def.transforms, channel_order)
+    pipeline = ImagePipeline(image_def.transforms, channel_order, as_cntk)
     label_name, width = None, 0
     if "label" in by_field:
         label_name, definition = by_field["label"]
@@ -181,7 +189,7 @@ class ImageDeserializer(Deserializer):
 
     def _configure(self, streams: dict[str, StreamDef]) -> None:
         self._image_stream, self._pipeline, self._label_stream, self._num_classes = \
-            image_streams(streams, "ImageDeserializer", self._channel_order)
+            image_streams(streams, "ImageDeserializer", self._channel_order, as_cntk=True)
         self._defs = Record(streams)
         if self._label_stream is not None:
             self._check_labels()

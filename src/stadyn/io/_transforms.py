@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ._cubic import resize_cubic_u8
 from ._image import require_cv2
 from ._mean_file import read_mean_file
 from ._random import SampleRandom
@@ -221,7 +222,10 @@ class Scale(Transform):
     def _resize(self, image: np.ndarray, width: int, height: int, flag: int) -> np.ndarray:
         if image.shape[0] == height and image.shape[1] == width:
             return image
-        return _as_hwc(require_cv2().resize(image, (width, height), interpolation=flag))
+        cv = require_cv2()
+        if flag == cv.INTER_CUBIC and image.dtype == np.uint8:
+            return resize_cubic_u8(_as_hwc(image), width, height)     # CNTK's rounding
+        return _as_hwc(cv.resize(image, (width, height), interpolation=flag))
 
     def _convert_channels(self, image: np.ndarray) -> np.ndarray:
         cv = require_cv2()
@@ -232,7 +236,19 @@ class Scale(Transform):
         return cv.cvtColor(image, cv.COLOR_GRAY2BGR)
 
     def apply(self, image: np.ndarray, rng: SampleRandom, view: int = 0) -> np.ndarray:
-        image = self._convert_channels(image)
+        return self._apply(self._convert_channels(image), rng)
+
+    def apply_as_cntk(self, image: np.ndarray, rng: SampleRandom, view: int = 0) -> np.ndarray:
+        """What CNTK 2.7's image reader gives: it decodes every image in colour and its scale
+        does not convert channels, so ``channels=1`` yields the first ``height * width``
+        values of the scaled colour image's interleaved (B, G, R) buffer."""
+        out = self._apply(image, rng)
+        if self.channels == 1 and out.shape[2] == 3:
+            out = np.ascontiguousarray(out).reshape(-1)[:self.height * self.width]
+            out = out.reshape(self.height, self.width, 1)
+        return out
+
+    def _apply(self, image: np.ndarray, rng: SampleRandom) -> np.ndarray:
         flag = self._flags[0] if len(self._flags) == 1 else \
             self._flags[rng.integers(0, len(self._flags) - 1)]
         if self.scale_mode == "fill":

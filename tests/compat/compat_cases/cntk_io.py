@@ -260,3 +260,81 @@ def minibatch_data_shapes(C, r):
         return {"asarray": d.asarray(), "shape": list(d.shape), "num_samples": d.num_samples,
                 "num_sequences": d.num_sequences, "eval": y,
                 "from data": list(list(nd.values())[0].asarray().shape)}
+
+
+def _write_png(path, pixels):
+    """An 8-bit PNG of an ``(h, w)`` grayscale or ``(h, w, 3)`` RGB uint8 array."""
+    import zlib
+    h, w = pixels.shape[:2]
+    color_type = 0 if pixels.ndim == 2 else 2
+    raw = b"".join(b"\0" + pixels[y].tobytes() for y in range(h))
+
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data +
+                struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    data = (b"\x89PNG\r\n\x1a\n" +
+            chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, color_type, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+@cntk_case(names=["cntk.io.ImageDeserializer", "cntk.io.transforms.scale"],
+           note="CNTK 2.7 decodes every image in colour: a grayscale PNG gives 3 equal channels, "
+                "and scale(channels=1) gives the first H*W values of the scaled colour image's "
+                "interleaved buffer (for a grayscale and a colour image alike)")
+def image_grayscale(C, r):
+    with r.tempdir() as folder:
+        gray = r.randint(0, 256, (6, 8), dtype=np.uint8)
+        color = r.randint(0, 256, (9, 11, 3), dtype=np.uint8)
+        _write_png(os.path.join(folder, "g.png"), gray)
+        _write_png(os.path.join(folder, "c.png"), color)
+        map_file = os.path.join(folder, "map.txt")
+        with open(map_file, "w") as f:
+            f.write("%s\t0\n%s\t1\n" % (os.path.join(folder, "g.png"),
+                                        os.path.join(folder, "c.png")))
+        T = C.io.transforms
+        res = {}
+        for label, transforms in (("3 channels", [T.scale(width=8, height=6, channels=3)]),
+                                  ("1 channel", [T.scale(width=5, height=4, channels=1)]),
+                                  ("crop 1 channel", [T.crop(crop_type="center", side_ratio=0.5),
+                                                      T.scale(width=4, height=4, channels=1)])):
+            feats, _ = _image_batches(C, map_file, transforms, 2)
+            res[label] = feats
+        return res
+
+
+@cntk_case(names=["cntk.io.transforms.scale"],
+           note="bicubic scaling rounds as CNTK 2.7's OpenCV does (fixed-point weights)")
+def image_scale_cubic(C, r):
+    with r.tempdir() as folder:
+        map_file, _ = _images(folder, r, n=2, h=9, w=11)
+        T = C.io.transforms
+        down, _ = _image_batches(C, map_file, [T.scale(width=7, height=5, channels=3,
+                                                       interpolations="cubic")], 2)
+        up, _ = _image_batches(C, map_file, [T.scale(width=17, height=13, channels=3,
+                                                     interpolations="cubic")], 2)
+        return {"down": down, "up": up}
+
+
+@cntk_case(names=["cntk.io.transforms.crop", "cntk.io.MinibatchSource"],
+           note="multiview10 through CNTK 2.7's Python reader: each image once per sweep, "
+                "its top-left window")
+def image_multiview10(C, r):
+    with r.tempdir() as folder:
+        map_file, _ = _images(folder, r, n=3, h=9, w=11)
+        T = C.io.transforms
+        streams = C.io.StreamDefs(features=C.io.StreamDef(field="image", transforms=[
+            T.crop(crop_type="multiview10", side_ratio=0.5)]),
+            labels=C.io.StreamDef(field="label", shape=2))
+        src = C.io.MinibatchSource(C.io.ImageDeserializer(map_file, streams), randomize=False,
+                                   max_sweeps=2)
+        out, batches = [], []
+        while True:
+            mb = src.next_minibatch(4)
+            if not mb:
+                break
+            d = mb[src.streams.features]
+            out.append(d.asarray())
+            batches.append([d.num_samples, bool(d.end_of_sweep)])
+        return {"views": np.concatenate(out), "batches": batches}
