@@ -30,13 +30,16 @@ from typing import Any
 from stadyn._errors import ConfigError
 
 from ._ast import SourceLocation
-from ._config_reader import RAW_KEYS, _Block, _err, _List, _Raw, _Reader, _Scalar, _read_text
+from ._config_reader import NESTING_LIMIT, RAW_KEYS, _Block, _err, _List, _Raw, _Reader, _Scalar, _read_text
 from ._parser import parse_expression
 
 __all__ = [
     "ConfigRecord", "ConfigString", "ConfigList", "BrainScriptSource", "ConfigKeyError",
     "parse_config", "load_config", "expand_repeats", "RAW_KEYS",
 ]
+
+#: The most values a numeric vector (``a:b*n:c``) holds once its repeats are expanded.
+VECTOR_LIMIT = 1 << 20
 
 # `$name$`: a name starts with a letter or `_` and holds none of CNTK's forbidden characters.
 _VAR = re.compile(r"\$([A-Za-z_][^,/<>?;':\"\[\]{}\\|!@#%^&*()+=~` \t\n$]*)\$")
@@ -210,6 +213,9 @@ class ConfigRecord(Mapping):
         marker = (id(rec), name.lower())
         if marker in active:
             raise _err(f"circular variable reference '${name}$'", loc)
+        if len(active) >= NESTING_LIMIT:
+            raise _err(f"variable references ('$name$' in the value of a name) nested more than "
+                       f"{NESTING_LIMIT} levels deep, at '${name}$'", loc)
         entry = rec._block.entries[name.lower()]
         value = entry.value
         if isinstance(value, _Scalar):
@@ -342,6 +348,9 @@ def expand_repeats(items: Iterable[str], convert=to_float) -> list:
     """Expand a CNTK vector: items are ``v`` or ``v*n`` (``v`` repeated ``n`` times); a string
     item holding ``:`` is split first.
 
+    A vector holds at most :data:`VECTOR_LIMIT` values once expanded (``0.1*1e12`` is an
+    error, not a terabyte list).
+
     >>> expand_repeats(["0.1*2", "0.05"]), expand_repeats(["64:32*2"], to_int)
     ([0.1, 0.1, 0.05], [64, 32, 32])
     """
@@ -352,6 +361,9 @@ def expand_repeats(items: Iterable[str], convert=to_float) -> list:
             n = to_int(count) if star else 1
             if n < 1:
                 raise ValueError(f"repeat count must be at least 1 in '{piece.strip()}'")
+            if len(out) + n > VECTOR_LIMIT:
+                raise ValueError(f"'{piece.strip()}' makes the vector longer than "
+                                 f"{VECTOR_LIMIT:,} values")
             out += [convert(value)] * n
     if not out:
         raise ValueError("empty vector")
@@ -391,7 +403,7 @@ def load_config(paths: str | os.PathLike | Sequence[str | os.PathLike],
         norm = os.path.normpath(name)
         if root.loc.path is None:
             root.loc = SourceLocation(name, 1, 1)
-        _Reader(text, name, (norm,)).read(root)
+        _Reader(text, name, (norm,), from_disk=True).read(root)
     _apply_overrides(root, overrides)
     return ConfigRecord(root, None, "")
 

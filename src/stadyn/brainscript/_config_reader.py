@@ -4,12 +4,20 @@ tree of blocks, scalars, arrays and network-description text that :mod:`._config
 The grammar (``config.lark``) only balances brackets; this module reads items (``key =
 value``), values, ``:`` arrays and blocks off the bracket tree, splices ``include`` files, and
 locates every error at its file, line and column.
+
+Limits, so that no input can exhaust the stack or the memory: brackets and dotted keys nest at
+most :data:`NESTING_LIMIT` levels (``$name$`` references chain at most as deep), and a config
+file holds at most :data:`SIZE_LIMIT` bytes.  A file whose first item is not ``key = value`` (or
+``key { ... }``, ``include ...``) is not taken for a config: its error names the file, line and
+column but shows none of its text, so that ``include "/etc/passwd"`` does not print a password
+file's first line.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,12 +31,18 @@ from stadyn._errors import ConfigError
 from ._ast import SourceLocation
 from ._parser import describe_expected, source_excerpt, unclosed_hint
 
-__all__ = ["RAW_KEYS"]
+__all__ = ["RAW_KEYS", "NESTING_LIMIT", "SIZE_LIMIT"]
 
 _GRAMMAR = Path(__file__).with_name("config.lark")
 
 #: Keys whose value is kept as source text (a network description in its own language).
 RAW_KEYS = frozenset({"brainscriptnetworkbuilder", "experimentalnetworkbuilder", "ndlnetworkbuilder"})
+
+#: How deep blocks, arrays and dotted keys may nest (CNTK's own configs use a handful of levels).
+NESTING_LIMIT = 100
+
+#: The largest config file read, in bytes.
+SIZE_LIMIT = 16 << 20
 
 
 def _err(message: str, loc: SourceLocation | None, cls: type[ConfigError] = ConfigError) -> ConfigError:
@@ -107,10 +121,13 @@ def _is(node: Any, *types: str) -> bool:
 class _Reader:
     """Reads one text (a file, an include or an override) into a :class:`_Block`."""
 
-    def __init__(self, text: str, path: str | None, stack: tuple[str, ...] = ()) -> None:
+    def __init__(self, text: str, path: str | None, stack: tuple[str, ...] = (),
+                 site: SourceLocation | None = None, from_disk: bool = False) -> None:
         self.text = text
         self.path = path
         self.stack = stack
+        self.site = site            # the ``include`` that names this file, if one does
+        self.from_disk = from_disk  # read from a file (not text a caller passed)
 
     # ---- helpers ---------------------------------------------------------------------------
     def loc(self, node: Any) -> SourceLocation:
@@ -128,9 +145,20 @@ class _Reader:
 
     # ---- parse -----------------------------------------------------------------------------
     def read(self, into: _Block | None = None) -> _Block:
-        tree = self._tree()
         block = into if into is not None else _Block(SourceLocation(self.path, 1, 1))
-        self._items(tree.children, block)
+        try:
+            self._items(self._tree().children, block, 0)
+        except ConfigError as err:
+            if err.path != self.path or not self.from_disk or _reads_as_config(self.text):
+                raise
+            # Not a config file: say where, and that it is not one, but quote none of it.
+            if self.site is None:
+                raise _err("not a config file (it does not start with 'key = value' items; "
+                           "its text is not shown)", SourceLocation(self.path, err.line, err.column)
+                           ) from None
+            raise _err(f"cannot include '{self.path}': not a config file (line {err.line}, "
+                       f"column {err.column} is not a 'key = value' item; its text is not shown)",
+                       self.site) from None
         return block
 
     def _tree(self) -> Tree:
@@ -155,17 +183,20 @@ class _Reader:
             loc = SourceLocation(self.path, err.line, err.column)
             raise self.error(f"unexpected character {err.char!r}", loc) from None
 
-    def _items(self, nodes: Sequence[Any], block: _Block) -> None:
+    def _items(self, nodes: Sequence[Any], block: _Block, depth: int) -> None:
         for item in _split(nodes, ("SEP", "NL")):
-            self._item(item, block)
+            self._item(item, block, depth)
 
-    def _item(self, item: list[Any], block: _Block) -> None:
+    def _item(self, item: list[Any], block: _Block, depth: int) -> None:
         head = item[0]
         if not _is(head, "WORD"):
             raise self.error(f"expected a key (as in 'name = value'), got {_describe(head)}", head)
         parts = str(head).split(".")
         if not all(p.isidentifier() for p in parts):
             raise self.error(f"invalid key '{head}': a key is a name, or names joined by '.'", head)
+        depth += len(parts) - 1
+        if depth > NESTING_LIMIT:
+            raise self.error(f"blocks nested more than {NESTING_LIMIT} levels deep", head)
         if str(head).lower() == "include":
             self._include(item[1:], head, block)
             return
@@ -185,32 +216,35 @@ class _Reader:
         if parts[-1].lower() in RAW_KEYS:
             value: Any = _Raw(self.source(value_nodes), self.loc(value_nodes[0]))
         else:
-            value = self._value(value_nodes)
+            value = self._value(value_nodes, depth)
         block.set(parts, value, loc)
 
-    def _value(self, nodes: list[Any]) -> Any:
+    def _value(self, nodes: list[Any], depth: int) -> Any:
         for n in nodes:
             if _is(n, "EQ"):
                 raise self.error("unexpected '=' inside a value (quote the value if it holds one)", n)
         elements = _split(nodes, ("COLON",), keep_empty=True)
         if len(elements) == 1:
-            return self._element(elements[0])
+            return self._element(elements[0], depth)
         for k, elem in enumerate(elements):
             if not elem:
                 where = nodes[0] if k == 0 else _colon_before(nodes, k)
                 raise self.error("empty item in a ':' array", where)
-        return _List([self._element(e) for e in elements], self.source(nodes), self.loc(nodes[0]))
+        return _List([self._element(e, depth) for e in elements], self.source(nodes),
+                     self.loc(nodes[0]))
 
-    def _element(self, nodes: list[Any]) -> Any:
+    def _element(self, nodes: list[Any], depth: int) -> Any:
         first = nodes[0]
         if len(nodes) == 1 and isinstance(first, Tree):
             opener = first.children[0]
             inner = first.children[1:-1]
+            if depth + 1 > NESTING_LIMIT:
+                raise self.error(f"brackets nested more than {NESTING_LIMIT} levels deep", opener)
             if opener.type == "LPAR":
-                items = [self._value(e) for e in _split(inner, ("COLON", "SEP", "NL"))]
+                items = [self._value(e, depth + 1) for e in _split(inner, ("COLON", "SEP", "NL"))]
                 return _List(items, self.source(nodes), self.loc(first))
             block = _Block(self.loc(first))
-            self._items(inner, block)
+            self._items(inner, block, depth + 1)
             return block
         if len(nodes) == 1 and _is(first, "STRING"):
             return _Scalar(str(first)[1:-1], True, self.loc(first))
@@ -229,8 +263,34 @@ class _Reader:
                 raise self.error(f"cannot include '{name.strip()}': file not found", rest[0])
             if target in self.stack:
                 raise self.error(f"include cycle: {' -> '.join([*self.stack, target])}", rest[0])
-            text = _read_text(target, self.loc(rest[0]))
-            _Reader(text, target, (*self.stack, target)).read(block)
+            site = self.loc(rest[0])
+            _Reader(_read_text(target, site), target, (*self.stack, target), site,
+                    from_disk=True).read(block)
+
+
+def _reads_as_config(text: str) -> bool:
+    """Does ``text`` start as a config does: a key followed by ``=``, a block, a separator or
+    the end (a bare key), or ``include``?  (Decides only whether an error may quote it.)"""
+    tokens = []
+    try:
+        for tok in _lark().lex(text):
+            if tok.type not in ("NL", "SEP"):
+                tokens.append(tok)
+            elif tokens:
+                break
+            if len(tokens) == 2:
+                break
+    except Exception:  # noqa: BLE001 - the lexer rejects the text: not a config either
+        return False
+    if not tokens:
+        return True
+    head = tokens[0]
+    if head.type != "WORD" or not all(p.isidentifier() for p in str(head).split(".")):
+        return False
+    if len(tokens) == 1:
+        return True
+    return tokens[1].type in ("EQ", "LBRACE", "LSQB") or (
+        str(head).lower() == "include" and tokens[1].type == "STRING")
 
 
 def _first_token(node: Any) -> Token:
@@ -292,9 +352,16 @@ def _read_text(path: str, loc: SourceLocation | None) -> str:
     """The text of a config file; ``loc`` is where it was named (an ``include``), if anywhere.
     A byte that is not UTF-8 is reported at its own line and column."""
     try:
-        data = Path(path).read_bytes()
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):   # a FIFO or a device would block or never end
+            raise _err(f"cannot read config file '{path}': not a regular file", loc)
+        with open(path, "rb") as f:
+            data = f.read(SIZE_LIMIT + 1)
     except OSError as err:
         raise _err(f"cannot read config file '{path}': {err}", loc) from None
+    if len(data) > SIZE_LIMIT:
+        raise _err(f"config file '{path}' is larger than {SIZE_LIMIT >> 20} MiB; not a config "
+                   "file", loc)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -59,7 +59,16 @@ def source_excerpt(text: str, line: int, column: int) -> str:
     if not 1 <= line <= len(lines):
         return ""
     src = lines[line - 1].expandtabs(1)
-    return f"\n    {src}\n    {' ' * max(column - 1, 0)}^"
+    caret = max(column - 1, 0)
+    if len(src) > 2 * _EXCERPT_HALF:   # a long line is shown around the column only
+        start = max(0, min(caret - _EXCERPT_HALF, len(src) - 2 * _EXCERPT_HALF))
+        src = ("..." if start else "") + src[start:start + 2 * _EXCERPT_HALF] + (
+            "..." if start + 2 * _EXCERPT_HALF < len(src) else "")
+        caret += (3 if start else 0) - start
+    return f"\n    {src}\n    {' ' * caret}^"
+
+
+_EXCERPT_HALF = 60   # characters shown either side of the column in a long line
 
 
 _DISPLAY_KIND = {"NAME": "identifier", "NUMBER": "number", "STRING": "string"}
