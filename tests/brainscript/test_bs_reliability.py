@@ -108,6 +108,24 @@ def test_an_included_file_that_is_not_a_config_is_not_quoted(tmp_path, target):
     assert first_line[:10] not in str(e)
 
 
+def test_a_file_included_into_brainscript_that_is_not_brainscript_is_not_quoted(tmp_path):
+    (tmp_path / "secret.txt").write_text(SECRET + "\n")
+    (tmp_path / "lib.bs").write_text("// a library\nf(x) = x * / 2\n")
+    cfg = tmp_path / "net.cntk"
+    cfg.write_text('T = { BrainScriptNetworkBuilder = {\n  include "secret.txt"\n  x = 1 } }\n'
+                   'U = { BrainScriptNetworkBuilder = {\n  include "lib.bs"\n  y = 2 } }\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(cfg)["T"]["BrainScriptNetworkBuilder"].parse()
+    e = info.value
+    assert (e.path, e.line, e.column) == (str(cfg), 2, 11) and "s3cret" not in str(e)
+    assert "not a BrainScript file (line 1, column 7 " in e.reason    # the "-"
+    with pytest.raises(ConfigError) as info:       # BrainScript with a mistake: quoted
+        load_config(cfg)["U"]["BrainScriptNetworkBuilder"].parse()
+    e = info.value
+    assert (e.path, e.line, e.column) == (str(tmp_path / "lib.bs"), 2, 12)
+    assert "f(x) = x * / 2" in str(e)
+
+
 def test_a_config_file_with_a_mistake_is_still_quoted(tmp_path):
     (tmp_path / "part.cntk").write_text("x = 1\ny = = 2\n")
     (tmp_path / "main.cntk").write_text('include "part.cntk"\n')

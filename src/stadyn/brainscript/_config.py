@@ -30,8 +30,9 @@ from typing import Any
 from stadyn._errors import ConfigError
 
 from ._ast import SourceLocation
-from ._config_reader import NESTING_LIMIT, RAW_KEYS, _Block, _err, _List, _Raw, _Reader, _Scalar, _read_text
+from ._config_reader import NESTING_LIMIT, RAW_KEYS, _Block, _err, _List, _Raw, _Reader, _Scalar
 from ._parser import parse_expression
+from ._source_files import read_source
 
 __all__ = [
     "ConfigRecord", "ConfigString", "ConfigList", "BrainScriptSource", "ConfigKeyError",
@@ -399,7 +400,7 @@ def load_config(paths: str | os.PathLike | Sequence[str | os.PathLike],
     root = _Block(SourceLocation(None, 1, 1))
     for p in paths:
         name = os.fspath(p)
-        text = _read_text(name, None)
+        text = read_source(name, None)
         norm = os.path.normpath(name)
         if root.loc.path is None:
             root.loc = SourceLocation(name, 1, 1)

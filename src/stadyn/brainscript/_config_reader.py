@@ -7,7 +7,7 @@ locates every error at its file, line and column.
 
 Limits, so that no input can exhaust the stack or the memory: brackets and dotted keys nest at
 most :data:`NESTING_LIMIT` levels (``$name$`` references chain at most as deep), and a config
-file holds at most :data:`SIZE_LIMIT` bytes.  A file whose first item is not ``key = value`` (or
+file holds at most :data:`SIZE_LIMIT` bytes (:mod:`._source_files`).  A file whose first item is not ``key = value`` (or
 ``key { ... }``, ``include ...``) is not taken for a config: its error names the file, line and
 column but shows none of its text, so that ``include "/etc/passwd"`` does not print a password
 file's first line.
@@ -16,8 +16,6 @@ file's first line.
 from __future__ import annotations
 
 import functools
-import os
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +28,7 @@ from stadyn._errors import ConfigError
 
 from ._ast import SourceLocation
 from ._parser import describe_expected, source_excerpt, unclosed_hint
+from ._source_files import SIZE_LIMIT, read_source, resolve_include
 
 __all__ = ["RAW_KEYS", "NESTING_LIMIT", "SIZE_LIMIT"]
 
@@ -41,8 +40,6 @@ RAW_KEYS = frozenset({"brainscriptnetworkbuilder", "experimentalnetworkbuilder",
 #: How deep blocks, arrays and dotted keys may nest (CNTK's own configs use a handful of levels).
 NESTING_LIMIT = 100
 
-#: The largest config file read, in bytes.
-SIZE_LIMIT = 16 << 20
 
 
 def _err(message: str, loc: SourceLocation | None, cls: type[ConfigError] = ConfigError) -> ConfigError:
@@ -258,13 +255,13 @@ class _Reader:
         names = [str(rest[0])[1:-1]] if len(rest) == 1 and _is(rest[0], "STRING") \
             else self.source(rest).split("+")
         for name in names:
-            target = _resolve_path(name.strip().strip('"'), self.path)
+            target = resolve_include(name.strip().strip('"'), self.path)
             if target is None:
                 raise self.error(f"cannot include '{name.strip()}': file not found", rest[0])
             if target in self.stack:
                 raise self.error(f"include cycle: {' -> '.join([*self.stack, target])}", rest[0])
             site = self.loc(rest[0])
-            _Reader(_read_text(target, site), target, (*self.stack, target), site,
+            _Reader(read_source(target, site), target, (*self.stack, target), site,
                     from_disk=True).read(block)
 
 
@@ -335,39 +332,3 @@ def _colon_before(nodes: Sequence[Any], k: int) -> Any:
 def _end_loc(text: str, path: str | None) -> SourceLocation:
     lines = text.split("\n")
     return SourceLocation(path, len(lines), len(lines[-1]) + 1)
-
-
-def _resolve_path(name: str, including: str | None) -> str | None:
-    candidates = []
-    if not os.path.isabs(name) and including:
-        candidates.append(os.path.join(os.path.dirname(including), name))
-    candidates.append(name)
-    for cand in candidates:
-        if os.path.isfile(cand):
-            return os.path.normpath(cand)
-    return None
-
-
-def _read_text(path: str, loc: SourceLocation | None) -> str:
-    """The text of a config file; ``loc`` is where it was named (an ``include``), if anywhere.
-    A byte that is not UTF-8 is reported at its own line and column."""
-    try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):   # a FIFO or a device would block or never end
-            raise _err(f"cannot read config file '{path}': not a regular file", loc)
-        with open(path, "rb") as f:
-            data = f.read(SIZE_LIMIT + 1)
-    except OSError as err:
-        raise _err(f"cannot read config file '{path}': {err}", loc) from None
-    if len(data) > SIZE_LIMIT:
-        raise _err(f"config file '{path}' is larger than {SIZE_LIMIT >> 20} MiB; not a config "
-                   "file", loc)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line_start = data.rfind(b"\n", 0, err.start) + 1
-        line = data.count(b"\n", 0, err.start) + 1
-        column = len(data[line_start:err.start].decode("utf-8")) + 1
-        bad = data[err.start:err.end].hex(" ")
-        raise _err(f"the config file is not UTF-8 text: byte {bad} ({err.reason})",
-                   SourceLocation(path, line, column)) from None
