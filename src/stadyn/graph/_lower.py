@@ -170,6 +170,12 @@ def refresh_shapes(nodes: Sequence[FunctionNode], leaves: Sequence[Variable]) ->
     another size, this brings the intermediate Variables up to date (on ``meta`` tensors).  An
     op that cannot take its new input shapes raises the error it raises while a graph is built
     (:func:`op_error`: op, scope, input shapes).
+
+    A node output that still holds a buffer of another shape (computed before the
+    resize, and not recomputed since: an intermediate of a ``clear_no_need_grad`` forward, or
+    one that belongs to another root's plan) drops it: ``Variable.shape`` reads a held buffer
+    first, so a stale one would make the Variable report its old shape (and a model file
+    record it).
     """
     env: dict[Any, torch.Tensor] = {}
     for v in leaves:
@@ -190,6 +196,9 @@ def refresh_shapes(nodes: Sequence[FunctionNode], leaves: Sequence[Variable]) ->
             v = ref()
             if v is not None:
                 v._shape, v._dtype = tuple(t.shape), t.dtype
+                held = v._data
+                if held is not None and tuple(held.shape) != v._shape:
+                    v._data = None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -48,12 +48,23 @@ def to_torch_dtype(dtype: Any) -> torch.dtype:
 
 
 def _normalise_shape(shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
+    """``shape`` as a tuple of ints; a dimension that is not a non-negative integer (``2.5``,
+    ``-1``, ``True``, ``"3"``) is a :class:`ShapeError` naming it: never truncated or passed on."""
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
+        shape = (shape,)
     try:
-        return tuple(int(s) for s in shape)
-    except TypeError as exc:
-        raise ShapeError(f"a shape must be a sequence of ints, got {shape!r}") from exc
+        dims = list(shape)
+    except TypeError:
+        raise ShapeError(f"a shape must be a sequence of ints, got {shape!r}") from None
+    out = []
+    for k, d in enumerate(dims):
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
+            raise ShapeError(f"shape {tuple(dims)!r}: dimension {k} is {d!r}, not an int")
+        if d < 0:
+            raise ShapeError(f"shape {tuple(dims)!r}: dimension {k} is {int(d)}; dimensions "
+                             "must be >= 0")
+        out.append(int(d))
+    return tuple(out)
 
 
 _layout = [0]

@@ -70,6 +70,8 @@ def collect_graph(outputs: Any, inputs: Any = None) -> GraphParts:
     """Gather the graph that computes ``outputs`` (see the module docstring)."""
     outputs, inputs, lenient = _unwrap(outputs, inputs)
     outs = named_variables(outputs, "y", "output")
+    if not outs:
+        raise ExportError("no outputs given: a saved or exported graph computes at least one")
     nodes, leaves = _collect(list(outs.values()))
     refresh_shapes(nodes, leaves)       # inputs may have been resized since the graph was built
     for node in nodes:
