@@ -10,6 +10,7 @@ import torch
 import stadyn as sd
 import stadyn.functions as F
 import stadyn.parametric_functions as PF
+import stadyn.solvers as S
 
 
 @pytest.fixture(autouse=True)
@@ -48,10 +49,10 @@ def test_static_ops_only_infer_shapes_until_forward():
 
 
 def test_plan_is_built_once_and_rebuilt_when_a_shape_changes(monkeypatch):
-    from stadyn.graph import _lower
+    from stadyn.graph import _runner
     built = []
-    original = _lower.build_plan
-    monkeypatch.setattr(_lower, "build_plan", lambda *a, **k: built.append(1) or original(*a, **k))
+    original = _runner.build_plan
+    monkeypatch.setattr(_runner, "build_plan", lambda *a, **k: built.append(1) or original(*a, **k))
     x = sd.Variable((2, 3))
     y = F.sum(F.tanh(x))
     for _ in range(3):
@@ -224,9 +225,11 @@ GRAD_BUFFER_CASES = [("bfloat16", 16, 32, "bf16 output"), ("float32", 512, 1024,
 
 
 @pytest.mark.parametrize("dtype, n_in, n_out, how", GRAD_BUFFER_CASES)
-def test_static_weight_gradients_reuse_the_buffer_the_solver_dropped(dtype, n_in, n_out, how):
+def test_static_weight_gradients_reuse_the_buffer_the_solver_released(dtype, n_in, n_out, how):
     rng = np.random.RandomState(0)
     x, loss, w = _affine_loss(rng, dtype, n_in, n_out)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters({"affine/W": w})
     with sd.context_scope(sd.context("cpu", dtype=dtype)):
         loss.forward()
         bw = loss._plan.bw
@@ -244,18 +247,26 @@ def test_static_weight_gradients_reuse_the_buffer_the_solver_dropped(dtype, n_in
         dyn.backward()
         np.testing.assert_array_equal(w.g, static_grad)     # the same gradient as dynamic
 
-        # Later steps write into the buffer the solver dropped (no allocation per step) ...
-        w.grad = None
+        # Later steps write into the buffer the solver's zero_grad released (no allocation
+        # per step) ...
+        solver.zero_grad()
         loss.forward()
         loss.backward()
         for _ in range(2):
             previous = weakref.ref(w.grad)        # does not keep the old gradient alive
-            w.grad = None
+            solver.zero_grad()
             loss.forward()
             loss.backward()
             assert w.grad is previous()
             np.testing.assert_array_equal(w.g, static_grad)
-        # ... but never into one the user still holds.
+        # ... released means released: a reference kept across zero_grad sees the new values
+        # (as NNabla's zero_grad zeroes the same buffers) ...
+        held = w.grad
+        solver.zero_grad()
+        loss.forward()
+        loss.backward()
+        assert w.grad is held
+        # ... but a gradient dropped by hand is never written again: its holder may read it.
         kept = w.grad
         kept_values = kept.clone()
         w.grad = None
@@ -328,7 +339,7 @@ def test_bf16_inference_plan_keeps_its_weight_copy_and_never_exposes_it():
 
     # A copy that a value handed to a Variable would share memory with is not rewritten.
     from torch.fx.experimental.proxy_tensor import make_fx
-    from stadyn.graph._lower import cast_parameters_into_buffers
+    from stadyn.graph import cast_parameters_into_buffers
     weight = torch.zeros(512, 1024, requires_grad=True)
     gm = make_fx(lambda t: (t.to(torch.bfloat16).view(-1),))(weight)
     assert cast_parameters_into_buffers(gm, [weight], n_values=1) == []
@@ -458,6 +469,7 @@ def test_arguments_an_op_does_not_take_are_type_errors_naming_the_op(dynamic):
 def test_batch_norm_statistics_of_the_wrong_size_fail_when_the_graph_is_built():
     a = sd.Variable((2, 3, 4, 4))
     s5, s3 = sd.Variable((1, 5, 1, 1)), sd.Variable((1, 3, 1, 1))
-    with pytest.raises(sd.ShapeError, match=r"^batch_normalization: cannot apply .*: mean has 5 "
-                                            r"elements for 3 normalised channel\(s\) on axes \(1,\)"):
+    with pytest.raises(sd.ShapeError,
+                       match=r"^batch_normalization: cannot apply .*: mean has 5 "
+                             r"elements for 3 normalised channel\(s\) on axes \(1,\)"):
         F.batch_normalization(a, s3, s3, s5, s3, batch_stat=False)

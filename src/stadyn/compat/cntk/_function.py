@@ -18,8 +18,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ...graph import Variable, topological_nodes, training
-from ...graph._lower import _collect
+from ...graph import Subgraph, Variable, topological_nodes, training
 from ...train._trainer import feed
 
 __all__ = ["Function", "unwrap", "wrap", "adapt", "input_variable", "constant", "parameter",
@@ -60,22 +59,21 @@ class Function:
     @property
     def parameters(self) -> list["Function"]:
         """The learnable parameters this Function depends on, in creation order."""
-        _, leaves = _collect([self.variable])
-        return [Function(v, v.name or "", "parameter") for v in leaves
-                if v.need_grad and v.name is not None]
+        return [Function(v, v.name, "parameter") for v in Subgraph([self.variable]).parameters
+                if v.need_grad]
 
     @property
     def constants(self) -> list["Function"]:
-        _, leaves = _collect([self.variable])
-        return [Function(v, v.name or "", "constant") for v in leaves
-                if not v.need_grad and v.name is not None]
+        """The named values without a gradient this Function depends on (CNTK calls a
+        parameter that takes no gradient, such as a running mean, a Constant)."""
+        return [Function(v, v.name, "constant") for v in Subgraph([self.variable]).parameters
+                if not v.need_grad]
 
     @property
     def arguments(self) -> list["Function"]:
         """The inputs this Function depends on (CNTK's ``arguments``)."""
-        _, leaves = _collect([self.variable])
-        return [_INPUTS.get(id(v)) or Function(v, "", "input") for v in leaves
-                if v.name is None and not v.need_grad]
+        return [_INPUTS.get(id(v)) or Function(v, "", "input")
+                for v in Subgraph([self.variable]).inputs]
 
     @property
     def root_function(self) -> "Function":
