@@ -339,7 +339,7 @@ def test_bf16_inference_plan_keeps_its_weight_copy_and_never_exposes_it():
 
     # A copy that a value handed to a Variable would share memory with is not rewritten.
     from torch.fx.experimental.proxy_tensor import make_fx
-    from stadyn.graph import cast_parameters_into_buffers
+    from stadyn.graph._passes import cast_parameters_into_buffers
     weight = torch.zeros(512, 1024, requires_grad=True)
     gm = make_fx(lambda t: (t.to(torch.bfloat16).view(-1),))(weight)
     assert cast_parameters_into_buffers(gm, [weight], n_values=1) == []

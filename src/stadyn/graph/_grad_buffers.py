@@ -95,7 +95,7 @@ def grad_out_buffer(t: torch.Tensor) -> torch.Tensor:
 
     Example:
         >>> import torch
-        >>> from stadyn.graph import grad_out_buffer
+        >>> from stadyn.graph._grad_buffers import grad_out_buffer
         >>> w = torch.zeros(2, 3, requires_grad=True)
         >>> grad_out_buffer(w).shape
         torch.Size([2, 3])
@@ -117,7 +117,8 @@ def accumulate_grads(leaves: Sequence[Variable], grads: Sequence[torch.Tensor],
 
     Example:
         >>> import torch
-        >>> from stadyn.graph import Variable, accumulate_grads
+        >>> from stadyn.graph import Variable
+        >>> from stadyn.graph._grad_buffers import accumulate_grads
         >>> w = Variable.from_tensor(torch.zeros(2), need_grad=True)
         >>> accumulate_grads([w], [torch.ones(2)]); accumulate_grads([w], [torch.ones(2)])
         >>> w.grad

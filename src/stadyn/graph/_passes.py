@@ -45,6 +45,14 @@ def simplify(gm: fx.GraphModule) -> fx.GraphModule:
 
     ``detach``; ``view``/``reshape``/``expand`` to the shape the tensor already has; and
     ``t(t(x))``.  make_fx emits these liberally (each costs an ATen dispatch at replay).
+
+    Example:
+        >>> import torch
+        >>> from torch.fx.experimental.proxy_tensor import make_fx
+        >>> from stadyn.graph import simplify
+        >>> gm = make_fx(lambda x: x.detach().reshape(2, 3).t().t() + 1)(torch.ones(2, 3))
+        >>> [n.target.__name__ for n in simplify(gm).graph.nodes if n.op == "call_function"]
+        ['add.Tensor']
     """
     graph = gm.graph
     for n in list(graph.nodes):
@@ -115,7 +123,16 @@ def _is_large(val: torch.Tensor) -> bool:
 
 def is_large_product(n) -> bool:
     """Is ``n`` an ``mm`` with a contiguous result of at least :data:`OUT_BUFFER_BYTES` (the
-    products whose fresh result memory costs page faults on every step)?"""
+    products whose fresh result memory costs page faults on every step)?
+
+    Example:
+        >>> import torch
+        >>> from torch.fx.experimental.proxy_tensor import make_fx
+        >>> from stadyn.graph._passes import is_large_product
+        >>> gm = make_fx(torch.mm)(torch.ones(1024, 8), torch.ones(8, 512))
+        >>> [is_large_product(n) for n in gm.graph.nodes if n.op == "call_function"]
+        [True]
+    """
     val = n.meta.get("val") if isinstance(n, fx.Node) else None
     return (isinstance(val, torch.Tensor) and n.target is _aten.mm.default
             and val.is_contiguous() and _is_large(val))
@@ -254,6 +271,16 @@ def defer_products(gm: fx.GraphModule, first_grad: int) -> list[tuple[int, int, 
     operands instead (appended to its outputs) and the caller computes it into buffers it
     keeps (as :class:`stadyn.compile.CompiledStep` does).  Returns ``(gradient index, operand a
     position, operand b position)`` for each.
+
+    Example:
+        >>> import torch
+        >>> from torch.fx.experimental.proxy_tensor import make_fx
+        >>> from stadyn.graph import defer_products
+        >>> a, b = torch.ones(1024, 64), torch.ones(64, 512)      # a 2 MB product
+        >>> gm = make_fx(lambda a, b: (a.sum(), torch.mm(a, b)))(a, b)
+        >>> deferred = defer_products(gm, first_grad=1)
+        >>> deferred, [tuple(t.shape) for t in gm(a, b)[2:]]
+        ([(0, 2, 3)], [(1024, 64), (64, 512)])
     """
     output = _output_node(gm)
     outs = list(output.args[0])

@@ -42,7 +42,17 @@ __all__ = ["StaticPlan", "EagerPlan", "build_plan"]
 
 
 class StaticPlan:
-    """A lowered static graph: a forward program and (when needed) a backward program."""
+    """A lowered static graph: a forward program and (when needed) a backward program.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.ones((2, 3)), need_grad=True)
+        >>> y = F.sum(F.tanh(x))
+        >>> y.forward()
+        >>> plan = y._plan
+        >>> type(plan).__name__, plan.has_backward, "torch.ops.aten.tanh" in plan.code
+        ('StaticPlan', True, True)
+    """
 
     __slots__ = ("roots", "leaves", "fill", "fw", "bw", "n_fill", "grad_leaves", "diff_roots",
                  "saved", "_fw_call", "_bw_call", "nodes", "_copy_grad", "has_backward",
@@ -133,6 +143,15 @@ class EagerPlan:
 
     Used when the graph holds an op declared ``traceable=False`` (e.g. a collective) or when
     tracing fails; same interface as :class:`StaticPlan`, same results, none of its speed-up.
+
+    Example:
+        >>> import torch, stadyn as sd
+        >>> from stadyn.graph import OpSpec, apply
+        >>> spec = OpSpec.from_function(lambda x: x * 2, 1, name="twice", traceable=False)
+        >>> y = apply(spec, (sd.Variable.from_numpy_array([1.0, 2.0]),), {})
+        >>> y.forward()
+        >>> y._plan.code, y.d.tolist()
+        ('# runs eagerly: holds op(s) that cannot be traced: twice', [2.0, 4.0])
     """
 
     __slots__ = ("roots", "nodes", "leaves", "fill", "diff_roots", "saved", "has_backward",

@@ -50,7 +50,7 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
-        >>> from stadyn.graph import run_forward
+        >>> from stadyn.graph._runner import run_forward
         >>> x = sd.Variable.from_numpy_array(np.array([1.0, 2.0]))
         >>> y = F.sum(x * x)
         >>> run_forward([y]) is run_forward([y]), float(y.d)
@@ -125,7 +125,7 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False) -> None:
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
-        >>> from stadyn.graph import backward
+        >>> from stadyn.graph._runner import backward
         >>> w = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=True)
         >>> y = F.sum(w * w)
         >>> y.forward(); backward(y)

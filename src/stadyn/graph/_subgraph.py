@@ -55,7 +55,15 @@ def value_key(v: Variable) -> Hashable:
 
 
 def leaf_tensor(v: Variable) -> torch.Tensor:
-    """The tensor a leaf feeds into a graph run (a view's is its parameter's, detached)."""
+    """The tensor a leaf feeds into a graph run (a view's is its parameter's, detached).
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> from stadyn.graph import leaf_tensor
+        >>> w = sd.Variable.from_numpy_array(np.ones(2), need_grad=True)
+        >>> leaf_tensor(w) is w.data, leaf_tensor(w.unlinked()).requires_grad
+        (True, False)
+    """
     if v._alias is not None:
         return v._alias.data.detach()
     if v._data is None:

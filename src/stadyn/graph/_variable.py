@@ -79,7 +79,7 @@ def bump_graph_version() -> None:
     """Invalidate every cached plan (called when a graph is rewired).
 
     Example:
-        >>> from stadyn.graph import bump_graph_version, graph_version
+        >>> from stadyn.graph._variable import bump_graph_version, graph_version
         >>> before = graph_version(); bump_graph_version(); graph_version() == before + 1
         True
     """
