@@ -34,11 +34,12 @@ PACKAGE = os.path.join(SRC, "stadyn")
 
 # The layer table of docs/architecture.md ("Package layers"), top to bottom: a package may
 # import the packages below it.  Two rows the table leaves implicit: the root package
-# (``import stadyn as sd``, the public face) sits on top, and the facade modules at the root
-# belong to the package they present (``stadyn.parametric_functions`` is ``parametric``'s face,
+# (``import stadyn as sd``, the public face) sits below the command line and the benchmarks,
+# which use it, and above everything it re-exports; the facade modules at the root belong to
+# the package they present (``stadyn.parametric_functions`` is ``parametric``'s face,
 # ``stadyn.functions`` is the ``functions (F)`` row).
 LAYERS = [
-    "stadyn", "cli", "bench", "compat.cntk", "compat.nnabla", "brainscript", "models",
+    "cli", "bench", "stadyn", "compat.cntk", "compat.nnabla", "brainscript", "models",
     "distributed", "train", "serialize", "layers", "compile", "learners", "schedules", "solvers",
     "amp", "parametric", "functions", "ops", "graph", "io", "leaf",
 ]
