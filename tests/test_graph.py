@@ -11,6 +11,7 @@ import stadyn as sd
 import stadyn.functions as F
 import stadyn.parametric_functions as PF
 import stadyn.solvers as S
+from stadyn.graph import CONSTANT, INPUT, PARAMETER, VIEW, Subgraph, output_key, value_key
 
 
 @pytest.fixture(autouse=True)
@@ -473,3 +474,58 @@ def test_batch_norm_statistics_of_the_wrong_size_fail_when_the_graph_is_built():
                        match=r"^batch_normalization: cannot apply .*: mean has 5 "
                              r"elements for 3 normalised channel\(s\) on axes \(1,\)"):
         F.batch_normalization(a, s3, s3, s5, s3, batch_stat=False)
+
+
+def test_subgraph_gives_each_leaf_one_role():
+    x = sd.Variable((4, 3))                                  # data: an input
+    g = sd.Variable((4, 3), need_grad=True)                  # an input with a gradient
+    with sd.parameter_scope("fc"):
+        h = PF.affine(x + g, 2)                              # fc/affine/W and /b: parameters
+        w = sd.get_parameter_or_create("affine/W", as_need_grad=False)    # a frozen view
+    mask = sd.Variable.from_numpy_array(np.ones((4, 2)))    # unnamed: an input by default
+    y = F.sum(h * mask) + F.sum(F.affine(x, w))
+    sub = Subgraph([y])
+    assert [n.spec.name for n in sub.nodes][-1] == "add2"
+    assert sub.inputs == [x, g, mask]
+    assert [v.name for v in sub.parameters] == ["fc/affine/W", "fc/affine/b"]
+    assert sub.views == [(w, sd.get_parameters()["fc/affine/W"])]
+    assert sub.constants == [] and sub.role(w) == VIEW
+    # With explicit inputs, the other unnamed leaves are constants.
+    given = Subgraph([y], inputs=[x, g])
+    assert given.inputs == [x, g] and given.constants == [mask]
+    assert given.role(mask) == CONSTANT and given.role(x) == INPUT
+    assert {v.name for v in given.parameters} == {"fc/affine/W", "fc/affine/b"}
+    assert given.role(sd.get_parameters()["fc/affine/b"]) == PARAMETER
+
+
+def test_value_key_is_shared_by_variables_standing_for_one_output():
+    x = sd.Variable((2,))
+    y = F.relu(x)
+    z = sd.Variable((2,))
+    z.rewire_on(y)                     # z now stands for the same output as y
+    assert value_key(z) == value_key(y) == output_key(y.parent, 0)
+    assert value_key(x) == id(x) != value_key(y)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_grad_gives_zeros_for_an_input_without_need_grad(dynamic):
+    """NNabla 1.39's nn.grad gives zeros here (a constant's derivative), rather than failing."""
+    x = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=False)
+    w = sd.Variable.from_numpy_array(np.array([3.0, 4.0]), need_grad=True)
+    with sd.auto_forward(dynamic):
+        dx, dw = sd.grad(F.sum(x * w), [x, w])
+    if not dynamic:
+        sd.forward_all([dx, dw])
+    np.testing.assert_array_equal(dx.d, [0.0, 0.0])
+    np.testing.assert_array_equal(dw.d, [1.0, 2.0])
+
+
+def test_grad_is_a_catalog_op_that_files_do_not_hold(tmp_path):
+    from stadyn.ops import CATALOG
+    spec = CATALOG["grad"]
+    assert F.grad.spec is spec and spec.unstorable and spec.inputs == ("*x",)
+    x = sd.Variable.from_numpy_array(np.array([3.0]), need_grad=True)
+    (dx,) = sd.grad(x * x, x)
+    assert dx.parent.spec is spec
+    with pytest.raises(sd.serialize.ExportError, match="'grad' node: gradient graphs"):
+        sd.save(tmp_path / "g.stadyn", dx, x)
