@@ -4,7 +4,7 @@
 cache lives on the first root: one entry per set of roots, holding the
 :class:`~stadyn.graph.Subgraph` (collected again when the graph version changes: a graph was
 rewired or an attribute set) and its plans keyed by the leaves' signature, grad mode, phase,
-context and buffer flags.  While no leaf changed layout (:func:`~stadyn.graph.layout_version`)
+context and buffer flags.  While no leaf changed layout (``layout_version``)
 a replay skips even the signature.  :func:`backward` runs the backward program of the plan of a
 root's last forward, or torch's autograd in dynamic mode.
 """
@@ -30,7 +30,7 @@ class _PlanCache:
     """The subgraph of a set of roots and its lowered plans (by leaf signature and flags).
 
     ``last``/``last_key`` skip recomputing the leaf signature while no leaf changed layout
-    (:func:`~stadyn.graph.layout_changed` is called by every API that could)."""
+    (``layout_changed`` is called by every API that could)."""
 
     __slots__ = ("graph_version", "subgraph", "plans", "last", "last_key")
 
