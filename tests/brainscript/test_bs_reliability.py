@@ -34,7 +34,7 @@ def _nested(depth: int) -> str:
 def test_the_nesting_limit_is_the_documented_one():
     from stadyn.brainscript import _config_reader
     assert _config_reader.NESTING_LIMIT == NESTING_LIMIT
-    assert f":data:`NESTING_LIMIT`" in _config_reader.__doc__
+    assert ":data:`NESTING_LIMIT`" in _config_reader.__doc__
 
 
 def test_deep_nesting_in_a_file_is_a_located_error(tmp_path):

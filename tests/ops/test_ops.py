@@ -98,7 +98,9 @@ class Entry:
     positions of the differentiable inputs (default: every float input), ``why_not_others`` why
     the other inputs are not differentiated.  ``no_grad`` says why the op has no gradient.
     ``updates(*inputs, **attrs)`` gives ``{position: new value}`` for inputs the op updates in
-    place.  ``random`` ops are seeded identically before each run.
+    place.  ``random`` ops are seeded identically before each run.  ``call(function, inputs,
+    attrs)`` replaces ``function(*inputs, **attrs)`` for an op whose arguments are built from the
+    case's input Variables (``grad`` differentiates a function of them).
     """
 
     cases: list[Case]
@@ -109,6 +111,7 @@ class Entry:
     no_grad: str | None = None
     updates: Callable[..., dict[int, np.ndarray]] | None = None
     random: bool = False
+    call: Callable[..., Any] | None = None
     rtol: float = 1e-5
     atol: float = 1e-5
 
@@ -485,11 +488,27 @@ def ref_flatten(x, axis=1):
     return x.reshape(x.shape[:axis] + (-1,))
 
 
+def ref_grad(x, w, n_outputs=1, grad_outputs=()):
+    """d/dx and d/dw of ``tanh(x) * x * w`` (what :func:`call_grad` differentiates), times
+    the seed."""
+    seed = 1.0 if not grad_outputs or grad_outputs[0] is None else grad_outputs[0]
+    t = np.tanh(x)
+    return seed * w * (x * (1 - t ** 2) + t), seed * t * x
+
+
 # ---------------------------------------------------------------------------------------------
 # The entries, one per op
 # ---------------------------------------------------------------------------------------------
 def unary(reference, *cases: Case, **options) -> Entry:
     return Entry(list(cases), reference, **options)
+
+
+def call_grad(grad, inputs, attrs):
+    """``grad(tanh(x) * x * w, x, w)`` for the case's inputs ``x`` and ``w``, made Variables
+    that need a gradient (grad gives zeros for others, as NNabla's ``nn.grad`` does)."""
+    x, w = inputs
+    x.need_grad = w.need_grad = True
+    return grad(F.tanh(x) * x * w, x, w, **attrs)
 
 
 _NO_BACKWARD = "integer ids or a metric: no backward is defined for it"
@@ -670,6 +689,12 @@ ENTRIES: dict[str, Entry] = {
     "stop_gradient": unary(lambda x: x, Case((normal(2, 3),)),
                            no_grad="stops the gradient by definition "
                                    "(test_no_gradient_flows_through checks it)"),
+    "grad": Entry([Case((normal(2, 3), normal(2, 3))),
+                   Case((normal(4,), normal(4,)), {"grad_outputs": (0.5,)})],
+                  ref_grad, call=call_grad,
+                  no_grad="its gradient, a second derivative, is checked in both modes by "
+                          "tests/test_graph.py::test_higher_order_gradients; gradcheck on the "
+                          "implementation would see its inputs as unconnected leaves"),
     # -- neural-network layers --------------------------------------------------------------
     "affine": Entry(
         [Case((normal(4, 3), normal(3, 2), normal(2))),
@@ -883,7 +908,8 @@ def run_op(name: str, index: int, dynamic: bool, with_backward: bool) -> Run:
     function = function_of(name)
 
     def build():
-        outputs = _as_tuple(function(*inputs, **case.attrs))
+        outputs = _as_tuple(entry.call(function, inputs, case.attrs) if entry.call
+                            else function(*inputs, **case.attrs))
         differentiable = [o for o in outputs if np.issubdtype(o.dtype, np.floating)]
         loss = None
         if grad_positions:

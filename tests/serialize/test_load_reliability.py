@@ -19,7 +19,7 @@ import stadyn as sd
 import stadyn.functions as F
 import stadyn.parametric_functions as PF
 from stadyn.serialize import ExportError, model_info
-from test_model_file import _network, _rewrite, _small, _with_network
+from test_model_file import _network, _small, _with_network
 
 
 def _softmax(z):

@@ -85,7 +85,7 @@ def convert(src: str, dst: str, opset: int | None = None,
         >>> convert(os.path.join(folder, "m.stadyn"), os.path.join(folder, "m.onnx")).split("/")[-1]
         'm.onnx (ONNX opset 17, 1 ops; inputs x; outputs y)'
     """
-    from ..serialize import Network, export_onnx, inference_outputs, model_info, save
+    from ..serialize import Network, export_onnx, model_info, save
     from ..serialize._onnx_export import DEFAULT_OPSET
     ext = os.path.splitext(dst)[1].lower()
     if ext not in _EXTENSIONS:

@@ -44,6 +44,9 @@ class OpSpec:
             :class:`stadyn.graph.EagerPlan`).
         precision: how the op casts its inputs in a half-precision context (``"any"``,
             ``"half"``, ``"mixed"``, ``"float"``; see :mod:`stadyn.graph._precision`).
+        unstorable: empty for an op that model files and ONNX export hold; otherwise why a
+            graph holding it cannot be saved (the error they raise says it).  ``grad``'s value
+            depends on the graph behind its inputs, which a saved graph rebuilds instead.
     """
 
     name: str
@@ -58,6 +61,7 @@ class OpSpec:
     doc: str = ""
     traceable: bool = True
     precision: str = "any"
+    unstorable: str = ""
     _signature: inspect.Signature | None = field(default=None, repr=False)
 
     @classmethod
@@ -66,7 +70,7 @@ class OpSpec:
                       shape: Callable[..., Any] | None = None, traceable: bool = True,
                       onnx: Callable[..., Any] | None = None,
                       onnx_import: dict[str, Callable[..., Any]] | None = None,
-                      precision: str = "any") -> "OpSpec":
+                      precision: str = "any", unstorable: str = "") -> "OpSpec":
         """Read the declaration off ``impl``'s signature (see the module docstring)."""
         sig = inspect.signature(impl)
         params = list(sig.parameters.values())
@@ -86,7 +90,7 @@ class OpSpec:
                    optional_inputs=optional, shape=shape, onnx=onnx,
                    onnx_import=dict(onnx_import) if onnx_import else None, category=category,
                    doc=inspect.getdoc(impl) or "", traceable=traceable, precision=precision,
-                   _signature=sig)
+                   unstorable=unstorable, _signature=sig)
 
     @property
     def variadic(self) -> bool:

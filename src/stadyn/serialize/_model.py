@@ -31,7 +31,7 @@ import torch
 
 from .._errors import ModelFileError, StadynError
 from .._fileutil import atomic_write, refuse_special_file
-from ..graph import Variable, auto_forward, get_current_context, name_scope
+from ..graph import Variable, auto_forward, get_current_context, name_scope, output_key, value_key
 from ..ops import CATALOG, function_of
 from ..parametric import parameter_registry
 from ..parametric._registry import ParameterRegistry
@@ -155,7 +155,7 @@ def _network_json(parts) -> tuple[dict, "OrderedDict[str, torch.Tensor]", dict]:
             if v is None:
                 in_ids.append(None)
             elif isinstance(v, Variable):
-                in_ids.append(ids[id(v) if v.parent is None else (id(v.parent), v._index)])
+                in_ids.append(ids[value_key(v)])
             else:
                 try:
                     in_ids.append({"value": _encode(v)})
@@ -177,13 +177,13 @@ def _network_json(parts) -> tuple[dict, "OrderedDict[str, torch.Tensor]", dict]:
                 out_ids.append(None)
                 continue
             shape = list(v.shape)
-            out_ids.append(add((id(node), i), v, kind="op",
+            out_ids.append(add(output_key(node, i), v, kind="op",
                                batch=bool(shape) and shape[0] in batch))
         nodes.append({"op": node.spec.name, "scope": node.scope, "inputs": in_ids,
                       "outputs": out_ids, "attrs": enc})
     outputs = []
     for name, v in parts.outputs.items():
-        outputs.append([name, ids[id(v) if v.parent is None else (id(v.parent), v._index)]])
+        outputs.append([name, ids[value_key(v)]])
     network = {"variables": records, "nodes": nodes,
                "inputs": [[n, ids[id(v)]] for n, v in parts.inputs.items()],
                "outputs": outputs, "parameters": list(parts.parameters)}
@@ -498,7 +498,8 @@ def _build_node(k: int, node: Any, records: list[dict], values: list, batch_size
     _check(isinstance(node, dict) and set(node) == {"op", "scope", "inputs", "outputs", "attrs"},
            f"{where} must be an object with op, scope, inputs, outputs and attrs")
     name, scope = node["op"], node["scope"]
-    _check(isinstance(name, str) and name in CATALOG, f"{where}: unknown op {name!r}")
+    _check(isinstance(name, str) and name in CATALOG and not CATALOG[name].unstorable,
+           f"{where}: unknown op {name!r}")
     _check(isinstance(scope, str), f"{where}: scope must be a string")
     where = f"network.json: node {k} ({name}{' in ' + repr(scope) if scope else ''})"
     spec = CATALOG[name]

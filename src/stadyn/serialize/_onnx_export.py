@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._fileutil import atomic_write
-from ..graph import Variable, topological_nodes
+from ..graph import Variable, output_key, topological_nodes, value_key
 from ._graph import collect_graph
 from ._network import Network
 from ._onnx_api import Emitter, ExportError, OnnxUnsupported
@@ -213,9 +213,6 @@ def to_onnx_model(model: Any = None, inputs: Any = None, opset: int = DEFAULT_OP
         g.declare(cname, v.shape, v.dtype, False)
         names[id(v)] = cname
 
-    def key(v: Variable):
-        return id(v) if v.parent is None else (id(v.parent), v._index)
-
     produced: dict[Any, str] = {}
     for node in parts.nodes:
         spec = node.spec
@@ -230,7 +227,7 @@ def to_onnx_model(model: Any = None, inputs: Any = None, opset: int = DEFAULT_OP
                 if v is None:
                     in_names.append("")
                 elif isinstance(v, Variable):
-                    in_names.append(names[id(v)] if v.parent is None else produced[key(v)])
+                    in_names.append(names[id(v)] if v.parent is None else produced[value_key(v)])
                 else:
                     in_names.append(_literal_input(g, v))
             result = spec.onnx(g, in_names, attrs)
@@ -243,7 +240,7 @@ def to_onnx_model(model: Any = None, inputs: Any = None, opset: int = DEFAULT_OP
                               f"outputs, the op has {len(node._outputs)}")
         batch_sizes = {g.shape(n)[0] for n in in_names if n and g.batch(n)}
         for i, (ref, oname) in enumerate(zip(node._outputs, out_names)):
-            produced[(id(node), i)] = oname
+            produced[output_key(node, i)] = oname
             v = ref()
             if v is not None and oname not in g.initializers and oname not in parts.inputs:
                 shape = tuple(v._shape)
@@ -255,7 +252,7 @@ def to_onnx_model(model: Any = None, inputs: Any = None, opset: int = DEFAULT_OP
     renames: dict[str, str] = {}
     taken = set(parts.inputs) | set(g.initializers)
     for name, v in parts.outputs.items():
-        internal = names[id(v)] if v.parent is None else produced[key(v)]
+        internal = names[id(v)] if v.parent is None else produced[value_key(v)]
         if internal in taken or internal in renames:
             g.nodes.append(helper.make_node("Identity", [renames.get(internal, internal)], [name],
                                             name=f"output.{name}"))

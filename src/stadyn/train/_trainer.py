@@ -20,8 +20,7 @@ import torch
 from .. import functions as F
 from .._errors import ModelFileError, StadynError
 from .._fileutil import atomic_write
-from ..graph import Variable, forward_all, training
-from ..graph._lower import _collect
+from ..graph import Subgraph, Variable, forward_all, training
 
 __all__ = ["Trainer"]
 
@@ -97,10 +96,9 @@ class Trainer:
         self._metric_sum = F.sum(metric) if metric is not None else None
         self._outputs = [self._loss_sum] + ([self._metric_sum] if metric is not None else [])
         params = {id(p) for learner in self.parameter_learners for p in _learner_params(learner)}
-        _, leaves = _collect(self._outputs)
-        self.arguments: list[Variable] = [v for v in leaves if id(v) not in params
-                                          and not v.need_grad and v.name is None]
-        metric_leaves = {id(v) for v in _collect([self._metric_sum])[1]} \
+        self.arguments: list[Variable] = [v for v in Subgraph(self._outputs).inputs
+                                          if id(v) not in params]
+        metric_leaves = {id(v) for v in Subgraph([self._metric_sum]).leaves} \
             if self._metric_sum is not None else set()
         self._metric_arguments = [v for v in self.arguments if id(v) in metric_leaves]
         self.total_number_of_samples_seen = 0
@@ -385,14 +383,12 @@ class Trainer:
 
     def _named_parameters(self) -> dict[str, Variable]:
         """Every parameter the trainer touches, trainable or not (running statistics too)."""
-        _, leaves = _collect(self._outputs)
         named: dict[str, Variable] = {}
         for learner in self.parameter_learners:
             for p in _learner_params(learner):
                 named[p.name or f"#{len(named)}"] = p
-        for v in leaves:
-            if v.name is not None:
-                named.setdefault(v.name, v)
+        for v in Subgraph(self._outputs).parameters:
+            named.setdefault(v.name, v)
         return named
 
 
