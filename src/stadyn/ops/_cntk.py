@@ -2,35 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from ._registry import op
 from ._util import norm_axis
 
 
-# -- ONNX mappings (see OpSpec.onnx) ----------------------------------------------------------
-def _cross_entropy_with_softmax_onnx(g, inputs, attrs):
-    """LogSoftmax, Mul, ReduceSum, Neg"""
-    z, t = inputs
-    a = norm_axis(attrs["axis"], g.ndim(z))
-    if g.dtype(t) != g.dtype(z):
-        t = g.cast(t, g.dtype(z))
-    logp = g.op("LogSoftmax", [z], axis=a)
-    return g.op("Neg", [g.reduce("ReduceSum", g.op("Mul", [t, logp]), [a], True)])
-
-
-def _classification_error_onnx(g, inputs, attrs):
-    """ArgMax, GatherElements, Greater, ReduceSum, GreaterOrEqual"""
-    z, t = inputs
-    a = norm_axis(attrs["axis"], g.ndim(z))
-    score = g.op("GatherElements", [z, g.op("ArgMax", [t], axis=a, keepdims=1)], axis=a)
-    better = g.reduce("ReduceSum", g.cast(g.op("Greater", [z, score]), np.int64), [a], True)
-    wrong = g.op("GreaterOrEqual", [better, g.const(np.asarray(int(attrs["topN"]), np.int64))])
-    return g.cast(wrong, g.dtype(z) if g.dtype(z).kind == "f" else np.float32)
-
-
-@op(2, category="loss", onnx=_cross_entropy_with_softmax_onnx, precision="float")
+@op(2, category="loss", precision="float")
 def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
     """``-sum(t * log softmax(z))`` along ``axis`` for a dense (one-hot or soft) target ``t``;
     the reduced axis is kept with size 1 (``(B, 1)`` for ``(B, C)`` inputs).
@@ -48,7 +26,7 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
     return -torch.sum(target_vector.to(logp.dtype) * logp, dim=a, keepdim=True)
 
 
-@op(2, category="metric", onnx=_classification_error_onnx, precision="float")
+@op(2, category="metric", precision="float")
 def classification_error(output_vector, target_vector, axis=-1, topN=1):
     """1 where the target's class (its argmax) is not among the ``topN`` highest outputs, else 0;
     the reduced axis is kept with size 1.  No gradient.

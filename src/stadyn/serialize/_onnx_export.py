@@ -1,7 +1,7 @@
 """ONNX export of static graphs built from catalog ops.
 
-The exporter walks the graph in order and, for each node, calls the op's own export mapping
-(``spec.onnx``) with an :class:`Emitter`; there is no table of ops here.  The result is an
+The exporter walks the graph in order and, for each node, calls the export rule registered
+against the node's op (:mod:`.op_rules`) with an :class:`Emitter`.  The result is an
 inference graph: batch normalisation uses the running statistics whatever ``batch_stat`` says,
 dropout is the identity.  The first axis of every input is the dynamic ``batch`` dimension.
 Parameters become initializers under their scope paths.  Of a :class:`Network` (a loaded model
@@ -22,6 +22,7 @@ from ..graph import Variable, output_key, topological_nodes, value_key
 from ._graph import collect_graph
 from ._network import Network
 from ._onnx_api import Emitter, ExportError, OnnxUnsupported
+from .op_rules import Unmapped, rules_for
 
 __all__ = ["export_onnx", "to_onnx_model", "inference_outputs", "DEFAULT_OPSET",
            "SUPPORTED_OPSETS"]
@@ -217,8 +218,11 @@ def to_onnx_model(model: Any = None, inputs: Any = None, opset: int = DEFAULT_OP
     for node in parts.nodes:
         spec = node.spec
         where = f" in scope '{node.scope}'" if node.scope else ""
-        if spec.onnx is None:
-            raise ExportError(f"op '{spec.name}'{where} has no ONNX export mapping")
+        rules = rules_for(spec)
+        export = rules.onnx_export if rules is not None else None
+        if not callable(export):
+            why = f": {export.reason}" if isinstance(export, Unmapped) else ""
+            raise ExportError(f"op '{spec.name}'{where} has no ONNX export mapping{why}")
         ins, attrs = spec.split_arguments(node.args, node.kwargs)
         in_names = []
         g.scope, g.stadyn_op = node.scope, spec.name
@@ -230,7 +234,7 @@ def to_onnx_model(model: Any = None, inputs: Any = None, opset: int = DEFAULT_OP
                     in_names.append(names[id(v)] if v.parent is None else produced[value_key(v)])
                 else:
                     in_names.append(_literal_input(g, v))
-            result = spec.onnx(g, in_names, attrs)
+            result = export(g, in_names, attrs)
         except OnnxUnsupported as exc:
             raise ExportError(f"op '{spec.name}'{where} cannot be exported to ONNX: "
                               f"{exc}") from None

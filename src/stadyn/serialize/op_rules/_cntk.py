@@ -1,0 +1,38 @@
+"""Rules of the losses and metrics with CNTK's semantics (``stadyn/ops/_cntk.py``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import functions as F
+from ...ops import norm_axis
+from ._common import COMPOSITE
+from ._table import Unmapped, register_rules
+
+
+def _cross_entropy_with_softmax_onnx(g, inputs, attrs):
+    """LogSoftmax, Mul, ReduceSum, Neg"""
+    z, t = inputs
+    a = norm_axis(attrs["axis"], g.ndim(z))
+    if g.dtype(t) != g.dtype(z):
+        t = g.cast(t, g.dtype(z))
+    logp = g.op("LogSoftmax", [z], axis=a)
+    return g.op("Neg", [g.reduce("ReduceSum", g.op("Mul", [t, logp]), [a], True)])
+
+
+register_rules(F.cross_entropy_with_softmax, onnx_export=_cross_entropy_with_softmax_onnx,
+               onnx_import=Unmapped(COMPOSITE))
+
+
+def _classification_error_onnx(g, inputs, attrs):
+    """ArgMax, GatherElements, Greater, ReduceSum, GreaterOrEqual"""
+    z, t = inputs
+    a = norm_axis(attrs["axis"], g.ndim(z))
+    score = g.op("GatherElements", [z, g.op("ArgMax", [t], axis=a, keepdims=1)], axis=a)
+    better = g.reduce("ReduceSum", g.cast(g.op("Greater", [z, score]), np.int64), [a], True)
+    wrong = g.op("GreaterOrEqual", [better, g.const(np.asarray(int(attrs["topN"]), np.int64))])
+    return g.cast(wrong, g.dtype(z) if g.dtype(z).kind == "f" else np.float32)
+
+
+register_rules(F.classification_error, onnx_export=_classification_error_onnx,
+               onnx_import=Unmapped(COMPOSITE))
