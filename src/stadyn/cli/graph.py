@@ -34,11 +34,15 @@ def add_parser(subparsers) -> None:
     p.add_argument("--network", default=None,
                    help="which network of an NNabla .nnp file (default: the first)")
     p.add_argument("--title", default=None, help="the title drawn above the graph")
+    p.add_argument("--direction", choices=("TB", "LR"), default="TB",
+                   help="where the data flows: TB (top to bottom, the default) or LR (left to "
+                        "right)")
 
     def run(a: argparse.Namespace) -> int:
         from ..inspect import show
         try:
-            show(a.file, a.output, depth=a.depth, network=a.network, title=a.title)
+            show(a.file, a.output, depth=a.depth, network=a.network, title=a.title,
+                 direction=a.direction)
         except (ValueError, OSError, RuntimeError) as exc:  # StadynErrors are among these
             print(f"stadyn graph: error: {exc}", file=sys.stderr)
             return 1

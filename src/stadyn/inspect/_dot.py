@@ -15,9 +15,10 @@ from typing import Collection, Iterable
 from .._errors import StadynError
 from ._view import Box, GraphView, Param, Scope, Tensor, shape_text
 
-__all__ = ["to_dot", "collapsible", "layout", "GraphvizMissing", "FORMATS"]
+__all__ = ["to_dot", "collapsible", "layout", "GraphvizMissing", "FORMATS", "DIRECTIONS"]
 
 FORMATS = ("svg", "png")
+DIRECTIONS = ("TB", "LR")
 _FONT = "Helvetica,Arial,sans-serif"
 _FRAME_FILLS = ("#f3f6fc", "#e7eef9", "#dce6f6", "#d2def2")
 _COLORS = {"op": "#cfe0fb", "input": "#d6f0d6", "output": "#fbe0c6", "parameter": "#fff3cc",
@@ -114,10 +115,11 @@ def _is_open(view: GraphView, scope: Scope, expanded: Collection[str] | None) ->
 
 
 def to_dot(view: GraphView, expanded: Collection[str] | None = None,
-           interactive: bool = False):
+           interactive: bool = False, direction: str = "TB"):
     """The ``graphviz.Digraph`` of ``view`` with the scopes in ``expanded`` open (paths; ``None``:
     all open).  ``interactive`` marks closed boxes and open frames that a click toggles (ids
     ``scope_N_box`` / ``scope_N`` with N the scope's index, ⊕/⊖ in their labels).
+    ``direction`` is where the data flows: ``"TB"`` (down) or ``"LR"`` (to the right).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F, stadyn.parametric_functions as PF
@@ -128,9 +130,11 @@ def to_dot(view: GraphView, expanded: Collection[str] | None = None,
         >>> "subgraph cluster_1" in src and "affine" in src and "4×2 f32" in src
         True
     """
+    if direction not in DIRECTIONS:
+        raise StadynError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
     graphviz = _graphviz()
     g = graphviz.Digraph("stadyn", format="svg")
-    g.attr(rankdir="TB", fontname=_FONT, nodesep="0.25", ranksep="0.3", newrank="true")
+    g.attr(rankdir=direction, fontname=_FONT, nodesep="0.25", ranksep="0.3", newrank="true")
     if view.title:
         g.attr(label=view.title, labelloc="t", fontsize="16")
     g.attr("node", fontname=_FONT, fontsize="11", shape="none", margin="0")

@@ -16,6 +16,7 @@ the only one at its level (a network wrapped in one ``cnn`` scope shows its laye
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 from importlib import resources
@@ -120,13 +121,14 @@ def _svg_body(svg: bytes) -> str:
     return text[text.index("<svg"):]
 
 
-def page(view: GraphView, depth: int | None = None) -> str:
+def page(view: GraphView, depth: int | None = None, direction: str = "TB") -> str:
     """The self-contained HTML page of ``view`` (see the module docstring)."""
     initial = initial_state(view, depth)
     states, opened, closed = page_states(view, initial)
+    untitled = dataclasses.replace(view, title="")      # the page's header names it
     templates = []
     for k, state in enumerate(states):
-        svg = layout(to_dot(view, state, interactive=True).source, "svg")
+        svg = layout(to_dot(untitled, state, True, direction).source, "svg")
         templates.append(f'<template id="stadyn-state-{k}">{_svg_body(svg)}</template>')
     data = {
         "scopes": [{"index": s.index, "path": s.path,

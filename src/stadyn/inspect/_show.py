@@ -7,9 +7,10 @@ import os
 import pathlib
 from typing import Any
 
-from .._errors import StadynError
+from .._errors import ModelFileError, StadynError
 from .._fileutil import atomic_write
-from ._dot import layout, to_dot
+from ..serialize import LegacyModel, import_onnx, is_model_file, load, read_legacy_model
+from ._dot import DIRECTIONS, layout, to_dot
 from ._html import page
 from ._view import GraphView, view_of
 
@@ -34,10 +35,8 @@ def load_for_inspection(path: str | os.PathLike) -> Any:
         >>> list(load_for_inspection(path).outputs)
         ['y']
     """
-    from ..serialize import import_onnx, is_model_file, load, read_legacy_model
     path = os.fspath(path)
     if not os.path.exists(path):
-        from .._errors import ModelFileError
         raise ModelFileError(f"{path}: no such file")
     ext = os.path.splitext(path)[1].lower()
     if ext in _NNABLA_EXTENSIONS:
@@ -65,7 +64,6 @@ def graph_view(what: Any, inputs: Any = None, network: str | None = None) -> Gra
         what = load_for_inspection(what)
         if not hasattr(what, "networks"):
             return view_of(what, inputs, title=title)
-    from ..serialize import LegacyModel
     if isinstance(what, LegacyModel):
         from ._legacy_view import legacy_view
         return legacy_view(what, network)
@@ -73,7 +71,7 @@ def graph_view(what: Any, inputs: Any = None, network: str | None = None) -> Gra
 
 
 def show(what: Any, path: str | os.PathLike, *, inputs: Any = None, depth: int | None = None,
-         title: str | None = None, network: str | None = None) -> None:
+         title: str | None = None, network: str | None = None, direction: str = "TB") -> None:
     """Draw the graph of ``what`` into ``path``; the extension picks the format: ``.svg``,
     ``.png``, ``.dot``/``.gv`` (Graphviz source) or ``.html``/``.htm`` (a self-contained page in
     which scopes open and close on a click).
@@ -86,7 +84,8 @@ def show(what: Any, path: str | os.PathLike, *, inputs: Any = None, depth: int |
     dtypes; parameter scopes are nested frames.  ``depth`` closes the frames deeper than that
     many levels (in the page: the first view; by default pictures show everything open and the
     page opens a scope while it is alone on its level).  ``inputs`` names the input Variables
-    (by default each unnamed leaf is one).  Laying out needs Graphviz's ``dot`` program (``apt-get
+    (by default each unnamed leaf is one).  ``direction`` ``"LR"`` lays the graph out left to
+    right instead of top down (long chains fit a page better).  Laying out needs Graphviz's ``dot`` program (``apt-get
     install graphviz``): without it every format but DOT raises
     :class:`stadyn.inspect.GraphvizMissing`.  The file is written atomically.
 
@@ -105,15 +104,17 @@ def show(what: Any, path: str | os.PathLike, *, inputs: Any = None, depth: int |
                           f"use one of {', '.join(sorted(PICTURE_EXTENSIONS))}")
     if depth is not None and (not isinstance(depth, int) or depth < 0):
         raise StadynError(f"depth must be a whole number >= 0, got {depth!r}")
+    if direction not in DIRECTIONS:
+        raise StadynError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
     view = graph_view(what, inputs, network)
     if title is not None:
         view.title = title
     if fmt == "html":
-        data = page(view, depth).encode("utf-8")
+        data = page(view, depth, direction).encode("utf-8")
     else:
         expanded = None
         if depth is not None:
             expanded = {s.path for s in view.root.walk() if 0 < s.depth <= depth}
-        source = to_dot(view, expanded).source
+        source = to_dot(view, expanded, direction=direction).source
         data = source.encode("utf-8") if fmt == "dot" else layout(source, fmt)
     atomic_write(out, lambda tmp: pathlib.Path(tmp).write_bytes(data))

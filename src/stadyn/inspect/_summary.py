@@ -42,12 +42,12 @@ class Summary:
         >>> s = sd.summary(y)
         >>> s.total_parameters, s.total_macs, [r.op for r in s.rows]
         (8, 24, ['affine', 'relu'])
-        >>> print(s)                                     # doctest: +NORMALIZE_WHITESPACE
-        Scope        Op      Output shape  Params  Mult-adds
-        ====================================================
-        net/affine   affine  4×2                8         24
-        net          relu    4×2                0          0
-        ====================================================
+        >>> print(s)
+        Scope       Op      Output shape  Params  Mult-adds
+        ===================================================
+        net/affine  affine  4×2                8         24
+        net         relu    4×2                0          0
+        ===================================================
         Total params: 8 (32 bytes)
         Trainable params: 8
         Non-trainable params: 0

@@ -44,7 +44,10 @@ def short_dtype(dtype: Any) -> str:
         >>> short_dtype(np.float32), short_dtype(torch.bfloat16), short_dtype("int64")
         ('f32', 'bf16', 'i64')
     """
-    name = str(dtype).replace("torch.", "")
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:                  # a torch dtype, or a name NumPy lacks (bfloat16)
+        name = str(dtype).replace("torch.", "")
     return _SHORT_DTYPES.get(name, name)
 
 
@@ -247,6 +250,8 @@ def _tensor(v: Variable) -> Tensor:
 
 
 def _differs(value: Any, default: Any) -> bool:
+    if isinstance(value, list):
+        value = tuple(value)          # PF passes (1,) as [1]: not a change worth printing
     try:
         return bool(value != default) if not isinstance(value, np.ndarray) else True
     except Exception:   # noqa: BLE001 - arrays and odd objects: show them
