@@ -9,19 +9,21 @@ import stadyn as sd
 from stadyn.models import cifar_convnet, digits_cnn
 
 
+def _built(model, shape):
+    """``(model(Variable(shape)), its registry)``."""
+    registry = sd.ParameterRegistry()
+    with sd.parameter_registry(registry):
+        y = model(sd.Variable(shape))
+    return y, registry
+
+
 @pytest.fixture
 def tutorial_cnn():
     """NNabla's tutorial deep CNN on a batch of 16 8x8 digits: (output, registry)."""
-    registry = sd.ParameterRegistry()
-    with sd.parameter_registry(registry):
-        y = digits_cnn(sd.Variable((16, 1, 8, 8)))
-    return y, registry
+    return _built(digits_cnn, (16, 1, 8, 8))
 
 
 @pytest.fixture
 def cntk_convnet():
     """CNTK's CIFAR-10 ConvNet on a batch of 16: (output, registry)."""
-    registry = sd.ParameterRegistry()
-    with sd.parameter_registry(registry):
-        y = cifar_convnet(sd.Variable((16, 3, 32, 32)))
-    return y, registry
+    return _built(cifar_convnet, (16, 3, 32, 32))

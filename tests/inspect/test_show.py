@@ -199,3 +199,17 @@ def test_several_outputs_and_shared_parameters():
     assert [b.label for b in view.boxes.values() if b.kind == "output"] == ["h", "g"]
     assert view.n_parameters == 12
     assert {str(e.tensor) for e in view.edges} == {"2×3 f32", "3×3 f32", "3 f32"}
+
+
+def test_find_by_name(tutorial_cnn):
+    from stadyn.inspect import find_by_name
+    y, registry = tutorial_cnn
+    (w,) = find_by_name(y, "cnn/conv2/conv/W")
+    assert w is registry.get("cnn/conv2/conv/W")
+    conv2 = find_by_name(y, "conv2")              # the ops made in scope cnn/conv2: the tanh
+    assert [v.parent.spec.name for v in conv2] == ["tanh"]
+    assert [v.parent.spec.name for v in find_by_name(y, "cnn/conv2/bn")] == [
+        "batch_normalization"]
+    assert find_by_name(y, "cnn/classifier/affine") == [y]
+    assert find_by_name(y, "classifier") == []         # its op sits in classifier/affine
+    assert find_by_name(y, "nothing") == []
