@@ -213,3 +213,21 @@ def test_find_by_name(tutorial_cnn):
     assert find_by_name(y, "cnn/classifier/affine") == [y]
     assert find_by_name(y, "classifier") == []         # its op sits in classifier/affine
     assert find_by_name(y, "nothing") == []
+
+
+@needs_dot
+def test_markup_in_scope_names_stays_text(tmp_path):
+    import stadyn.parametric_functions as PF
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with sd.parameter_scope("a<!--<b>&\"c"):
+            y = F.relu(PF.affine(sd.Variable((2, 3)), 2))
+    path = str(tmp_path / "odd.html")
+    sd.show(y, path)
+    text = open(path, encoding="utf-8").read()
+    blob = re.search(r'id="stadyn-graph-data">(.*?)</script>', text, re.S).group(1)
+    assert "<" not in blob
+    assert json.loads(blob)["scopes"][0]["path"] == 'a<!--<b>&"c'
+    assert text.count("</script>") == 2          # the data's and the page script's own
+    assert "<!--<b>" not in text
+    sd.show(y, str(tmp_path / "odd.svg"))
+    assert 'a<!--<b>&"c' in _clusters(str(tmp_path / "odd.svg"))

@@ -19,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 import html
 import json
+import os
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from typing import Iterable
 
@@ -126,10 +128,12 @@ def page(view: GraphView, depth: int | None = None, direction: str = "TB") -> st
     initial = initial_state(view, depth)
     states, opened, closed = page_states(view, initial)
     untitled = dataclasses.replace(view, title="")      # the page's header names it
-    templates = []
-    for k, state in enumerate(states):
-        svg = layout(to_dot(untitled, state, True, direction).source, "svg")
-        templates.append(f'<template id="stadyn-state-{k}">{_svg_body(svg)}</template>')
+    sources = [to_dot(untitled, state, True, direction).source for state in states]
+    # each layout is one run of dot, a process of its own: run as many at once as there are CPUs
+    with ThreadPoolExecutor(max_workers=max(1, min(len(sources), os.cpu_count() or 1))) as pool:
+        svgs = list(pool.map(lambda source: layout(source, "svg"), sources))
+    templates = [f'<template id="stadyn-state-{k}">{_svg_body(svg)}</template>'
+                 for k, svg in enumerate(svgs)]
     data = {
         "scopes": [{"index": s.index, "path": s.path,
                     "parent": s.parent.index if s.parent is not None and s.parent.parent
@@ -141,7 +145,7 @@ def page(view: GraphView, depth: int | None = None, direction: str = "TB") -> st
         "open": {str(i): _key(view, s) for i, s in opened.items()},
         "close": {str(i): _key(view, s) for i, s in closed.items()},
     }
-    blob = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    blob = json.dumps(data, separators=(",", ":")).replace("<", "\\u003c")   # no tag in it
     title = html.escape(view.title or "Stadyn graph")
     assets = resources.files(__package__)
     css = assets.joinpath("page.css").read_text(encoding="utf-8")
