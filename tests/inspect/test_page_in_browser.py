@@ -78,3 +78,22 @@ def test_page_loads_shows_clusters_and_opens_one_on_a_click(tutorial_cnn, tmp_pa
     page.click_element("#stadyn-close-all")
     assert page.evaluate(CLOSED_BOXES) == ["⊕ cnn"]
     assert _errors(browser) == []
+
+
+def test_a_second_layer_opened_shows_alone_when_the_pair_was_not_laid_out(cntk_convnet,
+                                                                          tmp_path, browser):
+    # 6 closable layers at the top (dense_2 holds one op): 64 combinations, more than the page
+    # lays out, so it holds each layer opened on its own (see stadyn/inspect/_html.py)
+    path = str(tmp_path / "convnet.html")
+    sd.show(cntk_convnet[0], path)
+    view = graph_view(cntk_convnet[0])
+    first, second = view.scope("convolution").index, view.scope("dense").index
+    page = browser.open("file://" + path)
+    assert page.evaluate("document.body.dataset.state") == ""
+    assert len(page.evaluate(CLOSED_BOXES)) == 6
+    page.click_element(f"#scope_{first}_box")
+    assert page.evaluate("document.body.dataset.state") == str(first)
+    page.click_element(f"#scope_{second}_box")
+    assert page.evaluate("document.body.dataset.state") == str(second)
+    assert page.evaluate(CLUSTER_LABELS) == ["⊖ dense", "dense_2"]   # dense_2: always open
+    assert _errors(browser) == []
