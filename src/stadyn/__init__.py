@@ -18,6 +18,7 @@ from ._errors import (ConfigError, DataError, ModelFileError, OpArgumentError, P
                       ShapeError, StadynError)
 from ._random import seed
 from .compile import CompiledStep, compile_step
+from .inspect import show, summary
 from .graph import (Context, Variable, auto_forward, context, context_scope, forward_all,
                     get_auto_forward, get_current_context, is_training, set_auto_forward,
                     set_default_context, set_training, training)
@@ -38,5 +39,5 @@ __all__ = [
     "load_parameters", "read_parameter_file", "save", "load", "export_onnx", "import_onnx",
     "Network", "seed", "StadynError", "ShapeError", "OpArgumentError",
     "ParameterError", "DataError", "ConfigError", "ModelFileError", "compile_step",
-    "CompiledStep", "__version__",
+    "CompiledStep", "show", "summary", "__version__",
 ]

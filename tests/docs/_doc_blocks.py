@@ -7,6 +7,7 @@ right above a block's fence change that, and say why in the Markdown source::
     <!-- doc-test: skip (needs a CUDA GPU) -->          not run; the reason is required
     <!-- doc-test: continue -->                         runs on in the previous block's namespace
     <!-- doc-test: setup cifar10 -->                    first makes the files the block reads
+                                                     (setups: cifar10, brainscript, legacy)
     <!-- doc-test: replace "epochs=80" with "epochs=2" (CI runs it at a tiny size) -->
     <!-- doc-test: file digits.cntk -->                on any block: its text is written to that
                                                         file before the blocks after it run
@@ -135,7 +136,13 @@ def _setup_brainscript() -> None:
         shutil.copy(os.path.join(FIXTURES, "brainscript", name), name)
 
 
-SETUPS = {"cifar10": _setup_cifar10, "brainscript": _setup_brainscript}
+def _setup_legacy() -> None:
+    """The seed's CIFAR ConvNet as CNTK 2.7 saved it, under the seed script's file name."""
+    shutil.copy(os.path.join(FIXTURES, "legacy", "cntk_convnet_cifar10.dnn"),
+                "ConvNet_CIFAR10_DataAug_0.dnn")
+
+
+SETUPS = {"cifar10": _setup_cifar10, "brainscript": _setup_brainscript, "legacy": _setup_legacy}
 
 
 # --------------------------------------------------------------------------- runner

@@ -1,4 +1,4 @@
-"""The ``stadyn`` command: ``stadyn demo | bench | data ...``.
+"""The ``stadyn`` command: ``stadyn demo | bench | data | ... | info | graph``.
 
 Each subcommand lives in its own module with an ``add_parser(subparsers)`` function.  Options
 may stand anywhere among a subcommand's positional arguments (``stadyn train CFG --nproc 2
@@ -76,7 +76,7 @@ class _Parser(argparse.ArgumentParser):
             self._intermixing = False
 
 
-_SUBCOMMANDS = ("demo", "bench", "data", "train", "eval", "convert", "info")
+_SUBCOMMANDS = ("demo", "bench", "data", "train", "eval", "convert", "info", "graph")
 
 
 def version_text() -> str:
