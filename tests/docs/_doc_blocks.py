@@ -7,7 +7,6 @@ right above a block's fence change that, and say why in the Markdown source::
     <!-- doc-test: skip (needs a CUDA GPU) -->          not run; the reason is required
     <!-- doc-test: continue -->                         runs on in the previous block's namespace
     <!-- doc-test: setup cifar10 -->                    first makes the files the block reads
-                                                     (setups: cifar10, brainscript, legacy)
     <!-- doc-test: replace "epochs=80" with "epochs=2" (CI runs it at a tiny size) -->
     <!-- doc-test: file digits.cntk -->                on any block: its text is written to that
                                                         file before the blocks after it run
@@ -19,6 +18,8 @@ Setups (each writes into the working folder):
   batch file: 80 training, 16 test images of ten learnable colours).
 * ``brainscript``: CNTK's example configs ``ConvNet_CIFAR10_DataAug.cntk``, ``ConvNet_MNIST.cntk``
   and ``01_OneHidden.cntk`` (tests/fixtures/brainscript/).
+* ``legacy``: ``ConvNet_CIFAR10_DataAug_0.dnn``, the seed's CIFAR ConvNet as CNTK 2.7 saved it
+  (tests/fixtures/legacy/cntk_convnet_cifar10.dnn).
 
 Run as a script (``python _doc_blocks.py BLOCKS.json``) it runs the blocks listed in the JSON
 file and stops at the first that fails, naming its file and line.
