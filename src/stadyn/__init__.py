@@ -17,6 +17,7 @@ from . import functions, ops, parametric, solvers  # noqa: F401  (ops installs V
 from ._errors import (ConfigError, DataError, ModelFileError, OpArgumentError, ParameterError,
                       ShapeError, StadynError)
 from ._random import seed
+from ._version import __version__
 from .compile import CompiledStep, compile_step
 from .inspect import show, summary
 from .graph import (Context, Variable, auto_forward, context, context_scope, forward_all,
@@ -27,8 +28,6 @@ from .parametric import (ParameterRegistry, clear_parameters, get_parameter_or_c
                          get_parameters, parameter_registry, parameter_scope)
 from .serialize import (Network, export_onnx, import_onnx, load, load_parameters,
                         read_parameter_file, save, save_parameters)
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Variable", "auto_forward", "set_auto_forward", "get_auto_forward", "forward_all", "grad",

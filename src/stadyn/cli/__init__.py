@@ -88,13 +88,11 @@ def version_text() -> str:
         True
     """
     import platform
-    from importlib import metadata
-    try:
-        version = metadata.version("stadyn")
-    except metadata.PackageNotFoundError:     # run from a source tree that is not installed
-        from .. import __version__ as version
+
     import torch
-    return f"stadyn {version} (torch {torch.__version__}, Python {platform.python_version()})"
+
+    from .._version import __version__
+    return f"stadyn {__version__} (torch {torch.__version__}, Python {platform.python_version()})"
 
 
 class _VersionAction(argparse.Action):

@@ -31,10 +31,10 @@ import torch
 
 from .._errors import ModelFileError, StadynError
 from .._fileutil import atomic_write, refuse_special_file
+from .._version import __version__
 from ..graph import Variable, auto_forward, get_current_context, name_scope, output_key, value_key
 from ..ops import CATALOG, function_of
-from ..parametric import parameter_registry
-from ..parametric._registry import ParameterRegistry
+from ..parametric import ParameterRegistry, parameter_registry
 from ._graph import collect_graph
 from ._limits import LoadBudget, read_zip_member
 from ._network import ModelInfo, Network
@@ -262,7 +262,6 @@ def _solver_bytes(solver: Any) -> bytes:
 
 
 def _version() -> str:
-    from .. import __version__
     return __version__
 
 

@@ -15,8 +15,7 @@ import torch
 from .._errors import StadynError
 from ..graph import Variable, forward_all, topological_nodes
 from ..graph import training as phase
-from ..parametric import parameter_registry
-from ..parametric._registry import ParameterRegistry
+from ..parametric import ParameterRegistry, parameter_registry
 
 __all__ = ["Network", "ModelInfo"]
 

@@ -22,8 +22,7 @@ from .._errors import ModelFileError, StadynError
 from .._fileutil import refuse_special_file
 from ..graph import Variable, auto_forward, get_current_context, name_scope
 from ..ops import CATALOG
-from ..parametric import parameter_registry
-from ..parametric._registry import ParameterRegistry
+from ..parametric import ParameterRegistry, parameter_registry
 from ._network import Network
 from ._onnx_api import ImportedNode, OnnxUnsupported
 from .op_rules import Unmapped, rules_for

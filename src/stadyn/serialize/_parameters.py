@@ -31,8 +31,7 @@ import torch
 from .._errors import ModelFileError, ParameterError
 from .._fileutil import atomic_write, refuse_special_file
 from ..graph import Variable
-from ..parametric import current_registry, get_parameters
-from ..parametric._registry import ParameterRegistry
+from ..parametric import ParameterRegistry, current_registry, get_parameters
 from ._limits import LoadBudget, read_zip_member
 
 __all__ = ["save_parameters", "load_parameters", "read_parameter_file"]
