@@ -15,7 +15,7 @@ Example:
     'x = 1'
     >>> read_source(folder, None, "BrainScript file")
     Traceback (most recent call last):
-    stadyn._errors.ConfigError: cannot read BrainScript file '...': not a regular file
+    stadyn._errors.ConfigError: cannot read BrainScript file ...: is a folder, not a regular file
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import os
 import stat
 
 from stadyn._errors import ConfigError
+from stadyn._fileutil import special_file_kind
 
 from ._ast import SourceLocation
 
@@ -57,7 +58,8 @@ def read_source(path: str, loc: SourceLocation | None, what: str = "config file"
     try:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):
-            raise _error(f"cannot read {what} '{path}': not a regular file", loc)
+            kind = special_file_kind(info.st_mode) or "a folder"
+            raise _error(f"cannot read {what} {path}: is {kind}, not a regular file", loc)
         with open(path, "rb") as f:
             data = f.read(SIZE_LIMIT + 1)
     except OSError as err:
