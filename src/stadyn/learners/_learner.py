@@ -382,15 +382,18 @@ class Learner:
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to resume exactly: the schedule position (samples, minibatches and
         sweeps seen, the learning-rate reset point and schedule), the known sweep size, the
-        learner's scalar state and copies of the per-parameter state tensors (keyed
-        ``"<parameter>/<state>"``, the parameter's name or its index)."""
+        learner's scalar state, copies of the per-parameter state tensors (keyed
+        ``"<parameter>/<state>"``, the parameter's name or its index) and the state of its own
+        noise generator (:attr:`generator`, when it has one)."""
         return {"learner": self.name, "samples_seen": self.samples_seen,
                 "minibatches_seen": self.minibatches_seen, "sweeps_seen": self.sweeps_seen,
                 "lr_offset": self._lr_offset,
                 "lr_schedule": self._schedules["lr"].config() if self._lr_reset else None,
                 "sweep_size": self._sweep_size, "scalars": dict(self._scalar_state),
                 "tensors": {f"{n}/{k}": s[k].detach().clone()
-                            for n, s in zip(self._names, self._states) for k in s}}
+                            for n, s in zip(self._names, self._states) for k in s},
+                "generator_state": (None if self.generator is None
+                                    else self.generator.get_state())}
 
     def check_state_dict(self, state: Mapping[str, Any]) -> None:
         """Raise the error :meth:`load_state_dict` would raise for ``state``; change nothing.
@@ -447,6 +450,14 @@ class Learner:
                               for k, v in scalars.items()}
         sweep = state.get("sweep_size")
         checked["sweep_size"] = None if sweep is None else _count(sweep, f"{what}: sweep_size", 1)
+        generator = state.get("generator_state")
+        if generator is not None and self.generator is not None:
+            try:
+                torch.Generator().set_state(torch.as_tensor(generator))
+            except (RuntimeError, TypeError) as exc:
+                raise StadynError(f"{what}: 'generator_state' is not a generator's state "
+                                  f"({exc})") from None
+            checked["generator_state"] = torch.as_tensor(generator)
         return checked
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -466,3 +477,5 @@ class Learner:
         self._scalar_state.update(checked["scalars"])
         if checked["sweep_size"] is not None:
             self.resolve_epoch_size(checked["sweep_size"])
+        if "generator_state" in checked:
+            self.generator.set_state(checked["generator_state"])
