@@ -150,9 +150,17 @@ _uncaught = [False]     # did the script end with an uncaught exception?
 
 
 def _noting_uncaught(hook):
-    """``sys.excepthook`` that first records that the script failed (see _leave_at_exit)."""
+    """``sys.excepthook`` that first records that the script failed (see _leave_at_exit), in
+    the heartbeat too: its exit handlers will tear the process group down and make its peers'
+    collectives fail, and the launcher must not blame them."""
     def excepthook(kind, value, tb):
         _uncaught[0] = True
+        try:
+            from ._collectives import beat, current_sequence, last_state
+            if last_state() != "failed":     # a failed collective: a peer is to blame
+                beat(current_sequence(), "raised", getattr(kind, "__name__", "an exception"))
+        except Exception:  # noqa: BLE001 - never hide the exception being reported
+            pass
         hook(kind, value, tb)
     return excepthook
 
