@@ -191,7 +191,7 @@ def run_demo(epochs: int = 3, batch_size: int = 16, out: str = "runs/demo", seed
              modes: tuple[str, ...] = ("static", "dynamic"), device: str = "cpu",
              dtype: str = "float32") -> list[RunResult]:
     """Run the experiment and print/plot the comparison (see the module docstring)."""
-    ctx = context(device, 0, dtype)
+    ctx = context(device, dtype=dtype)
     digits = load_digits_source()
     train_idx, test_idx = split_indices(len(digits), 0.2, seed)
     if train_limit is not None:
@@ -241,7 +241,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--modes", nargs="+", default=["static", "dynamic"], choices=MODES,
                    help="static/dynamic (NNabla's calls), compiled (compile_step with "
                         "torch.compile; CUDA graphs on CUDA), program (the same, not compiled)")
-    p.add_argument("--device", default="cpu", help="cpu or cuda")
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (the GPU of index N)")
     p.add_argument("--dtype", default="float32", help="float32, bfloat16 or float16")
     p.set_defaults(func=lambda a: run_demo(a.epochs, a.batch_size, a.out, a.seed,
                                            a.train_limit, not a.no_plot, modes=tuple(a.modes),
