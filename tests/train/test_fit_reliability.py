@@ -301,3 +301,16 @@ def test_fractional_class_ids_fed_to_an_integer_input_are_refused():
         trainer.train_minibatch({x: rng.rand(4, 6), t: np.array([[0.0], [2.7], [1.0], [1.0]])})
     for k, v in _parameters().items():
         np.testing.assert_array_equal(v, before[k])
+
+
+def test_fractional_class_ids_fed_to_a_float_target_are_refused_on_the_host():
+    """Checked where the data is, so a GPU run (where the op cannot check) refuses them too."""
+    x, t = sd.Variable((1, 6)), sd.Variable((1, 1))
+    z = L.Dense(3)(x)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters(sd.get_parameters())
+    trainer = Trainer(z, (F.mean(F.softmax_cross_entropy(z, t)),), [solver])
+    rng = np.random.RandomState(0)
+    trainer.train_minibatch({x: rng.rand(2, 6), t: np.array([[0.0], [2.0]], np.float32)})
+    with pytest.raises(sd.DataError, match=r"input .*\(2, 1\).* holds class ids.*not whole"):
+        trainer.train_minibatch([rng.rand(2, 6), np.array([[0.0], [0.5]], np.float32)])

@@ -74,16 +74,33 @@ def feed(var: Variable, value: Any) -> int:
     return int(arr.shape[0]) if len(arr.shape) else 1
 
 
+# ops whose second input holds class ids (converted to integers, so a fraction is truncated)
+_CLASS_ID_OPS = ("softmax_cross_entropy", "categorical_cross_entropy", "top_n_error")
+
+
+def _class_id_inputs(nodes) -> set[int]:
+    """The ids of the leaf Variables the graph reads as class ids."""
+    found = set()
+    for node in nodes:
+        if node.spec.name in _CLASS_ID_OPS:
+            inputs = node.spec.split_arguments(node.args, node.kwargs)[0]
+            target = inputs[1] if len(inputs) > 1 else None
+            if isinstance(target, Variable) and target.parent is None:
+                found.add(id(target))
+    return found
+
+
 def _check_whole_numbers(var: Variable, arr) -> None:
-    """Float data for an integer input (class ids) is truncated by the conversion: refuse it
-    unless it holds whole numbers."""
+    """Float data for class ids (an integer input, or the target of a class-id loss) would be
+    truncated: refuse it unless it holds whole numbers (checked on the host, where the
+    minibatch is; the op checks again on the CPU)."""
     if isinstance(arr, torch.Tensor):
         fractional = arr.is_floating_point() and not bool(torch.all(arr == torch.trunc(arr)))
     else:
         fractional = arr.dtype.kind in "fc" and not np.all(arr == np.trunc(arr))
     if fractional:
-        raise DataError(f"input {var.name or ''} of dtype {var.data.dtype} (class ids): the "
-                        f"minibatch holds numbers that are not whole; they would be truncated")
+        raise DataError(f"input {var!r} holds class ids: the minibatch holds numbers that "
+                        f"are not whole; they would be truncated")
 
 
 class Trainer:
@@ -128,7 +145,8 @@ class Trainer:
         self._metric_sum = F.sum(metric) if metric is not None else None
         self._outputs = [self._loss_sum] + ([self._metric_sum] if metric is not None else [])
         params = {id(p) for learner in self.parameter_learners for p in _learner_params(learner)}
-        _, leaves = _collect(self._outputs)
+        nodes, leaves = _collect(self._outputs)
+        self._class_id_inputs = _class_id_inputs(nodes)
         self.arguments: list[Variable] = [v for v in leaves if id(v) not in params
                                           and not v.need_grad and v.name is None]
         metric_leaves = {id(v) for v in _collect([self._metric_sum])[1]} \
@@ -176,6 +194,9 @@ class Trainer:
                 raise StadynError(f"Trainer: {len(values)} arrays given for "
                                   f"{len(self.arguments)} inputs")
             items = list(zip(self.arguments, values))
+        for var, value in items:
+            if id(_unwrap(var)) in self._class_id_inputs:
+                _check_whole_numbers(_unwrap(var), _as_array(value))
         counts = {feed(_unwrap(var), value) for var, value in items}
         if len(counts) != 1:
             raise StadynError(f"Trainer: inputs with different sample counts {sorted(counts)}")
