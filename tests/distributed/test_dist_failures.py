@@ -227,19 +227,29 @@ def _alive(pid: int) -> bool:
 def test_a_worker_hung_outside_a_collective_after_the_others_finished_ends_the_job(tmp_path):
     """Rank 1 sleeping after rank 0 had finished used to keep the job alive forever, whatever
     the timeout (no collective is waited in).  The test's own limit bounds the old hang."""
+    import signal
     import subprocess
-    script = _script(tmp_path, """
+    script = _script(tmp_path, f"""
         import os, time
         import stadyn.distributed as dist
+        with open(os.path.join({str(tmp_path)!r}, "pid" + os.environ["RANK"]), "w") as f:
+            f.write(str(os.getpid()))
         dist.init()
         dist.barrier()
         if os.environ["RANK"] == "1":
             time.sleep(3600)            # not in a collective: no heartbeat says it waits
     """)
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    result = subprocess.run([sys.executable, "-m", "stadyn.distributed.run", "--nproc", "2",
-                             "--timeout", "5", *script[1:]], env=env, capture_output=True,
-                            text=True, timeout=240)
+    try:
+        result = subprocess.run([sys.executable, "-m", "stadyn.distributed.run", "--nproc", "2",
+                                 "--timeout", "5", *script[1:]], env=env, capture_output=True,
+                                text=True, timeout=240)
+    finally:       # a launcher that never ends leaves its sleeping worker behind
+        for path in tmp_path.glob("pid*"):
+            try:
+                os.kill(int(path.read_text()), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
     assert result.returncode == 124, failure(result)
     report = next(line for line in result.stderr.splitlines()
                   if line.startswith("stadyn.distributed:"))
