@@ -202,6 +202,19 @@ def _emit(out: IO[str], lock: threading.Lock, lines: list[str]) -> None:
             pass
 
 
+def _poll(workers: Sequence[_Worker], now: float, heartbeat: str, err: IO[str],
+          lock: threading.Lock) -> list[_Worker]:
+    """Note the time of every new exit; return the workers that failed."""
+    failures = []
+    for w in workers:
+        code = _effective_code(w, heartbeat, err, lock)
+        if code is not None and w.exit_time is None:
+            w.exit_time = now
+        if code not in (None, 0):
+            failures.append(w)
+    return failures
+
+
 _SETTLE = 10.0          # seconds to wait for the worker behind a failed collective to show itself
 _SETTLE_RAISED = 30.0   # ... for a worker known to have raised to finish exiting
 
@@ -225,13 +238,7 @@ def _find_culprit(workers: Sequence[_Worker], heartbeat: str, err: IO[str],
     while True:
         now = time.monotonic()
         beats = read_heartbeats(heartbeat)
-        failures = []
-        for w in workers:
-            code = _effective_code(w, heartbeat, err, lock)
-            if code is not None and w.exit_time is None:
-                w.exit_time = now
-            if code not in (None, 0):
-                failures.append(w)
+        failures = _poll(workers, now, heartbeat, err, lock)
         primary = [w for w in failures if _state(beats, w) != "failed"]
         if primary:
             return min(primary, key=lambda w: w.exit_time or now), beats
@@ -303,13 +310,7 @@ def _supervise(workers: list[_Worker], timeout: float, heartbeat: str, grace: fl
     next_beat_check = 0.0
     while True:
         now = time.monotonic()
-        failures = []
-        for w in workers:
-            code = _effective_code(w, heartbeat, err, lock)
-            if code is not None and w.exit_time is None:
-                w.exit_time = now
-            if code not in (None, 0):
-                failures.append(w)
+        failures = _poll(workers, now, heartbeat, err, lock)
         if failures:
             culprit, beats = _find_culprit(workers, heartbeat, err, lock)
             _kill_all(workers, grace)
