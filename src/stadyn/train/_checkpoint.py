@@ -9,7 +9,8 @@ and any problem is one :class:`~stadyn.ModelFileError` naming the file.
 The random generators are those a run draws from: torch's (dropout masks and other random ops;
 CUDA's too once CUDA is in use), Stadyn's initialiser generator (:data:`stadyn._random.prng`),
 NumPy's and Python's global ones.  Restoring them makes a resumed run draw what the uninterrupted
-run would have drawn.
+run would have drawn.  (In data-parallel training rank 0 writes the checkpoint and every worker
+restores rank 0's generators: exact when the workers were seeded alike.)
 
 Example:
     >>> import os, tempfile, numpy as np, torch, stadyn as sd, stadyn.functions as F
