@@ -335,7 +335,7 @@ def _alone(beats: dict, workers: Sequence[_Worker], timeout: float, now: float) 
     """A report if a worker is still running ``timeout`` seconds after another one finished:
     it cannot meet the finished one in a collective any more, so it is hung outside one (or
     working alone longer than the job allows)."""
-    finished = [w for w in workers if w.code == 0 and w.exit_time is not None]
+    finished = [w for w in workers if (w.code == 0 or w.forgiven) and w.exit_time is not None]
     running = [w for w in workers if w.code is None]
     if not finished or not running:
         return None
