@@ -282,7 +282,7 @@ def test_fit_on_a_finished_checkpoint_says_it_is_already_trained(tmp_path):
         logger.removeHandler(handler)
     messages = [r.getMessage() for r in records if r.levelno == logging.WARNING]
     assert len(messages) == 1
-    assert "done.ckpt already holds 2 trained epoch(s) of the 2 asked for" in messages[0]
+    assert "done.ckpt: already trained 2 epochs of the 2 asked for" in messages[0]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -339,8 +339,9 @@ class Trainer:
                     writer.epochs = first
         if first >= epochs:
             if main and checkpoint is not None:
-                logger.warning(f"Trainer.fit: {os.fspath(checkpoint)} already holds {first} "
-                               f"trained epoch(s) of the {epochs} asked for; nothing to train")
+                logger.warning(f"Trainer.fit: {os.fspath(checkpoint)}: already trained {first} "
+                               f"epoch{'s' if first != 1 else ''} of the {epochs} asked for; "
+                               f"nothing to train")
             return []
         if checkpoint is not None and main:
             check_checkpoint_folder(checkpoint)
