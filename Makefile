@@ -1,9 +1,12 @@
 # `make demo` and `make test` do all set-up on a fresh machine: a virtual environment in .venv,
-# torch 2.13.0 (the CPU wheel on this machine's disk) when the venv has no torch, then Stadyn.
+# torch 2.13.0 from PyPI when the venv has no torch (on this project's machines a CPU wheel on
+# disk; on another Linux machine PyPI's CUDA build: docs/install.md says how to choose the
+# CPU-only or another CUDA build), then Stadyn with the extras the target needs.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.stadyn-installed
+DEMO_STAMP := $(VENV)/.stadyn-demo-installed
 TORCH  := torch==2.13.0
 PYTEST_ARGS ?=
 # `make bench-peers`: NNabla 1.39 and MXNet 1.9.1 in their own environments (NNabla's wheels stop
@@ -13,27 +16,39 @@ PY310  ?= $(shell pyenv root 2>/dev/null)/versions/3.10.13/bin/python
 NNABLA := nnabla==1.39.0
 MXNET  := mxnet==1.9.1 numpy==1.23.5
 
-.PHONY: all setup demo test bench bench-peers clean
+.PHONY: all setup demo test docs bench bench-peers clean
 
 all: test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+# `make test`, `make docs`: Stadyn with every extra, the test tools and Sphinx.
 $(STAMP): pyproject.toml | $(BIN)/python
 	@$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q $(TORCH)
 	$(BIN)/python -m pip install -q -e '.[test]'
 	@touch $(STAMP)
 
+# `make demo`, `make bench`: Stadyn with the demo extra (the digits data set, the plots).
+$(DEMO_STAMP): pyproject.toml | $(BIN)/python
+	@$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q $(TORCH)
+	$(BIN)/python -m pip install -q -e '.[demo]'
+	@touch $(DEMO_STAMP)
+
 setup: $(STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/stadyn demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)
 
-bench: $(STAMP)
+# The API reference (Sphinx, from the docstrings) in build/docs/html; -W: a warning fails it.
+docs: $(STAMP)
+	$(BIN)/python -m sphinx -W --keep-going -b html -q docs/api build/docs/html
+	@echo "open build/docs/html/index.html"
+
+bench: $(DEMO_STAMP)
 	$(BIN)/stadyn bench
 
 # The Python 3.10 to build the peer environments from: PY310 if it is one, else python3.10.
@@ -60,4 +75,4 @@ bench-peers: $(STAMP) $(PEERS)/nnabla/.installed $(PEERS)/mxnet/.installed
 	$(BIN)/stadyn bench --peers
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build docs/api/generated src/*.egg-info .pytest_cache

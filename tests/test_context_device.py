@@ -33,9 +33,9 @@ def test_cuda_without_an_index_is_gpu_0(two_gpus):
 def test_a_gpu_the_machine_does_not_have_is_an_error_naming_those_it_has(two_gpus):
     with pytest.raises(sd.StadynError, match=r"'cuda:2' with device 2: this machine has 2 CUDA "
                                              r"device\(s\) \(cuda:0 to cuda:1\)"):
-        sd.context("cuda:2")
+        _ = sd.context("cuda:2")
     with pytest.raises(sd.StadynError, match="has 2 CUDA device"):
-        sd.context("cuda", 5)
+        _ = sd.context("cuda", 5)
 
 
 @pytest.mark.parametrize("args, kwargs, message", [
@@ -45,7 +45,7 @@ def test_a_gpu_the_machine_does_not_have_is_an_error_naming_those_it_has(two_gpu
 ])
 def test_contradictory_or_bad_indices_are_refused(two_gpus, args, kwargs, message):
     with pytest.raises(sd.StadynError, match=message):
-        sd.context(*args, **kwargs)
+        _ = sd.context(*args, **kwargs)
 
 
 def test_demo_runs_on_the_gpu_its_device_names(two_gpus, monkeypatch):

@@ -19,8 +19,9 @@ from ._errors import (ArgumentError, ConfigError, DataError, ModelFileError, OpA
 from ._random import seed
 from .compile import CompiledStep, compile_step
 from .graph import (Context, Variable, auto_forward, context, context_scope, forward_all,
-                    get_auto_forward, get_current_context, grad, is_training, set_auto_forward,
+                    get_auto_forward, get_current_context, is_training, set_auto_forward,
                     set_default_context, set_training, training)
+from .ops import grad
 from .parametric import (ParameterRegistry, clear_parameters, get_parameter_or_create,
                          get_parameters, parameter_registry, parameter_scope)
 from .serialize import (Network, export_onnx, import_onnx, load, load_parameters,

@@ -3,7 +3,10 @@ import them from here, so they live in a module of their own)."""
 
 from __future__ import annotations
 
+import io
 import os
+import pickle
+import tarfile
 import time
 
 import cv2
@@ -17,6 +20,23 @@ def write_image(path: str, image: np.ndarray) -> str:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     assert cv2.imwrite(path, image)
     return path
+
+
+def fake_cifar(path, per_batch: int = 2) -> dict:
+    """A cifar-10-python.tar.gz with ``per_batch`` random images per batch; returns the batches
+    ({name: (data, labels)})."""
+    rng = np.random.default_rng(3)
+    batches = {}
+    with tarfile.open(path, "w:gz") as tar:
+        for name in [f"data_batch_{k}" for k in range(1, 6)] + ["test_batch"]:
+            data = rng.integers(0, 256, (per_batch, 3072), dtype=np.uint8)
+            labels = rng.integers(0, 10, per_batch).tolist()
+            batches[name] = (data, labels)
+            raw = pickle.dumps({"data": data, "labels": labels, "batch_label": name})
+            info = tarfile.TarInfo(f"cifar-10-batches-py/{name}")
+            info.size = len(raw)
+            tar.addfile(info, io.BytesIO(raw))
+    return batches
 
 
 class DyingDeserializer(NumpyDeserializer):

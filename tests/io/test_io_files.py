@@ -1,14 +1,21 @@
-"""Output files written whole or not at all: AtomicFile's permissions, fsync and errors."""
+"""Output files written whole or not at all: AtomicFile's permissions, fsync and errors, a full
+disk, temporary names."""
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import stat
 
+import numpy as np
 import pytest
+from _io_helpers import fake_cifar, write_image
 
+from stadyn._fileutil import TEMP_PREFIX
+from stadyn.cli import main
 from stadyn.io import RecordIOWriter
-from stadyn.io._files import AtomicFile
+from stadyn.io._files import AtomicFile, atomic_write
 
 
 @pytest.fixture
@@ -69,3 +76,140 @@ def test_failed_commit_leaves_neither_target_nor_temporary(tmp_path, monkeypatch
         with AtomicFile(tmp_path / "out.bin") as f:
             f.write(b"payload")
     assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------------ a full disk
+
+
+class _DiskWithRoom(io.FileIO):
+    """A file on a disk with ``room`` bytes left (shared by all files): a write past it fails
+    with ENOSPC, as the kernel's does, and so does every later flush of the same data."""
+
+    room = 0
+
+    def write(self, data):
+        if len(data) > _DiskWithRoom.room:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        _DiskWithRoom.room -= len(data)
+        return super().write(data)
+
+
+@pytest.fixture
+def full_disk(monkeypatch):
+    """Binary files opened for writing with ``os.fdopen`` (how AtomicFile opens its temporary
+    file) land on a disk with the room the test sets: ``full_disk(room_in_bytes)``."""
+    real = os.fdopen
+
+    def fdopen(fd, mode="r", *args, **kwargs):
+        if "w" in mode and "b" in mode:
+            return io.BufferedWriter(_DiskWithRoom(fd, "wb", closefd=True))
+        return real(fd, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "fdopen", fdopen)
+    _DiskWithRoom.room = 1 << 40
+
+    def set_room(room: int) -> None:
+        _DiskWithRoom.room = room
+    return set_room
+
+
+def everything_under(folder) -> list[str]:
+    return sorted(os.path.relpath(os.path.join(root, name), folder)
+                  for root, dirs, files in os.walk(folder) for name in dirs + files)
+
+
+def test_a_full_disk_leaves_no_temporary_file_even_when_closing_fails_again(tmp_path, full_disk):
+    full_disk(1000)
+    out = AtomicFile(tmp_path / "big.rec")
+    out.write(b"x" * 5000)                  # buffered: the disk says no at the flush
+    with pytest.raises(OSError, match="No space left"):
+        out.commit()
+    assert list(tmp_path.iterdir()) == []
+    full_disk(0)
+    with pytest.raises(OSError, match="No space left"):
+        with AtomicFile(tmp_path / "big.rec") as f:
+            f.write(b"x" * 100_000)         # past the buffer: fails in write, and in close
+    assert list(tmp_path.iterdir()) == []
+
+
+def _images(folder, count=4):
+    rng = np.random.default_rng(0)
+    for k in range(count):
+        write_image(str(folder / f"{k}.png"), rng.integers(0, 256, (16, 16, 3), dtype=np.uint8))
+
+
+def test_im2rec_on_a_full_disk_fails_and_leaves_only_its_complete_list(tmp_path, full_disk,
+                                                                      capsys):
+    _images(tmp_path / "imgs")
+    full_disk(3000)
+    assert main(["data", "im2rec", str(tmp_path / "imgs"), str(tmp_path / "data"),
+                 "--encoding", ".png", "-q"]) == 1
+    assert "No space left on device" in capsys.readouterr().err
+    assert everything_under(tmp_path) == ["data.lst", "imgs"] + [f"imgs/{k}.png" for k in range(4)]
+
+
+def test_cifar10_on_a_full_disk_removes_what_it_wrote(tmp_path, full_disk, capsys):
+    fake_cifar(tmp_path / "cifar.tar.gz", per_batch=3)
+    full_disk(20_000)                       # a few of the 18 PNGs fit
+    assert main(["data", "cifar10", str(tmp_path / "cifar.tar.gz"), "--out",
+                 str(tmp_path / "out"), "-q"]) == 1
+    assert "No space left on device" in capsys.readouterr().err
+    assert everything_under(tmp_path) == ["cifar.tar.gz"]
+
+
+def test_rec2img_on_a_full_disk_removes_what_it_wrote(tmp_path, full_disk, capsys):
+    _images(tmp_path / "imgs")
+    assert main(["data", "im2rec", str(tmp_path / "imgs"), str(tmp_path / "data"),
+                 "--encoding", ".png", "-q"]) == 0
+    before = everything_under(tmp_path)
+    full_disk(1500)
+    assert main(["data", "rec2img", str(tmp_path / "data.rec"), "--out", str(tmp_path / "dump"),
+                 "-q"]) == 1
+    assert "No space left on device" in capsys.readouterr().err
+    assert everything_under(tmp_path) == before
+
+
+# ------------------------------------------------------ temporary names, permissions, lengths
+
+
+def test_overwriting_keeps_the_mode_of_the_file_it_replaces(tmp_path, umask):
+    umask(0o022)
+    for name, write in (("a.bin", lambda p: _commit(p, b"new")),
+                        ("b.txt", lambda p: atomic_write(p, "new")),
+                        ("c.rec", lambda p: _one_record(p))):
+        path = tmp_path / name
+        path.write_bytes(b"old secret")
+        os.chmod(path, 0o600)
+        write(path)
+        assert mode(path) == 0o600, name
+        os.chmod(path, 0o640)
+        write(path)
+        assert mode(path) == 0o640, name
+    assert (tmp_path / "a.bin").read_bytes() == b"new"
+
+
+def _commit(path, data):
+    with AtomicFile(path) as f:
+        f.write(data)
+
+
+def _one_record(path):
+    with RecordIOWriter(path) as w:
+        w.write(b"record")
+
+
+@pytest.mark.parametrize("length", [200, 242, 250, 255])
+def test_a_target_name_of_up_to_255_bytes_can_be_written(tmp_path, length):
+    name = "m" * (length - 4) + ".rec"
+    with AtomicFile(tmp_path / name) as f:
+        f.write(b"abc")
+    atomic_write(tmp_path / ("t" * (length - 4) + ".txt"), "abc")
+    assert sorted(len(p.name) for p in tmp_path.iterdir()) == [length, length]
+
+
+def test_temporary_names_are_short_recognisable_and_keep_the_extension(tmp_path):
+    out = AtomicFile(tmp_path / ("x" * 250 + ".safetensors"))
+    name = os.path.basename(out.tmp_path)
+    out.discard()
+    assert name.startswith(TEMP_PREFIX) and name.endswith(".safetensors")
+    assert f"-{os.getpid()}-" in name and len(name) <= 64

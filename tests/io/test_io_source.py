@@ -214,3 +214,12 @@ def test_minibatch_source_from_data():
     assert src.next_minibatch(4)["a"].data.tolist() == [[1, 0, 0], [0, 1, 0], [0, 0, 1],
                                                          [1, 0, 0]]
     assert src.next_minibatch(4)["a"].num_samples == 1 and src.next_minibatch(4) == {}
+
+
+@pytest.mark.parametrize("size", [None, "64", 2.5, True, float("inf")])
+def test_a_minibatch_size_that_is_not_an_int_is_a_clear_type_error(size):
+    source = MinibatchSource(NumpyDeserializer({"x": np.zeros((4, 1), np.float32)}))
+    with pytest.raises(TypeError) as err:
+        source.next_minibatch(size)
+    assert str(err.value) == f"minibatch_size_in_samples must be a positive int, got {size!r}"
+    assert len(source.next_minibatch(2.0)["x"].data) == 2      # an integral float still works

@@ -13,7 +13,7 @@ import tarfile
 import cv2
 import numpy as np
 import pytest
-from _io_helpers import write_image
+from _io_helpers import fake_cifar, write_image
 
 from stadyn._errors import DataError
 from stadyn.cli import data as data_cli
@@ -82,23 +82,8 @@ def test_mean_tool_reports_a_huge_label_as_an_error(tmp_path, class_folder, caps
     assert not (tmp_path / "mean.xml").exists()
 
 
-def _fake_cifar(path, per_batch: int = 2) -> dict:
-    rng = np.random.default_rng(3)
-    batches = {}
-    with tarfile.open(path, "w:gz") as tar:
-        for name in [f"data_batch_{k}" for k in range(1, 6)] + ["test_batch"]:
-            data = rng.integers(0, 256, (per_batch, 3072), dtype=np.uint8)
-            labels = rng.integers(0, 10, per_batch).tolist()
-            batches[name] = (data, labels)
-            raw = pickle.dumps({"data": data, "labels": labels, "batch_label": name})
-            info = tarfile.TarInfo(f"cifar-10-batches-py/{name}")
-            info.size = len(raw)
-            tar.addfile(info, io.BytesIO(raw))
-    return batches
-
-
 def test_cifar10_conversion(tmp_path):
-    batches = _fake_cifar(tmp_path / "cifar-10-python.tar.gz")
+    batches = fake_cifar(tmp_path / "cifar-10-python.tar.gz")
     out = tmp_path / "CIFAR-10"
     assert run_cli("data", "cifar10", str(tmp_path / "cifar-10-python.tar.gz"), "--out",
                    str(out), "-q") == 0

@@ -36,6 +36,21 @@ def test_a_bad_image_in_a_worker_is_a_located_data_error(ten_images):
         assert "missing.png" in str(err.value) and "does not exist" in str(err.value)
 
 
+def test_workers_use_the_limits_of_the_process_that_started_them(ten_images):
+    from stadyn.io import set_limits
+    des = ImageDeserializer(ten_images / "map.txt", StreamDefs(
+        features=StreamDef(field="image"), labels=StreamDef(field="label", shape=5)))
+    old = set_limits(image_pixels=40 * 40 - 1)          # the images are 40x40
+    try:
+        with MinibatchSource(des, randomize=False, num_workers=1) as src:
+            with pytest.raises(DataError) as err:
+                src.next_minibatch(2)
+    finally:
+        set_limits(**old)
+    assert (err.value.path, err.value.line) == (str(ten_images / "map.txt"), 1)
+    assert "declares 40x40 = 1,600 pixels, over the limit of 1,599" in str(err.value)
+
+
 def test_a_worker_that_dies_is_reported_at_once():
     start = time.monotonic()
     with MinibatchSource(DyingDeserializer(40, die_at=13), randomize=False, num_workers=2) as src:

@@ -98,7 +98,9 @@ class Entry:
     positions of the differentiable inputs (default: every float input), ``why_not_others`` why
     the other inputs are not differentiated.  ``no_grad`` says why the op has no gradient.
     ``updates(*inputs, **attrs)`` gives ``{position: new value}`` for inputs the op updates in
-    place.  ``random`` ops are seeded identically before each run.
+    place.  ``random`` ops are seeded identically before each run.  ``call(function, inputs,
+    attrs)`` replaces ``function(*inputs, **attrs)`` for an op whose arguments are built from the
+    case's input Variables (``grad`` differentiates a function of them).
     """
 
     cases: list[Case]
@@ -109,6 +111,7 @@ class Entry:
     no_grad: str | None = None
     updates: Callable[..., dict[int, np.ndarray]] | None = None
     random: bool = False
+    call: Callable[..., Any] | None = None
     rtol: float = 1e-5
     atol: float = 1e-5
 
@@ -497,6 +500,14 @@ def ref_flatten(x, axis=1):
     return x.reshape(x.shape[:axis] + (-1,))
 
 
+def ref_grad(x, w, n_outputs=1, grad_outputs=()):
+    """d/dx and d/dw of ``tanh(x) * x * w`` (what :func:`call_grad` differentiates), times
+    the seed."""
+    seed = 1.0 if not grad_outputs or grad_outputs[0] is None else grad_outputs[0]
+    t = np.tanh(x)
+    return seed * w * (x * (1 - t ** 2) + t), seed * t * x
+
+
 # ---------------------------------------------------------------------------------------------
 # The entries, one per op
 # ---------------------------------------------------------------------------------------------
@@ -504,7 +515,31 @@ def unary(reference, *cases: Case, **options) -> Entry:
     return Entry(list(cases), reference, **options)
 
 
+def call_grad(grad, inputs, attrs):
+    """``grad(tanh(x) * x * w, x, w)`` for the case's inputs ``x`` and ``w``, made Variables
+    that need a gradient (grad gives zeros for others, as NNabla's ``nn.grad`` does)."""
+    x, w = inputs
+    x.need_grad = w.need_grad = True
+    return grad(F.tanh(x) * x * w, x, w, **attrs)
+
+
 _NO_BACKWARD = "integer ids or a metric: no backward is defined for it"
+_COMPARISON = "a comparison: NNabla defines no backward for it"
+_COMPARE_CASES = [Case((distinct(2, 3), distinct(2, 3))), Case((normal(2, 3), normal(3))),
+                  Case((ints(4, 3, 4), ints(4, 3, 4)))]
+
+
+def _as_type(result, x0, x1):
+    """A comparison's 1 or 0 in the inputs' type (NNabla's comparisons)."""
+    return result.astype(np.result_type(x0, x1))
+
+
+def ref_where(condition, x_true, x_false):
+    """NumPy's where, with NNabla's rule for a condition over the leading dimensions."""
+    c = condition
+    if c.ndim < x_true.ndim and c.shape == x_true.shape[:c.ndim]:
+        c = c.reshape(c.shape + (1,) * (x_true.ndim - c.ndim))
+    return np.where(c != 0, x_true, x_false)
 _LABELS = "the targets are labels: NNabla does not backpropagate to them"
 
 def _bn_cases(sync_attrs: dict | None = None) -> list:
@@ -559,6 +594,27 @@ ENTRIES: dict[str, Entry] = {
     "pow2": Entry([Case((uniform(0.5, 2.0, 2, 3), normal(2, 3)))],
                   lambda a, b, inplace=False: a ** b),
     "maximum2": Entry([Case((distinct(2, 3), distinct(2, 3) + 0.1))], np.maximum),
+    # -- comparisons and selection (distinct values of one grid: ties happen) ---------------
+    "greater": Entry(_COMPARE_CASES, lambda x0, x1: _as_type(x0 > x1, x0, x1),
+                     no_grad=_COMPARISON),
+    "greater_equal": Entry(_COMPARE_CASES, lambda x0, x1: _as_type(x0 >= x1, x0, x1),
+                           no_grad=_COMPARISON),
+    "less": Entry(_COMPARE_CASES, lambda x0, x1: _as_type(x0 < x1, x0, x1), no_grad=_COMPARISON),
+    "where": Entry([Case((ints(2, 2, 3).astype(np.float32), normal(2, 3), normal(2, 3))),
+                    Case((np.array([1.0, 0.0], np.float32), normal(2, 3), normal(2, 3))),
+                    Case((np.array([[0.0], [2.0]], np.float32), normal(2, 3), normal(3)))],
+                   ref_where, grad_inputs=(1, 2),
+                   why_not_others="the condition only selects: no gradient reaches it"),
+    "take_along_axis": Entry([Case((normal(3, 4), ints(4, 3, 2)), {"axis": 1}),
+                              Case((normal(3, 4), -1 - ints(3, 2, 4)), {"axis": 0}),
+                              Case((normal(2, 3, 4), ints(4, 2, 3, 1)))],
+                             lambda x, indices, axis=-1: np.take_along_axis(x, indices, axis),
+                             grad_inputs=(0,), why_not_others="the indices are integers"),
+    "cast": Entry([Case((normal(2, 3),), {"dtype": "float64"}),
+                   Case((normal(2, 3, scale=3.0),), {"dtype": "int64"},
+                        no_grad="an integer result has no gradient"),
+                   Case((ints(5, 4),), {"dtype": "float32"})],
+                  lambda x, dtype="float32": x.astype(dtype)),
     "minimum2": Entry([Case((distinct(2, 3), distinct(2, 3) + 0.1))], np.minimum),
     "add_scalar": unary(lambda x, val=1.0, inplace=False: x + val, Case((normal(2, 3),)),
                         Case((normal(4,),), {"val": 2.5})),
@@ -649,6 +705,12 @@ ENTRIES: dict[str, Entry] = {
     "stop_gradient": unary(lambda x: x, Case((normal(2, 3),)),
                            no_grad="stops the gradient by definition "
                                    "(test_no_gradient_flows_through checks it)"),
+    "grad": Entry([Case((normal(2, 3), normal(2, 3))),
+                   Case((normal(4,), normal(4,)), {"grad_outputs": (0.5,)})],
+                  ref_grad, call=call_grad,
+                  no_grad="its gradient, a second derivative, is checked in both modes by "
+                          "tests/test_graph.py::test_higher_order_gradients; gradcheck on the "
+                          "implementation would see its inputs as unconnected leaves"),
     # -- neural-network layers --------------------------------------------------------------
     "affine": Entry(
         [Case((normal(4, 3), normal(3, 2), normal(2))),
@@ -862,7 +924,8 @@ def run_op(name: str, index: int, dynamic: bool, with_backward: bool) -> Run:
     function = function_of(name)
 
     def build():
-        outputs = _as_tuple(function(*inputs, **case.attrs))
+        outputs = _as_tuple(entry.call(function, inputs, case.attrs) if entry.call
+                            else function(*inputs, **case.attrs))
         differentiable = [o for o in outputs if np.issubdtype(o.dtype, np.floating)]
         loss = None
         if grad_positions:

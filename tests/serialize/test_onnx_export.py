@@ -128,6 +128,8 @@ ENTRIES = _op_harness()
 # Calls whose export is refused on purpose (the mapping says why; the test checks it does).
 REFUSED = {"output_stat=True", "output_mask=True", "an index over several axes",
            "channel_last or base_axis != 1"}
+# Ops whose declaration says no file holds them (OpSpec.unstorable: grad) are refused by it.
+REFUSED |= {spec.unstorable for spec in CATALOG.values() if spec.unstorable}
 
 
 def _export_cases():
@@ -138,12 +140,13 @@ def _export_cases():
     return params
 
 
-@pytest.mark.parametrize("name, index", _export_cases())
-def test_every_catalog_op_exports_and_matches_onnxruntime(name, index):
-    entry, case = ENTRIES[name], ENTRIES[name].cases[index]
-    attrs = dict(case.attrs)
+def _exported_case(name, index, dynamic_batch=True):
+    """The op harness's case ``index`` of op ``name`` exported: ``(model, feeds, outputs)``
+    with the outputs computed by Stadyn in the inference phase; None if the mapping refuses
+    the call (for one of the REFUSED reasons)."""
+    attrs = dict(ENTRIES[name].cases[index].attrs)
     leaves, feeds = [], {}
-    for i, value in enumerate(case.inputs):
+    for i, value in enumerate(ENTRIES[name].cases[index].inputs):
         if value is None:
             leaves.append(None)
             continue
@@ -156,27 +159,53 @@ def test_every_catalog_op_exports_and_matches_onnxruntime(name, index):
     outs = [out] if isinstance(out, sd.Variable) else list(out)
     named_in = {f"x{i}": v for i, v in enumerate(leaves) if v is not None}
     try:
-        model = to_onnx_model({f"y{k}": o for k, o in enumerate(outs)}, named_in)
+        model = to_onnx_model({f"y{k}": o for k, o in enumerate(outs)}, named_in,
+                              dynamic_batch=dynamic_batch)
     except ExportError as exc:
         assert f"'{name}'" in str(exc)
         assert any(reason in str(exc) for reason in REFUSED), str(exc)
-        return
+        return None
     if "batch_stat" in attrs or name.endswith("batch_normalization"):
         attrs["batch_stat"] = False       # the export is the inference graph
         out = f(*leaves, **attrs)
         outs = [out] if isinstance(out, sd.Variable) else list(out)
     with sd.training(False):
         sd.forward_all(outs)
+    return model, feeds, outs
+
+
+@pytest.mark.parametrize("name, index", _export_cases())
+def test_every_catalog_op_exports_and_matches_onnxruntime(name, index):
+    entry = ENTRIES[name]
+    exported = _exported_case(name, index)
+    if exported is None:
+        return
+    model, feeds, outs = exported
     got = _session(model).run(None, feeds)
     for g, o in zip(got, outs):
         assert g.shape == o.shape, f"{name}: shape {g.shape} != {o.shape}"
-        if entry.random and not attrs.get("train_only"):
+        if entry.random and not entry.cases[index].attrs.get("train_only"):
             continue                      # NNabla's dropout always drops; the export does not
         np.testing.assert_allclose(g, o.d, rtol=1e-4, atol=1e-4, err_msg=name)
 
 
-def test_every_catalog_op_has_an_export_mapping():
-    assert [n for n, spec in CATALOG.items() if spec.onnx is None] == []
+@pytest.mark.parametrize("name, index", _export_cases())
+def test_every_exported_op_imports_back_with_the_same_outputs(name, index):
+    """Stadyn reads back what it writes: every ONNX op an export mapping emits has an import
+    mapping, and the imported graph computes what the op computed."""
+    exported = _exported_case(name, index, dynamic_batch=False)
+    if exported is None:
+        return
+    model, feeds, outs = exported
+    net = sd.import_onnx(model)
+    assert list(net.inputs) == list(feeds)
+    got = net(**feeds)
+    assert len(got) == len(outs)
+    for (key, g), o in zip(got.items(), outs):
+        assert g.shape == o.shape and g.dtype == o.dtype, f"{name} {key}: {g.dtype} {g.shape}"
+        if ENTRIES[name].random and not ENTRIES[name].cases[index].attrs.get("train_only"):
+            continue                      # NNabla's dropout always drops; the export does not
+        np.testing.assert_allclose(g, o.d, rtol=1e-5, atol=1e-6, err_msg=f"{name} {key}")
 
 
 @pytest.mark.parametrize("kernel, stride, pad, ignore_border, including_pad, size", [
@@ -293,3 +322,64 @@ def test_the_docs_hold_the_generated_mapping_table():
     copy = text.split("<!-- onnx-table-start -->")[1].split("<!-- onnx-table-end -->")[0]
     assert copy.strip() == onnx_mapping_table(), (
         "docs/model-files.md: regenerate the table with stadyn.serialize.onnx_mapping_table()")
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile ONNX input: one clear error naming the file
+# ---------------------------------------------------------------------------------------------
+def _onnx_file(tmp_path, nodes, inputs, name="m.onnx"):
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(nodes, "g", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, str(tmp_path / name))
+    return tmp_path / name
+
+
+def test_a_cycle_of_nodes_is_an_error_naming_the_file_and_the_nodes(tmp_path):
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    path = _onnx_file(tmp_path, [helper.make_node("Add", ["x", "b"], ["a"], name="first"),
+                                 helper.make_node("Relu", ["a"], ["b"], name="second"),
+                                 helper.make_node("Neg", ["a"], ["y"], name="out")], [x])
+    with pytest.raises(sd.ModelFileError) as err:
+        sd.import_onnx(path)
+    assert str(err.value) == (f"{path}: the graph has a cycle (each node needs the next one's "
+                              "output): node 0 (Add 'first') -> node 1 (Relu 'second') -> "
+                              "node 0 (Add 'first')")
+    dangling = _onnx_file(tmp_path, [helper.make_node("Add", ["x", "nowhere"], ["y"])], [x],
+                          "dangling.onnx")
+    with pytest.raises(sd.ModelFileError, match=r"dangling.onnx: node 0 \(Add\): input 'nowhere' "
+                                                r"is neither a graph input, an initializer nor "
+                                                r"any node's output"):
+        sd.import_onnx(dangling)
+
+
+def test_nodes_out_of_order_are_sorted():
+    from onnx import TensorProto, helper
+    nodes = [helper.make_node("Relu", ["a"], ["y"]), helper.make_node("Neg", ["x"], ["a"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                         [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    assert sd.import_onnx(model)(x=np.array([1.0, -2.0]))["y"].tolist() == [0.0, 2.0]
+
+
+def test_inputs_larger_than_memory_are_refused_before_allocating(tmp_path):
+    from onnx import TensorProto, helper
+    huge = helper.make_tensor_value_info("x", TensorProto.FLOAT, [10 ** 12, 3])
+    path = _onnx_file(tmp_path, [helper.make_node("Relu", ["x"], ["y"])], [huge])
+    with pytest.raises(sd.ModelFileError) as err:
+        sd.import_onnx(path)
+    message = str(err.value)
+    assert message.startswith(f"{path}: the inputs declare 10.9 TiB, more than this machine's "
+                              "memory (")
+    assert message.endswith("): the largest, 'x', is (1000000000000, 3) float32 (10.9 TiB)")
+    symbolic = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3000])
+    path = _onnx_file(tmp_path, [helper.make_node("Relu", ["x"], ["y"])], [symbolic], "s.onnx")
+    with pytest.raises(sd.ModelFileError, match=r"'x', is \(2147483647, 3000\) float32 \(23.4 "
+                                                r"TiB\) with batch=2147483647"):
+        sd.import_onnx(path, dims={"batch": 2 ** 31 - 1})
+    with pytest.raises(sd.ModelFileError, match=r"s.onnx: dims\['batch'\] must be a positive "
+                                                r"whole number, got 0"):
+        sd.import_onnx(path, dims={"batch": 0})

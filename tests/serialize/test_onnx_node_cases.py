@@ -43,15 +43,16 @@ KNOWN_FAILURES = {
 # Cases of each mapped ONNX op type that pass with onnx 1.23 (the floor: more may pass).
 MIN_PASSING = {
     "Abs": 1, "Add": 5, "ArgMax": 8, "ArgMin": 8, "AveragePool": 14, "BatchNormalization": 2,
-    "Clip": 9, "Concat": 12, "Constant": 1, "Conv": 6, "ConvTranspose": 11, "Div": 3,
-    "Dropout": 5, "Elu": 3, "Exp": 2, "Expand": 2, "Flatten": 9, "Gather": 1, "Gelu": 2,
-    "Gemm": 11, "GlobalAveragePool": 2, "GlobalMaxPool": 2, "Identity": 1, "LeakyRelu": 3,
-    "Log": 2, "LogSoftmax": 7, "MatMul": 7, "Max": 11, "MaxPool": 12, "Mean": 3, "Min": 11,
-    "Mul": 6, "Neg": 2, "Pad": 5, "Pow": 8, "Reciprocal": 2, "ReduceMax": 9, "ReduceMean": 8,
-    "ReduceMin": 9, "ReduceProd": 9, "ReduceSum": 12, "Relu": 1, "Reshape": 10, "Selu": 3,
-    "Sigmoid": 2, "Slice": 7, "Softmax": 7, "SoftmaxCrossEntropyLoss": 10, "Softplus": 2,
-    "Split": 16, "Sqrt": 2, "Squeeze": 2, "Sub": 6, "Sum": 3, "Swish": 1, "Tanh": 2,
-    "Transpose": 7, "Unsqueeze": 7,
+    "Cast": 6, "Clip": 9, "Concat": 12, "Constant": 1, "Conv": 6, "ConvTranspose": 11,
+    "Div": 3, "Dropout": 5, "Elu": 3, "Exp": 2, "Expand": 2, "Flatten": 9, "Gather": 1,
+    "GatherElements": 3, "Gelu": 2, "Gemm": 11, "GlobalAveragePool": 2, "GlobalMaxPool": 2,
+    "Greater": 5, "GreaterOrEqual": 5, "Identity": 1, "LeakyRelu": 3, "Less": 5, "Log": 2,
+    "LogSoftmax": 7, "MatMul": 7, "Max": 11, "MaxPool": 12, "Mean": 3, "Min": 11, "Mul": 6,
+    "Neg": 2, "OneHot": 5, "Pad": 5, "Pow": 8, "Reciprocal": 2, "ReduceMax": 9,
+    "ReduceMean": 8, "ReduceMin": 9, "ReduceProd": 9, "ReduceSum": 12, "Relu": 1,
+    "Reshape": 10, "Selu": 3, "Sigmoid": 2, "Slice": 7, "Softmax": 7,
+    "SoftmaxCrossEntropyLoss": 10, "Softplus": 2, "Split": 16, "Sqrt": 2, "Squeeze": 2,
+    "Sub": 6, "Sum": 3, "Swish": 1, "Tanh": 2, "Transpose": 7, "Unsqueeze": 7, "Where": 2,
 }
 
 MAPPED = sorted(import_table())

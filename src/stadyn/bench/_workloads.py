@@ -38,11 +38,12 @@ from ..models import cifar_convnet_layers, digits_cnn, digits_mlp
 from ..parametric import ParameterRegistry, get_parameters, parameter_registry
 from ._runner import Case
 
-__all__ = ["Workload", "WORKLOADS", "STADYN_MODES", "TORCH_MODES"]
+__all__ = ["Workload", "WORKLOADS", "STADYN_MODES", "ALL_STADYN_MODES", "TORCH_MODES"]
 
 STADYN_MODES = ("dynamic", "static", "compiled", "static-bf16")
 TORCH_MODES = ("eager", "compile")
-_ALL_STADYN_MODES = STADYN_MODES + ("compiled-bf16",)
+#: Every mode a Stadyn case runs in (``compiled-bf16`` is timed only when asked for).
+ALL_STADYN_MODES = STADYN_MODES + ("compiled-bf16",)
 
 
 @dataclass
@@ -69,8 +70,8 @@ class Workload:
 
     # -- Stadyn ---------------------------------------------------------------------------------
     def stadyn_case(self, mode: str, seed: int = 0) -> Case:
-        if mode not in _ALL_STADYN_MODES:
-            raise ValueError(f"unknown Stadyn mode {mode!r}; expected one of {_ALL_STADYN_MODES}")
+        if mode not in ALL_STADYN_MODES:
+            raise ValueError(f"unknown Stadyn mode {mode!r}; expected one of {ALL_STADYN_MODES}")
         start = time.perf_counter()
         registry = ParameterRegistry()
         seed_all(seed)

@@ -90,8 +90,10 @@ def _fraction(x: float) -> bool:
     return 0 <= x < 1
 
 
-def _extra(rec: ConfigRecord, known: set[str]) -> dict[str, Any]:
-    return {k: rec[k] for k in rec if k.lower() not in known}
+def _extra(rec: ConfigRecord, known: set[str], *, consumed: bool = True) -> dict[str, Any]:
+    """The values of ``rec`` outside ``known``; ``consumed=False`` where nothing uses them
+    (they do not count as read: an override of one is reported as unused)."""
+    return {k: (rec[k] if consumed else rec.peek(k)) for k in rec if k.lower() not in known}
 
 
 def _auto(v: Any) -> Any:
@@ -520,7 +522,7 @@ def command_config(root: ConfigRecord, name: str) -> CommandConfig:
         device_id=_device_id(rec),
         precision=_precision(rec),
         trace_level=rec.get_int("traceLevel", 0, inherited=True),
-        extra=_extra(rec, _COMMAND_KEYS),
+        extra=_extra(rec, _COMMAND_KEYS, consumed=False),
     )
 
 
@@ -542,6 +544,6 @@ def run_config(root: ConfigRecord) -> RunConfig:
         precision=_precision(root),
         trace_level=root.get_int("traceLevel", 0),
         stderr=None if stderr is None else str(stderr),
-        extra={k: v for k, v in _extra(root, _TOP_KEYS).items() if not isinstance(v, ConfigRecord)},
+        extra={k: v for k, v in _extra(root, _TOP_KEYS, consumed=False).items() if not isinstance(v, ConfigRecord)},
         root=root,
     )

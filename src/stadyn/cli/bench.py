@@ -12,15 +12,18 @@ import argparse
 import json
 import os
 import pathlib
+import warnings
 
 import torch
 
+from .._extras import require
 from .._fileutil import atomic_write
 from ..bench import WORKLOADS, run_cases
-from ..bench._workloads import STADYN_MODES, TORCH_MODES
-from . import count
+from ..bench._peers import PEER_MODES
+from ..bench._workloads import ALL_STADYN_MODES, STADYN_MODES, TORCH_MODES
+from . import count, plain
 
-__all__ = ["run_bench", "add_parser"]
+__all__ = ["run_bench", "machine_load", "BUSY_LOAD_PER_CPU", "add_parser"]
 
 
 def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
@@ -37,12 +40,15 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
     before anything is timed.  ``together`` times every workload's cases in one interleaved
     run and prints each later workload's ms/iter against the first's, mode by mode.
     """
+    if out is not None:            # the chart, before anything is timed
+        require("matplotlib", "demo", "stadyn bench's chart")
     modes_of_peer = None
     if peers:
         from ..bench._peers import check_peer_pythons, run_peers
         modes_of_peer = _split_peer_modes(peer_modes)
         check_peer_pythons([p for p, ms in modes_of_peer.items() if ms], peer_python)
     log(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {_cpu_name()}")
+    machine_load(log)
     table: dict[str, dict[str, float]] = {}
     versions_logged = False
     measured: dict[str, list] = {}
@@ -121,7 +127,45 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
                      lambda tmp: pathlib.Path(tmp).write_text(json.dumps(table, indent=2)))
         _plot(table, os.path.join(out, "bench.png"))
         log(f"written: {os.path.join(out, 'bench.json')}, {os.path.join(out, 'bench.png')}")
+    machine_load(log, "at the end, ")
     return table
+
+
+#: Load average per CPU above which ``stadyn bench`` warns that the timings are not reliable.
+BUSY_LOAD_PER_CPU = 0.5
+
+
+def machine_load(log=print, when: str = "") -> float | None:
+    """Log the load average and the CPU count, and warn when the load is above
+    :data:`BUSY_LOAD_PER_CPU` per CPU: other processes then compete for the cores, and ms/iter
+    are slower and noisier than on an idle machine.  Returns the 1-minute load per CPU (None
+    where the platform has no load average).
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")      # a busy machine warns
+        ...     per_cpu = machine_load(log=lambda line: None)
+        >>> per_cpu is None or per_cpu >= 0
+        True
+    """
+    cpus = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()
+    except (AttributeError, OSError):   # no load average on this platform
+        log(f"{when}{cpus} CPUs (no load average on this platform)")
+        return None
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else cpus
+    mine = f", {usable} usable by this process" if usable != cpus else ""
+    log(f"{when}load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (1, 5, 15 min) on "
+        f"{cpus} CPUs{mine}")
+    per_cpu = load[0] / cpus
+    if per_cpu > BUSY_LOAD_PER_CPU:
+        warnings.warn(f"the machine is busy ({when}load average {load[0]:.2f} on {cpus} "
+                      f"CPUs, more than {BUSY_LOAD_PER_CPU} per CPU): other processes compete "
+                      "for the cores, so ms/iter are slower and noisier than on an idle machine; "
+                      "compare only timings measured together", RuntimeWarning, stacklevel=2)
+    return per_cpu
 
 
 def _cpu_name() -> str:
@@ -190,29 +234,40 @@ def _color(mode: str) -> str:
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("bench", help="time Stadyn's modes against PyTorch twins",
-                              description=__doc__,
+                              description=plain(__doc__),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("workloads", nargs="*", default=list(WORKLOADS),
                    help=f"workloads to run (default: all; known: {', '.join(WORKLOADS)})")
-    p.add_argument("--stadyn-modes", nargs="+", default=list(STADYN_MODES))
-    p.add_argument("--torch-modes", nargs="+", default=list(TORCH_MODES))
-    p.add_argument("--rounds", type=count(), default=5)
-    p.add_argument("--per-round", type=count(), default=4)
-    p.add_argument("--warmup", type=count(0), default=3)
-    p.add_argument("--out", default="runs/bench")
+    p.add_argument("--stadyn-modes", nargs="+", default=list(STADYN_MODES),
+                   choices=ALL_STADYN_MODES, metavar="MODE",
+                   help=f"Stadyn modes to time (default: {' '.join(STADYN_MODES)}; "
+                        f"known: {', '.join(ALL_STADYN_MODES)})")
+    p.add_argument("--torch-modes", nargs="+", default=list(TORCH_MODES), choices=TORCH_MODES,
+                   metavar="MODE", help=f"PyTorch twin modes to time (default and known: "
+                                        f"{' '.join(TORCH_MODES)})")
+    p.add_argument("--rounds", type=count(), default=5,
+                   help="timed rounds; the cases take turns within each (default 5)")
+    p.add_argument("--per-round", type=count(), default=4,
+                   help="timed steps of each case per round, at least (default 4)")
+    p.add_argument("--warmup", type=count(0), default=3,
+                   help="untimed steps of each case first (default 3)")
+    p.add_argument("--out", default="runs/bench",
+                   help="folder for bench.json and bench.png (default runs/bench)")
     p.add_argument("--memory", action="store_true",
                    help="measure the seed-2 CNN's memory under NNabla's buffer flags instead")
-    p.add_argument("--memory-batch", type=count(), default=256)
+    p.add_argument("--memory-batch", type=count(), default=256,
+                   help="with --memory: the batch size measured (default 256)")
     p.add_argument("--peers", action="store_true",
                    help="also run NNabla 1.39 and MXNet 1.9.1 on the same networks, each in its "
-                        "own virtual environment (`make bench-peers` creates them in "
+                        "own virtual environment ('make bench-peers' creates them in "
                         ".venv-peers; STADYN_NNABLA_PYTHON / STADYN_MXNET_PYTHON override)")
-    p.add_argument("--peer-modes", nargs="+", default=None,
-                   help="peer modes to run (default: nnabla-static nnabla-dynamic "
-                        "mxnet-imperative mxnet-hybridized)")
+    peer_modes = [f"{peer}-{mode}" for peer, modes in PEER_MODES.items() for mode in modes]
+    p.add_argument("--peer-modes", nargs="+", default=None, choices=peer_modes, metavar="MODE",
+                   help=f"with --peers: the peer modes to run (default and known: "
+                        f"{' '.join(peer_modes)})")
     p.add_argument("--together", action="store_true",
                    help="time all the workloads' cases in one interleaved run and compare each "
-                        "workload with the first (e.g. `cifar cifar-bs-pad`: BrainScript against "
+                        "workload with the first (e.g. 'cifar cifar-bs-pad': BrainScript against "
                         "Python)")
 
     def run(a):
@@ -221,14 +276,8 @@ def add_parser(subparsers) -> None:
             measure_memory(a.memory_batch)
             return 0
         unknown = [w for w in a.workloads if w not in WORKLOADS]
-        if unknown:
-            raise SystemExit(f"stadyn bench: unknown workload(s) {unknown}; known: "
-                             f"{', '.join(WORKLOADS)}")
-        if a.peers:
-            try:
-                _split_peer_modes(a.peer_modes)
-            except ValueError as exc:
-                raise SystemExit(f"stadyn bench: {exc}") from None
+        if unknown:   # not argparse choices: with nargs="*" those refuse the empty default
+            p.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(WORKLOADS)}")
         run_bench(a.workloads, a.stadyn_modes, a.torch_modes, a.rounds, a.per_round, a.warmup,
                   a.out, peers=a.peers, peer_modes=a.peer_modes, together=a.together)
     p.set_defaults(func=run)

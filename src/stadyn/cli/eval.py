@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from . import plain
 from .train import _check_overrides, run_train
 
 __all__ = ["add_parser"]
@@ -16,7 +17,7 @@ __all__ = ["add_parser"]
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("eval", help="run the test/eval commands of a .cntk config",
-                              description=__doc__,
+                              description=plain(__doc__),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("config", help="the .cntk config file")
     p.add_argument("overrides", nargs="*", default=[], metavar="key=value",

@@ -13,12 +13,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import plain
+
 __all__ = ["add_parser"]
 
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("info", help="show a model file's inputs, outputs, ops and "
-                                           "parameters", description=__doc__,
+                                           "parameters", description=plain(__doc__),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="a .stadyn model file or an .onnx model")
 

@@ -14,6 +14,7 @@ import importlib
 import sys
 
 from .._errors import StadynError
+from . import plain
 
 __all__ = ["add_parser", "run_train"]
 
@@ -55,7 +56,7 @@ def run_train(config: str, overrides: list[str], nproc: int = 1, actions=None,
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("train", help="run a CNTK BrainScript config (.cntk)",
-                              description=__doc__,
+                              description=plain(__doc__),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("config", help="the .cntk config file")
     p.add_argument("overrides", nargs="*", default=[], metavar="key=value",

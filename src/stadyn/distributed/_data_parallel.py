@@ -89,8 +89,10 @@ class DataParallel:
 
     Running alone (no launcher), every method is a no-op and ``is_main`` is True.
 
-    Example (a hand-written loop; the mean loss per worker and ``average=True`` give the mean
-    gradient of the global minibatch when every worker has the same batch size):
+    In a hand-written loop, the mean loss per worker and ``average=True`` give the mean
+    gradient of the global minibatch when every worker has the same batch size.
+
+    Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F, stadyn.solvers as S
         >>> import stadyn.parametric_functions as PF, stadyn.distributed as dist
         >>> with sd.parameter_registry(sd.ParameterRegistry()):
@@ -137,7 +139,7 @@ class DataParallel:
 
     @property
     def is_main(self) -> bool:
-        """True on rank 0: the worker that writes progress, logs and checkpoints."""
+        """True on rank 0, the worker that writes progress, logs and checkpoints."""
         return self.rank == 0
 
     # -- parameters --------------------------------------------------------------------------

@@ -7,14 +7,18 @@ gradients and solver state stay fp32 (master weights); each op's declared precis
 it casts (see :mod:`stadyn.graph._precision`).
 
 The current context lives in a :class:`contextvars.ContextVar`, so threads and async tasks each
-see their own; :func:`set_default_context` sets it for the current context, :func:`context_scope`
-for a ``with`` block.
+see their own. ``with sd.context('cuda'):`` (or ``with sd.context_scope(ctx):``, NNabla's name)
+uses a context inside a block and restores the previous one after it;
+:func:`set_default_context` sets it from then on. :func:`context` itself only makes a context:
+called as a statement of its own it changes nothing, and warns.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import dis
+import sys
 import warnings
 from dataclasses import dataclass
 
@@ -33,11 +37,19 @@ _BACKENDS = {"cpu": "cpu", "cuda": "cuda", "cudnn": "cuda", "gpu": "cuda"}
 class Context:
     """Where and in which precision ops run.
 
+    A context is also a context manager: ``with ctx:`` makes it the current context inside the
+    block and restores the previous one after it (as :func:`context_scope` does).
+
     Example:
         >>> import stadyn as sd
         >>> ctx = sd.context('cpu', dtype='bfloat16')
         >>> ctx.device, ctx.compute_dtype
         (device(type='cpu'), torch.bfloat16)
+        >>> with ctx:
+        ...     sd.get_current_context().dtype
+        'bfloat16'
+        >>> sd.get_current_context().dtype
+        'float32'
     """
 
     backend: str = "cpu"
@@ -65,6 +77,15 @@ class Context:
         dtype = self.compute_dtype
         return dtype if dtype != torch.float32 else None
 
+    def __enter__(self) -> Context:
+        _entered.set(_entered.get() + (_current.set(self),))
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        tokens = _entered.get()
+        _entered.set(tokens[:-1])
+        _current.reset(tokens[-1])
+
 
 def context(backend: str = "cpu", device_id: int | str | None = None, dtype: str = "float32",
             *, fallback: bool = True) -> Context:
@@ -73,15 +94,26 @@ def context(backend: str = "cpu", device_id: int | str | None = None, dtype: str
     ``backend`` is ``'cpu'`` or ``'cuda'`` (NNabla's ``'cudnn'`` means ``'cuda'``), optionally
     with a device index as torch writes it (``'cuda:1'``); ``device_id`` gives the index too
     (default 0; the CPU has one).  A GPU the machine does not have is an error naming those it
-    has.
-    Asking for CUDA on a machine without it falls back to the CPU with a warning when
+    has.  Asking for CUDA on a machine without it falls back to the CPU with a warning when
     ``fallback`` is true (so NNabla scripts written for a GPU still run), and raises otherwise.
+
+    The context is returned, not made current: use it as ``with sd.context(...):`` for a block
+    or pass it to :func:`set_default_context`. A call whose result is thrown away (a statement
+    of its own) warns, since it would change nothing.
 
     Example:
         >>> import stadyn as sd
         >>> sd.context('cpu').device
         device(type='cpu')
+        >>> with sd.context('cpu', dtype='bfloat16'):
+        ...     sd.get_current_context().dtype
+        'bfloat16'
     """
+    if _result_discarded(sys._getframe(1)):
+        warnings.warn("sd.context(...) only makes a Context and changes nothing by itself: use "
+                      "'with sd.context(...):' for a block or "
+                      "'sd.set_default_context(sd.context(...))' from here on", UserWarning,
+                      stacklevel=2)
     name, _, index = str(backend).lower().partition(":")
     if name not in _BACKENDS:
         raise StadynError(f"unknown backend {backend!r}; expected one of {sorted(_BACKENDS)}")
@@ -127,6 +159,9 @@ def _device_index(backend: str, index: str, device_id: int | str | None) -> int:
 
 _current: contextvars.ContextVar[Context] = contextvars.ContextVar("stadyn_context",
                                                                   default=Context())
+# The tokens of the ``with ctx:`` blocks open in this context, innermost last.
+_entered: contextvars.ContextVar[tuple] = contextvars.ContextVar("stadyn_context_entered",
+                                                                 default=())
 
 
 def get_current_context() -> Context:
@@ -156,3 +191,25 @@ def context_scope(ctx: Context):
         yield ctx
     finally:
         _current.reset(token)
+
+
+def _result_discarded(frame) -> bool:
+    """True when the call running in ``frame`` is a statement of its own: the instruction after
+    the call (CPython 3.10-3.13 bytecode) pops its result.  Unknown bytecode counts as used."""
+    try:
+        lasti = frame.f_lasti
+        current = following = None
+        for ins in dis.get_instructions(frame.f_code):
+            if ins.opname == "CACHE":
+                continue
+            if ins.offset <= lasti:
+                current = ins
+            else:
+                following = ins
+                break
+        return (current is not None and current.opname.startswith("CALL")
+                and following is not None and following.opname == "POP_TOP")
+    except Exception:                      # a frame or bytecode this reading does not know
+        return False
+    finally:
+        del frame

@@ -47,7 +47,20 @@ def auto_forward(auto: bool = True):
 
 
 _training: contextvars.ContextVar[bool] = contextvars.ContextVar("stadyn_training", default=True)
-is_training = _training.get   # True while training (the default); False in ``training(False)``
+
+
+def is_training() -> bool:
+    """True while training (the default); False inside ``training(False)``.
+
+    Example:
+        >>> import stadyn as sd
+        >>> with sd.training(False):
+        ...     sd.is_training()
+        False
+        >>> sd.is_training()
+        True
+    """
+    return _training.get()
 
 
 def set_training(flag: bool) -> None:

@@ -12,7 +12,19 @@ import contextvars
 __all__ = ["current_scope", "name_scope"]
 
 _scope: contextvars.ContextVar[str] = contextvars.ContextVar("stadyn_scope", default="")
-current_scope = _scope.get
+
+
+def current_scope() -> str:
+    """The scope new ops and parameters are created in (``''`` at the top).
+
+    Example:
+        >>> import stadyn as sd
+        >>> from stadyn.graph import current_scope
+        >>> with sd.parameter_scope('cnn'), sd.parameter_scope('conv1'):
+        ...     current_scope()
+        'cnn/conv1'
+    """
+    return _scope.get()
 
 
 def _join(prefix: str, name: str) -> str:

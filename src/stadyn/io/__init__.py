@@ -21,6 +21,7 @@ from ._ctf import CTFDeserializer
 from ._deserializer import Deserializer, StreamBatch, StreamSpec
 from ._image import decode_image, encode_image
 from ._image_deserializer import ImageDeserializer
+from ._limits import DEFAULT_LIMITS, get_limits, set_limits
 from ._map_file import MapEntry, read_map_file, scan_image_folder, write_map_file
 from ._mean_file import read_mean_file, write_mean_file
 from ._numpy_deserializer import NumpyDeserializer
@@ -54,6 +55,8 @@ __all__ = [
     "RecordIOWriter", "IndexedRecordIO", "IRHeader", "pack_image_record", "unpack_image_record",
     "pack_image", "unpack_image", "read_idx_file", "write_idx_file", "ListEntry",
     "read_list_file", "write_list_file",
+    # bounds on what an input file may make the readers allocate
+    "get_limits", "set_limits", "DEFAULT_LIMITS",
     # tools (``stadyn data ...``)
     "make_map_file", "compute_mean", "convert_cifar10", "make_image_list", "pack_list",
     "dump_rec",

@@ -26,6 +26,7 @@ from typing import Sequence
 import numpy as np
 
 from .._errors import DataError
+from .._fileutil import refuse_special_file
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
 from ._random import SampleRandom
 from ._streams import StreamDef, iter_stream_defs
@@ -203,8 +204,8 @@ class CTFDeserializer(Deserializer):
             labels=StreamDef(field='y', shape=10, is_sparse=True))``; ``field`` is the input name
             after ``|`` (the stream name when omitted).
 
-    When every sequence is one line, a stream delivers (N, *shape) float32. When a file has
-    sequences (lines sharing an id), every stream delivers (N, T, *shape) padded with zeros
+    When every sequence is one line, a stream delivers ``(N, *shape)`` float32. When a file has
+    sequences (lines sharing an id), every stream delivers ``(N, T, *shape)`` padded with zeros
     plus per-sequence lengths. Sparse inputs are delivered dense. Inputs the streams do not
     name are skipped. A malformed line is a DataError naming the file and line (a line of text
     without any ``|`` when the deserializer is made, other lines when they are read); so is a file
@@ -221,6 +222,7 @@ class CTFDeserializer(Deserializer):
     def __init__(self, filename: str | os.PathLike, streams: dict[str, StreamDef]):
         self.path = os.path.abspath(os.fspath(filename))
         self._fields = self._make_fields(streams)
+        refuse_special_file(self.path, DataError)
         try:
             with open(self.path, "rb") as f:
                 size = os.fstat(f.fileno()).st_size

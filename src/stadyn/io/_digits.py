@@ -31,8 +31,8 @@ class DigitsData:
 
 def load_digits_source() -> DigitsData:
     """The whole digits set from scikit-learn's bundled copy."""
-    from sklearn.datasets import load_digits
-    d = load_digits()
+    from .._extras import require
+    d = require("sklearn.datasets", "demo", "the digits data set").load_digits()
     return DigitsData(d.images.astype(np.float32), d.target.astype(np.int32))
 
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import BinaryIO
 
 from .._fileutil import atomic_write as write_atomically
-from .._fileutil import check_writable, publish
+from .._fileutil import check_writable, make_temp, publish
 
 __all__ = ["AtomicFile", "atomic_write"]
 
@@ -15,9 +14,12 @@ __all__ = ["AtomicFile", "atomic_write"]
 class AtomicFile:
     """A binary file written under a temporary name in the target's folder.
 
-    :meth:`commit` flushes it to the disk, gives it the permissions ``open(path, 'wb')`` would
-    (``0o666`` less the umask) and renames it to the target (``os.replace``); :meth:`discard` (or
-    leaving a ``with`` block by an exception) deletes it, so a reader never sees a partial file.
+    :meth:`commit` flushes it to the disk, gives it the permissions of the file it replaces (for a
+    new file those ``open(path, 'wb')`` would give: ``0o666`` less the umask) and renames it to
+    the target (``os.replace``); :meth:`discard` (or leaving a ``with`` block by an exception)
+    deletes it, so a reader never sees a partial file.  A failed write, flush or commit (a full
+    disk) deletes it too, even when closing the file fails again.  The temporary name is short
+    whatever the target's (see :mod:`stadyn._fileutil`).
     A missing folder (FileNotFoundError) or a folder at the target (IsADirectoryError) is an error
     naming the target, raised before anything is written.  ``sync=False`` skips the flush to
     the disk (a few ms per file) for tools that write many small files and flush them all at
@@ -36,8 +38,7 @@ class AtomicFile:
         self.path = os.fspath(path)
         self.sync = sync
         folder = check_writable(self.path)
-        fd, self.tmp_path = tempfile.mkstemp(prefix="." + os.path.basename(self.path) + ".",
-                                             suffix=".tmp", dir=folder)
+        fd, self.tmp_path = make_temp(folder, os.path.splitext(self.path)[1])
         self.file: BinaryIO = os.fdopen(fd, "wb")
 
     def write(self, data: bytes) -> int:
@@ -61,9 +62,17 @@ class AtomicFile:
             raise
 
     def discard(self) -> None:
-        self.file.close()
-        if os.path.exists(self.tmp_path):
-            os.unlink(self.tmp_path)
+        """Delete the temporary file (closing it may fail again, as a full disk does: the
+        buffered data cannot be flushed; the file is deleted all the same)."""
+        try:
+            self.file.close()
+        except OSError:
+            pass
+        finally:
+            try:
+                os.unlink(self.tmp_path)
+            except FileNotFoundError:
+                pass
 
     def __enter__(self) -> "AtomicFile":
         return self

@@ -13,15 +13,16 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
 from .._errors import DataError
+from .._fileutil import refuse_special_file
 from ._files import atomic_write
 
 __all__ = ["MapEntry", "MapTable", "read_map_file", "parse_map_text", "parse_map_bytes",
-           "resolve_image_path",
+           "resolve_image_path", "walk_folder",
            "scan_image_folder", "write_map_file", "IMAGE_EXTENSIONS"]
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".pgm")
@@ -99,9 +100,9 @@ def parse_map_text(text: str, source: str, map_dir: str | None = None,
     is a UTF-8 byte order mark at the start.
 
     Raises:
-        DataError: a line without 2 or 3 tab-separated columns, an empty path, a label that is
-            not a non-negative integer (or does not fit in int64); the error names the file and
-            the 1-based line.
+        DataError: a line without 2 or 3 tab-separated columns, an empty path or one holding a
+            NUL byte, a label that is not a non-negative integer (or does not fit in int64); the
+            error names the file and the 1-based line.
     """
     map_dir = map_dir if map_dir is not None else os.path.dirname(os.path.abspath(source))
     cwd = cwd if cwd is not None else os.getcwd()
@@ -126,6 +127,8 @@ def parse_map_text(text: str, source: str, map_dir: str | None = None,
                             number)
         if not raw.strip():
             raise DataError("empty image path", source, number)
+        if "\x00" in raw:
+            raise DataError(f"image path {raw[:80]!r} holds a NUL byte", source, number)
         match = _LABEL.match(label)
         if match is None:
             raise DataError(f"label {label[:40]!r} is not a non-negative integer", source, number)
@@ -158,6 +161,7 @@ def parse_map_bytes(data: bytes, source: str, map_dir: str | None = None,
 
 
 def _read_bytes(path: str) -> bytes:
+    refuse_special_file(path, DataError)
     try:
         with open(path, "rb") as f:
             return f.read()
@@ -188,11 +192,61 @@ def read_map_table(path: str) -> MapTable:
     return parse_map_bytes(_read_bytes(path), path)
 
 
+def walk_folder(top: str) -> Iterator[tuple[str, list[str]]]:
+    """``(folder, sorted file names)`` for ``top`` and every folder below it, depth first in
+    sorted order, following symbolic links to folders (as ``os.walk(followlinks=True)``).
+
+    A link that leads back to a folder being walked (a cycle), or a second path to a folder
+    already walked, is a DataError naming both: ``os.walk`` would list the same files again and
+    again (one self-link turns 1 image into dozens of lines, two links into exponentially many).
+    A folder that cannot be read is a DataError too, not a silent gap.
+
+    Example:
+        >>> import tempfile
+        >>> d = tempfile.mkdtemp(); os.makedirs(os.path.join(d, 'a'))
+        >>> _ = open(os.path.join(d, 'a', 'x.png'), 'wb')
+        >>> os.symlink(d, os.path.join(d, 'a', 'loop'))
+        >>> [(os.path.relpath(f, d), names) for f, names in walk_folder(d)]
+        Traceback (most recent call last):
+        ...
+        stadyn._errors.DataError: .../a/loop: symbolic link cycle: this folder is ... (an ancestor)
+    """
+    seen: dict[tuple[int, int], str] = {}
+
+    def key(path: str) -> tuple[int, int]:
+        st = os.stat(path)
+        return st.st_dev, st.st_ino
+
+    def fail(exc: OSError) -> None:
+        raise DataError(f"cannot list the folder: {exc.strerror or exc}",
+                        exc.filename or top) from None
+
+    seen[key(top)] = top
+    for folder, dirs, files in os.walk(top, onerror=fail, followlinks=True):
+        dirs.sort()
+        for name in list(dirs):
+            path = os.path.join(folder, name)
+            try:
+                k = key(path)
+            except OSError:                  # a dangling link: nothing to walk
+                dirs.remove(name)
+                continue
+            first = seen.get(k)
+            if first is not None:
+                inside = folder == first or folder.startswith(first.rstrip(os.sep) + os.sep)
+                how = "symbolic link cycle" if inside else "a second path to one folder"
+                raise DataError(f"{how}: this folder is {first} "
+                                f"({'an ancestor' if inside else 'already listed'})", path)
+            seen[k] = path
+        yield folder, sorted(files)
+
+
 def scan_image_folder(folder: str | os.PathLike,
                       extensions: Sequence[str] = IMAGE_EXTENSIONS) -> tuple[MapTable, list[str]]:
     """Images of a folder of class sub-folders: label i is the i-th sub-folder in sorted order.
 
-    Files inside a class folder are taken recursively, in sorted order.
+    Files inside a class folder are taken recursively, in sorted order (:func:`walk_folder`: a
+    symbolic-link cycle is an error).
     """
     folder = os.path.abspath(os.fspath(folder))
     if not os.path.isdir(folder):
@@ -202,9 +256,8 @@ def scan_image_folder(folder: str | os.PathLike,
     table = MapTable(folder)
     labels: list[int] = []
     for label, name in enumerate(classes):
-        for root, dirs, files in os.walk(os.path.join(folder, name), followlinks=True):
-            dirs.sort()
-            for fname in sorted(files):
+        for root, files in walk_folder(os.path.join(folder, name)):
+            for fname in files:
                 if os.path.splitext(fname)[1].lower() in exts:
                     table.paths.append(os.path.join(root, fname))
                     table.members.append(None)

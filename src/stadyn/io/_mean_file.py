@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from .._errors import DataError
+from .._fileutil import refuse_special_file
 from ._files import atomic_write
 
 __all__ = ["read_mean_file", "write_mean_file"]
@@ -48,6 +49,7 @@ def read_mean_file(path: str | os.PathLike) -> np.ndarray:
         [6.0, 7.0, 8.0]
     """
     path = os.fspath(path)
+    refuse_special_file(path, DataError)
     try:
         tree = ET.parse(path)
     except FileNotFoundError:

@@ -25,6 +25,7 @@ from typing import BinaryIO, Iterator, Sequence
 import numpy as np
 
 from .._errors import DataError
+from .._fileutil import refuse_special_file
 from ._files import AtomicFile, atomic_write
 from ._image import ImageReadError, decode_image, encode_image
 
@@ -36,6 +37,7 @@ __all__ = ["MAGIC", "RecordIOWriter", "RecordIOReader", "IndexedRecordIO", "IRHe
 MAGIC = 0xCED7230A
 MAGIC_BYTES = struct.pack("<I", MAGIC)
 _LENGTH_MASK = (1 << 29) - 1
+_MAX_OFFSET = (1 << 63) - 1           # the largest file offset the system can seek to
 _IR_FORMAT = "<IfQQ"
 _IR_SIZE = struct.calcsize(_IR_FORMAT)
 
@@ -150,6 +152,7 @@ class RecordIOReader:
     def __init__(self, file: str | os.PathLike | BinaryIO, name: str | None = None):
         if isinstance(file, (str, os.PathLike)):
             self.path = os.fspath(file)
+            refuse_special_file(self.path, DataError)
             try:
                 self._file: BinaryIO = open(self.path, "rb")
             except FileNotFoundError:
@@ -197,10 +200,12 @@ class RecordIOReader:
                 raise self._fail(f"a multi-part record is cut short by a new record (cflag "
                                  f"{cflag})", offset)
             padded = (length + 3) & ~3
-            data = self._file.read(padded)
+            left = self._left(padded)
+            data = self._file.read(padded) if left is None else b""
             if len(data) < padded:
                 raise self._fail(f"truncated: a part of {length} bytes has only "
-                                 f"{max(len(data), 0)} left in the file", offset)
+                                 f"{len(data) if left is None else left} left in the file",
+                                 offset)
             parts.append(data[:length])
             if cflag in (0, 3):
                 break
@@ -208,6 +213,17 @@ class RecordIOReader:
             first = False
         self.record += 1
         return b"".join(parts)
+
+    def _left(self, count: int) -> int | None:
+        """The bytes left in the file when they are fewer than ``count``, else None. A header can
+        declare 512 MB in a file of 16 bytes: ``read`` would allocate all of it first."""
+        if count <= 1 << 16:
+            return None
+        try:
+            left = self._size() - self._file.tell()
+        except (OSError, ValueError, io.UnsupportedOperation):
+            return None                      # a stream that cannot tell: read what comes
+        return left if left < count else None
 
     def read_at(self, offset: int, record: int | None = None,
                 index: tuple[str, int, object] | None = None) -> bytes:
@@ -349,6 +365,7 @@ def read_idx_entries(path: str | os.PathLike,
                      key_type: type = int) -> list[tuple[object, int, int]]:
     """(key, byte offset, 1-based line) of every entry of an ``.idx`` file, in file order."""
     path = os.fspath(path)
+    refuse_special_file(path, DataError)
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -382,6 +399,9 @@ def _parse_idx(data: bytes, path: str, key_type: type) -> list[tuple[object, int
         except (ValueError, UnicodeDecodeError):
             raise DataError(f"expected 'key<TAB>offset' with an integer offset, found "
                             f"{line[:60]!r}", path, number) from None
+        if offset > _MAX_OFFSET:
+            raise DataError(f"offset {text[:40]} is past any file (the largest offset is "
+                            f"{_MAX_OFFSET})", path, number)
         items.append((key, offset, number))
     return items
 
@@ -546,13 +566,17 @@ def write_list_file(path: str | os.PathLike, entries: Sequence[ListEntry]) -> No
 
 
 def read_list_file(path: str | os.PathLike) -> list[ListEntry]:
-    """Read an im2rec ``.lst`` file; a malformed line is a DataError naming the line."""
+    """Read an im2rec ``.lst`` file; a malformed line is a DataError naming the line (an index
+    that an image record header cannot hold, 0 to 2**64 - 1, a path with a NUL byte)."""
     path = os.fspath(path)
+    refuse_special_file(path, DataError)
     try:
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
         raise DataError("list file does not exist", path) from None
+    except OSError as exc:
+        raise DataError(f"cannot read the list file: {exc.strerror or exc}", path) from None
     entries = []
     for number, raw in enumerate(data.split(b"\n"), start=1):
         try:
@@ -570,5 +594,10 @@ def read_list_file(path: str | os.PathLike) -> list[ListEntry]:
         except ValueError:
             raise DataError(f"index must be an integer and labels numbers: {line[:60]!r}", path,
                             number) from None
+        if not 0 <= index < 1 << 64:
+            raise DataError(f"index {index} is outside 0..2**64-1 (an image record's id)", path,
+                            number)
+        if "\x00" in fields[-1]:
+            raise DataError(f"image path {fields[-1][:80]!r} holds a NUL byte", path, number)
         entries.append(ListEntry(index, labels, fields[-1]))
     return entries

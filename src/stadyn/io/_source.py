@@ -16,6 +16,7 @@ the positions are taken for the whole minibatch, and partition r keeps those wit
 from __future__ import annotations
 
 import collections
+import numbers
 import weakref
 from dataclasses import dataclass
 from typing import Any, Hashable, Mapping, Sequence
@@ -46,8 +47,8 @@ class MinibatchData:
     """The data of one stream in one minibatch (CNTK's ``MinibatchData``).
 
     Attributes:
-        data: NumPy array, batch first: (N, *shape); for sequence streams (N, T, *shape) padded
-            with zeros (see :attr:`mask`).
+        data: NumPy array, batch first: ``(N, *shape)``; for sequence streams
+            ``(N, T, *shape)`` padded with zeros (see :attr:`mask`).
         num_samples: samples in the batch (for sequences, the sum of their lengths).
         num_sequences: sequences (rows) in the batch.
         end_of_sweep: the batch holds the last sample of a sweep.
@@ -85,7 +86,7 @@ class MinibatchData:
         return self.data
 
     def as_sequences(self) -> list[np.ndarray]:
-        """One array per sequence (unpadded); for non-sequence streams one (1, *shape) each."""
+        """One array per sequence (unpadded); for non-sequence streams one ``(1, *shape)`` each."""
         if self.lengths is None:
             return [row[None] for row in self.data]
         return [row[:int(n)] for row, n in zip(self.data, self.lengths)]
@@ -388,6 +389,11 @@ class MinibatchSource:
             num_data_partitions, partition_index: take this partition's share of the minibatch
                 (default: the constructor's).
         """
+        size = minibatch_size_in_samples
+        if isinstance(size, bool) or not isinstance(size, numbers.Real) \
+                or not float(size).is_integer():
+            raise TypeError(f"minibatch_size_in_samples must be a positive int, got "
+                            f"{minibatch_size_in_samples!r}")
         n = int(minibatch_size_in_samples)
         if n < 1:
             raise ValueError(f"minibatch_size_in_samples must be >= 1, got {n}")

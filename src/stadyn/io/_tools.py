@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import io
+import lzma
 import os
 import pickle
 import random
 import sys
 import tarfile
+import zlib
 from typing import Iterable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
 from .._errors import DataError
+from .._fileutil import refuse_special_file
 from ._files import AtomicFile, atomic_write
 from ._image import ImageReadError, ZipArchives, decode_image, encode_image, image_format, \
     read_file_bytes, require_cv2
+from ._limits import over_limit
 from ._map_file import (format_map_path, read_map_table, resolve_image_path, scan_image_folder,
-                        write_map_file)
+                        walk_folder, write_map_file)
 from ._mean_file import write_mean_file
 from ._recordio import (IndexedRecordIO, IRHeader, ListEntry, RecordIOReader, pack_image_record,
                         read_idx_entries, read_list_file, unpack_image_record, write_list_file)
@@ -37,6 +41,62 @@ def _progress(items: Iterable[T], total: int | None, desc: str,
         return iter(items)
     from tqdm import tqdm
     return iter(tqdm(items, total=total, desc=desc, unit="img", leave=False))
+
+
+class _Outputs:
+    """The files and folders one run of a tool creates. Leaving the ``with`` block by an
+    exception (a full disk, a bad record half-way) removes them again, so a failed run leaves the
+    output folder as it found it; a file that existed before is only ever replaced whole.
+
+    Example:
+        >>> import tempfile
+        >>> out = os.path.join(tempfile.mkdtemp(), 'out')
+        >>> try:
+        ...     with _Outputs() as made:
+        ...         _ = open(made.file(os.path.join(made.folder(out), 'a.txt')), 'w')
+        ...         raise OSError(28, 'No space left on device')
+        ... except OSError:
+        ...     pass
+        >>> os.path.exists(out)
+        False
+    """
+
+    def __init__(self) -> None:
+        self._files: list[str] = []
+        self._folders: list[str] = []
+
+    def folder(self, path: str) -> str:
+        """Make ``path`` (and missing parents); returns it."""
+        missing, here = [], os.path.abspath(path)
+        while not os.path.isdir(here) and os.path.dirname(here) != here:
+            missing.append(here)
+            here = os.path.dirname(here)
+        os.makedirs(path, exist_ok=True)
+        self._folders.extend(reversed(missing))
+        return path
+
+    def file(self, path: str) -> str:
+        """Note that ``path`` is about to be written; returns it."""
+        if not os.path.lexists(path):
+            self._files.append(path)
+        return path
+
+    def __enter__(self) -> "_Outputs":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            return
+        for path in reversed(self._files):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        for path in reversed(self._folders):
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
 
 
 # ------------------------------------------------------------------------------ map files
@@ -149,21 +209,74 @@ class _ArrayUnpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def _load_cifar_batch(tar: tarfile.TarFile, name: str,
-                      archive: str) -> tuple[np.ndarray, np.ndarray]:
-    member = next((m for m in tar.getmembers() if os.path.basename(m.name) == name and m.isfile()),
-                  None)
-    if member is None:
-        raise DataError(f"the archive has no {name!r} (is it cifar-10-python.tar.gz?)", archive)
+_CIFAR_BATCHES = tuple(f"data_batch_{k}" for k in range(1, 6)) + ("test_batch",)
+_CIFAR_IMAGES = 10000                       # images per batch
+_CIFAR_VALUES = 3 * 32 * 32
+_TAR_ERRORS = (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError)
+
+
+def _cifar_batches(tar: tarfile.TarFile,
+                   archive: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The six batches (:func:`_load_cifar_batch`), reading the archive once in order and
+    stopping when all are found. What the member headers declare is bounded before anything is
+    read: one member by the ``archive_member_bytes`` limit, all members read or passed over by
+    ``archive_total_bytes`` (a few kB of tar can declare gigabytes)."""
+    found: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    total = 0
     try:
-        raw = _ArrayUnpickler(io.BytesIO(tar.extractfile(member).read()), encoding="latin1").load()
-        data = np.asarray(raw["data"], dtype=np.uint8).reshape(-1, 3, 32, 32)
-        labels = np.asarray(raw["labels"], dtype=np.int64)
-    except (pickle.UnpicklingError, KeyError, ValueError, TypeError, EOFError) as exc:
-        raise DataError(f"{member.name}: not a CIFAR-10 batch ({exc})", archive) from None
+        for member in iter(tar.next, None):
+            total += max(member.size, 0)
+            refused = over_limit("archive_total_bytes", total,
+                                 f"its members declare {total:,} bytes up to {member.name!r}")
+            name = os.path.basename(member.name)
+            if name in _CIFAR_BATCHES and name not in found and member.isfile():
+                refused = over_limit(
+                    "archive_member_bytes", member.size,
+                    f"member {member.name!r} declares {member.size:,} bytes (a CIFAR-10 batch "
+                    f"is about {_CIFAR_IMAGES * (_CIFAR_VALUES + 3):,})") or refused
+                if refused:
+                    raise DataError(refused, archive)
+                found[name] = _load_cifar_batch(tar.extractfile(member).read(), member.name,
+                                                archive)
+                if len(found) == len(_CIFAR_BATCHES):
+                    break
+            elif refused:
+                raise DataError(refused, archive)
+    except _TAR_ERRORS as exc:
+        raise DataError(f"not a readable tar archive: {exc}", archive) from None
+    missing = [n for n in _CIFAR_BATCHES if n not in found]
+    if missing:
+        raise DataError(f"the archive has no {missing[0]!r} (is it cifar-10-python.tar.gz?)",
+                        archive)
+    return found
+
+
+def _load_cifar_batch(raw_bytes: bytes, name: str,
+                      archive: str) -> tuple[np.ndarray, np.ndarray]:
+    """A batch's images (N, 3, 32, 32) and labels. The unpickled objects are checked for the
+    batch's types before NumPy converts them: ``data`` a uint8 array, ``labels`` a list of ints
+    (a 250-byte pickle of shared nested lists would otherwise become a 1 GB array)."""
+    try:
+        raw = _ArrayUnpickler(io.BytesIO(raw_bytes), encoding="latin1").load()
+    except (pickle.UnpicklingError, KeyError, ValueError, TypeError, EOFError, AttributeError,
+            IndexError, MemoryError, RecursionError) as exc:
+        raise DataError(f"{name}: not a CIFAR-10 batch ({type(exc).__name__}: "
+                        f"{str(exc)[:120]})", archive) from None
+    data = raw.get("data") if isinstance(raw, dict) else None
+    labels = raw.get("labels") if isinstance(raw, dict) else None
+    if not isinstance(data, np.ndarray) or data.dtype != np.uint8 or data.ndim != 2 \
+            or data.shape[1] != _CIFAR_VALUES or len(data) > _CIFAR_IMAGES:
+        what = (f"a {data.dtype} array of shape {data.shape}" if isinstance(data, np.ndarray)
+                else type(data).__name__)
+        raise DataError(f"{name}: not a CIFAR-10 batch ('data' is {what}, not uint8 rows of "
+                        f"{_CIFAR_VALUES} values, at most {_CIFAR_IMAGES})", archive)
+    if not isinstance(labels, list) or not all(type(v) is int for v in labels):
+        raise DataError(f"{name}: not a CIFAR-10 batch ('labels' is not a list of ints)",
+                        archive)
+    labels = np.asarray(labels, dtype=np.int64) if labels else np.zeros(0, np.int64)
     if len(labels) != len(data) or labels.min(initial=0) < 0 or labels.max(initial=0) > 9:
-        raise DataError(f"{member.name}: labels do not match the images", archive)
-    return data, labels
+        raise DataError(f"{name}: labels do not match the images", archive)
+    return data.reshape(-1, 3, 32, 32), labels
 
 
 def _write_png(path: str, chw_rgb: np.ndarray) -> None:
@@ -193,44 +306,58 @@ def convert_cifar10(archive: str | os.PathLike, out_dir: str | os.PathLike, ctf:
     the H x W x C BGR layout the mean transform reads) and, with ``ctf``,
     ``Train_cntk_text.txt`` / ``Test_cntk_text.txt`` (``|labels <10 one-hot> |features <3072
     values, C x H x W, RGB>``). Returns the paths written, by name.
+
+    A failure while writing (a full disk) removes the files and folders this call made. The
+    archive is read once, up to its last batch; what its headers declare is bounded before
+    anything is allocated (``archive_member_bytes`` per batch, ``archive_total_bytes`` in all:
+    see :func:`stadyn.io.set_limits`), and each batch must hold a uint8 array and a list of int
+    labels.
     """
     archive = os.fspath(archive)
     out_dir = os.path.abspath(os.fspath(out_dir))
+    refuse_special_file(archive, DataError)
     try:
         tar = tarfile.open(archive, "r:*")
     except FileNotFoundError:
         raise DataError("archive does not exist", archive) from None
-    except (tarfile.TarError, OSError) as exc:
+    except _TAR_ERRORS as exc:
         raise DataError(f"not a readable tar archive: {exc}", archive) from None
     with tar:
-        train = [_load_cifar_batch(tar, f"data_batch_{k}", archive) for k in range(1, 6)]
-        test = _load_cifar_batch(tar, "test_batch", archive)
+        batches = _cifar_batches(tar, archive)
+    train = [batches[f"data_batch_{k}"] for k in range(1, 6)]
+    test = batches["test_batch"]
     train_x = np.concatenate([x for x, _ in train])
     train_y = np.concatenate([y for _, y in train])
     test_x, test_y = test
+    with _Outputs() as made:
+        return _write_cifar10(made, out_dir, train_x, train_y, test_x, test_y, ctf, progress)
+
+
+def _write_cifar10(made: _Outputs, out_dir: str, train_x: np.ndarray, train_y: np.ndarray,
+                   test_x: np.ndarray, test_y: np.ndarray, ctf: bool,
+                   progress: bool | None) -> dict[str, str]:
     written = {}
     for split, images, labels, pad in (("train", train_x, train_y, 4), ("test", test_x, test_y, 0)):
-        folder = os.path.join(out_dir, split)
-        os.makedirs(folder, exist_ok=True)
+        folder = made.folder(os.path.join(out_dir, split))
         lines = []
         for i in _progress(range(len(images)), len(images), split, progress):
             image = images[i]
             if pad:
                 image = np.pad(image, ((0, 0), (pad, pad), (pad, pad)), constant_values=128)
             path = os.path.join(folder, f"{i:05d}.png")
-            _write_png(path, image)
+            _write_png(made.file(path), image)
             lines.append(f"{format_map_path(path, None, None)}\t{int(labels[i])}\n")
         written[f"{split}_map"] = os.path.join(out_dir, f"{split}_map.txt")
         os.sync()                   # the images reach the disk before the map naming them
-        atomic_write(written[f"{split}_map"], "".join(lines))
+        atomic_write(made.file(written[f"{split}_map"]), "".join(lines))
     mean_chw_rgb = train_x.astype(np.float64).mean(axis=0)
     written["mean"] = os.path.join(out_dir, "CIFAR-10_mean.xml")
-    write_mean_file(written["mean"], mean_chw_rgb[::-1].transpose(1, 2, 0))
+    write_mean_file(made.file(written["mean"]), mean_chw_rgb[::-1].transpose(1, 2, 0))
     if ctf:
         written["train_ctf"] = os.path.join(out_dir, "Train_cntk_text.txt")
         written["test_ctf"] = os.path.join(out_dir, "Test_cntk_text.txt")
-        _write_ctf(written["train_ctf"], train_x, train_y, progress)
-        _write_ctf(written["test_ctf"], test_x, test_y, progress)
+        _write_ctf(made.file(written["train_ctf"]), train_x, train_y, progress)
+        _write_ctf(made.file(written["test_ctf"]), test_x, test_y, progress)
     return written
 
 
@@ -239,14 +366,14 @@ def convert_cifar10(archive: str | os.PathLike, out_dir: str | os.PathLike, ctf:
 
 def _list_folder(root: str, recursive: bool, exts: Sequence[str]) -> list[ListEntry]:
     """im2rec's list_image: with ``recursive`` every folder holding images is a label, in
-    sorted walk order; otherwise the images directly in ``root``, label 0."""
+    sorted walk order (a symbolic-link cycle is an error); otherwise the images directly in
+    ``root``, label 0."""
     exts = tuple(e.lower() for e in exts)
     entries: list[ListEntry] = []
     if recursive:
         labels: dict[str, int] = {}
-        for path, dirs, files in os.walk(root, followlinks=True):
-            dirs.sort()
-            for fname in sorted(files):
+        for path, files in walk_folder(root):
+            for fname in files:
                 full = os.path.join(path, fname)
                 if os.path.splitext(fname)[1].lower() in exts and os.path.isfile(full):
                     label = labels.setdefault(path, len(labels))
@@ -366,15 +493,16 @@ def dump_rec(rec: str | os.PathLike, out_dir: str | os.PathLike,
              idx: str | os.PathLike | None = None, progress: bool | None = None) -> int:
     """Write every image record of ``rec`` to ``out_dir`` as ``%05d.<ext>`` with its bytes as
     stored, plus ``images.lst`` (all labels) and, when every record has one integer label,
-    ``map.txt`` (``...`` paths). Returns the number of records."""
+    ``map.txt`` (``...`` paths). Returns the number of records. A failure half-way (a bad
+    record, a full disk) removes the files and folders this call made."""
     rec = os.fspath(rec)
     out_dir = os.path.abspath(os.fspath(out_dir))
-    os.makedirs(out_dir, exist_ok=True)
     idx = None if idx is None else os.fspath(idx)
     indexed = None if idx is None else read_idx_entries(idx)
     entries: list[ListEntry] = []
     map_ok = True
-    with RecordIOReader(rec) as reader:
+    with RecordIOReader(rec) as reader, _Outputs() as made:
+        made.folder(out_dir)
         records = (reader.read_at(offset, k, (idx, line, key))
                    for k, (key, offset, line) in enumerate(indexed)) if indexed is not None \
             else iter(reader)
@@ -383,15 +511,15 @@ def dump_rec(rec: str | os.PathLike, out_dir: str | os.PathLike,
             header, data = unpack_image_record(payload, rec, k)
             ext = image_format(data) or ".bin"
             name = f"{k:05d}{ext}"
-            with AtomicFile(os.path.join(out_dir, name), sync=False) as f:
+            with AtomicFile(made.file(os.path.join(out_dir, name)), sync=False) as f:
                 f.write(data)
             labels = tuple(float(v) for v in np.atleast_1d(header.label))
             if header.flag > 1 or not float(labels[0]).is_integer() or labels[0] < 0:
                 map_ok = False
             entries.append(ListEntry(int(header.id), labels, name))
-    os.sync()                       # the images reach the disk before the lists naming them
-    write_list_file(os.path.join(out_dir, "images.lst"), entries)
-    if map_ok:
-        atomic_write(os.path.join(out_dir, "map.txt"),
-                     "".join(f".../{e.path}\t{int(e.labels[0])}\n" for e in entries))
+        os.sync()                   # the images reach the disk before the lists naming them
+        write_list_file(made.file(os.path.join(out_dir, "images.lst")), entries)
+        if map_ok:
+            atomic_write(made.file(os.path.join(out_dir, "map.txt")),
+                         "".join(f".../{e.path}\t{int(e.labels[0])}\n" for e in entries))
     return len(entries)

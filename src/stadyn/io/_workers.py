@@ -35,6 +35,7 @@ from .._errors import DataError, StadynError
 from ._composite import Composite
 from ._deserializer import StreamBatch
 from ._image import cv2
+from ._limits import get_limits, set_limits
 
 __all__ = ["WorkerPool", "WorkerError", "default_start_method"]
 
@@ -109,9 +110,10 @@ def _parent_alive() -> bool:
 
 
 def _worker_main(index: int, conn, composite: Composite, seed: int, prefetch: int,
-                 forked: bool) -> None:
+                 forked: bool, limits: dict[str, int]) -> None:
     """Serve jobs until told to stop (None), the pipe closes, or the parent dies."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    set_limits(**limits)                     # the main process's, not the defaults
     if cv2 is not None and not forked:  # in a plain fork this call itself can hang
         cv2.setNumThreads(1)
     slots: list[SharedMemory | None] = [None] * prefetch
@@ -210,7 +212,7 @@ class WorkerPool:
                 parent_conn, child_conn = ctx.Pipe(duplex=True)
                 process = ctx.Process(target=_worker_main, name=f"stadyn-reader-{index}",
                                       args=(index, child_conn, composite, seed, prefetch,
-                                            method == "fork"),
+                                            method == "fork", get_limits()),
                                       daemon=True)
                 process.start()
                 child_conn.close()

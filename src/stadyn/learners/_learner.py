@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping
 import torch
 
 from .._errors import ArgumentError, ParameterError, StadynError
-from ..graph import Variable
+from ..graph import Variable, release_grads
 from ..schedules import IGNORE, Schedule
 from ..schedules._schedule import _count, _epoch_size
 from ..solvers import _functional as Fn
@@ -359,9 +359,9 @@ class Learner:
         return True
 
     def zero_grad(self) -> None:
-        """Forget the parameters' gradients."""
-        for var in self._params:
-            var.grad = None
+        """Forget the parameters' gradients; their buffers go back to the graph
+        (:func:`stadyn.graph.release_grads`: the next backward may write into them)."""
+        release_grads(self._params)
 
     # -- introspection --------------------------------------------------------------------------
     @property

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from ._registry import op
@@ -24,32 +23,7 @@ def _dense_target(z, t, axis):
     return a
 
 
-# -- ONNX mappings (see OpSpec.onnx) ----------------------------------------------------------
-def _cross_entropy_with_softmax_onnx(g, inputs, attrs):
-    """LogSoftmax, Mul, ReduceSum, Neg"""
-    z, t = inputs
-    a = norm_axis(attrs["axis"], g.ndim(z))
-    if g.dtype(t) != g.dtype(z):
-        t = g.cast(t, g.dtype(z))
-    logp = g.op("LogSoftmax", [z], axis=a)
-    return g.op("Neg", [g.reduce("ReduceSum", g.op("Mul", [t, logp]), [a], True)])
-
-
-def _classification_error_onnx(g, inputs, attrs):
-    """ArgMax, GatherElements, LessOrEqual, ReduceSum, Sub, GreaterOrEqual
-
-    The outputs above the target's are counted as all minus those not above, so a NaN counts."""
-    z, t = inputs
-    a = norm_axis(attrs["axis"], g.ndim(z))
-    score = g.op("GatherElements", [z, g.op("ArgMax", [t], axis=a, keepdims=1)], axis=a)
-    not_better = g.reduce("ReduceSum", g.cast(g.op("LessOrEqual", [z, score]), np.int64), [a],
-                          True)
-    better = g.op("Sub", [g.const(np.asarray(g.shape(z)[a], dtype=np.int64)), not_better])
-    wrong = g.op("GreaterOrEqual", [better, g.const(np.asarray(int(attrs["topN"]), np.int64))])
-    return g.cast(wrong, g.dtype(z) if g.dtype(z).kind == "f" else np.float32)
-
-
-@op(2, category="loss", onnx=_cross_entropy_with_softmax_onnx, precision="float")
+@op(2, category="loss", precision="float")
 def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
     """``-sum(t * log softmax(z))`` along ``axis`` for a dense (one-hot or soft) target ``t`` of
     ``z``'s shape; the reduced axis is kept with size 1 (``(B, 1)`` for ``(B, C)`` inputs).
@@ -68,7 +42,7 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
     return -torch.sum(target_vector.to(logp.dtype) * logp, dim=a, keepdim=True)
 
 
-@op(2, category="metric", onnx=_classification_error_onnx, precision="float")
+@op(2, category="metric", precision="float")
 def classification_error(output_vector, target_vector, axis=-1, topN=1):
     """1 where the target's class (its argmax) is not among the ``topN`` highest outputs, else 0;
     the reduced axis is kept with size 1.  No gradient.  The target is dense (one-hot), of the

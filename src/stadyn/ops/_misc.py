@@ -1,46 +1,20 @@
-"""Identity, constants and graph helpers."""
+"""Identity, constants, casts and graph helpers."""
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from ..graph import get_current_context
 from ._registry import op
-from ._util import import_unary, onnx_unary
 
 
-# -- ONNX mappings (see OpSpec.onnx / OpSpec.onnx_import) -------------------------------------
-def _constant_onnx(g, inputs, attrs):
-    """an initializer"""
-    shape = tuple(int(s) for s in attrs["shape"])
-    return g.const(np.full(shape, float(attrs["val"]), dtype=np.float32))
-
-
-def _import_constant(node):
-    if node.attr("value") is not None:
-        value = np.asarray(node.attr("value"))
-    elif node.attr("value_float") is not None:
-        value = np.asarray(node.attr("value_float"), dtype=np.float32)
-    elif node.attr("value_floats") is not None:
-        value = np.asarray(node.attr("value_floats"), dtype=np.float32)
-    elif node.attr("value_int") is not None:
-        value = np.asarray(node.attr("value_int"), dtype=np.int64)
-    elif node.attr("value_ints") is not None:
-        value = np.asarray(node.attr("value_ints"), dtype=np.int64)
-    else:
-        node.unsupported(f"constant attributes {sorted(node.attrs)} (strings, sparse tensors)")
-    return node.constant_variable(value)
-
-
-@op(1, category="misc", onnx=onnx_unary("Identity"),
-    onnx_import={"Identity": import_unary("identity", floats_only=False)})
+@op(1, category="misc")
 def identity(x):
     """The input unchanged (a new graph node).  Example: ``F.identity(x)``."""
     return x.view_as(x)  # a view, not ``x`` itself: the output gets its own autograd node
 
 
-@op(0, category="misc", onnx=_constant_onnx, onnx_import={"Constant": _import_constant})
+@op(0, category="misc")
 def constant(val=0.0, shape=()):
     """An array of ``shape`` filled with ``val`` (no inputs, no gradient).
 
@@ -55,7 +29,30 @@ def constant(val=0.0, shape=()):
                       device=get_current_context().device)
 
 
-@op(1, category="misc", onnx=onnx_unary("Identity"))
+@op(1, category="misc")
 def stop_gradient(x):
     """The input's value with no gradient flowing back.  Example: ``F.stop_gradient(h)``."""
     return x.detach()
+
+
+#: The element types ``cast`` converts to, by name.
+CAST_DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64",
+               "uint8", "bool")
+
+
+@op(1, category="misc")
+def cast(x, dtype="float32"):
+    """``x`` converted to ``dtype`` (a name from :data:`CAST_DTYPES`): floats to integers round
+    toward zero, anything to ``bool`` is ``x != 0``.  The gradient flows between floating-point
+    types.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.cast(sd.Variable.from_numpy_array([-1.7, 0.0, 2.9]), "int64")
+        >>> y.d
+        array([-1,  0,  2])
+    """
+    if dtype not in CAST_DTYPES:
+        raise ValueError(f"cannot cast to {dtype!r}; the types are {', '.join(CAST_DTYPES)}")
+    return x.to(getattr(torch, dtype))

@@ -193,7 +193,7 @@ class Schedule:
     # -- properties -----------------------------------------------------------------------------
     @property
     def epoch_size(self) -> int | None:
-        """Samples per epoch of a CNTK list (``None``: one data sweep, not yet known)."""
+        """Samples per epoch of a CNTK list (``None`` for one data sweep, not yet known)."""
         return self._epoch_size
 
     @property

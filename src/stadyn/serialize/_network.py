@@ -7,7 +7,7 @@ import os
 import tempfile
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 import torch
@@ -112,23 +112,56 @@ class Network:
 
     # -- running --------------------------------------------------------------------------------
     def __call__(self, **arrays: Any) -> "OrderedDict[str, np.ndarray]":
-        """``run(arrays)``: the outputs for one array per input (by name), inference phase."""
+        """``run(arrays)``: in the inference phase, every output the given inputs (arrays by
+        name) determine."""
         return self.run(arrays)
 
-    def run(self, arrays: Mapping[str, Any], training: bool = False
-            ) -> "OrderedDict[str, np.ndarray]":
-        """Run a forward pass on ``arrays`` (one per input, by name) and return the outputs.
+    def inputs_needed(self, outputs: Iterable[str] | None = None) -> list[str]:
+        """The names of the inputs the named outputs (default: all) depend on, in input order.
 
-        ``training`` runs in the training phase (batch statistics, dropout on) with autograd
-        enabled.  Inputs keep their dtype (arrays are converted to it); an array whose batch
-        size differs from the one the graph was built with is accepted for graphs whose ops do
-        not fix it.
+        Example:
+            >>> import stadyn as sd, stadyn.functions as F
+            >>> x, t = sd.Variable((2, 3)), sd.Variable((2, 1), dtype="int64")
+            >>> y = F.relu(x)
+            >>> net = sd.Network({"x": x, "t": t}, {"y": y, "loss": F.softmax_cross_entropy(y, t)})
+            >>> net.inputs_needed(["y"]), net.inputs_needed()
+            (['x'], ['x', 't'])
         """
-        missing = [n for n in self.inputs if n not in arrays]
+        names = list(self.outputs) if outputs is None else list(outputs)
+        roots = [self.outputs[n] for n in names]
+        used = {id(v) for n in topological_nodes(roots) for v in n.inputs}
+        used |= {id(v) for v in roots}
+        return [n for n, v in self.inputs.items() if id(v) in used]
+
+    def run(self, arrays: Mapping[str, Any], training: bool = False,
+            outputs: str | Iterable[str] | None = None) -> "OrderedDict[str, np.ndarray]":
+        """Run a forward pass on ``arrays`` (arrays by input name) and return the outputs.
+
+        ``outputs`` names the outputs to compute; by default every output whose inputs are all
+        given (a model's predictions need no labels: ``net(features=x)``).  ``training`` runs in
+        the training phase (batch statistics, dropout on) with autograd enabled.  Inputs keep
+        their dtype (arrays are converted to it); an array whose batch size differs from the one
+        the graph was built with is accepted for graphs whose ops do not fix it.
+        """
+        where = self.source or "network"
         unknown = [n for n in arrays if n not in self.inputs]
-        if missing or unknown:
-            raise StadynError(f"{self.source or 'network'}: inputs are {list(self.inputs)}; "
-                              f"missing {missing}, unknown {unknown}")
+        if unknown:
+            raise StadynError(f"{where}: inputs are {list(self.inputs)}; unknown {unknown}")
+        if outputs is None:
+            names = [n for n in self.outputs if set(self.inputs_needed([n])) <= set(arrays)]
+            if not names:
+                missing = [n for n in self.inputs if n not in arrays]
+                raise StadynError(f"{where}: inputs are {list(self.inputs)}; missing {missing}: "
+                                  "no output can be computed without them")
+        else:
+            names = [outputs] if isinstance(outputs, str) else list(outputs)
+            bad = [n for n in names if n not in self.outputs]
+            if bad:
+                raise StadynError(f"{where}: no output(s) {bad}; the outputs are "
+                                  f"{list(self.outputs)}")
+            missing = [n for n in self.inputs_needed(names) if n not in arrays]
+            if missing:
+                raise StadynError(f"{where}: the outputs {names} need the input(s) {missing}")
         for name, value in arrays.items():
             var = self.inputs[name]
             arr = np.asarray(value)
@@ -137,11 +170,11 @@ class Network:
             else:
                 var.data = torch.as_tensor(np.array(arr, order="C")).to(
                     device=var.data.device, dtype=var.torch_dtype)
-        roots = [v for v in self.outputs.values()]
+        roots = [self.outputs[n] for n in names]
         with parameter_registry(self.registry), phase(training), \
                 torch.set_grad_enabled(training):
             forward_all(roots, clear_buffer=not training)
-        return OrderedDict((name, np.array(v.d, copy=True)) for name, v in self.outputs.items())
+        return OrderedDict((n, np.array(self.outputs[n].d, copy=True)) for n in names)
 
     # -- description ----------------------------------------------------------------------------
     def info(self) -> ModelInfo:

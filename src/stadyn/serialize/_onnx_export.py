@@ -1,26 +1,35 @@
 """ONNX export of static graphs built from catalog ops.
 
-The exporter walks the graph in order and, for each node, calls the op's own export mapping
-(``spec.onnx``) with an :class:`Emitter`; there is no table of ops here.  The result is an
+The exporter walks the graph in order and, for each node, calls the export rule registered
+against the node's op (:mod:`.op_rules`) with an :class:`Emitter`.  The result is an
 inference graph: batch normalisation uses the running statistics whatever ``batch_stat`` says,
 dropout is the identity.  The first axis of every input is the dynamic ``batch`` dimension.
-Parameters become initializers under their scope paths.
+Parameters become initializers under their scope paths.  Of a :class:`Network` (a loaded model
+file), the outputs named are exported, by default its predictions (:func:`inference_outputs`),
+with only the inputs they need.
 """
 
 from __future__ import annotations
 
 import os
-from collections import Counter
+from collections import Counter, OrderedDict
 from typing import Any
 
 import numpy as np
 
 from .._fileutil import atomic_write
-from ..graph import Variable
+from ..graph import Variable, output_key, topological_nodes, value_key
 from ._graph import collect_graph
+from ._network import Network
 from ._onnx_api import Emitter, ExportError, OnnxUnsupported
+from .op_rules import Unmapped, rules_for
 
-__all__ = ["export_onnx", "to_onnx_model", "DEFAULT_OPSET", "SUPPORTED_OPSETS"]
+__all__ = ["export_onnx", "to_onnx_model", "inference_outputs", "DEFAULT_OPSET",
+           "SUPPORTED_OPSETS"]
+
+#: Op categories whose result makes an output a criterion (a loss or a metric, which needs
+#: labels) rather than a prediction.
+CRITERION_CATEGORIES = frozenset({"loss", "metric"})
 
 DEFAULT_OPSET = 17
 SUPPORTED_OPSETS = range(17, 22)
@@ -135,16 +144,59 @@ def _literal_input(g: _Builder, value: Any) -> str:
     raise OnnxUnsupported(f"an input given as a {type(value).__name__} (not a Variable)")
 
 
-def to_onnx_model(outputs: Any, inputs: Any = None, opset: int = DEFAULT_OPSET,
-                  dynamic_batch: bool = True, check: bool = True):
-    """The ``onnx.ModelProto`` of the graph computing ``outputs`` (see :func:`export_onnx`)."""
-    import onnx
+def inference_outputs(net: Network) -> list[str]:
+    """The names of ``net``'s predictions: its outputs that no loss or metric op computes
+    (a criterion such as BrainScript's ``ce`` or ``errs`` needs the labels); every output if
+    all are criteria.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> x, t = sd.Variable((2, 3)), sd.Variable((2, 1), dtype="int64")
+        >>> z = F.relu(x)
+        >>> net = sd.Network({"x": x, "t": t}, {"z": z, "ce": F.softmax_cross_entropy(z, t)})
+        >>> inference_outputs(net)
+        ['z']
+    """
+    def is_criterion(v: Variable) -> bool:
+        return any(n.spec.category in CRITERION_CATEGORIES for n in topological_nodes([v]))
+    names = [n for n, v in net.outputs.items() if not is_criterion(v)]
+    return names or list(net.outputs)
+
+
+def _chosen(model: Any, inputs: Any, outputs: Any) -> tuple[Any, Any]:
+    """What to export: ``model`` (Variables, or a Network with ``outputs`` naming some of its
+    outputs) or, without a model, ``outputs`` (Variables)."""
+    if model is None:
+        if outputs is None:
+            raise ExportError("nothing to export: give the model (a Network or output Variables)")
+        return outputs, inputs
+    if not isinstance(model, Network):
+        if outputs is not None:
+            raise ExportError("outputs= names outputs of a Network (a loaded model); pass "
+                              "Variables as the model itself")
+        return model, inputs
+    names = inference_outputs(model) if outputs is None else (
+        [outputs] if isinstance(outputs, str) else list(outputs))
+    unknown = [n for n in names if n not in model.outputs]
+    if unknown or not names:
+        raise ExportError(f"{model.source or 'the network'} has no output(s) {unknown}; its "
+                          f"outputs are {', '.join(model.outputs)}")
+    chosen = OrderedDict((n, model.outputs[n]) for n in names)
+    return Network(model.inputs if inputs is None else inputs, chosen, model.registry,
+                   source=model.source), None
+
+
+def to_onnx_model(model: Any = None, inputs: Any = None, opset: int = DEFAULT_OPSET,
+                  dynamic_batch: bool = True, check: bool = True, *, outputs: Any = None):
+    """The ``onnx.ModelProto`` of the graph of ``model`` (see :func:`export_onnx`)."""
+    from .._extras import require
+    onnx = require("onnx", "onnx", "ONNX export")
     from onnx import helper
 
     if opset not in SUPPORTED_OPSETS:
         raise ExportError(f"opset {opset} is not supported; choose one of "
                           f"{SUPPORTED_OPSETS.start}..{SUPPORTED_OPSETS.stop - 1}")
-    parts = collect_graph(outputs, inputs)
+    parts = collect_graph(*_chosen(model, inputs, outputs))
     g = _Builder(opset)
     names: dict[int, str] = {}
     for name, v in parts.inputs.items():
@@ -162,15 +214,15 @@ def to_onnx_model(outputs: Any, inputs: Any = None, opset: int = DEFAULT_OPSET,
         g.declare(cname, v.shape, v.dtype, False)
         names[id(v)] = cname
 
-    def key(v: Variable):
-        return id(v) if v.parent is None else (id(v.parent), v._index)
-
     produced: dict[Any, str] = {}
     for node in parts.nodes:
         spec = node.spec
         where = f" in scope '{node.scope}'" if node.scope else ""
-        if spec.onnx is None:
-            raise ExportError(f"op '{spec.name}'{where} has no ONNX export mapping")
+        rules = rules_for(spec)
+        export = rules.onnx_export if rules is not None else None
+        if not callable(export):
+            why = f": {export.reason}" if isinstance(export, Unmapped) else ""
+            raise ExportError(f"op '{spec.name}'{where} has no ONNX export mapping{why}")
         ins, attrs = spec.split_arguments(node.args, node.kwargs)
         in_names = []
         g.scope, g.stadyn_op = node.scope, spec.name
@@ -179,10 +231,10 @@ def to_onnx_model(outputs: Any, inputs: Any = None, opset: int = DEFAULT_OPSET,
                 if v is None:
                     in_names.append("")
                 elif isinstance(v, Variable):
-                    in_names.append(names[id(v)] if v.parent is None else produced[key(v)])
+                    in_names.append(names[id(v)] if v.parent is None else produced[value_key(v)])
                 else:
                     in_names.append(_literal_input(g, v))
-            result = spec.onnx(g, in_names, attrs)
+            result = export(g, in_names, attrs)
         except OnnxUnsupported as exc:
             raise ExportError(f"op '{spec.name}'{where} cannot be exported to ONNX: "
                               f"{exc}") from None
@@ -192,7 +244,7 @@ def to_onnx_model(outputs: Any, inputs: Any = None, opset: int = DEFAULT_OPSET,
                               f"outputs, the op has {len(node._outputs)}")
         batch_sizes = {g.shape(n)[0] for n in in_names if n and g.batch(n)}
         for i, (ref, oname) in enumerate(zip(node._outputs, out_names)):
-            produced[(id(node), i)] = oname
+            produced[output_key(node, i)] = oname
             v = ref()
             if v is not None and oname not in g.initializers and oname not in parts.inputs:
                 shape = tuple(v._shape)
@@ -204,7 +256,7 @@ def to_onnx_model(outputs: Any, inputs: Any = None, opset: int = DEFAULT_OPSET,
     renames: dict[str, str] = {}
     taken = set(parts.inputs) | set(g.initializers)
     for name, v in parts.outputs.items():
-        internal = names[id(v)] if v.parent is None else produced[key(v)]
+        internal = names[id(v)] if v.parent is None else produced[value_key(v)]
         if internal in taken or internal in renames:
             g.nodes.append(helper.make_node("Identity", [renames.get(internal, internal)], [name],
                                             name=f"output.{name}"))
@@ -231,14 +283,14 @@ def to_onnx_model(outputs: Any, inputs: Any = None, opset: int = DEFAULT_OPSET,
         [onnx.numpy_helper.from_array(np.array(a, order="C"), name)
          for name, a in g.initializers.items()])
     opsets = [helper.make_opsetid("", opset)]
-    model = helper.make_model(graph, opset_imports=opsets, producer_name="stadyn",
+    proto = helper.make_model(graph, opset_imports=opsets, producer_name="stadyn",
                               ir_version=helper.find_min_ir_version_for(opsets))
     if check:
         try:
-            onnx.checker.check_model(model, full_check=True)
+            onnx.checker.check_model(proto, full_check=True)
         except Exception as exc:  # noqa: BLE001 - a mapping emitted something invalid
             raise ExportError(f"the exported model does not pass onnx.checker: {exc}") from exc
-    return model
+    return proto
 
 
 def _array(v: Variable) -> np.ndarray:
@@ -288,13 +340,19 @@ def _fold_constants(g: _Builder, keep: set[str]) -> None:
             del g.initializers[name]
 
 
-def export_onnx(path: str | os.PathLike, outputs: Any, inputs: Any = None,
-                opset: int = DEFAULT_OPSET, dynamic_batch: bool = True) -> None:
-    """Write the graph computing ``outputs`` as an ONNX model (inference mode).
+def export_onnx(path: str | os.PathLike, model: Any = None, inputs: Any = None,
+                opset: int = DEFAULT_OPSET, dynamic_batch: bool = True, *,
+                outputs: Any = None) -> None:
+    """Write the graph of ``model`` as an ONNX model (inference mode).
 
-    ``outputs`` and ``inputs`` are a Variable, a list or a dict (name -> Variable), or a
-    :class:`~stadyn.serialize.Network`; without ``inputs`` the name-less leaves are the inputs and
-    the named ones (registry parameters) become initializers.  Batch normalisation exports with
+    ``model`` and ``inputs`` are a Variable, a list or a dict (name -> Variable) of the outputs
+    and inputs; without ``inputs`` the name-less leaves are the inputs and the named ones
+    (registry parameters) become initializers.  (``outputs=`` may stand for ``model`` here.)
+    ``model`` may also be a :class:`~stadyn.serialize.Network` (``sd.load(...)``): then
+    ``outputs`` names the outputs to export (a name or a list), by default its predictions
+    (:func:`inference_outputs`: a BrainScript model's ``z``, not its criteria ``ce`` and
+    ``errs``), and the inputs are those they need (``features``, not ``labels``).
+    Batch normalisation exports with
     its running statistics and dropout as the identity; with ``dynamic_batch`` the first axis of
     every input (and of outputs that follow it) is the symbolic dimension ``batch``.  The model
     passes ``onnx.checker.check_model(full_check=True)``.  An op without an export mapping, or
@@ -312,6 +370,7 @@ def export_onnx(path: str | os.PathLike, outputs: Any, inputs: Any = None,
         >>> [n.op_type for n in m.graph.node], sorted(i.name for i in m.graph.initializer)
         (['Gemm', 'Relu'], ['fc/W', 'fc/b'])
     """
-    model = to_onnx_model(outputs, inputs, opset=opset, dynamic_batch=dynamic_batch)
+    proto = to_onnx_model(model, inputs, opset=opset, dynamic_batch=dynamic_batch,
+                          outputs=outputs)
     import onnx
-    atomic_write(path, lambda tmp: onnx.save(model, tmp))
+    atomic_write(path, lambda tmp: onnx.save(proto, tmp))

@@ -1,7 +1,7 @@
 """ONNX import: an ONNX model rebuilt as a Stadyn static graph of catalog ops.
 
-Which ONNX op types can be imported, and how, is declared by the ops themselves
-(``spec.onnx_import``); this module only walks the ONNX graph.  Float initializers become
+Which ONNX op types can be imported, and how, is registered against the catalog's ops
+(:mod:`.op_rules`); this module only walks the ONNX graph.  Float initializers become
 parameters (registry names = initializer names, so they can be trained further); other
 initializers and ``Constant`` outputs are constants, and mappings may read them as arrays
 (shapes, pads, axes).  Symbolic input dimensions are fixed when the graph is built (``dims``).
@@ -9,6 +9,8 @@ initializers and ``Constant`` outputs are constants, and mappings may read them 
 
 from __future__ import annotations
 
+import heapq
+import math
 import os
 from collections import Counter, OrderedDict
 from typing import Any, Mapping
@@ -17,12 +19,14 @@ import numpy as np
 import torch
 
 from .._errors import ModelFileError, StadynError
+from .._fileutil import refuse_special_file
 from ..graph import Variable, auto_forward, get_current_context, name_scope
 from ..ops import CATALOG
 from ..parametric import parameter_registry
 from ..parametric._registry import ParameterRegistry
 from ._network import Network
 from ._onnx_api import ImportedNode, OnnxUnsupported
+from .op_rules import Unmapped, rules_for
 
 __all__ = ["import_onnx", "import_table", "onnx_mapping_table", "UnsupportedModelError"]
 
@@ -36,11 +40,22 @@ class UnsupportedModelError(ModelFileError):
     needs_constant: str | None = None
 
 
+def _import_rules(spec) -> dict[str, Any]:
+    rules = rules_for(spec)
+    found = rules.onnx_import if rules is not None else None
+    return {} if found is None or isinstance(found, Unmapped) else found
+
+
 def import_table() -> dict[str, tuple[str, Any]]:
-    """``{onnx_op_type: (catalog op name, build)}`` gathered from the catalog's declarations."""
+    """``{onnx_op_type: (catalog op name, build)}`` gathered from the catalog's op rules.
+
+    Example:
+        >>> import_table()["Conv"][0]
+        'convolution'
+    """
     table: dict[str, tuple[str, Any]] = {}
     for name, spec in CATALOG.items():
-        for op_type, build in (spec.onnx_import or {}).items():
+        for op_type, build in _import_rules(spec).items():
             if op_type in table:
                 raise StadynError(f"ONNX op {op_type} is mapped by two catalog ops: "
                                   f"{table[op_type][0]} and {name}")
@@ -170,6 +185,9 @@ class _Importer:
     def run(self) -> Network:
         from onnx import numpy_helper
         graph = self.model.graph
+        for name, size in self.dims.items():
+            if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+                raise self.fail(f"dims[{name!r}] must be a positive whole number, got {size!r}")
         opset = self._opset()
         table = import_table()
         missing = Counter(n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}"
@@ -190,13 +208,15 @@ class _Importer:
         for name, value in self.bound.items():
             _check_dtype(value.dtype, f"constant {name!r}", self)
             self.consts[name] = value
+        order = self._order(graph)
+        declared = [(vi, self._input_type(vi)) for vi in graph.input if vi.name not in self.consts]
+        self._check_size(declared)
         inputs: OrderedDict[str, Variable] = OrderedDict()
-        for vi in graph.input:
-            if vi.name in self.consts:
-                continue
-            inputs[vi.name] = self.env[vi.name] = self._input(vi)
-        for k, proto in enumerate(graph.node):
-            self._node(proto, k, opset, table)
+        for vi, (shape, dtype) in declared:
+            inputs[vi.name] = self.env[vi.name] = _leaf(np.zeros(shape, dtype=dtype),
+                                                        need_grad=False)
+        for k in order:
+            self._node(graph.node[k], k, opset, table)
         outputs: OrderedDict[str, Variable] = OrderedDict()
         for vi in graph.output:
             if vi.name not in self.env and vi.name not in self.consts:
@@ -212,7 +232,8 @@ class _Importer:
                 return int(imp.version)
         raise self.fail("the model imports no version of the default ONNX domain")
 
-    def _input(self, vi) -> Variable:
+    def _input_type(self, vi) -> tuple[list[int], np.dtype]:
+        """The shape (symbolic dimensions sized by ``dims``) and dtype a graph input declares."""
         from onnx import helper
         t = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
         if t is None:
@@ -225,14 +246,75 @@ class _Importer:
         shape = []
         for d in t.shape.dim:
             if d.HasField("dim_value"):
+                if d.dim_value < 0:
+                    raise self.fail(f"input {vi.name!r} declares a negative size "
+                                    f"{d.dim_value}")
                 shape.append(int(d.dim_value))
             else:
                 shape.append(int(self.dims.get(d.dim_param, 1)))
         _check_dtype(dtype, f"input {vi.name!r}", self)
-        return _leaf(np.zeros(shape, dtype=dtype), need_grad=False)
+        return shape, dtype
+
+    def _check_size(self, declared: list) -> None:
+        """Refuse inputs whose declared sizes add up to more than this machine's memory before
+        allocating them (a file may declare any size)."""
+        sizes = [(math.prod(shape) * dtype.itemsize, vi.name, shape, dtype)
+                 for vi, (shape, dtype) in declared]
+        total = sum(s[0] for s in sizes)
+        limit = _memory_bytes()
+        if total <= limit:
+            return
+        nbytes, name, shape, dtype = max(sizes)
+        sized = [f"{k}={v}" for k, v in self.dims.items()]
+        raise self.fail(f"the inputs declare {_bytes(total)}, more than this machine's memory "
+                        f"({_bytes(limit)}): the largest, {name!r}, is {tuple(shape)} {dtype} "
+                        f"({_bytes(nbytes)})"
+                        + (f" with {', '.join(sized)}" if sized else ""))
+
+    def _order(self, graph) -> list[int]:
+        """The node indices in an order that computes every value before its use (ONNX files
+        list them so; a file that does not is sorted).  A cycle, or a value nothing computes,
+        is a :class:`ModelFileError` naming the nodes."""
+        known = {i.name for i in graph.initializer} | {i.name for i in graph.input} | {""}
+        producer: dict[str, int] = {}
+        for k, proto in enumerate(graph.node):
+            for name in proto.output:
+                if name in producer or (name and name in known):
+                    raise self.fail(f"{_label(proto, k)}: output {name!r} is already computed by "
+                                    "another node or given as an input or initializer")
+                if name:
+                    producer[name] = k
+        needs = []
+        for k, proto in enumerate(graph.node):
+            for name in proto.input:
+                if name not in known and name not in producer:
+                    raise self.fail(f"{_label(proto, k)}: input {name!r} is neither a graph "
+                                    "input, an initializer nor any node's output")
+            needs.append({producer[n] for n in proto.input if n in producer})
+        users: dict[int, list[int]] = {k: [] for k in range(len(graph.node))}
+        for k, deps in enumerate(needs):
+            for d in deps:
+                users[d].append(k)
+        waiting = [len(deps) for deps in needs]
+        ready = [k for k, n in enumerate(waiting) if n == 0]
+        heapq.heapify(ready)
+        order = []
+        while ready:
+            k = heapq.heappop(ready)
+            order.append(k)
+            for u in users[k]:
+                waiting[u] -= 1
+                if waiting[u] == 0:
+                    heapq.heappush(ready, u)
+        if len(order) < len(graph.node):
+            cycle = _a_cycle({k for k, n in enumerate(waiting) if n > 0}, needs)
+            steps = " -> ".join(_label(graph.node[k], k) for k in cycle + cycle[:1])
+            raise self.fail(f"the graph has a cycle (each node needs the next one's output): "
+                            f"{steps}")
+        return order
 
     def _node(self, proto, k: int, opset: int, table) -> None:
-        label = f"node {k} ({proto.op_type}{' ' + repr(proto.name) if proto.name else ''})"
+        label = _label(proto, k)
         op_name, build = table[proto.op_type]
         try:
             node = _Node(self, proto, opset)
@@ -257,6 +339,38 @@ class _Importer:
             self.env[name] = var
             if id(var) in self.const_of:
                 self.consts[name] = self.const_of[id(var)]
+
+
+def _label(proto, k: int) -> str:
+    return f"node {k} ({proto.op_type}{' ' + repr(proto.name) if proto.name else ''})"
+
+
+def _a_cycle(stuck: set[int], needs: list[set[int]]) -> list[int]:
+    """One cycle among ``stuck`` nodes (each waits for another stuck one), in the order in which
+    each node needs the next one's output."""
+    k = min(stuck)
+    path: list[int] = []
+    seen: dict[int, int] = {}
+    while k not in seen:
+        seen[k] = len(path)
+        path.append(k)
+        k = min(needs[k] & stuck)
+    return path[seen[k]:]
+
+
+def _memory_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):   # not on this platform
+        return 1 << 40
+
+
+def _bytes(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} bytes"   # pragma: no cover
 
 
 _DTYPES = {np.dtype(t) for t in ("float32", "float64", "float16", "int8", "int16", "int32",
@@ -298,13 +412,15 @@ def import_onnx(model: Any, dims: Mapping[str, int] | None = None,
         >>> net(x=np.array([[0.0, 1.0]]))["y"].round(4)
         array([[0.    , 1.5232]], dtype=float32)
     """
-    import onnx
+    from .._extras import require
+    onnx = require("onnx", "onnx", "ONNX import")
     if isinstance(model, onnx.ModelProto):
         proto, source = model, f"<onnx model {model.graph.name or ''}>".replace(" >", ">")
     else:
         source = os.fspath(model)
         if not os.path.exists(source):
             raise ModelFileError(f"{source}: no such file")
+        refuse_special_file(source, ModelFileError)
         try:
             proto = onnx.load(source)
         except Exception as exc:  # noqa: BLE001 - protobuf raises several types
@@ -316,7 +432,7 @@ def import_onnx(model: Any, dims: Mapping[str, int] | None = None,
 
 def onnx_mapping_table() -> str:
     """The catalog's ONNX mappings as a Markdown table (op, what it exports as, which ONNX op
-    types import into it), read from the op declarations; ``docs/model-files.md`` holds it.
+    types import into it), read from the op rules; ``docs/model-files.md`` holds it.
 
     Example:
         >>> print(onnx_mapping_table().splitlines()[2])
@@ -324,8 +440,11 @@ def onnx_mapping_table() -> str:
     """
     lines = ["| catalog op | exported as | imported from |", "|---|---|---|"]
     for name, spec in CATALOG.items():
-        doc = (spec.onnx.__doc__ or "").strip().splitlines()[0] if spec.onnx else "(none)"
-        imports = ", ".join(sorted(spec.onnx_import or {})) or "-"
+        rules = rules_for(spec)
+        export = rules.onnx_export if rules is not None else None
+        doc = (((export.__doc__ or "").strip().splitlines() or ["?"])[0] if callable(export)
+               else "(none)")
+        imports = ", ".join(sorted(_import_rules(spec))) or "-"
         doc = (doc or "?").replace("|", "\\|")
         lines.append(f"| `{name}` | {doc} | {imports} |")
     return "\n".join(lines)

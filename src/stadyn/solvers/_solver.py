@@ -24,7 +24,7 @@ import torch
 
 from .._errors import ArgumentError, ModelFileError, ParameterError, StadynError
 from .._fileutil import atomic_write
-from ..graph import Variable
+from ..graph import Variable, release_grads
 from . import _functional as Fn
 
 __all__ = ["Solver", "Sgd", "Momentum", "Nesterov", "Adam", "AdamW", "AMSGrad", "RMSprop",
@@ -117,9 +117,12 @@ class Solver:
 
     # -- NNabla's solver methods ----------------------------------------------------------------
     def zero_grad(self) -> None:
-        """Forget the gradients (parameters whose gradient is not recomputed are not updated)."""
-        for var in self._params.values():
-            var.grad = None
+        """Forget the gradients (parameters whose gradient is not recomputed are not updated).
+
+        Their buffers go back to the graph (:func:`stadyn.graph.release_grads`): the next
+        backward may write into them, so a former gradient tensor must not be relied on.
+        """
+        release_grads(self._params.values())
 
     @torch.no_grad()
     def update(self) -> None:

@@ -61,6 +61,8 @@ class TensorBoardProgressWriter(ProgressWriter):
         self.model = model
         self._writer = None
         if not rank:
+            from .._extras import require
+            require("tensorboard", "tensorboard", "TensorBoardProgressWriter")
             from tensorboard.summary.writer.event_file_writer import EventFileWriter
             self._writer = EventFileWriter(self.log_dir, flush_secs=flush_secs)
 

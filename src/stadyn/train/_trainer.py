@@ -20,8 +20,7 @@ import torch
 from .. import functions as F
 from .._errors import DataError, StadynError
 from .._logging import logger
-from ..graph import Variable, forward_all, training
-from ..graph._lower import _collect
+from ..graph import Subgraph, Variable, forward_all, training
 from ._checkpoint import check_checkpoint_folder, read_checkpoint, write_checkpoint
 
 __all__ = ["Trainer", "NonFiniteLossError"]
@@ -145,11 +144,10 @@ class Trainer:
         self._metric_sum = F.sum(metric) if metric is not None else None
         self._outputs = [self._loss_sum] + ([self._metric_sum] if metric is not None else [])
         params = {id(p) for learner in self.parameter_learners for p in _learner_params(learner)}
-        nodes, leaves = _collect(self._outputs)
-        self._class_id_inputs = _class_id_inputs(nodes)
-        self.arguments: list[Variable] = [v for v in leaves if id(v) not in params
-                                          and not v.need_grad and v.name is None]
-        metric_leaves = {id(v) for v in _collect([self._metric_sum])[1]} \
+        graph = Subgraph(self._outputs)
+        self._class_id_inputs = _class_id_inputs(graph.nodes)
+        self.arguments: list[Variable] = [v for v in graph.inputs if id(v) not in params]
+        metric_leaves = {id(v) for v in Subgraph([self._metric_sum]).leaves} \
             if self._metric_sum is not None else set()
         self._metric_arguments = [v for v in self.arguments if id(v) in metric_leaves]
         self.total_number_of_samples_seen = 0
@@ -445,14 +443,12 @@ class Trainer:
 
     def _named_parameters(self) -> dict[str, Variable]:
         """Every parameter the trainer touches, trainable or not (running statistics too)."""
-        _, leaves = _collect(self._outputs)
         named: dict[str, Variable] = {}
         for learner in self.parameter_learners:
             for p in _learner_params(learner):
                 named[p.name or f"#{len(named)}"] = p
-        for v in leaves:
-            if v.name is not None:
-                named.setdefault(v.name, v)
+        for v in Subgraph(self._outputs).parameters:
+            named.setdefault(v.name, v)
         return named
 
 

@@ -13,30 +13,34 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import weakref
 from typing import Any, Callable
 
 import numpy as np
 import torch
 
-from ...graph import Variable, topological_nodes, training
-from ...graph._lower import _collect
+from ...graph import Subgraph, Variable, forward_all, topological_nodes, training
 from ...train._trainer import feed
 
-__all__ = ["Function", "unwrap", "wrap", "adapt", "input_variable", "constant", "parameter",
-           "load_model", "Constant", "Parameter"]
+__all__ = ["Function", "unwrap", "wrap", "adapt", "named", "cntk_name", "batched", "operand",
+           "binary",
+           "input_variable", "constant", "parameter", "load_model", "Constant", "Parameter"]
 
 _constant_ids = itertools.count()
 
 
 class Function:
-    """A CNTK Function: one output of the graph (or an input, constant or parameter)."""
+    """A CNTK Function: an output of the graph (or an input, constant or parameter); made by
+    ``combine``, several outputs."""
 
-    __slots__ = ("variable", "name", "kind")
+    __slots__ = ("variable", "name", "kind", "members")
 
-    def __init__(self, variable: Variable, name: str = "", kind: str = "output"):
+    def __init__(self, variable: Variable, name: str = "", kind: str = "output",
+                 members: "list[Function] | None" = None):
         self.variable = variable
         self.name = name
         self.kind = kind
+        self.members = members
 
     # -- what a CNTK Function offers -----------------------------------------------------------
     @property
@@ -51,31 +55,42 @@ class Function:
 
     @property
     def output(self) -> "Function":
+        """The only output (a Function made by ``combine`` has several: see ``outputs``)."""
+        if self.members is not None and len(self.members) > 1:
+            raise ValueError(f"this Function has {len(self.members)} outputs; use .outputs")
         return self
 
     @property
     def outputs(self) -> list["Function"]:
-        return [self]
+        return list(self.members) if self.members is not None else [self]
+
+    def _roots(self) -> list[Variable]:
+        return [o.variable for o in self.outputs]
+
+    def _subgraph(self) -> Subgraph:
+        return Subgraph(self._roots())
 
     @property
     def parameters(self) -> list["Function"]:
         """The learnable parameters this Function depends on, in creation order."""
-        _, leaves = _collect([self.variable])
-        return [Function(v, v.name or "", "parameter") for v in leaves
-                if v.need_grad and v.name is not None]
+        return [Function(v, cntk_name(v), "parameter") for v in self._subgraph().parameters
+                if v.need_grad]
 
     @property
     def constants(self) -> list["Function"]:
-        _, leaves = _collect([self.variable])
-        return [Function(v, v.name or "", "constant") for v in leaves
-                if not v.need_grad and v.name is not None]
+        """The constants (and batch-normalisation statistics) this Function depends on."""
+        return [Function(v, cntk_name(v), "constant") for v in self._subgraph().parameters
+                if not v.need_grad]
 
     @property
     def arguments(self) -> list["Function"]:
         """The inputs this Function depends on (CNTK's ``arguments``)."""
-        _, leaves = _collect([self.variable])
-        return [_INPUTS.get(id(v)) or Function(v, "", "input") for v in leaves
-                if v.name is None and not v.need_grad]
+        return [Function(v, _INPUTS.get(v, ""), "input") for v in self._subgraph().inputs]
+
+    @property
+    def needs_gradient(self) -> bool:
+        """Whether gradients flow to this input or parameter."""
+        return bool(self.variable.need_grad)
 
     @property
     def root_function(self) -> "Function":
@@ -83,22 +98,97 @@ class Function:
 
     @property
     def value(self) -> np.ndarray:
-        return self.variable.d
+        """A copy of a parameter's or constant's value (settable, as CNTK's
+        ``Parameter.value``)."""
+        return self.variable.d.copy()
+
+    @value.setter
+    def value(self, array) -> None:
+        self.variable.d = np.asarray(array, dtype=self.variable.dtype)
+
+    def _feed(self, arguments: Any, what: str) -> None:
+        if arguments is None:
+            return
+        if not isinstance(arguments, dict):
+            args = self.arguments
+            if len(args) != 1:
+                raise TypeError(f"{what}: give a dict for a Function with {len(args)} inputs")
+            arguments = {args[0]: arguments}
+        for key, value in arguments.items():
+            feed(unwrap(key), value)
 
     def eval(self, arguments: Any = None, outputs=None, device=None, as_numpy: bool = True):
         """The value for ``arguments`` (``{input: data}``, or one array for one input), in the
-        inference phase."""
-        if arguments is not None:
-            if not isinstance(arguments, dict):
-                args = self.arguments
-                if len(args) != 1:
-                    raise TypeError(f"eval: give a dict for a Function with {len(args)} inputs")
-                arguments = {args[0]: arguments}
-            for key, value in arguments.items():
-                feed(unwrap(key), value)
-        with training(False), torch.no_grad():
-            self.variable.forward(clear_buffer=True)
-        return self.variable.d.copy()
+        inference phase; ``{output: value}`` for several outputs."""
+        wanted = self.outputs if outputs is None else list(outputs)
+        _, values = self.forward(arguments, wanted)
+        return values[wanted[0]] if len(wanted) == 1 else values
+
+    def forward(self, arguments: Any, outputs=None, keep_for_backward=None, device=None,
+                as_numpy: bool = True):
+        """CNTK's ``forward``: ``(state, {output: value})``.  With ``keep_for_backward`` the
+        graph runs in the training phase and ``state`` is what :meth:`backward` takes; without,
+        in the inference phase and ``state`` is None.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> x = C.input_variable(2, needs_gradient=True)
+            >>> f = C.sigmoid(x)
+            >>> state, out = f.forward({x: np.zeros((1, 2), np.float32)}, [f.output], {f.output})
+            >>> out[f.output].tolist()
+            [[0.5, 0.5]]
+            >>> f.backward(state, {f.output: np.ones((1, 2), np.float32)}, {x})[x].tolist()
+            [[0.25, 0.25]]
+        """
+        self._feed(arguments, "forward")
+        wanted = self.outputs if outputs is None else list(outputs)
+        keep = bool(keep_for_backward)
+        roots = self._roots()
+        roots += [unwrap(o) for o in wanted if not any(unwrap(o) is v for v in roots)]
+        if keep:
+            with training(True):
+                forward_all(roots, clear_no_need_grad=True)
+        else:
+            with training(False), torch.no_grad():
+                forward_all(roots, clear_buffer=True)
+        return (self if keep else None), {o: unwrap(o).d.copy() for o in wanted}
+
+    def backward(self, state, root_gradients: dict, variables, as_numpy: bool = True) -> dict:
+        """CNTK's ``backward``: the gradients w.r.t. ``variables`` (inputs made with
+        ``needs_gradient=True``, or parameters) of ``sum(output * root_gradient)`` over the
+        given outputs, after a :meth:`forward` that kept state.  Parameters' own ``.grad`` are
+        left as they were."""
+        if state is None:
+            raise ValueError("backward: the forward() before it kept no state (give "
+                             "keep_for_backward)")
+        roots = [unwrap(root) for root in root_gradients]
+        leaves = [v for v in Subgraph(roots).leaves if v.need_grad]
+        saved = [(v, v.grad) for v in leaves]
+        for v in leaves:
+            v.grad = None
+        try:
+            for root, seed in root_gradients.items():
+                unwrap(root).backward(np.asarray(seed, dtype=np.float32))
+            return {v: unwrap(v).g.copy() for v in variables}
+        finally:
+            for v, g in saved:
+                v.grad = g
+
+    def grad(self, at: Any, wrt=None, outputs=None, device=None, as_numpy: bool = True,
+             grad_root=None):
+        """CNTK's ``grad``: the gradient of the sum of this Function's values w.r.t. ``wrt``
+        (default: the arguments made with ``needs_gradient=True``); one array for one ``wrt``.
+        With ``outputs``, also their values: ``(gradients, values)``."""
+        if wrt is None:
+            wrt = [a for a in self.arguments if a.needs_gradient]
+        root = self.output if grad_root is None else grad_root
+        state, values = self.forward(at, [root] + list(outputs or []), {root})
+        grads = self.backward(state, {root: np.ones_like(values[root])}, wrt)
+        grads = grads[wrt[0]] if len(grads) == 1 else grads
+        if not outputs:
+            return grads
+        values = {o: values[o] for o in outputs}
+        return grads, (next(iter(values.values())) if len(values) == 1 else values)
 
     def save(self, filename: str | os.PathLike) -> None:
         """Save the network that computes this Function (Stadyn's model file)."""
@@ -131,36 +221,88 @@ class Function:
     def __eq__(self, other) -> bool:
         return isinstance(other, Function) and other.variable is self.variable
 
-    # -- operators -----------------------------------------------------------------------------
+    # -- operators (CNTK's: ``x + y`` is ``plus(x, y)``, ...) -----------------------------------
     def __add__(self, other):
-        return wrap(unwrap(self) + unwrap(other))
+        return binary(_F().add2, self, other)
 
-    __radd__ = __add__
+    def __radd__(self, other):
+        return binary(_F().add2, other, self)
 
     def __sub__(self, other):
-        return wrap(unwrap(self) - unwrap(other))
+        return binary(_F().sub2, self, other)
 
     def __rsub__(self, other):
-        return wrap(unwrap(other) - unwrap(self))
+        return binary(_F().sub2, other, self)
 
     def __mul__(self, other):
-        return wrap(unwrap(self) * unwrap(other))
+        return binary(_F().mul2, self, other)
 
-    __rmul__ = __mul__
+    def __rmul__(self, other):
+        return binary(_F().mul2, other, self)
 
     def __truediv__(self, other):
-        return wrap(unwrap(self) / unwrap(other))
+        return binary(_F().div2, self, other)
+
+    def __rtruediv__(self, other):
+        return binary(_F().div2, other, self)
 
     def __neg__(self):
         return wrap(-unwrap(self))
 
     def __matmul__(self, other):
-        from ... import functions as F
-        return wrap(F.affine(unwrap(self), unwrap(other)))
+        return wrap(_F().affine(unwrap(self), unwrap(other)))
 
 
-# Input Functions by Variable id, so ``arguments`` returns the user's own input objects.
-_INPUTS: dict[int, Function] = {}
+def _F():
+    from ... import functions
+    return functions
+
+
+def batched(x: Any) -> bool:
+    """Whether ``x`` has the batch axis first (inputs and what is computed from them)."""
+    return isinstance(x, Function) and x.kind in ("input", "output")
+
+
+def operand(x: Any) -> Any:
+    """An op's operand as Stadyn takes it: Functions unwrapped, NumPy arrays (and lists) as
+    constants, Python numbers as they are."""
+    if isinstance(x, Function):
+        return x.variable
+    if isinstance(x, (np.ndarray, list, tuple)):
+        return Variable.from_numpy_array(np.asarray(x, dtype=np.float32))
+    return x
+
+
+def binary(fn: Callable, left: Any, right: Any) -> Function:
+    """``fn(left, right)`` with CNTK's broadcasting: the sample axes align on the right, the batch
+    axis apart (a batched operand of lower sample rank gets axes of size 1 after its batch
+    axis)."""
+    a, b = operand(left), operand(right)
+    rank_a = len(a.shape) - 1 if batched(left) else getattr(a, "ndim", 0)
+    rank_b = len(b.shape) - 1 if batched(right) else getattr(b, "ndim", 0)
+    if batched(left) and rank_a < rank_b:
+        a = _F().reshape(a, (-1,) + (1,) * (rank_b - rank_a) + tuple(a.shape[1:]))
+    if batched(right) and rank_b < rank_a:
+        b = _F().reshape(b, (-1,) + (1,) * (rank_a - rank_b) + tuple(b.shape[1:]))
+    return wrap(fn(a, b))
+
+
+# Stadyn's names for batch normalisation's parameters and statistics, and CNTK's.
+_BN_NAMES = {"beta": "bias", "gamma": "scale", "mean": "aggregate_mean",
+             "var": "aggregate_variance"}
+
+
+def cntk_name(v: Variable) -> str:
+    """A parameter's CNTK name: the last part of its scope path (``dense/W`` is ``W``), with
+    batch normalisation's names as CNTK's layer gives them."""
+    scope, _, last = (v.name or "").rpartition("/")
+    if scope.rpartition("/")[2].startswith("batchnormalization"):
+        return _BN_NAMES.get(last, last)
+    return last
+
+
+# The names of the Variables made by ``input_variable`` (and of loaded models' inputs).
+_INPUTS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 
 
 def unwrap(value: Any) -> Any:
@@ -181,14 +323,21 @@ def wrap(value: Any) -> Any:
     return value
 
 
+def named(out: Function, name: str) -> Function:
+    """``out`` named ``name`` (found by ``find_by_name``); an unnamed call leaves it as is."""
+    if name:
+        out.name = name
+        if out.variable.parent is not None:   # a leaf's name says what it is: keep it
+            out.variable.name = name
+    return out
+
+
 def adapt(fn: Callable, name: str | None = None) -> Callable:
     """A Stadyn function that takes and returns CNTK Functions (keyword ``name`` dropped)."""
     @functools.wraps(fn)
     def adapted(*args, name: str = "", **kwargs):
         out = wrap(fn(*unwrap(args), **{k: unwrap(v) for k, v in kwargs.items()}))
-        if name and isinstance(out, Function):
-            out.name = name
-        return out
+        return named(out, name) if isinstance(out, Function) else out
     if name:
         adapted.__name__ = name
     return adapted
@@ -205,9 +354,8 @@ def input_variable(shape, dtype=np.float32, needs_gradient: bool = False, is_spa
     """
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
     var = Variable((1,) + shape, need_grad=needs_gradient, dtype=dtype)
-    f = Function(var, name, "input")
-    _INPUTS[id(var)] = f
-    return f
+    _INPUTS[var] = name
+    return Function(var, name, "input")
 
 
 def constant(value=None, shape=None, dtype=np.float32, device=None, name: str = "") -> Function:
@@ -245,5 +393,5 @@ def load_model(filename: str | os.PathLike, device=None) -> Function:
     network = serialize.load(filename)
     outputs = list(network.outputs.values())
     for name, var in network.inputs.items():
-        _INPUTS[id(var)] = Function(var, name, "input")
+        _INPUTS[var] = name
     return Function(outputs[0], next(iter(network.outputs)))

@@ -6,9 +6,9 @@ import contextlib
 from typing import Any
 
 from ... import layers as _L
-from ._function import unwrap, wrap
+from ._function import Function, cntk_name, unwrap, wrap
 
-__all__ = ["LayerFunction", "native", "Sequential", "For", "LayerStack", "default_options",
+__all__ = ["Sequential", "For", "LayerStack", "default_options",
            "default_options_for", "Dense", "Convolution", "Convolution1D", "Convolution2D",
            "Convolution3D", "ConvolutionTranspose", "MaxPooling", "AveragePooling",
            "GlobalMaxPooling", "GlobalAveragePooling", "Dropout", "BatchNormalization",
@@ -26,8 +26,8 @@ class LayerFunction:
 
     @property
     def parameters(self):
-        from ._function import Function
-        return [Function(p, p.name or "", "parameter") for p in self.layer.parameters]
+        """The layer's parameters (after its first call), with CNTK's names."""
+        return [Function(p, cntk_name(p), "parameter") for p in self.layer.parameters]
 
     def __rshift__(self, other):
         return Sequential([self, other])
@@ -36,20 +36,20 @@ class LayerFunction:
         return f"<cntk layer {self.layer!r}>"
 
 
-def native(value: Any) -> Any:
+def _native(value: Any) -> Any:
     """The Stadyn object behind a CNTK-facing one (layers, adapted functions; recursively)."""
     if isinstance(value, LayerFunction):
         return value.layer
     if isinstance(value, list):
-        return [native(v) for v in value]
+        return [_native(v) for v in value]
     if isinstance(value, tuple):
-        return tuple(native(v) for v in value)
+        return tuple(_native(v) for v in value)
     return getattr(value, "__wrapped__", value) if callable(value) else value
 
 
 def _layer(cls):
     def make(*args, **kwargs):
-        return LayerFunction(cls(*native(args), **{k: native(v) for k, v in kwargs.items()}))
+        return LayerFunction(cls(*_native(args), **{k: _native(v) for k, v in kwargs.items()}))
     make.__name__ = getattr(cls, "__name__", "layer")
     make.__doc__ = cls.__doc__
     return make
@@ -75,7 +75,7 @@ Identity = _layer(_L.Identity)
 
 def Sequential(layers, name: str = "") -> LayerFunction:
     """``cntk.layers.Sequential``: lists flatten, tuples are parallel branches."""
-    return LayerFunction(_L.Sequential(native(list(layers)), name=name))
+    return LayerFunction(_L.Sequential(_native(list(layers)), name=name))
 
 
 def For(what_range, constructor, name: str = "") -> LayerFunction:
@@ -95,18 +95,18 @@ def _native_constructor(constructor):
     except (TypeError, ValueError):
         takes_index = True
     if takes_index:
-        return lambda i: native(constructor(i))
-    return lambda: native(constructor())
+        return lambda i: _native(constructor(i))
+    return lambda: _native(constructor())
 
 
 @contextlib.contextmanager
 def default_options(**kwargs):
     """``cntk.layers.default_options``: override layer defaults (activations may be CNTK's)."""
-    with _L.default_options(**{k: native(v) for k, v in kwargs.items()}):
+    with _L.default_options(**{k: _native(v) for k, v in kwargs.items()}):
         yield
 
 
 @contextlib.contextmanager
 def default_options_for(functions, **kwargs):
-    with _L.default_options_for(functions, **{k: native(v) for k, v in kwargs.items()}):
+    with _L.default_options_for(functions, **{k: _native(v) for k, v in kwargs.items()}):
         yield

@@ -18,8 +18,16 @@ __all__ = ["sgd", "momentum_sgd", "nesterov", "adam", "adagrad", "adadelta", "rm
            "set_default_unit_gain_value"]
 
 
-def _learner(fn):
+# CNTK 2.7 writes ``unit_gain=default_unit_gain_value()`` in its learners' signatures, so the
+# default is the one in force when ``cntk.learners`` is imported: a later
+# ``set_default_unit_gain_value`` does not reach a learner made without ``unit_gain``.
+_UNIT_GAIN_AT_IMPORT = default_unit_gain_value()
+
+
+def _learner(fn, unit_gain: bool = False):
     def make(parameters, *args, **kwargs):
+        if unit_gain and len(args) < 3:
+            kwargs.setdefault("unit_gain", _UNIT_GAIN_AT_IMPORT)
         return fn(list(unwrap(list(parameters))), *args, **kwargs)
     make.__name__ = fn.__name__
     make.__doc__ = fn.__doc__
@@ -27,10 +35,10 @@ def _learner(fn):
 
 
 sgd = _learner(_L.sgd)
-momentum_sgd = _learner(_L.momentum_sgd)
-nesterov = _learner(_L.nesterov)
-adam = _learner(_L.adam)
+momentum_sgd = _learner(_L.momentum_sgd, unit_gain=True)
+nesterov = _learner(_L.nesterov, unit_gain=True)
+adam = _learner(_L.adam, unit_gain=True)
 adagrad = _learner(_L.adagrad)
 adadelta = _learner(_L.adadelta)
 rmsprop = _learner(_L.rmsprop)
-fsadagrad = _learner(_L.fsadagrad)
+fsadagrad = _learner(_L.fsadagrad, unit_gain=True)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import functions as F
-from ._function import (Constant, Function, Parameter, adapt, constant, input_variable,
-                        parameter, unwrap, wrap)
+from ._function import (Constant, Function, Parameter, adapt, batched, binary, constant,
+                        input_variable, named, parameter, unwrap, wrap)
 
 __all__ = ["input_variable", "input", "constant", "parameter", "Constant", "Parameter", "relu",
            "sigmoid", "tanh", "softmax", "log_softmax", "softplus", "leaky_relu", "elu", "selu",
@@ -30,17 +30,39 @@ exp = adapt(F.exp)
 log = adapt(F.log)
 sqrt = adapt(F.sqrt)
 abs = adapt(F.abs)  # noqa: A001
-element_times = adapt(F.mul2, "element_times")
-element_divide = adapt(F.div2, "element_divide")
-plus = adapt(F.add2, "plus")
-minus = adapt(F.sub2, "minus")
-squared_error = adapt(lambda o, t: F.sum(F.squared_error(o, t), axis=-1, keepdims=True),
-                      "squared_error")
 binary_cross_entropy = adapt(F.binary_cross_entropy, "binary_cross_entropy")
 
 
-def _batched(x) -> bool:
-    return isinstance(x, Function) and x.kind in ("input", "output")
+def plus(left, right, name: str = ""):
+    """``left + right`` (CNTK broadcasting: sample axes align on the right)."""
+    return named(binary(F.add2, left, right), name)
+
+
+def minus(left, right, name: str = ""):
+    """``left - right``."""
+    return named(binary(F.sub2, left, right), name)
+
+
+def element_times(left, right, name: str = ""):
+    """``left * right``, element-wise."""
+    return named(binary(F.mul2, left, right), name)
+
+
+def element_divide(left, right, name: str = ""):
+    """``left / right``, element-wise."""
+    return named(binary(F.div2, left, right), name)
+
+
+def _sample_axes(x) -> list[int]:
+    """Every axis of a sample (all axes of an unbatched operand)."""
+    n = len(unwrap(x).shape)
+    return list(range(1, n)) if batched(x) else list(range(n))
+
+
+def squared_error(output, target, name: str = ""):
+    """``sum((output - target) ** 2)`` over each sample's axes: one number per sample."""
+    return named(wrap(F.sum(F.squared_error(unwrap(output), unwrap(target)),
+                             axis=_sample_axes(output))), name)
 
 
 def _axis(x, axis):
@@ -49,91 +71,128 @@ def _axis(x, axis):
         return None
     if isinstance(axis, (list, tuple)):
         return [_axis(x, a) for a in axis]
-    return axis + 1 if (axis >= 0 and _batched(x)) else axis
+    return axis + 1 if (axis >= 0 and batched(x)) else axis
+
+
+def _over_sample(fn, x, axis):
+    """``fn`` along ``axis``; with ``axis=None``, over all of a sample's axes at once."""
+    if axis is not None:
+        return wrap(fn(unwrap(x), axis=_axis(x, axis)))
+    v = unwrap(x)
+    if len(_sample_axes(x)) <= 1:
+        return wrap(fn(v, axis=len(v.shape) - 1))
+    lead = (-1,) if batched(x) else ()
+    flat = F.reshape(v, lead + (int(np.prod(v.shape[len(lead):])),))
+    return wrap(F.reshape(fn(flat, axis=len(flat.shape) - 1), lead + tuple(v.shape[len(lead):])))
 
 
 def softmax(x, axis=None, name: str = ""):
-    return wrap(F.softmax(unwrap(x), axis=_axis(x, axis)))
+    """Softmax along the per-sample ``axis`` (None: over all of a sample's axes)."""
+    return named(_over_sample(F.softmax, x, axis), name)
 
 
 def log_softmax(x, axis=None, name: str = ""):
-    return wrap(F.log_softmax(unwrap(x), axis=_axis(x, axis)))
+    """Log-softmax along the per-sample ``axis`` (None: over all of a sample's axes)."""
+    return named(_over_sample(F.log_softmax, x, axis), name)
 
 
 def leaky_relu(x, alpha=0.01, name: str = ""):
-    return wrap(F.leaky_relu(unwrap(x), alpha))
+    return named(wrap(F.leaky_relu(unwrap(x), alpha)), name)
 
 
 def negate(x, name: str = ""):
-    return wrap(F.mul_scalar(unwrap(x), -1.0))
+    return named(wrap(F.mul_scalar(unwrap(x), -1.0)), name)
 
 
 def times(left, right, output_rank=1, infer_input_rank_to_map=-1, name: str = ""):
-    """``x @ W`` over the sample axes of ``x`` (a batched input times a parameter)."""
+    """The tensor product of ``left`` with ``right``: the last ``right.ndim - output_rank`` axes
+    of ``left``'s samples are summed against ``right``'s first axes (a batched input times a
+    parameter: ``x @ W``)."""
     a = unwrap(left)
     b = unwrap(right)
-    if _batched(left):
-        return wrap(F.affine(a, b, None, 1))
-    return wrap(F.batch_matmul(a, b))
+    if batched(left):
+        inner = len(b.shape) - int(output_rank)
+        return named(wrap(F.affine(a, b, None, len(a.shape) - inner)), name)
+    return named(wrap(F.batch_matmul(a, b)), name)
 
 
 def reshape(x, shape, begin_axis=None, end_axis=None, name: str = ""):
+    """Reshape each sample (its axes ``begin_axis`` to ``end_axis``, all by default) to
+    ``shape``; one entry may be -1."""
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
-    if _batched(x):
-        return wrap(F.reshape(unwrap(x), (-1,) + shape))
-    return wrap(F.reshape(unwrap(x), shape))
+    v = unwrap(x)
+    lead = 1 if batched(x) else 0
+    sample = tuple(v.shape[lead:])
+    begin = 0 if begin_axis is None else begin_axis % (len(sample) + 1)
+    end = len(sample) if end_axis is None else end_axis % (len(sample) + 1)
+    if -1 in shape:
+        known = int(np.prod([s for s in shape if s != -1]))
+        shape = tuple(int(np.prod(sample[begin:end])) // known if s == -1 else s for s in shape)
+    new = sample[:begin] + shape + sample[end:]
+    return named(wrap(F.reshape(v, ((-1,) if lead else ()) + new)), name)
 
 
 def splice(*inputs, axis=-1, name: str = ""):
-    return wrap(F.concatenate(*unwrap(inputs), axis=_axis(inputs[0], axis)))
+    return named(wrap(F.concatenate(*unwrap(inputs), axis=_axis(inputs[0], axis))), name)
 
 
-def _reduce(fn):
+def _reduce(fn, cntk_name):
     def reduce(x, axis=None, name: str = ""):
-        if axis is None and _batched(x):
-            axis = list(range(len(x.shape)))
-        return wrap(fn(unwrap(x), axis=_axis(x, axis), keepdims=True))
-    reduce.__name__ = fn.__name__
+        """Reduce a sample over ``axis`` (an int or a list; the reduced axes stay, with size 1),
+        or, with ``axis=None``, over all its axes to one number per sample."""
+        if axis is None:
+            return named(wrap(fn(unwrap(x), axis=_sample_axes(x), keepdims=False)), name)
+        return named(wrap(fn(unwrap(x), axis=_axis(x, axis), keepdims=True)), name)
+    reduce.__name__ = cntk_name
     return reduce
 
 
-reduce_sum = _reduce(F.sum)
-reduce_mean = _reduce(F.mean)
-reduce_max = _reduce(F.max)
-reduce_min = _reduce(F.min)
+reduce_sum = _reduce(F.sum, "reduce_sum")
+reduce_mean = _reduce(F.mean, "reduce_mean")
+reduce_max = _reduce(F.max, "reduce_max")
+reduce_min = _reduce(F.min, "reduce_min")
 
 
 def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str = ""):
     """Per-sample ``-sum(t log softmax(z))`` with a dense (one-hot) target."""
-    return wrap(F.cross_entropy_with_softmax(unwrap(output_vector), unwrap(target_vector),
-                                             _axis(output_vector, axis)))
+    out = F.cross_entropy_with_softmax(unwrap(output_vector), unwrap(target_vector),
+                                       _axis(output_vector, axis))
+    return named(wrap(out), name)
 
 
 def classification_error(output_vector, target_vector, axis=-1, topN=1, name: str = ""):
     """Per-sample 1 when the target class is not among the ``topN`` highest outputs."""
-    return wrap(F.classification_error(unwrap(output_vector), unwrap(target_vector),
-                                       _axis(output_vector, axis), topN))
+    out = F.classification_error(unwrap(output_vector), unwrap(target_vector),
+                                 _axis(output_vector, axis), topN)
+    return named(wrap(out), name)
 
 
-def dropout(x, dropout_rate=0.0, keep_prob=None, seed=None, name: str = ""):
-    rate = dropout_rate if keep_prob is None else 1.0 - keep_prob
-    return wrap(F.dropout(unwrap(x), rate, train_only=True))
+def dropout(x, dropout_rate=0.0, seed=None, name: str = ""):
+    """Zero each value with probability ``dropout_rate`` and scale the rest by
+    ``1 / (1 - dropout_rate)`` in training; the identity in inference (CNTK 2.7's op has no
+    ``keep_prob``: that is ``cntk.layers.Dropout``'s)."""
+    return named(wrap(F.dropout(unwrap(x), dropout_rate, train_only=True)), name)
 
 
 def clip(x, min_value, max_value, name: str = ""):
-    return wrap(F.clip_by_value_scalar(unwrap(x), float(min_value), float(max_value)))
+    """``x`` limited to ``[min_value, max_value]``."""
+    out = F.clip_by_value_scalar(unwrap(x), float(min_value), float(max_value))
+    return named(wrap(out), name)
 
 
 def alias(x, name: str = ""):
-    return wrap(F.identity(unwrap(x)))
+    """The same values under another name (a new node)."""
+    return named(wrap(F.identity(unwrap(x))), name)
 
 
 identity = alias
 
 
 def combine(*operands, name: str = ""):
-    """Several outputs as one: Stadyn returns them as a tuple."""
+    """Several outputs as one Function: ``.outputs`` lists them, ``eval`` returns
+    ``{output: value}``."""
     flat = []
     for op in operands:
-        flat.extend(op if isinstance(op, (list, tuple)) else [op])
-    return tuple(flat)
+        for f in (op if isinstance(op, (list, tuple)) else [op]):
+            flat.extend(wrap(f).outputs)
+    return Function(flat[0].variable, name, "output", flat)

@@ -3,16 +3,53 @@
 from __future__ import annotations
 
 from ...train import Trainer as _Trainer
-from ._function import unwrap
+from ._function import Function, unwrap, wrap
 
 __all__ = ["Trainer"]
 
 
+def _as_function(slot: str, doc: str) -> property:
+    """An attribute the native Trainer sets to a Variable, read as a CNTK Function."""
+    def get(self):
+        return wrap(getattr(self, slot))
+
+    def set_(self, value) -> None:
+        setattr(self, slot, value)
+    return property(get, set_, doc=doc)
+
+
 class Trainer(_Trainer):
-    """``cntk.Trainer(model, (loss, metric), learners, progress_writers)``, or the 2017 betas'
-    ``cntk.Trainer(model, loss, metric, learner)``; takes CNTK Functions."""
+    """``cntk.Trainer(model, (loss, metric), learners, progress_writers)`` -- or
+    ``(model, loss, learners)`` without a metric -- or the 2017 betas'
+    ``cntk.Trainer(model, loss, metric, learner)``; takes and gives CNTK Functions.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x, y = C.input_variable(3), C.input_variable(2)
+        >>> z = C.layers.Dense(2)(x)
+        >>> loss = C.cross_entropy_with_softmax(z, y)
+        >>> trainer = C.Trainer(z, loss, [C.learners.sgd(z.parameters,
+        ...                                         C.learning_parameter_schedule(0.1))])
+        >>> trainer.train_minibatch({x: np.ones((4, 3), np.float32), y: np.eye(2)[[0, 1, 0, 1]]})
+        True
+        >>> trainer.loss_function.shape, trainer.evaluation_function is None
+        ((1,), True)
+    """
 
     def __init__(self, model, criterion, parameter_learners=None, progress_writers=None, *args,
                  **kwargs):
-        super().__init__(unwrap(model), unwrap(criterion), unwrap(parameter_learners),
-                         unwrap(progress_writers), *unwrap(args), **kwargs)
+        if not isinstance(criterion, (tuple, list)):
+            if isinstance(parameter_learners, Function):   # the betas: loss, metric, learner
+                criterion = (criterion, parameter_learners)
+                parameter_learners = progress_writers
+                progress_writers, args = (args[0], args[1:]) if args else (None, args)
+            else:
+                criterion = (criterion,)
+        super().__init__(unwrap(model), tuple(unwrap(c) for c in criterion),
+                         unwrap(parameter_learners), unwrap(progress_writers), *unwrap(args),
+                         **kwargs)
+
+    # The native Trainer keeps Stadyn Variables; CNTK code gets Functions.
+    model = _as_function("_model", "The model Function given to the Trainer.")
+    loss_function = _as_function("_loss", "The loss Function (one value per sample).")
+    evaluation_function = _as_function("_metric", "The metric Function, or None.")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...train.progress import ProgressPrinter as _ProgressPrinter
-from ...train.progress import log_number_of_parameters
+from .logging import log_number_of_parameters
 
 __all__ = ["ProgressPrinter", "log_number_of_parameters"]
 

@@ -1,4 +1,7 @@
-"""``nnabla.solvers`` on Stadyn."""
+"""``nnabla.solvers`` on Stadyn (Stadyn's functional solver maths, ``stadyn.solvers.functional``,
+is not NNabla's and stays out of this module's names)."""
 
 from ...solvers import *  # noqa: F401,F403
-from ...solvers import __all__  # noqa: F401
+from ...solvers import __all__ as _all
+
+__all__ = [name for name in _all if name != "functional"]

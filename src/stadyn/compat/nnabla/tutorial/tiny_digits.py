@@ -7,9 +7,12 @@ bundled 8x8 digits), ``data_iterator_tiny_digits`` and ``plot_stats``.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.datasets import load_digits
 
+from ...._extras import require
 from ....io._data_iterator import data_iterator_simple
+
+load_digits = require("sklearn.datasets", "demo", "NNabla's tiny_digits (the digits data set)"
+                      ).load_digits
 
 __all__ = ["load_digits", "data_iterator_tiny_digits", "plot_stats"]
 
@@ -32,7 +35,7 @@ def data_iterator_tiny_digits(digits, batch_size: int = 64, shuffle: bool = Fals
 
 def plot_stats(digits, path: str | None = None):
     """Show (or save to ``path``) the first 64 images with their labels."""
-    import matplotlib
+    matplotlib = require("matplotlib", "demo", "plot_stats")
     if path is not None:
         matplotlib.use("Agg")
     import matplotlib.pyplot as plt

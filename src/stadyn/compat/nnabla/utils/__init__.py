@@ -1,1 +1,3 @@
-"""``nnabla.utils`` on Stadyn."""
+"""``nnabla.utils`` on Stadyn (its names are in the submodules)."""
+
+__all__: list[str] = []

@@ -1,0 +1,441 @@
+"""CNTK 2.x model files (what ``Function.save`` writes, ``.model``/``.dnn``), decoded into the
+legacy form (:mod:`._legacy_ir`) without CNTK.
+
+A file is one protobuf ``Dictionary`` (schema: :mod:`._proto_schemas`) describing a composite
+function: ``inputs`` (every leaf: inputs, parameters and constants with their values,
+placeholders), ``primitive_functions`` (every function, those inside blocks too, each with its
+op id, uid, inputs by uid and an ``attributes`` dictionary) and ``root`` (the uid of the output
+function).  A function's outputs are named ``<uid>_Output_<k>``.  A block (op id 57, what CNTK's
+layers make) names its inner composite's root and maps the placeholders inside to the values
+outside; its inner functions are listed beside it.
+
+Models over 2 GB cannot be one protobuf message.  CNTK 2.7 then writes the magic number
+``0x636e746b`` (little-endian, the bytes ``k t n c``), the metadata message's size (uint32
+little-endian), the ``Dictionary`` with every array left empty, and after it the arrays' raw
+little-endian values, one after the other, in the order the arrays occur in the message.
+
+Shapes: CNTK stores dimensions column-major (fastest first), the reverse of NumPy's order, and
+an array's values in that order -- so ``values.reshape(reversed(dims))`` is the array in NumPy
+order, as CNTK's Python API shows it.  Every shape here (variables, parameters and ``NDShape``
+attributes) is given in that Python order; attributes keep CNTK's Python view in full, so the
+per-axis lists ``sharing`` and ``autoPadding`` are reversed too.  Static axis indices
+(:class:`CntkAxis`) are kept as stored: column-major, so for a tensor of rank r a stored index
+``i >= 0`` is Python axis ``r - 1 - i`` and ``i < 0`` is Python axis ``-i - 1``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._legacy_ir import (MAX_RANK, LegacyFunction, LegacyModel, LegacyNetwork, LegacyParameter,
+                         LegacyVariable, fail, read_limited, sort_functions)
+
+__all__ = ["read_cntk", "is_cntk_v2_file", "CntkAxis", "OP_NAMES", "LARGE_MAGIC"]
+
+LARGE_MAGIC = 0x636E746B
+_SIZE_MAX = (1 << 64) - 1
+# stored dimension -> the value CNTK's Python API shows
+_SENTINELS = {_SIZE_MAX: -1, _SIZE_MAX - 1: -2, _SIZE_MAX - 2: -3}   # inferred, unknown, free
+_KINDS = {0: "input", 1: "output", 2: "parameter", 3: "constant", 4: "placeholder"}
+_DTYPES = {1: "float32", 2: "float64", 4: "float16", 5: "int8", 6: "int16"}
+
+# PrimitiveOpType ids of CNTK 2.7 and the op names its Python API reports (``op_name``):
+# 0-91 as CNTK's PrimitiveOpType enum numbers them, 93-97 as CNTK 2.7 writes them (found by
+# saving each op with CNTK 2.7: tests/fixtures/legacy/make_cntk.py); 92 was not found.
+OP_NAMES = dict(enumerate(
+    "Negate Sigmoid Tanh ReLU Exp Log Sqrt Floor Abs Reciprocal Softmax Hardmax TransposeAxes "
+    "Where Slice Dropout Reshape Pooling SumAll Plus Minus ElementTimes Equal NotEqual Less "
+    "LessEqual Greater GreaterEqual PackedIndex GatherPacked ScatterPacked Times TransposeTimes "
+    "Convolution SquaredError CrossEntropyWithSoftmax ClassificationError PastValue FutureValue "
+    "ReduceElements BatchNormalization Clip Select Splice Combine RandomSample "
+    "RandomSampleInclusionFrequency ROIPooling Logistic OptimizedRNNStack ReconcileDynamicAxis "
+    "LogSoftmax LogPlus CosDistance Sin Cos Pass Block Unpooling LambdaRank NDCG "
+    "EditDistanceError NoOp LabelsToGraph StopGradient ELU ForwardBackward "
+    "CosDistanceWithNegativeSamples OneHotOp Pow ToSequenceOp ToSequenceLikeOp UnpackSequenceOp "
+    "Assign Gather StableSigmoid RandomDistribution Sinh Cosh UnpackBatchAxis ToBatchAxis Asin "
+    "Acos Pad Crop Atanh Asinh TopK Squeeze ConstantOp LatticeSequenceWithSoftmax Cast".split()))
+OP_NAMES.update({93: "CustomProxyOp", 94: "StraightThrough", 95: "Tan", 96: "Atan",
+                 97: "ConvolutionSequenceShape"})
+_BLOCK, _COMBINE = 57, 44
+_N_OUTPUTS = {87: 2}                     # TopK: values and indices
+_REVERSED_LISTS = ("sharing", "autoPadding")   # per-axis lists CNTK's Python API reverses
+
+
+@dataclass(frozen=True)
+class CntkAxis:
+    """A CNTK ``Axis`` as stored: ``static_axis_idx`` column-major (see the module docstring;
+    ``2147483647`` marks a dynamic axis, then ``name`` says which), ``ordered`` CNTK's
+    ``is_ordered_dynamic_axis``.
+
+    Example:
+        >>> CntkAxis(0, "staticAxisIdx=0", True).python_axis(rank=3)
+        2
+    """
+
+    static_axis_idx: int
+    name: str
+    ordered: bool
+
+    @property
+    def is_dynamic(self) -> bool:
+        """Whether this is a dynamic (batch or sequence) axis."""
+        return self.static_axis_idx == 2147483647
+
+    def python_axis(self, rank: int) -> int:
+        """The axis in NumPy order of a tensor of ``rank`` dimensions."""
+        i = self.static_axis_idx
+        return rank - 1 - i if i >= 0 else -i - 1
+
+
+def is_cntk_v2_file(data: bytes) -> bool:
+    """Whether ``data`` (a file's first bytes) can be a CNTK 2 model: the large-model magic, or
+    a protobuf ``Dictionary`` (its first field, ``version`` or ``data``)."""
+    if len(data) >= 4 and int.from_bytes(data[:4], "little") == LARGE_MAGIC:
+        return True
+    return len(data) > 0 and data[0] in (0x08, 0x12)
+
+
+def read_cntk(path: str | os.PathLike) -> LegacyModel:
+    """Decode a CNTK 2.x model file (see the module docstring).
+
+    The model is one network named ``"main"``: CNTK's leaves are its variables (by uid, with the
+    name, dynamic axes and gradient flag in ``meta``), its functions are named by uid with the
+    op name as ``type`` (a block: its layer name, ``meta["block"]`` true and ``body`` the
+    network inside).  Parameters and constants are keyed by uid.
+    """
+    path = os.fspath(path)
+    data = read_limited(path)
+    top = _decode_file(path, data)
+    return _model(path, top)
+
+
+# ---------------------------------------------------------------------------------------------
+# The protobuf layer
+# ---------------------------------------------------------------------------------------------
+class _Deferred:
+    """An array of the large-model layout whose values follow the metadata."""
+
+    __slots__ = ("dtype", "dims", "count", "value")
+
+    def __init__(self, dtype: str, dims: tuple[int, ...], count: int):
+        self.dtype, self.dims, self.count, self.value = dtype, dims, count, None
+
+
+def _decode_file(path: str, data: bytes) -> dict:
+    from google.protobuf.message import DecodeError
+    from ._proto_schemas import cntk_messages
+    deferred: list[_Deferred] = []
+    large = len(data) >= 8 and int.from_bytes(data[:4], "little") == LARGE_MAGIC
+    if large:
+        size = int.from_bytes(data[4:8], "little")
+        if 8 + size > len(data):
+            raise fail(path, f"the metadata declares {size} bytes but the file has "
+                             f"{len(data) - 8} after its header")
+        message, rest = data[8:8 + size], memoryview(data)[8 + size:]
+    else:
+        message, rest = data, memoryview(b"")
+    if not message:
+        raise fail(path, "empty file")
+    try:
+        proto = cntk_messages()["Dictionary"].FromString(message)
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        raise fail(path, f"not a CNTK model file: the protobuf does not parse ({exc})") from None
+    top = _dictionary(proto, path, deferred, large, 0)
+    offset = 0
+    for d in deferred:                       # the large layout's raw values, in message order
+        nbytes = d.count * np.dtype(d.dtype).itemsize
+        if offset + nbytes > len(rest):
+            raise fail(path, f"truncated: the arrays after the metadata need more than the "
+                             f"{len(rest)} bytes there")
+        d.value = np.frombuffer(rest[offset:offset + nbytes], dtype="<" + np.dtype(
+            d.dtype).str[1:]).astype(d.dtype).reshape(d.dims[::-1])
+        offset += nbytes
+    if offset != len(rest):
+        raise fail(path, f"{len(rest) - offset} bytes follow the model's arrays")
+    return _resolve(top)
+
+
+def _resolve(value: Any) -> Any:
+    if isinstance(value, _Deferred):
+        return value.value
+    if isinstance(value, dict):
+        return {k: _resolve(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve(v) for v in value]
+    return value
+
+
+def _dims(shape, path: str) -> tuple[int, ...]:
+    dims = tuple(_SENTINELS.get(int(d), int(d)) for d in shape.shape_dim)
+    if len(dims) > MAX_RANK or any(d > (1 << 62) for d in dims):
+        raise fail(path, f"invalid shape {[int(d) for d in shape.shape_dim]}")
+    return dims
+
+
+def _array(view, path: str, deferred: list, large: bool):
+    dtype = _DTYPES.get(view.data_type)
+    if dtype is None:
+        raise fail(path, f"an array of unknown data type {view.data_type}")
+    if view.storage_format != 0:
+        raise fail(path, f"a sparse array (storage format {view.storage_format}) is not read")
+    dims = _dims(view.shape, path)
+    if any(d < 0 for d in dims):
+        raise fail(path, f"an array of undetermined shape {dims}")
+    count = math.prod(dims)
+    which = view.WhichOneof("values")
+    if which == "float_values":
+        values = np.asarray(view.float_values.value, np.float32)
+    elif which == "double_values":
+        values = np.asarray(view.double_values.value, np.float64)
+    elif which == "sint32_values":
+        values = np.asarray(view.sint32_values.value, np.int32)
+    elif which == "bytes_value":
+        raw = view.bytes_value.value
+        itemsize = np.dtype(dtype).itemsize
+        if len(raw) != count * itemsize:
+            raise fail(path, f"an array of shape {dims[::-1]} holds {len(raw)} bytes")
+        return np.frombuffer(raw, dtype="<" + np.dtype(dtype).str[1:]).astype(dtype) \
+            .reshape(dims[::-1])
+    else:
+        values = None
+    if values is None or (values.size == 0 and count > 0):
+        if not large:
+            raise fail(path, f"an array of shape {dims[::-1]} holds no values")
+        # the large layout writes float16 as 32-bit floats, like the small one
+        d = _Deferred("float64" if dtype == "float64" else "float32", dims, count)
+        deferred.append(d)
+        return d
+    if values.size != count:
+        raise fail(path, f"an array of shape {dims[::-1]} holds {values.size} values")
+    return values.astype(dtype, copy=False).reshape(dims[::-1])
+
+
+def _value(v, path: str, deferred: list, large: bool, depth: int) -> Any:
+    kind = v.value_type
+    which = v.WhichOneof("value")
+    expected = {0: None, 1: "bool_value", 2: "int_value", 3: "size_t_value", 4: "float_value",
+                5: "double_value", 6: "string_value", 7: "nd_shape_value", 8: "axis_value",
+                9: "vector_value", 10: "dictionary_value", 11: "nd_array_view_value"}
+    if kind not in expected:
+        raise fail(path, f"a dictionary value of unknown type {kind}")
+    if kind == 0:
+        return None
+    if which is not None and which != expected[kind]:
+        raise fail(path, f"a value tagged {expected[kind]} holds {which}")
+    field = expected[kind]
+    if kind == 7:
+        return _dims(v.nd_shape_value, path)
+    if kind == 8:
+        a = v.axis_value
+        return CntkAxis(int(a.static_axis_idx), a.name, bool(a.is_ordered_dynamic_axis))
+    if kind == 9:
+        return [_value(e, path, deferred, large, depth + 1) for e in v.vector_value.value]
+    if kind == 10:
+        return _dictionary(v.dictionary_value, path, deferred, large, depth + 1)
+    if kind == 11:
+        return _array(v.nd_array_view_value, path, deferred, large)
+    return getattr(v, field)
+
+
+def _dictionary(d, path: str, deferred: list, large: bool, depth: int) -> dict:
+    if depth > 200:
+        raise fail(path, "dictionaries nested too deeply")
+    out: dict[str, Any] = {}
+    for entry in d.data:
+        if entry.key in out:
+            raise fail(path, f"a dictionary holds the key {entry.key!r} twice")
+        out[entry.key] = _value(entry.value, path, deferred, large, depth)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The model
+# ---------------------------------------------------------------------------------------------
+def _python_view(value: Any, key: str = "") -> Any:
+    """An attribute as CNTK's Python API shows it: shapes reversed, ``sharing`` and
+    ``autoPadding`` reversed, nested values converted alike."""
+    if isinstance(value, tuple):
+        return value[::-1]
+    if isinstance(value, list):
+        items = [_python_view(v) for v in value]
+        return items[::-1] if key in _REVERSED_LISTS else items
+    if isinstance(value, dict):
+        return {k: _python_view(v, k) for k, v in value.items()}
+    return value
+
+
+def _get(d: dict, key: str, kind: type, where: str, path: str, default: Any = ...) -> Any:
+    if key not in d:
+        if default is ...:
+            raise fail(path, f"{where} has no {key!r}")
+        return default
+    value = d[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise fail(path, f"{where}: {key!r} is not a {kind.__name__}")
+    return value
+
+
+def _variable(v: Any, path: str) -> tuple[LegacyVariable, LegacyParameter | None]:
+    if not isinstance(v, dict):
+        raise fail(path, "an entry of 'inputs' is not a dictionary")
+    uid = _get(v, "uid", str, "a variable", path)
+    where = f"variable {uid!r}"
+    kind = _KINDS.get(_get(v, "kind", int, where, path))
+    if kind is None:
+        raise fail(path, f"{where} has an unknown kind {v['kind']}")
+    dims = _get(v, "shape", tuple, where, path)
+    dtype = _DTYPES.get(_get(v, "data_type", int, where, path, 1), "unknown")
+    # the file lists dynamic axes innermost first; CNTK's Python API (and this) batch first
+    axes = [a.name for a in _get(v, "dynamic_axis", list, where, path, [])
+            if isinstance(a, CntkAxis)][::-1]
+    meta = {"name": _get(v, "name", str, where, path, ""), "dynamic_axes": axes,
+            "needs_gradient": bool(v.get("needs_gradient", False)),
+            "is_sparse": bool(v.get("is_sparse", False))}
+    var = LegacyVariable(uid, kind, dims[::-1], dtype, meta)
+    param = None
+    if kind in ("parameter", "constant"):
+        value = v.get("value")
+        if not isinstance(value, np.ndarray):
+            raise fail(path, f"{kind} {uid!r} has no value")
+        if value.shape != var.shape:
+            raise fail(path, f"{kind} {uid!r}: its value's shape {value.shape} is not its "
+                             f"declared shape {var.shape}")
+        param = LegacyParameter(meta["name"], value, kind == "parameter" and
+                                meta["needs_gradient"], kind)
+    return var, param
+
+
+def _function(f: Any, path: str) -> dict:
+    if not isinstance(f, dict):
+        raise fail(path, "an entry of 'primitive_functions' is not a dictionary")
+    uid = _get(f, "uid", str, "a function", path)
+    where = f"function {uid!r}"
+    kind = f.get("type", "PrimitiveFunction")
+    if kind != "PrimitiveFunction":
+        raise fail(path, f"{where} is a {kind} (a user-defined function); only CNTK's own "
+                         "functions can be read")
+    op = _get(f, "op", int, where, path)
+    inputs = _get(f, "inputs", list, where, path, [])
+    if not all(isinstance(i, str) for i in inputs):
+        raise fail(path, f"{where}: an input is not a uid")
+    return {"uid": uid, "op": op, "name": _get(f, "name", str, where, path, ""),
+            "inputs": tuple(inputs), "attrs": _get(f, "attributes", dict, where, path, {}),
+            "raw": f}
+
+
+def _model(path: str, top: dict) -> LegacyModel:
+    if top.get("type") != "CompositeFunction":
+        raise fail(path, f"not a CNTK model: the top dictionary is a {top.get('type')!r}")
+    variables: OrderedDict[str, LegacyVariable] = OrderedDict()
+    params: OrderedDict[str, LegacyParameter] = OrderedDict()
+    for v in _get(top, "inputs", list, "the model", path):
+        var, param = _variable(v, path)
+        if var.name in variables:
+            raise fail(path, f"variable {var.name!r} is listed twice")
+        variables[var.name] = var
+        if param is not None:
+            params[var.name] = param
+    raw = [_function(f, path) for f in _get(top, "primitive_functions", list, "the model", path)]
+    by_uid = {}
+    for f in raw:
+        if f["uid"] in by_uid or f["uid"] in variables:
+            raise fail(path, f"uid {f['uid']!r} is used twice")
+        by_uid[f["uid"]] = f
+    referenced: dict[str, set[int]] = {}
+
+    def producer(name: str) -> str | None:
+        head, sep, k = name.rpartition("_Output_")
+        if sep and head in by_uid and k.isdigit():
+            referenced.setdefault(head, set()).add(int(k))
+            return head
+        return None
+
+    for f in raw:
+        for i in f["inputs"]:
+            if i not in variables and producer(i) is None:
+                raise fail(path, f"function {f['uid']!r} reads {i!r}, which the model does not "
+                                 "define")
+    outputs = {}
+    for f in raw:
+        if f["op"] == _COMBINE:
+            outputs[f["uid"]] = f["inputs"]
+        else:
+            ks = sorted(referenced.get(f["uid"], set()) | set(range(_N_OUTPUTS.get(f["op"], 1))))
+            outputs[f["uid"]] = tuple(f"{f['uid']}_Output_{k}" for k in ks)
+    functions = {f["uid"]: _legacy_function(f, outputs[f["uid"]], path) for f in raw}
+    inner: set[str] = set()
+    for f in raw:
+        if f["op"] == _BLOCK:
+            _attach_body(functions[f["uid"]], f, functions, by_uid, variables, producer, path,
+                         inner)
+    root = _get(top, "root", str, "the model", path)
+    if root not in by_uid:
+        raise fail(path, f"the root {root!r} is not one of the model's functions")
+    top_level = [functions[f["uid"]] for f in raw if f["uid"] not in inner]
+    leaves = [n for n, v in variables.items()]
+    net = LegacyNetwork("main", sort_functions(top_level, leaves, path, "the model"), variables)
+    net.inputs = [n for n, v in variables.items() if v.kind == "input"]
+    net.outputs = list(outputs[root])
+    extras = {"version": top.get("version"), "uid": top.get("uid"), "name": top.get("name", ""),
+              "root": root}
+    return LegacyModel("cntk-v2", path, OrderedDict(main=net), params, extras)
+
+
+def _legacy_function(f: dict, outputs: tuple[str, ...], path: str) -> LegacyFunction:
+    op = f["op"]
+    raw = f["raw"]
+    meta = {"op_id": op, "name": f["name"], "version": raw.get("version")}
+    if op == _BLOCK:
+        op_name = _get(raw, "block_function_op_name", str, f"block {f['uid']!r}", path)
+        meta["block"] = True
+    else:
+        op_name = OP_NAMES.get(op, f"PrimitiveOp{op}")
+    return LegacyFunction(f["uid"], op_name, f["inputs"], outputs, _python_view(f["attrs"]),
+                          meta=meta)
+
+
+def _attach_body(block: LegacyFunction, f: dict, functions: dict, by_uid: dict, variables: dict,
+                 producer, path: str, inner: set) -> None:
+    raw = f["raw"]
+    where = f"block {f['uid']!r}"
+    composite = _get(raw, "block_function_composite", dict, where, path)
+    root = _get(composite, "root", str, where, path)
+    keys = _get(raw, "block_function_composite_arguments_map_keys", list, where, path, [])
+    values = _get(raw, "block_function_composite_arguments_map_values", list, where, path, [])
+    if len(keys) != len(values) or not all(isinstance(k, str) for k in keys + values):
+        raise fail(path, f"{where}: its argument map is malformed")
+    if root not in by_uid:
+        raise fail(path, f"{where}: its root {root!r} is not one of the model's functions")
+    arguments = dict(zip(keys, values))
+    body, stack, seen = [], [root], set()
+    while stack:                                   # the functions between the root and the
+        uid = stack.pop()                          # block's placeholders and leaves
+        if uid in seen:
+            continue
+        seen.add(uid)
+        if uid == f["uid"]:
+            raise fail(path, f"{where} contains itself")
+        body.append(uid)
+        for i in by_uid[uid]["inputs"]:
+            if i in variables:
+                continue
+            p = producer(i)
+            if p is not None:
+                stack.append(p)
+    inner.update(body)
+    members = [functions[u] for u in by_uid if u in seen]
+    available = [n for n in variables] + list(arguments)
+    root_outputs = functions[root].outputs
+    read = [i for g in members for i in g.inputs if i in variables]
+    leaves = OrderedDict((k, variables[k]) for k in list(arguments) + read if k in variables)
+    net = LegacyNetwork(composite.get("uid", root), sort_functions(members, available, path, where),
+                        leaves, inputs=list(arguments), outputs=list(root_outputs))
+    block.body = net
+    block.meta["arguments"] = arguments
+    block.meta["root"] = root

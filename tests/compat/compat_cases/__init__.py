@@ -1,0 +1,21 @@
+"""The case definitions, one module per area; importing a module registers its cases.
+
+Parses under Python 3.6 (CNTK 2.7's interpreter): no walrus, no ``f"{x=}"``, no
+positional-only parameters, no dataclasses, no ``from __future__ import annotations``.
+"""
+
+import importlib
+
+MODULES = {
+    "cntk": ["cntk_ops", "cntk_function", "cntk_layers", "cntk_learners", "cntk_train",
+             "cntk_io", "cntk_misc"],
+    "nnabla": ["nnabla_functions", "nnabla_parametric", "nnabla_solvers", "nnabla_misc"],
+}
+
+
+def load(framework):
+    """Import every case module of ``framework``; returns the case registry."""
+    from compat_harness import CASES
+    for name in MODULES[framework]:
+        importlib.import_module("compat_cases." + name)
+    return CASES[framework]

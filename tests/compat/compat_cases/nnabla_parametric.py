@@ -1,0 +1,140 @@
+"""``nnabla.parametric_functions``: the parameters each creates (names, shapes, need_grad), and
+with the parameters set from their names, the output and the gradients w.r.t. input and
+parameters; running statistics of batch normalisation."""
+
+import numpy as np
+
+from compat_harness import nnabla_case
+
+
+def run_pf(nn, r, build, in_shape, data=None, grads=True, forward_twice=False):
+    x = nn.Variable.from_numpy_array(data(r, in_shape) if data else r.randn(*in_shape),
+                                     need_grad=bool(grads))
+    y = build(x)
+    params = nn.get_parameters(grad_only=False)
+    res = {"params": r.set_params(params),
+           "need_grad": sorted([k, bool(v.need_grad)] for k, v in params.items()),
+           "shape": list(y.shape)}
+    y.forward()
+    res["out"] = y.d.copy()
+    if grads:
+        x.g = 0
+        for v in params.values():
+            v.g = 0
+        y.backward(r.weights_like(y.d))
+        res["grad x"] = x.g.copy()
+        for k, v in params.items():
+            if v.need_grad:
+                res["grad " + k] = v.g.copy()
+    if forward_twice:
+        for k, v in params.items():
+            if not v.need_grad:
+                res["after " + k] = v.d.copy()
+    return res
+
+
+def pf_case(name, build, in_shape, names, **kw):
+    opts = dict((k, kw.pop(k)) for k in ("data", "grads", "forward_twice") if k in kw)
+
+    def fn(nn, PF, r):
+        return run_pf(nn, r, lambda x: build(nn, PF, x), in_shape, **opts)
+    fn.__name__ = name
+    nnabla_case(name=name, names=names, **kw)(fn)
+
+
+P = "nnabla.parametric_functions."
+
+pf_case("PF_affine", lambda nn, PF, x: PF.affine(x, 4), (3, 5), [P + "affine"])
+pf_case("PF_affine__base_axis", lambda nn, PF, x: PF.affine(x, (2, 3), base_axis=2), (2, 3, 4),
+        [P + "affine"])
+pf_case("PF_affine__no_bias", lambda nn, PF, x: PF.affine(x, 3, with_bias=False), (2, 4),
+        [P + "affine"])
+_FIXED = ("NNabla's fix_parameters=True keeps the registered W and b need_grad=True (the graph "
+          "uses unlinked copies, so their gradients stay 0 and get_parameters() still lists "
+          "them); Stadyn's (stadyn.parametric, native) registers them need_grad=False")
+pf_case("PF_affine__fix_parameters", lambda nn, PF, x: PF.affine(x, 3, fix_parameters=True),
+        (2, 4), [P + "affine"], known={"need_grad": _FIXED, "grad affine/W": _FIXED,
+                                       "grad affine/b": _FIXED})
+pf_case("PF_affine__scopes", lambda nn, PF, x: PF.affine(_scoped(nn, PF, x), 2), (2, 4),
+        [P + "affine", "nnabla.parameter_scope"],
+        note="nested parameter scopes and a second affine at the top level")
+pf_case("PF_affine__name", lambda nn, PF, x: PF.affine(x, 5, name="l1"), (2, 3), [P + "affine"],
+        xfail="PF.affine(x, 5, name='l1') creates l1/affine/W in NNabla and l1/W in Stadyn "
+              "(stadyn.parametric, native; issue 18)")
+pf_case("PF_convolution", lambda nn, PF, x: PF.convolution(x, 4, (3, 3)), (2, 3, 5, 5),
+        [P + "convolution"])
+pf_case("PF_convolution__options", lambda nn, PF, x: PF.convolution(
+    x, 6, (3, 2), pad=(1, 1), stride=(2, 1), dilation=(1, 2), group=2), (2, 4, 6, 6),
+    [P + "convolution"])
+pf_case("PF_convolution__no_bias", lambda nn, PF, x: PF.convolution(x, 2, (2, 2), with_bias=False),
+        (1, 3, 4, 4), [P + "convolution"])
+pf_case("PF_deconvolution", lambda nn, PF, x: PF.deconvolution(x, 2, (3, 3)), (2, 3, 4, 4),
+        [P + "deconvolution"])
+pf_case("PF_deconvolution__stride", lambda nn, PF, x: PF.deconvolution(x, 3, (2, 2), stride=(2, 2),
+                                                                    pad=(1, 1)),
+        (2, 2, 3, 3), [P + "deconvolution"])
+pf_case("PF_embed", lambda nn, PF, x: PF.embed(x, 7, 4), (2, 3), [P + "embed"],
+        data=lambda r, s: r.randint(0, 7, s), grads=False)
+pf_case("PF_batch_normalization", lambda nn, PF, x: PF.batch_normalization(x), (4, 3, 2, 2),
+        [P + "batch_normalization"], forward_twice=True, tols={"grad x": (1e-4, 1e-5)})
+pf_case("PF_batch_normalization__inference", lambda nn, PF, x: PF.batch_normalization(
+    x, batch_stat=False), (4, 3, 2, 2), [P + "batch_normalization"])
+pf_case("PF_batch_normalization__options", lambda nn, PF, x: PF.batch_normalization(
+    x, axes=[2], decay_rate=0.5, eps=1e-3), (3, 2, 4), [P + "batch_normalization"],
+    forward_twice=True, tols={"grad x": (1e-4, 1e-5)})
+pf_case("PF_batch_normalization__no_scale_bias", lambda nn, PF, x: PF.batch_normalization(
+    x, no_scale=True, no_bias=True), (4, 3, 2), [P + "batch_normalization"],
+    tols={"grad x": (1e-4, 1e-5)})
+
+
+def _scoped(nn, PF, x):
+    with nn.parameter_scope("outer"):
+        with nn.parameter_scope("inner"):
+            h = PF.affine(x, 3)
+        h = PF.affine(h, 3, with_bias=False) * 0.5
+    return h
+
+
+@nnabla_case(names=[P + "affine", "nnabla.parameter_scope"])
+def PF_reuse_in_scope(nn, PF, r):
+    """The same scope twice gives the same parameters: one set of (W, b)."""
+    x = nn.Variable.from_numpy_array(r.randn(2, 3))
+    with nn.parameter_scope("fc"):
+        a = PF.affine(x, 4)
+    with nn.parameter_scope("fc"):
+        b = PF.affine(x, 4)
+    params = nn.get_parameters()
+    listing = r.set_params(params)
+    c = a + b
+    c.forward()
+    return {"params": listing, "out": c.d.copy()}
+
+
+@nnabla_case(names=[P + "affine", P + "convolution", P + "batch_normalization"],
+             tols={"affine/W max_abs": (0.1, 0), "conv/W max_abs": (0.1, 0)},
+             note="random weights: their largest magnitude is near the initialiser's limit "
+                  "(+-10%: 48 and 135 uniform draws)")
+def PF_initial_values(nn, PF, r):
+    """Default initialisers: zero biases, BN's ones and zeros, and the weights' range."""
+    x = nn.Variable((2, 3, 4, 4))
+    PF.batch_normalization(PF.convolution(x, 5, (3, 3)))
+    PF.affine(nn.Variable((2, 6)), 8)
+    res = {}
+    for k, v in nn.get_parameters(grad_only=False).items():
+        if k.endswith("/W"):
+            res[k + " max_abs"] = float(np.abs(v.d).max())
+        else:
+            res[k] = v.d.copy()
+    return res
+
+
+@nnabla_case(names=[P + "sync_batch_normalization"],
+             note="alone it is batch_normalization; NNabla needs a communicator (an MPI build) "
+                  "to make one, so the real side runs PF.batch_normalization")
+def PF_sync_batch_normalization(nn, PF, r):
+    def build(x):
+        if r.real:
+            r.touch(P + "sync_batch_normalization")
+            return PF.batch_normalization(x)
+        return PF.sync_batch_normalization(x, comm=None)
+    return run_pf(nn, r, build, (4, 3, 2), forward_twice=True)

@@ -1,0 +1,263 @@
+"""The Stadyn side of the harness: running cases on ``stadyn.compat``, and the public surface
+the completeness tests hold the cases to.
+
+The public surface of ``stadyn.compat.<framework>`` (what needs an entry):
+
+* modules: the package, every submodule whose dotted name has no ``_``-prefixed part, and every
+  module one of those exports in its ``__all__`` (``cntk.io.transforms``, ``cntk.cntk_py``),
+  each named by the path users type;
+* names: each module's ``__all__`` (a compat module without one fails the test), less
+  submodules (a module needs no entry of its own: its names do); a compat module's public
+  function or class defined in it but missing from ``__all__`` fails the test too;
+* members: the public attributes in the class dictionary of each class *defined in*
+  ``stadyn.compat`` (``cntk.Function.eval``), since those are the compat layer's own code --
+  methods, properties and class attributes, not ``__slots__`` (instance data).
+
+A case covers a name when it lists it in ``names``; a name reached under several paths
+(``cntk.minus`` is ``cntk.ops.minus``) is covered by an entry for any of them, judged by object
+identity for functions, classes, modules and properties (by the path for plain values).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+import os
+import pkgutil
+import subprocess
+import types
+
+import numpy as np
+
+import compat_cases
+import compat_harness as H
+
+PREFIX = "stadyn.compat."
+
+
+def stadyn_side(framework: str) -> H.Side:
+    """Stadyn's compat layer, each case in a fresh parameter registry, static mode, training
+    phase and seed; the default context and torch's determinism switch are restored after."""
+    @contextlib.contextmanager
+    def isolate():
+        import torch
+
+        import stadyn as sd
+        sd.seed(313)
+        deterministic = (torch.are_deterministic_algorithms_enabled(),
+                         torch.is_deterministic_algorithms_warn_only_enabled())
+        context = sd.get_current_context()
+        with sd.parameter_registry(sd.ParameterRegistry()), sd.training(True):
+            previous = sd.get_auto_forward()
+            sd.set_auto_forward(False)
+            try:
+                yield
+            finally:
+                sd.set_auto_forward(previous)
+                sd.set_default_context(context)
+                torch.use_deterministic_algorithms(deterministic[0], warn_only=deterministic[1])
+    return H.Side(framework, PREFIX, isolate)
+
+
+def cases(framework: str):
+    return compat_cases.load(framework)
+
+
+def resolve(framework: str, path: str):
+    """The compat object users reach as ``path`` (``cntk.ops.minus``), or a sentinel."""
+    try:
+        return H.Side(framework, PREFIX).module(path)
+    except (ImportError, AttributeError):
+        return _MISSING
+
+
+_MISSING = object()
+
+
+def _by_identity(obj) -> bool:
+    return isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType,
+                            type, property, types.MethodType)) or callable(obj)
+
+
+def same(framework: str, a: str, b: str) -> bool:
+    """Whether paths ``a`` and ``b`` name the same compat object (see the module docstring)."""
+    if a == b:
+        return True
+    oa, ob = resolve(framework, a), resolve(framework, b)
+    return oa is ob and oa is not _MISSING and _by_identity(oa)
+
+
+def surface(framework: str) -> tuple[dict[str, object], list[str]]:
+    """``({path: object}, problems)``: the public surface and the modules that break the rules."""
+    root = importlib.import_module(PREFIX + framework)
+    modules: dict[str, types.ModuleType] = {framework: root}
+    for info in pkgutil.walk_packages(root.__path__, root.__name__ + "."):
+        tail = info.name[len(PREFIX):]
+        if any(part.startswith("_") for part in tail.split(".")):
+            continue
+        modules[tail] = importlib.import_module(info.name)
+    pending = list(modules.items())
+    while pending:
+        path, module = pending.pop()
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name)
+            if isinstance(obj, types.ModuleType) and obj not in modules.values():
+                modules[path + "." + name] = obj
+                pending.append((path + "." + name, obj))
+    names: dict[str, object] = {}
+    problems = []
+    for path, module in sorted(modules.items()):
+        exported = getattr(module, "__all__", None)
+        own = module.__name__.startswith(PREFIX)
+        if exported is None:
+            if own:
+                problems.append(f"{module.__name__} has no __all__")
+            continue
+        for name in exported:
+            obj = getattr(module, name)
+            if not isinstance(obj, types.ModuleType):
+                names[f"{path}.{name}"] = obj
+        if own:
+            for name, obj in vars(module).items():
+                if (not name.startswith("_") and name not in exported
+                        and getattr(obj, "__module__", None) == module.__name__
+                        and (inspect.isfunction(obj) or inspect.isclass(obj))):
+                    problems.append(f"{module.__name__}.{name} is public but not in __all__")
+    classes_seen = set()
+    for path, obj in list(names.items()):
+        if (inspect.isclass(obj) and obj.__module__.startswith(PREFIX)
+                and id(obj) not in classes_seen):
+            classes_seen.add(id(obj))
+            for member, value in vars(obj).items():
+                if not member.startswith("_") and not isinstance(value,
+                                                                  types.MemberDescriptorType):
+                    names[f"{path}.{member}"] = value
+    return names, problems
+
+
+def uncovered(framework: str) -> list[str]:
+    """Public names no case lists (aliases resolved)."""
+    names, _ = surface(framework)
+    declared = [n for c in cases(framework).values() for n in c.names]
+    by_id = {}
+    for d in declared:
+        obj = resolve(framework, d)
+        if obj is not _MISSING and _by_identity(obj):
+            by_id.setdefault(id(obj), d)
+    missing = []
+    for path, obj in names.items():
+        if path in declared:
+            continue
+        if _by_identity(obj) and id(obj) in by_id:
+            continue
+        missing.append(path)
+    return sorted(missing)
+
+
+def untouched(framework: str, case: H.Case, touched: list[str]) -> list[str]:
+    """The names ``case`` lists but did not reach (on one side)."""
+    return [d for d in case.names if not any(same(framework, d, t) for t in touched)]
+
+
+_RUNS: dict[tuple[str, str], tuple] = {}
+
+
+def _run(case: H.Case):
+    """Stadyn's results and touched names for ``case`` (run once per session)."""
+    key = (case.framework, case.name)
+    if key not in _RUNS:
+        _RUNS[key] = H.run_case(case, stadyn_side(case.framework))
+    return _RUNS[key]
+
+
+def _expected(case: H.Case):
+    if case.expected is not None:
+        return H.normalise(case.expected(np)), None
+    results, meta = H.load_ref(case.framework, case.name)
+    return results, meta["touched"]
+
+
+def check(case: H.Case) -> None:
+    """Run ``case`` on Stadyn and compare with its reference (less its ``known`` keys); fails
+    with every difference."""
+    import pytest
+    results, touched = _run(case)
+    expected, real_touched = _expected(case)
+    keys = [k for k in set(results) | set(expected) if k not in case.known]
+    problems = H.compare(case, results, expected, keys)
+    gaps = untouched(case.framework, case, touched)
+    if gaps:
+        problems.append(f"names the case lists but never reached on Stadyn: {gaps}")
+    if real_touched is not None:
+        gaps = untouched(case.framework, case, real_touched)
+        if gaps:
+            problems.append(f"names the case lists but never reached on the real framework: "
+                            f"{gaps}")
+    if problems:
+        pytest.fail(f"{case.framework} case {case.name}: Stadyn differs from "
+                    f"{'the expected values' if case.expected else 'the real framework'}:\n  "
+                    + "\n  ".join(problems), pytrace=False)
+
+
+def check_known(case: H.Case, key: str) -> None:
+    """Compare only ``key``, a result Stadyn is known to get wrong (the test is an xfail)."""
+    import pytest
+    results, _ = _run(case)
+    expected, _ = _expected(case)
+    problems = H.compare(case, results, expected, [key])
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
+
+
+def params(framework: str):
+    """The cases as pytest parameters (``xfail(strict=True)`` where Stadyn is known to differ)."""
+    import pytest
+    out = []
+    for case in cases(framework).values():
+        marks = [pytest.mark.xfail(strict=True, reason=case.xfail)] if case.xfail else []
+        out.append(pytest.param(case, id=f"{framework}:{case.name}", marks=marks))
+    return out
+
+
+def known_params(framework: str):
+    """One xfail(strict=True) parameter per known difference (``case``, ``key``)."""
+    import pytest
+    return [pytest.param(case, key, id=f"{framework}:{case.name}:{key}",
+                         marks=[pytest.mark.xfail(strict=True, reason=reason)])
+            for case in cases(framework).values() for key, reason in case.known.items()]
+
+
+# The real frameworks' interpreters (CI has neither; the freshness test then skips).
+REAL = {
+    "cntk": (os.environ.get("STADYN_CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python"),
+             {"LD_LIBRARY_PATH": os.environ.get("STADYN_CNTK_LIBS",
+                                                "/work/peers/cntk27/shimlib")}),
+    "nnabla": (os.environ.get("STADYN_NNABLA_PYTHON", "/work/peers/nnabla/bin/python"), {}),
+}
+
+
+def check_refs_current(framework: str, folder: str) -> None:
+    """Regenerate every reference into ``folder`` with the real framework and compare them with
+    the committed ones (a case edited without regenerating fails here); skips without it."""
+    import pytest
+    python, env = REAL[framework]
+    if not os.access(python, os.X_OK):
+        pytest.skip(f"the real {framework} is not installed here (set "
+                    f"STADYN_{framework.upper()}_PYTHON to its interpreter)")
+    script = os.path.join(H.HERE, "refgen", f"gen_{framework}.py")
+    # CNTK 2.7 dies of a floating-point exception with OMP_NUM_THREADS=1, which conftest.py
+    # sets under pytest-xdist: the generator runs with the threads it would have by default.
+    base = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "PYTHONPATH")}
+    run = subprocess.run([python, "-W", "ignore", script, "--out", folder], env={**base, **env},
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
+    problems = []
+    for case in cases(framework).values():
+        if case.expected is not None:
+            continue
+        fresh, _ = H.load_ref(framework, case.name, folder)
+        committed, _ = H.load_ref(framework, case.name)
+        problems += [f"{case.name}: {p}" for p in H.compare(case, fresh, committed)]
+    assert not problems, ("committed references differ from a fresh run (regenerate them: "
+                          "tests/compat/README.md):\n" + "\n".join(problems))

@@ -1,0 +1,52 @@
+"""``stadyn.compat.cntk`` and ``stadyn.compat.nnabla`` against numbers the real CNTK 2.7 and
+NNabla 1.39 produced.
+
+Each case (``compat_cases/<framework>_*.py``) runs here on the compat layer and is compared with
+the reference file the same case wrote under the real framework
+(``refs/<framework>/<case>.npz``, made by ``refgen/gen_<framework>.py``).  Test ids are
+``<framework>:<case>``.  See README.md.
+"""
+
+import os
+
+import pytest
+
+import compat_harness as H
+import compat_support as S
+
+FRAMEWORKS = ["cntk", "nnabla"]
+
+
+@pytest.mark.parametrize("case", S.params("cntk") + S.params("nnabla"))
+def test_case(case):
+    S.check(case)
+
+
+@pytest.mark.parametrize("case,key", S.known_params("cntk") + S.known_params("nnabla"))
+def test_known_difference(case, key):
+    S.check_known(case, key)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_every_public_name_has_a_case(framework):
+    """Every public name of stadyn.compat.<framework> (see compat_support) is listed by a case."""
+    _, problems = S.surface(framework)
+    missing = S.uncovered(framework)
+    assert not problems, problems
+    assert not missing, f"{len(missing)} public names without a case: {missing}"
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_every_case_has_its_reference_and_no_reference_is_stale(framework):
+    cases = S.cases(framework)
+    wanted = {c.name for c in cases.values() if c.expected is None}
+    folder = os.path.join(H.REFS, framework)
+    present = {f[:-4] for f in os.listdir(folder) if f.endswith(".npz")}
+    assert not wanted - present, (f"cases without a reference (run gen_{framework}.py --only "
+                                  f"NAME): {sorted(wanted - present)}")
+    assert not present - wanted, f"references without a case: {sorted(present - wanted)}"
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_references_match_a_fresh_run_of_the_real_framework(framework, tmp_path):
+    S.check_refs_current(framework, str(tmp_path))
