@@ -14,8 +14,8 @@ Example:
 from torch import no_grad
 
 from . import functions, ops, parametric, solvers  # noqa: F401  (ops installs Variable operators)
-from ._errors import (ConfigError, DataError, ModelFileError, OpArgumentError, ParameterError,
-                      ShapeError, StadynError)
+from ._errors import (ArgumentError, ConfigError, DataError, ModelFileError, OpArgumentError,
+                      ParameterError, ShapeError, StadynError)
 from ._random import seed
 from ._version import __version__
 from .compile import CompiledStep, compile_step
@@ -36,7 +36,7 @@ __all__ = [
     "context_scope", "parameter_scope", "parameter_registry", "ParameterRegistry",
     "get_parameters", "clear_parameters", "get_parameter_or_create", "save_parameters",
     "load_parameters", "read_parameter_file", "save", "load", "export_onnx", "import_onnx",
-    "Network", "seed", "StadynError", "ShapeError", "OpArgumentError",
+    "Network", "seed", "StadynError", "ShapeError", "OpArgumentError", "ArgumentError",
     "ParameterError", "DataError", "ConfigError", "ModelFileError", "compile_step",
     "CompiledStep", "show", "summary", "__version__",
 ]

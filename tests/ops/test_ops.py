@@ -193,16 +193,22 @@ def ref_huber_loss(x0, x1, delta=1.0):
 
 
 def ref_top_n_error(x, target, axis=None, n=1):
-    """NNabla: count the scores >= the target's score (itself included); error if count > n."""
+    """NNabla: count the scores >= the target's score (itself included); error if count > n.
+    A NaN, the target's or another's, counts as >= (Stadyn: a row of NaN is an error)."""
     a = _axis(x, axis)
     moved = np.moveaxis(x, a, -1)
     labels = np.moveaxis(target, a, -1)[..., 0]
     out = np.zeros(labels.shape)
     for idx in np.ndindex(*labels.shape):
         scores = moved[idx]
-        count = int((scores >= scores[labels[idx]]).sum())
+        mine = scores[labels[idx]]
+        count = sum(1 for s in scores if np.isnan(s) or np.isnan(mine) or s >= mine)
         out[idx] = float(count > n)
     return np.expand_dims(out, a)
+
+
+# a diverged model's scores: a row of NaN, a NaN above the target, a clean row
+_NAN_SCORES = np.array([[np.nan] * 3, [0.9, np.nan, 0.0], [0.1, 0.7, 0.2]], np.float32)
 
 
 def ref_cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
@@ -211,12 +217,18 @@ def ref_cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
 
 
 def ref_classification_error(output_vector, target_vector, axis=-1, topN=1):
-    """CNTK: 1 unless the target's argmax is among the ``topN`` largest outputs."""
+    """CNTK: 1 unless the target's argmax is among the ``topN`` largest outputs (of distinct
+    values); a NaN, the target's or another's, ranks above (Stadyn: a row of NaN is an error)."""
     z = np.moveaxis(output_vector, axis, -1)
     labels = np.moveaxis(target_vector, axis, -1).argmax(axis=-1)
     out = np.zeros(labels.shape)
     for idx in np.ndindex(*labels.shape):
-        out[idx] = float(labels[idx] not in np.argsort(-z[idx])[:topN])
+        row, label = z[idx], labels[idx]
+        if np.isnan(row).any():
+            above = sum(1 for v in row if np.isnan(v) or np.isnan(row[label]) or v > row[label])
+            out[idx] = float(above >= topN)
+        else:
+            out[idx] = float(label not in np.argsort(-row)[:topN])
     return np.expand_dims(out, axis)
 
 
@@ -666,7 +678,9 @@ ENTRIES: dict[str, Entry] = {
          # ties: NNabla counts every score >= the target's, so a tied target is an error
          Case((np.array([[0.5, 0.5, 0.1], [0.0, 0.0, 0.0], [0.2, 0.9, 0.9]], np.float32),
                np.array([[1], [2], [0]]))),
-         Case((normal(2, 4, 3), ints(4, 2, 1, 3)), {"axis": 1, "n": 2})],
+         Case((normal(2, 4, 3), ints(4, 2, 1, 3)), {"axis": 1, "n": 2}),
+         Case((_NAN_SCORES, np.array([[0], [0], [1]]))),
+         Case((_NAN_SCORES, np.array([[0], [0], [1]])), {"n": 2})],
         ref_top_n_error, no_grad=_NO_BACKWARD),
     "cross_entropy_with_softmax": Entry(
         [Case((normal(4, 5), _one_hot_rows(ints(5, 4), 5))),
@@ -675,7 +689,9 @@ ENTRIES: dict[str, Entry] = {
     "classification_error": Entry(
         [Case((distinct(5, 4), _one_hot_rows(ints(4, 5), 4))),
          Case((distinct(5, 4), _one_hot_rows(ints(4, 5), 4)), {"topN": 2}),
-         Case((distinct(2, 4, 3), _one_hot_rows(ints(4, 2, 3), 4, axis=1)), {"axis": 1})],
+         Case((distinct(2, 4, 3), _one_hot_rows(ints(4, 2, 3), 4, axis=1)), {"axis": 1}),
+         Case((_NAN_SCORES, np.eye(3, dtype=np.float32)[[0, 0, 1]])),
+         Case((_NAN_SCORES, np.eye(3, dtype=np.float32)[[0, 0, 1]]), {"topN": 2})],
         ref_classification_error, no_grad=_NO_BACKWARD),
     "one_hot": Entry([Case((ints(5, 4, 1).astype(np.int32), ), {"shape": (5,)}),
                       Case((np.stack([ints(3, 2, 3), ints(4, 2, 3)], axis=-1),),

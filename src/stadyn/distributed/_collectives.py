@@ -35,6 +35,7 @@ LAUNCHER_ENV = "STADYN_LAUNCHER_PID"
 
 _seq = [0]
 _fd: list[Any] = [None, None]   # (fd, path) of this worker's heartbeat file
+_last = [""]                    # the state this worker last recorded
 
 
 def _heartbeat_fd() -> int | None:
@@ -51,8 +52,9 @@ def _heartbeat_fd() -> int | None:
 
 
 def beat(seq: int, state: str, what: str = "") -> None:
-    """Record for the launcher that this worker is ``state`` (``in``/``out``/``failed``, or
-    ``finished`` when its script ended without an uncaught exception)
+    """Record for the launcher that this worker is ``state`` (``in``/``out``/``failed``;
+    ``finished`` when its script ended without an uncaught exception, ``raised`` when it ended
+    with one that was not a failed collective)
     collective number ``seq``.  A no-op outside the launcher.  A worker whose launcher has died
     ends itself here (its peers will too, at their next collective)."""
     fd = _heartbeat_fd()
@@ -65,6 +67,12 @@ def beat(seq: int, state: str, what: str = "") -> None:
         os._exit(1)
     line = f"{seq} {state} {what}".encode()[:200].ljust(200) + b"\n"
     os.pwrite(fd, line, 0)
+    _last[0] = state
+
+
+def last_state() -> str:
+    """The state this worker last recorded in its heartbeat (empty before any)."""
+    return _last[0]
 
 
 def _alive(pid: int) -> bool:

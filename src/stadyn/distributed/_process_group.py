@@ -22,7 +22,7 @@ import sys
 import torch
 import torch.distributed as dist
 
-from ._collectives import beat, current_sequence, describe_peers
+from ._collectives import beat, current_sequence, describe_peers, last_state
 from ._env import (_LAUNCH_HINT, DistributedError, _default_backend, _env_int, _groups, _seconds,
                    _timeout, local_rank)
 
@@ -97,9 +97,16 @@ _uncaught = [False]     # did the script end with an uncaught exception?
 
 
 def _noting_uncaught(hook):
-    """``sys.excepthook`` that first records that the script failed (see _leave_at_exit)."""
+    """``sys.excepthook`` that first records that the script failed (see _leave_at_exit), in
+    the heartbeat too: its exit handlers will tear the process group down and make its peers'
+    collectives fail, and the launcher must not blame them."""
     def excepthook(kind, value, tb):
         _uncaught[0] = True
+        try:
+            if last_state() != "failed":     # a failed collective: a peer is to blame
+                beat(current_sequence(), "raised", getattr(kind, "__name__", "an exception"))
+        except Exception:  # noqa: BLE001 - never hide the exception being reported
+            pass
         hook(kind, value, tb)
     return excepthook
 

@@ -15,6 +15,38 @@ def _class_axis(x, axis):
     return norm_axis(x.ndim - 1 if axis is None else axis, x.ndim)
 
 
+def _class_ids(x, target, axis):
+    """``target`` as int64 class ids for scores ``x`` with classes on ``axis``: NNabla's rule,
+    ``x``'s shape with size 1 on the class axis, of an integer or floating dtype (a float one
+    holds whole numbers).  Returns ``(ids, axis)``.
+
+    The shape and dtype are checked wherever the op runs (on meta tensors while a static graph
+    is built); whole numbers only on the CPU, inside the op's own program (an asynchronous
+    assert there would end the CUDA context, so on GPUs the Trainer checks what it feeds).
+    """
+    a = _class_axis(x, axis)
+    expected = tuple(x.shape[:a]) + (1,) + tuple(x.shape[a + 1:])
+    if tuple(target.shape) != expected:
+        hint = ("; it takes class ids, not one-hot rows (those go to cross_entropy_with_softmax "
+                "and classification_error)" if tuple(target.shape) == tuple(x.shape) else "")
+        raise ValueError(f"the target has shape {tuple(target.shape)}; scores of shape "
+                         f"{tuple(x.shape)} need class ids of shape {expected} (size 1 on the "
+                         f"class axis {a}){hint}")
+    if target.dtype == torch.bool or target.is_complex():
+        raise ValueError(f"the target has dtype {target.dtype}; class ids are integers")
+    if target.is_floating_point() and target.device.type == "cpu":
+        torch._assert_async(torch.all(target == torch.trunc(target)),
+                            "the target holds class ids that are not whole numbers")
+    return target.long(), a
+
+
+def _same_shape_target(x, target) -> None:
+    """NNabla's rule for element-wise targets: exactly ``x``'s shape (no broadcasting)."""
+    if tuple(target.shape) != tuple(x.shape):
+        raise ValueError(f"the target has shape {tuple(target.shape)}; it must have the "
+                         f"input's shape {tuple(x.shape)}")
+
+
 @op(2, category=_C, precision="float")
 def softmax_cross_entropy(x, target, axis=None):
     """``-log softmax(x)[target]`` along ``axis`` (default: last) with integer class ids.
@@ -30,22 +62,24 @@ def softmax_cross_entropy(x, target, axis=None):
         >>> np.round(y.d, 5)
         array([[0.69315]], dtype=float32)
     """
-    a = _class_axis(x, axis)
-    return -torch.gather(torch.log_softmax(x, a), a, target.long())
+    ids, a = _class_ids(x, target, axis)
+    return -torch.gather(torch.log_softmax(x, a), a, ids)
 
 
 @op(2, category=_C, precision="float")
 def categorical_cross_entropy(x, target, axis=None):
     """``-log(x[target])`` for probabilities ``x`` (see :func:`softmax_cross_entropy`).
     Example: ``F.categorical_cross_entropy(F.softmax(z), t)``."""
-    a = _class_axis(x, axis)
-    return -torch.log(torch.gather(x, a, target.long()))
+    ids, a = _class_ids(x, target, axis)
+    return -torch.log(torch.gather(x, a, ids))
 
 
 @op(2, category=_C, precision="float")
 def sigmoid_cross_entropy(x, target):
     """Element-wise ``-(t log s(x) + (1 - t) log(1 - s(x)))`` for logits ``x``, computed stably.
-    Example: ``F.sigmoid_cross_entropy(logits, t)``."""
+    ``target`` has ``x``'s shape; a fractional one is a probability (NNabla truncates it to an
+    integer label).  Example: ``F.sigmoid_cross_entropy(logits, t)``."""
+    _same_shape_target(x, target)
     return TF.binary_cross_entropy_with_logits(x, target.to(x.dtype), reduction="none")
 
 
@@ -54,8 +88,9 @@ def binary_cross_entropy(x, target):
     """Element-wise ``-(t log x + (1 - t) log(1 - x))`` for probabilities ``x``.
 
     As in NNabla, the logs' arguments are clamped at the smallest normal number and the loss is
-    differentiable w.r.t. a float ``target`` too.  Example: ``F.binary_cross_entropy(F.sigmoid(z),
-    t)``."""
+    differentiable w.r.t. a float ``target`` too, which has ``x``'s shape.  Example:
+    ``F.binary_cross_entropy(F.sigmoid(z), t)``."""
+    _same_shape_target(x, target)
     t = target.to(x.dtype)
     tiny = torch.finfo(x.dtype).tiny
     return -(t * torch.log(torch.clamp(x, min=tiny))
@@ -97,7 +132,10 @@ def top_n_error(x, target, axis=None, n=1):
     """1 where the target class is not among the ``n`` largest scores, else 0 (no gradient).
 
     NNabla's rule: count the scores ``>=`` the target's (the target's own included); the error
-    is ``count > n``, so a target tied with other classes at the cut is an error.
+    is ``count > n``, so a target tied with other classes at the cut is an error.  A NaN score
+    counts as higher than any number (as ``torch.topk`` orders it), so a row of NaN is an error
+    (NNabla counts it as right).  ``target`` holds class ids as for
+    :func:`softmax_cross_entropy`.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -106,10 +144,11 @@ def top_n_error(x, target, axis=None, n=1):
         >>> e.d
         array([[0.]], dtype=float32)
     """
-    a = _class_axis(x, axis)
+    ids, a = _class_ids(x, target, axis)
     x = x.detach()
-    score = torch.gather(x, a, target.long())
-    count = (x >= score).sum(dim=a, keepdim=True)
+    score = torch.gather(x, a, ids)
+    # the scores not below the target's: a NaN on either side counts (x < NaN is false)
+    count = x.shape[a] - (x < score).sum(dim=a, keepdim=True)
     return (count > n).to(x.dtype if x.dtype.is_floating_point else torch.float32)
 
 

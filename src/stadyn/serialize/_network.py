@@ -104,7 +104,8 @@ class Network:
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(self.solver_state)
-            solver.load_states(tmp)
+            solver.load_states(tmp, name=f"{self.source or 'the model file'}: "
+                                         "solver.safetensors")
         finally:
             os.unlink(tmp)
 

@@ -25,11 +25,16 @@ register_rules(F.cross_entropy_with_softmax, onnx_export=_cross_entropy_with_sof
 
 
 def _classification_error_onnx(g, inputs, attrs):
-    """ArgMax, GatherElements, Greater, ReduceSum, GreaterOrEqual"""
+    """ArgMax, GatherElements, GreaterOrEqual, ReduceSum, Sub, GreaterOrEqual
+
+    The outputs above the target's are counted as all minus those not above (``score >= z``),
+    so a NaN counts."""
     z, t = inputs
     a = norm_axis(attrs["axis"], g.ndim(z))
     score = g.op("GatherElements", [z, g.op("ArgMax", [t], axis=a, keepdims=1)], axis=a)
-    better = g.reduce("ReduceSum", g.cast(g.op("Greater", [z, score]), np.int64), [a], True)
+    not_better = g.reduce("ReduceSum", g.cast(g.op("GreaterOrEqual", [score, z]), np.int64),
+                          [a], True)
+    better = g.op("Sub", [g.const(np.asarray(g.shape(z)[a], dtype=np.int64)), not_better])
     wrong = g.op("GreaterOrEqual", [better, g.const(np.asarray(int(attrs["topN"]), np.int64))])
     return g.cast(wrong, g.dtype(z) if g.dtype(z).kind == "f" else np.float32)
 

@@ -124,12 +124,14 @@ register_rules(F.huber_loss, onnx_export=_huber_loss_onnx, onnx_import=Unmapped(
 
 
 def _top_n_error_onnx(g, inputs, attrs):
-    """GatherElements, GreaterOrEqual, ReduceSum, Greater"""
+    """GatherElements, Less, ReduceSum, Sub, Greater
+
+    The scores not below the target's are counted as all minus those below, so a NaN counts."""
     x, t = inputs
     a = _onnx_class_axis(g, x, attrs["axis"])
     score = g.op("GatherElements", [x, _ids(g, t)], axis=a)
-    count = g.reduce("ReduceSum", g.cast(g.op("GreaterOrEqual", [x, score]), np.int64), [a],
-                     True)
+    below = g.reduce("ReduceSum", g.cast(g.op("Less", [x, score]), np.int64), [a], True)
+    count = g.op("Sub", [g.const(np.asarray(g.shape(x)[a], dtype=np.int64)), below])
     out = g.op("Greater", [count, g.const(np.asarray(int(attrs["n"]), dtype=np.int64))])
     dtype = g.dtype(x) if g.dtype(x).kind == "f" else np.float32
     return g.cast(out, dtype)
