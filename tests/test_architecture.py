@@ -81,7 +81,6 @@ ALLOWED = {
     ("up", "stadyn.brainscript._runner", "stadyn"): _BRAINSCRIPT,
     ("private", "stadyn.cli.train", "stadyn.brainscript._runner"): _BRAINSCRIPT,
     ("private", "stadyn.bench._workloads", "stadyn.brainscript._stadyn_library"): _BRAINSCRIPT,
-    ("private", "stadyn.brainscript._stadyn_library", "stadyn.layers._init"): _BRAINSCRIPT,
     ("up", "stadyn.distributed._bench", "stadyn"): _DISTRIBUTED,
     ("up", "stadyn.distributed._bench", "stadyn.models"): _DISTRIBUTED,
     ("up", "stadyn.distributed._bench", "stadyn.models._digits"): _DISTRIBUTED,
@@ -89,10 +88,6 @@ ALLOWED = {
     ("private", "stadyn.cli.bench", "stadyn.bench._memory"): _FACES,
     ("private", "stadyn.cli.bench", "stadyn.bench._peers"): _FACES,
     ("private", "stadyn.cli.bench", "stadyn.bench._workloads"): _FACES,
-    ("private", "stadyn.cli.demo", "stadyn.io._digits"): _FACES,
-    ("private", "stadyn.compat.cntk._function", "stadyn.layers._init"): _FACES,
-    ("private", "stadyn.compat.nnabla.tutorial.tiny_digits", "stadyn.io._data_iterator"): _FACES,
-    ("private", "stadyn.compat.nnabla.utils.data_iterator", "stadyn.io._data_iterator"): _FACES,
 }
 
 

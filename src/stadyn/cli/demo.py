@@ -28,7 +28,7 @@ from . import count, plain
 from ..compile import compile_step
 from ..graph import (Context, Variable, auto_forward, context, context_scope,
                      get_current_context)
-from ..io._digits import DigitsData, data_iterator_digits, load_digits_source, split_indices
+from ..io import DigitsData, data_iterator_digits, load_digits_source, split_indices
 from ..models import digits_cnn
 from ..parametric import ParameterRegistry, get_parameters, parameter_registry
 

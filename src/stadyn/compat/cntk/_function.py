@@ -373,7 +373,7 @@ Constant = constant
 
 def parameter(shape=None, init=None, dtype=np.float32, device=None, name: str = "") -> Function:
     """A learnable parameter, created in the parameter registry under ``name``."""
-    from ...layers._init import glorot_uniform, initial_value
+    from ...layers import glorot_uniform, initial_value
     from ...parametric import get_parameter_or_create
     shape = tuple(int(s) for s in (shape or ()))
     init = glorot_uniform() if init is None else init
