@@ -13,13 +13,25 @@ import pytest
 
 import compat_harness as H
 import compat_support as S
+import stadyn.functions as F
 
 FRAMEWORKS = ["cntk", "nnabla"]
 
 
+# Catalog ops the nnabla-ops branch adds (NNabla's trigonometry, top_k_data with indices); the
+# CNTK ops built on them skip until stadyn.functions has them, then their cases run.
+AWAITED_OPS = {"sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "atanh",
+               "top_k_data"}
+
+
 @pytest.mark.parametrize("case", S.params("cntk") + S.params("nnabla"))
 def test_case(case):
-    S.check(case)
+    try:
+        S.check(case)
+    except AttributeError as exc:
+        if exc.obj is F and exc.name in AWAITED_OPS and not hasattr(F, exc.name):
+            pytest.skip(f"needs the catalog op {exc.name!r} (the nnabla-ops branch adds it)")
+        raise
 
 
 @pytest.mark.parametrize("case,key", S.known_params("cntk") + S.known_params("nnabla"))

@@ -44,7 +44,8 @@ KNOWN_FAILURES = {
 MIN_PASSING = {
     "Abs": 1, "Add": 5, "ArgMax": 8, "ArgMin": 8, "AveragePool": 14, "BatchNormalization": 2,
     "Cast": 6, "Clip": 9, "Concat": 12, "Constant": 1, "Conv": 6, "ConvTranspose": 11,
-    "Div": 3, "Dropout": 5, "Elu": 3, "Exp": 2, "Expand": 2, "Flatten": 9, "Gather": 1,
+    "Div": 3, "Dropout": 5, "Elu": 3, "Exp": 2, "Expand": 2, "EyeLike": 1, "Flatten": 9,
+    "Gather": 1,
     "GatherElements": 3, "Gelu": 2, "Gemm": 11, "GlobalAveragePool": 2, "GlobalMaxPool": 2,
     "Greater": 5, "GreaterOrEqual": 5, "Identity": 1, "LeakyRelu": 3, "Less": 5, "Log": 2,
     "LogSoftmax": 7, "MatMul": 7, "Max": 11, "MaxPool": 12, "Mean": 3, "Min": 11, "Mul": 6,

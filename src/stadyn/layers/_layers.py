@@ -22,7 +22,8 @@ from ..parametric import current_registry, get_parameter_or_create
 from ._init import glorot_uniform, initial_value
 from ._options import default_override_or, resolve
 
-__all__ = ["Layer", "Sequential", "For", "LayerStack", "ResNetBlock", "SequentialClique", "Dense", "Convolution", "Convolution1D",
+__all__ = ["Layer", "Sequential", "For", "LayerStack", "ResNetBlock", "SequentialClique", "Dense",
+           "Convolution", "Convolution1D",
            "Convolution2D", "Convolution3D", "ConvolutionTranspose", "ConvolutionTranspose1D",
            "ConvolutionTranspose2D", "ConvolutionTranspose3D", "MaxPooling",
            "AveragePooling", "GlobalMaxPooling", "GlobalAveragePooling", "Dropout",

@@ -13,29 +13,22 @@ from ._registry import op
 from ._util import norm_axis
 
 
-# -- ONNX mappings (see OpSpec.onnx) ----------------------------------------------------------
-def _cross_entropy_with_softmax_onnx(g, inputs, attrs):
-    """LogSoftmax, Sub, ReduceMean, Mul, ReduceSum"""
-    z, t = inputs
-    a = norm_axis(attrs["axis"], g.ndim(z))
-    if g.dtype(t) != g.dtype(z):
-        t = g.cast(t, g.dtype(z))
-    # log_sum_exp(z) is z - log_softmax(z) at every position: their mean along the axis
-    lse = g.reduce("ReduceMean", g.op("Sub", [z, g.op("LogSoftmax", [z], axis=a)]), [a], True)
-    return g.op("Sub", [lse, g.reduce("ReduceSum", g.op("Mul", [t, z]), [a], True)])
+def _dense_target(z, t, axis):
+    """CNTK's rule: the target is dense (one-hot or soft), of the output's very shape (CNTK's
+    ``Times`` refuses any other); returns the class axis."""
+    a = norm_axis(axis, z.ndim)
+    if tuple(t.shape) != tuple(z.shape):
+        ids = tuple(t.shape) == tuple(z.shape[:a]) + (1,) + tuple(z.shape[a + 1:])
+        hint = ("; it takes one-hot rows, not class ids (those go to softmax_cross_entropy and "
+                "top_n_error)" if ids else "")
+        raise ValueError(f"the target has shape {tuple(t.shape)}; a dense (one-hot) target of "
+                         f"the output's shape {tuple(z.shape)} is needed{hint}")
+    if t.dtype == torch.bool or t.is_complex():
+        raise ValueError(f"the target has dtype {t.dtype}; a dense target holds numbers")
+    return a
 
 
-def _classification_error_onnx(g, inputs, attrs):
-    """ArgMax, GatherElements, Greater, ReduceSum, GreaterOrEqual"""
-    z, t = inputs
-    a = norm_axis(attrs["axis"], g.ndim(z))
-    score = g.op("GatherElements", [z, g.op("ArgMax", [t], axis=a, keepdims=1)], axis=a)
-    better = g.reduce("ReduceSum", g.cast(g.op("Greater", [z, score]), np.int64), [a], True)
-    wrong = g.op("GreaterOrEqual", [better, g.const(np.asarray(int(attrs["topN"]), np.int64))])
-    return g.cast(wrong, g.dtype(z) if g.dtype(z).kind == "f" else np.float32)
-
-
-@op(2, category="loss", onnx=_cross_entropy_with_softmax_onnx, precision="float")
+@op(2, category="loss", precision="float")
 def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
     """CNTK's cross entropy with softmax along ``axis``: ``log_sum_exp(z) - sum(t * z)``, which
     is ``-sum(t * log softmax(z))`` for a target ``t`` that sums to 1 (one-hot or soft); the
@@ -50,16 +43,18 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
         >>> np.round(y.d, 5)
         array([[0.69315]], dtype=float32)
     """
-    a = norm_axis(axis, output_vector.ndim)
+    a = _dense_target(output_vector, target_vector, axis)
     z = output_vector
     t = target_vector.to(z.dtype)
     return torch.logsumexp(z, dim=a, keepdim=True) - torch.sum(t * z, dim=a, keepdim=True)
 
 
-@op(2, category="metric", onnx=_classification_error_onnx, precision="float")
+@op(2, category="metric", precision="float")
 def classification_error(output_vector, target_vector, axis=-1, topN=1):
     """1 where the target's class (its argmax) is not among the ``topN`` highest outputs, else 0;
-    the reduced axis is kept with size 1.  No gradient.
+    the reduced axis is kept with size 1.  No gradient.  The target is dense (one-hot), of the
+    output's shape.  A NaN output counts as higher than any number (as ``torch.topk`` orders
+    it), so a row of NaN is an error.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -69,22 +64,13 @@ def classification_error(output_vector, target_vector, axis=-1, topN=1):
         >>> e.d
         array([[1.]], dtype=float32)
     """
-    a = norm_axis(axis, output_vector.ndim)
+    a = _dense_target(output_vector, target_vector, axis)
     z = output_vector.detach()
     target = torch.argmax(target_vector, dim=a, keepdim=True)
     score = torch.gather(z, a, target)
-    better = (z > score).sum(dim=a, keepdim=True)
+    # outputs above the target's: a NaN on either side counts (NaN <= x is false)
+    better = z.shape[a] - (z <= score).sum(dim=a, keepdim=True)
     return (better >= topN).to(z.dtype if z.dtype.is_floating_point else torch.float32)
-
-
-def _cntk_bn_onnx(g, inputs, attrs):
-    """BatchNormalization (running statistics), or its formula for per-element statistics"""
-    from ._nn import _batch_normalization_onnx
-    x, scale, bias, mean, var, _count = inputs
-    nd = len(g.shape(x))
-    axes = [1] if attrs["spatial"] else list(range(1, nd))
-    return _batch_normalization_onnx(g, [x, bias, scale, mean, var],
-                                     {"axes": axes, "eps": attrs["epsilon"], "output_stat": False})
 
 
 def _cntk_bn_shape(x, scale, bias, mean, variance, count, spatial=False, time_constant=5000.0,
@@ -98,7 +84,7 @@ def _cntk_bn_shape(x, scale, bias, mean, variance, count, spatial=False, time_co
     return torch.empty_like(x)
 
 
-@op(6, category="neural", shape=_cntk_bn_shape, onnx=_cntk_bn_onnx, precision="mixed")
+@op(6, category="neural", shape=_cntk_bn_shape, precision="mixed")
 def cntk_batch_normalization(x, scale, bias, mean, variance, count, spatial=False,
                              time_constant=5000.0, blend_time_constant=0.0, epsilon=1e-5,
                              batch_stat=None):
@@ -184,7 +170,8 @@ def _user_function_shape(*x, function=None):
     return out.requires_grad_(any(t.requires_grad for t in x))
 
 
-@op(category="misc", shape=_user_function_shape, traceable=False)
+@op(category="misc", shape=_user_function_shape, traceable=False,
+    unstorable="a CNTK user function runs Python; model files and ONNX hold only catalog ops")
 def cntk_user_function(*x, function=None):
     """A CNTK user function: ``function`` (a ``cntk.ops.functions.UserFunction``, or any object
     with ``forward_arrays(arrays) -> (state, array)``, ``backward_arrays(state, gradient) ->
@@ -204,3 +191,25 @@ def cntk_user_function(*x, function=None):
         [2.0, 2.0]
     """
     return _PythonCall.apply(function, *x)
+
+
+def _eye_like_shape(x):
+    if x.ndim != 2:
+        raise ValueError(f"cntk_eye_like needs a matrix, got shape {tuple(x.shape)}")
+    return torch.empty_like(x)
+
+
+@op(1, category="misc", shape=_eye_like_shape)
+def cntk_eye_like(x):
+    """A matrix of ``x``'s shape and dtype with ones on the diagonal and zeros elsewhere (CNTK's
+    ``eye_like``: for a batch of vectors, sample ``i`` is the ``i``-th unit vector).  No
+    gradient.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.cntk_eye_like(sd.Variable.from_numpy_array(np.zeros((2, 3), np.float32)))
+        >>> y.d.tolist()
+        [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    """
+    return torch.eye(x.shape[0], x.shape[1], dtype=x.dtype, device=x.device)

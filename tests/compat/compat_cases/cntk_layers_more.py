@@ -6,7 +6,7 @@ re-exports."""
 import numpy as np
 
 from compat_harness import cntk_case
-from compat_cases.cntk_layers import layer_case, run_layer
+from compat_cases.cntk_layers import layer_case
 
 layer_case("ConvolutionTranspose1D", lambda C: C.layers.ConvolutionTranspose1D(3, 2), (3, 5),
            ["cntk.layers.ConvolutionTranspose1D"])

@@ -237,5 +237,6 @@ def dropout__seed(C, r):
     f = C.dropout(x, 0.5, seed=C.ops.SentinelValueForAutoSelectRandomSeed)
     r.touch("cntk.Function.eval")
     data = np.ones((2, 10), np.float32)
-    return {"inference": f.eval({x: data}), "sentinel": str(C.ops.SentinelValueForAutoSelectRandomSeed),
+    return {"inference": f.eval({x: data}),
+    "sentinel": str(C.ops.SentinelValueForAutoSelectRandomSeed),
             "auto_select": str(C.losses.auto_select)}

@@ -8,7 +8,6 @@ import io
 import os
 import re
 
-import numpy as np
 
 from compat_harness import cntk_case
 

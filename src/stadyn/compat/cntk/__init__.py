@@ -49,7 +49,7 @@ cntk_py = _cntk_py
 __version__ = "2.7+stadyn"
 
 __all__ = [n for n in _ops_all if n != "use_default_device"] + ["use_default_device",
-    
+
     # modules
     "device", "initializer", "io", "layers", "learner", "learners", "logging", "losses",
     "metrics", "models", "ops", "train", "utils", "variables", "cntk_py",

@@ -18,7 +18,8 @@ from ...graph import Variable
 from ._graph import BATCH, PLACEHOLDERS, SHAPELESS, set_op_name
 from ._mixins import GraphObject
 
-__all__ = ["wrap", "unwrap", "operand", "const", "batched", "named", "adapt", "binary", "sample_axis",
+__all__ = ["wrap", "unwrap", "operand", "const", "batched", "named", "adapt", "binary",
+           "sample_axis",
            "sample_axes", "sample_shape"]
 
 

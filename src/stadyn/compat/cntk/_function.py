@@ -21,6 +21,8 @@ from ...graph import Variable, forward_all, topological_nodes, training
 from ...train._trainer import feed
 from . import _graph as G
 from ._adapt import unwrap, wrap
+from ._late import bind, late
+from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
 
 __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "as_composite", "as_block",
@@ -34,13 +36,6 @@ class CloneMethod(enum.Enum):
     clone = "clone"
     share = "share"
     freeze = "freeze"
-
-
-class ModelFormat(enum.Enum):
-    """The file format of ``Function.save``: CNTK's own (here: a Stadyn model file) or ONNX."""
-
-    CNTKv2 = 0
-    ONNX = 1
 
 
 def _as_method(method: Any) -> str:
@@ -184,7 +179,8 @@ class Function(GraphObject, TensorOpsMixin):
     @property
     def arguments(self) -> list:
         """The inputs and placeholders the outputs depend on, in CNTK's order."""
-        return [wrap_variable(v) for v in self._leaves() if G.kind_of(v) in ("input", "placeholder")]
+        return [wrap_variable(v) for v in self._leaves()
+                if G.kind_of(v) in ("input", "placeholder")]
 
     @property
     def parameters(self) -> list:
@@ -397,8 +393,7 @@ class Function(GraphObject, TensorOpsMixin):
         """The average of this criterion Function (a metric, or ``(loss, metric)`` combined)
         over one sweep of ``minibatch_source``: a ``TestSummary`` with ``metric`` and
         ``samples``."""
-        from ._training import evaluate_function
-        return evaluate_function(self, minibatch_source, minibatch_size, streams,
+        return late("evaluate_function")(self, minibatch_source, minibatch_size, streams,
                                  model_inputs_to_streams, callbacks)
 
     # -- rebuilding -----------------------------------------------------------------------------
@@ -490,16 +485,14 @@ class Function(GraphObject, TensorOpsMixin):
              use_external_files_to_store_parameters: bool = False) -> None:
         """Save the graph of the outputs (a Stadyn model file keeping CNTK's names; ONNX with
         ``ModelFormat.ONNX``)."""
-        from ._model_file import save
-        save(self, filename, format)
+        save_roots(self._roots(), self.arguments, filename, format)
 
     save_model = save  # the 2017 betas' name
 
     def restore(self, filename) -> None:
         """Set this Function's parameters to those saved in ``filename`` (by a Function of the
         same architecture), in order."""
-        from ._model_file import restore
-        restore(self, filename)
+        restore_parameters(self.parameters, filename)
 
     @staticmethod
     def load(model, device=None, format=ModelFormat.CNTKv2) -> "Function":
@@ -614,5 +607,8 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:
         >>> m.arguments[0].name, m.find_by_name("d").shape
         ('x', (3,))
     """
-    from ._model_file import load
-    return load(model, format)
+    roots = load_roots(model, format)
+    return Function(roots[0]) if len(roots) == 1 else Function(roots[0], roots)
+
+
+bind(Function=Function)     # Variable.owner and the wrapping of outputs (_mixins, _variables)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ...graph import Variable
 from . import _graph as G
+from ._late import late
 
 __all__ = ["GraphObject", "TensorOpsMixin", "VariableMixin", "ArrayMixin"]
 
@@ -32,8 +33,7 @@ class GraphObject:
 
 
 def _ops():
-    from . import ops
-    return ops
+    return late("ops")
 
 
 class TensorOpsMixin:
@@ -193,8 +193,7 @@ class VariableMixin:
         """The Function this is the output of (RuntimeError for inputs, parameters, ...)."""
         if not self.is_output:
             raise RuntimeError("called owner() on a variable that is not an output variable")
-        from ._function import Function
-        return Function(self.variable).root_function
+        return late("Function")(self.variable).root_function
 
 
 class ArrayMixin:

@@ -5,12 +5,20 @@ outputs of the file, ``node:<k>:<name>``, so ``find_by_name`` finds them in the 
 
 from __future__ import annotations
 
+import enum
 import os
 from collections import OrderedDict
 
 from . import _graph as G
 
-__all__ = ["save", "load", "restore"]
+__all__ = ["ModelFormat", "save_roots", "load_roots", "restore_parameters"]
+
+
+class ModelFormat(enum.Enum):
+    """The file format of ``Function.save``: CNTK's own (here: a Stadyn model file) or ONNX."""
+
+    CNTKv2 = 0
+    ONNX = 1
 
 _OUT, _NODE, _ARG = "output:", "node:", "arg:"
 
@@ -28,21 +36,26 @@ def _named_nodes(roots) -> list:
     return found
 
 
-def save(function, filename, format) -> None:
+def save_roots(roots: list, arguments: list, filename, format) -> None:
+    """Save the graph of the Stadyn Variables ``roots`` with its CNTK ``arguments`` (their
+    names become the file's input names) and every named function inside."""
     from ... import serialize
-    from ._function import ModelFormat
     path = os.fspath(filename)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
-    roots = function._roots()
+    # unnamed inputs and the outputs also get a model file's own names (x or x0, x1...; y or
+    # y0, y1...), so that sd.load(path) runs the file as any other
     inputs = OrderedDict()
-    for a in function.arguments:
-        name = a.name or f"input{len(inputs)}"
+    unnamed = sum(1 for a in arguments if not a.name)
+    for k, a in enumerate(arguments):
+        name = a.name or ("x" if unnamed == 1 else f"x{k}")
         inputs[name if name not in inputs else f"{name}#{len(inputs)}"] = a.variable
     if format == ModelFormat.ONNX:
         serialize.export_onnx(path, [r for r in roots], inputs)
         return
     outputs = OrderedDict()
+    for k, root in enumerate(roots):
+        outputs["y" if len(roots) == 1 else f"y{k}"] = root
     for k, root in enumerate(roots):
         outputs[f"{_OUT}{k}:{G.name_of(root)}"] = root
     for k, (kind, v) in enumerate(_named_nodes(roots)):
@@ -54,16 +67,17 @@ def save(function, filename, format) -> None:
     serialize.save(path, outputs, inputs)
 
 
-def load(model, format):
+def load_roots(model, format) -> list:
+    """The outputs (Stadyn Variables) of the graph saved in ``model`` (a file name, or the
+    file's bytes), with CNTK's names, blocks and inputs restored."""
     from ... import serialize
-    from ._function import Function, ModelFormat
     if isinstance(model, (bytes, bytearray)):
         import tempfile
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "model")
             with open(path, "wb") as f:
                 f.write(model)
-            return load(path, format)
+            return load_roots(path, format)
     path = os.fspath(model)
     if format == ModelFormat.ONNX:
         network = serialize.import_onnx(path)
@@ -92,13 +106,13 @@ def load(model, format):
     if not roots:                      # a file written by Stadyn itself, or ONNX
         roots = list(network.outputs.values())
     G.BATCH.forget()
-    return Function(roots[0]) if len(roots) == 1 else Function(roots[0], roots)
+    return roots
 
 
-def restore(function, filename) -> None:
+def restore_parameters(mine: list, filename) -> None:
+    """Set the CNTK Parameters ``mine`` to those saved in ``filename``, by name or in order."""
     from ... import serialize
     network = serialize.load(os.fspath(filename))
-    mine = function.parameters
     saved = network.parameters
     if len(mine) != len(saved):
         raise ValueError(f"restore: the file holds {len(saved)} parameters, the Function "

@@ -54,9 +54,27 @@ abs = _u("abs", "Abs", F.abs, "The absolute value.")  # noqa: A001
 square = _u("square", "Square", lambda v: F.mul2(v, v), "``x * x``.")
 negate = _u("negate", "Negate", lambda v: F.mul_scalar(v, -1.0), "``-x``.")
 reciprocal = _u("reciprocal", "Reciprocal", lambda v: F.r_div_scalar(v, 1.0), "``1 / x``.")
-floor = _u("floor", "Floor", lambda v: F.floor(v), "Rounded down (no gradient).")
-ceil = _u("ceil", "Ceil", lambda v: F.ceil(v), "Rounded up (no gradient).")
-round = _u("round", "Round", lambda v: F.floor(F.add_scalar(v, 0.5)),  # noqa: A001
+
+
+def _truncated(v):
+    """``v`` rounded toward zero (through int64: no gradient flows)."""
+    return F.cast(F.cast(F.stop_gradient(v), "int64"),
+                  str(v.dtype) if v.dtype.kind == "f" else "float32")
+
+
+def _floor(v):
+    t = _truncated(v)
+    return F.sub2(t, F.greater(t, F.stop_gradient(v)))     # one less where truncation rose
+
+
+def _ceil(v):
+    t = _truncated(v)
+    return F.add2(t, F.less(t, F.stop_gradient(v)))        # one more where truncation fell
+
+
+floor = _u("floor", "Floor", _floor, "Rounded down (no gradient).")
+ceil = _u("ceil", "Ceil", _ceil, "Rounded up (no gradient).")
+round = _u("round", "Round", lambda v: _floor(F.add_scalar(v, 0.5)),  # noqa: A001
            "Rounded to the nearest integer, halves up (``floor(x + 0.5)``; no gradient).")
 sin = _u("sin", "Sin", lambda v: F.sin(v), "The sine.")
 cos = _u("cos", "Cos", lambda v: F.cos(v), "The cosine.")
@@ -68,8 +86,18 @@ sinh = _u("sinh", "Sinh", lambda v: F.sinh(v), "The hyperbolic sine.")
 cosh = _u("cosh", "Cosh", lambda v: F.cosh(v), "The hyperbolic cosine.")
 asinh = _u("asinh", "Asinh", lambda v: F.asinh(v), "The inverse hyperbolic sine.")
 atanh = _u("atanh", "Atanh", lambda v: F.atanh(v), "The inverse hyperbolic tangent.")
-straight_through_impl = _u("straight_through_impl", "StraightThrough",
-                           lambda v: F.straight_through(v),
+
+
+def _straight_through(v):
+    """``sign(x)`` (1 for 0) as the value, the gradient of ``clip(x, -1, 1)``: the clipped input
+    plus the (gradient-free) difference to the sign."""
+    clipped = F.clip_by_value_scalar(v, -1.0, 1.0)
+    x = F.stop_gradient(v)
+    sign = F.add_scalar(F.mul_scalar(F.greater_equal(x, F.mul_scalar(x, 0.0)), 2.0), -1.0)
+    return F.add2(clipped, F.stop_gradient(F.sub2(sign, clipped)))
+
+
+straight_through_impl = _u("straight_through_impl", "StraightThrough", _straight_through,
                            "``sign(x)`` (1 for 0) forward; the gradient passes where "
                            "``|x| <= 1`` (the straight-through estimator).")
 stop_gradient = _u("stop_gradient", "StopGradient", F.stop_gradient,

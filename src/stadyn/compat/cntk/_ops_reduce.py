@@ -144,7 +144,14 @@ def top_k(x, k: int, axis=-1, name: str = ""):
     two outputs, ``top_k(x, k).outputs`` (values, indices)."""
     from ._function import Function
     a = axis.static_axis_index() if isinstance(axis, Axis) else int(axis)
-    values, indices = F.top_k(operand(x), int(k), axis=sample_axis(x, a))
+    v = operand(x)
+    ax, last = sample_axis(x, a), v.ndim - 1
+    perm = list(range(v.ndim))
+    perm[ax], perm[last] = last, ax                 # the axis last and back (its own inverse)
+    moved = v if ax == last else F.transpose(v, tuple(perm))
+    values, indices = F.top_k_data(moved, int(k), base_axis=last, with_index=True)
+    if ax != last:
+        values, indices = F.transpose(values, tuple(perm)), F.transpose(indices, tuple(perm))
     values.name = name or None
     G.set_op_name(values, "TopK")
     return Function(values, [values, F.cast(indices, "float32")])

@@ -291,7 +291,7 @@ def eye_like(x, sparse_output: bool = True, name: str = ""):
     v = operand(x)
     if v.ndim != 2:
         raise ValueError(f"eye_like: needs a matrix (a batch of vectors), got {v.shape}")
-    return named(wrap(F.eye_like(F.stop_gradient(v))), name, "EyeLikeOp")
+    return named(wrap(F.cntk_eye_like(v)), name, "EyeLikeOp")
 
 
 def depth_to_space(operand_, block_size: int, name: str = ""):

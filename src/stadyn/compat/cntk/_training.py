@@ -17,7 +17,7 @@ import sys
 import numpy as np
 
 from ._trainer import Trainer
-from ._adapt import unwrap
+from ._late import bind
 
 __all__ = ["DataUnit", "CheckpointConfig", "CrossValidationConfig", "TestConfig",
            "TrainingSession", "training_session", "minibatch_size_schedule", "Evaluator",
@@ -381,3 +381,6 @@ def evaluate_function(function, source, minibatch_size: int, streams, input_map,
             break
     evaluator.summarize_test_progress()
     return TestSummary(total / samples if samples else 0.0, samples)
+
+
+bind(evaluate_function=evaluate_function)     # Function.test (_function)

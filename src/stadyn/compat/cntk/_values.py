@@ -16,7 +16,7 @@ class NDArrayView:
 
     Example:
         >>> v = NDArrayView.from_dense(np.ones((2, 3), np.float32))
-        >>> v.shape, v.asarray().sum(), v.is_sparse
+        >>> v.shape, float(v.asarray().sum()), v.is_sparse
         ((2, 3), 6.0, False)
     """
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ...graph import Variable as _Var
 from . import _graph as G
+from ._late import late
 from ._mixins import ArrayMixin, GraphObject, TensorOpsMixin, VariableMixin
 
 __all__ = ["Variable", "Parameter", "Constant", "Record", "of", "input_variable",
@@ -80,7 +81,7 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C
         >>> p = C.Parameter((2, 3), init=1.0, name="p")
-        >>> p.shape, p.name, p.value.sum()
+        >>> p.shape, p.name, float(p.value.sum())
         ((2, 3), 'p', 6.0)
         >>> p.value = np.zeros((2, 3), np.float32); float(p.value.sum())
         0.0
@@ -210,7 +211,7 @@ def of(v: _Var, as_variable: bool = False):
     """The CNTK object for the Stadyn Variable ``v``: a Function for an output, a Parameter or a
     Constant, else a Variable; with ``as_variable`` always a Variable (as CNTK's ``inputs`` and
     ``outputs`` show them: ``as_parameter()`` converts)."""
-    from ._function import Function
+    Function = late("Function")
     kind = G.kind_of(v)
     if as_variable:
         cls = Variable

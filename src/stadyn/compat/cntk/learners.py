@@ -14,7 +14,8 @@ from __future__ import annotations
 import weakref
 
 from ... import learners as _L
-from ...learners import (IGNORE, Learner, UnitType, default_unit_gain_value, learning_parameter_schedule,
+from ...learners import (IGNORE, Learner, UnitType, default_unit_gain_value,
+                         learning_parameter_schedule,
                          learning_parameter_schedule_per_sample, learning_rate_schedule,
                          momentum_as_time_constant_schedule, momentum_schedule,
                          momentum_schedule_per_sample, set_default_unit_gain_value,
@@ -22,7 +23,8 @@ from ...learners import (IGNORE, Learner, UnitType, default_unit_gain_value, lea
 from ._adapt import unwrap
 from ._values import NDArrayView, asarray
 
-__all__ = ["Learner", "NDArrayView", "asarray", "sgd", "momentum_sgd", "nesterov", "adam", "adagrad", "adadelta", "rmsprop",
+__all__ = ["Learner", "NDArrayView", "asarray", "sgd", "momentum_sgd", "nesterov", "adam",
+           "adagrad", "adadelta", "rmsprop",
            "fsadagrad", "UnitType", "IGNORE", "learning_rate_schedule",
            "learning_parameter_schedule", "learning_parameter_schedule_per_sample",
            "training_parameter_schedule", "momentum_schedule", "momentum_schedule_per_sample",

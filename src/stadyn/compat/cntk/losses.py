@@ -17,5 +17,6 @@ from ._variables import Constant, Parameter, Variable, parameter
 from .ops import softmax, times
 
 __all__ = ["cross_entropy_with_softmax", "squared_error", "binary_cross_entropy",
-           "weighted_binary_cross_entropy", "cosine_distance", "fmeasure", "auto_select", "Axis", "CloneMethod",
+           "weighted_binary_cross_entropy", "cosine_distance", "fmeasure", "auto_select", "Axis",
+           "CloneMethod",
            "Constant", "Function", "Parameter", "Variable", "parameter", "softmax", "times"]

@@ -14,6 +14,8 @@ Example:
     ((1, 3), [[[1.0, 1.0, 1.0]]])
 """
 
+import sys
+
 from .._axis import Axis
 from .._defaults import default_override_or, get_default_override
 from .._function import (BlockFunction, CloneMethod, Function, ModelFormat, as_block,
@@ -48,6 +50,7 @@ from ..device import use_default_device
 from ..io import INFINITELY_REPEAT
 
 from . import functions  # noqa: E402
+from .._late import bind as _bind
 
 input = input_variable  # noqa: A001 - CNTK's name
 
@@ -74,7 +77,8 @@ def combine(*operands, name: str = ""):
 
 __all__ = [
     "Axis", "BlockFunction", "CloneMethod", "Function", "ModelFormat", "as_block",
-    "as_composite", "combine", "load_model", "functions", "default_override_or", "get_default_override",
+    "as_composite", "combine", "load_model", "functions", "default_override_or",
+    "get_default_override",
     "use_default_device", "INFINITELY_REPEAT",
     "input_variable", "input", "output_variable", "placeholder", "parameter", "constant",
     # element-wise
@@ -105,3 +109,5 @@ __all__ = [
     "binary_cross_entropy", "classification_error", "cosine_distance",
     "cross_entropy_with_softmax", "fmeasure", "squared_error", "weighted_binary_cross_entropy",
 ]
+
+_bind(ops=sys.modules[__name__])     # the operators of Functions and Variables (_mixins)

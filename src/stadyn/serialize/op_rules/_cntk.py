@@ -1,0 +1,82 @@
+"""Rules of the ops with CNTK's semantics (``stadyn/ops/_cntk.py``): losses and metrics with
+dense targets, CNTK's batch normalisation, user functions."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import functions as F
+from ...ops import norm_axis
+from .._onnx_api import OnnxUnsupported
+from ._common import COMPOSITE
+from ._nn import _batch_normalization_onnx
+from ._table import Unmapped, register_rules
+
+
+def _cross_entropy_with_softmax_onnx(g, inputs, attrs):
+    """LogSoftmax, Sub, ReduceMean, Mul, ReduceSum"""
+    z, t = inputs
+    a = norm_axis(attrs["axis"], g.ndim(z))
+    if g.dtype(t) != g.dtype(z):
+        t = g.cast(t, g.dtype(z))
+    # CNTK's log_sum_exp(z) - t.z; log_sum_exp(z) is z - log_softmax(z) at every position:
+    # their mean along the axis
+    lse = g.reduce("ReduceMean", g.op("Sub", [z, g.op("LogSoftmax", [z], axis=a)]), [a], True)
+    return g.op("Sub", [lse, g.reduce("ReduceSum", g.op("Mul", [t, z]), [a], True)])
+
+
+register_rules(F.cross_entropy_with_softmax, onnx_export=_cross_entropy_with_softmax_onnx,
+               onnx_import=Unmapped(COMPOSITE))
+
+
+def _classification_error_onnx(g, inputs, attrs):
+    """ArgMax, GatherElements, GreaterOrEqual, ReduceSum, Sub, GreaterOrEqual
+
+    The outputs above the target's are counted as all minus those not above (``score >= z``),
+    so a NaN counts."""
+    z, t = inputs
+    a = norm_axis(attrs["axis"], g.ndim(z))
+    score = g.op("GatherElements", [z, g.op("ArgMax", [t], axis=a, keepdims=1)], axis=a)
+    not_better = g.reduce("ReduceSum", g.cast(g.op("GreaterOrEqual", [score, z]), np.int64),
+                          [a], True)
+    better = g.op("Sub", [g.const(np.asarray(g.shape(z)[a], dtype=np.int64)), not_better])
+    wrong = g.op("GreaterOrEqual", [better, g.const(np.asarray(int(attrs["topN"]), np.int64))])
+    return g.cast(wrong, g.dtype(z) if g.dtype(z).kind == "f" else np.float32)
+
+
+register_rules(F.classification_error, onnx_export=_classification_error_onnx,
+               onnx_import=Unmapped(COMPOSITE))
+
+
+def _cntk_bn_onnx(g, inputs, attrs):
+    """BatchNormalization (running statistics), or its formula for per-element statistics"""
+    x, scale, bias, mean, var, _count = inputs
+    nd = len(g.shape(x))
+    axes = [1] if attrs["spatial"] else list(range(1, nd))
+    return _batch_normalization_onnx(g, [x, bias, scale, mean, var],
+                                     {"axes": axes, "eps": attrs["epsilon"], "output_stat": False})
+
+
+register_rules(F.cntk_batch_normalization, onnx_export=_cntk_bn_onnx,
+               onnx_import=Unmapped("ONNX's BatchNormalization imports as batch_normalization "
+                                    "(no sample count)"))
+
+register_rules(F.cntk_user_function,
+               onnx_export=Unmapped(F.cntk_user_function.spec.unstorable),
+               onnx_import=Unmapped("ONNX has no Python op"))
+
+
+def _eye_like_onnx(g, inputs, attrs):
+    """EyeLike"""
+    return g.op("EyeLike", [inputs[0]])
+
+
+def _import_eye_like(node):
+    if node.attrs.get("k", 0) != 0 or "dtype" in node.attrs:
+        raise OnnxUnsupported("EyeLike with an offset diagonal (k) or another dtype: "
+                              "cntk_eye_like has the main diagonal and the input's dtype")
+    return F.cntk_eye_like(node.var(0))
+
+
+register_rules(F.cntk_eye_like, onnx_export=_eye_like_onnx,
+               onnx_import={"EyeLike": _import_eye_like})
