@@ -358,6 +358,25 @@ class Learner:
         self._advance(M, scalars, bool(is_sweep_end))
         return True
 
+    @torch.no_grad()
+    def reset_smoothed_gradients(self) -> None:
+        """Set the learner's per-parameter state (momentum, moment estimates) back to its
+        initial value, as CNTK's ``reset_smoothed_gradients`` (block momentum does it after
+        each block).
+
+        Example:
+            >>> import numpy as np, stadyn as sd, stadyn.learners as L
+            >>> w = sd.Variable.from_numpy_array(np.zeros(2), need_grad=True)
+            >>> learner = L.momentum_sgd([w], 0.1, 0.9)
+            >>> w.g = np.ones(2); _ = learner.update(1); learner.reset_smoothed_gradients()
+            >>> w.g = np.ones(2); _ = learner.update(1)
+            >>> [round(float(v), 4) for v in w.d]      # two first steps: 0.1 * (1 - 0.9) each
+            [-0.02, -0.02]
+        """
+        for state in self._states:
+            for k, t in state.items():
+                t.fill_(self._state_init.get(k, 0.0))
+
     def zero_grad(self) -> None:
         """Forget the parameters' gradients; their buffers go back to the graph
         (:func:`stadyn.graph.release_grads`: the next backward may write into them)."""

@@ -8,8 +8,8 @@ import importlib
 
 MODULES = {
     "cntk": ["cntk_ops", "cntk_ops_more", "cntk_function", "cntk_graph", "cntk_layers",
-             "cntk_layers_more", "cntk_learners", "cntk_train", "cntk_session", "cntk_io",
-             "cntk_misc", "cntk_names"],
+             "cntk_layers_more", "cntk_learners", "cntk_train", "cntk_session",
+             "cntk_distributed", "cntk_io", "cntk_misc", "cntk_names"],
     "nnabla": ["nnabla_functions", "nnabla_parametric", "nnabla_solvers", "nnabla_misc"],
 }
 

@@ -44,6 +44,9 @@ from .ops.functions import _user_function as user_function
 from .ops import __all__ as _ops_all
 from .train import (CheckpointConfig, CrossValidationConfig, DataUnit, TestConfig, Trainer,
                     TrainingSession, minibatch_size_schedule, training_session)
+from .train.distributed import (Communicator, DistributedLearner, WorkerDescriptor,
+                                block_momentum_distributed_learner,
+                                data_parallel_distributed_learner, mpi_communicator)
 
 cntk_py = _cntk_py
 __version__ = "2.7+stadyn"
@@ -75,6 +78,9 @@ __all__ = [n for n in _ops_all if n != "use_default_device"] + ["use_default_dev
     # training
     "Trainer", "Evaluator", "training_session", "TrainingSession", "CheckpointConfig",
     "CrossValidationConfig", "TestConfig", "DataUnit", "minibatch_size_schedule",
+    # distributed training
+    "Communicator", "DistributedLearner", "WorkerDescriptor", "mpi_communicator",
+    "data_parallel_distributed_learner", "block_momentum_distributed_learner",
     # losses kept at the top level
     "cosine_distance", "weighted_binary_cross_entropy", "auto_select", "user_function",
 ]

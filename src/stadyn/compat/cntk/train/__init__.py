@@ -17,9 +17,15 @@ from .._trainer import Trainer
 from .._training import (CheckpointConfig, CrossValidationConfig, DataUnit, TestConfig,
                          TrainingSession, minibatch_size_schedule, training_session)
 from ..device import use_default_device
+from . import distributed
+from .distributed import (Communicator, DistributedLearner, WorkerDescriptor,
+                          block_momentum_distributed_learner, data_parallel_distributed_learner,
+                          mpi_communicator)
 
 MinibatchData = _io.MinibatchData
 
 __all__ = ["Trainer", "training_session", "TrainingSession", "CheckpointConfig",
            "CrossValidationConfig", "TestConfig", "DataUnit", "minibatch_size_schedule",
-           "MinibatchData", "use_default_device"]
+           "MinibatchData", "use_default_device", "distributed", "Communicator",
+           "DistributedLearner", "WorkerDescriptor", "block_momentum_distributed_learner",
+           "data_parallel_distributed_learner", "mpi_communicator"]

@@ -1,0 +1,184 @@
+"""``cntk.train.distributed``: data-parallel training over Stadyn's process groups.
+
+CNTK ran its workers under MPI (``mpiexec -n 4 python train.py``); here the workers are the
+processes of ``stadyn launch`` (:mod:`stadyn.distributed`), and a program started alone is
+one worker of one, as CNTK's was without ``mpiexec``.  :func:`data_parallel_distributed_learner`
+wraps a learner: before each update the gradients are summed over the workers and so is the
+minibatch's sample count, so every worker takes the same step (CNTK's data-parallel SGD with
+32-bit gradients).  :func:`block_momentum_distributed_learner` (model averaging every
+``block_size`` samples) runs on one worker only: there it is the learner itself, as in CNTK
+(the default block momentum ``1 - 1/workers`` is 0 and the block learning rate 1).
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> D = C.train.distributed
+    >>> x, y = C.input_variable(3), C.input_variable(2)
+    >>> z = C.layers.Dense(2)(x)
+    >>> learner = D.data_parallel_distributed_learner(
+    ...     C.sgd(z.parameters, C.learning_parameter_schedule(0.1)))
+    >>> trainer = C.Trainer(z, C.squared_error(z, y), [learner])
+    >>> trainer.train_minibatch({x: np.ones((2, 3), np.float32), y: np.zeros((2, 2), np.float32)})
+    True
+    >>> D.Communicator.rank(), D.Communicator.num_workers(), learner.communicator().is_main()
+    (0, 1, True)
+    >>> D.Communicator.finalize()
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+from .... import distributed as _dist
+from ...._errors import ConfigError
+from ..learners import _REFERENCE
+
+__all__ = ["WorkerDescriptor", "Communicator", "DistributedLearner", "mpi_communicator",
+           "data_parallel_distributed_learner", "block_momentum_distributed_learner"]
+
+
+def _joined() -> bool:
+    """Whether this process is one of several workers; joins their group the first time (CNTK
+    joined MPI when the first distributed object was made)."""
+    if not _dist.is_initialized() and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        _dist.init()
+    return _dist.is_initialized()
+
+
+class WorkerDescriptor:
+    """One worker: its ``global_rank`` and ``host_id`` (the host's name)."""
+
+    def __init__(self, global_rank: int, host_id: str):
+        self.global_rank, self.host_id = int(global_rank), str(host_id)
+
+    def is_main(self) -> bool:
+        """Whether this is worker 0."""
+        return self.global_rank == 0
+
+    def __repr__(self) -> str:
+        return f"WorkerDescriptor(global_rank={self.global_rank}, host_id={self.host_id!r})"
+
+
+class Communicator:
+    """The workers of the job (CNTK's MPI communicator over Stadyn's process group)."""
+
+    @staticmethod
+    def rank() -> int:
+        """This worker's rank (0 when running alone)."""
+        return _dist.rank() if _joined() else 0
+
+    @staticmethod
+    def num_workers() -> int:
+        """How many workers the job has (1 when running alone)."""
+        return _dist.size() if _joined() else 1
+
+    @staticmethod
+    def finalize() -> None:
+        """End the job's communication (call once, at the end of the program)."""
+        if _dist.is_initialized():
+            _dist.shutdown()
+
+    def workers(self) -> list[WorkerDescriptor]:
+        """Every worker, by rank (the host names of the others are not known here: this
+        host's name stands for them)."""
+        return [WorkerDescriptor(r, socket.gethostname()) for r in range(self.num_workers())]
+
+    def current_worker(self) -> WorkerDescriptor:
+        """This worker."""
+        return WorkerDescriptor(self.rank(), socket.gethostname())
+
+    def is_main(self) -> bool:
+        """Whether this is worker 0 (the one that writes checkpoints and logs)."""
+        return self.rank() == 0
+
+    def barrier(self) -> None:
+        """Wait until every worker is here."""
+        if _joined():
+            _dist.barrier()
+
+
+def mpi_communicator() -> Communicator:
+    """The communicator of all workers."""
+    return Communicator()
+
+
+class DistributedLearner:
+    """A learner whose updates are those of the workers together (see the module docstring).
+    Everything else (``learning_rate``, ``parameters``, the sample counts...) is the wrapped
+    learner's."""
+
+    def __init__(self, learner, distributed_after: int = 0, block_size: int | None = None,
+                 reset_after_block: bool = True):
+        self._learner = learner
+        self._in_block, self._reset_after_block = 0, bool(reset_after_block)
+        self._after = int(distributed_after)
+        self._block_size = block_size
+        self._communicator = Communicator()
+        self._parallel = _dist.DataParallel() if _joined() else None
+        if learner in _REFERENCE:
+            _REFERENCE[self] = _REFERENCE[learner]   # the Trainer reports the learner's rate
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["_learner"], name)
+
+    def update(self, sample_count, training_sample_count=None, is_sweep_end: bool = False):
+        """Sum the gradients and the sample count over the workers, then update."""
+        if self._parallel is not None and not isinstance(sample_count, dict):
+            self._parallel.all_reduce_gradients(self._learner.parameters)
+            total = self._parallel.all_reduce_scalars(float(sample_count))[0]
+            sample_count = int(round(total))
+        updated = self._learner.update(sample_count, training_sample_count, is_sweep_end)
+        if self._block_size is not None and not isinstance(sample_count, dict):
+            # one worker's block: the block model is the local one (block momentum 0, block
+            # learning rate 1); the learner's smoothed gradients restart after each block
+            self._in_block += int(sample_count)
+            if self._in_block >= self._block_size:
+                self._in_block = 0
+                if self._reset_after_block:
+                    self._learner.reset_smoothed_gradients()
+        return updated
+
+    def parameters(self) -> list:
+        """The parameters the wrapped learner updates (a method, as on CNTK's
+        DistributedLearner)."""
+        return self._learner.parameters
+
+    def communicator(self) -> Communicator:
+        """The workers this learner averages over."""
+        return self._communicator
+
+    get_communicator = communicator
+
+    def parallelization_after(self) -> int:
+        """The samples after which the workers start to share their updates."""
+        return self._after
+
+
+def data_parallel_distributed_learner(learner, distributed_after: int = 0,
+                                      num_quantization_bits: int = 32):
+    """``learner`` with its updates shared by all workers (gradients summed before each).
+    Only 32-bit gradients: 1-bit SGD (``num_quantization_bits=1``) is refused."""
+    if int(num_quantization_bits) != 32:
+        raise ConfigError("data_parallel_distributed_learner: only num_quantization_bits=32 "
+                         "(1-bit SGD was a separately licensed CNTK build)")
+    return DistributedLearner(learner, distributed_after)
+
+
+def block_momentum_distributed_learner(learner, block_size: int,
+                                       block_momentum_as_time_constant=None,
+                                       use_nestrov_momentum: bool = True,
+                                       reset_sgd_momentum_after_aggregation: bool = True,
+                                       block_learning_rate: float = 1.0,
+                                       distributed_after: int = 0):
+    """Block momentum (model averaging every ``block_size`` samples); one worker only."""
+    if Communicator.num_workers() > 1:
+        raise ConfigError("block_momentum_distributed_learner runs on one worker here; with "
+                          "several, use data_parallel_distributed_learner")
+    if int(block_size) <= 0:
+        raise ConfigError(f"block_momentum_distributed_learner: block_size must be positive, got "
+                         f"{block_size}")
+    if block_momentum_as_time_constant not in (None, 0) or float(block_learning_rate) != 1.0:
+        raise ConfigError("block_momentum_distributed_learner: on one worker the block momentum "
+                          "is 0 and the block learning rate 1 (the defaults)")
+    return DistributedLearner(learner, distributed_after, int(block_size),
+                              reset_sgd_momentum_after_aggregation)

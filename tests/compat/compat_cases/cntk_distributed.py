@@ -1,0 +1,62 @@
+"""``cntk.train.distributed`` on one worker (a program started without ``mpiexec`` here, and
+without ``stadyn launch`` on Stadyn): the communicator's view of the job, and training with the
+distributed learners gives the wrapped learner's parameters."""
+
+from compat_harness import cntk_case
+
+_NAMES = ["Communicator", "DistributedLearner", "WorkerDescriptor", "mpi_communicator",
+          "data_parallel_distributed_learner", "block_momentum_distributed_learner"]
+
+
+def _train(C, r, wrap):
+    x = C.input_variable(4, name="x")
+    y = C.input_variable(3, name="y")
+    w = C.parameter((4, 3), init=r.param_value("w", (4, 3)), name="w")
+    z = C.times(x, w)
+    loss = C.cross_entropy_with_softmax(z, y)
+    base = C.momentum_sgd([w], C.learning_parameter_schedule(0.1), C.momentum_schedule(0.9))
+    learner = wrap(base)
+    trainer = C.Trainer(z, (loss, C.classification_error(z, y)), [learner])
+    for _ in range(3):
+        trainer.train_minibatch({x: r.randn(5, 4), y: r.onehot(5, 3)})
+    return learner, w.value, trainer.total_number_of_samples_seen
+
+
+_METHODS = ["Communicator.barrier", "Communicator.current_worker", "Communicator.finalize",
+            "Communicator.is_main", "Communicator.num_workers", "Communicator.rank",
+            "Communicator.workers", "DistributedLearner.communicator",
+            "DistributedLearner.get_communicator", "DistributedLearner.parallelization_after",
+            "DistributedLearner.parameters", "DistributedLearner.update",
+            "WorkerDescriptor.is_main"]
+
+
+@cntk_case(names=["cntk.train.distributed." + n for n in _NAMES] +
+           ["cntk." + n for n in _NAMES] + ["cntk.train." + n for n in _NAMES] +
+           ["cntk." + m for m in _METHODS],
+           note="one worker: rank 0 of 1; the distributed learners train as the learner they wrap")
+def distributed_one_worker(C, r):
+    D = C.train.distributed
+    learner, w_dp, seen = _train(C, r, lambda l: D.data_parallel_distributed_learner(
+        l, distributed_after=8, num_quantization_bits=32))
+    comm = learner.communicator()
+    comm.barrier()
+    worker = comm.current_worker()
+    r.touch("cntk.DistributedLearner.update")      # the Trainer's updates go through it
+    _, w_bm, _ = _train(C, r, lambda l: D.block_momentum_distributed_learner(l, block_size=10))
+    _, w_plain, _ = _train(C, r, lambda l: l)
+    mpi = D.mpi_communicator()
+    res = {"rank": D.Communicator.rank(), "num_workers": D.Communicator.num_workers(),
+           "is_main": comm.is_main(), "workers": len(comm.workers()),
+           "worker rank": worker.global_rank, "parallelization_after":
+           learner.parallelization_after(), "samples seen": seen,
+           "learning rate": learner.learning_rate(),
+           "parameters": len(learner.parameters()) if callable(learner.parameters) else -1,
+           "learner samples": learner.total_number_of_samples_seen,
+           "data parallel": w_dp, "block momentum": w_bm, "plain": w_plain,
+           "mpi is_main": mpi.is_main(), "worker is_main": worker.is_main(),
+           "get_communicator": learner.get_communicator() is not None,
+           "is DistributedLearner": isinstance(learner, D.DistributedLearner),
+           "is WorkerDescriptor": isinstance(worker, D.WorkerDescriptor)}
+    D.Communicator.finalize()
+    r.touch(*["cntk." + m for m in _METHODS])         # each called above
+    return res
