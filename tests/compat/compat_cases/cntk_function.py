@@ -213,3 +213,51 @@ def operator_neg(C, r):
 def operator_matmul(C, r):
     w = C.constant(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3))
     return _operators(C, r, "__matmul__", lambda x: x @ w, [(4,)])
+
+
+_TYPES = ["Tensor", "SparseTensor", "ParameterTensor", "Signature", "tensor"]
+
+
+@cntk_case(names=["cntk.Function.with_signature", "cntk.layers.typing"] +
+           ["cntk.layers.typing." + n for n in _TYPES + ["Axis", "Record", "Variable"]] +
+           ["cntk.layers." + n for n in _TYPES],
+           note="Python functions with typed arguments as Functions: inputs named after the "
+                "arguments, per-sample shapes, batch axis or none")
+def function_signatures(C, r):
+    T = r.module("cntk.layers.typing")
+    L = C.layers
+    types = {"Tensor[3]": T.Tensor[3], "Tensor[2, 4]": T.Tensor[2, 4],
+             "SparseTensor[5]": T.SparseTensor[5], "ParameterTensor[2]": T.ParameterTensor[2],
+             "tensor": T.tensor, "layers Tensor[3]": L.Tensor[3],
+             "layers ParameterTensor[2]": L.ParameterTensor[2]}
+    res = {k: [list(t["shape"]), bool(t["is_sparse"]), len(t["dynamic_axes"])]
+           for k, t in types.items()}
+    res["Signature"] = [list(L.SparseTensor[4]["shape"]), L.tensor["shape"][0]]
+
+    @C.Function.with_signature(T.Tensor[3])
+    def double(x):
+        return x * 2.0
+
+    @C.Function
+    def scaled(x: T.Tensor[2], w: T.ParameterTensor[2]):
+        return C.element_times(x, w) + 1.0
+
+    @T.Signature(L.Tensor[2])
+    def shifted(x):
+        return x - 1.0
+
+    shifted_f = C.Function(shifted)
+    for label, f in (("double", double), ("scaled", scaled), ("shifted", shifted_f)):
+        res[label + " arguments"] = [[a.name, list(a.shape), len(a.dynamic_axes), a.is_input]
+                                     for a in f.arguments]
+        res[label + " name"] = f.name
+    data = r.randn(2, 3)
+    res["double"] = double(data)
+    x = C.input_variable(2)
+    res["scaled"] = scaled(x, C.constant(np.array([2.0, 3.0], np.float32))).eval(
+        {x: np.ones((1, 2), np.float32)})
+    res["shifted"] = shifted_f(np.ones((1, 2), np.float32))
+    r.touch("cntk.Function.with_signature")          # the decorator above
+    res["typing re-exports"] = [T.Axis.default_batch_axis().name, T.Record(a=1).a,
+                                isinstance(double.arguments[0], T.Variable)]
+    return res

@@ -24,6 +24,7 @@ from ._adapt import unwrap, wrap
 from ._late import bind, late
 from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
+from ._signature import _function_of_callable as function_of_callable
 
 __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "as_composite", "as_block",
            "BlockFunction", "combine_outputs"]
@@ -68,11 +69,24 @@ class Function(GraphObject, TensorOpsMixin):
 
     __slots__ = ("members", "_view")
 
+    def __new__(cls, variable=None, *args, **kwargs):
+        if callable(variable) and not isinstance(variable, (Variable, GraphObject)):
+            return function_of_callable(variable)      # @C.Function on a Python function
+        return super().__new__(cls)
+
     def __init__(self, variable: Variable, members: "list[Variable] | None" = None,
                  view: str = "composite"):
+        if not isinstance(variable, Variable):          # made by __new__ from a Python function
+            return
         super().__init__(variable)
         self.members = members
         self._view = view
+
+    @staticmethod
+    def with_signature(*types, **named_types):
+        """A decorator making a Python function a Function whose arguments have ``types``
+        (``Tensor[3]``...: inputs named after the Python arguments)."""
+        return lambda f: function_of_callable(f, types, named_types)
 
     # -- the graph seen from here ------------------------------------------------------------
     def _roots(self) -> list[Variable]:

@@ -14,19 +14,21 @@ Example:
     ((10,), (8, 3, 3, 3))
 """
 
-from ._axis import Axis
-from ._defaults import default_override_or, get_default_override, is_default_override
-from ._function import BlockFunction, Function
-from ._layers import (Activation, AveragePooling, BatchNormalization, Convolution, Convolution1D,
+from . import typing
+from .._axis import Axis
+from .._defaults import default_override_or, get_default_override, is_default_override
+from .._function import BlockFunction, Function
+from .._layers import (Activation, AveragePooling, BatchNormalization, Convolution, Convolution1D,
                       Convolution2D, Convolution3D, ConvolutionTranspose, ConvolutionTranspose1D,
                       ConvolutionTranspose2D, ConvolutionTranspose3D, Dense, Dropout, Embedding,
                       For, GlobalAveragePooling, GlobalMaxPooling, Identity, Label,
                       LayerNormalization, LayerStack, MaxPooling, MaxUnpooling, ResNetBlock,
                       Sequential, SequentialClique, Stabilizer, default_options,
                       default_options_for, identity)
-from ._variables import Constant, InferredDimension, Parameter, Record, Variable, placeholder
-from .initializer import glorot_uniform
-from .ops import (PoolingType_Average, PoolingType_Max, SentinelValueForAutoSelectRandomSeed,
+from .._signature import ParameterTensor, Signature, SparseTensor, Tensor, tensor
+from .._variables import Constant, InferredDimension, Parameter, Record, Variable, placeholder
+from ..initializer import glorot_uniform
+from ..ops import (PoolingType_Average, PoolingType_Max, SentinelValueForAutoSelectRandomSeed,
                   alias, batch_normalization, combine, convolution, convolution_transpose,
                   dropout, pooling, reconcile_dynamic_axes, reduce_mean, reshape, sigmoid, slice,
                   softplus, splice, sqrt, tanh, times, unpooling)
@@ -80,6 +82,7 @@ def UntestedBranchError(name: str):
 
 
 __all__ = [
+    "typing", "Tensor", "SparseTensor", "ParameterTensor", "Signature", "tensor",
     "Activation", "AveragePooling", "BatchNormalization", "Convolution", "Convolution1D",
     "Convolution2D", "Convolution3D", "ConvolutionTranspose", "ConvolutionTranspose1D",
     "ConvolutionTranspose2D", "ConvolutionTranspose3D", "Dense", "Dropout", "Embedding", "For",

@@ -1,0 +1,88 @@
+"""CNTK's Python functions as Functions: ``@C.Function`` and ``Function.with_signature``, and
+the argument types; ``cntk.layers.typing`` is this module (``Tensor[3]``, ``SparseTensor[...]``,
+``ParameterTensor[...]``, ``tensor``, ``Signature``).
+
+A typed argument becomes an input variable named after the Python argument (``Tensor``: with
+the batch axis; ``ParameterTensor``: without), an untyped one a placeholder bound when the
+Function is called.  (``Sequence[...]`` types belong to the sequence axis.)
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> from stadyn.compat.cntk.layers.typing import Tensor
+    >>> @C.Function.with_signature(Tensor[3])
+    ... def double(x):
+    ...     return x * 2
+    >>> double.arguments[0].name, double.arguments[0].shape
+    ('x', (3,))
+    >>> double(np.ones((1, 3), np.float32)).tolist()
+    [[2.0, 2.0, 2.0]]
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from ._adapt import wrap
+from ._axis import Axis
+from ._late import late
+from ._variables import Record, input_variable, placeholder
+
+__all__ = ["Tensor", "SparseTensor", "ParameterTensor", "tensor", "Signature"]
+
+
+class _Type(Record):
+    """An argument's type: ``shape``, ``is_sparse`` and ``dynamic_axes``."""
+
+
+class _TypeMaker:
+    """``Tensor[shape]``: the type of an argument of that per-sample shape."""
+
+    def __init__(self, name: str, is_sparse: bool, batch: bool):
+        self._name, self._sparse, self._batch = name, is_sparse, batch
+
+    def __getitem__(self, shape) -> _Type:
+        shape = tuple(shape) if isinstance(shape, tuple) else (shape,)
+        return _Type(shape=tuple(int(s) for s in shape), is_sparse=self._sparse,
+                     dynamic_axes=[Axis.default_batch_axis()] if self._batch else [])
+
+    def __repr__(self) -> str:
+        return self._name
+
+
+Tensor = _TypeMaker("Tensor", False, True)
+SparseTensor = _TypeMaker("SparseTensor", True, True)
+ParameterTensor = _TypeMaker("ParameterTensor", False, False)
+tensor = _Type(shape=(-2,), is_sparse=False, dynamic_axes=[Axis.default_batch_axis()])
+
+
+def Signature(*types, **named_types):  # noqa: N802 - CNTK's name
+    """A decorator giving a Python function's arguments types (as annotations), read later by
+    ``@C.Function``."""
+    def decorate(f):
+        names = list(inspect.signature(f).parameters)
+        f.__annotations__ = {**dict(zip(names, types)), **named_types}
+        return f
+    return decorate
+
+
+def _argument(name: str, kind):
+    if kind is None or (isinstance(kind, _Type) and kind["shape"] == (-2,)):
+        return placeholder(name=name)
+    if not isinstance(kind, _Type):
+        raise TypeError(f"argument {name!r}: a type is Tensor[...], SparseTensor[...] or "
+                        f"ParameterTensor[...], got {kind!r}")
+    return input_variable(kind["shape"], is_sparse=kind["is_sparse"],
+                          dynamic_axes=kind["dynamic_axes"] or [], name=name)
+
+
+def _function_of_callable(f, types=(), named_types=None):
+    """The Function a Python function computes from its arguments (typed: inputs; untyped:
+    placeholders)."""
+    names = [n for n, p in inspect.signature(f).parameters.items()
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    given = {**getattr(f, "__annotations__", {}), **dict(zip(names, types)),
+             **(named_types or {})}
+    out = f(*[_argument(n, given.get(n)) for n in names])
+    if isinstance(out, (tuple, list)):
+        return late("ops").combine(list(out))
+    return wrap(out) if not hasattr(out, "outputs") else out
