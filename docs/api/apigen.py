@@ -39,10 +39,14 @@ SECTIONS = [
         "stadyn.compat.cntk.models", "stadyn.compat.cntk.learners", "stadyn.compat.cntk.learner",
         "stadyn.compat.cntk.losses", "stadyn.compat.cntk.metrics", "stadyn.compat.cntk.io",
         "stadyn.compat.cntk.io.transforms",
-        "stadyn.compat.cntk.train", "stadyn.compat.cntk.logging", "stadyn.compat.cntk.utils",
-        "stadyn.compat.cntk.device"]),
+        "stadyn.compat.cntk.train", "stadyn.compat.cntk.train.distributed",
+        "stadyn.compat.cntk.logging", "stadyn.compat.cntk.logging.graph",
+        "stadyn.compat.cntk.utils", "stadyn.compat.cntk.device",
+        "stadyn.compat.cntk.initializer", "stadyn.compat.cntk.variables",
+        "stadyn.compat.cntk.layers.typing", "stadyn.compat.cntk.ops.functions"]),
     ("Internals for extending Stadyn", [
-        "stadyn.graph", "stadyn.ops", "stadyn.parametric", "stadyn.parametric.initializers"]),
+        "stadyn.graph", "stadyn.ops", "stadyn.parametric", "stadyn.parametric.initializers",
+        "stadyn.layers.cntk_semantics"]),
 ]
 
 MODULES = [name for _, names in SECTIONS for name in names]

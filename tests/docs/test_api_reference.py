@@ -28,6 +28,8 @@ NOT_IN_REFERENCE = {
     "stadyn.bench": "the harness behind `stadyn bench`; docs/performance.md documents it",
     "stadyn.__main__": "`python -m stadyn`",
     "stadyn.distributed.run": "the launcher script `python -m stadyn.distributed.run`",
+    "stadyn.compat.cntk.train.training_session": "CNTK's module of that name is also its "
+                                                 "function training_session (the train page)",
 }
 
 

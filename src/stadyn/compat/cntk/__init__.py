@@ -84,3 +84,4 @@ __all__ = [n for n in _ops_all if n != "use_default_device"] + ["use_default_dev
     # losses kept at the top level
     "cosine_distance", "weighted_binary_cross_entropy", "auto_select", "user_function",
 ]
+__all__ = list(dict.fromkeys(__all__))     # the ops list already holds some of them
