@@ -69,8 +69,6 @@ _PROTOCOL = ("issue 17: optimizer protocol (learners share the solvers' maths an
              "counters through public names)")
 _TRAINER = "issue 17: Trainer loop (feeding data is the loop's public face, not its private module)"
 _BRAINSCRIPT = "issue 17: BrainScript runner (a client of the one loop, through public names)"
-_DISTRIBUTED = "issue 17: distributed (collectives and environment without a cycle, a public face)"
-_FACES = "issue 17: public faces (packages export what others use; the rest stays private)"
 ALLOWED = {
     # kind, importer, imported module (or, for a cycle, its modules): the part that removes it
     ("private", "stadyn.learners._learner", "stadyn.schedules._schedule"): _PROTOCOL,
@@ -81,13 +79,6 @@ ALLOWED = {
     ("up", "stadyn.brainscript._runner", "stadyn"): _BRAINSCRIPT,
     ("private", "stadyn.cli.train", "stadyn.brainscript._runner"): _BRAINSCRIPT,
     ("private", "stadyn.bench._workloads", "stadyn.brainscript._stadyn_library"): _BRAINSCRIPT,
-    ("up", "stadyn.distributed._bench", "stadyn"): _DISTRIBUTED,
-    ("up", "stadyn.distributed._bench", "stadyn.models"): _DISTRIBUTED,
-    ("up", "stadyn.distributed._bench", "stadyn.models._digits"): _DISTRIBUTED,
-    ("private", "stadyn.distributed._bench", "stadyn.models._digits"): _DISTRIBUTED,
-    ("private", "stadyn.cli.bench", "stadyn.bench._memory"): _FACES,
-    ("private", "stadyn.cli.bench", "stadyn.bench._peers"): _FACES,
-    ("private", "stadyn.cli.bench", "stadyn.bench._workloads"): _FACES,
 }
 
 

@@ -18,9 +18,8 @@ import torch
 
 from .._extras import require
 from .._fileutil import atomic_write
-from ..bench import WORKLOADS, run_cases
-from ..bench._peers import PEER_MODES
-from ..bench._workloads import ALL_STADYN_MODES, STADYN_MODES, TORCH_MODES
+from ..bench import (ALL_STADYN_MODES, PEER_MODES, STADYN_MODES, TORCH_MODES, WORKLOADS,
+                     check_peer_pythons, measure_memory, run_cases, run_peers)
 from . import count, plain
 
 __all__ = ["run_bench", "machine_load", "BUSY_LOAD_PER_CPU", "add_parser"]
@@ -33,7 +32,7 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
               peer_python: dict[str, str] | None = None, together: bool = False) -> dict:
     """Measure and print; returns ``{workload: {mode: ms}}``.
 
-    With ``peers`` the NNabla and MXNet peers (:mod:`stadyn.bench._peers`) run each workload
+    With ``peers`` the NNabla and MXNet peers (:func:`stadyn.bench.run_peers`) run each workload
     halfway through its Stadyn and PyTorch cases' timed rounds and join its row; ``peer_modes`` (names like
     ``nnabla-static``; default all) picks their modes, ``peer_python`` their Pythons (default the
     ``STADYN_*_PYTHON`` variables or ``.venv-peers``).  A missing peer environment is reported
@@ -44,7 +43,6 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
         require("matplotlib", "demo", "stadyn bench's chart")
     modes_of_peer = None
     if peers:
-        from ..bench._peers import check_peer_pythons, run_peers
         modes_of_peer = _split_peer_modes(peer_modes)
         check_peer_pythons([p for p, ms in modes_of_peer.items() if ms], peer_python)
     log(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {_cpu_name()}")
@@ -189,7 +187,6 @@ def _cases(w, stadyn_modes, torch_modes) -> list:
 def _split_peer_modes(peer_modes) -> dict[str, tuple[str, ...]]:
     """``["nnabla-static", "mxnet-hybridized"]`` to ``{"nnabla": ("static",), "mxnet":
     ("hybridized",)}``; ``None`` gives every peer mode.  Raises ValueError for an unknown one."""
-    from ..bench._peers import PEER_MODES
     if peer_modes is None:
         return dict(PEER_MODES)
     known = [f"{p}-{m}" for p, ms in PEER_MODES.items() for m in ms]
@@ -272,7 +269,6 @@ def add_parser(subparsers) -> None:
 
     def run(a):
         if a.memory:
-            from ..bench._memory import measure_memory
             measure_memory(a.memory_batch)
             return 0
         unknown = [w for w in a.workloads if w not in WORKLOADS]
