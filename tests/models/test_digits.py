@@ -52,11 +52,11 @@ def test_sync_batch_norm_uses_the_collective_op_with_the_same_parameters():
                                    err_msg=name)
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 def test_an_unknown_batch_norm_is_refused_naming_the_choices():
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        with pytest.raises(ArgumentError,
-                           match="batch_norm must be one of local, sync, got 'group'"):
-            digits_cnn(sd.Variable((2, 1, 8, 8)), batch_norm="group")
+    with pytest.raises(ArgumentError,
+                       match="batch_norm must be one of local, sync, got 'group'"):
+        digits_cnn(sd.Variable((2, 1, 8, 8)), batch_norm="group")
     assert issubclass(ArgumentError, StadynError)
 
 
