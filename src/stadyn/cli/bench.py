@@ -19,13 +19,14 @@ import torch
 from .._extras import require
 from .._fileutil import atomic_write
 from ..bench import (ALL_STADYN_MODES, PEER_MODES, STADYN_MODES, TORCH_MODES, WORKLOADS,
-                     check_peer_pythons, measure_memory, run_cases, run_peers)
+                     WORKLOAD_ALIASES, check_peer_pythons, measure_memory, run_cases,
+                     run_peers, workload_name)
 from . import count, plain
 
 __all__ = ["run_bench", "machine_load", "BUSY_LOAD_PER_CPU", "add_parser"]
 
 
-def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
+def run_bench(workloads=("digits-cnn", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
               torch_modes=TORCH_MODES,
               rounds: int = 5, per_round: int = 4, warmup: int = 3, out: str | None = "runs/bench",
               log=print, peers: bool = False, peer_modes=None,
@@ -37,8 +38,10 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
     ``nnabla-static``; default all) picks their modes, ``peer_python`` their Pythons (default the
     ``STADYN_*_PYTHON`` variables or ``.venv-peers``).  A missing peer environment is reported
     before anything is timed.  ``together`` times every workload's cases in one interleaved
-    run and prints each later workload's ms/iter against the first's, mode by mode.
+    run and prints each later workload's ms/iter against the first's, mode by mode.  A workload
+    may be given by an earlier name (:data:`stadyn.bench.WORKLOAD_ALIASES`: ``seed2``).
     """
+    workloads = [workload_name(w) for w in workloads]
     if out is not None:            # the chart, before anything is timed
         require("matplotlib", "demo", "stadyn bench's chart")
     modes_of_peer = None
@@ -233,8 +236,10 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("bench", help="time Stadyn's modes against PyTorch twins",
                               description=plain(__doc__),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    aliases = ", ".join(f"{old} = {new}" for old, new in WORKLOAD_ALIASES.items())
     p.add_argument("workloads", nargs="*", default=list(WORKLOADS),
-                   help=f"workloads to run (default: all; known: {', '.join(WORKLOADS)})")
+                   help=f"workloads to run (default: all; known: {', '.join(WORKLOADS)}; "
+                        f"earlier names: {aliases})")
     p.add_argument("--stadyn-modes", nargs="+", default=list(STADYN_MODES),
                    choices=ALL_STADYN_MODES, metavar="MODE",
                    help=f"Stadyn modes to time (default: {' '.join(STADYN_MODES)}; "
@@ -251,7 +256,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", default="runs/bench",
                    help="folder for bench.json and bench.png (default runs/bench)")
     p.add_argument("--memory", action="store_true",
-                   help="measure the seed-2 CNN's memory under NNabla's buffer flags instead")
+                   help="measure the memory of NNabla's tutorial digits CNN under NNabla's "
+                        "buffer flags instead")
     p.add_argument("--memory-batch", type=count(), default=256,
                    help="with --memory: the batch size measured (default 256)")
     p.add_argument("--peers", action="store_true",
@@ -271,9 +277,10 @@ def add_parser(subparsers) -> None:
         if a.memory:
             measure_memory(a.memory_batch)
             return 0
-        unknown = [w for w in a.workloads if w not in WORKLOADS]
+        unknown = [w for w in a.workloads if workload_name(w) not in WORKLOADS]
         if unknown:   # not argparse choices: with nargs="*" those refuse the empty default
-            p.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(WORKLOADS)}")
+            p.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(WORKLOADS)} "
+                    f"(earlier names: {aliases})")
         run_bench(a.workloads, a.stadyn_modes, a.torch_modes, a.rounds, a.per_round, a.warmup,
                   a.out, peers=a.peers, peer_modes=a.peer_modes, together=a.together)
     p.set_defaults(func=run)
