@@ -10,10 +10,7 @@ import stadyn.solvers as S
 from stadyn.train import Trainer
 
 
-@pytest.fixture(autouse=True)
-def fresh_parameters():
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        yield
+pytestmark = pytest.mark.usefixtures("fresh_parameters")
 
 
 def _one_hot(labels, n=3):

@@ -31,12 +31,8 @@ SHAPES = {"a": (3,), "b": (2, 4), "c": (2, 3, 2)}
 VM = 0.9999986111120757          # CNTK's default per-sample variance momentum
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+# Tiny tensors: one intra-op thread avoids thread-pool waits on a loaded 2-core machine.
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ import stadyn.parametric_functions as PF
 import stadyn.solvers as S
 from stadyn.models import cifar_convnet, digits_cnn
 from stadyn.serialize import ExportError, model_info
-from stadyn.serialize._model import _decode, _encode
+from stadyn.serialize._model_format import _decode, _encode
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "models")
 
@@ -34,8 +34,9 @@ FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "models")
 # Helpers
 # ---------------------------------------------------------------------------------------------
 def _digits(rng):
-    """The seed-2 CNN at batch 4: the training graph (batch statistics) and the test graph
-    (running statistics) over shared parameters, running statistics made non-trivial."""
+    """The NNabla tutorial's digits CNN at batch 4: the training graph (batch statistics) and
+    the test graph (running statistics) over shared parameters, running statistics made
+    non-trivial."""
     registry = sd.ParameterRegistry()
     with sd.parameter_registry(registry):
         x = sd.Variable((4, 1, 8, 8))
@@ -50,7 +51,7 @@ def _digits(rng):
 
 
 def _convnet(rng):
-    """The seed-1 ConvNet at batch 2 (CNTK layers: auto-padding, dropout)."""
+    """CNTK's CIFAR-10 ConvNet at batch 2 (CNTK layers: auto-padding, dropout)."""
     with sd.parameter_registry(sd.ParameterRegistry()):
         x = sd.Variable((2, 3, 32, 32))
         y = cifar_convnet(x)

@@ -70,11 +70,11 @@ def test_datasets_without_an_index_come_last_in_file_order(tmp_path):
     assert list(read) == ["z", "a", "b"] and read["z"][1] is False and read["a"][1] is True
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 def test_save_writes_nnabla_layout_keeping_dtypes(tmp_path):
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        sd.get_parameter_or_create("conv/W", (2, 2), np.ones((2, 2)))
-        sd.get_parameter_or_create("bn/mean", (1, 2), np.zeros((1, 2)), need_grad=False)
-        sd.save_parameters(tmp_path / "out.h5")
+    sd.get_parameter_or_create("conv/W", (2, 2), np.ones((2, 2)))
+    sd.get_parameter_or_create("bn/mean", (1, 2), np.zeros((1, 2)), need_grad=False)
+    sd.save_parameters(tmp_path / "out.h5")
     with h5py.File(tmp_path / "out.h5", "r") as f:
         assert f["conv/W"].dtype == np.float32 and bool(f["conv/W"].attrs["need_grad"])
         assert int(f["bn/mean"].attrs["index"]) == 1 and not f["bn/mean"].attrs["need_grad"]

@@ -233,14 +233,14 @@ def test_pooling_geometry_matches_onnxruntime(kernel, stride, pad, ignore_border
         np.testing.assert_allclose(g, y.d, rtol=1e-5, atol=1e-6, err_msg=key)
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 def test_cntk_asymmetric_auto_padding_exports():
     import stadyn.layers as L
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        x = sd.Variable((2, 3, 7, 7))
-        with L.default_options(pad=True):
-            h = L.Convolution((2, 2), 4, activation=L.relu)(x)
-            ys = {"max": L.MaxPooling((2, 2), (2, 2))(h),
-                  "avg": L.AveragePooling((2, 2), (2, 2))(h)}
+    x = sd.Variable((2, 3, 7, 7))
+    with L.default_options(pad=True):
+        h = L.Convolution((2, 2), 4, activation=L.relu)(x)
+        ys = {"max": L.MaxPooling((2, 2), (2, 2))(h),
+              "avg": L.AveragePooling((2, 2), (2, 2))(h)}
     x.d = np.random.default_rng(2).normal(size=x.shape)
     sd.forward_all(list(ys.values()))
     model = to_onnx_model(ys, {"x": x})

@@ -34,13 +34,8 @@ SOLVER_NAMES = [n for n in S.__all__ if n not in ("Solver", "functional")]
 SHAPES = {"a": (3,), "b": (2, 4), "c": (2, 3, 2)}
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Tiny tensors: one intra-op thread avoids thread-pool waits on a loaded 2-core machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+# Tiny tensors: one intra-op thread avoids thread-pool waits on a loaded 2-core machine.
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -697,22 +692,22 @@ def test_a_tampered_state_file_is_refused_naming_it_and_changes_nothing(damage, 
     assert all(np.isfinite(v.d).all() for v in fresh.values())
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 def test_a_model_files_tampered_solver_state_is_refused_naming_the_model_file(tmp_path):
     import io
     import zipfile
 
     x = sd.Variable((2, 3))
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        import stadyn.parametric_functions as PF
-        y = PF.affine(x, 2, name="fc")
-        params = sd.get_parameters()
-        solver = S.Adam(alpha=0.01)
-        solver.set_parameters(params)
-        for p in params.values():
-            p.grad = torch.ones(p.shape)
-        solver.update()
-        path = tmp_path / "net.stadyn"
-        sd.save(path, {"y": y}, {"x": x}, solver=solver)
+    import stadyn.parametric_functions as PF
+    y = PF.affine(x, 2, name="fc")
+    params = sd.get_parameters()
+    solver = S.Adam(alpha=0.01)
+    solver.set_parameters(params)
+    for p in params.values():
+        p.grad = torch.ones(p.shape)
+    solver.update()
+    path = tmp_path / "net.stadyn"
+    sd.save(path, {"y": y}, {"x": x}, solver=solver)
     states = tmp_path / "s.safetensors"
     with zipfile.ZipFile(path) as z:
         members = {n: z.read(n) for n in z.namelist()}

@@ -27,10 +27,7 @@ from stadyn.io import MinibatchSourceFromData
 from stadyn.train import NonFiniteLossError, Trainer
 
 
-@pytest.fixture(autouse=True)
-def fresh_parameters():
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        yield
+pytestmark = pytest.mark.usefixtures("fresh_parameters")
 
 
 def _data(n=96, seed=0, nan_at=None):

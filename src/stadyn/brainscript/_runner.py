@@ -45,7 +45,7 @@ from .._random import seed
 from ..graph import Variable, context, context_scope, forward_all, topological_nodes, training
 from ..parametric import (ParameterRegistry, current_registry, get_parameters,
                           parameter_registry)
-from ..serialize import is_model_file, load_parameters, save_parameters
+from ..serialize import is_model_file, load_parameters
 from ..train import Trainer, feed
 from . import build_network, load_config, per_epoch, run_config
 from ._blocks import CommandConfig, RunConfig
@@ -199,19 +199,15 @@ class _Network:
 
 def _save_model(path: str, network: "_Network") -> None:
     """Write the model file: a Stadyn model file (``stadyn.save``: the graph of every named
-    node, its inputs and the parameters), or a parameter file where ``stadyn.save`` is missing."""
+    node, its inputs and the parameters)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    save = getattr(stadyn, "save", None)
-    if save is None:
-        save_parameters(path, get_parameters(grad_only=False))
-        return
     outputs = {name: v for name, v in network.net.nodes.items()
                if isinstance(v, Variable) and v.parent is not None}
     inputs = {network.name(v): v for v in network.library.inputs}
     for v in inputs.values():  # the graph was built for a batch of 1; the trainer resized inputs
         if v.shape[0] != 1:
             feed(v, np.zeros((1,) + tuple(v.shape[1:]), dtype=np.float32))
-    save(path, outputs, inputs)
+    stadyn.save(path, outputs, inputs)
 
 
 def _load_model_parameters(path: str) -> None:

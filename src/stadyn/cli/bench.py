@@ -18,33 +18,34 @@ import torch
 
 from .._extras import require
 from .._fileutil import atomic_write
-from ..bench import WORKLOADS, run_cases
-from ..bench._peers import PEER_MODES
-from ..bench._workloads import ALL_STADYN_MODES, STADYN_MODES, TORCH_MODES
+from ..bench import (ALL_STADYN_MODES, PEER_MODES, STADYN_MODES, TORCH_MODES, WORKLOADS,
+                     WORKLOAD_ALIASES, check_peer_pythons, measure_memory, run_cases,
+                     run_peers, workload_name)
 from . import count, plain
 
 __all__ = ["run_bench", "machine_load", "BUSY_LOAD_PER_CPU", "add_parser"]
 
 
-def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
+def run_bench(workloads=("digits-cnn", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
               torch_modes=TORCH_MODES,
               rounds: int = 5, per_round: int = 4, warmup: int = 3, out: str | None = "runs/bench",
               log=print, peers: bool = False, peer_modes=None,
               peer_python: dict[str, str] | None = None, together: bool = False) -> dict:
     """Measure and print; returns ``{workload: {mode: ms}}``.
 
-    With ``peers`` the NNabla and MXNet peers (:mod:`stadyn.bench._peers`) run each workload
+    With ``peers`` the NNabla and MXNet peers (:func:`stadyn.bench.run_peers`) run each workload
     halfway through its Stadyn and PyTorch cases' timed rounds and join its row; ``peer_modes`` (names like
     ``nnabla-static``; default all) picks their modes, ``peer_python`` their Pythons (default the
     ``STADYN_*_PYTHON`` variables or ``.venv-peers``).  A missing peer environment is reported
     before anything is timed.  ``together`` times every workload's cases in one interleaved
-    run and prints each later workload's ms/iter against the first's, mode by mode.
+    run and prints each later workload's ms/iter against the first's, mode by mode.  A workload
+    may be given by an earlier name (:data:`stadyn.bench.WORKLOAD_ALIASES`: ``seed2``).
     """
+    workloads = [workload_name(w) for w in workloads]
     if out is not None:            # the chart, before anything is timed
         require("matplotlib", "demo", "stadyn bench's chart")
     modes_of_peer = None
     if peers:
-        from ..bench._peers import check_peer_pythons, run_peers
         modes_of_peer = _split_peer_modes(peer_modes)
         check_peer_pythons([p for p, ms in modes_of_peer.items() if ms], peer_python)
     log(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {_cpu_name()}")
@@ -189,7 +190,6 @@ def _cases(w, stadyn_modes, torch_modes) -> list:
 def _split_peer_modes(peer_modes) -> dict[str, tuple[str, ...]]:
     """``["nnabla-static", "mxnet-hybridized"]`` to ``{"nnabla": ("static",), "mxnet":
     ("hybridized",)}``; ``None`` gives every peer mode.  Raises ValueError for an unknown one."""
-    from ..bench._peers import PEER_MODES
     if peer_modes is None:
         return dict(PEER_MODES)
     known = [f"{p}-{m}" for p, ms in PEER_MODES.items() for m in ms]
@@ -236,8 +236,10 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("bench", help="time Stadyn's modes against PyTorch twins",
                               description=plain(__doc__),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    aliases = ", ".join(f"{old} = {new}" for old, new in WORKLOAD_ALIASES.items())
     p.add_argument("workloads", nargs="*", default=list(WORKLOADS),
-                   help=f"workloads to run (default: all; known: {', '.join(WORKLOADS)})")
+                   help=f"workloads to run (default: all; known: {', '.join(WORKLOADS)}; "
+                        f"earlier names: {aliases})")
     p.add_argument("--stadyn-modes", nargs="+", default=list(STADYN_MODES),
                    choices=ALL_STADYN_MODES, metavar="MODE",
                    help=f"Stadyn modes to time (default: {' '.join(STADYN_MODES)}; "
@@ -254,7 +256,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", default="runs/bench",
                    help="folder for bench.json and bench.png (default runs/bench)")
     p.add_argument("--memory", action="store_true",
-                   help="measure the seed-2 CNN's memory under NNabla's buffer flags instead")
+                   help="measure the memory of NNabla's tutorial digits CNN under NNabla's "
+                        "buffer flags instead")
     p.add_argument("--memory-batch", type=count(), default=256,
                    help="with --memory: the batch size measured (default 256)")
     p.add_argument("--peers", action="store_true",
@@ -272,12 +275,12 @@ def add_parser(subparsers) -> None:
 
     def run(a):
         if a.memory:
-            from ..bench._memory import measure_memory
             measure_memory(a.memory_batch)
             return 0
-        unknown = [w for w in a.workloads if w not in WORKLOADS]
+        unknown = [w for w in a.workloads if workload_name(w) not in WORKLOADS]
         if unknown:   # not argparse choices: with nargs="*" those refuse the empty default
-            p.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(WORKLOADS)}")
+            p.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(WORKLOADS)} "
+                    f"(earlier names: {aliases})")
         run_bench(a.workloads, a.stadyn_modes, a.torch_modes, a.rounds, a.per_round, a.warmup,
                   a.out, peers=a.peers, peer_modes=a.peer_modes, together=a.together)
     p.set_defaults(func=run)

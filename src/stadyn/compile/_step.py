@@ -194,7 +194,7 @@ class CompiledStep:
 
         On CPU, torch's fused Adam kernel updates the parameters in one pass over memory, twice
         as fast as the loop inductor generates from the same maths (6 vs 14 ms per step for the
-        seed-2 CNN's 6.7 M parameters), so the program computes the gradients and the fused
+        digits CNN's 6.7 M parameters), so the program computes the gradients and the fused
         kernel runs after it.  On CUDA the update stays inside: one program is what a CUDA
         graph captures (the two placements were not compared there).
         """

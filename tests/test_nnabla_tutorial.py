@@ -1,4 +1,4 @@
-"""The seed-2 experiment: NNabla's static-vs-dynamic tutorial on the digits data."""
+"""NNabla's static-vs-dynamic tutorial on the digits data: its deep CNN, the script, the demo."""
 
 import os
 import re
@@ -17,11 +17,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TUTORIAL = os.path.join(ROOT, "tests", "fixtures", "seeds", "nnabla_static_vs_dynamic.py")
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 def test_parameter_names_and_shapes_equal_nnabla():
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        digits_cnn(sd.Variable((16, 1, 8, 8)))
-        params = {k: v.shape for k, v in sd.get_parameters(grad_only=False).items()}
-        trainable = sd.get_parameters()
+    digits_cnn(sd.Variable((16, 1, 8, 8)))
+    params = {k: v.shape for k, v in sd.get_parameters(grad_only=False).items()}
+    trainable = sd.get_parameters()
     expected = {"cnn/conv1/conv/W": (64, 1, 3, 3), "cnn/conv1/conv/b": (64,)}
     for stat in ("beta", "gamma", "mean", "var"):
         expected[f"cnn/conv1/bn/{stat}"] = (1, 64, 1, 1)
@@ -50,7 +50,7 @@ def test_static_and_dynamic_losses_are_bit_identical():
     assert static.losses == dynamic.losses          # exact equality, on CPU
 
 
-def test_seed2_tutorial_runs_with_only_imports_changed(tmp_path):
+def test_the_tutorial_runs_with_only_imports_changed(tmp_path):
     source = open(TUTORIAL).read()
     assert source.count("range(30)") == 2
     # The script is the tutorial verbatim; only its epoch count is cut here to fit CI.
@@ -69,7 +69,7 @@ def test_seed2_tutorial_runs_with_only_imports_changed(tmp_path):
 
 @pytest.mark.slow
 def test_ten_static_epochs_reach_95_percent_on_held_out_digits_in_fp32_and_bf16():
-    """Ten epochs of the seed-2 training (static graph) learn the digits, in fp32 and in a
+    """Ten epochs of the tutorial's training (static graph) learn the digits, in fp32 and in a
     bfloat16 context (products and convolutions in bf16, fp32 master weights and Adam state).
 
     The bar sits below the spread of single runs: ten-epoch runs end anywhere between 93.6% and
@@ -102,5 +102,5 @@ def test_demo_prints_the_table_and_writes_the_plot(tmp_path):
     text = "\n".join(lines)
     assert "held-out acc" in text and "identical losses in 3 of 3 iterations" in text
     assert [r.mode for r in results] == ["static", "dynamic"]
-    with open(tmp_path / "seed2_loss.png", "rb") as f:
+    with open(tmp_path / "digits_cnn_loss.png", "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"

@@ -1,4 +1,4 @@
-"""The seed-1 CNTK CIFAR-10 script, imports changed only, on a generated CIFAR-shaped data set."""
+"""CNTK's CIFAR-10 ConvNet script, imports changed only, on a generated CIFAR-shaped data set."""
 
 import io
 import os
@@ -11,7 +11,6 @@ import tarfile
 import numpy as np
 import pytest
 
-import stadyn as sd
 import stadyn.compat.cntk as cntk
 from stadyn.io import convert_cifar10
 
@@ -39,25 +38,25 @@ def _synthetic_cifar_archive(path, per_batch: int, seed: int = 0) -> None:
             tar.addfile(info, io.BytesIO(raw))
 
 
-def test_seed1_model_reports_the_seeds_parameter_count(capsys):
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        x = cntk.input_variable((3, 32, 32))
-        with cntk.layers.default_options(activation=cntk.ops.relu, pad=True):
-            z = cntk.models.Sequential([
-                cntk.models.LayerStack(2, lambda: [cntk.layers.Convolution((3, 3), 64),
-                                                   cntk.layers.Convolution((3, 3), 64),
-                                                   cntk.layers.MaxPooling((3, 3), (2, 2))]),
-                cntk.models.LayerStack(2, lambda i: [cntk.layers.Dense([256, 128][i]),
-                                                     cntk.layers.Dropout(0.5)]),
-                cntk.layers.Dense(10, activation=None)])(
-                    cntk.ops.element_times(cntk.ops.constant(0.00390625), x))
-        cntk.utils.log_number_of_parameters(z)
+@pytest.mark.usefixtures("fresh_parameters")
+def test_the_convnet_reports_cntks_parameter_count(capsys):
+    x = cntk.input_variable((3, 32, 32))
+    with cntk.layers.default_options(activation=cntk.ops.relu, pad=True):
+        z = cntk.models.Sequential([
+            cntk.models.LayerStack(2, lambda: [cntk.layers.Convolution((3, 3), 64),
+                                               cntk.layers.Convolution((3, 3), 64),
+                                               cntk.layers.MaxPooling((3, 3), (2, 2))]),
+            cntk.models.LayerStack(2, lambda i: [cntk.layers.Dense([256, 128][i]),
+                                                 cntk.layers.Dropout(0.5)]),
+            cntk.layers.Dense(10, activation=None)])(
+                cntk.ops.element_times(cntk.ops.constant(0.00390625), x))
+    cntk.utils.log_number_of_parameters(z)
     assert capsys.readouterr().out.strip() == "Training 1195594 parameters in 14 parameter tensors."
     assert z.shape == (10,)
 
 
 @pytest.mark.slow
-def test_seed1_script_runs_end_to_end(tmp_path):
+def test_the_script_runs_end_to_end(tmp_path):
     data = tmp_path / "DataSets" / "CIFAR-10"
     _synthetic_cifar_archive(tmp_path / "cifar-10-python.tar.gz", per_batch=128)
     convert_cifar10(tmp_path / "cifar-10-python.tar.gz", data, ctf=False, progress=False)

@@ -1,44 +1,28 @@
-"""Throughput of data-parallel training of the seed-2 CNN (the scaling note in
-docs/distributed.md).
+"""Throughput of data-parallel training of the NNabla tutorial's deep digits CNN (the scaling
+note in docs/distributed.md).
 
 Run alone (one process) or under the launcher::
 
-    OMP_NUM_THREADS=1 python -m stadyn.distributed._bench
-    OMP_NUM_THREADS=1 python -m stadyn.distributed.run --nproc 2 -m stadyn.distributed._bench
+    OMP_NUM_THREADS=1 python -m stadyn.bench._data_parallel
+    OMP_NUM_THREADS=1 python -m stadyn.distributed.run --nproc 2 -m stadyn.bench._data_parallel
 
-Each worker trains the seed-2 CNN (static graph, mean loss, NNabla Adam) on its own batch of
-``--local-batch`` synthetic 8x8 images, with ``all_reduce_gradients(average=True)`` after each
-backward.  Rank 0 prints one JSON line: median milliseconds per step, of which the gradient
+Each worker trains :func:`stadyn.models.digits_cnn` (static graph, mean loss, NNabla Adam;
+``--sync-bn``: with ``batch_norm="sync"``) on its own batch of ``--local-batch`` synthetic 8x8
+images, with ``all_reduce_gradients(average=True)`` after each backward.  Rank 0 prints one JSON line: median milliseconds per step, of which the gradient
 all-reduce, and global samples per second.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import statistics
 import time
-import types
 
 import numpy as np
 import torch
 
 __all__: list[str] = []
-
-
-@contextlib.contextmanager
-def _sync_batch_norm_in_models():
-    """Build ``stadyn.models.digits_cnn`` with synchronised batch normalisation."""
-    from .. import parametric_functions as PF
-    from ..models import _digits
-    original = _digits.PF
-    _digits.PF = types.SimpleNamespace(convolution=PF.convolution, affine=PF.affine,
-                                       batch_normalization=PF.sync_batch_normalization)
-    try:
-        yield
-    finally:
-        _digits.PF = original
 
 
 def _synchronize_device(device: str) -> None:
@@ -47,7 +31,7 @@ def _synchronize_device(device: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m stadyn.distributed._bench")
+    parser = argparse.ArgumentParser(prog="python -m stadyn.bench._data_parallel")
     parser.add_argument("--local-batch", type=int, default=16)
     parser.add_argument("--iterations", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
@@ -71,8 +55,8 @@ def main(argv: list[str] | None = None) -> dict:
     with sd.parameter_registry(sd.ParameterRegistry()):
         x = sd.Variable((args.local_batch, 1, 8, 8))
         t = sd.Variable((args.local_batch, 1), dtype=np.int32)
-        with _sync_batch_norm_in_models() if args.sync_bn else contextlib.nullcontext():
-            loss = F.mean(F.softmax_cross_entropy(digits_cnn(x), t))
+        y = digits_cnn(x, batch_norm="sync" if args.sync_bn else "local")
+        loss = F.mean(F.softmax_cross_entropy(y, t))
         params = sd.get_parameters()
         solver = S.Adam(alpha=1e-3)
         solver.set_parameters(params)
