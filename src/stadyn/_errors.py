@@ -17,6 +17,7 @@ __all__ = [
     "DataError",
     "ConfigError",
     "ModelFileError",
+    "NumericsError",
 ]
 
 
@@ -88,3 +89,14 @@ class ConfigError(StadynError, ValueError):
 
 class ModelFileError(StadynError, ValueError):
     """A model or parameter file is truncated, tampered with or of an unknown version."""
+
+
+class NumericsError(StadynError, FloatingPointError):
+    """An op's output (forward) or the gradient it gives an input (backward) holds a NaN or an
+    infinity, found by :func:`stadyn.check_numerics`; names the op, its scope, the line that
+    created it and the phase.  ``op``, ``scope``, ``location`` and ``phase`` hold the parts."""
+
+    def __init__(self, message: str, op: str = "", scope: str = "",
+                 location: str | None = None, phase: str = "forward"):
+        super().__init__(message)
+        self.op, self.scope, self.location, self.phase = op, scope, location, phase

@@ -10,6 +10,8 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_subgraph.py`` — :class:`Subgraph` (nodes, leaves and their roles), :func:`value_key`;
 * ``_apply.py`` — :func:`apply`, one op call in either mode;
 * ``_variable.py`` — :class:`Variable`, :class:`FunctionNode`, the layout and graph versions;
+* ``_numerics.py`` — :func:`check_numerics` (NaN/Inf tracing); ``_location.py`` — the user's
+  line a node records; ``_labels.py`` — profiler labels of op calls;
 * ``_spec.py``, ``_context.py``, ``_mode.py``, ``_precision.py``, ``_scope.py`` — leaves.
 """
 
@@ -17,6 +19,8 @@ from ._apply import apply
 from ._context import Context, context, context_scope, get_current_context, set_default_context
 from ._grad_buffers import release_grads
 from ._interpret import interpret, refresh_shapes
+from ._labels import LABEL_PREFIX, op_label, set_labels
+from ._numerics import check_numerics, numerics_enabled
 from ._mode import (auto_forward, get_auto_forward, is_training, set_auto_forward, set_training,
                     training)
 from ._partition import partition
@@ -36,6 +40,10 @@ __all__ = [
     "auto_forward", "set_auto_forward", "get_auto_forward", "training", "is_training",
     "set_training", "Context", "context", "set_default_context", "get_current_context",
     "context_scope", "current_scope", "name_scope",
+    # debugging: NaN/Inf tracing
+    "check_numerics", "numerics_enabled",
+    # profiler labels of op calls (stadyn.inspect.profile)
+    "LABEL_PREFIX", "op_label", "set_labels",
     # subgraphs: nodes, leaves and their roles; the reference semantics
     "Subgraph", "INPUT", "PARAMETER", "VIEW", "CONSTANT", "value_key", "output_key",
     "leaf_tensor", "interpret", "refresh_shapes",

@@ -21,6 +21,7 @@ import torch
 
 from .._errors import ShapeError, StadynError
 from ._context import get_current_context
+from ._location import format_location
 
 __all__ = ["Variable", "FunctionNode", "topological_nodes", "to_torch_dtype", "layout_changed",
            "layout_version", "bump_graph_version", "graph_version"]
@@ -420,17 +421,34 @@ class FunctionNode:
 
     ``args`` / ``kwargs`` are exactly what the op received (Variables in input positions,
     attribute values elsewhere); ``attrs`` gives every attribute with defaults filled in.
+    ``location`` is the ``(file, line)`` of the user's code that created the node (None for
+    nodes made by a loader); :attr:`where` formats it.
     """
 
-    __slots__ = ("spec", "args", "kwargs", "inputs", "_outputs", "scope", "__weakref__")
+    __slots__ = ("spec", "args", "kwargs", "inputs", "_outputs", "scope", "location",
+                 "__weakref__")
 
-    def __init__(self, spec, args: tuple, kwargs: dict, inputs: tuple, scope: str):
+    def __init__(self, spec, args: tuple, kwargs: dict, inputs: tuple, scope: str,
+                 location: tuple[str, int] | None = None):
         self.spec = spec
         self.args = args
         self.kwargs = kwargs
         self.inputs: tuple[Variable, ...] = inputs
         self._outputs: tuple = ()
         self.scope = scope
+        self.location = location
+
+    @property
+    def where(self) -> str | None:
+        """``'file:line'`` of the user's code that created this node, or None.
+
+        Example:
+            >>> import stadyn as sd, stadyn.functions as F
+            >>> y = F.relu(sd.Variable((2,)))
+            >>> y.parent.where.startswith("<doctest")
+            True
+        """
+        return format_location(self.location)
 
     @property
     def outputs(self) -> list[Variable | None]:

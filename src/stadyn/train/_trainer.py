@@ -20,7 +20,8 @@ import torch
 from .. import functions as F
 from .._errors import DataError, StadynError
 from .._logging import logger
-from ..graph import Subgraph, Variable, forward_all, training
+from ..graph import (Subgraph, Variable, check_numerics, forward_all, numerics_enabled,
+                     training)
 from ._checkpoint import check_checkpoint_folder, read_checkpoint, write_checkpoint
 
 __all__ = ["Trainer", "NonFiniteLossError"]
@@ -123,7 +124,8 @@ class Trainer:
     """
 
     def __init__(self, model: Variable | None, criterion, parameter_learners=None,
-                 progress_writers=None, *args, data_parallel=None, compile: bool | str = False):
+                 progress_writers=None, *args, data_parallel=None, compile: bool | str = False,
+                 check_numerics: bool = False):
         if not isinstance(criterion, (tuple, list)):
             # The 2017 beta: Trainer(model, loss, metric, learner)
             metric, learners = parameter_learners, progress_writers
@@ -164,6 +166,13 @@ class Trainer:
         # compile=True: forward + backward + update as one program compiled by torch.compile;
         # compile="program": the same program without torch.compile (no compile time).
         self._step = None
+        # check_numerics=True: every step runs under sd.check_numerics(), so the first op that
+        # makes a NaN or an infinity raises NumericsError naming it (a compiled program has no
+        # ops to name: the two do not go together).
+        self.check_numerics = bool(check_numerics)
+        if compile and self.check_numerics:
+            raise StadynError("Trainer(check_numerics=True) names the op that made a NaN, which "
+                              "a compiled program cannot; use compile=False while hunting it")
         if compile:
             if len(self.parameter_learners) != 1 or data_parallel is not None:
                 raise StadynError("Trainer(compile=...) needs exactly one learner and no "
@@ -211,6 +220,9 @@ class Trainer:
     def _train(self, arguments, outputs: Sequence[Variable] | None, finite_only: bool) -> bool:
         """The step; with ``finite_only`` a NaN or infinite loss raises :class:`_NonFiniteLoss`
         before the learners update (a compiled step has updated by then)."""
+        if self.check_numerics and not numerics_enabled():
+            with check_numerics():
+                return self._train(arguments, outputs, finite_only)
         samples = self._feed(arguments, self.arguments, "train_minibatch")
         if self._step is not None:
             with training(True):
