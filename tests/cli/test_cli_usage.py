@@ -249,3 +249,17 @@ def test_convert_checks_dims(dim, words, tmp_path, capsys):
         == 1
     assert words in capsys.readouterr().err
     assert not (tmp_path / "b.stadyn").exists()
+
+
+def test_bench_profile_prints_time_per_scope_and_writes_a_trace_per_case(tmp_path, capsys):
+    import json
+    assert main(["bench", "mlp", "--stadyn-modes", "static", "dynamic", "--profile",
+                 str(tmp_path), "--warmup", "1", "--per-round", "1"]) in (0, None)
+    out = capsys.readouterr().out
+    for mode in ("stadyn-static", "stadyn-dynamic"):
+        events = json.loads((tmp_path / f"mlp-{mode}.json").read_text())["traceEvents"]
+        names = {e.get("name", "") for e in events}
+        assert {"stadyn::mlp/fc1/affine/affine", "stadyn::mlp/out/affine/affine"} <= names, mode
+        assert f"  {mode}, 1 step(s):" in out
+    scopes = [line.split()[0] for line in out.splitlines() if line.startswith("    mlp/")]
+    assert sorted(set(scopes)) == ["mlp/fc1", "mlp/fc2", "mlp/out"]

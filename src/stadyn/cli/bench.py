@@ -132,6 +132,36 @@ def run_bench(workloads=("digits-cnn", "mlp", "cifar"), stadyn_modes=STADYN_MODE
     return table
 
 
+def profile_workloads(workloads, stadyn_modes, steps: int, warmup: int, out: str,
+                      log=print, depth: int = 2) -> dict[str, str]:
+    """Profile each workload's Stadyn modes (:func:`stadyn.profile`): ``warmup`` steps (at least
+    one, which builds the labelled static plans), then ``steps`` recorded; print the time per scope (cut to ``depth`` levels) and write each
+    case's Chrome/Perfetto trace to ``out/<workload>-<mode>.json``.  Returns the paths by case.
+    """
+    from ..inspect import profile
+    os.makedirs(out, exist_ok=True)
+    written = {}
+    for name in (workload_name(w) for w in workloads):
+        w = WORKLOADS[name]
+        log(f"{name}: {w.description}")
+        for mode in stadyn_modes:
+            case = w.stadyn_case(mode)
+            with profile():         # static plans are built again, labelled: not recorded
+                for _ in range(max(1, warmup)):
+                    case.step()
+            with profile() as prof:
+                for _ in range(steps):
+                    case.step()
+            path = os.path.join(out, f"{name}-{case.mode}.json")
+            prof.export_chrome_trace(path)
+            written[f"{name}/{case.mode}"] = path
+            log(f"  {case.mode}, {steps} step(s):")
+            for line in prof.table(by="scope", depth=depth).splitlines():
+                log(f"    {line}")
+            log(f"  trace: {path}")
+    return written
+
+
 #: Load average per CPU above which ``stadyn bench`` warns that the timings are not reliable.
 BUSY_LOAD_PER_CPU = 0.5
 
@@ -268,6 +298,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--peer-modes", nargs="+", default=None, choices=peer_modes, metavar="MODE",
                    help=f"with --peers: the peer modes to run (default and known: "
                         f"{' '.join(peer_modes)})")
+    p.add_argument("--profile", metavar="DIR", default=None,
+                   help="instead of timing, profile each workload's Stadyn modes for --per-round "
+                        "steps after --warmup: print the time per scope (forward and backward) "
+                        "and write a Chrome/Perfetto trace per case into DIR")
     p.add_argument("--together", action="store_true",
                    help="time all the workloads' cases in one interleaved run and compare each "
                         "workload with the first (e.g. 'cifar cifar-bs-pad': BrainScript against "
@@ -281,6 +315,9 @@ def add_parser(subparsers) -> None:
         if unknown:   # not argparse choices: with nargs="*" those refuse the empty default
             p.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(WORKLOADS)} "
                     f"(earlier names: {aliases})")
+        if a.profile:
+            profile_workloads(a.workloads, a.stadyn_modes, a.per_round, a.warmup, a.profile)
+            return 0
         run_bench(a.workloads, a.stadyn_modes, a.torch_modes, a.rounds, a.per_round, a.warmup,
                   a.out, peers=a.peers, peer_modes=a.peer_modes, together=a.together)
     p.set_defaults(func=run)
