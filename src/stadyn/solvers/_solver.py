@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 import os
@@ -23,10 +22,12 @@ from typing import Any, Mapping
 import torch
 
 from .._errors import ArgumentError, ModelFileError, ParameterError, StadynError
-from .._fileutil import atomic_write
+from .._tensorfile import read_tensor_file, tensor_file_bytes, write_tensor_file
 from ..graph import Variable
 from . import _functional as Fn
 from ._optimizer import Optimizer
+
+STATE_FILE_FORMAT = "stadyn-solver-states"
 
 __all__ = ["Solver", "SolverState", "Sgd", "Momentum", "Nesterov", "Adam", "AdamW", "AMSGRAD",
            "AMSGrad", "RMSprop", "Adagrad", "Adadelta", "Lion"]
@@ -372,40 +373,35 @@ class Solver(Optimizer):
         self._assign_states(states)
 
     def save_states(self, path: str | os.PathLike) -> None:
-        """Write the state to a safetensors file (atomically: temporary name, then rename)."""
-        from safetensors.torch import save_file
+        """Write the state to a safetensors file (Stadyn's container,
+        :mod:`stadyn._tensorfile`: written atomically)."""
+        write_tensor_file(path, **self._state_file())
+
+    def state_file_bytes(self) -> bytes:
+        """What :meth:`save_states` writes, as bytes (a model file's ``solver.safetensors``)."""
+        return tensor_file_bytes(**self._state_file())
+
+    def _state_file(self) -> dict[str, Any]:
         state = self.state_dict()
-        meta = {"format": "stadyn-solver-states", "version": "1",
-                "solver": state["solver"], "hyper": json.dumps(state["hyper"]),
-                "t": json.dumps(state["t"])}
-        tensors = {k: v.detach().cpu().contiguous() for k, v in state["tensors"].items()}
-        atomic_write(path, lambda tmp: save_file(tensors, tmp, metadata=meta))
+        return {"tensors": state["tensors"], "format": STATE_FILE_FORMAT,
+                "text": {"solver": state["solver"]},
+                "fields": {"hyper": state["hyper"], "t": state["t"]}}
 
     def load_states(self, path: str | os.PathLike, *, name: str | None = None) -> None:
         """Read a state file written by :meth:`save_states`; everything in it is checked (the
         constructor's rules for the hyperparameters, the parameters' shapes for the state)
         before anything is set.  Errors are :class:`~stadyn.ModelFileError` naming the file
         (``name``, when given, instead of ``path``)."""
-        from safetensors import safe_open
-        where = name or os.fspath(path)
+        f = read_tensor_file(path, format=STATE_FILE_FORMAT, what="solver state file", name=name)
         try:
-            with safe_open(os.fspath(path), framework="pt") as f:
-                meta = f.metadata() or {}
-                tensors = {k: f.get_tensor(k) for k in f.keys()}
-        except Exception as exc:  # safetensors raises several types for bad files
-            raise ModelFileError(f"{where}: not a solver state file ({exc})") from exc
-        if meta.get("format") != "stadyn-solver-states":
-            raise ModelFileError(f"{where}: not a Stadyn solver state file")
-        try:
-            hyper, steps = json.loads(meta["hyper"]), json.loads(meta["t"])
-        except (KeyError, ValueError) as exc:
-            raise ModelFileError(f"{where}: damaged solver state metadata "
-                                 f"({type(exc).__name__}: {exc})") from exc
-        try:
-            self.load_state_dict({"solver": meta.get("solver"), "hyper": hyper, "t": steps,
-                                  "tensors": tensors})
+            hyper, steps = f.field("hyper", dict), f.field("t", dict)
         except StadynError as exc:
-            raise ModelFileError(f"{where}: {exc}") from exc
+            raise ModelFileError(f"{f.where}: damaged solver state metadata ({exc})") from exc
+        try:
+            self.load_state_dict({"solver": f.meta.get("solver"), "hyper": hyper, "t": steps,
+                                  "tensors": f.tensors})
+        except StadynError as exc:
+            raise ModelFileError(f"{f.where}: {exc}") from exc
 
 
 # ---------------------------------------------------------------------------------------------

@@ -163,6 +163,9 @@ class Trainer:
         self.previous_minibatch_sample_count = 0
         self.previous_minibatch_loss_average = float("nan")
         self.previous_minibatch_evaluation_average: float | None = None
+        # the sums themselves (over every worker's samples when training data-parallel)
+        self.previous_minibatch_loss_sum = float("nan")
+        self.previous_minibatch_evaluation_sum: float | None = None
         self.minibatches_seen = 0
         # Data-parallel training (stadyn.distributed): the object broadcasts the parameters now,
         # sums gradients and sample counts over the workers after each backward, and says whether
@@ -250,6 +253,8 @@ class Trainer:
 
     def _after_step(self, samples: int, loss_sum: float, metric_sum: float | None) -> bool:
         self.previous_minibatch_sample_count = samples
+        self.previous_minibatch_loss_sum, self.previous_minibatch_evaluation_sum = \
+            loss_sum, metric_sum
         self.previous_minibatch_loss_average = loss_sum / samples
         self.previous_minibatch_evaluation_average = (
             metric_sum / samples if metric_sum is not None else None)
