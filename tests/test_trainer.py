@@ -319,6 +319,57 @@ def test_fit_trains_epochs_checkpoints_and_resumes_the_same_curve(tmp_path):
                                rtol=1e-6)
 
 
+def test_fit_calls_its_hooks_at_every_point_of_the_loop(tmp_path):
+    """A TrainingCallback sees each epoch begin, each minibatch (its sums), the checkpoint
+    written and each epoch end, in that order; a plain function still gets the epoch record."""
+    import os
+    from stadyn.io import MinibatchSourceFromData
+    from stadyn.train import TrainingCallback
+    rng = np.random.RandomState(0)
+    data = {"features": rng.rand(50, 3).astype(np.float32),
+            "labels": _one_hot(rng.randint(0, 3, 50))}
+    x, y = sd.Variable((1, 3)), sd.Variable((1, 3))
+    z = L.Dense(3)(x)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters(sd.get_parameters())
+    trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y), F.classification_error(z, y)),
+                      [solver])
+    events = []
+
+    class Recorder(TrainingCallback):
+        def on_epoch_begin(self, trainer, epoch):
+            events.append(("begin", epoch))
+
+        def on_minibatch_end(self, trainer, record):
+            events.append(("minibatch", record["epoch"], record["minibatch"], record["samples"],
+                           record["loss_sum"], record["metric_sum"]))
+
+        def on_checkpoint(self, trainer, path, record):
+            events.append(("checkpoint", record["epoch"], os.path.exists(path)))
+
+        def on_epoch_end(self, trainer, record):
+            events.append(("end", record["epoch"]))
+
+    def function(record):
+        events.append(("fn", record["epoch"]))
+
+    source = MinibatchSourceFromData(data, randomize=False)
+    history = trainer.fit(source, {x: source.streams.features, y: source.streams.labels},
+                          epochs=2, minibatch_size=20, checkpoint=tmp_path / "run.ckpt",
+                          callbacks=[Recorder(), function], progress_bar=False)
+    kinds = [(e[0],) + e[1:3] if e[0] == "minibatch" else e[:2] for e in events]
+    assert kinds == [("begin", 0), ("minibatch", 0, 1), ("minibatch", 0, 2), ("minibatch", 0, 3),
+                     ("checkpoint", 0), ("end", 0), ("fn", 0),
+                     ("begin", 1), ("minibatch", 1, 1), ("minibatch", 1, 2), ("minibatch", 1, 3),
+                     ("checkpoint", 1), ("end", 1), ("fn", 1)]
+    assert all(e[2] for e in events if e[0] == "checkpoint")       # written before the hook
+    for epoch, record in enumerate(history):
+        steps = [e for e in events if e[0] == "minibatch" and e[1] == epoch]
+        assert [e[3] for e in steps] == [20, 20, 10]
+        assert sum(e[4] for e in steps) / 50 == pytest.approx(record["loss"], rel=1e-6)
+        assert sum(e[5] for e in steps) / 50 == pytest.approx(record["metric"], rel=1e-6)
+
+
 def test_a_minibatch_that_leaves_out_an_input_is_refused():
     x, y, trainer = _dense_trainer()
     rng = np.random.RandomState(0)

@@ -22,6 +22,7 @@ from .._errors import DataError, StadynError
 from .._logging import logger
 from ..graph import Subgraph, Variable, forward_all, training
 from ..solvers import Optimizer
+from ._callbacks import as_callbacks
 from ._checkpoint import check_checkpoint_folder, read_checkpoint, write_checkpoint
 
 __all__ = ["Trainer", "NonFiniteLossError"]
@@ -314,6 +315,8 @@ class Trainer:
         progress writers summarise, ``validation`` (another source, read for one sweep) is
         evaluated, ``checkpoint`` (a path) is written atomically with the reader's position and
         the random generators' states, and each callback is called with the epoch's record.
+        A callback is a function (called then) or a :class:`~stadyn.train.TrainingCallback`,
+        which also sees the start of each epoch, each minibatch and each checkpoint written.
         Returns one record per epoch trained: ``{"epoch", "loss", "metric", "samples",
         "seconds", "validation_metric"}``.
 
@@ -335,6 +338,7 @@ class Trainer:
         from ._progress import ProgressBarWriter
 
         input_map = self._input_map(source, input_map)
+        hooks = as_callbacks(callbacks)
         size = epoch_size or source.sweep_size
         for learner in self.parameter_learners:
             learner.resolve_epoch_size(source.sweep_size)
@@ -366,6 +370,8 @@ class Trainer:
             for epoch in range(first, epochs):
                 start = time.perf_counter()
                 seen, loss_sum, metric_sum, minibatch = 0, 0.0, 0.0, 0
+                for hook in hooks:
+                    hook.on_epoch_begin(self, epoch)
                 while seen < size:
                     data = source.next_minibatch(min(minibatch_size, size - seen),
                                                  input_map=input_map)
@@ -381,6 +387,12 @@ class Trainer:
                     loss_sum += self.previous_minibatch_loss_average * n
                     if self.previous_minibatch_evaluation_average is not None:
                         metric_sum += self.previous_minibatch_evaluation_average * n
+                    if hooks:
+                        step = {"epoch": epoch, "minibatch": minibatch, "samples": n,
+                                "loss_sum": self.previous_minibatch_loss_sum,
+                                "metric_sum": self.previous_minibatch_evaluation_sum}
+                        for hook in hooks:
+                            hook.on_minibatch_end(self, step)
                 self.summarize_training_progress()
                 record = {"epoch": epoch, "samples": seen,
                           "seconds": time.perf_counter() - start,
@@ -394,8 +406,10 @@ class Trainer:
                 if checkpoint is not None and main:
                     self.save_checkpoint(checkpoint, {"epoch": epoch,
                                                       "reader": source.get_checkpoint_state()})
-                for callback in callbacks:
-                    callback(record)
+                    for hook in hooks:
+                        hook.on_checkpoint(self, checkpoint, record)
+                for hook in hooks:
+                    hook.on_epoch_end(self, record)
                 history.append(record)
                 if seen < size:
                     break           # the source ran out (max_samples / max_sweeps)
