@@ -18,6 +18,7 @@ __all__ = [
     "ConfigError",
     "ModelFileError",
     "NumericsError",
+    "checked_count",
 ]
 
 
@@ -37,6 +38,19 @@ class OpArgumentError(StadynError, TypeError):
 class ArgumentError(StadynError, TypeError):
     """A function or class was given an argument of a type it cannot take (``lr=None`` for a
     solver, a string for a count, ...); the message names the argument."""
+
+
+def checked_count(value, what: str, minimum: int) -> int:
+    """``value`` as an ``int`` when it is an integer (not a bool) ``>= minimum``; otherwise a
+    :class:`StadynError` saying ``what`` must be one (sample counts, epoch sizes, ...).
+
+    >>> checked_count(3, "sample_count", 1)
+    3
+    """
+    import numbers
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise StadynError(f"{what} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
 
 
 class ParameterError(StadynError, ValueError):

@@ -385,7 +385,8 @@ def test_cifar_bs_workload_matches_its_pytorch_twin():
 
 
 @pytest.mark.parametrize("name", ["stadyn.brainscript._stadyn_library", "stadyn.brainscript._sgd",
-                                  "stadyn.brainscript._readers", "stadyn.brainscript._runner"])
+                                  "stadyn.brainscript._readers", "stadyn.brainscript._cntk_log",
+                                  "stadyn.brainscript._model_files"])
 def test_engine_docstring_examples(name):
     import doctest
     import importlib

@@ -642,15 +642,16 @@ def test_update_maths_accepts_0d_tensor_scalars(name):
         learner = LEARNERS[name](list(variables.values()), **COMMON)
         for i, M in enumerate(SIZES[:3]):
             set_grads(variables, grad_values(i))
-            scalars = learner._step_scalars(M)
+            names = list(learner.named_parameters())
+            scalars = learner.step_scalars(names, M)
             if as_tensor:
                 scalars = {k: torch.tensor(v, dtype=torch.float64) for k, v in scalars.items()}
             params = [v.data.detach() for v in learner.parameters]
             grads = [v.grad.clone() for v in learner.parameters]
-            states = {k: [s[k] for s in learner._states] for k in learner._state_names}
+            states = learner.state_tensors(names)
             with torch.no_grad():
-                learner._update(params, grads, states, scalars, True)
-            learner._advance(M, {k: float(v) for k, v in scalars.items()}, False)
+                learner.apply_step(params, grads, states, scalars)
+            learner.finish_step(names, M, {k: float(v) for k, v in scalars.items()})
         results.append(weights(variables))
     for k in SHAPES:
         np.testing.assert_allclose(results[1][k], results[0][k], rtol=1e-12, atol=1e-15)
@@ -658,12 +659,12 @@ def test_update_maths_accepts_0d_tensor_scalars(name):
 
 @pytest.mark.parametrize("name", list(LEARNERS))
 def test_update_maths_traces_into_one_program(name):
-    """``_update`` with the step's scalars as inputs traces (make_fx, fake tensors) into a
+    """``apply_step`` with the step's scalars as inputs traces (make_fx, fake tensors) into a
     program without data-dependent control flow, and the program equals the eager update."""
     from torch.fx.experimental.proxy_tensor import make_fx
     learner = LEARNERS[name](list(make_vars(init_values()).values()), **COMMON)
-    scalars = learner._step_scalars(8)
-    keys, names = list(scalars), learner._state_names
+    scalars = learner.step_scalars(list(learner.named_parameters()), 8)
+    keys, names = list(scalars), learner.state_names()
     params = [v.data.detach().clone() for v in learner.parameters]
     grads = [T(g) for g in grad_values(0).values()]
     states = [s[k].clone() for s in learner._states for k in names]
@@ -672,7 +673,7 @@ def test_update_maths_traces_into_one_program(name):
     def step(*flat):
         P, G, St = list(flat[:n]), list(flat[n:2 * n]), flat[2 * n:2 * n + n * ns]
         lists = {k: [St[i * ns + j] for i in range(n)] for j, k in enumerate(names)}
-        learner._update(P, G, lists, dict(zip(keys, flat[2 * n + n * ns:])), True)
+        learner.apply_step(P, G, lists, dict(zip(keys, flat[2 * n + n * ns:])))
         return P
 
     tensors = [T(float(scalars[k]), dtype=torch.float64) for k in keys]
@@ -680,7 +681,7 @@ def test_update_maths_traces_into_one_program(name):
     traced = program(*[t.clone() for t in params + grads + states], *tensors)
     eager = [p.clone() for p in params]
     lists = {k: [s[k].clone() for s in learner._states] for k in names}
-    learner._update(eager, [g.clone() for g in grads], lists, scalars, True)
+    learner.apply_step(eager, [g.clone() for g in grads], lists, scalars)
     for a, b in zip(traced, eager):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-15)
 

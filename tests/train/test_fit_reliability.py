@@ -205,8 +205,7 @@ def test_a_damaged_checkpoint_changes_nothing_and_names_the_file(damage, tmp_pat
         x2, y2, other = _trainer(seed=7)
         _fit(other, x2, y2, data, epochs=1, epoch_size=32)
         before = _parameters()
-        solver_state = {k: {n: (t.clone() if isinstance(t, torch.Tensor) else t)
-                            for n, t in s.items()}
+        solver_state = {k: ({n: v.data.clone() for n, v in s.pstate.items()}, s.t)
                         for k, s in other.parameter_learners[0].get_states().items()}
         counters = other.total_number_of_samples_seen, other.minibatches_seen
         with pytest.raises(sd.ModelFileError, match=rf"damaged\.ckpt: .*({message})"):
@@ -215,9 +214,10 @@ def test_a_damaged_checkpoint_changes_nothing_and_names_the_file(damage, tmp_pat
         for k in before:
             np.testing.assert_array_equal(after[k], before[k], err_msg=k)
         for k, s in other.parameter_learners[0].get_states().items():
-            for n, t in s.items():
-                assert (torch.equal(t, solver_state[k][n]) if isinstance(t, torch.Tensor)
-                        else t == solver_state[k][n]), f"{k}/{n}"
+            assert s.t == solver_state[k][1], f"{k}/t"
+            assert set(s.pstate) == set(solver_state[k][0]), k
+            for n, v in s.pstate.items():
+                assert torch.equal(v.data, solver_state[k][0][n]), f"{k}/{n}"
         assert other.parameter_learners[0].hyper["alpha"] == 0.01
         assert (other.total_number_of_samples_seen, other.minibatches_seen) == counters
 

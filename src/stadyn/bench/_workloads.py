@@ -241,8 +241,7 @@ def _cifar_bs_model(pad_pooling: bool = False) -> Callable[[Variable], Variable]
     model's architecture (:func:`stadyn.models.cifar_convnet`: its ``default_options(pad=True)``
     pads pooling too), built from BrainScript — the like-for-like parity case against the
     ``cifar`` workload."""
-    from ..brainscript import build_network, load_config, per_epoch, run_config
-    from ..brainscript._stadyn_library import StadynLibrary
+    from ..brainscript import StadynLibrary, build_network, load_config, per_epoch, run_config
     cmd = run_config(load_config(os.environ.get("STADYN_CIFAR_CNTK", _CIFAR_CNTK))).commands[0]
     source = cmd.network
     if pad_pooling:

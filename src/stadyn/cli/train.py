@@ -39,7 +39,7 @@ def run_train(config: str, overrides: list[str], nproc: int = 1, actions=None,
         command = "train" if actions is None else "eval"
         return run_workers([sys.executable, "-m", "stadyn", command, config, *overrides], nproc,
                            timeout)
-    from ..brainscript._runner import run
+    from ..brainscript import run
     run(config, overrides, actions=actions)
     return 0
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import zipfile
 from collections import OrderedDict
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import torch
 
 from .._fileutil import atomic_write
+from .._tensorfile import tensor_file_bytes
 from .._version import __version__
 from ..graph import Variable, output_key, value_key
 from ._graph import collect_graph
@@ -104,11 +104,6 @@ def _network_json(parts) -> tuple[dict, "OrderedDict[str, torch.Tensor]", dict]:
     return network, params, {"need_grad": need_grad, "constants": constants}
 
 
-def _safetensors_bytes(tensors: Mapping[str, torch.Tensor], meta: dict[str, str]) -> bytes:
-    from safetensors.torch import save
-    return save(dict(tensors), metadata=meta)
-
-
 def save(path: str | os.PathLike, outputs: Any, inputs: Any = None, solver: Any = None) -> None:
     """Save the graph computing ``outputs`` with its parameters as a Stadyn model file.
 
@@ -138,14 +133,14 @@ def save(path: str | os.PathLike, outputs: Any, inputs: Any = None, solver: Any 
         ("format.json", _json_bytes({"format": FORMAT, "version": VERSION,
                                      "producer": f"stadyn {_version()}"})),
         ("network.json", _json_bytes(network)),
-        ("parameters.safetensors", _safetensors_bytes(params, {
-            "format": "stadyn-parameters", "version": "1",
-            "need_grad": json.dumps(extra["need_grad"]), "order": json.dumps(list(params))})),
+        ("parameters.safetensors", tensor_file_bytes(params, format="stadyn-parameters", fields={
+            "need_grad": extra["need_grad"], "order": list(params)})),
     ]
     if extra["constants"]:
-        members.append(("constants.safetensors", _safetensors_bytes(extra["constants"], {})))
+        members.append(("constants.safetensors",
+                        tensor_file_bytes(extra["constants"], format="stadyn-constants")))
     if solver is not None:
-        members.append(("solver.safetensors", _solver_bytes(solver)))
+        members.append(("solver.safetensors", solver.state_file_bytes()))
 
     def write(tmp: str) -> None:
         with zipfile.ZipFile(tmp, "w") as zf:
@@ -161,18 +156,6 @@ def save(path: str | os.PathLike, outputs: Any, inputs: Any = None, solver: Any 
 
 def _json_bytes(obj: Any) -> bytes:
     return json.dumps(obj, allow_nan=False, separators=(",", ":")).encode("utf-8")
-
-
-def _solver_bytes(solver: Any) -> bytes:
-    fd, tmp = tempfile.mkstemp(suffix=".safetensors")
-    os.close(fd)
-    try:
-        solver.save_states(tmp)
-        with open(tmp, "rb") as f:
-            return f.read()
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _version() -> str:

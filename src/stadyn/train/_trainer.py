@@ -22,6 +22,8 @@ from .._errors import DataError, StadynError
 from .._logging import logger
 from ..graph import (Subgraph, Variable, check_numerics, forward_all, numerics_enabled,
                      training)
+from ..solvers import Optimizer
+from ._callbacks import as_callbacks
 from ._checkpoint import check_checkpoint_folder, read_checkpoint, write_checkpoint
 
 __all__ = ["Trainer", "NonFiniteLossError"]
@@ -126,26 +128,34 @@ class Trainer:
     def __init__(self, model: Variable | None, criterion, parameter_learners=None,
                  progress_writers=None, *args, data_parallel=None, compile: bool | str = False,
                  check_numerics: bool = False):
-        if not isinstance(criterion, (tuple, list)):
-            # The 2017 beta: Trainer(model, loss, metric, learner)
+        if not isinstance(criterion, (tuple, list)) and not _are_learners(parameter_learners):
+            # The 2017 beta: Trainer(model, loss, metric, learner); CNTK 2.x's
+            # Trainer(model, loss, learners) is read as such when learners are given third.
             metric, learners = parameter_learners, progress_writers
             progress_writers = args[0] if args else None
             criterion = (criterion, metric)
             parameter_learners = learners
+        elif not isinstance(criterion, (tuple, list)):
+            criterion = (criterion,)
         loss, metric = (tuple(criterion) + (None,))[:2]
         self.model = model
         self.loss_function: Variable = loss
         self.evaluation_function: Variable | None = metric
         if parameter_learners is None:
             raise StadynError("Trainer: give at least one learner")
-        self.parameter_learners = list(parameter_learners) if isinstance(
+        self.parameter_learners: list[Optimizer] = list(parameter_learners) if isinstance(
             parameter_learners, (list, tuple)) else [parameter_learners]
+        for k, learner in enumerate(self.parameter_learners):
+            if not isinstance(learner, Optimizer):
+                raise StadynError(f"Trainer: learner {k + 1} is a {type(learner).__name__}, not "
+                                  "an optimizer (a stadyn.learners learner, a stadyn.solvers "
+                                  "solver or a ScheduledSolver)")
         writers = progress_writers or []
         self.progress_writers = list(writers) if isinstance(writers, (list, tuple)) else [writers]
         self._loss_sum = F.sum(loss)
         self._metric_sum = F.sum(metric) if metric is not None else None
         self._outputs = [self._loss_sum] + ([self._metric_sum] if metric is not None else [])
-        params = {id(p) for learner in self.parameter_learners for p in _learner_params(learner)}
+        params = {id(p) for p in self.parameters}
         graph = Subgraph(self._outputs)
         self._class_id_inputs = _class_id_inputs(graph.nodes)
         self.arguments: list[Variable] = [v for v in graph.inputs if id(v) not in params]
@@ -156,6 +166,9 @@ class Trainer:
         self.previous_minibatch_sample_count = 0
         self.previous_minibatch_loss_average = float("nan")
         self.previous_minibatch_evaluation_average: float | None = None
+        # the sums themselves (over every worker's samples when training data-parallel)
+        self.previous_minibatch_loss_sum = float("nan")
+        self.previous_minibatch_evaluation_sum: float | None = None
         self.minibatches_seen = 0
         # Data-parallel training (stadyn.distributed): the object broadcasts the parameters now,
         # sums gradients and sample counts over the workers after each backward, and says whether
@@ -234,7 +247,7 @@ class Trainer:
                                     float(self._metric_sum.d) if self._metric_sum is not None
                                     else None)
         for learner in self.parameter_learners:
-            _zero_grad(learner)
+            learner.zero_grad()
         with training(True):
             forward_all(self._outputs + list(outputs or ()), clear_no_need_grad=True)
             self._loss_sum.backward(clear_buffer=True)
@@ -248,11 +261,13 @@ class Trainer:
         if finite_only and not math.isfinite(loss_sum):
             raise _NonFiniteLoss(loss_sum)
         for learner in self.parameter_learners:
-            _update(learner, samples)
+            learner.step(samples)
         return self._after_step(samples, loss_sum, metric_sum)
 
     def _after_step(self, samples: int, loss_sum: float, metric_sum: float | None) -> bool:
         self.previous_minibatch_sample_count = samples
+        self.previous_minibatch_loss_sum, self.previous_minibatch_evaluation_sum = \
+            loss_sum, metric_sum
         self.previous_minibatch_loss_average = loss_sum / samples
         self.previous_minibatch_evaluation_average = (
             metric_sum / samples if metric_sum is not None else None)
@@ -281,12 +296,9 @@ class Trainer:
             writer.update_test(metric_sum, samples)
         return metric_sum / samples
 
-    def learning_rate(self) -> float | None:
-        learner = self.parameter_learners[0]
-        try:
-            return float(learner.learning_rate())
-        except (AttributeError, TypeError):
-            return None
+    def learning_rate(self) -> float:
+        """The first learner's current learning rate (in its own unit)."""
+        return float(self.parameter_learners[0].learning_rate())
 
     def summarize_training_progress(self) -> None:
         for writer in self._writers():
@@ -298,7 +310,9 @@ class Trainer:
 
     @property
     def parameters(self) -> list[Variable]:
-        return [p for learner in self.parameter_learners for p in _learner_params(learner)]
+        """The parameters the learners update."""
+        return [p for learner in self.parameter_learners
+                for p in learner.named_parameters().values()]
 
     # -- one call: epochs over a reader ---------------------------------------------------------
     def fit(self, source, input_map: Mapping | None = None, *, epochs: int = 1,
@@ -313,6 +327,8 @@ class Trainer:
         progress writers summarise, ``validation`` (another source, read for one sweep) is
         evaluated, ``checkpoint`` (a path) is written atomically with the reader's position and
         the random generators' states, and each callback is called with the epoch's record.
+        A callback is a function (called then) or a :class:`~stadyn.train.TrainingCallback`,
+        which also sees the start of each epoch, each minibatch and each checkpoint written.
         Returns one record per epoch trained: ``{"epoch", "loss", "metric", "samples",
         "seconds", "validation_metric"}``.
 
@@ -334,10 +350,10 @@ class Trainer:
         from ._progress import ProgressBarWriter
 
         input_map = self._input_map(source, input_map)
+        hooks = as_callbacks(callbacks)
         size = epoch_size or source.sweep_size
         for learner in self.parameter_learners:
-            if hasattr(learner, "resolve_epoch_size"):
-                learner.resolve_epoch_size(source.sweep_size)
+            learner.resolve_epoch_size(source.sweep_size)
         main = self.data_parallel is None or self.data_parallel.is_main
         first = 0
         if checkpoint is not None and os.path.exists(checkpoint):
@@ -366,6 +382,8 @@ class Trainer:
             for epoch in range(first, epochs):
                 start = time.perf_counter()
                 seen, loss_sum, metric_sum, minibatch = 0, 0.0, 0.0, 0
+                for hook in hooks:
+                    hook.on_epoch_begin(self, epoch)
                 while seen < size:
                     data = source.next_minibatch(min(minibatch_size, size - seen),
                                                  input_map=input_map)
@@ -381,6 +399,12 @@ class Trainer:
                     loss_sum += self.previous_minibatch_loss_average * n
                     if self.previous_minibatch_evaluation_average is not None:
                         metric_sum += self.previous_minibatch_evaluation_average * n
+                    if hooks:
+                        step = {"epoch": epoch, "minibatch": minibatch, "samples": n,
+                                "loss_sum": self.previous_minibatch_loss_sum,
+                                "metric_sum": self.previous_minibatch_evaluation_sum}
+                        for hook in hooks:
+                            hook.on_minibatch_end(self, step)
                 self.summarize_training_progress()
                 record = {"epoch": epoch, "samples": seen,
                           "seconds": time.perf_counter() - start,
@@ -394,8 +418,10 @@ class Trainer:
                 if checkpoint is not None and main:
                     self.save_checkpoint(checkpoint, {"epoch": epoch,
                                                       "reader": source.get_checkpoint_state()})
-                for callback in callbacks:
-                    callback(record)
+                    for hook in hooks:
+                        hook.on_checkpoint(self, checkpoint, record)
+                for hook in hooks:
+                    hook.on_epoch_end(self, record)
                 history.append(record)
                 if seen < size:
                     break           # the source ran out (max_samples / max_sweeps)
@@ -456,42 +482,19 @@ class Trainer:
     def _named_parameters(self) -> dict[str, Variable]:
         """Every parameter the trainer touches, trainable or not (running statistics too)."""
         named: dict[str, Variable] = {}
-        for learner in self.parameter_learners:
-            for p in _learner_params(learner):
-                named[p.name or f"#{len(named)}"] = p
+        for p in self.parameters:
+            named[p.name or f"#{len(named)}"] = p
         for v in Subgraph(self._outputs).parameters:
             named.setdefault(v.name, v)
         return named
 
 
-# ---------------------------------------------------------------------------------------------
-# Learners: CNTK learners (update(sample_count)) and NNabla solvers (update()) alike
-# ---------------------------------------------------------------------------------------------
-def _learner_params(learner) -> list[Variable]:
-    params = getattr(learner, "parameters", None)
-    if params is None and hasattr(learner, "get_parameters"):
-        params = learner.get_parameters()
-    if callable(params):
-        params = params()
-    if isinstance(params, Mapping):
-        params = list(params.values())
-    return list(params or [])
-
-
-def _zero_grad(learner) -> None:
-    if hasattr(learner, "zero_grad"):
-        learner.zero_grad()
-    else:
-        for p in _learner_params(learner):
-            p.grad = None
-
-
-def _update(learner, samples: int) -> None:
-    from ..solvers import Solver
-    if isinstance(learner, Solver):
-        learner.update()
-    else:
-        learner.update(samples)
+def _are_learners(value) -> bool:
+    """Whether ``value`` is an optimizer or a non-empty list of them (CNTK 2.x's third
+    argument, as opposed to the 2017 beta's metric)."""
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(isinstance(v, Optimizer) for v in value)
+    return isinstance(value, Optimizer)
 
 
 def _unwrap(var) -> Variable:

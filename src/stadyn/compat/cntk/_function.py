@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from ...graph import Subgraph, Variable, forward_all, topological_nodes, training
-from ...train._trainer import feed
+from ...train import feed
 
 __all__ = ["Function", "unwrap", "wrap", "adapt", "named", "cntk_name", "batched", "operand",
            "binary",
