@@ -7,9 +7,9 @@ registered against the op in the op rules (:func:`register_rules`, :func:`rules_
 
 from ._legacy import read_legacy_model
 from ._legacy_load import is_legacy_model_file, load_cntk, load_nnp
-from ._load import load
+from ._load import load, model_info
 from ._legacy_ir import LegacyFunction, LegacyModel, LegacyNetwork, LegacyParameter, LegacyVariable
-from ._model import is_model_file, model_info, save
+from ._model import is_model_file, save
 from ._network import ModelInfo, Network
 from ._onnx_api import Emitter, ExportError, ImportedNode, OnnxUnsupported
 from ._onnx_export import (DEFAULT_OPSET, SUPPORTED_OPSETS, export_onnx, inference_outputs,

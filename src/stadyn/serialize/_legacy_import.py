@@ -28,7 +28,7 @@ from ._network import Network
 from ._onnx_import import UnsupportedModelError
 from .op_rules import Unmapped, rules_for
 
-__all__ = ["legacy_import_table", "build_network", "FORMATS"]
+__all__ = ["legacy_import_table", "build_network", "output_shapes", "FORMATS"]
 
 #: format of a :class:`LegacyModel` -> (the op rules' column, the framework's name).
 FORMATS = {"nnp": ("nnp_import", "NNabla"), "cntk-v2": ("cntk_import", "CNTK")}
@@ -297,7 +297,20 @@ class _Builder:
         ins = OrderedDict((key, self.value(name, network)) for key, name in inputs.items())
         self.functions(functions, network)
         outs = OrderedDict((key, self.value(name, network)) for key, name in outputs.items())
+        self.batched_outputs = [k for k, v in outs.items() if id(v) in self.batched]
         return Network(ins, outs, self.registry, source=self.model.path, info=info)
+
+
+def output_shapes(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[str, str],
+                  outputs: Mapping[str, str]) -> "OrderedDict[str, tuple[tuple, str]]":
+    """The outputs' shapes and dtypes (``'batch'`` for the batch axis) as :func:`build_network`
+    builds them: CNTK files do not record them."""
+    builder = _Builder(model, ParameterRegistry(), 1)
+    with auto_forward(False), parameter_registry(builder.registry):
+        net = builder.build(network, inputs, outputs, {})
+    return OrderedDict(
+        (k, ((("batch",) + tuple(v.shape[1:])) if k in builder.batched_outputs else
+             tuple(v.shape), np.dtype(v.dtype).name)) for k, v in net.outputs.items())
 
 
 def build_network(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[str, str],

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import zipfile
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import Any
 
 from .._errors import ModelFileError
@@ -14,12 +14,13 @@ from ..parametric import ParameterRegistry
 from ._cntk_format import LARGE_MAGIC
 from ._cntk_v1_format import is_cntk_v1_file
 from ._legacy import read_legacy_model
-from ._legacy_import import build_network
+from ._legacy_import import build_network, output_shapes
 from ._legacy_ir import LegacyModel
-from ._network import Network
+from ._network import ModelInfo, Network
 from ._onnx_import import UnsupportedModelError
 
-__all__ = ["load_nnp", "load_cntk", "load_legacy", "is_legacy_model_file", "LEGACY_SUFFIXES"]
+__all__ = ["load_nnp", "load_cntk", "load_legacy", "legacy_model_info", "is_legacy_model_file",
+           "LEGACY_SUFFIXES"]
 
 #: File name endings read as NNabla or CNTK model files.
 LEGACY_SUFFIXES = (".nnp", ".nntxt", ".prototxt", ".model", ".dnn")
@@ -210,3 +211,86 @@ def load_legacy(path: str | os.PathLike, registry: ParameterRegistry | None = No
     if options:
         raise ValueError(f"{model.path}: {sorted(options)} apply to NNabla files only")
     return load_cntk(model, registry=registry, batch_size=batch_size)
+
+
+def _shape(shape: Any, batch: bool = False) -> tuple:
+    dims = tuple("batch" if d == -1 else d for d in (shape or ()))
+    return (("batch",) + dims) if batch else dims
+
+
+def legacy_model_info(path: str | os.PathLike) -> ModelInfo:
+    """What ``stadyn info`` prints for an NNabla or CNTK model file, read without building the
+    graph: the inputs and outputs :func:`load_legacy` would give (``'batch'`` for the batch
+    axis), the function types in the framework's own names (CNTK's layers, the blocks, listed
+    apart), the parameter count.
+
+    Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "tiny.nntxt")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write('network { name: "n" batch_size: 1 '
+        ...                 'variable { name: "x" type: "Buffer" shape { dim: -1 dim: 2 } } '
+        ...                 'variable { name: "y" type: "Buffer" shape { dim: -1 dim: 2 } } '
+        ...                 'function { name: "r" type: "ReLU" input: "x" output: "y" } }')
+        >>> info = legacy_model_info(path)
+        >>> info.kind, dict(info.inputs), dict(info.op_counts)
+        ("NNabla model (network 'n')", {'x': (('batch', 2), 'float32')}, {'ReLU': 1})
+    """
+    model = read_legacy_model(path)
+    details: dict[str, Any] = {}
+    if model.format == "nnp":
+        if not model.networks:
+            raise ModelFileError(f"{model.path}: holds no network (a parameter file)")
+        executors = model.extras.get("executors") or {}
+        if executors:
+            name, ex = next(iter(executors.items()))
+            net = model.networks.get(ex.get("network_name"))
+            if net is None:
+                raise ModelFileError(f"{model.path}: executor {name!r} runs the network "
+                                     f"{ex.get('network_name')!r}, which the file does not hold")
+            ins = _names(ex.get("data_variable")) + _names(ex.get("generator_variable"))
+            outs = _names(ex.get("output_variable"))
+            kind = f"NNabla model (executor {name!r}, network {net.name!r})"
+            details["executors"] = ", ".join(executors)
+        else:
+            net = next(iter(model.networks.values()))
+            ins, outs, kind = list(net.inputs), list(net.outputs), \
+                f"NNabla model (network {net.name!r})"
+        if len(model.networks) > 1:
+            details["networks"] = ", ".join(model.networks)
+        ins_ = OrderedDict((n, (_shape(getattr(net.variables.get(n), "shape", None)),
+                                getattr(net.variables.get(n), "dtype", "float32")))
+                           for n in ins)
+        outs_ = OrderedDict((n, (_shape(getattr(net.variables.get(n), "shape", None)),
+                                 getattr(net.variables.get(n), "dtype", "float32")))
+                            for n in outs)
+        counts = net.op_counts()
+    elif model.format == "cntk-v2":
+        net = model.networks["main"]
+        taken: set[str] = set()
+        ins_ = OrderedDict()
+        for n in net.inputs:
+            v = net.variables.get(n)
+            batched = bool(v is not None and v.meta.get("dynamic_axes"))
+            ins_[_cntk_key(v, n, taken)] = (_shape(v.shape if v else None, batched),
+                                            v.dtype if v else "float32")
+        taken = set()
+        keys = [_cntk_key(net.variables.get(n), n, taken) for n in net.outputs]
+        taken = set()
+        in_names = OrderedDict((_cntk_key(net.variables.get(n), n, taken), n) for n in net.inputs)
+        try:
+            outs_ = output_shapes(model, net, in_names, OrderedDict(zip(keys, net.outputs)))
+        except UnsupportedModelError as exc:        # still describe what the file holds
+            outs_ = OrderedDict((k, (("?",), "float32")) for k in keys)
+            details["not buildable"] = str(exc).split(": ", 1)[-1]
+        kind = "CNTK model"
+        counts = Counter(f.type for f in net.all_functions() if f.body is None)
+        layers = Counter(f.type for f in net.all_functions() if f.body is not None)
+        if layers:
+            details["layers"] = ", ".join(f"{t} {c}" for t, c in layers.most_common())
+    else:
+        raise UnsupportedModelError(f"{model.path}: a CNTK v1 (BrainScript cntk.exe) model "
+                                    "file: decoded (read_legacy_model) but not yet built")
+    return ModelInfo(kind=kind, inputs=ins_, outputs=outs_, op_counts=Counter(counts),
+                     n_parameters=model.parameter_count(),
+                     n_parameter_tensors=len(model.parameters), details=details)

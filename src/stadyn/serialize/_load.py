@@ -8,11 +8,12 @@ import os
 from typing import Any
 
 from ..parametric import ParameterRegistry
-from ._legacy_load import is_legacy_model_file, load_legacy
+from ._legacy_load import is_legacy_model_file, legacy_model_info, load_legacy
 from ._model import load as load_model_file
-from ._network import Network
+from ._model import model_info as stadyn_model_info
+from ._network import ModelInfo, Network
 
-__all__ = ["load"]
+__all__ = ["load", "model_info"]
 
 
 def load(path: str | os.PathLike, registry: ParameterRegistry | None = None,
@@ -40,3 +41,20 @@ def load(path: str | os.PathLike, registry: ParameterRegistry | None = None,
     if is_legacy_model_file(path):
         return load_legacy(path, registry=registry, batch_size=batch_size, **options)
     return load_model_file(path, registry=registry, batch_size=batch_size, **options)
+
+
+def model_info(path: str | os.PathLike) -> ModelInfo:
+    """Inputs, outputs, op counts and parameter count of a model file -- Stadyn's, ONNX,
+    NNabla's or CNTK's (their own op names) -- read without building the graph.
+
+    Example:
+        >>> import os, tempfile, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable((4, 3))
+        >>> path = os.path.join(tempfile.mkdtemp(), "m.stadyn")
+        >>> sd.save(path, F.relu(F.tanh(x)), x)
+        >>> dict(model_info(path).op_counts)
+        {'tanh': 1, 'relu': 1}
+    """
+    if is_legacy_model_file(path):
+        return legacy_model_info(path)
+    return stadyn_model_info(path)
