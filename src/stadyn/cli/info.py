@@ -5,9 +5,9 @@ Prints the inputs (names, shapes, dtypes), the outputs, the op counts by type an
 count, read from the file without building the graph (NNabla and CNTK files: the inputs and
 outputs of the first executor or of the model, their own op names, CNTK's layers; CNTK files
 record no output shapes, so those come from building the graph).  With --summary it builds the
-graph and prints a table by scope instead -- op, output shape, parameters, multiply-adds -- with totals
-(--depth N: one row per scope cut to N levels); NNabla and CNTK model files are listed with
-their own op names.
+graph and prints a table by scope instead -- op, output shape, parameters, multiply-adds -- with
+totals (--depth N: one row per scope cut to N levels); NNabla and CNTK model files are listed
+with their own op names.
 
 Example::
 
