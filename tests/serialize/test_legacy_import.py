@@ -16,7 +16,7 @@ import stadyn.functions as F
 from stadyn import ModelFileError
 from stadyn.serialize import (UnsupportedModelError, is_legacy_model_file, load_cntk, load_nnp,
                               read_legacy_model)
-from stadyn.serialize._legacy_import import build_network
+from stadyn.serialize._legacy_import import build_network, legacy_mapping_table
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIX = os.path.join(HERE, "..", "fixtures", "legacy")
@@ -210,3 +210,12 @@ def test_sd_load_tells_the_formats_apart(tmp_path):
     assert not is_legacy_model_file(str(tmp_path / "m.model"))   # a Stadyn zip, any suffix
     assert list(sd.load(str(tmp_path / "m.model")).outputs) == ["y"]
     assert list(sd.load(str(copy)).outputs) == ["y"]
+
+
+def test_the_docs_list_the_mapped_types_as_the_op_rules_declare_them():
+    text = open(os.path.join(HERE, "..", "..", "docs", "model-files.md"), encoding="utf-8").read()
+    copy = text.split("<!-- legacy-mapping-start -->")[1].split("<!-- legacy-mapping-end -->")[0]
+    assert copy.strip() == legacy_mapping_table(), (
+        "docs/model-files.md: regenerate the table with "
+        "stadyn.serialize._legacy_import.legacy_mapping_table()")
+    assert "| `affine` | Affine |" in copy and "| `affine` | Times, TransposeTimes |" in copy

@@ -28,7 +28,8 @@ from ._network import Network
 from ._onnx_import import UnsupportedModelError
 from .op_rules import Unmapped, rules_for
 
-__all__ = ["legacy_import_table", "build_network", "output_shapes", "FORMATS"]
+__all__ = ["legacy_import_table", "legacy_mapping_table", "build_network", "output_shapes",
+           "FORMATS"]
 
 #: format of a :class:`LegacyModel` -> (the op rules' column, the framework's name).
 FORMATS = {"nnp": ("nnp_import", "NNabla"), "cntk-v2": ("cntk_import", "CNTK")}
@@ -344,3 +345,25 @@ def build_network(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[st
         builder.registry_name = lambda name: names.get(name, name)  # type: ignore[method-assign]
     with auto_forward(False), parameter_registry(registry):
         return builder.build(network, inputs, outputs, dict(info or {}))
+
+
+def legacy_mapping_table() -> str:
+    """The NNabla function types and CNTK op names the catalog's op rules import, as Markdown
+    tables (type -> catalog op); ``docs/model-files.md`` holds them.
+
+    Example:
+        >>> print(legacy_mapping_table().splitlines()[0])
+        **NNabla** (63 function types)
+    """
+    parts = []
+    for fmt in FORMATS:
+        table = legacy_import_table(fmt)
+        by_op: dict[str, list[str]] = {}
+        for op_type, (op_name, _) in sorted(table.items()):
+            by_op.setdefault(op_name, []).append(op_type)
+        what = "function types" if fmt == "nnp" else "op names"
+        parts += [f"**{FORMATS[fmt][1]}** ({len(table)} {what})", "",
+                  "| catalog op | imported from |", "|---|---|"]
+        parts += [f"| `{op}` | {', '.join(by_op[op])} |" for op in sorted(by_op)]
+        parts.append("")
+    return "\n".join(parts).rstrip()
