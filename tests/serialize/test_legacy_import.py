@@ -116,6 +116,26 @@ def test_cntk_models_compute_what_cntk_computed(name, key):
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("name", ["cntk_v1_mlp_bn.dnn", "cntk_v1_small_cnn.dnn"])
+def test_cntk_v1_files_compute_what_cntk_computed(name):
+    """CNTK 2.7's v1 writer made them; CNTK 2.7 loaded them back and recorded the outputs."""
+    (x,) = recorded(CNTK, name, "in").values()
+    (expected,) = recorded(CNTK, name, "out").values()
+    net = sd.load(fixture(name), batch_size=len(x))
+    assert net.info().kind == "CNTK v1 model (BrainScript)"
+    (got,) = net(**{next(iter(net.inputs)): x}).values()
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_cntk_v1_names_come_from_the_v2_library_names():
+    net = sd.load(fixture("cntk_v1_small_cnn.dnn"))
+    assert list(net.inputs) == ["image"] and list(net.outputs) == ["Plus2043"]
+    assert set(net.registry) == {"Parameter1833", "Parameter1834", "Parameter1849",
+                                 "Parameter1850", "Constant1851", "Constant1852", "Constant1853",
+                                 "Parameter1874", "Parameter1875"}
+    assert net.inputs["image"].shape == (1, 2, 6, 6)
+
+
 def test_cntk_inputs_by_name_parameters_by_uid_running_statistics_frozen():
     net = load_cntk(fixture("cntk_mlp_bn.model"), batch_size=4)
     assert list(net.inputs) == ["x"] and net.inputs["x"].shape == (4, 5)

@@ -32,7 +32,8 @@ __all__ = ["legacy_import_table", "legacy_mapping_table", "build_network", "outp
            "FORMATS"]
 
 #: format of a :class:`LegacyModel` -> (the op rules' column, the framework's name).
-FORMATS = {"nnp": ("nnp_import", "NNabla"), "cntk-v2": ("cntk_import", "CNTK")}
+FORMATS = {"nnp": ("nnp_import", "NNabla"), "cntk-v2": ("cntk_import", "CNTK"),
+           "cntk-v1": ("cntk_v1_import", "CNTK v1")}
 
 _MAX_INPUT_BYTES = 1 << 34     # the inputs a file declares, at the batch size asked for
 
@@ -108,7 +109,10 @@ def _collect_variables(net: LegacyNetwork, into: dict) -> None:
 
 
 def _is_combine(fn: LegacyFunction) -> bool:
-    """CNTK's ``Combine``: no computation, its outputs are its inputs."""
+    """CNTK's ``Combine`` (no computation, its outputs are its inputs) and CNTK v1's
+    ``DynamicAxis`` node (an axis, no value)."""
+    if fn.type == "DynamicAxis" and not fn.inputs:
+        return True
     return fn.type == "Combine" and len(fn.inputs) == len(fn.outputs) and fn.body is None
 
 
@@ -156,7 +160,12 @@ class _Builder:
     def data_input(self, name: str, lv: LegacyVariable) -> Variable:
         shape = list(lv.shape or ())
         batched = True
-        if self.fmt == "cntk-v2":
+        if self.fmt == "cntk-v1":      # every v1 input has a dynamic axis: the batch
+            if any(d < 0 for d in shape):
+                raise self.fail(f"input {name!r} has a free or inferred dimension: "
+                                f"{tuple(shape)}", unsupported=True)
+            shape = [self.batch_size] + shape
+        elif self.fmt == "cntk-v2":
             axes = list(lv.meta.get("dynamic_axes") or [])
             label = f"input {lv.meta.get('name') or name!r} ({name})"
             if axes and axes != ["defaultBatchAxis"]:
@@ -249,7 +258,7 @@ class _Builder:
         if fn.body is not None:
             self.block(fn, network)
         elif _is_combine(fn):
-            self.env.update(zip(fn.outputs, inputs))
+            self.env.update(zip(fn.outputs, inputs))    # DynamicAxis: nothing
         else:
             self.call(fn, inputs)
 

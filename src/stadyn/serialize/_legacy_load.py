@@ -5,6 +5,7 @@ Stadyn networks: :func:`load_nnp`, :func:`load_cntk`, and :func:`load_legacy`, w
 from __future__ import annotations
 
 import os
+import re
 import zipfile
 from collections import Counter, OrderedDict
 from typing import Any
@@ -148,8 +149,10 @@ def _cntk_key(var, uid: str, taken: set[str]) -> str:
 
 def load_cntk(path: str | os.PathLike | LegacyModel, *, batch_size: int | None = None,
               registry: ParameterRegistry | None = None) -> Network:
-    """Load a CNTK 2 model file (``.model``, ``.dnn``: what ``Function.save`` wrote) as a
-    runnable :class:`Network`, without CNTK.
+    """Load a CNTK 2 model file (``.model``, ``.dnn``: what ``Function.save`` wrote) or a CNTK v1
+    one (BrainScript's ``cntk.exe``; its dynamic axis taken as the batch axis, nodes written by
+    CNTK 2's v1 writer keyed by their CNTK 2 uids and names) as a runnable :class:`Network`,
+    without CNTK.
 
     Inputs and outputs are keyed by CNTK's names where they are unique and set (``features``),
     else by uid (``Block1232_Output_0``).  Inputs with CNTK's batch axis get it first, sized
@@ -174,19 +177,44 @@ def load_cntk(path: str | os.PathLike | LegacyModel, *, batch_size: int | None =
     """
     model = path if isinstance(path, LegacyModel) else read_legacy_model(path)
     where = model.path
-    if model.format == "cntk-v1":
-        raise UnsupportedModelError(f"{where}: a CNTK v1 (BrainScript cntk.exe) model file: "
-                                    "decoded (read_legacy_model) but not yet built as a network")
-    if model.format != "cntk-v2":
+    if model.format not in ("cntk-v2", "cntk-v1"):
         raise ModelFileError(f"{where}: not a CNTK model file (a {model.format} model)")
     net = model.networks["main"]
-    taken: set[str] = set()
-    ins = OrderedDict((_cntk_key(net.variables.get(n), n, taken), n) for n in net.inputs)
-    taken = set()
-    outs = OrderedDict((_cntk_key(net.variables.get(n), n, taken), n) for n in net.outputs)
+    ins, outs, names = _cntk_names(model)
     size = _batch(batch_size, where) or 1
-    info = {"kind": "CNTK model", "batch_size": size}
-    return build_network(model, net, ins, outs, registry=registry, batch_size=size, info=info)
+    kind = "CNTK model" if model.format == "cntk-v2" else "CNTK v1 model (BrainScript)"
+    info = {"kind": kind, "batch_size": size}
+    return build_network(model, net, ins, outs, registry=registry, batch_size=size, info=info,
+                         parameter_names=names)
+
+
+_V1_NAME = re.compile(r"^__v2libuid__(?P<uid>.*?)__v2libname__(?P<name>.*)$", re.S)
+
+
+def _cntk_names(model: LegacyModel) -> tuple[OrderedDict, OrderedDict, dict]:
+    """(inputs key -> variable, outputs key -> variable, parameter -> registry name) of a CNTK
+    model: CNTK 2 names as they are (uids for parameters); CNTK v1 nodes written by CNTK 2
+    (``__v2libuid__<uid>__v2libname__<name>``) by those uids and names."""
+    net = model.networks["main"]
+    if model.format == "cntk-v2":
+        taken: set[str] = set()
+        ins = OrderedDict((_cntk_key(net.variables.get(n), n, taken), n) for n in net.inputs)
+        taken = set()
+        outs = OrderedDict((_cntk_key(net.variables.get(n), n, taken), n) for n in net.outputs)
+        return ins, outs, {}
+
+    def split(name: str) -> tuple[str, str]:
+        m = _V1_NAME.match(name)
+        return (m.group("uid"), m.group("name")) if m else (name, name)
+
+    def keyed(names: list[str]) -> OrderedDict:
+        out: OrderedDict = OrderedDict()
+        for n in names:
+            uid, short = split(n)
+            out[short if short and short not in out else uid] = n
+        return out
+    names = {p: split(p)[0] for p in model.parameters}
+    return keyed(list(net.inputs)), keyed(list(net.outputs)), names
 
 
 def load_legacy(path: str | os.PathLike, registry: ParameterRegistry | None = None,
@@ -265,32 +293,26 @@ def legacy_model_info(path: str | os.PathLike) -> ModelInfo:
                                  getattr(net.variables.get(n), "dtype", "float32")))
                             for n in outs)
         counts = net.op_counts()
-    elif model.format == "cntk-v2":
+    else:                                   # CNTK 2 or v1
         net = model.networks["main"]
-        taken: set[str] = set()
+        in_names, out_names, _ = _cntk_names(model)
         ins_ = OrderedDict()
-        for n in net.inputs:
+        for key, n in in_names.items():
             v = net.variables.get(n)
-            batched = bool(v is not None and v.meta.get("dynamic_axes"))
-            ins_[_cntk_key(v, n, taken)] = (_shape(v.shape if v else None, batched),
-                                            v.dtype if v else "float32")
-        taken = set()
-        keys = [_cntk_key(net.variables.get(n), n, taken) for n in net.outputs]
-        taken = set()
-        in_names = OrderedDict((_cntk_key(net.variables.get(n), n, taken), n) for n in net.inputs)
-        try:
-            outs_ = output_shapes(model, net, in_names, OrderedDict(zip(keys, net.outputs)))
-        except UnsupportedModelError as exc:        # still describe what the file holds
-            outs_ = OrderedDict((k, (("?",), "float32")) for k in keys)
-            details["not buildable"] = str(exc).split(": ", 1)[-1]
-        kind = "CNTK model"
-        counts = Counter(f.type for f in net.all_functions() if f.body is None)
+            batched = model.format == "cntk-v1" or bool(v is not None and
+                                                         v.meta.get("dynamic_axes"))
+            ins_[key] = (_shape(v.shape if v else None, batched), v.dtype if v else "float32")
+        kind = "CNTK model" if model.format == "cntk-v2" else "CNTK v1 model (BrainScript)"
+        counts = Counter(f.type for f in net.all_functions()
+                         if f.body is None and f.type != "DynamicAxis")
         layers = Counter(f.type for f in net.all_functions() if f.body is not None)
         if layers:
             details["layers"] = ", ".join(f"{t} {c}" for t, c in layers.most_common())
-    else:
-        raise UnsupportedModelError(f"{model.path}: a CNTK v1 (BrainScript cntk.exe) model "
-                                    "file: decoded (read_legacy_model) but not yet built")
+        try:
+            outs_ = output_shapes(model, net, in_names, out_names)
+        except UnsupportedModelError as exc:        # still describe what the file holds
+            outs_ = OrderedDict((k, (("?",), "float32")) for k in out_names)
+            details["not buildable"] = str(exc).split(": ", 1)[-1]
     return ModelInfo(kind=kind, inputs=ins_, outputs=outs_, op_counts=Counter(counts),
                      n_parameters=model.parameter_count(),
                      n_parameter_tensors=len(model.parameters), details=details)

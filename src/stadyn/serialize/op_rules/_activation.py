@@ -13,7 +13,8 @@ from ._table import Unmapped, register_rules
 
 register_rules(F.relu, onnx_export=onnx_unary("Relu"), onnx_import={"Relu": import_unary(F.relu)},
                nnp_import=nnabla(F.relu, "ReLU", inplace=bool),
-               cntk_import={"ReLU": cntk_same(F.relu)})
+               cntk_import={"ReLU": cntk_same(F.relu)},
+               cntk_v1_import={"RectifiedLinear": cntk_same(F.relu)})
 
 
 def _leaky_relu_onnx(g, inputs, attrs):
@@ -96,10 +97,13 @@ register_rules(F.sigmoid, onnx_export=onnx_unary("Sigmoid"),
                onnx_import={"Sigmoid": import_unary(F.sigmoid)},
                nnp_import=nnabla(F.sigmoid, "Sigmoid"),
                cntk_import={"Sigmoid": cntk_same(F.sigmoid),
-                            "StableSigmoid": cntk_same(F.sigmoid)})
+                            "StableSigmoid": cntk_same(F.sigmoid)},
+               cntk_v1_import={"Sigmoid": cntk_same(F.sigmoid),
+                               "StableSigmoid": cntk_same(F.sigmoid)})
 
 register_rules(F.tanh, onnx_export=onnx_unary("Tanh"), onnx_import={"Tanh": import_unary(F.tanh)},
-               nnp_import=nnabla(F.tanh, "Tanh"), cntk_import={"Tanh": cntk_same(F.tanh)})
+               nnp_import=nnabla(F.tanh, "Tanh"), cntk_import={"Tanh": cntk_same(F.tanh)},
+               cntk_v1_import={"Tanh": cntk_same(F.tanh)})
 
 
 def _swish_onnx(g, inputs, attrs):
@@ -162,7 +166,7 @@ def _import_softmax_like(f):
 register_rules(F.softmax, onnx_export=_softmax_like_onnx("Softmax"),
                onnx_import={"Softmax": _import_softmax_like(F.softmax)},
                nnp_import=nnabla(F.softmax, "Softmax", axis=int),
-               cntk_import={"Softmax": softmax_cntk})
+               cntk_import={"Softmax": softmax_cntk}, cntk_v1_import={"Softmax": softmax_cntk})
 register_rules(F.log_softmax, onnx_export=_softmax_like_onnx("LogSoftmax"),
                onnx_import={"LogSoftmax": _import_softmax_like(F.log_softmax)},
                nnp_import=nnabla(F.log_softmax, "LogSoftmax", axis=int))

@@ -452,3 +452,46 @@ def clip_cntk(node):
     if lo.size != 1 or hi.size != 1:
         node.unsupported("clip bounds that are not scalars")
     return F.clip_by_value_scalar(node.var(0), float(lo.reshape(())), float(hi.reshape(())))
+
+
+# -- CNTK v1 (BrainScript cntk.exe) nodes: their stored fields as CNTK 2's attributes ------------
+def v1(rule: Callable[..., Any], **names: str) -> Callable[..., Any]:
+    """A ``cntk_v1_import`` rule: the v1 node's fields renamed to CNTK 2's attribute names
+    (``names``: v1 field -> CNTK 2 attribute), then the CNTK 2 ``rule``.
+
+    Example:
+        >>> v1(times_cntk, output_rank="outputRank").__name__
+        'times_cntk_v1'
+    """
+    def build(node):
+        node.attrs = {names.get(k, k): v for k, v in node.attrs.items()}
+        return rule(node)
+    build.__name__ = f"{getattr(rule, '__name__', 'rule')}_v1"
+    return build
+
+
+#: v1 Convolution/Pooling fields -> CNTK 2 attributes.
+V1_WINDOW = dict(kernel_shape="kernelShape", auto_padding="autoPadding", lower_pad="lowerPad",
+                 upper_pad="upperPad", ceil_out_dim="ceilOutDim", include_pad="includePad")
+
+
+def pooling_v1(node):
+    """A v1 ``Pooling`` node: ``pool_kind`` Max 1 / Average 2 (CNTK 2: 0 / 1) over
+    ``kernel_shape``, whose leading entries of 1 (the channel axis, not strided or padded) are
+    left out."""
+    a = node.attrs
+    kind = {1: 0, 2: 1}.get(int(a.get("pool_kind", 0)))
+    if kind is None:
+        node.unsupported(f"pool_kind {a.get('pool_kind')}")
+    kernel = list(a["kernel_shape"])
+    strides = list(fill(a.get("strides"), len(kernel), 1))
+    auto = list(fill(a.get("auto_padding"), len(kernel), False))
+    while len(kernel) > 1 and kernel[0] == 1 and strides[0] == 1 and not auto[0]:
+        kernel, strides, auto = kernel[1:], strides[1:], auto[1:]
+    node.attrs = {"poolingType": kind, "poolingWindowShape": tuple(kernel),
+                  "strides": tuple(strides), "autoPadding": auto,
+                  "lowerPad": fill(a.get("lower_pad"), len(kernel), 0),
+                  "upperPad": fill(a.get("upper_pad"), len(kernel), 0),
+                  "ceilOutDim": a.get("ceil_out_dim", False),
+                  "includePad": a.get("include_pad", False)}
+    return pooling_cntk(node)

@@ -17,7 +17,8 @@ import torch
 from ... import functions as F
 from ...ops import ntuple, pool_geometry, window_counts
 from ._cntk_rules import (batch_normalization_cntk, convolution_cntk, dropout_cntk,
-                          pooling_cntk, times_cntk, transpose_times_cntk)
+                          pooling_cntk, pooling_v1, times_cntk, transpose_times_cntk, v1,
+                          V1_WINDOW)
 from ._nnabla import nnabla, shape_or_none
 from ._table import register_rules
 
@@ -62,7 +63,8 @@ def _import_gemm(node):
 
 register_rules(F.affine, onnx_export=_affine_onnx, onnx_import={"Gemm": _import_gemm},
                nnp_import=nnabla(F.affine, "Affine", base_axis=int),
-               cntk_import={"Times": times_cntk, "TransposeTimes": transpose_times_cntk})
+               cntk_import={"Times": times_cntk, "TransposeTimes": transpose_times_cntk},
+               cntk_v1_import={"Times": v1(times_cntk, output_rank="outputRank")})
 
 
 # -- convolutions -----------------------------------------------------------------------------
@@ -180,7 +182,8 @@ register_rules(F.convolution, onnx_export=_convolution_onnx, onnx_import={"Conv"
                nnp_import=nnabla(F.convolution, "Convolution", convert=_window_nnp, base_axis=int,
                                     pad=tuple, stride=tuple, dilation=tuple, group=int,
                                     channel_last=bool),
-               cntk_import={"Convolution": convolution_cntk})
+               cntk_import={"Convolution": convolution_cntk},
+               cntk_v1_import={"Convolution": v1(convolution_cntk, **V1_WINDOW)})
 
 
 def _deconvolution_onnx(g, inputs, attrs):
@@ -329,7 +332,7 @@ register_rules(F.max_pooling, onnx_export=_max_pooling_onnx,
                nnp_import=nnabla(F.max_pooling, "MaxPooling", convert=_window_nnp, kernel=tuple,
                                     stride=tuple, ignore_border=bool, pad=tuple,
                                     channel_last=bool),
-               cntk_import={"Pooling": pooling_cntk})
+               cntk_import={"Pooling": pooling_cntk}, cntk_v1_import={"Pooling": pooling_v1})
 
 
 def _average_pooling_onnx(g, inputs, attrs):
@@ -464,7 +467,10 @@ def _batch_normalization_nnp(node):
 register_rules(F.batch_normalization, onnx_export=_batch_normalization_onnx,
                onnx_import={"BatchNormalization": _import_batch_normalization},
                nnp_import={"BatchNormalization": _batch_normalization_nnp},
-               cntk_import={"BatchNormalization": batch_normalization_cntk})
+               cntk_import={"BatchNormalization": batch_normalization_cntk},
+               cntk_v1_import={"BatchNormalization": v1(
+                   batch_normalization_cntk,
+                   normalization_time_constant="normalizationTimeConstant")})
 
 
 def _dropout_onnx(g, inputs, attrs):

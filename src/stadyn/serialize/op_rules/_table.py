@@ -53,6 +53,9 @@ class OpRules:
             body, so layers need no rule), ``build(node)`` as for ``nnp_import``, with the
             attributes as CNTK's Python API shows them and ``node.batched(i)`` telling which
             inputs carry the batch axis.
+        cntk_v1_import: ``{node_type: build}`` for CNTK v1 (BrainScript ``cntk.exe``) model files:
+            their node types (``RectifiedLinear``, ``Times``...) with the fields the node stores
+            (``stadyn/serialize/_cntk_v1_format.py``), mostly CNTK 2's rule after renaming them.
 
     A column of :meth:`required_columns` left ``None`` is undeclared: the completeness test
     (``tests/serialize/test_op_rules.py``) names the op and the column.  The import columns of
@@ -73,6 +76,7 @@ class OpRules:
     onnx_import: Mapping[str, Callable[..., Any]] | Unmapped | None = None
     nnp_import: Mapping[str, Callable[..., Any]] | Unmapped | None = None
     cntk_import: Mapping[str, Callable[..., Any]] | Unmapped | None = None
+    cntk_v1_import: Mapping[str, Callable[..., Any]] | Unmapped | None = None
 
     @classmethod
     def columns(cls) -> tuple[str, ...]:
