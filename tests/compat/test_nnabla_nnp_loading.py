@@ -40,7 +40,7 @@ def test_load_gives_executors_with_their_assignments():
         executor = info.executors["inference"]
         (x, data), = executor.dataset_assign.items()
         (y, out), = executor.output_assign.items()
-        assert (x.name, data, y.name, out) == ("x", "x", "y", "y")
+        assert (x.name, data, y.name, out) == ("x", "x", "y", ["", "y"])
         x.variable_instance.d = REF["nnabla_lenet_protobuf.nnp/inference/in/x"]
         y.variable_instance.forward()
     np.testing.assert_allclose(y.variable_instance.d,

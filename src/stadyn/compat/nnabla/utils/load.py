@@ -19,10 +19,10 @@ from ....graph import Variable
 from ....parametric import current_registry
 from ....serialize import load_nnp, read_legacy_model
 
-__all__ = ["load", "NnpInfo", "NnpVariable", "NnpExecutor"]
+__all__ = ["load"]
 
 
-class NnpVariable:
+class _NnpVariable:
     """A network variable as NNabla's ``load`` shows it: ``name``, ``shape`` and the Stadyn
     Variable as ``variable_instance``."""
 
@@ -32,30 +32,33 @@ class NnpVariable:
         self.shape = tuple(variable.shape)
 
     def __repr__(self) -> str:
-        return f"<NnpVariable {self.name!r} {self.shape}>"
+        return f"<_NnpVariable {self.name!r} {self.shape}>"
 
 
-class NnpExecutor:
-    """An executor: its ``network`` (with ``variables`` by name) and the assignments of data,
-    generator and output names to the network's variables."""
+class _NnpExecutor:
+    """An executor: its ``network`` (with ``variables`` by name) and, as NNabla keys them by the
+    network's variables, ``dataset_assign`` (-> data name), ``output_assign`` (-> ``[type,
+    data name]``) and ``generator_assign`` (-> generator type)."""
 
     def __init__(self, name: str, network: Any, proto: dict):
         self.name = name
         self.network = network
         self.proto = proto
 
-        def assign(key: str, field: str) -> "OrderedDict[NnpVariable, str]":
-            return OrderedDict((network.variables[e["variable_name"]], e.get(field, ""))
+        def assign(key: str, value) -> "OrderedDict[_NnpVariable, Any]":
+            return OrderedDict((network.variables[e["variable_name"]], value(e))
                                for e in proto.get(key) or [] if isinstance(e, dict))
-        self.dataset_assign = assign("data_variable", "data_name")
-        self.output_assign = assign("output_variable", "data_name")
-        self.generator_assign = assign("generator_variable", "type")
+        self.dataset_assign = assign("data_variable", lambda e: e.get("data_name", ""))
+        # NNabla keeps an output's type (proto3: absent when empty) beside its data name
+        self.output_assign = assign("output_variable",
+                                    lambda e: [e.get("type", ""), e.get("data_name", "")])
+        self.generator_assign = assign("generator_variable", lambda e: e.get("type", ""))
         self.num_evaluations = int(proto.get("num_evaluations") or 1)
         self.repeat_evaluation_type = proto.get("repeat_evaluation_type", "")
         self.need_back_propagation = bool(proto.get("need_back_propagation", False))
 
 
-class NnpInfo(SimpleNamespace):
+class _NnpInfo(SimpleNamespace):
     """What :func:`load` returns (attributes as NNabla names them)."""
 
 
@@ -64,9 +67,9 @@ def _network(model: Any, name: str, batch_size: int | None, executor: str | None
         net = load_nnp(model, executor, batch_size=batch_size, registry=current_registry())
     else:
         net = load_nnp(model, network=name, batch_size=batch_size, registry=current_registry())
-    variables = OrderedDict((k, NnpVariable(k, v)) for k, v in
+    variables = OrderedDict((k, _NnpVariable(k, v)) for k, v in
                             list(net.inputs.items()) + list(net.outputs.items()))
-    variables.update((k, NnpVariable(k, v)) for k, v in net.parameters.items())
+    variables.update((k, _NnpVariable(k, v)) for k, v in net.parameters.items())
     return SimpleNamespace(name=name, batch_size=net.info().details.get("batch_size"),
                            variables=variables, network=net)
 
@@ -74,7 +77,7 @@ def _network(model: Any, name: str, batch_size: int | None, executor: str | None
 def load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
          prepare_data_iterator: bool = True, batch_size: int | None = None,
          exclude_parameter: bool = False, parameter_only: bool = False,
-         extension: str = ".nntxt", context: Any = None) -> NnpInfo:
+         extension: str = ".nntxt", context: Any = None) -> _NnpInfo:
     """Load NNabla files (one path or several; later files add networks and parameters).
 
     Example:
@@ -100,7 +103,7 @@ def load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
         raise NotImplementedError("load(exclude_parameter=True): Stadyn always takes the "
                                   "file's parameters")
     paths = [filenames] if isinstance(filenames, (str, os.PathLike)) else list(filenames)
-    info = NnpInfo(networks=OrderedDict(), executors=OrderedDict(), optimizers=OrderedDict(),
+    info = _NnpInfo(networks=OrderedDict(), executors=OrderedDict(), optimizers=OrderedDict(),
                    datasets=OrderedDict(), monitors=OrderedDict(), training_config=None,
                    global_config=None)
     registry = current_registry()
@@ -121,7 +124,7 @@ def load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
             info.networks[name] = _network(model, name, batch_size)
         for name, proto in executors.items():
             built = _network(model, proto.get("network_name"), batch_size, executor=name)
-            info.executors[name] = NnpExecutor(name, built, proto)
+            info.executors[name] = _NnpExecutor(name, built, proto)
         for key in ("optimizers", "datasets", "monitors"):
             getattr(info, key).update(model.extras.get(key) or {})
         info.training_config = model.extras.get("training_config", info.training_config)
