@@ -163,8 +163,10 @@ def load_cntk(path: str | os.PathLike | LegacyModel, *, batch_size: int | None =
     dropout runs only in training, as in CNTK.  Functions no Stadyn op maps (and sequence
     inputs) are refused with one :class:`UnsupportedModelError` naming them.
 
-    Example (``net = load_cntk("ConvNet_CIFAR10_DataAug_0.dnn"); net(features=images)``; an
-    NNabla file is refused):
+    Typically ``load_cntk("ConvNet_CIFAR10_DataAug_0.dnn")(features=images)``; an NNabla
+    file is refused.
+
+    Example:
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "n.nntxt")
         >>> with open(path, "w") as f:
