@@ -32,7 +32,8 @@ SECTIONS = [
         "stadyn.compat.nnabla.parametric_functions", "stadyn.compat.nnabla.solvers",
         "stadyn.compat.nnabla.initializer", "stadyn.compat.nnabla.ext_utils",
         "stadyn.compat.nnabla.communicators", "stadyn.compat.nnabla.utils",
-        "stadyn.compat.nnabla.utils.data_iterator", "stadyn.compat.nnabla.tutorial",
+        "stadyn.compat.nnabla.utils.data_iterator", "stadyn.compat.nnabla.utils.load",
+        "stadyn.compat.nnabla.utils.nnp_graph", "stadyn.compat.nnabla.tutorial",
         "stadyn.compat.nnabla.tutorial.tiny_digits"]),
     ("CNTK's names", [
         "stadyn.compat.cntk", "stadyn.compat.cntk.ops", "stadyn.compat.cntk.layers",

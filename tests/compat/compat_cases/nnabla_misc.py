@@ -413,3 +413,44 @@ def tiny_digits(nn, r):
     return {"shapes": [list(images.shape), list(labels.shape)],
             "dtypes": [str(images.dtype), str(labels.dtype)], "first_image": images[0].tolist(),
             "first_label": int(labels[0, 0]), "n": int(digits.target.shape[0]), "png": png}
+
+
+# -- NNabla's own model files -------------------------------------------------------------------
+LEGACY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures",
+                      "legacy")
+G = "nnabla.utils.nnp_graph."
+
+
+@nnabla_case(names=[G + "NnpLoader", G + "NnpLoader.get_network",
+                    G + "NnpLoader.get_network_names", G + "NnpNetwork"],
+             note="the LeNet NNabla 1.39 saved with parameter.protobuf (tests/fixtures/legacy)")
+def nnp_loader(nn, r):
+    NG = r.module("nnabla.utils.nnp_graph")
+    nnp = NG.NnpLoader(os.path.join(LEGACY, "nnabla_lenet_protobuf.nnp"))
+    names = nnp.get_network_names()
+    net = nnp.get_network("lenet", batch_size=2)
+    r.touch(G + "NnpLoader.get_network", G + "NnpLoader.get_network_names")
+    x, y = net.inputs["x"], net.outputs["y"]
+    x.d = r.rand(2, 1, 28, 28)
+    y.forward()
+    return {"names": names, "inputs": list(net.inputs), "outputs": list(net.outputs),
+            "y": y.d.copy(), "is_network": isinstance(net, NG.NnpNetwork),
+            "shape": list(y.shape)}
+
+
+@nnabla_case(names=["nnabla.utils.load.load"],
+             note="the deep CNN NNabla 1.39 saved with its training sections "
+                  "(tests/fixtures/legacy)")
+def nnp_load(nn, r):
+    L = r.module("nnabla.utils.load")
+    info = L.load([os.path.join(LEGACY, "nnabla_deep_cnn.nnp")], prepare_data_iterator=False,
+                  batch_size=2)
+    executor = info.executors["runtime"]
+    (x, data), = executor.dataset_assign.items()
+    (y, out), = executor.output_assign.items()
+    x.variable_instance.d = r.rand(2, 1, 8, 8) * 16
+    y.variable_instance.forward()
+    return {"networks": list(info.networks), "executors": list(info.executors),
+            "names": [x.name, data, y.name, out], "y": y.variable_instance.d.copy(),
+            "optimizers": sorted(info.optimizers), "datasets": sorted(info.datasets),
+            "monitors": sorted(info.monitors)}

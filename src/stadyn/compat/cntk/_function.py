@@ -388,10 +388,15 @@ Parameter = parameter
 
 
 def load_model(filename: str | os.PathLike, device=None) -> Function:
-    """Load a model saved by ``Function.save`` (Stadyn's model file); returns its output."""
+    """Load a model saved by ``Function.save`` (Stadyn's model file) or by CNTK 2's own ``save``
+    (a ``.model`` / ``.dnn`` file, read without CNTK: ``stadyn.load``); returns its first
+    output.  ``Function.load`` is the same."""
     from ... import serialize
     network = serialize.load(filename)
     outputs = list(network.outputs.values())
     for name, var in network.inputs.items():
         _INPUTS[var] = name
     return Function(outputs[0], next(iter(network.outputs)))
+
+
+Function.load = staticmethod(load_model)
