@@ -26,6 +26,7 @@ import torch
 
 import stadyn as sd
 import stadyn.functions as F
+import stadyn.parametric_functions as PF
 import stadyn.solvers as S
 from stadyn.solvers import functional as Fn
 
@@ -744,3 +745,31 @@ def test_a_model_files_tampered_solver_state_is_refused_naming_the_model_file(tm
                                                 r"must be finite"):
         net.load_solver_states(other)
     assert other.hyper["alpha"] == 0.01
+
+
+_FORMER = {"Momentum": {"v": "m"}, "Nesterov": {"v": "m"}, "Adam": {"m": "mean", "v": "var"},
+           "Adadelta": {"e_g": "e_sqr_grad", "e_x": "e_sqr_delta"}, "AMSGrad": {}, "RMSprop": {},
+           "Adagrad": {}, "Lion": {}}
+
+
+@pytest.mark.parametrize("name", sorted(_FORMER))
+def test_state_files_written_with_the_former_names_still_load(name):
+    """Files from before the states took NNabla's names (tests/fixtures/solver_states_v1, made
+    by its make_states.py at commit 2e45692) load, each tensor under its new name."""
+    from safetensors.numpy import load_file
+    path = os.path.join(os.path.dirname(__file__), "..", "fixtures", "solver_states_v1",
+                        f"{name}.safetensors")
+    written = load_file(path)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        x = sd.Variable.from_numpy_array(np.ones((4, 3), np.float32))
+        with sd.parameter_scope("n"):
+            PF.affine(x, 2, name="fc")
+        solver = getattr(S, name)(0.01) if name in ("Momentum", "Nesterov") else getattr(S, name)()
+        solver.set_parameters(sd.get_parameters())
+        solver.load_states(path)
+        states = solver.get_states()
+    for key, array in written.items():
+        param, _, old = key.rpartition("/")
+        new = _FORMER[name].get(old, old)
+        np.testing.assert_array_equal(states[param].pstate[new].d, array)
+        assert states[param].t == 2

@@ -64,6 +64,8 @@ class Solver(Optimizer):
     """
 
     _state_names: tuple[str, ...] = ()
+    # State names files written before the names became NNabla's still load: {old: new}.
+    _former_state_names: dict[str, str] = {}
     _lr_name = "lr"
     _scalar_hypers: tuple[str, ...] = ("lr",)
     _fused_weight_decay = False          # weight_decay(rate) acts inside the next update only
@@ -360,6 +362,8 @@ class Solver(Optimizer):
         merged: dict[str, dict[str, Any]] = {}
         for key, tensor in tensors.items():
             name, _, sub = str(key).rpartition("/")
+            if sub not in self._state_names:
+                sub = self._former_state_names.get(sub, sub)
             merged.setdefault(name, {})[sub] = tensor
         for name, t in steps.items():
             merged.setdefault(name, {})["t"] = t
@@ -425,6 +429,7 @@ class Momentum(Solver):
     """
 
     _state_names = ("m",)
+    _former_state_names = {"v": "m"}      # before NNabla's names
 
     def __init__(self, lr: float = 1e-3, momentum: float = 0.9):
         super().__init__(lr=lr, momentum=momentum)
@@ -442,6 +447,7 @@ class Nesterov(Solver):
     """
 
     _state_names = ("m",)
+    _former_state_names = {"v": "m"}      # before NNabla's names
 
     def __init__(self, lr: float = 1e-3, momentum: float = 0.9):
         super().__init__(lr=lr, momentum=momentum)
@@ -465,6 +471,7 @@ class Adam(Solver):
     """
 
     _state_names = ("mean", "var")
+    _former_state_names = {"m": "mean", "v": "var"}      # before NNabla's names
     _lr_name = "alpha"
     _scalar_hypers = ("alpha",)
     bias_correction = True
@@ -546,6 +553,7 @@ class AMSGRAD(Adam):
     """
 
     _state_names = ("m", "v", "v_hat")
+    _former_state_names = {}      # before NNabla's names
     _former_names = ("AMSGrad",)
 
     def __init__(self, alpha: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
@@ -603,6 +611,7 @@ class Adadelta(Solver):
     """
 
     _state_names = ("e_sqr_grad", "e_sqr_delta")
+    _former_state_names = {"e_g": "e_sqr_grad", "e_x": "e_sqr_delta"}      # before NNabla's names
 
     def __init__(self, lr: float = 1.0, decay: float = 0.95, eps: float = 1e-6):
         super().__init__(lr=lr, decay=decay, eps=eps)
