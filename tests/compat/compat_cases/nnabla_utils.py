@@ -283,3 +283,32 @@ def image_backends(nn, r):
     IU_.set_backend("PilBackend")
     chosen = IU_.get_backend()
     return {"pil available": "PilBackend" in available, "chosen": chosen}
+
+
+# -- learning_rate_scheduler ----------------------------------------------------------------
+LR = "nnabla.utils.learning_rate_scheduler."
+
+
+@nnabla_case(names=[LR + "BaseLearningRateScheduler", LR + "PolynomialScheduler",
+                    LR + "CosineScheduler", LR + "ExponentialScheduler", LR + "StepScheduler",
+                    LR + "LinearWarmupScheduler"],
+             note="rates at iterations before, at and past max_iter (an even power and the "
+                  "cosine keep their formula past it)")
+def learning_rate_schedulers(nn, r):
+    LRm = r.module("nnabla.utils.learning_rate_scheduler")
+    iters = [0, 1, 5, 9, 10, 11, 25, 99, 100, 130]
+    made = {"polynomial": LRm.PolynomialScheduler(0.1, 100, 2.0),
+            "polynomial half": LRm.PolynomialScheduler(0.1, 200, 0.5),
+            "cosine": LRm.CosineScheduler(0.3, 100),
+            "exponential": LRm.ExponentialScheduler(0.5, 0.9),
+            "exponential 10": LRm.ExponentialScheduler(0.5, 0.9, iter_interval=10),
+            "step": LRm.StepScheduler(1.0, 0.5, [10, 25, 100]),
+            "warmup": LRm.LinearWarmupScheduler(LRm.CosineScheduler(0.2, 100), 10)}
+    res = dict((k, [float(s.get_learning_rate(i)) for i in iters]) for k, s in made.items())
+    res["bases"] = [isinstance(s, LRm.BaseLearningRateScheduler) for s in made.values()]
+    try:
+        LRm.BaseLearningRateScheduler().get_learning_rate(0)
+        res["base raises"] = False
+    except NotImplementedError:
+        res["base raises"] = True
+    return res
