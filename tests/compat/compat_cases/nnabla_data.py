@@ -286,7 +286,7 @@ def loaders(nn, r):
 
 @nnabla_case(names=[L + "download", L + "get_data_home"],
              note="a file already in place is not fetched again: download returns it (Stadyn "
-                  "never fetches; a missing one is a DownloadError, tests/test_data_loader.py)")
+                  "never fetches; a missing one is a DownloadError: tests/io/test_nnabla_data.py)")
 def download_in_place(nn, r):
     Lm = r.module("nnabla.utils.data_source_loader")
     with r.tempdir() as folder:
