@@ -177,3 +177,18 @@ def test_imread_of_a_missing_file_or_a_non_image_is_named(tmp_path):
     bad = _write(tmp_path / "bad.png", "not an image")
     with pytest.raises(DataError, match=r"bad\.png"):
         imread(bad)
+
+
+# -- audio ------------------------------------------------------------------------------------
+
+def test_a_wav_cell_is_read_as_frames_by_channels(tmp_path):
+    import wave
+    path = str(tmp_path / "a.wav")
+    with wave.open(path, "wb") as w:
+        w.setnchannels(2)
+        w.setsampwidth(2)
+        w.setframerate(8000)
+        w.writeframes(np.array([1, -2, 3, -4, 5, -6], np.int16).tobytes())
+    csv_path = _write(tmp_path / "train.csv", "x,y\na.wav,1\n")
+    x, y = CsvDataSource(csv_path).next()
+    assert x.dtype == np.int16 and x.tolist() == [[1, -2], [3, -4], [5, -6]]

@@ -131,8 +131,11 @@ class DataSourceWithFileCache(DataSource):
             buf = io.StringIO()
             csv.writer(buf, lineterminator="\n").writerows(rows)
             text = buf.getvalue()
-            atomic_write(os.path.join(self._cache_dir, name),
-                         lambda tmp: open(tmp, "w").write(text))
+
+            def write(tmp: str) -> None:
+                with open(tmp, "w") as f:
+                    f.write(text)
+            atomic_write(os.path.join(self._cache_dir, name), write)
         write_rows("cache_index.csv", [(os.path.basename(f), len(o))
                                        for f, o in zip(self._files, self._data_orders)])
         write_rows("cache_info.csv", [(v,) for v in self._variables])

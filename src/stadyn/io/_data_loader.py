@@ -276,7 +276,7 @@ def load_npy(path: Any, shape=None, normalize: bool = False) -> np.ndarray:
 def load_wav(path: Any, shape=None, normalize: bool = False) -> np.ndarray:
     """A PCM ``.wav`` file's samples as ``(frames, channels)`` (uint8, int16 or int32, as
     ``scipy.io.wavfile`` reads them), reshaped to ``shape`` if given."""
-    source = path if hasattr(path, "read") else open(path, "rb")
+    source = path if hasattr(path, "read") else os.fspath(path)   # wave closes what it opens
     with contextlib.closing(wave.open(source, "rb")) as w:
         width, channels = w.getsampwidth(), w.getnchannels()
         frames = w.readframes(w.getnframes())
