@@ -23,7 +23,7 @@ SECTIONS = [
     ("CNTK-style layers, learners and training", [
         "stadyn.layers", "stadyn.learners", "stadyn.schedules", "stadyn.train",
         "stadyn.train.progress"]),
-    ("Data", ["stadyn.io", "stadyn.io.transforms"]),
+    ("Data", ["stadyn.io", "stadyn.io.transforms", "stadyn.io.image_utils"]),
     ("Data-parallel training", ["stadyn.distributed"]),
     ("BrainScript", ["stadyn.brainscript"]),
     ("Reference models", ["stadyn.models"]),
@@ -33,7 +33,11 @@ SECTIONS = [
         "stadyn.compat.nnabla.initializer", "stadyn.compat.nnabla.ext_utils",
         "stadyn.compat.nnabla.communicators", "stadyn.compat.nnabla.utils",
         "stadyn.compat.nnabla.utils.data_iterator", "stadyn.compat.nnabla.utils.load",
-        "stadyn.compat.nnabla.utils.nnp_graph", "stadyn.compat.nnabla.tutorial",
+        "stadyn.compat.nnabla.utils.nnp_graph", "stadyn.compat.nnabla.utils.data_source",
+        "stadyn.compat.nnabla.utils.data_source_loader", "stadyn.compat.nnabla.utils.download",
+        "stadyn.compat.nnabla.utils.image_utils",
+        "stadyn.compat.nnabla.utils.learning_rate_scheduler", "stadyn.compat.nnabla.logger",
+        "stadyn.compat.nnabla.monitor", "stadyn.compat.nnabla.tutorial",
         "stadyn.compat.nnabla.tutorial.tiny_digits"]),
     ("CNTK's names", [
         "stadyn.compat.cntk", "stadyn.compat.cntk.ops", "stadyn.compat.cntk.layers",

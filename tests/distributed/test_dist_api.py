@@ -90,8 +90,8 @@ def _source(n: int) -> SimpleDataSource:
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_shards_together_are_the_single_process_batches(shuffle):
     n, local, workers = 23, 4, 3
-    single = DataIterator(_source(n), local * workers, np.random.RandomState(7), shuffle,
-                          use_thread=False)
+    single = DataIterator(_source(n), local * workers, np.random.RandomState(7),
+                          shuffle=shuffle, use_thread=False)
     shards = [dist.ShardedDataIterator(_source(n), local, rng=7, shuffle=shuffle,
                                        num_of_slices=workers, slice_pos=r)
               for r in range(workers)]

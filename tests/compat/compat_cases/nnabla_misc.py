@@ -250,9 +250,8 @@ def _load(i):
 
 
 @nnabla_case(names=[D + "data_iterator_simple", D + "DataIterator"],
-             known={"epochs": "NNabla's DataIterator reports epoch and position one batch "
-                              "ahead (its prefetch thread has already read the next batch); "
-                              "Stadyn's (stadyn.io, native) reports those of the batch returned"})
+             note="NNabla's position is the source's after the batch its thread prefetched: "
+                  "one batch ahead of the batch next() returned (Stadyn's too)")
 def data_iterator_simple(nn, r):
     DI = r.module("nnabla.utils.data_iterator")
     it = DI.data_iterator_simple(_load, 10, 4, shuffle=False, with_memory_cache=False,
@@ -286,9 +285,8 @@ def data_iterator_shuffle(nn, r):
 
 
 @nnabla_case(names=[D + "data_iterator_simple"],
-             xfail="with stop_exhausted=True, 10 samples in batches of 4, NNabla yields 2 "
-                   "batches and then StopIteration; Stadyn (stadyn.io, native) yields 3 "
-                   "(issue 18)")
+             note="stop_exhausted=True, 10 samples in batches of 4: 2 batches, then "
+                  "StopIteration (issue 18)")
 def data_iterator_stop_exhausted(nn, r):
     DI = r.module("nnabla.utils.data_iterator")
     it = DI.data_iterator_simple(_load, 10, 4, shuffle=False, with_memory_cache=False,
@@ -314,9 +312,7 @@ def data_iterator_source(nn, r):
     return res
 
 
-@nnabla_case(names=[D + "SimpleDataSource"],
-             xfail="NNabla's SimpleDataSource(load_func, num_examples, shuffle=False, rng=None) "
-                   "takes shuffle and rng; Stadyn's (stadyn.io, native) takes neither")
+@nnabla_case(names=[D + "SimpleDataSource"])
 def simple_data_source_shuffle(nn, r):
     DI = r.module("nnabla.utils.data_iterator")
     source = DI.SimpleDataSource(_load, 6, shuffle=False, rng=np.random.RandomState(0))
