@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stadyn._errors import ConfigError, StadynError
+from stadyn.graph import source_location
 
 from . import _ast as A
 from ._library import NODE_OPERATOR_HOOKS, Library
@@ -202,7 +203,8 @@ class Evaluator:
         named = {k: self._to_python(v.force()) for k, v in kwargs.items()}
         _check_signature(fn, pos, named, name, loc)
         try:
-            result = fn(*pos, **named)
+            with source_location(_line_of(loc)):     # nodes it makes name the config's line
+                result = fn(*pos, **named)
         except ConfigError as err:
             if err.line is not None:
                 raise
@@ -304,7 +306,8 @@ class Evaluator:
 
     def _hook(self, hook: str, args: tuple, loc, op: str) -> Any:
         try:
-            return getattr(self.library, hook)(*args)
+            with source_location(_line_of(loc)):
+                return getattr(self.library, hook)(*args)
         except NotImplementedError as err:
             raise _err(f"operator '{op}' on nodes: {err}", loc) from None
         except ConfigError as err:
@@ -421,6 +424,12 @@ def _number_op(op: str, a: int | float, b: int | float, loc: A.SourceLocation | 
         except ValueError:
             return math.nan
     raise _err(f"operator '{op}' cannot be applied to a number and a number", loc)
+
+
+def _line_of(loc: A.SourceLocation | None) -> tuple[str, int] | None:
+    """The ``(file, line)`` graph nodes made at ``loc`` record (``<string>`` for a config given
+    as text)."""
+    return None if loc is None else (loc.path or "<string>", loc.line)
 
 
 def _with(a: Record, b: Record) -> Record:

@@ -312,7 +312,8 @@ class _Runner:
         model = network.output_nodes[0] if network.output_nodes else criterion
         parallel = self.parallel
         trainer = Trainer(model, (criterion, evals[0] if evals else None), [learner],
-                          data_parallel=parallel.data_parallel(params))
+                          data_parallel=parallel.data_parallel(params),
+                          check_numerics=cmd.check_numerics)
         extra = [F.sum(n) for n in evals[1:]]
 
         log()

@@ -40,7 +40,11 @@ def run_train(config: str, overrides: list[str], nproc: int = 1, actions=None,
         return run_workers([sys.executable, "-m", "stadyn", command, config, *overrides], nproc,
                            timeout)
     from ..brainscript import run
-    run(config, overrides, actions=actions)
+    from ..graph import source_location
+    # Nodes the config's expressions make name its lines; the few the runner adds (sums of
+    # criteria) name no line rather than this command's.
+    with source_location(None):
+        run(config, overrides, actions=actions)
     return 0
 
 

@@ -9,12 +9,35 @@ read until a message is made.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
-__all__ = ["user_location", "format_location"]
+__all__ = ["user_location", "format_location", "source_location"]
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_fixed: list = []      # locations set by a front end that knows better (a BrainScript line)
+
+
+@contextlib.contextmanager
+def source_location(location: tuple[str, int] | None):
+    """Within this block, nodes record ``location`` (a ``(file, line)``, or None for none)
+    instead of the Python caller's line: a front end whose users write another language
+    (BrainScript) names their line.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import source_location
+        >>> with source_location(("net.bs", 7)):
+        ...     y = F.relu(sd.Variable((2,)))
+        >>> y.parent.where
+        'net.bs:7'
+    """
+    _fixed.append(location)
+    try:
+        yield
+    finally:
+        _fixed.pop()
 
 
 def user_location() -> tuple[str, int] | None:
@@ -27,6 +50,8 @@ def user_location() -> tuple[str, int] | None:
         >>> line > 0
         True
     """
+    if _fixed:
+        return _fixed[-1]
     frame = sys._getframe(1)
     package = _PACKAGE
     while frame is not None and frame.f_code.co_filename.startswith(package):
