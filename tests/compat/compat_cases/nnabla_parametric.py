@@ -49,18 +49,15 @@ pf_case("PF_affine__base_axis", lambda nn, PF, x: PF.affine(x, (2, 3), base_axis
         [P + "affine"])
 pf_case("PF_affine__no_bias", lambda nn, PF, x: PF.affine(x, 3, with_bias=False), (2, 4),
         [P + "affine"])
-_FIXED = ("NNabla's fix_parameters=True keeps the registered W and b need_grad=True (the graph "
-          "uses unlinked copies, so their gradients stay 0 and get_parameters() still lists "
-          "them); Stadyn's (stadyn.parametric, native) registers them need_grad=False")
 pf_case("PF_affine__fix_parameters", lambda nn, PF, x: PF.affine(x, 3, fix_parameters=True),
-        (2, 4), [P + "affine"], known={"need_grad": _FIXED, "grad affine/W": _FIXED,
-                                       "grad affine/b": _FIXED})
+        (2, 4), [P + "affine"],
+        note="the registered W and b stay need_grad=True; the graph uses views that need none, "
+             "so their gradients stay 0")
 pf_case("PF_affine__scopes", lambda nn, PF, x: PF.affine(_scoped(nn, PF, x), 2), (2, 4),
         [P + "affine", "nnabla.parameter_scope"],
         note="nested parameter scopes and a second affine at the top level")
 pf_case("PF_affine__name", lambda nn, PF, x: PF.affine(x, 5, name="l1"), (2, 3), [P + "affine"],
-        xfail="PF.affine(x, 5, name='l1') creates l1/affine/W in NNabla and l1/W in Stadyn "
-              "(stadyn.parametric, native; issue 18)")
+        note="name= opens a scope above the function's own: l1/affine/W")
 pf_case("PF_convolution", lambda nn, PF, x: PF.convolution(x, 4, (3, 3)), (2, 3, 5, 5),
         [P + "convolution"])
 pf_case("PF_convolution__options", lambda nn, PF, x: PF.convolution(
