@@ -105,3 +105,43 @@ def norm(x, p=None, axis=None, keepdims=False):
         raise ValueError(f"norm: p must be positive, got {p}")
     dims = norm_axes(axis, x.ndim)
     return torch.linalg.vector_norm(x, ord=order, dim=dims, keepdim=bool(keepdims))
+
+
+def _unit(v, eps):
+    return v / torch.sqrt((v * v).sum() + eps)
+
+
+@op(2, category=_C, precision="float")
+def spectral_norm(w, u, dim=0, itr=1, eps=1e-12, test=False, output_u=False):
+    """``w / sigma(w)``, ``sigma`` the largest singular value of ``w`` with axis ``dim`` as the
+    rows, estimated by ``itr`` power iterations from ``u`` (shape ``(w.shape[dim],)``); ``u``
+    and ``v`` are held constant for the gradient.  Unless ``test``, ``u`` is replaced in place
+    by the iteration's result (NNabla's ``spectral_norm``); ``output_u`` also returns the ``u``
+    the iteration started from.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> w = sd.Variable.from_numpy_array(np.diag([3.0, 1.0]))
+        >>> u = sd.Variable.from_numpy_array(np.array([1.0, 0.5]))
+        >>> with sd.auto_forward():
+        ...     y = F.spectral_norm(w, u, itr=20)
+        >>> np.round(y.d, 4)
+        array([[1.    , 0.    ],
+               [0.    , 0.3333]], dtype=float32)
+    """
+    dim = int(dim) % w.ndim
+    matrix = w.movedim(dim, 0).reshape(w.shape[dim], -1)
+    start = u.detach().clone() if output_u else None
+    with torch.no_grad():
+        left, fixed = u.reshape(-1), matrix.detach()
+        right = None
+        for _ in range(int(itr)):
+            right = _unit(fixed.t() @ left, eps)
+            left = _unit(fixed @ right, eps)
+        if right is None:
+            right = _unit(fixed.t() @ left, eps)
+        if not test:
+            u.copy_(left.reshape(u.shape))
+    sigma = left.detach() @ matrix @ right.detach()
+    y = w / sigma
+    return (y, start) if output_u else y

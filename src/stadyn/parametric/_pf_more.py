@@ -22,7 +22,7 @@ from ._pf import scale_and_bias
 from ._pf_common import checked_axes, checked_base_axis, count, counts, parameter, pf_scope
 
 __all__ = ["layer_normalization", "instance_normalization", "group_normalization", "prelu",
-           "depthwise_convolution"]
+           "depthwise_convolution", "spectral_norm"]
 
 
 def _axis_list(value, inp: Variable, fn: str) -> list[int]:
@@ -139,3 +139,24 @@ def depthwise_convolution(inp: Variable, kernel: Sequence[int], pad=None, stride
             b = parameter("b", (channels * multiplier,), b_init or I.ConstantInitializer(0.0),
                           fix_parameters)
         return F.depthwise_convolution(inp, w, b, base_axis, pad, stride, dilation, multiplier)
+
+
+def spectral_norm(w: Variable, dim: int = 0, itr: int = 1, eps: float = 1e-12,
+                  test: bool = False, u_init=None, fix_parameters: bool = True,
+                  name: str | None = None) -> Variable:
+    """``w`` divided by its spectral norm (:func:`stadyn.functions.spectral_norm`), the power
+    iteration's vector ``u`` ``(w.shape[dim],)`` (standard normal at first, need_grad False)
+    kept in scope ``spectral-norm``.  Used as ``apply_w``: ``PF.affine(x, 10,
+    apply_w=PF.spectral_norm)`` keeps ``u`` beside the layer's ``W``.
+
+    Example:
+        >>> import stadyn as sd, stadyn.parametric_functions as PF
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     _ = PF.affine(sd.Variable((2, 5)), 3, apply_w=lambda w: PF.spectral_norm(w, dim=1))
+        ...     {k: v.shape for k, v in sd.get_parameters(grad_only=False).items()}
+        {'affine/W': (5, 3), 'affine/spectral-norm/u': (3,), 'affine/b': (3,)}
+    """
+    dim = checked_axes([dim], w, "spectral_norm")[0]
+    with pf_scope(name, "spectral-norm"):
+        u = parameter("u", (w.shape[dim],), u_init or I.NormalInitializer(), need_grad=False)
+        return F.spectral_norm(w, u, dim, itr, eps, test)

@@ -202,3 +202,20 @@ def randint(nn, F, r):
         res = _moments(F.randint(-2, 3, shape=(200, 200)))
     res.update(_seeding(nn, lambda: F.randint(0, 100, shape=(50,), seed=4)))
     return res
+
+
+@nnabla_case(names=["nnabla.functions.spectral_norm"], rtol=1e-4,
+             note="two forwards: u is updated in place by each; the gradient holds u, v fixed")
+def spectral_norm(nn, F, r):
+    w = nn.Variable.from_numpy_array(r.randn(4, 3, 2), need_grad=True)
+    u = nn.Variable.from_numpy_array(r.randn(3))
+    y = F.spectral_norm(w, u, dim=1, itr=2)
+    y.forward()
+    first, u1 = y.d.copy(), u.d.copy()
+    y.forward()
+    w.g = 0
+    y.backward(r.weights_like(y.d))
+    t = F.spectral_norm(w, u, dim=1, test=True)
+    t.forward()
+    return {"first": first, "u1": u1, "second": y.d.copy(), "u2": u.d.copy(), "grad": w.g.copy(),
+            "test": t.d.copy(), "u_after_test": u.d.copy()}

@@ -165,3 +165,8 @@ def PF_initial_values__slopes_depthwise(nn, PF, r):
     w = p["depthwise_conv/W"].d
     return {"slope": p["prelu/slope"].d.copy(), "b": p["depthwise_conv/b"].d.copy(),
             "w_within": bool(np.abs(w).max() <= limit), "w_spread": bool(np.abs(w).max() > 0.7 * limit)}
+
+
+pf_case("PF_spectral_norm", lambda nn, PF, x: PF.affine(
+    x, 3, apply_w=lambda w: PF.spectral_norm(w, dim=1), name="sn"), (2, 5),
+    [P + "spectral_norm", P + "affine"], rtol=1e-4)

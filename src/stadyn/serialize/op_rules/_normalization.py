@@ -87,3 +87,9 @@ def _norm_onnx(g, inputs, attrs):
 register_rules(F.norm, onnx_export=_norm_onnx,
                onnx_import=Unmapped("ONNX's ReduceL1/ReduceL2 are not imported; the export "
                                     "imports as abs, pow2 and sum"))
+
+register_rules(F.spectral_norm,
+               onnx_export=Unmapped("its power iteration updates u in place, which an ONNX graph "
+                                    "cannot hold: export after replacing the weight by its "
+                                    "normalised value"),
+               onnx_import=Unmapped("ONNX has no spectral normalisation"))
