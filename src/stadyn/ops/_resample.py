@@ -27,11 +27,11 @@ _C = "shape"
 _MODES = ("linear", "nearest")
 
 
-def output_size_of(shape, scale, output_size, channel_last=False) -> tuple[int, ...]:
+def interpolation_size(shape, scale, output_size, channel_last=False) -> tuple[int, ...]:
     """The spatial output size of :func:`interpolate` for an input of ``shape``.
 
     Example:
-        >>> output_size_of((1, 3, 5, 4), (1.5, 2.0), None)
+        >>> interpolation_size((1, 3, 5, 4), (1.5, 2.0), None)
         (7, 8)
     """
     if output_size is not None:
@@ -43,8 +43,14 @@ def output_size_of(shape, scale, output_size, channel_last=False) -> tuple[int, 
     return tuple(int(math.floor(s * d)) for s, d in zip(scale, spatial))
 
 
-def _source(n_in, n_out, align_corners, half_pixel, nearest, half_pixel_for_nn):
-    """Where each output index reads the input (float coordinates, NumPy, float64)."""
+def interpolation_source(n_in, n_out, align_corners, half_pixel, nearest, half_pixel_for_nn):
+    """Where each output index of :func:`interpolate` reads the input (float coordinates,
+    NumPy, float64).
+
+    Example:
+        >>> interpolation_source(2, 4, False, False, False, False)
+        array([0. , 0.5, 1. , 1. ])
+    """
     o = np.arange(n_out, dtype=np.float64)
     if align_corners:
         ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
@@ -68,7 +74,7 @@ def interpolate(x, scale=None, output_size=None, mode="linear", align_corners=Fa
     module).  Example: ``F.interpolate(x, scale=(2, 2))``."""
     if mode not in _MODES:
         raise ValueError(f"interpolate: mode {mode!r} is not one of {', '.join(_MODES)}")
-    size = output_size_of(tuple(x.shape), scale, output_size, channel_last)
+    size = interpolation_size(tuple(x.shape), scale, output_size, channel_last)
     first = x.ndim - len(size) - (1 if channel_last else 0)
     if first < 0:
         raise ValueError(f"interpolate: {len(size)} spatial axes do not fit an input of shape "
@@ -77,7 +83,7 @@ def interpolate(x, scale=None, output_size=None, mode="linear", align_corners=Fa
     for k, n_out in enumerate(size):
         axis = first + k
         n_in = y.shape[axis]
-        src = _source(n_in, n_out, align_corners, half_pixel, mode == "nearest",
+        src = interpolation_source(n_in, n_out, align_corners, half_pixel, mode == "nearest",
                       half_pixel_for_nn)
         low = np.floor(src).astype(np.int64)
         lo = torch.as_tensor(low, device=x.device)

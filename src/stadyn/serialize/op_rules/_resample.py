@@ -5,13 +5,37 @@ from __future__ import annotations
 import numpy as np
 
 from ... import functions as F
+from ...ops import interpolation_source, interpolation_size
 from ._common import COMPOSITE
 from ._table import Unmapped, register_rules
 
-register_rules(F.interpolate,
-               onnx_export=Unmapped("ONNX's Resize is not mapped yet (NNabla's coordinate "
-                                    "rules map to its coordinate_transformation_mode)"),
-               onnx_import=Unmapped("ONNX's Resize is not mapped yet"))
+def _interpolate_onnx(g, inputs, attrs):
+    """Gather, Sub, Mul, Add (per spatial axis: the two neighbours and their weights, computed
+    here with the op's own coordinate rule)"""
+    x = inputs[0]
+    shape = list(g.shape(x))
+    size = interpolation_size(tuple(shape), attrs["scale"], attrs["output_size"],
+                          attrs["channel_last"])
+    first = len(shape) - len(size) - (1 if attrs["channel_last"] else 0)
+    nearest = attrs["mode"] == "nearest"
+    y = x
+    for k, n_out in enumerate(size):
+        axis = first + k
+        src = interpolation_source(shape[axis], n_out, attrs["align_corners"],
+                                 attrs["half_pixel"], nearest, attrs["half_pixel_for_nn"])
+        low = np.floor(src).astype(np.int64)
+        a = g.op("Gather", [y, g.const(low)], axis=axis)
+        if not nearest:
+            b = g.op("Gather", [y, g.const(np.minimum(low + 1, shape[axis] - 1))], axis=axis)
+            w = (src - low).astype(g.dtype(x)).reshape([n_out] + [1] * (len(shape) - axis - 1))
+            a = g.op("Add", [a, g.op("Mul", [g.op("Sub", [b, a]), g.const(w)])])
+        y = a
+    return y
+
+
+register_rules(F.interpolate, onnx_export=_interpolate_onnx,
+               onnx_import=Unmapped("ONNX's Resize is not mapped yet: the export (Gather, Sub, "
+                                    "Mul, Add) imports op by op"))
 
 
 def _unpooling_onnx(g, inputs, attrs):
