@@ -29,6 +29,27 @@ def _halves(*shape: int) -> np.ndarray:
     return (_D.rng.integers(-3, 4, shape) * 0.5).astype(np.float32)
 
 
+_ROUNDING = ("rounding passes the gradient straight through, not its derivative "
+             "(test_nnabla_ops.py checks it)")
+
+
+def _quarters(*shape: int) -> np.ndarray:
+    """Multiples of 0.25 in [-2.5, 2.5]: integers and halves, where rounding rules differ."""
+    return (_D.rng.integers(-10, 11, shape) * 0.25).astype(np.float32)
+
+
+def _specials() -> np.ndarray:
+    return np.array([[1.0, np.nan, -np.inf], [np.inf, -2.0, np.nan]], np.float32)
+
+
+def _erf(x):
+    return np.vectorize(math.erf)(x)
+
+
+def _elu(x, alpha):
+    return np.where(x > 0, x, alpha * (np.exp(x) - 1))
+
+
 def _like(result, *inputs):
     return result.astype(np.result_type(*inputs))
 
@@ -339,6 +360,39 @@ NNABLA_ENTRIES: dict[str, Entry] = {
                   lambda *x, one_input_grad=True: np.float32(0.0),
                   no_grad="its gradient is ones by definition, not a derivative "
                           "(test_nnabla_ops.py checks it)"),
+    # -- rounding (straight-through), bounded and smooth activations, NaN and Inf ----------
+    "sign": _unary(lambda x, alpha=1.0: np.where(x == 0, alpha, np.sign(x)),
+                   Case((_halves(3, 4),)), Case((_halves(3, 4),), {"alpha": -0.5}),
+                   no_grad=_ROUNDING),
+    "floor": _unary(np.floor, Case((_quarters(3, 4),)), no_grad=_ROUNDING),
+    "ceil": _unary(np.ceil, Case((_quarters(3, 4),)), no_grad=_ROUNDING),
+    "round": _unary(lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5), Case((_quarters(3, 4),)),
+                    no_grad=_ROUNDING),
+    "hard_sigmoid": _unary(lambda x: np.clip(0.2 * x + 0.5, 0, 1),
+                           Case((away_from((-2.5, 2.5), 3, 4, scale=2.0),))),
+    "hard_tanh": _unary(lambda x: np.clip(x, -1, 1), Case((away_from((-1.0, 1.0), 3, 4),))),
+    "softsign": _unary(lambda x: x / (1 + np.abs(x)), Case((nonzero(3, 4),))),
+    "log_sigmoid": _unary(lambda x: -np.log1p(np.exp(-x)), Case((normal(3, 4, scale=2.0),))),
+    "mish": _unary(lambda x: x * np.tanh(np.log1p(np.exp(x))), Case((normal(3, 4),))),
+    "tanh_shrink": _unary(lambda x: x - np.tanh(x), Case((normal(3, 4),))),
+    "sinc": _unary(lambda x: np.where(x == 0, 1.0, np.sin(x) / np.where(x == 0, 1.0, x)),
+                   Case((nonzero(3, 4),)), Case((np.array([0.0, 1.0], np.float32),),
+                                                no_grad="sinc's gradient at 0 is 0 by its limit; "
+                                                        "finite differences there are noisy")),
+    "erf": _unary(_erf, Case((normal(3, 4),))),
+    "crelu": _unary(lambda x, axis=1: np.concatenate([np.maximum(x, 0), np.maximum(-x, 0)], axis),
+                    Case((nonzero(2, 3),)), Case((nonzero(2, 3, 2),), {"axis": 2})),
+    "celu": _unary(lambda x, alpha=1.0, axis=1: np.concatenate([_elu(x, alpha), _elu(-x, alpha)],
+                                                               axis),
+                   Case((nonzero(2, 3),)), Case((nonzero(2, 3),), {"alpha": 0.5, "axis": 0})),
+    "isnan": _compare(np.isnan, Case((_specials(),),)),
+    "isinf": _compare(np.isinf, Case((_specials(),),)),
+    "reset_nan": _unary(lambda x, val=0.0: np.where(np.isnan(x), val, x),
+                        Case((_specials(),), {"val": -2.0}),
+                        no_grad="its inputs hold NaN and Inf"),
+    "reset_inf": _unary(lambda x, val=0.0: np.where(np.isinf(x), val, x),
+                        Case((_specials(),), {"val": 3.0}),
+                        no_grad="its inputs hold NaN and Inf"),
     # -- normalisations -----------------------------------------------------------------------
     "layer_normalization": Entry([Case(_BN3), Case((normal(4, 5), None, None)),
                                   Case(_BN3, {"output_stat": True, "eps": 0.01})],

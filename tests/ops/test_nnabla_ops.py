@@ -130,3 +130,32 @@ def test_interpolate_and_unpooling_name_their_mistakes():
         F.interpolate(x)
     with pytest.raises(sd.StadynError, match="unpooling.*kernel"):
         F.unpooling(x, (2, 2, 2, 2, 2))
+
+
+@MODES
+@pytest.mark.parametrize("name, expected", [
+    ("floor", [-2, -1, 0, 0, 1, 2]), ("ceil", [-1, 0, 0, 1, 2, 3]),
+    ("round", [-2, -1, 0, 0, 2, 3]), ("sign", [-1, -1, 1, 1, 1, 1])])
+def test_rounding_passes_the_gradient_straight_through(dynamic, name, expected):
+    """NNabla 1.39: halves round away from zero, sign(0) is alpha (1), the gradient is dy."""
+    x = np.array([-1.5, -0.6, 0.0, 0.4, 1.5, 2.5], np.float32)
+    dy = np.arange(1.0, 7.0, dtype=np.float32)
+    y, g = _gradient(getattr(F, name), x, dy, dynamic)
+    np.testing.assert_array_equal(y, expected)
+    np.testing.assert_array_equal(g, dy)
+
+
+def test_clip_by_value_with_numbers_saves_loads_and_exports(tmp_path):
+    pytest.importorskip("onnxruntime")
+    import onnxruntime as ort
+    x = sd.Variable((2, 3))
+    y = F.clip_by_value(x, -0.5, 0.5)
+    x.d = np.linspace(-1, 1, 6).reshape(2, 3)
+    y.forward()
+    expected = np.clip(x.d, -0.5, 0.5)
+    np.testing.assert_array_equal(y.d, expected)
+    sd.save(tmp_path / "clip.stadyn", {"y": y}, {"x": x})
+    np.testing.assert_array_equal(sd.load(tmp_path / "clip.stadyn")(x=x.d)["y"], expected)
+    sd.export_onnx(tmp_path / "clip.onnx", {"y": y}, {"x": x})
+    session = ort.InferenceSession(str(tmp_path / "clip.onnx"), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(session.run(None, {"x": x.d})[0], expected)

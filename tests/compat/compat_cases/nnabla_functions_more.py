@@ -219,3 +219,38 @@ def spectral_norm(nn, F, r):
     t.forward()
     return {"first": first, "u1": u1, "second": y.d.copy(), "u2": u.d.copy(), "grad": w.g.copy(),
             "test": t.d.copy(), "u_after_test": u.d.copy()}
+
+
+# -- rounding (straight-through), bounded and smooth activations, NaN and Inf ---------------
+def quarters(r, s):
+    return (r.randint(-10, 11, s) * 0.25).astype(np.float32)   # integers and halves
+
+
+def specials(r, s):
+    x = r.randn(*s)
+    x.flat[::3] = np.nan
+    x.flat[1::4] = np.inf
+    x.flat[2::5] = -np.inf
+    return x
+
+
+fn_case("sign", lambda F, x: F.sign(x), [(3, 4)], data=[halves])
+fn_case("sign__alpha", lambda F, x: F.sign(x, alpha=-0.5), [(3, 4)], data=[halves],
+        names=["nnabla.functions.sign"])
+for _name in ("floor", "ceil", "round"):
+    fn_case(_name, (lambda n: lambda F, x: getattr(F, n)(x))(_name), [(4, 5)], data=[quarters])
+fn_case("hard_sigmoid", lambda F, x: F.hard_sigmoid(x), [(4, 5)], data=[
+    lambda r, s: quarters(r, s) * 1.5], note="on and around the corners at +-2.5")
+fn_case("hard_tanh", lambda F, x: F.hard_tanh(x), [(4, 5)], data=[quarters],
+        note="on and around the corners at +-1")
+for _name in ("softsign", "log_sigmoid", "mish", "tanh_shrink", "erf"):
+    fn_case(_name, (lambda n: lambda F, x: getattr(F, n)(x))(_name), S23)
+fn_case("sinc", lambda F, x: F.sinc(x), [(4, 5)], data=[quarters], tols={"grad0": (1e-4, 1e-5)})
+fn_case("crelu", lambda F, x: F.crelu(x), S234)
+fn_case("celu", lambda F, x: F.celu(x, alpha=0.7, axis=2), S234)
+fn_case("isnan", lambda F, x: F.isnan(x), [(3, 5)], data=[specials], grads=False)
+fn_case("isinf", lambda F, x: F.isinf(x), [(3, 5)], data=[specials], grads=False)
+fn_case("reset_nan", lambda F, x: F.reset_nan(x, val=-2.0), [(3, 5)], data=[specials],
+        grads=False)
+fn_case("reset_inf", lambda F, x: F.reset_inf(x, val=3.0), [(3, 5)], data=[specials],
+        grads=False)
