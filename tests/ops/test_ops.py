@@ -28,8 +28,7 @@ import os
 import sys
 import warnings
 import zlib
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pytest

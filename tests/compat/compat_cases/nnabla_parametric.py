@@ -164,7 +164,8 @@ def PF_initial_values__slopes_depthwise(nn, PF, r):
     limit = np.sqrt(6.0 / (9 * (3 * 2 + 3)))
     w = p["depthwise_conv/W"].d
     return {"slope": p["prelu/slope"].d.copy(), "b": p["depthwise_conv/b"].d.copy(),
-            "w_within": bool(np.abs(w).max() <= limit), "w_spread": bool(np.abs(w).max() > 0.7 * limit)}
+            "w_within": bool(np.abs(w).max() <= limit),
+            "w_spread": bool(np.abs(w).max() > 0.7 * limit)}
 
 
 pf_case("PF_spectral_norm", lambda nn, PF, x: PF.affine(

@@ -60,7 +60,8 @@ def _group_normalization_onnx(g, inputs, attrs):
     grouped = g.reshape(x, [0] * c + [groups, shape[c] // groups] + shape[c + 1:])
     keep = [a if a < c else a + 1 for a in _kept(attrs["batch_axis"], len(shape))] + [c]
     reduce = [a for a in range(len(shape) + 1) if a not in keep]
-    y = g.reshape(_normalized(g, grouped, reduce, attrs["eps"], "", "", like=x), [0] * c + shape[c:])
+    normalized = _normalized(g, grouped, reduce, attrs["eps"], "", "", like=x)
+    y = g.reshape(normalized, [0] * c + shape[c:])
     if gamma:
         y = g.op("Mul", [y, gamma])
     if beta:
