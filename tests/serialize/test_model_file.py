@@ -64,8 +64,7 @@ def _small(tmp_path, name="small.stadyn"):
     the input Variable and the outputs."""
     with sd.parameter_registry(sd.ParameterRegistry()):
         x = sd.Variable((3, 2, 5, 5))
-        h = F.relu(PF.batch_normalization(PF.convolution(x, 3, (3, 3), name="conv"),
-                                          batch_stat=None, name="bn"))
+        h = F.relu(PF.batch_normalization(PF.convolution(x, 3, (3, 3)), batch_stat=None))
         y = PF.affine(F.dropout(h, 0.5, train_only=True), 4, name="fc")
     x.d = np.random.default_rng(1).normal(size=x.shape)
     path = str(tmp_path / name)
@@ -221,11 +220,11 @@ def test_load_into_a_given_registry_overwrites_in_place(tmp_path):
     path, x, y = _small(tmp_path)
     registry = sd.ParameterRegistry()
     first = sd.load(path, registry=registry)
-    w = registry.get("fc/W")
+    w = registry.get("fc/affine/W")
     w.d = 0.0
     second = sd.load(path, registry=registry)
-    assert registry.get("fc/W") is w and np.abs(w.d).sum() > 0
-    assert second.parameters["fc/W"] is first.parameters["fc/W"]
+    assert registry.get("fc/affine/W") is w and np.abs(w.d).sum() > 0
+    assert second.parameters["fc/affine/W"] is first.parameters["fc/affine/W"]
 
 
 def test_batch_size_rebuilds_the_graph(tmp_path):

@@ -50,11 +50,21 @@ def test_a_new_op_with_neither_is_named_by_the_completeness_check():
                              "minus_one: onnx_import"]
 
 
+# Ops ONNX cannot (yet) hold, each with its Unmapped reason: the unstorable gradient op, the
+# random sources (the runtime's generator is not Stadyn's), an in-place write, and ops whose
+# ONNX twin is not mapped yet.  A new entry here is a deliberate decision, not a default.
+UNEXPORTED = ["assign", "atan2", "cumprod", "gather_nd", "grad", "rand", "randint", "randn",
+              "sort", "spectral_norm", "top_k_data"]
+
+
 def test_every_catalog_op_exports_today_and_the_unimported_ones_say_why():
-    """No op but the unstorable gradient op is refused by the exporter as a whole; an op without
-    an import rule gives a reason (the round trip in test_onnx_export.py shows its export
-    imports as other ops)."""
-    assert [n for n, s in CATALOG.items() if not callable(rules_for(s).onnx_export)] == ["grad"]
+    """Only the ops listed in UNEXPORTED are refused by the exporter as a whole, each with its
+    reason; an op without an import rule gives a reason (the round trip in
+    test_onnx_export.py shows its export imports as other ops)."""
+    refused = {n: rules_for(s).onnx_export for n, s in CATALOG.items()
+               if not callable(rules_for(s).onnx_export)}
+    assert sorted(refused) == UNEXPORTED
+    assert all(isinstance(r, Unmapped) and r.reason for r in refused.values())
     assert rules_for(F.grad).onnx_export.reason == F.grad.spec.unstorable
     unimported = {n: rules_for(s).onnx_import.reason for n, s in CATALOG.items()
                   if isinstance(rules_for(s).onnx_import, Unmapped)}

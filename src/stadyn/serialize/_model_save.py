@@ -123,7 +123,7 @@ def save(path: str | os.PathLike, outputs: Any, inputs: Any = None, solver: Any 
         ...     sd.save(path, {"probs": y}, {"x": x})
         >>> net = sd.load(path)
         >>> list(net.inputs), list(net.outputs), list(net.parameters)
-        (['x'], ['probs'], ['fc/W', 'fc/b'])
+        (['x'], ['probs'], ['fc/affine/W', 'fc/affine/b'])
         >>> net(x=np.ones((2, 3)))["probs"].shape
         (2, 4)
     """

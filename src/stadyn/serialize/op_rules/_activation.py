@@ -170,3 +170,36 @@ register_rules(F.softmax, onnx_export=_softmax_like_onnx("Softmax"),
 register_rules(F.log_softmax, onnx_export=_softmax_like_onnx("LogSoftmax"),
                onnx_import={"LogSoftmax": _import_softmax_like(F.log_softmax)},
                nnp_import=nnabla(F.log_softmax, "LogSoftmax", axis=int))
+
+
+def _prelu_onnx(g, inputs, attrs):
+    """Greater, Mul, Where (NNabla's per-channel slope; ONNX's PRelu broadcasts from the end)"""
+    x, slope = inputs[0], inputs[1]
+    n, shape = g.ndim(x), g.shape(slope)
+    if len(shape) == 1 and shape[0] > 1:
+        axis = norm_axis(int(attrs["base_axis"]), n)
+        slope = g.reshape(slope, [-1] + [1] * (n - axis - 1))
+    elif len(shape) > 0:
+        slope = g.reshape(slope, [])
+    positive = g.op("Greater", [x, g.scalar(0.0, x)])
+    return g.op("Where", [positive, x, g.op("Mul", [slope, x])])
+
+
+register_rules(F.prelu, onnx_export=_prelu_onnx, onnx_import=Unmapped(
+    "ONNX's PRelu broadcasts its slope from the last axis, NNabla's prelu per channel: the "
+    "export imports as greater, mul2 and where"))
+
+
+def _binary_onnx(low):
+    def export(g, inputs, attrs):
+        x = inputs[0]
+        positive = g.op("Greater", [x, g.scalar(0.0, x)])
+        return g.op("Where", [positive, g.scalar(1.0, x), g.scalar(low, x)])
+    export.__doc__ = "Greater, Where"
+    return export
+
+
+_BINARY = ("ONNX has no straight-through binariser (inference needs none): the export imports "
+           "as greater and where")
+register_rules(F.binary_tanh, onnx_export=_binary_onnx(-1.0), onnx_import=Unmapped(_BINARY))
+register_rules(F.binary_sigmoid, onnx_export=_binary_onnx(0.0), onnx_import=Unmapped(_BINARY))

@@ -166,6 +166,20 @@ register_rules(F.clip_by_value_scalar, onnx_export=_clip_onnx, onnx_import={"Cli
                cntk_import={"Clip": clip_cntk})
 
 
+def _clip_by_value_onnx(g, inputs, attrs):
+    """Min, Max"""
+    x, lo, hi = inputs[0], inputs[1], inputs[2]
+    dtype = np.result_type(g.dtype(x), g.dtype(lo), g.dtype(hi))
+    x, lo, hi = [n if g.dtype(n) == dtype else g.cast(n, dtype) for n in (x, lo, hi)]
+    return g.op("Max", [g.op("Min", [x, hi]), lo])
+
+
+register_rules(F.clip_by_value, onnx_export=_clip_by_value_onnx,
+               onnx_import=Unmapped("ONNX's Clip takes constant bounds and imports as "
+                                    "clip_by_value_scalar; the export (Min, Max) as "
+                                    "minimum2 and maximum2"))
+
+
 def _batch_matmul_onnx(g, inputs, attrs):
     """MatMul (and Transpose)"""
     a, b = inputs[0], inputs[1]

@@ -70,3 +70,26 @@ def _import_cast(node):
 
 
 register_rules(F.cast, onnx_export=_cast_onnx, onnx_import={"Cast": _import_cast})
+
+
+def _arange_onnx(g, inputs, attrs):
+    """an initializer (its values are fixed by its arguments)"""
+    return g.const(np.arange(float(attrs["start"]), float(attrs["stop"]), float(attrs["step"]),
+                             dtype=np.float32))
+
+
+register_rules(F.arange, onnx_export=_arange_onnx,
+               onnx_import=Unmapped("the export is a constant; ONNX's Range is not imported"))
+register_rules(F.assign, onnx_export=Unmapped("assign writes into another variable in place; "
+                                              "an ONNX graph has no state to write"),
+               onnx_import=Unmapped("ONNX has no in-place assignment"))
+
+
+def _sink_onnx(g, inputs, attrs):
+    """an initializer (0: a sink's value; its inputs are the graph's other outputs)"""
+    return g.const(np.asarray(0.0, dtype=np.float32))
+
+
+register_rules(F.sink, onnx_export=_sink_onnx,
+               onnx_import=Unmapped("ONNX lists a graph's outputs itself: the export is a "
+                                    "constant"))

@@ -20,7 +20,7 @@ from ._cntk_rules import (batch_normalization_cntk, convolution_cntk, dropout_cn
                           pooling_cntk, pooling_v1, times_cntk, transpose_times_cntk, v1,
                           V1_WINDOW)
 from ._nnabla import nnabla, shape_or_none
-from ._table import register_rules
+from ._table import Unmapped, register_rules
 
 
 def _affine_onnx(g, inputs, attrs):
@@ -498,6 +498,23 @@ register_rules(F.dropout, onnx_export=_dropout_onnx, onnx_import={"Dropout": _im
                cntk_import={"Dropout": dropout_cntk})
 
 
+def _depthwise_convolution_onnx(g, inputs, attrs):
+    """Unsqueeze, Conv (group = channels)"""
+    x, w, b = inputs[0], inputs[1], inputs[2]
+    if attrs["base_axis"] != 1:
+        g.unsupported("channel_last or base_axis != 1")
+    n = g.ndim(w) - 1
+    pad = ntuple(attrs["pad"], n, 0)
+    conv = dict(kernel_shape=list(g.shape(w)[1:]), strides=list(ntuple(attrs["stride"], n, 1)),
+                dilations=list(ntuple(attrs["dilation"], n, 1)), pads=list(pad) + list(pad),
+                group=int(g.shape(x)[1]))
+    return g.op("Conv", [x, g.unsqueeze(w, [1])] + ([b] if b else []), **conv)
+
+
+register_rules(F.depthwise_convolution, onnx_export=_depthwise_convolution_onnx,
+               onnx_import=Unmapped("ONNX's Conv with group = channels imports as convolution"))
+
+
 def _embed_onnx(g, inputs, attrs):
     """Gather"""
     ids, w = inputs
@@ -507,11 +524,14 @@ def _embed_onnx(g, inputs, attrs):
 
 
 def _import_gather(node):
-    if node.attr("axis", 0) not in (0, -len(node.shape(0))):
-        node.unsupported("axis != 0 (embed selects rows)")
-    if node.is_const(1) and (np.asarray(node.const(1)) < 0).any():
-        node.unsupported("negative indices")
-    return F.embed(node.var(1), node.var(0))
+    """Rows of a table (axis 0, indices that are not negative) import as embed; any other
+    Gather as gather."""
+    axis = int(node.attr("axis", 0)) % max(len(node.shape(0)), 1)
+    if node.dtype(1).kind not in "iu":
+        node.unsupported(f"{node.dtype(1)} indices")
+    if axis == 0 and not (node.is_const(1) and (np.asarray(node.const(1)) < 0).any()):
+        return F.embed(node.var(1), node.var(0))
+    return F.gather(node.var(0), node.var(1), axis)
 
 
 register_rules(F.embed, onnx_export=_embed_onnx, onnx_import={"Gather": _import_gather},
