@@ -9,11 +9,13 @@ computes: :func:`ntuple`, :func:`norm_axis`, :func:`norm_axes`, the pooling geom
 
 from . import _activation, _arith, _cntk, _logical, _loss, _misc, _nn, _reduce, _shape  # noqa: F401
 from . import _distributed  # noqa: F401  (ops that communicate: sync_batch_normalization)
+from . import _recurrence, _sequence  # noqa: F401  (the sequence axis; recurrences)
 from ._gradient import grad
 from ._misc import CAST_DTYPES
 from ._nn import pool_geometry, window_counts
+from ._recurrence import StepFunction
 from ._registry import CATALOG, function_of, get_spec, op
 from ._util import norm_axes, norm_axis, ntuple
 
 __all__ = ["CATALOG", "op", "get_spec", "function_of", "grad", "ntuple", "norm_axis", "norm_axes",
-           "pool_geometry", "window_counts", "CAST_DTYPES"]
+           "pool_geometry", "window_counts", "CAST_DTYPES", "StepFunction"]
