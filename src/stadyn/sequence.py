@@ -162,7 +162,8 @@ def future_value(x: Variable, initial_state: Any = 0.0, time_step: int = 1) -> V
 def unpack(x: Variable, padding_value: float = 0.0) -> tuple[Variable, Variable]:
     """``(padded, mask)``: the sequences as a plain ``(B, T, ...)`` value and a ``(B, T)`` mask.
     Example: ``y, mask = sd.sequence.unpack(x)``."""
-    return F.sequence_unpack(x, lengths_of(x, "sequence.unpack"), padding_value)
+    value, mask = F.sequence_unpack(x, lengths_of(x, "sequence.unpack"), padding_value)
+    return set_sequence_axis(value, None), set_sequence_axis(mask, None)   # plain values now
 
 
 def recurrence(step: Callable, inputs: Sequence[Variable], initial_states: Sequence[Any],
