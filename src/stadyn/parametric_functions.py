@@ -9,6 +9,7 @@ Example:
 
 from .parametric._pf import (affine, batch_normalization, convolution, deconvolution, embed,
                              sync_batch_normalization)
+from .parametric._pf_rnn import gru, lstm, lstm_cell, rnn
 
 __all__ = ["affine", "convolution", "deconvolution", "batch_normalization",
-           "sync_batch_normalization", "embed"]
+           "sync_batch_normalization", "embed", "lstm_cell", "lstm", "gru", "rnn"]

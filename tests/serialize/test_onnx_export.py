@@ -127,7 +127,8 @@ def _op_harness():
 ENTRIES = _op_harness()
 # Calls whose export is refused on purpose (the mapping says why; the test checks it does).
 REFUSED = {"output_stat=True", "output_mask=True", "an index over several axes",
-           "channel_last or base_axis != 1", "no dynamic sequence axis"}
+           "channel_last or base_axis != 1", "no dynamic sequence axis",
+           "are not mapped from NNabla's layouts yet"}
 # Ops whose declaration says no file holds them (OpSpec.unstorable: grad) are refused by it.
 REFUSED |= {spec.unstorable for spec in CATALOG.values() if spec.unstorable}
 

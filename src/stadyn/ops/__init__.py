@@ -9,7 +9,7 @@ computes: :func:`ntuple`, :func:`norm_axis`, :func:`norm_axes`, the pooling geom
 
 from . import _activation, _arith, _cntk, _logical, _loss, _misc, _nn, _reduce, _shape  # noqa: F401
 from . import _distributed  # noqa: F401  (ops that communicate: sync_batch_normalization)
-from . import _recurrence, _sequence  # noqa: F401  (the sequence axis; recurrences)
+from . import _recurrence, _rnn, _sequence  # noqa: F401  (the sequence axis; recurrences)
 from ._gradient import grad
 from ._misc import CAST_DTYPES
 from ._nn import pool_geometry, window_counts

@@ -9,7 +9,8 @@ import importlib
 MODULES = {
     "cntk": ["cntk_ops", "cntk_function", "cntk_layers", "cntk_learners", "cntk_train",
              "cntk_io", "cntk_misc", "cntk_sequence"],
-    "nnabla": ["nnabla_functions", "nnabla_parametric", "nnabla_solvers", "nnabla_misc"],
+    "nnabla": ["nnabla_functions", "nnabla_parametric", "nnabla_solvers", "nnabla_misc",
+               "nnabla_rnn"],
 }
 
 

@@ -1,5 +1,6 @@
-"""Rules of the sequence ops and the recurrence (``stadyn/ops/_sequence.py``,
-``ops/_recurrence.py``): ONNX has no sequence axis with lengths beside the batch axis."""
+"""Rules of the sequence ops, the recurrence and NNabla's recurrent ops
+(``stadyn/ops/_sequence.py``, ``ops/_recurrence.py``, ``ops/_rnn.py``): ONNX has no sequence
+axis with lengths beside the batch axis, and its RNN ops are not mapped yet."""
 
 from __future__ import annotations
 
@@ -17,3 +18,9 @@ for _op in (F.sequence_reduce_sum, F.sequence_reduce_max, F.sequence_softmax,
 
 register_rules(F.recurrence, onnx_export=Unmapped(F.recurrence.spec.unstorable),
                onnx_import=Unmapped("ONNX's Loop/Scan import as unrolled graphs is not built"))
+
+# NNabla's stacked recurrent ops (``ops/_rnn.py``)
+_RNN = ("ONNX's LSTM/GRU/RNN (gate order iofc / zrh, separate recurrence biases) are not "
+        "mapped from NNabla's layouts yet")
+for _op in (F.lstm, F.gru, F.rnn):
+    register_rules(_op, onnx_export=Unmapped(_RNN), onnx_import=Unmapped(_RNN))
