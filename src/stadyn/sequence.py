@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -85,10 +86,20 @@ def lengths_of(x: Variable, op: str = "sequence op") -> Variable:
     return lengths
 
 
+_constant_ids = itertools.count()
+
+
 def _constant(value: Any) -> Variable:
+    """An initial state as a graph value: a number is a ``constant`` op; an array a named
+    leaf (a constant the graph holds, not an input a caller feeds)."""
     if isinstance(value, Variable):
         return value
-    return Variable.from_numpy_array(np.asarray(value, dtype=np.float32))
+    arr = np.asarray(value, dtype=np.float32)
+    if arr.ndim == 0:
+        return F.constant(float(arr), ())
+    v = Variable.from_numpy_array(arr)
+    v.name = f"initial_state{next(_constant_ids)}"
+    return v
 
 
 def reduce_sum(x: Variable) -> Variable:
