@@ -36,13 +36,20 @@ class _Step(Layer):
     n_gates = 1
     default_activation: Callable = F.tanh
 
-    def __init__(self, shape, activation=None, init=None, init_bias=None, name: str = ""):
+    def __init__(self, shape, cell_shape=None, activation=default_override_or(None),
+                 init=default_override_or(glorot_uniform()),
+                 init_bias=default_override_or(0.0),
+                 enable_self_stabilization=default_override_or(False), name: str = ""):
         super().__init__(name)
         self.shape = _tuple(shape, 1)
-        if len(self.shape) != 1:
-            raise StadynError(f"{type(self).__name__}: a state of shape {self.shape}; only "
-                              "vectors are supported")
         kind = type(self).__name__
+        if len(self.shape) != 1:
+            raise StadynError(f"{kind}: a state of shape {self.shape}; only vectors are "
+                              "supported")
+        if cell_shape is not None or resolve(kind, "enable_self_stabilization",
+                                             enable_self_stabilization):
+            raise StadynError(f"{kind}: cell_shape and enable_self_stabilization are not "
+                              "supported yet")
         self.activation = resolve(kind, "activation", activation) or self.default_activation
         self.init = resolve(kind, "init", init)
         self.init_bias = resolve(kind, "init_bias", init_bias)
@@ -86,11 +93,8 @@ class LSTM(_Step):
                  init=default_override_or(glorot_uniform()),
                  init_bias=default_override_or(0.0),
                  enable_self_stabilization=default_override_or(False), name: str = ""):
-        super().__init__(shape, activation, init, init_bias, name)
-        if cell_shape is not None or resolve("LSTM", "enable_self_stabilization",
-                                             enable_self_stabilization):
-            raise StadynError("LSTM: cell_shape and enable_self_stabilization are not "
-                              "supported yet")
+        super().__init__(shape, cell_shape, activation, init, init_bias,
+                         enable_self_stabilization, name)
         self.use_peepholes = resolve("LSTM", "use_peepholes", use_peepholes)
 
     def apply(self, h, c, x):
@@ -124,16 +128,6 @@ class GRU(_Step):
 
     n_gates = 3
 
-    def __init__(self, shape, cell_shape=None, activation=default_override_or(F.tanh),
-                 init=default_override_or(glorot_uniform()),
-                 init_bias=default_override_or(0.0),
-                 enable_self_stabilization=default_override_or(False), name: str = ""):
-        super().__init__(shape, activation, init, init_bias, name)
-        if cell_shape is not None or resolve("GRU", "enable_self_stabilization",
-                                             enable_self_stabilization):
-            raise StadynError("GRU: cell_shape and enable_self_stabilization are not "
-                              "supported yet")
-
     def apply(self, h, x):
         size = self.shape[0]
         w, hw, b = self._weights(x, 2 * size)
@@ -157,12 +151,6 @@ class RNNStep(_Step):
     """
 
     default_activation = F.sigmoid
-
-    def __init__(self, shape, cell_shape=None, activation=default_override_or(F.sigmoid),
-                 init=default_override_or(glorot_uniform()),
-                 init_bias=default_override_or(0.0),
-                 enable_self_stabilization=default_override_or(False), name: str = ""):
-        super().__init__(shape, activation, init, init_bias, name)
 
     def apply(self, h, x):
         w, hw, b = self._weights(x, self.shape[0])
