@@ -34,7 +34,7 @@ class _Step(Layer):
     """A recurrent step with ``W`` (input x stacked gates), ``H`` and ``b``."""
 
     n_gates = 1
-    default_activation: Callable = F.tanh
+    default_activation: Callable = staticmethod(F.tanh)
 
     def __init__(self, shape, cell_shape=None, activation=default_override_or(None),
                  init=default_override_or(glorot_uniform()),
@@ -150,7 +150,7 @@ class RNNStep(_Step):
         (1, 1, 4)
     """
 
-    default_activation = F.sigmoid
+    default_activation = staticmethod(F.sigmoid)
 
     def apply(self, h, x):
         w, hw, b = self._weights(x, self.shape[0])
