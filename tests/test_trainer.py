@@ -129,12 +129,12 @@ def test_a_scheduled_solver_follows_its_schedule_in_every_mode(compile_mode):
         trainer.train_minibatch({x: xb, t: tb})
         history.append({k: v.d.copy() for k, v in params.items()})
     # NumPy: the loss is summed over samples and outputs, so dL/dy = 2 (y - t)
-    W, b = w0["fc/W"].astype(np.float64), w0["fc/b"].astype(np.float64)
+    W, b = w0["fc/affine/W"].astype(np.float64), w0["fc/affine/b"].astype(np.float64)
     for xb, tb in batches[:2]:
         dy = 2 * (xb @ W + b - tb)
         W, b = W - 0.5 * xb.T @ dy, b - 0.5 * dy.sum(0)
-    np.testing.assert_allclose(history[1]["fc/W"], W, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(history[1]["fc/b"], b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(history[1]["fc/affine/W"], W, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(history[1]["fc/affine/b"], b, rtol=1e-5, atol=1e-6)
     for k in params:
         assert not np.array_equal(history[0][k], w0[k])
         np.testing.assert_array_equal(history[3][k], history[1][k])   # lr 0 after 8 samples

@@ -17,7 +17,8 @@ import types
 # (section title, modules): the order also says which page holds an object's full entry.
 SECTIONS = [
     ("Graphs, parameters and files", [
-        "stadyn", "stadyn.functions", "stadyn.parametric_functions", "stadyn.initializer",
+        "stadyn", "stadyn.functions", "stadyn.sequence", "stadyn.parametric_functions",
+        "stadyn.initializer",
         "stadyn.solvers", "stadyn.amp", "stadyn.compile", "stadyn.serialize",
         "stadyn.serialize.op_rules", "stadyn.inspect"]),
     ("CNTK-style layers, learners and training", [
@@ -40,7 +41,8 @@ SECTIONS = [
         "stadyn.compat.nnabla.monitor", "stadyn.compat.nnabla.tutorial",
         "stadyn.compat.nnabla.tutorial.tiny_digits"]),
     ("CNTK's names", [
-        "stadyn.compat.cntk", "stadyn.compat.cntk.ops", "stadyn.compat.cntk.layers",
+        "stadyn.compat.cntk", "stadyn.compat.cntk.ops", "stadyn.compat.cntk.sequence",
+        "stadyn.compat.cntk.layers",
         "stadyn.compat.cntk.models", "stadyn.compat.cntk.learners", "stadyn.compat.cntk.learner",
         "stadyn.compat.cntk.losses", "stadyn.compat.cntk.metrics", "stadyn.compat.cntk.io",
         "stadyn.compat.cntk.io.transforms",

@@ -13,7 +13,7 @@ Example:
 
 from torch import no_grad
 
-from . import functions, ops, parametric, solvers  # noqa: F401  (ops installs Variable operators)
+from . import functions, ops, parametric, sequence, solvers  # noqa: F401  (ops: Variable operators)
 from ._errors import (ArgumentError, ConfigError, DataError, ModelFileError, NumericsError,
                       OpArgumentError, ParameterError, ShapeError, StadynError)
 from ._random import seed

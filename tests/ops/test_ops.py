@@ -773,6 +773,24 @@ ENTRIES: dict[str, Entry] = {
 ENTRIES.update(NNABLA_ENTRIES)
 
 
+def _more_entries(filename: str, function: str) -> dict:
+    """Entries kept in another file of this folder (found by path: this module is also loaded
+    from other folders' tests)."""
+    import importlib.util
+    import os
+    import sys
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), filename)
+    spec = importlib.util.spec_from_file_location(f"_stadyn_{filename[:-3]}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return getattr(module, function)(Case, Entry)
+
+
+ENTRIES.update(_more_entries("sequence_entries.py", "sequence_entries"))   # the sequence axis
+ENTRIES.update(_more_entries("rnn_entries.py", "rnn_entries"))   # NNabla's lstm, gru, rnn
+
+
 def _case_params():
     """``(op name, case index)`` for every op of the catalog; an op without an entry gets one
     parameter that fails, so the missing entry cannot go unnoticed."""

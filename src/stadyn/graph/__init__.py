@@ -9,6 +9,7 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_interpret.py`` — :func:`interpret`, the reference semantics; :func:`refresh_shapes`;
 * ``_subgraph.py`` — :class:`Subgraph` (nodes, leaves and their roles), :func:`value_key`;
 * ``_apply.py`` — :func:`apply`, one op call in either mode;
+* ``_sequence.py`` — the sequence axis (padding + lengths), :func:`set_sequences`;
 * ``_variable.py`` — :class:`Variable`, :class:`FunctionNode`, the layout and graph versions;
 * ``_numerics.py`` — :func:`check_numerics` (NaN/Inf tracing); ``_location.py`` — the user's
   line a node records; ``_labels.py`` — profiler labels of op calls;
@@ -29,6 +30,8 @@ from ._passes import defer_products, simplify
 from ._plan import EagerPlan, StaticPlan, build_plan
 from ._runner import forward_all
 from ._scope import current_scope, name_scope
+from ._sequence import (is_lengths, new_lengths, pad_sequences, sequence_input, sequences_of,
+                        set_sequence_axis, set_sequences)
 from ._spec import OpSpec
 from ._subgraph import (CONSTANT, INPUT, PARAMETER, VIEW, Subgraph, leaf_tensor, output_key,
                         value_key)
@@ -53,4 +56,7 @@ __all__ = [
     "simplify", "defer_products",
     # gradient buffers: what zero_grad gives back
     "release_grads",
+    # the sequence axis: padded values with lengths (_sequence.py)
+    "sequence_input", "set_sequences", "sequences_of", "pad_sequences", "is_lengths",
+    "new_lengths", "set_sequence_axis",
 ]

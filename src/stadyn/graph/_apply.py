@@ -25,6 +25,7 @@ from ._numerics import _depth as _checking
 from ._numerics import check_outputs, probe_inputs
 from ._precision import cast_arguments
 from ._scope import current_scope
+from ._sequence import propagate
 from ._variable import FunctionNode, Variable
 
 __all__ = ["apply", "argument_error", "op_error"]
@@ -128,6 +129,8 @@ def apply(spec, args: tuple, kwargs: dict):
                 out = out.view_as(out)
             v = Variable._from_node(node, 0, out.shape, out.dtype, out.requires_grad, out)
             node._outputs = (weakref.ref(v),)
+            if _has_sequence_axis(inputs):
+                propagate(inputs, (v,))
             return v
         outs = tuple(Variable._from_node(node, i, o.shape, o.dtype, o.requires_grad, o)
                      for i, o in enumerate(out))
@@ -146,9 +149,20 @@ def apply(spec, args: tuple, kwargs: dict):
             v = Variable._from_node(node, 0, tuple(out.shape), out.dtype,
                                     out.requires_grad or (ruled and out.is_floating_point()), None)
             node._outputs = (weakref.ref(v),)
+            if _has_sequence_axis(inputs):
+                propagate(inputs, (v,))
             return v
         outs = tuple(Variable._from_node(node, i, tuple(o.shape), o.dtype,
                                          o.requires_grad or (ruled and o.is_floating_point()), None)
                      for i, o in enumerate(out))
     node._outputs = tuple(weakref.ref(v) for v in outs)
+    if _has_sequence_axis(inputs):
+        propagate(inputs, outs)
     return outs
+
+
+def _has_sequence_axis(inputs: list) -> bool:
+    for v in inputs:
+        if v._seq is not None:
+            return True
+    return False

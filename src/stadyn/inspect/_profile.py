@@ -146,8 +146,8 @@ class Profile:
             ...             loss = F.sum(F.relu(PF.affine(x, 3, name="fc1")))
             ...         loss.backward()
             >>> print(prof.table())                             # doctest: +ELLIPSIS
-            scope    op      calls  forward ms  backward ms  total ms
-            mlp/fc1  affine  1 ...
+            scope           op      calls  forward ms  backward ms  total ms
+            mlp/fc1/affine  affine  1 ...
         """
         rows = self.by_scope(depth) if by == "scope" else self.rows
         rows = rows[:limit] if limit else rows

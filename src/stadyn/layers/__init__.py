@@ -19,6 +19,7 @@ from ._layers import (Activation, AveragePooling, BatchNormalization, Convolutio
                       Embedding, For, GlobalAveragePooling, GlobalMaxPooling, Identity, Label,
                       Layer, LayerStack, MaxPooling, Sequential, identity)
 from ._options import default_options, default_options_for, default_override_or
+from ._recurrent import GRU, LSTM, Fold, Recurrence, RecurrenceFrom, RNNStep
 
 relu = _F.relu
 sigmoid = _F.sigmoid
@@ -35,6 +36,7 @@ __all__ = [
     "Activation", "Label", "Identity", "identity", "default_options", "default_options_for",
     "default_override_or", "glorot_uniform", "glorot_normal", "xavier", "he_uniform",
     "he_normal", "uniform", "normal", "truncated_normal", "CNTKInitializer", "initial_value",
-    "relu", "sigmoid", "tanh", "softmax",
+    "relu", "sigmoid", "tanh", "softmax", "LSTM", "GRU", "RNNStep", "Recurrence",
+    "RecurrenceFrom", "Fold",
     "leaky_relu", "elu", "selu",
 ]

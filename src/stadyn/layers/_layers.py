@@ -211,8 +211,8 @@ class Dense(Layer):
             base_axis = x.ndim - int(self.input_rank)
         elif self.map_rank is not None:
             base_axis = 1 + int(self.map_rank)
-        else:
-            base_axis = 1
+        else:       # per step of a sequence (after the batch and sequence axes)
+            base_axis = 1 if x.sequence_lengths is None else 2
         fan_in = int(np.prod(x.shape[base_axis:]))
         fan_out = int(np.prod(self.shape))
         w = self.parameter("W", (fan_in,) + self.shape, self.init, fan_in, fan_out)

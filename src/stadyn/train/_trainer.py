@@ -20,8 +20,8 @@ import torch
 from .. import functions as F
 from .._errors import DataError, StadynError
 from .._logging import logger
-from ..graph import (Subgraph, Variable, check_numerics, forward_all, numerics_enabled,
-                     training)
+from ..graph import (Subgraph, Variable, check_numerics, forward_all, is_lengths,
+                     numerics_enabled, training)
 from ..solvers import Optimizer
 from ._callbacks import as_callbacks
 from ._checkpoint import check_checkpoint_folder, read_checkpoint, write_checkpoint
@@ -58,9 +58,34 @@ def _as_array(value: Any) -> np.ndarray | torch.Tensor:
     return np.asarray(value)
 
 
+def _feed_sequences(var: Variable, value: Any) -> int:
+    """Feed a sequence input: a list of arrays (one per sequence), a reader's sequence stream
+    (padded data with lengths) or an array of equal-length sequences; returns the steps."""
+    lengths = getattr(value, "lengths", None)
+    if lengths is not None and not isinstance(value, (list, tuple)):
+        value = value.as_sequences()
+    elif not isinstance(value, (list, tuple)):
+        value = list(_as_array(value))
+    var.d = list(value)
+    return int(var.sequence_lengths.d.sum())
+
+
+def _total(v: Variable) -> Variable:
+    """The sum of a loss or metric over the minibatch (over each sequence's real steps)."""
+    if v.sequence_lengths is not None:
+        v = F.sequence_reduce_sum(v, v.sequence_lengths)
+    return F.sum(v)
+
+
 def feed(var: Variable, value: Any) -> int:
     """Put ``value`` into the input ``var`` (reallocating when the batch size changes); returns
-    the number of samples (the first axis)."""
+    the number of samples (the first axis; a sequence input's steps).  A reader's sequence
+    stream whose sequences are all one step long feeds a plain input (a label per sequence)."""
+    if var.sequence_lengths is not None:
+        return _feed_sequences(var, value)
+    lengths = getattr(value, "lengths", None)
+    if lengths is not None and (np.asarray(lengths) == 1).all():
+        value = np.asarray(value.data)[:, 0]
     arr = _as_array(value)
     if not var.data.dtype.is_floating_point and var.data.dtype != torch.bool:
         _check_whole_numbers(var, arr)
@@ -152,13 +177,14 @@ class Trainer:
                                   "solver or a ScheduledSolver)")
         writers = progress_writers or []
         self.progress_writers = list(writers) if isinstance(writers, (list, tuple)) else [writers]
-        self._loss_sum = F.sum(loss)
-        self._metric_sum = F.sum(metric) if metric is not None else None
+        self._loss_sum = _total(loss)
+        self._metric_sum = _total(metric) if metric is not None else None
         self._outputs = [self._loss_sum] + ([self._metric_sum] if metric is not None else [])
         params = {id(p) for p in self.parameters}
         graph = Subgraph(self._outputs)
         self._class_id_inputs = _class_id_inputs(graph.nodes)
-        self.arguments: list[Variable] = [v for v in graph.inputs if id(v) not in params]
+        self.arguments: list[Variable] = [v for v in graph.inputs if id(v) not in params
+                                          and not is_lengths(v)]   # fed with their sequences
         metric_leaves = {id(v) for v in Subgraph([self._metric_sum]).leaves} \
             if self._metric_sum is not None else set()
         self._metric_arguments = [v for v in self.arguments if id(v) in metric_leaves]
@@ -217,10 +243,17 @@ class Trainer:
         for var, value in items:
             if id(_unwrap(var)) in self._class_id_inputs:
                 _check_whole_numbers(_unwrap(var), _as_array(value))
-        counts = {feed(_unwrap(var), value) for var, value in items}
-        if len(counts) != 1:
-            raise StadynError(f"Trainer: inputs with different sample counts {sorted(counts)}")
-        return counts.pop()
+        # CNTK counts the labels' samples: sequences where some input is per sequence, steps
+        # where every input is a sequence
+        plain, steps = set(), set()
+        for var, value in items:
+            v = _unwrap(var)
+            (steps if v.sequence_lengths is not None else plain).add(feed(v, value))
+        for counts in (plain, steps):
+            if len(counts) > 1:
+                raise StadynError(f"Trainer: inputs with different sample counts "
+                                  f"{sorted(counts)}")
+        return (plain or steps).pop()
 
     def train_minibatch(self, arguments, outputs: Sequence[Variable] | None = None,
                         device=None, is_sweep_end: bool | None = None) -> bool:

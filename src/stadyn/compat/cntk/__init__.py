@@ -17,7 +17,7 @@ Example:
 """
 
 from . import (_cntk_py, device, io, layers, learner, learners, logging, losses, metrics,
-               models, ops, train, utils)
+               models, ops, sequence, train, utils)
 from ._function import Function, load_model
 from .learners import (UnitType, learning_parameter_schedule,
                        learning_parameter_schedule_per_sample, learning_rate_schedule,
@@ -35,5 +35,5 @@ __all__ = list(_ops_all) + [
     "learning_parameter_schedule", "learning_parameter_schedule_per_sample",
     "training_parameter_schedule", "momentum_schedule", "momentum_schedule_per_sample",
     "momentum_as_time_constant_schedule", "io", "layers", "learners", "learner", "logging",
-    "losses", "metrics", "models", "ops", "train", "utils", "device", "cntk_py",
+    "losses", "metrics", "models", "ops", "train", "utils", "device", "cntk_py", "sequence",
 ]

@@ -19,10 +19,12 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ...graph import Subgraph, Variable, forward_all, topological_nodes, training
+from ...graph import (Subgraph, Variable, forward_all, is_lengths, pad_sequences,
+                      topological_nodes, training)
 from ...train import feed
 
 __all__ = ["Function", "unwrap", "wrap", "adapt", "named", "cntk_name", "batched", "operand",
+           "lead_axes",
            "binary",
            "input_variable", "constant", "parameter", "load_model", "Constant", "Parameter"]
 
@@ -47,7 +49,8 @@ class Function:
     def shape(self) -> tuple[int, ...]:
         """The per-sample shape (CNTK's static shape, without the batch axis)."""
         shape = self.variable.shape
-        return tuple(shape[1:]) if self.kind in ("input", "output") else tuple(shape)
+        lead = 2 if self.variable.sequence_lengths is not None else 1   # a sequence axis too
+        return tuple(shape[lead:]) if self.kind in ("input", "output") else tuple(shape)
 
     @property
     def dtype(self):
@@ -85,7 +88,8 @@ class Function:
     @property
     def arguments(self) -> list["Function"]:
         """The inputs this Function depends on (CNTK's ``arguments``)."""
-        return [Function(v, _INPUTS.get(v, ""), "input") for v in self._subgraph().inputs]
+        return [Function(v, _INPUTS.get(v, ""), "input") for v in self._subgraph().inputs
+                if not is_lengths(v)]     # a sequence input's lengths come with its data
 
     @property
     def needs_gradient(self) -> bool:
@@ -145,13 +149,15 @@ class Function:
         keep = bool(keep_for_backward)
         roots = self._roots()
         roots += [unwrap(o) for o in wanted if not any(unwrap(o) is v for v in roots)]
+        roots += [v.sequence_lengths for v in list(roots)          # computed lengths (a slice)
+                  if v.sequence_lengths is not None and v.sequence_lengths.parent is not None]
         if keep:
             with training(True):
                 forward_all(roots, clear_no_need_grad=True)
         else:
             with training(False), torch.no_grad():
                 forward_all(roots, clear_buffer=True)
-        return (self if keep else None), {o: unwrap(o).d.copy() for o in wanted}
+        return (self if keep else None), {o: _value(unwrap(o)) for o in wanted}
 
     def backward(self, state, root_gradients: dict, variables, as_numpy: bool = True) -> dict:
         """CNTK's ``backward``: the gradients w.r.t. ``variables`` (inputs made with
@@ -168,8 +174,8 @@ class Function:
             v.grad = None
         try:
             for root, seed in root_gradients.items():
-                unwrap(root).backward(np.asarray(seed, dtype=np.float32))
-            return {v: unwrap(v).g.copy() for v in variables}
+                unwrap(root).backward(_seed(unwrap(root), seed))
+            return {v: _value(unwrap(v), unwrap(v).g) for v in variables}
         finally:
             for v, g in saved:
                 v.grad = g
@@ -183,7 +189,9 @@ class Function:
             wrt = [a for a in self.arguments if a.needs_gradient]
         root = self.output if grad_root is None else grad_root
         state, values = self.forward(at, [root] + list(outputs or []), {root})
-        grads = self.backward(state, {root: np.ones_like(values[root])}, wrt)
+        ones = values[root]
+        ones = [np.ones_like(o) for o in ones] if isinstance(ones, list) else np.ones_like(ones)
+        grads = self.backward(state, {root: ones}, wrt)
         grads = grads[wrt[0]] if len(grads) == 1 else grads
         if not outputs:
             return grads
@@ -258,9 +266,35 @@ def _F():
     return functions
 
 
+def _value(v: Variable, array: np.ndarray | None = None):
+    """A value as CNTK returns it: an array, or for a sequence one array per sequence."""
+    array = v.d if array is None else array
+    lengths = v.sequence_lengths
+    if lengths is None:
+        return array.copy()
+    return [array[b, :int(n)].copy() for b, n in enumerate(lengths.d)]
+
+
+def _seed(v: Variable, seed) -> np.ndarray:
+    """A root gradient for ``v``: one array per sequence (padded) for a sequence."""
+    if v.sequence_lengths is not None and isinstance(seed, (list, tuple)):
+        padded = pad_sequences(seed, v.shape[2:], np.float32)[0]
+        extra = v.shape[1] - padded.shape[1]     # a value padded past its longest sequence
+        return np.pad(padded, [(0, 0), (0, max(extra, 0))] + [(0, 0)] * (padded.ndim - 2))
+    return np.asarray(seed, dtype=np.float32)
+
+
 def batched(x: Any) -> bool:
     """Whether ``x`` has the batch axis first (inputs and what is computed from them)."""
     return isinstance(x, Function) and x.kind in ("input", "output")
+
+
+def lead_axes(x: Any) -> int:
+    """How many leading axes of ``x`` are not a sample's: the batch axis, and the sequence
+    axis of a sequence; 0 for an unbatched operand."""
+    if not batched(x):
+        return 0
+    return 2 if x.variable.sequence_lengths is not None else 1
 
 
 def operand(x: Any) -> Any:
@@ -278,13 +312,23 @@ def binary(fn: Callable, left: Any, right: Any) -> Function:
     axis apart (a batched operand of lower sample rank gets axes of size 1 after its batch
     axis)."""
     a, b = operand(left), operand(right)
-    rank_a = len(a.shape) - 1 if batched(left) else getattr(a, "ndim", 0)
-    rank_b = len(b.shape) - 1 if batched(right) else getattr(b, "ndim", 0)
+    lead_a, lead_b = lead_axes(left), lead_axes(right)
+    rank_a = len(a.shape) - lead_a if batched(left) else getattr(a, "ndim", 0)
+    rank_b = len(b.shape) - lead_b if batched(right) else getattr(b, "ndim", 0)
     if batched(left) and rank_a < rank_b:
-        a = _F().reshape(a, (-1,) + (1,) * (rank_b - rank_a) + tuple(a.shape[1:]))
+        a = _expand(a, lead_a, rank_b - rank_a)
     if batched(right) and rank_b < rank_a:
-        b = _F().reshape(b, (-1,) + (1,) * (rank_a - rank_b) + tuple(b.shape[1:]))
+        b = _expand(b, lead_b, rank_a - rank_b)
     return wrap(fn(a, b))
+
+
+def _expand(v: Variable, lead: int, extra: int) -> Variable:
+    """``v`` with ``extra`` axes of size 1 after its ``lead`` axes (its sequence axis kept)."""
+    if lead == 1:
+        return _F().reshape(v, (-1,) + (1,) * extra + tuple(v.shape[1:]))
+    for _ in range(extra):      # a sequence's length is not known when a static graph is built
+        v = _F().stack(v, axis=2)
+    return v
 
 
 # Stadyn's names for batch normalisation's parameters and statistics, and CNTK's.

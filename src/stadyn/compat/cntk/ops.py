@@ -10,7 +10,7 @@ import numpy as np
 
 from ... import functions as F
 from ._function import (Constant, Function, Parameter, adapt, batched, binary, constant,
-                        input_variable, named, parameter, unwrap, wrap)
+                        input_variable, lead_axes, named, parameter, unwrap, wrap)
 
 __all__ = ["input_variable", "input", "constant", "parameter", "Constant", "Parameter", "relu",
            "sigmoid", "tanh", "softmax", "log_softmax", "softplus", "leaky_relu", "elu", "selu",
@@ -56,7 +56,7 @@ def element_divide(left, right, name: str = ""):
 def _sample_axes(x) -> list[int]:
     """Every axis of a sample (all axes of an unbatched operand)."""
     n = len(unwrap(x).shape)
-    return list(range(1, n)) if batched(x) else list(range(n))
+    return list(range(lead_axes(x), n))
 
 
 def squared_error(output, target, name: str = ""):
@@ -71,7 +71,7 @@ def _axis(x, axis):
         return None
     if isinstance(axis, (list, tuple)):
         return [_axis(x, a) for a in axis]
-    return axis + 1 if (axis >= 0 and batched(x)) else axis
+    return axis + lead_axes(x) if axis >= 0 else axis
 
 
 def _over_sample(fn, x, axis):

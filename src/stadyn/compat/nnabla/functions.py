@@ -1,4 +1,12 @@
-"""``nnabla.functions`` on Stadyn (the op catalog under NNabla's names)."""
+"""``nnabla.functions`` on Stadyn (the op catalog under NNabla's names).
 
-from ...functions import *  # noqa: F401,F403
-from ...functions import __all__  # noqa: F401
+The ops of Stadyn's sequence axis (category ``sequence``: ``past_value``, ``sequence_last``,
+``recurrence``, ...) are left out: NNabla has no sequence axis, and they read lengths NNabla
+programs do not have.
+"""
+
+from ... import functions as _F
+from ...ops import CATALOG as _CATALOG
+
+__all__ = [_n for _n in _F.__all__ if _CATALOG[_n].category != "sequence"]
+globals().update({_n: getattr(_F, _n) for _n in __all__})
