@@ -88,8 +88,8 @@ def _controlled():
 
 def test_the_dynamic_scale_follows_its_growth_and_backoff_schedule():
     w, c, solver, loss = _controlled()
-    scaler = LossScaler(init_scale=16.0, growth_factor=4.0, backoff_factor=0.5,
-                        growth_interval=3, min_scale=2.0)
+    scaler = LossScaler(init_scale=16, growth_factor=4.0, backoff_factor=0.5,
+                        growth_interval=3, min_scale=2)       # ints: the scale is a float all the same
     # O: finite gradient, X: overflow.  By hand: the scale grows x4 after 3 good steps in a
     # row, halves on each overflow (restarting the count) and never goes below min_scale.
     pattern = "OOOOXOOXXXXXOOO"
@@ -105,7 +105,7 @@ def test_the_dynamic_scale_follows_its_growth_and_backoff_schedule():
             np.testing.assert_array_equal(w.g, np.full(3, seed))   # the seed was this step's scale
         updated.append(scaler.step(solver))
         scales.append(scaler.scale)
-    assert scales == expected
+    assert scales == expected and all(type(s) is float for s in scales)
     assert updated == [kind == "O" for kind in pattern]
     assert scaler.skipped_steps == pattern.count("X")
     # only the 9 good steps moved w: each by lr * dL/dw = 0.5 * 1

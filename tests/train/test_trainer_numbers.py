@@ -116,6 +116,21 @@ def test_train_minibatch_reports_the_figures_before_its_update_and_takes_the_sgd
         np.testing.assert_allclose(b.d, br, rtol=1e-5, atol=1e-6)
 
 
+def test_arguments_may_be_a_list_in_the_order_of_trainer_arguments():
+    x, y, trainer, (w, b) = make_trainer()
+    assert sorted(map(id, trainer.arguments)) == sorted([id(x), id(y)])
+    xb, yb = data(6, seed=4)
+    by_input = {id(x): xb, id(y): yb}
+    as_list = [by_input[id(v)] for v in trainer.arguments]
+    loss, error, gw, gb = np_forward(xb, *initial_parameters(), yb)
+    trainer.train_minibatch(as_list)
+    assert trainer.previous_minibatch_loss_average == pytest.approx(loss.mean(), rel=1e-5)
+    assert trainer.previous_minibatch_evaluation_average == pytest.approx(error.mean(), abs=1e-7)
+    np.testing.assert_allclose(w.d, initial_parameters()[0] - 0.05 * gw, rtol=1e-5, atol=1e-6)
+    _, error_after, _, _ = np_forward(xb, w.d.astype(np.float64), b.d.astype(np.float64), yb)
+    assert trainer.test_minibatch(tuple(as_list)) == pytest.approx(error_after.mean(), abs=1e-7)
+
+
 def test_test_minibatch_returns_the_mean_error_and_changes_nothing():
     x, y, trainer, (w, b) = make_trainer()
     w0, b0 = initial_parameters()
