@@ -236,3 +236,16 @@ def test_a_half_precision_context_with_scaling_trains_a_small_model(dtype):
         assert losses[-1] < 0.5 * losses[0]
         assert scaler.skipped_steps == 0
         assert all(p.data.dtype == torch.float32 for p in sd.get_parameters().values())
+
+
+@pytest.mark.parametrize("state, message", [
+    ({"scale": float("nan"), "good_steps": 3}, "scale must be a finite number > 0, got nan"),
+    ({"scale": 0.0, "good_steps": 3}, "scale must be a finite number > 0"),
+    ({"scale": 64.0, "good_steps": -1}, "good_steps must be an integer >= 0"),
+    ({"scale": 64.0}, "good_steps must be an integer >= 0, got None"),
+])
+def test_a_bad_loss_scaler_state_is_refused_and_changes_nothing(state, message):
+    scaler = LossScaler(init_scale=1024.0)
+    with pytest.raises(sd.StadynError, match=message):
+        scaler.load_state_dict(state)
+    assert scaler.state_dict() == {"scale": 1024.0, "good_steps": 0, "skipped_steps": 0}

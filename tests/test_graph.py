@@ -10,6 +10,8 @@ import torch
 import stadyn as sd
 import stadyn.functions as F
 import stadyn.parametric_functions as PF
+import stadyn.solvers as S
+from stadyn.graph import CONSTANT, INPUT, PARAMETER, VIEW, Subgraph, output_key, value_key
 
 
 @pytest.fixture(autouse=True)
@@ -48,10 +50,10 @@ def test_static_ops_only_infer_shapes_until_forward():
 
 
 def test_plan_is_built_once_and_rebuilt_when_a_shape_changes(monkeypatch):
-    from stadyn.graph import _lower
+    from stadyn.graph import _runner
     built = []
-    original = _lower.build_plan
-    monkeypatch.setattr(_lower, "build_plan", lambda *a, **k: built.append(1) or original(*a, **k))
+    original = _runner.build_plan
+    monkeypatch.setattr(_runner, "build_plan", lambda *a, **k: built.append(1) or original(*a, **k))
     x = sd.Variable((2, 3))
     y = F.sum(F.tanh(x))
     for _ in range(3):
@@ -224,9 +226,11 @@ GRAD_BUFFER_CASES = [("bfloat16", 16, 32, "bf16 output"), ("float32", 512, 1024,
 
 
 @pytest.mark.parametrize("dtype, n_in, n_out, how", GRAD_BUFFER_CASES)
-def test_static_weight_gradients_reuse_the_buffer_the_solver_dropped(dtype, n_in, n_out, how):
+def test_static_weight_gradients_reuse_the_buffer_the_solver_released(dtype, n_in, n_out, how):
     rng = np.random.RandomState(0)
     x, loss, w = _affine_loss(rng, dtype, n_in, n_out)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters({"affine/W": w})
     with sd.context_scope(sd.context("cpu", dtype=dtype)):
         loss.forward()
         bw = loss._plan.bw
@@ -244,18 +248,26 @@ def test_static_weight_gradients_reuse_the_buffer_the_solver_dropped(dtype, n_in
         dyn.backward()
         np.testing.assert_array_equal(w.g, static_grad)     # the same gradient as dynamic
 
-        # Later steps write into the buffer the solver dropped (no allocation per step) ...
-        w.grad = None
+        # Later steps write into the buffer the solver's zero_grad released (no allocation
+        # per step) ...
+        solver.zero_grad()
         loss.forward()
         loss.backward()
         for _ in range(2):
             previous = weakref.ref(w.grad)        # does not keep the old gradient alive
-            w.grad = None
+            solver.zero_grad()
             loss.forward()
             loss.backward()
             assert w.grad is previous()
             np.testing.assert_array_equal(w.g, static_grad)
-        # ... but never into one the user still holds.
+        # ... released means released: a reference kept across zero_grad sees the new values
+        # (as NNabla's zero_grad zeroes the same buffers) ...
+        held = w.grad
+        solver.zero_grad()
+        loss.forward()
+        loss.backward()
+        assert w.grad is held
+        # ... but a gradient dropped by hand is never written again: its holder may read it.
         kept = w.grad
         kept_values = kept.clone()
         w.grad = None
@@ -328,7 +340,7 @@ def test_bf16_inference_plan_keeps_its_weight_copy_and_never_exposes_it():
 
     # A copy that a value handed to a Variable would share memory with is not rewritten.
     from torch.fx.experimental.proxy_tensor import make_fx
-    from stadyn.graph._lower import cast_parameters_into_buffers
+    from stadyn.graph._passes import cast_parameters_into_buffers
     weight = torch.zeros(512, 1024, requires_grad=True)
     gm = make_fx(lambda t: (t.to(torch.bfloat16).view(-1),))(weight)
     assert cast_parameters_into_buffers(gm, [weight], n_values=1) == []
@@ -458,6 +470,62 @@ def test_arguments_an_op_does_not_take_are_type_errors_naming_the_op(dynamic):
 def test_batch_norm_statistics_of_the_wrong_size_fail_when_the_graph_is_built():
     a = sd.Variable((2, 3, 4, 4))
     s5, s3 = sd.Variable((1, 5, 1, 1)), sd.Variable((1, 3, 1, 1))
-    with pytest.raises(sd.ShapeError, match=r"^batch_normalization: cannot apply .*: mean has 5 "
-                                            r"elements for 3 normalised channel\(s\) on axes \(1,\)"):
+    with pytest.raises(sd.ShapeError,
+                       match=r"^batch_normalization: cannot apply .*: mean has 5 "
+                             r"elements for 3 normalised channel\(s\) on axes \(1,\)"):
         F.batch_normalization(a, s3, s3, s5, s3, batch_stat=False)
+
+
+def test_subgraph_gives_each_leaf_one_role():
+    x = sd.Variable((4, 3))                                  # data: an input
+    g = sd.Variable((4, 3), need_grad=True)                  # an input with a gradient
+    with sd.parameter_scope("fc"):
+        h = PF.affine(x + g, 2)                              # fc/affine/W and /b: parameters
+        w = sd.get_parameter_or_create("affine/W", as_need_grad=False)    # a frozen view
+    mask = sd.Variable.from_numpy_array(np.ones((4, 2)))    # unnamed: an input by default
+    y = F.sum(h * mask) + F.sum(F.affine(x, w))
+    sub = Subgraph([y])
+    assert [n.spec.name for n in sub.nodes][-1] == "add2"
+    assert sub.inputs == [x, g, mask]
+    assert [v.name for v in sub.parameters] == ["fc/affine/W", "fc/affine/b"]
+    assert sub.views == [(w, sd.get_parameters()["fc/affine/W"])]
+    assert sub.constants == [] and sub.role(w) == VIEW
+    # With explicit inputs, the other unnamed leaves are constants.
+    given = Subgraph([y], inputs=[x, g])
+    assert given.inputs == [x, g] and given.constants == [mask]
+    assert given.role(mask) == CONSTANT and given.role(x) == INPUT
+    assert {v.name for v in given.parameters} == {"fc/affine/W", "fc/affine/b"}
+    assert given.role(sd.get_parameters()["fc/affine/b"]) == PARAMETER
+
+
+def test_value_key_is_shared_by_variables_standing_for_one_output():
+    x = sd.Variable((2,))
+    y = F.relu(x)
+    z = sd.Variable((2,))
+    z.rewire_on(y)                     # z now stands for the same output as y
+    assert value_key(z) == value_key(y) == output_key(y.parent, 0)
+    assert value_key(x) == id(x) != value_key(y)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_grad_gives_zeros_for_an_input_without_need_grad(dynamic):
+    """NNabla 1.39's nn.grad gives zeros here (a constant's derivative), rather than failing."""
+    x = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=False)
+    w = sd.Variable.from_numpy_array(np.array([3.0, 4.0]), need_grad=True)
+    with sd.auto_forward(dynamic):
+        dx, dw = sd.grad(F.sum(x * w), [x, w])
+    if not dynamic:
+        sd.forward_all([dx, dw])
+    np.testing.assert_array_equal(dx.d, [0.0, 0.0])
+    np.testing.assert_array_equal(dw.d, [1.0, 2.0])
+
+
+def test_grad_is_a_catalog_op_that_files_do_not_hold(tmp_path):
+    from stadyn.ops import CATALOG
+    spec = CATALOG["grad"]
+    assert F.grad.spec is spec and spec.unstorable and spec.inputs == ("*x",)
+    x = sd.Variable.from_numpy_array(np.array([3.0]), need_grad=True)
+    (dx,) = sd.grad(x * x, x)
+    assert dx.parent.spec is spec
+    with pytest.raises(sd.serialize.ExportError, match="'grad' node: gradient graphs"):
+        sd.save(tmp_path / "g.stadyn", dx, x)

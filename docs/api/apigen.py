@@ -18,7 +18,8 @@ import types
 SECTIONS = [
     ("Graphs, parameters and files", [
         "stadyn", "stadyn.functions", "stadyn.parametric_functions", "stadyn.initializer",
-        "stadyn.solvers", "stadyn.amp", "stadyn.compile", "stadyn.serialize"]),
+        "stadyn.solvers", "stadyn.amp", "stadyn.compile", "stadyn.serialize",
+        "stadyn.serialize.op_rules", "stadyn.inspect"]),
     ("CNTK-style layers, learners and training", [
         "stadyn.layers", "stadyn.learners", "stadyn.schedules", "stadyn.train",
         "stadyn.train.progress"]),
@@ -30,12 +31,14 @@ SECTIONS = [
         "stadyn.compat.nnabla", "stadyn.compat.nnabla.functions",
         "stadyn.compat.nnabla.parametric_functions", "stadyn.compat.nnabla.solvers",
         "stadyn.compat.nnabla.initializer", "stadyn.compat.nnabla.ext_utils",
-        "stadyn.compat.nnabla.communicators", "stadyn.compat.nnabla.utils.data_iterator",
+        "stadyn.compat.nnabla.communicators", "stadyn.compat.nnabla.utils",
+        "stadyn.compat.nnabla.utils.data_iterator", "stadyn.compat.nnabla.tutorial",
         "stadyn.compat.nnabla.tutorial.tiny_digits"]),
     ("CNTK's names", [
         "stadyn.compat.cntk", "stadyn.compat.cntk.ops", "stadyn.compat.cntk.layers",
         "stadyn.compat.cntk.models", "stadyn.compat.cntk.learners", "stadyn.compat.cntk.learner",
         "stadyn.compat.cntk.losses", "stadyn.compat.cntk.metrics", "stadyn.compat.cntk.io",
+        "stadyn.compat.cntk.io.transforms",
         "stadyn.compat.cntk.train", "stadyn.compat.cntk.logging", "stadyn.compat.cntk.utils",
         "stadyn.compat.cntk.device"]),
     ("Internals for extending Stadyn", [

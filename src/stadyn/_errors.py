@@ -12,6 +12,7 @@ __all__ = [
     "StadynError",
     "ShapeError",
     "OpArgumentError",
+    "ArgumentError",
     "ParameterError",
     "DataError",
     "ConfigError",
@@ -30,6 +31,11 @@ class ShapeError(StadynError, ValueError):
 class OpArgumentError(StadynError, TypeError):
     """An op was called with arguments it does not take: an unknown or missing argument, or a
     NumPy array or tensor where it takes a Variable."""
+
+
+class ArgumentError(StadynError, TypeError):
+    """A function or class was given an argument of a type it cannot take (``lr=None`` for a
+    solver, a string for a count, ...); the message names the argument."""
 
 
 class ParameterError(StadynError, ValueError):

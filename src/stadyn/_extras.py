@@ -32,7 +32,7 @@ def require(module: str, extra: str, feature: str) -> ModuleType:
         >>> require("no_such_module_here", "onnx", "ONNX export")
         Traceback (most recent call last):
         ...
-        stadyn._extras.MissingDependencyError: ONNX export needs the package 'no_such_module_here', which is not installed: pip install 'stadyn[onnx]'
+        stadyn._extras.MissingDependencyError: ONNX export needs ... pip install 'stadyn[onnx]'
     """
     try:
         return importlib.import_module(module)

@@ -27,7 +27,9 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+import math
+import numbers
+from typing import Any, Mapping
 
 import torch
 
@@ -94,10 +96,24 @@ class LossScaler:
         return {"scale": self.scale, "good_steps": self._good_steps,
                 "skipped_steps": self.skipped_steps}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.scale = float(state["scale"])
-        self._good_steps = int(state["good_steps"])
-        self.skipped_steps = int(state.get("skipped_steps", 0))
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore :meth:`state_dict`: a finite scale > 0 and step counts >= 0, or nothing
+        is changed."""
+        scale = state.get("scale") if isinstance(state, Mapping) else None
+        if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or \
+                not (math.isfinite(scale) and scale > 0):
+            raise StadynError(f"LossScaler.load_state_dict: the scale must be a finite number "
+                              f"> 0, got {scale!r}")
+        counts = {}
+        for key in ("good_steps", "skipped_steps"):
+            value = state.get(key, 0 if key == "skipped_steps" else None)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+                raise StadynError(f"LossScaler.load_state_dict: {key} must be an integer >= 0, "
+                                  f"got {value!r}")
+            counts[key] = int(value)
+        self.scale = float(scale)
+        self._good_steps = counts["good_steps"]
+        self.skipped_steps = counts["skipped_steps"]
 
 
 def _variables(parameters) -> list[Variable]:

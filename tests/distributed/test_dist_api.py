@@ -180,7 +180,9 @@ def test_a_static_graph_with_sync_batch_norm_runs_eagerly(alone):
         assert "cannot be traced: sync_batch_normalization" in y._plan.code
 
 
-@pytest.mark.parametrize("module", ["stadyn.distributed._env", "stadyn.distributed._data",
+@pytest.mark.parametrize("module", ["stadyn.distributed._env",
+                                    "stadyn.distributed._process_group",
+                                    "stadyn.distributed._data",
                                     "stadyn.distributed._data_parallel",
                                     "stadyn.distributed._collectives",
                                     "stadyn.compat.nnabla.communicators"])

@@ -222,3 +222,63 @@ def _alive(pid: int) -> bool:
             return f.read().split(") ")[1][0] != "Z"      # a zombie has ended
     except OSError:
         return False
+
+
+def test_a_worker_hung_outside_a_collective_after_the_others_finished_ends_the_job(tmp_path):
+    """Rank 1 sleeping after rank 0 had finished used to keep the job alive forever, whatever
+    the timeout (no collective is waited in).  The test's own limit bounds the old hang."""
+    import signal
+    import subprocess
+    script = _script(tmp_path, f"""
+        import os, time
+        import stadyn.distributed as dist
+        with open(os.path.join({str(tmp_path)!r}, "pid" + os.environ["RANK"]), "w") as f:
+            f.write(str(os.getpid()))
+        dist.init()
+        dist.barrier()
+        if os.environ["RANK"] == "1":
+            time.sleep(3600)            # not in a collective: no heartbeat says it waits
+    """)
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    try:
+        result = subprocess.run([sys.executable, "-m", "stadyn.distributed.run", "--nproc", "2",
+                                 "--timeout", "5", *script[1:]], env=env, capture_output=True,
+                                text=True, timeout=240)
+    finally:       # a launcher that never ends leaves its sleeping worker behind
+        for path in tmp_path.glob("pid*"):
+            try:
+                os.kill(int(path.read_text()), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+    assert result.returncode == 124, failure(result)
+    report = next(line for line in result.stderr.splitlines()
+                  if line.startswith("stadyn.distributed:"))
+    assert "rank 1 is still running" in report and "after rank 0 finished (timeout 5 s)" in report
+    assert "rank 1 was last done with collective #1 (barrier)" in report
+    assert "hung outside a collective?" in report
+
+
+def test_a_raising_worker_is_named_though_its_peers_collective_failed_first(tmp_path):
+    """Rank 1's exit handlers tear the process group down, so rank 0's collective fails and
+    rank 0 exits before rank 1 is gone: the report used to name rank 0.  Here rank 1 lingers
+    10 s after the teardown (an exit handler that runs after Stadyn's, as torch's may)."""
+    argv = _script(tmp_path, """
+        import atexit, os, time
+        import torch
+        import stadyn.distributed as dist
+        if os.environ["RANK"] == "1":
+            atexit.register(time.sleep, 10)    # runs after Stadyn's own exit handler
+        dist.init()
+        dist.barrier()
+        if os.environ["RANK"] == "1":
+            raise ValueError("bad batch on rank one")
+        dist.all_reduce_sum(torch.ones(4))     # fails once rank 1 has left the group
+    """)
+    err = io.StringIO()
+    status = dist.run_workers(argv, 2, timeout=60, stdout=io.StringIO(), stderr=err, grace=2.0)
+    report = err.getvalue()
+    head = next(line for line in report.splitlines() if line.endswith("the job ends."))
+    assert head.startswith("stadyn.distributed: worker rank 1 ") and "exited with code 1" in head
+    assert status == 1, report
+    assert "ValueError: bad batch on rank one" in report.split("the job ends.")[1]
+    assert "rank 0 exited with code 1 after a collective failed." in report

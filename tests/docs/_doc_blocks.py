@@ -18,6 +18,8 @@ Setups (each writes into the working folder):
   batch file: 80 training, 16 test images of ten learnable colours).
 * ``brainscript``: CNTK's example configs ``ConvNet_CIFAR10_DataAug.cntk``, ``ConvNet_MNIST.cntk``
   and ``01_OneHidden.cntk`` (tests/fixtures/brainscript/).
+* ``legacy``: ``ConvNet_CIFAR10_DataAug_0.dnn``, the seed's CIFAR ConvNet as CNTK 2.7 saved it
+  (tests/fixtures/legacy/cntk_convnet_cifar10.dnn).
 
 Run as a script (``python _doc_blocks.py BLOCKS.json``) it runs the blocks listed in the JSON
 file and stops at the first that fails, naming its file and line.
@@ -135,7 +137,13 @@ def _setup_brainscript() -> None:
         shutil.copy(os.path.join(FIXTURES, "brainscript", name), name)
 
 
-SETUPS = {"cifar10": _setup_cifar10, "brainscript": _setup_brainscript}
+def _setup_legacy() -> None:
+    """The seed's CIFAR ConvNet as CNTK 2.7 saved it, under the seed script's file name."""
+    shutil.copy(os.path.join(FIXTURES, "legacy", "cntk_convnet_cifar10.dnn"),
+                "ConvNet_CIFAR10_DataAug_0.dnn")
+
+
+SETUPS = {"cifar10": _setup_cifar10, "brainscript": _setup_brainscript, "legacy": _setup_legacy}
 
 
 # --------------------------------------------------------------------------- runner

@@ -60,7 +60,8 @@ def test_markers_parse_and_fit_their_blocks():
                 assert not (block.skip or block.cont or block.setups or block.replace), \
                     f"{block.where}: a file block is written, not run"
             elif block.skip is not None or block.cont or block.setups or block.replace:
-                assert block.lang == "python", f"{block.where}: doc-test marker on a non-python block"
+                assert block.lang == "python", \
+                    f"{block.where}: doc-test marker on a non-python block"
             if block.skip is not None:
                 assert len(block.skip.split()) >= 2, f"{block.where}: give the reason to skip"
 

@@ -80,7 +80,7 @@ def test_malformed_lines_name_file_and_line(tmp_path, line, words):
         ctf.read(2)
     assert (err.value.path, err.value.line) == (str(path), 3)
     assert words in str(err.value)
-    assert f"bad.ctf:3: " in str(err.value)
+    assert "bad.ctf:3: " in str(err.value)
 
 
 def test_nan_and_inf_are_numbers():

@@ -828,3 +828,46 @@ def test_cntk_functional_foreach_equals_loop(function, kind):
         results.append(params + [t for group in states for t in group])
     for fast, loop in zip(*results):
         np.testing.assert_allclose(fast.numpy(), loop.numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_a_learning_rate_of_none_is_a_type_error_naming_it():
+    params = list(make_vars(init_values()).values())
+    with pytest.raises(sd.ArgumentError, match=r"sgd: lr must be a number, a list or a "
+                                               r"Schedule, got None"):
+        L.sgd(params, None)
+    with pytest.raises(TypeError, match="adam: epsilon must be a number, got None"):
+        L.adam(params, 0.01, 0.9, epsilon=None)
+
+
+_BAD_LEARNER_STATES = {
+    "a moment of NaN": (lambda s: s["tensors"]["c/v"].fill_(float("nan")), "'c/v' is not finite"),
+    "negative samples": (lambda s: s.update(samples_seen=-8), "samples_seen must be an integer"),
+    "no minibatch count": (lambda s: s.pop("minibatches_seen"), "no 'minibatches_seen'"),
+    "a NaN learning rate": (lambda s: s.update(lr_schedule=S.learning_parameter_schedule(
+        0.1).config() | {"segments": [[1, "minibatch", float("nan")]]}), "lr is nan"),
+    "a damaged schedule": (lambda s: s.update(lr_schedule={"segments": 3}), "not a schedule"),
+    "a text scalar": (lambda s: s.update(scalars={"smoothed_count": "x"}), "must be a number"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(_BAD_LEARNER_STATES))
+def test_a_bad_learner_state_is_refused_and_changes_nothing(damage):
+    """The tensors used to be copied before the counters were read, so a bad counter left a
+    half-restored learner."""
+    edit, message = _BAD_LEARNER_STATES[damage]
+    first = make_vars(init_values())
+    source = LEARNERS["adam"](first, **COMMON)
+    run(source, first, [(M, grad_values(i)) for i, M in enumerate(SIZES[:3])])
+    state = copy.deepcopy(source.state_dict())
+    edit(state)
+    second = make_vars(init_values(1))
+    learner = LEARNERS["adam"](second, **COMMON)
+    run(learner, second, [(8, grad_values(7))])
+    before = copy.deepcopy(learner.state_dict())
+    with pytest.raises(StadynError, match=message):
+        learner.load_state_dict(state)
+    after = learner.state_dict()
+    for key in ("samples_seen", "minibatches_seen", "lr_schedule", "scalars"):
+        assert after[key] == before[key], key
+    for key, tensor in before["tensors"].items():
+        assert torch.equal(after["tensors"][key], tensor), key

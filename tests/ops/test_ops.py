@@ -98,7 +98,9 @@ class Entry:
     positions of the differentiable inputs (default: every float input), ``why_not_others`` why
     the other inputs are not differentiated.  ``no_grad`` says why the op has no gradient.
     ``updates(*inputs, **attrs)`` gives ``{position: new value}`` for inputs the op updates in
-    place.  ``random`` ops are seeded identically before each run.
+    place.  ``random`` ops are seeded identically before each run.  ``call(function, inputs,
+    attrs)`` replaces ``function(*inputs, **attrs)`` for an op whose arguments are built from the
+    case's input Variables (``grad`` differentiates a function of them).
     """
 
     cases: list[Case]
@@ -109,6 +111,7 @@ class Entry:
     no_grad: str | None = None
     updates: Callable[..., dict[int, np.ndarray]] | None = None
     random: bool = False
+    call: Callable[..., Any] | None = None
     rtol: float = 1e-5
     atol: float = 1e-5
 
@@ -190,16 +193,22 @@ def ref_huber_loss(x0, x1, delta=1.0):
 
 
 def ref_top_n_error(x, target, axis=None, n=1):
-    """NNabla: count the scores >= the target's score (itself included); error if count > n."""
+    """NNabla: count the scores >= the target's score (itself included); error if count > n.
+    A NaN, the target's or another's, counts as >= (Stadyn: a row of NaN is an error)."""
     a = _axis(x, axis)
     moved = np.moveaxis(x, a, -1)
     labels = np.moveaxis(target, a, -1)[..., 0]
     out = np.zeros(labels.shape)
     for idx in np.ndindex(*labels.shape):
         scores = moved[idx]
-        count = int((scores >= scores[labels[idx]]).sum())
+        mine = scores[labels[idx]]
+        count = sum(1 for s in scores if np.isnan(s) or np.isnan(mine) or s >= mine)
         out[idx] = float(count > n)
     return np.expand_dims(out, a)
+
+
+# a diverged model's scores: a row of NaN, a NaN above the target, a clean row
+_NAN_SCORES = np.array([[np.nan] * 3, [0.9, np.nan, 0.0], [0.1, 0.7, 0.2]], np.float32)
 
 
 def ref_cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
@@ -208,12 +217,18 @@ def ref_cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
 
 
 def ref_classification_error(output_vector, target_vector, axis=-1, topN=1):
-    """CNTK: 1 unless the target's argmax is among the ``topN`` largest outputs."""
+    """CNTK: 1 unless the target's argmax is among the ``topN`` largest outputs (of distinct
+    values); a NaN, the target's or another's, ranks above (Stadyn: a row of NaN is an error)."""
     z = np.moveaxis(output_vector, axis, -1)
     labels = np.moveaxis(target_vector, axis, -1).argmax(axis=-1)
     out = np.zeros(labels.shape)
     for idx in np.ndindex(*labels.shape):
-        out[idx] = float(labels[idx] not in np.argsort(-z[idx])[:topN])
+        row, label = z[idx], labels[idx]
+        if np.isnan(row).any():
+            above = sum(1 for v in row if np.isnan(v) or np.isnan(row[label]) or v > row[label])
+            out[idx] = float(above >= topN)
+        else:
+            out[idx] = float(label not in np.argsort(-row)[:topN])
     return np.expand_dims(out, axis)
 
 
@@ -485,11 +500,27 @@ def ref_flatten(x, axis=1):
     return x.reshape(x.shape[:axis] + (-1,))
 
 
+def ref_grad(x, w, n_outputs=1, grad_outputs=()):
+    """d/dx and d/dw of ``tanh(x) * x * w`` (what :func:`call_grad` differentiates), times
+    the seed."""
+    seed = 1.0 if not grad_outputs or grad_outputs[0] is None else grad_outputs[0]
+    t = np.tanh(x)
+    return seed * w * (x * (1 - t ** 2) + t), seed * t * x
+
+
 # ---------------------------------------------------------------------------------------------
 # The entries, one per op
 # ---------------------------------------------------------------------------------------------
 def unary(reference, *cases: Case, **options) -> Entry:
     return Entry(list(cases), reference, **options)
+
+
+def call_grad(grad, inputs, attrs):
+    """``grad(tanh(x) * x * w, x, w)`` for the case's inputs ``x`` and ``w``, made Variables
+    that need a gradient (grad gives zeros for others, as NNabla's ``nn.grad`` does)."""
+    x, w = inputs
+    x.need_grad = w.need_grad = True
+    return grad(F.tanh(x) * x * w, x, w, **attrs)
 
 
 _NO_BACKWARD = "integer ids or a metric: no backward is defined for it"
@@ -647,7 +678,9 @@ ENTRIES: dict[str, Entry] = {
          # ties: NNabla counts every score >= the target's, so a tied target is an error
          Case((np.array([[0.5, 0.5, 0.1], [0.0, 0.0, 0.0], [0.2, 0.9, 0.9]], np.float32),
                np.array([[1], [2], [0]]))),
-         Case((normal(2, 4, 3), ints(4, 2, 1, 3)), {"axis": 1, "n": 2})],
+         Case((normal(2, 4, 3), ints(4, 2, 1, 3)), {"axis": 1, "n": 2}),
+         Case((_NAN_SCORES, np.array([[0], [0], [1]]))),
+         Case((_NAN_SCORES, np.array([[0], [0], [1]])), {"n": 2})],
         ref_top_n_error, no_grad=_NO_BACKWARD),
     "cross_entropy_with_softmax": Entry(
         [Case((normal(4, 5), _one_hot_rows(ints(5, 4), 5))),
@@ -656,7 +689,9 @@ ENTRIES: dict[str, Entry] = {
     "classification_error": Entry(
         [Case((distinct(5, 4), _one_hot_rows(ints(4, 5), 4))),
          Case((distinct(5, 4), _one_hot_rows(ints(4, 5), 4)), {"topN": 2}),
-         Case((distinct(2, 4, 3), _one_hot_rows(ints(4, 2, 3), 4, axis=1)), {"axis": 1})],
+         Case((distinct(2, 4, 3), _one_hot_rows(ints(4, 2, 3), 4, axis=1)), {"axis": 1}),
+         Case((_NAN_SCORES, np.eye(3, dtype=np.float32)[[0, 0, 1]])),
+         Case((_NAN_SCORES, np.eye(3, dtype=np.float32)[[0, 0, 1]]), {"topN": 2})],
         ref_classification_error, no_grad=_NO_BACKWARD),
     "one_hot": Entry([Case((ints(5, 4, 1).astype(np.int32), ), {"shape": (5,)}),
                       Case((np.stack([ints(3, 2, 3), ints(4, 2, 3)], axis=-1),),
@@ -670,6 +705,12 @@ ENTRIES: dict[str, Entry] = {
     "stop_gradient": unary(lambda x: x, Case((normal(2, 3),)),
                            no_grad="stops the gradient by definition "
                                    "(test_no_gradient_flows_through checks it)"),
+    "grad": Entry([Case((normal(2, 3), normal(2, 3))),
+                   Case((normal(4,), normal(4,)), {"grad_outputs": (0.5,)})],
+                  ref_grad, call=call_grad,
+                  no_grad="its gradient, a second derivative, is checked in both modes by "
+                          "tests/test_graph.py::test_higher_order_gradients; gradcheck on the "
+                          "implementation would see its inputs as unconnected leaves"),
     # -- neural-network layers --------------------------------------------------------------
     "affine": Entry(
         [Case((normal(4, 3), normal(3, 2), normal(2))),
@@ -883,7 +924,8 @@ def run_op(name: str, index: int, dynamic: bool, with_backward: bool) -> Run:
     function = function_of(name)
 
     def build():
-        outputs = _as_tuple(function(*inputs, **case.attrs))
+        outputs = _as_tuple(entry.call(function, inputs, case.attrs) if entry.call
+                            else function(*inputs, **case.attrs))
         differentiable = [o for o in outputs if np.issubdtype(o.dtype, np.floating)]
         loss = None
         if grad_positions:

@@ -624,3 +624,111 @@ def test_invalid_learning_rate_raises(name):
     with pytest.raises(sd.StadynError, match="invalid learning rate"):
         solver.set_learning_rate(-1.0)
     assert solver.learning_rate() == ref.defaults[lr_name]
+
+
+@pytest.mark.parametrize("name", SOLVER_NAMES)
+def test_a_learning_rate_of_none_names_the_argument(name):
+    lr_name = "alpha" if "alpha" in _reference(name).defaults else "lr"
+    with pytest.raises(sd.ArgumentError, match=rf"{name}: {lr_name} must be a number, got None"):
+        getattr(S, name)(**{lr_name: None})
+    with pytest.raises(TypeError, match=lr_name):       # the built-in a user expects
+        getattr(S, name)(**{lr_name: "0.1"})
+
+
+# ---------------------------------------------------------------------------------------------
+# (9) loaded states pass the constructor's checks, or nothing is loaded
+# ---------------------------------------------------------------------------------------------
+def _tampered_state_file(path, edit) -> None:
+    """Rewrite the solver state file at ``path`` with ``edit(metadata dict, tensors)``."""
+    import json as _json
+
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+    with safe_open(str(path), framework="pt") as f:
+        meta = dict(f.metadata())
+        tensors = {k: f.get_tensor(k) for k in f.keys()}
+    hyper, steps = _json.loads(meta["hyper"]), _json.loads(meta["t"])
+    edit(hyper, steps, tensors)
+    meta["hyper"], meta["t"] = _json.dumps(hyper), _json.dumps(steps)
+    save_file(tensors, str(path), metadata=meta)
+
+
+_TAMPERING = {
+    "nan alpha": (lambda h, t, x: h.update(alpha=float("nan")), "alpha must be finite"),
+    "infinite alpha": (lambda h, t, x: h.update(alpha=float("inf")), "alpha must be finite"),
+    "negative alpha": (lambda h, t, x: h.update(alpha=-0.1), "invalid learning rate -0.1"),
+    "alpha as text": (lambda h, t, x: h.update(alpha="0.1"), "alpha must be a number"),
+    "unknown hyperparameter": (lambda h, t, x: h.update(lr=0.1), r"hyperparameters \['lr'\]"),
+    "nan beta2": (lambda h, t, x: h.update(beta2=float("nan")), "beta2 must be finite"),
+    "negative step count": (lambda h, t, x: t.update(c=-1), "step count"),
+    "nan moment": (lambda h, t, x: x["c/v"].fill_(float("nan")), "'c/v' holds a NaN"),
+    "wrong shape": (lambda h, t, x: x.update({"c/m": torch.zeros(5)}), r"'c/m' has shape \(5,\)"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(_TAMPERING))
+def test_a_tampered_state_file_is_refused_naming_it_and_changes_nothing(damage, tmp_path):
+    """An lr of NaN in a saved state used to bypass the constructor and make every weight NaN
+    after one update; a bad last entry used to leave the first ones loaded."""
+    edit, message = _TAMPERING[damage]
+    params = make_parameters()
+    saved = make_solver("Adam", {"alpha": 0.01}, params)
+    for step in range(2):
+        set_gradients(params, gradients(step))
+        saved.update()
+    path = tmp_path / "adam-states.safetensors"
+    saved.save_states(path)
+    _tampered_state_file(path, edit)
+
+    fresh = make_parameters(seed=1)
+    solver = make_solver("Adam", {"alpha": 0.01}, fresh)
+    set_gradients(fresh, gradients(0))
+    solver.update()
+    before = copy.deepcopy(solver.get_states()), dict(solver.hyper)
+    with pytest.raises(sd.ModelFileError, match=rf"adam-states\.safetensors: .*{message}"):
+        solver.load_states(path)
+    assert solver.hyper == before[1]
+    for name, state in solver.get_states().items():
+        assert state["t"] == before[0][name]["t"]
+        for key in ("m", "v"):
+            assert torch.equal(state[key], before[0][name][key]), f"{name}/{key} changed"
+    set_gradients(fresh, gradients(1))
+    solver.update()
+    assert all(np.isfinite(v.d).all() for v in fresh.values())
+
+
+def test_a_model_files_tampered_solver_state_is_refused_naming_the_model_file(tmp_path):
+    import io
+    import zipfile
+
+    x = sd.Variable((2, 3))
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        import stadyn.parametric_functions as PF
+        y = PF.affine(x, 2, name="fc")
+        params = sd.get_parameters()
+        solver = S.Adam(alpha=0.01)
+        solver.set_parameters(params)
+        for p in params.values():
+            p.grad = torch.ones(p.shape)
+        solver.update()
+        path = tmp_path / "net.stadyn"
+        sd.save(path, {"y": y}, {"x": x}, solver=solver)
+    states = tmp_path / "s.safetensors"
+    with zipfile.ZipFile(path) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    states.write_bytes(members["solver.safetensors"])
+    _tampered_state_file(states, lambda h, t, x: h.update(alpha=float("inf")))
+    members["solver.safetensors"] = states.read_bytes()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        for n, data in members.items():
+            z.writestr(n, data)
+    path.write_bytes(buffer.getvalue())
+
+    net = sd.load(path)
+    other = S.Adam(alpha=0.01)
+    other.set_parameters(net.get_parameters())
+    with pytest.raises(sd.ModelFileError, match=r"net\.stadyn: solver\.safetensors: .*alpha "
+                                                r"must be finite"):
+        net.load_solver_states(other)
+    assert other.hyper["alpha"] == 0.01

@@ -7,7 +7,6 @@ import csv
 import doctest
 import importlib
 import io
-import os
 from types import SimpleNamespace
 
 import numpy as np

@@ -21,32 +21,27 @@ Every value remembers its file, line and column; every error names them.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedToken
-
 from stadyn._errors import ConfigError
-from stadyn._fileutil import refuse_special_file
 
 from ._ast import SourceLocation
-from ._parser import describe_expected, parse_expression, source_excerpt, unclosed_hint
+from ._config_reader import (NESTING_LIMIT, RAW_KEYS, _Block, _Entry, _err, _List, _Raw, _Reader,
+                             _Scalar)
+from ._parser import parse_expression
+from ._source_files import read_source
 
 __all__ = [
     "ConfigRecord", "ConfigString", "ConfigList", "BrainScriptSource", "ConfigKeyError",
     "parse_config", "load_config", "expand_repeats", "unused_overrides", "RAW_KEYS",
 ]
 
-_GRAMMAR = Path(__file__).with_name("config.lark")
-
-#: Keys whose value is kept as source text (a network description in its own language).
-RAW_KEYS = frozenset({"brainscriptnetworkbuilder", "experimentalnetworkbuilder", "ndlnetworkbuilder"})
+#: The most values a numeric vector (``a:b*n:c``) holds once its repeats are expanded.
+VECTOR_LIMIT = 1 << 20
 
 # `$name$`: a name starts with a letter or `_` and holds none of CNTK's forbidden characters.
 _VAR = re.compile(r"\$([A-Za-z_][^,/<>?;':\"\[\]{}\\|!@#%^&*()+=~` \t\n$]*)\$")
@@ -57,12 +52,6 @@ class ConfigKeyError(ConfigError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return ConfigError.__str__(self)
-
-
-def _err(message: str, loc: SourceLocation | None, cls: type[ConfigError] = ConfigError) -> ConfigError:
-    if loc is None:
-        return cls(message)
-    return cls(message, loc.path, loc.line, loc.column)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,278 +101,6 @@ class BrainScriptSource:
     def parse(self):
         """Parse the text as one BrainScript expression (errors point into the config file)."""
         return parse_expression(self.text, self.path, line=self.line, column=self.column)
-
-
-# ---------------------------------------------------------------------------------------------
-# raw tree (before scoping): what the files and overrides say, merged
-# ---------------------------------------------------------------------------------------------
-
-@dataclass
-class _Scalar:
-    text: str
-    quoted: bool
-    loc: SourceLocation
-
-
-@dataclass
-class _List:
-    items: list[Any]
-    text: str
-    loc: SourceLocation
-
-
-@dataclass
-class _Raw:
-    text: str
-    loc: SourceLocation
-
-
-@dataclass
-class _Entry:
-    key: str
-    value: Any
-    loc: SourceLocation
-    read: bool = False      # some part of Stadyn read the value (see unused_overrides)
-
-
-@dataclass
-class _Block:
-    loc: SourceLocation
-    entries: dict[str, _Entry] = field(default_factory=dict)
-
-    def set(self, parts: Sequence[str], value: Any, loc: SourceLocation) -> None:
-        """Define ``a.b.c = value``: intermediate blocks are created; a block merges into a block."""
-        block = self
-        for part in parts[:-1]:
-            entry = block.entries.get(part.lower())
-            if entry is None or not isinstance(entry.value, _Block):
-                entry = _Entry(part, _Block(loc), loc)
-                block.entries[part.lower()] = entry
-            block = entry.value
-        key = parts[-1]
-        old = block.entries.get(key.lower())
-        if old is not None and isinstance(old.value, _Block) and isinstance(value, _Block):
-            for e in value.entries.values():
-                old.value.set([e.key], e.value, e.loc)
-        else:
-            block.entries[key.lower()] = _Entry(old.key if old else key, value, loc)
-
-
-# ---------------------------------------------------------------------------------------------
-# reading text -> raw tree
-# ---------------------------------------------------------------------------------------------
-
-@functools.cache
-def _lark() -> Lark:
-    return Lark(_GRAMMAR.read_text(encoding="utf-8"), parser="lalr", lexer="basic",
-                start=["start", "start_tokens"], maybe_placeholders=False)
-
-
-def _is(node: Any, *types: str) -> bool:
-    return isinstance(node, Token) and node.type in types
-
-
-class _Reader:
-    """Reads one text (a file, an include or an override) into a :class:`_Block`."""
-
-    def __init__(self, text: str, path: str | None, stack: tuple[str, ...] = ()) -> None:
-        self.text = text
-        self.path = path
-        self.stack = stack
-
-    # ---- helpers ---------------------------------------------------------------------------
-    def loc(self, node: Any) -> SourceLocation:
-        tok = node if isinstance(node, Token) else _first_token(node)
-        return SourceLocation(self.path, tok.line, tok.column)
-
-    def error(self, message: str, node_or_loc: Any) -> ConfigError:
-        loc = node_or_loc if isinstance(node_or_loc, SourceLocation) else self.loc(node_or_loc)
-        return _err(message + source_excerpt(self.text, loc.line, loc.column), loc)
-
-    def source(self, nodes: Sequence[Any]) -> str:
-        start = _first_token(nodes[0]).start_pos
-        end = _last_token(nodes[-1]).end_pos
-        return self.text[start:end]
-
-    # ---- parse -----------------------------------------------------------------------------
-    def read(self, into: _Block | None = None) -> _Block:
-        tree = self._tree()
-        block = into if into is not None else _Block(SourceLocation(self.path, 1, 1))
-        self._items(tree.children, block)
-        return block
-
-    def _tree(self) -> Tree:
-        try:
-            return _lark().parse(self.text, start="start")
-        except UnexpectedToken as err:
-            tok = err.token
-            if tok.type == "UNTERMINATED_STRING":
-                raise self.error("string without closing quotation mark", tok) from None
-            expected = describe_expected(_lark(), set(err.expected))
-            hint = unclosed_hint(getattr(err.state, "value_stack", []), set(err.expected), tok)
-            if tok.type == "$END":
-                message = f"unexpected end of file; expected {_closing_only(expected)}{hint}"
-                loc = _end_loc(self.text, self.path)
-            else:
-                closers = _closing_only(expected)
-                message = f"unexpected '{tok.value}'; " + (
-                    f"expected {closers}{hint}" if closers != expected else "no bracket is open here")
-                loc = SourceLocation(self.path, tok.line or 1, tok.column or 1)
-            raise self.error(message, loc) from None
-        except UnexpectedCharacters as err:  # cannot happen with this grammar; kept for safety
-            loc = SourceLocation(self.path, err.line, err.column)
-            raise self.error(f"unexpected character {err.char!r}", loc) from None
-
-    def _items(self, nodes: Sequence[Any], block: _Block) -> None:
-        for item in _split(nodes, ("SEP", "NL")):
-            self._item(item, block)
-
-    def _item(self, item: list[Any], block: _Block) -> None:
-        head = item[0]
-        if not _is(head, "WORD"):
-            raise self.error(f"expected a key (as in 'name = value'), got {_describe(head)}", head)
-        parts = str(head).split(".")
-        if not all(p.isidentifier() for p in parts):
-            raise self.error(f"invalid key '{head}': a key is a name, or names joined by '.'", head)
-        if str(head).lower() == "include":
-            self._include(item[1:], head, block)
-            return
-        loc = self.loc(head)
-        if len(item) == 1:  # a bare key means true
-            block.set(parts, _Scalar("true", False, loc), loc)
-            return
-        rest = item[1:]
-        if _is(rest[0], "EQ"):
-            value_nodes = rest[1:]
-            if not value_nodes:
-                raise self.error(f"no value given for '{head}'", rest[0])
-        elif isinstance(rest[0], Tree) and len(rest) == 1:  # key[ ... ] or key{ ... }
-            value_nodes = rest
-        else:
-            raise self.error(f"expected '=' after key '{head}', got {_describe(rest[0])}", rest[0])
-        if parts[-1].lower() in RAW_KEYS:
-            value: Any = _Raw(self.source(value_nodes), self.loc(value_nodes[0]))
-        else:
-            value = self._value(value_nodes)
-        block.set(parts, value, loc)
-
-    def _value(self, nodes: list[Any]) -> Any:
-        for n in nodes:
-            if _is(n, "EQ"):
-                raise self.error("unexpected '=' inside a value (quote the value if it holds one)", n)
-        elements = _split(nodes, ("COLON",), keep_empty=True)
-        if len(elements) == 1:
-            return self._element(elements[0])
-        for k, elem in enumerate(elements):
-            if not elem:
-                where = nodes[0] if k == 0 else _colon_before(nodes, k)
-                raise self.error("empty item in a ':' array", where)
-        return _List([self._element(e) for e in elements], self.source(nodes), self.loc(nodes[0]))
-
-    def _element(self, nodes: list[Any]) -> Any:
-        first = nodes[0]
-        if len(nodes) == 1 and isinstance(first, Tree):
-            opener = first.children[0]
-            inner = first.children[1:-1]
-            if opener.type == "LPAR":
-                items = [self._value(e) for e in _split(inner, ("COLON", "SEP", "NL"))]
-                return _List(items, self.source(nodes), self.loc(first))
-            block = _Block(self.loc(first))
-            self._items(inner, block)
-            return block
-        if len(nodes) == 1 and _is(first, "STRING"):
-            return _Scalar(str(first)[1:-1], True, self.loc(first))
-        return _Scalar(self.source(nodes), False, self.loc(first))
-
-    def _include(self, rest: list[Any], head: Token, block: _Block) -> None:
-        if rest and _is(rest[0], "EQ"):
-            rest = rest[1:]
-        if not rest or any(isinstance(n, Tree) for n in rest):
-            raise self.error("'include' needs a file name", rest[0] if rest else head)
-        names = [str(rest[0])[1:-1]] if len(rest) == 1 and _is(rest[0], "STRING") \
-            else self.source(rest).split("+")
-        for name in names:
-            target = _resolve_path(name.strip().strip('"'), self.path)
-            if target is None:
-                raise self.error(f"cannot include '{name.strip()}': file not found", rest[0])
-            if target in self.stack:
-                raise self.error(f"include cycle: {' -> '.join([*self.stack, target])}", rest[0])
-            text = _read_text(target, self.loc(rest[0]))
-            _Reader(text, target, (*self.stack, target)).read(block)
-
-
-def _first_token(node: Any) -> Token:
-    while isinstance(node, Tree):
-        node = node.children[0]
-    return node
-
-
-def _last_token(node: Any) -> Token:
-    while isinstance(node, Tree):
-        node = node.children[-1]
-    return node
-
-
-def _describe(node: Any) -> str:
-    if isinstance(node, Tree):
-        return f"a block starting with '{_first_token(node)}'"
-    return f"'{node}'"
-
-
-def _closing_only(expected: str) -> str:
-    """The config grammar accepts any token inside brackets; the useful part is the closer."""
-    closers = [c for c in ("'}'", "']'", "')'") if c in expected]
-    return " or ".join(closers) if closers else expected
-
-
-def _split(nodes: Sequence[Any], seps: tuple[str, ...], keep_empty: bool = False) -> list[list[Any]]:
-    parts: list[list[Any]] = [[]]
-    for n in nodes:
-        if _is(n, *seps):
-            parts.append([])
-        else:
-            parts[-1].append(n)
-    return parts if keep_empty else [p for p in parts if p]
-
-
-def _colon_before(nodes: Sequence[Any], k: int) -> Any:
-    colons = [n for n in nodes if _is(n, "COLON")]
-    return colons[min(k, len(colons)) - 1]
-
-
-def _end_loc(text: str, path: str | None) -> SourceLocation:
-    lines = text.split("\n")
-    return SourceLocation(path, len(lines), len(lines[-1]) + 1)
-
-
-def _resolve_path(name: str, including: str | None) -> str | None:
-    candidates = []
-    if not os.path.isabs(name) and including:
-        candidates.append(os.path.join(os.path.dirname(including), name))
-    candidates.append(name)
-    for cand in candidates:
-        if os.path.isfile(cand):
-            return os.path.normpath(cand)
-    return None
-
-
-def _read_text(path: str, loc: SourceLocation | None) -> str:
-    """The text of a config file; ``loc`` is where it was named (an ``include``), if anywhere.
-    A byte that is not UTF-8 is reported at its own line and column."""
-    refuse_special_file(path, ConfigError)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise _err(f"cannot read config file '{path}': {err}", loc) from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line_start = data.rfind(b"\n", 0, err.start) + 1
-        line = data.count(b"\n", 0, err.start) + 1
-        column = len(data[line_start:err.start].decode("utf-8")) + 1
-        bad = data[err.start:err.end].hex(" ")
-        raise _err(f"the config file is not UTF-8 text: byte {bad} ({err.reason})",
-                   SourceLocation(path, line, column)) from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -507,6 +224,9 @@ class ConfigRecord(Mapping):
         marker = (id(rec), name.lower())
         if marker in active:
             raise _err(f"circular variable reference '${name}$'", loc)
+        if len(active) >= NESTING_LIMIT:
+            raise _err(f"variable references ('$name$' in the value of a name) nested more than "
+                       f"{NESTING_LIMIT} levels deep, at '${name}$'", loc)
         entry = rec._block.entries[name.lower()]
         entry.read = True
         value = entry.value
@@ -640,6 +360,9 @@ def expand_repeats(items: Iterable[str], convert=to_float) -> list:
     """Expand a CNTK vector: items are ``v`` or ``v*n`` (``v`` repeated ``n`` times); a string
     item holding ``:`` is split first.
 
+    A vector holds at most :data:`VECTOR_LIMIT` values once expanded (``0.1*1e12`` is an
+    error, not a terabyte list).
+
     >>> expand_repeats(["0.1*2", "0.05"]), expand_repeats(["64:32*2"], to_int)
     ([0.1, 0.1, 0.05], [64, 32, 32])
     """
@@ -650,6 +373,9 @@ def expand_repeats(items: Iterable[str], convert=to_float) -> list:
             n = to_int(count) if star else 1
             if n < 1:
                 raise ValueError(f"repeat count must be at least 1 in '{piece.strip()}'")
+            if len(out) + n > VECTOR_LIMIT:
+                raise ValueError(f"'{piece.strip()}' makes the vector longer than "
+                                 f"{VECTOR_LIMIT:,} values")
             out += [convert(value)] * n
     if not out:
         raise ValueError("empty vector")
@@ -685,11 +411,11 @@ def load_config(paths: str | os.PathLike | Sequence[str | os.PathLike],
     root = _Block(SourceLocation(None, 1, 1))
     for p in paths:
         name = os.fspath(p)
-        text = _read_text(name, None)
+        text = read_source(name, None)
         norm = os.path.normpath(name)
         if root.loc.path is None:
             root.loc = SourceLocation(name, 1, 1)
-        _Reader(text, name, (norm,)).read(root)
+        _Reader(text, name, (norm,), from_disk=True).read(root)
     _apply_overrides(root, overrides)
     return ConfigRecord(root, None, "")
 

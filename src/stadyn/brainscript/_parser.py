@@ -24,9 +24,9 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
 from stadyn._errors import ConfigError
-from stadyn._fileutil import refuse_special_file
 
 from . import _ast as A
+from ._source_files import read_source, resolve_include
 
 __all__ = ["parse_expression", "parse_members", "parse_file", "source_excerpt", "describe_expected",
            "unclosed_hint"]
@@ -60,7 +60,16 @@ def source_excerpt(text: str, line: int, column: int) -> str:
     if not 1 <= line <= len(lines):
         return ""
     src = lines[line - 1].expandtabs(1)
-    return f"\n    {src}\n    {' ' * max(column - 1, 0)}^"
+    caret = max(column - 1, 0)
+    if len(src) > 2 * _EXCERPT_HALF:   # a long line is shown around the column only
+        start = max(0, min(caret - _EXCERPT_HALF, len(src) - 2 * _EXCERPT_HALF))
+        src = ("..." if start else "") + src[start:start + 2 * _EXCERPT_HALF] + (
+            "..." if start + 2 * _EXCERPT_HALF < len(src) else "")
+        caret += (3 if start else 0) - start
+    return f"\n    {src}\n    {' ' * caret}^"
+
+
+_EXCERPT_HALF = 60   # characters shown either side of the column in a long line
 
 
 _DISPLAY_KIND = {"NAME": "identifier", "NUMBER": "number", "STRING": "string"}
@@ -297,9 +306,18 @@ class _Session:
 
     def __init__(self) -> None:
         self.sources: dict[str | None, str] = {}
+        self.sites: dict[str, A.SourceLocation] = {}    # included file -> its ``include``
 
     def error(self, message: str, loc: A.SourceLocation) -> ConfigError:
-        excerpt = source_excerpt(self.sources.get(loc.path, ""), loc.line, loc.column)
+        text = self.sources.get(loc.path, "")
+        site = self.sites.get(loc.path) if loc.path is not None else None
+        if site is not None and not _reads_as_members(text):
+            # Not BrainScript (``include "/etc/passwd"``): say where, quote nothing of it.
+            return ConfigError(f"cannot include '{loc.path}': not a BrainScript file (line "
+                               f"{loc.line}, column {loc.column} is not a definition such as "
+                               "'name = value'; its text is not shown)",
+                               site.path, site.line, site.column)
+        excerpt = source_excerpt(text, loc.line, loc.column)
         return ConfigError(message + excerpt, loc.path, loc.line, loc.column)
 
     # ---- pass 1: tokens ----------------------------------------------------------------
@@ -333,16 +351,14 @@ class _Session:
             name = None
         if name is None or name.type != "STRING":
             raise self.error("'include' must be followed by a quoted file name", _loc(name or tok))
-        target = _resolve_include(name.value[1:-1], path)
+        target = resolve_include(name.value[1:-1], path)
         if target is None:
             raise self.error(f"cannot include {name.value}: file not found", _loc(name))
         if target in stack:
             chain = " -> ".join([*stack, target])
             raise self.error(f"include cycle: {chain}", _loc(name))
-        try:
-            text = Path(target).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            raise self.error(f"cannot include {name.value}: {err}", _loc(name)) from None
+        text = read_source(target, _loc(name), "BrainScript file")
+        self.sites.setdefault(target, _loc(name))
         yield from self.tokens(text, target, 1, 1, (*stack, target))
 
     @staticmethod
@@ -428,17 +444,25 @@ def _end_token(text: str, path: str | None, line0: int, col0: int) -> _Tok:
     return tok
 
 
-def _resolve_include(name: str, including: str | None) -> str | None:
-    """An include path: absolute, else relative to the including file's folder, else to the cwd."""
-    candidates = [name] if os.path.isabs(name) else []
-    if not candidates:
-        if including:
-            candidates.append(os.path.join(os.path.dirname(including), name))
-        candidates.append(name)
-    for cand in candidates:
-        if os.path.isfile(cand):
-            return os.path.normpath(cand)
-    return None
+def _reads_as_members(text: str) -> bool:
+    """Does ``text`` start as BrainScript definitions do (``name = ...``, ``name(x) = ...``,
+    ``name[n] = ...``, ``include "..."``), or is it empty?  Decides only whether an error in an
+    included file may quote it."""
+    try:
+        tokens = []
+        for tok in _lexer().lex(text):
+            tokens.append(tok)
+            if len(tokens) == 2:
+                break
+    except Exception:  # noqa: BLE001 - the lexer rejects the text: not BrainScript either
+        return False
+    if not tokens:
+        return True
+    if len(tokens) == 1:
+        return False
+    head, nxt = tokens
+    return (head.type == "NAME" and nxt.type in ("EQ", "LPAR", "LSQB")) or (
+        head.type == "INCLUDE" and nxt.type == "STRING")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -471,9 +495,4 @@ def parse_members(text: str, path: str | None = None, *, line: int = 1, column: 
 def parse_file(path: str | os.PathLike) -> A.Record:
     """Parse a BrainScript file of record members (includes resolve relative to it)."""
     p = os.fspath(path)
-    refuse_special_file(p, ConfigError)
-    try:
-        text = Path(p).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError(f"cannot read BrainScript file: {err}", p) from None
-    return parse_members(text, p)
+    return parse_members(read_source(p, None, "BrainScript file"), p)

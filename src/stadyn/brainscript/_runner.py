@@ -24,7 +24,6 @@ A value is a percentage when its node's name ends in ``s`` (CNTK's heuristic for
 from __future__ import annotations
 
 import io as _io
-import json
 import math
 import os
 import sys
@@ -51,6 +50,7 @@ from ..train import Trainer, feed
 from . import build_network, load_config, per_epoch, run_config
 from ._blocks import CommandConfig, RunConfig
 from ._config import BrainScriptSource, ConfigRecord, unused_overrides
+from ._model_files import check_writable, model_name, start_epoch
 from ._readers import make_source
 from ._sgd import (check_sgd_keys, keep_checkpoint_files, learning_rates_per_sample,
                    make_learner, momenta_per_sample)
@@ -150,77 +150,6 @@ class RunResult:
     :class:`EvalResult` (test/eval)."""
 
     commands: dict[str, Any] = field(default_factory=dict)
-
-
-# ---------------------------------------------------------------------------------------------
-# Model files (CNTK's names)
-# ---------------------------------------------------------------------------------------------
-def model_name(model_path: str, epoch: int, max_epochs: int) -> str:
-    """CNTK's model file after 0-based ``epoch``: ``modelPath`` after the last epoch, else
-    ``modelPath.<epoch + 1>`` (so the untrained model is ``modelPath.0``).
-
-    >>> model_name("m/net", 0, 3), model_name("m/net", 2, 3), model_name("m/net", -1, 3)
-    ('m/net.1', 'm/net', 'm/net.0')
-    """
-    if epoch + 1 == max_epochs:
-        return model_path
-    return f"{model_path}.{epoch + 1}"
-
-
-def _up_to_date(target: str, source: str) -> bool:
-    """CNTK's ``fuptodate(target, input, inputRequired=false)``."""
-    if not os.path.exists(target):
-        return False
-    if not os.path.exists(source):
-        return True
-    return os.path.getmtime(target) >= os.path.getmtime(source)
-
-
-def _checkpoint_state(path: str) -> dict | None:
-    """The runner's state stored in a checkpoint, or None if there is none.  A damaged one is a
-    :class:`ModelFileError` naming it: it is never taken for a missing one."""
-    if not os.path.exists(path):
-        return None
-    try:
-        from safetensors import safe_open
-        with safe_open(path, framework="pt") as f:
-            state = json.loads((f.metadata() or {}).get("external_state", "{}"))
-    except Exception as exc:  # noqa: BLE001 - safetensors and json raise several kinds
-        raise ModelFileError(f"{path}: not a readable checkpoint ({exc})") from None
-    if not isinstance(state, dict):
-        raise ModelFileError(f"{path}: not a readable checkpoint (no runner state)")
-    return state
-
-
-def _start_epoch(model_path: str, max_epochs: int, make_mode: bool,
-                 log: _Log) -> tuple[int, str | None]:
-    """(0-based epoch to start at, model file to load) — CNTK's ``DetermineStartEpoch``.
-
-    The latest model file that is up to date with the one before it decides; none means a fresh
-    start (-1 as in CNTK, returned as 0 with no file).  Stadyn extension: when the final model
-    exists but its checkpoint says it finished fewer than ``max_epochs`` epochs (``maxEpochs`` was
-    raised since), training continues from it instead of stopping.
-    """
-    if not make_mode:
-        return 0, None
-    first = -1
-    current = model_name(model_path, max_epochs - 1, max_epochs)
-    for e in range(max_epochs - 1, -2, -1):
-        previous = model_name(model_path, e - 1, max_epochs)
-        if _up_to_date(current, previous):
-            first = e + 1
-            break
-        current = previous
-    if first == max_epochs:
-        state = _checkpoint_state(model_path + ".ckp") or {}
-        finished = state.get("epochs_finished")
-        if isinstance(finished, int) and 0 < finished < max_epochs:
-            return finished, model_path
-        log(f"Final model exists: {model_path}")
-        return max_epochs, None
-    if first <= 0:
-        return 0, None
-    return first, model_name(model_path, first - 1, max_epochs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -460,7 +389,7 @@ class _Runner:
         sgd, sgd_rec = cmd.sgd, rec.get_record("SGD")
         check_sgd_keys(sgd, sgd_rec)   # sgd_config checked the ranges (maxEpochs >= 1, ...)
         max_epochs, model_path = sgd.max_epochs, cmd.model_path
-        start, resume_from = _start_epoch(model_path, max_epochs,
+        start, resume_from = start_epoch(model_path, max_epochs,
                                           rec.get_bool("makeMode", True, inherited=True), log)
         if start >= max_epochs:
             log("No further training is necessary.")
@@ -530,7 +459,8 @@ class _Runner:
             begin = time.perf_counter()
             # As CNTK (SetIRngUserSeed), random masks are seeded per epoch, so a resumed run
             # draws the same masks as an uninterrupted one.
-            torch.manual_seed(seed_offset * max_epochs + epoch)
+            # (CNTK's size_t arithmetic wraps: so does this, where torch takes 64 bits.)
+            torch.manual_seed((seed_offset * max_epochs + epoch) % 2 ** 64)
             rate = per_epoch(sgd.dropout_rate, epoch)
             if rate != prev_dropout:
                 log.raw(f"Setting dropout rate to {rate:.8g}.")
@@ -829,6 +759,14 @@ def run_config_file(root: ConfigRecord, *, actions: Sequence[str] | None = None,
     names = "_".join(c.name for c in commands)
     parallel = _Parallel()
     log_path = f"{config.stderr}_{names}.log" if config.stderr and parallel.is_main else None
+    if parallel.is_main:     # before anything runs: not after an epoch of training
+        if log_path is not None:
+            check_writable(log_path, "log file (stderr)", _loc(root.get_str("stderr")))
+        for cmd in commands:
+            if cmd.action == "train" and cmd.model_path is not None:
+                rec = cmd.record.get_record("SGD") if "SGD" in cmd.record else cmd.record
+                check_writable(cmd.model_path, "model file (modelPath)",
+                                _loc(rec.get_str("modelPath", None, inherited=True)))
     if not parallel.is_main:
         out = _io.StringIO()   # rank 0 writes the log of a data-parallel job
     log = _Log(out, log_path, root.get_bool("timestamping", False))

@@ -35,7 +35,7 @@ from .. import functions as F
 from .. import layers as L
 from .._errors import ConfigError, ShapeError
 from ..graph import Variable
-from ..layers._init import CNTKInitializer, initial_value
+from ..layers import CNTKInitializer, initial_value
 from ..parametric import current_registry, get_parameter_or_create
 from ._library import Library, cntk_filter_shape, cntk_shape
 

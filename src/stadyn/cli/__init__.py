@@ -1,4 +1,4 @@
-"""The ``stadyn`` command: ``stadyn demo | bench | data ...``.
+"""The ``stadyn`` command: ``stadyn demo | bench | data | ... | info | graph``.
 
 Each subcommand lives in its own module with an ``add_parser(subparsers)`` function.  Options
 may stand anywhere among a subcommand's positional arguments (``stadyn train CFG --nproc 2
@@ -76,7 +76,7 @@ class _Parser(argparse.ArgumentParser):
             self._intermixing = False
 
 
-_SUBCOMMANDS = ("demo", "bench", "data", "train", "eval", "convert", "info")
+_SUBCOMMANDS = ("demo", "bench", "data", "train", "eval", "convert", "info", "graph")
 
 
 def version_text() -> str:
@@ -88,13 +88,11 @@ def version_text() -> str:
         True
     """
     import platform
-    from importlib import metadata
-    try:
-        version = metadata.version("stadyn")
-    except metadata.PackageNotFoundError:     # run from a source tree that is not installed
-        from .. import __version__ as version
+
     import torch
-    return f"stadyn {version} (torch {torch.__version__}, Python {platform.python_version()})"
+
+    from .._version import __version__
+    return f"stadyn {__version__} (torch {torch.__version__}, Python {platform.python_version()})"
 
 
 class _VersionAction(argparse.Action):

@@ -85,8 +85,7 @@ def convert(src: str, dst: str, opset: int | None = None,
         >>> convert(os.path.join(folder, "m.stadyn"), os.path.join(folder, "m.onnx")).split("/")[-1]
         'm.onnx (ONNX opset 17, 1 ops; inputs x; outputs y)'
     """
-    from ..serialize import Network, export_onnx, inference_outputs, model_info, save
-    from ..serialize._onnx_export import DEFAULT_OPSET
+    from ..serialize import DEFAULT_OPSET, Network, export_onnx, model_info, save
     ext = os.path.splitext(dst)[1].lower()
     if ext not in _EXTENSIONS:
         raise ValueError(f"{dst}: unknown extension {ext or '(none)'} for the output; known: "
@@ -127,7 +126,7 @@ def add_parser(subparsers) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("input", help="a .stadyn model file or an .onnx model")
     p.add_argument("output", help="the file to write (.onnx or .stadyn)")
-    from ..serialize._onnx_export import DEFAULT_OPSET, SUPPORTED_OPSETS
+    from ..serialize import DEFAULT_OPSET, SUPPORTED_OPSETS
     p.add_argument("--opset", type=int, default=None, choices=SUPPORTED_OPSETS, metavar="N",
                    help=f"ONNX opset of an .onnx output (default {DEFAULT_OPSET}; "
                         f"{SUPPORTED_OPSETS.start} to {SUPPORTED_OPSETS.stop - 1})")

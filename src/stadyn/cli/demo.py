@@ -28,7 +28,7 @@ from . import count, plain
 from ..compile import compile_step
 from ..graph import (Context, Variable, auto_forward, context, context_scope,
                      get_current_context)
-from ..io._digits import DigitsData, data_iterator_digits, load_digits_source, split_indices
+from ..io import DigitsData, data_iterator_digits, load_digits_source, split_indices
 from ..models import digits_cnn
 from ..parametric import ParameterRegistry, get_parameters, parameter_registry
 
@@ -195,7 +195,7 @@ def run_demo(epochs: int = 3, batch_size: int = 16, out: str = "runs/demo", seed
              modes: tuple[str, ...] = ("static", "dynamic"), device: str = "cpu",
              dtype: str = "float32") -> list[RunResult]:
     """Run the experiment and print/plot the comparison (see the module docstring)."""
-    ctx = context(device, 0, dtype)
+    ctx = context(device, dtype=dtype)
     if plot:                       # before training, not after it
         require("matplotlib", "demo", "stadyn demo's plot")
     digits = load_digits_source()
@@ -253,7 +253,7 @@ def add_parser(subparsers) -> None:
                         f"known: {', '.join(MODES)}): static/dynamic (NNabla's calls), compiled "
                         "(compile_step with torch.compile; CUDA graphs on CUDA), program (the "
                         "same, not compiled)")
-    p.add_argument("--device", default="cpu", help="cpu or cuda")
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (the GPU of index N)")
     p.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "float16"),
                    help="precision of the computation (default float32; parameters stay "
                         "float32)")

@@ -14,7 +14,8 @@ Where the update runs is chosen by measurement (``update="auto"``): on CPU, with
 has torch's fused kernel (Adam, AdamW), the compiled program computes forward and backward and
 the fused kernel updates right after it — inductor's loop for the same maths is twice as slow
 there — and a large affine weight's gradient is multiplied after the program into a buffer kept
-across steps (:func:`defer_products`).  Elsewhere the update is traced into the program.
+across steps (:func:`stadyn.graph.defer_products`).  Elsewhere the update is traced into the
+program.
 """
 
 from __future__ import annotations
@@ -29,9 +30,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 from .._errors import StadynError
 from .._logging import logger
-from ..graph import Variable
-from ..graph._lower import (_collect, _fill_list, _leaf_tensor, _output_node, _signature,
-                            interpret, is_large_product, simplify)
+from ..graph import Subgraph, Variable, defer_products, interpret, leaf_tensor, simplify
 
 __all__ = ["compile_step", "CompiledStep"]
 
@@ -55,44 +54,6 @@ def _use_persistent_cache() -> None:
     if current is None or os.path.abspath(current) == _inductor_default_cache():
         os.environ[_CACHE_ENV] = os.path.join(os.path.expanduser("~"), ".cache", "stadyn",
                                               "inductor")
-
-
-def defer_products(gm: fx.GraphModule, first_grad: int) -> list[tuple[int, int, int]]:
-    """Move large weight-gradient matrix products out of a forward-backward program.
-
-    Inductor allocates each output of a compiled program afresh, so a large gradient computed
-    by ``mm`` (an affine layer's weight: 32 MB for 8192 x 1024) costs a fresh allocation that
-    the kernel must fault in page by page on every step (glibc maps allocations of 32 MB and
-    more straight from the kernel and unmaps them when freed).  For each gradient output (from
-    position ``first_grad``) that is such a product (``is_large_product``) — or its cast to
-    fp32, when the product ran in half precision — the program returns the product's two
-    operands instead (appended to its outputs) and the caller computes it into buffers it
-    keeps (:meth:`CompiledStep._gradients`).  Returns ``(gradient index, operand a position,
-    operand b position)`` for each.
-    """
-    output = _output_node(gm)
-    outs = list(output.args[0])
-    extra: list[fx.Node] = []
-    deferred = []
-    for k in range(first_grad, len(outs)):
-        n = product = outs[k]
-        if not isinstance(n, fx.Node) or outs.count(n) != 1:
-            continue
-        if n.target is torch.ops.aten._to_copy.default and len(n.args) == 1 \
-                and set(n.kwargs) <= {"dtype", "layout", "device"} \
-                and n.meta["val"].is_contiguous():
-            product = n.args[0]         # a half-precision product cast up to the fp32 leaf
-        if not (is_large_product(product) and len(product.users) == 1):
-            continue
-        a, b = product.args
-        deferred.append((k - first_grad, len(outs) + len(extra), len(outs) + len(extra) + 1))
-        extra += [a, b]
-        outs[k] = a                 # a stand-in: the caller replaces it
-    if deferred:
-        output.args = (tuple(outs + extra),)
-        gm.graph.eliminate_dead_code()
-        gm.recompile()
-    return deferred
 
 
 class _SolverSteps:
@@ -214,13 +175,14 @@ class CompiledStep:
         self._outside = False                   # the update runs after the program (see _build)
         self._deferred: list[tuple[int, int, int]] = []
         self._grad_buffers: dict[int, list[torch.Tensor]] = {}
+        self._subgraph: Subgraph | None = None   # what _build traced (its signature keys it)
 
     # -- building -------------------------------------------------------------------------------
     def _parameters(self, leaves: list[Variable]) -> tuple[list[int], list[str]]:
         by_id = {id(v): name for name, v in self._steps.parameters()}
         idx, names = [], []
         for i, v in enumerate(leaves):
-            if id(v) in by_id and _leaf_tensor(v).requires_grad:
+            if id(v) in by_id and leaf_tensor(v).requires_grad:
                 idx.append(i)
                 names.append(by_id[id(v)])
         if not idx:
@@ -244,8 +206,9 @@ class CompiledStep:
     def _build(self, samples: int) -> None:
         self._sample_leaf = None
         roots = [self.loss] + [v for v in self.outputs if v is not self.loss]
-        nodes, leaves = _collect(roots)
-        fill = _fill_list(roots, nodes, keep_all=False)
+        subgraph = Subgraph(roots)
+        nodes, leaves = subgraph.nodes, subgraph.leaves
+        fill = subgraph.filled(keep_all=False)
         param_idx, names = self._parameters(leaves)
         steps = self._steps
         state_names = steps.state_names()
@@ -256,7 +219,7 @@ class CompiledStep:
             if not isinstance(scalar_values[k], (int, float)):
                 raise StadynError(f"compile_step: {steps.name}'s '{k}' differs between "
                                   "parameters; a compiled step needs one value per step")
-        leaf_tensors = [_leaf_tensor(v) for v in leaves]
+        leaf_tensors = subgraph.leaf_tensors()
         device = leaf_tensors[0].device
         outside = self._update_outside(device)
         self._scalars = [] if outside else \
@@ -306,6 +269,7 @@ class CompiledStep:
         self._deferred = defer_products(gm, len(fill)) if outside else []
         self._grad_buffers = {}
         self.graph_module = gm
+        self._subgraph = subgraph
         self._leaves, self._fill, self._states, self._names = leaves, fill, states, names
         self._params = [leaf_tensors[i] for i in param_idx]
         self._state_lists = {k: states[j * n_params:(j + 1) * n_params]
@@ -370,7 +334,7 @@ class CompiledStep:
         if list(values) != self._scalar_keys:
             raise StadynError(f"compile_step: {self._steps.name}'s step now needs the scalars "
                               f"{list(values)}, the program was built for {self._scalar_keys}")
-        args = [_leaf_tensor(v).detach() for v in self._leaves]
+        args = [leaf_tensor(v).detach() for v in self._leaves]
         self._calls += 1
         if self._outside:
             with torch.no_grad():
@@ -392,7 +356,8 @@ class CompiledStep:
 
     def _gradients(self, outs) -> list[torch.Tensor]:
         """The parameters' gradients from a forward-backward program's outputs; a deferred
-        product (:func:`defer_products`) is computed here, into a buffer kept across steps."""
+        product (:func:`stadyn.graph.defer_products`) is computed here, into a buffer kept
+        across steps."""
         first = len(self._fill)
         grads = list(outs[first:first + len(self._params)])
         for k, a, b in self._deferred:
@@ -439,10 +404,10 @@ class CompiledStep:
         default the first axis of the first input)."""
         if samples is None:
             samples = self._default_samples()
-        key = _signature(self._leaves) if self._program is not None else None
+        key = self._subgraph.signature() if self._program is not None else None
         if self._program is None or key != self._key:
             self._build(samples)
-            self._key = _signature(self._leaves)
+            self._key = self._subgraph.signature()
             if self._first_done:
                 return self.loss
         self._run(self._program, samples)
@@ -452,9 +417,7 @@ class CompiledStep:
         """The first axis of the loss's first data input (found once: walking the graph on
         every step would cost more than a small model's whole step)."""
         if self._sample_leaf is None:
-            _, leaves = _collect([self.loss])
-            self._sample_leaf = next((v for v in leaves
-                                      if v.name is None and not v.need_grad and v.ndim), False)
+            self._sample_leaf = next((v for v in Subgraph([self.loss]).inputs if v.ndim), False)
         return int(self._sample_leaf.shape[0]) if self._sample_leaf is not False else 1
 
 

@@ -16,17 +16,21 @@ See docs/distributed.md.
 """
 
 from ._checkpoint import restore_from_checkpoint, save_checkpoint
-from ._collectives import all_reduce_sum, barrier
+from ._collectives import (all_gather_tensors, all_reduce_sum, all_reduce_tensors, barrier,
+                           broadcast_tensors, reduce_tensors)
 from ._data import ShardedDataIterator, slice_data_iterator
 from ._data_parallel import DataParallel
-from ._env import (DistributedError, backend, default_timeout, get_group, init, is_initialized,
-                   is_main, local_rank, local_size, new_group, rank, shutdown, size)
+from ._env import (DistributedError, backend, default_timeout, get_group, group_ranks,
+                   is_initialized, is_main, local_rank, local_size, named_groups, new_group, rank,
+                   size)
 from ._launch import run_workers
+from ._process_group import init, shutdown
 
 __all__ = [
     "init", "shutdown", "is_initialized", "rank", "size", "local_rank", "local_size", "is_main",
-    "backend", "barrier", "new_group", "get_group", "default_timeout", "DistributedError",
-    "DataParallel", "all_reduce_sum", "ShardedDataIterator", "slice_data_iterator",
-    "save_checkpoint", "restore_from_checkpoint", "run_workers",
+    "backend", "barrier", "new_group", "get_group", "group_ranks", "named_groups",
+    "default_timeout", "DistributedError", "DataParallel", "all_reduce_sum",
+    "all_reduce_tensors", "broadcast_tensors", "reduce_tensors", "all_gather_tensors",
+    "ShardedDataIterator", "slice_data_iterator", "save_checkpoint", "restore_from_checkpoint",
+    "run_workers",
 ]
-

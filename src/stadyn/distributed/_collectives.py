@@ -27,14 +27,15 @@ import torch.distributed as dist
 from ._env import DistributedError, default_timeout, get_group, is_initialized, rank, size
 
 __all__ = ["run", "launch", "wait", "barrier", "beat", "describe_peers", "all_reduce_sum",
-           "all_reduce_tensors", "broadcast_tensors", "read_heartbeats", "HEARTBEAT_ENV",
-           "LAUNCHER_ENV"]
+           "all_reduce_tensors", "broadcast_tensors", "reduce_tensors", "all_gather_tensors",
+           "read_heartbeats", "HEARTBEAT_ENV", "LAUNCHER_ENV"]
 
 HEARTBEAT_ENV = "STADYN_HEARTBEAT_DIR"
 LAUNCHER_ENV = "STADYN_LAUNCHER_PID"
 
 _seq = [0]
 _fd: list[Any] = [None, None]   # (fd, path) of this worker's heartbeat file
+_last = [""]                    # the state this worker last recorded
 
 
 def _heartbeat_fd() -> int | None:
@@ -51,8 +52,9 @@ def _heartbeat_fd() -> int | None:
 
 
 def beat(seq: int, state: str, what: str = "") -> None:
-    """Record for the launcher that this worker is ``state`` (``in``/``out``/``failed``, or
-    ``finished`` when its script ended without an uncaught exception)
+    """Record for the launcher that this worker is ``state`` (``in``/``out``/``failed``;
+    ``finished`` when its script ended without an uncaught exception, ``raised`` when it ended
+    with one that was not a failed collective)
     collective number ``seq``.  A no-op outside the launcher.  A worker whose launcher has died
     ends itself here (its peers will too, at their next collective)."""
     fd = _heartbeat_fd()
@@ -65,6 +67,12 @@ def beat(seq: int, state: str, what: str = "") -> None:
         os._exit(1)
     line = f"{seq} {state} {what}".encode()[:200].ljust(200) + b"\n"
     os.pwrite(fd, line, 0)
+    _last[0] = state
+
+
+def last_state() -> str:
+    """The state this worker last recorded in its heartbeat (empty before any)."""
+    return _last[0]
 
 
 def _alive(pid: int) -> bool:
@@ -225,8 +233,8 @@ def all_reduce_sum(x: torch.Tensor, group: Any = "world", what: str = "all_reduc
 
     Example:
         >>> import torch
-        >>> from stadyn.distributed._collectives import all_reduce_sum
-        >>> all_reduce_sum(torch.ones(2)).tolist()    # one process: the sum is x
+        >>> import stadyn.distributed as dist
+        >>> dist.all_reduce_sum(torch.ones(2)).tolist()    # one process: the sum is x
         [1.0, 1.0]
     """
     if not active():
@@ -273,7 +281,16 @@ def all_reduce_tensors(tensors: list[torch.Tensor], group: Any = "world", averag
                        bucket_bytes: int = 25 << 20, op: Any = None,
                        what: str = "all_reduce") -> None:
     """Sum (or ``average``, or reduce with ``op``) ``tensors`` over the workers, in place,
-    packed into buffers of about ``bucket_bytes``."""
+    packed into buffers of about ``bucket_bytes``.  Running alone, the tensors stay as they are.
+
+    Example:
+        >>> import torch
+        >>> import stadyn.distributed as dist
+        >>> grads = [torch.ones(2), torch.full((3,), 2.0)]
+        >>> dist.all_reduce_tensors(grads, average=True)    # one process: unchanged
+        >>> [g.tolist() for g in grads]
+        [[1.0, 1.0], [2.0, 2.0, 2.0]]
+    """
     if not active():
         return
     pg = get_group(group)
@@ -289,10 +306,74 @@ def all_reduce_tensors(tensors: list[torch.Tensor], group: Any = "world", averag
 
 def broadcast_tensors(tensors: list[torch.Tensor], src: int = 0, group: Any = "world",
                       bucket_bytes: int = 25 << 20, what: str = "broadcast") -> None:
-    """Copy ``tensors`` from group rank ``src`` to every worker, in place (packed)."""
+    """Copy ``tensors`` from group rank ``src`` to every worker, in place (packed).
+
+    Example:
+        >>> import torch
+        >>> import stadyn.distributed as dist
+        >>> weights = [torch.arange(3.0)]
+        >>> dist.broadcast_tensors(weights)                  # one process: rank 0's already
+        >>> weights[0].tolist()
+        [0.0, 1.0, 2.0]
+    """
     if not active():
         return
     pg = get_group(group)
     root = src if pg is None else dist.get_global_rank(pg, src)
     _packed(what, list(tensors), bucket_bytes,
             lambda flat: dist.broadcast(flat, src=root, group=pg))
+
+
+def reduce_tensors(tensors: list[torch.Tensor], dst: int = 0, group: Any = "world",
+                   average: bool = False, what: str = "reduce") -> None:
+    """Sum (or ``average``) ``tensors`` over the workers of ``group`` into group rank ``dst``'s
+    tensors, in place, one collective each; the other workers' tensors are left as torch's
+    reduce leaves them.  Running alone, the tensors stay as they are.
+
+    Example:
+        >>> import torch
+        >>> import stadyn.distributed as dist
+        >>> t = torch.ones(3)
+        >>> dist.reduce_tensors([t], dst=0, average=True)   # one process: unchanged
+        >>> t.tolist()
+        [1.0, 1.0, 1.0]
+    """
+    if not active():
+        return
+    pg = get_group(group)
+    root = dst if pg is None else dist.get_global_rank(pg, dst)
+    for t in tensors:
+        buf = t if t.is_contiguous() else t.contiguous()
+        run(what, dist.reduce, buf, dst=root, group=pg)
+        if average:
+            buf.div_(dist.get_world_size(pg))
+        if buf is not t:
+            t.copy_(buf)
+
+
+def all_gather_tensors(tensor: torch.Tensor, outputs: list[torch.Tensor], group: Any = "world",
+                       what: str = "all_gather") -> None:
+    """Fill ``outputs[r]`` with group rank r's ``tensor`` (every worker's of the same shape);
+    ``outputs`` needs one tensor per worker of ``group`` (a ValueError names the counts).
+
+    Example:
+        >>> import torch
+        >>> import stadyn.distributed as dist
+        >>> out = [torch.zeros(2)]
+        >>> dist.all_gather_tensors(torch.tensor([1.0, 2.0]), out)   # one process, one output
+        >>> out[0].tolist()
+        [1.0, 2.0]
+    """
+    if not active():
+        if len(outputs) != 1:
+            raise ValueError(f"{what}: {len(outputs)} output arrays for 1 worker")
+        outputs[0].copy_(tensor)
+        return
+    pg = get_group(group)
+    n = dist.get_world_size(pg)
+    if len(outputs) != n:
+        raise ValueError(f"{what}: {len(outputs)} output arrays for {n} workers")
+    bufs = [torch.empty_like(tensor) for _ in range(n)]
+    run(what, dist.all_gather, bufs, tensor.contiguous(), group=pg)
+    for out, buf in zip(outputs, bufs):
+        out.copy_(buf.view_as(out))

@@ -37,7 +37,8 @@ import torch.distributed as dist
 
 from ..graph import Variable
 from . import _collectives as C
-from ._env import DistributedError, get_group, init, is_initialized, rank
+from ._env import DistributedError, get_group, is_initialized, rank
+from ._process_group import init
 
 __all__ = ["DataParallel"]
 

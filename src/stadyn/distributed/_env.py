@@ -1,21 +1,17 @@
-"""The process group: set up from the launcher's environment, queried by everything else.
+"""The launcher's environment and the process group as everything else queries it: this
+worker's rank, the number of workers, named sub-groups, the collective timeout.
 
-``init()`` reads what ``torchrun`` (and :func:`stadyn.distributed.run_workers`) set: ``RANK``,
-``WORLD_SIZE``, ``LOCAL_RANK``, ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR`` and ``MASTER_PORT``.  Without
-``WORLD_SIZE`` (or with ``WORLD_SIZE=1``) it does nothing and the process is rank 0 of 1, so the
-same script runs alone or under a launcher.  The backend is Gloo on CPUs; where CUDA is
-available it is ``cpu:gloo,cuda:nccl`` (NCCL for CUDA tensors, Gloo for CPU ones).
+Before the process group is set up (:func:`stadyn.distributed.init`, in ``_process_group.py``)
+the answers come from the variables the launcher sets (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``,
+``LOCAL_WORLD_SIZE``); running alone, this process is rank 0 of 1.
 
 This module and :mod:`._collectives` import only torch: the op catalog reads them at run time.
 """
 
 from __future__ import annotations
 
-import atexit
 import datetime
-import gc
 import os
-import sys
 from typing import Any
 
 import torch
@@ -23,8 +19,8 @@ import torch.distributed as dist
 
 from .._errors import StadynError
 
-__all__ = ["DistributedError", "init", "shutdown", "is_initialized", "rank", "size",
-           "local_rank", "local_size", "is_main", "backend", "new_group", "get_group",
+__all__ = ["DistributedError", "is_initialized", "rank", "size", "local_rank", "local_size",
+           "is_main", "backend", "new_group", "get_group", "group_ranks", "named_groups",
            "default_timeout"]
 
 #: Environment variable the launcher sets for the collective timeout (seconds).
@@ -81,118 +77,19 @@ def _default_backend() -> str:
     return "gloo"
 
 
-def init(backend: str | None = None, timeout: float | datetime.timedelta | None = None) -> bool:
-    """Join the process group the launcher describes in the environment.
-
-    Returns True when this process is one of several workers, False when it runs alone (no
-    ``WORLD_SIZE``, or ``WORLD_SIZE=1``: then nothing is set up and every collective of
-    :mod:`stadyn.distributed` is a no-op).  Calling it again is harmless; a group someone else
-    initialised (``torch.distributed.init_process_group``) is adopted.
-
-    Args:
-        backend: ``'gloo'``, ``'nccl'`` or torch's ``'cpu:gloo,cuda:nccl'`` form; by default
-            Gloo, plus NCCL for CUDA tensors where CUDA is available (``STADYN_DIST_BACKEND``
-            overrides).
-        timeout: seconds (or a timedelta) a collective waits for its peers before failing with
-            an error naming this rank (default: ``STADYN_DIST_TIMEOUT``, else 600 s).
-
-    Example:
-        >>> import stadyn.distributed as dist
-        >>> dist.init()          # no launcher here: one process
-        False
-        >>> dist.rank(), dist.size(), dist.is_main()
-        (0, 1, True)
-    """
-    if dist.is_available() and dist.is_initialized():
-        if timeout is not None:
-            _timeout[0] = _seconds(timeout)
-        return dist.get_world_size() > 1
-    seconds = _seconds(timeout)
-    _timeout[0] = seconds
-    world = _env_int("WORLD_SIZE")
-    if world is None or world == 1:
-        return False
-    if world < 1:
-        raise DistributedError(f"WORLD_SIZE={world}: expected a positive number of workers")
-    if not dist.is_available():
-        raise DistributedError("this torch build has no torch.distributed")
-    missing = [name for name in ("RANK", "MASTER_ADDR", "MASTER_PORT")
-               if not os.environ.get(name)]
-    if missing:
-        raise DistributedError(f"WORLD_SIZE={world} but {', '.join(missing)} "
-                               f"{'is' if len(missing) == 1 else 'are'} not set: {_LAUNCH_HINT}")
-    r = _env_int("RANK")
-    if not 0 <= r < world:
-        raise DistributedError(f"RANK={r} is outside 0..{world - 1} (WORLD_SIZE={world})")
-    chosen = backend or os.environ.get("STADYN_DIST_BACKEND") or _default_backend()
-    if "nccl" in chosen and torch.cuda.is_available():
-        torch.cuda.set_device(local_rank() % max(1, torch.cuda.device_count()))
-    from ._collectives import beat, describe_peers
-    beat(0, "in", "init (rendezvous)")
-    try:
-        dist.init_process_group(chosen, init_method="env://", rank=r, world_size=world,
-                                timeout=datetime.timedelta(seconds=seconds))
-    except Exception as exc:  # noqa: BLE001 - rendezvous failures come in many types
-        beat(0, "failed", "init")
-        where = f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')}"
-        raise DistributedError(
-            f"rank {r} of {world}: could not join the process group at {where} with backend "
-            f"{chosen!r} within {seconds:g} s ({type(exc).__name__}: "
-            f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}){describe_peers(r)}"
-        ) from exc
-    beat(0, "out", "init")
-    sys.excepthook = _noting_uncaught(sys.excepthook)
-    atexit.register(_leave_at_exit)
-    return True
-
-
-_uncaught = [False]     # did the script end with an uncaught exception?
-
-
-def _noting_uncaught(hook):
-    """``sys.excepthook`` that first records that the script failed (see _leave_at_exit)."""
-    def excepthook(kind, value, tb):
-        _uncaught[0] = True
-        hook(kind, value, tb)
-    return excepthook
-
-
-def _leave_at_exit() -> None:
-    """Tear the process group down while the interpreter is still whole.
-
-    Left to interpreter finalization, Gloo's worker threads can release the last tensors of
-    finished asynchronous work while the interpreter is being torn down and abort the process
-    ("terminate called without an active exception", SIGABRT) after a successful run.  This
-    drops Stadyn's group handles, destroys the process group and collects garbage first.  A
-    worker whose script ended without an uncaught exception also records "finished" in its
-    heartbeat before the teardown, so the launcher can tell such an abort from a failure.
-    """
-    if not (dist.is_available() and dist.is_initialized()):
-        return
-    if not _uncaught[0]:
-        from ._collectives import beat, current_sequence
-        beat(current_sequence(), "finished", "the script ended")
-    try:
-        shutdown()
-    except Exception:  # noqa: BLE001 - exiting anyway; never turn success into failure
-        pass
-    gc.collect()
-
-
-def shutdown() -> None:
-    """Leave the process group (at the end of a script; optional)."""
-    _groups.clear()
-    if dist.is_available() and dist.is_initialized():
-        dist.destroy_process_group()
-
-
 def is_initialized() -> bool:
     """True when a process group with more than one worker is active."""
     return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
 
 
 def rank() -> int:
-    """This worker's rank: from the process group, else from ``RANK`` (0 when alone)."""
+    """This worker's rank: from the process group, else from ``RANK`` (0 when alone).
+
+    Example:
+        >>> import stadyn.distributed as dist
+        >>> dist.rank(), dist.size(), dist.local_rank(), dist.is_main()    # running alone
+        (0, 1, 0, True)
+    """
     if dist.is_available() and dist.is_initialized():
         return dist.get_rank()
     return _env_int("RANK") or 0
@@ -264,10 +161,35 @@ def get_group(name: Any = "world"):
 
 
 def group_ranks(name: Any = "world") -> tuple[int, ...]:
-    """The ranks of a named group."""
+    """The ranks of a group: ``'world'`` (every worker), a name given to :func:`new_group`, or a
+    torch ProcessGroup.
+
+    Example:
+        >>> import stadyn.distributed as dist
+        >>> dist.new_group("first", [0])          # alone, the only group is rank 0
+        >>> dist.group_ranks("world"), dist.group_ranks("first")
+        ((0,), (0,))
+        >>> dist.shutdown()                        # forgets the named groups
+    """
     if name is None or name == "world":
         return tuple(range(size()))
     if isinstance(name, str):
         get_group(name)
         return _groups[name][1]
     return tuple(dist.get_process_group_ranks(name))
+
+
+def named_groups() -> dict[str, tuple[int, ...]]:
+    """The sub-groups created with :func:`new_group`: ``{name: ranks}`` (``'world'`` is not
+    listed; :func:`shutdown` forgets them).
+
+    Example:
+        >>> import stadyn.distributed as dist
+        >>> dist.new_group("solo", [0])
+        >>> dist.named_groups()
+        {'solo': (0,)}
+        >>> dist.shutdown()
+        >>> dist.named_groups()
+        {}
+    """
+    return {name: ranks for name, (_, ranks) in _groups.items()}

@@ -11,10 +11,16 @@ job's exit status:
   after ``grace`` seconds, and the report names the rank that failed first, with its exit code
   and the last lines it wrote to stderr.  Workers that failed only because a peer vanished from
   their collective (they say so in their heartbeat) are not blamed.
+* A worker that raised is named even when a peer's collective failed (and exited) first: a
+  worker's uncaught exception is recorded in its heartbeat before its exit handlers tear the
+  process group down, and the launcher waits a few seconds for the worker that caused a
+  collective to fail to show itself before it reports.
 * A hung worker: every collective Stadyn issues writes a heartbeat (``_collectives.py``); when a
   worker has waited in a collective for ``timeout`` seconds, the report names the ranks that
   never arrived (and what they last did), and the job ends.  The workers' own collective
-  timeout is set a little longer (``STADYN_DIST_TIMEOUT``), as a second line of defence.
+  timeout is set a little longer (``STADYN_DIST_TIMEOUT``), as a second line of defence.  A
+  worker still running ``timeout`` seconds after another finished (it can no longer meet it in
+  a collective: hung outside one, or working alone that long) ends the job too.
 * The workers end themselves if the launcher dies (each collective checks that the launcher's
   process is still there; wrappers such as gdb may sit between); SIGTERM/SIGHUP to the launcher end them as Ctrl-C does.
 * ``max_restarts`` reruns the whole job after a failure (``STADYN_RESTART_COUNT`` tells the
@@ -135,6 +141,10 @@ def _kill_all(workers: Sequence[_Worker], grace: float) -> None:
             pass
 
 
+_WHERE = {"in": "waiting in", "out": "done with", "failed": "failed in",
+          "raised": "raising an exception after", "finished": "finished after"}
+
+
 def _hang(beats: dict, workers: Sequence[_Worker], timeout: float) -> str | None:
     """A report if some live worker has waited in a collective for more than ``timeout``."""
     alive = {w.rank for w in workers if w.code is None}
@@ -156,7 +166,7 @@ def _hang(beats: dict, workers: Sequence[_Worker], timeout: float) -> str | None
         if b is None:
             culprits.append(f"rank {w.rank} never reached a collective ({state})")
         else:
-            where = {"in": "waiting in", "out": "done with", "failed": "failed in"}.get(b[1], b[1])
+            where = _WHERE.get(b[1], b[1])
             culprits.append(f"rank {w.rank} was last {where} collective #{b[0]}"
                             f"{f' ({b[2]})' if b[2] else ''} {b[3]:.0f} s ago ({state})")
     head = (f"rank {r0} has waited {age:.0f} s (timeout {timeout:g} s) in collective #{seq}"
@@ -192,10 +202,53 @@ def _emit(out: IO[str], lock: threading.Lock, lines: list[str]) -> None:
             pass
 
 
-def _pick_culprit(failures: list[_Worker], beats: dict) -> _Worker:
-    """The first failure that is not a collective failing because of another worker."""
-    primary = [w for w in failures if beats.get(w.rank, (0, ""))[1] != "failed"]
-    return min(primary or failures, key=lambda w: w.exit_time or 0.0)
+def _poll(workers: Sequence[_Worker], now: float, heartbeat: str, err: IO[str],
+          lock: threading.Lock) -> list[_Worker]:
+    """Note the time of every new exit; return the workers that failed."""
+    failures = []
+    for w in workers:
+        code = _effective_code(w, heartbeat, err, lock)
+        if code is not None and w.exit_time is None:
+            w.exit_time = now
+        if code not in (None, 0):
+            failures.append(w)
+    return failures
+
+
+_SETTLE = 10.0          # seconds to wait for the worker behind a failed collective to show itself
+_SETTLE_RAISED = 30.0   # ... for a worker known to have raised to finish exiting
+
+
+def _state(beats: dict, w: _Worker) -> str:
+    return beats.get(w.rank, (0, ""))[1]
+
+
+def _find_culprit(workers: Sequence[_Worker], heartbeat: str, err: IO[str],
+                  lock: threading.Lock) -> tuple[_Worker, dict]:
+    """The worker to blame for a failure, and the heartbeats read.
+
+    A worker whose collective failed because a peer went away (heartbeat ``failed``) is not to
+    blame; the peer is -- but it may still be exiting: a worker that raised tears its process
+    group down in its exit handlers, so its peers fail before it is gone.  So while only such
+    collateral failures are known, wait for a worker that exits with an error of its own: up
+    to ``_SETTLE`` seconds, or ``_SETTLE_RAISED`` while a running worker's heartbeat says it
+    ``raised`` (it is then the culprit even if it has not exited by the end)."""
+    start = time.monotonic()
+    time.sleep(0.2)   # let a worker that saw its peer vanish say so in its heartbeat
+    while True:
+        now = time.monotonic()
+        beats = read_heartbeats(heartbeat)
+        failures = _poll(workers, now, heartbeat, err, lock)
+        primary = [w for w in failures if _state(beats, w) != "failed"]
+        if primary:
+            return min(primary, key=lambda w: w.exit_time or now), beats
+        running = [w for w in workers if w.code is None]
+        raised = [w for w in running if _state(beats, w) == "raised"]
+        waited = now - start
+        if not running or waited >= (_SETTLE_RAISED if raised else _SETTLE):
+            culprit = raised[0] if raised else min(failures, key=lambda w: w.exit_time or now)
+            return culprit, beats
+        time.sleep(_POLL)
 
 
 def _attempt(argv: Sequence[str], nproc: int, timeout: float, env: Mapping[str, str],
@@ -257,17 +310,9 @@ def _supervise(workers: list[_Worker], timeout: float, heartbeat: str, grace: fl
     next_beat_check = 0.0
     while True:
         now = time.monotonic()
-        failures = []
-        for w in workers:
-            code = _effective_code(w, heartbeat, err, lock)
-            if code is not None and w.exit_time is None:
-                w.exit_time = now
-            if code not in (None, 0):
-                failures.append(w)
+        failures = _poll(workers, now, heartbeat, err, lock)
         if failures:
-            time.sleep(0.2)   # let a worker that saw its peer vanish say so in its heartbeat
-            beats = read_heartbeats(heartbeat)
-            culprit = _pick_culprit(failures, beats)
+            culprit, beats = _find_culprit(workers, heartbeat, err, lock)
             _kill_all(workers, grace)
             for t in culprit.threads:
                 t.join(timeout=2)
@@ -277,12 +322,38 @@ def _supervise(workers: list[_Worker], timeout: float, heartbeat: str, grace: fl
             return 0
         if now >= next_beat_check:
             next_beat_check = now + 0.5
-            report = _hang(read_heartbeats(heartbeat), workers, timeout)
+            beats = read_heartbeats(heartbeat)
+            report = _hang(beats, workers, timeout) or _alone(beats, workers, timeout, now)
             if report:
                 _emit(err, lock, [f"stadyn.distributed: {report}; ending the job."])
                 _kill_all(workers, grace)
                 return 124
         time.sleep(_POLL)
+
+
+def _alone(beats: dict, workers: Sequence[_Worker], timeout: float, now: float) -> str | None:
+    """A report if a worker is still running ``timeout`` seconds after another one finished:
+    it cannot meet the finished one in a collective any more, so it is hung outside one (or
+    working alone longer than the job allows)."""
+    finished = [w for w in workers if (w.code == 0 or w.forgiven) and w.exit_time is not None]
+    running = [w for w in workers if w.code is None]
+    if not finished or not running:
+        return None
+    first = min(finished, key=lambda w: w.exit_time)
+    alone = now - first.exit_time
+    if alone <= timeout:
+        return None
+    parts = []
+    for w in running:
+        b = beats.get(w.rank)
+        last = "never reached a collective" if b is None else (
+            f"was last {_WHERE.get(b[1], b[1])} collective #{b[0]}"
+            f"{f' ({b[2]})' if b[2] else ''} {b[3]:.0f} s ago")
+        parts.append(f"rank {w.rank} {last}")
+    names = ", ".join(f"rank {w.rank}" for w in running)
+    return (f"{names} {'is' if len(running) == 1 else 'are'} still running {alone:.0f} s after "
+            f"rank {first.rank} finished (timeout {timeout:g} s); {'; '.join(parts)}: hung "
+            f"outside a collective?")
 
 
 def run_workers(target_argv: list[str], nproc: int, timeout: float = 600.0, *,

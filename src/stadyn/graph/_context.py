@@ -87,13 +87,15 @@ class Context:
         _current.reset(tokens[-1])
 
 
-def context(backend: str = "cpu", device_id: int | str = 0, dtype: str = "float32",
+def context(backend: str = "cpu", device_id: int | str | None = None, dtype: str = "float32",
             *, fallback: bool = True) -> Context:
     """Make a :class:`Context`.
 
-    ``backend`` is ``'cpu'`` or ``'cuda'`` (NNabla's ``'cudnn'`` means ``'cuda'``).  Asking for
-    CUDA on a machine without it falls back to the CPU with a warning when ``fallback`` is true
-    (so NNabla scripts written for a GPU still run), and raises otherwise.
+    ``backend`` is ``'cpu'`` or ``'cuda'`` (NNabla's ``'cudnn'`` means ``'cuda'``), optionally
+    with a device index as torch writes it (``'cuda:1'``); ``device_id`` gives the index too
+    (default 0; the CPU has one).  A GPU the machine does not have is an error naming those it
+    has.  Asking for CUDA on a machine without it falls back to the CPU with a warning when
+    ``fallback`` is true (so NNabla scripts written for a GPU still run), and raises otherwise.
 
     The context is returned, not made current: use it as ``with sd.context(...):`` for a block
     or pass it to :func:`set_default_context`. A call whose result is thrown away (a statement
@@ -112,14 +114,15 @@ def context(backend: str = "cpu", device_id: int | str = 0, dtype: str = "float3
                       "'with sd.context(...):' for a block or "
                       "'sd.set_default_context(sd.context(...))' from here on", UserWarning,
                       stacklevel=2)
-    key = str(backend).lower().split(":")[0]
-    if key not in _BACKENDS:
+    name, _, index = str(backend).lower().partition(":")
+    if name not in _BACKENDS:
         raise StadynError(f"unknown backend {backend!r}; expected one of {sorted(_BACKENDS)}")
     if str(dtype).lower() not in _DTYPES:
         raise StadynError(f"unknown dtype {dtype!r}; expected one of {sorted(_DTYPES)}")
     dtype = {"float": "float32", "half": "float16", "bf16": "bfloat16"}.get(str(dtype).lower(),
                                                                           str(dtype).lower())
-    resolved = _BACKENDS[key]
+    resolved = _BACKENDS[name]
+    device = _device_index(backend, index, device_id) if resolved == "cuda" else 0
     if resolved == "cuda" and not torch.cuda.is_available():
         if not fallback:
             raise StadynError(f"backend {backend!r} asked for, but CUDA is not available")
@@ -128,7 +131,30 @@ def context(backend: str = "cpu", device_id: int | str = 0, dtype: str = "float3
         resolved = "cpu"
         if dtype == "float16":
             dtype = "float32"
-    return Context(resolved, int(device_id), dtype)
+    if resolved == "cuda" and device >= torch.cuda.device_count():
+        count = torch.cuda.device_count()
+        raise StadynError(f"backend {backend!r} with device {device}: this machine has {count} "
+                          f"CUDA device(s) (cuda:0{f' to cuda:{count - 1}' if count > 1 else ''})")
+    return Context(resolved, device if resolved == "cuda" else 0, dtype)
+
+
+def _device_index(backend: str, index: str, device_id: int | str | None) -> int:
+    """The device index of ``'cuda:N'`` and ``device_id`` (which must agree when both say)."""
+    ids = []
+    for text, what in ((index, f"backend {backend!r}"), (device_id, f"device_id {device_id!r}")):
+        if text is None or text == "":
+            continue
+        try:
+            value = int(text)
+        except (TypeError, ValueError):
+            raise StadynError(f"{what}: the device index must be a whole number") from None
+        if value < 0:
+            raise StadynError(f"{what}: the device index must be >= 0")
+        ids.append(value)
+    if len(ids) == 2 and ids[0] != ids[1]:
+        raise StadynError(f"backend {backend!r} and device_id {device_id!r} name different "
+                          "devices")
+    return ids[0] if ids else 0
 
 
 _current: contextvars.ContextVar[Context] = contextvars.ContextVar("stadyn_context",

@@ -4,7 +4,9 @@ An op is written once, as a Python function over torch tensors whose signature *
 declaration: the first ``len(inputs)`` parameters are the op's tensor inputs (``*x`` for a
 variadic op), the rest are attributes with their defaults; the body is the implementation and
 the docstring is the documentation.  ``F``, both execution modes, the static lowering, model files,
-ONNX export/import and BrainScript all read this object; nothing keeps a parallel list.
+ONNX export/import and BrainScript all read this object; nothing keeps a parallel list.  File
+formats keep their rules for an op in tables keyed by this object (``stadyn.serialize``'s op
+rules), so the declaration itself knows nothing of them.
 """
 
 from __future__ import annotations
@@ -29,21 +31,15 @@ class OpSpec:
         optional_inputs: inputs that may be ``None`` (e.g. a bias).
         shape: optional shape rule ``shape(meta_args, meta_kwargs) -> meta outputs``; by default
             the implementation itself runs on ``meta`` tensors.
-        onnx: optional ONNX export mapping ``onnx(emitter, inputs, attrs) -> output name(s)``:
-            ``inputs`` are the ONNX names of the node's inputs (``""`` for an absent optional
-            one), ``attrs`` every attribute with defaults filled in; the function emits ONNX
-            nodes through the emitter (:class:`stadyn.serialize.Emitter`, an abstract builder,
-            so ops import no onnx) and returns the names of its outputs.
-        onnx_import: optional ONNX import mapping ``{onnx_op_type: build}``; ``build(node)``
-            receives an :class:`stadyn.serialize.ImportedNode` (inputs as Variables or constant
-            arrays, attributes as Python values) and returns the output Variable(s), built
-            from catalog functions.
         category: where the op is listed in the docs.
         traceable: False for an op that cannot be traced into generated code (collectives,
             data-dependent shapes); a static graph holding one runs eagerly (see
             :class:`stadyn.graph.EagerPlan`).
         precision: how the op casts its inputs in a half-precision context (``"any"``,
             ``"half"``, ``"mixed"``, ``"float"``; see :mod:`stadyn.graph._precision`).
+        unstorable: empty for an op that model files and ONNX export hold; otherwise why a
+            graph holding it cannot be saved (the error they raise says it).  ``grad``'s value
+            depends on the graph behind its inputs, which a saved graph rebuilds instead.
     """
 
     name: str
@@ -52,21 +48,18 @@ class OpSpec:
     attrs: dict[str, Any]
     optional_inputs: frozenset[str] = frozenset()
     shape: Callable[..., Any] | None = None
-    onnx: Callable[..., Any] | None = None
-    onnx_import: dict[str, Callable[..., Any]] | None = None
     category: str = "misc"
     doc: str = ""
     traceable: bool = True
     precision: str = "any"
+    unstorable: str = ""
     _signature: inspect.Signature | None = field(default=None, repr=False)
 
     @classmethod
     def from_function(cls, impl: Callable[..., Any], n_inputs: int | None = None, *,
                       name: str | None = None, category: str = "misc",
                       shape: Callable[..., Any] | None = None, traceable: bool = True,
-                      onnx: Callable[..., Any] | None = None,
-                      onnx_import: dict[str, Callable[..., Any]] | None = None,
-                      precision: str = "any") -> "OpSpec":
+                      precision: str = "any", unstorable: str = "") -> "OpSpec":
         """Read the declaration off ``impl``'s signature (see the module docstring)."""
         sig = inspect.signature(impl)
         params = list(sig.parameters.values())
@@ -83,10 +76,9 @@ class OpSpec:
         attrs = {p.name: (None if p.default is inspect.Parameter.empty else p.default)
                  for p in rest if p.kind is not inspect.Parameter.VAR_KEYWORD}
         return cls(name=name or impl.__name__, impl=impl, inputs=inputs, attrs=attrs,
-                   optional_inputs=optional, shape=shape, onnx=onnx,
-                   onnx_import=dict(onnx_import) if onnx_import else None, category=category,
+                   optional_inputs=optional, shape=shape, category=category,
                    doc=inspect.getdoc(impl) or "", traceable=traceable, precision=precision,
-                   _signature=sig)
+                   unstorable=unstorable, _signature=sig)
 
     @property
     def variadic(self) -> bool:

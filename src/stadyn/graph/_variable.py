@@ -1,29 +1,30 @@
-"""Variables, function nodes and the two ways of running them.
+"""The graph's IR: Variables, function nodes, and the counters that tell plans to re-check.
 
-Every op call creates one :class:`FunctionNode` whose outputs are new :class:`Variable` objects.
-In dynamic mode (:func:`stadyn.auto_forward`) the op runs at once on torch tensors and torch's
-autograd records it; in static mode (the default) the op only infers its output shapes (by running
-on ``meta`` tensors) and :meth:`Variable.forward` later lowers the whole subgraph to generated code
-(see :mod:`stadyn.graph._lower`).
+Every op call creates one :class:`FunctionNode` whose outputs are new :class:`Variable` objects
+(:func:`stadyn.graph.apply`, in ``_apply.py``).  In dynamic mode (:func:`stadyn.auto_forward`) the
+op runs at once on torch tensors and torch's autograd records it; in static mode (the default)
+the op only infers its output shapes and :meth:`Variable.forward` later runs the subgraph through
+a lowered plan (``_runner.py``).
+
+``Variable.forward`` and ``Variable.backward`` each reach the runner through one import inside
+the method: the runner sits above this module (it lowers and replays graphs made of Variables),
+and a Variable offering ``forward()`` is the programming model NNabla's users expect (its
+Variable calls into its engine the same way).  These are the only imports here that point up.
 """
 
 from __future__ import annotations
 
-import weakref
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
 
-from .._errors import OpArgumentError, ShapeError, StadynError
+from .._errors import ShapeError, StadynError
 from ._context import get_current_context
-from ._mode import is_auto_forward
-from ._precision import cast_arguments
-from ._scope import current_scope
 
-__all__ = ["Variable", "FunctionNode", "apply", "forward_all", "grad", "topological_nodes"]
+__all__ = ["Variable", "FunctionNode", "topological_nodes", "to_torch_dtype", "layout_changed",
+           "layout_version", "bump_graph_version", "graph_version"]
 
-_Tensor = torch.Tensor
 
 _NP_TO_TORCH = {
     np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64,
@@ -48,15 +49,30 @@ def to_torch_dtype(dtype: Any) -> torch.dtype:
 
 
 def _normalise_shape(shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
+    """``shape`` as a tuple of ints; a dimension that is not a non-negative integer (``2.5``,
+    ``-1``, ``True``, ``"3"``) is a :class:`ShapeError` naming it: never truncated or passed on."""
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
+        shape = (shape,)
     try:
-        return tuple(int(s) for s in shape)
-    except TypeError as exc:
-        raise ShapeError(f"a shape must be a sequence of ints, got {shape!r}") from exc
+        dims = list(shape)
+    except TypeError:
+        raise ShapeError(f"a shape must be a sequence of ints, got {shape!r}") from None
+    out = []
+    for k, d in enumerate(dims):
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
+            raise ShapeError(f"shape {tuple(dims)!r}: dimension {k} is {d!r}, not an int")
+        if d < 0:
+            raise ShapeError(f"shape {tuple(dims)!r}: dimension {k} is {int(d)}; dimensions "
+                             "must be >= 0")
+        out.append(int(d))
+    return tuple(out)
 
 
+# Two counters the plan cache reads (``_runner.py``): the layout version changes when some
+# leaf's shape, dtype, device or need_grad may have changed (plans then re-check their leaves'
+# signature), the graph version when a graph is rewired (plans are then built again).
 _layout = [0]
+_graph = [0]
 
 
 def layout_changed() -> None:
@@ -66,7 +82,24 @@ def layout_changed() -> None:
 
 
 def layout_version() -> int:
+    """The count of :func:`layout_changed` calls (and leaf allocations) so far."""
     return _layout[0]
+
+
+def bump_graph_version() -> None:
+    """Invalidate every cached plan (called when a graph is rewired).
+
+    Example:
+        >>> from stadyn.graph._variable import bump_graph_version, graph_version
+        >>> before = graph_version(); bump_graph_version(); graph_version() == before + 1
+        True
+    """
+    _graph[0] += 1
+
+
+def graph_version() -> int:
+    """The count of :func:`bump_graph_version` calls so far."""
+    return _graph[0]
 
 
 def _zeros(shape: Sequence[int], dtype: torch.dtype, requires_grad: bool) -> torch.Tensor:
@@ -287,7 +320,8 @@ class Variable:
             arr = np.asarray(value)
             if arr.dtype == object:
                 raise StadynError(f"cannot assign {type(value).__name__} to Variable.{what}")
-            src = torch.from_numpy(np.ascontiguousarray(arr)) if arr.ndim else torch.tensor(arr.item())
+            src = (torch.from_numpy(np.ascontiguousarray(arr)) if arr.ndim
+                   else torch.tensor(arr.item()))
         if src.ndim and tuple(src.shape) != tuple(buffer.shape):
             label = f" {self.name!r}" if self.name else ""
             raise ShapeError(f"cannot assign an array of shape {tuple(src.shape)} to Variable"
@@ -317,7 +351,6 @@ class Variable:
 
     def rewire_on(self, var: "Variable") -> None:
         """Make ``var``'s parent this Variable's parent (splices a graph in place of ``self``)."""
-        from ._lower import bump_graph_version
         self.parent = var.parent
         self._index = var._index
         self._data = var._data
@@ -332,7 +365,8 @@ class Variable:
         ``clear_no_need_grad`` additionally keeps what a later :meth:`backward` needs (training).
         The graph is lowered once to generated code and cached.
         """
-        forward_all([self], clear_buffer=clear_buffer, clear_no_need_grad=clear_no_need_grad)
+        from ._runner import run_forward       # the runner is above this module (see the top)
+        run_forward([self], clear_buffer=clear_buffer, clear_no_need_grad=clear_no_need_grad)
 
     def backward(self, grad: Any = 1, clear_buffer: bool = False) -> None:
         """Accumulate gradients of this Variable into the ``.grad`` of the leaves it depends on.
@@ -341,7 +375,7 @@ class Variable:
         to use the current ``.g``).  Gradients accumulate until a solver's ``zero_grad``.
         ``clear_buffer`` frees the saved intermediates (a second backward then needs a forward).
         """
-        from ._lower import backward
+        from ._runner import backward          # the runner is above this module (see the top)
         backward(self, grad, clear_buffer)
 
     def visit(self, f: Callable[["FunctionNode"], Any]) -> None:
@@ -427,110 +461,11 @@ class FunctionNode:
             self.args = tuple(args)
         else:
             self.kwargs = {**self.kwargs, name: value}
-        from ._lower import bump_graph_version
         bump_graph_version()
 
     def __repr__(self) -> str:
         where = f" in {self.scope!r}" if self.scope else ""
         return f"<FunctionNode {self.spec.name}{where}>"
-
-
-def _describe_inputs(inputs: Iterable[Variable], shapes: Sequence[tuple] | None) -> str:
-    parts = []
-    for k, v in enumerate(inputs):
-        label = v.name or (v.parent.spec.name if v.parent is not None else "input")
-        parts.append(f"{label} {tuple(v.shape) if shapes is None else shapes[k]}")
-    return ", ".join(parts)
-
-
-def argument_error(spec, args: tuple, kwargs: dict) -> OpArgumentError | None:
-    """Why an op call's arguments do not fit the op's declaration, if they do not: an argument
-    the signature does not take (or lacks), or an array or tensor given for an input.  Checked
-    only once a call has failed, so the hot path pays nothing."""
-    try:
-        bound = spec.signature.bind(*args, **kwargs)
-    except TypeError as exc:
-        return OpArgumentError(f"{spec.name}: {exc}")
-    for name in spec.inputs:
-        name = name.lstrip("*")
-        values = bound.arguments.get(name)
-        for value in (values if spec.variadic and isinstance(values, tuple) else (values,)):
-            if isinstance(value, (np.ndarray, torch.Tensor)):
-                kind = f"{type(value).__module__}.{type(value).__name__}"
-                return OpArgumentError(f"{spec.name}: input '{name}' is a {kind}; ops take "
-                                       f"Variables (sd.Variable.from_numpy_array(...))")
-    return None
-
-
-def op_error(spec, inputs: Sequence[Variable], scope: str, exc: BaseException,
-             shapes: Sequence[tuple] | None = None) -> StadynError:
-    """The error raised when an op rejects its inputs: names op, scope and input shapes (the
-    inputs' own, or ``shapes`` where they are being re-inferred)."""
-    where = f" in scope '{scope}'" if scope else ""
-    msg = (f"{spec.name}{where}: cannot apply to inputs [{_describe_inputs(inputs, shapes)}]: "
-           f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}")
-    return ShapeError(msg)
-
-
-def _meta(v: Variable) -> torch.Tensor:
-    t = torch.empty(v._shape, dtype=v._dtype, device="meta")
-    if v._need_grad and v._dtype.is_floating_point:
-        t.requires_grad_(True)
-    return t
-
-
-def apply(spec, args: tuple, kwargs: dict):
-    """Create the node for one op call and, in dynamic mode, run it.  The hot path of ``F``."""
-    inputs = [a for a in args if isinstance(a, Variable)]
-    if kwargs:
-        inputs.extend(v for v in kwargs.values() if isinstance(v, Variable))
-    scope = current_scope()
-    node = FunctionNode(spec, args, kwargs, tuple(inputs), scope)
-    if is_auto_forward():
-        targs = [a._data if isinstance(a, Variable) else a for a in args]
-        tkw = ({k: (v._data if isinstance(v, Variable) else v) for k, v in kwargs.items()}
-               if kwargs else kwargs)
-        if spec.precision != "any":
-            half = get_current_context().half_dtype
-            if half is not None:
-                targs, tkw = cast_arguments(spec.precision, targs, tkw, half)
-        try:
-            out = spec.impl(*targs, **tkw)
-        except Exception as exc:
-            if any(v._data is None for v in inputs):
-                raise StadynError(f"{spec.name}: an input's buffer was cleared (run forward or "
-                                  "do not clear it)") from exc
-            raise (argument_error(spec, args, kwargs)
-                   or op_error(spec, inputs, scope, exc)) from exc
-        if isinstance(out, _Tensor):
-            if any(out is t for t in targs):   # an output must not be an input's own tensor
-                out = out.view_as(out)
-            v = Variable._from_node(node, 0, out.shape, out.dtype, out.requires_grad, out)
-            node._outputs = (weakref.ref(v),)
-            return v
-        outs = tuple(Variable._from_node(node, i, o.shape, o.dtype, o.requires_grad, o)
-                     for i, o in enumerate(out))
-    else:
-        margs = [_meta(a) if isinstance(a, Variable) else a for a in args]
-        mkw = ({k: (_meta(v) if isinstance(v, Variable) else v) for k, v in kwargs.items()}
-               if kwargs else kwargs)
-        try:
-            out = spec.infer(margs, mkw)
-        except Exception as exc:
-            raise (argument_error(spec, args, kwargs)
-                   or op_error(spec, inputs, scope, exc)) from exc
-        # A shape rule does not run autograd: its outputs need a gradient if an input does.
-        ruled = spec.shape is not None and any(v._need_grad for v in inputs)
-        if isinstance(out, _Tensor):
-            v = Variable._from_node(node, 0, tuple(out.shape), out.dtype,
-                                    out.requires_grad or (ruled and out.is_floating_point()), None)
-            node._outputs = (weakref.ref(v),)
-            return v
-        outs = tuple(Variable._from_node(node, i, tuple(o.shape), o.dtype,
-                                         o.requires_grad or (ruled and o.is_floating_point()), None)
-                     for i, o in enumerate(out))
-    node._outputs = tuple(weakref.ref(v) for v in outs)
-    return outs
 
 
 def topological_nodes(roots: Sequence[Variable]) -> list[FunctionNode]:
@@ -553,50 +488,3 @@ def topological_nodes(roots: Sequence[Variable]) -> list[FunctionNode]:
             if parent is not None and id(parent) not in visited:
                 stack.append((parent, False))
     return order
-
-
-def forward_all(variables: Sequence[Variable], clear_buffer: bool = False,
-                clear_no_need_grad: bool = False) -> None:
-    """Run the graph for several outputs at once (they share the common part of the graph).
-
-    Example:
-        >>> import numpy as np, stadyn as sd, stadyn.functions as F
-        >>> x = sd.Variable.from_numpy_array(np.array([1.0, 2.0]))
-        >>> a, b = F.sum(x), F.max(x)
-        >>> sd.forward_all([a, b])
-        >>> float(a.d), float(b.d)
-        (3.0, 2.0)
-    """
-    from ._lower import run_forward
-    run_forward(list(variables), clear_buffer=clear_buffer, clear_no_need_grad=clear_no_need_grad)
-
-
-def grad(outputs: Variable | Sequence[Variable], inputs: Variable | Sequence[Variable],
-         grad_outputs: Any = None) -> list[Variable]:
-    """Gradients of ``outputs`` w.r.t. ``inputs`` as new Variables of the graph.
-
-    The result can be differentiated again (higher-order gradients).  In dynamic mode the values
-    are computed at once; in static mode they are graph nodes computed by ``forward``.
-
-    Example:
-        >>> import numpy as np, stadyn as sd, stadyn.functions as F
-        >>> with sd.auto_forward():
-        ...     x = sd.Variable.from_numpy_array(np.array([3.0]), need_grad=True)
-        ...     y = x * x * x
-        ...     dx, = sd.grad(y, x)
-        ...     ddx, = sd.grad(dx, x)
-        >>> float(dx.d[0]), float(ddx.d[0])
-        (27.0, 18.0)
-    """
-    from ._lower import GRAD_SPEC
-    outs = [outputs] if isinstance(outputs, Variable) else list(outputs)
-    ins = [inputs] if isinstance(inputs, Variable) else list(inputs)
-    if grad_outputs is None:
-        gos = [None] * len(outs)
-    elif isinstance(grad_outputs, (list, tuple)):
-        gos = list(grad_outputs)
-    else:
-        gos = [grad_outputs]
-    result = apply(GRAD_SPEC, (*outs, *ins), {"n_outputs": len(outs), "grad_outputs": tuple(
-        g if g is None or isinstance(g, (int, float)) else np.asarray(g) for g in gos)})
-    return [result] if isinstance(result, Variable) else list(result)

@@ -65,7 +65,9 @@ __all__ = [
 # NNabla-style data iterators and the digits data set.
 from ._data_iterator import (DataIterator, DataSource, SimpleDataSource,  # noqa: E402
                              data_iterator, data_iterator_simple)
-from ._digits import DigitsData, data_iterator_digits, load_digits_source  # noqa: E402
+from ._digits import (DigitsData, data_iterator_digits, load_digits_source,  # noqa: E402
+                      split_indices)
 
 __all__ += ["DataIterator", "DataSource", "SimpleDataSource", "data_iterator",
-            "data_iterator_simple", "DigitsData", "load_digits_source", "data_iterator_digits"]
+            "data_iterator_simple", "DigitsData", "load_digits_source", "data_iterator_digits",
+            "split_indices"]

@@ -29,8 +29,8 @@ class StreamSpec:
 class StreamBatch:
     """The rows of one stream for a list of samples.
 
-    ``data`` is ``(N, *shape)``, or ``(N, T, *shape)`` padded with zeros for a sequence stream, whose
-    ``lengths`` (N,) give each sequence's number of samples.
+    ``data`` is ``(N, *shape)``, or ``(N, T, *shape)`` padded with zeros for a sequence stream,
+    whose ``lengths`` (N,) give each sequence's number of samples.
     """
 
     data: np.ndarray

@@ -40,6 +40,7 @@ def split_indices(n: int, test_ratio: float = 0.2, seed: int = 0) -> tuple[np.nd
     """A seeded ``(train, test)`` split of ``range(n)`` with ``round(n * test_ratio)`` held out.
 
     Example:
+        >>> from stadyn.io import split_indices
         >>> tr, te = split_indices(10, 0.2)
         >>> len(tr), len(te), sorted(set(tr) | set(te)) == list(range(10))
         (8, 2, True)

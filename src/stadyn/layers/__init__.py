@@ -12,8 +12,8 @@ Example:
 """
 
 from .. import functions as _F
-from ._init import (glorot_normal, glorot_uniform, he_normal, he_uniform, normal,
-                    truncated_normal, uniform, xavier)
+from ._init import (CNTKInitializer, glorot_normal, glorot_uniform, he_normal, he_uniform,
+                    initial_value, normal, truncated_normal, uniform, xavier)
 from ._layers import (Activation, AveragePooling, BatchNormalization, Convolution, Convolution1D,
                       Convolution2D, Convolution3D, ConvolutionTranspose, Dense, Dropout,
                       Embedding, For, GlobalAveragePooling, GlobalMaxPooling, Identity, Label,
@@ -34,6 +34,7 @@ __all__ = [
     "GlobalMaxPooling", "GlobalAveragePooling", "Dropout", "BatchNormalization", "Embedding",
     "Activation", "Label", "Identity", "identity", "default_options", "default_options_for",
     "default_override_or", "glorot_uniform", "glorot_normal", "xavier", "he_uniform",
-    "he_normal", "uniform", "normal", "truncated_normal", "relu", "sigmoid", "tanh", "softmax",
+    "he_normal", "uniform", "normal", "truncated_normal", "CNTKInitializer", "initial_value",
+    "relu", "sigmoid", "tanh", "softmax",
     "leaky_relu", "elu", "selu",
 ]

@@ -15,13 +15,22 @@ import numpy as np
 
 from .. import _random
 
-__all__ = ["glorot_uniform", "glorot_normal", "xavier", "he_uniform", "he_normal", "uniform",
-           "normal", "truncated_normal", "constant", "zeros", "ones", "initial_value"]
+__all__ = ["CNTKInitializer", "glorot_uniform", "glorot_normal", "xavier", "he_uniform",
+           "he_normal", "uniform", "normal", "truncated_normal", "constant", "zeros", "ones",
+           "initial_value"]
 
 
 class CNTKInitializer:
     """Variance-scaling initialiser: ``kind`` is 'uniform' or 'normal', the variance is
-    ``scale**2 * gain / fan`` with ``fan`` chosen by ``mode`` ('avg', 'in', 'out', 'none')."""
+    ``scale**2 * gain / fan`` with ``fan`` chosen by ``mode`` ('avg', 'in', 'out', 'none').
+
+    Example:
+        >>> from stadyn.layers import CNTKInitializer
+        >>> init = CNTKInitializer("uniform", scale=1.0, mode="in", gain=3.0, seed=1)
+        >>> w = init((100, 4), fan_in=100, fan_out=4)      # variance 3 / 100: U(-0.3, 0.3)
+        >>> w.shape, bool(abs(w).max() <= 0.3)
+        ((100, 4), True)
+    """
 
     def __init__(self, kind: str, scale: float, mode: str, gain: float, seed: int | None = None):
         self.kind, self.scale, self.mode, self.gain, self.seed = kind, scale, mode, gain, seed
@@ -99,7 +108,15 @@ def ones():
 
 def initial_value(init: Any, shape: Sequence[int], fan_in: int, fan_out: int) -> np.ndarray:
     """The array ``init`` gives for a parameter of ``shape`` (a number, an array, or an
-    initialiser)."""
+    initialiser).
+
+    Example:
+        >>> from stadyn.layers import glorot_uniform, initial_value
+        >>> initial_value(0.5, (2, 2), 2, 2).tolist()
+        [[0.5, 0.5], [0.5, 0.5]]
+        >>> initial_value(glorot_uniform(seed=0), (3, 4), 3, 4).shape
+        (3, 4)
+    """
     if isinstance(init, (int, float)):
         return np.full(tuple(shape), float(init), dtype=np.float32)
     if isinstance(init, CNTKInitializer):

@@ -1,7 +1,19 @@
-"""The op catalog (one declaration per op) and the functions ``stadyn.functions`` exports."""
+"""The op catalog (one declaration per op) and the functions ``stadyn.functions`` exports.
+
+Besides the catalog, the ops share how they read their attributes with the layers that map
+them to file formats (``stadyn.serialize``'s op rules), so that a mapping computes what the op
+computes: :func:`ntuple`, :func:`norm_axis`, :func:`norm_axes`, the pooling geometry
+(:func:`pool_geometry`, :func:`window_counts`) and the types ``cast`` converts to
+(:data:`CAST_DTYPES`).
+"""
 
 from . import _activation, _arith, _cntk, _logical, _loss, _misc, _nn, _reduce, _shape  # noqa: F401
 from . import _distributed  # noqa: F401  (ops that communicate: sync_batch_normalization)
+from ._gradient import grad
+from ._misc import CAST_DTYPES
+from ._nn import pool_geometry, window_counts
 from ._registry import CATALOG, function_of, get_spec, op
+from ._util import norm_axes, norm_axis, ntuple
 
-__all__ = ["CATALOG", "op", "get_spec", "function_of"]
+__all__ = ["CATALOG", "op", "get_spec", "function_of", "grad", "ntuple", "norm_axis", "norm_axes",
+           "pool_geometry", "window_counts", "CAST_DTYPES"]

@@ -2,38 +2,32 @@
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from ._registry import op
 from ._util import norm_axis
 
 
-# -- ONNX mappings (see OpSpec.onnx) ----------------------------------------------------------
-def _cross_entropy_with_softmax_onnx(g, inputs, attrs):
-    """LogSoftmax, Mul, ReduceSum, Neg"""
-    z, t = inputs
-    a = norm_axis(attrs["axis"], g.ndim(z))
-    if g.dtype(t) != g.dtype(z):
-        t = g.cast(t, g.dtype(z))
-    logp = g.op("LogSoftmax", [z], axis=a)
-    return g.op("Neg", [g.reduce("ReduceSum", g.op("Mul", [t, logp]), [a], True)])
+def _dense_target(z, t, axis):
+    """CNTK's rule: the target is dense (one-hot or soft), of the output's very shape (CNTK's
+    ``Times`` refuses any other); returns the class axis."""
+    a = norm_axis(axis, z.ndim)
+    if tuple(t.shape) != tuple(z.shape):
+        ids = tuple(t.shape) == tuple(z.shape[:a]) + (1,) + tuple(z.shape[a + 1:])
+        hint = ("; it takes one-hot rows, not class ids (those go to softmax_cross_entropy and "
+                "top_n_error)" if ids else "")
+        raise ValueError(f"the target has shape {tuple(t.shape)}; a dense (one-hot) target of "
+                         f"the output's shape {tuple(z.shape)} is needed{hint}")
+    if t.dtype == torch.bool or t.is_complex():
+        raise ValueError(f"the target has dtype {t.dtype}; a dense target holds numbers")
+    return a
 
 
-def _classification_error_onnx(g, inputs, attrs):
-    """ArgMax, GatherElements, Greater, ReduceSum, GreaterOrEqual"""
-    z, t = inputs
-    a = norm_axis(attrs["axis"], g.ndim(z))
-    score = g.op("GatherElements", [z, g.op("ArgMax", [t], axis=a, keepdims=1)], axis=a)
-    better = g.reduce("ReduceSum", g.cast(g.op("Greater", [z, score]), np.int64), [a], True)
-    wrong = g.op("GreaterOrEqual", [better, g.const(np.asarray(int(attrs["topN"]), np.int64))])
-    return g.cast(wrong, g.dtype(z) if g.dtype(z).kind == "f" else np.float32)
-
-
-@op(2, category="loss", onnx=_cross_entropy_with_softmax_onnx, precision="float")
+@op(2, category="loss", precision="float")
 def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
-    """``-sum(t * log softmax(z))`` along ``axis`` for a dense (one-hot or soft) target ``t``;
-    the reduced axis is kept with size 1 (``(B, 1)`` for ``(B, C)`` inputs).
+    """``-sum(t * log softmax(z))`` along ``axis`` for a dense (one-hot or soft) target ``t`` of
+    ``z``'s shape; the reduced axis is kept with size 1 (``(B, 1)`` for ``(B, C)`` inputs).
+    Class ids go to :func:`softmax_cross_entropy`.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -43,15 +37,17 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
         >>> np.round(y.d, 5)
         array([[0.69315]], dtype=float32)
     """
-    a = norm_axis(axis, output_vector.ndim)
+    a = _dense_target(output_vector, target_vector, axis)
     logp = torch.log_softmax(output_vector, a)
     return -torch.sum(target_vector.to(logp.dtype) * logp, dim=a, keepdim=True)
 
 
-@op(2, category="metric", onnx=_classification_error_onnx, precision="float")
+@op(2, category="metric", precision="float")
 def classification_error(output_vector, target_vector, axis=-1, topN=1):
     """1 where the target's class (its argmax) is not among the ``topN`` highest outputs, else 0;
-    the reduced axis is kept with size 1.  No gradient.
+    the reduced axis is kept with size 1.  No gradient.  The target is dense (one-hot), of the
+    output's shape.  A NaN output counts as higher than any number (as ``torch.topk`` orders
+    it), so a row of NaN is an error.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -61,9 +57,10 @@ def classification_error(output_vector, target_vector, axis=-1, topN=1):
         >>> e.d
         array([[1.]], dtype=float32)
     """
-    a = norm_axis(axis, output_vector.ndim)
+    a = _dense_target(output_vector, target_vector, axis)
     z = output_vector.detach()
     target = torch.argmax(target_vector, dim=a, keepdim=True)
     score = torch.gather(z, a, target)
-    better = (z > score).sum(dim=a, keepdim=True)
+    # outputs above the target's: a NaN on either side counts (NaN <= x is false)
+    better = z.shape[a] - (z <= score).sum(dim=a, keepdim=True)
     return (better >= topN).to(z.dtype if z.dtype.is_floating_point else torch.float32)

@@ -12,7 +12,6 @@ import math
 import torch
 
 from ..graph import is_training
-from ._nn import _batch_normalization_onnx
 from ._registry import op
 
 _C = "neural"
@@ -29,8 +28,7 @@ def _sync_bn_shape(x, beta, gamma, mean, variance, comm=None, group="world", axe
     return y, x.new_empty(stat), x.new_empty(stat)
 
 
-# ONNX: in inference (what an export is) it is batch normalisation on the running statistics.
-@op(5, category=_C, shape=_sync_bn_shape, traceable=False, onnx=_batch_normalization_onnx)
+@op(5, category=_C, shape=_sync_bn_shape, traceable=False)
 def sync_batch_normalization(x, beta, gamma, mean, variance, comm=None, group="world",
                              axes=(1,), decay_rate=0.9, eps=1e-05, batch_stat=True,
                              output_stat=False, time_constant=None):

@@ -2,7 +2,9 @@
 
 Each PF function opens a scope named after it (``conv``, ``affine``, ``bn``, ``embed``; change it
 with ``name=``) and asks the registry for its parameters there, with NNabla's names, shapes,
-defaults and initialisers.  Called again in the same scope it reuses them.
+defaults and initialisers.  Called again in the same scope it reuses them.  Sizes (unit counts,
+kernels, groups) and axes are checked first: a bad one is a :class:`~stadyn.ShapeError` naming
+the function and the argument.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import functions as F
+from .._errors import ShapeError
 from ..graph import Variable
 from . import initializers as I
 from ._registry import get_parameter_or_create, parameter_scope
@@ -21,8 +24,51 @@ __all__ = ["affine", "convolution", "deconvolution", "batch_normalization",
            "sync_batch_normalization", "embed"]
 
 
-def _outmaps(n: int | Sequence[int]) -> tuple[int, ...]:
-    return (int(n),) if isinstance(n, (int, np.integer)) else tuple(int(v) for v in n)
+def _counts(value: int | Sequence[int], fn: str, arg: str, sequence: bool) -> tuple[int, ...]:
+    """``value`` (an int, or a sequence of ints where ``sequence``) as a tuple of ints >= 1."""
+    def bad() -> ShapeError:
+        kind = "a positive int" + (" or a sequence of them" if sequence else "")
+        return ShapeError(f"PF.{fn}: {arg} must be {kind}, got {value!r}")
+
+    def one(v) -> int:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise bad()
+        return int(v)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return (one(value),)
+    if not sequence or isinstance(value, (str, bytes)):
+        raise bad()
+    try:
+        items = list(value)
+    except TypeError:
+        raise bad() from None
+    if not items:
+        raise bad()
+    return tuple(one(v) for v in items)
+
+
+def _count(value: int, fn: str, arg: str) -> int:
+    return _counts(value, fn, arg, False)[0]
+
+
+def _axes(axes: Sequence[int], inp: Variable, fn: str) -> list[int]:
+    """``axes`` as axes of ``inp`` in ``0 .. ndim - 1`` (negative ones count from the end)."""
+    out = []
+    for a in axes:
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)) or \
+                not -inp.ndim <= a < inp.ndim:
+            raise ShapeError(f"PF.{fn}: axes {tuple(axes)!r} do not fit an input of shape "
+                             f"{inp.shape}")
+        out.append(int(a) % inp.ndim)
+    return out
+
+
+def _base_axis(base_axis: int, inp: Variable, fn: str) -> int:
+    if isinstance(base_axis, (bool, np.bool_)) or not isinstance(base_axis, (int, np.integer)) \
+            or not -inp.ndim <= base_axis <= inp.ndim:
+        raise ShapeError(f"PF.{fn}: base_axis {base_axis!r} does not fit an input of shape "
+                         f"{inp.shape}")
+    return int(base_axis)
 
 
 def affine(inp: Variable, n_outmaps: int | Sequence[int], base_axis: int = 1, w_init=None,
@@ -39,8 +85,8 @@ def affine(inp: Variable, n_outmaps: int | Sequence[int], base_axis: int = 1, w_
         ...     y.shape, sd.get_parameters()["affine/W"].shape
         ((16, 1024), (8192, 1024))
     """
-    out = _outmaps(n_outmaps)
-    inmaps = inp.size_from_axis(base_axis)
+    out = _counts(n_outmaps, "affine", "n_outmaps", True)
+    inmaps = inp.size_from_axis(_base_axis(base_axis, inp, "affine"))
     with parameter_scope(name):
         if w_init is None:
             lim = I.calc_uniform_lim_glorot(inmaps, math.prod(out))
@@ -67,8 +113,11 @@ def convolution(inp: Variable, outmaps: int, kernel: Sequence[int], pad=None, st
         ...     y.shape, sd.get_parameters()["conv/W"].shape
         ((16, 64, 8, 8), (64, 1, 3, 3))
     """
-    kernel = tuple(int(k) for k in kernel)
-    inmaps = inp.shape[-1] if channel_last else inp.shape[base_axis]
+    outmaps = _count(outmaps, "convolution", "outmaps")
+    kernel = _counts(kernel, "convolution", "kernel", True)
+    group = _count(group, "convolution", "group")
+    inmaps = inp.shape[-1] if channel_last else inp.shape[_base_axis(base_axis, inp,
+                                                                      "convolution")]
     with parameter_scope(name):
         if w_init is None:
             lim = I.calc_uniform_lim_glorot(inmaps, outmaps, kernel)
@@ -95,8 +144,11 @@ def deconvolution(inp: Variable, outmaps: int, kernel: Sequence[int], pad=None, 
         ...     PF.deconvolution(sd.Variable((2, 8, 4, 4)), 3, (2, 2), stride=(2, 2)).shape
         (2, 3, 8, 8)
     """
-    kernel = tuple(int(k) for k in kernel)
-    inmaps = inp.shape[-1] if channel_last else inp.shape[base_axis]
+    outmaps = _count(outmaps, "deconvolution", "outmaps")
+    kernel = _counts(kernel, "deconvolution", "kernel", True)
+    group = _count(group, "deconvolution", "group")
+    inmaps = inp.shape[-1] if channel_last else inp.shape[_base_axis(base_axis, inp,
+                                                                      "deconvolution")]
     with parameter_scope(name):
         if w_init is None:
             lim = I.calc_uniform_lim_glorot(inmaps, outmaps, kernel)
@@ -126,7 +178,7 @@ def batch_normalization(inp: Variable, axes: Sequence[int] = (1,), decay_rate: f
         ...     {k: v.shape for k, v in sd.get_parameters(grad_only=False).items()}
         {'bn/beta': (1, 64, 1, 1), 'bn/gamma': (1, 64, 1, 1), 'bn/mean': (1, 64, 1, 1), 'bn/var': (1, 64, 1, 1)}
     """
-    axes = [int(a) % inp.ndim for a in axes]
+    axes = _axes(axes, inp, "batch_normalization")
     with parameter_scope(name):
         beta, gamma, mean, var = _bn_parameters(inp, axes, fix_parameters, param_init, no_scale,
                                                 no_bias)
@@ -166,7 +218,7 @@ def sync_batch_normalization(inp: Variable, comm=None, group: str = "world",
         ...     PF.sync_batch_normalization(sd.Variable((4, 64, 8, 8))).shape
         (4, 64, 8, 8)
     """
-    axes = [int(a) % inp.ndim for a in axes]
+    axes = _axes(axes, inp, "sync_batch_normalization")
     with parameter_scope(name):
         beta, gamma, mean, var = _bn_parameters(inp, axes, fix_parameters, param_init, no_scale,
                                                 no_bias)
@@ -184,6 +236,8 @@ def embed(inp: Variable, n_inputs: int, n_features: int, initializer=None,
         ...     PF.embed(sd.Variable((4, 7)), 100, 16).shape
         (4, 7, 16)
     """
+    n_inputs = _count(n_inputs, "embed", "n_inputs")
+    n_features = _count(n_features, "embed", "n_features")
     with parameter_scope(name):
         w = get_parameter_or_create(
             "W", (n_inputs, n_features),

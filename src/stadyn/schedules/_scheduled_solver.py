@@ -106,9 +106,18 @@ class ScheduledSolver:
         """The solver's state plus the schedule position (samples seen)."""
         return {"solver_state": self.solver.state_dict(), "samples_seen": self.samples_seen}
 
+    def check_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Raise the error :meth:`load_state_dict` would raise; change nothing."""
+        if not isinstance(state, Mapping) or "solver_state" not in state:
+            raise StadynError("ScheduledSolver: the state has no 'solver_state'")
+        _count(state.get("samples_seen"), "ScheduledSolver: samples_seen", 0)
+        self.solver.check_state_dict(state["solver_state"])
+
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore :meth:`state_dict`, or change nothing."""
+        self.check_state_dict(state)
         self.solver.load_state_dict(state["solver_state"])
-        self.samples_seen = _count(state["samples_seen"], "samples_seen", 0)
+        self.samples_seen = int(state["samples_seen"])
         self.apply()
 
     def __repr__(self) -> str:

@@ -1,20 +1,25 @@
 """File formats: parameter files (Stadyn safetensors, NNabla .h5), Stadyn model files (network
 and parameters in one zip, :func:`save` / :func:`load`), ONNX (:func:`export_onnx`,
 :func:`import_onnx`) and, decoded but not yet mapped onto Stadyn ops, NNabla's and CNTK's own
-model files (:func:`read_legacy_model`).  See ``docs/model-files.md``."""
+model files (:func:`read_legacy_model`).  How each op is written to and read from a format is
+registered against the op in the op rules (:func:`register_rules`, :func:`rules_for`).  See
+``docs/model-files.md``."""
 
 from ._legacy import read_legacy_model
 from ._legacy_ir import LegacyFunction, LegacyModel, LegacyNetwork, LegacyParameter, LegacyVariable
 from ._model import is_model_file, load, model_info, save
 from ._network import ModelInfo, Network
 from ._onnx_api import Emitter, ExportError, ImportedNode, OnnxUnsupported
-from ._onnx_export import export_onnx, inference_outputs, to_onnx_model
+from ._onnx_export import (DEFAULT_OPSET, SUPPORTED_OPSETS, export_onnx, inference_outputs,
+                           to_onnx_model)
 from ._onnx_import import UnsupportedModelError, import_onnx, import_table, onnx_mapping_table
 from ._parameters import load_parameters, read_parameter_file, save_parameters
+from .op_rules import OpRules, Unmapped, register_rules, rules_for
 
 __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "save", "load",
            "model_info", "is_model_file", "Network", "ModelInfo", "export_onnx", "to_onnx_model",
-           "inference_outputs",
+           "inference_outputs", "DEFAULT_OPSET", "SUPPORTED_OPSETS", "OpRules", "Unmapped",
+           "register_rules", "rules_for",
            "import_onnx", "import_table", "onnx_mapping_table", "Emitter", "ImportedNode", "ExportError",
            "OnnxUnsupported", "UnsupportedModelError", "read_legacy_model", "LegacyModel",
            "LegacyNetwork", "LegacyFunction", "LegacyVariable", "LegacyParameter"]

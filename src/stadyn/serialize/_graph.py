@@ -1,12 +1,15 @@
 """What a saved or exported graph consists of: named inputs and outputs, parameters, constants and
 the op nodes in between, gathered from the output Variables.
 
-Both model files and ONNX export start here, so they agree on which leaf is what:
+Both model files and ONNX export start here, so they agree on which leaf is what — the roles of
+the graph's :class:`~stadyn.graph.Subgraph`:
 
 * the **inputs** are the Variables passed as ``inputs``; without ``inputs``, every leaf that has
   no name (parameters get theirs from the registry: ``cnn/conv1/conv/W``);
 * the **parameters** are the named leaves (and frozen views of them, ``as_need_grad=False``);
 * any other leaf is a **constant** (saved with its value).
+
+An op whose declaration says a file cannot hold it (``OpSpec.unstorable``: ``grad``) is refused.
 """
 
 from __future__ import annotations
@@ -15,8 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..graph import FunctionNode, Variable
-from ..graph._lower import GRAD_SPEC, _collect, refresh_shapes
+from ..graph import PARAMETER, VIEW, FunctionNode, Subgraph, Variable, refresh_shapes
 from ._onnx_api import ExportError
 
 __all__ = ["GraphParts", "collect_graph", "named_variables"]
@@ -70,21 +72,24 @@ def collect_graph(outputs: Any, inputs: Any = None) -> GraphParts:
     """Gather the graph that computes ``outputs`` (see the module docstring)."""
     outputs, inputs, lenient = _unwrap(outputs, inputs)
     outs = named_variables(outputs, "y", "output")
-    nodes, leaves = _collect(list(outs.values()))
+    if not outs:
+        raise ExportError("no outputs given: a saved or exported graph computes at least one")
+    given = None if inputs is None else named_variables(inputs, "x", "input")
+    sub = Subgraph(list(outs.values()), None if given is None else list(given.values()))
+    nodes, leaves = sub.nodes, sub.leaves
     refresh_shapes(nodes, leaves)       # inputs may have been resized since the graph was built
     for node in nodes:
-        if node.spec is GRAD_SPEC:
+        if node.spec.unstorable:
             where = f" in scope '{node.scope}'" if node.scope else ""
-            raise ExportError(f"the graph holds a gradient node (sd.grad){where}: gradient graphs "
-                              "cannot be saved or exported; save the forward graph and call "
-                              "sd.grad on the loaded one")
-    if inputs is None:
+            raise ExportError(f"the graph holds a '{node.spec.name}' node{where}: "
+                              f"{node.spec.unstorable}")
+    if given is None:
         ins = OrderedDict()
-        unnamed = [v for v in leaves if v.name is None and not _is_view(v)]
+        unnamed = sub.inputs
         for i, v in enumerate(unnamed):
             ins["x" if len(unnamed) == 1 else f"x{i}"] = v
     else:
-        ins = named_variables(inputs, "x", "input")
+        ins = given
         used = {id(v) for v in leaves}
         if lenient:
             ins = OrderedDict((n, v) for n, v in ins.items() if id(v) in used)
@@ -99,23 +104,20 @@ def collect_graph(outputs: Any, inputs: Any = None) -> GraphParts:
         raise ExportError(f"names used for both an input and an output: {sorted(clash)}")
     parts = GraphParts(ins, outs, nodes)
     input_ids = {id(v) for v in ins.values()}
+    views = dict((id(v), target) for v, target in sub.views)
     for v in leaves:
         if id(v) in input_ids:
             continue
-        if _is_view(v):
-            target = v._alias
+        role = sub.role(v)
+        if role == VIEW:
+            target = views[id(v)]
             _add_parameter(parts, target)
             parts.views.append((target.name, v))
-        elif v.name is not None:
+        elif role == PARAMETER:
             _add_parameter(parts, v)
         else:
             parts.constants.append(v)
     return parts
-
-
-def _is_view(v: Variable) -> bool:
-    target = v._alias
-    return target is not None and target.parent is None and target.name is not None
 
 
 def _add_parameter(parts: GraphParts, v: Variable) -> None:

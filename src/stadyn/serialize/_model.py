@@ -23,7 +23,6 @@ import os
 import struct
 import tempfile
 import zipfile
-import zlib
 from collections import Counter, OrderedDict
 from typing import Any, Callable, Mapping
 
@@ -32,11 +31,12 @@ import torch
 
 from .._errors import ModelFileError, StadynError
 from .._fileutil import atomic_write, refuse_special_file
-from ..graph import Variable, auto_forward, get_current_context, name_scope
+from .._version import __version__
+from ..graph import Variable, auto_forward, get_current_context, name_scope, output_key, value_key
 from ..ops import CATALOG, function_of
-from ..parametric import parameter_registry
-from ..parametric._registry import ParameterRegistry
+from ..parametric import ParameterRegistry, parameter_registry
 from ._graph import collect_graph
+from ._limits import LoadBudget, read_zip_member
 from ._network import ModelInfo, Network
 from ._onnx_api import ExportError
 
@@ -47,9 +47,7 @@ VERSION = 1
 
 _REQUIRED = ("format.json", "network.json", "parameters.safetensors")
 _OPTIONAL = ("constants.safetensors", "solver.safetensors")
-_JSON_LIMIT = 64 << 20           # bytes of JSON a model file may hold
-_RATIO_LIMIT = 200               # uncompressed/compressed size above which a member is refused
-_INPUT_LIMIT = 1 << 28           # elements of one input Variable (allocated when loading)
+_JSON_LIMIT = 16 << 20           # bytes of JSON a model file may hold
 _DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64",
            "uint8", "bool")
 _DEPTH_LIMIT = 32
@@ -157,7 +155,7 @@ def _network_json(parts) -> tuple[dict, "OrderedDict[str, torch.Tensor]", dict]:
             if v is None:
                 in_ids.append(None)
             elif isinstance(v, Variable):
-                in_ids.append(ids[id(v) if v.parent is None else (id(v.parent), v._index)])
+                in_ids.append(ids[value_key(v)])
             else:
                 try:
                     in_ids.append({"value": _encode(v)})
@@ -179,13 +177,13 @@ def _network_json(parts) -> tuple[dict, "OrderedDict[str, torch.Tensor]", dict]:
                 out_ids.append(None)
                 continue
             shape = list(v.shape)
-            out_ids.append(add((id(node), i), v, kind="op",
+            out_ids.append(add(output_key(node, i), v, kind="op",
                                batch=bool(shape) and shape[0] in batch))
         nodes.append({"op": node.spec.name, "scope": node.scope, "inputs": in_ids,
                       "outputs": out_ids, "attrs": enc})
     outputs = []
     for name, v in parts.outputs.items():
-        outputs.append([name, ids[id(v) if v.parent is None else (id(v.parent), v._index)]])
+        outputs.append([name, ids[value_key(v)]])
     network = {"variables": records, "nodes": nodes,
                "inputs": [[n, ids[id(v)]] for n, v in parts.inputs.items()],
                "outputs": outputs, "parameters": list(parts.parameters)}
@@ -264,7 +262,6 @@ def _solver_bytes(solver: Any) -> bytes:
 
 
 def _version() -> str:
-    from .. import __version__
     return __version__
 
 
@@ -307,7 +304,7 @@ def _parse_json(data: bytes, member: str) -> Any:
                        f"{str(exc)[:120]})") from None
 
 
-def _read_members(path: str) -> dict[str, bytes]:
+def _read_members(path: str, budget: LoadBudget) -> dict[str, bytes]:
     refuse_special_file(path, ModelFileError)
     try:
         zf = zipfile.ZipFile(path)
@@ -325,18 +322,10 @@ def _read_members(path: str) -> dict[str, bytes]:
         out = {}
         for info in infos:
             if info.filename.endswith(".json"):
-                _check(info.file_size <= _JSON_LIMIT, f"{info.filename} is too large")
-            _check(info.file_size <= _RATIO_LIMIT * max(info.compress_size, 1 << 20),
-                   f"{info.filename}: implausible compression ratio")
-            _check(not info.flag_bits & 0x1, f"{info.filename} is encrypted")
-            try:
-                data = zf.read(info)
-            except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError,
-                    NotImplementedError, ValueError) as exc:
-                raise _Invalid(f"{info.filename} is damaged ({type(exc).__name__}: "
-                               f"{exc})") from None
-            _check(len(data) == info.file_size, f"{info.filename} is truncated")
-            out[info.filename] = data
+                _check(info.file_size <= _JSON_LIMIT, f"{info.filename} declares "
+                       f"{info.file_size:,} bytes; a model file's JSON holds at most "
+                       f"{_JSON_LIMIT:,}")
+            out[info.filename] = read_zip_member(zf, info, budget)
     return out
 
 
@@ -394,6 +383,19 @@ def _variables_v1(network: dict) -> list[dict]:
     return records
 
 
+def _named_ids(network: dict, role: str, n: int) -> list[tuple[str, int]]:
+    """``network[role]`` ("inputs" or "outputs"): a list of ``[name, variable id]`` pairs."""
+    pairs = network.get(role, [])
+    _check(isinstance(pairs, list), f"network.json: '{role}' must be a list of [name, variable] "
+                                    f"pairs, not {json.dumps(pairs)[:60]}")
+    out = []
+    for pair in pairs:
+        _check(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str),
+               f"network.json: bad entry in '{role}': {json.dumps(pair)[:60]}")
+        out.append((pair[0], _id(pair[1], n, f"network.json: {role}")))
+    return out
+
+
 def _id(value: Any, n: int, where: str) -> int:
     _check(isinstance(value, int) and not isinstance(value, bool) and 0 <= value < n,
            f"{where}: bad variable id {value!r}")
@@ -401,7 +403,7 @@ def _id(value: Any, n: int, where: str) -> int:
 
 
 def _load_v1(path: str, members: dict[str, bytes], registry: ParameterRegistry,
-             batch_size: int | None) -> Network:
+             batch_size: int | None, budget: LoadBudget) -> Network:
     network = _parse_json(members["network.json"], "network.json")
     _check(isinstance(network, dict), "network.json must hold an object")
     allowed = {"variables", "nodes", "inputs", "outputs", "parameters"}
@@ -423,15 +425,24 @@ def _load_v1(path: str, members: dict[str, bytes], registry: ParameterRegistry,
         _check(meta.get("format") == "stadyn-solver-states", "solver.safetensors is not a "
                                                              "Stadyn solver state")
 
+    # Nothing touches ``registry`` until the whole file has been checked and the graph built:
+    # a failed load leaves the parameters it would have overwritten as they were.
+    staged = _Staged(registry)
     values: list[Variable | None] = [None] * n
     inputs: OrderedDict[str, Variable] = OrderedDict()
+    for k, rec in enumerate(records):
+        if rec["kind"] == "input":
+            shape = list(rec["shape"])
+            if batch_size is not None and rec.get("batch") and shape:
+                shape[0] = int(batch_size)
+            budget.take(math.prod(shape) * _itemsize(rec["dtype"]),
+                        f"network.json: variable {k} (input {rec['name']!r} of shape "
+                        f"{tuple(shape)} {rec['dtype']})")
     for k, rec in enumerate(records):
         kind, shape, where = rec["kind"], list(rec["shape"]), f"variable {k} ({rec.get('name')})"
         if kind == "input":
             if batch_size is not None and rec.get("batch") and shape:
                 shape[0] = int(batch_size)
-            _check(math.prod(shape) <= _INPUT_LIMIT, f"{where}: an input of {math.prod(shape)} "
-                                                     "elements is implausibly large")
             v = Variable(shape, need_grad=rec["need_grad"], dtype=_np_or_torch(rec["dtype"]))
             v.persistent = rec["persistent"]
             _check(rec["name"] not in inputs, f"network.json: input name {rec['name']!r} twice")
@@ -442,7 +453,7 @@ def _load_v1(path: str, members: dict[str, bytes], registry: ParameterRegistry,
             _check(list(t.shape) == shape and _dtype_name(t.dtype) == rec["dtype"],
                    f"{where}: parameters.safetensors holds {tuple(t.shape)} "
                    f"{_dtype_name(t.dtype)}, network.json says {tuple(shape)} {rec['dtype']}")
-            values[k] = _parameter(registry, rec["name"], t, rec["need_grad"])
+            values[k] = staged.parameter(rec["name"], t, rec["need_grad"])
         elif kind == "constant":
             t = constants.get(rec["name"])
             _check(t is not None, f"{where}: not in constants.safetensors")
@@ -452,7 +463,7 @@ def _load_v1(path: str, members: dict[str, bytes], registry: ParameterRegistry,
                                              need_grad=rec["need_grad"])
     for k, rec in enumerate(records):
         if rec["kind"] == "view":
-            base = registry.get(rec["name"])
+            base = staged.get(rec["name"])
             _check(base is not None, f"variable {k}: a view of unknown parameter "
                                      f"{rec['name']!r}")
             values[k] = base.unlinked(need_grad=rec["need_grad"])
@@ -463,22 +474,20 @@ def _load_v1(path: str, members: dict[str, bytes], registry: ParameterRegistry,
         for k, node in enumerate(nodes):
             _build_node(k, node, records, values, batch_size)
     outputs: OrderedDict[str, Variable] = OrderedDict()
-    for role, pairs, target in (("inputs", network["inputs"], None),
-                                ("outputs", network["outputs"], outputs)):
-        _check(isinstance(pairs, list), f"network.json: '{role}' must be a list")
-        for pair in pairs:
-            _check(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str),
-                   f"network.json: bad entry in '{role}': {str(pair)[:60]}")
-            var = values[_id(pair[1], n, f"network.json: {role}")]
-            _check(var is not None, f"network.json: {role} {pair[0]!r} is never computed")
+    for role, target in (("inputs", None), ("outputs", outputs)):
+        for name, vid in _named_ids(network, role, n):
+            var = values[vid]
+            _check(var is not None, f"network.json: {role} {name!r} is never computed")
             if target is None:
-                _check(inputs.get(pair[0]) is var, f"network.json: input {pair[0]!r} does not "
-                                                   "match its variable")
+                _check(inputs.get(name) is var, f"network.json: input {name!r} does not "
+                                                "match its variable")
             else:
-                _check(pair[0] not in target, f"network.json: output {pair[0]!r} twice")
-                target[pair[0]] = var
+                _check(name not in target, f"network.json: output {name!r} twice")
+                target[name] = var
     _check(len(network["inputs"]) == len(inputs), "network.json: 'inputs' does not list every "
                                                   "input variable")
+    _check(outputs, "network.json: the model has no outputs")
+    staged.commit()
     return Network(inputs, outputs, registry, source=path, solver_state=solver_state,
                    info={"kind": "Stadyn model file (format version 1)"})
 
@@ -488,7 +497,8 @@ def _build_node(k: int, node: Any, records: list[dict], values: list, batch_size
     _check(isinstance(node, dict) and set(node) == {"op", "scope", "inputs", "outputs", "attrs"},
            f"{where} must be an object with op, scope, inputs, outputs and attrs")
     name, scope = node["op"], node["scope"]
-    _check(isinstance(name, str) and name in CATALOG, f"{where}: unknown op {name!r}")
+    _check(isinstance(name, str) and name in CATALOG and not CATALOG[name].unstorable,
+           f"{where}: unknown op {name!r}")
     _check(isinstance(scope, str), f"{where}: scope must be a string")
     where = f"network.json: node {k} ({name}{' in ' + repr(scope) if scope else ''})"
     spec = CATALOG[name]
@@ -514,6 +524,16 @@ def _build_node(k: int, node: Any, records: list[dict], values: list, batch_size
     unknown = sorted(set(attrs) - set(spec.attrs))
     _check(not unknown, f"{where}: unknown attribute(s) {unknown}")
     kwargs = {a: _decode(v, f"{where}: attribute {a!r}") for a, v in attrs.items()}
+    if name == "split" and args and isinstance(args[0], Variable):
+        # The one op whose number of outputs follows its input's shape: a file listing two
+        # outputs of a split of 2^28 rows would otherwise make 2^28 Variables before the
+        # count is compared.
+        axis = kwargs.get("axis", spec.attrs.get("axis", 0))
+        ndim = args[0].ndim
+        _check(isinstance(axis, int) and -ndim <= axis < ndim, f"{where}: bad axis {axis!r}")
+        count = args[0].shape[axis]
+        _check(count == len(outs), f"{where}: the op gives {count} outputs, the file lists "
+                                   f"{len(outs)}")
     try:
         with name_scope(scope, absolute=True):
             result = function_of(name)(*args, **kwargs)
@@ -550,27 +570,49 @@ def _dtype_name(dtype: torch.dtype) -> str:
     return "bfloat16" if dtype == torch.bfloat16 else torch.empty(0, dtype=dtype).numpy().dtype.name
 
 
-def _parameter(registry: ParameterRegistry, name: str, t: torch.Tensor,
-               need_grad: bool) -> Variable:
-    have = registry.get(name)
-    if have is None:
-        var = Variable.from_tensor(t.clone().to(get_current_context().device),
-                                   need_grad=need_grad)
-        registry.set(name, var)
-        return var
-    if have.shape != tuple(t.shape):
-        raise _Invalid(f"parameter {name!r} has shape {tuple(t.shape)} in the file but "
-                       f"{have.shape} in the registry it is loaded into")
-    with torch.no_grad():
-        have.data.copy_(t)
-    return have
+def _itemsize(dtype: str) -> int:
+    return 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
+
+
+class _Staged:
+    """The parameters a load gives ``registry``, held back until :meth:`commit`: new ones are
+    added, existing ones (same shape) overwritten in place, only once the whole file is good."""
+
+    def __init__(self, registry: ParameterRegistry):
+        self.registry = registry
+        self.new: OrderedDict[str, Variable] = OrderedDict()
+        self.copies: list[tuple[Variable, torch.Tensor]] = []
+
+    def get(self, name: str) -> Variable | None:
+        var = self.new.get(name)
+        return var if var is not None else self.registry.get(name)
+
+    def parameter(self, name: str, t: torch.Tensor, need_grad: bool) -> Variable:
+        have = self.registry.get(name)
+        if have is None:
+            var = Variable.from_tensor(t.clone().to(get_current_context().device),
+                                       need_grad=need_grad)
+            self.new[name] = var
+            return var
+        if have.shape != tuple(t.shape):
+            raise _Invalid(f"parameter {name!r} has shape {tuple(t.shape)} in the file but "
+                           f"{have.shape} in the registry it is loaded into")
+        self.copies.append((have, t))
+        return have
+
+    def commit(self) -> None:
+        with torch.no_grad():
+            for have, t in self.copies:
+                have.data.copy_(t)
+        for name, var in self.new.items():
+            self.registry.set(name, var)
 
 
 _LOADERS: dict[int, Callable[..., Network]] = {1: _load_v1}
 
 
 def load(path: str | os.PathLike, registry: ParameterRegistry | None = None,
-         batch_size: int | None = None) -> Network:
+         batch_size: int | None = None, *, max_bytes: int | None = None) -> Network:
     """Load a Stadyn model file as a runnable :class:`Network` (no model code needed).
 
     The graph is rebuilt from catalog ops in static mode; parameters go to ``registry`` -- a new
@@ -579,7 +621,10 @@ def load(path: str | os.PathLike, registry: ParameterRegistry | None = None,
     name are overwritten in place).  ``batch_size`` rebuilds the graph for another size of the
     inputs' first (batch) axis.  Files of every earlier format version load.  A truncated,
     damaged or tampered file, or one naming unknown ops or holding wrong types or shapes,
-    raises :class:`stadyn.ModelFileError` naming the file and the problem.
+    raises :class:`stadyn.ModelFileError` naming the file and the problem, and leaves
+    ``registry`` as it was: parameters are assigned only once the whole file has been checked.
+    What the file declares (its members' sizes, its inputs' buffers) must fit ``max_bytes``
+    (default 2 GiB or ``$STADYN_MAX_LOAD_BYTES``; see :mod:`stadyn.serialize._limits`).
 
     Example:
         >>> import os, tempfile, numpy as np, stadyn as sd, stadyn.functions as F
@@ -598,10 +643,11 @@ def load(path: str | os.PathLike, registry: ParameterRegistry | None = None,
     if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
         raise ModelFileError(f"{path}: batch_size must be a positive int, got {batch_size!r}")
     registry = registry if registry is not None else ParameterRegistry()
+    budget = LoadBudget(path, max_bytes)
     try:
-        members = _read_members(path)
+        members = _read_members(path, budget)
         version = _format_of(members)
-        return _LOADERS[version](path, members, registry, batch_size)
+        return _LOADERS[version](path, members, registry, batch_size, budget)
     except _Invalid as exc:
         raise ModelFileError(f"{path}: {exc}") from None
 
@@ -646,30 +692,32 @@ def model_info(path: str | os.PathLike) -> ModelInfo:
     if not is_model_file(path):
         return _onnx_info(path)
     try:
-        members = _read_members(path)
+        members = _read_members(path, LoadBudget(path))
         version = _format_of(members)
         network = _parse_json(members["network.json"], "network.json")
         _check(isinstance(network, dict), "network.json must hold an object")
         records = _variables_v1(network)
+        ins = _named_ids(network, "inputs", len(records))
+        outs = _named_ids(network, "outputs", len(records))
+        _check(outs, "network.json: the model has no outputs")
+        nodes = network.get("nodes", [])
+        _check(isinstance(nodes, list) and all(isinstance(n, dict) and isinstance(n.get("op"), str)
+                                               for n in nodes),
+               "network.json: 'nodes' must be a list of objects naming their op")
+        unknown = sorted({n["op"] for n in nodes} - set(CATALOG))
+        _check(not unknown, f"network.json: unknown op(s) {[u[:40] for u in unknown[:5]]} "
+                            "(a newer Stadyn's, or not an op at all)")
 
         def described(pairs):
-            out = OrderedDict()
-            for pair in pairs:
-                _check(isinstance(pair, list) and len(pair) == 2, "bad input/output entry")
-                rec = records[_id(pair[1], len(records), "network.json")]
-                out[str(pair[0])] = (tuple(rec["shape"]), rec["dtype"])
-            return out
-        nodes = network.get("nodes", [])
-        _check(isinstance(nodes, list) and all(isinstance(n, dict) for n in nodes),
-               "network.json: bad nodes")
+            return OrderedDict((name, (tuple(records[i]["shape"]), records[i]["dtype"]))
+                               for name, i in pairs)
         params = [r for r in records if r["kind"] == "parameter"]
         info = ModelInfo(kind=f"Stadyn model file (format version {version})",
-                         inputs=described(network.get("inputs", [])),
-                         outputs=described(network.get("outputs", [])),
-                         op_counts=Counter(str(n.get("op")) for n in nodes),
+                         inputs=described(ins), outputs=described(outs),
+                         op_counts=Counter(n["op"] for n in nodes),
                          n_parameters=sum(math.prod(r["shape"]) for r in params),
                          n_parameter_tensors=len(params))
-        batch = [n for n, i in network.get("inputs", []) if records[i].get("batch")]
+        batch = [n for n, i in ins if records[i].get("batch")]
         if batch:
             info.details["batch axis"] = (f"the first axis of {', '.join(batch)} (load with "
                                           "batch_size=N to change it)")

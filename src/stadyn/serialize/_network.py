@@ -15,8 +15,7 @@ import torch
 from .._errors import StadynError
 from ..graph import Variable, forward_all, topological_nodes
 from ..graph import training as phase
-from ..parametric import parameter_registry
-from ..parametric._registry import ParameterRegistry
+from ..parametric import ParameterRegistry, parameter_registry
 
 __all__ = ["Network", "ModelInfo"]
 
@@ -105,7 +104,8 @@ class Network:
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(self.solver_state)
-            solver.load_states(tmp)
+            solver.load_states(tmp, name=f"{self.source or 'the model file'}: "
+                                         "solver.safetensors")
         finally:
             os.unlink(tmp)
 

@@ -1,10 +1,11 @@
-"""The two small interfaces an op's ONNX mappings are written against.
+"""The two small interfaces an op's ONNX rules are written against.
 
-Ops import nothing from onnx: an export mapping (``spec.onnx``) receives an :class:`Emitter`, an
-import mapping (``spec.onnx_import``) an :class:`ImportedNode`.  Both are abstract here; the
-exporter (:mod:`._onnx_export`) and the importer (:mod:`._onnx_import`) implement them.  A mapping
-that cannot express one particular call (an attribute combination, a dtype) calls
-``unsupported(reason)``, which raises :class:`OnnxUnsupported`; the exporter and importer turn it
+Neither ops nor their rules import onnx: an export rule (``OpRules.onnx_export``, see
+:mod:`.op_rules`) receives an :class:`Emitter`, an import rule (``OpRules.onnx_import``) an
+:class:`ImportedNode`.  Both are abstract here; the exporter (:mod:`._onnx_export`) and the
+importer (:mod:`._onnx_import`) implement them.  A rule that cannot express one particular call
+(an attribute combination, a dtype) calls ``unsupported(reason)``, which raises
+:class:`OnnxUnsupported`; the exporter and importer turn it
 into an error naming the op, its scope and the reason.
 """
 

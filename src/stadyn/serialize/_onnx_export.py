@@ -1,7 +1,7 @@
 """ONNX export of static graphs built from catalog ops.
 
-The exporter walks the graph in order and, for each node, calls the op's own export mapping
-(``spec.onnx``) with an :class:`Emitter`; there is no table of ops here.  The result is an
+The exporter walks the graph in order and, for each node, calls the export rule registered
+against the node's op (:mod:`.op_rules`) with an :class:`Emitter`.  The result is an
 inference graph: batch normalisation uses the running statistics whatever ``batch_stat`` says,
 dropout is the identity.  The first axis of every input is the dynamic ``batch`` dimension.
 Parameters become initializers under their scope paths.  Of a :class:`Network` (a loaded model
@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 
 from .._fileutil import atomic_write
-from ..graph import Variable, topological_nodes
+from ..graph import Variable, output_key, topological_nodes, value_key
 from ._graph import collect_graph
 from ._network import Network
 from ._onnx_api import Emitter, ExportError, OnnxUnsupported
+from .op_rules import Unmapped, rules_for
 
 __all__ = ["export_onnx", "to_onnx_model", "inference_outputs", "DEFAULT_OPSET",
            "SUPPORTED_OPSETS"]
@@ -213,15 +214,15 @@ def to_onnx_model(model: Any = None, inputs: Any = None, opset: int = DEFAULT_OP
         g.declare(cname, v.shape, v.dtype, False)
         names[id(v)] = cname
 
-    def key(v: Variable):
-        return id(v) if v.parent is None else (id(v.parent), v._index)
-
     produced: dict[Any, str] = {}
     for node in parts.nodes:
         spec = node.spec
         where = f" in scope '{node.scope}'" if node.scope else ""
-        if spec.onnx is None:
-            raise ExportError(f"op '{spec.name}'{where} has no ONNX export mapping")
+        rules = rules_for(spec)
+        export = rules.onnx_export if rules is not None else None
+        if not callable(export):
+            why = f": {export.reason}" if isinstance(export, Unmapped) else ""
+            raise ExportError(f"op '{spec.name}'{where} has no ONNX export mapping{why}")
         ins, attrs = spec.split_arguments(node.args, node.kwargs)
         in_names = []
         g.scope, g.stadyn_op = node.scope, spec.name
@@ -230,10 +231,10 @@ def to_onnx_model(model: Any = None, inputs: Any = None, opset: int = DEFAULT_OP
                 if v is None:
                     in_names.append("")
                 elif isinstance(v, Variable):
-                    in_names.append(names[id(v)] if v.parent is None else produced[key(v)])
+                    in_names.append(names[id(v)] if v.parent is None else produced[value_key(v)])
                 else:
                     in_names.append(_literal_input(g, v))
-            result = spec.onnx(g, in_names, attrs)
+            result = export(g, in_names, attrs)
         except OnnxUnsupported as exc:
             raise ExportError(f"op '{spec.name}'{where} cannot be exported to ONNX: "
                               f"{exc}") from None
@@ -243,7 +244,7 @@ def to_onnx_model(model: Any = None, inputs: Any = None, opset: int = DEFAULT_OP
                               f"outputs, the op has {len(node._outputs)}")
         batch_sizes = {g.shape(n)[0] for n in in_names if n and g.batch(n)}
         for i, (ref, oname) in enumerate(zip(node._outputs, out_names)):
-            produced[(id(node), i)] = oname
+            produced[output_key(node, i)] = oname
             v = ref()
             if v is not None and oname not in g.initializers and oname not in parts.inputs:
                 shape = tuple(v._shape)
@@ -255,7 +256,7 @@ def to_onnx_model(model: Any = None, inputs: Any = None, opset: int = DEFAULT_OP
     renames: dict[str, str] = {}
     taken = set(parts.inputs) | set(g.initializers)
     for name, v in parts.outputs.items():
-        internal = names[id(v)] if v.parent is None else produced[key(v)]
+        internal = names[id(v)] if v.parent is None else produced[value_key(v)]
         if internal in taken or internal in renames:
             g.nodes.append(helper.make_node("Identity", [renames.get(internal, internal)], [name],
                                             name=f"output.{name}"))

@@ -1,7 +1,7 @@
 """ONNX import: an ONNX model rebuilt as a Stadyn static graph of catalog ops.
 
-Which ONNX op types can be imported, and how, is declared by the ops themselves
-(``spec.onnx_import``); this module only walks the ONNX graph.  Float initializers become
+Which ONNX op types can be imported, and how, is registered against the catalog's ops
+(:mod:`.op_rules`); this module only walks the ONNX graph.  Float initializers become
 parameters (registry names = initializer names, so they can be trained further); other
 initializers and ``Constant`` outputs are constants, and mappings may read them as arrays
 (shapes, pads, axes).  Symbolic input dimensions are fixed when the graph is built (``dims``).
@@ -22,10 +22,10 @@ from .._errors import ModelFileError, StadynError
 from .._fileutil import refuse_special_file
 from ..graph import Variable, auto_forward, get_current_context, name_scope
 from ..ops import CATALOG
-from ..parametric import parameter_registry
-from ..parametric._registry import ParameterRegistry
+from ..parametric import ParameterRegistry, parameter_registry
 from ._network import Network
 from ._onnx_api import ImportedNode, OnnxUnsupported
+from .op_rules import Unmapped, rules_for
 
 __all__ = ["import_onnx", "import_table", "onnx_mapping_table", "UnsupportedModelError"]
 
@@ -39,11 +39,22 @@ class UnsupportedModelError(ModelFileError):
     needs_constant: str | None = None
 
 
+def _import_rules(spec) -> dict[str, Any]:
+    rules = rules_for(spec)
+    found = rules.onnx_import if rules is not None else None
+    return {} if found is None or isinstance(found, Unmapped) else found
+
+
 def import_table() -> dict[str, tuple[str, Any]]:
-    """``{onnx_op_type: (catalog op name, build)}`` gathered from the catalog's declarations."""
+    """``{onnx_op_type: (catalog op name, build)}`` gathered from the catalog's op rules.
+
+    Example:
+        >>> import_table()["Conv"][0]
+        'convolution'
+    """
     table: dict[str, tuple[str, Any]] = {}
     for name, spec in CATALOG.items():
-        for op_type, build in (spec.onnx_import or {}).items():
+        for op_type, build in _import_rules(spec).items():
             if op_type in table:
                 raise StadynError(f"ONNX op {op_type} is mapped by two catalog ops: "
                                   f"{table[op_type][0]} and {name}")
@@ -420,7 +431,7 @@ def import_onnx(model: Any, dims: Mapping[str, int] | None = None,
 
 def onnx_mapping_table() -> str:
     """The catalog's ONNX mappings as a Markdown table (op, what it exports as, which ONNX op
-    types import into it), read from the op declarations; ``docs/model-files.md`` holds it.
+    types import into it), read from the op rules; ``docs/model-files.md`` holds it.
 
     Example:
         >>> print(onnx_mapping_table().splitlines()[2])
@@ -428,8 +439,11 @@ def onnx_mapping_table() -> str:
     """
     lines = ["| catalog op | exported as | imported from |", "|---|---|---|"]
     for name, spec in CATALOG.items():
-        doc = (spec.onnx.__doc__ or "").strip().splitlines()[0] if spec.onnx else "(none)"
-        imports = ", ".join(sorted(spec.onnx_import or {})) or "-"
+        rules = rules_for(spec)
+        export = rules.onnx_export if rules is not None else None
+        doc = (((export.__doc__ or "").strip().splitlines() or ["?"])[0] if callable(export)
+               else "(none)")
+        imports = ", ".join(sorted(_import_rules(spec))) or "-"
         doc = (doc or "?").replace("|", "\\|")
         lines.append(f"| `{name}` | {doc} | {imports} |")
     return "\n".join(lines)

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 from collections import OrderedDict
 from typing import Any, Mapping
 
 import torch
 
-from .._errors import ParameterError, StadynError
+from .._errors import ArgumentError, ModelFileError, ParameterError, StadynError
 from .._fileutil import atomic_write
-from ..graph import Variable
+from ..graph import Variable, release_grads
 from . import _functional as Fn
 
 __all__ = ["Solver", "Sgd", "Momentum", "Nesterov", "Adam", "AdamW", "AMSGrad", "RMSprop",
@@ -41,14 +42,9 @@ class Solver:
     _lr_name = "lr"
 
     def __init__(self, **hyper: float):
-        for key, value in hyper.items():
-            if isinstance(value, (int, float)) and not math.isfinite(value):
-                raise StadynError(f"{type(self).__name__}: {key} must be finite, got {value}")
-        if hyper.get(self._lr_name, 0.0) < 0:
-            raise StadynError(f"{type(self).__name__}: invalid learning rate "
-                              f"{hyper[self._lr_name]}")
-        self.hyper: dict[str, float] = dict(hyper)
-        self._initial_lr = hyper.get(self._lr_name, 0.0)
+        self.hyper: dict[str, float] = {key: self._checked_hyper(key, value)
+                                        for key, value in hyper.items()}
+        self._initial_lr = self.hyper.get(self._lr_name, 0.0)
         self.foreach = True
         self._params: OrderedDict[str, Variable] = OrderedDict()
         self._states: dict[str, dict[str, Any]] = {}
@@ -89,6 +85,18 @@ class Solver:
     def get_parameters(self) -> "OrderedDict[str, Variable]":
         return OrderedDict(self._params)
 
+    def _checked_hyper(self, key: str, value: Any) -> float:
+        """``value`` of hyperparameter ``key`` as a float: a finite number, a learning rate not
+        negative.  The constructor's rule, also applied to every loaded state."""
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ArgumentError(f"{self.name}: {key} must be a number, got {value!r}")
+        value = float(value)
+        if not math.isfinite(value):
+            raise StadynError(f"{self.name}: {key} must be finite, got {value}")
+        if key == self._lr_name and value < 0:
+            raise StadynError(f"{self.name}: invalid learning rate {value}")
+        return value
+
     def _init_state(self, p: torch.Tensor) -> dict[str, Any]:
         state: dict[str, Any] = {name: torch.zeros_like(p, dtype=torch.float32)
                                  for name in self._state_names}
@@ -109,9 +117,12 @@ class Solver:
 
     # -- NNabla's solver methods ----------------------------------------------------------------
     def zero_grad(self) -> None:
-        """Forget the gradients (parameters whose gradient is not recomputed are not updated)."""
-        for var in self._params.values():
-            var.grad = None
+        """Forget the gradients (parameters whose gradient is not recomputed are not updated).
+
+        Their buffers go back to the graph (:func:`stadyn.graph.release_grads`): the next
+        backward may write into them, so a former gradient tensor must not be relied on.
+        """
+        release_grads(self._params.values())
 
     @torch.no_grad()
     def update(self) -> None:
@@ -167,9 +178,7 @@ class Solver:
         return float(self.hyper[self._lr_name])
 
     def set_learning_rate(self, learning_rate: float) -> None:
-        if learning_rate < 0:
-            raise StadynError(f"{type(self).__name__}: invalid learning rate {learning_rate}")
-        self.hyper[self._lr_name] = float(learning_rate)
+        self.hyper[self._lr_name] = self._checked_hyper(self._lr_name, learning_rate)
 
     @property
     def name(self) -> str:
@@ -185,19 +194,55 @@ class Solver:
         return OrderedDict((k, dict(v)) for k, v in self._states.items())
 
     def set_states(self, states: Mapping[str, Mapping[str, Any]]) -> None:
+        """Set per-parameter state (``{name: {state: tensor, "t": steps}}``, as
+        :meth:`get_states` gives); all of it is checked before any of it is set."""
+        self._assign_states(self._checked_states(states))
+
+    def _checked_states(self, states: Mapping[str, Mapping[str, Any]]
+                        ) -> dict[str, dict[str, Any]]:
+        """``states`` checked against the parameters (known names and states, shapes, finite
+        values, step counts), as tensors; nothing is changed."""
+        if not isinstance(states, Mapping):
+            raise StadynError(f"{self.name}: the states must be a mapping, not "
+                              f"{type(states).__name__}")
+        checked: dict[str, dict[str, Any]] = {}
         for name, state in states.items():
             if name not in self._params:
                 raise ParameterError(f"{self.name}.set_states: unknown parameter '{name}'")
             mine = self._states[name]
+            out: dict[str, Any] = {}
+            for key, value in state.items():
+                where = f"{self.name} state '{name}/{key}'"
+                if key == "t":
+                    if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
+                            or value < 0:
+                        raise StadynError(f"{where}: a step count must be an integer >= 0, got "
+                                          f"{value!r}")
+                    out["t"] = int(value)
+                    continue
+                if key not in mine:
+                    raise ParameterError(f"{where}: {self.name} keeps no state '{key}' (it keeps "
+                                         f"{list(self._state_names)})")
+                tensor = torch.as_tensor(value)
+                if tuple(tensor.shape) != tuple(mine[key].shape):
+                    raise ParameterError(f"{where} has shape {tuple(tensor.shape)}, expected "
+                                         f"{tuple(mine[key].shape)}")
+                if not tensor.dtype.is_floating_point:
+                    raise StadynError(f"{where} has dtype {tensor.dtype}, not a float type")
+                if not bool(torch.isfinite(tensor).all()):
+                    raise StadynError(f"{where} holds a NaN or an infinity")
+                out[key] = tensor
+            checked[name] = out
+        return checked
+
+    def _assign_states(self, checked: Mapping[str, Mapping[str, Any]]) -> None:
+        for name, state in checked.items():
+            mine = self._states[name]
             for key, value in state.items():
                 if key == "t":
-                    mine["t"] = int(value)
-                elif key in mine:
-                    if tuple(value.shape) != tuple(mine[key].shape):
-                        raise ParameterError(f"{self.name} state '{name}/{key}' has shape "
-                                             f"{tuple(value.shape)}, expected "
-                                             f"{tuple(mine[key].shape)}")
-                    mine[key].copy_(torch.as_tensor(value))
+                    mine["t"] = value
+                else:
+                    mine[key].copy_(value)
 
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to resume: hyperparameters, step counts and state tensors."""
@@ -206,17 +251,44 @@ class Solver:
                 "tensors": {f"{k}/{n}": s[n] for k, s in self._states.items()
                             for n in self._state_names}}
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+    def check_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Raise the error :meth:`load_state_dict` would raise for ``state``; change nothing.
+        (The Trainer checks every part of a checkpoint before it restores any.)"""
+        self._checked_state_dict(state)
+
+    def _checked_state_dict(self, state: Mapping[str, Any]
+                            ) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
+        if not isinstance(state, Mapping):
+            raise StadynError(f"{self.name}: a solver state must be a mapping, not "
+                              f"{type(state).__name__}")
         if state.get("solver") not in (None, self.name):
             raise StadynError(f"cannot load {state.get('solver')} state into {self.name}")
-        self.hyper.update(state.get("hyper", {}))
+        hyper = state.get("hyper", {})
+        steps = state.get("t", {})
+        tensors = state.get("tensors", {})
+        for part, value in (("hyper", hyper), ("t", steps), ("tensors", tensors)):
+            if not isinstance(value, Mapping):
+                raise StadynError(f"{self.name}: the state's '{part}' must be a mapping, not "
+                                  f"{type(value).__name__}")
+        unknown = sorted(set(hyper) - set(self.hyper))
+        if unknown:
+            raise StadynError(f"{self.name}: the state has hyperparameters {unknown} this "
+                              f"solver does not take (it takes {sorted(self.hyper)})")
+        checked_hyper = {key: self._checked_hyper(key, value) for key, value in hyper.items()}
         merged: dict[str, dict[str, Any]] = {}
-        for key, tensor in state.get("tensors", {}).items():
-            name, _, sub = key.rpartition("/")
+        for key, tensor in tensors.items():
+            name, _, sub = str(key).rpartition("/")
             merged.setdefault(name, {})[sub] = tensor
-        for name, t in state.get("t", {}).items():
+        for name, t in steps.items():
             merged.setdefault(name, {})["t"] = t
-        self.set_states(merged)
+        return checked_hyper, self._checked_states(merged)
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore :meth:`state_dict`; the hyperparameters pass the constructor's checks and
+        the state fits the parameters, or nothing is changed."""
+        hyper, states = self._checked_state_dict(state)
+        self.hyper.update(hyper)
+        self._assign_states(states)
 
     def save_states(self, path: str | os.PathLike) -> None:
         """Write the state to a safetensors file (atomically: temporary name, then rename)."""
@@ -228,19 +300,31 @@ class Solver:
         tensors = {k: v.detach().cpu().contiguous() for k, v in state["tensors"].items()}
         atomic_write(path, lambda tmp: save_file(tensors, tmp, metadata=meta))
 
-    def load_states(self, path: str | os.PathLike) -> None:
-        """Read a state file written by :meth:`save_states`."""
+    def load_states(self, path: str | os.PathLike, *, name: str | None = None) -> None:
+        """Read a state file written by :meth:`save_states`; everything in it is checked (the
+        constructor's rules for the hyperparameters, the parameters' shapes for the state)
+        before anything is set.  Errors are :class:`~stadyn.ModelFileError` naming the file
+        (``name``, when given, instead of ``path``)."""
         from safetensors import safe_open
+        where = name or os.fspath(path)
         try:
             with safe_open(os.fspath(path), framework="pt") as f:
                 meta = f.metadata() or {}
                 tensors = {k: f.get_tensor(k) for k in f.keys()}
         except Exception as exc:  # safetensors raises several types for bad files
-            raise StadynError(f"{path}: not a solver state file ({exc})") from exc
+            raise ModelFileError(f"{where}: not a solver state file ({exc})") from exc
         if meta.get("format") != "stadyn-solver-states":
-            raise StadynError(f"{path}: not a Stadyn solver state file")
-        self.load_state_dict({"solver": meta.get("solver"), "hyper": json.loads(meta["hyper"]),
-                              "t": json.loads(meta["t"]), "tensors": tensors})
+            raise ModelFileError(f"{where}: not a Stadyn solver state file")
+        try:
+            hyper, steps = json.loads(meta["hyper"]), json.loads(meta["t"])
+        except (KeyError, ValueError) as exc:
+            raise ModelFileError(f"{where}: damaged solver state metadata "
+                                 f"({type(exc).__name__}: {exc})") from exc
+        try:
+            self.load_state_dict({"solver": meta.get("solver"), "hyper": hyper, "t": steps,
+                                  "tensors": tensors})
+        except StadynError as exc:
+            raise ModelFileError(f"{where}: {exc}") from exc
 
 
 # ---------------------------------------------------------------------------------------------

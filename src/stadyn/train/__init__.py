@@ -1,8 +1,9 @@
 """Training: the CNTK-style Trainer, progress writers and checkpoints."""
 
-from ._trainer import Trainer, feed
+from ._trainer import NonFiniteLossError, Trainer, feed
 from .progress import (CSVProgressWriter, ProgressBarWriter, ProgressPrinter, ProgressWriter,
                        TensorBoardProgressWriter, log_number_of_parameters)
 
-__all__ = ["Trainer", "feed", "ProgressWriter", "ProgressPrinter", "ProgressBarWriter",
-           "TensorBoardProgressWriter", "CSVProgressWriter", "log_number_of_parameters"]
+__all__ = ["Trainer", "NonFiniteLossError", "feed", "ProgressWriter", "ProgressPrinter",
+           "ProgressBarWriter", "TensorBoardProgressWriter", "CSVProgressWriter",
+           "log_number_of_parameters"]

@@ -105,6 +105,23 @@ class ProgressRecord:
         return _avg(self.samples, self.seconds)
 
 
+def print_line(line: str) -> None:
+    """Print ``line`` to ``sys.stdout``; while a ``tqdm`` bar is drawn (a
+    :class:`ProgressBarWriter`'s), through ``tqdm.write``, which clears the bar, prints the line
+    and draws the bar again below it, so the line does not land on the bar's.
+
+    Example:
+        >>> print_line(" Minibatch[   1-   1]: loss = 2.000000 * 64;")
+         Minibatch[   1-   1]: loss = 2.000000 * 64;
+    """
+    tqdm_module = sys.modules.get("tqdm")       # no bar can be drawn before tqdm is imported
+    if tqdm_module is not None and getattr(tqdm_module.tqdm, "_instances", None):
+        tqdm_module.tqdm.write(line, file=sys.stdout)
+        sys.stdout.flush()
+    else:
+        print(line, flush=True)
+
+
 def _check_schedule(owner: str, name: str, freq: Any, first: Any) -> None:
     if freq is not None and (isinstance(freq, bool) or not isinstance(freq, int) or freq < 0):
         raise ProgressWriterError(f"{owner}: {name} must be None (no minibatch records), 0 "
@@ -496,7 +513,7 @@ class ProgressPrinter(ProgressWriter):
 
     def _emit(self, line: str) -> None:
         if self.logfilename is None:
-            print(line, flush=True)
+            print_line(line)
         else:
             with open(self.logfilename, "a", encoding="utf-8") as f:
                 f.write(line + "\n")
@@ -507,7 +524,7 @@ class ProgressPrinter(ProgressWriter):
         if self.gen_heartbeat:
             now = self.clock()
             if now - self._last_heartbeat > 10:
-                print("PROGRESS: 0.00%", flush=True)
+                print_line("PROGRESS: 0.00%")
                 self._last_heartbeat = now
 
     def on_training_update(self, record: ProgressRecord) -> None:

@@ -10,22 +10,38 @@ on running statistics) and returns the mean per sample.
 
 from __future__ import annotations
 
-import json
+import math
 import os
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import torch
 
 from .. import functions as F
-from .._errors import ModelFileError, StadynError
-from .._fileutil import atomic_write
-from ..graph import Variable, forward_all, training
-from ..graph._lower import _collect
+from .._errors import DataError, StadynError
+from .._logging import logger
+from ..graph import Subgraph, Variable, forward_all, training
+from ._checkpoint import check_checkpoint_folder, read_checkpoint, write_checkpoint
 
-__all__ = ["Trainer"]
+__all__ = ["Trainer", "NonFiniteLossError"]
 
-_CHECKPOINT_FORMAT = "stadyn-checkpoint"
+
+class NonFiniteLossError(StadynError, FloatingPointError):
+    """:meth:`Trainer.fit` stopped: a minibatch's loss was NaN or infinite.  ``epoch`` and
+    ``minibatch`` (both counted from 1) say where; the checkpoint, if any, still holds the last
+    finished epoch."""
+
+    def __init__(self, message: str, epoch: int, minibatch: int):
+        super().__init__(message)
+        self.epoch, self.minibatch = epoch, minibatch
+
+
+class _NonFiniteLoss(Exception):
+    """Raised inside a training step, before the update, when the loss is not finite."""
+
+    def __init__(self, loss: float):
+        super().__init__(loss)
+        self.loss = loss
 
 
 def _as_array(value: Any) -> np.ndarray | torch.Tensor:
@@ -43,6 +59,8 @@ def feed(var: Variable, value: Any) -> int:
     """Put ``value`` into the input ``var`` (reallocating when the batch size changes); returns
     the number of samples (the first axis)."""
     arr = _as_array(value)
+    if not var.data.dtype.is_floating_point and var.data.dtype != torch.bool:
+        _check_whole_numbers(var, arr)
     if tuple(arr.shape) == var.shape:
         var.d = arr
     else:
@@ -53,6 +71,35 @@ def feed(var: Variable, value: Any) -> int:
             np.ascontiguousarray(arr))
         var.data = t.to(var.data.device, var.data.dtype)
     return int(arr.shape[0]) if len(arr.shape) else 1
+
+
+# ops whose second input holds class ids (converted to integers, so a fraction is truncated)
+_CLASS_ID_OPS = ("softmax_cross_entropy", "categorical_cross_entropy", "top_n_error")
+
+
+def _class_id_inputs(nodes) -> set[int]:
+    """The ids of the leaf Variables the graph reads as class ids."""
+    found = set()
+    for node in nodes:
+        if node.spec.name in _CLASS_ID_OPS:
+            inputs = node.spec.split_arguments(node.args, node.kwargs)[0]
+            target = inputs[1] if len(inputs) > 1 else None
+            if isinstance(target, Variable) and target.parent is None:
+                found.add(id(target))
+    return found
+
+
+def _check_whole_numbers(var: Variable, arr) -> None:
+    """Float data for class ids (an integer input, or the target of a class-id loss) would be
+    truncated: refuse it unless it holds whole numbers (checked on the host, where the
+    minibatch is; the op checks again on the CPU)."""
+    if isinstance(arr, torch.Tensor):
+        fractional = arr.is_floating_point() and not bool(torch.all(arr == torch.trunc(arr)))
+    else:
+        fractional = arr.dtype.kind in "fc" and not np.all(arr == np.trunc(arr))
+    if fractional:
+        raise DataError(f"input {var!r} holds class ids: the minibatch holds numbers that "
+                        f"are not whole; they would be truncated")
 
 
 class Trainer:
@@ -97,10 +144,10 @@ class Trainer:
         self._metric_sum = F.sum(metric) if metric is not None else None
         self._outputs = [self._loss_sum] + ([self._metric_sum] if metric is not None else [])
         params = {id(p) for learner in self.parameter_learners for p in _learner_params(learner)}
-        _, leaves = _collect(self._outputs)
-        self.arguments: list[Variable] = [v for v in leaves if id(v) not in params
-                                          and not v.need_grad and v.name is None]
-        metric_leaves = {id(v) for v in _collect([self._metric_sum])[1]} \
+        graph = Subgraph(self._outputs)
+        self._class_id_inputs = _class_id_inputs(graph.nodes)
+        self.arguments: list[Variable] = [v for v in graph.inputs if id(v) not in params]
+        metric_leaves = {id(v) for v in Subgraph([self._metric_sum]).leaves} \
             if self._metric_sum is not None else set()
         self._metric_arguments = [v for v in self.arguments if id(v) in metric_leaves]
         self.total_number_of_samples_seen = 0
@@ -145,6 +192,9 @@ class Trainer:
                 raise StadynError(f"Trainer: {len(values)} arrays given for "
                                   f"{len(self.arguments)} inputs")
             items = list(zip(self.arguments, values))
+        for var, value in items:
+            if id(_unwrap(var)) in self._class_id_inputs:
+                _check_whole_numbers(_unwrap(var), _as_array(value))
         counts = {feed(_unwrap(var), value) for var, value in items}
         if len(counts) != 1:
             raise StadynError(f"Trainer: inputs with different sample counts {sorted(counts)}")
@@ -156,11 +206,19 @@ class Trainer:
         :attr:`arguments`).  Returns False (doing nothing) for an empty minibatch."""
         if not arguments:
             return False
+        return self._train(arguments, outputs, finite_only=False)
+
+    def _train(self, arguments, outputs: Sequence[Variable] | None, finite_only: bool) -> bool:
+        """The step; with ``finite_only`` a NaN or infinite loss raises :class:`_NonFiniteLoss`
+        before the learners update (a compiled step has updated by then)."""
         samples = self._feed(arguments, self.arguments, "train_minibatch")
         if self._step is not None:
             with training(True):
                 self._step(samples)
-            return self._after_step(samples, float(self._loss_sum.d),
+            loss_sum = float(self._loss_sum.d)
+            if finite_only and not math.isfinite(loss_sum):
+                raise _NonFiniteLoss(loss_sum)
+            return self._after_step(samples, loss_sum,
                                     float(self._metric_sum.d) if self._metric_sum is not None
                                     else None)
         for learner in self.parameter_learners:
@@ -168,13 +226,15 @@ class Trainer:
         with training(True):
             forward_all(self._outputs + list(outputs or ()), clear_no_need_grad=True)
             self._loss_sum.backward(clear_buffer=True)
-        loss_sum = float(self._loss_sum.d)
+        loss_sum = float(self._loss_sum.d)       # the step's one wait for the device
         metric_sum = float(self._metric_sum.d) if self._metric_sum is not None else None
         if self.data_parallel is not None:
             # The global minibatch is the sum of the workers' minibatches (CNTK): learners get
             # the summed gradient and the global sample count, so per-sample rates keep meaning.
             samples, loss_sum, metric_sum = self.data_parallel.synchronize(
                 self.parameters, samples, loss_sum, metric_sum)
+        if finite_only and not math.isfinite(loss_sum):
+            raise _NonFiniteLoss(loss_sum)
         for learner in self.parameter_learners:
             _update(learner, samples)
         return self._after_step(samples, loss_sum, metric_sum)
@@ -232,30 +292,42 @@ class Trainer:
     def fit(self, source, input_map: Mapping | None = None, *, epochs: int = 1,
             epoch_size: int | None = None, minibatch_size: int = 64, validation=None,
             validation_input_map: Mapping | None = None, validation_minibatch_size: int = 256,
-            checkpoint: str | os.PathLike | None = None, callbacks: Sequence = ()) -> list[dict]:
+            checkpoint: str | os.PathLike | None = None, callbacks: Sequence = (),
+            progress_bar: bool | None = None) -> list[dict]:
         """Train for ``epochs`` epochs of ``epoch_size`` samples (default: one sweep of
         ``source``) read from a :class:`~stadyn.io.MinibatchSource`, as CNTK scripts do by hand.
 
-        ``input_map`` maps the model's inputs to the source's streams.  After each epoch: the progress
-        writers summarise, ``validation`` (another source, read for one sweep) is evaluated,
-        ``checkpoint`` (a path) is written atomically with the reader's position, and each
-        callback is called with the epoch's record.  With an existing ``checkpoint`` the run
-        resumes after the last epoch it holds and continues the same loss curve; a missing
-        folder for it is created before training starts.  Returns one
-        record per epoch trained: ``{"epoch", "loss", "metric", "samples", "seconds",
-        "validation_metric"}``.
+        ``input_map`` maps the model's inputs to the source's streams.  After each epoch: the
+        progress writers summarise, ``validation`` (another source, read for one sweep) is
+        evaluated, ``checkpoint`` (a path) is written atomically with the reader's position and
+        the random generators' states, and each callback is called with the epoch's record.
+        Returns one record per epoch trained: ``{"epoch", "loss", "metric", "samples",
+        "seconds", "validation_metric"}``.
+
+        * **Resuming**: with an existing ``checkpoint`` the run resumes after the last epoch it
+          holds and continues the same loss curve (dropout masks and data order included); a
+          checkpoint that already holds ``epochs`` epochs trains nothing and says so (a
+          warning on the ``stadyn`` logger).
+        * **Before training**: the checkpoint's folder is made and a file is written in it and
+          removed, so an unwritable folder fails at once.
+        * **A NaN or infinite loss** stops training with :class:`NonFiniteLossError` naming the
+          epoch and minibatch, before the learners apply that minibatch; the checkpoint keeps
+          the last finished epoch.  (The check reads the loss the step already waited for.)
+        * **Progress bar**: with ``progress_bar=None`` a bar is drawn on ``sys.stderr`` when it
+          is a terminal (and the writers hold none); ``True`` always, ``False`` never.  The
+          writers' text lines are printed above it.
         """
         import time
+
+        from ._progress import ProgressBarWriter
 
         input_map = self._input_map(source, input_map)
         size = epoch_size or source.sweep_size
         for learner in self.parameter_learners:
             if hasattr(learner, "resolve_epoch_size"):
                 learner.resolve_epoch_size(source.sweep_size)
+        main = self.data_parallel is None or self.data_parallel.is_main
         first = 0
-        if checkpoint is not None:
-            # before any training: a missing folder would lose the first epoch's work
-            os.makedirs(os.path.dirname(os.path.abspath(checkpoint)), exist_ok=True)
         if checkpoint is not None and os.path.exists(checkpoint):
             state = self.restore_from_checkpoint(checkpoint)
             source.restore_from_checkpoint(state["reader"])
@@ -263,40 +335,74 @@ class Trainer:
             for writer in self._writers():
                 if hasattr(writer, "epochs"):
                     writer.epochs = first
+        if first >= epochs:
+            if main and checkpoint is not None:
+                logger.warning(f"Trainer.fit: {os.fspath(checkpoint)}: already trained {first} "
+                               f"epoch{'s' if first != 1 else ''} of the {epochs} asked for; "
+                               f"nothing to train")
+            return []
+        if checkpoint is not None and main:
+            check_checkpoint_folder(checkpoint)
+        bar = None
+        if main and progress_bar is not False and not any(
+                isinstance(w, ProgressBarWriter) for w in self.progress_writers):
+            bar = ProgressBarWriter(num_samples_per_epoch=size, enabled=progress_bar)
+            bar.epochs = first
+            self.progress_writers.insert(0, bar)    # closes its line before summaries print
         history = []
-        for epoch in range(first, epochs):
-            start = time.perf_counter()
-            seen, loss_sum, metric_sum = 0, 0.0, 0.0
-            while seen < size:
-                data = source.next_minibatch(min(minibatch_size, size - seen),
-                                             input_map=input_map)
-                if not data:
-                    break
-                self.train_minibatch(data)
-                n = self.previous_minibatch_sample_count
-                seen += n
-                loss_sum += self.previous_minibatch_loss_average * n
-                if self.previous_minibatch_evaluation_average is not None:
-                    metric_sum += self.previous_minibatch_evaluation_average * n
-            self.summarize_training_progress()
-            record = {"epoch": epoch, "samples": seen, "seconds": time.perf_counter() - start,
-                      "loss": loss_sum / max(seen, 1),
-                      "metric": metric_sum / max(seen, 1) if self._metric_sum is not None
-                      else None, "validation_metric": None}
-            if validation is not None:
-                record["validation_metric"] = self.evaluate(
-                    validation, self._input_map(validation, validation_input_map),
-                    validation_minibatch_size)
-            if checkpoint is not None and (self.data_parallel is None or
-                                           self.data_parallel.is_main):
-                self.save_checkpoint(checkpoint, {"epoch": epoch,
-                                                  "reader": source.get_checkpoint_state()})
-            for callback in callbacks:
-                callback(record)
-            history.append(record)
-            if seen < size:
-                break           # the source ran out (max_samples / max_sweeps)
+        try:
+            for epoch in range(first, epochs):
+                start = time.perf_counter()
+                seen, loss_sum, metric_sum, minibatch = 0, 0.0, 0.0, 0
+                while seen < size:
+                    data = source.next_minibatch(min(minibatch_size, size - seen),
+                                                 input_map=input_map)
+                    if not data:
+                        break
+                    minibatch += 1
+                    try:
+                        self._train(data, None, finite_only=True)
+                    except _NonFiniteLoss as exc:
+                        raise self._diverged(exc.loss, epoch, minibatch, checkpoint) from None
+                    n = self.previous_minibatch_sample_count
+                    seen += n
+                    loss_sum += self.previous_minibatch_loss_average * n
+                    if self.previous_minibatch_evaluation_average is not None:
+                        metric_sum += self.previous_minibatch_evaluation_average * n
+                self.summarize_training_progress()
+                record = {"epoch": epoch, "samples": seen,
+                          "seconds": time.perf_counter() - start,
+                          "loss": loss_sum / max(seen, 1),
+                          "metric": metric_sum / max(seen, 1) if self._metric_sum is not None
+                          else None, "validation_metric": None}
+                if validation is not None:
+                    record["validation_metric"] = self.evaluate(
+                        validation, self._input_map(validation, validation_input_map),
+                        validation_minibatch_size)
+                if checkpoint is not None and main:
+                    self.save_checkpoint(checkpoint, {"epoch": epoch,
+                                                      "reader": source.get_checkpoint_state()})
+                for callback in callbacks:
+                    callback(record)
+                history.append(record)
+                if seen < size:
+                    break           # the source ran out (max_samples / max_sweeps)
+        finally:
+            if bar is not None:
+                bar.close()
+                self.progress_writers.remove(bar)
         return history
+
+    def _diverged(self, loss: float, epoch: int, minibatch: int,
+                  checkpoint: str | os.PathLike | None) -> NonFiniteLossError:
+        kept = ""
+        if checkpoint is not None:
+            kept = (f"; {os.fspath(checkpoint)} keeps the state after epoch {epoch}"
+                    if epoch > 0 or os.path.exists(checkpoint) else "; no checkpoint was written")
+        return NonFiniteLossError(
+            f"Trainer.fit: the loss is {loss} in epoch {epoch + 1}, minibatch {minibatch} "
+            f"(counted from 1); training stopped before that minibatch's update (check the "
+            f"data and the learning rate){kept}", epoch + 1, minibatch)
 
     def evaluate(self, source, input_map: Mapping | None = None,
                  minibatch_size: int = 256) -> float:
@@ -324,75 +430,25 @@ class Trainer:
     # -- checkpoints ----------------------------------------------------------------------------
     def save_checkpoint(self, filename: str | os.PathLike, external_state: Mapping | None = None
                         ) -> None:
-        """Write parameters, learner states, the trainer's counters and ``external_state`` (a
-        JSON-able mapping: reader position, epoch, ...) to one file, atomically."""
-        from safetensors.torch import save_file
-        tensors: dict[str, torch.Tensor] = {}
-        learner_meta = []
-        for k, learner in enumerate(self.parameter_learners):
-            state = learner.state_dict()
-            plain = {}
-            for key, value in _flatten_state(state):
-                if isinstance(value, torch.Tensor):
-                    tensors[f"learner{k}/{key}"] = value.detach().cpu().contiguous()
-                else:
-                    plain[key] = value
-            learner_meta.append(plain)
-        params = self._named_parameters()
-        for name, var in params.items():
-            tensors[f"param/{name}"] = var.data.detach().cpu().contiguous()
-        meta = {"format": _CHECKPOINT_FORMAT, "version": "1",
-                "trainer": json.dumps({"total_number_of_samples_seen":
-                                       self.total_number_of_samples_seen,
-                                       "minibatches_seen": self.minibatches_seen}),
-                "learners": json.dumps(learner_meta, default=_json_default),
-                "external_state": json.dumps(dict(external_state or {}), default=_json_default)}
-        atomic_write(filename, lambda tmp: save_file(tensors, tmp, metadata=meta))
+        """Write parameters, learner states, the trainer's counters, the random generators'
+        states and ``external_state`` (a JSON-able mapping: reader position, epoch, ...) to one
+        file, atomically (see :mod:`stadyn.train._checkpoint`)."""
+        write_checkpoint(self, filename, external_state)
 
     def restore_from_checkpoint(self, filename: str | os.PathLike) -> dict:
-        """Restore what :meth:`save_checkpoint` wrote; returns the external state."""
-        from safetensors import safe_open
-        path = os.fspath(filename)
-        try:
-            with safe_open(path, framework="pt") as f:
-                meta = f.metadata() or {}
-                tensors = {k: f.get_tensor(k) for k in f.keys()}
-        except Exception as exc:
-            raise ModelFileError(f"{path}: not a readable checkpoint ({exc})") from exc
-        if meta.get("format") != _CHECKPOINT_FORMAT:
-            raise ModelFileError(f"{path}: not a Stadyn checkpoint")
-        params = self._named_parameters()
-        for name, var in params.items():
-            key = f"param/{name}"
-            if key not in tensors:
-                raise ModelFileError(f"{path}: the checkpoint has no parameter '{name}'")
-            if tuple(tensors[key].shape) != var.shape:
-                raise ModelFileError(f"{path}: parameter '{name}' has shape "
-                                     f"{tuple(tensors[key].shape)}, the model {var.shape}")
-            with torch.no_grad():
-                var.data.copy_(tensors[key])
-        learner_meta = json.loads(meta["learners"])
-        for k, learner in enumerate(self.parameter_learners):
-            prefix = f"learner{k}/"
-            flat = dict(learner_meta[k])
-            flat.update({key[len(prefix):]: t for key, t in tensors.items()
-                         if key.startswith(prefix)})
-            learner.load_state_dict(_unflatten_state(flat))
-        counters = json.loads(meta["trainer"])
-        self.total_number_of_samples_seen = counters["total_number_of_samples_seen"]
-        self.minibatches_seen = counters["minibatches_seen"]
-        return json.loads(meta["external_state"])
+        """Restore what :meth:`save_checkpoint` wrote; returns the external state.  Every part
+        is checked before anything is restored; a problem is one
+        :class:`~stadyn.ModelFileError` naming the file, and the trainer is left as it was."""
+        return read_checkpoint(self, filename)
 
     def _named_parameters(self) -> dict[str, Variable]:
         """Every parameter the trainer touches, trainable or not (running statistics too)."""
-        _, leaves = _collect(self._outputs)
         named: dict[str, Variable] = {}
         for learner in self.parameter_learners:
             for p in _learner_params(learner):
                 named[p.name or f"#{len(named)}"] = p
-        for v in leaves:
-            if v.name is not None:
-                named.setdefault(v.name, v)
+        for v in Subgraph(self._outputs).parameters:
+            named.setdefault(v.name, v)
         return named
 
 
@@ -429,37 +485,3 @@ def _update(learner, samples: int) -> None:
 def _unwrap(var) -> Variable:
     """Inputs may be given as CNTK-compat wrappers around Variables."""
     return var if isinstance(var, Variable) else getattr(var, "variable", var)
-
-
-_SEP = "::"   # parameter names contain "/", so nested state keys are joined with "::"
-
-
-def _flatten_state(state: Mapping, prefix: str = "") -> Iterable[tuple[str, Any]]:
-    for key, value in state.items():
-        path = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            yield from _flatten_state(value, path + _SEP)
-        else:
-            yield path, value
-
-
-def _unflatten_state(flat: Mapping[str, Any]) -> dict:
-    root: dict = {}
-    for key, value in flat.items():
-        node = root
-        parts = key.split(_SEP)
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
-        node[parts[-1]] = value
-    return root
-
-
-def _json_default(value):
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (np.floating,)):
-        return float(value)
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"cannot store {type(value).__name__} in a checkpoint")
-

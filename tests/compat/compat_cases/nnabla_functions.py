@@ -315,3 +315,82 @@ def dynamic_mode(nn, F, r):
     x.g = 0
     y.backward(r.weights_like(value))
     return {"out": value, "grad": x.g.copy()}
+
+
+# -- comparisons and selection (NNabla 1.39's names) -----------------------------------------
+def _ties(r, s):
+    return np.round(r.randn(*s) * 2.0).astype(np.float32)   # whole numbers: some pairs tie
+
+
+fn_case("greater", lambda F, x, y: F.greater(x, y), [(2, 3), (2, 3)], data=[_ties, _ties],
+        grads=False)
+fn_case("greater_equal", lambda F, x, y: F.greater_equal(x, y), [(2, 3), (1, 3)],
+        data=[_ties, _ties], grads=False)
+fn_case("less", lambda F, x, y: F.less(x, y), [(2, 3), (2, 3)], data=[_ties, _ties],
+        grads=False)
+fn_case("where", lambda F, c, x, y: F.where(c, x, y), [(2, 3), (2, 3), (2, 3)],
+        data=[binary, None, None], grads=[1, 2])
+fn_case("where__leading_condition", lambda F, c, x, y: F.where(c, x, y),
+        [(2,), (2, 3), (2, 3)], data=[binary, None, None], grads=[1, 2],
+        note="a condition of lower rank covers the leading axes (NNabla's rule)")
+
+
+# -- Stadyn's extra names: NNabla 1.39 computes the same with its own functions ---------------
+@nnabla_case(names=["nnabla.functions.cast"],
+             note="NNabla 1.39 has no cast: the real side truncates toward zero with "
+                  "sign(x) * floor(|x|); both are compared as int64 values")
+def cast(nn, F, r):
+    x = nn.Variable.from_numpy_array(r.randn(2, 5) * 3.0)
+    if r.real:
+        r.touch("nnabla.functions.cast")
+        y = F.sign(x) * F.floor(F.abs(x))
+    else:
+        y = F.cast(x, "int64")
+    y.forward()
+    return {"out": y.d.astype(np.int64)}
+
+
+@nnabla_case(names=["nnabla.functions.grad"],
+             note="Stadyn's catalog op grad(*outputs_then_inputs, n_outputs) is nnabla.grad "
+                  "as one node; NNabla 1.39 computes the same with nnabla.grad; an input that "
+                  "no output depends on gets zeros",
+             known={"dunused": "NNabla's nn.grad gives a 0-d zero for an input the outputs do "
+                               "not depend on; Stadyn's grad op (stadyn.ops, native) gives "
+                               "zeros of the input's shape"})
+def functions_grad(nn, F, r):
+    x = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+    unused = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+    y = F.sum(F.tanh(x) * x)
+    if r.real:
+        r.touch("nnabla.functions.grad")
+        dx, du = nn.grad([y], [x, unused])
+    else:
+        dx, du = F.grad(y, x, unused, n_outputs=1)
+    dx.forward()
+    du.forward()
+    return {"dx": dx.d.copy(), "dunused": du.d.copy()}
+
+
+_TAKE_X = [[0.5, -1.0, 2.0, 3.5], [4.0, 1.5, -2.5, 0.0], [7.0, -3.0, 6.5, 1.0]]
+_TAKE_IDX = [[0, 3], [-1, 1], [2, 2]]
+
+
+def _take_along_axis_expected(np):
+    x = np.array(_TAKE_X, np.float32)
+    idx = np.array(_TAKE_IDX) % 4
+    grad = np.zeros_like(x)
+    np.add.at(grad, (np.arange(3)[:, None], idx), 1.0)
+    return {"out": np.take_along_axis(x, idx, axis=1), "grad": grad}
+
+
+@nnabla_case(names=["nnabla.functions.take_along_axis"], expected=_take_along_axis_expected,
+             note="NNabla 1.39 has no take_along_axis: NumPy's take_along_axis is the reference "
+                  "(a repeated index adds its gradients)")
+def take_along_axis(nn, F, r):
+    x = nn.Variable.from_numpy_array(np.array(_TAKE_X, np.float32), need_grad=True)
+    idx = nn.Variable.from_numpy_array(np.array(_TAKE_IDX))
+    y = F.take_along_axis(x, idx, axis=1)
+    y.forward()
+    x.g = 0
+    y.backward(np.ones(y.shape, np.float32))
+    return {"out": y.d.copy(), "grad": x.g.copy()}

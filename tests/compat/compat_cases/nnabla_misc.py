@@ -108,7 +108,7 @@ def parameters(nn, F, r):
 def parameter_files(nn, F, r):
     """Parameters saved to .h5 and loaded back after clearing (names, shapes, values,
     need_grad)."""
-    I = r.module("nnabla.initializer")
+    r.module("nnabla.initializer")
     with r.tempdir() as folder:
         with nn.parameter_scope("m"):
             nn.get_parameter_or_create("W", (3, 2), r.randn(3, 2))

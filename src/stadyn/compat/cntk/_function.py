@@ -19,8 +19,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ...graph import Variable, forward_all, topological_nodes, training
-from ...graph._lower import _collect
+from ...graph import Subgraph, Variable, forward_all, topological_nodes, training
 from ...train._trainer import feed
 
 __all__ = ["Function", "unwrap", "wrap", "adapt", "named", "cntk_name", "batched", "operand",
@@ -68,26 +67,25 @@ class Function:
     def _roots(self) -> list[Variable]:
         return [o.variable for o in self.outputs]
 
-    def _leaves(self) -> list[Variable]:
-        return _collect(self._roots())[1]
+    def _subgraph(self) -> Subgraph:
+        return Subgraph(self._roots())
 
     @property
     def parameters(self) -> list["Function"]:
         """The learnable parameters this Function depends on, in creation order."""
-        return [Function(v, cntk_name(v), "parameter") for v in self._leaves()
-                if v.need_grad and v.name is not None and v not in _INPUTS]
+        return [Function(v, cntk_name(v), "parameter") for v in self._subgraph().parameters
+                if v.need_grad]
 
     @property
     def constants(self) -> list["Function"]:
         """The constants (and batch-normalisation statistics) this Function depends on."""
-        return [Function(v, cntk_name(v), "constant") for v in self._leaves()
-                if not v.need_grad and v.name is not None and v not in _INPUTS]
+        return [Function(v, cntk_name(v), "constant") for v in self._subgraph().parameters
+                if not v.need_grad]
 
     @property
     def arguments(self) -> list["Function"]:
         """The inputs this Function depends on (CNTK's ``arguments``)."""
-        return [Function(v, _INPUTS.get(v, ""), "input") for v in self._leaves()
-                if v in _INPUTS or (v.name is None and not v.need_grad)]
+        return [Function(v, _INPUTS.get(v, ""), "input") for v in self._subgraph().inputs]
 
     @property
     def needs_gradient(self) -> bool:
@@ -164,7 +162,7 @@ class Function:
             raise ValueError("backward: the forward() before it kept no state (give "
                              "keep_for_backward)")
         roots = [unwrap(root) for root in root_gradients]
-        leaves = [v for v in _collect(roots)[1] if v.need_grad]
+        leaves = [v for v in Subgraph(roots).leaves if v.need_grad]
         saved = [(v, v.grad) for v in leaves]
         for v in leaves:
             v.grad = None
@@ -375,7 +373,7 @@ Constant = constant
 
 def parameter(shape=None, init=None, dtype=np.float32, device=None, name: str = "") -> Function:
     """A learnable parameter, created in the parameter registry under ``name``."""
-    from ...layers._init import glorot_uniform, initial_value
+    from ...layers import glorot_uniform, initial_value
     from ...parametric import get_parameter_or_create
     shape = tuple(int(s) for s in (shape or ()))
     init = glorot_uniform() if init is None else init

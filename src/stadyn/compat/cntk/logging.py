@@ -35,7 +35,7 @@ def _cntk_order(params: list[Function]) -> list[Function]:
     layer's share a scope (``dense_1/W``, ``dense_1/b``)."""
     layers: dict[str, list[Function]] = {}
     for p in params:
-        layers.setdefault(p.name.rpartition("/")[0], []).append(p)
+        layers.setdefault((p.variable.name or "").rpartition("/")[0], []).append(p)
     return [p for layer in reversed(list(layers.values())) for p in layer]
 
 

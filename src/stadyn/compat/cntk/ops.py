@@ -194,5 +194,5 @@ def combine(*operands, name: str = ""):
     flat = []
     for op in operands:
         for f in (op if isinstance(op, (list, tuple)) else [op]):
-            flat.extend(f.outputs)
+            flat.extend(wrap(f).outputs)
     return Function(flat[0].variable, name, "output", flat)

@@ -9,8 +9,9 @@ Example:
 """
 
 from ...graph import (Context, Variable, auto_forward, context_scope, forward_all,
-                      get_auto_forward, get_current_context, grad, set_auto_forward,
+                      get_auto_forward, get_current_context, set_auto_forward,
                       set_default_context)
+from ...ops import grad
 from ...parametric import (clear_parameters, get_parameter_or_create, get_parameters,
                            parameter_scope)
 from ...serialize import load_parameters, save_parameters

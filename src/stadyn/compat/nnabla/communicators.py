@@ -26,10 +26,8 @@ from typing import Any, Sequence
 
 import numpy as np
 import torch
-import torch.distributed as dist
 
-from ...distributed import _collectives as C
-from ...distributed import _env as E
+from ... import distributed as D
 from ...graph import Variable
 
 __all__ = ["MultiProcessDataParallelCommunicator", "MultiProcessDataParalellCommunicator",
@@ -81,7 +79,7 @@ class MultiProcessDataParallelCommunicator:
     # -- set-up ----------------------------------------------------------------------------------
     def init(self) -> None:
         """Join the process group the launcher set up (a no-op when running alone)."""
-        E.init()
+        D.init()
         self._initialized = True
 
     def abort(self) -> None:
@@ -94,15 +92,15 @@ class MultiProcessDataParallelCommunicator:
 
     @property
     def rank(self) -> int:
-        return E.rank()
+        return D.rank()
 
     @property
     def size(self) -> int:
-        return E.size() if E.is_initialized() else 1
+        return D.size() if D.is_initialized() else 1
 
     @property
     def local_rank(self) -> int:
-        return E.local_rank() if E.is_initialized() else 0
+        return D.local_rank() if D.is_initialized() else 0
 
     def add_context_and_parameters(self, ctx_param_dict: tuple[Any, dict]) -> None:
         """Register ``(ctx, {name: Variable})`` (kept for :meth:`all_reduce` without data)."""
@@ -116,16 +114,16 @@ class MultiProcessDataParallelCommunicator:
     def new_group(self, name_ranks: tuple[str, Sequence[int]]) -> str:
         """``new_group(("name", [ranks]))``: a sub-group every worker must create."""
         name, ranks = name_ranks
-        E.new_group(name, list(ranks))
+        D.new_group(name, list(ranks))
         return name
 
     def list_groups(self) -> dict[str, list[int]]:
         groups = {"world": list(range(self.size))}
-        groups.update({name: list(ranks) for name, (_, ranks) in E._groups.items()})
+        groups.update({name: list(ranks) for name, ranks in D.named_groups().items()})
         return groups
 
     def find_group(self, group: str) -> list[int]:
-        return list(E.group_ranks(group))
+        return list(D.group_ranks(group))
 
     # -- collectives -----------------------------------------------------------------------------
     def _registered_grads(self) -> list[torch.Tensor]:
@@ -145,29 +143,18 @@ class MultiProcessDataParallelCommunicator:
         :meth:`add_context_and_parameters`."""
         tensors = self._registered_grads() if data is None else _tensors(data, "all_reduce")
         cap = 1 if inplace else 25 << 20
-        C.all_reduce_tensors(tensors, group, division, cap, what="all_reduce")
+        D.all_reduce_tensors(tensors, group, division, cap, what="all_reduce")
 
     def reduce(self, data: Any, dst: int = 0, division: bool = False, inplace: bool = False,
                group: str = "world") -> None:
         """Sum ``data`` over the workers into rank ``dst``'s arrays (the others' are left
         undefined, as NNabla's)."""
-        tensors = _tensors(data, "reduce")
-        if not C.active():
-            return
-        pg = E.get_group(group)
-        root = dst if pg is None else dist.get_global_rank(pg, dst)
-        for t in tensors:
-            buf = t if t.is_contiguous() else t.contiguous()
-            C.run("reduce", dist.reduce, buf, dst=root, group=pg)
-            if division:
-                buf.div_(dist.get_world_size(pg))
-            if buf is not t:
-                t.copy_(buf)
+        D.reduce_tensors(_tensors(data, "reduce"), dst, group, division, what="reduce")
 
     def bcast(self, data: Any, src: int = 0, inplace: bool = False,
               group: str = "world") -> None:
         """Copy ``data`` from rank ``src`` to every worker, in place."""
-        C.broadcast_tensors(_tensors(data, "bcast"), src, group,
+        D.broadcast_tensors(_tensors(data, "bcast"), src, group,
                             1 if inplace else 25 << 20, what="bcast")
 
     def all_gather(self, ndarray: Any, ndarray_list: Sequence[Any],
@@ -175,23 +162,11 @@ class MultiProcessDataParallelCommunicator:
         """Fill ``ndarray_list[r]`` with rank r's ``ndarray`` (all the same shape)."""
         mine = _tensor(ndarray, 0, "all_gather")
         outs = [_tensor(a, i, "all_gather") for i, a in enumerate(ndarray_list)]
-        if not C.active():
-            if len(outs) != 1:
-                raise ValueError(f"all_gather: {len(outs)} output arrays for 1 worker")
-            outs[0].copy_(mine)
-            return
-        pg = E.get_group(group)
-        n = dist.get_world_size(pg)
-        if len(outs) != n:
-            raise ValueError(f"all_gather: {len(outs)} output arrays for {n} workers")
-        bufs = [torch.empty_like(mine) for _ in range(n)]
-        C.run("all_gather", dist.all_gather, bufs, mine.contiguous(), group=pg)
-        for out, buf in zip(outs, bufs):
-            out.copy_(buf.view_as(out))
+        D.all_gather_tensors(mine, outs, group, what="all_gather")
 
     def barrier(self) -> None:
         """Wait until every worker arrives."""
-        C.barrier()
+        D.barrier()
 
 
 #: NNabla's spelling.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...._extras import require
-from ....io._data_iterator import data_iterator_simple
+from ....io import data_iterator_simple
 
 load_digits = require("sklearn.datasets", "demo", "NNabla's tiny_digits (the digits data set)"
                       ).load_digits

@@ -1,7 +1,7 @@
 """``nnabla.utils.data_iterator`` on Stadyn."""
 
-from ....io._data_iterator import (DataIterator, DataSource, SimpleDataSource, data_iterator,
-                                   data_iterator_simple)
+from ....io import (DataIterator, DataSource, SimpleDataSource, data_iterator,
+                   data_iterator_simple)
 
 __all__ = ["DataIterator", "DataSource", "SimpleDataSource", "data_iterator",
            "data_iterator_simple"]

@@ -1,0 +1,139 @@
+"""CNTK's model files of a training run: their names (``modelPath.<n>`` after epoch ``n - 1``,
+``modelPath`` after the last), which epoch a restart continues after, and whether they can be
+written at all (checked before training starts)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import tempfile
+from collections.abc import Callable
+
+from .._errors import ConfigError, ModelFileError
+
+__all__ = ["model_name", "start_epoch", "check_writable"]
+
+
+def model_name(model_path: str, epoch: int, max_epochs: int) -> str:
+    """CNTK's model file after 0-based ``epoch``: ``modelPath`` after the last epoch, else
+    ``modelPath.<epoch + 1>`` (so the untrained model is ``modelPath.0``).
+
+    >>> model_name("m/net", 0, 3), model_name("m/net", 2, 3), model_name("m/net", -1, 3)
+    ('m/net.1', 'm/net', 'm/net.0')
+    """
+    if epoch + 1 == max_epochs:
+        return model_path
+    return f"{model_path}.{epoch + 1}"
+
+
+def _up_to_date(target: str, source: str) -> bool:
+    """CNTK's ``fuptodate(target, input, inputRequired=false)``."""
+    if not os.path.exists(target):
+        return False
+    if not os.path.exists(source):
+        return True
+    return os.path.getmtime(target) >= os.path.getmtime(source)
+
+
+def _checkpoint_state(path: str) -> dict | None:
+    """The runner's state stored in a checkpoint, or None if there is none.  A damaged one is a
+    :class:`ModelFileError` naming it: it is never taken for a missing one."""
+    if not os.path.exists(path):
+        return None
+    try:
+        from safetensors import safe_open
+        with safe_open(path, framework="pt") as f:
+            state = json.loads((f.metadata() or {}).get("external_state", "{}"))
+    except Exception as exc:  # noqa: BLE001 - safetensors and json raise several kinds
+        raise ModelFileError(f"{path}: not a readable checkpoint ({exc})") from None
+    if not isinstance(state, dict):
+        raise ModelFileError(f"{path}: not a readable checkpoint (no runner state)")
+    return state
+
+
+def start_epoch(model_path: str, max_epochs: int, make_mode: bool,
+                log: Callable[[str], None]) -> tuple[int, str | None]:
+    """(0-based epoch to start at, model file to load) — CNTK's ``DetermineStartEpoch``.
+
+    The latest model file that is up to date with the one before it decides; none means a fresh
+    start (-1 as in CNTK, returned as 0 with no file).  Stadyn extension: when the final model
+    exists but its checkpoint says it finished fewer than ``max_epochs`` epochs (``maxEpochs`` was
+    raised since), training continues from it instead of stopping.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "net")
+    >>> start_epoch(path, 10 ** 23, True, print)        # nothing saved yet: a fresh start
+    (0, None)
+    >>> open(path + ".0", "w").close(); open(path + ".1", "w").close()
+    >>> start_epoch(path, 10 ** 23, True, print)        # continues after epoch 1
+    (1, '...net.1')
+    """
+    if not make_mode:
+        return 0, None
+    first = -1
+    # CNTK walks every epoch from the last one down; only epochs whose model file exists can
+    # stop the walk, so those are found in the folder (a maxEpochs of 1e23 costs nothing).
+    for e in _saved_epochs(model_path, max_epochs):
+        if _up_to_date(model_name(model_path, e, max_epochs),
+                       model_name(model_path, e - 1, max_epochs)):
+            first = e + 1
+            break
+    if first == max_epochs:
+        state = _checkpoint_state(model_path + ".ckp") or {}
+        finished = state.get("epochs_finished")
+        if isinstance(finished, int) and 0 < finished < max_epochs:
+            return finished, model_path
+        log(f"Final model exists: {model_path}")
+        return max_epochs, None
+    if first <= 0:
+        return 0, None
+    return first, model_name(model_path, first - 1, max_epochs)
+
+
+def check_writable(path: str, what: str, where: tuple) -> None:
+    """A :class:`ConfigError` at ``where`` unless a file can be written at ``path``: the nearest
+    existing folder above it must be a folder that takes a new file (tried with a probe file,
+    removed at once: permissions, a read-only disk and a full one all show).  Nothing is left
+    behind; folders still missing are made when the file is first written.
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> check_writable(os.path.join(folder, "Models", "net"), "model file", ())
+    >>> open(os.path.join(folder, "a_file"), "w").close()
+    >>> check_writable(os.path.join(folder, "a_file", "net"), "model file", ("run.cntk", 3, 1))
+    Traceback (most recent call last):
+    stadyn._errors.ConfigError: run.cntk:3:1: cannot write the model file '...': '...a_file' is a file, not a folder
+    """
+    target = os.path.abspath(path)
+    try:
+        if os.path.isdir(target):
+            raise IsADirectoryError(errno.EISDIR, "it is a folder")
+        folder = os.path.dirname(target)
+        while not os.path.lexists(folder):
+            folder = os.path.dirname(folder)
+        if not os.path.isdir(folder):
+            raise NotADirectoryError(errno.ENOTDIR, f"'{folder}' is a file, not a folder")
+        fd, probe = tempfile.mkstemp(prefix=".stadyn-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ConfigError(f"cannot write the {what} '{path}': {exc.strerror or exc}",
+                          *where) from None
+
+
+def _saved_epochs(model_path: str, max_epochs: int) -> list[int]:
+    """The 0-based epochs in ``-1 .. max_epochs - 1`` whose model file exists, last first."""
+    folder = os.path.dirname(os.path.abspath(model_path))
+    base = os.path.basename(model_path)
+    epochs = [max_epochs - 1] if os.path.exists(model_path) else []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        names = []
+    for name in names:
+        suffix = name[len(base) + 1:] if name.startswith(base + ".") else ""
+        if suffix.isascii() and suffix.isdigit() and suffix == str(int(suffix)) \
+                and int(suffix) < max_epochs:
+            epochs.append(int(suffix) - 1)       # modelPath.<n> is saved after epoch n - 1
+    return sorted(set(epochs), reverse=True)

@@ -1,0 +1,77 @@
+"""Reading the files a ``.cntk`` config names: the config files themselves and the files that
+``include`` splices into a config or into BrainScript, for both languages alike.
+
+Only a regular file of at most :data:`SIZE_LIMIT` bytes is read (a FIFO would block, a device
+such as ``/dev/zero`` would never end), and a byte that is not UTF-8 is reported at its own
+line and column, without quoting the file.
+
+Example:
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "lib.bs"), "w") as f:
+    ...     _ = f.write("x = 1")
+    >>> target = resolve_include("lib.bs", os.path.join(folder, "main.cntk"))
+    >>> read_source(target, None, "BrainScript file")
+    'x = 1'
+    >>> read_source(folder, None, "BrainScript file")
+    Traceback (most recent call last):
+    stadyn._errors.ConfigError: cannot read BrainScript file ...: is a folder, not a regular file
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from stadyn._errors import ConfigError
+from stadyn._fileutil import special_file_kind
+
+from ._ast import SourceLocation
+
+__all__ = ["SIZE_LIMIT", "resolve_include", "read_source"]
+
+#: The largest config or BrainScript file read, in bytes.
+SIZE_LIMIT = 16 << 20
+
+
+def _error(message: str, loc: SourceLocation | None) -> ConfigError:
+    if loc is None:
+        return ConfigError(message)
+    return ConfigError(message, loc.path, loc.line, loc.column)
+
+
+def resolve_include(name: str, including: str | None) -> str | None:
+    """An include path: absolute, else relative to the including file's folder, else to the
+    working folder; None when no such file exists."""
+    candidates = []
+    if not os.path.isabs(name) and including:
+        candidates.append(os.path.join(os.path.dirname(including), name))
+    candidates.append(name)
+    for cand in candidates:
+        if os.path.isfile(cand):
+            return os.path.normpath(cand)
+    return None
+
+
+def read_source(path: str, loc: SourceLocation | None, what: str = "config file") -> str:
+    """The text of ``path``; ``loc`` is where it was named (an ``include``), if anywhere."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            kind = special_file_kind(info.st_mode) or "a folder"
+            raise _error(f"cannot read {what} {path}: is {kind}, not a regular file", loc)
+        with open(path, "rb") as f:
+            data = f.read(SIZE_LIMIT + 1)
+    except OSError as err:
+        raise _error(f"cannot read {what} '{path}': {err}", loc) from None
+    if len(data) > SIZE_LIMIT:
+        raise _error(f"{what} '{path}' is larger than {SIZE_LIMIT >> 20} MiB; not a {what}", loc)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line_start = data.rfind(b"\n", 0, err.start) + 1
+        line = data.count(b"\n", 0, err.start) + 1
+        column = len(data[line_start:err.start].decode("utf-8")) + 1
+        bad = data[err.start:err.end].hex(" ")
+        raise _error(f"the {what} is not UTF-8 text: byte {bad} ({err.reason})",
+                     SourceLocation(path, line, column)) from None

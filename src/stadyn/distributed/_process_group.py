@@ -1,0 +1,139 @@
+"""Joining and leaving the process group: :func:`init` from the launcher's environment,
+:func:`shutdown`, and the exit handler that tears the group down while the interpreter is whole.
+
+``init()`` reads what ``torchrun`` (and :func:`stadyn.distributed.run_workers`) set: ``RANK``,
+``WORLD_SIZE``, ``LOCAL_RANK``, ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR`` and ``MASTER_PORT``.  Without
+``WORLD_SIZE`` (or with ``WORLD_SIZE=1``) it does nothing and the process is rank 0 of 1, so the
+same script runs alone or under a launcher.  The backend is Gloo on CPUs; where CUDA is
+available it is ``cpu:gloo,cuda:nccl`` (NCCL for CUDA tensors, Gloo for CPU ones).
+
+The rendezvous writes this worker's heartbeat (:mod:`._collectives`), which sits below this
+module: the environment (:mod:`._env`), then the collectives, then joining the group.
+"""
+
+from __future__ import annotations
+
+import atexit
+import datetime
+import gc
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+
+from ._collectives import beat, current_sequence, describe_peers, last_state
+from ._env import (_LAUNCH_HINT, DistributedError, _default_backend, _env_int, _groups, _seconds,
+                   _timeout, local_rank)
+
+__all__ = ["init", "shutdown"]
+
+
+def init(backend: str | None = None, timeout: float | datetime.timedelta | None = None) -> bool:
+    """Join the process group the launcher describes in the environment.
+
+    Returns True when this process is one of several workers, False when it runs alone (no
+    ``WORLD_SIZE``, or ``WORLD_SIZE=1``: then nothing is set up and every collective of
+    :mod:`stadyn.distributed` is a no-op).  Calling it again is harmless; a group someone else
+    initialised (``torch.distributed.init_process_group``) is adopted.
+
+    Args:
+        backend: ``'gloo'``, ``'nccl'`` or torch's ``'cpu:gloo,cuda:nccl'`` form; by default
+            Gloo, plus NCCL for CUDA tensors where CUDA is available (``STADYN_DIST_BACKEND``
+            overrides).
+        timeout: seconds (or a timedelta) a collective waits for its peers before failing with
+            an error naming this rank (default: ``STADYN_DIST_TIMEOUT``, else 600 s).
+
+    Example:
+        >>> import stadyn.distributed as dist
+        >>> dist.init()          # no launcher here: one process
+        False
+        >>> dist.rank(), dist.size(), dist.is_main()
+        (0, 1, True)
+    """
+    if dist.is_available() and dist.is_initialized():
+        if timeout is not None:
+            _timeout[0] = _seconds(timeout)
+        return dist.get_world_size() > 1
+    seconds = _seconds(timeout)
+    _timeout[0] = seconds
+    world = _env_int("WORLD_SIZE")
+    if world is None or world == 1:
+        return False
+    if world < 1:
+        raise DistributedError(f"WORLD_SIZE={world}: expected a positive number of workers")
+    if not dist.is_available():
+        raise DistributedError("this torch build has no torch.distributed")
+    missing = [name for name in ("RANK", "MASTER_ADDR", "MASTER_PORT")
+               if not os.environ.get(name)]
+    if missing:
+        raise DistributedError(f"WORLD_SIZE={world} but {', '.join(missing)} "
+                               f"{'is' if len(missing) == 1 else 'are'} not set: {_LAUNCH_HINT}")
+    r = _env_int("RANK")
+    if not 0 <= r < world:
+        raise DistributedError(f"RANK={r} is outside 0..{world - 1} (WORLD_SIZE={world})")
+    chosen = backend or os.environ.get("STADYN_DIST_BACKEND") or _default_backend()
+    if "nccl" in chosen and torch.cuda.is_available():
+        torch.cuda.set_device(local_rank() % max(1, torch.cuda.device_count()))
+    beat(0, "in", "init (rendezvous)")
+    try:
+        dist.init_process_group(chosen, init_method="env://", rank=r, world_size=world,
+                                timeout=datetime.timedelta(seconds=seconds))
+    except Exception as exc:  # noqa: BLE001 - rendezvous failures come in many types
+        beat(0, "failed", "init")
+        where = f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')}"
+        raise DistributedError(
+            f"rank {r} of {world}: could not join the process group at {where} with backend "
+            f"{chosen!r} within {seconds:g} s ({type(exc).__name__}: "
+            f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}){describe_peers(r)}"
+        ) from exc
+    beat(0, "out", "init")
+    sys.excepthook = _noting_uncaught(sys.excepthook)
+    atexit.register(_leave_at_exit)
+    return True
+
+
+_uncaught = [False]     # did the script end with an uncaught exception?
+
+
+def _noting_uncaught(hook):
+    """``sys.excepthook`` that first records that the script failed (see _leave_at_exit), in
+    the heartbeat too: its exit handlers will tear the process group down and make its peers'
+    collectives fail, and the launcher must not blame them."""
+    def excepthook(kind, value, tb):
+        _uncaught[0] = True
+        try:
+            if last_state() != "failed":     # a failed collective: a peer is to blame
+                beat(current_sequence(), "raised", getattr(kind, "__name__", "an exception"))
+        except Exception:  # noqa: BLE001 - never hide the exception being reported
+            pass
+        hook(kind, value, tb)
+    return excepthook
+
+
+def _leave_at_exit() -> None:
+    """Tear the process group down while the interpreter is still whole.
+
+    Left to interpreter finalization, Gloo's worker threads can release the last tensors of
+    finished asynchronous work while the interpreter is being torn down and abort the process
+    ("terminate called without an active exception", SIGABRT) after a successful run.  This
+    drops Stadyn's group handles, destroys the process group and collects garbage first.  A
+    worker whose script ended without an uncaught exception also records "finished" in its
+    heartbeat before the teardown, so the launcher can tell such an abort from a failure.
+    """
+    if not (dist.is_available() and dist.is_initialized()):
+        return
+    if not _uncaught[0]:
+        beat(current_sequence(), "finished", "the script ended")
+    try:
+        shutdown()
+    except Exception:  # noqa: BLE001 - exiting anyway; never turn success into failure
+        pass
+    gc.collect()
+
+
+def shutdown() -> None:
+    """Leave the process group (at the end of a script; optional)."""
+    _groups.clear()
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()

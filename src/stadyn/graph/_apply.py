@@ -1,0 +1,135 @@
+"""One op call: the node it creates and, in dynamic mode, the op run at once.
+
+:func:`apply` is the hot path of every ``F`` function.  In dynamic mode it runs the op's
+implementation on the inputs' tensors (torch's autograd records it); in static mode it runs the
+op's shape inference on ``meta`` tensors.  Either way it records one :class:`FunctionNode`.  The
+errors an op call can give (arguments the declaration does not take, inputs the op rejects) are
+built here, only once a call has failed.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Iterable, Sequence
+
+import numpy as np
+import torch
+
+from .._errors import OpArgumentError, ShapeError, StadynError
+from ._context import get_current_context
+from ._mode import is_auto_forward
+from ._precision import cast_arguments
+from ._scope import current_scope
+from ._variable import FunctionNode, Variable
+
+__all__ = ["apply", "argument_error", "op_error"]
+
+_Tensor = torch.Tensor
+
+
+def _describe_inputs(inputs: Iterable[Variable], shapes: Sequence[tuple] | None) -> str:
+    parts = []
+    for k, v in enumerate(inputs):
+        label = v.name or (v.parent.spec.name if v.parent is not None else "input")
+        parts.append(f"{label} {tuple(v.shape) if shapes is None else shapes[k]}")
+    return ", ".join(parts)
+
+
+def argument_error(spec, args: tuple, kwargs: dict) -> OpArgumentError | None:
+    """Why an op call's arguments do not fit the op's declaration, if they do not: an argument
+    the signature does not take (or lacks), or an array or tensor given for an input.  Checked
+    only once a call has failed, so the hot path pays nothing."""
+    try:
+        bound = spec.signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        return OpArgumentError(f"{spec.name}: {exc}")
+    for name in spec.inputs:
+        name = name.lstrip("*")
+        values = bound.arguments.get(name)
+        for value in (values if spec.variadic and isinstance(values, tuple) else (values,)):
+            if isinstance(value, (np.ndarray, torch.Tensor)):
+                kind = f"{type(value).__module__}.{type(value).__name__}"
+                return OpArgumentError(f"{spec.name}: input '{name}' is a {kind}; ops take "
+                                       f"Variables (sd.Variable.from_numpy_array(...))")
+    return None
+
+
+def op_error(spec, inputs: Sequence[Variable], scope: str, exc: BaseException,
+             shapes: Sequence[tuple] | None = None) -> StadynError:
+    """The error raised when an op rejects its inputs: names op, scope and input shapes (the
+    inputs' own, or ``shapes`` where they are being re-inferred)."""
+    where = f" in scope '{scope}'" if scope else ""
+    msg = (f"{spec.name}{where}: cannot apply to inputs [{_describe_inputs(inputs, shapes)}]: "
+           f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}")
+    return ShapeError(msg)
+
+
+def _meta(v: Variable) -> torch.Tensor:
+    t = torch.empty(v._shape, dtype=v._dtype, device="meta")
+    if v._need_grad and v._dtype.is_floating_point:
+        t.requires_grad_(True)
+    return t
+
+
+def apply(spec, args: tuple, kwargs: dict):
+    """Create the node for one op call and, in dynamic mode, run it.  The hot path of ``F``.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> from stadyn.graph import apply
+        >>> from stadyn.ops import get_spec
+        >>> x = sd.Variable.from_numpy_array(np.array([-1.0, 2.0]))
+        >>> y = apply(get_spec("relu"), (x,), {})
+        >>> y.parent.spec.name, y.shape
+        ('relu', (2,))
+    """
+    inputs = [a for a in args if isinstance(a, Variable)]
+    if kwargs:
+        inputs.extend(v for v in kwargs.values() if isinstance(v, Variable))
+    scope = current_scope()
+    node = FunctionNode(spec, args, kwargs, tuple(inputs), scope)
+    if is_auto_forward():
+        targs = [a._data if isinstance(a, Variable) else a for a in args]
+        tkw = ({k: (v._data if isinstance(v, Variable) else v) for k, v in kwargs.items()}
+               if kwargs else kwargs)
+        if spec.precision != "any":
+            half = get_current_context().half_dtype
+            if half is not None:
+                targs, tkw = cast_arguments(spec.precision, targs, tkw, half)
+        try:
+            out = spec.impl(*targs, **tkw)
+        except Exception as exc:
+            if any(v._data is None for v in inputs):
+                raise StadynError(f"{spec.name}: an input's buffer was cleared (run forward or "
+                                  "do not clear it)") from exc
+            raise (argument_error(spec, args, kwargs)
+                   or op_error(spec, inputs, scope, exc)) from exc
+        if isinstance(out, _Tensor):
+            if any(out is t for t in targs):   # an output must not be an input's own tensor
+                out = out.view_as(out)
+            v = Variable._from_node(node, 0, out.shape, out.dtype, out.requires_grad, out)
+            node._outputs = (weakref.ref(v),)
+            return v
+        outs = tuple(Variable._from_node(node, i, o.shape, o.dtype, o.requires_grad, o)
+                     for i, o in enumerate(out))
+    else:
+        margs = [_meta(a) if isinstance(a, Variable) else a for a in args]
+        mkw = ({k: (_meta(v) if isinstance(v, Variable) else v) for k, v in kwargs.items()}
+               if kwargs else kwargs)
+        try:
+            out = spec.infer(margs, mkw)
+        except Exception as exc:
+            raise (argument_error(spec, args, kwargs)
+                   or op_error(spec, inputs, scope, exc)) from exc
+        # A shape rule does not run autograd: its outputs need a gradient if an input does.
+        ruled = spec.shape is not None and any(v._need_grad for v in inputs)
+        if isinstance(out, _Tensor):
+            v = Variable._from_node(node, 0, tuple(out.shape), out.dtype,
+                                    out.requires_grad or (ruled and out.is_floating_point()), None)
+            node._outputs = (weakref.ref(v),)
+            return v
+        outs = tuple(Variable._from_node(node, i, tuple(o.shape), o.dtype,
+                                         o.requires_grad or (ruled and o.is_floating_point()), None)
+                     for i, o in enumerate(out))
+    node._outputs = tuple(weakref.ref(v) for v in outs)
+    return outs

@@ -1,0 +1,150 @@
+"""Gradient buffers: where a static plan's backward puts gradients, and when memory is reused.
+
+A backward program returns a new tensor for each gradient.  For most gradients that is the
+``.grad`` the leaf gets.  Some gradients need memory of their own: one that must be copied (it
+may alias a program input or another output), one computed in half precision for an fp32
+parameter (converted), and a large weight gradient that the program writes with ``mm.out``
+(:func:`stadyn.graph.write_products_into_buffers`).  Allocating that memory afresh on every step
+costs page faults (docs/performance.md), so the graph keeps **one buffer per parameter** and
+reuses it.
+
+The reuse contract is explicit.  A buffer the graph made and handed out as a ``.grad`` stays
+the caller's until the caller gives it back with :func:`release_grads` — every solver's and
+learner's ``zero_grad`` does; only then may a later backward write into it.  A gradient dropped
+any other way (``v.grad = None``) is never written again: its holder may still read it.  After
+``zero_grad`` the former gradient tensors (and NumPy views of them, ``.g``) may be overwritten by
+the next backward, as NNabla's ``zero_grad`` zeroes the same buffers; copy one to keep it.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import torch
+
+from ._variable import Variable
+
+__all__ = ["release_grads", "accumulate_grads", "grad_out_buffer"]
+
+# The buffer a parameter's tensor carries (an attribute of the tensor, so it goes when the
+# parameter's tensor is replaced).
+_ATTR = "_stadyn_grad_buffer"
+
+
+class _Buffer:
+    """A gradient buffer of one parameter and whether a backward may write into it."""
+
+    __slots__ = ("tensor", "free")
+
+    def __init__(self, tensor: torch.Tensor):
+        self.tensor = tensor
+        self.free = False
+
+
+def _take(t: torch.Tensor) -> torch.Tensor | None:
+    """``t``'s buffer if it was released and still matches ``t``; it is in use afterwards."""
+    buffer = getattr(t, _ATTR, None)
+    if buffer is None or not buffer.free:
+        return None
+    b = buffer.tensor
+    if b.shape != t.shape or b.dtype != t.dtype or b.device != t.device:
+        return None
+    buffer.free = False
+    return b
+
+
+def _keep(t: torch.Tensor, tensor: torch.Tensor) -> torch.Tensor:
+    """Make ``tensor`` ``t``'s buffer (in use)."""
+    setattr(t, _ATTR, _Buffer(tensor))
+    return tensor
+
+
+def release_grads(variables: Iterable[Variable]) -> None:
+    """Drop the gradients of ``variables`` and give their buffers back to the graph.
+
+    A later backward may then write a gradient into the memory a released gradient occupied
+    instead of allocating (see the module docstring): after this call the former ``.grad``
+    tensors, and NumPy views of them, must not be relied on.  Solvers' and learners'
+    ``zero_grad`` call it.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import release_grads
+        >>> w = sd.Variable.from_numpy_array(np.ones(3), need_grad=True)
+        >>> loss = F.sum(w * w)
+        >>> loss.forward(); loss.backward()
+        >>> w.g.tolist()
+        [2.0, 2.0, 2.0]
+        >>> release_grads([w])
+        >>> w.grad is None
+        True
+    """
+    for v in variables:
+        t = v._data
+        if t is not None and v.parent is None:
+            g = t.grad
+            buffer = getattr(t, _ATTR, None)
+            if buffer is not None and g is not None and g is buffer.tensor:
+                buffer.free = True
+        v.grad = None
+
+
+def grad_out_buffer(t: torch.Tensor) -> torch.Tensor:
+    """Where a backward program writes ``t``'s gradient (an ``mm.out`` target): ``t``'s
+    released buffer, else a new one that becomes its buffer.
+
+    Example:
+        >>> import torch
+        >>> from stadyn.graph._grad_buffers import grad_out_buffer
+        >>> w = torch.zeros(2, 3, requires_grad=True)
+        >>> grad_out_buffer(w).shape
+        torch.Size([2, 3])
+    """
+    buffer = _take(t)
+    if buffer is None:
+        buffer = _keep(t, torch.empty_like(t, memory_format=torch.contiguous_format))
+    return buffer
+
+
+def accumulate_grads(leaves: Sequence[Variable], grads: Sequence[torch.Tensor],
+                     must_copy: Sequence[bool] | None = None) -> None:
+    """Add ``grads`` into the leaves' ``.grad`` (set it where there is none yet).
+
+    A gradient that must be copied (``must_copy``; by default one that is a view) or converted
+    (computed in half precision for an fp32 parameter) goes into the leaf's released buffer, or
+    a new one that becomes its buffer.  A gradient written into the leaf's buffer and then added
+    to an existing ``.grad`` leaves the buffer free again at once (nobody else saw it).
+
+    Example:
+        >>> import torch
+        >>> from stadyn.graph import Variable
+        >>> from stadyn.graph._grad_buffers import accumulate_grads
+        >>> w = Variable.from_tensor(torch.zeros(2), need_grad=True)
+        >>> accumulate_grads([w], [torch.ones(2)]); accumulate_grads([w], [torch.ones(2)])
+        >>> w.grad
+        tensor([2., 2.])
+    """
+    olds, news = [], []
+    for k, (v, g) in enumerate(zip(leaves, grads)):
+        t = v._data
+        if t.grad is None:
+            if (must_copy[k] if must_copy is not None else g._base is not None) \
+                    or g.dtype != t.dtype:
+                spare = _take(t)
+                if spare is not None:
+                    g = spare.copy_(g)
+                else:
+                    g = _keep(t, g.to(t.dtype, copy=True))
+            t.grad = g
+        else:
+            olds.append(t.grad)
+            news.append(g)
+            buffer = getattr(t, _ATTR, None)
+            if buffer is not None and g is buffer.tensor:
+                buffer.free = True           # an mm.out target, added and not kept
+    if olds:
+        if all(o.dtype == n.dtype for o, n in zip(olds, news)):
+            torch._foreach_add_(olds, news)
+        else:
+            for o, n in zip(olds, news):
+                o.add_(n)

@@ -1,0 +1,133 @@
+"""Interpreting a graph on tensors: the reference semantics of a static graph.
+
+:func:`interpret` runs a subgraph's nodes in order through their op implementations — the same
+impls dynamic mode calls, with the same precision casts — and is what lowering traces.
+:func:`refresh_shapes` does the same on ``meta`` tensors to bring recorded shapes up to date
+after an input was resized.  Both name a failing op as dynamic mode does (:func:`op_error`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import torch
+
+from .._errors import StadynError
+from ._apply import op_error
+from ._context import get_current_context
+from ._precision import cast_arguments
+from ._subgraph import leaf_tensor, output_key, value_key
+from ._variable import FunctionNode, Variable
+
+__all__ = ["interpret", "refresh_shapes"]
+
+
+def _node_arguments(node: FunctionNode, env: dict, half: torch.dtype | None
+                    ) -> tuple[list, dict]:
+    """``node``'s call arguments with Variables replaced by their tensors in ``env``, cast by
+    the op's declared precision under a half-precision context."""
+    args = [env[value_key(a)] if isinstance(a, Variable) else a for a in node.args]
+    kwargs = ({k: (env[value_key(v)] if isinstance(v, Variable) else v)
+               for k, v in node.kwargs.items()} if node.kwargs else {})
+    if half is not None and node.spec.precision != "any":
+        args, kwargs = cast_arguments(node.spec.precision, args, kwargs, half)
+    return args, kwargs
+
+
+def _node_error(node: FunctionNode, env: dict, exc: BaseException) -> StadynError:
+    """:func:`op_error` for ``node`` failing on the tensors ``env`` gave it."""
+    shapes = [tuple(env[value_key(v)].shape) for v in node.inputs]
+    return op_error(node.spec, node.inputs, node.scope, exc, shapes)
+
+
+def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
+              leaf_tensors: Sequence[torch.Tensor], wanted: Sequence[Variable],
+              name_errors: bool = False) -> list:
+    """Run ``nodes`` in order on torch tensors; return the tensors of ``wanted``.
+
+    This is the reference semantics of a static graph; lowering traces exactly this function.
+    With ``name_errors`` an op that fails raises the error dynamic mode gives (op, scope and
+    input shapes: :func:`op_error`).
+
+    Example:
+        >>> import torch, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import Subgraph, interpret
+        >>> x = sd.Variable((2,))
+        >>> y = F.relu(x) * 2.0
+        >>> sub = Subgraph([y])
+        >>> interpret(sub.nodes, sub.leaves, [torch.tensor([-1.0, 3.0])], [y])
+        [tensor([0., 6.])]
+    """
+    env: dict[Any, torch.Tensor] = {value_key(v): t for v, t in zip(leaves, leaf_tensors)}
+    half = get_current_context().half_dtype
+    for node in nodes:
+        args, kwargs = _node_arguments(node, env, half)
+        try:
+            out = node.spec.impl(*args, **kwargs)
+        except Exception as exc:
+            if not name_errors:
+                raise
+            raise _node_error(node, env, exc) from exc
+        if isinstance(out, torch.Tensor):
+            env[output_key(node, 0)] = out
+        else:
+            for i, t in enumerate(out):
+                env[output_key(node, i)] = t
+    return [env[value_key(v)] for v in wanted]
+
+
+def _as_meta(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value if value.device.type == "meta" else value.to("meta")
+    if isinstance(value, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in value):
+        return type(value)(_as_meta(v) for v in value)
+    return value
+
+
+def refresh_shapes(nodes: Sequence[FunctionNode], leaves: Sequence[Variable]) -> None:
+    """Re-infer the shape and dtype of every node output from the leaves' current shapes.
+
+    A static graph records shapes when it is built; when an input is later given a batch of
+    another size, this brings the intermediate Variables up to date (on ``meta`` tensors).  An
+    op that cannot take its new input shapes raises the error it raises while a graph is built
+    (:func:`op_error`: op, scope, input shapes).
+
+    A node output that still holds a buffer of another shape (computed before the
+    resize, and not recomputed since: an intermediate of a ``clear_no_need_grad`` forward, or
+    one that belongs to another root's plan) drops it: ``Variable.shape`` reads a held buffer
+    first, so a stale one would make the Variable report its old shape (and a model file
+    record it).
+
+    Example:
+        >>> import torch, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import Subgraph, refresh_shapes
+        >>> x = sd.Variable((2, 3))
+        >>> y = F.sum(x, axis=1)
+        >>> x.data = torch.zeros(5, 3)
+        >>> sub = Subgraph([y])
+        >>> refresh_shapes(sub.nodes, sub.leaves)
+        >>> y.shape
+        (5,)
+    """
+    env: dict[Any, torch.Tensor] = {}
+    for v in leaves:
+        t = leaf_tensor(v)
+        env[value_key(v)] = torch.empty(t.shape, dtype=t.dtype, device="meta")
+    half = get_current_context().half_dtype
+    for node in nodes:
+        args, kwargs = _node_arguments(node, env, half)
+        args = [_as_meta(a) for a in args]                 # constants held by the node
+        kwargs = {k: _as_meta(v) for k, v in kwargs.items()}
+        try:
+            out = node.spec.infer(args, kwargs)
+        except Exception as exc:
+            raise _node_error(node, env, exc) from exc
+        outs = (out,) if isinstance(out, torch.Tensor) else tuple(out)
+        for i, (ref, t) in enumerate(zip(node._outputs, outs)):
+            env[output_key(node, i)] = t
+            v = ref()
+            if v is not None:
+                v._shape, v._dtype = tuple(t.shape), t.dtype
+                held = v._data
+                if held is not None and tuple(held.shape) != v._shape:
+                    v._data = None

@@ -1,0 +1,102 @@
+"""Splitting a traced joint forward+backward graph into a forward and a backward program.
+
+Lowering traces the *joint* function of a static graph — its forward values and, with
+``torch.autograd.grad``, the gradients of its roots w.r.t. its leaves — as one ATen graph.
+:func:`partition` cuts it where the roots' gradients (the *tangents*) come in: what does not
+depend on them runs in the forward, which also returns the *residuals* the backward needs.
+"""
+
+from __future__ import annotations
+
+import torch.fx as fx
+
+from .._errors import StadynError
+
+__all__ = ["partition"]
+
+
+def partition(gm: fx.GraphModule, n_primals: int, n_fw_outputs: int
+              ) -> tuple[fx.GraphModule, fx.GraphModule, int]:
+    """Split a joint graph into forward and backward programs.
+
+    ``gm`` takes ``n_primals`` primal inputs followed by tangents (the roots' gradients) and
+    returns ``n_fw_outputs`` forward values followed by gradients.  Returns ``(fw, bw,
+    n_residuals)``: ``fw(*primals) -> (*forward values, *residuals)`` holds every node that does
+    not depend on a tangent and is needed by a forward value or has a side effect (running
+    statistics, random numbers); ``bw(*residuals, *tangents) -> gradients`` holds the rest.
+
+    Example:
+        >>> import torch
+        >>> from torch.fx.experimental.proxy_tensor import make_fx
+        >>> from stadyn.graph import partition
+        >>> def joint(x, g):
+        ...     y = (x * x).sum()
+        ...     dx, = torch.autograd.grad(y, x, g)
+        ...     return y, dx
+        >>> gm = make_fx(joint)(torch.ones(3, requires_grad=True), torch.tensor(1.0))
+        >>> fw, bw, n_residuals = partition(gm, n_primals=1, n_fw_outputs=1)
+        >>> y, *saved = fw(torch.full((3,), 2.0))
+        >>> float(y), bw(*saved, torch.tensor(1.0))
+        (12.0, (tensor([4., 4., 4.]),))
+    """
+    graph = gm.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    primals, tangents = placeholders[:n_primals], placeholders[n_primals:]
+    output = next(n for n in reversed(graph.nodes) if n.op == "output")
+    outs = list(output.args[0])
+    fw_outs, bw_outs = outs[:n_fw_outputs], outs[n_fw_outputs:]
+
+    tangent_dependent: set[fx.Node] = set(tangents)
+    for n in graph.nodes:
+        if n.op != "placeholder" and any(i in tangent_dependent for i in n.all_input_nodes):
+            tangent_dependent.add(n)
+
+    forward: set[fx.Node] = set()
+    stack = [n for n in fw_outs if isinstance(n, fx.Node)]
+    stack += [n for n in graph.nodes if n.op == "call_function"
+              and n not in tangent_dependent and n.is_impure()]
+    while stack:
+        n = stack.pop()
+        if n not in forward:
+            forward.add(n)
+            stack.extend(n.all_input_nodes)
+    if forward & tangent_dependent:  # pragma: no cover - a forward value cannot need a tangent
+        raise StadynError("internal error: forward values depend on the backward seed")
+
+    available = forward | set(primals)
+    backward_set: set[fx.Node] = set()
+    residual_set: set[fx.Node] = set()
+    stack = [n for n in bw_outs if isinstance(n, fx.Node)]
+    while stack:
+        n = stack.pop()
+        if n in backward_set or n in residual_set:
+            continue
+        if n in available:
+            residual_set.add(n)
+            continue
+        backward_set.add(n)
+        stack.extend(n.all_input_nodes)
+    residuals = [n for n in graph.nodes if n in residual_set]
+
+    fw_graph = fx.Graph()
+    env: dict[fx.Node, fx.Node] = {}
+    for p in primals:
+        env[p] = fw_graph.placeholder(p.name)
+    for n in graph.nodes:
+        if n in forward and n.op not in ("placeholder", "output"):
+            env[n] = fw_graph.node_copy(n, env.__getitem__)
+    fw_graph.output(tuple(env[n] for n in fw_outs) + tuple(env[n] for n in residuals))
+    fw_graph.eliminate_dead_code()
+
+    bw_graph = fx.Graph()
+    benv: dict[fx.Node, fx.Node] = {}
+    for i, r in enumerate(residuals):
+        benv[r] = bw_graph.placeholder(f"saved_{i}")
+    for t in tangents:
+        benv[t] = bw_graph.placeholder(t.name)
+    for n in graph.nodes:
+        if n in backward_set and n.op != "placeholder":
+            benv[n] = bw_graph.node_copy(n, benv.__getitem__)
+    bw_graph.output(tuple(benv[n] for n in bw_outs))
+    bw_graph.eliminate_dead_code()
+    return fx.GraphModule(gm, fw_graph), fx.GraphModule(gm, bw_graph), len(residuals)

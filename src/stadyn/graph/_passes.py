@@ -1,0 +1,307 @@
+"""Passes over traced ATen programs (``torch.fx`` graphs), run once when a plan is built.
+
+Each pass takes a traced program and rewrites it in place; none changes what it computes:
+
+* :func:`simplify` drops ops that do nothing under ``no_grad`` (make_fx emits many);
+* :func:`defer_output_casts` returns half-precision gradients unconverted (the accumulation into
+  ``.grad`` converts them into a buffer it has);
+* :func:`write_products_into_buffers` makes a large weight gradient's ``mm`` write into a buffer
+  the caller passes in; :func:`cast_parameters_into_buffers` does the same for a large
+  parameter's half-precision copy;
+* :func:`defer_products` (for inductor-compiled steps) moves such a product out of the program;
+* :func:`aliased_outputs` finds the outputs that may share memory with an input or each other
+  (an analysis, no rewrite).
+
+The thresholds come from page-fault costs measured on these machines (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import torch
+import torch.fx as fx
+
+__all__ = ["simplify", "defer_output_casts", "write_products_into_buffers",
+           "cast_parameters_into_buffers", "defer_products", "aliased_outputs",
+           "is_large_product", "OUT_BUFFER_BYTES"]
+
+_aten = torch.ops.aten
+_SAME_SHAPE_NOOPS = {_aten.view.default, _aten._unsafe_view.default, _aten.reshape.default,
+                     _aten.expand.default}
+
+
+def _shape_of(n) -> tuple | None:
+    val = n.meta.get("val") if isinstance(n, fx.Node) else None
+    return tuple(val.shape) if isinstance(val, torch.Tensor) else None
+
+
+def _output_node(gm: fx.GraphModule) -> fx.Node:
+    return next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+
+
+def simplify(gm: fx.GraphModule) -> fx.GraphModule:
+    """Remove ops that do nothing when the program runs under ``no_grad``.
+
+    ``detach``; ``view``/``reshape``/``expand`` to the shape the tensor already has; and
+    ``t(t(x))``.  make_fx emits these liberally (each costs an ATen dispatch at replay).
+
+    Example:
+        >>> import torch
+        >>> from torch.fx.experimental.proxy_tensor import make_fx
+        >>> from stadyn.graph import simplify
+        >>> gm = make_fx(lambda x: x.detach().reshape(2, 3).t().t() + 1)(torch.ones(2, 3))
+        >>> [n.target.__name__ for n in simplify(gm).graph.nodes if n.op == "call_function"]
+        ['add.Tensor']
+    """
+    graph = gm.graph
+    for n in list(graph.nodes):
+        if n.op != "call_function" or not n.args:
+            continue
+        src = n.args[0]
+        if n.target is _aten.detach.default:
+            replacement = src
+        elif n.target in _SAME_SHAPE_NOOPS and _shape_of(n) is not None \
+                and _shape_of(n) == _shape_of(src):
+            replacement = src
+        elif n.target is _aten.t.default and isinstance(src, fx.Node) \
+                and src.target is _aten.t.default:
+            replacement = src.args[0]
+        else:
+            continue
+        n.replace_all_uses_with(replacement)
+        graph.erase_node(n)
+    graph.eliminate_dead_code()
+    gm.recompile()
+    return gm
+
+
+def defer_output_casts(gm: fx.GraphModule) -> fx.GraphModule:
+    """Return a backward program's gradients in the precision they were computed in.
+
+    Under a ``bfloat16``/``float16`` context a parameter's gradient is computed in half
+    precision and cast back to the parameter's fp32 at the end of the traced backward.  Each
+    such cast allocates a new fp32 tensor per step (for a large weight, fresh pages the kernel
+    must fault in).  This drops a cast whose only use is the program's output; the
+    accumulation into ``.grad`` (:func:`accumulate_grads`) then converts while it adds or
+    copies into a buffer it already has.
+    """
+    output = _output_node(gm)
+    outs = list(output.args[0])
+    changed = False
+    for k, n in enumerate(outs):
+        if not (isinstance(n, fx.Node) and n.target is _aten._to_copy.default
+                and len(n.users) == 1 and len(n.args) == 1
+                and set(n.kwargs) <= {"dtype", "layout", "device"}
+                and isinstance(n.args[0], fx.Node)):
+            continue
+        src, val = n.args[0], n.meta.get("val")
+        before = src.meta.get("val")
+        if not (isinstance(val, torch.Tensor) and isinstance(before, torch.Tensor)
+                and before.dtype in (torch.bfloat16, torch.float16)
+                and val.dtype.is_floating_point and before.shape == val.shape
+                and before.device == val.device and before.layout == val.layout):
+            continue
+        outs[k] = src
+        changed = True
+    if changed:
+        output.args = (tuple(outs),)
+        gm.graph.eliminate_dead_code()
+        gm.recompile()
+    return gm
+
+
+#: Matrix-product gradients and half-precision parameter copies at least this large are
+#: written into reused buffers.
+OUT_BUFFER_BYTES = 1 << 20
+_HALF_TYPES = (torch.bfloat16, torch.float16)
+
+
+def _is_large(val: torch.Tensor) -> bool:
+    return val.numel() * val.element_size() >= OUT_BUFFER_BYTES
+
+
+def is_large_product(n) -> bool:
+    """Is ``n`` an ``mm`` with a contiguous result of at least :data:`OUT_BUFFER_BYTES` (the
+    products whose fresh result memory costs page faults on every step)?
+
+    Example:
+        >>> import torch
+        >>> from torch.fx.experimental.proxy_tensor import make_fx
+        >>> from stadyn.graph._passes import is_large_product
+        >>> gm = make_fx(torch.mm)(torch.ones(1024, 8), torch.ones(8, 512))
+        >>> [is_large_product(n) for n in gm.graph.nodes if n.op == "call_function"]
+        [True]
+    """
+    val = n.meta.get("val") if isinstance(n, fx.Node) else None
+    return (isinstance(val, torch.Tensor) and n.target is _aten.mm.default
+            and val.is_contiguous() and _is_large(val))
+
+
+def _write_into_placeholder(gm: fx.GraphModule, n: fx.Node, name: str,
+                            call: Callable[[fx.Node], tuple]) -> fx.Node:
+    """Replace ``n`` by a call that writes its value into a new placeholder ``name``, appended
+    after the program's other placeholders (first, in a program that has none);
+    ``call(placeholder)`` gives that call's ``(target, args, kwargs)``.  Returns the
+    placeholder."""
+    graph = gm.graph
+    placeholders = graph.find_nodes(op="placeholder")
+    with (graph.inserting_after(placeholders[-1]) if placeholders
+          else graph.inserting_before(next(iter(graph.nodes)))):
+        buffer = graph.placeholder(name)
+    buffer.meta["val"] = n.meta["val"]
+    with graph.inserting_after(n):
+        written = graph.call_function(*call(buffer))
+    written.meta["val"] = n.meta["val"]
+    n.replace_all_uses_with(written)
+    graph.erase_node(n)
+    return buffer
+
+
+def write_products_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tensor]
+                                ) -> list[tuple[int, torch.dtype | None]]:
+    """Let a backward program write large weight gradients into buffers it is given.
+
+    A gradient computed by a matrix product (``mm``: an affine layer's weight) comes out of the
+    program as a new tensor every step; for a large weight that means fresh memory the kernel
+    must fault in page by page (a 8192 x 1024 fp32 gradient: 32 MB, several milliseconds).
+    For each output ``k`` that is such a product, of at least :data:`OUT_BUFFER_BYTES`, this
+    adds a trailing placeholder and computes the product with ``mm.out`` into it.  Returns
+    ``(k, owned)`` for each, in the order of the new placeholders: the caller passes one
+    buffer per position — the leaf's gradient buffer (:func:`grad_out_buffer`) when
+    ``owned`` is None, or, for a half-precision product of an fp32 leaf
+    (:func:`defer_output_casts` left it unconverted), a buffer of dtype ``owned`` the plan
+    keeps: the product never becomes a ``.grad`` itself.
+    """
+    output = _output_node(gm)
+    outs = list(output.args[0])
+    slots: list[tuple[int, torch.dtype | None]] = []
+    seen: set = set()
+    for k, (n, leaf) in enumerate(zip(outs, leaves)):
+        if not (is_large_product(n) and n not in seen):
+            continue
+        val = n.meta["val"]
+        if not ((val.dtype == leaf.dtype or (val.dtype in _HALF_TYPES
+                                             and leaf.dtype == torch.float32))
+                and tuple(val.shape) == tuple(leaf.shape)):
+            continue
+        seen.add(n)
+        _write_into_placeholder(gm, n, f"grad_out_{k}",
+                                lambda buffer: (_aten.mm.out, tuple(n.args), {"out": buffer}))
+        slots.append((k, val.dtype if val.dtype != leaf.dtype else None))
+    if slots:
+        gm.recompile()
+    return slots
+
+
+def cast_parameters_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tensor],
+                                 n_values: int) -> list[tuple[int, torch.dtype]]:
+    """Let a forward program write the half-precision copies of large parameters into buffers
+    it is given.
+
+    Under a ``bfloat16``/``float16`` context each op casts its fp32 parameters on every step
+    (:mod:`stadyn.graph._precision`).  For a large weight the cast is a new tensor each step,
+    fresh pages once the allocator has given the last one back (8192 x 1024 in bf16: 16 MB).
+    Each cast of a leaf that needs a gradient, of at least :data:`OUT_BUFFER_BYTES`, becomes
+    ``copy_`` into a trailing placeholder; returns the leaf positions and the copies' dtypes,
+    in placeholder order.
+    The caller keeps one buffer per position: a forward overwrites the copy the previous
+    forward saved for its backward, which holds the same values unless the parameter changed,
+    and a plan's backward always belongs to its latest forward.  A copy that one of the first
+    ``n_values`` outputs (the values Variables receive) could share memory with is left alone.
+    """
+    exposed = {_storage_owner(n) for n in _output_node(gm).args[0][:n_values]}
+    placeholders = gm.graph.find_nodes(op="placeholder")
+    slots: list[tuple[int, torch.dtype]] = []
+    for i, (ph, leaf) in enumerate(zip(placeholders, leaves)):
+        if not (leaf.requires_grad and leaf.dtype == torch.float32 and leaf.is_contiguous()):
+            continue
+        for n in list(ph.users):
+            val = n.meta.get("val")
+            if not (n.target is _aten._to_copy.default and n.args == (ph,) and n not in exposed
+                    and set(n.kwargs) <= {"dtype"} and isinstance(val, torch.Tensor)
+                    and val.dtype in _HALF_TYPES and _is_large(val)):
+                continue
+            _write_into_placeholder(gm, n, f"cast_out_{i}",
+                                    lambda buffer: (_aten.copy_.default, (buffer, ph), {}))
+            slots.append((i, val.dtype))
+            break
+    if slots:
+        gm.recompile()
+    return slots
+
+
+def _storage_owner(n):
+    """The node whose result owns ``n``'s storage: follows view ops (ATen ops whose result
+    aliases an argument) back through their first argument."""
+    while isinstance(n, fx.Node) and n.op == "call_function":
+        schema = getattr(n.target, "_schema", None)
+        returns = schema.returns if schema is not None else ()
+        if not (returns and returns[0].alias_info is not None and n.args):
+            break
+        n = n.args[0]
+    return n
+
+
+def aliased_outputs(gm: fx.GraphModule) -> list[bool]:
+    """For each output of ``gm``: may it share memory with an input or another output?
+
+    Follows view ops (ATen ops whose result aliases an argument) back to the node that owns the
+    storage.  Outputs owned by an input (a tangent, a residual) or by the same node as an earlier
+    output must be copied before they become a ``.grad`` that later accumulates in place.
+    """
+    output = _output_node(gm)
+    flags, owners = [], set()
+    for n in output.args[0]:
+        root = _storage_owner(n)
+        flags.append(not isinstance(root, fx.Node) or root.op == "placeholder" or root in owners)
+        owners.add(root)
+    return flags
+
+
+def defer_products(gm: fx.GraphModule, first_grad: int) -> list[tuple[int, int, int]]:
+    """Move large weight-gradient matrix products out of a forward-backward program.
+
+    Inductor allocates each output of a compiled program afresh, so a large gradient computed
+    by ``mm`` (an affine layer's weight: 32 MB for 8192 x 1024) costs a fresh allocation that
+    the kernel must fault in page by page on every step (glibc maps allocations of 32 MB and
+    more straight from the kernel and unmaps them when freed).  For each gradient output (from
+    position ``first_grad``) that is such a product (``is_large_product``) — or its cast to
+    fp32, when the product ran in half precision — the program returns the product's two
+    operands instead (appended to its outputs) and the caller computes it into buffers it
+    keeps (as :class:`stadyn.compile.CompiledStep` does).  Returns ``(gradient index, operand a
+    position, operand b position)`` for each.
+
+    Example:
+        >>> import torch
+        >>> from torch.fx.experimental.proxy_tensor import make_fx
+        >>> from stadyn.graph import defer_products
+        >>> a, b = torch.ones(1024, 64), torch.ones(64, 512)      # a 2 MB product
+        >>> gm = make_fx(lambda a, b: (a.sum(), torch.mm(a, b)))(a, b)
+        >>> deferred = defer_products(gm, first_grad=1)
+        >>> deferred, [tuple(t.shape) for t in gm(a, b)[2:]]
+        ([(0, 2, 3)], [(1024, 64), (64, 512)])
+    """
+    output = _output_node(gm)
+    outs = list(output.args[0])
+    extra: list[fx.Node] = []
+    deferred = []
+    for k in range(first_grad, len(outs)):
+        n = product = outs[k]
+        if not isinstance(n, fx.Node) or outs.count(n) != 1:
+            continue
+        if n.target is _aten._to_copy.default and len(n.args) == 1 \
+                and set(n.kwargs) <= {"dtype", "layout", "device"} \
+                and n.meta["val"].is_contiguous():
+            product = n.args[0]         # a half-precision product cast up to the fp32 leaf
+        if not (is_large_product(product) and len(product.users) == 1):
+            continue
+        a, b = product.args
+        deferred.append((k - first_grad, len(outs) + len(extra), len(outs) + len(extra) + 1))
+        extra += [a, b]
+        outs[k] = a                 # a stand-in: the caller replaces it
+    if deferred:
+        output.args = (tuple(outs + extra),)
+        gm.graph.eliminate_dead_code()
+        gm.recompile()
+    return deferred

@@ -1,0 +1,272 @@
+"""Plans: a static graph lowered to generated code, or run eagerly when it cannot be.
+
+:func:`build_plan` lowers a :class:`~stadyn.graph.Subgraph`:
+
+1. its nodes are replayed through their op implementations (:func:`~stadyn.graph.interpret`)
+   under :func:`torch.fx.experimental.proxy_tensor.make_fx` on *fake* tensors — no computation,
+   no side effects, no random numbers drawn.  The result is straight-line ATen code: Stadyn's
+   own per-op Python does not run in a replay;
+2. when a backward may follow (some leaf needs a gradient and grad mode is on) the trace is of
+   the *joint* function (forward values and the gradients of the roots w.r.t. the leaves), and
+   :func:`~stadyn.graph.partition` splits it into a forward program, which also returns the
+   residuals the gradients need, and a backward program;
+3. the passes of ``_passes.py`` tidy the programs and route large gradients and parameter
+   copies into reused buffers (``_grad_buffers.py``).
+
+A :class:`StaticPlan` replays the forward under ``no_grad`` and runs the backward program on
+``backward()``, accumulating into the leaves' ``.grad``: no autograd tape per iteration, which
+is where static beats dynamic.  An :class:`EagerPlan` has the same interface and interprets the
+nodes with torch's autograd (an op declared ``traceable=False``, or a failed trace).  Plans are
+cached by the runner (``_runner.py``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Sequence
+
+import torch
+import torch.fx as fx
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from .._errors import StadynError
+from ._grad_buffers import accumulate_grads, grad_out_buffer
+from ._interpret import interpret, refresh_shapes
+from ._partition import partition
+from ._passes import (aliased_outputs, cast_parameters_into_buffers, defer_output_casts, simplify,
+                      write_products_into_buffers)
+from ._subgraph import Subgraph, leaf_tensor
+from ._variable import FunctionNode, Variable
+
+__all__ = ["StaticPlan", "EagerPlan", "build_plan"]
+
+
+class StaticPlan:
+    """A lowered static graph: a forward program and (when needed) a backward program.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.ones((2, 3)), need_grad=True)
+        >>> y = F.sum(F.tanh(x))
+        >>> y.forward()
+        >>> plan = y._plan
+        >>> type(plan).__name__, plan.has_backward, "torch.ops.aten.tanh" in plan.code
+        ('StaticPlan', True, True)
+    """
+
+    __slots__ = ("roots", "leaves", "fill", "fw", "bw", "n_fill", "grad_leaves", "diff_roots",
+                 "saved", "_fw_call", "_bw_call", "nodes", "_copy_grad", "has_backward",
+                 "_out_slots", "_cast_slots", "_owned")
+
+    def __init__(self, roots, nodes, leaves, fill, fw, bw, grad_leaves, diff_roots,
+                 copy_grad: list[bool] | None = None,
+                 out_slots: Sequence[tuple[int, torch.dtype | None]] = (),
+                 cast_slots: Sequence[tuple[int, torch.dtype]] = ()):
+        self.roots: list[Variable] = roots
+        self.nodes: list[FunctionNode] = nodes
+        self.leaves: list[Variable] = leaves
+        self.fill: list[Variable] = fill
+        self.n_fill = len(fill)
+        self.fw: fx.GraphModule = fw
+        self.bw: fx.GraphModule | None = bw
+        self.grad_leaves: list[Variable] = grad_leaves
+        self.diff_roots: list[Variable] = diff_roots
+        self.saved: tuple | None = None
+        self._fw_call = fw.forward
+        self._bw_call = bw.forward if bw is not None else None
+        if copy_grad is None:
+            copy_grad = aliased_outputs(bw) if bw is not None else []
+        self._copy_grad = copy_grad
+        self._out_slots = tuple(out_slots)    # gradients the program writes into given buffers
+        self._cast_slots = tuple(cast_slots)  # leaves the forward casts into given buffers
+        self._owned: dict = {}                # buffers the plan keeps, by slot
+        self.has_backward = bw is not None
+
+    @property
+    def code(self) -> str:
+        """The generated Python of the forward (and backward) program, for inspection."""
+        text = self.fw.code
+        if self.bw is not None:
+            text += "\n# backward\n" + self.bw.code
+        return text
+
+    def run(self) -> None:
+        tensors = [leaf_tensor(v) for v in self.leaves]
+        if self._cast_slots:
+            tensors += [self._buffer(("cast", i), tensors[i], dtype)
+                        for i, dtype in self._cast_slots]
+        try:
+            with torch.no_grad():
+                outs = self._fw_call(*tensors)
+        except Exception:
+            # The generated program does not know the ops; replaying the graph op by op on the
+            # same inputs finds the one that fails and names it, as dynamic mode would.
+            with torch.no_grad():
+                interpret(self.nodes, self.leaves, tensors[:len(self.leaves)], [],
+                          name_errors=True)
+            raise
+        n = self.n_fill
+        for v, t in zip(self.fill, outs):
+            v._data = t
+        self.saved = tuple(outs[n:]) if self.bw is not None else None
+
+    def run_backward(self, root: Variable, seed: torch.Tensor, clear_buffer: bool) -> None:
+        if self.saved is None:
+            raise StadynError("backward: the buffers of the last forward were cleared "
+                              "(backward(clear_buffer=True) ran already); run forward again")
+        tangents = []
+        for r in self.diff_roots:
+            if r is root:
+                tangents.append(seed)
+            else:
+                tangents.append(torch.zeros_like(r._data))
+        buffers = [self._buffer(("grad", k), self.grad_leaves[k]._data, owned) if owned
+                   else grad_out_buffer(self.grad_leaves[k]._data)
+                   for k, owned in self._out_slots]
+        with torch.no_grad():
+            grads = self._bw_call(*self.saved, *tangents, *buffers)
+        if clear_buffer:
+            self.saved = None
+        accumulate_grads(self.grad_leaves, grads, self._copy_grad)
+
+    def _buffer(self, key: tuple, like: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """The plan's own buffer for a slot (shaped like ``like``), made on first use and
+        kept."""
+        buffer = self._owned.get(key)
+        if buffer is None:
+            buffer = self._owned[key] = torch.empty(like.shape, dtype=dtype, device=like.device)
+        return buffer
+
+
+class EagerPlan:
+    """A static graph run by interpreting its nodes eagerly, with torch's autograd for backward.
+
+    Used when the graph holds an op declared ``traceable=False`` (e.g. a collective) or when
+    tracing fails; same interface as :class:`StaticPlan`, same results, none of its speed-up.
+
+    Example:
+        >>> import torch, stadyn as sd
+        >>> from stadyn.graph import OpSpec, apply
+        >>> spec = OpSpec.from_function(lambda x: x * 2, 1, name="twice", traceable=False)
+        >>> y = apply(spec, (sd.Variable.from_numpy_array([1.0, 2.0]),), {})
+        >>> y.forward()
+        >>> y._plan.code, y.d.tolist()
+        ('# runs eagerly: holds op(s) that cannot be traced: twice', [2.0, 4.0])
+    """
+
+    __slots__ = ("roots", "nodes", "leaves", "fill", "diff_roots", "saved", "has_backward",
+                 "reason")
+
+    def __init__(self, roots, nodes, leaves, fill, needs_backward: bool, reason: str):
+        self.roots, self.nodes, self.leaves, self.fill = roots, nodes, leaves, fill
+        self.has_backward = needs_backward
+        self.diff_roots: list[Variable] = []
+        self.saved: list | None = None
+        self.reason = reason
+
+    @property
+    def code(self) -> str:
+        return f"# runs eagerly: {self.reason}"
+
+    def run(self) -> None:
+        tensors = [leaf_tensor(v) for v in self.leaves]
+        with torch.set_grad_enabled(self.has_backward):
+            outs = interpret(self.nodes, self.leaves, tensors, self.fill, name_errors=True)
+        for v, t in zip(self.fill, outs):
+            v._data = t
+        self.diff_roots = [r for r in self.roots if r._data is not None and r._data.requires_grad]
+        self.saved = outs if self.has_backward else None
+
+    def run_backward(self, root: Variable, seed: torch.Tensor, clear_buffer: bool) -> None:
+        if self.saved is None:
+            raise StadynError("backward: the buffers of the last forward were cleared "
+                              "(backward(clear_buffer=True) ran already); run forward again")
+        torch.autograd.backward(root._data, seed, retain_graph=not clear_buffer)
+        if clear_buffer:
+            self.saved = None
+
+
+def build_plan(subgraph: Subgraph, keep_all: bool) -> StaticPlan | EagerPlan:
+    """Lower ``subgraph`` (see the module docstring); an :class:`EagerPlan` for a graph that
+    cannot be traced.  ``keep_all`` gives every intermediate a value (else only the roots and
+    ``persistent`` Variables).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import Subgraph, build_plan
+        >>> x = sd.Variable.from_numpy_array(np.array([1.0, -2.0]), need_grad=True)
+        >>> y = F.sum(F.relu(x))
+        >>> plan = build_plan(Subgraph([y]), keep_all=False)
+        >>> plan.run(); float(y.d), plan.has_backward
+        (1.0, True)
+    """
+    roots, nodes, leaves = subgraph.roots, subgraph.nodes, subgraph.leaves
+    leaf_tensors = subgraph.leaf_tensors()
+    refresh_shapes(nodes, leaves)            # inputs may have changed size since the build
+    fill = subgraph.filled(keep_all)
+    needs_backward = torch.is_grad_enabled() and any(t.requires_grad for t in leaf_tensors)
+    untraceable = sorted({n.spec.name for n in nodes if not n.spec.traceable})
+    if untraceable:
+        return EagerPlan(roots, list(nodes), list(leaves), fill, needs_backward,
+                         f"holds op(s) that cannot be traced: {', '.join(untraceable)}")
+    try:
+        return _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward)
+    except Exception as exc:  # noqa: BLE001 - any tracing failure falls back, loudly
+        reason = f"tracing failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
+        warnings.warn(f"a static graph runs eagerly: {reason}", RuntimeWarning, stacklevel=4)
+        return EagerPlan(roots, list(nodes), list(leaves), fill, needs_backward, reason)
+
+
+def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward) -> StaticPlan:
+    if not needs_backward:
+        def forward_only(*ts):
+            return tuple(interpret(nodes, leaves, ts, fill))
+        with torch.enable_grad():
+            fw = make_fx(forward_only, tracing_mode="fake")(*leaf_tensors)
+        simplify(fw)
+        cast_slots = cast_parameters_into_buffers(fw, leaf_tensors, len(fill))
+        return StaticPlan(roots, list(nodes), list(leaves), fill, fw, None, [], [],
+                          cast_slots=cast_slots)
+
+    grad_idx = [i for i, t in enumerate(leaf_tensors) if t.requires_grad]
+    root_pos = [fill.index(r) for r in roots if r.parent is not None]
+    traced: dict[str, list[int]] = {}
+
+    def joint(*ts):
+        primals = ts[:len(leaves)]
+        tangents = ts[len(leaves):]
+        values = interpret(nodes, leaves, primals, fill)
+        diff = [k for k, p in enumerate(root_pos) if values[p].requires_grad]
+        inputs = [primals[i] for i in grad_idx]
+        grads = torch.autograd.grad([values[root_pos[k]] for k in diff], inputs,
+                                    [tangents[k] for k in diff], allow_unused=True) if diff else []
+        used = [j for j, g in enumerate(grads) if g is not None]
+        traced["diff"], traced["used"] = diff, used
+        return (*values, *[grads[j] for j in used])
+
+    tangent_examples = [torch.zeros(tuple(fill[p]._shape), dtype=fill[p]._dtype,
+                                    device=leaf_tensors[0].device if leaf_tensors else None)
+                        for p in root_pos]
+    with torch.enable_grad():
+        gm = make_fx(joint, tracing_mode="fake")(*leaf_tensors, *tangent_examples)
+    # Tangents of roots that do not need a gradient are unused placeholders: drop them.
+    diff, used = traced["diff"], traced["used"]
+    keep = set(diff)
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for k, ph in enumerate(placeholders[len(leaves):]):
+        if k not in keep:
+            gm.graph.erase_node(ph)
+    gm.recompile()
+    fw, bw, _ = partition(gm, len(leaves), len(fill))
+    simplify(fw)
+    simplify(bw)
+    defer_output_casts(bw)
+    grad_leaves = [leaves[grad_idx[j]] for j in used]
+    diff_roots = [fill[root_pos[k]] for k in diff]
+    copy_grad = aliased_outputs(bw)
+    out_slots = write_products_into_buffers(bw, [leaf_tensor(v) for v in grad_leaves])
+    cast_slots = cast_parameters_into_buffers(fw, leaf_tensors, len(fill))
+    for k, _ in out_slots:
+        copy_grad[k] = False
+    return StaticPlan(roots, list(nodes), list(leaves), fill, fw, bw, grad_leaves, diff_roots,
+                      copy_grad, out_slots, cast_slots)

@@ -1,0 +1,152 @@
+"""Running static graphs: the plan cache, ``forward`` and ``backward``.
+
+:func:`run_forward` finds (or builds, ``_plan.py``) the plan for a set of roots and runs it.  The
+cache lives on the first root: one entry per set of roots, holding the
+:class:`~stadyn.graph.Subgraph` (collected again when the graph version changes: a graph was
+rewired or an attribute set) and its plans keyed by the leaves' signature, grad mode, phase,
+context and buffer flags.  While no leaf changed layout (``layout_version``)
+a replay skips even the signature.  :func:`backward` runs the backward program of the plan of a
+root's last forward, or torch's autograd in dynamic mode.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from ._context import get_current_context
+from ._mode import is_training
+from ._plan import EagerPlan, StaticPlan, build_plan
+from ._subgraph import Subgraph
+from ._variable import Variable, graph_version, layout_version, topological_nodes
+
+__all__ = ["run_forward", "forward_all", "backward"]
+
+
+class _PlanCache:
+    """The subgraph of a set of roots and its lowered plans (by leaf signature and flags).
+
+    ``last``/``last_key`` skip recomputing the leaf signature while no leaf changed layout
+    (``layout_changed`` is called by every API that could)."""
+
+    __slots__ = ("graph_version", "subgraph", "plans", "last", "last_key")
+
+    def __init__(self, subgraph: Subgraph):
+        self.graph_version = graph_version()
+        self.subgraph = subgraph
+        self.plans: dict = {}
+        self.last: StaticPlan | EagerPlan | None = None
+        self.last_key: tuple | None = None
+
+
+def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
+                clear_no_need_grad: bool = False) -> StaticPlan | EagerPlan | None:
+    """Forward the static graph of ``roots`` through a cached plan (built on first use, and
+    again when the graph, a leaf's signature, the phase, grad mode, the context or the buffer
+    flags change); returns the plan, or None for roots that no op computes.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph._runner import run_forward
+        >>> x = sd.Variable.from_numpy_array(np.array([1.0, 2.0]))
+        >>> y = F.sum(x * x)
+        >>> run_forward([y]) is run_forward([y]), float(y.d)
+        (True, 5.0)
+    """
+    head = roots[0]
+    if head._plans is None:
+        head._plans = {}
+    roots_key = tuple(id(r) for r in roots)
+    entry = head._plans.get(roots_key)
+    if entry is None or entry.graph_version != graph_version():
+        entry = _PlanCache(Subgraph(roots))
+        head._plans[roots_key] = entry
+    subgraph = entry.subgraph
+    if not subgraph.nodes:
+        return None
+    ctx = get_current_context()
+    keep_all = not (clear_buffer or clear_no_need_grad)
+    fast = (keep_all, torch.is_grad_enabled(), is_training(), ctx, layout_version())
+    plan = entry.last if entry.last_key == fast else None
+    if plan is None:
+        key = fast[:4] + (subgraph.signature(),)
+        plan = entry.plans.get(key)
+        if plan is None:
+            plan = build_plan(subgraph, keep_all)
+            entry.plans[key] = plan
+        entry.last, entry.last_key = plan, fast
+    plan.run()
+    for r in roots:
+        r._plan = plan
+    return plan
+
+
+def forward_all(variables: Sequence[Variable], clear_buffer: bool = False,
+                clear_no_need_grad: bool = False) -> None:
+    """Run the graph for several outputs at once (they share the common part of the graph).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.array([1.0, 2.0]))
+        >>> a, b = F.sum(x), F.max(x)
+        >>> sd.forward_all([a, b])
+        >>> float(a.d), float(b.d)
+        (3.0, 2.0)
+    """
+    run_forward(list(variables), clear_buffer=clear_buffer, clear_no_need_grad=clear_no_need_grad)
+
+
+def _seed(var: Variable, grad: Any, like: torch.Tensor) -> torch.Tensor:
+    if grad is None:
+        return var._grad_buffer().to(like.dtype)
+    if isinstance(grad, torch.Tensor):
+        return grad.detach().to(like.dtype, like.device).expand_as(like).clone()
+    arr = np.asarray(grad)
+    if arr.ndim == 0:
+        return torch.full_like(like, float(arr))
+    # A copy: the seed may flow unchanged into a leaf's .grad, which later accumulates in place.
+    return torch.tensor(arr, dtype=like.dtype, device=like.device).expand_as(like).clone()
+
+
+def _clear_intermediates(root: Variable) -> None:
+    for node in topological_nodes([root]):
+        for ref in node._outputs:
+            v = ref()
+            if v is not None and v is not root and not v.persistent:
+                v._data = None
+
+
+def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False) -> None:
+    """Backward from ``var`` (:meth:`Variable.backward`): the backward program of the plan of
+    its last forward, or torch's autograd (dynamic mode, eager plans).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph._runner import backward
+        >>> w = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=True)
+        >>> y = F.sum(w * w)
+        >>> y.forward(); backward(y)
+        >>> w.g.tolist()
+        [2.0, 4.0]
+    """
+    plan = var._plan
+    data = var._data
+    if plan is not None and plan.has_backward and data is not None:
+        if not any(r is var for r in plan.diff_roots):
+            return
+        plan.run_backward(var, _seed(var, grad, data), clear_buffer)
+        return
+    if data is not None and data.grad_fn is not None:
+        torch.autograd.backward(data, _seed(var, grad, data), retain_graph=not clear_buffer)
+        if clear_buffer:
+            _clear_intermediates(var)
+        return
+    if var.parent is None or (plan is not None and not plan.has_backward):
+        return  # nothing this Variable depends on needs a gradient
+    warnings.warn("backward() from a Variable that was not the root of its last forward re-runs "
+                  "its forward first", RuntimeWarning, stacklevel=3)
+    run_forward([var])
+    backward(var, grad, clear_buffer)

@@ -1,0 +1,190 @@
+"""The part of a graph some roots depend on, with the role of each leaf.
+
+A :class:`Subgraph` is what every consumer of a graph starts from — the runner lowering it, a
+compiled step tracing it, the Trainer finding the inputs to feed, model files and ONNX export
+sorting leaves into inputs, parameters and constants, CNTK's ``Function.arguments``.  Its op
+nodes come in execution order, its leaves in the order the nodes first use them (then the roots
+that are leaves themselves), and each leaf has exactly one role, decided here and nowhere else:
+
+* **view** — a leaf that reads a parameter's value (:meth:`Variable.unlinked` of a parameter:
+  a frozen view such as ``get_parameter_or_create(..., as_need_grad=False)``);
+* **parameter** — any other leaf with a name: the parameter registry names every entry
+  (``cnn/conv1/conv/W``, trainable weights and running statistics alike), and CNTK's named
+  constants are named too;
+* **input** — every other leaf: the values a caller feeds (with or without ``need_grad``);
+  with explicit ``inputs``, only those;
+* **constant** — with explicit ``inputs``, an unnamed leaf not among them (a value the graph
+  holds, saved with it).
+
+:func:`value_key` is the one key under which a Variable's value is found while a graph is
+interpreted, lowered, saved or exported: a leaf by its identity, an op output by its node and
+position (so two Variables standing for the same output share it).
+"""
+
+from __future__ import annotations
+
+from typing import Hashable, Sequence
+
+import torch
+
+from ._variable import FunctionNode, Variable, topological_nodes
+
+__all__ = ["Subgraph", "value_key", "output_key", "leaf_tensor", "INPUT", "PARAMETER", "VIEW",
+           "CONSTANT"]
+
+INPUT, PARAMETER, VIEW, CONSTANT = "input", "parameter", "view", "constant"
+
+
+def output_key(node: FunctionNode, index: int) -> Hashable:
+    """The :func:`value_key` of output ``index`` of ``node``."""
+    return (id(node), index)
+
+
+def value_key(v: Variable) -> Hashable:
+    """The key of the value ``v`` holds: a leaf by identity, an op output by (node, position).
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import output_key, value_key
+        >>> x = sd.Variable((2,))
+        >>> y = F.relu(x)
+        >>> value_key(x) == id(x), value_key(y) == output_key(y.parent, 0)
+        (True, True)
+    """
+    return id(v) if v.parent is None else (id(v.parent), v._index)
+
+
+def leaf_tensor(v: Variable) -> torch.Tensor:
+    """The tensor a leaf feeds into a graph run (a view's is its parameter's, detached).
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> from stadyn.graph import leaf_tensor
+        >>> w = sd.Variable.from_numpy_array(np.ones(2), need_grad=True)
+        >>> leaf_tensor(w) is w.data, leaf_tensor(w.unlinked()).requires_grad
+        (True, False)
+    """
+    if v._alias is not None:
+        return v._alias.data.detach()
+    if v._data is None:
+        return v.data
+    return v._data
+
+
+def _reads_parameter(v: Variable) -> bool:
+    target = v._alias
+    return target is not None and target.parent is None and target.name is not None
+
+
+class Subgraph:
+    """The op nodes and leaves that ``roots`` depend on, each leaf with its role (see the
+    module docstring).  ``inputs``, when given, are the leaves to treat as inputs (any other
+    unnamed leaf is then a constant); they are not checked against the leaves.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> import stadyn.parametric_functions as PF
+        >>> from stadyn.graph import Subgraph
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     x = sd.Variable((4, 3))
+        ...     y = F.sum(PF.affine(x, 2) * sd.Variable.from_numpy_array(np.ones(2)))
+        ...     sub = Subgraph([y])
+        >>> [n.spec.name for n in sub.nodes]
+        ['affine', 'mul2', 'sum']
+        >>> [v.name for v in sub.parameters], len(sub.inputs), sub.role(x)
+        (['affine/W', 'affine/b'], 2, 'input')
+    """
+
+    __slots__ = ("roots", "nodes", "leaves", "_given", "_roles")
+
+    def __init__(self, roots: Sequence[Variable], inputs: Sequence[Variable] | None = None):
+        self.roots: list[Variable] = list(roots)
+        self.nodes: list[FunctionNode] = topological_nodes(self.roots)
+        leaves: list[Variable] = []
+        seen: set[int] = set()
+        for node in self.nodes:
+            for v in node.inputs:
+                if v.parent is None and id(v) not in seen:
+                    seen.add(id(v))
+                    leaves.append(v)
+        for r in self.roots:
+            if r.parent is None and id(r) not in seen:
+                seen.add(id(r))
+                leaves.append(r)
+        self.leaves: list[Variable] = leaves
+        self._given = None if inputs is None else {id(v) for v in inputs}
+        self._roles: dict[int, str] | None = None
+
+    # -- roles -----------------------------------------------------------------------------------
+    def role(self, v: Variable) -> str:
+        """``"input"``, ``"parameter"``, ``"view"`` or ``"constant"`` for a leaf of this
+        subgraph."""
+        if self._roles is None:
+            self._roles = {id(leaf): self._role_of(leaf) for leaf in self.leaves}
+        return self._roles[id(v)]
+
+    def _role_of(self, v: Variable) -> str:
+        if self._given is not None and id(v) in self._given:
+            return INPUT
+        if _reads_parameter(v):
+            return VIEW
+        if v.name is not None:
+            return PARAMETER
+        return INPUT if self._given is None else CONSTANT
+
+    def _with_role(self, role: str) -> list[Variable]:
+        return [v for v in self.leaves if self.role(v) == role]
+
+    @property
+    def inputs(self) -> list[Variable]:
+        """The leaves a caller feeds, in leaf order."""
+        return self._with_role(INPUT)
+
+    @property
+    def parameters(self) -> list[Variable]:
+        """The named leaves (registry parameters, trainable or not; named constants)."""
+        return self._with_role(PARAMETER)
+
+    @property
+    def views(self) -> list[tuple[Variable, Variable]]:
+        """``(view, parameter)`` for each leaf that reads a parameter."""
+        return [(v, v._alias) for v in self._with_role(VIEW)]
+
+    @property
+    def constants(self) -> list[Variable]:
+        """Unnamed leaves other than the given ``inputs`` (none when no inputs were given)."""
+        return self._with_role(CONSTANT)
+
+    # -- what a run reads and fills ----------------------------------------------------------------
+    def leaf_tensors(self) -> list[torch.Tensor]:
+        """The tensors the leaves feed into a run (:func:`leaf_tensor`)."""
+        return [leaf_tensor(v) for v in self.leaves]
+
+    def signature(self) -> tuple:
+        """Shape, dtype, device and ``requires_grad`` of every leaf: a lowered program is valid
+        for one signature."""
+        sig = []
+        for v in self.leaves:
+            t = leaf_tensor(v)
+            sig.append((t.shape, t.dtype, t.device, t.requires_grad))
+        return tuple(sig)
+
+    def filled(self, keep_all: bool) -> list[Variable]:
+        """The Variables a forward run gives values to: the roots computed by ops, then (with
+        ``keep_all``) every live intermediate, or else only the ``persistent`` ones."""
+        fill: list[Variable] = []
+        seen: set[int] = set()
+        for r in self.roots:
+            if id(r) not in seen and r.parent is not None:
+                seen.add(id(r))
+                fill.append(r)
+        for node in self.nodes:
+            for ref in node._outputs:
+                v = ref()
+                if v is not None and id(v) not in seen and (keep_all or v.persistent):
+                    seen.add(id(v))
+                    fill.append(v)
+        return fill
+
+    def __repr__(self) -> str:
+        return f"<Subgraph: {len(self.nodes)} nodes, {len(self.leaves)} leaves>"

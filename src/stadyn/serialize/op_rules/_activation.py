@@ -1,0 +1,147 @@
+"""Rules of the activation ops (``stadyn/ops/_activation.py``)."""
+
+from __future__ import annotations
+
+import math
+
+from ... import functions as F
+from ...ops import norm_axis
+from ._common import import_unary, onnx_axis, onnx_unary
+from ._table import Unmapped, register_rules
+
+register_rules(F.relu, onnx_export=onnx_unary("Relu"), onnx_import={"Relu": import_unary(F.relu)})
+
+
+def _leaky_relu_onnx(g, inputs, attrs):
+    """LeakyRelu"""
+    return g.op("LeakyRelu", [inputs[0]], alpha=float(attrs["alpha"]))
+
+
+def _import_leaky_relu(node):
+    return F.leaky_relu(node.var(0), float(node.attr("alpha", 0.01)))
+
+
+register_rules(F.leaky_relu, onnx_export=_leaky_relu_onnx,
+               onnx_import={"LeakyRelu": _import_leaky_relu})
+
+
+def _relu6_onnx(g, inputs, attrs):
+    """Clip"""
+    x = inputs[0]
+    return g.op("Clip", [x, g.scalar(0.0, x), g.scalar(6.0, x)])
+
+
+register_rules(F.relu6, onnx_export=_relu6_onnx,
+               onnx_import=Unmapped("ONNX has no ReLU6: the export (Clip) imports as "
+                                    "clip_by_value_scalar"))
+
+
+def _elu_onnx(g, inputs, attrs):
+    """Elu"""
+    return g.op("Elu", [inputs[0]], alpha=float(attrs["alpha"]))
+
+
+def _import_elu(node):
+    return F.elu(node.var(0), float(node.attr("alpha", 1.0)))
+
+
+register_rules(F.elu, onnx_export=_elu_onnx, onnx_import={"Elu": _import_elu})
+
+
+def _selu_onnx(g, inputs, attrs):
+    """Selu"""
+    return g.op("Selu", [inputs[0]], alpha=float(attrs["alpha"]), gamma=float(attrs["scale"]))
+
+
+def _import_selu(node):
+    return F.selu(node.var(0), float(node.attr("gamma", 1.05070102214813232421875)),
+                  float(node.attr("alpha", 1.67326319217681884765625)))
+
+
+register_rules(F.selu, onnx_export=_selu_onnx, onnx_import={"Selu": _import_selu})
+
+
+def _gelu_onnx(g, inputs, attrs):
+    """Gelu (opset 20+) or its tanh formula"""
+    x = inputs[0]
+    if g.opset >= 20:
+        return g.op("Gelu", [x], approximate="tanh")
+    cube = g.op("Mul", [g.op("Mul", [x, x]), x])
+    inner = g.op("Add", [x, g.op("Mul", [cube, g.scalar(0.044715, x)])])
+    t = g.op("Tanh", [g.op("Mul", [inner, g.scalar(math.sqrt(2.0 / math.pi), x)])])
+    half = g.op("Mul", [x, g.scalar(0.5, x)])
+    return g.op("Mul", [half, g.op("Add", [t, g.scalar(1.0, x)])])
+
+
+def _import_gelu(node):
+    if node.attr("approximate", "none") != "tanh":
+        node.unsupported("approximate='none' (Stadyn's gelu is the tanh approximation)")
+    return F.gelu(node.var(0))
+
+
+register_rules(F.gelu, onnx_export=_gelu_onnx, onnx_import={"Gelu": _import_gelu})
+
+register_rules(F.sigmoid, onnx_export=onnx_unary("Sigmoid"),
+               onnx_import={"Sigmoid": import_unary(F.sigmoid)})
+
+register_rules(F.tanh, onnx_export=onnx_unary("Tanh"), onnx_import={"Tanh": import_unary(F.tanh)})
+
+
+def _swish_onnx(g, inputs, attrs):
+    """Mul, Sigmoid"""
+    x = inputs[0]
+    return g.op("Mul", [x, g.op("Sigmoid", [x])])
+
+
+def _import_swish(node):
+    if float(node.attr("alpha", 1.0)) != 1.0:
+        node.unsupported("alpha != 1")
+    return F.swish(node.var(0))
+
+
+register_rules(F.swish, onnx_export=_swish_onnx, onnx_import={"Swish": _import_swish})
+
+
+def _softplus_onnx(g, inputs, attrs):
+    """Softplus"""
+    x, beta = inputs[0], float(attrs["beta"])
+    if beta == 1.0:
+        return g.op("Softplus", [x])
+    scaled = g.op("Softplus", [g.op("Mul", [x, g.scalar(beta, x)])])
+    return g.op("Div", [scaled, g.scalar(beta, x)])
+
+
+register_rules(F.softplus, onnx_export=_softplus_onnx,
+               onnx_import={"Softplus": import_unary(F.softplus)})
+
+
+def _softmax_like_onnx(op_type):
+    def export(g, inputs, attrs):
+        x = inputs[0]
+        n = g.ndim(x)
+        return g.op(op_type, [x], axis=norm_axis(n - 1 if attrs["axis"] is None else
+                                                  attrs["axis"], n))
+    export.__doc__ = op_type
+    return export
+
+
+def _import_softmax_like(f):
+    def build(node):
+        x = node.var(0)
+        n = x.ndim
+        if node.opset >= 13:
+            return f(x, onnx_axis(node.attr("axis", -1), n))
+        # Before opset 13 the input is read as a matrix (axes before ``axis`` x the rest).
+        axis = onnx_axis(node.attr("axis", 1), n) if n else 0
+        if axis == n - 1:
+            return f(x, axis)
+        rows = math.prod(x.shape[:axis])
+        y = f(F.reshape(x, (rows, -1)), 1)
+        return F.reshape(y, x.shape)
+    return build
+
+
+register_rules(F.softmax, onnx_export=_softmax_like_onnx("Softmax"),
+               onnx_import={"Softmax": _import_softmax_like(F.softmax)})
+register_rules(F.log_softmax, onnx_export=_softmax_like_onnx("LogSoftmax"),
+               onnx_import={"LogSoftmax": _import_softmax_like(F.log_softmax)})

@@ -1,0 +1,164 @@
+"""Rules of the element-wise arithmetic and maths ops (``stadyn/ops/_arith.py``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ... import functions as F
+from ._common import SCALAR_FORM, import_unary, onnx_unary
+from ._table import Unmapped, register_rules
+
+
+def _torch_of(dtype) -> torch.dtype:
+    return torch.from_numpy(np.empty(0, dtype=dtype)).dtype
+
+
+def _numpy_of(dtype: torch.dtype) -> np.dtype:
+    return torch.empty(0, dtype=dtype).numpy().dtype
+
+
+def _binary_onnx(op_type):
+    def export(g, inputs, attrs):
+        a, b = inputs[0], inputs[1]
+        da, db = g.dtype(a), g.dtype(b)
+        if da != db:  # torch promotes mixed dtypes; ONNX wants them equal (Pow: the base's)
+            target = _numpy_of(torch.promote_types(_torch_of(da), _torch_of(db)))
+            a = a if da == target else g.cast(a, target)
+            if op_type != "Pow":
+                b = b if db == target else g.cast(b, target)
+        return g.op(op_type, [a, b])
+    export.__doc__ = op_type
+    return export
+
+
+def _import_binary(f):
+    def build(node):
+        a, b = node.dtype(0), node.dtype(1)
+        if f is F.div2 and a.kind != "f":
+            node.unsupported(f"integer division ({a}): div2 is true division")
+        if f is F.pow2:
+            if a.kind != "f" and b.kind == "f":
+                node.unsupported(f"{a} base with a {b} exponent (torch gives floats)")
+            if a != b and (a.kind == b.kind or a.kind != "f"):
+                node.unsupported(f"{a} base with a {b} exponent (torch promotes the result)")
+        return f(node.var(0), node.var(1))
+    return build
+
+
+def _import_fold(f):
+    """Variadic ONNX ops (Max, Min, Sum, Mean): a chain of binary catalog ops."""
+    def build(node):
+        args = [node.var(i) for i in range(node.n_inputs) if node.has(i)]
+        if node.op_type == "Mean" and node.dtype(0).kind != "f":
+            node.unsupported(f"{node.dtype(0)} inputs")
+        if len(args) == 1:
+            y = F.identity(args[0])
+        else:
+            y = args[0]
+            for other in args[1:]:
+                y = f(y, other)
+        if node.op_type == "Mean" and len(args) > 1:
+            y = F.mul_scalar(y, 1.0 / len(args))
+        return y
+    return build
+
+
+register_rules(F.add2, onnx_export=_binary_onnx("Add"),
+               onnx_import={"Add": _import_binary(F.add2), "Sum": _import_fold(F.add2),
+                            "Mean": _import_fold(F.add2)})
+register_rules(F.sub2, onnx_export=_binary_onnx("Sub"), onnx_import={"Sub": _import_binary(F.sub2)})
+register_rules(F.mul2, onnx_export=_binary_onnx("Mul"), onnx_import={"Mul": _import_binary(F.mul2)})
+register_rules(F.div2, onnx_export=_binary_onnx("Div"), onnx_import={"Div": _import_binary(F.div2)})
+register_rules(F.pow2, onnx_export=_binary_onnx("Pow"), onnx_import={"Pow": _import_binary(F.pow2)})
+register_rules(F.maximum2, onnx_export=_binary_onnx("Max"),
+               onnx_import={"Max": _import_fold(F.maximum2)})
+register_rules(F.minimum2, onnx_export=_binary_onnx("Min"),
+               onnx_import={"Min": _import_fold(F.minimum2)})
+
+
+def _scalar_onnx(op_type, reflected=False):
+    def export(g, inputs, attrs):
+        x = inputs[0]
+        dtype = g.dtype(x)
+        if dtype.kind != "f":  # torch: an integer tensor with a float scalar gives float32
+            x, dtype = g.cast(x, np.float32), np.dtype(np.float32)
+        c = g.const(np.asarray(attrs["val"], dtype=dtype))
+        return g.op(op_type, [c, x] if reflected else [x, c])
+    export.__doc__ = op_type
+    return export
+
+
+register_rules(F.add_scalar, onnx_export=_scalar_onnx("Add"), onnx_import=Unmapped(SCALAR_FORM))
+register_rules(F.mul_scalar, onnx_export=_scalar_onnx("Mul"),
+               onnx_import={"Neg": import_unary(F.mul_scalar, -1.0)})
+register_rules(F.pow_scalar, onnx_export=_scalar_onnx("Pow"), onnx_import=Unmapped(SCALAR_FORM))
+register_rules(F.r_sub_scalar, onnx_export=_scalar_onnx("Sub", reflected=True),
+               onnx_import=Unmapped(SCALAR_FORM))
+register_rules(F.r_div_scalar, onnx_export=_scalar_onnx("Div", reflected=True),
+               onnx_import={"Reciprocal": import_unary(F.r_div_scalar, 1.0)})
+register_rules(F.r_pow_scalar, onnx_export=_scalar_onnx("Pow", reflected=True),
+               onnx_import=Unmapped(SCALAR_FORM))
+register_rules(F.maximum_scalar, onnx_export=_scalar_onnx("Max"),
+               onnx_import=Unmapped(SCALAR_FORM))
+register_rules(F.minimum_scalar, onnx_export=_scalar_onnx("Min"),
+               onnx_import=Unmapped(SCALAR_FORM))
+
+
+def _clip_onnx(g, inputs, attrs):
+    """Clip"""
+    x = inputs[0]
+    dtype = g.dtype(x)
+    if dtype.kind != "f":
+        x, dtype = g.cast(x, np.float32), np.dtype(np.float32)
+    return g.op("Clip", [x, g.const(np.asarray(attrs["min"], dtype=dtype)),
+                         g.const(np.asarray(attrs["max"], dtype=dtype))])
+
+
+def _import_clip(node):
+    x = node.var(0)
+    if node.dtype(0).kind != "f":
+        node.unsupported(f"{node.dtype(0)} input (the catalog's clip returns floats)")
+    if node.opset < 11:
+        lo, hi = node.attr("min"), node.attr("max")
+    else:
+        lo = node.const(1) if node.has(1) else None
+        hi = node.const(2) if node.has(2) else None
+    lo = None if lo is None else float(np.asarray(lo))
+    hi = None if hi is None else float(np.asarray(hi))
+    if lo is not None and hi is not None:
+        return F.clip_by_value_scalar(x, lo, hi)
+    if lo is not None:
+        return F.maximum_scalar(x, lo)
+    if hi is not None:
+        return F.minimum_scalar(x, hi)
+    return F.identity(x)
+
+
+register_rules(F.clip_by_value_scalar, onnx_export=_clip_onnx, onnx_import={"Clip": _import_clip})
+
+
+def _batch_matmul_onnx(g, inputs, attrs):
+    """MatMul (and Transpose)"""
+    a, b = inputs[0], inputs[1]
+
+    def swap_last(x, flag):
+        n = g.ndim(x)
+        if not flag or n < 2:
+            return x
+        return g.op("Transpose", [x], perm=list(range(n - 2)) + [n - 1, n - 2])
+    return g.op("MatMul", [swap_last(a, attrs["transpose_a"]), swap_last(b, attrs["transpose_b"])])
+
+
+def _import_matmul(node):
+    return F.batch_matmul(node.var(0), node.var(1))
+
+
+register_rules(F.batch_matmul, onnx_export=_batch_matmul_onnx,
+               onnx_import={"MatMul": _import_matmul})
+
+register_rules(F.abs, onnx_export=onnx_unary("Abs"),
+               onnx_import={"Abs": import_unary(F.abs, floats_only=False)})
+register_rules(F.exp, onnx_export=onnx_unary("Exp"), onnx_import={"Exp": import_unary(F.exp)})
+register_rules(F.log, onnx_export=onnx_unary("Log"), onnx_import={"Log": import_unary(F.log)})
+register_rules(F.sqrt, onnx_export=onnx_unary("Sqrt"), onnx_import={"Sqrt": import_unary(F.sqrt)})

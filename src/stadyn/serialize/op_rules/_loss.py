@@ -1,0 +1,179 @@
+"""Rules of the losses and metrics (``stadyn/ops/_loss.py``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import functions as F
+from ...ops import norm_axis
+from ._common import COMPOSITE
+from ._table import Unmapped, register_rules
+
+
+def _onnx_class_axis(g, x, axis):
+    n = g.ndim(x)
+    return norm_axis(n - 1 if axis is None else axis, n)
+
+
+def _ids(g, target):
+    return target if g.dtype(target) == np.int64 else g.cast(target, np.int64)
+
+
+def _as_dtype_of(g, t, x):
+    return t if g.dtype(t) == g.dtype(x) else g.cast(t, g.dtype(x))
+
+
+def _softmax_cross_entropy_onnx(g, inputs, attrs):
+    """LogSoftmax, GatherElements, Neg"""
+    x, t = inputs
+    a = _onnx_class_axis(g, x, attrs["axis"])
+    logp = g.op("LogSoftmax", [x], axis=a)
+    return g.op("Neg", [g.op("GatherElements", [logp, _ids(g, t)], axis=a)])
+
+
+def _import_softmax_cross_entropy_loss(node):
+    if node.n_inputs > 2 and node.has(2):
+        node.unsupported("class weights")
+    if node.attr("ignore_index") is not None:
+        node.unsupported("ignore_index")
+    ts = node.shape(1)
+    x = node.var(0)
+    loss = F.softmax_cross_entropy(x, F.reshape(node.var(1), (ts[0], 1) + tuple(ts[1:])), axis=1)
+    loss = F.reshape(loss, tuple(ts))
+    reduction = node.attr("reduction", "mean")
+    if reduction == "mean":
+        loss = F.mean(loss)
+    elif reduction == "sum":
+        loss = F.sum(loss)
+    if node.n_outputs > 1:
+        return loss, F.log_softmax(x, 1)
+    return loss
+
+
+register_rules(F.softmax_cross_entropy, onnx_export=_softmax_cross_entropy_onnx,
+               onnx_import={"SoftmaxCrossEntropyLoss": _import_softmax_cross_entropy_loss})
+
+
+def _categorical_cross_entropy_onnx(g, inputs, attrs):
+    """GatherElements, Log, Neg"""
+    x, t = inputs
+    a = _onnx_class_axis(g, x, attrs["axis"])
+    return g.op("Neg", [g.op("Log", [g.op("GatherElements", [x, _ids(g, t)], axis=a)])])
+
+
+register_rules(F.categorical_cross_entropy, onnx_export=_categorical_cross_entropy_onnx,
+               onnx_import=Unmapped(COMPOSITE))
+
+
+def _sigmoid_cross_entropy_onnx(g, inputs, attrs):
+    """max(x, 0) - x t + softplus(-|x|)"""
+    x, t = inputs[0], _as_dtype_of(g, inputs[1], inputs[0])
+    soft = g.op("Softplus", [g.op("Neg", [g.op("Abs", [x])])])
+    return g.op("Add", [g.op("Sub", [g.op("Relu", [x]), g.op("Mul", [x, t])]), soft])
+
+
+register_rules(F.sigmoid_cross_entropy, onnx_export=_sigmoid_cross_entropy_onnx,
+               onnx_import=Unmapped(COMPOSITE))
+
+
+def _binary_cross_entropy_onnx(g, inputs, attrs):
+    """-(t log x + (1 - t) log(1 - x)), logs clamped"""
+    x, t = inputs[0], _as_dtype_of(g, inputs[1], inputs[0])
+    tiny = g.scalar(np.finfo(g.dtype(x)).tiny, x)
+    one = g.scalar(1.0, x)
+    pos = g.op("Mul", [t, g.op("Log", [g.op("Max", [x, tiny])])])
+    neg = g.op("Mul", [g.op("Sub", [one, t]),
+                       g.op("Log", [g.op("Max", [g.op("Sub", [one, x]), tiny])])])
+    return g.op("Neg", [g.op("Add", [pos, neg])])
+
+
+register_rules(F.binary_cross_entropy, onnx_export=_binary_cross_entropy_onnx,
+               onnx_import=Unmapped(COMPOSITE))
+
+
+def _squared_error_onnx(g, inputs, attrs):
+    """Sub, Mul"""
+    d = g.op("Sub", list(inputs))
+    return g.op("Mul", [d, d])
+
+
+register_rules(F.squared_error, onnx_export=_squared_error_onnx, onnx_import=Unmapped(COMPOSITE))
+
+
+def _absolute_error_onnx(g, inputs, attrs):
+    """Sub, Abs"""
+    return g.op("Abs", [g.op("Sub", list(inputs))])
+
+
+register_rules(F.absolute_error, onnx_export=_absolute_error_onnx,
+               onnx_import=Unmapped(COMPOSITE))
+
+
+def _huber_loss_onnx(g, inputs, attrs):
+    """Where(|d| < delta, d^2, delta (2|d| - delta))"""
+    x = inputs[0]
+    delta = float(attrs["delta"])
+    d = g.op("Sub", list(inputs))
+    ad = g.op("Abs", [d])
+    linear = g.op("Mul", [g.scalar(delta, x),
+                          g.op("Sub", [g.op("Mul", [ad, g.scalar(2.0, x)]), g.scalar(delta, x)])])
+    return g.op("Where", [g.op("Less", [ad, g.scalar(delta, x)]), g.op("Mul", [d, d]), linear])
+
+
+register_rules(F.huber_loss, onnx_export=_huber_loss_onnx, onnx_import=Unmapped(COMPOSITE))
+
+
+def _top_n_error_onnx(g, inputs, attrs):
+    """GatherElements, Less, ReduceSum, Sub, Greater
+
+    The scores not below the target's are counted as all minus those below, so a NaN counts."""
+    x, t = inputs
+    a = _onnx_class_axis(g, x, attrs["axis"])
+    score = g.op("GatherElements", [x, _ids(g, t)], axis=a)
+    below = g.reduce("ReduceSum", g.cast(g.op("Less", [x, score]), np.int64), [a], True)
+    count = g.op("Sub", [g.const(np.asarray(g.shape(x)[a], dtype=np.int64)), below])
+    out = g.op("Greater", [count, g.const(np.asarray(int(attrs["n"]), dtype=np.int64))])
+    dtype = g.dtype(x) if g.dtype(x).kind == "f" else np.float32
+    return g.cast(out, dtype)
+
+
+register_rules(F.top_n_error, onnx_export=_top_n_error_onnx, onnx_import=Unmapped(COMPOSITE))
+
+
+def _one_hot_onnx(g, inputs, attrs):
+    """flat ids, OneHot, Reshape"""
+    x = inputs[0]
+    shape = [int(s) for s in attrs["shape"]]
+    strides = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
+    ids = g.op("Mul", [_ids(g, x), g.ints(strides)])
+    flat = g.reduce("ReduceSum", ids, [g.ndim(x) - 1], False)
+    hot = g.op("OneHot", [flat, g.ints([int(np.prod(shape))]),
+                          g.const(np.asarray([0.0, 1.0], dtype=np.float32))], axis=-1)
+    if len(shape) == 1:
+        return hot
+    return g.reshape(hot, [0] * (g.ndim(x) - 1) + shape)
+
+
+def _import_one_hot(node):
+    depth = int(np.asarray(node.const(1)).reshape(-1)[0])
+    off, on = (float(v) for v in np.asarray(node.const(2)).reshape(-1)[:2])
+    dtype = node.dtype(2)
+    shape = tuple(node.shape(0))
+    ids = node.var(0)
+    if node.dtype(0).kind not in "iu":        # ONNX casts non-integer indices to int64
+        ids = F.cast(ids, "int64")
+    zero = node.constant_variable(np.zeros((), dtype=np.int64))
+    ids = F.where(F.less(ids, zero), F.add_scalar(ids, depth), ids)    # -1 is the last class
+    hot = F.one_hot(F.reshape(ids, shape + (1,)), (depth,))
+    if (off, on) != (0.0, 1.0):
+        hot = F.add_scalar(F.mul_scalar(hot, on - off), off)
+    if dtype != np.float32:
+        hot = F.cast(hot, dtype.name)
+    axis = int(node.attr("axis", -1)) % (len(shape) + 1)
+    if axis != len(shape):
+        order = list(range(len(shape)))
+        hot = F.transpose(hot, tuple(order[:axis] + [len(shape)] + order[axis:]))
+    return hot
+
+
+register_rules(F.one_hot, onnx_export=_one_hot_onnx, onnx_import={"OneHot": _import_one_hot})

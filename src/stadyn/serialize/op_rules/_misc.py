@@ -1,0 +1,67 @@
+"""Rules of identity, constants and casts (``stadyn/ops/_misc.py``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import functions as F
+from ...ops import CAST_DTYPES
+from ._common import import_unary, onnx_unary
+from ._table import Unmapped, register_rules
+
+register_rules(F.identity, onnx_export=onnx_unary("Identity"),
+               onnx_import={"Identity": import_unary(F.identity, floats_only=False)})
+
+
+def _constant_onnx(g, inputs, attrs):
+    """an initializer"""
+    shape = tuple(int(s) for s in attrs["shape"])
+    return g.const(np.full(shape, float(attrs["val"]), dtype=np.float32))
+
+
+def _import_constant(node):
+    if node.attr("value") is not None:
+        value = np.asarray(node.attr("value"))
+    elif node.attr("value_float") is not None:
+        value = np.asarray(node.attr("value_float"), dtype=np.float32)
+    elif node.attr("value_floats") is not None:
+        value = np.asarray(node.attr("value_floats"), dtype=np.float32)
+    elif node.attr("value_int") is not None:
+        value = np.asarray(node.attr("value_int"), dtype=np.int64)
+    elif node.attr("value_ints") is not None:
+        value = np.asarray(node.attr("value_ints"), dtype=np.int64)
+    else:
+        node.unsupported(f"constant attributes {sorted(node.attrs)} (strings, sparse tensors)")
+    return node.constant_variable(value)
+
+
+register_rules(F.constant, onnx_export=_constant_onnx, onnx_import={"Constant": _import_constant})
+
+register_rules(F.stop_gradient, onnx_export=onnx_unary("Identity"),
+               onnx_import=Unmapped("ONNX graphs have no gradients: the export (Identity) "
+                                    "imports as identity"))
+
+# ONNX's TensorProto.DataType numbers of the types ``cast`` converts to (the ONNX spec fixes them).
+_ONNX_TYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64",
+               9: "bool", 10: "float16", 11: "float64", 16: "bfloat16"}
+
+
+def _cast_onnx(g, inputs, attrs):
+    """Cast"""
+    if attrs["dtype"] == "bfloat16":
+        g.unsupported("a bfloat16 result (NumPy, and so the exporter, has no bfloat16)")
+    return g.cast(inputs[0], np.dtype(attrs["dtype"]))
+
+
+def _import_cast(node):
+    name = _ONNX_TYPES.get(int(node.attr("to", 0)))
+    if name == "bfloat16":
+        node.unsupported("a cast to bfloat16 (NumPy arrays, and so the values Stadyn gives "
+                         "back, have no bfloat16)")
+    if name is None:
+        node.unsupported(f"a cast to ONNX type {node.attr('to')} (Stadyn's types: "
+                         f"{', '.join(CAST_DTYPES)})")
+    return F.cast(node.var(0), name)
+
+
+register_rules(F.cast, onnx_export=_cast_onnx, onnx_import={"Cast": _import_cast})

@@ -1,0 +1,461 @@
+"""Rules of the neural-network ops (``stadyn/ops/_nn.py``): affine, convolutions, pooling,
+normalisation, dropout, embed.
+
+NNabla's semantics are translated where ONNX differs: ``affine``'s weight is ``(in, out)`` and
+its ``base_axis`` folds leading axes; pooling uses NNabla's window geometry
+(:func:`stadyn.ops.pool_geometry`, the op's own), with explicit ``Pad`` where ONNX's pooling
+would count differently.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from ... import functions as F
+from ...ops import ntuple, pool_geometry, window_counts
+from ._table import register_rules
+
+
+def _affine_onnx(g, inputs, attrs):
+    """Gemm (after Flatten), or MatMul + Add"""
+    x, w, b = inputs
+    base, xs, ws = int(attrs["base_axis"]), g.shape(x), g.shape(w)
+    if base == 1 and len(ws) == 2:
+        h = x if len(xs) == 2 else g.op("Flatten", [x], axis=1)
+        bias = [] if not b else [b if len(g.shape(b)) == 1 else g.reshape(b, [-1])]
+        return g.op("Gemm", [h, w] + bias)
+    h = x if len(xs) == base + 1 else g.reshape(x, [0] * base + [-1])
+    y = g.op("MatMul", [h, w if len(ws) == 2 else g.reshape(w, [ws[0], -1])])
+    if b:
+        y = g.op("Add", [y, g.reshape(b, [-1])])
+    if len(ws) != 2:
+        y = g.reshape(y, [0] * base + list(ws[1:]))
+    return y
+
+
+def _import_gemm(node):
+    if node.dtype(0).kind != "f":
+        node.unsupported(f"{node.dtype(0)} inputs")
+    alpha, beta = float(node.attr("alpha", 1.0)), float(node.attr("beta", 1.0))
+    a, b = node.var(0), node.var(1)
+    if node.attr("transA", 0):
+        a = F.transpose(a, (1, 0))
+    if node.attr("transB", 0):
+        b = F.transpose(b, (1, 0))
+    n = b.shape[1]
+    c = node.var(2) if node.has(2) else None
+    as_bias = (c is not None and alpha == 1.0 and beta == 1.0
+               and tuple(c.shape) in ((n,), (1, n)))
+    y = F.affine(a, b, c if as_bias else None)
+    if alpha != 1.0:
+        y = F.mul_scalar(y, alpha)
+    if c is not None and not as_bias:
+        y = F.add2(y, c if beta == 1.0 else F.mul_scalar(c, beta))
+    return y
+
+
+register_rules(F.affine, onnx_export=_affine_onnx, onnx_import={"Gemm": _import_gemm})
+
+
+# -- convolutions -----------------------------------------------------------------------------
+def _channel_first_perm(ndim, n):
+    return list(range(ndim - n - 1)) + [ndim - 1] + list(range(ndim - n - 1, ndim - 1))
+
+
+def _channel_last_perm(ndim, n):
+    return list(range(ndim - n - 1)) + list(range(ndim - n, ndim)) + [ndim - n - 1]
+
+
+def _lead_dims(g, x, lead):
+    """Sizes of leading axes for a Reshape target (the batch axis stays dynamic)."""
+    dims = [int(d) for d in lead]
+    if dims and g.batch(x):
+        dims[0] = -1
+    return dims
+
+
+def _conv_out(size, k, s, p, d):
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def _same_pads(sizes, kernel, stride, dilation, mode):
+    """ONNX auto_pad SAME_UPPER / SAME_LOWER as (begins, ends)."""
+    begins, ends = [], []
+    for size, k, s, d in zip(sizes, kernel, stride, dilation):
+        out = -(-size // s)
+        total = max(0, (out - 1) * s + (k - 1) * d + 1 - size)
+        small, big = total // 2, total - total // 2
+        begins.append(small if mode == "SAME_UPPER" else big)
+        ends.append(big if mode == "SAME_UPPER" else small)
+    return begins, ends
+
+
+def _onnx_window(node, n, kernel):
+    """(strides, dilations, begins, ends) of an ONNX Conv/pooling node."""
+    stride = [int(v) for v in node.attr("strides", [1] * n)]
+    dilation = [int(v) for v in node.attr("dilations", [1] * n)]
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    if isinstance(auto_pad, bytes):
+        auto_pad = auto_pad.decode()
+    sizes = node.shape(0)[-n:]
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        begins, ends = _same_pads(sizes, kernel, stride, dilation, auto_pad)
+    elif auto_pad == "VALID":
+        begins, ends = [0] * n, [0] * n
+    else:
+        pads = [int(v) for v in node.attr("pads", [0] * (2 * n))]
+        begins, ends = pads[:n], pads[n:]
+    return stride, dilation, begins, ends
+
+
+def _pad_spatial(x, n, begins, ends, value=0.0):
+    widths = []
+    for b, e in zip(begins, ends):
+        widths += [b, e]
+    return F.pad(x, tuple(widths), constant_value=value)
+
+
+def _convolution_onnx(g, inputs, attrs):
+    """Conv"""
+    x, w, b = inputs
+    n = g.ndim(w) - 2
+    xs, ws = list(g.shape(x)), list(g.shape(w))
+    channel_last = bool(attrs["channel_last"])
+    if channel_last:
+        x = g.op("Transpose", [x], perm=_channel_first_perm(len(xs), n))
+        xs = [xs[i] for i in _channel_first_perm(len(xs), n)]
+        w = g.op("Transpose", [w], perm=[0, n + 1] + list(range(1, n + 1)))
+        ws = [ws[0], ws[-1]] + ws[1:-1]
+    base = int(attrs["base_axis"])
+    pad, stride = ntuple(attrs["pad"], n, 0), ntuple(attrs["stride"], n, 1)
+    dilation = ntuple(attrs["dilation"], n, 1)
+    lead = xs[:base]
+    h = x if base == 1 else g.reshape(x, [-1] + xs[base:])
+    y = g.op("Conv", [h, w] + ([b] if b else []), kernel_shape=ws[2:], pads=list(pad) * 2,
+             strides=list(stride), dilations=list(dilation), group=int(attrs["group"]))
+    if base != 1:
+        out = [_conv_out(s_, k, st, p, d)
+               for s_, k, st, p, d in zip(xs[-n:], ws[2:], stride, pad, dilation)]
+        y = g.reshape(y, _lead_dims(g, inputs[0], lead) + [ws[0]] + out)
+    if channel_last:
+        y = g.op("Transpose", [y], perm=_channel_last_perm(len(xs), n))
+    return y
+
+
+def _import_conv(node):
+    if node.dtype(0).kind != "f":
+        node.unsupported(f"{node.dtype(0)} inputs")
+    ws = node.shape(1)
+    n = len(ws) - 2
+    kernel = [int(k) for k in node.attr("kernel_shape", ws[2:])]
+    stride, dilation, begins, ends = _onnx_window(node, n, kernel)
+    x = node.var(0)
+    if begins != ends:
+        x = _pad_spatial(x, n, begins, ends)
+        begins = [0] * n
+    return F.convolution(x, node.var(1), node.var(2) if node.has(2) else None,
+                         pad=tuple(begins), stride=tuple(stride), dilation=tuple(dilation),
+                         group=int(node.attr("group", 1)))
+
+
+register_rules(F.convolution, onnx_export=_convolution_onnx, onnx_import={"Conv": _import_conv})
+
+
+def _deconvolution_onnx(g, inputs, attrs):
+    """ConvTranspose"""
+    x, w, b = inputs
+    if attrs["channel_last"] or int(attrs["base_axis"]) != 1:
+        g.unsupported("channel_last or base_axis != 1")
+    n = g.ndim(w) - 2
+    return g.op("ConvTranspose", [x, w] + ([b] if b else []), kernel_shape=list(g.shape(w)[2:]),
+                pads=list(ntuple(attrs["pad"], n, 0)) * 2,
+                strides=list(ntuple(attrs["stride"], n, 1)),
+                dilations=list(ntuple(attrs["dilation"], n, 1)), group=int(attrs["group"]),
+                output_padding=list(ntuple(attrs["output_padding"], n, 0)))
+
+
+def _import_conv_transpose(node):
+    if node.dtype(0).kind != "f":
+        node.unsupported(f"{node.dtype(0)} inputs")
+    ws, xs = node.shape(1), node.shape(0)
+    n = len(ws) - 2
+    kernel = [int(k) for k in node.attr("kernel_shape", ws[2:])]
+    stride = [int(v) for v in node.attr("strides", [1] * n)]
+    dilation = [int(v) for v in node.attr("dilations", [1] * n)]
+    out_pad = [int(v) for v in node.attr("output_padding", [0] * n)]
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    output_shape = node.attr("output_shape")
+    if output_shape is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        output_shape = [s * st for s, st in zip(xs[-n:], stride)]
+    if output_shape is not None:
+        output_shape = [int(v) for v in output_shape][-n:]
+        begins, ends = [], []
+        for i in range(n):
+            total = (stride[i] * (xs[2 + i] - 1) + out_pad[i] + (kernel[i] - 1) * dilation[i]
+                     + 1 - output_shape[i])
+            small, big = total // 2, total - total // 2
+            upper = auto_pad == "SAME_UPPER"
+            begins.append(small if upper else big)
+            ends.append(big if upper else small)
+    else:
+        pads = [int(v) for v in node.attr("pads", [0] * (2 * n))]
+        begins, ends = pads[:n], pads[n:]
+    # A negative end pad (output_shape larger than the input gives) is extra output padding.
+    out_pad = [op - min(e, 0) for op, e in zip(out_pad, ends)]
+    ends = [max(e, 0) for e in ends]
+    if any(p < 0 for p in begins):
+        node.unsupported("negative padding at the start")
+    common = [min(b, e) for b, e in zip(begins, ends)]
+    y = F.deconvolution(node.var(0), node.var(1), node.var(2) if node.has(2) else None,
+                        pad=tuple(common), stride=tuple(stride), dilation=tuple(dilation),
+                        group=int(node.attr("group", 1)), output_padding=tuple(out_pad))
+    if begins != ends:  # torch pads symmetrically: crop the rest from the larger side
+        full = list(y.shape[2:])
+        start = [b - c for b, c in zip(begins, common)]
+        stop = [f - (e - c) for f, e, c in zip(full, ends, common)]
+        y = F.slice(y, start=tuple(start), stop=tuple(stop), step=(1,) * n)
+    return y
+
+
+register_rules(F.deconvolution, onnx_export=_deconvolution_onnx,
+               onnx_import={"ConvTranspose": _import_conv_transpose})
+
+
+# -- pooling ----------------------------------------------------------------------------------
+def _pool_prologue(g, x, attrs):
+    """Channel-first (N, C, *spatial) input of a pooling op and how to undo the layout."""
+    inputs_x = x
+    kernel = attrs["kernel"]
+    n0 = len(kernel)
+    xs = list(g.shape(x))
+    layout = None
+    if attrs["channel_last"]:
+        x = g.op("Transpose", [x], perm=_channel_first_perm(len(xs), n0))
+        xs = [xs[i] for i in _channel_first_perm(len(xs), n0)]
+        layout = _channel_last_perm(len(xs), n0)
+    geometry = pool_geometry(torch.empty(xs, device="meta"), kernel, attrs["stride"],
+                             attrs["ignore_border"], attrs["pad"])
+    n = geometry[0]
+    lead = None
+    if len(xs) != n + 2:  # as the impl: fold the leading axes into (-1, 1, *spatial)
+        lead = _lead_dims(g, inputs_x, xs[:-n])
+        x = g.reshape(x, [-1, 1] + xs[-n:])
+    return x, geometry, lead, layout
+
+
+def _pool_epilogue(g, y, geometry, lead, layout):
+    out = list(geometry[5])
+    if lead is not None:
+        y = g.reshape(y, lead + out)
+    if layout is not None:
+        y = g.op("Transpose", [y], perm=layout)
+    return y
+
+
+def _onnx_pool_geometry(node, n):
+    """Kernel, strides, (begins, ends) and the extra end padding an ONNX pooling node needs."""
+    kernel = [int(k) for k in node.attr("kernel_shape")]
+    stride, dilation, begins, ends = _onnx_window(node, n, kernel)
+    if any(d != 1 for d in dilation):
+        node.unsupported("dilations (the catalog's pooling has none)")
+    sizes = node.shape(0)[-n:]
+    extra = []
+    for size, k, s, b, e in zip(sizes, kernel, stride, begins, ends):
+        span = size + b + e - k
+        out = (-(-span // s) if node.attr("ceil_mode", 0) else span // s) + 1
+        if node.attr("ceil_mode", 0) and (out - 1) * s >= size + b:
+            out -= 1  # the last window would start in the end padding
+        extra.append(max(0, (out - 1) * s + k - (size + b + e)))
+    return kernel, stride, begins, ends, extra
+
+
+def _max_pooling_onnx(g, inputs, attrs):
+    """MaxPool (after Pad where the windows overhang by a kernel or more)"""
+    x, geometry, lead, layout = _pool_prologue(g, inputs[0], attrs)
+    n, kernel, stride, pad, sizes, out, extra = geometry
+    begins, ends = list(pad), [p + e for p, e in zip(pad, extra)]
+    if all(b < k and e < k for b, e, k in zip(begins, ends, kernel)):
+        y = g.op("MaxPool", [x], kernel_shape=list(kernel), strides=list(stride),
+                 pads=begins + ends)
+    else:
+        widths = [0, 0] + begins + [0, 0] + ends
+        padded = g.op("Pad", [x, g.ints(widths), g.const(np.asarray(-np.inf, np.float32))])
+        y = g.op("MaxPool", [padded], kernel_shape=list(kernel), strides=list(stride))
+    return _pool_epilogue(g, y, geometry, lead, layout)
+
+
+def _import_max_pool(node):
+    if node.n_outputs > 1:
+        node.unsupported("the Indices output")
+    if node.dtype(0).kind != "f":
+        node.unsupported(f"{node.dtype(0)} input")
+    n = len(node.shape(0)) - 2
+    kernel, stride, begins, ends, extra = _onnx_pool_geometry(node, n)
+    x = node.var(0)
+    if not any(extra) and begins == ends:
+        return F.max_pooling(x, tuple(kernel), tuple(stride), True, tuple(begins))
+    ends = [e + x_ for e, x_ in zip(ends, extra)]
+    x = _pad_spatial(x, n, begins, ends, float("-inf"))
+    return F.max_pooling(x, tuple(kernel), tuple(stride), True)
+
+
+register_rules(F.max_pooling, onnx_export=_max_pooling_onnx,
+               onnx_import={"MaxPool": _import_max_pool})
+
+
+def _average_pooling_onnx(g, inputs, attrs):
+    """AveragePool (or Pad, AveragePool and Mul by the window sizes)"""
+    x, geometry, lead, layout = _pool_prologue(g, inputs[0], attrs)
+    n, kernel, stride, pad, sizes, out, extra = geometry
+    including_pad = bool(attrs["including_pad"])
+    if not any(extra) and all(p < k for p, k in zip(pad, kernel)):
+        y = g.op("AveragePool", [x], kernel_shape=list(kernel), strides=list(stride),
+                 pads=list(pad) * 2, count_include_pad=int(including_pad))
+    else:  # window sums over an explicitly padded input, divided by NNabla's window sizes
+        ends = [p + e for p, e in zip(pad, extra)]
+        widths = [0, 0] + list(pad) + [0, 0] + ends
+        padded = g.op("Pad", [x, g.ints(widths)])
+        y = g.op("AveragePool", [padded], kernel_shape=list(kernel), strides=list(stride))
+        counts = np.ones((), dtype=np.float64)
+        for axis in range(n):
+            counts = np.multiply.outer(counts, window_counts(
+                sizes[axis], out[axis], kernel[axis], stride[axis], pad[axis], including_pad))
+        scale = (math.prod(kernel) / counts).reshape((1, 1) + tuple(out))
+        y = g.op("Mul", [y, g.const(scale.astype(g.dtype(inputs[0])))])
+    return _pool_epilogue(g, y, geometry, lead, layout)
+
+
+def _import_average_pool(node):
+    if node.dtype(0).kind != "f":
+        node.unsupported(f"{node.dtype(0)} input")
+    n = len(node.shape(0)) - 2
+    kernel, stride, begins, ends, extra = _onnx_pool_geometry(node, n)
+    x = node.var(0)
+    include = bool(node.attr("count_include_pad", 0))
+    if not any(extra) and begins == ends:
+        return F.average_pooling(x, tuple(kernel), tuple(stride), True, tuple(begins),
+                                 including_pad=include)
+    # Window sums over the padded input, divided by ONNX's count: the window clipped to the
+    # input (count_include_pad=0) or to the input and its pads (count_include_pad=1).
+    total_ends = [e + x_ for e, x_ in zip(ends, extra)]
+    sums = F.average_pooling(_pad_spatial(x, n, begins, total_ends), tuple(kernel),
+                             tuple(stride), True)
+    ones = F.constant(1.0, node.shape(0))
+    if include:
+        inner = _pad_spatial(ones, n, begins, ends, 1.0)
+        mask = _pad_spatial(inner, n, [0] * n, extra, 0.0)
+    else:
+        mask = _pad_spatial(ones, n, begins, total_ends, 0.0)
+    counts = F.average_pooling(mask, tuple(kernel), tuple(stride), True)
+    return F.div2(sums, counts)
+
+
+register_rules(F.average_pooling, onnx_export=_average_pooling_onnx,
+               onnx_import={"AveragePool": _import_average_pool})
+
+
+def _global_average_pooling_onnx(g, inputs, attrs):
+    """GlobalAveragePool"""
+    x = inputs[0]
+    return g.op("GlobalAveragePool" if g.ndim(x) > 2 else "Identity", [x])
+
+
+def _import_global_average_pool(node):
+    if node.dtype(0).kind != "f":
+        node.unsupported(f"{node.dtype(0)} input")
+    return F.global_average_pooling(node.var(0))
+
+
+register_rules(F.global_average_pooling, onnx_export=_global_average_pooling_onnx,
+               onnx_import={"GlobalAveragePool": _import_global_average_pool})
+
+
+# -- normalisation, dropout, embed ------------------------------------------------------------
+def _batch_normalization_onnx(g, inputs, attrs):
+    """BatchNormalization (running statistics), or its formula for other axes"""
+    x, beta, gamma, mean, var = inputs
+    if attrs["output_stat"]:
+        g.unsupported("output_stat=True (batch statistics are not an inference output)")
+    if not mean or not var:
+        g.unsupported("no running statistics")
+    xs = g.shape(x)
+    nd = len(xs)
+    axes = sorted(int(a) % nd for a in attrs["axes"])
+    eps = float(attrs["eps"])
+    dtype = g.dtype(x)
+    if axes == [1] and nd >= 2:
+        def vector(p, fill):
+            return g.reshape(p, [-1]) if p else g.const(np.full(xs[1], fill, dtype=dtype))
+        return g.op("BatchNormalization", [x, vector(gamma, 1.0), vector(beta, 0.0),
+                                           vector(mean, 0.0), vector(var, 1.0)], epsilon=eps)
+    shape = [xs[i] if i in axes else 1 for i in range(nd)]
+    y = g.op("Div", [g.op("Sub", [x, g.reshape(mean, shape)]),
+                     g.op("Sqrt", [g.op("Add", [g.reshape(var, shape), g.scalar(eps, x)])])])
+    if gamma:
+        y = g.op("Mul", [y, g.reshape(gamma, shape)])
+    if beta:
+        y = g.op("Add", [y, g.reshape(beta, shape)])
+    return y
+
+
+def _import_batch_normalization(node):
+    if node.attr("training_mode", 0):
+        node.unsupported("training_mode=1 (ONNX updates the running variance with the biased "
+                         "batch variance, NNabla with the unbiased one)")
+    if node.n_outputs > 1:
+        node.unsupported("running-statistics outputs")
+    if node.dtype(0).kind != "f" or len({node.dtype(i) for i in range(5)}) != 1:
+        node.unsupported("mixed or integer dtypes")
+    return F.batch_normalization(node.var(0), node.var(2), node.var(1),
+                                 node.var(3, need_grad=False), node.var(4, need_grad=False),
+                                 axes=(1,), decay_rate=float(node.attr("momentum", 0.9)),
+                                 eps=float(node.attr("epsilon", 1e-5)), batch_stat=None)
+
+
+register_rules(F.batch_normalization, onnx_export=_batch_normalization_onnx,
+               onnx_import={"BatchNormalization": _import_batch_normalization})
+
+
+def _dropout_onnx(g, inputs, attrs):
+    """Identity (inference)"""
+    if attrs["output_mask"]:
+        g.unsupported("output_mask=True")
+    return g.op("Identity", [inputs[0]])
+
+
+def _import_dropout(node):
+    if node.n_outputs > 1:
+        node.unsupported("the mask output")
+    if node.opset >= 12:
+        ratio = float(np.asarray(node.const(1, 0.5)))
+        train = bool(np.asarray(node.const(2, False)))
+    else:
+        ratio, train = float(node.attr("ratio", 0.5)), not node.attr("is_test", 1)
+    if train and ratio > 0.0:
+        node.unsupported("training_mode=True (random masks cannot match)")
+    return F.dropout(node.var(0), ratio, train_only=True)
+
+
+register_rules(F.dropout, onnx_export=_dropout_onnx, onnx_import={"Dropout": _import_dropout})
+
+
+def _embed_onnx(g, inputs, attrs):
+    """Gather"""
+    ids, w = inputs
+    if g.dtype(ids) != np.int64:
+        ids = g.cast(ids, np.int64)
+    return g.op("Gather", [w, ids], axis=0)
+
+
+def _import_gather(node):
+    if node.attr("axis", 0) not in (0, -len(node.shape(0))):
+        node.unsupported("axis != 0 (embed selects rows)")
+    if node.is_const(1) and (np.asarray(node.const(1)) < 0).any():
+        node.unsupported("negative indices")
+    return F.embed(node.var(1), node.var(0))
+
+
+register_rules(F.embed, onnx_export=_embed_onnx, onnx_import={"Gather": _import_gather})

@@ -1,0 +1,130 @@
+"""The table of op rules: one :class:`OpRules` record per op, keyed by the op's spec object.
+
+A record's fields after ``spec`` are its *columns*, one per file format and direction; each holds
+the op's rule for that format or :class:`Unmapped` with the one-line reason the op has none.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from ...graph import OpSpec
+
+__all__ = ["OpRules", "Unmapped", "register_rules", "rules_for"]
+
+
+@dataclass(frozen=True)
+class Unmapped:
+    """An op's deliberate absence from one column of :class:`OpRules`, with the reason.
+
+    Example:
+        >>> Unmapped("ONNX has no op for it").reason
+        'ONNX has no op for it'
+    """
+
+    reason: str
+
+    def __post_init__(self):
+        if not isinstance(self.reason, str) or not self.reason.strip() or "\n" in self.reason:
+            raise ValueError(f"an Unmapped column needs a one-line reason, got {self.reason!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class OpRules:
+    """How one op is written to and read from each file format.
+
+    Attributes:
+        spec: the op's declaration (:class:`stadyn.graph.OpSpec`), the record's key.
+        onnx_export: ``export(emitter, inputs, attrs) -> output name(s)``: emits the op's ONNX
+            nodes through an :class:`stadyn.serialize.Emitter`; ``inputs`` are the ONNX names of
+            the node's inputs (``""`` for an absent optional one), ``attrs`` every attribute
+            with defaults filled in.  The first line of its docstring says what the op exports
+            as (``docs/model-files.md``'s table).
+        onnx_import: ``{onnx_op_type: build}``; ``build(node)`` receives an
+            :class:`stadyn.serialize.ImportedNode` and returns the output Variable(s), built
+            from ``F`` functions.
+
+    A column left ``None`` is undeclared: the completeness test
+    (``tests/serialize/test_op_rules.py``) names the op and the column.
+
+    Example:
+        >>> import stadyn.functions as F
+        >>> from stadyn.serialize import rules_for
+        >>> sorted(rules_for(F.relu).onnx_import)
+        ['Relu']
+    """
+
+    spec: OpSpec
+    onnx_export: Callable[..., Any] | Unmapped | None = None
+    onnx_import: Mapping[str, Callable[..., Any]] | Unmapped | None = None
+
+    @classmethod
+    def columns(cls) -> tuple[str, ...]:
+        """The format columns, in order (every field but ``spec``)."""
+        return tuple(f.name for f in dataclasses.fields(cls) if f.name != "spec")
+
+    def __post_init__(self):
+        for column in self.columns():
+            value = getattr(self, column)
+            if value is None or isinstance(value, Unmapped):
+                continue
+            if isinstance(value, Mapping):
+                bad = [k for k, v in value.items() if not isinstance(k, str) or not callable(v)]
+                if bad or not value:
+                    raise TypeError(f"op {self.spec.name!r}: {column} maps names to rules, got "
+                                    f"{dict(value)!r}")
+                object.__setattr__(self, column, dict(value))
+            elif not callable(value):
+                raise TypeError(f"op {self.spec.name!r}: {column} is a rule (a function) or "
+                                f"Unmapped(reason), got {value!r}")
+
+
+_RULES: dict[OpSpec, OpRules] = {}
+
+
+def _spec_of(op: Any) -> OpSpec:
+    spec = op if isinstance(op, OpSpec) else getattr(op, "spec", None)
+    if not isinstance(spec, OpSpec):
+        raise TypeError(f"rules are registered against an op (an F function or its spec), got "
+                        f"{op!r}")
+    return spec
+
+
+def register_rules(op: Any, **columns: Any) -> OpRules:
+    """Register the file-format rules of ``op`` (an ``F`` function or its :class:`OpSpec`):
+    one keyword per column of :class:`OpRules`, each a rule or :class:`Unmapped`.  An op's rules
+    are registered once, all columns together.
+
+    Example (an op declared outside the catalog, as a user's own op may be):
+
+        >>> import stadyn as sd
+        >>> from stadyn.graph import OpSpec, apply
+        >>> from stadyn.serialize import Unmapped, register_rules, to_onnx_model
+        >>> negate = OpSpec.from_function(lambda x: -x, 1, name="negate")
+        >>> def negate_onnx(g, inputs, attrs):
+        ...     '''Neg'''
+        ...     return g.op("Neg", [inputs[0]])
+        >>> _ = register_rules(negate, onnx_export=negate_onnx,
+        ...                    onnx_import=Unmapped("ONNX's Neg imports as mul_scalar"))
+        >>> [n.op_type for n in to_onnx_model(apply(negate, (sd.Variable((2,)),), {})).graph.node]
+        ['Neg']
+    """
+    spec = _spec_of(op)
+    if spec in _RULES:
+        raise ValueError(f"op {spec.name!r}: its rules are registered twice")
+    record = OpRules(spec, **columns)
+    _RULES[spec] = record
+    return record
+
+
+def rules_for(op: Any) -> OpRules | None:
+    """The rules registered for ``op`` (an ``F`` function or its :class:`OpSpec`), or None.
+
+    Example:
+        >>> import stadyn.functions as F
+        >>> rules_for(F.convolution).onnx_export.__doc__
+        'Conv'
+    """
+    return _RULES.get(_spec_of(op))

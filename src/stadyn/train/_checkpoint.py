@@ -1,0 +1,290 @@
+"""The Trainer's checkpoint file: parameters, learner states, counters, random generators and the
+caller's state (the reader's position, the epoch) in one safetensors file.
+
+Writing is atomic (a temporary file in the same folder, then a rename), so a crash leaves the
+previous checkpoint.  Reading checks every part — the file, the metadata, each parameter's shape,
+each learner's state (``check_state_dict``), the generators' states — before it changes anything,
+and any problem is one :class:`~stadyn.ModelFileError` naming the file.
+
+The random generators are those a run draws from: torch's (dropout masks and other random ops;
+CUDA's too once CUDA is in use), Stadyn's initialiser generator (:data:`stadyn._random.prng`),
+NumPy's and Python's global ones.  Restoring them makes a resumed run draw what the uninterrupted
+run would have drawn.  (In data-parallel training rank 0 writes the checkpoint and every worker
+restores rank 0's generators: exact when the workers were seeded alike.)
+
+Example:
+    >>> import os, tempfile, numpy as np, torch, stadyn as sd, stadyn.functions as F
+    >>> import stadyn.layers as L, stadyn.solvers as S
+    >>> from stadyn.train import Trainer
+    >>> with sd.parameter_registry(sd.ParameterRegistry()):
+    ...     x, y = sd.Variable((4, 3)), sd.Variable((4, 2))
+    ...     z = L.Dense(2)(x)
+    ...     solver = S.Sgd(lr=0.1); solver.set_parameters(sd.get_parameters())
+    ...     trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y),), [solver])
+    ...     path = os.path.join(tempfile.mkdtemp(), "run.ckpt")
+    ...     trainer.save_checkpoint(path, {"epoch": 0})
+    ...     drawn = torch.rand(2)
+    ...     trainer.restore_from_checkpoint(path)
+    ...     bool(torch.equal(torch.rand(2), drawn))         # the same draw again
+    {'epoch': 0}
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+import torch
+
+from .._errors import ModelFileError, StadynError
+from .._fileutil import atomic_write
+from .._random import prng
+
+__all__ = ["write_checkpoint", "read_checkpoint", "check_checkpoint_folder",
+           "random_state", "set_random_state"]
+
+_FORMAT = "stadyn-checkpoint"
+_SEP = "::"   # parameter names contain "/", so nested state keys are joined with "::"
+
+
+# ---------------------------------------------------------------------------------------------
+# Random generators
+# ---------------------------------------------------------------------------------------------
+def random_state() -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+    """Every generator's state now: ``(JSON-able metadata, tensors)``."""
+    meta: dict[str, Any] = {}
+    tensors = {"rng/torch": torch.get_rng_state()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        for k, state in enumerate(torch.cuda.get_rng_state_all()):
+            tensors[f"rng/cuda{k}"] = state
+    for name, state in (("stadyn", prng.get_state()), ("numpy", np.random.get_state())):
+        kind, keys, pos, has_gauss, cached = state
+        tensors[f"rng/{name}"] = torch.from_numpy(keys.astype(np.int64))
+        meta[name] = [kind, int(pos), int(has_gauss), float(cached)]
+    version, internal, gauss = random.getstate()
+    meta["python"] = [version, list(internal), gauss]
+    return meta, tensors
+
+
+def _numpy_state(meta: Any, keys: torch.Tensor | None, name: str) -> tuple:
+    if keys is None or not (isinstance(meta, list) and len(meta) == 4):
+        raise StadynError(f"the state of the {name} generator is incomplete")
+    kind, pos, has_gauss, cached = meta
+    return (str(kind), keys.numpy().astype(np.uint32), int(pos), int(has_gauss), float(cached))
+
+
+def _checked_random_state(meta: Any, tensors: Mapping[str, torch.Tensor]) -> list:
+    """The setters that restore ``meta``/``tensors`` (each state already tried on a spare
+    generator, so setting them cannot fail)."""
+    if not isinstance(meta, Mapping):
+        raise StadynError("the random generators' state is not a mapping")
+    setters = []
+    cpu = tensors.get("rng/torch")
+    if cpu is None:
+        raise StadynError("the random generators' state has no torch state")
+    cuda = []
+    while f"rng/cuda{len(cuda)}" in tensors:
+        cuda.append(tensors[f"rng/cuda{len(cuda)}"])
+    try:
+        torch.Generator().set_state(cpu)
+        setters.append(lambda: torch.set_rng_state(cpu))
+        if cuda and torch.cuda.is_available():
+            setters.append(lambda: torch.cuda.set_rng_state_all(
+                cuda[:torch.cuda.device_count()]))
+        for name, target in (("stadyn", prng), ("numpy", np.random)):
+            state = _numpy_state(meta.get(name), tensors.get(f"rng/{name}"), name)
+            np.random.RandomState().set_state(state)
+            setters.append(lambda target=target, state=state: target.set_state(state))
+        py = meta.get("python")
+        if not (isinstance(py, list) and len(py) == 3 and isinstance(py[1], list)):
+            raise StadynError("the state of Python's generator is incomplete")
+        py_state = (py[0], tuple(py[1]), py[2])
+        random.Random().setstate(py_state)
+        setters.append(lambda: random.setstate(py_state))
+    except (RuntimeError, TypeError, ValueError) as exc:
+        raise StadynError(f"a random generator's state is damaged ({exc})") from None
+    return setters
+
+
+def set_random_state(meta: Any, tensors: Mapping[str, torch.Tensor]) -> None:
+    """Restore what :func:`random_state` returned (checked first: all or nothing)."""
+    for setter in _checked_random_state(meta, tensors):
+        setter()
+
+
+# ---------------------------------------------------------------------------------------------
+# The file
+# ---------------------------------------------------------------------------------------------
+def check_checkpoint_folder(path: str | os.PathLike) -> None:
+    """Make the checkpoint's folder and prove it writable by creating and removing a file in it,
+    so that a read-only disk fails before any training rather than after the first epoch."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".stadyn-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ModelFileError(f"{path}: cannot write a checkpoint in {folder} "
+                             f"({exc.strerror or exc})") from exc
+
+
+def write_checkpoint(trainer, filename: str | os.PathLike,
+                     external_state: Mapping | None = None) -> None:
+    """Write ``trainer``'s checkpoint (see :meth:`stadyn.train.Trainer.save_checkpoint`)."""
+    from safetensors.torch import save_file
+    tensors: dict[str, torch.Tensor] = {}
+    learner_meta = []
+    for k, learner in enumerate(trainer.parameter_learners):
+        plain = {}
+        for key, value in _flatten_state(learner.state_dict()):
+            if isinstance(value, torch.Tensor):
+                tensors[f"learner{k}/{key}"] = value.detach().cpu().contiguous()
+            else:
+                plain[key] = value
+        learner_meta.append(plain)
+    for name, var in trainer._named_parameters().items():
+        tensors[f"param/{name}"] = var.data.detach().cpu().contiguous()
+    rng_meta, rng_tensors = random_state()
+    tensors.update(rng_tensors)
+    meta = {"format": _FORMAT, "version": "1",
+            "trainer": json.dumps({"total_number_of_samples_seen":
+                                   trainer.total_number_of_samples_seen,
+                                   "minibatches_seen": trainer.minibatches_seen}),
+            "learners": json.dumps(learner_meta, default=_json_default),
+            "rng": json.dumps(rng_meta),
+            "external_state": json.dumps(dict(external_state or {}), default=_json_default)}
+    atomic_write(filename, lambda tmp: save_file(tensors, tmp, metadata=meta))
+
+
+def read_checkpoint(trainer, filename: str | os.PathLike) -> dict:
+    """Restore ``trainer`` from a checkpoint, all or nothing; returns the external state."""
+    from safetensors import safe_open
+    path = os.fspath(filename)
+    try:
+        with safe_open(path, framework="pt") as f:
+            meta = f.metadata() or {}
+            tensors = {k: f.get_tensor(k) for k in f.keys()}
+    except Exception as exc:  # noqa: BLE001 - safetensors raises several types for bad files
+        raise ModelFileError(f"{path}: not a readable checkpoint ({exc})") from exc
+    if meta.get("format") != _FORMAT:
+        raise ModelFileError(f"{path}: not a Stadyn checkpoint")
+    try:
+        restore = _checked_restore(trainer, meta, tensors)
+    except (StadynError, KeyError, TypeError, ValueError) as exc:
+        what = f"{type(exc).__name__}: {exc}" if not isinstance(exc, StadynError) else str(exc)
+        raise ModelFileError(f"{path}: {what}; nothing was restored") from exc
+    return restore()
+
+
+def _json_field(meta: Mapping[str, str], key: str, kind: type, optional: bool = False) -> Any:
+    if key not in meta:
+        if optional:
+            return None
+        raise StadynError(f"the checkpoint's metadata has no '{key}'")
+    try:
+        value = json.loads(meta[key])
+    except ValueError as exc:
+        raise StadynError(f"the checkpoint's '{key}' is not valid JSON ({exc})") from None
+    if not isinstance(value, kind):
+        raise StadynError(f"the checkpoint's '{key}' is a {type(value).__name__}, not a "
+                          f"{kind.__name__}")
+    return value
+
+
+def _count(counters: Mapping, key: str) -> int:
+    value = counters.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise StadynError(f"the trainer's '{key}' must be an integer >= 0, got {value!r}")
+    return value
+
+
+def _checked_restore(trainer, meta: Mapping[str, str], tensors: Mapping[str, torch.Tensor]):
+    """Check every part of the checkpoint against ``trainer``; returns the function that then
+    restores it (which cannot fail on what was checked)."""
+    learner_meta = _json_field(meta, "learners", list)
+    counters = _json_field(meta, "trainer", dict)
+    external = _json_field(meta, "external_state", dict)
+    rng = _json_field(meta, "rng", dict, optional=True)
+    samples, minibatches = (_count(counters, "total_number_of_samples_seen"),
+                            _count(counters, "minibatches_seen"))
+    params = trainer._named_parameters()
+    for name, var in params.items():
+        t = tensors.get(f"param/{name}")
+        if t is None:
+            raise StadynError(f"the checkpoint has no parameter '{name}'")
+        if tuple(t.shape) != var.shape:
+            raise StadynError(f"parameter '{name}' has shape {tuple(t.shape)}, the model "
+                              f"{var.shape}")
+    learners = trainer.parameter_learners
+    if len(learner_meta) != len(learners):
+        raise StadynError(f"the checkpoint holds {len(learner_meta)} learner states, the "
+                          f"trainer has {len(learners)} learners")
+    states = []
+    for k, learner in enumerate(learners):
+        prefix = f"learner{k}/"
+        if not isinstance(learner_meta[k], dict):
+            raise StadynError(f"learner {k}'s state is not a mapping")
+        flat = dict(learner_meta[k])
+        flat.update({key[len(prefix):]: t for key, t in tensors.items()
+                     if key.startswith(prefix)})
+        state = _unflatten_state(flat)
+        check = getattr(learner, "check_state_dict", None)
+        if check is not None:
+            try:
+                check(state)
+            except StadynError as exc:
+                raise StadynError(f"learner {k}: {exc}") from exc
+        states.append(state)
+    setters = [] if rng is None else _checked_random_state(rng, tensors)
+
+    def restore() -> dict:
+        with torch.no_grad():
+            for name, var in params.items():
+                var.data.copy_(tensors[f"param/{name}"])
+        for learner, state in zip(learners, states):
+            learner.load_state_dict(state)
+        trainer.total_number_of_samples_seen = samples
+        trainer.minibatches_seen = minibatches
+        for setter in setters:
+            setter()
+        return external
+    return restore
+
+
+def _flatten_state(state: Mapping, prefix: str = "") -> Iterable[tuple[str, Any]]:
+    for key, value in state.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            yield from _flatten_state(value, path + _SEP)
+        else:
+            yield path, value
+
+
+def _unflatten_state(flat: Mapping[str, Any]) -> dict:
+    root: dict = {}
+    for key, value in flat.items():
+        node = root
+        parts = key.split(_SEP)
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise StadynError(f"the learner state key '{key}' clashes with a value")
+        node[parts[-1]] = value
+    return root
+
+
+def _json_default(value):
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot store {type(value).__name__} in a checkpoint")

@@ -1,0 +1,143 @@
+"""The op rules (``stadyn.serialize.op_rules``): every catalog op declares, for every format
+column, a rule or the reason it has none; rules are found by the op's spec object, never by its
+name; the op modules know nothing of file formats."""
+
+from __future__ import annotations
+
+import ast
+import os
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+import stadyn.functions as F
+from stadyn.graph import OpSpec, apply
+from stadyn.ops import CATALOG
+from stadyn.serialize import (ExportError, OpRules, Unmapped, import_table, register_rules,
+                              rules_for, to_onnx_model)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OPS = os.path.join(HERE, "..", "..", "src", "stadyn", "ops")
+
+
+def gaps(catalog) -> list[str]:
+    """``op: column`` for every column of every op of ``catalog`` that holds neither a rule nor
+    an :class:`Unmapped` reason (the whole record missing counts as every column)."""
+    found = []
+    for name, spec in catalog.items():
+        rules = rules_for(spec)
+        for column in OpRules.columns():
+            if rules is None or getattr(rules, column) is None:
+                found.append(f"{name}: {column}")
+    return found
+
+
+def test_every_catalog_op_has_a_rule_or_a_reason_in_every_column():
+    assert OpRules.columns() == ("onnx_export", "onnx_import")
+    assert gaps(CATALOG) == [], ("register the op's rules in stadyn/serialize/op_rules/ (a rule, "
+                                 "or Unmapped('why') where the format has no equivalent)")
+
+
+def test_a_new_op_with_neither_is_named_by_the_completeness_check():
+    bare = OpSpec.from_function(lambda x: x + 1, 1, name="plus_one")
+    half = OpSpec.from_function(lambda x: x - 1, 1, name="minus_one")
+    register_rules(half, onnx_export=lambda g, inputs, attrs: inputs[0])
+    catalog = dict(CATALOG, plus_one=bare, minus_one=half)
+    assert gaps(catalog) == ["plus_one: onnx_export", "plus_one: onnx_import",
+                             "minus_one: onnx_import"]
+
+
+def test_every_catalog_op_exports_today_and_the_unimported_ones_say_why():
+    """No op but the unstorable gradient op is refused by the exporter as a whole; an op without
+    an import rule gives a reason (the round trip in test_onnx_export.py shows its export
+    imports as other ops)."""
+    assert [n for n, s in CATALOG.items() if not callable(rules_for(s).onnx_export)] == ["grad"]
+    assert rules_for(F.grad).onnx_export.reason == F.grad.spec.unstorable
+    unimported = {n: rules_for(s).onnx_import.reason for n, s in CATALOG.items()
+                  if isinstance(rules_for(s).onnx_import, Unmapped)}
+    assert {"add_scalar", "relu6", "stop_gradient", "squared_error", "flatten", "stack",
+            "sync_batch_normalization"} <= set(unimported)
+    assert all(reason and "\n" not in reason for reason in unimported.values())
+
+
+def test_rules_are_found_by_the_spec_object_not_by_the_name():
+    assert rules_for(F.relu) is rules_for(F.relu.spec) is rules_for(CATALOG["relu"])
+    impostor = OpSpec.from_function(lambda x: x * 3, 1, name="relu")   # the name, another op
+    assert rules_for(impostor) is None
+    x = sd.Variable((2,))
+    with pytest.raises(ExportError, match="op 'relu' has no ONNX export mapping"):
+        to_onnx_model(apply(impostor, (x,), {}), x)
+    assert import_table()["Relu"][0] == "relu" and import_table()["Gemm"][0] == "affine"
+
+
+def test_an_unmapped_export_is_refused_with_its_reason_naming_op_and_scope():
+    spec = OpSpec.from_function(lambda x: x.cumsum(0), 1, name="running_total")
+    register_rules(spec, onnx_export=Unmapped("the catalog's scan has no ONNX twin"),
+                   onnx_import=Unmapped("ONNX's CumSum is not mapped"))
+    x = sd.Variable((3,))
+    with sd.parameter_scope("net/acc"):
+        y = apply(spec, (x,), {})
+    with pytest.raises(ExportError, match=r"op 'running_total' in scope 'net/acc' has no ONNX "
+                                          r"export mapping: the catalog's scan has no ONNX twin"):
+        to_onnx_model(y, x)
+
+
+def test_a_registered_rule_of_an_op_outside_the_catalog_exports():
+    spec = OpSpec.from_function(lambda x: x * x, 1, name="square")
+    register_rules(spec, onnx_export=lambda g, inputs, attrs: g.op("Mul", [inputs[0], inputs[0]]),
+                   onnx_import=Unmapped("Mul imports as mul2"))
+    x = sd.Variable((2, 2))
+    y = apply(spec, (x,), {})
+    model = to_onnx_model(y, x)
+    assert [n.op_type for n in model.graph.node] == ["Mul"]
+    net = sd.import_onnx(model, dims={"batch": 2})
+    np.testing.assert_array_equal(net(x=np.array([[1.0, -2.0], [3.0, 0.5]]))["y"],
+                                  np.array([[1.0, 4.0], [9.0, 0.25]], dtype=np.float32))
+
+
+def test_registration_refuses_twice_unknown_columns_and_non_rules():
+    with pytest.raises(ValueError, match="'relu': its rules are registered twice"):
+        register_rules(F.relu, onnx_export=lambda g, i, a: i[0])
+    spec = OpSpec.from_function(lambda x: x, 1, name="fresh")
+    with pytest.raises(TypeError, match="nnp"):
+        register_rules(spec, nnp="Identity")                     # no such column (yet)
+    with pytest.raises(TypeError, match="onnx_export is a rule"):
+        register_rules(spec, onnx_export="Identity")              # a name is not a rule
+    with pytest.raises(TypeError, match="onnx_import maps names to rules"):
+        register_rules(spec, onnx_import={"Identity": "identity"})
+    with pytest.raises(ValueError, match="one-line reason"):
+        Unmapped("")
+    with pytest.raises(TypeError, match="an F function or its spec"):
+        register_rules("relu", onnx_export=lambda g, i, a: i[0])
+    assert rules_for(spec) is None                                # nothing half-registered
+
+
+def _op_modules() -> dict[str, ast.Module]:
+    found = {}
+    for name in sorted(os.listdir(OPS)):
+        if name.endswith(".py"):
+            with open(os.path.join(OPS, name), encoding="utf-8") as f:
+                found[name] = ast.parse(f.read(), name)
+    return found
+
+
+def test_op_modules_know_no_file_format():
+    """The catalog reads as the catalog: no ONNX names, no serialize imports, and no op module
+    importing another inside a function (the ONNX mappings used to)."""
+    for name, tree in _op_modules().items():
+        words = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        words |= {n.arg for n in ast.walk(tree) if isinstance(n, ast.keyword) and n.arg}
+        words |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef,
+                                                                   ast.ClassDef))}
+        assert not {w for w in words if "onnx" in w.lower()}, name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                assert "serialize" not in (node.module or ""), name
+        lazy = [(name, node.module) for fn in ast.walk(tree)
+                if isinstance(fn, ast.FunctionDef) for node in ast.walk(fn)
+                if isinstance(node, ast.ImportFrom)
+                and (node.level or (node.module or "").startswith("stadyn"))]
+        allowed = [("_distributed.py", "distributed._collectives")]   # the collective's body
+        assert all(item in allowed for item in lazy), lazy
+    assert not {f for f in OpSpec.__dataclass_fields__ if "onnx" in f}
