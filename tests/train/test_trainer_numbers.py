@@ -116,6 +116,69 @@ def test_train_minibatch_reports_the_figures_before_its_update_and_takes_the_sgd
         np.testing.assert_allclose(b.d, br, rtol=1e-5, atol=1e-6)
 
 
+def test_two_learners_take_the_numpy_steps_and_a_compiled_step_refuses_them():
+    """One learner per parameter, each with its own rate, takes the reference's SGD steps; a
+    compiled step needs exactly one learner, so ``compile="program"`` with two is refused."""
+    x, y = sd.Variable((1, FEATURES)), sd.Variable((1, CLASSES))
+    dense = L.Dense(CLASSES)
+    z = dense(x)
+    w, b = dense.parameters
+    w.d, b.d = initial_parameters()
+    learners = [CL.sgd([w], CL.learning_rate_schedule(0.05, CL.UnitType.sample)),
+                CL.sgd([b], CL.learning_rate_schedule(0.1, CL.UnitType.sample))]
+    criterion = (F.cross_entropy_with_softmax(z, y), F.classification_error(z, y))
+    with pytest.raises(sd.StadynError, match="needs exactly one learner"):
+        Trainer(z, criterion, learners, compile="program")
+    trainer = Trainer(z, criterion, learners)
+    wr, br = initial_parameters()
+    for k, n in enumerate((8, 5, 8)):
+        xb, yb = data(n, seed=k)
+        loss, error, gw, gb = np_forward(xb, wr, br, yb)
+        trainer.train_minibatch({x: xb, y: yb})
+        assert trainer.previous_minibatch_loss_average == pytest.approx(loss.mean(), rel=1e-5)
+        assert trainer.previous_minibatch_evaluation_average == pytest.approx(error.mean())
+        wr, br = wr - 0.05 * gw, br - 0.1 * gb             # each learner its own rate
+        np.testing.assert_allclose(w.d, wr, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(b.d, br, rtol=1e-5, atol=1e-6)
+
+
+def test_the_compiled_program_takes_the_numpy_steps():
+    x, y = sd.Variable((1, FEATURES)), sd.Variable((1, CLASSES))
+    dense = L.Dense(CLASSES)
+    z = dense(x)
+    w, b = dense.parameters
+    w.d, b.d = initial_parameters()
+    opt = S.Sgd(lr=0.05)
+    opt.set_parameters(sd.get_parameters())
+    trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y), F.classification_error(z, y)),
+                      [opt], compile="program")
+    wr, br = initial_parameters()
+    for k, n in enumerate((8, 5, 8)):
+        xb, yb = data(n, seed=k)
+        loss, error, gw, gb = np_forward(xb, wr, br, yb)
+        trainer.train_minibatch({x: xb, y: yb})
+        assert trainer.previous_minibatch_loss_average == pytest.approx(loss.mean(), rel=1e-5)
+        assert trainer.previous_minibatch_evaluation_average == pytest.approx(error.mean())
+        wr, br = wr - 0.05 * gw, br - 0.05 * gb
+        np.testing.assert_allclose(w.d, wr, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(b.d, br, rtol=1e-5, atol=1e-6)
+
+
+def test_an_empty_minibatch_is_no_step():
+    """``train_minibatch`` with no data returns False and changes nothing."""
+    x, y, trainer, (w, b) = make_trainer()
+    xb, yb = data(4, seed=1)
+    trainer.train_minibatch({x: xb, y: yb})
+    before = (w.d.copy(), b.d.copy(), trainer.total_number_of_samples_seen,
+              trainer.minibatches_seen, trainer.previous_minibatch_loss_average)
+    for empty in ({}, [], None):
+        assert trainer.train_minibatch(empty) is False
+    np.testing.assert_array_equal(w.d, before[0])
+    np.testing.assert_array_equal(b.d, before[1])
+    assert (trainer.total_number_of_samples_seen, trainer.minibatches_seen,
+            trainer.previous_minibatch_loss_average) == before[2:]
+
+
 def test_arguments_may_be_a_list_in_the_order_of_trainer_arguments():
     x, y, trainer, (w, b) = make_trainer()
     assert sorted(map(id, trainer.arguments)) == sorted([id(x), id(y)])
