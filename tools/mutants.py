@@ -16,12 +16,13 @@ of these mutations applies:
 * a call replaced by its first argument, or its first two arguments swapped;
 
 draws a seeded random sample of them (``--per-group`` each, reproducible for one source text and
-``--seed``), and for each mutant runs only the tests mapped to its group (``GROUPS``), with
+``--seed``), and for each mutant runs only the tests mapped to its group (``GROUPS``; a compat
+module's mutant runs the harness cases naming what the module defines, ``CASE_PREFIXES``), with
 ``-x`` and a timeout.  A mutant is *killed* when a test fails (or the mutated package cannot be
 imported), *survives* when the tests pass, and *times out* when they run past the timeout (a
 hang the mutant caused: counted as detected; a mutant that times out is run once more with
-twice the time, so a busy machine does not pass for a hang).  Docstrings, annotations, ``__all__`` and string
-constants are not mutated.
+twice the time, so a busy machine does not pass for a hang).  Docstrings, annotations,
+``__all__`` and string constants are not mutated.
 
 The report (``build/mutants/report.md`` and ``report.json``) gives, per group, the killed,
 survived and timed-out counts and the score ``(killed + timeout) / (mutants - equivalent)``,
@@ -56,7 +57,7 @@ import signal
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,7 +188,8 @@ def _skipped_nodes(tree: ast.AST) -> set[int]:
         body = getattr(node, "body", None)
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
                 and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
             cover(body[0])
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs + \
@@ -352,6 +354,16 @@ def sample(group: str, per_group: int, seed: int) -> list[Mutant]:
     return everything
 
 
+# Tests outside the harness that also check a compat module.
+EXTRA_TESTS: dict[str, list[str]] = {
+    "compat/cntk/logging.py": ["tests/compat/test_cntk_logging.py"],
+    "compat/nnabla/communicators.py": ["tests/distributed/test_dist_comm.py::"
+                                       "test_communicator_refuses_what_it_cannot_reduce_in_place",
+                                       "tests/distributed/test_dist_comm.py::"
+                                       "test_communicator_alone_leaves_data_as_it_is"],
+}
+
+
 def _case_names(framework: str) -> dict[str, list[str]]:
     """{case: names it lists} of the compat harness (read in a subprocess: the runner itself
     never imports stadyn)."""
@@ -379,9 +391,7 @@ def mutant_args(group: str, mutant: Mutant, names: dict[str, dict[str, list[str]
     if not picked:
         return test_args(group)
     args = [f"tests/compat/test_compat_names.py::test_case[{c}]" for c in picked]
-    if rel == "compat/cntk/logging.py":
-        args.append("tests/compat/test_cntk_logging.py")
-    return args
+    return args + EXTRA_TESTS.get(rel, [])
 
 
 def test_args(group: str) -> list[str]:
@@ -587,6 +597,33 @@ def _write(results: dict, out_dir: Path, seconds: float) -> dict:
     return results
 
 
+def combine(dirs: list[Path], equivalent: dict[str, str]) -> dict:
+    """The runs in ``dirs`` (their ``report.json``) as one result: groups merged, a mutant run
+    in several keeps its last result; survivors in ``equivalent`` marked so."""
+    merged: dict = {"groups": {}, "seconds": 0, "command": "tools/mutants.py --combine "
+                    + " ".join(str(d) for d in dirs)}
+    for d in dirs:
+        run = json.loads((Path(d) / "report.json").read_text())
+        merged.setdefault("seed", run["seed"])
+        merged.setdefault("per_group", run["per_group"])
+        merged.setdefault("started", run["started"])
+        merged["seconds"] += run.get("seconds", 0)
+        for group, entry in run["groups"].items():
+            into = merged["groups"].setdefault(group, {"tests": entry.get("tests"),
+                                                       "mutants": []})
+            byid = {m["ident"]: k for k, m in enumerate(into["mutants"])}
+            for m in entry.get("mutants", []):
+                if m["ident"] in byid:
+                    into["mutants"][byid[m["ident"]]] = m
+                else:
+                    into["mutants"].append(m)
+    for entry in merged["groups"].values():
+        for m in entry["mutants"]:
+            if m["status"] == "survived" and m["ident"] in equivalent:
+                m["detail"] = f"equivalent: {equivalent[m['ident']]}"
+    return merged
+
+
 def _equivalent(path: Path) -> dict[str, str]:
     """``tools/mutants_equivalent.txt``: one ``ident  # reason`` per line."""
     out: dict[str, str] = {}
@@ -614,7 +651,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=None, metavar="GLOB",
                         help="run only mutants whose ident matches one of these globs")
     parser.add_argument("--list", action="store_true", help="list the sampled mutants and exit")
+    parser.add_argument("--combine", nargs="+", type=Path, metavar="DIR",
+                        help="run nothing: merge the report.json of these runs (later ones win "
+                             "for a mutant run twice), apply tools/mutants_equivalent.txt and "
+                             "write one report to --out")
     opts = parser.parse_args(argv)
+    if opts.combine:
+        results = combine(opts.combine, _equivalent(ROOT / "tools" / "mutants_equivalent.txt"))
+        opts.out.mkdir(parents=True, exist_ok=True)
+        _write(results, opts.out, results["seconds"])
+        print(f"score {results['score']:.1%}" if results.get("score") is not None
+              else "no score", f"- report in {opts.out / 'report.md'}")
+        return 0
     unknown = [g for g in opts.groups if g not in GROUPS]
     if unknown:
         parser.error(f"unknown group(s) {unknown}; choose from {list(GROUPS)}")

@@ -50,8 +50,10 @@ BUGS: dict[str, tuple[str, str, str, list[str], str]] = {
         "Dropout(keep_prob=p) drops with probability p"),
     "eval_in_training_mode": (
         "compat/cntk/_function.py",
-        "with training(False), torch.no_grad():\n                forward_all(roots, clear_buffer=True)",
-        "with training(True), torch.no_grad():\n                forward_all(roots, clear_buffer=True)",
+        "with training(False), torch.no_grad():\n"
+        "                forward_all(roots, clear_buffer=True)",
+        "with training(True), torch.no_grad():\n"
+        "                forward_all(roots, clear_buffer=True)",
         ["tests/compat/test_compat_names.py", "-k", "cntk"],
         "Function.eval (forward without keep_for_backward) runs in the training phase"),
     "loss_scaler_does_nothing": (

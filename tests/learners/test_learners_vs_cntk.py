@@ -43,6 +43,8 @@ def test_learner_matches_cntk_27(name):
             variables[k].grad = torch.tensor(REFS[f"{name}/grad{step}/{k}"])
         assert learner.update(int(m)) is True
         for k in keys:
-            np.testing.assert_allclose(variables[k].data.detach().numpy(), REFS[f"{name}/w{step}/{k}"],
-                                       rtol=1e-9, atol=1e-12, err_msg=f"{name}: {k} after step {step}")
-        assert learner.learning_rate() == pytest.approx(float(REFS[f"{name}/lr{step}"]), rel=1e-12)
+            np.testing.assert_allclose(variables[k].data.detach().numpy(),
+                                       REFS[f"{name}/w{step}/{k}"], rtol=1e-9, atol=1e-12,
+                                       err_msg=f"{name}: {k} after step {step}")
+        assert learner.learning_rate() == pytest.approx(float(REFS[f"{name}/lr{step}"]),
+                                                        rel=1e-12)

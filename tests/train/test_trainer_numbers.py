@@ -179,6 +179,17 @@ def test_an_empty_minibatch_is_no_step():
             trainer.previous_minibatch_loss_average) == before[2:]
 
 
+def test_inputs_of_different_sample_counts_are_refused_and_writers_are_copied():
+    writer = ProgressPrinter(freq=1)
+    writers = [writer]
+    x, y, trainer, _ = make_trainer(writers=writers)
+    writers.clear()                                  # the Trainer keeps its own list
+    assert trainer.progress_writers == [writer]
+    xb, yb = data(4, seed=1)
+    with pytest.raises(sd.StadynError, match=r"different sample counts \[3, 4\]"):
+        trainer.train_minibatch({x: xb, y: yb[:3]})
+
+
 def test_arguments_may_be_a_list_in_the_order_of_trainer_arguments():
     x, y, trainer, (w, b) = make_trainer()
     assert sorted(map(id, trainer.arguments)) == sorted([id(x), id(y)])
