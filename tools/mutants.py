@@ -110,7 +110,7 @@ GROUPS: dict[str, dict[str, list[str]]] = {
 # Each selection's unmutated run is checked once (its baseline) before its mutants.
 CASE_PREFIXES: dict[str, list[str]] = {
     "compat/cntk/ops.py": ["cntk.ops"],
-    "compat/cntk/_function.py": ["cntk.Function", "cntk.load_model"],
+    "compat/cntk/_function.py": ["cntk.Function", "cntk.load_model", "cntk.ops"],   # + ops' helpers
     "compat/cntk/layers.py": ["cntk.layers"],
     "compat/cntk/_layers.py": ["cntk.layers"],
     "compat/cntk/models.py": ["cntk.models"],

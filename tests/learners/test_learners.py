@@ -616,6 +616,28 @@ def test_state_dict_round_trip_continues_identically(name):
     assert set(state["tensors"]) == {f"{k}/{s}" for k in SHAPES for s in learner._state_names}
 
 
+def test_state_dict_round_trip_resumes_the_noise_stream():
+    """The Gaussian noise's generator state travels in the state dict: a restored learner adds
+    the same noise as the one that went on."""
+    def make(variables, seed):
+        learner = L.sgd(list(variables.values()), 0.01, gaussian_noise_injection_std_dev=0.1)
+        learner.generator = torch.Generator().manual_seed(seed)
+        return learner
+
+    first = make_vars(init_values())
+    learner = make(first, 3)
+    run(learner, first, [(M, grad_values(i)) for i, M in enumerate(SIZES[:2])])
+    state, saved = learner.state_dict(), weights(first)
+    rest = [(M, grad_values(10 + i)) for i, M in enumerate(SIZES[2:4])]
+    run(learner, first, rest)
+    second = make_vars(saved)
+    restored = make(second, 99)               # another stream until the state is loaded
+    restored.load_state_dict(copy.deepcopy(state))
+    run(restored, second, rest)
+    for k in SHAPES:
+        assert torch.equal(first[k].data, second[k].data), k
+
+
 @pytest.mark.parametrize("name", list(LEARNERS))
 def test_foreach_equals_per_tensor_loop(name):
     results = []

@@ -732,3 +732,36 @@ def test_a_model_files_tampered_solver_state_is_refused_naming_the_model_file(tm
                                                 r"must be finite"):
         net.load_solver_states(other)
     assert other.hyper["alpha"] == 0.01
+
+
+TENSOR_HYPER_CALLS = {  # hyperparameters given as floats (checked against NumPy above)
+    "adam": (lambda P, G, St, h, fe: Fn.adam(P, G, St[0], St[1], foreach=fe, eps=1e-6, **h),
+             dict(step_size=0.1, beta1=0.8, beta2=0.9, gain=0.5, decoupled_decay=0.01)),
+    "fsadagrad": (lambda P, G, St, h, fe: Fn.fsadagrad(P, G, St[0], St[1], foreach=fe, **h),
+                  dict(lr=0.1, momentum=0.9, gain=0.1, var_momentum=0.95, ada_mul=1.5)),
+    "fsadagrad_momentum_0": (      # the gain CNTK's learners pass with a zero momentum: 1
+        lambda P, G, St, h, fe: Fn.fsadagrad(P, G, St[0], St[1], foreach=fe, **h),
+        dict(lr=0.1, momentum=0.0, gain=1.0, var_momentum=0.95, ada_mul=1.5)),
+}
+
+
+@pytest.mark.parametrize("foreach", [True, False])
+@pytest.mark.parametrize("call", list(TENSOR_HYPER_CALLS))
+def test_functional_tensor_hyperparameters_equal_floats(call, foreach):
+    """A compiled step feeds every hyperparameter as a 0-d tensor: parameters and states then
+    equal those of the same floats (a zero momentum included: the step is the scaled gradient
+    and the momentum state is left alone)."""
+    fn, hyper = TENSOR_HYPER_CALLS[call]
+    results = []
+    for as_tensor in (False, True):
+        params = [torch.tensor(a) for a in values(make_parameters(1)).values()]
+        grads = [torch.tensor(a) for a in gradients(7).values()]
+        states = [[torch.full_like(p, 0.1) for p in params] for _ in range(2)]
+        h = {k: torch.tensor(v, dtype=params[0].dtype) if as_tensor else v
+             for k, v in hyper.items()}
+        for _ in range(3):
+            fn(params, grads, states, h, foreach)
+        results.append(params + [t for group in states for t in group])
+    for k, (floats, tensors) in enumerate(zip(*results)):
+        np.testing.assert_allclose(tensors.numpy(), floats.numpy(), rtol=1e-6, atol=1e-7,
+                                   err_msg=f"{call}: result {k}")
