@@ -63,6 +63,31 @@ CASES = [
     ("rmsprop", [4, 2, 5, 3, 4], lambda L, S, p:
         L.rmsprop(p, S.learning_parameter_schedule(0.01), gamma=0.9, inc=1.2, dec=0.7,
                   max=2.0, min=0.1)),
+    # regularisation on every learner (l1 and l2 of different strength, so swapping them shows)
+    ("momentum_sgd_l1_l2", [4, 2, 5, 3, 4], lambda L, S, p:
+        L.momentum_sgd(p, S.learning_parameter_schedule(0.3), S.momentum_schedule(0.9),
+                       l1_regularization_weight=0.02, l2_regularization_weight=0.2)),
+    ("nesterov_l1_l2", [4, 2, 5, 3, 4], lambda L, S, p:
+        L.nesterov(p, S.learning_parameter_schedule(0.3), S.momentum_schedule(0.8),
+                   l1_regularization_weight=0.02, l2_regularization_weight=0.2)),
+    ("adam_l1_l2", [4, 2, 5, 3, 4], lambda L, S, p:
+        L.adam(p, S.learning_parameter_schedule(0.1), S.momentum_schedule(0.8),
+               variance_momentum=S.momentum_schedule(0.99), l1_regularization_weight=0.02,
+               l2_regularization_weight=0.2)),
+    ("fsadagrad_l1_l2", [4, 2, 5, 3, 4], lambda L, S, p:
+        L.fsadagrad(p, S.learning_parameter_schedule(0.1), S.momentum_schedule(0.9),
+                    variance_momentum=S.momentum_schedule(0.99), l1_regularization_weight=0.02,
+                    l2_regularization_weight=0.2)),
+    ("adagrad_l1_l2", [4, 2, 5, 3, 4], lambda L, S, p:
+        L.adagrad(p, S.learning_parameter_schedule(0.1), l1_regularization_weight=0.02,
+                  l2_regularization_weight=0.2)),
+    ("adadelta_l1_l2", [4, 2, 5, 3, 4], lambda L, S, p:
+        L.adadelta(p, S.learning_parameter_schedule(1.0), rho=0.9, epsilon=1e-6,
+                   l1_regularization_weight=0.02, l2_regularization_weight=0.2)),
+    ("rmsprop_l1_l2", [4, 2, 5, 3, 4], lambda L, S, p:
+        L.rmsprop(p, S.learning_parameter_schedule(0.01), gamma=0.9, inc=1.2, dec=0.7,
+                  max=2.0, min=0.1, l1_regularization_weight=0.02,
+                  l2_regularization_weight=0.2)),
 ]
 
 
