@@ -116,6 +116,21 @@ def test_train_minibatch_reports_the_figures_before_its_update_and_takes_the_sgd
         np.testing.assert_allclose(b.d, br, rtol=1e-5, atol=1e-6)
 
 
+def check_sgd_steps(trainer, x, y, w, b, lr_w, lr_b):
+    """Three minibatches: the Trainer's figures and SGD steps (rates ``lr_w``, ``lr_b`` per
+    sample, on the summed gradient) are the NumPy reference's."""
+    wr, br = initial_parameters()
+    for k, n in enumerate((8, 5, 8)):
+        xb, yb = data(n, seed=k)
+        loss, error, gw, gb = np_forward(xb, wr, br, yb)
+        trainer.train_minibatch({x: xb, y: yb})
+        assert trainer.previous_minibatch_loss_average == pytest.approx(loss.mean(), rel=1e-5)
+        assert trainer.previous_minibatch_evaluation_average == pytest.approx(error.mean())
+        wr, br = wr - lr_w * gw, br - lr_b * gb
+        np.testing.assert_allclose(w.d, wr, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(b.d, br, rtol=1e-5, atol=1e-6)
+
+
 def test_two_learners_take_the_numpy_steps_and_a_compiled_step_refuses_them():
     """One learner per parameter, each with its own rate, takes the reference's SGD steps; a
     compiled step needs exactly one learner, so ``compile="program"`` with two is refused."""
@@ -129,17 +144,7 @@ def test_two_learners_take_the_numpy_steps_and_a_compiled_step_refuses_them():
     criterion = (F.cross_entropy_with_softmax(z, y), F.classification_error(z, y))
     with pytest.raises(sd.StadynError, match="needs exactly one learner"):
         Trainer(z, criterion, learners, compile="program")
-    trainer = Trainer(z, criterion, learners)
-    wr, br = initial_parameters()
-    for k, n in enumerate((8, 5, 8)):
-        xb, yb = data(n, seed=k)
-        loss, error, gw, gb = np_forward(xb, wr, br, yb)
-        trainer.train_minibatch({x: xb, y: yb})
-        assert trainer.previous_minibatch_loss_average == pytest.approx(loss.mean(), rel=1e-5)
-        assert trainer.previous_minibatch_evaluation_average == pytest.approx(error.mean())
-        wr, br = wr - 0.05 * gw, br - 0.1 * gb             # each learner its own rate
-        np.testing.assert_allclose(w.d, wr, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(b.d, br, rtol=1e-5, atol=1e-6)
+    check_sgd_steps(Trainer(z, criterion, learners), x, y, w, b, 0.05, 0.1)  # a rate each
 
 
 def test_the_compiled_program_takes_the_numpy_steps():
@@ -152,16 +157,7 @@ def test_the_compiled_program_takes_the_numpy_steps():
     opt.set_parameters(sd.get_parameters())
     trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y), F.classification_error(z, y)),
                       [opt], compile="program")
-    wr, br = initial_parameters()
-    for k, n in enumerate((8, 5, 8)):
-        xb, yb = data(n, seed=k)
-        loss, error, gw, gb = np_forward(xb, wr, br, yb)
-        trainer.train_minibatch({x: xb, y: yb})
-        assert trainer.previous_minibatch_loss_average == pytest.approx(loss.mean(), rel=1e-5)
-        assert trainer.previous_minibatch_evaluation_average == pytest.approx(error.mean())
-        wr, br = wr - 0.05 * gw, br - 0.05 * gb
-        np.testing.assert_allclose(w.d, wr, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(b.d, br, rtol=1e-5, atol=1e-6)
+    check_sgd_steps(trainer, x, y, w, b, 0.05, 0.05)
 
 
 def test_an_empty_minibatch_is_no_step():
