@@ -176,11 +176,13 @@ def test_an_empty_minibatch_is_no_step():
 
 
 def test_inputs_of_different_sample_counts_are_refused_and_writers_are_copied():
+    x, y, trainer, _ = make_trainer()
     writer = ProgressPrinter(freq=1)
     writers = [writer]
-    x, y, trainer, _ = make_trainer(writers=writers)
+    other = Trainer(trainer.model, (trainer.loss_function, trainer.evaluation_function),
+                   trainer.parameter_learners, writers)
     writers.clear()                                  # the Trainer keeps its own list
-    assert trainer.progress_writers == [writer]
+    assert other.progress_writers == [writer]
     xb, yb = data(4, seed=1)
     with pytest.raises(sd.StadynError, match=r"different sample counts \[3, 4\]"):
         trainer.train_minibatch({x: xb, y: yb[:3]})
