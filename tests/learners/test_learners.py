@@ -616,9 +616,25 @@ def test_state_dict_round_trip_continues_identically(name):
     assert set(state["tensors"]) == {f"{k}/{s}" for k in SHAPES for s in learner._state_names}
 
 
-def test_state_dict_round_trip_resumes_the_noise_stream():
+def test_parameters_given_as_a_dict_are_the_learners_own_list():
+    """A learner made from ``{name: parameter}`` keeps those parameters (and their names in its
+    state) whatever the caller does to the dict afterwards."""
+    variables = make_vars(init_values())
+    given = dict(variables)
+    learner = L.sgd(given, 0.5)
+    given.clear()
+    set_grads(variables, grad_values(0))
+    assert learner.update(4) is True
+    assert_weights(variables, {k: init_values()[k] - 0.5 / 4 * grad_values(0)[k] for k in SHAPES})
+    assert len(learner.parameters) == len(SHAPES)
+    assert set(learner.state_dict()["tensors"]) <= {f"{k}/{n}" for k in SHAPES
+                                                    for n in learner._state_names}
+
+
+@pytest.mark.parametrize("as_numpy", [False, True])
+def test_state_dict_round_trip_resumes_the_noise_stream(as_numpy):
     """The Gaussian noise's generator state travels in the state dict: a restored learner adds
-    the same noise as the one that went on."""
+    the same noise as the one that went on (also from a state read back as NumPy arrays)."""
     def make(variables, seed):
         learner = L.sgd(list(variables.values()), 0.01, gaussian_noise_injection_std_dev=0.1)
         learner.generator = torch.Generator().manual_seed(seed)
@@ -632,7 +648,10 @@ def test_state_dict_round_trip_resumes_the_noise_stream():
     run(learner, first, rest)
     second = make_vars(saved)
     restored = make(second, 99)               # another stream until the state is loaded
-    restored.load_state_dict(copy.deepcopy(state))
+    state = copy.deepcopy(state)
+    if as_numpy:
+        state["generator_state"] = state["generator_state"].numpy()
+    restored.load_state_dict(state)
     run(restored, second, rest)
     for k in SHAPES:
         assert torch.equal(first[k].data, second[k].data), k
