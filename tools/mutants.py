@@ -627,12 +627,13 @@ def combine(dirs: list[Path], equivalent: dict[str, str]) -> dict:
 
 
 def _equivalent(path: Path) -> dict[str, str]:
-    """``tools/mutants_equivalent.txt``: one ``ident  # reason`` per line."""
+    """``tools/mutants_equivalent.txt``: one ``ident  # reason`` per line (two spaces before
+    the ``#``)."""
     out: dict[str, str] = {}
     if path.exists():
         for line in path.read_text().splitlines():
             if line.strip() and not line.lstrip().startswith("#"):
-                ident, _, reason = line.partition("#")
+                ident, _, reason = line.partition("  #")   # idents hold '#' ("compare#0")
                 out[ident.strip()] = reason.strip() or "equivalent"
     return out
 
