@@ -11,6 +11,11 @@ Fixtures:
 * ``one_torch_thread``: the test runs on one intra-op torch thread; the thread count is restored
   afterwards.  Tiny tensors on a loaded two-core machine spend far more time waiting in torch's
   thread pool than computing, and single-threaded references match single-threaded workers.
+
+A static graph whose trace fails runs eagerly with the warning ``a static graph runs eagerly:
+...``; ``pyproject.toml`` turns that warning into an error for every test, so a static == dynamic
+test always compares two different executions.  A test that exercises the fallback on purpose
+says so with ``@pytest.mark.eager_fallback`` (the warning is then ignored for that test).
 """
 
 import os
@@ -40,3 +45,13 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+EAGER_FALLBACK_WARNING = "a static graph runs eagerly"
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.get_closest_marker("eager_fallback") is not None:
+            item.add_marker(pytest.mark.filterwarnings(
+                f"ignore:{EAGER_FALLBACK_WARNING}:RuntimeWarning"))

@@ -55,24 +55,55 @@ def test_the_convnet_reports_cntks_parameter_count(capsys):
     assert z.shape == (10,)
 
 
-@pytest.mark.slow
-def test_the_script_runs_end_to_end(tmp_path):
+def run_reduced_script(tmp_path, data_seed: int = 0, epochs: int = 3, epoch_size: int = 512,
+                       test_size: int = 64, replacements=()) -> subprocess.CompletedProcess:
+    """The CNTK CIFAR-10 script cut to ``epochs`` epochs of ``epoch_size`` samples and
+    ``test_size`` test samples, on a synthetic CIFAR archive drawn with ``data_seed``, run in
+    ``tmp_path``.
+
+    ``replacements`` are further ``(old, new)`` edits of the script (the calibration in
+    ``benchmarks/seed1_error_spread.py`` uses them to break the training on purpose).
+    """
     data = tmp_path / "DataSets" / "CIFAR-10"
-    _synthetic_cifar_archive(tmp_path / "cifar-10-python.tar.gz", per_batch=128)
+    per_batch = max(128, test_size, -(-epoch_size // 5))   # 5 training batches, 1 test batch
+    _synthetic_cifar_archive(tmp_path / "cifar-10-python.tar.gz", per_batch=per_batch,
+                             seed=data_seed)
     convert_cifar10(tmp_path / "cifar-10-python.tar.gz", data, ctf=False, progress=False)
     # The script finds its data at ../../../DataSets/CIFAR-10 from its own folder.
     folder = tmp_path / "Examples" / "Image" / "Classification"
     folder.mkdir(parents=True)
     source = open(SCRIPT).read()
-    # Reduced for CI: 3 epochs of 512 samples (the seed: 80 of 50,000), 64 test samples.
-    for old, new in (("epoch_size = 50000", "epoch_size = 512"),
-                     ("max_epochs = 80", "max_epochs = 3"),
-                     ("epoch_size     = 10000", "epoch_size     = 64")):
+    for old, new in (("epoch_size = 50000", f"epoch_size = {epoch_size}"),
+                     ("max_epochs = 80", f"max_epochs = {epochs}"),
+                     ("epoch_size     = 10000", f"epoch_size     = {test_size}"),
+                     *replacements):
         assert source.count(old) == 1, old
         source = source.replace(old, new)
     (folder / "ConvNet_CIFAR10_DataAug.py").write_text(source)
-    proc = subprocess.run([sys.executable, "ConvNet_CIFAR10_DataAug.py"], cwd=folder,
+    return subprocess.run([sys.executable, "ConvNet_CIFAR10_DataAug.py"], cwd=folder,
                           capture_output=True, text=True, timeout=1200)
+
+
+def final_error(out: str) -> float | None:
+    """The script's last line, ``Final Results: ... errs = E% * N``, as a percentage."""
+    final = re.search(r"^Final Results: Minibatch\[\d+-\d+\]: errs = ([0-9.]+)% \* \d+$", out,
+                      re.M)
+    return float(final.group(1)) if final else None
+
+
+# The bar on the held-out error (64 test images, so one image is 1.56 points), calibrated with
+# benchmarks/seed1_error_spread.py (results_seed1_error.json): the real run ends at 56.3% on
+# this test's data (seed 0) and between 34.4% and 68.8% over data seeds 0-4; the same run with
+# the learning rate 0 (a model that does not learn) ends at 95.3%, chance being 90%.  80% passes
+# every real run by 11 points or more and fails the frozen one by 15 (a model at chance stays
+# at 80% or above with probability 0.99 on 64 images).
+ERROR_BAR = 80.0
+
+
+@pytest.mark.slow
+def test_the_script_runs_end_to_end(tmp_path):
+    # Reduced for CI: 3 epochs of 512 samples (the seed: 80 of 50,000), 64 test samples.
+    proc = run_reduced_script(tmp_path)
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = proc.stdout
     assert "Training 1195594 parameters in 14 parameter tensors." in out
@@ -82,8 +113,8 @@ def test_the_script_runs_end_to_end(tmp_path):
     assert [int(e) for e, _, _ in epochs] == [1, 2, 3], out
     losses = [float(v) for _, v, _ in epochs]
     assert losses[-1] < losses[0]
+    folder = tmp_path / "Examples" / "Image" / "Classification"
     for epoch in range(3):
         assert (folder / "Models" / f"ConvNet_CIFAR10_DataAug_{epoch}.dnn").is_file()
-    final = re.search(r"^Final Results: Minibatch\[1-5\]: errs = ([0-9.]+)% \* 64$", out, re.M)
-    assert final, out
-    assert float(final.group(1)) < 90.0
+    assert re.search(r"^Final Results: Minibatch\[1-5\]: errs = ([0-9.]+)% \* 64$", out, re.M), out
+    assert final_error(out) < ERROR_BAR

@@ -150,9 +150,10 @@ def test_learner_minibatch_size_and_use_mean_gradient():
 # ---------------------------------------------------------------------------------------------
 # momentum
 # ---------------------------------------------------------------------------------------------
-def test_probed_cntk_case_momentum_time_constant_600():
-    """Probed on CNTK 2.7: per-sample lr 0.01, time constant 600, M = 64 is exactly
-    ``v = m v + (1 - m) g_sum; w -= 0.01 v`` with ``m = exp(-64/600)``."""
+def test_momentum_time_constant_600_formula():
+    """Per-sample lr 0.01, time constant 600, M = 64 is ``v = m v + (1 - m) g_sum;
+    w -= 0.01 v`` with ``m = exp(-64/600)`` (worked by hand; CNTK 2.7's own numbers for this
+    case are checked in test_learners_vs_cntk.py::test_learner_matches_cntk_27)."""
     variables = make_vars(init_values())
     learner = L.momentum_sgd(list(variables.values()),
                              S.learning_rate_schedule(0.01, unit=S.UnitType.sample),
@@ -609,6 +610,47 @@ def test_state_dict_round_trip_continues_identically(name):
         assert torch.equal(first[k].data, second[k].data), f"{name}: parameter {k}"
     assert restored.learning_rate() == learner.learning_rate()
     assert set(state["tensors"]) == {f"{k}/{s}" for k in SHAPES for s in learner._state_names}
+
+
+def test_parameters_given_as_a_dict_are_the_learners_own_list():
+    """A learner made from ``{name: parameter}`` keeps those parameters (and their names in its
+    state) whatever the caller does to the dict afterwards."""
+    variables = make_vars(init_values())
+    given = dict(variables)
+    learner = L.sgd(given, 0.5)
+    given.clear()
+    set_grads(variables, grad_values(0))
+    assert learner.update(4) is True
+    assert_weights(variables, {k: init_values()[k] - 0.5 / 4 * grad_values(0)[k] for k in SHAPES})
+    assert len(learner.parameters) == len(SHAPES)
+    assert set(learner.state_dict()["tensors"]) <= {f"{k}/{n}" for k in SHAPES
+                                                    for n in learner._state_names}
+
+
+@pytest.mark.parametrize("as_numpy", [False, True])
+def test_state_dict_round_trip_resumes_the_noise_stream(as_numpy):
+    """The Gaussian noise's generator state travels in the state dict: a restored learner adds
+    the same noise as the one that went on (also from a state read back as NumPy arrays)."""
+    def make(variables, seed):
+        learner = L.sgd(list(variables.values()), 0.01, gaussian_noise_injection_std_dev=0.1)
+        learner.generator = torch.Generator().manual_seed(seed)
+        return learner
+
+    first = make_vars(init_values())
+    learner = make(first, 3)
+    run(learner, first, [(M, grad_values(i)) for i, M in enumerate(SIZES[:2])])
+    state, saved = learner.state_dict(), weights(first)
+    rest = [(M, grad_values(10 + i)) for i, M in enumerate(SIZES[2:4])]
+    run(learner, first, rest)
+    second = make_vars(saved)
+    restored = make(second, 99)               # another stream until the state is loaded
+    state = copy.deepcopy(state)
+    if as_numpy:
+        state["generator_state"] = state["generator_state"].numpy()
+    restored.load_state_dict(state)
+    run(restored, second, rest)
+    for k in SHAPES:
+        assert torch.equal(first[k].data, second[k].data), k
 
 
 @pytest.mark.parametrize("name", list(LEARNERS))

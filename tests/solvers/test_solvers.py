@@ -15,6 +15,7 @@ per-parameter scalars the solver classes do not use.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 from dataclasses import dataclass, field
@@ -773,3 +774,63 @@ def test_state_files_written_with_the_former_names_still_load(name):
         new = _FORMER[name].get(old, old)
         np.testing.assert_array_equal(states[param].pstate[new].d, array)
         assert states[param].t == 2
+
+
+TENSOR_HYPER_CALLS = {  # hyperparameters given as floats (checked against NumPy above)
+    "adam": (lambda P, G, St, h, fe: Fn.adam(P, G, St[0], St[1], foreach=fe, eps=1e-6, **h),
+             dict(step_size=0.1, beta1=0.8, beta2=0.9, gain=0.5, decoupled_decay=0.01)),
+    "fsadagrad": (lambda P, G, St, h, fe: Fn.fsadagrad(P, G, St[0], St[1], foreach=fe, **h),
+                  dict(lr=0.1, momentum=0.9, gain=0.1, var_momentum=0.95, ada_mul=1.5)),
+    "fsadagrad_momentum_0": (      # the gain CNTK's learners pass with a zero momentum: 1
+        lambda P, G, St, h, fe: Fn.fsadagrad(P, G, St[0], St[1], foreach=fe, **h),
+        dict(lr=0.1, momentum=0.0, gain=1.0, var_momentum=0.95, ada_mul=1.5)),
+}
+
+
+@pytest.mark.parametrize("foreach", [True, False])
+@pytest.mark.parametrize("call", list(TENSOR_HYPER_CALLS))
+def test_functional_tensor_hyperparameters_equal_floats(call, foreach):
+    """A compiled step feeds every hyperparameter as a 0-d tensor: parameters and states then
+    equal those of the same floats (a zero momentum included: the step is the scaled gradient
+    and the momentum state is left alone)."""
+    fn, hyper = TENSOR_HYPER_CALLS[call]
+    results = []
+    for as_tensor in (False, True):
+        params = [torch.tensor(a) for a in values(make_parameters(1)).values()]
+        grads = [torch.tensor(a) for a in gradients(7).values()]
+        states = [[torch.full_like(p, 0.1) for p in params] for _ in range(2)]
+        h = {k: torch.tensor(v, dtype=params[0].dtype) if as_tensor else v
+             for k, v in hyper.items()}
+        for _ in range(3):
+            fn(params, grads, states, h, foreach)
+        results.append(params + [t for group in states for t in group])
+    for k, (floats, tensors) in enumerate(zip(*results)):
+        np.testing.assert_allclose(tensors.numpy(), floats.numpy(), rtol=1e-6, atol=1e-7,
+                                   err_msg=f"{call}: result {k}")
+
+
+@pytest.mark.parametrize("name", ["Sgd", "Momentum", "Adam"])
+def test_state_dict_round_trip_restores_hyperparameters_and_continues_exactly(name):
+    """``state_dict``/``load_state_dict`` (what checkpoints use) carry the learning rate as it
+    was set, the step counts and the state tensors."""
+    ref = _reference(name)
+    params = make_parameters()
+    solver = make_solver(name, ref.kwargs, params)
+    lr_name = "alpha" if "alpha" in ref.defaults else "lr"
+    solver.set_learning_rate(ref.kwargs[lr_name] / 4)
+    for step in range(2):
+        set_gradients(params, gradients(step))
+        solver.update()
+    state, snapshot = copy.deepcopy(solver.state_dict()), values(params)
+    for step in range(2, 4):
+        set_gradients(params, gradients(step))
+        solver.update()
+    resumed = {k: sd.Variable.from_numpy_array(v, need_grad=True) for k, v in snapshot.items()}
+    other = make_solver(name, ref.kwargs, resumed)
+    other.load_state_dict(state)
+    assert other.learning_rate() == pytest.approx(ref.kwargs[lr_name] / 4)
+    for step in range(2, 4):
+        set_gradients(resumed, gradients(step))
+        other.update()
+    for k in SHAPES:
+        np.testing.assert_array_equal(resumed[k].d, params[k].d)

@@ -300,6 +300,23 @@ def test_fractional_class_ids_fed_to_an_integer_input_are_refused():
         np.testing.assert_array_equal(v, before[k])
 
 
+def test_class_ids_given_as_torch_tensors_are_checked_too():
+    """Tensors are checked as tensors: whole numbers pass, a fraction is refused before any
+    update (both kinds of minibatch data, NumPy arrays above and tensors here)."""
+    x, t = sd.Variable((1, 6)), sd.Variable((1, 1), dtype=np.int64)
+    z = L.Dense(3)(x)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters(sd.get_parameters())
+    trainer = Trainer(z, (F.softmax_cross_entropy(z, t), F.top_n_error(z, t)), [solver])
+    features = torch.rand(3, 6, generator=torch.Generator().manual_seed(0))
+    assert trainer.train_minibatch({x: features, t: torch.tensor([[0.0], [2.0], [1.0]])})
+    before = _parameters()
+    with pytest.raises(sd.DataError, match="not whole; they would be truncated"):
+        trainer.train_minibatch({x: features, t: torch.tensor([[0.0], [1.5], [1.0]])})
+    for k, v in _parameters().items():
+        np.testing.assert_array_equal(v, before[k])
+
+
 def test_fractional_class_ids_fed_to_a_float_target_are_refused_on_the_host():
     """Checked where the data is, so a GPU run (where the op cannot check) refuses them too."""
     x, t = sd.Variable((1, 6)), sd.Variable((1, 1))

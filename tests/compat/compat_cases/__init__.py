@@ -8,7 +8,7 @@ import importlib
 
 MODULES = {
     "cntk": ["cntk_ops", "cntk_function", "cntk_layers", "cntk_learners", "cntk_train",
-             "cntk_io", "cntk_misc", "cntk_sequence"],
+             "cntk_io", "cntk_misc", "cntk_sequence", "cntk_blind_spots"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
                "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn"],
 }
