@@ -16,7 +16,7 @@ PY310  ?= $(shell pyenv root 2>/dev/null)/versions/3.10.13/bin/python
 NNABLA := nnabla==1.39.0
 MXNET  := mxnet==1.9.1 numpy==1.23.5
 
-.PHONY: all setup demo test docs bench bench-peers clean
+.PHONY: all setup demo test docs bench bench-peers mutants clean
 
 all: test
 
@@ -42,6 +42,15 @@ demo: $(DEMO_STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)
+
+# `make mutants`: mutation testing of compat/, amp.py, train/, learners/ and solvers/ -- a seeded
+# sample of MUTANTS_N mutants per group, each against the tests mapped to its group
+# (tools/mutants.py, docs/testing.md); the report is build/mutants/report.md.
+MUTANTS_N    ?= 20
+MUTANTS_SEED ?= 0
+MUTANTS_ARGS ?=
+mutants: $(STAMP)
+	$(BIN)/python tools/mutants.py --per-group $(MUTANTS_N) --seed $(MUTANTS_SEED) $(MUTANTS_ARGS)
 
 # The API reference (Sphinx, from the docstrings) in build/docs/html; -W: a warning fails it.
 docs: $(STAMP)

@@ -1,8 +1,9 @@
 """Reader throughput: Stadyn's MinibatchSource against Pillow + torch DataLoader.
 
-Both pipelines do the seed-1 CIFAR-10 work on CIFAR-shaped 40x40 PNGs: decode, a random 32x32
-crop (side ratio 0.8) flipped with p = 0.5, scale to 32x32 (linear), subtract a 32x32 mean, and
-deliver float32 (N, 3, 32, 32) images with float32 one-hot labels, shuffled, in minibatches.
+Both pipelines do the CNTK CIFAR-10 example's work on CIFAR-shaped 40x40 PNGs: decode, a
+random 32x32 crop (side ratio 0.8) flipped with p = 0.5, scale to 32x32 (linear), subtract a
+32x32 mean, and deliver float32 (N, 3, 32, 32) images with float32 one-hot labels, shuffled, in
+minibatches.
 
     python benchmarks/bench_readers.py                 # 5,000 images, 64 a batch, 0/1/2 workers
     python benchmarks/bench_readers.py --images 20000 --workers 0 2

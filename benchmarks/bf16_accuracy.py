@@ -1,7 +1,8 @@
-"""bf16 against fp32 on the seed-2 experiment: held-out accuracy and real training speed.
+"""bf16 against fp32 on NNabla's static-vs-dynamic tutorial: held-out accuracy and real
+training speed.
 
-Trains the seed-2 CNN (static graph, Adam 1e-3, batch 16) on 80% of the digits for the same
-epochs in fp32 and in a bfloat16 context, for several seeds (the seed sets the split, the
+Trains the tutorial's digits CNN (static graph, Adam 1e-3, batch 16) on 80% of the digits for
+the same epochs in fp32 and in a bfloat16 context, for several seeds (the seed sets the split, the
 initial parameters and the shuffling), and prints for each seed the held-out accuracy of both and
 their difference, and the median ms per training iteration of both; then the mean difference
 and its standard error.

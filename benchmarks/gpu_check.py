@@ -1,8 +1,8 @@
 """The GPU check of issue 4, as one prepared script for the device machine.
 
-1. The seed-2 experiment for 30 epochs on CUDA (the tutorial's setting): static, static with the
-   whole step compiled and replayed from a CUDA graph, and dynamic.
-2. The seed-1 CIFAR ConvNet's training throughput (batch 64, synthetic 3x32x32 data, momentum
+1. NNabla's static-vs-dynamic tutorial for 30 epochs on CUDA (the tutorial's setting): static,
+   static with the whole step compiled and replayed from a CUDA graph, and dynamic.
+2. CNTK's CIFAR-10 ConvNet's training throughput (batch 64, synthetic 3x32x32 data, momentum
    SGD) in samples/s: Stadyn dynamic, static, the step program in a CUDA graph (uncompiled and
    compiled), and the hand-written PyTorch eager twin.
 
@@ -27,7 +27,7 @@ import torch
 import stadyn as sd
 import stadyn.functions as F
 import stadyn.solvers as S
-from stadyn.bench._workloads import WORKLOADS
+from stadyn.bench import WORKLOADS
 from stadyn.cli.demo import run_demo
 
 
@@ -105,7 +105,7 @@ def seed1_throughput(report: dict, iterations: int) -> None:
                     step = sd.compile_step(loss, solver, compile=mode.startswith("compiled"))
             start = time.perf_counter()
             rows[f"stadyn-{mode}"] = _throughput(step, sync, iterations)
-            print(f"seed-1 ConvNet {mode}: {rows[f'stadyn-{mode}']:.0f} samples/s "
+            print(f"CIFAR-10 ConvNet {mode}: {rows[f'stadyn-{mode}']:.0f} samples/s "
                   f"({time.perf_counter() - start:.0f} s incl. warm-up)", flush=True)
     twin = w.twin(w.initial_parameters(0)).cuda()
     opt = w.torch_optimizer(list(twin.parameters()))
@@ -118,7 +118,7 @@ def seed1_throughput(report: dict, iterations: int) -> None:
         out.backward()
         opt.step()
     rows["torch-eager"] = _throughput(torch_step, sync, iterations)
-    print(f"seed-1 ConvNet torch eager: {rows['torch-eager']:.0f} samples/s", flush=True)
+    print(f"CIFAR-10 ConvNet torch eager: {rows['torch-eager']:.0f} samples/s", flush=True)
     report["seed1_samples_per_s"] = rows
 
 

@@ -4,8 +4,8 @@
    affine large enough that the backward program writes its gradient with ``mm.out`` into a
    reused buffer, and for a bf16 context (the gradient leaves the program in bf16 and is
    converted into the fp32 buffer); the buffer is reused across steps.
-2. Throughput (samples/s, batch 64) of the seed-1 ConvNet and the seed-2 CNN (batch 16) in
-   float32, bfloat16 and float16 contexts, static and compiled step + CUDA graph.
+2. Throughput (samples/s, batch 64) of CNTK's CIFAR-10 ConvNet and the NNabla tutorial's digits
+   CNN (batch 16) in float32, bfloat16 and float16 contexts, static and compiled step + CUDA graph.
 
     PYTHONPATH=src python benchmarks/gpu_check_precision.py     # JSON on the last line
 """
@@ -85,7 +85,7 @@ def main() -> None:
     report["gradients"] = [check_gradients(d) for d in ("float32", "bfloat16")]
     print(json.dumps(report["gradients"]), flush=True)
     rows = {}
-    for workload in ("cifar", "seed2"):
+    for workload in ("cifar", "digits-cnn"):
         for dtype in ("float32", "bfloat16", "float16"):
             for mode in ("static", "compiled+cuda-graph"):
                 try:

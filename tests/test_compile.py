@@ -57,7 +57,7 @@ def test_uncompiled_step_program_matches_static_training(model, solver_cls, kw):
     run = _train_beside_static(model, solver_cls, 4, {"rel": 1e-5, "abs": 1e-6}, kw,
                                compile=False)
     # The step counts advance like update()'s, so bias corrections match.
-    assert all(s["t"] == 4 for s in run.solver2.get_states().values())
+    assert all(s.t == 4 for s in run.solver2.get_states().values())
     # BN running statistics (mutated inside the program) follow too.
     if model is digits_cnn:
         mean = run.reg2.get("cnn/conv1/bn/mean")
@@ -110,7 +110,7 @@ def test_update_after_the_program_matches_static_training(model, solver_cls, kw)
     returns gradients and the solver's own kernel updates; same losses and parameters."""
     run = _train_beside_static(model, solver_cls, 3, {"rel": 1e-5, "abs": 1e-6}, kw,
                                compile=False, update="outside")
-    assert all(s["t"] == 3 for s in run.solver2.get_states().values())
+    assert all(s.t == 3 for s in run.solver2.get_states().values())
     for name, v in run.reg1.items():
         np.testing.assert_allclose(run.reg2.get(name).d, v.d, rtol=1e-5, atol=1e-6,
                                    err_msg=name)

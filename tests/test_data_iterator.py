@@ -67,11 +67,18 @@ def test_begin_and_end_callbacks_get_the_epoch_number():
     assert events == [("end", 0), ("begin", 1), ("end", 1), ("begin", 2)]
 
 
-def test_stop_exhausted_ends_each_epoch_with_a_short_batch():
+def test_stop_exhausted_returns_the_whole_batches_of_one_epoch_then_stops():
+    # NNabla 1.39 (tests/compat: nnabla:data_iterator_stop_exhausted): 5 samples in batches of
+    # 2 give [0, 1], [2, 3] and then StopIteration -- the short last batch is not returned --
+    # and the iterator stays exhausted.
     it = _iterator(5, 2, stop_exhausted=True, use_thread=False)
-    assert [b[0].ravel().tolist() for b in it] == [[0, 1], [2, 3], [4]]
-    assert it.epoch == 1
-    assert [b[0].ravel().tolist() for b in it] == [[0, 1], [2, 3], [4]]
+    assert [b[0].ravel().tolist() for b in it] == [[0, 1], [2, 3]]
+    assert it.epoch == 0
+    assert list(it) == []
+    threaded = _iterator(8, 4, stop_exhausted=True, use_thread=True)
+    assert [b[0].ravel().tolist() for b in threaded] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    with pytest.raises(StopIteration):
+        threaded.next()
 
 
 def test_without_memory_cache_load_func_is_called_per_sample():

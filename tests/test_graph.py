@@ -14,10 +14,7 @@ import stadyn.solvers as S
 from stadyn.graph import CONSTANT, INPUT, PARAMETER, VIEW, Subgraph, output_key, value_key
 
 
-@pytest.fixture(autouse=True)
-def fresh_parameters():
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        yield
+pytestmark = pytest.mark.usefixtures("fresh_parameters")
 
 
 def test_variable_basics_and_numpy_views_share_memory():
@@ -419,36 +416,34 @@ def test_set_attribute_changes_an_op_and_rebuilds_static_plans():
 
 
 def test_a_static_op_that_fails_at_run_time_is_named_as_in_dynamic_mode():
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        x, t = sd.Variable((2, 4)), sd.Variable((2, 1))
-        with sd.parameter_scope("net"):
-            y = PF.affine(x, 3)
-        loss = F.mean(F.softmax_cross_entropy(y, t))
-        x.d, t.d = np.ones((2, 4)), np.array([[1], [2]])
-        loss.forward()                                  # lowered and run once
-        t.d = np.array([[5], [1]])                      # a label outside 0..2
-        with pytest.raises(sd.StadynError, match=r"^softmax_cross_entropy: cannot apply to "
-                                                 r"inputs \[affine \(2, 3\), input \(2, 1\)\]: "
-                                                 r".*index 5 is out of bounds"):
-            loss.forward()
-        with sd.auto_forward(), pytest.raises(sd.StadynError, match="softmax_cross_entropy"):
-            F.softmax_cross_entropy(PF.affine(x, 3, name="net/affine"), t)
+    x, t = sd.Variable((2, 4)), sd.Variable((2, 1))
+    with sd.parameter_scope("net"):
+        y = PF.affine(x, 3)
+    loss = F.mean(F.softmax_cross_entropy(y, t))
+    x.d, t.d = np.ones((2, 4)), np.array([[1], [2]])
+    loss.forward()                                  # lowered and run once
+    t.d = np.array([[5], [1]])                      # a label outside 0..2
+    with pytest.raises(sd.StadynError, match=r"^softmax_cross_entropy: cannot apply to "
+                                             r"inputs \[affine \(2, 3\), input \(2, 1\)\]: "
+                                             r".*index 5 is out of bounds"):
+        loss.forward()
+    with sd.auto_forward(), pytest.raises(sd.StadynError, match="softmax_cross_entropy"):
+        F.softmax_cross_entropy(PF.affine(x, 3, name="net/affine"), t)
 
 
 def test_an_input_resized_beyond_what_an_op_takes_is_named_without_a_fallback(recwarn):
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        x = sd.Variable((4, 1, 8, 8))
-        with sd.parameter_scope("n"):
-            y = PF.affine(F.tanh(PF.convolution(x, 4, (3, 3), pad=(1, 1))), 10)
-        x.d = np.ones((4, 1, 8, 8))
+    x = sd.Variable((4, 1, 8, 8))
+    with sd.parameter_scope("n"):
+        y = PF.affine(F.tanh(PF.convolution(x, 4, (3, 3), pad=(1, 1))), 10)
+    x.d = np.ones((4, 1, 8, 8))
+    y.forward()
+    x.data = torch.ones(4, 1, 5, 5)                 # 100 features for an affine of 256
+    with pytest.raises(sd.StadynError, match=r"^affine in scope 'n/affine': cannot apply to "
+                                             r"inputs \[tanh \(4, 4, 5, 5\)"):
         y.forward()
-        x.data = torch.ones(4, 1, 5, 5)                 # 100 features for an affine of 256
-        with pytest.raises(sd.StadynError, match=r"^affine in scope 'n/affine': cannot apply to "
-                                                 r"inputs \[tanh \(4, 4, 5, 5\)"):
-            y.forward()
-        x.data = torch.ones(2, 1, 8, 8)                 # another batch size still runs
-        y.forward()
-        assert y.shape == (2, 10)
+    x.data = torch.ones(2, 1, 8, 8)                 # another batch size still runs
+    y.forward()
+    assert y.shape == (2, 10)
     assert not [w for w in recwarn if "runs eagerly" in str(w.message)]
 
 

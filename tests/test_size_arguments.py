@@ -56,7 +56,7 @@ def test_bad_sizes_of_parametric_functions_name_the_argument(build, message):
     assert len(registry) == 0           # nothing was created
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 def test_negative_axes_still_count_from_the_end():
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        PF.batch_normalization(sd.Variable((2, 3, 4, 4)), axes=(-3,))
-        assert sd.get_parameters()["bn/beta"].shape == (1, 3, 1, 1)
+    PF.batch_normalization(sd.Variable((2, 3, 4, 4)), axes=(-3,))
+    assert sd.get_parameters()["bn/beta"].shape == (1, 3, 1, 1)

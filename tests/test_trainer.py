@@ -10,10 +10,7 @@ import stadyn.solvers as S
 from stadyn.train import Trainer
 
 
-@pytest.fixture(autouse=True)
-def fresh_parameters():
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        yield
+pytestmark = pytest.mark.usefixtures("fresh_parameters")
 
 
 def _one_hot(labels, n=3):
@@ -84,6 +81,80 @@ def test_the_2017_beta_signature_is_accepted():
     trainer = Trainer(z, ce, pe, solver)
     assert trainer.loss_function is ce and trainer.evaluation_function is pe
     assert trainer.parameter_learners == [solver]
+
+
+def test_cntk_2x_reading_wins_when_learners_come_third():
+    """CNTK 2.x's ``Trainer(model, loss, [learner])``: a single loss Function as the criterion
+    (the 2017 beta's ``(model, loss, metric, learner)`` needs a metric there, not learners)."""
+    x, y = sd.Variable((2, 2)), sd.Variable((2, 3))
+    z = L.Dense(3)(x)
+    ce = F.cross_entropy_with_softmax(z, y)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters(sd.get_parameters())
+    for learners in ([solver], solver):
+        trainer = Trainer(z, ce, learners)
+        assert trainer.loss_function is ce and trainer.evaluation_function is None
+        assert trainer.parameter_learners == [solver]
+    assert trainer.train_minibatch({x: np.ones((2, 2)), y: _one_hot([0, 2])})
+
+
+def test_a_learner_that_is_not_an_optimizer_is_refused():
+    x, y = sd.Variable((2, 2)), sd.Variable((2, 3))
+    z = L.Dense(3)(x)
+    with pytest.raises(sd.StadynError, match="learner 1 is a str, not an optimizer"):
+        Trainer(z, (F.cross_entropy_with_softmax(z, y),), ["sgd"])
+
+
+@pytest.mark.parametrize("compile_mode", [False, "program", True],
+                         ids=["eager", "program", "compiled"])
+def test_a_scheduled_solver_follows_its_schedule_in_every_mode(compile_mode):
+    """``ScheduledSolver(S.Sgd(), lr=piecewise([8], [0.5, 0.0]))`` on a 3->2 affine with
+    4-sample minibatches: two updates at 0.5, then the weights stop, and 16 samples are seen
+    after 4 minibatches — with a compiled step too (whose schedule used to stay at 0 samples)."""
+    from stadyn.schedules import ScheduledSolver, piecewise
+    rng = np.random.RandomState(3)
+    batches = [(rng.randn(4, 3).astype(np.float32), rng.randn(4, 2).astype(np.float32))
+               for _ in range(4)]
+    x, t = sd.Variable((4, 3)), sd.Variable((4, 2))
+    import stadyn.parametric_functions as PF
+    y = PF.affine(x, 2, name="fc")
+    loss = F.squared_error(y, t)
+    params = sd.get_parameters()
+    w0 = {k: v.d.copy() for k, v in params.items()}
+    solver = ScheduledSolver(S.Sgd(), lr=piecewise([8], [0.5, 0.0]))
+    solver.set_parameters(params)
+    trainer = Trainer(y, (loss,), [solver], compile=compile_mode)
+    history = []
+    for xb, tb in batches:
+        trainer.train_minibatch({x: xb, t: tb})
+        history.append({k: v.d.copy() for k, v in params.items()})
+    # NumPy: the loss is summed over samples and outputs, so dL/dy = 2 (y - t)
+    W, b = w0["fc/affine/W"].astype(np.float64), w0["fc/affine/b"].astype(np.float64)
+    for xb, tb in batches[:2]:
+        dy = 2 * (xb @ W + b - tb)
+        W, b = W - 0.5 * xb.T @ dy, b - 0.5 * dy.sum(0)
+    np.testing.assert_allclose(history[1]["fc/affine/W"], W, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(history[1]["fc/affine/b"], b, rtol=1e-5, atol=1e-6)
+    for k in params:
+        assert not np.array_equal(history[0][k], w0[k])
+        np.testing.assert_array_equal(history[3][k], history[1][k])   # lr 0 after 8 samples
+    assert solver.samples_seen == 16
+    assert trainer.total_number_of_samples_seen == 16
+    assert solver.learning_rate() == 0.0
+
+
+def test_a_compiled_step_refuses_a_schedule_it_would_freeze():
+    """A compiled program holds Momentum's ``momentum`` as a constant: scheduling it there is
+    an error naming the hyperparameter, not a schedule silently ignored."""
+    from stadyn.schedules import ScheduledSolver, piecewise
+    x, t = sd.Variable((4, 3)), sd.Variable((4, 2))
+    import stadyn.parametric_functions as PF
+    y = PF.affine(x, 2, name="fc")
+    solver = ScheduledSolver(S.Momentum(lr=0.1), momentum=piecewise([8], [0.9, 0.5]))
+    solver.set_parameters(sd.get_parameters())
+    trainer = Trainer(y, (F.squared_error(y, t),), [solver], compile="program")
+    with pytest.raises(sd.StadynError, match="'momentum' as a constant"):
+        trainer.train_minibatch({x: np.ones((4, 3)), t: np.zeros((4, 2))})
 
 
 def _make(seed=0):
@@ -243,6 +314,57 @@ def test_fit_trains_epochs_checkpoints_and_resumes_the_same_curve(tmp_path):
     assert [r["epoch"] for r in resumed] == [2, 3]
     np.testing.assert_allclose([r["loss"] for r in resumed], [r["loss"] for r in full[2:]],
                                rtol=1e-6)
+
+
+def test_fit_calls_its_hooks_at_every_point_of_the_loop(tmp_path):
+    """A TrainingCallback sees each epoch begin, each minibatch (its sums), the checkpoint
+    written and each epoch end, in that order; a plain function still gets the epoch record."""
+    import os
+    from stadyn.io import MinibatchSourceFromData
+    from stadyn.train import TrainingCallback
+    rng = np.random.RandomState(0)
+    data = {"features": rng.rand(50, 3).astype(np.float32),
+            "labels": _one_hot(rng.randint(0, 3, 50))}
+    x, y = sd.Variable((1, 3)), sd.Variable((1, 3))
+    z = L.Dense(3)(x)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters(sd.get_parameters())
+    trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y), F.classification_error(z, y)),
+                      [solver])
+    events = []
+
+    class Recorder(TrainingCallback):
+        def on_epoch_begin(self, trainer, epoch):
+            events.append(("begin", epoch))
+
+        def on_minibatch_end(self, trainer, record):
+            events.append(("minibatch", record["epoch"], record["minibatch"], record["samples"],
+                           record["loss_sum"], record["metric_sum"]))
+
+        def on_checkpoint(self, trainer, path, record):
+            events.append(("checkpoint", record["epoch"], os.path.exists(path)))
+
+        def on_epoch_end(self, trainer, record):
+            events.append(("end", record["epoch"]))
+
+    def function(record):
+        events.append(("fn", record["epoch"]))
+
+    source = MinibatchSourceFromData(data, randomize=False)
+    history = trainer.fit(source, {x: source.streams.features, y: source.streams.labels},
+                          epochs=2, minibatch_size=20, checkpoint=tmp_path / "run.ckpt",
+                          callbacks=[Recorder(), function], progress_bar=False)
+    kinds = [(e[0],) + e[1:3] if e[0] == "minibatch" else e[:2] for e in events]
+    assert kinds == [("begin", 0), ("minibatch", 0, 1), ("minibatch", 0, 2), ("minibatch", 0, 3),
+                     ("checkpoint", 0), ("end", 0), ("fn", 0),
+                     ("begin", 1), ("minibatch", 1, 1), ("minibatch", 1, 2), ("minibatch", 1, 3),
+                     ("checkpoint", 1), ("end", 1), ("fn", 1)]
+    assert all(e[2] for e in events if e[0] == "checkpoint")       # written before the hook
+    for epoch, record in enumerate(history):
+        steps = [e for e in events if e[0] == "minibatch" and e[1] == epoch]
+        assert [e[3] for e in steps] == [20, 20, 10]
+        assert sum(e[4] for e in steps) / 50 == pytest.approx(record["loss"], rel=1e-6)
+        assert sum(e[5] for e in steps) / 50 == pytest.approx(record["metric"], rel=1e-6)
 
 
 def test_a_minibatch_that_leaves_out_an_input_is_refused():

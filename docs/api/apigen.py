@@ -17,13 +17,14 @@ import types
 # (section title, modules): the order also says which page holds an object's full entry.
 SECTIONS = [
     ("Graphs, parameters and files", [
-        "stadyn", "stadyn.functions", "stadyn.parametric_functions", "stadyn.initializer",
+        "stadyn", "stadyn.functions", "stadyn.sequence", "stadyn.parametric_functions",
+        "stadyn.initializer",
         "stadyn.solvers", "stadyn.amp", "stadyn.compile", "stadyn.serialize",
         "stadyn.serialize.op_rules", "stadyn.inspect"]),
     ("CNTK-style layers, learners and training", [
         "stadyn.layers", "stadyn.learners", "stadyn.schedules", "stadyn.train",
         "stadyn.train.progress"]),
-    ("Data", ["stadyn.io", "stadyn.io.transforms"]),
+    ("Data", ["stadyn.io", "stadyn.io.transforms", "stadyn.io.image_utils"]),
     ("Data-parallel training", ["stadyn.distributed"]),
     ("BrainScript", ["stadyn.brainscript"]),
     ("Reference models", ["stadyn.models"]),
@@ -32,10 +33,16 @@ SECTIONS = [
         "stadyn.compat.nnabla.parametric_functions", "stadyn.compat.nnabla.solvers",
         "stadyn.compat.nnabla.initializer", "stadyn.compat.nnabla.ext_utils",
         "stadyn.compat.nnabla.communicators", "stadyn.compat.nnabla.utils",
-        "stadyn.compat.nnabla.utils.data_iterator", "stadyn.compat.nnabla.tutorial",
+        "stadyn.compat.nnabla.utils.data_iterator", "stadyn.compat.nnabla.utils.load",
+        "stadyn.compat.nnabla.utils.nnp_graph", "stadyn.compat.nnabla.utils.data_source",
+        "stadyn.compat.nnabla.utils.data_source_loader", "stadyn.compat.nnabla.utils.download",
+        "stadyn.compat.nnabla.utils.image_utils",
+        "stadyn.compat.nnabla.utils.learning_rate_scheduler", "stadyn.compat.nnabla.logger",
+        "stadyn.compat.nnabla.monitor", "stadyn.compat.nnabla.tutorial",
         "stadyn.compat.nnabla.tutorial.tiny_digits"]),
     ("CNTK's names", [
-        "stadyn.compat.cntk", "stadyn.compat.cntk.ops", "stadyn.compat.cntk.layers",
+        "stadyn.compat.cntk", "stadyn.compat.cntk.ops", "stadyn.compat.cntk.sequence",
+        "stadyn.compat.cntk.layers",
         "stadyn.compat.cntk.models", "stadyn.compat.cntk.learners", "stadyn.compat.cntk.learner",
         "stadyn.compat.cntk.losses", "stadyn.compat.cntk.metrics", "stadyn.compat.cntk.io",
         "stadyn.compat.cntk.io.transforms",

@@ -13,20 +13,20 @@ Example:
 
 from torch import no_grad
 
-from . import functions, ops, parametric, solvers  # noqa: F401  (ops installs Variable operators)
-from ._errors import (ArgumentError, ConfigError, DataError, ModelFileError, OpArgumentError,
-                      ParameterError, ShapeError, StadynError)
+from . import functions, ops, parametric, sequence, solvers  # noqa: F401  (ops: Variable operators)
+from ._errors import (ArgumentError, ConfigError, DataError, ModelFileError, NumericsError,
+                      OpArgumentError, ParameterError, ShapeError, StadynError)
 from ._random import seed
 from ._version import __version__
 from .compile import CompiledStep, compile_step
-from .inspect import show, summary
-from .graph import (Context, Variable, auto_forward, context, context_scope, forward_all,
-                    get_auto_forward, get_current_context, is_training, set_auto_forward,
-                    set_default_context, set_training, training)
+from .inspect import profile, show, summary
+from .graph import (Context, Variable, auto_forward, check_numerics, context, context_scope,
+                    forward_all, get_auto_forward, get_current_context, is_training,
+                    set_auto_forward, set_default_context, set_training, training)
 from .ops import grad
 from .parametric import (ParameterRegistry, clear_parameters, get_parameter_or_create,
                          get_parameters, parameter_registry, parameter_scope)
-from .serialize import (Network, export_onnx, import_onnx, load, load_parameters,
+from .serialize import (Network, export_onnx, import_onnx, load, load_nnp, load_parameters,
                         read_parameter_file, save, save_parameters)
 
 __all__ = [
@@ -35,8 +35,10 @@ __all__ = [
     "set_default_context", "get_current_context",
     "context_scope", "parameter_scope", "parameter_registry", "ParameterRegistry",
     "get_parameters", "clear_parameters", "get_parameter_or_create", "save_parameters",
-    "load_parameters", "read_parameter_file", "save", "load", "export_onnx", "import_onnx",
+    "load_parameters", "read_parameter_file", "save", "load", "load_nnp",
+    "export_onnx", "import_onnx",
     "Network", "seed", "StadynError", "ShapeError", "OpArgumentError", "ArgumentError",
     "ParameterError", "DataError", "ConfigError", "ModelFileError", "compile_step",
-    "CompiledStep", "show", "summary", "__version__",
+    "CompiledStep", "show", "summary", "__version__", "NumericsError", "check_numerics",
+    "profile",
 ]

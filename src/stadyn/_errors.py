@@ -17,6 +17,8 @@ __all__ = [
     "DataError",
     "ConfigError",
     "ModelFileError",
+    "NumericsError",
+    "checked_count",
 ]
 
 
@@ -36,6 +38,19 @@ class OpArgumentError(StadynError, TypeError):
 class ArgumentError(StadynError, TypeError):
     """A function or class was given an argument of a type it cannot take (``lr=None`` for a
     solver, a string for a count, ...); the message names the argument."""
+
+
+def checked_count(value, what: str, minimum: int) -> int:
+    """``value`` as an ``int`` when it is an integer (not a bool) ``>= minimum``; otherwise a
+    :class:`StadynError` saying ``what`` must be one (sample counts, epoch sizes, ...).
+
+    >>> checked_count(3, "sample_count", 1)
+    3
+    """
+    import numbers
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise StadynError(f"{what} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
 
 
 class ParameterError(StadynError, ValueError):
@@ -88,3 +103,14 @@ class ConfigError(StadynError, ValueError):
 
 class ModelFileError(StadynError, ValueError):
     """A model or parameter file is truncated, tampered with or of an unknown version."""
+
+
+class NumericsError(StadynError, FloatingPointError):
+    """An op's output (forward) or the gradient it gives an input (backward) holds a NaN or an
+    infinity, found by :func:`stadyn.check_numerics`; names the op, its scope, the line that
+    created it and the phase.  ``op``, ``scope``, ``location`` and ``phase`` hold the parts."""
+
+    def __init__(self, message: str, op: str = "", scope: str = "",
+                 location: str | None = None, phase: str = "forward"):
+        super().__init__(message)
+        self.op, self.scope, self.location, self.phase = op, scope, location, phase

@@ -15,8 +15,12 @@ Example:
     >>> scaler = LossScaler(init_scale=1024.0)
     >>> loss = F.sum(w * w)
     >>> loss.forward(); solver.zero_grad(); scaler.backward(loss)
-    >>> scaler.step(solver)
+    >>> w.g                       # the scale times dL/dw = 2 w
+    array([ 2048., -4096.], dtype=float32)
+    >>> scaler.step(solver)       # divides by the scale, then updates
     True
+    >>> w.g
+    array([ 2., -4.], dtype=float32)
     >>> w.d
     array([0., 0.], dtype=float32)
 """

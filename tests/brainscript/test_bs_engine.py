@@ -51,6 +51,7 @@ def _counts() -> tuple[int, int]:
 # ---------------------------------------------------------------------------------------------
 # The example networks
 # ---------------------------------------------------------------------------------------------
+@pytest.mark.usefixtures("fresh_parameters")
 @pytest.mark.parametrize("path, expected", [
     # CNTK's own logs: "Training 949834 parameters in 14 out of 14 parameter tensors" (the config's
     # MaxPoolingLayer does not pad: 32 -> 15 -> 7), "Training 98778 parameters in 10 ...",
@@ -58,19 +59,18 @@ def _counts() -> tuple[int, int]:
     (CIFAR, (949834, 14)), (MNIST, (98778, 10)), (ONE_HIDDEN, (159010, 4)),
 ])
 def test_example_networks_have_cntks_parameter_counts(path, expected):
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        net, _ = _build(_train_command(path).network, StadynLibrary(0.5))
-        assert _counts() == expected
-        assert [n.shape for n in net.output_nodes] == [(1, 10)]
-        assert net.criterion_nodes[0].shape == (1, 1)
+    net, _ = _build(_train_command(path).network, StadynLibrary(0.5))
+    assert _counts() == expected
+    assert [n.shape for n in net.output_nodes] == [(1, 10)]
+    assert net.criterion_nodes[0].shape == (1, 1)
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 def test_cifar_network_shapes_follow_cntks_log():
     """CNTK's log: [32 x 32 x 3] -> conv -> [32 x 32 x 64] -> pool -> [15 x 15 x 64] -> ...
     -> [7 x 7 x 64] -> Dense W [256 x 7 x 7 x 64]."""
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        net, lib = _build(_train_command(CIFAR).network, StadynLibrary(0.5))
-        shapes = [tuple(p.shape) for p in sd.get_parameters().values()]
+    net, lib = _build(_train_command(CIFAR).network, StadynLibrary(0.5))
+    shapes = [tuple(p.shape) for p in sd.get_parameters().values()]
     assert net.nodes["features"].shape == (1, 3, 32, 32)
     assert net.nodes["labels"].shape == (1, 10)
     assert shapes[0] == (64, 3, 3, 3) and shapes[8] == (64, 7, 7, 256)   # row-major
@@ -79,7 +79,7 @@ def test_cifar_network_shapes_follow_cntks_log():
 
 
 def _padded_cifar_source():
-    """The CIFAR config's network with padded pooling: the seed-1 Python model's architecture."""
+    """The CIFAR config's network with padded pooling: the Python model's architecture (stadyn.models.cifar_convnet)."""
     source = _train_command(CIFAR).network
     text = source.text.replace("MaxPoolingLayer {(3:3), stride = (2:2)}",
                                "MaxPoolingLayer {(3:3), stride = (2:2), pad = true}")
@@ -87,7 +87,7 @@ def _padded_cifar_source():
     return type(source)(text, source.path, source.line, source.column)
 
 
-def test_cifar_network_with_padded_pooling_is_the_seed1_model():
+def test_cifar_network_with_padded_pooling_is_the_python_model():
     """Same parameters (names, shapes, initial values) and bit-identical outputs as
     stadyn.models.cifar_convnet_layers: the library maps to the same layers and kernels."""
     x = np.random.default_rng(0).uniform(0, 255, (2, 3, 32, 32)).astype(np.float32)
@@ -117,10 +117,10 @@ def test_cifar_network_with_padded_pooling_is_the_seed1_model():
     np.testing.assert_array_equal(outputs[0], outputs[1])
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 def test_mnist_constant_scale_is_one_scalar_multiply():
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        net, _ = _build(_train_command(MNIST).network, StadynLibrary(0.5))
-        ops = [n.name for n in sd.graph.topological_nodes([net.output_nodes[0]])]
+    net, _ = _build(_train_command(MNIST).network, StadynLibrary(0.5))
+    ops = [n.name for n in sd.graph.topological_nodes([net.output_nodes[0]])]
     assert ops[0] == "mul_scalar" and "mul2" not in ops
     assert ops.count("convolution") == 3 and ops.count("dropout") == 1
 
@@ -252,6 +252,7 @@ def test_tags_name_special_nodes():
         assert lib.tagged["feature"] == [net.nodes["f"]] and lib.tagged["label"] == [net.nodes["l"]]
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 @pytest.mark.parametrize("text, message, at", [
     # the evaluator points at an unknown name, at the argument list of a failing call and at
     # the operator of a failing operation
@@ -266,9 +267,8 @@ def test_tags_name_special_nodes():
     ("{ x = Input{4} ; z = Dropout(x, 0.5) }", "Dropout", "(x, 0.5)"),
 ])
 def test_library_errors_are_located(text, message, at):
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        with pytest.raises(ConfigError) as err:
-            _build(text, None)
+    with pytest.raises(ConfigError) as err:
+        _build(text, None)
     assert message in str(err.value)
     assert (err.value.line, err.value.column) == (1, text.index(at) + 1)
 
@@ -389,7 +389,8 @@ def test_cifar_bs_workload_matches_its_pytorch_twin():
 
 
 @pytest.mark.parametrize("name", ["stadyn.brainscript._stadyn_library", "stadyn.brainscript._sgd",
-                                  "stadyn.brainscript._readers", "stadyn.brainscript._runner"])
+                                  "stadyn.brainscript._readers", "stadyn.brainscript._cntk_log",
+                                  "stadyn.brainscript._model_files"])
 def test_engine_docstring_examples(name):
     import doctest
     import importlib

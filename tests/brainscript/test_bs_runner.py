@@ -505,3 +505,14 @@ def test_stadyn_train_nproc_2_matches_one_process(one_hidden_run, mnist, tmp_pat
     assert out.count("Final Results: Minibatch[1-1]: errs = ") == 1
     assert sorted(os.listdir(tmp_path / "Models")) == ["01_OneHidden", "01_OneHidden.0",
                                                       "01_OneHidden.ckp"]
+
+
+def test_check_numerics_names_the_config_line_that_made_the_nan(mnist, tmp_path, capsys):
+    """checkNumerics=true: the first node giving -inf is named with its line in the config."""
+    old = "h1 = DenseLayer {200, activation=ReLU} (s1)"
+    path, line, _ = _edited(tmp_path, old, "h1 = Log (DenseLayer {200, activation=ReLU} (s1) * 0)")
+    err = _train_error(capsys, path, f"dataDir={mnist}", f"outputDir={tmp_path}",
+                       "trainNetwork.SGD.epochSize=256", "trainNetwork.SGD.maxEpochs=1",
+                       "checkNumerics=true")
+    assert f"log, created at {path}:{line}: its output holds -inf" in err
+    assert "NumericsError" in err or "forward pass" in err

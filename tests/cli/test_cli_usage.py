@@ -15,7 +15,7 @@ import pytest
 
 import stadyn as sd
 import stadyn.functions as F
-from stadyn.bench._workloads import ALL_STADYN_MODES
+from stadyn.bench import ALL_STADYN_MODES, WORKLOADS
 from stadyn.cli import build_parser, format_warning, main
 
 
@@ -69,7 +69,7 @@ def test_version_prints_the_installed_version(capsys):
     (["bench", "--peers", "--peer-modes", "nnabla-fast"],
      "invalid choice: 'nnabla-fast' (choose from 'nnabla-static', 'nnabla-dynamic', "
      "'mxnet-imperative', 'mxnet-hybridized')"),
-    (["bench", "mlp", "resnet"], "unknown workload(s) resnet; known: seed2, mlp, cifar"),
+    (["bench", "mlp", "resnet"], "unknown workload(s) resnet; known: digits-cnn, mlp, cifar"),
     (["demo", "--modes", "fast"], "invalid choice: 'fast' (choose from 'static', 'dynamic'"),
     (["demo", "--dtype", "float8"],
      "invalid choice: 'float8' (choose from 'float32', 'bfloat16', 'float16')"),
@@ -178,6 +178,28 @@ def test_bench_prints_the_load_and_warns_when_the_machine_is_busy(monkeypatch):
     assert lines[-1].startswith("at the end, load average 3.10")
 
 
+def test_bench_workloads_are_named_for_what_they_are_and_seed2_still_works(monkeypatch):
+    """``digits-cnn`` is the NNabla tutorial's deep CNN; ``seed2``, its earlier name, runs it."""
+    from stadyn.cli import bench
+    monkeypatch.setattr(bench.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert list(WORKLOADS) == ["digits-cnn", "mlp", "cifar", "cifar-bs", "cifar-bs-pad"]
+    assert "NNabla's static-vs-dynamic tutorial" in WORKLOADS["digits-cnn"].description
+    assert "CNTK's CIFAR-10 ConvNet" in WORKLOADS["cifar"].description
+    rows = {}
+    for name in ("seed2", "digits-cnn"):
+        lines: list[str] = []
+        table = bench.run_bench((name,), stadyn_modes=(), torch_modes=("eager",), rounds=1,
+                                per_round=1, warmup=0, out=None, log=lines.append)
+        assert list(table) == ["digits-cnn"]
+        assert "digits-cnn: the deep CNN of NNabla's static-vs-dynamic tutorial" in "\n".join(lines)
+        rows[name] = [line.split()[-1] for line in lines if line.strip().startswith("torch-eager")]
+    assert len(rows["seed2"]) == 1 and rows["seed2"] == rows["digits-cnn"]   # the same first loss
+    ran = []
+    monkeypatch.setattr(bench, "run_bench", lambda workloads, *a, **k: ran.append(workloads))
+    assert main(["bench", "seed2", "mlp", "--out", "unused"]) == 0
+    assert ran == [["seed2", "mlp"]]
+
+
 def test_bench_is_quiet_on_an_idle_machine(monkeypatch):
     from stadyn.cli import bench
     monkeypatch.setattr(bench.os, "cpu_count", lambda: 4)
@@ -227,3 +249,17 @@ def test_convert_checks_dims(dim, words, tmp_path, capsys):
         == 1
     assert words in capsys.readouterr().err
     assert not (tmp_path / "b.stadyn").exists()
+
+
+def test_bench_profile_prints_time_per_scope_and_writes_a_trace_per_case(tmp_path, capsys):
+    import json
+    assert main(["bench", "mlp", "--stadyn-modes", "static", "dynamic", "--profile",
+                 str(tmp_path), "--warmup", "1", "--per-round", "1"]) in (0, None)
+    out = capsys.readouterr().out
+    for mode in ("stadyn-static", "stadyn-dynamic"):
+        events = json.loads((tmp_path / f"mlp-{mode}.json").read_text())["traceEvents"]
+        names = {e.get("name", "") for e in events}
+        assert {"stadyn::mlp/fc1/affine/affine", "stadyn::mlp/out/affine/affine"} <= names, mode
+        assert f"  {mode}, 1 step(s):" in out
+    scopes = [line.split()[0] for line in out.splitlines() if line.startswith("    mlp/")]
+    assert sorted(set(scopes)) == ["mlp/fc1", "mlp/fc2", "mlp/out"]

@@ -35,11 +35,11 @@ def test_model_outputs_print_what_cntk_prints():
     assert text.getvalue() == (HERE / "cntk_log_parameters.txt").read_text()
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 def test_the_2017_beta_name_and_native_outputs():
     from stadyn.compat.cntk.utils import log_number_of_parameters as beta
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        x = sd.Variable((2, 3))
-        y = PF.affine(F.relu(PF.affine(x, 5, name="a")), 4, name="b")
+    x = sd.Variable((2, 3))
+    y = PF.affine(F.relu(PF.affine(x, 5, name="a")), 4, name="b")
     text = io.StringIO()
     with contextlib.redirect_stdout(text):
         beta(y)

@@ -55,9 +55,10 @@ def sharded_iterator() -> dist.ShardedDataIterator:
 
 
 def small_cnn(x, bn, middle: int = 2):
-    """The seed-2 CNN (conv 64 + BN + tanh, ``middle`` x conv 128 + BN + tanh, conv 512 + BN +
-    tanh, 2x2 average pooling, affine 1024 + tanh, affine 10), with fewer middle blocks than
-    the seed's 10 to keep a two-process test short on two cores; ``bn`` is the PF batch norm."""
+    """The NNabla tutorial's digits CNN (conv 64 + BN + tanh, ``middle`` x conv 128 + BN +
+    tanh, conv 512 + BN + tanh, 2x2 average pooling, affine 1024 + tanh, affine 10), with fewer
+    middle blocks than the tutorial's 10 to keep a two-process test short on two cores; ``bn``
+    is the PF batch norm."""
     def block(h, maps):
         return F.tanh(bn(PF.convolution(h, maps, (3, 3), pad=(1, 1))))
     with sd.parameter_scope("cnn"):
@@ -167,7 +168,7 @@ def reference_cnn(iterations: int) -> dict[str, np.ndarray]:
 
 
 def train_cnn(bn, iterations: int, data, dp=None) -> None:
-    """The reduced seed-2 CNN, static graph, mean loss, NNabla Momentum."""
+    """The reduced digits CNN, static graph, mean loss, NNabla Momentum."""
     batch = data.batch_size
     sd.seed(SEED)
     x = sd.Variable((batch, 1, 8, 8))
@@ -235,7 +236,7 @@ def scenario_resume(out: str, args) -> None:
 
 
 def scenario_convnet(out: str, args) -> None:
-    """The seed-1 ConvNet through the Trainer, reading a map file with a MinibatchSource
+    """CNTK's CIFAR-10 ConvNet through the Trainer, reading a map file with a MinibatchSource
     sharded by rank; records the sample ids (the blue channel of each image) it trained on."""
     import stadyn.io as sio
     from stadyn.models import cifar_convnet

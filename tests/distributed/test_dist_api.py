@@ -60,17 +60,17 @@ def test_bad_rank_is_an_error(alone, monkeypatch):
         dist.init()
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 def test_data_parallel_alone_changes_nothing(alone):
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        w = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=True)
-        w.grad = torch.tensor([3.0, 4.0])
-        dp = dist.DataParallel({"w": w})
-        assert (dp.rank, dp.size, dp.is_main) == (0, 1, True)
-        dp.broadcast_parameters({"w": w})
-        dp.all_reduce_gradients(average=True)
-        assert w.grad.tolist() == [3.0, 4.0] and w.d.tolist() == [1.0, 2.0]
-        assert dp.synchronize([w], 16, 2.5, None) == (16, 2.5, None)
-        assert dp.all_reduce_scalars(1.0, 2.0) == (1.0, 2.0)
+    w = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=True)
+    w.grad = torch.tensor([3.0, 4.0])
+    dp = dist.DataParallel({"w": w})
+    assert (dp.rank, dp.size, dp.is_main) == (0, 1, True)
+    dp.broadcast_parameters({"w": w})
+    dp.all_reduce_gradients(average=True)
+    assert w.grad.tolist() == [3.0, 4.0] and w.d.tolist() == [1.0, 2.0]
+    assert dp.synchronize([w], 16, 2.5, None) == (16, 2.5, None)
+    assert dp.all_reduce_scalars(1.0, 2.0) == (1.0, 2.0)
 
 
 def test_data_parallel_needs_its_parameters_somewhere(alone, monkeypatch):
@@ -90,8 +90,8 @@ def _source(n: int) -> SimpleDataSource:
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_shards_together_are_the_single_process_batches(shuffle):
     n, local, workers = 23, 4, 3
-    single = DataIterator(_source(n), local * workers, np.random.RandomState(7), shuffle,
-                          use_thread=False)
+    single = DataIterator(_source(n), local * workers, np.random.RandomState(7),
+                          shuffle=shuffle, use_thread=False)
     shards = [dist.ShardedDataIterator(_source(n), local, rng=7, shuffle=shuffle,
                                        num_of_slices=workers, slice_pos=r)
               for r in range(workers)]
@@ -171,13 +171,13 @@ def test_batch_normalization_layer_sync_option(alone):
     assert L.BatchNormalization(sync=True).sync
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 def test_a_static_graph_with_sync_batch_norm_runs_eagerly(alone):
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        import stadyn.parametric_functions as PF
-        x = sd.Variable.from_numpy_array(np.random.RandomState(1).randn(4, 3, 2, 2))
-        y = F.sum(PF.sync_batch_normalization(x))
-        y.forward()
-        assert "cannot be traced: sync_batch_normalization" in y._plan.code
+    import stadyn.parametric_functions as PF
+    x = sd.Variable.from_numpy_array(np.random.RandomState(1).randn(4, 3, 2, 2))
+    y = F.sum(PF.sync_batch_normalization(x))
+    y.forward()
+    assert "cannot be traced: sync_batch_normalization" in y._plan.code
 
 
 @pytest.mark.parametrize("module", ["stadyn.distributed._env",

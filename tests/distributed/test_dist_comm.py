@@ -30,6 +30,21 @@ def test_communicator_collectives_on_two_workers(tmp_path):
     assert res[0]["reduce"] == [5.0, 5.0]                         # 2 + 3 on the root
 
 
+def test_communicator_refuses_what_it_cannot_reduce_in_place():
+    """Results land in the arrays given: a read-only or non-contiguous NumPy array, or a
+    missing gradient (None), is refused with a message naming the item."""
+    comm = C.MultiProcessDataParallelCommunicator(sd.context("cpu"))
+    comm.init()
+    frozen = np.zeros(3, np.float32)
+    frozen.flags.writeable = False
+    strided = np.zeros((3, 4), np.float32)[:, ::2]
+    for item, message in [(frozen, "array 1 is not a writable contiguous NumPy array"),
+                          (strided, "array 1 is not a writable contiguous NumPy array"),
+                          (None, "item 1 is None")]:
+        with pytest.raises(TypeError, match=message):
+            comm.all_reduce([torch.zeros(2), item])
+
+
 def test_communicator_alone_leaves_data_as_it_is():
     comm = C.MultiProcessDataParalellCommunicator(sd.context("cpu"))
     comm.init()

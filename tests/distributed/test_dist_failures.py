@@ -12,13 +12,13 @@ import time
 
 import numpy as np
 import pytest
-import torch
 
 import dist_workers as W
 import stadyn.distributed as dist
 from _dist_jobs import failure, run_job
 
 
+@pytest.mark.usefixtures("one_torch_thread")
 def test_killed_worker_ends_the_job_and_a_restart_resumes_from_the_checkpoint(tmp_path):
     start = time.monotonic()
     first = run_job("resume", tmp_path, "--iterations", "16", "--fail-rank", "1",
@@ -43,7 +43,6 @@ def test_killed_worker_ends_the_job_and_a_restart_resumes_from_the_checkpoint(tm
     # Iterations 12 and 16 were checkpointed, by rank 0 alone.
     assert "[rank 0] checkpoints written by this rank: 2" in second.stdout
     assert "[rank 1] checkpoints written by this rank: 0" in second.stdout
-    torch.set_num_threads(1)
     expected = W.reference_mlp("trainer-cntk", 16)      # one uninterrupted process
     for r in range(2):
         actual = np.load(tmp_path / f"resume-rank{r}.npz")

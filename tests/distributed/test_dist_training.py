@@ -18,7 +18,6 @@ import json
 
 import numpy as np
 import pytest
-import torch
 
 import dist_workers as W
 from _dist_jobs import failure, run_job
@@ -37,11 +36,10 @@ def _assert_same_parameters(actual: dict, expected: dict, initial: dict, rtol: f
                                    err_msg=f"{label}: {k}")
 
 
-def test_digits_mlp_two_workers_equal_one_process(tmp_path):
+def test_digits_mlp_two_workers_equal_one_process(tmp_path, one_torch_thread):
     """One job trains the three ways in turn (one start-up of the workers)."""
     result = run_job("mlp", tmp_path, "--iterations", "24")
     assert result.returncode == 0, failure(result)
-    torch.set_num_threads(1)
     for mode in MODES:
         expected = W.reference_mlp(mode, 24)
         initial = W.reference_mlp(mode, 0)
@@ -58,10 +56,9 @@ def test_digits_mlp_two_workers_equal_one_process(tmp_path):
 
 
 @pytest.mark.slow
-def test_seed2_cnn_with_sync_batch_norm_two_workers_equal_one_process(tmp_path):
+def test_digits_cnn_with_sync_batch_norm_two_workers_equal_one_process(tmp_path, one_torch_thread):
     result = run_job("cnn", tmp_path, "--iterations", "24")
     assert result.returncode == 0, failure(result)
-    torch.set_num_threads(1)
     expected = W.reference_cnn(24)
     initial = W.reference_cnn(0)
     ranks = [dict(np.load(tmp_path / f"cnn-rank{r}.npz")) for r in range(2)]

@@ -19,7 +19,8 @@ Setups (each writes into the working folder):
 * ``brainscript``: CNTK's example configs ``ConvNet_CIFAR10_DataAug.cntk``, ``ConvNet_MNIST.cntk``
   and ``01_OneHidden.cntk`` (tests/fixtures/brainscript/).
 * ``legacy``: ``ConvNet_CIFAR10_DataAug_0.dnn``, the seed's CIFAR ConvNet as CNTK 2.7 saved it
-  (tests/fixtures/legacy/cntk_convnet_cifar10.dnn).
+  (tests/fixtures/legacy/cntk_convnet_cifar10.dnn), and ``deep_cnn.nnp``, NNabla's tutorial
+  deep CNN as NNabla 1.39 saved it (tests/fixtures/legacy/nnabla_deep_cnn.nnp).
 
 Run as a script (``python _doc_blocks.py BLOCKS.json``) it runs the blocks listed in the JSON
 file and stops at the first that fails, naming its file and line.
@@ -125,7 +126,7 @@ def _apply_marker(block: Block, text: str, line: int) -> None:
 # --------------------------------------------------------------------------- setups
 def _setup_cifar10() -> None:
     sys.path.insert(0, os.path.join(ROOT, "tests"))
-    from test_seed1 import _synthetic_cifar_archive
+    from test_cntk_cifar_script import _synthetic_cifar_archive
 
     from stadyn.io import convert_cifar10
     _synthetic_cifar_archive("cifar-10-python.tar.gz", per_batch=16)
@@ -138,9 +139,11 @@ def _setup_brainscript() -> None:
 
 
 def _setup_legacy() -> None:
-    """The seed's CIFAR ConvNet as CNTK 2.7 saved it, under the seed script's file name."""
+    """The seed's CIFAR ConvNet as CNTK 2.7 saved it, under the seed script's file name, and
+    NNabla's tutorial deep CNN as NNabla 1.39 saved it."""
     shutil.copy(os.path.join(FIXTURES, "legacy", "cntk_convnet_cifar10.dnn"),
                 "ConvNet_CIFAR10_DataAug_0.dnn")
+    shutil.copy(os.path.join(FIXTURES, "legacy", "nnabla_deep_cnn.nnp"), "deep_cnn.nnp")
 
 
 SETUPS = {"cifar10": _setup_cifar10, "brainscript": _setup_brainscript, "legacy": _setup_legacy}

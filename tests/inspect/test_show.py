@@ -128,10 +128,10 @@ def test_html_page_embeds_a_layout_per_state(tutorial_cnn, tmp_path):
     assert "<title>tutorial CNN</title>" in text
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 def test_small_networks_get_every_combination():
     from stadyn.models import digits_mlp
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        view = graph_view(digits_mlp(sd.Variable((2, 64))))
+    view = graph_view(digits_mlp(sd.Variable((2, 64))))
     # mlp (2 ops or more) holds fc1 and fc2 (affine + relu each); out holds one op
     initial = initial_state(view)
     states, _, _ = page_states(view, initial)
@@ -185,15 +185,15 @@ def test_bad_requests_are_clear_errors(tutorial_cnn, tmp_path):
         sd.show(y, str(tmp_path / "no" / "net.dot"))
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 def test_several_outputs_and_shared_parameters():
     import stadyn.parametric_functions as PF
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        x = sd.Variable((2, 3))
-        with sd.parameter_scope("enc"):
-            h = PF.affine(x, 3)
-        with sd.parameter_scope("enc"):
-            g = PF.affine(h, 3)            # W and b used twice: boxes of their own
-        view = graph_view({"h": F.relu(h), "g": g})
+    x = sd.Variable((2, 3))
+    with sd.parameter_scope("enc"):
+        h = PF.affine(x, 3)
+    with sd.parameter_scope("enc"):
+        g = PF.affine(h, 3)            # W and b used twice: boxes of their own
+    view = graph_view({"h": F.relu(h), "g": g})
     kinds = [(b.kind, b.label) for b in view.boxes.values()]
     assert ("parameter", "W") in kinds and ("parameter", "b") in kinds
     assert [b.label for b in view.boxes.values() if b.kind == "output"] == ["h", "g"]
@@ -215,12 +215,12 @@ def test_find_by_name(tutorial_cnn):
     assert find_by_name(y, "nothing") == []
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 @needs_dot
 def test_markup_in_scope_names_stays_text(tmp_path):
     import stadyn.parametric_functions as PF
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        with sd.parameter_scope("a<!--<b>&\"c"):
-            y = F.relu(PF.affine(sd.Variable((2, 3)), 2))
+    with sd.parameter_scope("a<!--<b>&\"c"):
+        y = F.relu(PF.affine(sd.Variable((2, 3)), 2))
     path = str(tmp_path / "odd.html")
     sd.show(y, path)
     text = open(path, encoding="utf-8").read()

@@ -104,13 +104,13 @@ def test_rows_by_scope_depth(tutorial_cnn):
     assert s.batch_size == 16 and s.total_macs == sum(r.macs for r in s.rows)
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 def test_shared_parameter_is_counted_once():
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        x = sd.Variable((2, 3))
-        with sd.parameter_scope("shared"):
-            h = PF.affine(x, 3)
-        with sd.parameter_scope("shared"):
-            y = PF.affine(h, 3)          # the same W and b again
+    x = sd.Variable((2, 3))
+    with sd.parameter_scope("shared"):
+        h = PF.affine(x, 3)
+    with sd.parameter_scope("shared"):
+        y = PF.affine(h, 3)          # the same W and b again
     s = sd.summary(y)
     assert s.total_parameters == 3 * 3 + 3
     assert [r.parameters for r in s.rows] == [12, 0]

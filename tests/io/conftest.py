@@ -2,20 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import sys
-
 import numpy as np
 import pytest
-
-try:
-    import stadyn.io  # noqa: F401
-except ImportError:  # running from a checkout that is not installed
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "src"))
-
-sys.path.insert(0, os.path.dirname(__file__))  # _io_helpers: for the tests and worker processes
-
-from _io_helpers import write_image  # noqa: E402
+from _io_helpers import write_image
 
 
 @pytest.fixture

@@ -52,15 +52,17 @@ def test_workers_use_the_limits_of_the_process_that_started_them(ten_images):
 
 
 def test_a_worker_that_dies_is_reported_at_once():
-    start = time.monotonic()
-    with MinibatchSource(DyingDeserializer(40, die_at=13), randomize=False, num_workers=2) as src:
+    # "At once" without a clock: a death noticed only when the workers' timeout ran out would
+    # be reported as that timeout ("no minibatch from the reader workers in 60 s"), not as the
+    # worker's exit.
+    with MinibatchSource(DyingDeserializer(40, die_at=13), randomize=False, num_workers=2,
+                         worker_timeout=60.0) as src:
         src.next_minibatch(8)
         with pytest.raises(WorkerError, match=r"exited with code 3"):
             for _ in range(5):
                 src.next_minibatch(8)
         with pytest.raises(WorkerError):  # the source stays failed
             src.next_minibatch(8)
-    assert time.monotonic() - start < 30
 
 
 def test_an_unexpected_exception_comes_back_with_the_worker_traceback():
@@ -72,12 +74,12 @@ def test_an_unexpected_exception_comes_back_with_the_worker_traceback():
 
 
 def test_a_stuck_worker_times_out():
+    # The worker sleeps 30 s per batch: without the timeout the minibatch would come (late)
+    # and nothing would be raised.
     with MinibatchSource(SlowDeserializer(10, seconds=30), num_workers=1,
                          worker_timeout=1.0) as src:
-        start = time.monotonic()
         with pytest.raises(WorkerError, match="no minibatch from the reader workers in 1 s"):
             src.next_minibatch(2)
-        assert time.monotonic() - start < 10
 
 
 @pytest.mark.parametrize("method", ["spawn", "fork"])

@@ -31,12 +31,8 @@ SHAPES = {"a": (3,), "b": (2, 4), "c": (2, 3, 2)}
 VM = 0.9999986111120757          # CNTK's default per-sample variance momentum
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+# Tiny tensors: one intra-op thread avoids thread-pool waits on a loaded 2-core machine.
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -154,9 +150,10 @@ def test_learner_minibatch_size_and_use_mean_gradient():
 # ---------------------------------------------------------------------------------------------
 # momentum
 # ---------------------------------------------------------------------------------------------
-def test_probed_cntk_case_momentum_time_constant_600():
-    """Probed on CNTK 2.7: per-sample lr 0.01, time constant 600, M = 64 is exactly
-    ``v = m v + (1 - m) g_sum; w -= 0.01 v`` with ``m = exp(-64/600)``."""
+def test_momentum_time_constant_600_formula():
+    """Per-sample lr 0.01, time constant 600, M = 64 is ``v = m v + (1 - m) g_sum;
+    w -= 0.01 v`` with ``m = exp(-64/600)`` (worked by hand; CNTK 2.7's own numbers for this
+    case are checked in test_learners_vs_cntk.py::test_learner_matches_cntk_27)."""
     variables = make_vars(init_values())
     learner = L.momentum_sgd(list(variables.values()),
                              S.learning_rate_schedule(0.01, unit=S.UnitType.sample),
@@ -615,6 +612,47 @@ def test_state_dict_round_trip_continues_identically(name):
     assert set(state["tensors"]) == {f"{k}/{s}" for k in SHAPES for s in learner._state_names}
 
 
+def test_parameters_given_as_a_dict_are_the_learners_own_list():
+    """A learner made from ``{name: parameter}`` keeps those parameters (and their names in its
+    state) whatever the caller does to the dict afterwards."""
+    variables = make_vars(init_values())
+    given = dict(variables)
+    learner = L.sgd(given, 0.5)
+    given.clear()
+    set_grads(variables, grad_values(0))
+    assert learner.update(4) is True
+    assert_weights(variables, {k: init_values()[k] - 0.5 / 4 * grad_values(0)[k] for k in SHAPES})
+    assert len(learner.parameters) == len(SHAPES)
+    assert set(learner.state_dict()["tensors"]) <= {f"{k}/{n}" for k in SHAPES
+                                                    for n in learner._state_names}
+
+
+@pytest.mark.parametrize("as_numpy", [False, True])
+def test_state_dict_round_trip_resumes_the_noise_stream(as_numpy):
+    """The Gaussian noise's generator state travels in the state dict: a restored learner adds
+    the same noise as the one that went on (also from a state read back as NumPy arrays)."""
+    def make(variables, seed):
+        learner = L.sgd(list(variables.values()), 0.01, gaussian_noise_injection_std_dev=0.1)
+        learner.generator = torch.Generator().manual_seed(seed)
+        return learner
+
+    first = make_vars(init_values())
+    learner = make(first, 3)
+    run(learner, first, [(M, grad_values(i)) for i, M in enumerate(SIZES[:2])])
+    state, saved = learner.state_dict(), weights(first)
+    rest = [(M, grad_values(10 + i)) for i, M in enumerate(SIZES[2:4])]
+    run(learner, first, rest)
+    second = make_vars(saved)
+    restored = make(second, 99)               # another stream until the state is loaded
+    state = copy.deepcopy(state)
+    if as_numpy:
+        state["generator_state"] = state["generator_state"].numpy()
+    restored.load_state_dict(state)
+    run(restored, second, rest)
+    for k in SHAPES:
+        assert torch.equal(first[k].data, second[k].data), k
+
+
 @pytest.mark.parametrize("name", list(LEARNERS))
 def test_foreach_equals_per_tensor_loop(name):
     results = []
@@ -646,15 +684,16 @@ def test_update_maths_accepts_0d_tensor_scalars(name):
         learner = LEARNERS[name](list(variables.values()), **COMMON)
         for i, M in enumerate(SIZES[:3]):
             set_grads(variables, grad_values(i))
-            scalars = learner._step_scalars(M)
+            names = list(learner.named_parameters())
+            scalars = learner.step_scalars(names, M)
             if as_tensor:
                 scalars = {k: torch.tensor(v, dtype=torch.float64) for k, v in scalars.items()}
             params = [v.data.detach() for v in learner.parameters]
             grads = [v.grad.clone() for v in learner.parameters]
-            states = {k: [s[k] for s in learner._states] for k in learner._state_names}
+            states = learner.state_tensors(names)
             with torch.no_grad():
-                learner._update(params, grads, states, scalars, True)
-            learner._advance(M, {k: float(v) for k, v in scalars.items()}, False)
+                learner.apply_step(params, grads, states, scalars)
+            learner.finish_step(names, M, {k: float(v) for k, v in scalars.items()})
         results.append(weights(variables))
     for k in SHAPES:
         np.testing.assert_allclose(results[1][k], results[0][k], rtol=1e-12, atol=1e-15)
@@ -662,12 +701,12 @@ def test_update_maths_accepts_0d_tensor_scalars(name):
 
 @pytest.mark.parametrize("name", list(LEARNERS))
 def test_update_maths_traces_into_one_program(name):
-    """``_update`` with the step's scalars as inputs traces (make_fx, fake tensors) into a
+    """``apply_step`` with the step's scalars as inputs traces (make_fx, fake tensors) into a
     program without data-dependent control flow, and the program equals the eager update."""
     from torch.fx.experimental.proxy_tensor import make_fx
     learner = LEARNERS[name](list(make_vars(init_values()).values()), **COMMON)
-    scalars = learner._step_scalars(8)
-    keys, names = list(scalars), learner._state_names
+    scalars = learner.step_scalars(list(learner.named_parameters()), 8)
+    keys, names = list(scalars), learner.state_names()
     params = [v.data.detach().clone() for v in learner.parameters]
     grads = [T(g) for g in grad_values(0).values()]
     states = [s[k].clone() for s in learner._states for k in names]
@@ -676,7 +715,7 @@ def test_update_maths_traces_into_one_program(name):
     def step(*flat):
         P, G, St = list(flat[:n]), list(flat[n:2 * n]), flat[2 * n:2 * n + n * ns]
         lists = {k: [St[i * ns + j] for i in range(n)] for j, k in enumerate(names)}
-        learner._update(P, G, lists, dict(zip(keys, flat[2 * n + n * ns:])), True)
+        learner.apply_step(P, G, lists, dict(zip(keys, flat[2 * n + n * ns:])))
         return P
 
     tensors = [T(float(scalars[k]), dtype=torch.float64) for k in keys]
@@ -684,7 +723,7 @@ def test_update_maths_traces_into_one_program(name):
     traced = program(*[t.clone() for t in params + grads + states], *tensors)
     eager = [p.clone() for p in params]
     lists = {k: [s[k].clone() for s in learner._states] for k in names}
-    learner._update(eager, [g.clone() for g in grads], lists, scalars, True)
+    learner.apply_step(eager, [g.clone() for g in grads], lists, scalars)
     for a, b in zip(traced, eager):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-15)
 

@@ -24,10 +24,11 @@ from __future__ import annotations
 import doctest
 import importlib
 import math
+import os
+import sys
 import warnings
 import zlib
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -37,83 +38,17 @@ import stadyn as sd
 import stadyn.functions as F
 from stadyn.ops import CATALOG, function_of
 
-# ---------------------------------------------------------------------------------------------
-# Input data (float inputs are float32 values; references compute on them in float64)
-# ---------------------------------------------------------------------------------------------
-_RNG = np.random.default_rng(20240611)
-
-
-def normal(*shape: int, scale: float = 1.0) -> np.ndarray:
-    return (_RNG.standard_normal(shape) * scale).astype(np.float32)
-
-
-def uniform(low: float, high: float, *shape: int) -> np.ndarray:
-    return _RNG.uniform(low, high, shape).astype(np.float32)
-
-
-def away_from(points: tuple[float, ...], *shape: int, margin: float = 0.05,
-              scale: float = 1.0) -> np.ndarray:
-    """Normal samples (times ``scale``) at least ``margin`` from each of ``points``: keeps kinks
-    out of the gradient checks."""
-    x = normal(*shape, scale=scale).astype(np.float64)
-    for p in points:
-        near = np.abs(x - p) < margin
-        x[near] = p + np.where(x[near] >= p, margin, -margin) * 2
-    return x.astype(np.float32)
-
-
-def nonzero(*shape: int) -> np.ndarray:
-    return away_from((0.0,), *shape, margin=0.1)
-
-
-def ints(high: int, *shape: int) -> np.ndarray:
-    return _RNG.integers(0, high, shape).astype(np.int64)
-
-
-def distinct(*shape: int) -> np.ndarray:
-    """A random permutation of well-separated values (no ties for max/min and pooling)."""
-    n = int(np.prod(shape))
-    return (_RNG.permutation(n).astype(np.float64) * 0.25 - n / 8).reshape(shape).astype(np.float32)
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # also when loaded by path
+from nnabla_entries import NNABLA_ENTRIES  # noqa: E402
+from op_harness_types import Case, Data, Entry  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
-# The declaration of an entry
+# Input data (float inputs are float32 values; references compute on them in float64) and the
+# declaration of an entry (op_harness_types.py)
 # ---------------------------------------------------------------------------------------------
-@dataclass
-class Case:
-    """One call of an op: its inputs (NumPy arrays, ``None`` for an absent optional input) and
-    attributes.  ``no_grad`` skips the gradient checks of this case, with the reason."""
-
-    inputs: tuple
-    attrs: dict = field(default_factory=dict)
-    no_grad: str | None = None
-
-
-@dataclass
-class Entry:
-    """The harness entry of one op.
-
-    ``reference(*inputs, **attrs)`` returns the expected output(s) from float64 NumPy inputs.
-    ``check(inputs, outputs, **attrs)`` replaces it for random ops.  ``grad_inputs`` are the
-    positions of the differentiable inputs (default: every float input), ``why_not_others`` why
-    the other inputs are not differentiated.  ``no_grad`` says why the op has no gradient.
-    ``updates(*inputs, **attrs)`` gives ``{position: new value}`` for inputs the op updates in
-    place.  ``random`` ops are seeded identically before each run.  ``call(function, inputs,
-    attrs)`` replaces ``function(*inputs, **attrs)`` for an op whose arguments are built from the
-    case's input Variables (``grad`` differentiates a function of them).
-    """
-
-    cases: list[Case]
-    reference: Callable[..., Any] | None = None
-    check: Callable[..., None] | None = None
-    grad_inputs: tuple[int, ...] | None = None
-    why_not_others: str = ""
-    no_grad: str | None = None
-    updates: Callable[..., dict[int, np.ndarray]] | None = None
-    random: bool = False
-    call: Callable[..., Any] | None = None
-    rtol: float = 1e-5
-    atol: float = 1e-5
+_DATA = Data(20240611)
+normal, uniform, away_from = _DATA.normal, _DATA.uniform, _DATA.away_from
+nonzero, ints, distinct = _DATA.nonzero, _DATA.ints, _DATA.distinct
 
 
 # ---------------------------------------------------------------------------------------------
@@ -909,6 +844,27 @@ ENTRIES: dict[str, Entry] = {
 }
 
 
+ENTRIES.update(NNABLA_ENTRIES)
+
+
+def _more_entries(filename: str, function: str) -> dict:
+    """Entries kept in another file of this folder (found by path: this module is also loaded
+    from other folders' tests)."""
+    import importlib.util
+    import os
+    import sys
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), filename)
+    spec = importlib.util.spec_from_file_location(f"_stadyn_{filename[:-3]}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return getattr(module, function)(Case, Entry)
+
+
+ENTRIES.update(_more_entries("sequence_entries.py", "sequence_entries"))   # the sequence axis
+ENTRIES.update(_more_entries("rnn_entries.py", "rnn_entries"))   # NNabla's lstm, gru, rnn
+
+
 def _case_params():
     """``(op name, case index)`` for every op of the catalog; an op without an entry gets one
     parameter that fails, so the missing entry cannot go unnoticed."""
@@ -1240,6 +1196,8 @@ def test_harness_references_are_not_torch():
     start = source.index("# NumPy references: element-wise")
     end = source.index("# The entries, one per op")
     assert "torch" not in source[start:end]
+    import nnabla_entries
+    assert "torch" not in inspect.getsource(nnabla_entries)
 
 
 def test_cases_are_distinct_ids():

@@ -37,8 +37,8 @@ def _mlp():
     p = {k: v.d.copy() for k, v in registry.items()}
 
     def reference(a):
-        hidden = np.maximum(a @ p["fc1/W"] + p["fc1/b"], 0)
-        return _softmax(hidden @ p["fc2/W"] + p["fc2/b"])
+        hidden = np.maximum(a @ p["fc1/affine/W"] + p["fc1/affine/b"], 0)
+        return _softmax(hidden @ p["fc2/affine/W"] + p["fc2/affine/b"])
     return x, h, y, reference
 
 
@@ -132,17 +132,17 @@ def _registry_like(path, leave_out=()):
 
 def test_a_failed_load_into_a_registry_leaves_it_as_it_was(tmp_path):
     path, _, _ = _small(tmp_path)
-    registry = _registry_like(path, leave_out=["fc/b"])   # the load would create fc/b
+    registry = _registry_like(path, leave_out=["fc/affine/b"])   # the load would create it
     network = _network(path)
     network["nodes"][-1]["attrs"]["base_axis"] = 9  # the last node fails, after every parameter
     bad = _with_network(path, str(tmp_path / "bad.stadyn"), network)
     with pytest.raises(sd.ModelFileError, match="bad.stadyn: network.json: node"):
         sd.load(bad, registry=registry)
-    assert "fc/b" not in registry and len(registry) == 7
+    assert "fc/affine/b" not in registry and len(registry) == 7
     for name, var in registry.items():
         assert np.all(var.d == 7.0), name
     net = sd.load(path, registry=registry)          # the good file still loads into it
-    assert "fc/b" in registry and not np.any(registry.get("fc/W").d == 7.0)
+    assert "fc/affine/b" in registry and not np.any(registry.get("fc/affine/W").d == 7.0)
     assert net.registry is registry
 
 

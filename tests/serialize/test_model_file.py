@@ -25,7 +25,7 @@ import stadyn.parametric_functions as PF
 import stadyn.solvers as S
 from stadyn.models import cifar_convnet, digits_cnn
 from stadyn.serialize import ExportError, model_info
-from stadyn.serialize._model import _decode, _encode
+from stadyn.serialize._model_format import _decode, _encode
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "models")
 
@@ -34,8 +34,9 @@ FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "models")
 # Helpers
 # ---------------------------------------------------------------------------------------------
 def _digits(rng):
-    """The seed-2 CNN at batch 4: the training graph (batch statistics) and the test graph
-    (running statistics) over shared parameters, running statistics made non-trivial."""
+    """The NNabla tutorial's digits CNN at batch 4: the training graph (batch statistics) and
+    the test graph (running statistics) over shared parameters, running statistics made
+    non-trivial."""
     registry = sd.ParameterRegistry()
     with sd.parameter_registry(registry):
         x = sd.Variable((4, 1, 8, 8))
@@ -50,7 +51,7 @@ def _digits(rng):
 
 
 def _convnet(rng):
-    """The seed-1 ConvNet at batch 2 (CNTK layers: auto-padding, dropout)."""
+    """CNTK's CIFAR-10 ConvNet at batch 2 (CNTK layers: auto-padding, dropout)."""
     with sd.parameter_registry(sd.ParameterRegistry()):
         x = sd.Variable((2, 3, 32, 32))
         y = cifar_convnet(x)
@@ -63,8 +64,7 @@ def _small(tmp_path, name="small.stadyn"):
     the input Variable and the outputs."""
     with sd.parameter_registry(sd.ParameterRegistry()):
         x = sd.Variable((3, 2, 5, 5))
-        h = F.relu(PF.batch_normalization(PF.convolution(x, 3, (3, 3), name="conv"),
-                                          batch_stat=None, name="bn"))
+        h = F.relu(PF.batch_normalization(PF.convolution(x, 3, (3, 3)), batch_stat=None))
         y = PF.affine(F.dropout(h, 0.5, train_only=True), 4, name="fc")
     x.d = np.random.default_rng(1).normal(size=x.shape)
     path = str(tmp_path / name)
@@ -211,8 +211,8 @@ def test_a_loaded_model_trains_further_and_restores_its_solver(tmp_path):
     net.load_solver_states(restored)
     for name, state in solver.get_states().items():
         got = restored.get_states()[name]
-        assert got["t"] == state["t"] == 1
-        np.testing.assert_array_equal(got["v"].numpy(), state["v"].numpy())
+        assert got.t == state.t == 1
+        np.testing.assert_array_equal(got.pstate["m"].d, state.pstate["m"].d)
     assert "solver state" in str(model_info(tmp_path / "m.stadyn"))
 
 
@@ -220,11 +220,11 @@ def test_load_into_a_given_registry_overwrites_in_place(tmp_path):
     path, x, y = _small(tmp_path)
     registry = sd.ParameterRegistry()
     first = sd.load(path, registry=registry)
-    w = registry.get("fc/W")
+    w = registry.get("fc/affine/W")
     w.d = 0.0
     second = sd.load(path, registry=registry)
-    assert registry.get("fc/W") is w and np.abs(w.d).sum() > 0
-    assert second.parameters["fc/W"] is first.parameters["fc/W"]
+    assert registry.get("fc/affine/W") is w and np.abs(w.d).sum() > 0
+    assert second.parameters["fc/affine/W"] is first.parameters["fc/affine/W"]
 
 
 def test_batch_size_rebuilds_the_graph(tmp_path):

@@ -4,19 +4,27 @@ names, order, dtypes and ``need_grad``; Stadyn writes the same layout."""
 from __future__ import annotations
 
 import zipfile
+from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
 
 import stadyn as sd
-from stadyn.models import digits_cnn
+from stadyn import functions as F
+from stadyn import parametric_functions as PF
+
+
+FILES = Path(__file__).parent / "nnabla_files"     # written by real NNabla: make_nnabla_files.py
+REF = np.load(FILES / "small_cnn_reference.npz")
 
 
 def _nnabla_h5(path, params):
-    """Write ``params`` ({name: (array, need_grad)}) the way nnabla.parameter.save_parameters
-    does: a dataset per name (``/`` makes groups) with ``need_grad`` and ``index`` attributes.
-    Datasets are created in reverse so the order must come from ``index``."""
+    """Variants NNabla itself does not write (float64 datasets, a plain dataset): ``params``
+    ({name: (array, need_grad)}) in the layout of ``nnabla.save_parameters`` -- a dataset per
+    name (``/`` makes groups) with ``need_grad`` and ``index`` attributes, created in reverse so
+    the order must come from ``index``.  The layout itself is checked against NNabla's own
+    files below."""
     with h5py.File(path, "w") as f:
         items = list(params.items())
         for index, (name, (array, need_grad)) in reversed(list(enumerate(items))):
@@ -25,24 +33,65 @@ def _nnabla_h5(path, params):
             f[name].attrs["index"] = index
 
 
-def test_nnabla_h5_parameters_load_with_names_order_and_flags(tmp_path):
-    with sd.parameter_registry(sd.ParameterRegistry()) as reference:
-        digits_cnn(sd.Variable((2, 1, 8, 8)))
-    rng = np.random.default_rng(0)
-    params = {name: (rng.normal(size=v.shape).astype(np.float32), v.need_grad)
-              for name, v in reference.items()}
-    _nnabla_h5(tmp_path / "params.h5", params)
+def small_cnn(x):
+    """``make_nnabla_files.small_cnn(x, test=True)`` with Stadyn's F and PF."""
+    def block(h, maps):
+        return F.tanh(PF.batch_normalization(PF.convolution(h, maps, (3, 3), pad=(1, 1)),
+                                             batch_stat=False))
 
+    with sd.parameter_scope("cnn"):
+        with sd.parameter_scope("conv1"):
+            h = block(x, 4)
+        with sd.parameter_scope("conv2"):
+            h = F.average_pooling(block(h, 6), (2, 2))
+        with sd.parameter_scope("fc"):
+            h = F.tanh(PF.affine(h, 16))
+        with sd.parameter_scope("classifier"):
+            return PF.affine(h, 10)
+
+
+@pytest.mark.parametrize("file", ["small_cnn.h5", "small_cnn.nnp"])
+def test_real_nnabla_parameter_files_load_with_names_order_flags_and_values(file):
+    """Files NNabla 1.39 wrote (``save_parameters`` and ``utils.save.save``) load with NNabla's
+    names, order, values and need_grad; the network built with the same scopes picks them up and
+    computes NNabla's inference output."""
+    names = [str(n) for n in REF["names"]]
     with sd.parameter_registry(sd.ParameterRegistry()) as registry:
-        sd.load_parameters(tmp_path / "params.h5")
-        assert list(registry) == list(params)                      # names and order kept
-        for name, (array, need_grad) in params.items():
-            np.testing.assert_array_equal(registry.get(name).d, array)
-            assert registry.get(name).need_grad == need_grad
-        # A model built with NNabla's scopes picks the weights up.
-        y = digits_cnn(sd.Variable((2, 1, 8, 8)))
-        assert list(registry) == list(params)
+        sd.load_parameters(FILES / file)
+        assert list(registry) == names
+        for name, need_grad in zip(names, REF["need_grad"]):
+            np.testing.assert_array_equal(registry.get(name).d, REF["param/" + name])
+            assert registry.get(name).need_grad == bool(need_grad), name
+        x = sd.Variable(REF["x"].shape)
+        x.d = REF["x"]
+        y = small_cnn(x)
+        assert list(registry) == names                     # nothing new was created
         y.forward()
+        np.testing.assert_allclose(y.d, REF["y"], rtol=1e-4, atol=1e-5)
+    read = sd.read_parameter_file(FILES / file)
+    assert list(read) == names
+    assert [flag for _, flag in read.values()] == [bool(f) for f in REF["need_grad"]]
+
+
+def test_saved_files_read_back_by_the_nnabla_layout_rules(tmp_path):
+    """Stadyn's ``save_parameters`` of NNabla's parameters writes what NNabla wrote: the same
+    datasets with the same ``index`` and ``need_grad`` attributes and values."""
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        sd.load_parameters(FILES / "small_cnn.h5")
+        sd.save_parameters(tmp_path / "again.h5")
+    with h5py.File(FILES / "small_cnn.h5", "r") as real, h5py.File(tmp_path / "again.h5") as ours:
+        def datasets(f):
+            out = {}
+            f.visititems(lambda n, o: out.__setitem__(n, o) if isinstance(o, h5py.Dataset)
+                         else None)
+            return out
+        real_sets, our_sets = datasets(real), datasets(ours)
+        assert set(real_sets) == set(our_sets)
+        for name, d in real_sets.items():
+            np.testing.assert_array_equal(our_sets[name][()], d[()])
+            assert our_sets[name].dtype == d.dtype
+            assert int(our_sets[name].attrs["index"]) == int(d.attrs["index"]), name
+            assert bool(our_sets[name].attrs["need_grad"]) == bool(d.attrs["need_grad"]), name
 
 
 def test_loading_into_existing_parameters_and_shape_mismatch(tmp_path):
@@ -70,11 +119,11 @@ def test_datasets_without_an_index_come_last_in_file_order(tmp_path):
     assert list(read) == ["z", "a", "b"] and read["z"][1] is False and read["a"][1] is True
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 def test_save_writes_nnabla_layout_keeping_dtypes(tmp_path):
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        sd.get_parameter_or_create("conv/W", (2, 2), np.ones((2, 2)))
-        sd.get_parameter_or_create("bn/mean", (1, 2), np.zeros((1, 2)), need_grad=False)
-        sd.save_parameters(tmp_path / "out.h5")
+    sd.get_parameter_or_create("conv/W", (2, 2), np.ones((2, 2)))
+    sd.get_parameter_or_create("bn/mean", (1, 2), np.zeros((1, 2)), need_grad=False)
+    sd.save_parameters(tmp_path / "out.h5")
     with h5py.File(tmp_path / "out.h5", "r") as f:
         assert f["conv/W"].dtype == np.float32 and bool(f["conv/W"].attrs["need_grad"])
         assert int(f["bn/mean"].attrs["index"]) == 1 and not f["bn/mean"].attrs["need_grad"]

@@ -42,18 +42,20 @@ KNOWN_FAILURES = {
 
 # Cases of each mapped ONNX op type that pass with onnx 1.23 (the floor: more may pass).
 MIN_PASSING = {
-    "Abs": 1, "Add": 5, "ArgMax": 8, "ArgMin": 8, "AveragePool": 14, "BatchNormalization": 2,
-    "Cast": 6, "Clip": 9, "Concat": 12, "Constant": 1, "Conv": 6, "ConvTranspose": 11,
-    "Div": 3, "Dropout": 5, "Elu": 3, "Exp": 2, "Expand": 2, "EyeLike": 1, "Flatten": 9,
-    "Gather": 1,
-    "GatherElements": 3, "Gelu": 2, "Gemm": 11, "GlobalAveragePool": 2, "GlobalMaxPool": 2,
-    "Greater": 5, "GreaterOrEqual": 5, "Identity": 1, "LeakyRelu": 3, "Less": 5, "Log": 2,
-    "LogSoftmax": 7, "MatMul": 7, "Max": 11, "MaxPool": 12, "Mean": 3, "Min": 11, "Mul": 6,
-    "Neg": 2, "OneHot": 5, "Pad": 5, "Pow": 8, "Reciprocal": 2, "ReduceMax": 9,
-    "ReduceMean": 8, "ReduceMin": 9, "ReduceProd": 9, "ReduceSum": 12, "Relu": 1,
-    "Reshape": 10, "Selu": 3, "Sigmoid": 2, "Slice": 7, "Softmax": 7,
-    "SoftmaxCrossEntropyLoss": 10, "Softplus": 2, "Split": 16, "Sqrt": 2, "Squeeze": 2,
-    "Sub": 6, "Sum": 3, "Swish": 1, "Tanh": 2, "Transpose": 7, "Unsqueeze": 7, "Where": 2,
+    "Abs": 1, "Acos": 2, "Acosh": 2, "Add": 5, "And": 8, "ArgMax": 8, "ArgMin": 8, "Asin": 2,
+    "Asinh": 2, "Atan": 2, "Atanh": 2, "AveragePool": 14, "BatchNormalization": 2, "Cast": 6,
+    "Ceil": 2, "Clip": 9, "Concat": 12, "Constant": 1, "Conv": 6, "ConvTranspose": 11, "Cos": 2,
+    "Cosh": 2, "CumSum": 7, "Div": 3, "Dropout": 5, "Elu": 3, "Equal": 5, "Erf": 1, "Exp": 2,
+    "Expand": 2, "EyeLike": 1, "Flatten": 9, "Floor": 2, "Gather": 3, "GatherElements": 3,
+    "Gelu": 2, "Gemm": 11,
+    "GlobalAveragePool": 2, "GlobalMaxPool": 2, "Greater": 5, "GreaterOrEqual": 5, "Identity": 1,
+    "LeakyRelu": 3, "Less": 5, "LessOrEqual": 5, "Log": 2, "LogSoftmax": 7, "MatMul": 7, "Max": 11,
+    "MaxPool": 12, "Mean": 3, "Min": 11, "Mul": 6, "Neg": 2, "Not": 3, "OneHot": 5, "Or": 8,
+    "Pad": 5, "Pow": 8, "Reciprocal": 2, "ReduceMax": 9, "ReduceMean": 8, "ReduceMin": 9,
+    "ReduceProd": 9, "ReduceSum": 12, "Relu": 1, "Reshape": 10, "Selu": 3, "Sigmoid": 2, "Sin": 2,
+    "Sinh": 2, "Slice": 7, "Softmax": 7, "SoftmaxCrossEntropyLoss": 10, "Softplus": 2, "Split": 16,
+    "Sqrt": 2, "Squeeze": 2, "Sub": 6, "Sum": 3, "Swish": 1, "Tan": 2, "Tanh": 2, "Tile": 2,
+    "Transpose": 7, "Unsqueeze": 7, "Where": 2, "Xor": 8,
 }
 
 MAPPED = sorted(import_table())

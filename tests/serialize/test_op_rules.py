@@ -27,14 +27,16 @@ def gaps(catalog) -> list[str]:
     found = []
     for name, spec in catalog.items():
         rules = rules_for(spec)
-        for column in OpRules.columns():
+        for column in OpRules.required_columns():
             if rules is None or getattr(rules, column) is None:
                 found.append(f"{name}: {column}")
     return found
 
 
 def test_every_catalog_op_has_a_rule_or_a_reason_in_every_column():
-    assert OpRules.columns() == ("onnx_export", "onnx_import")
+    assert OpRules.required_columns() == ("onnx_export", "onnx_import")
+    assert OpRules.columns() == ("onnx_export", "onnx_import", "nnp_import", "cntk_import",
+                                 "cntk_v1_import")
     assert gaps(CATALOG) == [], ("register the op's rules in stadyn/serialize/op_rules/ (a rule, "
                                  "or Unmapped('why') where the format has no equivalent)")
 
@@ -48,15 +50,30 @@ def test_a_new_op_with_neither_is_named_by_the_completeness_check():
                              "minus_one: onnx_import"]
 
 
+# Ops ONNX cannot (yet) hold, each with its Unmapped reason: the unstorable gradient op, the
+# random sources (the runtime's generator is not Stadyn's), an in-place write, and ops whose
+# ONNX twin is not mapped yet.  A new entry here is a deliberate decision, not a default.
+UNEXPORTED = ["assign", "atan2", "cntk_user_function", "cumprod", "gather_nd", "grad", "rand",
+              "randint", "randn", "sort", "spectral_norm", "top_k_data"]
+
+
 def test_every_catalog_op_exports_today_and_the_unimported_ones_say_why():
-    """No op but the unstorable ones (the gradient op, CNTK's Python user function) is refused
-    by the exporter as a whole, each with its reason; an op without an import rule gives a
-    reason (the round trip in test_onnx_export.py shows its export imports as other ops)."""
-    refused = sorted(n for n, s in CATALOG.items() if not callable(rules_for(s).onnx_export))
-    assert refused == ["cntk_user_function", "grad"]
-    assert refused == sorted(n for n, s in CATALOG.items() if s.unstorable)
-    for op in (F.grad, F.cntk_user_function):
-        assert rules_for(op).onnx_export.reason == op.spec.unstorable
+    """Only the ops listed in UNEXPORTED and the sequence and recurrent ops are refused by the
+    exporter as a whole, each with its reason; an op without an import rule gives a reason (the
+    round trip in test_onnx_export.py shows its export imports as other ops)."""
+    refused = {n: rules_for(s).onnx_export for n, s in CATALOG.items()
+               if not callable(rules_for(s).onnx_export)}
+    sequence_ops = [n for n, s in CATALOG.items() if s.category in ("sequence", "recurrent")]
+    assert sorted(refused) == sorted(UNEXPORTED + sequence_ops) and "sequence_last" in sequence_ops
+    assert all(isinstance(r, Unmapped) and r.reason for r in refused.values())
+    assert rules_for(F.grad).onnx_export.reason == F.grad.spec.unstorable
+    # ONNX has no sequence axis with lengths (docs/model-files.md says what to do instead)
+    assert rules_for(F.recurrence).onnx_export.reason == F.recurrence.spec.unstorable
+    assert all("no dynamic sequence axis" in rules_for(CATALOG[n]).onnx_export.reason
+               for n in sequence_ops if CATALOG[n].category == "sequence" and n != "recurrence")
+    assert "not mapped" in rules_for(F.lstm).onnx_export.reason
+    user_function = F.cntk_user_function
+    assert rules_for(user_function).onnx_export.reason == user_function.spec.unstorable
     unimported = {n: rules_for(s).onnx_import.reason for n, s in CATALOG.items()
                   if isinstance(rules_for(s).onnx_import, Unmapped)}
     assert {"add_scalar", "relu6", "stop_gradient", "squared_error", "flatten", "stack",

@@ -75,7 +75,8 @@ def test_bad_counts_are_usage_errors(argv, words, capsys):
 
 
 @pytest.mark.parametrize("module", [
-    "stadyn.serialize._model", "stadyn.serialize._network", "stadyn.serialize._onnx_export",
+    "stadyn.serialize._model", "stadyn.serialize._model_save", "stadyn.serialize._network",
+    "stadyn.serialize._onnx_export",
     "stadyn.serialize._onnx_import", "stadyn.serialize._parameters", "stadyn.cli.convert",
 ])
 def test_docstring_examples(module):

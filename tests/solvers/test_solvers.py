@@ -27,20 +27,18 @@ import torch
 
 import stadyn as sd
 import stadyn.functions as F
+import stadyn.parametric_functions as PF
 import stadyn.solvers as S
 from stadyn.solvers import functional as Fn
 
-SOLVER_NAMES = [n for n in S.__all__ if n not in ("Solver", "functional")]
+# the solver classes (AMSGrad is another name of AMSGRAD, NNabla's)
+SOLVER_NAMES = [n for n in S.__all__
+                if n not in ("Optimizer", "Solver", "SolverState", "functional", "AMSGrad")]
 SHAPES = {"a": (3,), "b": (2, 4), "c": (2, 3, 2)}
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Tiny tensors: one intra-op thread avoids thread-pool waits on a loaded 2-core machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+# Tiny tensors: one intra-op thread avoids thread-pool waits on a loaded 2-core machine.
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -52,20 +50,20 @@ def sgd_step(w, g, s, t, h, h0):
 
 
 def momentum_step(w, g, s, t, h, h0):
-    s["v"] = h["momentum"] * s["v"] + h["lr"] * g
-    return w - s["v"]
+    s["m"] = h["momentum"] * s["m"] + h["lr"] * g
+    return w - s["m"]
 
 
 def nesterov_step(w, g, s, t, h, h0):
     """NNabla: ``v_t = m v_{t-1} - lr g; w += -m v_{t-1} + (1 + m) v_t``."""
-    v_prev = s["v"]
-    s["v"] = h["momentum"] * v_prev - h["lr"] * g
-    return w - h["momentum"] * v_prev + (1 + h["momentum"]) * s["v"]
+    v_prev = s["m"]
+    s["m"] = h["momentum"] * v_prev - h["lr"] * g
+    return w - h["momentum"] * v_prev + (1 + h["momentum"]) * s["m"]
 
 
-def _adam_moments(g, s, h):
-    s["m"] = h["beta1"] * s["m"] + (1 - h["beta1"]) * g
-    s["v"] = h["beta2"] * s["v"] + (1 - h["beta2"]) * g * g
+def _adam_moments(g, s, h, m="mean", v="var"):
+    s[m] = h["beta1"] * s[m] + (1 - h["beta1"]) * g
+    s[v] = h["beta2"] * s[v] + (1 - h["beta2"]) * g * g
 
 
 def _bias_corrected(alpha, t, h):
@@ -74,18 +72,19 @@ def _bias_corrected(alpha, t, h):
 
 def adam_step(w, g, s, t, h, h0):
     _adam_moments(g, s, h)
-    return w - _bias_corrected(h["alpha"], t, h) * s["m"] / (np.sqrt(s["v"]) + h["eps"])
+    return w - _bias_corrected(h["alpha"], t, h) * s["mean"] / (np.sqrt(s["var"]) + h["eps"])
 
 
-def adamw_step(w, g, s, t, h, h0):
-    """Adam, then ``- eta_t * wd * w_old`` with ``eta_t = alpha / alpha_initial``."""
+def adamw_step(w, g, s, t, h, h0, wd=None):
+    """Adam, then ``- eta_t * wd * w_old`` with ``eta_t = alpha / alpha_initial``; NNabla's
+    ``weight_decay(rate)`` replaces ``wd`` by ``rate`` in the next update."""
     w_old = w
     w = adam_step(w, g, s, t, h, h0)
-    return w - (h["alpha"] / h0["alpha"]) * h["wd"] * w_old
+    return w - (h["alpha"] / h0["alpha"]) * (h["wd"] if wd is None else wd) * w_old
 
 
 def amsgrad_step(w, g, s, t, h, h0, bias_correction=False):
-    _adam_moments(g, s, h)
+    _adam_moments(g, s, h, "m", "v")
     s["v_hat"] = np.maximum(s["v_hat"], s["v"])
     alpha = _bias_corrected(h["alpha"], t, h) if bias_correction else h["alpha"]
     return w - alpha * s["m"] / (np.sqrt(s["v_hat"]) + h["eps"])
@@ -103,9 +102,9 @@ def adagrad_step(w, g, s, t, h, h0):
 
 def adadelta_step(w, g, s, t, h, h0):
     d, eps = h["decay"], h["eps"]
-    s["e_g"] = d * s["e_g"] + (1 - d) * g * g
-    delta = np.sqrt((s["e_x"] + eps) / (s["e_g"] + eps)) * g
-    s["e_x"] = d * s["e_x"] + (1 - d) * delta * delta
+    s["e_sqr_grad"] = d * s["e_sqr_grad"] + (1 - d) * g * g
+    delta = np.sqrt((s["e_sqr_delta"] + eps) / (s["e_sqr_grad"] + eps)) * g
+    s["e_sqr_delta"] = d * s["e_sqr_delta"] + (1 - d) * delta * delta
     return w - h["lr"] * delta
 
 
@@ -130,17 +129,18 @@ class Reference:
 
 REFERENCES: dict[str, Reference] = {
     "Sgd": Reference(sgd_step, (), {"lr": 1e-3}, {"lr": 0.1}),
-    "Momentum": Reference(momentum_step, ("v",), {"lr": 1e-3, "momentum": 0.9},
+    "Momentum": Reference(momentum_step, ("m",), {"lr": 1e-3, "momentum": 0.9},
                           {"lr": 0.1, "momentum": 0.8}),
-    "Nesterov": Reference(nesterov_step, ("v",), {"lr": 1e-3, "momentum": 0.9},
+    "Nesterov": Reference(nesterov_step, ("m",), {"lr": 1e-3, "momentum": 0.9},
                           {"lr": 0.1, "momentum": 0.8}),
-    "Adam": Reference(adam_step, ("m", "v"),
+    "Adam": Reference(adam_step, ("mean", "var"),
                       {"alpha": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8},
                       {"alpha": 0.05, "beta1": 0.8, "beta2": 0.95, "eps": 1e-6}),
-    "AdamW": Reference(adamw_step, ("m", "v"),
+    "AdamW": Reference(adamw_step, ("mean", "var"),
                        {"alpha": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "wd": 1e-4},
-                       {"alpha": 0.05, "beta1": 0.8, "beta2": 0.95, "eps": 1e-6, "wd": 0.1}),
-    "AMSGrad": Reference(amsgrad_step, ("m", "v", "v_hat"),
+                       {"alpha": 0.05, "beta1": 0.8, "beta2": 0.95, "eps": 1e-6, "wd": 0.1},
+                       fused_weight_decay=True),
+    "AMSGRAD": Reference(amsgrad_step, ("m", "v", "v_hat"),
                          {"alpha": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8},
                          {"alpha": 0.05, "beta1": 0.8, "beta2": 0.95, "eps": 1e-6},
                          extra_configs=[{"alpha": 0.05, "bias_correction": True}]),
@@ -148,7 +148,8 @@ REFERENCES: dict[str, Reference] = {
                          {"lr": 0.05, "decay": 0.8, "eps": 1e-6}),
     "Adagrad": Reference(adagrad_step, ("v",), {"lr": 1e-2, "eps": 1e-8},
                          {"lr": 0.1, "eps": 1e-6}),
-    "Adadelta": Reference(adadelta_step, ("e_g", "e_x"), {"lr": 1.0, "decay": 0.95, "eps": 1e-6},
+    "Adadelta": Reference(adadelta_step, ("e_sqr_grad", "e_sqr_delta"),
+                          {"lr": 1.0, "decay": 0.95, "eps": 1e-6},
                           {"lr": 0.5, "decay": 0.8, "eps": 1e-4}),
     "Lion": Reference(lion_step, ("m",), {"lr": 1e-4, "beta1": 0.9, "beta2": 0.99},
                       {"lr": 0.05, "beta1": 0.8, "beta2": 0.9}, fused_weight_decay=True),
@@ -203,6 +204,17 @@ def set_gradients(params: dict[str, sd.Variable], grads: dict[str, np.ndarray]) 
 
 def values(params: dict[str, sd.Variable]) -> dict[str, np.ndarray]:
     return {k: v.d.copy() for k, v in params.items()}
+
+
+def plain_states(solver: S.Solver) -> dict[str, dict]:
+    """``solver.get_states()`` (NNabla's SolverStates) as ``{name: {state: tensor copy, "t":
+    steps}}``, after checking each is a SolverState over the solver's own state names."""
+    plain = {}
+    for name, state in solver.get_states().items():
+        assert isinstance(state, S.SolverState)
+        assert sorted(state.pstate) == sorted(solver.state_names())
+        plain[name] = {**{k: v.data.clone() for k, v in state.pstate.items()}, "t": state.t}
+    return plain
 
 
 def make_solver(name: str, kwargs: dict, params: dict) -> S.Solver:
@@ -264,7 +276,7 @@ def test_foreach_equals_loop(name, kwargs, path):
         for k in SHAPES:
             np.testing.assert_allclose(fast_params[k].d, loop_params[k].d, rtol=1e-6, atol=1e-7,
                                        err_msg=f"{name}: parameter {k} after step {step}")
-    fast_states, loop_states = fast.get_states(), loop.get_states()
+    fast_states, loop_states = plain_states(fast), plain_states(loop)
     for k in SHAPES:
         for key, value in fast_states[k].items():
             if key == "t":
@@ -337,7 +349,7 @@ def test_three_steps_match_numpy_reference(name, kwargs):
     for k in SHAPES:
         np.testing.assert_allclose(params[k].d, expected.w[k], rtol=1e-5, atol=1e-6,
                                    err_msg=f"{name}: parameter {k}")
-        assert solver.get_states()[k]["t"] == 3
+        assert plain_states(solver)[k]["t"] == 3
 
 
 # ---------------------------------------------------------------------------------------------
@@ -353,7 +365,8 @@ def test_defaults_are_nnablas(name):
 
 
 def test_amsgrad_bias_correction_is_off_by_default():
-    assert S.AMSGrad().bias_correction is False
+    assert S.AMSGRAD().bias_correction is False
+    assert S.AMSGrad is S.AMSGRAD            # Stadyn's former spelling
 
 
 # ---------------------------------------------------------------------------------------------
@@ -367,11 +380,11 @@ def test_update_skips_parameters_without_gradient(name):
     set_gradients(params, gradients(0))
     solver.update()
     before = values(params)
-    states_before = copy.deepcopy(solver.get_states())
+    states_before = plain_states(solver)
     solver.zero_grad()
     set_gradients(params, {"a": gradients(1)["a"]})
     solver.update()
-    states = solver.get_states()
+    states = plain_states(solver)
     assert not np.array_equal(params["a"].d, before["a"])
     assert states["a"]["t"] == 2
     for k in ("b", "c"):
@@ -397,7 +410,7 @@ def test_update_after_backward_touches_only_the_graphs_parameters(dynamic):
     assert not np.array_equal(params["a"].d, before["a"])
     assert not np.array_equal(params["b"].d, before["b"])
     np.testing.assert_array_equal(params["c"].d, before["c"])
-    assert solver.get_states()["c"]["t"] == 0
+    assert plain_states(solver)["c"]["t"] == 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -411,10 +424,10 @@ def test_set_parameters_retains_state(name):
     for step in range(2):
         set_gradients(params, {"a": gradients(step)["a"]})
         solver.update()
-    kept = copy.deepcopy(solver.get_states()["a"])
+    kept = plain_states(solver)["a"]
 
     solver.set_parameters({"a": params["a"], "b": params["b"]}, reset=False, retain_state=True)
-    states = solver.get_states()
+    states = plain_states(solver)
     assert list(solver.get_parameters()) == ["a", "b"]
     assert states["a"]["t"] == 2 and states["b"]["t"] == 0
     for key in ref.state:
@@ -424,7 +437,7 @@ def test_set_parameters_retains_state(name):
         assert any(np.abs(kept[key].numpy()).sum() > 0 for key in ref.state)
 
     solver.set_parameters({"a": params["a"]}, reset=False, retain_state=False)
-    assert solver.get_states()["a"]["t"] == 0
+    assert plain_states(solver)["a"]["t"] == 0
     assert list(solver.get_parameters()) == ["a", "b"]
 
     solver.set_parameters({"c": params["c"]})
@@ -437,11 +450,11 @@ def test_retained_state_moves_to_a_replacement_variable():
     solver = make_solver("Momentum", {"lr": 0.1}, {"a": params["a"]})
     set_gradients(params, {"a": gradients(0)["a"]})
     solver.update()
-    velocity = solver.get_states()["a"]["v"].clone()
+    velocity = plain_states(solver)["a"]["m"].clone()
     replacement = sd.Variable.from_numpy_array(np.zeros(SHAPES["a"]), need_grad=True)
     solver.set_parameters({"a": replacement}, reset=False, retain_state=True)
     assert solver.get_parameters()["a"] is replacement
-    np.testing.assert_array_equal(solver.get_states()["a"]["v"].numpy(), velocity.numpy())
+    np.testing.assert_array_equal(plain_states(solver)["a"]["m"].numpy(), velocity.numpy())
     replacement.grad = torch.zeros(SHAPES["a"])
     solver.update()  # w = 0 - (0.9 v + 0.1 * 0)
     np.testing.assert_allclose(replacement.d, -0.9 * velocity.numpy(), rtol=1e-6)
@@ -557,7 +570,7 @@ def test_loaded_states_continue_training_exactly(name, tmp_path):
     resumed = {k: sd.Variable.from_numpy_array(v, need_grad=True) for k, v in snapshot.items()}
     other = make_solver(name, ref.kwargs, resumed)
     other.load_states(path)
-    assert {k: s["t"] for k, s in other.get_states().items()} == {k: 3 for k in SHAPES}
+    assert {k: s["t"] for k, s in plain_states(other).items()} == {k: 3 for k in SHAPES}
     for step in range(3, 5):
         set_gradients(resumed, gradients(step))
         other.update()
@@ -661,8 +674,9 @@ _TAMPERING = {
     "unknown hyperparameter": (lambda h, t, x: h.update(lr=0.1), r"hyperparameters \['lr'\]"),
     "nan beta2": (lambda h, t, x: h.update(beta2=float("nan")), "beta2 must be finite"),
     "negative step count": (lambda h, t, x: t.update(c=-1), "step count"),
-    "nan moment": (lambda h, t, x: x["c/v"].fill_(float("nan")), "'c/v' holds a NaN"),
-    "wrong shape": (lambda h, t, x: x.update({"c/m": torch.zeros(5)}), r"'c/m' has shape \(5,\)"),
+    "nan moment": (lambda h, t, x: x["c/var"].fill_(float("nan")), "'c/var' holds a NaN"),
+    "wrong shape": (lambda h, t, x: x.update({"c/mean": torch.zeros(5)}),
+                    r"'c/mean' has shape \(5,\)"),
 }
 
 
@@ -684,35 +698,35 @@ def test_a_tampered_state_file_is_refused_naming_it_and_changes_nothing(damage, 
     solver = make_solver("Adam", {"alpha": 0.01}, fresh)
     set_gradients(fresh, gradients(0))
     solver.update()
-    before = copy.deepcopy(solver.get_states()), dict(solver.hyper)
+    before = plain_states(solver), dict(solver.hyper)
     with pytest.raises(sd.ModelFileError, match=rf"adam-states\.safetensors: .*{message}"):
         solver.load_states(path)
     assert solver.hyper == before[1]
-    for name, state in solver.get_states().items():
+    for name, state in plain_states(solver).items():
         assert state["t"] == before[0][name]["t"]
-        for key in ("m", "v"):
+        for key in ("mean", "var"):
             assert torch.equal(state[key], before[0][name][key]), f"{name}/{key} changed"
     set_gradients(fresh, gradients(1))
     solver.update()
     assert all(np.isfinite(v.d).all() for v in fresh.values())
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 def test_a_model_files_tampered_solver_state_is_refused_naming_the_model_file(tmp_path):
     import io
     import zipfile
 
     x = sd.Variable((2, 3))
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        import stadyn.parametric_functions as PF
-        y = PF.affine(x, 2, name="fc")
-        params = sd.get_parameters()
-        solver = S.Adam(alpha=0.01)
-        solver.set_parameters(params)
-        for p in params.values():
-            p.grad = torch.ones(p.shape)
-        solver.update()
-        path = tmp_path / "net.stadyn"
-        sd.save(path, {"y": y}, {"x": x}, solver=solver)
+    import stadyn.parametric_functions as PF
+    y = PF.affine(x, 2, name="fc")
+    params = sd.get_parameters()
+    solver = S.Adam(alpha=0.01)
+    solver.set_parameters(params)
+    for p in params.values():
+        p.grad = torch.ones(p.shape)
+    solver.update()
+    path = tmp_path / "net.stadyn"
+    sd.save(path, {"y": y}, {"x": x}, solver=solver)
     states = tmp_path / "s.safetensors"
     with zipfile.ZipFile(path) as z:
         members = {n: z.read(n) for n in z.namelist()}
@@ -732,3 +746,91 @@ def test_a_model_files_tampered_solver_state_is_refused_naming_the_model_file(tm
                                                 r"must be finite"):
         net.load_solver_states(other)
     assert other.hyper["alpha"] == 0.01
+
+
+_FORMER = {"Momentum": {"v": "m"}, "Nesterov": {"v": "m"}, "Adam": {"m": "mean", "v": "var"},
+           "Adadelta": {"e_g": "e_sqr_grad", "e_x": "e_sqr_delta"}, "AMSGrad": {}, "RMSprop": {},
+           "Adagrad": {}, "Lion": {}}
+
+
+@pytest.mark.parametrize("name", sorted(_FORMER))
+def test_state_files_written_with_the_former_names_still_load(name):
+    """Files from before the states took NNabla's names (tests/fixtures/solver_states_v1, made
+    by its make_states.py at commit 2e45692) load, each tensor under its new name."""
+    from safetensors.numpy import load_file
+    path = os.path.join(os.path.dirname(__file__), "..", "fixtures", "solver_states_v1",
+                        f"{name}.safetensors")
+    written = load_file(path)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        x = sd.Variable.from_numpy_array(np.ones((4, 3), np.float32))
+        with sd.parameter_scope("n"):
+            PF.affine(x, 2, name="fc")
+        solver = getattr(S, name)(0.01) if name in ("Momentum", "Nesterov") else getattr(S, name)()
+        solver.set_parameters(sd.get_parameters())
+        solver.load_states(path)
+        states = solver.get_states()
+    for key, array in written.items():
+        param, _, old = key.rpartition("/")
+        new = _FORMER[name].get(old, old)
+        np.testing.assert_array_equal(states[param].pstate[new].d, array)
+        assert states[param].t == 2
+
+
+TENSOR_HYPER_CALLS = {  # hyperparameters given as floats (checked against NumPy above)
+    "adam": (lambda P, G, St, h, fe: Fn.adam(P, G, St[0], St[1], foreach=fe, eps=1e-6, **h),
+             dict(step_size=0.1, beta1=0.8, beta2=0.9, gain=0.5, decoupled_decay=0.01)),
+    "fsadagrad": (lambda P, G, St, h, fe: Fn.fsadagrad(P, G, St[0], St[1], foreach=fe, **h),
+                  dict(lr=0.1, momentum=0.9, gain=0.1, var_momentum=0.95, ada_mul=1.5)),
+    "fsadagrad_momentum_0": (      # the gain CNTK's learners pass with a zero momentum: 1
+        lambda P, G, St, h, fe: Fn.fsadagrad(P, G, St[0], St[1], foreach=fe, **h),
+        dict(lr=0.1, momentum=0.0, gain=1.0, var_momentum=0.95, ada_mul=1.5)),
+}
+
+
+@pytest.mark.parametrize("foreach", [True, False])
+@pytest.mark.parametrize("call", list(TENSOR_HYPER_CALLS))
+def test_functional_tensor_hyperparameters_equal_floats(call, foreach):
+    """A compiled step feeds every hyperparameter as a 0-d tensor: parameters and states then
+    equal those of the same floats (a zero momentum included: the step is the scaled gradient
+    and the momentum state is left alone)."""
+    fn, hyper = TENSOR_HYPER_CALLS[call]
+    results = []
+    for as_tensor in (False, True):
+        params = [torch.tensor(a) for a in values(make_parameters(1)).values()]
+        grads = [torch.tensor(a) for a in gradients(7).values()]
+        states = [[torch.full_like(p, 0.1) for p in params] for _ in range(2)]
+        h = {k: torch.tensor(v, dtype=params[0].dtype) if as_tensor else v
+             for k, v in hyper.items()}
+        for _ in range(3):
+            fn(params, grads, states, h, foreach)
+        results.append(params + [t for group in states for t in group])
+    for k, (floats, tensors) in enumerate(zip(*results)):
+        np.testing.assert_allclose(tensors.numpy(), floats.numpy(), rtol=1e-6, atol=1e-7,
+                                   err_msg=f"{call}: result {k}")
+
+
+@pytest.mark.parametrize("name", ["Sgd", "Momentum", "Adam"])
+def test_state_dict_round_trip_restores_hyperparameters_and_continues_exactly(name):
+    """``state_dict``/``load_state_dict`` (what checkpoints use) carry the learning rate as it
+    was set, the step counts and the state tensors."""
+    ref = _reference(name)
+    params = make_parameters()
+    solver = make_solver(name, ref.kwargs, params)
+    lr_name = "alpha" if "alpha" in ref.defaults else "lr"
+    solver.set_learning_rate(ref.kwargs[lr_name] / 4)
+    for step in range(2):
+        set_gradients(params, gradients(step))
+        solver.update()
+    state, snapshot = copy.deepcopy(solver.state_dict()), values(params)
+    for step in range(2, 4):
+        set_gradients(params, gradients(step))
+        solver.update()
+    resumed = {k: sd.Variable.from_numpy_array(v, need_grad=True) for k, v in snapshot.items()}
+    other = make_solver(name, ref.kwargs, resumed)
+    other.load_state_dict(state)
+    assert other.learning_rate() == pytest.approx(ref.kwargs[lr_name] / 4)
+    for step in range(2, 4):
+        set_gradients(resumed, gradients(step))
+        other.update()
+    for k in SHAPES:
+        np.testing.assert_array_equal(resumed[k].d, params[k].d)

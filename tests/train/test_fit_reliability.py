@@ -27,10 +27,7 @@ from stadyn.io import MinibatchSourceFromData
 from stadyn.train import NonFiniteLossError, Trainer
 
 
-@pytest.fixture(autouse=True)
-def fresh_parameters():
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        yield
+pytestmark = pytest.mark.usefixtures("fresh_parameters")
 
 
 def _data(n=96, seed=0, nan_at=None):
@@ -208,8 +205,7 @@ def test_a_damaged_checkpoint_changes_nothing_and_names_the_file(damage, tmp_pat
         x2, y2, other = _trainer(seed=7)
         _fit(other, x2, y2, data, epochs=1, epoch_size=32)
         before = _parameters()
-        solver_state = {k: {n: (t.clone() if isinstance(t, torch.Tensor) else t)
-                            for n, t in s.items()}
+        solver_state = {k: ({n: v.data.clone() for n, v in s.pstate.items()}, s.t)
                         for k, s in other.parameter_learners[0].get_states().items()}
         counters = other.total_number_of_samples_seen, other.minibatches_seen
         with pytest.raises(sd.ModelFileError, match=rf"damaged\.ckpt: .*({message})"):
@@ -218,9 +214,10 @@ def test_a_damaged_checkpoint_changes_nothing_and_names_the_file(damage, tmp_pat
         for k in before:
             np.testing.assert_array_equal(after[k], before[k], err_msg=k)
         for k, s in other.parameter_learners[0].get_states().items():
-            for n, t in s.items():
-                assert (torch.equal(t, solver_state[k][n]) if isinstance(t, torch.Tensor)
-                        else t == solver_state[k][n]), f"{k}/{n}"
+            assert s.t == solver_state[k][1], f"{k}/t"
+            assert set(s.pstate) == set(solver_state[k][0]), k
+            for n, v in s.pstate.items():
+                assert torch.equal(v.data, solver_state[k][0][n]), f"{k}/{n}"
         assert other.parameter_learners[0].hyper["alpha"] == 0.01
         assert (other.total_number_of_samples_seen, other.minibatches_seen) == counters
 
@@ -299,6 +296,23 @@ def test_fractional_class_ids_fed_to_an_integer_input_are_refused():
     before = _parameters()
     with pytest.raises(sd.DataError, match="not whole; they would be truncated"):
         trainer.train_minibatch({x: rng.rand(4, 6), t: np.array([[0.0], [2.7], [1.0], [1.0]])})
+    for k, v in _parameters().items():
+        np.testing.assert_array_equal(v, before[k])
+
+
+def test_class_ids_given_as_torch_tensors_are_checked_too():
+    """Tensors are checked as tensors: whole numbers pass, a fraction is refused before any
+    update (both kinds of minibatch data, NumPy arrays above and tensors here)."""
+    x, t = sd.Variable((1, 6)), sd.Variable((1, 1), dtype=np.int64)
+    z = L.Dense(3)(x)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters(sd.get_parameters())
+    trainer = Trainer(z, (F.softmax_cross_entropy(z, t), F.top_n_error(z, t)), [solver])
+    features = torch.rand(3, 6, generator=torch.Generator().manual_seed(0))
+    assert trainer.train_minibatch({x: features, t: torch.tensor([[0.0], [2.0], [1.0]])})
+    before = _parameters()
+    with pytest.raises(sd.DataError, match="not whole; they would be truncated"):
+        trainer.train_minibatch({x: features, t: torch.tensor([[0.0], [1.5], [1.0]])})
     for k, v in _parameters().items():
         np.testing.assert_array_equal(v, before[k])
 

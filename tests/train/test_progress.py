@@ -296,17 +296,17 @@ def test_rank_names_the_log_file(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------
 # log_number_of_parameters
 # ---------------------------------------------------------------------------------------------
-# The seed-1 CIFAR-10 ConvNet: four 3x3 convolutions (64 maps) and Dense 256, 128, 10.
-SEED1_SHAPES = [(64, 3, 3, 3), (64,), (64, 64, 3, 3), (64,), (64, 64, 3, 3), (64,),
+# CNTK's CIFAR-10 ConvNet: four 3x3 convolutions (64 maps) and Dense 256, 128, 10.
+CIFAR_CONVNET_SHAPES = [(64, 3, 3, 3), (64,), (64, 64, 3, 3), (64,), (64, 64, 3, 3), (64,),
                 (64, 64, 3, 3), (64,), (4096, 256), (256,), (256, 128), (128,), (128, 10), (10,)]
 
 
-def test_log_number_of_parameters_seed1(capsys):
-    params = [SimpleNamespace(shape=s) for s in SEED1_SHAPES]
+def test_log_number_of_parameters_cifar_convnet(capsys):
+    params = [SimpleNamespace(shape=s) for s in CIFAR_CONVNET_SHAPES]
     model = SimpleNamespace(parameters=params)
     log_number_of_parameters(model)
     log_number_of_parameters(params)
-    log_number_of_parameters({f"p{i}": np.zeros(s) for i, s in enumerate(SEED1_SHAPES)})
+    log_number_of_parameters({f"p{i}": np.zeros(s) for i, s in enumerate(CIFAR_CONVNET_SHAPES)})
     assert lines(capsys) == ["Training 1195594 parameters in 14 parameter tensors."] * 3
 
 
@@ -322,13 +322,13 @@ def test_log_number_of_parameters_trace_and_other_models(capsys):
         log_number_of_parameters(42)
 
 
+@pytest.mark.usefixtures("fresh_parameters")
 def test_log_number_of_parameters_stadyn_layer(capsys):
     import stadyn as sd
     import stadyn.layers as L
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        model = L.Sequential([L.Dense(8), L.Dense(2)])
-        model(sd.Variable((5, 3)))
-        log_number_of_parameters(model)
+    model = L.Sequential([L.Dense(8), L.Dense(2)])
+    model(sd.Variable((5, 3)))
+    log_number_of_parameters(model)
     assert lines(capsys) == ["Training 50 parameters in 4 parameter tensors."]
 
 
@@ -512,7 +512,8 @@ def test_writers_under_the_trainer(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("name", ["stadyn.train.progress", "stadyn.train._progress",
-                                  "stadyn.train._tensorboard", "stadyn.train._csvlog"])
+                                  "stadyn.train._printer", "stadyn.train._tensorboard",
+                                  "stadyn.train._csvlog"])
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0

@@ -1,7 +1,7 @@
 """Memory of a static graph's training step under NNabla's buffer flags.
 
-For the seed-2 CNN at a given batch size, each configuration runs in a fresh process (so the
-peak resident set size is its own) and reports:
+For the deep digits CNN of NNabla's static-vs-dynamic tutorial at a given batch size, each
+configuration runs in a fresh process (so the peak resident set size is its own) and reports:
 
 * ``held after forward``: bytes of distinct tensor storages the graph holds between ``forward``
   and ``backward`` — filled Variables and the residuals kept for the backward program;
@@ -90,7 +90,8 @@ def measure_memory(batch: int = 256, log=print) -> list[dict]:
         out = subprocess.run([sys.executable, "-m", "stadyn.bench._memory", config, str(batch)],
                              capture_output=True, text=True, check=True)
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    log(f"seed-2 CNN, batch {batch}: memory per training step (inference: forward only)")
+    log(f"NNabla tutorial's digits CNN, batch {batch}: memory per training step (inference: "
+        "forward only)")
     log(f"  {'configuration':26s} {'held after forward':>19s} {'peak RSS growth':>16s}")
     for r in rows:
         log(f"  {r['config']:26s} {r['held_after_forward_mb']:16.1f} MB "

@@ -48,7 +48,7 @@ _DEFAULT_VENV = ".venv-peers"
 
 #: The network each workload builds in the peers (the solver comes from the workload itself).
 _NETWORKS: dict[str, dict] = {
-    "seed2": {"network": "digits_cnn"},
+    "digits-cnn": {"network": "digits_cnn"},
     "mlp": {"network": "digits_mlp"},
     "cifar": {"network": "cifar_convnet", "pool_padding": 1, "dropout": 0.5,
               "input_factor": 0.00390625},

@@ -38,7 +38,8 @@ from ..models import cifar_convnet_layers, digits_cnn, digits_mlp
 from ..parametric import ParameterRegistry, get_parameters, parameter_registry
 from ._runner import Case
 
-__all__ = ["Workload", "WORKLOADS", "STADYN_MODES", "ALL_STADYN_MODES", "TORCH_MODES"]
+__all__ = ["Workload", "WORKLOADS", "WORKLOAD_ALIASES", "workload_name", "STADYN_MODES",
+           "ALL_STADYN_MODES", "TORCH_MODES"]
 
 STADYN_MODES = ("dynamic", "static", "compiled", "static-bf16")
 TORCH_MODES = ("eager", "compile")
@@ -202,7 +203,7 @@ class _MLPTwin(nn.Module):
 
 
 class _CifarTwin(nn.Module):
-    """Twin of the seed-1 ConvNet (:func:`stadyn.models.cifar_convnet`); with
+    """Twin of CNTK's CIFAR-10 ConvNet (:func:`stadyn.models.cifar_convnet`); with
     ``pool_padding=0``, of the BrainScript ConvNet_CIFAR10_DataAug (unpadded pooling)."""
 
     def __init__(self, params: dict[str, torch.Tensor], pool_padding: int = 1):
@@ -237,11 +238,11 @@ def _cifar_bs_model(pad_pooling: bool = False) -> Callable[[Variable], Variable]
     config by Stadyn's BrainScript library on the first call (in the caller's parameter
     registry), reapplied after that; Dropout takes the config's ``dropoutRate``.
 
-    ``pad_pooling`` adds ``pad = true`` to the config's two ``MaxPoolingLayer``s: the seed-1
-    Python model's architecture (its ``default_options(pad=True)`` pads pooling too), built from
-    BrainScript — the like-for-like parity case against the ``cifar`` workload."""
-    from ..brainscript import build_network, load_config, per_epoch, run_config
-    from ..brainscript._stadyn_library import StadynLibrary
+    ``pad_pooling`` adds ``pad = true`` to the config's two ``MaxPoolingLayer``s: the Python
+    model's architecture (:func:`stadyn.models.cifar_convnet`: its ``default_options(pad=True)``
+    pads pooling too), built from BrainScript — the like-for-like parity case against the
+    ``cifar`` workload."""
+    from ..brainscript import StadynLibrary, build_network, load_config, per_epoch, run_config
     cmd = run_config(load_config(os.environ.get("STADYN_CIFAR_CNTK", _CIFAR_CNTK))).commands[0]
     source = cmd.network
     if pad_pooling:
@@ -261,8 +262,9 @@ def _cifar_bs_model(pad_pooling: bool = False) -> Callable[[Variable], Variable]
 
 
 WORKLOADS: dict[str, Workload] = {
-    "seed2": Workload(
-        "seed2", "seed-2 CNN (12 conv+BN+tanh, 8x8 digits), batch 16, Adam 1e-3", 16, (1, 8, 8),
+    "digits-cnn": Workload(
+        "digits-cnn", "the deep CNN of NNabla's static-vs-dynamic tutorial (12 conv+BN+tanh, 8x8 "
+        "digits), batch 16, Adam 1e-3", 16, (1, 8, 8),
         10, lambda: digits_cnn, _DigitsCNNTwin, lambda: S.Adam(alpha=1e-3),
         lambda ps: torch.optim.Adam(ps, lr=1e-3), input_scale=16.0),
     "mlp": Workload(
@@ -270,7 +272,7 @@ WORKLOADS: dict[str, Workload] = {
         10, lambda: digits_mlp, _MLPTwin, lambda: S.Adam(alpha=1e-3),
         lambda ps: torch.optim.Adam(ps, lr=1e-3), input_scale=16.0),
     "cifar": Workload(
-        "cifar", "seed-1 CIFAR ConvNet (4 conv, 3 dense, dropout), synthetic 3x32x32, batch 64, "
+        "cifar", "CNTK's CIFAR-10 ConvNet (4 conv, 3 dense, dropout), synthetic 3x32x32, batch 64, "
         "momentum SGD 0.01/0.9", 64, (3, 32, 32), 10, _cifar_model, _CifarTwin,
         lambda: S.Momentum(lr=0.01, momentum=0.9),
         lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9), input_scale=255.0),
@@ -282,9 +284,22 @@ WORKLOADS: dict[str, Workload] = {
         lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9), input_scale=255.0),
     "cifar-bs-pad": Workload(
         "cifar-bs-pad", "ConvNet_CIFAR10_DataAug.cntk's network with pad = true on its pooling: "
-        "the seed-1 architecture (1,195,594 parameters) from BrainScript, synthetic 3x32x32, "
-        "batch 64, momentum SGD 0.01/0.9", 64, (3, 32, 32), 10,
+        "the cifar workload's architecture (1,195,594 parameters) from BrainScript, synthetic "
+        "3x32x32, batch 64, momentum SGD 0.01/0.9", 64, (3, 32, 32), 10,
         lambda: _cifar_bs_model(pad_pooling=True), _CifarTwin,
         lambda: S.Momentum(lr=0.01, momentum=0.9),
         lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9), input_scale=255.0),
 }
+
+#: Earlier names of workloads, still accepted (``stadyn bench seed2`` is ``digits-cnn``).
+WORKLOAD_ALIASES: dict[str, str] = {"seed2": "digits-cnn"}
+
+
+def workload_name(name: str) -> str:
+    """The workload ``name`` stands for: itself, or the one it is an earlier name of.
+
+    Example:
+        >>> workload_name("seed2"), workload_name("cifar")
+        ('digits-cnn', 'cifar')
+    """
+    return WORKLOAD_ALIASES.get(name, name)

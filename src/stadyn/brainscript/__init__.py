@@ -46,7 +46,10 @@ from ._config import (
 )
 from ._evaluator import BSArray, BSFunction, Evaluator, Network, Record, evaluate, evaluate_network
 from ._library import NODE_OPERATOR_HOOKS, Composition, Library, cntk_filter_shape, cntk_shape
+from ._build import build_network
 from ._parser import parse_expression, parse_file, parse_members
+from ._runner import run
+from ._stadyn_library import StadynLibrary
 
 __all__ = [
     "run", "StadynLibrary",
@@ -64,19 +67,3 @@ __all__ = [
     # engine interface
     "Library", "Composition", "NODE_OPERATOR_HOOKS", "cntk_shape", "cntk_filter_shape",
 ]
-
-
-def build_network(source: BrainScriptSource | str, library: Library, path: str | None = None) -> Network:
-    """Parse and evaluate a network description (a ``BrainScriptNetworkBuilder`` value).
-
-    >>> net = build_network("{ x = 1 ; y = x + 1 }", Library())
-    >>> net.record["y"]
-    2
-    """
-    if isinstance(source, str):
-        source = BrainScriptSource(source, path)
-    return evaluate_network(source.parse(), library)
-
-# The engine (Stadyn's library and the runner) imports the names above: import it last.
-from ._runner import run  # noqa: E402
-from ._stadyn_library import StadynLibrary  # noqa: E402

@@ -395,7 +395,8 @@ def reader_config(rec: ConfigRecord) -> ReaderConfig:
 class CommandConfig:
     """One block named by ``command``, with its ``action`` (lower case: ``train``, ``test``,
     ``eval``, ``write``, ...).  Settings CNTK inherits from enclosing blocks (``modelPath``,
-    ``deviceId``, ``precision``, ``traceLevel``, ``minibatchSize``) are looked up outwards;
+    ``deviceId``, ``precision``, ``traceLevel``, ``minibatchSize``, and Stadyn's
+    ``checkNumerics``: :func:`stadyn.check_numerics` for training) are looked up outwards;
     ``extra`` holds the block's other keys."""
 
     name: str
@@ -414,13 +415,15 @@ class CommandConfig:
     device_id: int | str = "auto"
     precision: str = "float"
     trace_level: int = 0
+    check_numerics: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 _COMMAND_KEYS = {"action", "brainscriptnetworkbuilder", "experimentalnetworkbuilder", "sgd", "reader",
                  "cvreader", "modelpath", "minibatchsize", "epochsize", "evalnodenames", "outputnodenames", "outputpath",
-                 "deviceid", "precision", "tracelevel"}
-_TOP_KEYS = {"command", "modelpath", "deviceid", "precision", "tracelevel", "stderr"}
+                 "deviceid", "precision", "tracelevel", "checknumerics"}
+_TOP_KEYS = {"command", "modelpath", "deviceid", "precision", "tracelevel", "stderr",
+             "checknumerics"}
 
 
 @dataclass(frozen=True)
@@ -522,6 +525,7 @@ def command_config(root: ConfigRecord, name: str) -> CommandConfig:
         device_id=_device_id(rec),
         precision=_precision(rec),
         trace_level=rec.get_int("traceLevel", 0, inherited=True),
+        check_numerics=bool(rec.get_bool("checkNumerics", False, inherited=True)),
         extra=_extra(rec, _COMMAND_KEYS, consumed=False),
     )
 

@@ -1,18 +1,25 @@
-"""CNTK's model files of a training run: their names (``modelPath.<n>`` after epoch ``n - 1``,
-``modelPath`` after the last), which epoch a restart continues after, and whether they can be
-written at all (checked before training starts)."""
+"""CNTK's model files of a training run (make mode): their names (``modelPath.<n>`` after epoch
+``n - 1``, ``modelPath`` after the last), which epoch a restart continues after, whether they can
+be written at all (checked before training starts), and writing and reading them: a Stadyn model
+file beside the Trainer's checkpoint ``<model>.ckp`` after each epoch, and resuming from both."""
 
 from __future__ import annotations
 
 import errno
-import json
 import os
 import tempfile
 from collections.abc import Callable
 
-from .._errors import ConfigError, ModelFileError
+import numpy as np
 
-__all__ = ["model_name", "start_epoch", "check_writable"]
+from .._errors import ConfigError, ModelFileError
+from ..graph import Variable
+from ..parametric import current_registry
+from ..serialize import is_model_file, load, load_parameters, save
+from ..train import feed, read_checkpoint_state
+
+__all__ = ["model_name", "start_epoch", "check_writable", "save_model", "load_model_parameters",
+           "save_epoch", "resume"]
 
 
 def model_name(model_path: str, epoch: int, max_epochs: int) -> str:
@@ -41,15 +48,7 @@ def _checkpoint_state(path: str) -> dict | None:
     :class:`ModelFileError` naming it: it is never taken for a missing one."""
     if not os.path.exists(path):
         return None
-    try:
-        from safetensors import safe_open
-        with safe_open(path, framework="pt") as f:
-            state = json.loads((f.metadata() or {}).get("external_state", "{}"))
-    except Exception as exc:  # noqa: BLE001 - safetensors and json raise several kinds
-        raise ModelFileError(f"{path}: not a readable checkpoint ({exc})") from None
-    if not isinstance(state, dict):
-        raise ModelFileError(f"{path}: not a readable checkpoint (no runner state)")
-    return state
+    return read_checkpoint_state(path)
 
 
 def start_epoch(model_path: str, max_epochs: int, make_mode: bool,
@@ -137,3 +136,69 @@ def _saved_epochs(model_path: str, max_epochs: int) -> list[int]:
                 and int(suffix) < max_epochs:
             epochs.append(int(suffix) - 1)       # modelPath.<n> is saved after epoch n - 1
     return sorted(set(epochs), reverse=True)
+
+
+def save_model(path: str, outputs: dict[str, Variable], inputs: dict[str, Variable]) -> None:
+    """Write the model file: a Stadyn model file (:func:`stadyn.save`: the graph of every named
+    node, its inputs and the parameters)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    for v in inputs.values():  # the graph was built for a batch of 1; the trainer resized inputs
+        if v.shape[0] != 1:
+            feed(v, np.zeros((1,) + tuple(v.shape[1:]), dtype=np.float32))
+    save(path, outputs, inputs)
+
+
+def load_model_parameters(path: str) -> None:
+    """Load the parameters of a model file (or of a parameter file) into the current registry;
+    a damaged model file gets the model loader's own error
+    (:func:`~stadyn.serialize.is_model_file`)."""
+    if is_model_file(path):
+        load(path, registry=current_registry())
+    else:
+        load_parameters(path)
+
+
+def save_epoch(log: Callable[[str], None], model_path: str, epoch: int, max_epochs: int, trainer,
+               source, model: tuple[dict, dict], keep: bool, trace_level: int) -> None:
+    """After 0-based ``epoch``: the checkpoint ``<model>.ckp`` (the Trainer's, with the epochs
+    finished and the reader's position), then the model file; the previous epoch's checkpoint
+    is removed unless ``keep`` (``keepCheckPointFiles``)."""
+    name = model_name(model_path, epoch, max_epochs)
+    os.makedirs(os.path.dirname(os.path.abspath(name)), exist_ok=True)
+    state = {"epochs_finished": epoch + 1, "max_epochs": max_epochs,
+             "reader": source.get_checkpoint_state()}
+    trainer.save_checkpoint(name + ".ckp", external_state=state)
+    if trace_level > 0:
+        log(f"SGD: Saving checkpoint model '{name}'")
+    save_model(name, *model)
+    if not keep and epoch > 0:
+        previous = model_name(model_path, epoch - 1, max_epochs) + ".ckp"
+        if previous != name + ".ckp" and os.path.exists(previous):
+            os.remove(previous)
+
+
+def resume(log: Callable[[str], None], model_file: str, trainer, learner, source, start: int,
+           epoch_size: int) -> None:
+    """Continue from ``model_file`` (CNTK's restart): its parameters, then its checkpoint (the
+    learner's state, counters, the reader's position); without a checkpoint the learner starts
+    afresh at the samples of ``start`` epochs, as CNTK warned."""
+    try:
+        load_model_parameters(model_file)
+    except ModelFileError as exc:
+        raise ConfigError(f"cannot continue from '{model_file}': {exc}") from None
+    ckp = model_file + ".ckp"
+    if os.path.exists(ckp):
+        state = trainer.restore_from_checkpoint(ckp)
+        try:
+            source.restore_from_checkpoint(state["reader"])
+        except (KeyError, ValueError) as exc:
+            raise ConfigError(f"'{ckp}' does not fit this reader ({exc}); delete it to "
+                              "start the reader afresh") from None
+        return
+    log("Warning: Checkpoint file is missing. Parameter-learning state (such as "
+        "momentum) will be reset.")
+    position = source.get_checkpoint_state()
+    position.update(position=start * epoch_size, samples=start * epoch_size)
+    source.restore_from_checkpoint(position)
+    learner.samples_seen = start * epoch_size
+    trainer.total_number_of_samples_seen = start * epoch_size

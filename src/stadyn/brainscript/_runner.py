@@ -9,16 +9,8 @@
 * ``test`` / ``eval``: load ``modelPath``, evaluate ``evalNodeNames`` (default: the evaluation and
   criterion nodes) over one sweep of the ``reader`` and print ``Final Results: ...``.
 
-CNTK's log formats (``Source/SGDLib/SGD.cpp``, ``Criterion.h``, ``SimpleEvaluator.h``), each
-one line (wrapped here)::
-
-     Epoch[ 1 of 3]-Minibatch[   1-  16, 25.00%]: ce = 2.29821801 * 1024;
-        errs = 89.160% * 1024; time = 2.3506s; samplesPerSecond = 435.6
-    Finished Epoch[ 1 of 3]: [Training] ce = 2.28370905 * 4096; errs = 87.061% * 4096;
-        totalSamplesSeen = 4096; learningRatePerSample = 0.0015625; epochTime=3.85148s
-    Final Results: Minibatch[1-20]: errs = 71.390% * 10000; top5Errs = 20.220% * 10000
-
-A value is a percentage when its node's name ends in ``s`` (CNTK's heuristic for error counts).
+CNTK's log lines are written by :mod:`._cntk_log`; the model files and resuming from them
+(make mode) are :mod:`._model_files`.
 """
 
 from __future__ import annotations
@@ -26,7 +18,6 @@ from __future__ import annotations
 import io as _io
 import math
 import os
-import sys
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -36,21 +27,20 @@ from typing import Any, TextIO
 import numpy as np
 import torch
 
-import stadyn
-
 from .. import functions as F
 from .. import io
 from .._errors import ConfigError, ModelFileError, StadynError
 from .._random import seed
 from ..graph import Variable, context, context_scope, forward_all, topological_nodes, training
-from ..parametric import (ParameterRegistry, current_registry, get_parameters,
-                          parameter_registry)
-from ..serialize import is_model_file, load_parameters, save_parameters
+from ..parametric import ParameterRegistry, get_parameters, parameter_registry
 from ..train import Trainer, feed
-from . import build_network, load_config, per_epoch, run_config
-from ._blocks import CommandConfig, RunConfig
-from ._config import BrainScriptSource, ConfigRecord, unused_overrides
-from ._model_files import check_writable, model_name, start_epoch
+from ._blocks import CommandConfig, RunConfig, per_epoch, run_config
+from ._build import build_network
+from ._cntk_log import (CNTKLog, banner, cntk_shape_text, epoch_line, format_criterion,
+                        minibatch_line, results_line)
+from ._config import BrainScriptSource, ConfigRecord, load_config, unused_overrides
+from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_epoch,
+                           save_model, start_epoch)
 from ._readers import make_source
 from ._sgd import (check_sgd_keys, keep_checkpoint_files, learning_rates_per_sample,
                    make_learner, momenta_per_sample)
@@ -61,64 +51,6 @@ __all__ = ["run", "run_config_file", "RunResult", "EpochResult", "EvalResult", "
 
 _SIZE_MAX = float(2 ** 64 - 1)        # CNTK's requestDataSize
 _EVAL_MINIBATCH = 40960               # CNTK's default minibatchSize of test/eval
-
-
-# ---------------------------------------------------------------------------------------------
-# Log lines
-# ---------------------------------------------------------------------------------------------
-def _fmt(pad: int, precision: int, value: float) -> str:
-    """CNTK's GeneratePaddedFloatOrExpFormat: ``%<pad>.<p>f``, or ``e`` where ``%.<p>g`` has one."""
-    if "e" in f"{value:.{precision}g}":
-        return f"%{pad}.{precision}e" % value
-    return f"%{pad}.{precision}f" % value
-
-
-def format_criterion(name: str, total: float, count: int, semicolon: bool = True) -> str:
-    """``name = value * count`` as CNTK logged a criterion (``EpochCriterion::LogCriterion``):
-    the average ``total / count``, as a percentage with 3 decimals when ``name`` ends in ``s``,
-    else with 8 decimals.
-
-    >>> format_criterion("ce", 11452.8, 5000), format_criterion("errs", 4339, 5000, False)
-    ('ce = 2.29056000 * 5000; ', 'errs = 86.780% * 5000')
-    """
-    average = total / count if count > 0 else 0.0
-    if name.endswith("s"):
-        text = f"{name} = {_fmt(2, 3, 100.0 * average)}% * {count}"
-    else:
-        text = f"{name} = {_fmt(0, 8, average)} * {count}"
-    return text + ("; " if semicolon else "")
-
-
-class _Log:
-    """Writes lines to stdout and, with CNTK's ``stderr`` key, to a log file as well."""
-
-    def __init__(self, out: TextIO | None, path: str | None, timestamps: bool):
-        self.out = out if out is not None else sys.stdout
-        self.timestamps = timestamps
-        self.file = None
-        if path:
-            folder = os.path.dirname(os.path.abspath(path))
-            os.makedirs(folder, exist_ok=True)
-            self.file = open(path, "w", encoding="utf-8")
-
-    def raw(self, text: str = "") -> None:
-        """A line as CNTK's plain ``fprintf`` wrote it."""
-        for stream in (self.out, self.file):
-            if stream is not None:
-                stream.write(text + "\n")
-                stream.flush()
-
-    def __call__(self, text: str = "") -> None:
-        """A line as CNTK's ``LOGPRINTF`` wrote it (prefixed by a time stamp with
-        ``timestamping = true``)."""
-        if self.timestamps:
-            text = time.strftime("%m/%d/%Y %H:%M:%S: ") + text
-        self.raw(text)
-
-    def close(self) -> None:
-        if self.file is not None:
-            self.file.close()
-            self.file = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -191,36 +123,16 @@ class _Network:
         leaves |= {id(r) for r in roots}
         return [(self.name(v), v) for v in self.library.inputs if id(v) in leaves]
 
+    def model_file_parts(self) -> tuple[dict[str, Variable], dict[str, Variable]]:
+        """What the model file holds: every named node computed by the graph, and the inputs."""
+        outputs = {name: v for name, v in self.net.nodes.items()
+                   if isinstance(v, Variable) and v.parent is not None}
+        return outputs, {self.name(v): v for v in self.library.inputs}
+
     def learnable(self, root: Variable) -> dict[str, Variable]:
         """The trainable parameters ``root`` depends on, by registry name."""
         leaves = {id(v) for n in topological_nodes([root]) for v in n.inputs if v.parent is None}
         return {k: v for k, v in get_parameters().items() if id(v) in leaves}
-
-
-def _save_model(path: str, network: "_Network") -> None:
-    """Write the model file: a Stadyn model file (``stadyn.save``: the graph of every named
-    node, its inputs and the parameters), or a parameter file where ``stadyn.save`` is missing."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    save = getattr(stadyn, "save", None)
-    if save is None:
-        save_parameters(path, get_parameters(grad_only=False))
-        return
-    outputs = {name: v for name, v in network.net.nodes.items()
-               if isinstance(v, Variable) and v.parent is not None}
-    inputs = {network.name(v): v for v in network.library.inputs}
-    for v in inputs.values():  # the graph was built for a batch of 1; the trainer resized inputs
-        if v.shape[0] != 1:
-            feed(v, np.zeros((1,) + tuple(v.shape[1:]), dtype=np.float32))
-    save(path, outputs, inputs)
-
-
-def _load_model_parameters(path: str) -> None:
-    """Load the parameters of a model file (either kind) into the current registry; a damaged
-    model file gets the model loader's own error (:func:`~stadyn.serialize.is_model_file`)."""
-    if is_model_file(path):
-        stadyn.load(path, registry=current_registry())
-    else:
-        load_parameters(path)
 
 
 def _loc(source: Any) -> tuple:
@@ -255,7 +167,7 @@ class _Feeder:
                 raise ConfigError(
                     f"reader stream '{match}' delivers samples of shape {info.shape} "
                     f"({int(np.prod(info.shape))} values) but the network input '{name}' has "
-                    f"{_cntk_text(var.shape[1:])} ({int(np.prod(var.shape[1:]))} values)",
+                    f"{cntk_shape_text(var.shape[1:])} ({int(np.prod(var.shape[1:]))} values)",
                     *reader_loc)
             self.pairs.append((var, match))
         self.input_map = {s: s for _, s in self.pairs}
@@ -275,10 +187,6 @@ class _Feeder:
             data[var] = arr
             count = mb.num_samples
         return data, count
-
-
-def _cntk_text(shape: Sequence[int]) -> str:
-    return " x ".join(str(d) for d in reversed(tuple(shape))) or "1"
 
 
 class _Parallel:
@@ -314,21 +222,6 @@ class _Parallel:
             self.dist.barrier()
 
 
-class _Sums:
-    """A progress writer for the Trainer that keeps the last minibatch's sums."""
-
-    def __init__(self) -> None:
-        self.loss = 0.0
-        self.metric: float | None = None
-        self.samples = 0
-
-    def update(self, loss_sum, samples, metric_sum=None, learning_rate=None) -> None:
-        self.loss, self.samples, self.metric = float(loss_sum), int(samples), metric_sum
-
-    def update_test(self, metric_sum, samples) -> None:  # pragma: no cover - not used
-        pass
-
-
 # ---------------------------------------------------------------------------------------------
 # The runner
 # ---------------------------------------------------------------------------------------------
@@ -346,16 +239,8 @@ def _device(device_id: int | str, precision: str, where: tuple):
     return context("cuda", int(device_id), fallback=False)
 
 
-def _banner(log: _Log, text: str) -> None:
-    log("#" * 78)
-    log("#" + " " * 76 + "#")
-    log(f"# {text:<74s} #")
-    log("#" + " " * 76 + "#")
-    log("#" * 78)
-
-
 class _Runner:
-    def __init__(self, run: RunConfig, log: _Log, parallel: _Parallel,
+    def __init__(self, run: RunConfig, log: CNTKLog, parallel: _Parallel,
                  epoch_callback: Callable[[str, int], None] | None = None):
         self.run = run
         self.log = log
@@ -367,7 +252,7 @@ class _Runner:
     def command(self, cmd: CommandConfig) -> None:
         log = self.log
         log()
-        _banner(log, f"{cmd.name} command ({cmd.action} action)")
+        banner(log, f"{cmd.name} command ({cmd.action} action)")
         log()
         ctx = _device(cmd.device_id, cmd.precision, _record_loc(cmd.record, "action"))
         with context_scope(ctx), parameter_registry(ParameterRegistry()):
@@ -424,11 +309,11 @@ class _Runner:
         learner = make_learner(params, sgd, sgd_rec, epoch_size=sgd.epoch_size)
         if sgd.epoch_size is None:
             learner.resolve_epoch_size(source.sweep_size)
-        sums = _Sums()
         model = network.output_nodes[0] if network.output_nodes else criterion
         parallel = self.parallel
-        trainer = Trainer(model, (criterion, evals[0] if evals else None), [learner], [sums],
-                          data_parallel=parallel.data_parallel(params))
+        trainer = Trainer(model, (criterion, evals[0] if evals else None), [learner],
+                          data_parallel=parallel.data_parallel(params),
+                          check_numerics=cmd.check_numerics)
         extra = [F.sum(n) for n in evals[1:]]
 
         log()
@@ -442,15 +327,15 @@ class _Runner:
                 "tensors:")
             log()
             for name, p in params.items():
-                log(f"\tNode '{name}' (LearnableParameter operation) : [{_cntk_text(p.shape)}]")
+                log(f"\tNode '{name}' (LearnableParameter operation) : [{cntk_shape_text(p.shape)}]")
         else:
             log(f"Training {count} parameters in {len(params)} parameter tensors.")
         log()
 
         if resume_from is not None:
-            self._resume(resume_from, trainer, learner, source, start, epoch_size)
+            resume(log, resume_from, trainer, learner, source, start, epoch_size)
         elif parallel.is_main:
-            _save_model(model_name(model_path, start - 1, max_epochs), network)
+            save_model(model_name(model_path, start - 1, max_epochs), *network.model_file_parts())
         keep = keep_checkpoint_files(sgd, sgd_rec)
         prev_dropout = 0.0
         max_computed = float(sgd.epoch_size) if sgd.epoch_size else _SIZE_MAX
@@ -479,23 +364,19 @@ class _Runner:
                 log.raw()
                 log("Starting minibatch loop.")
             totals, max_computed = self._epoch(
-                epoch, max_epochs, epoch_size, mb_size, source, feeder, trainer, sums, extra,
+                epoch, max_epochs, epoch_size, mb_size, source, feeder, trainer, extra,
                 [crit_name] + eval_names, sgd, cmd.trace_level, max_computed,
                 bool(sgd.epoch_size))
             seconds = time.perf_counter() - begin
             samples = totals[0][1]
-            line = f"Finished Epoch[{epoch + 1:2d} of {max_epochs}]: [Training] "
-            for name, (total, n) in zip([crit_name] + eval_names, totals):
-                line += format_criterion(name, total, n)
-            line += (f"totalSamplesSeen = {trainer.total_number_of_samples_seen}; "
-                     f"learningRatePerSample = {lr:.8g}; epochTime={seconds:.6g}s")
-            log(line)
+            log(epoch_line(epoch, max_epochs, [crit_name] + eval_names, totals,
+                           trainer.total_number_of_samples_seen, lr, seconds))
             if samples == 0 or not math.isfinite(totals[0][0]):
                 raise StadynError("The training criterion is not a number (NAN)."
                                   if samples else "the reader delivered no samples")
             if parallel.is_main:
-                self._save(model_path, epoch, max_epochs, trainer, source, network, keep,
-                           cmd.trace_level)
+                save_epoch(log, model_path, epoch, max_epochs, trainer, source,
+                           network.model_file_parts(), keep, cmd.trace_level)
             parallel.barrier()
             results.append(EpochResult(
                 epoch + 1, samples, {crit_name: totals[0][0] / samples},
@@ -505,7 +386,7 @@ class _Runner:
         source.close()
         return results
 
-    def _epoch(self, epoch, max_epochs, epoch_size, mb_size, source, feeder, trainer, sums,
+    def _epoch(self, epoch, max_epochs, epoch_size, mb_size, source, feeder, trainer,
                extra, names, sgd, trace_level, max_computed, sized):
         totals = [[0.0, 0] for _ in names]
         logged = [[0.0, 0] for _ in names]
@@ -521,7 +402,9 @@ class _Runner:
             data, _ = feeder(minibatch)
             trainer.train_minibatch(data, outputs=extra)
             count = trainer.previous_minibatch_sample_count   # of all workers together
-            values = [sums.loss] + ([sums.metric] if sums.metric is not None else []) + \
+            metric = trainer.previous_minibatch_evaluation_sum
+            values = [trainer.previous_minibatch_loss_sum] + \
+                ([metric] if metric is not None else []) + \
                 parallel.sum([float(v.d) for v in extra])
             for t, v in zip(totals, values):
                 t[0] += v
@@ -543,60 +426,15 @@ class _Runner:
                 else:  # CNTK estimates the epoch size from the first epoch's log windows
                     max_computed = mbs * since_samples // (mbs - mbs_logged)
                 if trace_level > 0:
-                    elapsed = time.perf_counter() - since
-                    line = (f" Epoch[{epoch + 1:2d} of {max_epochs}]-"
-                            f"Minibatch[{mbs_logged + 1:4d}-{mbs:4d}")
-                    if progress is not None:
-                        line += f", {100 * progress:2.{precision}f}%"
-                    line += "]: "
-                    for name, t, last in zip(names, totals, logged):
-                        line += format_criterion(name, t[0] - last[0], t[1] - last[1])
-                    line += (f"time = {_fmt(0, 4, elapsed)}s; samplesPerSecond = "
-                             f"{since_samples / elapsed if elapsed > 0 else 0.0:.1f}")
-                    self.log(line)
+                    self.log(minibatch_line(epoch, max_epochs, mbs_logged + 1, mbs, progress,
+                                            precision, names, totals, logged,
+                                            time.perf_counter() - since, since_samples))
                 if not math.isfinite(totals[0][0]):
                     raise StadynError("The training criterion is not a number (NAN).")
                 logged = [list(t) for t in totals]
                 mbs_logged = mbs
                 since = time.perf_counter()
         return [tuple(t) for t in totals], max_computed
-
-    def _save(self, model_path, epoch, max_epochs, trainer, source, network, keep,
-              trace_level) -> None:
-        name = model_name(model_path, epoch, max_epochs)
-        os.makedirs(os.path.dirname(os.path.abspath(name)), exist_ok=True)
-        state = {"epochs_finished": epoch + 1, "max_epochs": max_epochs,
-                 "reader": source.get_checkpoint_state()}
-        trainer.save_checkpoint(name + ".ckp", external_state=state)
-        if trace_level > 0:
-            self.log(f"SGD: Saving checkpoint model '{name}'")
-        _save_model(name, network)
-        if not keep and epoch > 0:
-            previous = model_name(model_path, epoch - 1, max_epochs) + ".ckp"
-            if previous != name + ".ckp" and os.path.exists(previous):
-                os.remove(previous)
-
-    def _resume(self, model_file, trainer, learner, source, start, epoch_size) -> None:
-        try:
-            _load_model_parameters(model_file)
-        except ModelFileError as exc:
-            raise ConfigError(f"cannot continue from '{model_file}': {exc}") from None
-        ckp = model_file + ".ckp"
-        if os.path.exists(ckp):
-            state = trainer.restore_from_checkpoint(ckp)
-            try:
-                source.restore_from_checkpoint(state["reader"])
-            except (KeyError, ValueError) as exc:
-                raise ConfigError(f"'{ckp}' does not fit this reader ({exc}); delete it to "
-                                  "start the reader afresh") from None
-            return
-        self.log("Warning: Checkpoint file is missing. Parameter-learning state (such as "
-                 "momentum) will be reset.")
-        position = source.get_checkpoint_state()
-        position.update(position=start * epoch_size, samples=start * epoch_size)
-        source.restore_from_checkpoint(position)
-        learner.samples_seen = start * epoch_size
-        trainer.total_number_of_samples_seen = start * epoch_size
 
     # -- test / eval ------------------------------------------------------------------------
     def evaluate(self, cmd: CommandConfig) -> EvalResult:
@@ -614,7 +452,7 @@ class _Runner:
             raise ConfigError(f"model file '{cmd.model_path}' does not exist (train it first)",
                               *where)
         try:
-            _load_model_parameters(cmd.model_path)
+            load_model_parameters(cmd.model_path)
         except ModelFileError as exc:
             raise ConfigError(f"cannot load the model: {exc}", *where) from None
         if cmd.eval_node_names:
@@ -676,15 +514,9 @@ class _Runner:
         return EvalResult({n: (t / c if c else 0.0, c) for n, (t, c) in zip(names, totals)}, mbs)
 
     def _eval_line(self, first, last, names, nodes, totals, logged, network, final) -> None:
-        parts = []
-        for name, node, t, l in zip(names, nodes, totals, logged):
-            total, count = t[0] - l[0], t[1] - l[1]
-            text = format_criterion(name, total, count, semicolon=False)
-            if final and network.library.operation_of(node) == "CrossEntropyWithSoftmax":
-                text += f"; perplexity = {math.exp(total / count) if count else 1.0:.8f}"
-            parts.append(text)
-        prefix = "Final Results: " if final else ""
-        self.log(f"{prefix}Minibatch[{first}-{last}]: " + "; ".join(parts))
+        perplexity = [network.library.operation_of(n) == "CrossEntropyWithSoftmax"
+                      for n in nodes]
+        self.log(results_line(first, last, names, totals, logged, perplexity, final))
 
     def _network_for(self, cmd: CommandConfig) -> BrainScriptSource:
         """The network description of a command without one: the train command (of the whole
@@ -769,7 +601,7 @@ def run_config_file(root: ConfigRecord, *, actions: Sequence[str] | None = None,
                                 _loc(rec.get_str("modelPath", None, inherited=True)))
     if not parallel.is_main:
         out = _io.StringIO()   # rank 0 writes the log of a data-parallel job
-    log = _Log(out, log_path, root.get_bool("timestamping", False))
+    log = CNTKLog(out, log_path, root.get_bool("timestamping", False))
     if parallel.is_main:
         _warn_unused_overrides(root, config)
     try:

@@ -117,13 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in _SUBCOMMANDS:
-        try:
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:  # a subcommand still being built
-            if exc.name != f"{__name__}.{name}":
-                raise
-            continue
-        module.add_parser(sub)
+        importlib.import_module(f"{__name__}.{name}").add_parser(sub)
     return parser
 
 

@@ -18,33 +18,34 @@ import torch
 
 from .._extras import require
 from .._fileutil import atomic_write
-from ..bench import WORKLOADS, run_cases
-from ..bench._peers import PEER_MODES
-from ..bench._workloads import ALL_STADYN_MODES, STADYN_MODES, TORCH_MODES
+from ..bench import (ALL_STADYN_MODES, PEER_MODES, STADYN_MODES, TORCH_MODES, WORKLOADS,
+                     WORKLOAD_ALIASES, check_peer_pythons, measure_memory, run_cases,
+                     run_peers, workload_name)
 from . import count, plain
 
 __all__ = ["run_bench", "machine_load", "BUSY_LOAD_PER_CPU", "add_parser"]
 
 
-def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
+def run_bench(workloads=("digits-cnn", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
               torch_modes=TORCH_MODES,
               rounds: int = 5, per_round: int = 4, warmup: int = 3, out: str | None = "runs/bench",
               log=print, peers: bool = False, peer_modes=None,
               peer_python: dict[str, str] | None = None, together: bool = False) -> dict:
     """Measure and print; returns ``{workload: {mode: ms}}``.
 
-    With ``peers`` the NNabla and MXNet peers (:mod:`stadyn.bench._peers`) run each workload
+    With ``peers`` the NNabla and MXNet peers (:func:`stadyn.bench.run_peers`) run each workload
     halfway through its Stadyn and PyTorch cases' timed rounds and join its row; ``peer_modes`` (names like
     ``nnabla-static``; default all) picks their modes, ``peer_python`` their Pythons (default the
     ``STADYN_*_PYTHON`` variables or ``.venv-peers``).  A missing peer environment is reported
     before anything is timed.  ``together`` times every workload's cases in one interleaved
-    run and prints each later workload's ms/iter against the first's, mode by mode.
+    run and prints each later workload's ms/iter against the first's, mode by mode.  A workload
+    may be given by an earlier name (:data:`stadyn.bench.WORKLOAD_ALIASES`: ``seed2``).
     """
+    workloads = [workload_name(w) for w in workloads]
     if out is not None:            # the chart, before anything is timed
         require("matplotlib", "demo", "stadyn bench's chart")
     modes_of_peer = None
     if peers:
-        from ..bench._peers import check_peer_pythons, run_peers
         modes_of_peer = _split_peer_modes(peer_modes)
         check_peer_pythons([p for p, ms in modes_of_peer.items() if ms], peer_python)
     log(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {_cpu_name()}")
@@ -131,6 +132,36 @@ def run_bench(workloads=("seed2", "mlp", "cifar"), stadyn_modes=STADYN_MODES,
     return table
 
 
+def profile_workloads(workloads, stadyn_modes, steps: int, warmup: int, out: str,
+                      log=print, depth: int = 2) -> dict[str, str]:
+    """Profile each workload's Stadyn modes (:func:`stadyn.profile`): ``warmup`` steps (at least
+    one, which builds the labelled static plans), then ``steps`` recorded; print the time per scope (cut to ``depth`` levels) and write each
+    case's Chrome/Perfetto trace to ``out/<workload>-<mode>.json``.  Returns the paths by case.
+    """
+    from ..inspect import profile
+    os.makedirs(out, exist_ok=True)
+    written = {}
+    for name in (workload_name(w) for w in workloads):
+        w = WORKLOADS[name]
+        log(f"{name}: {w.description}")
+        for mode in stadyn_modes:
+            case = w.stadyn_case(mode)
+            with profile():         # static plans are built again, labelled: not recorded
+                for _ in range(max(1, warmup)):
+                    case.step()
+            with profile() as prof:
+                for _ in range(steps):
+                    case.step()
+            path = os.path.join(out, f"{name}-{case.mode}.json")
+            prof.export_chrome_trace(path)
+            written[f"{name}/{case.mode}"] = path
+            log(f"  {case.mode}, {steps} step(s):")
+            for line in prof.table(by="scope", depth=depth).splitlines():
+                log(f"    {line}")
+            log(f"  trace: {path}")
+    return written
+
+
 #: Load average per CPU above which ``stadyn bench`` warns that the timings are not reliable.
 BUSY_LOAD_PER_CPU = 0.5
 
@@ -189,7 +220,6 @@ def _cases(w, stadyn_modes, torch_modes) -> list:
 def _split_peer_modes(peer_modes) -> dict[str, tuple[str, ...]]:
     """``["nnabla-static", "mxnet-hybridized"]`` to ``{"nnabla": ("static",), "mxnet":
     ("hybridized",)}``; ``None`` gives every peer mode.  Raises ValueError for an unknown one."""
-    from ..bench._peers import PEER_MODES
     if peer_modes is None:
         return dict(PEER_MODES)
     known = [f"{p}-{m}" for p, ms in PEER_MODES.items() for m in ms]
@@ -236,8 +266,10 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("bench", help="time Stadyn's modes against PyTorch twins",
                               description=plain(__doc__),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    aliases = ", ".join(f"{old} = {new}" for old, new in WORKLOAD_ALIASES.items())
     p.add_argument("workloads", nargs="*", default=list(WORKLOADS),
-                   help=f"workloads to run (default: all; known: {', '.join(WORKLOADS)})")
+                   help=f"workloads to run (default: all; known: {', '.join(WORKLOADS)}; "
+                        f"earlier names: {aliases})")
     p.add_argument("--stadyn-modes", nargs="+", default=list(STADYN_MODES),
                    choices=ALL_STADYN_MODES, metavar="MODE",
                    help=f"Stadyn modes to time (default: {' '.join(STADYN_MODES)}; "
@@ -254,7 +286,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", default="runs/bench",
                    help="folder for bench.json and bench.png (default runs/bench)")
     p.add_argument("--memory", action="store_true",
-                   help="measure the seed-2 CNN's memory under NNabla's buffer flags instead")
+                   help="measure the memory of NNabla's tutorial digits CNN under NNabla's "
+                        "buffer flags instead")
     p.add_argument("--memory-batch", type=count(), default=256,
                    help="with --memory: the batch size measured (default 256)")
     p.add_argument("--peers", action="store_true",
@@ -265,6 +298,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--peer-modes", nargs="+", default=None, choices=peer_modes, metavar="MODE",
                    help=f"with --peers: the peer modes to run (default and known: "
                         f"{' '.join(peer_modes)})")
+    p.add_argument("--profile", metavar="DIR", default=None,
+                   help="instead of timing, profile each workload's Stadyn modes for --per-round "
+                        "steps after --warmup: print the time per scope (forward and backward) "
+                        "and write a Chrome/Perfetto trace per case into DIR")
     p.add_argument("--together", action="store_true",
                    help="time all the workloads' cases in one interleaved run and compare each "
                         "workload with the first (e.g. 'cifar cifar-bs-pad': BrainScript against "
@@ -272,12 +309,15 @@ def add_parser(subparsers) -> None:
 
     def run(a):
         if a.memory:
-            from ..bench._memory import measure_memory
             measure_memory(a.memory_batch)
             return 0
-        unknown = [w for w in a.workloads if w not in WORKLOADS]
+        unknown = [w for w in a.workloads if workload_name(w) not in WORKLOADS]
         if unknown:   # not argparse choices: with nargs="*" those refuse the empty default
-            p.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(WORKLOADS)}")
+            p.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(WORKLOADS)} "
+                    f"(earlier names: {aliases})")
+        if a.profile:
+            profile_workloads(a.workloads, a.stadyn_modes, a.per_round, a.warmup, a.profile)
+            return 0
         run_bench(a.workloads, a.stadyn_modes, a.torch_modes, a.rounds, a.per_round, a.warmup,
                   a.out, peers=a.peers, peer_modes=a.peer_modes, together=a.together)
     p.set_defaults(func=run)

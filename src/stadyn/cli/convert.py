@@ -1,4 +1,6 @@
-"""``stadyn convert IN OUT``: between Stadyn model files (``.stadyn``) and ONNX (``.onnx``).
+"""``stadyn convert IN OUT``: between Stadyn model files (``.stadyn``) and ONNX (``.onnx``), and
+from NNabla (``.nnp``, ``.nntxt``: the first executor) and CNTK 2 (``.model``, ``.dnn``) model
+files to either.
 
 The direction follows the file names: ``.onnx`` output exports (inference graph, dynamic batch
 axis), ``.onnx`` input imports (symbolic dimensions sized by ``--dim NAME=SIZE``, default 1);
@@ -12,6 +14,8 @@ not ``labels``).  ``--outputs`` names the outputs to write instead (to either fo
 Examples::
 
     stadyn convert digits.stadyn digits.onnx
+    stadyn convert ConvNet_CIFAR10_DataAug_0.dnn convnet.onnx
+    stadyn convert net.nnp net.stadyn
     stadyn convert Models/01_OneHidden one_hidden.onnx --outputs out.z
     stadyn convert --dim batch=16 model.onnx model.stadyn
 """
@@ -60,10 +64,14 @@ def _known() -> str:
 
 
 def _read(src: str, dims: dict[str, int] | None):
-    from ..serialize import import_onnx, is_model_file, load
+    from ..serialize import import_onnx, is_legacy_model_file, is_model_file, load
     ext = os.path.splitext(src)[1].lower()
     if ext == ".onnx":
         return import_onnx(src, dims=dims)
+    if is_legacy_model_file(src):
+        if dims:
+            raise ValueError("--dim applies to .onnx input only")
+        return load(src)            # NNabla .nnp/.nntxt, CNTK .model/.dnn
     if ext == ".stadyn" or not os.path.isfile(src) or is_model_file(src):
         return load(src)            # also the errors for a missing file or a folder
     raise ValueError(f"{src}: neither a Stadyn model file nor an ONNX model (by its extension "
@@ -121,10 +129,12 @@ def convert(src: str, dst: str, opset: int | None = None,
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("convert", help="convert between Stadyn model files and ONNX",
+    p = subparsers.add_parser("convert", help="convert between Stadyn model files and ONNX, "
+                                              "and from NNabla and CNTK model files",
                               description=plain(__doc__),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("input", help="a .stadyn model file or an .onnx model")
+    p.add_argument("input", help="a .stadyn model file, an .onnx model, or an NNabla (.nnp, "
+                                 ".nntxt) or CNTK (.model, .dnn) model file")
     p.add_argument("output", help="the file to write (.onnx or .stadyn)")
     from ..serialize import DEFAULT_OPSET, SUPPORTED_OPSETS
     p.add_argument("--opset", type=int, default=None, choices=SUPPORTED_OPSETS, metavar="N",

@@ -1,4 +1,5 @@
-"""``stadyn demo``: the seed-2 experiment — one CNN trained as a static and as a dynamic graph.
+"""``stadyn demo``: NNabla's static-vs-dynamic tutorial — one CNN trained as a static and as a
+dynamic graph.
 
 The "unnecessarily deep" CNN of NNabla's static-vs-dynamic tutorial is trained on 80% of the 8x8
 digits (scikit-learn's bundled copy) twice, from the same initial parameters and the same batches:
@@ -81,7 +82,7 @@ MODES = ("static", "dynamic", "compiled", "program")
 def train_digits_cnn(mode: str, train: DigitsData, epochs: int, batch_size: int = 16,
                      seed: int = 0, log=print, registry: ParameterRegistry | None = None,
                      ctx: Context | None = None) -> tuple[RunResult, ParameterRegistry]:
-    """Train the seed-2 CNN for ``epochs`` with Adam 1e-3 in ``mode``: ``static`` (NNabla's
+    """Train the tutorial's digits CNN for ``epochs`` with Adam 1e-3 in ``mode``: ``static`` (NNabla's
     forward/backward/update calls on a static graph), ``dynamic`` (rebuilt under
     ``auto_forward`` every iteration), ``compiled`` (:func:`stadyn.compile_step`: one program
     compiled by torch.compile, CUDA graphs on CUDA) or ``program`` (the same program, not
@@ -182,7 +183,7 @@ def _plot(results: list[RunResult], path: str) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("iteration")
     ax.set_ylabel(f"training loss (moving mean of {k})")
-    ax.set_title("Seed-2 CNN on digits: " + " vs ".join(r.mode for r in results))
+    ax.set_title("NNabla tutorial's deep CNN on digits: " + " vs ".join(r.mode for r in results))
     ax.legend()
     fig.tight_layout()
     from .._fileutil import atomic_write
@@ -227,17 +228,17 @@ def run_demo(epochs: int = 3, batch_size: int = 16, out: str = "runs/demo", seed
             f"identical losses in {same} of {n} iterations")
     if plot:
         os.makedirs(out, exist_ok=True)
-        path = os.path.join(out, "seed2_loss.png")
+        path = os.path.join(out, "digits_cnn_loss.png")
         _plot(results, path)
         log(f"loss curves: {path}")
     return results
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("demo", help="the seed-2 static-vs-dynamic experiment on digits",
+    p = subparsers.add_parser("demo", help="NNabla's static-vs-dynamic tutorial: its deep CNN on digits",
                               description=plain(__doc__),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--epochs", type=count(), default=3, help="epochs per mode (30 reproduces the seed)")
+    p.add_argument("--epochs", type=count(), default=3, help="epochs per mode (30 reproduces the tutorial)")
     p.add_argument("--batch-size", type=count(), default=16,
                    help="images per training step (default 16)")
     p.add_argument("--out", default="runs/demo", help="folder for the loss-curve PNG")

@@ -10,7 +10,6 @@ restarted run continues after the last saved epoch.  See docs/brainscript.md.
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
 from .._errors import StadynError
@@ -30,27 +29,22 @@ def _check_overrides(overrides: list[str], command: str) -> list[str]:
 def run_train(config: str, overrides: list[str], nproc: int = 1, actions=None,
               timeout: float = 600.0) -> int:
     """Run ``config`` with ``overrides``; ``nproc > 1`` trains data-parallel in that many
-    processes (through :func:`stadyn.distributed.run_workers`, when available)."""
+    processes (through :func:`stadyn.distributed.run_workers`)."""
     if nproc < 1:
         raise StadynError(f"--nproc must be at least 1, got {nproc}")
     if nproc > 1:
-        try:
-            distributed = importlib.import_module("stadyn.distributed")
-        except ModuleNotFoundError as exc:
-            if exc.name not in ("stadyn.distributed",):
-                raise
-            distributed = None
-        run_workers = getattr(distributed, "run_workers", None)
-        if run_workers is None:
-            raise StadynError("--nproc needs data-parallel training (stadyn.distributed."
-                              "run_workers), which is not available; run without --nproc")
+        from ..distributed import run_workers
         # Every worker runs this command without --nproc; stadyn.distributed tells each one its
         # rank, the workers split each minibatch and sum gradients, and rank 0 logs and saves.
         command = "train" if actions is None else "eval"
         return run_workers([sys.executable, "-m", "stadyn", command, config, *overrides], nproc,
                            timeout)
-    from ..brainscript._runner import run
-    run(config, overrides, actions=actions)
+    from ..brainscript import run
+    from ..graph import source_location
+    # Nodes the config's expressions make name its lines; the few the runner adds (sums of
+    # criteria) name no line rather than this command's.
+    with source_location(None):
+        run(config, overrides, actions=actions)
     return 0
 
 

@@ -31,6 +31,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from .._errors import StadynError
 from .._logging import logger
 from ..graph import Subgraph, Variable, defer_products, interpret, leaf_tensor, simplify
+from ..solvers import Optimizer
 
 __all__ = ["compile_step", "CompiledStep"]
 
@@ -56,77 +57,16 @@ def _use_persistent_cache() -> None:
                                               "inductor")
 
 
-class _SolverSteps:
-    """How a compiled step drives an NNabla solver (``stadyn.solvers``)."""
-
-    def __init__(self, solver):
-        self.solver = solver
-        self.name = solver.name
-
-    def parameters(self) -> list[tuple[str, Variable]]:
-        return list(self.solver.get_parameters().items())
-
-    def state_names(self) -> list[str]:
-        return list(self.solver._state_names)
-
-    def state(self, name: str, key: str) -> torch.Tensor:
-        return self.solver._states[name][key]
-
-    def begin(self, names: list[str], samples: int, commit: bool = True) -> dict:
-        for n in names:           # the step counter the scalars are computed from
-            self.solver._states[n]["t"] += 1
-        scalars = self.solver._step_scalars(names)
-        if not commit:
-            for n in names:
-                self.solver._states[n]["t"] -= 1
-        return {k: v for k, v in scalars.items() if k != "t"}
-
-    def update(self, params, grads, states, scalars) -> None:
-        self.solver._update(params, grads, states, scalars, True)
-
-    def end(self, samples: int, scalars: dict) -> None:
-        self.solver._end_step()
-
-
-class _LearnerSteps:
-    """How a compiled step drives a CNTK learner (``stadyn.learners``): the loss is summed over
-    the minibatch and each call says how many samples it held."""
-
-    def __init__(self, learner):
-        self.learner = learner
-        self.name = learner.name
-
-    def parameters(self) -> list[tuple[str, Variable]]:
-        return list(zip(self.learner._names, self.learner._params))
-
-    def state_names(self) -> list[str]:
-        return list(self.learner._state_names)
-
-    def state(self, name: str, key: str) -> torch.Tensor:
-        return self.learner._states[self.learner._names.index(name)][key]
-
-    def begin(self, names: list[str], samples: int, commit: bool = True) -> dict:
-        return self.learner._step_scalars(samples)
-
-    def update(self, params, grads, states, scalars) -> None:
-        self.learner._update(params, grads, states, scalars, True)
-
-    def end(self, samples: int, scalars: dict) -> None:
-        self.learner._advance(samples, scalars, False)
-
-
-def _steps_for(optimizer):
-    from ..learners import Learner
-    return _LearnerSteps(optimizer) if isinstance(optimizer, Learner) else \
-        _SolverSteps(optimizer)
-
-
 class CompiledStep:
     """One training iteration as a single program; call it to run a step.
 
     Each call reads the graph's inputs (``x.d = ...`` as usual), runs forward + backward +
     ``solver``'s update, and fills ``loss`` (and the ``outputs`` asked for).  Gradients are not
-    accumulated into ``.grad`` (they never leave the program).
+    accumulated into ``.grad`` (they never leave the program).  ``solver`` is any optimizer
+    (:class:`~stadyn.solvers.Optimizer`: an NNabla solver, a CNTK learner, a
+    :class:`~stadyn.schedules.ScheduledSolver`), driven through its protocol: its
+    ``step_scalars`` are the program's 0-d tensor inputs, its ``apply_step`` is traced into the
+    program (or runs after it), its ``finish_step`` counts the step.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F, stadyn.solvers as S
@@ -154,9 +94,11 @@ class CompiledStep:
             raise StadynError("compile_step: the loss must be computed by the graph")
         if loss.size != 1:
             raise StadynError(f"compile_step: the loss must be a scalar, got shape {loss.shape}")
+        if not isinstance(solver, Optimizer):
+            raise StadynError(f"compile_step: {solver!r} is not an optimizer (a stadyn.solvers "
+                              "solver, a stadyn.learners learner or a ScheduledSolver)")
         self.loss = loss
         self.solver = solver
-        self._steps = _steps_for(solver)
         self.outputs = list(outputs)
         self.compile = compile
         self.mode = mode
@@ -179,7 +121,7 @@ class CompiledStep:
 
     # -- building -------------------------------------------------------------------------------
     def _parameters(self, leaves: list[Variable]) -> tuple[list[int], list[str]]:
-        by_id = {id(v): name for name, v in self._steps.parameters()}
+        by_id = {id(v): name for name, v in self.solver.named_parameters().items()}
         idx, names = [], []
         for i, v in enumerate(leaves):
             if id(v) in by_id and leaf_tensor(v).requires_grad:
@@ -194,14 +136,13 @@ class CompiledStep:
 
         On CPU, torch's fused Adam kernel updates the parameters in one pass over memory, twice
         as fast as the loop inductor generates from the same maths (6 vs 14 ms per step for the
-        seed-2 CNN's 6.7 M parameters), so the program computes the gradients and the fused
+        digits CNN's 6.7 M parameters), so the program computes the gradients and the fused
         kernel runs after it.  On CUDA the update stays inside: one program is what a CUDA
         graph captures (the two placements were not compared there).
         """
         if self.update != "auto":
             return self.update == "outside"
-        return (self.compile and device.type == "cpu"
-                and bool(getattr(self.solver, "fused", False)))
+        return self.compile and device.type == "cpu" and self.solver.fused_update
 
     def _build(self, samples: int) -> None:
         self._sample_leaf = None
@@ -210,14 +151,15 @@ class CompiledStep:
         nodes, leaves = subgraph.nodes, subgraph.leaves
         fill = subgraph.filled(keep_all=False)
         param_idx, names = self._parameters(leaves)
-        steps = self._steps
-        state_names = steps.state_names()
-        states = [steps.state(n, k) for k in state_names for n in names]
-        scalar_values = steps.begin(names, samples, commit=False)
+        solver = self.solver
+        state_names = list(solver.state_names())
+        state_lists = solver.state_tensors(names)
+        states = [t for k in state_names for t in state_lists[k]]
+        scalar_values = solver.step_scalars(names, samples)
         scalar_keys = list(scalar_values)
         for k in scalar_keys:
             if not isinstance(scalar_values[k], (int, float)):
-                raise StadynError(f"compile_step: {steps.name}'s '{k}' differs between "
+                raise StadynError(f"compile_step: {solver.name}'s '{k}' differs between "
                                   "parameters; a compiled step needs one value per step")
         leaf_tensors = subgraph.leaf_tensors()
         device = leaf_tensors[0].device
@@ -235,6 +177,10 @@ class CompiledStep:
             grads = [torch.zeros_like(p) if g is None else g for p, g in zip(params, grads)]
             return values, params, grads
 
+        # torch.compile cannot compile torch's fused optimizer kernels: a compiled program traces
+        # the multi-tensor maths instead (inductor fuses it anyway); uncompiled ones keep them.
+        fused = not self.compile
+
         def step(*flat):
             values, params, grads = gradients(flat[:n_leaves])
             state = flat[n_leaves:n_leaves + n_states]
@@ -242,28 +188,18 @@ class CompiledStep:
             with torch.no_grad():
                 lists = {k: list(state[j * n_params:(j + 1) * n_params])
                          for j, k in enumerate(state_names)}
-                steps.update(params, grads, lists, scalars)
+                solver.apply_step(params, grads, lists, scalars, fused=fused)
             return tuple(values)
 
         def forward_backward(*ts):
             values, _, grads = gradients(ts)
             return tuple(values) + tuple(grads)
 
-        # torch.compile cannot compile torch's fused optimizer kernels: trace the multi-tensor
-        # maths instead (inductor fuses it anyway); uncompiled programs keep the fused kernel.
-        fused = getattr(self.solver, "fused", None)
-        if self.compile and fused and not outside:
-            self.solver.fused = False
-        try:
-            with torch.enable_grad():
-                if outside:
-                    gm = make_fx(forward_backward, tracing_mode="fake")(*leaf_tensors)
-                else:
-                    gm = make_fx(step, tracing_mode="fake")(*leaf_tensors, *states,
-                                                            *self._scalars)
-        finally:
-            if self.compile and fused and not outside:
-                self.solver.fused = fused
+        with torch.enable_grad():
+            if outside:
+                gm = make_fx(forward_backward, tracing_mode="fake")(*leaf_tensors)
+            else:
+                gm = make_fx(step, tracing_mode="fake")(*leaf_tensors, *states, *self._scalars)
         simplify(gm)
         self._outside = outside
         self._deferred = defer_products(gm, len(fill)) if outside else []
@@ -282,7 +218,7 @@ class CompiledStep:
             mode = self.mode
             where = "after it, in the solver's fused kernel" if outside else "inside it"
             logger.info(f"compiling the training step ({len(nodes)} ops, {n_params} parameters, "
-                        f"{steps.name} update {where}) with "
+                        f"{solver.name} update {where}) with "
                         + ("inductor" if self.backend == "inductor"
                            else f"torch.compile(backend={self.backend!r})")
                         + f" (mode={mode!r}); a cold compile takes tens of seconds on a CPU, "
@@ -330,17 +266,18 @@ class CompiledStep:
 
     # -- running --------------------------------------------------------------------------------
     def _run(self, program, samples: int) -> None:
-        values = self._steps.begin(self._names, samples)
+        solver = self.solver
+        values = solver.step_scalars(self._names, samples)
         if list(values) != self._scalar_keys:
-            raise StadynError(f"compile_step: {self._steps.name}'s step now needs the scalars "
+            raise StadynError(f"compile_step: {solver.name}'s step now needs the scalars "
                               f"{list(values)}, the program was built for {self._scalar_keys}")
         args = [leaf_tensor(v).detach() for v in self._leaves]
         self._calls += 1
         if self._outside:
             with torch.no_grad():
                 outs = program(*args)
-                self._steps.update(self._params, self._gradients(outs), self._state_lists,
-                                   values)
+                solver.apply_step(self._params, self._gradients(outs), self._state_lists,
+                                  values)
         else:
             for tensor, k in zip(self._scalars, self._scalar_keys):
                 tensor.fill_(float(values[k]))
@@ -350,7 +287,7 @@ class CompiledStep:
             else:
                 with torch.no_grad():
                     outs = program(*inputs)
-        self._steps.end(samples, values)
+        solver.finish_step(self._names, samples, values)
         for v, t in zip(self._fill, outs):
             v._data = t
 

@@ -9,7 +9,10 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_interpret.py`` — :func:`interpret`, the reference semantics; :func:`refresh_shapes`;
 * ``_subgraph.py`` — :class:`Subgraph` (nodes, leaves and their roles), :func:`value_key`;
 * ``_apply.py`` — :func:`apply`, one op call in either mode;
+* ``_sequence.py`` — the sequence axis (padding + lengths), :func:`set_sequences`;
 * ``_variable.py`` — :class:`Variable`, :class:`FunctionNode`, the layout and graph versions;
+* ``_numerics.py`` — :func:`check_numerics` (NaN/Inf tracing); ``_location.py`` — the user's
+  line a node records; ``_labels.py`` — profiler labels of op calls;
 * ``_spec.py``, ``_context.py``, ``_mode.py``, ``_precision.py``, ``_scope.py`` — leaves.
 """
 
@@ -17,6 +20,9 @@ from ._apply import apply
 from ._context import Context, context, context_scope, get_current_context, set_default_context
 from ._grad_buffers import release_grads
 from ._interpret import interpret, refresh_shapes
+from ._labels import LABEL_PREFIX, op_label, set_labels
+from ._location import source_location
+from ._numerics import check_numerics, numerics_enabled
 from ._mode import (auto_forward, get_auto_forward, is_training, set_auto_forward, set_training,
                     training)
 from ._partition import partition
@@ -24,6 +30,8 @@ from ._passes import defer_products, simplify
 from ._plan import EagerPlan, StaticPlan, build_plan
 from ._runner import forward_all
 from ._scope import current_scope, name_scope
+from ._sequence import (is_lengths, new_lengths, pad_sequences, sequence_input, sequences_of,
+                        set_sequence_axis, set_sequences)
 from ._spec import OpSpec
 from ._subgraph import (CONSTANT, INPUT, PARAMETER, VIEW, Subgraph, leaf_tensor, output_key,
                         value_key)
@@ -36,6 +44,10 @@ __all__ = [
     "auto_forward", "set_auto_forward", "get_auto_forward", "training", "is_training",
     "set_training", "Context", "context", "set_default_context", "get_current_context",
     "context_scope", "current_scope", "name_scope",
+    # debugging: NaN/Inf tracing
+    "check_numerics", "numerics_enabled", "source_location",
+    # profiler labels of op calls (stadyn.inspect.profile)
+    "LABEL_PREFIX", "op_label", "set_labels",
     # subgraphs: nodes, leaves and their roles; the reference semantics
     "Subgraph", "INPUT", "PARAMETER", "VIEW", "CONSTANT", "value_key", "output_key",
     "leaf_tensor", "interpret", "refresh_shapes",
@@ -44,4 +56,7 @@ __all__ = [
     "simplify", "defer_products",
     # gradient buffers: what zero_grad gives back
     "release_grads",
+    # the sequence axis: padded values with lengths (_sequence.py)
+    "sequence_input", "set_sequences", "sequences_of", "pad_sequences", "is_lengths",
+    "new_lengths", "set_sequence_axis",
 ]

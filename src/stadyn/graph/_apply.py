@@ -17,9 +17,15 @@ import torch
 
 from .._errors import OpArgumentError, ShapeError, StadynError
 from ._context import get_current_context
+from ._labels import _active as _labelling
+from ._labels import op_label
+from ._location import format_location, user_location
 from ._mode import is_auto_forward
+from ._numerics import _depth as _checking
+from ._numerics import check_outputs, probe_inputs
 from ._precision import cast_arguments
 from ._scope import current_scope
+from ._sequence import propagate
 from ._variable import FunctionNode, Variable
 
 __all__ = ["apply", "argument_error", "op_error"]
@@ -55,12 +61,17 @@ def argument_error(spec, args: tuple, kwargs: dict) -> OpArgumentError | None:
 
 
 def op_error(spec, inputs: Sequence[Variable], scope: str, exc: BaseException,
-             shapes: Sequence[tuple] | None = None) -> StadynError:
-    """The error raised when an op rejects its inputs: names op, scope and input shapes (the
-    inputs' own, or ``shapes`` where they are being re-inferred)."""
+             shapes: Sequence[tuple] | None = None,
+             location: tuple[str, int] | None = None) -> StadynError:
+    """The error raised when an op rejects its inputs: names op, scope, the user's line that
+    created the node (``location``) and input shapes (the inputs' own, or ``shapes`` where they
+    are being re-inferred)."""
     where = f" in scope '{scope}'" if scope else ""
     msg = (f"{spec.name}{where}: cannot apply to inputs [{_describe_inputs(inputs, shapes)}]: "
            f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}")
+    line = format_location(location)
+    if line:
+        msg += f" (created at {line})"
     return ShapeError(msg)
 
 
@@ -87,7 +98,7 @@ def apply(spec, args: tuple, kwargs: dict):
     if kwargs:
         inputs.extend(v for v in kwargs.values() if isinstance(v, Variable))
     scope = current_scope()
-    node = FunctionNode(spec, args, kwargs, tuple(inputs), scope)
+    node = FunctionNode(spec, args, kwargs, tuple(inputs), scope, user_location())
     if is_auto_forward():
         targs = [a._data if isinstance(a, Variable) else a for a in args]
         tkw = ({k: (v._data if isinstance(v, Variable) else v) for k, v in kwargs.items()}
@@ -96,19 +107,30 @@ def apply(spec, args: tuple, kwargs: dict):
             half = get_current_context().half_dtype
             if half is not None:
                 targs, tkw = cast_arguments(spec.precision, targs, tkw, half)
+        checking = _checking[0] and torch.is_grad_enabled()
+        if checking:
+            targs, tkw = probe_inputs(node, targs, args, tkw, kwargs)
         try:
-            out = spec.impl(*targs, **tkw)
+            if _labelling[0]:
+                with torch.profiler.record_function(op_label(spec.name, scope)):
+                    out = spec.impl(*targs, **tkw)
+            else:
+                out = spec.impl(*targs, **tkw)
         except Exception as exc:
             if any(v._data is None for v in inputs):
                 raise StadynError(f"{spec.name}: an input's buffer was cleared (run forward or "
                                   "do not clear it)") from exc
             raise (argument_error(spec, args, kwargs)
-                   or op_error(spec, inputs, scope, exc)) from exc
+                   or op_error(spec, inputs, scope, exc, location=node.location)) from exc
+        if _checking[0]:
+            check_outputs(node, out)
         if isinstance(out, _Tensor):
             if any(out is t for t in targs):   # an output must not be an input's own tensor
                 out = out.view_as(out)
             v = Variable._from_node(node, 0, out.shape, out.dtype, out.requires_grad, out)
             node._outputs = (weakref.ref(v),)
+            if _has_sequence_axis(inputs):
+                propagate(inputs, (v,))
             return v
         outs = tuple(Variable._from_node(node, i, o.shape, o.dtype, o.requires_grad, o)
                      for i, o in enumerate(out))
@@ -120,16 +142,27 @@ def apply(spec, args: tuple, kwargs: dict):
             out = spec.infer(margs, mkw)
         except Exception as exc:
             raise (argument_error(spec, args, kwargs)
-                   or op_error(spec, inputs, scope, exc)) from exc
+                   or op_error(spec, inputs, scope, exc, location=node.location)) from exc
         # A shape rule does not run autograd: its outputs need a gradient if an input does.
         ruled = spec.shape is not None and any(v._need_grad for v in inputs)
         if isinstance(out, _Tensor):
             v = Variable._from_node(node, 0, tuple(out.shape), out.dtype,
                                     out.requires_grad or (ruled and out.is_floating_point()), None)
             node._outputs = (weakref.ref(v),)
+            if _has_sequence_axis(inputs):
+                propagate(inputs, (v,))
             return v
         outs = tuple(Variable._from_node(node, i, tuple(o.shape), o.dtype,
                                          o.requires_grad or (ruled and o.is_floating_point()), None)
                      for i, o in enumerate(out))
     node._outputs = tuple(weakref.ref(v) for v in outs)
+    if _has_sequence_axis(inputs):
+        propagate(inputs, outs)
     return outs
+
+
+def _has_sequence_axis(inputs: list) -> bool:
+    for v in inputs:
+        if v._seq is not None:
+            return True
+    return False

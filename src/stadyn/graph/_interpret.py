@@ -15,6 +15,9 @@ import torch
 from .._errors import StadynError
 from ._apply import op_error
 from ._context import get_current_context
+from ._labels import _active as _labelling
+from ._labels import op_label
+from ._numerics import check_outputs, numerics_enabled, probe_inputs
 from ._precision import cast_arguments
 from ._subgraph import leaf_tensor, output_key, value_key
 from ._variable import FunctionNode, Variable
@@ -37,7 +40,7 @@ def _node_arguments(node: FunctionNode, env: dict, half: torch.dtype | None
 def _node_error(node: FunctionNode, env: dict, exc: BaseException) -> StadynError:
     """:func:`op_error` for ``node`` failing on the tensors ``env`` gave it."""
     shapes = [tuple(env[value_key(v)].shape) for v in node.inputs]
-    return op_error(node.spec, node.inputs, node.scope, exc, shapes)
+    return op_error(node.spec, node.inputs, node.scope, exc, shapes, node.location)
 
 
 def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
@@ -46,8 +49,10 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
     """Run ``nodes`` in order on torch tensors; return the tensors of ``wanted``.
 
     This is the reference semantics of a static graph; lowering traces exactly this function.
-    With ``name_errors`` an op that fails raises the error dynamic mode gives (op, scope and
-    input shapes: :func:`op_error`).
+    With ``name_errors`` (a run, not a trace) an op that fails raises the error dynamic mode
+    gives (op, scope, the user's line and input shapes: :func:`op_error`), and under
+    :func:`stadyn.check_numerics` outputs and input gradients are checked as dynamic mode
+    checks them.
 
     Example:
         >>> import torch, stadyn as sd, stadyn.functions as F
@@ -60,14 +65,24 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
     """
     env: dict[Any, torch.Tensor] = {value_key(v): t for v, t in zip(leaves, leaf_tensors)}
     half = get_current_context().half_dtype
+    checking = name_errors and numerics_enabled()
+    probing = checking and torch.is_grad_enabled()
     for node in nodes:
         args, kwargs = _node_arguments(node, env, half)
+        if probing:
+            args, kwargs = probe_inputs(node, args, node.args, kwargs, node.kwargs)
         try:
-            out = node.spec.impl(*args, **kwargs)
+            if _labelling[0]:
+                with torch.profiler.record_function(op_label(node.spec.name, node.scope)):
+                    out = node.spec.impl(*args, **kwargs)
+            else:
+                out = node.spec.impl(*args, **kwargs)
         except Exception as exc:
             if not name_errors:
                 raise
             raise _node_error(node, env, exc) from exc
+        if checking:
+            check_outputs(node, out)
         if isinstance(out, torch.Tensor):
             env[output_key(node, 0)] = out
         else:

@@ -29,9 +29,11 @@ import torch
 import torch.fx as fx
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from .._errors import StadynError
+from .._errors import NumericsError, StadynError
 from ._grad_buffers import accumulate_grads, grad_out_buffer
 from ._interpret import interpret, refresh_shapes
+from ._numerics import _depth as _checking
+from ._numerics import not_finite
 from ._partition import partition
 from ._passes import (aliased_outputs, cast_parameters_into_buffers, defer_output_casts, simplify,
                       write_products_into_buffers)
@@ -106,9 +108,29 @@ class StaticPlan:
                           name_errors=True)
             raise
         n = self.n_fill
+        if _checking[0]:
+            self._check_forward(tensors, outs[:n])
         for v, t in zip(self.fill, outs):
             v._data = t
         self.saved = tuple(outs[n:]) if self.bw is not None else None
+
+    def _check_forward(self, tensors: list, outs: Sequence[torch.Tensor]) -> None:
+        """Under check_numerics: if a value the program gave is not finite, replay the graph
+        op by op (checking each op's outputs) to name the op that made it."""
+        bad = next(((v, w) for v, t in zip(self.fill, outs) if (w := not_finite(t))), None)
+        if bad is None:
+            return
+        with torch.no_grad():
+            interpret(self.nodes, self.leaves, tensors[:len(self.leaves)], [], name_errors=True)
+        v, what = bad
+        raise NumericsError(f"the static graph's value {v.name or v.parent.spec.name!r} holds "
+                            f"{what} in the forward pass, but no op made it when replayed op by "
+                            "op", phase="forward")
+
+    def _check_backward(self, root: Variable, seed: torch.Tensor, grads) -> None:
+        """Under check_numerics: if a gradient the program gave is not finite, replay forward
+        and backward op by op with the dynamic-mode checks to name the op that made it."""
+        check_gradients(self.nodes, self.leaves, self.grad_leaves, grads, root, seed)
 
     def run_backward(self, root: Variable, seed: torch.Tensor, clear_buffer: bool) -> None:
         if self.saved is None:
@@ -125,6 +147,8 @@ class StaticPlan:
                    for k, owned in self._out_slots]
         with torch.no_grad():
             grads = self._bw_call(*self.saved, *tangents, *buffers)
+        if _checking[0]:
+            self._check_backward(root, seed, grads)
         if clear_buffer:
             self.saved = None
         accumulate_grads(self.grad_leaves, grads, self._copy_grad)
@@ -184,6 +208,31 @@ class EagerPlan:
         torch.autograd.backward(root._data, seed, retain_graph=not clear_buffer)
         if clear_buffer:
             self.saved = None
+
+
+def check_gradients(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
+                    grad_leaves: Sequence[Variable], grads: Sequence, root: Variable,
+                    seed: torch.Tensor) -> None:
+    """If a gradient in ``grads`` (of ``grad_leaves``, from a backward of ``root`` seeded with
+    ``seed``) is not finite, replay the graph and its backward op by op under the dynamic-mode
+    checks of :func:`~stadyn.check_numerics`, which raise naming the op that made it."""
+    bad = next(((k, w) for k, g in enumerate(grads) if (w := not_finite(g))), None)
+    if bad is None:
+        return
+    wanted = set(id(v) for v in grad_leaves)
+    replay = []
+    for v in leaves:
+        t = leaf_tensor(v).detach()
+        replay.append(t.requires_grad_(True) if id(v) in wanted and t.is_floating_point() else t)
+    with torch.enable_grad():
+        values = interpret(nodes, leaves, replay, [root], name_errors=True)
+        needs = [t for t in replay if t.requires_grad]
+        if values[0].requires_grad and needs:
+            torch.autograd.grad(values[0], needs, seed, allow_unused=True)
+    k, what = bad
+    name = grad_leaves[k].name
+    raise NumericsError(f"the gradient of {name or 'a parameter'!r} holds {what} in the backward "
+                        "pass, but no op made it when replayed op by op", phase="backward")
 
 
 def build_plan(subgraph: Subgraph, keep_all: bool) -> StaticPlan | EagerPlan:

@@ -19,7 +19,10 @@ import torch
 
 from ._context import get_current_context
 from ._mode import is_training
-from ._plan import EagerPlan, StaticPlan, build_plan
+from ._labels import _active as _labelling
+from ._labels import BUILD_LABEL, LABEL_PREFIX
+from ._numerics import _depth as _checking
+from ._plan import EagerPlan, StaticPlan, build_plan, check_gradients
 from ._subgraph import Subgraph
 from ._variable import Variable, graph_version, layout_version, topological_nodes
 
@@ -69,13 +72,19 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
         return None
     ctx = get_current_context()
     keep_all = not (clear_buffer or clear_no_need_grad)
-    fast = (keep_all, torch.is_grad_enabled(), is_training(), ctx, layout_version())
+    # A plan built while the profiler labels op calls carries the labels in its program.
+    fast = (keep_all, torch.is_grad_enabled(), is_training(), ctx, _labelling[0] > 0,
+            layout_version())
     plan = entry.last if entry.last_key == fast else None
     if plan is None:
-        key = fast[:4] + (subgraph.signature(),)
+        key = fast[:5] + (subgraph.signature(),)
         plan = entry.plans.get(key)
         if plan is None:
-            plan = build_plan(subgraph, keep_all)
+            if _labelling[0]:   # the trace runs the labelled ops once: one range for it all
+                with torch.profiler.record_function(LABEL_PREFIX + BUILD_LABEL):
+                    plan = build_plan(subgraph, keep_all)
+            else:
+                plan = build_plan(subgraph, keep_all)
             entry.plans[key] = plan
         entry.last, entry.last_key = plan, fast
     plan.run()
@@ -140,7 +149,13 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False) -> None:
         plan.run_backward(var, _seed(var, grad, data), clear_buffer)
         return
     if data is not None and data.grad_fn is not None:
-        torch.autograd.backward(data, _seed(var, grad, data), retain_graph=not clear_buffer)
+        seed = _seed(var, grad, data)
+        torch.autograd.backward(data, seed, retain_graph=not clear_buffer)
+        if _checking[0]:
+            sub = Subgraph([var])
+            grad_leaves = [v for v in sub.leaves if v._data is not None and v._data.requires_grad]
+            check_gradients(sub.nodes, sub.leaves, grad_leaves,
+                            [v._data.grad for v in grad_leaves], var, seed)
         if clear_buffer:
             _clear_intermediates(var)
         return

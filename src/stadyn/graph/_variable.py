@@ -21,6 +21,8 @@ import torch
 
 from .._errors import ShapeError, StadynError
 from ._context import get_current_context
+from ._location import format_location
+from ._padding import pad_sequences
 
 __all__ = ["Variable", "FunctionNode", "topological_nodes", "to_torch_dtype", "layout_changed",
            "layout_version", "bump_graph_version", "graph_version"]
@@ -129,7 +131,7 @@ class Variable:
     """
 
     __slots__ = ("_data", "_grad", "_shape", "_dtype", "_need_grad", "persistent", "parent",
-                 "_index", "name", "_plan", "_plans", "_alias", "__weakref__")
+                 "_index", "name", "_plan", "_plans", "_alias", "_seq", "__weakref__")
 
     def __init__(self, shape: Sequence[int] = (), need_grad: bool | None = False,
                  dtype: Any = np.float32):
@@ -148,6 +150,7 @@ class Variable:
         self._plan = None
         self._plans = None
         self._alias: Variable | None = None
+        self._seq: Variable | None = None
 
     # -- construction helpers -------------------------------------------------------------------
     @classmethod
@@ -166,6 +169,7 @@ class Variable:
         v._plan = None
         v._plans = None
         v._alias = None
+        v._seq = None
         return v
 
     @classmethod
@@ -281,7 +285,35 @@ class Variable:
 
     @d.setter
     def d(self, value: Any) -> None:
+        if self._seq is not None and isinstance(value, (list, tuple)):
+            self._set_sequences(value)
+            return
         self._assign(self.data, value, "d")
+
+    # -- the sequence axis (see _sequence.py) ---------------------------------------------------
+    @property
+    def sequence_lengths(self) -> "Variable | None":
+        """For a Variable with a sequence axis (axis 1, after the batch axis), the int64
+        Variable ``(B,)`` of its sequences' lengths; None for one without.
+
+        Example:
+            >>> import numpy as np, stadyn as sd
+            >>> x = sd.sequence.input_variable((2,))
+            >>> x.d = [np.ones((3, 2)), np.ones((1, 2))]     # a list of sequences
+            >>> x.shape, x.sequence_lengths.d.tolist()
+            ((2, 3, 2), [3, 1])
+        """
+        return self._seq
+
+    def _set_sequences(self, sequences: Sequence[Any]) -> None:
+        """Feed sequences of different lengths: pad them and set the lengths."""
+        if self.parent is not None:
+            raise StadynError("only an input Variable can be fed sequences")
+        dtype = self.dtype if isinstance(self.dtype, np.dtype) else np.float32
+        padded, lengths = pad_sequences(sequences, self._shape[2:], dtype)
+        device = self.data.device
+        self.data = torch.from_numpy(padded).to(device)
+        self._seq.data = torch.from_numpy(lengths).to(device)
 
     @property
     def grad(self) -> torch.Tensor | None:
@@ -420,17 +452,34 @@ class FunctionNode:
 
     ``args`` / ``kwargs`` are exactly what the op received (Variables in input positions,
     attribute values elsewhere); ``attrs`` gives every attribute with defaults filled in.
+    ``location`` is the ``(file, line)`` of the user's code that created the node (None for
+    nodes made by a loader); :attr:`where` formats it.
     """
 
-    __slots__ = ("spec", "args", "kwargs", "inputs", "_outputs", "scope", "__weakref__")
+    __slots__ = ("spec", "args", "kwargs", "inputs", "_outputs", "scope", "location",
+                 "__weakref__")
 
-    def __init__(self, spec, args: tuple, kwargs: dict, inputs: tuple, scope: str):
+    def __init__(self, spec, args: tuple, kwargs: dict, inputs: tuple, scope: str,
+                 location: tuple[str, int] | None = None):
         self.spec = spec
         self.args = args
         self.kwargs = kwargs
         self.inputs: tuple[Variable, ...] = inputs
         self._outputs: tuple = ()
         self.scope = scope
+        self.location = location
+
+    @property
+    def where(self) -> str | None:
+        """``'file:line'`` of the user's code that created this node, or None.
+
+        Example:
+            >>> import stadyn as sd, stadyn.functions as F
+            >>> y = F.relu(sd.Variable((2,)))
+            >>> y.parent.where.startswith("<doctest")
+            True
+        """
+        return format_location(self.location)
 
     @property
     def outputs(self) -> list[Variable | None]:

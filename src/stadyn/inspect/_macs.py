@@ -54,6 +54,7 @@ def _batch_matmul(node: FunctionNode) -> int:
 MAC_RULES: dict[str, Callable[[FunctionNode], int]] = {
     "affine": _affine,
     "convolution": _convolution,
+    "depthwise_convolution": _convolution,   # W (C_in * multiplier, *kernel): terms W.shape[1:]
     "deconvolution": _deconvolution,
     "batch_matmul": _batch_matmul,
 }

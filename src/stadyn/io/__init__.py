@@ -62,12 +62,26 @@ __all__ = [
     "dump_rec",
 ]
 
-# NNabla-style data iterators and the digits data set.
-from ._data_iterator import (DataIterator, DataSource, SimpleDataSource,  # noqa: E402
-                             data_iterator, data_iterator_simple)
+# NNabla-style data sources and iterators, their loaders and images, and the digits data set.
+from ._csv_data_source import CsvDataSource  # noqa: E402
+from ._data_cache import (CacheDataSource, DataSourceWithFileCache,  # noqa: E402
+                          DataSourceWithFileCacheError)
+from ._data_iterator import (DataIterator, data_iterator, data_iterator_cache,  # noqa: E402
+                             data_iterator_concat_datasets, data_iterator_csv_dataset,
+                             data_iterator_simple)
+from ._data_loader import (DownloadError, FileReader, download, get_data_home,  # noqa: E402
+                           get_file_extension, load_csv, load_image, load_npy)
+from ._data_source import (ConcatDataSource, DataSource,  # noqa: E402
+                           DataSourceWithMemoryCache, SimpleDataSource, SlicedDataSource)
 from ._digits import (DigitsData, data_iterator_digits, load_digits_source,  # noqa: E402
                       split_indices)
+from ._image_utils import imread, imresize, imsave  # noqa: E402
 
-__all__ += ["DataIterator", "DataSource", "SimpleDataSource", "data_iterator",
-            "data_iterator_simple", "DigitsData", "load_digits_source", "data_iterator_digits",
-            "split_indices"]
+__all__ += ["DataIterator", "DataSource", "SimpleDataSource", "DataSourceWithMemoryCache",
+            "DataSourceWithFileCache", "DataSourceWithFileCacheError", "SlicedDataSource",
+            "ConcatDataSource", "CsvDataSource", "CacheDataSource", "data_iterator",
+            "data_iterator_simple", "data_iterator_csv_dataset", "data_iterator_cache",
+            "data_iterator_concat_datasets", "FileReader", "DownloadError", "download",
+            "get_data_home", "get_file_extension", "load_image", "load_csv", "load_npy",
+            "imread", "imsave", "imresize", "DigitsData", "load_digits_source",
+            "data_iterator_digits", "split_indices"]

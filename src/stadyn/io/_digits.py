@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._data_iterator import DataIterator, SimpleDataSource
+from ._data_iterator import DataIterator
+from ._data_source import SimpleDataSource
 
 __all__ = ["DigitsData", "load_digits_source", "data_iterator_digits", "split_indices"]
 
@@ -67,5 +68,5 @@ def data_iterator_digits(digits: DigitsData | None = None, batch_size: int = 16,
 
     def load(i: int):
         return images[i][None], np.array([target[i]], dtype=np.int32)
-    source = SimpleDataSource(load, len(target), with_memory_cache=True, variables=("x", "y"))
-    return DataIterator(source, batch_size, rng, shuffle, **kwargs)
+    source = SimpleDataSource(load, len(target), variables=("x", "y"))
+    return DataIterator(source, batch_size, rng, shuffle=shuffle, **kwargs)

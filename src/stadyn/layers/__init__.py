@@ -22,6 +22,7 @@ from ._layers import (Activation, AveragePooling, Convolution, Convolution1D, Co
 from ._normalization import BatchNormalization, LayerNormalization, Stabilizer
 from ._options import (default_options, default_options_for, default_override_or,
                        is_default_override, resolve)
+from ._recurrent import GRU, LSTM, Fold, Recurrence, RecurrenceFrom, RNNStep
 
 relu = _F.relu
 sigmoid = _F.sigmoid
@@ -40,6 +41,7 @@ __all__ = [
     "Activation", "Label", "Identity", "identity", "default_options", "default_options_for",
     "default_override_or", "is_default_override", "resolve", "glorot_uniform", "glorot_normal",
     "xavier", "he_uniform", "he_normal", "uniform", "normal", "truncated_normal", "bilinear",
-    "CNTKInitializer", "initial_value", "relu", "sigmoid", "tanh", "softmax",
+    "CNTKInitializer", "initial_value", "relu", "sigmoid", "tanh", "softmax", "LSTM", "GRU",
+    "RNNStep", "Recurrence", "RecurrenceFrom", "Fold",
     "leaky_relu", "elu", "selu",
 ]

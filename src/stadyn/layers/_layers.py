@@ -274,8 +274,8 @@ class Dense(Layer):
             base_axis = x.ndim - int(self.input_rank)
         elif self.map_rank is not None:
             base_axis = 1 + int(self.map_rank)
-        else:
-            base_axis = 1
+        else:       # per step of a sequence (after the batch and sequence axes)
+            base_axis = 1 if x.sequence_lengths is None else 2
         in_shape = tuple(x.shape[base_axis:])
         fan_in = int(np.prod(in_shape))
         fan_out = int(np.prod(self.shape))

@@ -229,13 +229,30 @@ def broadcast_pair(a: Variable, b: Variable, a_batched: bool,
         >>> a.shape, b.shape
         ((4, 1, 3), (2, 3))
     """
-    rank_a = a.ndim - (1 if a_batched else 0)
-    rank_b = b.ndim - (1 if b_batched else 0)
+    lead_a, lead_b = _lead(a, a_batched), _lead(b, b_batched)
+    rank_a, rank_b = a.ndim - lead_a, b.ndim - lead_b
     if a_batched and rank_a < rank_b:
-        a = F.reshape(a, (-1,) + (1,) * (rank_b - rank_a) + tuple(a.shape[1:]))
+        a = _expand(a, lead_a, rank_b - rank_a)
     if b_batched and rank_b < rank_a:
-        b = F.reshape(b, (-1,) + (1,) * (rank_a - rank_b) + tuple(b.shape[1:]))
+        b = _expand(b, lead_b, rank_a - rank_b)
     return a, b
+
+
+def _lead(v: Variable, batched: bool) -> int:
+    """How many leading axes of ``v`` are not a sample's: the batch axis, and the sequence axis
+    of a sequence (0 for an unbatched operand)."""
+    if not batched:
+        return 0
+    return 2 if getattr(v, "sequence_lengths", None) is not None else 1
+
+
+def _expand(v: Variable, lead: int, extra: int) -> Variable:
+    """``v`` with ``extra`` axes of size 1 after its ``lead`` axes (a sequence axis kept)."""
+    if lead == 1:
+        return F.reshape(v, (-1,) + (1,) * extra + tuple(v.shape[1:]))
+    for _ in range(extra):      # a sequence's length is not known when a static graph is built
+        v = F.stack(v, axis=2)
+    return v
 
 
 def _per_axis(value, n: int) -> tuple:

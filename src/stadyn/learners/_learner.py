@@ -3,12 +3,15 @@
 A learner is handed the **summed** gradient of an ``M``-sample minibatch.  Per update it
 
 1. looks every schedule up with the samples seen *before* this minibatch and turns the values
-   into this step's scalars (:meth:`Learner._step_scalars`: ``lr / R`` or ``lr / M``,
+   into this step's scalars (:meth:`Learner.step_scalars`: ``lr / R`` or ``lr / M``,
    ``m ** (M / R)``, ``T * M``, ``l2 * M``, ...) — plain Python;
-2. runs the maths (:meth:`Learner._update`: clipping -> L2 -> the learner's rule -> Gaussian
+2. runs the maths (:meth:`Learner.apply_step`: clipping -> L2 -> the learner's rule -> Gaussian
    noise -> L1), a function of tensors and those scalars only, so a compiled training step can
    trace it with the scalars as 0-d tensors;
-3. counts the samples and the minibatch (:meth:`Learner._advance`).
+3. counts the samples and the minibatch (:meth:`Learner.finish_step`).
+
+These are the three parts of a step of the optimizer protocol
+(:class:`stadyn.solvers.Optimizer`), which NNabla's solvers implement too.
 """
 
 from __future__ import annotations
@@ -21,10 +24,11 @@ from typing import Any, Iterable, Mapping
 import torch
 
 from .._errors import ArgumentError, ParameterError, StadynError
-from ..graph import Variable, release_grads
+from .._errors import checked_count as _count
+from ..graph import Variable
 from ..schedules import IGNORE, Schedule
-from ..schedules._schedule import _count, _epoch_size
-from ..solvers import _functional as Fn
+from ..solvers import Optimizer
+from ..solvers import functional as Fn
 
 __all__ = ["Learner", "default_unit_gain_value", "set_default_unit_gain_value"]
 
@@ -91,12 +95,12 @@ def _parameter_list(parameters: Any, owner: str) -> tuple[list[str], list[Variab
     return names, params
 
 
-class Learner:
+class Learner(Optimizer):
     """Base class of CNTK's learners (use the factories: :func:`~stadyn.learners.sgd`, ...).
 
     Subclasses name their per-parameter state tensors in ``_state_names`` (initial values in
     ``_state_init``, zero otherwise), add their scalars in :meth:`_method_scalars` and their
-    update rule (one call of :mod:`stadyn.solvers._functional`) in :meth:`_apply`.
+    update rule (one call of :mod:`stadyn.solvers.functional`) in :meth:`_apply`.
 
     Example:
         >>> import numpy as np, torch, stadyn as sd
@@ -132,7 +136,7 @@ class Learner:
             (IGNORE if use_mean_gradient else None)
         self._use_mean_gradient = bool(use_mean_gradient)
         try:
-            self._epoch_size = _epoch_size(epoch_size)     # of lists given as numbers
+            self._epoch_size = Schedule(0.0, epoch_size).epoch_size   # of lists as numbers
         except StadynError as exc:
             raise StadynError(f"{self.name}: {exc}") from None
         self._schedules: dict[str, Schedule] = {}
@@ -238,10 +242,18 @@ class Learner:
             schedule.resolve_epoch_size(n)
         self._sweep_size = n
 
-    # -- one update -----------------------------------------------------------------------------
-    def _step_scalars(self, sample_count: int) -> dict[str, float]:
+    # -- one update: the optimizer protocol's three parts -------------------------------------
+    def state_names(self) -> tuple[str, ...]:
+        return tuple(self._state_names)
+
+    def state_tensors(self, names: list[str]) -> dict[str, list[torch.Tensor]]:
+        index = {n: i for i, n in enumerate(self._names)}
+        return {k: [self._states[index[n]][k] for n in names] for k in self._state_names}
+
+    def step_scalars(self, names: list[str] | None, sample_count: int) -> dict[str, float]:
         """This minibatch's scalars (looked up with the samples seen before it): ``lr`` is the
-        effective rate applied to the summed gradient, ``lr / R`` (``R > 0``) or ``lr / M``."""
+        effective rate applied to the summed gradient, ``lr / R`` (``R > 0``) or ``lr / M``.
+        (A learner updates all its parameters each step: ``names`` is not used.)"""
         M = sample_count
         lr = self.learning_rate()
         reference = self._schedules["lr"].minibatch_size
@@ -262,14 +274,15 @@ class Learner:
         """The learner's own scalars for this step (momenta, bias-corrected step sizes)."""
         return {}
 
-    def _update(self, params: list[torch.Tensor], grads: list[torch.Tensor],
-                states: dict[str, list[torch.Tensor]], scalars: dict[str, Any],
-                foreach: bool) -> None:
+    def apply_step(self, params: list[torch.Tensor], grads: list[torch.Tensor],
+                   states: dict[str, list[torch.Tensor]], scalars: Mapping[str, Any], *,
+                   fused: bool = True) -> None:
         """The maths of one update, in CNTK's order: clipping -> L2 -> update -> noise -> L1.
 
         ``grads`` are modified (clipping, L2); ``scalars`` are floats from
-        :meth:`_step_scalars` or 0-d tensors fed by a compiled step.
+        :meth:`step_scalars` or 0-d tensors fed by a compiled step.
         """
+        foreach = self.foreach
         if "clip" in scalars:
             if self.gradient_clipping_with_truncation:
                 Fn.clip_by_value(grads, limit=scalars["clip"], foreach=foreach)
@@ -289,7 +302,12 @@ class Learner:
                foreach: bool) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _advance(self, sample_count: int, scalars: dict[str, Any], is_sweep_end: bool) -> None:
+    def finish_step(self, names: list[str] | None, sample_count: int,
+                    scalars: Mapping[str, Any]) -> None:
+        """Bookkeeping after an update (:meth:`apply_step`): samples and minibatches seen."""
+        self._advance(sample_count, scalars, False)
+
+    def _advance(self, sample_count: int, scalars: Mapping[str, Any], is_sweep_end: bool) -> None:
         """Bookkeeping after an update: samples, minibatches, sweeps."""
         self.samples_seen += sample_count
         self.minibatches_seen += 1
@@ -350,11 +368,11 @@ class Learner:
         if M == 0:
             raise StadynError(f"{self.name}.update: cannot update with an empty minibatch "
                               "(sample_count=0)")
-        scalars = self._step_scalars(M)
+        scalars = self.step_scalars(None, M)
         params = [v.data.detach() for v in self._params]
         grads = self._gradients(gradient_values, params)
         states = {k: [s[k] for s in self._states] for k in self._state_names}
-        self._update(params, grads, states, scalars, self.foreach)
+        self.apply_step(params, grads, states, scalars)
         self._advance(M, scalars, bool(is_sweep_end))
         return True
 
@@ -377,12 +395,15 @@ class Learner:
             for k, t in state.items():
                 t.fill_(self._state_init.get(k, 0.0))
 
-    def zero_grad(self) -> None:
-        """Forget the parameters' gradients; their buffers go back to the graph
-        (:func:`stadyn.graph.release_grads`: the next backward may write into them)."""
-        release_grads(self._params)
+    def step(self, sample_count: int) -> bool:
+        """:meth:`update` with the minibatch's sample count (the optimizer protocol's name)."""
+        return self.update(sample_count)
 
     # -- introspection --------------------------------------------------------------------------
+    def named_parameters(self) -> dict[str, Variable]:
+        """The parameters by name (their registry names, or their positions as strings)."""
+        return dict(zip(self._names, self._params))
+
     @property
     def parameters(self) -> list[Variable]:
         """The parameters this learner updates."""

@@ -16,7 +16,7 @@ import torch
 
 from .._errors import StadynError
 from ..schedules import learning_parameter_schedule_per_sample, momentum_schedule_per_sample
-from ..solvers import _functional as Fn
+from ..solvers import functional as Fn
 from ._learner import Learner, _finite, default_unit_gain_value
 
 __all__ = ["sgd", "momentum_sgd", "nesterov", "adam", "adagrad", "adadelta", "rmsprop",

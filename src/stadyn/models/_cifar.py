@@ -1,4 +1,4 @@
-"""The seed-1 CIFAR-10 ConvNet (CNTK's ConvNet_CIFAR10_DataAug), written with Stadyn's layers."""
+"""CNTK's CIFAR-10 ConvNet (its ConvNet_CIFAR10_DataAug example), written with Stadyn's layers."""
 
 from __future__ import annotations
 

@@ -103,3 +103,55 @@ def log_softmax(x, axis=None):
     return torch.log_softmax(x, norm_axis(x.ndim - 1 if axis is None else axis, x.ndim))
 
 
+
+
+@op(2, category=_C)
+def prelu(x0, x1, base_axis=1):
+    """``x0`` where positive, ``x1 * x0`` elsewhere, with learnt slopes ``x1``: one slope
+    (shape ``()`` or ``(1,)``) or one per channel (``(C,)``, ``C = x0.shape[base_axis]``).
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.prelu(sd.Variable.from_numpy_array([[-2.0, 1.0], [-2.0, 3.0]]),
+        ...                 sd.Variable.from_numpy_array([0.5, 0.25]))
+        >>> y.d
+        array([[-1.,  1.],
+               [-1.,  3.]], dtype=float32)
+    """
+    slope = x1
+    if x1.dim() == 1 and x1.shape[0] > 1:
+        axis = norm_axis(base_axis, x0.ndim)
+        slope = x1.reshape((-1,) + (1,) * (x0.ndim - axis - 1))
+    elif x1.numel() == 1:
+        slope = x1.reshape(())
+    return torch.where(x0 > 0, x0, slope * x0)
+
+
+def _straight_through(x, hard, slope):
+    """``hard``'s value with the gradient ``slope`` where ``|x| < 1`` and 0 elsewhere (NNabla's
+    straight-through estimator): the added term is exactly 0 but carries the gradient."""
+    ramp = torch.where(x.abs() < 1.0, x, x.detach()) * slope
+    return hard + (ramp - ramp.detach())
+
+
+@op(1, category=_C)
+def binary_tanh(x):
+    """1 where ``x > 0``, else -1; backward, the gradient passes where ``|x| < 1`` (a
+    straight-through estimator, as NNabla's).
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.binary_tanh(sd.Variable.from_numpy_array([-0.5, 0.0, 2.0]))
+        >>> y.d
+        array([-1., -1.,  1.], dtype=float32)
+    """
+    return _straight_through(x, torch.where(x > 0, 1.0, -1.0).to(x.dtype), 1.0)
+
+
+@op(1, category=_C)
+def binary_sigmoid(x):
+    """1 where ``x > 0``, else 0; backward, half the gradient passes where ``|x| < 1``.
+    Example: ``F.binary_sigmoid(x)``."""
+    return _straight_through(x, (x > 0).to(x.dtype), 0.5)

@@ -118,6 +118,25 @@ def clip_by_value_scalar(x, min=-1.0, max=1.0):
     return torch.clamp(x, min=min, max=max)
 
 
+@op(3, category=_A)
+def clip_by_value(x, min, max):  # noqa: A002 - NNabla's names
+    """Clamp ``x`` into ``[min, max]``, bounds that broadcast against ``x`` (Variables or
+    numbers), as NNabla's ``clip_by_value``: the gradient passes to ``x`` strictly inside the
+    bounds and to a bound where ``x`` is at or beyond it.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.clip_by_value(sd.Variable.from_numpy_array([-2.0, 0.5, 3.0]),
+        ...                         sd.Variable.from_numpy_array([-1.0]),
+        ...                         sd.Variable.from_numpy_array([1.0]))
+        >>> y.d
+        array([-1. ,  0.5,  1. ], dtype=float32)
+    """
+    low = torch.where(x <= min, min, max)
+    return torch.where((x > min) & (x < max), x, low)
+
+
 @op(2, category=_A, precision="half")
 def batch_matmul(a, b, transpose_a=False, transpose_b=False):
     """Matrix product over the last two axes, batched over the rest.

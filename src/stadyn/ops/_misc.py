@@ -56,3 +56,63 @@ def cast(x, dtype="float32"):
     if dtype not in CAST_DTYPES:
         raise ValueError(f"cannot cast to {dtype!r}; the types are {', '.join(CAST_DTYPES)}")
     return x.to(getattr(torch, dtype))
+
+
+@op(0, category="misc")
+def arange(start, stop, step=1):
+    """``start, start + step, ...`` up to (not including) ``stop``, as float32 (NNabla's).
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     r = F.arange(1, 2, 0.25)
+        >>> r.d
+        array([1.  , 1.25, 1.5 , 1.75], dtype=float32)
+    """
+    if step == 0:
+        raise ValueError("arange: step must not be 0")
+    return torch.arange(float(start), float(stop), float(step), dtype=torch.float32,
+                        device=get_current_context().device)
+
+
+@op(2, category="misc", traceable=False)
+def assign(dst, src):
+    """Copy ``src`` into ``dst`` in place (NNabla's ``assign``, e.g. to update a moving average
+    of parameters) and give the copied value; no gradient flows back.  A static graph holding
+    it runs eagerly (an in-place write into a parameter cannot be traced).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> dst = sd.Variable.from_numpy_array(np.zeros(2))
+        >>> with sd.auto_forward():
+        ...     y = F.assign(dst, sd.Variable.from_numpy_array([1.0, 2.0]))
+        >>> dst.d, y.d
+        (array([1., 2.], dtype=float32), array([1., 2.], dtype=float32))
+    """
+    if tuple(dst.shape) != tuple(src.shape):
+        raise ValueError(f"assign: dst {tuple(dst.shape)} and src {tuple(src.shape)} differ in "
+                         "shape")
+    with torch.no_grad():
+        dst.copy_(src)
+    return src.detach().clone()
+
+
+@op(category="misc")
+def sink(*x, one_input_grad=True):
+    """A 0-d zero that depends on every input: ``sink(a, b).forward()`` computes both, and its
+    ``backward()`` sends a gradient of ones into each input (``one_input_grad``; with False,
+    zeros), as NNabla's ``sink``.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=True)
+        >>> s = F.sink(x * 2.0, x * 3.0)
+        >>> s.forward(); s.backward()
+        >>> x.g
+        array([5., 5.], dtype=float32)
+    """
+    total = None
+    for t in x:
+        term = (t - t.detach()).sum() if one_input_grad else t.sum() * 0.0
+        total = term if total is None else total + term
+    return total.to(torch.float32)

@@ -78,6 +78,26 @@ def convolution(x, weight, bias=None, base_axis=1, pad=None, stride=None, dilati
 
 
 @op(3, category=_C, precision="half")
+def depthwise_convolution(x, weight, bias=None, base_axis=1, pad=None, stride=None,
+                          dilation=None, multiplier=1):
+    """Depthwise convolution: each input channel ``c`` convolved with its own ``multiplier``
+    kernels, giving output channels ``c * multiplier ... c * multiplier + multiplier - 1``;
+    ``weight`` has NNabla's shape ``(in_channels * multiplier, *kernel)``.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.depthwise_convolution(sd.Variable((2, 3, 8, 8)), sd.Variable((6, 3, 3)),
+        ...                         multiplier=2).shape
+        (2, 6, 6, 6)
+    """
+    n = weight.ndim - 1
+    x, batch = batch_flatten(x, base_axis)
+    y = _CONV[n](x, weight.unsqueeze(1), bias, ntuple(stride, n, 1), ntuple(pad, n, 0),
+                 ntuple(dilation, n, 1), x.shape[1])
+    return y.reshape(tuple(batch) + tuple(y.shape[1:]))
+
+
+@op(3, category=_C, precision="half")
 def deconvolution(x, weight, bias=None, base_axis=1, pad=None, stride=None, dilation=None,
                   group=1, channel_last=False, output_padding=None):
     """Transposed convolution with ``weight`` of shape ``(in_channels, out_channels // group,

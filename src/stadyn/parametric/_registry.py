@@ -207,7 +207,7 @@ def get_parameters(params: Any = None, path: str = "", grad_only: bool = True
         >>> with sd.parameter_registry(sd.ParameterRegistry()):
         ...     _ = PF.affine(sd.Variable((4, 3)), 2, name="fc")
         ...     list(sd.get_parameters())
-        ['fc/W', 'fc/b']
+        ['fc/affine/W', 'fc/affine/b']
     """
     if params is not None:
         raise ParameterError("get_parameters(params=...) is not supported; pass path= instead")

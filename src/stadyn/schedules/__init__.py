@@ -18,10 +18,16 @@ from ._schedule import (IGNORE, Schedule, UnitType, constant, cosine, learning_p
                         momentum_as_time_constant_schedule, momentum_schedule,
                         momentum_schedule_per_sample, piecewise, step_decay,
                         training_parameter_schedule, warmup)
+from ._iteration_schedulers import (BaseLearningRateScheduler, CosineScheduler,
+                                    ExponentialScheduler, LinearWarmupScheduler,
+                                    PolynomialScheduler, StepScheduler)
 from ._scheduled_solver import ScheduledSolver
 
 __all__ = ["Schedule", "UnitType", "IGNORE", "constant", "piecewise", "step_decay", "cosine",
            "warmup", "training_parameter_schedule", "learning_parameter_schedule",
            "learning_parameter_schedule_per_sample", "learning_rate_schedule",
            "momentum_schedule", "momentum_schedule_per_sample",
-           "momentum_as_time_constant_schedule", "ScheduledSolver"]
+           "momentum_as_time_constant_schedule", "ScheduledSolver",
+           # NNabla's learning rates by iteration (``get_learning_rate(iter)``)
+           "BaseLearningRateScheduler", "PolynomialScheduler", "CosineScheduler",
+           "ExponentialScheduler", "StepScheduler", "LinearWarmupScheduler"]

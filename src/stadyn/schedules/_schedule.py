@@ -20,7 +20,7 @@ import numbers
 from enum import Enum, unique
 from typing import Any, Sequence, Union
 
-from .._errors import StadynError
+from .._errors import StadynError, checked_count
 
 __all__ = ["Schedule", "UnitType", "IGNORE", "constant", "piecewise", "step_decay", "cosine",
            "warmup", "training_parameter_schedule", "learning_parameter_schedule",
@@ -58,10 +58,7 @@ def _number(value: Any, what: str) -> float:
     return value
 
 
-def _count(value: Any, what: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise StadynError(f"{what} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+_count = checked_count
 
 
 def _minibatch_size(value: Any, what: str = "minibatch_size") -> int | None:
@@ -213,6 +210,17 @@ class Schedule:
                                             for _, unit, _ in self._segments[:-1]):
             return True
         return any(isinstance(p, Schedule) and p.needs_epoch_size for p in self._pieces())
+
+    @property
+    def is_constant(self) -> bool:
+        """True when the schedule gives one value at every position.
+
+        >>> from stadyn.schedules import Schedule, piecewise
+        >>> Schedule(0.1).is_constant, piecewise([8], [0.5, 0.0]).is_constant
+        (True, False)
+        """
+        pieces = [p for _, _, p in self._segments]
+        return all(isinstance(p, float) for p in pieces) and len(set(pieces)) == 1
 
     def _pieces(self):
         for _, _, piece in self._segments:

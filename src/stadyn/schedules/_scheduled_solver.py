@@ -7,10 +7,12 @@ import numbers
 from typing import Any, Mapping
 
 from .._errors import StadynError
-from ._schedule import Schedule, _count
+from .._errors import checked_count as _count
+from ..solvers import Optimizer, Solver
+from ._schedule import Schedule
 
 
-class ScheduledSolver:
+class ScheduledSolver(Optimizer):
     """Drive an NNabla solver's hyperparameters (``stadyn.solvers``) from schedules.
 
     ``ScheduledSolver(solver, lr=schedule, momentum=...)`` takes one schedule (or number) per
@@ -18,8 +20,11 @@ class ScheduledSolver:
     is called otherwise (Adam's ``alpha``).  Call :meth:`update` with the number of samples in the
     minibatch: it sets each hyperparameter to its value at the samples seen *before* this
     minibatch, runs ``solver.update()`` and counts the samples.  The solver itself is unchanged
-    (its own ``update()`` still takes no argument); every other attribute (``zero_grad``,
-    ``weight_decay``, ``set_parameters``, ...) is the solver's.
+    (its own ``update()`` still takes no argument); every other attribute (``weight_decay``,
+    ``set_parameters``, ...) is the solver's.  It is an optimizer
+    (:class:`~stadyn.solvers.Optimizer`): a :class:`~stadyn.train.Trainer` and a compiled
+    step (``Trainer(compile=...)``, :func:`~stadyn.compile_step`) advance its schedules as
+    :meth:`update` does.
 
     Values are used as they are: an NNabla solver applies its learning rate to whatever gradient
     the loss produced, so a schedule's reference minibatch size is not used here.
@@ -38,12 +43,12 @@ class ScheduledSolver:
     """
 
     def __init__(self, solver: Any, **schedules: "float | Schedule"):
-        if not hasattr(solver, "hyper") or not hasattr(solver, "update"):
+        if not isinstance(solver, Solver):
             raise StadynError(f"ScheduledSolver: {solver!r} is not a stadyn.solvers solver")
         if not schedules:
             raise StadynError("ScheduledSolver: give at least one schedule, e.g. lr=...")
         self.solver = solver
-        lr_name = getattr(solver, "_lr_name", "lr")
+        lr_name = solver.lr_name
         self._lr_name = lr_name
         self.schedules: dict[str, Schedule] = {}
         for name, value in schedules.items():
@@ -70,8 +75,7 @@ class ScheduledSolver:
     def apply(self) -> None:
         """Set every scheduled hyperparameter to its value at :attr:`samples_seen`.
 
-        :meth:`update` calls it; call it yourself before a compiled step
-        (``stadyn.compile_step(loss, sched.solver)``), then :meth:`advance`.
+        :meth:`update` and :meth:`step_scalars` call it.
         """
         for key, schedule in self.schedules.items():
             try:
@@ -92,10 +96,59 @@ class ScheduledSolver:
 
     def update(self, sample_count: int) -> None:
         """``apply()``, ``solver.update()``, then ``advance(sample_count)``."""
+        self.step(sample_count)
+
+    # -- the optimizer protocol -----------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.solver.name
+
+    def named_parameters(self):
+        return self.solver.named_parameters()
+
+    def zero_grad(self) -> None:
+        self.solver.zero_grad()
+
+    def learning_rate(self) -> float:
+        return self.solver.learning_rate()
+
+    def step(self, sample_count: int) -> bool:
+        """:meth:`update` (the optimizer protocol's name); returns whether it updated."""
         _count(sample_count, "ScheduledSolver.update: sample_count", 1)
         self.apply()
-        self.solver.update()
+        updated = self.solver.step(sample_count)
         self.advance(sample_count)
+        return updated
+
+    def state_names(self) -> tuple[str, ...]:
+        return self.solver.state_names()
+
+    def state_tensors(self, names):
+        return self.solver.state_tensors(names)
+
+    def step_scalars(self, names, sample_count):
+        """The solver's scalars with every hyperparameter at its value now.  A hyperparameter a
+        compiled program holds as a constant (``eps``, Momentum's ``momentum``, ...) cannot
+        follow a schedule there: scheduling one that changes is an error."""
+        self.apply()
+        carried = self.solver.scalar_hypers
+        for key, schedule in self.schedules.items():
+            if key not in carried and not schedule.is_constant:
+                raise StadynError(f"ScheduledSolver: a compiled step holds {self.solver.name}'s "
+                                  f"'{key}' as a constant, so it cannot follow a schedule (only "
+                                  f"{', '.join(carried)} can); train without compile")
+        return self.solver.step_scalars(names, sample_count)
+
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
+        self.solver.apply_step(params, grads, states, scalars, fused=fused)
+
+    def finish_step(self, names, sample_count, scalars) -> None:
+        self.solver.finish_step(names, sample_count, scalars)
+        self.advance(sample_count)
+
+    @property
+    def fused_update(self) -> bool:
+        return self.solver.fused_update
 
     def resolve_epoch_size(self, samples_per_sweep: int) -> None:
         """Give every schedule with ``epoch_size=None`` the sweep size."""

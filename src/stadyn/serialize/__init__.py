@@ -6,8 +6,11 @@ registered against the op in the op rules (:func:`register_rules`, :func:`rules_
 ``docs/model-files.md``."""
 
 from ._legacy import read_legacy_model
+from ._legacy_load import is_legacy_model_file, load_cntk, load_nnp
+from ._load import load, model_info
 from ._legacy_ir import LegacyFunction, LegacyModel, LegacyNetwork, LegacyParameter, LegacyVariable
-from ._model import is_model_file, load, model_info, save
+from ._model import is_model_file
+from ._model_save import save
 from ._network import ModelInfo, Network
 from ._onnx_api import Emitter, ExportError, ImportedNode, OnnxUnsupported
 from ._onnx_export import (DEFAULT_OPSET, SUPPORTED_OPSETS, export_onnx, inference_outputs,
@@ -21,5 +24,6 @@ __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "save", 
            "inference_outputs", "DEFAULT_OPSET", "SUPPORTED_OPSETS", "OpRules", "Unmapped",
            "register_rules", "rules_for",
            "import_onnx", "import_table", "onnx_mapping_table", "Emitter", "ImportedNode", "ExportError",
-           "OnnxUnsupported", "UnsupportedModelError", "read_legacy_model", "LegacyModel",
+           "OnnxUnsupported", "UnsupportedModelError", "read_legacy_model", "load_nnp",
+           "load_cntk", "is_legacy_model_file", "LegacyModel",
            "LegacyNetwork", "LegacyFunction", "LegacyVariable", "LegacyParameter"]

@@ -1,14 +1,5 @@
-"""Stadyn model files: a network and its parameters in one zip, loadable without the Python that
-built it.
-
-A model file (``.stadyn``) is a zip archive of
-
-* ``format.json`` -- ``{"format": "stadyn-model", "version": 1, "producer": ...}``;
-* ``network.json`` -- the graph: variables, op nodes (catalog names and attributes), named inputs
-  and outputs, parameter names (see ``docs/model-files.md`` for the schema);
-* ``parameters.safetensors`` -- the parameters by scope path (with their ``need_grad``);
-* ``constants.safetensors`` -- leaf values that are neither inputs nor parameters (if any);
-* ``solver.safetensors`` -- optionally, solver state as ``Solver.save_states`` writes it.
+"""Reading Stadyn model files: a network and its parameters in one zip, loadable without the
+Python that built it (the format: ``_model_format.py``; the writer: ``_model_save.py``).
 
 Nothing in a model file is executed: it is JSON and safetensors only, every field is checked, and
 the graph is rebuilt by calling catalog functions.  Loaders for every format version stay
@@ -21,267 +12,29 @@ import json
 import math
 import os
 import struct
-import tempfile
 import zipfile
 from collections import Counter, OrderedDict
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 import numpy as np
 import torch
 
 from .._errors import ModelFileError, StadynError
-from .._fileutil import atomic_write, refuse_special_file
-from .._version import __version__
-from ..graph import Variable, auto_forward, get_current_context, name_scope, output_key, value_key
+from .._fileutil import refuse_special_file
+from ..graph import Variable, auto_forward, get_current_context, name_scope
 from ..ops import CATALOG, function_of
 from ..parametric import ParameterRegistry, parameter_registry
-from ._graph import collect_graph
 from ._limits import LoadBudget, read_zip_member
+from ._model_format import (_DTYPES, _JSON_LIMIT, _OPTIONAL, _REQUIRED, FORMAT, VERSION, _check,
+                            _decode, _Invalid, _is_shape)
 from ._network import ModelInfo, Network
-from ._onnx_api import ExportError
 
-__all__ = ["save", "load", "model_info", "is_model_file", "FORMAT", "VERSION"]
-
-FORMAT = "stadyn-model"
-VERSION = 1
-
-_REQUIRED = ("format.json", "network.json", "parameters.safetensors")
-_OPTIONAL = ("constants.safetensors", "solver.safetensors")
-_JSON_LIMIT = 16 << 20           # bytes of JSON a model file may hold
-_DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64",
-           "uint8", "bool")
-_DEPTH_LIMIT = 32
-
-
-# ---------------------------------------------------------------------------------------------
-# Attribute values <-> JSON
-# ---------------------------------------------------------------------------------------------
-def _encode(value: Any, depth: int = 0) -> Any:
-    """An attribute value as JSON: tuples, non-finite floats and arrays are tagged objects."""
-    if depth > _DEPTH_LIMIT:
-        raise TypeError("nested too deeply")
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, np.generic):
-        return _encode(value.item(), depth)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return value
-        return {"$float": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
-    if isinstance(value, tuple):
-        return {"$tuple": [_encode(v, depth + 1) for v in value]}
-    if isinstance(value, list):
-        return [_encode(v, depth + 1) for v in value]
-    if isinstance(value, np.ndarray):
-        if value.dtype.name not in _DTYPES:
-            raise TypeError(f"an array of dtype {value.dtype}")
-        return {"$array": {"dtype": value.dtype.name, "shape": list(value.shape),
-                           "data": [_encode(v) for v in value.reshape(-1).tolist()]}}
-    raise TypeError(f"a {type(value).__name__} value")
-
-
-def _decode(value: Any, where: str, depth: int = 0) -> Any:
-    if depth > _DEPTH_LIMIT:
-        raise _Invalid(f"{where}: nested too deeply")
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, list):
-        return [_decode(v, where, depth + 1) for v in value]
-    if isinstance(value, dict) and len(value) == 1:
-        (tag, body), = value.items()
-        if tag == "$tuple" and isinstance(body, list):
-            return tuple(_decode(v, where, depth + 1) for v in body)
-        if tag == "$float" and body in ("nan", "inf", "-inf"):
-            return float(body)
-        if tag == "$array" and isinstance(body, dict) and set(body) == {"dtype", "shape", "data"}:
-            dtype, shape, data = body["dtype"], body["shape"], body["data"]
-            _check(dtype in _DTYPES and dtype != "bfloat16", f"{where}: array dtype {dtype!r}")
-            _check(_is_shape(shape), f"{where}: array shape {shape!r}")
-            _check(isinstance(data, list) and len(data) == math.prod(shape),
-                   f"{where}: array data does not match its shape")
-            flat = [_decode(v, where, depth + 1) for v in data]
-            _check(all(isinstance(v, (bool, int, float)) for v in flat),
-                   f"{where}: array data must be numbers")
-            return np.asarray(flat, dtype=dtype).reshape(shape)
-    raise _Invalid(f"{where}: {json.dumps(value)[:80]} is not a valid attribute value")
-
-
-# ---------------------------------------------------------------------------------------------
-# Saving
-# ---------------------------------------------------------------------------------------------
-def _batch_sizes(records: list[dict], ids: list) -> set[int]:
-    return {records[i]["shape"][0] for i in ids
-            if isinstance(i, int) and records[i].get("batch")}
-
-
-def _network_json(parts) -> tuple[dict, "OrderedDict[str, torch.Tensor]", dict]:
-    records: list[dict] = []
-    ids: dict[Any, int] = {}
-
-    def add(key, v: Variable, **extra) -> int:
-        if not isinstance(v.dtype, np.dtype) and str(v.dtype) != "torch.bfloat16":
-            raise ExportError(f"a {v.dtype} Variable cannot be saved")
-        dtype = "bfloat16" if not isinstance(v.dtype, np.dtype) else np.dtype(v.dtype).name
-        rec = {"shape": list(v.shape), "dtype": dtype, "need_grad": bool(v.need_grad),
-               "persistent": bool(v.persistent)}
-        rec.update(extra)
-        ids[key] = len(records)
-        records.append(rec)
-        return ids[key]
-
-    for name, v in parts.inputs.items():
-        add(id(v), v, kind="input", name=name, batch=len(v.shape) > 0)
-    params: OrderedDict[str, torch.Tensor] = OrderedDict()
-    need_grad: dict[str, bool] = {}
-    for name, v in parts.parameters.items():
-        add(id(v), v, kind="parameter", name=name)
-        params[name] = v.data.detach().to("cpu").contiguous()
-        need_grad[name] = bool(v.need_grad)
-    for name, view in parts.views:
-        add(id(view), view, kind="view", name=name)
-    constants: OrderedDict[str, torch.Tensor] = OrderedDict()
-    for k, v in enumerate(parts.constants):
-        add(id(v), v, kind="constant", name=f"constant_{k}")
-        constants[f"constant_{k}"] = v.data.detach().to("cpu").contiguous()
-
-    nodes = []
-    for node in parts.nodes:
-        where = f" in scope '{node.scope}'" if node.scope else ""
-        ins, attrs = node.spec.split_arguments(node.args, node.kwargs)
-        in_ids: list[Any] = []
-        for v in ins:
-            if v is None:
-                in_ids.append(None)
-            elif isinstance(v, Variable):
-                in_ids.append(ids[value_key(v)])
-            else:
-                try:
-                    in_ids.append({"value": _encode(v)})
-                except TypeError as exc:
-                    raise ExportError(f"op '{node.spec.name}'{where}: an input given as {exc} "
-                                      "cannot be saved") from None
-        enc = {}
-        for name, value in attrs.items():
-            try:
-                enc[name] = _encode(value)
-            except TypeError as exc:
-                raise ExportError(f"op '{node.spec.name}'{where}: attribute '{name}' holds {exc}, "
-                                  "which a model file cannot hold") from None
-        batch = _batch_sizes(records, in_ids)
-        out_ids: list[int | None] = []
-        for i, ref in enumerate(node._outputs):
-            v = ref()
-            if v is None:
-                out_ids.append(None)
-                continue
-            shape = list(v.shape)
-            out_ids.append(add(output_key(node, i), v, kind="op",
-                               batch=bool(shape) and shape[0] in batch))
-        nodes.append({"op": node.spec.name, "scope": node.scope, "inputs": in_ids,
-                      "outputs": out_ids, "attrs": enc})
-    outputs = []
-    for name, v in parts.outputs.items():
-        outputs.append([name, ids[value_key(v)]])
-    network = {"variables": records, "nodes": nodes,
-               "inputs": [[n, ids[id(v)]] for n, v in parts.inputs.items()],
-               "outputs": outputs, "parameters": list(parts.parameters)}
-    return network, params, {"need_grad": need_grad, "constants": constants}
-
-
-def _safetensors_bytes(tensors: Mapping[str, torch.Tensor], meta: dict[str, str]) -> bytes:
-    from safetensors.torch import save
-    return save(dict(tensors), metadata=meta)
-
-
-def save(path: str | os.PathLike, outputs: Any, inputs: Any = None, solver: Any = None) -> None:
-    """Save the graph computing ``outputs`` with its parameters as a Stadyn model file.
-
-    ``outputs`` and ``inputs`` are a Variable, a list or a dict (name -> Variable), or a
-    :class:`Network`; without ``inputs`` the name-less leaves are the inputs (``x`` or ``x0``,
-    ``x1``...) and the named leaves (registry parameters) are the parameters.  ``solver``
-    optionally adds its state (``Solver.save_states``).  The file is written atomically.  Graphs
-    holding ``sd.grad`` nodes are refused (:class:`~stadyn.serialize.ExportError`).
-
-    Example:
-        >>> import os, tempfile, numpy as np, stadyn as sd, stadyn.functions as F
-        >>> import stadyn.parametric_functions as PF
-        >>> with sd.parameter_registry(sd.ParameterRegistry()):
-        ...     x = sd.Variable((2, 3))
-        ...     y = F.softmax(PF.affine(x, 4, name="fc"))
-        ...     path = os.path.join(tempfile.mkdtemp(), "net.stadyn")
-        ...     sd.save(path, {"probs": y}, {"x": x})
-        >>> net = sd.load(path)
-        >>> list(net.inputs), list(net.outputs), list(net.parameters)
-        (['x'], ['probs'], ['fc/W', 'fc/b'])
-        >>> net(x=np.ones((2, 3)))["probs"].shape
-        (2, 4)
-    """
-    parts = collect_graph(outputs, inputs)
-    network, params, extra = _network_json(parts)
-    members: list[tuple[str, bytes]] = [
-        ("format.json", _json_bytes({"format": FORMAT, "version": VERSION,
-                                     "producer": f"stadyn {_version()}"})),
-        ("network.json", _json_bytes(network)),
-        ("parameters.safetensors", _safetensors_bytes(params, {
-            "format": "stadyn-parameters", "version": "1",
-            "need_grad": json.dumps(extra["need_grad"]), "order": json.dumps(list(params))})),
-    ]
-    if extra["constants"]:
-        members.append(("constants.safetensors", _safetensors_bytes(extra["constants"], {})))
-    if solver is not None:
-        members.append(("solver.safetensors", _solver_bytes(solver)))
-
-    def write(tmp: str) -> None:
-        with zipfile.ZipFile(tmp, "w") as zf:
-            for name, data in members:
-                info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
-                # JSON compresses well; parameters hardly do (the CRC guards both).
-                info.compress_type = (zipfile.ZIP_DEFLATED if name.endswith(".json")
-                                      else zipfile.ZIP_STORED)
-                info.external_attr = 0o644 << 16
-                zf.writestr(info, data)
-    atomic_write(path, write)
-
-
-def _json_bytes(obj: Any) -> bytes:
-    return json.dumps(obj, allow_nan=False, separators=(",", ":")).encode("utf-8")
-
-
-def _solver_bytes(solver: Any) -> bytes:
-    fd, tmp = tempfile.mkstemp(suffix=".safetensors")
-    os.close(fd)
-    try:
-        solver.save_states(tmp)
-        with open(tmp, "rb") as f:
-            return f.read()
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _version() -> str:
-    return __version__
+__all__ = ["load", "model_info", "is_model_file", "FORMAT", "VERSION"]
 
 
 # ---------------------------------------------------------------------------------------------
 # Reading: every field is checked
 # ---------------------------------------------------------------------------------------------
-class _Invalid(Exception):
-    """A problem in a model file (turned into ModelFileError naming the file)."""
-
-
-def _check(condition: Any, message: str) -> None:
-    if not condition:
-        raise _Invalid(message)
-
-
-def _is_shape(value: Any) -> bool:
-    return isinstance(value, list) and len(value) <= 64 and all(
-        isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2 ** 40 for d in value)
-
-
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
     keys = [k for k, _ in pairs]
     if len(keys) != len(set(keys)):

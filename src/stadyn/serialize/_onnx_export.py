@@ -368,7 +368,7 @@ def export_onnx(path: str | os.PathLike, model: Any = None, inputs: Any = None,
         ...     sd.export_onnx(path, {"y": y}, {"x": x})
         >>> m = onnx.load(path)
         >>> [n.op_type for n in m.graph.node], sorted(i.name for i in m.graph.initializer)
-        (['Gemm', 'Relu'], ['fc/W', 'fc/b'])
+        (['Gemm', 'Relu'], ['fc/affine/W', 'fc/affine/b'])
     """
     proto = to_onnx_model(model, inputs, opset=opset, dynamic_batch=dynamic_batch,
                           outputs=outputs)

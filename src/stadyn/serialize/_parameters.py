@@ -30,6 +30,7 @@ import torch
 
 from .._errors import ModelFileError, ParameterError
 from .._fileutil import atomic_write, refuse_special_file
+from .._tensorfile import write_tensor_file
 from ..graph import Variable
 from ..parametric import ParameterRegistry, current_registry, get_parameters
 from ._limits import LoadBudget, read_zip_member
@@ -59,12 +60,9 @@ def save_parameters(path: str | os.PathLike, params: dict[str, Variable] | None 
     if path.endswith(".h5"):
         _save_h5(path, params)
         return
-    from safetensors.torch import save_file
-    tensors = {name: v.data.detach().to("cpu").contiguous() for name, v in params.items()}
-    meta = {"format": _FORMAT, "version": "1",
-            "need_grad": json.dumps({name: bool(v.need_grad) for name, v in params.items()}),
-            "order": json.dumps(list(params))}
-    atomic_write(path, lambda tmp: save_file(tensors, tmp, metadata=meta))
+    write_tensor_file(path, {name: v.data for name, v in params.items()}, format=_FORMAT,
+                      fields={"need_grad": {name: bool(v.need_grad) for name, v in params.items()},
+                              "order": list(params)})
 
 
 def read_parameter_file(path: str | os.PathLike, *, max_bytes: int | None = None

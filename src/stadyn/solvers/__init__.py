@@ -1,8 +1,9 @@
 """``stadyn.solvers`` (``S``): NNabla's solvers on multi-tensor solver maths."""
 
 from . import _functional as functional
-from ._solver import (AdamW, Adadelta, Adagrad, Adam, AMSGrad, Lion, Momentum, Nesterov, RMSprop,
-                      Sgd, Solver)
+from ._optimizer import Optimizer
+from ._solver import (AMSGRAD, AdamW, Adadelta, Adagrad, Adam, AMSGrad, Lion, Momentum, Nesterov,
+                      RMSprop, Sgd, Solver, SolverState)
 
-__all__ = ["Solver", "Sgd", "Momentum", "Nesterov", "Adam", "AdamW", "AMSGrad", "RMSprop",
-           "Adagrad", "Adadelta", "Lion", "functional"]
+__all__ = ["Optimizer", "Solver", "SolverState", "Sgd", "Momentum", "Nesterov", "Adam", "AdamW",
+           "AMSGRAD", "AMSGrad", "RMSprop", "Adagrad", "Adadelta", "Lion", "functional"]

@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 import os
@@ -23,23 +22,54 @@ from typing import Any, Mapping
 import torch
 
 from .._errors import ArgumentError, ModelFileError, ParameterError, StadynError
-from .._fileutil import atomic_write
-from ..graph import Variable, release_grads
+from .._tensorfile import read_tensor_file, tensor_file_bytes, write_tensor_file
+from ..graph import Variable
 from . import _functional as Fn
+from ._optimizer import Optimizer
 
-__all__ = ["Solver", "Sgd", "Momentum", "Nesterov", "Adam", "AdamW", "AMSGrad", "RMSprop",
-           "Adagrad", "Adadelta", "Lion"]
+STATE_FILE_FORMAT = "stadyn-solver-states"
+
+__all__ = ["Solver", "SolverState", "Sgd", "Momentum", "Nesterov", "Adam", "AdamW", "AMSGRAD",
+           "AMSGrad", "RMSprop", "Adagrad", "Adadelta", "Lion"]
 
 
-class Solver:
+class SolverState:
+    """One parameter's solver state, as NNabla's ``get_states()`` gives it: ``pstate`` maps
+    each state's name to a :class:`~stadyn.Variable` over the solver's own tensor, ``t`` is
+    the number of steps the parameter has taken.
+
+    Example:
+        >>> import stadyn.solvers as S
+        >>> state = S.SolverState()
+        >>> state.pstate, state.t
+        ({}, 0)
+    """
+
+    def __init__(self, pstate: Mapping[str, Variable] | None = None, t: int = 0):
+        self.pstate: dict[str, Variable] = dict(pstate or {})
+        self.t = t
+
+    def __repr__(self) -> str:
+        return f"SolverState(pstate={sorted(self.pstate)}, t={self.t})"
+
+
+class Solver(Optimizer):
     """Base class: parameters by name, per-parameter state, NNabla's solver methods.
 
-    Subclasses declare ``_state_names`` and implement :meth:`_step`, which calls one function of
-    :mod:`stadyn.solvers._functional` on the parameters that have a gradient.
+    Subclasses declare ``_state_names`` (NNabla's names for the state) and implement
+    :meth:`apply_step`, which calls one function of :mod:`stadyn.solvers.functional` on the
+    parameters that have a gradient.  A compiled step takes the values of
+    :meth:`step_scalars` as 0-d tensors; the other hyperparameters (``_scalar_hypers`` lists
+    the ones the scalars carry) are constants of its program.
     """
 
     _state_names: tuple[str, ...] = ()
+    # State names files written before the names became NNabla's still load: {old: new}.
+    _former_state_names: dict[str, str] = {}
     _lr_name = "lr"
+    _scalar_hypers: tuple[str, ...] = ("lr",)
+    _fused_weight_decay = False          # weight_decay(rate) acts inside the next update only
+    _former_names: tuple[str, ...] = ()  # names this solver's state files were written under
 
     def __init__(self, **hyper: float):
         self.hyper: dict[str, float] = {key: self._checked_hyper(key, value)
@@ -48,6 +78,7 @@ class Solver:
         self.foreach = True
         self._params: OrderedDict[str, Variable] = OrderedDict()
         self._states: dict[str, dict[str, Any]] = {}
+        self._next_decay: float | None = None
 
     # -- parameters -----------------------------------------------------------------------------
     def set_parameters(self, param_dict: Mapping[str, Variable], reset: bool = True,
@@ -85,6 +116,10 @@ class Solver:
     def get_parameters(self) -> "OrderedDict[str, Variable]":
         return OrderedDict(self._params)
 
+    def named_parameters(self) -> "OrderedDict[str, Variable]":
+        """The parameters by name (:meth:`get_parameters`; the optimizer protocol's name)."""
+        return OrderedDict(self._params)
+
     def _checked_hyper(self, key: str, value: Any) -> float:
         """``value`` of hyperparameter ``key`` as a float: a finite number, a learning rate not
         negative.  The constructor's rule, also applied to every loaded state."""
@@ -116,50 +151,70 @@ class Solver:
         return names, params, grads
 
     # -- NNabla's solver methods ----------------------------------------------------------------
-    def zero_grad(self) -> None:
-        """Forget the gradients (parameters whose gradient is not recomputed are not updated).
-
-        Their buffers go back to the graph (:func:`stadyn.graph.release_grads`): the next
-        backward may write into them, so a former gradient tensor must not be relied on.
-        """
-        release_grads(self._params.values())
-
     @torch.no_grad()
     def update(self) -> None:
         """Apply one step to every parameter that has a gradient."""
+        self.step(1)
+
+    @torch.no_grad()
+    def step(self, sample_count: int = 1) -> bool:
+        """:meth:`update` (the optimizer protocol's name; an NNabla solver applies its rate to
+        whatever gradient the loss gave, so ``sample_count`` is not used).  Returns whether a
+        parameter had a gradient."""
         names, params, grads = self._with_grad()
         if not names:
-            return
-        for name in names:
-            self._states[name]["t"] += 1
-        states = {key: self._state_list(names, key) for key in self._state_names}
-        self._update(params, grads, states, self._step_scalars(names), self.foreach)
-        self._end_step()
+            return False
+        scalars = self.step_scalars(names, sample_count)
+        self.apply_step(params, grads, self.state_tensors(names), scalars)
+        self.finish_step(names, sample_count, scalars)
+        return True
 
-    def _end_step(self) -> None:
-        """Bookkeeping after a step (also called by a compiled step, which bypasses update)."""
+    # -- the optimizer protocol's three parts of a step -----------------------------------------
+    def state_names(self) -> tuple[str, ...]:
+        return tuple(self._state_names)
 
-    def _step_scalars(self, names: list[str]) -> dict[str, Any]:
-        """Hyperparameter values for this step that may change between steps (learning rates,
-        bias-corrected step sizes): floats, or lists with one value per parameter."""
+    def state_tensors(self, names: list[str]) -> dict[str, list[torch.Tensor]]:
+        return {key: [self._states[n][key] for n in names] for key in self._state_names}
+
+    def step_scalars(self, names: list[str], sample_count: int = 1) -> dict[str, Any]:
+        """The values of this step (each parameter's ``t`` counts it) that may change between
+        steps: the learning rate and what derives from it (floats, or lists with one value per
+        parameter)."""
+        return self._scalars([self._states[n]["t"] + 1 for n in names])
+
+    def _scalars(self, steps: list[int]) -> dict[str, Any]:
+        """:meth:`step_scalars` for parameters at step counts ``steps`` (counting this one)."""
         return {self._lr_name: self.hyper[self._lr_name]}
 
-    def _update(self, params: list[torch.Tensor], grads: list[torch.Tensor],
-                states: dict[str, list[torch.Tensor]], scalars: dict[str, Any],
-                foreach: bool) -> None:  # pragma: no cover - abstract
-        """One step of the solver's maths.  ``scalars`` come from :meth:`_step_scalars`, or are
-        0-d tensors when a compiled step feeds them."""
-        raise NotImplementedError
-
-    def _state_list(self, names, key) -> list[torch.Tensor]:
-        return [self._states[n][key] for n in names]
+    def finish_step(self, names: list[str], sample_count: int, scalars: Mapping[str, Any]
+                    ) -> None:
+        """Count the step of each parameter updated; forget a fused weight decay."""
+        for name in names:
+            self._states[name]["t"] += 1
+        self._next_decay = None
 
     @torch.no_grad()
     def weight_decay(self, decay_rate: float) -> None:
-        """Add ``decay_rate * w`` to each gradient (L2 regularisation)."""
+        """Add ``decay_rate * w`` to each gradient (L2 regularisation).  Solvers whose decay is
+        fused into the update (:meth:`weight_decay_is_fused`: AdamW, Lion) leave the gradients
+        alone and decay the weights by ``decay_rate`` in the next :meth:`update` only."""
+        if self._fused_weight_decay:
+            self._next_decay = float(decay_rate)
+            return
         _, params, grads = self._with_grad()
         if grads and decay_rate:
             Fn.add_weight_decay(grads, params, rate=decay_rate, foreach=self.foreach)
+
+    def weight_decay_is_fused(self) -> bool:
+        """Whether :meth:`weight_decay` acts inside the next update (NNabla's name)."""
+        return self._fused_weight_decay
+
+    @torch.no_grad()
+    def scale_grad(self, scale: float) -> None:
+        """Multiply every gradient by ``scale`` (NNabla's ``scale_grad``)."""
+        _, _, grads = self._with_grad()
+        if grads and scale != 1:
+            torch._foreach_mul_(grads, float(scale))
 
     @torch.no_grad()
     def clip_grad_by_norm(self, clip_norm: float) -> None:
@@ -177,6 +232,17 @@ class Solver:
     def learning_rate(self) -> float:
         return float(self.hyper[self._lr_name])
 
+    @property
+    def lr_name(self) -> str:
+        """The name of the learning rate among :attr:`hyper` (``lr``; Adam's ``alpha``)."""
+        return self._lr_name
+
+    @property
+    def scalar_hypers(self) -> tuple[str, ...]:
+        """The hyperparameters :meth:`step_scalars` carries, so a compiled step follows their
+        changes; it holds the others as constants."""
+        return self._scalar_hypers
+
     def set_learning_rate(self, learning_rate: float) -> None:
         self.hyper[self._lr_name] = self._checked_hyper(self._lr_name, learning_rate)
 
@@ -189,14 +255,32 @@ class Solver:
         return f"{self.name}({hyper}) with {len(self._params)} parameters"
 
     # -- state ----------------------------------------------------------------------------------
-    def get_states(self) -> "OrderedDict[str, dict[str, Any]]":
-        """Per-parameter state: tensors by name and the step count ``t``."""
-        return OrderedDict((k, dict(v)) for k, v in self._states.items())
+    def get_states(self) -> "OrderedDict[str, SolverState]":
+        """Per parameter, a :class:`SolverState` (NNabla's): ``pstate`` holds a Variable over
+        each state tensor of the solver (NNabla's names: Adam's ``mean`` and ``var``, ...),
+        ``t`` the step count."""
+        return OrderedDict(
+            (k, SolverState({n: Variable.from_tensor(v[n], need_grad=False)
+                             for n in self._state_names}, v["t"]))
+            for k, v in self._states.items())
 
-    def set_states(self, states: Mapping[str, Mapping[str, Any]]) -> None:
-        """Set per-parameter state (``{name: {state: tensor, "t": steps}}``, as
-        :meth:`get_states` gives); all of it is checked before any of it is set."""
-        self._assign_states(self._checked_states(states))
+    def set_states(self, states: Mapping[str, Any]) -> None:
+        """Set per-parameter state: ``{name: SolverState}`` as :meth:`get_states` gives (or
+        ``{name: {state: array, "t": steps}}``); all of it is checked before any of it is set.
+        The values are copied into the solver's own tensors."""
+        if not isinstance(states, Mapping):
+            raise StadynError(f"{self.name}.set_states: the states must be a mapping, not "
+                              f"{type(states).__name__}")
+        plain = {}
+        for name, state in states.items():
+            if isinstance(state, SolverState):
+                state = {**{k: v.data if isinstance(v, Variable) else v
+                            for k, v in state.pstate.items()}, "t": state.t}
+            elif not isinstance(state, Mapping):
+                raise StadynError(f"{self.name}.set_states: the state of '{name}' is a "
+                                  f"{type(state).__name__}, not a SolverState")
+            plain[name] = state
+        self._assign_states(self._checked_states(plain))
 
     def _checked_states(self, states: Mapping[str, Mapping[str, Any]]
                         ) -> dict[str, dict[str, Any]]:
@@ -261,7 +345,7 @@ class Solver:
         if not isinstance(state, Mapping):
             raise StadynError(f"{self.name}: a solver state must be a mapping, not "
                               f"{type(state).__name__}")
-        if state.get("solver") not in (None, self.name):
+        if state.get("solver") not in (None, self.name, *self._former_names):
             raise StadynError(f"cannot load {state.get('solver')} state into {self.name}")
         hyper = state.get("hyper", {})
         steps = state.get("t", {})
@@ -278,6 +362,8 @@ class Solver:
         merged: dict[str, dict[str, Any]] = {}
         for key, tensor in tensors.items():
             name, _, sub = str(key).rpartition("/")
+            if sub not in self._state_names:
+                sub = self._former_state_names.get(sub, sub)
             merged.setdefault(name, {})[sub] = tensor
         for name, t in steps.items():
             merged.setdefault(name, {})["t"] = t
@@ -291,40 +377,35 @@ class Solver:
         self._assign_states(states)
 
     def save_states(self, path: str | os.PathLike) -> None:
-        """Write the state to a safetensors file (atomically: temporary name, then rename)."""
-        from safetensors.torch import save_file
+        """Write the state to a safetensors file (Stadyn's container,
+        :mod:`stadyn._tensorfile`: written atomically)."""
+        write_tensor_file(path, **self._state_file())
+
+    def state_file_bytes(self) -> bytes:
+        """What :meth:`save_states` writes, as bytes (a model file's ``solver.safetensors``)."""
+        return tensor_file_bytes(**self._state_file())
+
+    def _state_file(self) -> dict[str, Any]:
         state = self.state_dict()
-        meta = {"format": "stadyn-solver-states", "version": "1",
-                "solver": state["solver"], "hyper": json.dumps(state["hyper"]),
-                "t": json.dumps(state["t"])}
-        tensors = {k: v.detach().cpu().contiguous() for k, v in state["tensors"].items()}
-        atomic_write(path, lambda tmp: save_file(tensors, tmp, metadata=meta))
+        return {"tensors": state["tensors"], "format": STATE_FILE_FORMAT,
+                "text": {"solver": state["solver"]},
+                "fields": {"hyper": state["hyper"], "t": state["t"]}}
 
     def load_states(self, path: str | os.PathLike, *, name: str | None = None) -> None:
         """Read a state file written by :meth:`save_states`; everything in it is checked (the
         constructor's rules for the hyperparameters, the parameters' shapes for the state)
         before anything is set.  Errors are :class:`~stadyn.ModelFileError` naming the file
         (``name``, when given, instead of ``path``)."""
-        from safetensors import safe_open
-        where = name or os.fspath(path)
+        f = read_tensor_file(path, format=STATE_FILE_FORMAT, what="solver state file", name=name)
         try:
-            with safe_open(os.fspath(path), framework="pt") as f:
-                meta = f.metadata() or {}
-                tensors = {k: f.get_tensor(k) for k in f.keys()}
-        except Exception as exc:  # safetensors raises several types for bad files
-            raise ModelFileError(f"{where}: not a solver state file ({exc})") from exc
-        if meta.get("format") != "stadyn-solver-states":
-            raise ModelFileError(f"{where}: not a Stadyn solver state file")
-        try:
-            hyper, steps = json.loads(meta["hyper"]), json.loads(meta["t"])
-        except (KeyError, ValueError) as exc:
-            raise ModelFileError(f"{where}: damaged solver state metadata "
-                                 f"({type(exc).__name__}: {exc})") from exc
-        try:
-            self.load_state_dict({"solver": meta.get("solver"), "hyper": hyper, "t": steps,
-                                  "tensors": tensors})
+            hyper, steps = f.field("hyper", dict), f.field("t", dict)
         except StadynError as exc:
-            raise ModelFileError(f"{where}: {exc}") from exc
+            raise ModelFileError(f"{f.where}: damaged solver state metadata ({exc})") from exc
+        try:
+            self.load_state_dict({"solver": f.meta.get("solver"), "hyper": hyper, "t": steps,
+                                  "tensors": f.tensors})
+        except StadynError as exc:
+            raise ModelFileError(f"{f.where}: {exc}") from exc
 
 
 # ---------------------------------------------------------------------------------------------
@@ -337,47 +418,50 @@ class Sgd(Solver):
     def __init__(self, lr: float = 1e-3):
         super().__init__(lr=lr)
 
-    def _update(self, params, grads, states, scalars, foreach):
-        Fn.sgd(params, grads, lr=scalars["lr"], foreach=foreach)
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
+        Fn.sgd(params, grads, lr=scalars["lr"], foreach=self.foreach)
 
 
 class Momentum(Solver):
-    r"""SGD with momentum: :math:`v \leftarrow \gamma v + \eta g;\ w \leftarrow w - v`.
+    r"""SGD with momentum: :math:`m \leftarrow \gamma m + \eta g;\ w \leftarrow w - m`.
 
     Example: ``S.Momentum(lr=0.01, momentum=0.9)``.
     """
 
-    _state_names = ("v",)
+    _state_names = ("m",)
+    _former_state_names = {"v": "m"}      # before NNabla's names
 
     def __init__(self, lr: float = 1e-3, momentum: float = 0.9):
         super().__init__(lr=lr, momentum=momentum)
 
-    def _update(self, params, grads, states, scalars, foreach):
-        Fn.momentum(params, grads, states["v"], momentum=self.hyper["momentum"],
-                    gain=scalars["lr"], foreach=foreach)
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
+        Fn.momentum(params, grads, states["m"], momentum=self.hyper["momentum"],
+                    gain=scalars["lr"], foreach=self.foreach)
 
 
 class Nesterov(Solver):
-    r"""Nesterov accelerated gradient: :math:`v \leftarrow \gamma v - \eta g;\
-    w \leftarrow w - \gamma v_{old} + (1 + \gamma) v` (stored with the opposite sign).
+    r"""Nesterov accelerated gradient: :math:`m \leftarrow \gamma m - \eta g;\
+    w \leftarrow w - \gamma m_{old} + (1 + \gamma) m` (stored with the opposite sign).
 
     Example: ``S.Nesterov(lr=0.01, momentum=0.9)``.
     """
 
-    _state_names = ("v",)
+    _state_names = ("m",)
+    _former_state_names = {"v": "m"}      # before NNabla's names
 
     def __init__(self, lr: float = 1e-3, momentum: float = 0.9):
         super().__init__(lr=lr, momentum=momentum)
 
-    def _update(self, params, grads, states, scalars, foreach):
-        Fn.nesterov(params, grads, states["v"], momentum=self.hyper["momentum"],
-                    gain=scalars["lr"], foreach=foreach)
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
+        Fn.nesterov(params, grads, states["m"], momentum=self.hyper["momentum"],
+                    gain=scalars["lr"], foreach=self.foreach)
 
 
 class Adam(Solver):
     r"""Adam (NNabla's form): :math:`m \leftarrow \beta_1 m + (1-\beta_1) g;\
     v \leftarrow \beta_2 v + (1-\beta_2) g^2;\
-    w \leftarrow w - \alpha \frac{\sqrt{1-\beta_2^t}}{1-\beta_1^t} \frac{m}{\sqrt v + \epsilon}`.
+    w \leftarrow w - \alpha \frac{\sqrt{1-\beta_2^t}}{1-\beta_1^t} \frac{m}{\sqrt v + \epsilon}`
+    (its state: ``mean`` is :math:`m`, ``var`` is :math:`v`).
 
     On CPU and CUDA the step runs in torch's fused Adam kernel (one pass over memory, with
     ``eps`` rescaled so the formula is NNabla's); ``solver.fused = False`` selects the
@@ -386,8 +470,10 @@ class Adam(Solver):
     Example: ``S.Adam(alpha=1e-3)``.
     """
 
-    _state_names = ("m", "v")
+    _state_names = ("mean", "var")
+    _former_state_names = {"m": "mean", "v": "var"}      # before NNabla's names
     _lr_name = "alpha"
+    _scalar_hypers = ("alpha",)
     bias_correction = True
 
     def __init__(self, alpha: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
@@ -395,49 +481,57 @@ class Adam(Solver):
         super().__init__(alpha=alpha, beta1=beta1, beta2=beta2, eps=eps)
         self.fused = True
 
-    def _step_scalars(self, names):
+    def _scalars(self, steps):
         h = self.hyper
-        steps = []
-        for n in names:
-            t = self._states[n]["t"]
+        sizes = []
+        for t in steps:
             if self.bias_correction:
-                steps.append(h["alpha"] * math.sqrt(1.0 - h["beta2"] ** t)
+                sizes.append(h["alpha"] * math.sqrt(1.0 - h["beta2"] ** t)
                              / (1.0 - h["beta1"] ** t))
             else:
-                steps.append(h["alpha"])
-        ts = {self._states[n]["t"] for n in names}
-        scalars: dict[str, Any] = {"step_size": steps[0] if len(set(steps)) == 1 else steps}
-        if self._decay():
-            scalars["decay"] = self._decay()
-        if len(ts) == 1:
-            scalars["t"] = ts.pop()
+                sizes.append(h["alpha"])
+        scalars: dict[str, Any] = {"step_size": sizes[0] if len(set(sizes)) == 1 else sizes}
+        decay = self._decay()
+        if decay:
+            scalars["decay"] = decay
         return scalars
 
     def _decay(self) -> float:
         return 0.0
 
-    def _update(self, params, grads, states, scalars, foreach):
+    def _second_moments(self, states):
+        return states["mean"], states["var"], None
+
+    @property
+    def fused_update(self) -> bool:
+        return bool(self.fused)
+
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
-        v_max = states.get("v_hat")
+        m, v, v_max = self._second_moments(states)
         step, decay = scalars["step_size"], scalars.get("decay", 0.0)
         one_step = isinstance(step, (float, torch.Tensor))       # not a per-parameter list
-        if self.fused and foreach and one_step and isinstance(decay, float) \
+        if fused and self.fused and self.foreach and one_step and isinstance(decay, float) \
                 and Fn.fused_adam_available(params):
-            Fn.fused_adam(params, grads, states["m"], states["v"], step_size=step,
-                          beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], v_max=v_max,
-                          decoupled_decay=decay)
+            Fn.fused_adam(params, grads, m, v, step_size=step, beta1=h["beta1"],
+                          beta2=h["beta2"], eps=h["eps"], v_max=v_max, decoupled_decay=decay)
             return
-        Fn.adam(params, grads, states["m"], states["v"], step_size=scalars["step_size"],
-                beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], v_max=v_max,
-                decoupled_decay=scalars.get("decay", 0.0), foreach=foreach)
+        Fn.adam(params, grads, m, v, step_size=step, beta1=h["beta1"], beta2=h["beta2"],
+                eps=h["eps"], v_max=v_max, decoupled_decay=decay, foreach=self.foreach)
 
 
 class AdamW(Adam):
     r"""Adam with decoupled weight decay: Adam's step, then
     :math:`w \leftarrow w - \eta_t \lambda w_{old}` with :math:`\eta_t = \alpha / \alpha_0`.
 
+    As in NNabla, :meth:`weight_decay` is fused into the update: it leaves the gradients alone
+    and makes the next :meth:`update` decay by its rate instead of ``wd``.
+
     Example: ``S.AdamW(alpha=1e-3, wd=1e-4)``.
     """
+
+    _scalar_hypers = ("alpha", "wd")
+    _fused_weight_decay = True
 
     def __init__(self, alpha: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
                  eps: float = 1e-8, wd: float = 1e-4):
@@ -447,23 +541,32 @@ class AdamW(Adam):
     def _decay(self) -> float:
         h = self.hyper
         eta = h["alpha"] / self._initial_lr if self._initial_lr else 1.0
-        return eta * h["wd"]
+        return eta * (h["wd"] if self._next_decay is None else self._next_decay)
 
 
-class AMSGrad(Adam):
-    r"""AMSGrad: Adam with :math:`\hat v \leftarrow \max(\hat v, v)` in the denominator; bias
-    correction off by default (NNabla).
+class AMSGRAD(Adam):
+    r"""AMSGRAD (NNabla's name): Adam with :math:`\hat v \leftarrow \max(\hat v, v)` in the
+    denominator; bias correction off by default (NNabla).  Its state: ``m``, ``v``, ``v_hat``.
+    ``AMSGrad`` is the same class.
 
-    Example: ``S.AMSGrad(alpha=1e-3)``.
+    Example: ``S.AMSGRAD(alpha=1e-3)``.
     """
 
     _state_names = ("m", "v", "v_hat")
+    _former_state_names = {}      # before NNabla's names
+    _former_names = ("AMSGrad",)
 
     def __init__(self, alpha: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
                  eps: float = 1e-8, bias_correction: bool = False):
         Solver.__init__(self, alpha=alpha, beta1=beta1, beta2=beta2, eps=eps)
         self.bias_correction = bias_correction
         self.fused = True
+
+    def _second_moments(self, states):
+        return states["m"], states["v"], states["v_hat"]
+
+
+AMSGrad = AMSGRAD
 
 
 class RMSprop(Solver):
@@ -478,10 +581,10 @@ class RMSprop(Solver):
     def __init__(self, lr: float = 1e-3, decay: float = 0.9, eps: float = 1e-8):
         super().__init__(lr=lr, decay=decay, eps=eps)
 
-    def _update(self, params, grads, states, scalars, foreach):
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
         Fn.rmsprop(params, grads, states["v"], lr=scalars["lr"], decay=h["decay"], eps=h["eps"],
-                   foreach=foreach)
+                   foreach=self.foreach)
 
 
 class Adagrad(Solver):
@@ -495,26 +598,28 @@ class Adagrad(Solver):
     def __init__(self, lr: float = 1e-2, eps: float = 1e-8):
         super().__init__(lr=lr, eps=eps)
 
-    def _update(self, params, grads, states, scalars, foreach):
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
         Fn.adagrad(params, grads, states["v"], lr=scalars["lr"], eps=self.hyper["eps"],
-                   foreach=foreach)
+                   foreach=self.foreach)
 
 
 class Adadelta(Solver):
-    r"""AdaDelta (Zeiler): updates scaled by :math:`RMS[\Delta w] / RMS[g]`.
+    r"""AdaDelta (Zeiler): updates scaled by :math:`RMS[\Delta w] / RMS[g]` (its state:
+    ``e_sqr_grad``, ``e_sqr_delta``).
 
     Example: ``S.Adadelta()``.
     """
 
-    _state_names = ("e_g", "e_x")
+    _state_names = ("e_sqr_grad", "e_sqr_delta")
+    _former_state_names = {"e_g": "e_sqr_grad", "e_x": "e_sqr_delta"}      # before NNabla's names
 
     def __init__(self, lr: float = 1.0, decay: float = 0.95, eps: float = 1e-6):
         super().__init__(lr=lr, decay=decay, eps=eps)
 
-    def _update(self, params, grads, states, scalars, foreach):
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
-        Fn.adadelta(params, grads, states["e_g"], states["e_x"], lr=scalars["lr"],
-                    decay=h["decay"], eps=h["eps"], foreach=foreach)
+        Fn.adadelta(params, grads, states["e_sqr_grad"], states["e_sqr_delta"],
+                    lr=scalars["lr"], decay=h["decay"], eps=h["eps"], foreach=self.foreach)
 
 
 class Lion(Solver):
@@ -529,22 +634,15 @@ class Lion(Solver):
     """
 
     _state_names = ("m",)
+    _fused_weight_decay = True
 
     def __init__(self, lr: float = 1e-4, beta1: float = 0.9, beta2: float = 0.99):
         super().__init__(lr=lr, beta1=beta1, beta2=beta2)
-        self._next_decay = 0.0
 
-    def weight_decay(self, decay_rate: float) -> None:
-        """Decay the weights by ``lr * decay_rate * w`` in the next :meth:`update`."""
-        self._next_decay = float(decay_rate)
+    def _scalars(self, steps):
+        return {"lr": self.hyper["lr"], "weight_decay": self._next_decay or 0.0}
 
-    def _end_step(self) -> None:
-        self._next_decay = 0.0
-
-    def _step_scalars(self, names):
-        return {"lr": self.hyper["lr"], "weight_decay": self._next_decay}
-
-    def _update(self, params, grads, states, scalars, foreach):
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
         Fn.lion(params, grads, states["m"], lr=scalars["lr"], beta1=h["beta1"], beta2=h["beta2"],
-                weight_decay=scalars["weight_decay"], foreach=foreach)
+                weight_decay=scalars["weight_decay"], foreach=self.foreach)

@@ -6,6 +6,8 @@ previous checkpoint.  Reading checks every part — the file, the metadata, each
 each learner's state (``check_state_dict``), the generators' states — before it changes anything,
 and any problem is one :class:`~stadyn.ModelFileError` naming the file.
 
+The file is Stadyn's container (:mod:`stadyn._tensorfile`, format ``stadyn-checkpoint``).
+
 The random generators are those a run draws from: torch's (dropout masks and other random ops;
 CUDA's too once CUDA is in use), Stadyn's initialiser generator (:data:`stadyn._random.prng`),
 NumPy's and Python's global ones.  Restoring them makes a resumed run draw what the uninterrupted
@@ -32,7 +34,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import tempfile
@@ -42,11 +43,11 @@ import numpy as np
 import torch
 
 from .._errors import ModelFileError, StadynError
-from .._fileutil import atomic_write
 from .._random import prng
+from .._tensorfile import TensorFile, read_tensor_file, write_tensor_file
 
-__all__ = ["write_checkpoint", "read_checkpoint", "check_checkpoint_folder",
-           "random_state", "set_random_state"]
+__all__ = ["write_checkpoint", "read_checkpoint", "read_checkpoint_state",
+           "check_checkpoint_folder", "random_state", "set_random_state"]
 
 _FORMAT = "stadyn-checkpoint"
 _SEP = "::"   # parameter names contain "/", so nested state keys are joined with "::"
@@ -138,64 +139,53 @@ def check_checkpoint_folder(path: str | os.PathLike) -> None:
 def write_checkpoint(trainer, filename: str | os.PathLike,
                      external_state: Mapping | None = None) -> None:
     """Write ``trainer``'s checkpoint (see :meth:`stadyn.train.Trainer.save_checkpoint`)."""
-    from safetensors.torch import save_file
     tensors: dict[str, torch.Tensor] = {}
     learner_meta = []
     for k, learner in enumerate(trainer.parameter_learners):
         plain = {}
         for key, value in _flatten_state(learner.state_dict()):
             if isinstance(value, torch.Tensor):
-                tensors[f"learner{k}/{key}"] = value.detach().cpu().contiguous()
+                tensors[f"learner{k}/{key}"] = value
             else:
                 plain[key] = value
         learner_meta.append(plain)
     for name, var in trainer._named_parameters().items():
-        tensors[f"param/{name}"] = var.data.detach().cpu().contiguous()
+        tensors[f"param/{name}"] = var.data
     rng_meta, rng_tensors = random_state()
     tensors.update(rng_tensors)
-    meta = {"format": _FORMAT, "version": "1",
-            "trainer": json.dumps({"total_number_of_samples_seen":
-                                   trainer.total_number_of_samples_seen,
-                                   "minibatches_seen": trainer.minibatches_seen}),
-            "learners": json.dumps(learner_meta, default=_json_default),
-            "rng": json.dumps(rng_meta),
-            "external_state": json.dumps(dict(external_state or {}), default=_json_default)}
-    atomic_write(filename, lambda tmp: save_file(tensors, tmp, metadata=meta))
+    write_tensor_file(filename, tensors, format=_FORMAT, fields={
+        "trainer": {"total_number_of_samples_seen": trainer.total_number_of_samples_seen,
+                    "minibatches_seen": trainer.minibatches_seen},
+        "learners": learner_meta, "rng": rng_meta,
+        "external_state": dict(external_state or {})})
 
 
 def read_checkpoint(trainer, filename: str | os.PathLike) -> dict:
     """Restore ``trainer`` from a checkpoint, all or nothing; returns the external state."""
-    from safetensors import safe_open
-    path = os.fspath(filename)
+    f = read_tensor_file(filename, format=_FORMAT, what="checkpoint")
     try:
-        with safe_open(path, framework="pt") as f:
-            meta = f.metadata() or {}
-            tensors = {k: f.get_tensor(k) for k in f.keys()}
-    except Exception as exc:  # noqa: BLE001 - safetensors raises several types for bad files
-        raise ModelFileError(f"{path}: not a readable checkpoint ({exc})") from exc
-    if meta.get("format") != _FORMAT:
-        raise ModelFileError(f"{path}: not a Stadyn checkpoint")
-    try:
-        restore = _checked_restore(trainer, meta, tensors)
+        restore = _checked_restore(trainer, f)
     except (StadynError, KeyError, TypeError, ValueError) as exc:
         what = f"{type(exc).__name__}: {exc}" if not isinstance(exc, StadynError) else str(exc)
-        raise ModelFileError(f"{path}: {what}; nothing was restored") from exc
+        raise ModelFileError(f"{f.where}: {what}; nothing was restored") from exc
     return restore()
 
 
-def _json_field(meta: Mapping[str, str], key: str, kind: type, optional: bool = False) -> Any:
-    if key not in meta:
-        if optional:
-            return None
-        raise StadynError(f"the checkpoint's metadata has no '{key}'")
+def read_checkpoint_state(filename: str | os.PathLike) -> dict:
+    """The external state a checkpoint holds (what :meth:`~stadyn.train.Trainer.save_checkpoint`
+    was given: the epoch, the reader's position, ...), read without a trainer; a damaged file
+    is a :class:`~stadyn.ModelFileError` naming it.
+
+    >>> import os, tempfile
+    >>> read_checkpoint_state(os.path.join(tempfile.mkdtemp(), "none.ckpt"))
+    Traceback (most recent call last):
+    stadyn._errors.ModelFileError: ...none.ckpt: not a readable checkpoint (...)
+    """
+    f = read_tensor_file(filename, format=_FORMAT, what="checkpoint", metadata_only=True)
     try:
-        value = json.loads(meta[key])
-    except ValueError as exc:
-        raise StadynError(f"the checkpoint's '{key}' is not valid JSON ({exc})") from None
-    if not isinstance(value, kind):
-        raise StadynError(f"the checkpoint's '{key}' is a {type(value).__name__}, not a "
-                          f"{kind.__name__}")
-    return value
+        return f.field("external_state", dict)
+    except StadynError as exc:
+        raise ModelFileError(f"{f.where}: not a readable checkpoint ({exc})") from None
 
 
 def _count(counters: Mapping, key: str) -> int:
@@ -205,13 +195,14 @@ def _count(counters: Mapping, key: str) -> int:
     return value
 
 
-def _checked_restore(trainer, meta: Mapping[str, str], tensors: Mapping[str, torch.Tensor]):
+def _checked_restore(trainer, f: TensorFile):
     """Check every part of the checkpoint against ``trainer``; returns the function that then
     restores it (which cannot fail on what was checked)."""
-    learner_meta = _json_field(meta, "learners", list)
-    counters = _json_field(meta, "trainer", dict)
-    external = _json_field(meta, "external_state", dict)
-    rng = _json_field(meta, "rng", dict, optional=True)
+    tensors = f.tensors
+    learner_meta = f.field("learners", list)
+    counters = f.field("trainer", dict)
+    external = f.field("external_state", dict)
+    rng = f.field("rng", dict, optional=True)
     samples, minibatches = (_count(counters, "total_number_of_samples_seen"),
                             _count(counters, "minibatches_seen"))
     params = trainer._named_parameters()
@@ -278,13 +269,3 @@ def _unflatten_state(flat: Mapping[str, Any]) -> dict:
                 raise StadynError(f"the learner state key '{key}' clashes with a value")
         node[parts[-1]] = value
     return root
-
-
-def _json_default(value):
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (np.floating,)):
-        return float(value)
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"cannot store {type(value).__name__} in a checkpoint")

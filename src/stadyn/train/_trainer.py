@@ -20,7 +20,10 @@ import torch
 from .. import functions as F
 from .._errors import DataError, StadynError
 from .._logging import logger
-from ..graph import Subgraph, Variable, forward_all, training
+from ..graph import (Subgraph, Variable, check_numerics, forward_all, is_lengths,
+                     numerics_enabled, training)
+from ..solvers import Optimizer
+from ._callbacks import as_callbacks
 from ._checkpoint import check_checkpoint_folder, read_checkpoint, write_checkpoint
 
 __all__ = ["Trainer", "NonFiniteLossError"]
@@ -55,9 +58,34 @@ def _as_array(value: Any) -> np.ndarray | torch.Tensor:
     return np.asarray(value)
 
 
+def _feed_sequences(var: Variable, value: Any) -> int:
+    """Feed a sequence input: a list of arrays (one per sequence), a reader's sequence stream
+    (padded data with lengths) or an array of equal-length sequences; returns the steps."""
+    lengths = getattr(value, "lengths", None)
+    if lengths is not None and not isinstance(value, (list, tuple)):
+        value = value.as_sequences()
+    elif not isinstance(value, (list, tuple)):
+        value = list(_as_array(value))
+    var.d = list(value)
+    return int(var.sequence_lengths.d.sum())
+
+
+def _total(v: Variable) -> Variable:
+    """The sum of a loss or metric over the minibatch (over each sequence's real steps)."""
+    if v.sequence_lengths is not None:
+        v = F.sequence_reduce_sum(v, v.sequence_lengths)
+    return F.sum(v)
+
+
 def feed(var: Variable, value: Any) -> int:
     """Put ``value`` into the input ``var`` (reallocating when the batch size changes); returns
-    the number of samples (the first axis)."""
+    the number of samples (the first axis; a sequence input's steps).  A reader's sequence
+    stream whose sequences are all one step long feeds a plain input (a label per sequence)."""
+    if var.sequence_lengths is not None:
+        return _feed_sequences(var, value)
+    lengths = getattr(value, "lengths", None)
+    if lengths is not None and (np.asarray(lengths) == 1).all():
+        value = np.asarray(value.data)[:, 0]
     arr = _as_array(value)
     if not var.data.dtype.is_floating_point and var.data.dtype != torch.bool:
         _check_whole_numbers(var, arr)
@@ -123,30 +151,40 @@ class Trainer:
     """
 
     def __init__(self, model: Variable | None, criterion, parameter_learners=None,
-                 progress_writers=None, *args, data_parallel=None, compile: bool | str = False):
-        if not isinstance(criterion, (tuple, list)):
-            # The 2017 beta: Trainer(model, loss, metric, learner)
+                 progress_writers=None, *args, data_parallel=None, compile: bool | str = False,
+                 check_numerics: bool = False):
+        if not isinstance(criterion, (tuple, list)) and not _are_learners(parameter_learners):
+            # The 2017 beta: Trainer(model, loss, metric, learner); CNTK 2.x's
+            # Trainer(model, loss, learners) is read as such when learners are given third.
             metric, learners = parameter_learners, progress_writers
             progress_writers = args[0] if args else None
             criterion = (criterion, metric)
             parameter_learners = learners
+        elif not isinstance(criterion, (tuple, list)):
+            criterion = (criterion,)
         loss, metric = (tuple(criterion) + (None,))[:2]
         self.model = model
         self.loss_function: Variable = loss
         self.evaluation_function: Variable | None = metric
         if parameter_learners is None:
             raise StadynError("Trainer: give at least one learner")
-        self.parameter_learners = list(parameter_learners) if isinstance(
+        self.parameter_learners: list[Optimizer] = list(parameter_learners) if isinstance(
             parameter_learners, (list, tuple)) else [parameter_learners]
+        for k, learner in enumerate(self.parameter_learners):
+            if not isinstance(learner, Optimizer):
+                raise StadynError(f"Trainer: learner {k + 1} is a {type(learner).__name__}, not "
+                                  "an optimizer (a stadyn.learners learner, a stadyn.solvers "
+                                  "solver or a ScheduledSolver)")
         writers = progress_writers or []
         self.progress_writers = list(writers) if isinstance(writers, (list, tuple)) else [writers]
-        self._loss_sum = F.sum(loss)
-        self._metric_sum = F.sum(metric) if metric is not None else None
+        self._loss_sum = _total(loss)
+        self._metric_sum = _total(metric) if metric is not None else None
         self._outputs = [self._loss_sum] + ([self._metric_sum] if metric is not None else [])
-        params = {id(p) for learner in self.parameter_learners for p in _learner_params(learner)}
+        params = {id(p) for p in self.parameters}
         graph = Subgraph(self._outputs)
         self._class_id_inputs = _class_id_inputs(graph.nodes)
-        self.arguments: list[Variable] = [v for v in graph.inputs if id(v) not in params]
+        self.arguments: list[Variable] = [v for v in graph.inputs if id(v) not in params
+                                          and not is_lengths(v)]   # fed with their sequences
         metric_leaves = {id(v) for v in Subgraph([self._metric_sum]).leaves} \
             if self._metric_sum is not None else set()
         self._metric_arguments = [v for v in self.arguments if id(v) in metric_leaves]
@@ -154,6 +192,9 @@ class Trainer:
         self.previous_minibatch_sample_count = 0
         self.previous_minibatch_loss_average = float("nan")
         self.previous_minibatch_evaluation_average: float | None = None
+        # the sums themselves (over every worker's samples when training data-parallel)
+        self.previous_minibatch_loss_sum = float("nan")
+        self.previous_minibatch_evaluation_sum: float | None = None
         self.minibatches_seen = 0
         # Data-parallel training (stadyn.distributed): the object broadcasts the parameters now,
         # sums gradients and sample counts over the workers after each backward, and says whether
@@ -164,6 +205,13 @@ class Trainer:
         # compile=True: forward + backward + update as one program compiled by torch.compile;
         # compile="program": the same program without torch.compile (no compile time).
         self._step = None
+        # check_numerics=True: every step runs under sd.check_numerics(), so the first op that
+        # makes a NaN or an infinity raises NumericsError naming it (a compiled program has no
+        # ops to name: the two do not go together).
+        self.check_numerics = bool(check_numerics)
+        if compile and self.check_numerics:
+            raise StadynError("Trainer(check_numerics=True) names the op that made a NaN, which "
+                              "a compiled program cannot; use compile=False while hunting it")
         if compile:
             if len(self.parameter_learners) != 1 or data_parallel is not None:
                 raise StadynError("Trainer(compile=...) needs exactly one learner and no "
@@ -195,10 +243,17 @@ class Trainer:
         for var, value in items:
             if id(_unwrap(var)) in self._class_id_inputs:
                 _check_whole_numbers(_unwrap(var), _as_array(value))
-        counts = {feed(_unwrap(var), value) for var, value in items}
-        if len(counts) != 1:
-            raise StadynError(f"Trainer: inputs with different sample counts {sorted(counts)}")
-        return counts.pop()
+        # CNTK counts the labels' samples: sequences where some input is per sequence, steps
+        # where every input is a sequence
+        plain, steps = set(), set()
+        for var, value in items:
+            v = _unwrap(var)
+            (steps if v.sequence_lengths is not None else plain).add(feed(v, value))
+        for counts in (plain, steps):
+            if len(counts) > 1:
+                raise StadynError(f"Trainer: inputs with different sample counts "
+                                  f"{sorted(counts)}")
+        return (plain or steps).pop()
 
     def train_minibatch(self, arguments, outputs: Sequence[Variable] | None = None,
                         device=None, is_sweep_end: bool | None = None) -> bool:
@@ -211,6 +266,9 @@ class Trainer:
     def _train(self, arguments, outputs: Sequence[Variable] | None, finite_only: bool) -> bool:
         """The step; with ``finite_only`` a NaN or infinite loss raises :class:`_NonFiniteLoss`
         before the learners update (a compiled step has updated by then)."""
+        if self.check_numerics and not numerics_enabled():
+            with check_numerics():
+                return self._train(arguments, outputs, finite_only)
         samples = self._feed(arguments, self.arguments, "train_minibatch")
         if self._step is not None:
             with training(True):
@@ -222,7 +280,7 @@ class Trainer:
                                     float(self._metric_sum.d) if self._metric_sum is not None
                                     else None)
         for learner in self.parameter_learners:
-            _zero_grad(learner)
+            learner.zero_grad()
         with training(True):
             forward_all(self._outputs + list(outputs or ()), clear_no_need_grad=True)
             self._loss_sum.backward(clear_buffer=True)
@@ -236,11 +294,13 @@ class Trainer:
         if finite_only and not math.isfinite(loss_sum):
             raise _NonFiniteLoss(loss_sum)
         for learner in self.parameter_learners:
-            _update(learner, samples)
+            learner.step(samples)
         return self._after_step(samples, loss_sum, metric_sum)
 
     def _after_step(self, samples: int, loss_sum: float, metric_sum: float | None) -> bool:
         self.previous_minibatch_sample_count = samples
+        self.previous_minibatch_loss_sum, self.previous_minibatch_evaluation_sum = \
+            loss_sum, metric_sum
         self.previous_minibatch_loss_average = loss_sum / samples
         self.previous_minibatch_evaluation_average = (
             metric_sum / samples if metric_sum is not None else None)
@@ -269,12 +329,9 @@ class Trainer:
             writer.update_test(metric_sum, samples)
         return metric_sum / samples
 
-    def learning_rate(self) -> float | None:
-        learner = self.parameter_learners[0]
-        try:
-            return float(learner.learning_rate())
-        except (AttributeError, TypeError):
-            return None
+    def learning_rate(self) -> float:
+        """The first learner's current learning rate (in its own unit)."""
+        return float(self.parameter_learners[0].learning_rate())
 
     def summarize_training_progress(self) -> None:
         for writer in self._writers():
@@ -286,7 +343,9 @@ class Trainer:
 
     @property
     def parameters(self) -> list[Variable]:
-        return [p for learner in self.parameter_learners for p in _learner_params(learner)]
+        """The parameters the learners update."""
+        return [p for learner in self.parameter_learners
+                for p in learner.named_parameters().values()]
 
     # -- one call: epochs over a reader ---------------------------------------------------------
     def fit(self, source, input_map: Mapping | None = None, *, epochs: int = 1,
@@ -301,6 +360,8 @@ class Trainer:
         progress writers summarise, ``validation`` (another source, read for one sweep) is
         evaluated, ``checkpoint`` (a path) is written atomically with the reader's position and
         the random generators' states, and each callback is called with the epoch's record.
+        A callback is a function (called then) or a :class:`~stadyn.train.TrainingCallback`,
+        which also sees the start of each epoch, each minibatch and each checkpoint written.
         Returns one record per epoch trained: ``{"epoch", "loss", "metric", "samples",
         "seconds", "validation_metric"}``.
 
@@ -322,10 +383,10 @@ class Trainer:
         from ._progress import ProgressBarWriter
 
         input_map = self._input_map(source, input_map)
+        hooks = as_callbacks(callbacks)
         size = epoch_size or source.sweep_size
         for learner in self.parameter_learners:
-            if hasattr(learner, "resolve_epoch_size"):
-                learner.resolve_epoch_size(source.sweep_size)
+            learner.resolve_epoch_size(source.sweep_size)
         main = self.data_parallel is None or self.data_parallel.is_main
         first = 0
         if checkpoint is not None and os.path.exists(checkpoint):
@@ -354,6 +415,8 @@ class Trainer:
             for epoch in range(first, epochs):
                 start = time.perf_counter()
                 seen, loss_sum, metric_sum, minibatch = 0, 0.0, 0.0, 0
+                for hook in hooks:
+                    hook.on_epoch_begin(self, epoch)
                 while seen < size:
                     data = source.next_minibatch(min(minibatch_size, size - seen),
                                                  input_map=input_map)
@@ -369,6 +432,12 @@ class Trainer:
                     loss_sum += self.previous_minibatch_loss_average * n
                     if self.previous_minibatch_evaluation_average is not None:
                         metric_sum += self.previous_minibatch_evaluation_average * n
+                    if hooks:
+                        step = {"epoch": epoch, "minibatch": minibatch, "samples": n,
+                                "loss_sum": self.previous_minibatch_loss_sum,
+                                "metric_sum": self.previous_minibatch_evaluation_sum}
+                        for hook in hooks:
+                            hook.on_minibatch_end(self, step)
                 self.summarize_training_progress()
                 record = {"epoch": epoch, "samples": seen,
                           "seconds": time.perf_counter() - start,
@@ -382,8 +451,10 @@ class Trainer:
                 if checkpoint is not None and main:
                     self.save_checkpoint(checkpoint, {"epoch": epoch,
                                                       "reader": source.get_checkpoint_state()})
-                for callback in callbacks:
-                    callback(record)
+                    for hook in hooks:
+                        hook.on_checkpoint(self, checkpoint, record)
+                for hook in hooks:
+                    hook.on_epoch_end(self, record)
                 history.append(record)
                 if seen < size:
                     break           # the source ran out (max_samples / max_sweeps)
@@ -444,42 +515,19 @@ class Trainer:
     def _named_parameters(self) -> dict[str, Variable]:
         """Every parameter the trainer touches, trainable or not (running statistics too)."""
         named: dict[str, Variable] = {}
-        for learner in self.parameter_learners:
-            for p in _learner_params(learner):
-                named[p.name or f"#{len(named)}"] = p
+        for p in self.parameters:
+            named[p.name or f"#{len(named)}"] = p
         for v in Subgraph(self._outputs).parameters:
             named.setdefault(v.name, v)
         return named
 
 
-# ---------------------------------------------------------------------------------------------
-# Learners: CNTK learners (update(sample_count)) and NNabla solvers (update()) alike
-# ---------------------------------------------------------------------------------------------
-def _learner_params(learner) -> list[Variable]:
-    params = getattr(learner, "parameters", None)
-    if params is None and hasattr(learner, "get_parameters"):
-        params = learner.get_parameters()
-    if callable(params):
-        params = params()
-    if isinstance(params, Mapping):
-        params = list(params.values())
-    return list(params or [])
-
-
-def _zero_grad(learner) -> None:
-    if hasattr(learner, "zero_grad"):
-        learner.zero_grad()
-    else:
-        for p in _learner_params(learner):
-            p.grad = None
-
-
-def _update(learner, samples: int) -> None:
-    from ..solvers import Solver
-    if isinstance(learner, Solver):
-        learner.update()
-    else:
-        learner.update(samples)
+def _are_learners(value) -> bool:
+    """Whether ``value`` is an optimizer or a non-empty list of them (CNTK 2.x's third
+    argument, as opposed to the 2017 beta's metric)."""
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(isinstance(v, Optimizer) for v in value)
+    return isinstance(value, Optimizer)
 
 
 def _unwrap(var) -> Variable:

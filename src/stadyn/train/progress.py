@@ -9,9 +9,9 @@ Example:
 """
 
 from ._csvlog import CSV_COLUMNS, CSVProgressWriter
-from ._progress import (ProgressBarWriter, ProgressPrinter, ProgressRecord, ProgressWriter,
-                        ProgressWriterError, format_epoch_line, format_minibatch_line,
-                        format_table_row, format_test_summary, log_number_of_parameters)
+from ._printer import (ProgressPrinter, format_epoch_line, format_minibatch_line, format_table_row,
+                       format_test_summary, log_number_of_parameters)
+from ._progress import ProgressBarWriter, ProgressRecord, ProgressWriter, ProgressWriterError
 from ._tensorboard import TensorBoardProgressWriter
 
 __all__ = [

@@ -261,3 +261,19 @@ def function_signatures(C, r):
     res["typing re-exports"] = [T.Axis.default_batch_axis().name, T.Record(a=1).a,
                                 isinstance(double.arguments[0], T.Variable)]
     return res
+
+
+@cntk_case(names=["cntk.Function.load"])
+def function_load(C, r):
+    x = C.input_variable(3)
+    w = C.parameter((3, 2), init=r.randn(3, 2), name="w")
+    f = C.relu(C.times(x, w) + 0.5)
+    data = r.randn(2, 3)
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "model.bin")
+        f.save(path)
+        g = C.Function.load(path)
+        r.touch("cntk.Function.load", "cntk.Function.save", "cntk.Function.eval",
+                "cntk.Function.arguments")
+        return {"before": f.eval({x: data}), "loaded": g.eval({g.arguments[0]: data}),
+                "n_arguments": len(g.arguments)}

@@ -47,7 +47,9 @@ op_case("ceil", lambda C, x: C.ceil(x), [(2, 3)], data=[halves])
 op_case("round", lambda C, x: C.round(x), [(2, 3)], data=[halves])
 op_case("sin", lambda C, x: C.sin(x), [(2, 3)])
 op_case("cos", lambda C, x: C.cos(x), [(2, 3)])
-op_case("tan", lambda C, x: C.tan(x), [(2, 3)], data=[unit])
+op_case("tan", lambda C, x: C.tan(x), [(2, 3)], data=[unit],
+        xfail="CNTK 2.7's gradient of tan is not 1 + tan(x)**2 (for the first value -1.5049 "
+              "where the derivative gives -1.4133); Stadyn keeps the derivative")
 op_case("asin", lambda C, x: C.asin(x), [(2, 3)], data=[unit])
 op_case("acos", lambda C, x: C.acos(x), [(2, 3)], data=[unit])
 op_case("atan", lambda C, x: C.atan(x), [(2, 3)])

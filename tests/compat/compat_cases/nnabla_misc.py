@@ -250,9 +250,8 @@ def _load(i):
 
 
 @nnabla_case(names=[D + "data_iterator_simple", D + "DataIterator"],
-             known={"epochs": "NNabla's DataIterator reports epoch and position one batch "
-                              "ahead (its prefetch thread has already read the next batch); "
-                              "Stadyn's (stadyn.io, native) reports those of the batch returned"})
+             note="NNabla's position is the source's after the batch its thread prefetched: "
+                  "one batch ahead of the batch next() returned (Stadyn's too)")
 def data_iterator_simple(nn, r):
     DI = r.module("nnabla.utils.data_iterator")
     it = DI.data_iterator_simple(_load, 10, 4, shuffle=False, with_memory_cache=False,
@@ -286,9 +285,8 @@ def data_iterator_shuffle(nn, r):
 
 
 @nnabla_case(names=[D + "data_iterator_simple"],
-             xfail="with stop_exhausted=True, 10 samples in batches of 4, NNabla yields 2 "
-                   "batches and then StopIteration; Stadyn (stadyn.io, native) yields 3 "
-                   "(issue 18)")
+             note="stop_exhausted=True, 10 samples in batches of 4: 2 batches, then "
+                  "StopIteration (issue 18)")
 def data_iterator_stop_exhausted(nn, r):
     DI = r.module("nnabla.utils.data_iterator")
     it = DI.data_iterator_simple(_load, 10, 4, shuffle=False, with_memory_cache=False,
@@ -314,9 +312,7 @@ def data_iterator_source(nn, r):
     return res
 
 
-@nnabla_case(names=[D + "SimpleDataSource"],
-             xfail="NNabla's SimpleDataSource(load_func, num_examples, shuffle=False, rng=None) "
-                   "takes shuffle and rng; Stadyn's (stadyn.io, native) takes neither")
+@nnabla_case(names=[D + "SimpleDataSource"])
 def simple_data_source_shuffle(nn, r):
     DI = r.module("nnabla.utils.data_iterator")
     source = DI.SimpleDataSource(_load, 6, shuffle=False, rng=np.random.RandomState(0))
@@ -413,3 +409,44 @@ def tiny_digits(nn, r):
     return {"shapes": [list(images.shape), list(labels.shape)],
             "dtypes": [str(images.dtype), str(labels.dtype)], "first_image": images[0].tolist(),
             "first_label": int(labels[0, 0]), "n": int(digits.target.shape[0]), "png": png}
+
+
+# -- NNabla's own model files -------------------------------------------------------------------
+LEGACY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures",
+                      "legacy")
+G = "nnabla.utils.nnp_graph."
+
+
+@nnabla_case(names=[G + "NnpLoader", G + "NnpLoader.get_network",
+                    G + "NnpLoader.get_network_names", G + "NnpNetwork"],
+             note="the LeNet NNabla 1.39 saved with parameter.protobuf (tests/fixtures/legacy)")
+def nnp_loader(nn, r):
+    NG = r.module("nnabla.utils.nnp_graph")
+    nnp = NG.NnpLoader(os.path.join(LEGACY, "nnabla_lenet_protobuf.nnp"))
+    names = nnp.get_network_names()
+    net = nnp.get_network("lenet", batch_size=2)
+    r.touch(G + "NnpLoader.get_network", G + "NnpLoader.get_network_names")
+    x, y = net.inputs["x"], net.outputs["y"]
+    x.d = r.rand(2, 1, 28, 28)
+    y.forward()
+    return {"names": names, "inputs": list(net.inputs), "outputs": list(net.outputs),
+            "y": y.d.copy(), "is_network": isinstance(net, NG.NnpNetwork),
+            "shape": list(y.shape)}
+
+
+@nnabla_case(names=["nnabla.utils.load.load"],
+             note="the deep CNN NNabla 1.39 saved with its training sections "
+                  "(tests/fixtures/legacy)")
+def nnp_load(nn, r):
+    L = r.module("nnabla.utils.load")
+    info = L.load([os.path.join(LEGACY, "nnabla_deep_cnn.nnp")], prepare_data_iterator=False,
+                  batch_size=2)
+    executor = info.executors["runtime"]
+    (x, data), = executor.dataset_assign.items()
+    (y, out), = executor.output_assign.items()
+    x.variable_instance.d = r.rand(2, 1, 8, 8) * 16
+    y.variable_instance.forward()
+    return {"networks": list(info.networks), "executors": list(info.executors),
+            "names": [x.name, data, y.name, out], "y": y.variable_instance.d.copy(),
+            "optimizers": sorted(info.optimizers), "datasets": sorted(info.datasets),
+            "monitors": sorted(info.monitors)}

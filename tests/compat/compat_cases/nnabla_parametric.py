@@ -49,18 +49,15 @@ pf_case("PF_affine__base_axis", lambda nn, PF, x: PF.affine(x, (2, 3), base_axis
         [P + "affine"])
 pf_case("PF_affine__no_bias", lambda nn, PF, x: PF.affine(x, 3, with_bias=False), (2, 4),
         [P + "affine"])
-_FIXED = ("NNabla's fix_parameters=True keeps the registered W and b need_grad=True (the graph "
-          "uses unlinked copies, so their gradients stay 0 and get_parameters() still lists "
-          "them); Stadyn's (stadyn.parametric, native) registers them need_grad=False")
 pf_case("PF_affine__fix_parameters", lambda nn, PF, x: PF.affine(x, 3, fix_parameters=True),
-        (2, 4), [P + "affine"], known={"need_grad": _FIXED, "grad affine/W": _FIXED,
-                                       "grad affine/b": _FIXED})
+        (2, 4), [P + "affine"],
+        note="the registered W and b stay need_grad=True; the graph uses views that need none, "
+             "so their gradients stay 0")
 pf_case("PF_affine__scopes", lambda nn, PF, x: PF.affine(_scoped(nn, PF, x), 2), (2, 4),
         [P + "affine", "nnabla.parameter_scope"],
         note="nested parameter scopes and a second affine at the top level")
 pf_case("PF_affine__name", lambda nn, PF, x: PF.affine(x, 5, name="l1"), (2, 3), [P + "affine"],
-        xfail="PF.affine(x, 5, name='l1') creates l1/affine/W in NNabla and l1/W in Stadyn "
-              "(stadyn.parametric, native; issue 18)")
+        note="name= opens a scope above the function's own: l1/affine/W")
 pf_case("PF_convolution", lambda nn, PF, x: PF.convolution(x, 4, (3, 3)), (2, 3, 5, 5),
         [P + "convolution"])
 pf_case("PF_convolution__options", lambda nn, PF, x: PF.convolution(
@@ -138,3 +135,39 @@ def PF_sync_batch_normalization(nn, PF, r):
             return PF.batch_normalization(x)
         return PF.sync_batch_normalization(x, comm=None)
     return run_pf(nn, r, build, (4, 3, 2), forward_twice=True)
+
+# -- per-sample normalisations, learnt slopes, depthwise convolution --------------------------
+pf_case("PF_layer_normalization", lambda nn, PF, x: PF.layer_normalization(x), (2, 3, 4),
+        [P + "layer_normalization"], tols={"grad x": (1e-4, 1e-5)})
+pf_case("PF_instance_normalization", lambda nn, PF, x: PF.instance_normalization(x),
+        (2, 3, 4, 5), [P + "instance_normalization"], tols={"grad x": (1e-4, 1e-5)})
+pf_case("PF_group_normalization", lambda nn, PF, x: PF.group_normalization(x, 2, name="gn"),
+        (2, 4, 3, 2), [P + "group_normalization"], tols={"grad x": (1e-4, 1e-5)})
+pf_case("PF_prelu", lambda nn, PF, x: PF.prelu(x), (2, 3, 4), [P + "prelu"])
+pf_case("PF_prelu__channels", lambda nn, PF, x: PF.prelu(x, shared=False, name="p"), (2, 3, 4),
+        [P + "prelu"])
+pf_case("PF_depthwise_convolution", lambda nn, PF, x: PF.depthwise_convolution(x, (3, 3)),
+        (2, 3, 5, 5), [P + "depthwise_convolution"])
+pf_case("PF_depthwise_convolution__multiplier", lambda nn, PF, x: PF.depthwise_convolution(
+    x, (3, 2), pad=(1, 1), multiplier=2, with_bias=False), (2, 2, 4, 4),
+    [P + "depthwise_convolution"])
+
+
+@nnabla_case(names=[P + "prelu", P + "depthwise_convolution"])
+def PF_initial_values__slopes_depthwise(nn, PF, r):
+    """The initialisers that are not random: prelu's 0.25, depthwise's zero bias; and the
+    Glorot limit of depthwise's W."""
+    x = nn.Variable((2, 3, 5, 5))
+    PF.prelu(x, shared=False)
+    PF.depthwise_convolution(x, (3, 3), multiplier=2)
+    p = nn.get_parameters()
+    limit = np.sqrt(6.0 / (9 * (3 * 2 + 3)))
+    w = p["depthwise_conv/W"].d
+    return {"slope": p["prelu/slope"].d.copy(), "b": p["depthwise_conv/b"].d.copy(),
+            "w_within": bool(np.abs(w).max() <= limit),
+            "w_spread": bool(np.abs(w).max() > 0.7 * limit)}
+
+
+pf_case("PF_spectral_norm", lambda nn, PF, x: PF.affine(
+    x, 3, apply_w=lambda w: PF.spectral_norm(w, dim=1), name="sn"), (2, 5),
+    [P + "spectral_norm", P + "affine"], rtol=1e-4)

@@ -68,12 +68,9 @@ solver_case("Adam__options", lambda S: S.Adam(alpha=0.01, beta1=0.8, beta2=0.99,
 solver_case("Adam__weight_decay", lambda S: S.Adam(alpha=0.01), [N + "Adam"], decay=0.1)
 solver_case("AdamW", lambda S: S.AdamW(alpha=0.01, wd=0.1), [N + "AdamW"])
 solver_case("AdamW__weight_decay", lambda S: S.AdamW(alpha=0.01, wd=0.1), [N + "AdamW"],
-            decay=0.2,
-            xfail="NNabla's AdamW.weight_decay(rate) leaves .g unchanged and applies the rate, "
-                  "decoupled, in the next update() only; Stadyn's (stadyn.solvers, native) "
-                  "differs")
-solver_case("AMSGRAD", lambda S: S.AMSGRAD(alpha=0.01), [N + "AMSGRAD"],
-            xfail="NNabla's name is AMSGRAD; Stadyn has only AMSGrad (stadyn.solvers, native)")
+            decay=0.2, note="NNabla's AdamW.weight_decay(rate) leaves .g unchanged and decays "
+                            "by rate, decoupled, in the next update() only")
+solver_case("AMSGRAD", lambda S: S.AMSGRAD(alpha=0.01), [N + "AMSGRAD"])
 solver_case("AMSGrad", lambda S: S.AMSGrad(alpha=0.01), [N + "AMSGrad"],
             substitutes={N + "AMSGrad": N + "AMSGRAD"},
             note="Stadyn's spelling AMSGrad; NNabla's AMSGRAD on the real side")
@@ -105,9 +102,7 @@ def _scale(solver, step):
     solver.scale_grad(0.5)
 
 
-solver_case("scale_grad", lambda S: S.Sgd(lr=0.5), [N + "Sgd"], before_update=_scale,
-            xfail="NNabla's solvers have scale_grad(scale); Stadyn's (stadyn.solvers, native) "
-                  "have none")
+solver_case("scale_grad", lambda S: S.Sgd(lr=0.5), [N + "Sgd"], before_update=_scale)
 
 
 @nnabla_case(names=[N + "Solver", N + "Adam"])
@@ -149,9 +144,8 @@ def states_round_trip(nn, F, PF, S, r):
     return dict((k, v.d.copy()) for k, v in params.items())
 
 
-@nnabla_case(names=[N + "Adam"],
-             known={"states": "NNabla's get_states() gives SolverState objects (.pstate, .t); "
-                              "Stadyn's (stadyn.solvers, native) gives dicts"})
+@nnabla_case(names=[N + "Adam", N + "SolverState"],
+             note="get_states() gives SolverState objects (.pstate with NNabla's state names, .t)")
 def states_structure(nn, F, PF, S, r):
     x, t, loss = _model(nn, F, PF, r)
     params = nn.get_parameters()
@@ -170,4 +164,5 @@ def states_structure(nn, F, PF, S, r):
             listing.append([k, sorted(st.pstate.keys()), int(st.t)])
         except AttributeError:
             listing.append([k, type(st).__name__])
-    return {"keys": sorted(states), "states": listing}
+    return {"keys": sorted(states), "states": listing,
+            "solver_states": all(isinstance(states[k], S.SolverState) for k in states)}

@@ -17,7 +17,7 @@ computes the loss on the batch in inference (batch norm on the running statistic
 steps with a Gluon ``Trainer`` (``adam`` or ``sgd`` with momentum), interleaving the modes round
 by round, and prints one JSON line per mode::
 
-    {"workload": "seed2", "mode": "mxnet-hybridized", "ms": 12.3, "first_loss": 2.31,
+    {"workload": "digits-cnn", "mode": "mxnet-hybridized", "ms": 12.3, "first_loss": 2.31,
      "version": "1.9.1", "setup_s": 0.4}
 
 Modes: ``imperative`` runs the blocks eagerly under ``autograd.record``; ``hybridized`` is the
@@ -74,8 +74,9 @@ def _dense(net, bindings, name: str, w: np.ndarray, activation=None) -> None:
 
 
 def digits_cnn(params: dict[str, np.ndarray], meta: dict):
-    """The seed-2 CNN: 12 x (conv 3x3 pad 1, batch norm (momentum 0.9, eps 1e-5), tanh) with 64,
-    10 x 128 and 512 maps, 2x2 average pooling, dense 1024 + tanh, dense 10."""
+    """The deep CNN of NNabla's static-vs-dynamic tutorial: 12 x (conv 3x3 pad 1, batch norm
+    (momentum 0.9, eps 1e-5), tanh) with 64, 10 x 128 and 512 maps, 2x2 average pooling, dense
+    1024 + tanh, dense 10."""
     net, bindings = nn.HybridSequential(), []
     for name in ["conv1"] + [f"conv{i + 2}" for i in range(10)] + ["conv_last"]:
         w = params[f"cnn/{name}/conv/W"]
@@ -102,7 +103,7 @@ def digits_mlp(params: dict[str, np.ndarray], meta: dict):
 
 
 def cifar_convnet(params: dict[str, np.ndarray], meta: dict):
-    """The seed-1 CIFAR ConvNet: x * scale, 2 x (conv 3x3/64 pad 1 + ReLU twice, max-pool 3x3
+    """CNTK's CIFAR-10 ConvNet: x * scale, 2 x (conv 3x3/64 pad 1 + ReLU twice, max-pool 3x3
     stride 2 with the spec's ``pool_padding``), dense 256 and 128 with ReLU and dropout, dense
     10; Stadyn's layer names ``convolution`` ... ``dense_2``."""
     scale = float(meta.get("input_factor", 1.0))

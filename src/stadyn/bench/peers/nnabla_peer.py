@@ -8,14 +8,14 @@ library, numpy and NNabla, never Stadyn.
         --per-round 4
 
 The spec (written by the Stadyn process, ``.npz`` or ``.json``) holds the batch (``__x__``,
-``__t__``), the initial parameters under Stadyn's names (NNabla's names for the seed-2 CNN and
+``__t__``), the initial parameters under Stadyn's names (NNabla's names for the digits CNN and
 the MLP) and a JSON metadata string (``__meta__``: workload name, network, solver).  For each
 mode the script builds the network, loads those parameters, computes the loss on the batch in
 inference (batch norm on the running statistics, no dropout) -- it must equal Stadyn's first
 loss, which shows the network is the same -- then times training steps with NNabla's own solver,
 interleaving the modes round by round, and prints one JSON line per mode::
 
-    {"workload": "seed2", "mode": "nnabla-static", "ms": 123.4, "first_loss": 2.31,
+    {"workload": "digits-cnn", "mode": "nnabla-static", "ms": 123.4, "first_loss": 2.31,
      "version": "1.39.0", "setup_s": 0.2}
 
 Modes: ``static`` builds the graph once and replays it (``forward(clear_no_need_grad=True)``,
@@ -44,9 +44,9 @@ MODES = ("static", "dynamic")
 # Networks (the same as Stadyn's; see stadyn/bench/_workloads.py for the PyTorch twins)
 # ---------------------------------------------------------------------------------------------
 def digits_cnn(x, train: bool):
-    """The seed-2 CNN: 12 x (conv 3x3 pad 1, batch norm, tanh) with 64, 10 x 128 and 512 maps,
-    2x2 average pooling, affine 1024 + tanh, affine 10; NNabla's parametric functions (so
-    NNabla's parameter names, which Stadyn's are)."""
+    """The deep CNN of NNabla's static-vs-dynamic tutorial: 12 x (conv 3x3 pad 1, batch norm,
+    tanh) with 64, 10 x 128 and 512 maps, 2x2 average pooling, affine 1024 + tanh, affine 10;
+    NNabla's parametric functions (so NNabla's parameter names, which Stadyn's are)."""
     def block(h, maps):
         h = PF.convolution(h, maps, (3, 3), pad=(1, 1))
         return F.tanh(PF.batch_normalization(h, batch_stat=train))
@@ -78,7 +78,7 @@ def digits_mlp(x, train: bool):
 
 
 def cifar_convnet(x, train: bool, pool_padding: int = 1, dropout: float = 0.5, scale: float = 1.0):
-    """The seed-1 CIFAR ConvNet: x * scale, 2 x (conv 3x3/64 pad 1 + ReLU twice, max-pool 3x3
+    """CNTK's CIFAR-10 ConvNet: x * scale, 2 x (conv 3x3/64 pad 1 + ReLU twice, max-pool 3x3
     stride 2 with ``pool_padding``), dense 256 and 128 with ReLU and dropout (training only),
     dense 10.  The parameters have Stadyn's layer names (``convolution``, ``convolution_1``,
     ..., ``dense_2``), registered beforehand by :func:`register_parameters`."""

@@ -72,23 +72,35 @@ def batched(x: Any) -> bool:
     return isinstance(x, Variable) and BATCH(x)
 
 
+def lead_axes(x: Any) -> int:
+    """How many leading axes of ``x`` are not a sample's: the batch axis, and the sequence axis
+    of a sequence; 0 for an unbatched operand."""
+    if not batched(x):
+        return 0
+    v = operand(x)
+    return 2 if getattr(v, "sequence_lengths", None) is not None else 1
+
+
 def sample_shape(x: Any) -> tuple[int, ...]:
-    """The per-sample shape of ``x`` (its shape without the batch axis)."""
+    """The per-sample shape of ``x`` (its shape without the batch and sequence axes)."""
     v = operand(x)
     shape = tuple(getattr(v, "shape", np.shape(v)))
-    return shape[1:] if batched(x) else shape
+    return shape[lead_axes(x):]
 
 
 def sample_axis(x: Any, axis: int) -> int:
     """CNTK's per-sample ``axis`` of ``x`` as a Stadyn axis (row-major, negative from the end)."""
     v = operand(x)
+    lead = lead_axes(x)
+    if lead == 2:     # a sequence: the sample's axes follow the batch and sequence axes
+        return 1 + S.static_axis(int(axis), len(v.shape) - 1, True)
     return S.static_axis(int(axis), len(v.shape), batched(x))
 
 
 def sample_axes(x: Any) -> list[int]:
     """Every axis of a sample of ``x`` (all axes of an unbatched operand), as Stadyn axes."""
     n = len(operand(x).shape)
-    return list(range(1, n)) if batched(x) else list(range(n))
+    return list(range(lead_axes(x), n))
 
 
 def named(out: Any, name: str = "", op: str | None = None) -> Any:

@@ -17,8 +17,8 @@ import numpy as np
 import torch
 
 from ... import functions as F
-from ...graph import Variable, forward_all, topological_nodes, training
-from ...train._trainer import feed
+from ...graph import Variable, forward_all, is_lengths, pad_sequences, topological_nodes, training
+from ...train import feed
 from . import _graph as G
 from ._adapt import unwrap, wrap
 from ._late import bind, late
@@ -194,7 +194,8 @@ class Function(GraphObject, TensorOpsMixin):
     def arguments(self) -> list:
         """The inputs and placeholders the outputs depend on, in CNTK's order."""
         return [wrap_variable(v) for v in self._leaves()
-                if G.kind_of(v) in ("input", "placeholder")]
+                if G.kind_of(v) in ("input", "placeholder")
+                and not is_lengths(v)]     # a sequence input's lengths come with its data
 
     @property
     def parameters(self) -> list:
@@ -297,6 +298,9 @@ class Function(GraphObject, TensorOpsMixin):
                 raise ValueError(f"no input named {key!r}")
             if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], list):
                 value = value[0]    # (data, sequence starts): every sample is one sequence
+            if unwrap(target).sequence_lengths is not None and isinstance(value, list):
+                feed(unwrap(target), value)      # one array per sequence, of its own length
+                continue
             if isinstance(value, list) and value and not isinstance(value[0], (int, float)):
                 value = np.stack([np.asarray(v, dtype=np.float32) for v in value])
             var = unwrap(target)
@@ -344,13 +348,15 @@ class Function(GraphObject, TensorOpsMixin):
         keep = bool(keep_for_backward)
         roots = self._roots()
         roots += [unwrap(o) for o in wanted if not any(unwrap(o) is v for v in roots)]
+        roots += [v.sequence_lengths for v in list(roots)          # computed lengths (a slice)
+                  if v.sequence_lengths is not None and v.sequence_lengths.parent is not None]
         if keep:
             with training(True):
                 forward_all(roots, clear_no_need_grad=True)
         else:
             with training(False), torch.no_grad():
                 forward_all(roots, clear_buffer=True)
-        return (_State(self) if keep else None), {o: unwrap(o).d.copy() for o in wanted}
+        return (_State(self) if keep else None), {o: _value(unwrap(o)) for o in wanted}
 
     def backward(self, state, root_gradients: dict, variables, as_numpy: bool = True) -> dict:
         """CNTK's ``backward``: the gradients w.r.t. ``variables`` (inputs made with
@@ -367,12 +373,12 @@ class Function(GraphObject, TensorOpsMixin):
             v.grad = None
         try:
             for root, seed in root_gradients.items():
-                unwrap(root).backward(np.asarray(seed, dtype=np.float32))
+                unwrap(root).backward(_seed(unwrap(root), seed))
             out = {}
             for v in variables:
                 var = unwrap(v)
-                out[v] = var.g.copy() if var.grad is not None else np.zeros(var.shape,
-                                                                              np.float32)
+                out[v] = _value(var, var.g) if var.grad is not None else np.zeros(var.shape,
+                                                                                   np.float32)
             return out
         finally:
             for v, g in saved:
@@ -395,7 +401,9 @@ class Function(GraphObject, TensorOpsMixin):
         wrt = list(wrt)
         root = self.output if grad_root is None else grad_root
         state, values = self.forward(at, [root] + list(outputs or []), {root})
-        grads = self.backward(state, {root: np.ones_like(values[root])}, wrt)
+        ones = values[root]
+        ones = [np.ones_like(o) for o in ones] if isinstance(ones, list) else np.ones_like(ones)
+        grads = self.backward(state, {root: ones}, wrt)
         grads = grads[wrt[0]] if len(wrt) == 1 else grads
         if not outputs:
             return grads
@@ -626,3 +634,21 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:
 
 
 bind(Function=Function)     # Variable.owner and the wrapping of outputs (_mixins, _variables)
+
+
+def _value(v: Variable, array: np.ndarray | None = None):
+    """A value as CNTK returns it: an array, or for a sequence one array per sequence."""
+    array = v.d if array is None else array
+    lengths = v.sequence_lengths
+    if lengths is None:
+        return array.copy()
+    return [array[b, :int(n)].copy() for b, n in enumerate(lengths.d)]
+
+
+def _seed(v: Variable, seed) -> np.ndarray:
+    """A root gradient for ``v``: one array per sequence (padded) for a sequence."""
+    if v.sequence_lengths is not None and isinstance(seed, (list, tuple)):
+        padded = pad_sequences(seed, v.shape[2:], np.float32)[0]
+        extra = v.shape[1] - padded.shape[1]     # a value padded past its longest sequence
+        return np.pad(padded, [(0, 0), (0, max(extra, 0))] + [(0, 0)] * (padded.ndim - 2))
+    return np.asarray(seed, dtype=np.float32)

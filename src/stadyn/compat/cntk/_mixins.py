@@ -134,7 +134,10 @@ class VariableMixin:
         v = self.variable
         if v in G.SHAPELESS:
             return (-2,)
-        return tuple(v.shape[1:]) if G.BATCH(v) else tuple(v.shape)
+        if not G.BATCH(v):
+            return tuple(v.shape)
+        lead = 2 if v.sequence_lengths is not None else 1   # a sequence axis too
+        return tuple(v.shape[lead:])
 
     @property
     def dtype(self):

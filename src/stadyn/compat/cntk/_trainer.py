@@ -21,10 +21,12 @@ def _as_function(slot: str, doc: str) -> property:
 
 
 def _plain(arguments):
-    """Minibatch data as the native Trainer feeds it: ``(N, *shape)`` arrays."""
+    """Minibatch data as the native Trainer feeds it: ``(N, *shape)`` arrays, and sequences
+    with their lengths."""
     if not isinstance(arguments, dict):
         return arguments
-    return {k: (v.data if isinstance(v, _io.MinibatchData) else v)
+    return {k: (v.data if isinstance(v, _io.MinibatchData)
+                and getattr(v, "lengths", None) is None else v)     # sequences keep lengths
             for k, v in arguments.items()}
 
 

@@ -16,6 +16,7 @@ from ...parametric import (clear_parameters, get_parameter_or_create, get_parame
                            parameter_scope)
 from ...serialize import load_parameters, save_parameters
 from ..._random import seed
+from .logger import logger  # noqa: F401 - NNabla binds the logger over its module's name
 
 __all__ = [
     "Variable", "auto_forward", "set_auto_forward", "get_auto_forward", "forward_all", "grad",

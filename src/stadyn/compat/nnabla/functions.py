@@ -1,7 +1,13 @@
-"""``nnabla.functions`` on Stadyn (the op catalog under NNabla's names; the ops that exist
-only for CNTK's semantics, ``cntk_*``, are left out)."""
+"""``nnabla.functions`` on Stadyn (the op catalog under NNabla's names).
 
-from ...functions import *  # noqa: F401,F403
-from ...functions import __all__ as _all
+Left out: the ops that exist only for CNTK's semantics (``cntk_*``), and the ops of Stadyn's
+sequence axis (category ``sequence``: ``past_value``, ``sequence_last``, ``recurrence``, ...):
+NNabla has no sequence axis, and they read lengths NNabla programs do not have.
+"""
 
-__all__ = [name for name in _all if not name.startswith("cntk_")]
+from ... import functions as _F
+from ...ops import CATALOG as _CATALOG
+
+__all__ = [_n for _n in _F.__all__
+           if not _n.startswith("cntk_") and _CATALOG[_n].category != "sequence"]
+globals().update({_n: getattr(_F, _n) for _n in __all__})

@@ -1,7 +1,8 @@
 """``nnabla.solvers`` on Stadyn (Stadyn's functional solver maths, ``stadyn.solvers.functional``,
-is not NNabla's and stays out of this module's names)."""
+and the optimizer protocol ``stadyn.solvers.Optimizer`` are not NNabla's and stay out of this
+module's names)."""
 
 from ...solvers import *  # noqa: F401,F403
 from ...solvers import __all__ as _all
 
-__all__ = [name for name in _all if name != "functional"]
+__all__ = [name for name in _all if name not in ("functional", "Optimizer")]

@@ -7,9 +7,14 @@ import math
 from ... import functions as F
 from ...ops import norm_axis
 from ._common import import_unary, onnx_axis, onnx_unary
+from ._cntk_rules import cntk_same, log_plus_cntk, softmax_cntk
+from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 
-register_rules(F.relu, onnx_export=onnx_unary("Relu"), onnx_import={"Relu": import_unary(F.relu)})
+register_rules(F.relu, onnx_export=onnx_unary("Relu"), onnx_import={"Relu": import_unary(F.relu)},
+               nnp_import=nnabla(F.relu, "ReLU", inplace=bool),
+               cntk_import={"ReLU": cntk_same(F.relu)},
+               cntk_v1_import={"RectifiedLinear": cntk_same(F.relu)})
 
 
 def _leaky_relu_onnx(g, inputs, attrs):
@@ -22,7 +27,8 @@ def _import_leaky_relu(node):
 
 
 register_rules(F.leaky_relu, onnx_export=_leaky_relu_onnx,
-               onnx_import={"LeakyRelu": _import_leaky_relu})
+               onnx_import={"LeakyRelu": _import_leaky_relu},
+               nnp_import=nnabla(F.leaky_relu, "LeakyReLU", alpha=float, inplace=bool))
 
 
 def _relu6_onnx(g, inputs, attrs):
@@ -33,7 +39,8 @@ def _relu6_onnx(g, inputs, attrs):
 
 register_rules(F.relu6, onnx_export=_relu6_onnx,
                onnx_import=Unmapped("ONNX has no ReLU6: the export (Clip) imports as "
-                                    "clip_by_value_scalar"))
+                                    "clip_by_value_scalar"),
+               nnp_import=nnabla(F.relu6, "ReLU6"))
 
 
 def _elu_onnx(g, inputs, attrs):
@@ -45,7 +52,9 @@ def _import_elu(node):
     return F.elu(node.var(0), float(node.attr("alpha", 1.0)))
 
 
-register_rules(F.elu, onnx_export=_elu_onnx, onnx_import={"Elu": _import_elu})
+register_rules(F.elu, onnx_export=_elu_onnx, onnx_import={"Elu": _import_elu},
+               nnp_import=nnabla(F.elu, "ELU", alpha=float),
+               cntk_import={"ELU": cntk_same(F.elu)})
 
 
 def _selu_onnx(g, inputs, attrs):
@@ -58,7 +67,9 @@ def _import_selu(node):
                   float(node.attr("alpha", 1.67326319217681884765625)))
 
 
-register_rules(F.selu, onnx_export=_selu_onnx, onnx_import={"Selu": _import_selu})
+register_rules(F.selu, onnx_export=_selu_onnx, onnx_import={"Selu": _import_selu},
+               nnp_import=nnabla(F.selu, "SELU", scale=float, alpha=float),
+               cntk_import={"SELU": cntk_same(F.selu)})
 
 
 def _gelu_onnx(g, inputs, attrs):
@@ -79,12 +90,20 @@ def _import_gelu(node):
     return F.gelu(node.var(0))
 
 
-register_rules(F.gelu, onnx_export=_gelu_onnx, onnx_import={"Gelu": _import_gelu})
+register_rules(F.gelu, onnx_export=_gelu_onnx, onnx_import={"Gelu": _import_gelu},
+               nnp_import=nnabla(F.gelu, "GELU"))
 
 register_rules(F.sigmoid, onnx_export=onnx_unary("Sigmoid"),
-               onnx_import={"Sigmoid": import_unary(F.sigmoid)})
+               onnx_import={"Sigmoid": import_unary(F.sigmoid)},
+               nnp_import=nnabla(F.sigmoid, "Sigmoid"),
+               cntk_import={"Sigmoid": cntk_same(F.sigmoid),
+                            "StableSigmoid": cntk_same(F.sigmoid)},
+               cntk_v1_import={"Sigmoid": cntk_same(F.sigmoid),
+                               "StableSigmoid": cntk_same(F.sigmoid)})
 
-register_rules(F.tanh, onnx_export=onnx_unary("Tanh"), onnx_import={"Tanh": import_unary(F.tanh)})
+register_rules(F.tanh, onnx_export=onnx_unary("Tanh"), onnx_import={"Tanh": import_unary(F.tanh)},
+               nnp_import=nnabla(F.tanh, "Tanh"), cntk_import={"Tanh": cntk_same(F.tanh)},
+               cntk_v1_import={"Tanh": cntk_same(F.tanh)})
 
 
 def _swish_onnx(g, inputs, attrs):
@@ -99,7 +118,8 @@ def _import_swish(node):
     return F.swish(node.var(0))
 
 
-register_rules(F.swish, onnx_export=_swish_onnx, onnx_import={"Swish": _import_swish})
+register_rules(F.swish, onnx_export=_swish_onnx, onnx_import={"Swish": _import_swish},
+               nnp_import=nnabla(F.swish, "Swish"))
 
 
 def _softplus_onnx(g, inputs, attrs):
@@ -112,7 +132,9 @@ def _softplus_onnx(g, inputs, attrs):
 
 
 register_rules(F.softplus, onnx_export=_softplus_onnx,
-               onnx_import={"Softplus": import_unary(F.softplus)})
+               onnx_import={"Softplus": import_unary(F.softplus)},
+               nnp_import=nnabla(F.softplus, "SoftPlus", beta=float),
+               cntk_import={"Softplus": cntk_same(F.softplus), "LogPlus": log_plus_cntk})
 
 
 def _softmax_like_onnx(op_type):
@@ -142,6 +164,42 @@ def _import_softmax_like(f):
 
 
 register_rules(F.softmax, onnx_export=_softmax_like_onnx("Softmax"),
-               onnx_import={"Softmax": _import_softmax_like(F.softmax)})
+               onnx_import={"Softmax": _import_softmax_like(F.softmax)},
+               nnp_import=nnabla(F.softmax, "Softmax", axis=int),
+               cntk_import={"Softmax": softmax_cntk}, cntk_v1_import={"Softmax": softmax_cntk})
 register_rules(F.log_softmax, onnx_export=_softmax_like_onnx("LogSoftmax"),
-               onnx_import={"LogSoftmax": _import_softmax_like(F.log_softmax)})
+               onnx_import={"LogSoftmax": _import_softmax_like(F.log_softmax)},
+               nnp_import=nnabla(F.log_softmax, "LogSoftmax", axis=int))
+
+
+def _prelu_onnx(g, inputs, attrs):
+    """Greater, Mul, Where (NNabla's per-channel slope; ONNX's PRelu broadcasts from the end)"""
+    x, slope = inputs[0], inputs[1]
+    n, shape = g.ndim(x), g.shape(slope)
+    if len(shape) == 1 and shape[0] > 1:
+        axis = norm_axis(int(attrs["base_axis"]), n)
+        slope = g.reshape(slope, [-1] + [1] * (n - axis - 1))
+    elif len(shape) > 0:
+        slope = g.reshape(slope, [])
+    positive = g.op("Greater", [x, g.scalar(0.0, x)])
+    return g.op("Where", [positive, x, g.op("Mul", [slope, x])])
+
+
+register_rules(F.prelu, onnx_export=_prelu_onnx, onnx_import=Unmapped(
+    "ONNX's PRelu broadcasts its slope from the last axis, NNabla's prelu per channel: the "
+    "export imports as greater, mul2 and where"))
+
+
+def _binary_onnx(low):
+    def export(g, inputs, attrs):
+        x = inputs[0]
+        positive = g.op("Greater", [x, g.scalar(0.0, x)])
+        return g.op("Where", [positive, g.scalar(1.0, x), g.scalar(low, x)])
+    export.__doc__ = "Greater, Where"
+    return export
+
+
+_BINARY = ("ONNX has no straight-through binariser (inference needs none): the export imports "
+           "as greater and where")
+register_rules(F.binary_tanh, onnx_export=_binary_onnx(-1.0), onnx_import=Unmapped(_BINARY))
+register_rules(F.binary_sigmoid, onnx_export=_binary_onnx(0.0), onnx_import=Unmapped(_BINARY))

@@ -7,6 +7,8 @@ import torch
 
 from ... import functions as F
 from ._common import SCALAR_FORM, import_unary, onnx_unary
+from ._cntk_rules import clip_cntk, cntk_elementwise, cntk_same
+from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 
 
@@ -66,15 +68,30 @@ def _import_fold(f):
 
 register_rules(F.add2, onnx_export=_binary_onnx("Add"),
                onnx_import={"Add": _import_binary(F.add2), "Sum": _import_fold(F.add2),
-                            "Mean": _import_fold(F.add2)})
-register_rules(F.sub2, onnx_export=_binary_onnx("Sub"), onnx_import={"Sub": _import_binary(F.sub2)})
-register_rules(F.mul2, onnx_export=_binary_onnx("Mul"), onnx_import={"Mul": _import_binary(F.mul2)})
-register_rules(F.div2, onnx_export=_binary_onnx("Div"), onnx_import={"Div": _import_binary(F.div2)})
-register_rules(F.pow2, onnx_export=_binary_onnx("Pow"), onnx_import={"Pow": _import_binary(F.pow2)})
+                            "Mean": _import_fold(F.add2)},
+               nnp_import=nnabla(F.add2, "Add2", inplace=bool),
+               cntk_import={"Plus": cntk_elementwise(F.add2)},
+               cntk_v1_import={"Plus": cntk_elementwise(F.add2)})
+register_rules(F.sub2, onnx_export=_binary_onnx("Sub"), onnx_import={"Sub": _import_binary(F.sub2)},
+               nnp_import=nnabla(F.sub2, "Sub2", inplace=bool),
+               cntk_import={"Minus": cntk_elementwise(F.sub2)},
+               cntk_v1_import={"Minus": cntk_elementwise(F.sub2)})
+register_rules(F.mul2, onnx_export=_binary_onnx("Mul"), onnx_import={"Mul": _import_binary(F.mul2)},
+               nnp_import=nnabla(F.mul2, "Mul2", inplace=bool),
+               cntk_import={"ElementTimes": cntk_elementwise(F.mul2)},
+               cntk_v1_import={"ElementTimes": cntk_elementwise(F.mul2)})
+register_rules(F.div2, onnx_export=_binary_onnx("Div"), onnx_import={"Div": _import_binary(F.div2)},
+               nnp_import=nnabla(F.div2, "Div2", inplace=bool),
+               cntk_import={"ElementDivide": cntk_elementwise(F.div2)})
+register_rules(F.pow2, onnx_export=_binary_onnx("Pow"), onnx_import={"Pow": _import_binary(F.pow2)},
+               nnp_import=nnabla(F.pow2, "Pow2", inplace=bool),
+               cntk_import={"Pow": cntk_elementwise(F.pow2)})
 register_rules(F.maximum2, onnx_export=_binary_onnx("Max"),
-               onnx_import={"Max": _import_fold(F.maximum2)})
+               onnx_import={"Max": _import_fold(F.maximum2)},
+               nnp_import=nnabla(F.maximum2, "Maximum2"))
 register_rules(F.minimum2, onnx_export=_binary_onnx("Min"),
-               onnx_import={"Min": _import_fold(F.minimum2)})
+               onnx_import={"Min": _import_fold(F.minimum2)},
+               nnp_import=nnabla(F.minimum2, "Minimum2"))
 
 
 def _scalar_onnx(op_type, reflected=False):
@@ -89,20 +106,30 @@ def _scalar_onnx(op_type, reflected=False):
     return export
 
 
-register_rules(F.add_scalar, onnx_export=_scalar_onnx("Add"), onnx_import=Unmapped(SCALAR_FORM))
+register_rules(F.add_scalar, onnx_export=_scalar_onnx("Add"), onnx_import=Unmapped(SCALAR_FORM),
+               nnp_import=nnabla(F.add_scalar, "AddScalar", val=float, inplace=bool))
 register_rules(F.mul_scalar, onnx_export=_scalar_onnx("Mul"),
-               onnx_import={"Neg": import_unary(F.mul_scalar, -1.0)})
-register_rules(F.pow_scalar, onnx_export=_scalar_onnx("Pow"), onnx_import=Unmapped(SCALAR_FORM))
+               onnx_import={"Neg": import_unary(F.mul_scalar, -1.0)},
+               nnp_import=nnabla(F.mul_scalar, "MulScalar", val=float, inplace=bool),
+               cntk_import={"Negate": cntk_same(F.mul_scalar, -1.0)})
+register_rules(F.pow_scalar, onnx_export=_scalar_onnx("Pow"), onnx_import=Unmapped(SCALAR_FORM),
+               nnp_import=nnabla(F.pow_scalar, "PowScalar", val=float, inplace=bool))
 register_rules(F.r_sub_scalar, onnx_export=_scalar_onnx("Sub", reflected=True),
-               onnx_import=Unmapped(SCALAR_FORM))
+               onnx_import=Unmapped(SCALAR_FORM),
+               nnp_import=nnabla(F.r_sub_scalar, "RSubScalar", val=float))
 register_rules(F.r_div_scalar, onnx_export=_scalar_onnx("Div", reflected=True),
-               onnx_import={"Reciprocal": import_unary(F.r_div_scalar, 1.0)})
+               onnx_import={"Reciprocal": import_unary(F.r_div_scalar, 1.0)},
+               nnp_import=nnabla(F.r_div_scalar, "RDivScalar", val=float),
+               cntk_import={"Reciprocal": cntk_same(F.r_div_scalar, 1.0)})
 register_rules(F.r_pow_scalar, onnx_export=_scalar_onnx("Pow", reflected=True),
-               onnx_import=Unmapped(SCALAR_FORM))
+               onnx_import=Unmapped(SCALAR_FORM),
+               nnp_import=nnabla(F.r_pow_scalar, "RPowScalar", val=float))
 register_rules(F.maximum_scalar, onnx_export=_scalar_onnx("Max"),
-               onnx_import=Unmapped(SCALAR_FORM))
+               onnx_import=Unmapped(SCALAR_FORM),
+               nnp_import=nnabla(F.maximum_scalar, "MaximumScalar", val=float))
 register_rules(F.minimum_scalar, onnx_export=_scalar_onnx("Min"),
-               onnx_import=Unmapped(SCALAR_FORM))
+               onnx_import=Unmapped(SCALAR_FORM),
+               nnp_import=nnabla(F.minimum_scalar, "MinimumScalar", val=float))
 
 
 def _clip_onnx(g, inputs, attrs):
@@ -135,7 +162,22 @@ def _import_clip(node):
     return F.identity(x)
 
 
-register_rules(F.clip_by_value_scalar, onnx_export=_clip_onnx, onnx_import={"Clip": _import_clip})
+register_rules(F.clip_by_value_scalar, onnx_export=_clip_onnx, onnx_import={"Clip": _import_clip},
+               cntk_import={"Clip": clip_cntk})
+
+
+def _clip_by_value_onnx(g, inputs, attrs):
+    """Min, Max"""
+    x, lo, hi = inputs[0], inputs[1], inputs[2]
+    dtype = np.result_type(g.dtype(x), g.dtype(lo), g.dtype(hi))
+    x, lo, hi = [n if g.dtype(n) == dtype else g.cast(n, dtype) for n in (x, lo, hi)]
+    return g.op("Max", [g.op("Min", [x, hi]), lo])
+
+
+register_rules(F.clip_by_value, onnx_export=_clip_by_value_onnx,
+               onnx_import=Unmapped("ONNX's Clip takes constant bounds and imports as "
+                                    "clip_by_value_scalar; the export (Min, Max) as "
+                                    "minimum2 and maximum2"))
 
 
 def _batch_matmul_onnx(g, inputs, attrs):
@@ -155,10 +197,16 @@ def _import_matmul(node):
 
 
 register_rules(F.batch_matmul, onnx_export=_batch_matmul_onnx,
-               onnx_import={"MatMul": _import_matmul})
+               onnx_import={"MatMul": _import_matmul},
+               nnp_import=nnabla(F.batch_matmul, "BatchMatmul", transpose_a=bool,
+                                  transpose_b=bool))
 
 register_rules(F.abs, onnx_export=onnx_unary("Abs"),
-               onnx_import={"Abs": import_unary(F.abs, floats_only=False)})
-register_rules(F.exp, onnx_export=onnx_unary("Exp"), onnx_import={"Exp": import_unary(F.exp)})
-register_rules(F.log, onnx_export=onnx_unary("Log"), onnx_import={"Log": import_unary(F.log)})
-register_rules(F.sqrt, onnx_export=onnx_unary("Sqrt"), onnx_import={"Sqrt": import_unary(F.sqrt)})
+               onnx_import={"Abs": import_unary(F.abs, floats_only=False)},
+               nnp_import=nnabla(F.abs, "Abs"), cntk_import={"Abs": cntk_same(F.abs)})
+register_rules(F.exp, onnx_export=onnx_unary("Exp"), onnx_import={"Exp": import_unary(F.exp)},
+               nnp_import=nnabla(F.exp, "Exp"), cntk_import={"Exp": cntk_same(F.exp)})
+register_rules(F.log, onnx_export=onnx_unary("Log"), onnx_import={"Log": import_unary(F.log)},
+               nnp_import=nnabla(F.log, "Log"), cntk_import={"Log": cntk_same(F.log)})
+register_rules(F.sqrt, onnx_export=onnx_unary("Sqrt"), onnx_import={"Sqrt": import_unary(F.sqrt)},
+               nnp_import=nnabla(F.sqrt, "Sqrt"), cntk_import={"Sqrt": cntk_same(F.sqrt)})

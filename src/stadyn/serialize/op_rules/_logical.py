@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import functions as F
+from ._cntk_rules import cntk_elementwise
 from ._table import register_rules
 
 
@@ -35,12 +36,30 @@ def _import_comparison(f):
     return build
 
 
+def _less_equal(x0, x1):
+    return F.greater_equal(x1, x0)
+
+
+def _equal(x0, x1):
+    return F.mul2(F.greater_equal(x0, x1), F.greater_equal(x1, x0))
+
+
+def _not_equal(x0, x1):
+    return F.r_sub_scalar(_equal(x0, x1), 1.0)
+
+
 register_rules(F.greater, onnx_export=_comparison_onnx("Greater"),
-               onnx_import={"Greater": _import_comparison(F.greater)})
+               onnx_import={"Greater": _import_comparison(F.greater)},
+               cntk_import={"Greater": cntk_elementwise(F.greater)})
 register_rules(F.greater_equal, onnx_export=_comparison_onnx("GreaterOrEqual"),
-               onnx_import={"GreaterOrEqual": _import_comparison(F.greater_equal)})
+               onnx_import={"GreaterOrEqual": _import_comparison(F.greater_equal)},
+               cntk_import={"GreaterEqual": cntk_elementwise(F.greater_equal),
+                            "LessEqual": cntk_elementwise(_less_equal),
+                            "Equal": cntk_elementwise(_equal),
+                            "NotEqual": cntk_elementwise(_not_equal)})
 register_rules(F.less, onnx_export=_comparison_onnx("Less"),
-               onnx_import={"Less": _import_comparison(F.less)})
+               onnx_import={"Less": _import_comparison(F.less)},
+               cntk_import={"Less": cntk_elementwise(F.less)})
 
 
 def _where_onnx(g, inputs, attrs):
@@ -62,7 +81,8 @@ def _import_where(node):
     return F.where(cond, node.var(1), node.var(2))
 
 
-register_rules(F.where, onnx_export=_where_onnx, onnx_import={"Where": _import_where})
+register_rules(F.where, onnx_export=_where_onnx, onnx_import={"Where": _import_where},
+               cntk_import={"Select": cntk_elementwise(F.where)})
 
 
 def _take_along_axis_onnx(g, inputs, attrs):

@@ -7,6 +7,7 @@ import numpy as np
 from ... import functions as F
 from ...ops import norm_axis
 from ._common import COMPOSITE
+from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 
 
@@ -51,7 +52,8 @@ def _import_softmax_cross_entropy_loss(node):
 
 
 register_rules(F.softmax_cross_entropy, onnx_export=_softmax_cross_entropy_onnx,
-               onnx_import={"SoftmaxCrossEntropyLoss": _import_softmax_cross_entropy_loss})
+               onnx_import={"SoftmaxCrossEntropyLoss": _import_softmax_cross_entropy_loss},
+               nnp_import=nnabla(F.softmax_cross_entropy, "SoftmaxCrossEntropy", axis=int))
 
 
 def _categorical_cross_entropy_onnx(g, inputs, attrs):
@@ -62,7 +64,9 @@ def _categorical_cross_entropy_onnx(g, inputs, attrs):
 
 
 register_rules(F.categorical_cross_entropy, onnx_export=_categorical_cross_entropy_onnx,
-               onnx_import=Unmapped(COMPOSITE))
+               onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.categorical_cross_entropy, "CategoricalCrossEntropy",
+                                                    axis=int))
 
 
 def _sigmoid_cross_entropy_onnx(g, inputs, attrs):
@@ -73,7 +77,8 @@ def _sigmoid_cross_entropy_onnx(g, inputs, attrs):
 
 
 register_rules(F.sigmoid_cross_entropy, onnx_export=_sigmoid_cross_entropy_onnx,
-               onnx_import=Unmapped(COMPOSITE))
+               onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.sigmoid_cross_entropy, "SigmoidCrossEntropy"))
 
 
 def _binary_cross_entropy_onnx(g, inputs, attrs):
@@ -88,7 +93,8 @@ def _binary_cross_entropy_onnx(g, inputs, attrs):
 
 
 register_rules(F.binary_cross_entropy, onnx_export=_binary_cross_entropy_onnx,
-               onnx_import=Unmapped(COMPOSITE))
+               onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.binary_cross_entropy, "BinaryCrossEntropy"))
 
 
 def _squared_error_onnx(g, inputs, attrs):
@@ -97,7 +103,8 @@ def _squared_error_onnx(g, inputs, attrs):
     return g.op("Mul", [d, d])
 
 
-register_rules(F.squared_error, onnx_export=_squared_error_onnx, onnx_import=Unmapped(COMPOSITE))
+register_rules(F.squared_error, onnx_export=_squared_error_onnx, onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.squared_error, "SquaredError"))
 
 
 def _absolute_error_onnx(g, inputs, attrs):
@@ -106,7 +113,8 @@ def _absolute_error_onnx(g, inputs, attrs):
 
 
 register_rules(F.absolute_error, onnx_export=_absolute_error_onnx,
-               onnx_import=Unmapped(COMPOSITE))
+               onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.absolute_error, "AbsoluteError"))
 
 
 def _huber_loss_onnx(g, inputs, attrs):
@@ -120,7 +128,8 @@ def _huber_loss_onnx(g, inputs, attrs):
     return g.op("Where", [g.op("Less", [ad, g.scalar(delta, x)]), g.op("Mul", [d, d]), linear])
 
 
-register_rules(F.huber_loss, onnx_export=_huber_loss_onnx, onnx_import=Unmapped(COMPOSITE))
+register_rules(F.huber_loss, onnx_export=_huber_loss_onnx, onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.huber_loss, "HuberLoss", delta=float))
 
 
 def _top_n_error_onnx(g, inputs, attrs):
@@ -176,4 +185,5 @@ def _import_one_hot(node):
     return hot
 
 
-register_rules(F.one_hot, onnx_export=_one_hot_onnx, onnx_import={"OneHot": _import_one_hot})
+register_rules(F.one_hot, onnx_export=_one_hot_onnx, onnx_import={"OneHot": _import_one_hot},
+               nnp_import=nnabla(F.one_hot, "OneHot", shape=tuple))

@@ -7,10 +7,14 @@ import numpy as np
 from ... import functions as F
 from ...ops import CAST_DTYPES
 from ._common import import_unary, onnx_unary
+from ._cntk_rules import cntk_same
+from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 
 register_rules(F.identity, onnx_export=onnx_unary("Identity"),
-               onnx_import={"Identity": import_unary(F.identity, floats_only=False)})
+               onnx_import={"Identity": import_unary(F.identity, floats_only=False)},
+               nnp_import=nnabla(F.identity, "Identity"),
+               cntk_import={"NoOp": cntk_same(F.identity)})
 
 
 def _constant_onnx(g, inputs, attrs):
@@ -39,7 +43,8 @@ register_rules(F.constant, onnx_export=_constant_onnx, onnx_import={"Constant": 
 
 register_rules(F.stop_gradient, onnx_export=onnx_unary("Identity"),
                onnx_import=Unmapped("ONNX graphs have no gradients: the export (Identity) "
-                                    "imports as identity"))
+                                    "imports as identity"),
+               cntk_import={"StopGradient": cntk_same(F.stop_gradient)})
 
 # ONNX's TensorProto.DataType numbers of the types ``cast`` converts to (the ONNX spec fixes them).
 _ONNX_TYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64",
@@ -65,3 +70,26 @@ def _import_cast(node):
 
 
 register_rules(F.cast, onnx_export=_cast_onnx, onnx_import={"Cast": _import_cast})
+
+
+def _arange_onnx(g, inputs, attrs):
+    """an initializer (its values are fixed by its arguments)"""
+    return g.const(np.arange(float(attrs["start"]), float(attrs["stop"]), float(attrs["step"]),
+                             dtype=np.float32))
+
+
+register_rules(F.arange, onnx_export=_arange_onnx,
+               onnx_import=Unmapped("the export is a constant; ONNX's Range is not imported"))
+register_rules(F.assign, onnx_export=Unmapped("assign writes into another variable in place; "
+                                              "an ONNX graph has no state to write"),
+               onnx_import=Unmapped("ONNX has no in-place assignment"))
+
+
+def _sink_onnx(g, inputs, attrs):
+    """an initializer (0: a sink's value; its inputs are the graph's other outputs)"""
+    return g.const(np.asarray(0.0, dtype=np.float32))
+
+
+register_rules(F.sink, onnx_export=_sink_onnx,
+               onnx_import=Unmapped("ONNX lists a graph's outputs itself: the export is a "
+                                    "constant"))

@@ -16,7 +16,11 @@ import torch
 
 from ... import functions as F
 from ...ops import ntuple, pool_geometry, window_counts
-from ._table import register_rules
+from ._cntk_rules import (batch_normalization_cntk, convolution_cntk, dropout_cntk,
+                          pooling_cntk, pooling_v1, times_cntk, transpose_times_cntk, v1,
+                          V1_WINDOW)
+from ._nnabla import nnabla, shape_or_none
+from ._table import Unmapped, register_rules
 
 
 def _affine_onnx(g, inputs, attrs):
@@ -57,7 +61,10 @@ def _import_gemm(node):
     return y
 
 
-register_rules(F.affine, onnx_export=_affine_onnx, onnx_import={"Gemm": _import_gemm})
+register_rules(F.affine, onnx_export=_affine_onnx, onnx_import={"Gemm": _import_gemm},
+               nnp_import=nnabla(F.affine, "Affine", base_axis=int),
+               cntk_import={"Times": times_cntk, "TransposeTimes": transpose_times_cntk},
+               cntk_v1_import={"Times": v1(times_cntk, output_rank="outputRank")})
 
 
 # -- convolutions -----------------------------------------------------------------------------
@@ -161,7 +168,22 @@ def _import_conv(node):
                          group=int(node.attr("group", 1)))
 
 
-register_rules(F.convolution, onnx_export=_convolution_onnx, onnx_import={"Conv": _import_conv})
+def _window_nnp(node, fields):
+    """NNabla's window fields: absent (empty) shapes are the catalog's ``None``; an absent
+    ``group`` is 1."""
+    out = {k: shape_or_none(v) if isinstance(v, tuple) and k != "kernel" else v
+           for k, v in fields.items()}
+    if "group" in out:
+        out["group"] = out["group"] or 1
+    return out
+
+
+register_rules(F.convolution, onnx_export=_convolution_onnx, onnx_import={"Conv": _import_conv},
+               nnp_import=nnabla(F.convolution, "Convolution", convert=_window_nnp, base_axis=int,
+                                    pad=tuple, stride=tuple, dilation=tuple, group=int,
+                                    channel_last=bool),
+               cntk_import={"Convolution": convolution_cntk},
+               cntk_v1_import={"Convolution": v1(convolution_cntk, **V1_WINDOW)})
 
 
 def _deconvolution_onnx(g, inputs, attrs):
@@ -221,7 +243,10 @@ def _import_conv_transpose(node):
 
 
 register_rules(F.deconvolution, onnx_export=_deconvolution_onnx,
-               onnx_import={"ConvTranspose": _import_conv_transpose})
+               onnx_import={"ConvTranspose": _import_conv_transpose},
+               nnp_import=nnabla(F.deconvolution, "Deconvolution", convert=_window_nnp,
+                                      base_axis=int, pad=tuple, stride=tuple, dilation=tuple,
+                                      group=int, channel_last=bool, output_padding=tuple))
 
 
 # -- pooling ----------------------------------------------------------------------------------
@@ -303,7 +328,11 @@ def _import_max_pool(node):
 
 
 register_rules(F.max_pooling, onnx_export=_max_pooling_onnx,
-               onnx_import={"MaxPool": _import_max_pool})
+               onnx_import={"MaxPool": _import_max_pool},
+               nnp_import=nnabla(F.max_pooling, "MaxPooling", convert=_window_nnp, kernel=tuple,
+                                    stride=tuple, ignore_border=bool, pad=tuple,
+                                    channel_last=bool),
+               cntk_import={"Pooling": pooling_cntk}, cntk_v1_import={"Pooling": pooling_v1})
 
 
 def _average_pooling_onnx(g, inputs, attrs):
@@ -354,7 +383,10 @@ def _import_average_pool(node):
 
 
 register_rules(F.average_pooling, onnx_export=_average_pooling_onnx,
-               onnx_import={"AveragePool": _import_average_pool})
+               onnx_import={"AveragePool": _import_average_pool},
+               nnp_import=nnabla(F.average_pooling, "AveragePooling", convert=_window_nnp,
+                                        kernel=tuple, stride=tuple, ignore_border=bool,
+                                        pad=tuple, channel_last=bool, including_pad=bool))
 
 
 def _global_average_pooling_onnx(g, inputs, attrs):
@@ -370,7 +402,8 @@ def _import_global_average_pool(node):
 
 
 register_rules(F.global_average_pooling, onnx_export=_global_average_pooling_onnx,
-               onnx_import={"GlobalAveragePool": _import_global_average_pool})
+               onnx_import={"GlobalAveragePool": _import_global_average_pool},
+               nnp_import=nnabla(F.global_average_pooling, "GlobalAveragePooling"))
 
 
 # -- normalisation, dropout, embed ------------------------------------------------------------
@@ -415,8 +448,29 @@ def _import_batch_normalization(node):
                                  eps=float(node.attr("epsilon", 1e-5)), batch_stat=None)
 
 
+def _batch_normalization_nnp(node):
+    """NNabla's ``BatchNormalization(x, beta, gamma, mean, variance)``; ``no_bias`` /
+    ``no_scale`` leave out beta / gamma."""
+    ins = [node.var(i) for i in range(node.n_inputs)]
+    if node.field("no_bias", bool):
+        ins.insert(1, None)
+    if node.field("no_scale", bool):
+        ins.insert(2, None)
+    if len(ins) != 5:
+        node.unsupported(f"{node.n_inputs} inputs")
+    return F.batch_normalization(*ins, axes=tuple(node.field("axes", list)) or (1,),
+                                 decay_rate=node.field("decay_rate", float),
+                                 eps=node.field("eps", float),
+                                 batch_stat=node.field("batch_stat", bool))
+
+
 register_rules(F.batch_normalization, onnx_export=_batch_normalization_onnx,
-               onnx_import={"BatchNormalization": _import_batch_normalization})
+               onnx_import={"BatchNormalization": _import_batch_normalization},
+               nnp_import={"BatchNormalization": _batch_normalization_nnp},
+               cntk_import={"BatchNormalization": batch_normalization_cntk},
+               cntk_v1_import={"BatchNormalization": v1(
+                   batch_normalization_cntk,
+                   normalization_time_constant="normalizationTimeConstant")})
 
 
 def _dropout_onnx(g, inputs, attrs):
@@ -439,7 +493,26 @@ def _import_dropout(node):
     return F.dropout(node.var(0), ratio, train_only=True)
 
 
-register_rules(F.dropout, onnx_export=_dropout_onnx, onnx_import={"Dropout": _import_dropout})
+register_rules(F.dropout, onnx_export=_dropout_onnx, onnx_import={"Dropout": _import_dropout},
+               nnp_import=nnabla(F.dropout, "Dropout", p=float, seed=int),
+               cntk_import={"Dropout": dropout_cntk})
+
+
+def _depthwise_convolution_onnx(g, inputs, attrs):
+    """Unsqueeze, Conv (group = channels)"""
+    x, w, b = inputs[0], inputs[1], inputs[2]
+    if attrs["base_axis"] != 1:
+        g.unsupported("channel_last or base_axis != 1")
+    n = g.ndim(w) - 1
+    pad = ntuple(attrs["pad"], n, 0)
+    conv = dict(kernel_shape=list(g.shape(w)[1:]), strides=list(ntuple(attrs["stride"], n, 1)),
+                dilations=list(ntuple(attrs["dilation"], n, 1)), pads=list(pad) + list(pad),
+                group=int(g.shape(x)[1]))
+    return g.op("Conv", [x, g.unsqueeze(w, [1])] + ([b] if b else []), **conv)
+
+
+register_rules(F.depthwise_convolution, onnx_export=_depthwise_convolution_onnx,
+               onnx_import=Unmapped("ONNX's Conv with group = channels imports as convolution"))
 
 
 def _embed_onnx(g, inputs, attrs):
@@ -451,11 +524,15 @@ def _embed_onnx(g, inputs, attrs):
 
 
 def _import_gather(node):
-    if node.attr("axis", 0) not in (0, -len(node.shape(0))):
-        node.unsupported("axis != 0 (embed selects rows)")
-    if node.is_const(1) and (np.asarray(node.const(1)) < 0).any():
-        node.unsupported("negative indices")
-    return F.embed(node.var(1), node.var(0))
+    """Rows of a table (axis 0, indices that are not negative) import as embed; any other
+    Gather as gather."""
+    axis = int(node.attr("axis", 0)) % max(len(node.shape(0)), 1)
+    if node.dtype(1).kind not in "iu":
+        node.unsupported(f"{node.dtype(1)} indices")
+    if axis == 0 and not (node.is_const(1) and (np.asarray(node.const(1)) < 0).any()):
+        return F.embed(node.var(1), node.var(0))
+    return F.gather(node.var(0), node.var(1), axis)
 
 
-register_rules(F.embed, onnx_export=_embed_onnx, onnx_import={"Gather": _import_gather})
+register_rules(F.embed, onnx_export=_embed_onnx, onnx_import={"Gather": _import_gather},
+               nnp_import=nnabla(F.embed, "Embed"))

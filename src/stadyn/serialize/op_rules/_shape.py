@@ -10,6 +10,9 @@ from ... import functions as F
 from ...ops import norm_axis
 from .._onnx_api import INT64_MAX
 from ._common import COMPOSITE, onnx_axis
+from ._cntk_rules import (pad_cntk, reshape_cntk, slice_cntk, splice_cntk, squeeze_cntk,
+                          transpose_axes_cntk)
+from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 
 
@@ -69,9 +72,21 @@ def _import_unsqueeze(node):
     return F.reshape(node.var(0), tuple(shape))
 
 
+def _reshape_nnp(node):
+    """NNabla's ``Reshape``: the stored shape holds the batch size the file was written with;
+    a network built for another batch size keeps its own first axis."""
+    shape = node.field("shape", tuple)
+    size = math.prod(node.shape(0))
+    if shape and math.prod(shape) != size and node.shape(0):
+        shape = (node.shape(0)[0],) + shape[1:]
+    return F.reshape(node.var(0), shape, inplace=node.field("inplace", bool))
+
+
 register_rules(F.reshape, onnx_export=_reshape_onnx,
                onnx_import={"Reshape": _import_reshape, "Flatten": _import_flatten,
-                            "Squeeze": _import_squeeze, "Unsqueeze": _import_unsqueeze})
+                            "Squeeze": _import_squeeze, "Unsqueeze": _import_unsqueeze},
+               nnp_import={"Reshape": _reshape_nnp},
+               cntk_import={"Reshape": reshape_cntk, "Squeeze": squeeze_cntk})
 
 
 def _transpose_onnx(g, inputs, attrs):
@@ -87,7 +102,10 @@ def _import_transpose(node):
 
 
 register_rules(F.transpose, onnx_export=_transpose_onnx,
-               onnx_import={"Transpose": _import_transpose})
+               onnx_import={"Transpose": _import_transpose},
+               nnp_import=nnabla(F.transpose, "Transpose", axes=list,
+                                     convert=lambda node, f: {"axes": tuple(f["axes"])}),
+               cntk_import={"TransposeAxes": transpose_axes_cntk})
 
 
 def _concatenate_onnx(g, inputs, attrs):
@@ -103,7 +121,9 @@ def _import_concat(node):
 
 
 register_rules(F.concatenate, onnx_export=_concatenate_onnx,
-               onnx_import={"Concat": _import_concat})
+               onnx_import={"Concat": _import_concat},
+               nnp_import=nnabla(F.concatenate, "Concatenate", axis=int),
+               cntk_import={"Splice": splice_cntk})
 
 
 def _stack_onnx(g, inputs, attrs):
@@ -112,7 +132,8 @@ def _stack_onnx(g, inputs, attrs):
     return g.op("Concat", [g.unsqueeze(x, [axis]) for x in inputs], axis=axis)
 
 
-register_rules(F.stack, onnx_export=_stack_onnx, onnx_import=Unmapped(COMPOSITE))
+register_rules(F.stack, onnx_export=_stack_onnx, onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.stack, "Stack", axis=int))
 
 
 def _split_onnx(g, inputs, attrs):
@@ -128,7 +149,8 @@ def _split_onnx(g, inputs, attrs):
 
 register_rules(F.split, onnx_export=_split_onnx,
                onnx_import=Unmapped("ONNX's Split keeps the axis: it imports as slice, "
-                                    "Squeeze as reshape"))
+                                    "Squeeze as reshape"),
+               nnp_import=nnabla(F.split, "Split", axis=int))
 
 
 def _slice_onnx(g, inputs, attrs):
@@ -196,7 +218,10 @@ def _import_split(node):
 
 
 register_rules(F.slice, onnx_export=_slice_onnx,
-               onnx_import={"Slice": _import_slice, "Split": _import_split})
+               onnx_import={"Slice": _import_slice, "Split": _import_split},
+               nnp_import=nnabla(F.slice, "Slice", start=list, stop=list, step=list,
+                                 convert=lambda node, f: {k: tuple(v) for k, v in f.items()}),
+               cntk_import={"Slice": slice_cntk})
 
 
 def _flatten_onnx(g, inputs, attrs):
@@ -228,7 +253,8 @@ def _import_expand(node):
     return F.broadcast(node.var(0), tuple(shape))
 
 
-register_rules(F.broadcast, onnx_export=_broadcast_onnx, onnx_import={"Expand": _import_expand})
+register_rules(F.broadcast, onnx_export=_broadcast_onnx, onnx_import={"Expand": _import_expand},
+               nnp_import=nnabla(F.broadcast, "Broadcast", shape=tuple))
 
 _PAD_MODES = {"constant": "constant", "reflect": "reflect", "repeat": "edge"}
 
@@ -286,4 +312,13 @@ def _import_pad(node):
     return F.pad(node.var(0), tuple(widths), modes[mode], float(np.asarray(value)))
 
 
-register_rules(F.pad, onnx_export=_pad_onnx, onnx_import={"Pad": _import_pad})
+def _pad_nnp(node, fields):
+    """NNabla's ``Pad``: proto3 leaves out the default mode ``constant``."""
+    return {"pad_width": tuple(fields["pad_width"]), "mode": fields["mode"] or "constant",
+            "constant_value": fields["constant_value"]}
+
+
+register_rules(F.pad, onnx_export=_pad_onnx, onnx_import={"Pad": _import_pad},
+               nnp_import=nnabla(F.pad, "Pad", pad_width=list, mode=str, constant_value=float,
+                               convert=_pad_nnp),
+               cntk_import={"Pad": pad_cntk})

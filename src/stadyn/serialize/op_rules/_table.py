@@ -45,9 +45,24 @@ class OpRules:
         onnx_import: ``{onnx_op_type: build}``; ``build(node)`` receives an
             :class:`stadyn.serialize.ImportedNode` and returns the output Variable(s), built
             from ``F`` functions.
+        nnp_import: ``{nnabla_function_type: build}``; ``build(node)`` receives a
+            :class:`stadyn.serialize.LegacyNode` for one function of a decoded NNabla network
+            (its ``<type>_param`` fields in ``node.attrs``) and returns the output Variable(s).
+        cntk_import: ``{cntk_op_name: build}`` for CNTK 2 model files: the op names CNTK's
+            Python API reports (``Times``, ``Pooling``, ``ReLU``...; a block is expanded into its
+            body, so layers need no rule), ``build(node)`` as for ``nnp_import``, with the
+            attributes as CNTK's Python API shows them and ``node.batched(i)`` telling which
+            inputs carry the batch axis.
+        cntk_v1_import: ``{node_type: build}`` for CNTK v1 (BrainScript ``cntk.exe``) model files:
+            their node types (``RectifiedLinear``, ``Times``...) with the fields the node stores
+            (``stadyn/serialize/_cntk_v1_format.py``), mostly CNTK 2's rule after renaming them.
 
-    A column left ``None`` is undeclared: the completeness test
-    (``tests/serialize/test_op_rules.py``) names the op and the column.
+    A column of :meth:`required_columns` left ``None`` is undeclared: the completeness test
+    (``tests/serialize/test_op_rules.py``) names the op and the column.  The import columns of
+    NNabla and CNTK files are *partial* by design: they map another framework's op types onto
+    the catalog, and most catalog ops have no counterpart there, so ``None`` means "no function
+    of that format becomes this op" (a file using an op type no rule maps is refused naming the
+    function and its type; ``docs/model-files.md`` lists the mapped types).
 
     Example:
         >>> import stadyn.functions as F
@@ -59,11 +74,19 @@ class OpRules:
     spec: OpSpec
     onnx_export: Callable[..., Any] | Unmapped | None = None
     onnx_import: Mapping[str, Callable[..., Any]] | Unmapped | None = None
+    nnp_import: Mapping[str, Callable[..., Any]] | Unmapped | None = None
+    cntk_import: Mapping[str, Callable[..., Any]] | Unmapped | None = None
+    cntk_v1_import: Mapping[str, Callable[..., Any]] | Unmapped | None = None
 
     @classmethod
     def columns(cls) -> tuple[str, ...]:
         """The format columns, in order (every field but ``spec``)."""
         return tuple(f.name for f in dataclasses.fields(cls) if f.name != "spec")
+
+    @classmethod
+    def required_columns(cls) -> tuple[str, ...]:
+        """The columns every op fills with a rule or a reason (ONNX's, both directions)."""
+        return tuple(c for c in cls.columns() if c.startswith("onnx_"))
 
     def __post_init__(self):
         for column in self.columns():

@@ -1,7 +1,7 @@
 """``cntk.layers``: CNTK's layers (Stadyn's layers under CNTK's Function face), composition
 (``Sequential``, ``For``, ``ResNetBlock``, ...), ``default_options`` and the names CNTK's
-module re-exports.  Recurrent layers (``LSTM``, ``Recurrence``, ...) need a sequence axis and
-belong to ``cntk.layers.sequence`` (not provided; see docs/cntk-names.md).
+module re-exports, and the recurrent layers (``LSTM``, ``GRU``, ``RNNStep``, ``Recurrence``,
+``RecurrenceFrom``, ``Fold``) over sequences (docs/sequences.md).
 
 Example:
     >>> import stadyn.compat.cntk as C
@@ -25,6 +25,7 @@ from .._layers import (Activation, AveragePooling, BatchNormalization, Convoluti
                       LayerNormalization, LayerStack, MaxPooling, MaxUnpooling, ResNetBlock,
                       Sequential, SequentialClique, Stabilizer, default_options,
                       default_options_for, identity)
+from .._recurrent import GRU, LSTM, Fold, Recurrence, RecurrenceFrom, RNNStep
 from .._signature import ParameterTensor, Signature, SparseTensor, Tensor, tensor
 from .._variables import Constant, InferredDimension, Parameter, Record, Variable, placeholder
 from ..initializer import glorot_uniform
@@ -82,6 +83,7 @@ def UntestedBranchError(name: str):
 
 
 __all__ = [
+    "LSTM", "GRU", "RNNStep", "Recurrence", "RecurrenceFrom", "Fold",
     "typing", "Tensor", "SparseTensor", "ParameterTensor", "Signature", "tensor",
     "Activation", "AveragePooling", "BatchNormalization", "Convolution", "Convolution1D",
     "Convolution2D", "Convolution3D", "ConvolutionTranspose", "ConvolutionTranspose1D",

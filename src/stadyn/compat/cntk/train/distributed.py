@@ -31,6 +31,7 @@ import socket
 
 from .... import distributed as _dist
 from ...._errors import ConfigError
+from ....solvers import Optimizer
 from ..learners import _REFERENCE
 
 __all__ = ["WorkerDescriptor", "Communicator", "DistributedLearner", "mpi_communicator",
@@ -102,10 +103,11 @@ def mpi_communicator() -> Communicator:
     return Communicator()
 
 
-class DistributedLearner:
+class DistributedLearner(Optimizer):
     """A learner whose updates are those of the workers together (see the module docstring).
     Everything else (``learning_rate``, ``parameters``, the sample counts...) is the wrapped
-    learner's."""
+    learner's; the optimizer protocol (:class:`stadyn.solvers.Optimizer`) too, but for
+    :meth:`step`, which is :meth:`update`."""
 
     def __init__(self, learner, distributed_after: int = 0, block_size: int | None = None,
                  reset_after_block: bool = True):
@@ -142,6 +144,54 @@ class DistributedLearner:
         """The parameters the wrapped learner updates (a method, as on CNTK's
         DistributedLearner)."""
         return self._learner.parameters
+
+    # The optimizer protocol: the wrapped learner's, but for step (the shared update).
+    def step(self, sample_count: int) -> bool:
+        return self.update(sample_count)
+
+    @property
+    def name(self) -> str:
+        return self._learner.name
+
+    def named_parameters(self):
+        return self._learner.named_parameters()
+
+    def zero_grad(self) -> None:
+        self._learner.zero_grad()
+
+    def learning_rate(self) -> float:
+        return self._learner.learning_rate()
+
+    def resolve_epoch_size(self, samples_per_sweep: int) -> None:
+        self._learner.resolve_epoch_size(samples_per_sweep)
+
+    def state_names(self):
+        return self._learner.state_names()
+
+    def state_tensors(self, names):
+        return self._learner.state_tensors(names)
+
+    def step_scalars(self, names, sample_count):
+        return self._learner.step_scalars(names, sample_count)
+
+    def apply_step(self, *args, **kwargs):
+        return self._learner.apply_step(*args, **kwargs)
+
+    def finish_step(self, *args, **kwargs):
+        return self._learner.finish_step(*args, **kwargs)
+
+    @property
+    def fused_update(self) -> bool:
+        return self._learner.fused_update
+
+    def state_dict(self):
+        return self._learner.state_dict()
+
+    def check_state_dict(self, state) -> None:
+        self._learner.check_state_dict(state)
+
+    def load_state_dict(self, state) -> None:
+        self._learner.load_state_dict(state)
 
     def communicator(self) -> Communicator:
         """The workers this learner averages over."""

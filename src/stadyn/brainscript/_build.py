@@ -1,0 +1,22 @@
+"""Building a network from its BrainScript description: parse, then evaluate against a library."""
+
+from __future__ import annotations
+
+from ._config import BrainScriptSource
+from ._evaluator import Network, evaluate_network
+from ._library import Library
+
+__all__ = ["build_network"]
+
+
+def build_network(source: BrainScriptSource | str, library: Library, path: str | None = None) -> Network:
+    """Parse and evaluate a network description (a ``BrainScriptNetworkBuilder`` value).
+
+    >>> from stadyn.brainscript import Library, build_network
+    >>> net = build_network("{ x = 1 ; y = x + 1 }", Library())
+    >>> net.record["y"]
+    2
+    """
+    if isinstance(source, str):
+        source = BrainScriptSource(source, path)
+    return evaluate_network(source.parse(), library)

@@ -1,0 +1,120 @@
+"""``cntk.sequence``: inputs with a sequence axis and the ops over it, on ``stadyn.sequence``.
+
+A sequence input is fed a list of arrays, one per sequence (or an array of equal-length
+sequences); ``eval`` returns one array per sequence for a value that still has the axis.
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> x = C.sequence.input_variable(2)
+    >>> y = C.sequence.reduce_sum(x)
+    >>> y.eval({x: [np.ones((3, 2), np.float32), np.ones((1, 2), np.float32)]}).tolist()
+    [[3.0, 3.0], [1.0, 1.0]]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import functions as F
+from ... import sequence as S
+from . import _graph as G
+from ._adapt import adapt, named, operand, unwrap, wrap
+
+__all__ = ["input_variable", "input", "past_value", "future_value", "reduce_sum", "reduce_max",
+           "first", "last", "broadcast_as", "slice", "softmax", "unpack", "is_first", "is_last"]
+
+
+def input_variable(shape, dtype=np.float32, needs_gradient: bool = False,
+                   is_sparse: bool = False, sequence_axis=None, dynamic_axes=None,
+                   name: str = ""):
+    """An input holding sequences whose steps have per-sample ``shape`` (a sparse input is
+    fed dense, one-hot rows).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> C.sequence.input_variable((3,)).shape
+        (3,)
+    """
+    v = S.input_variable(shape, dtype=dtype, need_grad=needs_gradient)
+    G.INPUTS[v] = name
+    G.BATCH.add(v)
+    return wrap(v)
+
+
+input = input_variable  # noqa: A001 - CNTK's name
+
+
+def _initial(initial_state):
+    """CNTK's ``initial_state``: a number, an array (one step's shape) or a Function."""
+    if initial_state is None:
+        return 0.0
+    value = operand(initial_state)
+    return value
+
+
+def past_value(x, initial_state=None, time_step: int = 1, name: str = ""):
+    """The value ``time_step`` steps earlier in each sequence (``initial_state`` before).
+
+    Example: ``C.sequence.past_value(h)``, ``C.sequence.past_value(x, initial_state=1.0,
+    time_step=2)``."""
+    return named(wrap(S.past_value(unwrap(x), _initial(initial_state), time_step)), name)
+
+
+def future_value(x, initial_state=None, time_step: int = 1, name: str = ""):
+    """The value ``time_step`` steps later in each sequence (``initial_state`` after).
+
+    Example: ``C.sequence.future_value(h)``."""
+    return named(wrap(S.future_value(unwrap(x), _initial(initial_state), time_step)), name)
+
+
+reduce_sum = adapt(S.reduce_sum, "reduce_sum")
+reduce_max = adapt(S.reduce_max, "reduce_max")
+first = adapt(S.first, "first")
+last = adapt(S.last, "last")
+softmax = adapt(S.softmax, "softmax")
+
+
+def broadcast_as(operand, broadcast_as_operand, name: str = ""):
+    """``operand`` (one value per sequence) at every step of ``broadcast_as_operand``.
+
+    Example: ``C.sequence.broadcast_as(C.sequence.last(h), h)``."""
+    return named(wrap(S.broadcast_as(unwrap(operand), unwrap(broadcast_as_operand))), name)
+
+
+def slice(seq, begin_index: int, end_index: int, name: str = ""):  # noqa: A001
+    """Steps ``begin_index:end_index`` of each sequence (negative: from its end; 0: the end).
+
+    Example: ``C.sequence.slice(x, 0, -1)``."""
+    return named(wrap(S.slice(unwrap(seq), begin_index, end_index)), name)
+
+
+def unpack(x, padding_value, no_mask_output: bool = False, name: str = ""):
+    """The sequences as a plain value padded with ``padding_value``, and its mask (``combine``
+    of both, as CNTK's; only the value with ``no_mask_output``).
+
+    Example: ``C.sequence.unpack(x, 0.0, no_mask_output=True)``."""
+    value, mask = S.unpack(unwrap(x), float(padding_value))
+    if no_mask_output:
+        return named(wrap(value), name)
+    from .ops import combine
+    return combine([wrap(value), wrap(mask)], name=name)
+
+
+def _ones(x):
+    """1 at every step of ``x``'s sequences (one number per step)."""
+    v = unwrap(x)
+    if len(v.shape) > 2:
+        v = F.sum(v, axis=list(range(2, len(v.shape))))
+    return F.add_scalar(F.mul_scalar(v, 0.0), 1.0)
+
+
+def is_first(seq, name: str = ""):
+    """1 at each sequence's first step, 0 elsewhere.  Example: ``C.sequence.is_first(x)``."""
+    ones = _ones(seq)
+    return named(wrap(ones - S.past_value(ones, 0.0)), name)
+
+
+def is_last(seq, name: str = ""):
+    """1 at each sequence's last step, 0 elsewhere.  Example: ``C.sequence.is_last(x)``."""
+    ones = _ones(seq)
+    return named(wrap(ones - S.future_value(ones, 0.0)), name)

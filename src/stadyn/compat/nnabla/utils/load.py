@@ -1,0 +1,132 @@
+"""``nnabla.utils.load`` on Stadyn: :func:`load` reads NNabla ``.nnp`` / ``.nntxt`` files into
+the object NNabla's ``load`` returns -- ``networks``, ``executors`` (with ``dataset_assign``,
+``output_assign``, ``generator_assign``), ``optimizers``, ``datasets``, ``monitors``,
+``training_config`` and ``global_config`` -- with each network built as a Stadyn graph
+(``stadyn.load_nnp``) over parameters in the current registry, without NNabla.
+
+The dataset, optimizer, monitor and config sections are the file's own (dicts of the protobuf
+fields); no data iterators are prepared from them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from types import SimpleNamespace
+from typing import Any, Iterable
+
+from ....graph import Variable
+from ....parametric import current_registry
+from ....serialize import load_nnp, read_legacy_model
+
+__all__ = ["load"]
+
+
+class _NnpVariable:
+    """A network variable as NNabla's ``load`` shows it: ``name``, ``shape`` and the Stadyn
+    Variable as ``variable_instance``."""
+
+    def __init__(self, name: str, variable: Any):
+        self.name = name
+        self.variable_instance = variable
+        self.shape = tuple(variable.shape)
+
+    def __repr__(self) -> str:
+        return f"<_NnpVariable {self.name!r} {self.shape}>"
+
+
+class _NnpExecutor:
+    """An executor: its ``network`` (with ``variables`` by name) and, as NNabla keys them by the
+    network's variables, ``dataset_assign`` (-> data name), ``output_assign`` (-> ``[type,
+    data name]``) and ``generator_assign`` (-> generator type)."""
+
+    def __init__(self, name: str, network: Any, proto: dict):
+        self.name = name
+        self.network = network
+        self.proto = proto
+
+        def assign(key: str, value) -> "OrderedDict[_NnpVariable, Any]":
+            return OrderedDict((network.variables[e["variable_name"]], value(e))
+                               for e in proto.get(key) or [] if isinstance(e, dict))
+        self.dataset_assign = assign("data_variable", lambda e: e.get("data_name", ""))
+        # NNabla keeps an output's type (proto3: absent when empty) beside its data name
+        self.output_assign = assign("output_variable",
+                                    lambda e: [e.get("type", ""), e.get("data_name", "")])
+        self.generator_assign = assign("generator_variable", lambda e: e.get("type", ""))
+        self.num_evaluations = int(proto.get("num_evaluations") or 1)
+        self.repeat_evaluation_type = proto.get("repeat_evaluation_type", "")
+        self.need_back_propagation = bool(proto.get("need_back_propagation", False))
+
+
+class _NnpInfo(SimpleNamespace):
+    """What :func:`load` returns (attributes as NNabla names them)."""
+
+
+def _network(model: Any, name: str, batch_size: int | None, executor: str | None = None):
+    if executor is not None:
+        net = load_nnp(model, executor, batch_size=batch_size, registry=current_registry())
+    else:
+        net = load_nnp(model, network=name, batch_size=batch_size, registry=current_registry())
+    variables = OrderedDict((k, _NnpVariable(k, v)) for k, v in
+                            list(net.inputs.items()) + list(net.outputs.items()))
+    variables.update((k, _NnpVariable(k, v)) for k, v in net.parameters.items())
+    return SimpleNamespace(name=name, batch_size=net.info().details.get("batch_size"),
+                           variables=variables, network=net)
+
+
+def load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
+         prepare_data_iterator: bool = True, batch_size: int | None = None,
+         exclude_parameter: bool = False, parameter_only: bool = False,
+         extension: str = ".nntxt", context: Any = None) -> _NnpInfo:
+    """Load NNabla files (one path or several; later files add networks and parameters).
+
+    Example:
+        >>> import os, tempfile, numpy as np
+        >>> path = os.path.join(tempfile.mkdtemp(), "tiny.nntxt")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write('network { name: "n" batch_size: 1 '
+        ...                 'variable { name: "x" type: "Buffer" shape { dim: -1 dim: 2 } } '
+        ...                 'variable { name: "y" type: "Buffer" shape { dim: -1 dim: 2 } } '
+        ...                 'function { name: "t" type: "Tanh" input: "x" output: "y" } } '
+        ...                 'executor { name: "run" network_name: "n" '
+        ...                 'data_variable { variable_name: "x" data_name: "x" } '
+        ...                 'output_variable { variable_name: "y" data_name: "y" } }')
+        >>> info = load([path], prepare_data_iterator=False)
+        >>> ex = info.executors["run"]
+        >>> (x,), (y,) = ex.dataset_assign, ex.output_assign
+        >>> x.variable_instance.d = np.zeros((1, 2))
+        >>> y.variable_instance.forward()
+        >>> y.variable_instance.d
+        array([[0., 0.]], dtype=float32)
+    """
+    if exclude_parameter:
+        raise NotImplementedError("load(exclude_parameter=True): Stadyn always takes the "
+                                  "file's parameters")
+    paths = [filenames] if isinstance(filenames, (str, os.PathLike)) else list(filenames)
+    info = _NnpInfo(networks=OrderedDict(), executors=OrderedDict(), optimizers=OrderedDict(),
+                   datasets=OrderedDict(), monitors=OrderedDict(), training_config=None,
+                   global_config=None)
+    registry = current_registry()
+    for path in paths:
+        model = read_legacy_model(path)
+        for name, p in model.parameters.items():       # parameter_only: just these
+            existing = registry.get(name)
+            if existing is not None and tuple(existing.shape) == p.value.shape:
+                existing.d = p.value
+            else:
+                var = Variable(p.value.shape, need_grad=p.need_grad)
+                var.d = p.value
+                registry.set(name, var)
+        if parameter_only:
+            continue
+        executors = model.extras.get("executors") or {}
+        for name in model.networks:
+            info.networks[name] = _network(model, name, batch_size)
+        for name, proto in executors.items():
+            built = _network(model, proto.get("network_name"), batch_size, executor=name)
+            info.executors[name] = _NnpExecutor(name, built, proto)
+        for key in ("optimizers", "datasets", "monitors"):
+            getattr(info, key).update(model.extras.get(key) or {})
+        info.training_config = model.extras.get("training_config", info.training_config)
+        info.global_config = model.extras.get("global_config", info.global_config)
+    return info

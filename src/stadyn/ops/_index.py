@@ -1,0 +1,138 @@
+"""Indexing, ordering and scans (NNabla's): ``gather``, ``gather_nd``, ``sort``,
+``top_k_data``, ``cumsum`` and ``cumprod``.  Gradients flow to the data (never to indices).
+
+Example:
+    >>> import numpy as np, stadyn as sd, stadyn.functions as F
+    >>> with sd.auto_forward():
+    ...     y = F.cumsum(sd.Variable.from_numpy_array([[1.0, 2.0, 3.0]]), axis=1, exclusive=True)
+    >>> y.d
+    array([[0., 1., 3.]], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._registry import op
+from ._util import norm_axis
+
+_C = "indexing"
+
+
+@op(2, category=_C)
+def gather(x, Indices, axis=None, batch_dims=None):  # noqa: N803 - NNabla's name
+    """The slices of ``x`` along ``axis`` (default 0) at ``Indices`` (TensorFlow's ``gather``):
+    output shape ``x.shape[:axis] + Indices.shape[batch_dims:] + x.shape[axis + 1:]``; the first
+    ``batch_dims`` axes of both are batch axes, gathered sample by sample.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.gather(sd.Variable.from_numpy_array([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]),
+        ...                  sd.Variable.from_numpy_array(np.array([2, 0])), axis=1)
+        >>> y.d
+        array([[2., 0.],
+               [5., 3.]], dtype=float32)
+    """
+    b = int(batch_dims or 0)
+    axis = norm_axis(0 if axis is None else int(axis), x.ndim)
+    if not 0 <= b <= axis or tuple(x.shape[:b]) != tuple(Indices.shape[:b]):
+        raise ValueError(f"gather: batch_dims {b} must be <= axis {axis} and the first {b} axes "
+                         f"of x {tuple(x.shape)} and Indices {tuple(Indices.shape)} must agree")
+    ids = Indices.long()
+    batch = math.prod(x.shape[:b])
+    xb = x.reshape((batch,) + tuple(x.shape[b:])).movedim(axis - b + 1, 1)
+    flat = ids.reshape(batch, -1)
+    picked = xb[torch.arange(batch, device=x.device)[:, None], flat]   # (B, K, pre..., post...)
+    pre = axis - b
+    k = tuple(Indices.shape[b:])
+    picked = picked.reshape((batch,) + k + tuple(picked.shape[2:]))
+    order = [0] + [1 + len(k) + i for i in range(pre)] + [1 + i for i in range(len(k))] + \
+        list(range(1 + len(k) + pre, picked.ndim))
+    return picked.permute(order).reshape(tuple(x.shape[:axis]) + k + tuple(x.shape[axis + 1:]))
+
+
+@op(2, category=_C)
+def gather_nd(data, indices):
+    """The elements (or slices) of ``data`` at the index tuples along ``indices``' first axis:
+    ``out[j] = data[indices[0, j], ..., indices[M - 1, j]]`` (NNabla's ``gather_nd``).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.gather_nd(sd.Variable.from_numpy_array([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]),
+        ...                     sd.Variable.from_numpy_array(np.array([[1, 0], [2, 0]])))
+        >>> y.d
+        array([5., 0.], dtype=float32)
+    """
+    ids = indices.long()
+    if ids.shape[0] > data.ndim:
+        raise ValueError(f"gather_nd: indices {tuple(indices.shape)} index {ids.shape[0]} axes "
+                         f"of data {tuple(data.shape)}")
+    return data[tuple(ids[i] for i in range(ids.shape[0]))]
+
+
+@op(1, category=_C)
+def sort(x, axis=-1, reverse=False, with_index=False, only_index=False):
+    """``x`` sorted along ``axis`` (descending with ``reverse``; ties keep their order);
+    ``with_index`` also returns the positions the values came from, ``only_index`` only those
+    (int64).  Example: ``F.sort(x, axis=1, reverse=True)``."""
+    values, index = torch.sort(x, dim=norm_axis(axis, x.ndim), descending=bool(reverse),
+                               stable=True)
+    if only_index:
+        return index
+    return (values, index) if with_index else values
+
+
+@op(1, category=_C)
+def top_k_data(x, k, abs=False, reduce=True, base_axis=1, largest=True,  # noqa: A002
+               with_index=False):
+    """The ``k`` largest (``largest=False``: smallest) values of each sample, the axes from
+    ``base_axis`` on taken as one; by magnitude with ``abs`` (the signed values are returned).
+    ``reduce``: shape ``x.shape[:base_axis] + (k,)``, in order, the gradient going to the values
+    kept; otherwise ``x``'s shape with the others set to 0 and, as NNabla does, the whole
+    gradient passed back.  ``with_index`` also returns the flat positions (int64).
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.top_k_data(sd.Variable.from_numpy_array([[3.0, 1.0, -5.0]]), 2, abs=True)
+        >>> y.d
+        array([[-5.,  3.]], dtype=float32)
+    """
+    base_axis = norm_axis(base_axis, x.ndim)
+    flat = x.reshape(tuple(x.shape[:base_axis]) + (-1,))
+    key = flat.abs() if abs else flat
+    _, index = torch.topk(key, int(k), dim=-1, largest=bool(largest), sorted=True)
+    values = torch.gather(flat, -1, index)
+    if not reduce:   # NNabla passes the whole gradient back here, not only the kept values
+        kept = torch.zeros_like(flat).scatter(-1, index, values).reshape(x.shape)
+        values = x + (kept - x).detach()
+    return (values, index) if with_index else values
+
+
+def _scan(fn, x, axis, exclusive, reverse, identity):
+    axis = norm_axis(0 if axis is None else int(axis), x.ndim)
+    if reverse:
+        x = x.flip(axis)
+    y = fn(x, dim=axis)
+    if exclusive:
+        first = torch.full_like(y.narrow(axis, 0, 1), identity)
+        y = torch.cat([first, y.narrow(axis, 0, y.shape[axis] - 1)], dim=axis)
+    return y.flip(axis) if reverse else y
+
+
+@op(1, category=_C)
+def cumsum(x, axis=None, exclusive=False, reverse=False):
+    """Running sums along ``axis`` (default 0); ``exclusive`` leaves each element out of its
+    own sum, ``reverse`` runs from the end.  Example: ``F.cumsum(x, axis=1)``."""
+    return _scan(torch.cumsum, x, axis, exclusive, reverse, 0.0)
+
+
+@op(1, category=_C)
+def cumprod(x, axis=None, exclusive=False, reverse=False):
+    """Running products along ``axis`` (default 0); ``exclusive`` and ``reverse`` as for
+    :func:`cumsum`.  Example: ``F.cumprod(x, axis=1, reverse=True)``."""
+    return _scan(torch.cumprod, x, axis, exclusive, reverse, 1.0)

@@ -1,0 +1,147 @@
+"""Normalisations over the sample's own values (NNabla's): ``layer_normalization``,
+``instance_normalization``, ``group_normalization``, and the ``norm`` reduction.
+
+Each normalises with the biased variance, ``(x - mean) / sqrt(var + eps)``, then scales by
+``gamma`` and shifts by ``beta`` (either may be None), which broadcast against ``x``;
+``output_stat`` also returns the mean and variance (size 1 on the normalised axes).
+
+Example:
+    >>> import numpy as np, stadyn as sd, stadyn.functions as F
+    >>> with sd.auto_forward():
+    ...     y = F.layer_normalization(sd.Variable.from_numpy_array([[1.0, 3.0]]), None, None)
+    >>> np.round(y.d, 3)
+    array([[-1.,  1.]], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ._registry import op
+from ._util import norm_axes
+
+_C = "normalization"
+
+
+def _axes_of(value, ndim: int) -> list[int]:
+    return norm_axes(value if isinstance(value, (list, tuple)) else [value], ndim)
+
+
+def _normalize(x, beta, gamma, reduce: list[int], eps: float, output_stat: bool):
+    var, mean = torch.var_mean(x, dim=reduce, unbiased=False, keepdim=True)
+    y = (x - mean) / torch.sqrt(var + eps)
+    if gamma is not None:
+        y = y * gamma
+    if beta is not None:
+        y = y + beta
+    return (y, mean, var) if output_stat else y
+
+
+@op(3, category=_C, precision="float")
+def layer_normalization(x, beta, gamma, batch_axis=0, eps=1e-05, output_stat=False):
+    """Normalise each sample over every axis but ``batch_axis`` (an axis or a list of them);
+    NNabla's parameters have the sample's shape (``(1, C, H, W)``).
+    Example: ``F.layer_normalization(x, beta, gamma)``."""
+    keep = _axes_of(batch_axis, x.ndim)
+    reduce = [a for a in range(x.ndim) if a not in keep]
+    return _normalize(x, beta, gamma, reduce, eps, output_stat)
+
+
+@op(3, category=_C, precision="float")
+def instance_normalization(x, beta, gamma, channel_axis=1, batch_axis=0, eps=1e-05,
+                           output_stat=False):
+    """Normalise each sample's each channel over the remaining (spatial) axes; ``beta`` and
+    ``gamma`` are per channel (``(1, C, 1, 1)``).
+    Example: ``F.instance_normalization(x, beta, gamma)``."""
+    keep = _axes_of(batch_axis, x.ndim) + _axes_of(channel_axis, x.ndim)
+    reduce = [a for a in range(x.ndim) if a not in keep]
+    return _normalize(x, beta, gamma, reduce, eps, output_stat)
+
+
+@op(3, category=_C, precision="float")
+def group_normalization(x, beta, gamma, num_groups, channel_axis=1, batch_axis=0, eps=1e-05,
+                        output_stat=False):
+    """Split the channels into ``num_groups`` groups and normalise each sample's each group
+    over its channels and the spatial axes; ``beta`` and ``gamma`` are per channel
+    (``(1, C, 1, 1)``).  The statistics ``output_stat`` returns have shape ``(N, G, 1, ...)``
+    over the grouped array ``(N, G, C // G, ...)``.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.group_normalization(sd.Variable((2, 6, 4, 4)), None, None, 3).shape
+        (2, 6, 4, 4)
+    """
+    c = norm_axes([channel_axis], x.ndim)[0]
+    channels = x.shape[c]
+    if channels % int(num_groups):
+        raise ValueError(f"group_normalization: {channels} channels do not split into "
+                         f"{num_groups} groups")
+    grouped = x.reshape(x.shape[:c] + (int(num_groups), channels // int(num_groups))
+                        + x.shape[c + 1:])
+    keep = [a if a < c else a + 1 for a in _axes_of(batch_axis, x.ndim)] + [c]
+    reduce = [a for a in range(grouped.ndim) if a not in keep]
+    out = _normalize(grouped, None, None, reduce, eps, output_stat)
+    y = (out[0] if output_stat else out).reshape(x.shape)
+    if gamma is not None:
+        y = y * gamma
+    if beta is not None:
+        y = y + beta
+    return (y, out[1], out[2]) if output_stat else y
+
+
+@op(1, category="reduction", precision="float")
+def norm(x, p=None, axis=None, keepdims=False):
+    """The ``p``-norm ``(sum |x|^p)^(1/p)`` over ``axis`` (default: all axes; ``p`` None is 2).
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     n = F.norm(sd.Variable.from_numpy_array([[3.0, 4.0], [6.0, 8.0]]), axis=1)
+        >>> n.d
+        array([ 5., 10.], dtype=float32)
+    """
+    order = 2.0 if p is None else float(p)
+    if order <= 0:
+        raise ValueError(f"norm: p must be positive, got {p}")
+    dims = norm_axes(axis, x.ndim)
+    return torch.linalg.vector_norm(x, ord=order, dim=dims, keepdim=bool(keepdims))
+
+
+def _unit(v, eps):
+    return v / torch.sqrt((v * v).sum() + eps)
+
+
+@op(2, category=_C, precision="float")
+def spectral_norm(w, u, dim=0, itr=1, eps=1e-12, test=False, output_u=False):
+    """``w / sigma(w)``, ``sigma`` the largest singular value of ``w`` with axis ``dim`` as the
+    rows, estimated by ``itr`` power iterations from ``u`` (shape ``(w.shape[dim],)``); ``u``
+    and ``v`` are held constant for the gradient.  Unless ``test``, ``u`` is replaced in place
+    by the iteration's result (NNabla's ``spectral_norm``); ``output_u`` also returns the ``u``
+    the iteration started from.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> w = sd.Variable.from_numpy_array(np.diag([3.0, 1.0]))
+        >>> u = sd.Variable.from_numpy_array(np.array([1.0, 0.5]))
+        >>> with sd.auto_forward():
+        ...     y = F.spectral_norm(w, u, itr=20)
+        >>> np.round(y.d, 4)
+        array([[1.    , 0.    ],
+               [0.    , 0.3333]], dtype=float32)
+    """
+    dim = int(dim) % w.ndim
+    matrix = w.movedim(dim, 0).reshape(w.shape[dim], -1)
+    start = u.detach().clone() if output_u else None
+    with torch.no_grad():
+        left, fixed = u.reshape(-1), matrix.detach()
+        right = None
+        for _ in range(int(itr)):
+            right = _unit(fixed.t() @ left, eps)
+            left = _unit(fixed @ right, eps)
+        if right is None:
+            right = _unit(fixed.t() @ left, eps)
+        if not test:
+            u.copy_(left.reshape(u.shape))
+    sigma = left.detach() @ matrix @ right.detach()
+    y = w / sigma
+    return (y, start) if output_u else y

@@ -1,0 +1,217 @@
+"""Ops over the sequence axis: padded values ``(B, T, *sample)`` and their lengths ``(B,)``.
+
+Every op here takes the sequences' lengths as an input (see ``stadyn/graph/_sequence.py`` for
+the layout) and masks padded steps with ``where`` -- never with a product, so that whatever a
+padded step holds (even ``inf`` or ``nan``) reaches neither a value nor a gradient.  The
+per-sequence semantics are CNTK's (``cntk.sequence.*``, ``past_value``, ``future_value``).
+``stadyn.sequence`` calls these ops with a Variable's own lengths and gives the results their
+sequence axes.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ._registry import op
+
+_C = "sequence"
+
+
+def step_mask(lengths: torch.Tensor, steps: int, ndim: int = 2) -> torch.Tensor:
+    """``(B, steps, 1, ...)`` booleans (``ndim`` axes): True where step ``t < lengths[b]``.
+
+    Example:
+        >>> import torch
+        >>> step_mask(torch.tensor([2, 1]), 3).tolist()
+        [[True, True, False], [True, False, False]]
+    """
+    t = torch.arange(steps, device=lengths.device)
+    mask = t.unsqueeze(0) < lengths.unsqueeze(1)
+    return mask.reshape(mask.shape + (1,) * (ndim - 2))
+
+
+def _masked(x: torch.Tensor, lengths: torch.Tensor, fill: float) -> torch.Tensor:
+    return torch.where(step_mask(lengths, x.shape[1], x.ndim), x, x.new_full((), fill))
+
+
+@op(2, category=_C, precision="float")
+def sequence_reduce_sum(x, lengths):
+    """The sum of each sequence's steps: ``(B, T, *s)`` -> ``(B, *s)`` (CNTK's
+    ``sequence.reduce_sum``).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     x = sd.Variable.from_numpy_array(np.ones((2, 3, 1)))
+        ...     n = sd.Variable.from_numpy_array(np.array([3, 1]))
+        ...     F.sequence_reduce_sum(x, n).d.ravel().tolist()
+        [3.0, 1.0]
+    """
+    return _masked(x, lengths, 0.0).sum(1)
+
+
+@op(2, category=_C, precision="float")
+def sequence_reduce_max(x, lengths):
+    """The maximum over each sequence's steps, element-wise (``sequence.reduce_max``).
+
+    Example: ``F.sequence_reduce_max(x, lengths)`` of ``(B, T, *s)`` is ``(B, *s)``.
+    """
+    return _masked(x, lengths, float("-inf")).amax(1)
+
+
+@op(2, category=_C, precision="float")
+def sequence_softmax(x, lengths):
+    """Softmax over each sequence's steps (the sequence axis), element-wise over the sample
+    axes; padded steps are 0.
+
+    Example: attention weights over a sentence, ``F.sequence_softmax(scores, lengths)``.
+    """
+    mask = step_mask(lengths, x.shape[1], x.ndim)
+    y = torch.softmax(torch.where(mask, x, x.new_full((), float("-inf"))), dim=1)
+    return torch.where(mask, y, y.new_zeros(()))
+
+
+@op(2, category=_C)
+def sequence_first(x, lengths):
+    """Each sequence's first step: ``(B, T, *s)`` -> ``(B, *s)`` (``sequence.first``).
+
+    Example: ``F.sequence_first(x, lengths)``.
+    """
+    return x[:, 0]
+
+
+@op(2, category=_C)
+def sequence_last(x, lengths):
+    """Each sequence's last step (at ``lengths - 1``): ``(B, T, *s)`` -> ``(B, *s)``
+    (``sequence.last``).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     x = sd.Variable.from_numpy_array(np.arange(6.0).reshape(2, 3))
+        ...     n = sd.Variable.from_numpy_array(np.array([3, 1]))
+        ...     F.sequence_last(x, n).d.tolist()
+        [2.0, 3.0]
+    """
+    index = (lengths - 1).clamp(min=0)
+    return x[torch.arange(x.shape[0], device=x.device), index]
+
+
+def _slice_bounds(lengths, begin_index, end_index):
+    begin = (lengths + begin_index).clamp(min=0) if begin_index < 0 else \
+        torch.clamp(torch.full_like(lengths, begin_index), max=lengths)
+    if end_index > 0:
+        end = torch.clamp(torch.full_like(lengths, end_index), max=lengths)
+    else:
+        end = (lengths + end_index).clamp(min=0)
+    return begin, (end - begin).clamp(min=0)
+
+
+def _slice_steps(steps: int, begin_index: int, end_index: int) -> int:
+    """The padded length of a slice of sequences padded to ``steps``."""
+    if begin_index < 0:
+        most = -begin_index if end_index >= 0 else end_index - begin_index
+    elif end_index > 0:
+        most = end_index - begin_index
+    else:
+        most = steps - begin_index + end_index
+    return max(1, min(steps, most))
+
+
+@op(2, category=_C)
+def sequence_slice(x, lengths, begin_index=0, end_index=0):
+    """Steps ``begin_index`` to ``end_index`` of each sequence (CNTK's ``sequence.slice``:
+    negative indices count from each sequence's end, ``end_index=0`` is the end).  Returns the
+    sliced sequences and their lengths.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     x = sd.Variable.from_numpy_array(np.arange(8.0).reshape(2, 4))
+        ...     n = sd.Variable.from_numpy_array(np.array([4, 2]))
+        ...     y, m = F.sequence_slice(x, n, 1, 0)
+        >>> y.d.tolist(), m.d.tolist()
+        ([[1.0, 2.0, 3.0], [5.0, 0.0, 0.0]], [3, 1])
+    """
+    begin, new_lengths = _slice_bounds(lengths, int(begin_index), int(end_index))
+    steps = _slice_steps(x.shape[1], int(begin_index), int(end_index))
+    index = begin.unsqueeze(1) + torch.arange(steps, device=x.device).unsqueeze(0)
+    index = index.clamp(max=x.shape[1] - 1)
+    rows = torch.arange(x.shape[0], device=x.device).unsqueeze(1)
+    return _masked(x[rows, index], new_lengths, 0.0), new_lengths
+
+
+@op(3, category=_C)
+def sequence_broadcast_as(x, like, lengths):
+    """``x`` (one value per sequence, ``(B, *s)``) repeated at every step of the sequences
+    of ``like`` (``(B, T, ...)`` with ``lengths``); padded steps are 0
+    (``sequence.broadcast_as``).
+
+    Example: ``F.sequence_broadcast_as(context, words, lengths)``.
+    """
+    steps = like.shape[1]
+    y = x.unsqueeze(1).expand((x.shape[0], steps) + tuple(x.shape[1:]))
+    return _masked(y, lengths, 0.0)
+
+
+def _initial(initial_state, like):
+    """The initial state broadcast to one step of ``like`` (``(B, *s)``)."""
+    return initial_state.to(like.dtype).expand_as(like) if initial_state.ndim <= like.ndim \
+        else initial_state
+
+
+@op(3, category=_C)
+def past_value(x, lengths, initial_state, time_step=1):
+    """The value ``time_step`` steps earlier in the same sequence; ``initial_state`` (a scalar,
+    one step's shape or one per sequence) before the start (CNTK's ``past_value``).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     x = sd.Variable.from_numpy_array(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 0.0]]))
+        ...     n = sd.Variable.from_numpy_array(np.array([3, 2]))
+        ...     F.past_value(x, n, sd.Variable.from_numpy_array(np.float32(9))).d.tolist()
+        [[9.0, 1.0, 2.0], [9.0, 4.0, 0.0]]
+    """
+    k, steps = int(time_step), x.shape[1]
+    head = _initial(initial_state, x[:, 0]).unsqueeze(1)
+    if k >= steps:
+        y = head.expand_as(x)
+    else:
+        y = torch.cat([head.expand((x.shape[0], k) + tuple(x.shape[2:])), x[:, :steps - k]], 1)
+    return _masked(y, lengths, 0.0)
+
+
+@op(3, category=_C)
+def future_value(x, lengths, initial_state, time_step=1):
+    """The value ``time_step`` steps later in the same sequence; ``initial_state`` past each
+    sequence's end (CNTK's ``future_value``).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     x = sd.Variable.from_numpy_array(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 0.0]]))
+        ...     n = sd.Variable.from_numpy_array(np.array([3, 2]))
+        ...     F.future_value(x, n, sd.Variable.from_numpy_array(np.float32(9))).d.tolist()
+        [[2.0, 3.0, 9.0], [5.0, 9.0, 0.0]]
+    """
+    k, steps = int(time_step), x.shape[1]
+    tail = _initial(initial_state, x[:, 0]).unsqueeze(1)
+    shifted = torch.cat([x[:, min(k, steps):],
+                         tail.expand((x.shape[0], min(k, steps)) + tuple(x.shape[2:]))], 1)
+    inside = step_mask(lengths - k, steps, x.ndim)
+    y = torch.where(inside, shifted, tail.expand_as(x))
+    return _masked(y, lengths, 0.0)
+
+
+@op(2, category=_C)
+def sequence_unpack(x, lengths, padding_value=0.0):
+    """The padded sequences as a plain tensor and its mask: ``(y, mask)`` with
+    ``padding_value`` at padded steps and ``mask`` ``(B, T)`` 1 at real steps
+    (CNTK's ``sequence.unpack``).
+
+    Example: ``y, mask = F.sequence_unpack(x, lengths)``.
+    """
+    mask = step_mask(lengths, x.shape[1], x.ndim)
+    y = torch.where(mask, x, x.new_full((), float(padding_value)))
+    return y, step_mask(lengths, x.shape[1]).to(x.dtype)

@@ -1,0 +1,127 @@
+"""What every parametric function shares: NNabla's two-level scope (``name`` above the
+function's own scope), its parameters' creation (``fix_parameters`` freezes the graph's view,
+not the registered parameter) and the checks of sizes and axes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Sequence
+
+import numpy as np
+
+from .._errors import ShapeError
+from ..graph import Variable
+from ._registry import get_parameter_or_create, parameter_scope
+
+__all__ = ["pf_scope", "parameter", "counts", "count", "checked_axes", "checked_base_axis"]
+
+
+@contextlib.contextmanager
+def pf_scope(name: str | None, own: str):
+    """The scope a parametric function creates its parameters in: its ``own`` scope (``affine``,
+    ``conv``, ...), inside ``name`` when one is given -- NNabla's rule, so
+    ``PF.affine(x, 5, name="l1")`` creates ``l1/affine/W``.
+
+    Example:
+        >>> import stadyn as sd
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     with pf_scope("l1", "affine"):
+        ...         sd.get_parameter_or_create("W", (1,)).name
+        'l1/affine/W'
+    """
+    if name is None:
+        with parameter_scope(own):
+            yield
+        return
+    if not isinstance(name, str) or not name:
+        raise ShapeError(f"PF: name must be a non-empty string, got {name!r}")
+    with parameter_scope(name), parameter_scope(own):
+        yield
+
+
+def parameter(name: str, shape: Sequence[int], initializer: Any, fix_parameters: bool = False,
+              need_grad: bool = True, apply: Any = None) -> Variable:
+    """The parameter ``name`` of the current scope as NNabla's parametric functions ask for it:
+    registered with ``need_grad`` and, with ``fix_parameters``, seen by the graph through a
+    view that needs no gradient (``get_parameters()`` still lists it as trainable); ``apply``
+    (NNabla's ``apply_w``/``apply_b``) maps the parameter before use.
+
+    Example:
+        >>> import stadyn as sd
+        >>> with sd.parameter_registry(sd.ParameterRegistry()) as registry:
+        ...     w = parameter("W", (2,), 1.0, fix_parameters=True)
+        ...     w.need_grad, registry.get("W").need_grad
+        (False, True)
+    """
+    as_need_grad = (not fix_parameters) if need_grad else None
+    var = get_parameter_or_create(name, tuple(int(s) for s in shape), initializer, need_grad,
+                                  as_need_grad)
+    return apply(var) if apply is not None else var
+
+
+def counts(value: int | Sequence[int], fn: str, arg: str, sequence: bool) -> tuple[int, ...]:
+    """``value`` (an int, or a sequence of ints where ``sequence``) as a tuple of ints >= 1;
+    anything else is a :class:`~stadyn.ShapeError` naming ``PF.fn`` and ``arg``.
+
+    Example:
+        >>> counts(3, "affine", "n_outmaps", True), counts([2, 3], "affine", "n_outmaps", True)
+        ((3,), (2, 3))
+    """
+    def bad() -> ShapeError:
+        kind = "a positive int" + (" or a sequence of them" if sequence else "")
+        return ShapeError(f"PF.{fn}: {arg} must be {kind}, got {value!r}")
+
+    def one(v) -> int:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise bad()
+        return int(v)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return (one(value),)
+    if not sequence or isinstance(value, (str, bytes)):
+        raise bad()
+    try:
+        items = list(value)
+    except TypeError:
+        raise bad() from None
+    if not items:
+        raise bad()
+    return tuple(one(v) for v in items)
+
+
+def count(value: int, fn: str, arg: str) -> int:
+    """One positive int (see :func:`counts`).  Example: ``count(4, "embed", "n_features")``."""
+    return counts(value, fn, arg, False)[0]
+
+
+def checked_axes(axes: Sequence[int], inp: Variable, fn: str) -> list[int]:
+    """``axes`` as axes of ``inp`` in ``0 .. ndim - 1`` (negative ones count from the end).
+
+    Example:
+        >>> import stadyn as sd
+        >>> checked_axes([-1], sd.Variable((2, 3)), "batch_normalization")
+        [1]
+    """
+    out = []
+    for a in axes:
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)) or \
+                not -inp.ndim <= a < inp.ndim:
+            raise ShapeError(f"PF.{fn}: axes {tuple(axes)!r} do not fit an input of shape "
+                             f"{inp.shape}")
+        out.append(int(a) % inp.ndim)
+    return out
+
+
+def checked_base_axis(base_axis: int, inp: Variable, fn: str) -> int:
+    """``base_axis`` checked against ``inp``'s rank.
+
+    Example:
+        >>> import stadyn as sd
+        >>> checked_base_axis(1, sd.Variable((2, 3)), "affine")
+        1
+    """
+    if isinstance(base_axis, (bool, np.bool_)) or not isinstance(base_axis, (int, np.integer)) \
+            or not -inp.ndim <= base_axis <= inp.ndim:
+        raise ShapeError(f"PF.{fn}: base_axis {base_axis!r} does not fit an input of shape "
+                         f"{inp.shape}")
+    return int(base_axis)

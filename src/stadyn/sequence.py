@@ -1,0 +1,212 @@
+"""``stadyn.sequence`` (``sd.sequence``): values with a sequence axis and the ops over it.
+
+A sequence input holds a minibatch of sequences of different lengths, padded, with its
+lengths (``Variable.sequence_lengths``; the layout is in ``docs/architecture.md``).  Feed it a
+list of arrays, one per sequence; read results back with :func:`unpack_value`.  The functions
+here call the sequence ops of the catalog (``F.sequence_*``, ``F.past_value``, ...) with the
+value's own lengths and give their outputs the right sequence axis; element-wise ops and
+layers keep a value's sequence axis by themselves.
+
+Example:
+    >>> import numpy as np, stadyn as sd, stadyn.functions as F
+    >>> x = sd.sequence.input_variable((2,))
+    >>> y = sd.sequence.reduce_sum(F.tanh(x))
+    >>> x.d = [np.zeros((3, 2)), np.ones((1, 2))]
+    >>> y.forward()
+    >>> [[round(float(v), 4) for v in row] for row in y.d]
+    [[0.0, 0.0], [0.7616, 0.7616]]
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import functions as F
+from ._errors import ShapeError
+from .graph import (Variable, auto_forward, sequence_input, sequences_of, set_sequence_axis,
+                    set_sequences)
+from .ops import StepFunction
+
+__all__ = ["input_variable", "feed", "unpack_value", "lengths_of", "reduce_sum", "reduce_max",
+           "softmax", "first", "last", "slice", "broadcast_as", "past_value", "future_value",
+           "unpack", "recurrence"]
+
+
+def input_variable(shape: Sequence[int] | int, dtype: Any = np.float32,
+                   need_grad: bool = False, name: str | None = None) -> Variable:
+    """An input holding sequences whose steps have ``shape`` (``(B, T, *shape)``, padded).
+
+    Example:
+        >>> import stadyn as sd
+        >>> sd.sequence.input_variable(3).shape
+        (1, 1, 3)
+    """
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    v = sequence_input(shape, need_grad=need_grad, dtype=dtype)
+    v.name = name
+    return v
+
+
+def feed(x: Variable, sequences: Sequence[Any]) -> None:
+    """Put a list of sequences (arrays ``(T_b, *shape)``) into the sequence input ``x``; the
+    same as ``x.d = sequences``.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> x = sd.sequence.input_variable(1)
+        >>> sd.sequence.feed(x, [np.ones((2, 1)), np.ones((4, 1))])
+        >>> x.shape
+        (2, 4, 1)
+    """
+    set_sequences(x, sequences)
+
+
+def unpack_value(y: Variable) -> list[np.ndarray]:
+    """The sequences ``y`` holds after a forward, each cut to its length.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> x = sd.sequence.input_variable(1)
+        >>> x.d = [np.ones((2, 1)), np.ones((1, 1))]
+        >>> [s.shape for s in sd.sequence.unpack_value(x)]
+        [(2, 1), (1, 1)]
+    """
+    return sequences_of(y)
+
+
+def lengths_of(x: Variable, op: str = "sequence op") -> Variable:
+    """The lengths Variable of ``x``'s sequence axis; a :class:`ShapeError` without one."""
+    lengths = getattr(x, "sequence_lengths", None)
+    if lengths is None:
+        raise ShapeError(f"{op}: the input {getattr(x, 'shape', x)} has no sequence axis (make "
+                         "it from sd.sequence.input_variable)")
+    return lengths
+
+
+_constant_ids = itertools.count()
+
+
+def _constant(value: Any) -> Variable:
+    """An initial state as a graph value: a number is a ``constant`` op; an array a named
+    leaf (a constant the graph holds, not an input a caller feeds)."""
+    if isinstance(value, Variable):
+        return value
+    arr = np.asarray(value, dtype=np.float32)
+    if arr.ndim == 0:
+        return F.constant(float(arr), ())
+    v = Variable.from_numpy_array(arr)
+    v.name = f"initial_state{next(_constant_ids)}"
+    return v
+
+
+def reduce_sum(x: Variable) -> Variable:
+    """The sum over each sequence's steps (no sequence axis left).  Example above."""
+    return F.sequence_reduce_sum(x, lengths_of(x, "sequence.reduce_sum"))
+
+
+def reduce_max(x: Variable) -> Variable:
+    """The element-wise maximum over each sequence's steps.  Example:
+    ``sd.sequence.reduce_max(h)``."""
+    return F.sequence_reduce_max(x, lengths_of(x, "sequence.reduce_max"))
+
+
+def softmax(x: Variable) -> Variable:
+    """Softmax over each sequence's steps (a sequence again; padded steps are 0).  Example:
+    ``weights = sd.sequence.softmax(scores)``."""
+    lengths = lengths_of(x, "sequence.softmax")
+    return set_sequence_axis(F.sequence_softmax(x, lengths), lengths)
+
+
+def first(x: Variable) -> Variable:
+    """Each sequence's first step.  Example: ``sd.sequence.first(h)``."""
+    return F.sequence_first(x, lengths_of(x, "sequence.first"))
+
+
+def last(x: Variable) -> Variable:
+    """Each sequence's last step.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> x = sd.sequence.input_variable(1)
+        >>> y = sd.sequence.last(x)
+        >>> x.d = [np.array([[1.0], [2.0]]), np.array([[5.0]])]
+        >>> y.forward()
+        >>> y.d.ravel().tolist()
+        [2.0, 5.0]
+    """
+    return F.sequence_last(x, lengths_of(x, "sequence.last"))
+
+
+def slice(x: Variable, begin_index: int, end_index: int) -> Variable:  # noqa: A001 - CNTK's
+    """Steps ``begin_index:end_index`` of each sequence (negative: from the end; end 0: to the
+    end).  Example: ``sd.sequence.slice(x, 0, -1)`` drops each last step."""
+    y, lengths = F.sequence_slice(x, lengths_of(x, "sequence.slice"), begin_index, end_index)
+    return set_sequence_axis(y, lengths)
+
+
+def broadcast_as(x: Variable, like: Variable) -> Variable:
+    """``x`` (one value per sequence) at every step of ``like``'s sequences.  Example:
+    ``sd.sequence.broadcast_as(sentence_vector, words)``."""
+    lengths = lengths_of(like, "sequence.broadcast_as")
+    return set_sequence_axis(F.sequence_broadcast_as(x, like, lengths), lengths)
+
+
+def past_value(x: Variable, initial_state: Any = 0.0, time_step: int = 1) -> Variable:
+    """The value ``time_step`` steps earlier (``initial_state`` before each start).  Example:
+    ``sd.sequence.past_value(h)``."""
+    lengths = lengths_of(x, "past_value")
+    return set_sequence_axis(F.past_value(x, lengths, _constant(initial_state), time_step),
+                             lengths)
+
+
+def future_value(x: Variable, initial_state: Any = 0.0, time_step: int = 1) -> Variable:
+    """The value ``time_step`` steps later (``initial_state`` after each end).  Example:
+    ``sd.sequence.future_value(h)``."""
+    lengths = lengths_of(x, "future_value")
+    return set_sequence_axis(F.future_value(x, lengths, _constant(initial_state), time_step),
+                             lengths)
+
+
+def unpack(x: Variable, padding_value: float = 0.0) -> tuple[Variable, Variable]:
+    """``(padded, mask)``: the sequences as a plain ``(B, T, ...)`` value and a ``(B, T)`` mask.
+    Example: ``y, mask = sd.sequence.unpack(x)``."""
+    value, mask = F.sequence_unpack(x, lengths_of(x, "sequence.unpack"), padding_value)
+    return set_sequence_axis(value, None), set_sequence_axis(mask, None)   # plain values now
+
+
+def recurrence(step: Callable, inputs: Sequence[Variable], initial_states: Sequence[Any],
+               state_shapes: Sequence[Sequence[int]], go_backwards: bool = False
+               ) -> tuple[Variable, ...]:
+    """Run ``step(*states, *step_inputs) -> new state (or tuple of states)`` along the sequence
+    axis of ``inputs``; returns each state's sequence.  The step is recorded once as a graph
+    (on placeholders with ``state_shapes`` and one step of each input) and run at every step
+    in both modes.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> x = sd.sequence.input_variable(1)
+        >>> (y,) = sd.sequence.recurrence(lambda h, u: h + u, [x], [0.0], [(1,)])
+        >>> x.d = [np.array([[1.0], [2.0], [3.0]]), np.array([[4.0]])]
+        >>> y.forward()
+        >>> [s.ravel().tolist() for s in sd.sequence.unpack_value(y)]
+        [[1.0, 3.0, 6.0], [4.0]]
+    """
+    lengths = lengths_of(inputs[0], "recurrence")
+    with auto_forward(False):
+        states = [Variable((1,) + tuple(int(d) for d in s)) for s in state_shapes]
+        step_inputs = [Variable((1,) + tuple(v.shape[2:]), dtype=v.dtype) for v in inputs]
+        out = step(*states, *step_inputs)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    for k, (o, s) in enumerate(zip(outs, state_shapes)):
+        if tuple(o.shape[1:]) != tuple(s):
+            raise ShapeError(f"recurrence: the step returns state {k} of shape "
+                             f"{tuple(o.shape[1:])}, but the state has shape {tuple(s)}")
+    program = StepFunction(states, step_inputs, outs)
+    ys = F.recurrence(lengths, *inputs, *[_constant(v) for v in initial_states],
+                      *program.captured, step=program, n_sequences=len(inputs),
+                      go_backwards=go_backwards)
+    ys = ys if isinstance(ys, tuple) else (ys,)
+    return tuple(set_sequence_axis(y, lengths) for y in ys)

@@ -1,0 +1,378 @@
+"""A decoded NNabla or CNTK network (:mod:`._legacy_ir`) rebuilt as a Stadyn static graph of
+catalog ops.
+
+Which function types become which catalog ops is registered against the ops (the op rules'
+``nnp_import`` and ``cntk_import`` columns); this module only walks the network: it makes the
+leaves (the file's parameters and constants as parameters of a registry under the file's names,
+data inputs as input Variables with the batch axis first), expands CNTK blocks (layers) into
+their bodies, calls each function's rule in static mode and checks what it returns.  A network
+holding function types no rule maps is refused before anything is built, with one
+:class:`UnsupportedModelError` naming the file, each unmapped type and its functions.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Mapping
+
+import numpy as np
+import torch
+
+from .._errors import ModelFileError, StadynError
+from ..graph import Variable, auto_forward, get_current_context, name_scope
+from ..ops import CATALOG
+from ..parametric import ParameterRegistry, parameter_registry
+from ._legacy_api import LegacyNode, MappingUnsupported
+from ._legacy_ir import LegacyFunction, LegacyModel, LegacyNetwork, LegacyVariable
+from ._network import Network
+from ._onnx_import import UnsupportedModelError
+from .op_rules import Unmapped, rules_for
+
+__all__ = ["legacy_import_table", "legacy_mapping_table", "build_network", "output_shapes",
+           "FORMATS"]
+
+#: format of a :class:`LegacyModel` -> (the op rules' column, the framework's name).
+FORMATS = {"nnp": ("nnp_import", "NNabla"), "cntk-v2": ("cntk_import", "CNTK"),
+           "cntk-v1": ("cntk_v1_import", "CNTK v1")}
+
+_MAX_INPUT_BYTES = 1 << 34     # the inputs a file declares, at the batch size asked for
+
+
+def legacy_import_table(fmt: str) -> dict[str, tuple[str, Any]]:
+    """``{function type: (catalog op name, build)}`` for the format ``fmt`` (``"nnp"`` or
+    ``"cntk-v2"``), gathered from the catalog's op rules.
+
+    Example:
+        >>> legacy_import_table("nnp")["Convolution"][0], legacy_import_table("cntk-v2")["Times"][0]
+        ('convolution', 'affine')
+    """
+    column = FORMATS[fmt][0]
+    table: dict[str, tuple[str, Any]] = {}
+    for name, spec in CATALOG.items():
+        rules = rules_for(spec)
+        found = getattr(rules, column) if rules is not None else None
+        if found is None or isinstance(found, Unmapped):
+            continue
+        for op_type, build in found.items():
+            if op_type in table:
+                raise StadynError(f"{FORMATS[fmt][1]} function {op_type} is mapped by two "
+                                  f"catalog ops: {table[op_type][0]} and {name}")
+            table[op_type] = (name, build)
+    return table
+
+
+class _Node(LegacyNode):
+    def __init__(self, builder: "_Builder", fn: LegacyFunction, inputs: list[Variable]):
+        self._b = builder
+        self._vars = inputs
+        self.type = fn.type
+        self.name = fn.name
+        self.attrs = dict(fn.attrs)
+        self.n_outputs = len(fn.outputs)
+
+    @property
+    def n_inputs(self) -> int:
+        return len(self._vars)
+
+    def var(self, i):
+        return self._vars[i]
+
+    def shape(self, i):
+        return tuple(self._vars[i].shape)
+
+    def batched(self, i):
+        return id(self._vars[i]) in self._b.batched
+
+    def const(self, i):
+        value = self._b.values.get(id(self._vars[i]))
+        if value is None:
+            self.unsupported(f"input {i} must be a parameter or constant of the file")
+        return value
+
+
+def _reads(fn: LegacyFunction) -> list[str]:
+    """The names ``fn`` reads from outside: its inputs, and for a block what its body reads
+    that the body does not compute."""
+    if fn.body is None:
+        return list(fn.inputs)
+    inner = {o for f in fn.body.all_functions() for o in f.outputs}
+    outside = [n for f in fn.body.functions for n in _reads(f) if n not in inner]
+    return list(fn.inputs) + outside
+
+
+def _collect_variables(net: LegacyNetwork, into: dict) -> None:
+    for name, var in net.variables.items():
+        into.setdefault(name, var)
+    for f in net.functions:
+        if f.body is not None:
+            _collect_variables(f.body, into)
+
+
+def _is_combine(fn: LegacyFunction) -> bool:
+    """CNTK's ``Combine`` (no computation, its outputs are its inputs) and CNTK v1's
+    ``DynamicAxis`` node (an axis, no value)."""
+    if fn.type == "DynamicAxis" and not fn.inputs:
+        return True
+    return fn.type == "Combine" and len(fn.inputs) == len(fn.outputs) and fn.body is None
+
+
+def _leaf(value: np.ndarray, need_grad: bool) -> Variable:
+    t = torch.as_tensor(np.array(value, order="C")).to(get_current_context().device)
+    return Variable.from_tensor(t, need_grad=need_grad)
+
+
+class _Builder:
+    def __init__(self, model: LegacyModel, registry: ParameterRegistry, batch_size: int):
+        self.model = model
+        self.fmt = model.format
+        self.framework = FORMATS[self.fmt][1]
+        self.table = legacy_import_table(self.fmt)
+        self.registry = registry
+        self.batch_size = batch_size
+        self.env: dict[str, Variable] = {}
+        self.batched: set[int] = set()
+        self.values: dict[int, np.ndarray] = {}
+        self.where = model.path
+        self.deferred: dict[str, LegacyFunction] = {}
+        self.variables: dict[str, LegacyVariable] = {}      # those of the network being built
+
+    def fail(self, message: str, unsupported: bool = False) -> ModelFileError:
+        cls = UnsupportedModelError if unsupported else ModelFileError
+        return cls(f"{self.where}: {message}")
+
+    # -- leaves ---------------------------------------------------------------------------------
+    def parameter(self, name: str) -> Variable:
+        p = self.model.parameters[name]
+        key = self.registry_name(name)
+        existing = self.registry.get(key)
+        if isinstance(existing, Variable) and tuple(existing.shape) == tuple(p.value.shape):
+            existing.d = p.value
+            var = existing
+        else:
+            var = _leaf(p.value, need_grad=bool(p.need_grad))
+            self.registry.set(key, var)
+        self.values[id(var)] = p.value
+        return var
+
+    def registry_name(self, name: str) -> str:
+        return name
+
+    def data_input(self, name: str, lv: LegacyVariable) -> Variable:
+        shape = list(lv.shape or ())
+        batched = True
+        if self.fmt == "cntk-v1":      # every v1 input has a dynamic axis: the batch
+            if any(d < 0 for d in shape):
+                raise self.fail(f"input {name!r} has a free or inferred dimension: "
+                                f"{tuple(shape)}", unsupported=True)
+            shape = [self.batch_size] + shape
+        elif self.fmt == "cntk-v2":
+            axes = list(lv.meta.get("dynamic_axes") or [])
+            label = f"input {lv.meta.get('name') or name!r} ({name})"
+            if axes and axes != ["defaultBatchAxis"]:
+                raise self.fail(f"{label} has the dynamic axes {axes}: CNTK sequence models are "
+                                "not imported yet (only the batch axis is)", unsupported=True)
+            if any(d < 0 for d in shape):
+                raise self.fail(f"{label} has a free or inferred dimension: {tuple(shape)}",
+                                unsupported=True)
+            batched = bool(axes)
+            if batched:
+                shape = [self.batch_size] + shape
+        else:
+            shape = [self.batch_size if d == -1 else d for d in shape]
+            if any(d < 0 for d in shape):
+                raise self.fail(f"input {name!r} has the shape {tuple(lv.shape)}")
+        size = int(np.prod(shape)) * np.dtype(lv.dtype or "float32").itemsize
+        if size > _MAX_INPUT_BYTES:
+            raise self.fail(f"input {name!r} declares {tuple(shape)}: {size} bytes")
+        var = _leaf(np.zeros(shape, dtype=lv.dtype or "float32"), need_grad=False)
+        if batched:
+            self.batched.add(id(var))
+        return var
+
+    def leaf(self, name: str, network: LegacyNetwork) -> Variable:
+        if name in self.model.parameters:
+            var = self.parameter(name)
+        else:
+            lv = network.variables.get(name) or self.variables.get(name)
+            if lv is None or lv.kind in ("output", "placeholder"):
+                raise self.fail(f"network {network.name!r}: {name!r} is used before it is "
+                                "computed")
+            var = self.data_input(name, lv)
+        self.env[name] = var
+        return var
+
+    def value(self, name: str, network: LegacyNetwork) -> Variable:
+        """The Variable of ``name``: computed, a leaf, or the output of a function deferred
+        until a block bound the placeholder it reads."""
+        if name in self.env:
+            return self.env[name]
+        deferred = self.deferred.pop(name, None)
+        if deferred is not None:
+            self.run(deferred, network)
+            return self.env[name]
+        return self.leaf(name, network)
+
+    # -- the graph ------------------------------------------------------------------------------
+    def needed(self, network: LegacyNetwork, outputs: list[str]) -> list[LegacyFunction]:
+        """The functions (a block as one) the ``outputs`` depend on, in the network's order."""
+        producer = {o: k for k, f in enumerate(network.functions) for o in f.outputs
+                    if not _is_combine(f)}
+        producer.update({o: producer[i] for f in network.functions if _is_combine(f)
+                         for o, i in zip(f.outputs, f.inputs) if i in producer})
+        wanted, todo = set(), [producer[o] for o in outputs if o in producer]
+        while todo:
+            k = todo.pop()
+            if k in wanted:
+                continue
+            wanted.add(k)
+            todo += [producer[i] for i in _reads(network.functions[k]) if i in producer]
+        return [f for k, f in enumerate(network.functions) if k in wanted]
+
+    def check_supported(self, network: LegacyNetwork, functions: list[LegacyFunction]) -> None:
+        missing: "OrderedDict[str, list[str]]" = OrderedDict()
+        for f in LegacyNetwork(network.name, functions).all_functions():
+            if f.body is None and f.type not in self.table and not _is_combine(f):
+                missing.setdefault(f.type, []).append(f.name)
+        if missing:
+            listed = "; ".join(
+                f"{t} ({'functions' if len(ns) > 1 else 'function'} "
+                f"{', '.join(repr(n) for n in ns[:3])}{' ...' if len(ns) > 3 else ''})"
+                for t, ns in missing.items())
+            raise self.fail(f"network {network.name!r}: {self.framework} functions no Stadyn op "
+                            f"maps: {listed}", unsupported=True)
+
+    def functions(self, functions: list[LegacyFunction], network: LegacyNetwork) -> None:
+        for fn in functions:
+            if fn.outputs and all(o in self.env for o in fn.outputs):
+                continue                # computed early for a block that needed it
+            if any(n in self.deferred or (n not in self.env and self.variables.get(n) is not None
+                                          and self.variables[n].kind == "placeholder")
+                   for n in fn.inputs):
+                for o in fn.outputs:    # reads a block's argument: wait for the block
+                    self.deferred[o] = fn
+                continue
+            self.run(fn, network)
+
+    def run(self, fn: LegacyFunction, network: LegacyNetwork) -> None:
+        inputs = [self.value(n, network) for n in fn.inputs]
+        if fn.body is not None:
+            self.block(fn, network)
+        elif _is_combine(fn):
+            self.env.update(zip(fn.outputs, inputs))    # DynamicAxis: nothing
+        else:
+            self.call(fn, inputs)
+
+    def block(self, fn: LegacyFunction, network: LegacyNetwork) -> None:
+        for placeholder, outer in (fn.meta.get("arguments") or {}).items():
+            self.env[placeholder] = self.value(outer, network)
+        self.functions(fn.body.functions, fn.body)
+        root = [f for f in fn.body.all_functions() if f.name == fn.meta.get("root")]
+        if not root or len(root[0].outputs) < len(fn.outputs):
+            raise self.fail(f"block {fn.name!r} ({fn.type}): its root function "
+                            f"{fn.meta.get('root')!r} is not in its body")
+        for outer, inner in zip(fn.outputs, root[0].outputs):
+            self.env[outer] = self.value(inner, fn.body)
+
+    def call(self, fn: LegacyFunction, inputs: list[Variable]) -> None:
+        label = f"function {fn.name!r} ({fn.type})"
+        op_name, build = self.table[fn.type]
+        node = _Node(self, fn, inputs)
+        try:
+            with name_scope(fn.name, absolute=True):
+                result = build(node)
+        except MappingUnsupported as exc:
+            raise self.fail(f"{label}: cannot be mapped: {exc}", unsupported=True) from None
+        except (StadynError, ValueError, TypeError, IndexError, KeyError, RuntimeError) as exc:
+            raise self.fail(f"{label}: {type(exc).__name__}: {exc}") from exc
+        results = [result] if isinstance(result, Variable) else list(result)
+        if len(results) != len(fn.outputs):
+            raise self.fail(f"{label}: the mapping to {op_name} gave {len(results)} outputs, "
+                            f"the function has {len(fn.outputs)}")
+        batched = any(id(v) in self.batched for v in inputs)
+        for name, var in zip(fn.outputs, results):
+            self.env[name] = var
+            if batched:
+                self.batched.add(id(var))
+
+    def build(self, network: LegacyNetwork, inputs: Mapping[str, str],
+              outputs: Mapping[str, str], info: dict[str, Any]) -> Network:
+        self.where = f"{self.model.path}"
+        _collect_variables(network, self.variables)
+        functions = self.needed(network, list(outputs.values()))
+        self.check_supported(network, functions)
+        known = set(network.variables) | set(self.model.parameters)
+        for key, name in list(inputs.items()) + list(outputs.items()):
+            if name not in known and not any(name in f.outputs for f in network.functions):
+                raise self.fail(f"network {network.name!r} has no variable {name!r}")
+        ins = OrderedDict((key, self.value(name, network)) for key, name in inputs.items())
+        self.functions(functions, network)
+        outs = OrderedDict((key, self.value(name, network)) for key, name in outputs.items())
+        self.batched_outputs = [k for k, v in outs.items() if id(v) in self.batched]
+        return Network(ins, outs, self.registry, source=self.model.path, info=info)
+
+
+def output_shapes(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[str, str],
+                  outputs: Mapping[str, str]) -> "OrderedDict[str, tuple[tuple, str]]":
+    """The outputs' shapes and dtypes (``'batch'`` for the batch axis) as :func:`build_network`
+    builds them: CNTK files do not record them."""
+    builder = _Builder(model, ParameterRegistry(), 1)
+    with auto_forward(False), parameter_registry(builder.registry):
+        net = builder.build(network, inputs, outputs, {})
+    return OrderedDict(
+        (k, ((("batch",) + tuple(v.shape[1:])) if k in builder.batched_outputs else
+             tuple(v.shape), np.dtype(v.dtype).name)) for k, v in net.outputs.items())
+
+
+def build_network(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[str, str],
+                  outputs: Mapping[str, str], *, registry: ParameterRegistry | None = None,
+                  batch_size: int = 1, info: dict[str, Any] | None = None,
+                  parameter_names: Mapping[str, str] | None = None) -> Network:
+    """Build ``network`` of ``model`` as a :class:`Network` whose inputs and outputs are the
+    network's variables ``inputs``/``outputs`` (key -> variable name), the batch axis sized
+    ``batch_size``; parameters go to ``registry`` (a new one by default) named by
+    ``parameter_names`` (file name -> registry name; the file's names by default).
+
+    Example:
+        >>> import os, tempfile, numpy as np
+        >>> from stadyn.serialize import read_legacy_model
+        >>> path = os.path.join(tempfile.mkdtemp(), "tiny.nntxt")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write('network { name: "n" batch_size: 1 '
+        ...                 'variable { name: "x" type: "Buffer" shape { dim: -1 dim: 3 } } '
+        ...                 'variable { name: "y" type: "Buffer" shape { dim: -1 dim: 3 } } '
+        ...                 'function { name: "f" type: "ReLU" input: "x" output: "y" } }')
+        >>> m = read_legacy_model(path)
+        >>> net = build_network(m, m.networks["n"], {"x": "x"}, {"y": "y"}, batch_size=2)
+        >>> net(x=np.array([[1, -2, 3], [-4, 5, -6]]))["y"]
+        array([[1., 0., 3.],
+               [0., 5., 0.]], dtype=float32)
+    """
+    registry = registry if registry is not None else ParameterRegistry()
+    builder = _Builder(model, registry, int(batch_size))
+    if parameter_names:
+        names = dict(parameter_names)
+        builder.registry_name = lambda name: names.get(name, name)  # type: ignore[method-assign]
+    with auto_forward(False), parameter_registry(registry):
+        return builder.build(network, inputs, outputs, dict(info or {}))
+
+
+def legacy_mapping_table() -> str:
+    """The NNabla function types and CNTK op names the catalog's op rules import, as Markdown
+    tables (type -> catalog op); ``docs/model-files.md`` holds them.
+
+    Example:
+        >>> print(legacy_mapping_table().splitlines()[0])
+        **NNabla** (63 function types)
+    """
+    parts = []
+    for fmt in FORMATS:
+        table = legacy_import_table(fmt)
+        by_op: dict[str, list[str]] = {}
+        for op_type, (op_name, _) in sorted(table.items()):
+            by_op.setdefault(op_name, []).append(op_type)
+        what = "function types" if fmt == "nnp" else "op names"
+        parts += [f"**{FORMATS[fmt][1]}** ({len(table)} {what})", "",
+                  "| catalog op | imported from |", "|---|---|"]
+        parts += [f"| `{op}` | {', '.join(by_op[op])} |" for op in sorted(by_op)]
+        parts.append("")
+    return "\n".join(parts).rstrip()

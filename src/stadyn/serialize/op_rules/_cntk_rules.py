@@ -1,0 +1,497 @@
+"""Helpers of the ``cntk_import`` rules: CNTK's products, window geometry and broadcasting
+expressed with catalog ops.
+
+A rule receives a :class:`~stadyn.serialize._legacy_api.LegacyNode` whose attributes are as
+CNTK's Python API shows them, in NumPy order (the decoder reverses CNTK's column-major lists);
+inputs keep CNTK's C++ order (``Times`` and ``Convolution`` have the weight first).  Data
+inputs carry the batch axis first (``node.batched(i)``), parameters and constants none, so
+NumPy broadcasting aligns them from the last axis as CNTK does.
+
+**Window geometry** (``Convolution``, ``Pooling``), checked against CNTK 2.7 on every padding
+case of ``tests/fixtures/legacy/cntk_ff_ops.model`` (odd and even kernels, strides 1 and 2,
+dilation-free): per spatial axis of size *n* with kernel *k* (dilated: *(k - 1) d + 1*) and
+stride *s*, auto padding gives ``ceil(n / s)`` outputs with ``(k - 1) // 2`` padding below and
+what the last window needs above (an even kernel pads one more above than below); without it
+``lowerPad``/``upperPad`` and ``floor`` (``ceilOutDim``: ``ceil``) output sizes.  Lists shorter
+than the rank (CNTK broadcasts its last column-major entry) are filled from the front.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from ... import functions as F
+
+__all__ = ["cntk_same", "cntk_elementwise", "window", "fill", "windowed", "times_cntk"]
+
+
+def cntk_same(op: Callable[..., Any], *args: Any) -> Callable[..., Any]:
+    """A ``cntk_import`` rule calling ``op`` on all the function's inputs (and ``args``).
+
+    Example:
+        >>> import stadyn.functions as F
+        >>> cntk_same(F.relu).__name__
+        'relu_cntk'
+    """
+    def build(node):
+        return op(*[node.var(i) for i in range(node.n_inputs)], *args)
+    build.__name__ = f"{getattr(op, '__name__', 'op')}_cntk"
+    return build
+
+
+def cntk_elementwise(op: Callable[..., Any], *args: Any) -> Callable[..., Any]:
+    """A ``cntk_import`` rule for an element-wise op with CNTK's broadcasting: sample axes
+    align from the last one and the batch axis with the batch axis, so a batched input of lower
+    rank gets singleton axes after its batch axis (``(B, 4)`` against ``(B, 2, 3, 4)`` becomes
+    ``(B, 1, 1, 4)``); unbatched inputs broadcast as in NumPy.
+
+    Example:
+        >>> import stadyn.functions as F
+        >>> cntk_elementwise(F.add2).__name__
+        'add2_cntk'
+    """
+    def build(node):
+        ranks = [len(node.shape(i)) - (1 if node.batched(i) else 0) for i in range(node.n_inputs)]
+        rank = max(ranks, default=0)
+        xs = []
+        for i in range(node.n_inputs):
+            x, shape = node.var(i), node.shape(i)
+            if node.batched(i) and ranks[i] < rank:
+                x = F.reshape(x, shape[:1] + (1,) * (rank - ranks[i]) + shape[1:])
+            xs.append(x)
+        return op(*xs, *args)
+    build.__name__ = f"{getattr(op, '__name__', 'op')}_cntk"
+    return build
+
+
+def fill(values: Any, n: int, default: Any) -> tuple:
+    """A CNTK per-axis list (NumPy order) for the last ``n`` axes: longer lists keep their last
+    ``n`` entries, shorter ones repeat their first (CNTK's last column-major) entry in front.
+
+    Example:
+        >>> fill((3, 1, 1), 2, 1), fill((0,), 2, 0), fill((), 2, 1)
+        ((1, 1), (0, 0), (1, 1))
+    """
+    items = tuple(values) if isinstance(values, (list, tuple)) else (
+        () if values is None else (values,))
+    if not items:
+        return (default,) * n
+    if len(items) >= n:
+        return items[len(items) - n:]
+    return (items[0],) * (n - len(items)) + items
+
+
+def window(n: int, k: int, s: int, d: int, auto: bool, lo: int, hi: int,
+           ceil_out: bool = False) -> tuple[int, int, int]:
+    """``(pad below, pad above, output size)`` of one spatial axis (see the module docstring).
+
+    Example:
+        >>> window(32, 3, 2, 1, True, 0, 0)      # the CIFAR ConvNet's 3x3/2 pooling
+        (1, 0, 16)
+        >>> window(5, 3, 1, 1, False, 0, 0)
+        (0, 0, 3)
+    """
+    ke = (k - 1) * d + 1
+    if auto:
+        out = -(-n // s)
+        lo = (ke - 1) // 2
+        hi = max(0, (out - 1) * s + ke - n - lo)
+        return lo, hi, out
+    span = n + lo + hi - ke
+    out = (-(-span // s) if ceil_out else span // s) + 1
+    if ceil_out:
+        hi = max(hi, (out - 1) * s + ke - n - lo)
+    return lo, hi, out
+
+
+def windowed(node, x, shape: tuple, spatial: int, kernel: tuple, strides: Any, dilation: Any,
+             auto: Any, lower: Any, upper: Any, ceil_out: bool, apply: Callable[..., Any],
+             pad_value: float | None):
+    """Run ``apply(x, pad, stride, dilation, ignore_border)`` (a catalog convolution or pooling
+    with symmetric padding) so that it computes CNTK's windows over the last ``spatial`` axes
+    of ``x`` (of ``shape``):
+    symmetric padding by the lower amount, an explicit ``F.pad`` (``pad_value``) where more
+    is needed above, and a crop where the symmetric padding gives extra outputs.  Without a
+    ``pad_value`` (average pooling not counting padding) the windows reaching past the padding
+    above are NNabla's partial windows (``ignore_border=False``)."""
+    sizes = shape[len(shape) - spatial:]
+    strides = fill(strides, spatial, 1)
+    dilation = fill(dilation, spatial, 1)
+    auto = fill(auto, spatial, False)
+    lower, upper = fill(lower, spatial, 0), fill(upper, spatial, 0)
+    geo = [window(n, k, s, d, bool(a), int(lo), int(hi), ceil_out)
+           for n, k, s, d, a, lo, hi in zip(sizes, kernel, strides, dilation, auto, lower, upper)]
+    below = [g[0] for g in geo]
+    extra = [max(0, g[1] - g[0]) for g in geo]
+    border = True
+    if any(extra) and pad_value is None:
+        border = False              # partial windows at the end, averaged over what they hold
+    elif any(extra):
+        width = [0, 0] * (len(shape) - spatial)
+        for e in extra:
+            width += [0, e]
+        x = F.pad(x, tuple(width), "constant", pad_value)
+    y = apply(x, tuple(below), tuple(int(s) for s in strides), tuple(int(d) for d in dilation),
+              border)
+    out = [g[2] for g in geo]
+    have = y.shape[len(y.shape) - spatial:]
+    if any(h < o for h, o in zip(have, out)):
+        node.unsupported(f"gives {tuple(have)} where CNTK computes {tuple(out)}")
+    if tuple(have) != tuple(out):
+        lead = len(y.shape) - spatial
+        y = F.slice(y, (0,) * len(y.shape), tuple(y.shape[:lead]) + tuple(out))
+    return y
+
+
+def times_cntk(node):
+    """CNTK's ``Times(W, x)`` (C++ order): ``x``'s last axes contracted with ``W``'s leading
+    ones, ``W``'s last ``outputRank`` axes the output's -- an ``affine`` without bias."""
+    w_shape, x_shape = node.shape(0), node.shape(1)
+    if node.batched(0):
+        node.unsupported("the right operand of times is batched (a product of two batched "
+                         "values)")
+    rank = int(node.attr("outputRank", 1))
+    in_rank = len(w_shape) - rank
+    if in_rank < 1 or in_rank > len(x_shape) or \
+            tuple(x_shape[len(x_shape) - in_rank:]) != tuple(w_shape[:in_rank]):
+        node.unsupported(f"times of {tuple(x_shape)} by {tuple(w_shape)} with outputRank "
+                         f"{rank} (inferInputRankToMap {node.attr('inferInputRankToMap')})")
+    w = node.var(0)
+    if in_rank != 1:
+        w = F.reshape(w, (math.prod(w_shape[:in_rank]),) + tuple(w_shape[in_rank:]))
+    return F.affine(node.var(1), w, None, base_axis=len(x_shape) - in_rank)
+
+
+def convolution_cntk(node):
+    """CNTK's ``Convolution(W, x)``: channels first, the kernel over every sample axis (its
+    first entry the input channels); ``transpose`` (``convolution_transpose``) is refused."""
+    if node.attr("transpose"):
+        node.unsupported("transposed convolution")
+    if not all(node.attr("sharing") or [True]):
+        node.unsupported("convolution without weight sharing")
+    kernel = tuple(node.attr("kernelShape") or node.shape(0)[1:])
+    shape = node.shape(1)
+    if not node.batched(1) or len(shape) != len(kernel) + 1:
+        node.unsupported(f"convolution of {shape} (batched: {node.batched(1)}) by the kernel "
+                         f"{kernel}")
+    groups = int(node.attr("groups", 1) or 1)
+
+    def apply(x, pad, stride, dilation, border):
+        return F.convolution(x, node.var(0), None, base_axis=1, pad=pad, stride=stride,
+                             dilation=dilation, group=groups)
+    return windowed(node, node.var(1), shape, len(kernel) - 1, kernel[1:], node.attr("strides"),
+                    node.attr("dilation"), node.attr("autoPadding"), node.attr("lowerPad"),
+                    node.attr("upperPad"), False, apply, 0.0)
+
+
+def pooling_cntk(node):
+    """CNTK's ``Pooling``: ``poolingType`` 0 is max pooling, 1 average pooling (``includePad``
+    counting the padding or not), over the last axes the window covers."""
+    kind = int(node.attr("poolingType", 0))
+    kernel = tuple(int(k) for k in node.attr("poolingWindowShape"))
+    shape = node.shape(0)
+    if not node.batched(0) or len(shape) < len(kernel) + 1:
+        node.unsupported(f"pooling of {shape} (batched: {node.batched(0)}) by {kernel}")
+    if kind == 0:
+        def apply(x, pad, stride, dilation, border):
+            return F.max_pooling(x, kernel, stride, True, pad)
+        pad_value = float("-inf")
+    elif kind == 1:
+        include = bool(node.attr("includePad", False))
+
+        def apply(x, pad, stride, dilation, border):
+            return F.average_pooling(x, kernel, stride, border, pad, including_pad=include)
+        pad_value = 0.0 if include else None
+    else:
+        node.unsupported(f"poolingType {kind}")
+    return windowed(node, node.var(0), shape, len(kernel), kernel, node.attr("strides"), (),
+                    node.attr("autoPadding"), node.attr("lowerPad"), node.attr("upperPad"),
+                    bool(node.attr("ceilOutDim", False)), apply, pad_value)
+
+
+def batch_normalization_cntk(node):
+    """CNTK's ``BatchNormalization(x, scale, bias, mean, variance, count)``: per channel
+    (``spatial``) or per element; the running statistics normalise outside training, and in
+    training are updated with ``normalizationTimeConstant`` (CNTK's blending with
+    ``blendTimeConstant`` is not reproduced)."""
+    shape = node.shape(0)
+    if not node.batched(0):
+        node.unsupported("batch normalisation of an input without the batch axis")
+    axes = (1,) if node.attr("spatial") else tuple(range(1, len(shape)))
+    return F.batch_normalization(node.var(0), node.var(2), node.var(1), node.var(3),
+                                 node.var(4), axes=axes, eps=float(node.attr("epsilon", 1e-5)),
+                                 batch_stat=None,
+                                 time_constant=float(node.attr("normalizationTimeConstant", 0)))
+
+
+def dropout_cntk(node):
+    """CNTK's ``Dropout``: only while training."""
+    return F.dropout(node.var(0), float(node.attr("dropoutRate", 0.5)), train_only=True)
+
+
+# -- axes, shapes and reductions ----------------------------------------------------------------
+_ALL_STATIC = 2147483646
+_DYNAMIC = 2147483647
+
+
+def sample_axis(node, axis: Any, rank: int) -> int | None:
+    """A CNTK static axis (column-major index: ``i >= 0`` is NumPy sample axis ``rank - 1 - i``,
+    ``i < 0`` is ``-i - 1``) as a NumPy sample axis; ``None`` for all static axes.  Dynamic
+    (batch or sequence) axes are refused.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> axis = NS(static_axis_idx=0), NS(static_axis_idx=-2)
+        >>> sample_axis(None, axis[0], 3), sample_axis(None, axis[1], 3)
+        (2, 1)
+    """
+    i = int(getattr(axis, "static_axis_idx", axis))
+    if i == _ALL_STATIC:
+        return None
+    if i == _DYNAMIC:
+        node.unsupported(f"an operation along the dynamic axis {getattr(axis, 'name', '')!r}")
+    return rank - 1 - i if i >= 0 else -i - 1
+
+
+def _sample(node, i: int) -> tuple[int, tuple]:
+    """(offset of the sample axes, the sample shape) of input ``i``."""
+    shape = node.shape(i)
+    lead = 1 if node.batched(i) else 0
+    return lead, tuple(shape[lead:])
+
+
+def _axes_attr(node, rank: int) -> tuple[int, ...] | None:
+    axes = node.attr("axisVec")
+    if axes is None:
+        axes = [node.attr("axis")] if node.attr("axis") is not None else []
+    out = [sample_axis(node, a, rank) for a in axes]
+    if not out or any(a is None for a in out):
+        return None
+    return tuple(sorted(set(out)))
+
+
+def reduce_cntk(node):
+    """CNTK's ``ReduceElements``: ``reductionOpName`` Sum, Mean, Max, Min, Prod, LogSum,
+    Argmax or Argmin over ``axis``/``axisVec`` (all static axes by default), keeping the
+    reduced axes unless ``reductionKeepDimensions`` is false."""
+    lead, sample = _sample(node, 0)
+    axes = _axes_attr(node, len(sample))
+    axes = tuple(range(len(sample))) if axes is None else axes
+    axis = tuple(a + lead for a in axes)
+    keep = bool(node.attr("reductionKeepDimensions", True))
+    name = node.attr("reductionOpName", "Sum")
+    x = node.var(0)
+    ops = {"Sum": F.sum, "Mean": F.mean, "Max": F.max, "Min": F.min, "Prod": F.prod}
+    if name in ops:
+        return ops[name](x, axis=axis, keepdims=keep)
+    if name == "LogSum":
+        m = F.max(x, axis=axis, keepdims=True)
+        y = F.add2(F.log(F.sum(F.exp(F.sub2(x, m)), axis=axis, keepdims=True)), m)
+        return y if keep else F.reshape(y, tuple(d for k, d in enumerate(y.shape)
+                                                   if k not in axis))
+    if name in ("Argmax", "Argmin") and len(axis) == 1:
+        pick = F.max if name == "Argmax" else F.min
+        index = pick(x, axis=axis[0], keepdims=keep, only_index=True)
+        return F.cast(index, np.dtype(x.dtype).name)
+    node.unsupported(f"reduction {name!r} over {axes}")
+
+
+def reshape_cntk(node):
+    """CNTK's ``Reshape``: ``newShape`` replaces the sample axes from ``beginAxis`` to
+    ``endAxis`` (``0`` copies a dimension, ``-1`` is inferred)."""
+    lead, sample = _sample(node, 0)
+    rank = len(sample)
+    begin = node.attr("beginAxis")
+    end = node.attr("endAxis")
+    b = 0 if begin is None else int(begin.static_axis_idx)
+    e = rank if end is None or int(end.static_axis_idx) >= _ALL_STATIC else int(
+        end.static_axis_idx)
+    lo, hi = rank - e, rank - b             # the NumPy range [lo, hi) being replaced
+    old = sample[lo:hi]
+    new = [old[k] if d == 0 and k < len(old) else int(d)
+           for k, d in enumerate(node.attr("newShape") or ())]
+    if new.count(-1) > 1:
+        node.unsupported(f"newShape {tuple(new)}")
+    if -1 in new:
+        known = math.prod(d for d in new if d != -1)
+        new[new.index(-1)] = math.prod(old) // known if known else 0
+    if math.prod(new) != math.prod(old):
+        node.unsupported(f"reshaping {old} into {tuple(new)}")
+    out = node.shape(0)[:lead] + sample[:lo] + tuple(new) + sample[hi:]
+    return F.reshape(node.var(0), out)
+
+
+def squeeze_cntk(node):
+    """CNTK's ``Squeeze``: the size-1 sample axes removed (those of ``axisVec`` if given)."""
+    lead, sample = _sample(node, 0)
+    axes = _axes_attr(node, len(sample))
+    keep = [d for k, d in enumerate(sample) if d != 1 or (axes is not None and k not in axes)]
+    return F.reshape(node.var(0), node.shape(0)[:lead] + tuple(keep))
+
+
+def transpose_axes_cntk(node):
+    """CNTK's ``TransposeAxes``: two axes swapped (``axis1``, ``axis2``) or a permutation
+    (``axisVec``, column-major: output axis *j* is input axis ``axisVec[j]``)."""
+    lead, sample = _sample(node, 0)
+    r = len(sample)
+    perm = list(range(r))
+    if node.attr("axisVec") is not None:
+        cm = [int(a.static_axis_idx) for a in node.attr("axisVec")]
+        for j, src in enumerate(cm):
+            perm[r - 1 - j] = r - 1 - src
+    else:
+        a = sample_axis(node, node.attr("axis1"), r)
+        b = sample_axis(node, node.attr("axis2"), r)
+        perm[a], perm[b] = perm[b], perm[a]
+    return F.transpose(node.var(0), tuple(range(lead)) + tuple(p + lead for p in perm))
+
+
+def splice_cntk(node):
+    """CNTK's ``Splice``: inputs joined along ``axis``; an axis past the inputs' rank is a
+    new leading sample axis."""
+    i = int(node.attr("axis").static_axis_idx)
+    ranks = [_sample(node, k)[1] for k in range(node.n_inputs)]
+    if i < 0 or i == _DYNAMIC or i == _ALL_STATIC:
+        node.unsupported(f"splice along {node.attr('axis')}")
+    rank = max(max(len(s) for s in ranks), i + 1)
+    xs = []
+    for k, sample in enumerate(ranks):
+        if not node.batched(k):
+            node.unsupported("splice of an input without the batch axis")
+        x = node.var(k)
+        if len(sample) < rank:
+            x = F.reshape(x, node.shape(k)[:1] + (1,) * (rank - len(sample)) + sample)
+        xs.append(x)
+    return F.concatenate(*xs, axis=1 + rank - 1 - i)
+
+
+def slice_cntk(node):
+    """CNTK's ``Slice``: ``beginIndex``/``endIndex``/``sliceStrides`` (or their ``...Vec``
+    forms) along static axes; negative indices count from the end, an end of 0 is the end."""
+    lead, sample = _sample(node, 0)
+    shape = node.shape(0)
+    if node.attr("axisVec") is not None:
+        axes, begins = node.attr("axisVec"), node.attr("beginIndexVec")
+        ends, steps = node.attr("endIndexVec"), node.attr("sliceStridesVec") or [1] * len(axes)
+    else:
+        axes, begins = [node.attr("axis")], [node.attr("beginIndex")]
+        ends, steps = [node.attr("endIndex")], [node.attr("sliceStrides", 1)]
+    start, stop, step = [0] * len(shape), list(shape), [1] * len(shape)
+    for axis, b, e, s in zip(axes, begins, ends, steps):
+        a = sample_axis(node, axis, len(sample))
+        if a is None:
+            node.unsupported("slice over all static axes")
+        n = sample[a]
+        b, e = int(b), int(e)
+        b = b + n if b < 0 else b
+        e = n if e == 0 else (e + n if e < 0 else e)
+        start[a + lead], stop[a + lead], step[a + lead] = b, e, int(s or 1)
+    return F.slice(node.var(0), tuple(start), tuple(stop), tuple(step))
+
+
+def pad_cntk(node):
+    """CNTK's ``Pad``: ``paddingHead``/``paddingFoot`` per sample axis (stored column-major),
+    ``paddingMode`` 0 constant or 1 reflect (2, symmetric, is refused)."""
+    lead, sample = _sample(node, 0)
+    head = list(reversed(node.attr("paddingHead") or []))
+    foot = list(reversed(node.attr("paddingFoot") or []))
+    modes = {0: "constant", 1: "reflect"}
+    mode = modes.get(int(node.attr("paddingMode", 0)))
+    if mode is None:
+        node.unsupported(f"paddingMode {node.attr('paddingMode')} (symmetric padding: Stadyn's "
+                         "pad has constant and reflect)")
+    if len(head) != len(sample) or len(foot) != len(sample):
+        node.unsupported(f"padding {head}/{foot} in mode {node.attr('paddingMode')}")
+    width = tuple(v for h, f in zip(head, foot) for v in (int(h), int(f)))
+    return F.pad(node.var(0), width, mode, float(node.attr("paddingConstantValue", 0.0)))
+
+
+def transpose_times_cntk(node):
+    """CNTK's ``TransposeTimes`` (C++ order: right, left): a batched vector by a matrix
+    parameter (``W x``) or two batched vectors (their dot product, shape ``(1,)``)."""
+    (rl, rs), (ll, ls) = _sample(node, 0), _sample(node, 1)
+    if rl and ll and len(rs) == 1 and rs == ls:
+        return F.sum(F.mul2(node.var(0), node.var(1)), axis=-1, keepdims=True)
+    if rl and not ll and len(rs) == 1 and len(ls) == 2 and ls[1] == rs[0]:
+        y = F.affine(node.var(0), F.transpose(node.var(1), (1, 0)), None, base_axis=1)
+        return F.reshape(y, tuple(y.shape) + (1,))      # W x^T: a column
+    node.unsupported(f"times_transpose of {node.shape(1)} and {node.shape(0)}")
+
+
+def softmax_cntk(node):
+    """CNTK's ``Softmax``: over ``axis``, else over the whole sample."""
+    lead, sample = _sample(node, 0)
+    if node.attr("axis") is not None:
+        a = sample_axis(node, node.attr("axis"), len(sample))
+        if a is not None:
+            return F.softmax(node.var(0), axis=a + lead)
+    flat = F.reshape(node.var(0), node.shape(0)[:lead] + (math.prod(sample),))
+    return F.reshape(F.softmax(flat, axis=lead), node.shape(0))
+
+
+def hardmax_cntk(node):
+    """CNTK's ``Hardmax`` over the whole sample: 1 where the maximum is, 0 elsewhere (ties
+    give several ones where CNTK keeps the first)."""
+    lead, sample = _sample(node, 0)
+    axes = tuple(range(lead, lead + len(sample)))
+    return F.greater_equal(node.var(0), F.max(node.var(0), axis=axes, keepdims=True))
+
+
+def log_plus_cntk(node):
+    """CNTK's ``LogPlus`` (``log_add_exp``): ``max(a, b) + softplus(-|a - b|)``."""
+    a, b = cntk_elementwise(lambda *xs: xs)(node)
+    return F.add2(F.maximum2(a, b), F.softplus(F.mul_scalar(F.abs(F.sub2(a, b)), -1.0)))
+
+
+def clip_cntk(node):
+    """CNTK's ``Clip(x, min, max)`` with constant bounds."""
+    lo, hi = node.const(1), node.const(2)
+    if lo.size != 1 or hi.size != 1:
+        node.unsupported("clip bounds that are not scalars")
+    return F.clip_by_value_scalar(node.var(0), float(lo.reshape(())), float(hi.reshape(())))
+
+
+# -- CNTK v1 (BrainScript cntk.exe) nodes: their stored fields as CNTK 2's attributes ------------
+def v1(rule: Callable[..., Any], **names: str) -> Callable[..., Any]:
+    """A ``cntk_v1_import`` rule: the v1 node's fields renamed to CNTK 2's attribute names
+    (``names``: v1 field -> CNTK 2 attribute), then the CNTK 2 ``rule``.
+
+    Example:
+        >>> v1(times_cntk, output_rank="outputRank").__name__
+        'times_cntk_v1'
+    """
+    def build(node):
+        node.attrs = {names.get(k, k): v for k, v in node.attrs.items()}
+        return rule(node)
+    build.__name__ = f"{getattr(rule, '__name__', 'rule')}_v1"
+    return build
+
+
+#: v1 Convolution/Pooling fields -> CNTK 2 attributes.
+V1_WINDOW = dict(kernel_shape="kernelShape", auto_padding="autoPadding", lower_pad="lowerPad",
+                 upper_pad="upperPad", ceil_out_dim="ceilOutDim", include_pad="includePad")
+
+
+def pooling_v1(node):
+    """A v1 ``Pooling`` node: ``pool_kind`` Max 1 / Average 2 (CNTK 2: 0 / 1) over
+    ``kernel_shape``, whose leading entries of 1 (the channel axis, not strided or padded) are
+    left out."""
+    a = node.attrs
+    kind = {1: 0, 2: 1}.get(int(a.get("pool_kind", 0)))
+    if kind is None:
+        node.unsupported(f"pool_kind {a.get('pool_kind')}")
+    kernel = list(a["kernel_shape"])
+    strides = list(fill(a.get("strides"), len(kernel), 1))
+    auto = list(fill(a.get("auto_padding"), len(kernel), False))
+    while len(kernel) > 1 and kernel[0] == 1 and strides[0] == 1 and not auto[0]:
+        kernel, strides, auto = kernel[1:], strides[1:], auto[1:]
+    node.attrs = {"poolingType": kind, "poolingWindowShape": tuple(kernel),
+                  "strides": tuple(strides), "autoPadding": auto,
+                  "lowerPad": fill(a.get("lower_pad"), len(kernel), 0),
+                  "upperPad": fill(a.get("upper_pad"), len(kernel), 0),
+                  "ceilOutDim": a.get("ceil_out_dim", False),
+                  "includePad": a.get("include_pad", False)}
+    return pooling_cntk(node)

@@ -1,0 +1,55 @@
+"""Rules of indexing, ordering and scans (``stadyn/ops/_index.py``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import functions as F
+from ...ops import norm_axis
+from ._table import Unmapped, register_rules
+
+
+def _int64(g, ids):
+    return ids if g.dtype(ids) == np.int64 else g.cast(ids, np.int64)
+
+
+def _gather_onnx(g, inputs, attrs):
+    """Gather"""
+    x, ids = inputs
+    if attrs["batch_dims"]:
+        g.unsupported("batch_dims > 0 (ONNX's Gather has no batch axes)")
+    return g.op("Gather", [x, _int64(g, ids)], axis=norm_axis(int(attrs["axis"] or 0), g.ndim(x)))
+
+
+register_rules(F.gather, onnx_export=_gather_onnx,
+               onnx_import=Unmapped("ONNX's Gather is read by embed's rule: rows of a table "
+                                    "import as embed, any other Gather as gather"))
+
+
+register_rules(F.gather_nd, onnx_export=Unmapped("ONNX's GatherND is not imported yet, so an "
+                                                 "export could not be read back"),
+               onnx_import=Unmapped("ONNX's GatherND is not imported yet"))
+
+_ORDERING = Unmapped("ONNX's TopK is not mapped yet")
+register_rules(F.sort, onnx_export=_ORDERING, onnx_import=_ORDERING)
+register_rules(F.top_k_data, onnx_export=_ORDERING, onnx_import=_ORDERING)
+
+
+def _cumsum_onnx(g, inputs, attrs):
+    """CumSum"""
+    x = inputs[0]
+    axis = norm_axis(0 if attrs["axis"] is None else int(attrs["axis"]), g.ndim(x))
+    return g.op("CumSum", [x, g.const(np.asarray(axis, dtype=np.int64))],
+                exclusive=int(bool(attrs["exclusive"])), reverse=int(bool(attrs["reverse"])))
+
+
+def _import_cumsum(node):
+    if node.dtype(0).kind != "f":
+        node.unsupported(f"{node.dtype(0)} input (the catalog's cumsum widens integers to int64)")
+    return F.cumsum(node.var(0), int(np.asarray(node.const(1))),
+                    bool(node.attr("exclusive", 0)), bool(node.attr("reverse", 0)))
+
+
+register_rules(F.cumsum, onnx_export=_cumsum_onnx, onnx_import={"CumSum": _import_cumsum})
+register_rules(F.cumprod, onnx_export=Unmapped("ONNX has no cumulative product"),
+               onnx_import=Unmapped("ONNX has no cumulative product"))

@@ -1,0 +1,64 @@
+"""``nnabla.utils.nnp_graph.NnpLoader`` and ``nnabla.utils.load.load`` of the compat layer on the
+NNabla 1.39 fixtures: what NNabla computed with the same files (``nnabla_outputs.npz``, recorded
+by ``tests/fixtures/legacy/make_nnabla.py``)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+from stadyn.compat.nnabla.utils import load as nnabla_load
+from stadyn.compat.nnabla.utils.nnp_graph import NnpLoader
+
+FIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "legacy")
+REF = np.load(os.path.join(FIX, "nnabla_outputs.npz"))
+
+
+def test_nnp_loader_builds_a_network_that_forwards_as_nnabla_did():
+    registry = sd.ParameterRegistry()
+    with sd.parameter_registry(registry):
+        nnp = NnpLoader(os.path.join(FIX, "nnabla_deep_cnn.nnp"))
+        assert nnp.get_network_names() == ["training", "validation", "runtime"]
+        net = nnp.get_network("runtime", batch_size=4)
+        assert list(net.inputs) == ["x"] and list(net.outputs) == ["y"]
+        net.inputs["x"].d = REF["nnabla_deep_cnn.nnp/runtime/in/x"]
+        net.outputs["y"].forward()
+    np.testing.assert_allclose(net.outputs["y"].d, REF["nnabla_deep_cnn.nnp/runtime/out/y"],
+                               rtol=1e-4, atol=1e-4)
+    assert "cnn/conv1/conv/W" in registry and registry.get("cnn/conv1/bn/mean") is \
+        net.variables["cnn/conv1/bn/mean"]
+
+
+def test_load_gives_executors_with_their_assignments():
+    registry = sd.ParameterRegistry()
+    with sd.parameter_registry(registry):
+        info = nnabla_load.load([os.path.join(FIX, "nnabla_lenet_protobuf.nnp")],
+                                prepare_data_iterator=False, batch_size=4)
+        executor = info.executors["inference"]
+        (x, data), = executor.dataset_assign.items()
+        (y, out), = executor.output_assign.items()
+        assert (x.name, data, y.name, out) == ("x", "x", "y", ["", "y"])
+        x.variable_instance.d = REF["nnabla_lenet_protobuf.nnp/inference/in/x"]
+        y.variable_instance.forward()
+    np.testing.assert_allclose(y.variable_instance.d,
+                               REF["nnabla_lenet_protobuf.nnp/inference/out/y"],
+                               rtol=1e-4, atol=1e-4)
+    assert list(info.networks) == ["lenet"] and executor.network.name == "lenet"
+    assert set(registry) == {"conv1/conv/W", "conv1/conv/b", "conv2/conv/W", "conv2/conv/b",
+                             "fc3/affine/W", "fc3/affine/b", "fc4/affine/W", "fc4/affine/b"}
+
+
+def test_load_keeps_the_training_sections_and_parameter_only_loads_parameters():
+    registry = sd.ParameterRegistry()
+    with sd.parameter_registry(registry):
+        info = nnabla_load.load(os.path.join(FIX, "nnabla_deep_cnn.nnp"), parameter_only=True)
+    assert not info.networks and len(registry) == 76
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        info = nnabla_load.load(os.path.join(FIX, "nnabla_deep_cnn.nnp"), batch_size=2)
+    assert list(info.networks) == ["training", "validation", "runtime"]
+    assert list(info.optimizers) and list(info.datasets) and list(info.monitors)
+    with pytest.raises(NotImplementedError, match="exclude_parameter"):
+        nnabla_load.load(os.path.join(FIX, "nnabla_deep_cnn.nnp"), exclude_parameter=True)

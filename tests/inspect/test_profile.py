@@ -1,0 +1,66 @@
+"""sd.profile: time per op and per scope, forward and backward apart, and a Chrome trace whose
+events carry Stadyn's scope names, in both modes."""
+
+import json
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+import stadyn.functions as F
+import stadyn.solvers as S
+from stadyn.models import digits_cnn
+
+
+@pytest.fixture(params=[False, True], ids=["static", "dynamic"])
+def dynamic(request):
+    with sd.parameter_registry(sd.ParameterRegistry()), sd.auto_forward(request.param):
+        yield request.param
+
+
+def test_a_profiled_step_gives_rows_per_scope_and_a_trace_perfetto_opens(dynamic, tmp_path):
+    rng = np.random.default_rng(0)
+    x = sd.Variable.from_numpy_array(rng.random((8, 1, 8, 8), np.float32))
+    t = sd.Variable.from_numpy_array(rng.integers(0, 10, (8, 1)))
+    solver = S.Sgd(0.01)
+    loss = F.mean(F.softmax_cross_entropy(digits_cnn(x), t))
+    solver.set_parameters(sd.get_parameters())
+    loss.forward()                               # build the plans before recording
+    with sd.profile() as prof:
+        if dynamic:
+            loss = F.mean(F.softmax_cross_entropy(digits_cnn(x), t))
+        else:
+            loss.forward()
+        solver.zero_grad()
+        loss.backward()
+        solver.update()
+    scopes = {r.scope for r in prof.by_scope(depth=2)}
+    assert {f"cnn/conv{k}" for k in range(1, 12)} | {"cnn/conv_last", "cnn/fc",
+                                                      "cnn/classifier"} <= scopes
+    conv1 = [r for r in prof.rows if r.scope == "cnn/conv1/conv"]
+    assert [r.op for r in conv1] == ["convolution"]
+    assert conv1[0].forward_ms > 0 and conv1[0].calls >= 1
+    if dynamic:      # each op's backward kernels are attributed to it
+        assert conv1[0].backward_ms > 0
+    in_ops = sum(r.total_ms for r in prof.rows)
+    assert in_ops + prof.other_ms == pytest.approx(prof.total_ms, rel=1e-6)
+    table = prof.table(by="scope", depth=2)
+    assert table.splitlines()[0].split() == ["scope", "calls", "forward", "ms", "backward", "ms",
+                                             "total", "ms"]
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(path)
+    events = json.loads(path.read_text())["traceEvents"]
+    names = {e.get("name", "") for e in events}
+    assert "stadyn::cnn/conv1/conv/convolution" in names
+    assert "stadyn::cnn/classifier/affine/affine" in names or any(
+        n.startswith("stadyn::cnn/classifier/") for n in names)
+
+
+def test_labels_are_off_outside_the_block():
+    from stadyn.graph import LABEL_PREFIX
+    import torch
+    x = sd.Variable.from_numpy_array(np.ones((2, 2), np.float32))
+    with sd.auto_forward():
+        with torch.profiler.profile() as prof:
+            F.relu(x)
+    assert not any(e.name.startswith(LABEL_PREFIX) for e in prof.events())

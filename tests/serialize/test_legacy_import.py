@@ -1,0 +1,241 @@
+"""NNabla and CNTK model files built as Stadyn networks (``sd.load_nnp``, ``sd.load``,
+``stadyn.serialize.load_cntk``): the outputs the real frameworks computed on the fixtures
+(``tests/fixtures/legacy/*_outputs.npz``, recorded by the ``make_*.py`` scripts beside them with
+NNabla 1.39 and CNTK 2.7) are reproduced within 1e-4."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+import stadyn.functions as F
+from stadyn import ModelFileError
+from stadyn.serialize import (UnsupportedModelError, is_legacy_model_file, load_cntk, load_nnp,
+                              read_legacy_model)
+from stadyn.serialize._legacy_import import build_network, legacy_mapping_table
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIX = os.path.join(HERE, "..", "fixtures", "legacy")
+NNABLA = np.load(os.path.join(FIX, "nnabla_outputs.npz"))
+CNTK = np.load(os.path.join(FIX, "cntk_outputs.npz"))
+
+
+def fixture(name: str) -> str:
+    return os.path.join(FIX, name)
+
+
+def recorded(npz, prefix: str, part: str) -> dict:
+    head = f"{prefix}/{part}/"
+    return {k[len(head):]: npz[k] for k in npz.files if k.startswith(head)}
+
+
+NNABLA_EXECUTORS = [("nnabla_deep_cnn.nnp", "runtime"), ("nnabla_lenet_protobuf.nnp", "inference"),
+                    ("nnabla_mlp_inline.nntxt", "predict"), ("nnabla_loops.nnp", "repeat"),
+                    ("nnabla_loops.nnp", "nested"), ("nnabla_loops.nnp", "recurrent")]
+
+
+@pytest.mark.parametrize("name,executor", NNABLA_EXECUTORS)
+def test_nnabla_executors_compute_what_nnabla_computed(name, executor):
+    inputs = recorded(NNABLA, f"{name}/{executor}", "in")
+    expected = recorded(NNABLA, f"{name}/{executor}", "out")
+    batch = next(iter(inputs.values())).shape[0]
+    net = load_nnp(fixture(name), executor, batch_size=batch)
+    assert list(net.inputs) == list(inputs) and list(net.outputs) == list(expected)
+    got = net(**inputs)
+    for key, value in expected.items():
+        assert got[key].shape == value.shape
+        np.testing.assert_allclose(got[key], value, rtol=1e-4, atol=1e-4)
+
+
+def test_nnabla_parameters_keep_their_names_values_and_need_grad():
+    model = read_legacy_model(fixture("nnabla_lenet_protobuf.nnp"))
+    net = sd.load(fixture("nnabla_lenet_protobuf.nnp"))
+    assert set(net.registry) == set(model.parameters)
+    for name, p in model.parameters.items():
+        np.testing.assert_array_equal(net.registry.get(name).d, p.value)
+        assert net.registry.get(name).need_grad == p.need_grad
+    assert list(net.registry) == ["conv1/conv/W", "conv1/conv/b", "conv2/conv/W", "conv2/conv/b",
+                                  "fc3/affine/W", "fc3/affine/b", "fc4/affine/W", "fc4/affine/b"]
+
+
+def test_the_batch_size_defaults_to_the_networks_and_follows_the_input():
+    net = sd.load(fixture("nnabla_deep_cnn.nnp"))
+    assert net.inputs["x"].shape == (16, 1, 8, 8)           # the runtime network's batch_size
+    x = NNABLA["nnabla_deep_cnn.nnp/runtime/in/x"]
+    np.testing.assert_allclose(net(x=x)["y"], NNABLA["nnabla_deep_cnn.nnp/runtime/out/y"],
+                               rtol=1e-4, atol=1e-4)       # run at batch 4 all the same
+
+
+def test_a_network_trains_further_with_a_solver():
+    """The deep CNN's ``training`` network (batch statistics, softmax cross entropy) as an
+    ordinary static graph: Adam on its parameters lowers the loss on a fixed batch."""
+    net = load_nnp(fixture("nnabla_deep_cnn.nnp"), network="training", batch_size=8)
+    assert list(net.outputs) == ["loss"] and set(net.inputs) == {"x", "t"}
+    rng = np.random.RandomState(0)
+    net.inputs["x"].d = rng.uniform(0, 16, (8, 1, 8, 8))
+    net.inputs["t"].d = rng.randint(0, 10, (8, 1))
+    loss = net.outputs["loss"]
+    solver = sd.solvers.Adam(0.01)
+    solver.set_parameters(net.get_parameters())
+    losses = []
+    for _ in range(8):
+        with sd.parameter_registry(net.registry), sd.training(True):
+            loss.forward()
+            solver.zero_grad()
+            loss.backward()
+        solver.update()
+        losses.append(float(loss.d))
+    assert losses[-1] < 0.5 * losses[0]
+
+
+def test_a_network_loaded_in_dynamic_mode_runs_and_feeds_dynamic_code():
+    x = NNABLA["nnabla_mlp_inline.nntxt/predict/in/x"]
+    with sd.auto_forward(True):
+        net = sd.load(fixture("nnabla_mlp_inline.nntxt"), batch_size=4)
+        prob = net(x=x)["prob"]
+        doubled = F.mul_scalar(net.outputs["prob"], 2.0)      # computed at once
+    np.testing.assert_allclose(prob, NNABLA["nnabla_mlp_inline.nntxt/predict/out/prob"],
+                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(doubled.d, 2 * prob, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name,key", [("cntk_convnet_cifar10.dnn", "cntk_convnet_cifar10.dnn"),
+                                      ("cntk_mlp_bn.model", "cntk_mlp_bn.model"),
+                                      ("cntk_mlp_bn_large.model", "cntk_mlp_bn.model")])
+def test_cntk_models_compute_what_cntk_computed(name, key):
+    (x,) = recorded(CNTK, key, "in").values()
+    (out_key, expected), = recorded(CNTK, key, "out").items()
+    net = sd.load(fixture(name))
+    (in_name,) = net.inputs
+    assert list(net.outputs) == [out_key]
+    got = net(**{in_name: x})[out_key]
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["cntk_v1_mlp_bn.dnn", "cntk_v1_small_cnn.dnn"])
+def test_cntk_v1_files_compute_what_cntk_computed(name):
+    """CNTK 2.7's v1 writer made them; CNTK 2.7 loaded them back and recorded the outputs."""
+    (x,) = recorded(CNTK, name, "in").values()
+    (expected,) = recorded(CNTK, name, "out").values()
+    net = sd.load(fixture(name), batch_size=len(x))
+    assert net.info().kind == "CNTK v1 model (BrainScript)"
+    (got,) = net(**{next(iter(net.inputs)): x}).values()
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_cntk_v1_names_come_from_the_v2_library_names():
+    net = sd.load(fixture("cntk_v1_small_cnn.dnn"))
+    assert list(net.inputs) == ["image"] and list(net.outputs) == ["Plus2043"]
+    assert set(net.registry) == {"Parameter1833", "Parameter1834", "Parameter1849",
+                                 "Parameter1850", "Constant1851", "Constant1852", "Constant1853",
+                                 "Parameter1874", "Parameter1875"}
+    assert net.inputs["image"].shape == (1, 2, 6, 6)
+
+
+def test_cntk_inputs_by_name_parameters_by_uid_running_statistics_frozen():
+    net = load_cntk(fixture("cntk_mlp_bn.model"), batch_size=4)
+    assert list(net.inputs) == ["x"] and net.inputs["x"].shape == (4, 5)
+    model = read_legacy_model(fixture("cntk_mlp_bn.model"))
+    assert set(net.registry) == set(model.parameters)
+    assert not net.registry.get("Constant1489").need_grad        # aggregate_mean
+    assert net.registry.get("Parameter1470").need_grad           # the first Dense's W
+    assert set(net.get_parameters()) == {k for k, p in model.parameters.items() if p.need_grad}
+
+
+CASES = json.load(open(fixture("cntk_ops_cases.json")))["cntk_ff_ops.model"]
+OPS = np.load(fixture("cntk_ops_outputs.npz"))
+#: the cases of cntk_ff_ops.model that Stadyn does not map (yet), with the error they give.
+UNMAPPED_CASES = {
+    "times_constant_left": r"'Times\d+' \(Times\): cannot be mapped: the right operand of times "
+                           r"is batched",
+    "pad_symmetric": r"'Pad\d+' \(Pad\): cannot be mapped: paddingMode 2 \(symmetric",
+    "classification_error_top2": r"no Stadyn op maps: ClassificationError \(function "
+                                 r"'ClassificationError\d+'\)",
+    "cosine_distance": r"no Stadyn op maps: CosDistance \(function 'CosDistance\d+'\)",
+    "conv_transpose": r"\(Convolution\): cannot be mapped: transposed convolution",
+    "conv_transpose_stride2": r"\(Convolution\): cannot be mapped: transposed convolution",
+}
+
+
+@pytest.fixture(scope="module")
+def ops_model():
+    return read_legacy_model(fixture("cntk_ff_ops.model"))
+
+
+@pytest.mark.parametrize("case", CASES["cases"])
+def test_each_cntk_op_case_computes_what_cntk_computed(ops_model, case):
+    network = ops_model.networks["main"]
+    output = network.outputs[CASES["cases"].index(case)]
+    inputs = {network.variables[n].meta["name"]: n for n in network.inputs}
+    if case in UNMAPPED_CASES:
+        with pytest.raises(UnsupportedModelError, match=UNMAPPED_CASES[case]):
+            build_network(ops_model, network, inputs, {"y": output}, batch_size=3)
+        return
+    net = build_network(ops_model, network, inputs, {"y": output}, batch_size=3)
+    feed = {k: OPS["in/" + k] for k in net.inputs_needed(["y"])}
+    got, expected = net.run(feed)["y"], OPS["v2/" + case]
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_unmapped_functions_are_named_with_the_file_and_their_type(tmp_path):
+    path = tmp_path / "odd.nntxt"
+    path.write_text('network { name: "n" batch_size: 1 '
+                    'variable { name: "x" type: "Buffer" shape { dim: -1 dim: 2 } } '
+                    'variable { name: "h" type: "Buffer" shape { dim: -1 dim: 2 } } '
+                    'variable { name: "y" type: "Buffer" shape { dim: -1 dim: 2 } } '
+                    'function { name: "warp" type: "WarpByFlow" input: "x" output: "h" } '
+                    'function { name: "r" type: "ReLU" input: "h" output: "y" } }')
+    with pytest.raises(UnsupportedModelError) as info:
+        sd.load(str(path))
+    assert str(info.value) == (f"{path}: network 'n': NNabla functions no Stadyn op maps: "
+                               "WarpByFlow (function 'warp')")
+    assert isinstance(info.value, ValueError)
+
+
+def test_a_function_its_rule_cannot_express_is_named_with_the_reason(tmp_path):
+    path = tmp_path / "bn.nntxt"
+    path.write_text('network { name: "n" batch_size: 1 '
+                    'variable { name: "x" type: "Buffer" shape { dim: -1 dim: 2 } } '
+                    'variable { name: "y" type: "Buffer" shape { dim: -1 dim: 2 } } '
+                    'function { name: "bn" type: "BatchNormalization" input: "x" output: "y" } }')
+    with pytest.raises(UnsupportedModelError, match=r"bn.nntxt: function 'bn' "
+                       r"\(BatchNormalization\): cannot be mapped: 1 inputs"):
+        sd.load(str(path))
+
+
+def test_executor_and_network_choices_are_checked():
+    with pytest.raises(ModelFileError, match=r"no executor 'nope'; the executors are "
+                                             r"\['runtime'\]"):
+        load_nnp(fixture("nnabla_deep_cnn.nnp"), "nope")
+    with pytest.raises(ModelFileError, match=r"no network 'nope'; the networks are "
+                                             r"\['training', 'validation', 'runtime'\]"):
+        load_nnp(fixture("nnabla_deep_cnn.nnp"), network="nope")
+    with pytest.raises(ModelFileError, match="batch_size must be a positive whole number"):
+        load_nnp(fixture("nnabla_deep_cnn.nnp"), batch_size=0)
+
+
+def test_sd_load_tells_the_formats_apart(tmp_path):
+    assert is_legacy_model_file(fixture("nnabla_deep_cnn.nnp"))
+    assert is_legacy_model_file(fixture("cntk_convnet_cifar10.dnn"))
+    copy = tmp_path / "noext"
+    copy.write_bytes(open(fixture("nnabla_lenet_protobuf.nnp"), "rb").read())
+    assert is_legacy_model_file(str(copy))           # a zip holding nnp_version.txt
+    x = sd.Variable((1, 2))
+    sd.save(str(tmp_path / "m.model"), {"y": F.relu(x)}, {"x": x})
+    assert not is_legacy_model_file(str(tmp_path / "m.model"))   # a Stadyn zip, any suffix
+    assert list(sd.load(str(tmp_path / "m.model")).outputs) == ["y"]
+    assert list(sd.load(str(copy)).outputs) == ["y"]
+
+
+def test_the_docs_list_the_mapped_types_as_the_op_rules_declare_them():
+    text = open(os.path.join(HERE, "..", "..", "docs", "model-files.md"), encoding="utf-8").read()
+    copy = text.split("<!-- legacy-mapping-start -->")[1].split("<!-- legacy-mapping-end -->")[0]
+    assert copy.strip() == legacy_mapping_table(), (
+        "docs/model-files.md: regenerate the table with "
+        "stadyn.serialize._legacy_import.legacy_mapping_table()")
+    assert "| `affine` | Affine |" in copy and "| `affine` | Times, TransposeTimes |" in copy

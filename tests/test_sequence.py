@@ -1,0 +1,111 @@
+"""The sequence axis (``stadyn.sequence``, ``graph/_sequence.py``): padded values with lengths.
+
+The independent expectation throughout: a minibatch of ragged sequences gives, per sequence,
+exactly what that sequence gives alone (a minibatch of one, no padding) -- values and
+gradients -- and whatever finite values the padded steps hold changes nothing.  Static and
+dynamic graphs agree.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+import stadyn.functions as F
+import stadyn.layers as L
+
+RNG = np.random.default_rng(3)
+SEQS = [RNG.standard_normal((n, 3)).astype(np.float32) for n in (3, 1, 5)]
+
+
+def _model(x):
+    """Dense per step, a tanh recurrence, attention (sequence softmax), max, last, past and
+    future values, a slice and a broadcast: every sequence op on one value."""
+    h = L.Dense(4, activation=F.tanh, name="d")(x)
+    (r,) = sd.sequence.recurrence(lambda s, u: F.tanh(s * 0.5 + u), [h], [0.1], [(4,)])
+    (b,) = sd.sequence.recurrence(lambda s, u: F.tanh(s * 0.3 - u), [h], [0.0], [(4,)],
+                                  go_backwards=True)
+    att = sd.sequence.softmax(F.sum(r * b, axis=2, keepdims=True))
+    pooled = sd.sequence.reduce_sum(att * h)
+    ctx = sd.sequence.broadcast_as(pooled, h)
+    shifted = sd.sequence.past_value(h, 0.5) + sd.sequence.future_value(h, -0.5, 2)
+    tail = sd.sequence.slice(shifted * ctx, 1, 0)
+    return (F.sum(sd.sequence.reduce_max(r + b)) + F.sum(sd.sequence.last(r))
+            + F.sum(sd.sequence.first(b)) + F.sum(sd.sequence.reduce_sum(tail)))
+
+
+def _run(seqs, dynamic, garbage=None):
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        sd.seed(11)
+        x = sd.sequence.input_variable(3, need_grad=True)
+        x.d = seqs
+        if garbage is not None:               # feeding pads with 0: write something else
+            data = x.d
+            for b, s in enumerate(seqs):
+                data[b, len(s):] = garbage
+        with sd.auto_forward(dynamic):
+            loss = _model(x)
+        if not dynamic:
+            loss.forward()
+        loss.backward()
+        grads = {k: v.g.copy() for k, v in sd.get_parameters().items()}
+        return float(loss.d), x.g.copy(), grads
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_a_ragged_minibatch_gives_what_each_sequence_gives_alone(dynamic):
+    loss, xg, grads = _run(SEQS, dynamic, garbage=7.0)
+    alone = [_run([s], dynamic) for s in SEQS]
+    assert loss == pytest.approx(sum(a[0] for a in alone), rel=1e-5)
+    for b, (s, a) in enumerate(zip(SEQS, alone)):
+        np.testing.assert_allclose(xg[b, :len(s)], a[1][0], rtol=1e-5, atol=1e-6)
+        assert (xg[b, len(s):] == 0).all()          # no gradient reaches a padded step
+    for k in grads:
+        np.testing.assert_allclose(grads[k], sum(a[2][k] for a in alone), rtol=1e-4,
+                                   atol=1e-5)
+
+
+def test_static_and_dynamic_graphs_agree():
+    """To fp32 rounding: the static program sums gradients in another order."""
+    s, d = _run(SEQS, False), _run(SEQS, True)
+    assert s[0] == pytest.approx(d[0], rel=1e-6)
+    np.testing.assert_allclose(s[1], d[1], rtol=1e-5, atol=1e-6)
+    for k in s[2]:
+        np.testing.assert_allclose(s[2][k], d[2][k], rtol=1e-5, atol=1e-6)
+
+
+def test_a_static_graph_takes_minibatches_of_other_lengths():
+    x = sd.sequence.input_variable(1)
+    y = sd.sequence.reduce_sum(x * 2.0)
+    for seqs in ([np.ones((2, 1)), np.ones((4, 1))], [np.ones((1, 1))] * 3):
+        x.d = seqs
+        y.forward()
+        assert y.d.ravel().tolist() == [2.0 * len(s) for s in seqs]
+
+
+def test_feeding_lists_and_reading_them_back():
+    x = sd.sequence.input_variable((2,))
+    x.d = [np.ones((2, 2)), np.full((3, 2), 2.0)]
+    assert x.shape == (2, 3, 2) and x.sequence_lengths.d.tolist() == [2, 3]
+    y = F.tanh(x)
+    assert y.sequence_lengths is x.sequence_lengths       # element-wise ops keep the axis
+    assert sd.sequence.last(y).sequence_lengths is None   # reductions over it drop it
+    y.forward()
+    back = sd.sequence.unpack_value(y)
+    assert [b.shape for b in back] == [(2, 2), (3, 2)]
+    np.testing.assert_allclose(back[1], np.tanh(np.full((3, 2), 2.0)), rtol=1e-6)
+
+
+def test_bad_sequences_are_one_clear_error():
+    x = sd.sequence.input_variable((2,))
+    with pytest.raises(sd.ShapeError, match=r"sequence 1 has shape \(3, 4\).*\(2,\)"):
+        x.d = [np.ones((2, 2)), np.ones((3, 4))]
+    with pytest.raises(sd.ShapeError, match="sequence.last: .* no sequence axis"):
+        sd.sequence.last(sd.Variable((2, 3)))
+    with pytest.raises(sd.ShapeError, match="at least one sequence"):
+        x.d = []
+    with pytest.raises(sd.ShapeError, match=r"returns state 0 of shape \(3,\)"):
+        sd.sequence.recurrence(
+            lambda h, u: F.concatenate(h, F.slice(u, (0, 0), (1, 1)), axis=1), [x], [0.0],
+            [(2,)])
