@@ -27,7 +27,6 @@ import torch
 
 import stadyn as sd
 import stadyn.functions as F
-import stadyn.parametric_functions as PF
 import stadyn.solvers as S
 from stadyn.solvers import functional as Fn
 
@@ -762,9 +761,10 @@ def test_state_files_written_with_the_former_names_still_load(name):
                         f"{name}.safetensors")
     written = load_file(path)
     with sd.parameter_registry(sd.ParameterRegistry()):
-        x = sd.Variable.from_numpy_array(np.ones((4, 3), np.float32))
-        with sd.parameter_scope("n"):
-            PF.affine(x, 2, name="fc")
+        # The parameters under the names PF.affine(x, 2, name="fc") gave them then.
+        with sd.parameter_scope("n"), sd.parameter_scope("fc"):
+            sd.get_parameter_or_create("W", (3, 2))
+            sd.get_parameter_or_create("b", (2,))
         solver = getattr(S, name)(0.01) if name in ("Momentum", "Nesterov") else getattr(S, name)()
         solver.set_parameters(sd.get_parameters())
         solver.load_states(path)

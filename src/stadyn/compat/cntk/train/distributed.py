@@ -103,49 +103,11 @@ def mpi_communicator() -> Communicator:
     return Communicator()
 
 
-class DistributedLearner(Optimizer):
-    """A learner whose updates are those of the workers together (see the module docstring).
-    Everything else (``learning_rate``, ``parameters``, the sample counts...) is the wrapped
-    learner's; the optimizer protocol (:class:`stadyn.solvers.Optimizer`) too, but for
-    :meth:`step`, which is :meth:`update`."""
+class _WrappedOptimizer(Optimizer):
+    """The optimizer protocol (:class:`stadyn.solvers.Optimizer`) of ``self._learner``, but for
+    :meth:`step`, which is the wrapper's ``update`` (not CNTK names: kept off the public
+    class)."""
 
-    def __init__(self, learner, distributed_after: int = 0, block_size: int | None = None,
-                 reset_after_block: bool = True):
-        self._learner = learner
-        self._in_block, self._reset_after_block = 0, bool(reset_after_block)
-        self._after = int(distributed_after)
-        self._block_size = block_size
-        self._communicator = Communicator()
-        self._parallel = _dist.DataParallel() if _joined() else None
-        if learner in _REFERENCE:
-            _REFERENCE[self] = _REFERENCE[learner]   # the Trainer reports the learner's rate
-
-    def __getattr__(self, name):
-        return getattr(self.__dict__["_learner"], name)
-
-    def update(self, sample_count, training_sample_count=None, is_sweep_end: bool = False):
-        """Sum the gradients and the sample count over the workers, then update."""
-        if self._parallel is not None and not isinstance(sample_count, dict):
-            self._parallel.all_reduce_gradients(self._learner.parameters)
-            total = self._parallel.all_reduce_scalars(float(sample_count))[0]
-            sample_count = int(round(total))
-        updated = self._learner.update(sample_count, training_sample_count, is_sweep_end)
-        if self._block_size is not None and not isinstance(sample_count, dict):
-            # one worker's block: the block model is the local one (block momentum 0, block
-            # learning rate 1); the learner's smoothed gradients restart after each block
-            self._in_block += int(sample_count)
-            if self._in_block >= self._block_size:
-                self._in_block = 0
-                if self._reset_after_block:
-                    self._learner.reset_smoothed_gradients()
-        return updated
-
-    def parameters(self) -> list:
-        """The parameters the wrapped learner updates (a method, as on CNTK's
-        DistributedLearner)."""
-        return self._learner.parameters
-
-    # The optimizer protocol: the wrapped learner's, but for step (the shared update).
     def step(self, sample_count: int) -> bool:
         return self.update(sample_count)
 
@@ -192,6 +154,49 @@ class DistributedLearner(Optimizer):
 
     def load_state_dict(self, state) -> None:
         self._learner.load_state_dict(state)
+
+
+class DistributedLearner(_WrappedOptimizer):
+    """A learner whose updates are those of the workers together (see the module docstring).
+    Everything else (``learning_rate``, ``parameters``, the sample counts...) is the wrapped
+    learner's; the optimizer protocol (:class:`stadyn.solvers.Optimizer`) too, but for
+    :meth:`step`, which is :meth:`update`."""
+
+    def __init__(self, learner, distributed_after: int = 0, block_size: int | None = None,
+                 reset_after_block: bool = True):
+        self._learner = learner
+        self._in_block, self._reset_after_block = 0, bool(reset_after_block)
+        self._after = int(distributed_after)
+        self._block_size = block_size
+        self._communicator = Communicator()
+        self._parallel = _dist.DataParallel() if _joined() else None
+        if learner in _REFERENCE:
+            _REFERENCE[self] = _REFERENCE[learner]   # the Trainer reports the learner's rate
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["_learner"], name)
+
+    def update(self, sample_count, training_sample_count=None, is_sweep_end: bool = False):
+        """Sum the gradients and the sample count over the workers, then update."""
+        if self._parallel is not None and not isinstance(sample_count, dict):
+            self._parallel.all_reduce_gradients(self._learner.parameters)
+            total = self._parallel.all_reduce_scalars(float(sample_count))[0]
+            sample_count = int(round(total))
+        updated = self._learner.update(sample_count, training_sample_count, is_sweep_end)
+        if self._block_size is not None and not isinstance(sample_count, dict):
+            # one worker's block: the block model is the local one (block momentum 0, block
+            # learning rate 1); the learner's smoothed gradients restart after each block
+            self._in_block += int(sample_count)
+            if self._in_block >= self._block_size:
+                self._in_block = 0
+                if self._reset_after_block:
+                    self._learner.reset_smoothed_gradients()
+        return updated
+
+    def parameters(self) -> list:
+        """The parameters the wrapped learner updates (a method, as on CNTK's
+        DistributedLearner)."""
+        return self._learner.parameters
 
     def communicator(self) -> Communicator:
         """The workers this learner averages over."""
