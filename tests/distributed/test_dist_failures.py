@@ -20,15 +20,14 @@ from _dist_jobs import failure, run_job
 
 @pytest.mark.usefixtures("one_torch_thread")
 def test_killed_worker_ends_the_job_and_a_restart_resumes_from_the_checkpoint(tmp_path):
-    start = time.monotonic()
     first = run_job("resume", tmp_path, "--iterations", "16", "--fail-rank", "1",
                     "--fail-at", "10", timeout=60)
-    elapsed = time.monotonic() - start
+    # Code 3 (the killed worker's), not 124: the job ended because of the dead worker, not at
+    # the hang timeout (no wall-clock figure needed).
     assert first.returncode == 3, failure(first)
     assert "stadyn.distributed: worker rank 1" in first.stderr
     assert "exited with code 3" in first.stderr
     assert "worker rank 0" not in first.stderr          # rank 0 only saw its peer vanish
-    assert elapsed < 40, f"the job took {elapsed:.0f} s to end (hang timeout 60 s)"
     # The checkpoint of iteration 8 is complete; no temporary file is left behind.
     from safetensors import safe_open
     with safe_open(str(tmp_path / "ckpt.safetensors"), framework="pt") as f:
@@ -52,16 +51,13 @@ def test_killed_worker_ends_the_job_and_a_restart_resumes_from_the_checkpoint(tm
 
 
 def test_hung_worker_ends_the_job_within_the_timeout_naming_it(tmp_path):
-    start = time.monotonic()
     result = run_job("resume", tmp_path, "--iterations", "16", "--fail-rank", "1",
                      "--fail-at", "6", "--how", "hang", timeout=5)
-    elapsed = time.monotonic() - start
-    assert result.returncode == 124, failure(result)
+    assert result.returncode == 124, failure(result)      # the launcher's timeout ended it
     line = next(line for line in result.stderr.splitlines()
                 if line.startswith("stadyn.distributed:"))
     assert "rank 0 has waited" in line and "rank 1 was last done with" in line
     assert "step 6" in line and "hung?" in line
-    assert elapsed < 35, f"the job took {elapsed:.0f} s to end (timeout 5 s)"
 
 
 def _script(tmp_path, body: str) -> list[str]:
@@ -92,10 +88,10 @@ def test_a_raising_worker_is_named_with_its_error_and_the_others_are_ended(tmp_p
         time.sleep(60)                      # the others would run on; the launcher ends them
     """)
     out, err = io.StringIO(), io.StringIO()
-    start = time.monotonic()
     status = dist.run_workers(argv, 2, timeout=30, stdout=out, stderr=err, grace=2.0)
+    # 1 (the raising worker's code), not the timeout's 124: rank 0, asleep for 60 s, was ended
+    # when rank 1 failed
     assert status == 1
-    assert time.monotonic() - start < 20
     report = err.getvalue()
     assert "worker rank 1" in report and "exited with code 1" in report
     assert "ValueError: bad batch on rank one" in report.split("the job ends.")[1]
