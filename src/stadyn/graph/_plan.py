@@ -127,11 +127,6 @@ class StaticPlan:
                             f"{what} in the forward pass, but no op made it when replayed op by "
                             "op", phase="forward")
 
-    def _check_backward(self, root: Variable, seed: torch.Tensor, grads) -> None:
-        """Under check_numerics: if a gradient the program gave is not finite, replay forward
-        and backward op by op with the dynamic-mode checks to name the op that made it."""
-        check_gradients(self.nodes, self.leaves, self.grad_leaves, grads, root, seed)
-
     def run_backward(self, root: Variable, seed: torch.Tensor, clear_buffer: bool) -> None:
         if self.saved is None:
             raise StadynError("backward: the buffers of the last forward were cleared "
@@ -147,8 +142,8 @@ class StaticPlan:
                    for k, owned in self._out_slots]
         with torch.no_grad():
             grads = self._bw_call(*self.saved, *tangents, *buffers)
-        if _checking[0]:
-            self._check_backward(root, seed, grads)
+        if _checking[0]:   # check_numerics: name the op that made a non-finite gradient
+            check_gradients(self.nodes, self.leaves, self.grad_leaves, grads, root, seed)
         if clear_buffer:
             self.saved = None
         accumulate_grads(self.grad_leaves, grads, self._copy_grad)

@@ -98,11 +98,13 @@ class BatchAxes:
         return self._memo[v]
 
 
-def static_axis(axis: int, ndim: int, batched: bool, column_major: bool = False) -> int:
+def static_axis(axis: int, ndim: int, batched: bool | int, column_major: bool = False) -> int:
     """CNTK's per-sample ``axis`` of a value with ``ndim`` Stadyn axes as a Stadyn axis.
 
     Row-major (CNTK's Python): 0 is a sample's first axis, -1 its last.  Column-major
-    (BrainScript): 0 is the innermost (Stadyn's last) axis.
+    (BrainScript): 0 is the innermost (Stadyn's last) axis.  ``batched`` counts the leading
+    axes that are not a sample's: True (1) for the batch axis, 2 for a sequence's batch and
+    sequence axes.
 
     Example:
         >>> static_axis(0, 3, batched=True), static_axis(-1, 3, batched=True)
@@ -110,7 +112,7 @@ def static_axis(axis: int, ndim: int, batched: bool, column_major: bool = False)
         >>> static_axis(0, 3, batched=True, column_major=True)
         2
     """
-    lead = 1 if batched else 0
+    lead = int(batched)
     rank = ndim - lead
     if not -rank <= axis < rank:
         raise ShapeError(f"axis {axis} is not an axis of a sample of rank {rank}")

@@ -90,11 +90,7 @@ def sample_shape(x: Any) -> tuple[int, ...]:
 
 def sample_axis(x: Any, axis: int) -> int:
     """CNTK's per-sample ``axis`` of ``x`` as a Stadyn axis (row-major, negative from the end)."""
-    v = operand(x)
-    lead = lead_axes(x)
-    if lead == 2:     # a sequence: the sample's axes follow the batch and sequence axes
-        return 1 + S.static_axis(int(axis), len(v.shape) - 1, True)
-    return S.static_axis(int(axis), len(v.shape), batched(x))
+    return S.static_axis(int(axis), len(operand(x).shape), lead_axes(x))
 
 
 def sample_axes(x: Any) -> list[int]:
