@@ -46,9 +46,13 @@ def ctf_sweeps(C, r):
                 continue
             f, lab = mb[src.streams.features], mb[src.streams.labels]
             r.touch("cntk.io.MinibatchData")
-            res["features%d" % i] = f.asarray().reshape(-1, 3)
-            res["labels%d" % i] = lab.asarray().reshape(-1, 2)
+            # Copies, and no reference kept to the minibatch: CNTK 2.7's prefetching thread
+            # reuses the matrices behind it and fails ("Resize: Cannot resize the matrix
+            # because it is a view") when a view of them is still alive.
+            res["features%d" % i] = np.array(f.asarray(), copy=True).reshape(-1, 3)
+            res["labels%d" % i] = np.array(lab.asarray(), copy=True).reshape(-1, 2)
             batches.append([f.num_samples, bool(f.end_of_sweep), bool(lab.end_of_sweep)])
+            del mb, f, lab
         res["batches"] = batches
         return res
 
