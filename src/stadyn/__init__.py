@@ -19,7 +19,7 @@ from ._errors import (ArgumentError, ConfigError, DataError, ModelFileError, Num
 from ._random import seed
 from ._version import __version__
 from .compile import CompiledStep, compile_step
-from .inspect import profile, show, summary
+from .inspect import profile, reset_trace_counts, show, summary, trace
 from .graph import (Context, Variable, auto_forward, check_numerics, context, context_scope,
                     forward_all, get_auto_forward, get_current_context, is_training,
                     set_auto_forward, set_default_context, set_training, training)
@@ -40,5 +40,5 @@ __all__ = [
     "Network", "seed", "StadynError", "ShapeError", "OpArgumentError", "ArgumentError",
     "ParameterError", "DataError", "ConfigError", "ModelFileError", "compile_step",
     "CompiledStep", "show", "summary", "__version__", "NumericsError", "check_numerics",
-    "profile",
+    "profile", "trace", "reset_trace_counts",
 ]

@@ -396,3 +396,19 @@ def test_engine_docstring_examples(name):
     import importlib
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_trace_passes_the_value_and_prints_a_line_labelled_by_say_or_the_config_line(capsys):
+    sd.reset_trace_counts()
+    x = np.array([[1.0, -2.0, 4.0]], dtype=np.float32)
+    (h, g), _, _, _ = _run(
+        """{ x = Input{3}
+             h = Trace(x .* 2, say = 'doubled', logFirst = 1, logFrequency = 5)
+             g = Trace(x + 1) }""",
+        {"x": x}, ["h", "g"])
+    np.testing.assert_array_equal(h, 2 * x)
+    np.testing.assert_array_equal(g, x + 1)
+    err = capsys.readouterr().err.splitlines()
+    assert "trace doubled #1 forward (1, 3) float32: min -4 max 8 mean 2 std 4.899" in err[0]
+    # Without say, the probe is labelled by the config's line (the network text's third line).
+    assert any(ln.startswith("trace ") and ":3 #1 forward" in ln for ln in err), err

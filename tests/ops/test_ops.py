@@ -708,6 +708,8 @@ ENTRIES: dict[str, Entry] = {
                      ref_one_hot, no_grad=_NO_BACKWARD),
     # -- misc -------------------------------------------------------------------------------
     "identity": unary(lambda x: x, Case((normal(2, 3),))),
+    # first=0, every=0: the probe prints nothing here (test_trace.py checks its lines).
+    "trace": unary(lambda x, **_: x, Case((normal(2, 3),), {"say": "p", "first": 0, "every": 0})),
     "constant": Entry([Case((), {"val": 2.5, "shape": (2, 3)}), Case(())],
                       lambda val=0.0, shape=(): np.full(tuple(shape), val),
                       no_grad="no inputs"),

@@ -36,6 +36,7 @@ from .. import functions as F
 from .. import layers as L
 from .._errors import ConfigError, ShapeError
 from ..graph import Variable
+from ..inspect import trace
 from ..layers import CNTKInitializer, initial_value
 from ..parametric import current_registry, get_parameter_or_create
 from ._library import Library, cntk_filter_shape, cntk_shape
@@ -155,6 +156,7 @@ class StadynLibrary(Library):
             "Times": self.Times, "Plus": self.Plus, "Minus": self.Minus,
             "ElementTimes": self.ElementTimes, "Negate": self.Negate,
             "Reciprocal": self.Reciprocal, "Reshape": self.Reshape, "Pass": self.Pass,
+            "Trace": self.Trace,
             "ReLU": self.ReLU, "Sigmoid": self.Sigmoid, "Tanh": self.Tanh,
             "Softmax": self.Softmax, "LogSoftmax": self.LogSoftmax, "Exp": self.Exp,
             "Log": self.Log, "Abs": self.Abs, "Sqrt": self.Sqrt, "Dropout": self.Dropout,
@@ -466,6 +468,16 @@ class StadynLibrary(Library):
 
     def Pass(self, _, tag=""):
         return self._node(F.identity(self._value(_, "Pass")), "Pass", tag)
+
+    def Trace(self, _, say="", logFrequency=100, logFirst=10, logGradientToo=False,
+              onlyUpToRow=100000000, onlyUpToT=100000000, format=(), tag=""):
+        """The node unchanged, with :func:`stadyn.trace`'s probe on it: a line of statistics
+        (not CNTK's value dump: ``onlyUpToRow``, ``onlyUpToT`` and ``format`` are accepted and
+        not used) on the first ``logFirst`` minibatches and every ``logFrequency``-th, its
+        gradient too with ``logGradientToo``; labelled ``say`` or the config's line."""
+        return self._node(trace(self._value(_, "Trace"), every=int(logFrequency),
+                                say=str(say) or None, first=int(logFirst),
+                                gradient=bool(logGradientToo)), "Trace", tag)
 
     def ReLU(self, _, tag=""):
         return self._node(F.relu(self._value(_, "ReLU")), "RectifiedLinear", tag)

@@ -4,12 +4,16 @@
 Runs the config's ``command`` list in order (``train``, then ``test``/``eval`` commands), printing
 CNTK's log lines; ``key=value`` items override the config (``dataDir=/data``,
 ``TrainConvNet.SGD.maxEpochs=2``).  Models are saved to ``modelPath`` after every epoch and a
-restarted run continues after the last saved epoch.  See docs/brainscript.md.
+restarted run continues after the last saved epoch.  ``--profile DIR`` records the run with
+``sd.profile`` and writes the time per scope and a Chrome/Perfetto trace into DIR (shorten the
+run with overrides such as ``Train.SGD.maxEpochs=1 Train.SGD.epochSize=2048``: the trace keeps
+every op call).  See docs/brainscript.md and docs/seeing-your-network.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .._errors import StadynError
@@ -27,11 +31,15 @@ def _check_overrides(overrides: list[str], command: str) -> list[str]:
 
 
 def run_train(config: str, overrides: list[str], nproc: int = 1, actions=None,
-              timeout: float = 600.0) -> int:
+              timeout: float = 600.0, profile_dir: str | None = None) -> int:
     """Run ``config`` with ``overrides``; ``nproc > 1`` trains data-parallel in that many
-    processes (through :func:`stadyn.distributed.run_workers`)."""
+    processes (through :func:`stadyn.distributed.run_workers`); ``profile_dir`` records the run
+    with :func:`stadyn.profile` and writes ``profile.txt`` (time per scope, then per op) and
+    ``trace.json`` (Chrome/Perfetto) there."""
     if nproc < 1:
         raise StadynError(f"--nproc must be at least 1, got {nproc}")
+    if profile_dir is not None and nproc > 1:
+        raise StadynError("--profile records one process: run it without --nproc")
     if nproc > 1:
         from ..distributed import run_workers
         # Every worker runs this command without --nproc; stadyn.distributed tells each one its
@@ -43,8 +51,20 @@ def run_train(config: str, overrides: list[str], nproc: int = 1, actions=None,
     from ..graph import source_location
     # Nodes the config's expressions make name its lines; the few the runner adds (sums of
     # criteria) name no line rather than this command's.
-    with source_location(None):
+    if profile_dir is None:
+        with source_location(None):
+            run(config, overrides, actions=actions)
+        return 0
+    from ..inspect import profile
+    os.makedirs(profile_dir, exist_ok=True)
+    with profile() as prof, source_location(None):
         run(config, overrides, actions=actions)
+    trace_path = os.path.join(profile_dir, "trace.json")
+    prof.export_chrome_trace(trace_path)
+    text = (prof.table(by="scope", depth=2) + "\n\n" + prof.table(by="op", limit=30) + "\n")
+    with open(os.path.join(profile_dir, "profile.txt"), "w") as f:
+        f.write(text)
+    print(text + f"profile: {os.path.join(profile_dir, 'profile.txt')}, trace: {trace_path}")
     return 0
 
 
@@ -59,5 +79,9 @@ def add_parser(subparsers) -> None:
                    help="train data-parallel in N local worker processes")
     p.add_argument("--timeout", type=float, default=600.0,
                    help="with --nproc: seconds a worker may wait for the others (default 600)")
+    p.add_argument("--profile", metavar="DIR", default=None,
+                   help="record the run with sd.profile: time per scope and op in "
+                        "DIR/profile.txt, a Chrome/Perfetto trace in DIR/trace.json")
     p.set_defaults(func=lambda a: run_train(a.config, _check_overrides(a.overrides, "train"),
-                                            a.nproc, timeout=a.timeout))
+                                            a.nproc, timeout=a.timeout,
+                                            profile_dir=a.profile))

@@ -21,7 +21,7 @@ from ._context import Context, context, context_scope, get_current_context, set_
 from ._grad_buffers import release_grads
 from ._interpret import interpret, refresh_shapes
 from ._labels import LABEL_PREFIX, op_label, set_labels
-from ._location import source_location
+from ._location import format_location, source_location, user_location
 from ._numerics import check_numerics, numerics_enabled
 from ._mode import (auto_forward, get_auto_forward, is_training, set_auto_forward, set_training,
                     training)
@@ -45,7 +45,8 @@ __all__ = [
     "set_training", "Context", "context", "set_default_context", "get_current_context",
     "context_scope", "current_scope", "name_scope",
     # debugging: NaN/Inf tracing
-    "check_numerics", "numerics_enabled", "source_location",
+    "check_numerics", "numerics_enabled", "source_location", "user_location",
+    "format_location",
     # profiler labels of op calls (stadyn.inspect.profile)
     "LABEL_PREFIX", "op_label", "set_labels",
     # subgraphs: nodes, leaves and their roles; the reference semantics

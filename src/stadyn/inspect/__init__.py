@@ -24,10 +24,12 @@ from ._html import page
 from ._macs import MAC_RULES, multiply_adds
 from ._profile import Profile, ProfileRow, profile
 from ._show import PICTURE_EXTENSIONS, graph_view, load_for_inspection, show
+from ._trace import reset_trace_counts, trace
 from ._summary import Summary, SummaryRow, summarize_view, summary
 from ._view import Box, Edge, GraphView, Param, Scope, Tensor, view_of
 
 __all__ = ["show", "summary", "Summary", "SummaryRow", "summarize_view", "graph_view",
            "view_of", "load_for_inspection", "to_dot", "page", "GraphView", "Box", "Edge",
            "Scope", "Tensor", "Param", "multiply_adds", "MAC_RULES", "GraphvizMissing",
-           "PICTURE_EXTENSIONS", "find_by_name", "profile", "Profile", "ProfileRow"]
+           "PICTURE_EXTENSIONS", "find_by_name", "profile", "Profile", "ProfileRow", "trace",
+           "reset_trace_counts"]

@@ -13,14 +13,16 @@ from . import _compare, _elementwise, _index, _normalization  # noqa: F401
 from . import _random, _resample, _trig  # noqa: F401
 from . import _distributed  # noqa: F401  (ops that communicate: sync_batch_normalization)
 from . import _recurrence, _rnn, _sequence  # noqa: F401  (the sequence axis; recurrences)
+from . import _trace  # noqa: F401  (F.trace, a value probe)
 from ._gradient import grad
 from ._misc import CAST_DTYPES
 from ._nn import pool_geometry, window_counts
 from ._resample import interpolation_size, interpolation_source
+from ._trace import reset_trace_counts
 from ._recurrence import StepFunction
 from ._registry import CATALOG, function_of, get_spec, op
 from ._util import norm_axes, norm_axis, ntuple
 
 __all__ = ["CATALOG", "op", "get_spec", "function_of", "grad", "ntuple", "norm_axis", "norm_axes",
            "pool_geometry", "window_counts", "CAST_DTYPES", "interpolation_size",
-           "interpolation_source", "StepFunction"]
+           "interpolation_source", "StepFunction", "reset_trace_counts"]
