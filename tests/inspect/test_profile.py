@@ -64,3 +64,14 @@ def test_labels_are_off_outside_the_block():
         with torch.profiler.profile() as prof:
             F.relu(x)
     assert not any(e.name.startswith(LABEL_PREFIX) for e in prof.events())
+
+
+def test_stadyns_own_kernels_are_not_read_as_ops_of_the_graph():
+    """A large fp32 tanh runs Stadyn's NumPy kernel, a PyTorch custom op whose profiler event
+    once read as an unscoped op ``tanh_numpy`` with no calls."""
+    with sd.auto_forward():
+        x = sd.Variable.from_numpy_array(np.random.RandomState(0).randn(256, 128))
+        with sd.profile() as prof:
+            y = F.tanh(x)
+    assert y.d.shape == (256, 128)
+    assert [(r.scope, r.op, r.calls) for r in prof.rows] == [("", "tanh", 1)]

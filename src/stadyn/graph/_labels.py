@@ -10,6 +10,8 @@ from __future__ import annotations
 
 __all__ = ["labels_enabled", "set_labels", "op_label", "LABEL_PREFIX", "BUILD_LABEL"]
 
+#: Stadyn's own PyTorch custom ops live in the ``stadyn_kernels`` namespace, so the profiler
+#: events of their calls never read as op labels.
 LABEL_PREFIX = "stadyn::"
 BUILD_LABEL = "(building a static plan)"     # the range around a plan built while labelling
 _active = [0]

@@ -84,7 +84,7 @@ def _linear_onednn_backward(ctx, g):
 # expects a constant, pre-packed weight.
 _linear_onednn = None
 if _linear_pointwise is not None and torch.backends.mkldnn.is_available():
-    _linear_onednn = torch.library.custom_op("stadyn::linear_onednn", mutates_args=())(
+    _linear_onednn = torch.library.custom_op("stadyn_kernels::linear_onednn", mutates_args=())(
         _linear_onednn_impl)
     _linear_onednn.register_fake(_linear_onednn_fake)
     _linear_onednn.register_autograd(_linear_onednn_backward, setup_context=_linear_onednn_setup)
@@ -112,7 +112,7 @@ def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> t
 NUMPY_TANH_MIN_ELEMENTS = 1 << 14
 
 
-@torch.library.custom_op("stadyn::tanh_numpy", mutates_args=())
+@torch.library.custom_op("stadyn_kernels::tanh_numpy", mutates_args=())
 def _tanh_numpy(x: torch.Tensor) -> torch.Tensor:
     y = torch.empty_like(x, memory_format=torch.contiguous_format)
     np.tanh(x.detach().numpy(), out=y.numpy())

@@ -7,8 +7,8 @@ back): the first ``first`` executions, then every ``every``-th, as CNTK's ``logF
 minimum, maximum, mean and standard deviation, how many entries are NaN or infinite, and the
 first ``values`` entries.
 
-The probe is a PyTorch custom op (``stadyn::trace``), so a static plan and a compiled step keep
-it: a static plan runs it on every replay, not only while the plan is traced.  It copies the
+The probe is a PyTorch custom op (``stadyn_kernels::trace``), so a static plan and a compiled
+step keep it: a static plan runs it on every replay, not only while the plan is traced.  It copies the
 tensor it watches (a custom op cannot return its input), so it costs one copy per execution;
 take it out of a graph that is being timed.
 
@@ -85,7 +85,7 @@ def _log(t: torch.Tensor, say: str, phase: str, every: int, first: int, values: 
         print(f"trace {say} #{n} {phase} {_describe(t, values)}", file=sys.stderr, flush=True)
 
 
-@torch.library.custom_op("stadyn::trace", mutates_args=())
+@torch.library.custom_op("stadyn_kernels::trace", mutates_args=())
 def _trace_kernel(x: torch.Tensor, say: str, phase: str, every: int, first: int,
                   values: int, gradient: bool) -> torch.Tensor:
     _log(x, say, phase, every, first, values)
