@@ -19,7 +19,7 @@ Example:
 """
 
 from . import (_cntk_py, device, initializer, io, layers, learner, learners, logging, losses,
-               metrics, models, ops, sequence, train, utils, variables)
+               metrics, models, ops, random, sequence, train, utils, variables)
 from ._defaults import (default_override_or, get_default_override, get_global_option,
                         is_default_override, set_global_option)
 from ._layers import default_options, default_options_for
@@ -55,7 +55,7 @@ __all__ = [n for n in _ops_all if n != "use_default_device"] + ["use_default_dev
 
     # modules
     "device", "initializer", "io", "layers", "learner", "learners", "logging", "losses",
-    "metrics", "models", "ops", "train", "utils", "variables", "cntk_py", "sequence",
+    "metrics", "models", "ops", "random", "train", "utils", "variables", "cntk_py", "sequence",
     # graph objects and values
     "Variable", "Parameter", "Constant", "InferredDimension", "FreeDimension", "NDArrayView",
     "Value", "asarray", "asvalue", "MinibatchData",
