@@ -37,7 +37,8 @@ from .learners import (IGNORE, Learner, UnitType, adadelta, adagrad, adam,
                        learning_parameter_schedule_per_sample, learning_rate_schedule,
                        momentum_as_time_constant_schedule, momentum_schedule,
                        momentum_schedule_per_sample, momentum_sgd, nesterov, rmsprop,
-                       set_default_unit_gain_value, sgd, training_parameter_schedule)
+                       set_default_unit_gain_value, sgd, training_parameter_schedule,
+                       UserLearner, universal)
 from .losses import auto_select, cosine_distance, weighted_binary_cross_entropy
 from .ops import *  # noqa: F401,F403
 from .ops.functions import _user_function as user_function
@@ -70,7 +71,7 @@ __all__ = [n for n in _ops_all if n != "use_default_device"] + ["use_default_dev
     "glorot_uniform", "he_normal", "he_uniform", "initializer_with_rank", "normal",
     "truncated_normal", "uniform", "xavier",
     # learners and schedules
-    "Learner", "UnitType", "IGNORE", "sgd", "momentum_sgd", "nesterov", "adam", "adagrad",
+    "Learner", "UserLearner", "universal", "UnitType", "IGNORE", "sgd", "momentum_sgd", "nesterov", "adam", "adagrad",
     "adadelta", "rmsprop", "fsadagrad", "default_unit_gain_value", "set_default_unit_gain_value",
     "learning_rate_schedule", "learning_parameter_schedule",
     "learning_parameter_schedule_per_sample", "training_parameter_schedule",
