@@ -104,13 +104,15 @@ def universal__adagrad(C, r):
 
 
 @cntk_case(names=["cntk.learners.UserLearner", "cntk.learners.UserLearner.update",
-                  "cntk.learners.UserLearner.learning_rate", "cntk.Parameter.set_value",
+                  "cntk.learners.UserLearner.learning_rate", "cntk.UserLearner.step",
+                  "cntk.Parameter.set_value",
                   "cntk.Function.eval", "cntk.learning_parameter_schedule"])
 def user_learner(C, r):
     """CNTK's own test learner: SGD in Python on NDArrayView gradients, writing the
     parameters with ``set_value`` of an ``eval(as_numpy=False)`` result."""
     x, t, z, loss, listing = _model(C, r)
     r.touch("cntk.learners.UserLearner.update", "cntk.learners.UserLearner.learning_rate",
+            "cntk.UserLearner.step",                  # the Trainer calls it
             "cntk.Parameter.set_value", "cntk.Function.eval")
     seen = []
 

@@ -60,8 +60,6 @@ class UserLearner(Learner):
         [[1.0]]
     """
 
-    name = "UserLearner"
-
     def __init__(self, parameters, lr_schedule, as_numpy: bool = True):
         super().__init__(list(unwrap(list(parameters))), lr_schedule)
         self.as_numpy = as_numpy
@@ -72,7 +70,8 @@ class UserLearner(Learner):
         raise NotImplementedError("UserLearner.update must be overridden")
 
     def step(self, sample_count: int) -> bool:
-        """One update: the user's :meth:`update` with the parameters' gradients."""
+        """One update (what the Trainer calls): the user's :meth:`update` with the parameters'
+        gradients."""
         values = {wrap(v): NDArrayView(_gradient(v)) for v in self._params}
         result = self.update(values, int(sample_count), False)
         self._advance(int(sample_count), {}, False)
