@@ -47,6 +47,20 @@ def _stats(v, prefix=""):
     return {prefix + "mean": np.float64(v.mean()), prefix + "var": np.float64(v.var())}
 
 
+def _draw_checks(kind, a, b, first, second, again):
+    """What holds for any draw: the seed rules, finite values, the range or support, and the
+    first draw's moments."""
+    res = {"same_seed_same_values": bool((again == first).all()),
+           "next_eval_new_values": bool((second != first).any()),
+           "finite": bool(np.isfinite(first).all())}
+    if kind == "uniform":
+        res["in_range"] = bool(first.min() >= a and first.max() < b)
+    if kind == "bernoulli":
+        res["support"] = sorted(set(np.unique(first).tolist()))
+    res.update(_stats(first))
+    return res
+
+
 # (function, keyword arguments, the moments' kind and parameters)
 _DRAWS = [
     ("uniform", {"low": -1.0, "high": 3.0}, ("uniform", -1.0, 3.0)),
@@ -72,16 +86,9 @@ def _draw_case(fn_name, kwargs, moments):
                "dtype": str(first.dtype), "dynamic_axes": len(f.dynamic_axes),
                "float64": str(make((3,), dtype=np.float64, **kwargs).eval().dtype),
                "int_shape": list(make(7, **kwargs).eval().shape),
-               "same_seed_same_values": bool((again == first).all()),
-               "next_eval_new_values": bool((second != first).any()),
                "other_seed_other_values": bool((other != first).any()),
-               "fixed_seed_auto_seeds_equal": bool((auto1 == auto2).all()),
-               "finite": bool(np.isfinite(first).all())}
-        if kind == "uniform":
-            res["in_range"] = bool(first.min() >= a and first.max() < b)
-        if kind == "bernoulli":
-            res["support"] = sorted(set(np.unique(first).tolist()))
-        res.update(_stats(first))
+               "fixed_seed_auto_seeds_equal": bool((auto1 == auto2).all())}
+        res.update(_draw_checks(kind, a, b, first, second, again))
         res.update(_stats(second, "next_"))
         return res
 
@@ -119,15 +126,8 @@ def _like_case(fn_name, kwargs, moments):
                "small_batch_shape": list(small.shape),
                "of_constant_shape": list(fixed.eval().shape),
                "of_constant_dynamic_axes": len(fixed.dynamic_axes),
-               "grad_of_x_plus_draw": g,
-               "same_seed_same_values": bool((again == first).all()),
-               "next_eval_new_values": bool((second != first).any()),
-               "finite": bool(np.isfinite(first).all())}
-        if kind == "uniform":
-            res["in_range"] = bool(first.min() >= a and first.max() < b)
-        if kind == "bernoulli":
-            res["support"] = sorted(set(np.unique(first).tolist()))
-        res.update(_stats(first))
+               "grad_of_x_plus_draw": g}
+        res.update(_draw_checks(kind, a, b, first, second, again))
         return res
 
     name = "random_" + fn_name + "_like"

@@ -176,8 +176,11 @@ def uniform_like(x, low=0.0, high=1.0, seed=auto_select, name: str = ""):
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C
         >>> x = C.input_variable(3)
-        >>> C.random.uniform_like(x).eval({x: np.zeros((2, 3), np.float32)}).shape
-        (2, 3)
+        >>> f = C.random.uniform_like(x, low=5.0, high=6.0, seed=4)
+        >>> a = f.eval({x: np.zeros((2, 3), np.float32)})
+        >>> b = C.random.uniform_like(x, low=5.0, high=6.0, seed=4).eval({x: np.ones((2, 3))})
+        >>> a.shape, bool((a == b).all()), bool((a >= 5).all() and (a < 6).all())
+        ((2, 3), True, True)
     """
     return _draw(x, "uniform", low, high, seed, name, "UniformRandomLike")
 
@@ -200,9 +203,10 @@ def gumbel_like(x, loc=0.0, scale=1.0, seed=auto_select, name: str = ""):
 
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C
-        >>> x = C.input_variable(3)
-        >>> C.random.gumbel_like(x).eval({x: np.zeros((2, 3), np.float32)}).shape
-        (2, 3)
+        >>> c = C.constant(np.zeros((5, 4), np.float32))
+        >>> v = C.random.gumbel_like(c, loc=2.0).eval()
+        >>> v.shape, v.dtype.name, bool(np.isfinite(v).all())
+        ((5, 4), 'float32', True)
     """
     return _draw(x, "gumbel", loc, _check_scale("gumbel_like", scale), seed, name,
                  "GumbelRandomLike")
