@@ -44,6 +44,21 @@ __all__ = ["uniform", "normal", "gumbel", "bernoulli", "uniform_like", "normal_l
 auto_select = SentinelValueForAutoSelectRandomSeed
 
 
+def _seeded_generator(seed) -> torch.Generator:
+    """The generator of one random Function, by CNTK's seed rules: ``seed`` itself; for
+    ``auto_select``, the seed ``set_fixed_random_seed`` fixed, else one drawn from Stadyn's
+    (torch's) generator."""
+    if seed is None or int(seed) == auto_select:
+        seed = _cntk_py._fixed_seed
+    if seed is None:
+        seed = int(torch.randint(0, 2 ** 62, ()).item())
+    if int(seed) < 0:
+        raise ValueError(f"cntk.random: seed must be >= 0, got {seed}")
+    generator = torch.Generator()
+    generator.manual_seed(int(seed) % 2 ** 64)
+    return generator
+
+
 class _Draw:
     """The ``cntk_user_function`` callback of one random Function: a generator seeded once,
     drawing an array of its input's shape on every call."""
@@ -51,14 +66,7 @@ class _Draw:
     def __init__(self, kind: str, a: float, b: float, seed, dtype):
         self.kind, self.a, self.b = kind, float(a), float(b)
         self.dtype = torch.float64 if np.dtype(dtype) == np.float64 else torch.float32
-        if seed is None or int(seed) == auto_select:
-            seed = _cntk_py._fixed_seed
-        if seed is None:
-            seed = int(torch.randint(0, 2 ** 62, ()).item())    # from Stadyn's (torch's) stream
-        if int(seed) < 0:
-            raise ValueError(f"cntk.random: seed must be >= 0, got {seed}")
-        self.generator = torch.Generator()
-        self.generator.manual_seed(int(seed) % 2 ** 64)
+        self.generator = _seeded_generator(seed)
 
     def output_shape(self, input_shapes):
         return input_shapes[0], self.dtype
