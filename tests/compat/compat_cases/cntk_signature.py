@@ -2,8 +2,6 @@
 placeholders of unknown shape until the Function is applied, and one such Function applies to
 operands of different shapes (typed signatures are in cntk_function.py)."""
 
-import numpy as np
-
 from compat_harness import cntk_case
 
 

@@ -73,8 +73,9 @@ __all__ = [n for n in _ops_all if n != "use_default_device"] + ["use_default_dev
     "glorot_uniform", "he_normal", "he_uniform", "initializer_with_rank", "normal",
     "truncated_normal", "uniform", "xavier",
     # learners and schedules
-    "Learner", "UserLearner", "universal", "UnitType", "IGNORE", "sgd", "momentum_sgd", "nesterov", "adam", "adagrad",
-    "adadelta", "rmsprop", "fsadagrad", "default_unit_gain_value", "set_default_unit_gain_value",
+    "Learner", "UserLearner", "universal", "UnitType", "IGNORE", "sgd", "momentum_sgd",
+    "nesterov", "adam", "adagrad", "adadelta", "rmsprop", "fsadagrad", "default_unit_gain_value",
+    "set_default_unit_gain_value",
     "learning_rate_schedule", "learning_parameter_schedule",
     "learning_parameter_schedule_per_sample", "training_parameter_schedule",
     "momentum_schedule", "momentum_schedule_per_sample", "momentum_as_time_constant_schedule",

@@ -18,9 +18,8 @@ from ...graph import Variable
 from ._graph import BATCH, PLACEHOLDERS, SHAPELESS, set_op_name
 from ._mixins import GraphObject
 
-__all__ = ["ShapelessPlaceholderError", "wrap", "unwrap", "operand", "const", "batched", "named", "adapt", "binary",
-           "sample_axis",
-           "sample_axes", "sample_shape"]
+__all__ = ["ShapelessPlaceholderError", "wrap", "unwrap", "operand", "const", "batched", "named",
+           "adapt", "binary", "sample_axis", "sample_axes", "sample_shape"]
 
 
 def wrap(value: Any) -> Any:

@@ -4,9 +4,9 @@ evaluation that computed it.
 CNTK's rule: every use of ``ref`` in the evaluation sees its old value; ``ref`` takes the new
 one once the forward pass (inference) or the forward and backward passes (training) are done;
 the ``assign`` node's own value is the new value, and its gradient flows to ``input``.  The
-compat ``Function`` collects the new values after the forward pass
-(:func:`pending_assignments`) and writes them (:func:`apply_assignments`) at those points.  (A Trainer's step runs the
-native graph, not these points: an ``assign`` inside a trained model is not applied there.)
+compat ``Function`` collects the new values after the forward pass (:func:`pending_assignments`)
+and writes them (:func:`apply_assignments`) at those points.  (A Trainer's step runs the native
+graph, not these points: an ``assign`` inside a trained model is not applied there.)
 
 Example:
     >>> import stadyn.compat.cntk as C
