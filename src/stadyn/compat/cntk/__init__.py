@@ -19,7 +19,7 @@ Example:
 """
 
 from . import (_cntk_py, device, initializer, io, layers, learner, learners, logging, losses,
-               metrics, models, ops, sequence, train, utils, variables)
+               metrics, models, ops, random, sequence, train, utils, variables)
 from ._defaults import (default_override_or, get_default_override, get_global_option,
                         is_default_override, set_global_option)
 from ._layers import default_options, default_options_for
@@ -37,8 +37,11 @@ from .learners import (IGNORE, Learner, UnitType, adadelta, adagrad, adam,
                        learning_parameter_schedule_per_sample, learning_rate_schedule,
                        momentum_as_time_constant_schedule, momentum_schedule,
                        momentum_schedule_per_sample, momentum_sgd, nesterov, rmsprop,
-                       set_default_unit_gain_value, sgd, training_parameter_schedule)
-from .losses import auto_select, cosine_distance, weighted_binary_cross_entropy
+                       set_default_unit_gain_value, sgd, training_parameter_schedule,
+                       UserLearner, universal)
+from .losses import (auto_select, cosine_distance, cosine_distance_with_negative_samples,
+                     lambda_rank, weighted_binary_cross_entropy)
+from .metrics import ndcg_at_1
 from .ops import *  # noqa: F401,F403
 from .ops.functions import _user_function as user_function
 from .ops import __all__ as _ops_all
@@ -55,7 +58,7 @@ __all__ = [n for n in _ops_all if n != "use_default_device"] + ["use_default_dev
 
     # modules
     "device", "initializer", "io", "layers", "learner", "learners", "logging", "losses",
-    "metrics", "models", "ops", "train", "utils", "variables", "cntk_py", "sequence",
+    "metrics", "models", "ops", "random", "train", "utils", "variables", "cntk_py", "sequence",
     # graph objects and values
     "Variable", "Parameter", "Constant", "InferredDimension", "FreeDimension", "NDArrayView",
     "Value", "asarray", "asvalue", "MinibatchData",
@@ -70,8 +73,9 @@ __all__ = [n for n in _ops_all if n != "use_default_device"] + ["use_default_dev
     "glorot_uniform", "he_normal", "he_uniform", "initializer_with_rank", "normal",
     "truncated_normal", "uniform", "xavier",
     # learners and schedules
-    "Learner", "UnitType", "IGNORE", "sgd", "momentum_sgd", "nesterov", "adam", "adagrad",
-    "adadelta", "rmsprop", "fsadagrad", "default_unit_gain_value", "set_default_unit_gain_value",
+    "Learner", "UserLearner", "universal", "UnitType", "IGNORE", "sgd", "momentum_sgd",
+    "nesterov", "adam", "adagrad", "adadelta", "rmsprop", "fsadagrad", "default_unit_gain_value",
+    "set_default_unit_gain_value",
     "learning_rate_schedule", "learning_parameter_schedule",
     "learning_parameter_schedule_per_sample", "training_parameter_schedule",
     "momentum_schedule", "momentum_schedule_per_sample", "momentum_as_time_constant_schedule",
@@ -83,5 +87,6 @@ __all__ = [n for n in _ops_all if n != "use_default_device"] + ["use_default_dev
     "data_parallel_distributed_learner", "block_momentum_distributed_learner",
     # losses kept at the top level
     "cosine_distance", "weighted_binary_cross_entropy", "auto_select", "user_function",
+    "lambda_rank", "ndcg_at_1", "cosine_distance_with_negative_samples",
 ]
 __all__ = list(dict.fromkeys(__all__))     # the ops list already holds some of them

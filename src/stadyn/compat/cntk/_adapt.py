@@ -18,9 +18,8 @@ from ...graph import Variable
 from ._graph import BATCH, PLACEHOLDERS, SHAPELESS, set_op_name
 from ._mixins import GraphObject
 
-__all__ = ["wrap", "unwrap", "operand", "const", "batched", "named", "adapt", "binary",
-           "sample_axis",
-           "sample_axes", "sample_shape"]
+__all__ = ["ShapelessPlaceholderError", "wrap", "unwrap", "operand", "const", "batched", "named",
+           "adapt", "binary", "sample_axis", "sample_axes", "sample_shape"]
 
 
 def wrap(value: Any) -> Any:
@@ -44,14 +43,19 @@ def unwrap(value: Any) -> Any:
     return value
 
 
+class ShapelessPlaceholderError(ValueError):
+    """An op applied to a placeholder whose shape is not known yet."""
+
+
 def operand(x: Any, dtype=np.float32) -> Any:
     """An op's operand as Stadyn takes it: CNTK objects unwrapped, NumPy arrays and lists as
     constants, numbers as they are."""
     if isinstance(x, GraphObject):
         v = x.variable
         if v in SHAPELESS:
-            raise ValueError(f"placeholder {PLACEHOLDERS.get(v, '')!r} has no shape yet: give "
-                             "placeholder(shape=...) or replace it before applying ops to it")
+            raise ShapelessPlaceholderError(
+                f"placeholder {PLACEHOLDERS.get(v, '')!r} has no shape yet: give "
+                "placeholder(shape=...) or replace it before applying ops to it")
         return v
     if isinstance(x, (np.ndarray, list, tuple, np.generic)):
         return const(np.asarray(x, dtype=dtype))

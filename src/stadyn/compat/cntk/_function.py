@@ -21,10 +21,12 @@ from ...graph import Variable, forward_all, is_lengths, pad_sequences, topologic
 from ...train import feed
 from . import _graph as G
 from ._adapt import unwrap, wrap
+from ._assign import apply_assignments, assign_outputs, pending_assignments
 from ._late import bind, late
 from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
 from ._signature import _function_of_callable as function_of_callable
+from ._values import Value
 
 __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "as_composite", "as_block",
            "BlockFunction", "combine_outputs"]
@@ -324,7 +326,7 @@ class Function(GraphObject, TensorOpsMixin):
             [[0.5, 0.5]]
         """
         wanted = self.outputs if outputs is None else list(outputs)
-        _, values = self.forward(arguments, wanted, device=device)
+        _, values = self.forward(arguments, wanted, device=device, as_numpy=as_numpy)
         return values[wanted[0]] if len(wanted) == 1 else values
 
     def forward(self, arguments: Any, outputs=None, keep_for_backward=None, device=None,
@@ -350,13 +352,22 @@ class Function(GraphObject, TensorOpsMixin):
         roots += [unwrap(o) for o in wanted if not any(unwrap(o) is v for v in roots)]
         roots += [v.sequence_lengths for v in list(roots)          # computed lengths (a slice)
                   if v.sequence_lengths is not None and v.sequence_lengths.parent is not None]
+        assigns = assign_outputs(roots)
+        roots += [v for v in assigns if not any(v is r for r in roots)]
         if keep:
             with training(True):
                 forward_all(roots, clear_no_need_grad=True)
         else:
             with training(False), torch.no_grad():
                 forward_all(roots, clear_buffer=True)
-        return (_State(self) if keep else None), {o: _value(unwrap(o)) for o in wanted}
+        values = {o: _value(unwrap(o)) for o in wanted}
+        if not as_numpy:        # CNTK's Value objects (a dense batch; sequences stay lists)
+            values = {o: Value(batch=v) if isinstance(v, np.ndarray) else v
+                      for o, v in values.items()}
+        pending = pending_assignments(assigns)
+        if not keep:
+            apply_assignments(pending)      # training: after the backward
+        return (_State(self, pending) if keep else None), values
 
     def backward(self, state, root_gradients: dict, variables, as_numpy: bool = True) -> dict:
         """CNTK's ``backward``: the gradients w.r.t. ``variables`` (inputs made with
@@ -379,6 +390,7 @@ class Function(GraphObject, TensorOpsMixin):
                 var = unwrap(v)
                 out[v] = _value(var, var.g) if var.grad is not None else np.zeros(var.shape,
                                                                                    np.float32)
+            apply_assignments(state.assignments)
             return out
         finally:
             for v, g in saved:
@@ -544,10 +556,11 @@ def _leaves_of(roots: list[Variable]) -> list[Variable]:
 class _State:
     """What ``forward(keep_for_backward=...)`` hands to ``backward``."""
 
-    __slots__ = ("function",)
+    __slots__ = ("function", "assignments")
 
-    def __init__(self, function: Function):
+    def __init__(self, function: Function, assignments: list):
         self.function = function
+        self.assignments = assignments       # assign ops' writes, made after the backward
 
 
 def wrap_variable(v: Variable):

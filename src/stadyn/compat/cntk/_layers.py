@@ -13,6 +13,8 @@ import contextlib
 import inspect
 from typing import Any, Callable
 
+import numpy as np
+
 from ... import functions as F
 from ... import layers as _L
 from ...graph import Variable
@@ -47,6 +49,8 @@ def _native(value: Any) -> Any:
     """A layer option as Stadyn's layers take it."""
     if isinstance(value, (list, tuple)):
         return type(value)(_native(v) for v in value)
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return value            # a dtype (default_options(dtype=np.float64)), not a function
     return _native_fn(value) if callable(value) and not _is_initializer(value) else value
 
 

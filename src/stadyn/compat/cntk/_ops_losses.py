@@ -11,12 +11,16 @@ Example:
 
 from __future__ import annotations
 
+import numpy as np
+
 from ... import functions as F
-from ._adapt import batched, binary, named, operand, sample_axes, sample_axis, wrap
+from ._adapt import (batched, binary, named, operand, sample_axes, sample_axis, sample_shape,
+                     wrap)
 from ._axis import Axis
 
 __all__ = ["cross_entropy_with_softmax", "binary_cross_entropy", "weighted_binary_cross_entropy",
-           "squared_error", "cosine_distance", "classification_error", "fmeasure"]
+           "squared_error", "cosine_distance", "classification_error", "fmeasure",
+           "cosine_distance_with_negative_samples"]
 
 
 def _axis(x, axis) -> int:
@@ -95,3 +99,36 @@ def fmeasure(output, target, beta: float = 1, name: str = ""):
     den = F.add2(F.mul_scalar(F.sum(t, axis=axes), b2), F.sum(o, axis=axes))
     return named(wrap(F.r_sub_scalar(F.div2(F.mul_scalar(tp, 1.0 + b2), den), 1.0)), name,
                  "FMeasure")
+
+
+def cosine_distance_with_negative_samples(x, y, shift: int, num_negative_samples: int,
+                                          name: str = ""):
+    """Per sample ``i`` of a minibatch of ``N``: the cosine similarity of ``x_i`` with ``y_i``,
+    then with ``num_negative_samples`` other samples' ``y``: ``y_j`` for ``j = (i + shift + k)
+    mod N``, ``k = 0, 1, ...`` (CNTK's order) -- shape ``(1 + num_negative_samples,)``."""
+    shift, count = int(shift), int(num_negative_samples)
+    if shift < 1 or count < 1:
+        raise ValueError("cosine_distance_with_negative_samples: shift and "
+                         "num_negative_samples must be positive integers")
+    if not (batched(x) and batched(y)) or tuple(sample_shape(x)) != tuple(sample_shape(y)):
+        raise ValueError("cosine_distance_with_negative_samples: x and y need the batch axis "
+                         f"and equal shapes, got {tuple(sample_shape(x))} and "
+                         f"{tuple(sample_shape(y))}")
+    size = int(np.prod(sample_shape(x)))
+
+    def unit_rows(v):
+        rows = F.reshape(operand(v), (-1, size))
+        norm = F.sqrt(F.sum(F.mul2(rows, rows), axis=1, keepdims=True))
+        return rows, F.div2(rows, norm)
+    rows, xn = unit_rows(x)
+    _, yn = unit_rows(y)
+    sim = F.affine(xn, F.transpose(yn, (1, 0)))                  # (N, N): cos(x_i, y_j)
+    ones = F.add_scalar(F.mul_scalar(F.sum(rows, axis=1), 0.0), 1.0)
+    n = F.sum(ones)
+    i = F.cumsum(ones, axis=0, exclusive=True)                      # 0 .. N-1
+    columns = []
+    for k in range(count + 1):
+        j = F.add_scalar(i, float(0 if k == 0 else shift + k - 1))
+        j = F.sub2(j, F.mul2(n, F.floor(F.div2(j, n))))           # mod N
+        columns.append(F.take_along_axis(sim, F.reshape(F.cast(j, "int64"), (-1, 1)), axis=1))
+    return named(wrap(F.concatenate(*columns, axis=1)), name, "CosineDistanceWithNegativeSamples")

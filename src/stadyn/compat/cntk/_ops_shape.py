@@ -87,6 +87,10 @@ def reshape(x, shape, begin_axis=None, end_axis=None, name: str = ""):
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
     begin = begin_axis.static_axis_index() if isinstance(begin_axis, Axis) else begin_axis
     end = end_axis.static_axis_index() if isinstance(end_axis, Axis) else end_axis
+    rank = len(sample_shape(x))
+    # CNTK counts a negative axis from the end of the sample: -1 is its last axis
+    begin = begin + rank if begin is not None and begin < 0 else begin
+    end = end + rank if end is not None and end < 0 else end
     out = S.reshape_sample(operand(x), shape, batched(x), begin, end)
     return named(wrap(out), name, "Reshape")
 

@@ -4,7 +4,8 @@ the argument types; ``cntk.layers.typing`` is this module (``Tensor[3]``, ``Spar
 
 A typed argument becomes an input variable named after the Python argument (``Tensor``: with
 the batch axis; ``ParameterTensor``: without), an untyped one a placeholder bound when the
-Function is called.  (``Sequence[...]`` types belong to the sequence axis.)
+Function is called; when the body needs an untyped argument's shape, the graph is built only
+then, for the operands it is called on.  (``Sequence[...]`` types belong to the sequence axis.)
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
@@ -22,9 +23,10 @@ from __future__ import annotations
 
 import inspect
 
-from ._adapt import wrap
+from ._adapt import ShapelessPlaceholderError, wrap
 from ._axis import Axis
 from ._late import late
+from ._mixins import GraphObject
 from ._variables import Record, input_variable, placeholder
 
 __all__ = ["Tensor", "SparseTensor", "ParameterTensor", "tensor", "Signature"]
@@ -82,7 +84,56 @@ def _function_of_callable(f, types=(), named_types=None):
              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     given = {**getattr(f, "__annotations__", {}), **dict(zip(names, types)),
              **(named_types or {})}
-    out = f(*[_argument(n, given.get(n)) for n in names])
+    arguments = [_argument(n, given.get(n)) for n in names]
+    try:
+        out = f(*arguments)
+    except ShapelessPlaceholderError:
+        # untyped arguments an op needs the shape of: the graph is built when the Function is
+        # applied to operands with shapes (CNTK infers the placeholders' shapes then)
+        return _Deferred(f, arguments)
+    return _as_function(out)
+
+
+def _as_function(out):
     if isinstance(out, (tuple, list)):
         return late("ops").combine(list(out))
     return wrap(out) if not hasattr(out, "outputs") else out
+
+
+class _Deferred:
+    """``@C.Function`` of a Python function with untyped arguments: its ``arguments`` are
+    placeholders of unknown shape (``(-2,)``, as CNTK shows them); calling it on Functions or
+    Variables builds the graph for their shapes."""
+
+    def __init__(self, fn, placeholders: list):
+        self._fn = fn
+        self._placeholders = list(placeholders)
+        self.name = getattr(fn, "__name__", "")
+
+    @property
+    def arguments(self) -> list:
+        """The untyped arguments: placeholders without a shape."""
+        return list(self._placeholders)
+
+    placeholders = arguments
+
+    def __call__(self, *args, **kwargs):
+        names = [p.name for p in self._placeholders]
+        if len(args) > len(names):
+            raise TypeError(f"{self.name} takes {len(names)} arguments, {len(args)} given")
+        given = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key not in names:
+                raise TypeError(f"{self.name} has no argument named {key!r}")
+            given[key] = value
+        missing = [n for n in names if n not in given]
+        if missing:
+            raise TypeError(f"{self.name}: no value for the arguments {missing}")
+        if not all(isinstance(v, GraphObject) for v in given.values()):
+            raise ValueError(f"{self.name}: its arguments have no types, so it applies to "
+                             "Functions and Variables only (give the Python function a "
+                             "signature to evaluate it on data)")
+        return _as_function(self._fn(*[given[n] for n in names]))
+
+    def __repr__(self) -> str:
+        return f"Composite({self.name}: untyped arguments {[p.name for p in self._placeholders]})"

@@ -52,6 +52,9 @@ class NDArrayView:
 
     to_ndarray = asarray
 
+    def __array__(self, dtype=None, copy=None):
+        return self._data.copy() if dtype is None else self._data.astype(dtype)
+
     def __repr__(self) -> str:
         return f"NDArrayView({self.shape})"
 

@@ -124,6 +124,21 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
             raise TypeError(f"Unsupported value type: {type(array).__name__}")
         self.variable.d = np.asarray(array, dtype=self.variable.dtype)
 
+    def set_value(self, value) -> None:
+        """Write ``value`` (a NumPy array or an ``NDArrayView`` of the parameter's shape).
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> p = C.Parameter((2,), init=0.0)
+            >>> p.set_value(C.NDArrayView.from_dense(np.ones(2, np.float32))); p.value.tolist()
+            [1.0, 1.0]
+        """
+        array = value.asarray() if hasattr(value, "asarray") else np.asarray(value)
+        if tuple(array.shape) != tuple(self.shape):
+            raise ValueError(f"Parameter.set_value: shape {tuple(array.shape)}, the parameter "
+                             f"has {tuple(self.shape)}")
+        self.variable.d = np.asarray(array, dtype=self.variable.dtype)
+
     asarray = ArrayMixin.asarray
 
     def __repr__(self) -> str:

@@ -21,6 +21,7 @@ from ...learners import (IGNORE, Learner, UnitType, default_unit_gain_value,
                          momentum_schedule_per_sample, set_default_unit_gain_value,
                          training_parameter_schedule)
 from ._adapt import unwrap
+from ._custom_learners import UserLearner, universal
 from ._values import NDArrayView, asarray
 
 __all__ = ["Learner", "NDArrayView", "asarray", "sgd", "momentum_sgd", "nesterov", "adam",
@@ -29,7 +30,7 @@ __all__ = ["Learner", "NDArrayView", "asarray", "sgd", "momentum_sgd", "nesterov
            "learning_parameter_schedule", "learning_parameter_schedule_per_sample",
            "training_parameter_schedule", "momentum_schedule", "momentum_schedule_per_sample",
            "momentum_as_time_constant_schedule", "default_unit_gain_value",
-           "set_default_unit_gain_value"]
+           "set_default_unit_gain_value", "UserLearner", "universal"]
 
 
 # CNTK 2.7 writes ``unit_gain=default_unit_gain_value()`` in its learners' signatures, so the

@@ -10,13 +10,17 @@ Example:
 
 from ._axis import Axis
 from ._function import CloneMethod, Function
-from ._ops_losses import (binary_cross_entropy, cosine_distance, cross_entropy_with_softmax,
+from ._ops_losses import (binary_cross_entropy, cosine_distance,
+                          cosine_distance_with_negative_samples, cross_entropy_with_softmax,
                           fmeasure, squared_error, weighted_binary_cross_entropy)
 from ._ops_nn import SentinelValueForAutoSelectRandomSeed as auto_select
+from ._ops_ranking import lambda_rank
 from ._variables import Constant, Parameter, Variable, parameter
 from .ops import softmax, times
 
 __all__ = ["cross_entropy_with_softmax", "squared_error", "binary_cross_entropy",
-           "weighted_binary_cross_entropy", "cosine_distance", "fmeasure", "auto_select", "Axis",
+           "weighted_binary_cross_entropy", "cosine_distance", "fmeasure", "lambda_rank",
+           "cosine_distance_with_negative_samples",
+           "auto_select", "Axis",
            "CloneMethod",
            "Constant", "Function", "Parameter", "Variable", "parameter", "softmax", "times"]

@@ -1,4 +1,4 @@
-"""``cntk.metrics``: ``classification_error``.
+"""``cntk.metrics``: ``classification_error``, ``ndcg_at_1``.
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
@@ -10,5 +10,6 @@ Example:
 """
 
 from ._ops_losses import classification_error
+from ._ops_ranking import ndcg_at_1
 
-__all__ = ["classification_error"]
+__all__ = ["classification_error", "ndcg_at_1"]

@@ -16,9 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from ....io import (FULL_DATA_SWEEP, INFINITELY_REPEAT, CTFDeserializer, ImageDeserializer,
-                    MinibatchSourceFromData, StreamDef, StreamDefs, StreamInformation)
+                    MinibatchSourceFromData, StreamDef, StreamDefs)
 from .._mixins import ArrayMixin
 from ._sources import MinibatchData, MinibatchSource
+from ._user import StreamInformation, UserMinibatchSource
 from .._values import Value
 from .._variables import Record
 from ..device import use_default_device
@@ -60,4 +61,4 @@ __all__ = ["MinibatchSource", "MinibatchSourceFromData", "MinibatchData", "Image
            "StreamConfiguration", "FULL_DATA_SWEEP", "INFINITELY_REPEAT",
            "DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS", "Record", "ArrayMixin", "Value",
            "TraceLevel", "get_trace_level", "sequence_to_cntk_text_format",
-           "use_default_device", "transforms"]
+           "use_default_device", "transforms", "UserMinibatchSource"]

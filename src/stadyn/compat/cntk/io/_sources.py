@@ -13,22 +13,33 @@ __all__ = ["MinibatchData", "MinibatchSource"]
 
 
 class MinibatchData(_io.MinibatchData):
-    """The data of one stream in one minibatch (CNTK's ``MinibatchData``): ``data`` is
-    ``(N, *shape)``; ``asarray()`` and ``shape`` show each sample as a sequence of one step.
+    """The data of one stream in one minibatch (CNTK's ``MinibatchData``, made as CNTK's:
+    ``MinibatchData(value, num_sequences, num_samples, sweep_end)``, ``value`` a ``Value``,
+    an ``NDArrayView`` or an array of ``(N, *shape)``).  From a deserializer, ``asarray()``
+    and ``shape`` show each sample as a sequence of one step, ``(N, 1, *shape)``, as CNTK 2.7
+    does; data a user source made is shown as it was given.
 
     Example:
         >>> import numpy as np
         >>> d = MinibatchData(np.zeros((4, 3), np.float32), 4, 4, False)
-        >>> d.asarray().shape, d.shape, d.num_samples
-        ((4, 1, 3), (4, 1, 3), 4)
+        >>> d.asarray().shape, d.num_samples, d.end_of_sweep
+        ((4, 3), 4, False)
     """
 
-    __slots__ = ()
+    __slots__ = ("_as_given",)
+
+    def __init__(self, value, num_sequences: int, num_samples: int, sweep_end: bool,
+                 lengths=None, is_sparse: bool = False):
+        data = value.asarray() if hasattr(value, "asarray") else np.asarray(value)
+        super().__init__(data, num_samples, num_sequences, sweep_end, lengths, is_sparse)
+        self._as_given = True
 
     def asarray(self) -> np.ndarray:
-        """The data, ``(N, 1, *shape)`` for non-sequence streams (``(N, T, *shape)`` for
-        sequences)."""
-        return self.data if self.lengths is not None else self.data[:, None]
+        """The data: ``(N, 1, *shape)`` for a deserializer's non-sequence streams
+        (``(N, T, *shape)`` for sequences); a user source's as it gave it."""
+        if self._as_given or self.lengths is not None:
+            return self.data
+        return self.data[:, None]
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -37,8 +48,10 @@ class MinibatchData(_io.MinibatchData):
     @classmethod
     def _of(cls, data: _io.MinibatchData) -> "MinibatchData":
         """A native minibatch's data seen as CNTK's."""
-        return cls(data.data, data.num_samples, data.num_sequences, data.end_of_sweep,
-                   data.lengths, data.is_sparse)
+        out = cls(data.data, data.num_sequences, data.num_samples, data.end_of_sweep,
+                  data.lengths, data.is_sparse)
+        out._as_given = False
+        return out
 
 
 class MinibatchSource(_io.MinibatchSource):

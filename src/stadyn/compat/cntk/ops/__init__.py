@@ -16,7 +16,10 @@ Example:
 
 import sys
 
+from .._assign import assign
 from .._axis import Axis
+from .._ops_crop import crop_manual, roipooling
+from .._ops_sampling import random_sample, random_sample_inclusion_frequency
 from .._defaults import default_override_or, get_default_override
 from .._function import (BlockFunction, CloneMethod, Function, ModelFormat, as_block,
                         as_composite, combine_outputs, load_model)
@@ -81,6 +84,7 @@ __all__ = [
     "get_default_override",
     "use_default_device", "INFINITELY_REPEAT",
     "input_variable", "input", "output_variable", "placeholder", "parameter", "constant",
+    "assign",
     # element-wise
     "abs", "acos", "alias", "asin", "asinh", "associative_multi_arg", "atan", "atanh", "cast",
     "ceil", "clip", "cos", "cosh", "element_and", "element_divide", "element_max", "element_min",
@@ -103,6 +107,7 @@ __all__ = [
     # networks
     "AVG_POOLING", "MAX_POOLING", "MAX_UNPOOLING", "PoolingType_Average", "PoolingType_Max",
     "SentinelValueForAutoSelectRandomSeed", "batch_normalization", "convolution",
+    "crop_manual", "roipooling", "random_sample", "random_sample_inclusion_frequency",
     "convolution_transpose", "dropout", "image_scaler", "local_response_normalization",
     "mean_variance_normalization", "per_dim_mean_variance_normalize", "pooling", "unpooling",
     # losses and metrics

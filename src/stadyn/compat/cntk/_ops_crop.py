@@ -1,0 +1,122 @@
+"""CNTK's region ops: ``crop_manual`` (a window of a feature map, of another one's spatial
+size) and ``roipooling`` (max pooling over regions of interest, Fast R-CNN's).
+
+Spatial axes are a sample's last two (row-major ``(C, H, W)``: ``x`` is the last axis, ``y``
+the one before).  Both are composed of Stadyn ops, so they run in static graphs and have
+gradients.
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> x, ref = C.input_variable((1, 4, 4)), C.input_variable((1, 2, 3))
+    >>> C.crop_manual(x, ref, 1, 2).shape
+    (1, 2, 3)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import functions as F
+from ._adapt import batched, const, named, operand, sample_shape, wrap
+from ._ops_nn import MAX_POOLING
+
+__all__ = ["crop_manual", "roipooling"]
+
+
+def crop_manual(node_input, node_referent, offset_x: int, offset_y: int, name: str = ""):
+    """``node_input`` cropped along its spatial axes (the last two) to the spatial size of
+    ``node_referent``, starting ``offset_x`` pixels from the left and ``offset_y`` from the
+    top.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x, ref = C.input_variable((1, 3, 3)), C.input_variable((1, 2, 2))
+        >>> img = np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3)
+        >>> C.crop_manual(x, ref, 1, 0).eval({x: img, ref: np.zeros((1, 1, 2, 2))}).tolist()
+        [[[[1.0, 2.0], [4.0, 5.0]]]]
+    """
+    v = operand(node_input)
+    shape, ref = sample_shape(node_input), sample_shape(node_referent)
+    if len(shape) < 2 or len(ref) < 2:
+        raise ValueError(f"crop_manual: both operands need two spatial axes; shapes {shape} "
+                         f"and {ref}")
+    h, w = int(ref[-2]), int(ref[-1])
+    ox, oy = int(offset_x), int(offset_y)
+    if ox < 0 or oy < 0 or oy + h > shape[-2] or ox + w > shape[-1]:
+        raise ValueError(f"crop_manual: a {h}x{w} window at offset (x={ox}, y={oy}) does not "
+                         f"fit in the input's {shape[-2]}x{shape[-1]}")
+    n = v.ndim
+    start = [None] * (n - 2) + [oy, ox]
+    stop = [None] * (n - 2) + [oy + h, ox + w]
+    return named(wrap(F.slice(v, start, stop, [1] * n)), name, "Crop")
+
+
+_FILL = -3.0e38       # below every value: a masked-out position never wins a max
+
+
+def _bin_masks(start, end, bins: int, size: int):
+    """``(..., bins, size)`` masks of the positions each of ``bins`` bins covers along an axis
+    of ``size`` for regions ``[start, end]`` (inclusive, in feature-map pixels, ``(..., 1)``):
+    Caffe's bins, ``floor(k * s) .. ceil((k + 1) * s)`` with ``s = max(end - start + 1, 1) /
+    bins``, clipped to the axis."""
+    length = F.maximum_scalar(F.add_scalar(F.sub2(end, start), 1.0), 1.0)
+    step = F.mul_scalar(length, 1.0 / bins)                          # (..., 1)
+    k = const(np.arange(bins, dtype=np.float32))                       # (bins,)
+    lo = F.add2(F.floor(F.mul2(k, step)), start)                       # (..., bins)
+    hi = F.add2(F.ceil(F.mul2(F.add_scalar(k, 1.0), step)), start)
+    lo = F.clip_by_value(lo, const(np.float32(0)), const(np.float32(size)))
+    hi = F.clip_by_value(hi, const(np.float32(0)), const(np.float32(size)))
+    pos = const(np.arange(size, dtype=np.float32))                     # (size,)
+    tail = (-1,) + tuple(lo.shape[1:]) + (1,)                          # the batch axis free
+    lo, hi = F.reshape(lo, tail), F.reshape(hi, tail)
+    return F.logical_and(F.greater_equal(pos, lo), F.less(pos, hi))   # (..., bins, size)
+
+
+def roipooling(operand_, rois, pooling_type, roi_output_shape, spatial_scale: float,
+               name: str = ""):
+    """Max pooling of ``operand_`` (``(C, H, W)`` per sample) over each region of ``rois``
+    (``(R, 4)`` per sample: ``x1, y1, x2, y2`` in the original image's pixels, which
+    ``spatial_scale`` maps onto the feature map) into a ``roi_output_shape`` (``(h, w)``) grid:
+    ``(R, C, h, w)`` per sample.  Region corners are rounded, bins follow Caffe's rule
+    (neighbouring bins may share a row or column); an empty bin gives 0.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> fm, rois = C.input_variable((1, 4, 4)), C.input_variable((1, 4))
+        >>> f = C.roipooling(fm, rois, C.MAX_POOLING, (2, 2), 1.0)
+        >>> data = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+        >>> f.eval({fm: data, rois: [[[0, 0, 3, 3]]]}).reshape(2, 2).tolist()
+        [[5.0, 7.0], [13.0, 15.0]]
+    """
+    if pooling_type != MAX_POOLING:
+        raise ValueError("Unsupported pooling type, ROIPooling support only MAX pooling.")
+    if not batched(operand_) or not batched(rois):
+        raise ValueError("roipooling: the feature map and the regions need the batch axis")
+    shape, rshape = sample_shape(operand_), sample_shape(rois)
+    if len(shape) != 3 or len(rshape) != 2 or rshape[-1] != 4:
+        raise ValueError(f"roipooling: a (C, H, W) feature map and (R, 4) regions per sample "
+                         f"are needed, got {shape} and {rshape}")
+    ph, pw = (int(s) for s in roi_output_shape)
+    c, h, w = (int(s) for s in shape)
+    r = int(rshape[0])
+    x, boxes = operand(operand_), operand(rois)                        # (B,C,H,W), (B,R,4)
+    corners = F.round(F.mul_scalar(boxes, float(spatial_scale)))
+
+    def corner(i):
+        return F.slice(corners, [None, None, i], [None, None, i + 1], [1, 1, 1])   # (B,R,1)
+    mask_w = _bin_masks(corner(0), corner(2), pw, w)                  # (B,R,pw,W)
+    mask_h = _bin_masks(corner(1), corner(3), ph, h)                  # (B,R,ph,H)
+    fill = const(np.float32(_FILL))
+    # max over each bin's columns: (B,R,C,H,pw)
+    xs = F.reshape(x, (-1, 1, c, h, 1, w))
+    mw = F.reshape(mask_w, (-1, r, 1, 1, pw, w))
+    cols = F.max(F.where(F.broadcast(mw, (-1, r, c, h, pw, w)),
+                         F.broadcast(xs, (-1, r, c, h, pw, w)), fill), axis=5)
+    # then over each bin's rows: (B,R,C,ph,pw)
+    cs = F.reshape(cols, (-1, r, c, 1, h, pw))
+    mh = F.reshape(mask_h, (-1, r, 1, ph, h, 1))
+    out = F.max(F.where(F.broadcast(mh, (-1, r, c, ph, h, pw)),
+                        F.broadcast(cs, (-1, r, c, ph, h, pw)), fill), axis=4)
+    empty = F.less_equal_scalar(out, _FILL / 2)
+    out = F.where(empty, const(np.float32(0)), out)
+    return named(wrap(out), name, "ROIPooling")

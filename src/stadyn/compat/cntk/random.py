@@ -1,0 +1,233 @@
+"""``cntk.random``: random values as Functions -- ``uniform``, ``normal``, ``gumbel``,
+``bernoulli`` of a given shape, and their ``*_like`` forms, of another operand's shape (its batch
+axis included).
+
+CNTK's rules: every evaluation draws new values; a Function made with an explicit ``seed``
+starts from the same values as any other Function made with that seed and then draws the next
+values of its stream on each evaluation; ``seed=auto_select`` (the default) takes a seed from
+Stadyn's generator when the Function is made (so :func:`stadyn.seed` makes a run repeat), or,
+after ``cntk.cntk_py.set_fixed_random_seed(s)``, ``s`` itself.  The
+values are Stadyn's, not CNTK's: the two generators differ; the distributions agree.  No
+gradient flows through a ``*_like`` Function into its operand.  A graph holding a random
+Function runs eagerly and cannot be saved (the draw is Python).
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> u = C.random.uniform((2, 3), low=-1.0, high=1.0, seed=5)
+    >>> a, b = u.eval(), u.eval()
+    >>> a.shape, bool((a >= -1).all() and (a < 1).all()), bool((a != b).any())
+    ((2, 3), True, True)
+    >>> bool((C.random.uniform((2, 3), low=-1.0, high=1.0, seed=5).eval() == a).all())
+    True
+    >>> x = C.input_variable(4)
+    >>> C.random.bernoulli_like(x, mean=0.3).eval({x: np.zeros((5, 4), np.float32)}).shape
+    (5, 4)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from ... import functions as F
+from . import _cntk_py, _graph as G
+from ._adapt import named, operand, wrap
+from ._defaults import default_override_or, get_default_override
+from ._ops_nn import SentinelValueForAutoSelectRandomSeed
+from ._variables import Constant
+
+__all__ = ["uniform", "normal", "gumbel", "bernoulli", "uniform_like", "normal_like",
+           "gumbel_like", "bernoulli_like", "auto_select", "default_override_or"]
+
+auto_select = SentinelValueForAutoSelectRandomSeed
+
+
+def _seeded_generator(seed) -> torch.Generator:
+    """The generator of one random Function, by CNTK's seed rules: ``seed`` itself; for
+    ``auto_select``, the seed ``set_fixed_random_seed`` fixed, else one drawn from Stadyn's
+    (torch's) generator."""
+    if seed is None or int(seed) == auto_select:
+        seed = _cntk_py._fixed_seed
+    if seed is None:
+        seed = int(torch.randint(0, 2 ** 62, ()).item())
+    if int(seed) < 0:
+        raise ValueError(f"cntk.random: seed must be >= 0, got {seed}")
+    generator = torch.Generator()
+    generator.manual_seed(int(seed) % 2 ** 64)
+    return generator
+
+
+class _Draw:
+    """The ``cntk_user_function`` callback of one random Function: a generator seeded once,
+    drawing an array of its input's shape on every call."""
+
+    def __init__(self, kind: str, a: float, b: float, seed, dtype):
+        self.kind, self.a, self.b = kind, float(a), float(b)
+        self.dtype = torch.float64 if np.dtype(dtype) == np.float64 else torch.float32
+        self.generator = _seeded_generator(seed)
+
+    def output_shape(self, input_shapes):
+        return input_shapes[0], self.dtype
+
+    def forward_arrays(self, arrays):
+        shape, g = arrays[0].shape, self.generator
+        if self.kind == "normal":
+            out = torch.randn(shape, generator=g, dtype=torch.float64) * self.b + self.a
+        else:
+            u = torch.rand(shape, generator=g, dtype=torch.float64)
+            if self.kind == "uniform":
+                out = u * (self.b - self.a) + self.a
+            elif self.kind == "bernoulli":
+                out = (u < self.a).to(torch.float64)
+            else:   # gumbel: loc - scale * log(-log(u)), u kept off 0
+                out = self.a - self.b * torch.log(-torch.log(u.clamp_min(1e-300)))
+        return None, out.numpy().astype(arrays[0].dtype)
+
+    def backward_arrays(self, state, gradient):
+        return [None]
+
+
+def _draw(like, kind: str, a: float, b: float, seed, name: str, op: str):
+    v = operand(like)
+    out = F.cntk_user_function(v, function=_Draw(kind, a, b, seed, v.dtype))
+    G.set_op_name(out, op)
+    return named(wrap(out), name, op)
+
+
+def _fixed(shape, dtype, kind, a, b, seed, name, op):
+    dtype = np.dtype(get_default_override(None, dtype=dtype))
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"cntk.random.{op.lower()}: dtype must be float32 or float64, "
+                         f"got {dtype}")
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s)
+                                                                             for s in shape)
+    out = _draw(Constant(np.zeros(shape, np.float32)), kind, a, b, seed, name, op)
+    if dtype == np.float64:     # drawn in float32, as the compat layer computes
+        out = named(wrap(F.cast(out.variable, "float64")), name, op)
+    return out
+
+
+def _check_scale(op: str, scale) -> float:
+    if not float(scale) > 0 or math.isinf(float(scale)):
+        raise ValueError(f"cntk.random.{op}: scale must be positive and finite, got {scale}")
+    return float(scale)
+
+
+def _check_mean(op: str, mean) -> float:
+    if not 0.0 <= float(mean) <= 1.0:
+        raise ValueError(f"cntk.random.{op}: mean (the probability of 1) must be in [0, 1], "
+                         f"got {mean}")
+    return float(mean)
+
+
+def uniform(shape, dtype=default_override_or(np.float32), low=0.0, high=1.0, seed=auto_select,
+            name: str = ""):
+    """Values drawn uniformly from ``[low, high)``, of ``shape`` (no batch axis).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> v = C.random.uniform(1000, low=2.0, high=3.0).eval()
+        >>> v.shape, bool(v.min() >= 2.0 and v.max() < 3.0)
+        ((1000,), True)
+    """
+    return _fixed(shape, dtype, "uniform", low, high, seed, name, "UniformRandom")
+
+
+def normal(shape, dtype=default_override_or(np.float32), mean=0.0, scale=1.0,
+           seed=auto_select, name: str = ""):
+    """Values drawn from the normal distribution with ``mean`` and standard deviation
+    ``scale``, of ``shape``.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> v = C.random.normal((100, 100), mean=5.0, scale=0.1, seed=1).eval()
+        >>> round(float(v.mean()), 1), v.dtype.name
+        (5.0, 'float32')
+    """
+    return _fixed(shape, dtype, "normal", mean, _check_scale("normal", scale), seed, name,
+                  "NormalRandom")
+
+
+def gumbel(shape, dtype=default_override_or(np.float32), loc=0.0, scale=1.0, seed=auto_select,
+           name: str = ""):
+    """Values drawn from the Gumbel distribution (``loc - scale * log(-log(u))`` for uniform
+    ``u``), of ``shape``: the noise of the Gumbel-max trick.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> v = C.random.gumbel(20000, seed=3).eval()
+        >>> round(float(v.mean()), 1)    # Euler's constant, 0.577...
+        0.6
+    """
+    return _fixed(shape, dtype, "gumbel", loc, _check_scale("gumbel", scale), seed, name,
+                  "GumbelRandom")
+
+
+def bernoulli(shape, dtype=default_override_or(np.float32), mean=0.5, seed=auto_select,
+              name: str = ""):
+    """Ones with probability ``mean``, zeros otherwise, of ``shape``.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> sorted(set(C.random.bernoulli(50, mean=0.5, seed=2).eval().tolist()))
+        [0.0, 1.0]
+    """
+    return _fixed(shape, dtype, "bernoulli", _check_mean("bernoulli", mean), 0.0, seed, name,
+                  "BernoulliRandom")
+
+
+def uniform_like(x, low=0.0, high=1.0, seed=auto_select, name: str = ""):
+    """:func:`uniform` values of ``x``'s shape and dtype, its batch axis included.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x = C.input_variable(3)
+        >>> f = C.random.uniform_like(x, low=5.0, high=6.0, seed=4)
+        >>> a = f.eval({x: np.zeros((2, 3), np.float32)})
+        >>> b = C.random.uniform_like(x, low=5.0, high=6.0, seed=4).eval({x: np.ones((2, 3))})
+        >>> a.shape, bool((a == b).all()), bool((a >= 5).all() and (a < 6).all())
+        ((2, 3), True, True)
+    """
+    return _draw(x, "uniform", low, high, seed, name, "UniformRandomLike")
+
+
+def normal_like(x, mean=0.0, scale=1.0, seed=auto_select, name: str = ""):
+    """:func:`normal` values of ``x``'s shape and dtype, its batch axis included.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x = C.input_variable(3)
+        >>> C.random.normal_like(x, scale=2.0).eval({x: np.zeros((4, 3), np.float32)}).shape
+        (4, 3)
+    """
+    return _draw(x, "normal", mean, _check_scale("normal_like", scale), seed, name,
+                 "NormalRandomLike")
+
+
+def gumbel_like(x, loc=0.0, scale=1.0, seed=auto_select, name: str = ""):
+    """:func:`gumbel` values of ``x``'s shape and dtype, its batch axis included.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> c = C.constant(np.zeros((5, 4), np.float32))
+        >>> v = C.random.gumbel_like(c, loc=2.0).eval()
+        >>> v.shape, v.dtype.name, bool(np.isfinite(v).all())
+        ((5, 4), 'float32', True)
+    """
+    return _draw(x, "gumbel", loc, _check_scale("gumbel_like", scale), seed, name,
+                 "GumbelRandomLike")
+
+
+def bernoulli_like(x, mean=0.5, seed=auto_select, name: str = ""):
+    """:func:`bernoulli` values of ``x``'s shape and dtype, its batch axis included.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x = C.input_variable(3)
+        >>> C.random.bernoulli_like(x, mean=1.0).eval({x: np.zeros((2, 3), np.float32)}).tolist()
+        [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+    """
+    return _draw(x, "bernoulli", _check_mean("bernoulli_like", mean), 0.0, seed, name,
+                 "BernoulliRandomLike")
