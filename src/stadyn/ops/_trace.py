@@ -111,7 +111,7 @@ def _trace_backward(ctx, g):
 _trace_kernel.register_autograd(_trace_backward, setup_context=_trace_setup)
 
 
-@op(1, category="misc")
+@op(1, category="debug")
 def trace(x, say="", every=100, first=10, gradient=False, values=0):
     """``x`` unchanged, printing a line about it to standard error as the graph runs: on the
     first ``first`` executions and every ``every``-th one after (CNTK's ``Trace`` defaults: 10

@@ -2,12 +2,13 @@
 
 Left out: the ops that exist only for CNTK's semantics (``cntk_*``), and the ops of Stadyn's
 sequence axis (category ``sequence``: ``past_value``, ``sequence_last``, ``recurrence``, ...):
-NNabla has no sequence axis, and they read lengths NNabla programs do not have.
+NNabla has no sequence axis, and they read lengths NNabla programs do not have.  And Stadyn's
+debugging probe ``trace`` (category ``debug``; ``sd.trace``), which NNabla does not have.
 """
 
 from ... import functions as _F
 from ...ops import CATALOG as _CATALOG
 
 __all__ = [_n for _n in _F.__all__
-           if not _n.startswith("cntk_") and _CATALOG[_n].category != "sequence"]
+           if not _n.startswith("cntk_") and _CATALOG[_n].category not in ("sequence", "debug")]
 globals().update({_n: getattr(_F, _n) for _n in __all__})
