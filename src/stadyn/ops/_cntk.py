@@ -53,8 +53,9 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
 def classification_error(output_vector, target_vector, axis=-1, topN=1):
     """1 where the target's class (its argmax) is not among the ``topN`` highest outputs, else 0;
     the reduced axis is kept with size 1.  No gradient.  The target is dense (one-hot), of the
-    output's shape.  A NaN output counts as higher than any number (as ``torch.topk`` orders
-    it), so a row of NaN is an error.
+    output's shape.  Among equal outputs the earlier class ranks higher, as in CNTK 2.7 (an
+    all-zero output predicts class 0).  A NaN output counts as higher than any number (as
+    ``torch.topk`` orders it), so a row of NaN is an error.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -68,8 +69,12 @@ def classification_error(output_vector, target_vector, axis=-1, topN=1):
     z = output_vector.detach()
     target = torch.argmax(target_vector, dim=a, keepdim=True)
     score = torch.gather(z, a, target)
-    # outputs above the target's: a NaN on either side counts (NaN <= x is false)
-    better = z.shape[a] - (z <= score).sum(dim=a, keepdim=True)
+    # outputs above the target's (a NaN on either side counts: NaN <= x is false), and equal
+    # ones of an earlier class
+    shape = [1] * z.ndim
+    shape[a] = z.shape[a]
+    earlier = torch.arange(z.shape[a], device=z.device).reshape(shape) < target
+    better = ((~(z <= score)) | ((z == score) & earlier)).sum(dim=a, keepdim=True)
     return (better >= topN).to(z.dtype if z.dtype.is_floating_point else torch.float32)
 
 
