@@ -4,7 +4,7 @@
 # tested on a held-out file.
 #
 # The data are scikit-learn's digits at MNIST's 28x28; write them first with
-#     python prepare_digits.py
+#     python ../prepare_digits.py
 #
 # The one change from a CNTK 2.x program is the import line:
 #     import cntk as C   ->   import stadyn.compat.cntk as C
@@ -125,7 +125,7 @@ def train_test(x, y, train_reader, test_reader, model_func, args):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description="CNTK 103D-style convolutional network")
-    parser.add_argument("--data", default=os.path.join(here, "data", "Digits"))
+    parser.add_argument("--data", default=os.path.join(here, "..", "data", "Digits"))
     parser.add_argument("--sweeps", type=int, default=10)
     parser.add_argument("--minibatch", type=int, default=64)
     parser.add_argument("--samples-per-sweep", type=int, default=1497)
@@ -137,7 +137,7 @@ def main():
     test_file = os.path.join(args.data, "Test-28x28_cntk_text.txt")
     for path in (train_file, test_file):
         if not os.path.isfile(path):
-            raise ValueError("Please write the data first: python prepare_digits.py")
+            raise ValueError("Please write the data first: python ../prepare_digits.py")
 
     np.random.seed(0)
     C.cntk_py.set_fixed_random_seed(1)

@@ -5,12 +5,12 @@
 # (784-128-64-32-64-128-784) comes with --deep.
 #
 # The data are scikit-learn's digits at MNIST's 28x28; write them first with
-#     python prepare_digits.py
+#     python ../prepare_digits.py
 #
 # The one change from a CNTK 2.x program is the import line:
 #     import cntk as C   ->   import stadyn.compat.cntk as C
 #
-#   python autoencoder.py [--sweeps 40] [--minibatch 64] [--deep]
+#   python autoencoder.py [--sweeps 20] [--minibatch 64] [--deep]
 from __future__ import print_function
 import argparse
 import os
@@ -52,6 +52,16 @@ def create_deep_model(features):
     return decode
 
 
+def reconstruction_mse(model, input, test_file):
+    """The mean squared difference, on the 0-255 scale, of the test pictures and their
+    reconstructions."""
+    reader = create_reader(test_file, False, input_dim, 10)
+    data = reader.next_minibatch(1000000, input_map={input: reader.streams.features})
+    pictures = data[input].asarray().reshape(-1, input_dim)
+    decoded = np.asarray(model.eval({input: pictures})).reshape(-1, input_dim) * 255
+    return np.mean((decoded - pictures) ** 2)
+
+
 def train_and_test(reader_train, reader_test, model_func, args):
     input = C.input_variable(input_dim)
     label = C.input_variable(input_dim)
@@ -76,6 +86,8 @@ def train_and_test(reader_train, reader_test, model_func, args):
     trainer = C.Trainer(model, (loss, label_error), learner, progress_printer)
 
     input_map = {input: reader_train.streams.features, label: reader_train.streams.features}
+    print("Reconstruction MSE on the test pictures before training: {0:.1f}".format(
+        reconstruction_mse(model, input, args.test_file)))
 
     aggregate_metric = 0
     first_losses, last_losses = [], []
@@ -114,6 +126,8 @@ def train_and_test(reader_train, reader_test, model_func, args):
         metric_denom += count
     test_error = (metric_numer * 100.0) / metric_denom
     print("Average test error: {0:.2f}%".format(test_error))
+    print("Reconstruction MSE on the test pictures after training: {0:.1f}".format(
+        reconstruction_mse(model, input, args.test_file)))
     return model, train_error, test_error
 
 
@@ -126,18 +140,18 @@ def print_image_stats(img, text):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description="CNTK 105-style autoencoder")
-    parser.add_argument("--data", default=os.path.join(here, "data", "Digits"))
-    parser.add_argument("--sweeps", type=int, default=40)
+    parser.add_argument("--data", default=os.path.join(here, "..", "data", "Digits"))
+    parser.add_argument("--sweeps", type=int, default=20)
     parser.add_argument("--minibatch", type=int, default=64)
     parser.add_argument("--samples-per-sweep", type=int, default=1497)
     parser.add_argument("--deep", action="store_true", help="the deep variant")
     args = parser.parse_args()
 
     train_file = os.path.join(args.data, "Train-28x28_cntk_text.txt")
-    test_file = os.path.join(args.data, "Test-28x28_cntk_text.txt")
+    test_file = args.test_file = os.path.join(args.data, "Test-28x28_cntk_text.txt")
     for path in (train_file, test_file):
         if not os.path.isfile(path):
-            raise ValueError("Please write the data first: python prepare_digits.py")
+            raise ValueError("Please write the data first: python ../prepare_digits.py")
 
     np.random.seed(0)
     C.cntk_py.set_fixed_random_seed(1)
@@ -148,8 +162,7 @@ def main():
     model, _, _ = train_and_test(reader_train, reader_test,
                                  create_deep_model if args.deep else create_model, args)
 
-    # Reconstruct one test picture and compare their statistics, and the mean squared
-    # difference of reconstruction and picture (0-255 scale) over 50 test pictures.
+    # Reconstruct one test picture and compare their statistics.
     reader_eval = create_reader(test_file, False, input_dim, num_label_classes)
     eval_input_map = {model.arguments[0]: reader_eval.streams.features}
     eval_data = reader_eval.next_minibatch(50, input_map=eval_input_map)
@@ -159,9 +172,6 @@ def main():
     decoded_image = model.eval(orig_image) * 255
     print_image_stats(orig_image, "Original image statistics:")
     print_image_stats(decoded_image, "Decoded image statistics:")
-    decoded = np.asarray(model.eval(img_data)).reshape(50, input_dim) * 255
-    mse = np.mean((decoded - img_data.reshape(50, input_dim)) ** 2)
-    print("Reconstruction MSE on 50 test pictures: {0:.1f}".format(mse))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@
 # small convolutional network trained first on the digits 0-4 (the base task), and the new task
 # is the digits 5-9, learnt from the frozen features.  Both sets are scikit-learn's digits at
 # MNIST's 28x28; write them first with
-#     python prepare_digits.py
+#     python ../prepare_digits.py
 #
 # The one change from a CNTK 2.x program is the import line:
 #     import cntk as C   ->   import stadyn.compat.cntk as C
@@ -150,7 +150,7 @@ def train_model(base_model_file, train_file, sweeps, minibatch_size, freeze=True
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description="CNTK 301-style transfer learning")
-    parser.add_argument("--data", default=os.path.join(here, "data", "Digits"))
+    parser.add_argument("--data", default=os.path.join(here, "..", "data", "Digits"))
     parser.add_argument("--models", default=os.path.join(here, "Models"))
     parser.add_argument("--base-sweeps", type=int, default=10)
     parser.add_argument("--sweeps", type=int, default=10)
@@ -161,7 +161,7 @@ def main():
     for name in ("Train-0to4", "Test-0to4", "Train-5to9", "Test-5to9"):
         files[name] = os.path.join(args.data, name + "-28x28_cntk_text.txt")
         if not os.path.isfile(files[name]):
-            raise ValueError("Please write the data first: python prepare_digits.py")
+            raise ValueError("Please write the data first: python ../prepare_digits.py")
     if not os.path.isdir(args.models):
         os.makedirs(args.models)
     base_model_file = os.path.join(args.models, "digits0to4_base.model")
