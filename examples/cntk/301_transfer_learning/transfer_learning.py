@@ -64,20 +64,29 @@ def train_base_model(train_file, test_file, model_file, sweeps, minibatch_size):
                              C.momentum_schedule(0.9))
     trainer = C.Trainer(z, (ce, pe), [learner])
 
+    train_sweeps(trainer, features, labels, train_file, sweeps, minibatch_size)
+    print("Base model: test error {0:.2f}% on the base task".format(
+        100 * test_error(trainer, features, labels, test_file)))
+    z.save(model_file)
+    print("Saved the base model to {}".format(model_file))
+
+
+def train_sweeps(trainer, features, labels, train_file, sweeps, minibatch_size,
+                 summarize=False):
+    """Trains on ``sweeps`` passes over the file; returns the samples in one pass."""
     reader = create_reader(train_file, True)
     input_map = {features: reader.streams.features, labels: reader.streams.labels}
     epoch_size = count_lines(train_file)
-    for sweep in range(sweeps):
+    for epoch in range(sweeps):
         sample_count = 0
         while sample_count < epoch_size:
             data = reader.next_minibatch(min(minibatch_size, epoch_size - sample_count),
                                          input_map=input_map)
             trainer.train_minibatch(data)
             sample_count += trainer.previous_minibatch_sample_count
-    print("Base model: test error {0:.2f}% on the base task".format(
-        100 * test_error(trainer, features, labels, test_file)))
-    z.save(model_file)
-    print("Saved the base model to {}".format(model_file))
+        if summarize:
+            trainer.summarize_training_progress()
+    return epoch_size
 
 
 def test_error(trainer, features, labels, test_file):
@@ -129,18 +138,9 @@ def train_model(base_model_file, train_file, sweeps, minibatch_size, freeze=True
     trainer = C.Trainer(tl_model, (ce, pe), learner, progress_printer)
     C.logging.log_number_of_parameters(tl_model)
 
-    reader = create_reader(train_file, True)
-    input_map = {image_input: reader.streams.features, label_input: reader.streams.labels}
-    epoch_size = count_lines(train_file)
     start = time.time()
-    for epoch in range(sweeps):
-        sample_count = 0
-        while sample_count < epoch_size:
-            data = reader.next_minibatch(min(minibatch_size, epoch_size - sample_count),
-                                         input_map=input_map)
-            trainer.train_minibatch(data)
-            sample_count += trainer.previous_minibatch_sample_count
-        trainer.summarize_training_progress()
+    epoch_size = train_sweeps(trainer, image_input, label_input, train_file, sweeps,
+                              minibatch_size, summarize=True)
     elapsed = time.time() - start
     print("Trained the new head on {0} samples in {1:.2f}s ({2:.0f} samples/s)".format(
         sweeps * epoch_size, elapsed, sweeps * epoch_size / elapsed))
