@@ -51,10 +51,14 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
 
 @op(2, category="metric", precision="float")
 def classification_error(output_vector, target_vector, axis=-1, topN=1):
-    """1 where the target's class (its argmax) is not among the ``topN`` highest outputs, else 0;
-    the reduced axis is kept with size 1.  No gradient.  The target is dense (one-hot), of the
-    output's shape.  A NaN output counts as higher than any number (as ``torch.topk`` orders
-    it), so a row of NaN is an error.
+    """With ``topN`` 1, CNTK 2.7's ``1 - sum(t * hardmax(z))``: 1 where the highest output
+    (the earlier class among equal ones: an all-zero output predicts class 0) is not the
+    target's class, else 0; a soft target gives 1 minus its value there.  With ``topN`` > 1, 1
+    where the target's class (its argmax) is not among the ``topN`` highest outputs (earlier
+    classes first among equal ones), else 0.  The reduced axis is kept with size 1.  No
+    gradient.  The target is dense (one-hot or soft), of the output's shape.  A NaN output
+    counts as higher than any number (as ``torch.topk`` orders it), so a row of NaN is an
+    error.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -66,11 +70,20 @@ def classification_error(output_vector, target_vector, axis=-1, topN=1):
     """
     a = _dense_target(output_vector, target_vector, axis)
     z = output_vector.detach()
+    dtype = z.dtype if z.dtype.is_floating_point else torch.float32
+    if topN == 1:
+        hit = torch.gather(target_vector.detach().to(dtype), a,
+                           torch.argmax(z, dim=a, keepdim=True))
+        return torch.where(torch.isnan(z).any(dim=a, keepdim=True), 1.0, 1.0 - hit)
     target = torch.argmax(target_vector, dim=a, keepdim=True)
     score = torch.gather(z, a, target)
-    # outputs above the target's: a NaN on either side counts (NaN <= x is false)
-    better = z.shape[a] - (z <= score).sum(dim=a, keepdim=True)
-    return (better >= topN).to(z.dtype if z.dtype.is_floating_point else torch.float32)
+    # outputs above the target's (a NaN on either side counts: NaN <= x is false), and equal
+    # ones of an earlier class
+    shape = [1] * z.ndim
+    shape[a] = z.shape[a]
+    earlier = torch.arange(z.shape[a], device=z.device).reshape(shape) < target
+    better = ((~(z <= score)) | ((z == score) & earlier)).sum(dim=a, keepdim=True)
+    return (better >= topN).to(dtype)
 
 
 def _cntk_bn_shape(x, scale, bias, mean, variance, count, spatial=False, time_constant=5000.0,

@@ -97,7 +97,9 @@ def feed(var: Variable, value: Any) -> int:
                               f"does not fit an input of per-sample shape {var.shape[1:]}")
         t = arr if isinstance(arr, torch.Tensor) else torch.from_numpy(
             np.ascontiguousarray(arr))
-        var.data = t.to(var.data.device, var.data.dtype)
+        # a copy: the input's buffer is written in place by the next minibatch of this size,
+        # which must not write into the caller's array
+        var.data = t.to(var.data.device, var.data.dtype, copy=True)
     return int(arr.shape[0]) if len(arr.shape) else 1
 
 

@@ -313,6 +313,8 @@ class Function(GraphObject, TensorOpsMixin):
             if G.BATCH(var) and arr.ndim == var.ndim + 1 and arr.shape[1] == 1 and \
                     tuple(arr.shape[2:]) == tuple(var.shape[1:]):
                 arr = arr.reshape((arr.shape[0],) + tuple(var.shape[1:]))   # (N, 1, ...) data
+            if G.BATCH(var) and tuple(arr.shape) == tuple(var.shape[1:]):
+                arr = arr[None]     # one sample, of the input's very shape (CNTK reads it so)
             feed(var, arr)
 
     def eval(self, arguments: Any = None, outputs=None, device=None, as_numpy: bool = True):

@@ -86,7 +86,7 @@ def load_roots(model, format) -> list:
     for name, var in network.inputs.items():
         G.INPUTS[var] = name.partition("#")[0]
         G.BATCH.add(var)
-    roots, blocks, arguments = [], {}, {}
+    roots, blocks, arguments, op_named = [], {}, {}, set()
     for key, var in network.outputs.items():
         if key.startswith(_OUT):
             var.name = key.split(":", 2)[2] or None
@@ -97,12 +97,16 @@ def load_roots(model, format) -> list:
                 blocks[int(k)] = (var, op_name, name)
             else:
                 var.name = name
+                op_named.add(id(var))
         elif key.startswith(_ARG):
             _, k, j = key.split(":")
             arguments.setdefault(int(k), []).append((int(j), var))
     for k, (var, op_name, name) in blocks.items():
         args = tuple(a for _, a in sorted(arguments.get(k, []), key=lambda item: item[0]))
         G.BLOCKS[var] = G.Block(op_name, name, args)
+    for var in roots:
+        if var in G.BLOCKS and id(var) not in op_named:
+            var.name = None     # a block's name is the block's, not that of the op inside it
     if not roots:                      # a file written by Stadyn itself, or ONNX
         roots = list(network.outputs.values())
     G.BATCH.forget()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ... import io as _io
 from ...train import Trainer as _Trainer
 from ._adapt import unwrap, wrap
@@ -22,12 +24,22 @@ def _as_function(slot: str, doc: str) -> property:
 
 def _plain(arguments):
     """Minibatch data as the native Trainer feeds it: ``(N, *shape)`` arrays, and sequences
-    with their lengths."""
+    with their lengths.  A reader's stream of the input's size but another shape takes the
+    input's shape, as in CNTK (a 784-value stream feeds an input of shape ``(1, 28, 28)``)."""
     if not isinstance(arguments, dict):
         return arguments
-    return {k: (v.data if isinstance(v, _io.MinibatchData)
+    return {k: (_as_input_shape(k, v.data) if isinstance(v, _io.MinibatchData)
                 and getattr(v, "lengths", None) is None else v)     # sequences keep lengths
             for k, v in arguments.items()}
+
+
+def _as_input_shape(var, data):
+    """``data`` (``(N, *stream shape)``) as ``(N, *var.shape)`` where the sizes agree."""
+    shape = tuple(getattr(var, "shape", ()) or ())
+    if (shape and tuple(data.shape[1:]) != shape
+            and math.prod(data.shape[1:]) == math.prod(shape)):
+        return data.reshape((data.shape[0],) + shape)
+    return data
 
 
 class Trainer(_Trainer):

@@ -1,0 +1,183 @@
+"""The CNTK tutorial-style programs of examples/cntk, each run unchanged (its import line is
+``import stadyn.compat.cntk as C``) at a tiny size on the scikit-learn digits written by
+examples/cntk/prepare_digits.py, checked for learning and, where the run is deterministic,
+against CNTK 2.7's own output of the same run (refs/cntk27_*.txt, made by
+refs/make_cntk_gallery_refs.py)."""
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+import stadyn.compat.cntk as C
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join(ROOT, "examples", "cntk")
+REFS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "refs")
+TINY = json.load(open(os.path.join(REFS, "tiny_runs.json")))
+
+
+@pytest.fixture(scope="module")
+def digits(tmp_path_factory):
+    """The digits in CNTK's text format, as prepare_digits.py writes them."""
+    pytest.importorskip("sklearn")
+    folder = tmp_path_factory.mktemp("digits")
+    subprocess.run([sys.executable, os.path.join(EXAMPLES, "prepare_digits.py"), "--out",
+                    str(folder)], check=True, capture_output=True, timeout=300)
+    return folder
+
+
+def run(stem, tmp_path, digits=None):
+    """The program's standard output at its CI size (refs/tiny_runs.json)."""
+    name, = [n for n in TINY if n.endswith(f"/{stem}.py")]
+    args = list(TINY[name])
+    if digits is not None:
+        args += ["--data", str(digits)]
+    if stem == "transfer_learning":
+        args += ["--models", str(tmp_path / "Models")]
+    # the Stadyn under test, wherever the program runs from
+    path = [os.path.dirname(os.path.dirname(os.path.abspath(sd.__file__)))]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        path + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    proc = subprocess.run([sys.executable, os.path.join(EXAMPLES, name), *args],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc.stdout
+
+
+def cntk27(name):
+    with open(os.path.join(REFS, f"cntk27_{name}.txt")) as f:
+        return f.read()
+
+
+def number(pattern, text, group=1):
+    found = re.search(pattern, text, re.M)
+    assert found, f"no line matching {pattern!r} in:\n{text}"
+    return float(found.group(group))
+
+
+def test_every_program_differs_from_cntks_only_in_its_import():
+    assert len([n for n in TINY if not n.startswith("_")]) >= 5
+    for name in TINY:
+        if name.startswith("_"):
+            continue
+        source = open(os.path.join(EXAMPLES, name)).read()
+        imports = [line for line in source.splitlines() if re.match(r"(import|from) \S*cntk", line)]
+        assert imports == ["import stadyn.compat.cntk as C"], (name, imports)
+
+
+@pytest.mark.slow
+def test_logistic_regression_learns_cntk_27s_weights(tmp_path):
+    # CNTK 101: zero-initialised parameters and NumPy-seeded data make the run deterministic, so
+    # CNTK 2.7's own run of the same program is the expectation, to float rounding.
+    out, ref = run("logistic_regression", tmp_path), cntk27("logistic_regression")
+    for what in ("Weights", "Bias"):
+        mine = np.array(json.loads(re.search(rf"^{what}: *(.*)$", out, re.M).group(1)))
+        theirs = np.array(json.loads(re.search(rf"^{what}: *(.*)$", ref, re.M).group(1)))
+        np.testing.assert_allclose(mine, theirs, atol=2e-3)
+    assert np.abs(mine).max() > 1          # it learnt (the parameters start at 0)
+    test_error = number(r"^Test error: ([0-9.]+)", out)
+    assert abs(test_error - number(r"^Test error: ([0-9.]+)", ref)) <= 0.005
+    assert test_error < 0.4                # chance is 0.5 (1,000 test points)
+    # the first minibatch, all outputs 0: CNTK predicts class 0 for every point
+    first = r"^Minibatch: 0, Loss: ([0-9.]+), Error: ([0-9.]+)$"
+    assert number(first, out, 2) == number(first, ref, 2) == 0.52
+    assert number(first, out) == number(first, ref) == 0.6931
+
+
+@pytest.mark.slow
+def test_feedforward_network_learns(tmp_path):
+    out = run("feedforward", tmp_path)
+    assert "Training 2802 parameters in 6 parameter tensors." in out    # CNTK 2.7's count too
+    assert "Training 2802 parameters in 6 parameter tensors." in cntk27("feedforward")
+    pattern = r"^Mean train loss: first quarter ([0-9.]+), last quarter ([0-9.]+)$"
+    assert number(pattern, out, 2) < 0.75 * number(pattern, out, 1)
+    # chance is 0.5; CNTK 2.7's run of the same size ends at 0.07
+    assert number(r"^Test error: ([0-9.]+)", out) < 0.3
+
+
+@pytest.mark.slow
+def test_convolutional_network_learns(tmp_path, digits):
+    out = run("mnist_conv", tmp_path, digits)
+    ref = cntk27("mnist_conv")
+    for line in ("Output Shape of the first convolution layer: (8, 14, 14)",
+                 "Training 11274 parameters in 6 parameter tensors."):
+        assert line in out and line in ref
+    pattern = r"^Mean train loss: first sweep ([0-9.]+), last sweep ([0-9.]+)$"
+    assert number(pattern, out, 2) < 0.9 * number(pattern, out, 1)
+    # ten classes: chance is 90%; CNTK 2.7's run of the same size ends at 43%
+    assert number(r"^Average test error: ([0-9.]+)% on 300 samples$", out) < 70
+
+
+@pytest.mark.slow
+def test_autoencoder_reconstructs_better_after_training(tmp_path, digits):
+    out = run("autoencoder", tmp_path, digits)
+    before = number(r"^Reconstruction MSE on the test pictures before training: ([0-9.]+)$", out)
+    after = number(r"^Reconstruction MSE on the test pictures after training: ([0-9.]+)$", out)
+    assert after < before - 50             # CNTK 2.7, the same run: 9377 -> 9125
+    pattern = r"^Mean train loss: first sweep ([0-9.]+), last sweep ([0-9.]+)$"
+    assert number(pattern, out, 2) < number(pattern, out, 1)
+    # (its "error", 1 - the picture's value where the reconstruction is brightest, swings with
+    # the initial weights this early: 46% in CNTK 2.7's run, 92% in one of Stadyn's; started
+    # from equal weights the two agree, test_autoencoder_steps_equal_cntk_27s)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("fresh_parameters")
+def test_transfer_learning_trains_only_the_new_head(tmp_path, digits):
+    out = run("transfer_learning", tmp_path, digits)
+    # only the new head is trained: CNTK 2.7 counts the same
+    line = "Training 325 parameters in 2 parameter tensors."
+    assert line in out and line in cntk27("transfer_learning")
+    # five classes: chance is 80%
+    assert number(r"^Transfer model: test error ([0-9.]+)%", out) < 60
+    base = C.load_model(str(tmp_path / "Models" / "digits0to4_base.model"))
+    transfer = C.load_model(str(tmp_path / "Models" / "digits5to9_transfer.model"))
+    # the frozen layers kept the base model's values through the new head's training
+    base_values = {p.shape: p.value for p in base.parameters}
+    frozen = [c for c in transfer.constants if c.shape != ()]
+    assert sorted(c.shape for c in frozen) == sorted(
+        p.shape for p in base.parameters if p.shape not in ((64, 5), (5,)))
+    for c in frozen:
+        np.testing.assert_array_equal(c.value, base_values[c.shape])
+    # ... and the head, its bias initialised to 0, changed
+    assert sorted(p.shape for p in transfer.parameters) == [(5,), (64, 5)]
+    assert np.abs(transfer.prediction.b.value).max() > 1e-3
+    assert not np.array_equal(transfer.prediction.W.value, base.base_prediction.W.value)
+
+
+def test_classification_error_equals_cntk_27_on_ties_and_soft_targets():
+    # met in the programs: an all-zero model (CNTK 101's first minibatch) and pixels scored
+    # against pixels (CNTK 105); refs/make_cntk_classification_error.py made the numbers
+    cases = json.load(open(os.path.join(REFS, "cntk_classification_error.json")))["cases"]
+    for case in cases:
+        z = np.array(case["z"], np.float32)
+        t = np.array(case["t"], np.float32)
+        zi, ti = C.input_variable(z.shape[1]), C.input_variable(t.shape[1])
+        err = C.classification_error(zi, ti, topN=case["topN"])
+        got = [float(np.asarray(err.eval({zi: z[i:i + 1], ti: t[i:i + 1]})).ravel()[0])
+               for i in range(len(z))]
+        np.testing.assert_allclose(got, case["error"], atol=1e-6, err_msg=str(case["topN"]))
+
+
+@pytest.mark.usefixtures("fresh_parameters")
+def test_autoencoder_steps_equal_cntk_27s():
+    # CNTK 105's recipe (custom loss, soft-target metric, fsadagrad) from the same seeded
+    # weights as CNTK 2.7's run in refs/make_cntk_autoencoder_steps.py, whose run() this calls
+    spec = importlib.util.spec_from_file_location(
+        "make_cntk_autoencoder_steps", os.path.join(REFS, "make_cntk_autoencoder_steps.py"))
+    maker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(maker)
+    losses, metrics, sums = maker.run(C)
+    ref = json.load(open(os.path.join(REFS, "cntk_autoencoder_steps.json")))
+    np.testing.assert_allclose(losses, ref["losses"], rtol=1e-3)
+    assert losses[-1] < losses[0] - 5                          # it learns, in both
+    # the metric counts where the brightest output lands: a near-tie may fall the other way
+    assert np.abs(np.subtract(metrics, ref["metrics"])).max() < 0.03
+    np.testing.assert_allclose(sums, ref["parameter_abs_sums"], rtol=1e-3)
