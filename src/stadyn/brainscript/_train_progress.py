@@ -75,9 +75,9 @@ class CNTKProgress(TrainingCallback):
         >>> import io, re
         >>> from stadyn.brainscript._cntk_log import CNTKLog
         >>> out = io.StringIO()
-        >>> setting = TrainSetting("train", SGDConfig(1, minibatch_size=(2,),
-        ...     learning_rates_per_sample=(0.5,), num_mbs_to_show_result=2), ["ce"], 1, 0,
-        ...     "unused", False)
+        >>> sgd = SGDConfig(1, epoch_size=4, minibatch_size=(2,), learning_rates_per_sample=(0.5,),
+        ...                 momentum_as_time_constant=(0,), num_mbs_to_show_result=2)
+        >>> setting = TrainSetting("train", sgd, ["ce"], 1, 0, "unused", False)
         >>> class Worker:          # a data-parallel worker but rank 0's: it writes no model files
         ...     is_main = False
         ...     @staticmethod
