@@ -143,3 +143,19 @@ def test_by_default_the_nan_stops_before_the_update():
         trainer.fit(source, {x: source.streams.x, y: source.streams.y}, minibatch_size=4,
                     progress_bar=False)
     assert all(np.isfinite(p.d).all() for p in trainer.parameters)
+
+
+def test_outputs_with_a_compiled_step_is_one_clear_error():
+    # a compiled program computes the loss and metric only: fit says so instead of reporting
+    # stale values
+    sd.seed(0)
+    x, y = sd.Variable((1, 3)), sd.Variable((1, 2))
+    z = L.Dense(2)(x)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters(sd.get_parameters())
+    trainer = Trainer(z, F.cross_entropy_with_softmax(z, y), [solver], compile="program")
+    source = MinibatchSourceFromData(_data(), randomize=False)
+    with pytest.raises(StadynError, match="compiled step"):
+        trainer.fit(source, {x: source.streams.x, y: source.streams.y}, outputs=[F.sum(x)],
+                    progress_bar=False)
+    assert trainer.total_number_of_samples_seen == 0
