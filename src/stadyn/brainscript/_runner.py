@@ -9,8 +9,10 @@
 * ``test`` / ``eval``: load ``modelPath``, evaluate ``evalNodeNames`` (default: the evaluation and
   criterion nodes) over one sweep of the ``reader`` and print ``Final Results: ...``.
 
-CNTK's log lines are written by :mod:`._cntk_log`; the model files and resuming from them
-(make mode) are :mod:`._model_files`.
+Training is :meth:`stadyn.train.Trainer.fit` (the runner has no epoch loop of its own) with one
+callback, :class:`._train_progress.CNTKProgress`, that prints CNTK's lines (formatted by
+:mod:`._cntk_log`), checks for NaNs where CNTK did and saves the model files; the model files and
+resuming from them (make mode) are :mod:`._model_files`.
 """
 
 from __future__ import annotations
@@ -170,7 +172,9 @@ class _InputSource:
         self.source.restore_from_checkpoint(state)
 
     def next_minibatch(self, size: int, input_map=None, **partition) -> dict:
-        """``{input: array}`` of the next ``size`` samples (``{}`` when the data is done)."""
+        """``{input: array}`` of the next ``size`` samples (``{}`` when the data is done); the
+        inputs are this object's own, so ``input_map`` (fit passes :attr:`input_map`) is not
+        read."""
         return self.read(size, **partition)[0]
 
     def read(self, size: int, **partition) -> tuple[dict, int]:
@@ -178,9 +182,9 @@ class _InputSource:
         minibatch = self.source.next_minibatch(size, self.input_map, **partition)
         data: dict[Variable, np.ndarray] = {}
         count = 0
+        if not minibatch:
+            return data, count
         for var, stream in self.pairs:
-            if not minibatch:
-                break
             mb = minibatch[var]
             arr = mb.data
             sample = tuple(var.shape[1:])
