@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from stadyn._errors import ConfigError
+from stadyn._errors import ConfigError, StadynError
 from stadyn.brainscript import load_config, parse_config, sgd_config
 from stadyn.brainscript._runner import run
 from stadyn.cli import main as cli_main
@@ -226,3 +226,24 @@ def test_a_read_only_model_folder_is_a_located_error(tmp_path):
             run(ONE_HIDDEN, [f"dataDir={tmp_path}", f"modelPath={folder}/net"], out=io.StringIO())
     finally:
         folder.chmod(0o755)
+
+
+@pytest.mark.parametrize("show, logged", [(2, "Minibatch"), (100, "Finished Epoch")])
+def test_a_nan_criterion_stops_training_as_cntk_did_after_the_line_that_shows_it(
+        tmp_path, show, logged):
+    """CNTK checks the criterion where it logs: after a ``Minibatch[...]`` line (every
+    ``numMBsToShowResult`` minibatches) or the ``Finished Epoch`` line, so the line with ``nan``
+    is printed and then training stops; the epoch's model file is not written."""
+    _write_mnist_ctf(tmp_path / "mnist", n_train=64, n_test=16)
+    log = io.StringIO()
+    with pytest.raises(StadynError, match=r"^The training criterion is not a number \(NAN\)\.$"):
+        run(ONE_HIDDEN, [f"dataDir={tmp_path / 'mnist'}", f"outputDir={tmp_path / 'out'}",
+                         "trainNetwork.SGD.epochSize=256", "trainNetwork.SGD.maxEpochs=2",
+                         "trainNetwork.SGD.learningRatesPerSample=1e30",
+                         f"trainNetwork.SGD.numMBsToShowResult={show}"], out=log)
+    last = log.getvalue().rstrip("\n").splitlines()[-1]
+    assert logged in last and "ce = nan * " in last, log.getvalue()[-2000:]
+    if logged == "Minibatch":      # the first window: minibatches 1-2 of epoch 1
+        assert last.startswith(" Epoch[ 1 of 2]-Minibatch[   1-   2, ")
+    models = tmp_path / "out" / "Models"
+    assert sorted(os.listdir(models)) == ["01_OneHidden.0"]      # the untrained model only

@@ -9,16 +9,16 @@
 * ``test`` / ``eval``: load ``modelPath``, evaluate ``evalNodeNames`` (default: the evaluation and
   criterion nodes) over one sweep of the ``reader`` and print ``Final Results: ...``.
 
-CNTK's log lines are written by :mod:`._cntk_log`; the model files and resuming from them
-(make mode) are :mod:`._model_files`.
+Training is :meth:`stadyn.train.Trainer.fit` (the runner has no epoch loop of its own) with one
+callback, :class:`._train_progress.CNTKProgress`, that prints CNTK's lines (formatted by
+:mod:`._cntk_log`), checks for NaNs where CNTK did and saves the model files; the model files and
+resuming from them (make mode) are :mod:`._model_files`.
 """
 
 from __future__ import annotations
 
 import io as _io
-import math
 import os
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -36,38 +36,24 @@ from ..parametric import ParameterRegistry, get_parameters, parameter_registry
 from ..train import Trainer, feed
 from ._blocks import CommandConfig, RunConfig, per_epoch, run_config
 from ._build import build_network
-from ._cntk_log import (CNTKLog, banner, cntk_shape_text, epoch_line, format_criterion,
-                        minibatch_line, results_line)
+from ._cntk_log import CNTKLog, banner, cntk_shape_text, format_criterion, results_line
 from ._config import BrainScriptSource, ConfigRecord, load_config, unused_overrides
-from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_epoch,
-                           save_model, start_epoch)
+from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
+                           start_epoch)
 from ._readers import make_source
-from ._sgd import (check_sgd_keys, keep_checkpoint_files, learning_rates_per_sample,
-                   make_learner, momenta_per_sample)
+from ._sgd import check_sgd_keys, keep_checkpoint_files, make_learner
 from ._stadyn_library import StadynLibrary
+from ._train_progress import CNTKProgress, EpochResult, TrainSetting
 
 __all__ = ["run", "run_config_file", "RunResult", "EpochResult", "EvalResult", "model_name",
            "format_criterion"]
 
-_SIZE_MAX = float(2 ** 64 - 1)        # CNTK's requestDataSize
 _EVAL_MINIBATCH = 40960               # CNTK's default minibatchSize of test/eval
 
 
 # ---------------------------------------------------------------------------------------------
 # Results
 # ---------------------------------------------------------------------------------------------
-@dataclass
-class EpochResult:
-    """One trained epoch: 1-based ``epoch``, samples, and the average of each logged node."""
-
-    epoch: int
-    samples: int
-    criterion: dict[str, float]
-    evaluation: dict[str, float]
-    learning_rate_per_sample: float
-    seconds: float
-
-
 @dataclass
 class EvalResult:
     """A test/eval command's final results: node name -> (average, samples)."""
@@ -148,12 +134,15 @@ def _record_loc(record: ConfigRecord, key: str) -> tuple:
     return () if loc is None else (loc.path, loc.line, loc.column)
 
 
-class _Feeder:
-    """Maps network inputs to reader streams (by name, as CNTK did) and reshapes the data to
-    each input's per-sample shape when only the layout differs (784 values -> 1x28x28)."""
+class _InputSource:
+    """The reader as a source of the network's inputs, for :meth:`Trainer.fit`: maps the inputs
+    to reader streams (by name, as CNTK did) and reshapes the data to each input's per-sample
+    shape when only the layout differs (784 values -> 1x28x28).  Its minibatches are keyed by
+    the input Variables; checkpoints and sizes are the reader's."""
 
     def __init__(self, inputs: list[tuple[str, Variable]], source: io.MinibatchSource,
                  reader_loc: tuple):
+        self.source = source
         streams = list(source.streams)
         self.pairs: list[tuple[Variable, str]] = []
         for name, var in inputs:
@@ -170,13 +159,33 @@ class _Feeder:
                     f"{cntk_shape_text(var.shape[1:])} ({int(np.prod(var.shape[1:]))} values)",
                     *reader_loc)
             self.pairs.append((var, match))
-        self.input_map = {s: s for _, s in self.pairs}
+        self.input_map = {var: stream for var, stream in self.pairs}
 
-    def __call__(self, minibatch: dict) -> tuple[dict, int]:
+    @property
+    def sweep_size(self) -> int:
+        return self.source.sweep_size
+
+    def get_checkpoint_state(self) -> dict:
+        return self.source.get_checkpoint_state()
+
+    def restore_from_checkpoint(self, state: dict) -> None:
+        self.source.restore_from_checkpoint(state)
+
+    def next_minibatch(self, size: int, input_map=None, **partition) -> dict:
+        """``{input: array}`` of the next ``size`` samples (``{}`` when the data is done); the
+        inputs are this object's own, so ``input_map`` (fit passes :attr:`input_map`) is not
+        read."""
+        return self.read(size, **partition)[0]
+
+    def read(self, size: int, **partition) -> tuple[dict, int]:
+        """The next minibatch and its sample count."""
+        minibatch = self.source.next_minibatch(size, self.input_map, **partition)
         data: dict[Variable, np.ndarray] = {}
         count = 0
+        if not minibatch:
+            return data, count
         for var, stream in self.pairs:
-            mb = minibatch[stream]
+            mb = minibatch[var]
             arr = mb.data
             sample = tuple(var.shape[1:])
             if tuple(arr.shape[1:]) != sample:
@@ -209,13 +218,6 @@ class _Parallel:
 
     def data_parallel(self, params: dict[str, Variable]):
         return self.dist.DataParallel(params) if self.dist is not None else None
-
-    def sum(self, values: list[float]) -> list[float]:
-        if self.dist is None or not values:
-            return values
-        t = torch.tensor(values, dtype=torch.float64)
-        self.dist.all_reduce_sum(t)
-        return t.tolist()
 
     def barrier(self) -> None:
         if self.dist is not None:
@@ -299,7 +301,7 @@ class _Runner:
         eval_names = [network.name(n) for n in evals]
         source = make_source(cmd.reader, warn=log.raw)
         reader_loc = _record_loc(rec, "reader")
-        feeder = _Feeder(network.inputs_of([criterion] + evals), source, reader_loc)
+        inputs = _InputSource(network.inputs_of([criterion] + evals), source, reader_loc)
         epoch_size = sgd.epoch_size or source.sweep_size
         if source.sweep_size == 0:
             raise ConfigError("the training reader delivers no samples", *reader_loc)
@@ -307,14 +309,11 @@ class _Runner:
         if not params:
             raise ConfigError("the criterion depends on no learnable parameter", *_loc(cmd.network))
         learner = make_learner(params, sgd, sgd_rec, epoch_size=sgd.epoch_size)
-        if sgd.epoch_size is None:
-            learner.resolve_epoch_size(source.sweep_size)
         model = network.output_nodes[0] if network.output_nodes else criterion
         parallel = self.parallel
         trainer = Trainer(model, (criterion, evals[0] if evals else None), [learner],
                           data_parallel=parallel.data_parallel(params),
                           check_numerics=cmd.check_numerics)
-        extra = [F.sum(n) for n in evals[1:]]
 
         log()
         log(f"Training criterion:   {crit_name} = {network.library.operation_of(criterion)}")
@@ -336,105 +335,17 @@ class _Runner:
             resume(log, resume_from, trainer, learner, source, start, epoch_size)
         elif parallel.is_main:
             save_model(model_name(model_path, start - 1, max_epochs), *network.model_file_parts())
-        keep = keep_checkpoint_files(sgd, sgd_rec)
-        prev_dropout = 0.0
-        max_computed = float(sgd.epoch_size) if sgd.epoch_size else _SIZE_MAX
-        results: list[EpochResult] = []
-        for epoch in range(start, max_epochs):
-            begin = time.perf_counter()
-            # As CNTK (SetIRngUserSeed), random masks are seeded per epoch, so a resumed run
-            # draws the same masks as an uninterrupted one.
-            # (CNTK's size_t arithmetic wraps: so does this, where torch takes 64 bits.)
-            torch.manual_seed((seed_offset * max_epochs + epoch) % 2 ** 64)
-            rate = per_epoch(sgd.dropout_rate, epoch)
-            if rate != prev_dropout:
-                log.raw(f"Setting dropout rate to {rate:.8g}.")
-                if network.library.set_dropout_rate(rate) == 0 and rate > 0:
-                    log.raw("WARNING: Attempting to set dropout rate, but there is no dropout "
-                            "node in the network.")
-                prev_dropout = rate
-            mb_size = per_epoch(sgd.minibatch_size, epoch)
-            lr = float(np.float32(per_epoch(learning_rates_per_sample(sgd), epoch)))
-            if cmd.trace_level > 0:
-                m = per_epoch(momenta_per_sample(sgd), epoch)
-                tc = 0.0 if m == 0.0 or m >= 1.0 else -1.0 / math.log(m)
-                log.raw()
-                log(f"Starting Epoch {epoch + 1}: learning rate per sample = {lr:f}  effective "
-                    f"momentum = {m ** mb_size:f}  momentum as time constant = {tc:.1f} samples")
-                log.raw()
-                log("Starting minibatch loop.")
-            totals, max_computed = self._epoch(
-                epoch, max_epochs, epoch_size, mb_size, source, feeder, trainer, extra,
-                [crit_name] + eval_names, sgd, cmd.trace_level, max_computed,
-                bool(sgd.epoch_size))
-            seconds = time.perf_counter() - begin
-            samples = totals[0][1]
-            log(epoch_line(epoch, max_epochs, [crit_name] + eval_names, totals,
-                           trainer.total_number_of_samples_seen, lr, seconds))
-            if samples == 0 or not math.isfinite(totals[0][0]):
-                raise StadynError("The training criterion is not a number (NAN)."
-                                  if samples else "the reader delivered no samples")
-            if parallel.is_main:
-                save_epoch(log, model_path, epoch, max_epochs, trainer, source,
-                           network.model_file_parts(), keep, cmd.trace_level)
-            parallel.barrier()
-            results.append(EpochResult(
-                epoch + 1, samples, {crit_name: totals[0][0] / samples},
-                {n: t / max(c, 1) for n, (t, c) in zip(eval_names, totals[1:])}, lr, seconds))
-            if self.epoch_callback is not None:
-                self.epoch_callback(cmd.name, epoch + 1)
+        setting = TrainSetting(cmd.name, sgd, [crit_name] + eval_names, cmd.trace_level,
+                               seed_offset, model_path, keep_checkpoint_files(sgd, sgd_rec))
+        progress = CNTKProgress(setting, log, network.library, source,
+                                network.model_file_parts(), parallel, self.epoch_callback)
+        # CNTK's loop: stop on a NaN where it is logged (the callback), not before the update
+        trainer.fit(inputs, inputs.input_map, epochs=max_epochs, epoch_size=epoch_size,
+                    minibatch_size=list(sgd.minibatch_size), initial_epoch=start,
+                    outputs=[F.sum(n) for n in evals[1:]], stop_on_nonfinite=False,
+                    callbacks=[progress], progress_bar=False)
         source.close()
-        return results
-
-    def _epoch(self, epoch, max_epochs, epoch_size, mb_size, source, feeder, trainer,
-               extra, names, sgd, trace_level, max_computed, sized):
-        totals = [[0.0, 0] for _ in names]
-        logged = [[0.0, 0] for _ in names]
-        seen = mbs = mbs_logged = 0
-        since = time.perf_counter()
-        parallel = self.parallel
-        while seen < epoch_size:
-            minibatch = source.next_minibatch(min(mb_size, epoch_size - seen), feeder.input_map,
-                                              num_data_partitions=parallel.size,
-                                              partition_index=parallel.rank)
-            if not minibatch:
-                break
-            data, _ = feeder(minibatch)
-            trainer.train_minibatch(data, outputs=extra)
-            count = trainer.previous_minibatch_sample_count   # of all workers together
-            metric = trainer.previous_minibatch_evaluation_sum
-            values = [trainer.previous_minibatch_loss_sum] + \
-                ([metric] if metric is not None else []) + \
-                parallel.sum([float(v.d) for v in extra])
-            for t, v in zip(totals, values):
-                t[0] += v
-                t[1] += count
-            seen += count
-            mbs += 1
-            if mbs <= sgd.first_mbs_to_show_result or (
-                    sgd.num_mbs_to_show_result and mbs % sgd.num_mbs_to_show_result == 0):
-                since_samples = totals[0][1] - logged[0][1]
-                precision, progress = 2, None
-                if epoch > 0 or sized:
-                    if max_computed != 0:
-                        per_epoch_mbs = max_computed / mb_size
-                        progress = mbs / per_epoch_mbs
-                        precision = max(math.ceil(math.log10(per_epoch_mbs / (mbs - mbs_logged)))
-                                        - 2, 2)
-                    else:
-                        progress = 0.0
-                else:  # CNTK estimates the epoch size from the first epoch's log windows
-                    max_computed = mbs * since_samples // (mbs - mbs_logged)
-                if trace_level > 0:
-                    self.log(minibatch_line(epoch, max_epochs, mbs_logged + 1, mbs, progress,
-                                            precision, names, totals, logged,
-                                            time.perf_counter() - since, since_samples))
-                if not math.isfinite(totals[0][0]):
-                    raise StadynError("The training criterion is not a number (NAN).")
-                logged = [list(t) for t in totals]
-                mbs_logged = mbs
-                since = time.perf_counter()
-        return [tuple(t) for t in totals], max_computed
+        return progress.results
 
     # -- test / eval ------------------------------------------------------------------------
     def evaluate(self, cmd: CommandConfig) -> EvalResult:
@@ -480,7 +391,7 @@ class _Runner:
         names = [network.name(n) for n in nodes]
         sums = [F.sum(n) for n in nodes]
         source = make_source(cmd.reader, max_sweeps=1, warn=log.raw)
-        feeder = _Feeder(network.inputs_of(nodes), source, _record_loc(rec, "reader"))
+        inputs = _InputSource(network.inputs_of(nodes), source, _record_loc(rec, "reader"))
         mb_size = (cmd.minibatch_size or (_EVAL_MINIBATCH,))[0]
         limit = cmd.epoch_size or source.sweep_size
         show = rec.get_int("numMBsToShowResult", 100)   # command_config checked them
@@ -489,10 +400,9 @@ class _Runner:
         logged = [[0.0, 0] for _ in nodes]
         seen = mbs = mbs_logged = 0
         while seen < limit:
-            minibatch = source.next_minibatch(min(mb_size, limit - seen), feeder.input_map)
-            if not minibatch:
+            data, count = inputs.read(min(mb_size, limit - seen))
+            if not data:
                 break
-            data, count = feeder(minibatch)
             for var, arr in data.items():
                 feed(var, arr)
             with training(False), torch.no_grad():

@@ -15,7 +15,8 @@ class TrainingCallback:
 
     * :meth:`on_epoch_begin` — before an epoch's first minibatch;
     * :meth:`on_minibatch_end` — after each minibatch's update, with ``{"epoch", "minibatch"
-      (from 1), "samples", "loss_sum", "metric_sum"}`` (sums over the minibatch's samples);
+      (from 1), "samples", "loss_sum", "metric_sum", "outputs"}`` (sums over the minibatch's
+      samples; ``outputs``: the values of ``fit(outputs=...)``);
     * :meth:`on_checkpoint` — after the checkpoint of an epoch is written (``fit(checkpoint=)``);
     * :meth:`on_epoch_end` — with the epoch's record, after validation and the checkpoint.
 

@@ -19,32 +19,13 @@ import torch
 
 from .. import functions as F
 from .._errors import DataError, StadynError
-from .._logging import logger
 from ..graph import (Subgraph, Variable, check_numerics, forward_all, is_lengths,
                      numerics_enabled, training)
 from ..solvers import Optimizer
-from ._callbacks import as_callbacks
-from ._checkpoint import check_checkpoint_folder, read_checkpoint, write_checkpoint
+from ._checkpoint import read_checkpoint, write_checkpoint
+from ._fit import NonFiniteLossError, _NonFiniteLoss, fit
 
 __all__ = ["Trainer", "NonFiniteLossError"]
-
-
-class NonFiniteLossError(StadynError, FloatingPointError):
-    """:meth:`Trainer.fit` stopped: a minibatch's loss was NaN or infinite.  ``epoch`` and
-    ``minibatch`` (both counted from 1) say where; the checkpoint, if any, still holds the last
-    finished epoch."""
-
-    def __init__(self, message: str, epoch: int, minibatch: int):
-        super().__init__(message)
-        self.epoch, self.minibatch = epoch, minibatch
-
-
-class _NonFiniteLoss(Exception):
-    """Raised inside a training step, before the update, when the loss is not finite."""
-
-    def __init__(self, loss: float):
-        super().__init__(loss)
-        self.loss = loss
 
 
 def _as_array(value: Any) -> np.ndarray | torch.Tensor:
@@ -350,132 +331,7 @@ class Trainer:
                 for p in learner.named_parameters().values()]
 
     # -- one call: epochs over a reader ---------------------------------------------------------
-    def fit(self, source, input_map: Mapping | None = None, *, epochs: int = 1,
-            epoch_size: int | None = None, minibatch_size: int = 64, validation=None,
-            validation_input_map: Mapping | None = None, validation_minibatch_size: int = 256,
-            checkpoint: str | os.PathLike | None = None, callbacks: Sequence = (),
-            progress_bar: bool | None = None) -> list[dict]:
-        """Train for ``epochs`` epochs of ``epoch_size`` samples (default: one sweep of
-        ``source``) read from a :class:`~stadyn.io.MinibatchSource`, as CNTK scripts do by hand.
-
-        ``input_map`` maps the model's inputs to the source's streams.  After each epoch: the
-        progress writers summarise, ``validation`` (another source, read for one sweep) is
-        evaluated, ``checkpoint`` (a path) is written atomically with the reader's position and
-        the random generators' states, and each callback is called with the epoch's record.
-        A callback is a function (called then) or a :class:`~stadyn.train.TrainingCallback`,
-        which also sees the start of each epoch, each minibatch and each checkpoint written.
-        Returns one record per epoch trained: ``{"epoch", "loss", "metric", "samples",
-        "seconds", "validation_metric"}``.
-
-        * **Resuming**: with an existing ``checkpoint`` the run resumes after the last epoch it
-          holds and continues the same loss curve (dropout masks and data order included); a
-          checkpoint that already holds ``epochs`` epochs trains nothing and says so (a
-          warning on the ``stadyn`` logger).
-        * **Before training**: the checkpoint's folder is made and a file is written in it and
-          removed, so an unwritable folder fails at once.
-        * **A NaN or infinite loss** stops training with :class:`NonFiniteLossError` naming the
-          epoch and minibatch, before the learners apply that minibatch; the checkpoint keeps
-          the last finished epoch.  (The check reads the loss the step already waited for.)
-        * **Progress bar**: with ``progress_bar=None`` a bar is drawn on ``sys.stderr`` when it
-          is a terminal (and the writers hold none); ``True`` always, ``False`` never.  The
-          writers' text lines are printed above it.
-        """
-        import time
-
-        from ._progress import ProgressBarWriter
-
-        input_map = self._input_map(source, input_map)
-        hooks = as_callbacks(callbacks)
-        size = epoch_size or source.sweep_size
-        for learner in self.parameter_learners:
-            learner.resolve_epoch_size(source.sweep_size)
-        main = self.data_parallel is None or self.data_parallel.is_main
-        first = 0
-        if checkpoint is not None and os.path.exists(checkpoint):
-            state = self.restore_from_checkpoint(checkpoint)
-            source.restore_from_checkpoint(state["reader"])
-            first = int(state["epoch"]) + 1
-            for writer in self._writers():
-                if hasattr(writer, "epochs"):
-                    writer.epochs = first
-        if first >= epochs:
-            if main and checkpoint is not None:
-                logger.warning(f"Trainer.fit: {os.fspath(checkpoint)}: already trained {first} "
-                               f"epoch{'s' if first != 1 else ''} of the {epochs} asked for; "
-                               f"nothing to train")
-            return []
-        if checkpoint is not None and main:
-            check_checkpoint_folder(checkpoint)
-        bar = None
-        if main and progress_bar is not False and not any(
-                isinstance(w, ProgressBarWriter) for w in self.progress_writers):
-            bar = ProgressBarWriter(num_samples_per_epoch=size, enabled=progress_bar)
-            bar.epochs = first
-            self.progress_writers.insert(0, bar)    # closes its line before summaries print
-        history = []
-        try:
-            for epoch in range(first, epochs):
-                start = time.perf_counter()
-                seen, loss_sum, metric_sum, minibatch = 0, 0.0, 0.0, 0
-                for hook in hooks:
-                    hook.on_epoch_begin(self, epoch)
-                while seen < size:
-                    data = source.next_minibatch(min(minibatch_size, size - seen),
-                                                 input_map=input_map)
-                    if not data:
-                        break
-                    minibatch += 1
-                    try:
-                        self._train(data, None, finite_only=True)
-                    except _NonFiniteLoss as exc:
-                        raise self._diverged(exc.loss, epoch, minibatch, checkpoint) from None
-                    n = self.previous_minibatch_sample_count
-                    seen += n
-                    loss_sum += self.previous_minibatch_loss_average * n
-                    if self.previous_minibatch_evaluation_average is not None:
-                        metric_sum += self.previous_minibatch_evaluation_average * n
-                    if hooks:
-                        step = {"epoch": epoch, "minibatch": minibatch, "samples": n,
-                                "loss_sum": self.previous_minibatch_loss_sum,
-                                "metric_sum": self.previous_minibatch_evaluation_sum}
-                        for hook in hooks:
-                            hook.on_minibatch_end(self, step)
-                self.summarize_training_progress()
-                record = {"epoch": epoch, "samples": seen,
-                          "seconds": time.perf_counter() - start,
-                          "loss": loss_sum / max(seen, 1),
-                          "metric": metric_sum / max(seen, 1) if self._metric_sum is not None
-                          else None, "validation_metric": None}
-                if validation is not None:
-                    record["validation_metric"] = self.evaluate(
-                        validation, self._input_map(validation, validation_input_map),
-                        validation_minibatch_size)
-                if checkpoint is not None and main:
-                    self.save_checkpoint(checkpoint, {"epoch": epoch,
-                                                      "reader": source.get_checkpoint_state()})
-                    for hook in hooks:
-                        hook.on_checkpoint(self, checkpoint, record)
-                for hook in hooks:
-                    hook.on_epoch_end(self, record)
-                history.append(record)
-                if seen < size:
-                    break           # the source ran out (max_samples / max_sweeps)
-        finally:
-            if bar is not None:
-                bar.close()
-                self.progress_writers.remove(bar)
-        return history
-
-    def _diverged(self, loss: float, epoch: int, minibatch: int,
-                  checkpoint: str | os.PathLike | None) -> NonFiniteLossError:
-        kept = ""
-        if checkpoint is not None:
-            kept = (f"; {os.fspath(checkpoint)} keeps the state after epoch {epoch}"
-                    if epoch > 0 or os.path.exists(checkpoint) else "; no checkpoint was written")
-        return NonFiniteLossError(
-            f"Trainer.fit: the loss is {loss} in epoch {epoch + 1}, minibatch {minibatch} "
-            f"(counted from 1); training stopped before that minibatch's update (check the "
-            f"data and the learning rate){kept}", epoch + 1, minibatch)
+    fit = fit       # the epoch loop: train/_fit.py
 
     def evaluate(self, source, input_map: Mapping | None = None,
                  minibatch_size: int = 256) -> float:
@@ -535,3 +391,4 @@ def _are_learners(value) -> bool:
 def _unwrap(var) -> Variable:
     """Inputs may be given as CNTK-compat wrappers around Variables."""
     return var if isinstance(var, Variable) else getattr(var, "variable", var)
+

@@ -1,0 +1,205 @@
+"""The ``train`` command's side of :meth:`stadyn.train.Trainer.fit`: one
+:class:`~stadyn.train.TrainingCallback` that does, at fit's hooks, what CNTK's SGD loop did around
+each epoch and minibatch.
+
+* **Epoch start**: seed the random masks per epoch (CNTK's ``SetIRngUserSeed``, so a resumed run
+  draws the masks an uninterrupted one drew), set the epoch's dropout rate, print ``Starting
+  Epoch ...``.
+* **Minibatch**: add the criterion, the first evaluation node (fit's loss and metric sums) and
+  the other evaluation nodes (fit's extra ``outputs``) to the epoch's totals; print a
+  ``Minibatch[...]`` line every ``numMBsToShowResult`` minibatches, and after it stop on a NaN
+  criterion, as CNTK did (so the minibatch that made it has been applied and logged).
+* **Epoch end**: print ``Finished Epoch[...]``, stop on a NaN criterion or an empty epoch, write
+  the model file and its checkpoint (:func:`._model_files.save_epoch`), wait for the other
+  workers, and call the runner's ``epoch_callback``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._errors import StadynError
+from ..train import TrainingCallback
+from ._blocks import SGDConfig, per_epoch
+from ._cntk_log import CNTKLog, epoch_line, minibatch_line
+from ._model_files import save_epoch
+from ._sgd import learning_rates_per_sample, momenta_per_sample
+
+__all__ = ["EpochResult", "CNTKProgress"]
+
+_SIZE_MAX = float(2 ** 64 - 1)        # CNTK's requestDataSize
+
+
+@dataclass
+class EpochResult:
+    """One trained epoch: 1-based ``epoch``, samples, and the average of each logged node."""
+
+    epoch: int
+    samples: int
+    criterion: dict[str, float]
+    evaluation: dict[str, float]
+    learning_rate_per_sample: float
+    seconds: float
+
+
+@dataclass
+class TrainSetting:
+    """What the callback needs of a train command: its SGD block and names, where it saves."""
+
+    name: str                       # the command's name (for ``epoch_callback``)
+    sgd: SGDConfig
+    names: list[str]                # the criterion's name, then the evaluation nodes'
+    trace_level: int
+    seed_offset: int                # randomSeedOffset
+    model_path: str
+    keep_checkpoints: bool          # keepCheckPointFiles
+
+
+class CNTKProgress(TrainingCallback):
+    """CNTK's log, checks and model files around :meth:`~stadyn.train.Trainer.fit` (see the
+    module docstring).  ``results`` collects an :class:`EpochResult` per epoch trained.
+
+    ``library`` sets the dropout rate (:meth:`StadynLibrary.set_dropout_rate`); ``source`` is the
+    reader whose position goes into each checkpoint; ``model_parts`` is what the model file holds
+    (:meth:`_Network.model_file_parts`); ``parallel`` is the runner's place in a data-parallel job
+    (``is_main``, ``barrier()``).
+
+    Example — the lines of one 2-minibatch epoch (``time = ...`` varies):
+        >>> import io, re
+        >>> from stadyn.brainscript._cntk_log import CNTKLog
+        >>> out = io.StringIO()
+        >>> sgd = SGDConfig(1, epoch_size=4, minibatch_size=(2,), learning_rates_per_sample=(0.5,),
+        ...                 momentum_as_time_constant=(0,), num_mbs_to_show_result=2)
+        >>> setting = TrainSetting("train", sgd, ["ce"], 1, 0, "unused", False)
+        >>> class Worker:          # a data-parallel worker but rank 0's: it writes no model files
+        ...     is_main = False
+        ...     @staticmethod
+        ...     def barrier(): pass
+        >>> progress = CNTKProgress(setting, CNTKLog(out, None, False), None, None, None, Worker)
+        >>> class T: total_number_of_samples_seen = 4
+        >>> progress.on_epoch_begin(T, 0)
+        >>> for loss in (3.0, 1.0):
+        ...     progress.on_minibatch_end(T, {"samples": 2, "loss_sum": loss,
+        ...                                  "metric_sum": None, "outputs": []})
+        >>> progress.on_epoch_end(T, {})
+        >>> print(re.sub(r"time = .*|epochTime=.*", "...", out.getvalue()))
+        <BLANKLINE>
+        Starting Epoch 1: learning rate per sample = 0.500000  effective momentum = 0.000000  momentum as time constant = 0.0 samples
+        <BLANKLINE>
+        Starting minibatch loop.
+         Epoch[ 1 of 1]-Minibatch[   1-   2, 100.00%]: ce = 1.00000000 * 4; ...
+        Finished Epoch[ 1 of 1]: [Training] ce = 1.00000000 * 4; totalSamplesSeen = 4; learningRatePerSample = 0.5; ...
+        <BLANKLINE>
+        >>> progress.results[0].criterion
+        {'ce': 1.0}
+    """
+
+    def __init__(self, setting: TrainSetting, log: CNTKLog, library, source,
+                 model_parts: tuple[dict, dict] | None, parallel,
+                 epoch_callback: Callable[[str, int], None] | None = None):
+        self.setting, self.log, self.library = setting, log, library
+        self.source, self.model_parts, self.parallel = source, model_parts, parallel
+        self.epoch_callback = epoch_callback
+        sgd = setting.sgd
+        # CNTK estimates an unsized epoch from the first epoch's log windows
+        self.max_computed = float(sgd.epoch_size) if sgd.epoch_size else _SIZE_MAX
+        self.dropout = 0.0        # the rate last set (and logged); a resumed run logs it again
+        self.results: list[EpochResult] = []
+
+    # -- epoch start --------------------------------------------------------------------------
+    def on_epoch_begin(self, trainer, epoch: int) -> None:
+        setting, sgd, log = self.setting, self.setting.sgd, self.log
+        self.begin = time.perf_counter()
+        # (CNTK's size_t arithmetic wraps: so does this, where torch takes 64 bits.)
+        torch.manual_seed((setting.seed_offset * sgd.max_epochs + epoch) % 2 ** 64)
+        rate = per_epoch(sgd.dropout_rate, epoch)
+        if rate != self.dropout:
+            log.raw(f"Setting dropout rate to {rate:.8g}.")
+            if self.library.set_dropout_rate(rate) == 0 and rate > 0:
+                log.raw("WARNING: Attempting to set dropout rate, but there is no dropout "
+                        "node in the network.")
+            self.dropout = rate
+        self.epoch = epoch
+        self.mb_size = per_epoch(sgd.minibatch_size, epoch)
+        self.lr = float(np.float32(per_epoch(learning_rates_per_sample(sgd), epoch)))
+        if setting.trace_level > 0:
+            m = per_epoch(momenta_per_sample(sgd), epoch)
+            tc = 0.0 if m == 0.0 or m >= 1.0 else -1.0 / math.log(m)
+            log.raw()
+            log(f"Starting Epoch {epoch + 1}: learning rate per sample = {self.lr:f}  effective "
+                f"momentum = {m ** self.mb_size:f}  momentum as time constant = {tc:.1f} samples")
+            log.raw()
+            log("Starting minibatch loop.")
+        self.totals = [[0.0, 0] for _ in setting.names]
+        self.logged = [[0.0, 0] for _ in setting.names]
+        self.mbs = self.mbs_logged = 0
+        self.since = time.perf_counter()
+
+    # -- minibatch ----------------------------------------------------------------------------
+    def on_minibatch_end(self, trainer, record: dict[str, Any]) -> None:
+        count = record["samples"]                   # of all workers together
+        metric = record["metric_sum"]
+        values = [record["loss_sum"]] + ([metric] if metric is not None else []) + \
+            list(record["outputs"])
+        for t, v in zip(self.totals, values):
+            t[0] += v
+            t[1] += count
+        self.mbs += 1
+        sgd, mbs = self.setting.sgd, self.mbs
+        if mbs <= sgd.first_mbs_to_show_result or (
+                sgd.num_mbs_to_show_result and mbs % sgd.num_mbs_to_show_result == 0):
+            self._minibatch_line()
+
+    def _minibatch_line(self) -> None:
+        totals, logged, mbs, mbs_logged = self.totals, self.logged, self.mbs, self.mbs_logged
+        since_samples = totals[0][1] - logged[0][1]
+        precision, progress = 2, None
+        if self.epoch > 0 or self.setting.sgd.epoch_size:
+            if self.max_computed != 0:
+                per_epoch_mbs = self.max_computed / self.mb_size
+                progress = mbs / per_epoch_mbs
+                precision = max(math.ceil(math.log10(per_epoch_mbs / (mbs - mbs_logged))) - 2,
+                                2)
+            else:
+                progress = 0.0
+        else:  # CNTK estimates the epoch size from the first epoch's log windows
+            self.max_computed = mbs * since_samples // (mbs - mbs_logged)
+        if self.setting.trace_level > 0:
+            self.log(minibatch_line(self.epoch, self.setting.sgd.max_epochs, mbs_logged + 1, mbs,
+                                    progress, precision, self.setting.names, totals, logged,
+                                    time.perf_counter() - self.since, since_samples))
+        if not math.isfinite(totals[0][0]):
+            raise StadynError("The training criterion is not a number (NAN).")
+        self.logged = [list(t) for t in totals]
+        self.mbs_logged = mbs
+        self.since = time.perf_counter()
+
+    # -- epoch end ----------------------------------------------------------------------------
+    def on_epoch_end(self, trainer, record: dict[str, Any]) -> None:
+        setting, epoch, totals = self.setting, self.epoch, self.totals
+        max_epochs = setting.sgd.max_epochs
+        seconds = time.perf_counter() - self.begin
+        samples = totals[0][1]
+        self.log(epoch_line(epoch, max_epochs, setting.names, totals,
+                            trainer.total_number_of_samples_seen, self.lr, seconds))
+        if samples == 0 or not math.isfinite(totals[0][0]):
+            raise StadynError("The training criterion is not a number (NAN)."
+                              if samples else "the reader delivered no samples")
+        if self.parallel.is_main:
+            save_epoch(self.log, setting.model_path, epoch, max_epochs, trainer, self.source,
+                       self.model_parts, setting.keep_checkpoints, setting.trace_level)
+        self.parallel.barrier()
+        names = setting.names
+        self.results.append(EpochResult(
+            epoch + 1, samples, {names[0]: totals[0][0] / samples},
+            {n: t / max(c, 1) for n, (t, c) in zip(names[1:], totals[1:])}, self.lr, seconds))
+        if self.epoch_callback is not None:
+            self.epoch_callback(setting.name, epoch + 1)
+
