@@ -1,9 +1,10 @@
 """Run an .nnp file in the real NNabla 1.39 (called by test_nnp_export.py in NNabla's venv):
 
-    /work/peers/nnabla/bin/python nnabla_run_nnp.py FILE.nnp NETWORK INPUTS.npz OUTPUTS.npz
+    /work/peers/nnabla/bin/python nnabla_run_nnp.py FILE.nnp NETWORK INPUTS.npz OUTPUTS.npz [NAMES]
 
 Loads FILE with ``nnabla.utils.nnp_graph.NnpLoader``, builds NETWORK at the inputs' batch size,
-sets each input from INPUTS.npz, runs forward and writes every output to OUTPUTS.npz; also
+sets each input from INPUTS.npz, runs forward and writes every output (and the variables
+named in the comma-separated NAMES, which other functions may read) to OUTPUTS.npz; also
 checks ``nnabla.utils.load.load`` reads the file (executors, optimizers, datasets, monitors)
 and writes what it reports to OUTPUTS.npz as ``info/...`` strings.
 """
@@ -17,7 +18,7 @@ from nnabla.utils.load import load
 from nnabla.utils.nnp_graph import NnpLoader
 
 
-def main(path, network, inputs_path, outputs_path):
+def main(path, network, inputs_path, outputs_path, names=""):
     inputs = dict(np.load(inputs_path))
     batch = next(iter(inputs.values())).shape[0]
     nn.clear_parameters()
@@ -25,9 +26,10 @@ def main(path, network, inputs_path, outputs_path):
     net = nnp.get_network(network, batch_size=batch)
     for name, value in inputs.items():
         net.inputs[name].d = value
-    outs = list(net.outputs.values())
-    nn.forward_all(outs)
-    result = {f"out/{k}": np.array(v.d) for k, v in net.outputs.items()}
+    wanted = dict(net.outputs)
+    wanted.update((n, net.variables[n]) for n in names.split(",") if n)
+    nn.forward_all(list(net.outputs.values()))
+    result = {f"out/{k}": np.array(v.d) for k, v in wanted.items()}
     nn.clear_parameters()
     info = load([path], prepare_data_iterator=False, batch_size=batch)
     result["info/networks"] = np.array(sorted(info.networks))
@@ -40,4 +42,4 @@ def main(path, network, inputs_path, outputs_path):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:6])

@@ -36,6 +36,18 @@ def _solver_fields(solver: Any, where: str) -> tuple[str, dict]:
     return name, dict(hyper)
 
 
+def _backends(ctx: Any) -> list[str]:
+    """NNabla's backend strings (``cpu:float``; ``cudnn:half``...) for a Stadyn context."""
+    backend = getattr(ctx, "backend", None) or "cpu"
+    if not isinstance(backend, str):                  # already NNabla's list
+        return [str(b) for b in backend]
+    if ":" in backend:
+        return [backend]
+    kind = "half" if str(getattr(ctx, "dtype", "")) in ("float16", "half") else "float"
+    device = "cudnn" if backend in ("cuda", "cudnn", "gpu") else backend
+    return [f"{device}:{kind}"] + (["cpu:float"] if device != "cpu" else [])
+
+
 def create_proto(contents: dict, include_params: bool = False, variable_batch_size: bool = True,
                  save_solver_in_proto: bool = False) -> NnpWriter:
     """The file ``contents`` describes, as an :class:`~stadyn.serialize.NnpWriter` (NNabla
@@ -56,8 +68,7 @@ def create_proto(contents: dict, include_params: bool = False, variable_batch_si
     w = NnpWriter()
     if "global_config" in contents:
         ctx = contents["global_config"].get("default_context")
-        backends = list(getattr(ctx, "backend", None) or ["cpu:float"])
-        w.set_global_config(backends, str(getattr(ctx, "array_class", "") or ""),
+        w.set_global_config(_backends(ctx), str(getattr(ctx, "array_class", "") or ""),
                             str(getattr(ctx, "device_id", "0") or "0"))
     if "training_config" in contents:
         t = contents["training_config"]
