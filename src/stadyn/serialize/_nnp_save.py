@@ -23,7 +23,7 @@ from ._nnp_export import NetworkExport, export_network
 from ._onnx_api import ExportError
 from ._pb_text_write import Message, format_text
 
-__all__ = ["NnpWriter", "save_nnp", "SOLVER_FIELDS"]
+__all__ = ["NnpWriter", "save_nnp", "SOLVER_FIELDS", "parameter_bytes", "write_with_parameters"]
 
 #: NNabla's solver types (``solver.type``) and the fields of their ``<type>_param`` message.
 SOLVER_FIELDS = {"Sgd": ("lr",), "Momentum": ("lr", "momentum"), "Nesterov": ("lr", "momentum"),
@@ -247,26 +247,7 @@ class NnpWriter:
 
     def parameter_bytes(self, parameter_format: str = ".h5") -> bytes:
         """The parameters as NNabla's ``parameter.h5`` or ``parameter.protobuf``."""
-        if parameter_format == ".h5":
-            import h5py
-            buf = io.BytesIO()
-            with h5py.File(buf, "w") as f:
-                for index, (name, (value, need_grad)) in enumerate(self.parameters.items()):
-                    ds = f.create_dataset(name, data=value)
-                    ds.attrs["need_grad"] = bool(need_grad)
-                    ds.attrs["index"] = index
-            return buf.getvalue()
-        if parameter_format == ".protobuf":
-            from ._proto_schemas import nnabla_messages
-            proto = nnabla_messages()["NNablaProtoBuf"]()
-            for name, (value, need_grad) in self.parameters.items():
-                p = proto.parameter.add()
-                p.variable_name = name
-                p.shape.dim.extend(int(d) for d in value.shape)
-                p.data.extend(np.asarray(value, np.float32).ravel().tolist())
-                p.need_grad = bool(need_grad)
-            return proto.SerializeToString()
-        raise ExportError(f"parameter_format is '.h5' or '.protobuf', got {parameter_format!r}")
+        return parameter_bytes(self.parameters, parameter_format)
 
     def write(self, path: str | os.PathLike, parameter_format: str = ".h5",
               include_params: bool = False) -> None:
@@ -287,14 +268,63 @@ class NnpWriter:
             members.append((f"parameter{parameter_format}",
                             self.parameter_bytes(parameter_format)))
 
-        def write_zip(tmp: str) -> None:
-            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-                for name, data in members:
-                    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
-                    info.compress_type = zipfile.ZIP_DEFLATED
-                    info.external_attr = 0o644 << 16
-                    zf.writestr(info, data)
-        atomic_write(path, write_zip)
+        _write_zip(path, members)
+
+
+def _write_zip(path: str, members: list[tuple[str, bytes]]) -> None:
+    def write(tmp: str) -> None:
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+            for name, data in members:
+                info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.external_attr = 0o644 << 16
+                zf.writestr(info, data)
+    atomic_write(path, write)
+
+
+def parameter_bytes(parameters: Mapping[str, tuple[np.ndarray, bool]],
+                    parameter_format: str = ".h5") -> bytes:
+    """``parameters`` (name -> (array, need_grad)) as NNabla's ``parameter.h5`` (a dataset per
+    parameter with ``need_grad`` and ``index``) or ``parameter.protobuf`` (float32 values).
+
+    Example:
+        >>> import numpy as np
+        >>> len(parameter_bytes({"w": (np.ones((2, 2), np.float32), True)}, ".protobuf"))
+        26
+    """
+    if parameter_format == ".h5":
+        import h5py
+        buf = io.BytesIO()
+        with h5py.File(buf, "w") as f:
+            for index, (name, (value, need_grad)) in enumerate(parameters.items()):
+                ds = f.create_dataset(name, data=value)
+                ds.attrs["need_grad"] = bool(need_grad)
+                ds.attrs["index"] = index
+        return buf.getvalue()
+    if parameter_format == ".protobuf":
+        from ._proto_schemas import nnabla_messages
+        proto = nnabla_messages()["NNablaProtoBuf"]()
+        for name, (value, need_grad) in parameters.items():
+            p = proto.parameter.add()
+            p.variable_name = name
+            p.shape.dim.extend(int(d) for d in value.shape)
+            p.data.extend(np.asarray(value, np.float32).ravel().tolist())
+            p.need_grad = bool(need_grad)
+        return proto.SerializeToString()
+    raise ExportError(f"parameter_format is '.h5' or '.protobuf', got {parameter_format!r}")
+
+
+def write_with_parameters(source: str | os.PathLike, path: str | os.PathLike,
+                          parameters: Mapping[str, tuple[np.ndarray, bool]]) -> None:
+    """Write ``path``: the NNabla file ``source`` (``.nnp`` or ``.nntxt``) with its parameters
+    replaced by ``parameters`` (in ``parameter.h5``); every other section is kept as written
+    (what ``stadyn train`` saves after training).  A source whose text holds parameters itself
+    is refused (they would shadow the new ones)."""
+    from ._nnp_format import read_nnp_members
+    texts = read_nnp_members(source)
+    members = [("nnp_version.txt", b"0.1\n")] + texts
+    members.append(("parameter.h5", parameter_bytes(parameters, ".h5")))
+    _write_zip(os.fspath(path), members)
 
 
 def save_nnp(path: str | os.PathLike, outputs: Any, inputs: Any = None, *,
