@@ -103,12 +103,12 @@ def _iterator(dataset: dict, nnp: str, shuffle: bool | None = None, seed: int = 
     return it, path
 
 
-def _evaluate(net: Any, outputs: list[str], dataset: dict, nnp: str) -> float:
+def _evaluate(net: Any, outputs: list[str], dataset: dict, nnp: str, data_map: dict) -> float:
     """The mean of ``outputs`` over one pass of ``dataset`` (inference phase)."""
     from ..graph import forward_all, training
     it, path = _iterator(dataset, nnp, shuffle=False)
     try:
-        feeds = _feeds(net, it.variables, {}, f"{nnp}: dataset {dataset.get('name')!r}")
+        feeds = _feeds(net, it.variables, data_map, f"{nnp}: dataset {dataset.get('name')!r}")
         total, count = 0.0, 0
         for _ in range(max(1, math.ceil(it.size / it.batch_size))):
             _set_inputs(net, feeds, it.next())
@@ -193,7 +193,9 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
                         batch_size=int(mdata.get("batch_size") or 0) or None, registry=registry)
         watched = [e.get("variable_name") for e in _entries(m.get("monitor_variable"))
                    if e.get("variable_name") in mnet.outputs] or list(mnet.outputs)
-        monitors[m.get("name", "")] = (mnet, watched, mdata)
+        mmap = {e.get("variable_name"): e.get("data_name") for e in
+                _entries(m.get("data_variable"))}
+        monitors[m.get("name", "")] = (mnet, watched, mdata, mmap)
     data_map = {e.get("variable_name"): e.get("data_name") for e in
                 _entries(opt.get("data_variable"))}
     it, csv_path = _iterator(dataset, path)
@@ -221,8 +223,8 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
             report["costs"].append(cost / iters)
             line = f"epoch {epoch} of {max_epoch} cost={cost / iters:.6f}"
             with parameter_registry(registry):
-                for mname, (mnet, watched, mdata) in monitors.items():
-                    value = _evaluate(mnet, watched, mdata, path)
+                for mname, (mnet, watched, mdata, mmap) in monitors.items():
+                    value = _evaluate(mnet, watched, mdata, path, mmap)
                     report["monitors"][mname].append(value)
                     line += f" {mname}={value:.6f}"
             log(line)

@@ -102,6 +102,18 @@ class NnpWriter:
                                   f"{dict(net.message)['name']!r}")
         return names
 
+    def _data_variables(self, net: NetworkExport, datasets: list[str],
+                        given: Mapping[str, str] | None, what: str) -> Message:
+        """``data_variable`` entries: ``given`` (variable -> data name), or by default each
+        network input a dataset provides (as Neural Network Console writes them; without them
+        ``nnabla_cli train`` feeds no data)."""
+        if given is None:
+            provided = {v for d in datasets for k, v in self.datasets[d] if k == "variable"}
+            given = OrderedDict((v, v) for v in net.inputs if v in provided)
+        names = self._variables(net, given, what)
+        return [("data_variable", [("variable_name", v), ("data_name", str(given[v]))])
+                for v in names]
+
     # -- the other sections -----------------------------------------------------------------------
     def add_executor(self, name: str, network: str, data: Iterable[str] | None = None,
                      output: Iterable[str] | None = None, remap: Mapping[str, str] | None = None,
@@ -133,11 +145,13 @@ class NnpWriter:
                       loss_variables: Iterable[str] | None = None,
                       trained: Iterable[str] | None = None, weight_decay: float = 0.0,
                       lr_decay: float = 1.0, lr_decay_interval: int = 1,
-                      update_interval: int = 1) -> None:
+                      update_interval: int = 1,
+                      data_variables: Mapping[str, str] | None = None) -> None:
         """An ``optimizer``: NNabla's solver ``solver_type`` (:data:`SOLVER_FIELDS`) with its
         parameters, the datasets it trains on, the loss variables (default: the network's
         outputs) and the parameters it updates (``trained``, default those with gradients;
-        the others are listed with learning-rate multiplier 0)."""
+        the others are listed with learning-rate multiplier 0); ``data_variables`` maps network
+        inputs to dataset variables (default: the inputs the datasets provide, same names)."""
         net = self._network(network, f"optimizer {name!r}")
         if solver_type not in SOLVER_FIELDS:
             raise ExportError(f"optimizer {name!r}: NNabla's file format has no solver "
@@ -155,6 +169,7 @@ class NnpWriter:
         m: Message = [("name", name), ("network_name", network)]
         m += [("dataset_name", d) for d in _names(dataset)]
         m += [("solver", solver), ("update_interval", int(update_interval))]
+        m += self._data_variables(net, _names(dataset), data_variables, f"optimizer {name!r}")
         losses = net.outputs if loss_variables is None else list(loss_variables)
         for v in self._variables(net, losses, f"optimizer {name!r}"):
             m.append(("loss_variable", [("variable_name", v)]))
@@ -188,15 +203,17 @@ class NnpWriter:
         self.datasets[name] = m
 
     def add_monitor(self, name: str, network: str, dataset: Any,
-                    monitor_variables: Iterable[str] | None = None) -> None:
+                    monitor_variables: Iterable[str] | None = None,
+                    data_variables: Mapping[str, str] | None = None) -> None:
         """A ``monitor``: the network whose outputs (or ``monitor_variables``) are evaluated on
-        ``dataset`` (NNabla's type ``Error``)."""
+        ``dataset`` (NNabla's type ``Error``); ``data_variables`` as for :meth:`add_optimizer`."""
         net = self._network(network, f"monitor {name!r}")
         for d in _names(dataset):
             if d not in self.datasets:
                 raise ExportError(f"monitor {name!r}: no dataset {d!r} was added")
         m: Message = [("name", name), ("network_name", network)]
         m += [("dataset_name", d) for d in _names(dataset)]
+        m += self._data_variables(net, _names(dataset), data_variables, f"monitor {name!r}")
         watched = net.outputs if monitor_variables is None else list(monitor_variables)
         for v in self._variables(net, watched, f"monitor {name!r}"):
             m.append(("monitor_variable", [("variable_name", v), ("type", "Error")]))

@@ -93,9 +93,11 @@ def create_proto(contents: dict, include_params: bool = False, variable_batch_si
                         trained=None if trained_params is None else list(trained_params),
                         weight_decay=o.get("weight_decay", 0.0), lr_decay=o.get("lr_decay", 1.0),
                         lr_decay_interval=o.get("lr_decay_interval", 1),
-                        update_interval=o.get("update_interval", 1))
+                        update_interval=o.get("update_interval", 1),
+                        data_variables=o.get("data_variables"))
     for m in contents.get("monitors", []):
-        w.add_monitor(m["name"], m["network"], m["dataset"], m.get("monitor_variables"))
+        w.add_monitor(m["name"], m["network"], m["dataset"], m.get("monitor_variables"),
+                      m.get("data_variables"))
     for e in contents.get("executors", []):
         w.add_executor(e["name"], e["network"], e.get("data"), e.get("output"), e.get("remp"),
                        e.get("generator_variables", ()),
