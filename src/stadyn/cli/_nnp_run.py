@@ -46,8 +46,8 @@ def _csv_path(uri: str, nnp: str, what: str) -> str:
     for c in candidates:
         if os.path.isfile(c):
             return c
-    raise StadynError(f"{nnp}: {what}'s CSV file {uri!r} was not found (looked in "
-                      f"{', '.join(repr(os.path.dirname(os.path.abspath(c))) for c in candidates)})")
+    folders = ", ".join(repr(os.path.dirname(os.path.abspath(c))) for c in candidates)
+    raise StadynError(f"{nnp}: {what}'s CSV file {uri!r} was not found (looked in {folders})")
 
 
 def _feeds(net: Any, variables: tuple, data_map: dict, where: str) -> list[tuple[str, int]]:
@@ -77,7 +77,7 @@ _SOLVERS = ("Sgd", "Momentum", "Nesterov", "Adam", "Adagrad", "Adadelta", "RMSpr
 
 def _solver(opt: dict, nnp: str) -> tuple[Any, dict]:
     from .. import solvers as S
-    from ..serialize._nnp_save import SOLVER_FIELDS
+    from ..serialize import SOLVER_FIELDS
     spec = opt.get("solver") or {}
     kind = spec.get("type")
     if kind not in _SOLVERS:
@@ -134,8 +134,7 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
     from .. import functions as F
     from ..graph import training
     from ..parametric import ParameterRegistry, parameter_registry
-    from ..serialize import load_nnp, read_legacy_model
-    from ..serialize._nnp_save import write_with_parameters
+    from ..serialize import load_nnp, read_legacy_model, write_with_parameters
     model = read_legacy_model(path)
     if model.format != "nnp":
         raise StadynError(f"{path}: not an NNabla file (stadyn train runs .nnp training "

@@ -67,6 +67,7 @@ class NnpWriter:
         self.datasets: OrderedDict[str, Message] = OrderedDict()
         self.global_config: Message | None = None
         self.training_config: Message | None = None
+        self.include_params = False          # the default of write(.nntxt) and text()
 
     # -- networks and parameters ------------------------------------------------------------------
     def add_network(self, name: str, outputs: Any, inputs: Any = None, *,
@@ -241,8 +242,10 @@ class NnpWriter:
         self.training_config = m
 
     # -- writing ----------------------------------------------------------------------------------
-    def text(self, include_params: bool = False) -> str:
+    def text(self, include_params: bool | None = None) -> str:
         """The ``.nntxt`` text (``include_params``: the parameters inside it)."""
+        if include_params is None:
+            include_params = self.include_params
         m: Message = []
         if self.global_config is not None:
             m.append(("global_config", self.global_config))
@@ -267,11 +270,15 @@ class NnpWriter:
         return parameter_bytes(self.parameters, parameter_format)
 
     def write(self, path: str | os.PathLike, parameter_format: str = ".h5",
-              include_params: bool = False) -> None:
-        """Write an ``.nnp`` (zip) or, for a path ending ``.nntxt``/``.prototxt``, the text alone
-        (``include_params``: with the parameters in it).  Atomic: temporary file, then rename."""
+              include_params: bool | None = None, kind: str | None = None) -> None:
+        """Write an ``.nnp`` (zip: the text and ``parameter.h5`` or ``parameter.protobuf``) or, for
+        a path ending ``.nntxt``/``.prototxt`` (or ``kind`` ``".nntxt"``), the text alone
+        (``include_params``: with the parameters in it).  Atomic: temporary file, then
+        rename."""
         path = os.fspath(path)
-        if path.lower().endswith((".nntxt", ".prototxt")):
+        if include_params is None:
+            include_params = self.include_params
+        if kind == ".nntxt" or (kind is None and path.lower().endswith((".nntxt", ".prototxt"))):
             data = self.text(include_params).encode("utf-8")
 
             def write_text(tmp: str) -> None:
@@ -279,11 +286,9 @@ class NnpWriter:
                     f.write(data)
             atomic_write(path, write_text)
             return
-        members = [("nnp_version.txt", b"0.1\n"),
-                   ("network.nntxt", self.text(include_params).encode("utf-8"))]
-        if not include_params:
-            members.append((f"parameter{parameter_format}",
-                            self.parameter_bytes(parameter_format)))
+        members = [("nnp_version.txt", b"0.1\n"),       # parameters go to their own member
+                   ("network.nntxt", self.text(False).encode("utf-8")),
+                   (f"parameter{parameter_format}", self.parameter_bytes(parameter_format))]
 
         _write_zip(path, members)
 
@@ -306,8 +311,11 @@ def parameter_bytes(parameters: Mapping[str, tuple[np.ndarray, bool]],
 
     Example:
         >>> import numpy as np
-        >>> len(parameter_bytes({"w": (np.ones((2, 2), np.float32), True)}, ".protobuf"))
-        26
+        >>> from stadyn.serialize._nnp_format import _read_protobuf
+        >>> data = parameter_bytes({"w": (np.ones((2, 2), np.float32), True)}, ".protobuf")
+        >>> p = _read_protobuf("parameter.protobuf", data)["w"]
+        >>> p.value.shape, p.need_grad
+        ((2, 2), True)
     """
     if parameter_format == ".h5":
         import h5py

@@ -20,12 +20,9 @@ __all__ = ["save", "create_proto", "get_parameters", "save_files", "get_default_
 
 
 class FileHandlerContext:
-    """What the file savers share: ``proto`` (the :class:`~stadyn.serialize.NnpWriter` holding
-    the file's sections), ``include_params`` and ``parameter_format``."""
-
-    proto: Any = None
-    include_params: bool = False
-    parameter_format: str = ".h5"
+    """What the file savers share, set as attributes as NNabla's ``save`` sets them: ``proto``
+    (what :func:`create_proto` returns) and ``parameters`` (name -> Variable to write instead of
+    the networks' own parameters, or None)."""
 
 
 def _solver_fields(solver: Any, where: str) -> tuple[str, dict]:
@@ -51,7 +48,8 @@ def _backends(ctx: Any) -> list[str]:
 def create_proto(contents: dict, include_params: bool = False, variable_batch_size: bool = True,
                  save_solver_in_proto: bool = False) -> NnpWriter:
     """The file ``contents`` describes, as an :class:`~stadyn.serialize.NnpWriter` (NNabla
-    returns its ``NNablaProtoBuf``; ``.text()`` is the ``.nntxt``).
+    returns its ``NNablaProtoBuf``; ``.text()`` is the ``.nntxt``).  ``include_params`` puts
+    the parameters into the text when it is written as ``.nntxt``.
 
     Example:
         >>> import stadyn as sd
@@ -104,19 +102,33 @@ def create_proto(contents: dict, include_params: bool = False, variable_batch_si
                        **{k: e.get(k) for k in ("no_image_normalization", "num_evaluations",
                                                 "repeat_evaluation_type",
                                                 "need_back_propagation")})
+    w.include_params = bool(include_params)
     return w
 
 
+def _override(ctx: Any) -> None:
+    """Write ``ctx.parameters`` (NNabla's ``save(parameters=...)``) instead of the networks'."""
+    given = getattr(ctx, "parameters", None)
+    if given is None:
+        return
+    params = ctx.proto.parameters
+    for name, var in given.items():
+        if name in params:
+            params[name] = (getattr(var, "d", var), params[name][1])
+
+
 def _nntxt_saver(ctx: FileHandlerContext, filename: str, ext: str) -> None:
-    ctx.proto.write(filename if filename.lower().endswith((".nntxt", ".prototxt"))
-                    else filename + ".nntxt", include_params=ctx.include_params)
+    _override(ctx)
+    ctx.proto.write(filename, include_params=ctx.proto.include_params, kind=".nntxt")
 
 
 def _nnp_saver(ctx: FileHandlerContext, filename: str, ext: str, parameter_format: str) -> None:
-    ctx.proto.write(filename, parameter_format=parameter_format)
+    _override(ctx)
+    ctx.proto.write(filename, parameter_format=parameter_format, kind=".nnp")
 
 
 def _protobuf_saver(ctx: FileHandlerContext, filename: str, ext: str) -> None:
+    _override(ctx)
     data = ctx.proto.parameter_bytes(".protobuf")
     with open(filename, "wb") as f:
         f.write(data)
@@ -177,6 +189,7 @@ def save(filename: Any, contents: dict, include_params: bool = False,
     ``networks`` (``name``, ``batch_size``, ``outputs`` and ``names``: name -> Variable),
     ``executors`` (``name``, ``network``, ``data``, ``output``), and optionally
     ``optimizers``, ``datasets``, ``monitors``, ``global_config``, ``training_config``.
+    ``parameters`` (name -> Variable) are written instead of the networks' own.
 
     Example:
         >>> import os, tempfile, numpy as np, stadyn as sd
@@ -196,15 +209,13 @@ def save(filename: Any, contents: dict, include_params: bool = False,
                [0.5, 0.5],
                [0.5, 0.5]], dtype=float32)
     """
-    if parameters is not None:
-        raise ExportError("save(parameters=...): pass the parameters through the registry "
-                          "(they are read from the networks)")
     if include_solver_state:
         raise ExportError("include_solver_state: solver states are not written to NNabla files")
-    ctx = FileHandlerContext()
-    ctx.proto = create_proto(contents, variable_batch_size=variable_batch_size)
-    ctx.include_params = include_params
     if not isinstance(filename, (str, os.PathLike)):
         raise ExportError("save writes to a path (file objects are not supported)")
+    ext = os.path.splitext(os.fspath(filename))[1] or extension
+    ctx = FileHandlerContext()
+    ctx.proto = create_proto(contents, include_params and ext != ".nnp", variable_batch_size)
+    ctx.parameters = parameters
     save_files(ctx, get_default_file_savers(parameter_format, solver_state_format), filename,
-               None if os.path.splitext(os.fspath(filename))[1] else extension)
+               ext)
