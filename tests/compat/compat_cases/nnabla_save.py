@@ -23,6 +23,8 @@ def nnp_save(nn, F, PF, r):
     h = PF.batch_normalization(h, batch_stat=False, name="bn")
     y = F.softmax(PF.affine(h, 3, name="l2"))
     listing = r.set_params(SV.get_parameters(grad_only=False))
+    variance = SV.get_parameters(grad_only=False)["bn/bn/var"]
+    variance.d = abs(variance.d) + 0.5                 # a variance is positive
     contents = {"networks": [{"name": "mlp", "batch_size": 2, "outputs": {"y": y},
                               "names": {"x": x}}],
                 "executors": [{"name": "runtime", "network": "mlp", "data": ["x"],
