@@ -167,6 +167,12 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
         raise StadynError(f"{path}: the loss variable(s) {missing} are not outputs of network "
                           f"{opt.get('network_name')!r} ({list(net.outputs)})")
     solver, spec = _solver(opt, path)
+    if int(opt.get("update_interval", 1) or 1) != 1:
+        raise StadynError(f"{path}: optimizer {opt.get('name')!r} has update_interval "
+                          f"{opt.get('update_interval')}; stadyn train updates every minibatch")
+    if _entries(opt.get("generator_variable")):
+        raise StadynError(f"{path}: optimizer {opt.get('name')!r} has generator variables, "
+                          "which stadyn train does not run")
     listed = _entries(opt.get("parameter_variable"))
     multipliers = {e.get("variable_name"): float(e.get("learning_rate_multiplier", 0.0))
                    for e in listed}
