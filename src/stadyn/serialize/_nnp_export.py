@@ -58,8 +58,8 @@ class NnpEmitter:
     ``e.function(type, inputs, params)`` appends an NNabla function reading the variables named
     ``inputs`` and writing, unless ``outputs`` says otherwise, the node's outputs; ``params``
     are its ``<type>_param`` fields (a tuple is a ``Shape``, a list a repeated field; fields equal
-    to proto3's zero are left out as NNabla leaves them out).  ``e.temp(shape)`` names a new
-    intermediate variable; ``e.shape(name)`` is a variable's shape; ``e.training`` tells
+    to proto3's zero are left out as NNabla leaves them out).  ``e.shape(name)`` is a variable's
+    shape; ``e.training`` tells
     whether the network is written for training (batch statistics, dropout).
 
     Example (the rule of an op that is NNabla's ``Tanh``)::
@@ -77,10 +77,6 @@ class NnpEmitter:
     def shape(self, name: str) -> tuple[int, ...]:
         """The shape of the variable ``name`` (the batch axis at its built size)."""
         return self._w.shapes[name]
-
-    def temp(self, shape: tuple[int, ...], batch: bool = True) -> str:
-        """A new intermediate variable of ``shape`` (``batch``: its first axis is the batch's)."""
-        return self._w.new_variable(f"{self.node.spec.name}_tmp", tuple(shape), batch)
 
     def function(self, type_name: str, inputs: list[str], params: dict | None = None,
                  outputs: list[str] | None = None) -> list[str]:
@@ -169,11 +165,6 @@ class _NetworkWriter:
         self.shapes[name] = tuple(int(d) for d in shape)
         self.batched[name] = batch
         return name
-
-    def new_variable(self, base: str, shape: tuple[int, ...], batch: bool) -> str:
-        name = self.unique(base, self.variables)
-        batch = batch and bool(shape) and shape[0] == self.batch_size
-        return self.declare(name, shape, "Buffer", batch)
 
     def add_function(self, type_name: str, inputs: list[str], outputs: list[str],
                      params: dict) -> None:
