@@ -268,3 +268,37 @@ def test_compat_save_module_names():
         assert hasattr(save_module, name), name
     assert list(save_module.get_default_file_savers()) == [".nntxt, .prototxt", ".protobuf",
                                                           ".nnp"]
+
+
+LEGACY = os.path.join(HERE, "..", "fixtures", "legacy")
+CNTK_REF = np.load(os.path.join(LEGACY, "cntk_outputs.npz"))
+
+
+def _convert_cntk(tmp_path, name):
+    """``stadyn convert`` of a CNTK 2.7 fixture to ``.nnp``; (path, inputs, CNTK's outputs)."""
+    import contextlib
+    import io
+    from stadyn.cli import main
+    out = tmp_path / (name.split(".")[0] + ".nnp")
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["convert", os.path.join(LEGACY, name), str(out)]) == 0
+    ins = [k for k in CNTK_REF.files if k.startswith(name + "/in/")]
+    outs = [k for k in CNTK_REF.files if k.startswith(name + "/out/")]
+    return out, CNTK_REF[ins[0]], {k.rsplit("/", 1)[1]: CNTK_REF[k] for k in outs}
+
+
+@pytest.mark.parametrize("name", ["cntk_mlp_bn.model", "cntk_convnet_cifar10.dnn"])
+def test_a_cntk_model_converted_to_nnp_computes_what_cntk_did(tmp_path, name):
+    path, x, expected = _convert_cntk(tmp_path, name)
+    net = sd.load(path)
+    (key, want), = expected.items()
+    np.testing.assert_allclose(net(**{list(net.inputs)[0]: x})[key], want, rtol=1e-4, atol=1e-5)
+
+
+@needs_nnabla
+@pytest.mark.parametrize("name", ["cntk_mlp_bn.model", "cntk_convnet_cifar10.dnn"])
+def test_a_cntk_model_converted_to_nnp_runs_in_nnabla_as_in_cntk(tmp_path, name):
+    path, x, expected = _convert_cntk(tmp_path, name)
+    got = run_in_nnabla(tmp_path, path, "network", {list(sd.load(path).inputs)[0]: x})
+    (key, want), = expected.items()
+    np.testing.assert_allclose(got[f"out/{key}"], want, rtol=1e-4, atol=1e-5)

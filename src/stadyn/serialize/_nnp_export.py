@@ -78,6 +78,25 @@ class NnpEmitter:
         """The shape of the variable ``name`` (the batch axis at its built size)."""
         return self._w.shapes[name]
 
+    def same_rank(self, inputs: list[str]) -> list[str]:
+        """``inputs`` with each of lower rank than the highest reshaped to it (leading axes of
+        size 1, NumPy's broadcasting) by an NNabla ``Reshape``: NNabla's binary functions
+        broadcast only between inputs of the same rank."""
+        rank = max(len(self.shape(i)) for i in inputs)
+        return [self.reshape(name, (1,) * (rank - len(self.shape(name))) + self.shape(name))
+                for name in inputs]
+
+    def reshape(self, name: str, shape: tuple[int, ...]) -> str:
+        """``name`` as ``shape`` (the same size): itself when it has that shape, else a new
+        variable an NNabla ``Reshape`` writes (for parameters: a view NNabla recomputes)."""
+        shape = tuple(int(d) for d in shape)
+        if tuple(self.shape(name)) == shape:
+            return name
+        reshaped = self._w.declare(self._w.unique(f"{name}_reshaped", self._w.variables), shape,
+                                   "Buffer", False)
+        self._w.add_function("Reshape", [name], [reshaped], {"shape": shape})
+        return reshaped
+
     def function(self, type_name: str, inputs: list[str], params: dict | None = None,
                  outputs: list[str] | None = None) -> list[str]:
         """Append one NNabla function (see the class docstring); returns its output names."""

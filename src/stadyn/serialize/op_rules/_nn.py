@@ -488,17 +488,22 @@ def _batch_normalization_nnp_export(e, inputs, attrs):
     """BatchNormalization (``batch_stat=None`` as the network's phase)"""
     if attrs["output_stat"]:
         e.unsupported("output_stat=True")
-    if attrs.get("time_constant") is not None:
-        e.unsupported("time_constant (CNTK's running-average form)")
     x, beta, gamma, mean, var = inputs
     if mean is None or var is None:
         e.unsupported("no running statistics")
     batch_stat = e.training if attrs["batch_stat"] is None else bool(attrs["batch_stat"])
-    params = {"axes": [int(a) for a in attrs["axes"]], "decay_rate": float(attrs["decay_rate"]),
+    if batch_stat and attrs.get("time_constant") is not None:
+        e.unsupported("time_constant in training (CNTK's running average; NNabla's is a "
+                      "decay rate)")
+    ndim = len(e.shape(x))
+    axes = [int(a) % ndim for a in attrs["axes"]]
+    # NNabla wants the statistics shaped like x with 1 on the other axes ((1, C, 1, 1))
+    stat = tuple(e.shape(x)[i] if i in axes else 1 for i in range(ndim))
+    params = {"axes": axes, "decay_rate": float(attrs["decay_rate"]),
               "eps": float(attrs["eps"]), "batch_stat": batch_stat,
               "no_scale": gamma is None, "no_bias": beta is None}
-    e.function("BatchNormalization", [i for i in (x, beta, gamma, mean, var) if i is not None],
-               params)
+    e.function("BatchNormalization", [x] + [e.reshape(i, stat) for i in (beta, gamma, mean, var)
+                                            if i is not None], params)
 
 
 register_rules(F.batch_normalization, onnx_export=_batch_normalization_onnx,

@@ -31,11 +31,12 @@ class NnablaDeclaration:
     :meth:`export` is the op's ``nnp_export`` rule."""
 
     def __init__(self, type_name: str, fields: dict, renamed: dict,
-                 export: Callable[..., dict] | None):
+                 export: Callable[..., dict] | None, broadcast: bool = False):
         self.type = type_name
         self.fields = fields
         self.renamed = renamed
         self._export = export
+        self.broadcast = broadcast
 
     def export(self, e, inputs, attrs) -> None:
         """Write the op as one NNabla function of this type."""
@@ -59,14 +60,19 @@ class NnablaDeclaration:
                 params[f] = list(value)
             else:
                 params[f] = kind(value)
-        e.function(self.type, [i for i in inputs if i is not None], params)
+        inputs = [i for i in inputs if i is not None]
+        if self.broadcast:
+            inputs = e.same_rank(inputs)
+        e.function(self.type, inputs, params)
 
 
 def nnabla(op: Callable[..., Any], type: str, *, names: Mapping[str, str] | None = None,
            convert: Callable[..., dict] | None = None, export: Callable[..., dict] | None = None,
-           **fields: type) -> dict[str, Callable[..., Any]]:
+           broadcast: bool = False, **fields: type) -> dict[str, Callable[..., Any]]:
     """The ``nnp_import`` mapping ``{type: build}`` calling ``op`` on the function's inputs with
-    its parameter fields (see the module docstring).
+    its parameter fields (see the module docstring).  ``broadcast``: NNabla's function
+    broadcasts only between inputs of the same rank, so the export reshapes a lower-rank input
+    to it first (NumPy's rule: leading axes of size 1).
 
     Example:
         >>> import stadyn.functions as F
@@ -87,7 +93,7 @@ def nnabla(op: Callable[..., Any], type: str, *, names: Mapping[str, str] | None
             kwargs = {renamed.get(f, f): v for f, v in values.items()}
         return op(*[node.var(i) for i in range(node.n_inputs)], **kwargs)
     build.__name__ = f"{type}_nnp"
-    build.nnabla_declaration = NnablaDeclaration(type, fields, renamed, export)
+    build.nnabla_declaration = NnablaDeclaration(type, fields, renamed, export, broadcast)
     return {type: build}
 
 
