@@ -120,7 +120,7 @@ def test_the_trained_file_runs_in_nnabla_as_in_stadyn(tmp_path):
 
 def _write_stadyn_config(path, shuffle):
     """The fixture's configuration written by Stadyn's ``nnabla.utils.save`` (Stadyn's initial
-    parameters, absolute CSV paths)."""
+    parameters, absolute CSV paths, weight decay)."""
     from stadyn.compat import nnabla as nn
     from stadyn.compat.nnabla import functions as F_, parametric_functions as PF_
     from stadyn.compat.nnabla import solvers as S_
@@ -148,7 +148,7 @@ def _write_stadyn_config(path, shuffle):
                 {"name": "runtime", "batch_size": 8, "outputs": {"prob": prob},
                  "names": {"x": x}}],
             "optimizers": [{"name": "optimizer", "solver": solver, "network": "training",
-                            "dataset": "train", "weight_decay": 0, "lr_decay": 1,
+                            "dataset": "train", "weight_decay": 0.01, "lr_decay": 1,
                             "lr_decay_interval": 1, "update_interval": 1}],
             "datasets": [
                 {"name": n, "uri": os.path.join(data, f"{n}.csv"),

@@ -213,10 +213,15 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
         feeds = _feeds(net, it.variables, data_map, f"{csv_path}")
         iters = int(config.get("iter_per_epoch") or 0) or max(1, math.ceil(it.size /
                                                                             it.batch_size))
+        initial_lr = solver.learning_rate()
+        step = 0
         for epoch in range(1, max_epoch + 1):
             cost = 0.0
             with parameter_registry(registry), training(True):
                 for _ in range(iters):
+                    if lr_decay != 1.0:         # nnabla_cli: every lr_decay_interval iterations
+                        solver.set_learning_rate(initial_lr * lr_decay ** (step // interval))
+                    step += 1
                     _set_inputs(net, feeds, it.next())
                     total.forward()
                     solver.zero_grad()
@@ -233,8 +238,6 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
                     report["monitors"][mname].append(value)
                     line += f" {mname}={value:.6f}"
             log(line)
-            if lr_decay != 1.0 and epoch % interval == 0:
-                solver.set_learning_rate(solver.hyper[solver.lr_name()] * lr_decay)
     finally:
         it.close()
     params = OrderedDict((name, (np.asarray(registry.get(name).d), bool(registry.get(name)
