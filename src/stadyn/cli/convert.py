@@ -5,8 +5,9 @@ files to either.
 The direction follows the file names: ``.onnx`` output exports (inference graph, dynamic batch
 axis), ``.onnx`` input imports (symbolic dimensions sized by ``--dim NAME=SIZE``, default 1);
 ``.stadyn`` to ``.stadyn`` rewrites a file in the current format version; ``.nnp`` output
-writes an NNabla file (an inference network and its executor) that NNabla 1.39 runs.  An input without
-either extension is read as a Stadyn model file (``stadyn train`` writes ``Models/NAME``).
+writes an NNabla file (an inference network and its executor) that NNabla 1.39 runs.  An input
+without either extension is read as a Stadyn model file (``stadyn train`` writes
+``Models/NAME``).
 
 An ONNX export holds the model's predictions: the outputs no loss or metric computes (a
 BrainScript model's ``z``, not ``ce`` or ``errs``) and only the inputs they need (``features``,
