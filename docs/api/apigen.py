@@ -34,6 +34,7 @@ SECTIONS = [
         "stadyn.compat.nnabla.initializer", "stadyn.compat.nnabla.ext_utils",
         "stadyn.compat.nnabla.communicators", "stadyn.compat.nnabla.utils",
         "stadyn.compat.nnabla.utils.data_iterator", "stadyn.compat.nnabla.utils.load",
+        "stadyn.compat.nnabla.utils.save",
         "stadyn.compat.nnabla.utils.nnp_graph", "stadyn.compat.nnabla.utils.data_source",
         "stadyn.compat.nnabla.utils.data_source_loader", "stadyn.compat.nnabla.utils.download",
         "stadyn.compat.nnabla.utils.image_utils",

@@ -27,7 +27,7 @@ from .ops import grad
 from .parametric import (ParameterRegistry, clear_parameters, get_parameter_or_create,
                          get_parameters, parameter_registry, parameter_scope)
 from .serialize import (Network, export_onnx, import_onnx, load, load_nnp, load_parameters,
-                        read_parameter_file, save, save_parameters)
+                        read_parameter_file, save, save_nnp, save_parameters)
 
 __all__ = [
     "Variable", "auto_forward", "set_auto_forward", "get_auto_forward", "forward_all", "grad",
@@ -35,7 +35,7 @@ __all__ = [
     "set_default_context", "get_current_context",
     "context_scope", "parameter_scope", "parameter_registry", "ParameterRegistry",
     "get_parameters", "clear_parameters", "get_parameter_or_create", "save_parameters",
-    "load_parameters", "read_parameter_file", "save", "load", "load_nnp",
+    "load_parameters", "read_parameter_file", "save", "load", "load_nnp", "save_nnp",
     "export_onnx", "import_onnx",
     "Network", "seed", "StadynError", "ShapeError", "OpArgumentError", "ArgumentError",
     "ParameterError", "DataError", "ConfigError", "ModelFileError", "compile_step",

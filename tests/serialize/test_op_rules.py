@@ -35,8 +35,8 @@ def gaps(catalog) -> list[str]:
 
 def test_every_catalog_op_has_a_rule_or_a_reason_in_every_column():
     assert OpRules.required_columns() == ("onnx_export", "onnx_import")
-    assert OpRules.columns() == ("onnx_export", "onnx_import", "nnp_import", "cntk_import",
-                                 "cntk_v1_import")
+    assert OpRules.columns() == ("onnx_export", "onnx_import", "nnp_import", "nnp_export",
+                                 "cntk_import", "cntk_v1_import")
     assert gaps(CATALOG) == [], ("register the op's rules in stadyn/serialize/op_rules/ (a rule, "
                                  "or Unmapped('why') where the format has no equivalent)")
 

@@ -76,7 +76,8 @@ class _Parser(argparse.ArgumentParser):
             self._intermixing = False
 
 
-_SUBCOMMANDS = ("demo", "bench", "data", "train", "eval", "convert", "info", "graph")
+_SUBCOMMANDS = ("demo", "bench", "data", "train", "forward", "eval", "convert", "info",
+                "graph")
 
 
 def version_text() -> str:

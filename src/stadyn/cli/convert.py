@@ -4,8 +4,10 @@ files to either.
 
 The direction follows the file names: ``.onnx`` output exports (inference graph, dynamic batch
 axis), ``.onnx`` input imports (symbolic dimensions sized by ``--dim NAME=SIZE``, default 1);
-``.stadyn`` to ``.stadyn`` rewrites a file in the current format version.  An input without
-either extension is read as a Stadyn model file (``stadyn train`` writes ``Models/NAME``).
+``.stadyn`` to ``.stadyn`` rewrites a file in the current format version; ``.nnp`` output
+writes an NNabla file (an inference network and its executor) that NNabla 1.39 runs.  An input
+without either extension is read as a Stadyn model file (``stadyn train`` writes
+``Models/NAME``).
 
 An ONNX export holds the model's predictions: the outputs no loss or metric computes (a
 BrainScript model's ``z``, not ``ce`` or ``errs``) and only the inputs they need (``features``,
@@ -16,6 +18,7 @@ Examples::
     stadyn convert digits.stadyn digits.onnx
     stadyn convert ConvNet_CIFAR10_DataAug_0.dnn convnet.onnx
     stadyn convert net.nnp net.stadyn
+    stadyn convert old.model old.nnp
     stadyn convert Models/01_OneHidden one_hidden.onnx --outputs out.z
     stadyn convert --dim batch=16 model.onnx model.stadyn
 """
@@ -34,7 +37,7 @@ __all__ = ["add_parser", "convert"]
 #: The largest size ``--dim`` takes (the graph is built with arrays of that size).
 MAX_DIM = 2 ** 31 - 1
 
-_EXTENSIONS = {".onnx": "ONNX model", ".stadyn": "Stadyn model file"}
+_EXTENSIONS = {".onnx": "ONNX model", ".stadyn": "Stadyn model file", ".nnp": "NNabla .nnp file"}
 
 
 def _dims(values: list[str]) -> dict[str, int]:
@@ -93,7 +96,7 @@ def convert(src: str, dst: str, opset: int | None = None,
         >>> convert(os.path.join(folder, "m.stadyn"), os.path.join(folder, "m.onnx")).split("/")[-1]
         'm.onnx (ONNX opset 17, 1 ops; inputs x; outputs y)'
     """
-    from ..serialize import DEFAULT_OPSET, Network, export_onnx, model_info, save
+    from ..serialize import DEFAULT_OPSET, Network, export_onnx, model_info, save, save_nnp
     ext = os.path.splitext(dst)[1].lower()
     if ext not in _EXTENSIONS:
         raise ValueError(f"{dst}: unknown extension {ext or '(none)'} for the output; known: "
@@ -122,8 +125,12 @@ def convert(src: str, dst: str, opset: int | None = None,
         chosen = {n: net.outputs[n] for n in outputs}
         net = Network({n: net.inputs[n] for n in net.inputs_needed(outputs)}, chosen,
                       net.registry, source=net.source)
-    save(dst, net)
     n_ops = sum(net.info().op_counts.values())
+    if ext == ".nnp":
+        save_nnp(dst, net)
+        return (f"wrote {dst} (NNabla .nnp: network 'network', executor 'runtime', {n_ops} ops, "
+                f"{len(net.registry)} parameters; outputs {', '.join(net.outputs)})")
+    save(dst, net)
     return (f"wrote {dst} (Stadyn model file, {n_ops} ops, {len(net.registry)} parameters; "
             f"outputs {', '.join(net.outputs)})")
 
@@ -135,7 +142,7 @@ def add_parser(subparsers) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("input", help="a .stadyn model file, an .onnx model, or an NNabla (.nnp, "
                                  ".nntxt) or CNTK (.model, .dnn) model file")
-    p.add_argument("output", help="the file to write (.onnx or .stadyn)")
+    p.add_argument("output", help="the file to write (.onnx, .stadyn or .nnp)")
     from ..serialize import DEFAULT_OPSET, SUPPORTED_OPSETS
     p.add_argument("--opset", type=int, default=None, choices=SUPPORTED_OPSETS, metavar="N",
                    help=f"ONNX opset of an .onnx output (default {DEFAULT_OPSET}; "

@@ -1,5 +1,6 @@
 """``stadyn train CONFIG.cntk [key=value ...]``: run a CNTK BrainScript config, as
-``cntk configFile=CONFIG.cntk key=value ...`` did.
+``cntk configFile=CONFIG.cntk key=value ...`` did.  ``stadyn train FILE.nnp -o OUTDIR
+[--epochs N]`` trains an NNabla training configuration, as ``nnabla_cli train`` did.
 
 Runs the config's ``command`` list in order (``train``, then ``test``/``eval`` commands), printing
 CNTK's log lines; ``key=value`` items override the config (``dataDir=/data``,
@@ -17,7 +18,7 @@ import os
 import sys
 
 from .._errors import StadynError
-from . import plain
+from . import count, plain
 
 __all__ = ["add_parser", "run_train"]
 
@@ -68,11 +69,39 @@ def run_train(config: str, overrides: list[str], nproc: int = 1, actions=None,
     return 0
 
 
+def _is_nnp(config: str) -> bool:
+    return config.lower().endswith((".nnp", ".nntxt", ".prototxt"))
+
+
+def run_train_nnp(config: str, overrides: list[str], outdir: str | None,
+                  epochs: int | None) -> int:
+    """Train the NNabla file ``config`` (see the module docstring)."""
+    if overrides:
+        raise StadynError(f"key=value overrides apply to BrainScript configs, not to {config}")
+    from ._nnp_run import train_nnp
+    train_nnp(config, outdir or ".", epochs=epochs)
+    return 0
+
+
+def _run(a) -> int:
+    if _is_nnp(a.config):
+        if a.profile is not None:
+            raise StadynError("--profile applies to BrainScript configs; profile an .nnp's "
+                              "training from Python with sd.profile()")
+        return run_train_nnp(a.config, a.overrides, a.outdir, a.epochs)
+    if a.outdir is not None or a.epochs is not None:
+        raise StadynError("-o/--outdir and --epochs apply to .nnp files; a BrainScript config "
+                          "sets them with key=value overrides")
+    return run_train(a.config, _check_overrides(a.overrides, "train"), a.nproc,
+                     timeout=a.timeout, profile_dir=a.profile)
+
+
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("train", help="run a CNTK BrainScript config (.cntk)",
+    p = subparsers.add_parser("train", help="run a CNTK BrainScript config (.cntk) or train an "
+                                            "NNabla .nnp",
                               description=plain(__doc__),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("config", help="the .cntk config file")
+    p.add_argument("config", help="the .cntk config file (or an NNabla .nnp)")
     p.add_argument("overrides", nargs="*", default=[], metavar="key=value",
                    help="config overrides, e.g. dataDir=/data Train.SGD.maxEpochs=2")
     p.add_argument("--nproc", type=int, default=1,
@@ -82,6 +111,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--profile", metavar="DIR", default=None,
                    help="record the run with sd.profile: time per scope and op in "
                         "DIR/profile.txt, a Chrome/Perfetto trace in DIR/trace.json")
-    p.set_defaults(func=lambda a: run_train(a.config, _check_overrides(a.overrides, "train"),
-                                            a.nproc, timeout=a.timeout,
-                                            profile_dir=a.profile))
+    p.add_argument("-o", "--outdir", default=None,
+                   help="with an .nnp: the folder for results.nnp (default: the current one)")
+    p.add_argument("--epochs", type=count(), default=None,
+                   help="with an .nnp: epochs to run instead of the file's max_epoch")
+    p.set_defaults(func=_run)

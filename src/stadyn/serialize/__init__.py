@@ -11,6 +11,7 @@ from ._load import load, model_info
 from ._legacy_ir import LegacyFunction, LegacyModel, LegacyNetwork, LegacyParameter, LegacyVariable
 from ._model import is_model_file
 from ._model_save import save
+from ._nnp_save import SOLVER_FIELDS, NnpWriter, save_nnp, write_with_parameters
 from ._network import ModelInfo, Network
 from ._onnx_api import Emitter, ExportError, ImportedNode, OnnxUnsupported
 from ._onnx_export import (DEFAULT_OPSET, SUPPORTED_OPSETS, export_onnx, inference_outputs,
@@ -25,5 +26,6 @@ __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "save", 
            "register_rules", "rules_for",
            "import_onnx", "import_table", "onnx_mapping_table", "Emitter", "ImportedNode", "ExportError",
            "OnnxUnsupported", "UnsupportedModelError", "read_legacy_model", "load_nnp",
-           "load_cntk", "is_legacy_model_file", "LegacyModel",
+           "load_cntk", "is_legacy_model_file", "save_nnp", "NnpWriter",
+           "write_with_parameters", "SOLVER_FIELDS", "LegacyModel",
            "LegacyNetwork", "LegacyFunction", "LegacyVariable", "LegacyParameter"]

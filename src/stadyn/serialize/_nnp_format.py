@@ -36,7 +36,7 @@ from ._legacy_ir import (MAX_FILE_BYTES, MAX_RANK, MAX_TEXT_BYTES, LegacyFunctio
 from ._nnp_loops import expand_loops
 from ._pb_text import TextMessage, parse_text
 
-__all__ = ["read_nnp", "is_nnp_file"]
+__all__ = ["read_nnp", "is_nnp_file", "read_nnp_members"]
 
 _MAX_MEMBERS = 10_000
 _RATIO_LIMIT = 1_000           # uncompressed / compressed size of a zip member
@@ -134,6 +134,32 @@ def read_nnp(path: str | os.PathLike, expand: bool = True, kind: str | None = No
         network.functions = sort_functions(network.functions, leaves, path, f"network {name!r}")
         networks[name] = network
     return LegacyModel("nnp", path, networks, params, extras)
+
+
+def read_nnp_members(path: str | os.PathLike) -> list[tuple[str, bytes]]:
+    """The protobuf-text members of an ``.nnp`` (or the ``.nntxt`` file itself, as
+    ``network.nntxt``), checked to hold no parameters of their own.
+
+    Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "n.nntxt")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write('network { name: "n" }')
+        >>> read_nnp_members(path)
+        [('network.nntxt', b'network { name: "n" }')]
+    """
+    path = os.fspath(path)
+    if path.lower().endswith(".nnp") or (os.path.isfile(path) and not path.lower().endswith(
+            (".nntxt", ".prototxt"))):
+        texts = [(n, d) for n, d in _read_zip(path).items()
+                 if n.lower().endswith((".nntxt", ".prototxt"))]
+    else:
+        texts = [("network.nntxt", read_limited(path, MAX_TEXT_BYTES))]
+    for name, data in texts:
+        if parse_text(data, f"{path}:{name}", max_bytes=MAX_TEXT_BYTES).all("parameter"):
+            raise fail(path, f"{name} holds parameters in its text; they would shadow the "
+                             "parameter file")
+    return texts
 
 
 def _is_state(lower_name: str) -> bool:

@@ -8,7 +8,7 @@ from ... import functions as F
 from ...ops import norm_axis
 from ._common import import_unary, onnx_axis, onnx_unary
 from ._cntk_rules import cntk_same, log_plus_cntk, softmax_cntk
-from ._nnabla import nnabla
+from ._nnabla import last_axis_export, nnabla
 from ._table import Unmapped, register_rules
 
 register_rules(F.relu, onnx_export=onnx_unary("Relu"), onnx_import={"Relu": import_unary(F.relu)},
@@ -165,11 +165,12 @@ def _import_softmax_like(f):
 
 register_rules(F.softmax, onnx_export=_softmax_like_onnx("Softmax"),
                onnx_import={"Softmax": _import_softmax_like(F.softmax)},
-               nnp_import=nnabla(F.softmax, "Softmax", axis=int),
+               nnp_import=nnabla(F.softmax, "Softmax", export=last_axis_export, axis=int),
                cntk_import={"Softmax": softmax_cntk}, cntk_v1_import={"Softmax": softmax_cntk})
 register_rules(F.log_softmax, onnx_export=_softmax_like_onnx("LogSoftmax"),
                onnx_import={"LogSoftmax": _import_softmax_like(F.log_softmax)},
-               nnp_import=nnabla(F.log_softmax, "LogSoftmax", axis=int))
+               nnp_import=nnabla(F.log_softmax, "LogSoftmax", export=last_axis_export,
+                                 axis=int))
 
 
 def _prelu_onnx(g, inputs, attrs):

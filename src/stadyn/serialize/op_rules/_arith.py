@@ -69,29 +69,29 @@ def _import_fold(f):
 register_rules(F.add2, onnx_export=_binary_onnx("Add"),
                onnx_import={"Add": _import_binary(F.add2), "Sum": _import_fold(F.add2),
                             "Mean": _import_fold(F.add2)},
-               nnp_import=nnabla(F.add2, "Add2", inplace=bool),
+               nnp_import=nnabla(F.add2, "Add2", broadcast=True, inplace=bool),
                cntk_import={"Plus": cntk_elementwise(F.add2)},
                cntk_v1_import={"Plus": cntk_elementwise(F.add2)})
 register_rules(F.sub2, onnx_export=_binary_onnx("Sub"), onnx_import={"Sub": _import_binary(F.sub2)},
-               nnp_import=nnabla(F.sub2, "Sub2", inplace=bool),
+               nnp_import=nnabla(F.sub2, "Sub2", broadcast=True, inplace=bool),
                cntk_import={"Minus": cntk_elementwise(F.sub2)},
                cntk_v1_import={"Minus": cntk_elementwise(F.sub2)})
 register_rules(F.mul2, onnx_export=_binary_onnx("Mul"), onnx_import={"Mul": _import_binary(F.mul2)},
-               nnp_import=nnabla(F.mul2, "Mul2", inplace=bool),
+               nnp_import=nnabla(F.mul2, "Mul2", broadcast=True, inplace=bool),
                cntk_import={"ElementTimes": cntk_elementwise(F.mul2)},
                cntk_v1_import={"ElementTimes": cntk_elementwise(F.mul2)})
 register_rules(F.div2, onnx_export=_binary_onnx("Div"), onnx_import={"Div": _import_binary(F.div2)},
-               nnp_import=nnabla(F.div2, "Div2", inplace=bool),
+               nnp_import=nnabla(F.div2, "Div2", broadcast=True, inplace=bool),
                cntk_import={"ElementDivide": cntk_elementwise(F.div2)})
 register_rules(F.pow2, onnx_export=_binary_onnx("Pow"), onnx_import={"Pow": _import_binary(F.pow2)},
-               nnp_import=nnabla(F.pow2, "Pow2", inplace=bool),
+               nnp_import=nnabla(F.pow2, "Pow2", broadcast=True, inplace=bool),
                cntk_import={"Pow": cntk_elementwise(F.pow2)})
 register_rules(F.maximum2, onnx_export=_binary_onnx("Max"),
                onnx_import={"Max": _import_fold(F.maximum2)},
-               nnp_import=nnabla(F.maximum2, "Maximum2"))
+               nnp_import=nnabla(F.maximum2, "Maximum2", broadcast=True))
 register_rules(F.minimum2, onnx_export=_binary_onnx("Min"),
                onnx_import={"Min": _import_fold(F.minimum2)},
-               nnp_import=nnabla(F.minimum2, "Minimum2"))
+               nnp_import=nnabla(F.minimum2, "Minimum2", broadcast=True))
 
 
 def _scalar_onnx(op_type, reflected=False):

@@ -7,7 +7,7 @@ import numpy as np
 from ... import functions as F
 from ...ops import norm_axis
 from ._common import COMPOSITE
-from ._nnabla import nnabla
+from ._nnabla import last_axis_export, nnabla
 from ._table import Unmapped, register_rules
 
 
@@ -53,7 +53,8 @@ def _import_softmax_cross_entropy_loss(node):
 
 register_rules(F.softmax_cross_entropy, onnx_export=_softmax_cross_entropy_onnx,
                onnx_import={"SoftmaxCrossEntropyLoss": _import_softmax_cross_entropy_loss},
-               nnp_import=nnabla(F.softmax_cross_entropy, "SoftmaxCrossEntropy", axis=int))
+               nnp_import=nnabla(F.softmax_cross_entropy, "SoftmaxCrossEntropy",
+                                 export=last_axis_export, axis=int))
 
 
 def _categorical_cross_entropy_onnx(g, inputs, attrs):
@@ -66,7 +67,7 @@ def _categorical_cross_entropy_onnx(g, inputs, attrs):
 register_rules(F.categorical_cross_entropy, onnx_export=_categorical_cross_entropy_onnx,
                onnx_import=Unmapped(COMPOSITE),
                nnp_import=nnabla(F.categorical_cross_entropy, "CategoricalCrossEntropy",
-                                                    axis=int))
+                                 export=last_axis_export, axis=int))
 
 
 def _sigmoid_cross_entropy_onnx(g, inputs, attrs):

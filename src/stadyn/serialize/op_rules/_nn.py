@@ -178,8 +178,25 @@ def _window_nnp(node, fields):
     return out
 
 
+def _window_export(e, inputs, attrs):
+    """NNabla's values for the catalog's ``None`` window fields: no padding, stride 1 (pooling:
+    the kernel), dilation 1."""
+    kernel = attrs.get("kernel")
+    n = len(kernel) if kernel is not None else len(e.shape(inputs[1])) - 2
+    out = dict(attrs)
+    out["pad"] = tuple(attrs["pad"]) if attrs["pad"] is not None else (0,) * n
+    default_stride = tuple(kernel) if kernel is not None else (1,) * n
+    out["stride"] = tuple(attrs["stride"]) if attrs["stride"] is not None else default_stride
+    for key in ("dilation", "output_padding"):
+        if key in attrs:
+            out[key] = tuple(attrs[key]) if attrs[key] is not None else \
+                ((1,) if key == "dilation" else (0,)) * n
+    return out
+
+
 register_rules(F.convolution, onnx_export=_convolution_onnx, onnx_import={"Conv": _import_conv},
-               nnp_import=nnabla(F.convolution, "Convolution", convert=_window_nnp, base_axis=int,
+               nnp_import=nnabla(F.convolution, "Convolution", convert=_window_nnp,
+                                    export=_window_export, base_axis=int,
                                     pad=tuple, stride=tuple, dilation=tuple, group=int,
                                     channel_last=bool),
                cntk_import={"Convolution": convolution_cntk},
@@ -245,6 +262,7 @@ def _import_conv_transpose(node):
 register_rules(F.deconvolution, onnx_export=_deconvolution_onnx,
                onnx_import={"ConvTranspose": _import_conv_transpose},
                nnp_import=nnabla(F.deconvolution, "Deconvolution", convert=_window_nnp,
+                                    export=_window_export,
                                       base_axis=int, pad=tuple, stride=tuple, dilation=tuple,
                                       group=int, channel_last=bool, output_padding=tuple))
 
@@ -329,7 +347,8 @@ def _import_max_pool(node):
 
 register_rules(F.max_pooling, onnx_export=_max_pooling_onnx,
                onnx_import={"MaxPool": _import_max_pool},
-               nnp_import=nnabla(F.max_pooling, "MaxPooling", convert=_window_nnp, kernel=tuple,
+               nnp_import=nnabla(F.max_pooling, "MaxPooling", convert=_window_nnp,
+                                    export=_window_export, kernel=tuple,
                                     stride=tuple, ignore_border=bool, pad=tuple,
                                     channel_last=bool),
                cntk_import={"Pooling": pooling_cntk}, cntk_v1_import={"Pooling": pooling_v1})
@@ -385,6 +404,7 @@ def _import_average_pool(node):
 register_rules(F.average_pooling, onnx_export=_average_pooling_onnx,
                onnx_import={"AveragePool": _import_average_pool},
                nnp_import=nnabla(F.average_pooling, "AveragePooling", convert=_window_nnp,
+                                        export=_window_export,
                                         kernel=tuple, stride=tuple, ignore_border=bool,
                                         pad=tuple, channel_last=bool, including_pad=bool))
 
@@ -464,9 +484,32 @@ def _batch_normalization_nnp(node):
                                  batch_stat=node.field("batch_stat", bool))
 
 
+def _batch_normalization_nnp_export(e, inputs, attrs):
+    """BatchNormalization (``batch_stat=None`` as the network's phase)"""
+    if attrs["output_stat"]:
+        e.unsupported("output_stat=True")
+    x, beta, gamma, mean, var = inputs
+    if mean is None or var is None:
+        e.unsupported("no running statistics")
+    batch_stat = e.training if attrs["batch_stat"] is None else bool(attrs["batch_stat"])
+    if batch_stat and attrs.get("time_constant") is not None:
+        e.unsupported("time_constant in training (CNTK's running average; NNabla's is a "
+                      "decay rate)")
+    ndim = len(e.shape(x))
+    axes = [int(a) % ndim for a in attrs["axes"]]
+    # NNabla wants the statistics shaped like x with 1 on the other axes ((1, C, 1, 1))
+    stat = tuple(e.shape(x)[i] if i in axes else 1 for i in range(ndim))
+    params = {"axes": axes, "decay_rate": float(attrs["decay_rate"]),
+              "eps": float(attrs["eps"]), "batch_stat": batch_stat,
+              "no_scale": gamma is None, "no_bias": beta is None}
+    e.function("BatchNormalization", [x] + [e.reshape(i, stat) for i in (beta, gamma, mean, var)
+                                            if i is not None], params)
+
+
 register_rules(F.batch_normalization, onnx_export=_batch_normalization_onnx,
                onnx_import={"BatchNormalization": _import_batch_normalization},
                nnp_import={"BatchNormalization": _batch_normalization_nnp},
+               nnp_export=_batch_normalization_nnp_export,
                cntk_import={"BatchNormalization": batch_normalization_cntk},
                cntk_v1_import={"BatchNormalization": v1(
                    batch_normalization_cntk,
@@ -493,8 +536,19 @@ def _import_dropout(node):
     return F.dropout(node.var(0), ratio, train_only=True)
 
 
+def _dropout_nnp_export(e, inputs, attrs):
+    """Dropout (Identity for train-only dropout in an inference network)"""
+    if attrs["output_mask"]:
+        e.unsupported("output_mask=True")
+    if attrs["train_only"] and not e.training:
+        e.function("Identity", inputs[:1])
+    else:
+        e.function("Dropout", inputs[:1], {"p": float(attrs["p"]), "seed": int(attrs["seed"])})
+
+
 register_rules(F.dropout, onnx_export=_dropout_onnx, onnx_import={"Dropout": _import_dropout},
                nnp_import=nnabla(F.dropout, "Dropout", p=float, seed=int),
+               nnp_export=_dropout_nnp_export,
                cntk_import={"Dropout": dropout_cntk})
 
 

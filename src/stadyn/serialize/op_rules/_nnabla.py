@@ -9,22 +9,70 @@ otherwise (NNabla's ``keep_dims`` is the catalog's ``keepdims``) or ``convert(no
 rewrites them (NNabla's ``axes`` list is the catalog's ``axis`` tuple).  NNabla writes proto3
 text, which leaves out fields equal to zero, so an absent field reads as that zero
 (:meth:`~stadyn.serialize._legacy_api.LegacyNode.field`), not as the catalog's default.
+
+The same declaration writes the op back (``.nnp`` export, :mod:`stadyn.serialize._nnp_export`):
+the op's attributes under the field names, unless ``export(emitter, inputs, attrs)`` returns
+the fields itself (NNabla's values for the catalog's ``None`` defaults: ``axis=None`` is the
+last axis, ``stride=None`` the kernel).  An attribute left ``None`` without ``export`` cannot
+be written (NNabla would read the absent field as zero).
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-__all__ = ["nnabla"]
+__all__ = ["nnabla", "last_axis_export"]
 
 _KINDS = (int, float, bool, str, tuple, list)
 
 
+class NnablaDeclaration:
+    """One ``nnabla(...)`` declaration: the NNabla type, its fields and their catalog names;
+    :meth:`export` is the op's ``nnp_export`` rule."""
+
+    def __init__(self, type_name: str, fields: dict, renamed: dict,
+                 export: Callable[..., dict] | None, broadcast: bool = False):
+        self.type = type_name
+        self.fields = fields
+        self.renamed = renamed
+        self._export = export
+        self.broadcast = broadcast
+
+    def export(self, e, inputs, attrs) -> None:
+        """Write the op as one NNabla function of this type."""
+        if self._export is not None:
+            values = self._export(e, inputs, attrs)
+        else:
+            values = {}
+            for f in self.fields:
+                value = attrs.get(self.renamed.get(f, f))
+                if value is None:
+                    e.unsupported(f"{self.renamed.get(f, f)}=None has no NNabla value")
+                values[f] = value
+        params = {}
+        for f, kind in self.fields.items():
+            if f not in values:
+                continue
+            value = values[f]
+            if kind is tuple:
+                params[f] = tuple(int(v) for v in value)
+            elif kind is list:
+                params[f] = list(value)
+            else:
+                params[f] = kind(value)
+        inputs = [i for i in inputs if i is not None]
+        if self.broadcast:
+            inputs = e.same_rank(inputs)
+        e.function(self.type, inputs, params)
+
+
 def nnabla(op: Callable[..., Any], type: str, *, names: Mapping[str, str] | None = None,
-           convert: Callable[..., dict] | None = None,
-           **fields: type) -> dict[str, Callable[..., Any]]:
+           convert: Callable[..., dict] | None = None, export: Callable[..., dict] | None = None,
+           broadcast: bool = False, **fields: type) -> dict[str, Callable[..., Any]]:
     """The ``nnp_import`` mapping ``{type: build}`` calling ``op`` on the function's inputs with
-    its parameter fields (see the module docstring).
+    its parameter fields (see the module docstring).  ``broadcast``: NNabla's function
+    broadcasts only between inputs of the same rank, so the export reshapes a lower-rank input
+    to it first (NumPy's rule: leading axes of size 1).
 
     Example:
         >>> import stadyn.functions as F
@@ -45,6 +93,7 @@ def nnabla(op: Callable[..., Any], type: str, *, names: Mapping[str, str] | None
             kwargs = {renamed.get(f, f): v for f, v in values.items()}
         return op(*[node.var(i) for i in range(node.n_inputs)], **kwargs)
     build.__name__ = f"{type}_nnp"
+    build.nnabla_declaration = NnablaDeclaration(type, fields, renamed, export, broadcast)
     return {type: build}
 
 
@@ -56,3 +105,11 @@ def shape_or_none(value: tuple) -> tuple | None:
         (None, (1, 1))
     """
     return tuple(value) if value else None
+
+
+def last_axis_export(e, inputs, attrs) -> dict:
+    """The fields of an op whose ``axis=None`` is NNabla's default, the last axis
+    (``Softmax``, ``SoftmaxCrossEntropy``...)."""
+    axis = attrs["axis"]
+    ndim = len(e.shape(inputs[0]))
+    return {"axis": ndim - 1 if axis is None else int(axis) % ndim}

@@ -75,6 +75,16 @@ def _import_global_max_pool(node):
     return F.max(node.var(0), axis=tuple(range(2, len(node.shape(0)))), keepdims=True)
 
 
+def _axes_export(e, inputs, attrs):
+    """The catalog's ``axis`` (None: all axes) and ``keepdims`` as NNabla's ``axes`` and
+    ``keep_dims``."""
+    ndim = len(e.shape(inputs[0]))
+    axis = attrs["axis"]
+    axes = range(ndim) if axis is None else (axis if isinstance(axis, (tuple, list)) else (axis,))
+    out = {k: v for k, v in attrs.items() if k not in ("axis", "keepdims")}
+    return dict(out, axes=sorted(int(a) % ndim for a in axes), keep_dims=bool(attrs["keepdims"]))
+
+
 def _axes_nnp(node, fields):
     """NNabla's ``axes`` list and ``keep_dims`` as the catalog's ``axis`` and ``keepdims``."""
     rest = {k: v for k, v in fields.items() if k not in ("axes", "keep_dims")}
@@ -83,21 +93,26 @@ def _axes_nnp(node, fields):
 
 register_rules(F.sum, onnx_export=_reduce_onnx("ReduceSum"),
                onnx_import={"ReduceSum": _import_reduce(F.sum)},
-               nnp_import=nnabla(F.sum, "Sum", convert=_axes_nnp, axes=list, keep_dims=bool),
+               nnp_import=nnabla(F.sum, "Sum", convert=_axes_nnp,
+                                 export=_axes_export, axes=list, keep_dims=bool),
                cntk_import={"ReduceElements": reduce_cntk})
 register_rules(F.mean, onnx_export=_reduce_onnx("ReduceMean"),
                onnx_import={"ReduceMean": _import_reduce(F.mean)},
-               nnp_import=nnabla(F.mean, "Mean", convert=_axes_nnp, axes=list, keep_dims=bool))
+               nnp_import=nnabla(F.mean, "Mean", convert=_axes_nnp,
+                                 export=_axes_export, axes=list, keep_dims=bool))
 register_rules(F.prod, onnx_export=_reduce_onnx("ReduceProd"),
                onnx_import={"ReduceProd": _import_reduce(F.prod)},
-               nnp_import=nnabla(F.prod, "Prod", convert=_axes_nnp, axes=list, keep_dims=bool))
+               nnp_import=nnabla(F.prod, "Prod", convert=_axes_nnp,
+                                 export=_axes_export, axes=list, keep_dims=bool))
 register_rules(F.max, onnx_export=_reduce_onnx("ReduceMax", "ArgMax"),
                onnx_import={"ReduceMax": _import_reduce(F.max), "ArgMax": _import_arg(F.max),
                             "GlobalMaxPool": _import_global_max_pool},
-               nnp_import=nnabla(F.max, "Max", convert=_axes_nnp, axes=list, keep_dims=bool,
+               nnp_import=nnabla(F.max, "Max", convert=_axes_nnp,
+                                 export=_axes_export, axes=list, keep_dims=bool,
                                  with_index=bool, only_index=bool),
                cntk_import={"Hardmax": hardmax_cntk})
 register_rules(F.min, onnx_export=_reduce_onnx("ReduceMin", "ArgMin"),
                onnx_import={"ReduceMin": _import_reduce(F.min), "ArgMin": _import_arg(F.min)},
-               nnp_import=nnabla(F.min, "Min", convert=_axes_nnp, axes=list, keep_dims=bool,
+               nnp_import=nnabla(F.min, "Min", convert=_axes_nnp,
+                                 export=_axes_export, axes=list, keep_dims=bool,
                                  with_index=bool, only_index=bool))

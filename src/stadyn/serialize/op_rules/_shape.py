@@ -86,6 +86,9 @@ register_rules(F.reshape, onnx_export=_reshape_onnx,
                onnx_import={"Reshape": _import_reshape, "Flatten": _import_flatten,
                             "Squeeze": _import_squeeze, "Unsqueeze": _import_unsqueeze},
                nnp_import={"Reshape": _reshape_nnp},
+               nnp_export=lambda e, inputs, attrs: e.function(
+                   "Reshape", inputs[:1], {"shape": e.shape(e.outputs[0]),
+                                           "inplace": bool(attrs["inplace"])}),
                cntk_import={"Reshape": reshape_cntk, "Squeeze": squeeze_cntk})
 
 

@@ -48,6 +48,11 @@ class OpRules:
         nnp_import: ``{nnabla_function_type: build}``; ``build(node)`` receives a
             :class:`stadyn.serialize.LegacyNode` for one function of a decoded NNabla network
             (its ``<type>_param`` fields in ``node.attrs``) and returns the output Variable(s).
+        nnp_export: ``export(emitter, inputs, attrs)``: writes the op as NNabla functions
+            through an ``NnpEmitter`` (:mod:`stadyn.serialize._nnp_export`); ``inputs`` are the
+            NNabla variable names of the node's inputs (``None`` for an absent optional one).
+            Left ``None``, the inverse of an ``nnp_import`` declared with ``nnabla(...)`` is
+            used.
         cntk_import: ``{cntk_op_name: build}`` for CNTK 2 model files: the op names CNTK's
             Python API reports (``Times``, ``Pooling``, ``ReLU``...; a block is expanded into its
             body, so layers need no rule), ``build(node)`` as for ``nnp_import``, with the
@@ -75,6 +80,7 @@ class OpRules:
     onnx_export: Callable[..., Any] | Unmapped | None = None
     onnx_import: Mapping[str, Callable[..., Any]] | Unmapped | None = None
     nnp_import: Mapping[str, Callable[..., Any]] | Unmapped | None = None
+    nnp_export: Callable[..., Any] | Unmapped | None = None
     cntk_import: Mapping[str, Callable[..., Any]] | Unmapped | None = None
     cntk_v1_import: Mapping[str, Callable[..., Any]] | Unmapped | None = None
 

@@ -1,0 +1,294 @@
+"""A Stadyn graph as an NNabla ``network`` message (the inverse of :mod:`._nnp_format` and the
+``nnp_import`` rules): each op node is written by its ``nnp_export`` rule through an
+:class:`NnpEmitter`, or, where the op has none, by the inverse of its ``nnp_import``
+declaration (:func:`~.op_rules._nnabla.nnabla`: the same NNabla type and fields).
+
+Variables are named as NNabla names them: the inputs and outputs by the names given, the
+parameters by their registry names (``cnn/conv1/conv/W``), constants ``constant_<k>`` (as
+parameters without gradient: NNabla has no constants), every other value ``<function>_out``.
+The batch axis (the inputs' first axis, and an op output's first axis of the same size computed
+from one) is written as ``-1``, as NNabla's ``save(variable_batch_size=True)`` does.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Callable, NoReturn
+
+import numpy as np
+
+from ..graph import Variable, output_key, value_key
+from ._graph import GraphParts, collect_graph
+from ._onnx_api import ExportError
+from ._pb_text_write import Message
+from .op_rules import rules_for
+
+__all__ = ["NnpEmitter", "NetworkExport", "export_network", "nnp_export_rule"]
+
+# NNabla's <type>_param field names that are not the type name in snake case
+_PARAM_FIELDS = {"ReLU": "relu_param", "LeakyReLU": "leaky_relu_param", "ELU": "elu_param",
+                 "SELU": "selu_param", "SoftPlus": "softplus_param", "ReLU6": "relu6_param"}
+
+
+def param_field(type_name: str) -> str:
+    """The ``Function`` field holding ``type_name``'s parameters (``Convolution`` ->
+    ``convolution_param``, ``RSubScalar`` -> ``r_sub_scalar_param``).
+
+    Example:
+        >>> param_field("BatchNormalization"), param_field("Add2"), param_field("LeakyReLU")
+        ('batch_normalization_param', 'add2_param', 'leaky_relu_param')
+    """
+    if type_name in _PARAM_FIELDS:
+        return _PARAM_FIELDS[type_name]
+    out = []
+    for i, ch in enumerate(type_name):
+        if ch.isupper() and i > 0:
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out) + "_param"
+
+
+class _Unsupported(Exception):
+    pass
+
+
+class NnpEmitter:
+    """What an ``nnp_export`` rule writes one op node through.
+
+    ``e.function(type, inputs, params)`` appends an NNabla function reading the variables named
+    ``inputs`` and writing, unless ``outputs`` says otherwise, the node's outputs; ``params``
+    are its ``<type>_param`` fields (a tuple is a ``Shape``, a list a repeated field; fields equal
+    to proto3's zero are left out as NNabla leaves them out).  ``e.shape(name)`` is a variable's
+    shape; ``e.training`` tells
+    whether the network is written for training (batch statistics, dropout).
+
+    Example (the rule of an op that is NNabla's ``Tanh``)::
+
+        def _tanh_nnp(e, inputs, attrs):
+            e.function("Tanh", inputs)
+    """
+
+    def __init__(self, writer: "_NetworkWriter", node: Any, outputs: list[str | None]):
+        self._w = writer
+        self.node = node
+        self.outputs = outputs
+        self.training = writer.training
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        """The shape of the variable ``name`` (the batch axis at its built size)."""
+        return self._w.shapes[name]
+
+    def same_rank(self, inputs: list[str]) -> list[str]:
+        """``inputs`` with each of lower rank than the highest reshaped to it (leading axes of
+        size 1, NumPy's broadcasting) by an NNabla ``Reshape``: NNabla's binary functions
+        broadcast only between inputs of the same rank."""
+        rank = max(len(self.shape(i)) for i in inputs)
+        return [self.reshape(name, (1,) * (rank - len(self.shape(name))) + self.shape(name))
+                for name in inputs]
+
+    def reshape(self, name: str, shape: tuple[int, ...]) -> str:
+        """``name`` as ``shape`` (the same size): itself when it has that shape, else a new
+        variable an NNabla ``Reshape`` writes (for parameters: a view NNabla recomputes)."""
+        shape = tuple(int(d) for d in shape)
+        if tuple(self.shape(name)) == shape:
+            return name
+        reshaped = self._w.declare(self._w.unique(f"{name}_reshaped", self._w.variables), shape,
+                                   "Buffer", False)
+        self._w.add_function("Reshape", [name], [reshaped], {"shape": shape})
+        return reshaped
+
+    def function(self, type_name: str, inputs: list[str], params: dict | None = None,
+                 outputs: list[str] | None = None) -> list[str]:
+        """Append one NNabla function (see the class docstring); returns its output names."""
+        outs = self.outputs if outputs is None else outputs
+        if any(o is None for o in outs):
+            self.unsupported("an output nobody holds (NNabla declares every output)")
+        self._w.add_function(type_name, list(inputs), outs, params or {})
+        return outs
+
+    def unsupported(self, reason: str) -> NoReturn:
+        """Give up on this node (an :class:`~stadyn.serialize.ExportError` naming it)."""
+        raise _Unsupported(reason)
+
+
+def _fields_message(params: dict) -> Message:
+    """``params`` as the pairs of a ``<type>_param`` message (proto3's zeros left out)."""
+    out: Message = []
+    for name, value in params.items():
+        if isinstance(value, tuple):
+            out.append((name, [("dim", int(d)) for d in value]))
+        elif isinstance(value, list):
+            out.extend((name, v) for v in value)
+        elif isinstance(value, (bool, np.bool_)):
+            if value:
+                out.append((name, True))
+        elif isinstance(value, (int, np.integer)):
+            if value:
+                out.append((name, int(value)))
+        elif isinstance(value, (float, np.floating)):
+            if value:
+                out.append((name, float(value)))
+        elif isinstance(value, str):
+            if value:
+                out.append((name, value))
+        else:
+            raise TypeError(f"field {name!r} holds {value!r}")
+    return out
+
+
+def nnp_export_rule(spec: Any) -> Callable[..., Any] | None:
+    """The ``nnp_export`` rule of the op ``spec``: its own, or the inverse of an
+    ``nnp_import`` declared with :func:`~.op_rules._nnabla.nnabla`; None when it has neither."""
+    rules = rules_for(spec)
+    if rules is None:
+        return None
+    if callable(getattr(rules, "nnp_export", None)):
+        return rules.nnp_export
+    mapping = rules.nnp_import
+    if isinstance(mapping, dict):
+        for build in mapping.values():
+            declared = getattr(build, "nnabla_declaration", None)
+            if declared is not None:
+                return declared.export
+    return None
+
+
+class _NetworkWriter:
+    def __init__(self, name: str, training: bool, variable_batch_size: bool = True):
+        self.name = name
+        self.variable_batch_size = variable_batch_size
+        self.training = training
+        self.variables: OrderedDict[str, Message] = OrderedDict()
+        self.shapes: dict[str, tuple[int, ...]] = {}
+        self.batched: dict[str, bool] = {}
+        self.functions: list[Message] = []
+        self.batch_size = 1
+        self._counts: dict[str, int] = {}
+
+    def unique(self, base: str, taken) -> str:
+        k = self._counts.get(base, 0)
+        name = base if k == 0 else f"{base}_{k}"
+        while name in taken:
+            k += 1
+            name = f"{base}_{k}"
+        self._counts[base] = k + 1
+        return name
+
+    def declare(self, name: str, shape: tuple[int, ...], kind: str, batch: bool) -> str:
+        if name in self.variables:
+            raise ExportError(f"network {self.name!r}: two variables are both named {name!r}")
+        dims = [(-1 if (i == 0 and batch and self.variable_batch_size) else int(d))
+                for i, d in enumerate(shape)]
+        self.variables[name] = [("name", name), ("type", kind),
+                                ("shape", [("dim", d) for d in dims])]
+        self.shapes[name] = tuple(int(d) for d in shape)
+        self.batched[name] = batch
+        return name
+
+    def add_function(self, type_name: str, inputs: list[str], outputs: list[str],
+                     params: dict) -> None:
+        fname = self.unique(type_name, ())
+        message: Message = [("name", fname), ("type", type_name)]
+        message += [("input", i) for i in inputs]
+        message += [("output", o) for o in outputs]
+        fields = _fields_message(params)
+        if fields:
+            message.append((param_field(type_name), fields))
+        self.functions.append(message)
+
+
+class NetworkExport:
+    """One network as written: its ``network`` message, the names of its data inputs and
+    outputs, and its parameters (name -> (value, need_grad))."""
+
+    def __init__(self, message: Message, inputs: list[str], outputs: list[str],
+                 parameters: "OrderedDict[str, tuple[np.ndarray, bool]]"):
+        self.message = message
+        self.inputs = inputs
+        self.outputs = outputs
+        self.parameters = parameters
+
+
+def _where(node) -> str:
+    return f"op '{node.spec.name}'" + (f" in scope '{node.scope}'" if node.scope else "")
+
+
+def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: int | None = None,
+                   training: bool = False, names: dict[str, Variable] | None = None,
+                   variable_batch_size: bool = True) -> NetworkExport:
+    """The NNabla ``network`` message of the graph computing ``outputs`` from ``inputs`` (as
+    :func:`stadyn.save` takes them).  ``training`` writes batch normalisation that follows the
+    phase with batch statistics and keeps ``train_only`` dropout; ``names`` names other
+    variables of the graph (NNabla's ``names`` entry; without ``inputs``, the unnamed leaves
+    are the inputs, named by ``names`` where it names them).  ``variable_batch_size=False``
+    writes the batch axis at its size instead of ``-1``.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable((2, 3))
+        >>> net = export_network("n", {"y": F.tanh(x)}, {"x": x})
+        >>> [v for k, v in net.message if k == "function"][0][:2]
+        [('name', 'Tanh'), ('type', 'Tanh')]
+    """
+    parts: GraphParts = collect_graph(outputs, inputs)
+    if inputs is None and names:
+        by_id = {id(v): n for n, v in names.items() if isinstance(v, Variable)}
+        parts.inputs = OrderedDict((by_id.get(id(v), n), v) for n, v in parts.inputs.items())
+    w = _NetworkWriter(name, training, variable_batch_size)
+    ids: dict[Any, str] = {}
+    batches = {v.shape[0] for v in parts.inputs.values() if v.shape}
+    w.batch_size = batch_size or (next(iter(batches)) if len(batches) == 1 else 1)
+    for iname, v in parts.inputs.items():
+        ids[value_key(v)] = w.declare(iname, tuple(v.shape), "Buffer",
+                                      bool(v.shape) and v.shape[0] == w.batch_size)
+    params: OrderedDict[str, tuple[np.ndarray, bool]] = OrderedDict()
+    for pname, v in parts.parameters.items():
+        ids[value_key(v)] = w.declare(pname, tuple(v.shape), "Parameter", False)
+        params[pname] = (np.asarray(v.d), bool(v.need_grad))
+    for pname, view in parts.views:
+        ids[value_key(view)] = pname
+    for k, v in enumerate(parts.constants):
+        cname = w.unique("constant", w.variables)
+        ids[value_key(v)] = w.declare(cname, tuple(v.shape), "Parameter", False)
+        params[cname] = (np.asarray(v.d), False)
+    given = {value_key(v): n for n, v in (names or {}).items() if isinstance(v, Variable)}
+    given.update((value_key(v), n) for n, v in parts.outputs.items())
+    for node in parts.nodes:
+        rule = nnp_export_rule(node.spec)
+        if rule is None:
+            raise ExportError(f"{_where(node)}: NNabla has no function this op is written as "
+                              "(no nnp_export rule)")
+        ins, attrs = node.spec.split_arguments(node.args, node.kwargs)
+        in_names: list[str | None] = []
+        for v in ins:
+            if v is None:
+                in_names.append(None)
+            elif isinstance(v, Variable):
+                in_names.append(ids[value_key(v)])
+            else:
+                raise ExportError(f"{_where(node)}: an input given as a value ({type(v).__name__})"
+                                  " has no NNabla form")
+        batched = any(n is not None and w.batched.get(n) for n in in_names)
+        out_names: list[str | None] = []
+        for i, ref in enumerate(node._outputs):
+            v = ref()
+            if v is None:
+                out_names.append(None)
+                continue
+            key = output_key(node, i)
+            base = given.get(key)
+            if base is not None and base in w.variables:
+                raise ExportError(f"network {name!r}: two variables are both named {base!r}")
+            vname = base or w.unique(f"{node.spec.name}_out", w.variables)
+            batch = batched and bool(v.shape) and v.shape[0] == w.batch_size
+            out_names.append(w.declare(vname, tuple(v.shape), "Buffer", batch))
+            ids[key] = vname
+        e = NnpEmitter(w, node, out_names)
+        try:
+            rule(e, in_names, attrs)
+        except _Unsupported as exc:
+            raise ExportError(f"{_where(node)}: cannot be written for NNabla: {exc}") from None
+    message: Message = [("name", name), ("batch_size", int(w.batch_size))]
+    message += [("variable", v) for v in w.variables.values()]
+    message += [("function", f) for f in w.functions]
+    return NetworkExport(message, list(parts.inputs), list(parts.outputs), params)

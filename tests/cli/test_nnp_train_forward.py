@@ -1,0 +1,191 @@
+"""``stadyn train`` and ``stadyn forward`` on a Console-style NNabla training configuration
+(``tests/fixtures/nnp_console``, written by the real NNabla 1.39's ``nnabla.utils.save``: networks,
+an Sgd optimizer, a monitor, an executor, CSV datasets of image files and of inline values)."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import os
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+from stadyn.cli import main
+from stadyn.serialize import read_legacy_model
+
+FIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "nnp_console")
+NNP = os.path.join(FIX, "console_mlp.nnp")
+NNABLA = os.environ.get("STADYN_NNABLA_PYTHON", "/work/peers/nnabla/bin/python")
+RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "serialize",
+                      "nnabla_run_nnp.py")
+
+
+def _samples(name):
+    """The images and labels of ``data/<name>.csv``."""
+    with open(os.path.join(FIX, "data", name)) as f:
+        rows = list(csv.reader(f))[1:]
+    x = np.stack([np.loadtxt(os.path.join(FIX, "data", r[0]), delimiter=",") for r in rows])
+    return x.astype(np.float32), np.array([int(r[1]) for r in rows])
+
+
+def _failure(argv):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(argv) == 1
+    return err.getvalue().strip()
+
+
+def _train(tmp_path):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["train", NNP, "-o", str(tmp_path / "out")]) == 0
+    return out.getvalue()
+
+
+def test_train_lowers_the_loss_and_writes_a_trained_file_that_loads_back(tmp_path):
+    log = _train(tmp_path)
+    costs = [float(c) for c in re.findall(r"cost=([0-9.]+)", log)]
+    assert len(costs) == 6                                  # training_config.max_epoch
+    assert costs[-1] < 0.8 * costs[0], log
+    assert len(re.findall(r"valid_error=[0-9.]+", log)) == 6
+    result = tmp_path / "out" / "results.nnp"
+    trained = read_legacy_model(result)
+    original = read_legacy_model(NNP)
+    # every section is kept; only the parameters changed
+    for key in ("optimizers", "datasets", "monitors", "executors", "training_config"):
+        assert trained.extras[key] == original.extras[key], key
+    assert list(trained.parameters) == list(original.parameters)
+    assert not np.allclose(trained.parameters["fc1/affine/W"].value,
+                           original.parameters["fc1/affine/W"].value)
+    # the trained classifier separates the training set better than the initial one
+    x, y = _samples("train.csv")
+
+    def accuracy(path):
+        net = sd.load(path, batch_size=len(x))
+        return float(np.mean(net(x=x)["prob"].argmax(1) == y))
+    assert accuracy(result) > accuracy(NNP)
+    assert (tmp_path / "out" / "monitoring_report.yml").read_text().startswith("1:\n  cost: ")
+
+
+def test_forward_writes_the_executor_outputs_nnabla_computed(tmp_path):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["forward", NNP, "-d", os.path.join(FIX, "data", "valid.csv"), "-o",
+                     str(tmp_path)]) == 0
+    with open(tmp_path / "output_result.csv") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["x:image", "y:label", "prob__0", "prob__1"]
+    got = np.array([[float(v) for v in r[-2:]] for r in rows[1:]])
+    np.testing.assert_allclose(got, np.load(os.path.join(FIX, "valid_prob.npy")),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_train_refuses_a_file_without_an_optimizer(tmp_path):
+    path = tmp_path / "runtime_only.nnp"
+    net = sd.load(NNP)                                 # the executor "runtime"
+    sd.save_nnp(path, net)
+    assert _failure(["train", str(path), "-o", str(tmp_path / "out")]) == (
+        f"stadyn train: error: {path}: holds no optimizer section, so nothing to train (a "
+        "Neural Network Console / nnabla.utils.save training configuration has one)")
+    assert not (tmp_path / "out").exists()
+
+
+def test_train_names_a_missing_csv_file(tmp_path):
+    shutil.copy(NNP, tmp_path / "moved.nnp")           # its data/ folder stays behind
+    message = _failure(["train", str(tmp_path / "moved.nnp"), "-o", str(tmp_path / "out")])
+    assert re.match(r"stadyn train: error: .*moved.nnp: dataset 'train''s CSV file "
+                    r"'data/train.csv' was not found", message), message
+
+
+@pytest.mark.skipif(not os.path.exists(NNABLA),
+                    reason=f"the real NNabla 1.39 venv is not here ({NNABLA})")
+def test_the_trained_file_runs_in_nnabla_as_in_stadyn(tmp_path):
+    _train(tmp_path)
+    result = tmp_path / "out" / "results.nnp"
+    x, _ = _samples("valid.csv")
+    x = x[:8]
+    np.savez(tmp_path / "in.npz", x=x)
+    proc = subprocess.run([NNABLA, RUNNER, str(result), "runtime", str(tmp_path / "in.npz"),
+                           str(tmp_path / "o.npz")], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = np.load(tmp_path / "o.npz")["out/prob"]
+    np.testing.assert_allclose(got, sd.load(result)(x=x)["prob"], rtol=1e-5, atol=1e-6)
+
+
+def _write_stadyn_config(path, shuffle):
+    """The fixture's configuration written by Stadyn's ``nnabla.utils.save`` (Stadyn's initial
+    parameters, absolute CSV paths, weight decay)."""
+    from stadyn.compat import nnabla as nn
+    from stadyn.compat.nnabla import functions as F_, parametric_functions as PF_
+    from stadyn.compat.nnabla import solvers as S_
+    from stadyn.compat.nnabla.utils.save import save
+
+    def net(x, t=None):
+        h = F_.relu(PF_.affine(x, 8, name="fc1"))
+        y = PF_.affine(h, 2, name="fc2")
+        return F_.softmax(y) if t is None else F_.mean(F_.softmax_cross_entropy(y, t))
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        nn.seed(5)
+        x, t = nn.Variable((8, 4, 4)), nn.Variable((8, 1))
+        loss, vloss, prob = net(x, t), net(x, t), net(x)
+        solver = S_.Sgd(lr=0.5)
+        solver.set_parameters(nn.get_parameters())
+        data = os.path.abspath(os.path.join(FIX, "data"))
+        save(str(path), {
+            "global_config": {"default_context": nn.get_current_context()},
+            "training_config": {"max_epoch": 3, "iter_per_epoch": 3, "save_best": True},
+            "networks": [
+                {"name": "training", "batch_size": 8, "outputs": {"loss": loss},
+                 "names": {"x": x, "y": t}},
+                {"name": "validation", "batch_size": 8, "outputs": {"loss": vloss},
+                 "names": {"x": x, "y": t}},
+                {"name": "runtime", "batch_size": 8, "outputs": {"prob": prob},
+                 "names": {"x": x}}],
+            "optimizers": [{"name": "optimizer", "solver": solver, "network": "training",
+                            "dataset": "train", "weight_decay": 0.01, "lr_decay": 1,
+                            "lr_decay_interval": 1, "update_interval": 1}],
+            "datasets": [
+                {"name": n, "uri": os.path.join(data, f"{n}.csv"),
+                 "cache_dir": str(path.parent / f"{n}.cache"), "variables": {"x": x, "y": t},
+                 "shuffle": shuffle, "batch_size": 8, "no_image_normalization": True}
+                for n in ("train", "valid")],
+            "monitors": [{"name": "valid_error", "network": "validation", "dataset": "valid"}],
+            "executors": [{"name": "runtime", "network": "runtime", "data": ["x"],
+                           "output": ["prob"]}]})
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(os.path.dirname(NNABLA), "nnabla_cli")),
+                    reason="the real NNabla 1.39 venv (nnabla_cli) is not here")
+def test_a_stadyn_written_config_trains_in_nnabla_cli_as_in_stadyn(tmp_path):
+    path = tmp_path / "config.nnp"
+    _write_stadyn_config(path, shuffle=False)          # the same batches in both
+    # nnabla_cli train initialises the parameters afresh unless -p names a file to start from;
+    # stadyn train starts from the file's
+    (tmp_path / "nnabla").mkdir()
+    proc = subprocess.run([os.path.join(os.path.dirname(NNABLA), "nnabla_cli"), "train", "-c",
+                           str(path), "-p", str(path), "-o", str(tmp_path / "nnabla")],
+                          capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Training Completed." in log, log[-3000:]
+    nnabla_costs = [float(c) for c in re.findall(r"epoch \d+ of \d+ cost=([0-9.]+)", log)]
+    nnabla_errors = [float(c) for c in re.findall(r"valid_error=([0-9.]+)", log)]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["train", str(path), "-o", str(tmp_path / "stadyn")]) == 0
+    costs = [float(c) for c in re.findall(r"cost=([0-9.]+)", out.getvalue())]
+    errors = [float(c) for c in re.findall(r"valid_error=([0-9.]+)", out.getvalue())]
+    np.testing.assert_allclose(costs, nnabla_costs, rtol=1e-4)
+    np.testing.assert_allclose(errors, nnabla_errors, rtol=1e-4)
+    assert costs[-1] < costs[0]
+    ours = read_legacy_model(tmp_path / "stadyn" / "results.nnp").parameters
+    theirs = read_legacy_model(tmp_path / "nnabla" / "results.nnp").parameters
+    assert list(ours) == list(theirs)
+    for name in ours:
+        np.testing.assert_allclose(ours[name].value, theirs[name].value, rtol=1e-5, atol=1e-6)
