@@ -8,9 +8,9 @@ minimum, maximum, mean and standard deviation, how many entries are NaN or infin
 first ``values`` entries.
 
 The probe is a PyTorch custom op (``stadyn_kernels::trace``), so a static plan and a compiled
-step keep it: a static plan runs it on every replay, not only while the plan is traced.  It copies the
-tensor it watches (a custom op cannot return its input), so it costs one copy per execution;
-take it out of a graph that is being timed.
+step keep it: a static plan runs it on every replay, not only while the plan is traced.  It
+copies the tensor it watches (a custom op cannot return its input), so it costs one copy per
+execution; take it out of a graph that is being timed.
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F
