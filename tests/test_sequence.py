@@ -109,3 +109,38 @@ def test_bad_sequences_are_one_clear_error():
         sd.sequence.recurrence(
             lambda h, u: F.concatenate(h, F.slice(u, (0, 0), (1, 1)), axis=1), [x], [0.0],
             [(2,)])
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_gather_then_scatter_puts_each_taken_step_back(dynamic):
+    """Independent expectation: the steps with a positive first feature, per sequence, cut
+    from the fed arrays with NumPy (and back in place, 0 elsewhere)."""
+    x = sd.sequence.input_variable(3, need_grad=True)
+    x.d = SEQS
+    with sd.auto_forward(dynamic):
+        cond = F.greater_scalar(F.slice(x, (0, 0, 0), (None, None, 1)), 0.0)
+        g = sd.sequence.gather(x, cond)
+        back = sd.sequence.scatter(g * 2.0, cond)
+        loss = F.sum(sd.sequence.reduce_sum(back))
+    if not dynamic:
+        loss.forward()
+    loss.backward()
+    taken = [s[s[:, 0] > 0] for s in SEQS]
+    assert [a.tolist() for a in sd.sequence.unpack_value(g)] == [t.tolist() for t in taken]
+    for s, b in zip(SEQS, sd.sequence.unpack_value(back)):
+        np.testing.assert_array_equal(b, np.where(s[:, :1] > 0, 2.0 * s, 0.0))
+    for b, s in enumerate(SEQS):
+        np.testing.assert_array_equal(x.g[b, :len(s)], np.where(s[:, :1] > 0, 2.0, 0.0) + 0 * s)
+        assert (x.g[b, len(s):] == 0).all()
+
+
+def test_counts_past_the_padded_length_are_one_clear_error():
+    c = sd.sequence.input_variable(())
+    y = sd.sequence.where(c)
+    c.d = [np.array([3.0, 1.0]), np.array([1.0])]      # 4 steps from a minibatch padded to 2
+    with pytest.raises(sd.ShapeError, match=r"sequence_where: .* takes 4 steps .* the 2 steps"):
+        y.forward()
+    c.d = [np.array([1.0, 2.0]), np.array([1.0])]
+    y2 = sd.sequence.where(c, steps=4)
+    y2.forward()
+    assert [s.tolist() for s in sd.sequence.unpack_value(y2)] == [[0.0, 1.0, 1.0], [0.0]]

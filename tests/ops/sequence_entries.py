@@ -191,3 +191,77 @@ def _padded_small(seed):
     for b, n in enumerate(LENGTHS):
         x[b, n:] = 3.0       # large enough to change a state, small enough for tanh's gradient
     return x
+
+
+# -- new sequence axes: where / gather / scatter (counts per step), to_sequence ----------------
+def _taken_steps(condition, lengths):
+    """Per sequence, the steps a condition takes, each as often as its count says."""
+    c = np.asarray(condition).reshape(condition.shape[:2])
+    return [[t for t in range(int(n)) for _ in range(max(int(round(c[b, t])), 0))]
+            for b, n in enumerate(lengths)]
+
+
+def ref_where(condition, lengths, steps=0):
+    taken = _taken_steps(condition, lengths)
+    out = np.zeros((condition.shape[0], steps or condition.shape[1]))
+    for b, idx in enumerate(taken):
+        out[b, :len(idx)] = idx
+    return out, np.array([len(i) for i in taken], dtype=np.int64)
+
+
+def ref_gather(x, condition, lengths, steps=0):
+    taken = _taken_steps(condition, lengths)
+    out = np.zeros((x.shape[0], steps or condition.shape[1]) + x.shape[2:])
+    for b, idx in enumerate(taken):
+        for j, t in enumerate(idx):
+            out[b, j] = x[b, t]
+    return out, np.array([len(i) for i in taken], dtype=np.int64)
+
+
+def ref_scatter(x, condition, lengths):
+    out = np.zeros((condition.shape[0], condition.shape[1]) + x.shape[2:])
+    for b, n in enumerate(lengths):
+        j = 0
+        for t in range(int(n)):
+            if round(condition[b, t]) > 0:
+                out[b, t] = x[b, j]
+                j += 1
+    return out
+
+
+def ref_to_sequence(x, lengths):
+    n = np.round(np.asarray(lengths, np.float64).reshape(-1)).astype(np.int64)
+    out = np.zeros(x.shape)
+    for b, k in enumerate(n):
+        out[b, :k] = x[b, :k]
+    return out, n
+
+
+def ref_full_lengths(x):
+    return np.full(x.shape[0], x.shape[1], dtype=np.int64)
+
+
+# 0/1 conditions (and counts of 2) at real steps, garbage (7) at padded ones
+CONDITION = np.array([[1, 0, 1, 7], [1, 7, 7, 7], [0, 1, 1, 0]], np.float32)
+COUNTS = np.array([[2, 0, 1, 7], [1, 7, 7, 7], [0, 1, 0, 0]], np.float32)
+
+
+def new_axis_entries(Case, Entry):
+    """Entries of the ops that make a new sequence axis."""
+    x3 = padded(2, seed=6)
+    note = "the condition says which steps are taken (a count); the lengths are integers"
+    packed = padded(2, seed=7, lengths=np.array([2, 1, 2]))
+    return {
+        "sequence_where": Entry([Case((CONDITION, LENGTHS)), Case((COUNTS, LENGTHS)),
+                                 Case((COUNTS[..., None], LENGTHS), {"steps": 6})], ref_where,
+                                no_grad="positions are integers counted from the condition"),
+        "sequence_gather": Entry([Case((x3, CONDITION, LENGTHS)), Case((x3, COUNTS, LENGTHS))],
+                                 ref_gather, grad_inputs=(0,), why_not_others=note),
+        "sequence_scatter": Entry([Case((packed, CONDITION, LENGTHS))], ref_scatter,
+                                  grad_inputs=(0,), why_not_others=note),
+        "to_sequence": Entry([Case((x3, np.array([2.0, 4.0, 1.0], np.float32))),
+                              Case((x3, np.array([[3], [1], [4]], np.int64)))], ref_to_sequence,
+                             grad_inputs=(0,), why_not_others="the lengths are counts"),
+        "sequence_full_lengths": Entry([Case((x3,))], ref_full_lengths,
+                                       no_grad="the lengths are integers"),
+    }

@@ -377,8 +377,8 @@ class Function(GraphObject, TensorOpsMixin):
             out = {}
             for v in variables:
                 var = unwrap(v)
-                out[v] = _value(var, var.g) if var.grad is not None else np.zeros(var.shape,
-                                                                                   np.float32)
+                out[v] = _value(var, var.g if var.grad is not None else
+                                np.zeros(var.shape, np.float32))     # per sequence, too
             return out
         finally:
             for v, g in saved:
