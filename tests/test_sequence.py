@@ -141,6 +141,6 @@ def test_counts_past_the_padded_length_are_one_clear_error():
     with pytest.raises(sd.ShapeError, match=r"sequence_where: .* takes 4 steps .* the 2 steps"):
         y.forward()
     c.d = [np.array([1.0, 2.0]), np.array([1.0])]
-    y2 = sd.sequence.where(c, steps=4)
+    y2 = sd.sequence.where(c, max_repeat=2)
     y2.forward()
     assert [s.tolist() for s in sd.sequence.unpack_value(y2)] == [[0.0, 1.0, 1.0], [0.0]]

@@ -225,10 +225,10 @@ def delay(x: Variable, initial_state: Any = 0.0, time_step: int = 1) -> Variable
     return x
 
 
-def where(condition: Variable, steps: int = 0) -> Variable:
+def where(condition: Variable, max_repeat: int = 1) -> Variable:
     """The positions of the steps whose ``condition`` is nonzero, as a new sequence (a count
-    ``k`` repeats a position ``k`` times; padded to ``steps``, by default the condition's
-    padded length).
+    ``k`` repeats a position ``k`` times, fractions accumulate; padded to ``max_repeat`` times
+    the condition's padded length).
 
     Example:
         >>> import numpy as np, stadyn as sd
@@ -239,14 +239,15 @@ def where(condition: Variable, steps: int = 0) -> Variable:
         >>> [s.tolist() for s in sd.sequence.unpack_value(y)]
         [[0.0, 2.0], [1.0, 1.0]]
     """
-    y, lengths = F.sequence_where(condition, lengths_of(condition, "sequence.where"), steps)
+    y, lengths = F.sequence_where(condition, lengths_of(condition, "sequence.where"),
+                                  max_repeat)
     return set_sequence_axis(y, lengths)
 
 
-def gather(x: Variable, condition: Variable, steps: int = 0) -> Variable:
+def gather(x: Variable, condition: Variable, max_repeat: int = 1) -> Variable:
     """The steps of ``x`` whose ``condition`` (a sequence on ``x``'s axis) is nonzero, as a new
     sequence.  Example: ``sd.sequence.gather(words, is_noun)``."""
-    y, lengths = F.sequence_gather(x, condition, lengths_of(x, "sequence.gather"), steps)
+    y, lengths = F.sequence_gather(x, condition, lengths_of(x, "sequence.gather"), max_repeat)
     return set_sequence_axis(y, lengths)
 
 

@@ -195,23 +195,31 @@ def _padded_small(seed):
 
 # -- new sequence axes: where / gather / scatter (counts per step), to_sequence ----------------
 def _taken_steps(condition, lengths):
-    """Per sequence, the steps a condition takes, each as often as its count says."""
-    c = np.asarray(condition).reshape(condition.shape[:2])
-    return [[t for t in range(int(n)) for _ in range(max(int(round(c[b, t])), 0))]
-            for b, n in enumerate(lengths)]
+    """Per sequence, the steps a condition takes: as often as the accumulated count, rounded
+    up, grows at the step (CNTK 2.7: counts 0.4, 0.4, 0.4 take steps 0 and 2)."""
+    c = np.asarray(condition, np.float64).reshape(condition.shape[:2])
+    rows = []
+    for b, n in enumerate(lengths):
+        total, done, row = 0.0, 0, []
+        for t in range(int(n)):
+            total += max(c[b, t], 0.0)
+            row += [t] * (int(np.ceil(total)) - done)
+            done = int(np.ceil(total))
+        rows.append(row)
+    return rows
 
 
-def ref_where(condition, lengths, steps=0):
+def ref_where(condition, lengths, max_repeat=1):
     taken = _taken_steps(condition, lengths)
-    out = np.zeros((condition.shape[0], steps or condition.shape[1]))
+    out = np.zeros((condition.shape[0], max_repeat * condition.shape[1]))
     for b, idx in enumerate(taken):
         out[b, :len(idx)] = idx
     return out, np.array([len(i) for i in taken], dtype=np.int64)
 
 
-def ref_gather(x, condition, lengths, steps=0):
+def ref_gather(x, condition, lengths, max_repeat=1):
     taken = _taken_steps(condition, lengths)
-    out = np.zeros((x.shape[0], steps or condition.shape[1]) + x.shape[2:])
+    out = np.zeros((x.shape[0], max_repeat * condition.shape[1]) + x.shape[2:])
     for b, idx in enumerate(taken):
         for j, t in enumerate(idx):
             out[b, j] = x[b, t]
@@ -223,7 +231,7 @@ def ref_scatter(x, condition, lengths):
     for b, n in enumerate(lengths):
         j = 0
         for t in range(int(n)):
-            if round(condition[b, t]) > 0:
+            if condition[b, t] > 0:
                 out[b, t] = x[b, j]
                 j += 1
     return out
@@ -244,6 +252,7 @@ def ref_full_lengths(x):
 # 0/1 conditions (and counts of 2) at real steps, garbage (7) at padded ones
 CONDITION = np.array([[1, 0, 1, 7], [1, 7, 7, 7], [0, 1, 1, 0]], np.float32)
 COUNTS = np.array([[2, 0, 1, 7], [1, 7, 7, 7], [0, 1, 0, 0]], np.float32)
+FRACTIONS = np.array([[1.5, 0.4, 2.6, 7], [0.5, 7, 7, 7], [0.4, 0.4, 0.4, 0.5]], np.float32)
 
 
 def new_axis_entries(Case, Entry):
@@ -253,9 +262,11 @@ def new_axis_entries(Case, Entry):
     packed = padded(2, seed=7, lengths=np.array([2, 1, 2]))
     return {
         "sequence_where": Entry([Case((CONDITION, LENGTHS)), Case((COUNTS, LENGTHS)),
-                                 Case((COUNTS[..., None], LENGTHS), {"steps": 6})], ref_where,
+                                 Case((COUNTS[..., None], LENGTHS), {"max_repeat": 2}),
+                                 Case((FRACTIONS, LENGTHS), {"max_repeat": 2})], ref_where,
                                 no_grad="positions are integers counted from the condition"),
-        "sequence_gather": Entry([Case((x3, CONDITION, LENGTHS)), Case((x3, COUNTS, LENGTHS))],
+        "sequence_gather": Entry([Case((x3, CONDITION, LENGTHS)),
+                                  Case((x3, FRACTIONS, LENGTHS), {"max_repeat": 2})],
                                  ref_gather, grad_inputs=(0,), why_not_others=note),
         "sequence_scatter": Entry([Case((packed, CONDITION, LENGTHS))], ref_scatter,
                                   grad_inputs=(0,), why_not_others=note),

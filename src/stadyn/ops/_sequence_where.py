@@ -3,9 +3,11 @@
 
 The layout is ``ops/_sequence.py``'s: padded ``(B, T, *sample)`` values and int64 lengths
 ``(B,)``.  A condition holds one number per step; CNTK reads it as a *count*: a step with
-condition 2 is taken twice, 0 not at all.  A new axis made from a condition is padded to the
-condition's own padded length ``T`` (``steps`` overrides it), so its shape is known before the
-data is: a minibatch whose counts add up to more steps than that is refused, never cut.
+condition 2 is taken twice, 0 not at all, and fractions accumulate (step ``t`` is taken
+``ceil(c_0 + ... + c_t) - ceil(c_0 + ... + c_{t-1})`` times, so 0.5 takes every other step).
+A new axis made from a condition is padded to ``max_repeat`` times the condition's padded
+length ``T``, so its shape is known before the data is: a minibatch whose counts add up to more
+steps than that is refused, never cut.
 ``where`` and ``gather`` read their data to know which steps to take (their static graphs
 run eagerly, as an op with a data-dependent layout must).
 """
@@ -31,45 +33,44 @@ def _per_step(condition: torch.Tensor, op_name: str) -> torch.Tensor:
     return condition
 
 
-def _counts(condition: torch.Tensor, lengths: torch.Tensor, op_name: str) -> torch.Tensor:
-    """How many times each real step is taken (int64 ``(B, T)``; padded steps 0)."""
-    c = _per_step(condition, op_name)
-    c = torch.round(c.float()).clamp(min=0).long() if c.is_floating_point() else \
-        c.long().clamp(min=0)
-    return torch.where(step_mask(lengths, c.shape[1]), c, torch.zeros_like(c))
+def _ends(condition: torch.Tensor, lengths: torch.Tensor, op_name: str) -> torch.Tensor:
+    """How many new steps the steps up to each one make (int64 ``(B, T)``): the accumulated
+    counts rounded up; padded steps add nothing."""
+    c = _per_step(condition, op_name).to(torch.float64).clamp(min=0)
+    c = torch.where(step_mask(lengths, c.shape[1]), c, torch.zeros_like(c))
+    return torch.ceil(c.cumsum(1)).long()
 
 
-def _taken(condition, lengths, steps: int, op_name: str):
+def _taken(condition, lengths, max_repeat: int, op_name: str):
     """``(index (B, steps) of the step each new step takes, new lengths (B,))``."""
-    counts = _counts(condition, lengths, op_name)
-    ends = counts.cumsum(1)
+    ends = _ends(condition, lengths, op_name)
     new_lengths = ends[:, -1].contiguous()
-    steps = steps or counts.shape[1]
+    steps = max(int(max_repeat), 1) * ends.shape[1]
     most = int(new_lengths.max()) if new_lengths.numel() else 0
     if most > steps:
         raise ShapeError(f"{op_name}: the condition takes {most} steps of one sequence, more "
-                         f"than the {steps} steps the new sequence axis is padded to (pass a "
-                         "larger 'steps'; a count above 1 repeats a step)")
+                         f"than the {steps} steps the new sequence axis is padded to "
+                         f"({max_repeat} per step of the condition; pass a larger max_repeat)")
     j = torch.arange(steps, device=ends.device).expand(ends.shape[0], steps).contiguous()
     index = torch.searchsorted(ends.contiguous(), j, right=True)
-    return index.clamp(max=counts.shape[1] - 1), new_lengths
+    return index.clamp(max=ends.shape[1] - 1), new_lengths
 
 
 def _rows(x: torch.Tensor) -> torch.Tensor:
     return torch.arange(x.shape[0], device=x.device).unsqueeze(1)
 
 
-def _where_shape(condition, lengths, steps=0):
-    n = steps or condition.shape[1]
+def _where_shape(condition, lengths, max_repeat=1):
+    n = max(int(max_repeat), 1) * condition.shape[1]
     return (torch.empty((condition.shape[0], n), dtype=torch.float32, device="meta"),
             torch.empty((condition.shape[0],), dtype=torch.int64, device="meta"))
 
 
 @op(2, category=_C, shape=_where_shape, traceable=False)
-def sequence_where(condition, lengths, steps=0):
+def sequence_where(condition, lengths, max_repeat=1):
     """The positions of each sequence's steps whose ``condition`` is nonzero, as a new
     sequence (CNTK's ``sequence.where``; a count ``k`` repeats a position ``k`` times).
-    Returns the positions (float ``(B, steps)``) and their lengths.  No gradient.
+    Returns the positions (float ``(B, max_repeat * T)``) and their lengths.  No gradient.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -80,21 +81,21 @@ def sequence_where(condition, lengths, steps=0):
         >>> y.d.tolist(), m.d.tolist()
         ([[0.0, 2.0, 2.0], [1.0, 0.0, 0.0]], [3, 1])
     """
-    index, new_lengths = _taken(condition, lengths, int(steps), "sequence_where")
+    index, new_lengths = _taken(condition, lengths, max_repeat, "sequence_where")
     positions = index.to(torch.float32)
     valid = step_mask(new_lengths, positions.shape[1])
     return torch.where(valid, positions, positions.new_zeros(())), new_lengths
 
 
-def _gather_shape(x, condition, lengths, steps=0):
-    n = steps or condition.shape[1]
+def _gather_shape(x, condition, lengths, max_repeat=1):
+    n = max(int(max_repeat), 1) * condition.shape[1]
     return (torch.empty((x.shape[0], n) + tuple(x.shape[2:]), dtype=x.dtype, device="meta",
                         requires_grad=x.requires_grad),
             torch.empty((x.shape[0],), dtype=torch.int64, device="meta"))
 
 
 @op(3, category=_C, shape=_gather_shape, traceable=False)
-def sequence_gather(x, condition, lengths, steps=0):
+def sequence_gather(x, condition, lengths, max_repeat=1):
     """The steps of ``x`` whose ``condition`` is nonzero, as a new sequence (CNTK's
     ``sequence.gather``): returns them and their lengths; padded steps 0.
 
@@ -108,7 +109,7 @@ def sequence_gather(x, condition, lengths, steps=0):
         >>> y.d.tolist(), m.d.tolist()
         ([[1.0, 3.0, 0.0], [5.0, 0.0, 0.0]], [2, 1])
     """
-    index, new_lengths = _taken(condition, lengths, int(steps), "sequence_gather")
+    index, new_lengths = _taken(condition, lengths, max_repeat, "sequence_gather")
     y = x[_rows(x), index]
     valid = step_mask(new_lengths, y.shape[1], y.ndim)
     return torch.where(valid, y, y.new_zeros(())), new_lengths
@@ -129,7 +130,8 @@ def sequence_scatter(x, condition, lengths):
         ...     F.sequence_scatter(x, c, n).d.tolist()
         [[7.0, 0.0, 8.0], [0.0, 9.0, 0.0]]
     """
-    taken = _counts(condition, lengths, "sequence_scatter") > 0
+    c = _per_step(condition, "sequence_scatter")
+    taken = (c > 0) & step_mask(lengths, c.shape[1])
     rank = (taken.long().cumsum(1) - 1).clamp(min=0, max=x.shape[1] - 1)
     y = x[_rows(x), rank]
     keep = taken.reshape(taken.shape + (1,) * (y.ndim - 2))

@@ -27,6 +27,11 @@ seq_case("where", lambda C, x: C.sequence.where(_condition(C, x)),
          note="the positions do not depend on x's values: the gradient is 0")
 seq_case("where__counts", lambda C, x: C.sequence.where(_counts(C, x)),
          names=["cntk.sequence.where"] + _NAMES, note="a count of 2 repeats a position")
+seq_case("where__fractions",
+         lambda C, x: C.sequence.where(C.sigmoid(C.reduce_sum(x, axis=0)) * 1.5),
+         names=["cntk.sequence.where", "cntk.ops.sigmoid", "cntk.ops.reduce_sum"],
+         note="fractional counts accumulate (each step is taken as often as the running sum, "
+              "rounded up, grows)")
 seq_case("gather", lambda C, x: C.sequence.gather(x, _condition(C, x)),
          names=["cntk.sequence.gather"] + _NAMES)
 seq_case("gather__counts", lambda C, x: C.sequence.gather(x, _counts(C, x)),
