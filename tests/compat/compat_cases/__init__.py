@@ -10,7 +10,7 @@ MODULES = {
     "cntk": ["cntk_ops", "cntk_ops_more", "cntk_function", "cntk_graph", "cntk_layers",
              "cntk_layers_more", "cntk_learners", "cntk_train", "cntk_session",
              "cntk_distributed", "cntk_io", "cntk_misc", "cntk_names", "cntk_sequence",
-             "cntk_sequence_axes",
+             "cntk_sequence_axes", "cntk_sequence_layers",
              "cntk_blind_spots"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
                "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn"],
