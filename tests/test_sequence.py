@@ -144,3 +144,16 @@ def test_counts_past_the_padded_length_are_one_clear_error():
     y2 = sd.sequence.where(c, max_repeat=2)
     y2.forward()
     assert [s.tolist() for s in sd.sequence.unpack_value(y2)] == [[0.0, 1.0, 1.0], [0.0]]
+
+
+def test_the_lstm_bench_workload_and_its_torch_twin_compute_the_same_loss():
+    """The twin (nn.LSTM on packed sequences, CNTK's gates reordered) is the same network."""
+    from stadyn.bench import WORKLOADS
+    from stadyn.bench._sequence_workload import lstm_classifier
+    assert WORKLOADS["lstm"].hidden == 256 and WORKLOADS["lstm"].embedding == 64
+    w = lstm_classifier(batch_size=6, vocab=50, embedding=8, hidden=16, min_length=1,
+                        max_length=9)
+    losses = [w.stadyn_case("static").first_loss, w.stadyn_case("dynamic").first_loss,
+              w.torch_case("eager").first_loss]
+    assert losses[0] == pytest.approx(losses[2], rel=1e-5)
+    assert losses[1] == pytest.approx(losses[2], rel=1e-5)
