@@ -14,6 +14,7 @@ import pytest
 import stadyn as sd
 import stadyn.functions as F
 import stadyn.layers as L
+from stadyn.graph import topological_nodes
 
 RNG = np.random.default_rng(3)
 SEQS = [RNG.standard_normal((n, 3)).astype(np.float32) for n in (3, 1, 5)]
@@ -157,3 +158,35 @@ def test_the_lstm_bench_workload_and_its_torch_twin_compute_the_same_loss():
               w.torch_case("eager").first_loss]
     assert losses[0] == pytest.approx(losses[2], rel=1e-5)
     assert losses[1] == pytest.approx(losses[2], rel=1e-5)
+
+
+def _lstm_run(dynamic, backwards, fused):
+    """One LSTM recurrence's values and gradients; ``fused=False`` takes the step-by-step
+    path (``return_full_state`` does)."""
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        sd.seed(5)
+        x = sd.sequence.input_variable(3, need_grad=True)
+        x.d = SEQS
+        with sd.auto_forward(dynamic):
+            layer = L.Recurrence(L.LSTM(4), go_backwards=backwards, initial_state=0.3,
+                                 return_full_state=not fused)
+            out = layer(x)
+            h = out if fused else out[0]
+            loss = F.sum(sd.sequence.reduce_sum(h * F.tanh(h)))
+        if not dynamic:
+            loss.forward()
+        loss.backward()
+        names = {n.spec.name for n in topological_nodes([loss])}
+        grads = {k: v.g.copy() for k, v in sd.get_parameters().items()}
+        return float(loss.d), x.g.copy(), grads, names
+
+
+@pytest.mark.parametrize("backwards", [False, True], ids=["forwards", "backwards"])
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_a_plain_lstm_recurrence_runs_fused_with_the_step_by_step_numbers(dynamic, backwards):
+    fused, steps = _lstm_run(dynamic, backwards, True), _lstm_run(dynamic, backwards, False)
+    assert "cntk_lstm_sequence" in fused[3] and "cntk_lstm_sequence" not in steps[3]
+    assert fused[0] == pytest.approx(steps[0], rel=1e-5)
+    np.testing.assert_allclose(fused[1], steps[1], rtol=1e-4, atol=1e-6)
+    for k in steps[2]:
+        np.testing.assert_allclose(fused[2][k], steps[2][k], rtol=1e-4, atol=1e-6)

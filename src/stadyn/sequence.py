@@ -33,7 +33,7 @@ from .ops import StepFunction
 __all__ = ["input_variable", "feed", "unpack_value", "lengths_of", "reduce_sum", "reduce_max",
            "softmax", "first", "last", "slice", "broadcast_as", "past_value", "future_value",
            "unpack", "recurrence", "delay", "where", "gather", "scatter", "to_sequence",
-           "to_sequence_like"]
+           "to_sequence_like", "state_value"]
 
 
 def input_variable(shape: Sequence[int] | int, dtype: Any = np.float32,
@@ -90,9 +90,15 @@ def lengths_of(x: Variable, op: str = "sequence op") -> Variable:
 _constant_ids = itertools.count()
 
 
-def _constant(value: Any) -> Variable:
-    """An initial state as a graph value: a number is a ``constant`` op; an array a named
-    leaf (a constant the graph holds, not an input a caller feeds)."""
+def state_value(value: Any) -> Variable:
+    """An initial state as a graph value: a Variable itself, a number a ``constant`` op, an
+    array a named leaf (a constant the graph holds, not an input a caller feeds).
+
+    Example:
+        >>> import stadyn as sd
+        >>> sd.sequence.state_value([0.5, 1.0]).shape
+        (2,)
+    """
     if isinstance(value, Variable):
         return value
     arr = np.asarray(value, dtype=np.float32)
@@ -159,7 +165,7 @@ def past_value(x: Variable, initial_state: Any = 0.0, time_step: int = 1) -> Var
     """The value ``time_step`` steps earlier (``initial_state`` before each start).  Example:
     ``sd.sequence.past_value(h)``."""
     lengths = lengths_of(x, "past_value")
-    return set_sequence_axis(F.past_value(x, lengths, _constant(initial_state), time_step),
+    return set_sequence_axis(F.past_value(x, lengths, state_value(initial_state), time_step),
                              lengths)
 
 
@@ -167,7 +173,7 @@ def future_value(x: Variable, initial_state: Any = 0.0, time_step: int = 1) -> V
     """The value ``time_step`` steps later (``initial_state`` after each end).  Example:
     ``sd.sequence.future_value(h)``."""
     lengths = lengths_of(x, "future_value")
-    return set_sequence_axis(F.future_value(x, lengths, _constant(initial_state), time_step),
+    return set_sequence_axis(F.future_value(x, lengths, state_value(initial_state), time_step),
                              lengths)
 
 
@@ -206,7 +212,7 @@ def recurrence(step: Callable, inputs: Sequence[Variable], initial_states: Seque
             raise ShapeError(f"recurrence: the step returns state {k} of shape "
                              f"{tuple(o.shape[1:])}, but the state has shape {tuple(s)}")
     program = StepFunction(states, step_inputs, outs)
-    ys = F.recurrence(lengths, *inputs, *[_constant(v) for v in initial_states],
+    ys = F.recurrence(lengths, *inputs, *[state_value(v) for v in initial_states],
                       *program.captured, step=program, n_sequences=len(inputs),
                       go_backwards=go_backwards)
     ys = ys if isinstance(ys, tuple) else (ys,)

@@ -276,3 +276,38 @@ def new_axis_entries(Case, Entry):
         "sequence_full_lengths": Entry([Case((x3,))], ref_full_lengths,
                                        no_grad="the lengths are integers"),
     }
+
+
+# -- CNTK's LSTM run by torch's fused kernel ------------------------------------------------------
+def _sigmoid(v):
+    return 1.0 / (1.0 + np.exp(-v))
+
+
+def ref_lstm_sequence(x, lengths, h0, c0, w, hw, b, go_backwards=False):
+    """CNTK's LSTM step (gates i, c, f, o) walked over each sequence alone."""
+    size = hw.shape[0]
+    out = np.zeros(x.shape[:2] + (size,))
+    for k, s in enumerate(_seqs(x, lengths)):
+        h = np.broadcast_to(h0[k] if np.ndim(h0) == 2 else h0, (size,)).astype(np.float64)
+        c = np.broadcast_to(c0[k] if np.ndim(c0) == 2 else c0, (size,)).astype(np.float64)
+        for t in (range(len(s) - 1, -1, -1) if go_backwards else range(len(s))):
+            i, g, f, o = np.split(s[t] @ w + b + h @ hw, 4)
+            c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+            h = _sigmoid(o) * np.tanh(c)
+            out[k, t] = h
+    return out
+
+
+def lstm_entries(Case, Entry):
+    """The entry of ``cntk_lstm_sequence``."""
+    rng = np.random.default_rng(8)
+    x = padded(2, seed=9)
+    w, hw = (rng.standard_normal((2, 12)) * 0.5).astype(np.float32), \
+        (rng.standard_normal((3, 12)) * 0.5).astype(np.float32)
+    b = (rng.standard_normal(12) * 0.3).astype(np.float32)
+    h0 = (rng.standard_normal((3, 3)) * 0.5).astype(np.float32)
+    return {"cntk_lstm_sequence": Entry(
+        [Case((x, LENGTHS, np.float32(0), np.float32(0), w, hw, b)),
+         Case((x, LENGTHS, h0, np.full(3, 0.2, np.float32), w, hw, b), {"go_backwards": True})],
+        ref_lstm_sequence, grad_inputs=(0, 2, 3, 4, 5, 6), rtol=1e-4, atol=1e-5,
+        why_not_others="the lengths are integers")}

@@ -19,6 +19,8 @@ for _op in (F.sequence_reduce_sum, F.sequence_reduce_max, F.sequence_softmax,
 
 register_rules(F.recurrence, onnx_export=Unmapped(F.recurrence.spec.unstorable),
                onnx_import=Unmapped("ONNX's Loop/Scan import as unrolled graphs is not built"))
+register_rules(F.cntk_lstm_sequence, onnx_export=Unmapped(_NO_AXIS),
+               onnx_import=Unmapped(_NO_IMPORT))
 
 # NNabla's stacked recurrent ops (``ops/_rnn.py``)
 _RNN = ("ONNX's LSTM/GRU/RNN (gate order iofc / zrh, separate recurrence biases) are not "
