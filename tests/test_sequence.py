@@ -14,6 +14,7 @@ import pytest
 import stadyn as sd
 import stadyn.functions as F
 import stadyn.layers as L
+from stadyn.graph import topological_nodes
 
 RNG = np.random.default_rng(3)
 SEQS = [RNG.standard_normal((n, 3)).astype(np.float32) for n in (3, 1, 5)]
@@ -109,3 +110,83 @@ def test_bad_sequences_are_one_clear_error():
         sd.sequence.recurrence(
             lambda h, u: F.concatenate(h, F.slice(u, (0, 0), (1, 1)), axis=1), [x], [0.0],
             [(2,)])
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_gather_then_scatter_puts_each_taken_step_back(dynamic):
+    """Independent expectation: the steps with a positive first feature, per sequence, cut
+    from the fed arrays with NumPy (and back in place, 0 elsewhere)."""
+    x = sd.sequence.input_variable(3, need_grad=True)
+    x.d = SEQS
+    with sd.auto_forward(dynamic):
+        cond = F.greater_scalar(F.slice(x, (0, 0, 0), (None, None, 1)), 0.0)
+        g = sd.sequence.gather(x, cond)
+        back = sd.sequence.scatter(g * 2.0, cond)
+        loss = F.sum(sd.sequence.reduce_sum(back))
+    if not dynamic:
+        loss.forward()
+    loss.backward()
+    taken = [s[s[:, 0] > 0] for s in SEQS]
+    assert [a.tolist() for a in sd.sequence.unpack_value(g)] == [t.tolist() for t in taken]
+    for s, b in zip(SEQS, sd.sequence.unpack_value(back)):
+        np.testing.assert_array_equal(b, np.where(s[:, :1] > 0, 2.0 * s, 0.0))
+    for b, s in enumerate(SEQS):
+        np.testing.assert_array_equal(x.g[b, :len(s)], np.where(s[:, :1] > 0, 2.0, 0.0) + 0 * s)
+        assert (x.g[b, len(s):] == 0).all()
+
+
+def test_counts_past_the_padded_length_are_one_clear_error():
+    c = sd.sequence.input_variable(())
+    y = sd.sequence.where(c)
+    c.d = [np.array([3.0, 1.0]), np.array([1.0])]      # 4 steps from a minibatch padded to 2
+    with pytest.raises(sd.ShapeError, match=r"sequence_where: .* takes 4 steps .* the 2 steps"):
+        y.forward()
+    c.d = [np.array([1.0, 2.0]), np.array([1.0])]
+    y2 = sd.sequence.where(c, max_repeat=2)
+    y2.forward()
+    assert [s.tolist() for s in sd.sequence.unpack_value(y2)] == [[0.0, 1.0, 1.0], [0.0]]
+
+
+def test_the_lstm_bench_workload_and_its_torch_twin_compute_the_same_loss():
+    """The twin (nn.LSTM on packed sequences, CNTK's gates reordered) is the same network."""
+    from stadyn.bench import WORKLOADS
+    from stadyn.bench._sequence_workload import lstm_classifier
+    assert WORKLOADS["lstm"].hidden == 256 and WORKLOADS["lstm"].embedding == 64
+    w = lstm_classifier(batch_size=6, vocab=50, embedding=8, hidden=16, min_length=1,
+                        max_length=9)
+    losses = [w.stadyn_case("static").first_loss, w.stadyn_case("dynamic").first_loss,
+              w.torch_case("eager").first_loss]
+    assert losses[0] == pytest.approx(losses[2], rel=1e-5)
+    assert losses[1] == pytest.approx(losses[2], rel=1e-5)
+
+
+def _lstm_run(dynamic, backwards, fused):
+    """One LSTM recurrence's values and gradients; ``fused=False`` takes the step-by-step
+    path (``return_full_state`` does)."""
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        sd.seed(5)
+        x = sd.sequence.input_variable(3, need_grad=True)
+        x.d = SEQS
+        with sd.auto_forward(dynamic):
+            layer = L.Recurrence(L.LSTM(4), go_backwards=backwards, initial_state=0.3,
+                                 return_full_state=not fused)
+            out = layer(x)
+            h = out if fused else out[0]
+            loss = F.sum(sd.sequence.reduce_sum(h * F.tanh(h)))
+        if not dynamic:
+            loss.forward()
+        loss.backward()
+        names = {n.spec.name for n in topological_nodes([loss])}
+        grads = {k: v.g.copy() for k, v in sd.get_parameters().items()}
+        return float(loss.d), x.g.copy(), grads, names
+
+
+@pytest.mark.parametrize("backwards", [False, True], ids=["forwards", "backwards"])
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_a_plain_lstm_recurrence_runs_fused_with_the_step_by_step_numbers(dynamic, backwards):
+    fused, steps = _lstm_run(dynamic, backwards, True), _lstm_run(dynamic, backwards, False)
+    assert "cntk_lstm_sequence" in fused[3] and "cntk_lstm_sequence" not in steps[3]
+    assert fused[0] == pytest.approx(steps[0], rel=1e-5)
+    np.testing.assert_allclose(fused[1], steps[1], rtol=1e-4, atol=1e-6)
+    for k in steps[2]:
+        np.testing.assert_allclose(fused[2][k], steps[2][k], rtol=1e-4, atol=1e-6)

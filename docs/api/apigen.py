@@ -51,7 +51,8 @@ SECTIONS = [
         "stadyn.compat.cntk.logging", "stadyn.compat.cntk.logging.graph",
         "stadyn.compat.cntk.utils", "stadyn.compat.cntk.device",
         "stadyn.compat.cntk.initializer", "stadyn.compat.cntk.variables",
-        "stadyn.compat.cntk.layers.typing", "stadyn.compat.cntk.ops.functions"]),
+        "stadyn.compat.cntk.layers.typing", "stadyn.compat.cntk.layers.sequence",
+        "stadyn.compat.cntk.ops.functions"]),
     ("Internals for extending Stadyn", [
         "stadyn.graph", "stadyn.ops", "stadyn.parametric", "stadyn.parametric.initializers",
         "stadyn.layers.cntk_semantics"]),

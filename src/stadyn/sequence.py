@@ -32,7 +32,8 @@ from .ops import StepFunction
 
 __all__ = ["input_variable", "feed", "unpack_value", "lengths_of", "reduce_sum", "reduce_max",
            "softmax", "first", "last", "slice", "broadcast_as", "past_value", "future_value",
-           "unpack", "recurrence"]
+           "unpack", "recurrence", "delay", "where", "gather", "scatter", "to_sequence",
+           "to_sequence_like", "state_value"]
 
 
 def input_variable(shape: Sequence[int] | int, dtype: Any = np.float32,
@@ -89,9 +90,15 @@ def lengths_of(x: Variable, op: str = "sequence op") -> Variable:
 _constant_ids = itertools.count()
 
 
-def _constant(value: Any) -> Variable:
-    """An initial state as a graph value: a number is a ``constant`` op; an array a named
-    leaf (a constant the graph holds, not an input a caller feeds)."""
+def state_value(value: Any) -> Variable:
+    """An initial state as a graph value: a Variable itself, a number a ``constant`` op, an
+    array a named leaf (a constant the graph holds, not an input a caller feeds).
+
+    Example:
+        >>> import stadyn as sd
+        >>> sd.sequence.state_value([0.5, 1.0]).shape
+        (2,)
+    """
     if isinstance(value, Variable):
         return value
     arr = np.asarray(value, dtype=np.float32)
@@ -158,7 +165,7 @@ def past_value(x: Variable, initial_state: Any = 0.0, time_step: int = 1) -> Var
     """The value ``time_step`` steps earlier (``initial_state`` before each start).  Example:
     ``sd.sequence.past_value(h)``."""
     lengths = lengths_of(x, "past_value")
-    return set_sequence_axis(F.past_value(x, lengths, _constant(initial_state), time_step),
+    return set_sequence_axis(F.past_value(x, lengths, state_value(initial_state), time_step),
                              lengths)
 
 
@@ -166,7 +173,7 @@ def future_value(x: Variable, initial_state: Any = 0.0, time_step: int = 1) -> V
     """The value ``time_step`` steps later (``initial_state`` after each end).  Example:
     ``sd.sequence.future_value(h)``."""
     lengths = lengths_of(x, "future_value")
-    return set_sequence_axis(F.future_value(x, lengths, _constant(initial_state), time_step),
+    return set_sequence_axis(F.future_value(x, lengths, state_value(initial_state), time_step),
                              lengths)
 
 
@@ -205,8 +212,83 @@ def recurrence(step: Callable, inputs: Sequence[Variable], initial_states: Seque
             raise ShapeError(f"recurrence: the step returns state {k} of shape "
                              f"{tuple(o.shape[1:])}, but the state has shape {tuple(s)}")
     program = StepFunction(states, step_inputs, outs)
-    ys = F.recurrence(lengths, *inputs, *[_constant(v) for v in initial_states],
+    ys = F.recurrence(lengths, *inputs, *[state_value(v) for v in initial_states],
                       *program.captured, step=program, n_sequences=len(inputs),
                       go_backwards=go_backwards)
     ys = ys if isinstance(ys, tuple) else (ys,)
     return tuple(set_sequence_axis(y, lengths) for y in ys)
+
+
+def delay(x: Variable, initial_state: Any = 0.0, time_step: int = 1) -> Variable:
+    """``past_value`` for a positive ``time_step``, ``future_value`` of ``-time_step`` for a
+    negative one, ``x`` itself for 0 (CNTK's ``sequence.delay``).  Example:
+    ``sd.sequence.delay(x, time_step=-1)`` is the next step."""
+    k = int(time_step)
+    if k > 0:
+        return past_value(x, initial_state, k)
+    if k < 0:
+        return future_value(x, initial_state, -k)
+    return x
+
+
+def where(condition: Variable, max_repeat: int = 1) -> Variable:
+    """The positions of the steps whose ``condition`` is nonzero, as a new sequence (a count
+    ``k`` repeats a position ``k`` times, fractions accumulate; padded to ``max_repeat`` times
+    the condition's padded length).
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> c = sd.sequence.input_variable(())
+        >>> y = sd.sequence.where(c)
+        >>> c.d = [np.array([1.0, 0.0, 1.0]), np.array([0.0, 2.0])]
+        >>> y.forward()
+        >>> [s.tolist() for s in sd.sequence.unpack_value(y)]
+        [[0.0, 2.0], [1.0, 1.0]]
+    """
+    y, lengths = F.sequence_where(condition, lengths_of(condition, "sequence.where"),
+                                  max_repeat)
+    return set_sequence_axis(y, lengths)
+
+
+def gather(x: Variable, condition: Variable, max_repeat: int = 1) -> Variable:
+    """The steps of ``x`` whose ``condition`` (a sequence on ``x``'s axis) is nonzero, as a new
+    sequence.  Example: ``sd.sequence.gather(words, is_noun)``."""
+    y, lengths = F.sequence_gather(x, condition, lengths_of(x, "sequence.gather"), max_repeat)
+    return set_sequence_axis(y, lengths)
+
+
+def scatter(x: Variable, condition: Variable) -> Variable:
+    """The steps of ``x`` put back where ``condition`` is nonzero, on ``condition``'s axis (0
+    elsewhere): the inverse of :func:`gather`.  Example:
+    ``sd.sequence.scatter(sd.sequence.gather(x, c), c)``."""
+    lengths = lengths_of(condition, "sequence.scatter")
+    return set_sequence_axis(F.sequence_scatter(x, condition, lengths), lengths)
+
+
+def to_sequence(x: Variable, lengths: Variable | None = None) -> Variable:
+    """A plain ``(B, T, *s)`` value as sequences of ``lengths`` (a ``(B,)`` value; all ``T``
+    when None).
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> with sd.auto_forward():
+        ...     x = sd.Variable.from_numpy_array(np.arange(6.0).reshape(2, 3))
+        ...     y = sd.sequence.to_sequence(x, sd.Variable.from_numpy_array(np.array([1, 3])))
+        >>> [s.tolist() for s in sd.sequence.unpack_value(y)]
+        [[0.0], [3.0, 4.0, 5.0]]
+    """
+    if lengths is None:
+        lengths = F.sequence_full_lengths(x)
+    y, n = F.to_sequence(x, lengths)
+    return set_sequence_axis(y, n)
+
+
+def to_sequence_like(x: Variable, like: Variable) -> Variable:
+    """A plain ``(B, T, *s)`` value as sequences with the lengths of ``like``'s (padded to the
+    same ``T``).  Example: ``sd.sequence.to_sequence_like(padded, words)``."""
+    lengths = lengths_of(like, "sequence.to_sequence_like")
+    if len(x.shape) < 2 or tuple(x.shape[:2]) != tuple(like.shape[:2]):
+        raise ShapeError(f"to_sequence_like: the value's leading axes {tuple(x.shape[:2])} are "
+                         f"not the sequences' (batch, steps) {tuple(like.shape[:2])}")
+    y, n = F.to_sequence(x, lengths)
+    return set_sequence_axis(y, lengths)

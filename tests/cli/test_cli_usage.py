@@ -182,7 +182,7 @@ def test_bench_workloads_are_named_for_what_they_are_and_seed2_still_works(monke
     """``digits-cnn`` is the NNabla tutorial's deep CNN; ``seed2``, its earlier name, runs it."""
     from stadyn.cli import bench
     monkeypatch.setattr(bench.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    assert list(WORKLOADS) == ["digits-cnn", "mlp", "cifar", "cifar-bs", "cifar-bs-pad"]
+    assert list(WORKLOADS) == ["digits-cnn", "mlp", "cifar", "cifar-bs", "cifar-bs-pad", "lstm"]
     assert "NNabla's static-vs-dynamic tutorial" in WORKLOADS["digits-cnn"].description
     assert "CNTK's CIFAR-10 ConvNet" in WORKLOADS["cifar"].description
     rows = {}

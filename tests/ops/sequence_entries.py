@@ -191,3 +191,123 @@ def _padded_small(seed):
     for b, n in enumerate(LENGTHS):
         x[b, n:] = 3.0       # large enough to change a state, small enough for tanh's gradient
     return x
+
+
+# -- new sequence axes: where / gather / scatter (counts per step), to_sequence ----------------
+def _taken_steps(condition, lengths):
+    """Per sequence, the steps a condition takes: as often as the accumulated count, rounded
+    up, grows at the step (CNTK 2.7: counts 0.4, 0.4, 0.4 take steps 0 and 2)."""
+    c = np.asarray(condition, np.float64).reshape(condition.shape[:2])
+    rows = []
+    for b, n in enumerate(lengths):
+        total, done, row = 0.0, 0, []
+        for t in range(int(n)):
+            total += max(c[b, t], 0.0)
+            row += [t] * (int(np.ceil(total)) - done)
+            done = int(np.ceil(total))
+        rows.append(row)
+    return rows
+
+
+def ref_where(condition, lengths, max_repeat=1):
+    taken = _taken_steps(condition, lengths)
+    out = np.zeros((condition.shape[0], max_repeat * condition.shape[1]))
+    for b, idx in enumerate(taken):
+        out[b, :len(idx)] = idx
+    return out, np.array([len(i) for i in taken], dtype=np.int64)
+
+
+def ref_gather(x, condition, lengths, max_repeat=1):
+    taken = _taken_steps(condition, lengths)
+    out = np.zeros((x.shape[0], max_repeat * condition.shape[1]) + x.shape[2:])
+    for b, idx in enumerate(taken):
+        for j, t in enumerate(idx):
+            out[b, j] = x[b, t]
+    return out, np.array([len(i) for i in taken], dtype=np.int64)
+
+
+def ref_scatter(x, condition, lengths):
+    out = np.zeros((condition.shape[0], condition.shape[1]) + x.shape[2:])
+    for b, n in enumerate(lengths):
+        j = 0
+        for t in range(int(n)):
+            if condition[b, t] > 0:
+                out[b, t] = x[b, j]
+                j += 1
+    return out
+
+
+def ref_to_sequence(x, lengths):
+    n = np.round(np.asarray(lengths, np.float64).reshape(-1)).astype(np.int64)
+    out = np.zeros(x.shape)
+    for b, k in enumerate(n):
+        out[b, :k] = x[b, :k]
+    return out, n
+
+
+def ref_full_lengths(x):
+    return np.full(x.shape[0], x.shape[1], dtype=np.int64)
+
+
+# 0/1 conditions (and counts of 2) at real steps, garbage (7) at padded ones
+CONDITION = np.array([[1, 0, 1, 7], [1, 7, 7, 7], [0, 1, 1, 0]], np.float32)
+COUNTS = np.array([[2, 0, 1, 7], [1, 7, 7, 7], [0, 1, 0, 0]], np.float32)
+FRACTIONS = np.array([[1.5, 0.4, 2.6, 7], [0.5, 7, 7, 7], [0.4, 0.4, 0.4, 0.5]], np.float32)
+
+
+def new_axis_entries(Case, Entry):
+    """Entries of the ops that make a new sequence axis."""
+    x3 = padded(2, seed=6)
+    note = "the condition says which steps are taken (a count); the lengths are integers"
+    packed = padded(2, seed=7, lengths=np.array([2, 1, 2]))
+    return {
+        "sequence_where": Entry([Case((CONDITION, LENGTHS)), Case((COUNTS, LENGTHS)),
+                                 Case((COUNTS[..., None], LENGTHS), {"max_repeat": 2}),
+                                 Case((FRACTIONS, LENGTHS), {"max_repeat": 2})], ref_where,
+                                no_grad="positions are integers counted from the condition"),
+        "sequence_gather": Entry([Case((x3, CONDITION, LENGTHS)),
+                                  Case((x3, FRACTIONS, LENGTHS), {"max_repeat": 2})],
+                                 ref_gather, grad_inputs=(0,), why_not_others=note),
+        "sequence_scatter": Entry([Case((packed, CONDITION, LENGTHS))], ref_scatter,
+                                  grad_inputs=(0,), why_not_others=note),
+        "to_sequence": Entry([Case((x3, np.array([2.0, 4.0, 1.0], np.float32))),
+                              Case((x3, np.array([[3], [1], [4]], np.int64)))], ref_to_sequence,
+                             grad_inputs=(0,), why_not_others="the lengths are counts"),
+        "sequence_full_lengths": Entry([Case((x3,))], ref_full_lengths,
+                                       no_grad="the lengths are integers"),
+    }
+
+
+# -- CNTK's LSTM run by torch's fused kernel ------------------------------------------------------
+def _sigmoid(v):
+    return 1.0 / (1.0 + np.exp(-v))
+
+
+def ref_lstm_sequence(x, lengths, h0, c0, w, hw, b, go_backwards=False):
+    """CNTK's LSTM step (gates i, c, f, o) walked over each sequence alone."""
+    size = hw.shape[0]
+    out = np.zeros(x.shape[:2] + (size,))
+    for k, s in enumerate(_seqs(x, lengths)):
+        h = np.broadcast_to(h0[k] if np.ndim(h0) == 2 else h0, (size,)).astype(np.float64)
+        c = np.broadcast_to(c0[k] if np.ndim(c0) == 2 else c0, (size,)).astype(np.float64)
+        for t in (range(len(s) - 1, -1, -1) if go_backwards else range(len(s))):
+            i, g, f, o = np.split(s[t] @ w + b + h @ hw, 4)
+            c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+            h = _sigmoid(o) * np.tanh(c)
+            out[k, t] = h
+    return out
+
+
+def lstm_entries(Case, Entry):
+    """The entry of ``cntk_lstm_sequence``."""
+    rng = np.random.default_rng(8)
+    x = padded(2, seed=9)
+    w, hw = (rng.standard_normal((2, 12)) * 0.5).astype(np.float32), \
+        (rng.standard_normal((3, 12)) * 0.5).astype(np.float32)
+    b = (rng.standard_normal(12) * 0.3).astype(np.float32)
+    h0 = (rng.standard_normal((3, 3)) * 0.5).astype(np.float32)
+    return {"cntk_lstm_sequence": Entry(
+        [Case((x, LENGTHS, np.float32(0), np.float32(0), w, hw, b)),
+         Case((x, LENGTHS, h0, np.full(3, 0.2, np.float32), w, hw, b), {"go_backwards": True})],
+        ref_lstm_sequence, grad_inputs=(0, 2, 3, 4, 5, 6), rtol=1e-4, atol=1e-5,
+        why_not_others="the lengths are integers")}

@@ -291,6 +291,10 @@ WORKLOADS: dict[str, Workload] = {
         lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9), input_scale=255.0),
 }
 
+# The sequence workload (its own interface: Stadyn's dynamic/static modes, torch eager).
+from ._sequence_workload import lstm_classifier  # noqa: E402
+WORKLOADS["lstm"] = lstm_classifier()  # type: ignore[assignment]
+
 #: Earlier names of workloads, still accepted (``stadyn bench seed2`` is ``digits-cnn``).
 WORKLOAD_ALIASES: dict[str, str] = {"seed2": "digits-cnn"}
 

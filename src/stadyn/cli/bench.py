@@ -213,7 +213,11 @@ def _cpu_name() -> str:
 
 
 def _cases(w, stadyn_modes, torch_modes) -> list:
-    """The Stadyn and PyTorch cases of workload ``w``, built (and each run once)."""
+    """The Stadyn and PyTorch cases of workload ``w``, built (and each run once); a workload
+    that runs in some modes only (``lstm``: its ``stadyn_modes``, ``torch_modes``) skips the
+    others."""
+    stadyn_modes = [m for m in stadyn_modes if m in getattr(w, "stadyn_modes", stadyn_modes)]
+    torch_modes = [m for m in torch_modes if m in getattr(w, "torch_modes", torch_modes)]
     return [w.stadyn_case(m) for m in stadyn_modes] + [w.torch_case(m) for m in torch_modes]
 
 

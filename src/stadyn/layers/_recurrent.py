@@ -18,6 +18,7 @@ import numpy as np
 from .. import functions as F
 from .. import sequence as S
 from .._errors import StadynError
+from ..graph import set_sequence_axis
 from ._init import glorot_uniform
 from ._layers import Layer, _tuple
 from ._options import default_override_or, resolve
@@ -97,8 +98,20 @@ class LSTM(_Step):
                          enable_self_stabilization, name)
         self.use_peepholes = resolve("LSTM", "use_peepholes", use_peepholes)
 
-    def apply(self, h, c, x):
+    @property
+    def fusable(self) -> bool:
+        """Whether a recurrence over this step may run as torch's fused LSTM kernel (no
+        peepholes, tanh)."""
+        return not self.use_peepholes and self.activation is F.tanh
+
+    def apply(self, h, c, x, go_backwards: bool = False):
         size = self.shape[0]
+        if x.sequence_lengths is not None:        # a whole sequence: the fused kernel
+            w, hw, b = self._weights(F.sequence_first(x, x.sequence_lengths), 4 * size)
+            return set_sequence_axis(
+                F.cntk_lstm_sequence(x, x.sequence_lengths, S.state_value(h),
+                                     S.state_value(c), w, hw, b, go_backwards=go_backwards),
+                x.sequence_lengths)
         w, hw, b = self._weights(x, 4 * size)
         proj = F.affine(x, w, b) + F.affine(h, hw)
         i_proj, c_proj, f_proj, o_proj = _gates(proj, 4, size)
@@ -185,6 +198,9 @@ class Recurrence(Layer):
         shapes = _state_shapes(self.step, x)
         if len(initial) == 1 and len(shapes) > 1:
             initial = list(initial) * len(shapes)
+        if getattr(self.step, "fusable", False) and not self.return_full_state and \
+                len(x.shape) == 3:
+            return self.step(*initial, x, self.go_backwards)     # the whole sequence at once
         states = S.recurrence(self.step, [x], initial, shapes, go_backwards=self.go_backwards)
         return states if self.return_full_state and len(states) > 1 else states[0]
 

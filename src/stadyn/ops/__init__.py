@@ -13,6 +13,7 @@ from . import _compare, _elementwise, _index, _normalization  # noqa: F401
 from . import _random, _resample, _trig  # noqa: F401
 from . import _distributed  # noqa: F401  (ops that communicate: sync_batch_normalization)
 from . import _recurrence, _rnn, _sequence  # noqa: F401  (the sequence axis; recurrences)
+from . import _sequence_where  # noqa: F401  (ops that make a new sequence axis)
 from . import _trace  # noqa: F401  (F.trace, a value probe)
 from ._gradient import grad
 from ._misc import CAST_DTYPES

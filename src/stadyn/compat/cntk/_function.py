@@ -390,8 +390,8 @@ class Function(GraphObject, TensorOpsMixin):
             out = {}
             for v in variables:
                 var = unwrap(v)
-                out[v] = _value(var, var.g) if var.grad is not None else np.zeros(var.shape,
-                                                                                   np.float32)
+                out[v] = _value(var, var.g if var.grad is not None else
+                                np.zeros(var.shape, np.float32))     # per sequence, too
             apply_assignments(state.assignments)
             return out
         finally:

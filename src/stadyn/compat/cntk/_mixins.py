@@ -187,8 +187,11 @@ class VariableMixin:
 
     @property
     def dynamic_axes(self) -> tuple:
-        """The batch axis for what carries one (``(Axis.default_batch_axis(),)``), else ()."""
+        """The batch axis for what carries one (``(Axis.default_batch_axis(),)``), and the
+        sequence axis after it for a sequence; else ()."""
         from ._axis import Axis
+        if self.variable.sequence_lengths is not None:
+            return Axis.default_input_variable_dynamic_axes()
         return (Axis.default_batch_axis(),) if G.BATCH(self.variable) else ()
 
     @property

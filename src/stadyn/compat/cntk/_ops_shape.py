@@ -19,6 +19,7 @@ import numpy as np
 
 from ...layers import cntk_semantics as S
 from ... import functions as F
+from ... import sequence as Seq
 from . import _graph as G
 from ._adapt import batched, named, operand, sample_axis, sample_shape, wrap
 from ._axis import Axis
@@ -320,7 +321,14 @@ def space_to_depth(operand_, block_size: int, name: str = ""):
 
 def reconcile_dynamic_axes(x, dynamic_axes_as, name: str = ""):
     """``x`` with the dynamic axes of ``dynamic_axes_as``: without sequences, ``x`` itself
-    (repeated for every sample when it has no batch axis)."""
+    (repeated for every sample when it has no batch axis); on a sequence's axes, one value
+    per sequence (or one for all) is repeated at every step."""
+    like = operand(dynamic_axes_as)
+    if getattr(like, "sequence_lengths", None) is not None:
+        v = operand(x)
+        if getattr(v, "sequence_lengths", None) is None:
+            v = Seq.broadcast_as(_match_batch(v, x, dynamic_axes_as), like)
+        return named(wrap(F.identity(v)), name, "ReconcileDynamicAxis")
     if batched(x) or not batched(dynamic_axes_as):
         from ._ops_math import alias
         return named(alias(x), name, "ReconcileDynamicAxis")

@@ -12,13 +12,31 @@ from typing import Any
 
 from ... import layers as _L
 from ._adapt import unwrap, wrap
+from ._function import combine_outputs
 from ._layers import LayerFunction, _layer, _native
 
-__all__ = ["Recurrence", "RecurrenceFrom", "Fold", "LSTM", "GRU", "RNNStep"]
+__all__ = ["Recurrence", "RecurrenceFrom", "Fold", "LSTM", "GRU", "RNNStep", "StatesLayer"]
 
 LSTM = _layer(_L.LSTM, "LSTM")
 GRU = _layer(_L.GRU, "GRU")
 RNNStep = _layer(_L.RNNStep, "RNNStep")
+
+
+class StatesLayer(LayerFunction):
+    """A layer whose Stadyn layer returns several values (a recurrence's states with
+    ``return_full_state``): as in CNTK, one Function with an output each.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> x = C.sequence.input_variable(2)
+        >>> h_c = C.layers.Recurrence(C.layers.LSTM(3), return_full_state=True)(x)
+        >>> [o.shape for o in h_c.outputs]
+        [(3,), (3,)]
+    """
+
+    def __call__(self, *args):
+        out = super().__call__(*args)
+        return combine_outputs(list(out)) if isinstance(out, tuple) else out
 
 
 def _step(step_function: Any):
@@ -50,7 +68,7 @@ def Recurrence(step_function, go_backwards=_L.default_override_or(False),
         >>> [a.shape for a in h.eval({x: [np.ones((2, 2), np.float32)]})]
         [(2, 3)]
     """
-    return LayerFunction(_L.Recurrence(_step(step_function), go_backwards,
+    return StatesLayer(_L.Recurrence(_step(step_function), go_backwards,
                                        _initial(initial_state), return_full_state, name),
                          "Recurrence", name)
 
@@ -59,7 +77,7 @@ def RecurrenceFrom(step_function, go_backwards=_L.default_override_or(False),
                    return_full_state: bool = False, name: str = "") -> LayerFunction:
     """``cntk.layers.RecurrenceFrom``: called as ``(initial states..., x)``.  Example:
     ``C.layers.RecurrenceFrom(C.layers.GRU(4))(h0, x)``."""
-    return LayerFunction(_L.RecurrenceFrom(_step(step_function), go_backwards,
+    return StatesLayer(_L.RecurrenceFrom(_step(step_function), go_backwards,
                                            return_full_state, name), "RecurrenceFrom", name)
 
 
@@ -68,5 +86,5 @@ def Fold(folder_function, go_backwards=_L.default_override_or(False),
          name: str = "") -> LayerFunction:
     """``cntk.layers.Fold``: the final state of a recurrence.  Example:
     ``C.layers.Fold(C.layers.GRU(4))(x)``."""
-    return LayerFunction(_L.Fold(_step(folder_function), go_backwards,
+    return StatesLayer(_L.Fold(_step(folder_function), go_backwards,
                                  _initial(initial_state), return_full_state, name), "Fold", name)

@@ -9,6 +9,7 @@ import itertools
 import numpy as np
 
 from ...graph import Variable as _Var
+from ...graph import sequence_input
 from . import _graph as G
 from ._late import late
 from ._mixins import ArrayMixin, GraphObject, TensorOpsMixin, VariableMixin
@@ -47,8 +48,11 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
 
     def __init__(self, shape=None, dtype=None, needs_gradient: bool = False,
                  is_sparse: bool = False, dynamic_axes=None, name: str = ""):
-        var = _Var((1,) + _shape(shape), need_grad=needs_gradient,
-                   dtype=np.float32 if dtype is None else dtype)
+        dtype = np.float32 if dtype is None else dtype
+        if any(getattr(a, "is_sequence_axis", False) for a in (dynamic_axes or ())):
+            var = sequence_input(_shape(shape), need_grad=needs_gradient, dtype=dtype)
+        else:
+            var = _Var((1,) + _shape(shape), need_grad=needs_gradient, dtype=dtype)
         G.INPUTS[var] = name
         if dynamic_axes is None or len(dynamic_axes):
             G.BATCH.add(var)

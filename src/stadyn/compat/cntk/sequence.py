@@ -19,9 +19,12 @@ from ... import functions as F
 from ... import sequence as S
 from . import _graph as G
 from ._adapt import adapt, named, operand, unwrap, wrap
+from ._axis import Axis
+from ._defaults import default_override_or
 
 __all__ = ["input_variable", "input", "past_value", "future_value", "reduce_sum", "reduce_max",
-           "first", "last", "broadcast_as", "slice", "softmax", "unpack", "is_first", "is_last"]
+           "first", "last", "broadcast_as", "slice", "softmax", "unpack", "is_first", "is_last",
+           "delay", "where", "gather", "scatter", "Axis", "default_override_or"]
 
 
 def input_variable(shape, dtype=np.float32, needs_gradient: bool = False,
@@ -118,3 +121,36 @@ def is_last(seq, name: str = ""):
     """1 at each sequence's last step, 0 elsewhere.  Example: ``C.sequence.is_last(x)``."""
     ones = _ones(seq)
     return named(wrap(ones - S.future_value(ones, 0.0)), name)
+
+
+def delay(x, initial_state=None, time_step: int = 1, name: str = ""):
+    """``past_value`` for a positive ``time_step``, ``future_value`` for a negative one, ``x``
+    for 0.  Example: ``C.sequence.delay(x, time_step=-1)`` is each next step."""
+    return named(wrap(S.delay(unwrap(x), _initial(initial_state), time_step)), name, "Delay")
+
+
+def where(condition, new_sequence_axis_typeinfo=None, name: str = ""):
+    """The positions of the steps whose ``condition`` is nonzero, as a new sequence (a count
+    ``k`` repeats a position).  ``new_sequence_axis_typeinfo`` only names CNTK's new axis; the
+    values do not depend on it.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> c = C.sequence.input_variable(1)
+        >>> C.sequence.where(c).eval({c: [np.array([[1], [0], [1]], np.float32)]})
+        [array([0., 2.], dtype=float32)]
+    """
+    return named(wrap(S.where(unwrap(condition))), name, "Where")
+
+
+def gather(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
+    """The steps of ``seq`` whose ``condition`` is nonzero, as a new sequence.  Example:
+    ``C.sequence.gather(x, C.greater(x, 0))``."""
+    return named(wrap(S.gather(unwrap(seq), unwrap(condition))), name, "Gather")
+
+
+def scatter(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
+    """The steps of ``seq`` put where ``condition`` is nonzero, on its axis (0 elsewhere).
+    Example: ``C.sequence.scatter(C.sequence.gather(x, c), c)``."""
+    return named(wrap(S.scatter(unwrap(seq), unwrap(condition))), name, "Scatter")
+

@@ -13,11 +13,14 @@ _NO_IMPORT = "no ONNX op reads per-sequence lengths"
 
 for _op in (F.sequence_reduce_sum, F.sequence_reduce_max, F.sequence_softmax,
             F.sequence_first, F.sequence_last, F.sequence_slice, F.sequence_broadcast_as,
-            F.past_value, F.future_value, F.sequence_unpack):
+            F.past_value, F.future_value, F.sequence_unpack, F.sequence_where,
+            F.sequence_gather, F.sequence_scatter, F.to_sequence, F.sequence_full_lengths):
     register_rules(_op, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT))
 
 register_rules(F.recurrence, onnx_export=Unmapped(F.recurrence.spec.unstorable),
                onnx_import=Unmapped("ONNX's Loop/Scan import as unrolled graphs is not built"))
+register_rules(F.cntk_lstm_sequence, onnx_export=Unmapped(_NO_AXIS),
+               onnx_import=Unmapped(_NO_IMPORT))
 
 # NNabla's stacked recurrent ops (``ops/_rnn.py``)
 _RNN = ("ONNX's LSTM/GRU/RNN (gate order iofc / zrh, separate recurrence biases) are not "

@@ -26,7 +26,10 @@ from .._layers import (Activation, AveragePooling, BatchNormalization, Convoluti
                       Sequential, SequentialClique, Stabilizer, default_options,
                       default_options_for, identity)
 from .._recurrent import GRU, LSTM, Fold, Recurrence, RecurrenceFrom, RNNStep
+from .._sequence_layers import Delay, PastValueWindow, RNNUnit, UnfoldFrom
 from .._signature import ParameterTensor, Signature, SparseTensor, Tensor, tensor
+from .sequence import UntestedBranchError
+from .typing import Sequence, SequenceOver, SequenceOverMeta
 from .._variables import Constant, InferredDimension, Parameter, Record, Variable, placeholder
 from ..initializer import glorot_uniform
 from ..ops import (PoolingType_Average, PoolingType_Max, SentinelValueForAutoSelectRandomSeed,
@@ -77,11 +80,6 @@ class NDShape:
         return f"NDShape({list(self._dims)})"
 
 
-def UntestedBranchError(name: str):
-    """Raise for a code path CNTK marks as untested."""
-    raise NotImplementedError(f"Untested code branch: {name}")
-
-
 __all__ = [
     "LSTM", "GRU", "RNNStep", "Recurrence", "RecurrenceFrom", "Fold",
     "typing", "Tensor", "SparseTensor", "ParameterTensor", "Signature", "tensor",
@@ -98,4 +96,10 @@ __all__ = [
     "default_override_or", "dropout", "get_default_override", "glorot_uniform",
     "is_default_override", "placeholder", "pooling", "reconcile_dynamic_axes", "reduce_mean",
     "reshape", "sigmoid", "slice", "softplus", "splice", "sqrt", "tanh", "times", "unpooling",
+    "Delay", "PastValueWindow", "RNNUnit", "UnfoldFrom", "Sequence", "SequenceOver",
+    "SequenceOverMeta",
 ]
+
+
+from .. import sequence  # noqa: E402,F401,F811  (as in CNTK 2.7: cntk.sequence shadows the
+#                            module cntk.layers.sequence, which stays importable by its path)

@@ -49,6 +49,7 @@ from .._ops_shape import (CONSTANT_PAD, REFLECT_PAD, SYMMETRIC_PAD, TIMES_NO_INF
                          squeeze, swapaxes, times, times_transpose, to_batch, transpose,
                          unpack_batch, zeros_like)
 from .._variables import (constant, input_variable, output_variable, parameter, placeholder)
+from .._ops_sequence import to_sequence, to_sequence_like
 from ..device import use_default_device
 from ..io import INFINITELY_REPEAT
 
@@ -100,6 +101,7 @@ __all__ = [
     "eye_like", "flatten", "gather", "one_hot", "ones_like", "pad", "reconcile_dynamic_axes",
     "reshape", "slice", "space_to_depth", "splice", "squeeze", "swapaxes", "times",
     "times_transpose", "to_batch", "transpose", "unpack_batch", "zeros_like",
+    "to_sequence", "to_sequence_like",
     # reductions
     "argmax", "argmin", "hardmax", "log_softmax", "reduce_l1", "reduce_l2", "reduce_log_sum_exp",
     "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "reduce_sum_square",

@@ -1,0 +1,189 @@
+"""``cntk.layers``' sequence layers built on the recurrence and the sequence ops: ``Delay``,
+``PastValueWindow``, ``UnfoldFrom`` (greedy decoding) and ``RNNUnit`` (the deprecated name of
+``RNNStep``), with CNTK 2.7's semantics.
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> x = C.sequence.input_variable(1)
+    >>> y = C.layers.Delay(2, initial_state=-1)(x)
+    >>> [a.ravel().tolist() for a in y.eval({x: [np.arange(4, dtype=np.float32)[:, None]]})]
+    [[-1.0, -1.0, 0.0, 1.0]]
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+from ... import functions as F
+from ... import sequence as S
+from ..._errors import StadynError
+from ...graph import Variable, auto_forward
+from ...layers import RNNStep as _RNNStep
+from ...layers import default_override_or, glorot_uniform, resolve
+from . import sequence as seq
+from ._adapt import unwrap, wrap
+from ._layers import LayerFunction, _layer
+from ._recurrent import StatesLayer
+
+__all__ = ["Delay", "PastValueWindow", "UnfoldFrom", "RNNUnit"]
+
+_RNNUnit = _layer(_RNNStep, "RNNStep")
+
+
+def RNNUnit(shape, cell_shape=None, activation=default_override_or(None),
+            init=default_override_or(glorot_uniform()), init_bias=default_override_or(0.0),
+            enable_self_stabilization=default_override_or(False), name: str = ""):
+    """The deprecated name of ``RNNStep`` (CNTK warns so too; the default activation is
+    sigmoid).  Example: ``C.layers.Recurrence(C.layers.RNNUnit(4))``."""
+    warnings.warn("This name will be removed in future versions. Please use RNNStep(...) "
+                  "instead, which is identical except for its name", DeprecationWarning,
+                  stacklevel=2)
+    return _RNNUnit(shape, cell_shape, activation, init, init_bias, enable_self_stabilization,
+                    name=name)
+
+
+class _Delay:
+    """``x`` delayed ``T`` steps (see :func:`Delay`)."""
+
+    parameters: list = []
+
+    def __init__(self, T: int, initial_state: Any):
+        self.T, self.initial_state = int(T), initial_state
+
+    def __call__(self, x):
+        return unwrap(seq.delay(wrap(x), self.initial_state, self.T))
+
+
+def Delay(T: int = 1, initial_state=default_override_or(0), name: str = "") -> LayerFunction:
+    """``sequence.delay`` as a layer: each step ``T`` steps back (forward for a negative
+    ``T``), ``initial_state`` where there is none.  Example above."""
+    return LayerFunction(_Delay(T, resolve("Delay", "initial_state", initial_state)), "Delay",
+                         name)
+
+
+class _Window:
+    """The last ``window_size`` steps of a sequence as a static axis, and their validity."""
+
+    parameters: list = []
+
+    def __init__(self, window_size: int, axis: int, go_backwards: bool):
+        self.window_size, self.axis, self.go_backwards = int(window_size), axis, go_backwards
+
+    def _nth(self, x, offset: int):
+        end = seq.first if self.go_backwards else seq.last
+        return end(seq.delay(x, None, -offset if self.go_backwards else offset))
+
+    def _splice(self, items):
+        from .ops import reshape, splice
+        rank = len(items[0].shape)
+        axis = int(self.axis)
+        if axis < 0 and -axis > rank:           # a new axis: each item gets leading 1s
+            items = [reshape(v, (1,) * (-axis - rank) + tuple(v.shape)) for v in items]
+        return splice(*items, axis=axis)
+
+    def __call__(self, x):
+        x = wrap(x)
+        ones = seq.broadcast_as(_ones_per_sequence(x), x)
+        values = self._splice([self._nth(x, t) for t in range(self.window_size)])
+        valid = self._splice([self._nth(ones, t) for t in range(self.window_size)])
+        return unwrap(values), unwrap(valid)
+
+
+def _ones_per_sequence(x, k: float = 1.0):
+    """``k`` per sequence of ``x`` (CNTK's ``broadcast_as(k, x)`` before broadcasting)."""
+    first = unwrap(seq.first(x))
+    if len(first.shape) > 1:
+        first = F.sum(first, axis=list(range(1, len(first.shape))))
+    return wrap(F.add_scalar(F.mul_scalar(first, 0.0), float(k)))
+
+
+def PastValueWindow(window_size: int, axis, go_backwards=default_override_or(False),
+                    name: str = "") -> LayerFunction:
+    """The last ``window_size`` steps of each sequence spliced along ``axis`` (step ``t`` back
+    at index ``t``, 0 past the start) and a validity mask ``(window_size, 1)``: returns
+    ``(value, valid)`` as one Function with two outputs.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x = C.sequence.input_variable(2)
+        >>> y = C.layers.PastValueWindow(4, axis=-2)(x)
+        >>> r = y.eval({x: [np.arange(6, dtype=np.float32).reshape(3, 2)]})
+        >>> value, valid = [r[o] for o in y.outputs]
+        >>> value.tolist(), valid.ravel().tolist()
+        ([[[4.0, 5.0], [2.0, 3.0], [0.0, 1.0], [0.0, 0.0]]], [1.0, 1.0, 1.0, 0.0])
+    """
+    window = _Window(window_size, axis, resolve("PastValueWindow", "go_backwards",
+                                                go_backwards))
+    return StatesLayer(window, "PastValueWindow", name)
+
+
+class _Unfold:
+    """Greedy decoding (see :func:`UnfoldFrom`)."""
+
+    def __init__(self, generator, until_predicate, length_increase):
+        self.generator, self.until = generator, until_predicate
+        self.length_increase = length_increase
+
+    @property
+    def parameters(self) -> list:
+        return [unwrap(p) for p in getattr(self.generator, "parameters", []) or []]
+
+    def _generate(self, state) -> list:
+        """The generator's ``[output, new state]`` (the output is the state when it gives one
+        value)."""
+        out = self.generator(wrap(state))
+        if not isinstance(out, (tuple, list)):
+            outputs = getattr(out, "outputs", None)
+            out = tuple(outputs) if outputs is not None and len(outputs) > 1 else (out,)
+        if len(out) not in (1, 2):
+            raise StadynError(f"UnfoldFrom: the generator returns {len(out)} values; it returns "
+                              "the output, or (output, new state)")
+        return [unwrap(o) for o in out]
+
+    def __call__(self, initial_state, like):
+        axis = like
+        k = self.length_increase
+        if k != 1:
+            factors = seq.broadcast_as(_ones_per_sequence(wrap(like), k), wrap(like))
+            axis = S.where(unwrap(factors), max_repeat=math.ceil(k))
+        step_shape = tuple(initial_state.shape[1:])
+        with auto_forward(False):        # the output's shape (the step records it again)
+            probe = self._generate(Variable((1,) + step_shape))
+        shapes = [tuple(o.shape[1:]) for o in probe]
+        if len(probe) == 1:
+            (out,) = S.recurrence(lambda s, u: self._generate(s)[0], [axis], [initial_state],
+                                  shapes)
+        else:
+            out, _ = S.recurrence(lambda o, s, u: tuple(self._generate(s)), [axis],
+                                  [0.0, initial_state], shapes)
+        if self.until is None:
+            return out
+        stop = unwrap(self.until(wrap(out)))
+        before = S.past_value(stop, 0.0)          # stopped at an earlier step
+        (valid,) = S.recurrence(lambda h, u: (1.0 - u) * h, [before], [1.0],
+                                [tuple(before.shape[2:])])
+        return S.gather(out, valid)
+
+
+def UnfoldFrom(generator_function, until_predicate=None, length_increase=1,
+               name: str = "") -> LayerFunction:
+    """``UnfoldFrom(generator)(initial_state, dynamic_axis_like)``: the sequence
+    ``out_t = generator(state_{t-1})`` from ``state_{-1} = initial_state`` (a generator giving
+    ``(output, new state)`` carries its own state), as long as ``dynamic_axis_like`` times
+    ``length_increase``; with ``until_predicate``, each sequence ends at the first step whose
+    predicate is 1.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> h0, like = C.input_variable(1), C.sequence.input_variable(1)
+        >>> y = C.layers.UnfoldFrom(lambda h: h * 2.0)(h0, like)
+        >>> y.eval({h0: np.ones((1, 1), np.float32),
+        ...         like: [np.zeros((3, 1), np.float32)]})[0].ravel().tolist()
+        [2.0, 4.0, 8.0]
+    """
+    if not callable(generator_function):
+        raise TypeError("UnfoldFrom: the generator must be a function or a layer")
+    return LayerFunction(_Unfold(generator_function, until_predicate, length_increase),
+                         "UnfoldFrom", name)

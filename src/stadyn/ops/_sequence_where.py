@@ -1,0 +1,174 @@
+"""Ops that give a value a new sequence axis: ``sequence_where``, ``sequence_gather``,
+``sequence_scatter`` (CNTK's ``sequence.where / gather / scatter``) and ``to_sequence``.
+
+The layout is ``ops/_sequence.py``'s: padded ``(B, T, *sample)`` values and int64 lengths
+``(B,)``.  A condition holds one number per step; CNTK reads it as a *count*: a step with
+condition 2 is taken twice, 0 not at all, and fractions accumulate (step ``t`` is taken
+``ceil(c_0 + ... + c_t) - ceil(c_0 + ... + c_{t-1})`` times, so 0.5 takes every other step).
+A new axis made from a condition is padded to ``max_repeat`` times the condition's padded
+length ``T``, so its shape is known before the data is: a minibatch whose counts add up to more
+steps than that is refused, never cut.
+``where`` and ``gather`` read their data to know which steps to take (their static graphs
+run eagerly, as an op with a data-dependent layout must).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .._errors import ShapeError
+from ._registry import op
+from ._sequence import step_mask
+
+_C = "sequence"
+
+
+def _per_step(condition: torch.Tensor, op_name: str) -> torch.Tensor:
+    """``condition`` ``(B, T)`` or ``(B, T, 1, ...)`` as ``(B, T)``."""
+    if condition.ndim > 2:
+        if condition[0, 0].numel() != 1:
+            raise ShapeError(f"{op_name}: the condition must hold one number per step, not "
+                             f"{tuple(condition.shape[2:])}")
+        condition = condition.reshape(condition.shape[:2])
+    return condition
+
+
+def _ends(condition: torch.Tensor, lengths: torch.Tensor, op_name: str) -> torch.Tensor:
+    """How many new steps the steps up to each one make (int64 ``(B, T)``): the accumulated
+    counts rounded up; padded steps add nothing."""
+    c = _per_step(condition, op_name).to(torch.float64).clamp(min=0)
+    c = torch.where(step_mask(lengths, c.shape[1]), c, torch.zeros_like(c))
+    return torch.ceil(c.cumsum(1)).long()
+
+
+def _taken(condition, lengths, max_repeat: int, op_name: str):
+    """``(index (B, steps) of the step each new step takes, new lengths (B,))``."""
+    ends = _ends(condition, lengths, op_name)
+    new_lengths = ends[:, -1].contiguous()
+    steps = max(int(max_repeat), 1) * ends.shape[1]
+    most = int(new_lengths.max()) if new_lengths.numel() else 0
+    if most > steps:
+        raise ShapeError(f"{op_name}: the condition takes {most} steps of one sequence, more "
+                         f"than the {steps} steps the new sequence axis is padded to "
+                         f"({max_repeat} per step of the condition; pass a larger max_repeat)")
+    j = torch.arange(steps, device=ends.device).expand(ends.shape[0], steps).contiguous()
+    index = torch.searchsorted(ends.contiguous(), j, right=True)
+    return index.clamp(max=ends.shape[1] - 1), new_lengths
+
+
+def _rows(x: torch.Tensor) -> torch.Tensor:
+    return torch.arange(x.shape[0], device=x.device).unsqueeze(1)
+
+
+def _where_shape(condition, lengths, max_repeat=1):
+    n = max(int(max_repeat), 1) * condition.shape[1]
+    return (torch.empty((condition.shape[0], n), dtype=torch.float32, device="meta"),
+            torch.empty((condition.shape[0],), dtype=torch.int64, device="meta"))
+
+
+@op(2, category=_C, shape=_where_shape, traceable=False)
+def sequence_where(condition, lengths, max_repeat=1):
+    """The positions of each sequence's steps whose ``condition`` is nonzero, as a new
+    sequence (CNTK's ``sequence.where``; a count ``k`` repeats a position ``k`` times).
+    Returns the positions (float ``(B, max_repeat * T)``) and their lengths.  No gradient.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     c = sd.Variable.from_numpy_array(np.array([[1.0, 0.0, 2.0], [0.0, 1.0, 0.0]]))
+        ...     n = sd.Variable.from_numpy_array(np.array([3, 2]))
+        ...     y, m = F.sequence_where(c, n)
+        >>> y.d.tolist(), m.d.tolist()
+        ([[0.0, 2.0, 2.0], [1.0, 0.0, 0.0]], [3, 1])
+    """
+    index, new_lengths = _taken(condition, lengths, max_repeat, "sequence_where")
+    positions = index.to(torch.float32)
+    valid = step_mask(new_lengths, positions.shape[1])
+    return torch.where(valid, positions, positions.new_zeros(())), new_lengths
+
+
+def _gather_shape(x, condition, lengths, max_repeat=1):
+    n = max(int(max_repeat), 1) * condition.shape[1]
+    return (torch.empty((x.shape[0], n) + tuple(x.shape[2:]), dtype=x.dtype, device="meta",
+                        requires_grad=x.requires_grad),
+            torch.empty((x.shape[0],), dtype=torch.int64, device="meta"))
+
+
+@op(3, category=_C, shape=_gather_shape, traceable=False)
+def sequence_gather(x, condition, lengths, max_repeat=1):
+    """The steps of ``x`` whose ``condition`` is nonzero, as a new sequence (CNTK's
+    ``sequence.gather``): returns them and their lengths; padded steps 0.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     x = sd.Variable.from_numpy_array(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 0.0]]))
+        ...     c = sd.Variable.from_numpy_array(np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]))
+        ...     n = sd.Variable.from_numpy_array(np.array([3, 2]))
+        ...     y, m = F.sequence_gather(x, c, n)
+        >>> y.d.tolist(), m.d.tolist()
+        ([[1.0, 3.0, 0.0], [5.0, 0.0, 0.0]], [2, 1])
+    """
+    index, new_lengths = _taken(condition, lengths, max_repeat, "sequence_gather")
+    y = x[_rows(x), index]
+    valid = step_mask(new_lengths, y.shape[1], y.ndim)
+    return torch.where(valid, y, y.new_zeros(())), new_lengths
+
+
+@op(3, category=_C)
+def sequence_scatter(x, condition, lengths):
+    """The inverse of ``sequence_gather``: the steps of ``x`` (a sequence holding one step per
+    nonzero ``condition`` step) placed, in order, at the steps of ``condition``'s sequences
+    (with ``lengths``) where it is nonzero; 0 elsewhere (CNTK's ``sequence.scatter``).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     x = sd.Variable.from_numpy_array(np.array([[7.0, 8.0], [9.0, 0.0]]))
+        ...     c = sd.Variable.from_numpy_array(np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]))
+        ...     n = sd.Variable.from_numpy_array(np.array([3, 2]))
+        ...     F.sequence_scatter(x, c, n).d.tolist()
+        [[7.0, 0.0, 8.0], [0.0, 9.0, 0.0]]
+    """
+    c = _per_step(condition, "sequence_scatter")
+    taken = (c > 0) & step_mask(lengths, c.shape[1])
+    rank = (taken.long().cumsum(1) - 1).clamp(min=0, max=x.shape[1] - 1)
+    y = x[_rows(x), rank]
+    keep = taken.reshape(taken.shape + (1,) * (y.ndim - 2))
+    return torch.where(keep, y, y.new_zeros(()))
+
+
+@op(2, category=_C)
+def to_sequence(x, lengths):
+    """A plain ``(B, T, *s)`` value as sequences of ``lengths`` (numbers ``(B,)`` or
+    ``(B, 1)``, rounded; CNTK's ``to_sequence``): returns the value (steps past a length are 0)
+    and the lengths as int64.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     x = sd.Variable.from_numpy_array(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+        ...     n = sd.Variable.from_numpy_array(np.array([2.0, 3.0]))
+        ...     y, m = F.to_sequence(x, n)
+        >>> y.d.tolist(), m.d.tolist()
+        ([[1.0, 2.0, 0.0], [4.0, 5.0, 6.0]], [2, 3])
+    """
+    n = lengths.reshape(lengths.shape[0])
+    n = (torch.round(n) if n.is_floating_point() else n).long().clamp(min=0, max=x.shape[1])
+    mask = step_mask(n, x.shape[1], x.ndim)
+    return torch.where(mask, x, x.new_zeros(())), n
+
+
+@op(1, category=_C)
+def sequence_full_lengths(x):
+    """Lengths ``(B,)`` saying every sequence of ``x`` ``(B, T, ...)`` is ``T`` steps long (a
+    plain value made a sequence without lengths).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     n = F.sequence_full_lengths(sd.Variable.from_numpy_array(np.zeros((2, 4, 3))))
+        >>> n.d.tolist()
+        [4, 4]
+    """
+    return torch.full((x.shape[0],), x.shape[1], dtype=torch.int64, device=x.device)

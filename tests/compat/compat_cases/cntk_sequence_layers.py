@@ -1,0 +1,103 @@
+"""``cntk.layers``' sequence layers (``Delay``, ``PastValueWindow``, ``UnfoldFrom``,
+``RNNUnit``, ``return_full_state``), ``cntk.layers.sequence`` and the ``Sequence[...]`` types,
+on minibatches of ragged sequences (lengths 3, 1, 5): values and the gradients of
+``sum(out * w)`` w.r.t. the inputs and parameters (``run_sequence`` in cntk_sequence.py).
+"""
+
+import numpy as np
+
+from compat_harness import cntk_case
+from compat_cases.cntk_sequence import seq_case
+
+_LS = "cntk.layers.sequence."
+seq_case("Delay", lambda C, x: C.layers.Delay(2, initial_state=0.5)(x),
+         names=["cntk.layers.Delay"])
+seq_case("Delay__future", lambda C, x: C.layers.Delay(-1)(x), names=["cntk.layers.Delay"])
+
+
+def _window(C, x, **kw):
+    value, valid = C.layers.PastValueWindow(4, axis=-2, **kw)(x).outputs
+    return C.splice(value * 2.0, valid, axis=-1)
+
+
+seq_case("PastValueWindow", _window, names=["cntk.layers.PastValueWindow", "cntk.ops.splice"],
+         note="the value (4, 3) and its validity (4, 1) spliced side by side")
+seq_case("PastValueWindow__backwards", lambda C, x: _window(C, x, go_backwards=True),
+         names=["cntk.layers.PastValueWindow", "cntk.ops.splice"])
+seq_case("Recurrence_RNNUnit", lambda C, x: C.layers.Recurrence(C.layers.RNNUnit(3))(x),
+         names=["cntk.layers.Recurrence", "cntk.layers.RNNUnit"], params=True,
+         substitutes={"cntk.layers.RNNUnit": "cntk.layers.RNNStep"},
+         note="CNTK 2.7's RNNUnit fails before it starts (blocks.py calls warnings.warn without "
+              "importing warnings); its documented meaning is RNNStep's, which the real side "
+              "runs")
+
+
+def _full_state(C, x, layer):
+    h, c = layer(C.layers.LSTM(2), return_full_state=True)(x).outputs
+    return h + c * 2.0
+
+
+seq_case("Recurrence_LSTM__return_full_state",
+         lambda C, x: _full_state(C, x, C.layers.Recurrence),
+         names=["cntk.layers.Recurrence", "cntk.layers.LSTM"], params=True,
+         note="h + 2 c: both states of every step")
+seq_case("Fold_LSTM__return_full_state", lambda C, x: _full_state(C, x, C.layers.Fold),
+         names=["cntk.layers.Fold", "cntk.layers.LSTM"], params=True)
+seq_case("UnfoldFrom_Dense",
+         lambda C, x, h0: C.layers.UnfoldFrom(C.layers.Dense(3, activation=C.tanh))(h0, x),
+         names=["cntk.layers.UnfoldFrom", "cntk.layers.Dense"], params=True, extra=(3,),
+         note="out_t = Dense(out_{t-1}) from h0, as long as each sequence of x")
+seq_case("UnfoldFrom__output_and_state",
+         lambda C, x, h0: C.layers.UnfoldFrom(
+             lambda h: (C.sigmoid(h) * 2.0, C.tanh(h * 0.5 + 0.3)))(h0, x),
+         names=["cntk.layers.UnfoldFrom", "cntk.ops.sigmoid", "cntk.ops.tanh"], extra=(3,),
+         note="the generator gives (output, new state)")
+seq_case("UnfoldFrom__until_predicate_length_increase",
+         lambda C, x, h0: C.layers.UnfoldFrom(
+             lambda h: C.tanh(h * 1.5 + 0.2),
+             until_predicate=lambda o: C.greater(C.reduce_sum(o), 1.2),
+             length_increase=2)(h0, x),
+         names=["cntk.layers.UnfoldFrom", "cntk.ops.greater", "cntk.ops.reduce_sum"],
+         extra=(3,), note="at most twice as long as x; each sequence ends at the first step "
+                          "whose values sum above 1.2")
+
+
+@cntk_case(names=["cntk.layers.typing.Sequence", "cntk.layers.typing.SequenceOver",
+                  "cntk.layers.typing.SequenceOverMeta", "cntk.layers.typing.Tensor",
+                  "cntk.Function.with_signature", "cntk.ops.input_variable",
+                  "cntk.sequence.reduce_sum", "cntk.Function.dynamic_axes",
+                  "cntk.layers.Sequence", "cntk.layers.SequenceOver"])
+def sequence_types(C, r):
+    T = C.layers.typing
+    r.touch("cntk.Function.dynamic_axes", "cntk.Function.eval", "cntk.Function.with_signature")
+
+    @C.Function.with_signature(T.Sequence[T.Tensor[3]])
+    def total(x):
+        return C.sequence.reduce_sum(x) * 2.0
+
+    over = T.SequenceOver[C.Axis("words")]
+    y = C.input_variable(**over[T.Tensor[2]])
+    z = C.input_variable(**C.layers.Sequence[T.Tensor[4]])
+    meta = type(T.SequenceOver) is T.SequenceOverMeta and C.layers.SequenceOver is T.SequenceOver
+    data = [r.randn(n, 3) for n in (3, 1, 5)]
+    return {"total": total(data), "axes": [len(v.dynamic_axes) for v in (y, z)],
+            "shapes": [list(v.shape) for v in (y, z)], "meta": bool(meta),
+            "sequence axis": [bool(v.dynamic_axes[1].is_sequence_axis) for v in (y, z)]}
+
+
+@cntk_case(names=["cntk.layers.sequence", _LS + "Recurrence", _LS + "Fold", _LS + "Delay",
+                  _LS + "UnfoldFrom", _LS + "PastValueWindow", _LS + "LSTM", _LS + "RNNUnit",
+                  _LS + "InferredDimension"])
+def layers_sequence_module(C, r):
+    """``cntk.layers.sequence`` as a module (CNTK's ``C.layers.sequence`` attribute is
+    ``cntk.sequence``: the ops module shadows it)."""
+    m = r.module("cntk.layers.sequence")
+    x = C.sequence.input_variable(2)
+    y = m.Fold(m.LSTM(2))(m.Delay(1)(x))
+    r.touch("cntk.Function.eval")
+    same = [getattr(m, n) is getattr(C.layers, n)
+            for n in ("Recurrence", "UnfoldFrom", "PastValueWindow", "RNNUnit")]
+    r.set_params(list(y.parameters))
+    return {"same": same, "shadowed": C.layers.sequence is C.sequence,
+            "inferred": int(m.InferredDimension),
+            "out": y.eval({x: [np.ones((n, 2), np.float32) * 0.3 for n in (3, 1, 5)]})}
