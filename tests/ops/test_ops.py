@@ -863,6 +863,7 @@ def _more_entries(filename: str, function: str) -> dict:
 
 ENTRIES.update(_more_entries("sequence_entries.py", "sequence_entries"))   # the sequence axis
 ENTRIES.update(_more_entries("rnn_entries.py", "rnn_entries"))   # NNabla's lstm, gru, rnn
+ENTRIES.update(_more_entries("augment_entries.py", "augment_entries"))   # random_*, augmentation
 
 
 def _case_params():
