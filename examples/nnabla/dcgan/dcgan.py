@@ -1,8 +1,8 @@
 """A DCGAN of the 8x8 digits, in the style of nnabla-examples' DCGAN: a generator of
 deconvolutions with batch normalisation, a convolutional discriminator, two Adam solvers over
 the two parameter scopes, and the generator's output cut from the discriminator's graph
-with ``unlinked`` (NNabla 1.39's older name of ``get_unlinked_variable``, which Stadyn lacks);
-generated digits are written as image tiles.
+with ``unlinked`` (the older name of ``get_unlinked_variable``); generated digits are written
+as image tiles.
 
     python dcgan.py [--max-iter 3000] [--monitor-path tmp.monitor.dcgan]
 """
