@@ -10,19 +10,9 @@ setting gives, gradients where each sample's outcome decides them, and NNabla's 
 import numpy as np
 
 from compat_harness import nnabla_case
+from compat_cases.nnabla_functions_more import _seeding
 
 _FRACTION = "fractions of random draws: within 0.06 (5 sigma of the smallest sample here)"
-
-
-def _seeding(nn, f):
-    with nn.auto_forward():
-        same = bool(np.array_equal(f().d, f().d))
-    y = f()
-    y.forward()
-    first = y.d.copy()
-    y.forward()
-    return {"same_seed_same_values": same,
-            "next_forward_new_values": not bool(np.array_equal(first, y.d))}
 
 
 def _rows(a):
