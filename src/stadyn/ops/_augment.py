@@ -277,9 +277,9 @@ def random_erase(x, prob=0.5, area_ratios=(0.02, 0.4), aspect_ratios=(0.3, 3.333
     inside = (box(erase) & (rows >= box(top)) & (rows <= box(top + box_h))
               & (cols >= box(left)) & (cols <= box(left + box_w))).any(0)
     values = uniform(v0, v1, y.shape).to(dtype)
+    if not ste_fine_grained:       # the gradient passes the erased pixels too: ``y - y`` is 0
+        values = values + (y - y.detach())
     erased = torch.where(inside, values, y)
-    if not ste_fine_grained:
-        erased = y + (erased - y).detach()
     if channel_last:
         erased = erased.permute(0, 2, 3, 1)
     return erased.reshape(x.shape)
