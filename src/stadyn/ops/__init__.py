@@ -11,6 +11,7 @@ computes: :func:`ntuple`, :func:`norm_axis`, :func:`norm_axes`, the pooling geom
 from . import _activation, _arith, _cntk, _logical, _loss, _misc, _nn, _reduce, _shape  # noqa: F401
 from . import _compare, _elementwise, _index, _normalization  # noqa: F401
 from . import _random, _resample, _trig  # noqa: F401
+from . import _augment  # noqa: F401  (data augmentation: image_augmentation, random_*)
 from . import _distributed  # noqa: F401  (ops that communicate: sync_batch_normalization)
 from . import _recurrence, _rnn, _sequence  # noqa: F401  (the sequence axis; recurrences)
 from . import _sequence_where  # noqa: F401  (ops that make a new sequence axis)

@@ -14,7 +14,8 @@ MODULES = {
              "cntk_blind_spots", "cntk_random", "cntk_state", "cntk_crop", "cntk_signature",
              "cntk_ranking", "cntk_user_source", "cntk_sampling"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
-               "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn", "nnabla_save"],
+               "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn", "nnabla_save",
+               "nnabla_augment"],
 }
 
 
