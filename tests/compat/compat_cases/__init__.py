@@ -12,7 +12,8 @@ MODULES = {
              "cntk_distributed", "cntk_io", "cntk_misc", "cntk_names", "cntk_sequence",
              "cntk_blind_spots"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
-               "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn"],
+               "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn",
+               "nnabla_functions_extra"],
 }
 
 
