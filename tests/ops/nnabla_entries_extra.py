@@ -244,3 +244,81 @@ EXTRA_ENTRIES: dict[str, Entry] = {
                           no_grad="positions are piecewise constant (NNabla defines no "
                                   "backward)"),
 }
+
+
+# -- binarised-weight layers (the layers' own references come from test_ops) -----------------
+def _sign(w, quantize_zero_to):
+    return np.where(w > 0, 1.0, np.where(w < 0, -1.0, quantize_zero_to))
+
+
+def _unit_scales(w, unit_axis):
+    return np.abs(w).mean(axis=tuple(a for a in range(w.ndim) if a != unit_axis))
+
+
+def _with_a_zero(w):
+    w = w.copy()
+    w.flat[1] = 0.0
+    return w
+
+
+_BINARY_WHY = ("the weight's gradient is straight-through (not the derivative of sign), and the "
+               "binarised weight and scales are outputs the op writes (the compat harness "
+               "checks all three against NNabla)")
+
+
+def binary_entries(ref_affine, ref_convolution) -> dict:
+    """Entries of ``binary_connect_*`` / ``binary_weight_*`` given the references of the plain
+    layers (kept in ``test_ops``)."""
+    def connect_affine(x, w, wb, b=None, base_axis=1, quantize_zero_to=1.0):
+        return ref_affine(x, _sign(w, quantize_zero_to), b, base_axis)
+
+    def weight_affine(x, w, wb, alpha, b=None, base_axis=1, quantize_zero_to=1.0):
+        flat = w.reshape(w.shape[0], -1)
+        value = _sign(flat, quantize_zero_to) * _unit_scales(flat, 1)
+        return ref_affine(x, value.reshape(w.shape), b, base_axis)
+
+    def connect_conv(x, w, wb, b=None, base_axis=1, pad=None, stride=None, dilation=None,
+                     group=1, quantize_zero_to=1.0):
+        return ref_convolution(x, _sign(w, quantize_zero_to), b, base_axis, pad, stride,
+                               dilation, group)
+
+    def weight_conv(x, w, wb, alpha, b=None, base_axis=1, pad=None, stride=None,
+                    dilation=None, group=1, quantize_zero_to=1.0):
+        scales = _unit_scales(w, 0).reshape((-1,) + (1,) * (w.ndim - 1))
+        return ref_convolution(x, _sign(w, quantize_zero_to) * scales, b, base_axis, pad, stride,
+                               dilation, group)
+
+    def writes_sign(x, w, wb, *rest, quantize_zero_to=1.0, **attrs):
+        return {2: _sign(w, quantize_zero_to)}
+
+    def writes_sign_and_scales(unit_axis):
+        def updates(x, w, wb, alpha, *rest, quantize_zero_to=1.0, **attrs):
+            flat = w.reshape(w.shape[0], -1) if unit_axis == 1 else w
+            return {2: _sign(w, quantize_zero_to), 3: _unit_scales(flat, unit_axis)}
+        return updates
+
+    return {
+        "binary_connect_affine": Entry(
+            [Case((normal(2, 3, 2), _with_a_zero(normal(6, 4)), np.zeros((6, 4), np.float32),
+                   normal(4)), {"quantize_zero_to": 0.25}),
+             Case((normal(2, 5), normal(5, 3), np.zeros((5, 3), np.float32), None),
+                  no_grad="no bias: the first case checks the gradients")],
+            connect_affine, grad_inputs=(0, 3), why_not_others=_BINARY_WHY,
+            updates=writes_sign),
+        "binary_weight_affine": Entry(
+            [Case((normal(2, 5), _with_a_zero(normal(5, 3)), np.zeros((5, 3), np.float32),
+                   np.zeros(3, np.float32), normal(3)), {"quantize_zero_to": 0.5})],
+            weight_affine, grad_inputs=(0, 4), why_not_others=_BINARY_WHY,
+            updates=writes_sign_and_scales(1)),
+        "binary_connect_convolution": Entry(
+            [Case((normal(2, 3, 5, 5), normal(4, 3, 3, 3), np.zeros((4, 3, 3, 3), np.float32),
+                   normal(4)), {"pad": (1, 1)})],
+            connect_conv, grad_inputs=(0, 3), why_not_others=_BINARY_WHY,
+            updates=writes_sign),
+        "binary_weight_convolution": Entry(
+            [Case((normal(1, 4, 6, 6), _with_a_zero(normal(6, 2, 3, 2)),
+                   np.zeros((6, 2, 3, 2), np.float32), np.zeros(6, np.float32), normal(6)),
+                  {"stride": (2, 1), "group": 2, "quantize_zero_to": 0.25})],
+            weight_conv, grad_inputs=(0, 4), why_not_others=_BINARY_WHY,
+            updates=writes_sign_and_scales(0)),
+    }

@@ -13,7 +13,7 @@ MODULES = {
              "cntk_blind_spots"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
                "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn",
-               "nnabla_functions_extra", "nnabla_solvers_more"],
+               "nnabla_functions_extra", "nnabla_solvers_more", "nnabla_binary"],
 }
 
 
