@@ -8,6 +8,8 @@ The references are NumPy, written from NNabla 1.39's documented semantics (the c
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from op_harness_types import Case, Data, Entry
@@ -85,6 +87,31 @@ def ref_fixed_point_quantize(x, sign=True, n=8, delta=0.0625, quantize=True,
     low = -high if sign else 0.0
     q = np.sign(x) * np.floor(np.abs(x) / delta + 0.5) * delta
     return np.clip(q, low, high)
+
+
+def ref_pow2_quantize(x, sign=True, with_zero=True, n=8, m=1, quantize=True,
+                      ste_fine_grained=True):
+    """NNabla's documented rule: powers of two with geometric-mean thresholds between
+    ``2^(m - (2^b - 1))`` and ``2^m`` (``b``: the bits left after sign and zero)."""
+    if not quantize:
+        return x
+    bits = n - int(sign) - int(with_zero)
+    low, high = 2.0 ** (m - (2 ** bits - 1)), 2.0 ** m
+    out = np.empty_like(x)
+    for i, v in np.ndenumerate(x):
+        a = abs(v) if sign else max(v, 0.0)
+        q = 0.0 if a == 0 else 2.0 ** math.floor(math.log2(a) + 0.5)
+        q = min(max(q, low), high)
+        if with_zero and a < low / math.sqrt(2.0):
+            q = 0.0
+        out[i] = -q if (sign and v < 0) else q
+    return out
+
+
+def _pow2_data(*shape):
+    v = np.exp2(uniform(-8.0, 2.4, *shape)) * np.where(uniform(0, 1, *shape) < 0.3, -1, 1)
+    v.flat[0] = 0.0
+    return v.astype(np.float32)
 
 
 # -- grids ------------------------------------------------------------------------------------
@@ -216,6 +243,12 @@ EXTRA_ENTRIES: dict[str, Entry] = {
                                          "ste_fine_grained": False}),
                                    Case((normal(2, 3),), {"quantize": False})],
                                   ref_fixed_point_quantize, no_grad=_STE),
+    "pow2_quantize": Entry([Case((_pow2_data(5, 6),), {"n": 4, "m": 1}),
+                            Case((_pow2_data(5, 6),), {"sign": False, "n": 3, "m": 0}),
+                            Case((_pow2_data(5, 6),), {"with_zero": False, "n": 3, "m": 0,
+                                                       "ste_fine_grained": False}),
+                            Case((normal(2, 3),), {"quantize": False})],
+                           ref_pow2_quantize, no_grad=_STE),
     "meshgrid": Entry([Case((normal(3), normal(2))),
                        Case((normal(3), normal(2), normal(4)), {"ij_indexing": True})],
                       ref_meshgrid),

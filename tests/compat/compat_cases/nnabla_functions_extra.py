@@ -114,3 +114,26 @@ fn_case("searchsorted", lambda F, s, v: F.searchsorted(s, v), [(2, 6), (2, 5)],
         data=[sorted_rows, halves], grads=False)
 fn_case("searchsorted__right", lambda F, s, v: F.searchsorted(s, v, right=True),
         [(2, 3, 6), (2, 3, 4)], data=[sorted_rows, halves], grads=False)
+
+
+def pow2_data(r, s):
+    """Magnitudes from 0 to 5 over many octaves, both signs, and an exact 0."""
+    v = (np.exp2(r.rand(*s, low=-8.0, high=2.4)) * np.where(r.rand(*s) < 0.3, -1, 1))
+    v.flat[0] = 0.0
+    return v.astype(np.float32)
+
+
+fn_case("pow2_quantize", lambda F, x: F.pow2_quantize(x, n=4, m=1), [(5, 6)], data=[pow2_data])
+for _sign in (True, False):
+    for _zero in (True, False):
+        fn_case("pow2_quantize__%s_%s" % ("signed" if _sign else "unsigned",
+                                          "zero" if _zero else "nozero"),
+                (lambda s, z: lambda F, x: F.pow2_quantize(x, sign=s, with_zero=z, n=3, m=0))(
+                    _sign, _zero), [(5, 6)], data=[pow2_data],
+                names=["nnabla.functions.pow2_quantize"])
+fn_case("pow2_quantize__coarse_ste", lambda F, x: F.pow2_quantize(x, n=5, m=-1,
+                                                                  ste_fine_grained=False),
+        [(4, 5)], data=[pow2_data], names=["nnabla.functions.pow2_quantize"])
+fn_case("pow2_quantize__off", lambda F, x: F.pow2_quantize(x, quantize=False) * 2.0, [(2, 3)],
+        names=["nnabla.functions.pow2_quantize"],
+        note="NNabla returns x itself (no function), so the case computes on it")
