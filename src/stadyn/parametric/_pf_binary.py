@@ -8,8 +8,9 @@ Example:
     >>> import stadyn as sd, stadyn.parametric_functions as PF
     >>> with sd.parameter_registry(sd.ParameterRegistry()):
     ...     _ = PF.binary_weight_affine(sd.Variable((2, 3)), 4)
-    ...     {k: v.shape for k, v in sd.get_parameters(grad_only=False).items()}
-    {'bwn_affine/W': (3, 4), 'bwn_affine/Wb': (3, 4), 'bwn_affine/alpha': (4,), 'bwn_affine/b': (4,)}
+    ...     sorted((k, v.shape) for k, v in sd.get_parameters(grad_only=False).items())
+    [('bwn_affine/W', (3, 4)), ('bwn_affine/Wb', (3, 4)), ('bwn_affine/alpha', (4,)),
+     ('bwn_affine/b', (4,))]
 """
 
 from __future__ import annotations

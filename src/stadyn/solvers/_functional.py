@@ -27,8 +27,7 @@ from ._scalars import one_minus as _one_minus
 from ._scalars import per_tensor as _per_tensor
 from ._scalars import scaled as _scaled
 
-from ._functional_nnabla import (adabelief, adabound, adamax, lamb, lars, rmsprop_graves,
-                                 sgdw)
+from ._functional_nnabla import adabelief, adabound, lamb, lars, rmsprop_graves, sgdw
 
 __all__ = ["sgd", "momentum", "nesterov", "adam", "rmsprop", "adagrad", "adadelta", "lion",
            "adamax", "adabelief", "adabound", "lamb", "lars", "sgdw", "rmsprop_graves",

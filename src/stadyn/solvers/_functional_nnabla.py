@@ -1,6 +1,6 @@
-"""The maths of NNabla's further solvers (Adamax, AdaBelief, AdaBound/AMSBound, LAMB, LARS,
-SgdW, RMSpropGraves) as pure functions over lists of tensors, in the form of
-:mod:`stadyn.solvers._functional` (re-exported there): each updates ``params`` and its state
+"""The maths of NNabla's further solvers (AdaBelief, AdaBound/AMSBound, LAMB, LARS, SgdW,
+RMSpropGraves; Adamax shares CNTK's ``adamax``) as pure functions over lists of tensors, in the
+form of :mod:`stadyn.solvers._functional` (re-exported there): each updates ``params`` and its state
 lists in place, ``foreach=True`` with torch's multi-tensor kernels, ``foreach=False`` one tensor
 at a time (the reference the tests hold the first to).  Hyperparameters that may change between
 steps (step sizes, bias corrections, bounds, decays) are floats, per-tensor lists or 0-d tensors.
@@ -21,7 +21,7 @@ import torch
 from ._scalars import (Scalar, Tensors, add_scaled_, add_scaled_one_, mul_, neg, nonzero,
                        per_tensor, scaled)
 
-__all__ = ["adamax", "adabelief", "adabound", "lamb", "lars", "sgdw", "rmsprop_graves"]
+__all__ = ["adabelief", "adabound", "lamb", "lars", "sgdw", "rmsprop_graves"]
 
 
 def _lerp_(dst: Tensors, src: Tensors, beta: float) -> None:
@@ -34,23 +34,6 @@ def _as_tensors(s: Scalar, like: Tensors) -> list[torch.Tensor]:
     """``s`` as one 0-d tensor per tensor of ``like`` (bounds for a multi-tensor clamp)."""
     return [torch.as_tensor(v, dtype=t.dtype, device=t.device).expand_as(t)
             for v, t in zip(per_tensor(s, len(like)), like)]
-
-
-def adamax(params: Tensors, grads: Tensors, m: Tensors, u: Tensors, *, step_size: Scalar,
-           beta1: float, beta2: float, eps: float, foreach: bool = True) -> None:
-    """Adamax: ``m = b1 m + (1 - b1) g; u = max(b2 u, |g|); w -= step_size m / (u + eps)``
-    (NNabla: ``step_size = alpha / (1 - b1^t)``)."""
-    if foreach:
-        _lerp_(m, grads, beta1)
-        torch._foreach_mul_(u, beta2)
-        torch._foreach_maximum_(u, torch._foreach_abs(grads))
-        denom = torch._foreach_add(u, eps)
-        add_scaled_(params, torch._foreach_div(m, denom), neg(step_size))
-        return
-    for p, g, mi, ui, a in zip(params, grads, m, u, per_tensor(step_size, len(params))):
-        mi.mul_(beta1).add_(g, alpha=1.0 - beta1)
-        torch.maximum(ui.mul_(beta2), g.abs(), out=ui)
-        add_scaled_one_(p, mi / (ui + eps), -a)
 
 
 def adabelief(params: Tensors, grads: Tensors, m: Tensors, var: Tensors, *, step_size: Scalar,

@@ -3,8 +3,6 @@ gradients of input, weight and bias, and the binarised weights and scales the fu
 and their parametric functions (scopes, parameter names and shapes, outputs, gradients).
 """
 
-import numpy as np
-
 from compat_harness import nnabla_case
 from compat_cases.nnabla_parametric import P, pf_case
 
