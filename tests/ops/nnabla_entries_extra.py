@@ -355,3 +355,31 @@ def binary_entries(ref_affine, ref_convolution) -> dict:
             weight_conv, grad_inputs=(0, 4), why_not_others=_BINARY_WHY,
             updates=writes_sign_and_scales(0)),
     }
+
+
+def fused_bn_entry(ref_batch_normalization, updates_batch_normalization) -> dict:
+    """The entry of ``fused_batch_normalization``: ``relu(batch_normalization + z)`` from the
+    batch normalisation's own reference (kept in ``test_ops``)."""
+    def reference(x, beta, gamma, mean, variance, z=None, axes=(1,), decay_rate=0.9, eps=1e-5,
+                  batch_stat=True, nonlinearity="relu", output_stat=False):
+        y = ref_batch_normalization(x, beta, gamma, mean, variance, axes, decay_rate, eps,
+                                    batch_stat)
+        return np.maximum(y + (0.0 if z is None else z), 0.0)
+
+    def updates(x, beta, gamma, mean, variance, z=None, axes=(1,), decay_rate=0.9, eps=1e-5,
+                batch_stat=True, nonlinearity="relu", output_stat=False):
+        return updates_batch_normalization(x, beta, gamma, mean, variance, axes, decay_rate, eps,
+                                           batch_stat)
+
+    s = (1, 3, 1, 1)
+
+    def inputs(z):
+        return (normal(4, 3, 2, 2), normal(*s), uniform(0.5, 1.5, *s), normal(*s),
+                uniform(0.5, 1.5, *s), z)
+    return {"fused_batch_normalization": Entry(
+        [Case(inputs(normal(4, 3, 2, 2))), Case(inputs(None), {"decay_rate": 0.5}),
+         Case(inputs(normal(4, 3, 2, 2)), {"batch_stat": False})],
+        reference, grad_inputs=(0, 1, 2), updates=updates, rtol=1e-4,
+        why_not_others="the running mean and variance are statistics (need_grad=False in PF); "
+                       "z's gradient is the output's where it is positive, checked against "
+                       "NNabla by the compat harness")}

@@ -55,3 +55,39 @@ for _name, _build, _shape in (
          lambda nn, PF, x: PF.binary_weight_convolution(x, 2, (2, 2), with_bias=False),
          (1, 3, 4, 4))):
     pf_case("PF_" + _name, _build, _shape, [P + _name], forward_twice=True)
+
+
+# -- fused batch normalisation (kept here with the other layers nnabla-examples added) ---------
+def _fused_bn(z_too, **opts):
+    def fn(nn, F, r):
+        x = nn.Variable.from_numpy_array(r.randn(4, 3, 2, 2), need_grad=True)
+        z = nn.Variable.from_numpy_array(r.randn(4, 3, 2, 2), need_grad=True) if z_too else None
+        s = (1, 3, 1, 1)
+        beta = nn.Variable.from_numpy_array(r.randn(*s), need_grad=True)
+        gamma = nn.Variable.from_numpy_array(r.rand(*s, low=0.5, high=1.5), need_grad=True)
+        mean = nn.Variable.from_numpy_array(r.randn(*s))
+        var = nn.Variable.from_numpy_array(r.rand(*s, low=0.5, high=1.5))
+        y = F.fused_batch_normalization(x, beta, gamma, mean, var, z, **opts)
+        y.forward()
+        res = {"out": y.d.copy(), "mean": mean.d.copy(), "var": var.d.copy()}
+        ins = [x, beta, gamma] + ([z] if z_too else [])
+        for v in ins:
+            v.g = 0
+        y.backward(r.weights_like(y.d))
+        for i, v in enumerate(ins):
+            res["grad%d" % i] = v.g.copy()
+        return res
+    return fn
+
+
+for _name, _z, _opts in (("fused_batch_normalization", True, {}),
+                         ("fused_batch_normalization__no_z", False, {"decay_rate": 0.5}),
+                         ("fused_batch_normalization__inference", True, {"batch_stat": False})):
+    _fn = _fused_bn(_z, **_opts)
+    _fn.__name__ = _name
+    nnabla_case(name=_name, names=[F_ + "fused_batch_normalization"],
+                tols={"grad0": (1e-4, 1e-5)})(_fn)
+
+pf_case("PF_fused_batch_normalization",
+        lambda nn, PF, x: PF.fused_batch_normalization(x, x * 0.5), (4, 3, 2, 2),
+        [P + "fused_batch_normalization"], forward_twice=True, tols={"grad x": (1e-4, 1e-5)})
