@@ -25,6 +25,7 @@ from ._scalars import neg as _neg
 from ._scalars import nonzero as _nonzero
 from ._scalars import one_minus as _one_minus
 from ._scalars import per_tensor as _per_tensor
+from ._scalars import root_denominator
 from ._scalars import scaled as _scaled
 
 from ._functional_nnabla import adabelief, adabound, lamb, lars, rmsprop_graves, sgdw
@@ -108,12 +109,7 @@ def adam(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_size: 
             torch._foreach_addcmul_(v, grads, grads, value=1.0 - beta2)
         else:
             _add_scaled_(v, torch._foreach_mul(grads, grads), _one_minus(beta2))
-        second = v
-        if v_max is not None:
-            torch._foreach_maximum_(v_max, v)
-            second = v_max
-        denom = torch._foreach_sqrt(second)
-        torch._foreach_add_(denom, eps)
+        denom = root_denominator(v, v_max, eps)
         if isinstance(step_size, torch.Tensor):
             update = torch._foreach_div(m, denom)
             torch._foreach_mul_(update, step_size)

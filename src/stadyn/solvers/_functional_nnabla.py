@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 
 from ._scalars import (Scalar, Tensors, add_scaled_, add_scaled_one_, mul_, neg, nonzero,
-                       per_tensor, scaled)
+                       per_tensor, root_denominator, scaled)
 
 __all__ = ["adabelief", "adabound", "lamb", "lars", "sgdw", "rmsprop_graves"]
 
@@ -103,13 +103,7 @@ def adabound(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_si
         _lerp_(m, grads, beta1)
         torch._foreach_mul_(v, beta2)
         torch._foreach_addcmul_(v, grads, grads, value=1.0 - beta2)
-        second = v
-        if v_max is not None:
-            torch._foreach_maximum_(v_max, v)
-            second = v_max
-        denom = torch._foreach_sqrt(second)
-        torch._foreach_add_(denom, eps)
-        eta = torch._foreach_reciprocal(denom)
+        eta = torch._foreach_reciprocal(root_denominator(v, v_max, eps))
         mul_(eta, step_size)
         torch._foreach_maximum_(eta, _as_tensors(lower, eta))
         torch._foreach_minimum_(eta, _as_tensors(upper, eta))

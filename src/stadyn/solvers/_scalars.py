@@ -21,7 +21,7 @@ Tensors = Sequence[torch.Tensor]
 Scalar = Union[float, Sequence[float], torch.Tensor]
 
 __all__ = ["Tensors", "Scalar", "per_tensor", "scaled", "add_scaled_", "add_scaled_one_", "mul_",
-           "neg", "nonzero", "one_minus"]
+           "neg", "nonzero", "one_minus", "root_denominator"]
 
 
 def per_tensor(s: Scalar, n: int) -> list:
@@ -84,3 +84,15 @@ def one_minus(s: Scalar) -> Scalar:
     if isinstance(s, (int, float, torch.Tensor)):
         return 1.0 - s
     return [1.0 - float(v) for v in s]
+
+
+def root_denominator(v: Tensors, v_max: Tensors | None, eps: float) -> list[torch.Tensor]:
+    """``sqrt(v) + eps`` per tensor; with ``v_max`` (AMSGrad's variants) ``v_max = max(v_max,
+    v)`` is updated in place and used instead of ``v``."""
+    second = v
+    if v_max is not None:
+        torch._foreach_maximum_(v_max, v)
+        second = v_max
+    denom = torch._foreach_sqrt(second)
+    torch._foreach_add_(denom, eps)
+    return denom
