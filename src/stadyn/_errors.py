@@ -18,6 +18,7 @@ __all__ = [
     "ConfigError",
     "ModelFileError",
     "NumericsError",
+    "DeprecatedCallError",
     "checked_count",
 ]
 
@@ -51,6 +52,11 @@ def checked_count(value, what: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise StadynError(f"{what} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+class DeprecatedCallError(StadynError, RuntimeError):
+    """A call the emulated framework itself refuses as deprecated (NNabla's
+    ``Solver.setup``); the message names what to call instead."""
 
 
 class ParameterError(StadynError, ValueError):

@@ -8,13 +8,17 @@ Example:
 """
 
 from .parametric._pf import (affine, batch_normalization, convolution, deconvolution, embed,
-                             sync_batch_normalization)
+                             fused_batch_normalization, sync_batch_normalization)
 from .parametric._pf_more import (depthwise_convolution, group_normalization,
                                   instance_normalization, layer_normalization, prelu,
                                   spectral_norm)
+from .parametric._pf_binary import (binary_connect_affine, binary_connect_convolution,
+                                    binary_weight_affine, binary_weight_convolution)
 from .parametric._pf_rnn import gru, lstm, lstm_cell, rnn
 
 __all__ = ["affine", "convolution", "deconvolution", "batch_normalization",
-           "sync_batch_normalization", "embed", "layer_normalization", "instance_normalization",
+           "fused_batch_normalization", "sync_batch_normalization", "embed",
+           "layer_normalization", "instance_normalization",
            "group_normalization", "prelu", "depthwise_convolution", "spectral_norm", "lstm_cell",
-           "lstm", "gru", "rnn"]
+           "lstm", "gru", "rnn", "binary_connect_affine", "binary_weight_affine",
+           "binary_connect_convolution", "binary_weight_convolution"]

@@ -290,14 +290,14 @@ def test_exported_models_import_back(make, tmp_path):
 
 def test_import_lists_unsupported_ops(tmp_path):
     from onnx import TensorProto, helper
-    nodes = [helper.make_node("Det", ["x"], ["a"]), helper.make_node("HardSwish", ["a"], ["b"]),
-             helper.make_node("Det", ["b"], ["y"])]
+    nodes = [helper.make_node("Hardmax", ["x"], ["a"]),   # Det was the example before it was mapped
+             helper.make_node("HardSwish", ["a"], ["b"]), helper.make_node("Hardmax", ["b"], ["y"])]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
                                                                          [2])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     with pytest.raises(UnsupportedModelError,
-                       match=r"unsupported ONNX ops: Det \(2 nodes\), HardSwish \(1 node\)"):
+                       match=r"unsupported ONNX ops: HardSwish \(1 node\), Hardmax \(2 nodes\)"):
         sd.import_onnx(model)
     (tmp_path / "junk.onnx").write_bytes(b"\x00not a model")
     with pytest.raises(sd.ModelFileError, match="junk.onnx"):

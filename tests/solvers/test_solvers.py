@@ -114,6 +114,19 @@ def lion_step(w, g, s, t, h, h0, wd=0.0):
     return w - h["lr"] * (u + wd * w)
 
 
+def _nnabla_solver_refs():
+    """The references of NNabla's further solvers (``nnabla_solver_refs.py`` beside this file,
+    loaded by path: this module is also loaded from other folders' tests)."""
+    import importlib.util
+    import sys
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nnabla_solver_refs.py")
+    spec = importlib.util.spec_from_file_location("_stadyn_nnabla_solver_refs", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 @dataclass
 class Reference:
     """NNabla's update rule, its defaults, and the (non-default) settings the tests use."""
@@ -153,6 +166,9 @@ REFERENCES: dict[str, Reference] = {
     "Lion": Reference(lion_step, ("m",), {"lr": 1e-4, "beta1": 0.9, "beta2": 0.99},
                       {"lr": 0.05, "beta1": 0.8, "beta2": 0.9}, fused_weight_decay=True),
 }
+
+
+REFERENCES.update(_nnabla_solver_refs().more_references(Reference))
 
 
 def test_every_solver_has_a_reference():
@@ -310,6 +326,7 @@ FUNCTIONAL_CALLS = {  # (params, grads, 3 state lists, per-parameter lrs, foreac
 }
 
 
+FUNCTIONAL_CALLS.update(_nnabla_solver_refs().functional_calls(Fn))
 NOT_UPDATES = {"fused_adam_available"}  # predicates, not update rules
 
 
@@ -351,6 +368,22 @@ def test_three_steps_match_numpy_reference(name, kwargs):
         assert plain_states(solver)[k]["t"] == 3
 
 
+def test_adabelief_rectified_steps_match_the_reference():
+    """RAdam's rectification starts where rho_t > 4 (step 5 with beta2 = 0.999): seven steps
+    cover the plain-momentum steps before it and the rectified ones after."""
+    kwargs = {"alpha": 0.05, "eps": 1e-3, "rectify": True}
+    params = make_parameters()
+    expected = NumpySolver("AdaBelief", kwargs, params)
+    solver = make_solver("AdaBelief", kwargs, params)
+    for step in range(7):
+        set_gradients(params, gradients(step))
+        solver.update()
+        expected.update(gradients(step))
+        for k in SHAPES:
+            np.testing.assert_allclose(params[k].d, expected.w[k], rtol=1e-5, atol=1e-6,
+                                       err_msg=f"parameter {k} after step {step}")
+
+
 # ---------------------------------------------------------------------------------------------
 # (3) NNabla's defaults
 # ---------------------------------------------------------------------------------------------
@@ -359,8 +392,7 @@ def test_defaults_are_nnablas(name):
     ref = _reference(name)
     solver = getattr(S, name)()
     assert solver.hyper == ref.defaults
-    lr_name = "alpha" if "alpha" in ref.defaults else "lr"
-    assert solver.learning_rate() == ref.defaults[lr_name]
+    assert solver.learning_rate() == ref.defaults[solver.lr_name]
 
 
 def test_amsgrad_bias_correction_is_off_by_default():
@@ -533,7 +565,7 @@ def test_set_learning_rate_is_used_by_the_next_update(name):
     params = make_parameters()
     solver = make_solver(name, ref.kwargs, params)
     expected = NumpySolver(name, ref.kwargs, params)
-    lr_name = "alpha" if "alpha" in ref.defaults else "lr"
+    lr_name = solver.lr_name
     assert solver.learning_rate() == pytest.approx(ref.kwargs[lr_name])
     set_gradients(params, gradients(0))
     solver.update()
@@ -627,7 +659,7 @@ def test_loading_a_bad_state_file_raises(damage, tmp_path):
 @pytest.mark.parametrize("name", SOLVER_NAMES)
 def test_invalid_learning_rate_raises(name):
     ref = _reference(name)
-    lr_name = "alpha" if "alpha" in ref.defaults else "lr"
+    lr_name = getattr(S, name)().lr_name       # NNabla's name: lr, alpha (Adam's), eta (Lamb's)
     with pytest.raises(sd.StadynError, match=r"invalid learning rate -0\.5"):
         getattr(S, name)(**{lr_name: -0.5})
     with pytest.raises(sd.StadynError, match=lr_name):
@@ -640,7 +672,8 @@ def test_invalid_learning_rate_raises(name):
 
 @pytest.mark.parametrize("name", SOLVER_NAMES)
 def test_a_learning_rate_of_none_names_the_argument(name):
-    lr_name = "alpha" if "alpha" in _reference(name).defaults else "lr"
+    _reference(name)
+    lr_name = getattr(S, name)().lr_name
     with pytest.raises(sd.ArgumentError, match=rf"{name}: {lr_name} must be a number, got None"):
         getattr(S, name)(**{lr_name: None})
     with pytest.raises(TypeError, match=lr_name):       # the built-in a user expects

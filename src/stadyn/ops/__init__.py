@@ -4,7 +4,8 @@ Besides the catalog, the ops share how they read their attributes with the layer
 them to file formats (``stadyn.serialize``'s op rules), so that a mapping computes what the op
 computes: :func:`ntuple`, :func:`norm_axis`, :func:`norm_axes`, the pooling geometry
 (:func:`pool_geometry`, :func:`window_counts`), ``interpolate``'s sizes and coordinates
-(:func:`interpolation_size`, :func:`interpolation_source`) and the types ``cast`` converts to
+(:func:`interpolation_size`, :func:`interpolation_source`), ``shift``'s source positions
+(:func:`shift_index`) and the types ``cast`` converts to
 (:data:`CAST_DTYPES`).
 """
 
@@ -12,11 +13,13 @@ from . import _activation, _arith, _cntk, _logical, _loss, _misc, _nn, _reduce, 
 from . import _compare, _elementwise, _index, _normalization  # noqa: F401
 from . import _random, _resample, _trig  # noqa: F401
 from . import _augment  # noqa: F401  (data augmentation: image_augmentation, random_*)
+from . import _binary, _grid, _linalg, _quantize, _rescale  # noqa: F401
 from . import _distributed  # noqa: F401  (ops that communicate: sync_batch_normalization)
 from . import _recurrence, _rnn, _sequence  # noqa: F401  (the sequence axis; recurrences)
 from . import _sequence_where  # noqa: F401  (ops that make a new sequence axis)
 from . import _trace  # noqa: F401  (F.trace, a value probe)
 from ._gradient import grad
+from ._grid import shift_index
 from ._misc import CAST_DTYPES
 from ._nn import pool_geometry, window_counts
 from ._resample import interpolation_size, interpolation_source
@@ -27,4 +30,4 @@ from ._util import norm_axes, norm_axis, ntuple
 
 __all__ = ["CATALOG", "op", "get_spec", "function_of", "grad", "ntuple", "norm_axis", "norm_axes",
            "pool_geometry", "window_counts", "CAST_DTYPES", "interpolation_size",
-           "interpolation_source", "StepFunction", "reset_trace_counts"]
+           "interpolation_source", "StepFunction", "reset_trace_counts", "shift_index"]

@@ -137,6 +137,44 @@ def clip_by_value(x, min, max):  # noqa: A002 - NNabla's names
     return torch.where((x > min) & (x < max), x, low)
 
 
+@op(None, category=_A)
+def add_n(*x):
+    """The element-wise sum of any number of same-shaped arrays.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     a = sd.Variable.from_numpy_array([1.0, 2.0])
+        ...     y = F.add_n(a, a, a)
+        >>> y.d
+        array([3., 6.], dtype=float32)
+    """
+    _same_shapes("add_n", x)
+    y = x[0]
+    for v in x[1:]:
+        y = y + v
+    return y
+
+
+@op(None, category=_A)
+def mul_n(*x):
+    """The element-wise product of any number of same-shaped arrays.  Example:
+    ``F.mul_n(a, b, c)``."""
+    _same_shapes("mul_n", x)
+    y = x[0]
+    for v in x[1:]:
+        y = y * v
+    return y
+
+
+def _same_shapes(name, xs) -> None:
+    if not xs:
+        raise ValueError(f"{name}: needs at least one input")
+    if len({tuple(v.shape) for v in xs}) > 1:
+        raise ValueError(f"{name}: inputs must have one shape, got "
+                         f"{[tuple(v.shape) for v in xs]}")
+
+
 @op(2, category=_A, precision="half")
 def batch_matmul(a, b, transpose_a=False, transpose_b=False):
     """Matrix product over the last two axes, batched over the rest.

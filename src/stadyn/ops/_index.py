@@ -136,3 +136,26 @@ def cumprod(x, axis=None, exclusive=False, reverse=False):
     """Running products along ``axis`` (default 0); ``exclusive`` and ``reverse`` as for
     :func:`cumsum`.  Example: ``F.cumprod(x, axis=1, reverse=True)``."""
     return _scan(torch.cumprod, x, axis, exclusive, reverse, 1.0)
+
+
+@op(2, category=_C)
+def searchsorted(sorted_sequence, values, right=False):
+    """Where each of ``values`` would be inserted in the rows (last axis) of
+    ``sorted_sequence`` to keep them sorted: the first such place, or the last with ``right``;
+    the leading axes of the two are the same.  The positions come back as ``values``' float
+    type, as NNabla returns them.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.searchsorted(sd.Variable.from_numpy_array([[1.0, 3.0, 5.0]]),
+        ...                        sd.Variable.from_numpy_array([[3.0, 6.0]]))
+        >>> y.d
+        array([[1., 3.]], dtype=float32)
+    """
+    if sorted_sequence.shape[:-1] != values.shape[:-1]:
+        raise ValueError(f"searchsorted: the leading axes of {tuple(sorted_sequence.shape)} "
+                         f"and {tuple(values.shape)} differ")
+    index = torch.searchsorted(sorted_sequence.detach().contiguous(), values.detach().contiguous(),
+                               right=bool(right))
+    return index.to(values.dtype)

@@ -174,3 +174,23 @@ def one_hot(x, shape):
     for s in shape:
         size *= s
     return TF.one_hot(flat, size).reshape(tuple(x.shape[:-1]) + shape).to(torch.float32)
+
+
+@op(2, category=_C, precision="float")
+def kl_multinomial(p, q, base_axis=1):
+    """The Kullback-Leibler divergence ``sum p * (log p - log q)`` of two categorical
+    distributions, summed over the axes from ``base_axis`` on (kept with size 1).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     p = sd.Variable.from_numpy_array([[0.5, 0.5]])
+        ...     y = F.kl_multinomial(p, sd.Variable.from_numpy_array([[0.25, 0.75]]))
+        >>> np.round(y.d, 4)
+        array([[0.1438]], dtype=float32)
+    """
+    if p.shape != q.shape:
+        raise ValueError(f"kl_multinomial: p and q must have one shape, got {tuple(p.shape)} "
+                         f"and {tuple(q.shape)}")
+    axes = list(range(norm_axis(base_axis, p.ndim), p.ndim))
+    return (p * (torch.log(p) - torch.log(q))).sum(dim=axes, keepdim=True)

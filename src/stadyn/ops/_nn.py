@@ -350,3 +350,34 @@ def embed(x0, w):
     """
     return TF.embedding(x0.long(), w.reshape(w.shape[0], -1)).reshape(
         tuple(x0.shape) + tuple(w.shape[1:]))
+
+
+def _fused_bn_shape(x, beta, gamma, mean, variance, z=None, axes=(1,), decay_rate=0.9,
+                    eps=1e-05, batch_stat=True, nonlinearity="relu", output_stat=False):
+    return _bn_shape(x, beta, gamma, mean, variance, axes, decay_rate, eps, batch_stat,
+                     output_stat)
+
+
+@op(6, category=_C, shape=_fused_bn_shape, precision="mixed")
+def fused_batch_normalization(x, beta, gamma, mean, variance, z=None, axes=(1,), decay_rate=0.9,
+                              eps=1e-05, batch_stat=True, nonlinearity="relu",
+                              output_stat=False):
+    """``relu(batch_normalization(x) + z)`` (NNabla's fused form; ``z`` may be None): the
+    normalisation, its running statistics and ``output_stat`` as :func:`batch_normalization`.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> s = (1, 3, 1, 1)
+        >>> F.fused_batch_normalization(sd.Variable((4, 3, 5, 5)), sd.Variable(s), sd.Variable(s), sd.Variable(s), sd.Variable(s)).shape
+        (4, 3, 5, 5)
+    """
+    if nonlinearity != "relu":
+        raise ValueError(f"fused_batch_normalization: nonlinearity must be 'relu', got "
+                         f"{nonlinearity!r}")
+    out = batch_normalization.spec.impl(x, beta, gamma, mean, variance, axes, decay_rate, eps,
+                                        batch_stat, output_stat)
+    y = out[0] if output_stat else out
+    if z is not None:
+        y = y + z
+    y = torch.relu(y)
+    return (y,) + tuple(out[1:]) if output_stat else y

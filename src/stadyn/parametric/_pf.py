@@ -20,7 +20,7 @@ from . import initializers as I
 from ._pf_common import checked_axes, checked_base_axis, count, counts, parameter, pf_scope
 
 __all__ = ["affine", "convolution", "deconvolution", "batch_normalization",
-           "sync_batch_normalization", "embed"]
+           "fused_batch_normalization", "sync_batch_normalization", "embed"]
 
 
 def affine(inp: Variable, n_outmaps: int | Sequence[int], base_axis: int = 1, w_init=None,
@@ -143,6 +143,30 @@ def batch_normalization(inp: Variable, axes: Sequence[int] = (1,), decay_rate: f
                                                no_bias)
         return F.batch_normalization(inp, beta, gamma, mean, var, axes, decay_rate, eps,
                                      batch_stat, output_stat)
+
+
+def fused_batch_normalization(inp: Variable, z: Variable | None = None,
+                              axes: Sequence[int] = (1,), decay_rate: float = 0.9,
+                              eps: float = 1e-5, batch_stat: bool = True,
+                              nonlinearity: str = "relu", output_stat: bool = False,
+                              fix_parameters: bool = False, param_init: dict | None = None,
+                              no_scale: bool = False, no_bias: bool = False,
+                              name: str | None = None):
+    """:func:`batch_normalization`'s parameters (scope ``bn``) with the normalised value added
+    to ``z`` and passed through a ReLU (``F.fused_batch_normalization``).
+
+    Example:
+        >>> import stadyn as sd, stadyn.parametric_functions as PF
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     PF.fused_batch_normalization(sd.Variable((4, 8, 2, 2))).shape
+        (4, 8, 2, 2)
+    """
+    axes = checked_axes(axes, inp, "fused_batch_normalization")
+    with pf_scope(name, "bn"):
+        beta, gamma, mean, var = bn_parameters(inp, axes, fix_parameters, param_init, no_scale,
+                                               no_bias)
+        return F.fused_batch_normalization(inp, beta, gamma, mean, var, z, axes, decay_rate, eps,
+                                           batch_stat, nonlinearity, output_stat)
 
 
 def bn_parameters(inp: Variable, axes: list[int], fix_parameters: bool,

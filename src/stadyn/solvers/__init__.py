@@ -4,6 +4,9 @@ from . import _functional as functional
 from ._optimizer import Optimizer
 from ._solver import (AMSGRAD, AdamW, Adadelta, Adagrad, Adam, AMSGrad, Lion, Momentum, Nesterov,
                       RMSprop, Sgd, Solver, SolverState)
+from ._solver_nnabla import (AMSBound, AdaBelief, AdaBound, Adamax, Lamb, Lars, RMSpropGraves,
+                             SgdW)
 
 __all__ = ["Optimizer", "Solver", "SolverState", "Sgd", "Momentum", "Nesterov", "Adam", "AdamW",
-           "AMSGRAD", "AMSGrad", "RMSprop", "Adagrad", "Adadelta", "Lion", "functional"]
+           "AMSGRAD", "AMSGrad", "RMSprop", "Adagrad", "Adadelta", "Lion", "Adamax", "AdaBelief",
+           "AdaBound", "AMSBound", "Lamb", "Lars", "SgdW", "RMSpropGraves", "functional"]

@@ -15,64 +15,24 @@ scaled to the minibatch, ...).
 
 from __future__ import annotations
 
-from typing import Sequence, Union
-
 import torch
 
-Tensors = Sequence[torch.Tensor]
-Scalar = Union[float, Sequence[float], torch.Tensor]
+from ._scalars import Scalar, Tensors
+from ._scalars import add_scaled_ as _add_scaled_
+from ._scalars import add_scaled_one_ as _add_scaled_one_
+from ._scalars import mul_ as _mul_
+from ._scalars import neg as _neg
+from ._scalars import nonzero as _nonzero
+from ._scalars import one_minus as _one_minus
+from ._scalars import per_tensor as _per_tensor
+from ._scalars import root_denominator
+from ._scalars import scaled as _scaled
+
+from ._functional_nnabla import adabelief, adabound, lamb, lars, rmsprop_graves, sgdw
 
 __all__ = ["sgd", "momentum", "nesterov", "adam", "rmsprop", "adagrad", "adadelta", "lion",
+           "adamax", "adabelief", "adabound", "lamb", "lars", "sgdw", "rmsprop_graves",
            "add_weight_decay", "clip_by_norm", "clip_by_value", "fused_adam_available"]
-
-
-# ---------------------------------------------------------------------------------------------
-# Scalars that may be a float, a per-tensor list, or a tensor
-# ---------------------------------------------------------------------------------------------
-def _per_tensor(s: Scalar, n: int) -> list:
-    if isinstance(s, torch.Tensor):
-        return [s] * n
-    if isinstance(s, (int, float)):
-        return [float(s)] * n
-    return [float(v) for v in s]
-
-
-def _scaled(tensors: Tensors, s: Scalar) -> list[torch.Tensor]:
-    """``[t * s for t in tensors]`` as one multi-tensor op."""
-    if isinstance(s, (int, float)):
-        return torch._foreach_mul(tensors, float(s))
-    if isinstance(s, torch.Tensor):
-        return torch._foreach_mul(tensors, s)
-    return torch._foreach_mul(tensors, [float(v) for v in s])
-
-
-def _add_scaled_(dst: Tensors, src: Tensors, s: Scalar) -> None:
-    """``dst += src * s`` in place."""
-    if isinstance(s, (int, float)):
-        torch._foreach_add_(dst, src, alpha=float(s))
-    else:
-        torch._foreach_add_(dst, _scaled(src, s))
-
-
-def _add_scaled_one_(dst: torch.Tensor, src: torch.Tensor, s) -> None:
-    """The per-tensor twin of :func:`_add_scaled_` (same rounding on each path)."""
-    if isinstance(s, float):
-        dst.add_(src, alpha=s)
-    else:
-        dst.add_(src * s)
-
-
-def _mul_(dst: Tensors, s: Scalar) -> None:
-    if isinstance(s, (int, float, torch.Tensor)):
-        torch._foreach_mul_(dst, s)
-    else:
-        torch._foreach_mul_(dst, [float(v) for v in s])
-
-
-def _neg(s: Scalar) -> Scalar:
-    if isinstance(s, (int, float, torch.Tensor)):
-        return -s
-    return [-float(v) for v in s]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -128,14 +88,6 @@ def nesterov(params: Tensors, grads: Tensors, velocities: Tensors, *, momentum: 
             p.sub_(v * m).sub_(s)
 
 
-def _nonzero(s: Scalar) -> bool:
-    if isinstance(s, torch.Tensor):
-        return True
-    if isinstance(s, (int, float)):
-        return s != 0
-    return any(s)
-
-
 def adam(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_size: Scalar,
          beta1: Scalar, beta2: Scalar, eps: float, gain: Scalar | None = None,
          v_max: Tensors | None = None, decoupled_decay: Scalar = 0.0,
@@ -157,12 +109,7 @@ def adam(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_size: 
             torch._foreach_addcmul_(v, grads, grads, value=1.0 - beta2)
         else:
             _add_scaled_(v, torch._foreach_mul(grads, grads), _one_minus(beta2))
-        second = v
-        if v_max is not None:
-            torch._foreach_maximum_(v_max, v)
-            second = v_max
-        denom = torch._foreach_sqrt(second)
-        torch._foreach_add_(denom, eps)
+        denom = root_denominator(v, v_max, eps)
         if isinstance(step_size, torch.Tensor):
             update = torch._foreach_div(m, denom)
             torch._foreach_mul_(update, step_size)
@@ -195,12 +142,6 @@ def adam(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_size: 
             p.sub_(mi / denom * steps[i])
         if old is not None:
             p.sub_(old)
-
-
-def _one_minus(s: Scalar) -> Scalar:
-    if isinstance(s, (int, float, torch.Tensor)):
-        return 1.0 - s
-    return [1.0 - float(v) for v in s]
 
 
 def fused_adam_available(params: Tensors) -> bool:

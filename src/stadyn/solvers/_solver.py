@@ -21,7 +21,8 @@ from typing import Any, Mapping
 
 import torch
 
-from .._errors import ArgumentError, ModelFileError, ParameterError, StadynError
+from .._errors import (ArgumentError, DeprecatedCallError, ModelFileError, ParameterError,
+                       StadynError)
 from .._tensorfile import read_tensor_file, tensor_file_bytes, write_tensor_file
 from ..graph import Variable
 from . import _functional as Fn
@@ -228,6 +229,33 @@ class Solver(Optimizer):
         """True if any gradient holds an inf or a NaN."""
         _, _, grads = self._with_grad()
         return any(not bool(torch.isfinite(g).all()) for g in grads)
+
+    @torch.no_grad()
+    def check_inf_grad(self) -> bool:
+        """True if any gradient holds an inf (of either sign)."""
+        _, _, grads = self._with_grad()
+        return any(bool(torch.isinf(g).any()) for g in grads)
+
+    @torch.no_grad()
+    def check_nan_grad(self) -> bool:
+        """True if any gradient holds a NaN."""
+        _, _, grads = self._with_grad()
+        return any(bool(torch.isnan(g).any()) for g in grads)
+
+    def setup(self, params: Any = None) -> None:
+        """Refused, as NNabla 1.39 refuses it: call :meth:`set_parameters`."""
+        raise DeprecatedCallError(f"{self.name}.setup is deprecated (NNabla refuses it too); "
+                                  "call set_parameters(param_dict)")
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """The hyperparameters by NNabla's names, with the solver's options (NNabla's
+        ``info``: ``{'alpha': 0.001, ...}``)."""
+        return {**self.hyper, **self._options()}
+
+    def _options(self) -> dict[str, Any]:
+        """The solver's non-numeric options, as :attr:`info` lists them."""
+        return {}
 
     def learning_rate(self) -> float:
         return float(self.hyper[self._lr_name])
@@ -561,6 +589,9 @@ class AMSGRAD(Adam):
         Solver.__init__(self, alpha=alpha, beta1=beta1, beta2=beta2, eps=eps)
         self.bias_correction = bias_correction
         self.fused = True
+
+    def _options(self) -> dict[str, Any]:
+        return {"bias_correction": bool(self.bias_correction)}
 
     def _second_moments(self, states):
         return states["m"], states["v"], states["v_hat"]

@@ -210,3 +210,22 @@ register_rules(F.log, onnx_export=onnx_unary("Log"), onnx_import={"Log": import_
                nnp_import=nnabla(F.log, "Log"), cntk_import={"Log": cntk_same(F.log)})
 register_rules(F.sqrt, onnx_export=onnx_unary("Sqrt"), onnx_import={"Sqrt": import_unary(F.sqrt)},
                nnp_import=nnabla(F.sqrt, "Sqrt"), cntk_import={"Sqrt": cntk_same(F.sqrt)})
+
+
+def _add_n_onnx(g, inputs, attrs):
+    """Sum"""
+    return g.op("Sum", list(inputs))
+
+
+def _mul_n_onnx(g, inputs, attrs):
+    """Mul (a chain; Identity for one input)"""
+    y = inputs[0] if len(inputs) > 1 else g.op("Identity", [inputs[0]])
+    for v in inputs[1:]:
+        y = g.op("Mul", [y, v])
+    return y
+
+
+register_rules(F.add_n, onnx_export=_add_n_onnx,
+               onnx_import=Unmapped("ONNX's Sum imports as a chain of add2"))
+register_rules(F.mul_n, onnx_export=_mul_n_onnx,
+               onnx_import=Unmapped("ONNX has no variadic product: the Mul chain imports as mul2"))

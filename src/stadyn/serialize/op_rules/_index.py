@@ -53,3 +53,18 @@ def _import_cumsum(node):
 register_rules(F.cumsum, onnx_export=_cumsum_onnx, onnx_import={"CumSum": _import_cumsum})
 register_rules(F.cumprod, onnx_export=Unmapped("ONNX has no cumulative product"),
                onnx_import=Unmapped("ONNX has no cumulative product"))
+
+
+def _searchsorted_onnx(g, inputs, attrs):
+    """Unsqueeze, Less (LessOrEqual with right), Cast, ReduceSum: the count of sorted values
+    before each value"""
+    s, v = inputs
+    n = g.ndim(v)
+    before = g.op("LessOrEqual" if attrs["right"] else "Less",
+                  [g.unsqueeze(s, [n - 1]), g.unsqueeze(v, [n])])
+    return g.reduce("ReduceSum", g.cast(before, g.dtype(v)), [n], False)
+
+
+register_rules(F.searchsorted, onnx_export=_searchsorted_onnx,
+               onnx_import=Unmapped("ONNX has no sorted search: the export's comparison and "
+                                    "sum import one by one"))

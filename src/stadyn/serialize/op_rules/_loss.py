@@ -188,3 +188,15 @@ def _import_one_hot(node):
 
 register_rules(F.one_hot, onnx_export=_one_hot_onnx, onnx_import={"OneHot": _import_one_hot},
                nnp_import=nnabla(F.one_hot, "OneHot", shape=tuple))
+
+
+def _kl_multinomial_onnx(g, inputs, attrs):
+    """Log, Sub, Mul, ReduceSum"""
+    p, q = inputs
+    n = g.ndim(p)
+    terms = g.op("Mul", [p, g.op("Sub", [g.op("Log", [p]), g.op("Log", [q])])])
+    return g.reduce("ReduceSum", terms, list(range(norm_axis(attrs["base_axis"], n), n)), True)
+
+
+register_rules(F.kl_multinomial, onnx_export=_kl_multinomial_onnx,
+               onnx_import=Unmapped(COMPOSITE))

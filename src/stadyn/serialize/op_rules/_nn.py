@@ -590,3 +590,16 @@ def _import_gather(node):
 
 register_rules(F.embed, onnx_export=_embed_onnx, onnx_import={"Gather": _import_gather},
                nnp_import=nnabla(F.embed, "Embed"))
+
+
+def _fused_batch_normalization_onnx(g, inputs, attrs):
+    """BatchNormalization (running statistics), Add, Relu"""
+    y = _batch_normalization_onnx(g, inputs[:5], attrs)
+    if inputs[5]:
+        y = g.op("Add", [y, inputs[5]])
+    return g.op("Relu", [y])
+
+
+register_rules(F.fused_batch_normalization, onnx_export=_fused_batch_normalization_onnx,
+               onnx_import=Unmapped("ONNX has no fused form: BatchNormalization, Add and Relu "
+                                    "import one by one"))

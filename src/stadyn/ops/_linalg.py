@@ -1,0 +1,105 @@
+"""Linear algebra over batches of matrices (NNabla's names): ``batch_inv``, ``batch_det``,
+``batch_logdet``, ``matrix_diag``, ``matrix_diag_part``, and ``dot`` (NumPy's ``dot``).
+
+Example:
+    >>> import numpy as np, stadyn as sd, stadyn.functions as F
+    >>> with sd.auto_forward():
+    ...     d = F.batch_det(sd.Variable.from_numpy_array([[[2.0, 1.0], [1.0, 3.0]]]))
+    >>> np.round(d.d, 4)
+    array([5.], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ._registry import op
+
+_C = "linalg"
+
+
+def _square_batch(name: str, x) -> None:
+    if x.ndim != 3 or x.shape[1] != x.shape[2]:
+        raise ValueError(f"{name}: expects a batch of square matrices (B, N, N), "
+                         f"got shape {tuple(x.shape)}")
+
+
+@op(1, category=_C, precision="float")
+def batch_inv(x):
+    """The inverse of each square matrix of the batch ``x`` (shape ``(B, N, N)``).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.batch_inv(sd.Variable.from_numpy_array([[[2.0, 0.0], [0.0, 4.0]]]))
+        >>> y.d
+        array([[[0.5 , 0.  ],
+                [0.  , 0.25]]], dtype=float32)
+    """
+    _square_batch("batch_inv", x)
+    return torch.linalg.inv(x)
+
+
+@op(1, category=_C, precision="float")
+def batch_det(x):
+    """The determinant of each square matrix of the batch ``x`` (shape ``(B,)``).  Example:
+    ``F.batch_det(x)``."""
+    _square_batch("batch_det", x)
+    return torch.linalg.det(x)
+
+
+@op(1, category=_C, precision="float")
+def batch_logdet(x):
+    """``log(|det|)`` of each square matrix of the batch ``x`` (shape ``(B,)``).  Example:
+    ``F.batch_logdet(x)``."""
+    _square_batch("batch_logdet", x)
+    return torch.linalg.slogdet(x)[1]
+
+
+@op(1, category=_C)
+def matrix_diag(x):
+    """Square matrices with the last axis of ``x`` on their diagonals (shape ``x.shape +
+    (x.shape[-1],)``).
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.matrix_diag(sd.Variable.from_numpy_array([1.0, 2.0]))
+        >>> y.d
+        array([[1., 0.],
+               [0., 2.]], dtype=float32)
+    """
+    return torch.diag_embed(x)
+
+
+@op(1, category=_C)
+def matrix_diag_part(x):
+    """The diagonals of the matrices on the last two axes of ``x`` (which must be equal).
+    Example: ``F.matrix_diag_part(x)``."""
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"matrix_diag_part: the last two axes must be equal, got shape "
+                         f"{tuple(x.shape)}")
+    return torch.diagonal(x, dim1=-2, dim2=-1)
+
+
+@op(2, category=_C, precision="half")
+def dot(a, b):
+    """NumPy's ``dot``: the inner product of two vectors, the matrix product of two matrices,
+    a product with a 0-d array, or the sum product over the last axis of ``a`` and the
+    second-to-last axis of ``b`` (the last if ``b`` is a vector).
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.dot(sd.Variable.from_numpy_array([[1.0, 2.0]]),
+        ...               sd.Variable.from_numpy_array([[3.0], [4.0]]))
+        >>> y.d
+        array([[11.]], dtype=float32)
+    """
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    axis_b = 0 if b.ndim == 1 else b.ndim - 2
+    if a.shape[-1] != b.shape[axis_b]:
+        raise ValueError(f"dot: shapes {tuple(a.shape)} and {tuple(b.shape)} do not align "
+                         f"(axis -1 of a, axis {axis_b} of b)")
+    return torch.tensordot(a, b, dims=([a.ndim - 1], [axis_b]))

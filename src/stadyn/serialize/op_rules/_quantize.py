@@ -1,0 +1,57 @@
+"""Rules of simulated quantisation (``stadyn/ops/_quantize.py``): ``fixed_point_quantize`` is
+Abs, Div, Add, Floor, Mul, Where and Clip in ONNX, ``pow2_quantize`` adds Log and Pow (ONNX's
+QuantizeLinear stores integers, not the quantised floats); the ops import back one by one."""
+
+from __future__ import annotations
+
+import math
+
+from ... import functions as F
+from ._common import COMPOSITE
+from ._table import Unmapped, register_rules
+
+
+def _fixed_point_quantize_onnx(g, inputs, attrs):
+    """Abs, Div, Add, Floor, Mul, Neg, Less, Where, Clip"""
+    x = inputs[0]
+    if not attrs["quantize"]:
+        return g.op("Identity", [x])
+    n, delta = int(attrs["n"]), float(attrs["delta"])
+    high = (2 ** (n - 1) - 1) * delta if attrs["sign"] else (2 ** n - 1) * delta
+    low = -high if attrs["sign"] else 0.0
+    steps = g.op("Floor", [g.op("Add", [g.op("Div", [g.op("Abs", [x]), g.scalar(delta, x)]),
+                                        g.scalar(0.5, x)])])
+    magnitude = g.op("Mul", [steps, g.scalar(delta, x)])
+    signed = g.op("Where", [g.op("Less", [x, g.scalar(0.0, x)]), g.op("Neg", [magnitude]),
+                            magnitude])
+    return g.op("Clip", [signed, g.scalar(low, x), g.scalar(high, x)])
+
+
+register_rules(F.fixed_point_quantize, onnx_export=_fixed_point_quantize_onnx,
+               onnx_import=Unmapped(COMPOSITE))
+
+
+def _pow2_quantize_onnx(g, inputs, attrs):
+    """Abs (Max with 0 unsigned), Max, Log, Div, Add, Floor, Pow, Clip, Less, Where, Neg"""
+    x = inputs[0]
+    if not attrs["quantize"]:
+        return g.op("Identity", [x])
+    sign, with_zero = bool(attrs["sign"]), bool(attrs["with_zero"])
+    bits = int(attrs["n"]) - int(sign) - int(with_zero)
+    high = 2.0 ** int(attrs["m"])
+    low = 2.0 ** (int(attrs["m"]) - (2 ** bits - 1))
+    magnitude = g.op("Abs", [x]) if sign else g.op("Max", [x, g.scalar(0.0, x)])
+    above = g.op("Max", [magnitude, g.scalar(low, x)])      # the clip's floor; no log(0)
+    log2 = g.op("Div", [g.op("Log", [above]), g.scalar(math.log(2.0), x)])
+    exponent = g.op("Floor", [g.op("Add", [log2, g.scalar(0.5, x)])])
+    q = g.op("Clip", [g.op("Pow", [g.scalar(2.0, x), exponent]), g.scalar(low, x),
+                      g.scalar(high, x)])
+    if with_zero:
+        small = g.op("Less", [magnitude, g.scalar(low * 2.0 ** -0.5, x)])
+        q = g.op("Where", [small, g.scalar(0.0, x), q])
+    if sign:
+        q = g.op("Where", [g.op("Less", [x, g.scalar(0.0, x)]), g.op("Neg", [q]), q])
+    return q
+
+
+register_rules(F.pow2_quantize, onnx_export=_pow2_quantize_onnx, onnx_import=Unmapped(COMPOSITE))

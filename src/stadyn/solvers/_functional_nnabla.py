@@ -1,0 +1,231 @@
+"""The maths of NNabla's further solvers (AdaBelief, AdaBound/AMSBound, LAMB, LARS, SgdW,
+RMSpropGraves; Adamax shares CNTK's ``adamax``) as pure functions over lists of tensors, in the
+form of :mod:`stadyn.solvers._functional` (re-exported there): each updates ``params`` and its state
+lists in place, ``foreach=True`` with torch's multi-tensor kernels, ``foreach=False`` one tensor
+at a time (the reference the tests hold the first to).  Hyperparameters that may change between
+steps (step sizes, bias corrections, bounds, decays) are floats, per-tensor lists or 0-d tensors.
+
+Example:
+    >>> import torch
+    >>> w, g, n, a, d = [torch.ones(2)], [torch.ones(2)], [torch.zeros(2)], [torch.zeros(2)], \\
+    ...     [torch.zeros(2)]
+    >>> rmsprop_graves(w, g, n, a, d, lr=0.1, decay=0.5, momentum=0.0, eps=0.0)
+    >>> w[0]
+    tensor([0.8000, 0.8000])
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ._scalars import (Scalar, Tensors, add_scaled_, add_scaled_one_, mul_, neg, nonzero,
+                       per_tensor, root_denominator, scaled)
+
+__all__ = ["adabelief", "adabound", "lamb", "lars", "sgdw", "rmsprop_graves"]
+
+
+def _lerp_(dst: Tensors, src: Tensors, beta: float) -> None:
+    """``dst = beta * dst + (1 - beta) * src``."""
+    torch._foreach_mul_(dst, beta)
+    torch._foreach_add_(dst, src, alpha=1.0 - beta)
+
+
+def _as_tensors(s: Scalar, like: Tensors) -> list[torch.Tensor]:
+    """``s`` as one 0-d tensor per tensor of ``like`` (bounds for a multi-tensor clamp)."""
+    return [torch.as_tensor(v, dtype=t.dtype, device=t.device).expand_as(t)
+            for v, t in zip(per_tensor(s, len(like)), like)]
+
+
+def adabelief(params: Tensors, grads: Tensors, m: Tensors, var: Tensors, *, step_size: Scalar,
+              sgd_step: Scalar, bias2: Scalar, beta1: float, beta2: float, eps: float,
+              s_max: Tensors | None = None, decay_factor: Scalar = 1.0,
+              foreach: bool = True) -> None:
+    """AdaBelief (NNabla's): ``w *= decay_factor`` (decoupled weight decay); ``m = b1 m + (1 -
+    b1) g``; ``s = b2 s + (1 - b2) (g - m)^2``, then ``s += eps`` (with ``s_max``, AMSGrad's
+    variant: ``s_max = max(s_max, s) + eps`` is used instead); ``w -= step_size m / (sqrt(s /
+    bias2) + eps) + sgd_step m`` (RAdam's rectified step or its plain-momentum fallback through
+    the two step sizes)."""
+    n = len(params)
+    if foreach:
+        if isinstance(decay_factor, torch.Tensor) or per_tensor(decay_factor, n) != [1.0] * n:
+            mul_(params, decay_factor)
+        _lerp_(m, grads, beta1)
+        residual = torch._foreach_sub(grads, m)
+        torch._foreach_mul_(var, beta2)
+        torch._foreach_addcmul_(var, residual, residual, value=1.0 - beta2)
+        if s_max is not None:
+            torch._foreach_maximum_(s_max, var)
+            torch._foreach_add_(s_max, eps)
+            second = s_max
+        else:
+            torch._foreach_add_(var, eps)
+            second = var
+        denom = scaled(second, _inverse(bias2))
+        torch._foreach_sqrt_(denom)
+        torch._foreach_add_(denom, eps)
+        add_scaled_(params, torch._foreach_div(m, denom), neg(step_size))
+        if nonzero(sgd_step):
+            add_scaled_(params, m, neg(sgd_step))
+        return
+    for i, (p, g, mi, vi) in enumerate(zip(params, grads, m, var)):
+        factor = per_tensor(decay_factor, n)[i]
+        if isinstance(factor, torch.Tensor) or factor != 1.0:
+            p.mul_(factor)
+        mi.mul_(beta1).add_(g, alpha=1.0 - beta1)
+        residual = g - mi
+        vi.mul_(beta2).addcmul_(residual, residual, value=1.0 - beta2)
+        if s_max is not None:
+            torch.maximum(s_max[i], vi, out=s_max[i])
+            second = s_max[i].add_(eps)
+        else:
+            second = vi.add_(eps)
+        denom = (second * per_tensor(_inverse(bias2), n)[i]).sqrt_().add_(eps)
+        add_scaled_one_(p, mi / denom, -per_tensor(step_size, n)[i])
+        sgd = per_tensor(sgd_step, n)[i]
+        if isinstance(sgd, torch.Tensor) or sgd:
+            add_scaled_one_(p, mi, -sgd)
+
+
+def _inverse(s: Scalar) -> Scalar:
+    if isinstance(s, (int, float, torch.Tensor)):
+        return 1.0 / s
+    return [1.0 / float(v) for v in s]
+
+
+def adabound(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_size: Scalar,
+             lower: Scalar, upper: Scalar, beta1: float, beta2: float, eps: float,
+             v_max: Tensors | None = None, foreach: bool = True) -> None:
+    """AdaBound (with ``v_max``, AMSBound): Adam's moments; ``eta = clip(step_size / (sqrt(v) +
+    eps), lower, upper)`` element-wise (``v``'s running maximum with ``v_max``);
+    ``w -= eta m``."""
+    n = len(params)
+    if foreach:
+        _lerp_(m, grads, beta1)
+        torch._foreach_mul_(v, beta2)
+        torch._foreach_addcmul_(v, grads, grads, value=1.0 - beta2)
+        eta = torch._foreach_reciprocal(root_denominator(v, v_max, eps))
+        mul_(eta, step_size)
+        torch._foreach_maximum_(eta, _as_tensors(lower, eta))
+        torch._foreach_minimum_(eta, _as_tensors(upper, eta))
+        torch._foreach_sub_(params, torch._foreach_mul(eta, m))
+        return
+    steps, lows, highs = per_tensor(step_size, n), per_tensor(lower, n), per_tensor(upper, n)
+    for i, (p, g, mi, vi) in enumerate(zip(params, grads, m, v)):
+        mi.mul_(beta1).add_(g, alpha=1.0 - beta1)
+        vi.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+        second = vi
+        if v_max is not None:
+            torch.maximum(v_max[i], vi, out=v_max[i])
+            second = v_max[i]
+        eta = 1.0 / (second.sqrt() + eps) * steps[i]
+        eta = torch.minimum(torch.maximum(eta, torch.as_tensor(lows[i], dtype=eta.dtype)),
+                            torch.as_tensor(highs[i], dtype=eta.dtype))
+        p.sub_(eta * mi)
+
+
+def lamb(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, lr: Scalar,
+         bias1: Scalar, bias2: Scalar, beta1: float, beta2: float, eps: float, gamma_l: float,
+         gamma_u: float, weight_decay: Scalar = 0.0, foreach: bool = True) -> None:
+    """LAMB: Adam's moments; ``r = (m / bias1) / (sqrt(v / bias2) + eps) + weight_decay w``;
+    ``w -= lr clip(||w||, gamma_l, gamma_u) / ||r|| r`` with one norm per tensor."""
+    n = len(params)
+    if foreach:
+        _lerp_(m, grads, beta1)
+        torch._foreach_mul_(v, beta2)
+        torch._foreach_addcmul_(v, grads, grads, value=1.0 - beta2)
+        denom = scaled(v, _inverse(bias2))
+        torch._foreach_sqrt_(denom)
+        torch._foreach_add_(denom, eps)
+        r = torch._foreach_div(scaled(m, _inverse(bias1)), denom)
+        if nonzero(weight_decay):
+            add_scaled_(r, params, weight_decay)
+        w_norms = torch._foreach_norm(params)
+        r_norms = torch._foreach_norm(r)
+        ratios = [torch.clamp(wn, gamma_l, gamma_u) / rn for wn, rn in zip(w_norms, r_norms)]
+        torch._foreach_mul_(r, ratios)
+        add_scaled_(params, r, neg(lr))
+        return
+    for p, g, mi, vi, a, b1c, b2c, wd in zip(params, grads, m, v, per_tensor(lr, n),
+                                             per_tensor(bias1, n), per_tensor(bias2, n),
+                                             per_tensor(weight_decay, n)):
+        mi.mul_(beta1).add_(g, alpha=1.0 - beta1)
+        vi.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+        r = (mi * (1.0 / b1c)) / ((vi * (1.0 / b2c)).sqrt_().add_(eps))
+        if isinstance(wd, torch.Tensor) or wd:
+            add_scaled_one_(r, p, wd)
+        r.mul_(torch.clamp(p.norm(), gamma_l, gamma_u) / r.norm())
+        add_scaled_one_(p, r, -a)
+
+
+def lars(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, momentum: float,
+         coefficient: float, eps: float, weight_decay: Scalar = 0.0,
+         foreach: bool = True) -> None:
+    """LARS: ``l = coefficient ||w|| / (||g|| + weight_decay ||w|| + eps)`` per tensor;
+    ``v = momentum v + lr l (g + weight_decay w); w -= v``."""
+    n = len(params)
+    if foreach:
+        w_norms = torch._foreach_norm(params)
+        g_norms = torch._foreach_norm(grads)
+        decays = per_tensor(weight_decay, n)
+        local = [coefficient * wn / (gn + wn * d + eps)
+                 for wn, gn, d in zip(w_norms, g_norms, decays)]
+        direction = list(grads)
+        if nonzero(weight_decay):
+            direction = torch._foreach_add(grads, scaled(params, weight_decay))
+        mul_(v, momentum)
+        torch._foreach_add_(v, scaled(torch._foreach_mul(direction, local), lr))
+        torch._foreach_sub_(params, v)
+        return
+    for p, g, vi, a, d in zip(params, grads, v, per_tensor(lr, n), per_tensor(weight_decay, n)):
+        wn = p.norm()
+        local = coefficient * wn / (g.norm() + wn * d + eps)
+        direction = g + p * d if isinstance(d, torch.Tensor) or d else g
+        vi.mul_(momentum).add_(direction * local * a)
+        p.sub_(vi)
+
+
+def sgdw(params: Tensors, grads: Tensors, m: Tensors, *, lr: Scalar, momentum: float,
+         decoupled_decay: Scalar, foreach: bool = True) -> None:
+    """SgdW: ``m = momentum m + lr g; w -= m + decoupled_decay w_old`` (NNabla:
+    ``decoupled_decay = lr / lr_initial * wd``)."""
+    n = len(params)
+    if foreach:
+        old = scaled(params, decoupled_decay) if nonzero(decoupled_decay) else None
+        mul_(m, momentum)
+        add_scaled_(m, grads, lr)
+        torch._foreach_sub_(params, m)
+        if old is not None:
+            torch._foreach_sub_(params, old)
+        return
+    for p, g, mi, a, d in zip(params, grads, m, per_tensor(lr, n),
+                              per_tensor(decoupled_decay, n)):
+        old = p * d if isinstance(d, torch.Tensor) or d else None
+        mi.mul_(momentum)
+        add_scaled_one_(mi, g, a)
+        p.sub_(mi)
+        if old is not None:
+            p.sub_(old)
+
+
+def rmsprop_graves(params: Tensors, grads: Tensors, n: Tensors, g_avg: Tensors, d: Tensors, *,
+                   lr: Scalar, decay: float, momentum: float, eps: float,
+                   foreach: bool = True) -> None:
+    """RMSprop as Graves (2013): ``n = decay n + (1 - decay) e^2; g = decay g + (1 - decay) e;
+    d = momentum d - lr e / sqrt(n - g^2 + eps); w += d``."""
+    if foreach:
+        torch._foreach_mul_(n, decay)
+        torch._foreach_addcmul_(n, grads, grads, value=1.0 - decay)
+        _lerp_(g_avg, grads, decay)
+        denom = torch._foreach_sub(n, torch._foreach_mul(g_avg, g_avg))
+        torch._foreach_add_(denom, eps)
+        torch._foreach_sqrt_(denom)
+        mul_(d, momentum)
+        add_scaled_(d, torch._foreach_div(grads, denom), neg(lr))
+        torch._foreach_add_(params, d)
+        return
+    for p, e, ni, gi, di, a in zip(params, grads, n, g_avg, d, per_tensor(lr, len(params))):
+        ni.mul_(decay).addcmul_(e, e, value=1.0 - decay)
+        gi.mul_(decay).add_(e, alpha=1.0 - decay)
+        di.mul_(momentum)
+        add_scaled_one_(di, e / (ni - gi * gi + eps).sqrt_(), -a)
+        p.add_(di)

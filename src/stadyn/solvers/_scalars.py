@@ -1,0 +1,98 @@
+"""Scalars of the solver maths (:mod:`stadyn.solvers._functional`): a hyperparameter that can
+change from step to step may be a float, a list of floats (one per tensor) or a 0-d tensor; these
+helpers apply one to a list of tensors whichever it is, as one multi-tensor op (or, for the
+per-tensor reference path, one tensor at a time with the same rounding).
+
+Example:
+    >>> import torch
+    >>> ts = [torch.ones(2), torch.ones(3)]
+    >>> add_scaled_(ts, ts, [1.0, 2.0])
+    >>> [t.tolist() for t in ts]
+    [[2.0, 2.0], [3.0, 3.0, 3.0]]
+"""
+
+from __future__ import annotations
+
+from typing import Sequence, Union
+
+import torch
+
+Tensors = Sequence[torch.Tensor]
+Scalar = Union[float, Sequence[float], torch.Tensor]
+
+__all__ = ["Tensors", "Scalar", "per_tensor", "scaled", "add_scaled_", "add_scaled_one_", "mul_",
+           "neg", "nonzero", "one_minus", "root_denominator"]
+
+
+def per_tensor(s: Scalar, n: int) -> list:
+    if isinstance(s, torch.Tensor):
+        return [s] * n
+    if isinstance(s, (int, float)):
+        return [float(s)] * n
+    return [float(v) for v in s]
+
+
+def scaled(tensors: Tensors, s: Scalar) -> list[torch.Tensor]:
+    """``[t * s for t in tensors]`` as one multi-tensor op."""
+    if isinstance(s, (int, float)):
+        return torch._foreach_mul(tensors, float(s))
+    if isinstance(s, torch.Tensor):
+        return torch._foreach_mul(tensors, s)
+    return torch._foreach_mul(tensors, [float(v) for v in s])
+
+
+def add_scaled_(dst: Tensors, src: Tensors, s: Scalar) -> None:
+    """``dst += src * s`` in place."""
+    if isinstance(s, (int, float)):
+        torch._foreach_add_(dst, src, alpha=float(s))
+    else:
+        torch._foreach_add_(dst, scaled(src, s))
+
+
+def add_scaled_one_(dst: torch.Tensor, src: torch.Tensor, s) -> None:
+    """The per-tensor twin of :func:`add_scaled_` (same rounding on each path)."""
+    if isinstance(s, float):
+        dst.add_(src, alpha=s)
+    else:
+        dst.add_(src * s)
+
+
+def mul_(dst: Tensors, s: Scalar) -> None:
+    if isinstance(s, (int, float, torch.Tensor)):
+        torch._foreach_mul_(dst, s)
+    else:
+        torch._foreach_mul_(dst, [float(v) for v in s])
+
+
+def neg(s: Scalar) -> Scalar:
+    if isinstance(s, (int, float, torch.Tensor)):
+        return -s
+    return [-float(v) for v in s]
+
+
+def nonzero(s: Scalar) -> bool:
+    """Whether ``s`` may be non-zero (a tensor always may)."""
+    if isinstance(s, torch.Tensor):
+        return True
+    if isinstance(s, (int, float)):
+        return s != 0
+    return any(s)
+
+
+def one_minus(s: Scalar) -> Scalar:
+    """``1 - s`` in ``s``'s form."""
+    if isinstance(s, (int, float, torch.Tensor)):
+        return 1.0 - s
+    return [1.0 - float(v) for v in s]
+
+
+def root_denominator(v: Tensors, v_max: Tensors | None, eps: float) -> list[torch.Tensor]:
+    """``sqrt(v) + eps`` per tensor; with ``v_max`` (AMSGrad's variants) ``v_max = max(v_max,
+    v)`` is updated in place and used instead of ``v``."""
+    second = v
+    if v_max is not None:
+        torch._foreach_maximum_(v_max, v)
+        second = v_max
+    denom = torch._foreach_sqrt(second)
+    torch._foreach_add_(denom, eps)
+    return denom

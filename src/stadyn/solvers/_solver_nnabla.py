@@ -1,0 +1,318 @@
+"""NNabla's further solvers: Adamax, AdaBelief, AdaBound, AMSBound, Lamb, Lars, SgdW and
+RMSpropGraves, with NNabla 1.39's defaults, state names and update rules (the maths is in
+:mod:`stadyn.solvers._functional_nnabla`).  Lamb, Lars and SgdW fuse :meth:`weight_decay` into
+the next update, as NNabla does (``weight_decay_is_fused()``); the others add it to the
+gradients.
+
+Example:
+    >>> import numpy as np, stadyn as sd, stadyn.functions as F, stadyn.solvers as S
+    >>> w = sd.Variable.from_numpy_array(np.array([1.0, -2.0]), need_grad=True)
+    >>> solver = S.Adamax(alpha=0.1)
+    >>> solver.set_parameters({"w": w})
+    >>> loss = F.sum(w * w)
+    >>> loss.forward(); solver.zero_grad(); loss.backward(); solver.update()
+    >>> np.round(w.d, 4)
+    array([ 0.9, -1.9], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from . import _functional as Fn
+from ._solver import Solver
+
+__all__ = ["Adamax", "AdaBelief", "AdaBound", "AMSBound", "Lamb", "Lars", "SgdW",
+           "RMSpropGraves"]
+
+
+def _one_or_list(values: list[float]) -> Any:
+    """One float when every parameter is at the same step, else one per parameter."""
+    return values[0] if len(set(values)) == 1 else values
+
+
+class Adamax(Solver):
+    r"""Adamax: :math:`m \leftarrow \beta_1 m + (1-\beta_1) g;\
+    u \leftarrow \max(\beta_2 u, |g|);\
+    w \leftarrow w - \frac{\alpha}{1-\beta_1^t} \frac{m}{u + \epsilon}` (its state: ``m``,
+    ``u``).
+
+    Example: ``S.Adamax(alpha=2e-3)``.
+    """
+
+    _state_names = ("m", "u")
+    _lr_name = "alpha"
+    _scalar_hypers = ("alpha",)
+
+    def __init__(self, alpha: float = 2e-3, beta1: float = 0.9, beta2: float = 0.999,
+                 eps: float = 1e-8):
+        super().__init__(alpha=alpha, beta1=beta1, beta2=beta2, eps=eps)
+
+    def _scalars(self, steps):
+        h = self.hyper
+        return {"step_size": _one_or_list([h["alpha"] / (1.0 - h["beta1"] ** t)
+                                           for t in steps])}
+
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
+        h = self.hyper
+        Fn.adamax(params, grads, states["m"], states["u"], step_size=scalars["step_size"],
+                  beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], foreach=self.foreach)
+
+
+class AdaBelief(Solver):
+    r"""AdaBelief (NNabla's): :math:`m \leftarrow \beta_1 m + (1-\beta_1) g;\
+    s \leftarrow \beta_2 s + (1-\beta_2)(g - m)^2 + \epsilon;\
+    w \leftarrow w - \frac{\alpha}{1-\beta_1^t} \frac{m}{\sqrt{s / (1-\beta_2^t)} + \epsilon}`
+    (its state: ``mean``, ``var``; ``s_max`` too with ``amsgrad``).
+
+    Options as NNabla's: ``amsgrad`` (``s_max = max(s_max, s) + eps`` in the denominator, ``s``
+    then without ``eps``), ``weight_decouple`` (scale ``w`` by ``1 - alpha wd`` before the step,
+    ``1 - wd`` with ``fixed_decay``; ``wd`` has no effect without it), ``rectify`` (RAdam's
+    rectified step where the variance estimate is tractable, ``rho_t > 4``; ``w -= alpha m``
+    before).
+
+    Example: ``S.AdaBelief(alpha=1e-3, wd=1e-4, weight_decouple=True)``.
+    """
+
+    _lr_name = "alpha"
+    _scalar_hypers = ("alpha",)
+
+    def __init__(self, alpha: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
+                 eps: float = 1e-8, wd: float = 0.0, amsgrad: bool = False,
+                 weight_decouple: bool = False, fixed_decay: bool = False,
+                 rectify: bool = False):
+        self.amsgrad, self.weight_decouple = bool(amsgrad), bool(weight_decouple)
+        self.fixed_decay, self.rectify = bool(fixed_decay), bool(rectify)
+        self._state_names = ("mean", "var", "s_max") if self.amsgrad else ("mean", "var")
+        super().__init__(alpha=alpha, beta1=beta1, beta2=beta2, eps=eps, wd=wd)
+
+    def _options(self):
+        return {"amsgrad": self.amsgrad, "weight_decouple": self.weight_decouple,
+                "fixed_decay": self.fixed_decay, "rectify": self.rectify}
+
+    def _step_sizes(self, t: int) -> tuple[float, float]:
+        """``(adaptive step size, plain momentum step)`` of step ``t``."""
+        h = self.hyper
+        alpha, b1, b2 = h["alpha"], h["beta1"], h["beta2"]
+        corr1 = 1.0 - b1 ** t
+        if not self.rectify:
+            return alpha / corr1, 0.0
+        rho_inf = 2.0 / (1.0 - b2) - 1.0
+        rho = rho_inf - 2.0 * t * b2 ** t / (1.0 - b2 ** t)
+        if rho <= 4.0:
+            return 0.0, alpha
+        r = math.sqrt((rho - 4.0) * (rho - 2.0) * rho_inf
+                      / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho))
+        return alpha * r / corr1, 0.0
+
+    def _scalars(self, steps):
+        h = self.hyper
+        sizes = [self._step_sizes(t) for t in steps]
+        factor = 1.0
+        if self.weight_decouple:
+            factor = 1.0 - (h["wd"] if self.fixed_decay else h["alpha"] * h["wd"])
+        return {"step_size": _one_or_list([s for s, _ in sizes]),
+                "sgd_step": _one_or_list([s for _, s in sizes]),
+                "bias2": _one_or_list([1.0 - h["beta2"] ** t for t in steps]),
+                "decay_factor": factor}
+
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
+        h = self.hyper
+        Fn.adabelief(params, grads, states["mean"], states["var"],
+                     step_size=scalars["step_size"], sgd_step=scalars["sgd_step"],
+                     bias2=scalars["bias2"], beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"],
+                     s_max=states.get("s_max"), decay_factor=scalars["decay_factor"],
+                     foreach=self.foreach)
+
+
+class AdaBound(Solver):
+    r"""AdaBound: Adam's moments, and the element-wise step
+    :math:`\eta = \mathrm{clip}(\alpha \frac{\sqrt{1-\beta_2^t}}{1-\beta_1^t}
+    \frac{1}{\sqrt v + \epsilon}, \eta_l, \eta_u)`, :math:`w \leftarrow w - \eta m`, with
+    :math:`\eta_l = \alpha^* (1 - \frac{1}{\gamma t + 1})`,
+    :math:`\eta_u = \alpha^* (1 + \frac{1}{\gamma t})` and :math:`\alpha^*` ``final_lr`` scaled
+    by ``alpha / alpha_initial`` (its state: ``mean``, ``var``).
+
+    Example: ``S.AdaBound(alpha=1e-3, final_lr=0.1)``.
+    """
+
+    _state_names = ("mean", "var")
+    _lr_name = "alpha"
+    _scalar_hypers = ("alpha",)
+
+    def __init__(self, alpha: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
+                 eps: float = 1e-8, final_lr: float = 0.1, gamma: float = 1e-3):
+        super().__init__(alpha=alpha, beta1=beta1, beta2=beta2, eps=eps, final_lr=final_lr,
+                         gamma=gamma)
+
+    def _corrected(self, t: int) -> float:
+        h = self.hyper
+        return h["alpha"] * math.sqrt(1.0 - h["beta2"] ** t) / (1.0 - h["beta1"] ** t)
+
+    def _upper(self, final: float, t: int) -> float:
+        return final * (1.0 + 1.0 / (self.hyper["gamma"] * t))
+
+    def _scalars(self, steps):
+        h = self.hyper
+        final = h["final_lr"] * (h["alpha"] / self._initial_lr if self._initial_lr else 1.0)
+        return {"step_size": _one_or_list([self._corrected(t) for t in steps]),
+                "lower": _one_or_list([final * (1.0 - 1.0 / (h["gamma"] * t + 1.0))
+                                       for t in steps]),
+                "upper": _one_or_list([self._upper(final, t) for t in steps])}
+
+    def _moments(self, states):
+        return states["mean"], states["var"], None
+
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
+        h = self.hyper
+        m, v, v_max = self._moments(states)
+        Fn.adabound(params, grads, m, v, step_size=scalars["step_size"],
+                    lower=scalars["lower"], upper=scalars["upper"], beta1=h["beta1"],
+                    beta2=h["beta2"], eps=h["eps"], v_max=v_max, foreach=self.foreach)
+
+
+class AMSBound(AdaBound):
+    r"""AMSBound: AdaBound with :math:`\hat v \leftarrow \max(\hat v, v)` in the denominator
+    and bias correction off by default (its state: ``m``, ``v``, ``v_hat``).  The upper bound
+    is NNabla 1.39's, :math:`\alpha^* (1 + t / \gamma)` (its documentation states AdaBound's
+    :math:`1 + 1 / (\gamma t)`; the solver computes this one).
+
+    Example: ``S.AMSBound(alpha=1e-3, final_lr=0.1)``.
+    """
+
+    _state_names = ("m", "v", "v_hat")
+
+    def __init__(self, alpha: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
+                 eps: float = 1e-8, final_lr: float = 0.1, gamma: float = 1e-3,
+                 bias_correction: bool = False):
+        super().__init__(alpha=alpha, beta1=beta1, beta2=beta2, eps=eps, final_lr=final_lr,
+                         gamma=gamma)
+        self.bias_correction = bool(bias_correction)
+
+    def _options(self):
+        return {"bias_correction": self.bias_correction}
+
+    def _corrected(self, t: int) -> float:
+        return super()._corrected(t) if self.bias_correction else self.hyper["alpha"]
+
+    def _upper(self, final: float, t: int) -> float:
+        return final * (1.0 + t / self.hyper["gamma"])
+
+    def _moments(self, states):
+        return states["m"], states["v"], states["v_hat"]
+
+
+class Lamb(Solver):
+    r"""LAMB: Adam's moments (bias-corrected with ``bias_correction``),
+    :math:`r = \frac{\hat m}{\sqrt{\hat v} + \epsilon} + \lambda w`,
+    :math:`w \leftarrow w - \eta \frac{\mathrm{clip}(\|w\|, \gamma_l, \gamma_u)}{\|r\|} r`, the
+    norms per parameter (its state: ``mean``, ``var``).  :math:`\lambda` is the rate of
+    :meth:`weight_decay` for the next update (fused, as NNabla's), 0 otherwise.
+
+    Example: ``S.Lamb(eta=1e-3)``.
+    """
+
+    _state_names = ("mean", "var")
+    _lr_name = "eta"
+    _scalar_hypers = ("eta",)
+    _fused_weight_decay = True
+
+    def __init__(self, eta: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
+                 gamma_l: float = 0.0, gamma_u: float = 10.0, eps: float = 1e-6,
+                 bias_correction: bool = False):
+        super().__init__(eta=eta, beta1=beta1, beta2=beta2, gamma_l=gamma_l, gamma_u=gamma_u,
+                         eps=eps)
+        self.bias_correction = bool(bias_correction)
+
+    def _options(self):
+        return {"bias_correction": self.bias_correction}
+
+    def _scalars(self, steps):
+        h = self.hyper
+        bc = self.bias_correction
+        return {"eta": h["eta"], "weight_decay": self._next_decay or 0.0,
+                "bias1": _one_or_list([1.0 - h["beta1"] ** t if bc else 1.0 for t in steps]),
+                "bias2": _one_or_list([1.0 - h["beta2"] ** t if bc else 1.0 for t in steps])}
+
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
+        h = self.hyper
+        Fn.lamb(params, grads, states["mean"], states["var"], lr=scalars["eta"],
+                bias1=scalars["bias1"], bias2=scalars["bias2"], beta1=h["beta1"],
+                beta2=h["beta2"], eps=h["eps"], gamma_l=h["gamma_l"], gamma_u=h["gamma_u"],
+                weight_decay=scalars["weight_decay"], foreach=self.foreach)
+
+
+class Lars(Solver):
+    r"""LARS with momentum: :math:`\lambda = \eta \frac{\|w\|}{\|g\| + \beta \|w\| + \epsilon}`
+    per parameter, :math:`v \leftarrow m v + \gamma \lambda (g + \beta w);\
+    w \leftarrow w - v` (its state: ``v``).  :math:`\beta` is the rate of :meth:`weight_decay`
+    for the next update (fused, as NNabla's), 0 otherwise.
+
+    Example: ``S.Lars(lr=0.1, coefficient=1e-3)``.
+    """
+
+    _state_names = ("v",)
+    _fused_weight_decay = True
+
+    def __init__(self, lr: float = 1e-3, momentum: float = 0.9, coefficient: float = 1e-3,
+                 eps: float = 1e-6):
+        super().__init__(lr=lr, momentum=momentum, coefficient=coefficient, eps=eps)
+
+    def _scalars(self, steps):
+        return {"lr": self.hyper["lr"], "weight_decay": self._next_decay or 0.0}
+
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
+        h = self.hyper
+        Fn.lars(params, grads, states["v"], lr=scalars["lr"], momentum=h["momentum"],
+                coefficient=h["coefficient"], eps=h["eps"], weight_decay=scalars["weight_decay"],
+                foreach=self.foreach)
+
+
+class SgdW(Solver):
+    r"""Momentum SGD with decoupled weight decay: :math:`m \leftarrow \gamma m + \eta g;\
+    w \leftarrow w - m - \eta_t \lambda w_{old}` with :math:`\eta_t = \eta / \eta_0` (its
+    state: ``m``).  :meth:`weight_decay` is fused, as NNabla's: it replaces ``wd`` in the next
+    update.
+
+    Example: ``S.SgdW(lr=0.1, momentum=0.9, wd=1e-4)``.
+    """
+
+    _state_names = ("m",)
+    _scalar_hypers = ("lr", "wd")
+    _fused_weight_decay = True
+
+    def __init__(self, lr: float = 1e-3, momentum: float = 0.9, wd: float = 1e-4):
+        super().__init__(lr=lr, momentum=momentum, wd=wd)
+
+    def _scalars(self, steps):
+        h = self.hyper
+        eta = h["lr"] / self._initial_lr if self._initial_lr else 1.0
+        rate = h["wd"] if self._next_decay is None else self._next_decay
+        return {"lr": h["lr"], "decay": eta * rate}
+
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
+        Fn.sgdw(params, grads, states["m"], lr=scalars["lr"], momentum=self.hyper["momentum"],
+                decoupled_decay=scalars["decay"], foreach=self.foreach)
+
+
+class RMSpropGraves(Solver):
+    r"""RMSprop as Graves (2013): :math:`n \leftarrow \rho n + (1-\rho) e^2;\
+    g \leftarrow \rho g + (1-\rho) e;\
+    d \leftarrow \beta d - \eta \frac{e}{\sqrt{n - g^2 + \epsilon}};\ w \leftarrow w + d`
+    (its state: ``n``, ``g``, ``d``).
+
+    Example: ``S.RMSpropGraves(lr=1e-4)``.
+    """
+
+    _state_names = ("n", "g", "d")
+
+    def __init__(self, lr: float = 1e-4, decay: float = 0.95, momentum: float = 0.9,
+                 eps: float = 1e-4):
+        super().__init__(lr=lr, decay=decay, momentum=momentum, eps=eps)
+
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
+        h = self.hyper
+        Fn.rmsprop_graves(params, grads, states["n"], states["g"], states["d"], lr=scalars["lr"],
+                          decay=h["decay"], momentum=h["momentum"], eps=h["eps"],
+                          foreach=self.foreach)
