@@ -15,7 +15,12 @@ Modes:
 * ``stadyn-static-bf16`` / ``stadyn-compiled-bf16`` — the same in a ``bfloat16`` context
   (ops cast by their declared precision; fp32 master weights and solver state);
 * ``torch-eager`` — the twin, eager, with PyTorch's default optimizer;
-* ``torch-compile`` — the twin's model and optimizer step under ``torch.compile``.
+* ``torch-compile`` — the twin's model and optimizer step under ``torch.compile``;
+* ``torch-eager-cl`` / ``torch-compile-cl`` — the same with the model and its input in
+  channels-last memory format (``module.to(memory_format=torch.channels_last)``): what a
+  PyTorch user tuning a ConvNet for the CPU writes by hand;
+* ``torch-eager-bf16`` / ``torch-eager-cl-bf16`` — eager under ``torch.autocast("cpu",
+  torch.bfloat16)`` (fp32 parameters and optimizer), NCHW and channels-last.
 """
 
 from __future__ import annotations
@@ -39,12 +44,14 @@ from ..parametric import ParameterRegistry, get_parameters, parameter_registry
 from ._runner import Case
 
 __all__ = ["Workload", "WORKLOADS", "WORKLOAD_ALIASES", "workload_name", "STADYN_MODES",
-           "ALL_STADYN_MODES", "TORCH_MODES"]
+           "ALL_STADYN_MODES", "TORCH_MODES", "ALL_TORCH_MODES"]
 
 STADYN_MODES = ("dynamic", "static", "compiled", "static-bf16")
-TORCH_MODES = ("eager", "compile")
+TORCH_MODES = ("eager", "compile", "eager-cl", "compile-cl")
 #: Every mode a Stadyn case runs in (``compiled-bf16`` is timed only when asked for).
 ALL_STADYN_MODES = STADYN_MODES + ("compiled-bf16",)
+#: Every mode a PyTorch twin runs in (the bf16 ones are timed only when asked for).
+ALL_TORCH_MODES = TORCH_MODES + ("eager-bf16", "eager-cl-bf16")
 
 
 @dataclass
@@ -123,25 +130,30 @@ class Workload:
 
     # -- PyTorch --------------------------------------------------------------------------------
     def torch_case(self, mode: str, seed: int = 0) -> Case:
-        if mode not in TORCH_MODES:
-            raise ValueError(f"unknown PyTorch mode {mode!r}; expected one of {TORCH_MODES}")
+        if mode not in ALL_TORCH_MODES:
+            raise ValueError(f"unknown PyTorch mode {mode!r}; expected one of {ALL_TORCH_MODES}")
         start = time.perf_counter()
         module = self.twin(self.initial_parameters(seed))
-        opt = self.torch_optimizer(list(module.parameters()))
         xb, tb = self.batch(seed)
         x = torch.from_numpy(xb)
         t = torch.from_numpy(tb[:, 0]).long()
+        if "-cl" in mode:
+            module = module.to(memory_format=torch.channels_last)
+            x = x.contiguous(memory_format=torch.channels_last)
+        opt = self.torch_optimizer(list(module.parameters()))
         module.eval()
         with torch.no_grad():
             first = float(nn.functional.cross_entropy(module(x), t))
         module.train()
         forward, opt_step = module, opt.step
-        if mode == "compile":
+        if mode.startswith("compile"):
             forward = torch.compile(module)
             opt_step = torch.compile(opt.step)
+        half = mode.endswith("bf16")
 
         def step():
-            loss = nn.functional.cross_entropy(forward(x), t)
+            with torch.autocast("cpu", torch.bfloat16, enabled=half):
+                loss = nn.functional.cross_entropy(forward(x), t)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt_step()

@@ -18,7 +18,7 @@ import torch
 
 from .._extras import require
 from .._fileutil import atomic_write
-from ..bench import (ALL_STADYN_MODES, PEER_MODES, STADYN_MODES, TORCH_MODES, WORKLOADS,
+from ..bench import (ALL_STADYN_MODES, ALL_TORCH_MODES, PEER_MODES, STADYN_MODES, TORCH_MODES, WORKLOADS,
                      WORKLOAD_ALIASES, check_peer_pythons, measure_memory, run_cases,
                      run_peers, workload_name)
 from . import count, plain
@@ -274,9 +274,10 @@ def add_parser(subparsers) -> None:
                    choices=ALL_STADYN_MODES, metavar="MODE",
                    help=f"Stadyn modes to time (default: {' '.join(STADYN_MODES)}; "
                         f"known: {', '.join(ALL_STADYN_MODES)})")
-    p.add_argument("--torch-modes", nargs="+", default=list(TORCH_MODES), choices=TORCH_MODES,
-                   metavar="MODE", help=f"PyTorch twin modes to time (default and known: "
-                                        f"{' '.join(TORCH_MODES)})")
+    p.add_argument("--torch-modes", nargs="+", default=list(TORCH_MODES),
+                   choices=ALL_TORCH_MODES, metavar="MODE",
+                   help=f"PyTorch twin modes to time (default: {' '.join(TORCH_MODES)}; "
+                        f"known: {', '.join(ALL_TORCH_MODES)})")
     p.add_argument("--rounds", type=count(), default=5,
                    help="timed rounds; the cases take turns within each (default 5)")
     p.add_argument("--per-round", type=count(), default=4,
