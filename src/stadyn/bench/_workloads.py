@@ -41,6 +41,8 @@ from ..compile import compile_step
 from ..graph import Variable, auto_forward, context, context_scope, training
 from ..models import cifar_convnet_layers, digits_cnn, digits_mlp
 from ..parametric import ParameterRegistry, get_parameters, parameter_registry
+from ._cntk_workload import (CNTK_MODES, CNTK_TWIN_LR, CNTK_TWIN_WEIGHT_DECAY, cntk_cifar_case,
+                             cntk_cifar_parameters)
 from ._runner import Case
 
 __all__ = ["Workload", "WORKLOADS", "WORKLOAD_ALIASES", "workload_name", "STADYN_MODES",
@@ -68,6 +70,12 @@ class Workload:
     solver: Callable[[], S.Solver]
     torch_optimizer: Callable[[list[torch.nn.Parameter]], torch.optim.Optimizer]
     input_scale: float = 1.0
+    #: The Stadyn modes it runs in.
+    modes: tuple[str, ...] = ALL_STADYN_MODES
+    #: A workload driven through another front end builds its cases and initial parameters
+    #: itself: ``(mode, batch, seed) -> Case`` and ``seed -> parameters``.
+    front_end_case: Callable[..., Case] | None = None
+    front_end_parameters: Callable[[int], dict[str, torch.Tensor]] | None = None
 
     def batch(self, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
         rng = np.random.RandomState(seed)
@@ -78,8 +86,11 @@ class Workload:
 
     # -- Stadyn ---------------------------------------------------------------------------------
     def stadyn_case(self, mode: str, seed: int = 0) -> Case:
-        if mode not in ALL_STADYN_MODES:
-            raise ValueError(f"unknown Stadyn mode {mode!r}; expected one of {ALL_STADYN_MODES}")
+        if mode not in self.modes:
+            raise ValueError(f"unknown Stadyn mode {mode!r} for {self.name}; expected one of "
+                             f"{self.modes}")
+        if self.front_end_case is not None:
+            return self.front_end_case(mode, self.batch(seed), seed)
         start = time.perf_counter()
         registry = ParameterRegistry()
         seed_all(seed)
@@ -122,6 +133,8 @@ class Workload:
 
     def initial_parameters(self, seed: int = 0) -> dict[str, torch.Tensor]:
         """The Stadyn model's initial parameters (what every case starts from)."""
+        if self.front_end_parameters is not None:
+            return self.front_end_parameters(seed)
         registry = ParameterRegistry()
         seed_all(seed)
         with parameter_registry(registry):
@@ -301,6 +314,15 @@ WORKLOADS: dict[str, Workload] = {
         lambda: _cifar_bs_model(pad_pooling=True), _CifarTwin,
         lambda: S.Momentum(lr=0.01, momentum=0.9),
         lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9), input_scale=255.0),
+    "cifar-cntk": Workload(
+        "cifar-cntk", "CNTK's CIFAR-10 ConvNet written and trained as the CNTK seed script does "
+        "(stadyn.compat.cntk: Trainer.train_minibatch, momentum_sgd with per-sample rates, "
+        "momentum time constants and L2, the metric), synthetic 3x32x32, batch 64; the twin: "
+        f"SGD {CNTK_TWIN_LR:g}, weight decay {CNTK_TWIN_WEIGHT_DECAY:g} (the script's first "
+        "epochs: no momentum)", 64, (3, 32, 32), 10, lambda: None, _CifarTwin, lambda: None,
+        lambda ps: torch.optim.SGD(ps, lr=CNTK_TWIN_LR, weight_decay=CNTK_TWIN_WEIGHT_DECAY),
+        input_scale=255.0, modes=CNTK_MODES, front_end_case=cntk_cifar_case,
+        front_end_parameters=cntk_cifar_parameters),
 }
 
 #: Earlier names of workloads, still accepted (``stadyn bench seed2`` is ``digits-cnn``).

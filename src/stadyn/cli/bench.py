@@ -214,7 +214,8 @@ def _cpu_name() -> str:
 
 def _cases(w, stadyn_modes, torch_modes) -> list:
     """The Stadyn and PyTorch cases of workload ``w``, built (and each run once)."""
-    return [w.stadyn_case(m) for m in stadyn_modes] + [w.torch_case(m) for m in torch_modes]
+    return [w.stadyn_case(m) for m in stadyn_modes if m in w.modes] \
+        + [w.torch_case(m) for m in torch_modes]
 
 
 def _split_peer_modes(peer_modes) -> dict[str, tuple[str, ...]]:
