@@ -5,7 +5,8 @@
 
 Each spec is ``workload:mode``: a Stadyn mode of ``stadyn bench`` (``static``, ``static-bf16``,
 ``compiled``, ...), the same with the layout planning switched off (``nchw-static``: every plan
-stays NCHW), or a PyTorch twin (``torch-eager``, ``torch-eager-cl``, ...).  Prints the median
+stays NCHW) or without its batch-norm/average-pooling exclusion (``cl-static``), or a PyTorch
+twin (``torch-eager``, ``torch-eager-cl``, ...).  Prints the median
 wall time and the median process CPU time per step.  On a machine shared with other jobs the
 CPU time of a one-thread run moves far less than the wall time (a descheduled process does not
 accumulate it), which is why the layout rule was measured this way (docs/performance.md).
@@ -18,6 +19,7 @@ import time
 import torch
 
 import stadyn.compile._step as compiled_step
+import stadyn.graph._layout as layout
 import stadyn.graph._plan as plan
 from stadyn.bench import WORKLOADS
 
@@ -38,6 +40,13 @@ def build(spec: str):
             return w.stadyn_case(mode[len("nchw-"):]).step
         finally:
             plan.plan_layout, compiled_step.plan_layout = saved
+    if mode.startswith("cl-"):
+        saved = layout._KEEP_NCHW
+        layout._KEEP_NCHW = frozenset()
+        try:
+            return w.stadyn_case(mode[len("cl-"):]).step
+        finally:
+            layout._KEEP_NCHW = saved
     return w.stadyn_case(mode).step
 
 
