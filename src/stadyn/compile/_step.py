@@ -176,9 +176,11 @@ class CompiledStep:
                 values = interpret(nodes, leaves, ts, fill, channels_last=layout)
                 params = [ts[i] for i in param_idx]
                 grads = torch.autograd.grad(values[loss_pos], params, allow_unused=True)
-            grads = [torch.zeros_like(p) if g is None else standard_layout(g)
-                     for p, g in zip(params, grads)]
-            return [standard_layout(v) for v in values], params, grads
+            grads = [torch.zeros_like(p) if g is None else g for p, g in zip(params, grads)]
+            if layout:          # what the program hands out, in the standard layout again
+                grads = [standard_layout(g) for g in grads]
+                values = [standard_layout(v) for v in values]
+            return values, params, grads
 
         # torch.compile cannot compile torch's fused optimizer kernels: a compiled program traces
         # the multi-tensor maths instead (inductor fuses it anyway); uncompiled ones keep them.

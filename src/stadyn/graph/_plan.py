@@ -294,7 +294,7 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
                                     [tangents[k] for k in diff], allow_unused=True) if diff else []
         used = [j for j, g in enumerate(grads) if g is not None]
         traced["diff"], traced["used"] = diff, used
-        return (*values, *[standard_layout(grads[j]) for j in used])
+        return (*values, *[standard_layout(grads[j]) if layout else grads[j] for j in used])
 
     tangent_examples = [torch.zeros(tuple(fill[p]._shape), dtype=fill[p]._dtype,
                                     device=leaf_tensors[0].device if leaf_tensors else None)
