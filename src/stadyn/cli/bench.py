@@ -144,7 +144,7 @@ def profile_workloads(workloads, stadyn_modes, steps: int, warmup: int, out: str
     for name in (workload_name(w) for w in workloads):
         w = WORKLOADS[name]
         log(f"{name}: {w.description}")
-        for mode in stadyn_modes:
+        for mode in (m for m in stadyn_modes if m in w.modes):
             case = w.stadyn_case(mode)
             with profile():         # static plans are built again, labelled: not recorded
                 for _ in range(max(1, warmup)):
