@@ -3,7 +3,6 @@ the network they stand beside (their first losses agree with the hand-written NC
 
 import numpy as np
 import pytest
-import torch
 
 from stadyn.bench import ALL_TORCH_MODES, WORKLOADS
 
