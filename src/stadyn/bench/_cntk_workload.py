@@ -3,7 +3,7 @@ exactly as the CNTK seed script (tests/fixtures/seeds/cntk_cifar10_dataaug.py) d
 
 The network is built with the script's calls (``input_variable``, ``element_times`` by the
 1/256 constant, ``default_options(activation=relu, pad=True)``, ``Sequential`` of
-``LayerStack``s, ``cross_entropy_with_softmax`` and ``classification_error``), trained with
+``LayerStack`` layers, ``cross_entropy_with_softmax`` and ``classification_error``), trained with
 ``momentum_sgd`` on the script's per-sample learning-rate schedule, momentum time constants and
 L2 weight, through ``Trainer.train_minibatch({input: images, label: one-hot})`` — the script's
 whole per-minibatch path, metric included.  The synthetic minibatch is fed as NumPy arrays, as

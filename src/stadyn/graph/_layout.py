@@ -51,7 +51,7 @@ def _planar_convolution(node: FunctionNode) -> bool:
 
 def plan_layout(nodes: Sequence[FunctionNode], leaf_tensors: Sequence[torch.Tensor]
                 ) -> frozenset[int]:
-    """The ``id``s of the convolution nodes a plan runs on channels-last inputs (empty: the
+    """The ids (``id(node)``) of the convolution nodes a plan runs on channels-last inputs (empty: the
     plan stays NCHW).
 
     Example:
