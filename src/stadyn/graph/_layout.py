@@ -51,8 +51,8 @@ def _planar_convolution(node: FunctionNode) -> bool:
 
 def plan_layout(nodes: Sequence[FunctionNode], leaf_tensors: Sequence[torch.Tensor]
                 ) -> frozenset[int]:
-    """The ids (``id(node)``) of the convolution nodes a plan runs on channels-last inputs (empty: the
-    plan stays NCHW).
+    """The ids (``id(node)``) of the convolution nodes a plan runs on channels-last inputs
+    (empty: the plan stays NCHW).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
