@@ -65,7 +65,9 @@ def test_version_prints_the_installed_version(capsys):
     (["bench", "mlp", "--stadyn-modes", "statc"],
      "argument --stadyn-modes: invalid choice: 'statc' (choose from 'dynamic', 'static', "
      "'compiled', 'static-bf16', 'compiled-bf16')"),
-    (["bench", "--torch-modes", "jit"], "invalid choice: 'jit' (choose from 'eager', 'compile')"),
+    (["bench", "--torch-modes", "jit"],
+     "invalid choice: 'jit' (choose from 'eager', 'compile', 'eager-cl', 'compile-cl', "
+     "'eager-bf16', 'eager-cl-bf16')"),
     (["bench", "--peers", "--peer-modes", "nnabla-fast"],
      "invalid choice: 'nnabla-fast' (choose from 'nnabla-static', 'nnabla-dynamic', "
      "'mxnet-imperative', 'mxnet-hybridized')"),
@@ -182,7 +184,8 @@ def test_bench_workloads_are_named_for_what_they_are_and_seed2_still_works(monke
     """``digits-cnn`` is the NNabla tutorial's deep CNN; ``seed2``, its earlier name, runs it."""
     from stadyn.cli import bench
     monkeypatch.setattr(bench.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    assert list(WORKLOADS) == ["digits-cnn", "mlp", "cifar", "cifar-bs", "cifar-bs-pad", "lstm"]
+    assert list(WORKLOADS) == ["digits-cnn", "mlp", "cifar", "cifar-bs", "cifar-bs-pad",
+                               "cifar-cntk", "lstm"]
     assert "NNabla's static-vs-dynamic tutorial" in WORKLOADS["digits-cnn"].description
     assert "CNTK's CIFAR-10 ConvNet" in WORKLOADS["cifar"].description
     rows = {}

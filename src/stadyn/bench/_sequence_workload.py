@@ -43,6 +43,7 @@ class SequenceWorkload:
     and as a PyTorch twin (see the module's docstring)."""
 
     stadyn_modes = ("dynamic", "static")
+    modes = stadyn_modes
     torch_modes = ("eager",)
 
     def __init__(self, name: str, description: str, batch_size: int, vocab: int, embedding: int,

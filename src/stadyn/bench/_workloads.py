@@ -15,7 +15,12 @@ Modes:
 * ``stadyn-static-bf16`` / ``stadyn-compiled-bf16`` — the same in a ``bfloat16`` context
   (ops cast by their declared precision; fp32 master weights and solver state);
 * ``torch-eager`` — the twin, eager, with PyTorch's default optimizer;
-* ``torch-compile`` — the twin's model and optimizer step under ``torch.compile``.
+* ``torch-compile`` — the twin's model and optimizer step under ``torch.compile``;
+* ``torch-eager-cl`` / ``torch-compile-cl`` — the same with the model and its input in
+  channels-last memory format (``module.to(memory_format=torch.channels_last)``): what a
+  PyTorch user tuning a ConvNet for the CPU writes by hand;
+* ``torch-eager-bf16`` / ``torch-eager-cl-bf16`` — eager under ``torch.autocast("cpu",
+  torch.bfloat16)`` (fp32 parameters and optimizer), NCHW and channels-last.
 """
 
 from __future__ import annotations
@@ -36,15 +41,19 @@ from ..compile import compile_step
 from ..graph import Variable, auto_forward, context, context_scope, training
 from ..models import cifar_convnet_layers, digits_cnn, digits_mlp
 from ..parametric import ParameterRegistry, get_parameters, parameter_registry
+from ._cntk_workload import (CNTK_MODES, CNTK_TWIN_LR, CNTK_TWIN_WEIGHT_DECAY, cntk_cifar_case,
+                             cntk_cifar_parameters)
 from ._runner import Case
 
 __all__ = ["Workload", "WORKLOADS", "WORKLOAD_ALIASES", "workload_name", "STADYN_MODES",
-           "ALL_STADYN_MODES", "TORCH_MODES"]
+           "ALL_STADYN_MODES", "TORCH_MODES", "ALL_TORCH_MODES"]
 
 STADYN_MODES = ("dynamic", "static", "compiled", "static-bf16")
-TORCH_MODES = ("eager", "compile")
+TORCH_MODES = ("eager", "compile", "eager-cl", "compile-cl")
 #: Every mode a Stadyn case runs in (``compiled-bf16`` is timed only when asked for).
 ALL_STADYN_MODES = STADYN_MODES + ("compiled-bf16",)
+#: Every mode a PyTorch twin runs in (the bf16 ones are timed only when asked for).
+ALL_TORCH_MODES = TORCH_MODES + ("eager-bf16", "eager-cl-bf16")
 
 
 @dataclass
@@ -61,6 +70,12 @@ class Workload:
     solver: Callable[[], S.Solver]
     torch_optimizer: Callable[[list[torch.nn.Parameter]], torch.optim.Optimizer]
     input_scale: float = 1.0
+    #: The Stadyn modes it runs in.
+    modes: tuple[str, ...] = ALL_STADYN_MODES
+    #: A workload driven through another front end builds its cases and initial parameters
+    #: itself: ``(mode, batch, seed) -> Case`` and ``seed -> parameters``.
+    front_end_case: Callable[..., Case] | None = None
+    front_end_parameters: Callable[[int], dict[str, torch.Tensor]] | None = None
 
     def batch(self, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
         rng = np.random.RandomState(seed)
@@ -71,8 +86,11 @@ class Workload:
 
     # -- Stadyn ---------------------------------------------------------------------------------
     def stadyn_case(self, mode: str, seed: int = 0) -> Case:
-        if mode not in ALL_STADYN_MODES:
-            raise ValueError(f"unknown Stadyn mode {mode!r}; expected one of {ALL_STADYN_MODES}")
+        if mode not in self.modes:
+            raise ValueError(f"unknown Stadyn mode {mode!r} for {self.name}; expected one of "
+                             f"{self.modes}")
+        if self.front_end_case is not None:
+            return self.front_end_case(mode, self.batch(seed), seed)
         start = time.perf_counter()
         registry = ParameterRegistry()
         seed_all(seed)
@@ -115,6 +133,8 @@ class Workload:
 
     def initial_parameters(self, seed: int = 0) -> dict[str, torch.Tensor]:
         """The Stadyn model's initial parameters (what every case starts from)."""
+        if self.front_end_parameters is not None:
+            return self.front_end_parameters(seed)
         registry = ParameterRegistry()
         seed_all(seed)
         with parameter_registry(registry):
@@ -123,25 +143,30 @@ class Workload:
 
     # -- PyTorch --------------------------------------------------------------------------------
     def torch_case(self, mode: str, seed: int = 0) -> Case:
-        if mode not in TORCH_MODES:
-            raise ValueError(f"unknown PyTorch mode {mode!r}; expected one of {TORCH_MODES}")
+        if mode not in ALL_TORCH_MODES:
+            raise ValueError(f"unknown PyTorch mode {mode!r}; expected one of {ALL_TORCH_MODES}")
         start = time.perf_counter()
         module = self.twin(self.initial_parameters(seed))
-        opt = self.torch_optimizer(list(module.parameters()))
         xb, tb = self.batch(seed)
         x = torch.from_numpy(xb)
         t = torch.from_numpy(tb[:, 0]).long()
+        if "-cl" in mode:
+            module = module.to(memory_format=torch.channels_last)
+            x = x.contiguous(memory_format=torch.channels_last)
+        opt = self.torch_optimizer(list(module.parameters()))
         module.eval()
         with torch.no_grad():
             first = float(nn.functional.cross_entropy(module(x), t))
         module.train()
         forward, opt_step = module, opt.step
-        if mode == "compile":
+        if mode.startswith("compile"):
             forward = torch.compile(module)
             opt_step = torch.compile(opt.step)
+        half = mode.endswith("bf16")
 
         def step():
-            loss = nn.functional.cross_entropy(forward(x), t)
+            with torch.autocast("cpu", torch.bfloat16, enabled=half):
+                loss = nn.functional.cross_entropy(forward(x), t)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt_step()
@@ -289,6 +314,15 @@ WORKLOADS: dict[str, Workload] = {
         lambda: _cifar_bs_model(pad_pooling=True), _CifarTwin,
         lambda: S.Momentum(lr=0.01, momentum=0.9),
         lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9), input_scale=255.0),
+    "cifar-cntk": Workload(
+        "cifar-cntk", "CNTK's CIFAR-10 ConvNet written and trained as the CNTK seed script does "
+        "(stadyn.compat.cntk: Trainer.train_minibatch, momentum_sgd with per-sample rates, "
+        "momentum time constants and L2, the metric), synthetic 3x32x32, batch 64; the twin: "
+        f"SGD {CNTK_TWIN_LR:g}, weight decay {CNTK_TWIN_WEIGHT_DECAY:g} (the script's first "
+        "epochs: no momentum)", 64, (3, 32, 32), 10, lambda: None, _CifarTwin, lambda: None,
+        lambda ps: torch.optim.SGD(ps, lr=CNTK_TWIN_LR, weight_decay=CNTK_TWIN_WEIGHT_DECAY),
+        input_scale=255.0, modes=CNTK_MODES, front_end_case=cntk_cifar_case,
+        front_end_parameters=cntk_cifar_parameters),
 }
 
 # The sequence workload (its own interface: Stadyn's dynamic/static modes, torch eager).

@@ -18,7 +18,7 @@ import torch
 
 from .._extras import require
 from .._fileutil import atomic_write
-from ..bench import (ALL_STADYN_MODES, PEER_MODES, STADYN_MODES, TORCH_MODES, WORKLOADS,
+from ..bench import (ALL_STADYN_MODES, ALL_TORCH_MODES, PEER_MODES, STADYN_MODES, TORCH_MODES, WORKLOADS,
                      WORKLOAD_ALIASES, check_peer_pythons, measure_memory, run_cases,
                      run_peers, workload_name)
 from . import count, plain
@@ -144,7 +144,7 @@ def profile_workloads(workloads, stadyn_modes, steps: int, warmup: int, out: str
     for name in (workload_name(w) for w in workloads):
         w = WORKLOADS[name]
         log(f"{name}: {w.description}")
-        for mode in stadyn_modes:
+        for mode in (m for m in stadyn_modes if m in w.modes):
             case = w.stadyn_case(mode)
             with profile():         # static plans are built again, labelled: not recorded
                 for _ in range(max(1, warmup)):
@@ -214,11 +214,10 @@ def _cpu_name() -> str:
 
 def _cases(w, stadyn_modes, torch_modes) -> list:
     """The Stadyn and PyTorch cases of workload ``w``, built (and each run once); a workload
-    that runs in some modes only (``lstm``: its ``stadyn_modes``, ``torch_modes``) skips the
-    others."""
-    stadyn_modes = [m for m in stadyn_modes if m in getattr(w, "stadyn_modes", stadyn_modes)]
-    torch_modes = [m for m in torch_modes if m in getattr(w, "torch_modes", torch_modes)]
-    return [w.stadyn_case(m) for m in stadyn_modes] + [w.torch_case(m) for m in torch_modes]
+    runs only in its Stadyn ``modes`` and, where it names them, its ``torch_modes`` (``lstm``
+    has no compiled or bf16 modes, ``cifar-cntk`` no dynamic one): the others are skipped."""
+    return [w.stadyn_case(m) for m in stadyn_modes if m in w.modes] \
+        + [w.torch_case(m) for m in torch_modes if m in getattr(w, "torch_modes", torch_modes)]
 
 
 def _split_peer_modes(peer_modes) -> dict[str, tuple[str, ...]]:
@@ -278,9 +277,10 @@ def add_parser(subparsers) -> None:
                    choices=ALL_STADYN_MODES, metavar="MODE",
                    help=f"Stadyn modes to time (default: {' '.join(STADYN_MODES)}; "
                         f"known: {', '.join(ALL_STADYN_MODES)})")
-    p.add_argument("--torch-modes", nargs="+", default=list(TORCH_MODES), choices=TORCH_MODES,
-                   metavar="MODE", help=f"PyTorch twin modes to time (default and known: "
-                                        f"{' '.join(TORCH_MODES)})")
+    p.add_argument("--torch-modes", nargs="+", default=list(TORCH_MODES),
+                   choices=ALL_TORCH_MODES, metavar="MODE",
+                   help=f"PyTorch twin modes to time (default: {' '.join(TORCH_MODES)}; "
+                        f"known: {', '.join(ALL_TORCH_MODES)})")
     p.add_argument("--rounds", type=count(), default=5,
                    help="timed rounds; the cases take turns within each (default 5)")
     p.add_argument("--per-round", type=count(), default=4,

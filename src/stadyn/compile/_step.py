@@ -30,7 +30,8 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 from .._errors import StadynError
 from .._logging import logger
-from ..graph import Subgraph, Variable, defer_products, interpret, leaf_tensor, simplify
+from ..graph import (Subgraph, Variable, defer_products, interpret, leaf_tensor, plan_layout,
+                     simplify, standard_layout)
 from ..solvers import Optimizer
 
 __all__ = ["compile_step", "CompiledStep"]
@@ -168,13 +169,17 @@ class CompiledStep:
             [torch.tensor(float(scalar_values[k]), device=device) for k in scalar_keys]
         n_leaves, n_states, n_params = len(leaves), len(states), len(names)
         loss_pos = fill.index(self.loss)
+        layout = plan_layout(nodes, leaf_tensors)       # as a static plan's (graph/_layout.py)
 
         def gradients(ts):
             with torch.enable_grad():
-                values = interpret(nodes, leaves, ts, fill)
+                values = interpret(nodes, leaves, ts, fill, channels_last=layout)
                 params = [ts[i] for i in param_idx]
                 grads = torch.autograd.grad(values[loss_pos], params, allow_unused=True)
             grads = [torch.zeros_like(p) if g is None else g for p, g in zip(params, grads)]
+            if layout:          # what the program hands out, in the standard layout again
+                grads = [standard_layout(g) for g in grads]
+                values = [standard_layout(v) for v in values]
             return values, params, grads
 
         # torch.compile cannot compile torch's fused optimizer kernels: a compiled program traces

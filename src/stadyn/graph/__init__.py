@@ -6,6 +6,7 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_plan.py`` — lowering a subgraph to a :class:`StaticPlan` (or an :class:`EagerPlan`);
 * ``_passes.py`` — rewrites of traced programs; ``_partition.py`` — forward/backward split;
 * ``_grad_buffers.py`` — gradient buffers and their reuse contract (:func:`release_grads`);
+* ``_layout.py`` — a plan's memory layout (channels-last convolution chains, :func:`plan_layout`);
 * ``_interpret.py`` — :func:`interpret`, the reference semantics; :func:`refresh_shapes`;
 * ``_subgraph.py`` — :class:`Subgraph` (nodes, leaves and their roles), :func:`value_key`;
 * ``_apply.py`` — :func:`apply`, one op call in either mode;
@@ -21,6 +22,7 @@ from ._context import Context, context, context_scope, get_current_context, set_
 from ._grad_buffers import release_grads
 from ._interpret import interpret, refresh_shapes
 from ._labels import LABEL_PREFIX, op_label, set_labels
+from ._layout import plan_layout, standard_layout
 from ._location import format_location, source_location, user_location
 from ._numerics import check_numerics, numerics_enabled
 from ._mode import (auto_forward, get_auto_forward, is_training, set_auto_forward, set_training,
@@ -54,7 +56,7 @@ __all__ = [
     "leaf_tensor", "interpret", "refresh_shapes",
     # static graphs: plans, lowering, the passes a whole-step program reuses
     "forward_all", "StaticPlan", "EagerPlan", "build_plan", "bump_graph_version", "partition",
-    "simplify", "defer_products",
+    "simplify", "defer_products", "plan_layout", "standard_layout",
     # gradient buffers: what zero_grad gives back
     "release_grads",
     # the sequence axis: padded values with lengths (_sequence.py)

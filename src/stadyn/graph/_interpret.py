@@ -17,6 +17,7 @@ from ._apply import op_error
 from ._context import get_current_context
 from ._labels import _active as _labelling
 from ._labels import op_label
+from ._layout import channels_last_arguments
 from ._numerics import check_outputs, numerics_enabled, probe_inputs
 from ._precision import cast_arguments
 from ._subgraph import leaf_tensor, output_key, value_key
@@ -45,14 +46,15 @@ def _node_error(node: FunctionNode, env: dict, exc: BaseException) -> StadynErro
 
 def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
               leaf_tensors: Sequence[torch.Tensor], wanted: Sequence[Variable],
-              name_errors: bool = False) -> list:
+              name_errors: bool = False, channels_last: frozenset[int] = frozenset()) -> list:
     """Run ``nodes`` in order on torch tensors; return the tensors of ``wanted``.
 
     This is the reference semantics of a static graph; lowering traces exactly this function.
     With ``name_errors`` (a run, not a trace) an op that fails raises the error dynamic mode
     gives (op, scope, the user's line and input shapes: :func:`op_error`), and under
     :func:`stadyn.check_numerics` outputs and input gradients are checked as dynamic mode
-    checks them.
+    checks them.  The nodes whose ``id`` is in ``channels_last`` get their input and weight in
+    channels-last strides (a plan's layout, :func:`~stadyn.graph._layout.plan_layout`).
 
     Example:
         >>> import torch, stadyn as sd, stadyn.functions as F
@@ -69,6 +71,8 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
     probing = checking and torch.is_grad_enabled()
     for node in nodes:
         args, kwargs = _node_arguments(node, env, half)
+        if channels_last and id(node) in channels_last:
+            args, kwargs = channels_last_arguments(node, args, kwargs)
         if probing:
             args, kwargs = probe_inputs(node, args, node.args, kwargs, node.kwargs)
         try:

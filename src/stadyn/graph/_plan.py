@@ -32,6 +32,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from .._errors import NumericsError, StadynError
 from ._grad_buffers import accumulate_grads, grad_out_buffer
 from ._interpret import interpret, refresh_shapes
+from ._layout import plan_layout, standard_layout
 from ._numerics import _depth as _checking
 from ._numerics import not_finite
 from ._partition import partition
@@ -254,17 +255,24 @@ def build_plan(subgraph: Subgraph, keep_all: bool) -> StaticPlan | EagerPlan:
         return EagerPlan(roots, list(nodes), list(leaves), fill, needs_backward,
                          f"holds op(s) that cannot be traced: {', '.join(untraceable)}")
     try:
-        return _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward)
+        return _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all)
     except Exception as exc:  # noqa: BLE001 - any tracing failure falls back, loudly
         reason = f"tracing failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
         warnings.warn(f"a static graph runs eagerly: {reason}", RuntimeWarning, stacklevel=4)
         return EagerPlan(roots, list(nodes), list(leaves), fill, needs_backward, reason)
 
 
-def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward) -> StaticPlan:
+def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -> StaticPlan:
+    # Every intermediate a keep_all plan hands out would need converting back: it stays NCHW.
+    layout = frozenset() if keep_all else plan_layout(nodes, leaf_tensors)
+
+    def values_of(ts):
+        values = interpret(nodes, leaves, ts, fill, channels_last=layout)
+        return [standard_layout(v) for v in values] if layout else values
+
     if not needs_backward:
         def forward_only(*ts):
-            return tuple(interpret(nodes, leaves, ts, fill))
+            return tuple(values_of(ts))
         with torch.enable_grad():
             fw = make_fx(forward_only, tracing_mode="fake")(*leaf_tensors)
         simplify(fw)
@@ -279,14 +287,14 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward) -> StaticPl
     def joint(*ts):
         primals = ts[:len(leaves)]
         tangents = ts[len(leaves):]
-        values = interpret(nodes, leaves, primals, fill)
+        values = values_of(primals)
         diff = [k for k, p in enumerate(root_pos) if values[p].requires_grad]
         inputs = [primals[i] for i in grad_idx]
         grads = torch.autograd.grad([values[root_pos[k]] for k in diff], inputs,
                                     [tangents[k] for k in diff], allow_unused=True) if diff else []
         used = [j for j, g in enumerate(grads) if g is not None]
         traced["diff"], traced["used"] = diff, used
-        return (*values, *[grads[j] for j in used])
+        return (*values, *[standard_layout(grads[j]) if layout else grads[j] for j in used])
 
     tangent_examples = [torch.zeros(tuple(fill[p]._shape), dtype=fill[p]._dtype,
                                     device=leaf_tensors[0].device if leaf_tensors else None)

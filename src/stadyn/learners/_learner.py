@@ -172,6 +172,9 @@ class Learner(Optimizer):
                          for k in self._state_names} for p in self._params]
         self.foreach = True
         self.generator: torch.Generator | None = None   # for the Gaussian noise (None: torch's)
+        # Where update() copies the gradients that clipping and L2 change: kept between steps
+        # (a fresh copy of a large gradient costs page faults on every step).
+        self._scratch: list[torch.Tensor | None] = [None] * len(self._params)
 
     # -- schedules ------------------------------------------------------------------------------
     def _set_schedule(self, key: str, value: Any) -> None:
@@ -331,19 +334,37 @@ class Learner(Optimizer):
             # clipping and L2 change the gradients in place: work on copies then
             copy = self.gradient_clipping_threshold_per_sample != math.inf or \
                 self.l2_regularization_weight > 0
-            for var, p in zip(self._params, params):
+            sources, targets = [], []
+            for k, (var, p) in enumerate(zip(self._params, params)):
                 g = var.grad
                 # CNTK updates every parameter of a learner on every minibatch; one the loss
                 # does not reach has a zero gradient (its momentum still decays).
                 if g is None:
                     grads.append(torch.zeros_like(p))
+                elif copy:
+                    g = g.detach()
+                    target = self._scratch_for(k, g)
+                    sources.append(g)
+                    targets.append(target)
+                    grads.append(target)
                 else:
-                    grads.append(g.detach().clone() if copy else g.detach())
+                    grads.append(g.detach())
+            if targets:
+                torch._foreach_copy_(targets, sources)
         for name, g, p in zip(self._names, grads, params):
             if g.shape != p.shape:
                 raise ParameterError(f"{self.name}.update: the gradient of parameter {name} has "
                                      f"shape {tuple(g.shape)}, the parameter {tuple(p.shape)}")
         return grads
+
+    def _scratch_for(self, k: int, g: torch.Tensor) -> torch.Tensor:
+        """Parameter ``k``'s scratch buffer for a copy of its gradient ``g`` (made, or remade
+        when ``g`` changed shape, dtype, device or layout)."""
+        buffer = self._scratch[k]
+        if buffer is None or buffer.shape != g.shape or buffer.dtype != g.dtype \
+                or buffer.device != g.device or buffer.stride() != g.stride():
+            buffer = self._scratch[k] = torch.empty_like(g)
+        return buffer
 
     @torch.no_grad()
     def update(self, sample_count: "int | Mapping", training_sample_count: int | None = None,

@@ -1,0 +1,200 @@
+"""Static plans' memory layout: convolution chains run channels-last, with the NCHW results.
+
+The references are the dynamic mode's (NCHW, torch's autograd) values, gradients and
+parameters after several solver steps; channels-last kernels sum in another order, so they
+agree within fp32 tolerance, not bit for bit.
+"""
+
+import numpy as np
+import pytest
+import torch
+
+import stadyn as sd
+import stadyn.functions as F
+import stadyn.layers as L
+import stadyn.solvers as S
+from stadyn.models import digits_cnn
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+BATCH, SHAPE = 4, (3, 12, 12)
+
+
+def _convnet():
+    """A small CIFAR-like ConvNet (CNTK's pattern: the 1/256 scale, padded convolutions and
+    pooling, dropout, dense layers): a channels-last chain under the plan's rule."""
+    with L.default_options(activation=L.relu, pad=True):
+        net = L.Sequential([L.Convolution((3, 3), 8), L.Convolution((3, 3), 8),
+                            L.MaxPooling((3, 3), (2, 2)), L.Dense(16), L.Dense(10,
+                                                                            activation=None)])
+    return lambda x: net(F.mul_scalar(x, 0.00390625))
+
+
+def _batches(n):
+    rng = np.random.RandomState(3)
+    return [(rng.uniform(0, 255, (BATCH,) + SHAPE).astype(np.float32),
+             rng.randint(0, 10, (BATCH, 1))) for _ in range(n)]
+
+
+def _build(make_model, ctx=None):
+    registry = sd.ParameterRegistry()
+    sd.seed(0)
+    model = make_model()
+    x, t = sd.Variable((BATCH,) + SHAPE), sd.Variable((BATCH, 1))
+    with sd.parameter_registry(registry), sd.context_scope(ctx or sd.context("cpu")):
+        loss = F.mean(F.softmax_cross_entropy(model(x), t))
+    return model, x, t, loss, registry
+
+
+def _dynamic_loss(model, registry, xb, tb, ctx=None):
+    with sd.parameter_registry(registry), sd.context_scope(ctx or sd.context("cpu")), \
+            sd.auto_forward():
+        x = sd.Variable.from_numpy_array(xb)
+        t = sd.Variable.from_numpy_array(tb)
+        return F.mean(F.softmax_cross_entropy(model(x), t))
+
+
+def test_a_convolution_chain_runs_channels_last_with_the_nchw_values_and_gradients():
+    model, x, t, loss, reg = _build(_convnet)
+    (xb, tb), = _batches(1)
+    x.d, t.d = xb, tb
+    with sd.training(False):               # no dropout: both modes compute the same function
+        loss.forward(clear_no_need_grad=True)
+        loss.backward(clear_buffer=True)
+        code = loss._plan.code
+        static = {k: (v.g.copy(), v.grad.is_contiguous()) for k, v in reg.items()}
+        static_loss = float(loss.d)
+        for _, v in reg.items():
+            v.grad = None
+        dyn = _dynamic_loss(model, reg, xb, tb)
+        dyn.backward()
+    # the chain's input and both weights convert once; the reshape to the dense layer copies
+    assert code.count("memory_format = torch.channels_last") == 3
+    assert static_loss == pytest.approx(float(dyn.d), rel=1e-5)
+    for k, v in reg.items():
+        g, contiguous = static[k]
+        assert contiguous, k                          # gradients come out in NCHW layout
+        np.testing.assert_allclose(g, v.g, rtol=1e-4, atol=1e-6, err_msg=k)
+
+
+def test_several_momentum_steps_match_the_dynamic_mode():
+    model1, x1, t1, loss1, reg1 = _build(_convnet)
+    model2, _, _, _, reg2 = _build(_convnet)
+    solver1, solver2 = S.Momentum(lr=0.05, momentum=0.9), S.Momentum(lr=0.05, momentum=0.9)
+    solver1.set_parameters(dict(reg1.items()))
+    solver2.set_parameters(dict(reg2.items()))
+    with sd.training(False):
+        for xb, tb in _batches(5):
+            x1.d, t1.d = xb, tb
+            loss1.forward(clear_no_need_grad=True)
+            solver1.zero_grad()
+            loss1.backward(clear_buffer=True)
+            solver1.update()
+            dyn = _dynamic_loss(model2, reg2, xb, tb)
+            solver2.zero_grad()
+            dyn.backward()
+            solver2.update()
+            assert float(loss1.d) == pytest.approx(float(dyn.d), rel=1e-4)
+    assert "channels_last" in loss1._plan.code
+    for k, v in reg1.items():
+        assert v.data.is_contiguous(), k            # parameters keep their layout
+        np.testing.assert_allclose(v.d, reg2.get(k).d, rtol=1e-4, atol=1e-5, err_msg=k)
+
+
+def test_the_bf16_plan_runs_channels_last_and_matches_the_dynamic_mode():
+    ctx = sd.context("cpu", dtype="bfloat16")
+    model, x, t, loss, reg = _build(_convnet, ctx)
+    (xb, tb), = _batches(1)
+    x.d, t.d = xb, tb
+    with sd.training(False), sd.context_scope(ctx):
+        loss.forward(clear_no_need_grad=True)
+        loss.backward(clear_buffer=True)
+        assert "channels_last" in loss._plan.code
+        static = {k: v.g.copy() for k, v in reg.items()}
+        static_loss = float(loss.d)
+        for _, v in reg.items():
+            v.grad = None
+        dyn = _dynamic_loss(model, reg, xb, tb, ctx)
+        dyn.backward()
+    assert static_loss == pytest.approx(float(dyn.d), rel=2e-2)
+    for k, v in reg.items():
+        scale = np.abs(v.g).max() + 1e-6
+        assert np.abs(static[k] - v.g).max() <= 0.05 * scale, k
+
+
+def test_a_plan_that_keeps_every_intermediate_stays_nchw():
+    _, x, t, loss, _ = _build(_convnet)
+    (xb, tb), = _batches(1)
+    x.d, t.d = xb, tb
+    loss.forward()                                  # every intermediate gets a value
+    assert "channels_last" not in loss._plan.code
+    conv = loss.parent.inputs[0]
+    while conv.parent.spec.name != "convolution":
+        conv = conv.parent.inputs[0]
+    assert conv.data.is_contiguous()
+
+
+def test_a_plan_with_batch_normalization_stays_nchw_and_bit_identical_to_dynamic():
+    # The measured rule: batch-normalised chains (the digits CNN) gained nothing channels-last.
+    registry = sd.ParameterRegistry()
+    rng = np.random.RandomState(0)
+    xb, tb = rng.rand(4, 1, 8, 8) * 16, rng.randint(0, 10, (4, 1))
+    with sd.parameter_registry(registry):
+        sd.seed(0)
+        x, t = sd.Variable.from_numpy_array(xb), sd.Variable.from_numpy_array(tb)
+        loss = F.mean(F.softmax_cross_entropy(digits_cnn(x), t))
+        loss.forward(clear_no_need_grad=True)
+        assert "channels_last" not in loss._plan.code
+        with sd.auto_forward():
+            dyn = F.mean(F.softmax_cross_entropy(digits_cnn(sd.Variable.from_numpy_array(xb)),
+                                                 sd.Variable.from_numpy_array(tb)))
+    assert float(loss.d) == float(dyn.d)
+
+
+def test_single_channel_and_channel_last_convolutions_stay_as_they_are():
+    x = sd.Variable.from_numpy_array(np.ones((2, 1, 6, 6), np.float32))
+    w = sd.Variable.from_numpy_array(np.ones((4, 1, 3, 3), np.float32), need_grad=True)
+    y = F.sum(F.convolution(x, w, pad=(1, 1)))
+    y.forward(clear_no_need_grad=True)
+    assert "channels_last" not in y._plan.code        # one input channel: no gain measured
+    xc = sd.Variable.from_numpy_array(np.ones((2, 6, 6, 3), np.float32))
+    wc = sd.Variable.from_numpy_array(np.ones((4, 3, 3, 3), np.float32), need_grad=True)
+    yc = F.sum(F.convolution(xc, wc, pad=(1, 1), channel_last=True))
+    yc.forward(clear_no_need_grad=True)
+    assert "memory_format = torch.channels_last" not in yc._plan.code
+    with sd.auto_forward():
+        dyn = F.sum(F.convolution(sd.Variable.from_numpy_array(np.ones((2, 6, 6, 3), np.float32)),
+                                  wc, pad=(1, 1), channel_last=True))
+    assert float(yc.d) == float(dyn.d)
+
+
+def test_the_compiled_step_program_runs_channels_last_and_matches_static_training():
+    _, x1, t1, loss1, reg1 = _build(_convnet)
+    _, x2, t2, loss2, reg2 = _build(_convnet)
+    solver1, solver2 = S.Momentum(lr=0.05, momentum=0.9), S.Momentum(lr=0.05, momentum=0.9)
+    solver1.set_parameters(dict(reg1.items()))
+    solver2.set_parameters(dict(reg2.items()))
+    step = sd.compile_step(loss2, solver2, compile=False)
+    with sd.training(False):
+        for xb, tb in _batches(3):
+            x1.d, t1.d = xb, tb
+            loss1.forward(clear_no_need_grad=True)
+            solver1.zero_grad()
+            loss1.backward(clear_buffer=True)
+            solver1.update()
+            x2.d, t2.d = xb, tb
+            step()
+            assert float(loss2.d) == pytest.approx(float(loss1.d), rel=1e-5)
+    assert "channels_last" in step.graph_module.code
+    for k, v in reg1.items():
+        np.testing.assert_allclose(reg2.get(k).d, v.d, rtol=1e-5, atol=1e-6, err_msg=k)
+
+
+def test_the_rule_reads_the_plan():
+    from stadyn.graph import Subgraph, plan_layout
+    _, _, _, loss, _ = _build(_convnet)
+    sub = Subgraph([loss])
+    chosen = plan_layout(sub.nodes, sub.leaf_tensors())
+    assert sorted(n.spec.name for n in sub.nodes if id(n) in chosen) == ["convolution"] * 2
+    on_meta = [torch.empty(t.shape, device="meta") for t in sub.leaf_tensors()]
+    assert plan_layout(sub.nodes, on_meta) == frozenset()     # off the CPU: NCHW

@@ -1,0 +1,42 @@
+"""CNTK learners copy the gradients that L2 and clipping change into buffers kept between steps:
+each step must still read that step's gradient and leave ``.grad`` as it was."""
+
+import numpy as np
+import torch
+
+import stadyn as sd
+import stadyn.learners as L
+from stadyn.schedules import learning_parameter_schedule_per_sample
+
+
+def test_momentum_sgd_with_l2_reads_each_steps_gradient_and_leaves_grad_alone():
+    w0 = np.array([[0.5, -1.0], [2.0, 0.25]], np.float32)
+    w = sd.Variable.from_numpy_array(w0.copy(), need_grad=True)
+    lr, m, l2, M = 0.01, 0.5, 0.002, 4
+    learner = L.momentum_sgd([w], learning_parameter_schedule_per_sample(lr), m, unit_gain=True,
+                             l2_regularization_weight=l2)
+    ref_w, ref_v = w0.astype(np.float64), np.zeros((2, 2))
+    rng = np.random.RandomState(0)
+    for _ in range(3):
+        g = rng.randn(2, 2).astype(np.float32)
+        w.grad = torch.from_numpy(g.copy())
+        assert learner.update(M)
+        # CNTK: L2 adds l2 * M * w to the summed gradient; unit-gain momentum; per-sample rate
+        ref_v = m * ref_v + (1 - m) * lr * (g + l2 * M * ref_w)
+        ref_w = ref_w - ref_v
+        np.testing.assert_allclose(w.d, ref_w, rtol=1e-6, atol=1e-7)
+        np.testing.assert_array_equal(w.g, g)           # .grad is not modified
+
+
+def test_clipping_reads_each_steps_gradient_through_the_kept_copy():
+    w = sd.Variable.from_numpy_array(np.zeros(3, np.float32), need_grad=True)
+    learner = L.sgd([w], learning_parameter_schedule_per_sample(1.0),
+                    gradient_clipping_threshold_per_sample=0.5,
+                    gradient_clipping_with_truncation=True)
+    for g, clipped in (([2.0, -0.25, -3.0], [0.5, -0.25, -0.5]),
+                       ([0.1, 0.2, -0.1], [0.1, 0.2, -0.1])):
+        before = w.d.copy()
+        w.grad = torch.tensor(g)
+        learner.update(1)
+        np.testing.assert_allclose(before - w.d, clipped, rtol=1e-6)
+        assert w.g.tolist() == torch.tensor(g).tolist()
