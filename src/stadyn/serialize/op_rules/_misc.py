@@ -16,7 +16,8 @@ register_rules(F.identity, onnx_export=onnx_unary("Identity"),
                nnp_import=nnabla(F.identity, "Identity"),
                cntk_import={"NoOp": cntk_same(F.identity)})
 # A trace probe is the identity outside Stadyn (ONNX has nothing that prints).
-register_rules(F.trace, onnx_export=onnx_unary("Identity"))
+register_rules(F.trace, onnx_export=onnx_unary("Identity"),
+               onnx_import=Unmapped("ONNX's Identity imports as identity; nothing in ONNX prints"))
 
 
 def _constant_onnx(g, inputs, attrs):
