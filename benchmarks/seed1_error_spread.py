@@ -1,4 +1,4 @@
-"""Calibrate the bar of tests/test_cntk_cifar_script.py: the reduced seed-1 run's held-out error over seeds.
+"""Calibrate the bar of tests/compat/test_cntk_cifar_script.py: the reduced seed-1 run's held-out error over seeds.
 
 Runs the seed-1 CNTK CIFAR-10 script as the test does (3 epochs of 512 samples, 64 test
 samples, on a synthetic CIFAR archive) for several data seeds, and the same run with the
@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "compat"))
 
 from test_cntk_cifar_script import final_error, run_reduced_script  # noqa: E402
 

@@ -72,7 +72,7 @@ GROUPS: dict[str, dict[str, list[str]]] = {
     },
     "train/trainer": {
         "sources": ["src/stadyn/train/_trainer.py"],
-        "tests": ["tests/train/test_trainer_numbers.py", "tests/test_trainer.py",
+        "tests": ["tests/train/test_trainer_numbers.py", "tests/train/test_trainer.py",
                   "tests/train/test_fit_reliability.py::"
                   "test_fractional_class_ids_fed_to_an_integer_input_are_refused",
                   "tests/train/test_fit_reliability.py::"

@@ -32,16 +32,17 @@ ROOT = Path(__file__).resolve().parents[1]
 # name: (file under src/stadyn, old text, new text, tests, what it plants)
 BUGS: dict[str, tuple[str, str, str, list[str], str]] = {
     "minus_swapped": (
-        "compat/cntk/ops.py", "binary(F.sub2, left, right)", "binary(F.sub2, right, left)",
+        "compat/cntk/_ops_math.py", "binary(F.sub2, left, right,", "binary(F.sub2, right, left,",
         ["tests/compat/test_compat_names.py", "-k", "cntk"],
         "cntk.minus computes right - left"),
     "element_divide_multiplies": (
-        "compat/cntk/ops.py", "binary(F.div2, left, right)", "binary(F.mul2, left, right)",
+        "compat/cntk/_ops_math.py", "binary(F.div2, left, right,", "binary(F.mul2, left, right,",
         ["tests/compat/test_compat_names.py", "-k", "cntk"],
         "cntk.element_divide multiplies"),
     "per_sample_axis_dropped": (
-        "compat/cntk/ops.py", "return axis + 1 if (axis >= 0 and batched(x)) else axis",
-        "return axis",
+        "compat/cntk/_adapt.py",
+        "return S.static_axis(int(axis), len(operand(x).shape), lead_axes(x))",
+        "return S.static_axis(int(axis), len(operand(x).shape), 0)",
         ["tests/compat/test_compat_names.py", "-k", "cntk"],
         "CNTK's per-sample axis used as Stadyn's axis (the batch axis not skipped)"),
     "dropout_keep_prob_inverted": (
@@ -63,18 +64,20 @@ BUGS: dict[str, tuple[str, str, str, list[str], str]] = {
         "LossScaler.backward does not scale (and, with the next edit, unscale does not divide)"),
     "test_minibatch_returns_accuracy": (
         "train/_trainer.py", "return metric_sum / samples", "return 1.0 - metric_sum / samples",
-        ["tests/train/test_trainer_numbers.py", "tests/test_trainer.py"],
+        ["tests/train/test_trainer_numbers.py", "tests/train/test_trainer.py"],
         "Trainer.test_minibatch returns 1 - error"),
     "static_trace_falls_back_to_eager": (
         "graph/_plan.py",
-        "        return _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward)\n",
+        "        return _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, "
+        "keep_all)\n",
         "        raise RuntimeError('planted trace failure')\n",
-        ["tests/test_nnabla_tutorial.py", "tests/test_trainer.py", "tests/test_kernels.py"],
+        ["tests/models/test_nnabla_tutorial.py", "tests/train/test_trainer.py",
+         "tests/ops/test_kernels.py"],
         "every static trace fails, so every static graph falls back to eager (with its warning)"),
     "static_silently_eager": (
         "graph/_plan.py", "    if untraceable:\n", "    if True:\n",
-        ["tests/test_graph.py", "tests/test_nnabla_tutorial.py", "tests/test_trainer.py",
-         "tests/test_kernels.py"],
+        ["tests/graph/test_graph.py", "tests/models/test_nnabla_tutorial.py",
+         "tests/train/test_trainer.py", "tests/ops/test_kernels.py"],
         "every static graph runs eagerly without a warning (as if it held an untraceable op)"),
 }
 # Extra edits that belong to a bug (applied with it).

@@ -8,7 +8,7 @@ dynamic test that still passes compares eager with eager.  Tests marked ``eager_
 the whole-step programs of ``stadyn.compile``, which trace on their own) are not affected.
 
     PYTHONPATH=src:tools python -m pytest -p plant_trace_failure -n 0 \\
-        tests/test_nnabla_tutorial.py::test_static_and_dynamic_losses_are_bit_identical ...
+        tests/models/test_nnabla_tutorial.py::test_static_and_dynamic_losses_are_bit_identical ...
 
 The plugin replaces ``make_fx`` before Stadyn is imported and fails only calls made from
 ``stadyn.graph`` (the static lowering), whatever module of that package makes them.

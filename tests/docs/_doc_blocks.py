@@ -125,7 +125,7 @@ def _apply_marker(block: Block, text: str, line: int) -> None:
 
 # --------------------------------------------------------------------------- setups
 def _setup_cifar10() -> None:
-    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    sys.path.insert(0, os.path.join(ROOT, "tests", "compat"))
     from test_cntk_cifar_script import _synthetic_cifar_archive
 
     from stadyn.io import convert_cifar10

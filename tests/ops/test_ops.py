@@ -721,8 +721,8 @@ ENTRIES: dict[str, Entry] = {
                    Case((normal(4,), normal(4,)), {"grad_outputs": (0.5,)})],
                   ref_grad, call=call_grad,
                   no_grad="its gradient, a second derivative, is checked in both modes by "
-                          "tests/test_graph.py::test_higher_order_gradients; gradcheck on the "
-                          "implementation would see its inputs as unconnected leaves"),
+                          "tests/graph/test_graph.py::test_higher_order_gradients; gradcheck on "
+                          "the implementation would see its inputs as unconnected leaves"),
     # -- neural-network layers --------------------------------------------------------------
     "affine": Entry(
         [Case((normal(4, 3), normal(3, 2), normal(2))),

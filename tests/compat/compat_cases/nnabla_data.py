@@ -64,7 +64,7 @@ def iterator_callbacks(nn, r):
              note="stop_exhausted: whole batches of one epoch, then StopIteration, and again "
                   "without the thread (with it, NNabla 1.39's next() after StopIteration waits "
                   "forever for its queue; Stadyn raises StopIteration again: "
-                  "tests/test_data_iterator.py)")
+                  "tests/io/test_data_iterator.py)")
 def iterator_stop_exhausted_again(nn, r):
     DI = r.module("nnabla.utils.data_iterator")
     res = {}

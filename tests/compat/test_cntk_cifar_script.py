@@ -14,7 +14,7 @@ import pytest
 import stadyn.compat.cntk as cntk
 from stadyn.io import convert_cifar10
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "tests", "fixtures", "seeds", "cntk_cifar10_dataaug.py")
 
 # Colours that make the ten classes learnable in a few steps.

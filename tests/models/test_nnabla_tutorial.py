@@ -14,7 +14,7 @@ from stadyn.cli.demo import evaluate, run_demo, train_digits_cnn
 from stadyn.io._digits import load_digits_source, split_indices
 from stadyn.models import digits_cnn
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TUTORIAL = os.path.join(ROOT, "tests", "fixtures", "seeds", "nnabla_static_vs_dynamic.py")
 
 
