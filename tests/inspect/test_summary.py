@@ -65,7 +65,8 @@ def _flops_of(build) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("case", ["conv_group_stride", "conv_channel_last", "deconv",
-                                  "affine_base_axis", "batch_matmul_t"])
+                                  "affine_base_axis", "batch_matmul_t", "dot_matrices",
+                                  "dot_nd", "binary_connect_affine", "binary_weight_conv"])
 def test_multiply_adds_agree_with_torchs_flop_counter(case):
     rng = np.random.default_rng(0)
 
@@ -80,6 +81,10 @@ def test_multiply_adds_agree_with_torchs_flop_counter(case):
         "deconv": lambda: PF.deconvolution(v(2, 4, 5, 5), 3, (3, 3), stride=(2, 2)),
         "affine_base_axis": lambda: PF.affine(v(3, 4, 5), 6, base_axis=2),
         "batch_matmul_t": lambda: F.batch_matmul(v(3, 5, 4), v(3, 5, 2), transpose_a=True),
+        "dot_matrices": lambda: F.dot(v(3, 4), v(4, 5)),
+        "dot_nd": lambda: F.dot(v(2, 3, 4), v(4, 5)),
+        "binary_connect_affine": lambda: PF.binary_connect_affine(v(3, 4), 5),
+        "binary_weight_conv": lambda: PF.binary_weight_convolution(v(2, 3, 6, 6), 4, (3, 3)),
     }
     torch_flops, ours = _flops_of(builds[case])
     assert torch_flops > 0 and ours == torch_flops

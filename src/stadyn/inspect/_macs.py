@@ -51,12 +51,25 @@ def _batch_matmul(node: FunctionNode) -> int:
     return _prod(out.shape) * int(k) if out is not None else 0
 
 
+def _dot(node: FunctionNode) -> int:
+    # NumPy's dot: each output element sums over a's last axis (one term with a 0-d operand).
+    a, b = node.inputs[0], node.inputs[1]
+    out = node.outputs[0]
+    k = int(a.shape[-1]) if len(a.shape) and len(b.shape) else 1
+    return _prod(out.shape) * k if out is not None else 0
+
+
 MAC_RULES: dict[str, Callable[[FunctionNode], int]] = {
     "affine": _affine,
+    "binary_connect_affine": _affine,        # x, W (in, *out), then W's binarised copy
+    "binary_weight_affine": _affine,
     "convolution": _convolution,
+    "binary_connect_convolution": _convolution,
+    "binary_weight_convolution": _convolution,
     "depthwise_convolution": _convolution,   # W (C_in * multiplier, *kernel): terms W.shape[1:]
     "deconvolution": _deconvolution,
     "batch_matmul": _batch_matmul,
+    "dot": _dot,
 }
 
 
