@@ -72,6 +72,8 @@ class Workload:
     input_scale: float = 1.0
     #: The Stadyn modes it runs in.
     modes: tuple[str, ...] = ALL_STADYN_MODES
+    #: The PyTorch twin modes it runs in.
+    torch_modes: tuple[str, ...] = ALL_TORCH_MODES
     #: A workload driven through another front end builds its cases and initial parameters
     #: itself: ``(mode, batch, seed) -> Case`` and ``seed -> parameters``.
     front_end_case: Callable[..., Case] | None = None

@@ -214,10 +214,10 @@ def _cpu_name() -> str:
 
 def _cases(w, stadyn_modes, torch_modes) -> list:
     """The Stadyn and PyTorch cases of workload ``w``, built (and each run once); a workload
-    runs only in its Stadyn ``modes`` and, where it names them, its ``torch_modes`` (``lstm``
-    has no compiled or bf16 modes, ``cifar-cntk`` no dynamic one): the others are skipped."""
+    runs only in its Stadyn ``modes`` and its ``torch_modes`` (``lstm`` has no compiled or
+    bf16 modes, ``cifar-cntk`` no dynamic one): the others are skipped."""
     return [w.stadyn_case(m) for m in stadyn_modes if m in w.modes] \
-        + [w.torch_case(m) for m in torch_modes if m in getattr(w, "torch_modes", torch_modes)]
+        + [w.torch_case(m) for m in torch_modes if m in w.torch_modes]
 
 
 def _split_peer_modes(peer_modes) -> dict[str, tuple[str, ...]]:

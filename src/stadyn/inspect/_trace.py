@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..graph import Variable, user_location, format_location
 from ..ops import function_of
-from ..ops import reset_trace_counts as _reset
+from ..ops import reset_trace_counts
 
 __all__ = ["trace", "reset_trace_counts"]
 
@@ -45,12 +45,3 @@ def trace(variable: Variable, every: int = 100, *, say: str | None = None, first
     return _trace_op(variable, say=say, every=every, first=first, gradient=gradient,
                      values=values)
 
-
-def reset_trace_counts() -> None:
-    """Start every probe's execution count from zero again (the next line is ``#1``).
-
-    Example:
-        >>> import stadyn as sd
-        >>> sd.reset_trace_counts()
-    """
-    _reset()
