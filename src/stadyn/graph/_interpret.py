@@ -16,7 +16,7 @@ from .._errors import StadynError
 from ._apply import op_error
 from ._context import get_current_context
 from ._labels import _active as _labelling
-from ._labels import op_label
+from ._labels import backward_label, label_backward, op_label
 from ._layout import channels_last_arguments
 from ._numerics import check_outputs, numerics_enabled, probe_inputs
 from ._precision import cast_arguments
@@ -69,6 +69,9 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
     half = get_current_context().half_dtype
     checking = name_errors and numerics_enabled()
     probing = checking and torch.is_grad_enabled()
+    # A labelled trace for a backward also labels each op's autograd nodes (_labels.py).
+    backward_seen: set | None = set() if (_labelling[0] and not name_errors
+                                           and torch.is_grad_enabled()) else None
     for node in nodes:
         args, kwargs = _node_arguments(node, env, half)
         if channels_last and id(node) in channels_last:
@@ -79,6 +82,9 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
             if _labelling[0]:
                 with torch.profiler.record_function(op_label(node.spec.name, node.scope)):
                     out = node.spec.impl(*args, **kwargs)
+                if backward_seen is not None:
+                    label_backward(out, backward_label(node.spec.name, node.scope),
+                                   backward_seen)
             else:
                 out = node.spec.impl(*args, **kwargs)
         except Exception as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch.fx as fx
 
 from .._errors import StadynError
+from ._labels import is_range_marker, place_ranges
 
 __all__ = ["partition"]
 
@@ -54,7 +55,7 @@ def partition(gm: fx.GraphModule, n_primals: int, n_fw_outputs: int
     forward: set[fx.Node] = set()
     stack = [n for n in fw_outs if isinstance(n, fx.Node)]
     stack += [n for n in graph.nodes if n.op == "call_function"
-              and n not in tangent_dependent and n.is_impure()]
+              and n not in tangent_dependent and n.is_impure() and not is_range_marker(n)]
     while stack:
         n = stack.pop()
         if n not in forward:
@@ -77,6 +78,10 @@ def partition(gm: fx.GraphModule, n_primals: int, n_fw_outputs: int
         backward_set.add(n)
         stack.extend(n.all_input_nodes)
     residuals = [n for n in graph.nodes if n in residual_set]
+    # Profiler ranges (a labelled plan's) go with the ops they bracket (_labels.py).
+    fw_markers, bw_markers = place_ranges(graph, forward, backward_set)
+    forward |= fw_markers
+    backward_set |= bw_markers
 
     fw_graph = fx.Graph()
     env: dict[fx.Node, fx.Node] = {}

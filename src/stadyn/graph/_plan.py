@@ -32,6 +32,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from .._errors import NumericsError, StadynError
 from ._grad_buffers import accumulate_grads, grad_out_buffer
 from ._interpret import interpret, refresh_shapes
+from ._labels import tidy_ranges
 from ._layout import plan_layout, standard_layout
 from ._numerics import _depth as _checking
 from ._numerics import not_finite
@@ -312,6 +313,7 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
     fw, bw, _ = partition(gm, len(leaves), len(fill))
     simplify(fw)
     simplify(bw)
+    tidy_ranges(bw)                          # a labelled plan's (profiler ranges, _labels.py)
     defer_output_casts(bw)
     grad_leaves = [leaves[grad_idx[j]] for j in used]
     diff_roots = [fill[root_pos[k]] for k in diff]

@@ -4,10 +4,11 @@ While a :func:`profile` block records, every op call runs inside a ``record_func
 named ``stadyn::<scope>/<op>`` — in dynamic mode as it is called, in static mode inside the
 generated program of every plan built while recording (a plan built before the block is built
 again, labelled, on its next forward).  :meth:`Profile.table` sums the ranges by op and by scope;
-a backward kernel is attributed to the op whose forward recorded it (torch's autograd sequence
-numbers), so forward and backward times are apart.  A static plan's backward program is one
-generated function whose kernels keep no op labels: its time is counted outside the ops
-(:attr:`Profile.other_ms`), with feeding and solver updates.
+forward and backward times are apart.  In dynamic mode (and an eagerly run plan) a backward
+kernel is attributed to the op whose forward recorded it (torch's autograd sequence numbers);
+a static plan's backward program holds ranges of its own, ``stadyn::<scope>/<op> (backward)``,
+around each op's backward kernels (``graph/_labels.py``).  Time in no op's range — feeding,
+gradient accumulation, solver updates — is :attr:`Profile.other_ms`.
 :meth:`Profile.export_chrome_trace` writes the trace that ``chrome://tracing`` and Perfetto open,
 with Stadyn's ranges in it.
 """
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..graph import LABEL_PREFIX, set_labels
+from ..graph import BACKWARD_SUFFIX, LABEL_PREFIX, set_labels
 
 __all__ = ["profile", "Profile", "ProfileRow"]
 
@@ -76,7 +77,7 @@ class Profile:
         owner: dict[int, ProfileRow] = {}        # autograd sequence number -> op row
 
         def row_of(label: str) -> ProfileRow:
-            name = label[len(LABEL_PREFIX):]
+            name = label[len(LABEL_PREFIX):].removesuffix(BACKWARD_SUFFIX)
             scope, _, op = name.rpartition("/")
             key = (scope, op)
             if key not in rows:
@@ -89,34 +90,41 @@ class Profile:
                     owner.setdefault(child.sequence_nr, row)
                 claim(child, row)
 
-        labelled = [e for e in events if e.name.startswith(LABEL_PREFIX)]
+        labelled = [e for e in events if e.name.startswith(LABEL_PREFIX)
+                    and not e.name.endswith(BACKWARD_SUFFIX)]
         for e in labelled:
             claim(e, row_of(e.name))
 
-        def add_forward(e) -> float:
-            row = row_of(e.name)
+        def add_range(e) -> float:
+            row, ms = row_of(e.name), e.cpu_time_total / 1e3
+            if e.name.endswith(BACKWARD_SUFFIX):    # a static plan's backward of that op
+                row.backward_ms += ms
+                return ms
             row.calls += 1
-            row.forward_ms += e.cpu_time_total / 1e3
+            row.forward_ms += ms
             row.memory_bytes += max(0, _memory(e))
-            return e.cpu_time_total / 1e3
+            return ms
 
-        # Each top-level event's time goes to exactly one place: an op's forward (a labelled
-        # range, outermost), an op's backward (autograd's evaluation of a node that op's
-        # forward recorded), or outside the ops (the rest).
-        for e in (e for e in events if e.cpu_parent is None):
-            ms = e.cpu_time_total / 1e3
-            self.total_ms += ms
+        def attribute(e) -> float:
+            """Credit ``e``'s time, or the parts of it that belong to ops, to their rows;
+            return what was credited."""
             if e.name.startswith(LABEL_PREFIX):
-                add_forward(e)
-                continue
+                return add_range(e)
             if e.name.startswith("autograd::engine::evaluate_function"):
                 row = owner.get(getattr(e, "sequence_nr", -1))
                 if row is not None:
-                    row.backward_ms += ms
-                    continue
-            # Feeding, solver updates, and a static plan's backward program (its kernels keep
-            # no op labels): time outside any op, less the op ranges inside it.
-            self.other_ms += ms - sum(add_forward(inner) for inner in _outermost_labels(e))
+                    row.backward_ms += e.cpu_time_total / 1e3
+                    return e.cpu_time_total / 1e3
+            return sum(attribute(c) for c in e.cpu_children)
+
+        # Each top-level event's time goes to exactly one place: an op's forward or its
+        # backward in a static plan (a labelled range, outermost), an op's backward in
+        # dynamic mode (autograd's evaluation of a node that op's forward recorded), or
+        # outside the ops (feeding, gradient accumulation, solver updates: the rest).
+        for e in (e for e in events if e.cpu_parent is None):
+            ms = e.cpu_time_total / 1e3
+            self.total_ms += ms
+            self.other_ms += ms - attribute(e)
         self.rows = sorted(rows.values(), key=lambda r: -r.total_ms)
 
     # -- reading ----------------------------------------------------------------------------
@@ -162,24 +170,13 @@ class Profile:
         lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip()
                  for line in [head] + body]
         lines.append(f"in ops: {sum(r.total_ms for r in self.rows):.3f} ms; outside ops "
-                     f"(feeding, solver updates, a static plan's backward program): "
+                     f"(feeding, gradient accumulation, solver updates): "
                      f"{self.other_ms:.3f} ms; total {self.total_ms:.3f} ms")
         return "\n".join(lines)
 
     def export_chrome_trace(self, path: str | os.PathLike) -> None:
         """Write the trace as Chrome trace-event JSON (``chrome://tracing``, Perfetto)."""
         self._torch.export_chrome_trace(os.fspath(path))
-
-
-def _outermost_labels(event) -> list:
-    """The labelled ranges inside ``event`` that are inside no other labelled range."""
-    found = []
-    for child in event.cpu_children:
-        if child.name.startswith(LABEL_PREFIX):
-            found.append(child)
-        else:
-            found.extend(_outermost_labels(child))
-    return found
 
 
 def _memory(event) -> int:
