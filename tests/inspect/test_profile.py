@@ -9,6 +9,7 @@ import pytest
 import stadyn as sd
 import stadyn.functions as F
 import stadyn.solvers as S
+from stadyn.graph import Subgraph
 from stadyn.models import digits_cnn
 
 
@@ -75,3 +76,67 @@ def test_stadyns_own_kernels_are_not_read_as_ops_of_the_graph():
             y = F.tanh(x)
     assert y.d.shape == (256, 128)
     assert [(r.scope, r.op, r.calls) for r in prof.rows] == [("", "tanh", 1)]
+
+
+#: The parameter scopes of NNabla's tutorial CNN (each holds a convolution or an affine).
+TUTORIAL_SCOPES = [f"cnn/conv{k}" for k in range(1, 12)] + ["cnn/conv_last", "cnn/fc",
+                                                            "cnn/classifier"]
+
+
+def _profiled_steps(tutorial_cnn, dynamic: bool, steps: int = 2):
+    """Profile ``steps`` forward+backward steps of the tutorial CNN, each inside a range of the
+    user's named ``step`` (after a profiled step that builds the labelled plans)."""
+    import torch
+    y, registry = tutorial_cnn
+    x = Subgraph([y]).inputs[0]
+    rng = np.random.default_rng(0)
+    x.d = rng.random((16, 1, 8, 8), np.float32)
+    t = sd.Variable.from_numpy_array(rng.integers(0, 10, (16, 1)))
+    solver = S.Sgd(0.01)
+    solver.set_parameters(dict(registry.items()))
+    with sd.parameter_registry(registry), sd.auto_forward(dynamic):
+        loss = F.mean(F.softmax_cross_entropy(y, t))
+
+        def step():
+            nonlocal loss
+            if dynamic:
+                loss = F.mean(F.softmax_cross_entropy(digits_cnn(x), t))
+            else:
+                loss.forward()
+            solver.zero_grad()
+            loss.backward()
+        with sd.profile():
+            step()                               # builds the labelled plans
+        with sd.profile() as prof:
+            for _ in range(steps):
+                with torch.profiler.record_function("step"):
+                    step()
+    return prof
+
+
+def test_per_scope_times_hold_forward_and_backward_and_add_up_to_the_step(dynamic, tutorial_cnn,
+                                                                         tmp_path):
+    """Each parametric scope of the tutorial CNN has forward and backward time in both modes
+    (a static plan's backward program once counted wholly outside the ops; a dynamic backward
+    inside a range of the user's own did too), the trace names the backward events by scope,
+    and the rows add up to the steps' time in the trace to within 10%."""
+    prof = _profiled_steps(tutorial_cnn, dynamic)
+    scopes = {r.scope: r for r in prof.by_scope(depth=2)}
+    for scope in TUTORIAL_SCOPES:
+        assert scopes[scope].forward_ms > 0 and scopes[scope].backward_ms > 0, scope
+    for r in prof.rows:
+        if r.op in ("convolution", "batch_normalization", "affine"):    # the parametric ops
+            assert r.forward_ms > 0 and r.backward_ms > 0, (r.scope, r.op)
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(path)
+    events = json.loads(path.read_text())["traceEvents"]
+    names = {e.get("name") for e in events}
+    if not dynamic:
+        for scope in TUTORIAL_SCOPES:
+            op = "affine/affine" if scope in ("cnn/fc", "cnn/classifier") else "conv/convolution"
+            assert f"stadyn::{scope}/{op} (backward)" in names, scope
+    step_ms = sum(e["dur"] for e in events if e.get("name") == "step" and e.get("ph") == "X")
+    step_ms /= 1e3
+    rows_ms = sum(r.total_ms for r in prof.rows)
+    assert rows_ms + prof.other_ms == pytest.approx(prof.total_ms, rel=1e-6)
+    assert 0.9 * step_ms <= rows_ms <= 1.001 * step_ms, prof.table(by="scope", depth=2)
