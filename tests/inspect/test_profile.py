@@ -140,3 +140,75 @@ def test_per_scope_times_hold_forward_and_backward_and_add_up_to_the_step(dynami
     rows_ms = sum(r.total_ms for r in prof.rows)
     assert rows_ms + prof.other_ms == pytest.approx(prof.total_ms, rel=1e-6)
     assert 0.9 * step_ms <= rows_ms <= 1.001 * step_ms, prof.table(by="scope", depth=2)
+
+
+def test_an_uncompiled_step_program_is_timed_by_scope_forward_and_backward(tutorial_cnn,
+                                                                          tmp_path):
+    """``sd.compile_step(..., compile=False)`` traced while the profiler records holds the ops'
+    ranges, its backward's too (inductor's fused kernels have none: a compiled program is
+    traced without them)."""
+    y, registry = tutorial_cnn
+    x = Subgraph([y]).inputs[0]
+    rng = np.random.default_rng(0)
+    x.d = rng.random((16, 1, 8, 8), np.float32)
+    t = sd.Variable.from_numpy_array(rng.integers(0, 10, (16, 1)))
+    solver = S.Sgd(0.01)
+    solver.set_parameters(dict(registry.items()))
+    step = sd.compile_step(F.mean(F.softmax_cross_entropy(y, t)), solver, compile=False)
+    step()                                       # built without labels ...
+    assert "_record_function" not in step.graph_module.code
+    with sd.profile() as prof:
+        step()                                   # ... and again, labelled, in the block
+    assert "(backward)" in step.graph_module.code
+    scopes = {r.scope: r for r in prof.by_scope(depth=2)}
+    for scope in TUTORIAL_SCOPES:
+        assert scopes[scope].forward_ms > 0 and scopes[scope].backward_ms > 0, scope
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(path)
+    names = {e.get("name") for e in json.loads(path.read_text())["traceEvents"]}
+    assert "stadyn::cnn/conv1/conv/convolution (backward)" in names
+    step()                                       # the profiler is off: unlabelled again
+    assert "_record_function" not in step.graph_module.code
+
+
+def test_only_a_plan_built_while_labelling_holds_ranges_each_in_its_program():
+    """The profiler off, a plan holds no range markers (so it keeps its speed); built while
+    labelling, each op's forward range is in the forward program and its backward range (one,
+    around all its backward kernels) in the backward program; both give the same gradients."""
+    from stadyn.graph import set_labels
+    import stadyn.parametric_functions as PF
+    x = sd.Variable.from_numpy_array(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3))
+    registry = sd.ParameterRegistry()
+    with sd.parameter_registry(registry):
+        with sd.parameter_scope("net"):
+            y = F.sum(F.tanh(PF.affine(x, 5, name="fc")))
+    params = dict(registry.items())
+
+    def gradients(labelled: bool):
+        for p in params.values():
+            p.grad = None
+        if labelled:
+            set_labels(True)
+        try:
+            y.forward()
+            y.backward()
+        finally:
+            if labelled:
+                set_labels(False)
+        return y._plan, {k: p.g.copy() for k, p in params.items()}
+
+    plain, expected = gradients(False)
+    assert "_record_function" not in plain.code
+    plan, got = gradients(True)
+    assert plan is not plain
+    for k in expected:
+        np.testing.assert_array_equal(got[k], expected[k])
+    fw, bw = plan.fw.code, plan.bw.code
+    for op in ["net/fc/affine/affine", "net/tanh", "net/sum"]:
+        assert fw.count(f"'stadyn::{op}'") == 1, op
+        assert bw.count(f"'stadyn::{op} (backward)'") == 1, op
+        assert f"{op} (backward)" not in fw
+    # The backward program runs the ops' backwards in reverse: sum, tanh, affine.
+    at = [bw.index(f"stadyn::{op} (backward)")
+          for op in ["net/sum", "net/tanh", "net/fc/affine/affine"]]
+    assert at == sorted(at)

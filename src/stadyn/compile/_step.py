@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import nullcontext
 from typing import Sequence
 
 import torch
@@ -30,8 +31,8 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 from .._errors import StadynError
 from .._logging import logger
-from ..graph import (Subgraph, Variable, defer_products, interpret, leaf_tensor, plan_layout,
-                     simplify, standard_layout)
+from ..graph import (Subgraph, Variable, defer_products, interpret, labels_enabled, labels_off,
+                     leaf_tensor, plan_layout, simplify, standard_layout)
 from ..solvers import Optimizer
 
 __all__ = ["compile_step", "CompiledStep"]
@@ -200,7 +201,10 @@ class CompiledStep:
             values, _, grads = gradients(ts)
             return tuple(values) + tuple(grads)
 
-        with torch.enable_grad():
+        # While the profiler records, an uncompiled program is traced with its ops' ranges, its
+        # backward's too (graph/_labels.py); inductor's fused kernels have no per-op time, so a
+        # compiled one is traced without them (the key keeps the two apart: __call__).
+        with torch.enable_grad(), (labels_off() if self.compile else nullcontext()):
             if outside:
                 gm = make_fx(forward_backward, tracing_mode="fake")(*leaf_tensors)
             else:
@@ -346,14 +350,19 @@ class CompiledStep:
         default the first axis of the first input)."""
         if samples is None:
             samples = self._default_samples()
-        key = self._subgraph.signature() if self._program is not None else None
+        key = self._signature() if self._program is not None else None
         if self._program is None or key != self._key:
             self._build(samples)
-            self._key = self._subgraph.signature()
+            self._key = self._signature()
             if self._first_done:
                 return self.loss
         self._run(self._program, samples)
         return self.loss
+
+    def _signature(self):
+        """What the program was built for: the graph's signature, and for an uncompiled
+        program whether the profiler labels op calls (its program then holds their ranges)."""
+        return self._subgraph.signature(), labels_enabled() and not self.compile
 
     def _default_samples(self) -> int:
         """The first axis of the loss's first data input (found once: walking the graph on

@@ -21,7 +21,8 @@ from ._apply import apply
 from ._context import Context, context, context_scope, get_current_context, set_default_context
 from ._grad_buffers import release_grads
 from ._interpret import interpret, refresh_shapes
-from ._labels import BACKWARD_SUFFIX, LABEL_PREFIX, op_label, set_labels
+from ._labels import (BACKWARD_SUFFIX, LABEL_PREFIX, labels_enabled, labels_off, op_label,
+                      set_labels)
 from ._layout import plan_layout, standard_layout
 from ._location import format_location, source_location, user_location
 from ._numerics import check_numerics, numerics_enabled
@@ -50,7 +51,8 @@ __all__ = [
     "check_numerics", "numerics_enabled", "source_location", "user_location",
     "format_location",
     # profiler labels of op calls (stadyn.inspect.profile)
-    "LABEL_PREFIX", "BACKWARD_SUFFIX", "op_label", "set_labels",
+    "LABEL_PREFIX", "BACKWARD_SUFFIX", "op_label", "set_labels", "labels_enabled",
+    "labels_off",
     # subgraphs: nodes, leaves and their roles; the reference semantics
     "Subgraph", "INPUT", "PARAMETER", "VIEW", "CONSTANT", "value_key", "output_key",
     "leaf_tensor", "interpret", "refresh_shapes",

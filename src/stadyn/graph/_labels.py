@@ -16,12 +16,13 @@ markers.
 
 from __future__ import annotations
 
-from typing import Iterable
+from contextlib import contextmanager
+from typing import Iterator
 
 import torch
 import torch.fx as fx
 
-__all__ = ["labels_enabled", "set_labels", "op_label", "backward_label", "label_backward",
+__all__ = ["labels_enabled", "set_labels", "labels_off", "op_label", "backward_label", "label_backward",
            "is_range_marker", "place_ranges", "tidy_ranges", "LABEL_PREFIX", "BUILD_LABEL", "BACKWARD_SUFFIX"]
 
 #: Stadyn's own PyTorch custom ops live in the ``stadyn_kernels`` namespace, so the profiler
@@ -42,6 +43,27 @@ def labels_enabled() -> bool:
 def set_labels(on: bool) -> None:
     """Start (``True``) or stop (``False``) labelling op calls; calls nest."""
     _active[0] += 1 if on else -1
+
+
+@contextmanager
+def labels_off() -> Iterator[None]:
+    """Op calls inside are not labelled, even while the profiler records (a program whose
+    ops a compiler fuses has no per-op time to show).
+
+    Example:
+        >>> from stadyn.graph._labels import labels_enabled, labels_off, set_labels
+        >>> set_labels(True)
+        >>> with labels_off():
+        ...     labels_enabled()
+        False
+        >>> labels_enabled(); set_labels(False)
+        True
+    """
+    saved, _active[0] = _active[0], 0
+    try:
+        yield
+    finally:
+        _active[0] = saved
 
 
 def op_label(op: str, scope: str) -> str:
