@@ -22,8 +22,9 @@ from typing import Iterator
 import torch
 import torch.fx as fx
 
-__all__ = ["labels_enabled", "set_labels", "labels_off", "op_label", "backward_label", "label_backward",
-           "is_range_marker", "place_ranges", "tidy_ranges", "LABEL_PREFIX", "BUILD_LABEL", "BACKWARD_SUFFIX"]
+__all__ = ["labels_enabled", "set_labels", "labels_off", "op_label", "backward_label",
+           "label_backward", "is_range_marker", "place_ranges", "tidy_ranges", "LABEL_PREFIX",
+           "BUILD_LABEL", "BACKWARD_SUFFIX"]
 
 #: Stadyn's own PyTorch custom ops live in the ``stadyn_kernels`` namespace, so the profiler
 #: events of their calls never read as op labels.
