@@ -99,6 +99,12 @@ class Function(GraphObject, TensorOpsMixin):
             return ("op", self.variable)
         return G.classify(self.variable)
 
+    def _walk_start(self) -> "list[tuple[str, Variable]]":
+        """Where CNTK's walk starts: the root function, or each output of a ``combine``."""
+        if self._view == "composite" and self.members and len(self.members) > 1:
+            return [G.classify(v) for v in self.members]
+        return [self._node()]
+
     def _leaves(self) -> list[Variable]:
         return list(G.walk_leaves(self._roots()))
 
@@ -246,7 +252,8 @@ class Function(GraphObject, TensorOpsMixin):
 
     def find_all_with_name(self, name: str, depth: int = 0) -> list:
         """Every function and variable named ``name`` (``depth`` levels into blocks; -1 all)."""
-        return [_wrap_node(n) for n in G.search(self._node(), lambda n: G.node_name(n) == name,
+        return [_wrap_node(n) for n in G.search(self._walk_start(),
+                                                 lambda n: G.node_name(n) == name,
                                                  depth, self._inside())]
 
     def find_by_name(self, name: str, depth: int = 0):

@@ -86,6 +86,7 @@ def load_roots(model, format) -> list:
     for name, var in network.inputs.items():
         G.INPUTS[var] = name.partition("#")[0]
         G.BATCH.add(var)
+    _restore_origins(network.origins)
     roots, blocks, arguments, op_named = [], {}, {}, set()
     for key, var in network.outputs.items():
         if key.startswith(_OUT):
@@ -111,6 +112,23 @@ def load_roots(model, format) -> list:
         roots = list(network.outputs.values())
     G.BATCH.forget()
     return roots
+
+
+def _restore_origins(origins: list) -> None:
+    """What a CNTK-written file says of each node (``Network.origins``): inputs', parameters'
+    and functions' names and uids, CNTK's op names and the blocks (layers), so that
+    ``find_by_name``, ``uid`` and cloning from inner nodes see the file's graph."""
+    for var, origin in origins:
+        G.set_uid(var, origin.uid)
+        if origin.kind == "input":
+            G.INPUTS[var] = origin.name
+        elif origin.kind in ("parameter", "constant"):
+            G.LEAF_NAMES[var] = origin.name
+        elif origin.kind == "function":
+            var.name = origin.name or None
+            G.set_op_name(var, origin.op_name)
+        elif origin.kind == "block":
+            G.BLOCKS[var] = G.Block(origin.op_name, origin.name, origin.arguments)
 
 
 def restore_parameters(mine: list, filename) -> None:
