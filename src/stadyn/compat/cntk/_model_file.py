@@ -59,8 +59,8 @@ def save_roots(roots: list, arguments: list, filename, format) -> None:
     for k, root in enumerate(roots):
         outputs[f"{_OUT}{k}:{G.name_of(root)}"] = root
     for k, (kind, v) in enumerate(_named_nodes(roots)):
-        outputs[f"{_NODE}{k}:{kind}:{G.op_name_of(v) if kind == 'block' else ''}:"
-                f"{G.node_name((kind, v))}"] = v
+        op_name = G.op_name_of(v) if kind == "block" else G.primitive_op_name(v)
+        outputs[f"{_NODE}{k}:{kind}:{op_name}:{G.node_name((kind, v))}"] = v
         if kind == "block":
             for j, a in enumerate(G.BLOCKS[v].arguments):
                 outputs[f"{_ARG}{k}:{j}"] = a
@@ -99,6 +99,8 @@ def load_roots(model, format) -> list:
             else:
                 var.name = name
                 op_named.add(id(var))
+                if op_name:
+                    G.set_op_name(var, op_name)
         elif key.startswith(_ARG):
             _, k, j = key.split(":")
             arguments.setdefault(int(k), []).append((int(j), var))
