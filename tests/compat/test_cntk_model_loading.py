@@ -133,11 +133,22 @@ def test_a_loaded_model_with_two_outputs_evaluates_both_at_another_batch_size():
                                    atol=1e-5)
 
 
-def test_unnamed_functions_of_a_loaded_model_keep_cntks_uids():
-    ref = json.load(open(os.path.join(FIX, "cntk_reference.json")))["cntk_mlp_bn.model"]
-    m = C.load_model(os.path.join(FIX, "cntk_mlp_bn.model"))
-    assert [a.uid for a in m.arguments] == ref["arguments"]
+@pytest.mark.parametrize("file_name", ["cntk_mlp_bn.model", "cntk_convnet_cifar10.dnn",
+                                       "cntk_v1_mlp_bn.dnn", "cntk_v1_small_cnn.dnn"])
+def test_a_loaded_model_keeps_cntks_uids_and_names(file_name):
+    """Arguments, outputs, parameters and constants by CNTK's uids and names, and the blocks
+    (layers) by uid, as CNTK 2.7 reports them (``cntk_reference.json``, make_cntk.py); CNTK v1
+    files written by CNTK 2 keep the uids and names their node names carry."""
+    ref = json.load(open(os.path.join(FIX, "cntk_reference.json")))[file_name]
+    m = C.load_model(os.path.join(FIX, file_name))
+    variables = ref["variables"]
+    assert [(a.uid, a.name) for a in m.arguments] == [(u, variables[u]["name"])
+                                                      for u in ref["arguments"]]
     assert [o.uid for o in m.outputs] == ref["outputs"]
+    leaves = {(v.uid, v.name) for v in list(m.parameters) + list(m.constants)}
+    expected = {(u, v["name"]) for u, v in variables.items()
+                if v["kind"] in ("parameter", "constant") and v["name"] != "aggregate_count"}
+    assert leaves == expected
     blocks = {uid for uid, f in ref["functions"].items() if f["is_block"]}
     found = {f.uid for f in C.logging.graph.depth_first_search(
         m, lambda n: isinstance(n, C.Function) and n.is_block, depth=-1)}

@@ -302,8 +302,8 @@ class _Builder:
                     self.origin_of[id(var)].kind != "function" or id(var) in claimed:
                 var = self.own(var, claimed)    # a block of a block, or one passing a value on
             self.env[outer] = var
-            self.record(var, LegacyOrigin("block", fn.name, fn.meta.get("name") or "", fn.type,
-                                          k, tuple(arguments)))
+            uid, shown = self.split_name(fn.name, fn.meta.get("name") or "")
+            self.record(var, LegacyOrigin("block", uid, shown, fn.type, k, tuple(arguments)))
 
     def call(self, fn: LegacyFunction, inputs: list[Variable]) -> None:
         label = f"function {fn.name!r} ({fn.type})"
@@ -321,14 +321,14 @@ class _Builder:
             raise self.fail(f"{label}: the mapping to {op_name} gave {len(results)} outputs, "
                             f"the function has {len(fn.outputs)}")
         batched = any(id(v) in self.batched for v in inputs)
-        shown = fn.meta.get("name") or ""
+        uid, shown = self.split_name(fn.name, fn.meta.get("name") or "")
         for k, (name, var) in enumerate(zip(fn.outputs, results)):
             if shown and self.fmt != "nnp":
                 var = self.own(var, {id(v) for v in inputs})
             self.env[name] = var
             if batched:
                 self.batched.add(id(var))
-            self.record(var, LegacyOrigin("function", fn.name, shown, fn.type, k))
+            self.record(var, LegacyOrigin("function", uid, shown, fn.type, k))
 
     def build(self, network: LegacyNetwork, inputs: Mapping[str, str],
               outputs: Mapping[str, str], info: dict[str, Any]) -> Network:
