@@ -108,6 +108,17 @@ def test_find_by_name_on_a_loaded_model_gives_cntks_node_or_refuses_a_repeated_n
             assert _described(m.find_by_name(name, -1)) == expected, name
 
 
+def test_every_node_cntk_walks_is_found_by_its_uid_with_cntks_name_and_op():
+    """Blocks and the ops inside them (a block's root included) keep uids of their own."""
+    m = _named_model()
+    for uid, name, op_name in NAMES["walk-1"]:
+        found = C.logging.graph.find_by_uid(m, uid, -1)
+        if name in NOT_IN_STADYN:
+            assert found is None, uid
+            continue
+        assert _described(found) == [uid, name, op_name], uid
+
+
 @pytest.mark.parametrize("name", ["fc1", "bn", "act", "out", "prob"])
 def test_cloning_from_an_inner_node_of_a_loaded_model_computes_what_cntk_computed(name):
     m = _named_model()

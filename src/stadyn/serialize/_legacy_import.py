@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import torch
 
+from .. import functions as F
 from .._errors import ModelFileError, StadynError
 from ..graph import Variable, auto_forward, get_current_context, name_scope
 from ..ops import CATALOG
@@ -151,7 +152,6 @@ class _Builder:
         values (a leaf, an argument, another function's or block's output): each named node of
         a CNTK file keeps a Variable of its own, as ``find_by_name`` needs."""
         if var.parent is None or id(var) in claimed or id(var) in self.origin_of:
-            from .. import functions as F
             return F.identity(var)
         return var
 

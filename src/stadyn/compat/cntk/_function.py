@@ -186,6 +186,8 @@ class Function(GraphObject, TensorOpsMixin):
     @property
     def uid(self) -> str:
         """A unique id (``CompositeFunction10``, ``Plus9``)."""
+        if self._view == "op" and self.variable in G.BLOCKS:
+            return G.root_uid_of(self.variable)         # the op inside the block
         base = G.uid_of(self.variable)
         return f"CompositeFunction{base}" if self._view == "composite" else base
 

@@ -20,7 +20,8 @@ from ...graph import Variable, apply, name_scope, topological_nodes
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "LEAF_NAMES", "BATCH", "Block", "BLOCKS",
            "kind_of",
-           "name_of", "op_name_of", "primitive_op_name", "uid_of", "set_uid", "bind_placeholder",
+           "name_of", "op_name_of", "primitive_op_name", "uid_of", "set_uid", "set_root_uid", "root_uid_of",
+           "bind_placeholder",
            "replace_placeholder", "set_op_name", "cntk_name", "classify", "node_name",
            "node_inputs", "block_inner_leaves", "search", "walk_leaves", "rebuild"]
 
@@ -31,6 +32,7 @@ SHAPELESS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
 LEAF_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+_ROOT_UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _uid_counter = itertools.count()
 
 # Which Variables carry the batch axis: inputs (and batched placeholders) and what is computed
@@ -128,6 +130,17 @@ def uid_of(v: Variable) -> str:
 def set_uid(v: Variable, uid: str) -> None:
     """Give ``v`` the unique id a file recorded for it (a loaded CNTK model keeps CNTK's)."""
     _UIDS[v] = uid
+
+
+def set_root_uid(v: Variable, uid: str) -> None:
+    """Give the op inside a block whose output is ``v`` (the block's root) the uid a file
+    recorded for it; the block itself keeps ``v``'s."""
+    _ROOT_UIDS[v] = uid
+
+
+def root_uid_of(v: Variable) -> str:
+    """The uid of the primitive op that made ``v`` -- inside a block, the block's root."""
+    return _ROOT_UIDS.get(v) or uid_of(v)
 
 
 # -- CNTK's depth-first search -----------------------------------------------------------------

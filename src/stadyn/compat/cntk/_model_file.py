@@ -121,6 +121,8 @@ def _restore_origins(origins: list) -> None:
     and functions' names and uids, CNTK's op names and the blocks (layers), so that
     ``find_by_name``, ``uid`` and cloning from inner nodes see the file's graph."""
     for var, origin in origins:
+        if origin.kind == "block":
+            G.set_root_uid(var, G.uid_of(var))      # the root op recorded before it
         G.set_uid(var, origin.uid)
         if origin.kind == "input":
             G.INPUTS[var] = origin.name
