@@ -19,10 +19,9 @@ from ...layers.cntk_semantics import BatchAxes
 from ...graph import Variable, apply, name_scope, topological_nodes
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "LEAF_NAMES", "BATCH", "Block", "BLOCKS",
-           "kind_of",
-           "name_of", "op_name_of", "primitive_op_name", "uid_of", "set_uid", "set_root_uid", "root_uid_of",
-           "bind_placeholder",
-           "replace_placeholder", "set_op_name", "cntk_name", "classify", "node_name",
+           "kind_of", "name_of", "op_name_of", "primitive_op_name", "uid_of", "set_uid",
+           "set_root_uid", "root_uid_of", "bind_placeholder", "replace_placeholder",
+           "set_op_name", "cntk_name", "classify", "node_name",
            "node_inputs", "block_inner_leaves", "search", "walk_leaves", "rebuild"]
 
 # What CNTK knows of a Variable and Stadyn does not (weak: a Variable's entries die with it).
