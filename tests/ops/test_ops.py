@@ -872,6 +872,8 @@ ENTRIES.update(_more_entries("sequence_entries.py", "new_axis_entries"))   # whe
 ENTRIES.update(_more_entries("sequence_entries.py", "lstm_entries"))   # the fused LSTM
 ENTRIES.update(_more_entries("rnn_entries.py", "rnn_entries"))   # NNabla's lstm, gru, rnn
 ENTRIES.update(_more_entries("augment_entries.py", "augment_entries"))   # random_*, augmentation
+ENTRIES.update(_more_entries("cntk_random_entries.py", "cntk_random_entries"))  # CNTK's random,
+# sampling and ranking ops
 
 
 def _case_params():

@@ -12,6 +12,8 @@ computes: :func:`ntuple`, :func:`norm_axis`, :func:`norm_axes`, the pooling geom
 from . import _activation, _arith, _cntk, _logical, _loss, _misc, _nn, _reduce, _shape  # noqa: F401
 from . import _compare, _elementwise, _index, _normalization  # noqa: F401
 from . import _random, _resample, _trig  # noqa: F401
+from . import _random_like  # noqa: F401  (random values of another value's shape: CNTK's)
+from . import _ranking  # noqa: F401  (CNTK's ranking criteria: lambda_rank, ndcg_at_1)
 from . import _augment  # noqa: F401  (data augmentation: image_augmentation, random_*)
 from . import _binary, _grid, _linalg, _quantize, _rescale  # noqa: F401
 from . import _distributed  # noqa: F401  (ops that communicate: sync_batch_normalization)
@@ -25,9 +27,11 @@ from ._nn import pool_geometry, window_counts
 from ._resample import interpolation_size, interpolation_source
 from ._trace import reset_trace_counts
 from ._recurrence import StepFunction
+from ._random import RandomStream
 from ._registry import CATALOG, function_of, get_spec, op
 from ._util import norm_axes, norm_axis, ntuple
 
 __all__ = ["CATALOG", "op", "get_spec", "function_of", "grad", "ntuple", "norm_axis", "norm_axes",
            "pool_geometry", "window_counts", "CAST_DTYPES", "interpolation_size",
-           "interpolation_source", "StepFunction", "reset_trace_counts", "shift_index"]
+           "interpolation_source", "StepFunction", "reset_trace_counts", "shift_index",
+           "RandomStream"]

@@ -23,8 +23,55 @@ def _shape(shape) -> tuple[int, ...]:
     return tuple(int(s) for s in shape)
 
 
+class RandomStream(int):
+    """A seed that carries its stream: passed as a random op's ``seed``, every run of that op
+    node -- dynamic or static, replayed, re-traced or interpreted -- draws the next values of
+    one generator seeded with it, where a plain seed starts a fresh generator per call (NNabla's
+    rule).  CNTK's random Functions are built with one (every evaluation draws new values).  It
+    is an ``int``, so a model file stores the seed and a loaded graph starts the stream again.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.zeros(3, np.float32))
+        >>> s = sd.ops.RandomStream(7)
+        >>> with sd.auto_forward():
+        ...     a, b = F.rand_like(x, seed=s).d, F.rand_like(x, seed=s).d
+        ...     c = F.rand_like(x, seed=7).d
+        >>> bool((a == c).all()), bool((a == b).all()), int(s)
+        (True, False, 7)
+    """
+
+    def __new__(cls, seed: int):
+        if int(seed) < 0:
+            raise ValueError(f"a random stream's seed must be >= 0, got {seed}")
+        self = super().__new__(cls, int(seed))
+        self._generators = {}
+        return self
+
+    def generator(self, device: torch.device) -> torch.Generator:
+        """This stream's generator on ``device`` (made, seeded, on first use)."""
+        key = str(torch.device(device))
+        if key not in self._generators:
+            generator = torch.Generator(device=device)
+            generator.manual_seed(int(self))
+            self._generators[key] = generator
+        return self._generators[key]
+
+    def __reduce__(self):
+        return (RandomStream, (int(self),))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 def _generator(seed: int, device: torch.device) -> torch.Generator | None:
-    """None (torch's own generator) for ``seed == -1``, else a fresh generator seeded ``seed``."""
+    """None (torch's own generator) for ``seed == -1``, a :class:`RandomStream`'s own
+    generator, else a fresh generator seeded ``seed``."""
+    if isinstance(seed, RandomStream):
+        return seed.generator(device)
     if int(seed) == -1:
         return None
     if int(seed) < 0:

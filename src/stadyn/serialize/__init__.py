@@ -8,7 +8,8 @@ registered against the op in the op rules (:func:`register_rules`, :func:`rules_
 from ._legacy import read_legacy_model
 from ._legacy_load import is_legacy_model_file, load_cntk, load_nnp
 from ._load import load, model_info
-from ._legacy_ir import LegacyFunction, LegacyModel, LegacyNetwork, LegacyParameter, LegacyVariable
+from ._legacy_ir import (LegacyFunction, LegacyModel, LegacyNetwork, LegacyOrigin,
+                         LegacyParameter, LegacyVariable)
 from ._model import is_model_file
 from ._model_save import save
 from ._nnp_save import SOLVER_FIELDS, NnpWriter, save_nnp, write_with_parameters
@@ -28,4 +29,4 @@ __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "save", 
            "OnnxUnsupported", "UnsupportedModelError", "read_legacy_model", "load_nnp",
            "load_cntk", "is_legacy_model_file", "save_nnp", "NnpWriter",
            "write_with_parameters", "SOLVER_FIELDS", "LegacyModel",
-           "LegacyNetwork", "LegacyFunction", "LegacyVariable", "LegacyParameter"]
+           "LegacyNetwork", "LegacyFunction", "LegacyVariable", "LegacyParameter", "LegacyOrigin"]

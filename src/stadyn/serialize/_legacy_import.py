@@ -13,17 +13,18 @@ holding function types no rule maps is refused before anything is built, with on
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import torch
 
+from .. import functions as F
 from .._errors import ModelFileError, StadynError
 from ..graph import Variable, auto_forward, get_current_context, name_scope
 from ..ops import CATALOG
 from ..parametric import ParameterRegistry, parameter_registry
 from ._legacy_api import LegacyNode, MappingUnsupported
-from ._legacy_ir import LegacyFunction, LegacyModel, LegacyNetwork, LegacyVariable
+from ._legacy_ir import LegacyFunction, LegacyModel, LegacyNetwork, LegacyOrigin, LegacyVariable
 from ._network import Network
 from ._onnx_import import UnsupportedModelError
 from .op_rules import Unmapped, rules_for
@@ -135,6 +136,24 @@ class _Builder:
         self.where = model.path
         self.deferred: dict[str, LegacyFunction] = {}
         self.variables: dict[str, LegacyVariable] = {}      # those of the network being built
+        self.origins: list[tuple[Variable, LegacyOrigin]] = []
+        self.origin_of: dict[int, LegacyOrigin] = {}
+
+    def split_name(self, key: str, name: str) -> tuple[str, str]:
+        """(uid, name) of a file's variable or parameter ``key`` whose shown name is ``name``."""
+        return key, name
+
+    def record(self, var: Variable, origin: LegacyOrigin) -> None:
+        self.origins.append((var, origin))
+        self.origin_of[id(var)] = origin
+
+    def own(self, var: Variable, claimed: set[int]) -> Variable:
+        """``var``, or an identity of it where ``var`` already stands for another of the file's
+        values (a leaf, an argument, another function's or block's output): each named node of
+        a CNTK file keeps a Variable of its own, as ``find_by_name`` needs."""
+        if var.parent is None or id(var) in claimed or id(var) in self.origin_of:
+            return F.identity(var)
+        return var
 
     def fail(self, message: str, unsupported: bool = False) -> ModelFileError:
         cls = UnsupportedModelError if unsupported else ModelFileError
@@ -152,6 +171,8 @@ class _Builder:
             var = _leaf(p.value, need_grad=bool(p.need_grad))
             self.registry.set(key, var)
         self.values[id(var)] = p.value
+        uid, shown = self.split_name(name, p.name)
+        self.record(var, LegacyOrigin(p.kind, uid, shown))
         return var
 
     def registry_name(self, name: str) -> str:
@@ -187,6 +208,8 @@ class _Builder:
         var = _leaf(np.zeros(shape, dtype=lv.dtype or "float32"), need_grad=False)
         if batched:
             self.batched.add(id(var))
+        uid, shown = self.split_name(name, lv.meta.get("name") or "")
+        self.record(var, LegacyOrigin("input", uid, shown))
         return var
 
     def leaf(self, name: str, network: LegacyNetwork) -> Variable:
@@ -263,15 +286,24 @@ class _Builder:
             self.call(fn, inputs)
 
     def block(self, fn: LegacyFunction, network: LegacyNetwork) -> None:
+        arguments = []
         for placeholder, outer in (fn.meta.get("arguments") or {}).items():
             self.env[placeholder] = self.value(outer, network)
+            arguments.append(self.env[placeholder])
         self.functions(fn.body.functions, fn.body)
         root = [f for f in fn.body.all_functions() if f.name == fn.meta.get("root")]
         if not root or len(root[0].outputs) < len(fn.outputs):
             raise self.fail(f"block {fn.name!r} ({fn.type}): its root function "
                             f"{fn.meta.get('root')!r} is not in its body")
-        for outer, inner in zip(fn.outputs, root[0].outputs):
-            self.env[outer] = self.value(inner, fn.body)
+        claimed = {id(a) for a in arguments}
+        for k, (outer, inner) in enumerate(zip(fn.outputs, root[0].outputs)):
+            var = self.value(inner, fn.body)
+            if self.origin_of.get(id(var)) is None or \
+                    self.origin_of[id(var)].kind != "function" or id(var) in claimed:
+                var = self.own(var, claimed)    # a block of a block, or one passing a value on
+            self.env[outer] = var
+            uid, shown = self.split_name(fn.name, fn.meta.get("name") or "")
+            self.record(var, LegacyOrigin("block", uid, shown, fn.type, k, tuple(arguments)))
 
     def call(self, fn: LegacyFunction, inputs: list[Variable]) -> None:
         label = f"function {fn.name!r} ({fn.type})"
@@ -289,10 +321,14 @@ class _Builder:
             raise self.fail(f"{label}: the mapping to {op_name} gave {len(results)} outputs, "
                             f"the function has {len(fn.outputs)}")
         batched = any(id(v) in self.batched for v in inputs)
-        for name, var in zip(fn.outputs, results):
+        uid, shown = self.split_name(fn.name, fn.meta.get("name") or "")
+        for k, (name, var) in enumerate(zip(fn.outputs, results)):
+            if shown and self.fmt != "nnp":
+                var = self.own(var, {id(v) for v in inputs})
             self.env[name] = var
             if batched:
                 self.batched.add(id(var))
+            self.record(var, LegacyOrigin("function", uid, shown, fn.type, k))
 
     def build(self, network: LegacyNetwork, inputs: Mapping[str, str],
               outputs: Mapping[str, str], info: dict[str, Any]) -> Network:
@@ -308,7 +344,9 @@ class _Builder:
         self.functions(functions, network)
         outs = OrderedDict((key, self.value(name, network)) for key, name in outputs.items())
         self.batched_outputs = [k for k, v in outs.items() if id(v) in self.batched]
-        return Network(ins, outs, self.registry, source=self.model.path, info=info)
+        built = Network(ins, outs, self.registry, source=self.model.path, info=info)
+        built.origins = self.origins
+        return built
 
 
 def output_shapes(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[str, str],
@@ -326,11 +364,14 @@ def output_shapes(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[st
 def build_network(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[str, str],
                   outputs: Mapping[str, str], *, registry: ParameterRegistry | None = None,
                   batch_size: int = 1, info: dict[str, Any] | None = None,
-                  parameter_names: Mapping[str, str] | None = None) -> Network:
+                  parameter_names: Mapping[str, str] | None = None,
+                  split_name: Callable[[str, str], tuple[str, str]] | None = None) -> Network:
     """Build ``network`` of ``model`` as a :class:`Network` whose inputs and outputs are the
     network's variables ``inputs``/``outputs`` (key -> variable name), the batch axis sized
     ``batch_size``; parameters go to ``registry`` (a new one by default) named by
-    ``parameter_names`` (file name -> registry name; the file's names by default).
+    ``parameter_names`` (file name -> registry name; the file's names by default).  The
+    network's ``origins`` say which of the file's values each Variable is (``split_name(key,
+    shown name) -> (uid, name)`` for a leaf; the key and the name the file shows by default).
 
     Example:
         >>> import os, tempfile, numpy as np
@@ -352,6 +393,8 @@ def build_network(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[st
     if parameter_names:
         names = dict(parameter_names)
         builder.registry_name = lambda name: names.get(name, name)  # type: ignore[method-assign]
+    if split_name is not None:
+        builder.split_name = split_name  # type: ignore[method-assign]
     with auto_forward(False), parameter_registry(registry):
         return builder.build(network, inputs, outputs, dict(info or {}))
 

@@ -33,7 +33,7 @@ import numpy as np
 from .._errors import ModelFileError
 
 __all__ = ["LegacyModel", "LegacyNetwork", "LegacyFunction", "LegacyVariable",
-           "LegacyParameter", "read_limited", "sort_functions"]
+           "LegacyParameter", "LegacyOrigin", "read_limited", "sort_functions"]
 
 MAX_FILE_BYTES = 1 << 34       # 16 GiB: no legacy model file is read past this
 MAX_TEXT_BYTES = 1 << 30       # 1 GiB of protobuf text (an .nntxt with parameters inline)
@@ -137,6 +137,30 @@ class LegacyNetwork:
     def op_counts(self) -> Counter:
         """How many functions of each type (blocks' bodies included)."""
         return Counter(f.type for f in self.all_functions())
+
+
+@dataclass(frozen=True)
+class LegacyOrigin:
+    """Where a Variable of a network built from a legacy file comes from: ``kind`` is
+    ``"input"``, ``"parameter"``, ``"constant"``, ``"function"`` (the ``output``-th output of a
+    primitive function) or ``"block"`` (a CNTK layer applied to ``arguments``, the Variables it
+    was given); ``uid`` is the file's id (CNTK's ``Plus12``, ``Parameter4``), ``name`` the name
+    the framework shows ('' for none), ``op_name`` the function's op type (CNTK's ``Plus``, a
+    block's layer kind ``Dense``).
+
+    Example:
+        >>> from stadyn.serialize import LegacyOrigin
+        >>> o = LegacyOrigin("function", "ReLU79", "act", "ReLU")
+        >>> o.kind, o.name, o.output, o.arguments
+        ('function', 'act', 0, ())
+    """
+
+    kind: str
+    uid: str
+    name: str = ""
+    op_name: str = ""
+    output: int = 0
+    arguments: tuple = ()
 
 
 @dataclass

@@ -186,11 +186,19 @@ def load_cntk(path: str | os.PathLike | LegacyModel, *, batch_size: int | None =
     size = _batch(batch_size, where) or 1
     kind = "CNTK model" if model.format == "cntk-v2" else "CNTK v1 model (BrainScript)"
     info = {"kind": kind, "batch_size": size}
+    split = (lambda key, shown: _v1_split(key)) if model.format == "cntk-v1" else None
     return build_network(model, net, ins, outs, registry=registry, batch_size=size, info=info,
-                         parameter_names=names)
+                         parameter_names=names, split_name=split)
 
 
 _V1_NAME = re.compile(r"^__v2libuid__(?P<uid>.*?)__v2libname__(?P<name>.*)$", re.S)
+
+
+def _v1_split(name: str) -> tuple[str, str]:
+    """(uid, name) of a CNTK v1 node name: CNTK 2's v1 writer stores both
+    (``__v2libuid__<uid>__v2libname__<name>``); another node's name is both."""
+    m = _V1_NAME.match(name)
+    return (m.group("uid"), m.group("name")) if m else (name, name)
 
 
 def _cntk_names(model: LegacyModel) -> tuple[OrderedDict, OrderedDict, dict]:
@@ -205,9 +213,7 @@ def _cntk_names(model: LegacyModel) -> tuple[OrderedDict, OrderedDict, dict]:
         outs = OrderedDict((_cntk_key(net.variables.get(n), n, taken), n) for n in net.outputs)
         return ins, outs, {}
 
-    def split(name: str) -> tuple[str, str]:
-        m = _V1_NAME.match(name)
-        return (m.group("uid"), m.group("name")) if m else (name, name)
+    split = _v1_split
 
     def keyed(names: list[str]) -> OrderedDict:
         out: OrderedDict = OrderedDict()

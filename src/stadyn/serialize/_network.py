@@ -82,6 +82,10 @@ class Network:
         self.source = source
         self.solver_state = solver_state
         self._info = dict(info or {})
+        #: for a network built from an NNabla or CNTK file: ``(Variable, LegacyOrigin)`` for
+        #: every input, parameter, constant, function output and block output the file names
+        #: (what CNTK's ``find_by_name`` finds); empty otherwise
+        self.origins: list = []
 
     # -- parameters -----------------------------------------------------------------------------
     @property

@@ -99,6 +99,12 @@ class Function(GraphObject, TensorOpsMixin):
             return ("op", self.variable)
         return G.classify(self.variable)
 
+    def _walk_start(self) -> "list[tuple[str, Variable]]":
+        """Where CNTK's walk starts: the root function, or each output of a ``combine``."""
+        if self._view == "composite" and self.members and len(self.members) > 1:
+            return [G.classify(v) for v in self.members]
+        return [self._node()]
+
     def _leaves(self) -> list[Variable]:
         return list(G.walk_leaves(self._roots()))
 
@@ -180,6 +186,8 @@ class Function(GraphObject, TensorOpsMixin):
     @property
     def uid(self) -> str:
         """A unique id (``CompositeFunction10``, ``Plus9``)."""
+        if self._view == "op" and self.variable in G.BLOCKS:
+            return G.root_uid_of(self.variable)         # the op inside the block
         base = G.uid_of(self.variable)
         return f"CompositeFunction{base}" if self._view == "composite" else base
 
@@ -246,7 +254,8 @@ class Function(GraphObject, TensorOpsMixin):
 
     def find_all_with_name(self, name: str, depth: int = 0) -> list:
         """Every function and variable named ``name`` (``depth`` levels into blocks; -1 all)."""
-        return [_wrap_node(n) for n in G.search(self._node(), lambda n: G.node_name(n) == name,
+        return [_wrap_node(n) for n in G.search(self._walk_start(),
+                                                 lambda n: G.node_name(n) == name,
                                                  depth, self._inside())]
 
     def find_by_name(self, name: str, depth: int = 0):

@@ -19,9 +19,9 @@ from ...layers.cntk_semantics import BatchAxes
 from ...graph import Variable, apply, name_scope, topological_nodes
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "LEAF_NAMES", "BATCH", "Block", "BLOCKS",
-           "kind_of",
-           "name_of", "op_name_of", "primitive_op_name", "uid_of", "bind_placeholder",
-           "replace_placeholder", "set_op_name", "cntk_name", "classify", "node_name",
+           "kind_of", "name_of", "op_name_of", "primitive_op_name", "uid_of", "set_uid",
+           "set_root_uid", "root_uid_of", "bind_placeholder", "replace_placeholder",
+           "set_op_name", "cntk_name", "classify", "node_name",
            "node_inputs", "block_inner_leaves", "search", "walk_leaves", "rebuild"]
 
 # What CNTK knows of a Variable and Stadyn does not (weak: a Variable's entries die with it).
@@ -31,6 +31,7 @@ SHAPELESS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
 LEAF_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+_ROOT_UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _uid_counter = itertools.count()
 
 # Which Variables carry the batch axis: inputs (and batched placeholders) and what is computed
@@ -125,6 +126,22 @@ def uid_of(v: Variable) -> str:
     return uid
 
 
+def set_uid(v: Variable, uid: str) -> None:
+    """Give ``v`` the unique id a file recorded for it (a loaded CNTK model keeps CNTK's)."""
+    _UIDS[v] = uid
+
+
+def set_root_uid(v: Variable, uid: str) -> None:
+    """Give the op inside a block whose output is ``v`` (the block's root) the uid a file
+    recorded for it; the block itself keeps ``v``'s."""
+    _ROOT_UIDS[v] = uid
+
+
+def root_uid_of(v: Variable) -> str:
+    """The uid of the primitive op that made ``v`` -- inside a block, the block's root."""
+    return _ROOT_UIDS.get(v) or uid_of(v)
+
+
 # -- CNTK's depth-first search -----------------------------------------------------------------
 # A node of the walk: ("leaf", v) for an input, placeholder, parameter or constant; ("block", v)
 # for the layer application whose output is v; ("op", v) for the primitive op that made v.
@@ -178,9 +195,11 @@ def node_inputs(node: tuple[str, Variable]) -> list[Variable]:
     return []
 
 
-def search(root: tuple[str, Variable], visitor: Callable[[tuple[str, Variable]], bool],
+def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
+           visitor: Callable[[tuple[str, Variable]], bool],
            depth: int = 0, inside: Variable | None = None) -> list[tuple[str, Variable]]:
-    """CNTK's depth-first search from the node ``root``: each node is visited before its inputs,
+    """CNTK's depth-first search from the node ``root`` (or from a list of nodes in order, as
+    from the outputs of a ``combine``): each node is visited before its inputs,
     inputs in order; a block is entered only while ``depth`` allows (-1: always), its
     arguments and its inner root then walked after the nodes already waiting.  ``inside``
     (a block's output) keeps the walk inside that block: its arguments are leaves, as the
@@ -192,7 +211,8 @@ def search(root: tuple[str, Variable], visitor: Callable[[tuple[str, Variable]],
     def classify_(v: Variable) -> tuple[str, Variable]:
         return ("leaf", v) if id(v) in boundary else classify(v)
 
-    stack: list[tuple[tuple[str, Variable], int]] = [(root, depth)]
+    starts = root if isinstance(root, list) else [root]
+    stack: list[tuple[tuple[str, Variable], int]] = [(r, depth) for r in starts]
     found, visited = [], set()
     while stack:
         node, d = stack.pop(0)

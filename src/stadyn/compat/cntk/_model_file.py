@@ -59,8 +59,8 @@ def save_roots(roots: list, arguments: list, filename, format) -> None:
     for k, root in enumerate(roots):
         outputs[f"{_OUT}{k}:{G.name_of(root)}"] = root
     for k, (kind, v) in enumerate(_named_nodes(roots)):
-        outputs[f"{_NODE}{k}:{kind}:{G.op_name_of(v) if kind == 'block' else ''}:"
-                f"{G.node_name((kind, v))}"] = v
+        op_name = G.op_name_of(v) if kind == "block" else G.primitive_op_name(v)
+        outputs[f"{_NODE}{k}:{kind}:{op_name}:{G.node_name((kind, v))}"] = v
         if kind == "block":
             for j, a in enumerate(G.BLOCKS[v].arguments):
                 outputs[f"{_ARG}{k}:{j}"] = a
@@ -86,6 +86,7 @@ def load_roots(model, format) -> list:
     for name, var in network.inputs.items():
         G.INPUTS[var] = name.partition("#")[0]
         G.BATCH.add(var)
+    _restore_origins(network.origins)
     roots, blocks, arguments, op_named = [], {}, {}, set()
     for key, var in network.outputs.items():
         if key.startswith(_OUT):
@@ -98,6 +99,8 @@ def load_roots(model, format) -> list:
             else:
                 var.name = name
                 op_named.add(id(var))
+                if op_name:
+                    G.set_op_name(var, op_name)
         elif key.startswith(_ARG):
             _, k, j = key.split(":")
             arguments.setdefault(int(k), []).append((int(j), var))
@@ -111,6 +114,25 @@ def load_roots(model, format) -> list:
         roots = list(network.outputs.values())
     G.BATCH.forget()
     return roots
+
+
+def _restore_origins(origins: list) -> None:
+    """What a CNTK-written file says of each node (``Network.origins``): inputs', parameters'
+    and functions' names and uids, CNTK's op names and the blocks (layers), so that
+    ``find_by_name``, ``uid`` and cloning from inner nodes see the file's graph."""
+    for var, origin in origins:
+        if origin.kind == "block":
+            G.set_root_uid(var, G.uid_of(var))      # the root op recorded before it
+        G.set_uid(var, origin.uid)
+        if origin.kind == "input":
+            G.INPUTS[var] = origin.name
+        elif origin.kind in ("parameter", "constant"):
+            G.LEAF_NAMES[var] = origin.name
+        elif origin.kind == "function":
+            var.name = origin.name or None
+            G.set_op_name(var, origin.op_name)
+        elif origin.kind == "block":
+            G.BLOCKS[var] = G.Block(origin.op_name, origin.name, origin.arguments)
 
 
 def restore_parameters(mine: list, filename) -> None:

@@ -5,7 +5,8 @@ and ``random_sample_inclusion_frequency`` (how often each class is expected in s
 with probability ``weights[i] / sum(weights)``.  Without duplicates a class already drawn is
 drawn again until ``num_samples`` distinct classes are in the set.  The draws are Stadyn's
 (CNTK's seed rules, see ``cntk.random``), so they differ from CNTK's while their frequencies
-agree; ``random_sample`` gives dense one-hot rows where CNTK gives a sparse matrix.
+agree; ``random_sample`` gives dense one-hot rows where CNTK gives a sparse matrix.  Both are
+catalog ops (``F.random_sample``, ``F.random_sample_inclusion_frequency``).
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
@@ -17,13 +18,12 @@ Example:
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from ... import functions as F
 from . import _graph as G
 from ._adapt import batched, named, operand, wrap
 from ._ops_nn import SentinelValueForAutoSelectRandomSeed
-from .random import _seeded_generator as seeded_generator
+from .random import resolved_seed
 
 __all__ = ["random_sample", "random_sample_inclusion_frequency"]
 
@@ -40,11 +40,13 @@ def _weights(weights, op: str):
     return w
 
 
-def _probabilities(array: np.ndarray, op: str) -> np.ndarray:
-    w = np.asarray(array, np.float64).reshape(-1)
-    if (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
-        raise ValueError(f"{op}: the weights must be finite, non-negative and not all zero")
-    return w / w.sum()
+def _checked(w, op: str):
+    """Weights known before the graph runs (a constant) are checked at once."""
+    if G.kind_of(w) == "constant":
+        array = np.asarray(w.d, np.float64)
+        if (array < 0).any() or not np.isfinite(array).all() or array.sum() <= 0:
+            raise ValueError(f"{op}: the weights must be finite, non-negative and not all zero")
+    return w
 
 
 def _check_count(num_samples, classes: int, allow_duplicates: bool, op: str) -> int:
@@ -54,28 +56,6 @@ def _check_count(num_samples, classes: int, allow_duplicates: bool, op: str) -> 
     if not allow_duplicates and n > classes:
         raise ValueError(f"{op}: {n} distinct samples of only {classes} classes")
     return n
-
-
-class _Sample:
-    """The ``cntk_user_function`` callback drawing one set of samples per evaluation."""
-
-    def __init__(self, n: int, allow_duplicates: bool, seed):
-        self.n, self.duplicates = n, bool(allow_duplicates)
-        self.generator = seeded_generator(seed)
-
-    def output_shape(self, input_shapes):
-        return (self.n, input_shapes[0][0]), None
-
-    def forward_arrays(self, arrays):
-        p = torch.as_tensor(_probabilities(arrays[0], "random_sample"))
-        picks = torch.multinomial(p, self.n, replacement=self.duplicates,
-                                  generator=self.generator)
-        rows = np.zeros((self.n, p.numel()), np.float32)
-        rows[np.arange(self.n), picks.numpy()] = 1.0
-        return None, rows
-
-    def backward_arrays(self, state, gradient):
-        return [None]
 
 
 def random_sample(weights, num_samples: int, allow_duplicates: bool,
@@ -92,44 +72,10 @@ def random_sample(weights, num_samples: int, allow_duplicates: bool,
     """
     w = _weights(weights, "random_sample")
     n = _check_count(num_samples, int(w.shape[0]), allow_duplicates, "random_sample")
-    out = F.cntk_user_function(w, function=_Sample(n, allow_duplicates, seed))
+    out = F.random_sample(_checked(w, "random_sample"), n, bool(allow_duplicates),
+                          seed=resolved_seed(seed))
     G.set_op_name(out, "RandomSample")
     return named(wrap(out), name, "RandomSample")
-
-
-def _tries(p: np.ndarray, n: int) -> float:
-    """The number of draws with replacement whose expected count of distinct classes is
-    ``n``: ``sum(1 - (1 - p) ** t) = n``, solved by bisection."""
-    def distinct(t):
-        return float(np.sum(-np.expm1(t * np.log1p(-np.minimum(p, 1 - 1e-12)))))
-    lo, hi = float(n), float(n)
-    while distinct(hi) < n - 1e-9 and hi < 1e12:
-        hi *= 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if distinct(mid) < n else (lo, mid)
-    return 0.5 * (lo + hi)
-
-
-class _Frequency:
-    """The ``cntk_user_function`` callback of :func:`random_sample_inclusion_frequency`."""
-
-    def __init__(self, n: int, allow_duplicates: bool):
-        self.n, self.duplicates = n, bool(allow_duplicates)
-
-    def output_shape(self, input_shapes):
-        return input_shapes[0], None
-
-    def forward_arrays(self, arrays):
-        p = _probabilities(arrays[0], "random_sample_inclusion_frequency")
-        if self.duplicates:
-            out = self.n * p
-        else:
-            out = -np.expm1(_tries(p, self.n) * np.log1p(-np.minimum(p, 1 - 1e-12)))
-        return None, out.astype(np.float32)
-
-    def backward_arrays(self, state, gradient):
-        return [None]
 
 
 def random_sample_inclusion_frequency(weights, num_samples: int, allow_duplicates: bool,
@@ -150,6 +96,7 @@ def random_sample_inclusion_frequency(weights, num_samples: int, allow_duplicate
     w = _weights(weights, "random_sample_inclusion_frequency")
     n = _check_count(num_samples, int(w.shape[0]), allow_duplicates,
                      "random_sample_inclusion_frequency")
-    out = F.cntk_user_function(w, function=_Frequency(n, allow_duplicates))
+    out = F.random_sample_inclusion_frequency(
+        _checked(w, "random_sample_inclusion_frequency"), n, bool(allow_duplicates))
     G.set_op_name(out, "RandomSampleInclusionFrequency")
     return named(wrap(out), name, "RandomSampleInclusionFrequency")

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from ... import functions as F
+from ...ops import RandomStream
 from . import _cntk_py, _graph as G
 from ._adapt import named, operand, wrap
 from ._defaults import default_override_or, get_default_override
@@ -44,54 +45,29 @@ __all__ = ["uniform", "normal", "gumbel", "bernoulli", "uniform_like", "normal_l
 auto_select = SentinelValueForAutoSelectRandomSeed
 
 
-def _seeded_generator(seed) -> torch.Generator:
-    """The generator of one random Function, by CNTK's seed rules: ``seed`` itself; for
+def resolved_seed(seed) -> RandomStream:
+    """The stream of one random Function, by CNTK's seed rules: ``seed`` itself; for
     ``auto_select``, the seed ``set_fixed_random_seed`` fixed, else one drawn from Stadyn's
-    (torch's) generator."""
+    (torch's) generator.  Every evaluation of the Function draws the stream's next values."""
     if seed is None or int(seed) == auto_select:
         seed = _cntk_py._fixed_seed
     if seed is None:
         seed = int(torch.randint(0, 2 ** 62, ()).item())
     if int(seed) < 0:
         raise ValueError(f"cntk.random: seed must be >= 0, got {seed}")
-    generator = torch.Generator()
-    generator.manual_seed(int(seed) % 2 ** 64)
-    return generator
+    return RandomStream(int(seed) % 2 ** 64)
 
 
-class _Draw:
-    """The ``cntk_user_function`` callback of one random Function: a generator seeded once,
-    drawing an array of its input's shape on every call."""
-
-    def __init__(self, kind: str, a: float, b: float, seed, dtype):
-        self.kind, self.a, self.b = kind, float(a), float(b)
-        self.dtype = torch.float64 if np.dtype(dtype) == np.float64 else torch.float32
-        self.generator = _seeded_generator(seed)
-
-    def output_shape(self, input_shapes):
-        return input_shapes[0], self.dtype
-
-    def forward_arrays(self, arrays):
-        shape, g = arrays[0].shape, self.generator
-        if self.kind == "normal":
-            out = torch.randn(shape, generator=g, dtype=torch.float64) * self.b + self.a
-        else:
-            u = torch.rand(shape, generator=g, dtype=torch.float64)
-            if self.kind == "uniform":
-                out = u * (self.b - self.a) + self.a
-            elif self.kind == "bernoulli":
-                out = (u < self.a).to(torch.float64)
-            else:   # gumbel: loc - scale * log(-log(u)), u kept off 0
-                out = self.a - self.b * torch.log(-torch.log(u.clamp_min(1e-300)))
-        return None, out.numpy().astype(arrays[0].dtype)
-
-    def backward_arrays(self, state, gradient):
-        return [None]
+_OPS = {"uniform": F.rand_like, "normal": F.randn_like, "gumbel": F.gumbel_like}
 
 
 def _draw(like, kind: str, a: float, b: float, seed, name: str, op: str):
     v = operand(like)
-    out = F.cntk_user_function(v, function=_Draw(kind, a, b, seed, v.dtype))
+    stream = resolved_seed(seed)
+    if kind == "bernoulli":
+        out = F.bernoulli_like(v, a, seed=stream)
+    else:
+        out = _OPS[kind](v, a, b, seed=stream)
     G.set_op_name(out, op)
     return named(wrap(out), name, op)
 

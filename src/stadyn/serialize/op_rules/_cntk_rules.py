@@ -428,8 +428,12 @@ def softmax_cntk(node):
         a = sample_axis(node, node.attr("axis"), len(sample))
         if a is not None:
             return F.softmax(node.var(0), axis=a + lead)
-    flat = F.reshape(node.var(0), node.shape(0)[:lead] + (math.prod(sample),))
-    return F.reshape(F.softmax(flat, axis=lead), node.shape(0))
+    if len(sample) == 1:
+        return F.softmax(node.var(0), axis=lead)
+    # the batch axis as -1: a forward pass may feed another batch size than the one built
+    outer = (-1,) + node.shape(0)[1:lead] if lead and node.batched(0) else node.shape(0)[:lead]
+    flat = F.reshape(node.var(0), outer + (math.prod(sample),))
+    return F.reshape(F.softmax(flat, axis=lead), outer + tuple(sample))
 
 
 def hardmax_cntk(node):

@@ -25,11 +25,11 @@ __all__ = ["depth_first_search", "find_all_with_name", "find_by_name", "find_by_
            "get_node_outputs", "plot", "Variable"]
 
 
-def _root(node) -> tuple[str, object]:
+def _root(node) -> list:
     if isinstance(node, Function):
-        return node._node()
+        return node._walk_start()
     if isinstance(node, GraphObject):
-        return G.classify(node.variable)
+        return [G.classify(node.variable)]
     raise TypeError(f"expected a CNTK Function or Variable, got {type(node).__name__}")
 
 

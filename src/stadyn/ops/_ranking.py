@@ -1,0 +1,166 @@
+"""CNTK's ranking criteria over a minibatch of scored samples grouped into queries:
+``lambda_rank`` (a loss with LambdaRank gradients) and ``ndcg_at_1`` (a metric).
+
+Each takes, per sample, a score (``output``), a ``gain`` and a ``group`` id, all ``(N, 1)``; a
+group is a run of consecutive samples with the same id (the id truncated to an integer, as CNTK
+casts it), listed in decreasing gain.  Within a group, samples rank by decreasing score (equal
+scores: the lower gain first, then the earlier sample); a sample's discount is
+``log(2 + rank)``.  The value is one number for the minibatch, as CNTK 2.7's: ``(1 - mean
+NDCG) * 100 * N`` for ``lambda_rank``, ``mean NDCG@1 * 100 * N`` for ``ndcg_at_1``.
+
+The computation is pairwise over the minibatch (``N x N`` masks of "same group"), so shapes are
+static and both modes run the same ATen ops.  LambdaRank's gradient is CNTK's own rule, not the
+value's derivative: for each pair ``(i, j > i)`` of a group with ``gain_i`` above the group's
+last gain and ``gain_i != gain_j``, ``lambda * |(gain_i - gain_j) (d_i - d_j) / (d_i d_j) /
+ideal DCG|`` is added to ``i``'s score gradient and taken from ``j``'s, where ``lambda =
+-1 / (1 + exp(s_i - s_j))``; CNTK takes the ``k``-th such pair's ``lambda`` from the ``k``-th
+pair whose ``gain_i`` is above the group's last (equal gains included), and ignores the
+incoming gradient -- both kept here, as the reference values in ``tests/compat`` show.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._registry import op
+
+_C = "loss"
+
+
+def _columns_shape(name, *xs) -> int:
+    """The number of samples; each input must be ``(N, 1)``."""
+    n = xs[0].shape[0] if xs[0].dim() else 0
+    for label, x in zip(("output", "gain", "group"), xs):
+        if x.dim() != 2 or x.shape[1] != 1 or x.shape[0] != n:
+            raise ValueError(f"{name}: {label} must be ({n}, 1) (one number per sample), got "
+                             f"{tuple(x.shape)}")
+    return n
+
+
+def _columns(name, *xs):
+    n = _columns_shape(name, *xs)
+    if n == 0:
+        raise ValueError(f"{name}: the minibatch has no samples")
+    return [x.detach().reshape(-1).to(torch.float64) for x in xs]
+
+
+class _Groups:
+    """The pairwise structure of one minibatch: groups, positions, ranks."""
+
+    def __init__(self, s: torch.Tensor, g: torch.Tensor, q: torch.Tensor):
+        n = s.shape[0]
+        ids = torch.trunc(q)
+        self.first = torch.cat([torch.ones(1, dtype=torch.bool, device=s.device),
+                                ids[1:] != ids[:-1]])
+        run = torch.cumsum(self.first.to(torch.int64), 0)
+        self.last = torch.cat([run[1:] != run[:-1],
+                               torch.ones(1, dtype=torch.bool, device=s.device)])
+        self.same = run[:, None] == run[None, :]
+        index = torch.arange(n, device=s.device)
+        before = index[None, :] < index[:, None]                  # [i, j]: j comes before i
+        self.position = (self.same & before).sum(1)               # place in the listed order
+        ahead = (s[None, :] > s[:, None]) | ((s[None, :] == s[:, None]) & (
+            (g[None, :] < g[:, None]) | ((g[None, :] == g[:, None]) & before)))
+        self.rank = (self.same & ahead).sum(1)
+        self.runs = self.first.sum()
+        self.n = n
+
+    def per_group(self, values: torch.Tensor) -> torch.Tensor:
+        """Each sample's sum of ``values`` over its group."""
+        return (self.same.to(values.dtype) * values[None, :]).sum(1)
+
+
+def _ndcg_parts(s, g, q):
+    groups = _Groups(s, g, q)
+    ideal = groups.per_group(g / torch.log(2.0 + groups.position.to(g.dtype)))
+    dcg = groups.per_group(g / torch.log(2.0 + groups.rank.to(g.dtype)))
+    ratio = torch.where(ideal != 0, dcg / torch.where(ideal != 0, ideal, 1.0), 0.0)
+    mean = torch.where(groups.first, ratio, 0.0).sum() / groups.runs
+    return groups, ideal, mean
+
+
+class _LambdaRank(torch.autograd.Function):
+    """The value, and CNTK's LambdaRank gradient for the scores."""
+
+    @staticmethod
+    def forward(ctx, output, gain, group):
+        s, g, q = _columns("lambda_rank", output, gain, group)
+        groups, ideal, mean = _ndcg_parts(s, g, q)
+        ctx.save_for_backward(s, g, ideal, groups.rank, groups.same, groups.last)
+        ctx.out_dtype = output.dtype
+        return ((1.0 - mean) * 100.0 * groups.n).to(output.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        s, g, ideal, rank, same, last = ctx.saved_tensors
+        n = s.shape[0]
+        index = torch.arange(n, device=s.device)
+        lowest = ((same & last[None, :]).to(g.dtype) * g[None, :]).sum(1)   # the group's last gain
+        pairs = same & (index[None, :] > index[:, None]) & (g > lowest)[:, None]
+        used = pairs & ~((g[:, None] - g[None, :]).abs() < 1e-7)
+        flat_pairs = torch.cumsum(pairs.reshape(-1).to(torch.int64), 0)
+        flat_used = torch.cumsum(used.reshape(-1).to(torch.int64), 0)
+        # the k-th used pair takes the lambda of the k-th pair
+        source = torch.searchsorted(flat_pairs, flat_used).clamp_max(n * n - 1)
+        difference = (s[:, None] - s[None, :]).reshape(-1)[source].reshape(n, n)
+        lam = -1.0 / (1.0 + torch.exp(difference))
+        d = torch.log(2.0 + rank.to(g.dtype))
+        delta = (g[:, None] - g[None, :]) * (d[:, None] - d[None, :]) / (d[:, None] * d[None, :])
+        delta = torch.where(ideal[:, None] != 0,
+                            (delta / torch.where(ideal != 0, ideal, 1.0)[:, None]).abs(), 0.0)
+        pair_grad = torch.where(used, lam * delta, 0.0)
+        out = pair_grad.sum(1) - pair_grad.sum(0)
+        return out.reshape(n, 1).to(ctx.out_dtype), None, None
+
+
+def _scalar_shape(output, gain, group):
+    _columns_shape("lambda_rank", output, gain, group)
+    return torch.empty((), dtype=output.dtype, device="meta").requires_grad_(output.requires_grad)
+
+
+def _metric_shape(output, gain, group):
+    _columns_shape("ndcg_at_1", output, gain, group)
+    return torch.empty((), dtype=output.dtype, device="meta")
+
+
+@op(3, category=_C, precision="float", shape=_scalar_shape)
+def lambda_rank(output, gain, group):
+    """CNTK's ``lambda_rank``: ``(1 - mean NDCG) * 100 * N`` over the minibatch's groups; its
+    gradient for ``output`` (the scores) is LambdaRank's (CNTK's rule, which ignores the
+    incoming gradient); none for ``gain`` and ``group``.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> col = lambda *v: sd.Variable.from_numpy_array(np.array(v, np.float32)[:, None])
+        >>> with sd.auto_forward():
+        ...     s = col(1, 2, 3, 4); s.need_grad = True
+        ...     loss = F.lambda_rank(s, col(7, 1, 3, 1), col(1, 1, 2, 2))
+        >>> loss.backward()
+        >>> s.g.ravel().round(4)
+        array([-0.2121,  0.2121, -0.1486,  0.1486], dtype=float32)
+    """
+    return _LambdaRank.apply(output, gain, group)
+
+
+@op(3, category="metric", precision="float", shape=_metric_shape)
+def ndcg_at_1(output, gain, group):
+    """CNTK's ``ndcg_at_1``: the mean over the minibatch's groups of the gain of the top-scored
+    sample over the group's first (largest) gain, times ``100 * N``.  No gradient.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> col = lambda *v: sd.Variable.from_numpy_array(np.array(v, np.float32)[:, None])
+        >>> with sd.auto_forward():
+        ...     v = F.ndcg_at_1(col(2, 1, 3, 1), col(7, 1, 3, 1), col(1, 1, 2, 2))
+        >>> float(v.d)
+        400.0
+    """
+    s, g, q = _columns("ndcg_at_1", output, gain, group)
+    groups = _Groups(s, g, q)
+    top = groups.per_group(torch.where(groups.rank == 0, g, 0.0) / math.log(2.0))
+    best = groups.per_group(torch.where(groups.position == 0, g, 0.0) / math.log(2.0))
+    ratio = torch.where(best != 0, top / torch.where(best != 0, best, 1.0), 0.0)
+    mean = torch.where(groups.first, ratio, 0.0).sum() / groups.runs
+    return (mean * 100.0 * groups.n).to(output.dtype)

@@ -1,0 +1,12 @@
+"""Rules of CNTK's ranking criteria (``stadyn/ops/_ranking.py``): ONNX has none, and they are
+training criteria, not part of an inference graph."""
+
+from __future__ import annotations
+
+from ... import functions as F
+from ._table import Unmapped, register_rules
+
+for _f in (F.lambda_rank, F.ndcg_at_1):
+    register_rules(_f, onnx_export=Unmapped("ONNX has no ranking criteria (CNTK's LambdaRank, "
+                                            "NDCG@1): export the network that scores"),
+                   onnx_import=Unmapped("ONNX has no ranking criteria"))
