@@ -77,7 +77,7 @@ class Trainer(_Trainer):
         """Train on one minibatch (``{input: data}``; CNTK's ``(N, 1, ...)`` minibatch data
         too).  A learning rate not reported yet (at the start, and after a change) goes to the
         progress writers first, as CNTK's ``Learning rate per 1 samples: 0.1``."""
-        if arguments:
+        if arguments and self.progress_writers:
             self._report_learning_rates()
         return super().train_minibatch(_plain(arguments), outputs, device, *args, **kwargs)
 
