@@ -9,7 +9,8 @@ PyTorch twin).  A round starts one process per tree (A, then B; the order altern
 rounds); each builds every case from its own tree, warms them up, then times ``--steps`` steps
 of each, the cases taking turns step by step, reading the process CPU time around each step.
 A round's figure for a case is its median step; the report gives, per case, the median over
-rounds for each tree, B over A, and the spread of B/A over the rounds (min-max).  A one-thread
+rounds for each tree, B over A, and the median and spread (min-max) of the rounds' own B/A
+(the two processes of a round run back to back, under much the same load).  A one-thread
 process's CPU time moves far less than its wall time on a machine shared with other jobs; the
 PyTorch twin runs the same ATen kernels in both trees and shows what is left of the noise.
 """
@@ -79,12 +80,14 @@ def main():
     print(f"A = {a}\nB = {b}\n{args.rounds} rounds x {args.steps} steps, {args.threads} "
           f"thread(s); load average (1 min) {min(load):.1f}-{max(load):.1f} on "
           f"{os.cpu_count()} CPUs")
-    print(f"{'case':<22} {'A ms cpu':>9} {'B ms cpu':>9} {'B/A':>6} {'B/A per round':>16}")
+    print(f"{'case':<22} {'A ms cpu':>9} {'B ms cpu':>9} {'B/A':>6} {'median B/A':>10} "
+          f"{'B/A per round':>16}")
     for spec in args.cases:
         ma = statistics.median(x[spec] for x in results[a])
         mb = statistics.median(x[spec] for x in results[b])
         per = [y[spec] / x[spec] for x, y in zip(results[a], results[b])]
-        print(f"{spec:<22} {ma:9.3f} {mb:9.3f} {mb / ma:6.3f} {min(per):7.3f}-{max(per):.3f}")
+        print(f"{spec:<22} {ma:9.3f} {mb:9.3f} {mb / ma:6.3f} {statistics.median(per):10.3f} "
+              f"{min(per):7.3f}-{max(per):.3f}")
 
 
 if __name__ == "__main__":

@@ -12,43 +12,22 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
-import numpy as np
 import torch
 
 from .. import functions as F
-from .._errors import DataError, StadynError
+from .._errors import StadynError
 from ..graph import (Subgraph, Variable, check_numerics, forward_all, is_lengths,
                      numerics_enabled, training)
 from ..solvers import Optimizer
 from ._checkpoint import read_checkpoint, write_checkpoint
+from ._evaluate import evaluate_sums
+from ._feeding import _class_id_inputs, feed_minibatch, input_plan
+from ._feeding import unwrap_input as _unwrap
 from ._fit import NonFiniteLossError, _NonFiniteLoss, fit
 
 __all__ = ["Trainer", "NonFiniteLossError"]
-
-
-def _as_array(value: Any) -> np.ndarray | torch.Tensor:
-    """Minibatch data (a reader's MinibatchData, a NumPy array, a tensor) as an array."""
-    if isinstance(value, torch.Tensor):
-        return value
-    if hasattr(value, "asarray") and callable(value.asarray):
-        return np.asarray(value.asarray())
-    if hasattr(value, "data") and not isinstance(value, np.ndarray):
-        return np.asarray(value.data)
-    return np.asarray(value)
-
-
-def _feed_sequences(var: Variable, value: Any) -> int:
-    """Feed a sequence input: a list of arrays (one per sequence), a reader's sequence stream
-    (padded data with lengths) or an array of equal-length sequences; returns the steps."""
-    lengths = getattr(value, "lengths", None)
-    if lengths is not None and not isinstance(value, (list, tuple)):
-        value = value.as_sequences()
-    elif not isinstance(value, (list, tuple)):
-        value = list(_as_array(value))
-    var.d = list(value)
-    return int(var.sequence_lengths.d.sum())
 
 
 def _total(v: Variable) -> Variable:
@@ -56,66 +35,6 @@ def _total(v: Variable) -> Variable:
     if v.sequence_lengths is not None:
         v = F.sequence_reduce_sum(v, v.sequence_lengths)
     return F.sum(v)
-
-
-def feed(var: Variable, value: Any) -> int:
-    """Put ``value`` into the input ``var`` (reallocating when the batch size changes); returns
-    the number of samples (the first axis; a sequence input's steps).  A reader's sequence
-    stream whose sequences are all one step long feeds a plain input (a label per sequence)."""
-    if var.sequence_lengths is not None:
-        return _feed_sequences(var, value)
-    lengths = getattr(value, "lengths", None)
-    if lengths is not None and (np.asarray(lengths) == 1).all():
-        value = np.asarray(value.data)[:, 0]
-    arr = value if type(value) is np.ndarray else _as_array(value)
-    data = var.data
-    if not data.dtype.is_floating_point and data.dtype != torch.bool:
-        _check_whole_numbers(var, arr)
-    if tuple(arr.shape) == var.shape:
-        if (type(arr) is np.ndarray and arr.dtype.kind in "biuf" and arr.dtype.isnative
-                and not data.requires_grad):
-            data.copy_(torch.from_numpy(np.ascontiguousarray(arr)))   # var.d = arr, no checks
-        else:
-            var.d = arr
-    else:
-        if tuple(arr.shape[1:]) != var.shape[1:]:
-            raise StadynError(f"input {var.name or ''}: a minibatch of shape {tuple(arr.shape)} "
-                              f"does not fit an input of per-sample shape {var.shape[1:]}")
-        t = arr if isinstance(arr, torch.Tensor) else torch.from_numpy(
-            np.ascontiguousarray(arr))
-        # a copy: the input's buffer is written in place by the next minibatch of this size,
-        # which must not write into the caller's array
-        var.data = t.to(var.data.device, var.data.dtype, copy=True)
-    return int(arr.shape[0]) if len(arr.shape) else 1
-
-
-# ops whose second input holds class ids (converted to integers, so a fraction is truncated)
-_CLASS_ID_OPS = ("softmax_cross_entropy", "categorical_cross_entropy", "top_n_error")
-
-
-def _class_id_inputs(nodes) -> set[int]:
-    """The ids of the leaf Variables the graph reads as class ids."""
-    found = set()
-    for node in nodes:
-        if node.spec.name in _CLASS_ID_OPS:
-            inputs = node.spec.split_arguments(node.args, node.kwargs)[0]
-            target = inputs[1] if len(inputs) > 1 else None
-            if isinstance(target, Variable) and target.parent is None:
-                found.add(id(target))
-    return found
-
-
-def _check_whole_numbers(var: Variable, arr) -> None:
-    """Float data for class ids (an integer input, or the target of a class-id loss) would be
-    truncated: refuse it unless it holds whole numbers (checked on the host, where the
-    minibatch is; the op checks again on the CPU)."""
-    if isinstance(arr, torch.Tensor):
-        fractional = arr.is_floating_point() and not bool(torch.all(arr == torch.trunc(arr)))
-    else:
-        fractional = arr.dtype.kind in "fc" and not np.all(arr == np.trunc(arr))
-    if fractional:
-        raise DataError(f"input {var!r} holds class ids: the minibatch holds numbers that "
-                        f"are not whole; they would be truncated")
 
 
 class Trainer:
@@ -224,24 +143,7 @@ class Trainer:
                 raise StadynError(f"Trainer: {len(values)} arrays given for "
                                   f"{len(self.arguments)} inputs")
             plan = self._feed_plan(self.arguments, needed, what)
-        # CNTK counts the labels' samples: sequences where some input is per sequence, steps
-        # where every input is a sequence
-        plain = steps = None
-        for (v, class_ids, sequence), value in zip(plan, values):
-            if class_ids:
-                _check_whole_numbers(v, _as_array(value))
-            n = feed(v, value)
-            if sequence:
-                if steps is not None and n != steps:
-                    raise StadynError(f"Trainer: inputs with different sample counts "
-                                      f"{sorted((steps, n))}")
-                steps = n
-            else:
-                if plain is not None and n != plain:
-                    raise StadynError(f"Trainer: inputs with different sample counts "
-                                      f"{sorted((plain, n))}")
-                plain = n
-        return plain if plain is not None else steps
+        return feed_minibatch(plan, values)
 
     def _feed_plan(self, keys: list, needed: Sequence[Variable], what: str) -> list:
         """For the inputs ``keys`` (Variables or CNTK Functions, as given): each one's Variable,
@@ -256,8 +158,7 @@ class Trainer:
         if missing:
             raise StadynError(f"Trainer.{what}: no data for {', '.join(missing)}; give a "
                               f"value for every input it reads")
-        plan = [(v, id(v) in self._class_id_inputs, v.sequence_lengths is not None)
-                for v in variables]
+        plan = input_plan(variables, self._class_id_inputs)
         if len(self._feed_plans) >= 16:
             self._feed_plans.clear()
         # the keys are kept with the plan, so their ids are not reused while it is cached
@@ -413,20 +314,27 @@ class Trainer:
 
     def evaluate(self, source, input_map: Mapping | None = None,
                  minibatch_size: int = 256) -> float:
-        """The mean metric per sample over one sweep of ``source`` (inference phase)."""
+        """The mean metric per sample over one sweep of ``source`` (inference phase; each
+        minibatch reported to the progress writers as :meth:`test_minibatch` does).  The loop
+        is :func:`~stadyn.train.evaluate_sums`."""
+        if self._metric_sum is None:
+            raise StadynError("Trainer.evaluate needs an evaluation function")
         input_map = self._input_map(source, input_map)
-        total, count = 0.0, 0
-        remaining = source.sweep_size
-        while remaining > 0:
-            data = source.next_minibatch(min(minibatch_size, remaining), input_map=input_map)
-            if not data:
-                break
-            n = next(iter(data.values())).num_samples
-            total += self.test_minibatch(data) * n
-            count += n
-            remaining -= n
+        writers = self._writers()
+
+        def report(record: dict) -> None:
+            for writer in writers:
+                writer.update_test(record["sums"][0], record["samples"])
+        result = evaluate_sums([self._metric_sum], source, input_map,
+                               minibatch_size=minibatch_size, on_minibatch=report,
+                               convert=self._minibatch_data)
         self.summarize_test_progress()
-        return total / max(count, 1)
+        return result["sums"][0] / max(result["samples"], 1)
+
+    def _minibatch_data(self, arguments):
+        """Minibatch data as given to train/test_minibatch, as this Trainer feeds it (a front
+        end's Trainer may reshape it: the CNTK layer's)."""
+        return arguments
 
     def _input_map(self, source, input_map: Mapping | None) -> Mapping:
         if input_map is None:
@@ -464,9 +372,3 @@ def _are_learners(value) -> bool:
     if isinstance(value, (list, tuple)):
         return bool(value) and all(isinstance(v, Optimizer) for v in value)
     return isinstance(value, Optimizer)
-
-
-def _unwrap(var) -> Variable:
-    """Inputs may be given as CNTK-compat wrappers around Variables."""
-    return var if isinstance(var, Variable) else getattr(var, "variable", var)
-

@@ -98,6 +98,9 @@ class Trainer(_Trainer):
         """The metric's average over one minibatch."""
         return super().test_minibatch(_plain(arguments), device)
 
+    def _minibatch_data(self, arguments):
+        return _plain(arguments)
+
     # The native Trainer keeps Stadyn Variables; CNTK code gets Functions.
     model = _as_function("_model", "The model Function given to the Trainer.")
     loss_function = _as_function("_loss", "The loss Function (one value per sample).")
