@@ -9,10 +9,13 @@ Each model is trained the way CNTK 101 (``lr``: ``C.times`` + bias, 2 -> 2) and 
 minibatches of 25 points, ``trainer.previous_minibatch_loss_average`` and ``..._evaluation_average``
 read every 50 minibatches.  The minibatches are drawn before the clock starts, from NumPy's
 ``RandomState(0)`` (the same numbers in both Pythons).  Each framework runs in its own process
-(this file is the worker too: ``--worker cntk|stadyn``), one thread each (``OMP_NUM_THREADS=1``),
-and ``--rounds`` rounds alternate between them.  Reported: the median process CPU time and wall
-time per minibatch, and Stadyn's CPU time over CNTK's.  On a machine shared with other jobs the
-CPU time of a one-thread process moves far less than its wall time, so the ratio is of CPU times.
+(this file is the worker too: ``--worker cntk|stadyn``), one thread each (``OMP_NUM_THREADS=1``;
+``--threads default`` leaves it unset), and ``--rounds`` rounds alternate between them.
+Reported (medians over the rounds): the process CPU time of building the model and Trainer and
+of the first minibatch (where Stadyn traces its plan), the CPU and wall time per minibatch after
+a warm-up of 50, and Stadyn's per-minibatch CPU time over CNTK's.  On a machine shared with
+other jobs the CPU time of a one-thread process moves far less than its wall time, so the ratio
+is of CPU times.
 
 CNTK's Python is ``--cntk-python`` (default: ``$CNTK_PYTHON`` or
 /work/peers/cntk27/venv36/bin/python) with ``--cntk-libs`` on ``LD_LIBRARY_PATH`` (default:
@@ -62,16 +65,16 @@ def worker(framework, name, steps, minibatch):
     if framework == "cntk":
         import cntk as C
     else:
-        import torch
-        torch.set_num_threads(1)
         import stadyn.compat.cntk as C
     C.cntk_py.set_fixed_random_seed(1)
+    build = time.process_time()
     features, labels = C.input_variable(2, np.float32), C.input_variable(2, np.float32)
     z = _model(C, name, features)
     loss = C.cross_entropy_with_softmax(z, labels)
     error = C.classification_error(z, labels)
     trainer = C.Trainer(z, (loss, error),
                         [C.sgd(z.parameters, C.learning_parameter_schedule(0.5))])
+    build = time.process_time() - build
     batches = _data(steps, minibatch)
     read = []
 
@@ -82,11 +85,15 @@ def worker(framework, name, steps, minibatch):
                 read.append((trainer.previous_minibatch_loss_average,
                              trainer.previous_minibatch_evaluation_average))
 
-    train(batches[:50])                                   # warm-up: plans, allocations
+    first = time.process_time()
+    train(batches[:1])                                    # Stadyn traces its plan here
+    first = time.process_time() - first
+    train(batches[1:50])                                  # warm-up: allocations
     cpu, wall = time.process_time(), time.perf_counter()
     train(batches)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    print(json.dumps({"cpu_us": cpu / steps * 1e6, "wall_us": wall / steps * 1e6,
+    print(json.dumps({"build_ms": build * 1e3, "first_ms": first * 1e3,
+                      "cpu_us": cpu / steps * 1e6, "wall_us": wall / steps * 1e6,
                       "last_loss": read[-1][0]}))
 
 
@@ -105,6 +112,9 @@ def main():
     parser.add_argument("--steps", type=int, default=800)
     parser.add_argument("--minibatch", type=int, default=25)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--threads", default="1",
+                        help="OMP_NUM_THREADS of both (default 1; 'default': left unset, so "
+                             "each framework takes every core)")
     parser.add_argument("--cntk-python", default=os.environ.get(
         "CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python"))
     parser.add_argument("--cntk-libs", default=os.environ.get(
@@ -113,14 +123,21 @@ def main():
     if args.worker:
         worker(args.worker, args.models[0], args.steps, args.minibatch)
         return
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env = dict(os.environ)
+    if args.threads != "default":
+        env.update(OMP_NUM_THREADS=args.threads, MKL_NUM_THREADS=args.threads)
+    else:
+        env.pop("OMP_NUM_THREADS", None)
+        env.pop("MKL_NUM_THREADS", None)
     cntk_env = dict(env, LD_LIBRARY_PATH=args.cntk_libs)
     have_cntk = os.path.exists(args.cntk_python)
     if not have_cntk:
         print("(no CNTK at {}: Stadyn only)".format(args.cntk_python))
-    print("load average: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
-    print("{:<5} {:>16} {:>16} {:>16} {:>16} {:>10}".format(
-        "model", "stadyn cpu us", "stadyn wall us", "cntk cpu us", "cntk wall us", "cpu ratio"))
+    print("load average: {:.2f} {:.2f} {:.2f}; threads: {}".format(*os.getloadavg(),
+                                                                   args.threads))
+    print("{:<5} {:>6} {:>15} {:>15} {:>15} {:>15} {:>9}".format(
+        "model", "", "build ms cpu", "1st step ms cpu", "step us cpu", "step us wall",
+        "cpu ratio"))
     for name in args.models:
         common = [__file__, "--models", name, "--steps", str(args.steps),
                   "--minibatch", str(args.minibatch)]
@@ -134,9 +151,11 @@ def main():
         def median(runs, key):
             return statistics.median(r[key] for r in runs) if runs else float("nan")
         ratio = median(ours, "cpu_us") / median(theirs, "cpu_us") if theirs else float("nan")
-        print("{:<5} {:>16.0f} {:>16.0f} {:>16.0f} {:>16.0f} {:>10.2f}".format(
-            name, median(ours, "cpu_us"), median(ours, "wall_us"), median(theirs, "cpu_us"),
-            median(theirs, "wall_us"), ratio))
+        for label, runs in (("stadyn", ours), ("cntk", theirs)):
+            print("{:<5} {:>6} {:>15.1f} {:>15.1f} {:>15.0f} {:>15.0f} {:>9}".format(
+                name, label, median(runs, "build_ms"), median(runs, "first_ms"),
+                median(runs, "cpu_us"), median(runs, "wall_us"),
+                "{:.2f}".format(ratio) if label == "stadyn" else ""))
 
 
 if __name__ == "__main__":
