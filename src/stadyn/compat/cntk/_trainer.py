@@ -26,7 +26,8 @@ def _plain(arguments):
     """Minibatch data as the native Trainer feeds it: ``(N, *shape)`` arrays, and sequences
     with their lengths.  A reader's stream of the input's size but another shape takes the
     input's shape, as in CNTK (a 784-value stream feeds an input of shape ``(1, 28, 28)``)."""
-    if not isinstance(arguments, dict):
+    if not isinstance(arguments, dict) or not any(
+            isinstance(v, _io.MinibatchData) for v in arguments.values()):
         return arguments
     return {k: (_as_input_shape(k, v.data) if isinstance(v, _io.MinibatchData)
                 and getattr(v, "lengths", None) is None else v)     # sequences keep lengths
