@@ -516,3 +516,28 @@ def test_check_numerics_names_the_config_line_that_made_the_nan(mnist, tmp_path,
                        "checkNumerics=true")
     assert f"log, created at {path}:{line}: its output holds -inf" in err
     assert "NumericsError" in err or "forward pass" in err
+
+
+def test_test_command_windows_follow_cntk_and_add_up_to_the_final_results(mnist, tmp_path):
+    """The test command with traceLevel=1: a line after each of the first 2 minibatches and
+    every 3rd (numMBsToShowResult), one for the rest, each over its own window; the windows'
+    sample-weighted criteria are the final results (64 samples in minibatches of 7)."""
+    log = io.StringIO()
+    run(ONE_HIDDEN, [f"dataDir={mnist}", f"outputDir={tmp_path}", "trainNetwork.SGD.epochSize=256",
+                     "trainNetwork.SGD.maxEpochs=1", "testNetwork.minibatchSize=7",
+                     "testNetwork.traceLevel=1", "testNetwork.numMBsToShowResult=3",
+                     "testNetwork.firstMBsToShowResult=2"], out=log)
+    text = log.getvalue()
+    text = text[text.index("# testNetwork command"):]
+    windows = re.findall(r"^Minibatch\[(\d+)-(\d+)\]: errs = ([\d.]+)% \* (\d+); "
+                         r"ce = ([\d.]+) \* (\d+)$", text, re.M)
+    assert [(int(a), int(b), int(n)) for a, b, _, n, _, _ in windows] == [
+        (1, 1, 7), (2, 2, 7), (3, 3, 7), (4, 6, 21), (7, 9, 21), (10, 10, 1)]
+    final = re.search(r"^Final Results: Minibatch\[1-10\]: errs = ([\d.]+)% \* 64; "
+                      r"ce = ([\d.]+) \* 64; perplexity = ([\d.]+)$", text, re.M)
+    assert final is not None
+    ce = sum(float(c) * int(n) for *_, c, n in windows) / 64
+    errs = sum(float(e) * int(n) for _, _, e, n, _, _ in windows) / 64
+    assert float(final.group(2)) == pytest.approx(ce, rel=1e-6)
+    assert float(final.group(1)) == pytest.approx(errs, abs=1e-3)
+    assert float(final.group(3)) == pytest.approx(np.exp(float(final.group(2))), rel=1e-6)

@@ -400,3 +400,30 @@ def test_fit_makes_the_checkpoint_folder_before_training(tmp_path):
     with pytest.raises(sd.ModelFileError, match="taken.ckpt"):
         trainer.fit(source, imap, epochs=1, minibatch_size=20, checkpoint=tmp_path / "taken.ckpt")
     assert trainer.total_number_of_samples_seen == seen
+
+
+@pytest.mark.parametrize("compile_mode", [False, "program"])
+def test_train_minibatch_returns_the_outputs_asked_for_in_every_mode(compile_mode):
+    """``train_minibatch(data, outputs=[y])`` gives CNTK's ``(True, {y: array})``: ``y`` as the
+    step computed it, before its update (NumPy from the parameters of the time), with a
+    compiled step too (whose program used to leave the outputs out, silently)."""
+    import stadyn.parametric_functions as PF
+    rng = np.random.RandomState(5)
+    batches = [(rng.randn(4, 3).astype(np.float32), rng.randn(4, 2).astype(np.float32))
+               for _ in range(2)]
+    x, t = sd.Variable((4, 3)), sd.Variable((4, 2))
+    y = PF.affine(x, 2, name="fc")
+    params = sd.get_parameters()
+    W = params["fc/affine/W"].d.astype(np.float64)
+    b = params["fc/affine/b"].d.astype(np.float64)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters(params)
+    trainer = Trainer(y, (F.squared_error(y, t),), [solver], compile=compile_mode)
+    for xb, tb in batches:
+        result = trainer.train_minibatch({x: xb, t: tb}, outputs=[y])
+        assert isinstance(result, tuple) and result[0] is True and list(result[1]) == [y]
+        np.testing.assert_allclose(result[1][y], xb @ W + b, rtol=1e-5, atol=1e-6)
+        dy = 2 * (xb @ W + b - tb)          # the summed squared error's gradient
+        W, b = W - 0.1 * xb.T @ dy, b - 0.1 * dy.sum(0)
+    np.testing.assert_allclose(params["fc/affine/W"].d, W, rtol=1e-5, atol=1e-6)
+    assert trainer.train_minibatch({x: batches[0][0], t: batches[0][1]}) is True

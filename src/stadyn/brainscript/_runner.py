@@ -31,9 +31,9 @@ from .. import functions as F
 from .. import io
 from .._errors import ConfigError, ModelFileError, StadynError
 from .._random import seed
-from ..graph import Variable, context, context_scope, forward_all, topological_nodes, training
+from ..graph import Variable, context, context_scope, topological_nodes
 from ..parametric import ParameterRegistry, get_parameters, parameter_registry
-from ..train import Trainer, feed
+from ..train import Trainer, evaluate_sums
 from ._blocks import CommandConfig, RunConfig, per_epoch, run_config
 from ._build import build_network
 from ._cntk_log import CNTKLog, banner, cntk_shape_text, format_criterion, results_line
@@ -398,24 +398,18 @@ class _Runner:
         first = rec.get_int("firstMBsToShowResult", 0)
         totals = [[0.0, 0] for _ in nodes]
         logged = [[0.0, 0] for _ in nodes]
-        seen = mbs = mbs_logged = 0
-        while seen < limit:
-            data, count = inputs.read(min(mb_size, limit - seen))
-            if not data:
-                break
-            for var, arr in data.items():
-                feed(var, arr)
-            with training(False), torch.no_grad():
-                forward_all(sums, clear_buffer=True)
-            for t, s in zip(totals, sums):
-                t[0] += float(s.d)
-                t[1] += count
-            seen += count
-            mbs += 1
+        mbs_logged = 0
+
+        def show_results(record: dict) -> None:      # CNTK's line every numMBsToShowResult
+            nonlocal totals, logged, mbs_logged
+            totals = [[t, record["seen"]] for t in record["totals"]]
+            mbs = record["minibatch"]
             if cmd.trace_level > 0 and (mbs <= first or (show and mbs % show == 0)):
                 self._eval_line(mbs_logged + 1, mbs, names, nodes, totals, logged, network, False)
                 logged = [list(t) for t in totals]
                 mbs_logged = mbs
+        mbs = evaluate_sums(sums, inputs, inputs.input_map, minibatch_size=mb_size,
+                            max_samples=limit, on_minibatch=show_results)["minibatches"]
         source.close()
         if cmd.trace_level > 0 and totals and totals[0][1] > logged[0][1]:
             self._eval_line(mbs_logged + 1, mbs, names, nodes, totals, logged, network, False)

@@ -2,13 +2,16 @@
 
 from ._callbacks import TrainingCallback
 from ._checkpoint import read_checkpoint_state
+from ._evaluate import evaluate_sums
 from ._monitor import (Monitor, MonitorError, MonitorImage, MonitorImageTile, MonitorSeries,
                        MonitorTimeElapsed, plot_series, plot_time_elapsed, tile_images)
-from ._trainer import NonFiniteLossError, Trainer, feed
+from ._feeding import feed
+from ._trainer import NonFiniteLossError, Trainer
 from .progress import (CSVProgressWriter, ProgressBarWriter, ProgressPrinter, ProgressWriter,
                        TensorBoardProgressWriter, log_number_of_parameters)
 
-__all__ = ["Trainer", "TrainingCallback", "NonFiniteLossError", "feed", "read_checkpoint_state",
+__all__ = ["Trainer", "TrainingCallback", "NonFiniteLossError", "feed", "evaluate_sums",
+           "read_checkpoint_state",
            "ProgressWriter", "ProgressPrinter", "ProgressBarWriter", "TensorBoardProgressWriter",
            "CSVProgressWriter", "log_number_of_parameters", "Monitor", "MonitorError",
            "MonitorSeries", "MonitorTimeElapsed", "MonitorImage", "MonitorImageTile", "tile_images",

@@ -12,43 +12,22 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
-import numpy as np
 import torch
 
 from .. import functions as F
-from .._errors import DataError, StadynError
+from .._errors import StadynError
 from ..graph import (Subgraph, Variable, check_numerics, forward_all, is_lengths,
                      numerics_enabled, training)
 from ..solvers import Optimizer
 from ._checkpoint import read_checkpoint, write_checkpoint
+from ._evaluate import evaluate_sums
+from ._feeding import _class_id_inputs, feed_minibatch, input_plan
+from ._feeding import unwrap_input as _unwrap
 from ._fit import NonFiniteLossError, _NonFiniteLoss, fit
 
 __all__ = ["Trainer", "NonFiniteLossError"]
-
-
-def _as_array(value: Any) -> np.ndarray | torch.Tensor:
-    """Minibatch data (a reader's MinibatchData, a NumPy array, a tensor) as an array."""
-    if isinstance(value, torch.Tensor):
-        return value
-    if hasattr(value, "asarray") and callable(value.asarray):
-        return np.asarray(value.asarray())
-    if hasattr(value, "data") and not isinstance(value, np.ndarray):
-        return np.asarray(value.data)
-    return np.asarray(value)
-
-
-def _feed_sequences(var: Variable, value: Any) -> int:
-    """Feed a sequence input: a list of arrays (one per sequence), a reader's sequence stream
-    (padded data with lengths) or an array of equal-length sequences; returns the steps."""
-    lengths = getattr(value, "lengths", None)
-    if lengths is not None and not isinstance(value, (list, tuple)):
-        value = value.as_sequences()
-    elif not isinstance(value, (list, tuple)):
-        value = list(_as_array(value))
-    var.d = list(value)
-    return int(var.sequence_lengths.d.sum())
 
 
 def _total(v: Variable) -> Variable:
@@ -56,61 +35,6 @@ def _total(v: Variable) -> Variable:
     if v.sequence_lengths is not None:
         v = F.sequence_reduce_sum(v, v.sequence_lengths)
     return F.sum(v)
-
-
-def feed(var: Variable, value: Any) -> int:
-    """Put ``value`` into the input ``var`` (reallocating when the batch size changes); returns
-    the number of samples (the first axis; a sequence input's steps).  A reader's sequence
-    stream whose sequences are all one step long feeds a plain input (a label per sequence)."""
-    if var.sequence_lengths is not None:
-        return _feed_sequences(var, value)
-    lengths = getattr(value, "lengths", None)
-    if lengths is not None and (np.asarray(lengths) == 1).all():
-        value = np.asarray(value.data)[:, 0]
-    arr = _as_array(value)
-    if not var.data.dtype.is_floating_point and var.data.dtype != torch.bool:
-        _check_whole_numbers(var, arr)
-    if tuple(arr.shape) == var.shape:
-        var.d = arr
-    else:
-        if tuple(arr.shape[1:]) != var.shape[1:]:
-            raise StadynError(f"input {var.name or ''}: a minibatch of shape {tuple(arr.shape)} "
-                              f"does not fit an input of per-sample shape {var.shape[1:]}")
-        t = arr if isinstance(arr, torch.Tensor) else torch.from_numpy(
-            np.ascontiguousarray(arr))
-        # a copy: the input's buffer is written in place by the next minibatch of this size,
-        # which must not write into the caller's array
-        var.data = t.to(var.data.device, var.data.dtype, copy=True)
-    return int(arr.shape[0]) if len(arr.shape) else 1
-
-
-# ops whose second input holds class ids (converted to integers, so a fraction is truncated)
-_CLASS_ID_OPS = ("softmax_cross_entropy", "categorical_cross_entropy", "top_n_error")
-
-
-def _class_id_inputs(nodes) -> set[int]:
-    """The ids of the leaf Variables the graph reads as class ids."""
-    found = set()
-    for node in nodes:
-        if node.spec.name in _CLASS_ID_OPS:
-            inputs = node.spec.split_arguments(node.args, node.kwargs)[0]
-            target = inputs[1] if len(inputs) > 1 else None
-            if isinstance(target, Variable) and target.parent is None:
-                found.add(id(target))
-    return found
-
-
-def _check_whole_numbers(var: Variable, arr) -> None:
-    """Float data for class ids (an integer input, or the target of a class-id loss) would be
-    truncated: refuse it unless it holds whole numbers (checked on the host, where the
-    minibatch is; the op checks again on the CPU)."""
-    if isinstance(arr, torch.Tensor):
-        fractional = arr.is_floating_point() and not bool(torch.all(arr == torch.trunc(arr)))
-    else:
-        fractional = arr.dtype.kind in "fc" and not np.all(arr == np.trunc(arr))
-    if fractional:
-        raise DataError(f"input {var!r} holds class ids: the minibatch holds numbers that "
-                        f"are not whole; they would be truncated")
 
 
 class Trainer:
@@ -173,12 +97,13 @@ class Trainer:
         self._metric_arguments = [v for v in self.arguments if id(v) in metric_leaves]
         self.total_number_of_samples_seen = 0
         self.previous_minibatch_sample_count = 0
-        self.previous_minibatch_loss_average = float("nan")
-        self.previous_minibatch_evaluation_average: float | None = None
-        # the sums themselves (over every worker's samples when training data-parallel)
-        self.previous_minibatch_loss_sum = float("nan")
-        self.previous_minibatch_evaluation_sum: float | None = None
+        # The last minibatch's loss and metric sums (over every worker's samples when training
+        # data-parallel): floats, or 0-d tensors read on first use (the previous_minibatch_*
+        # properties), so a step nobody reads the loss of does not wait for the device.
+        self._loss_value: float | torch.Tensor = float("nan")
+        self._metric_value: float | torch.Tensor | None = None
         self.minibatches_seen = 0
+        self._feed_plans: dict = {}      # per set of input keys: what _feed checked once
         # Data-parallel training (stadyn.distributed): the object broadcasts the parameters now,
         # sums gradients and sample counts over the workers after each backward, and says whether
         # this process is the one that writes progress.
@@ -188,6 +113,7 @@ class Trainer:
         # compile=True: forward + backward + update as one program compiled by torch.compile;
         # compile="program": the same program without torch.compile (no compile time).
         self._step = None
+        self._steps: dict = {}      # compiled steps by the extra outputs they compute
         # check_numerics=True: every step runs under sd.check_numerics(), so the first op that
         # makes a NaN or an infinity raises NumericsError naming it (a compiled program has no
         # ops to name: the two do not go together).
@@ -201,98 +127,151 @@ class Trainer:
                                   "data-parallel synchronisation between backward and update")
             from ..compile import compile_step
             extra = [self._metric_sum] if self._metric_sum is not None else []
-            self._step = compile_step(self._loss_sum, self.parameter_learners[0], extra,
-                                      compile=compile is True)
+            self._step = self._steps[()] = compile_step(
+                self._loss_sum, self.parameter_learners[0], extra, compile=compile is True)
 
     # -- minibatches ----------------------------------------------------------------------------
     def _feed(self, arguments, needed: Sequence[Variable], what: str) -> int:
         if isinstance(arguments, Mapping):
-            items = list(arguments.items())
-            given = {id(_unwrap(var)) for var, _ in items}
-            wanted = {id(v) for v in needed}
-            missing = [f"input {k + 1} of {len(self.arguments)} {v!r}"
-                       for k, v in enumerate(self.arguments)
-                       if id(v) in wanted and id(v) not in given]
-            if missing:
-                # an input left out would silently keep the previous minibatch's data
-                raise StadynError(f"Trainer.{what}: no data for {', '.join(missing)}; give a "
-                                  f"value for every input it reads")
+            cached = self._feed_plans.get((what, tuple(map(id, arguments))))
+            plan = cached[0] if cached is not None else self._feed_plan(list(arguments),
+                                                                         needed, what)
+            values = arguments.values()
         else:
             values = list(arguments) if isinstance(arguments, (list, tuple)) else [arguments]
             if len(values) != len(self.arguments):
                 raise StadynError(f"Trainer: {len(values)} arrays given for "
                                   f"{len(self.arguments)} inputs")
-            items = list(zip(self.arguments, values))
-        for var, value in items:
-            if id(_unwrap(var)) in self._class_id_inputs:
-                _check_whole_numbers(_unwrap(var), _as_array(value))
-        # CNTK counts the labels' samples: sequences where some input is per sequence, steps
-        # where every input is a sequence
-        plain, steps = set(), set()
-        for var, value in items:
-            v = _unwrap(var)
-            (steps if v.sequence_lengths is not None else plain).add(feed(v, value))
-        for counts in (plain, steps):
-            if len(counts) > 1:
-                raise StadynError(f"Trainer: inputs with different sample counts "
-                                  f"{sorted(counts)}")
-        return (plain or steps).pop()
+            plan = self._feed_plan(self.arguments, needed, what)
+        return feed_minibatch(plan, values)
+
+    def _feed_plan(self, keys: list, needed: Sequence[Variable], what: str) -> list:
+        """For the inputs ``keys`` (Variables or CNTK Functions, as given): each one's Variable,
+        whether it holds class ids and whether it is a sequence; checked once per set of keys
+        (an input left out would silently keep the previous minibatch's data)."""
+        variables = [_unwrap(k) for k in keys]
+        given = {id(v) for v in variables}
+        wanted = {id(v) for v in needed}
+        missing = [f"input {k + 1} of {len(self.arguments)} {v!r}"
+                   for k, v in enumerate(self.arguments)
+                   if id(v) in wanted and id(v) not in given]
+        if missing:
+            raise StadynError(f"Trainer.{what}: no data for {', '.join(missing)}; give a "
+                              f"value for every input it reads")
+        plan = input_plan(variables, self._class_id_inputs)
+        if len(self._feed_plans) >= 16:
+            self._feed_plans.clear()
+        # the keys are kept with the plan, so their ids are not reused while it is cached
+        self._feed_plans[(what, tuple(map(id, keys)))] = (plan, keys)
+        return plan
 
     def train_minibatch(self, arguments, outputs: Sequence[Variable] | None = None,
-                        device=None, is_sweep_end: bool | None = None) -> bool:
+                        device=None, is_sweep_end: bool | None = None):
         """One training step on ``arguments`` (``{input: data}`` or a list in the order of
-        :attr:`arguments`).  Returns False (doing nothing) for an empty minibatch."""
+        :attr:`arguments`).  Returns False (doing nothing) for an empty minibatch, else True;
+        with ``outputs`` (Variables of the graph, computed with the step, before the update) the
+        pair ``(True, {output: array})``, as CNTK's."""
         if not arguments:
             return False
-        return self._train(arguments, outputs, finite_only=False)
+        outputs = list(outputs or ())
+        self._train(arguments, outputs, finite_only=False)
+        if not outputs:
+            return True
+        return True, {o: _unwrap(o).d.copy() for o in outputs}
 
-    def _train(self, arguments, outputs: Sequence[Variable] | None, finite_only: bool) -> bool:
+    def _train(self, arguments, outputs: Sequence[Variable], finite_only: bool) -> None:
         """The step; with ``finite_only`` a NaN or infinite loss raises :class:`_NonFiniteLoss`
         before the learners update (a compiled step has updated by then)."""
         if self.check_numerics and not numerics_enabled():
             with check_numerics():
                 return self._train(arguments, outputs, finite_only)
         samples = self._feed(arguments, self.arguments, "train_minibatch")
+        extra = [_unwrap(o) for o in outputs]
         if self._step is not None:
             with training(True):
-                self._step(samples)
-            loss_sum = float(self._loss_sum.d)
-            if finite_only and not math.isfinite(loss_sum):
-                raise _NonFiniteLoss(loss_sum)
-            return self._after_step(samples, loss_sum,
-                                    float(self._metric_sum.d) if self._metric_sum is not None
-                                    else None)
+                self._compiled(extra)(samples)
+            self._after_step(samples, finite_only)
+            return
         for learner in self.parameter_learners:
             learner.zero_grad()
         with training(True):
-            forward_all(self._outputs + list(outputs or ()), clear_no_need_grad=True)
+            forward_all(self._outputs + extra, clear_no_need_grad=True)
             self._loss_sum.backward(clear_buffer=True)
-        loss_sum = float(self._loss_sum.d)       # the step's one wait for the device
-        metric_sum = float(self._metric_sum.d) if self._metric_sum is not None else None
+        self._loss_value, self._metric_value = self._loss_sum.data, (
+            self._metric_sum.data if self._metric_sum is not None else None)
         if self.data_parallel is not None:
             # The global minibatch is the sum of the workers' minibatches (CNTK): learners get
             # the summed gradient and the global sample count, so per-sample rates keep meaning.
-            samples, loss_sum, metric_sum = self.data_parallel.synchronize(
-                self.parameters, samples, loss_sum, metric_sum)
-        if finite_only and not math.isfinite(loss_sum):
-            raise _NonFiniteLoss(loss_sum)
+            samples, self._loss_value, self._metric_value = self.data_parallel.synchronize(
+                self.parameters, samples, float(self._loss_value),
+                None if self._metric_value is None else float(self._metric_value))
+        if finite_only and not math.isfinite(self.previous_minibatch_loss_sum):
+            raise _NonFiniteLoss(self.previous_minibatch_loss_sum)
         for learner in self.parameter_learners:
             learner.step(samples)
-        return self._after_step(samples, loss_sum, metric_sum)
+        self._after_step(samples, False)
 
-    def _after_step(self, samples: int, loss_sum: float, metric_sum: float | None) -> bool:
+    def _compiled(self, outputs: list[Variable]):
+        """The compiled step that also computes ``outputs`` (one per set of outputs asked
+        for; each is traced, and compiled, the first time it is asked for)."""
+        key = tuple(map(id, outputs))
+        step = self._steps.get(key)
+        if step is None:
+            from ..compile import compile_step
+            base = self._steps[()]
+            step = self._steps[key] = compile_step(
+                self._loss_sum, base.solver, base.outputs + outputs, compile=base.compile)
+        return step
+
+    def _after_step(self, samples: int, finite_only: bool) -> None:
+        """Count the step and tell the progress writers.  The loss and metric stay tensors
+        (read when someone reads them: the writers, ``finite_only``, the properties); a
+        compiled step's may be overwritten by its next replay, so those are copied."""
+        if self._step is not None:
+            self._loss_value = self._loss_sum.data.detach().clone()
+            self._metric_value = (self._metric_sum.data.detach().clone()
+                                  if self._metric_sum is not None else None)
+            if finite_only and not math.isfinite(self.previous_minibatch_loss_sum):
+                raise _NonFiniteLoss(self.previous_minibatch_loss_sum)
         self.previous_minibatch_sample_count = samples
-        self.previous_minibatch_loss_sum, self.previous_minibatch_evaluation_sum = \
-            loss_sum, metric_sum
-        self.previous_minibatch_loss_average = loss_sum / samples
-        self.previous_minibatch_evaluation_average = (
-            metric_sum / samples if metric_sum is not None else None)
         self.total_number_of_samples_seen += samples
         self.minibatches_seen += 1
-        lr = self.learning_rate()
-        for writer in self._writers():
-            writer.update(loss_sum, samples, metric_sum, lr)
-        return True
+        writers = self._writers()
+        if writers:
+            lr = self.learning_rate()
+            loss_sum, metric_sum = (self.previous_minibatch_loss_sum,
+                                    self.previous_minibatch_evaluation_sum)
+            for writer in writers:
+                writer.update(loss_sum, samples, metric_sum, lr)
+
+    # -- the last minibatch's figures (read lazily) ---------------------------------------------
+    @property
+    def previous_minibatch_loss_sum(self) -> float:
+        """The loss summed over the last minibatch's samples (NaN before the first)."""
+        if isinstance(self._loss_value, torch.Tensor):
+            self._loss_value = float(self._loss_value)      # the wait for the device, if any
+        return self._loss_value
+
+    @property
+    def previous_minibatch_evaluation_sum(self) -> float | None:
+        """The metric summed over the last minibatch's samples (None without a metric)."""
+        if isinstance(self._metric_value, torch.Tensor):
+            self._metric_value = float(self._metric_value)
+        return self._metric_value
+
+    @property
+    def previous_minibatch_loss_average(self) -> float:
+        """The mean loss per sample of the last minibatch (CNTK's)."""
+        loss, samples = self.previous_minibatch_loss_sum, self.previous_minibatch_sample_count
+        return loss / samples if samples else float("nan")
+
+    @property
+    def previous_minibatch_evaluation_average(self) -> float | None:
+        """The mean metric per sample of the last minibatch (None without a metric)."""
+        metric = self.previous_minibatch_evaluation_sum
+        if metric is None or not self.previous_minibatch_sample_count:
+            return metric
+        return metric / self.previous_minibatch_sample_count
 
     def _writers(self) -> list:
         """Only the main process writes progress when training data-parallel."""
@@ -335,20 +314,27 @@ class Trainer:
 
     def evaluate(self, source, input_map: Mapping | None = None,
                  minibatch_size: int = 256) -> float:
-        """The mean metric per sample over one sweep of ``source`` (inference phase)."""
+        """The mean metric per sample over one sweep of ``source`` (inference phase; each
+        minibatch reported to the progress writers as :meth:`test_minibatch` does).  The loop
+        is :func:`~stadyn.train.evaluate_sums`."""
+        if self._metric_sum is None:
+            raise StadynError("Trainer.evaluate needs an evaluation function")
         input_map = self._input_map(source, input_map)
-        total, count = 0.0, 0
-        remaining = source.sweep_size
-        while remaining > 0:
-            data = source.next_minibatch(min(minibatch_size, remaining), input_map=input_map)
-            if not data:
-                break
-            n = next(iter(data.values())).num_samples
-            total += self.test_minibatch(data) * n
-            count += n
-            remaining -= n
+        writers = self._writers()
+
+        def report(record: dict) -> None:
+            for writer in writers:
+                writer.update_test(record["sums"][0], record["samples"])
+        result = evaluate_sums([self._metric_sum], source, input_map,
+                               minibatch_size=minibatch_size, on_minibatch=report,
+                               convert=self._minibatch_data)
         self.summarize_test_progress()
-        return total / max(count, 1)
+        return result["sums"][0] / max(result["samples"], 1)
+
+    def _minibatch_data(self, arguments):
+        """Minibatch data as given to train/test_minibatch, as this Trainer feeds it (a front
+        end's Trainer may reshape it: the CNTK layer's)."""
+        return arguments
 
     def _input_map(self, source, input_map: Mapping | None) -> Mapping:
         if input_map is None:
@@ -386,9 +372,3 @@ def _are_learners(value) -> bool:
     if isinstance(value, (list, tuple)):
         return bool(value) and all(isinstance(v, Optimizer) for v in value)
     return isinstance(value, Optimizer)
-
-
-def _unwrap(var) -> Variable:
-    """Inputs may be given as CNTK-compat wrappers around Variables."""
-    return var if isinstance(var, Variable) else getattr(var, "variable", var)
-

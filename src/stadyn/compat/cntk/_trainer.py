@@ -26,7 +26,8 @@ def _plain(arguments):
     """Minibatch data as the native Trainer feeds it: ``(N, *shape)`` arrays, and sequences
     with their lengths.  A reader's stream of the input's size but another shape takes the
     input's shape, as in CNTK (a 784-value stream feeds an input of shape ``(1, 28, 28)``)."""
-    if not isinstance(arguments, dict):
+    if not isinstance(arguments, dict) or not any(
+            isinstance(v, _io.MinibatchData) for v in arguments.values()):
         return arguments
     return {k: (_as_input_shape(k, v.data) if isinstance(v, _io.MinibatchData)
                 and getattr(v, "lengths", None) is None else v)     # sequences keep lengths
@@ -77,7 +78,7 @@ class Trainer(_Trainer):
         """Train on one minibatch (``{input: data}``; CNTK's ``(N, 1, ...)`` minibatch data
         too).  A learning rate not reported yet (at the start, and after a change) goes to the
         progress writers first, as CNTK's ``Learning rate per 1 samples: 0.1``."""
-        if arguments:
+        if arguments and self.progress_writers:
             self._report_learning_rates()
         return super().train_minibatch(_plain(arguments), outputs, device, *args, **kwargs)
 
@@ -97,6 +98,9 @@ class Trainer(_Trainer):
     def test_minibatch(self, arguments, device=None):
         """The metric's average over one minibatch."""
         return super().test_minibatch(_plain(arguments), device)
+
+    def _minibatch_data(self, arguments):
+        return _plain(arguments)
 
     # The native Trainer keeps Stadyn Variables; CNTK code gets Functions.
     model = _as_function("_model", "The model Function given to the Trainer.")

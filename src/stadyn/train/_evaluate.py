@@ -1,0 +1,85 @@
+"""The one evaluation loop: sums of a static graph over minibatches of a source, in the inference
+phase.  :meth:`Trainer.evaluate <stadyn.train.Trainer.evaluate>` is it with the metric and the
+progress writers' ``update_test``; the BrainScript runner's ``test``/``eval`` command is it with
+the criterion nodes and a callback that prints CNTK's lines."""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping, Sequence
+
+import torch
+
+from .._errors import StadynError
+from ..graph import Subgraph, Variable, forward_all, is_lengths, training
+from ._feeding import _class_id_inputs, feed_minibatch, input_plan, unwrap_input
+
+__all__ = ["evaluate_sums"]
+
+
+def evaluate_sums(sums: Sequence[Variable], source, input_map: Mapping | None = None, *,
+                  minibatch_size: int = 256, max_samples: int | None = None,
+                  on_minibatch: Callable[[dict], None] | None = None,
+                  convert: Callable[[dict], dict] | None = None) -> dict:
+    """Evaluate the scalar Variables ``sums`` (each a sum over a minibatch's samples, as
+    ``F.sum(metric)``) on minibatches of ``source`` until ``max_samples`` samples (default: one
+    sweep, ``source.sweep_size``) are read or the source ends, in the inference phase (dropout
+    off, batch normalisation on running statistics) without gradients.
+
+    ``source.next_minibatch(n, input_map=input_map)`` gives ``{input: data}``; the data is fed
+    as :meth:`Trainer.train_minibatch <stadyn.train.Trainer.train_minibatch>` feeds it, and a
+    minibatch's sample count is the one the Trainer counts (sequences where some input is per
+    sequence, steps where all are sequences).  After each minibatch ``on_minibatch`` gets
+    ``{"minibatch", "samples", "sums", "totals", "seen"}`` (counted from 1; this minibatch's
+    sums; the running totals and sample count).  Returns ``{"sums", "samples",
+    "minibatches"}``: the totals over everything read.  ``convert`` (optional) turns each
+    minibatch into what is fed (a front end's reshaping of reader data).
+
+    Example — the errors of a fixed classifier over 10 samples, in minibatches of 4:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.io import MinibatchSourceFromData
+        >>> from stadyn.train import evaluate_sums
+        >>> x, y = sd.Variable((1, 2)), sd.Variable((1, 2))
+        >>> errors = F.sum(F.classification_error(x, y))
+        >>> source = MinibatchSourceFromData(
+        ...     {"x": np.eye(2, dtype="f4")[[0, 1] * 5], "y": np.eye(2, dtype="f4")[[0] * 10]},
+        ...     randomize=False)
+        >>> sizes = []
+        >>> result = evaluate_sums([errors], source, {x: "x", y: "y"}, minibatch_size=4,
+        ...                        on_minibatch=lambda r: sizes.append(r["samples"]))
+        >>> result, sizes
+        ({'sums': [5.0], 'samples': 10, 'minibatches': 3}, [4, 4, 2])
+    """
+    sums = list(sums)
+    graph = Subgraph(sums)
+    class_ids = _class_id_inputs(graph.nodes)
+    needed = [v for v in graph.inputs if not is_lengths(v)]
+    limit = source.sweep_size if max_samples is None else max_samples
+    plans: dict = {}
+    totals = [0.0] * len(sums)
+    seen = minibatches = 0
+    while seen < limit:
+        data = source.next_minibatch(min(minibatch_size, limit - seen), input_map=input_map)
+        if not data:
+            break
+        if convert is not None:
+            data = convert(data)
+        key = tuple(map(id, data))
+        if key not in plans:
+            variables = [unwrap_input(k) for k in data]
+            given = {id(v) for v in variables}
+            missing = [repr(v) for v in needed if id(v) not in given]
+            if missing:
+                raise StadynError(f"evaluation: the source gives no data for the input(s) "
+                                  f"{', '.join(missing)}; map every input the sums read")
+            plans[key] = (input_plan(variables, class_ids), list(data))
+        samples = feed_minibatch(plans[key][0], data.values())
+        with training(False), torch.no_grad():
+            forward_all(sums, clear_buffer=True)
+        values = [float(s.d) for s in sums]
+        totals = [t + v for t, v in zip(totals, values)]
+        seen += samples
+        minibatches += 1
+        if on_minibatch is not None:
+            on_minibatch({"minibatch": minibatches, "samples": samples, "sums": values,
+                          "totals": list(totals), "seen": seen})
+    return {"sums": totals, "samples": seen, "minibatches": minibatches}

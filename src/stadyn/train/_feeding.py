@@ -1,0 +1,132 @@
+"""Putting minibatch data into a graph's inputs: arrays, tensors, a reader's MinibatchData and
+sequences, with the checks the Trainer and the evaluation loop share (class ids must be whole
+numbers; a minibatch must fit the input's per-sample shape)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._errors import DataError, StadynError
+from ..graph import Variable
+
+__all__ = ["feed", "feed_minibatch", "input_plan", "unwrap_input"]
+
+
+def _as_array(value: Any) -> np.ndarray | torch.Tensor:
+    """Minibatch data (a reader's MinibatchData, a NumPy array, a tensor) as an array."""
+    if isinstance(value, torch.Tensor):
+        return value
+    if hasattr(value, "asarray") and callable(value.asarray):
+        return np.asarray(value.asarray())
+    if hasattr(value, "data") and not isinstance(value, np.ndarray):
+        return np.asarray(value.data)
+    return np.asarray(value)
+
+
+def _feed_sequences(var: Variable, value: Any) -> int:
+    """Feed a sequence input: a list of arrays (one per sequence), a reader's sequence stream
+    (padded data with lengths) or an array of equal-length sequences; returns the steps."""
+    lengths = getattr(value, "lengths", None)
+    if lengths is not None and not isinstance(value, (list, tuple)):
+        value = value.as_sequences()
+    elif not isinstance(value, (list, tuple)):
+        value = list(_as_array(value))
+    var.d = list(value)
+    return int(var.sequence_lengths.d.sum())
+
+
+def feed(var: Variable, value: Any) -> int:
+    """Put ``value`` into the input ``var`` (reallocating when the batch size changes); returns
+    the number of samples (the first axis; a sequence input's steps).  A reader's sequence
+    stream whose sequences are all one step long feeds a plain input (a label per sequence)."""
+    if var.sequence_lengths is not None:
+        return _feed_sequences(var, value)
+    lengths = getattr(value, "lengths", None)
+    if lengths is not None and (np.asarray(lengths) == 1).all():
+        value = np.asarray(value.data)[:, 0]
+    arr = value if type(value) is np.ndarray else _as_array(value)
+    data = var.data
+    if not data.dtype.is_floating_point and data.dtype != torch.bool:
+        _check_whole_numbers(var, arr)
+    if tuple(arr.shape) == var.shape:
+        if (type(arr) is np.ndarray and arr.dtype.kind in "biuf" and arr.dtype.isnative
+                and not data.requires_grad):
+            data.copy_(torch.from_numpy(np.ascontiguousarray(arr)))   # var.d = arr, no checks
+        else:
+            var.d = arr
+    else:
+        if tuple(arr.shape[1:]) != var.shape[1:]:
+            raise StadynError(f"input {var.name or ''}: a minibatch of shape {tuple(arr.shape)} "
+                              f"does not fit an input of per-sample shape {var.shape[1:]}")
+        t = arr if isinstance(arr, torch.Tensor) else torch.from_numpy(
+            np.ascontiguousarray(arr))
+        # a copy: the input's buffer is written in place by the next minibatch of this size,
+        # which must not write into the caller's array
+        var.data = t.to(var.data.device, var.data.dtype, copy=True)
+    return int(arr.shape[0]) if len(arr.shape) else 1
+
+
+# ops whose second input holds class ids (converted to integers, so a fraction is truncated)
+_CLASS_ID_OPS = ("softmax_cross_entropy", "categorical_cross_entropy", "top_n_error")
+
+
+def _class_id_inputs(nodes) -> set[int]:
+    """The ids of the leaf Variables the graph reads as class ids."""
+    found = set()
+    for node in nodes:
+        if node.spec.name in _CLASS_ID_OPS:
+            inputs = node.spec.split_arguments(node.args, node.kwargs)[0]
+            target = inputs[1] if len(inputs) > 1 else None
+            if isinstance(target, Variable) and target.parent is None:
+                found.add(id(target))
+    return found
+
+
+def _check_whole_numbers(var: Variable, arr) -> None:
+    """Float data for class ids (an integer input, or the target of a class-id loss) would be
+    truncated: refuse it unless it holds whole numbers (checked on the host, where the
+    minibatch is; the op checks again on the CPU)."""
+    if isinstance(arr, torch.Tensor):
+        fractional = arr.is_floating_point() and not bool(torch.all(arr == torch.trunc(arr)))
+    else:
+        fractional = arr.dtype.kind in "fc" and not np.all(arr == np.trunc(arr))
+    if fractional:
+        raise DataError(f"input {var!r} holds class ids: the minibatch holds numbers that "
+                        f"are not whole; they would be truncated")
+
+
+def unwrap_input(var) -> Variable:
+    """Inputs may be given as CNTK-compat wrappers around Variables."""
+    return var if isinstance(var, Variable) else getattr(var, "variable", var)
+
+
+def feed_minibatch(plan, values) -> int:
+    """Feed ``values`` into the inputs of ``plan`` (``(variable, holds class ids, is a
+    sequence)`` per value, in order); returns the minibatch's sample count as CNTK counts the
+    labels' samples: sequences where some input is per sequence, steps where every input is a
+    sequence."""
+    plain = steps = None
+    for (v, class_ids, sequence), value in zip(plan, values):
+        if class_ids:
+            _check_whole_numbers(v, _as_array(value))
+        n = feed(v, value)
+        if sequence:
+            if steps is not None and n != steps:
+                raise StadynError(f"Trainer: inputs with different sample counts "
+                                  f"{sorted((steps, n))}")
+            steps = n
+        else:
+            if plain is not None and n != plain:
+                raise StadynError(f"Trainer: inputs with different sample counts "
+                                  f"{sorted((plain, n))}")
+            plain = n
+    return plain if plain is not None else steps
+
+
+def input_plan(variables, class_id_inputs: set[int]) -> list:
+    """What :func:`feed_minibatch` needs to know of each input: ``(variable, holds class ids,
+    is a sequence)``; ``class_id_inputs`` holds the ids of :func:`_class_id_inputs`."""
+    return [(v, id(v) in class_id_inputs, v.sequence_lengths is not None) for v in variables]
