@@ -872,6 +872,7 @@ ENTRIES.update(_more_entries("sequence_entries.py", "new_axis_entries"))   # whe
 ENTRIES.update(_more_entries("sequence_entries.py", "lstm_entries"))   # the fused LSTM
 ENTRIES.update(_more_entries("rnn_entries.py", "rnn_entries"))   # NNabla's lstm, gru, rnn
 ENTRIES.update(_more_entries("augment_entries.py", "augment_entries"))   # random_*, augmentation
+ENTRIES.update(_more_entries("quantize_entries.py", "quantize_entries"))   # store
 
 
 def _case_params():
