@@ -1,7 +1,7 @@
 """Harness entries of the quantisation ops added for NNabla's quantised layers
 (``stadyn/ops/_quantize.py``): ``store`` and ``min_max_quantize`` (NNabla's documented rule,
 written out with NumPy; its straight-through gradient is compared with NNabla's in the compat
-harness).  What NNabla 1.39 computes with the layers built on
+harness); and NNabla's ``scatter_nd`` (``stadyn/ops/_nnabla_extra.py``).  What NNabla 1.39 computes with the layers built on
 them is compared in ``tests/compat/compat_cases/nnabla_quantized.py``.
 """
 
@@ -55,6 +55,26 @@ def updates_min_max_quantize(x, qr_min, qr_max, ql_min, ql_max, decay=0.999, x_m
 def _ranges(low, high, levels=15.0):
     return (np.full((1, 1), low, np.float32), np.full((1, 1), high, np.float32),
             np.zeros((1, 1), np.float32), np.full((1, 1), levels, np.float32))
+
+
+def ref_scatter_nd(data, indices, shape=None, add=False):
+    out = np.zeros(shape, data.dtype)
+    index = tuple(indices.astype(np.int64))
+    if add:
+        np.add.at(out, index, data)
+    else:
+        out[index] = data
+    return out
+
+
+def nnabla_extra_entries(Case, Entry) -> dict:
+    return {
+        "scatter_nd": Entry(
+            [Case((_normal(3, 2), np.array([[4, 0, 2]])), {"shape": (5, 2)}),
+             Case((_normal(4), np.array([[0, 2, 1, 0], [1, 0, 2, 2]])), {"shape": (3, 3)}),
+             Case((_normal(4, 2), np.array([[1, 3, 1, 0]])), {"shape": (4, 2), "add": True})],
+            ref_scatter_nd, grad_inputs=(0,), why_not_others="indices are integers"),
+    }
 
 
 def quantize_entries(Case, Entry) -> dict:

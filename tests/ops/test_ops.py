@@ -872,7 +872,8 @@ ENTRIES.update(_more_entries("sequence_entries.py", "new_axis_entries"))   # whe
 ENTRIES.update(_more_entries("sequence_entries.py", "lstm_entries"))   # the fused LSTM
 ENTRIES.update(_more_entries("rnn_entries.py", "rnn_entries"))   # NNabla's lstm, gru, rnn
 ENTRIES.update(_more_entries("augment_entries.py", "augment_entries"))   # random_*, augmentation
-ENTRIES.update(_more_entries("quantize_entries.py", "quantize_entries"))   # store
+ENTRIES.update(_more_entries("quantize_entries.py", "quantize_entries"))   # store, min_max_
+ENTRIES.update(_more_entries("quantize_entries.py", "nnabla_extra_entries"))   # scatter_nd
 
 
 def _case_params():

@@ -14,6 +14,7 @@ from . import _compare, _elementwise, _index, _normalization  # noqa: F401
 from . import _random, _resample, _trig  # noqa: F401
 from . import _augment  # noqa: F401  (data augmentation: image_augmentation, random_*)
 from . import _binary, _grid, _linalg, _quantize, _rescale  # noqa: F401
+from . import _nnabla_extra  # noqa: F401  (NNabla's scatter_nd)
 from . import _distributed  # noqa: F401  (ops that communicate: sync_batch_normalization)
 from . import _recurrence, _rnn, _sequence  # noqa: F401  (the sequence axis; recurrences)
 from . import _sequence_where  # noqa: F401  (ops that make a new sequence axis)

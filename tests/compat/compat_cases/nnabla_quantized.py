@@ -154,3 +154,22 @@ def parametric_function_api(nn, F, r):
     z.forward()
     res["out"] = z.d.copy()
     return res
+
+
+# -- scatter_nd (kept here with the other names nnabla-examples added) -------------------------
+def _scatter_case(name, data_shape, indices, shape, **opts):
+    def fn(nn, F, r):
+        data = nn.Variable.from_numpy_array(r.randn(*data_shape), need_grad=True)
+        idx = nn.Variable.from_numpy_array(np.array(indices, np.int32))
+        y = F.scatter_nd(data, idx, shape=shape, **opts)
+        y.forward()
+        data.g = 0
+        y.backward(r.weights_like(y.d))
+        return {"out": y.d.copy(), "grad data": data.g.copy()}
+    fn.__name__ = name
+    nnabla_case(name=name, names=["nnabla.functions.scatter_nd"])(fn)
+
+
+_scatter_case("scatter_nd", (3, 2), [[4, 0, 2]], (5, 2))
+_scatter_case("scatter_nd__full_index", (4,), [[0, 2, 1, 0], [1, 0, 2, 2]], (3, 3))
+_scatter_case("scatter_nd__add", (4, 2), [[1, 3, 1, 0]], (4, 2), add=True)
