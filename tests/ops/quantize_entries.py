@@ -1,8 +1,8 @@
 """Harness entries of the quantisation ops added for NNabla's quantised layers
 (``stadyn/ops/_quantize.py``): ``store`` and ``min_max_quantize`` (NNabla's documented rule,
 written out with NumPy; its straight-through gradient is compared with NNabla's in the compat
-harness); and NNabla's ``scatter_nd`` (``stadyn/ops/_nnabla_extra.py``).  What NNabla 1.39 computes with the layers built on
-them is compared in ``tests/compat/compat_cases/nnabla_quantized.py``.
+harness); and NNabla's ``scatter_nd`` (``stadyn/ops/_nnabla_extra.py``).  What NNabla 1.39
+computes with them is compared in ``tests/compat/compat_cases/nnabla_quantized.py``.
 """
 
 from __future__ import annotations
