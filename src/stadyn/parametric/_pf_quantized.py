@@ -50,13 +50,18 @@ def _pow2(sign, with_zero, n, m, ste_fine_grained):
                              "ste_fine_grained": ste_fine_grained}
 
 
-def _min_max(ql_min, ql_max, x_min_max, ste_fine_grained, eps, qr_min_init, qr_max_init,
-             fix_parameters, name):
-    """The quantiser of the min-max layers: ``min_max_quantize`` in scope ``name``."""
+def _min_max(which, ql_min, ql_max, x_min_max, ste_fine_grained, eps, qr_min_init, qr_max_init,
+             fix_parameters):
+    """The quantiser of the min-max layers' ``W`` (``which="w"``: the range starts at +-2) or
+    ``b`` (``"b"``: +-6): ``min_max_quantize`` in scope ``min_max_quantize_<which>``."""
+    if which == "w":
+        qr_min_init = qr_min_init or I.ConstantInitializer(-2.0)
+        qr_max_init = qr_max_init or I.ConstantInitializer(2.0)
+
     def quantize(value, quantize):
         return min_max_quantize(value, ql_min, ql_max, 0.999, x_min_max, False,
                                 ste_fine_grained, eps, qr_min_init, qr_max_init,
-                                fix_parameters, name=name)
+                                fix_parameters, name="min_max_quantize_" + which)
     return quantize, {}
 
 
@@ -228,14 +233,10 @@ def min_max_quantized_affine(inp: Variable, n_outmaps: int | Sequence[int], base
     Example: ``PF.min_max_quantized_affine(x, 10, ql_max_w=15)``."""
     return _affine("min_max_quantized_affine", "min_max_quantized_affine", inp, n_outmaps,
                    base_axis, w_init, b_init, fix_parameters, rng, with_bias, quantize_w,
-                   _min_max(ql_min_w, ql_max_w, w_min_max, ste_fine_grained_w, eps,
-                            qr_min_w_init or I.ConstantInitializer(-2.0),
-                            qr_max_w_init or I.ConstantInitializer(2.0), fix_parameters,
-                            "min_max_quantize_w"),
-                   quantize_b,
-                   _min_max(ql_min_b, ql_max_b, b_min_max, ste_fine_grained_b, eps,
-                            qr_min_b_init, qr_max_b_init, fix_parameters, "min_max_quantize_b"),
-                   name)
+                   _min_max("w", ql_min_w, ql_max_w, w_min_max, ste_fine_grained_w, eps,
+                            qr_min_w_init, qr_max_w_init, fix_parameters), quantize_b,
+                   _min_max("b", ql_min_b, ql_max_b, b_min_max, ste_fine_grained_b, eps,
+                            qr_min_b_init, qr_max_b_init, fix_parameters), name)
 
 
 def min_max_quantized_convolution(inp: Variable, outmaps: int, kernel: Sequence[int], pad=None,
@@ -256,12 +257,7 @@ def min_max_quantized_convolution(inp: Variable, outmaps: int, kernel: Sequence[
     return _convolution("min_max_quantized_convolution", "min_max_quantized_conv", inp, outmaps,
                         kernel, pad, stride, dilation, group, w_init, b_init, base_axis,
                         fix_parameters, rng, with_bias, quantize_w,
-                        _min_max(ql_min_w, ql_max_w, w_min_max, ste_fine_grained_w, eps,
-                                 qr_min_w_init or I.ConstantInitializer(-2.0),
-                                 qr_max_w_init or I.ConstantInitializer(2.0), fix_parameters,
-                                 "min_max_quantize_w"),
-                        quantize_b,
-                        _min_max(ql_min_b, ql_max_b, b_min_max, ste_fine_grained_b, eps,
-                                 qr_min_b_init, qr_max_b_init, fix_parameters,
-                                 "min_max_quantize_b"),
-                        name)
+                        _min_max("w", ql_min_w, ql_max_w, w_min_max, ste_fine_grained_w, eps,
+                                 qr_min_w_init, qr_max_w_init, fix_parameters), quantize_b,
+                        _min_max("b", ql_min_b, ql_max_b, b_min_max, ste_fine_grained_b, eps,
+                                 qr_min_b_init, qr_max_b_init, fix_parameters), name)

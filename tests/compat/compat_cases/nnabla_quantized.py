@@ -7,7 +7,7 @@ shapes, outputs, straight-through gradients, and the quantised values written on
 import numpy as np
 
 from compat_harness import nnabla_case
-from compat_cases.nnabla_parametric import P, pf_case
+from compat_cases.nnabla_parametric import P, forward_backward, pf_case
 
 for _name, _build, _shape in (
         ("fixed_point_quantized_affine",
@@ -90,16 +90,8 @@ def _min_max_pf_case(name, build, in_shape, names):
                 res["level dtype"] = str(v.d.dtype)
             if k.split("/")[-1] in ("ql_min", "ql_max", "qr_min", "qr_max"):
                 res["initial " + k] = v.d.astype(np.float32)    # the dtype: "level dtype"
-        y.forward()
-        res["out"] = y.d.copy()
-        x.g = 0
-        for v in params.values():
-            v.g = 0
-        y.backward(r.weights_like(y.d))
-        res["grad x"] = x.g.copy()
+        forward_backward(x, y, params, r, res)
         for k, v in params.items():
-            if v.need_grad:
-                res["grad " + k] = v.g.copy()
             if k not in weights:
                 res["after " + k] = v.d.astype(np.float32)
         return res
