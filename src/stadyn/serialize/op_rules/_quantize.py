@@ -58,8 +58,7 @@ register_rules(F.pow2_quantize, onnx_export=_pow2_quantize_onnx, onnx_import=Unm
 
 
 def _store_onnx(g, inputs, attrs):
-    """Identity of x (an ONNX graph keeps no buffer to write; the stored parameter is an
-    initializer holding its last value)"""
+    """Identity of x (the write into the buffer has no ONNX form)"""
     return g.op("Identity", [inputs[0]])
 
 
