@@ -14,6 +14,10 @@ from .parametric._pf_more import (depthwise_convolution, group_normalization,
                                   spectral_norm)
 from .parametric._pf_binary import (binary_connect_affine, binary_connect_convolution,
                                     binary_weight_affine, binary_weight_convolution)
+from .parametric._pf_quantized import (fixed_point_quantized_affine,
+                                       fixed_point_quantized_convolution, min_max_quantize,
+                                       min_max_quantized_affine, min_max_quantized_convolution,
+                                       pow2_quantized_affine, pow2_quantized_convolution)
 from .parametric._pf_rnn import gru, lstm, lstm_cell, rnn
 
 __all__ = ["affine", "convolution", "deconvolution", "batch_normalization",
@@ -21,4 +25,7 @@ __all__ = ["affine", "convolution", "deconvolution", "batch_normalization",
            "layer_normalization", "instance_normalization",
            "group_normalization", "prelu", "depthwise_convolution", "spectral_norm", "lstm_cell",
            "lstm", "gru", "rnn", "binary_connect_affine", "binary_weight_affine",
-           "binary_connect_convolution", "binary_weight_convolution"]
+           "binary_connect_convolution", "binary_weight_convolution",
+           "fixed_point_quantized_affine", "fixed_point_quantized_convolution",
+           "pow2_quantized_affine", "pow2_quantized_convolution", "min_max_quantize",
+           "min_max_quantized_affine", "min_max_quantized_convolution"]

@@ -874,6 +874,8 @@ ENTRIES.update(_more_entries("rnn_entries.py", "rnn_entries"))   # NNabla's lstm
 ENTRIES.update(_more_entries("augment_entries.py", "augment_entries"))   # random_*, augmentation
 ENTRIES.update(_more_entries("cntk_random_entries.py", "cntk_random_entries"))  # CNTK's random,
 # sampling and ranking ops
+ENTRIES.update(_more_entries("quantize_entries.py", "quantize_entries"))   # store, min_max_
+ENTRIES.update(_more_entries("quantize_entries.py", "nnabla_extra_entries"))   # scatter_nd
 
 
 def _case_params():

@@ -77,3 +77,87 @@ def pow2_quantize(x, sign=True, with_zero=True, n=8, m=1, quantize=True, ste_fin
         inside = inside.to(x.dtype)
         return q + (x * inside - (x * inside).detach())
     return q + (x - x.detach())
+
+
+def _round_half_away(v):
+    return torch.sign(v) * torch.floor(v.abs() + 0.5)
+
+
+@op(5, category=_C)
+def min_max_quantize(x, qr_min, qr_max, ql_min, ql_max, decay=0.999, x_min_max=False,
+                     ema=False, ste_fine_grained=True, eps=0.01, quantize=True):
+    """``x`` clipped to the quantisation range ``[qr_min, qr_max]`` and rounded to one of the
+    levels ``ql_min .. ql_max`` spread evenly over it, after NNabla's *nudge*: the range moves
+    so that 0 is a level (the zero point ``round(ql_min - qr_min / scale)``, clipped to the
+    levels; ``scale = (qr_max - qr_min) / (ql_max - ql_min)``).
+
+    The range is updated in place first: with ``x_min_max`` to the min and max of ``x`` over
+    the axes where ``qr_min`` has size 1 (with ``ema`` too, their moving average with
+    ``decay``), and ``qr_max`` becomes ``qr_min + eps`` where the range is narrower than
+    ``eps``.  Backward, ``x`` gets the gradient inside the nudged range (everywhere unless
+    ``ste_fine_grained``); without ``x_min_max`` and ``ema``, ``qr_min`` gets the gradient of
+    the values below the range and ``qr_max`` that of the values above it (NNabla 1.39's rule).
+    Unchanged unless ``quantize``.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> v = lambda a: sd.Variable.from_numpy_array(np.array(a, np.float32).reshape(1, -1))
+        >>> with sd.auto_forward():
+        ...     y = F.min_max_quantize(v([-1.3, 0.2, 3.0]), v([-1.0]), v([1.5]), v([0.0]),
+        ...                            v([15.0]))
+        >>> y.d.round(4)
+        array([[-1.    ,  0.1667,  1.5   ]], dtype=float32)
+    """
+    if not quantize:
+        return x * 1.0
+    with torch.no_grad():
+        if x_min_max:
+            axes = [a for a in range(x.ndim) if qr_min.shape[a] == 1]
+            low = x.amin(dim=axes, keepdim=True) if axes else x
+            high = x.amax(dim=axes, keepdim=True) if axes else x
+            if ema:
+                low = decay * qr_min + (1.0 - decay) * low
+                high = decay * qr_max + (1.0 - decay) * high
+            qr_min.copy_(low)
+            qr_max.copy_(high)
+        qr_max.copy_(torch.where(qr_max - qr_min < eps, qr_min + eps, qr_max))
+        scale = (qr_max - qr_min) / (ql_max - ql_min)
+        zero = torch.minimum(torch.maximum(_round_half_away(ql_min - qr_min / scale), ql_min),
+                             ql_max)
+        low, high = (ql_min - zero) * scale, (ql_max - zero) * scale
+        q = torch.floor((torch.minimum(torch.maximum(x, low), high) - low) / scale + 0.5)
+        q = q * scale + low
+    out = q.detach()
+    if ste_fine_grained:
+        inside = ((x >= low) & (x <= high)).to(x.dtype)
+        out = out + (x * inside - (x * inside).detach())
+    else:
+        out = out + (x - x.detach())
+    if not x_min_max and not ema:
+        below, above = (x < low).to(x.dtype), (x > high).to(x.dtype)
+        out = out + below * (qr_min - qr_min.detach()) + above * (qr_max - qr_max.detach())
+    return out
+
+
+@op(2, category="parameter")
+def store(x, buffer):
+    """``x``, its value also written into ``buffer`` each time the op runs; the gradient passes
+    to ``x`` unchanged.  It is how NNabla's quantised layers keep their quantised weights in a
+    parameter (NNabla's ``outputs=[W_q.data]``; ``PF.fixed_point_quantized_affine``'s ``W_q``):
+    unlike ``assign`` it leaves a static graph traceable.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> w_q = sd.Variable((2,))
+        >>> with sd.auto_forward():
+        ...     y = F.store(F.fixed_point_quantize(sd.Variable.from_numpy_array([0.3, -2.0]),
+        ...                                        n=4, delta=0.125), w_q)
+        >>> w_q.d
+        array([ 0.25 , -0.875], dtype=float32)
+    """
+    if tuple(buffer.shape) != tuple(x.shape):
+        raise ValueError(f"store: x {tuple(x.shape)} and buffer {tuple(buffer.shape)} differ "
+                         "in shape")
+    with torch.no_grad():
+        buffer.copy_(x.detach().to(buffer.dtype))
+    return x * 1.0

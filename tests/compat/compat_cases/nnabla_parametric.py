@@ -7,6 +7,21 @@ import numpy as np
 from compat_harness import nnabla_case
 
 
+def forward_backward(x, y, params, r, res):
+    """Forward, then backward with seeded output weights: the output and the gradients of
+    ``x`` and of every parameter that needs one, into ``res``."""
+    y.forward()
+    res["out"] = y.d.copy()
+    x.g = 0
+    for v in params.values():
+        v.g = 0
+    y.backward(r.weights_like(y.d))
+    res["grad x"] = x.g.copy()
+    for k, v in params.items():
+        if v.need_grad:
+            res["grad " + k] = v.g.copy()
+
+
 def run_pf(nn, r, build, in_shape, data=None, grads=True, forward_twice=False):
     x = nn.Variable.from_numpy_array(data(r, in_shape) if data else r.randn(*in_shape),
                                      need_grad=bool(grads))
@@ -15,17 +30,11 @@ def run_pf(nn, r, build, in_shape, data=None, grads=True, forward_twice=False):
     res = {"params": r.set_params(params),
            "need_grad": sorted([k, bool(v.need_grad)] for k, v in params.items()),
            "shape": list(y.shape)}
-    y.forward()
-    res["out"] = y.d.copy()
     if grads:
-        x.g = 0
-        for v in params.values():
-            v.g = 0
-        y.backward(r.weights_like(y.d))
-        res["grad x"] = x.g.copy()
-        for k, v in params.items():
-            if v.need_grad:
-                res["grad " + k] = v.g.copy()
+        forward_backward(x, y, params, r, res)
+    else:
+        y.forward()
+        res["out"] = y.d.copy()
     if forward_twice:
         for k, v in params.items():
             if not v.need_grad:

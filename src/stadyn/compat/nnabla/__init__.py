@@ -16,10 +16,12 @@ from ...parametric import (clear_parameters, get_parameter_or_create, get_parame
                            parameter_scope)
 from ...serialize import load_parameters, save_parameters
 from ..._random import seed
+from ._ndarray import NdArray
 from .logger import logger  # noqa: F401 - NNabla binds the logger over its module's name
 
 __all__ = [
-    "Variable", "auto_forward", "set_auto_forward", "get_auto_forward", "forward_all", "grad",
+    "Variable", "NdArray", "auto_forward", "set_auto_forward", "get_auto_forward",
+    "forward_all", "grad",
     "Context", "context_scope", "set_default_context", "get_current_context", "parameter_scope",
     "get_parameters", "clear_parameters", "get_parameter_or_create", "load_parameters",
     "save_parameters", "seed",

@@ -1,14 +1,21 @@
 """``nnabla.functions`` on Stadyn (the op catalog under NNabla's names).
 
+Each function also takes ``nn.NdArray``s, as NNabla's do: it then computes at once and gives
+NdArrays back (NNabla's imperative mode, ``_ndarray.py``); with Variables it is the catalog's
+``F`` function.
+
 Left out: the ops that exist only for CNTK's semantics (``cntk_*``), and the ops of Stadyn's
 sequence axis (category ``sequence``: ``past_value``, ``sequence_last``, ``recurrence``, ...):
 NNabla has no sequence axis, and they read lengths NNabla programs do not have.  And Stadyn's
-debugging probe ``trace`` (category ``debug``; ``sd.trace``), which NNabla does not have.
+debugging probe ``trace`` (category ``debug``; ``sd.trace``) and ``store`` (category
+``parameter``: how Stadyn's quantised layers write NNabla's ``W_q``), which NNabla does not have.
 """
 
 from ... import functions as _F
 from ...ops import CATALOG as _CATALOG
+from ._ndarray import accepting_ndarrays as _accepting_ndarrays
 
 __all__ = [_n for _n in _F.__all__
-           if not _n.startswith("cntk_") and _CATALOG[_n].category not in ("sequence", "debug")]
-globals().update({_n: getattr(_F, _n) for _n in __all__})
+           if not _n.startswith("cntk_") and _CATALOG[_n].category not in ("sequence", "debug",
+                                                                           "parameter")]
+globals().update({_n: _accepting_ndarrays(getattr(_F, _n)) for _n in __all__})

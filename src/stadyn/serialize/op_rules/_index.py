@@ -29,6 +29,9 @@ register_rules(F.gather, onnx_export=_gather_onnx,
 register_rules(F.gather_nd, onnx_export=Unmapped("ONNX's GatherND is not imported yet, so an "
                                                  "export could not be read back"),
                onnx_import=Unmapped("ONNX's GatherND is not imported yet"))
+register_rules(F.scatter_nd, onnx_export=Unmapped("ONNX's ScatterND is not imported yet, so an "
+                                                  "export could not be read back"),
+               onnx_import=Unmapped("ONNX's ScatterND is not imported yet"))
 
 _ORDERING = Unmapped("ONNX's TopK is not mapped yet")
 register_rules(F.sort, onnx_export=_ORDERING, onnx_import=_ORDERING)

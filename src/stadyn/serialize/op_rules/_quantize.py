@@ -55,3 +55,20 @@ def _pow2_quantize_onnx(g, inputs, attrs):
 
 
 register_rules(F.pow2_quantize, onnx_export=_pow2_quantize_onnx, onnx_import=Unmapped(COMPOSITE))
+
+
+def _store_onnx(g, inputs, attrs):
+    """Identity of x (the write into the buffer has no ONNX form)"""
+    return g.op("Identity", [inputs[0]])
+
+
+register_rules(F.store, onnx_export=_store_onnx,
+               onnx_import=Unmapped("ONNX's Identity imports as identity; ONNX has no write into "
+                                    "a parameter"))
+
+
+register_rules(F.min_max_quantize,
+               onnx_export=Unmapped("min_max_quantize updates its range in place as it runs "
+                                    "(x_min_max, ema, eps); ONNX's QuantizeLinear stores "
+                                    "integers, not the quantised floats"),
+               onnx_import=Unmapped("ONNX has no op that quantises to floats"))

@@ -1,0 +1,341 @@
+"""NNabla's ``NdArray``: an array with no graph, and NNabla's imperative mode over it.
+
+An ``NdArray`` holds one torch tensor.  Its ``data`` is a NumPy view of it (on the CPU; writing
+into the view writes the array), its operators and every ``F.*`` applied to NdArrays compute at
+once and return NdArrays (NNabla's imperative mode), in float32 as NNabla's functions do.
+
+Differences from NNabla 1.39, each deliberate:
+
+* ``nn.Variable.data`` / ``.grad`` stay torch tensors (Stadyn's own code reads them as tensors);
+  an NdArray assigned to ``Variable.d`` / ``.data`` is copied in, not shared.
+* Integer NdArrays keep their type through ``F.*`` (NNabla casts every input to float32): the
+  ops that read indices (``one_hot``, ``embed``, ``gather``) need them.
+
+Example:
+    >>> import numpy as np
+    >>> import stadyn.compat.nnabla as nn
+    >>> a = nn.NdArray((2, 2))
+    >>> a.fill(3.0)
+    >>> a.data[0, 0] = 1.0            # a view: writes the array
+    >>> (a * 2.0).data.tolist()
+    [[2.0, 6.0], [6.0, 6.0]]
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from typing import Any
+
+import numpy as np
+import torch
+
+from ...graph import Variable, auto_forward, to_torch_dtype
+from ..._errors import ArgumentError, ShapeError
+
+__all__ = ["NdArray"]
+
+_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+class NdArray:
+    """An array with no graph (``nnabla.NdArray``): ``NdArray(shape)`` is zeros in float32.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> x = nn.NdArray.from_numpy_array(np.array([-1.0, 2.0], np.float32))
+        >>> y = F.relu(x)                 # computed at once
+        >>> type(y).__name__, y.data.tolist()
+        ('NdArray', [0.0, 2.0])
+    """
+
+    __slots__ = ("_t", "_zeroing")
+    __array_ufunc__ = None      # ``np.float32(2) * a`` calls NdArray.__rmul__, as in NNabla
+
+    def __init__(self, shape: Any = ()):
+        shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+        self._t = torch.zeros(shape, dtype=torch.float32)
+        self._zeroing = False
+
+    @classmethod
+    def from_numpy_array(cls, nparr: Any) -> "NdArray":
+        """A new NdArray holding a copy of ``nparr`` in its own dtype.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.nnabla as nn
+            >>> nn.NdArray.from_numpy_array(np.arange(3)).dtype
+            dtype('int64')
+        """
+        arr = np.array(nparr, copy=True)
+        if arr.dtype == object:
+            raise ArgumentError(f"NdArray.from_numpy_array: cannot hold {type(nparr).__name__}")
+        return cls._wrap(torch.from_numpy(np.ascontiguousarray(arr)))
+
+    @classmethod
+    def _wrap(cls, tensor: torch.Tensor) -> "NdArray":
+        a = cls.__new__(cls)
+        a._t = tensor.detach()
+        a._zeroing = False
+        return a
+
+    # -- shape and type ---------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape, a tuple."""
+        return tuple(self._t.shape)
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        return int(self._t.numel())
+
+    @property
+    def ndim(self) -> int:
+        """The number of axes."""
+        return self._t.ndim
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The element type, a NumPy dtype."""
+        return _numpy_view(self._t).dtype
+
+    def size_from_axis(self, axis: int = -1) -> int:
+        """The product of the dimensions from ``axis`` on.
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn
+            >>> nn.NdArray((2, 3, 4)).size_from_axis(1)
+            12
+        """
+        return int(np.prod(self.shape[axis:], dtype=np.int64))
+
+    # -- values -----------------------------------------------------------------------------
+    @property
+    def data(self) -> np.ndarray:
+        """The values as a NumPy array that shares memory with the array (on the CPU).
+
+        Assigning an array writes its values, broadcast to the shape, in the assigned array's
+        dtype (the NdArray takes that dtype, as NNabla's does).
+        """
+        self._zeroing = False
+        return _numpy_view(self._t)
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        arr = np.asarray(value)
+        self.cast(arr.dtype)[...] = arr
+
+    def get_data(self, mode: str = "rw", dtype: Any = None) -> np.ndarray:
+        """The values as a NumPy array (``mode="r"``: a read-only view), cast to ``dtype`` first
+        when it is given.
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn
+            >>> nn.NdArray((2,)).get_data("r").flags.writeable
+            False
+        """
+        if mode not in ("r", "w", "rw"):
+            raise ArgumentError(f"NdArray.get_data: mode must be 'r', 'w' or 'rw', not {mode!r}")
+        view = self.cast(dtype) if dtype is not None else self.data
+        if mode == "r":
+            view = view.view()
+            view.flags.writeable = False
+        return view
+
+    def cast(self, dtype: Any, ctx: Any = None) -> np.ndarray:
+        """Convert the array to ``dtype`` in place and give its values (NNabla's ``cast``; the
+        context is accepted and, on the CPU, ignored).
+
+        Example:
+            >>> import numpy as np, stadyn.compat.nnabla as nn
+            >>> a = nn.NdArray.from_numpy_array(np.arange(3))
+            >>> a.cast(np.float32), a.dtype
+            (array([0., 1., 2.], dtype=float32), dtype('float32'))
+        """
+        target = to_torch_dtype(np.dtype(dtype))
+        if self._t.dtype != target:
+            self._t = self._t.to(target)
+        return self.data
+
+    def fill(self, value: float) -> None:
+        """Set every element to ``value``.
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn
+            >>> a = nn.NdArray((2,)); a.fill(0.5); a.data
+            array([0.5, 0.5], dtype=float32)
+        """
+        self._t.fill_(value)
+        self._zeroing = False
+
+    def zero(self) -> None:
+        """Set every element to 0 (``zeroing`` is True until the values are read).
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn
+            >>> a = nn.NdArray((2,)); a.fill(1); a.zero(); a.zeroing, a.data
+            (True, array([0., 0.], dtype=float32))
+        """
+        self._t.zero_()
+        self._zeroing = True
+
+    @property
+    def zeroing(self) -> bool:
+        """Whether :meth:`zero` was the last thing done to the array."""
+        return self._zeroing
+
+    def copy_from(self, arr: "NdArray") -> None:
+        """Copy ``arr``'s values and dtype into this array (the shapes must agree).
+
+        Example:
+            >>> import numpy as np, stadyn.compat.nnabla as nn
+            >>> a = nn.NdArray((2,)); a.copy_from(nn.NdArray.from_numpy_array(np.array([1, 2])))
+            >>> a.data
+            array([1, 2])
+        """
+        src = _tensor_of(arr, "copy_from")
+        if tuple(src.shape) != self.shape:
+            raise ShapeError(f"NdArray.copy_from: an array of shape {tuple(src.shape)} into one "
+                             f"of shape {self.shape}")
+        if src.dtype != self._t.dtype:
+            self._t = torch.empty_like(self._t, dtype=src.dtype)
+        self._t.copy_(src)
+        self._zeroing = False
+
+    def narrow(self, dim: int, start: int, length: int) -> "NdArray":
+        """The ``length`` entries from ``start`` along axis ``dim`` (0, as NNabla allows),
+        sharing memory with this array.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.nnabla as nn
+            >>> a = nn.NdArray.from_numpy_array(np.arange(6.0).reshape(3, 2))
+            >>> a.narrow(0, 1, 1).data[...] = 9; a.data.tolist()
+            [[0.0, 1.0], [9.0, 9.0], [4.0, 5.0]]
+        """
+        if dim != 0:
+            raise ArgumentError(f"NdArray.narrow: only dim 0 can be narrowed, not {dim}")
+        if start < 0 or length < 0 or start + length > self.shape[0]:
+            raise ShapeError(f"NdArray.narrow: [{start}, {start + length}) is outside axis 0 "
+                             f"of length {self.shape[0]}")
+        return NdArray._wrap(self._t.narrow(0, start, length))
+
+    def __array__(self, dtype=None, copy=None):
+        return self.data if dtype is None else self.data.astype(dtype)
+
+    def __repr__(self) -> str:
+        return f"<NdArray({self.shape}) at {hex(id(self))}>"
+
+    # -- NNabla's imperative mode -----------------------------------------------------------
+    def __neg__(self) -> "NdArray":
+        return imperative(operator.neg, self)
+
+    def __pos__(self) -> "NdArray":
+        return imperative(operator.pos, self)
+
+    def _inplace(self, result: "NdArray") -> "NdArray":
+        if self._t.dtype == result._t.dtype:
+            self._t.copy_(result._t)
+        else:
+            self._t = result._t
+        self._zeroing = False
+        return self
+
+
+def _operator(fn):
+    def method(self, other):
+        return imperative(fn, self, other)
+
+    def reflected(self, other):
+        return imperative(fn, other, self)
+
+    def inplace(self, other):
+        return self._inplace(imperative(fn, self, other))
+    return method, reflected, inplace
+
+
+for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+                   ("truediv", operator.truediv), ("pow", operator.pow)):
+    _m, _r, _i = _operator(_fn)
+    setattr(NdArray, f"__{_name}__", _m)
+    setattr(NdArray, f"__r{_name}__", _r)
+    setattr(NdArray, f"__i{_name}__", _i)
+
+
+def _numpy_view(t: torch.Tensor) -> np.ndarray:
+    if t.dtype == torch.bfloat16:
+        return t.float().numpy()
+    return t.numpy() if t.device.type == "cpu" else t.cpu().numpy()
+
+
+def _tensor_of(arr: Any, what: str) -> torch.Tensor:
+    if isinstance(arr, NdArray):
+        return arr._t
+    if isinstance(arr, torch.Tensor):
+        return arr.detach()
+    raise ArgumentError(f"NdArray.{what}: expected an NdArray, got {type(arr).__name__}")
+
+
+def _as_input(a: NdArray) -> Variable:
+    t = a._t
+    if t.dtype in _FLOATS and t.dtype != torch.float32:
+        t = t.float()
+    return Variable.from_tensor(t, need_grad=False)
+
+
+def _convert(value: Any, float_only: bool) -> Any:
+    if isinstance(value, NdArray):
+        return _as_input(value) if not float_only else Variable.from_tensor(
+            value._t.float(), need_grad=False)
+    if isinstance(value, (list, tuple)) and any(isinstance(v, NdArray) for v in value):
+        return type(value)(_convert(v, float_only) for v in value)
+    return value
+
+
+def _has_ndarray(args: tuple, kwargs: dict) -> bool:
+    for v in (*args, *kwargs.values()):
+        if isinstance(v, NdArray) or (isinstance(v, (list, tuple))
+                                      and any(isinstance(e, NdArray) for e in v)):
+            return True
+    return False
+
+
+def _has_variable(args: tuple, kwargs: dict) -> bool:
+    for v in (*args, *kwargs.values()):
+        if isinstance(v, Variable) or (isinstance(v, (list, tuple))
+                                       and any(isinstance(e, Variable) for e in v)):
+            return True
+    return False
+
+
+def _outputs(value: Any) -> Any:
+    if isinstance(value, Variable):
+        return NdArray._wrap(value.data)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_outputs(v) for v in value)
+    return value
+
+
+def imperative(fn, *args: Any, float_only: bool = True, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` computed at once on NdArrays, its Variables given back as
+    NdArrays (NNabla's imperative mode).  ``float_only`` casts every NdArray to float32 (the
+    operators); otherwise only float ones are (``F.*``)."""
+    if _has_variable(args, kwargs):
+        raise ArgumentError(f"{getattr(fn, '__name__', fn)}: NdArray and Variable inputs are "
+                            "mixed; NNabla computes NdArrays at once and Variables in a graph "
+                            "(wrap the array: nn.Variable.from_numpy_array(a.data))")
+    args = tuple(_convert(a, float_only) for a in args)
+    kwargs = {k: _convert(v, float_only) for k, v in kwargs.items()}
+    with torch.no_grad(), auto_forward():
+        return _outputs(fn(*args, **kwargs))
+
+
+def accepting_ndarrays(fn):
+    """``fn`` (an ``F`` function) that also takes NdArrays, computing at once and giving
+    NdArrays back when it gets any (NNabla's imperative mode)."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if _has_ndarray(args, kwargs):
+            return imperative(fn, *args, float_only=False, **kwargs)
+        return fn(*args, **kwargs)
+    return call
