@@ -19,8 +19,9 @@ for _op in (F.sequence_reduce_sum, F.sequence_reduce_max, F.sequence_softmax,
 
 register_rules(F.recurrence, onnx_export=Unmapped(F.recurrence.spec.unstorable),
                onnx_import=Unmapped("ONNX's Loop/Scan import as unrolled graphs is not built"))
-register_rules(F.cntk_lstm_sequence, onnx_export=Unmapped(_NO_AXIS),
-               onnx_import=Unmapped(_NO_IMPORT))
+for _op in (F.cntk_lstm_sequence, F.cntk_rnn_sequence, F.cntk_gru_sequence,
+            F.optimized_rnnstack):
+    register_rules(_op, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT))
 
 # NNabla's stacked recurrent ops (``ops/_rnn.py``)
 _RNN = ("ONNX's LSTM/GRU/RNN (gate order iofc / zrh, separate recurrence biases) are not "
