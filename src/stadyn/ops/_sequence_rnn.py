@@ -21,8 +21,6 @@ import torch.nn.utils.rnn as nn_rnn
 from ._recurrence import _zero_padding
 from ._registry import op
 
-_UNSTORABLE = ("a fused recurrence is written for the layer that made it; model files do not "
-               "hold it yet: save the parameters and rebuild the network")
 _KERNELS = {"lstm": torch.lstm, "gru": torch.gru, "rnnTanh": torch.rnn_tanh,
             "rnnReLU": torch.rnn_relu}
 _GATES = {"lstm": 4, "gru": 3, "rnnTanh": 1, "rnnReLU": 1}
@@ -86,7 +84,7 @@ def _sequence_shape(x, lengths, *rest, **attrs):
                        requires_grad=grad)
 
 
-@op(7, category="sequence", shape=_sequence_shape, traceable=False, unstorable=_UNSTORABLE)
+@op(7, category="sequence", shape=_sequence_shape, traceable=False)
 def cntk_lstm_sequence(x, lengths, h0, c0, w, hw, b, go_backwards=False):
     """CNTK's LSTM step (``stadyn.layers.LSTM`` without peepholes, tanh) run along each
     sequence by torch's fused LSTM kernel on packed sequences: ``x`` ``(B, T, in)`` with
@@ -111,7 +109,7 @@ def cntk_lstm_sequence(x, lengths, h0, c0, w, hw, b, go_backwards=False):
     return _packed_run(torch.lstm, x, lengths, hx, params, go_backwards=go_backwards)
 
 
-@op(6, category="sequence", shape=_sequence_shape, traceable=False, unstorable=_UNSTORABLE)
+@op(6, category="sequence", shape=_sequence_shape, traceable=False)
 def cntk_rnn_sequence(x, lengths, h0, w, hw, b, activation="tanh", go_backwards=False):
     """CNTK's plain recurrent step (``stadyn.layers.RNNStep``) with ``activation`` ``"tanh"``
     or ``"relu"``, ``h' = act(x W + h H + b)``, run along each sequence by torch's fused Elman
@@ -138,7 +136,7 @@ def cntk_rnn_sequence(x, lengths, h0, w, hw, b, activation="tanh", go_backwards=
     return _packed_run(kernel, x, lengths, hx, params, go_backwards=go_backwards)
 
 
-@op(7, category="sequence", unstorable=_UNSTORABLE)
+@op(7, category="sequence")
 def cntk_gru_sequence(x, lengths, h0, w, hw, h1, b, activation="tanh", go_backwards=False):
     """CNTK's GRU step (``stadyn.layers.GRU``) along each sequence:
     ``z, r = sigmoid(x Wz + bz + h Hz), sigmoid(x Wr + br + h Hr)``,
@@ -261,7 +259,7 @@ def _check_weights(weights, input_size, hidden_size, num_layers, bidirectional, 
             f"stack of {hidden_size} over inputs of {input_size} needs {want}")
 
 
-@op(3, category="sequence", shape=_rnnstack_shape, traceable=False, unstorable=_UNSTORABLE)
+@op(3, category="sequence", shape=_rnnstack_shape, traceable=False)
 def optimized_rnnstack(x, lengths, weights, hidden_size=1, num_layers=1, bidirectional=False,
                        recurrent_op="lstm"):
     """CNTK's ``optimized_rnnstack``: ``num_layers`` stacked recurrences (``recurrent_op``
