@@ -1,13 +1,16 @@
 """Recurrences over the sequence axis run whole, not step by step through a step graph.
 
-CNTK's ``LSTM`` and ``RNNStep`` (tanh or ReLU) steps are torch's LSTM and Elman cells once
-CNTK's gate blocks are reordered, so ``cntk_lstm_sequence`` and ``cntk_rnn_sequence`` run
-torch's fused kernels (cuDNN on GPUs, ATen's own on CPUs) on packed sequences.  CNTK's ``GRU``
-is not cuDNN's: CNTK applies the reset gate to the state *before* its product with ``H1``
-(``act(x Wc + bc + (r * h) H1)``), cuDNN and torch after it (``tanh(x Wn + bn + r * (h Un +
-bhn))``), so no fused kernel computes it; ``cntk_gru_sequence`` hoists the input products of
-every step into one product and loops over the steps with torch ops.  ``optimized_rnnstack``
-is CNTK's cuDNN RNN stack: one flat weight vector in cuDNN's layout, run by torch's kernels.
+CNTK's ``LSTM`` step is torch's LSTM cell once CNTK's gate blocks are reordered, so
+``cntk_lstm_sequence`` runs torch's fused kernel (cuDNN on GPUs, ATen's own on CPUs) on packed
+sequences.  CNTK's ``GRU`` is not cuDNN's: CNTK applies the reset gate to the state *before*
+its product with ``H1`` (``act(x Wc + bc + (r * h) H1)``), cuDNN and torch after it
+(``tanh(x Wn + bn + r * (h Un + bhn))``), so no fused kernel computes it.
+``cntk_gru_sequence`` and ``cntk_rnn_sequence`` (CNTK's ``RNNStep`` with tanh or ReLU)
+compute the input products of every step as one product and loop over the steps with torch
+ops; they are traceable, so a static plan holds the loop and its generated backward (measured
+faster on CPUs than torch's Elman kernel, which is such a loop with an autograd tape).
+``optimized_rnnstack`` is CNTK's cuDNN RNN stack: one flat weight vector in cuDNN's layout,
+run by torch's kernels.
 
 The packed ops are declared ``traceable=False`` (packing reads the lengths on the host), so a
 static graph holding one runs its plan eagerly, with the fused kernels' own backward.
@@ -109,13 +112,43 @@ def cntk_lstm_sequence(x, lengths, h0, c0, w, hw, b, go_backwards=False):
     return _packed_run(torch.lstm, x, lengths, hx, params, go_backwards=go_backwards)
 
 
-@op(6, category="sequence", shape=_sequence_shape, traceable=False)
+def _activation(op_name: str, activation: str):
+    act = {"tanh": torch.tanh, "relu": torch.relu}.get(activation)
+    if act is None:
+        raise ValueError(f"{op_name}: activation must be 'tanh' or 'relu', got {activation!r}")
+    return act
+
+
+def _stepwise(x, lengths, h0, w, b, size, cell, go_backwards):
+    """``cell(projected input t, h) -> h`` along each sequence of ``x`` ``(B, T, in)``, the
+    input products of every step computed as one product ``x W + b`` first; ``(B, T, H)``
+    with 0 at padded steps.  Going backwards each sequence is reversed within its length (its
+    padded steps stay at the end), run forwards and reversed back.  Out-of-place torch ops
+    only: a static plan traces the loop, and its backward is generated with it."""
+    batch, steps = x.shape[:2]
+    n = lengths.clamp(min=1)
+    if go_backwards:
+        x = _reversed(x, n)
+    projected = (torch.matmul(x, w) + b).unbind(1)    # one backward op (a stack), not T slices
+    h = _initial(h0, batch, size, projected[0].dtype)
+    outs = []
+    for t in range(steps):
+        h = cell(projected[t], h)
+        outs.append(h)
+    y = torch.stack(outs, 1)
+    if go_backwards:
+        y = _reversed(y, n)
+    return _zero_padding(y, lengths)
+
+
+@op(6, category="sequence")
 def cntk_rnn_sequence(x, lengths, h0, w, hw, b, activation="tanh", go_backwards=False):
     """CNTK's plain recurrent step (``stadyn.layers.RNNStep``) with ``activation`` ``"tanh"``
-    or ``"relu"``, ``h' = act(x W + h H + b)``, run along each sequence by torch's fused Elman
-    kernel on packed sequences: ``x`` ``(B, T, in)`` with ``lengths``, ``h0`` a scalar,
-    ``(H,)`` or ``(B, H)``, ``W`` ``(in, H)``, ``H`` ``(H, H)``, ``b`` ``(H,)``; returns
-    ``(B, T, H)``, 0 at padded steps.
+    or ``"relu"``, ``h' = act(x W + h H + b)``, along each sequence: ``x`` ``(B, T, in)``
+    with ``lengths``, ``h0`` a scalar, ``(H,)`` or ``(B, H)``, ``W`` ``(in, H)``, ``H``
+    ``(H, H)``, ``b`` ``(H,)``; the input products of all steps are one product, the steps a
+    loop of torch ops (on CPUs torch's own Elman kernel is such a loop too, and a static plan
+    traces this one).  Returns ``(B, T, H)``, 0 at padded steps.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -127,13 +160,11 @@ def cntk_rnn_sequence(x, lengths, h0, w, hw, b, activation="tanh", go_backwards=
         >>> h.d[:, :, 0].tolist()
         [[1.0, 2.0], [1.0, 0.0]]
     """
-    kernel = {"tanh": torch.rnn_tanh, "relu": torch.rnn_relu}.get(activation)
-    if kernel is None:
-        raise ValueError(f"cntk_rnn_sequence: activation must be 'tanh' or 'relu', got "
-                         f"{activation!r}")
-    hx = _initial(h0, x.shape[0], hw.shape[0], x.dtype).unsqueeze(0)
-    params = [w.t().contiguous(), hw.t().contiguous(), b, torch.zeros_like(b)]
-    return _packed_run(kernel, x, lengths, hx, params, go_backwards=go_backwards)
+    act = _activation("cntk_rnn_sequence", activation)
+
+    def cell(projected, h):
+        return act(projected + torch.matmul(h, hw))
+    return _stepwise(x, lengths, h0, w, b, hw.shape[0], cell, go_backwards)
 
 
 @op(7, category="sequence")
@@ -156,28 +187,14 @@ def cntk_gru_sequence(x, lengths, h0, w, hw, h1, b, activation="tanh", go_backwa
         >>> h.d[:, :, 0].astype(float).round(4).tolist()    # z = 1/2: (tanh(1) + h) / 2
         [[0.3808, 0.5712], [0.3808, 0.0]]
     """
-    act = {"tanh": torch.tanh, "relu": torch.relu}.get(activation)
-    if act is None:
-        raise ValueError(f"cntk_gru_sequence: activation must be 'tanh' or 'relu', got "
-                         f"{activation!r}")
-    batch, steps = x.shape[:2]
+    act = _activation("cntk_gru_sequence", activation)
     size = h1.shape[0]
-    n = lengths.clamp(min=1)
-    if go_backwards:       # each sequence reversed in place: its padded steps stay at the end
-        x = _reversed(x, n)
-    proj = torch.matmul(x, w) + b                                 # (B, T, 3H), every step
-    zr_x, c_x = proj[..., :2 * size], proj[..., 2 * size:]
-    h = _initial(h0, batch, size, proj.dtype)
-    outs = []
-    for t in range(steps):
-        z, r = torch.sigmoid(zr_x[:, t] + torch.matmul(h, hw)).chunk(2, -1)
-        candidate = act(c_x[:, t] + torch.matmul(r * h, h1))
-        h = (1.0 - z) * candidate + z * h
-        outs.append(h)
-    y = torch.stack(outs, 1)
-    if go_backwards:
-        y = _reversed(y, n)
-    return _zero_padding(y, lengths)
+
+    def cell(projected, h):
+        z, r = torch.sigmoid(projected[:, :2 * size] + torch.matmul(h, hw)).chunk(2, -1)
+        candidate = act(projected[:, 2 * size:] + torch.matmul(r * h, h1))
+        return (1.0 - z) * candidate + z * h
+    return _stepwise(x, lengths, h0, w, b, size, cell, go_backwards)
 
 
 def rnnstack_weight_count(input_size: int, hidden_size: int, num_layers: int = 1,
