@@ -147,6 +147,26 @@ def test_counts_past_the_padded_length_are_one_clear_error():
     assert [s.tolist() for s in sd.sequence.unpack_value(y2)] == [[0.0, 1.0, 1.0], [0.0]]
 
 
+def test_where_and_gather_lower_into_a_static_program_that_checks_every_minibatch():
+    """The static plan is traced (not eager) and keeps the overflow check: a later minibatch of
+    the same padded length whose counts overflow is refused at its replay."""
+    from stadyn.graph import EagerPlan
+    x = sd.sequence.input_variable(1, need_grad=True)
+    c = sd.sequence.input_variable(())
+    g = sd.sequence.gather(x, c)
+    loss = F.sum(sd.sequence.reduce_sum(g * g))
+    x.d = [np.array([[1.0], [2.0], [3.0]]), np.array([[4.0]])]
+    c.d = [np.array([1.0, 0.0, 1.0]), np.array([1.0])]
+    loss.forward()
+    loss.backward()
+    assert not isinstance(loss._plan, EagerPlan)
+    assert float(loss.d) == 1.0 + 9.0 + 16.0
+    np.testing.assert_array_equal(x.g[:, :, 0], [[2.0, 0.0, 6.0], [8.0, 0.0, 0.0]])
+    c.d = [np.array([1.0, 1.0, 2.0]), np.array([1.0])]         # 4 steps of a padded 3
+    with pytest.raises(sd.ShapeError, match=r"sequence_gather: .* takes 4 steps .* the 3 steps"):
+        loss.forward()
+
+
 def test_the_lstm_bench_workload_and_its_torch_twin_compute_the_same_loss():
     """The twin (nn.LSTM on packed sequences, CNTK's gates reordered) is the same network."""
     from stadyn.bench import WORKLOADS

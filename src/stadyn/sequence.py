@@ -33,7 +33,7 @@ from .ops import StepFunction
 __all__ = ["input_variable", "feed", "unpack_value", "lengths_of", "reduce_sum", "reduce_max",
            "softmax", "first", "last", "slice", "broadcast_as", "past_value", "future_value",
            "unpack", "recurrence", "delay", "where", "gather", "scatter", "to_sequence",
-           "to_sequence_like", "state_value"]
+           "to_sequence_like", "state_value", "optimized_rnnstack"]
 
 
 def input_variable(shape: Sequence[int] | int, dtype: Any = np.float32,
@@ -217,6 +217,33 @@ def recurrence(step: Callable, inputs: Sequence[Variable], initial_states: Seque
                       go_backwards=go_backwards)
     ys = ys if isinstance(ys, tuple) else (ys,)
     return tuple(set_sequence_axis(y, lengths) for y in ys)
+
+
+def optimized_rnnstack(x: Variable, weights: Variable, hidden_size: int, num_layers: int = 1,
+                       bidirectional: bool = False, recurrent_op: str = "lstm") -> Variable:
+    """CNTK's ``optimized_rnnstack``: a stack of ``num_layers`` recurrences (``"lstm"``,
+    ``"gru"``, ``"rnnTanh"``, ``"rnnReLU"``, cuDNN's equations) over the sequence ``x``, all
+    weights in one parameter in cuDNN's flat layout (any shape holding
+    ``stadyn.ops.rnnstack_weight_count(...)`` numbers; CNTK shapes it ``(count / H, H)``).
+    Returns a sequence of ``D * hidden_size`` per step.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> from stadyn.ops import rnnstack_weight_count
+        >>> x = sd.sequence.input_variable(3)
+        >>> n = rnnstack_weight_count(3, 4, num_layers=2, bidirectional=True, recurrent_op="gru")
+        >>> w = sd.Variable.from_numpy_array(np.full((n // 4, 4), 0.1, np.float32))
+        >>> y = sd.sequence.optimized_rnnstack(x, w, 4, 2, bidirectional=True, recurrent_op="gru")
+        >>> x.d = [np.ones((2, 3)), np.ones((5, 3))]
+        >>> y.forward()
+        >>> y.shape, y.sequence_lengths.d.tolist()
+        ((2, 5, 8), [2, 5])
+    """
+    lengths = lengths_of(x, "optimized_rnnstack")
+    return set_sequence_axis(
+        F.optimized_rnnstack(x, lengths, weights, hidden_size=int(hidden_size),
+                             num_layers=int(num_layers), bidirectional=bool(bidirectional),
+                             recurrent_op=recurrent_op), lengths)
 
 
 def delay(x: Variable, initial_state: Any = 0.0, time_step: int = 1) -> Variable:

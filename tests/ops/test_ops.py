@@ -870,6 +870,7 @@ def _more_entries(filename: str, function: str) -> dict:
 ENTRIES.update(_more_entries("sequence_entries.py", "sequence_entries"))   # the sequence axis
 ENTRIES.update(_more_entries("sequence_entries.py", "new_axis_entries"))   # where, gather, ...
 ENTRIES.update(_more_entries("sequence_entries.py", "lstm_entries"))   # the fused LSTM
+ENTRIES.update(_more_entries("sequence_rnn_entries.py", "sequence_rnn_entries"))  # RNN, GRU, stack
 ENTRIES.update(_more_entries("rnn_entries.py", "rnn_entries"))   # NNabla's lstm, gru, rnn
 ENTRIES.update(_more_entries("augment_entries.py", "augment_entries"))   # random_*, augmentation
 ENTRIES.update(_more_entries("cntk_random_entries.py", "cntk_random_entries"))  # CNTK's random,

@@ -54,7 +54,7 @@ MIN_PASSING = {
     "Ceil": 2, "Clip": 9, "Concat": 12, "Constant": 1, "Conv": 6, "ConvTranspose": 11, "Cos": 2,
     "Cosh": 2, "CumSum": 7, "Det": 2, "Div": 3, "Dropout": 5, "Elu": 3, "Equal": 5, "Erf": 1,
     "Exp": 2,
-    "Expand": 2, "EyeLike": 1, "Flatten": 9, "Floor": 2, "Gather": 3, "GatherElements": 3,
+    "Expand": 2, "EyeLike": 1, "GRU": 0, "LSTM": 0, "RNN": 0, "Flatten": 9, "Floor": 2, "Gather": 3, "GatherElements": 3,
     "Gelu": 2, "Gemm": 11, "GridSample": 14,
     "GlobalAveragePool": 2, "GlobalMaxPool": 2, "Greater": 5, "GreaterOrEqual": 5, "Identity": 1,
     "LeakyRelu": 3, "Less": 5, "LessOrEqual": 5, "Log": 2, "LogSoftmax": 7, "MatMul": 7, "Max": 11,

@@ -77,6 +77,10 @@ class SequenceWorkload:
             return out(Seq.last(rnn(emb)))
         return model
 
+    def loss(self, model, x: Variable, t: Variable) -> Variable:
+        """The training loss of ``model`` on word ids ``x`` and labels ``t``."""
+        return F.mean(F.softmax_cross_entropy(model(x), t))
+
     def _inputs(self, seed: int):
         words, labels = self.batch(seed)
         x = Seq.input_variable((), dtype=np.int64)
@@ -97,7 +101,7 @@ class SequenceWorkload:
         solver = self.solver()
         model = self.make_model()
         with parameter_registry(registry):
-            loss = F.mean(F.softmax_cross_entropy(model(x), t))
+            loss = self.loss(model, x, t)
             solver.set_parameters(get_parameters())
             with training(False), torch.no_grad():
                 loss.forward()
@@ -106,7 +110,7 @@ class SequenceWorkload:
             def step():
                 with parameter_registry(registry):
                     with auto_forward():
-                        dyn = F.mean(F.softmax_cross_entropy(model(x), t))
+                        dyn = self.loss(model, x, t)
                     solver.zero_grad()
                     dyn.backward(clear_buffer=True)
                     solver.update()
@@ -134,22 +138,28 @@ class SequenceWorkload:
             raise ValueError(f"workload {self.name} runs in PyTorch's modes "
                              f"{', '.join(self.torch_modes)}, not {mode!r}")
         start = time.perf_counter()
-        module = _LSTMTwin(self.initial_parameters(seed))
+        module, twin_loss = self.torch_twin(seed)
         opt = torch.optim.SGD(module.parameters(), lr=self.lr, momentum=self.momentum)
-        words, labels = self.batch(seed)
-        lengths = torch.tensor([len(w) for w in words])
-        ids = nn.utils.rnn.pad_sequence([torch.from_numpy(w) for w in words], batch_first=True)
-        t = torch.from_numpy(labels[:, 0]).long()
         with torch.no_grad():
-            first = float(nn.functional.cross_entropy(module(ids, lengths), t))
+            first = float(twin_loss())
 
         def step():
-            loss = nn.functional.cross_entropy(module(ids, lengths), t)
+            loss = twin_loss()
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
         step()
         return Case(self.name, f"torch-{mode}", step, time.perf_counter() - start, first)
+
+
+    def torch_twin(self, seed: int = 0):
+        """``(module, loss function)``: the PyTorch twin and its loss on the minibatch."""
+        module = _LSTMTwin(self.initial_parameters(seed))
+        words, labels = self.batch(seed)
+        lengths = torch.tensor([len(w) for w in words])
+        ids = nn.utils.rnn.pad_sequence([torch.from_numpy(w) for w in words], batch_first=True)
+        t = torch.from_numpy(labels[:, 0]).long()
+        return module, lambda: nn.functional.cross_entropy(module(ids, lengths), t)
 
 
 def _gates_to_torch(w: torch.Tensor) -> torch.Tensor:

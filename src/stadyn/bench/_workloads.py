@@ -330,6 +330,8 @@ WORKLOADS: dict[str, Workload] = {
 # The sequence workload (its own interface: Stadyn's dynamic/static modes, torch eager).
 from ._sequence_workload import lstm_classifier  # noqa: E402
 WORKLOADS["lstm"] = lstm_classifier()  # type: ignore[assignment]
+from ._tagger_workload import lstm_tagger  # noqa: E402
+WORKLOADS["lstm-tagger"] = lstm_tagger()  # type: ignore[assignment]
 
 #: Earlier names of workloads, still accepted (``stadyn bench seed2`` is ``digits-cnn``).
 WORKLOAD_ALIASES: dict[str, str] = {"seed2": "digits-cnn"}

@@ -26,6 +26,11 @@ from ._options import default_override_or, resolve
 __all__ = ["LSTM", "GRU", "RNNStep", "Recurrence", "RecurrenceFrom", "Fold"]
 
 
+def _kernel_activation(activation) -> str | None:
+    """The fused ops' name for a step's activation (``"tanh"``, ``"relu"``), None for others."""
+    return {F.tanh: "tanh", F.relu: "relu"}.get(activation)
+
+
 def _gates(proj, k: int, size: int) -> list:
     """``proj`` ``(B, k*size)`` split into its ``k`` gates ``(B, size)``."""
     return list(F.split(F.reshape(proj, (-1, k, size)), axis=1))
@@ -141,8 +146,22 @@ class GRU(_Step):
 
     n_gates = 3
 
-    def apply(self, h, x):
+    @property
+    def fusable(self) -> bool:
+        """Whether a recurrence over this step may run as one ``cntk_gru_sequence`` op (tanh or
+        ReLU)."""
+        return _kernel_activation(self.activation) is not None
+
+    def apply(self, h, x, go_backwards: bool = False):
         size = self.shape[0]
+        if x.sequence_lengths is not None:        # a whole sequence at once
+            w, hw, b = self._weights(F.sequence_first(x, x.sequence_lengths), 2 * size)
+            h1 = self.parameter("H1", (size, size), self.init, size, size)
+            return set_sequence_axis(
+                F.cntk_gru_sequence(x, x.sequence_lengths, S.state_value(h), w, hw, h1, b,
+                                    activation=_kernel_activation(self.activation),
+                                    go_backwards=go_backwards),
+                x.sequence_lengths)
         w, hw, b = self._weights(x, 2 * size)
         h1 = self.parameter("H1", (size, size), self.init, size, size)
         zx, rx, cx = _gates(F.affine(x, w, b), 3, size)
@@ -165,7 +184,20 @@ class RNNStep(_Step):
 
     default_activation = staticmethod(F.sigmoid)
 
-    def apply(self, h, x):
+    @property
+    def fusable(self) -> bool:
+        """Whether a recurrence over this step may run as torch's fused Elman kernel (tanh or
+        ReLU; CNTK's default sigmoid has none)."""
+        return _kernel_activation(self.activation) is not None
+
+    def apply(self, h, x, go_backwards: bool = False):
+        if x.sequence_lengths is not None:        # a whole sequence: the fused kernel
+            w, hw, b = self._weights(F.sequence_first(x, x.sequence_lengths), self.shape[0])
+            return set_sequence_axis(
+                F.cntk_rnn_sequence(x, x.sequence_lengths, S.state_value(h), w, hw, b,
+                                    activation=_kernel_activation(self.activation),
+                                    go_backwards=go_backwards),
+                x.sequence_lengths)
         w, hw, b = self._weights(x, self.shape[0])
         return self.activation(F.affine(x, w, b) + F.affine(h, hw))
 

@@ -20,6 +20,7 @@ from . import _nnabla_extra  # noqa: F401  (NNabla's scatter_nd)
 from . import _distributed  # noqa: F401  (ops that communicate: sync_batch_normalization)
 from . import _recurrence, _rnn, _sequence  # noqa: F401  (the sequence axis; recurrences)
 from . import _sequence_where  # noqa: F401  (ops that make a new sequence axis)
+from . import _sequence_rnn  # noqa: F401  (recurrences run whole: fused kernels, rnn stacks)
 from . import _trace  # noqa: F401  (F.trace, a value probe)
 from ._gradient import grad
 from ._grid import shift_index
@@ -29,10 +30,11 @@ from ._resample import interpolation_size, interpolation_source
 from ._trace import reset_trace_counts
 from ._recurrence import StepFunction
 from ._random import RandomStream
+from ._sequence_rnn import rnnstack_parameters, rnnstack_weight_count
 from ._registry import CATALOG, function_of, get_spec, op
 from ._util import norm_axes, norm_axis, ntuple
 
 __all__ = ["CATALOG", "op", "get_spec", "function_of", "grad", "ntuple", "norm_axis", "norm_axes",
            "pool_geometry", "window_counts", "CAST_DTYPES", "interpolation_size",
            "interpolation_source", "StepFunction", "reset_trace_counts", "shift_index",
-           "RandomStream"]
+           "RandomStream", "rnnstack_parameters", "rnnstack_weight_count"]

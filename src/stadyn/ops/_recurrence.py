@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Sequence
 
 import torch
-import torch.nn.utils.rnn as nn_rnn
 
 from ..graph import Subgraph, Variable, interpret
 from ._registry import op
@@ -112,63 +111,3 @@ def recurrence(*x, step=None, n_sequences=1, go_backwards=False):
         outs = [o[::-1] for o in outs]
     result = tuple(_zero_padding(torch.stack(o, 1), lengths) for o in outs)
     return result[0] if len(result) == 1 else result
-
-
-def _within_lengths_reversed(lengths: torch.Tensor, steps: int) -> torch.Tensor:
-    """``(B, steps)`` step indices reversing each sequence within its length (padded steps
-    stay); applying it twice is the identity."""
-    t = torch.arange(steps, device=lengths.device).unsqueeze(0)
-    n = lengths.unsqueeze(1)
-    return torch.where(t < n, n - 1 - t, t)
-
-
-def _torch_gates(w: torch.Tensor) -> torch.Tensor:
-    """CNTK's ``(in, 4H)`` gate blocks ``i, c, f, o`` as torch's ``(4H, in)`` ``i, f, g, o``."""
-    i, c, f, o = w.reshape(w.shape[0], 4, -1).unbind(1)
-    return torch.cat([i, f, c, o], 1).t().contiguous()     # (the fused kernel's fast path)
-
-
-def _lstm_sequence_shape(x, lengths, h0, c0, w, hw, b, go_backwards=False):
-    grad = any(t.requires_grad for t in (x, h0, c0, w, hw, b))
-    return torch.empty(tuple(x.shape[:2]) + (hw.shape[0],), dtype=x.dtype, device="meta",
-                       requires_grad=grad)
-
-
-@op(7, category="sequence", shape=_lstm_sequence_shape, traceable=False,
-    unstorable=_UNSTORABLE)
-def cntk_lstm_sequence(x, lengths, h0, c0, w, hw, b, go_backwards=False):
-    """CNTK's LSTM step (``stadyn.layers.LSTM`` without peepholes, tanh) run along each
-    sequence by torch's fused LSTM kernel on packed sequences: ``x`` ``(B, T, in)`` with
-    ``lengths``, initial states ``h0``, ``c0`` (a scalar, ``(H,)`` or ``(B, H)``) and CNTK's
-    ``W`` ``(in, 4H)``, ``H`` ``(H, 4H)``, ``b`` ``(4H,)``; returns ``h`` ``(B, T, H)``, 0 at
-    padded steps.  The same values as the ``recurrence`` op over the LSTM step.
-
-    Example:
-        >>> import numpy as np, stadyn as sd, stadyn.functions as F
-        >>> v = lambda a: sd.Variable.from_numpy_array(np.asarray(a, np.float32))
-        >>> with sd.auto_forward():
-        ...     n = sd.Variable.from_numpy_array(np.array([2, 1]))
-        ...     h = F.cntk_lstm_sequence(v(np.ones((2, 2, 1))), n, v(0), v(0),
-        ...                              v(np.ones((1, 4))), v(np.zeros((1, 4))), v(np.zeros(4)))
-        >>> h.shape, float(h.d[1, 1, 0])
-        ((2, 2, 1), 0.0)
-    """
-    batch, steps = x.shape[:2]
-    size = hw.shape[0]
-    n = lengths.clamp(min=1)
-    if go_backwards:
-        x = x[torch.arange(batch, device=x.device).unsqueeze(1), _within_lengths_reversed(n, steps)]
-    packed = nn_rnn.pack_padded_sequence(x, n.cpu(), batch_first=True, enforce_sorted=False)
-    states = [s.to(x.dtype).expand(batch, size) if s.ndim < 2 else s for s in (h0, c0)]
-    hx = tuple(s[packed.sorted_indices].unsqueeze(0).contiguous() for s in states)
-    params = [_torch_gates(w), _torch_gates(hw), _torch_gates(b.unsqueeze(0))[:, 0],
-              torch.zeros_like(b)]
-    data, _, _ = torch.lstm(packed.data, packed.batch_sizes, hx, params, True, 1, 0.0,
-                            torch.is_grad_enabled(), False)
-    out, _ = nn_rnn.pad_packed_sequence(
-        nn_rnn.PackedSequence(data, packed.batch_sizes, packed.sorted_indices,
-                              packed.unsorted_indices), batch_first=True, total_length=steps)
-    if go_backwards:
-        out = out[torch.arange(batch, device=x.device).unsqueeze(1),
-                  _within_lengths_reversed(n, steps)]
-    return _zero_padding(out, lengths)

@@ -8,8 +8,10 @@ condition 2 is taken twice, 0 not at all, and fractions accumulate (step ``t`` i
 A new axis made from a condition is padded to ``max_repeat`` times the condition's padded
 length ``T``, so its shape is known before the data is: a minibatch whose counts add up to more
 steps than that is refused, never cut.
-``where`` and ``gather`` read their data to know which steps to take (their static graphs
-run eagerly, as an op with a data-dependent layout must).
+``where`` and ``gather`` compute which steps to take with tensor ops (cumulative counts,
+``searchsorted``) on that fixed padded shape, so static plans trace them; the one check that
+reads the data -- no sequence longer than its padded axis -- is a custom op the plan keeps and
+runs on every replay.
 """
 
 from __future__ import annotations
@@ -41,16 +43,30 @@ def _ends(condition: torch.Tensor, lengths: torch.Tensor, op_name: str) -> torch
     return torch.ceil(c.cumsum(1)).long()
 
 
-def _taken(condition, lengths, max_repeat: int, op_name: str):
-    """``(index (B, steps) of the step each new step takes, new lengths (B,))``."""
-    ends = _ends(condition, lengths, op_name)
-    new_lengths = ends[:, -1].contiguous()
-    steps = max(int(max_repeat), 1) * ends.shape[1]
-    most = int(new_lengths.max()) if new_lengths.numel() else 0
+@torch.library.custom_op("stadyn_kernels::checked_lengths", mutates_args=())
+def _checked_lengths(lengths: torch.Tensor, steps: int, max_repeat: int,
+                     op_name: str) -> torch.Tensor:
+    """``lengths`` (a copy) once no new sequence is longer than the ``steps`` its axis is
+    padded to; a ShapeError otherwise.  A custom op, so a static plan keeps the check and runs
+    it on every replay (the lengths are data: known only then)."""
+    most = int(lengths.max()) if lengths.numel() else 0
     if most > steps:
         raise ShapeError(f"{op_name}: the condition takes {most} steps of one sequence, more "
                          f"than the {steps} steps the new sequence axis is padded to "
                          f"({max_repeat} per step of the condition; pass a larger max_repeat)")
+    return lengths.clone()
+
+
+@_checked_lengths.register_fake
+def _checked_lengths_fake(lengths, steps, max_repeat, op_name):
+    return torch.empty_like(lengths)
+
+
+def _taken(condition, lengths, max_repeat: int, op_name: str):
+    """``(index (B, steps) of the step each new step takes, new lengths (B,))``."""
+    ends = _ends(condition, lengths, op_name)
+    steps = max(int(max_repeat), 1) * ends.shape[1]
+    new_lengths = _checked_lengths(ends[:, -1].contiguous(), steps, int(max_repeat), op_name)
     j = torch.arange(steps, device=ends.device).expand(ends.shape[0], steps).contiguous()
     index = torch.searchsorted(ends.contiguous(), j, right=True)
     return index.clamp(max=ends.shape[1] - 1), new_lengths
@@ -66,7 +82,7 @@ def _where_shape(condition, lengths, max_repeat=1):
             torch.empty((condition.shape[0],), dtype=torch.int64, device="meta"))
 
 
-@op(2, category=_C, shape=_where_shape, traceable=False)
+@op(2, category=_C, shape=_where_shape)
 def sequence_where(condition, lengths, max_repeat=1):
     """The positions of each sequence's steps whose ``condition`` is nonzero, as a new
     sequence (CNTK's ``sequence.where``; a count ``k`` repeats a position ``k`` times).
@@ -94,7 +110,7 @@ def _gather_shape(x, condition, lengths, max_repeat=1):
             torch.empty((x.shape[0],), dtype=torch.int64, device="meta"))
 
 
-@op(3, category=_C, shape=_gather_shape, traceable=False)
+@op(3, category=_C, shape=_gather_shape)
 def sequence_gather(x, condition, lengths, max_repeat=1):
     """The steps of ``x`` whose ``condition`` is nonzero, as a new sequence (CNTK's
     ``sequence.gather``): returns them and their lengths; padded steps 0.

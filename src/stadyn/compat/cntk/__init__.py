@@ -52,6 +52,7 @@ from .train.distributed import (Communicator, DistributedLearner, WorkerDescript
                                 data_parallel_distributed_learner, mpi_communicator)
 
 cntk_py = _cntk_py
+optimized_rnnstack = ops.optimized_rnnstack   # (seq-engine) not in __all__: see ops/__init__.py
 __version__ = "2.7+stadyn"
 
 __all__ = [n for n in _ops_all if n != "use_default_device"] + ["use_default_device",

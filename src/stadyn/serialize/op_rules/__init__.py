@@ -25,7 +25,7 @@ from . import _activation, _arith, _cntk, _distributed, _logical, _loss, _misc  
 from . import _gradient, _nn, _reduce, _sequence, _shape  # noqa: F401
 from . import _compare, _elementwise, _index, _normalization, _random, _resample  # noqa: F401
 from . import _augment, _trig  # noqa: F401
-from . import _random_like, _ranking  # noqa: F401
+from . import _random_like, _ranking, _sequence_rnn  # noqa: F401
 from . import _binary, _grid, _linalg, _quantize, _rescale  # noqa: F401
 from ._table import OpRules, Unmapped, register_rules, rules_for
 

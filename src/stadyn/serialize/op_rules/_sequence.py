@@ -1,8 +1,14 @@
 """Rules of the sequence ops, the recurrence and NNabla's recurrent ops
-(``stadyn/ops/_sequence.py``, ``ops/_recurrence.py``, ``ops/_rnn.py``): ONNX has no sequence
-axis with lengths beside the batch axis, and its RNN ops are not mapped yet."""
+(``stadyn/ops/_sequence.py``, ``ops/_recurrence.py``, ``ops/_rnn.py``).  ONNX has no sequence
+axis with lengths beside the batch axis: the reductions over a padded sequence, its softmax,
+first and last steps export as ordinary ops with the lengths as a tensor (a mask from a
+constant range of the padded length); the ops that make a new sequence axis or shift steps do
+not export.  NNabla's RNN ops are not mapped yet; CNTK's fused recurrences are in
+``_sequence_rnn.py``."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from ... import functions as F
 from ._table import Unmapped, register_rules
@@ -10,17 +16,66 @@ from ._table import Unmapped, register_rules
 _NO_AXIS = ("ONNX tensors have no dynamic sequence axis with per-sequence lengths (Stadyn's "
             "padded layout); export the network per step instead")
 _NO_IMPORT = "no ONNX op reads per-sequence lengths"
+_BY_PARTS = ("no ONNX op reads per-sequence lengths: the export's ops (Less, Where, ...) import "
+             "one by one as other catalog ops")
 
-for _op in (F.sequence_reduce_sum, F.sequence_reduce_max, F.sequence_softmax,
-            F.sequence_first, F.sequence_last, F.sequence_slice, F.sequence_broadcast_as,
+
+def _mask(g, x, lengths):
+    """``(B, T, 1, ...)`` booleans shaped for ``x``: step ``t`` < the sequence's length (the
+    padded length is static in a graph, so the steps are a constant)."""
+    t = g.const(np.arange(g.shape(x)[1], dtype=np.int64)[None, :])
+    mask = g.op("Less", [t, g.unsqueeze(g.cast(lengths, np.int64), [1])])
+    return g.unsqueeze(mask, list(range(2, g.ndim(x)))) if g.ndim(x) > 2 else mask
+
+
+def _masked_reduce(op_type, fill):
+    def export(g, inputs, attrs):
+        x, lengths = inputs
+        kept = g.op("Where", [_mask(g, x, lengths), x, g.scalar(fill, x)])
+        return g.reduce(op_type, kept, [1], False)
+    export.__doc__ = f"Less, Where, {op_type}"
+    return export
+
+
+def _softmax_onnx(g, inputs, attrs):
+    """Less, Where, Softmax, Where"""
+    x, lengths = inputs
+    mask = _mask(g, x, lengths)
+    y = g.op("Softmax", [g.op("Where", [mask, x, g.scalar(float("-inf"), x)])], axis=1)
+    return g.op("Where", [mask, y, g.scalar(0.0, x)])
+
+
+def _first_onnx(g, inputs, attrs):
+    """Gather"""
+    return g.op("Gather", [inputs[0], g.const(np.asarray(0, dtype=np.int64))], axis=1)
+
+
+def _last_onnx(g, inputs, attrs):
+    """Sub, Where, Expand, GatherElements, Squeeze"""
+    x, lengths = inputs
+    last = g.op("Sub", [g.cast(lengths, np.int64), g.const(np.asarray(1, dtype=np.int64))])
+    zero = g.const(np.asarray(0, dtype=np.int64))
+    last = g.op("Where", [g.op("Less", [last, zero]), zero, last])
+    index = g.reshape(last, (-1,) + (1,) * (g.ndim(x) - 1))
+    index = g.op("Expand", [index, g.ints((1, 1) + tuple(g.shape(x)[2:]))])
+    return g.squeeze(g.op("GatherElements", [x, index], axis=1), [1])
+
+
+register_rules(F.sequence_reduce_sum, onnx_export=_masked_reduce("ReduceSum", 0.0),
+               onnx_import=Unmapped(_BY_PARTS))
+register_rules(F.sequence_reduce_max, onnx_export=_masked_reduce("ReduceMax", float("-inf")),
+               onnx_import=Unmapped(_BY_PARTS))
+register_rules(F.sequence_softmax, onnx_export=_softmax_onnx, onnx_import=Unmapped(_BY_PARTS))
+register_rules(F.sequence_first, onnx_export=_first_onnx, onnx_import=Unmapped(_BY_PARTS))
+register_rules(F.sequence_last, onnx_export=_last_onnx, onnx_import=Unmapped(_BY_PARTS))
+
+for _op in (F.sequence_slice, F.sequence_broadcast_as,
             F.past_value, F.future_value, F.sequence_unpack, F.sequence_where,
             F.sequence_gather, F.sequence_scatter, F.to_sequence, F.sequence_full_lengths):
     register_rules(_op, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT))
 
 register_rules(F.recurrence, onnx_export=Unmapped(F.recurrence.spec.unstorable),
                onnx_import=Unmapped("ONNX's Loop/Scan import as unrolled graphs is not built"))
-register_rules(F.cntk_lstm_sequence, onnx_export=Unmapped(_NO_AXIS),
-               onnx_import=Unmapped(_NO_IMPORT))
 
 # NNabla's stacked recurrent ops (``ops/_rnn.py``)
 _RNN = ("ONNX's LSTM/GRU/RNN (gate order iofc / zrh, separate recurrence biases) are not "

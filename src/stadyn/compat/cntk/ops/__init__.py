@@ -55,8 +55,12 @@ from ..io import INFINITELY_REPEAT
 
 from . import functions  # noqa: E402
 from .._late import bind as _bind
+from .._adapt import adapt as _adapt_rnnstack
+from ....sequence import optimized_rnnstack as _sd_sequence_ors
 
 input = input_variable  # noqa: A001 - CNTK's name
+# (seq-engine) CNTK's cuDNN RNN stack; not in __all__ until tests/compat has a case for it
+optimized_rnnstack = _adapt_rnnstack(_sd_sequence_ors, op="OptimizedRNNStack")
 
 
 def combine(*operands, name: str = ""):
