@@ -23,11 +23,12 @@ WORDS, LABELS = 50, 10          # ATIS.cntk: wordCount, labelCount (944, 127 in 
 VOCAB, CLASSES = 30, 5          # SimpleExample.cntk: vocabDim, numLabels
 
 
-def atis(path: str, n: int, seed: int) -> None:
+def atis(path: str, n: int, seed: int, lengths: tuple[int, int] = (3, 12)) -> None:
+    """``n`` sentences of ``lengths[0]`` to ``lengths[1] - 1`` words."""
     rng = np.random.RandomState(seed)
     with open(path, "w") as f:
         for s in range(n):
-            words = rng.randint(2, WORDS, rng.randint(3, 12))
+            words = rng.randint(2, WORDS, rng.randint(*lengths))
             words[rng.rand(len(words)) < 0.2] = 1
             for t, w in enumerate(words):
                 prev = words[t - 1] if t > 0 else 0
@@ -36,11 +37,12 @@ def atis(path: str, n: int, seed: int) -> None:
                 f.write(f"{s}\t|PW {prev}:1\t|CW {w}:1\t|NW {nxt}:1\t|L {label}:1\n")
 
 
-def classification(path: str, n: int, seed: int) -> None:
+def classification(path: str, n: int, seed: int, lengths: tuple[int, int] = (2, 9)) -> None:
+    """``n`` sequences of ``lengths[0]`` to ``lengths[1] - 1`` words."""
     rng = np.random.RandomState(seed)
     with open(path, "w") as f:
         for s in range(n):
-            words = rng.randint(0, VOCAB, rng.randint(2, 9))
+            words = rng.randint(0, VOCAB, rng.randint(*lengths))
             label = int(words[0]) % CLASSES
             for t, w in enumerate(words):
                 y = "\t|y " + " ".join("1" if k == label else "0" for k in range(CLASSES)) \
