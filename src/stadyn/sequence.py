@@ -201,7 +201,7 @@ def recurrence(step: Callable, inputs: Sequence[Variable], initial_states: Seque
         >>> [s.ravel().tolist() for s in sd.sequence.unpack_value(y)]
         [[1.0, 3.0, 6.0], [4.0]]
     """
-    lengths = lengths_of(inputs[0], "recurrence")
+    lengths_of(inputs[0], "recurrence")      # a clear error for an input without lengths
     with auto_forward(False):
         states = [Variable((1,) + tuple(int(d) for d in s)) for s in state_shapes]
         step_inputs = [Variable((1,) + tuple(v.shape[2:]), dtype=v.dtype) for v in inputs]

@@ -34,7 +34,7 @@ def test_atis_slot_tagging_config_trains(tmp_path):
     # samples are the labels' steps: every word of the 24 sentences, each epoch
     steps = sum(1 for _ in open(tmp_path / "ATIS.train.ctf"))
     assert [e.samples for e in epochs] == [steps] * 4
-    assert f"cr = " in log and f"* {steps}; errs = " in log
+    assert "cr = " in log and f"* {steps}; errs = " in log
 
 
 @pytest.mark.slow

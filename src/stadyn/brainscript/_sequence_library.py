@@ -108,7 +108,7 @@ class SequenceFunctions:
             "RecurrentLSTMLayerStack": self.RecurrentLSTMLayerStack,
             "EmbeddingLayer": self.EmbeddingLayer, "RowStack": self.RowStack,
             "Splice": self.Splice, "DynamicAxis": self.DynamicAxis,
-            "SparseInput": self.SparseInput, "Hardmax": self.Hardmax,
+            "SparseInput": self.SparseInput,
             "_None": NONE, "_IsNone": lambda x: x is NONE or x == (),
             "_Unsupported": _unsupported, "_ZeroesLike": self._ZeroesLike,
             "_IsFirstN": self._IsFirstN, "_IsLastN": self._IsLastN,
@@ -263,24 +263,16 @@ class SequenceFunctions:
             raise ConfigError(f"Splice: only axis = 1 is supported yet, got {axis!r}")
         return self._node(F.concatenate(*values, axis=values[0].ndim - 1), "RowStack", tag)
 
-    def Hardmax(self, z, tag=""):
-        """1 at each sample's largest value, 0 elsewhere."""
-        v = self._value(z, "Hardmax")
-        return self._node(F.one_hot(F.max(v, axis=v.ndim - 1, keepdims=True, only_index=True),
-                                    (v.shape[-1],)), "Hardmax", tag) \
-            if hasattr(F, "one_hot") else _unsupported("Hardmax")
-
     # ---- layers ------------------------------------------------------------------------------
     def EmbeddingLayer(self, outDim, init="glorotUniform", initValueScale=1, embeddingPath="",
                        transpose=False):
         """``E x`` with ``E`` ``(outDim : Inferred)``, for one-hot ``x`` (a
         :class:`stadyn.layers.Embedding`)."""
-        from ._stadyn_library import cntk_initializer
         if embeddingPath:
             raise ConfigError("EmbeddingLayer: embeddingPath is not supported yet")
         if transpose:
             raise ConfigError("EmbeddingLayer: transpose = true is not supported yet")
-        return L.Embedding(int(outDim), init=cntk_initializer(init, initValueScale))
+        return L.Embedding(int(outDim), init=self._initializer(init, initValueScale))
 
     def RecurrentLSTMLayer(self, outputDim, cellShape=NONE, goBackwards=False,
                            usePeepholes=False, trainInitialState=False, init="glorotUniform",
@@ -289,14 +281,13 @@ class SequenceFunctions:
         """CNTK's LSTM over a sequence, from states of 0.1 (``BS.Loop.Previous``'s default):
         ``Recurrence(LSTM(outputDim))`` of :mod:`stadyn.layers`, which runs a plain LSTM as
         torch's fused kernel."""
-        from ._stadyn_library import cntk_initializer
         for flag, what in ((trainInitialState, "trainInitialState"),
                            (enableSelfStabilization, "enableSelfStabilization")):
             if flag:
                 raise ConfigError(f"RecurrentLSTMLayer: {what} = true is not supported yet")
         cell = None if cellShape is NONE else int(cellShape)
         step = L.LSTM(int(outputDim), cell_shape=cell, use_peepholes=bool(usePeepholes),
-                      init=cntk_initializer(init, initValueScale))
+                      init=self._initializer(init, initValueScale))
         return L.Recurrence(step, go_backwards=bool(goBackwards), initial_state=0.1)
 
     def RecurrentLSTMLayerStack(self, layerDims, cellShapes=NONE, usePeepholes=False,

@@ -186,6 +186,9 @@ class StadynLibrary(SequenceFunctions, Library):
             self.tagged[tag].append(v)
         return v
 
+    def _initializer(self, init: str, scale: float) -> Any:
+        return cntk_initializer(init, scale)
+
     def operation_of(self, node: Any) -> str | None:
         """The CNTK operation that made ``node`` (``CrossEntropyWithSoftmax``, ...), if known."""
         entry = self._operations.get(id(node))
