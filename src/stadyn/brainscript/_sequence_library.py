@@ -109,7 +109,7 @@ class SequenceFunctions:
             "EmbeddingLayer": self.EmbeddingLayer, "RowStack": self.RowStack,
             "Splice": self.Splice, "DynamicAxis": self.DynamicAxis,
             "SparseInput": self.SparseInput,
-            "_None": NONE, "_IsNone": lambda x: x is NONE or x == (),
+            "_None": NONE, "_IsNone": _is_none,
             "_Unsupported": _unsupported, "_ZeroesLike": self._ZeroesLike,
             "_IsFirstN": self._IsFirstN, "_IsLastN": self._IsLastN,
             "_SequenceFirst": self._SequenceFirst, "_SequenceLast": self._SequenceLast,
@@ -306,6 +306,11 @@ class SequenceFunctions:
                 x = layer(x)
             return x
         return stack
+
+
+def _is_none(x: Any) -> bool:
+    """CNTK's ``IsNone``: ``None`` or the empty array it stands for."""
+    return x is NONE or (isinstance(x, tuple) and not x)
 
 
 def _unsupported(what: str) -> Any:
