@@ -228,19 +228,8 @@ class Evaluator:
         named = {k: self._to_python(v.force()) for k, v in kwargs.items()}
         _check_signature(fn, pos, named, name, loc)
         self.library.prepare_args(pos, named)
-        try:
-            with source_location(_line_of(loc)):     # nodes it makes name the config's line
-                result = fn(*pos, **named)
-        except CycleError:
-            raise
-        except ConfigError as err:
-            if err.line is not None:
-                raise
-            raise _err(f"{name}: {err.reason}", loc) from err
-        except StadynError as err:
-            raise _err(f"{name}: {err}", loc) from err
-        except NotImplementedError as err:
-            raise _err(f"{name}: {err}", loc) from err
+        with source_location(_line_of(loc)):     # nodes it makes name the config's line
+            result = self._guard(lambda: fn(*pos, **named), loc, name)
         return self._from_python(result, loc)
 
     def _delay_args(self, delay: tuple[int, str], args: Sequence[Thunk],
@@ -280,13 +269,16 @@ class Evaluator:
         return [*args[:position], Thunk.of(ref), *args[position + 1:]], kwargs
 
     def _guard(self, fn: Callable[[], Any], loc, name: str) -> Any:
+        """``fn()`` with its errors located at ``loc`` (a cycle passes on as it is)."""
         try:
             return fn()
+        except CycleError:
+            raise
         except ConfigError as err:
             if err.line is not None:
                 raise
             raise _err(f"{name}: {err.reason}", loc) from err
-        except StadynError as err:
+        except (StadynError, NotImplementedError) as err:
             raise _err(f"{name}: {err}", loc) from err
 
     def _is_function(self, v: Any) -> bool:
