@@ -33,7 +33,7 @@ from .ops import StepFunction
 __all__ = ["input_variable", "feed", "unpack_value", "lengths_of", "reduce_sum", "reduce_max",
            "softmax", "first", "last", "slice", "broadcast_as", "past_value", "future_value",
            "unpack", "recurrence", "delay", "where", "gather", "scatter", "to_sequence",
-           "to_sequence_like", "state_value", "optimized_rnnstack"]
+           "to_sequence_like", "state_value", "optimized_rnnstack", "run_step_function"]
 
 
 def input_variable(shape: Sequence[int] | int, dtype: Any = np.float32,
@@ -201,7 +201,7 @@ def recurrence(step: Callable, inputs: Sequence[Variable], initial_states: Seque
         >>> [s.ravel().tolist() for s in sd.sequence.unpack_value(y)]
         [[1.0, 3.0, 6.0], [4.0]]
     """
-    lengths = lengths_of(inputs[0], "recurrence")
+    lengths_of(inputs[0], "recurrence")      # a clear error for an input without lengths
     with auto_forward(False):
         states = [Variable((1,) + tuple(int(d) for d in s)) for s in state_shapes]
         step_inputs = [Variable((1,) + tuple(v.shape[2:]), dtype=v.dtype) for v in inputs]
@@ -211,7 +211,30 @@ def recurrence(step: Callable, inputs: Sequence[Variable], initial_states: Seque
         if tuple(o.shape[1:]) != tuple(s):
             raise ShapeError(f"recurrence: the step returns state {k} of shape "
                              f"{tuple(o.shape[1:])}, but the state has shape {tuple(s)}")
-    program = StepFunction(states, step_inputs, outs)
+    return run_step_function(StepFunction(states, step_inputs, outs), inputs, initial_states,
+                             go_backwards)
+
+
+def run_step_function(program: StepFunction, inputs: Sequence[Variable],
+                      initial_states: Sequence[Any], go_backwards: bool = False
+                      ) -> tuple[Variable, ...]:
+    """Run a recorded step (:class:`stadyn.ops.StepFunction`) along the sequence axis of
+    ``inputs`` (one per step input of the program, all of the same lengths); returns each
+    state's sequence.  :func:`recurrence` records the step from a Python function; BrainScript
+    loops record theirs while the network is built.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> from stadyn.ops import StepFunction
+        >>> h, u = sd.Variable((1, 1)), sd.Variable((1, 1))
+        >>> x = sd.sequence.input_variable(1)
+        >>> (y,) = sd.sequence.run_step_function(StepFunction([h], [u], [h * 2.0 + u]), [x], [0.0])
+        >>> x.d = [np.array([[1.0], [1.0]])]
+        >>> y.forward()
+        >>> sd.sequence.unpack_value(y)[0].ravel().tolist()
+        [1.0, 3.0]
+    """
+    lengths = lengths_of(inputs[0], "recurrence")
     ys = F.recurrence(lengths, *inputs, *[state_value(v) for v in initial_states],
                       *program.captured, step=program, n_sequences=len(inputs),
                       go_backwards=go_backwards)

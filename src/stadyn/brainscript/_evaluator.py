@@ -32,8 +32,8 @@ from stadyn._errors import ConfigError, StadynError
 from stadyn.graph import source_location
 
 from . import _ast as A
-from ._library import NODE_OPERATOR_HOOKS, Library
-from ._values import BSArray, BSFunction, Record, Thunk, _err, _is_number, _num
+from ._library import NODE_OPERATOR_HOOKS, ForwardRef, Library
+from ._values import BSArray, BSFunction, CycleError, Record, Thunk, _err, _is_number, _num
 
 __all__ = ["Evaluator", "Record", "BSArray", "BSFunction", "Thunk", "Network", "evaluate",
            "evaluate_network"]
@@ -64,6 +64,7 @@ class Evaluator:
             "Length": self._length,
         }
         self._last_loc: A.SourceLocation | None = None
+        self._script_prelude: Record | None = None
 
     # ---- entry -----------------------------------------------------------------------------
     def evaluate(self, expr: A.Expr, scope: Record | None = None) -> Any:
@@ -99,10 +100,31 @@ class Evaluator:
 
     def _global(self, name: str) -> Any:
         fn = self.library.lookup(name)
-        return fn if fn is not None else self._prelude.get(name)
+        if fn is not None:
+            return fn
+        fn = self._prelude.get(name)
+        if fn is not None:
+            return fn
+        prelude = self._library_script()
+        if prelude is not None and name in prelude._members:
+            return prelude._members[name].force()
+        return None
+
+    def _library_script(self) -> Record | None:
+        """The library's own BrainScript definitions (:meth:`Library.script_prelude`)."""
+        if self._script_prelude is None:
+            text = self.library.script_prelude()
+            if text is None:
+                return None
+            from ._parser import parse_members
+            self._script_prelude = self.eval(parse_members(text, "<library>"), None)
+        return self._script_prelude
 
     def _hint(self, name: str, scope: Record | None) -> str:
         pool = set(self.library.names()) | set(self._prelude)
+        prelude = self._library_script()
+        if prelude is not None:
+            pool |= set(prelude._members)
         if scope is not None:
             pool |= set(scope._visible_names())
         close = difflib.get_close_matches(name, sorted(pool), n=3)
@@ -199,21 +221,65 @@ class Evaluator:
             return fn.apply(args, kwargs, loc)
         if not self._is_function(fn):
             raise _err(f"'{name}' is {self._type(fn)}, which cannot be called", loc)
+        delay = self.library.delay_input(fn)
+        if delay is not None:
+            args, kwargs = self._delay_args(delay, args, kwargs, loc, name)
         pos = [self._to_python(a.force()) for a in args]
         named = {k: self._to_python(v.force()) for k, v in kwargs.items()}
         _check_signature(fn, pos, named, name, loc)
+        self.library.prepare_args(pos, named)
+        with source_location(_line_of(loc)):     # nodes it makes name the config's line
+            result = self._guard(lambda: fn(*pos, **named), loc, name)
+        return self._from_python(result, loc)
+
+    def _delay_args(self, delay: tuple[int, str], args: Sequence[Thunk],
+                    kwargs: Mapping[str, Thunk], loc, name: str):
+        """A delay's arguments, its input replaced by a :class:`ForwardRef` when the input is
+        still being defined (a loop: ``h = f(PastValue(0, h))``); the library gets the input's
+        value once that definition has finished."""
+        position, key = delay
+        if key in kwargs:
+            thunk = kwargs[key]
+        elif position < len(args):
+            thunk = args[position]
+        else:
+            return args, kwargs
         try:
-            with source_location(_line_of(loc)):     # nodes it makes name the config's line
-                result = fn(*pos, **named)
+            thunk.force()
+            return args, kwargs
+        except CycleError as cycle:
+            if not cycle.thunk.running:
+                raise
+            waits_for = cycle.thunk
+        ref = ForwardRef(loc, waits_for.name)
+
+        def define() -> None:
+            try:
+                value = self._to_python(thunk.force())
+            except CycleError as again:   # the input also needs a value still being computed
+                if not again.thunk.running:
+                    raise
+                again.thunk.when_done(define)
+                return
+            with source_location(_line_of(loc)):
+                self._guard(lambda: self.library.define_forward(ref, value), loc, name)
+        waits_for.when_done(define)
+        if key in kwargs:
+            return args, {**kwargs, key: Thunk.of(ref)}
+        return [*args[:position], Thunk.of(ref), *args[position + 1:]], kwargs
+
+    def _guard(self, fn: Callable[[], Any], loc, name: str) -> Any:
+        """``fn()`` with its errors located at ``loc`` (a cycle passes on as it is)."""
+        try:
+            return fn()
+        except CycleError:
+            raise
         except ConfigError as err:
             if err.line is not None:
                 raise
             raise _err(f"{name}: {err.reason}", loc) from err
-        except StadynError as err:
+        except (StadynError, NotImplementedError) as err:
             raise _err(f"{name}: {err}", loc) from err
-        except NotImplementedError as err:
-            raise _err(f"{name}: {err}", loc) from err
-        return self._from_python(result, loc)
 
     def _is_function(self, v: Any) -> bool:
         if isinstance(v, BSFunction):
@@ -307,7 +373,11 @@ class Evaluator:
     def _hook(self, hook: str, args: tuple, loc, op: str) -> Any:
         try:
             with source_location(_line_of(loc)):
-                return getattr(self.library, hook)(*args)
+                values = list(args)
+                self.library.prepare_args(values, {})
+                return getattr(self.library, hook)(*values)
+        except CycleError:
+            raise
         except NotImplementedError as err:
             raise _err(f"operator '{op}' on nodes: {err}", loc) from None
         except ConfigError as err:
@@ -525,6 +595,7 @@ def evaluate_network(expr: A.Expr, library: Library) -> Network:
     >>> net.output_nodes, net.name_of(net.output_nodes[0])
     (['node:input3'], 'f')
     """
+    library.prepare(expr)
     ev = Evaluator(library)
     value = ev.evaluate(expr)
     if not isinstance(value, Record):
@@ -532,6 +603,7 @@ def evaluate_network(expr: A.Expr, library: Library) -> Network:
     net = Network(value)
     try:
         _collect_nodes(ev, value, "", net.nodes, set())
+        net.nodes = dict(zip(net.nodes, library.resolve_all(list(net.nodes.values()))))
         for key, attr in zip(_NETWORK_KEYS, ("feature_nodes", "label_nodes", "criterion_nodes",
                                              "evaluation_nodes", "output_nodes")):
             if key in value:
@@ -543,6 +615,7 @@ def evaluate_network(expr: A.Expr, library: Library) -> Network:
 
 def _node_list(ev: Evaluator, v: Any, key: str, loc) -> list[Any]:
     items = list(ev._to_python(v)) if isinstance(v, BSArray) else [v]
+    items = [ev.library.resolve(item) for item in items]
     for item in items:
         if not ev.library.is_node(item):
             raise _err(f"'{key}' must list nodes, but holds {ev._type(item)}", loc)

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["Library", "Composition", "cntk_shape", "cntk_filter_shape", "NODE_OPERATOR_HOOKS"]
+__all__ = ["Library", "Composition", "ForwardRef", "cntk_shape", "cntk_filter_shape",
+           "NODE_OPERATOR_HOOKS"]
 
 
 # Infix operator -> Library hook, used when at least one operand is a node.  A scalar operand is
@@ -49,6 +50,24 @@ class Composition:
 
     def __repr__(self) -> str:
         return f"Composition({self.f!r}, {self.g!r})"
+
+
+class ForwardRef:
+    """The input of a delay (``PastValue``/``FutureValue``) that is still being defined: the
+    delay is part of a loop (``h = f(PastValue(0, h))``).  The evaluator passes one to the
+    delay function instead of the input's value, and hands the value to
+    :meth:`Library.define_forward` once the definition it waits for has finished.
+
+    >>> ref = ForwardRef(None, "h")
+    >>> ref
+    ForwardRef(h)
+    """
+
+    def __init__(self, loc: Any, name: str = "") -> None:
+        self.loc, self.name = loc, name
+
+    def __repr__(self) -> str:
+        return f"ForwardRef({self.name})"
 
 
 class Library:
@@ -140,6 +159,37 @@ class Library:
     def if_then_else(self, cond: Any, then: Any, orelse: Any) -> Any:
         """``if node then a else b``: an element-wise choice (CNTK's ``If``)."""
         return self._missing("if_then_else")
+
+    # ---- recurrence (loops through delays) -------------------------------------------------
+    def delay_input(self, fn: Any) -> tuple[int, str] | None:
+        """For a delay function (``PastValue``, ``FutureValue``): the position and name of its
+        input parameter; ``None`` for every other function.  A library that names none has no
+        recursive definitions (a loop is then a circular definition)."""
+        return None
+
+    def define_forward(self, ref: ForwardRef, value: Any) -> None:
+        """The value of a delay's input that was passed as ``ref`` (see :class:`ForwardRef`)."""
+        raise NotImplementedError("recursive definitions through a delay are not supported")
+
+    def prepare_args(self, args: list[Any], kwargs: dict[str, Any]) -> None:
+        """Adjust the arguments of a library call or operator hook in place (Stadyn's engine
+        maps values made inside a recurrence loop here); the default changes nothing."""
+
+    def resolve(self, value: Any) -> Any:
+        """A node as the network exposes it (a node made inside a closed loop: its sequence)."""
+        return value
+
+    def resolve_all(self, values: list[Any]) -> list[Any]:
+        """:meth:`resolve` for many nodes at once (a network's named nodes)."""
+        return [self.resolve(v) for v in values]
+
+    def script_prelude(self) -> str | None:
+        """BrainScript source of further definitions (a record's members), evaluated on first
+        use; its names are found after the library's functions."""
+        return None
+
+    def prepare(self, expr: Any) -> None:
+        """Called with a network description's AST before it is evaluated."""
 
     # ---- functions and classes -----------------------------------------------------------
     def compose(self, f: Callable[..., Any], g: Callable[[Any], Any]) -> Callable[..., Any]:

@@ -13,9 +13,9 @@ from collections.abc import Callable
 import numpy as np
 
 from .._errors import ConfigError, ModelFileError
-from ..graph import Variable
+from ..graph import Variable, topological_nodes
 from ..parametric import current_registry
-from ..serialize import is_model_file, load, load_parameters, save
+from ..serialize import is_model_file, load, load_parameters, save, save_parameters
 from ..train import feed, read_checkpoint_state
 
 __all__ = ["model_name", "start_epoch", "check_writable", "save_model", "load_model_parameters",
@@ -140,8 +140,14 @@ def _saved_epochs(model_path: str, max_epochs: int) -> list[int]:
 
 def save_model(path: str, outputs: dict[str, Variable], inputs: dict[str, Variable]) -> None:
     """Write the model file: a Stadyn model file (:func:`stadyn.save`: the graph of every named
-    node, its inputs and the parameters)."""
+    node, its inputs and the parameters).  A graph that model files cannot hold yet (one with
+    a recurrence: sequence networks) is written as a parameter file; ``test``/``eval``
+    rebuild the network from the config either way."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    if any(node.spec.unstorable for node in topological_nodes(list(outputs.values()))):
+        save_parameters(path + ".tmp.safetensors")
+        os.replace(path + ".tmp.safetensors", path)
+        return
     for v in inputs.values():  # the graph was built for a batch of 1; the trainer resized inputs
         if v.shape[0] != 1:
             feed(v, np.zeros((1,) + tuple(v.shape[1:]), dtype=np.float32))

@@ -121,6 +121,11 @@ class _Network:
         return {k: v for k, v in get_parameters().items() if id(v) in leaves}
 
 
+def _sample_shape(var: Variable) -> tuple[int, ...]:
+    """One sample's (one step's, for a sequence input) shape."""
+    return tuple(var.shape[2:] if var.sequence_lengths is not None else var.shape[1:])
+
+
 def _loc(source: Any) -> tuple:
     loc = getattr(source, "loc", None)
     return () if loc is None else (loc.path, loc.line, loc.column)
@@ -152,11 +157,12 @@ class _InputSource:
                 raise ConfigError(f"the reader has no stream for the network input '{name}' "
                                   f"(its streams: {', '.join(streams)})", *reader_loc)
             info = source.streams[match]
-            if info.shape is not None and int(np.prod(info.shape)) != int(np.prod(var.shape[1:])):
+            sample = _sample_shape(var)
+            if info.shape is not None and int(np.prod(info.shape)) != int(np.prod(sample)):
                 raise ConfigError(
                     f"reader stream '{match}' delivers samples of shape {info.shape} "
                     f"({int(np.prod(info.shape))} values) but the network input '{name}' has "
-                    f"{cntk_shape_text(var.shape[1:])} ({int(np.prod(var.shape[1:]))} values)",
+                    f"{cntk_shape_text(sample)} ({int(np.prod(sample))} values)",
                     *reader_loc)
             self.pairs.append((var, match))
         self.input_map = {var: stream for var, stream in self.pairs}
@@ -164,6 +170,26 @@ class _InputSource:
     @property
     def sweep_size(self) -> int:
         return self.source.sweep_size
+
+    def label_sweep_size(self, reader: Any) -> int:
+        """One sweep counted as the trainer counts samples (CNTK's rule: the labels' samples,
+        i.e. sequences where some input is per sequence, steps where all are sequences); the
+        reader's own count when no input is a sequence.  Reads the sweep once."""
+        if all(var.sequence_lengths is None for var, _ in self.pairs):
+            return self.source.sweep_size
+        per_sequence = any(var.sequence_lengths is None for var, _ in self.pairs)
+        once = make_source(reader, max_sweeps=1)
+        total = 0
+        try:
+            while True:
+                mb = once.next_minibatch(1 << 16, {var: s for var, s in self.pairs})
+                if not mb:
+                    return total
+                parts = [mb[var] for var, _ in self.pairs]
+                total += parts[0].num_sequences if per_sequence else \
+                    max(p.num_samples for p in parts)
+        finally:
+            once.close()
 
     def get_checkpoint_state(self) -> dict:
         return self.source.get_checkpoint_state()
@@ -186,6 +212,10 @@ class _InputSource:
             return data, count
         for var, stream in self.pairs:
             mb = minibatch[var]
+            count = mb.num_samples
+            if var.sequence_lengths is not None:      # a sequence input: the trainer pads
+                data[var] = mb
+                continue
             arr = mb.data
             sample = tuple(var.shape[1:])
             if tuple(arr.shape[1:]) != sample:
@@ -194,7 +224,6 @@ class _InputSource:
                                       f"{tuple(arr.shape[1:])}; the input needs {sample}")
                 arr = arr.reshape((arr.shape[0],) + sample)
             data[var] = arr
-            count = mb.num_samples
         return data, count
 
 
@@ -302,7 +331,7 @@ class _Runner:
         source = make_source(cmd.reader, warn=log.raw)
         reader_loc = _record_loc(rec, "reader")
         inputs = _InputSource(network.inputs_of([criterion] + evals), source, reader_loc)
-        epoch_size = sgd.epoch_size or source.sweep_size
+        epoch_size = sgd.epoch_size or inputs.label_sweep_size(cmd.reader)
         if source.sweep_size == 0:
             raise ConfigError("the training reader delivers no samples", *reader_loc)
         params = network.learnable(criterion)

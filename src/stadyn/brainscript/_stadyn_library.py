@@ -40,6 +40,8 @@ from ..inspect import trace
 from ..layers import CNTKInitializer, initial_value
 from ..parametric import current_registry, get_parameter_or_create
 from ._library import Library, cntk_filter_shape, cntk_shape
+from ._loops import PendingState
+from ._sequence_library import SequenceFunctions
 
 __all__ = ["StadynLibrary", "cntk_initializer"]
 
@@ -122,7 +124,7 @@ def _spatial_pad(pad: Any, rank: int, layer: str) -> bool | tuple[bool, ...]:
                       f"{pad!r}")
 
 
-class StadynLibrary(Library):
+class StadynLibrary(SequenceFunctions, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.
 
     ``dropout_rate`` is the rate ``Dropout`` nodes are built with (the SGD block's
@@ -134,7 +136,7 @@ class StadynLibrary(Library):
     (:attr:`tagged`).
     """
 
-    def __init__(self, dropout_rate: float = 0.0) -> None:
+    def __init__(self, dropout_rate: float = 0.0, sequences: bool | None = None) -> None:
         self.dropout_rate = float(dropout_rate)
         self.inputs: list[Variable] = []
         self.tagged: dict[str, list[Variable]] = {t: [] for t in _TAGS}
@@ -164,11 +166,12 @@ class StadynLibrary(Library):
             "ClassificationError": self.ClassificationError,
             "ErrorPrediction": self.ClassificationError,
         }
+        functions.update(self._init_sequences(sequences))
         super().__init__(functions)
 
     # ---- bookkeeping ---------------------------------------------------------------------
     def is_node(self, value: Any) -> bool:
-        return isinstance(value, (Variable, _PendingParameter))
+        return isinstance(value, (Variable, _PendingParameter, PendingState))
 
     def type_name(self, value: Any) -> str:
         if isinstance(value, Variable):
@@ -183,6 +186,9 @@ class StadynLibrary(Library):
             self.tagged[tag].append(v)
         return v
 
+    def _initializer(self, init: str, scale: float) -> Any:
+        return cntk_initializer(init, scale)
+
     def operation_of(self, node: Any) -> str | None:
         """The CNTK operation that made ``node`` (``CrossEntropyWithSoftmax``, ...), if known."""
         entry = self._operations.get(id(node))
@@ -196,6 +202,9 @@ class StadynLibrary(Library):
         if isinstance(v, _PendingParameter):
             raise ConfigError(f"{what}: the parameter's inferred dimension is not known yet "
                               "(use it in a Times first, or give its input dimension)")
+        if isinstance(v, PendingState):
+            raise ConfigError(f"{what}: the dimensions of the delay at {v.where} are not known "
+                              "yet (give them as its first argument: PastValue (dims, x))")
         if not isinstance(v, Variable):
             raise ConfigError(f"{what} needs a node, got {type(v).__name__} {v!r}")
         return v
@@ -331,7 +340,7 @@ class StadynLibrary(Library):
         """A graph input of per-sample shape ``dims`` (column-major), with a batch axis of 1 that
         the trainer resizes to each minibatch."""
         shape = cntk_shape(_positive_ints(dims, "Input: dims"))
-        v = Variable((1,) + shape)
+        v = self._make_input(shape, dynamicAxis)
         self.inputs.append(v)
         self._batched.add(v)
         return self._node(v, "InputValue", tag or "")
@@ -401,6 +410,9 @@ class StadynLibrary(Library):
         """Matrix product: ``Times(W, x)`` with ``W`` ``[out x in]`` and ``x`` ``[in x *]``
         gives ``[out x *]`` (in Stadyn: ``x (N, in) @ W (in, out)``)."""
         rank = int(outputRank)
+        if isinstance(y, PendingState) and isinstance(x, Variable):
+            in_rank = x.ndim - rank
+            y = self._loops.materialize(y, tuple(x.shape[:in_rank]))
         if isinstance(x, _PendingParameter):
             x = x.materialize(self._value(y, "Times"), rank)
         a, b = self._value(x, "Times"), self._value(y, "Times")
@@ -428,6 +440,12 @@ class StadynLibrary(Library):
         return self._node(self._binary(_, y, "ElementTimes"), "ElementTimes", tag)
 
     def _binary(self, a: Any, b: Any, op: str) -> Variable:
+        if isinstance(a, PendingState) or isinstance(b, PendingState):
+            a = self._materialized(a, b, isinstance(b, Variable) and self.has_batch_axis(b))
+            b = self._materialized(b, a, isinstance(a, Variable) and self.has_batch_axis(a))
+            values = [a, b]
+            self._loops.prepare(values)
+            a, b = values
         sa, sb = self._scalar(a), self._scalar(b)
         if op == "ElementTimes":
             if sa is not None and sb is None:

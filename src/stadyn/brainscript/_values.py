@@ -13,7 +13,7 @@ from stadyn._errors import ConfigError
 
 from . import _ast as A
 
-__all__ = ["Thunk", "Record", "BSArray", "BSFunction"]
+__all__ = ["Thunk", "Record", "BSArray", "BSFunction", "CycleError"]
 
 
 def _err(message: str, loc: A.SourceLocation | None) -> ConfigError:
@@ -39,10 +39,27 @@ def _num(v: float) -> int | float:
 # lazy values
 # ---------------------------------------------------------------------------------------------
 
-class Thunk:
-    """A value computed on first use and then cached; re-entry while computing is a cycle."""
+class CycleError(ConfigError):
+    """A value needed its own value while it was being computed: a circular definition.  The
+    evaluator turns one that passes through ``PastValue``/``FutureValue`` into a recurrence;
+    any other is reported as it is, at the definition (``thunk.loc``)."""
 
-    __slots__ = ("_compute", "_value", "_state", "name", "loc")
+    def __init__(self, message: str, thunk: Thunk):
+        loc = thunk.loc
+        if loc is None:
+            super().__init__(message)
+        else:
+            super().__init__(message, loc.path, loc.line, loc.column)
+        self.thunk = thunk
+
+
+class Thunk:
+    """A value computed on first use and then cached; re-entry while computing is a cycle.
+
+    ``when_done(callback)`` asks for ``callback()`` once the running computation has finished
+    (the evaluator closes recurrence loops this way)."""
+
+    __slots__ = ("_compute", "_value", "_state", "name", "loc", "_done_callbacks")
     _PENDING, _RUNNING, _DONE = 0, 1, 2
 
     def __init__(self, compute: Callable[[], Any] | None, name: str = "", loc: A.SourceLocation | None = None):
@@ -51,6 +68,7 @@ class Thunk:
         self._state = self._PENDING
         self.name = name
         self.loc = loc
+        self._done_callbacks: list[Callable[[], None]] | None = None
 
     @classmethod
     def of(cls, value: Any) -> Thunk:
@@ -64,15 +82,31 @@ class Thunk:
             return self._value
         if self._state == self._RUNNING:
             what = f"'{self.name}'" if self.name else "this value"
-            raise _err(f"circular definition: {what} needs its own value", self.loc)
+            raise CycleError(f"circular definition: {what} needs its own value (a loop must "
+                             "pass through PastValue or FutureValue)", self)
         self._state = self._RUNNING
         try:
             value = self._compute()  # type: ignore[misc]
         except BaseException:
-            self._state = self._PENDING
+            self._state = self._PENDING   # callbacks wait for the computation that succeeds
             raise
         self._value, self._state, self._compute = value, self._DONE, None
+        callbacks, self._done_callbacks = self._done_callbacks, None
+        for callback in callbacks or ():
+            callback()
         return value
+
+    @property
+    def running(self) -> bool:
+        """Whether the value is being computed now."""
+        return self._state == self._RUNNING
+
+    def when_done(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` when the value has been computed (a computation that fails
+        leaves it waiting for the next one)."""
+        if self._done_callbacks is None:
+            self._done_callbacks = []
+        self._done_callbacks.append(callback)
 
 
 def _guarded(thunk: Thunk) -> Any:

@@ -1,0 +1,324 @@
+"""The sequence part of Stadyn's BrainScript library: delays, recurrent layers, embeddings,
+sequence inputs and the primitives behind ``BS.Loop``, ``BS.Sequences`` and ``BS.RNNs``.
+
+:class:`SequenceFunctions` is mixed into :class:`~._stadyn_library.StadynLibrary`.  The
+``BS.*`` namespaces themselves are BrainScript (``sequences.bs``, evaluated on first use);
+the functions here are what they call.  Loops through ``PastValue``/``FutureValue`` are built
+by :class:`~._loops.Loops`.
+
+CNTK facts followed here (``CNTK.core.bs``): ``PastValue (dims, input, timeStep = 1,
+initialState = None, defaultHiddenActivation = 0.1)`` -- the initial value is 0.1 unless
+``initialState`` is given, so ``BS.Loop.Previous`` and ``RecurrentLSTMLayer`` start from
+0.1; ``RecurrentLSTMLayer`` is CNTK's LSTM (gates stacked input, cell candidate, forget,
+output; ``W`` ``(4 cellDim : Inferred)``, ``H`` ``(4 cellDim : outputDim)``, bias ``4 cellDim``).
+
+Example:
+    >>> import numpy as np, stadyn as sd
+    >>> from stadyn.brainscript import StadynLibrary, build_network
+    >>> with sd.parameter_registry(sd.ParameterRegistry()):
+    ...     net = build_network('''{ x = Input{1} ; y = PastValue (1, x, timeStep = 2)
+    ...                            z = BS.Sequences.Last (x) }''', StadynLibrary())
+    >>> x = net.nodes["x"]
+    >>> x.d = [np.array([[1.0], [2.0], [3.0]])]
+    >>> net.nodes["y"].forward(); net.nodes["z"].forward()
+    >>> sd.sequence.unpack_value(net.nodes["y"])[0].ravel().tolist(), net.nodes["z"].d.tolist()
+    ([0.10000000149011612, 0.10000000149011612, 1.0], [[3.0]])
+"""
+
+from __future__ import annotations
+
+import numbers
+from importlib import resources
+from typing import Any
+
+from .. import functions as F
+from .. import layers as L
+from .. import sequence as S
+from .._errors import ConfigError
+from ..graph import Variable
+from . import _ast as A
+from ._library import ForwardRef, cntk_shape
+from ._loops import Loops, PendingState
+
+__all__ = ["SequenceFunctions", "NONE", "uses_sequences"]
+
+# Names whose use makes a network a sequence network (its Inputs then carry a sequence axis).
+SEQUENCE_NAMES = frozenset({
+    "PastValue", "FutureValue", "Delay", "DelayLayer", "RecurrentLSTMLayer",
+    "RecurrentLSTMLayerStack", "DynamicAxis", "BS"})
+
+
+class _NoneValue:
+    """CNTK's ``None`` (``BS.Constants.None``): "not given"."""
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+NONE = _NoneValue()
+
+
+def _names(expr: Any, out: set[str]) -> set[str]:
+    """Every identifier an AST mentions."""
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, A.Ident):
+            out.add(e.name)
+        if isinstance(e, (list, tuple)):
+            stack.extend(e)
+        elif hasattr(e, "__dataclass_fields__"):
+            stack.extend(getattr(e, f) for f in e.__dataclass_fields__ if f != "loc")
+    return out
+
+
+def uses_sequences(expr: Any) -> tuple[bool, bool]:
+    """Whether a network description uses sequence functions, and whether it declares a
+    ``DynamicAxis`` (then only Inputs given that axis are sequences).
+
+    >>> from stadyn.brainscript._parser import parse_expression
+    >>> uses_sequences(parse_expression("{ x = Input{3} ; h = PastValue (3, x) }"))
+    (True, False)
+    """
+    names = _names(expr, set())
+    return bool(names & SEQUENCE_NAMES), "DynamicAxis" in names
+
+
+class _DynamicAxis:
+    """A ``DynamicAxis{}``: Inputs given it are sequences."""
+
+    def __repr__(self) -> str:
+        return "DynamicAxis"
+
+
+class SequenceFunctions:
+    """The sequence functions of :class:`~._stadyn_library.StadynLibrary` (a mixin: it uses the
+    library's ``_node``, ``_value``, ``_batched`` and ``inputs``)."""
+
+    sequences: bool | None
+    _declares_axis: bool
+
+    def _init_sequences(self, sequences: bool | None) -> dict[str, Any]:
+        self.sequences = sequences
+        self._declares_axis = False
+        self._loops = Loops(self._batched.add)
+        return {
+            "PastValue": self.PastValue, "FutureValue": self.FutureValue,
+            "RecurrentLSTMLayer": self.RecurrentLSTMLayer,
+            "RecurrentLSTMLayerStack": self.RecurrentLSTMLayerStack,
+            "EmbeddingLayer": self.EmbeddingLayer, "RowStack": self.RowStack,
+            "Splice": self.Splice, "DynamicAxis": self.DynamicAxis,
+            "SparseInput": self.SparseInput,
+            "_None": NONE, "_IsNone": _is_none,
+            "_Unsupported": _unsupported, "_ZeroesLike": self._ZeroesLike,
+            "_IsFirstN": self._IsFirstN, "_IsLastN": self._IsLastN,
+            "_SequenceFirst": self._SequenceFirst, "_SequenceLast": self._SequenceLast,
+            "_SequenceGather": self._SequenceGather, "_SequenceScatter": self._SequenceScatter,
+            "_BroadcastSequenceAs": self._BroadcastSequenceAs,
+        }
+
+    # ---- the evaluator's recurrence hooks -------------------------------------------------
+    def delay_input(self, fn: Any) -> tuple[int, str] | None:
+        if fn == self.PastValue or fn == self.FutureValue:
+            return 1, "input"
+        return None
+
+    def define_forward(self, ref: ForwardRef, value: Any) -> None:
+        self._loops.define(ref, value)
+
+    def prepare_args(self, args: list[Any], kwargs: dict[str, Any]) -> None:
+        self._loops.prepare(args)
+        if kwargs:
+            keys = list(kwargs)
+            values = [kwargs[k] for k in keys]
+            self._loops.prepare(values)
+            kwargs.update(zip(keys, values))
+
+    def resolve(self, value: Any) -> Any:
+        return self._loops.resolve(value)
+
+    def resolve_all(self, values: list[Any]) -> list[Any]:
+        return self._loops.resolve_all(values)
+
+    def script_prelude(self) -> str:
+        return resources.files("stadyn.brainscript").joinpath("sequences.bs").read_text()
+
+    def prepare(self, expr: Any) -> None:
+        uses, declares = uses_sequences(expr)
+        if self.sequences is None:
+            self.sequences = uses
+        self._declares_axis = declares
+
+    def compose(self, f, g):
+        loops = self._loops
+
+        def composed(*args, **kwargs):
+            return g(loops.resolve(f(*args, **kwargs)))
+        return composed
+
+    # ---- inputs ----------------------------------------------------------------------------
+    def _make_input(self, shape: tuple[int, ...], dynamic_axis: Any) -> Variable:
+        sequence = bool(self.sequences) and (
+            isinstance(dynamic_axis, _DynamicAxis) or not self._declares_axis)
+        v = S.input_variable(shape) if sequence else Variable((1,) + shape)
+        return v
+
+    def DynamicAxis(self, tag=""):
+        """A sequence axis: ``Input{dims, dynamicAxis = t}`` is a sequence on it."""
+        return _DynamicAxis()
+
+    def SparseInput(self, dims, dynamicAxis="", tag="feature"):
+        """``Input{dims, sparse = true}``: the reader's one-hot vectors arrive dense."""
+        return self.Input(dims, dynamicAxis=dynamicAxis, sparse=True, tag=tag)
+
+    # ---- delays ------------------------------------------------------------------------------
+    def PastValue(self, dims, input, timeStep=1, initialState=NONE,
+                  defaultHiddenActivation=0.1, tag=""):
+        """``input`` ``timeStep`` steps earlier; before the start ``initialState`` (a node) or
+        ``defaultHiddenActivation`` (CNTK's default 0.1).  In a loop (``h = f(PastValue (0,
+        h))``) one state of a recurrence."""
+        return self._delay(dims, input, timeStep, initialState, defaultHiddenActivation, tag,
+                           backwards=False)
+
+    def FutureValue(self, dims, input, timeStep=1, initialState=NONE,
+                    defaultHiddenActivation=0.1, tag=""):
+        """``input`` ``timeStep`` steps later; past the end ``initialState`` or
+        ``defaultHiddenActivation`` (0.1).  A loop through it runs backwards."""
+        return self._delay(dims, input, timeStep, initialState, defaultHiddenActivation, tag,
+                           backwards=True)
+
+    def _delay(self, dims, x, time_step, initial_state, default, tag, backwards):
+        name = "FutureValue" if backwards else "PastValue"
+        if isinstance(time_step, bool) or not isinstance(time_step, int) or time_step < 1:
+            raise ConfigError(f"{name}: timeStep must be a positive integer, got {time_step!r}")
+        if initial_state is not NONE:
+            initial = self._value(initial_state, name)
+        elif isinstance(default, numbers.Real) and not isinstance(default, bool):
+            initial = float(default)
+        else:
+            raise ConfigError(f"{name}: defaultHiddenActivation must be a number, got "
+                              f"{default!r}")
+        shape = None
+        if dims not in (0, (0,), ()):
+            shape = cntk_shape(dims)
+        where = _here()
+        if isinstance(x, PendingState):
+            raise ConfigError(f"{name}: the dimensions of the delay at {x.where} are not known "
+                              "yet; give them as its first argument")
+        return self._node(self._loops.delay(x, shape, initial, int(time_step), backwards, where),
+                          name, tag)
+
+    def _materialized(self, v: Any, like: Any, batched_like: bool) -> Any:
+        """A pending delay given the per-step shape of ``like`` (its partner in an op)."""
+        if isinstance(v, PendingState) and isinstance(like, Variable):
+            return self._loops.materialize(v, self._loops.step_shape(like, batched_like))
+        return v
+
+    # ---- sequence functions -----------------------------------------------------------------
+    def _seq(self, x: Any, what: str) -> Variable:
+        v = self._value(x, what)
+        if v.sequence_lengths is None:
+            raise ConfigError(f"{what} needs a sequence (a value computed from a sequence "
+                              f"Input), got a value of shape {v.shape}")
+        return v
+
+    def _ZeroesLike(self, x):
+        v = self._seq(x, "ZeroesLike")
+        while v.ndim > 3:
+            v = F.sum(v, axis=v.ndim - 1)
+        return F.mul_scalar(F.sum(v, axis=2, keepdims=True), 0.0)
+
+    def _IsFirstN(self, N, x):
+        return S.past_value(self._ZeroesLike(x), 1.0, int(N))
+
+    def _IsLastN(self, N, x):
+        return S.future_value(self._ZeroesLike(x), 1.0, int(N))
+
+    def _SequenceFirst(self, x):
+        return S.first(self._seq(x, "BS.Sequences.First"))
+
+    def _SequenceLast(self, x):
+        return S.last(self._seq(x, "BS.Sequences.Last"))
+
+    def _SequenceGather(self, cond, x):
+        return S.gather(self._seq(x, "BS.Sequences.Gather"), self._seq(cond, "BS.Sequences.Gather"))
+
+    def _SequenceScatter(self, cond, y):
+        return S.scatter(self._seq(y, "BS.Sequences.Scatter"),
+                         self._seq(cond, "BS.Sequences.Scatter"))
+
+    def _BroadcastSequenceAs(self, type, data1):  # noqa: A002 - CNTK's name
+        like = self._seq(type, "BS.Sequences.BroadcastSequenceAs")
+        return S.broadcast_as(self._value(data1, "BS.Sequences.BroadcastSequenceAs"), like)
+
+    def RowStack(self, inputs, axis=1, tag=""):
+        """The inputs joined along their first (column-major) axis: CNTK's ``RowStack``."""
+        return self.Splice(inputs, axis=axis, tag=tag)
+
+    def Splice(self, inputs, axis=1, tag=""):
+        """The inputs joined along CNTK axis ``axis`` (1: the first, column-major)."""
+        items = inputs if isinstance(inputs, tuple) else (inputs,)
+        values = [self._value(v, "Splice") for v in items]
+        if axis != 1:
+            raise ConfigError(f"Splice: only axis = 1 is supported yet, got {axis!r}")
+        return self._node(F.concatenate(*values, axis=values[0].ndim - 1), "RowStack", tag)
+
+    # ---- layers ------------------------------------------------------------------------------
+    def EmbeddingLayer(self, outDim, init="glorotUniform", initValueScale=1, embeddingPath="",
+                       transpose=False):
+        """``E x`` with ``E`` ``(outDim : Inferred)``, for one-hot ``x`` (a
+        :class:`stadyn.layers.Embedding`)."""
+        if embeddingPath:
+            raise ConfigError("EmbeddingLayer: embeddingPath is not supported yet")
+        if transpose:
+            raise ConfigError("EmbeddingLayer: transpose = true is not supported yet")
+        return L.Embedding(int(outDim), init=self._initializer(init, initValueScale))
+
+    def RecurrentLSTMLayer(self, outputDim, cellShape=NONE, goBackwards=False,
+                           usePeepholes=False, trainInitialState=False, init="glorotUniform",
+                           initValueScale=1, enableSelfStabilization=False,
+                           allowOptimizedEngine=False):
+        """CNTK's LSTM over a sequence, from states of 0.1 (``BS.Loop.Previous``'s default):
+        ``Recurrence(LSTM(outputDim))`` of :mod:`stadyn.layers`, which runs a plain LSTM as
+        torch's fused kernel."""
+        for flag, what in ((trainInitialState, "trainInitialState"),
+                           (enableSelfStabilization, "enableSelfStabilization")):
+            if flag:
+                raise ConfigError(f"RecurrentLSTMLayer: {what} = true is not supported yet")
+        cell = None if cellShape is NONE else int(cellShape)
+        step = L.LSTM(int(outputDim), cell_shape=cell, use_peepholes=bool(usePeepholes),
+                      init=self._initializer(init, initValueScale))
+        return L.Recurrence(step, go_backwards=bool(goBackwards), initial_state=0.1)
+
+    def RecurrentLSTMLayerStack(self, layerDims, cellShapes=NONE, usePeepholes=False,
+                                init="glorotUniform", initValueScale=1,
+                                enableSelfStabilization=False, allowOptimizedEngine=False):
+        """One :meth:`RecurrentLSTMLayer` per entry of ``layerDims``, applied in order."""
+        dims = layerDims if isinstance(layerDims, tuple) else (layerDims,)
+        cells = (NONE,) * len(dims) if cellShapes is NONE else tuple(cellShapes)
+        layers = [self.RecurrentLSTMLayer(d, cellShape=c, usePeepholes=usePeepholes, init=init,
+                                          initValueScale=initValueScale,
+                                          enableSelfStabilization=enableSelfStabilization)
+                  for d, c in zip(dims, cells)]
+
+        def stack(x):
+            for layer in layers:
+                x = layer(x)
+            return x
+        return stack
+
+
+def _is_none(x: Any) -> bool:
+    """CNTK's ``IsNone``: ``None`` or the empty array it stands for."""
+    return x is NONE or (isinstance(x, tuple) and not x)
+
+
+def _unsupported(what: str) -> Any:
+    raise ConfigError(f"{what} is not supported yet")
+
+
+def _here() -> str:
+    """``file:line`` of the BrainScript call being evaluated (the graph's source location)."""
+    from ..graph import user_location
+    loc = user_location()
+    return "<unknown>" if loc is None else f"{loc[0]}:{loc[1]}"
