@@ -56,7 +56,8 @@ __all__ = [
     "leaf_tensor", "interpret", "refresh_shapes",
     # static graphs: plans, lowering, the passes a whole-step program reuses
     "forward_all", "StaticPlan", "EagerPlan", "build_plan", "bump_graph_version", "partition",
-    "simplify", "defer_products", "reuse_dead_inputs", "fuse_convolution_relu", "plan_layout", "standard_layout",
+    "simplify", "defer_products", "reuse_dead_inputs", "fuse_convolution_relu", "plan_layout",
+    "standard_layout",
     # gradient buffers: what zero_grad gives back
     "release_grads",
     # the sequence axis: padded values with lengths (_sequence.py)
