@@ -198,3 +198,74 @@ def test_the_rule_reads_the_plan():
     assert sorted(n.spec.name for n in sub.nodes if id(n) in chosen) == ["convolution"] * 2
     on_meta = [torch.empty(t.shape, device="meta") for t in sub.leaf_tensors()]
     assert plan_layout(sub.nodes, on_meta) == frozenset()     # off the CPU: NCHW
+
+
+def _train_steps(monkeypatch, passes: bool, n: int = 3):
+    """``n`` momentum steps of the small ConvNet's static plan (no dropout); the losses, the
+    last gradients and the plan's code.  ``passes=False``: without the plan's fused and
+    in-place ReLUs and reshaped-product buffers."""
+    import stadyn.graph._plan as plan
+    if not passes:
+        monkeypatch.setattr(plan, "fuse_convolution_relu", lambda gm: 0)
+        monkeypatch.setattr(plan, "reuse_dead_inputs", lambda gm: 0)
+    _, x, t, loss, reg = _build(_convnet)
+    solver = S.Momentum(lr=0.05, momentum=0.9)
+    solver.set_parameters(dict(reg.items()))
+    losses = []
+    with sd.training(False):
+        for xb, tb in _batches(n):
+            x.d, t.d = xb, tb
+            loss.forward(clear_no_need_grad=True)
+            solver.zero_grad()
+            loss.backward(clear_buffer=True)
+            losses.append(float(loss.d))
+            grads = {k: v.g.copy() for k, v in reg.items()}
+            solver.update()
+    monkeypatch.undo()
+    return losses, grads, loss._plan.code
+
+
+def test_the_relus_run_fused_or_in_place_with_the_same_values(monkeypatch):
+    losses, grads, code = _train_steps(monkeypatch, passes=True)
+    plain_losses, plain_grads, plain_code = _train_steps(monkeypatch, passes=False)
+    if torch.backends.mkldnn.is_available():       # both convolutions apply their ReLU
+        assert code.count("mkldnn._convolution_pointwise") == 2
+    assert "aten.relu_.default" in code                      # the dense layer's, in place
+    assert "aten.threshold_backward.grad_input" in code      # the backward's, in place
+    assert "aten.relu.default" in plain_code and "_convolution_pointwise" not in plain_code
+    assert losses == plain_losses                             # the same numbers, bit for bit
+    for k, g in grads.items():
+        np.testing.assert_array_equal(g, plain_grads[k], err_msg=k)
+
+
+def test_a_dense_weight_behind_the_flatten_gets_its_gradient_in_its_buffer():
+    """The first dense layer's (C, H, W, out) weight gradient is a matrix product reshaped:
+    it is written into the weight's gradient buffer, the same memory every step, and equals
+    the dynamic mode's."""
+    def make():
+        with L.default_options(activation=L.relu, pad=True):
+            return L.Sequential([L.Convolution((3, 3), 16), L.Dense(128),
+                                 L.Dense(10, activation=None)])
+    _, x, t, loss, reg = _build(make)
+    model2, _, _, _, reg2 = _build(make)
+    solver, solver2 = S.Momentum(lr=0.01, momentum=0.9), S.Momentum(lr=0.01, momentum=0.9)
+    solver.set_parameters(dict(reg.items()))
+    solver2.set_parameters(dict(reg2.items()))
+    (name, w), = [(k, v) for k, v in reg.items() if v.shape == (16, 12, 12, 128)]
+    assert w.data.numel() * 4 >= 1 << 20            # large enough to be written in place
+    addresses = []
+    with sd.training(False):
+        for xb, tb in _batches(3):
+            x.d, t.d = xb, tb
+            loss.forward(clear_no_need_grad=True)
+            solver.zero_grad()
+            loss.backward(clear_buffer=True)
+            addresses.append(w.grad.data_ptr())
+            dyn = _dynamic_loss(model2, reg2, xb, tb)
+            solver2.zero_grad()
+            dyn.backward()
+            np.testing.assert_allclose(w.g, reg2.get(name).g, rtol=1e-4, atol=1e-6)
+            solver.update()
+            solver2.update()
+    assert "grad_out_" in loss._plan.code
+    assert len(set(addresses)) == 1

@@ -9,6 +9,10 @@ Each pass takes a traced program and rewrites it in place; none changes what it 
   the caller passes in; :func:`cast_parameters_into_buffers` does the same for a large
   parameter's half-precision copy;
 * :func:`defer_products` (for inductor-compiled steps) moves such a product out of the program;
+* :func:`reuse_dead_inputs` runs an activation (ReLU) and its backward in place on a value
+  nothing else reads, instead of allocating a tensor of the same size;
+  :func:`fuse_convolution_relu` makes a channels-last convolution apply its ReLU as it writes
+  (oneDNN's post-op), so the activation costs no pass over memory of its own;
 * :func:`aliased_outputs` finds the outputs that may share memory with an input or each other
   (an analysis, no rewrite).
 
@@ -17,6 +21,7 @@ The thresholds come from page-fault costs measured on these machines (docs/perfo
 
 from __future__ import annotations
 
+import operator
 from typing import Callable, Sequence
 
 import torch
@@ -24,7 +29,8 @@ import torch.fx as fx
 
 __all__ = ["simplify", "defer_output_casts", "write_products_into_buffers",
            "cast_parameters_into_buffers", "defer_products", "aliased_outputs",
-           "is_large_product", "OUT_BUFFER_BYTES"]
+           "reuse_dead_inputs", "fuse_convolution_relu", "is_large_product",
+           "OUT_BUFFER_BYTES"]
 
 _aten = torch.ops.aten
 _SAME_SHAPE_NOOPS = {_aten.view.default, _aten._unsafe_view.default, _aten.reshape.default,
@@ -178,20 +184,57 @@ def write_products_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tenso
     slots: list[tuple[int, torch.dtype | None]] = []
     seen: set = set()
     for k, (n, leaf) in enumerate(zip(outs, leaves)):
-        if not (is_large_product(n) and n not in seen):
+        product = _product_behind_view(n)
+        if not (is_large_product(product) and n not in seen):
             continue
-        val = n.meta["val"]
+        val = product.meta["val"]
         if not ((val.dtype == leaf.dtype or (val.dtype in _HALF_TYPES
                                              and leaf.dtype == torch.float32))
-                and tuple(val.shape) == tuple(leaf.shape)):
+                and tuple(n.meta["val"].shape) == tuple(leaf.shape)):
             continue
         seen.add(n)
-        _write_into_placeholder(gm, n, f"grad_out_{k}",
-                                lambda buffer: (_aten.mm.out, tuple(n.args), {"out": buffer}))
+        if product is n:
+            _write_into_placeholder(gm, n, f"grad_out_{k}",
+                                    lambda buffer: (_aten.mm.out, tuple(n.args), {"out": buffer}))
+        else:
+            # The weight's shape is not the product's (an affine layer's (C, H, W, out)
+            # weight): the product goes into the buffer seen as a matrix, and the program
+            # returns the buffer itself.
+            _write_view_into_placeholder(gm, n, product, f"grad_out_{k}")
         slots.append((k, val.dtype if val.dtype != leaf.dtype else None))
     if slots:
         gm.recompile()
     return slots
+
+
+def _product_behind_view(n):
+    """The large product ``n`` reshapes (a view of it that nothing else reads), else ``n``."""
+    if isinstance(n, fx.Node) and n.target in (_aten.view.default, _aten._unsafe_view.default) \
+            and len(n.users) == 1 and isinstance(n.args[0], fx.Node) \
+            and len(n.args[0].users) == 1 and is_large_product(n.args[0]):
+        return n.args[0]
+    return n
+
+
+def _write_view_into_placeholder(gm: fx.GraphModule, n: fx.Node, product: fx.Node,
+                                 name: str) -> fx.Node:
+    """Replace ``n``, a reshape of the product ``product``, by a placeholder ``name`` (shaped
+    like ``n``) that ``mm.out`` writes ``product`` into, seen in ``product``'s shape."""
+    graph = gm.graph
+    placeholders = graph.find_nodes(op="placeholder")
+    with graph.inserting_after(placeholders[-1]):
+        buffer = graph.placeholder(name)
+    buffer.meta["val"] = n.meta["val"]
+    with graph.inserting_before(product):
+        matrix = graph.call_function(_aten.view.default,
+                                     (buffer, list(product.meta["val"].shape)))
+        matrix.meta["val"] = product.meta["val"]
+        written = graph.call_function(_aten.mm.out, tuple(product.args), {"out": matrix})
+        written.meta["val"] = product.meta["val"]
+    n.replace_all_uses_with(buffer)
+    graph.erase_node(n)
+    graph.erase_node(product)
+    return buffer
 
 
 def cast_parameters_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tensor],
@@ -305,3 +348,138 @@ def defer_products(gm: fx.GraphModule, first_grad: int) -> list[tuple[int, int, 
         gm.graph.eliminate_dead_code()
         gm.recompile()
     return deferred
+
+
+#: Multi-output ops whose outputs are each new memory (``getitem`` of them is no view).
+_FRESH_TUPLES = {_aten.convolution_backward.default, _aten.max_pool2d_with_indices.default,
+                 _aten.native_batch_norm_backward.default}
+
+
+def _output_values(gm: fx.GraphModule) -> set:
+    """The nodes a program returns."""
+    found: set = set()
+    fx.node.map_arg(_output_node(gm).args, found.add)
+    return found
+
+
+def _dies_here(n, user: fx.Node, outputs: set) -> bool:
+    """Is ``n`` a tensor of its own (no view, no input, no output of the program) read by
+    ``user`` only, so that ``user`` may overwrite it?"""
+    if not (isinstance(n, fx.Node) and n.op == "call_function" and len(n.users) == 1
+            and next(iter(n.users)) is user and n not in outputs):
+        return False
+    if n.target is operator.getitem:
+        src = n.args[0]
+        return isinstance(src, fx.Node) and src.target in _FRESH_TUPLES
+    schema = getattr(n.target, "_schema", None)
+    return (schema is not None and len(schema.returns) == 1
+            and schema.returns[0].alias_info is None and not schema.is_mutable)
+
+
+def reuse_dead_inputs(gm: fx.GraphModule) -> int:
+    """Run ``relu`` and ``threshold_backward`` (ReLU's gradient) in place where their input is
+    read by nothing else; returns the number of ops rewritten.
+
+    A convolution's output feeds only its ReLU, and a convolution's (or pooling's) input
+    gradient only the ReLU's backward: each such op otherwise allocates a tensor as large as
+    its input — for a CIFAR ConvNet 16 MB at a time, fresh pages the kernel faults in on every
+    step once the allocator has given the last ones back (docs/performance.md) — and writes
+    it while the input dies.  The values are the same, bit for bit.
+
+    Example:
+        >>> import torch
+        >>> from torch.fx.experimental.proxy_tensor import make_fx
+        >>> from stadyn.graph import reuse_dead_inputs
+        >>> gm = make_fx(lambda x: torch.relu(x * 2) + 1, tracing_mode="fake")(torch.ones(3))
+        >>> reuse_dead_inputs(gm), [n.target.__name__ for n in gm.graph.nodes
+        ...                         if n.op == "call_function"]
+        (1, ['mul.Tensor', 'relu_.default', 'add.Tensor'])
+        >>> gm(torch.tensor([-1.0, 0.5, 2.0])).tolist()
+        [1.0, 2.0, 5.0]
+    """
+    graph = gm.graph
+    outputs = _output_values(gm)
+    count = 0
+    for n in list(graph.nodes):
+        if n.op != "call_function" or not n.args or not _dies_here(n.args[0], n, outputs):
+            continue
+        if n.target is _aten.relu.default:
+            n.target = _aten.relu_.default
+        elif n.target is _aten.threshold_backward.default and not n.kwargs:
+            with graph.inserting_before(n):
+                written = graph.call_function(_aten.threshold_backward.grad_input, n.args,
+                                              {"grad_input": n.args[0]})
+            written.meta = dict(n.meta)
+            n.replace_all_uses_with(written)
+            graph.erase_node(n)
+        else:
+            continue
+        count += 1
+    if count:
+        gm.recompile()
+    return count
+
+
+_CONVOLUTION_RELU = getattr(getattr(torch.ops, "mkldnn", None), "_convolution_pointwise", None)
+
+
+def _fusable_convolution(n) -> bool:
+    """A 2-d CPU convolution (not transposed) over a channels-last fp32/bf16 input."""
+    if not (isinstance(n, fx.Node) and n.target is _aten.convolution.default
+            and len(n.args) == 9 and not n.kwargs):
+        return False
+    x, w, _, stride, _, _, transposed, _, _ = n.args
+    xv, wv = (a.meta.get("val") if isinstance(a, fx.Node) else None for a in (x, w))
+    return (not transposed and len(stride) == 2 and isinstance(xv, torch.Tensor)
+            and isinstance(wv, torch.Tensor) and xv.device.type == "cpu" and xv.ndim == 4
+            and xv.dtype in (torch.float32, torch.bfloat16) and wv.dtype == xv.dtype
+            and not xv.is_contiguous() and xv.is_contiguous(memory_format=torch.channels_last))
+
+
+def fuse_convolution_relu(gm: fx.GraphModule) -> int:
+    """Compute ``relu(convolution(x, w, b))`` as one oneDNN convolution with a ReLU post-op
+    where ``x`` is channels-last (a plan's layout, ``graph/_layout.py``) and nothing else reads
+    the convolution's output; returns the number fused.
+
+    The ReLU then costs no pass over the output of its own (16 MB per convolution in the CIFAR
+    ConvNet); the backward needs only the ReLU's output, the input and the weight, so it is
+    unchanged.  The values are those of the two ops (the post-op applies the same maximum to
+    the same sums).  Without oneDNN nothing changes.
+
+    Example:
+        >>> import torch
+        >>> from torch.fx.experimental.proxy_tensor import make_fx
+        >>> from stadyn.graph import fuse_convolution_relu
+        >>> x = torch.randn(2, 4, 6, 6).contiguous(memory_format=torch.channels_last)
+        >>> w, b = torch.randn(8, 4, 3, 3), torch.randn(8)
+        >>> conv = lambda x, w, b: torch.relu(torch.conv2d(x, w, b, padding=1))
+        >>> gm = make_fx(conv, tracing_mode="fake")(x, w, b)
+        >>> fused = fuse_convolution_relu(gm)
+        >>> fused == int(torch.backends.mkldnn.is_available()), torch.equal(gm(x, w, b),
+        ...                                                                  conv(x, w, b))
+        (True, True)
+    """
+    if _CONVOLUTION_RELU is None or not torch.backends.mkldnn.is_available():
+        return 0
+    graph = gm.graph
+    outputs = _output_values(gm)
+    count = 0
+    for n in list(graph.nodes):
+        if not (n.op == "call_function" and n.target in (_aten.relu.default, _aten.relu_.default)
+                and _fusable_convolution(n.args[0]) and len(n.args[0].users) == 1
+                and n.args[0] not in outputs):
+            continue
+        conv = n.args[0]
+        x, w, b, stride, padding, dilation, _, _, groups = conv.args
+        with graph.inserting_before(n):
+            fused = graph.call_function(_CONVOLUTION_RELU.default,
+                                        (x, w, b, padding, stride, dilation, groups, "relu",
+                                         [], ""))
+        fused.meta = dict(n.meta)
+        n.replace_all_uses_with(fused)
+        graph.erase_node(n)
+        graph.erase_node(conv)
+        count += 1
+    if count:
+        gm.recompile()
+    return count

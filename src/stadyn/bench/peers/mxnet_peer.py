@@ -50,25 +50,27 @@ def _same(a: np.ndarray) -> np.ndarray:
 
 
 def _flat(a: np.ndarray) -> np.ndarray:
-    """Batch-norm statistics: Stadyn's (1, C, 1, 1) to Gluon's (C,)."""
+    """Batch-norm statistics and CNTK-layer biases: Stadyn's (1, C, 1, 1) or (C, 1, 1) to
+    Gluon's (C,)."""
     return a.reshape(-1)
 
 
 def _transposed(a: np.ndarray) -> np.ndarray:
-    """Affine weights: Stadyn's (in, out) to Gluon's Dense (out, in)."""
-    return np.ascontiguousarray(a.T)
+    """Affine weights: Stadyn's (*in, out) to Gluon's Dense (out, in) (Gluon flattens its
+    input in the same C, H, W order)."""
+    return np.ascontiguousarray(a.reshape(-1, a.shape[-1]).T)
 
 
 def _conv(net, bindings, name: str, w: np.ndarray, padding: int = 1) -> None:
     """Add a Conv2D shaped like Stadyn's ``name/W`` (out, in, kh, kw) and bind W and b."""
     conv = nn.Conv2D(w.shape[0], w.shape[2:], padding=padding, in_channels=w.shape[1])
     net.add(conv)
-    bindings += [(f"{name}/W", conv.weight, _same), (f"{name}/b", conv.bias, _same)]
+    bindings += [(f"{name}/W", conv.weight, _same), (f"{name}/b", conv.bias, _flat)]
 
 
 def _dense(net, bindings, name: str, w: np.ndarray, activation=None) -> None:
     """Add a Dense (flattening its input) shaped like Stadyn's ``name/W`` (in, out)."""
-    dense = nn.Dense(w.shape[1], activation=activation, in_units=w.shape[0])
+    dense = nn.Dense(w.shape[-1], activation=activation, in_units=int(np.prod(w.shape[:-1])))
     net.add(dense)
     bindings += [(f"{name}/W", dense.weight, _transposed), (f"{name}/b", dense.bias, _same)]
 
