@@ -20,16 +20,14 @@ from ... import functions as F
 from ... import sequence as S
 from ..._errors import StadynError
 from ...graph import Variable, auto_forward
-from ...layers import RNNStep as _RNNStep
 from ...layers import default_override_or, glorot_uniform, resolve
 from . import sequence as seq
 from ._adapt import unwrap, wrap
-from ._layers import LayerFunction, _layer
+from ._layers import LayerFunction
+from ._recurrent import RNNStep as _RNNUnit
 from ._recurrent import StatesLayer
 
 __all__ = ["Delay", "PastValueWindow", "UnfoldFrom", "RNNUnit"]
-
-_RNNUnit = _layer(_RNNStep, "RNNStep")
 
 
 def RNNUnit(shape, cell_shape=None, activation=default_override_or(None),

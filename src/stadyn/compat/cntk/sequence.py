@@ -78,10 +78,30 @@ softmax = adapt(S.softmax, "softmax")
 
 
 def broadcast_as(operand, broadcast_as_operand, name: str = ""):
-    """``operand`` (one value per sequence) at every step of ``broadcast_as_operand``.
+    """``operand`` (one value per sequence) at every step of ``broadcast_as_operand``.  Inside
+    a recurrence's step, where ``broadcast_as_operand`` is one step of its sequence, every
+    step sees the same ``operand``: it is returned as it is.
 
     Example: ``C.sequence.broadcast_as(C.sequence.last(h), h)``."""
-    return named(wrap(S.broadcast_as(unwrap(operand), unwrap(broadcast_as_operand))), name)
+    like = unwrap(broadcast_as_operand)
+    if getattr(like, "sequence_lengths", None) is None and _in_step(like):
+        return operand
+    return named(wrap(S.broadcast_as(unwrap(operand), like)), name)
+
+
+def _in_step(v) -> bool:
+    """Whether ``v`` is one step of a sequence inside a recurrence's step (computed there from
+    the step's states or inputs)."""
+    stack, seen = [v], set()
+    while stack:
+        u = stack.pop()
+        if u in G.STEP_VALUES:
+            return True
+        if id(u) in seen or u.parent is None:
+            continue
+        seen.add(id(u))
+        stack.extend(u.parent.inputs)
+    return False
 
 
 def slice(seq, begin_index: int, end_index: int, name: str = ""):  # noqa: A001
