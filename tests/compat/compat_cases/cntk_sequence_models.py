@@ -113,3 +113,59 @@ seq_case("Recurrence_RNNStep__self_stabilization",
          lambda C, x: C.layers.Recurrence(C.layers.RNNStep(
              3, enable_self_stabilization=True))(x),
          names=["cntk.layers.Recurrence", "cntk.layers.RNNStep"], params=True)
+
+
+# -- loops closed by replace_placeholders / ForwardDeclaration.resolve_to -----------------------
+def _forward_declaration(C, x):
+    """CNTK's documented example, weighted by the input: a running sum through a loop."""
+    total = C.layers.ForwardDeclaration()
+    out = C.sequence.past_value(total, initial_state=0.5) * 0.8 + x
+    total.resolve_to(out)
+    return out
+
+
+seq_case("ForwardDeclaration", _forward_declaration, step_shape=(),
+         names=["cntk.layers.ForwardDeclaration", "cntk.sequence.past_value"],
+         note="out_t = 0.8 out_{t-1} + x_t, out_{-1} = 0.5, on scalar steps (the forward "
+              "declaration has no shape)")
+
+
+def _placeholder_rnn(C, x, backwards=False):
+    """A hand-written recurrent layer: h = tanh(x W + delay(h) H), the loop closed with
+    replace_placeholders."""
+    W = C.parameter((3, 4), init=C.glorot_uniform(), name="W")
+    H = C.parameter((4, 4), init=C.glorot_uniform(), name="H")
+    p = C.placeholder(shape=(4,), name="h_prev")
+    delay = C.sequence.future_value if backwards else C.sequence.past_value
+    h = C.tanh(C.times(x, W) + C.times(delay(p), H))
+    h.replace_placeholders({p: h.output})
+    return h
+
+
+seq_case("replace_placeholders_rnn", _placeholder_rnn,
+         names=["cntk.Function.replace_placeholders", "cntk.ops.placeholder",
+                "cntk.sequence.past_value", "cntk.ops.times", "cntk.ops.parameter"],
+         params=True, touch=["cntk.Function.replace_placeholders"])
+seq_case("replace_placeholders_rnn__future_value", lambda C, x: _placeholder_rnn(C, x, True),
+         names=["cntk.Function.replace_placeholders", "cntk.ops.placeholder",
+                "cntk.sequence.future_value", "cntk.ops.times", "cntk.ops.parameter"],
+         params=True, touch=["cntk.Function.replace_placeholders"], note="a loop through future_value runs backwards")
+
+
+def _placeholder_cell(C, x):
+    """Two loops closed at once: a cell c and an output h that read each other's past."""
+    dh = C.placeholder(shape=(2,), name="dh")
+    dc = C.placeholder(shape=(2,), name="dc")
+    W = C.parameter((3, 2), init=C.glorot_uniform(), name="Wx")
+    c = C.sequence.past_value(dc, initial_state=0.1) * C.sigmoid(C.times(x, W)) \
+        + C.tanh(C.sequence.past_value(dh))
+    h = C.tanh(c) * 2.0
+    out = C.combine([h, c])
+    out.replace_placeholders({dh: h.output, dc: c.output})
+    return h + c * 0.5
+
+
+seq_case("replace_placeholders_two_states", _placeholder_cell,
+         names=["cntk.ops.placeholder", "cntk.sequence.past_value", "cntk.ops.combine",
+                "cntk.ops.sigmoid"],
+         params=True)

@@ -26,8 +26,10 @@ from ._adapt import unwrap, wrap
 from ._layers import LayerFunction
 from ._recurrent import RNNStep as _RNNUnit
 from ._recurrent import StatesLayer
+from ._variables import Variable as _Variable
+from ._variables import placeholder
 
-__all__ = ["Delay", "PastValueWindow", "UnfoldFrom", "RNNUnit"]
+__all__ = ["Delay", "PastValueWindow", "UnfoldFrom", "RNNUnit", "ForwardDeclaration"]
 
 
 def RNNUnit(shape, cell_shape=None, activation=default_override_or(None),
@@ -185,3 +187,36 @@ def UnfoldFrom(generator_function, until_predicate=None, length_increase=1,
         raise TypeError("UnfoldFrom: the generator must be a function or a layer")
     return LayerFunction(_Unfold(generator_function, until_predicate, length_increase),
                          "UnfoldFrom", name)
+
+
+class _ForwardDeclared(_Variable):
+    """A placeholder with ``resolve_to`` (see :func:`ForwardDeclaration`)."""
+
+    __slots__ = ()
+
+    def resolve_to(self, var) -> None:
+        """Close the loop: this placeholder is ``var`` from now on (``var`` may be computed
+        from it through ``past_value`` / ``future_value``: the loop runs as a recurrence)."""
+        from ._function import Function
+        Function(unwrap(var)).replace_placeholders({self: var})
+
+
+def ForwardDeclaration(name: str = "forward_declaration"):
+    """A placeholder for a value defined later from itself: use it (through ``past_value``
+    or ``future_value``), then ``resolve_to(value)`` closes the loop, which runs as a
+    recurrence along the sequence axis of the loop's inputs.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x = C.sequence.input_variable(2)
+        >>> ones = C.sequence.broadcast_as(1.0, x)
+        >>> count = C.layers.ForwardDeclaration()
+        >>> out = C.sequence.past_value(count, initial_state=0) + ones
+        >>> count.resolve_to(out)
+        >>> C.sequence.last(out).eval({x: [np.zeros((3, 2), np.float32),
+        ...                                np.zeros((1, 2), np.float32)]}).tolist()
+        [3.0, 1.0]
+    """
+    declared = placeholder(name=name)
+    declared.__class__ = _ForwardDeclared
+    return declared

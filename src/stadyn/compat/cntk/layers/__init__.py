@@ -27,7 +27,8 @@ from .._layers import (Activation, AveragePooling, BatchNormalization, Convoluti
                       default_options_for, identity)
 from .._attention import AttentionModel
 from .._recurrent import GRU, LSTM, Fold, Recurrence, RecurrenceFrom, RNNStep
-from .._sequence_layers import Delay, PastValueWindow, RNNUnit, UnfoldFrom
+from .._sequence_layers import (Delay, ForwardDeclaration, PastValueWindow, RNNUnit,
+                               UnfoldFrom)
 from .._signature import ParameterTensor, Signature, SparseTensor, Tensor, tensor
 from .sequence import UntestedBranchError
 from .typing import Sequence, SequenceOver, SequenceOverMeta
@@ -98,7 +99,7 @@ __all__ = [
     "is_default_override", "placeholder", "pooling", "reconcile_dynamic_axes", "reduce_mean",
     "reshape", "sigmoid", "slice", "softplus", "splice", "sqrt", "tanh", "times", "unpooling",
     "Delay", "PastValueWindow", "RNNUnit", "UnfoldFrom", "Sequence", "SequenceOver",
-    "SequenceOverMeta", "AttentionModel",
+    "SequenceOverMeta", "AttentionModel", "ForwardDeclaration",
 ]
 
 
