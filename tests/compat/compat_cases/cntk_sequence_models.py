@@ -169,3 +169,24 @@ seq_case("replace_placeholders_two_states", _placeholder_cell,
          names=["cntk.ops.placeholder", "cntk.sequence.past_value", "cntk.ops.combine",
                 "cntk.ops.sigmoid"],
          params=True)
+
+
+# -- SequentialConvolution: the first filter axis along the sequence ----------------------------
+_SC = ["cntk.layers.SequentialConvolution"]
+seq_case("SequentialConvolution",
+         lambda C, x: C.layers.SequentialConvolution((3, 2), 4)(x), step_shape=(2, 6),
+         lengths=(5, 3, 4), names=_SC, params=True,
+         note="no padding: each sequence n - 2 steps long")
+seq_case("SequentialConvolution__pad_strides",
+         lambda C, x: C.layers.SequentialConvolution((3, 2), 3, pad=True, strides=(2, 1),
+                                                     activation=C.tanh)(x),
+         step_shape=(2, 6), names=_SC + ["cntk.ops.tanh"], params=True,
+         note="ceil(n / 2) steps, windows centred on every other step")
+seq_case("SequentialConvolution__reduction_rank_0",
+         lambda C, x: C.layers.SequentialConvolution((2, 3), 2, reduction_rank=0, pad=True)(x),
+         step_shape=(5,), names=_SC, params=True, note="one channel; an even filter along the "
+                                                     "steps is padded more after than before")
+seq_case("SequentialConvolution__1d_no_filters",
+         lambda C, x: C.layers.SequentialConvolution((2,), bias=False)(x),
+         step_shape=(3,), lengths=(3, 2, 5), names=_SC, params=True,
+         note="a filter along the steps only, a scalar per step")

@@ -26,6 +26,7 @@ from .._layers import (Activation, AveragePooling, BatchNormalization, Convoluti
                       Sequential, SequentialClique, Stabilizer, default_options,
                       default_options_for, identity)
 from .._attention import AttentionModel
+from .._seq_conv import SequentialConvolution
 from .._recurrent import GRU, LSTM, Fold, Recurrence, RecurrenceFrom, RNNStep
 from .._sequence_layers import (Delay, ForwardDeclaration, PastValueWindow, RNNUnit,
                                UnfoldFrom)
@@ -99,7 +100,7 @@ __all__ = [
     "is_default_override", "placeholder", "pooling", "reconcile_dynamic_axes", "reduce_mean",
     "reshape", "sigmoid", "slice", "softplus", "splice", "sqrt", "tanh", "times", "unpooling",
     "Delay", "PastValueWindow", "RNNUnit", "UnfoldFrom", "Sequence", "SequenceOver",
-    "SequenceOverMeta", "AttentionModel", "ForwardDeclaration",
+    "SequenceOverMeta", "AttentionModel", "ForwardDeclaration", "SequentialConvolution",
 ]
 
 
