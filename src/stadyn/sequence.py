@@ -26,8 +26,8 @@ import numpy as np
 
 from . import functions as F
 from ._errors import ShapeError
-from .graph import (Variable, auto_forward, sequence_input, sequences_of, set_sequence_axis,
-                    set_sequences)
+from .graph import (Variable, auto_forward, hoist_invariants, sequence_input, sequences_of,
+                    set_sequence_axis, set_sequences)
 from .ops import StepFunction
 
 __all__ = ["input_variable", "feed", "unpack_value", "lengths_of", "reduce_sum", "reduce_max",
@@ -211,10 +211,12 @@ def recurrence(step: Callable, inputs: Sequence[Variable], initial_states: Seque
         if tuple(o.shape[1:]) != tuple(s):
             raise ShapeError(f"recurrence: the step returns state {k} of shape "
                              f"{tuple(o.shape[1:])}, but the state has shape {tuple(s)}")
+    # values computed outside the loop are inputs of the recurrence, computed once
+    outs, outside = hoist_invariants(outs, states + step_inputs)
     program = StepFunction(states, step_inputs, outs)
     ys = F.recurrence(lengths, *inputs, *[state_value(v) for v in initial_states],
-                      *program.captured, step=program, n_sequences=len(inputs),
-                      go_backwards=go_backwards)
+                      *[outside.get(id(c), c) for c in program.captured], step=program,
+                      n_sequences=len(inputs), go_backwards=go_backwards)
     ys = ys if isinstance(ys, tuple) else (ys,)
     return tuple(set_sequence_axis(y, lengths) for y in ys)
 

@@ -39,6 +39,22 @@ def _as_array(value: Any) -> np.ndarray | torch.Tensor:
     return np.asarray(value)
 
 
+def _loss_axis(loss: Variable, axes: dict) -> int | None:
+    """The id of the input lengths (among ``axes``) that the loss's sequence axis comes from
+    (the loss's own lengths, or those they are computed from: a slice of the labels)."""
+    stack, seen = [loss.sequence_lengths], set()
+    while stack:
+        v = stack.pop()
+        if v is None or id(v) in seen:
+            continue
+        seen.add(id(v))
+        if id(v) in axes:
+            return id(v)
+        if v.parent is not None:
+            stack.extend(i for i in v.parent.inputs if i.dtype == v.dtype)
+    return None
+
+
 def _feed_sequences(var: Variable, value: Any) -> int:
     """Feed a sequence input: a list of arrays (one per sequence), a reader's sequence stream
     (padded data with lengths) or an array of equal-length sequences; returns the steps."""
@@ -228,10 +244,17 @@ class Trainer:
                 _check_whole_numbers(_unwrap(var), _as_array(value))
         # CNTK counts the labels' samples: sequences where some input is per sequence, steps
         # where every input is a sequence
-        plain, steps = set(), set()
+        plain, steps, by_axis = set(), set(), {}
         for var, value in items:
             v = _unwrap(var)
-            (steps if v.sequence_lengths is not None else plain).add(feed(v, value))
+            count = feed(v, value)
+            (steps if v.sequence_lengths is not None else plain).add(count)
+            if v.sequence_lengths is not None:
+                by_axis[id(v.sequence_lengths)] = count
+        if len(steps) > 1 and not plain:      # sequences on several axes: the loss's axis
+            count = by_axis.get(_loss_axis(_unwrap(self.loss_function), by_axis))
+            if count is not None:
+                return count
         for counts in (plain, steps):
             if len(counts) > 1:
                 raise StadynError(f"Trainer: inputs with different sample counts "

@@ -655,7 +655,8 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:
     return Function(roots[0]) if len(roots) == 1 else Function(roots[0], roots)
 
 
-bind(Function=Function)     # Variable.owner and the wrapping of outputs (_mixins, _variables)
+bind(Function=Function,      # Variable.owner and the wrapping of outputs (_mixins, _variables)
+     combine_outputs=combine_outputs)   # a Sequential ending in a tuple (_layers)
 
 
 def _value(v: Variable, array: np.ndarray | None = None):

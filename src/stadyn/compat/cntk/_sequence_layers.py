@@ -21,6 +21,7 @@ from ... import sequence as S
 from ..._errors import StadynError
 from ...graph import Variable, auto_forward
 from ...layers import default_override_or, glorot_uniform, resolve
+from . import _graph as G
 from . import sequence as seq
 from ._adapt import unwrap, wrap
 from ._layers import LayerFunction
@@ -148,7 +149,8 @@ class _Unfold:
         if k != 1:
             factors = seq.broadcast_as(_ones_per_sequence(wrap(like), k), wrap(like))
             axis = S.where(unwrap(factors), max_repeat=math.ceil(k))
-        step_shape = tuple(initial_state.shape[1:])
+        step_shape = tuple(initial_state.shape[1:] if G.BATCH(initial_state)
+                           else initial_state.shape)   # a constant: one step's value
         with auto_forward(False):        # the output's shape (the step records it again)
             probe = self._generate(Variable((1,) + step_shape))
         shapes = [tuple(o.shape[1:]) for o in probe]
@@ -185,8 +187,21 @@ def UnfoldFrom(generator_function, until_predicate=None, length_increase=1,
     """
     if not callable(generator_function):
         raise TypeError("UnfoldFrom: the generator must be a function or a layer")
-    return LayerFunction(_Unfold(generator_function, until_predicate, length_increase),
-                         "UnfoldFrom", name)
+    return _UnfoldLayer(_Unfold(generator_function, until_predicate, length_increase),
+                        "UnfoldFrom", name)
+
+
+class _UnfoldLayer(LayerFunction):
+    """``UnfoldFrom``'s layer, also called with CNTK's keywords (``initial_state``,
+    ``dynamic_axes_like``)."""
+
+    def __call__(self, *args, initial_state=None, dynamic_axes_like=None):
+        given = list(args)
+        if initial_state is not None:
+            given.insert(0, initial_state)
+        if dynamic_axes_like is not None:
+            given.append(dynamic_axes_like)
+        return super().__call__(*given)
 
 
 class _ForwardDeclared(_Variable):
