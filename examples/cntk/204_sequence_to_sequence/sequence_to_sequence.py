@@ -192,13 +192,16 @@ def train(train_reader, valid_reader, vocab, i2w, s2smodel, max_epochs, epoch_si
     for epoch in range(max_epochs):
         while total_samples < (epoch + 1) * epoch_size:
             mb_train = train_reader.next_minibatch(minibatch_size)
-            trainer.train_minibatch({criterion.arguments[0]: mb_train[train_reader.streams.features],
-                                     criterion.arguments[1]: mb_train[train_reader.streams.labels]})
+            features = mb_train[train_reader.streams.features]
+            labels = mb_train[train_reader.streams.labels]
+            trainer.train_minibatch({criterion.arguments[0]: features,
+                                     criterion.arguments[1]: labels})
             losses.append(trainer.previous_minibatch_loss_average)
             progress_printer.update_with_trainer(trainer, with_metric=True)
             if mbs % eval_freq == 0:
                 mb_valid = valid_reader.next_minibatch(1)
-                print(format_sequences(sparse_to_dense(mb_valid[valid_reader.streams.features]), i2w))
+                dense = sparse_to_dense(mb_valid[valid_reader.streams.features])
+                print(format_sequences(dense, i2w))
             total_samples += mb_train[train_reader.streams.labels].num_samples
             mbs += 1
         progress_printer.epoch_summary(with_metric=True)

@@ -69,7 +69,8 @@ def run_sequence(C, r, build, step_shape, lengths=LENGTHS, params=False, extra=N
 
 def seq_case(name, build, step_shape=(3,), names=None, **kw):
     """Register ``run_sequence`` for ``build`` as case ``sequence.<name>`` (``kw``:
-    ``lengths``, ``params``, ``extra``, ``touch`` (methods the build calls) for it; the rest are the case's options)."""
+    ``lengths``, ``params``, ``extra``, ``touch`` (methods the build calls) for it; the rest
+    are the case's options)."""
     opts = dict((k, kw.pop(k)) for k in ("lengths", "params", "extra", "touch") if k in kw)
     op = name.split("__")[0]
     names = (names or ["cntk.sequence." + op]) + ["cntk.sequence.input_variable"]

@@ -149,7 +149,8 @@ seq_case("replace_placeholders_rnn", _placeholder_rnn,
 seq_case("replace_placeholders_rnn__future_value", lambda C, x: _placeholder_rnn(C, x, True),
          names=["cntk.Function.replace_placeholders", "cntk.ops.placeholder",
                 "cntk.sequence.future_value", "cntk.ops.times", "cntk.ops.parameter"],
-         params=True, touch=["cntk.Function.replace_placeholders"], note="a loop through future_value runs backwards")
+         params=True, touch=["cntk.Function.replace_placeholders"],
+         note="a loop through future_value runs backwards")
 
 
 def _placeholder_cell(C, x):

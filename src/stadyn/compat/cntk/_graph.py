@@ -18,8 +18,8 @@ from typing import Callable, Iterator
 from ...layers.cntk_semantics import BatchAxes
 from ...graph import Variable, apply, name_scope, topological_nodes
 
-__all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block", "BLOCKS",
-           "kind_of",
+__all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
+           "BLOCKS", "kind_of",
            "name_of", "op_name_of", "primitive_op_name", "uid_of", "bind_placeholder",
            "replace_placeholder", "set_op_name", "cntk_name", "classify", "node_name",
            "node_inputs", "block_inner_leaves", "search", "walk_leaves", "rebuild"]

@@ -109,7 +109,6 @@ def close_loops(loops: dict) -> None:
     if not external:
         raise LoopError("a loop closed by replace_placeholders needs a sequence input (besides "
                         "its placeholders) to run along")
-    lengths = external[0].sequence_lengths
     index = {id(v): k for k, v in enumerate(made)}
     for ph in phs:
         new = loops[ph]

@@ -20,12 +20,12 @@ from ..initializer import glorot_uniform
 from ..ops import (alias, combine, reconcile_dynamic_axes, sigmoid, slice, softplus, splice,
                    tanh, times)
 
-__all__ = ["Delay", "ForwardDeclaration", "PastValueWindow", "RNNUnit", "UnfoldFrom", "Recurrence", "RecurrenceFrom",
-           "Fold", "LSTM", "GRU", "RNNStep", "Stabilizer", "identity", "BlockFunction",
-           "Function", "Constant", "InferredDimension", "Parameter", "Record", "placeholder",
-           "default_override_or", "get_default_override", "glorot_uniform", "alias", "combine",
-           "reconcile_dynamic_axes", "sigmoid", "slice", "softplus", "splice", "tanh", "times",
-           "UntestedBranchError"]
+__all__ = ["Delay", "ForwardDeclaration", "PastValueWindow", "RNNUnit", "UnfoldFrom",
+           "Recurrence", "RecurrenceFrom", "Fold", "LSTM", "GRU", "RNNStep", "Stabilizer",
+           "identity", "BlockFunction", "Function", "Constant", "InferredDimension", "Parameter",
+           "Record", "placeholder", "default_override_or", "get_default_override",
+           "glorot_uniform", "alias", "combine", "reconcile_dynamic_axes", "sigmoid", "slice",
+           "softplus", "splice", "tanh", "times", "UntestedBranchError"]
 
 
 def UntestedBranchError(name: str):
