@@ -251,9 +251,11 @@ class Trainer:
             (steps if v.sequence_lengths is not None else plain).add(count)
             if v.sequence_lengths is not None:
                 by_axis[id(v.sequence_lengths)] = count
-        if len(steps) > 1 and not plain:      # sequences on several axes: the loss's axis
+        self._count_loss_steps = False
+        if len(steps) > 1 and not plain:      # sequences on several axes: the loss's steps
             count = by_axis.get(_loss_axis(_unwrap(self.loss_function), by_axis))
             if count is not None:
+                self._count_loss_steps = True   # (counted again once the loss is computed)
                 return count
         for counts in (plain, steps):
             if len(counts) > 1:
@@ -287,11 +289,15 @@ class Trainer:
                                     else None)
         for learner in self.parameter_learners:
             learner.zero_grad()
+        steps = [_unwrap(self.loss_function).sequence_lengths] \
+            if getattr(self, "_count_loss_steps", False) else []
         with training(True):
-            forward_all(self._outputs + list(outputs or ()), clear_no_need_grad=True)
+            forward_all(self._outputs + list(outputs or ()) + steps, clear_no_need_grad=True)
             self._loss_sum.backward(clear_buffer=True)
         loss_sum = float(self._loss_sum.d)       # the step's one wait for the device
         metric_sum = float(self._metric_sum.d) if self._metric_sum is not None else None
+        if steps:
+            samples = int(steps[0].d.sum())
         if self.data_parallel is not None:
             # The global minibatch is the sum of the workers' minibatches (CNTK): learners get
             # the summed gradient and the global sample count, so per-sample rates keep meaning.
