@@ -28,7 +28,7 @@ class StabilizedStep:
         ...     y = L.Recurrence(StabilizedStep(L.GRU(3)))(x)
         ...     names = sorted(p.name for p in sd.get_parameters().values())
         >>> y.shape[-1], names[0]
-        (3, 'dh_stabilizer/alpha')
+        (3, 'recurrence/dh_stabilizer/alpha')
     """
 
     def __init__(self, step: Any):
