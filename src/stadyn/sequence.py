@@ -26,8 +26,8 @@ import numpy as np
 
 from . import functions as F
 from ._errors import ShapeError
-from .graph import (Variable, auto_forward, sequence_input, sequences_of, set_sequence_axis,
-                    set_sequences)
+from .graph import (Variable, auto_forward, hoist_invariants, sequence_input, sequences_of,
+                    set_sequence_axis, set_sequences)
 from .ops import StepFunction
 
 __all__ = ["input_variable", "feed", "unpack_value", "lengths_of", "reduce_sum", "reduce_max",
@@ -211,17 +211,20 @@ def recurrence(step: Callable, inputs: Sequence[Variable], initial_states: Seque
         if tuple(o.shape[1:]) != tuple(s):
             raise ShapeError(f"recurrence: the step returns state {k} of shape "
                              f"{tuple(o.shape[1:])}, but the state has shape {tuple(s)}")
+    # values computed outside the loop are inputs of the recurrence, computed once
+    outs, outside = hoist_invariants(outs, states + step_inputs)
     return run_step_function(StepFunction(states, step_inputs, outs), inputs, initial_states,
-                             go_backwards)
+                             go_backwards, outside)
 
 
 def run_step_function(program: StepFunction, inputs: Sequence[Variable],
-                      initial_states: Sequence[Any], go_backwards: bool = False
-                      ) -> tuple[Variable, ...]:
+                      initial_states: Sequence[Any], go_backwards: bool = False,
+                      outside: dict | None = None) -> tuple[Variable, ...]:
     """Run a recorded step (:class:`stadyn.ops.StepFunction`) along the sequence axis of
     ``inputs`` (one per step input of the program, all of the same lengths); returns each
     state's sequence.  :func:`recurrence` records the step from a Python function; BrainScript
-    loops record theirs while the network is built.
+    loops record theirs while the network is built.  ``outside`` maps the id of a value the
+    step captured to the Variable to feed in its place (:func:`stadyn.graph.hoist_invariants`).
 
     Example:
         >>> import numpy as np, stadyn as sd
@@ -236,8 +239,8 @@ def run_step_function(program: StepFunction, inputs: Sequence[Variable],
     """
     lengths = lengths_of(inputs[0], "recurrence")
     ys = F.recurrence(lengths, *inputs, *[state_value(v) for v in initial_states],
-                      *program.captured, step=program, n_sequences=len(inputs),
-                      go_backwards=go_backwards)
+                      *[(outside or {}).get(id(c), c) for c in program.captured], step=program,
+                      n_sequences=len(inputs), go_backwards=go_backwards)
     ys = ys if isinstance(ys, tuple) else (ys,)
     return tuple(set_sequence_axis(y, lengths) for y in ys)
 

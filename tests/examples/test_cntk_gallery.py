@@ -33,6 +33,15 @@ def digits(tmp_path_factory):
     return folder
 
 
+@pytest.fixture(scope="module")
+def sequences(tmp_path_factory):
+    """ATIS- and CMUDict-shaped CTF files, as prepare_sequences.py writes them."""
+    folder = tmp_path_factory.mktemp("sequences")
+    subprocess.run([sys.executable, os.path.join(EXAMPLES, "prepare_sequences.py"), "--out",
+                    str(folder)], check=True, capture_output=True, timeout=300)
+    return folder
+
+
 def run(stem, tmp_path, digits=None):
     """The program's standard output at its CI size (refs/tiny_runs.json)."""
     name, = [n for n in TINY if n.endswith(f"/{stem}.py")]
@@ -181,3 +190,25 @@ def test_autoencoder_steps_equal_cntk_27s():
     # the metric counts where the brightest output lands: a near-tie may fall the other way
     assert np.abs(np.subtract(metrics, ref["metrics"])).max() < 0.03
     np.testing.assert_allclose(sums, ref["parameter_abs_sums"], rtol=1e-3)
+
+
+@pytest.mark.slow
+def test_language_understanding_tagger_learns(tmp_path, sequences):
+    # CNTK 202: Embedding + Recurrence(LSTM) + Dense per word, sequences from a CTF file
+    out = run("language_understanding", tmp_path, sequences)
+    # Embedding 40x16, LSTM W 16x128 + H 32x128 + b, Dense 32x8 + 8: counted as CNTK counts
+    assert "Training 7176 parameters in 6 parameter tensors." in out
+    pattern = r"^Mean train loss: first quarter ([0-9.]+), last quarter ([0-9.]+)$"
+    assert number(pattern, out, 2) < number(pattern, out, 1)
+    # eight slot labels; the most frequent one covers about a fifth of the words
+    assert number(r"^Test error: ([0-9.]+) on \d+ words$", out) < 0.8
+
+
+@pytest.mark.slow
+def test_sequence_to_sequence_with_attention_learns(tmp_path, sequences):
+    # CNTK 204: encoder and decoder on their own sequence axes, attention inside the decoder's
+    # recurrence, the labels delayed by one step; CNTK's tutorial counts 29 tensors too
+    out = run("sequence_to_sequence", tmp_path, sequences)
+    assert re.search(r"^Training \d+ parameters in 29 parameter tensors\.$", out, re.M), out
+    pattern = r"^Mean train loss: first quarter ([0-9.]+), last quarter ([0-9.]+)$"
+    assert number(pattern, out, 2) < number(pattern, out, 1) - 0.1

@@ -20,6 +20,7 @@ Files by concern (imports point down this list; see docs/architecture.md):
 from ._apply import apply
 from ._context import Context, context, context_scope, get_current_context, set_default_context
 from ._grad_buffers import release_grads
+from ._hoist import hoist_invariants
 from ._interpret import interpret, refresh_shapes
 from ._labels import (BACKWARD_SUFFIX, LABEL_PREFIX, labels_enabled, labels_off, op_label,
                       set_labels)
@@ -64,5 +65,5 @@ __all__ = [
     "release_grads",
     # the sequence axis: padded values with lengths (_sequence.py)
     "sequence_input", "set_sequences", "sequences_of", "pad_sequences", "is_lengths",
-    "new_lengths", "set_sequence_axis",
+    "new_lengths", "set_sequence_axis", "hoist_invariants",
 ]

@@ -14,6 +14,7 @@ Variable calls into its engine the same way).  These are the only imports here t
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -387,6 +388,28 @@ class Variable:
         self._index = var._index
         self._data = var._data
         bump_graph_version()
+
+    def rewire_as(self, var: "Variable") -> None:
+        """Make this Variable ``var`` from now on: the output of ``var``'s op (in ``var``'s
+        place, so re-inferred shapes reach it), with ``var``'s shape and sequence axis.  What
+        was computed from this Variable is computed from ``var``'s op; ``var`` itself should
+        not be used afterwards.
+
+        Example:
+            >>> import stadyn as sd, stadyn.functions as F
+            >>> x, y = sd.Variable((2,)), sd.Variable((3,))
+            >>> z = F.tanh(x)
+            >>> z.rewire_as(F.relu(y))
+            >>> z.shape, z.parent.name
+            ((3,), 'relu')
+        """
+        node = var.parent
+        self.rewire_on(var)
+        self._shape, self._dtype, self._seq = var._shape, var._dtype, var._seq
+        if node is not None:
+            outs = list(node._outputs)
+            outs[var._index] = weakref.ref(self)
+            node._outputs = tuple(outs)
 
     def forward(self, clear_buffer: bool = False, clear_no_need_grad: bool = False,
                 function_pre_hook: Callable | None = None,

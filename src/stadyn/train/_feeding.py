@@ -12,7 +12,7 @@ import torch
 from .._errors import DataError, StadynError
 from ..graph import Variable
 
-__all__ = ["feed", "feed_minibatch", "input_plan", "unwrap_input"]
+__all__ = ["feed", "feed_minibatch", "input_plan", "loss_axis", "unwrap_input"]
 
 
 def _as_array(value: Any) -> np.ndarray | torch.Tensor:
@@ -103,17 +103,22 @@ def unwrap_input(var) -> Variable:
     return var if isinstance(var, Variable) else getattr(var, "variable", var)
 
 
-def feed_minibatch(plan, values) -> int:
+def feed_minibatch(plan, values, count_axis: Variable | None = None) -> int:
     """Feed ``values`` into the inputs of ``plan`` (``(variable, holds class ids, is a
     sequence)`` per value, in order); returns the minibatch's sample count as CNTK counts the
     labels' samples: sequences where some input is per sequence, steps where every input is a
-    sequence."""
+    sequence.  With ``count_axis`` (the lengths of one sequence input, from :func:`loss_axis`)
+    the inputs are sequences on several axes and the count is that input's steps."""
     plain = steps = None
     for (v, class_ids, sequence), value in zip(plan, values):
         if class_ids:
             _check_whole_numbers(v, _as_array(value))
         n = feed(v, value)
         if sequence:
+            if count_axis is not None:
+                if v.sequence_lengths is count_axis:
+                    steps = n
+                continue
             if steps is not None and n != steps:
                 raise StadynError(f"Trainer: inputs with different sample counts "
                                   f"{sorted((steps, n))}")
@@ -124,6 +129,29 @@ def feed_minibatch(plan, values) -> int:
                                   f"{sorted((plain, n))}")
             plain = n
     return plain if plain is not None else steps
+
+
+def loss_axis(loss: Variable, plan) -> Variable | None:
+    """Where every input of ``plan`` is a sequence and they lie on several sequence axes (a
+    sequence-to-sequence model's inputs and labels), the lengths of the input the loss's
+    sequence axis comes from (its own lengths, or those they are computed from: a slice of the
+    labels), whose steps CNTK counts as the minibatch's samples; else None."""
+    if not plan or not all(sequence for _, _, sequence in plan):
+        return None
+    axes = {id(v.sequence_lengths): v.sequence_lengths for v, _, _ in plan}
+    if len(axes) < 2:
+        return None
+    stack, seen = [loss.sequence_lengths], set()
+    while stack:
+        v = stack.pop()
+        if v is None or id(v) in seen:
+            continue
+        seen.add(id(v))
+        if id(v) in axes:
+            return axes[id(v)]
+        if v.parent is not None:
+            stack.extend(i for i in v.parent.inputs if i.dtype == v.dtype)
+    return None
 
 
 def input_plan(variables, class_id_inputs: set[int]) -> list:

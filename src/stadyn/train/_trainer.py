@@ -23,7 +23,7 @@ from ..graph import (Subgraph, Variable, check_numerics, forward_all, is_lengths
 from ..solvers import Optimizer
 from ._checkpoint import read_checkpoint, write_checkpoint
 from ._evaluate import evaluate_sums
-from ._feeding import _class_id_inputs, feed_minibatch, input_plan
+from ._feeding import _class_id_inputs, feed_minibatch, input_plan, loss_axis
 from ._feeding import unwrap_input as _unwrap
 from ._fit import NonFiniteLossError, _NonFiniteLoss, fit
 
@@ -104,6 +104,7 @@ class Trainer:
         self._metric_value: float | torch.Tensor | None = None
         self.minibatches_seen = 0
         self._feed_plans: dict = {}      # per set of input keys: what _feed checked once
+        self._count_loss_steps = False   # inputs on several sequence axes (see _feed)
         # Data-parallel training (stadyn.distributed): the object broadcasts the parameters now,
         # sums gradients and sample counts over the workers after each backward, and says whether
         # this process is the one that writes progress.
@@ -134,21 +135,25 @@ class Trainer:
     def _feed(self, arguments, needed: Sequence[Variable], what: str) -> int:
         if isinstance(arguments, Mapping):
             cached = self._feed_plans.get((what, tuple(map(id, arguments))))
-            plan = cached[0] if cached is not None else self._feed_plan(list(arguments),
-                                                                         needed, what)
+            plan, axis = cached[:2] if cached is not None else self._feed_plan(
+                list(arguments), needed, what)
             values = arguments.values()
         else:
             values = list(arguments) if isinstance(arguments, (list, tuple)) else [arguments]
             if len(values) != len(self.arguments):
                 raise StadynError(f"Trainer: {len(values)} arrays given for "
                                   f"{len(self.arguments)} inputs")
-            plan = self._feed_plan(self.arguments, needed, what)
-        return feed_minibatch(plan, values)
+            plan, axis = self._feed_plan(self.arguments, needed, what)
+        # inputs on several sequence axes: CNTK counts the loss's steps (counted again once
+        # the loss is computed, where it is over a slice of the labels)
+        self._count_loss_steps = axis is not None
+        return feed_minibatch(plan, values, axis)
 
-    def _feed_plan(self, keys: list, needed: Sequence[Variable], what: str) -> list:
+    def _feed_plan(self, keys: list, needed: Sequence[Variable], what: str) -> tuple:
         """For the inputs ``keys`` (Variables or CNTK Functions, as given): each one's Variable,
-        whether it holds class ids and whether it is a sequence; checked once per set of keys
-        (an input left out would silently keep the previous minibatch's data)."""
+        whether it holds class ids and whether it is a sequence, and the lengths the sample
+        count is read from where the inputs lie on several sequence axes; checked once per set
+        of keys (an input left out would silently keep the previous minibatch's data)."""
         variables = [_unwrap(k) for k in keys]
         given = {id(v) for v in variables}
         wanted = {id(v) for v in needed}
@@ -159,11 +164,12 @@ class Trainer:
             raise StadynError(f"Trainer.{what}: no data for {', '.join(missing)}; give a "
                               f"value for every input it reads")
         plan = input_plan(variables, self._class_id_inputs)
+        axis = loss_axis(_unwrap(self.loss_function), plan)
         if len(self._feed_plans) >= 16:
             self._feed_plans.clear()
         # the keys are kept with the plan, so their ids are not reused while it is cached
-        self._feed_plans[(what, tuple(map(id, keys)))] = (plan, keys)
-        return plan
+        self._feed_plans[(what, tuple(map(id, keys)))] = (plan, axis, keys)
+        return plan, axis
 
     def train_minibatch(self, arguments, outputs: Sequence[Variable] | None = None,
                         device=None, is_sweep_end: bool | None = None):
@@ -194,9 +200,12 @@ class Trainer:
             return
         for learner in self.parameter_learners:
             learner.zero_grad()
+        steps = [_unwrap(self.loss_function).sequence_lengths] if self._count_loss_steps else []
         with training(True):
-            forward_all(self._outputs + extra, clear_no_need_grad=True)
+            forward_all(self._outputs + extra + steps, clear_no_need_grad=True)
             self._loss_sum.backward(clear_buffer=True)
+        if steps:
+            samples = int(steps[0].d.sum())
         self._loss_value, self._metric_value = self._loss_sum.data, (
             self._metric_sum.data if self._metric_sum is not None else None)
         if self.data_parallel is not None:

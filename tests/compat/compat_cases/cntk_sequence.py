@@ -31,7 +31,8 @@ def _weights(r, value):
     return r.weights_like(np.asarray(value))
 
 
-def run_sequence(C, r, build, step_shape, lengths=LENGTHS, params=False, extra=None):
+def run_sequence(C, r, build, step_shape, lengths=LENGTHS, params=False, extra=None,
+                 touch=()):
     """``build(C, x[, extra input])`` on a sequence input of per-step ``step_shape``; results
     ``out``, ``out lengths``, ``shape``, ``train_out``, ``grad x`` (and ``grad h0`` for an
     ``extra`` non-sequence input of that shape), with ``params`` the parameters' listing and
@@ -42,7 +43,7 @@ def run_sequence(C, r, build, step_shape, lengths=LENGTHS, params=False, extra=N
         inputs.append(C.input_variable(extra, needs_gradient=True))
     f = build(C, *inputs)
     r.touch("cntk.Function.eval", "cntk.Function.shape", "cntk.Function.forward",
-            "cntk.Function.backward", "cntk.Function.output")
+            "cntk.Function.backward", "cntk.Function.output", *touch)
     res = {"shape": list(f.shape)}
     plist = list(f.parameters) if params else []
     if params:
@@ -68,8 +69,9 @@ def run_sequence(C, r, build, step_shape, lengths=LENGTHS, params=False, extra=N
 
 def seq_case(name, build, step_shape=(3,), names=None, **kw):
     """Register ``run_sequence`` for ``build`` as case ``sequence.<name>`` (``kw``:
-    ``lengths``, ``params``, ``extra`` for it; the rest are the case's options)."""
-    opts = dict((k, kw.pop(k)) for k in ("lengths", "params", "extra") if k in kw)
+    ``lengths``, ``params``, ``extra``, ``touch`` (methods the build calls) for it; the rest
+    are the case's options)."""
+    opts = dict((k, kw.pop(k)) for k in ("lengths", "params", "extra", "touch") if k in kw)
     op = name.split("__")[0]
     names = (names or ["cntk.sequence." + op]) + ["cntk.sequence.input_variable"]
 

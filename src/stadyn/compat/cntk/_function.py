@@ -23,6 +23,7 @@ from . import _graph as G
 from ._adapt import unwrap, wrap
 from ._assign import apply_assignments, assign_outputs, pending_assignments
 from ._late import bind, late
+from ._loops import close_loops, split_loops
 from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
 from ._signature import _function_of_callable as function_of_callable
@@ -501,8 +502,14 @@ class Function(GraphObject, TensorOpsMixin):
         """Replace placeholders in place (``{placeholder: variable}``); returns this Function."""
         if not isinstance(substitutions, dict):
             raise TypeError("replace_placeholders: the substitutions must be a dict")
-        for ph, new in substitutions.items():
-            G.replace_placeholder(unwrap(ph), unwrap(new))
+        plain, loops = split_loops({unwrap(ph): unwrap(new) for ph, new in substitutions.items()})
+        for ph, new in plain.items():
+            G.replace_placeholder(ph, new)
+        if loops:           # a cycle through past_value / future_value: a recurrence
+            for ph in loops:
+                if ph not in G.PLACEHOLDERS:
+                    raise ValueError("replace_placeholders: only placeholders can be replaced")
+            close_loops(loops)
         return self
 
     def replace_placeholder(self, substitution) -> "Function":
@@ -657,7 +664,8 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:
     return Function(roots[0]) if len(roots) == 1 else Function(roots[0], roots)
 
 
-bind(Function=Function)     # Variable.owner and the wrapping of outputs (_mixins, _variables)
+bind(Function=Function,      # Variable.owner and the wrapping of outputs (_mixins, _variables)
+     combine_outputs=combine_outputs)   # a Sequential ending in a tuple (_layers)
 
 
 def _value(v: Variable, array: np.ndarray | None = None):

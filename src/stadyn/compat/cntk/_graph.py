@@ -18,8 +18,8 @@ from typing import Callable, Iterator
 from ...layers.cntk_semantics import BatchAxes
 from ...graph import Variable, apply, name_scope, topological_nodes
 
-__all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "LEAF_NAMES", "BATCH", "Block", "BLOCKS",
-           "kind_of", "name_of", "op_name_of", "primitive_op_name", "uid_of", "set_uid",
+__all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
+           "BLOCKS", "kind_of", "name_of", "op_name_of", "primitive_op_name", "uid_of", "set_uid",
            "set_root_uid", "root_uid_of", "bind_placeholder", "replace_placeholder",
            "set_op_name", "cntk_name", "classify", "node_name",
            "node_inputs", "block_inner_leaves", "search", "walk_leaves", "rebuild"]
@@ -28,6 +28,9 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "LEAF_NAMES", "BATCH", "Block"
 INPUTS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 PLACEHOLDERS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 SHAPELESS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+# One step of a sequence inside a recurrence's step function (and what is computed from it
+# there): the sequence ops see a step, not a sequence.
+STEP_VALUES: "weakref.WeakSet[Variable]" = weakref.WeakSet()
 LEAF_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()

@@ -20,6 +20,7 @@ from ... import layers as _L
 from ...graph import Variable
 from . import _graph as G
 from ._adapt import operand, unwrap, wrap
+from ._late import late
 from ._mixins import GraphObject
 
 __all__ = ["LayerFunction", "Sequential", "For", "LayerStack", "SequentialClique", "ResNetBlock",
@@ -91,6 +92,8 @@ class LayerFunction:
             G.BLOCKS[out] = G.Block(self.op_name, self.name, tuple(values))
         elif isinstance(out, Variable) and self.name:
             out.name = self.name
+        if isinstance(out, tuple):          # several outputs: one Function with an output each
+            return late("combine_outputs")([wrap(o) for o in out])
         return wrap(out)
 
     @property
@@ -208,7 +211,11 @@ class _Composite:
         values = args
         for step in self.steps:
             if isinstance(step, tuple):
-                values = tuple(_apply(member, values) for member in step)
+                outputs = getattr(values[0], "outputs", ()) if len(values) == 1 else ()
+                if len(outputs) == len(step) > 1:       # one member per output
+                    values = tuple(member(v) for member, v in zip(step, outputs))
+                else:
+                    values = tuple(_apply(member, values) for member in step)
             else:
                 out = _apply(step, values)
                 values = out if isinstance(out, tuple) else (out,)

@@ -8,18 +8,35 @@ step's placeholders.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from ... import layers as _L
+from . import _graph as G
 from ._adapt import unwrap, wrap
 from ._function import combine_outputs
-from ._layers import LayerFunction, _layer, _native
+from ._layers import LayerFunction, _native
+from ._stabilized import step_layer
 
-__all__ = ["Recurrence", "RecurrenceFrom", "Fold", "LSTM", "GRU", "RNNStep", "StatesLayer"]
+__all__ = ["Recurrence", "RecurrenceFrom", "Fold", "LSTM", "GRU", "RNNStep", "StatesLayer",
+           "FunctionStep"]
 
-LSTM = _layer(_L.LSTM, "LSTM")
-GRU = _layer(_L.GRU, "GRU")
-RNNStep = _layer(_L.RNNStep, "RNNStep")
+
+
+def _step_factory(cls):
+    """A CNTK step factory (``LSTM``, ``GRU``, ``RNNStep``): Stadyn's step, self-stabilised
+    when ``enable_self_stabilization`` is on."""
+    def make(*args, name: str = "", **kwargs):
+        layer = step_layer(cls, _native(args), {k: _native(v) for k, v in kwargs.items()})
+        return LayerFunction(layer, cls.__name__, name)
+    make.__name__ = make.__qualname__ = cls.__name__
+    make.__doc__ = cls.__doc__
+    return make
+
+
+LSTM = _step_factory(_L.LSTM)
+GRU = _step_factory(_L.GRU)
+RNNStep = _step_factory(_L.RNNStep)
 
 
 class StatesLayer(LayerFunction):
@@ -43,10 +60,84 @@ def _step(step_function: Any):
     """A step as the native layers call it (on Variables)."""
     if isinstance(step_function, LayerFunction):
         return step_function.layer
+    return FunctionStep(step_function)
 
-    def step(*variables):
-        return unwrap(step_function(*[wrap(v) for v in variables]))
-    return step
+
+class FunctionStep:
+    """A Python function (or ``@C.Function``) as a recurrence's step: called on Functions
+    wrapping one step of each state and input (batch axis first), it returns the new state or
+    a tuple (or multi-output Function) of states.
+
+    Its states are its arguments but the last.  Their shapes are those of the recurrent layer
+    the function applies (``LSTM``, ``GRU``, ... held in its closure, as CNTK's tutorials write
+    ``lambda dh, dc, x: lstm(dh, dc, splice(x, attention(dh)))``), else shaped like a step of
+    the input.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> lstm = C.layers.LSTM(4)
+        >>> step = FunctionStep(lambda dh, dc, x: lstm(dh, dc, x * 2.0))
+        >>> step.state_shapes
+        [(4,), (4,)]
+    """
+
+    def __init__(self, fn: Any):
+        self.fn = fn
+        self.n_states = max(_arity(fn) - 1, 1)
+        self.state_shapes = _inner_state_shapes(fn, self.n_states)
+        self.parameters: list = []
+
+    def __call__(self, *variables):
+        for v in variables:         # one step of each state and input, batch axis first
+            G.BATCH.add(v)
+            G.STEP_VALUES.add(v)
+        out = self.fn(*[wrap(v) for v in variables])
+        outputs = getattr(out, "outputs", None)
+        if not isinstance(out, (tuple, list)) and outputs is not None and len(outputs) > 1:
+            out = tuple(outputs)
+        if isinstance(out, (tuple, list)):
+            return tuple(unwrap(o) for o in out)
+        return unwrap(out)
+
+
+def _arity(fn: Any) -> int:
+    """How many arguments a step function takes."""
+    arguments = getattr(fn, "arguments", None)
+    if arguments is not None:
+        return len(arguments)
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 2
+    return len([p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+
+
+def _inner_state_shapes(fn: Any, n_states: int) -> Any:
+    """The state shapes of the one recurrent layer of ``n_states`` states ``fn`` refers to
+    (in its closure or by a global name); None when there is not exactly one."""
+    fn = getattr(fn, "_fn", fn)
+    found = []
+    code = getattr(fn, "__code__", None)
+    values = [c.cell_contents for c in (getattr(fn, "__closure__", None) or ())
+              if _has_contents(c)]
+    if code is not None:
+        values += [getattr(fn, "__globals__", {}).get(n) for n in code.co_names]
+    for value in values:
+        shapes = getattr(getattr(value, "layer", None), "state_shapes", None)
+        if shapes is not None and len(shapes) == n_states and \
+                all(value is not f for f in found):
+            found.append(value)
+    if len(found) != 1:
+        return None
+    return [tuple(s) for s in found[0].layer.state_shapes]
+
+
+def _has_contents(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
 
 
 def _initial(initial_state: Any) -> Any:

@@ -20,16 +20,17 @@ from ... import functions as F
 from ... import sequence as S
 from ..._errors import StadynError
 from ...graph import Variable, auto_forward
-from ...layers import RNNStep as _RNNStep
 from ...layers import default_override_or, glorot_uniform, resolve
+from . import _graph as G
 from . import sequence as seq
 from ._adapt import unwrap, wrap
-from ._layers import LayerFunction, _layer
+from ._layers import LayerFunction
+from ._recurrent import RNNStep as _RNNUnit
 from ._recurrent import StatesLayer
+from ._variables import Variable as _Variable
+from ._variables import placeholder
 
-__all__ = ["Delay", "PastValueWindow", "UnfoldFrom", "RNNUnit"]
-
-_RNNUnit = _layer(_RNNStep, "RNNStep")
+__all__ = ["Delay", "PastValueWindow", "UnfoldFrom", "RNNUnit", "ForwardDeclaration"]
 
 
 def RNNUnit(shape, cell_shape=None, activation=default_override_or(None),
@@ -148,7 +149,8 @@ class _Unfold:
         if k != 1:
             factors = seq.broadcast_as(_ones_per_sequence(wrap(like), k), wrap(like))
             axis = S.where(unwrap(factors), max_repeat=math.ceil(k))
-        step_shape = tuple(initial_state.shape[1:])
+        step_shape = tuple(initial_state.shape[1:] if G.BATCH(initial_state)
+                           else initial_state.shape)   # a constant: one step's value
         with auto_forward(False):        # the output's shape (the step records it again)
             probe = self._generate(Variable((1,) + step_shape))
         shapes = [tuple(o.shape[1:]) for o in probe]
@@ -185,5 +187,51 @@ def UnfoldFrom(generator_function, until_predicate=None, length_increase=1,
     """
     if not callable(generator_function):
         raise TypeError("UnfoldFrom: the generator must be a function or a layer")
-    return LayerFunction(_Unfold(generator_function, until_predicate, length_increase),
-                         "UnfoldFrom", name)
+    return _UnfoldLayer(_Unfold(generator_function, until_predicate, length_increase),
+                        "UnfoldFrom", name)
+
+
+class _UnfoldLayer(LayerFunction):
+    """``UnfoldFrom``'s layer, also called with CNTK's keywords (``initial_state``,
+    ``dynamic_axes_like``)."""
+
+    def __call__(self, *args, initial_state=None, dynamic_axes_like=None):
+        given = list(args)
+        if initial_state is not None:
+            given.insert(0, initial_state)
+        if dynamic_axes_like is not None:
+            given.append(dynamic_axes_like)
+        return super().__call__(*given)
+
+
+class _ForwardDeclared(_Variable):
+    """A placeholder with ``resolve_to`` (see :func:`ForwardDeclaration`)."""
+
+    __slots__ = ()
+
+    def resolve_to(self, var) -> None:
+        """Close the loop: this placeholder is ``var`` from now on (``var`` may be computed
+        from it through ``past_value`` / ``future_value``: the loop runs as a recurrence)."""
+        from ._function import Function
+        Function(unwrap(var)).replace_placeholders({self: var})
+
+
+def ForwardDeclaration(name: str = "forward_declaration"):
+    """A placeholder for a value defined later from itself: use it (through ``past_value``
+    or ``future_value``), then ``resolve_to(value)`` closes the loop, which runs as a
+    recurrence along the sequence axis of the loop's inputs.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x = C.sequence.input_variable(2)
+        >>> ones = C.sequence.broadcast_as(1.0, x)
+        >>> count = C.layers.ForwardDeclaration()
+        >>> out = C.sequence.past_value(count, initial_state=0) + ones
+        >>> count.resolve_to(out)
+        >>> C.sequence.last(out).eval({x: [np.zeros((3, 2), np.float32),
+        ...                                np.zeros((1, 2), np.float32)]}).tolist()
+        [3.0, 1.0]
+    """
+    declared = placeholder(name=name)
+    declared.__class__ = _ForwardDeclared
+    return declared

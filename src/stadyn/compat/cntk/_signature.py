@@ -133,7 +133,18 @@ class _Deferred:
             raise ValueError(f"{self.name}: its arguments have no types, so it applies to "
                              "Functions and Variables only (give the Python function a "
                              "signature to evaluate it on data)")
-        return _as_function(self._fn(*[given[n] for n in names]))
+        self._applied = _as_function(self._fn(*[given[n] for n in names]))
+        return self._applied
+
+    @property
+    def parameters(self) -> list:
+        """The parameters of the graph it built when last applied (its layers hold them; CNTK
+        lists them before, from its placeholders)."""
+        applied = getattr(self, "_applied", None)
+        if applied is None:
+            raise ValueError(f"{self.name}: its arguments have no types, so its parameters are "
+                             "known once it is applied to Functions or Variables")
+        return applied.parameters
 
     def __repr__(self) -> str:
         return f"Composite({self.name}: untyped arguments {[p.name for p in self._placeholders]})"

@@ -18,8 +18,11 @@ import numpy as np
 from ... import functions as F
 from ... import sequence as S
 from . import _graph as G
-from ._adapt import adapt, named, operand, unwrap, wrap
+from ...graph import Variable
+from ._adapt import adapt, batched, named, operand, unwrap, wrap
+from ._adapt import operand as _as_operand
 from ._axis import Axis
+from ._loops import as_loop_sequence
 from ._defaults import default_override_or
 
 __all__ = ["input_variable", "input", "past_value", "future_value", "reduce_sum", "reduce_max",
@@ -47,6 +50,11 @@ def input_variable(shape, dtype=np.float32, needs_gradient: bool = False,
 input = input_variable  # noqa: A001 - CNTK's name
 
 
+def _seq_operand(x):
+    """A delay's operand: a placeholder (a loop's forward declaration) becomes a sequence."""
+    return as_loop_sequence(unwrap(x))
+
+
 def _initial(initial_state):
     """CNTK's ``initial_state``: a number, an array (one step's shape) or a Function."""
     if initial_state is None:
@@ -60,14 +68,14 @@ def past_value(x, initial_state=None, time_step: int = 1, name: str = ""):
 
     Example: ``C.sequence.past_value(h)``, ``C.sequence.past_value(x, initial_state=1.0,
     time_step=2)``."""
-    return named(wrap(S.past_value(unwrap(x), _initial(initial_state), time_step)), name)
+    return named(wrap(S.past_value(_seq_operand(x), _initial(initial_state), time_step)), name)
 
 
 def future_value(x, initial_state=None, time_step: int = 1, name: str = ""):
     """The value ``time_step`` steps later in each sequence (``initial_state`` after).
 
     Example: ``C.sequence.future_value(h)``."""
-    return named(wrap(S.future_value(unwrap(x), _initial(initial_state), time_step)), name)
+    return named(wrap(S.future_value(_seq_operand(x), _initial(initial_state), time_step)), name)
 
 
 reduce_sum = adapt(S.reduce_sum, "reduce_sum")
@@ -78,10 +86,43 @@ softmax = adapt(S.softmax, "softmax")
 
 
 def broadcast_as(operand, broadcast_as_operand, name: str = ""):
-    """``operand`` (one value per sequence) at every step of ``broadcast_as_operand``.
+    """``operand`` (one value per sequence) at every step of ``broadcast_as_operand``.  Inside
+    a recurrence's step, where ``broadcast_as_operand`` is one step of its sequence, every
+    step sees the same ``operand``: it is returned as it is.
 
     Example: ``C.sequence.broadcast_as(C.sequence.last(h), h)``."""
-    return named(wrap(S.broadcast_as(unwrap(operand), unwrap(broadcast_as_operand))), name)
+    like = unwrap(broadcast_as_operand)
+    if getattr(like, "sequence_lengths", None) is None and _in_step(like):
+        return operand
+    value = unwrap(operand) if batched(operand) else _per_sequence(operand, like)
+    return named(wrap(S.broadcast_as(value, like)), name)
+
+
+def _per_sequence(value, like):
+    """A value without the batch axis (a number, an array, a constant) once per sequence of
+    ``like``."""
+    v = _as_operand(value)
+    v = v if isinstance(v, Variable) else F.constant(float(v), ())
+    first = S.first(like)
+    base = F.mul_scalar(F.sum(first, axis=list(range(1, len(first.shape))))
+                        if len(first.shape) > 1 else first, 0.0)
+    return F.add2(F.reshape(base, (-1,) + (1,) * len(v.shape)),
+                  F.reshape(v, (1,) + tuple(v.shape)))
+
+
+def _in_step(v) -> bool:
+    """Whether ``v`` is one step of a sequence inside a recurrence's step (computed there from
+    the step's states or inputs)."""
+    stack, seen = [v], set()
+    while stack:
+        u = stack.pop()
+        if u in G.STEP_VALUES:
+            return True
+        if id(u) in seen or u.parent is None:
+            continue
+        seen.add(id(u))
+        stack.extend(u.parent.inputs)
+    return False
 
 
 def slice(seq, begin_index: int, end_index: int, name: str = ""):  # noqa: A001
@@ -126,7 +167,8 @@ def is_last(seq, name: str = ""):
 def delay(x, initial_state=None, time_step: int = 1, name: str = ""):
     """``past_value`` for a positive ``time_step``, ``future_value`` for a negative one, ``x``
     for 0.  Example: ``C.sequence.delay(x, time_step=-1)`` is each next step."""
-    return named(wrap(S.delay(unwrap(x), _initial(initial_state), time_step)), name, "Delay")
+    return named(wrap(S.delay(_seq_operand(x), _initial(initial_state), time_step)), name,
+                 "Delay")
 
 
 def where(condition, new_sequence_axis_typeinfo=None, name: str = ""):

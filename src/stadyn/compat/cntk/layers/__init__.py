@@ -25,8 +25,11 @@ from .._layers import (Activation, AveragePooling, BatchNormalization, Convoluti
                       LayerNormalization, LayerStack, MaxPooling, MaxUnpooling, ResNetBlock,
                       Sequential, SequentialClique, Stabilizer, default_options,
                       default_options_for, identity)
+from .._attention import AttentionModel
+from .._seq_conv import SequentialConvolution
 from .._recurrent import GRU, LSTM, Fold, Recurrence, RecurrenceFrom, RNNStep
-from .._sequence_layers import Delay, PastValueWindow, RNNUnit, UnfoldFrom
+from .._sequence_layers import (Delay, ForwardDeclaration, PastValueWindow, RNNUnit,
+                               UnfoldFrom)
 from .._signature import ParameterTensor, Signature, SparseTensor, Tensor, tensor
 from .sequence import UntestedBranchError
 from .typing import Sequence, SequenceOver, SequenceOverMeta
@@ -97,7 +100,7 @@ __all__ = [
     "is_default_override", "placeholder", "pooling", "reconcile_dynamic_axes", "reduce_mean",
     "reshape", "sigmoid", "slice", "softplus", "splice", "sqrt", "tanh", "times", "unpooling",
     "Delay", "PastValueWindow", "RNNUnit", "UnfoldFrom", "Sequence", "SequenceOver",
-    "SequenceOverMeta",
+    "SequenceOverMeta", "AttentionModel", "ForwardDeclaration", "SequentialConvolution",
 ]
 
 

@@ -13,18 +13,19 @@ from .._defaults import default_override_or, get_default_override
 from .._function import BlockFunction, Function
 from .._layers import Stabilizer, identity
 from .._recurrent import GRU, LSTM, Fold, Recurrence, RecurrenceFrom, RNNStep
-from .._sequence_layers import Delay, PastValueWindow, RNNUnit, UnfoldFrom
+from .._sequence_layers import (Delay, ForwardDeclaration, PastValueWindow, RNNUnit,
+                               UnfoldFrom)
 from .._variables import Constant, InferredDimension, Parameter, Record, placeholder
 from ..initializer import glorot_uniform
 from ..ops import (alias, combine, reconcile_dynamic_axes, sigmoid, slice, softplus, splice,
                    tanh, times)
 
-__all__ = ["Delay", "PastValueWindow", "RNNUnit", "UnfoldFrom", "Recurrence", "RecurrenceFrom",
-           "Fold", "LSTM", "GRU", "RNNStep", "Stabilizer", "identity", "BlockFunction",
-           "Function", "Constant", "InferredDimension", "Parameter", "Record", "placeholder",
-           "default_override_or", "get_default_override", "glorot_uniform", "alias", "combine",
-           "reconcile_dynamic_axes", "sigmoid", "slice", "softplus", "splice", "tanh", "times",
-           "UntestedBranchError"]
+__all__ = ["Delay", "ForwardDeclaration", "PastValueWindow", "RNNUnit", "UnfoldFrom",
+           "Recurrence", "RecurrenceFrom", "Fold", "LSTM", "GRU", "RNNStep", "Stabilizer",
+           "identity", "BlockFunction", "Function", "Constant", "InferredDimension", "Parameter",
+           "Record", "placeholder", "default_override_or", "get_default_override",
+           "glorot_uniform", "alias", "combine", "reconcile_dynamic_axes", "sigmoid", "slice",
+           "softplus", "splice", "tanh", "times", "UntestedBranchError"]
 
 
 def UntestedBranchError(name: str):

@@ -1,0 +1,228 @@
+"""Graph loops closed with ``replace_placeholders`` (and ``ForwardDeclaration.resolve_to``): a
+placeholder replaced by a value computed from it through ``past_value`` / ``future_value``.
+
+CNTK runs such a cycle as a recurrence.  So does this module: when the substitute of a
+placeholder depends on a placeholder being replaced, the *loop body* (every op between the
+placeholders and their substitutes) becomes the step of one ``recurrence`` op along the
+sequence axis of the loop's other sequence inputs.  Each delay in the body (``past_value`` of
+``a``: forwards; ``future_value``: backwards; one step) reads the previous step's ``a`` (its
+initial state at the start); every other op of the body is replayed on one step, held as a
+sequence of length 1 so that each op's attributes (axes counted with the sequence axis) stay
+right.  Then every Variable of the body is rewired onto its sequence from the recurrence, so
+what the user holds (the loop's output, an intermediate such as an LSTM's cell) computes
+from it, in both modes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ... import functions as F
+from ... import sequence as S
+from ..._errors import StadynError
+from ...graph import (Variable, apply, name_scope, new_lengths, set_sequence_axis,
+                      topological_nodes)
+from . import _graph as G
+
+__all__ = ["as_loop_sequence", "split_loops", "close_loops", "LoopError"]
+
+_DELAYS = {"past_value": False, "future_value": True}      # op -> goes backwards
+
+
+class LoopError(StadynError, ValueError):
+    """A graph loop that cannot run as a recurrence (no delay on a path, delays of both
+    directions or of more than one step, no sequence input to run along)."""
+
+
+def as_loop_sequence(v: Variable) -> Variable:
+    """A placeholder that a sequence op (``past_value``, ...) is applied to: given a sequence
+    axis of its own until it is replaced (a placeholder without a shape takes a scalar step;
+    the loop's value must then have that shape)."""
+    if v in G.PLACEHOLDERS and v.sequence_lengths is None:
+        sample = () if v in G.SHAPELESS else tuple(v.shape[1:] if G.BATCH(v) else v.shape)
+        v.reset_shape((1, 1) + sample)
+        G.SHAPELESS.discard(v)
+        G.BATCH.add(v)
+        set_sequence_axis(v, new_lengths())
+        G.BATCH.forget()
+    return v
+
+
+def split_loops(substitutions: dict) -> tuple[dict, dict]:
+    """``(plain, loops)``: the substitutions that close no loop, and those whose substitute
+    depends on a placeholder being replaced."""
+    targets = {id(ph) for ph in substitutions}
+    plain, loops = {}, {}
+    for ph, new in substitutions.items():
+        deps = {id(i) for node in topological_nodes([new]) for i in node.inputs}
+        (loops if targets & (deps | {id(new)}) else plain)[ph] = new
+    return plain, loops
+
+
+def _body(loops: dict) -> tuple[list, set]:
+    """The nodes that depend on a placeholder of ``loops`` (in execution order) and the ids of
+    the Variables they make."""
+    news = list(loops.values())
+    depends = {id(ph) for ph in loops}
+    body = []
+    for node in topological_nodes(news):
+        if any(id(i) in depends for i in node.inputs):
+            body.append(node)
+            depends.update(id(o) for o in node.outputs if o is not None)
+    return body, depends
+
+
+def _check_delay(node) -> bool:
+    """Whether the body node is a one-step delay (and its direction)."""
+    backwards = _DELAYS[node.spec.name]
+    step = node.args[3] if len(node.args) > 3 else node.kwargs.get("time_step", 1)
+    if int(step) != 1:
+        raise LoopError(f"a loop through {node.spec.name} with time_step={step}: only loops "
+                        "through one-step delays run as recurrences here")
+    return backwards
+
+
+def close_loops(loops: dict) -> None:
+    """Replace each placeholder of ``loops`` by its substitute, the cycles they close run as
+    one recurrence (see the module's text)."""
+    phs = list(loops)
+    body, depends = _body(loops)
+    delays = [n for n in body if n.spec.name in _DELAYS and id(n.inputs[0]) in depends]
+    if not delays:
+        raise LoopError("replace_placeholders: the substitute depends on the placeholder with no "
+                        "past_value or future_value between them (an algebraic loop)")
+    directions = {_check_delay(n) for n in delays}
+    if len(directions) > 1:
+        raise LoopError("a loop through both past_value and future_value cannot run as one "
+                        "recurrence")
+    go_backwards = directions.pop()
+    delayed = {id(n.outputs[0]) for n in delays}
+    ops = [n for n in body if n not in delays]
+    for n in ops:
+        if n.spec.category == "sequence" or len(n.outputs) != 1:
+            raise LoopError(f"{n.spec.name} inside a loop closed by replace_placeholders is not "
+                            "supported (element-wise and per-step ops are)")
+    made = [n.outputs[0] for n in ops]
+    alias = {id(ph): loops[ph] for ph in phs}
+    order = _step_order(ops, alias, delayed)
+    external = _sequence_inputs(ops, depends, delayed)
+    if not external:
+        raise LoopError("a loop closed by replace_placeholders needs a sequence input (besides "
+                        "its placeholders) to run along")
+    index = {id(v): k for k, v in enumerate(made)}
+    for ph in phs:
+        new = loops[ph]
+        if id(new) not in index:
+            raise LoopError("replace_placeholders: a loop's substitute must be computed inside "
+                            "the loop")
+        if tuple(ph.shape[2:]) != tuple(new.shape[2:]):
+            raise LoopError(f"replace_placeholders: the placeholder has step shape "
+                            f"{tuple(ph.shape[2:])} and its substitute {tuple(new.shape[2:])}; "
+                            "give the placeholder its shape (placeholder(shape=...): one "
+                            "made without a shape takes a scalar step until its loop is "
+                            "closed)")
+    feeds = []          # delay -> the state it reads
+    for n in delays:
+        src = n.inputs[0]
+        src = alias.get(id(src), src)
+        feeds.append(index[id(src)])
+    initial = [0.0] * len(made)
+    for n, k in zip(delays, feeds):
+        initial[k] = n.inputs[2]
+
+    def step(*values):
+        states, xs = values[:len(made)], values[len(made):]
+        env: dict[int, Variable] = {}
+        for v, x in zip(external, xs):
+            env[id(v)] = _one_step(x)
+        for n, k in zip(delays, feeds):
+            env[id(n.outputs[0])] = _one_step(states[k])
+        for n in order:
+            env[id(n.outputs[0])] = _replay(n, env, alias)
+        return tuple(F.reshape(env[id(v)], (-1,) + tuple(v.shape[2:])) for v in made)
+
+    ys = S.recurrence(step, external, initial, [tuple(v.shape[2:]) for v in made],
+                      go_backwards=go_backwards)
+    for v, y in zip(made, ys):
+        _rewire(v, y)
+    for n in delays:
+        out, src = n.outputs[0], n.inputs[0]
+        src = alias.get(id(src), src)
+        fn = S.future_value if go_backwards else S.past_value
+        _rewire(out, fn(src, n.inputs[2], 1))
+    for ph in phs:
+        del G.PLACEHOLDERS[ph]
+        _rewire(ph, loops[ph])
+    G.BATCH.forget()
+
+
+def _rewire(v: Variable, y: Variable) -> None:
+    """``v`` computed as ``y`` from now on (a sequence with ``y``'s axis)."""
+    v.rewire_as(F.identity(y))
+
+
+def _one_step(x: Variable) -> Variable:
+    """One step ``(B, *s)`` as a sequence of length 1 ``(B, 1, *s)``."""
+    v = F.reshape(x, (-1, 1) + tuple(x.shape[1:]))
+    return set_sequence_axis(v, F.sequence_full_lengths(v))
+
+
+def _step_order(ops: list, alias: dict, delayed: set) -> list:
+    """The body's ops in an order where each comes after what it reads in the same step (a
+    placeholder reads its substitute; a delay's output is the previous step's)."""
+    producer = {id(n.outputs[0]): n for n in ops}
+    done: set[int] = set()
+    order, visiting = [], set()
+
+    def visit(n):
+        if id(n) in done:
+            return
+        if id(n) in visiting:
+            raise LoopError("replace_placeholders: a loop without past_value or future_value "
+                            "on it (an algebraic loop)")
+        visiting.add(id(n))
+        for i in n.inputs:
+            src = alias.get(id(i), i)
+            if id(src) in delayed:
+                continue
+            p = producer.get(id(src))
+            if p is not None:
+                visit(p)
+        visiting.discard(id(n))
+        done.add(id(n))
+        order.append(n)
+
+    for n in ops:
+        visit(n)
+    return order
+
+
+def _sequence_inputs(ops: list, depends: set, delayed: set) -> list:
+    """The sequences the body reads from outside the loop (each read one step at a time)."""
+    seen, out = set(), []
+    for n in ops:
+        for i in n.inputs:
+            if id(i) in depends or id(i) in delayed or id(i) in seen:
+                continue
+            if i.sequence_lengths is not None:
+                seen.add(id(i))
+                out.append(i)
+    return out
+
+
+def _replay(node, env: dict, alias: dict) -> Variable:
+    """``node``'s op called again on the step's values."""
+    def value(a: Any) -> Any:
+        if not isinstance(a, Variable):
+            return a
+        a = alias.get(id(a), a)
+        return env.get(id(a), a)
+    args = tuple(value(a) for a in node.args)
+    kwargs = {k: value(a) for k, a in node.kwargs.items()}
+    with name_scope(node.scope, absolute=True):
+        out = apply(node.spec, args, kwargs)
+    lengths = next((a.sequence_lengths for a in args if isinstance(a, Variable)
+                    and a.sequence_lengths is not None), None)
+    if lengths is not None and out.sequence_lengths is None and len(out.shape) >= 2:
+        set_sequence_axis(out, lengths)
+    return out

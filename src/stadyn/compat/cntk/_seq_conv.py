@@ -1,0 +1,128 @@
+"""``cntk.layers.SequentialConvolution``: a convolution whose first filter axis runs along the
+sequence axis (CNTK 2.7's semantics).
+
+A step holds ``(channels, *spatial)`` (``reduction_rank=1``) or ``spatial`` only
+(``reduction_rank=0``, one channel).  The layer convolves each sequence as the plane
+``(steps, *spatial)`` with ``W`` ``(num_filters, channels, *filter_shape)`` and gives a sequence
+of ``(num_filters, *spatial')`` steps: ``n - filter_shape[0] + 1`` of them without padding
+(divided by the stride), ``ceil(n / stride)`` with ``pad=True`` -- windows centred on the
+steps, zeros outside each sequence.  ``b`` is ``(num_filters, 1, ...)``, one axis fewer than
+``Convolution``'s.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ... import functions as F
+from ... import sequence as S
+from ...layers import Layer, default_override_or, glorot_uniform, resolve
+from ...layers.cntk_semantics import auto_padding
+from ._layers import LayerFunction, _native
+
+__all__ = ["SequentialConvolution"]
+
+
+def _tuple(value, n: int) -> tuple:
+    value = tuple(value) if isinstance(value, (list, tuple)) else (value,)
+    return value * n if len(value) == 1 and n > 1 else value
+
+
+class _SequentialConvolution(Layer):
+    """The layer (see :func:`SequentialConvolution`)."""
+
+    def __init__(self, filter_shape, num_filters, activation, init, pad, strides, bias,
+                 init_bias, reduction_rank, dilation, name):
+        super().__init__(name)
+        self.filter_shape = tuple(int(k) for k in _tuple(filter_shape, 1))
+        n = len(self.filter_shape)
+        self.num_filters = num_filters
+        self.activation, self.init, self.bias, self.init_bias = activation, init, bias, init_bias
+        self.pad = tuple(bool(p) for p in _tuple(pad, n))
+        self.strides = tuple(int(s) for s in _tuple(strides, n))
+        self.dilation = tuple(int(d) for d in _tuple(dilation, n))
+        self.reduction_rank = reduction_rank
+
+    @property
+    def kind(self) -> str:
+        return "sequentialconvolution"
+
+    def apply(self, x):
+        n = len(self.filter_shape)
+        values, _ = S.unpack(x, 0.0)                       # (B, T, [C,] *spatial)
+        if self.reduction_rank == 0:
+            values = F.stack(values, axis=2)
+        channels = int(values.shape[2])
+        if len(values.shape) - 3 != n - 1:
+            raise ValueError(f"SequentialConvolution: a filter of rank {n} needs steps with "
+                             f"{n - 1} spatial axes, got steps of shape {tuple(x.shape[2:])}")
+        k = self.num_filters or 1
+        fan_in = channels * math.prod(self.filter_shape)
+        w = self.parameter("W", (k, channels) + self.filter_shape, self.init, fan_in,
+                           k * math.prod(self.filter_shape))
+        planes = F.transpose(values, (0, 2, 1) + tuple(range(3, 3 + n - 1)))
+        span = self.dilation[0] * (self.filter_shape[0] - 1) + 1
+        before = (span - 1) // 2 if self.pad[0] else 0
+        pads = [(before, span - 1 - before)]      # steps past an end are cut by the lengths
+        pads += auto_padding(tuple(planes.shape[3:]), self.filter_shape[1:], self.strides[1:],
+                             self.dilation[1:], self.pad[1:])
+        if any(v for lo_hi in pads for v in lo_hi):
+            planes = F.pad(planes, tuple(v for lo_hi in pads for v in lo_hi))
+        y = F.convolution(planes, w, None, pad=(0,) * n, stride=self.strides,
+                          dilation=self.dilation)
+        y = F.transpose(y, (0, 2, 1) + tuple(range(3, 3 + n - 1)))   # (B, T', K, *spatial')
+        if self.bias:
+            b = self.parameter("b", (k,) + (1,) * (n - 1), self.init_bias)
+            y = F.add2(y, F.reshape(b, (1, 1, k) + (1,) * (n - 1)))
+        if not self.num_filters:
+            y = F.sum(y, axis=2)
+        lengths = F.cast(x.sequence_lengths, "float32")
+        s = float(self.strides[0])
+        if self.pad[0]:
+            lengths = F.ceil(F.mul_scalar(lengths, 1.0 / s))
+        else:
+            lengths = F.add_scalar(F.floor(F.mul_scalar(F.add_scalar(lengths, -float(span)),
+                                                        1.0 / s)), 1.0)
+        y = S.to_sequence(y, lengths)
+        return self.activation(y) if self.activation is not None else y
+
+
+def SequentialConvolution(filter_shape, num_filters=None,
+                          activation=default_override_or(None),
+                          init=default_override_or(glorot_uniform()),
+                          pad=default_override_or(False), strides=1, sharing=True,
+                          bias=default_override_or(True), init_bias=default_override_or(0),
+                          reduction_rank=1, transpose_weight=False, dilation=1, groups=1,
+                          max_temp_mem_size_in_samples=0, op_name="Convolution",
+                          name: str = "") -> LayerFunction:
+    """A convolution along the sequence axis and the steps' spatial axes (see the module's
+    text); ``W`` is ``(num_filters, channels, *filter_shape)``.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x = C.sequence.input_variable((2, 6))          # (channels, height) per step
+        >>> f = C.layers.SequentialConvolution((3, 2), 4)
+        >>> y = f(x)
+        >>> y.shape, f.W.shape
+        ((4, 5), (4, 2, 3, 2))
+        >>> [a.shape for a in y.eval({x: [np.ones((5, 2, 6), np.float32)]})]
+        [(3, 4, 5)]
+    """
+    kind = "SequentialConvolution"
+    if reduction_rank not in (0, 1):
+        raise NotImplementedError("Convolution: reduction_rank must be 0 or 1")
+    if transpose_weight:
+        raise NotImplementedError("Convolution: transpose_weight option currently not supported")
+    if not sharing:
+        raise NotImplementedError("Convolution: sharing option currently must be True")
+    if groups <= 0:
+        raise ValueError("Convolution: groups must be strictly positive, i.e. groups > 0.")
+    if groups > 1:
+        raise ValueError("Convolution: groups > 1, is not currently supported by Convolution "
+                         "layer.")
+    activation = _native(resolve(kind, "activation", activation))
+    layer = _SequentialConvolution(
+        filter_shape, num_filters, activation, resolve(kind, "init", init),
+        resolve(kind, "pad", pad), strides, resolve(kind, "bias", bias),
+        resolve(kind, "init_bias", init_bias), reduction_rank, dilation, name)
+    return LayerFunction(layer, op_name, name)

@@ -1,0 +1,66 @@
+"""Loop-invariant values of a recurrence's step, computed once outside the loop.
+
+A step function records its graph on placeholders (the previous states and one step of each
+input), but it may read values computed outside the loop: an encoder's states an attention
+reads at every decoder step, a stabiliser's scale made from a parameter.  Left in the step's
+graph, each would be computed again at every step (and an op that cannot run on shapes alone,
+such as a fused recurrent kernel over a whole sequence, would break the step's shape
+inference).  :func:`hoist_invariants` replays the ops that depend on the placeholders with every
+value that does not (an op output) replaced by a fresh leaf, and says which outside value each
+leaf stands for: the recurrence takes those values as inputs.
+
+Example:
+    >>> import stadyn as sd, stadyn.functions as F
+    >>> x, h = sd.Variable((1, 3)), sd.Variable((1, 3))
+    >>> outer = F.tanh(x)                       # computed outside the loop
+    >>> (step,), taken = hoist_invariants([h + outer], [h])
+    >>> [v is outer for v in taken.values()], step.parent.inputs[0] is h
+    ([True], True)
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ._apply import apply
+from ._scope import name_scope
+from ._variable import Variable, topological_nodes
+
+__all__ = ["hoist_invariants"]
+
+
+def hoist_invariants(outputs: Sequence[Variable], inner: Sequence[Variable]
+                     ) -> tuple[list[Variable], dict[int, Variable]]:
+    """``(new outputs, {id(leaf): outside value})``: ``outputs`` computed from ``inner`` (the
+    step's placeholders) with every op output that does not depend on ``inner`` replaced by a
+    new leaf of its shape.  Outputs that need no change are returned as they are."""
+    depends = {id(v) for v in inner}
+    nodes = []
+    for node in topological_nodes(list(outputs)):
+        if any(id(i) in depends for i in node.inputs):
+            nodes.append(node)
+            depends.update(id(o) for o in node.outputs if o is not None)
+    mapping: dict[int, Variable] = {}
+    taken: dict[int, Variable] = {}
+    for node in nodes:
+        for i in node.inputs:
+            if id(i) not in depends and i.parent is not None and id(i) not in mapping:
+                leaf = Variable(i.shape, need_grad=i.need_grad, dtype=i.dtype)
+                leaf._seq = i._seq
+                mapping[id(i)] = leaf
+                taken[id(leaf)] = i
+    if not taken:
+        return list(outputs), {}
+    for node in nodes:
+        args = tuple(mapping.get(id(a), a) if isinstance(a, Variable) else a for a in node.args)
+        kwargs = {k: mapping.get(id(a), a) if isinstance(a, Variable) else a
+                  for k, a in node.kwargs.items()}
+        with name_scope(node.scope, absolute=True):
+            made = apply(node.spec, args, kwargs)
+        made = made if isinstance(made, tuple) else (made,)
+        for old, new in zip(node.outputs, made):
+            if old is not None:
+                new._seq = mapping.get(id(old._seq), old._seq) if old._seq is not None else None
+                new.name = old.name
+                mapping[id(old)] = new
+    return [mapping.get(id(v), v) for v in outputs], taken
