@@ -107,6 +107,22 @@ def trainer_loss_only(C, r):
     return res
 
 
+@cntk_case(names=["cntk.Trainer"])
+def trainer_tuple_valued_criterion(C, r):
+    """A Trainer whose ``criterion`` is one Function with two outputs (``combine([loss,
+    metric])``, as CNTK 204 builds it): the first is the loss, the second the metric."""
+    x, y, z, loss, metric = _model(C, r)
+    learner = C.learners.sgd(z.parameters, C.learning_parameter_schedule(0.5))
+    trainer = C.Trainer(z, C.combine([loss, metric]), [learner])
+    res = {"has_metric": np.float32(trainer.evaluation_function is not None)}
+    for i, (data, target) in enumerate(_batches(r, (3, 4))):
+        trainer.train_minibatch({x: data, y: target})
+        res["loss%d" % i] = np.float32(trainer.previous_minibatch_loss_average)
+        res["metric%d" % i] = np.float32(trainer.previous_minibatch_evaluation_average)
+    res["w"] = z.parameters[0].value
+    return res
+
+
 _CNTK_TAGS = ("minibatch/avg_loss", "minibatch/avg_metric", "summary/avg_loss",
               "summary/avg_metric", "minibatch/test_avg_metric", "summary/test_avg_metric")
 

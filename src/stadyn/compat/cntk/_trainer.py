@@ -63,6 +63,8 @@ class Trainer(_Trainer):
 
     def __init__(self, model, criterion, parameter_learners=None, progress_writers=None, *args,
                  **kwargs):
+        if isinstance(criterion, Function) and len(criterion.outputs) == 2:
+            criterion = tuple(criterion.outputs)     # a (loss, metric)-valued Function
         if not isinstance(criterion, (tuple, list)):
             if isinstance(parameter_learners, Function):   # the betas: loss, metric, learner
                 criterion = (criterion, parameter_learners)
