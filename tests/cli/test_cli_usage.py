@@ -185,7 +185,7 @@ def test_bench_workloads_are_named_for_what_they_are_and_seed2_still_works(monke
     from stadyn.cli import bench
     monkeypatch.setattr(bench.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert list(WORKLOADS) == ["digits-cnn", "mlp", "cifar", "cifar-bs", "cifar-bs-pad",
-                               "cifar-cntk", "lstm"]
+                               "cifar-cntk", "lstm", "lstm-tagger"]
     assert "NNabla's static-vs-dynamic tutorial" in WORKLOADS["digits-cnn"].description
     assert "CNTK's CIFAR-10 ConvNet" in WORKLOADS["cifar"].description
     rows = {}

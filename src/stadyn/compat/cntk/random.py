@@ -45,7 +45,7 @@ __all__ = ["uniform", "normal", "gumbel", "bernoulli", "uniform_like", "normal_l
 auto_select = SentinelValueForAutoSelectRandomSeed
 
 
-def resolved_seed(seed) -> RandomStream:
+def _resolved_seed(seed) -> RandomStream:
     """The stream of one random Function, by CNTK's seed rules: ``seed`` itself; for
     ``auto_select``, the seed ``set_fixed_random_seed`` fixed, else one drawn from Stadyn's
     (torch's) generator.  Every evaluation of the Function draws the stream's next values."""
@@ -63,7 +63,7 @@ _OPS = {"uniform": F.rand_like, "normal": F.randn_like, "gumbel": F.gumbel_like}
 
 def _draw(like, kind: str, a: float, b: float, seed, name: str, op: str):
     v = operand(like)
-    stream = resolved_seed(seed)
+    stream = _resolved_seed(seed)
     if kind == "bernoulli":
         out = F.bernoulli_like(v, a, seed=stream)
     else:
