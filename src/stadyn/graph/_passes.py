@@ -144,6 +144,18 @@ def is_large_product(n) -> bool:
             and val.is_contiguous() and _is_large(val))
 
 
+def _new_placeholder(gm: fx.GraphModule, name: str, val) -> fx.Node:
+    """A new placeholder ``name`` (its value's metadata ``val``), appended after the program's
+    other placeholders (first, in a program that has none)."""
+    graph = gm.graph
+    placeholders = graph.find_nodes(op="placeholder")
+    with (graph.inserting_after(placeholders[-1]) if placeholders
+          else graph.inserting_before(next(iter(graph.nodes)))):
+        buffer = graph.placeholder(name)
+    buffer.meta["val"] = val
+    return buffer
+
+
 def _write_into_placeholder(gm: fx.GraphModule, n: fx.Node, name: str,
                             call: Callable[[fx.Node], tuple]) -> fx.Node:
     """Replace ``n`` by a call that writes its value into a new placeholder ``name``, appended
@@ -151,11 +163,7 @@ def _write_into_placeholder(gm: fx.GraphModule, n: fx.Node, name: str,
     ``call(placeholder)`` gives that call's ``(target, args, kwargs)``.  Returns the
     placeholder."""
     graph = gm.graph
-    placeholders = graph.find_nodes(op="placeholder")
-    with (graph.inserting_after(placeholders[-1]) if placeholders
-          else graph.inserting_before(next(iter(graph.nodes)))):
-        buffer = graph.placeholder(name)
-    buffer.meta["val"] = n.meta["val"]
+    buffer = _new_placeholder(gm, name, n.meta["val"])
     with graph.inserting_after(n):
         written = graph.call_function(*call(buffer))
     written.meta["val"] = n.meta["val"]
@@ -221,10 +229,7 @@ def _write_view_into_placeholder(gm: fx.GraphModule, n: fx.Node, product: fx.Nod
     """Replace ``n``, a reshape of the product ``product``, by a placeholder ``name`` (shaped
     like ``n``) that ``mm.out`` writes ``product`` into, seen in ``product``'s shape."""
     graph = gm.graph
-    placeholders = graph.find_nodes(op="placeholder")
-    with graph.inserting_after(placeholders[-1]):
-        buffer = graph.placeholder(name)
-    buffer.meta["val"] = n.meta["val"]
+    buffer = _new_placeholder(gm, name, n.meta["val"])
     with graph.inserting_before(product):
         matrix = graph.call_function(_aten.view.default,
                                      (buffer, list(product.meta["val"].shape)))

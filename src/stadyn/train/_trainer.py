@@ -134,16 +134,15 @@ class Trainer:
     # -- minibatches ----------------------------------------------------------------------------
     def _feed(self, arguments, needed: Sequence[Variable], what: str) -> int:
         if isinstance(arguments, Mapping):
-            cached = self._feed_plans.get((what, tuple(map(id, arguments))))
-            plan, axis = cached[:2] if cached is not None else self._feed_plan(
-                list(arguments), needed, what)
-            values = arguments.values()
+            keys, values = list(arguments), arguments.values()
         else:
             values = list(arguments) if isinstance(arguments, (list, tuple)) else [arguments]
             if len(values) != len(self.arguments):
                 raise StadynError(f"Trainer: {len(values)} arrays given for "
                                   f"{len(self.arguments)} inputs")
-            plan, axis = self._feed_plan(self.arguments, needed, what)
+            keys = self.arguments
+        cached = self._feed_plans.get((what, tuple(map(id, keys))))
+        plan, axis = cached[:2] if cached is not None else self._feed_plan(keys, needed, what)
         # inputs on several sequence axes: CNTK counts the loss's steps (counted again once
         # the loss is computed, where it is over a slice of the labels)
         self._count_loss_steps = axis is not None
