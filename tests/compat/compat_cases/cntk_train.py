@@ -123,6 +123,25 @@ def trainer_tuple_valued_criterion(C, r):
     return res
 
 
+@cntk_case(names=["cntk.Trainer.train_minibatch"])
+def trainer_train_minibatch_outputs(C, r):
+    """``train_minibatch(data, outputs=[z])`` gives ``(True, {z: values})``: the outputs computed
+    with the step, before the learner's update."""
+    x, y, z, loss, metric = _model(C, r)
+    learner = C.learners.sgd(z.parameters, C.learning_parameter_schedule(0.5))
+    trainer = C.Trainer(z, (loss, metric), [learner])
+    res = {}
+    for i, (data, target) in enumerate(_batches(r, (3, 4))):
+        result = trainer.train_minibatch({x: data, y: target}, outputs=[z.output])
+        done, values = result
+        res["done%d" % i] = np.float32(done)
+        res["keys%d" % i] = np.float32(len(values))
+        res["z%d" % i] = np.asarray(list(values.values())[0], np.float32)
+    res["w"] = z.parameters[0].value
+    r.touch("cntk.Trainer.train_minibatch")
+    return res
+
+
 _CNTK_TAGS = ("minibatch/avg_loss", "minibatch/avg_metric", "summary/avg_loss",
               "summary/avg_metric", "minibatch/test_avg_metric", "summary/test_avg_metric")
 
