@@ -105,11 +105,14 @@ _ABORT_AT_TEARDOWN = """
     dist.barrier()
     if os.environ["RANK"] == "1" and {fail}:
         raise ValueError("rank one failed")
+    if {leave}:
+        dist.shutdown()                # the script leaves the group itself (CNTK's finalize())
 """
 
 
-def test_an_abort_in_process_group_teardown_after_the_script_finished_is_success(tmp_path):
-    argv = _script(tmp_path, _ABORT_AT_TEARDOWN.format(fail=False))
+@pytest.mark.parametrize("leave", [False, True], ids=["left-at-exit", "left-by-the-script"])
+def test_an_abort_in_process_group_teardown_after_the_script_finished_is_success(tmp_path, leave):
+    argv = _script(tmp_path, _ABORT_AT_TEARDOWN.format(fail=False, leave=leave))
     err = io.StringIO()
     status = dist.run_workers(argv, 2, timeout=30, stdout=io.StringIO(), stderr=err, grace=2.0)
     assert status == 0, err.getvalue()
@@ -117,7 +120,7 @@ def test_an_abort_in_process_group_teardown_after_the_script_finished_is_success
 
 
 def test_an_abort_after_an_uncaught_exception_is_still_a_failure(tmp_path):
-    argv = _script(tmp_path, _ABORT_AT_TEARDOWN.format(fail=True))
+    argv = _script(tmp_path, _ABORT_AT_TEARDOWN.format(fail=True, leave=False))
     err = io.StringIO()
     status = dist.run_workers(argv, 2, timeout=30, stdout=io.StringIO(), stderr=err, grace=2.0)
     assert status == 128 + 6, err.getvalue()

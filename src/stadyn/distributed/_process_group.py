@@ -88,12 +88,14 @@ def init(backend: str | None = None, timeout: float | datetime.timedelta | None 
             f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}){describe_peers(r)}"
         ) from exc
     beat(0, "out", "init")
+    _joined[0] = True
     sys.excepthook = _noting_uncaught(sys.excepthook)
     atexit.register(_leave_at_exit)
     return True
 
 
 _uncaught = [False]     # did the script end with an uncaught exception?
+_joined = [False]       # did init() join a process group in this process?
 
 
 def _noting_uncaught(hook):
@@ -120,11 +122,16 @@ def _leave_at_exit() -> None:
     drops Stadyn's group handles, destroys the process group and collects garbage first.  A
     worker whose script ended without an uncaught exception also records "finished" in its
     heartbeat before the teardown, so the launcher can tell such an abort from a failure.
+    That holds too when the script left the group itself (:func:`shutdown`, CNTK's
+    ``Communicator.finalize()``): Gloo's threads can abort the process at exit all the same.
     """
-    if not (dist.is_available() and dist.is_initialized()):
+    if not _joined[0]:
         return
     if not _uncaught[0]:
         beat(current_sequence(), "finished", "the script ended")
+    if not (dist.is_available() and dist.is_initialized()):
+        gc.collect()
+        return
     try:
         shutdown()
     except Exception:  # noqa: BLE001 - exiting anyway; never turn success into failure
