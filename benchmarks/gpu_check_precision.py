@@ -22,7 +22,6 @@ import torch
 import stadyn as sd
 import stadyn.functions as F
 import stadyn.parametric_functions as PF
-import stadyn.solvers as S
 from stadyn.bench import WORKLOADS
 
 from gpu_check import static_step   # this folder is on sys.path when run as a script
@@ -91,7 +90,8 @@ def main() -> None:
                 try:
                     rows[f"{workload} {dtype} {mode}"] = round(throughput(workload, dtype, mode))
                 except Exception as exc:  # noqa: BLE001 - report and go on
-                    rows[f"{workload} {dtype} {mode}"] = f"failed: {type(exc).__name__}: {exc}"[:300]
+                    failed = f"failed: {type(exc).__name__}: {exc}"
+                    rows[f"{workload} {dtype} {mode}"] = failed[:300]
                 print(f"{workload} {dtype} {mode}: {rows[f'{workload} {dtype} {mode}']}",
                       flush=True)
     report["samples_per_s"] = rows

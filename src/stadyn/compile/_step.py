@@ -31,9 +31,11 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 from .._errors import StadynError
 from .._logging import logger
-from ..graph import (Subgraph, Variable, defer_products, interpret, labels_enabled, labels_off,
-                     leaf_tensor, plan_layout, simplify, standard_layout)
+from ..graph import (Subgraph, Variable, defer_products, fuse_convolution_relu, interpret,
+                     labels_enabled, labels_off, leaf_tensor, plan_layout, reuse_dead_inputs,
+                     simplify, standard_layout)
 from ..solvers import Optimizer
+from ._kernels import keep_max_pooling
 
 __all__ = ["compile_step", "CompiledStep"]
 
@@ -210,6 +212,14 @@ class CompiledStep:
             else:
                 gm = make_fx(step, tracing_mode="fake")(*leaf_tensors, *states, *self._scalars)
         simplify(gm)
+        # As in a static plan: a channels-last convolution and its ReLU as one oneDNN call
+        # (inductor calls it as it calls a convolution) ...
+        fuse_convolution_relu(gm)
+        if self.compile:
+            if device.type == "cpu":
+                keep_max_pooling(gm)            # ATen's kernels, not inductor's loops
+        else:
+            reuse_dead_inputs(gm)               # ... and ReLUs in place (inductor plans its own)
         self._outside = outside
         self._deferred = defer_products(gm, len(fill)) if outside else []
         self._grad_buffers = {}
