@@ -18,6 +18,7 @@ import torch
 
 from .._extras import require
 from .._fileutil import atomic_write
+from .._memory import OPT_OUT_ENV, keep_freed_cpu_memory, reason_not_kept
 from ..bench import (ALL_STADYN_MODES, ALL_TORCH_MODES, PEER_MODES, STADYN_MODES, TORCH_MODES, WORKLOADS,
                      WORKLOAD_ALIASES, check_peer_pythons, measure_memory, run_cases,
                      run_peers, workload_name)
@@ -49,6 +50,12 @@ def run_bench(workloads=("digits-cnn", "mlp", "cifar"), stadyn_modes=STADYN_MODE
         modes_of_peer = _split_peer_modes(peer_modes)
         check_peer_pythons([p for p, ms in modes_of_peer.items() if ms], peer_python)
     log(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {_cpu_name()}")
+    # What a static plan does to the process, done first so every case (twins too) runs so
+    if keep_freed_cpu_memory():
+        log(f"freed CPU memory is kept in the process for reuse, in every case ({OPT_OUT_ENV}=0 "
+            "to return it to the system)")
+    else:
+        log(f"freed CPU memory goes back to the system ({reason_not_kept() or 'mallopt failed'})")
     machine_load(log)
     table: dict[str, dict[str, float]] = {}
     versions_logged = False

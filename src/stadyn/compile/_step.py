@@ -30,6 +30,7 @@ import torch.fx as fx
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from .._errors import StadynError
+from .._memory import keep_freed_cpu_memory
 from .._logging import logger
 from ..graph import (Subgraph, Variable, defer_products, fuse_convolution_relu, interpret,
                      labels_enabled, labels_off, leaf_tensor, plan_layout, reuse_dead_inputs,
@@ -167,6 +168,8 @@ class CompiledStep:
                                   "parameters; a compiled step needs one value per step")
         leaf_tensors = subgraph.leaf_tensors()
         device = leaf_tensors[0].device
+        if device.type == "cpu":
+            keep_freed_cpu_memory()              # each step reuses the last one's pages
         outside = self._update_outside(device)
         self._scalars = [] if outside else \
             [torch.tensor(float(scalar_values[k]), device=device) for k in scalar_keys]

@@ -30,6 +30,7 @@ import torch.fx as fx
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from .._errors import NumericsError, StadynError
+from .._memory import keep_freed_cpu_memory
 from ._grad_buffers import accumulate_grads, grad_out_buffer
 from ._interpret import interpret, refresh_shapes
 from ._labels import tidy_ranges
@@ -252,6 +253,8 @@ def build_plan(subgraph: Subgraph, keep_all: bool) -> StaticPlan | EagerPlan:
     refresh_shapes(nodes, leaves)            # inputs may have changed size since the build
     fill = subgraph.filled(keep_all)
     needs_backward = torch.is_grad_enabled() and any(t.requires_grad for t in leaf_tensors)
+    if any(t.device.type == "cpu" for t in leaf_tensors):
+        keep_freed_cpu_memory()              # a plan's step reuses its freed tensors' pages
     untraceable = sorted({n.spec.name for n in nodes if not n.spec.traceable})
     if untraceable:
         return EagerPlan(roots, list(nodes), list(leaves), fill, needs_backward,
