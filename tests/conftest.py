@@ -17,7 +17,7 @@ A static graph whose trace fails runs eagerly with the warning ``a static graph 
 test always compares two different executions.  A test that exercises the fallback on purpose
 says so with ``@pytest.mark.eager_fallback`` (the warning is then ignored for that test).
 
-Order: the long tests (``@pytest.mark.slow``, and the modules in ``LONG_MODULES``: trainings,
+Order: the long tests (``@pytest.mark.slow``, and the tests in ``LONG_TESTS``: trainings,
 example programs and multi-process runs) are collected first, each keeping its relative order.
 pytest-xdist hands tests out in collection order, in chunks of at most ``SCHEDULE_CHUNK`` tests
 here (``--maxschedchunk``, unless given on the command line), so the two workers share the long
@@ -57,16 +57,26 @@ def one_torch_thread():
 EAGER_FALLBACK_WARNING = "a static graph runs eagerly"
 
 
-# Modules whose tests are mostly long (each test a training, an example program or a
-# multi-process run), measured with --durations; they run first, with the slow-marked tests.
-LONG_MODULES = (
+# Long tests by node-id prefix: modules whose tests are mostly long (each a training, an
+# example program or a multi-process run) and single long tests elsewhere, measured with
+# --durations; they run first, with the slow-marked tests.
+LONG_TESTS = (
     "tests/examples/test_cntk_gallery.py",
     "tests/examples/test_nnabla_gallery.py",
     "tests/brainscript/test_bs_sequence_examples.py",
     "tests/brainscript/test_bs_generated.py",
+    "tests/brainscript/test_bs_reliability.py",
+    "tests/brainscript/test_bs_runner.py::test_stadyn_train_nproc_2_matches_one_process",
     "tests/distributed/",
     "tests/compat/test_cntk_distributed.py",
     "tests/compat/test_cntk_cifar_script.py",
+    "tests/compat/test_compat_names.py::test_references_match_a_fresh_run_of_the_real_framework",
+    "tests/compile/test_compile.py::test_compiled_step_matches_static_training",
+    "tests/compile/test_compile.py::test_uncompiled_step_program_matches_static_training",
+    "tests/compile/test_compile.py::test_update_after_the_program_matches_static_training",
+    "tests/models/test_nnabla_tutorial.py",
+    "tests/models/test_digits.py::test_the_data_parallel_benchmark_runs_alone_with_sync_batch_norm",
+    "tests/cli/test_cli_usage.py::test_bench_workloads_are_named_for_what_they_are_and_seed2_still_works",
     "tests/train/test_fit_data_parallel.py",
 )
 
@@ -85,7 +95,7 @@ def pytest_configure(config):
 
 def _runs_long(item) -> bool:
     return (item.get_closest_marker("slow") is not None
-            or item.nodeid.startswith(LONG_MODULES))
+            or item.nodeid.startswith(LONG_TESTS))
 
 
 def pytest_collection_modifyitems(items):
