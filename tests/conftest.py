@@ -16,6 +16,13 @@ A static graph whose trace fails runs eagerly with the warning ``a static graph 
 ...``; ``pyproject.toml`` turns that warning into an error for every test, so a static == dynamic
 test always compares two different executions.  A test that exercises the fallback on purpose
 says so with ``@pytest.mark.eager_fallback`` (the warning is then ignored for that test).
+
+Order: the long tests (``@pytest.mark.slow``, and the tests in ``LONG_TESTS``: trainings,
+example programs and multi-process runs) are collected first, each keeping its relative order.
+pytest-xdist hands tests out in collection order, in chunks of at most ``SCHEDULE_CHUNK`` tests
+here (``--maxschedchunk``, unless given on the command line), so the two workers share the long
+ones from the start, end on short ones, and neither waits at the end on the other's last long
+run.  Every test still runs; only the order changes.
 """
 
 import os
@@ -50,8 +57,50 @@ def one_torch_thread():
 EAGER_FALLBACK_WARNING = "a static graph runs eagerly"
 
 
+# Long tests by node-id prefix: modules whose tests are mostly long (each a training, an
+# example program or a multi-process run) and single long tests elsewhere, measured with
+# --durations; they run first, with the slow-marked tests.
+LONG_TESTS = (
+    "tests/examples/test_cntk_gallery.py",
+    "tests/examples/test_nnabla_gallery.py",
+    "tests/brainscript/test_bs_sequence_examples.py",
+    "tests/brainscript/test_bs_generated.py",
+    "tests/brainscript/test_bs_reliability.py",
+    "tests/brainscript/test_bs_runner.py::test_stadyn_train_nproc_2_matches_one_process",
+    "tests/distributed/",
+    "tests/compat/test_cntk_distributed.py",
+    "tests/compat/test_cntk_cifar_script.py",
+    "tests/compat/test_compat_names.py::test_references_match_a_fresh_run_of_the_real_framework",
+    "tests/compile/test_compile.py::test_compiled_step_matches_static_training",
+    "tests/compile/test_compile.py::test_uncompiled_step_program_matches_static_training",
+    "tests/compile/test_compile.py::test_update_after_the_program_matches_static_training",
+    "tests/models/test_nnabla_tutorial.py",
+    "tests/models/test_digits.py::test_the_data_parallel_benchmark_runs_alone_with_sync_batch_norm",
+    "tests/cli/test_cli_usage.py::test_bench_workloads_are_named_for_what_they_are_and_seed2_still_works",
+    "tests/train/test_fit_data_parallel.py",
+)
+
+
+# Tests sent to a worker at a time.  xdist's default sends each worker a quarter of its share at
+# once (700-odd tests, all the long ones to one worker); a few at a time keeps both busy to the
+# end.  Each worker still runs its tests in collection order, so a module-scoped fixture is set
+# up at most once per worker.
+SCHEDULE_CHUNK = 4
+
+
+def pytest_configure(config):
+    if getattr(config.option, "maxschedchunk", 0) is None:       # xdist's option, not given
+        config.option.maxschedchunk = SCHEDULE_CHUNK
+
+
+def _runs_long(item) -> bool:
+    return (item.get_closest_marker("slow") is not None
+            or item.nodeid.startswith(LONG_TESTS))
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if item.get_closest_marker("eager_fallback") is not None:
             item.add_marker(pytest.mark.filterwarnings(
                 f"ignore:{EAGER_FALLBACK_WARNING}:RuntimeWarning"))
+    items.sort(key=lambda item: not _runs_long(item))     # stable: long ones first
