@@ -99,8 +99,9 @@ def _recurrence_load(r, attrs, inputs):
             and isinstance(backwards, bool) and "step" in attrs):
         r.fail("a recurrence needs a step, n_sequences >= 1 and a bool go_backwards")
     stored = attrs["step"]
-    outputs = stored.get("outputs") if isinstance(stored, dict) else None
-    n_states = len(outputs) if isinstance(outputs, list) else 0
+    if not (isinstance(stored, dict) and isinstance(stored.get("outputs"), list)):
+        r.fail("attribute 'step' must be a graph (an object with variables, nodes and outputs)")
+    n_states = len(stored["outputs"])
     n_captured = len(inputs) - 1 - n_seq - n_states
     if n_states < 1 or n_captured < 0:
         r.fail(f"the step has {n_states} states and the node {len(inputs)} inputs: a recurrence "
