@@ -19,14 +19,14 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from .._errors import ModelFileError, StadynError
+from .._errors import ModelFileError
 from .._fileutil import refuse_special_file
 from ..graph import Variable, auto_forward, get_current_context, new_lengths, set_sequence_axis
 from ..ops import CATALOG
 from ..parametric import ParameterRegistry, parameter_registry
 from ._limits import LoadBudget, read_zip_member
 from ._model_format import (_DTYPES, _JSON_LIMIT, _OPTIONAL, _REQUIRED, FORMAT, VERSION, _check,
-                            _decode, _Invalid, _is_shape)
+                            _Invalid, _is_shape)
 from ._model_nodes import _dtype_name, _id, _np_or_torch, build_node
 from ._network import ModelInfo, Network
 

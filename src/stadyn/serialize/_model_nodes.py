@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
 import torch
 
 from .._errors import StadynError
-from ..graph import Variable, name_scope
+from ..graph import Variable, name_scope, set_sequence_axis
 from ..ops import CATALOG, function_of
 from ._model_format import _DTYPES, _NESTING_LIMIT, _check, _decode, _Invalid, _is_shape
 from .op_rules import rules_for
@@ -105,7 +106,7 @@ class GraphReader:
         v = Variable(shape, need_grad=rec.get("need_grad", False), dtype=_np_or_torch(rec["dtype"]))
         v.persistent = rec.get("persistent", False)
         if like is not None:
-            v._seq = like.sequence_lengths
+            set_sequence_axis(v, like.sequence_lengths)
         return v
 
 
@@ -195,7 +196,6 @@ def _id(value: Any, n: int, where: str) -> int:
 
 
 def _np_or_torch(name: str) -> Any:
-    import numpy as np
     return torch.bfloat16 if name == "bfloat16" else np.dtype(name)
 
 
