@@ -111,6 +111,30 @@ def test_a_saved_recurrence_matches_numpy(tmp_path):
         np.testing.assert_allclose(out["y"][k], h_all.sum(0) + h_all[-1], rtol=1e-5, atol=1e-5)
 
 
+def test_cudnn_style_stacks_round_trip(tmp_path):
+    # CNTK's optimized_rnnstack over a sequence input and NNabla's time-major PF.lstm
+    import stadyn.parametric_functions as PF
+    from stadyn.ops import rnnstack_weight_count
+    x = sd.sequence.input_variable(3)
+    n = rnnstack_weight_count(3, 4, num_layers=2, bidirectional=True, recurrent_op="gru")
+    w = sd.Variable.from_numpy_array(RNG.standard_normal((n // 4, 4)).astype(np.float32) * 0.3)
+    y = sd.sequence.reduce_sum(sd.sequence.optimized_rnnstack(x, w, 4, 2, bidirectional=True,
+                                                              recurrent_op="gru"))
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        xt = sd.Variable((5, 2, 3))
+        h0, c0 = (sd.Variable.from_numpy_array(np.zeros((1, 1, 2, 4), np.float32))
+                  for _ in range(2))
+        yl = PF.lstm(xt, h0, c0)[0]
+    sd.save(tmp_path / "s.stadyn", {"y": y, "yl": yl}, {"x": x, "xt": xt})
+    net = sd.load(tmp_path / "s.stadyn")
+    for lengths in ([2, 5, 3], [6, 1]):
+        data, frames = _seqs(lengths), RNG.standard_normal((5, 2, 3)).astype(np.float32)
+        want = _run(y, x, data), _run(yl, xt, frames)
+        got = net(x=data, xt=frames)
+        np.testing.assert_array_equal(got["y"], want[0])
+        np.testing.assert_array_equal(got["yl"], want[1])
+
+
 def test_plain_models_stay_format_version_1(tmp_path):
     x = sd.Variable((2, 3))
     sd.save(tmp_path / "p.stadyn", F.relu(x), x)
