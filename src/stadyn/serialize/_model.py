@@ -143,7 +143,7 @@ def _variables(network: dict, version: int) -> list[dict]:
         if rec["kind"] == "lengths" or "of" in rec:
             of = rec.get("of")
             _check(rec["kind"] == "lengths" and isinstance(of, int) and not isinstance(of, bool)
-                   and 0 <= of < len(records) and isinstance(records[of], dict)
+                   and 0 <= of < k and records[of].get("kind") == "input"
                    and records[of].get("sequence") is True
                    and records[of].get("name") == rec["name"],
                    f"{where}: lengths must name the sequence input they belong to ('of')")
