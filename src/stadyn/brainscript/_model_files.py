@@ -140,9 +140,9 @@ def _saved_epochs(model_path: str, max_epochs: int) -> list[int]:
 
 def save_model(path: str, outputs: dict[str, Variable], inputs: dict[str, Variable]) -> None:
     """Write the model file: a Stadyn model file (:func:`stadyn.save`: the graph of every named
-    node, its inputs and the parameters).  A graph that model files cannot hold yet (one with
-    a recurrence: sequence networks) is written as a parameter file; ``test``/``eval``
-    rebuild the network from the config either way."""
+    node, its inputs and the parameters; recurrent networks too).  A graph that model files
+    cannot hold (a node declared ``unstorable``) is written as a parameter file;
+    ``test``/``eval`` rebuild the network from the config either way."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     if any(node.spec.unstorable for node in topological_nodes(list(outputs.values()))):
         save_parameters(path + ".tmp.safetensors")

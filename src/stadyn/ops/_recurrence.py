@@ -19,10 +19,6 @@ from ..graph import Subgraph, Variable, interpret
 from ._registry import op
 from ._sequence import step_mask
 
-_UNSTORABLE = ("a recurrence's step is a graph of its own, which model files do not hold yet; "
-               "save the parameters and rebuild the network")
-
-
 class StepFunction:
     """One step of a recurrence: ``(states..., inputs..., captured...) -> new states``.
 
@@ -63,7 +59,7 @@ def _zero_padding(y: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     return torch.where(step_mask(lengths, y.shape[1], y.ndim), y, y.new_zeros(()))
 
 
-@op(category="sequence", unstorable=_UNSTORABLE)
+@op(category="sequence")
 def recurrence(*x, step=None, n_sequences=1, go_backwards=False):
     """Run ``step`` (a :class:`StepFunction`) along the sequence axis; returns every state's
     sequence ``(B, T, *state)``.

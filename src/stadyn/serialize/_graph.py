@@ -7,7 +7,10 @@ the graph's :class:`~stadyn.graph.Subgraph`:
 * the **inputs** are the Variables passed as ``inputs``; without ``inputs``, every leaf that has
   no name (parameters get theirs from the registry: ``cnn/conv1/conv/W``);
 * the **parameters** are the named leaves (and frozen views of them, ``as_need_grad=False``);
-* any other leaf is a **constant** (saved with its value).
+* any other leaf is a **constant** (saved with its value);
+* with ``sequences=True`` (model files), the **lengths** of a sequence input (its
+  ``sequence_lengths`` leaf) are neither an input nor a constant: they come with the input's
+  sequences.
 
 An op whose declaration says a file cannot hold it (``OpSpec.unstorable``: ``grad``) is refused.
 """
@@ -57,6 +60,7 @@ class GraphParts:
     parameters: "OrderedDict[str, Variable]" = field(default_factory=OrderedDict)
     views: list[tuple[str, Variable]] = field(default_factory=list)  # (parameter name, view)
     constants: list[Variable] = field(default_factory=list)
+    lengths: list[tuple[str, Variable]] = field(default_factory=list)  # (input name, lengths)
 
 
 def _unwrap(outputs: Any, inputs: Any) -> tuple[Any, Any, bool]:
@@ -68,7 +72,7 @@ def _unwrap(outputs: Any, inputs: Any) -> tuple[Any, Any, bool]:
     return outputs, inputs, False
 
 
-def collect_graph(outputs: Any, inputs: Any = None) -> GraphParts:
+def collect_graph(outputs: Any, inputs: Any = None, *, sequences: bool = False) -> GraphParts:
     """Gather the graph that computes ``outputs`` (see the module docstring)."""
     outputs, inputs, lenient = _unwrap(outputs, inputs)
     outs = named_variables(outputs, "y", "output")
@@ -83,9 +87,17 @@ def collect_graph(outputs: Any, inputs: Any = None) -> GraphParts:
             where = f" in scope '{node.scope}'" if node.scope else ""
             raise ExportError(f"the graph holds a '{node.spec.name}' node{where}: "
                               f"{node.spec.unstorable}")
+    owned = {}          # id(lengths leaf) -> its sequence input
+    if sequences:
+        candidates = list(sub.inputs if given is None else given.values())
+        explicit = set() if given is None else {id(v) for v in candidates}
+        for v in candidates:
+            lengths = v.sequence_lengths    # given as an input itself, it stays one
+            if lengths is not None and lengths.parent is None and id(lengths) not in explicit:
+                owned[id(lengths)] = v
     if given is None:
         ins = OrderedDict()
-        unnamed = sub.inputs
+        unnamed = [v for v in sub.inputs if id(v) not in owned]
         for i, v in enumerate(unnamed):
             ins["x" if len(unnamed) == 1 else f"x{i}"] = v
     else:
@@ -105,8 +117,12 @@ def collect_graph(outputs: Any, inputs: Any = None) -> GraphParts:
     parts = GraphParts(ins, outs, nodes)
     input_ids = {id(v) for v in ins.values()}
     views = dict((id(v), target) for v, target in sub.views)
+    name_of = {id(v): n for n, v in ins.items()}
     for v in leaves:
-        if id(v) in input_ids:
+        if id(v) in input_ids and id(v) not in owned:
+            continue
+        if id(v) in owned and id(owned[id(v)]) in name_of:
+            parts.lengths.append((name_of[id(owned[id(v)])], v))
             continue
         role = sub.role(v)
         if role == VIEW:

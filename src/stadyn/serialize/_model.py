@@ -19,14 +19,15 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from .._errors import ModelFileError, StadynError
+from .._errors import ModelFileError
 from .._fileutil import refuse_special_file
-from ..graph import Variable, auto_forward, get_current_context, name_scope
-from ..ops import CATALOG, function_of
+from ..graph import Variable, auto_forward, get_current_context, new_lengths, set_sequence_axis
+from ..ops import CATALOG
 from ..parametric import ParameterRegistry, parameter_registry
 from ._limits import LoadBudget, read_zip_member
 from ._model_format import (_DTYPES, _JSON_LIMIT, _OPTIONAL, _REQUIRED, FORMAT, VERSION, _check,
-                            _decode, _Invalid, _is_shape)
+                            _Invalid, _is_shape)
+from ._model_nodes import _dtype_name, _id, _np_or_torch, build_node
 from ._network import ModelInfo, Network
 
 __all__ = ["load", "model_info", "is_model_file", "FORMAT", "VERSION"]
@@ -116,11 +117,13 @@ def _format_of(members: dict[str, bytes]) -> int:
     return version
 
 
-def _variables_v1(network: dict) -> list[dict]:
+def _variables(network: dict, version: int) -> list[dict]:
     records = network.get("variables")
     _check(isinstance(records, list), "network.json: 'variables' must be a list")
     kinds = {"input", "parameter", "view", "constant", "op"}
     allowed = {"kind", "shape", "dtype", "need_grad", "persistent", "name", "batch"}
+    if version >= 2:            # sequence inputs and their lengths
+        kinds, allowed = kinds | {"lengths"}, allowed | {"sequence", "of"}
     for k, rec in enumerate(records):
         where = f"network.json: variable {k}"
         _check(isinstance(rec, dict), f"{where} must be an object")
@@ -133,6 +136,21 @@ def _variables_v1(network: dict) -> list[dict]:
         if rec["kind"] != "op":
             _check(isinstance(rec.get("name"), str) and rec["name"],
                    f"{where}: a {rec['kind']} needs a name")
+        if rec.get("sequence", False) is not False:
+            _check(rec["kind"] == "input" and rec["sequence"] is True and len(rec["shape"]) >= 2,
+                   f"{where}: only an input of at least two axes (batch, sequence) can be a "
+                   "sequence")
+        if rec["kind"] == "lengths" or "of" in rec:
+            of = rec.get("of")
+            _check(rec["kind"] == "lengths" and isinstance(of, int) and not isinstance(of, bool)
+                   and 0 <= of < k and records[of].get("kind") == "input"
+                   and records[of].get("sequence") is True
+                   and records[of].get("name") == rec["name"],
+                   f"{where}: lengths must name the sequence input they belong to ('of')")
+            _check(rec["dtype"] == "int64" and len(rec["shape"]) == 1
+                   and rec["shape"][0] == records[of]["shape"][0],
+                   f"{where}: the lengths of a batch of {records[of]['shape'][0]} sequences "
+                   f"are an int64 vector of that size, not {tuple(rec['shape'])} {rec['dtype']}")
     return records
 
 
@@ -149,20 +167,14 @@ def _named_ids(network: dict, role: str, n: int) -> list[tuple[str, int]]:
     return out
 
 
-def _id(value: Any, n: int, where: str) -> int:
-    _check(isinstance(value, int) and not isinstance(value, bool) and 0 <= value < n,
-           f"{where}: bad variable id {value!r}")
-    return value
-
-
-def _load_v1(path: str, members: dict[str, bytes], registry: ParameterRegistry,
-             batch_size: int | None, budget: LoadBudget) -> Network:
+def _load_network(path: str, members: dict[str, bytes], registry: ParameterRegistry,
+                  batch_size: int | None, budget: LoadBudget, version: int) -> Network:
     network = _parse_json(members["network.json"], "network.json")
     _check(isinstance(network, dict), "network.json must hold an object")
     allowed = {"variables", "nodes", "inputs", "outputs", "parameters"}
     _check(set(network) == allowed, f"network.json: expected the keys {sorted(allowed)}, got "
                                     f"{sorted(network)}")
-    records = _variables_v1(network)
+    records = _variables(network, version)
     n = len(records)
     params = _load_tensors(members["parameters.safetensors"], "parameters.safetensors")
     constants = (_load_tensors(members["constants.safetensors"], "constants.safetensors")
@@ -198,6 +210,8 @@ def _load_v1(path: str, members: dict[str, bytes], registry: ParameterRegistry,
                 shape[0] = int(batch_size)
             v = Variable(shape, need_grad=rec["need_grad"], dtype=_np_or_torch(rec["dtype"]))
             v.persistent = rec["persistent"]
+            if rec.get("sequence"):    # fed with a list of sequences; full lengths until then
+                set_sequence_axis(v, new_lengths([shape[1]] * shape[0]))
             _check(rec["name"] not in inputs, f"network.json: input name {rec['name']!r} twice")
             values[k] = inputs[rec["name"]] = v
         elif kind == "parameter":
@@ -215,6 +229,8 @@ def _load_v1(path: str, members: dict[str, bytes], registry: ParameterRegistry,
             values[k] = Variable.from_tensor(t.clone().to(get_current_context().device),
                                              need_grad=rec["need_grad"])
     for k, rec in enumerate(records):
+        if rec["kind"] == "lengths":
+            values[k] = values[rec["of"]].sequence_lengths
         if rec["kind"] == "view":
             base = staged.get(rec["name"])
             _check(base is not None, f"variable {k}: a view of unknown parameter "
@@ -225,7 +241,7 @@ def _load_v1(path: str, members: dict[str, bytes], registry: ParameterRegistry,
     _check(isinstance(nodes, list), "network.json: 'nodes' must be a list")
     with auto_forward(False), parameter_registry(registry):
         for k, node in enumerate(nodes):
-            _build_node(k, node, records, values, batch_size)
+            build_node(f"network.json: node {k}", node, records, values, batch_size)
     outputs: OrderedDict[str, Variable] = OrderedDict()
     for role, target in (("inputs", None), ("outputs", outputs)):
         for name, vid in _named_ids(network, role, n):
@@ -242,85 +258,7 @@ def _load_v1(path: str, members: dict[str, bytes], registry: ParameterRegistry,
     _check(outputs, "network.json: the model has no outputs")
     staged.commit()
     return Network(inputs, outputs, registry, source=path, solver_state=solver_state,
-                   info={"kind": "Stadyn model file (format version 1)"})
-
-
-def _build_node(k: int, node: Any, records: list[dict], values: list, batch_size) -> None:
-    where = f"network.json: node {k}"
-    _check(isinstance(node, dict) and set(node) == {"op", "scope", "inputs", "outputs", "attrs"},
-           f"{where} must be an object with op, scope, inputs, outputs and attrs")
-    name, scope = node["op"], node["scope"]
-    _check(isinstance(name, str) and name in CATALOG and not CATALOG[name].unstorable,
-           f"{where}: unknown op {name!r}")
-    _check(isinstance(scope, str), f"{where}: scope must be a string")
-    where = f"network.json: node {k} ({name}{' in ' + repr(scope) if scope else ''})"
-    spec = CATALOG[name]
-    ins, outs, attrs = node["inputs"], node["outputs"], node["attrs"]
-    _check(isinstance(ins, list) and isinstance(outs, list) and isinstance(attrs, dict),
-           f"{where}: inputs and outputs must be lists, attrs an object")
-    if not spec.variadic:
-        _check(len(ins) == len(spec.inputs), f"{where}: {len(ins)} inputs, the op takes "
-                                             f"{len(spec.inputs)}")
-    args = []
-    for j, ref in enumerate(ins):
-        if ref is None:
-            _check(not spec.variadic and spec.inputs[j] in spec.optional_inputs,
-                   f"{where}: input {j} is required")
-            args.append(None)
-        elif isinstance(ref, dict):
-            _check(set(ref) == {"value"}, f"{where}: input {j} is a bad literal")
-            args.append(_decode(ref["value"], f"{where}: input {j}"))
-        else:
-            v = values[_id(ref, len(values), f"{where}: input {j}")]
-            _check(v is not None, f"{where}: input {j} (variable {ref}) is not computed yet")
-            args.append(v)
-    unknown = sorted(set(attrs) - set(spec.attrs))
-    _check(not unknown, f"{where}: unknown attribute(s) {unknown}")
-    kwargs = {a: _decode(v, f"{where}: attribute {a!r}") for a, v in attrs.items()}
-    if name == "split" and args and isinstance(args[0], Variable):
-        # The one op whose number of outputs follows its input's shape: a file listing two
-        # outputs of a split of 2^28 rows would otherwise make 2^28 Variables before the
-        # count is compared.
-        axis = kwargs.get("axis", spec.attrs.get("axis", 0))
-        ndim = args[0].ndim
-        _check(isinstance(axis, int) and -ndim <= axis < ndim, f"{where}: bad axis {axis!r}")
-        count = args[0].shape[axis]
-        _check(count == len(outs), f"{where}: the op gives {count} outputs, the file lists "
-                                   f"{len(outs)}")
-    try:
-        with name_scope(scope, absolute=True):
-            result = function_of(name)(*args, **kwargs)
-    except StadynError as exc:
-        raise _Invalid(f"{where}: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - a bad attribute value reaching the op
-        raise _Invalid(f"{where}: the op rejects its attributes ({type(exc).__name__}: "
-                       f"{str(exc)[:200]})") from None
-    results = [result] if isinstance(result, Variable) else list(result)
-    _check(len(results) == len(outs), f"{where}: the op gives {len(results)} outputs, the "
-                                      f"file lists {len(outs)}")
-    for var, ref in zip(results, outs):
-        if ref is None:
-            continue
-        vid = _id(ref, len(values), f"{where}: output")
-        rec = records[vid]
-        _check(rec["kind"] == "op" and values[vid] is None,
-               f"{where}: output variable {vid} is not a fresh op output")
-        want, got = list(rec["shape"]), list(var.shape)
-        if batch_size is not None and rec.get("batch") and want and got:
-            want[0] = got[0]
-        _check(got == want and _dtype_name(var.torch_dtype) == rec["dtype"],
-               f"{where}: the op gives shape {tuple(got)} {_dtype_name(var.torch_dtype)}, the "
-               f"file says {tuple(rec['shape'])} {rec['dtype']}")
-        var.persistent = rec["persistent"]
-        values[vid] = var
-
-
-def _np_or_torch(name: str) -> Any:
-    return torch.bfloat16 if name == "bfloat16" else np.dtype(name)
-
-
-def _dtype_name(dtype: torch.dtype) -> str:
-    return "bfloat16" if dtype == torch.bfloat16 else torch.empty(0, dtype=dtype).numpy().dtype.name
+                   info={"kind": f"Stadyn model file (format version {version})"})
 
 
 def _itemsize(dtype: str) -> int:
@@ -361,7 +299,15 @@ class _Staged:
             self.registry.set(name, var)
 
 
-_LOADERS: dict[int, Callable[..., Network]] = {1: _load_v1}
+def _load_v1(*args) -> Network:
+    return _load_network(*args, version=1)
+
+
+def _load_v2(*args) -> Network:
+    return _load_network(*args, version=2)
+
+
+_LOADERS: dict[int, Callable[..., Network]] = {1: _load_v1, 2: _load_v2}
 
 
 def load(path: str | os.PathLike, registry: ParameterRegistry | None = None,
@@ -449,7 +395,7 @@ def model_info(path: str | os.PathLike) -> ModelInfo:
         version = _format_of(members)
         network = _parse_json(members["network.json"], "network.json")
         _check(isinstance(network, dict), "network.json must hold an object")
-        records = _variables_v1(network)
+        records = _variables(network, version)
         ins = _named_ids(network, "inputs", len(records))
         outs = _named_ids(network, "outputs", len(records))
         _check(outs, "network.json: the model has no outputs")

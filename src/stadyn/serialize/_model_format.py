@@ -3,9 +3,10 @@ by the writer (``_model_save.py``) and the reader (``_model.py``).
 
 A model file (``.stadyn``) is a zip archive of
 
-* ``format.json`` -- ``{"format": "stadyn-model", "version": 1, "producer": ...}``;
+* ``format.json`` -- ``{"format": "stadyn-model", "version": 2, "producer": ...}``;
 * ``network.json`` -- the graph: variables, op nodes (catalog names and attributes), named inputs
-  and outputs, parameter names (see ``docs/model-files.md`` for the schema);
+  and outputs, parameter names (see ``docs/model-files.md`` for the schema).  Version 2 added
+  sequence inputs with their ``lengths`` and graphs inside attributes (a recurrence's step);
 * ``parameters.safetensors`` -- the parameters by scope path (with their ``need_grad``);
 * ``constants.safetensors`` -- leaf values that are neither inputs nor parameters (if any);
 * ``solver.safetensors`` -- optionally, solver state as ``Solver.save_states`` writes it.
@@ -22,7 +23,7 @@ import numpy as np
 __all__ = ["FORMAT", "VERSION"]
 
 FORMAT = "stadyn-model"
-VERSION = 1
+VERSION = 2
 
 _REQUIRED = ("format.json", "network.json", "parameters.safetensors")
 _OPTIONAL = ("constants.safetensors", "solver.safetensors")
@@ -30,6 +31,7 @@ _JSON_LIMIT = 16 << 20           # bytes of JSON a model file may hold
 _DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64",
            "uint8", "bool")
 _DEPTH_LIMIT = 32
+_NESTING_LIMIT = 8               # graphs inside op attributes (a recurrence's step) inside ...
 
 
 class _Invalid(Exception):

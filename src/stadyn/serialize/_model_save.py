@@ -16,10 +16,11 @@ from .._tensorfile import tensor_file_bytes
 from .._version import __version__
 from ..graph import Variable, output_key, value_key
 from ._graph import collect_graph
-from ._model_format import FORMAT, VERSION, _encode
+from ._model_format import _NESTING_LIMIT, FORMAT, VERSION, _encode
 from ._onnx_api import ExportError
+from .op_rules import rules_for
 
-__all__ = ["save"]
+__all__ = ["save", "GraphWriter"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -30,38 +31,59 @@ def _batch_sizes(records: list[dict], ids: list) -> set[int]:
             if isinstance(i, int) and records[i].get("batch")}
 
 
-def _network_json(parts) -> tuple[dict, "OrderedDict[str, torch.Tensor]", dict]:
-    records: list[dict] = []
-    ids: dict[Any, int] = {}
+class GraphWriter:
+    """The variables and nodes of one graph as ``network.json`` holds them; a node's
+    ``model_export`` rule (:class:`~stadyn.serialize.OpRules`) receives it to store attributes
+    that are not plain values: :meth:`value` for plain ones, :meth:`graph` for a graph of the
+    op's own (a recurrence's step), written with the same records.
 
-    def add(key, v: Variable, **extra) -> int:
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import Subgraph
+        >>> x = sd.Variable((1, 2))
+        >>> y = F.tanh(x)
+        >>> g = GraphWriter().graph([x], Subgraph([y]).nodes, [y])
+        >>> [v["kind"] for v in g["variables"]], g["nodes"][0]["op"], g["outputs"]
+        (['leaf', 'op'], 'tanh', [1])
+    """
+
+    def __init__(self, depth: int = 0):
+        self.records: list[dict] = []
+        self.ids: dict[Any, int] = {}
+        self.depth = depth
+        self.holds_graphs = False    # an attribute held a graph (format version 2)
+
+    def add(self, key, v: Variable, **extra) -> int:
+        """Record the Variable ``v`` under ``key``; returns its variable id."""
         if not isinstance(v.dtype, np.dtype) and str(v.dtype) != "torch.bfloat16":
             raise ExportError(f"a {v.dtype} Variable cannot be saved")
         dtype = "bfloat16" if not isinstance(v.dtype, np.dtype) else np.dtype(v.dtype).name
         rec = {"shape": list(v.shape), "dtype": dtype, "need_grad": bool(v.need_grad),
                "persistent": bool(v.persistent)}
         rec.update(extra)
-        ids[key] = len(records)
-        records.append(rec)
-        return ids[key]
+        self.ids[key] = len(self.records)
+        self.records.append(rec)
+        return self.ids[key]
 
-    for name, v in parts.inputs.items():
-        add(id(v), v, kind="input", name=name, batch=len(v.shape) > 0)
-    params: OrderedDict[str, torch.Tensor] = OrderedDict()
-    need_grad: dict[str, bool] = {}
-    for name, v in parts.parameters.items():
-        add(id(v), v, kind="parameter", name=name)
-        params[name] = v.data.detach().to("cpu").contiguous()
-        need_grad[name] = bool(v.need_grad)
-    for name, view in parts.views:
-        add(id(view), view, kind="view", name=name)
-    constants: OrderedDict[str, torch.Tensor] = OrderedDict()
-    for k, v in enumerate(parts.constants):
-        add(id(v), v, kind="constant", name=f"constant_{k}")
-        constants[f"constant_{k}"] = v.data.detach().to("cpu").contiguous()
+    def value(self, value: Any) -> Any:
+        """A plain attribute value as JSON (``TypeError`` for one a file cannot hold)."""
+        return _encode(value)
 
-    nodes = []
-    for node in parts.nodes:
+    def graph(self, leaves: list[Variable], nodes: list, outputs: list[Variable]) -> dict:
+        """A graph of an op's own as JSON: ``leaves`` (its placeholders, in order) are the
+        first variables (kind ``leaf``), then the outputs of ``nodes``; ``outputs`` by id."""
+        if self.depth >= _NESTING_LIMIT:
+            raise ExportError(f"graphs nested more than {_NESTING_LIMIT} deep cannot be saved")
+        self.holds_graphs = True
+        inner = GraphWriter(self.depth + 1)
+        for v in leaves:
+            inner.add(id(v), v, kind="leaf")
+        encoded = [inner.node(node) for node in nodes]
+        return {"variables": inner.records, "nodes": encoded,
+                "outputs": [inner.ids[value_key(v)] for v in outputs]}
+
+    def node(self, node) -> dict:
+        """One op node as JSON, its outputs recorded."""
         where = f" in scope '{node.scope}'" if node.scope else ""
         ins, attrs = node.spec.split_arguments(node.args, node.kwargs)
         in_ids: list[Any] = []
@@ -69,21 +91,26 @@ def _network_json(parts) -> tuple[dict, "OrderedDict[str, torch.Tensor]", dict]:
             if v is None:
                 in_ids.append(None)
             elif isinstance(v, Variable):
-                in_ids.append(ids[value_key(v)])
+                in_ids.append(self.ids[value_key(v)])
             else:
                 try:
                     in_ids.append({"value": _encode(v)})
                 except TypeError as exc:
                     raise ExportError(f"op '{node.spec.name}'{where}: an input given as {exc} "
                                       "cannot be saved") from None
-        enc = {}
-        for name, value in attrs.items():
-            try:
-                enc[name] = _encode(value)
-            except TypeError as exc:
-                raise ExportError(f"op '{node.spec.name}'{where}: attribute '{name}' holds {exc}, "
-                                  "which a model file cannot hold") from None
-        batch = _batch_sizes(records, in_ids)
+        rules = rules_for(node.spec)
+        export = rules.model_export if rules is not None and callable(rules.model_export) \
+            else None
+        try:
+            enc = export(self, attrs) if export is not None else {
+                name: self._plain(name, value) for name, value in attrs.items()}
+        except _BadAttribute as exc:
+            raise ExportError(f"op '{node.spec.name}'{where}: attribute '{exc.args[0]}' holds "
+                              f"{exc.args[1]}, which a model file cannot hold") from None
+        except TypeError as exc:
+            raise ExportError(f"op '{node.spec.name}'{where}: {exc}, which a model file "
+                              "cannot hold") from None
+        batch = _batch_sizes(self.records, in_ids)
         out_ids: list[int | None] = []
         for i, ref in enumerate(node._outputs):
             v = ref()
@@ -91,17 +118,57 @@ def _network_json(parts) -> tuple[dict, "OrderedDict[str, torch.Tensor]", dict]:
                 out_ids.append(None)
                 continue
             shape = list(v.shape)
-            out_ids.append(add(output_key(node, i), v, kind="op",
-                               batch=bool(shape) and shape[0] in batch))
-        nodes.append({"op": node.spec.name, "scope": node.scope, "inputs": in_ids,
-                      "outputs": out_ids, "attrs": enc})
+            out_ids.append(self.add(output_key(node, i), v, kind="op",
+                                    batch=bool(shape) and shape[0] in batch))
+        return {"op": node.spec.name, "scope": node.scope, "inputs": in_ids,
+                "outputs": out_ids, "attrs": enc}
+
+    @staticmethod
+    def _plain(name: str, value: Any) -> Any:
+        try:
+            return _encode(value)
+        except TypeError as exc:
+            raise _BadAttribute(name, str(exc)) from None
+
+
+class _BadAttribute(Exception):
+    """(attribute name, what it holds): an attribute value a model file cannot hold."""
+
+
+def _network_json(parts) -> tuple[dict, "OrderedDict[str, torch.Tensor]", dict]:
+    w = GraphWriter()
+    given = {id(v) for v in parts.inputs.values()}
+    for name, v in parts.inputs.items():
+        lengths = v.sequence_lengths      # (unless its lengths are an input of their own)
+        extra = {"sequence": True} if lengths is not None and lengths.parent is None \
+            and id(lengths) not in given else {}
+        w.add(id(v), v, kind="input", name=name, batch=len(v.shape) > 0, **extra)
+    for name, v in parts.lengths:
+        w.add(id(v), v, kind="lengths", name=name, of=w.ids[id(parts.inputs[name])],
+              batch=True)
+    params: OrderedDict[str, torch.Tensor] = OrderedDict()
+    need_grad: dict[str, bool] = {}
+    for name, v in parts.parameters.items():
+        w.add(id(v), v, kind="parameter", name=name)
+        params[name] = v.data.detach().to("cpu").contiguous()
+        need_grad[name] = bool(v.need_grad)
+    for name, view in parts.views:
+        w.add(id(view), view, kind="view", name=name)
+    constants: OrderedDict[str, torch.Tensor] = OrderedDict()
+    for k, v in enumerate(parts.constants):
+        w.add(id(v), v, kind="constant", name=f"constant_{k}")
+        constants[f"constant_{k}"] = v.data.detach().to("cpu").contiguous()
+    nodes = [w.node(node) for node in parts.nodes]
     outputs = []
     for name, v in parts.outputs.items():
-        outputs.append([name, ids[value_key(v)]])
-    network = {"variables": records, "nodes": nodes,
-               "inputs": [[n, ids[id(v)]] for n, v in parts.inputs.items()],
+        outputs.append([name, w.ids[value_key(v)]])
+    network = {"variables": w.records, "nodes": nodes,
+               "inputs": [[n, w.ids[id(v)]] for n, v in parts.inputs.items()],
                "outputs": outputs, "parameters": list(parts.parameters)}
-    return network, params, {"need_grad": need_grad, "constants": constants}
+    # the lowest version that holds the graph, so older Stadyns read what they can
+    version = VERSION if w.holds_graphs or any(r.get("sequence") for r in w.records) else 1
+    return network, params, {"need_grad": need_grad, "constants": constants,
+                             "version": version}
 
 
 def save(path: str | os.PathLike, outputs: Any, inputs: Any = None, solver: Any = None) -> None:
@@ -127,10 +194,10 @@ def save(path: str | os.PathLike, outputs: Any, inputs: Any = None, solver: Any 
         >>> net(x=np.ones((2, 3)))["probs"].shape
         (2, 4)
     """
-    parts = collect_graph(outputs, inputs)
+    parts = collect_graph(outputs, inputs, sequences=True)
     network, params, extra = _network_json(parts)
     members: list[tuple[str, bytes]] = [
-        ("format.json", _json_bytes({"format": FORMAT, "version": VERSION,
+        ("format.json", _json_bytes({"format": FORMAT, "version": extra["version"],
                                      "producer": f"stadyn {_version()}"})),
         ("network.json", _json_bytes(network)),
         ("parameters.safetensors", tensor_file_bytes(params, format="stadyn-parameters", fields={

@@ -144,7 +144,9 @@ class Network:
         given (a model's predictions need no labels: ``net(features=x)``).  ``training`` runs in
         the training phase (batch statistics, dropout on) with autograd enabled.  Inputs keep
         their dtype (arrays are converted to it); an array whose batch size differs from the one
-        the graph was built with is accepted for graphs whose ops do not fix it.
+        the graph was built with is accepted for graphs whose ops do not fix it.  A sequence
+        input takes a list of sequences of different lengths (an array: sequences of its
+        second axis's length).
         """
         where = self.source or "network"
         unknown = [n for n in arrays if n not in self.inputs]
@@ -167,6 +169,9 @@ class Network:
                 raise StadynError(f"{where}: the outputs {names} need the input(s) {missing}")
         for name, value in arrays.items():
             var = self.inputs[name]
+            if var.sequence_lengths is not None:   # a list of sequences (an array: full ones)
+                var.d = list(value)
+                continue
             arr = np.asarray(value)
             if tuple(arr.shape) == var.shape:
                 var.d = arr

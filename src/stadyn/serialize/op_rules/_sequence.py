@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import functions as F
+from ...ops import StepFunction
 from ._table import Unmapped, register_rules
 
 _NO_AXIS = ("ONNX tensors have no dynamic sequence axis with per-sequence lengths (Stadyn's "
@@ -74,8 +75,55 @@ for _op in (F.sequence_slice, F.sequence_broadcast_as,
             F.sequence_gather, F.sequence_scatter, F.to_sequence, F.sequence_full_lengths):
     register_rules(_op, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT))
 
-register_rules(F.recurrence, onnx_export=Unmapped(F.recurrence.spec.unstorable),
-               onnx_import=Unmapped("ONNX's Loop/Scan import as unrolled graphs is not built"))
+
+def _recurrence_save(w, attrs):
+    """The step as a graph of its own: its leaves are the states, the step inputs and the
+    captured values, in that order; its outputs the new states."""
+    step = attrs["step"]
+    if not isinstance(step, StepFunction):
+        raise TypeError(f"attribute 'step' holds a {type(step).__name__}, not a StepFunction")
+    if len(step.inputs) != attrs["n_sequences"]:
+        raise TypeError(f"the step reads {len(step.inputs)} inputs, the recurrence feeds "
+                        f"{attrs['n_sequences']}")
+    return {"step": w.graph(step.leaves, step.nodes, step.outputs),
+            "n_sequences": w.value(attrs["n_sequences"]),
+            "go_backwards": w.value(attrs["go_backwards"])}
+
+
+def _recurrence_load(r, attrs, inputs):
+    """The inverse of ``_recurrence_save``: the node's inputs (lengths, sequences, initial
+    values, captured values) say how many leaves of each kind the step has."""
+    n_seq = r.value(attrs.get("n_sequences", 1), "attribute 'n_sequences'")
+    backwards = r.value(attrs.get("go_backwards", False), "attribute 'go_backwards'")
+    if not (isinstance(n_seq, int) and not isinstance(n_seq, bool) and n_seq >= 1
+            and isinstance(backwards, bool) and "step" in attrs):
+        r.fail("a recurrence needs a step, n_sequences >= 1 and a bool go_backwards")
+    stored = attrs["step"]
+    if not (isinstance(stored, dict) and isinstance(stored.get("outputs"), list)):
+        r.fail("attribute 'step' must be a graph (an object with variables, nodes and outputs)")
+    n_states = len(stored["outputs"])
+    n_captured = len(inputs) - 1 - n_seq - n_states
+    if n_states < 1 or n_captured < 0:
+        r.fail(f"the step has {n_states} states and the node {len(inputs)} inputs: a recurrence "
+               "takes the lengths, its sequences, an initial value per state and the step's "
+               "captured values")
+    like = [None] * (n_states + n_seq) + list(inputs[1 + n_seq + n_states:])
+    leaves, outs = r.graph(stored, like)
+    try:
+        step = StepFunction(leaves[:n_states], leaves[n_states:n_states + n_seq], outs)
+    except ValueError as exc:
+        r.fail(f"attribute 'step': {exc}")
+    if [id(v) for v in step.captured] != [id(v) for v in leaves[n_states + n_seq:]]:
+        r.fail("attribute 'step': its captured leaves are not the ones the step reads, in "
+               "the order it reads them")
+    return {"step": step, "n_sequences": n_seq, "go_backwards": backwards}
+
+
+register_rules(F.recurrence,
+               onnx_export=Unmapped("a recurrence's step is a graph of its own; ONNX's Loop and "
+                                    "Scan are not written yet"),
+               onnx_import=Unmapped("ONNX's Loop/Scan import as unrolled graphs is not built"),
+               model_export=_recurrence_save, model_import=_recurrence_load)
 
 # NNabla's stacked recurrent ops (``ops/_rnn.py``)
 _RNN = ("ONNX's LSTM/GRU/RNN (gate order iofc / zrh, separate recurrence biases) are not "

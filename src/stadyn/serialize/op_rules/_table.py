@@ -61,6 +61,15 @@ class OpRules:
         cntk_v1_import: ``{node_type: build}`` for CNTK v1 (BrainScript ``cntk.exe``) model files:
             their node types (``RectifiedLinear``, ``Times``...) with the fields the node stores
             (``stadyn/serialize/_cntk_v1_format.py``), mostly CNTK 2's rule after renaming them.
+        model_export: ``export(writer, attrs) -> JSON attrs`` for Stadyn model files, for an op
+            whose attributes are not all plain values: returns every attribute as JSON, using
+            the writer's ``value(v)`` for plain values and ``graph(leaves, nodes, outputs)``
+            for a graph of its own (a recurrence's step).  Left ``None``, the attributes are
+            stored as plain values (``docs/model-files.md``).
+        model_import: ``build(reader, attrs, inputs) -> attrs``: the inverse of
+            ``model_export``: the attribute values to call the op with, from the stored JSON
+            and the node's input Variables (``reader.value``, ``reader.graph``,
+            ``reader.fail(message)``).
 
     A column of :meth:`required_columns` left ``None`` is undeclared: the completeness test
     (``tests/serialize/test_op_rules.py``) names the op and the column.  The import columns of
@@ -83,6 +92,8 @@ class OpRules:
     nnp_export: Callable[..., Any] | Unmapped | None = None
     cntk_import: Mapping[str, Callable[..., Any]] | Unmapped | None = None
     cntk_v1_import: Mapping[str, Callable[..., Any]] | Unmapped | None = None
+    model_export: Callable[..., Any] | Unmapped | None = None
+    model_import: Callable[..., Any] | Unmapped | None = None
 
     @classmethod
     def columns(cls) -> tuple[str, ...]:
