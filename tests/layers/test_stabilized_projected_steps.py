@@ -208,3 +208,21 @@ def test_a_gru_cell_shape_other_than_its_shape_is_refused():
         L.GRU(2, cell_shape=5)
     with pytest.raises(StadynError, match="must be vectors"):
         L.LSTM(2, cell_shape=(2, 3))
+
+
+def test_a_dynamic_step_reading_a_value_made_from_a_parameter_computes_it():
+    """The step is recorded on shapes even in dynamic mode; a value it makes from parameters
+    alone (a stabiliser's scale) is hoisted out of the loop and must be computed, with its
+    gradient reaching the parameter (it had no value before: 'an input's buffer was
+    cleared')."""
+    with sd.parameter_registry(sd.ParameterRegistry()), sd.auto_forward():
+        x = sd.sequence.input_variable(1)
+        x.d = [np.array([[1.0], [2.0]], np.float32)]
+        a = sd.Variable.from_numpy_array(np.array([0.5], np.float32), need_grad=True)
+        h = L.Recurrence(lambda s, u: s * F.exp(a) + u)(x)      # h_t = e^a h_{t-1} + x_t
+        loss = F.sum(sd.sequence.reduce_sum(h))
+        loss.backward()
+    e = np.exp(0.5)
+    np.testing.assert_allclose(sd.sequence.unpack_value(h)[0].ravel(), [1.0, e + 2.0],
+                               rtol=1e-6)
+    np.testing.assert_allclose(a.g, [e], rtol=1e-6)       # d(1 + e^a + 2)/da
