@@ -13,7 +13,7 @@ the listing of all parameters.
 import numpy as np
 
 from compat_harness import cntk_case
-from compat_cases.cntk_sequence import LENGTHS, _flat, _lengths, _weights, seq_case
+from compat_cases.cntk_sequence import LENGTHS, _flat, eval_and_grads, seq_case
 
 ENC, DEC = (3, 1, 5), (2, 4, 1)
 
@@ -35,13 +35,7 @@ def run_two_axes(C, r, build, enc_shape=(3,), dec_shape=(2,)):
            "all params": sorted([p.name, list(p.shape)] for p in params),
            "params": r.set_params(settable)}
     feed = {x: [r.randn(n, *enc_shape) for n in ENC], y: [r.randn(n, *dec_shape) for n in DEC]}
-    out = f.eval(feed)
-    res["out"] = _flat(out)
-    res["out lengths"] = _lengths(out)
-    state, outs = f.forward(feed, [f.output], set([f.output]))
-    value = outs[f.output]
-    res["train_out"] = _flat(value)
-    grads = f.backward(state, {f.output: _weights(r, value)}, set([x, y] + settable))
+    grads = eval_and_grads(r, f, feed, [x, y] + settable, res)
     res["grad enc"] = _flat(grads[x])
     res["grad dec"] = _flat(grads[y])
     for p in settable:
@@ -139,14 +133,7 @@ def run_stabilized(C, r, make, go_backwards=False):
     res = {"shape": list(f.shape),
            "all params": sorted([p.name, list(p.shape)] for p in params),
            "params": r.set_params(settable)}
-    feed = {x: [r.randn(n, 3) for n in LENGTHS]}
-    out = f.eval(feed)
-    res["out"] = _flat(out)
-    res["out lengths"] = _lengths(out)
-    state, outs = f.forward(feed, [f.output], set([f.output]))
-    value = outs[f.output]
-    res["train_out"] = _flat(value)
-    grads = f.backward(state, {f.output: _weights(r, value)}, set([x] + params))
+    grads = eval_and_grads(r, f, {x: [r.randn(n, 3) for n in LENGTHS]}, [x] + params, res)
     res["grad x"] = _flat(grads[x])
     for p in settable:
         res["grad %s|%d" % (p.name, p.value.size)] = _flat(grads[p]).ravel()
