@@ -280,14 +280,29 @@ class SequenceFunctions:
                            allowOptimizedEngine=False):
         """CNTK's LSTM over a sequence, from states of 0.1 (``BS.Loop.Previous``'s default):
         ``Recurrence(LSTM(outputDim))`` of :mod:`stadyn.layers`, which runs a plain LSTM as
-        torch's fused kernel."""
-        for flag, what in ((trainInitialState, "trainInitialState"),
-                           (enableSelfStabilization, "enableSelfStabilization")):
-            if flag:
-                raise ConfigError(f"RecurrentLSTMLayer: {what} = true is not supported yet")
-        cell = None if cellShape is NONE else int(cellShape)
+        torch's fused kernel.  As CNTK.core.bs's ``LSTMBlock``: a ``cellShape`` other than
+        ``outputDim`` projects the output to ``outputDim``; ``enableSelfStabilization`` puts a
+        scalar stabiliser on the previous output, on the cell values in the peepholes and on the
+        value projected (:class:`stadyn.layers.LSTM`).
+
+        Example:
+            >>> import stadyn as sd
+            >>> from stadyn.brainscript import StadynLibrary, build_network
+            >>> with sd.parameter_registry(sd.ParameterRegistry()):
+            ...     net = build_network('''{ x = Input{3}
+            ...         y = RecurrentLSTMLayer {2, cellShape = 5,
+            ...                                 enableSelfStabilization = true} (x) }''',
+            ...                         StadynLibrary())
+            ...     shapes = sorted(tuple(v.shape) for v in sd.get_parameters().values())
+            >>> shapes
+            [(), (), (2, 20), (3, 20), (5, 2), (20,)]
+        """
+        if trainInitialState:
+            raise ConfigError("RecurrentLSTMLayer: trainInitialState = true is not supported yet")
+        cell = None if cellShape is NONE or int(cellShape) == int(outputDim) else int(cellShape)
         step = L.LSTM(int(outputDim), cell_shape=cell, use_peepholes=bool(usePeepholes),
-                      init=self._initializer(init, initValueScale))
+                      init=self._initializer(init, initValueScale),
+                      enable_self_stabilization=bool(enableSelfStabilization))
         return L.Recurrence(step, go_backwards=bool(goBackwards), initial_state=0.1)
 
     def RecurrentLSTMLayerStack(self, layerDims, cellShapes=NONE, usePeepholes=False,

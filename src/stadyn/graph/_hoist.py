@@ -7,7 +7,9 @@ graph, each would be computed again at every step (and an op that cannot run on 
 such as a fused recurrent kernel over a whole sequence, would break the step's shape
 inference).  :func:`hoist_invariants` replays the ops that depend on the placeholders with every
 value that does not (an op output) replaced by a fresh leaf, and says which outside value each
-leaf stands for: the recurrence takes those values as inputs.
+leaf stands for: the recurrence takes those values as inputs.  In dynamic mode the step is
+still recorded on shapes alone, so the outside values it made itself (a stabiliser's scale) have
+no value yet: they are computed then, their ops run eagerly, so gradients reach what they read.
 
 Example:
     >>> import stadyn as sd, stadyn.functions as F
@@ -23,6 +25,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ._apply import apply
+from ._mode import is_auto_forward
 from ._scope import name_scope
 from ._variable import Variable, topological_nodes
 
@@ -63,4 +66,27 @@ def hoist_invariants(outputs: Sequence[Variable], inner: Sequence[Variable]
                 new._seq = mapping.get(id(old._seq), old._seq) if old._seq is not None else None
                 new.name = old.name
                 mapping[id(old)] = new
+    if is_auto_forward():
+        taken = _computed(taken)
     return [mapping.get(id(v), v) for v in outputs], taken
+
+
+def _computed(taken: dict[int, Variable]) -> dict[int, Variable]:
+    """``taken`` with every value recorded but not computed (made while the step was recorded
+    on shapes) replaced by its value computed now, in dynamic mode."""
+    done: dict[int, Variable] = {}
+
+    def now(a):
+        return done.get(id(a), a) if isinstance(a, Variable) else a
+    for node in topological_nodes(list(taken.values())):
+        if all(o is None or o._data is not None for o in node.outputs) and \
+                not any(id(i) in done for i in node.inputs):
+            continue                          # computed already (made in dynamic mode)
+        with name_scope(node.scope, absolute=True):
+            made = apply(node.spec, tuple(now(a) for a in node.args),
+                         {k: now(a) for k, a in node.kwargs.items()})
+        for old, new in zip(node.outputs, made if isinstance(made, tuple) else (made,)):
+            if old is not None:
+                new._seq = done.get(id(old._seq), old._seq) if old._seq is not None else None
+                done[id(old)] = new
+    return {k: now(v) for k, v in taken.items()}

@@ -4,9 +4,18 @@ run a step along the sequence axis (``Recurrence``, ``RecurrenceFrom``, ``Fold``
 A step is a layer called as ``step(*previous_states, x)`` on one step of the input (batch axis
 first) that returns the new state (or tuple of states); its ``state_shapes`` says the states'
 shapes.  The weight layouts are CNTK 2.7's, so weights CNTK initialised give CNTK's numbers:
-``W`` ``(input, k*H)``, ``H`` ``(H, k*H)``, ``b`` ``(k*H,)`` with the gates stacked in CNTK's
-order.  ``Recurrence`` records the step once (``sd.sequence.recurrence``) and the
-``recurrence`` op runs it at every step, in both modes.
+``W`` ``(input, k*C)``, ``H`` ``(H, k*C)``, ``b`` ``(k*C,)`` with the gates stacked in CNTK's
+order, where ``H`` is the step's ``shape`` and ``C`` its ``cell_shape`` (``H`` unless given).
+``Recurrence`` records the step once (``sd.sequence.recurrence``) and the ``recurrence`` op runs
+it at every step, in both modes.
+
+As in CNTK 2.7, ``cell_shape`` computes the step at ``C`` and projects its output to ``H`` with
+``P`` ``(C, H)``: ``h = ht P``.  ``enable_self_stabilization`` puts a :class:`Stabilizer` (a
+learned scalar ``softplus(alpha)``, 1 at the start) on the previous output before the step uses
+it (``dh_stabilizer``), on the LSTM's cell values in its peepholes (``dc_stabilizer`` for the
+previous cell, ``c_stabilizer`` for the new one) and on the value a projection projects
+(``P_stabilizer``); the input is not stabilised (put a ``Stabilizer`` before the recurrence).
+A stabilised or projected step runs op by op, not as a fused kernel.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from .._errors import StadynError
 from ..graph import set_sequence_axis
 from ._init import glorot_uniform
 from ._layers import Layer, _tuple
+from ._normalization import Stabilizer
 from ._options import default_override_or, resolve
 
 __all__ = ["LSTM", "GRU", "RNNStep", "Recurrence", "RecurrenceFrom", "Fold"]
@@ -37,9 +47,11 @@ def _gates(proj, k: int, size: int) -> list:
 
 
 class _Step(Layer):
-    """A recurrent step with ``W`` (input x stacked gates), ``H`` and ``b``."""
+    """A recurrent step with ``W`` (input x stacked gates), ``H`` and ``b``; its stabilisers
+    (``enable_self_stabilization``) and output projection ``P`` (``cell_shape``)."""
 
     n_gates = 1
+    hidden_gates = 1                       # the gates ``H`` projects the previous output to
     default_activation: Callable = staticmethod(F.tanh)
 
     def __init__(self, shape, cell_shape=None, activation=default_override_or(None),
@@ -47,18 +59,19 @@ class _Step(Layer):
                  init_bias=default_override_or(0.0),
                  enable_self_stabilization=default_override_or(False), name: str = ""):
         super().__init__(name)
-        self.shape = _tuple(shape, 1)
         kind = type(self).__name__
-        if len(self.shape) != 1:
-            raise StadynError(f"{kind}: a state of shape {self.shape}; only vectors are "
-                              "supported")
-        if cell_shape is not None or resolve(kind, "enable_self_stabilization",
-                                             enable_self_stabilization):
-            raise StadynError(f"{kind}: cell_shape and enable_self_stabilization are not "
-                              "supported yet")
+        self.shape = _tuple(shape, 1)
+        self.projected = cell_shape is not None
+        self.cell_shape = _tuple(cell_shape, 1) if self.projected else self.shape
+        if len(self.shape) != 1 or len(self.cell_shape) != 1:
+            raise StadynError(f"{kind}: shape {self.shape} and cell_shape {self.cell_shape} "
+                              "must be vectors (rank-1), as in CNTK")
+        self.stabilize = bool(resolve(kind, "enable_self_stabilization",
+                                      enable_self_stabilization))
         self.activation = resolve(kind, "activation", activation) or self.default_activation
         self.init = resolve(kind, "init", init)
         self.init_bias = resolve(kind, "init_bias", init_bias)
+        self._stabilizers: dict[str, Stabilizer] = {}
 
     @property
     def state_shapes(self) -> list[tuple[int, ...]]:
@@ -66,32 +79,72 @@ class _Step(Layer):
 
     n_states = 1
 
-    def _weights(self, x, hidden_cols: int):
-        size, n_in = self.shape[0], int(np.prod(x.shape[1:]))
-        cols = self.n_gates * size
+    @property
+    def op_by_op(self) -> bool:
+        """Whether the step must run op by op (stabilised or projected: no fused kernel)."""
+        return self.stabilize or self.projected
+
+    @property
+    def parameters(self) -> list:
+        """The step's parameters, then its stabilisers' ``alpha`` (after its first call)."""
+        return list(self._params.values()) + [p for s in self._stabilizers.values()
+                                              for p in s.parameters]
+
+    def _stabilized(self, name: str, v):
+        """``v`` through the stabiliser ``name`` (``dh_stabilizer``, ...; created on first use)
+        when self-stabilisation is on, else ``v``."""
+        if not self.stabilize:
+            return v
+        layer = self._stabilizers.get(name)
+        if layer is None:
+            layer = self._stabilizers[name] = Stabilizer(enable_self_stabilization=True,
+                                                         name=name)
+        return layer(v)
+
+    def _weights(self, x):
+        cell, size = self.cell_shape[0], self.shape[0]
+        n_in = int(np.prod(x.shape[1:]))
+        cols, hidden_cols = self.n_gates * cell, self.hidden_gates * cell
         w = self.parameter("W", (n_in, cols), self.init, n_in, cols)
         h = self.parameter("H", (size, hidden_cols), self.init, size, hidden_cols)
         b = self.parameter("b", (cols,), self.init_bias)
         return w, h, b
 
+    def _output(self, ht):
+        """The step's output: ``ht``, or with ``cell_shape`` its (stabilised) projection
+        ``ht P``."""
+        if not self.projected:
+            return ht
+        cell, size = self.cell_shape[0], self.shape[0]
+        p = self.parameter("P", (cell, size), self.init, cell, size)
+        return F.affine(self._stabilized("P_stabilizer", ht), p)
+
 
 class LSTM(_Step):
     """CNTK's LSTM step: ``(h, c), x -> (h, c)`` with gates stacked as input, cell candidate,
-    forget, output in ``W`` ``(input, 4H)``, ``H`` ``(H, 4H)``, ``b`` ``(4H,)``;
-    ``use_peepholes`` adds ``Ci``, ``Cf``, ``Co``.
+    forget, output in ``W`` ``(input, 4C)``, ``H`` ``(H, 4C)``, ``b`` ``(4C,)``;
+    ``use_peepholes`` adds ``Ci``, ``Cf``, ``Co`` ``(C,)``; ``cell_shape=C`` keeps the cell at
+    ``C`` and projects the output to ``H`` with ``P`` ``(C, H)``;
+    ``enable_self_stabilization`` stabilises the previous ``h`` (and, in the peepholes, the cell
+    values; see the module's docstring).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.layers as L
         >>> x = sd.sequence.input_variable(3)
         >>> with sd.parameter_registry(sd.ParameterRegistry()):
         ...     y = L.Recurrence(L.LSTM(5))(x)
+        ...     step = L.LSTM(2, cell_shape=6, enable_self_stabilization=True)
+        ...     z = L.Recurrence(step)(x)
         >>> x.d = [np.ones((2, 3)), np.ones((4, 3))]
         >>> y.forward()
         >>> y.shape, y.sequence_lengths.d.tolist()
         ((2, 4, 5), [2, 4])
+        >>> z.shape, step.state_shapes, [tuple(p.shape) for p in step.parameters]
+        ((1, 1, 2), [(2,), (6,)], [(3, 24), (2, 24), (24,), (6, 2), (), ()])
     """
 
     n_gates = 4
+    hidden_gates = 4
     n_states = 2
 
     def __init__(self, shape, cell_shape=None, activation=default_override_or(F.tanh),
@@ -104,82 +157,108 @@ class LSTM(_Step):
         self.use_peepholes = resolve("LSTM", "use_peepholes", use_peepholes)
 
     @property
+    def state_shapes(self) -> list[tuple[int, ...]]:
+        return [self.shape, self.cell_shape]
+
+    @property
     def fusable(self) -> bool:
         """Whether a recurrence over this step may run as torch's fused LSTM kernel (no
-        peepholes, tanh)."""
-        return not self.use_peepholes and self.activation is F.tanh
+        peepholes, stabilisers or projection; tanh)."""
+        return not (self.use_peepholes or self.op_by_op) and self.activation is F.tanh
 
     def apply(self, h, c, x, go_backwards: bool = False):
-        size = self.shape[0]
         if x.sequence_lengths is not None:        # a whole sequence: the fused kernel
-            w, hw, b = self._weights(F.sequence_first(x, x.sequence_lengths), 4 * size)
+            w, hw, b = self._weights(F.sequence_first(x, x.sequence_lengths))
             return set_sequence_axis(
                 F.cntk_lstm_sequence(x, x.sequence_lengths, S.state_value(h),
                                      S.state_value(c), w, hw, b, go_backwards=go_backwards),
                 x.sequence_lengths)
-        w, hw, b = self._weights(x, 4 * size)
-        proj = F.affine(x, w, b) + F.affine(h, hw)
-        i_proj, c_proj, f_proj, o_proj = _gates(proj, 4, size)
+        cell = self.cell_shape[0]
+        w, hw, b = self._weights(x)
+        proj = F.affine(x, w, b) + F.affine(self._stabilized("dh_stabilizer", h), hw)
+        i_proj, c_proj, f_proj, o_proj = _gates(proj, 4, cell)
         if self.use_peepholes:
-            peep = [self.parameter(n, (size,), self.init, size, size) for n in ("Ci", "Cf", "Co")]
-            i_proj = i_proj + peep[0] * c
-            f_proj = f_proj + peep[1] * c
+            peep = [self.parameter(n, (cell,), self.init, cell, cell) for n in ("Ci", "Cf", "Co")]
+            cs = self._stabilized("dc_stabilizer", c)
+            i_proj = i_proj + peep[0] * cs
+            f_proj = f_proj + peep[1] * cs
         c_new = F.sigmoid(f_proj) * c + F.sigmoid(i_proj) * self.activation(c_proj)
         if self.use_peepholes:
-            o_proj = o_proj + peep[2] * c_new
-        return F.sigmoid(o_proj) * self.activation(c_new), c_new
+            o_proj = o_proj + peep[2] * self._stabilized("c_stabilizer", c_new)
+        return self._output(F.sigmoid(o_proj) * self.activation(c_new)), c_new
 
 
 class GRU(_Step):
     """CNTK's GRU step: ``h, x -> h`` with ``W`` ``(input, 3H)`` (update, reset, candidate),
     ``H`` ``(H, 2H)`` (update, reset), ``H1`` ``(H, H)`` for the reset state:
-    ``h' = (1 - z) * act(x Wc + bc + (r * h) H1) + z * h``.
+    ``h' = (1 - z) * act(x Wc + bc + (r * h) H1) + z * h``.  ``enable_self_stabilization``
+    stabilises ``h`` wherever the step reads it; ``cell_shape`` must equal ``shape`` (CNTK's
+    GRU multiplies the previous output by the cell-sized reset gate) and adds the projection
+    ``P`` ``(H, H)``.
 
     Example:
         >>> import stadyn as sd, stadyn.layers as L
         >>> x = sd.sequence.input_variable(3)
         >>> with sd.parameter_registry(sd.ParameterRegistry()):
         ...     y = L.Recurrence(L.GRU(2))(x)
-        >>> y.shape
-        (1, 1, 2)
+        ...     step = L.GRU(2, enable_self_stabilization=True)
+        ...     z = L.Recurrence(step)(x)
+        >>> y.shape, step.fusable, [tuple(p.shape) for p in step.parameters]
+        ((1, 1, 2), False, [(3, 6), (2, 4), (6,), (2, 2), ()])
     """
 
     n_gates = 3
+    hidden_gates = 2
+
+    def __init__(self, shape, cell_shape=None, activation=default_override_or(F.tanh),
+                 init=default_override_or(glorot_uniform()),
+                 init_bias=default_override_or(0.0),
+                 enable_self_stabilization=default_override_or(False), name: str = ""):
+        super().__init__(shape, cell_shape, activation, init, init_bias,
+                         enable_self_stabilization, name)
+        if self.cell_shape != self.shape:
+            raise StadynError(f"GRU: cell_shape {self.cell_shape} differs from shape "
+                              f"{self.shape}; CNTK's GRU multiplies the previous output by the "
+                              "cell-sized reset gate, so they must be equal")
 
     @property
     def fusable(self) -> bool:
         """Whether a recurrence over this step may run as one ``cntk_gru_sequence`` op (tanh or
-        ReLU)."""
-        return _kernel_activation(self.activation) is not None
+        ReLU; no stabiliser or projection)."""
+        return not self.op_by_op and _kernel_activation(self.activation) is not None
 
     def apply(self, h, x, go_backwards: bool = False):
         size = self.shape[0]
         if x.sequence_lengths is not None:        # a whole sequence at once
-            w, hw, b = self._weights(F.sequence_first(x, x.sequence_lengths), 2 * size)
+            w, hw, b = self._weights(F.sequence_first(x, x.sequence_lengths))
             h1 = self.parameter("H1", (size, size), self.init, size, size)
             return set_sequence_axis(
                 F.cntk_gru_sequence(x, x.sequence_lengths, S.state_value(h), w, hw, h1, b,
                                     activation=_kernel_activation(self.activation),
                                     go_backwards=go_backwards),
                 x.sequence_lengths)
-        w, hw, b = self._weights(x, 2 * size)
+        w, hw, b = self._weights(x)
         h1 = self.parameter("H1", (size, size), self.init, size, size)
+        hs = self._stabilized("dh_stabilizer", h)
         zx, rx, cx = _gates(F.affine(x, w, b), 3, size)
-        zh, rh = _gates(F.affine(h, hw), 2, size)
+        zh, rh = _gates(F.affine(hs, hw), 2, size)
         z, r = F.sigmoid(zx + zh), F.sigmoid(rx + rh)
-        candidate = self.activation(cx + F.affine(r * h, h1))
-        return (1.0 - z) * candidate + z * h
+        candidate = self.activation(cx + F.affine(r * hs, h1))
+        return self._output((1.0 - z) * candidate + z * hs)
 
 
 class RNNStep(_Step):
-    """CNTK's plain recurrent step: ``h, x -> act(x W + h H + b)`` (sigmoid by default).
+    """CNTK's plain recurrent step: ``h, x -> act(x W + h H + b)`` (sigmoid by default), with
+    ``enable_self_stabilization`` a stabilised ``h``; ``cell_shape=C`` computes the step at
+    ``C`` (``W`` ``(input, C)``, ``H`` ``(H, C)``) and projects it with ``P`` ``(C, H)``.
 
     Example:
         >>> import stadyn as sd, stadyn.layers as L
         >>> with sd.parameter_registry(sd.ParameterRegistry()):
-        ...     y = L.Recurrence(L.RNNStep(4))(sd.sequence.input_variable(2))
-        >>> y.shape
-        (1, 1, 4)
+        ...     step = L.RNNStep(4, cell_shape=6, enable_self_stabilization=True)
+        ...     y = L.Recurrence(step)(sd.sequence.input_variable(2))
+        >>> y.shape, [tuple(p.shape) for p in step.parameters]
+        ((1, 1, 4), [(2, 6), (4, 6), (6,), (6, 4), (), ()])
     """
 
     default_activation = staticmethod(F.sigmoid)
@@ -187,19 +266,20 @@ class RNNStep(_Step):
     @property
     def fusable(self) -> bool:
         """Whether a recurrence over this step may run as torch's fused Elman kernel (tanh or
-        ReLU; CNTK's default sigmoid has none)."""
-        return _kernel_activation(self.activation) is not None
+        ReLU, no stabiliser or projection; CNTK's default sigmoid has none)."""
+        return not self.op_by_op and _kernel_activation(self.activation) is not None
 
     def apply(self, h, x, go_backwards: bool = False):
         if x.sequence_lengths is not None:        # a whole sequence: the fused kernel
-            w, hw, b = self._weights(F.sequence_first(x, x.sequence_lengths), self.shape[0])
+            w, hw, b = self._weights(F.sequence_first(x, x.sequence_lengths))
             return set_sequence_axis(
                 F.cntk_rnn_sequence(x, x.sequence_lengths, S.state_value(h), w, hw, b,
                                     activation=_kernel_activation(self.activation),
                                     go_backwards=go_backwards),
                 x.sequence_lengths)
-        w, hw, b = self._weights(x, self.shape[0])
-        return self.activation(F.affine(x, w, b) + F.affine(h, hw))
+        w, hw, b = self._weights(x)
+        hs = self._stabilized("dh_stabilizer", h)
+        return self._output(self.activation(F.affine(x, w, b) + F.affine(hs, hw)))
 
 
 def _state_shapes(step: Any, x) -> list[tuple[int, ...]]:

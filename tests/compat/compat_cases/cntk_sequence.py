@@ -31,6 +31,19 @@ def _weights(r, value):
     return r.weights_like(np.asarray(value))
 
 
+def eval_and_grads(r, f, feed, wrt, res):
+    """``f``'s inference value for ``feed`` (``out``, ``out lengths``) and training value
+    (``train_out``) into ``res``; returns the gradients of ``sum(out * w)`` (seeded ``w``)
+    w.r.t. ``wrt``."""
+    out = f.eval(feed)
+    res["out"] = _flat(out)
+    res["out lengths"] = _lengths(out)
+    state, outs = f.forward(feed, [f.output], set([f.output]))
+    value = outs[f.output]
+    res["train_out"] = _flat(value)
+    return f.backward(state, {f.output: _weights(r, value)}, set(wrt))
+
+
 def run_sequence(C, r, build, step_shape, lengths=LENGTHS, params=False, extra=None,
                  touch=()):
     """``build(C, x[, extra input])`` on a sequence input of per-step ``step_shape``; results
@@ -52,13 +65,7 @@ def run_sequence(C, r, build, step_shape, lengths=LENGTHS, params=False, extra=N
     feed = {x: [r.randn(n, *step_shape) for n in lengths]}
     if extra is not None:
         feed[inputs[1]] = r.randn(len(lengths), *extra)
-    out = f.eval(feed)
-    res["out"] = _flat(out)
-    res["out lengths"] = _lengths(out)
-    state, outs = f.forward(feed, [f.output], set([f.output]))
-    value = outs[f.output]
-    res["train_out"] = _flat(value)
-    grads = f.backward(state, {f.output: _weights(r, value)}, set(inputs + plist))
+    grads = eval_and_grads(r, f, feed, inputs + plist, res)
     res["grad x"] = _flat(grads[x])
     if extra is not None:
         res["grad h0"] = _flat(grads[inputs[1]])

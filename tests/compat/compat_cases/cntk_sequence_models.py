@@ -10,8 +10,10 @@ named ``alpha``, so the harness cannot tell them apart by name and size); its pr
 the listing of all parameters.
 """
 
+import numpy as np
+
 from compat_harness import cntk_case
-from compat_cases.cntk_sequence import _flat, _lengths, _weights, seq_case
+from compat_cases.cntk_sequence import LENGTHS, _flat, eval_and_grads, seq_case
 
 ENC, DEC = (3, 1, 5), (2, 4, 1)
 
@@ -33,13 +35,7 @@ def run_two_axes(C, r, build, enc_shape=(3,), dec_shape=(2,)):
            "all params": sorted([p.name, list(p.shape)] for p in params),
            "params": r.set_params(settable)}
     feed = {x: [r.randn(n, *enc_shape) for n in ENC], y: [r.randn(n, *dec_shape) for n in DEC]}
-    out = f.eval(feed)
-    res["out"] = _flat(out)
-    res["out lengths"] = _lengths(out)
-    state, outs = f.forward(feed, [f.output], set([f.output]))
-    value = outs[f.output]
-    res["train_out"] = _flat(value)
-    grads = f.backward(state, {f.output: _weights(r, value)}, set([x, y] + settable))
+    grads = eval_and_grads(r, f, feed, [x, y] + settable, res)
     res["grad enc"] = _flat(grads[x])
     res["grad dec"] = _flat(grads[y])
     for p in settable:
@@ -113,6 +109,104 @@ seq_case("Recurrence_RNNStep__self_stabilization",
          lambda C, x: C.layers.Recurrence(C.layers.RNNStep(
              3, enable_self_stabilization=True))(x),
          names=["cntk.layers.Recurrence", "cntk.layers.RNNStep"], params=True)
+
+
+
+# -- steps with several stabilisers, and projected steps (cell_shape) --------------------------
+ALPHA = 0.3        # every stabiliser's alpha (not its initial value: each scales by 0.37)
+
+
+def run_stabilized(C, r, make, go_backwards=False):
+    """``Recurrence(make(), initial_state=0.25)`` over ragged sequences; every ``alpha`` set to
+    ``ALPHA`` (a step has several, all named ``alpha`` and of size 1, so the harness cannot tell
+    them apart: a stabiliser missing or misplaced changes the values), the other parameters from
+    their names.  The alphas' gradients are compared as a sorted list."""
+    x = C.sequence.input_variable((3,), needs_gradient=True)
+    f = C.layers.Recurrence(make(), go_backwards=go_backwards, initial_state=0.25)(x)
+    r.touch("cntk.Function.eval", "cntk.Function.shape", "cntk.Function.forward",
+            "cntk.Function.backward", "cntk.Function.output", "cntk.Function.parameters")
+    params = list(f.parameters)
+    settable = [p for p in params if p.name != "alpha"]
+    alphas = [p for p in params if p.name == "alpha"]
+    for p in alphas:
+        p.value = np.array(ALPHA, np.float32).reshape(p.shape)
+    res = {"shape": list(f.shape),
+           "all params": sorted([p.name, list(p.shape)] for p in params),
+           "params": r.set_params(settable)}
+    grads = eval_and_grads(r, f, {x: [r.randn(n, 3) for n in LENGTHS]}, [x] + params, res)
+    res["grad x"] = _flat(grads[x])
+    for p in settable:
+        res["grad %s|%d" % (p.name, p.value.size)] = _flat(grads[p]).ravel()
+    res["grad alphas (sorted)"] = np.sort(np.array(
+        [float(np.asarray(grads[p]).ravel()[0]) for p in alphas], np.float32))
+    return res
+
+
+def stabilized_case(name, make, names, go_backwards=False, **kw):
+    """Register ``run_stabilized`` for ``make`` as case ``sequence.<name>``."""
+    def fn(C, r):
+        return run_stabilized(C, r, lambda: make(C), go_backwards)
+    fn.__name__ = "sequence." + name
+    cntk_case(name="sequence." + name,
+              names=names + ["cntk.layers.Recurrence", "cntk.sequence.input_variable"],
+              **kw)(fn)
+
+
+stabilized_case("Recurrence_LSTM__peepholes_self_stabilization",
+                lambda C: C.layers.LSTM(2, use_peepholes=True, enable_self_stabilization=True),
+                ["cntk.layers.LSTM"],
+                note="three stabilisers: the previous h, the previous c in the input and forget "
+                     "gates' peepholes, the new c in the output gate's")
+stabilized_case("Recurrence_LSTM__cell_shape_peepholes_self_stabilization",
+                lambda C: C.layers.LSTM(4, cell_shape=6, use_peepholes=True,
+                                        enable_self_stabilization=True),
+                ["cntk.layers.LSTM"],
+                note="the cell at 6, h projected to 4 by P (6, 4) after a fourth stabiliser")
+stabilized_case("Recurrence_GRU__cell_shape_self_stabilization",
+                lambda C: C.layers.GRU(3, cell_shape=3, enable_self_stabilization=True),
+                ["cntk.layers.GRU"],
+                note="CNTK's GRU needs cell_shape == shape; it still adds the projection P")
+stabilized_case("Recurrence_RNNStep__cell_shape_self_stabilization_backwards",
+                lambda C: C.layers.RNNStep(3, cell_shape=5, activation=C.tanh,
+                                           enable_self_stabilization=True),
+                ["cntk.layers.RNNStep", "cntk.ops.tanh"], go_backwards=True)
+stabilized_case("Recurrence_GRU__self_stabilization_alpha",
+                lambda C: C.layers.GRU(2, enable_self_stabilization=True),
+                ["cntk.layers.GRU"], note="the stabiliser's alpha away from its initial value")
+seq_case("Recurrence_LSTM__cell_shape",
+         lambda C, x: C.layers.Recurrence(C.layers.LSTM(4, cell_shape=6))(x),
+         names=["cntk.layers.Recurrence", "cntk.layers.LSTM"], params=True,
+         note="the cell at 6, h projected to 4 by P (6, 4)")
+seq_case("Recurrence_RNNStep__cell_shape",
+         lambda C, x: C.layers.Recurrence(C.layers.RNNStep(3, cell_shape=5))(x),
+         names=["cntk.layers.Recurrence", "cntk.layers.RNNStep"], params=True)
+
+_STEPS = [("LSTM", dict(shape=4)), ("LSTM", dict(shape=4, enable_self_stabilization=True)),
+          ("LSTM", dict(shape=4, cell_shape=6, use_peepholes=True,
+                        enable_self_stabilization=True)),
+          ("GRU", dict(shape=2, enable_self_stabilization=True)),
+          ("GRU", dict(shape=2, cell_shape=2)),
+          ("RNNStep", dict(shape=3, cell_shape=5, enable_self_stabilization=True))]
+
+
+@cntk_case(names=["cntk.layers.LSTM", "cntk.layers.GRU", "cntk.layers.RNNStep",
+                  "cntk.layers.Recurrence", "cntk.Function.parameters",
+                  "cntk.sequence.input_variable"],
+           known={"order": "Function.parameters lists the parameters in the order Stadyn's "
+                           "graph holds them (compat/cntk/_function.py walks the graph: W, b, "
+                           "H, ...); CNTK's is its own depth-first walk (b, W, H, ...: times' "
+                           "operands reversed)"})
+def recurrent_step_parameters(C, r):
+    """Each step's parameters: names and shapes (sorted), and in the order CNTK lists them."""
+    r.touch("cntk.Function.parameters")
+    listing, order = [], []
+    for kind, kw in _STEPS:
+        x = C.sequence.input_variable(3)
+        f = C.layers.Recurrence(getattr(C.layers, kind)(**kw))(x)
+        items = [[p.name, list(p.shape)] for p in f.parameters]
+        listing.append(sorted(items))
+        order.append(items)
+    return {"listing": listing, "order": order}
 
 
 # -- loops closed by replace_placeholders / ForwardDeclaration.resolve_to -----------------------

@@ -16,7 +16,6 @@ from . import _graph as G
 from ._adapt import unwrap, wrap
 from ._function import combine_outputs
 from ._layers import LayerFunction, _native
-from ._stabilized import step_layer
 
 __all__ = ["Recurrence", "RecurrenceFrom", "Fold", "LSTM", "GRU", "RNNStep", "StatesLayer",
            "FunctionStep"]
@@ -24,10 +23,10 @@ __all__ = ["Recurrence", "RecurrenceFrom", "Fold", "LSTM", "GRU", "RNNStep", "St
 
 
 def _step_factory(cls):
-    """A CNTK step factory (``LSTM``, ``GRU``, ``RNNStep``): Stadyn's step, self-stabilised
-    when ``enable_self_stabilization`` is on."""
+    """A CNTK step factory (``LSTM``, ``GRU``, ``RNNStep``): Stadyn's step (which owns its
+    stabilisers and projection) as a CNTK layer."""
     def make(*args, name: str = "", **kwargs):
-        layer = step_layer(cls, _native(args), {k: _native(v) for k, v in kwargs.items()})
+        layer = cls(*_native(args), **{k: _native(v) for k, v in kwargs.items()})
         return LayerFunction(layer, cls.__name__, name)
     make.__name__ = make.__qualname__ = cls.__name__
     make.__doc__ = cls.__doc__
