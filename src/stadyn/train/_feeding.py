@@ -12,7 +12,7 @@ import torch
 from .._errors import DataError, StadynError
 from ..graph import Variable
 
-__all__ = ["feed", "feed_minibatch", "input_plan", "loss_axis", "unwrap_input"]
+__all__ = ["feed", "feed_minibatch", "input_plan", "loss_axis", "count_roots", "sample_count", "unwrap_input"]
 
 
 def _as_array(value: Any) -> np.ndarray | torch.Tensor:
@@ -158,3 +158,31 @@ def input_plan(variables, class_id_inputs: set[int]) -> list:
     """What :func:`feed_minibatch` needs to know of each input: ``(variable, holds class ids,
     is a sequence)``; ``class_id_inputs`` holds the ids of :func:`_class_id_inputs`."""
     return [(v, id(v) in class_id_inputs, v.sequence_lengths is not None) for v in variables]
+
+
+def count_roots(v: Variable) -> list[Variable]:
+    """What to compute with ``v`` so that :func:`sample_count` can read its samples afterwards:
+    ``v`` itself (a replayed plan does not update an intermediate's ``shape``) and its sequence
+    lengths, where they are computed rather than fed."""
+    return [v] + ([v.sequence_lengths] if v.sequence_lengths is not None else [])
+
+
+def sample_count(v: Variable, fed: int) -> int:
+    """The samples of a per-sample criterion ``v`` (a metric) just computed with
+    :func:`count_roots`, as CNTK counts
+    them: its steps where it is a sequence (a tagger's errors), else its first axis (a
+    classifier over sequences counts sequences); ``fed`` (the count of
+    :func:`feed_minibatch`) for a criterion with no sample axis.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable((3, 2))
+        >>> m = F.sum(x, axis=1, keepdims=True)
+        >>> x.d = np.ones((3, 2)); m.forward()
+        >>> sample_count(m, 3), sample_count(F.sum(m), 3)
+        (3, 3)
+    """
+    if v.sequence_lengths is not None:
+        return int(v.sequence_lengths.d.sum())
+    shape = v.data.shape
+    return int(shape[0]) if len(shape) else fed

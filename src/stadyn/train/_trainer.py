@@ -23,7 +23,8 @@ from ..graph import (Subgraph, Variable, check_numerics, forward_all, is_lengths
 from ..solvers import Optimizer
 from ._checkpoint import read_checkpoint, write_checkpoint
 from ._evaluate import evaluate_sums
-from ._feeding import _class_id_inputs, feed_minibatch, input_plan, loss_axis
+from ._feeding import (_class_id_inputs, count_roots, feed_minibatch, input_plan, loss_axis,
+                       sample_count)
 from ._feeding import unwrap_input as _unwrap
 from ._fit import NonFiniteLossError, _NonFiniteLoss, fit
 
@@ -73,6 +74,7 @@ class Trainer:
         self.model = model
         self.loss_function: Variable = loss
         self.evaluation_function: Variable | None = metric
+        self._metric_output = metric        # (a front end may read evaluation_function wrapped)
         if parameter_learners is None:
             raise StadynError("Trainer: give at least one learner")
         self.parameter_learners: list[Optimizer] = list(parameter_learners) if isinstance(
@@ -97,6 +99,7 @@ class Trainer:
         self._metric_arguments = [v for v in self.arguments if id(v) in metric_leaves]
         self.total_number_of_samples_seen = 0
         self.previous_minibatch_sample_count = 0
+        self.previous_test_sample_count = 0     # the metric's samples in the last test_minibatch
         # The last minibatch's loss and metric sums (over every worker's samples when training
         # data-parallel): floats, or 0-d tensors read on first use (the previous_minibatch_*
         # properties), so a step nobody reads the loss of does not wait for the device.
@@ -288,12 +291,16 @@ class Trainer:
         return self.progress_writers
 
     def test_minibatch(self, arguments, device=None) -> float:
-        """The mean metric per sample on ``arguments``, in the inference phase."""
+        """The mean metric per sample on ``arguments``, in the inference phase.  The samples
+        are the metric's (CNTK's rule): a sequence classifier's sequences, a tagger's steps;
+        their number is kept in ``previous_test_sample_count``."""
         if self._metric_sum is None:
             raise StadynError("Trainer.test_minibatch needs an evaluation function")
         samples = self._feed(arguments, self._metric_arguments, "test_minibatch")
+        metric = self._metric_output
         with training(False), torch.no_grad():
-            self._metric_sum.forward(clear_buffer=True)
+            forward_all([self._metric_sum] + count_roots(metric), clear_buffer=True)
+        samples = self.previous_test_sample_count = sample_count(metric, samples)
         metric_sum = float(self._metric_sum.d)
         for writer in self._writers():
             writer.update_test(metric_sum, samples)
@@ -323,7 +330,8 @@ class Trainer:
     def evaluate(self, source, input_map: Mapping | None = None,
                  minibatch_size: int = 256) -> float:
         """The mean metric per sample over one sweep of ``source`` (inference phase; each
-        minibatch reported to the progress writers as :meth:`test_minibatch` does).  The loop
+        minibatch counted and reported to the progress writers as :meth:`test_minibatch` does:
+        by the metric's samples).  The loop
         is :func:`~stadyn.train.evaluate_sums`."""
         if self._metric_sum is None:
             raise StadynError("Trainer.evaluate needs an evaluation function")
@@ -335,7 +343,8 @@ class Trainer:
                 writer.update_test(record["sums"][0], record["samples"])
         result = evaluate_sums([self._metric_sum], source, input_map,
                                minibatch_size=minibatch_size, on_minibatch=report,
-                               convert=self._minibatch_data)
+                               convert=self._minibatch_data,
+                               count=self._metric_output)
         self.summarize_test_progress()
         return result["sums"][0] / max(result["samples"], 1)
 
