@@ -61,7 +61,9 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
       minibatch is cut to end the epoch at ``epoch_size`` samples.
     * **Extra outputs**: ``outputs`` are scalar Variables computed with every step (sums
       over the minibatch, say); each minibatch record seen by
-      :meth:`TrainingCallback.on_minibatch_end` holds their values as ``"outputs"``.
+      :meth:`TrainingCallback.on_minibatch_end` holds their values as ``"outputs"``.  With
+      a compiled step (``Trainer(compile=...)``) they are computed in the step's program (one
+      more program, traced once, as :meth:`~stadyn.train.Trainer.train_minibatch`'s).
     * **Data-parallel** (``Trainer(data_parallel=...)`` over several workers): each worker
       reads its own share of every minibatch (``next_minibatch(num_data_partitions=W,
       partition_index=r)``), so ``minibatch_size`` and ``epoch_size`` count the samples of
@@ -116,10 +118,7 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
     size = epoch_size or source.sweep_size
     sizes = _minibatch_sizes(minibatch_size)
     first = checked_count(initial_epoch, "Trainer.fit: initial_epoch", 0)
-    outputs = list(outputs)
-    if outputs and trainer._step is not None:
-        raise StadynError("Trainer.fit(outputs=...) computes extra outputs with each step, "
-                          "which a compiled step (Trainer(compile=...)) does not")
+    outputs = list(outputs)     # a compiled step computes them too (one program per set)
     for learner in trainer.parameter_learners:
         learner.resolve_epoch_size(source.sweep_size)
     main = trainer.data_parallel is None or trainer.data_parallel.is_main
