@@ -104,3 +104,13 @@ def test_test_minibatch_averages_over_the_metrics_samples(ctf, kind):
     metric, count = _expected(kind, feats, tags, labels)
     assert average == pytest.approx(metric)
     assert trainer.previous_test_sample_count == count
+
+
+def test_evaluation_without_data_for_an_input_is_one_clear_error():
+    x, y = sd.Variable((1, 2)), sd.Variable((1, 2))
+    errors = F.sum(F.classification_error(x, y))
+    source = io.MinibatchSourceFromData({"x": np.eye(2, dtype="f4")}, randomize=False)
+    with pytest.raises(sd.StadynError, match=r"evaluation: the source gives no data for the "
+                                             r"input\(s\) <Variable shape=\(1, 2\)"):
+        from stadyn.train import evaluate_sums
+        evaluate_sums([errors], source, {x: "x"})

@@ -9,10 +9,8 @@ from typing import Callable, Mapping, Sequence
 
 import torch
 
-from .._errors import StadynError
 from ..graph import Subgraph, Variable, forward_all, is_lengths, training
-from ._feeding import (_class_id_inputs, count_roots, feed_minibatch, input_plan, sample_count,
-                       unwrap_input)
+from ._feeding import FeedingPlans, _class_id_inputs, count_roots, feed_minibatch, sample_count
 
 __all__ = ["evaluate_sums"]
 
@@ -33,11 +31,11 @@ def evaluate_sums(sums: Sequence[Variable], source, input_map: Mapping | None = 
     minibatch's sample count is the one the Trainer counts (sequences where some input is per
     sequence, steps where all are sequences) or, with ``count`` (the per-sample criterion the
     sums are of), that criterion's samples (CNTK's rule: a sequence classifier's metric counts
-    sequences, a tagger's steps; see :func:`~stadyn.train._feeding.sample_count`).  After each minibatch ``on_minibatch`` gets
-    ``{"minibatch", "samples", "sums", "totals", "seen"}`` (counted from 1; this minibatch's
-    sums; the running totals and sample count).  Returns ``{"sums", "samples",
-    "minibatches"}``: the totals over everything read.  ``convert`` (optional) turns each
-    minibatch into what is fed (a front end's reshaping of reader data).
+    sequences, a tagger's steps; see :func:`~stadyn.train._feeding.sample_count`).  After each
+    minibatch ``on_minibatch`` gets ``{"minibatch", "samples", "sums", "totals", "seen"}``
+    (counted from 1; this minibatch's sums; the running totals and sample count).  Returns
+    ``{"sums", "samples", "minibatches"}``: the totals over everything read.  ``convert``
+    (optional) turns each minibatch into what is fed (a front end's reshaping of reader data).
 
     Example — the errors of a fixed classifier over 10 samples, in minibatches of 4:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -61,7 +59,7 @@ def evaluate_sums(sums: Sequence[Variable], source, input_map: Mapping | None = 
     sweep = max_samples is None
     limit = source.sweep_size if sweep else max_samples
     roots = sums + (count_roots(count) if count is not None else [])
-    plans: dict = {}
+    plans = FeedingPlans(class_ids, _missing_message)
     totals = [0.0] * len(sums)
     seen = read = minibatches = 0
     while (read if sweep else seen) < limit:
@@ -74,16 +72,7 @@ def evaluate_sums(sums: Sequence[Variable], source, input_map: Mapping | None = 
         end = sweep and any(getattr(p, "end_of_sweep", False) for p in parts)
         if convert is not None:
             data = convert(data)
-        key = tuple(map(id, data))
-        if key not in plans:
-            variables = [unwrap_input(k) for k in data]
-            given = {id(v) for v in variables}
-            missing = [repr(v) for v in needed if id(v) not in given]
-            if missing:
-                raise StadynError(f"evaluation: the source gives no data for the input(s) "
-                                  f"{', '.join(missing)}; map every input the sums read")
-            plans[key] = (input_plan(variables, class_ids), list(data))
-        samples = feed_minibatch(plans[key][0], data.values())
+        samples = feed_minibatch(plans.plan(list(data), needed)[0], data.values())
         with training(False), torch.no_grad():
             forward_all(roots, clear_buffer=True)
         if count is not None:
@@ -98,6 +87,11 @@ def evaluate_sums(sums: Sequence[Variable], source, input_map: Mapping | None = 
         if end:
             break
     return {"sums": totals, "samples": seen, "minibatches": minibatches}
+
+
+def _missing_message(missing: list, tag: str) -> str:
+    return (f"evaluation: the source gives no data for the input(s) "
+            f"{', '.join(map(repr, missing))}; map every input the sums read")
 
 
 def _source_count(part) -> int:

@@ -4,7 +4,7 @@ numbers; a minibatch must fit the input's per-sample shape)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -12,7 +12,8 @@ import torch
 from .._errors import DataError, StadynError
 from ..graph import Variable
 
-__all__ = ["feed", "feed_minibatch", "input_plan", "loss_axis", "count_roots", "sample_count", "unwrap_input"]
+__all__ = ["FeedingPlans", "count_roots", "feed", "feed_minibatch", "input_plan", "loss_axis",
+           "sample_count", "unwrap_input"]
 
 
 def _as_array(value: Any) -> np.ndarray | torch.Tensor:
@@ -186,3 +187,54 @@ def sample_count(v: Variable, fed: int) -> int:
         return int(v.sequence_lengths.d.sum())
     shape = v.data.shape
     return int(shape[0]) if len(shape) else fed
+
+
+class FeedingPlans:
+    """The feeding plans of one graph, cached per set of input keys (and a ``tag``: what the
+    inputs are fed for), each checked once when first made: an input the graph reads that the
+    keys leave out would silently keep the previous minibatch's data, so it is one
+    :class:`~stadyn.StadynError` (``missing_message(missing Variables, tag)``).  ``derive``
+    (optional) computes something more from a new plan, cached with it (the Trainer's
+    :func:`loss_axis`).  The keys are kept with their plan, so their ids are not reused while
+    it is cached; at most ``size`` plans are kept.
+
+    Example:
+        >>> import stadyn as sd
+        >>> x, y = sd.Variable((2, 3)), sd.Variable((2, 1))
+        >>> plans = FeedingPlans(set(), lambda missing, tag: f"{tag}: no data for {missing}")
+        >>> [sequence for _, _, sequence in plans.plan([x, y], [x, y])[0]]
+        [False, False]
+        >>> plans.plan([x], [x, y], "test")
+        Traceback (most recent call last):
+        ...
+        stadyn._errors.StadynError: test: no data for [<Variable shape=(2, 1), need_grad=False>]
+    """
+
+    def __init__(self, class_id_inputs: set[int],
+                 missing_message: Callable[[list[Variable], str], str],
+                 derive: Callable[[list], Any] | None = None, size: int = 16):
+        self._class_ids = class_id_inputs
+        self._message = missing_message
+        self._derive = derive
+        self._size = size
+        self._plans: dict = {}
+
+    def plan(self, keys: Sequence, needed: Sequence[Variable], tag: str = "") -> tuple:
+        """``(plan, derived)`` for the inputs ``keys`` (Variables or front-end wrappers, as
+        given), which must cover the Variables ``needed``; ``plan`` is what
+        :func:`feed_minibatch` takes."""
+        key = (tag, tuple(map(id, keys)))
+        cached = self._plans.get(key)
+        if cached is not None:
+            return cached[0], cached[1]
+        variables = [unwrap_input(k) for k in keys]
+        given = {id(v) for v in variables}
+        missing = [v for v in needed if id(v) not in given]
+        if missing:
+            raise StadynError(self._message(missing, tag))
+        plan = input_plan(variables, self._class_ids)
+        derived = self._derive(plan) if self._derive is not None else None
+        if len(self._plans) >= self._size:
+            self._plans.clear()
+        self._plans[key] = (plan, derived, list(keys))
+        return plan, derived
