@@ -11,7 +11,7 @@ import stadyn as sd
 import stadyn.functions as F
 import stadyn.solvers as S
 from stadyn import io
-from stadyn.train import ProgressWriter, Trainer
+from stadyn.train import ProgressWriter, Trainer, evaluate_sums
 
 LENGTHS = (3, 1, 4, 2, 5)
 W = (np.arange(9, dtype=np.float32).reshape(3, 3) / 10 - 0.3)
@@ -112,5 +112,4 @@ def test_evaluation_without_data_for_an_input_is_one_clear_error():
     source = io.MinibatchSourceFromData({"x": np.eye(2, dtype="f4")}, randomize=False)
     with pytest.raises(sd.StadynError, match=r"evaluation: the source gives no data for the "
                                              r"input\(s\) <Variable shape=\(1, 2\)"):
-        from stadyn.train import evaluate_sums
         evaluate_sums([errors], source, {x: "x"})
