@@ -145,17 +145,33 @@ def test_by_default_the_nan_stops_before_the_update():
     assert all(np.isfinite(p.d).all() for p in trainer.parameters)
 
 
-def test_outputs_with_a_compiled_step_is_one_clear_error():
-    # a compiled program computes the loss and metric only: fit says so instead of reporting
-    # stale values
-    sd.seed(0)
-    x, y = sd.Variable((1, 3)), sd.Variable((1, 2))
-    z = L.Dense(2)(x)
-    solver = S.Sgd(lr=0.1)
-    solver.set_parameters(sd.get_parameters())
-    trainer = Trainer(z, F.cross_entropy_with_softmax(z, y), [solver], compile="program")
-    source = MinibatchSourceFromData(_data(), randomize=False)
-    with pytest.raises(StadynError, match="compiled step"):
-        trainer.fit(source, {x: source.streams.x, y: source.streams.y}, outputs=[F.sum(x)],
-                    progress_bar=False)
-    assert trainer.total_number_of_samples_seen == 0
+@pytest.mark.parametrize("compile", ["program", pytest.param(True, marks=pytest.mark.slow)])
+def test_outputs_with_a_compiled_step_equal_the_uncompiled_runs(compile):
+    """``fit(outputs=...)`` with a compiled step: the step's program also computes the
+    outputs, so every minibatch record holds the values the uncompiled Trainer computes (and
+    the parameters end equal).  The outputs read the parameters before each update: a sum of
+    the model's output and of an input."""
+    data = _data()
+    runs = []
+    for mode in (False, compile):
+        sd.seed(0)
+        with sd.parameter_registry(sd.ParameterRegistry()):
+            x, y = sd.Variable((1, 3)), sd.Variable((1, 2))
+            z = L.Dense(2)(x)
+            solver = S.Sgd(lr=0.1)
+            solver.set_parameters(sd.get_parameters())
+            trainer = Trainer(z, F.cross_entropy_with_softmax(z, y), [solver], compile=mode)
+            source = MinibatchSourceFromData(data, randomize=False)
+            record = Record()
+            trainer.fit(source, {x: source.streams.x, y: source.streams.y}, epochs=2,
+                        minibatch_size=4, outputs=[F.sum(z), F.sum(x)], callbacks=[record],
+                        progress_bar=False)
+            runs.append(([r["outputs"] for r in record.steps],
+                         [p.d.copy() for p in trainer.parameters]))
+    (outputs, params), (compiled_outputs, compiled_params) = runs
+    assert len(outputs) == 6          # 4 + 4 + 2 samples, two epochs
+    np.testing.assert_allclose(compiled_outputs, outputs, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(outputs)[:3, 1], [data["x"][0:4].sum(),
+                               data["x"][4:8].sum(), data["x"][8:10].sum()], rtol=1e-5)
+    for a, b in zip(compiled_params, params):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -184,10 +184,10 @@ def save_epoch(log: Callable[[str], None], model_path: str, epoch: int, max_epoc
 
 
 def resume(log: Callable[[str], None], model_file: str, trainer, learner, source, start: int,
-           epoch_size: int) -> None:
+           epoch_size: Callable[[], int]) -> None:
     """Continue from ``model_file`` (CNTK's restart): its parameters, then its checkpoint (the
     learner's state, counters, the reader's position); without a checkpoint the learner starts
-    afresh at the samples of ``start`` epochs, as CNTK warned."""
+    afresh at the samples of ``start`` epochs of ``epoch_size()`` samples, as CNTK warned."""
     try:
         load_model_parameters(model_file)
     except ModelFileError as exc:
@@ -203,6 +203,7 @@ def resume(log: Callable[[str], None], model_file: str, trainer, learner, source
         return
     log("Warning: Checkpoint file is missing. Parameter-learning state (such as "
         "momentum) will be reset.")
+    epoch_size = epoch_size()
     position = source.get_checkpoint_state()
     position.update(position=start * epoch_size, samples=start * epoch_size)
     source.restore_from_checkpoint(position)

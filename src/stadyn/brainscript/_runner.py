@@ -171,10 +171,18 @@ class _InputSource:
     def sweep_size(self) -> int:
         return self.source.sweep_size
 
+    @property
+    def labels_per_sequence(self) -> bool:
+        """Whether some input is a sequence and some is per sequence: the trainer then counts
+        sequences where the reader (and a minibatch size) counts steps."""
+        sequences = [var.sequence_lengths is not None for var, _ in self.pairs]
+        return any(sequences) and not all(sequences)
+
     def label_sweep_size(self, reader: Any) -> int:
         """One sweep counted as the trainer counts samples (CNTK's rule: the labels' samples,
         i.e. sequences where some input is per sequence, steps where all are sequences); the
-        reader's own count when no input is a sequence.  Reads the sweep once."""
+        reader's own count when no input is a sequence.  Reads the sweep once (only to resume
+        without a checkpoint: training reads sweeps as it goes)."""
         if all(var.sequence_lengths is None for var, _ in self.pairs):
             return self.source.sweep_size
         per_sequence = any(var.sequence_lengths is None for var, _ in self.pairs)
@@ -331,7 +339,9 @@ class _Runner:
         source = make_source(cmd.reader, warn=log.raw)
         reader_loc = _record_loc(rec, "reader")
         inputs = _InputSource(network.inputs_of([criterion] + evals), source, reader_loc)
-        epoch_size = sgd.epoch_size or inputs.label_sweep_size(cmd.reader)
+        # epochSize = 0: an epoch is one sweep, ended where the reader's sweep ends (fit), so
+        # the data is not read once more up front to count a sweep's labels
+        epoch_size = sgd.epoch_size or None
         if source.sweep_size == 0:
             raise ConfigError("the training reader delivers no samples", *reader_loc)
         params = network.learnable(criterion)
@@ -361,13 +371,15 @@ class _Runner:
         log()
 
         if resume_from is not None:
-            resume(log, resume_from, trainer, learner, source, start, epoch_size)
+            resume(log, resume_from, trainer, learner, source, start,
+                   lambda: epoch_size or inputs.label_sweep_size(cmd.reader))
         elif parallel.is_main:
             save_model(model_name(model_path, start - 1, max_epochs), *network.model_file_parts())
         setting = TrainSetting(cmd.name, sgd, [crit_name] + eval_names, cmd.trace_level,
                                seed_offset, model_path, keep_checkpoint_files(sgd, sgd_rec))
         progress = CNTKProgress(setting, log, network.library, source,
-                                network.model_file_parts(), parallel, self.epoch_callback)
+                                network.model_file_parts(), parallel, self.epoch_callback,
+                                labels_per_sequence=inputs.labels_per_sequence)
         # CNTK's loop: stop on a NaN where it is logged (the callback), not before the update
         trainer.fit(inputs, inputs.input_map, epochs=max_epochs, epoch_size=epoch_size,
                     minibatch_size=list(sgd.minibatch_size), initial_epoch=start,

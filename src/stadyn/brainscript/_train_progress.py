@@ -103,10 +103,14 @@ class CNTKProgress(TrainingCallback):
 
     def __init__(self, setting: TrainSetting, log: CNTKLog, library, source,
                  model_parts: tuple[dict, dict] | None, parallel,
-                 epoch_callback: Callable[[str, int], None] | None = None):
+                 epoch_callback: Callable[[str, int], None] | None = None, *,
+                 labels_per_sequence: bool = False):
         self.setting, self.log, self.library = setting, log, library
         self.source, self.model_parts, self.parallel = source, model_parts, parallel
         self.epoch_callback = epoch_callback
+        # a minibatch size counts steps, the epoch size labels (one per sequence): the epoch's
+        # minibatches are then estimated from the labels per minibatch seen so far
+        self.labels_per_sequence = labels_per_sequence
         sgd = setting.sgd
         # CNTK estimates an unsized epoch from the first epoch's log windows
         self.max_computed = float(sgd.epoch_size) if sgd.epoch_size else _SIZE_MAX
@@ -163,7 +167,8 @@ class CNTKProgress(TrainingCallback):
         precision, progress = 2, None
         if self.epoch > 0 or self.setting.sgd.epoch_size:
             if self.max_computed != 0:
-                per_epoch_mbs = self.max_computed / self.mb_size
+                labels = totals[0][1] / mbs if self.labels_per_sequence else self.mb_size
+                per_epoch_mbs = self.max_computed / max(labels, 1e-9)
                 progress = mbs / per_epoch_mbs
                 precision = max(math.ceil(math.log10(per_epoch_mbs / (mbs - mbs_logged))) - 2,
                                 2)

@@ -40,6 +40,8 @@ class OpSpec:
         unstorable: empty for an op that model files and ONNX export hold; otherwise why a
             graph holding it cannot be saved (the error they raise says it).  ``grad``'s value
             depends on the graph behind its inputs, which a saved graph rebuilds instead.
+        frameworks: the front ends whose API has the op (``{"cntk"}`` for CNTK's random and
+            ranking Functions); empty: every front end (see :meth:`offered_by`).
     """
 
     name: str
@@ -53,13 +55,15 @@ class OpSpec:
     traceable: bool = True
     precision: str = "any"
     unstorable: str = ""
+    frameworks: frozenset[str] = frozenset()
     _signature: inspect.Signature | None = field(default=None, repr=False)
 
     @classmethod
     def from_function(cls, impl: Callable[..., Any], n_inputs: int | None = None, *,
                       name: str | None = None, category: str = "misc",
                       shape: Callable[..., Any] | None = None, traceable: bool = True,
-                      precision: str = "any", unstorable: str = "") -> "OpSpec":
+                      precision: str = "any", unstorable: str = "",
+                      frameworks: tuple[str, ...] = ()) -> "OpSpec":
         """Read the declaration off ``impl``'s signature (see the module docstring)."""
         sig = inspect.signature(impl)
         params = list(sig.parameters.values())
@@ -78,7 +82,17 @@ class OpSpec:
         return cls(name=name or impl.__name__, impl=impl, inputs=inputs, attrs=attrs,
                    optional_inputs=optional, shape=shape, category=category,
                    doc=inspect.getdoc(impl) or "", traceable=traceable, precision=precision,
-                   unstorable=unstorable, _signature=sig)
+                   unstorable=unstorable, frameworks=frozenset(frameworks), _signature=sig)
+
+    def offered_by(self, framework: str) -> bool:
+        """Whether the compat layer of ``framework`` (``"nnabla"``, ``"cntk"``) offers the op.
+
+        Example:
+            >>> from stadyn.ops import CATALOG
+            >>> CATALOG["relu"].offered_by("nnabla"), CATALOG["lambda_rank"].offered_by("nnabla")
+            (True, False)
+        """
+        return not self.frameworks or framework in self.frameworks
 
     @property
     def variadic(self) -> bool:

@@ -35,7 +35,7 @@ def _uniform(x: torch.Tensor, seed) -> torch.Tensor:
                       dtype=_float(x))
 
 
-@op(1, category=_C, shape=_like_shape)
+@op(1, category=_C, shape=_like_shape, frameworks=("cntk",))
 def rand_like(x, low=0.0, high=1.0, seed=-1):
     """Values drawn uniformly from ``[low, high)``, of ``x``'s shape (and float dtype).
 
@@ -49,7 +49,7 @@ def rand_like(x, low=0.0, high=1.0, seed=-1):
     return _uniform(x, seed) * (float(high) - float(low)) + float(low)
 
 
-@op(1, category=_C, shape=_like_shape)
+@op(1, category=_C, shape=_like_shape, frameworks=("cntk",))
 def randn_like(x, mu=0.0, sigma=1.0, seed=-1):
     """Normal values with mean ``mu`` and standard deviation ``sigma``, of ``x``'s shape.
 
@@ -65,7 +65,7 @@ def randn_like(x, mu=0.0, sigma=1.0, seed=-1):
     return z * float(sigma) + float(mu)
 
 
-@op(1, category=_C, shape=_like_shape)
+@op(1, category=_C, shape=_like_shape, frameworks=("cntk",))
 def gumbel_like(x, loc=0.0, scale=1.0, seed=-1):
     """Gumbel values ``loc - scale * log(-log(u))`` (``u`` uniform on ``(0, 1)``), of ``x``'s
     shape: the noise of the Gumbel-max trick.
@@ -81,7 +81,7 @@ def gumbel_like(x, loc=0.0, scale=1.0, seed=-1):
     return float(loc) - float(scale) * torch.log(-torch.log(u))
 
 
-@op(1, category=_C, shape=_like_shape)
+@op(1, category=_C, shape=_like_shape, frameworks=("cntk",))
 def bernoulli_like(x, p=0.5, seed=-1):
     """Ones with probability ``p``, zeros otherwise, of ``x``'s shape.
 
@@ -117,7 +117,7 @@ def _sample_shape(weights, num_samples=1, allow_duplicates=True, seed=-1):
     return torch.empty((n, weights.shape[0]), dtype=_float(weights), device="meta")
 
 
-@op(1, category=_C, shape=_sample_shape)
+@op(1, category=_C, shape=_sample_shape, frameworks=("cntk",))
 def random_sample(weights, num_samples=1, allow_duplicates=True, seed=-1):
     """``num_samples`` classes drawn with probabilities ``weights / sum(weights)`` (a vector of
     non-negative weights), as one-hot rows ``(num_samples, classes)``: with replacement when
@@ -147,7 +147,7 @@ def _frequency_shape(weights, num_samples=1, allow_duplicates=True):
 _DOUBLINGS, _HALVINGS = 64, 80     # bound, then bisect, the number of draws (float64 precision)
 
 
-@op(1, category=_C, shape=_frequency_shape)
+@op(1, category=_C, shape=_frequency_shape, frameworks=("cntk",))
 def random_sample_inclusion_frequency(weights, num_samples=1, allow_duplicates=True):
     """How often each class is expected among :func:`random_sample`'s ``num_samples``:
     ``num_samples * p`` with duplicates; without, ``1 - (1 - p) ** t`` for the number of draws

@@ -125,7 +125,8 @@ def _metric_shape(output, gain, group):
     return torch.empty((), dtype=output.dtype, device="meta")
 
 
-@op(3, category=_C, precision="float", shape=_scalar_shape)
+@op(3, category=_C, precision="float", shape=_scalar_shape,
+    frameworks=("cntk",))
 def lambda_rank(output, gain, group):
     """CNTK's ``lambda_rank``: ``(1 - mean NDCG) * 100 * N`` over the minibatch's groups; its
     gradient for ``output`` (the scores) is LambdaRank's (CNTK's rule, which ignores the
@@ -144,7 +145,8 @@ def lambda_rank(output, gain, group):
     return _LambdaRank.apply(output, gain, group)
 
 
-@op(3, category="metric", precision="float", shape=_metric_shape)
+@op(3, category="metric", precision="float", shape=_metric_shape,
+    frameworks=("cntk",))
 def ndcg_at_1(output, gain, group):
     """CNTK's ``ndcg_at_1``: the mean over the minibatch's groups of the gain of the top-scored
     sample over the group's first (largest) gain, times ``100 * N``.  No gradient.

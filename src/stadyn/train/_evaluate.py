@@ -9,9 +9,8 @@ from typing import Callable, Mapping, Sequence
 
 import torch
 
-from .._errors import StadynError
 from ..graph import Subgraph, Variable, forward_all, is_lengths, training
-from ._feeding import _class_id_inputs, feed_minibatch, input_plan, unwrap_input
+from ._feeding import FeedingPlans, _class_id_inputs, count_roots, feed_minibatch, sample_count
 
 __all__ = ["evaluate_sums"]
 
@@ -19,20 +18,24 @@ __all__ = ["evaluate_sums"]
 def evaluate_sums(sums: Sequence[Variable], source, input_map: Mapping | None = None, *,
                   minibatch_size: int = 256, max_samples: int | None = None,
                   on_minibatch: Callable[[dict], None] | None = None,
-                  convert: Callable[[dict], dict] | None = None) -> dict:
+                  convert: Callable[[dict], dict] | None = None,
+                  count: Variable | None = None) -> dict:
     """Evaluate the scalar Variables ``sums`` (each a sum over a minibatch's samples, as
-    ``F.sum(metric)``) on minibatches of ``source`` until ``max_samples`` samples (default: one
-    sweep, ``source.sweep_size``) are read or the source ends, in the inference phase (dropout
-    off, batch normalisation on running statistics) without gradients.
+    ``F.sum(metric)``) on minibatches of ``source`` until ``max_samples`` samples are counted or
+    the source ends -- by default one sweep: until a minibatch ends the sweep, or
+    ``source.sweep_size`` samples (the source's own count) are read -- in the inference phase
+    (dropout off, batch normalisation on running statistics) without gradients.
 
     ``source.next_minibatch(n, input_map=input_map)`` gives ``{input: data}``; the data is fed
     as :meth:`Trainer.train_minibatch <stadyn.train.Trainer.train_minibatch>` feeds it, and a
     minibatch's sample count is the one the Trainer counts (sequences where some input is per
-    sequence, steps where all are sequences).  After each minibatch ``on_minibatch`` gets
-    ``{"minibatch", "samples", "sums", "totals", "seen"}`` (counted from 1; this minibatch's
-    sums; the running totals and sample count).  Returns ``{"sums", "samples",
-    "minibatches"}``: the totals over everything read.  ``convert`` (optional) turns each
-    minibatch into what is fed (a front end's reshaping of reader data).
+    sequence, steps where all are sequences) or, with ``count`` (the per-sample criterion the
+    sums are of), that criterion's samples (CNTK's rule: a sequence classifier's metric counts
+    sequences, a tagger's steps; see :func:`~stadyn.train._feeding.sample_count`).  After each
+    minibatch ``on_minibatch`` gets ``{"minibatch", "samples", "sums", "totals", "seen"}``
+    (counted from 1; this minibatch's sums; the running totals and sample count).  Returns
+    ``{"sums", "samples", "minibatches"}``: the totals over everything read.  ``convert``
+    (optional) turns each minibatch into what is fed (a front end's reshaping of reader data).
 
     Example — the errors of a fixed classifier over 10 samples, in minibatches of 4:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -53,28 +56,27 @@ def evaluate_sums(sums: Sequence[Variable], source, input_map: Mapping | None = 
     graph = Subgraph(sums)
     class_ids = _class_id_inputs(graph.nodes)
     needed = [v for v in graph.inputs if not is_lengths(v)]
-    limit = source.sweep_size if max_samples is None else max_samples
-    plans: dict = {}
+    sweep = max_samples is None
+    limit = source.sweep_size if sweep else max_samples
+    roots = sums + (count_roots(count) if count is not None else [])
+    plans = FeedingPlans(class_ids, _missing_message)
     totals = [0.0] * len(sums)
-    seen = minibatches = 0
-    while seen < limit:
-        data = source.next_minibatch(min(minibatch_size, limit - seen), input_map=input_map)
+    seen = read = minibatches = 0
+    while (read if sweep else seen) < limit:
+        data = source.next_minibatch(min(minibatch_size, limit - (read if sweep else seen)),
+                                     input_map=input_map)
         if not data:
             break
+        parts = list(data.values())
+        read += max(map(_source_count, parts), default=0)
+        end = sweep and any(getattr(p, "end_of_sweep", False) for p in parts)
         if convert is not None:
             data = convert(data)
-        key = tuple(map(id, data))
-        if key not in plans:
-            variables = [unwrap_input(k) for k in data]
-            given = {id(v) for v in variables}
-            missing = [repr(v) for v in needed if id(v) not in given]
-            if missing:
-                raise StadynError(f"evaluation: the source gives no data for the input(s) "
-                                  f"{', '.join(missing)}; map every input the sums read")
-            plans[key] = (input_plan(variables, class_ids), list(data))
-        samples = feed_minibatch(plans[key][0], data.values())
+        samples = feed_minibatch(plans.plan(list(data), needed)[0], data.values())
         with training(False), torch.no_grad():
-            forward_all(sums, clear_buffer=True)
+            forward_all(roots, clear_buffer=True)
+        if count is not None:
+            samples = sample_count(count, samples)
         values = [float(s.d) for s in sums]
         totals = [t + v for t, v in zip(totals, values)]
         seen += samples
@@ -82,4 +84,17 @@ def evaluate_sums(sums: Sequence[Variable], source, input_map: Mapping | None = 
         if on_minibatch is not None:
             on_minibatch({"minibatch": minibatches, "samples": samples, "sums": values,
                           "totals": list(totals), "seen": seen})
+        if end:
+            break
     return {"sums": totals, "samples": seen, "minibatches": minibatches}
+
+
+def _missing_message(missing: list, tag: str) -> str:
+    return (f"evaluation: the source gives no data for the input(s) "
+            f"{', '.join(map(repr, missing))}; map every input the sums read")
+
+
+def _source_count(part) -> int:
+    """A minibatch stream's samples as its source counts them (a reader's ``num_samples``)."""
+    count = getattr(part, "num_samples", None)
+    return int(count) if count is not None else len(part)

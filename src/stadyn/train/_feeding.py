@@ -4,7 +4,7 @@ numbers; a minibatch must fit the input's per-sample shape)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -12,7 +12,8 @@ import torch
 from .._errors import DataError, StadynError
 from ..graph import Variable
 
-__all__ = ["feed", "feed_minibatch", "input_plan", "loss_axis", "unwrap_input"]
+__all__ = ["FeedingPlans", "count_roots", "feed", "feed_minibatch", "input_plan", "loss_axis",
+           "sample_count", "unwrap_input"]
 
 
 def _as_array(value: Any) -> np.ndarray | torch.Tensor:
@@ -158,3 +159,82 @@ def input_plan(variables, class_id_inputs: set[int]) -> list:
     """What :func:`feed_minibatch` needs to know of each input: ``(variable, holds class ids,
     is a sequence)``; ``class_id_inputs`` holds the ids of :func:`_class_id_inputs`."""
     return [(v, id(v) in class_id_inputs, v.sequence_lengths is not None) for v in variables]
+
+
+def count_roots(v: Variable) -> list[Variable]:
+    """What to compute with ``v`` so that :func:`sample_count` can read its samples afterwards:
+    ``v`` itself (a replayed plan does not update an intermediate's ``shape``) and its sequence
+    lengths, where they are computed rather than fed."""
+    return [v] + ([v.sequence_lengths] if v.sequence_lengths is not None else [])
+
+
+def sample_count(v: Variable, fed: int) -> int:
+    """The samples of a per-sample criterion ``v`` (a metric) just computed with
+    :func:`count_roots`, as CNTK counts
+    them: its steps where it is a sequence (a tagger's errors), else its first axis (a
+    classifier over sequences counts sequences); ``fed`` (the count of
+    :func:`feed_minibatch`) for a criterion with no sample axis.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable((3, 2))
+        >>> m = F.sum(x, axis=1, keepdims=True)
+        >>> x.d = np.ones((3, 2)); m.forward()
+        >>> sample_count(m, 3), sample_count(F.sum(m), 3)
+        (3, 3)
+    """
+    if v.sequence_lengths is not None:
+        return int(v.sequence_lengths.d.sum())
+    shape = v.data.shape
+    return int(shape[0]) if len(shape) else fed
+
+
+class FeedingPlans:
+    """The feeding plans of one graph, cached per set of input keys (and a ``tag``: what the
+    inputs are fed for), each checked once when first made: an input the graph reads that the
+    keys leave out would silently keep the previous minibatch's data, so it is one
+    :class:`~stadyn.StadynError` (``missing_message(missing Variables, tag)``).  ``derive``
+    (optional) computes something more from a new plan, cached with it (the Trainer's
+    :func:`loss_axis`).  The keys are kept with their plan, so their ids are not reused while
+    it is cached; at most ``size`` plans are kept.
+
+    Example:
+        >>> import stadyn as sd
+        >>> x, y = sd.Variable((2, 3)), sd.Variable((2, 1))
+        >>> plans = FeedingPlans(set(), lambda missing, tag: f"{tag}: no data for {missing}")
+        >>> [sequence for _, _, sequence in plans.plan([x, y], [x, y])[0]]
+        [False, False]
+        >>> plans.plan([x], [x, y], "test")
+        Traceback (most recent call last):
+        ...
+        stadyn._errors.StadynError: test: no data for [<Variable shape=(2, 1), need_grad=False>]
+    """
+
+    def __init__(self, class_id_inputs: set[int],
+                 missing_message: Callable[[list[Variable], str], str],
+                 derive: Callable[[list], Any] | None = None, size: int = 16):
+        self._class_ids = class_id_inputs
+        self._message = missing_message
+        self._derive = derive
+        self._size = size
+        self._plans: dict = {}
+
+    def plan(self, keys: Sequence, needed: Sequence[Variable], tag: str = "") -> tuple:
+        """``(plan, derived)`` for the inputs ``keys`` (Variables or front-end wrappers, as
+        given), which must cover the Variables ``needed``; ``plan`` is what
+        :func:`feed_minibatch` takes."""
+        key = (tag, tuple(map(id, keys)))
+        cached = self._plans.get(key)
+        if cached is not None:
+            return cached[0], cached[1]
+        variables = [unwrap_input(k) for k in keys]
+        given = {id(v) for v in variables}
+        missing = [v for v in needed if id(v) not in given]
+        if missing:
+            raise StadynError(self._message(missing, tag))
+        plan = input_plan(variables, self._class_ids)
+        derived = self._derive(plan) if self._derive is not None else None
+        if len(self._plans) >= self._size:
+            self._plans.clear()
+        self._plans[key] = (plan, derived, list(keys))
+        return plan, derived

@@ -58,10 +58,15 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
     * **Minibatch size**: an int, or a schedule per epoch — a list whose entry ``k`` is the
       size in epoch ``k`` (counted from 0; the last entry repeats, as CNTK's
       ``minibatchSize = 64*2:128``), or a function of the 0-based epoch.  An epoch's last
-      minibatch is cut to end the epoch at ``epoch_size`` samples.
+      minibatch is cut to end the epoch at ``epoch_size`` samples.  Samples are the trainer's
+      (labels: one per sequence for a sequence classifier); where those are not what the
+      reader counts, minibatches are not cut, an epoch ends once ``epoch_size`` samples are
+      trained, and the default epoch at the minibatch that ends the reader's sweep.
     * **Extra outputs**: ``outputs`` are scalar Variables computed with every step (sums
       over the minibatch, say); each minibatch record seen by
-      :meth:`TrainingCallback.on_minibatch_end` holds their values as ``"outputs"``.
+      :meth:`TrainingCallback.on_minibatch_end` holds their values as ``"outputs"``.  With
+      a compiled step (``Trainer(compile=...)``) they are computed in the step's program (one
+      more program, traced once, as :meth:`~stadyn.train.Trainer.train_minibatch`'s).
     * **Data-parallel** (``Trainer(data_parallel=...)`` over several workers): each worker
       reads its own share of every minibatch (``next_minibatch(num_data_partitions=W,
       partition_index=r)``), so ``minibatch_size`` and ``epoch_size`` count the samples of
@@ -114,12 +119,11 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
     input_map = trainer._input_map(source, input_map)
     hooks = as_callbacks(callbacks)
     size = epoch_size or source.sweep_size
+    by_sweep = not epoch_size       # an epoch is one sweep (CNTK's epochSize = 0)
+    same_units = True               # the trainer counts samples as the reader does (so far)
     sizes = _minibatch_sizes(minibatch_size)
     first = checked_count(initial_epoch, "Trainer.fit: initial_epoch", 0)
-    outputs = list(outputs)
-    if outputs and trainer._step is not None:
-        raise StadynError("Trainer.fit(outputs=...) computes extra outputs with each step, "
-                          "which a compiled step (Trainer(compile=...)) does not")
+    outputs = list(outputs)     # a compiled step computes them too (one program per set)
     for learner in trainer.parameter_learners:
         learner.resolve_epoch_size(source.sweep_size)
     main = trainer.data_parallel is None or trainer.data_parallel.is_main
@@ -154,12 +158,18 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
         for epoch in range(first, epochs):
             start = time.perf_counter()
             seen, loss_sum, metric_sum, minibatch = 0, 0.0, 0.0, 0
+            swept, read_total = False, 0
             batch = sizes(epoch)
             for hook in hooks:
                 hook.on_epoch_begin(trainer, epoch)
             while seen < size:
-                data = source.next_minibatch(min(batch, size - seen), input_map=input_map,
-                                             **partition)
+                # a request counts what the reader counts: cut to the epoch's end while the
+                # trainer counts the same, else (labels per sequence of sequence inputs) to
+                # the sweep's end where an epoch is a sweep
+                request = (min(batch, size - seen) if same_units else
+                           max(min(batch, source.sweep_size - read_total), 1) if by_sweep
+                           else batch)
+                data = source.next_minibatch(request, input_map=input_map, **partition)
                 if not data:
                     break
                 minibatch += 1
@@ -169,6 +179,10 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
                     raise _diverged(exc.loss, epoch, minibatch, checkpoint) from None
                 n = trainer.previous_minibatch_sample_count
                 seen += n
+                read = None if partition else _reader_count(data)   # (a worker's share)
+                read_total += read or 0
+                if read is not None and read != n:
+                    same_units = False
                 loss_sum += trainer.previous_minibatch_loss_average * n
                 if trainer.previous_minibatch_evaluation_average is not None:
                     metric_sum += trainer.previous_minibatch_evaluation_average * n
@@ -179,6 +193,10 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
                             "outputs": _output_values(trainer, outputs)}
                     for hook in hooks:
                         hook.on_minibatch_end(trainer, step)
+                if by_sweep and not same_units and (
+                        _ends_sweep(data) or read_total >= source.sweep_size):
+                    swept = True      # one sweep, counted in other units than the trainer's
+                    break
             trainer.summarize_training_progress()
             record = {"epoch": epoch, "samples": seen,
                       "seconds": time.perf_counter() - start,
@@ -197,13 +215,23 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
             for hook in hooks:
                 hook.on_epoch_end(trainer, record)
             history.append(record)
-            if seen < size:
+            if seen < size and not swept:
                 break           # the source ran out (max_samples / max_sweeps)
     finally:
         if bar is not None:
             bar.close()
             trainer.progress_writers.remove(bar)
     return history
+
+
+def _reader_count(data) -> int | None:
+    """A minibatch's samples as its reader counts them (the largest stream's), if it says."""
+    counts = [v.num_samples for v in data.values() if hasattr(v, "num_samples")]
+    return max(counts) if counts else None
+
+
+def _ends_sweep(data) -> bool:
+    return any(getattr(v, "end_of_sweep", False) for v in data.values())
 
 
 def _output_values(trainer, outputs: Sequence[Variable]) -> list[float]:

@@ -23,7 +23,8 @@ from ..graph import (Subgraph, Variable, check_numerics, forward_all, is_lengths
 from ..solvers import Optimizer
 from ._checkpoint import read_checkpoint, write_checkpoint
 from ._evaluate import evaluate_sums
-from ._feeding import _class_id_inputs, feed_minibatch, input_plan, loss_axis
+from ._feeding import (FeedingPlans, _class_id_inputs, count_roots, feed_minibatch, loss_axis,
+                       sample_count)
 from ._feeding import unwrap_input as _unwrap
 from ._fit import NonFiniteLossError, _NonFiniteLoss, fit
 
@@ -73,6 +74,7 @@ class Trainer:
         self.model = model
         self.loss_function: Variable = loss
         self.evaluation_function: Variable | None = metric
+        self._metric_output = metric        # (a front end may read evaluation_function wrapped)
         if parameter_learners is None:
             raise StadynError("Trainer: give at least one learner")
         self.parameter_learners: list[Optimizer] = list(parameter_learners) if isinstance(
@@ -97,13 +99,17 @@ class Trainer:
         self._metric_arguments = [v for v in self.arguments if id(v) in metric_leaves]
         self.total_number_of_samples_seen = 0
         self.previous_minibatch_sample_count = 0
+        self.previous_test_sample_count = 0     # the metric's samples in the last test_minibatch
         # The last minibatch's loss and metric sums (over every worker's samples when training
         # data-parallel): floats, or 0-d tensors read on first use (the previous_minibatch_*
         # properties), so a step nobody reads the loss of does not wait for the device.
         self._loss_value: float | torch.Tensor = float("nan")
         self._metric_value: float | torch.Tensor | None = None
         self.minibatches_seen = 0
-        self._feed_plans: dict = {}      # per set of input keys: what _feed checked once
+        # per set of input keys: the feeding plan, checked once, and the loss's sequence axis
+        self._feed_plans = FeedingPlans(
+            self._class_id_inputs, self._missing_message,
+            lambda plan: loss_axis(_unwrap(self.loss_function), plan))
         self._count_loss_steps = False   # inputs on several sequence axes (see _feed)
         # Data-parallel training (stadyn.distributed): the object broadcasts the parameters now,
         # sums gradients and sample counts over the workers after each backward, and says whether
@@ -141,34 +147,20 @@ class Trainer:
                 raise StadynError(f"Trainer: {len(values)} arrays given for "
                                   f"{len(self.arguments)} inputs")
             keys = self.arguments
-        cached = self._feed_plans.get((what, tuple(map(id, keys))))
-        plan, axis = cached[:2] if cached is not None else self._feed_plan(keys, needed, what)
+        plan, axis = self._feed_plans.plan(keys, needed, what)
         # inputs on several sequence axes: CNTK counts the loss's steps (counted again once
         # the loss is computed, where it is over a slice of the labels)
         self._count_loss_steps = axis is not None
         return feed_minibatch(plan, values, axis)
 
-    def _feed_plan(self, keys: list, needed: Sequence[Variable], what: str) -> tuple:
-        """For the inputs ``keys`` (Variables or CNTK Functions, as given): each one's Variable,
-        whether it holds class ids and whether it is a sequence, and the lengths the sample
-        count is read from where the inputs lie on several sequence axes; checked once per set
-        of keys (an input left out would silently keep the previous minibatch's data)."""
-        variables = [_unwrap(k) for k in keys]
-        given = {id(v) for v in variables}
-        wanted = {id(v) for v in needed}
-        missing = [f"input {k + 1} of {len(self.arguments)} {v!r}"
-                   for k, v in enumerate(self.arguments)
-                   if id(v) in wanted and id(v) not in given]
-        if missing:
-            raise StadynError(f"Trainer.{what}: no data for {', '.join(missing)}; give a "
-                              f"value for every input it reads")
-        plan = input_plan(variables, self._class_id_inputs)
-        axis = loss_axis(_unwrap(self.loss_function), plan)
-        if len(self._feed_plans) >= 16:
-            self._feed_plans.clear()
-        # the keys are kept with the plan, so their ids are not reused while it is cached
-        self._feed_plans[(what, tuple(map(id, keys)))] = (plan, axis, keys)
-        return plan, axis
+    def _missing_message(self, missing: list[Variable], what: str) -> str:
+        """The error for inputs left out of ``Trainer.<what>``'s data (an input left out would
+        silently keep the previous minibatch's data)."""
+        left_out = {id(v) for v in missing}
+        named = [f"input {k + 1} of {len(self.arguments)} {v!r}"
+                 for k, v in enumerate(self.arguments) if id(v) in left_out]
+        return (f"Trainer.{what}: no data for {', '.join(named)}; give a value for every "
+                f"input it reads")
 
     def train_minibatch(self, arguments, outputs: Sequence[Variable] | None = None,
                         device=None, is_sweep_end: bool | None = None):
@@ -288,12 +280,16 @@ class Trainer:
         return self.progress_writers
 
     def test_minibatch(self, arguments, device=None) -> float:
-        """The mean metric per sample on ``arguments``, in the inference phase."""
+        """The mean metric per sample on ``arguments``, in the inference phase.  The samples
+        are the metric's (CNTK's rule): a sequence classifier's sequences, a tagger's steps;
+        their number is kept in ``previous_test_sample_count``."""
         if self._metric_sum is None:
             raise StadynError("Trainer.test_minibatch needs an evaluation function")
         samples = self._feed(arguments, self._metric_arguments, "test_minibatch")
+        metric = self._metric_output
         with training(False), torch.no_grad():
-            self._metric_sum.forward(clear_buffer=True)
+            forward_all([self._metric_sum] + count_roots(metric), clear_buffer=True)
+        samples = self.previous_test_sample_count = sample_count(metric, samples)
         metric_sum = float(self._metric_sum.d)
         for writer in self._writers():
             writer.update_test(metric_sum, samples)
@@ -323,7 +319,8 @@ class Trainer:
     def evaluate(self, source, input_map: Mapping | None = None,
                  minibatch_size: int = 256) -> float:
         """The mean metric per sample over one sweep of ``source`` (inference phase; each
-        minibatch reported to the progress writers as :meth:`test_minibatch` does).  The loop
+        minibatch counted and reported to the progress writers as :meth:`test_minibatch` does:
+        by the metric's samples).  The loop
         is :func:`~stadyn.train.evaluate_sums`."""
         if self._metric_sum is None:
             raise StadynError("Trainer.evaluate needs an evaluation function")
@@ -335,7 +332,8 @@ class Trainer:
                 writer.update_test(record["sums"][0], record["samples"])
         result = evaluate_sums([self._metric_sum], source, input_map,
                                minibatch_size=minibatch_size, on_minibatch=report,
-                               convert=self._minibatch_data)
+                               convert=self._minibatch_data,
+                               count=self._metric_output)
         self.summarize_test_progress()
         return result["sums"][0] / max(result["samples"], 1)
 

@@ -211,3 +211,110 @@ def progress_writer_subclass(C, r):
         "on_write_test_summary", "on_training_update", "on_test_update", "on_training_summary",
         "on_test_summary")])
     return {"calls": calls}
+
+
+_SEQUENCE_LENGTHS = (3, 1, 4, 2, 5)
+
+
+def _sequence_ctf(r, path):
+    """A CTF file of five sequences: 3-value features ``x`` and a class ``t`` per step, a class
+    ``y`` per sequence (on its first line)."""
+    lines = []
+    for s, length in enumerate(_SEQUENCE_LENGTHS):
+        feats, tags = r.randn(length, 3), r.randint(0, 3, (length,))
+        for step in range(length):
+            line = "%d |x %s |t %d:1" % (s, " ".join("%.3f" % v for v in feats[step]), tags[step])
+            if step == 0:
+                line += " |y %d:1" % ((s * 2) % 3)
+            lines.append(line)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def _sequence_models(C, r):
+    """Three criteria over one sequence input: a classifier (a label per sequence), a tagger (a
+    label per step) and a last-step tagger (per-step labels, the metric on each sequence's
+    last step: every input is a sequence, the metric counts sequences)."""
+    models = {}
+    w = r.param_value("w", (3, 3))
+    for kind in ("classifier", "tagger", "last step"):
+        x = C.sequence.input_variable(3)
+        label = C.input_variable(3) if kind == "classifier" else C.sequence.input_variable(3)
+        h = C.times(x, C.parameter((3, 3), init=w))
+        if kind == "tagger":
+            z, target = h, label
+        else:
+            z = C.sequence.last(h)
+            target = label if kind == "classifier" else C.sequence.last(label)
+        models[kind] = (x, label, z, C.cross_entropy_with_softmax(z, target),
+                        C.classification_error(z, target))
+    return models
+
+
+@cntk_case(names=["cntk.Trainer.test_minibatch", "cntk.Trainer.summarize_test_progress",
+                  "cntk.Function.test", "cntk.logging.ProgressWriter.on_write_test_update",
+                  "cntk.logging.ProgressWriter.on_write_test_summary"],
+           substitutes={"cntk.logging.ProgressWriter": "cntk.cntk_py.ProgressWriter"},
+           note="CNTK's writers subclass cntk_py.ProgressWriter; Stadyn's compat has it as "
+                "cntk.logging.ProgressWriter")
+def test_minibatch_sequences(C, r):
+    """``test_minibatch`` on sequences from a CTF reader and from NumPy sequence lists: the
+    average is over the metric's samples (sequences for a classifier, steps for a tagger), and
+    the test updates, summaries and ``Function.test``'s ``samples`` count the same samples,
+    not the features' steps."""
+    res = {}
+    models = _sequence_models(C, r)
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "seq.ctf")
+        _sequence_ctf(r, path)
+
+        def source():
+            return C.io.MinibatchSource(C.io.CTFDeserializer(path, C.io.StreamDefs(
+                x=C.io.StreamDef(field="x", shape=3),
+                y=C.io.StreamDef(field="y", shape=3, is_sparse=True),
+                t=C.io.StreamDef(field="t", shape=3, is_sparse=True))),
+                randomize=False, max_sweeps=1)
+
+        for kind, (x, label, z, loss, metric) in sorted(models.items()):
+            calls = []
+
+            class Writer(C.logging.ProgressWriter):
+                def __init__(self):
+                    super(Writer, self).__init__(1, 0, 1, 0, 1, 0)
+
+                def on_write_test_update(self, samples, updates, aggregate_metric):
+                    calls.append(["update", list(samples), list(updates),
+                                  list(aggregate_metric)])
+
+                def on_write_test_summary(self, samples, updates, summaries, aggregate_metric,
+                                          elapsed_milliseconds):
+                    calls.append(["summary", samples, updates, summaries, aggregate_metric])
+
+            writer = Writer()      # kept: CNTK calls it through a SWIG director
+            trainer = C.Trainer(z, (loss, metric), [C.learners.sgd(
+                z.parameters, C.learning_parameter_schedule(0.0))], [writer])
+            src = source()
+            stream = src.streams.y if kind == "classifier" else src.streams.t
+            averages, counts = [], []
+            while True:
+                mb = src.next_minibatch(6, input_map={x: src.streams.x, label: stream})
+                if not mb:
+                    break
+                averages.append(trainer.test_minibatch(mb))
+                counts.append([mb[x].num_samples, mb[label].num_samples])
+            trainer.summarize_test_progress()
+            src = source()
+            summary = metric.test(src, minibatch_size=6,
+                                  model_inputs_to_streams={x: src.streams.x, label: stream})
+            xs = [r.randn(n, 3) for n in _SEQUENCE_LENGTHS]
+            if kind == "classifier":
+                ys = r.onehot(len(xs), 3)
+            else:
+                ys = [r.onehot(n, 3) for n in _SEQUENCE_LENGTHS]
+            res[kind] = {"averages": averages, "stream samples": counts, "writer": calls,
+                         "test": [summary.metric, summary.samples],
+                         "numpy": trainer.test_minibatch({x: xs, label: ys})}
+    r.touch("cntk.Trainer.test_minibatch", "cntk.Trainer.summarize_test_progress",
+            "cntk.Function.test", "cntk.logging.ProgressWriter.on_write_test_update",
+            "cntk.logging.ProgressWriter.on_write_test_summary")
+    return res

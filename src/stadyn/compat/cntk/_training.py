@@ -256,8 +256,9 @@ class TrainingSession:
             mb = source.next_minibatch(size, input_map=self.cv.input_map or self.input_map)
             if not mb:
                 break
-            n = next(iter(mb.values())).num_samples
-            total += self.trainer.test_minibatch(mb) * n
+            average = self.trainer.test_minibatch(mb)
+            n = self.trainer.previous_test_sample_count      # the metric's samples (CNTK's)
+            total += average * n
             samples += n
             batches += 1
             if any(getattr(d, "end_of_sweep", False) for d in mb.values()):
@@ -277,7 +278,7 @@ class TrainingSession:
             if not mb:
                 break
             self.trainer.test_minibatch(mb)
-            samples += next(iter(mb.values())).num_samples
+            samples += self.trainer.previous_test_sample_count
             if any(getattr(d, "end_of_sweep", False) for d in mb.values()):
                 break
         if samples:
@@ -368,17 +369,16 @@ def evaluate_function(function, source, minibatch_size: int, streams, input_map,
     if input_map is None and streams is not None:
         args = function.arguments
         input_map = {a: s for a, s in zip(args, streams)}
+    if hasattr(source, "is_infinite") and source.is_infinite():
+        raise ValueError("minibatch_source must have a limited number of samples or sweeps.")
     evaluator = Evaluator(metric, callbacks)
     total = samples = 0
-    while True:
+    while True:                   # until the source ends (CNTK's loop; not at a sweep's end)
         mb = source.next_minibatch(minibatch_size, input_map=input_map)
         if not mb:
             break
-        n = next(iter(mb.values())).num_samples
-        total += evaluator.test_minibatch(mb) * n
-        samples += n
-        if any(getattr(d, "end_of_sweep", False) for d in mb.values()):
-            break
+        total += evaluator.test_minibatch(mb) * evaluator.previous_test_sample_count
+        samples += evaluator.previous_test_sample_count      # the metric's samples
     evaluator.summarize_test_progress()
     return TestSummary(total / samples if samples else 0.0, samples)
 

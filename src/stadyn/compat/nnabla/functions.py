@@ -9,19 +9,24 @@ sequence axis (category ``sequence``: ``past_value``, ``sequence_last``, ``recur
 NNabla has no sequence axis, and they read lengths NNabla programs do not have.  And Stadyn's
 debugging probe ``trace`` (category ``debug``; ``sd.trace``) and ``store`` (category
 ``parameter``: how Stadyn's quantised layers write NNabla's ``W_q``), which NNabla does not have.
-And CNTK's random, sampling and ranking Functions, which NNabla 1.39 does not have either
-(``cntk.random.*_like``, ``random_sample``, ``lambda_rank``, ``ndcg_at_1``; checked on NNabla
-1.39: none of these names exists in ``nnabla.functions``).
+And the ops declared for other front ends only (``@op(..., frameworks=("cntk",))``: CNTK's
+random, sampling and ranking Functions ``cntk.random.*_like``, ``random_sample``,
+``lambda_rank``, ``ndcg_at_1``; checked on NNabla 1.39: none of these names exists in
+``nnabla.functions``).
 """
 
 from ... import functions as _F
 from ...ops import CATALOG as _CATALOG
 from ._ndarray import accepting_ndarrays as _accepting_ndarrays
 
-_CNTK_ONLY = {"rand_like", "randn_like", "gumbel_like", "bernoulli_like", "random_sample",
-              "random_sample_inclusion_frequency", "lambda_rank", "ndcg_at_1"}
 
-__all__ = [_n for _n in _F.__all__
-           if not _n.startswith("cntk_") and _n not in _CNTK_ONLY
-           and _CATALOG[_n].category not in ("sequence", "debug", "parameter")]
+
+def _offered(names, catalog) -> list[str]:
+    """The names of ``names`` (op names of ``catalog``) that NNabla's ``F`` offers."""
+    return [n for n in names
+            if not n.startswith("cntk_") and catalog[n].offered_by("nnabla")
+            and catalog[n].category not in ("sequence", "debug", "parameter")]
+
+
+__all__ = _offered(_F.__all__, _CATALOG)
 globals().update({_n: _accepting_ndarrays(getattr(_F, _n)) for _n in __all__})

@@ -1,0 +1,38 @@
+"""NNabla's ``F`` leaves out the ops declared for other front ends only (``@op(...,
+frameworks=("cntk",))``), read off their declarations rather than a hand-kept list."""
+
+import stadyn.functions as F
+from stadyn.compat.nnabla import functions as NF
+from stadyn.graph import OpSpec
+from stadyn.ops import CATALOG
+
+# CNTK's random, sampling and ranking Functions: not in NNabla 1.39's nnabla.functions
+CNTK_ONLY = {"rand_like", "randn_like", "gumbel_like", "bernoulli_like", "random_sample",
+             "random_sample_inclusion_frequency", "lambda_rank", "ndcg_at_1"}
+
+
+def test_nnabla_functions_are_the_names_they_were():
+    # the rule before declarations said it: cntk_* ops, the hand-kept list above, and the
+    # sequence / debug / parameter categories left out
+    expected = [n for n in F.__all__ if not n.startswith("cntk_") and n not in CNTK_ONLY
+                and CATALOG[n].category not in ("sequence", "debug", "parameter")]
+    assert NF.__all__ == expected
+    assert {n for n in CATALOG if CATALOG[n].frameworks} == CNTK_ONLY
+    assert all(CATALOG[n].frameworks == {"cntk"} for n in CNTK_ONLY)
+
+
+def test_an_op_declared_for_cntk_only_is_left_out_of_nnabla_functions():
+    def shuffle_like(x, seed=-1):
+        """A CNTK-only op of a test registry."""
+        return x
+
+    def twice(x):
+        """An op of every front end."""
+        return x * 2
+
+    registry = {"shuffle_like": OpSpec.from_function(shuffle_like, 1, category="random",
+                                                     frameworks=("cntk",)),
+                "twice": OpSpec.from_function(twice, 1, category="math")}
+    assert NF._offered(["shuffle_like", "twice"], registry) == ["twice"]
+    assert registry["shuffle_like"].offered_by("cntk")
+    assert not registry["shuffle_like"].offered_by("nnabla")
