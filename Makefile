@@ -41,7 +41,8 @@ demo: $(DEMO_STAMP)
 	$(BIN)/stadyn demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)
+	@# bytecode written once: each test subprocess would otherwise compile Stadyn's modules again
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)
 
 # `make mutants`: mutation testing of compat/, amp.py, train/, learners/ and solvers/ -- a seeded
 # sample of MUTANTS_N mutants per group, each against the tests mapped to its group
