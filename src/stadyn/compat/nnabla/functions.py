@@ -25,3 +25,9 @@ __all__ = [_n for _n in _F.__all__
            if not _n.startswith("cntk_") and _n not in _CNTK_ONLY
            and _CATALOG[_n].category not in ("sequence", "debug", "parameter")]
 globals().update({_n: _accepting_ndarrays(getattr(_F, _n)) for _n in __all__})
+
+# NNabla's functions that are compositions of catalog ops (``_composed.py``).
+from . import _composed as _composed  # noqa: E402
+
+__all__ += _composed.__all__
+globals().update({_n: _accepting_ndarrays(getattr(_composed, _n)) for _n in _composed.__all__})

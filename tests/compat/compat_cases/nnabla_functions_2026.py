@@ -1,0 +1,115 @@
+"""``nnabla.functions`` added in 2026: array functions (``flip``, ``trilu``, ``eye_like``,
+``linspace``, ``einsum``, ``shape``, ``mod2``, ``bit_shift``, ``sum_pooling``), the gradient
+shapers (``clip_grad_by_value``, ``clip_grad_by_norm``, ``top_k_grad``) and the compositions
+(``broadcast_to``, ``reduce_mean``/``reduce_sum``, the scalar logical functions,
+``binary_error``, ``epsilon_insensitive_loss``).  Small shapes: every case is cheap.
+"""
+
+import numpy as np
+
+from compat_harness import nnabla_case
+from compat_cases.nnabla_functions import fn_case, positive
+
+S234 = [(2, 3, 4)]
+
+
+def halves(r, s):
+    return (r.randint(-3, 4, s) * 0.5).astype(np.float32)   # zeros and ties on purpose
+
+
+def ints(low, high, dtype=np.int32):
+    return lambda r, s: r.randint(low, high, s, dtype=dtype)
+
+
+def nonzero_ints(r, s):
+    v = r.randint(1, 5, s) * np.where(r.randint(0, 2, s) == 0, -1, 1)
+    return v.astype(np.int32)
+
+
+def away_from(value):
+    """Normal values kept 0.05 away from ``value`` (no kinks or ties on the boundary)."""
+    def make(r, s):
+        v = r.randn(*s)
+        return np.where(np.abs(v - value) < 0.05, v + 0.1, v).astype(np.float32)
+    return make
+
+
+# -- array functions --------------------------------------------------------------------------
+fn_case("flip", lambda F, x: F.flip(x), S234)
+fn_case("flip__axes", lambda F, x: F.flip(x, axes=[0, -1]), S234)
+fn_case("trilu", lambda F, x: F.trilu(x), [(2, 3, 4)])
+fn_case("trilu__lower_k", lambda F, x: F.trilu(x, k=-1, upper=False), [(2, 4, 3)])
+fn_case("trilu__upper_k", lambda F, x: F.trilu(x, k=2), [(3, 5)])
+fn_case("eye_like", lambda F, x: F.eye_like(x), [(3, 4)], grads=False)
+fn_case("eye_like__k", lambda F, x: F.eye_like(x, k=-2), [(4, 3)], grads=False)
+fn_case("einsum", lambda F, a, b: F.einsum(a, b, equation="bij,bjk->bik"),
+        [(2, 3, 4), (2, 4, 2)])
+fn_case("einsum__trace_outer", lambda F, a, b: F.einsum(a, b, equation="ii,j->ij"),
+        [(3, 3), (2,)])
+fn_case("shape", lambda F, x: F.shape(x), S234, grads=False)
+fn_case("shape__start_end", lambda F, x: F.shape(x, 1, -1), [(2, 3, 4, 5)], grads=False)
+fn_case("mod2", lambda F, a, b: F.mod2(a, b), [(3, 4), (3, 4)],
+        data=[halves, lambda r, s: r.rand(*s, low=0.3, high=2.0) * np.where(
+            r.randint(0, 2, s) == 0, -1, 1).astype(np.float32)], grads=False,
+        note="floats: NNabla 1.39 takes C's fmod (the sign of x0) whatever fmod says")
+fn_case("mod2__int", lambda F, a, b: F.mod2(a, b), [(3, 4), (3, 4)],
+        data=[ints(-9, 10), nonzero_ints], grads=False)
+fn_case("mod2__int_fmod", lambda F, a, b: F.mod2(a, b, fmod=True), [(3, 4), (1, 4)],
+        data=[ints(-9, 10), nonzero_ints], grads=False)
+fn_case("bit_shift", lambda F, a, b: F.bit_shift(a, b), [(3, 4), (3, 4)],
+        data=[ints(0, 256, np.uint8), ints(0, 8, np.uint8)], grads=False)
+fn_case("bit_shift__right", lambda F, a, b: F.bit_shift(a, b, direction="RIGHT"),
+        [(3, 4), (3, 4)], data=[ints(0, 256, np.uint8), ints(0, 8, np.uint8)], grads=False)
+fn_case("sum_pooling", lambda F, x: F.sum_pooling(x, (2, 2)), [(2, 3, 4, 4)])
+fn_case("sum_pooling__partial", lambda F, x: F.sum_pooling(
+    x, (2, 3), stride=(2, 2), ignore_border=False), [(1, 2, 5, 6)])
+fn_case("sum_pooling__pad", lambda F, x: F.sum_pooling(x, (2, 2), pad=(1, 0)), [(1, 2, 5, 4)])
+fn_case("sum_pooling__channel_last", lambda F, x: F.sum_pooling(
+    x, (3, 2), stride=(1, 2), channel_last=True), [(2, 4, 4, 3)],
+    real=lambda F, x: F.transpose(F.sum_pooling(F.transpose(x, (0, 3, 1, 2)), (3, 2),
+                                                stride=(1, 2)), (0, 2, 3, 1)),
+    note="NNabla 1.39's CPU sum_pooling refuses channel_last: its reference is the "
+         "channel-first pooling between transposes")
+
+
+@nnabla_case(names=["nnabla.functions.linspace"])
+def linspace(nn, F, r):
+    with nn.auto_forward():
+        a, b, c = F.linspace(0, 1, 5), F.linspace(2.5, -1, 8), F.linspace(3, 4, 1)
+    return {"a": a.d.copy(), "b": b.d.copy(), "c": c.d.copy()}
+
+
+# -- gradient shapers -------------------------------------------------------------------------
+fn_case("clip_grad_by_value__function", lambda F, x, lo, hi: F.clip_grad_by_value(x, lo, hi) * 1.0,
+        [(3, 4), (3, 4), (3, 4)],
+        data=[None, lambda r, s: np.full(s, -0.5, np.float32),
+              lambda r, s: r.rand(*s, low=0.2, high=1.0)], grads=[0])
+fn_case("clip_grad_by_norm__function", lambda F, x: F.clip_grad_by_norm(x, 2.0), S234)
+fn_case("clip_grad_by_norm__axes", lambda F, x: F.clip_grad_by_norm(x, 0.5, axes=[1, 2]),
+        S234)
+fn_case("clip_grad_by_norm__default", lambda F, x: F.clip_grad_by_norm(x), [(3, 4)])
+fn_case("top_k_grad", lambda F, x: F.top_k_grad(x, 3), S234)
+fn_case("top_k_grad__abs_base_axis", lambda F, x: F.top_k_grad(x, 2, abs=True, base_axis=2),
+        S234)
+
+# -- compositions -----------------------------------------------------------------------------
+fn_case("broadcast_to", lambda F, x, y: F.broadcast_to(x, y, axis=1), [(2, 3, 4, 2), (3, 4)],
+        grads=False, note="NNabla 1.39's broadcast_to has no backward")
+fn_case("broadcast_to__trailing", lambda F, x, y: F.broadcast_to(x, y), [(2, 3, 4), (3, 4)],
+        grads=False)
+fn_case("reduce_mean", lambda F, x: F.reduce_mean(x), S234)
+fn_case("reduce_sum", lambda F, x: F.reduce_sum(x), S234)
+for _name, _val in (("logical_and_scalar", True), ("logical_or_scalar", False),
+                    ("logical_xor_scalar", 1)):
+    fn_case(_name, (lambda n, v: lambda F, x: getattr(F, n)(x, v))(_name, _val), [(3, 4)],
+            data=[halves], grads=False)
+for _name, _val in (("logical_and_scalar", 0), ("logical_or_scalar", 1.0),
+                    ("logical_xor_scalar", False)):
+    fn_case(_name + "__other", (lambda n, v: lambda F, x: getattr(F, n)(x, v))(_name, _val),
+            [(3, 4)], data=[halves], grads=False, names=["nnabla.functions." + _name])
+fn_case("binary_error", lambda F, x, t: F.binary_error(x, t), [(4, 5), (4, 5)],
+        data=[away_from(0.5), lambda r, s: r.randint(0, 2, s).astype(np.float32)],
+        grads=False)
+fn_case("epsilon_insensitive_loss", lambda F, a, b: F.epsilon_insensitive_loss(a, b, 0.3),
+        [(3, 4), (3, 4)], data=[away_from(0.0), positive],
+        note="inputs kept off the kinks (|x0 - x1| = epsilon is not met by these draws)")
