@@ -113,3 +113,75 @@ fn_case("binary_error", lambda F, x, t: F.binary_error(x, t), [(4, 5), (4, 5)],
 fn_case("epsilon_insensitive_loss", lambda F, a, b: F.epsilon_insensitive_loss(a, b, 0.3),
         [(3, 4), (3, 4)], data=[away_from(0.0), positive],
         note="inputs kept off the kinks (|x0 - x1| = epsilon is not met by these draws)")
+
+# -- masked and scattered writes, confusion matrix --------------------------------------------
+fn_case("scatter_add", lambda F, x0, i, x1: F.scatter_add(x0, i, x1), [(3, 4), (2, 4), (2, 4)],
+        data=[None, ints(0, 3), None], grads=[0, 2])
+fn_case("scatter_add__axis_smaller_indices", lambda F, x0, i, x1: F.scatter_add(
+    x0, i, x1, axis=1), [(3, 4), (2, 3), (2, 5)], data=[None, ints(0, 4), None], grads=[0, 2],
+    names=["nnabla.functions.scatter_add"])
+fn_case("bool_fill", lambda F, d, m: F.bool_fill(d, m, 2.5), [(3, 4), (3, 4)],
+        data=[None, lambda r, s: r.randint(0, 2, s).astype(np.float32)], grads=[0])
+fn_case("bool_fill__broadcast", lambda F, d, m: F.bool_fill(d, m), [(2, 3, 4), (2, 1, 4)],
+        data=[None, lambda r, s: r.randint(0, 2, s).astype(np.float32)], grads=[0],
+        names=["nnabla.functions.bool_fill"])
+fn_case("confusion_matrix", lambda F, x, t: F.confusion_matrix(x, t), [(12, 4), (12, 1)],
+        data=[None, ints(0, 4)], grads=False)
+fn_case("confusion_matrix__axis", lambda F, x, t: F.confusion_matrix(x, t, axis=1),
+        [(3, 3, 5), (3, 1, 5)], data=[None, ints(0, 3)], grads=False,
+        names=["nnabla.functions.confusion_matrix"])
+
+
+# -- nnabla.initializer -----------------------------------------------------------------------
+@nnabla_case(names=["nnabla.initializer.RangeInitializer", "nnabla.initializer.BaseInitializer",
+                    "nnabla.initializer.OrthogonalInitializer",
+                    "nnabla.initializer.WeightNormalizationScaleInitializer"],
+             note="OrthogonalInitializer draws from the rng given; the same RandomState state "
+                  "gives the same values on both sides")
+def initializers_2026(nn, r):
+    I = r.module("nnabla.initializer")
+    w = nn.Variable.from_numpy_array(r.randn(4, 3, 2))
+    return {"range": I.RangeInitializer(2, 3)((2, 4)),
+            "range float": I.RangeInitializer(0.5, -0.25)((3, 2, 3)),
+            "base": issubclass(I.RangeInitializer, I.BaseInitializer),
+            "orthogonal": I.OrthogonalInitializer(1.5, rng=np.random.RandomState(7))((4, 6)),
+            "orthogonal tall": I.OrthogonalInitializer(rng=np.random.RandomState(8))((6, 2, 2)),
+            "wn scale 0": I.WeightNormalizationScaleInitializer(w)((4,)),
+            "wn scale 2": I.WeightNormalizationScaleInitializer(w, dim=2, eps=0.5)((2,))}
+
+
+# -- nnabla.parametric_functions --------------------------------------------------------------
+@nnabla_case(names=["nnabla.parametric_functions.weight_normalization",
+                    "nnabla.parametric_functions.WeightNormalizationScaleInitializer"],
+             tols={"grad x": (1e-4, 1e-5), "grad affine/W": (1e-4, 1e-5)})
+def PF_weight_normalization(nn, PF, r):
+    """apply_w=PF.weight_normalization: the scale wn/g starts at the weight's norms."""
+    x = nn.Variable.from_numpy_array(r.randn(2, 5), need_grad=True)
+    w0 = r.randn(5, 3)
+    y = PF.affine(x, 3, w_init=w0, apply_w=lambda w: PF.weight_normalization(w, dim=1))
+    params = nn.get_parameters(grad_only=False)
+    scale = PF.WeightNormalizationScaleInitializer(nn.Variable.from_numpy_array(w0), dim=1)
+    res = {"names": sorted([k, list(v.shape)] for k, v in params.items()),
+           "initial g": params["affine/wn/g"].d.copy(), "scale": scale((3,))}
+    y.forward()
+    res["out"] = y.d.copy()
+    for v in list(params.values()) + [x]:
+        v.g = 0
+    y.backward(r.weights_like(y.d))
+    res["grad x"] = x.g.copy()
+    for k, v in params.items():
+        res["grad " + k] = v.g.copy()
+    return res
+
+
+@nnabla_case(names=["nnabla.parametric_functions.get_parameter"])
+def PF_get_parameter(nn, PF, r):
+    """The parameter in the current scope, by a path below it, or None."""
+    with nn.parameter_scope("outer"):
+        PF.affine(nn.Variable((2, 3)), 4, name="fc")
+        inner = PF.get_parameter("fc/affine/W")
+        with nn.parameter_scope("fc"):
+            bias = PF.get_parameter("affine/b")
+        missing = PF.get_parameter("fc/affine/nothing")
+    return {"inner": list(inner.shape), "bias": list(bias.shape), "missing": missing is None,
+            "top": PF.get_parameter("outer/fc/affine/W") is inner}

@@ -1,5 +1,6 @@
-"""Rules of NNabla's array functions and gradient shapers (``stadyn/ops/_nnabla_array.py``,
-``stadyn/ops/_nnabla_grad.py``): none has an ONNX mapping yet."""
+"""Rules of NNabla's array functions, gradient shapers and masked writes
+(``stadyn/ops/_nnabla_array.py``, ``_nnabla_grad.py``, ``_nnabla_index.py``): none has an ONNX
+mapping yet."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from ._table import Unmapped, register_rules
 
 _NOT_YET = Unmapped("not mapped to ONNX yet (NNabla 1.39's function; ONNX has a close op, "
                     "unmapped so far)")
-for _f in (F.flip, F.trilu, F.eye_like, F.einsum, F.mod2, F.bit_shift, F.shape):
+for _f in (F.flip, F.trilu, F.eye_like, F.einsum, F.mod2, F.bit_shift, F.shape, F.scatter_add,
+           F.bool_fill):
     register_rules(_f, onnx_export=_NOT_YET, onnx_import=_NOT_YET)
 
 _NO_OP = Unmapped("ONNX has no op for this (NNabla 1.39's function)")
-for _f in (F.linspace, F.sum_pooling):
+for _f in (F.linspace, F.sum_pooling, F.confusion_matrix):
     register_rules(_f, onnx_export=_NO_OP, onnx_import=_NO_OP)
 
 _GRAD = Unmapped("a gradient shaper: ONNX holds forward computations only, and the forward is "
