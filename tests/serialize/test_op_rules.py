@@ -67,7 +67,9 @@ UNEXPORTED = ["assign", "atan2", "batch_inv", "cntk_user_function", "cumprod", "
               # top_k_grad) are the identity forward and change only the backward
               "flip", "trilu", "eye_like", "einsum", "mod2", "bit_shift", "shape", "linspace",
               "sum_pooling", "clip_grad_by_value", "clip_grad_by_norm", "top_k_grad",
-              "scatter_add", "bool_fill", "confusion_matrix"]
+              "scatter_add", "bool_fill", "confusion_matrix",
+              # NNabla's mean_subtraction updates its running mean in place (as assign)
+              "mean_subtraction"]
 
 
 # Sequence ops ONNX can express with the lengths as a tensor: the padded reductions, softmax,

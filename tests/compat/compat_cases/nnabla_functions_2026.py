@@ -185,3 +185,45 @@ def PF_get_parameter(nn, PF, r):
         missing = PF.get_parameter("fc/affine/nothing")
     return {"inner": list(inner.shape), "bias": list(bias.shape), "missing": missing is None,
             "top": PF.get_parameter("outer/fc/affine/W") is inner}
+
+
+# -- running mean -----------------------------------------------------------------------------
+@nnabla_case(names=["nnabla.functions.mean_subtraction"])
+def mean_subtraction(nn, F, r):
+    """Two forwards of a static graph fold two batches into the running mean; the gradient."""
+    x = nn.Variable.from_numpy_array(r.randn(3, 2, 4), need_grad=True)
+    mean = nn.Variable.from_numpy_array(r.randn(2, 4))
+    t = nn.Variable.from_numpy_array(np.array([2.0], np.float32))
+    y = F.mean_subtraction(x, mean, t)
+    y.forward()
+    res = {"out": y.d.copy(), "mean": mean.d.copy(), "t": float(t.d[0])}
+    y.forward()
+    res.update({"out 2": y.d.copy(), "mean 2": mean.d.copy(), "t 2": float(t.d[0])})
+    x.g = 0
+    y.backward(r.weights_like(y.d))
+    res["grad x"] = x.g.copy()
+    z = F.mean_subtraction(x, nn.Variable.from_numpy_array(r.randn(4)), t, base_axis=2,
+                           update_running_mean=False)
+    z.forward()
+    x.g = 0
+    z.backward(r.weights_like(z.d))
+    res.update({"fixed out": z.d.copy(), "fixed grad x": x.g.copy(), "fixed t": float(t.d[0])})
+    return res
+
+
+@nnabla_case(names=["nnabla.parametric_functions.mean_subtraction"],
+             known={"t": "NNabla 1.39 creates the counter t from ConstantInitializer(0) as an "
+                         "int32 parameter; Stadyn's parameters (stadyn.parametric, native) are "
+                         "float32"})
+def PF_mean_subtraction(nn, PF, r):
+    """The parameters, two forwards of a static graph, and the counter t."""
+    x = nn.Variable.from_numpy_array(r.randn(4, 3), need_grad=True)
+    y = PF.mean_subtraction(x, name="ms")
+    params = nn.get_parameters(grad_only=False)
+    res = {"names": sorted([k, list(v.shape), bool(v.need_grad)] for k, v in params.items())}
+    y.forward()
+    y.forward()
+    res.update({"out": y.d.copy(), "mean": params["ms/mean_subtraction/mean"].d.copy(),
+                "t": params["ms/mean_subtraction/t"].d.copy(),
+                "t value": float(params["ms/mean_subtraction/t"].d[0])})
+    return res

@@ -1,6 +1,6 @@
 """Rules of NNabla's array functions, gradient shapers and masked writes
-(``stadyn/ops/_nnabla_array.py``, ``_nnabla_grad.py``, ``_nnabla_index.py``): none has an ONNX
-mapping yet."""
+(``stadyn/ops/_nnabla_array.py``, ``_nnabla_grad.py``, ``_nnabla_index.py``,
+``_nnabla_stateful.py``): none has an ONNX mapping yet."""
 
 from __future__ import annotations
 
@@ -21,3 +21,6 @@ _GRAD = Unmapped("a gradient shaper: ONNX holds forward computations only, and t
                  "the identity")
 for _f in (F.clip_grad_by_value, F.clip_grad_by_norm, F.top_k_grad):
     register_rules(_f, onnx_export=_GRAD, onnx_import=_GRAD)
+
+_IN_PLACE = Unmapped("updates its running mean in place, which ONNX cannot hold")
+register_rules(F.mean_subtraction, onnx_export=_IN_PLACE, onnx_import=_IN_PLACE)
