@@ -69,7 +69,9 @@ UNEXPORTED = ["assign", "atan2", "batch_inv", "cntk_user_function", "cumprod", "
               "sum_pooling", "clip_grad_by_value", "clip_grad_by_norm", "top_k_grad",
               "scatter_add", "bool_fill", "confusion_matrix",
               # NNabla's mean_subtraction updates its running mean in place (as assign)
-              "mean_subtraction"]
+              "mean_subtraction",
+              # NNabla's other random sources (as rand)
+              "rand_binomial", "rand_gamma", "rand_beta"]
 
 
 # Sequence ops ONNX can express with the lengths as a tensor: the padded reductions, softmax,

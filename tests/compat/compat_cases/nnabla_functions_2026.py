@@ -227,3 +227,64 @@ def PF_mean_subtraction(nn, PF, r):
                 "t": params["ms/mean_subtraction/t"].d.copy(),
                 "t value": float(params["ms/mean_subtraction/t"].d[0])})
     return res
+
+
+# -- random sources (streams differ: shapes, dtypes, ranges, moments and seeding) -------------
+_RANDOM_NOTE = ("the streams differ: compared are the shape, dtype, range and moments of 90000 "
+                "draws after nn.seed(7) (within 0.02 + 3%: the gamma's spread is wide), and that a seeded function draws the "
+                "same values in two dynamic calls and new ones on a static graph's second "
+                "forward")
+_STATS = {"mean": (0.03, 0.02), "std": (0.03, 0.02), "mean 2 5": (0, 0.02),
+          "std 2 5": (0, 0.02)}
+
+
+def _stats(v):
+    d = v.d
+    return {"shape": list(v.shape), "dtype": str(d.dtype), "mean": np.float32(d.mean()),
+            "std": np.float32(d.std())}
+
+
+def _seeding(nn, f):
+    with nn.auto_forward():
+        same = bool(np.array_equal(f().d, f().d))
+    y = f()
+    y.forward()
+    first = y.d.copy()
+    y.forward()
+    return {"same_seed_same_values": same, "next_forward_new_values":
+            not bool(np.array_equal(first, y.d))}
+
+
+@nnabla_case(names=["nnabla.functions.rand_binomial"], tols=_STATS, note=_RANDOM_NOTE)
+def rand_binomial(nn, F, r):
+    nn.seed(7)
+    with nn.auto_forward():
+        v = F.rand_binomial(6, 0.3, shape=(300, 300))
+    res = _stats(v)
+    res["values"] = sorted(set(v.d.ravel().tolist())) == [float(i) for i in range(7)]
+    res.update(_seeding(nn, lambda: F.rand_binomial(3, 0.5, shape=(50,), seed=4)))
+    return res
+
+
+@nnabla_case(names=["nnabla.functions.rand_gamma"], tols=_STATS, note=_RANDOM_NOTE)
+def rand_gamma(nn, F, r):
+    nn.seed(7)
+    with nn.auto_forward():
+        v = F.rand_gamma(0.5, 2.0, shape=(300, 300))
+    res = _stats(v)
+    res["positive"] = bool((v.d >= 0).all())
+    res.update(_seeding(nn, lambda: F.rand_gamma(2.0, shape=(50,), seed=4)))
+    return res
+
+
+@nnabla_case(names=["nnabla.functions.rand_beta"], tols=_STATS, note=_RANDOM_NOTE)
+def rand_beta(nn, F, r):
+    nn.seed(7)
+    with nn.auto_forward():
+        v = F.rand_beta(0.5, 0.5, shape=(300, 300))
+        w = F.rand_beta(2.0, 5.0, shape=(300, 300))
+    res = _stats(v)
+    res.update({"in [0, 1]": bool(((v.d >= 0) & (v.d <= 1)).all()),
+                "mean 2 5": np.float32(w.d.mean()), "std 2 5": np.float32(w.d.std())})
+    res.update(_seeding(nn, lambda: F.rand_beta(shape=(50,), seed=4)))
+    return res
