@@ -9,6 +9,7 @@ import numpy as np
 
 from compat_harness import nnabla_case
 from compat_cases.nnabla_functions import fn_case, positive
+from compat_cases.nnabla_functions_more import _seeding
 
 S234 = [(2, 3, 4)]
 
@@ -242,17 +243,6 @@ def _stats(v):
     d = v.d
     return {"shape": list(v.shape), "dtype": str(d.dtype), "mean": np.float32(d.mean()),
             "std": np.float32(d.std())}
-
-
-def _seeding(nn, f):
-    with nn.auto_forward():
-        same = bool(np.array_equal(f().d, f().d))
-    y = f()
-    y.forward()
-    first = y.d.copy()
-    y.forward()
-    return {"same_seed_same_values": same, "next_forward_new_values":
-            not bool(np.array_equal(first, y.d))}
 
 
 @nnabla_case(names=["nnabla.functions.rand_binomial"], tols=_STATS, note=_RANDOM_NOTE)
