@@ -49,7 +49,8 @@ def rand_binomial(n=1, p=0.5, shape=(), seed=-1):
     Example:
         >>> import stadyn as sd, stadyn.functions as F
         >>> with sd.auto_forward():
-        ...     a, b = F.rand_binomial(10, 0.3, (5,), seed=3), F.rand_binomial(10, 0.3, (5,), seed=3)
+        ...     a = F.rand_binomial(10, 0.3, (5,), seed=3)
+        ...     b = F.rand_binomial(10, 0.3, (5,), seed=3)
         >>> bool((a.d == b.d).all()), a.d.dtype
         (True, dtype('float32'))
     """
@@ -79,7 +80,8 @@ def _standard_gamma(k: float, shape, generator, device) -> torch.Tensor:
     v = base.clamp_min(1e-30) ** 3
     accept = (base > 0) & (torch.log(u) < 0.5 * z * z + d - d * v + d * torch.log(v))
     first = accept.to(torch.int8).argmax(0, keepdim=True)
-    value = torch.where(accept.any(0), (d * v).gather(0, first)[0], torch.full(size, d, device=device))
+    value = torch.where(accept.any(0), (d * v).gather(0, first)[0],
+                        torch.full(size, d, device=device))
     if float(k) < 1.0:
         w = torch.rand(size, generator=generator, device=device)
         value = value * w ** (1.0 / float(k))

@@ -232,9 +232,9 @@ def PF_mean_subtraction(nn, PF, r):
 
 # -- random sources (streams differ: shapes, dtypes, ranges, moments and seeding) -------------
 _RANDOM_NOTE = ("the streams differ: compared are the shape, dtype, range and moments of 90000 "
-                "draws after nn.seed(7) (within 0.02 + 3%: the gamma's spread is wide), and that a seeded function draws the "
-                "same values in two dynamic calls and new ones on a static graph's second "
-                "forward")
+                "draws after nn.seed(7) (within 0.02 + 3%: the gamma's spread is wide), and "
+                "that a seeded function draws the same values in two dynamic calls and new "
+                "ones on a static graph's second forward")
 _STATS = {"mean": (0.03, 0.02), "std": (0.03, 0.02), "mean 2 5": (0, 0.02),
           "std 2 5": (0, 0.02)}
 
