@@ -60,7 +60,18 @@ UNEXPORTED = ["assign", "atan2", "batch_inv", "cntk_user_function", "cumprod", "
               # CNTK's ranking criteria and weighted sampling: ONNX has neither
               "lambda_rank", "ndcg_at_1", "random_sample", "random_sample_inclusion_frequency",
               # updates its quantisation range in place; ONNX quantises to integers only
-              "min_max_quantize", "scatter_nd"]
+              "min_max_quantize", "scatter_nd",
+              # NNabla 1.39's functions (2026): ONNX's EyeLike, Trilu, Einsum, Mod, BitShift,
+              # Shape, ScatterElements, Where are not mapped yet; linspace, sum_pooling and
+              # confusion_matrix have no ONNX op; the gradient shapers (clip_grad_by_*,
+              # top_k_grad) are the identity forward and change only the backward
+              "flip", "trilu", "eye_like", "einsum", "mod2", "bit_shift", "shape", "linspace",
+              "sum_pooling", "clip_grad_by_value", "clip_grad_by_norm", "top_k_grad",
+              "scatter_add", "bool_fill", "confusion_matrix",
+              # NNabla's mean_subtraction updates its running mean in place (as assign)
+              "mean_subtraction",
+              # NNabla's other random sources (as rand)
+              "rand_binomial", "rand_gamma", "rand_beta"]
 
 
 # Sequence ops ONNX can express with the lengths as a tensor: the padded reductions, softmax,

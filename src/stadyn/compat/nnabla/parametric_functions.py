@@ -1,15 +1,20 @@
 """``nnabla.parametric_functions`` on Stadyn (NNabla also exports ``get_parameter_or_create``
 here, the one of ``nnabla``, and the decorator ``parametric_function_api``)."""
 
+import contextlib
 import functools
 import inspect
 
+from ... import functions as _F
 from ..._errors import ArgumentError
-from ...parametric import get_parameter_or_create, parameter_scope
+from ...parametric import get_parameter, get_parameter_or_create, parameter_scope
 from ...parametric_functions import *  # noqa: F401,F403
 from ...parametric_functions import __all__ as _pf_all
+from .initializer import WeightNormalizationScaleInitializer
 
-__all__ = list(_pf_all) + ["get_parameter_or_create", "parametric_function_api"]
+__all__ = list(_pf_all) + ["get_parameter_or_create", "get_parameter", "parametric_function_api",
+                           "weight_normalization", "WeightNormalizationScaleInitializer",
+                           "mean_subtraction"]
 
 
 def parametric_function_api(scope_name=None, param_desc=None):
@@ -46,3 +51,55 @@ def parametric_function_api(scope_name=None, param_desc=None):
         call.__scope_name__ = scope
         return call
     return decorate
+
+
+def weight_normalization(v, dim=0, eps=1e-12, g_init=None, fix_parameters=False, name=None):
+    """NNabla's ``PF.weight_normalization``: ``F.weight_normalization(v, g, dim, eps)`` with the
+    scale ``wn/g`` of shape ``(v.shape[dim],)``, by default initialised to the norms of ``v``'s
+    slices (:class:`~stadyn.compat.nnabla.initializer.WeightNormalizationScaleInitializer`),
+    so the weights keep their magnitude at first.  Typically ``PF.affine(..., apply_w=lambda w:
+    PF.weight_normalization(w, dim=1))``.  ``name`` opens a scope above ``wn``.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> import stadyn.compat.nnabla.parametric_functions as PF
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     w = sd.Variable.from_numpy_array(np.array([[3.0, 4.0], [0.0, 1.0]]))
+        ...     y = PF.weight_normalization(w)
+        ...     sd.get_parameters()["wn/g"].d.tolist()
+        [5.0, 1.0]
+    """
+    with contextlib.ExitStack() as scopes:
+        if name is not None:
+            scopes.enter_context(parameter_scope(name))
+        scopes.enter_context(parameter_scope("wn"))
+        if g_init is None:
+            g_init = WeightNormalizationScaleInitializer(v, dim, eps)
+        g = get_parameter_or_create("g", (v.shape[dim],), g_init, need_grad=True,
+                                    as_need_grad=not fix_parameters)
+    return _F.weight_normalization(v, g, dim, eps)
+
+
+def mean_subtraction(inp, base_axis=1, update_running_mean=True, fix_parameters=False,
+                     name=None):
+    """NNabla's ``PF.mean_subtraction``: ``F.mean_subtraction`` with the running mean
+    ``mean_subtraction/mean`` (``inp.shape[base_axis:]``, zeros) and the batch counter
+    ``mean_subtraction/t`` (``(1,)``, zero), neither trained.  ``name`` opens a scope above.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> import stadyn.compat.nnabla.parametric_functions as PF
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     y = PF.mean_subtraction(sd.Variable((4, 3)))
+        ...     sorted(sd.get_parameters(grad_only=False))
+        ['mean_subtraction/mean', 'mean_subtraction/t']
+    """
+    with contextlib.ExitStack() as scopes:
+        if name is not None:
+            scopes.enter_context(parameter_scope(name))
+        scopes.enter_context(parameter_scope("mean_subtraction"))
+        mean = get_parameter_or_create("mean", tuple(inp.shape[base_axis:]), 0.0,
+                                       need_grad=False)
+        t = get_parameter_or_create("t", (1,), 0.0, need_grad=False)
+    return _F.mean_subtraction(inp, mean, t, base_axis=base_axis,
+                               update_running_mean=update_running_mean)

@@ -1,0 +1,148 @@
+"""NNabla 1.39 functions that are compositions of catalog ops (so they need no op of their
+own): ``broadcast_to``, ``reduce_mean``, ``reduce_sum``, ``logical_and_scalar``,
+``logical_or_scalar``, ``logical_xor_scalar``, ``binary_error`` and
+``epsilon_insensitive_loss``.  ``functions.py`` exports them beside the catalog.
+
+Example:
+    >>> import numpy as np, stadyn as sd
+    >>> import stadyn.compat.nnabla.functions as F
+    >>> with sd.auto_forward():
+    ...     y = F.reduce_sum(sd.Variable.from_numpy_array(np.arange(6.0).reshape(2, 3)))
+    >>> float(y.d)
+    15.0
+"""
+
+from ... import functions as _F
+
+__all__ = ["broadcast_to", "reduce_mean", "reduce_sum", "logical_and_scalar",
+           "logical_or_scalar", "logical_xor_scalar", "binary_error",
+           "epsilon_insensitive_loss"]
+
+
+def broadcast_to(x, y, axis=None):
+    """``y`` broadcast to the shape of ``x`` (NNabla's deprecated ``broadcast_to``; ``x`` gives
+    only its shape): ``y``'s axes line up with ``x``'s from ``axis`` on (default: the trailing
+    axes).  NNabla 1.39 has no backward for it; here ``y`` gets the summed gradient.
+
+    Example:
+        >>> import stadyn as sd
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> F.broadcast_to(sd.Variable((4, 2, 3, 5)), sd.Variable((2, 3)), axis=1).shape
+        (4, 2, 3, 5)
+    """
+    target, part = tuple(x.shape), tuple(y.shape)
+    start = len(target) - len(part) if axis is None or axis < 0 else int(axis)
+    if start < 0 or target[start:start + len(part)] != part:
+        raise ValueError(f"broadcast_to: y {part} does not fit x {target} at axis {start} (y's "
+                         "shape must equal x's from that axis on)")
+    fitted = (1,) * start + part + (1,) * (len(target) - start - len(part))
+    return _F.broadcast(_F.reshape(y, fitted), target)
+
+
+def reduce_mean(x):
+    """The mean of all of ``x``'s elements, a scalar (NNabla's ``reduce_mean``, ``F.mean(x)``).
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.reduce_mean(sd.Variable.from_numpy_array(np.arange(4.0)))
+        >>> float(y.d)
+        1.5
+    """
+    return _F.mean(x)
+
+
+def reduce_sum(x):
+    """The sum of all of ``x``'s elements, a scalar (NNabla's ``reduce_sum``, ``F.sum(x)``).
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.reduce_sum(sd.Variable.from_numpy_array(np.arange(4.0)))
+        >>> float(y.d)
+        6.0
+    """
+    return _F.sum(x)
+
+
+def _truth(x):
+    return _F.not_equal_scalar(x, 0.0)
+
+
+def logical_and_scalar(x0, val):
+    """``x0 != 0 and bool(val)`` element-wise, as 0/1 (NNabla's ``logical_and_scalar``).
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.logical_and_scalar(sd.Variable.from_numpy_array(np.array([0.0, 2.0])), True)
+        >>> y.d.tolist()
+        [0.0, 1.0]
+    """
+    truth = _truth(x0)
+    return truth if val else _F.mul_scalar(truth, 0.0)
+
+
+def logical_or_scalar(x0, val):
+    """``x0 != 0 or bool(val)`` element-wise, as 0/1 (NNabla's ``logical_or_scalar``).
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.logical_or_scalar(sd.Variable.from_numpy_array(np.array([0.0, 2.0])), True)
+        >>> y.d.tolist()
+        [1.0, 1.0]
+    """
+    truth = _truth(x0)
+    return _F.add_scalar(_F.mul_scalar(truth, 0.0), 1.0) if val else truth
+
+
+def logical_xor_scalar(x0, val):
+    """``(x0 != 0) != bool(val)`` element-wise, as 0/1 (NNabla's ``logical_xor_scalar``).
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.logical_xor_scalar(sd.Variable.from_numpy_array(np.array([0.0, 2.0])), 1)
+        >>> y.d.tolist()
+        [1.0, 0.0]
+    """
+    return _F.equal_scalar(x0, 0.0) if val else _truth(x0)
+
+
+def binary_error(x, target):
+    """1 where ``x`` and ``target``, each thresholded at 0.5 (``>= 0.5`` is 1), differ, else 0
+    (NNabla's ``binary_error``); no gradient flows through the thresholds.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.array([0.2, 0.6, 0.9]))
+        >>> t = sd.Variable.from_numpy_array(np.array([0.0, 0.0, 1.0]))
+        >>> with sd.auto_forward():
+        ...     y = F.binary_error(x, t)
+        >>> y.d.tolist()
+        [0.0, 1.0, 0.0]
+    """
+    return _F.not_equal(_F.greater_equal_scalar(x, 0.5), _F.greater_equal_scalar(target, 0.5))
+
+
+def epsilon_insensitive_loss(x0, x1, epsilon):
+    """``max(|x0 - x1| - epsilon, 0)`` element-wise (NNabla's ``epsilon_insensitive_loss``).
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> a = sd.Variable.from_numpy_array(np.array([0.25, 1.0]))
+        >>> b = sd.Variable.from_numpy_array(np.array([0.0, 0.0]))
+        >>> with sd.auto_forward():
+        ...     y = F.epsilon_insensitive_loss(a, b, 0.5)
+        >>> y.d.tolist()
+        [0.0, 0.5]
+    """
+    return _F.maximum_scalar(_F.add_scalar(_F.abs(_F.sub2(x0, x1)), -float(epsilon)), 0.0)

@@ -1,0 +1,72 @@
+"""NNabla's ``mean_subtraction``: subtract a running mean that the op itself updates in place
+(as ``assign`` writes, so a static graph holding it runs eagerly).
+
+Example:
+    >>> import numpy as np, stadyn as sd, stadyn.functions as F
+    >>> x = sd.Variable.from_numpy_array(np.array([[0.0, 1.0], [2.0, 3.0]]))
+    >>> mean = sd.Variable.from_numpy_array(np.zeros(2))
+    >>> t = sd.Variable.from_numpy_array(np.zeros(1))
+    >>> with sd.auto_forward():
+    ...     y = F.mean_subtraction(x, mean, t)
+    >>> y.d.tolist(), mean.d.tolist(), t.d.tolist()
+    ([[-1.0, -1.0], [1.0, 1.0]], [1.0, 2.0], [1.0])
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ._registry import op
+
+
+class _SubtractRunning(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, mean, scale):
+        ctx.scale = scale
+        return x - mean
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.scale, None, None
+
+
+def _same_shape(x, mean, t, base_axis=1, update_running_mean=True):
+    """The shape rule: the output without running the update."""
+    return torch.empty(x.shape, dtype=x.dtype, device="meta").requires_grad_(x.requires_grad)
+
+
+@op(3, category="normalization", shape=_same_shape, traceable=False)
+def mean_subtraction(x, mean, t, base_axis=1, update_running_mean=True):
+    """``x - mean`` (NNabla's ``mean_subtraction``; ``mean`` has the shape of ``x``'s axes from
+    ``base_axis`` on, ``t`` of shape ``(1,)`` counts the batches seen).  With
+    ``update_running_mean`` each run first folds the batch mean into ``mean`` in place --
+    ``t += 1; mean += (batch_mean - mean) / t`` -- and, as NNabla 1.39 computes it, the
+    gradient is ``dy * (1 - 1 / (N * t))`` element-wise (``N`` samples); without it ``mean``
+    and ``t`` stay and the gradient passes unchanged.  ``mean`` and ``t`` get no gradient.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.ones((2, 3)))
+        >>> mean = sd.Variable.from_numpy_array(np.full(3, 0.5))
+        >>> t = sd.Variable.from_numpy_array(np.zeros(1))
+        >>> with sd.auto_forward():
+        ...     y = F.mean_subtraction(x, mean, t, update_running_mean=False)
+        >>> y.d.tolist()
+        [[0.5, 0.5, 0.5], [0.5, 0.5, 0.5]]
+    """
+    base = int(base_axis)
+    if tuple(mean.shape) != tuple(x.shape[base:]) or t.numel() != 1:
+        raise ValueError(f"mean_subtraction: mean {tuple(mean.shape)} must be x's shape from "
+                         f"axis {base} on, {tuple(x.shape[base:])}, and t hold one number, got "
+                         f"{tuple(t.shape)}")
+    if not update_running_mean:
+        return _SubtractRunning.apply(x, mean.detach(), 1.0)
+    n = 1
+    for s in x.shape[:base]:
+        n *= s
+    with torch.no_grad():
+        t.add_(1)
+        count = float(t.reshape(-1)[0])
+        batch = x.detach().reshape((n,) + tuple(x.shape[base:])).mean(0)
+        mean.add_((batch.to(mean.dtype) - mean) / count)
+    return _SubtractRunning.apply(x, mean.detach().clone(), 1.0 - 1.0 / (n * count))
