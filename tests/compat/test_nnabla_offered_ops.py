@@ -16,7 +16,8 @@ def test_nnabla_functions_are_the_names_they_were():
     # sequence / debug / parameter categories left out
     expected = [n for n in F.__all__ if not n.startswith("cntk_") and n not in CNTK_ONLY
                 and CATALOG[n].category not in ("sequence", "debug", "parameter")]
-    assert NF.__all__ == expected
+    # (NNabla's F also has compositions of catalog ops, which are not catalog names)
+    assert [n for n in NF.__all__ if n in CATALOG] == expected
     assert {n for n in CATALOG if CATALOG[n].frameworks} == CNTK_ONLY
     assert all(CATALOG[n].frameworks == {"cntk"} for n in CNTK_ONLY)
 
