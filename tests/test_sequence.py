@@ -210,3 +210,29 @@ def test_a_plain_lstm_recurrence_runs_fused_with_the_step_by_step_numbers(dynami
     np.testing.assert_allclose(fused[1], steps[1], rtol=1e-4, atol=1e-6)
     for k in steps[2]:
         np.testing.assert_allclose(fused[2][k], steps[2][k], rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("reduce", ["last", "first", "reduce_sum", "reduce_max"])
+def test_a_reduced_sequence_has_no_sequence_axis_even_when_its_width_is_the_padded_length(
+        dynamic, reduce):
+    """(B, H) with H equal to the longest sequence looked like (batch, steps) and kept the axis:
+    a Dense layer after it then failed to build."""
+    x = sd.sequence.input_variable(4)
+    steps = [np.arange(n * 4, dtype=np.float32).reshape(n, 4) + i for i, n in
+             enumerate([4, 4, 1, 2])]
+    x.d = steps
+    expect = {"last": lambda s: s[-1], "first": lambda s: s[0],
+              "reduce_sum": lambda s: s.sum(0), "reduce_max": lambda s: s.max(0)}[reduce]
+    dense = L.Dense(3, init=np.ones((4, 3), np.float32))
+    if dynamic:
+        with sd.auto_forward():
+            y = getattr(sd.sequence, reduce)(x)
+            z = dense(y)
+    else:
+        y = getattr(sd.sequence, reduce)(x)
+        z = dense(y)
+        z.forward()
+    assert y.sequence_lengths is None
+    reduced = np.stack([expect(s) for s in steps])
+    np.testing.assert_allclose(z.d, reduced.sum(1, keepdims=True).repeat(3, 1), rtol=1e-6)

@@ -109,15 +109,22 @@ def state_value(value: Any) -> Variable:
     return v
 
 
+def _plain(v: Variable) -> Variable:
+    """A value with no sequence axis left.  The op's output would otherwise inherit its input's
+    axis whenever its first two axes happen to equal the input's batch and padded length (a
+    ``(B, H)`` last step with ``H`` equal to the longest sequence)."""
+    return set_sequence_axis(v, None)
+
+
 def reduce_sum(x: Variable) -> Variable:
     """The sum over each sequence's steps (no sequence axis left).  Example above."""
-    return F.sequence_reduce_sum(x, lengths_of(x, "sequence.reduce_sum"))
+    return _plain(F.sequence_reduce_sum(x, lengths_of(x, "sequence.reduce_sum")))
 
 
 def reduce_max(x: Variable) -> Variable:
     """The element-wise maximum over each sequence's steps.  Example:
     ``sd.sequence.reduce_max(h)``."""
-    return F.sequence_reduce_max(x, lengths_of(x, "sequence.reduce_max"))
+    return _plain(F.sequence_reduce_max(x, lengths_of(x, "sequence.reduce_max")))
 
 
 def softmax(x: Variable) -> Variable:
@@ -129,7 +136,7 @@ def softmax(x: Variable) -> Variable:
 
 def first(x: Variable) -> Variable:
     """Each sequence's first step.  Example: ``sd.sequence.first(h)``."""
-    return F.sequence_first(x, lengths_of(x, "sequence.first"))
+    return _plain(F.sequence_first(x, lengths_of(x, "sequence.first")))
 
 
 def last(x: Variable) -> Variable:
@@ -144,7 +151,7 @@ def last(x: Variable) -> Variable:
         >>> y.d.ravel().tolist()
         [2.0, 5.0]
     """
-    return F.sequence_last(x, lengths_of(x, "sequence.last"))
+    return _plain(F.sequence_last(x, lengths_of(x, "sequence.last")))
 
 
 def slice(x: Variable, begin_index: int, end_index: int) -> Variable:  # noqa: A001 - CNTK's
