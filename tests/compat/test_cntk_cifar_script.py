@@ -92,11 +92,14 @@ def final_error(out: str) -> float | None:
 
 
 # The bar on the held-out error (64 test images, so one image is 1.56 points), calibrated with
-# benchmarks/seed1_error_spread.py (results_seed1_error.json): the real run ends at 56.3% on
-# this test's data (seed 0) and between 34.4% and 68.8% over data seeds 0-4; the same run with
-# the learning rate 0 (a model that does not learn) ends at 95.3%, chance being 90%.  80% passes
-# every real run by 11 points or more and fails the frozen one by 15 (a model at chance stays
-# at 80% or above with probability 0.99 on 64 images).
+# benchmarks/seed1_error_spread.py (results_seed1_error.json, 2026-12-02): the run repeats from
+# one process to the next (CNTK's automatic seeds, test_cntk_seeds.py) and ends at 46.9% on this
+# test's data (seed 0) with two threads (37.5% with one: the sums' order changes the rounding,
+# which three epochs amplify), between 34.4% and 70.3% over data seeds 0-4; the same run with
+# the learning rate 0 (a model that does not learn) ends at 95.3% and 98.4% (seeds 0, 1),
+# chance being 90%.  80% passes every real run by 9.7 points or more (this test's by 33) and
+# fails the frozen ones by 15 (a model at chance stays at 80% or above with probability 0.99 on
+# 64 images).
 ERROR_BAR = 80.0
 
 

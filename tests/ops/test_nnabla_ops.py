@@ -73,8 +73,9 @@ def test_sink_computes_every_input_and_sends_ones_back(dynamic, one_input_grad, 
 
 @pytest.mark.parametrize("make", [lambda seed: F.rand(shape=(6,), seed=seed),
                                   lambda seed: F.randn(shape=(6,), seed=seed),
-                                  lambda seed: F.randint(0, 1000, shape=(6,), seed=seed)],
-                         ids=["rand", "randn", "randint"])
+                                  lambda seed: F.randint(0, 1000, shape=(6,), seed=seed),
+                                  lambda seed: F.dropout(F.constant(1.0, (16,)), 0.5, seed=seed)],
+                         ids=["rand", "randn", "randint", "dropout"])
 def test_random_sources_follow_nnabla_seeding(make):
     with sd.auto_forward():                                       # a seed: the same values
         a, b, c = make(7).d, make(7).d, make(8).d

@@ -18,6 +18,7 @@ from . import cntk_semantics as S
 from .. import functions as F
 from .._errors import StadynError
 from ..graph import Variable, current_scope, name_scope
+from ..ops import RandomStream
 from ..parametric import current_registry, get_parameter_or_create
 from ._init import glorot_uniform, initial_value
 from ._options import default_override_or, resolve
@@ -443,7 +444,21 @@ class GlobalAveragePooling(Layer):
 
 class Dropout(Layer):
     """Zero inputs with probability ``dropout_rate`` (scaling the rest by ``1/(1-p)``) while
-    training; the identity in the inference phase."""
+    training; the identity in the inference phase.
+
+    ``seed=None`` draws the masks from torch's generator (:func:`stadyn.seed`); with a seed the
+    layer draws them from a stream of its own (:class:`stadyn.ops.RandomStream`): the same
+    masks in every process, the stream's next mask at every step.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.layers as L
+        >>> x = sd.Variable.from_numpy_array(np.ones((2, 8), np.float32))
+        >>> with sd.auto_forward(), sd.training():
+        ...     a = L.Dropout(0.5, seed=3)(x).d
+        ...     b = L.Dropout(0.5, seed=3)(x).d
+        >>> bool((a == b).all()), sorted(set(a.ravel().tolist())) == [0.0, 2.0]
+        (True, True)
+    """
 
     def __init__(self, dropout_rate=None, keep_prob=None, seed=None, name: str = ""):
         super().__init__(name)
@@ -452,9 +467,11 @@ class Dropout(Layer):
         self.rate = float(dropout_rate if dropout_rate is not None else 1.0 - keep_prob)
         if not 0.0 <= self.rate < 1.0:
             raise StadynError(f"Dropout: the rate must be in [0, 1), got {self.rate}")
+        self.seed = -1 if seed is None else (
+            seed if isinstance(seed, RandomStream) else RandomStream(seed))
 
     def apply(self, x):
-        return F.dropout(x, self.rate, train_only=True)
+        return F.dropout(x, self.rate, seed=self.seed, train_only=True)
 
 
 class Embedding(Layer):

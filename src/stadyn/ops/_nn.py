@@ -10,6 +10,7 @@ import torch.nn.functional as TF
 
 from ..graph import is_training
 from . import _kernels as kernels
+from ._random import _generator
 from ._registry import op
 from ._util import batch_flatten, ntuple
 
@@ -318,12 +319,22 @@ def _bn_core(x, beta, gamma, mean, variance, decay_rate, eps, batch_stat):
                          bool(batch_stat), 1.0 - decay_rate, eps)
 
 
-@op(1, category=_C)
+def _dropout_shape(x, p=0.5, seed=-1, output_mask=False, train_only=False):
+    """Shape rule: the output (and mask) without drawing, which would advance the stream."""
+    y = torch.empty_like(x)
+    return (y, torch.empty_like(x)) if output_mask else y
+
+
+@op(1, category=_C, shape=_dropout_shape)
 def dropout(x, p=0.5, seed=-1, output_mask=False, train_only=False):
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
 
     NNabla's dropout always applies; with ``train_only`` (CNTK's Dropout layer) it is the
-    identity outside the training phase (:func:`stadyn.training`).
+    identity outside the training phase (:func:`stadyn.training`).  ``seed=-1`` draws the mask
+    from torch's generator (:func:`stadyn.seed`); a seed of its own draws it from a generator
+    seeded with it, as the random ops do (NNabla's rule: the same masks in every process; a
+    static graph draws the stream's next mask on each ``forward()``), and a
+    :class:`stadyn.ops.RandomStream` from that stream (CNTK's Functions).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -333,10 +344,12 @@ def dropout(x, p=0.5, seed=-1, output_mask=False, train_only=False):
     if p <= 0.0 or (train_only and not is_training()):
         y = x.view_as(x)  # not ``x`` itself: the output gets its own autograd node
         return (y, torch.ones_like(x)) if output_mask else y
-    if output_mask:
-        mask = (torch.rand_like(x) >= p).to(x.dtype)
-        return x * mask / (1.0 - p), mask
-    return TF.dropout(x, p, True)
+    generator = _generator(seed, x.device)
+    if generator is None and not output_mask:
+        return TF.dropout(x, p, True)
+    mask = (torch.rand(x.shape, generator=generator, device=x.device) >= p).to(x.dtype)
+    y = x * mask / (1.0 - p)
+    return (y, mask) if output_mask else y
 
 
 @op(2, category=_C)

@@ -22,6 +22,7 @@ from . import _graph as G
 from ._adapt import operand, unwrap, wrap
 from ._late import late
 from ._mixins import GraphObject
+from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 
 __all__ = ["LayerFunction", "Sequential", "For", "LayerStack", "SequentialClique", "ResNetBlock",
            "default_options", "default_options_for", "Dense", "Convolution", "Convolution1D",
@@ -151,12 +152,20 @@ MaxPooling = _layer(_L.MaxPooling, "MaxPooling")
 AveragePooling = _layer(_L.AveragePooling, "AveragePooling")
 GlobalMaxPooling = _layer(_L.GlobalMaxPooling, "GlobalMaxPooling")
 GlobalAveragePooling = _layer(_L.GlobalAveragePooling, "GlobalAveragePooling")
-Dropout = _layer(_L.Dropout, "Dropout")
 BatchNormalization = _layer(_L.BatchNormalization, "BatchNormalization")
 LayerNormalization = _layer(_L.LayerNormalization, "LayerNormalization")
 Stabilizer = _layer(_L.Stabilizer, "Stabilizer")
 Embedding = _layer(_L.Embedding, "Embedding")
 Activation = _layer(_L.Activation, "Activation")
+
+
+def Dropout(dropout_rate=None, keep_prob=None, seed=SentinelValueForAutoSelectRandomSeed,
+            name: str = ""):
+    """CNTK's Dropout layer: :class:`stadyn.layers.Dropout` with CNTK's seed rules (the
+    default ``auto_select`` takes the next of a fixed sequence of seeds, so a run repeats from
+    one process to the next, as in CNTK 2.7)."""
+    layer = _L.Dropout(dropout_rate, keep_prob, seed=resolved_seed(seed))
+    return LayerFunction(layer, "Dropout", name)
 
 
 def identity(keep):

@@ -18,6 +18,7 @@ import numpy as np
 from ...layers import cntk_semantics as S
 from ... import functions as F
 from ._adapt import batched, const, named, operand, sample_shape, wrap
+from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 
 __all__ = ["convolution", "convolution_transpose", "pooling", "unpooling", "batch_normalization",
            "dropout", "local_response_normalization", "mean_variance_normalization",
@@ -28,7 +29,6 @@ __all__ = ["convolution", "convolution_transpose", "pooling", "unpooling", "batc
 PoolingType_Max, PoolingType_Average = 0, 1
 MAX_POOLING, AVG_POOLING = PoolingType_Max, PoolingType_Average
 MAX_UNPOOLING = 0
-SentinelValueForAutoSelectRandomSeed = 2 ** 64 - 3
 
 
 def _trailing(value, n: int, default) -> tuple:
@@ -169,7 +169,8 @@ def dropout(x, dropout_rate: float = 0.0, seed=SentinelValueForAutoSelectRandomS
     rate = float(dropout_rate)
     if not 0.0 <= rate < 1.0:
         raise ValueError(f"dropout: the rate must be in [0, 1), got {rate}")
-    return named(wrap(F.dropout(operand(x), rate, train_only=True)), name, "Dropout")
+    return named(wrap(F.dropout(operand(x), rate, seed=resolved_seed(seed), train_only=True)),
+                 name, "Dropout")
 
 
 def local_response_normalization(operand_, depth_radius: int, bias: float, alpha: float,

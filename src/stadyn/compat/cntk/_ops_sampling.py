@@ -22,8 +22,7 @@ import numpy as np
 from ... import functions as F
 from . import _graph as G
 from ._adapt import batched, named, operand, wrap
-from ._ops_nn import SentinelValueForAutoSelectRandomSeed
-from .random import _resolved_seed
+from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 
 __all__ = ["random_sample", "random_sample_inclusion_frequency"]
 
@@ -73,7 +72,7 @@ def random_sample(weights, num_samples: int, allow_duplicates: bool,
     w = _weights(weights, "random_sample")
     n = _check_count(num_samples, int(w.shape[0]), allow_duplicates, "random_sample")
     out = F.random_sample(_checked(w, "random_sample"), n, bool(allow_duplicates),
-                          seed=_resolved_seed(seed))
+                          seed=resolved_seed(seed))
     G.set_op_name(out, "RandomSample")
     return named(wrap(out), name, "RandomSample")
 

@@ -4,9 +4,10 @@ axis included).
 
 CNTK's rules: every evaluation draws new values; a Function made with an explicit ``seed``
 starts from the same values as any other Function made with that seed and then draws the next
-values of its stream on each evaluation; ``seed=auto_select`` (the default) takes a seed from
-Stadyn's generator when the Function is made (so :func:`stadyn.seed` makes a run repeat), or,
-after ``cntk.cntk_py.set_fixed_random_seed(s)``, ``s`` itself.  The
+values of its stream on each evaluation; ``seed=auto_select`` (the default) takes the next of a
+fixed sequence of seeds when the Function is made, so a program's run repeats from one process
+to the next as in CNTK 2.7 (:func:`stadyn.seed` starts another sequence), or, after
+``cntk.cntk_py.set_fixed_random_seed(s)``, ``s`` itself.  The
 values are Stadyn's, not CNTK's: the two generators differ; the distributions agree.  No
 gradient flows through a ``*_like`` Function into its operand.  A graph holding a random
 Function runs eagerly and cannot be saved (the draw is Python).
@@ -29,14 +30,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
 
 from ... import functions as F
-from ...ops import RandomStream
-from . import _cntk_py, _graph as G
+from . import _graph as G
 from ._adapt import named, operand, wrap
 from ._defaults import default_override_or, get_default_override
-from ._ops_nn import SentinelValueForAutoSelectRandomSeed
+from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 from ._variables import Constant
 
 __all__ = ["uniform", "normal", "gumbel", "bernoulli", "uniform_like", "normal_like",
@@ -45,25 +44,12 @@ __all__ = ["uniform", "normal", "gumbel", "bernoulli", "uniform_like", "normal_l
 auto_select = SentinelValueForAutoSelectRandomSeed
 
 
-def _resolved_seed(seed) -> RandomStream:
-    """The stream of one random Function, by CNTK's seed rules: ``seed`` itself; for
-    ``auto_select``, the seed ``set_fixed_random_seed`` fixed, else one drawn from Stadyn's
-    (torch's) generator.  Every evaluation of the Function draws the stream's next values."""
-    if seed is None or int(seed) == auto_select:
-        seed = _cntk_py._fixed_seed
-    if seed is None:
-        seed = int(torch.randint(0, 2 ** 62, ()).item())
-    if int(seed) < 0:
-        raise ValueError(f"cntk.random: seed must be >= 0, got {seed}")
-    return RandomStream(int(seed) % 2 ** 64)
-
-
 _OPS = {"uniform": F.rand_like, "normal": F.randn_like, "gumbel": F.gumbel_like}
 
 
 def _draw(like, kind: str, a: float, b: float, seed, name: str, op: str):
     v = operand(like)
-    stream = _resolved_seed(seed)
+    stream = resolved_seed(seed)
     if kind == "bernoulli":
         out = F.bernoulli_like(v, a, seed=stream)
     else:

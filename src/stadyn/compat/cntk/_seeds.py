@@ -1,0 +1,38 @@
+"""CNTK's seed rules for its random Functions (``cntk.random``, dropout, the samplers).
+
+A Function made with an explicit ``seed`` draws from a stream seeded with it (every evaluation
+draws the stream's next values); ``seed=auto_select`` (CNTK's sentinel, the default) takes the
+seed ``cntk.cntk_py.set_fixed_random_seed`` fixed, else the next of a fixed sequence of seeds
+(:func:`stadyn._random.auto_seed`), so a CNTK program's run repeats from one process to the
+next, as it does in CNTK 2.7 (checked: the same losses with dropout, the same ``uniform``
+values, in two processes).  Among ``N`` distributed workers, worker ``r`` takes ``N * s + r``
+for the sequence's ``s`` (CNTK's ``GenerateRandomSeed(perWorkerLocalValue=true)``), so the
+workers draw different dropout masks and samples.
+
+Example:
+    >>> from stadyn.compat.cntk._seeds import resolved_seed
+    >>> int(resolved_seed(5))
+    5
+"""
+
+from __future__ import annotations
+
+from ... import distributed
+from ..._random import auto_seed
+from ...ops import RandomStream
+from . import _cntk_py
+
+__all__ = ["SentinelValueForAutoSelectRandomSeed", "resolved_seed"]
+
+SentinelValueForAutoSelectRandomSeed = 2 ** 64 - 3
+
+
+def resolved_seed(seed) -> RandomStream:
+    """The stream of one random Function by CNTK's seed rules (see the module docstring)."""
+    if seed is None or int(seed) == SentinelValueForAutoSelectRandomSeed:
+        seed = _cntk_py._fixed_seed
+    if seed is None:
+        seed = auto_seed() * distributed.size() + distributed.rank()
+    if int(seed) < 0:
+        raise ValueError(f"cntk.random: seed must be >= 0, got {seed}")
+    return RandomStream(int(seed) % 2 ** 64)
