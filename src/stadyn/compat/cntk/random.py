@@ -10,7 +10,8 @@ to the next as in CNTK 2.7 (:func:`stadyn.seed` starts another sequence), or, af
 ``cntk.cntk_py.set_fixed_random_seed(s)``, ``s`` itself.  The
 values are Stadyn's, not CNTK's: the two generators differ; the distributions agree.  No
 gradient flows through a ``*_like`` Function into its operand.  A graph holding a random
-Function runs eagerly and cannot be saved (the draw is Python).
+Function is lowered like any other and saves to a model file (the loaded graph starts each
+stream again from its seed).
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
