@@ -431,14 +431,15 @@ def import_onnx(model: Any, dims: Mapping[str, int] | None = None,
 
 def onnx_mapping_table() -> str:
     """The catalog's ONNX mappings as a Markdown table (op, what it exports as, which ONNX op
-    types import into it), read from the op rules; ``docs/model-files.md`` holds it.
+    types import into it), one row per op in alphabetical order (not the order the op modules
+    happen to be imported in), read from the op rules; ``docs/model-files.md`` holds it.
 
     Example:
-        >>> print(onnx_mapping_table().splitlines()[2])
+        >>> print(next(row for row in onnx_mapping_table().splitlines() if "`relu`" in row))
         | `relu` | Relu | Relu |
     """
     lines = ["| catalog op | exported as | imported from |", "|---|---|---|"]
-    for name, spec in CATALOG.items():
+    for name, spec in sorted(CATALOG.items()):
         rules = rules_for(spec)
         export = rules.onnx_export if rules is not None else None
         doc = (((export.__doc__ or "").strip().splitlines() or ["?"])[0] if callable(export)
