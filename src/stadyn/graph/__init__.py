@@ -30,7 +30,8 @@ from ._numerics import check_numerics, numerics_enabled
 from ._mode import (auto_forward, get_auto_forward, is_training, set_auto_forward, set_training,
                     training)
 from ._partition import partition
-from ._passes import defer_products, fuse_convolution_relu, reuse_dead_inputs, simplify
+from ._passes import (defer_products, fuse_convolution_relu, plan_passes, reuse_dead_inputs,
+                      simplify)
 from ._plan import EagerPlan, StaticPlan, build_plan
 from ._runner import forward_all
 from ._scope import current_scope, name_scope
@@ -59,7 +60,8 @@ __all__ = [
     "leaf_tensor", "interpret", "refresh_shapes",
     # static graphs: plans, lowering, the passes a whole-step program reuses
     "forward_all", "StaticPlan", "EagerPlan", "build_plan", "bump_graph_version", "partition",
-    "simplify", "defer_products", "reuse_dead_inputs", "fuse_convolution_relu", "plan_layout",
+    "simplify", "defer_products", "reuse_dead_inputs", "fuse_convolution_relu", "plan_passes",
+    "plan_layout",
     "standard_layout",
     # gradient buffers: what zero_grad gives back
     "release_grads",

@@ -39,8 +39,7 @@ from ._numerics import _depth as _checking
 from ._numerics import not_finite
 from ._partition import partition
 from ._passes import (aliased_outputs, cast_parameters_into_buffers, defer_output_casts,
-                      fuse_convolution_relu, reuse_dead_inputs, simplify,
-                      write_products_into_buffers)
+                      plan_passes, write_products_into_buffers)
 from ._subgraph import Subgraph, leaf_tensor
 from ._variable import FunctionNode, Variable
 
@@ -280,9 +279,7 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
             return tuple(values_of(ts))
         with torch.enable_grad():
             fw = make_fx(forward_only, tracing_mode="fake")(*leaf_tensors)
-        simplify(fw)
-        fuse_convolution_relu(fw)
-        reuse_dead_inputs(fw)
+        plan_passes(fw)
         cast_slots = cast_parameters_into_buffers(fw, leaf_tensors, len(fill))
         return StaticPlan(roots, list(nodes), list(leaves), fill, fw, None, [], [],
                           cast_slots=cast_slots)
@@ -317,8 +314,8 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
             gm.graph.erase_node(ph)
     gm.recompile()
     fw, bw, _ = partition(gm, len(leaves), len(fill))
-    simplify(fw)
-    simplify(bw)
+    plan_passes(fw)
+    plan_passes(bw, fuse=False)              # a backward holds no forward activation to fuse
     tidy_ranges(bw)                          # a labelled plan's (profiler ranges, _labels.py)
     defer_output_casts(bw)
     grad_leaves = [leaves[grad_idx[j]] for j in used]
@@ -326,9 +323,6 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
     copy_grad = aliased_outputs(bw)
     out_slots = write_products_into_buffers(bw, [leaf_tensor(v) for v in grad_leaves])
     cast_slots = cast_parameters_into_buffers(fw, leaf_tensors, len(fill))
-    fuse_convolution_relu(fw)
-    reuse_dead_inputs(fw)
-    reuse_dead_inputs(bw)
     for k, _ in out_slots:
         copy_grad[k] = False
     return StaticPlan(roots, list(nodes), list(leaves), fill, fw, bw, grad_leaves, diff_roots,
