@@ -32,7 +32,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from .._errors import NumericsError, StadynError
 from .._memory import keep_freed_cpu_memory
 from ._grad_buffers import accumulate_grads, grad_out_buffer
-from ._interpret import interpret, refresh_shapes
+from ._interpret import Shapes, interpret, refresh_shapes
 from ._labels import tidy_ranges
 from ._layout import plan_layout, standard_layout
 from ._numerics import _depth as _checking
@@ -61,7 +61,7 @@ class StaticPlan:
 
     __slots__ = ("roots", "leaves", "fill", "fw", "bw", "n_fill", "grad_leaves", "diff_roots",
                  "saved", "_fw_call", "_bw_call", "nodes", "_copy_grad", "has_backward",
-                 "_out_slots", "_cast_slots", "_owned")
+                 "_out_slots", "_cast_slots", "_owned", "shapes")
 
     def __init__(self, roots, nodes, leaves, fill, fw, bw, grad_leaves, diff_roots,
                  copy_grad: list[bool] | None = None,
@@ -86,6 +86,7 @@ class StaticPlan:
         self._cast_slots = tuple(cast_slots)  # leaves the forward casts into given buffers
         self._owned: dict = {}                # buffers the plan keeps, by slot
         self.has_backward = bw is not None
+        self.shapes = Shapes(nodes)           # its Variables' shapes, put back on each replay
 
     @property
     def code(self) -> str:
@@ -96,6 +97,7 @@ class StaticPlan:
         return text
 
     def run(self) -> None:
+        self.shapes.restore()
         tensors = [leaf_tensor(v) for v in self.leaves]
         if self._cast_slots:
             tensors += [self._buffer(("cast", i), tensors[i], dtype)
@@ -177,10 +179,11 @@ class EagerPlan:
     """
 
     __slots__ = ("roots", "nodes", "leaves", "fill", "diff_roots", "saved", "has_backward",
-                 "reason")
+                 "reason", "shapes")
 
     def __init__(self, roots, nodes, leaves, fill, needs_backward: bool, reason: str):
         self.roots, self.nodes, self.leaves, self.fill = roots, nodes, leaves, fill
+        self.shapes = Shapes(nodes)
         self.has_backward = needs_backward
         self.diff_roots: list[Variable] = []
         self.saved: list | None = None
@@ -191,6 +194,7 @@ class EagerPlan:
         return f"# runs eagerly: {self.reason}"
 
     def run(self) -> None:
+        self.shapes.restore()
         tensors = [leaf_tensor(v) for v in self.leaves]
         with torch.set_grad_enabled(self.has_backward):
             outs = interpret(self.nodes, self.leaves, tensors, self.fill, name_errors=True)
