@@ -18,8 +18,8 @@ Example:
     >>> x, t = free_batch_input(sd.Variable((1, 4))), free_batch_input(sd.Variable((1, 4)))
     >>> x.data = torch.ones(5, 4)                  # fed a batch of 5
     >>> h = F.tanh(x)
-    >>> F.squared_error(h, t).shape, t.shape       # t was never fed: it takes the batch
-    ((5, 4), (5, 4))
+    >>> F.cross_entropy_with_softmax(h, t).shape, t.shape     # t, never fed, takes the batch
+    ((5, 1), (5, 4))
 """
 
 from __future__ import annotations
