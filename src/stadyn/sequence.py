@@ -26,8 +26,8 @@ import numpy as np
 
 from . import functions as F
 from ._errors import ShapeError
-from .graph import (Variable, auto_forward, hoist_invariants, sequence_input, sequences_of,
-                    set_sequence_axis, set_sequences)
+from .graph import (Variable, auto_forward, free_batch_input, hoist_invariants, sequence_input,
+                    sequences_of, set_sequence_axis, set_sequences)
 from .ops import StepFunction
 
 __all__ = ["input_variable", "feed", "unpack_value", "lengths_of", "reduce_sum", "reduce_max",
@@ -46,7 +46,7 @@ def input_variable(shape: Sequence[int] | int, dtype: Any = np.float32,
         (1, 1, 3)
     """
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    v = sequence_input(shape, need_grad=need_grad, dtype=dtype)
+    v = free_batch_input(sequence_input(shape, need_grad=need_grad, dtype=dtype))
     v.name = name
     return v
 

@@ -136,3 +136,40 @@ def test_the_peers_run_halfway_through_the_timed_rounds(rounds):
     assert after[:2] == ["a", "b"] if rounds else after == []          # the untimed steps
     assert after[2:] == ["a", "b"] * (rounds - rounds // 2)
     assert [len(m.times) for m in results] == [rounds, rounds]
+
+
+def test_each_case_is_timed_after_a_collection_and_the_heap_is_unfrozen_after():
+    """Fair timing: a full collection (generation 2) precedes every case's timed steps, so no
+    case pays for garbage another left; the heap the rounds froze (so that those collections
+    walk only new objects) is unfrozen afterwards, also when a step fails."""
+    import gc
+
+    from stadyn.bench import Case, run_cases
+    events: list[str] = []
+
+    def seen(phase, info):
+        if phase == "start" and info["generation"] == 2:
+            events.append("gc")
+
+    def stepper(name):
+        return lambda: events.append(name)
+
+    cases = [Case("w", "a", stepper("a")), Case("w", "b", stepper("b"))]
+    gc.callbacks.append(seen)
+    try:
+        run_cases(cases, warmup=1, rounds=2, per_round=1, log=lambda *_: None, min_round_s=0.0)
+        assert gc.get_freeze_count() == 0
+        timed = events[events.index("b") + 1:]            # after the warm-up steps
+        assert timed == ["gc"] + ["gc", "a", "gc", "b"] * 2
+        calls: list[int] = []
+
+        def fails_when_timed():
+            calls.append(1)
+            if len(calls) > 1:                            # the warm-up step passes
+                raise ZeroDivisionError
+        with pytest.raises(ZeroDivisionError):
+            run_cases([Case("w", "c", fails_when_timed)], warmup=1, rounds=1, per_round=1,
+                      log=lambda *_: None, min_round_s=0.0)
+    finally:
+        gc.callbacks.remove(seen)
+    assert gc.get_freeze_count() == 0

@@ -215,10 +215,10 @@ def _train_steps(monkeypatch, passes: bool, n: int = 3):
     """``n`` momentum steps of the small ConvNet's static plan (no dropout); the losses, the
     last gradients and the plan's code.  ``passes=False``: without the plan's fused and
     in-place ReLUs and reshaped-product buffers."""
-    import stadyn.graph._plan as plan
+    import stadyn.graph._passes as passes_module
     if not passes:
-        monkeypatch.setattr(plan, "fuse_convolution_relu", lambda gm: 0)
-        monkeypatch.setattr(plan, "reuse_dead_inputs", lambda gm: 0)
+        monkeypatch.setattr(passes_module, "fuse_convolution_relu", lambda gm: 0)
+        monkeypatch.setattr(passes_module, "reuse_dead_inputs", lambda gm: 0)
     _, x, t, loss, reg = _build(_convnet)
     solver = S.Momentum(lr=0.05, momentum=0.9)
     solver.set_parameters(dict(reg.items()))
@@ -280,3 +280,32 @@ def test_a_dense_weight_behind_the_flatten_gets_its_gradient_in_its_buffer():
             solver2.update()
     assert "grad_out_" in loss._plan.code
     assert len(set(addresses)) == 1
+
+
+_REWRITTEN = ("mkldnn._convolution_pointwise", "aten.relu_.default", "aten.relu.default",
+              "aten.threshold_backward.grad_input", "aten.threshold_backward.default")
+
+
+def test_a_static_plan_and_an_uncompiled_step_get_the_same_rewrites():
+    """Both lower the same forward and backward through ``plan_passes``: the fused, in-place
+    and plain ReLUs of the ConvNet's static plan (forward + backward programs) and of its
+    uncompiled training step are the same in number; a compiled step keeps its ReLUs out of
+    place (inductor plans its buffers)."""
+    _, x, t, loss, reg = _build(_convnet)
+    (xb, tb), = _batches(1)
+    x.d, t.d = xb, tb
+    with sd.training(False):
+        loss.forward(clear_no_need_grad=True)
+        loss.backward(clear_buffer=True)
+        plan_code = loss._plan.fw.code + loss._plan.bw.code
+        solver = S.Sgd(lr=0.01)
+        solver.set_parameters(dict(reg.items()))
+        step = sd.compile_step(loss, solver, compile=False)
+        step()
+    step_code = step.graph_module.code
+    counts = {k: (plan_code.count(k), step_code.count(k)) for k in _REWRITTEN}
+    assert all(a == b for a, b in counts.values()), counts
+    assert counts["aten.relu_.default"][0] >= 1                    # the dense layer's
+    assert counts["aten.threshold_backward.grad_input"][0] >= 1    # its backward's
+    if torch.backends.mkldnn.is_available():
+        assert counts["mkldnn._convolution_pointwise"][0] == 2

@@ -226,3 +226,21 @@ def test_a_dynamic_step_reading_a_value_made_from_a_parameter_computes_it():
     np.testing.assert_allclose(sd.sequence.unpack_value(h)[0].ravel(), [1.0, e + 2.0],
                                rtol=1e-6)
     np.testing.assert_allclose(a.g, [e], rtol=1e-6)       # d(1 + e^a + 2)/da
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_a_per_element_stabilizer_learns_one_factor_per_element_of_the_last_axis(dynamic):
+    # BrainScript's BS.Parameters.StabilizeElements; the scalar one is the layers' and CNTK's
+    x_np = RNG.standard_normal((2, 4)).astype(np.float32)
+    with sd.parameter_registry(sd.ParameterRegistry()), sd.auto_forward(dynamic):
+        x = sd.Variable.from_numpy_array(x_np)
+        layer = L.Stabilizer(per_element=True)
+        y = layer(x)
+        (alpha,) = layer.parameters
+        assert alpha.shape == (4,)
+        np.testing.assert_allclose(np.log1p(np.exp(K * alpha.d)) / K, 1.0, rtol=1e-6)
+        alpha.d = np.array([0.9, 0.4, -0.3, 0.6], np.float32)
+        y = layer(x)
+        y.forward()
+    want = x_np * np.log1p(np.exp(K * alpha.d.astype(np.float64))) / K
+    np.testing.assert_allclose(y.d, want, rtol=1e-5)

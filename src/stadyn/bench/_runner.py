@@ -61,19 +61,32 @@ def run_cases(cases: list[Case], warmup: int = 3, rounds: int = 5, per_round: in
         counts.append(max(per_round, min(1000, int(min_round_s / last) if last > 0 else 1)))
         log(f"  warmed up {case.workload}/{case.mode} "
             f"(setup {case.setup_s:.1f} s, warm-up {m.warmup_s:.1f} s)")
+    # Fair timing needs a collection before each case's steps: cyclic garbage one case leaves
+    # (dynamic-mode graphs, closures) must not be collected inside the next case's timed steps.
+    # A full collection walks every tracked object, though (about 180,000 once torch and Stadyn
+    # are imported: half a second each on these machines, seconds per bench and most of a
+    # small test's time), so the heap as the warm-up left it is collected once and frozen
+    # (gc.freeze: moved where no collection looks), and each per-case collection walks only
+    # what the timed steps have allocated since: microseconds, the same fairness.  A frozen
+    # object that dies during the rounds is collected after them (gc.unfreeze).
     called = False
-    for r in range(rounds):
-        if between is not None and r == rounds // 2:
+    gc.collect()
+    gc.freeze()
+    try:
+        for r in range(rounds):
+            if between is not None and r == rounds // 2:
+                between()
+                called = True
+                for case in cases:
+                    case.step()
+            for case, m, count in zip(cases, results, counts):
+                gc.collect()
+                for _ in range(count):
+                    start = time.perf_counter()
+                    case.step()
+                    m.times.append(time.perf_counter() - start)
+        if between is not None and not called:
             between()
-            called = True
-            for case in cases:
-                case.step()
-        for case, m, count in zip(cases, results, counts):
-            gc.collect()
-            for _ in range(count):
-                start = time.perf_counter()
-                case.step()
-                m.times.append(time.perf_counter() - start)
-    if between is not None and not called:
-        between()
+    finally:
+        gc.unfreeze()
     return results

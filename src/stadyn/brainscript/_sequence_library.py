@@ -115,6 +115,7 @@ class SequenceFunctions:
             "_SequenceFirst": self._SequenceFirst, "_SequenceLast": self._SequenceLast,
             "_SequenceGather": self._SequenceGather, "_SequenceScatter": self._SequenceScatter,
             "_BroadcastSequenceAs": self._BroadcastSequenceAs,
+            "_StabilizeElements": self._StabilizeElements, "_KnownDims": self._KnownDims,
         }
 
     # ---- the evaluator's recurrence hooks -------------------------------------------------
@@ -250,6 +251,39 @@ class SequenceFunctions:
     def _BroadcastSequenceAs(self, type, data1):  # noqa: A002 - CNTK's name
         like = self._seq(type, "BS.Sequences.BroadcastSequenceAs")
         return S.broadcast_as(self._value(data1, "BS.Sequences.BroadcastSequenceAs"), like)
+
+    def _StabilizeElements(self, x, inputDim=0):
+        """CNTK.core.bs's ``BS.Parameters.StabilizeElements``: ``x`` times
+        ``log(1 + exp(4 a)) / 4`` with a new learned ``a`` (1 at the start), one scalar for
+        ``inputDim = 1`` (``BS.Parameters.Stabilize``) or one per element of ``x``'s first
+        (column-major) axis: :class:`stadyn.layers.Stabilizer`, the layers' stabiliser.
+
+        Example:
+            >>> import numpy as np, stadyn as sd
+            >>> from stadyn.brainscript import StadynLibrary, build_network
+            >>> with sd.parameter_registry(sd.ParameterRegistry()):
+            ...     net = build_network('''{ x = Input{3}
+            ...         y = BS.Parameters.StabilizeElements (x)
+            ...         z = BS.Parameters.Stabilize (y) }''', StadynLibrary())
+            ...     shapes = sorted(tuple(v.shape) for v in sd.get_parameters().values())
+            >>> shapes
+            [(), (3,)]
+        """
+        v = self._value(x, "BS.Parameters.StabilizeElements")
+        dim = int(inputDim)
+        if dim not in (0, 1, v.shape[-1]):
+            raise ConfigError(f"BS.Parameters.StabilizeElements: inputDim = {dim}, but the "
+                              f"input's first dimension is {v.shape[-1]}")
+        return L.Stabilizer(enable_self_stabilization=True, per_element=dim != 1)(v)
+
+    def _KnownDims(self, x, dims):
+        """``x``, where a delay whose dimensions are not known yet (``PastValue (0, h)``) takes
+        ``dims``: what a library function that knows them (``BS.RNNs.LSTMP``: the previous h
+        has ``outputDim``) does before an op that cannot infer them (a stabiliser)."""
+        if isinstance(x, PendingState):
+            dims = dims if isinstance(dims, tuple) else (dims,)
+            return self._loops.materialize(x, cntk_shape(tuple(int(d) for d in dims)))
+        return x
 
     def RowStack(self, inputs, axis=1, tag=""):
         """The inputs joined along their first (column-major) axis: CNTK's ``RowStack``."""

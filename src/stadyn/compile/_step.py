@@ -32,9 +32,8 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from .._errors import StadynError
 from .._memory import keep_freed_cpu_memory
 from .._logging import logger
-from ..graph import (Subgraph, Variable, defer_products, fuse_convolution_relu, interpret,
-                     labels_enabled, labels_off, leaf_tensor, plan_layout, reuse_dead_inputs,
-                     simplify, standard_layout)
+from ..graph import (Subgraph, Variable, defer_products, interpret, labels_enabled, labels_off,
+                     leaf_tensor, plan_layout, plan_passes, standard_layout)
 from ..solvers import Optimizer
 from ._kernels import keep_max_pooling
 
@@ -214,15 +213,12 @@ class CompiledStep:
                 gm = make_fx(forward_backward, tracing_mode="fake")(*leaf_tensors)
             else:
                 gm = make_fx(step, tracing_mode="fake")(*leaf_tensors, *states, *self._scalars)
-        simplify(gm)
-        # As in a static plan: a channels-last convolution and its ReLU as one oneDNN call
-        # (inductor calls it as it calls a convolution) ...
-        fuse_convolution_relu(gm)
-        if self.compile:
-            if device.type == "cpu":
-                keep_max_pooling(gm)            # ATen's kernels, not inductor's loops
-        else:
-            reuse_dead_inputs(gm)               # ... and ReLUs in place (inductor plans its own)
+        # A static plan's passes (graph/_passes.py): a channels-last convolution and its ReLU
+        # as one oneDNN call (inductor calls it as it calls a convolution), and ReLUs in place
+        # only uncompiled (inductor plans its own buffers).
+        plan_passes(gm, in_place=not self.compile)
+        if self.compile and device.type == "cpu":
+            keep_max_pooling(gm)                # ATen's kernels, not inductor's loops
         self._outside = outside
         self._deferred = defer_products(gm, len(fill)) if outside else []
         self._grad_buffers = {}

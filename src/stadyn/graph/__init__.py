@@ -7,6 +7,8 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_passes.py`` — rewrites of traced programs; ``_partition.py`` — forward/backward split;
 * ``_grad_buffers.py`` — gradient buffers and their reuse contract (:func:`release_grads`);
 * ``_layout.py`` — a plan's memory layout (channels-last convolution chains, :func:`plan_layout`);
+* ``_free_axes.py`` — inputs whose batch axis the data sizes (CNTK's), conformed when a build
+  joins one never fed with values of a fed batch;
 * ``_interpret.py`` — :func:`interpret`, the reference semantics; :func:`refresh_shapes`;
 * ``_subgraph.py`` — :class:`Subgraph` (nodes, leaves and their roles), :func:`value_key`;
 * ``_apply.py`` — :func:`apply`, one op call in either mode;
@@ -17,11 +19,12 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_spec.py``, ``_context.py``, ``_mode.py``, ``_precision.py``, ``_scope.py`` — leaves.
 """
 
-from ._apply import apply
+from ._apply import _conform, apply
 from ._context import Context, context, context_scope, get_current_context, set_default_context
+from ._free_axes import conform_unfed_inputs, free_batch_input, has_free_batch
 from ._grad_buffers import release_grads
 from ._hoist import hoist_invariants
-from ._interpret import interpret, refresh_shapes
+from ._interpret import Shapes, interpret, refresh_shapes
 from ._labels import (BACKWARD_SUFFIX, LABEL_PREFIX, labels_enabled, labels_off, op_label,
                       set_labels)
 from ._layout import plan_layout, standard_layout
@@ -30,7 +33,8 @@ from ._numerics import check_numerics, numerics_enabled
 from ._mode import (auto_forward, get_auto_forward, is_training, set_auto_forward, set_training,
                     training)
 from ._partition import partition
-from ._passes import defer_products, fuse_convolution_relu, reuse_dead_inputs, simplify
+from ._passes import (defer_products, fuse_convolution_relu, plan_passes, reuse_dead_inputs,
+                      simplify)
 from ._plan import EagerPlan, StaticPlan, build_plan
 from ._runner import forward_all
 from ._scope import current_scope, name_scope
@@ -56,14 +60,19 @@ __all__ = [
     "labels_off",
     # subgraphs: nodes, leaves and their roles; the reference semantics
     "Subgraph", "INPUT", "PARAMETER", "VIEW", "CONSTANT", "value_key", "output_key",
-    "leaf_tensor", "interpret", "refresh_shapes",
+    "leaf_tensor", "interpret", "refresh_shapes", "Shapes",
     # static graphs: plans, lowering, the passes a whole-step program reuses
     "forward_all", "StaticPlan", "EagerPlan", "build_plan", "bump_graph_version", "partition",
-    "simplify", "defer_products", "reuse_dead_inputs", "fuse_convolution_relu", "plan_layout",
+    "simplify", "defer_products", "reuse_dead_inputs", "fuse_convolution_relu", "plan_passes",
+    "plan_layout",
     "standard_layout",
     # gradient buffers: what zero_grad gives back
     "release_grads",
     # the sequence axis: padded values with lengths (_sequence.py)
     "sequence_input", "set_sequences", "sequences_of", "pad_sequences", "is_lengths",
     "new_lengths", "set_sequence_axis", "hoist_invariants",
+    # inputs whose batch axis the data sizes (CNTK's dynamic axes, _free_axes.py)
+    "free_batch_input", "has_free_batch", "conform_unfed_inputs",
 ]
+
+_conform[0] = conform_unfed_inputs      # a static build's retry when an op rejects shapes

@@ -32,6 +32,10 @@ __all__ = ["apply", "argument_error", "op_error"]
 
 _Tensor = torch.Tensor
 
+# What a static build tries when an op rejects its inputs' shapes, before it reports the error:
+# ``_free_axes.conform_unfed_inputs`` (above this module; installed by the package).
+_conform: list = [None]
+
 
 def _describe_inputs(inputs: Iterable[Variable], shapes: Sequence[tuple] | None) -> str:
     parts = []
@@ -141,8 +145,10 @@ def apply(spec, args: tuple, kwargs: dict):
         try:
             out = spec.infer(margs, mkw)
         except Exception as exc:
-            raise (argument_error(spec, args, kwargs)
-                   or op_error(spec, inputs, scope, exc, location=node.location)) from exc
+            out = _infer_conformed(spec, args, kwargs, inputs)
+            if out is None:
+                raise (argument_error(spec, args, kwargs)
+                       or op_error(spec, inputs, scope, exc, location=node.location)) from exc
         # A shape rule does not run autograd: its outputs need a gradient if an input does.
         ruled = spec.shape is not None and any(v._need_grad for v in inputs)
         if isinstance(out, _Tensor):
@@ -159,6 +165,21 @@ def apply(spec, args: tuple, kwargs: dict):
     if _has_sequence_axis(inputs):
         propagate(inputs, outs)
     return outs
+
+
+def _infer_conformed(spec, args: tuple, kwargs: dict, inputs: list):
+    """The op's shape inference once more after inputs never fed took the batch of those that
+    were (:mod:`~stadyn.graph._free_axes`); None if nothing changed or it fails again."""
+    conform = _conform[0]
+    if conform is None or not inputs or not conform(inputs):
+        return None
+    margs = [_meta(a) if isinstance(a, Variable) else a for a in args]
+    mkw = ({k: (_meta(v) if isinstance(v, Variable) else v) for k, v in kwargs.items()}
+           if kwargs else kwargs)
+    try:
+        return spec.infer(margs, mkw)
+    except Exception:  # noqa: BLE001 - the first error is the one reported
+        return None
 
 
 def _has_sequence_axis(inputs: list) -> bool:

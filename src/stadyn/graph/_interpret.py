@@ -3,7 +3,8 @@
 :func:`interpret` runs a subgraph's nodes in order through their op implementations — the same
 impls dynamic mode calls, with the same precision casts — and is what lowering traces.
 :func:`refresh_shapes` does the same on ``meta`` tensors to bring recorded shapes up to date
-after an input was resized.  Both name a failing op as dynamic mode does (:func:`op_error`).
+after an input was resized, and :class:`Shapes` keeps what it found for a plan to put back when
+the plan replays.  Both name a failing op as dynamic mode does (:func:`op_error`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,11 @@ from ._precision import cast_arguments
 from ._subgraph import leaf_tensor, output_key, value_key
 from ._variable import FunctionNode, Variable
 
-__all__ = ["interpret", "refresh_shapes"]
+__all__ = ["interpret", "refresh_shapes", "Shapes"]
+
+# The Shapes record whose shapes the graph's Variables hold now (None: unknown, since a
+# refresh_shapes changed some): a replay of the same plan as last time costs one comparison.
+_current: list = [None]
 
 
 def _node_arguments(node: FunctionNode, env: dict, half: torch.dtype | None
@@ -156,3 +161,49 @@ def refresh_shapes(nodes: Sequence[FunctionNode], leaves: Sequence[Variable]) ->
                 held = v._data
                 if held is not None and tuple(held.shape) != v._shape:
                     v._data = None
+    _current[0] = None
+
+
+class Shapes:
+    """The shapes and dtypes of ``nodes``' outputs now (as :func:`refresh_shapes` left them);
+    :meth:`restore` gives the Variables these shapes again.
+
+    A plan is built for one signature of its leaves (one batch size) and cached; when a cached
+    plan replays after one built for another batch size, the intermediates still carry the
+    other plan's shapes.  The plan restores its own first, so that ``h.shape`` (and ``size``,
+    ``len``) of an intermediate the forward did not keep is the batch just run, as NNabla's
+    forward sets it up.
+
+    Example:
+        >>> import torch, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import Subgraph, Shapes, refresh_shapes
+        >>> x = sd.Variable((2, 3))
+        >>> y = F.sum(x, axis=1)
+        >>> two = Shapes(Subgraph([y]).nodes)
+        >>> x.data = torch.zeros(5, 3)
+        >>> refresh_shapes(Subgraph([y]).nodes, [x])
+        >>> y.shape, (two.restore(), y.shape)[1]
+        ((5,), (2,))
+    """
+
+    __slots__ = ("_outputs",)
+
+    def __init__(self, nodes: Sequence[FunctionNode]):
+        self._outputs = [(ref, v._shape, v._dtype) for node in nodes for ref in node._outputs
+                         if (v := ref()) is not None]
+        _current[0] = self
+
+    def restore(self) -> None:
+        """Set the recorded shapes (dropping a held buffer of another shape: ``Variable.shape``
+        reads a buffer first)."""
+        if _current[0] is self:
+            return
+        for ref, shape, dtype in self._outputs:
+            v = ref()
+            if v is None:
+                continue
+            v._shape, v._dtype = shape, dtype
+            held = v._data
+            if held is not None and tuple(held.shape) != shape:
+                v._data = None
+        _current[0] = self

@@ -16,6 +16,10 @@ Each pass takes a traced program and rewrites it in place; none changes what it 
 * :func:`aliased_outputs` finds the outputs that may share memory with an input or each other
   (an analysis, no rewrite).
 
+:func:`plan_passes` is the sequence every traced program of a plan gets (a static plan's
+forward and backward programs, ``compile_step``'s whole step): one place, so the two paths
+cannot drift apart; what differs between them is a parameter.
+
 The thresholds come from page-fault costs measured on these machines (docs/performance.md).
 """
 
@@ -29,7 +33,7 @@ import torch.fx as fx
 
 __all__ = ["simplify", "defer_output_casts", "write_products_into_buffers",
            "cast_parameters_into_buffers", "defer_products", "aliased_outputs",
-           "reuse_dead_inputs", "fuse_convolution_relu", "is_large_product",
+           "reuse_dead_inputs", "fuse_convolution_relu", "plan_passes", "is_large_product",
            "OUT_BUFFER_BYTES"]
 
 _aten = torch.ops.aten
@@ -488,3 +492,39 @@ def fuse_convolution_relu(gm: fx.GraphModule) -> int:
     if count:
         gm.recompile()
     return count
+
+
+def plan_passes(gm: fx.GraphModule, *, fuse: bool = True, in_place: bool = True
+                ) -> fx.GraphModule:
+    """The rewrites a plan gives one traced program, in order: :func:`simplify`;
+    :func:`fuse_convolution_relu` (``fuse``: a channels-last CPU convolution and its ReLU as
+    one oneDNN call; it changes nothing on other devices); and :func:`reuse_dead_inputs`
+    (``in_place``: ReLUs and their backward in place).  The passes that route buffers
+    (:func:`defer_output_casts`, :func:`write_products_into_buffers`,
+    :func:`cast_parameters_into_buffers`, :func:`defer_products`) run after these: they read
+    no value these rewrite and are left out of them.
+
+    A static plan's forward program gets all of them and its backward program all but
+    ``fuse`` (it holds no forward activation); ``compile_step``'s step gets all of them
+    uncompiled, and all but ``in_place`` when inductor compiles it (inductor plans its own
+    buffers, and a mutation would only cost it a copy).  Returns ``gm``.
+
+    Example:
+        >>> import torch
+        >>> from torch.fx.experimental.proxy_tensor import make_fx
+        >>> from stadyn.graph import plan_passes
+        >>> gm = make_fx(lambda x: torch.relu(x.detach() * 2) + 1,
+        ...              tracing_mode="fake")(torch.ones(3))
+        >>> [n.target.__name__ for n in plan_passes(gm).graph.nodes if n.op == "call_function"]
+        ['mul.Tensor', 'relu_.default', 'add.Tensor']
+        >>> gm = make_fx(lambda x: torch.relu(x * 2), tracing_mode="fake")(torch.ones(3))
+        >>> [n.target.__name__ for n in plan_passes(gm, in_place=False).graph.nodes
+        ...  if n.op == "call_function"]
+        ['mul.Tensor', 'relu.default']
+    """
+    simplify(gm)
+    if fuse:
+        fuse_convolution_relu(gm)
+    if in_place:
+        reuse_dead_inputs(gm)
+    return gm

@@ -32,15 +32,14 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from .._errors import NumericsError, StadynError
 from .._memory import keep_freed_cpu_memory
 from ._grad_buffers import accumulate_grads, grad_out_buffer
-from ._interpret import interpret, refresh_shapes
+from ._interpret import Shapes, interpret, refresh_shapes
 from ._labels import tidy_ranges
 from ._layout import plan_layout, standard_layout
 from ._numerics import _depth as _checking
 from ._numerics import not_finite
 from ._partition import partition
 from ._passes import (aliased_outputs, cast_parameters_into_buffers, defer_output_casts,
-                      fuse_convolution_relu, reuse_dead_inputs, simplify,
-                      write_products_into_buffers)
+                      plan_passes, write_products_into_buffers)
 from ._subgraph import Subgraph, leaf_tensor
 from ._variable import FunctionNode, Variable
 
@@ -62,7 +61,7 @@ class StaticPlan:
 
     __slots__ = ("roots", "leaves", "fill", "fw", "bw", "n_fill", "grad_leaves", "diff_roots",
                  "saved", "_fw_call", "_bw_call", "nodes", "_copy_grad", "has_backward",
-                 "_out_slots", "_cast_slots", "_owned")
+                 "_out_slots", "_cast_slots", "_owned", "shapes")
 
     def __init__(self, roots, nodes, leaves, fill, fw, bw, grad_leaves, diff_roots,
                  copy_grad: list[bool] | None = None,
@@ -87,6 +86,7 @@ class StaticPlan:
         self._cast_slots = tuple(cast_slots)  # leaves the forward casts into given buffers
         self._owned: dict = {}                # buffers the plan keeps, by slot
         self.has_backward = bw is not None
+        self.shapes = Shapes(nodes)           # its Variables' shapes, put back on each replay
 
     @property
     def code(self) -> str:
@@ -97,6 +97,7 @@ class StaticPlan:
         return text
 
     def run(self) -> None:
+        self.shapes.restore()
         tensors = [leaf_tensor(v) for v in self.leaves]
         if self._cast_slots:
             tensors += [self._buffer(("cast", i), tensors[i], dtype)
@@ -178,10 +179,11 @@ class EagerPlan:
     """
 
     __slots__ = ("roots", "nodes", "leaves", "fill", "diff_roots", "saved", "has_backward",
-                 "reason")
+                 "reason", "shapes")
 
     def __init__(self, roots, nodes, leaves, fill, needs_backward: bool, reason: str):
         self.roots, self.nodes, self.leaves, self.fill = roots, nodes, leaves, fill
+        self.shapes = Shapes(nodes)
         self.has_backward = needs_backward
         self.diff_roots: list[Variable] = []
         self.saved: list | None = None
@@ -192,6 +194,7 @@ class EagerPlan:
         return f"# runs eagerly: {self.reason}"
 
     def run(self) -> None:
+        self.shapes.restore()
         tensors = [leaf_tensor(v) for v in self.leaves]
         with torch.set_grad_enabled(self.has_backward):
             outs = interpret(self.nodes, self.leaves, tensors, self.fill, name_errors=True)
@@ -280,9 +283,7 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
             return tuple(values_of(ts))
         with torch.enable_grad():
             fw = make_fx(forward_only, tracing_mode="fake")(*leaf_tensors)
-        simplify(fw)
-        fuse_convolution_relu(fw)
-        reuse_dead_inputs(fw)
+        plan_passes(fw)
         cast_slots = cast_parameters_into_buffers(fw, leaf_tensors, len(fill))
         return StaticPlan(roots, list(nodes), list(leaves), fill, fw, None, [], [],
                           cast_slots=cast_slots)
@@ -317,8 +318,8 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
             gm.graph.erase_node(ph)
     gm.recompile()
     fw, bw, _ = partition(gm, len(leaves), len(fill))
-    simplify(fw)
-    simplify(bw)
+    plan_passes(fw)
+    plan_passes(bw, fuse=False)              # a backward holds no forward activation to fuse
     tidy_ranges(bw)                          # a labelled plan's (profiler ranges, _labels.py)
     defer_output_casts(bw)
     grad_leaves = [leaves[grad_idx[j]] for j in used]
@@ -326,9 +327,6 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
     copy_grad = aliased_outputs(bw)
     out_slots = write_products_into_buffers(bw, [leaf_tensor(v) for v in grad_leaves])
     cast_slots = cast_parameters_into_buffers(fw, leaf_tensors, len(fill))
-    fuse_convolution_relu(fw)
-    reuse_dead_inputs(fw)
-    reuse_dead_inputs(bw)
     for k, _ in out_slots:
         copy_grad[k] = False
     return StaticPlan(roots, list(nodes), list(leaves), fill, fw, bw, grad_leaves, diff_roots,

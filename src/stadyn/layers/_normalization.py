@@ -112,7 +112,10 @@ class LayerNormalization(Layer):
 class Stabilizer(Layer):
     """The self-stabiliser: ``x`` times a learned scalar ``softplus(alpha, steepness)``
     (``log(1 + exp(steepness * alpha)) / steepness``, 1 at the start).
-    ``enable_self_stabilization=False`` makes it the identity.
+    ``enable_self_stabilization=False`` makes it the identity.  ``per_element=True`` learns one
+    ``alpha`` per element of ``x``'s last axis instead of one scalar (BrainScript's
+    ``BS.Parameters.StabilizeElements``; the layers, ``BS.Parameters.Stabilize`` and CNTK's
+    ``Stabilizer`` use the scalar).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.layers as L
@@ -123,9 +126,10 @@ class Stabilizer(Layer):
     """
 
     def __init__(self, steepness=4, enable_self_stabilization=default_override_or(True),
-                 name: str = ""):
+                 name: str = "", per_element: bool = False):
         super().__init__(name)
         self.steepness = float(steepness)
+        self.per_element = bool(per_element)
         self.enabled = bool(resolve("Stabilizer", "enable_self_stabilization",
                                     enable_self_stabilization))
 
@@ -133,6 +137,7 @@ class Stabilizer(Layer):
         if not self.enabled:
             return F.identity(x)
         k = self.steepness
-        alpha = self.parameter("alpha", (), float(np.log(np.expm1(k)) / k))
+        shape = (x.shape[-1],) if self.per_element else ()
+        alpha = self.parameter("alpha", shape, float(np.log(np.expm1(k)) / k))
         beta = F.mul_scalar(F.softplus(F.mul_scalar(alpha, k)), 1.0 / k)
         return F.mul2(beta, x)

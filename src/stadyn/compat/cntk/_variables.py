@@ -9,7 +9,7 @@ import itertools
 import numpy as np
 
 from ...graph import Variable as _Var
-from ...graph import sequence_input
+from ...graph import free_batch_input, sequence_input
 from . import _graph as G
 from ._late import late
 from ._mixins import ArrayMixin, GraphObject, TensorOpsMixin, VariableMixin
@@ -56,6 +56,7 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
         G.INPUTS[var] = name
         if dynamic_axes is None or len(dynamic_axes):
             G.BATCH.add(var)
+            free_batch_input(var)      # sized by what is fed (CNTK's dynamic axes)
         else:
             var.reset_shape(_shape(shape))
         GraphObject.__init__(self, var)
@@ -280,6 +281,7 @@ def placeholder(shape=None, dynamic_axes=None, name: str = "") -> Variable:
         var = _Var((1,) + _shape(shape))
         if dynamic_axes is None or len(dynamic_axes):
             G.BATCH.add(var)
+            free_batch_input(var)      # sized by what is fed (CNTK's dynamic axes)
         else:
             var.reset_shape(_shape(shape))
     G.PLACEHOLDERS[var] = name
