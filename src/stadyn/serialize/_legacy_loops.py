@@ -29,6 +29,7 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from .. import sequence as S
+from .._errors import ModelFileError
 from ..graph import Variable, auto_forward, hoist_invariants
 from ..ops import StepFunction
 from ._legacy_ir import LegacyFunction, LegacyNetwork
@@ -294,8 +295,13 @@ def build_loop(b: Any, comp: list[LegacyFunction], network: LegacyNetwork,
                 b.env[d.outputs[0]] = register[-1]      # the value ``offset`` steps away
             for v in [x for r in registers for x in r] + xs:
                 b.batched.add(id(v))
-            for f in order:
-                b.call(f, [b.value(n, network) for n in f.inputs])
+            try:
+                for f in order:
+                    b.call(f, [b.value(n, network) for n in f.inputs])
+            except ModelFileError as exc:
+                raise type(exc)(f"{exc} (in one step of {where.split(': ', 1)[1]}, whose "
+                                "delayed values have the shapes "
+                                f"{', '.join(map(str, shapes))} the file records)") from None
             step = {n: b.env[n] for n in made if n in b.env}
         finally:     # the step's Variables leave the importer's books (ids are reused)
             b.env, b.recording, b.batched = outer_env, True, outer_batched
