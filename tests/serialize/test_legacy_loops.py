@@ -49,6 +49,16 @@ def test_cntk_recurrent_models_give_cntks_outputs(case, dynamic):
         np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-6)
 
 
+def test_a_loaded_cntk_recurrent_model_saves_as_a_stadyn_model_file(tmp_path):
+    ref = np.load(REFS)
+    net = sd.load(LEGACY / "cntk_rec_bidir.model")
+    path = tmp_path / "bidir.stadyn"
+    sd.save(path, dict(net.outputs), dict(net.inputs))
+    (y,) = sd.load(path)(x=[ref["bidir/x"][b, :n]
+                            for b, n in enumerate(ref["bidir/lengths"])]).values()
+    np.testing.assert_allclose(y, ref["bidir/y"], rtol=1e-5, atol=1e-6)
+
+
 def test_a_cntk_recurrent_model_loads_in_the_cntk_api():
     import stadyn.compat.cntk as C
     ref = np.load(REFS)
