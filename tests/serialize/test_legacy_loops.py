@@ -72,6 +72,15 @@ def test_a_cntk_recurrent_model_loads_in_the_cntk_api():
         np.testing.assert_allclose(o, ref["offsets/y"][b, :len(o)], rtol=1e-5, atol=1e-6)
 
 
+def test_a_sparse_sequence_input_is_fed_dense_rows():
+    # the tutorial's word input is sparse in CNTK (fed CSR matrices); it loads as a dense one
+    model = read_legacy_model(LEGACY / "cntk_rec_classifier.model")
+    (name,) = model.networks["main"].inputs
+    assert model.networks["main"].variables[name].meta["is_sparse"] is True
+    net = sd.load(LEGACY / "cntk_rec_classifier.model")
+    assert net.inputs["x"].shape[2:] == (10,)
+
+
 def test_info_shows_the_sequence_axes():
     info = legacy_model_info(LEGACY / "cntk_rec_offsets.model")
     assert info.inputs["x"][0] == ("batch", "sequence", 3)
