@@ -72,6 +72,14 @@ def test_a_cntk_recurrent_model_loads_in_the_cntk_api():
         np.testing.assert_allclose(o, ref["offsets/y"][b, :len(o)], rtol=1e-5, atol=1e-6)
 
 
+def test_a_cntk_recurrent_model_keeps_cntks_names_in_the_cntk_api():
+    import stadyn.compat.cntk as C
+    model = C.load_model(str(LEGACY / "cntk_recurrent.model"))
+    assert model.find_by_name("out").op_name == "Dense"       # the Dense block after the loops
+    assert model.find_by_name("lstm").op_name == "NoOp"       # Recurrence(..., name="lstm")
+    assert model.find_by_name("gru").shape == (2,)
+
+
 def test_a_sparse_sequence_input_is_fed_dense_rows():
     # the tutorial's word input is sparse in CNTK (fed CSR matrices); it loads as a dense one
     model = read_legacy_model(LEGACY / "cntk_rec_classifier.model")

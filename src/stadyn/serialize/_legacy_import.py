@@ -395,6 +395,7 @@ class _Builder:
             inside = {o for f in comp for o in f.outputs}
             outside = {n for f in needed if f not in comp for n in f.inputs if n in inside}
             build_loop(self, comp, network, outside | (inside & set(wanted)))
+        self.record_blocks(flat)
         outs: "OrderedDict[str, Variable]" = OrderedDict()
         for (key, name), resolved in zip(outputs.items(), wanted):
             var = self.value(resolved, network)
@@ -409,6 +410,24 @@ class _Builder:
         built = Network(ins, outs, self.registry, source=self.model.path, info=info)
         built.origins = self.origins
         return built
+
+
+    def record_blocks(self, flat: FlatNetwork) -> None:
+        """The blocks (CNTK's layers) of a flat network whose outputs are built outside loops
+        and are a function's own output (the layers' inner blocks first)."""
+        for fn in flat.blocks:
+            arguments = [self.env.get(flat.resolve(outer))
+                         for outer in (fn.meta.get("arguments") or {}).values()]
+            if any(a is None for a in arguments):
+                continue
+            uid, shown = self.split_name(fn.name, fn.meta.get("name") or "")
+            for k, outer in enumerate(fn.outputs):
+                var = self.env.get(flat.resolve(outer))
+                origin = self.origin_of.get(id(var)) if var is not None else None
+                if origin is not None and origin.kind == "function" and \
+                        all(a is not var for a in arguments):
+                    self.record(var, LegacyOrigin("block", uid, shown, fn.type, k,
+                                                  tuple(arguments)))
 
 
 def output_shapes(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[str, str],
