@@ -19,7 +19,8 @@ LEGACY = Path(__file__).resolve().parents[1] / "fixtures" / "legacy"
 REFS = LEGACY / "cntk_rec_outputs.npz"
 
 # case -> recurrences the loaded network holds (one per CNTK graph loop)
-CASES = {"lstm_peep_stab": 1, "bidir": 3, "offsets": 1, "classifier": 1, "seq_ops": 1}
+CASES = {"lstm_peep_stab": 1, "bidir": 3, "offsets": 1, "classifier": 1, "seq_ops": 1,
+         "recurrence_from": 1}
 
 
 def _load(case, dynamic):
@@ -37,11 +38,14 @@ def test_cntk_recurrent_models_give_cntks_outputs(case, dynamic):
     x, lengths, want = ref[f"{case}/x"], ref[f"{case}/lengths"], ref[f"{case}/y"]
     net = _load(case, dynamic)
     assert net.info().op_counts["recurrence"] == CASES[case]
-    (name,) = net.inputs
-    assert name == "x" and net.inputs["x"].sequence_lengths is not None
+    others = {k.split("/")[1]: ref[k] for k in ref.files
+              if k.startswith(case + "/") and k.split("/")[1] not in ("x", "lengths", "y")}
+    assert list(net.inputs) == ["x"] + list(others)
+    assert net.inputs["x"].sequence_lengths is not None
     # the sequences in CNTK's order, then others: each run has its own lengths and batch size
     for rows in ([0, 1, 2], [2, 0], [1]):
-        (y,) = net(x=[x[b, :lengths[b]] for b in rows]).values()
+        feed = {k: v[rows] for k, v in others.items()}
+        (y,) = net(x=[x[b, :lengths[b]] for b in rows], **feed).values()
         expected = want[rows]
         if expected.ndim == 3:                  # a sequence output, padded with zeros
             expected = expected[:, :max(lengths[rows])]
