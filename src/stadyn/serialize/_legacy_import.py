@@ -393,7 +393,9 @@ class _Builder:
                 self.call(fn, [self.value(n, network) for n in fn.inputs])
                 continue
             inside = {o for f in comp for o in f.outputs}
-            outside = {n for f in needed if f not in comp for n in f.inputs if n in inside}
+            members = {id(f) for f in comp}
+            outside = {n for f in needed if id(f) not in members for n in f.inputs
+                       if n in inside}
             build_loop(self, comp, network, outside | (inside & set(wanted)))
         self.record_blocks(flat)
         outs: "OrderedDict[str, Variable]" = OrderedDict()
