@@ -43,7 +43,8 @@ def test_cntk_recurrent_models_give_cntks_outputs(case, dynamic):
     assert list(net.inputs) == ["x"] + list(others)
     assert net.inputs["x"].sequence_lengths is not None
     # the sequences in CNTK's order, then others: each run has its own lengths and batch size
-    for rows in ([0, 1, 2], [2, 0], [1]):
+    # (a static run of new sizes traces again: two sizes there)
+    for rows in ([0, 1, 2], [1]) if dynamic else ([0, 1, 2], [2, 0]):
         feed = {k: v[rows] for k, v in others.items()}
         (y,) = net(x=[x[b, :lengths[b]] for b in rows], **feed).values()
         expected = want[rows]
