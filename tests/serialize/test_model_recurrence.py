@@ -280,23 +280,18 @@ def test_lengths_that_name_no_sequence_input_are_refused(tmp_path):
 LEGACY = Path(__file__).resolve().parents[1] / "fixtures" / "legacy"
 
 
-def test_a_cntk_written_recurrent_model_decodes_and_its_loops_are_refused_by_name():
+def test_a_cntk_written_recurrent_model_decodes_with_its_loops():
     # CNTK stores a Recurrence as a graph loop through PastValue / FutureValue; the decoder
-    # reads it, the mapping onto catalog ops does not build loops yet and says which nodes
-    from stadyn.serialize import UnsupportedModelError, read_legacy_model
+    # reads it as such, and the import builds one recurrence per loop
+    from stadyn.serialize import read_legacy_model
     path = LEGACY / "cntk_recurrent.model"
     counts = read_legacy_model(path).op_counts()
     assert counts["PastValue"] == 2 and counts["FutureValue"] == 1
-    with pytest.raises(UnsupportedModelError) as info:
-        sd.load(path)
-    text = str(info.value)
-    assert "cntk_recurrent.model: network 'main': CNTK functions no Stadyn op maps" in text
-    assert "PastValue (functions 'PastValue" in text and "FutureValue (function " in text
+    net = sd.load(path)
+    assert net.info().op_counts["recurrence"] == 2
+    assert net.inputs["x"].sequence_lengths is not None
 
 
-@pytest.mark.xfail(strict=True, raises=ModelFileError,
-                   reason="serialize/_legacy_import.py builds no recurrence from CNTK's graph "
-                          "loops (PastValue/FutureValue cycles) or sequence inputs yet")
 def test_a_cntk_written_recurrent_model_gives_cntks_outputs():
     ref = np.load(LEGACY / "cntk_recurrent_outputs.npz")
     net = sd.load(LEGACY / "cntk_recurrent.model")

@@ -99,6 +99,11 @@ class LegacyNode(abc.ABC):
         """Whether input ``i`` has the batch axis first (a data input or what is computed
         from one; parameters and constants have none)."""
 
+    def lead(self, i: int) -> int:
+        """How many leading axes of input ``i`` are not sample axes: 0 for a parameter or
+        constant, 1 for the batch axis, 2 for a CNTK sequence (batch and sequence axes)."""
+        return 1 if self.batched(i) else 0
+
     @abc.abstractmethod
     def const(self, i: int) -> Any:
         """Input ``i``'s value as a NumPy array when it is known before the graph runs (a

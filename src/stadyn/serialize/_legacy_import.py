@@ -19,12 +19,14 @@ import numpy as np
 import torch
 
 from .. import functions as F
+from .. import sequence as S
 from .._errors import ModelFileError, StadynError
-from ..graph import Variable, auto_forward, get_current_context, name_scope
+from ..graph import Variable, auto_forward, get_current_context, name_scope, set_sequence_axis
 from ..ops import CATALOG
 from ..parametric import ParameterRegistry, parameter_registry
 from ._legacy_api import LegacyNode, MappingUnsupported
 from ._legacy_ir import LegacyFunction, LegacyModel, LegacyNetwork, LegacyOrigin, LegacyVariable
+from ._legacy_loops import FlatNetwork, build_loop, needs_sequences
 from ._network import Network
 from ._onnx_import import UnsupportedModelError
 from .op_rules import Unmapped, rules_for
@@ -84,6 +86,11 @@ class _Node(LegacyNode):
     def batched(self, i):
         return id(self._vars[i]) in self._b.batched
 
+    def lead(self, i):
+        if self._vars[i].sequence_lengths is not None:
+            return 2
+        return 1 if self.batched(i) else 0
+
     def const(self, i):
         value = self._b.values.get(id(self._vars[i]))
         if value is None:
@@ -138,12 +145,15 @@ class _Builder:
         self.variables: dict[str, LegacyVariable] = {}      # those of the network being built
         self.origins: list[tuple[Variable, LegacyOrigin]] = []
         self.origin_of: dict[int, LegacyOrigin] = {}
+        self.recording = True       # off while a loop's step is built (not the file's values)
 
     def split_name(self, key: str, name: str) -> tuple[str, str]:
         """(uid, name) of a file's variable or parameter ``key`` whose shown name is ``name``."""
         return key, name
 
     def record(self, var: Variable, origin: LegacyOrigin) -> None:
+        if not self.recording:
+            return
         self.origins.append((var, origin))
         self.origin_of[id(var)] = origin
 
@@ -189,12 +199,19 @@ class _Builder:
         elif self.fmt == "cntk-v2":
             axes = list(lv.meta.get("dynamic_axes") or [])
             label = f"input {lv.meta.get('name') or name!r} ({name})"
-            if axes and axes != ["defaultBatchAxis"]:
-                raise self.fail(f"{label} has the dynamic axes {axes}: CNTK sequence models are "
-                                "not imported yet (only the batch axis is)", unsupported=True)
+            sequence = sorted(axes) == ["defaultBatchAxis", "defaultDynamicAxis"]
+            if axes and axes != ["defaultBatchAxis"] and not sequence:
+                raise self.fail(f"{label} has the dynamic axes {axes}: only the batch axis and "
+                                "CNTK's default sequence axis are imported", unsupported=True)
             if any(d < 0 for d in shape):
                 raise self.fail(f"{label} has a free or inferred dimension: {tuple(shape)}",
                                 unsupported=True)
+            if sequence:
+                var = S.input_variable(shape, dtype=lv.dtype or "float32")
+                self.batched.add(id(var))
+                uid, shown = self.split_name(name, lv.meta.get("name") or "")
+                self.record(var, LegacyOrigin("input", uid, shown))
+                return var
             batched = bool(axes)
             if batched:
                 shape = [self.batch_size] + shape
@@ -334,6 +351,8 @@ class _Builder:
               outputs: Mapping[str, str], info: dict[str, Any]) -> Network:
         self.where = f"{self.model.path}"
         _collect_variables(network, self.variables)
+        if self.fmt == "cntk-v2" and needs_sequences(network, self.variables):
+            return self.build_flat(network, inputs, outputs, info)
         functions = self.needed(network, list(outputs.values()))
         self.check_supported(network, functions)
         known = set(network.variables) | set(self.model.parameters)
@@ -349,16 +368,82 @@ class _Builder:
         return built
 
 
+    def build_flat(self, network: LegacyNetwork, inputs: Mapping[str, str],
+                   outputs: Mapping[str, str], info: dict[str, Any]) -> Network:
+        """A CNTK network with sequences or loops (:mod:`._legacy_loops`): blocks expanded,
+        each graph loop one recurrence; a sequence output's padded steps are 0."""
+        units = {t for t in self.table if t.startswith("Sequence::")}
+        flat = FlatNetwork(network, units, self.fail)
+        for name in flat.alias:         # what the file records of a value under another name
+            if name in self.variables:
+                self.variables.setdefault(flat.resolve(name), self.variables[name])
+        wanted = [flat.resolve(n) for n in outputs.values()]
+        comps = flat.components(wanted)
+        needed = [f for comp in comps for f in comp]
+        self.check_supported(network, needed)
+        known = set(self.variables) | set(self.model.parameters)
+        for key, name in list(inputs.items()) + list(outputs.items()):
+            if flat.resolve(name) not in known and flat.resolve(name) not in flat.producer:
+                raise self.fail(f"network {network.name!r} has no variable {name!r}")
+        ins = OrderedDict((key, self.value(flat.resolve(name), network))
+                          for key, name in inputs.items())
+        for comp in comps:
+            if not flat.is_loop(comp):
+                fn = comp[0]
+                self.call(fn, [self.value(n, network) for n in fn.inputs])
+                continue
+            inside = {o for f in comp for o in f.outputs}
+            members = {id(f) for f in comp}
+            outside = {n for f in needed if id(f) not in members for n in f.inputs
+                       if n in inside}
+            build_loop(self, comp, network, outside | (inside & set(wanted)))
+        self.record_blocks(flat)
+        outs: "OrderedDict[str, Variable]" = OrderedDict()
+        for (key, name), resolved in zip(outputs.items(), wanted):
+            var = self.value(resolved, network)
+            if var.sequence_lengths is not None:        # CNTK's padding: zeros
+                padded = set_sequence_axis(S.unpack(var)[0], var.sequence_lengths)
+                if id(var) in self.origin_of:
+                    self.record(padded, self.origin_of[id(var)])
+                self.batched.add(id(padded))
+                var = padded
+            outs[key] = var
+        self.batched_outputs = [k for k, v in outs.items() if id(v) in self.batched]
+        built = Network(ins, outs, self.registry, source=self.model.path, info=info)
+        built.origins = self.origins
+        return built
+
+
+    def record_blocks(self, flat: FlatNetwork) -> None:
+        """The blocks (CNTK's layers) of a flat network whose outputs are built outside loops
+        and are a function's own output (the layers' inner blocks first)."""
+        for fn in flat.blocks:
+            arguments = [self.env.get(flat.resolve(outer))
+                         for outer in (fn.meta.get("arguments") or {}).values()]
+            if any(a is None for a in arguments):
+                continue
+            uid, shown = self.split_name(fn.name, fn.meta.get("name") or "")
+            for k, outer in enumerate(fn.outputs):
+                var = self.env.get(flat.resolve(outer))
+                origin = self.origin_of.get(id(var)) if var is not None else None
+                if origin is not None and origin.kind == "function" and \
+                        all(a is not var for a in arguments):
+                    self.record(var, LegacyOrigin("block", uid, shown, fn.type, k,
+                                                  tuple(arguments)))
+
+
 def output_shapes(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[str, str],
                   outputs: Mapping[str, str]) -> "OrderedDict[str, tuple[tuple, str]]":
-    """The outputs' shapes and dtypes (``'batch'`` for the batch axis) as :func:`build_network`
-    builds them: CNTK files do not record them."""
+    """The outputs' shapes and dtypes (``'batch'`` for the batch axis, ``'sequence'`` for a
+    sequence's) as :func:`build_network` builds them: CNTK files do not record them."""
     builder = _Builder(model, ParameterRegistry(), 1)
     with auto_forward(False), parameter_registry(builder.registry):
         net = builder.build(network, inputs, outputs, {})
-    return OrderedDict(
-        (k, ((("batch",) + tuple(v.shape[1:])) if k in builder.batched_outputs else
-             tuple(v.shape), np.dtype(v.dtype).name)) for k, v in net.outputs.items())
+    def shown(k: str, v: Variable) -> tuple:
+        if v.sequence_lengths is not None:
+            return ("batch", "sequence") + tuple(v.shape[2:])
+        return ("batch",) + tuple(v.shape[1:]) if k in builder.batched_outputs else tuple(v.shape)
+    return OrderedDict((k, (shown(k, v), np.dtype(v.dtype).name)) for k, v in net.outputs.items())
 
 
 def build_network(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[str, str],

@@ -160,8 +160,11 @@ def load_cntk(path: str | os.PathLike | LegacyModel, *, batch_size: int | None =
     (batch-norm running statistics too) go to ``registry`` (a new one by default) under their
     CNTK uids (``Parameter8``: CNTK's names ``W``, ``b`` repeat in every layer).  Blocks
     (CNTK's layers) are expanded into their bodies; batch normalisation follows the phase and
-    dropout runs only in training, as in CNTK.  Functions no Stadyn op maps (and sequence
-    inputs) are refused with one :class:`UnsupportedModelError` naming them.
+    dropout runs only in training, as in CNTK.  A sequence input (CNTK's default sequence
+    axis) takes a list of sequences; each graph loop through ``PastValue``/``FutureValue`` (a
+    ``Recurrence``, ``Fold``, LSTM, GRU) runs as one ``recurrence``, and a sequence output's
+    padded steps are 0.  Functions no Stadyn op maps, and loops that cannot run as a
+    recurrence, are refused with one :class:`UnsupportedModelError` naming them.
 
     Typically ``load_cntk("ConvNet_CIFAR10_DataAug_0.dnn")(features=images)``; an NNabla
     file is refused.
@@ -309,7 +312,10 @@ def legacy_model_info(path: str | os.PathLike) -> ModelInfo:
             v = net.variables.get(n)
             batched = model.format == "cntk-v1" or bool(v is not None and
                                                          v.meta.get("dynamic_axes"))
-            ins_[key] = (_shape(v.shape if v else None, batched), v.dtype if v else "float32")
+            shape = _shape(v.shape if v else None, batched)
+            if v is not None and len(v.meta.get("dynamic_axes") or ()) > 1:
+                shape = shape[:1] + ("sequence",) + shape[1:]
+            ins_[key] = (shape, v.dtype if v else "float32")
         kind = "CNTK model" if model.format == "cntk-v2" else "CNTK v1 model (BrainScript)"
         counts = Counter(f.type for f in net.all_functions()
                          if f.body is None and f.type != "DynamicAxis")

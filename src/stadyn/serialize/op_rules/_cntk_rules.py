@@ -54,13 +54,20 @@ def cntk_elementwise(op: Callable[..., Any], *args: Any) -> Callable[..., Any]:
         'add2_cntk'
     """
     def build(node):
-        ranks = [len(node.shape(i)) - (1 if node.batched(i) else 0) for i in range(node.n_inputs)]
+        leads = [node.lead(i) for i in range(node.n_inputs)]
+        ranks = [len(node.shape(i)) - leads[i] for i in range(node.n_inputs)]
         rank = max(ranks, default=0)
+        if len({lead for lead in leads if lead}) > 1:
+            node.unsupported("an element-wise operation of a sequence and a value without its "
+                             f"sequence axis ({[node.shape(i) for i in range(node.n_inputs)]})")
         xs = []
         for i in range(node.n_inputs):
             x, shape = node.var(i), node.shape(i)
-            if node.batched(i) and ranks[i] < rank:
-                x = F.reshape(x, shape[:1] + (1,) * (rank - ranks[i]) + shape[1:])
+            if leads[i] and ranks[i] < rank:
+                if leads[i] > 1:
+                    node.unsupported(f"broadcasting a sequence of samples {shape[2:]} to rank "
+                                     f"{rank}")
+                x = F.reshape(x, (-1,) + (1,) * (rank - ranks[i]) + shape[1:])
             xs.append(x)
         return op(*xs, *args)
     build.__name__ = f"{getattr(op, '__name__', 'op')}_cntk"
@@ -174,7 +181,7 @@ def convolution_cntk(node):
         node.unsupported("convolution without weight sharing")
     kernel = tuple(node.attr("kernelShape") or node.shape(0)[1:])
     shape = node.shape(1)
-    if not node.batched(1) or len(shape) != len(kernel) + 1:
+    if node.lead(1) != 1 or len(shape) != len(kernel) + 1:
         node.unsupported(f"convolution of {shape} (batched: {node.batched(1)}) by the kernel "
                          f"{kernel}")
     groups = int(node.attr("groups", 1) or 1)
@@ -193,7 +200,7 @@ def pooling_cntk(node):
     kind = int(node.attr("poolingType", 0))
     kernel = tuple(int(k) for k in node.attr("poolingWindowShape"))
     shape = node.shape(0)
-    if not node.batched(0) or len(shape) < len(kernel) + 1:
+    if node.lead(0) != 1 or len(shape) < len(kernel) + 1:
         node.unsupported(f"pooling of {shape} (batched: {node.batched(0)}) by {kernel}")
     if kind == 0:
         def apply(x, pad, stride, dilation, border):
@@ -218,8 +225,9 @@ def batch_normalization_cntk(node):
     training are updated with ``normalizationTimeConstant`` (CNTK's blending with
     ``blendTimeConstant`` is not reproduced)."""
     shape = node.shape(0)
-    if not node.batched(0):
-        node.unsupported("batch normalisation of an input without the batch axis")
+    if node.lead(0) != 1:
+        node.unsupported("batch normalisation of an input without the batch axis, or of a "
+                         "sequence")
     axes = (1,) if node.attr("spatial") else tuple(range(1, len(shape)))
     return F.batch_normalization(node.var(0), node.var(2), node.var(1), node.var(3),
                                  node.var(4), axes=axes, eps=float(node.attr("epsilon", 1e-5)),
@@ -259,7 +267,7 @@ def sample_axis(node, axis: Any, rank: int) -> int | None:
 def _sample(node, i: int) -> tuple[int, tuple]:
     """(offset of the sample axes, the sample shape) of input ``i``."""
     shape = node.shape(i)
-    lead = 1 if node.batched(i) else 0
+    lead = node.lead(i)
     return lead, tuple(shape[lead:])
 
 
@@ -299,6 +307,14 @@ def reduce_cntk(node):
     node.unsupported(f"reduction {name!r} over {axes}")
 
 
+def _outer(node, lead: int) -> tuple:
+    """The leading axes of input 0 in a reshape's target: the batch axis as -1 (a forward pass
+    may feed another batch size); a sequence's axes cannot be kept (its length varies)."""
+    if lead > 1:
+        node.unsupported(f"reshaping a sequence's samples {node.shape(0)[lead:]}")
+    return (-1,) if lead else ()
+
+
 def reshape_cntk(node):
     """CNTK's ``Reshape``: ``newShape`` replaces the sample axes from ``beginAxis`` to
     ``endAxis`` (``0`` copies a dimension, ``-1`` is inferred)."""
@@ -320,8 +336,7 @@ def reshape_cntk(node):
         new[new.index(-1)] = math.prod(old) // known if known else 0
     if math.prod(new) != math.prod(old):
         node.unsupported(f"reshaping {old} into {tuple(new)}")
-    out = node.shape(0)[:lead] + sample[:lo] + tuple(new) + sample[hi:]
-    return F.reshape(node.var(0), out)
+    return F.reshape(node.var(0), _outer(node, lead) + sample[:lo] + tuple(new) + sample[hi:])
 
 
 def squeeze_cntk(node):
@@ -329,7 +344,7 @@ def squeeze_cntk(node):
     lead, sample = _sample(node, 0)
     axes = _axes_attr(node, len(sample))
     keep = [d for k, d in enumerate(sample) if d != 1 or (axes is not None and k not in axes)]
-    return F.reshape(node.var(0), node.shape(0)[:lead] + tuple(keep))
+    return F.reshape(node.var(0), _outer(node, lead) + tuple(keep))
 
 
 def transpose_axes_cntk(node):
@@ -359,27 +374,29 @@ def splice_cntk(node):
     rank = max(max(len(s) for s in ranks), i + 1)
     xs = []
     for k, sample in enumerate(ranks):
-        if not node.batched(k):
-            node.unsupported("splice of an input without the batch axis")
+        if not node.batched(k) or node.lead(k) != node.lead(0):
+            node.unsupported("splice of an input without the batch axis, or of sequences and "
+                             "values without a sequence axis")
         x = node.var(k)
         if len(sample) < rank:
-            x = F.reshape(x, node.shape(k)[:1] + (1,) * (rank - len(sample)) + sample)
+            x = F.reshape(x, _outer(node, node.lead(k)) + (1,) * (rank - len(sample)) + sample)
         xs.append(x)
-    return F.concatenate(*xs, axis=1 + rank - 1 - i)
+    return F.concatenate(*xs, axis=node.lead(0) + rank - 1 - i)
 
 
 def slice_cntk(node):
     """CNTK's ``Slice``: ``beginIndex``/``endIndex``/``sliceStrides`` (or their ``...Vec``
     forms) along static axes; negative indices count from the end, an end of 0 is the end."""
     lead, sample = _sample(node, 0)
-    shape = node.shape(0)
     if node.attr("axisVec") is not None:
         axes, begins = node.attr("axisVec"), node.attr("beginIndexVec")
         ends, steps = node.attr("endIndexVec"), node.attr("sliceStridesVec") or [1] * len(axes)
     else:
         axes, begins = [node.attr("axis")], [node.attr("beginIndex")]
         ends, steps = [node.attr("endIndex")], [node.attr("sliceStrides", 1)]
-    start, stop, step = [0] * len(shape), list(shape), [1] * len(shape)
+    # the sample axes only: F.slice takes the leading (batch, sequence) axes whole, whatever
+    # their size in a later forward pass
+    start, stop, step = [0] * len(sample), list(sample), [1] * len(sample)
     for axis, b, e, s in zip(axes, begins, ends, steps):
         a = sample_axis(node, axis, len(sample))
         if a is None:
@@ -388,7 +405,7 @@ def slice_cntk(node):
         b, e = int(b), int(e)
         b = b + n if b < 0 else b
         e = n if e == 0 else (e + n if e < 0 else e)
-        start[a + lead], stop[a + lead], step[a + lead] = b, e, int(s or 1)
+        start[a], stop[a], step[a] = b, e, int(s or 1)
     return F.slice(node.var(0), tuple(start), tuple(stop), tuple(step))
 
 
@@ -431,7 +448,7 @@ def softmax_cntk(node):
     if len(sample) == 1:
         return F.softmax(node.var(0), axis=lead)
     # the batch axis as -1: a forward pass may feed another batch size than the one built
-    outer = (-1,) + node.shape(0)[1:lead] if lead and node.batched(0) else node.shape(0)[:lead]
+    outer = _outer(node, lead)
     flat = F.reshape(node.var(0), outer + (math.prod(sample),))
     return F.reshape(F.softmax(flat, axis=lead), outer + tuple(sample))
 

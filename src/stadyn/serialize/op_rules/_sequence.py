@@ -12,6 +12,7 @@ import numpy as np
 
 from ... import functions as F
 from ...ops import StepFunction
+from . import _sequence_cntk as C
 from ._table import Unmapped, register_rules
 
 _NO_AXIS = ("ONNX tensors have no dynamic sequence axis with per-sequence lengths (Stadyn's "
@@ -63,15 +64,25 @@ def _last_onnx(g, inputs, attrs):
 
 
 register_rules(F.sequence_reduce_sum, onnx_export=_masked_reduce("ReduceSum", 0.0),
-               onnx_import=Unmapped(_BY_PARTS))
+               onnx_import=Unmapped(_BY_PARTS),
+               cntk_import={"Sequence::ReduceElements": C.sequence_reduce_cntk})
 register_rules(F.sequence_reduce_max, onnx_export=_masked_reduce("ReduceMax", float("-inf")),
                onnx_import=Unmapped(_BY_PARTS))
-register_rules(F.sequence_softmax, onnx_export=_softmax_onnx, onnx_import=Unmapped(_BY_PARTS))
+register_rules(F.sequence_softmax, onnx_export=_softmax_onnx, onnx_import=Unmapped(_BY_PARTS),
+               cntk_import={"Sequence::Softmax": C.sequence_softmax_cntk})
 register_rules(F.sequence_first, onnx_export=_first_onnx, onnx_import=Unmapped(_BY_PARTS))
-register_rules(F.sequence_last, onnx_export=_last_onnx, onnx_import=Unmapped(_BY_PARTS))
+register_rules(F.sequence_last, onnx_export=_last_onnx, onnx_import=Unmapped(_BY_PARTS),
+               cntk_import={"Sequence::Slice": C.sequence_slice_cntk})
+register_rules(F.sequence_broadcast_as, onnx_export=Unmapped(_NO_AXIS),
+               onnx_import=Unmapped(_NO_IMPORT),
+               cntk_import={"Sequence::BroadcastAs": C.broadcast_as_cntk,
+                            "ReconcileDynamicAxis": C.reconcile_cntk})
+register_rules(F.past_value, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT),
+               cntk_import={"PastValue": C.delay_cntk})
+register_rules(F.future_value, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT),
+               cntk_import={"FutureValue": C.delay_cntk})
 
-for _op in (F.sequence_slice, F.sequence_broadcast_as,
-            F.past_value, F.future_value, F.sequence_unpack, F.sequence_where,
+for _op in (F.sequence_slice, F.sequence_unpack, F.sequence_where,
             F.sequence_gather, F.sequence_scatter, F.to_sequence, F.sequence_full_lengths):
     register_rules(_op, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT))
 
