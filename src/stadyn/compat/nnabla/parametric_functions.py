@@ -13,6 +13,7 @@ from ..._errors import ArgumentError
 from ...parametric import get_parameter, get_parameter_or_create, parameter_scope
 from ...parametric_functions import *  # noqa: F401,F403
 from ...parametric_functions import __all__ as _pf_all
+from ._lstm_cell import LSTMCell
 from ._pf_attention import (multi_head_attention, transformer, transformer_decode,
                             transformer_encode)
 from .initializer import (ConstantInitializer, NormalInitializer, UniformInitializer,
@@ -21,8 +22,9 @@ from .initializer import (ConstantInitializer, NormalInitializer, UniformInitial
 __all__ = list(_pf_all) + ["get_parameter_or_create", "get_parameter", "parametric_function_api",
                            "weight_normalization", "WeightNormalizationScaleInitializer",
                            "mean_subtraction"]
-# NNabla's attention layers (``_pf_attention.py``).
-__all__ += ["multi_head_attention", "transformer", "transformer_encode", "transformer_decode"]
+# NNabla's attention layers (``_pf_attention.py``) and stateful LSTM cell (``_lstm_cell.py``).
+__all__ += ["LSTMCell", "multi_head_attention", "transformer", "transformer_encode",
+            "transformer_decode"]
 # NNabla's PF module imports these initialisers, and users reach them as ``PF.<name>``.
 __all__ += ["ConstantInitializer", "NormalInitializer", "UniformInitializer",
             "calc_uniform_lim_glorot"]
