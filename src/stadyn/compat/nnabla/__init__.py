@@ -16,7 +16,9 @@ from ...parametric import (clear_parameters, get_parameter_or_create, get_parame
                            parameter_scope)
 from ...serialize import load_parameters, save_parameters
 from ..._random import seed
+from ._module import Module, Sequential
 from ._ndarray import NdArray
+from ._parameter import get_current_parameter_scope, no_grad
 from .logger import logger  # noqa: F401 - NNabla binds the logger over its module's name
 
 __all__ = [
@@ -26,3 +28,5 @@ __all__ = [
     "get_parameters", "clear_parameters", "get_parameter_or_create", "load_parameters",
     "save_parameters", "seed",
 ]
+# NNabla's modules, parameter-scope view and no_grad (``_module.py``, ``_parameter.py``).
+__all__ += ["Module", "Sequential", "get_current_parameter_scope", "no_grad"]
