@@ -30,6 +30,7 @@ from ._numerics import check_numerics, numerics_enabled
 from ._mode import (auto_forward, get_auto_forward, is_no_grad, is_training, no_grad,
                     set_auto_forward, set_training, training)
 from ._partition import partition
+from ._recompute import recompute, recompute_fn, set_global_recompute
 from ._passes import defer_products, fuse_convolution_relu, reuse_dead_inputs, simplify
 from ._plan import EagerPlan, StaticPlan, build_plan
 from ._runner import forward_all
@@ -46,7 +47,8 @@ __all__ = [
     "Variable", "FunctionNode", "OpSpec", "apply", "topological_nodes", "to_torch_dtype",
     # modes, phase, contexts, scopes
     "auto_forward", "set_auto_forward", "get_auto_forward", "training", "is_training",
-    "set_training", "no_grad", "is_no_grad", "Context", "context", "set_default_context",
+    "set_training", "no_grad", "is_no_grad", "recompute", "recompute_fn",
+    "set_global_recompute", "Context", "context", "set_default_context",
     "get_current_context",
     "context_scope", "current_scope", "name_scope",
     # debugging: NaN/Inf tracing

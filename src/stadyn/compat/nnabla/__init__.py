@@ -9,12 +9,14 @@ Example:
 """
 
 from ...graph import (Context, Variable, auto_forward, context_scope, forward_all,
-                      get_auto_forward, get_current_context, set_auto_forward,
-                      set_default_context)
+                      get_auto_forward, get_current_context, recompute, recompute_fn,
+                      set_auto_forward, set_default_context, set_global_recompute)
 from ...ops import grad
 from ...parametric import (clear_parameters, get_parameter_or_create, get_parameters,
                            parameter_scope)
 from ...serialize import load_parameters, save_parameters
+from ...solvers import (set_solver_post_hook, set_solver_pre_hook, unset_solver_post_hook,
+                        unset_solver_pre_hook)
 from ..._random import seed
 from ._module import Module, Sequential
 from ._ndarray import NdArray
@@ -30,3 +32,8 @@ __all__ = [
 ]
 # NNabla's modules, parameter-scope view and no_grad (``_module.py``, ``_parameter.py``).
 __all__ += ["Module", "Sequential", "get_current_parameter_scope", "no_grad"]
+# NNabla's recompute flag (``stadyn.graph``'s).
+__all__ += ["recompute", "recompute_fn", "set_global_recompute"]
+# NNabla's solver hooks (``stadyn.solvers``').
+__all__ += ["set_solver_pre_hook", "set_solver_post_hook", "unset_solver_pre_hook",
+            "unset_solver_post_hook"]
