@@ -31,6 +31,8 @@ from ._mode import (auto_forward, get_auto_forward, is_no_grad, is_training, no_
                     set_auto_forward, set_training, training)
 from ._partition import partition
 from ._recompute import recompute, recompute_fn, set_global_recompute
+from ._function_hooks import (set_function_post_hook, set_function_pre_hook,
+                              unset_function_post_hook, unset_function_pre_hook)
 from ._passes import defer_products, fuse_convolution_relu, reuse_dead_inputs, simplify
 from ._plan import EagerPlan, StaticPlan, build_plan
 from ._runner import forward_all
@@ -48,8 +50,9 @@ __all__ = [
     # modes, phase, contexts, scopes
     "auto_forward", "set_auto_forward", "get_auto_forward", "training", "is_training",
     "set_training", "no_grad", "is_no_grad", "recompute", "recompute_fn",
-    "set_global_recompute", "Context", "context", "set_default_context",
-    "get_current_context",
+    "set_global_recompute", "set_function_pre_hook", "set_function_post_hook",
+    "unset_function_pre_hook", "unset_function_post_hook", "Context", "context",
+    "set_default_context", "get_current_context",
     "context_scope", "current_scope", "name_scope",
     # debugging: NaN/Inf tracing
     "check_numerics", "numerics_enabled", "source_location", "user_location",

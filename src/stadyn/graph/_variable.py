@@ -422,10 +422,13 @@ class Variable:
 
         ``clear_buffer`` keeps only this output and ``persistent`` variables (inference);
         ``clear_no_need_grad`` additionally keeps what a later :meth:`backward` needs (training).
-        The graph is lowered once to generated code and cached.
+        The graph is lowered once to generated code and cached.  ``function_pre_hook`` /
+        ``function_post_hook`` are called with each op's node before / after it runs, after the
+        global ones (``stadyn.graph.set_function_pre_hook``); the graph then runs op by op.
         """
         from ._runner import run_forward       # the runner is above this module (see the top)
-        run_forward([self], clear_buffer=clear_buffer, clear_no_need_grad=clear_no_need_grad)
+        run_forward([self], clear_buffer=clear_buffer, clear_no_need_grad=clear_no_need_grad,
+                    function_pre_hook=function_pre_hook, function_post_hook=function_post_hook)
 
     def backward(self, grad: Any = 1, clear_buffer: bool = False) -> None:
         """Accumulate gradients of this Variable into the ``.grad`` of the leaves it depends on.

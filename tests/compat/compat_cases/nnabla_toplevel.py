@@ -210,3 +210,47 @@ def solver_hooks(nn, F, PF, S, r):
     solver.update()
     res["update after all unset"] = list(log)
     return res
+
+
+@nnabla_case(names=["nnabla.set_function_pre_hook", "nnabla.set_function_post_hook",
+                    "nnabla.unset_function_pre_hook", "nnabla.unset_function_post_hook"])
+def function_hooks(nn, F, r):
+    """The hooks get each function (type name, input and output shapes) before and after it
+    runs in a static forward and, in reverse, in backward; the post hook sees the outputs'
+    values; ``forward``'s own hook runs after the global ones; none in ``auto_forward``."""
+    x = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+    y = F.sum(F.tanh(x) * 2.0)
+    log = []
+
+    def pre(f):
+        log.append(["pre", f.info.type_name, [list(v.shape) for v in f.inputs],
+                    [list(v.shape) for v in f.outputs]])
+
+    def post(f):
+        log.append(["post", f.info.type_name, float(np.sum(f.outputs[0].d))])
+    nn.set_function_pre_hook("a", pre)
+    nn.set_function_post_hook("b", post)
+    res = {}
+    try:
+        y.forward()
+        res["forward"], log[:] = list(log), []
+        x.g = 0
+        y.backward()
+        res["backward"] = [entry[:2] for entry in log]
+        res["grad x"] = x.g.copy()
+        log[:] = []
+        y.forward(function_pre_hook=lambda f: log.append(["arg"]))
+        res["forward with argument"] = [entry[:2] for entry in log]
+        log[:] = []
+        with nn.auto_forward():
+            F.relu(x)
+        res["auto_forward"] = list(log)
+    finally:
+        nn.unset_function_pre_hook("a")
+        nn.unset_function_post_hook("b")
+    nn.unset_function_pre_hook("never set")
+    log[:] = []
+    y.forward()
+    res["after unset"] = list(log)
+    res["out"] = y.d.copy()
+    return res

@@ -18,6 +18,8 @@ from ...serialize import load_parameters, save_parameters
 from ...solvers import (set_solver_post_hook, set_solver_pre_hook, unset_solver_post_hook,
                         unset_solver_pre_hook)
 from ..._random import seed
+from ._callback import (set_function_post_hook, set_function_pre_hook, unset_function_post_hook,
+                        unset_function_pre_hook)
 from ._module import Module, Sequential
 from ._ndarray import NdArray
 from ._parameter import get_current_parameter_scope, no_grad
@@ -34,6 +36,8 @@ __all__ = [
 __all__ += ["Module", "Sequential", "get_current_parameter_scope", "no_grad"]
 # NNabla's recompute flag (``stadyn.graph``'s).
 __all__ += ["recompute", "recompute_fn", "set_global_recompute"]
-# NNabla's solver hooks (``stadyn.solvers``').
+# NNabla's function hooks (``_callback.py``) and solver hooks (``stadyn.solvers``').
+__all__ += ["set_function_pre_hook", "set_function_post_hook", "unset_function_pre_hook",
+            "unset_function_post_hook"]
 __all__ += ["set_solver_pre_hook", "set_solver_post_hook", "unset_solver_pre_hook",
             "unset_solver_post_hook"]
