@@ -149,7 +149,7 @@ def _lstm_cell_run(nn, F, PF, r, cell, steps):
     return res
 
 
-@nnabla_case(names=[P + "LSTMCell"], rtol=1e-5)
+@nnabla_case(names=[P + "LSTMCell", P + "LSTMCell.reset_state"], rtol=1e-5)
 def PF_LSTMCell(nn, F, PF, r):
     """Three steps from zero states; then ``reset_state`` zeroes ``h`` and ``c`` (the last
     step's outputs), and a forward of the unrolled graph computes them again."""
@@ -158,6 +158,7 @@ def PF_LSTMCell(nn, F, PF, r):
     res.update(_lstm_cell_run(nn, F, PF, r, cell, 3))
     last = cell.h
     cell.reset_state()
+    r.touch("nnabla.parametric_functions.LSTMCell.reset_state")
     res["reset h"], res["reset c"] = cell.h.d.copy(), cell.c.d.copy()
     last.forward()
     res["forward again"] = last.d.copy()

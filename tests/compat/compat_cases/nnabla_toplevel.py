@@ -85,7 +85,13 @@ def _modules(nn, F, PF):
     return Block, Net
 
 
-@nnabla_case(names=["nnabla.Module"], rtol=1e-5)
+MODULE_METHODS = ["nnabla.Module." + m for m in [
+    "call", "get_parameters", "get_path_name", "is_root", "load_parameters", "name",
+    "parameter_scope", "parent", "save_parameters", "set_parameter", "set_parameters",
+    "submodules", "training", "update_parameter", "zero_grad"]]
+
+
+@nnabla_case(names=["nnabla.Module"] + MODULE_METHODS, rtol=1e-5)
 def Module(nn, F, PF, r):
     """Parameters live in each module (not in the global scope) under ``@child/`` names; the
     ``training`` flag reaches the submodules; saving and loading round-trip the values."""
@@ -109,6 +115,16 @@ def Module(nn, F, PF, r):
     y_eval = net(x)
     y_eval.forward()
     res["eval out"] = y_eval.d.copy()
+    res["parent"] = [net.first.parent is net, net.parent is None]
+    res["submodules"] = list(net.submodules)
+    res["scope keys"] = list(net.first.parameter_scope)
+    net.set_parameter("@first/scale", nn.Variable.from_numpy_array(np.full((1, 3), 0.5)))
+    net.set_parameters({"@second/scale": nn.Variable.from_numpy_array(np.full((1, 2), 2.0)),
+                        "@missing/x": nn.Variable((1,))})
+    net.update_parameter()
+    res["set scales"] = [net.get_parameters()["@first/scale"].d.tolist(),
+                         net.get_parameters()["@second/scale"].d.tolist()]
+    r.touch(*MODULE_METHODS)
     with r.tempdir() as folder:
         path = os.path.join(folder, "net.h5")
         net.save_parameters(path)
@@ -119,7 +135,7 @@ def Module(nn, F, PF, r):
     return res
 
 
-@nnabla_case(names=["nnabla.Sequential", "nnabla.Module"], rtol=1e-5)
+@nnabla_case(names=["nnabla.Sequential", "nnabla.Module", "nnabla.Sequential.call"], rtol=1e-5)
 def Sequential(nn, F, PF, r):
     """Submodules named ``<snake_case class>_<index>`` or as given; called in order."""
     Block, Net = _modules(nn, F, PF)
@@ -133,6 +149,7 @@ def Sequential(nn, F, PF, r):
     for k, y in enumerate(ys):
         y.forward()
         res["out%d" % k] = y.d.copy()
+    r.touch("nnabla.Sequential.call", "nnabla.Module.call")
     try:
         nn.Sequential(F)
     except TypeError:

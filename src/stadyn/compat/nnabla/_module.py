@@ -1,6 +1,6 @@
 """NNabla's object-oriented networks ``nn.Module`` and ``nn.Sequential``
 (``nnabla.core.module``): each module keeps its own parameters (a
-:class:`~stadyn.ParameterRegistry`; NNabla's per-module scope dict), and every method a
+:class:`~stadyn.ParameterRegistry`, where NNabla keeps a per-module scope dict), and every method a
 subclass defines runs with that registry current, at the root scope, so the PF layers called
 there create and find their parameters in the module.  Submodules assigned as attributes are
 listed under ``@name/`` by :meth:`Module.get_parameters`.
@@ -31,6 +31,7 @@ from collections import OrderedDict
 from ...graph import name_scope
 from ...parametric import ParameterRegistry, get_parameters, parameter_registry
 from ...serialize import load_parameters as _load, save_parameters as _save
+from ._parameter import get_current_parameter_scope
 
 __all__ = ["Module", "Sequential"]
 
@@ -74,7 +75,7 @@ class Module:
 
     @contextlib.contextmanager
     def _own_scope(self):
-        with parameter_registry(self.parameter_scope), name_scope("", absolute=True):
+        with parameter_registry(self._registry), name_scope("", absolute=True):
             yield
 
     def __repr__(self):
@@ -87,9 +88,16 @@ class Module:
         return self.__dict__.setdefault("training", True)
 
     @property
+    def _registry(self):
+        return self.__dict__.setdefault("_parameter_registry", ParameterRegistry())
+
+    @property
     def parameter_scope(self):
-        """The registry of this module's own parameters (not its submodules')."""
-        return self.__dict__.setdefault("_parameter_scope", ParameterRegistry())
+        """This module's own parameters (not its submodules') as NNabla shows its scope: nested
+        ``OrderedDict``s by scope name, Variables at the leaves.  A snapshot
+        (``get_current_parameter_scope``'s form): use :meth:`set_parameter` to add one."""
+        with self._own_scope():
+            return get_current_parameter_scope()
 
     @property
     def submodules(self):
@@ -143,7 +151,7 @@ class Module:
                                  "is raised because `raise_if_missing` is specified as True. "
                                  "Please turn off if you allow it.")
             return
-        self.parameter_scope.set(key, param)
+        self._registry.set(key, param)
 
     def set_parameters(self, params, raise_if_missing=False):
         """:meth:`set_parameter` for each item of ``params``."""
