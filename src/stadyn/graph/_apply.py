@@ -20,7 +20,7 @@ from ._context import get_current_context
 from ._labels import _active as _labelling
 from ._labels import op_label
 from ._location import format_location, user_location
-from ._mode import is_auto_forward, is_no_grad
+from ._mode import _no_grad_now, is_auto_forward
 from ._numerics import _depth as _checking
 from ._numerics import check_outputs, probe_inputs
 from ._precision import cast_arguments
@@ -100,7 +100,7 @@ def apply(spec, args: tuple, kwargs: dict):
         >>> y.parent.spec.name, y.shape
         ('relu', (2,))
     """
-    if is_no_grad() and is_auto_forward() and torch.is_grad_enabled():
+    if _no_grad_now() and is_auto_forward() and torch.is_grad_enabled():
         with torch.no_grad():     # ``no_grad``: no dynamic op output needs a gradient
             return apply(spec, args, kwargs)
     inputs = [a for a in args if isinstance(a, Variable)]

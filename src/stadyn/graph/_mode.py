@@ -47,7 +47,19 @@ def auto_forward(auto: bool = True):
 
 
 _no_grad: contextvars.ContextVar[bool] = contextvars.ContextVar("stadyn_no_grad", default=False)
-is_no_grad = _no_grad.get
+_no_grad_now = _no_grad.get      # the hot path's read (graph/_apply.py)
+
+
+def is_no_grad() -> bool:
+    """True inside :func:`no_grad` (what ``get_parameter_or_create`` and dynamic ops read).
+
+    Example:
+        >>> from stadyn.graph import is_no_grad, no_grad
+        >>> with no_grad():
+        ...     is_no_grad()
+        True
+    """
+    return _no_grad.get()
 
 
 @contextlib.contextmanager
