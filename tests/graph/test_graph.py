@@ -524,3 +524,20 @@ def test_grad_is_a_catalog_op_that_files_do_not_hold(tmp_path):
     assert dx.parent.spec is spec
     with pytest.raises(sd.serialize.ExportError, match="'grad' node: gradient graphs"):
         sd.save(tmp_path / "g.stadyn", dx, x)
+
+
+def test_a_view_of_a_parameter_computes_in_the_dynamic_mode():
+    """``fix_parameters=True`` (and ``no_grad``) give a layer views of its parameters; with
+    ``auto_forward`` an op reading a view failed with 'an input's buffer was cleared'."""
+    x = sd.Variable.from_numpy_array(np.arange(6.0).reshape(2, 3))
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        static = PF.affine(x, 2, fix_parameters=True)
+        static.forward()
+        with sd.auto_forward():
+            dynamic = PF.affine(x, 2, fix_parameters=True)
+            loss = F.sum(dynamic)
+        loss.backward()
+        w = sd.get_parameters()["affine/W"]
+        np.testing.assert_allclose(dynamic.d, static.d)
+        np.testing.assert_allclose(dynamic.d, x.d @ w.d)
+        assert w.grad is None or not w.g.any()

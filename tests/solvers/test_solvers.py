@@ -30,9 +30,10 @@ import stadyn.functions as F
 import stadyn.solvers as S
 from stadyn.solvers import functional as Fn
 
-# the solver classes (AMSGrad is another name of AMSGRAD, NNabla's)
-SOLVER_NAMES = [n for n in S.__all__
-                if n not in ("Optimizer", "Solver", "SolverState", "functional", "AMSGrad")]
+# the solver classes (AMSGrad is another name of AMSGRAD, NNabla's; the module also has the
+# solver hooks, functions)
+SOLVER_NAMES = [n for n in S.__all__ if isinstance(getattr(S, n), type)
+                and n not in ("Optimizer", "Solver", "SolverState", "AMSGrad")]
 SHAPES = {"a": (3,), "b": (2, 4), "c": (2, 3, 2)}
 
 

@@ -30,11 +30,14 @@ from ._labels import (BACKWARD_SUFFIX, LABEL_PREFIX, labels_enabled, labels_off,
 from ._layout import plan_layout, standard_layout
 from ._location import format_location, source_location, user_location
 from ._numerics import check_numerics, numerics_enabled
-from ._mode import (auto_forward, get_auto_forward, is_training, set_auto_forward, set_training,
-                    training)
+from ._mode import (auto_forward, get_auto_forward, is_no_grad, is_training, no_grad,
+                    set_auto_forward, set_training, training)
 from ._partition import partition
 from ._passes import (defer_products, fuse_convolution_relu, plan_passes, reuse_dead_inputs,
                       simplify)
+from ._recompute import recompute, recompute_fn, set_global_recompute
+from ._function_hooks import (set_function_post_hook, set_function_pre_hook,
+                              unset_function_post_hook, unset_function_pre_hook)
 from ._plan import EagerPlan, StaticPlan, build_plan
 from ._runner import forward_all
 from ._scope import current_scope, name_scope
@@ -50,7 +53,10 @@ __all__ = [
     "Variable", "FunctionNode", "OpSpec", "apply", "topological_nodes", "to_torch_dtype",
     # modes, phase, contexts, scopes
     "auto_forward", "set_auto_forward", "get_auto_forward", "training", "is_training",
-    "set_training", "Context", "context", "set_default_context", "get_current_context",
+    "set_training", "no_grad", "is_no_grad", "recompute", "recompute_fn",
+    "set_global_recompute", "set_function_pre_hook", "set_function_post_hook",
+    "unset_function_pre_hook", "unset_function_post_hook", "Context", "context",
+    "set_default_context", "get_current_context",
     "context_scope", "current_scope", "name_scope",
     # debugging: NaN/Inf tracing
     "check_numerics", "numerics_enabled", "source_location", "user_location",

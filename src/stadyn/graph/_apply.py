@@ -20,7 +20,7 @@ from ._context import get_current_context
 from ._labels import _active as _labelling
 from ._labels import op_label
 from ._location import format_location, user_location
-from ._mode import is_auto_forward
+from ._mode import _no_grad_now, is_auto_forward
 from ._numerics import _depth as _checking
 from ._numerics import check_outputs, probe_inputs
 from ._precision import cast_arguments
@@ -86,6 +86,12 @@ def _meta(v: Variable) -> torch.Tensor:
     return t
 
 
+def _value(v: Variable):
+    """The tensor an op computes with in the dynamic mode: a view's (``unlinked``, a fixed
+    parameter) is its source's, without gradient."""
+    return v._data if v._alias is None else v._alias.data.detach()
+
+
 def apply(spec, args: tuple, kwargs: dict):
     """Create the node for one op call and, in dynamic mode, run it.  The hot path of ``F``.
 
@@ -98,14 +104,17 @@ def apply(spec, args: tuple, kwargs: dict):
         >>> y.parent.spec.name, y.shape
         ('relu', (2,))
     """
+    if _no_grad_now() and is_auto_forward() and torch.is_grad_enabled():
+        with torch.no_grad():     # ``no_grad``: no dynamic op output needs a gradient
+            return apply(spec, args, kwargs)
     inputs = [a for a in args if isinstance(a, Variable)]
     if kwargs:
         inputs.extend(v for v in kwargs.values() if isinstance(v, Variable))
     scope = current_scope()
     node = FunctionNode(spec, args, kwargs, tuple(inputs), scope, user_location())
     if is_auto_forward():
-        targs = [a._data if isinstance(a, Variable) else a for a in args]
-        tkw = ({k: (v._data if isinstance(v, Variable) else v) for k, v in kwargs.items()}
+        targs = [_value(a) if isinstance(a, Variable) else a for a in args]
+        tkw = ({k: (_value(v) if isinstance(v, Variable) else v) for k, v in kwargs.items()}
                if kwargs else kwargs)
         if spec.precision != "any":
             half = get_current_context().half_dtype
@@ -121,7 +130,7 @@ def apply(spec, args: tuple, kwargs: dict):
             else:
                 out = spec.impl(*targs, **tkw)
         except Exception as exc:
-            if any(v._data is None for v in inputs):
+            if any(_value(v) is None for v in inputs):
                 raise StadynError(f"{spec.name}: an input's buffer was cleared (run forward or "
                                   "do not clear it)") from exc
             raise (argument_error(spec, args, kwargs)

@@ -10,7 +10,7 @@ import contextlib
 import contextvars
 
 __all__ = ["auto_forward", "set_auto_forward", "get_auto_forward", "training", "is_training",
-           "set_training"]
+           "set_training", "no_grad", "is_no_grad"]
 
 _auto_forward: contextvars.ContextVar[bool] = contextvars.ContextVar("stadyn_auto_forward",
                                                                     default=False)
@@ -44,6 +44,44 @@ def auto_forward(auto: bool = True):
         yield
     finally:
         _auto_forward.reset(token)
+
+
+_no_grad: contextvars.ContextVar[bool] = contextvars.ContextVar("stadyn_no_grad", default=False)
+_no_grad_now = _no_grad.get      # the hot path's read (graph/_apply.py)
+
+
+def is_no_grad() -> bool:
+    """True inside :func:`no_grad` (what ``get_parameter_or_create`` and dynamic ops read).
+
+    Example:
+        >>> from stadyn.graph import is_no_grad, no_grad
+        >>> with no_grad():
+        ...     is_no_grad()
+        True
+    """
+    return _no_grad.get()
+
+
+@contextlib.contextmanager
+def no_grad(no_grad_: bool = True):
+    """No gradients for what is built in the block (NNabla's ``nn.no_grad``): parameters are
+    fetched as views that need none (``get_parameter_or_create``, so every PF layer; they stay
+    registered as trainable), and in the dynamic mode no op output needs one either.  In a
+    static graph, inputs that need a gradient still get one, as in NNabla 1.39.
+    ``no_grad(False)`` turns it off inside.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.ones(2), need_grad=True)
+        >>> with sd.auto_forward(), sd.graph.no_grad():
+        ...     F.tanh(x).need_grad
+        False
+    """
+    token = _no_grad.set(bool(no_grad_))
+    try:
+        yield
+    finally:
+        _no_grad.reset(token)
 
 
 _training: contextvars.ContextVar[bool] = contextvars.ContextVar("stadyn_training", default=True)

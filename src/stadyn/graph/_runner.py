@@ -18,6 +18,9 @@ import numpy as np
 import torch
 
 from ._context import get_current_context
+from ._function_hooks import _POST as _POST_HOOKS
+from ._function_hooks import _PRE as _PRE_HOOKS
+from ._function_hooks import HookedPlan
 from ._mode import is_training
 from ._labels import _active as _labelling
 from ._labels import BUILD_LABEL, LABEL_PREFIX
@@ -46,10 +49,13 @@ class _PlanCache:
 
 
 def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
-                clear_no_need_grad: bool = False) -> StaticPlan | EagerPlan | None:
+                clear_no_need_grad: bool = False, function_pre_hook=None,
+                function_post_hook=None) -> StaticPlan | EagerPlan | HookedPlan | None:
     """Forward the static graph of ``roots`` through a cached plan (built on first use, and
     again when the graph, a leaf's signature, the phase, grad mode, the context or the buffer
-    flags change); returns the plan, or None for roots that no op computes.
+    flags change); returns the plan, or None for roots that no op computes.  With function
+    hooks (set globally, or given here for this forward) it runs op by op instead
+    (``_function_hooks.py``).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -70,6 +76,14 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
     subgraph = entry.subgraph
     if not subgraph.nodes:
         return None
+    if _PRE_HOOKS or _POST_HOOKS or function_pre_hook or function_post_hook:
+        plan = HookedPlan(subgraph,
+                          list(_PRE_HOOKS.values()) + [h for h in [function_pre_hook] if h],
+                          list(_POST_HOOKS.values()) + [h for h in [function_post_hook] if h])
+        plan.run()
+        for r in roots:
+            r._plan = plan
+        return plan
     ctx = get_current_context()
     keep_all = not (clear_buffer or clear_no_need_grad)
     # A plan built while the profiler labels op calls carries the labels in its program.

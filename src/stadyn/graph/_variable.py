@@ -24,6 +24,7 @@ from .._errors import ShapeError, StadynError
 from ._context import get_current_context
 from ._location import format_location
 from ._padding import pad_sequences
+from ._recompute import recompute_now
 
 __all__ = ["Variable", "FunctionNode", "topological_nodes", "to_torch_dtype", "layout_changed",
            "layout_version", "bump_graph_version", "graph_version"]
@@ -132,7 +133,8 @@ class Variable:
     """
 
     __slots__ = ("_data", "_grad", "_shape", "_dtype", "_need_grad", "persistent", "parent",
-                 "_index", "name", "_plan", "_plans", "_alias", "_seq", "__weakref__")
+                 "_index", "name", "_plan", "_plans", "_alias", "_seq", "recompute",
+                 "__weakref__")
 
     def __init__(self, shape: Sequence[int] = (), need_grad: bool | None = False,
                  dtype: Any = np.float32):
@@ -152,6 +154,7 @@ class Variable:
         self._plans = None
         self._alias: Variable | None = None
         self._seq: Variable | None = None
+        self.recompute = recompute_now()
 
     # -- construction helpers -------------------------------------------------------------------
     @classmethod
@@ -171,6 +174,7 @@ class Variable:
         v._plans = None
         v._alias = None
         v._seq = None
+        v.recompute = recompute_now()
         return v
 
     @classmethod
@@ -418,10 +422,13 @@ class Variable:
 
         ``clear_buffer`` keeps only this output and ``persistent`` variables (inference);
         ``clear_no_need_grad`` additionally keeps what a later :meth:`backward` needs (training).
-        The graph is lowered once to generated code and cached.
+        The graph is lowered once to generated code and cached.  ``function_pre_hook`` /
+        ``function_post_hook`` are called with each op's node before / after it runs, after the
+        global ones (``stadyn.graph.set_function_pre_hook``); the graph then runs op by op.
         """
         from ._runner import run_forward       # the runner is above this module (see the top)
-        run_forward([self], clear_buffer=clear_buffer, clear_no_need_grad=clear_no_need_grad)
+        run_forward([self], clear_buffer=clear_buffer, clear_no_need_grad=clear_no_need_grad,
+                    function_pre_hook=function_pre_hook, function_post_hook=function_post_hook)
 
     def backward(self, grad: Any = 1, clear_buffer: bool = False) -> None:
         """Accumulate gradients of this Variable into the ``.grad`` of the leaves it depends on.

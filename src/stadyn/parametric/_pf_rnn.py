@@ -14,16 +14,19 @@ from .._errors import ShapeError
 from ..graph import Variable
 from . import initializers as I
 from ._pf import affine
+from ._pf_common import pf_scope
 from ._registry import get_parameter_or_create, parameter_scope
 
 __all__ = ["lstm_cell", "lstm", "gru", "rnn"]
 
 
 def lstm_cell(x: Variable, h: Variable, c: Variable, state_size: int, w_init=None,
-              b_init=None, fix_parameters: bool = False, name: str = "lstm"
+              b_init=None, fix_parameters: bool = False, name: str | None = None
               ) -> tuple[Variable, Variable]:
     """One LSTM step on ``(B, I)`` input and ``(B, state_size)`` states: an affine map of
     ``[x, h]`` to the gates (input, output, forget, cell: NNabla's order); returns ``(h, c)``.
+    The parameters are in scope ``lstm``, inside ``name`` when given (NNabla's rule:
+    ``name="cell"`` creates ``cell/lstm/affine/W``).
 
     Example:
         >>> import stadyn as sd, stadyn.parametric_functions as PF
@@ -33,7 +36,7 @@ def lstm_cell(x: Variable, h: Variable, c: Variable, state_size: int, w_init=Non
         ...     h.shape, sd.get_parameters()["lstm/affine/W"].shape
         ((2, 4), (7, 4, 4))
     """
-    with parameter_scope(name):
+    with pf_scope(name, "lstm"):
         gates = affine(F.concatenate(x, h, axis=1), (4, state_size), w_init=w_init,
                        b_init=b_init, fix_parameters=fix_parameters)
         i_t, o_t, f_t, cell = F.split(gates, axis=1)

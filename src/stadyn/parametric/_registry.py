@@ -16,7 +16,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from .._errors import ParameterError
-from ..graph import Variable, current_scope, name_scope
+from ..graph import Variable, current_scope, is_no_grad, name_scope
 
 __all__ = [
     "ParameterRegistry", "parameter_scope", "parameter_registry", "get_parameters",
@@ -149,7 +149,8 @@ def get_parameter_or_create(name: str, shape: Sequence[int] | None = None,
     """The parameter ``name`` in the current scope, created with ``initializer`` if missing.
 
     Asking for an existing parameter with another shape is an error naming it.  ``as_need_grad``
-    returns a view of the parameter with that ``need_grad`` (e.g. to freeze it in one graph).
+    returns a view of the parameter with that ``need_grad`` (e.g. to freeze it in one graph);
+    inside ``stadyn.graph.no_grad`` it is always a view without gradient.
 
     Example:
         >>> import stadyn as sd
@@ -160,6 +161,8 @@ def get_parameter_or_create(name: str, shape: Sequence[int] | None = None,
         True
     """
     path = _full(name)
+    if is_no_grad():
+        as_need_grad = False
     registry = _current.get()
     var = registry.get(path)
     if var is not None:

@@ -1,6 +1,8 @@
 """``stadyn.solvers`` (``S``): NNabla's solvers on multi-tensor solver maths."""
 
 from . import _functional as functional
+from ._hooks import (set_solver_post_hook, set_solver_pre_hook, unset_solver_post_hook,
+                     unset_solver_pre_hook)
 from ._optimizer import Optimizer
 from ._solver import (AMSGRAD, AdamW, Adadelta, Adagrad, Adam, AMSGrad, Lion, Momentum, Nesterov,
                       RMSprop, Sgd, Solver, SolverState)
@@ -10,3 +12,6 @@ from ._solver_nnabla import (AMSBound, AdaBelief, AdaBound, Adamax, Lamb, Lars, 
 __all__ = ["Optimizer", "Solver", "SolverState", "Sgd", "Momentum", "Nesterov", "Adam", "AdamW",
            "AMSGRAD", "AMSGrad", "RMSprop", "Adagrad", "Adadelta", "Lion", "Adamax", "AdaBelief",
            "AdaBound", "AMSBound", "Lamb", "Lars", "SgdW", "RMSpropGraves", "functional"]
+# NNabla's solver hooks (``nn.set_solver_pre_hook``, ...: ``_hooks.py``)
+__all__ += ["set_solver_pre_hook", "set_solver_post_hook", "unset_solver_pre_hook",
+            "unset_solver_post_hook"]

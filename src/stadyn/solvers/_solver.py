@@ -26,6 +26,7 @@ from .._errors import (ArgumentError, DeprecatedCallError, ModelFileError, Param
 from .._tensorfile import read_tensor_file, tensor_file_bytes, write_tensor_file
 from ..graph import Variable
 from . import _functional as Fn
+from ._hooks import hooked
 from ._optimizer import Optimizer
 
 STATE_FILE_FORMAT = "stadyn-solver-states"
@@ -152,6 +153,7 @@ class Solver(Optimizer):
         return names, params, grads
 
     # -- NNabla's solver methods ----------------------------------------------------------------
+    @hooked
     def update(self) -> None:
         """Apply one step to every parameter that has a gradient (:meth:`step` runs it without
         gradients; a second no_grad context here cost every update a few microseconds)."""
@@ -194,6 +196,7 @@ class Solver(Optimizer):
             self._states[name]["t"] += 1
         self._next_decay = None
 
+    @hooked
     @torch.no_grad()
     def weight_decay(self, decay_rate: float) -> None:
         """Add ``decay_rate * w`` to each gradient (L2 regularisation).  Solvers whose decay is
@@ -210,6 +213,7 @@ class Solver(Optimizer):
         """Whether :meth:`weight_decay` acts inside the next update (NNabla's name)."""
         return self._fused_weight_decay
 
+    @hooked
     @torch.no_grad()
     def scale_grad(self, scale: float) -> None:
         """Multiply every gradient by ``scale`` (NNabla's ``scale_grad``)."""
@@ -217,6 +221,7 @@ class Solver(Optimizer):
         if grads and scale != 1:
             torch._foreach_mul_(grads, float(scale))
 
+    @hooked
     @torch.no_grad()
     def clip_grad_by_norm(self, clip_norm: float) -> None:
         """Rescale each parameter's gradient whose norm exceeds ``clip_norm`` (per parameter)."""
@@ -224,18 +229,21 @@ class Solver(Optimizer):
         if grads:
             Fn.clip_by_norm(grads, max_norm=clip_norm, foreach=self.foreach)
 
+    @hooked
     @torch.no_grad()
     def check_inf_or_nan_grad(self) -> bool:
         """True if any gradient holds an inf or a NaN."""
         _, _, grads = self._with_grad()
         return any(not bool(torch.isfinite(g).all()) for g in grads)
 
+    @hooked
     @torch.no_grad()
     def check_inf_grad(self) -> bool:
         """True if any gradient holds an inf (of either sign)."""
         _, _, grads = self._with_grad()
         return any(bool(torch.isinf(g).any()) for g in grads)
 
+    @hooked
     @torch.no_grad()
     def check_nan_grad(self) -> bool:
         """True if any gradient holds a NaN."""

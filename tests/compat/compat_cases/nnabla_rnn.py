@@ -116,3 +116,86 @@ def PF_lstm_cell(nn, F, PF, r):
     wrt.update(params)
     res.update(_outputs(nn, F, r, ys, wrt))
     return res
+
+
+@nnabla_case(names=[P + "lstm_cell"], rtol=1e-5)
+def PF_lstm_cell__name(nn, F, PF, r):
+    """``name`` opens a scope above the cell's own ``lstm`` (``cell/lstm/affine/W``)."""
+    V = nn.Variable.from_numpy_array
+    x, h, c = (V(r.randn(B, I), need_grad=True), V(r.randn(B, H), need_grad=True),
+               V(r.randn(B, H), need_grad=True))
+    ys = PF.lstm_cell(x, h, c, H, name="cell")
+    params = nn.get_parameters(grad_only=False)
+    res = {"params": r.set_params(params)}
+    wrt = {"x": x, "h": h, "c": c}
+    wrt.update(params)
+    res.update(_outputs(nn, F, r, ys, wrt))
+    return res
+
+
+def _lstm_cell_run(nn, F, PF, r, cell, steps):
+    """``steps`` calls of ``cell`` on seeded inputs, then the outputs, the states, the
+    gradients w.r.t. the inputs and the parameters (set from their names)."""
+    V = nn.Variable.from_numpy_array
+    xs = dict(("x%d" % t, V(r.randn(B, I), need_grad=True)) for t in range(steps))
+    hs = [cell(xs["x%d" % t]) for t in range(steps)]
+    params = nn.get_parameters(grad_only=False)
+    res = {"params": r.set_params(params), "h is last": hs[-1] is cell.h,
+           "sizes": [cell.batch_size, cell.state_size]}
+    wrt = dict(xs)
+    wrt.update(params)
+    res.update(_outputs(nn, F, r, hs[-1:], wrt))
+    res["c"] = cell.c.d.copy()
+    return res
+
+
+@nnabla_case(names=[P + "LSTMCell", P + "LSTMCell.reset_state"], rtol=1e-5)
+def PF_LSTMCell(nn, F, PF, r):
+    """Three steps from zero states; then ``reset_state`` zeroes ``h`` and ``c`` (the last
+    step's outputs), and a forward of the unrolled graph computes them again."""
+    cell = PF.LSTMCell(B, H, name="cell")
+    res = {"initial h": cell.h.d.copy(), "initial c": cell.c.d.copy()}
+    res.update(_lstm_cell_run(nn, F, PF, r, cell, 3))
+    last = cell.h
+    cell.reset_state()
+    r.touch("nnabla.parametric_functions.LSTMCell.reset_state")
+    res["reset h"], res["reset c"] = cell.h.d.copy(), cell.c.d.copy()
+    last.forward()
+    res["forward again"] = last.d.copy()
+    return res
+
+
+@nnabla_case(names=[P + "LSTMCell"], rtol=1e-5)
+def PF_LSTMCell__given_states_fixed(nn, F, PF, r):
+    """States given at construction, no name (scope ``lstm``), fixed parameters, initialisers."""
+    V = nn.Variable.from_numpy_array
+    h, c = V(r.randn(B, H), need_grad=True), V(r.randn(B, H), need_grad=True)
+    cell = PF.LSTMCell(B, H, h=h, c=c)
+    res = {"same h": cell.h is h, "same c": cell.c is c}
+    x = V(r.randn(B, I), need_grad=True)
+    y = cell(x, w_init=nn.initializer.ConstantInitializer(0.25),
+             b_init=nn.initializer.ConstantInitializer(-0.5), fix_parameters=True)
+    params = nn.get_parameters(grad_only=False)
+    for k, v in params.items():
+        res["initial " + k] = v.d.copy()
+    res["params"] = r.set_params(params)
+    res.update(_outputs(nn, F, r, (y,), {"x": x, "h": h, "c": c}))
+    return res
+
+
+@nnabla_case(names=[P + "LSTMCell", "nnabla.auto_forward"], rtol=1e-5)
+def PF_LSTMCell__auto_forward(nn, F, PF, r):
+    """With ``auto_forward``, ``reset_state`` zeroes the states the next call reads."""
+    x = nn.Variable.from_numpy_array(r.randn(B, I))
+    with nn.auto_forward():
+        cell = PF.LSTMCell(B, H, name="c4")
+        cell(x)
+        res = {"params": r.set_params(nn.get_parameters(grad_only=False))}
+        cell.reset_state()
+        first = cell(x)
+        second = cell(x)
+        res["first"], res["second"] = first.d.copy(), second.d.copy()
+        cell.reset_state()
+        res["reset first"] = first.d.copy()
+        res["after reset"] = cell(x).d.copy()
+    return res

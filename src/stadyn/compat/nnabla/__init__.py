@@ -9,14 +9,20 @@ Example:
 """
 
 from ...graph import (Context, Variable, auto_forward, context_scope, forward_all,
-                      get_auto_forward, get_current_context, set_auto_forward,
-                      set_default_context)
+                      get_auto_forward, get_current_context, recompute, recompute_fn,
+                      set_auto_forward, set_default_context, set_global_recompute)
 from ...ops import grad
 from ...parametric import (clear_parameters, get_parameter_or_create, get_parameters,
                            parameter_scope)
 from ...serialize import load_parameters, save_parameters
+from ...solvers import (set_solver_post_hook, set_solver_pre_hook, unset_solver_post_hook,
+                        unset_solver_pre_hook)
 from ..._random import seed
+from ._callback import (set_function_post_hook, set_function_pre_hook, unset_function_post_hook,
+                        unset_function_pre_hook)
+from ._module import Module, Sequential
 from ._ndarray import NdArray
+from ._parameter import get_current_parameter_scope, no_grad
 from .logger import logger  # noqa: F401 - NNabla binds the logger over its module's name
 
 __all__ = [
@@ -26,3 +32,12 @@ __all__ = [
     "get_parameters", "clear_parameters", "get_parameter_or_create", "load_parameters",
     "save_parameters", "seed",
 ]
+# NNabla's modules, parameter-scope view and no_grad (``_module.py``, ``_parameter.py``).
+__all__ += ["Module", "Sequential", "get_current_parameter_scope", "no_grad"]
+# NNabla's recompute flag (``stadyn.graph``'s).
+__all__ += ["recompute", "recompute_fn", "set_global_recompute"]
+# NNabla's function hooks (``_callback.py``) and solver hooks (``stadyn.solvers``').
+__all__ += ["set_function_pre_hook", "set_function_post_hook", "unset_function_pre_hook",
+            "unset_function_post_hook"]
+__all__ += ["set_solver_pre_hook", "set_solver_post_hook", "unset_solver_pre_hook",
+            "unset_solver_post_hook"]

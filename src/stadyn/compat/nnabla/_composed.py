@@ -1,7 +1,8 @@
 """NNabla 1.39 functions that are compositions of catalog ops (so they need no op of their
 own): ``broadcast_to``, ``reduce_mean``, ``reduce_sum``, ``logical_and_scalar``,
-``logical_or_scalar``, ``logical_xor_scalar``, ``binary_error`` and
-``epsilon_insensitive_loss``.  ``functions.py`` exports them beside the catalog.
+``logical_or_scalar``, ``logical_xor_scalar``, ``binary_error``,
+``epsilon_insensitive_loss`` and ``multi_head_attention``.  ``functions.py`` exports them
+beside the catalog.
 
 Example:
     >>> import numpy as np, stadyn as sd
@@ -16,7 +17,7 @@ from ... import functions as _F
 
 __all__ = ["broadcast_to", "reduce_mean", "reduce_sum", "logical_and_scalar",
            "logical_or_scalar", "logical_xor_scalar", "binary_error",
-           "epsilon_insensitive_loss"]
+           "epsilon_insensitive_loss", "multi_head_attention"]
 
 
 def broadcast_to(x, y, axis=None):
@@ -146,3 +147,79 @@ def epsilon_insensitive_loss(x0, x1, epsilon):
         [0.0, 0.5]
     """
     return _F.maximum_scalar(_F.add_scalar(_F.abs(_F.sub2(x0, x1)), -float(epsilon)), 0.0)
+
+
+def multi_head_attention(query, key, value, num_heads, q_weight, k_weight, v_weight, out_weight,
+                         q_bias=None, k_bias=None, v_bias=None, out_bias=None, attn_bias_k=None,
+                         attn_bias_v=None, dropout=0.0, additive_mask=None,
+                         key_padding_mask=None):
+    """Multi-head attention over sequence-first arrays (NNabla's ``multi_head_attention``).
+
+    ``query`` is ``(L_T, B, D_q)``, ``key`` and ``value`` ``(L_S, B, D_k)`` and ``(L_S, B, D_v)``;
+    the weights are ``(D_q, E)``, ``(D_k, E)``, ``(D_v, E_v)`` and ``(E_v, E_out)``, the biases
+    their columns.  ``attn_bias_k``/``attn_bias_v`` (``E``/``E_v`` elements) append one learnt
+    key/value position.  ``additive_mask`` ``(L_T, L_S)`` is added to the scores;
+    ``key_padding_mask`` ``(B, L_S)`` is 1 where a key is padding (its score becomes ``-inf``).
+    ``dropout`` applies to the attention weights.  Returns the output ``(L_T, B, E_out)`` and the
+    attention weights ``(B * num_heads, L_T, L_S)``.
+
+    Example:
+        >>> import stadyn as sd
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> q, kv = sd.Variable((3, 2, 4)), sd.Variable((5, 2, 4))
+        >>> w = [sd.Variable((4, 4)) for _ in range(4)]
+        >>> y, a = F.multi_head_attention(q, kv, kv, 2, *w)
+        >>> y.shape, a.shape
+        ((3, 2, 4), (4, 3, 5))
+    """
+    tgt_len, batch, _ = query.shape
+    src_len = key.shape[0]
+    embed, k_embed = q_weight.shape[1], k_weight.shape[1]
+    v_embed = v_weight.shape[1]
+    heads = int(num_heads)
+    if value.shape[0] != src_len or key.shape[1] != batch or value.shape[1] != batch:
+        raise ValueError(f"multi_head_attention: key {tuple(key.shape)} and value "
+                         f"{tuple(value.shape)} must be (L_S, B, D) with the query's B {batch} "
+                         "and the same L_S")
+    if embed != k_embed:
+        raise ValueError(f"multi_head_attention: the query's and the key's embedding dimensions "
+                         f"differ ({embed} and {k_embed})")
+    if heads <= 0 or embed % heads or v_embed % heads:
+        raise ValueError(f"multi_head_attention: the embedding dimensions {embed} and {v_embed} "
+                         f"must be divisible by num_heads {num_heads}")
+    head_dim, head_vdim = embed // heads, v_embed // heads
+    if key_padding_mask is not None and tuple(key_padding_mask.shape) != (batch, src_len):
+        raise ValueError(f"multi_head_attention: key_padding_mask {tuple(key_padding_mask.shape)}"
+                         f" must be (B, L_S) = {(batch, src_len)}")
+    q = _F.affine(query, q_weight, q_bias, base_axis=2)
+    k = _F.affine(key, k_weight, k_bias, base_axis=2)
+    v = _F.affine(value, v_weight, v_bias, base_axis=2)
+    q = _F.mul_scalar(q, float(head_dim) ** -0.5)
+    if attn_bias_k is not None:
+        src_len += 1
+        k = _F.concatenate(k, _F.broadcast(_F.reshape(attn_bias_k, (1, 1, k_embed)),
+                                           (1, batch, k_embed)), axis=0)
+        v = _F.concatenate(v, _F.broadcast(_F.reshape(attn_bias_v, (1, 1, v_embed)),
+                                           (1, batch, v_embed)), axis=0)
+        if additive_mask is not None:
+            additive_mask = _F.pad(additive_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = _F.pad(key_padding_mask, (0, 1))
+    q = _F.transpose(_F.reshape(q, (tgt_len, batch * heads, head_dim)), (1, 0, 2))
+    k = _F.transpose(_F.reshape(k, (src_len, batch * heads, head_dim)), (1, 0, 2))
+    v = _F.transpose(_F.reshape(v, (src_len, batch * heads, head_vdim)), (1, 0, 2))
+    scores = _F.batch_matmul(q, k, transpose_b=True)  # (B*H, L_T, L_S)
+    if additive_mask is not None:
+        scores = _F.add2(scores, _F.reshape(additive_mask, (1,) + tuple(additive_mask.shape)))
+    if key_padding_mask is not None:
+        shape4 = (batch, heads, tgt_len, src_len)
+        scores = _F.where(_F.broadcast(_F.reshape(key_padding_mask, (batch, 1, 1, src_len)),
+                                       shape4),
+                          _F.constant(float("-inf"), shape4), _F.reshape(scores, shape4))
+        scores = _F.reshape(scores, (batch * heads, tgt_len, src_len))
+    weights = _F.softmax(scores, axis=2)
+    if dropout > 0:
+        weights = _F.dropout(weights, p=dropout)
+    out = _F.batch_matmul(weights, v)  # (B*H, L_T, head_vdim)
+    out = _F.reshape(_F.transpose(out, (1, 0, 2)), (tgt_len, batch, v_embed))
+    return _F.affine(out, out_weight, out_bias, base_axis=2), weights

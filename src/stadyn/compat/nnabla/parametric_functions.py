@@ -1,5 +1,8 @@
 """``nnabla.parametric_functions`` on Stadyn (NNabla also exports ``get_parameter_or_create``
-here, the one of ``nnabla``, and the decorator ``parametric_function_api``)."""
+here, the one of ``nnabla``, the decorator ``parametric_function_api`` and the initialisers
+``ConstantInitializer``, ``NormalInitializer``, ``UniformInitializer`` and
+``calc_uniform_lim_glorot`` of ``nnabla.initializer``).  The attention layers
+(``multi_head_attention``, ``transformer*``) are in ``_pf_attention.py``."""
 
 import contextlib
 import functools
@@ -10,11 +13,21 @@ from ..._errors import ArgumentError
 from ...parametric import get_parameter, get_parameter_or_create, parameter_scope
 from ...parametric_functions import *  # noqa: F401,F403
 from ...parametric_functions import __all__ as _pf_all
-from .initializer import WeightNormalizationScaleInitializer
+from ._lstm_cell import LSTMCell
+from ._pf_attention import (multi_head_attention, transformer, transformer_decode,
+                            transformer_encode)
+from .initializer import (ConstantInitializer, NormalInitializer, UniformInitializer,
+                          WeightNormalizationScaleInitializer, calc_uniform_lim_glorot)
 
 __all__ = list(_pf_all) + ["get_parameter_or_create", "get_parameter", "parametric_function_api",
                            "weight_normalization", "WeightNormalizationScaleInitializer",
                            "mean_subtraction"]
+# NNabla's attention layers (``_pf_attention.py``) and stateful LSTM cell (``_lstm_cell.py``).
+__all__ += ["LSTMCell", "multi_head_attention", "transformer", "transformer_encode",
+            "transformer_decode"]
+# NNabla's PF module imports these initialisers, and users reach them as ``PF.<name>``.
+__all__ += ["ConstantInitializer", "NormalInitializer", "UniformInitializer",
+            "calc_uniform_lim_glorot"]
 
 
 def parametric_function_api(scope_name=None, param_desc=None):

@@ -1,8 +1,9 @@
 """``nnabla.solvers`` on Stadyn (Stadyn's functional solver maths, ``stadyn.solvers.functional``,
 and the optimizer protocol ``stadyn.solvers.Optimizer`` are not NNabla's and stay out of this
-module's names)."""
+module's names; NNabla has the solver hooks at its top level, ``nn.set_solver_pre_hook``)."""
 
 from ...solvers import *  # noqa: F401,F403
 from ...solvers import __all__ as _all
 
-__all__ = [name for name in _all if name not in ("functional", "Optimizer")]
+__all__ = [name for name in _all if name not in ("functional", "Optimizer")
+           and "solver_p" not in name]

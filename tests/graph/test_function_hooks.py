@@ -1,0 +1,59 @@
+"""Function hooks: a hooked forward/backward (op by op) gives the lowered program's values and
+gradients, every op is seen once before and once after in each direction, and nothing is called
+once the hooks are unset."""
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+import stadyn.functions as F
+import stadyn.parametric_functions as PF
+from stadyn.graph import (set_function_post_hook, set_function_pre_hook,
+                          unset_function_post_hook, unset_function_pre_hook)
+
+
+def _run(x, y):
+    y.forward()
+    x.g = 0
+    for p in sd.get_parameters().values():
+        p.g = 0
+    y.backward()
+    return y.d.copy(), x.g.copy(), {k: p.g.copy() for k, p in sd.get_parameters().items()}
+
+
+def test_hooked_runs_equal_the_lowered_ones_and_see_every_op():
+    rng = np.random.RandomState(0)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        x = sd.Variable.from_numpy_array(rng.randn(4, 3), need_grad=True)
+        h = F.tanh(PF.affine(x, 5))
+        y = F.sum(h * F.sigmoid(h) + F.max(x, axis=1, keepdims=True))   # h and x used twice
+        plain = _run(x, y)
+        events = []
+        set_function_pre_hook("t", lambda node: events.append(("pre", id(node))))
+        set_function_post_hook("t", lambda node: events.append(("post", id(node))))
+        try:
+            hooked = _run(x, y)
+        finally:
+            unset_function_pre_hook("t")
+            unset_function_post_hook("t")
+        nodes = [id(n) for n in sd.graph.topological_nodes([y])]
+        forward = events[:2 * len(nodes)]
+        assert forward == [(kind, n) for n in nodes for kind in ("pre", "post")]
+        backward = events[2 * len(nodes):]
+        for n in nodes:                    # each op's backward: its pre before its post, once
+            assert backward.count(("pre", n)) <= 1 and backward.count(("post", n)) <= 1
+            if ("post", n) in backward:
+                assert backward.index(("pre", n)) < backward.index(("post", n))
+        assert {n for _, n in backward} == set(nodes)
+        np.testing.assert_allclose(hooked[0], plain[0], rtol=1e-6)
+        np.testing.assert_allclose(hooked[1], plain[1], rtol=1e-6)
+        for k in plain[2]:
+            np.testing.assert_allclose(hooked[2][k], plain[2][k], rtol=1e-6)
+        events.clear()
+        _run(x, y)
+        assert events == []
+
+
+def test_a_function_hook_must_be_callable():
+    with pytest.raises(TypeError, match="set_function_post_hook"):
+        set_function_post_hook("x", None)
