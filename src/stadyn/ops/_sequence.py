@@ -4,8 +4,10 @@ Every op here takes the sequences' lengths as an input (see ``stadyn/graph/_sequ
 the layout) and masks padded steps with ``where`` -- never with a product, so that whatever a
 padded step holds (even ``inf`` or ``nan``) reaches neither a value nor a gradient.  The
 per-sequence semantics are CNTK's (``cntk.sequence.*``, ``past_value``, ``future_value``).
-``stadyn.sequence`` calls these ops with a Variable's own lengths and gives the results their
-sequence axes.
+``stadyn.sequence`` calls these ops with a Variable's own lengths.  Each declaration says which
+sequence axis its outputs have (``sequence=``: ``"drop"`` for the reductions over the steps,
+``"lengths:lengths"`` for a sequence on the lengths given, ``"lengths:output1"`` for new
+lengths the op computes), so a direct ``F`` call gives the same axes.
 """
 
 from __future__ import annotations
