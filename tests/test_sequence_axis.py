@@ -73,12 +73,12 @@ def test_a_direct_call_of_a_sequence_reduction_gives_no_sequence_axis(dynamic, o
     lambda x: F.affine(F.reshape(x, (4, 16)), sd.Variable.from_numpy_array(
         np.ones((16, 4), np.float32))),
     lambda x: F.einsum(x, equation="bti->bi"),
-    lambda x: F.batch_matmul(x, x, transpose_a=True),
+    lambda x: F.batch_matmul(x, x, transpose_a=True), lambda x: F.top_k_data(x, 4),
     lambda x: F.softmax_cross_entropy(x, sd.Variable.from_numpy_array(
         np.zeros((4, 1, 4), np.int64)), axis=1),
 ], ids=["sum-steps", "max-steps", "mean-batch-steps", "transpose-steps", "split-steps",
         "slice-steps", "flip-steps", "reshape-affine", "einsum-over-steps",
-        "batch-matmul-transposed", "classes-on-axis-1"])
+        "batch-matmul-transposed", "top-k-over-steps", "classes-on-axis-1"])
 def test_an_op_over_the_step_axis_gives_no_sequence_axis_when_shapes_coincide(dynamic, make):
     """(B, T, H) with B == T == H == 4: each op's output has leading axes (4, 4) that are not
     (batch, steps); a sequence op given it must refuse it."""

@@ -16,7 +16,7 @@ import math
 import torch
 
 from ._registry import op
-from ._sequence_axis import gather_rule, unless_axes
+from ._sequence_axis import gather_rule, top_k_rule, unless_axes
 from ._util import norm_axis
 
 _C = "indexing"
@@ -87,7 +87,7 @@ def sort(x, axis=-1, reverse=False, with_index=False, only_index=False):
     return (values, index) if with_index else values
 
 
-@op(1, category=_C)
+@op(1, category=_C, sequence=top_k_rule)
 def top_k_data(x, k, abs=False, reduce=True, base_axis=1, largest=True,  # noqa: A002
                with_index=False):
     """The ``k`` largest (``largest=False``: smallest) values of each sample, the axes from

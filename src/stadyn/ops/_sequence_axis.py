@@ -32,7 +32,7 @@ from ._util import norm_axis
 
 __all__ = ["unless_axes", "unless_moved", "from_base_axis", "unless_class_axis", "at_axis",
            "stack_axis", "slice_rule", "gather_rule", "batch_matmul_rule", "dot_rule",
-           "einsum_rule", "matrix_axes_rule"]
+           "einsum_rule", "matrix_axes_rule", "top_k_rule"]
 
 _Rule = Callable[[dict, list], Any]
 
@@ -227,6 +227,19 @@ def matrix_axes_rule(attrs: dict, inputs: list) -> str:
         'drop'
     """
     return "keep" if _ndim(inputs[0]) >= 4 else "drop"
+
+
+def top_k_rule(attrs: dict, inputs: list) -> str:
+    """``top_k_data``: with ``reduce``, ``x.shape[:base_axis] + (k,)``, so the steps survive
+    only when ``base_axis >= 2``; without, ``x``'s shape (the axis kept).
+
+    Example:
+        >>> top_k_rule({"reduce": True, "base_axis": 1}, [_Shaped((2, 3, 4))])
+        'drop'
+    """
+    if not attrs.get("reduce", True):
+        return "keep"
+    return from_base_axis()(attrs, inputs)
 
 
 class _Shaped:
