@@ -147,7 +147,6 @@ class OpSpec:
         return self.impl(*args, **kwargs)
 
 
-
 def _check_sequence_form(spec: "OpSpec", form: Any) -> bool:
     """Check one form of a ``sequence`` declaration; whether it names lengths."""
     if form in ("keep", "drop"):
