@@ -4,8 +4,9 @@ A sequence input holds a minibatch of sequences of different lengths, padded, wi
 lengths (``Variable.sequence_lengths``; the layout is in ``docs/architecture.md``).  Feed it a
 list of arrays, one per sequence; read results back with :func:`unpack_value`.  The functions
 here call the sequence ops of the catalog (``F.sequence_*``, ``F.past_value``, ...) with the
-value's own lengths and give their outputs the right sequence axis; element-wise ops and
-layers keep a value's sequence axis by themselves.
+value's own lengths; which sequence axis each op's outputs have is part of the op's
+declaration (``@op(..., sequence=...)``), so calling an op of the catalog directly gives the
+same axes.
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -109,34 +110,26 @@ def state_value(value: Any) -> Variable:
     return v
 
 
-def _plain(v: Variable) -> Variable:
-    """A value with no sequence axis left.  The op's output would otherwise inherit its input's
-    axis whenever its first two axes happen to equal the input's batch and padded length (a
-    ``(B, H)`` last step with ``H`` equal to the longest sequence)."""
-    return set_sequence_axis(v, None)
-
-
 def reduce_sum(x: Variable) -> Variable:
     """The sum over each sequence's steps (no sequence axis left).  Example above."""
-    return _plain(F.sequence_reduce_sum(x, lengths_of(x, "sequence.reduce_sum")))
+    return F.sequence_reduce_sum(x, lengths_of(x, "sequence.reduce_sum"))
 
 
 def reduce_max(x: Variable) -> Variable:
     """The element-wise maximum over each sequence's steps.  Example:
     ``sd.sequence.reduce_max(h)``."""
-    return _plain(F.sequence_reduce_max(x, lengths_of(x, "sequence.reduce_max")))
+    return F.sequence_reduce_max(x, lengths_of(x, "sequence.reduce_max"))
 
 
 def softmax(x: Variable) -> Variable:
     """Softmax over each sequence's steps (a sequence again; padded steps are 0).  Example:
     ``weights = sd.sequence.softmax(scores)``."""
-    lengths = lengths_of(x, "sequence.softmax")
-    return set_sequence_axis(F.sequence_softmax(x, lengths), lengths)
+    return F.sequence_softmax(x, lengths_of(x, "sequence.softmax"))
 
 
 def first(x: Variable) -> Variable:
     """Each sequence's first step.  Example: ``sd.sequence.first(h)``."""
-    return _plain(F.sequence_first(x, lengths_of(x, "sequence.first")))
+    return F.sequence_first(x, lengths_of(x, "sequence.first"))
 
 
 def last(x: Variable) -> Variable:
@@ -151,44 +144,38 @@ def last(x: Variable) -> Variable:
         >>> y.d.ravel().tolist()
         [2.0, 5.0]
     """
-    return _plain(F.sequence_last(x, lengths_of(x, "sequence.last")))
+    return F.sequence_last(x, lengths_of(x, "sequence.last"))
 
 
 def slice(x: Variable, begin_index: int, end_index: int) -> Variable:  # noqa: A001 - CNTK's
     """Steps ``begin_index:end_index`` of each sequence (negative: from the end; end 0: to the
     end).  Example: ``sd.sequence.slice(x, 0, -1)`` drops each last step."""
-    y, lengths = F.sequence_slice(x, lengths_of(x, "sequence.slice"), begin_index, end_index)
-    return set_sequence_axis(y, lengths)
+    return F.sequence_slice(x, lengths_of(x, "sequence.slice"), begin_index, end_index)[0]
 
 
 def broadcast_as(x: Variable, like: Variable) -> Variable:
     """``x`` (one value per sequence) at every step of ``like``'s sequences.  Example:
     ``sd.sequence.broadcast_as(sentence_vector, words)``."""
-    lengths = lengths_of(like, "sequence.broadcast_as")
-    return set_sequence_axis(F.sequence_broadcast_as(x, like, lengths), lengths)
+    return F.sequence_broadcast_as(x, like, lengths_of(like, "sequence.broadcast_as"))
 
 
 def past_value(x: Variable, initial_state: Any = 0.0, time_step: int = 1) -> Variable:
     """The value ``time_step`` steps earlier (``initial_state`` before each start).  Example:
     ``sd.sequence.past_value(h)``."""
-    lengths = lengths_of(x, "past_value")
-    return set_sequence_axis(F.past_value(x, lengths, state_value(initial_state), time_step),
-                             lengths)
+    return F.past_value(x, lengths_of(x, "past_value"), state_value(initial_state), time_step)
 
 
 def future_value(x: Variable, initial_state: Any = 0.0, time_step: int = 1) -> Variable:
     """The value ``time_step`` steps later (``initial_state`` after each end).  Example:
     ``sd.sequence.future_value(h)``."""
-    lengths = lengths_of(x, "future_value")
-    return set_sequence_axis(F.future_value(x, lengths, state_value(initial_state), time_step),
-                             lengths)
+    return F.future_value(x, lengths_of(x, "future_value"), state_value(initial_state),
+                          time_step)
 
 
 def unpack(x: Variable, padding_value: float = 0.0) -> tuple[Variable, Variable]:
     """``(padded, mask)``: the sequences as a plain ``(B, T, ...)`` value and a ``(B, T)`` mask.
     Example: ``y, mask = sd.sequence.unpack(x)``."""
-    value, mask = F.sequence_unpack(x, lengths_of(x, "sequence.unpack"), padding_value)
-    return set_sequence_axis(value, None), set_sequence_axis(mask, None)   # plain values now
+    return F.sequence_unpack(x, lengths_of(x, "sequence.unpack"), padding_value)
 
 
 def recurrence(step: Callable, inputs: Sequence[Variable], initial_states: Sequence[Any],
@@ -248,8 +235,7 @@ def run_step_function(program: StepFunction, inputs: Sequence[Variable],
     ys = F.recurrence(lengths, *inputs, *[state_value(v) for v in initial_states],
                       *[(outside or {}).get(id(c), c) for c in program.captured], step=program,
                       n_sequences=len(inputs), go_backwards=go_backwards)
-    ys = ys if isinstance(ys, tuple) else (ys,)
-    return tuple(set_sequence_axis(y, lengths) for y in ys)
+    return ys if isinstance(ys, tuple) else (ys,)
 
 
 def optimized_rnnstack(x: Variable, weights: Variable, hidden_size: int, num_layers: int = 1,
@@ -272,11 +258,9 @@ def optimized_rnnstack(x: Variable, weights: Variable, hidden_size: int, num_lay
         >>> y.shape, y.sequence_lengths.d.tolist()
         ((2, 5, 8), [2, 5])
     """
-    lengths = lengths_of(x, "optimized_rnnstack")
-    return set_sequence_axis(
-        F.optimized_rnnstack(x, lengths, weights, hidden_size=int(hidden_size),
-                             num_layers=int(num_layers), bidirectional=bool(bidirectional),
-                             recurrent_op=recurrent_op), lengths)
+    return F.optimized_rnnstack(x, lengths_of(x, "optimized_rnnstack"), weights,
+                                hidden_size=int(hidden_size), num_layers=int(num_layers),
+                                bidirectional=bool(bidirectional), recurrent_op=recurrent_op)
 
 
 def delay(x: Variable, initial_state: Any = 0.0, time_step: int = 1) -> Variable:
@@ -305,24 +289,20 @@ def where(condition: Variable, max_repeat: int = 1) -> Variable:
         >>> [s.tolist() for s in sd.sequence.unpack_value(y)]
         [[0.0, 2.0], [1.0, 1.0]]
     """
-    y, lengths = F.sequence_where(condition, lengths_of(condition, "sequence.where"),
-                                  max_repeat)
-    return set_sequence_axis(y, lengths)
+    return F.sequence_where(condition, lengths_of(condition, "sequence.where"), max_repeat)[0]
 
 
 def gather(x: Variable, condition: Variable, max_repeat: int = 1) -> Variable:
     """The steps of ``x`` whose ``condition`` (a sequence on ``x``'s axis) is nonzero, as a new
     sequence.  Example: ``sd.sequence.gather(words, is_noun)``."""
-    y, lengths = F.sequence_gather(x, condition, lengths_of(x, "sequence.gather"), max_repeat)
-    return set_sequence_axis(y, lengths)
+    return F.sequence_gather(x, condition, lengths_of(x, "sequence.gather"), max_repeat)[0]
 
 
 def scatter(x: Variable, condition: Variable) -> Variable:
     """The steps of ``x`` put back where ``condition`` is nonzero, on ``condition``'s axis (0
     elsewhere): the inverse of :func:`gather`.  Example:
     ``sd.sequence.scatter(sd.sequence.gather(x, c), c)``."""
-    lengths = lengths_of(condition, "sequence.scatter")
-    return set_sequence_axis(F.sequence_scatter(x, condition, lengths), lengths)
+    return F.sequence_scatter(x, condition, lengths_of(condition, "sequence.scatter"))
 
 
 def to_sequence(x: Variable, lengths: Variable | None = None) -> Variable:
@@ -339,8 +319,7 @@ def to_sequence(x: Variable, lengths: Variable | None = None) -> Variable:
     """
     if lengths is None:
         lengths = F.sequence_full_lengths(x)
-    y, n = F.to_sequence(x, lengths)
-    return set_sequence_axis(y, n)
+    return F.to_sequence(x, lengths)[0]
 
 
 def to_sequence_like(x: Variable, like: Variable) -> Variable:

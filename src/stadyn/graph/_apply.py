@@ -142,8 +142,8 @@ def apply(spec, args: tuple, kwargs: dict):
                 out = out.view_as(out)
             v = Variable._from_node(node, 0, out.shape, out.dtype, out.requires_grad, out)
             node._outputs = (weakref.ref(v),)
-            if _has_sequence_axis(inputs):
-                propagate(inputs, (v,))
+            if spec.sets_sequence_axis or _has_sequence_axis(inputs):
+                propagate(spec, args, kwargs, inputs, (v,))
             return v
         outs = tuple(Variable._from_node(node, i, o.shape, o.dtype, o.requires_grad, o)
                      for i, o in enumerate(out))
@@ -164,15 +164,15 @@ def apply(spec, args: tuple, kwargs: dict):
             v = Variable._from_node(node, 0, tuple(out.shape), out.dtype,
                                     out.requires_grad or (ruled and out.is_floating_point()), None)
             node._outputs = (weakref.ref(v),)
-            if _has_sequence_axis(inputs):
-                propagate(inputs, (v,))
+            if spec.sets_sequence_axis or _has_sequence_axis(inputs):
+                propagate(spec, args, kwargs, inputs, (v,))
             return v
         outs = tuple(Variable._from_node(node, i, tuple(o.shape), o.dtype,
                                          o.requires_grad or (ruled and o.is_floating_point()), None)
                      for i, o in enumerate(out))
     node._outputs = tuple(weakref.ref(v) for v in outs)
-    if _has_sequence_axis(inputs):
-        propagate(inputs, outs)
+    if spec.sets_sequence_axis or _has_sequence_axis(inputs):
+        propagate(spec, args, kwargs, inputs, outs)
     return outs
 
 

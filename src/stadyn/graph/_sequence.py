@@ -9,9 +9,12 @@ and the static lowering see them as data; a padded step's value is unspecified a
 sequence op (``stadyn.sequence``) masks it out of sums, maxima, softmaxes, gradients and
 recurrences.
 
-An op whose output keeps its input's first two axes (element-wise ops, ``affine`` over the
-sample axes, ...) keeps the input's sequence axis (:func:`propagate`); the sequence ops set
-their outputs' axes themselves.
+How an op's outputs relate to the sequence axis is part of the op's declaration
+(``OpSpec.sequence``, applied by :func:`propagate`): by default an output whose first two axes
+are its input's (element-wise ops, ``affine`` over the sample axes, ...) keeps the input's
+sequence axis; reductions over the steps drop it, the sequence ops name the lengths of their
+outputs, and ops whose answer depends on the call (``transpose``, ``sum``, ``affine``'s
+``base_axis``) declare a rule.
 
 Example:
     >>> import numpy as np
@@ -111,14 +114,66 @@ def set_sequence_axis(v: Variable, lengths: Variable | None) -> Variable:
     return v
 
 
-def propagate(inputs: Sequence[Variable], outputs: Sequence[Variable]) -> None:
-    """Give ``outputs`` the sequence axis of the first input that has one, where an output
-    keeps that input's first two axes (batch and sequence)."""
-    for v in inputs:
-        seq = v._seq
-        if seq is not None:
-            lead = tuple(v._shape[:2])
-            for out in outputs:
-                if out._seq is None and tuple(out._shape[:2]) == lead:
-                    out._seq = seq
-            return
+def _axis_of(spec, form: str, args: tuple, kwargs: dict, outputs: Sequence[Variable]
+             ) -> Variable | None:
+    """The lengths an ``of:``/``lengths:`` form names for one call."""
+    kind, _, ref = form.partition(":")
+    if kind == "lengths" and ref.startswith("output"):
+        k = int(ref[6:])
+        return outputs[k] if k < len(outputs) else None
+    inputs, _ = spec.split_arguments(args, kwargs)
+    if ref.isdigit():
+        v = inputs[int(ref)] if int(ref) < len(inputs) else None
+    else:
+        v = inputs[[n.lstrip("*") for n in spec.inputs].index(ref)]
+    if not isinstance(v, Variable):
+        return None
+    return v if kind == "lengths" else v._seq
+
+
+def propagate(spec, args: tuple, kwargs: dict, inputs: Sequence[Variable],
+              outputs: Sequence[Variable]) -> None:
+    """Give one op call's ``outputs`` the sequence axes its declaration (``spec.sequence``)
+    says.  ``apply`` calls it when an input has a sequence axis or the op names lengths.
+
+    The forms (one for every output, or a tuple with one per output):
+
+    * ``"keep"`` (the default): the output keeps the sequence axis of the first input that has
+      one when its first two axes are that input's (batch, padded length) -- right for ops
+      whose output's leading axes are their input's whenever the shapes say so: element-wise
+      ops, ``affine`` over the sample axes, a reshape that keeps the two leading axes;
+    * ``"drop"``: no sequence axis (a reduction over the steps, a time-major recurrent op);
+    * ``"of:NAME"``: the sequence axis of the input ``NAME`` (a position for a variadic op),
+      whatever the shapes;
+    * ``"lengths:NAME"``: a sequence whose lengths are the input ``NAME`` itself (the sequence
+      ops, which take lengths as an input); ``"lengths:outputK"``: whose lengths are the op's
+      output ``K`` (an op that makes new lengths, ``sequence_slice``);
+    * a callable ``rule(attrs, inputs) -> form or tuple of forms``, given the call's attributes
+      and its inputs in declaration order: for ops whose answer depends on the call (a
+      ``transpose`` that moves axis 1, a reduction over axis 1, ``affine`` with
+      ``base_axis=1``).  It runs only when an input has a sequence axis.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.sequence.input_variable(1)          # (1, 1, 1) until fed
+        >>> F.tanh(x).sequence_lengths is x.sequence_lengths
+        True
+        >>> F.sum(x, axis=1).sequence_lengths is None   # (1, 1): the shape alone would keep it
+        True
+    """
+    rule = spec.sequence
+    if callable(rule):
+        rule = rule(spec.attributes(args, kwargs), spec.split_arguments(args, kwargs)[0])
+    forms = rule if isinstance(rule, tuple) else (rule,) * len(outputs)
+    for out, form in zip(outputs, forms):
+        if form == "keep":
+            for v in inputs:
+                seq = v._seq
+                if seq is not None:
+                    if tuple(out._shape[:2]) == tuple(v._shape[:2]):
+                        out._seq = seq
+                    break
+        elif form == "drop":
+            out._seq = None
+        else:
+            out._seq = _axis_of(spec, form, args, kwargs, outputs)

@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 
-__all__ = ["OpSpec"]
+__all__ = ["OpSpec", "SEQUENCE_FORMS"]
+
+# The forms of ``OpSpec.sequence`` (applied by ``stadyn.graph._sequence.propagate``).
+SEQUENCE_FORMS = ("keep", "drop", "of:NAME", "lengths:NAME", "lengths:outputK")
 
 
 @dataclass(eq=False)
@@ -42,6 +45,10 @@ class OpSpec:
             depends on the graph behind its inputs, which a saved graph rebuilds instead.
         frameworks: the front ends whose API has the op (``{"cntk"}`` for CNTK's random and
             ranking Functions); empty: every front end (see :meth:`offered_by`).
+        sequence: how the op's outputs relate to the sequence axis (``"keep"``, ``"drop"``,
+            ``"of:NAME"``, ``"lengths:NAME"``, ``"lengths:outputK"``, one per output as a
+            tuple, or a rule over the call's attributes and inputs); see
+            :mod:`stadyn.graph._sequence`, which applies it to every op call.
     """
 
     name: str
@@ -56,14 +63,16 @@ class OpSpec:
     precision: str = "any"
     unstorable: str = ""
     frameworks: frozenset[str] = frozenset()
+    sequence: Any = "keep"
     _signature: inspect.Signature | None = field(default=None, repr=False)
+    sets_sequence_axis: bool = field(default=False, init=False, repr=False)
 
     @classmethod
     def from_function(cls, impl: Callable[..., Any], n_inputs: int | None = None, *,
                       name: str | None = None, category: str = "misc",
                       shape: Callable[..., Any] | None = None, traceable: bool = True,
                       precision: str = "any", unstorable: str = "",
-                      frameworks: tuple[str, ...] = ()) -> "OpSpec":
+                      frameworks: tuple[str, ...] = (), sequence: Any = "keep") -> "OpSpec":
         """Read the declaration off ``impl``'s signature (see the module docstring)."""
         sig = inspect.signature(impl)
         params = list(sig.parameters.values())
@@ -82,7 +91,13 @@ class OpSpec:
         return cls(name=name or impl.__name__, impl=impl, inputs=inputs, attrs=attrs,
                    optional_inputs=optional, shape=shape, category=category,
                    doc=inspect.getdoc(impl) or "", traceable=traceable, precision=precision,
-                   unstorable=unstorable, frameworks=frozenset(frameworks), _signature=sig)
+                   unstorable=unstorable, frameworks=frozenset(frameworks), sequence=sequence,
+                   _signature=sig)
+
+    def __post_init__(self) -> None:
+        # whether the op gives outputs a sequence axis even when no input has one (it names
+        # lengths); apply reads it on every call, so it is worked out once here
+        self.sets_sequence_axis = _check_sequence(self)
 
     def offered_by(self, framework: str) -> bool:
         """Whether the compat layer of ``framework`` (``"nnabla"``, ``"cntk"``) offers the op.
@@ -131,3 +146,26 @@ class OpSpec:
         """Run the implementation directly on torch tensors (no graph)."""
         return self.impl(*args, **kwargs)
 
+
+def _check_sequence_form(spec: "OpSpec", form: Any) -> bool:
+    """Check one form of a ``sequence`` declaration; whether it names lengths."""
+    if form in ("keep", "drop"):
+        return False
+    kind, _, ref = form.partition(":") if isinstance(form, str) else ("", "", "")
+    names = [n.lstrip("*") for n in spec.inputs]
+    if kind == "of" and (ref in names or (ref.isdigit() and spec.variadic)):
+        return False
+    if kind == "lengths" and (ref in names or (ref.isdigit() and spec.variadic)
+                              or (ref.startswith("output") and ref[6:].isdigit())):
+        return True
+    raise TypeError(f"op {spec.name}: sequence={form!r} is not one of {', '.join(SEQUENCE_FORMS)}"
+                    f" (NAME an input of {spec.inputs}, or a position for a variadic op)")
+
+
+def _check_sequence(spec: "OpSpec") -> bool:
+    """Check ``spec.sequence`` (a rule is checked when it runs); whether it names lengths."""
+    rule = spec.sequence
+    if callable(rule):
+        return False
+    forms = rule if isinstance(rule, tuple) else (rule,)
+    return any([_check_sequence_form(spec, f) for f in forms])

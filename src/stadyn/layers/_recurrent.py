@@ -27,7 +27,6 @@ import numpy as np
 from .. import functions as F
 from .. import sequence as S
 from .._errors import StadynError
-from ..graph import set_sequence_axis
 from ._init import glorot_uniform
 from ._layers import Layer, _tuple
 from ._normalization import Stabilizer
@@ -101,9 +100,11 @@ class _Step(Layer):
                                                          name=name)
         return layer(v)
 
-    def _weights(self, x):
+    def _weights(self, x, step_axes: int = 1):
+        """``W``, ``H``, ``b`` for steps of ``x`` (one step ``(B, *s)``; a whole sequence
+        ``(B, T, *s)`` with ``step_axes=2``: only its shape is read)."""
         cell, size = self.cell_shape[0], self.shape[0]
-        n_in = int(np.prod(x.shape[1:]))
+        n_in = int(np.prod(x.shape[step_axes:]))
         cols, hidden_cols = self.n_gates * cell, self.hidden_gates * cell
         w = self.parameter("W", (n_in, cols), self.init, n_in, cols)
         h = self.parameter("H", (size, hidden_cols), self.init, size, hidden_cols)
@@ -168,11 +169,9 @@ class LSTM(_Step):
 
     def apply(self, h, c, x, go_backwards: bool = False):
         if x.sequence_lengths is not None:        # a whole sequence: the fused kernel
-            w, hw, b = self._weights(F.sequence_first(x, x.sequence_lengths))
-            return set_sequence_axis(
-                F.cntk_lstm_sequence(x, x.sequence_lengths, S.state_value(h),
-                                     S.state_value(c), w, hw, b, go_backwards=go_backwards),
-                x.sequence_lengths)
+            w, hw, b = self._weights(x, step_axes=2)
+            return F.cntk_lstm_sequence(x, x.sequence_lengths, S.state_value(h),
+                                        S.state_value(c), w, hw, b, go_backwards=go_backwards)
         cell = self.cell_shape[0]
         w, hw, b = self._weights(x)
         proj = F.affine(x, w, b) + F.affine(self._stabilized("dh_stabilizer", h), hw)
@@ -230,13 +229,11 @@ class GRU(_Step):
     def apply(self, h, x, go_backwards: bool = False):
         size = self.shape[0]
         if x.sequence_lengths is not None:        # a whole sequence at once
-            w, hw, b = self._weights(F.sequence_first(x, x.sequence_lengths))
+            w, hw, b = self._weights(x, step_axes=2)
             h1 = self.parameter("H1", (size, size), self.init, size, size)
-            return set_sequence_axis(
-                F.cntk_gru_sequence(x, x.sequence_lengths, S.state_value(h), w, hw, h1, b,
-                                    activation=_kernel_activation(self.activation),
-                                    go_backwards=go_backwards),
-                x.sequence_lengths)
+            return F.cntk_gru_sequence(x, x.sequence_lengths, S.state_value(h), w, hw, h1, b,
+                                       activation=_kernel_activation(self.activation),
+                                       go_backwards=go_backwards)
         w, hw, b = self._weights(x)
         h1 = self.parameter("H1", (size, size), self.init, size, size)
         hs = self._stabilized("dh_stabilizer", h)
@@ -271,12 +268,10 @@ class RNNStep(_Step):
 
     def apply(self, h, x, go_backwards: bool = False):
         if x.sequence_lengths is not None:        # a whole sequence: the fused kernel
-            w, hw, b = self._weights(F.sequence_first(x, x.sequence_lengths))
-            return set_sequence_axis(
-                F.cntk_rnn_sequence(x, x.sequence_lengths, S.state_value(h), w, hw, b,
-                                    activation=_kernel_activation(self.activation),
-                                    go_backwards=go_backwards),
-                x.sequence_lengths)
+            w, hw, b = self._weights(x, step_axes=2)
+            return F.cntk_rnn_sequence(x, x.sequence_lengths, S.state_value(h), w, hw, b,
+                                       activation=_kernel_activation(self.activation),
+                                       go_backwards=go_backwards)
         w, hw, b = self._weights(x)
         hs = self._stabilized("dh_stabilizer", h)
         return self._output(self.activation(F.affine(x, w, b) + F.affine(hs, hw)))

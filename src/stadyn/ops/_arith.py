@@ -9,6 +9,7 @@ import torch
 
 from ..graph import Variable
 from ._registry import op
+from ._sequence_axis import batch_matmul_rule
 
 _A = "arithmetic"
 _M = "math"
@@ -175,7 +176,7 @@ def _same_shapes(name, xs) -> None:
                          f"{[tuple(v.shape) for v in xs]}")
 
 
-@op(2, category=_A, precision="half")
+@op(2, category=_A, precision="half", sequence=batch_matmul_rule)
 def batch_matmul(a, b, transpose_a=False, transpose_b=False):
     """Matrix product over the last two axes, batched over the rest.
 

@@ -25,6 +25,7 @@ import torch
 
 from . import _nn
 from ._registry import op
+from ._sequence_axis import from_base_axis
 
 _C = "neural network"
 
@@ -55,7 +56,7 @@ def _straight_through(weight, value):
     return value.detach() + (weight - weight.detach())
 
 
-@op(4, category=_C, precision="half")
+@op(4, category=_C, precision="half", sequence=from_base_axis())
 def binary_connect_affine(x, weight, binary_weight, bias=None, base_axis=1,
                           quantize_zero_to=1.0):
     """``affine`` with ``weight`` binarised to ``+-1`` (see the module).
@@ -64,7 +65,7 @@ def binary_connect_affine(x, weight, binary_weight, bias=None, base_axis=1,
     return _nn.affine.spec.impl(x, effective, bias, base_axis)
 
 
-@op(5, category=_C, precision="half")
+@op(5, category=_C, precision="half", sequence=from_base_axis())
 def binary_weight_affine(x, weight, binary_weight, alpha, bias=None, base_axis=1,
                          quantize_zero_to=1.0):
     """``affine`` with ``weight`` binarised to ``+-alpha_j``, ``alpha_j`` the mean ``|w|`` of
@@ -76,7 +77,7 @@ def binary_weight_affine(x, weight, binary_weight, alpha, bias=None, base_axis=1
     return _nn.affine.spec.impl(x, effective, bias, base_axis)
 
 
-@op(4, category=_C, precision="half")
+@op(4, category=_C, precision="half", sequence=from_base_axis())
 def binary_connect_convolution(x, weight, binary_weight, bias=None, base_axis=1, pad=None,
                                stride=None, dilation=None, group=1, quantize_zero_to=1.0):
     """``convolution`` with ``weight`` binarised to ``+-1`` (see the module).
@@ -85,7 +86,7 @@ def binary_connect_convolution(x, weight, binary_weight, bias=None, base_axis=1,
     return _nn.convolution.spec.impl(x, effective, bias, base_axis, pad, stride, dilation, group)
 
 
-@op(5, category=_C, precision="half")
+@op(5, category=_C, precision="half", sequence=from_base_axis())
 def binary_weight_convolution(x, weight, binary_weight, alpha, bias=None, base_axis=1,
                               pad=None, stride=None, dilation=None, group=1,
                               quantize_zero_to=1.0):

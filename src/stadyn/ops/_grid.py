@@ -62,7 +62,7 @@ def shift(x, shifts=None, border_mode="nearest"):
     return y
 
 
-@op(None, category=_C)
+@op(None, category=_C, sequence="drop")
 def meshgrid(*x, ij_indexing=False):
     """Coordinate arrays from 1-d arrays, one output per input: NumPy's ``meshgrid``
     (``"xy"`` indexing, or ``"ij"`` with ``ij_indexing``).

@@ -16,12 +16,13 @@ import math
 import torch
 
 from ._registry import op
+from ._sequence_axis import gather_rule, top_k_rule, unless_axes
 from ._util import norm_axis
 
 _C = "indexing"
 
 
-@op(2, category=_C)
+@op(2, category=_C, sequence=gather_rule)
 def gather(x, Indices, axis=None, batch_dims=None):  # noqa: N803 - NNabla's name
     """The slices of ``x`` along ``axis`` (default 0) at ``Indices`` (TensorFlow's ``gather``):
     output shape ``x.shape[:axis] + Indices.shape[batch_dims:] + x.shape[axis + 1:]``; the first
@@ -54,7 +55,7 @@ def gather(x, Indices, axis=None, batch_dims=None):  # noqa: N803 - NNabla's nam
     return picked.permute(order).reshape(tuple(x.shape[:axis]) + k + tuple(x.shape[axis + 1:]))
 
 
-@op(2, category=_C)
+@op(2, category=_C, sequence="drop")
 def gather_nd(data, indices):
     """The elements (or slices) of ``data`` at the index tuples along ``indices``' first axis:
     ``out[j] = data[indices[0, j], ..., indices[M - 1, j]]`` (NNabla's ``gather_nd``).
@@ -74,7 +75,7 @@ def gather_nd(data, indices):
     return data[tuple(ids[i] for i in range(ids.shape[0]))]
 
 
-@op(1, category=_C)
+@op(1, category=_C, sequence=unless_axes(default=-1))
 def sort(x, axis=-1, reverse=False, with_index=False, only_index=False):
     """``x`` sorted along ``axis`` (descending with ``reverse``; ties keep their order);
     ``with_index`` also returns the positions the values came from, ``only_index`` only those
@@ -86,7 +87,7 @@ def sort(x, axis=-1, reverse=False, with_index=False, only_index=False):
     return (values, index) if with_index else values
 
 
-@op(1, category=_C)
+@op(1, category=_C, sequence=top_k_rule)
 def top_k_data(x, k, abs=False, reduce=True, base_axis=1, largest=True,  # noqa: A002
                with_index=False):
     """The ``k`` largest (``largest=False``: smallest) values of each sample, the axes from
@@ -138,7 +139,7 @@ def cumprod(x, axis=None, exclusive=False, reverse=False):
     return _scan(torch.cumprod, x, axis, exclusive, reverse, 1.0)
 
 
-@op(2, category=_C)
+@op(2, category=_C, sequence="of:values")
 def searchsorted(sorted_sequence, values, right=False):
     """Where each of ``values`` would be inserted in the rows (last axis) of
     ``sorted_sequence`` to keep them sorted: the first such place, or the last with ``right``;

@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 
 from ._registry import op
+from ._sequence_axis import dot_rule, matrix_axes_rule
 
 _C = "linalg"
 
@@ -24,7 +25,7 @@ def _square_batch(name: str, x) -> None:
                          f"got shape {tuple(x.shape)}")
 
 
-@op(1, category=_C, precision="float")
+@op(1, category=_C, precision="float", sequence="drop")
 def batch_inv(x):
     """The inverse of each square matrix of the batch ``x`` (shape ``(B, N, N)``).
 
@@ -40,7 +41,7 @@ def batch_inv(x):
     return torch.linalg.inv(x)
 
 
-@op(1, category=_C, precision="float")
+@op(1, category=_C, precision="float", sequence="drop")
 def batch_det(x):
     """The determinant of each square matrix of the batch ``x`` (shape ``(B,)``).  Example:
     ``F.batch_det(x)``."""
@@ -48,7 +49,7 @@ def batch_det(x):
     return torch.linalg.det(x)
 
 
-@op(1, category=_C, precision="float")
+@op(1, category=_C, precision="float", sequence="drop")
 def batch_logdet(x):
     """``log(|det|)`` of each square matrix of the batch ``x`` (shape ``(B,)``).  Example:
     ``F.batch_logdet(x)``."""
@@ -72,7 +73,7 @@ def matrix_diag(x):
     return torch.diag_embed(x)
 
 
-@op(1, category=_C)
+@op(1, category=_C, sequence=matrix_axes_rule)
 def matrix_diag_part(x):
     """The diagonals of the matrices on the last two axes of ``x`` (which must be equal).
     Example: ``F.matrix_diag_part(x)``."""
@@ -82,7 +83,7 @@ def matrix_diag_part(x):
     return torch.diagonal(x, dim1=-2, dim2=-1)
 
 
-@op(2, category=_C, precision="half")
+@op(2, category=_C, precision="half", sequence=dot_rule)
 def dot(a, b):
     """NumPy's ``dot``: the inner product of two vectors, the matrix product of two matrices,
     a product with a 0-d array, or the sum product over the last axis of ``a`` and the

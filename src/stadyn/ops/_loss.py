@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as TF
 
 from ._registry import op
+from ._sequence_axis import from_base_axis, unless_class_axis
 from ._util import norm_axis
 
 _C = "loss"
@@ -47,7 +48,7 @@ def _same_shape_target(x, target) -> None:
                          f"input's shape {tuple(x.shape)}")
 
 
-@op(2, category=_C, precision="float")
+@op(2, category=_C, precision="float", sequence=unless_class_axis)
 def softmax_cross_entropy(x, target, axis=None):
     """``-log softmax(x)[target]`` along ``axis`` (default: last) with integer class ids.
 
@@ -66,7 +67,7 @@ def softmax_cross_entropy(x, target, axis=None):
     return -torch.gather(torch.log_softmax(x, a), a, ids)
 
 
-@op(2, category=_C, precision="float")
+@op(2, category=_C, precision="float", sequence=unless_class_axis)
 def categorical_cross_entropy(x, target, axis=None):
     """``-log(x[target])`` for probabilities ``x`` (see :func:`softmax_cross_entropy`).
     Example: ``F.categorical_cross_entropy(F.softmax(z), t)``."""
@@ -127,7 +128,7 @@ def huber_loss(x0, x1, delta=1.0):
     return torch.where(ad < delta, d * d, delta * (2.0 * ad - delta))
 
 
-@op(2, category="metric", precision="float")
+@op(2, category="metric", precision="float", sequence=unless_class_axis)
 def top_n_error(x, target, axis=None, n=1):
     """1 where the target class is not among the ``n`` largest scores, else 0 (no gradient).
 
@@ -176,7 +177,7 @@ def one_hot(x, shape):
     return TF.one_hot(flat, size).reshape(tuple(x.shape[:-1]) + shape).to(torch.float32)
 
 
-@op(2, category=_C, precision="float")
+@op(2, category=_C, precision="float", sequence=from_base_axis("p"))
 def kl_multinomial(p, q, base_axis=1):
     """The Kullback-Leibler divergence ``sum p * (log p - log q)`` of two categorical
     distributions, summed over the axes from ``base_axis`` on (kept with size 1).

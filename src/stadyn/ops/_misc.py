@@ -97,7 +97,7 @@ def assign(dst, src):
     return src.detach().clone()
 
 
-@op(category="misc")
+@op(category="misc", sequence="drop")
 def sink(*x, one_input_grad=True):
     """A 0-d zero that depends on every input: ``sink(a, b).forward()`` computes both, and its
     ``backward()`` sends a gradient of ones into each input (``one_input_grad``; with False,

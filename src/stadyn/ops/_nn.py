@@ -12,6 +12,7 @@ from ..graph import is_training
 from . import _kernels as kernels
 from ._random import _generator
 from ._registry import op
+from ._sequence_axis import from_base_axis
 from ._util import batch_flatten, ntuple
 
 _C = "neural"
@@ -22,7 +23,7 @@ _MAXPOOL = {1: TF.max_pool1d, 2: TF.max_pool2d, 3: TF.max_pool3d}
 _AVGPOOL = {1: TF.avg_pool1d, 2: TF.avg_pool2d, 3: TF.avg_pool3d}
 
 
-@op(3, category=_C, precision="half")
+@op(3, category=_C, precision="half", sequence=from_base_axis())
 def affine(x, weight, bias=None, base_axis=1):
     """``y = x W + b`` over the axes from ``base_axis`` on (NNabla's affine).
 
@@ -55,7 +56,7 @@ def _from_channel_first(y, channel_last, n):
     return y.movedim(y.ndim - n - 1, -1)
 
 
-@op(3, category=_C, precision="half")
+@op(3, category=_C, precision="half", sequence=from_base_axis())
 def convolution(x, weight, bias=None, base_axis=1, pad=None, stride=None, dilation=None, group=1,
                 channel_last=False):
     """N-d convolution (cross-correlation) with ``weight`` of shape
@@ -78,7 +79,7 @@ def convolution(x, weight, bias=None, base_axis=1, pad=None, stride=None, dilati
     return _from_channel_first(y, channel_last, n)
 
 
-@op(3, category=_C, precision="half")
+@op(3, category=_C, precision="half", sequence=from_base_axis())
 def depthwise_convolution(x, weight, bias=None, base_axis=1, pad=None, stride=None,
                           dilation=None, multiplier=1):
     """Depthwise convolution: each input channel ``c`` convolved with its own ``multiplier``
@@ -98,7 +99,7 @@ def depthwise_convolution(x, weight, bias=None, base_axis=1, pad=None, stride=No
     return y.reshape(tuple(batch) + tuple(y.shape[1:]))
 
 
-@op(3, category=_C, precision="half")
+@op(3, category=_C, precision="half", sequence=from_base_axis())
 def deconvolution(x, weight, bias=None, base_axis=1, pad=None, stride=None, dilation=None,
                   group=1, channel_last=False, output_padding=None):
     """Transposed convolution with ``weight`` of shape ``(in_channels, out_channels // group,

@@ -18,12 +18,13 @@ import torch.nn.functional as TF
 
 from ..graph import get_current_context
 from ._registry import op
+from ._sequence_axis import einsum_rule, unless_axes
 from ._util import norm_axis, ntuple
 
 _C = "misc"
 
 
-@op(1, category=_C)
+@op(1, category=_C, sequence=unless_axes("axes", default=-1))
 def flip(x, axes=None):
     """``x`` reversed along ``axes`` (NNabla's default: the last axis).  Backward flips the
     gradient back.
@@ -95,7 +96,7 @@ def linspace(start, stop, num):
                           device=get_current_context().device)
 
 
-@op(category=_C)
+@op(category=_C, sequence=einsum_rule)
 def einsum(*x, equation=""):
     """The Einstein summation ``equation`` over the inputs (NumPy's ``einsum`` notation, as
     NNabla's ``einsum``); differentiable in every input.
@@ -114,7 +115,7 @@ def einsum(*x, equation=""):
     return torch.einsum(equation, *x)
 
 
-@op(1, category=_C)
+@op(1, category=_C, sequence="drop")
 def shape(x, start=None, end=None):
     """The shape of ``x`` (its axes ``start:end``, Python's slice rules) as a float32 vector,
     as NNabla 1.39's ``shape`` gives it.  No gradient.

@@ -17,7 +17,7 @@ from ._registry import op
 _C = "indexing"
 
 
-@op(2, category=_C)
+@op(2, category=_C, sequence="drop")
 def scatter_nd(data, indices, shape=None, add=False):
     """A new array of ``shape``, zeros except at the index tuples along ``indices``' first axis,
     which take ``data``: ``out[indices[0, j], ..., indices[M - 1, j]] = data[j]`` (``add``:

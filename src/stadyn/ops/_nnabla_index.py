@@ -66,7 +66,7 @@ def bool_fill(data, mask, value=0):
     return data.masked_fill(torch.broadcast_to(mask != 0, data.shape), float(value))
 
 
-@op(2, category=_C)
+@op(2, category=_C, sequence="drop")
 def confusion_matrix(x, target, axis=None):
     """The ``C x C`` count of (target class, predicted class) pairs, int32 (NNabla's
     ``confusion_matrix``): the prediction is ``x``'s arg-max along ``axis`` (default: the

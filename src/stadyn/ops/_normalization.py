@@ -18,6 +18,7 @@ from __future__ import annotations
 import torch
 
 from ._registry import op
+from ._sequence_axis import unless_axes
 from ._util import norm_axes
 
 _C = "normalization"
@@ -89,7 +90,7 @@ def group_normalization(x, beta, gamma, num_groups, channel_axis=1, batch_axis=0
     return (y, out[1], out[2]) if output_stat else y
 
 
-@op(1, category="reduction", precision="float")
+@op(1, category="reduction", precision="float", sequence=unless_axes())
 def norm(x, p=None, axis=None, keepdims=False):
     """The ``p``-norm ``(sum |x|^p)^(1/p)`` over ``axis`` (default: all axes; ``p`` None is 2).
 

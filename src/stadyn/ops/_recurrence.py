@@ -59,7 +59,7 @@ def _zero_padding(y: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     return torch.where(step_mask(lengths, y.shape[1], y.ndim), y, y.new_zeros(()))
 
 
-@op(category="sequence")
+@op(category="sequence", sequence="lengths:0")
 def recurrence(*x, step=None, n_sequences=1, go_backwards=False):
     """Run ``step`` (a :class:`StepFunction`) along the sequence axis; returns every state's
     sequence ``(B, T, *state)``.

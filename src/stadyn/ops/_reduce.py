@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from ._registry import op
+from ._sequence_axis import unless_axes
 from ._util import norm_axes
 
 _C = "reduction"
@@ -19,7 +20,7 @@ def _reduce(fn, x, axis, keepdims):
     return fn(x, dim=axes, keepdim=keepdims)
 
 
-@op(1, category=_C, precision="float")
+@op(1, category=_C, precision="float", sequence=unless_axes())
 def sum(x, axis=None, keepdims=False):  # noqa: A001 - NNabla's name
     """Sum over ``axis`` (an int, a list, or None for all axes).
 
@@ -33,13 +34,13 @@ def sum(x, axis=None, keepdims=False):  # noqa: A001 - NNabla's name
     return _reduce(torch.sum, x, axis, keepdims)
 
 
-@op(1, category=_C, precision="float")
+@op(1, category=_C, precision="float", sequence=unless_axes())
 def mean(x, axis=None, keepdims=False):
     """Mean over ``axis`` (None: all axes, giving shape ``()``).  Example: ``F.mean(loss)``."""
     return _reduce(torch.mean, x, axis, keepdims)
 
 
-@op(1, category=_C, precision="float")
+@op(1, category=_C, precision="float", sequence=unless_axes())
 def prod(x, axis=None, keepdims=False):
     """Product over ``axis``.  Example: ``F.prod(x, axis=0)``."""
     axes = norm_axes(axis, x.ndim)
@@ -72,14 +73,14 @@ def _extreme(fn, x, axis, keepdims, with_index, only_index):
     return values
 
 
-@op(1, category=_C)
+@op(1, category=_C, sequence=unless_axes())
 def max(x, axis=None, keepdims=False, with_index=False, only_index=False):  # noqa: A001
     """Maximum over ``axis``; ``with_index`` also returns the (flat, over the reduced axes)
     index; ``only_index`` returns just the index.  Example: ``F.max(x, axis=1)``."""
     return _extreme(torch.max, x, axis, keepdims, with_index, only_index)
 
 
-@op(1, category=_C)
+@op(1, category=_C, sequence=unless_axes())
 def min(x, axis=None, keepdims=False, with_index=False, only_index=False):  # noqa: A001
     """Minimum over ``axis`` (see :func:`max`).  Example: ``F.min(x, axis=1)``."""
     return _extreme(torch.min, x, axis, keepdims, with_index, only_index)

@@ -100,7 +100,7 @@ def _rnn_cell(activation):
     return cell
 
 
-@op(6, category=_C, precision="float")
+@op(6, category=_C, precision="float", sequence="drop")
 def lstm(x, h, c, weight_l0, weight=None, bias=None, num_layers=1, dropout=0.0,
          bidirectional=False, training=True):
     """NNabla's N-step LSTM: ``(y (T, B, D*H), h_n, c_n (L, D, B, H))``; see the module
@@ -118,7 +118,7 @@ def lstm(x, h, c, weight_l0, weight=None, bias=None, num_layers=1, dropout=0.0,
     return y, hn.reshape(h.shape), cn.reshape(c.shape)
 
 
-@op(5, category=_C, precision="float")
+@op(5, category=_C, precision="float", sequence="drop")
 def gru(x, h, weight_l0, weight=None, bias=None, num_layers=1, dropout=0.0,
         bidirectional=False, training=True):
     """NNabla's N-step GRU: ``(y (T, B, D*H), h_n (L, D, B, H))``, weights ``(D, 3, H, I+H)``,
@@ -132,7 +132,7 @@ def gru(x, h, weight_l0, weight=None, bias=None, num_layers=1, dropout=0.0,
     return y, hn.reshape(h.shape)
 
 
-@op(5, category=_C, precision="float")
+@op(5, category=_C, precision="float", sequence="drop")
 def rnn(x, h, weight_l0, weight=None, bias=None, num_layers=1, nonlinearity="tanh",
         dropout=0.0, bidirectional=False, training=True):
     """NNabla's N-step Elman RNN (``nonlinearity`` ``"tanh"`` or ``"relu"``): ``(y, h_n)``,

@@ -4,8 +4,10 @@ Every op here takes the sequences' lengths as an input (see ``stadyn/graph/_sequ
 the layout) and masks padded steps with ``where`` -- never with a product, so that whatever a
 padded step holds (even ``inf`` or ``nan``) reaches neither a value nor a gradient.  The
 per-sequence semantics are CNTK's (``cntk.sequence.*``, ``past_value``, ``future_value``).
-``stadyn.sequence`` calls these ops with a Variable's own lengths and gives the results their
-sequence axes.
+``stadyn.sequence`` calls these ops with a Variable's own lengths.  Each declaration says which
+sequence axis its outputs have (``sequence=``: ``"drop"`` for the reductions over the steps,
+``"lengths:lengths"`` for a sequence on the lengths given, ``"lengths:output1"`` for new
+lengths the op computes), so a direct ``F`` call gives the same axes.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ def _masked(x: torch.Tensor, lengths: torch.Tensor, fill: float) -> torch.Tensor
     return torch.where(step_mask(lengths, x.shape[1], x.ndim), x, x.new_full((), fill))
 
 
-@op(2, category=_C, precision="float")
+@op(2, category=_C, precision="float", sequence="drop")
 def sequence_reduce_sum(x, lengths):
     """The sum of each sequence's steps: ``(B, T, *s)`` -> ``(B, *s)`` (CNTK's
     ``sequence.reduce_sum``).
@@ -50,7 +52,7 @@ def sequence_reduce_sum(x, lengths):
     return _masked(x, lengths, 0.0).sum(1)
 
 
-@op(2, category=_C, precision="float")
+@op(2, category=_C, precision="float", sequence="drop")
 def sequence_reduce_max(x, lengths):
     """The maximum over each sequence's steps, element-wise (``sequence.reduce_max``).
 
@@ -59,7 +61,7 @@ def sequence_reduce_max(x, lengths):
     return _masked(x, lengths, float("-inf")).amax(1)
 
 
-@op(2, category=_C, precision="float")
+@op(2, category=_C, precision="float", sequence="lengths:lengths")
 def sequence_softmax(x, lengths):
     """Softmax over each sequence's steps (the sequence axis), element-wise over the sample
     axes; padded steps are 0.
@@ -71,7 +73,7 @@ def sequence_softmax(x, lengths):
     return torch.where(mask, y, y.new_zeros(()))
 
 
-@op(2, category=_C)
+@op(2, category=_C, sequence="drop")
 def sequence_first(x, lengths):
     """Each sequence's first step: ``(B, T, *s)`` -> ``(B, *s)`` (``sequence.first``).
 
@@ -80,7 +82,7 @@ def sequence_first(x, lengths):
     return x[:, 0]
 
 
-@op(2, category=_C)
+@op(2, category=_C, sequence="drop")
 def sequence_last(x, lengths):
     """Each sequence's last step (at ``lengths - 1``): ``(B, T, *s)`` -> ``(B, *s)``
     (``sequence.last``).
@@ -118,7 +120,7 @@ def _slice_steps(steps: int, begin_index: int, end_index: int) -> int:
     return max(1, min(steps, most))
 
 
-@op(2, category=_C)
+@op(2, category=_C, sequence=("lengths:output1", "drop"))
 def sequence_slice(x, lengths, begin_index=0, end_index=0):
     """Steps ``begin_index`` to ``end_index`` of each sequence (CNTK's ``sequence.slice``:
     negative indices count from each sequence's end, ``end_index=0`` is the end).  Returns the
@@ -141,7 +143,7 @@ def sequence_slice(x, lengths, begin_index=0, end_index=0):
     return _masked(x[rows, index], new_lengths, 0.0), new_lengths
 
 
-@op(3, category=_C)
+@op(3, category=_C, sequence="lengths:lengths")
 def sequence_broadcast_as(x, like, lengths):
     """``x`` (one value per sequence, ``(B, *s)``) repeated at every step of the sequences
     of ``like`` (``(B, T, ...)`` with ``lengths``); padded steps are 0
@@ -160,7 +162,7 @@ def _initial(initial_state, like):
         else initial_state
 
 
-@op(3, category=_C)
+@op(3, category=_C, sequence="lengths:lengths")
 def past_value(x, lengths, initial_state, time_step=1):
     """The value ``time_step`` steps earlier in the same sequence; ``initial_state`` (a scalar,
     one step's shape or one per sequence) before the start (CNTK's ``past_value``).
@@ -182,7 +184,7 @@ def past_value(x, lengths, initial_state, time_step=1):
     return _masked(y, lengths, 0.0)
 
 
-@op(3, category=_C)
+@op(3, category=_C, sequence="lengths:lengths")
 def future_value(x, lengths, initial_state, time_step=1):
     """The value ``time_step`` steps later in the same sequence; ``initial_state`` past each
     sequence's end (CNTK's ``future_value``).
@@ -204,7 +206,7 @@ def future_value(x, lengths, initial_state, time_step=1):
     return _masked(y, lengths, 0.0)
 
 
-@op(2, category=_C)
+@op(2, category=_C, sequence="drop")
 def sequence_unpack(x, lengths, padding_value=0.0):
     """The padded sequences as a plain tensor and its mask: ``(y, mask)`` with
     ``padding_value`` at padded steps and ``mask`` ``(B, T)`` 1 at real steps

@@ -87,7 +87,7 @@ def _sequence_shape(x, lengths, *rest, **attrs):
                        requires_grad=grad)
 
 
-@op(7, category="sequence", shape=_sequence_shape, traceable=False)
+@op(7, category="sequence", shape=_sequence_shape, traceable=False, sequence="lengths:lengths")
 def cntk_lstm_sequence(x, lengths, h0, c0, w, hw, b, go_backwards=False):
     """CNTK's LSTM step (``stadyn.layers.LSTM`` without peepholes, tanh) run along each
     sequence by torch's fused LSTM kernel on packed sequences: ``x`` ``(B, T, in)`` with
@@ -141,7 +141,7 @@ def _stepwise(x, lengths, h0, w, b, size, cell, go_backwards):
     return _zero_padding(y, lengths)
 
 
-@op(6, category="sequence")
+@op(6, category="sequence", sequence="lengths:lengths")
 def cntk_rnn_sequence(x, lengths, h0, w, hw, b, activation="tanh", go_backwards=False):
     """CNTK's plain recurrent step (``stadyn.layers.RNNStep``) with ``activation`` ``"tanh"``
     or ``"relu"``, ``h' = act(x W + h H + b)``, along each sequence: ``x`` ``(B, T, in)``
@@ -167,7 +167,7 @@ def cntk_rnn_sequence(x, lengths, h0, w, hw, b, activation="tanh", go_backwards=
     return _stepwise(x, lengths, h0, w, b, hw.shape[0], cell, go_backwards)
 
 
-@op(7, category="sequence")
+@op(7, category="sequence", sequence="lengths:lengths")
 def cntk_gru_sequence(x, lengths, h0, w, hw, h1, b, activation="tanh", go_backwards=False):
     """CNTK's GRU step (``stadyn.layers.GRU``) along each sequence:
     ``z, r = sigmoid(x Wz + bz + h Hz), sigmoid(x Wr + br + h Hr)``,
@@ -276,7 +276,7 @@ def _check_weights(weights, input_size, hidden_size, num_layers, bidirectional, 
             f"stack of {hidden_size} over inputs of {input_size} needs {want}")
 
 
-@op(3, category="sequence", shape=_rnnstack_shape, traceable=False)
+@op(3, category="sequence", shape=_rnnstack_shape, traceable=False, sequence="lengths:lengths")
 def optimized_rnnstack(x, lengths, weights, hidden_size=1, num_layers=1, bidirectional=False,
                        recurrent_op="lstm"):
     """CNTK's ``optimized_rnnstack``: ``num_layers`` stacked recurrences (``recurrent_op``

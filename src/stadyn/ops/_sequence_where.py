@@ -82,7 +82,7 @@ def _where_shape(condition, lengths, max_repeat=1):
             torch.empty((condition.shape[0],), dtype=torch.int64, device="meta"))
 
 
-@op(2, category=_C, shape=_where_shape)
+@op(2, category=_C, shape=_where_shape, sequence=("lengths:output1", "drop"))
 def sequence_where(condition, lengths, max_repeat=1):
     """The positions of each sequence's steps whose ``condition`` is nonzero, as a new
     sequence (CNTK's ``sequence.where``; a count ``k`` repeats a position ``k`` times).
@@ -110,7 +110,7 @@ def _gather_shape(x, condition, lengths, max_repeat=1):
             torch.empty((x.shape[0],), dtype=torch.int64, device="meta"))
 
 
-@op(3, category=_C, shape=_gather_shape)
+@op(3, category=_C, shape=_gather_shape, sequence=("lengths:output1", "drop"))
 def sequence_gather(x, condition, lengths, max_repeat=1):
     """The steps of ``x`` whose ``condition`` is nonzero, as a new sequence (CNTK's
     ``sequence.gather``): returns them and their lengths; padded steps 0.
@@ -131,7 +131,7 @@ def sequence_gather(x, condition, lengths, max_repeat=1):
     return torch.where(valid, y, y.new_zeros(())), new_lengths
 
 
-@op(3, category=_C)
+@op(3, category=_C, sequence="lengths:lengths")
 def sequence_scatter(x, condition, lengths):
     """The inverse of ``sequence_gather``: the steps of ``x`` (a sequence holding one step per
     nonzero ``condition`` step) placed, in order, at the steps of ``condition``'s sequences
@@ -154,7 +154,7 @@ def sequence_scatter(x, condition, lengths):
     return torch.where(keep, y, y.new_zeros(()))
 
 
-@op(2, category=_C)
+@op(2, category=_C, sequence=("lengths:output1", "drop"))
 def to_sequence(x, lengths):
     """A plain ``(B, T, *s)`` value as sequences of ``lengths`` (numbers ``(B,)`` or
     ``(B, 1)``, rounded; CNTK's ``to_sequence``): returns the value (steps past a length are 0)
@@ -175,7 +175,7 @@ def to_sequence(x, lengths):
     return torch.where(mask, x, x.new_zeros(())), n
 
 
-@op(1, category=_C)
+@op(1, category=_C, sequence="drop")
 def sequence_full_lengths(x):
     """Lengths ``(B,)`` saying every sequence of ``x`` ``(B, T, ...)`` is ``T`` steps long (a
     plain value made a sequence without lengths).

@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as TF
 
 from ._registry import op
+from ._sequence_axis import at_axis, slice_rule, stack_axis, unless_moved
 from ._util import norm_axis
 
 _C = "shape"
@@ -25,7 +26,7 @@ def reshape(x, shape, inplace=True):
     return torch.reshape(x, tuple(int(s) for s in shape))
 
 
-@op(1, category=_C)
+@op(1, category=_C, sequence=unless_moved)
 def transpose(x, axes):
     """Permute the axes: output axis ``i`` is input axis ``axes[i]``.
 
@@ -50,13 +51,13 @@ def concatenate(*x, axis=None):
     return torch.cat(x, dim=norm_axis(ndim - 1 if axis is None else axis, ndim))
 
 
-@op(category=_C)
+@op(category=_C, sequence=stack_axis)
 def stack(*x, axis=0):
     """Stack arrays of equal shape along a new ``axis``.  Example: ``F.stack(a, b, axis=0)``."""
     return torch.stack(x, dim=norm_axis(axis, x[0].ndim + 1))
 
 
-@op(1, category=_C)
+@op(1, category=_C, sequence=at_axis)
 def split(x, axis=0):
     """Split along ``axis`` into ``x.shape[axis]`` arrays with that axis removed (NNabla's split).
 
@@ -68,7 +69,7 @@ def split(x, axis=0):
     return tuple(torch.unbind(x, dim=norm_axis(axis, x.ndim)))
 
 
-@op(1, category=_C)
+@op(1, category=_C, sequence=slice_rule)
 def slice(x, start=None, stop=None, step=None):  # noqa: A001 - NNabla's name
     """Basic slicing: ``start``/``stop``/``step`` are lists, one entry per axis; shorter lists
     apply to the trailing axes (NNabla fills the leading ones with the whole axis).

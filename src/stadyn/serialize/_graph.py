@@ -10,7 +10,11 @@ the graph's :class:`~stadyn.graph.Subgraph`:
 * any other leaf is a **constant** (saved with its value);
 * with ``sequences=True`` (model files), the **lengths** of a sequence input (its
   ``sequence_lengths`` leaf) are neither an input nor a constant: they come with the input's
-  sequences.
+  sequences.  In a format with no sequence axis (ONNX, ``.nnp``) they are never a constant
+  (that would fix them to the minibatch the graph last ran): given as an input of their own,
+  they are one; otherwise ``lengths="input"`` makes them one, named ``<input>_lengths``
+  (ONNX), and ``lengths="refuse"`` raises an :class:`ExportError` that says how to give them
+  (``.nnp``, whose readers would run with whatever the unfed input holds).
 
 An op whose declaration says a file cannot hold it (``OpSpec.unstorable``: ``grad``) is refused.
 """
@@ -21,7 +25,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..graph import PARAMETER, VIEW, FunctionNode, Subgraph, Variable, refresh_shapes
+from ..graph import (PARAMETER, VIEW, FunctionNode, Subgraph, Variable, is_lengths,
+                     refresh_shapes)
 from ._onnx_api import ExportError
 
 __all__ = ["GraphParts", "collect_graph", "named_variables"]
@@ -72,8 +77,11 @@ def _unwrap(outputs: Any, inputs: Any) -> tuple[Any, Any, bool]:
     return outputs, inputs, False
 
 
-def collect_graph(outputs: Any, inputs: Any = None, *, sequences: bool = False) -> GraphParts:
-    """Gather the graph that computes ``outputs`` (see the module docstring)."""
+def collect_graph(outputs: Any, inputs: Any = None, *, sequences: bool = False,
+                  lengths: str = "refuse", fmt: str = "this format") -> GraphParts:
+    """Gather the graph that computes ``outputs`` (see the module docstring; ``lengths``,
+    ``"input"`` or ``"refuse"``, says what becomes of sequence lengths the inputs leave out when
+    not ``sequences``; ``fmt`` names the format in its error)."""
     outputs, inputs, lenient = _unwrap(outputs, inputs)
     outs = named_variables(outputs, "y", "output")
     if not outs:
@@ -97,7 +105,8 @@ def collect_graph(outputs: Any, inputs: Any = None, *, sequences: bool = False) 
                 owned[id(lengths)] = v
     if given is None:
         ins = OrderedDict()
-        unnamed = [v for v in sub.inputs if id(v) not in owned]
+        unnamed = [v for v in sub.inputs if id(v) not in owned
+                   and (sequences or not is_lengths(v))]
         for i, v in enumerate(unnamed):
             ins["x" if len(unnamed) == 1 else f"x{i}"] = v
     else:
@@ -111,6 +120,8 @@ def collect_graph(outputs: Any, inputs: Any = None, *, sequences: bool = False) 
             if v.parent is not None:
                 raise ExportError(f"input {name!r} is computed by an op ({v.parent.spec.name}); "
                                   "inputs must be leaf Variables")
+    if not sequences:
+        ins = _with_lengths(ins, leaves, lengths, given is None, fmt)
     clash = set(ins) & set(outs)
     if clash:
         raise ExportError(f"names used for both an input and an output: {sorted(clash)}")
@@ -134,6 +145,42 @@ def collect_graph(outputs: Any, inputs: Any = None, *, sequences: bool = False) 
         else:
             parts.constants.append(v)
     return parts
+
+
+def _with_lengths(ins: "OrderedDict[str, Variable]", leaves: list[Variable], mode: str,
+                  automatic: bool, fmt: str) -> "OrderedDict[str, Variable]":
+    """``ins`` with the lengths leaves the graph reads and ``ins`` leaves out, for a format with
+    no sequence axis: each after its sequence input as ``<input>_lengths`` (``mode="input"``,
+    or inputs chosen automatically), else an :class:`ExportError`."""
+    given = {id(v) for v in ins.values()}
+    missing = [v for v in leaves if is_lengths(v) and id(v) not in given]
+    if not missing:
+        return ins
+    owner = {id(v.sequence_lengths): n for n, v in ins.items()
+             if v.sequence_lengths is not None}
+    out: OrderedDict[str, Variable] = OrderedDict()
+    for v in missing:
+        name = owner.get(id(v))
+        if name is None:
+            raise ExportError("the graph reads the sequence lengths of an input that is not one "
+                              "of the inputs; give that sequence input (and its lengths) as inputs")
+        if mode != "input" and not automatic:
+            raise ExportError(
+                f"input {name!r} is a sequence input, and {fmt} has no sequence axis: its lengths "
+                f"would be stored as a constant, right only for the minibatch last fed; "
+                f"give them as an input of their own, e.g. inputs={{{name!r}: x, "
+                f"'{name}_lengths': x.sequence_lengths}}, and feed them with the padded values")
+    for name, v in ins.items():
+        out[name] = v
+        lengths = v.sequence_lengths
+        if lengths is not None and any(m is lengths for m in missing):
+            extra = f"{name}_lengths"
+            if extra in ins or extra in out:
+                raise ExportError(f"the lengths of sequence input {name!r} become the input "
+                                  f"{extra!r}, but another input has that name; give the "
+                                  "lengths as an input under a name of your own")
+            out[extra] = lengths
+    return out
 
 
 def _add_parameter(parts: GraphParts, v: Variable) -> None:

@@ -230,7 +230,7 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
         >>> [v for k, v in net.message if k == "function"][0][:2]
         [('name', 'Tanh'), ('type', 'Tanh')]
     """
-    parts: GraphParts = collect_graph(outputs, inputs)
+    parts: GraphParts = collect_graph(outputs, inputs, fmt="NNabla's .nnp")
     if inputs is None and names:
         by_id = {id(v): n for n, v in names.items() if isinstance(v, Variable)}
         parts.inputs = OrderedDict((by_id.get(id(v), n), v) for n, v in parts.inputs.items())

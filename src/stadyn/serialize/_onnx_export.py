@@ -196,7 +196,7 @@ def to_onnx_model(model: Any = None, inputs: Any = None, opset: int = DEFAULT_OP
     if opset not in SUPPORTED_OPSETS:
         raise ExportError(f"opset {opset} is not supported; choose one of "
                           f"{SUPPORTED_OPSETS.start}..{SUPPORTED_OPSETS.stop - 1}")
-    parts = collect_graph(*_chosen(model, inputs, outputs))
+    parts = collect_graph(*_chosen(model, inputs, outputs), lengths="input")
     g = _Builder(opset)
     names: dict[int, str] = {}
     for name, v in parts.inputs.items():
@@ -357,6 +357,9 @@ def export_onnx(path: str | os.PathLike, model: Any = None, inputs: Any = None,
     every input (and of outputs that follow it) is the symbolic dimension ``batch``.  The model
     passes ``onnx.checker.check_model(full_check=True)``.  An op without an export mapping, or
     a call its mapping cannot express, raises :class:`ExportError` naming the op and its scope.
+    ONNX has no sequence axis: a sequence input ``x`` is its padded values ``(B, T, ...)`` and
+    the graph's reads of its lengths are the int64 input ``x_lengths`` ``(B,)`` (unless
+    ``inputs`` names them itself, e.g. ``{"x": x, "n": x.sequence_lengths}``); feed both.
 
     Example:
         >>> import os, tempfile, numpy as np, onnx, stadyn as sd, stadyn.functions as F

@@ -115,6 +115,18 @@ seq_case("unpack", lambda C, x: C.sequence.unpack(x, -2.0, no_mask_output=True),
                          "graph records the padded length it was built with, 1)"})
 seq_case("is_first", lambda C, x: C.sequence.is_first(x) * C.reduce_sum(x, axis=0))
 seq_case("is_last", lambda C, x: C.sequence.is_last(x) * C.reduce_sum(x, axis=0))
+seq_case("last__width_of_the_padded_length",
+         lambda C, x: C.layers.Dense(2)(C.sequence.last(x) + C.sequence.reduce_max(x)),
+         step_shape=(5,), params=True,
+         names=["cntk.sequence.last", "cntk.sequence.reduce_max", "cntk.layers.Dense"],
+         note="the per-sequence (B, 5) values, 5 the padded length, have no sequence axis "
+              "(their ops' declarations say so), so Dense maps them as plain values")
+seq_case("first__one_wide_steps",
+         lambda C, x: C.layers.Dense(3)(C.sequence.first(x) * C.sequence.reduce_sum(x)),
+         step_shape=(1,), params=True,
+         names=["cntk.sequence.first", "cntk.sequence.reduce_sum", "cntk.layers.Dense"],
+         note="built on a (1, 1, 1) sequence placeholder, the (1, 1) results look like "
+              "(batch, steps) and have no sequence axis all the same")
 seq_case("tanh_of_past", lambda C, x: C.tanh(x + C.sequence.past_value(x, time_step=1)),
          names=["cntk.sequence.past_value", "cntk.ops.tanh"],
          note="element-wise ops keep the sequence axis")
