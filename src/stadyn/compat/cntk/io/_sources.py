@@ -45,6 +45,11 @@ class MinibatchData(_io.MinibatchData):
     def shape(self) -> tuple[int, ...]:
         return tuple(self.asarray().shape)
 
+    def as_sequences(self, variable=None) -> list[np.ndarray]:
+        """One array per sequence; ``variable`` (which CNTK needs for sparse data) is accepted
+        and unused: sparse streams are delivered dense."""
+        return super().as_sequences()
+
     @classmethod
     def _of(cls, data: _io.MinibatchData) -> "MinibatchData":
         """A native minibatch's data seen as CNTK's."""
