@@ -321,3 +321,26 @@ def base64_images(C, r):
                 res["%s_mb%d" % (tag, i)] = [int(f.num_samples), bool(f.end_of_sweep)]
                 del mb, f, lab
         return res
+
+
+@cntk_case(names=["cntk.io.HTKFeatureDeserializer", "cntk.io.StreamDef"],
+           note="broadcast=True: a one-frame-per-utterance stream (i-vectors) repeated over the "
+                "first deserializer's utterances")
+def htk_broadcast(C, r):
+    with r.tempdir() as folder:
+        scp, _, _, _, _ = _speech(folder, r, lengths=(3, 5, 2))
+        ivectors = np.round(r.randn(3, 4), 2)
+        _write_htk(os.path.join(folder, "ivec.htk"), ivectors)
+        ivec_scp = os.path.join(folder, "ivec.scp")
+        with open(ivec_scp, "w") as f:
+            for i in (2, 0, 1):     # another order: joined by key
+                f.write("utt%d=%s[%d,%d]\n" % (i, os.path.join(folder, "ivec.htk"), i, i))
+        src = C.io.MinibatchSource([
+            C.io.HTKFeatureDeserializer(C.io.StreamDefs(features=C.io.StreamDef(shape=2,
+                                                                              scp=scp))),
+            C.io.HTKFeatureDeserializer(C.io.StreamDefs(ivector=C.io.StreamDef(
+                shape=4, scp=ivec_scp, broadcast=True)))],
+            randomize=False, max_sweeps=1)
+        res = _read_all(C, r, src, {"features": 2, "ivector": 4}, 8, count=3)
+        res["ivectors"] = ivectors
+        return res
