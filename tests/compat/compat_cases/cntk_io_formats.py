@@ -96,7 +96,7 @@ def _read_all(C, r, src, dims, size, count=8):
         if not mb:
             res["mb%d" % i] = "empty"
             continue
-        r.touch("cntk.io.MinibatchData")
+        r.touch("cntk.io.MinibatchData", "cntk.io.MinibatchData.as_sequences")
         for name, dim in sorted(dims.items()):
             d = mb[src.streams[name]]
             seqs = _dense(C, d, dim)
@@ -112,7 +112,8 @@ def _read_all(C, r, src, dims, size, count=8):
 # -- HTK features and MLF labels ------------------------------------------------------------
 
 @cntk_case(names=["cntk.io.HTKFeatureDeserializer", "cntk.io.HTKMLFDeserializer",
-                  "cntk.io.StreamDef", "cntk.io.MinibatchSource"],
+                  "cntk.io.StreamDef", "cntk.io.MinibatchSource",
+                  "cntk.io.MinibatchData.as_sequences"],
            note="utterances as sequences, packed into minibatches of 6 frames, two sweeps")
 def htk_mlf_sequences(C, r):
     with r.tempdir() as folder:
