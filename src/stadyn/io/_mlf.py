@@ -83,7 +83,8 @@ class MLFUtterance:
         frames = np.repeat(ids, counts)
         out[np.arange(len(frames)), frames] = 1.0
         if phone_boundaries:
-            out[starts, ids] = 2.0
+            real = counts > 0                 # a zero-length range marks nothing
+            out[starts[real], ids[real]] = 2.0
         return out
 
 

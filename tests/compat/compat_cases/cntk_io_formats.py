@@ -37,9 +37,10 @@ def _write_htk(path, frames, compressed=False, little_endian=False):
         f.write(head + data)
 
 
-def _speech(folder, r, lengths=(3, 5, 2, 4), dim=2, **kw):
+def _speech(folder, r, lengths=(3, 5, 2, 4), dim=2, zero_length=False, **kw):
     """One HTK archive holding every utterance (script lines key=file[first,last]), an MLF
-    of state labels over 4 states (HTK times and frame numbers mixed) and the state list."""
+    of state labels over 4 states (HTK times and frame numbers mixed; with ``zero_length`` a
+    range of no frames before each utterance's last range) and the state list."""
     frames = [np.round(r.randn(n, dim), 2) for n in lengths]
     archive = os.path.join(folder, "all.htk")
     _write_htk(archive, np.concatenate(frames), **kw)
@@ -67,6 +68,8 @@ def _speech(folder, r, lengths=(3, 5, 2, 4), dim=2, **kw):
                     continue
                 state = int(r.randint(0, 4, 1)[0])
                 ids.extend([state] * (e - s))
+                if zero_length and e == n:
+                    f.write("%d %d %s\n" % (s, s, names[(state + 1) % 4]))
                 if (i + k) % 2:     # HTK times (100 ns units), extra columns ignored
                     f.write("%d %d %s -12.5 %s\n" % (s * 100000, e * 100000, names[state],
                                                      names[state][0]))
@@ -167,10 +170,11 @@ def htk_compressed(C, r):
 
 
 @cntk_case(names=["cntk.io.HTKMLFDeserializer"],
-           note="phoneBoundaries=True: the first frame of every label range holds 2")
+           note="phoneBoundaries=True: the first frame of every label range holds 2 (a range "
+                "of no frames marks nothing)")
 def htk_phone_boundaries(C, r):
     with r.tempdir() as folder:
-        scp, mlf, states, _, _ = _speech(folder, r)
+        scp, mlf, states, _, _ = _speech(folder, r, zero_length=True)
         src = C.io.MinibatchSource([
             C.io.HTKFeatureDeserializer(C.io.StreamDefs(features=C.io.StreamDef(shape=2,
                                                                               scp=scp))),
