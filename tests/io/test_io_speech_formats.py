@@ -104,6 +104,7 @@ def test_compressed_little_endian_file_decodes(tmp_path):
     ('#!MLF!#\n"u1.lab"\n0 2\n.\n', "start end state", 3),
     ('#!MLF!#\n"u1.lab"\n0 2 a\n', "not closed", 2),
     ('#!MLF!#\n"u1.lab"\n0 2 c\n.\n', "class id 2 is outside the stream's 2 classes", 3),
+    ('#!MLF!#\n"u1.lab"\n0 1e15 a\n.\n', "past 16777216 frames", 3),
 ])
 def test_bad_mlf_lines_name_file_and_line(tmp_path, mlf, words, line):
     _, mlf_path, states = _speech(tmp_path, "u1=F[0,1]\n", mlf)
@@ -153,6 +154,12 @@ def test_bad_cbf_files_name_the_file(tmp_path):
     path.write_bytes(data[:-8] + struct.pack("<q", len(data) + 50))
     with pytest.raises(DataError, match="header offset .* is outside the file"):
         CBFDeserializer(path)
+    header = struct.unpack("<q", data[-8:])[0]
+    table = len(data) - 8 - 16      # the one chunk's (offset, sequences, samples)
+    path.write_bytes(data[:table + 8] + struct.pack("<II", 2**31, 2) + data[table + 16:])
+    with pytest.raises(DataError, match="declares 2147483648 sequences"):
+        CBFDeserializer(path)
+    assert header < table
     path.write_bytes(data)
     with pytest.raises(DataError, match="input 'z', which the file does not have"):
         CBFDeserializer(path, StreamDefs(z=StreamDef(shape=3)))
@@ -205,3 +212,16 @@ def test_frame_mode_and_broadcast_by_hand(tmp_path):
     assert mb["iv"].data.tolist() == [[[0, 1], [0, 1], [0, 0]], [[10, 11]] * 3]
     with pytest.raises(ValueError, match="first deserializer cannot be broadcast"):
         MinibatchSource([ivec, _features(scp)])
+
+
+def test_cbf_sparse_input_too_wide_to_deliver_dense(tmp_path):
+    path = tmp_path / "wide.cbf"
+    write_cbf(path, {"y": [np.eye(3, dtype=np.float32)[:1]]}, sparse=["y"])
+    data = bytearray(path.read_bytes())
+    at = data.rindex(b"\x01\x00\x00\x00y") + 5      # name length 1, name, then type and dim
+    data[at + 1:at + 5] = struct.pack("<I", 2**30)
+    path.write_bytes(bytes(data))
+    des = CBFDeserializer(path)
+    with pytest.raises(DataError, match="too many values to deliver dense") as info:
+        des.read(0)
+    assert info.value.path == str(path)

@@ -33,6 +33,7 @@ __all__ = ["CBFDeserializer", "write_cbf", "CBF_MAGIC"]
 CBF_MAGIC = 0x636E746B5F62696E
 _VERSION = 1
 _TYPES = {0: np.dtype("<f4"), 1: np.dtype("<f8")}
+_MAX_DENSE = 1 << 28     # values of one sparse sequence delivered dense (1 GiB of float32)
 
 
 class _Input:
@@ -173,6 +174,9 @@ class CBFDeserializer(Deserializer):
     def _sequence_lengths(self, k: int) -> np.ndarray:
         count = int(self._first_seq[k + 1] - self._first_seq[k])
         start = int(self._chunk_starts[k])
+        if 4 * count > int(self._chunk_starts[k + 1]) - start:
+            raise DataError(f"chunk {k} declares {count} sequences, more than its "
+                            f"{int(self._chunk_starts[k + 1]) - start} bytes can hold", self.path)
         with open(self.path, "rb") as f:
             data = os.pread(f.fileno(), 4 * count, start)
         return _Reader(data, self.path, what=f"chunk {k}").array(np.dtype("<u4"), count) \
@@ -201,6 +205,10 @@ class CBFDeserializer(Deserializer):
                     raise DataError(f"chunk {k}, sequence {int(self._first_seq[k]) + s}, input "
                                     f"{inp.name!r}: a row index is outside 0..{inp.dim - 1}",
                                     self.path)
+                if samples * inp.dim > _MAX_DENSE:
+                    raise DataError(f"chunk {k}, input {inp.name!r}: {samples} samples of "
+                                    f"dimension {inp.dim} are too many values to deliver dense "
+                                    f"(over {_MAX_DENSE})", self.path)
                 dense = np.zeros((samples, inp.dim), dtype=np.float32)
                 dense[np.repeat(np.arange(samples), per_sample), rows] = values
                 out[s][inp.stream] = dense

@@ -24,6 +24,7 @@ from ._streams import StreamDef, iter_stream_defs
 __all__ = ["HTKMLFDeserializer", "MLFUtterance", "read_mlf", "read_state_list"]
 
 _HTK_TIME_TO_FRAME = 100000.0
+_MAX_FRAMES = 1 << 24     # an utterance's last frame (a bound on what a line can make us allocate)
 
 
 def _read_text(path: str, what: str) -> str:
@@ -101,6 +102,9 @@ def _frame_range(tokens: list[str], path: str, line: int) -> tuple[int, int]:
     if start < 0 or last < first:
         raise DataError(f"frame range {tokens[0]} {tokens[1]}: the end is before the start",
                         path, line)
+    if last > _MAX_FRAMES:
+        raise DataError(f"frame range {tokens[0]} {tokens[1]} ends at frame {last}, past "
+                        f"{_MAX_FRAMES} frames (46 hours of 10 ms frames)", path, line)
     return first, last
 
 
