@@ -186,8 +186,8 @@ def htk_phone_boundaries(C, r):
 
 @cntk_case(names=["cntk.io.MinibatchSource", "cntk.io.HTKFeatureDeserializer",
                   "cntk.io.HTKMLFDeserializer"],
-           note="frame_mode=True: every frame a sample, minibatches of 4 frames across "
-                "utterances")
+           note="frame_mode=True (with CNTK's other keywords): every frame a sample, "
+                "minibatches of 4 frames across utterances")
 def htk_frame_mode(C, r):
     with r.tempdir() as folder:
         scp, mlf, states, _, _ = _speech(folder, r)
@@ -196,7 +196,8 @@ def htk_frame_mode(C, r):
                                                                               scp=scp))),
             C.io.HTKMLFDeserializer(states, C.io.StreamDefs(
                 labels=C.io.StreamDef(shape=4, mlf=mlf)))],
-            randomize=False, max_sweeps=1, frame_mode=True)
+            max_sweeps=1, trace_level=0, multithreaded_deserializer=False, frame_mode=True,
+            randomize=False, max_errors=0)
         return _read_all(C, r, src, {"features": 2, "labels": 4}, 4, count=5)
 
 
