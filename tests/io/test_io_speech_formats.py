@@ -225,3 +225,15 @@ def test_cbf_sparse_input_too_wide_to_deliver_dense(tmp_path):
     with pytest.raises(DataError, match="too many values to deliver dense") as info:
         des.read(0)
     assert info.value.path == str(path)
+
+
+def test_frame_mode_with_labels_shorter_than_the_features(tmp_path):
+    mlf = '#!MLF!#\n"u1.lab"\n0 2 b\n.\n"u2.lab"\n0 2 a\n.\n'      # u2 has 3 feature frames
+    scp, mlf, states = _speech(tmp_path, "u1=F[0,1]\nu2=F[2,4]\n", mlf)
+    src = MinibatchSource([_features(scp), _labels(mlf, states)], randomize=False,
+                          frame_mode=True)
+    assert src.next_minibatch(4)["y"].data.argmax(1).tolist() == [1, 1, 0, 0]
+    with pytest.raises(DataError, match="'y' has 2 frame\\(s\\) in sequence 1, whose longest "
+                                        "stream has 3") as info:
+        src.next_minibatch(1)
+    assert info.value.path == mlf

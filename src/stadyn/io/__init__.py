@@ -21,7 +21,6 @@ from ._base64_image import Base64ImageDeserializer
 from ._cbf import CBFDeserializer, write_cbf
 from ._ctf import CTFDeserializer
 from ._deserializer import Deserializer, StreamBatch, StreamSpec
-from ._frame_mode import FrameModeDeserializer
 from ._htk_deserializer import HTKFeatureDeserializer
 from ._htk_file import (HTKHeader, ScriptEntry, read_htk_features, read_htk_header,
                         read_script_file, write_htk_features)
@@ -49,7 +48,7 @@ __all__ = [
     # deserializers
     "Deserializer", "ImageDeserializer", "CTFDeserializer", "RecordIODeserializer",
     "NumpyDeserializer", "Base64ImageDeserializer", "CBFDeserializer", "HTKFeatureDeserializer",
-    "HTKMLFDeserializer", "FrameModeDeserializer", "StreamDef", "StreamDefs", "StreamInformation",
+    "HTKMLFDeserializer", "StreamDef", "StreamDefs", "StreamInformation",
     "StreamSpec", "StreamBatch", "Record", "SampleRandom",
     # sources
     "MinibatchSource", "MinibatchData", "MinibatchSourceFromData", "FULL_DATA_SWEEP",

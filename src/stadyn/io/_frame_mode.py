@@ -2,68 +2,77 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Sequence
-
 import numpy as np
 
-from ._deserializer import Deserializer, StreamBatch, StreamSpec
-from ._random import SampleRandom
+from .._errors import DataError
+from ._composite import Composite
+from ._deserializer import StreamBatch, StreamSpec
 
-__all__ = ["FrameModeDeserializer"]
+__all__ = ["FrameComposite"]
 
 
-class FrameModeDeserializer(Deserializer):
-    """The frames of a sequence deserializer as samples: sample ``j`` is step ``t`` of
-    sequence ``i``, in order, keyed ``(key of i, t)`` so that frame-mode deserializers join
-    frame by frame. A deserializer without sequences is passed through unchanged.
+class FrameComposite:
+    """The frames of a :class:`Composite`'s joined sequences as samples: sample ``j`` is step
+    ``t`` of sequence ``i``, in order. The deserializers are joined by sequence key first, so
+    frame mode costs no key per frame; a joined stream shorter than the sequence (labels with
+    fewer frames than the features) is a DataError when the missing frame is read. A composite
+    without sequences is used as it is.
 
     Example:
-        >>> import numpy as np
         >>> from stadyn.io import CTFDeserializer, StreamDef, StreamDefs
         >>> ctf = CTFDeserializer.from_bytes(b'0 |x 1\\n0 |x 2\\n1 |x 3\\n',
         ...                                  StreamDefs(x=StreamDef(shape=1)))
-        >>> frames = FrameModeDeserializer(ctf)
-        >>> len(frames), frames.read(1)['x'].tolist()
-        (3, [2.0])
+        >>> frames = FrameComposite(Composite([ctf]))
+        >>> len(frames), frames.materialize(np.array([1, 2]), np.zeros(2, np.int64),
+        ...                                 np.array([1, 2]), 0)['x'].data.tolist()
+        (3, [[2.0], [3.0]])
     """
 
-    def __init__(self, inner: Deserializer):
-        if getattr(inner, "broadcast", False):
-            raise ValueError("frame mode cannot broadcast a stream over utterances; read the "
-                             "broadcast stream in sequence mode (frame_mode=False)")
-        self.inner = inner
-        self.path = inner.path
-        lengths = inner.sequence_lengths()
-        self._passthrough = lengths is None
-        if self._passthrough:
+    def __init__(self, composite: Composite):
+        self.inner = composite
+        self.deserializers = composite.deserializers
+        lengths = composite.lengths
+        if lengths is None:
+            self.specs, self.lengths = composite.specs, None
+            self._starts = None
             return
-        lengths = np.asarray(lengths, dtype=np.int64)
+        self.specs = {name: StreamSpec(spec.shape, spec.dtype, spec.is_sparse, False)
+                      for name, spec in composite.specs.items()}
+        self.lengths = None
         self._starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        keys = inner.keys() or [str(i) for i in range(len(inner))]
-        self._keys = [f"{k}\x00{t}" for k, n in zip(keys, lengths.tolist()) for t in range(n)]
+        if self._starts[-1] == 0:
+            raise DataError("no frames (every sequence is empty)", composite.deserializers[0].path)
 
     def __len__(self) -> int:
-        return len(self.inner) if self._passthrough else int(self._starts[-1])
+        return len(self.inner) if self._starts is None else int(self._starts[-1])
 
-    def keys(self):
-        return self.inner.keys() if self._passthrough else self._keys
-
-    def stream_specs(self) -> dict[str, StreamSpec]:
-        specs = self.inner.stream_specs()
-        return specs if self._passthrough else {
-            name: replace(spec, is_sequence=False) for name, spec in specs.items()}
-
-    def read_batch(self, ids: Sequence[int],
-                   rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
-        if self._passthrough:
-            return self.inner.read_batch(ids, rngs)
+    def materialize(self, ids: np.ndarray, sweeps: np.ndarray, positions: np.ndarray,
+                    seed: int) -> dict[str, StreamBatch]:
+        if self._starts is None:
+            return self.inner.materialize(ids, sweeps, positions, seed)
         ids = np.asarray(ids, dtype=np.int64)
+        if len(ids) == 0:
+            return {name: StreamBatch(b.data[:, 0] if b.data.ndim > 1 else b.data)
+                    for name, b in self.inner.materialize(ids, sweeps, positions, seed).items()}
         seqs = np.searchsorted(self._starts, ids, side="right") - 1
         steps = ids - self._starts[seqs]
         unique, first, rows = np.unique(seqs, return_index=True, return_inverse=True)
-        batch = self.inner.read_batch(unique, [rngs[int(k)] for k in first])
-        return {name: StreamBatch(b.data[rows, steps]) for name, b in batch.items()}
+        batch = self.inner.materialize(unique, np.asarray(sweeps)[first],
+                                       np.asarray(positions)[first], seed)
+        out = {}
+        for name, b in batch.items():
+            have = b.lengths[rows] if b.lengths is not None else np.ones(len(rows), np.int64)
+            short = np.flatnonzero(steps >= have)
+            if short.size:
+                k = int(short[0])
+                owner = next(d for d in self.deserializers if name in d.stream_specs())
+                raise DataError(f"stream {name!r} has {int(have[k])} frame(s) in sequence "
+                                f"{int(seqs[k])}, whose longest stream has "
+                                f"{int(self._starts[seqs[k] + 1] - self._starts[seqs[k]])}; "
+                                f"frame mode needs every stream at every frame", owner.path)
+            data = b.data[rows, steps] if b.lengths is not None else b.data[rows]
+            out[name] = StreamBatch(data)
+        return out
 
     def close(self) -> None:
         self.inner.close()

@@ -25,7 +25,7 @@ import numpy as np
 
 from ._composite import Composite
 from ._deserializer import Deserializer, StreamBatch, concat_batches
-from ._frame_mode import FrameModeDeserializer
+from ._frame_mode import FrameComposite
 from ._numpy_deserializer import NumpyDeserializer
 from ._random import sweep_permutation
 from ._streams import Record, StreamInformation
@@ -158,7 +158,7 @@ class MinibatchSource:
         num_data_partitions, partition_index: default sharding for :meth:`next_minibatch`.
         frame_mode: every step of every sequence is a sample of its own (CNTK's frame mode,
             for frame-level speech training): a deserializer's sequences are cut into their
-            frames, joined with the other deserializers' frames by (key, step).
+            frames (the deserializers are joined by sequence key first).
 
     Example:
         >>> import numpy as np
@@ -183,11 +183,9 @@ class MinibatchSource:
                  num_workers: int = 0, prefetch: int = 2, start_method: str | None = None,
                  worker_timeout: float = 300.0, num_data_partitions: int = 1,
                  partition_index: int = 0, frame_mode: bool = False):
-        if frame_mode:
-            if isinstance(deserializers, Deserializer):
-                deserializers = [deserializers]
-            deserializers = [FrameModeDeserializer(d) for d in deserializers]
         self._composite = Composite(deserializers)
+        if frame_mode:
+            self._composite = FrameComposite(self._composite)
         self._sweep_length = len(self._composite)
         self._lengths = self._composite.lengths
         if max_samples == FULL_DATA_SWEEP:
