@@ -86,8 +86,8 @@ def read_htk_header(path: str | os.PathLike) -> HTKHeader:
                                 f"12-byte header", path)
             big = struct.unpack(">iihh", head)
             little = struct.unpack("<iihh", head)
-            # CNTK's guess: the order in which the sample period is the smaller unsigned number
-            be = (big[1] & 0xFFFFFFFF) <= (little[1] & 0xFFFFFFFF)
+            # CNTK's guess: big-endian when the period reads smaller that way (unsigned)
+            be = (big[1] & 0xFFFFFFFF) < (little[1] & 0xFFFFFFFF)
             frames, period, frame_bytes, kind = big if be else little
             frame_bytes &= 0xFFFF
             name = _kind_name(kind, path)
