@@ -195,6 +195,21 @@ def test_base64_images_and_bad_lines(tmp_path):
     assert info.value.line == 2 and info.value.path == str(path)
 
 
+def test_frame_reads_equal_the_frames_of_whole_sequences(tmp_path):
+    """read_steps (frame mode's direct reads) against the frames of read_batch, with context,
+    phone boundaries and zero-length label ranges."""
+    mlf = ('#!MLF!#\n"u1.lab"\n0 1 b\n1 1 a\n1 2 c\n.\n'
+           '"u2.lab"\n0 2 a\n2 2 b\n2 4 c\n.\n')
+    scp, mlf, states = _speech(tmp_path, "u1=F[0,1]\nu2=F[2,5]\n", mlf)
+    for des in (_features(scp, context=(2, 1)), _labels(mlf, states, phoneBoundaries=True)):
+        ids = np.array([1, 0, 1, 1, 0, 1])
+        steps = np.array([3, 1, 0, 2, 0, 1])
+        whole = des.read_batch(ids, [None] * 6)
+        name = next(iter(whole))
+        direct = des.read_steps(ids, steps, [None] * 6)[name].data
+        np.testing.assert_array_equal(direct, whole[name].data[np.arange(6), steps])
+
+
 def test_frame_mode_and_broadcast_by_hand(tmp_path):
     mlf = '#!MLF!#\n"u1.lab"\n0 1 b\n1 2 c\n.\n"u2.lab"\n0 3 a\n.\n'
     scp, mlf, states = _speech(tmp_path, "u1=F[0,1]\nu2=F[2,4]\n", mlf)
@@ -233,7 +248,7 @@ def test_frame_mode_with_labels_shorter_than_the_features(tmp_path):
     src = MinibatchSource([_features(scp), _labels(mlf, states)], randomize=False,
                           frame_mode=True)
     assert src.next_minibatch(4)["y"].data.argmax(1).tolist() == [1, 1, 0, 0]
-    with pytest.raises(DataError, match="'y' has 2 frame\\(s\\) in sequence 1, whose longest "
-                                        "stream has 3") as info:
+    with pytest.raises(DataError, match="'u2' has 2 labelled frame\\(s\\); frame mode reads "
+                                        "frame 2") as info:
         src.next_minibatch(1)
-    assert info.value.path == mlf
+    assert info.value.path == mlf and info.value.line == 5

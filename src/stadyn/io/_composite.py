@@ -122,6 +122,21 @@ class Composite:
             out.update(batch)
         return out
 
+    def materialize_steps(self, ids: np.ndarray, steps: np.ndarray, sweeps: np.ndarray,
+                          positions: np.ndarray, seed: int) -> dict[str, StreamBatch]:
+        """Step ``steps[k]`` of joined sequence ``ids[k]`` of every stream (frame mode): a
+        broadcast deserializer gives its one step, one without sequences its sample."""
+        out: dict[str, StreamBatch] = {}
+        for stream, (d, index) in enumerate(zip(self.deserializers, self.maps)):
+            sub = ids if index is None else index[ids]
+            rngs = _Rngs(seed, sweeps, positions, stream)
+            if d.sequence_lengths() is None:
+                out.update(d.read_batch(sub, rngs))
+            else:
+                at = np.zeros_like(steps) if self._broadcast[stream] else steps
+                out.update(d.read_steps(sub, at, rngs))
+        return out
+
     def close(self) -> None:
         for d in self.deserializers:
             d.close()

@@ -14,8 +14,9 @@ __all__ = ["FrameComposite"]
 class FrameComposite:
     """The frames of a :class:`Composite`'s joined sequences as samples: sample ``j`` is step
     ``t`` of sequence ``i``, in order. The deserializers are joined by sequence key first, so
-    frame mode costs no key per frame; a joined stream shorter than the sequence (labels with
-    fewer frames than the features) is a DataError when the missing frame is read. A composite
+    frame mode costs no key per frame, and each reads only the steps asked for
+    (:meth:`Deserializer.read_steps`); a stream shorter than the sequence (labels with fewer
+    frames than the features) is a DataError when the missing frame is read. A composite
     without sequences is used as it is.
 
     Example:
@@ -55,24 +56,8 @@ class FrameComposite:
             return {name: StreamBatch(b.data[:, 0] if b.data.ndim > 1 else b.data)
                     for name, b in self.inner.materialize(ids, sweeps, positions, seed).items()}
         seqs = np.searchsorted(self._starts, ids, side="right") - 1
-        steps = ids - self._starts[seqs]
-        unique, first, rows = np.unique(seqs, return_index=True, return_inverse=True)
-        batch = self.inner.materialize(unique, np.asarray(sweeps)[first],
-                                       np.asarray(positions)[first], seed)
-        out = {}
-        for name, b in batch.items():
-            have = b.lengths[rows] if b.lengths is not None else np.ones(len(rows), np.int64)
-            short = np.flatnonzero(steps >= have)
-            if short.size:
-                k = int(short[0])
-                owner = next(d for d in self.deserializers if name in d.stream_specs())
-                raise DataError(f"stream {name!r} has {int(have[k])} frame(s) in sequence "
-                                f"{int(seqs[k])}, whose longest stream has "
-                                f"{int(self._starts[seqs[k] + 1] - self._starts[seqs[k]])}; "
-                                f"frame mode needs every stream at every frame", owner.path)
-            data = b.data[rows, steps] if b.lengths is not None else b.data[rows]
-            out[name] = StreamBatch(data)
-        return out
+        return self.inner.materialize_steps(seqs, ids - self._starts[seqs], sweeps, positions,
+                                            seed)
 
     def close(self) -> None:
         self.inner.close()

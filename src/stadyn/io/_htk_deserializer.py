@@ -11,8 +11,8 @@ import numpy as np
 
 from .._errors import DataError
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
-from ._htk_file import HTKHeader, ScriptEntry, read_htk_features, read_htk_header, \
-    read_script_file
+from ._htk_file import HTKHeader, ScriptEntry, decode_frames, read_htk_features, \
+    read_htk_header, read_script_file
 from ._random import SampleRandom
 from ._streams import StreamDef, iter_stream_defs
 
@@ -31,6 +31,28 @@ def splice_frames(frames: np.ndarray, left: int, right: int) -> np.ndarray:
     offsets = np.arange(-left, right + 1)
     index = np.clip(np.arange(t)[:, None] + offsets[None, :], 0, t - 1)
     return frames[index].reshape(t, -1)
+
+
+class _OpenFiles:
+    """Feature files this process opened for frame reads, kept open (closed by ``close``)."""
+
+    def __init__(self):
+        self._fds: dict[str, int] = {}
+
+    def fd(self, path: str) -> int:
+        fd = self._fds.get(path)
+        if fd is None:
+            try:
+                fd = self._fds[path] = os.open(path, os.O_RDONLY)
+            except OSError as exc:
+                raise DataError(f"cannot open the HTK feature file: {exc.strerror or exc}",
+                                path) from None
+        return fd
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
 
 
 class _Stream:
@@ -165,6 +187,7 @@ class HTKFeatureDeserializer(Deserializer):
         self._keys = order
         self._rows = [[table[k] for k in order] for table in keyed]
         self._lengths = np.array([e.frames for e in self._rows[0]], dtype=np.int64)
+        self._h_files: _OpenFiles | None = None
 
     @property
     def broadcast(self) -> bool:
@@ -194,6 +217,36 @@ class HTKFeatureDeserializer(Deserializer):
             raise DataError(f"stream {s.name!r} is broadcast, so its utterances must be one "
                             f"frame; {e.key!r} has {frames.shape[0]}", e.path)
         return splice_frames(frames, s.left, s.right)
+
+    def read_steps(self, ids: Sequence[int], steps: np.ndarray,
+                   rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
+        """Frame ``steps[k]`` of utterance ``ids[k]`` (spliced with its neighbours), reading
+        only the frames of its window."""
+        out = {}
+        if self._h_files is None:
+            self._h_files = _OpenFiles()
+        for k, s in enumerate(self._streams):
+            rows = np.empty((len(ids), s.dim), dtype=np.float32)
+            for j, (i, t) in enumerate(zip(np.asarray(ids).tolist(),
+                                           np.asarray(steps).tolist())):
+                e = self._rows[k][i]
+                if s.broadcast:
+                    t = 0
+                if not 0 <= t < e.frames:
+                    raise DataError(f"stream {s.name!r}: utterance {e.key!r} has {e.frames} "
+                                    f"frame(s); frame mode reads frame {t}", e.script, e.line)
+                h = s.header_of(e)
+                lo, hi = max(t - s.left, 0), min(t + s.right, e.frames - 1)
+                count = hi - lo + 1
+                start = h.data_offset + (e.first + lo) * h.frame_bytes
+                data = os.pread(self._h_files.fd(e.path), count * h.frame_bytes, start)
+                if len(data) != count * h.frame_bytes:
+                    raise DataError("HTK file changed while it was read (it is shorter)", e.path)
+                window = decode_frames(data, h, count)
+                index = np.clip(np.arange(t - s.left, t + s.right + 1), lo, hi) - lo
+                rows[j] = window[index].reshape(-1)
+            out[s.name] = StreamBatch(rows)
+        return out
 
     def read_batch(self, ids: Sequence[int],
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:

@@ -27,7 +27,7 @@ from .._errors import DataError
 from .._fileutil import refuse_special_file
 
 __all__ = ["HTKHeader", "ScriptEntry", "read_htk_header", "read_htk_features",
-           "write_htk_features", "read_script_file"]
+           "write_htk_features", "read_script_file", "decode_frames"]
 
 _BASE_KINDS = {6: "MFCC", 7: "FBANK", 9: "USER", 11: "PLP", 12: "USER"}
 _QUALIFIERS = [(0o100, "_E"), (0o400, "_D"), (0o200, "_N"), (0o1000, "_A"), (0o100000, "_T"),
@@ -142,15 +142,20 @@ def read_htk_features(path: str | os.PathLike, first: int = 0, last: int | None 
     if not 0 <= first <= last or last >= h.frames:
         raise DataError(f"frames [{first},{last}] are outside the file's {h.frames} frames", path)
     count = last - first + 1
-    order = ">" if h.big_endian else "<"
     with open(path, "rb") as f:
         data = os.pread(f.fileno(), count * h.frame_bytes, h.data_offset + first * h.frame_bytes)
     if len(data) != count * h.frame_bytes:
         raise DataError("HTK file changed while it was read (it is shorter)", path)
-    if h.compressed:
-        values = np.frombuffer(data, order + "i2").reshape(count, h.dim).astype(np.float32)
-        return (values + h.bias) / h.scale
-    return np.frombuffer(data, order + "f4").reshape(count, h.dim).astype(np.float32)
+    return decode_frames(data, h, count)
+
+
+def decode_frames(data: bytes, header: HTKHeader, count: int) -> np.ndarray:
+    """``count`` frames of raw file bytes as float32 (count, dim), decompressed if need be."""
+    order = ">" if header.big_endian else "<"
+    if header.compressed:
+        values = np.frombuffer(data, order + "i2").reshape(count, header.dim).astype(np.float32)
+        return (values + header.bias) / header.scale
+    return np.frombuffer(data, order + "f4").reshape(count, header.dim).astype(np.float32)
 
 
 def write_htk_features(path: str | os.PathLike, features: np.ndarray, period: int = 100000,

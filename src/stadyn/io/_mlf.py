@@ -242,6 +242,22 @@ class HTKMLFDeserializer(Deserializer):
     def stream_specs(self) -> dict[str, StreamSpec]:
         return {self._name: StreamSpec((self._dim,), np.dtype(np.float32), True, True)}
 
+    def read_steps(self, ids: Sequence[int], steps: np.ndarray,
+                   rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
+        """The one-hot label of frame ``steps[k]`` of utterance ``ids[k]``."""
+        out = np.zeros((len(ids), self._dim), dtype=np.float32)
+        for j, (i, t) in enumerate(zip(np.asarray(ids).tolist(), np.asarray(steps).tolist())):
+            u = self._utterances[self._keys[i]]
+            if not 0 <= t < u.frames:
+                raise DataError(f"utterance {u.key!r} has {u.frames} labelled frame(s); frame "
+                                f"mode reads frame {t}", u.path, u.line)
+            row = u.ranges[int(np.searchsorted(u.ranges[:, 0], t, side="right")) - 1]
+            if row[1] == 0:     # zero-length ranges share their start with the next one
+                row = u.ranges[(u.ranges[:, 0] <= t) & (u.ranges[:, 1] > 0)][-1]
+            boundary = self._phone_boundaries and t == row[0]
+            out[j, row[2]] = 2.0 if boundary else 1.0
+        return {self._name: StreamBatch(out)}
+
     def read_batch(self, ids: Sequence[int],
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
         arrays = [self._utterances[self._keys[int(i)]].labels(self._dim, self._phone_boundaries)
