@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import os
 import struct
+import tempfile
 import zipfile
 import zlib
 
 import numpy as np
 import pytest
 
-from stadyn.io import (CTFDeserializer, ImageDeserializer, IndexedRecordIO, IRHeader,
-                       MinibatchSource, RecordIODeserializer, RecordIOReader, StreamDef,
-                       StreamDefs, compute_mean, convert_cifar10, dump_rec, make_image_list,
-                       make_map_file, pack_image_record, pack_list, read_idx_file,
-                       read_list_file, read_map_file, read_mean_file, transforms)
+from stadyn.io import (Base64ImageDeserializer, CBFDeserializer, CTFDeserializer,
+                       HTKFeatureDeserializer, HTKMLFDeserializer, ImageDeserializer,
+                       IndexedRecordIO, IRHeader, MinibatchSource, RecordIODeserializer,
+                       RecordIOReader, StreamDef, StreamDefs, compute_mean, convert_cifar10,
+                       dump_rec, make_image_list, make_map_file, pack_image_record, pack_list,
+                       read_htk_header, read_idx_file, read_list_file, read_map_file,
+                       read_mean_file, transforms)
 
 # -------------------------------------------------------------------- loaders (run in a child)
 
@@ -89,6 +92,41 @@ def image_folder(folder):
     return len(ImageDeserializer(folder))
 
 
+def read_base64(path):
+    return len(Base64ImageDeserializer(path))
+
+
+def read_cbf(path):
+    return len(CBFDeserializer(path))
+
+
+def read_scp(path):
+    return len(HTKFeatureDeserializer(StreamDefs(x=StreamDef(shape=2, scp=path))))
+
+
+def _beside(name, text):
+    """A companion file the loader needs, in a folder of its own (not the watched one)."""
+    path = os.path.join(tempfile.mkdtemp(), name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def read_htk_line(path):
+    """A script line naming the hostile file as its HTK features."""
+    return read_scp(_beside("f.scp", f"u={path}[0,0]\n"))
+
+
+def read_mlf_file(path):
+    states = _beside("states.txt", "a\n")
+    return len(HTKMLFDeserializer(states, StreamDefs(y=StreamDef(shape=2, mlf=path))))
+
+
+def read_state_file(path):
+    mlf = _beside("l.mlf", '#!MLF!#\n"u.lab"\n0 1 a\n.\n')
+    return len(HTKMLFDeserializer(path, StreamDefs(y=StreamDef(shape=2, mlf=mlf))))
+
+
 # ---------------------------------------------------------------- FIFOs and devices, by name
 
 # (loader, extra arguments after the hostile path: "OUT" becomes a path in tmp_path)
@@ -108,6 +146,13 @@ PATH_LOADERS = {
     "read_mean_file": (read_mean_file, ()),
     "transforms.mean": (mean_transform, ()),
     "convert_cifar10": (cifar10, ("OUT/cifar",)),
+    "Base64ImageDeserializer": (read_base64, ()),
+    "CBFDeserializer": (read_cbf, ()),
+    "HTKFeatureDeserializer(scp)": (read_scp, ()),
+    "read_htk_header": (read_htk_header, ()),
+    "HTKFeatureDeserializer(htk)": (read_htk_line, ()),
+    "HTKMLFDeserializer(mlf)": (read_mlf_file, ()),
+    "HTKMLFDeserializer(states)": (read_state_file, ()),
 }
 
 

@@ -11,7 +11,9 @@ MODULES = ["stadyn.io.transforms", "stadyn.io._random", "stadyn.io._streams",
            "stadyn.io._image", "stadyn.io._files", "stadyn.io._mean_file", "stadyn.io._transforms",
            "stadyn.io._map_file", "stadyn.io._image_deserializer", "stadyn.io._ctf",
            "stadyn.io._recordio", "stadyn.io._rec_deserializer", "stadyn.io._numpy_deserializer",
-           "stadyn.io._source", "stadyn.io._tools"]
+           "stadyn.io._source", "stadyn.io._tools", "stadyn.io._htk_file",
+           "stadyn.io._htk_deserializer", "stadyn.io._mlf", "stadyn.io._cbf",
+           "stadyn.io._base64_image", "stadyn.io._frame_mode"]
 
 
 @pytest.mark.parametrize("name", MODULES)

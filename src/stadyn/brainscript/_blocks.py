@@ -290,6 +290,7 @@ _DESERIALIZER_KEYS = {"type", "file", "input", "module"}
 _READER_KEYS = {"deserializers", "readertype", "randomize", "keepdatainmemory", "verbosity",
                 "file", "input"}
 _TEXT_READERS = {"cntktextformatreader", "cntktextformatdeserializer"}
+_FILELESS = {"htkfeaturedeserializer", "htkmlfdeserializer"}
 
 
 def _transform(value: Any, owner: ConfigRecord) -> TransformConfig:
@@ -330,9 +331,11 @@ def _deserializer(rec: ConfigRecord, default_type: str | None = None) -> Deseria
     if dtype is None:
         raise _err(f"deserializer '{rec.path}' needs a 'type'", rec.loc)
     module = rec.get_str("module", None)
+    # HTK deserializers name their files in their streams (scpFile, mlfFile)
+    file = rec.get_str("file", None) if str(dtype).lower() in _FILELESS else rec.get_str("file")
     return DeserializerConfig(
         type=str(dtype),
-        file=str(rec.get_str("file")),
+        file="" if file is None else str(file),
         streams=_streams(rec),
         module=None if module is None else str(module),
         params={k: _auto(rec[k]) for k in rec if k.lower() not in _DESERIALIZER_KEYS},

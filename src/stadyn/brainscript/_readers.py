@@ -4,9 +4,14 @@ Deserializers: ``ImageDeserializer`` (a map file; the stream with ``labelDim`` i
 label, the other the image with its ``transforms`` list: ``Crop``, ``Scale``, ``Mean``, ``Color``
 and ``Transpose`` — a no-op, Stadyn delivers C, H, W) and ``CNTKTextFormatDeserializer`` (also
 written ``readerType = "CNTKTextFormatReader"`` with ``file`` and ``input``; streams with ``dim``,
-``format = "dense" | "sparse"`` and an optional ``alias``, the name in the file).  Several
-deserializers are joined by sequence key.  ``randomize`` (CNTK's default: true) shuffles every
-sweep.
+``format = "dense" | "sparse"`` and an optional ``alias``, the name in the file),
+``CNTKBinaryFormatDeserializer`` (``file``; streams optionally renaming the file's inputs with
+``alias``), and the speech pair ``HTKFeatureDeserializer`` (streams with ``dim``, ``scpFile``,
+``contextWindow = 11`` or ``= 5:5``, ``expandToUtterance``, ``maxSequenceSize``) and
+``HTKMLFDeserializer`` (a stream with ``labelDim``, ``mlfFile`` or ``mlfFileList``,
+``labelMappingFile``, ``phoneBoundaries``).  Several deserializers are joined by sequence key.
+``randomize`` (CNTK's default: true) shuffles every sweep; ``frameMode = true`` makes every frame
+a sample.
 
 Keys this module does not use are reported (as warnings through ``warn``), since CNTK accepted
 many reader keys that only tune its own engine.
@@ -27,11 +32,17 @@ __all__ = ["make_source", "stream_names"]
 
 # Reader keys that only tune CNTK's engine (no effect here).
 _READER_NO_EFFECT = {"randomizationwindow", "samplebasedrandomizationwindow", "prefetch",
-                     "multithreadeddeserialization", "framemode", "truncated",
+                     "multithreadeddeserialization", "truncated",
                      "maxerrors", "tracelevel", "cachedir", "randomizationseed",
                      "numcputhreads"}
 _IMAGE_TYPES = {"imagedeserializer"}
 _TEXT_TYPES = {"cntktextformatdeserializer", "cntktextformatreader"}
+_BINARY_TYPES = {"cntkbinaryformatdeserializer"}
+_HTK_FEATURE_TYPES = {"htkfeaturedeserializer"}
+_HTK_LABEL_TYPES = {"htkmlfdeserializer"}
+# stream keys the HTK and binary deserializers read (beyond dim / labelDim / alias)
+_USED_STREAM_KEYS = {"scpfile", "contextwindow", "expandtoutterance", "maxsequencesize",
+                     "mlffile", "mlffilelist", "labelmappingfile", "phoneboundaries"}
 
 
 def _err(message: str, loc: SourceLocation | None) -> ConfigError:
@@ -88,9 +99,97 @@ def _text(d: DeserializerConfig) -> io.CTFDeserializer:
                                                       for s in d.streams}))
 
 
+def _param(s: StreamConfig, key: str, default: Any = None) -> Any:
+    for k, v in s.params.items():
+        if k.lower() == key.lower():
+            return v
+    return default
+
+
+def _flag(s: StreamConfig, key: str, d: DeserializerConfig) -> bool:
+    value = _param(s, key, False)
+    if isinstance(value, bool):
+        return value
+    text = str(value).lower()
+    if text not in ("true", "false"):
+        raise _err(f"{d.type}: stream '{s.name}': {key} must be true or false, got '{value}'",
+                   d.loc)
+    return text == "true"
+
+
+def _context(s: StreamConfig, d: DeserializerConfig) -> tuple[int, int] | None:
+    """``contextWindow``: one odd frame count (symmetric) or ``left:right``."""
+    value = _param(s, "contextWindow")
+    if value is None:
+        return None
+    parts = value if isinstance(value, list) else [value]
+    try:
+        counts = [int(str(p)) for p in parts]
+    except ValueError:
+        counts = []
+    if len(counts) == 1 and counts[0] % 2 == 1 and counts[0] > 0:
+        return (counts[0] // 2, counts[0] // 2)
+    if len(counts) == 2 and min(counts) >= 0:
+        return (counts[0], counts[1])
+    raise _err(f"HTKFeatureDeserializer: stream '{s.name}': contextWindow must be an odd frame "
+               f"count or left:right, got '{value}'", d.loc)
+
+
+def _htk_features(d: DeserializerConfig) -> io.HTKFeatureDeserializer:
+    defs = {}
+    for s in d.streams:
+        scp = _param(s, "scpFile")
+        if scp is None or s.dim is None:
+            raise _err(f"HTKFeatureDeserializer: stream '{s.name}' needs 'dim' and 'scpFile'",
+                       d.loc)
+        context = _context(s, d)
+        if context == (0, 0):
+            context = None
+        limit = _param(s, "maxSequenceSize", 65535)
+        defs[s.name] = io.StreamDef(shape=s.dim, scp=str(scp), context=context,
+                                    broadcast=_flag(s, "expandToUtterance", d),
+                                    max_sequence_length=int(limit))
+    if not defs:
+        raise _err("HTKFeatureDeserializer defines no input streams", d.loc)
+    return io.HTKFeatureDeserializer(io.StreamDefs(**defs))
+
+
+def _htk_labels(d: DeserializerConfig) -> io.HTKMLFDeserializer:
+    if len(d.streams) != 1:
+        raise _err(f"HTKMLFDeserializer: expected one input stream, got "
+                   f"{', '.join(s.name for s in d.streams) or 'none'}", d.loc)
+    s = d.streams[0]
+    dim = s.label_dim if s.label_dim is not None else s.dim
+    mlf = _param(s, "mlfFile")
+    listing = _param(s, "mlfFileList")
+    mapping = _param(s, "labelMappingFile")
+    if dim is None or (mlf is None and listing is None) or mapping is None:
+        raise _err(f"HTKMLFDeserializer: stream '{s.name}' needs 'labelDim', 'mlfFile' (or "
+                   f"'mlfFileList') and 'labelMappingFile'", d.loc)
+    files = [str(mlf)] if mlf is not None else _file_list(str(listing))
+    return io.HTKMLFDeserializer(str(mapping), io.StreamDefs(
+        **{s.name: io.StreamDef(shape=dim, mlf=files)}), _flag(s, "phoneBoundaries", d))
+
+
+def _file_list(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            files = [line.strip() for line in f if line.strip()]
+    except OSError as exc:
+        raise DataError(f"cannot read the MLF list: {exc.strerror or exc}", path) from None
+    if not files:
+        raise DataError("the MLF list names no files", path)
+    return files
+
+
+def _binary(d: DeserializerConfig) -> io.CBFDeserializer:
+    defs = {s.name: io.StreamDef(field=s.alias or s.name, shape=s.dim) for s in d.streams}
+    return io.CBFDeserializer(d.file, io.StreamDefs(**defs))
+
+
 def _unused(reader: ReaderConfig, warn: Callable[[str], None]) -> None:
     for key in reader.extra:
-        if key.lower() not in _READER_NO_EFFECT:
+        if key.lower() not in _READER_NO_EFFECT | {"framemode"}:
             warn(f"WARNING: reader key '{key}' is not used by Stadyn")
     for d in reader.deserializers:
         for key in d.params:
@@ -98,7 +197,8 @@ def _unused(reader: ReaderConfig, warn: Callable[[str], None]) -> None:
                 warn(f"WARNING: deserializer key '{key}' ({d.type}) is not used by Stadyn")
         for s in d.streams:
             for key in s.params:
-                warn(f"WARNING: stream key '{s.name}.{key}' is not used by Stadyn")
+                if key.lower() not in _USED_STREAM_KEYS:
+                    warn(f"WARNING: stream key '{s.name}.{key}' is not used by Stadyn")
 
 
 def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
@@ -130,13 +230,24 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
             made.append(_image(d))
         elif kind in _TEXT_TYPES:
             made.append(_text(d))
+        elif kind in _BINARY_TYPES:
+            made.append(_binary(d))
+        elif kind in _HTK_FEATURE_TYPES:
+            made.append(_htk_features(d))
+        elif kind in _HTK_LABEL_TYPES:
+            made.append(_htk_labels(d))
         else:
-            raise _err(f"deserializer type '{d.type}' is not supported (use ImageDeserializer or "
-                       "CNTKTextFormatDeserializer)", d.loc)
+            raise _err(f"deserializer type '{d.type}' is not supported (use ImageDeserializer, "
+                       "CNTKTextFormatDeserializer, CNTKBinaryFormatDeserializer, "
+                       "HTKFeatureDeserializer or HTKMLFDeserializer)", d.loc)
     seed = reader.extra.get("randomizationSeed", 0)
     try:
         seed = int(str(seed))
     except ValueError:
         raise _err(f"randomizationSeed must be an integer, got '{seed}'", reader.loc) from None
+    frame_mode = next((v for k, v in reader.extra.items() if k.lower() == "framemode"), False)
+    if str(frame_mode).lower() not in ("true", "false"):
+        raise _err(f"frameMode must be true or false, got '{frame_mode}'", reader.loc)
     return io.MinibatchSource(made, max_sweeps=max_sweeps, randomize=reader.randomize,
-                              randomization_seed=seed)
+                              randomization_seed=seed,
+                              frame_mode=str(frame_mode).lower() == "true")

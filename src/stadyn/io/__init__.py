@@ -17,13 +17,19 @@ See docs/readers.md and docs/recordio.md.
 """
 
 from . import transforms
+from ._base64_image import Base64ImageDeserializer
+from ._cbf import CBFDeserializer, write_cbf
 from ._ctf import CTFDeserializer
 from ._deserializer import Deserializer, StreamBatch, StreamSpec
+from ._htk_deserializer import HTKFeatureDeserializer
+from ._htk_file import (HTKHeader, ScriptEntry, read_htk_features, read_htk_header,
+                        read_script_file, write_htk_features)
 from ._image import decode_image, encode_image
 from ._image_deserializer import ImageDeserializer
 from ._limits import DEFAULT_LIMITS, get_limits, set_limits
 from ._map_file import MapEntry, read_map_file, scan_image_folder, write_map_file
 from ._mean_file import read_mean_file, write_mean_file
+from ._mlf import HTKMLFDeserializer, read_mlf, read_state_list
 from ._numpy_deserializer import NumpyDeserializer
 from ._random import SampleRandom
 from ._rec_deserializer import RecordIODeserializer
@@ -41,8 +47,9 @@ from ._workers import WorkerError
 __all__ = [
     # deserializers
     "Deserializer", "ImageDeserializer", "CTFDeserializer", "RecordIODeserializer",
-    "NumpyDeserializer", "StreamDef", "StreamDefs", "StreamInformation", "StreamSpec",
-    "StreamBatch", "Record", "SampleRandom",
+    "NumpyDeserializer", "Base64ImageDeserializer", "CBFDeserializer", "HTKFeatureDeserializer",
+    "HTKMLFDeserializer", "StreamDef", "StreamDefs", "StreamInformation",
+    "StreamSpec", "StreamBatch", "Record", "SampleRandom",
     # sources
     "MinibatchSource", "MinibatchData", "MinibatchSourceFromData", "FULL_DATA_SWEEP",
     "INFINITELY_REPEAT", "INFINITE_SAMPLES", "DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS",
@@ -54,7 +61,9 @@ __all__ = [
     "write_mean_file", "decode_image", "encode_image", "MAGIC", "RecordIOReader",
     "RecordIOWriter", "IndexedRecordIO", "IRHeader", "pack_image_record", "unpack_image_record",
     "pack_image", "unpack_image", "read_idx_file", "write_idx_file", "ListEntry",
-    "read_list_file", "write_list_file",
+    "read_list_file", "write_list_file", "write_cbf", "HTKHeader", "ScriptEntry",
+    "read_htk_header", "read_htk_features", "write_htk_features", "read_script_file",
+    "read_mlf", "read_state_list",
     # bounds on what an input file may make the readers allocate
     "get_limits", "set_limits", "DEFAULT_LIMITS",
     # tools (``stadyn data ...``)

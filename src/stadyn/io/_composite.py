@@ -27,11 +27,22 @@ class _Rngs(Sequence):
                             self._stream)
 
 
+def _broadcast(batch: StreamBatch, lengths: np.ndarray) -> StreamBatch:
+    """Each sequence's first step repeated ``lengths[k]`` times (zero-padded to the longest)."""
+    first = batch.data[:, 0] if batch.lengths is not None else batch.data
+    steps = int(lengths.max(initial=0))
+    data = np.repeat(first[:, None], steps, axis=1)
+    data[np.arange(steps)[None, :] >= lengths[:, None]] = 0
+    return StreamBatch(data, lengths.astype(np.int64))
+
+
 class Composite:
     """The first deserializer's samples, each joined with the same key's sample of the others.
 
     Deserializers of equal length whose keys agree are joined by position. Streams must have
-    distinct names.
+    distinct names. A deserializer other than the first whose ``broadcast`` attribute is true
+    delivers one step per sequence, repeated to the length of the joined sequence (CNTK's
+    ``expandToUtterance``: i-vectors beside speech features).
     """
 
     def __init__(self, deserializers: Sequence[Deserializer]):
@@ -50,6 +61,10 @@ class Composite:
                     raise ValueError(f"two deserializers define a stream named {name!r}")
                 self.specs[name] = spec
         primary = self.deserializers[0]
+        if getattr(primary, "broadcast", False):
+            raise ValueError("the first deserializer cannot be broadcast: its sequences give the "
+                             "length the others are broadcast to")
+        self._broadcast = [bool(getattr(d, "broadcast", False)) for d in self.deserializers]
         self._length = len(primary)
         if self._length == 0:       # a source over it would end at once, and training with it
             raise DataError("no samples", getattr(primary, "path", None) or repr(primary))
@@ -73,9 +88,9 @@ class Composite:
 
     def _sequence_lengths(self) -> np.ndarray | None:
         total = None
-        for d, index in zip(self.deserializers, self.maps):
+        for d, index, broadcast in zip(self.deserializers, self.maps, self._broadcast):
             lengths = d.sequence_lengths()
-            if lengths is None:
+            if lengths is None or broadcast:
                 continue
             lengths = np.asarray(lengths, dtype=np.int64)
             if index is not None:
@@ -99,7 +114,27 @@ class Composite:
             return out
         for stream, (d, index) in enumerate(zip(self.deserializers, self.maps)):
             sub = ids if index is None else index[ids]
-            out.update(d.read_batch(sub, _Rngs(seed, sweeps, positions, stream)))
+            batch = d.read_batch(sub, _Rngs(seed, sweeps, positions, stream))
+            if self._broadcast[stream]:
+                batch = {name: _broadcast(b, self.lengths[ids] if self.lengths is not None
+                                          else np.ones(len(ids), np.int64))
+                         for name, b in batch.items()}
+            out.update(batch)
+        return out
+
+    def materialize_steps(self, ids: np.ndarray, steps: np.ndarray, sweeps: np.ndarray,
+                          positions: np.ndarray, seed: int) -> dict[str, StreamBatch]:
+        """Step ``steps[k]`` of joined sequence ``ids[k]`` of every stream (frame mode): a
+        broadcast deserializer gives its one step, one without sequences its sample."""
+        out: dict[str, StreamBatch] = {}
+        for stream, (d, index) in enumerate(zip(self.deserializers, self.maps)):
+            sub = ids if index is None else index[ids]
+            rngs = _Rngs(seed, sweeps, positions, stream)
+            if d.sequence_lengths() is None:
+                out.update(d.read_batch(sub, rngs))
+            else:
+                at = np.zeros_like(steps) if self._broadcast[stream] else steps
+                out.update(d.read_steps(sub, at, rngs))
         return out
 
     def close(self) -> None:

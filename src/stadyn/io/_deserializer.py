@@ -85,6 +85,31 @@ class Deserializer(abc.ABC):
         """Samples per sequence (``None`` when every sequence is one sample)."""
         return None
 
+    def read_steps(self, ids: Sequence[int], steps: np.ndarray,
+                   rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
+        """Step ``steps[k]`` of sequence ``ids[k]`` of every stream, ``(N, *shape)`` (frame
+        mode). This default reads the whole sequences; a deserializer that can reach one step
+        directly (HTK features, MLF labels) overrides it. A stream without that step is a
+        DataError naming this deserializer's file."""
+        ids = np.asarray(ids, dtype=np.int64)
+        steps = np.asarray(steps, dtype=np.int64)
+        unique, first, rows = np.unique(ids, return_index=True, return_inverse=True)
+        batch = self.read_batch(unique, [rngs[int(k)] for k in first])
+        out = {}
+        for name, b in batch.items():
+            if b.lengths is None:
+                out[name] = StreamBatch(b.data[rows])
+                continue
+            have = b.lengths[rows]
+            short = np.flatnonzero(steps >= have)
+            if short.size:
+                k = int(short[0])
+                raise DataError(f"stream {name!r} has {int(have[k])} step(s) in sequence "
+                                f"{int(ids[k])}; frame mode reads step {int(steps[k])}",
+                                self.path)
+            out[name] = StreamBatch(b.data[rows, steps])
+        return out
+
     def read(self, i: int, rng: SampleRandom | None = None) -> dict[str, np.ndarray]:
         """One sample as stream name -> array (no batch axis). Meant for inspection and tests."""
         if not 0 <= i < len(self):

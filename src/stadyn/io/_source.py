@@ -25,6 +25,7 @@ import numpy as np
 
 from ._composite import Composite
 from ._deserializer import Deserializer, StreamBatch, concat_batches
+from ._frame_mode import FrameComposite
 from ._numpy_deserializer import NumpyDeserializer
 from ._random import sweep_permutation
 from ._streams import Record, StreamInformation
@@ -155,6 +156,9 @@ class MinibatchSource:
             thread pool has run in this process).
         worker_timeout: seconds without an answer from the workers before giving up.
         num_data_partitions, partition_index: default sharding for :meth:`next_minibatch`.
+        frame_mode: every step of every sequence is a sample of its own (CNTK's frame mode,
+            for frame-level speech training): a deserializer's sequences are cut into their
+            frames (the deserializers are joined by sequence key first).
 
     Example:
         >>> import numpy as np
@@ -178,8 +182,10 @@ class MinibatchSource:
                  randomization_seed: int = 0, randomize: bool = True, *,
                  num_workers: int = 0, prefetch: int = 2, start_method: str | None = None,
                  worker_timeout: float = 300.0, num_data_partitions: int = 1,
-                 partition_index: int = 0):
+                 partition_index: int = 0, frame_mode: bool = False):
         self._composite = Composite(deserializers)
+        if frame_mode:
+            self._composite = FrameComposite(self._composite)
         self._sweep_length = len(self._composite)
         self._lengths = self._composite.lengths
         if max_samples == FULL_DATA_SWEEP:

@@ -51,6 +51,14 @@ class StreamDef:
         transforms: image transforms applied in order (``stadyn.io.transforms``).
         defines_mb_size: accepted for CNTK compatibility; the minibatch size always counts the
             longest stream of a sequence.
+        context: ``(left, right)`` neighbour frames an :class:`HTKFeatureDeserializer` stream
+            appends to each frame (``shape`` is then the dimension of one frame in the file).
+        scp: the script file (or list of them) of an :class:`HTKFeatureDeserializer` stream.
+        mlf: the master label file (or list of them) of an :class:`HTKMLFDeserializer` stream;
+            giving it makes the stream sparse, as in CNTK.
+        broadcast: an HTK stream whose utterances are one frame each (i-vectors) is repeated
+            over the whole sequence of the first deserializer.
+        max_sequence_length: utterances with more frames are skipped (HTK features).
 
     Example:
         >>> StreamDef(field='label', shape=10).shape
@@ -61,11 +69,28 @@ class StreamDef:
     shape: tuple[int, ...] | int | None = None
     is_sparse: bool = False
     transforms: tuple = ()
+    context: tuple[int, int] | None = None
+    scp: str | tuple[str, ...] | None = None
+    mlf: str | tuple[str, ...] | None = None
+    broadcast: bool | None = None
     defines_mb_size: bool = False
+    max_sequence_length: int = 65535
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "shape", _as_shape(self.shape))
         object.__setattr__(self, "transforms", tuple(self.transforms or ()))
+        if self.context is not None:
+            context = tuple(int(c) for c in self.context)
+            if len(context) != 2 or min(context) < 0:
+                raise ValueError(f"context must be (left, right) frame counts >= 0, got "
+                                 f"{self.context!r}")
+            object.__setattr__(self, "context", context)
+        for name in ("scp", "mlf"):
+            value = getattr(self, name)
+            if isinstance(value, (list, tuple)):
+                object.__setattr__(self, name, tuple(str(v) for v in value))
+        if self.mlf is not None:
+            object.__setattr__(self, "is_sparse", True)
 
 
 def StreamDefs(**streams: StreamDef) -> Record:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....io import (FULL_DATA_SWEEP, INFINITELY_REPEAT, CTFDeserializer, ImageDeserializer,
-                    MinibatchSourceFromData, StreamDef, StreamDefs)
+from ....io import (FULL_DATA_SWEEP, INFINITELY_REPEAT, Base64ImageDeserializer,
+                    CBFDeserializer, CTFDeserializer, HTKFeatureDeserializer, HTKMLFDeserializer,
+                    ImageDeserializer, MinibatchSourceFromData, StreamDef, StreamDefs)
 from .._mixins import ArrayMixin
 from ._sources import MinibatchData, MinibatchSource
 from ._user import StreamInformation, UserMinibatchSource
@@ -42,6 +43,39 @@ class StreamConfiguration:
         self.m_defines_mb_size = bool(defines_mb_size)
 
 
+def HTKMLFBinaryDeserializer(streams):
+    """CNTK 2.7's binary MLF reader: not provided.  CNTK 2.7's own reader of that format is
+    inconsistent (a sequence's length is its number of label runs, while its labels fill the
+    frames of every run), so no result can be matched; write the labels as a text MLF and use
+    :func:`HTKMLFDeserializer`.
+
+    Example:
+        >>> HTKMLFBinaryDeserializer({})
+        Traceback (most recent call last):
+        ...
+        NotImplementedError: HTKMLFBinaryDeserializer (binary MLF labels) is not supported ...
+    """
+    raise NotImplementedError(
+        "HTKMLFBinaryDeserializer (binary MLF labels) is not supported by Stadyn: CNTK 2.7's "
+        "reader of that format is inconsistent (sequence lengths count label runs, not "
+        "frames); write the labels as a text MLF and use HTKMLFDeserializer")
+
+
+def LatticeDeserializer(lattice_index_file, streams):
+    """CNTK 2.7's lattice reader (for sequence-discriminative speech training): not provided.
+
+    Example:
+        >>> LatticeDeserializer('lat.toc', {})
+        Traceback (most recent call last):
+        ...
+        NotImplementedError: LatticeDeserializer (HTK lattice archives for ...
+    """
+    raise NotImplementedError(
+        f"LatticeDeserializer (HTK lattice archives for sequence training, "
+        f"{lattice_index_file!r}) is not supported by Stadyn; frame-level training reads "
+        f"features and labels with HTKFeatureDeserializer and HTKMLFDeserializer")
+
+
 def sequence_to_cntk_text_format(seq_idx: int, alias_tensor_map: dict) -> str:
     """One sequence in CNTK's text format: a line per step, ``seq_idx\t|alias v1 v2 ...`` with
     the streams that have that step side by side (each stream's rows are its steps; sparse
@@ -57,7 +91,9 @@ def sequence_to_cntk_text_format(seq_idx: int, alias_tensor_map: dict) -> str:
 
 
 __all__ = ["MinibatchSource", "MinibatchSourceFromData", "MinibatchData", "ImageDeserializer",
-           "CTFDeserializer", "StreamDef", "StreamDefs", "StreamInformation",
+           "CTFDeserializer", "Base64ImageDeserializer", "CBFDeserializer",
+           "HTKFeatureDeserializer", "HTKMLFDeserializer", "HTKMLFBinaryDeserializer",
+           "LatticeDeserializer", "StreamDef", "StreamDefs", "StreamInformation",
            "StreamConfiguration", "FULL_DATA_SWEEP", "INFINITELY_REPEAT",
            "DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS", "Record", "ArrayMixin", "Value",
            "TraceLevel", "get_trace_level", "sequence_to_cntk_text_format",

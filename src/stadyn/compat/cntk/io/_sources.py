@@ -5,6 +5,8 @@ CNTK's does."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .... import io as _io
@@ -45,6 +47,11 @@ class MinibatchData(_io.MinibatchData):
     def shape(self) -> tuple[int, ...]:
         return tuple(self.asarray().shape)
 
+    def as_sequences(self, variable=None) -> list[np.ndarray]:
+        """One array per sequence; ``variable`` (which CNTK needs for sparse data) is accepted
+        and unused: sparse streams are delivered dense."""
+        return super().as_sequences()
+
     @classmethod
     def _of(cls, data: _io.MinibatchData) -> "MinibatchData":
         """A native minibatch's data seen as CNTK's."""
@@ -55,7 +62,40 @@ class MinibatchData(_io.MinibatchData):
 
 
 class MinibatchSource(_io.MinibatchSource):
-    """Stadyn's :class:`stadyn.io.MinibatchSource` giving CNTK's :class:`MinibatchData`."""
+    """Stadyn's :class:`stadyn.io.MinibatchSource` giving CNTK's :class:`MinibatchData`, made
+    with CNTK 2.7's arguments in CNTK's order.
+
+    ``trace_level`` and ``multithreaded_deserializer`` tune CNTK's engine and change nothing
+    here; ``frame_mode`` makes every frame a sample.  ``truncation_length`` (truncated BPTT
+    packing) is not supported: a non-zero value is a ValueError.  With ``max_errors`` CNTK
+    skips up to that many malformed sequences; Stadyn stops at the first with an error naming
+    the file and line (a warning says so when ``max_errors`` is given).  Stadyn's own keywords
+    (``num_workers``, ...) follow.
+
+    Example:
+        >>> import numpy as np
+        >>> from stadyn.io import NumpyDeserializer
+        >>> src = MinibatchSource(NumpyDeserializer({'x': np.arange(4.0)[:, None]}),
+        ...                       trace_level=0, randomize=False)
+        >>> src.next_minibatch(2)['x'].asarray().tolist()
+        [[[0.0]], [[1.0]]]
+    """
+
+    def __init__(self, deserializers, max_samples=_io.INFINITELY_REPEAT,
+                 max_sweeps=_io.INFINITELY_REPEAT, randomization_window_in_chunks=None,
+                 randomization_window_in_samples=None, randomization_seed=0, trace_level=None,
+                 multithreaded_deserializer=None, frame_mode=False, truncation_length=0,
+                 randomize=True, max_errors=0, **kwargs):
+        if truncation_length:
+            raise ValueError(f"truncation_length={truncation_length}: truncated BPTT packing is "
+                             f"not supported by Stadyn's MinibatchSource")
+        if max_errors:
+            warnings.warn(f"max_errors={max_errors}: Stadyn stops at the first malformed "
+                          f"sequence (an error naming the file and line) instead of skipping "
+                          f"it", stacklevel=2)
+        super().__init__(deserializers, max_samples, max_sweeps, randomization_window_in_chunks,
+                         randomization_window_in_samples, randomization_seed, randomize,
+                         frame_mode=frame_mode, **kwargs)
 
     def next_minibatch(self, minibatch_size_in_samples, input_map=None, device=None,
                        num_data_partitions=None, partition_index=None) -> dict:

@@ -1,0 +1,127 @@
+"""Base64ImageDeserializer: images stored inside the map file, base64-encoded."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+
+import numpy as np
+
+from .._errors import DataError
+from .._fileutil import refuse_special_file
+from ._image import ImageReadError
+from ._image_deserializer import ImageDeserializer
+from ._map_file import MapTable
+from ._streams import StreamDef, StreamDefs
+
+__all__ = ["Base64ImageDeserializer"]
+
+
+def _index(path: str) -> tuple[MapTable, np.ndarray, np.ndarray]:
+    """(table of keys, labels and lines; byte offset and length of each line's image text)."""
+    table = MapTable(path)
+    starts, sizes, labels, lines = [], [], [], []
+    with open(path, "rb") as f:
+        offset = 0
+        for number, raw in enumerate(f, 1):
+            here, offset = offset, offset + len(raw)
+            line = raw.rstrip(b"\r\n")
+            if not line.strip():
+                continue
+            fields = line.split(b"\t")
+            if len(fields) == 2:
+                key, label, data = None, fields[0], fields[1]
+            elif len(fields) == 3:
+                key, label, data = fields
+            else:
+                raise DataError(f"expected [sequenceId<TAB>]label<TAB>base64 image, found "
+                                f"{len(fields)} tab-separated fields", path, number)
+            try:
+                value = int(label)
+            except ValueError:
+                raise DataError(f"label {label[:20].decode('utf-8', 'replace')!r} is not an "
+                                f"integer", path, number) from None
+            if value < 0:
+                raise DataError(f"label {value} is negative", path, number)
+            if not data.strip():
+                raise DataError("the image field is empty", path, number)
+            skip = len(line) - len(data)
+            starts.append(here + skip)
+            sizes.append(len(data))
+            labels.append(value)
+            lines.append(number)
+            table.keys.append(None if key is None else key.decode("utf-8", "replace"))
+            table.paths.append(f"line {number}")
+            table.members.append(None)
+    table.labels = np.asarray(labels, dtype=np.int64)
+    table.lines = np.asarray(lines, dtype=np.int64)
+    return table, np.asarray(starts, dtype=np.int64), np.asarray(sizes, dtype=np.int64)
+
+
+class Base64ImageDeserializer(ImageDeserializer):
+    """Images and labels from one text file, a line per image (CNTK's
+    ``Base64ImageDeserializer``): ``[sequenceId<TAB>]label<TAB>base64 of the encoded image``.
+
+    Args:
+        filename: the file.
+        streams: as for :class:`ImageDeserializer`: ``StreamDef(field='image',
+            transforms=[...])`` and ``StreamDef(field='label', shape=num_classes)``.
+
+    The images come out as an :class:`ImageDeserializer`'s (float32 ``(C, H, W)``, BGR), the
+    labels one-hot. The file is indexed when the deserializer is made (labels checked then); a
+    line's image is decoded when it is read. A malformed line, a bad label or an image that is
+    not base64 or not an image is an error naming the file and line.
+
+    Example:
+        >>> import base64, os, tempfile, numpy as np
+        >>> from stadyn.io import StreamDef, StreamDefs, encode_image
+        >>> p = os.path.join(tempfile.mkdtemp(), 'images.txt')
+        >>> png = base64.b64encode(encode_image(np.full((2, 3, 3), 7, np.uint8))).decode()
+        >>> _ = open(p, 'w').write(f'1\\t{png}\\n')
+        >>> des = Base64ImageDeserializer(p, StreamDefs(
+        ...     features=StreamDef(field='image'), labels=StreamDef(field='label', shape=2)))
+        >>> s = des.read(0); s['features'].shape, s['labels'].tolist()
+        ((3, 2, 3), [0.0, 1.0])
+    """
+
+    def __init__(self, filename: str | os.PathLike, streams: dict[str, StreamDef] | None = None,
+                 *, channel_order: str = "bgr"):
+        self.path = os.path.abspath(os.fspath(filename))
+        refuse_special_file(self.path, DataError)
+        try:
+            self._table, self._starts, self._sizes = _index(self.path)
+        except FileNotFoundError:
+            raise DataError("file does not exist", self.path) from None
+        except IsADirectoryError:
+            raise DataError("expected a base64 image file, found a folder", self.path) from None
+        except OSError as exc:
+            raise DataError(f"cannot read the file: {exc.strerror or exc}", self.path) from None
+        if not len(self._table):
+            raise DataError("no samples (the file is empty or holds only blank lines)",
+                            self.path)
+        self.class_names = None
+        self._from_folder = False
+        if streams is None:
+            top = int(self._table.labels.max(initial=-1)) + 1
+            streams = StreamDefs(features=StreamDef(field="image"),
+                                 labels=StreamDef(field="label", shape=max(top, 1)))
+        self._channel_order = channel_order
+        self._configure(streams)
+        self._h_zips = None
+        self._h_file = None
+
+    def _read_bytes(self, entry: int) -> bytes:
+        if self._h_file is None:
+            try:
+                self._h_file = open(self.path, "rb")
+            except OSError as exc:
+                raise ImageReadError(f"cannot open the file: {exc.strerror or exc}") from None
+        size = int(self._sizes[entry])
+        text = os.pread(self._h_file.fileno(), size, int(self._starts[entry]))
+        if len(text) != size:
+            raise ImageReadError("the file changed since it was indexed (it is shorter)")
+        try:
+            return base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise ImageReadError(f"the image is not valid base64 ({exc})") from None

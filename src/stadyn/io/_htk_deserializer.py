@@ -1,0 +1,257 @@
+"""HTKFeatureDeserializer: speech features (HTK files listed by a script file), one utterance a
+sequence, each frame optionally widened with its neighbours."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Sequence
+
+import numpy as np
+
+from .._errors import DataError
+from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
+from ._htk_file import HTKHeader, ScriptEntry, decode_frames, read_htk_features, \
+    read_htk_header, read_script_file
+from ._random import SampleRandom
+from ._streams import StreamDef, iter_stream_defs
+
+__all__ = ["HTKFeatureDeserializer", "splice_frames"]
+
+
+def splice_frames(frames: np.ndarray, left: int, right: int) -> np.ndarray:
+    """Each frame preceded by its ``left`` and followed by its ``right`` neighbours:
+    (T, d) -> (T, d * (left + 1 + right)), frames beyond the ends repeating the edge frame.
+
+    Example:
+        >>> splice_frames(np.array([[1.0], [2.0], [3.0]]), 1, 1).tolist()
+        [[1.0, 1.0, 2.0], [1.0, 2.0, 3.0], [2.0, 3.0, 3.0]]
+    """
+    t = frames.shape[0]
+    offsets = np.arange(-left, right + 1)
+    index = np.clip(np.arange(t)[:, None] + offsets[None, :], 0, t - 1)
+    return frames[index].reshape(t, -1)
+
+
+class _OpenFiles:
+    """Feature files this process opened for frame reads, kept open (closed by ``close``)."""
+
+    def __init__(self):
+        self._fds: dict[str, int] = {}
+
+    def fd(self, path: str) -> int:
+        fd = self._fds.get(path)
+        if fd is None:
+            try:
+                fd = self._fds[path] = os.open(path, os.O_RDONLY)
+            except OSError as exc:
+                raise DataError(f"cannot open the HTK feature file: {exc.strerror or exc}",
+                                path) from None
+        return fd
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+
+class _Stream:
+    __slots__ = ("name", "entries", "dim", "left", "right", "broadcast", "header", "headers")
+
+    def __init__(self, name: str, definition: StreamDef):
+        self.name = name
+        if definition.field is not None:
+            raise ValueError(f"HTKFeatureDeserializer: stream {name!r} has field "
+                             f"{definition.field!r}; HTK streams take no field name")
+        if definition.scp is None:
+            raise ValueError(f"HTKFeatureDeserializer: stream {name!r} needs scp (the script "
+                             f"file listing its feature files)")
+        if definition.shape is None or len(definition.shape) != 1:
+            raise ValueError(f"HTKFeatureDeserializer: stream {name!r} needs shape (the feature "
+                             f"dimension)")
+        scripts = definition.scp if isinstance(definition.scp, tuple) else (definition.scp,)
+        entries: list[ScriptEntry] = []
+        for script in scripts:
+            entries.extend(read_script_file(script))
+        if not entries:
+            raise DataError("no utterances (the script file is empty)",
+                            os.path.abspath(scripts[0]))
+        self.entries = entries
+        self.broadcast = bool(definition.broadcast)
+        self.headers: dict[str, HTKHeader] = {}
+        first = entries[0]
+        self.header = read_htk_header(first.path)
+        io_dim = self.header.dim
+        left, right = definition.context or (0, 0)
+        width = 1 + left + right
+        declared = definition.shape[0]
+        if left or right:
+            if declared != io_dim:
+                raise DataError(f"stream {name!r} declares shape {declared} with context "
+                                f"({left}, {right}), but the file's frames have {io_dim} values "
+                                f"(with context, shape is the dimension of one frame)",
+                                first.path)
+            self.dim = io_dim * width
+        else:
+            if declared % io_dim:
+                raise DataError(f"stream {name!r} declares shape {declared}, not a multiple of "
+                                f"the file's {io_dim} values a frame", first.path)
+            window = declared // io_dim
+            if window % 2 == 0:
+                raise DataError(f"stream {name!r}: shape {declared} is {window} frames of "
+                                f"{io_dim}, which is no symmetric window (give context=(left, "
+                                f"right))", first.path)
+            left = right = window // 2
+            self.dim = declared
+        self.left, self.right = left, right
+        self.headers[first.path] = self.header
+
+    def header_of(self, entry: ScriptEntry) -> HTKHeader:
+        h = self.headers.get(entry.path)
+        if h is None:
+            h = read_htk_header(entry.path)
+            first = self.header
+            if (h.kind, h.dim, h.period) != (first.kind, first.dim, first.period):
+                raise DataError(f"feature kind {h.kind} of {h.dim} values every {h.period} differs "
+                                f"from the first file's {first.kind} of {first.dim} every "
+                                f"{first.period}", entry.path)
+            self.headers[entry.path] = h
+        if entry.last >= h.frames:
+            raise DataError(f"utterance {entry.key!r} reads frames [{entry.first},{entry.last}] "
+                            f"of {entry.path}, which has {h.frames}", entry.script, entry.line)
+        return h
+
+
+class HTKFeatureDeserializer(Deserializer):
+    """Speech features from HTK files (CNTK's ``HTKFeatureDeserializer``).
+
+    Args:
+        streams: ``StreamDefs(features=StreamDef(shape=dim, scp='train.scp',
+            context=(left, right)))``; several streams read several script files whose
+            utterances are joined by key.
+
+    Every utterance of the script (``key=file.htk[first,last]`` lines, see
+    :func:`stadyn.io.read_script_file`) is a sequence of frames, float32 ``(T, dim)``. With
+    ``context=(l, r)`` each frame is preceded by its ``l`` and followed by its ``r`` neighbours
+    (the edge frame repeats at the ends) and ``shape`` is the file's frame size; without it a
+    ``shape`` of an odd multiple of the file's frame size widens symmetrically. Utterances longer
+    than ``max_sequence_length`` are skipped, and so are (with a warning) utterances whose key
+    appears twice, as CNTK does. A stream with ``broadcast=True`` holds one frame per utterance
+    (i-vectors) and delivers it repeated over the length of the first deserializer's
+    utterance. Errors name the script line or the feature file.
+
+    Example:
+        >>> import os, tempfile, numpy as np
+        >>> from stadyn.io import StreamDef, StreamDefs, write_htk_features
+        >>> d = tempfile.mkdtemp(); p = os.path.join(d, 'u.htk')
+        >>> write_htk_features(p, np.arange(6, dtype=np.float32).reshape(3, 2))
+        >>> _ = open(os.path.join(d, 'f.scp'), 'w').write(f'u={p}[0,2]\\n')
+        >>> des = HTKFeatureDeserializer(StreamDefs(x=StreamDef(shape=2,
+        ...     scp=os.path.join(d, 'f.scp'), context=(1, 0))))
+        >>> des.read(0)['x'].tolist()
+        [[0.0, 1.0, 0.0, 1.0], [0.0, 1.0, 2.0, 3.0], [2.0, 3.0, 4.0, 5.0]]
+    """
+
+    def __init__(self, streams: dict[str, StreamDef]):
+        self._streams = [_Stream(name, d) for name, d in iter_stream_defs(streams)]
+        if not self._streams:
+            raise ValueError("HTKFeatureDeserializer needs at least one stream")
+        first = self._streams[0]
+        self.path = first.entries[0].script
+        # Utterances kept: length within bounds, key not repeated (CNTK drops every duplicate).
+        limits = {name: d.max_sequence_length for name, d in iter_stream_defs(streams)}
+        keyed: list[dict[str, ScriptEntry]] = []
+        for s in self._streams:
+            seen: dict[str, ScriptEntry] = {}
+            dupes: set[str] = set()
+            for e in s.entries:
+                if e.frames > limits[s.name]:
+                    continue
+                if e.key in seen:
+                    dupes.add(e.key)
+                seen[e.key] = e
+            if dupes:
+                warnings.warn(f"{len(dupes)} utterance key(s) appear twice in the script of "
+                              f"stream {s.name!r} (first {sorted(dupes)[0]!r}); CNTK drops every "
+                              f"such utterance, and so does Stadyn", stacklevel=2)
+            keyed.append({k: e for k, e in seen.items() if k not in dupes})
+        order = [k for k in keyed[0]]
+        for s, table in zip(self._streams[1:], keyed[1:]):
+            missing = next((k for k in order if k not in table), None)
+            if missing is not None:
+                raise DataError(f"stream {s.name!r} has no utterance {missing!r}, which stream "
+                                f"{first.name!r} has", s.entries[0].script)
+        if not order:
+            raise DataError("no utterances to read (all are longer than max_sequence_length, "
+                            "or repeated)", first.entries[0].script)
+        self._keys = order
+        self._rows = [[table[k] for k in order] for table in keyed]
+        self._lengths = np.array([e.frames for e in self._rows[0]], dtype=np.int64)
+        self._h_files: _OpenFiles | None = None
+
+    @property
+    def broadcast(self) -> bool:
+        """The streams repeat one frame over the first deserializer's sequences."""
+        return all(s.broadcast for s in self._streams)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def keys(self) -> list[str]:
+        return self._keys
+
+    def sequence_lengths(self) -> np.ndarray:
+        return self._lengths
+
+    def stream_specs(self) -> dict[str, StreamSpec]:
+        return {s.name: StreamSpec((s.dim,), np.dtype(np.float32), False, True)
+                for s in self._streams}
+
+    def utterance(self, stream: int, i: int) -> np.ndarray:
+        """The spliced frames of utterance ``i`` of stream number ``stream``."""
+        s = self._streams[stream]
+        e = self._rows[stream][i]
+        h = s.header_of(e)
+        frames = read_htk_features(e.path, e.first, e.last, h)
+        if s.broadcast and frames.shape[0] != 1:
+            raise DataError(f"stream {s.name!r} is broadcast, so its utterances must be one "
+                            f"frame; {e.key!r} has {frames.shape[0]}", e.path)
+        return splice_frames(frames, s.left, s.right)
+
+    def read_steps(self, ids: Sequence[int], steps: np.ndarray,
+                   rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
+        """Frame ``steps[k]`` of utterance ``ids[k]`` (spliced with its neighbours), reading
+        only the frames of its window."""
+        out = {}
+        if self._h_files is None:
+            self._h_files = _OpenFiles()
+        for k, s in enumerate(self._streams):
+            rows = np.empty((len(ids), s.dim), dtype=np.float32)
+            for j, (i, t) in enumerate(zip(np.asarray(ids).tolist(),
+                                           np.asarray(steps).tolist())):
+                e = self._rows[k][i]
+                if s.broadcast:
+                    t = 0
+                if not 0 <= t < e.frames:
+                    raise DataError(f"stream {s.name!r}: utterance {e.key!r} has {e.frames} "
+                                    f"frame(s); frame mode reads frame {t}", e.script, e.line)
+                h = s.header_of(e)
+                lo, hi = max(t - s.left, 0), min(t + s.right, e.frames - 1)
+                count = hi - lo + 1
+                start = h.data_offset + (e.first + lo) * h.frame_bytes
+                data = os.pread(self._h_files.fd(e.path), count * h.frame_bytes, start)
+                if len(data) != count * h.frame_bytes:
+                    raise DataError("HTK file changed while it was read (it is shorter)", e.path)
+                window = decode_frames(data, h, count)
+                index = np.clip(np.arange(t - s.left, t + s.right + 1), lo, hi) - lo
+                rows[j] = window[index].reshape(-1)
+            out[s.name] = StreamBatch(rows)
+        return out
+
+    def read_batch(self, ids: Sequence[int],
+                   rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
+        out = {}
+        for k, s in enumerate(self._streams):
+            arrays = [self.utterance(k, int(i)) for i in ids]
+            out[s.name] = pad_sequences(arrays, (s.dim,), np.dtype(np.float32))
+        return out
