@@ -19,6 +19,7 @@ import sys
 from .._assign import assign
 from .._axis import Axis
 from .._ops_crop import crop_manual, roipooling
+from .._ops_ctc import forward_backward, labels_to_graph
 from .._ops_sampling import random_sample, random_sample_inclusion_frequency
 from .._defaults import default_override_or, get_default_override
 from .._function import (BlockFunction, CloneMethod, Function, ModelFormat, as_block,
@@ -119,6 +120,7 @@ __all__ = [
     # losses and metrics
     "binary_cross_entropy", "classification_error", "cosine_distance",
     "cross_entropy_with_softmax", "fmeasure", "squared_error", "weighted_binary_cross_entropy",
+    "forward_backward", "labels_to_graph",
 ]
 
 _bind(ops=sys.modules[__name__])     # the operators of Functions and Variables (_mixins)
