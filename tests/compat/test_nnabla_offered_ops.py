@@ -8,7 +8,8 @@ from stadyn.ops import CATALOG
 
 # CNTK's random, sampling and ranking Functions: not in NNabla 1.39's nnabla.functions
 CNTK_ONLY = {"rand_like", "randn_like", "gumbel_like", "bernoulli_like", "random_sample",
-             "random_sample_inclusion_frequency", "lambda_rank", "ndcg_at_1"}
+             "random_sample_inclusion_frequency", "lambda_rank", "ndcg_at_1",
+             "cntk_forward_backward", "cntk_edit_distance_error"}
 
 
 def test_nnabla_functions_are_the_names_they_were():

@@ -878,6 +878,7 @@ ENTRIES.update(_more_entries("cntk_random_entries.py", "cntk_random_entries"))  
 ENTRIES.update(_more_entries("quantize_entries.py", "quantize_entries"))   # store, min_max_
 ENTRIES.update(_more_entries("quantize_entries.py", "nnabla_extra_entries"))   # scatter_nd
 ENTRIES.update(_more_entries("nnabla_2026_entries.py", "nnabla_2026_entries"))   # flip, ...
+ENTRIES.update(_more_entries("ctc_entries.py", "ctc_entries"))   # CNTK's CTC, edit distance
 
 
 def _case_params():

@@ -59,6 +59,8 @@ UNEXPORTED = ["assign", "atan2", "batch_inv", "cntk_user_function", "cumprod", "
               "image_augmentation", "random_crop", "random_erase", "random_flip", "random_shift",
               # CNTK's ranking criteria and weighted sampling: ONNX has neither
               "lambda_rank", "ndcg_at_1", "random_sample", "random_sample_inclusion_frequency",
+              # CNTK's CTC criterion and edit distance: ONNX has neither
+              "cntk_forward_backward", "cntk_edit_distance_error",
               # updates its quantisation range in place; ONNX quantises to integers only
               "min_max_quantize", "scatter_nd",
               # NNabla 1.39's functions (2026): ONNX's EyeLike, Trilu, Einsum, Mod, BitShift,

@@ -61,3 +61,69 @@ op_case("cosine_distance_with_negative_samples__wrap",
         lambda C, x, y: C.cosine_distance_with_negative_samples(x, y, 2, 4), [(2, 3), (2, 3)],
         names=["cntk.losses.cosine_distance_with_negative_samples"],
         note="with 3 samples, shift 2 and 4 negatives the shifted samples wrap around twice")
+
+
+def _hsoftmax(C, r, label_dim, label_classes, labels):
+    r.touch("cntk.Function.eval", "cntk.Function.parameters", "cntk.Function.shape")
+    x, label = C.input_variable(4, needs_gradient=True), C.input_variable(1)
+    p, class_probs, all_probs = C.losses.hierarchical_softmax_layer(x, label, label_dim,
+                                                                    label_classes)
+    params = list(p.parameters)
+    res = {"listing": r.set_params(params), "order": [q.name for q in params],
+           "shapes": [list(p.shape), list(class_probs.shape), [list(a.shape) for a in all_probs]]}
+    xv = r.randn(len(labels), 4).astype(np.float32)
+    feed = {x: xv, label: np.asarray(labels, np.float32).reshape(-1, 1)}
+    res["prob"] = p.eval(feed)
+    res["class_probs"] = class_probs.eval({x: xv})
+    res["all_probs"] = [a.eval({x: xv}) for a in all_probs]
+    value, grads = r.cntk_forward_backward(p, feed, [x] + params)
+    res["train_prob"] = value
+    res["grad x"] = grads[0]
+    for q, g in zip(params, grads[1:]):
+        res["grad " + q.name] = g
+    return res
+
+
+@cntk_case(names=["cntk.losses.hierarchical_softmax_layer", "cntk.Function.parameters",
+                  "cntk.Function.eval"],
+           note="deterministic given the parameters (set from their names): the probability "
+                "of each label, the class probabilities, every label's probability, and the "
+                "gradients of sum(prob * w) w.r.t. the input and the four parameters")
+def hierarchical_softmax_layer(C, r):
+    return _hsoftmax(C, r, 7, None, [0, 3, 6, 2, 5])     # 3 classes of 3 labels (2 unused)
+
+
+@cntk_case(names=["cntk.hierarchical_softmax_layer", "cntk.Function.eval"])
+def hierarchical_softmax_layer__classes(C, r):
+    return _hsoftmax(C, r, 6, 2, [0, 1, 2, 3, 4, 5])     # 2 classes of 3
+
+
+def _nce(C, r, noise, num_samples, allow_duplicates, labels):
+    r.touch("cntk.Function.eval", "cntk.Function.shape")
+    classes, dim = len(noise), 3
+    x = C.input_variable(dim, needs_gradient=True)
+    y = C.input_variable(classes)
+    W = C.parameter((classes, dim), init=0.0, name="W")
+    b = C.parameter((classes, 1), init=0.0, name="b")
+    r.set_params([W, b])
+    loss = C.losses.nce_loss(W, b, x, y, np.asarray(noise, np.float32),
+                             num_samples=num_samples, allow_duplicates=allow_duplicates,
+                             seed=5)
+    feed = {x: r.randn(len(labels), dim).astype(np.float32),
+            y: np.eye(classes, dtype=np.float32)[labels]}
+    value, grads = r.cntk_forward_backward(loss, feed, [x, W, b])
+    return {"value": loss.eval(feed), "shape": list(loss.shape), "train_value": value,
+            "grad x": grads[0], "grad W": grads[1], "grad b": grads[2]}
+
+
+@cntk_case(names=["cntk.losses.nce_loss", "cntk.nce_loss", "cntk.Function.eval"],
+           rtol=1e-5, atol=1e-5,
+           note="the negatives are drawn (CNTK's generator and Stadyn's differ), so the noise "
+                "puts all its mass on one class: every draw is that class and the loss, the "
+                "importance weights and the gradients are deterministic (a sampled noise cannot "
+                "be compared: without duplicates CNTK draws distinct classes, fewer than there "
+                "are)")
+def nce_loss(C, r):
+    noise = [1e-9, 1e-9, 1.0, 1e-9, 1e-9, 1e-9]
+    return _nce(C, r, noise, 4, True, [0, 2, 5, 1])
+

@@ -191,11 +191,7 @@ _STEPS = [("LSTM", dict(shape=4)), ("LSTM", dict(shape=4, enable_self_stabilizat
 
 @cntk_case(names=["cntk.layers.LSTM", "cntk.layers.GRU", "cntk.layers.RNNStep",
                   "cntk.layers.Recurrence", "cntk.Function.parameters",
-                  "cntk.sequence.input_variable"],
-           known={"order": "Function.parameters lists the parameters in the order Stadyn's "
-                           "graph holds them (compat/cntk/_function.py walks the graph: W, b, "
-                           "H, ...); CNTK's is its own depth-first walk (b, W, H, ...: times' "
-                           "operands reversed)"})
+                  "cntk.sequence.input_variable"])
 def recurrent_step_parameters(C, r):
     """Each step's parameters: names and shapes (sorted), and in the order CNTK lists them."""
     r.touch("cntk.Function.parameters")
@@ -207,6 +203,33 @@ def recurrent_step_parameters(C, r):
         listing.append(sorted(items))
         order.append(items)
     return {"listing": listing, "order": order}
+
+
+def _models(C):
+    """Models whose parameter order ``Function.parameters`` gives: stacked and bidirectional
+    recurrences, an embedding, folds, nested ``Sequential``s."""
+    L = C.layers
+    s, e = C.sequence.input_variable(3), C.sequence.input_variable(10)
+    fw, bw = L.Recurrence(L.LSTM(3)), L.Recurrence(L.GRU(2), go_backwards=True)
+    return [
+        L.Sequential([L.Recurrence(L.LSTM(4)), L.Recurrence(L.GRU(2))])(s),
+        L.Sequential([L.Embedding(5), L.Recurrence(L.LSTM(4)), L.Dense(2)])(e),
+        C.splice(fw(s), bw(s)),
+        L.Sequential([L.Fold(L.RNNStep(3)), L.Dense(2)])(s),
+        L.Sequential([L.Recurrence(L.LSTM(4, enable_self_stabilization=True,
+                                          use_peepholes=True)), L.Dense(2)])(s),
+        L.Sequential([L.Sequential([L.Dense(4), L.Dense(3)]), L.Dense(2)])(
+            C.input_variable(3)),
+    ]
+
+
+@cntk_case(names=["cntk.Function.parameters", "cntk.layers.Sequential", "cntk.layers.Embedding",
+                  "cntk.layers.Fold", "cntk.ops.splice"])
+def model_parameter_order(C, r):
+    """The order ``Function.parameters`` lists a model's parameters in (CNTK's walk: the last
+    layer's first, a recurrent cell's as its expression visits them)."""
+    r.touch("cntk.Function.parameters")
+    return {"order": [[[p.name, list(p.shape)] for p in f.parameters] for f in _models(C)]}
 
 
 # -- loops closed by replace_placeholders / ForwardDeclaration.resolve_to -----------------------

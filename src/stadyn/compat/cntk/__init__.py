@@ -40,8 +40,9 @@ from .learners import (IGNORE, Learner, UnitType, adadelta, adagrad, adam,
                        set_default_unit_gain_value, sgd, training_parameter_schedule,
                        UserLearner, universal)
 from .losses import (auto_select, cosine_distance, cosine_distance_with_negative_samples,
-                     lambda_rank, weighted_binary_cross_entropy)
-from .metrics import ndcg_at_1
+                     hierarchical_softmax_layer, lambda_rank, nce_loss,
+                     weighted_binary_cross_entropy)
+from .metrics import edit_distance_error, ndcg_at_1
 from .ops import *  # noqa: F401,F403
 from .ops.functions import _user_function as user_function
 from .ops import __all__ as _ops_all
@@ -88,6 +89,7 @@ __all__ = [n for n in _ops_all if n != "use_default_device"] + ["use_default_dev
     "data_parallel_distributed_learner", "block_momentum_distributed_learner",
     # losses kept at the top level
     "cosine_distance", "weighted_binary_cross_entropy", "auto_select", "user_function",
-    "lambda_rank", "ndcg_at_1", "cosine_distance_with_negative_samples",
+    "lambda_rank", "ndcg_at_1", "cosine_distance_with_negative_samples", "edit_distance_error",
+    "hierarchical_softmax_layer", "nce_loss",
 ]
 __all__ = list(dict.fromkeys(__all__))     # the ops list already holds some of them

@@ -12,6 +12,7 @@ graph's op calls replayed with substitutions, its parameters shared, copied or f
 from __future__ import annotations
 
 import itertools
+import re
 import weakref
 from typing import Callable, Iterator
 
@@ -167,8 +168,45 @@ def node_name(node: tuple[str, Variable]) -> str:
     return name_of(v)
 
 
+# The order in which CNTK 2.7 lists a recurrent cell's parameters: its depth-first walk of the
+# cell's expression from the output (``times(x, W)`` is ``Times(W, x)`` inside CNTK, so a
+# weight comes before the operand it multiplies), as CNTK's ``cntk/layers/blocks.py`` writes
+# the cells.  A parameter is named by its path inside the cell's scope.  Checked against CNTK
+# 2.7 for each kind with stabilizers, peepholes and projections (tests/compat
+# ``recurrent_step_parameters``).
+_CELL_ORDER = {
+    "lstm": ("P", "P_stabilizer/alpha", "b", "W", "H", "dh_stabilizer/alpha", "Co",
+             "c_stabilizer/alpha", "Cf", "dc_stabilizer/alpha", "Ci"),
+    "gru": ("P", "P_stabilizer/alpha", "b", "W", "H", "dh_stabilizer/alpha", "H1"),
+    "rnnstep": ("P", "P_stabilizer/alpha", "W", "H", "dh_stabilizer/alpha", "b"),
+}
+_CELL = re.compile(r"^(?P<cell>(?:.*/)?(?P<kind>lstm|gru|rnnstep)(?:_\d+)?)/(?P<rest>.+)$")
+
+
+def _cell_rank(v: Variable) -> tuple[str, int] | None:
+    """``(cell scope, position in CNTK's listing)`` of a recurrent cell's parameter."""
+    m = _CELL.match(v.name or "")
+    if m is None or m.group("rest") not in _CELL_ORDER[m.group("kind")]:
+        return None
+    return m.group("cell"), _CELL_ORDER[m.group("kind")].index(m.group("rest"))
+
+
+def cntk_cell_order(leaves: list[Variable]) -> list[Variable]:
+    """``leaves`` with each recurrent cell's (LSTM, GRU, RNNStep) parameters put in the order
+    CNTK lists them (``_CELL_ORDER``), in the places that cell's parameters held; other
+    leaves keep their places."""
+    ranks = [_cell_rank(v) if kind_of(v) == "parameter" else None for v in leaves]
+    out = list(leaves)
+    for cell in {r[0] for r in ranks if r is not None}:
+        places = [i for i, r in enumerate(ranks) if r is not None and r[0] == cell]
+        for place, source in zip(places, sorted(places, key=lambda i: ranks[i][1])):
+            out[place] = leaves[source]
+    return out
+
+
 def block_inner_leaves(out: Variable) -> list[Variable]:
-    """The parameters and constants a block uses inside it, in depth-first order."""
+    """The parameters and constants a block uses inside it, in depth-first order (a recurrent
+    cell's parameters in CNTK's order: :func:`cntk_cell_order`)."""
     block = BLOCKS[out]
     stop = {id(a) for a in block.arguments}
     seen: set[int] = set()
@@ -184,7 +222,7 @@ def block_inner_leaves(out: Variable) -> list[Variable]:
                 leaves.append(v)
             continue
         stack.extend(reversed(v.parent.inputs))
-    return leaves
+    return cntk_cell_order(leaves)
 
 
 def node_inputs(node: tuple[str, Variable]) -> list[Variable]:
@@ -234,13 +272,16 @@ def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
 
 
 def walk_leaves(roots: list[Variable]) -> Iterator[Variable]:
-    """The leaves the roots depend on (through every block), each once, in the walk's order."""
+    """The leaves the roots depend on (through every block), each once, in the walk's order
+    (a recurrent cell's parameters in CNTK's: :func:`cntk_cell_order`)."""
     seen: set[int] = set()
+    leaves = []
     for root in roots:
         for _, v in search(classify(root), lambda n: n[0] == "leaf", -1):
             if id(v) not in seen:
                 seen.add(id(v))
-                yield v
+                leaves.append(v)
+    yield from cntk_cell_order(leaves)
 
 
 # -- placeholders ------------------------------------------------------------------------------

@@ -53,8 +53,23 @@ def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: s
         out = S.times(a, b, output_rank, batched(left))
         return named(wrap(out), name, "Times")
     if batched(left):
-        raise ValueError("times: only one operand can have the batch axis")
+        return named(wrap(_times_both_batched(a, b, int(output_rank))), name, "Times")
     return named(wrap(_times_batched_right(a, b, int(output_rank))), name, "Times")
+
+
+def _times_both_batched(x, w, output_rank: int):
+    """Each sample of ``x`` times the same sample of ``w`` (a matrix per sample, as
+    ``hierarchical_softmax_layer`` builds): ``w``'s first ``rank - output_rank`` sample axes are
+    reduced against as many trailing sample axes of ``x``."""
+    xs, ws = tuple(x.shape[1:]), tuple(w.shape[1:])
+    in_rank = len(ws) - output_rank
+    if in_rank < 0 or in_rank > len(xs) or tuple(xs[len(xs) - in_rank:]) != ws[:in_rank]:
+        raise ValueError(f"times: samples of shape {xs} cannot multiply samples of shape {ws} "
+                         f"(output_rank {output_rank})")
+    lead, out = xs[:len(xs) - in_rank], ws[in_rank:]
+    k, m, r = math.prod(ws[:in_rank]), math.prod(lead), math.prod(out)
+    y = F.batch_matmul(F.reshape(x, (-1, m, k)), F.reshape(w, (-1, k, r)))     # (N, m, r)
+    return F.reshape(y, (-1,) + lead + out)
 
 
 def _times_batched_right(w, x, output_rank: int):
@@ -78,7 +93,10 @@ def _times_batched_right(w, x, output_rank: int):
 def times_transpose(left, right, name: str = ""):
     """``left`` times the transpose of ``right`` (a matrix or a vector)."""
     b = operand(right)
-    bt = F.transpose(b, (1, 0)) if b.ndim == 2 else F.reshape(b, (1, b.shape[0]))
+    if batched(right):                     # transpose each sample (a vector is a column)
+        bt = F.transpose(b, (0, 2, 1)) if b.ndim == 3 else F.reshape(b, (-1, b.shape[1], 1))
+    else:
+        bt = F.transpose(b, (1, 0)) if b.ndim == 2 else F.reshape(b, (1, b.shape[0]))
     return named(times(left, wrap(bt)), name, "TransposeTimes")
 
 

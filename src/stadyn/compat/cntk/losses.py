@@ -10,6 +10,8 @@ Example:
 
 from ._axis import Axis
 from ._function import CloneMethod, Function
+from ._ops_hsoftmax import hierarchical_softmax_layer
+from ._ops_nce import nce_loss
 from ._ops_losses import (binary_cross_entropy, cosine_distance,
                           cosine_distance_with_negative_samples, cross_entropy_with_softmax,
                           fmeasure, squared_error, weighted_binary_cross_entropy)
@@ -20,7 +22,7 @@ from .ops import softmax, times
 
 __all__ = ["cross_entropy_with_softmax", "squared_error", "binary_cross_entropy",
            "weighted_binary_cross_entropy", "cosine_distance", "fmeasure", "lambda_rank",
-           "cosine_distance_with_negative_samples",
+           "cosine_distance_with_negative_samples", "hierarchical_softmax_layer", "nce_loss",
            "auto_select", "Axis",
            "CloneMethod",
            "Constant", "Function", "Parameter", "Variable", "parameter", "softmax", "times"]

@@ -1,4 +1,4 @@
-"""``cntk.metrics``: ``classification_error``, ``ndcg_at_1``.
+"""``cntk.metrics``: ``classification_error``, ``ndcg_at_1``, ``edit_distance_error``.
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
@@ -9,7 +9,8 @@ Example:
     [[1.0]]
 """
 
+from ._ops_ctc import edit_distance_error
 from ._ops_losses import classification_error
 from ._ops_ranking import ndcg_at_1
 
-__all__ = ["classification_error", "ndcg_at_1"]
+__all__ = ["classification_error", "ndcg_at_1", "edit_distance_error"]

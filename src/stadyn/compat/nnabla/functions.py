@@ -18,7 +18,8 @@ debugging probe ``trace`` (category ``debug``; ``sd.trace``) and ``store`` (cate
 ``parameter``: how Stadyn's quantised layers write NNabla's ``W_q``), which NNabla does not have.
 And the ops declared for other front ends only (``@op(..., frameworks=("cntk",))``: CNTK's
 random, sampling and ranking Functions ``cntk.random.*_like``, ``random_sample``,
-``lambda_rank``, ``ndcg_at_1``; checked on NNabla 1.39: none of these names exists in
+``lambda_rank``, ``ndcg_at_1``, CTC's ``cntk_forward_backward`` and
+``cntk_edit_distance_error``; checked on NNabla 1.39: none of these names exists in
 ``nnabla.functions``).
 """
 

@@ -26,6 +26,7 @@ from . import _gradient, _nn, _reduce, _sequence, _shape  # noqa: F401
 from . import _compare, _elementwise, _index, _normalization, _random, _resample  # noqa: F401
 from . import _augment, _trig  # noqa: F401
 from . import _random_like, _ranking, _sequence_rnn  # noqa: F401
+from . import _ctc  # noqa: F401
 from . import _binary, _grid, _linalg, _quantize, _rescale  # noqa: F401
 from . import _nnabla_more  # noqa: F401
 from ._table import OpRules, Unmapped, register_rules, rules_for

@@ -19,6 +19,8 @@ import sys
 from .._assign import assign
 from .._axis import Axis
 from .._ops_crop import crop_manual, roipooling
+from .._ops_crop_auto import crop_automatic, crop_automatic_with_ancestors
+from .._ops_ctc import forward_backward, labels_to_graph
 from .._ops_sampling import random_sample, random_sample_inclusion_frequency
 from .._defaults import default_override_or, get_default_override
 from .._function import (BlockFunction, CloneMethod, Function, ModelFormat, as_block,
@@ -113,12 +115,14 @@ __all__ = [
     # networks
     "AVG_POOLING", "MAX_POOLING", "MAX_UNPOOLING", "PoolingType_Average", "PoolingType_Max",
     "SentinelValueForAutoSelectRandomSeed", "batch_normalization", "convolution",
-    "crop_manual", "roipooling", "random_sample", "random_sample_inclusion_frequency",
+    "crop_manual", "crop_automatic", "crop_automatic_with_ancestors", "roipooling",
+    "random_sample", "random_sample_inclusion_frequency",
     "convolution_transpose", "dropout", "image_scaler", "local_response_normalization",
     "mean_variance_normalization", "per_dim_mean_variance_normalize", "pooling", "unpooling",
     # losses and metrics
     "binary_cross_entropy", "classification_error", "cosine_distance",
     "cross_entropy_with_softmax", "fmeasure", "squared_error", "weighted_binary_cross_entropy",
+    "forward_backward", "labels_to_graph",
 ]
 
 _bind(ops=sys.modules[__name__])     # the operators of Functions and Variables (_mixins)
