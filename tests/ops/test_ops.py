@@ -878,6 +878,7 @@ ENTRIES.update(_more_entries("cntk_random_entries.py", "cntk_random_entries"))  
 ENTRIES.update(_more_entries("quantize_entries.py", "quantize_entries"))   # store, min_max_
 ENTRIES.update(_more_entries("quantize_entries.py", "nnabla_extra_entries"))   # scatter_nd
 ENTRIES.update(_more_entries("nnabla_2026_entries.py", "nnabla_2026_entries"))   # flip, ...
+ENTRIES.update(_more_entries("signal_entries.py", "signal_entries"))   # fft, stft, ...
 
 
 def _case_params():

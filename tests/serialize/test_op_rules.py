@@ -71,7 +71,9 @@ UNEXPORTED = ["assign", "atan2", "batch_inv", "cntk_user_function", "cumprod", "
               # NNabla's mean_subtraction updates its running mean in place (as assign)
               "mean_subtraction",
               # NNabla's other random sources (as rand)
-              "rand_binomial", "rand_gamma", "rand_beta"]
+              "rand_binomial", "rand_gamma", "rand_beta",
+              # NNabla's Fourier transforms: ONNX 17's DFT and STFT are not mapped yet
+              "fft", "ifft", "stft", "istft"]
 
 
 # Sequence ops ONNX can express with the lengths as a tensor: the padded reductions, softmax,

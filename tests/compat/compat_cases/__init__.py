@@ -16,7 +16,8 @@ MODULES = {
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
                "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn", "nnabla_save",
                "nnabla_augment", "nnabla_functions_extra", "nnabla_solvers_more",
-               "nnabla_binary", "nnabla_ndarray", "nnabla_quantized", "nnabla_functions_2026"],
+               "nnabla_binary", "nnabla_ndarray", "nnabla_quantized", "nnabla_functions_2026",
+               "nnabla_signal"],
 }
 
 
