@@ -73,7 +73,9 @@ UNEXPORTED = ["assign", "atan2", "batch_inv", "cntk_user_function", "cumprod", "
               # NNabla's other random sources (as rand)
               "rand_binomial", "rand_gamma", "rand_beta",
               # NNabla's Fourier transforms: ONNX 17's DFT and STFT are not mapped yet
-              "fft", "ifft", "stft", "istft"]
+              "fft", "ifft", "stft", "istft",
+              # NNabla's roi_align and warp_by_flow: not mapped yet
+              "roi_align", "warp_by_flow"]
 
 
 # Sequence ops ONNX can express with the lengths as a tensor: the padded reductions, softmax,

@@ -1,0 +1,12 @@
+"""Rules of NNabla's ``roi_align`` and ``warp_by_flow`` (``stadyn/ops/_nnabla_vision.py``)."""
+
+from __future__ import annotations
+
+from ... import functions as F
+from ._table import Unmapped, register_rules
+
+_ROI = Unmapped("not mapped to ONNX yet (ONNX has RoiAlign; NNabla's box rows carry the batch "
+                "index, unmapped so far)")
+register_rules(F.roi_align, onnx_export=_ROI, onnx_import=_ROI)
+_WARP = Unmapped("ONNX has no flow warp (a GridSample of x + flow would be its composition)")
+register_rules(F.warp_by_flow, onnx_export=_WARP, onnx_import=_WARP)

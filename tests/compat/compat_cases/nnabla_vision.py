@@ -1,0 +1,40 @@
+"""``nnabla.functions``' detection and warping functions: ``roi_align`` (adaptive and fixed
+sampling grids, scaled boxes, boxes reaching outside the image; the input's gradient) and
+``warp_by_flow`` (flows reaching past the border; gradients of data and flow).
+"""
+
+import numpy as np
+
+from compat_cases.nnabla_functions import fn_case
+
+
+def _boxes(rows):
+    def make(r, s):
+        return np.array(rows, np.float32)
+    return make
+
+
+def _flow(r, s):
+    v = r.randn(*s) * 1.7
+    frac = v - np.floor(v)
+    return np.where(np.abs(frac - 0.5) > 0.45, v + 0.2, v).astype(np.float32)  # no kinks
+
+
+_BOXES = [[0, 0.5, 1.0, 6.5, 5.0], [1, 2.0, 0.0, 4.0, 3.5], [0, -1.5, -2.0, 9.0, 7.5],
+          [1, 3.3, 2.1, 3.9, 2.6]]
+
+fn_case("roi_align", lambda F, x, b: F.roi_align(x, b, (2, 3)), [(2, 3, 6, 8), (4, 5)],
+        data=[None, _boxes(_BOXES)], grads=[0])
+fn_case("roi_align__sampling_ratio", lambda F, x, b: F.roi_align(x, b, (3, 2), sampling_ratio=2),
+        [(2, 2, 6, 8), (4, 5)], data=[None, _boxes(_BOXES)], grads=[0])
+fn_case("roi_align__spatial_scale", lambda F, x, b: F.roi_align(
+    x, b, (2, 2), spatial_scale=(0.5, 0.25), sampling_ratio=0), [(2, 2, 5, 4), (3, 5)],
+    data=[None, _boxes([[1, 0, 0, 16, 10], [0, 4, 2, 12, 8], [1, 1, 3, 9, 9]])], grads=[0])
+fn_case("roi_align__channel_last", lambda F, x, b: F.roi_align(x, b, (2, 3), channel_last=True),
+        [(2, 6, 8, 3), (4, 5)], data=[None, _boxes(_BOXES)], grads=[0],
+        real=lambda F, x, b: F.transpose(F.roi_align(F.transpose(x, (0, 3, 1, 2)), b, (2, 3)),
+                                         (0, 2, 3, 1)),
+        note="NNabla 1.39 refuses channel_last on CPU: its reference is the channel-first "
+             "roi_align between transposes")
+fn_case("warp_by_flow", lambda F, d, f: F.warp_by_flow(d, f), [(2, 3, 5, 6), (2, 2, 5, 6)],
+        data=[None, _flow])

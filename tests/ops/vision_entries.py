@@ -1,0 +1,85 @@
+"""Harness entries of NNabla's ``roi_align`` and ``warp_by_flow`` (``stadyn/ops/
+_nnabla_vision.py``), merged into ``test_ops.ENTRIES``: NumPy references written pixel by
+pixel from NNabla 1.39's definition (tests/compat's ``nnabla_vision`` cases compare with
+NNabla's own numbers).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from op_harness_types import Data
+
+_D = Data(7331)
+normal = _D.normal
+
+
+def _bilinear(img, y, x):
+    h, w = img.shape[-2:]
+    y, x = min(max(y, 0.0), h - 1), min(max(x, 0.0), w - 1)
+    y0, x0 = int(math.floor(y)), int(math.floor(x))
+    y1, x1 = min(y0 + 1, h - 1), min(x0 + 1, w - 1)
+    ly, lx = y - y0, x - x0
+    return ((1 - ly) * (1 - lx) * img[..., y0, x0] + (1 - ly) * lx * img[..., y0, x1]
+            + ly * (1 - lx) * img[..., y1, x0] + ly * lx * img[..., y1, x1])
+
+
+def ref_roi_align(x, boxes, output_size, spatial_scale=(1.0, 1.0), sampling_ratio=None,
+                  channel_last=None):
+    if channel_last:
+        x = np.moveaxis(x, -1, 1)
+    oh, ow = output_size
+    h, w = x.shape[-2:]
+    out = np.zeros((len(boxes), x.shape[1], oh, ow))
+    for k, (b, x1, y1, x2, y2) in enumerate(boxes):
+        x1, x2 = x1 * spatial_scale[1] - 0.5, x2 * spatial_scale[1] - 0.5
+        y1, y2 = y1 * spatial_scale[0] - 0.5, y2 * spatial_scale[0] - 0.5
+        sy, sx = (y2 - y1) / oh, (x2 - x1) / ow
+        gy = sampling_ratio if sampling_ratio and sampling_ratio > 0 else math.ceil(sy)
+        gx = sampling_ratio if sampling_ratio and sampling_ratio > 0 else math.ceil(sx)
+        for i in range(oh):
+            for j in range(ow):
+                total = 0.0
+                for a in range(gy):
+                    yy = y1 + i * sy + (a + 0.5) * sy / gy
+                    for c in range(gx):
+                        xx = x1 + j * sx + (c + 0.5) * sx / gx
+                        if -1 <= yy <= h and -1 <= xx <= w:
+                            total = total + _bilinear(x[int(b)], yy, xx)
+                out[k, :, i, j] = total / (gy * gx)
+    return np.moveaxis(out, 1, -1) if channel_last else out
+
+
+def ref_warp_by_flow(data, flow):
+    out = np.zeros_like(data)
+    n, _, h, w = data.shape
+    for s in range(n):
+        for y in range(h):
+            for x in range(w):
+                out[s, :, y, x] = _bilinear(data[s], y + flow[s, 1, y, x], x + flow[s, 0, y, x])
+    return out
+
+
+def _flow(*shape):
+    v = normal(*shape, scale=1.7).astype(np.float64)
+    frac = v - np.floor(v)
+    return np.where(np.abs(frac - 0.5) > 0.45, v + 0.2, v).astype(np.float32)
+
+
+_BOXES = np.array([[0, 0.5, 1.0, 6.5, 5.0], [1, 2.0, 0.0, 4.0, 3.5],
+                   [0, -1.5, -2.0, 9.0, 7.5]], np.float32)
+
+
+def vision_entries(Case, Entry) -> dict:
+    why = "the boxes' coordinates get no gradient (NNabla's backward has none)"
+    return {
+        "roi_align": Entry([Case((normal(2, 2, 6, 8), _BOXES), {"output_size": (2, 3)}),
+                            Case((normal(2, 6, 8, 2), _BOXES), {
+                                "output_size": (3, 2), "sampling_ratio": 2,
+                                "spatial_scale": (0.5, 1.5), "channel_last": True})],
+                           ref_roi_align, grad_inputs=(0,), why_not_others=why),
+        "warp_by_flow": Entry([Case((normal(2, 2, 4, 5), _flow(2, 2, 4, 5)))],
+                              ref_warp_by_flow),
+    }
