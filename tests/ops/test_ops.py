@@ -880,6 +880,7 @@ ENTRIES.update(_more_entries("quantize_entries.py", "nnabla_extra_entries"))   #
 ENTRIES.update(_more_entries("nnabla_2026_entries.py", "nnabla_2026_entries"))   # flip, ...
 ENTRIES.update(_more_entries("signal_entries.py", "signal_entries"))   # fft, stft, ...
 ENTRIES.update(_more_entries("vision_entries.py", "vision_entries"))   # roi_align, warp_by_flow
+ENTRIES.update(_more_entries("vision_entries.py", "sampling_entries"))   # random_choice
 
 
 def _case_params():

@@ -1,7 +1,8 @@
-"""Harness entries of NNabla's ``roi_align`` and ``warp_by_flow`` (``stadyn/ops/
-_nnabla_vision.py``), merged into ``test_ops.ENTRIES``: NumPy references written pixel by
-pixel from NNabla 1.39's definition (tests/compat's ``nnabla_vision`` cases compare with
-NNabla's own numbers).
+"""Harness entries of NNabla's ``roi_align``, ``warp_by_flow`` (``stadyn/ops/
+_nnabla_vision.py``) and ``random_choice`` (``_nnabla_sampling.py``), merged into
+``test_ops.ENTRIES``: NumPy references written pixel by pixel from NNabla 1.39's definition,
+and a check of the draws (tests/compat's ``nnabla_vision`` and ``nnabla_sampling`` cases
+compare with NNabla's own numbers).
 """
 
 from __future__ import annotations
@@ -82,4 +83,36 @@ def vision_entries(Case, Entry) -> dict:
                            ref_roi_align, grad_inputs=(0,), why_not_others=why),
         "warp_by_flow": Entry([Case((normal(2, 2, 4, 5), _flow(2, 2, 4, 5)))],
                               ref_warp_by_flow),
+    }
+
+
+def check_random_choice(inputs, outputs, shape=(), replace=True, seed=-1):
+    """Every value drawn from its own row; frequencies near the weights (many draws); without
+    replacement, no member twice."""
+    x, w = (np.asarray(a, np.float64) for a in inputs)
+    y = np.asarray(outputs[0], np.float64)
+    count = int(np.prod(shape)) if shape else 1
+    assert y.shape == x.shape[:-1] + (tuple(shape) or (1,))
+    rows_x, rows_w = x.reshape(-1, x.shape[-1]), w.reshape(-1, w.shape[-1])
+    for xs, ws, ys in zip(rows_x, rows_w, y.reshape(-1, count)):
+        picks = np.array([int(np.flatnonzero(xs == v)[0]) for v in ys])
+        assert (ws[picks] > 0).all(), "a member of weight 0 was drawn"
+        if not replace:
+            assert len(set(picks.tolist())) == count, "a member drawn twice without replacement"
+        elif count >= 2000:
+            freq = np.bincount(picks, minlength=len(ws)) / count
+            np.testing.assert_allclose(freq, ws / ws.sum(), atol=0.03)
+
+
+def sampling_entries(Case, Entry) -> dict:
+    population = _D.distinct(2, 5)
+    weights = np.array([[1, 2, 3, 0, 4], [0.5, 0.5, 0, 1, 2]], np.float32)
+    return {
+        "random_choice": Entry(
+            [Case((population, weights), {"shape": (3000,)}),
+             Case((population, weights), {"shape": (2, 2), "replace": False, "seed": 5}),
+             Case((population, weights), {})],
+            check=check_random_choice, random=True, grad_inputs=(0,),
+            why_not_others="w's gradient is NNabla's rule (the output gradient at the drawn "
+                           "positions), not a derivative: tests/compat compares it"),
     }

@@ -21,6 +21,7 @@ from . import _nnabla_array, _nnabla_grad, _nnabla_index  # noqa: F401  (NNabla'
 from . import _nnabla_stateful  # noqa: F401  (NNabla's mean_subtraction)
 from . import _signal  # noqa: F401  (NNabla's fft, ifft, stft, istft)
 from . import _nnabla_vision  # noqa: F401  (NNabla's roi_align, warp_by_flow)
+from . import _nnabla_sampling  # noqa: F401  (NNabla's random_choice)
 from . import _random_more  # noqa: F401  (NNabla's rand_binomial, rand_gamma, rand_beta)
 from . import _distributed  # noqa: F401  (ops that communicate: sync_batch_normalization)
 from . import _recurrence, _rnn, _sequence  # noqa: F401  (the sequence axis; recurrences)
