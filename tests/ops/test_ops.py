@@ -881,6 +881,7 @@ ENTRIES.update(_more_entries("nnabla_2026_entries.py", "nnabla_2026_entries"))  
 ENTRIES.update(_more_entries("signal_entries.py", "signal_entries"))   # fft, stft, ...
 ENTRIES.update(_more_entries("vision_entries.py", "vision_entries"))   # roi_align, warp_by_flow
 ENTRIES.update(_more_entries("vision_entries.py", "sampling_entries"))   # random_choice
+ENTRIES.update(_more_entries("value_shape_entries.py", "value_shape_entries"))   # nonzero, ...
 
 
 def _case_params():

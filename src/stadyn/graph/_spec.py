@@ -42,6 +42,11 @@ class OpSpec:
             depends on the graph behind its inputs, which a saved graph rebuilds instead.
         frameworks: the front ends whose API has the op (``{"cntk"}`` for CNTK's random and
             ranking Functions); empty: every front end (see :meth:`offered_by`).
+        value_shape: empty, or what the output shape depends on among the inputs' *values*
+            (``nonzero``: the count of nonzero elements).  Such an op cannot be traced: a static
+            graph holding one runs eagerly, with that reason; building it infers the exact
+            shape from the inputs' values where they hold some, else ``shape``'s provisional
+            one (docs/getting-started-nnabla.md, "Shapes that depend on values").
     """
 
     name: str
@@ -56,6 +61,7 @@ class OpSpec:
     precision: str = "any"
     unstorable: str = ""
     frameworks: frozenset[str] = frozenset()
+    value_shape: str = ""
     _signature: inspect.Signature | None = field(default=None, repr=False)
 
     @classmethod
@@ -63,7 +69,7 @@ class OpSpec:
                       name: str | None = None, category: str = "misc",
                       shape: Callable[..., Any] | None = None, traceable: bool = True,
                       precision: str = "any", unstorable: str = "",
-                      frameworks: tuple[str, ...] = ()) -> "OpSpec":
+                      frameworks: tuple[str, ...] = (), value_shape: str = "") -> "OpSpec":
         """Read the declaration off ``impl``'s signature (see the module docstring)."""
         sig = inspect.signature(impl)
         params = list(sig.parameters.values())
@@ -82,7 +88,8 @@ class OpSpec:
         return cls(name=name or impl.__name__, impl=impl, inputs=inputs, attrs=attrs,
                    optional_inputs=optional, shape=shape, category=category,
                    doc=inspect.getdoc(impl) or "", traceable=traceable, precision=precision,
-                   unstorable=unstorable, frameworks=frozenset(frameworks), _signature=sig)
+                   unstorable=unstorable, frameworks=frozenset(frameworks),
+                   value_shape=value_shape, _signature=sig)
 
     def offered_by(self, framework: str) -> bool:
         """Whether the compat layer of ``framework`` (``"nnabla"``, ``"cntk"``) offers the op.

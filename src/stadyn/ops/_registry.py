@@ -23,21 +23,24 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {}
 
 def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
        shape: Callable[..., Any] | None = None, traceable: bool = True, precision: str = "any",
-       unstorable: str = "", frameworks: tuple[str, ...] = ()):
+       unstorable: str = "", frameworks: tuple[str, ...] = (), value_shape: str = ""):
     """Declare an op from its torch implementation (see :class:`stadyn.graph.OpSpec`).
 
     The decorated function's first ``n_inputs`` parameters are the tensor inputs (or ``*x`` for a
     variadic op); the rest are attributes.  Returns the user-facing function, which builds a
     graph node (static mode) or runs at once (dynamic mode).  ``unstorable`` says why a model
     file cannot hold the op (see :class:`stadyn.graph.OpSpec`); ``frameworks`` names the front
-    ends whose API has it (default: all; ``("cntk",)`` keeps it out of NNabla's ``F``).  How
+    ends whose API has it (default: all; ``("cntk",)`` keeps it out of NNabla's ``F``);
+    ``value_shape`` says what among the inputs' values the output shape depends on (the op
+    then runs eagerly in a static graph; ``shape`` gives its provisional shape).  How
     the op is written to file formats (ONNX) is registered against its spec in
     ``stadyn.serialize``'s op rules, not here.
     """
     def declare(impl: Callable[..., Any]) -> Callable[..., Any]:
         spec = OpSpec.from_function(impl, n_inputs, name=name, category=category, shape=shape,
                                     traceable=traceable, precision=precision,
-                                    unstorable=unstorable, frameworks=frameworks)
+                                    unstorable=unstorable, frameworks=frameworks,
+                                    value_shape=value_shape)
         if spec.name in CATALOG:
             raise ValueError(f"op {spec.name!r} declared twice")
         CATALOG[spec.name] = spec

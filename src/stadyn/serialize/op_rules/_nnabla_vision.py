@@ -1,5 +1,6 @@
 """Rules of NNabla's ``roi_align``, ``warp_by_flow`` (``stadyn/ops/_nnabla_vision.py``) and
-``random_choice`` (``_nnabla_sampling.py``)."""
+``random_choice`` (``_nnabla_sampling.py``), and of the ops whose shapes depend on values
+(``_nnabla_values.py``)."""
 
 from __future__ import annotations
 
@@ -13,3 +14,9 @@ _WARP = Unmapped("ONNX has no flow warp (a GridSample of x + flow would be its c
 register_rules(F.warp_by_flow, onnx_export=_WARP, onnx_import=_WARP)
 _DRAW = Unmapped("a random draw: the runtime's generator is not Stadyn's (as rand)")
 register_rules(F.random_choice, onnx_export=_DRAW, onnx_import=_DRAW)
+
+_VALUES = Unmapped("not mapped to ONNX yet (an output shape that depends on values: ONNX's "
+                   "NonZero, Unique and Compress are close, unmapped so far)")
+for _f in (F.nonzero, F.unique, F.bool_gather, F.bool_scatter, F.pack_padded_sequence,
+           F.pad_packed_sequence):
+    register_rules(_f, onnx_export=_VALUES, onnx_import=_VALUES)
