@@ -78,7 +78,9 @@ UNEXPORTED = ["assign", "atan2", "batch_inv", "cntk_user_function", "cumprod", "
               "roi_align", "warp_by_flow", "random_choice",
               # shapes that depend on values (ONNX's NonZero, Unique, Compress not mapped yet)
               "nonzero", "unique", "bool_gather", "bool_scatter", "pack_padded_sequence",
-              "pad_packed_sequence"]
+              "pad_packed_sequence",
+              # NNabla's bc_add2, prune, batch_cholesky: not mapped yet
+              "bc_add2", "prune", "batch_cholesky"]
 
 
 # Sequence ops ONNX can express with the lengths as a tensor: the padded reductions, softmax,

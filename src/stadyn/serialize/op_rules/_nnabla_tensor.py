@@ -1,0 +1,12 @@
+"""Rules of NNabla's ``bc_add2``, ``prune`` and ``batch_cholesky``
+(``stadyn/ops/_nnabla_tensor.py``)."""
+
+from __future__ import annotations
+
+from ... import functions as F
+from ._table import Unmapped, register_rules
+
+_NOT_YET = Unmapped("not mapped to ONNX yet (NNabla 1.39's function: bc_add2 is ONNX's Add, "
+                    "prune a TopK threshold, batch_cholesky has no ONNX op)")
+for _f in (F.bc_add2, F.prune, F.batch_cholesky):
+    register_rules(_f, onnx_export=_NOT_YET, onnx_import=_NOT_YET)
