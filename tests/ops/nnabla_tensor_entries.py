@@ -1,7 +1,8 @@
-"""Harness entries of NNabla's ``bc_add2``, ``prune`` and ``batch_cholesky``
-(``stadyn/ops/_nnabla_tensor.py``), merged into ``test_ops.ENTRIES``: NumPy references from
-NNabla 1.39's definitions (tests/compat's ``nnabla_functions_2026`` cases compare with
-NNabla's own numbers and gradients).
+"""Harness entries of NNabla's ``bc_add2``, ``prune``, ``batch_cholesky`` and
+``depthwise_deconvolution`` (``stadyn/ops/_nnabla_tensor.py``, ``_nnabla_conv.py``), merged
+into ``test_ops.ENTRIES``: NumPy references from NNabla 1.39's definitions (tests/compat's
+``nnabla_functions_2026`` and ``nnabla_conv`` cases compare with NNabla's own numbers and
+gradients).
 """
 
 from __future__ import annotations
@@ -47,4 +48,39 @@ def nnabla_tensor_entries(Case, Entry) -> dict:
                                 no_grad="torch's Cholesky gradient (a symmetric matrix, which "
                                         "finite differences of the lower triangle do not "
                                         "give); tests/compat compares it with NNabla's"),
+    }
+
+
+def ref_depthwise_deconvolution(x, weight, bias=None, base_axis=1, pad=None, stride=None,
+                                dilation=None, divisor=1):
+    """Each input pixel scattered through its channel's kernel into its group's output."""
+    n = weight.ndim - 1
+    pad, stride = tuple(pad or (0,) * n), tuple(stride or (1,) * n)
+    dilation = tuple(dilation or (1,) * n)
+    channels, spatial = x.shape[1], x.shape[2:]
+    kernel = weight.shape[1:]
+    size = tuple((i - 1) * s - 2 * p + d * (k - 1) + 1
+                 for i, s, p, d, k in zip(spatial, stride, pad, dilation, kernel))
+    full = np.zeros((x.shape[0], channels // divisor) + tuple(
+        sz + 2 * p for sz, p in zip(size, pad)))
+    for c in range(channels):
+        for pos in np.ndindex(*spatial):
+            for k in np.ndindex(*kernel):
+                at = tuple(i * s + kk * d for i, s, kk, d in zip(pos, stride, k, dilation))
+                full[(slice(None), c // divisor) + at] += x[(slice(None), c) + pos] * weight[
+                    (c,) + k]
+    out = full[(slice(None), slice(None)) + tuple(slice(p, p + sz) for p, sz in zip(pad, size))]
+    if bias is not None:
+        out = out + bias.reshape((1, -1) + (1,) * n)
+    return out
+
+
+def nnabla_conv_entries(Case, Entry) -> dict:
+    return {
+        "depthwise_deconvolution": Entry(
+            [Case((normal(2, 3, 4, 4), normal(3, 3, 3), normal(3))),
+             Case((normal(1, 4, 3, 5), normal(4, 2, 3), normal(2)),
+                  {"pad": (1, 0), "stride": (2, 1), "dilation": (1, 2), "divisor": 2}),
+             Case((normal(2, 6, 5), normal(6, 4)), {"stride": (3,), "divisor": 3})],
+            ref_depthwise_deconvolution),
     }

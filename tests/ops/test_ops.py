@@ -882,7 +882,8 @@ ENTRIES.update(_more_entries("signal_entries.py", "signal_entries"))   # fft, st
 ENTRIES.update(_more_entries("vision_entries.py", "vision_entries"))   # roi_align, warp_by_flow
 ENTRIES.update(_more_entries("vision_entries.py", "sampling_entries"))   # random_choice
 ENTRIES.update(_more_entries("value_shape_entries.py", "value_shape_entries"))   # nonzero, ...
-ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_tensor_entries"))   # prune, ...
+ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_tensor_entries"))  # prune, ...
+ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_conv_entries"))  # deconv
 
 
 def _case_params():

@@ -1,5 +1,5 @@
 """Rules of NNabla's ``bc_add2``, ``prune`` and ``batch_cholesky``
-(``stadyn/ops/_nnabla_tensor.py``)."""
+(``stadyn/ops/_nnabla_tensor.py``) and its further convolutions (``_nnabla_conv.py``)."""
 
 from __future__ import annotations
 
@@ -10,3 +10,7 @@ _NOT_YET = Unmapped("not mapped to ONNX yet (NNabla 1.39's function: bc_add2 is 
                     "prune a TopK threshold, batch_cholesky has no ONNX op)")
 for _f in (F.bc_add2, F.prune, F.batch_cholesky):
     register_rules(_f, onnx_export=_NOT_YET, onnx_import=_NOT_YET)
+
+_CONV = Unmapped("not mapped to ONNX yet (ONNX's ConvTranspose with group would hold "
+                 "depthwise_deconvolution; unmapped so far)")
+register_rules(F.depthwise_deconvolution, onnx_export=_CONV, onnx_import=_CONV)
