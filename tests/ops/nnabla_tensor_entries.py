@@ -1,6 +1,7 @@
-"""Harness entries of NNabla's ``bc_add2``, ``prune``, ``batch_cholesky`` and
-``depthwise_deconvolution`` (``stadyn/ops/_nnabla_tensor.py``, ``_nnabla_conv.py``), merged
-into ``test_ops.ENTRIES``: NumPy references from NNabla 1.39's definitions (tests/compat's
+"""Harness entries of NNabla's ``bc_add2``, ``prune``, ``batch_cholesky``,
+``depthwise_deconvolution``, ``quantize_linear`` and ``dequantize_linear``
+(``stadyn/ops/_nnabla_tensor.py``, ``_nnabla_conv.py``, ``_nnabla_qlinear.py``), merged into
+``test_ops.ENTRIES``: NumPy references from NNabla 1.39's definitions (tests/compat's
 ``nnabla_functions_2026`` and ``nnabla_conv`` cases compare with NNabla's own numbers and
 gradients).
 """
@@ -83,4 +84,38 @@ def nnabla_conv_entries(Case, Entry) -> dict:
                   {"pad": (1, 0), "stride": (2, 1), "dilation": (1, 2), "divisor": 2}),
              Case((normal(2, 6, 5), normal(6, 4)), {"stride": (3,), "divisor": 3})],
             ref_depthwise_deconvolution),
+    }
+
+
+def _round_half_away(v):
+    return np.sign(v) * np.floor(np.abs(v) + 0.5)
+
+
+def ref_quantize_linear(x, scale, zero_point, round_mode="HALF_AWAY_FROM_ZERO",
+                        narrow_range=False, dtype=np.int8):
+    low, high = ((-127 if narrow_range else -128), 127) if np.dtype(dtype) == np.int8 else (
+        (1 if narrow_range else 0), 255)
+    rnd = np.round if round_mode == "HALF_TO_EVEN" else _round_half_away
+    return np.clip(rnd(x / scale) + np.clip(rnd(zero_point), low, high), low, high)
+
+
+def nnabla_qlinear_entries(Case, Entry) -> dict:
+    values = (_D.ints(601, 3, 4) - 300.0) * 0.5 + 0.13 * (_D.ints(2, 3, 4))
+    values = values.astype(np.float32)
+    one = np.ones((1, 1), np.float32)
+    return {
+        "quantize_linear": Entry(
+            [Case((values, one * 0.5, one * 3.4)),
+             Case((values, np.array([[1.0], [0.5], [2.0]], np.float32),
+                   np.array([[-2.5], [0.0], [1.5]], np.float32)),
+                  {"round_mode": "HALF_TO_EVEN", "narrow_range": True}),
+             Case((values, one * 0.25, one * 128.0), {"dtype": np.uint8})],
+            ref_quantize_linear,
+            no_grad="the gradient is NNabla's straight-through rule (divided by the scale), "
+                    "not a derivative (tests/compat compares it with NNabla's)"),
+        "dequantize_linear": Entry(
+            [Case((values, np.array([[0.5, 1.0, 0.25, 2.0]], np.float32),
+                   np.array([[1, 0, -3, 7]], np.float32)))],
+            lambda x, s, z: (x - z) * s, grad_inputs=(0,),
+            why_not_others="NNabla refuses gradients of the scale and the zero point"),
     }

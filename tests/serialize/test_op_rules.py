@@ -80,7 +80,8 @@ UNEXPORTED = ["assign", "atan2", "batch_inv", "cntk_user_function", "cumprod", "
               "nonzero", "unique", "bool_gather", "bool_scatter", "pack_padded_sequence",
               "pad_packed_sequence",
               # NNabla's bc_add2, prune, batch_cholesky: not mapped yet
-              "bc_add2", "prune", "batch_cholesky", "depthwise_deconvolution"]
+              "bc_add2", "prune", "batch_cholesky", "depthwise_deconvolution",
+              "quantize_linear", "dequantize_linear"]
 
 
 # Sequence ops ONNX can express with the lengths as a tensor: the padded reductions, softmax,

@@ -1,7 +1,12 @@
 """``nnabla.functions``' and ``nnabla.parametric_functions``' further convolutions:
-``depthwise_deconvolution`` (1-D and 2-D, divisor, stride/pad/dilation, bias) and its layer.
+``depthwise_deconvolution`` (1-D and 2-D, divisor, stride/pad/dilation, bias) and its layer;
+``quantize_linear`` / ``dequantize_linear`` (rounding modes, ranges, the straight-through
+gradient).
 """
 
+import numpy as np
+
+from compat_harness import nnabla_case
 from compat_cases.nnabla_functions import fn_case
 from compat_cases.nnabla_parametric import P, pf_case
 
@@ -19,3 +24,50 @@ pf_case("PF_depthwise_deconvolution", lambda nn, PF, x: PF.depthwise_deconvoluti
         (2, 3, 4, 4), [P + "depthwise_deconvolution"])
 pf_case("PF_depthwise_deconvolution__divisor", lambda nn, PF, x: PF.depthwise_deconvolution(
     x, (2, 3), stride=(2, 2), divisor=2, name="up"), (2, 4, 3, 3), [P + "depthwise_deconvolution"])
+
+
+# -- quantize_linear / dequantize_linear --------------------------------------------------------
+def _const(values, shape=None):
+    def make(r, s):
+        return np.array(values, np.float32).reshape(s)
+    return make
+
+
+def _halves(r, s):
+    return (r.randint(-300, 301, s) * 0.5 + np.where(r.randint(0, 4, s) == 0, 0.0, 0.13)
+            ).astype(np.float32)   # exact .5 ties and values past the range
+
+
+_Q = ["nnabla.functions.quantize_linear"]
+_DQ = ["nnabla.functions.dequantize_linear"]
+fn_case("quantize_linear", lambda F, x, s, z: F.quantize_linear(x, s, z), [(3, 8), (1, 1), (1, 1)],
+        data=[_halves, _const([0.5]), _const([3.4])], grads=[0], names=_Q)
+fn_case("quantize_linear__half_to_even_narrow", lambda F, x, s, z: F.quantize_linear(
+    x, s, z, round_mode="HALF_TO_EVEN", narrow_range=True), [(2, 3, 4), (1, 3, 1), (1, 3, 1)],
+    data=[_halves, _const([1.0, 0.5, 2.0]), _const([-2.5, 0.0, 1.5])], grads=[0], names=_Q)
+fn_case("quantize_linear__uint8", lambda F, x, s, z: F.quantize_linear(
+    x, s, z, dtype=np.uint8), [(4, 5), (1, 1), (1, 1)],
+    data=[_halves, _const([0.25]), _const([128.0])], grads=[0], names=_Q)
+fn_case("quantize_linear__uint8_narrow", lambda F, x, s, z: F.quantize_linear(
+    x, s, z, dtype=np.uint8, narrow_range=True, round_mode="HALF_TO_EVEN"),
+    [(4, 5), (1, 1), (1, 1)], data=[_halves, _const([2.0]), _const([0.0])], grads=[0],
+    names=_Q)
+fn_case("dequantize_linear", lambda F, q, s, z: F.dequantize_linear(q, s, z),
+        [(3, 4), (1, 4), (1, 4)], data=[lambda r, s: r.randint(-128, 128, s).astype(np.float32),
+                                        _const([0.5, 1.0, 0.25, 2.0]), _const([1, 0, -3, 7])],
+        grads=[0], names=_DQ)
+
+
+@nnabla_case(names=_Q + _DQ)
+def quantize_linear__round_trip(nn, F, r):
+    x = nn.Variable.from_numpy_array(r.randn(2, 6) * 4.0, need_grad=True)
+    s = nn.Variable.from_numpy_array(np.array([[0.1]], np.float32))
+    z = nn.Variable.from_numpy_array(np.array([[5.0]], np.float32))
+    y = F.dequantize_linear(F.quantize_linear(x, s, z), s, z)
+    y.forward()
+    x.g = 0
+    y.backward(r.weights_like(y.d))
+    q = nn.Variable.from_numpy_array(np.array([[3, -4]], np.int8))
+    d = F.dequantize_linear(q, s, nn.Variable.from_numpy_array(np.array([[1]], np.int8)))
+    d.forward()
+    return {"out": y.d.copy(), "grad": x.g.copy(), "int8": d.d.copy()}

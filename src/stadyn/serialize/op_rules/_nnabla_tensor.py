@@ -1,5 +1,6 @@
 """Rules of NNabla's ``bc_add2``, ``prune`` and ``batch_cholesky``
-(``stadyn/ops/_nnabla_tensor.py``) and its further convolutions (``_nnabla_conv.py``)."""
+(``stadyn/ops/_nnabla_tensor.py``), its further convolutions (``_nnabla_conv.py``) and linear
+quantisation (``_nnabla_qlinear.py``)."""
 
 from __future__ import annotations
 
@@ -14,3 +15,8 @@ for _f in (F.bc_add2, F.prune, F.batch_cholesky):
 _CONV = Unmapped("not mapped to ONNX yet (ONNX's ConvTranspose with group would hold "
                  "depthwise_deconvolution; unmapped so far)")
 register_rules(F.depthwise_deconvolution, onnx_export=_CONV, onnx_import=_CONV)
+
+_QLINEAR = Unmapped("not mapped to ONNX yet (ONNX's QuantizeLinear gives int8/uint8 tensors "
+                    "where NNabla's gives float32 values; DequantizeLinear takes them)")
+register_rules(F.quantize_linear, onnx_export=_QLINEAR, onnx_import=_QLINEAR)
+register_rules(F.dequantize_linear, onnx_export=_QLINEAR, onnx_import=_QLINEAR)
