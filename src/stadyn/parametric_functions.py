@@ -19,7 +19,7 @@ from .parametric._pf_quantized import (fixed_point_quantized_affine,
                                        min_max_quantized_affine, min_max_quantized_convolution,
                                        pow2_quantized_affine, pow2_quantized_convolution)
 from .parametric._pf_rnn import gru, lstm, lstm_cell, rnn
-from .parametric._pf_conv import depthwise_deconvolution
+from .parametric._pf_conv import deformable_convolution, depthwise_deconvolution
 
 __all__ = ["affine", "convolution", "deconvolution", "batch_normalization",
            "fused_batch_normalization", "sync_batch_normalization", "embed",
@@ -30,4 +30,4 @@ __all__ = ["affine", "convolution", "deconvolution", "batch_normalization",
            "fixed_point_quantized_affine", "fixed_point_quantized_convolution",
            "pow2_quantized_affine", "pow2_quantized_convolution", "min_max_quantize",
            "min_max_quantized_affine", "min_max_quantized_convolution"]
-__all__ += ["depthwise_deconvolution"]
+__all__ += ["depthwise_deconvolution", "deformable_convolution"]

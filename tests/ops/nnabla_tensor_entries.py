@@ -1,5 +1,6 @@
 """Harness entries of NNabla's ``bc_add2``, ``prune``, ``batch_cholesky``,
-``depthwise_deconvolution``, ``quantize_linear`` and ``dequantize_linear``
+``depthwise_deconvolution``, ``deformable_convolution``, ``quantize_linear`` and
+``dequantize_linear``
 (``stadyn/ops/_nnabla_tensor.py``, ``_nnabla_conv.py``, ``_nnabla_qlinear.py``), merged into
 ``test_ops.ENTRIES``: NumPy references from NNabla 1.39's definitions (tests/compat's
 ``nnabla_functions_2026`` and ``nnabla_conv`` cases compare with NNabla's own numbers and
@@ -118,4 +119,65 @@ def nnabla_qlinear_entries(Case, Entry) -> dict:
                    np.array([[1, 0, -3, 7]], np.float32)))],
             lambda x, s, z: (x - z) * s, grad_inputs=(0,),
             why_not_others="NNabla refuses gradients of the scale and the zero point"),
+    }
+
+
+def _sample(img, y, x):
+    """NNabla's deformable bilinear sample: zero outside ``(-1, H) x (-1, W)`` and for the
+    corners beyond the image."""
+    h, w = img.shape[-2:]
+    if not (-1 < y < h and -1 < x < w):
+        return np.zeros(img.shape[:-2])
+    y0, x0 = int(np.floor(y)), int(np.floor(x))
+    out = np.zeros(img.shape[:-2])
+    corners = ((y0, x0, (y0 + 1 - y) * (x0 + 1 - x)), (y0, x0 + 1, (y0 + 1 - y) * (x - x0)),
+               (y0 + 1, x0, (y - y0) * (x0 + 1 - x)), (y0 + 1, x0 + 1, (y - y0) * (x - x0)))
+    for yy, xx, wt in corners:
+        if 0 <= yy < h and 0 <= xx < w:
+            out = out + wt * img[..., yy, xx]
+    return out
+
+
+def ref_deformable_convolution(x, weight, offset, mask=None, bias=None, base_axis=1, pad=None,
+                               stride=None, dilation=None, group=1, deformable_group=1,
+                               channel_last=False):
+    n, c, h, w = x.shape
+    o, _, kh, kw = weight.shape
+    (ph, pw), (sh, sw) = pad or (0, 0), stride or (1, 1)
+    dh, dw = dilation or (1, 1)
+    ho, wo = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    per_dg, per_g = c // deformable_group, c // group
+    cols = np.zeros((n, c, kh, kw, ho, wo))
+    for b in range(n):
+        for ch in range(c):
+            g = ch // per_dg
+            for i in range(kh):
+                for j in range(kw):
+                    k = i * kw + j
+                    for yo in range(ho):
+                        for xo in range(wo):
+                            yi, xi = yo * sh, xo * sw
+                            dy = offset[b, g * 2 * kh * kw + 2 * k, yi, xi]
+                            dx = offset[b, g * 2 * kh * kw + 2 * k + 1, yi, xi]
+                            v = _sample(x[b, ch], yi + i * dh - ph + dy, xi + j * dw - pw + dx)
+                            if mask is not None:
+                                v = v * mask[b, g * kh * kw + k, yi, xi]
+                            cols[b, ch, i, j, yo, xo] = v
+    out = np.zeros((n, o, ho, wo))
+    for oc in range(o):
+        g = oc // (o // group)
+        part = cols[:, g * per_g:(g + 1) * per_g]
+        out[:, oc] = np.tensordot(part, weight[oc], axes=([1, 2, 3], [0, 1, 2]))
+    return out if bias is None else out + bias.reshape(1, -1, 1, 1)
+
+
+def nnabla_deform_entries(Case, Entry) -> dict:
+    return {
+        "deformable_convolution": Entry(
+            [Case((normal(1, 2, 4, 5), normal(3, 2, 3, 3), normal(1, 18, 4, 5, scale=0.8))),
+             Case((normal(1, 4, 5, 4), normal(4, 2, 2, 2), normal(1, 16, 5, 4, scale=0.8),
+                   _D.uniform(0, 1, 1, 8, 5, 4), normal(4)),
+                  {"pad": (1, 0), "stride": (2, 1), "dilation": (1, 2), "group": 2,
+                   "deformable_group": 2})],
+            ref_deformable_convolution),
     }

@@ -885,6 +885,7 @@ ENTRIES.update(_more_entries("value_shape_entries.py", "value_shape_entries"))  
 ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_tensor_entries"))  # prune, ...
 ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_conv_entries"))  # deconv
 ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_qlinear_entries"))  # quantize
+ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_deform_entries"))  # deformable
 
 
 def _case_params():

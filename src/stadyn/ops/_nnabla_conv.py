@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import torch
 import torch.nn.functional as TF
 
 from ._registry import op
@@ -46,3 +47,86 @@ def depthwise_deconvolution(x, weight, bias=None, base_axis=1, pad=None, stride=
     y = _DECONV[n](x, weight.unsqueeze(1), bias, ntuple(stride, n, 1), ntuple(pad, n, 0), 0,
                    channels // divisor, ntuple(dilation, n, 1))
     return y.reshape(tuple(batch) + tuple(y.shape[1:]))
+
+
+def _deformable_checks(x, weight, offset, mask, pad, dg, group):
+    if x.ndim != 4 or weight.ndim != 4:
+        raise ValueError(f"deformable_convolution: x {tuple(x.shape)} must be (N, C, H, W) and "
+                         f"weight {tuple(weight.shape)} (O, C // group, kh, kw): 2-D only")
+    n, c, h, w = x.shape
+    kh, kw = weight.shape[2:]
+    if c % group or c % dg or weight.shape[1] * group != c or weight.shape[0] % group:
+        raise ValueError(f"deformable_convolution: weight {tuple(weight.shape)} does not fit "
+                         f"{c} input channels in {group} group(s) and {dg} deformable group(s)")
+    if tuple(offset.shape) != (n, dg * 2 * kh * kw, h, w):
+        raise ValueError(f"deformable_convolution: offset {tuple(offset.shape)} must be (N, "
+                         f"deformable_group * 2 * kh * kw, H, W) = {(n, dg * 2 * kh * kw, h, w)}")
+    if mask is not None and tuple(mask.shape) != (n, dg * kh * kw, h, w):
+        raise ValueError(f"deformable_convolution: mask {tuple(mask.shape)} must be (N, "
+                         f"deformable_group * kh * kw, H, W) = {(n, dg * kh * kw, h, w)}")
+    if pad[0] >= (kh + 1) // 2 and pad[1] >= (kw + 1) // 2:
+        raise ValueError("deformable_convolution: the centre of the kernel's offset is in the "
+                         "padding area; make the offset bigger or the pad smaller (NNabla's "
+                         "rule)")
+
+
+@op(5, category=_C)
+def deformable_convolution(x, weight, offset, mask=None, bias=None, base_axis=1, pad=None,
+                           stride=None, dilation=None, group=1, deformable_group=1,
+                           channel_last=False):
+    """2-D deformable convolution (v2 with ``mask``), NNabla's: kernel tap ``(i, j)`` of output
+    pixel ``(y, x)`` reads ``x`` bilinearly at ``(y * sh + i * dh - ph + dy, x * sw + j * dw - pw
+    + dx)`` (zero outside the image), its offsets ``(dy, dx)`` and ``mask`` factor read from
+    ``offset`` ``(N, deformable_group * 2 * kh * kw, H, W)`` and ``mask`` ``(N, deformable_group
+    * kh * kw, H, W)`` at ``(y * sh, x * sw)`` -- the input's grid, as NNabla indexes them.
+    ``weight`` ``(O, C // group, kh, kw)``, ``bias`` ``(O,)``.  Gradients for ``x``, ``weight``,
+    ``offset``, ``mask`` and ``bias``.  ``channel_last`` and ``base_axis`` other than 1 are
+    refused.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.arange(16.0).reshape(1, 1, 4, 4))
+        >>> w = sd.Variable.from_numpy_array(np.ones((1, 1, 1, 1)))
+        >>> off = np.zeros((1, 2, 4, 4), np.float32); off[:, 1] = 1.0     # one pixel right
+        >>> with sd.auto_forward():
+        ...     y = F.deformable_convolution(x, w, sd.Variable.from_numpy_array(off))
+        >>> y.d[0, 0, 0].tolist()
+        [1.0, 2.0, 3.0, 0.0]
+    """
+    if channel_last or int(base_axis) != 1:
+        raise ValueError("deformable_convolution: channel_last=True and base_axis != 1 are not "
+                         "supported")
+    pad, stride, dilation = ntuple(pad, 2, 0), ntuple(stride, 2, 1), ntuple(dilation, 2, 1)
+    dg, group = int(deformable_group), int(group)
+    _deformable_checks(x, weight, offset, mask, pad, dg, group)
+    n, c, h, w = x.shape
+    kh, kw = weight.shape[2:]
+    k = kh * kw
+    ho = (h + 2 * pad[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    wo = (w + 2 * pad[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    rows = torch.arange(ho, device=x.device) * stride[0]
+    cols = torch.arange(wo, device=x.device) * stride[1]
+    off = offset[:, :, rows][:, :, :, cols].reshape(n, dg, k, 2, ho, wo)
+    taps_h = (torch.arange(kh, device=x.device) * dilation[0]).repeat_interleave(kw)
+    taps_w = (torch.arange(kw, device=x.device) * dilation[1]).repeat(kh)
+    pos_h = (rows[None, :, None] + taps_h[:, None, None] - pad[0]).to(x.dtype) + off[:, :, :, 0]
+    pos_w = (cols[None, None, :] + taps_w[:, None, None] - pad[1]).to(x.dtype) + off[:, :, :, 1]
+    inside = (pos_h > -1) & (pos_w > -1) & (pos_h < h) & (pos_w < w)
+    h0, w0 = pos_h.detach().floor(), pos_w.detach().floor()
+    lh, lw = pos_h - h0, pos_w - w0
+    image = x.reshape(n, dg, c // dg, h * w)
+    value = 0
+    for dy, dx, weight_ in ((0, 0, (1 - lh) * (1 - lw)), (0, 1, (1 - lh) * lw),
+                            (1, 0, lh * (1 - lw)), (1, 1, lh * lw)):
+        yy, xx = h0 + dy, w0 + dx
+        ok = inside & (yy >= 0) & (yy <= h - 1) & (xx >= 0) & (xx <= w - 1)
+        index = (yy.clamp(0, h - 1) * w + xx.clamp(0, w - 1)).long()
+        index = index.reshape(n, dg, 1, k * ho * wo).expand(n, dg, c // dg, k * ho * wo)
+        picked = image.gather(3, index).reshape(n, dg, c // dg, k, ho, wo)
+        value = value + picked * (weight_ * ok)[:, :, None]
+    if mask is not None:
+        value = value * mask[:, :, rows][:, :, :, cols].reshape(n, dg, 1, k, ho, wo)
+    columns = value.reshape(n, group, (c // group) * k, ho * wo)
+    kernels = weight.reshape(group, weight.shape[0] // group, (c // group) * k)
+    y = torch.einsum("gok,ngkp->ngop", kernels, columns).reshape(n, weight.shape[0], ho, wo)
+    return y if bias is None else y + bias.reshape(1, -1, 1, 1)

@@ -1,5 +1,6 @@
 """``nnabla.functions``' and ``nnabla.parametric_functions``' further convolutions:
-``depthwise_deconvolution`` (1-D and 2-D, divisor, stride/pad/dilation, bias) and its layer;
+``depthwise_deconvolution`` (1-D and 2-D, divisor, stride/pad/dilation, bias) and
+``deformable_convolution`` (offsets, masks, groups, deformable groups) with their layers;
 ``quantize_linear`` / ``dequantize_linear`` (rounding modes, ranges, the straight-through
 gradient).
 """
@@ -71,3 +72,46 @@ def quantize_linear__round_trip(nn, F, r):
     d = F.dequantize_linear(q, s, nn.Variable.from_numpy_array(np.array([[1]], np.int8)))
     d.forward()
     return {"out": y.d.copy(), "grad": x.g.copy(), "int8": d.d.copy()}
+
+
+# -- deformable_convolution -----------------------------------------------------------------
+def _offsets(r, s):
+    return (r.randn(*s) * 0.8).astype(np.float32)
+
+
+_DC = ["nnabla.functions.deformable_convolution"]
+fn_case("deformable_convolution", lambda F, x, w, o: F.deformable_convolution(x, w, o),
+        [(2, 3, 5, 6), (4, 3, 3, 3), (2, 18, 5, 6)], data=[None, None, _offsets], names=_DC,
+        tols={"out": (1e-5, 1e-5), "grad0": (1e-5, 1e-5), "grad1": (1e-5, 1e-5),
+              "grad2": (1e-4, 1e-5)})
+fn_case("deformable_convolution__mask_bias_pad", lambda F, x, w, o, m, b:
+        F.deformable_convolution(x, w, o, m, b, pad=(1, 1)),
+        [(1, 2, 4, 5), (3, 2, 3, 3), (1, 18, 4, 5), (1, 9, 4, 5), (3,)],
+        data=[None, None, _offsets, lambda r, s: r.rand(*s), None], names=_DC,
+        tols={"out": (1e-5, 1e-5), "grad0": (1e-5, 1e-5), "grad1": (1e-5, 1e-5),
+              "grad2": (1e-4, 1e-5), "grad3": (1e-5, 1e-5)})
+fn_case("deformable_convolution__groups_stride_dilation", lambda F, x, w, o, m:
+        F.deformable_convolution(x, w, o, m, stride=(2, 1), dilation=(1, 2), pad=(0, 1),
+                                 group=2, deformable_group=2),
+        [(2, 4, 7, 6), (6, 2, 2, 3), (2, 24, 7, 6), (2, 12, 7, 6)],
+        data=[None, None, _offsets, lambda r, s: r.rand(*s)], names=_DC,
+        tols={"out": (1e-5, 1e-5), "grad0": (1e-5, 1e-5), "grad1": (1e-5, 1e-5),
+              "grad2": (1e-4, 1e-5), "grad3": (1e-5, 1e-5)})
+
+
+def _pf_offset(nn, shape, seed):
+    """need_grad: NNabla 1.39's backward crashes (segmentation fault) when the offset (or the
+    mask) of a deformable convolution needs no gradient."""
+    return nn.Variable.from_numpy_array(
+        (np.random.RandomState(seed).randn(*shape) * 0.8).astype(np.float32), need_grad=True)
+
+
+pf_case("PF_deformable_convolution", lambda nn, PF, x: PF.deformable_convolution(
+    x, 4, (3, 3), _pf_offset(nn, (2, 18, 5, 5), 1), pad=(1, 1)), (2, 3, 5, 5),
+    [P + "deformable_convolution"], tols={"grad x": (1e-5, 1e-5),
+                                          "grad deformable_conv/W": (1e-4, 1e-5)})
+pf_case("PF_deformable_convolution__mask", lambda nn, PF, x: PF.deformable_convolution(
+    x, 2, (2, 2), _pf_offset(nn, (1, 16, 4, 4), 2),
+    mask=nn.Variable.from_numpy_array(np.random.RandomState(3).rand(1, 8, 4, 4).astype(
+        np.float32), need_grad=True), deformable_group=2, with_bias=False, name="dc"), (1, 4, 4, 4),
+    [P + "deformable_convolution"])

@@ -15,6 +15,9 @@ for _f in (F.bc_add2, F.prune, F.batch_cholesky):
 _CONV = Unmapped("not mapped to ONNX yet (ONNX's ConvTranspose with group would hold "
                  "depthwise_deconvolution; unmapped so far)")
 register_rules(F.depthwise_deconvolution, onnx_export=_CONV, onnx_import=_CONV)
+_DEFORM = Unmapped("not mapped to ONNX yet (ONNX 19's DeformConv reads offsets on the output "
+                   "grid, NNabla's on the input's)")
+register_rules(F.deformable_convolution, onnx_export=_DEFORM, onnx_import=_DEFORM)
 
 _QLINEAR = Unmapped("not mapped to ONNX yet (ONNX's QuantizeLinear gives int8/uint8 tensors "
                     "where NNabla's gives float32 values; DequantizeLinear takes them)")
