@@ -1,4 +1,4 @@
-"""Harness entries of NNabla's ``roi_align``, ``warp_by_flow`` (``stadyn/ops/
+"""Harness entries of NNabla's ``roi_align``, ``warp_by_flow``, ``nms_detection2d`` (``stadyn/ops/
 _nnabla_vision.py``) and ``random_choice`` (``_nnabla_sampling.py``), merged into
 ``test_ops.ENTRIES``: NumPy references written pixel by pixel from NNabla 1.39's definition,
 and a check of the draws (tests/compat's ``nnabla_vision`` and ``nnabla_sampling`` cases
@@ -115,4 +115,51 @@ def sampling_entries(Case, Entry) -> dict:
             check=check_random_choice, random=True, grad_inputs=(0,),
             why_not_others="w's gradient is NNabla's rule (the output gradient at the drawn "
                            "positions), not a derivative: tests/compat compares it"),
+    }
+
+
+def _iou_one(a, b):
+    w = min(a[0] + a[2] / 2, b[0] + b[2] / 2) - max(a[0] - a[2] / 2, b[0] - b[2] / 2)
+    h = min(a[1] + a[3] / 2, b[1] + b[3] / 2) - max(a[1] - a[3] / 2, b[1] - b[3] / 2)
+    if w <= 0 or h <= 0:
+        return 0.0
+    return w * h / (a[2] * a[3] + b[2] * b[3] - w * h)
+
+
+def ref_nms_detection2d(x, thresh=None, nms=None, nms_per_class=None):
+    """Box by box, as NNabla 1.39's loops read."""
+    thresh = 0.5 if thresh is None else thresh
+    nms = 0.45 if nms is None else nms
+    y = x.copy()
+    y[..., 4] = np.where(x[..., 4] < thresh, 0.0, x[..., 4])
+    score = y[..., 4:5] * x[..., 5:]
+    y[..., 5:] = np.where(score < thresh, 0.0, score)
+    for b in range(x.shape[0]):
+        boxes = list(range(x.shape[1]))
+        if nms_per_class is None or nms_per_class:
+            for k in range(5, x.shape[2]):
+                order = sorted(boxes, key=lambda i: -y[b, i, k])
+                for p, i in enumerate(order):
+                    for j in order[p + 1:]:
+                        if y[b, i, k] and y[b, j, k] and _iou_one(y[b, i], y[b, j]) > nms:
+                            y[b, j, k] = 0.0
+        else:
+            order = sorted(boxes, key=lambda i: -y[b, i, 4])
+            for p, i in enumerate(order):
+                if y[b, i, 4] and any(_iou_one(y[b, i], y[b, j]) > nms for j in order[:p]):
+                    y[b, i, 4:] = 0.0
+    return y
+
+
+def nms_entries(Case, Entry) -> dict:
+    d = np.zeros((2, 9, 7), np.float32)
+    d[..., :2] = _D.uniform(0.3, 0.5, 2, 9, 2)
+    d[..., 2:4] = _D.uniform(0.1, 0.3, 2, 9, 2)
+    d[..., 4] = _D.rng.permutation(18).reshape(2, 9) / 20.0 + 0.1
+    d[..., 5:] = _D.uniform(0.5, 1.0, 2, 9, 2)
+    return {
+        "nms_detection2d": Entry([Case((d,)), Case((d,), {"nms_per_class": False, "nms": 0.3}),
+                                  Case((d,), {"thresh": 0.2, "nms": 0.6})],
+                                 ref_nms_detection2d, no_grad="no gradient (NNabla's backward "
+                                                              "computes none)"),
     }

@@ -1,10 +1,12 @@
 """NNabla's detection and image-warping functions: ``roi_align`` (Mask R-CNN's region
-features) and ``warp_by_flow`` (an image moved by a flow field), as NNabla 1.39 computes them.
+features), ``warp_by_flow`` (an image moved by a flow field) and ``nms_detection2d`` (YOLO's
+non-maximum suppression), as NNabla 1.39 computes them.
 
 ``roi_align``'s default sampling grid depends on the boxes' values (``ceil`` of each box's
 bin size), so the op reads the boxes on the host: it is declared ``traceable=False`` and a
 static graph holding it runs eagerly (its plan's one-line reason says so); its output shape
-depends on nothing but the arguments, so static shape inference still works.
+depends on nothing but the arguments, so static shape inference still works.  So does
+``nms_detection2d`` (its suppression is a sequence of data-dependent decisions).
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from ._registry import op
@@ -163,3 +166,78 @@ def warp_by_flow(data, flow):
     upper = alpha * (tr - tl) + tl
     lower = alpha * (br - bl) + bl
     return beta * (lower - upper) + upper
+
+
+def _nms_shape(x, thresh=None, nms=None, nms_per_class=None):
+    _check_nms(x)
+    return torch.empty(x.shape, dtype=x.dtype, device="meta")
+
+
+def _check_nms(x):
+    if x.ndim != 3 or x.shape[2] <= 5:
+        raise ValueError(f"nms_detection2d: the input {tuple(x.shape)} must be (B, N, 5 + C): "
+                         "x, y, w, h, objectness and C class probabilities per box")
+
+
+def _iou(boxes):
+    """``(N, N)`` IoU of centre-size boxes ``(N, 4)`` (float32, NNabla's arithmetic)."""
+    x, y, w, h = (boxes[:, k] for k in range(4))
+    ow = (np.minimum((x + w / 2)[:, None], (x + w / 2)[None])
+          - np.maximum((x - w / 2)[:, None], (x - w / 2)[None]))
+    oh = (np.minimum((y + h / 2)[:, None], (y + h / 2)[None])
+          - np.maximum((y - h / 2)[:, None], (y - h / 2)[None]))
+    inter = ow * oh
+    union = (w * h)[:, None] + (w * h)[None] - inter
+    with np.errstate(divide="ignore", invalid="ignore"):
+        iou = inter / union
+    return np.where((ow <= 0) | (oh <= 0), np.float32(0), iou).astype(np.float32)
+
+
+@op(1, category=_C, shape=_nms_shape, traceable=False)
+def nms_detection2d(x, thresh=None, nms=None, nms_per_class=None):
+    """Non-maximum suppression of 2-D detections ``(B, N, 5 + C)`` (rows ``x, y, w, h``,
+    objectness, ``C`` class probabilities), NNabla's ``nms_detection2d``: the boxes are copied;
+    the objectness below ``thresh`` (default 0.5) becomes 0, each class score is ``objectness *
+    probability`` (0 below ``thresh``); then a box overlapping a higher-scored one by an IoU
+    above ``nms`` (default 0.45) is suppressed -- per class (``nms_per_class``, default True:
+    that class's score becomes 0, greedily from the highest) or by objectness (all its scores
+    become 0).  No gradient (NNabla's backward computes none).  Runs eagerly in a static graph.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> d = np.array([[[0.5, 0.5, 0.4, 0.4, 0.9, 1.0],
+        ...                [0.52, 0.5, 0.4, 0.4, 0.8, 1.0],
+        ...                [0.1, 0.1, 0.1, 0.1, 0.7, 1.0]]], np.float32)
+        >>> with sd.auto_forward():
+        ...     y = F.nms_detection2d(sd.Variable.from_numpy_array(d))
+        >>> [round(float(v), 2) for v in y.d[0, :, 5]]
+        [0.9, 0.0, 0.7]
+    """
+    _check_nms(x)
+    thresh = np.float32(0.5 if thresh is None else thresh)
+    nms = np.float32(0.45 if nms is None else nms)
+    per_class = True if nms_per_class is None else bool(nms_per_class)
+    d = x.detach().to("cpu", torch.float32).numpy()
+    y = d.copy()
+    obj = np.where(d[..., 4] < thresh, np.float32(0), d[..., 4])
+    y[..., 4] = obj
+    scores = obj[..., None] * d[..., 5:]
+    y[..., 5:] = np.where(scores < thresh, np.float32(0), scores)
+    for b in range(d.shape[0]):
+        iou = _iou(y[b, :, :4])
+        if per_class:
+            for k in range(d.shape[2] - 5):
+                prob = y[b, :, 5 + k]
+                order = np.argsort(-prob, kind="stable")
+                for pos, i in enumerate(order):
+                    if prob[i] == 0:
+                        continue
+                    later = order[pos + 1:]
+                    prob[later[iou[i, later] > nms]] = 0
+        else:
+            rank = np.empty(d.shape[1], np.int64)
+            rank[np.argsort(-obj[b], kind="stable")] = np.arange(d.shape[1])
+            above = rank[:, None] < rank[None, :]            # [j, i]: j ranks above i
+            hit = (above & (iou > nms)).any(0) & (obj[b] != 0)
+            y[b, hit, 4:] = 0
+    return torch.from_numpy(y).to(device=x.device, dtype=x.dtype)

@@ -1,6 +1,7 @@
 """``nnabla.functions``' detection and warping functions: ``roi_align`` (adaptive and fixed
 sampling grids, scaled boxes, boxes reaching outside the image; the input's gradient) and
-``warp_by_flow`` (flows reaching past the border; gradients of data and flow).
+``warp_by_flow`` (flows reaching past the border; gradients of data and flow) and
+``nms_detection2d`` (per class and by objectness).
 """
 
 import numpy as np
@@ -38,3 +39,27 @@ fn_case("roi_align__channel_last", lambda F, x, b: F.roi_align(x, b, (2, 3), cha
              "roi_align between transposes")
 fn_case("warp_by_flow", lambda F, d, f: F.warp_by_flow(d, f), [(2, 3, 5, 6), (2, 2, 5, 6)],
         data=[None, _flow])
+
+
+def _detections(r, s):
+    """Boxes clustered so that many overlap; distinct scores (no ties), some below 0.5."""
+    b, n, c = s
+    d = np.zeros(s, np.float32)
+    centres = r.rand(b, 3, 2)
+    pick = r.randint(0, 3, (b, n))
+    for i in range(b):
+        d[i, :, :2] = centres[i, pick[i]] + r.randn(n, 2) * 0.04
+    d[..., 2:4] = r.rand(b, n, 2, low=0.1, high=0.3)
+    d[..., 4] = (r.rng.permutation(n * b).reshape(b, n) + 1.0) / (n * b + 1) * 0.5 + 0.45
+    d[..., 5:] = r.rand(b, n, c - 5, low=0.3, high=1.0)
+    return d
+
+
+_NMS = ["nnabla.functions.nms_detection2d"]
+fn_case("nms_detection2d", lambda F, x: F.nms_detection2d(x), [(2, 12, 8)],
+        data=[_detections], grads=False, names=_NMS)
+fn_case("nms_detection2d__by_objectness", lambda F, x: F.nms_detection2d(
+    x, thresh=0.4, nms=0.3, nms_per_class=False), [(2, 12, 7)], data=[_detections],
+    grads=False, names=_NMS)
+fn_case("nms_detection2d__loose", lambda F, x: F.nms_detection2d(x, thresh=0.2, nms=0.7),
+        [(1, 16, 6)], data=[_detections], grads=False, names=_NMS)

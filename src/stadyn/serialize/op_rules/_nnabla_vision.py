@@ -1,4 +1,5 @@
-"""Rules of NNabla's ``roi_align``, ``warp_by_flow`` (``stadyn/ops/_nnabla_vision.py``) and
+"""Rules of NNabla's ``roi_align``, ``warp_by_flow``, ``nms_detection2d``
+(``stadyn/ops/_nnabla_vision.py``) and
 ``random_choice`` (``_nnabla_sampling.py``), and of the ops whose shapes depend on values
 (``_nnabla_values.py``)."""
 
@@ -12,6 +13,9 @@ _ROI = Unmapped("not mapped to ONNX yet (ONNX has RoiAlign; NNabla's box rows ca
 register_rules(F.roi_align, onnx_export=_ROI, onnx_import=_ROI)
 _WARP = Unmapped("ONNX has no flow warp (a GridSample of x + flow would be its composition)")
 register_rules(F.warp_by_flow, onnx_export=_WARP, onnx_import=_WARP)
+_NMS = Unmapped("ONNX's NonMaxSuppression returns the kept boxes' indices; NNabla's "
+                "nms_detection2d zeroes the suppressed scores in place of them")
+register_rules(F.nms_detection2d, onnx_export=_NMS, onnx_import=_NMS)
 _DRAW = Unmapped("a random draw: the runtime's generator is not Stadyn's (as rand)")
 register_rules(F.random_choice, onnx_export=_DRAW, onnx_import=_DRAW)
 
