@@ -181,3 +181,45 @@ def nnabla_deform_entries(Case, Entry) -> dict:
                    "deformable_group": 2})],
             ref_deformable_convolution),
     }
+
+
+def ref_fused_convolution(x, weight, bias=None, beta=None, gamma=None, mean=None, variance=None,
+                          z=None, base_axis=1, pad=None, stride=None, dilation=None, group=1,
+                          channel_last=False, decay_rate=0.9, eps=1e-05, batch_stat=True,
+                          nonlinearity="relu", nonlinearity_args=(), pad_mode="constant",
+                          constant_value=0):
+    """Pad, convolve (the deformable reference with zero offsets), normalise by the running
+    statistics, add ``z``, activate."""
+    n = weight.ndim - 2
+    pad = tuple(pad or (0,) * n)
+    width = [(p, p) for p in pad] if len(pad) == n else list(zip(pad[::2], pad[1::2]))
+    kw = {"constant_values": constant_value} if pad_mode == "constant" else {}
+    h = np.pad(x, [(0, 0), (0, 0)] + width, mode=pad_mode, **kw)
+    zero = np.zeros((h.shape[0], 2 * weight.shape[2] * weight.shape[3]) + h.shape[2:])
+    h = ref_deformable_convolution(h, weight, zero, None, bias, stride=stride, dilation=dilation,
+                                   group=group)
+    if beta is not None:
+        h = (h - mean) / np.sqrt(variance + eps) * gamma + beta
+    if z is not None:
+        h = h + z
+    act = {"relu": lambda v: np.maximum(v, 0), "tanh": np.tanh, "identity": lambda v: v,
+           "leaky_relu": lambda v: np.where(v > 0, v, v * nonlinearity_args[0])}
+    return act[nonlinearity](h)
+
+
+def nnabla_fused_conv_entries(Case, Entry) -> dict:
+    s = (1, 3, 1, 1)
+    return {
+        "fused_convolution": Entry(
+            [Case((normal(2, 2, 5, 5), normal(3, 2, 3, 3), normal(3)), {"pad": (1, 1)}),
+             Case((normal(2, 2, 5, 4), normal(3, 2, 3, 2), None, normal(*s), normal(*s),
+                   normal(*s), _D.uniform(0.5, 1.5, *s), normal(2, 3, 2, 3)),
+                  {"stride": (2, 1), "batch_stat": False, "nonlinearity": "tanh"}),
+             Case((normal(1, 2, 4, 5), normal(3, 2, 2, 2)),
+                  {"pad": (1, 2, 0, 1), "pad_mode": "reflect", "nonlinearity": "leaky_relu",
+                   "nonlinearity_args": [0.2]})],
+            ref_fused_convolution, grad_inputs=(0, 1),
+            why_not_others="the cases differ in which optional inputs they give: the "
+                           "gradients of bias, beta, gamma and z are compared with NNabla's "
+                           "in tests/compat; the running statistics are not trained"),
+    }

@@ -887,6 +887,7 @@ ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_tensor_entries"
 ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_conv_entries"))  # deconv
 ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_qlinear_entries"))  # quantize
 ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_deform_entries"))  # deformable
+ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_fused_conv_entries"))  # fused
 
 
 def _case_params():

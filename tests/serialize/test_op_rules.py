@@ -81,7 +81,8 @@ UNEXPORTED = ["assign", "atan2", "batch_inv", "cntk_user_function", "cumprod", "
               "pad_packed_sequence",
               # NNabla's bc_add2, prune, batch_cholesky: not mapped yet
               "bc_add2", "prune", "batch_cholesky", "depthwise_deconvolution",
-              "quantize_linear", "dequantize_linear", "deformable_convolution"]
+              "quantize_linear", "dequantize_linear", "deformable_convolution",
+              "fused_convolution"]
 
 
 # Sequence ops ONNX can express with the lengths as a tensor: the padded reductions, softmax,

@@ -1,6 +1,7 @@
 """NNabla's further convolutions: ``depthwise_deconvolution`` (the transpose of a depthwise
-convolution) and ``deformable_convolution`` (sampling positions moved by learned offsets,
-optionally masked), as NNabla 1.39 computes them.
+convolution), ``deformable_convolution`` (sampling positions moved by learned offsets,
+optionally masked) and ``fused_convolution`` (pad, convolution, batch normalisation, residual
+and activation in one op), as NNabla 1.39 computes them.
 
 Example:
     >>> import stadyn as sd, stadyn.functions as F
@@ -14,7 +15,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as TF
 
+from ._nn import batch_normalization, convolution
 from ._registry import op
+from ._shape import pad as pad_op
 from ._util import batch_flatten, ntuple
 
 _C = "nn"
@@ -130,3 +133,79 @@ def deformable_convolution(x, weight, offset, mask=None, bias=None, base_axis=1,
     kernels = weight.reshape(group, weight.shape[0] // group, (c // group) * k)
     y = torch.einsum("gok,ngkp->ngop", kernels, columns).reshape(n, weight.shape[0], ho, wo)
     return y if bias is None else y + bias.reshape(1, -1, 1, 1)
+
+
+_ACTIVATIONS = ("identity", "relu", "sigmoid", "tanh", "leaky_relu", "elu", "relu6")
+
+
+def _activate(y, nonlinearity, args):
+    args = list(args or [])
+    if nonlinearity in ("identity", "", None):
+        return y
+    if nonlinearity in ("leaky_relu", "elu") and len(args) != 1:
+        raise ValueError(f"fused_convolution: {nonlinearity} takes one nonlinearity_args value "
+                         "(alpha)")
+    if nonlinearity == "relu":
+        return torch.relu(y)
+    if nonlinearity == "sigmoid":
+        return torch.sigmoid(y)
+    if nonlinearity == "tanh":
+        return torch.tanh(y)
+    if nonlinearity == "leaky_relu":
+        return TF.leaky_relu(y, float(args[0]))
+    if nonlinearity == "elu":
+        return TF.elu(y, float(args[0]))
+    if nonlinearity == "relu6":
+        return y.clamp(0.0, 6.0)
+    raise ValueError(f"fused_convolution: nonlinearity {nonlinearity!r} is not one of "
+                     f"{', '.join(_ACTIVATIONS)}")
+
+
+@op(8, category=_C, precision="half")
+def fused_convolution(x, weight, bias=None, beta=None, gamma=None, mean=None, variance=None,
+                      z=None, base_axis=1, pad=None, stride=None, dilation=None, group=1,
+                      channel_last=False, decay_rate=0.9, eps=1e-05, batch_stat=True,
+                      nonlinearity="relu", nonlinearity_args=(), pad_mode="constant",
+                      constant_value=0):
+    """NNabla's ``fused_convolution``: pad, convolution, batch normalisation, ``+ z`` and an
+    activation in one op, each but the convolution optional: ``pad`` is ``pad`` of the
+    convolution when it has one value per spatial axis (and ``pad_mode`` is a zero
+    ``"constant"``), else ``pad_width`` of :func:`pad` with ``pad_mode`` and
+    ``constant_value``; batch normalisation runs when ``beta``, ``gamma``, ``mean`` and
+    ``variance`` are given (on the channel axis; ``batch_stat`` updates ``mean``/``variance``
+    in place as :func:`batch_normalization` does); ``nonlinearity``: ``"identity"``,
+    ``"relu"``, ``"sigmoid"``, ``"tanh"``, ``"leaky_relu"``/``"elu"`` (``nonlinearity_args``:
+    ``[alpha]``) or ``"relu6"``.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.fused_convolution(sd.Variable((2, 3, 8, 8)), sd.Variable((4, 3, 3, 3)),
+        ...                     pad=(1, 1)).shape
+        (2, 4, 8, 8)
+    """
+    n = weight.ndim - 2
+    pad = tuple(int(p) for p in (pad or (0,) * n))
+    if len(pad) not in (n, 2 * n):
+        raise ValueError(f"fused_convolution: pad {pad} must have {n} or {2 * n} values")
+    direct = len(pad) == n and pad_mode == "constant" and float(constant_value) == 0.0
+    h = x
+    if not direct:
+        width = tuple(p for p in pad for _ in range(2)) if len(pad) == n else pad
+        if channel_last:
+            h = h.movedim(-1, base_axis)
+        h = pad_op.spec.impl(h, width, pad_mode, float(constant_value))
+        if channel_last:
+            h = h.movedim(base_axis, -1)
+    h = convolution.spec.impl(h, weight, bias, base_axis, pad if direct else None, stride,
+                              dilation, group, channel_last)
+    stats = (beta, gamma, mean, variance)
+    if any(s is not None for s in stats):
+        if any(s is None for s in stats):
+            raise ValueError("fused_convolution: give beta, gamma, mean and variance together "
+                             "(batch normalisation), or none of them")
+        axis = h.ndim - 1 if channel_last else int(base_axis)
+        h = batch_normalization.spec.impl(h, beta, gamma, mean, variance, (axis,), decay_rate,
+                                          eps, batch_stat)
+    if z is not None:
+        h = h + z
+    return _activate(h, nonlinearity, nonlinearity_args)

@@ -1,6 +1,7 @@
 """``nnabla.functions``' and ``nnabla.parametric_functions``' further convolutions:
 ``depthwise_deconvolution`` (1-D and 2-D, divisor, stride/pad/dilation, bias) and
 ``deformable_convolution`` (offsets, masks, groups, deformable groups) with their layers;
+``fused_convolution`` (padding modes, batch normalisation, residual, activations);
 ``quantize_linear`` / ``dequantize_linear`` (rounding modes, ranges, the straight-through
 gradient).
 """
@@ -115,3 +116,42 @@ pf_case("PF_deformable_convolution__mask", lambda nn, PF, x: PF.deformable_convo
     mask=nn.Variable.from_numpy_array(np.random.RandomState(3).rand(1, 8, 4, 4).astype(
         np.float32), need_grad=True), deformable_group=2, with_bias=False, name="dc"), (1, 4, 4, 4),
     [P + "deformable_convolution"])
+
+
+# -- fused_convolution ----------------------------------------------------------------------
+_FC = ["nnabla.functions.fused_convolution"]
+_FC_TOLS = {"out": (1e-5, 1e-5), "grad0": (1e-4, 1e-5), "grad1": (1e-4, 1e-5),
+            "grad2": (1e-4, 1e-5), "grad3": (1e-4, 1e-5), "grad4": (1e-4, 1e-5),
+            "grad5": (1e-4, 1e-5)}
+
+
+def _positive(r, s):
+    return r.rand(*s, low=0.5, high=1.5)
+
+
+fn_case("fused_convolution", lambda F, x, w, b: F.fused_convolution(x, w, b, pad=(1, 1)),
+        [(2, 3, 5, 5), (4, 3, 3, 3), (4,)], names=_FC, tols=_FC_TOLS)
+fn_case("fused_convolution__bn_z", lambda F, x, w, be, ga, m, v, z: F.fused_convolution(
+    x, w, None, be, ga, m, v, z, stride=(2, 1), batch_stat=False, nonlinearity="tanh"),
+    [(2, 3, 5, 4), (2, 3, 3, 2), (1, 2, 1, 1), (1, 2, 1, 1), (1, 2, 1, 1), (1, 2, 1, 1),
+     (2, 2, 2, 3)], data=[None, None, None, None, None, _positive, None], grads=[0, 1, 2, 3, 6],
+    names=_FC, tols=_FC_TOLS)
+fn_case("fused_convolution__reflect_leaky", lambda F, x, w: F.fused_convolution(
+    x, w, pad=(1, 2, 0, 1), pad_mode="reflect", nonlinearity="leaky_relu",
+    nonlinearity_args=[0.2]), [(1, 2, 4, 5), (3, 2, 2, 2)], names=_FC, tols=_FC_TOLS)
+fn_case("fused_convolution__constant_pad_relu6", lambda F, x, w: F.fused_convolution(
+    x * 3.0, w, pad=(1, 1), constant_value=0.5, nonlinearity="relu6", group=2),
+    [(2, 4, 4, 4), (2, 2, 3, 3)], names=_FC, tols=_FC_TOLS)
+
+
+@nnabla_case(names=_FC, tols={"out": (1e-5, 1e-5), "mean": (1e-5, 1e-6), "var": (1e-5, 1e-6)})
+def fused_convolution__batch_stat(nn, F, r):
+    x = nn.Variable.from_numpy_array(r.randn(4, 2, 4, 4))
+    w = nn.Variable.from_numpy_array(r.randn(3, 2, 3, 3))
+    be, ga = (nn.Variable.from_numpy_array(r.randn(1, 3, 1, 1)) for _ in range(2))
+    m = nn.Variable.from_numpy_array(np.zeros((1, 3, 1, 1), np.float32))
+    v = nn.Variable.from_numpy_array(np.ones((1, 3, 1, 1), np.float32))
+    y = F.fused_convolution(x, w, None, be, ga, m, v, pad=(1, 1), nonlinearity="elu",
+                            nonlinearity_args=[1.0])
+    y.forward()
+    return {"out": y.d.copy(), "mean": m.d.copy(), "var": v.d.copy()}

@@ -18,6 +18,9 @@ register_rules(F.depthwise_deconvolution, onnx_export=_CONV, onnx_import=_CONV)
 _DEFORM = Unmapped("not mapped to ONNX yet (ONNX 19's DeformConv reads offsets on the output "
                    "grid, NNabla's on the input's)")
 register_rules(F.deformable_convolution, onnx_export=_DEFORM, onnx_import=_DEFORM)
+_FUSED = Unmapped("not mapped to ONNX yet (a composition: export the unfused convolution, "
+                  "batch_normalization and activation instead)")
+register_rules(F.fused_convolution, onnx_export=_FUSED, onnx_import=_FUSED)
 
 _QLINEAR = Unmapped("not mapped to ONNX yet (ONNX's QuantizeLinear gives int8/uint8 tensors "
                     "where NNabla's gives float32 values; DequantizeLinear takes them)")
