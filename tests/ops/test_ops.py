@@ -882,6 +882,7 @@ ENTRIES.update(_more_entries("signal_entries.py", "signal_entries"))   # fft, st
 ENTRIES.update(_more_entries("vision_entries.py", "vision_entries"))   # roi_align, warp_by_flow
 ENTRIES.update(_more_entries("vision_entries.py", "sampling_entries"))   # random_choice
 ENTRIES.update(_more_entries("vision_entries.py", "nms_entries"))   # nms_detection2d
+ENTRIES.update(_more_entries("vision_entries.py", "correlation_entries"))   # patch_correlation
 ENTRIES.update(_more_entries("value_shape_entries.py", "value_shape_entries"))   # nonzero, ...
 ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_tensor_entries"))  # prune, ...
 ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_conv_entries"))  # deconv

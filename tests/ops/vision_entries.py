@@ -1,8 +1,8 @@
-"""Harness entries of NNabla's ``roi_align``, ``warp_by_flow``, ``nms_detection2d`` (``stadyn/ops/
-_nnabla_vision.py``) and ``random_choice`` (``_nnabla_sampling.py``), merged into
-``test_ops.ENTRIES``: NumPy references written pixel by pixel from NNabla 1.39's definition,
-and a check of the draws (tests/compat's ``nnabla_vision`` and ``nnabla_sampling`` cases
-compare with NNabla's own numbers).
+"""Harness entries of NNabla's ``roi_align``, ``warp_by_flow``, ``nms_detection2d``,
+``patch_correlation`` (``stadyn/ops/_nnabla_vision.py``) and ``random_choice``
+(``_nnabla_sampling.py``), merged into ``test_ops.ENTRIES``: NumPy references written pixel by
+pixel from NNabla 1.39's definitions, and a check of the draws (tests/compat's
+``nnabla_vision`` and ``nnabla_sampling`` cases compare with NNabla's own numbers).
 """
 
 from __future__ import annotations
@@ -162,4 +162,40 @@ def nms_entries(Case, Entry) -> dict:
                                   Case((d,), {"thresh": 0.2, "nms": 0.6})],
                                  ref_nms_detection2d, no_grad="no gradient (NNabla's backward "
                                                               "computes none)"),
+    }
+
+
+def ref_patch_correlation(x1, x2, patch=(1, 1), shift=(0, 0), patch_step=(1, 1),
+                          shift_step=(1, 1), padding=(0, 0, 0, 0), channel_last=False):
+    """NNabla 1.39's loops over NHWC arrays, out-of-image samples contributing nothing."""
+    a, b = (x if channel_last else x.transpose(0, 2, 3, 1) for x in (x1, x2))
+    n, h, w, _ = a.shape
+    top, bottom, left, right = padding
+    ys = range(-top, h - patch[0] + bottom + 1, patch_step[0])
+    xs = range(-left, w - patch[1] + right + 1, patch_step[1])
+    dys = range(-shift[0], shift[0] + 1, shift_step[0])
+    dxs = range(-shift[1], shift[1] + 1, shift_step[1])
+    out = np.zeros((n, len(ys), len(xs), len(dys), len(dxs)))
+    for i, y in enumerate(ys):
+        for j, x in enumerate(xs):
+            for k, dy in enumerate(dys):
+                for m, dx in enumerate(dxs):
+                    for ky in range(patch[0]):
+                        for kx in range(patch[1]):
+                            p, q = y + ky, x + kx
+                            if 0 <= p < h and 0 <= q < w and 0 <= p + dy < h and 0 <= q + dx < w:
+                                out[:, i, j, k, m] += (a[:, p, q] * b[:, p + dy, q + dx]).sum(-1)
+    return out if channel_last else out.transpose(0, 3, 4, 1, 2)
+
+
+def correlation_entries(Case, Entry) -> dict:
+    return {
+        "patch_correlation": Entry(
+            [Case((normal(1, 2, 4, 5), normal(1, 2, 4, 5)), {"patch": (2, 3)}),
+             Case((normal(1, 2, 5, 4), normal(1, 2, 5, 4)),
+                  {"patch": (2, 2), "shift": (1, 2), "patch_step": (2, 1), "shift_step": (1, 2),
+                   "padding": (1, 0, 1, 1)}),
+             Case((normal(1, 4, 3, 2), normal(1, 4, 3, 2)),
+                  {"shift": (1, 1), "channel_last": True, "padding": (0, 1, 1, 0)})],
+            ref_patch_correlation),
     }

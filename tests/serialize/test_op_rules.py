@@ -76,6 +76,7 @@ UNEXPORTED = ["assign", "atan2", "batch_inv", "cntk_user_function", "cumprod", "
               "fft", "ifft", "stft", "istft",
               # NNabla's roi_align and warp_by_flow: not mapped yet
               "roi_align", "warp_by_flow", "random_choice", "nms_detection2d",
+              "patch_correlation",
               # shapes that depend on values (ONNX's NonZero, Unique, Compress not mapped yet)
               "nonzero", "unique", "bool_gather", "bool_scatter", "pack_padded_sequence",
               "pad_packed_sequence",

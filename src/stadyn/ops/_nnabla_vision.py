@@ -1,6 +1,7 @@
 """NNabla's detection and image-warping functions: ``roi_align`` (Mask R-CNN's region
-features), ``warp_by_flow`` (an image moved by a flow field) and ``nms_detection2d`` (YOLO's
-non-maximum suppression), as NNabla 1.39 computes them.
+features), ``warp_by_flow`` (an image moved by a flow field), ``nms_detection2d`` (YOLO's
+non-maximum suppression) and ``patch_correlation`` (FlowNet's correlation), as NNabla 1.39
+computes them.
 
 ``roi_align``'s default sampling grid depends on the boxes' values (``ceil`` of each box's
 bin size), so the op reads the boxes on the host: it is declared ``traceable=False`` and a
@@ -25,6 +26,7 @@ import math
 
 import numpy as np
 import torch
+import torch.nn.functional as TF
 
 from ._registry import op
 
@@ -241,3 +243,63 @@ def nms_detection2d(x, thresh=None, nms=None, nms_per_class=None):
             hit = (above & (iou > nms)).any(0) & (obj[b] != 0)
             y[b, hit, 4:] = 0
     return torch.from_numpy(y).to(device=x.device, dtype=x.dtype)
+
+
+def _pair(v, name, n=2):
+    v = (int(v),) * n if isinstance(v, int) else tuple(int(a) for a in v)
+    if len(v) != n:
+        raise ValueError(f"patch_correlation: {name} {v} must have {n} values")
+    return v
+
+
+@op(2, category=_C)
+def patch_correlation(x1, x2, patch=(1, 1), shift=(0, 0), patch_step=(1, 1), shift_step=(1, 1),
+                      padding=(0, 0, 0, 0), channel_last=False):
+    """NNabla's ``patch_correlation`` (FlowNet's correlation layer): for each ``patch``
+    position (every ``patch_step``, over the input zero-padded by ``padding`` ``(top, bottom,
+    left, right)``, or ``(vertical, horizontal)``) and each shift ``(sy, sx)`` in
+    ``-shift..shift`` by ``shift_step``, the sum over the patch and the channels of ``x1 * x2``
+    shifted: ``(N, Cy, Cx, Ho, Wo)`` for NCHW inputs, ``(N, Ho, Wo, Cy, Cx)`` with
+    ``channel_last``.  Gradients for both inputs.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.ones((1, 2, 3, 4)))
+        >>> with sd.auto_forward():
+        ...     y = F.patch_correlation(x, x, patch=(2, 3))
+        >>> y.shape, float(y.d[0, 0, 0, 0, 0])
+        ((1, 1, 1, 2, 2), 12.0)
+    """
+    if x1.ndim != 4 or tuple(x1.shape) != tuple(x2.shape):
+        raise ValueError(f"patch_correlation: x1 {tuple(x1.shape)} and x2 {tuple(x2.shape)} "
+                         "must be 4-D arrays of one shape")
+    ph, pw = _pair(patch, "patch")
+    sh, sw = _pair(shift, "shift")
+    psh, psw = _pair(patch_step, "patch_step")
+    ssh, ssw = _pair(shift_step, "shift_step")
+    pad = (int(padding),) * 4 if isinstance(padding, int) else tuple(int(p) for p in padding)
+    if len(pad) == 2:
+        pad = (pad[0], pad[0], pad[1], pad[1])
+    if len(pad) != 4 or min(pad) < 0 or min(ph, pw, psh, psw, ssh, ssw) <= 0 or min(sh, sw) < 0:
+        raise ValueError("patch_correlation: patch, patch_step and shift_step must be positive, "
+                         "shift and padding (top, bottom, left, right) not negative")
+    a = x1 if channel_last else x1.permute(0, 2, 3, 1)
+    b = x2 if channel_last else x2.permute(0, 2, 3, 1)
+    n, h, w, _ = a.shape
+    top, bottom, left, right = pad
+    a = TF.pad(a, (0, 0, left, right, top, bottom))
+    b = TF.pad(b, (0, 0, left + sw, right + sw, top + sh, bottom + sh))
+    hp, wp = a.shape[1], a.shape[2]
+    if hp < ph or wp < pw:
+        raise ValueError(f"patch_correlation: the patch {(ph, pw)} is larger than the padded "
+                         f"input {(hp, wp)}")
+    box = a.new_ones((1, 1, ph, pw))
+    maps = []
+    for dy in range(-sh, sh + 1, ssh):
+        for dx in range(-sw, sw + 1, ssw):
+            shifted = b[:, sh + dy:sh + dy + hp, sw + dx:sw + dx + wp]
+            corr = (a * shifted).sum(-1, keepdim=True).permute(0, 3, 1, 2)
+            maps.append(TF.conv2d(corr, box, stride=(psh, psw))[:, 0])
+    cy, cx = len(range(-sh, sh + 1, ssh)), len(range(-sw, sw + 1, ssw))
+    y = torch.stack(maps, 1).reshape((n, cy, cx) + maps[0].shape[1:])
+    return y.permute(0, 3, 4, 1, 2) if channel_last else y

@@ -1,7 +1,8 @@
 """``nnabla.functions``' detection and warping functions: ``roi_align`` (adaptive and fixed
 sampling grids, scaled boxes, boxes reaching outside the image; the input's gradient) and
 ``warp_by_flow`` (flows reaching past the border; gradients of data and flow) and
-``nms_detection2d`` (per class and by objectness).
+``nms_detection2d`` (per class and by objectness), ``patch_correlation`` (shifts, steps,
+padding, both layouts).
 """
 
 import numpy as np
@@ -63,3 +64,16 @@ fn_case("nms_detection2d__by_objectness", lambda F, x: F.nms_detection2d(
     grads=False, names=_NMS)
 fn_case("nms_detection2d__loose", lambda F, x: F.nms_detection2d(x, thresh=0.2, nms=0.7),
         [(1, 16, 6)], data=[_detections], grads=False, names=_NMS)
+
+
+_PC = ["nnabla.functions.patch_correlation"]
+fn_case("patch_correlation", lambda F, a, b: F.patch_correlation(a, b, patch=(2, 3)),
+        [(2, 3, 5, 6), (2, 3, 5, 6)], names=_PC)
+fn_case("patch_correlation__shift_steps_padding", lambda F, a, b: F.patch_correlation(
+    a, b, patch=3, shift=(2, 1), patch_step=(2, 1), shift_step=(2, 1), padding=(1, 0, 2, 1)),
+    [(1, 2, 7, 6), (1, 2, 7, 6)], names=_PC)
+fn_case("patch_correlation__one_channel_int_padding", lambda F, a, b: F.patch_correlation(
+    a, b, patch=(1, 2), shift=1, padding=1), [(2, 1, 4, 5), (2, 1, 4, 5)], names=_PC)
+fn_case("patch_correlation__channel_last", lambda F, a, b: F.patch_correlation(
+    a, b, patch=(2, 2), shift=(1, 2), padding=(1, 1), channel_last=True),
+    [(1, 4, 5, 3), (1, 4, 5, 3)], names=_PC)

@@ -1,4 +1,4 @@
-"""Rules of NNabla's ``roi_align``, ``warp_by_flow``, ``nms_detection2d``
+"""Rules of NNabla's ``roi_align``, ``warp_by_flow``, ``nms_detection2d``, ``patch_correlation``
 (``stadyn/ops/_nnabla_vision.py``) and
 ``random_choice`` (``_nnabla_sampling.py``), and of the ops whose shapes depend on values
 (``_nnabla_values.py``)."""
@@ -16,6 +16,8 @@ register_rules(F.warp_by_flow, onnx_export=_WARP, onnx_import=_WARP)
 _NMS = Unmapped("ONNX's NonMaxSuppression returns the kept boxes' indices; NNabla's "
                 "nms_detection2d zeroes the suppressed scores in place of them")
 register_rules(F.nms_detection2d, onnx_export=_NMS, onnx_import=_NMS)
+_CORR = Unmapped("ONNX has no correlation op (FlowNet's patch correlation)")
+register_rules(F.patch_correlation, onnx_export=_CORR, onnx_import=_CORR)
 _DRAW = Unmapped("a random draw: the runtime's generator is not Stadyn's (as rand)")
 register_rules(F.random_choice, onnx_export=_DRAW, onnx_import=_DRAW)
 
