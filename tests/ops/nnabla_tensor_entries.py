@@ -223,3 +223,31 @@ def nnabla_fused_conv_entries(Case, Entry) -> dict:
                            "gradients of bias, beta, gamma and z are compared with NNabla's "
                            "in tests/compat; the running statistics are not trained"),
     }
+
+
+def ref_max_pooling_backward(dy, x, kernel, stride=None, ignore_border=True, pad=None,
+                             channel_last=False):
+    """Each window's ``dy`` added at its maximum (non-overlapping or overlapping windows, no
+    padding, ``ignore_border``)."""
+    stride = tuple(stride or kernel)
+    dx = np.zeros_like(x)
+    for idx in np.ndindex(*dy.shape):
+        *lead, i, j = idx
+        window = x[tuple(lead)][i * stride[0]:i * stride[0] + kernel[0],
+                                j * stride[1]:j * stride[1] + kernel[1]]
+        a, b = np.unravel_index(np.argmax(window), window.shape)
+        dx[tuple(lead) + (i * stride[0] + a, j * stride[1] + b)] += dy[idx]
+    return dx
+
+
+def nnabla_pool_backward_entries(Case, Entry) -> dict:
+    distinct = _D.distinct
+    return {
+        "max_pooling_backward": Entry(
+            [Case((normal(2, 3, 3, 2), distinct(2, 3, 6, 5)), {"kernel": (2, 2)}),
+             Case((normal(1, 2, 4, 2), distinct(1, 2, 6, 5)),
+                  {"kernel": (3, 2), "stride": (1, 2)})],
+            ref_max_pooling_backward, grad_inputs=(0,),
+            why_not_others="x gets no gradient (NNabla's rule: the maxima's positions are "
+                           "piecewise constant)"),
+    }

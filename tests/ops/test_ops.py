@@ -889,6 +889,7 @@ ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_conv_entries"))
 ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_qlinear_entries"))  # quantize
 ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_deform_entries"))  # deformable
 ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_fused_conv_entries"))  # fused
+ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_pool_backward_entries"))
 
 
 def _case_params():

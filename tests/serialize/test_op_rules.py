@@ -83,7 +83,7 @@ UNEXPORTED = ["assign", "atan2", "batch_inv", "cntk_user_function", "cumprod", "
               # NNabla's bc_add2, prune, batch_cholesky: not mapped yet
               "bc_add2", "prune", "batch_cholesky", "depthwise_deconvolution",
               "quantize_linear", "dequantize_linear", "deformable_convolution",
-              "fused_convolution"]
+              "fused_convolution", "max_pooling_backward"]
 
 
 # Sequence ops ONNX can express with the lengths as a tensor: the padded reductions, softmax,

@@ -1,7 +1,8 @@
 """NNabla's further convolutions: ``depthwise_deconvolution`` (the transpose of a depthwise
 convolution), ``deformable_convolution`` (sampling positions moved by learned offsets,
-optionally masked) and ``fused_convolution`` (pad, convolution, batch normalisation, residual
-and activation in one op), as NNabla 1.39 computes them.
+optionally masked), ``fused_convolution`` (pad, convolution, batch normalisation, residual
+and activation in one op) and ``max_pooling_backward`` (max pooling's gradient as an op), as
+NNabla 1.39 computes them.
 
 Example:
     >>> import stadyn as sd, stadyn.functions as F
@@ -15,7 +16,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as TF
 
-from ._nn import batch_normalization, convolution
+from ._nn import batch_normalization, convolution, max_pooling
 from ._registry import op
 from ._shape import pad as pad_op
 from ._util import batch_flatten, ntuple
@@ -209,3 +210,35 @@ def fused_convolution(x, weight, bias=None, beta=None, gamma=None, mean=None, va
     if z is not None:
         h = h + z
     return _activate(h, nonlinearity, nonlinearity_args)
+
+
+def _pool_backward_shape(dy, x, kernel, stride=None, ignore_border=True, pad=None,
+                         channel_last=False):
+    return torch.empty(x.shape, dtype=dy.dtype, device="meta").requires_grad_(dy.requires_grad)
+
+
+@op(2, category=_C, shape=_pool_backward_shape)
+def max_pooling_backward(dy, x, kernel, stride=None, ignore_border=True, pad=None,
+                         channel_last=False):
+    """The gradient of :func:`max_pooling` (same arguments) w.r.t. ``x`` for the output
+    gradient ``dy``: each window's ``dy`` added at its maximum (NNabla's internal
+    ``max_pooling_backward``, there for higher-order gradients).  Backward: ``dy`` gets the
+    gradient at the maxima (a max pooling of the positions); ``x`` gets none, as in NNabla.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.array([[[[1.0, 3.0], [2.0, 0.0]]]]))
+        >>> dy = sd.Variable.from_numpy_array(np.array([[[[5.0]]]]))
+        >>> with sd.auto_forward():
+        ...     dx = F.max_pooling_backward(dy, x, (2, 2))
+        >>> dx.d.tolist()
+        [[[[0.0, 5.0], [0.0, 0.0]]]]
+    """
+    with torch.enable_grad():
+        xt = x.detach().to(dy.dtype).requires_grad_(True)
+        y = max_pooling.spec.impl(xt, kernel, stride, ignore_border, pad, channel_last)
+        if tuple(y.shape) != tuple(dy.shape):
+            raise ValueError(f"max_pooling_backward: dy {tuple(dy.shape)} must be max_pooling's "
+                             f"output shape {tuple(y.shape)} for x {tuple(x.shape)}")
+        (dx,) = torch.autograd.grad(y, xt, dy, create_graph=dy.requires_grad)
+    return dx

@@ -2,6 +2,7 @@
 ``depthwise_deconvolution`` (1-D and 2-D, divisor, stride/pad/dilation, bias) and
 ``deformable_convolution`` (offsets, masks, groups, deformable groups) with their layers;
 ``fused_convolution`` (padding modes, batch normalisation, residual, activations);
+``max_pooling_backward`` (overlapping and padded windows; its gradient w.r.t. ``dy``);
 ``quantize_linear`` / ``dequantize_linear`` (rounding modes, ranges, the straight-through
 gradient).
 """
@@ -155,3 +156,23 @@ def fused_convolution__batch_stat(nn, F, r):
                             nonlinearity_args=[1.0])
     y.forward()
     return {"out": y.d.copy(), "mean": m.d.copy(), "var": v.d.copy()}
+
+
+# -- max_pooling_backward -------------------------------------------------------------------
+def _distinct(r, s):
+    return (r.rng.permutation(int(np.prod(s))).reshape(s) * 0.1 - 1.0).astype(np.float32)
+
+
+_MPB = ["nnabla.functions.max_pooling_backward"]
+fn_case("max_pooling_backward", lambda F, dy, x: F.max_pooling_backward(dy, x, (2, 2)),
+        [(2, 3, 3, 2), (2, 3, 6, 5)], data=[None, _distinct], grads=[0], names=_MPB)
+fn_case("max_pooling_backward__overlap_pad", lambda F, dy, x: F.max_pooling_backward(
+    dy, x, (3, 2), stride=(1, 2), pad=(1, 1), ignore_border=False), [(1, 2, 7, 3), (1, 2, 6, 5)],
+    data=[None, _distinct], grads=[0], names=_MPB)
+fn_case("max_pooling_backward__channel_last", lambda F, dy, x: F.max_pooling_backward(
+    dy, x, (2, 2), channel_last=True), [(2, 2, 2, 3), (2, 4, 5, 3)], data=[None, _distinct],
+    grads=[0], names=_MPB,
+    real=lambda F, dy, x: F.transpose(F.max_pooling_backward(
+        F.transpose(dy, (0, 3, 1, 2)), F.transpose(x, (0, 3, 1, 2)), (2, 2)), (0, 2, 3, 1)),
+    note="NNabla 1.39's CPU max_pooling_backward refuses channel_last: its reference is the "
+         "channel-first one between transposes")

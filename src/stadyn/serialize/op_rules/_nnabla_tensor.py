@@ -21,6 +21,9 @@ register_rules(F.deformable_convolution, onnx_export=_DEFORM, onnx_import=_DEFOR
 _FUSED = Unmapped("not mapped to ONNX yet (a composition: export the unfused convolution, "
                   "batch_normalization and activation instead)")
 register_rules(F.fused_convolution, onnx_export=_FUSED, onnx_import=_FUSED)
+_POOL_GRAD = Unmapped("a gradient computation (NNabla's internal one for higher-order "
+                      "gradients); ONNX holds forward computations")
+register_rules(F.max_pooling_backward, onnx_export=_POOL_GRAD, onnx_import=_POOL_GRAD)
 
 _QLINEAR = Unmapped("not mapped to ONNX yet (ONNX's QuantizeLinear gives int8/uint8 tensors "
                     "where NNabla's gives float32 values; DequantizeLinear takes them)")
