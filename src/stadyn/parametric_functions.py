@@ -21,6 +21,7 @@ from .parametric._pf_quantized import (fixed_point_quantized_affine,
 from .parametric._pf_rnn import gru, lstm, lstm_cell, rnn
 from .parametric._pf_lowrank import cpd3_convolution, svd_affine, svd_convolution
 from .parametric._pf_pruned import pruned_affine, pruned_convolution
+from .parametric._pf_conv import deformable_convolution, depthwise_deconvolution
 
 __all__ = ["affine", "convolution", "deconvolution", "batch_normalization",
            "fused_batch_normalization", "sync_batch_normalization", "embed",
@@ -34,3 +35,4 @@ __all__ = ["affine", "convolution", "deconvolution", "batch_normalization",
 # NNabla's low-rank and pruned layers
 __all__ += ["svd_affine", "svd_convolution", "cpd3_convolution", "pruned_affine",
             "pruned_convolution"]
+__all__ += ["depthwise_deconvolution", "deformable_convolution"]

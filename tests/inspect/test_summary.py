@@ -12,7 +12,7 @@ from torch.utils.flop_counter import FlopCounterMode
 import stadyn as sd
 import stadyn.functions as F
 import stadyn.parametric_functions as PF
-from stadyn.inspect import MAC_RULES
+from stadyn.inspect import MAC_RULES, multiply_adds
 from stadyn.ops import CATALOG
 
 LEGACY = os.path.join(os.path.dirname(__file__), "..", "fixtures", "legacy")
@@ -131,3 +131,14 @@ def test_legacy_cntk_convnet_file_matches_the_native_model():
     s = sd.summary(os.path.join(LEGACY, "cntk_convnet_cifar10.dnn"))
     assert s.total_parameters == 1_195_594 and len(s.parameters) == 14
     assert s.total_macs is None and "not counted" in str(s)
+
+
+def test_nnabla_convolutions_count_their_products():
+    x = sd.Variable((2, 4, 5, 5))
+    dd = F.depthwise_deconvolution(x, sd.Variable((4, 3, 3)), divisor=2)     # (2, 2, 7, 7)
+    fc = F.fused_convolution(x, sd.Variable((6, 4, 3, 3)), pad=(1, 1))       # (2, 6, 5, 5)
+    dc = F.deformable_convolution(x, sd.Variable((6, 4, 3, 3)), sd.Variable((2, 18, 5, 5)),
+                                  pad=(1, 1))
+    assert multiply_adds(dd.parent) == 2 * 4 * 5 * 5 * 9      # every input pixel x its kernel
+    assert multiply_adds(fc.parent) == 2 * 6 * 5 * 5 * 4 * 9  # output x (C_in x kernel)
+    assert multiply_adds(dc.parent) == 2 * 6 * 5 * 5 * 4 * 9

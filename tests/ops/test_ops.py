@@ -879,6 +879,18 @@ ENTRIES.update(_more_entries("quantize_entries.py", "quantize_entries"))   # sto
 ENTRIES.update(_more_entries("quantize_entries.py", "nnabla_extra_entries"))   # scatter_nd
 ENTRIES.update(_more_entries("nnabla_2026_entries.py", "nnabla_2026_entries"))   # flip, ...
 ENTRIES.update(_more_entries("ctc_entries.py", "ctc_entries"))   # CNTK's CTC, edit distance
+ENTRIES.update(_more_entries("signal_entries.py", "signal_entries"))   # fft, stft, ...
+ENTRIES.update(_more_entries("vision_entries.py", "vision_entries"))   # roi_align, warp_by_flow
+ENTRIES.update(_more_entries("vision_entries.py", "sampling_entries"))   # random_choice
+ENTRIES.update(_more_entries("vision_entries.py", "nms_entries"))   # nms_detection2d
+ENTRIES.update(_more_entries("vision_entries.py", "correlation_entries"))   # patch_correlation
+ENTRIES.update(_more_entries("value_shape_entries.py", "value_shape_entries"))   # nonzero, ...
+ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_tensor_entries"))  # prune, ...
+ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_conv_entries"))  # deconv
+ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_qlinear_entries"))  # quantize
+ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_deform_entries"))  # deformable
+ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_fused_conv_entries"))  # fused
+ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_pool_backward_entries"))
 
 
 def _case_params():

@@ -92,6 +92,20 @@ def _value(v: Variable):
     return v._data if v._alias is None else v._alias.data.detach()
 
 
+def infer_from_values(spec, args: tuple, kwargs: dict):
+    """The output meta tensors of an op whose shape depends on its inputs' values
+    (``spec.value_shape``), found by running it on the values its input Variables hold."""
+    need = any(isinstance(a, Variable) and a._need_grad for a in (*args, *kwargs.values()))
+    targs = [a._data.detach() if isinstance(a, Variable) else a for a in args]
+    tkw = {k: (v._data.detach() if isinstance(v, Variable) else v) for k, v in kwargs.items()}
+    with torch.no_grad():
+        out = spec.impl(*targs, **tkw)
+    outs = (out,) if isinstance(out, _Tensor) else tuple(out)
+    metas = tuple(torch.empty(o.shape, dtype=o.dtype, device="meta").requires_grad_(
+        need and o.is_floating_point()) for o in outs)
+    return metas[0] if isinstance(out, _Tensor) else metas
+
+
 def apply(spec, args: tuple, kwargs: dict):
     """Create the node for one op call and, in dynamic mode, run it.  The hot path of ``F``.
 
@@ -152,7 +166,10 @@ def apply(spec, args: tuple, kwargs: dict):
         mkw = ({k: (_meta(v) if isinstance(v, Variable) else v) for k, v in kwargs.items()}
                if kwargs else kwargs)
         try:
-            out = spec.infer(margs, mkw)
+            if spec.value_shape and all(v._data is not None for v in inputs):
+                out = infer_from_values(spec, args, kwargs)
+            else:
+                out = spec.infer(margs, mkw)
         except Exception as exc:
             out = _infer_conformed(spec, args, kwargs, inputs)
             if out is None:

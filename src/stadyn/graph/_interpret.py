@@ -49,6 +49,20 @@ def _node_error(node: FunctionNode, env: dict, exc: BaseException) -> StadynErro
     return op_error(node.spec, node.inputs, node.scope, exc, shapes, node.location)
 
 
+def _infer_on_values(node: FunctionNode, values: dict, half: torch.dtype | None):
+    """Output meta tensors of a node whose shape depends on its inputs' values (all leaves):
+    the op run on the leaves' tensors."""
+    args, kwargs = _node_arguments(node, values, half)
+    with torch.no_grad():
+        out = node.spec.impl(*[a.detach() if isinstance(a, torch.Tensor) else a for a in args],
+                             **kwargs)
+    need = any(v._need_grad for v in node.inputs)
+    outs = (out,) if isinstance(out, torch.Tensor) else tuple(out)
+    metas = tuple(torch.empty(o.shape, dtype=o.dtype, device="meta").requires_grad_(
+        need and o.is_floating_point()) for o in outs)
+    return metas[0] if isinstance(out, torch.Tensor) else metas
+
+
 def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
               leaf_tensors: Sequence[torch.Tensor], wanted: Sequence[Variable],
               name_errors: bool = False, channels_last: frozenset[int] = frozenset()) -> list:
@@ -140,16 +154,21 @@ def refresh_shapes(nodes: Sequence[FunctionNode], leaves: Sequence[Variable]) ->
         (5,)
     """
     env: dict[Any, torch.Tensor] = {}
+    values: dict[Any, torch.Tensor] = {}                   # the leaves' own tensors
     for v in leaves:
         t = leaf_tensor(v)
         env[value_key(v)] = torch.empty(t.shape, dtype=t.dtype, device="meta")
+        values[value_key(v)] = t
     half = get_current_context().half_dtype
     for node in nodes:
         args, kwargs = _node_arguments(node, env, half)
         args = [_as_meta(a) for a in args]                 # constants held by the node
         kwargs = {k: _as_meta(v) for k, v in kwargs.items()}
         try:
-            out = node.spec.infer(args, kwargs)
+            if node.spec.value_shape and all(value_key(v) in values for v in node.inputs):
+                out = _infer_on_values(node, values, half)
+            else:
+                out = node.spec.infer(args, kwargs)
         except Exception as exc:
             raise _node_error(node, env, exc) from exc
         outs = (out,) if isinstance(out, torch.Tensor) else tuple(out)

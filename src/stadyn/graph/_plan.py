@@ -200,6 +200,8 @@ class EagerPlan:
             outs = interpret(self.nodes, self.leaves, tensors, self.fill, name_errors=True)
         for v, t in zip(self.fill, outs):
             v._data = t
+            if v._shape != tuple(t.shape):               # an op's shape depends on values
+                v._shape = tuple(t.shape)
         self.diff_roots = [r for r in self.roots if r._data is not None and r._data.requires_grad]
         self.saved = outs if self.has_backward else None
 
@@ -258,6 +260,11 @@ def build_plan(subgraph: Subgraph, keep_all: bool) -> StaticPlan | EagerPlan:
     needs_backward = torch.is_grad_enabled() and any(t.requires_grad for t in leaf_tensors)
     if any(t.device.type == "cpu" for t in leaf_tensors):
         keep_freed_cpu_memory()              # a plan's step reuses its freed tensors' pages
+    valued = sorted({f"{n.spec.name} ({n.spec.value_shape})" for n in nodes
+                     if n.spec.value_shape})
+    if valued:
+        return EagerPlan(roots, list(nodes), list(leaves), fill, needs_backward,
+                         f"an output shape depends on values: {', '.join(valued)}")
     untraceable = sorted({n.spec.name for n in nodes if not n.spec.traceable})
     if untraceable:
         return EagerPlan(roots, list(nodes), list(leaves), fill, needs_backward,

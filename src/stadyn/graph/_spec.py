@@ -49,6 +49,11 @@ class OpSpec:
             ``"of:NAME"``, ``"lengths:NAME"``, ``"lengths:outputK"``, one per output as a
             tuple, or a rule over the call's attributes and inputs); see
             :mod:`stadyn.graph._sequence`, which applies it to every op call.
+        value_shape: empty, or what the output shape depends on among the inputs' *values*
+            (``nonzero``: the count of nonzero elements).  Such an op cannot be traced: a static
+            graph holding one runs eagerly, with that reason; building it infers the exact
+            shape from the inputs' values where they hold some, else ``shape``'s provisional
+            one (docs/getting-started-nnabla.md, "Shapes that depend on values").
     """
 
     name: str
@@ -64,6 +69,7 @@ class OpSpec:
     unstorable: str = ""
     frameworks: frozenset[str] = frozenset()
     sequence: Any = "keep"
+    value_shape: str = ""
     _signature: inspect.Signature | None = field(default=None, repr=False)
     sets_sequence_axis: bool = field(default=False, init=False, repr=False)
 
@@ -72,7 +78,8 @@ class OpSpec:
                       name: str | None = None, category: str = "misc",
                       shape: Callable[..., Any] | None = None, traceable: bool = True,
                       precision: str = "any", unstorable: str = "",
-                      frameworks: tuple[str, ...] = (), sequence: Any = "keep") -> "OpSpec":
+                      frameworks: tuple[str, ...] = (), sequence: Any = "keep",
+                      value_shape: str = "") -> "OpSpec":
         """Read the declaration off ``impl``'s signature (see the module docstring)."""
         sig = inspect.signature(impl)
         params = list(sig.parameters.values())
@@ -92,7 +99,7 @@ class OpSpec:
                    optional_inputs=optional, shape=shape, category=category,
                    doc=inspect.getdoc(impl) or "", traceable=traceable, precision=precision,
                    unstorable=unstorable, frameworks=frozenset(frameworks), sequence=sequence,
-                   _signature=sig)
+                   value_shape=value_shape, _signature=sig)
 
     def __post_init__(self) -> None:
         # whether the op gives outputs a sequence axis even when no input has one (it names

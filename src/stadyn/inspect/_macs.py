@@ -68,6 +68,9 @@ MAC_RULES: dict[str, Callable[[FunctionNode], int]] = {
     "binary_weight_convolution": _convolution,
     "depthwise_convolution": _convolution,   # W (C_in * multiplier, *kernel): terms W.shape[1:]
     "deconvolution": _deconvolution,
+    "depthwise_deconvolution": _deconvolution,   # W (C_in, *kernel): each input times its kernel
+    "fused_convolution": _convolution,        # its convolution's products (BN etc. not counted)
+    "deformable_convolution": _convolution,   # the sampled columns times W, as a convolution
     "batch_matmul": _batch_matmul,
     "dot": _dot,
 }

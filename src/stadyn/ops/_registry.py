@@ -23,7 +23,8 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {}
 
 def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
        shape: Callable[..., Any] | None = None, traceable: bool = True, precision: str = "any",
-       unstorable: str = "", frameworks: tuple[str, ...] = (), sequence: Any = "keep"):
+       unstorable: str = "", frameworks: tuple[str, ...] = (), sequence: Any = "keep",
+       value_shape: str = ""):
     """Declare an op from its torch implementation (see :class:`stadyn.graph.OpSpec`).
 
     The decorated function's first ``n_inputs`` parameters are the tensor inputs (or ``*x`` for a
@@ -34,7 +35,9 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
     ``sequence`` how its outputs relate to the sequence axis (default ``"keep"``: an output
     whose first two axes are an input's keeps that input's axis; ``"drop"``, ``"of:x"``,
     ``"lengths:lengths"``, ``"lengths:output1"``, a tuple per output or a rule -- see
-    :func:`stadyn.graph._sequence.propagate` and ``ops/_sequence_axis.py``).  How
+    :func:`stadyn.graph._sequence.propagate` and ``ops/_sequence_axis.py``); ``value_shape``
+    what among the inputs' values the output shape depends on (the op then runs eagerly in a
+    static graph; ``shape`` gives its provisional shape).  How
     the op is written to file formats (ONNX) is registered against its spec in
     ``stadyn.serialize``'s op rules, not here.
     """
@@ -42,7 +45,7 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
         spec = OpSpec.from_function(impl, n_inputs, name=name, category=category, shape=shape,
                                     traceable=traceable, precision=precision,
                                     unstorable=unstorable, frameworks=frameworks,
-                                    sequence=sequence)
+                                    sequence=sequence, value_shape=value_shape)
         if spec.name in CATALOG:
             raise ValueError(f"op {spec.name!r} declared twice")
         CATALOG[spec.name] = spec

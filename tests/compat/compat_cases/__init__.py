@@ -18,7 +18,9 @@ MODULES = {
                "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn", "nnabla_save",
                "nnabla_augment", "nnabla_functions_extra", "nnabla_solvers_more",
                "nnabla_binary", "nnabla_ndarray", "nnabla_quantized", "nnabla_functions_2026",
-               "nnabla_attention", "nnabla_lowrank", "nnabla_toplevel"],
+               "nnabla_attention", "nnabla_lowrank", "nnabla_toplevel",
+               "nnabla_signal", "nnabla_vision", "nnabla_sampling", "nnabla_values",
+               "nnabla_conv"],
 }
 
 

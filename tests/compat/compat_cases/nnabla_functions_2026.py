@@ -278,3 +278,35 @@ def rand_beta(nn, F, r):
                 "mean 2 5": np.float32(w.d.mean()), "std 2 5": np.float32(w.d.std())})
     res.update(_seeding(nn, lambda: F.rand_beta(shape=(50,), seed=4)))
     return res
+
+
+# -- bc_add2, prune, batch_cholesky, tensor_normalization (nnsignal) ---------------------------
+def _spd(r, s):
+    a = r.randn(*s)
+    return (np.matmul(a, a.transpose(0, 2, 1)) + 2.0 * np.eye(s[-1])).astype(np.float32)
+
+
+def _magnitudes(r, s):
+    """Distinct magnitudes (no ties at the threshold)."""
+    v = (r.rng.permutation(int(np.prod(s))).reshape(s) + 1.0) * 0.1 * np.where(
+        r.randint(0, 2, s) == 0, -1, 1)
+    return v.reshape(s).astype(np.float32)
+
+
+fn_case("bc_add2", lambda F, a, b: F.bc_add2(a, b), [(2, 3, 4), (1, 3, 1)])
+fn_case("bc_add2__same", lambda F, a, b: F.bc_add2(a, b), [(2, 3), (2, 3)])
+fn_case("prune", lambda F, x: F.prune(x), [(4, 5)], data=[_magnitudes])
+fn_case("prune__rates", lambda F, x: F.prune(x, rate=0.3) + F.prune(x, rate=0.0) * 2.0
+        + F.prune(x, rate=1.0) * 3.0, [(3, 7)], data=[_magnitudes])
+fn_case("batch_cholesky", lambda F, x: F.batch_cholesky(x), [(2, 3, 3)], data=[_spd])
+fn_case("batch_cholesky__upper", lambda F, x: F.batch_cholesky(x, upper=True), [(3, 4, 4)],
+        data=[_spd], tols={"out": (1e-5, 1e-5), "grad0": (1e-4, 1e-5)})
+fn_case("tensor_normalization", lambda F, x: F.tensor_normalization(x, [1]), [(4, 3, 5)],
+        tols={"out": (1e-5, 1e-5), "grad0": (1e-4, 1e-5)})
+fn_case("tensor_normalization__beta_gamma", lambda F, x, b, g: F.tensor_normalization(
+    x, [0, 2], beta=b, gamma=g, eps=1e-3), [(2, 5, 3), (2, 1, 3), (2, 1, 3)],
+    tols={"out": (1e-5, 1e-5), "grad0": (1e-4, 1e-5), "grad1": (1e-5, 1e-5),
+          "grad2": (1e-4, 1e-5)})
+fn_case("tensor_normalization__output_stat", lambda F, x: F.concatenate(
+    *[F.reshape(v, (-1,)) for v in F.tensor_normalization(x, 1, output_stat=True)]),
+    [(6, 2, 3)], tols={"out": (1e-5, 1e-5), "grad0": (1e-4, 1e-5)})

@@ -1,8 +1,8 @@
 """NNabla 1.39 functions that are compositions of catalog ops (so they need no op of their
 own): ``broadcast_to``, ``reduce_mean``, ``reduce_sum``, ``logical_and_scalar``,
 ``logical_or_scalar``, ``logical_xor_scalar``, ``binary_error``,
-``epsilon_insensitive_loss`` and ``multi_head_attention``.  ``functions.py`` exports them
-beside the catalog.
+``epsilon_insensitive_loss``, ``multi_head_attention`` and ``tensor_normalization``.
+``functions.py`` exports them beside the catalog.
 
 Example:
     >>> import numpy as np, stadyn as sd
@@ -17,7 +17,7 @@ from ... import functions as _F
 
 __all__ = ["broadcast_to", "reduce_mean", "reduce_sum", "logical_and_scalar",
            "logical_or_scalar", "logical_xor_scalar", "binary_error",
-           "epsilon_insensitive_loss", "multi_head_attention"]
+           "epsilon_insensitive_loss", "multi_head_attention", "tensor_normalization"]
 
 
 def broadcast_to(x, y, axis=None):
@@ -223,3 +223,24 @@ def multi_head_attention(query, key, value, num_heads, q_weight, k_weight, v_wei
     out = _F.batch_matmul(weights, v)  # (B*H, L_T, head_vdim)
     out = _F.reshape(_F.transpose(out, (1, 0, 2)), (tgt_len, batch, v_embed))
     return _F.affine(out, out_weight, out_bias, base_axis=2), weights
+
+
+def tensor_normalization(x, axes, beta=None, gamma=None, eps=1e-05, output_stat=False):
+    """``x`` normalised by its own mean and (biased) variance over every axis but ``axes``,
+    then ``* gamma + beta`` where given (NNabla's ``tensor_normalization``, which is its batch
+    normalisation with batch statistics and no running ones, as here).  ``output_stat`` also
+    returns the mean and variance (differentiable), of ``x``'s size on ``axes`` and 1
+    elsewhere.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.array([[1.0, 3.0], [5.0, 11.0]]))
+        >>> with sd.auto_forward():
+        ...     y, mean, var = F.tensor_normalization(x, 0, output_stat=True)
+        >>> np.round(y.d, 3).tolist(), mean.d.ravel().tolist(), var.d.ravel().tolist()
+        ([[-1.0, 1.0], [-1.0, 1.0]], [2.0, 8.0], [1.0, 9.0])
+    """
+    axes = [axes] if isinstance(axes, int) else list(axes)
+    return _F.batch_normalization(x, beta, gamma, None, None, axes=axes, decay_rate=0.0,
+                                  eps=eps, batch_stat=True, output_stat=output_stat)

@@ -6,9 +6,7 @@ NdArrays back (NNabla's imperative mode, ``_ndarray.py``); with Variables it is 
 ``reduce_mean``, ``reduce_sum``, ``logical_*_scalar``, ``binary_error``,
 ``epsilon_insensitive_loss``, ``multi_head_attention``) come from ``_composed.py``.
 
-Not yet here (NNabla 1.39 has them): the functions whose output shape depends on the values
-(``nonzero``, ``unique``, ``bool_gather``, ``bool_scatter``), ``random_choice``, the spectral
-ones (``fft``, ``ifft``, ``stft``, ``istft``), ``roi_align`` and a few rarer ones
+Not yet here (NNabla 1.39 has them): a few rarer ones
 (``benchmarks/compat_coverage.py nnabla --missing`` lists them).
 
 Left out: the ops that exist only for CNTK's semantics (``cntk_*``), and the ops of Stadyn's

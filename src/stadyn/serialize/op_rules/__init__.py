@@ -29,6 +29,7 @@ from . import _random_like, _ranking, _sequence_rnn  # noqa: F401
 from . import _ctc  # noqa: F401
 from . import _binary, _grid, _linalg, _quantize, _rescale  # noqa: F401
 from . import _nnabla_more  # noqa: F401
+from . import _nnabla_tensor, _nnabla_vision, _signal  # noqa: F401  (NNabla's, fft, ...)
 from ._table import OpRules, Unmapped, register_rules, rules_for
 
 __all__ = ["OpRules", "Unmapped", "register_rules", "rules_for"]
