@@ -107,8 +107,10 @@ def _check_count(weights, num_samples, allow_duplicates, name) -> int:
     n = int(num_samples)
     if n < 1:
         raise ValueError(f"{name}: num_samples must be positive, got {num_samples}")
-    if not allow_duplicates and n > weights.shape[0]:
-        raise ValueError(f"{name}: {n} distinct samples of only {weights.shape[0]} classes")
+    if not allow_duplicates and n >= weights.shape[0]:
+        # CNTK 2.7's rule: without duplicates, fewer samples than classes
+        raise ValueError(f"{name}: sampling without duplicates needs fewer samples than "
+                         f"classes, got {n} samples of {weights.shape[0]} classes")
     return n
 
 

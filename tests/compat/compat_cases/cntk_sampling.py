@@ -71,3 +71,19 @@ def random_sample_inclusion_frequency(C, r):
             "without_in_unit_interval": bool(((without >= 0) & (without <= 1)).all()),
             "without_zero_weight": float(without[4]),
             "without_order_follows_weights": [int(i) for i in np.argsort(positive)]}
+
+
+@cntk_case(names=["cntk.ops.random_sample", "cntk.ops.random_sample_inclusion_frequency"],
+           note="without duplicates CNTK 2.7 refuses as many samples as classes (it needs "
+                "fewer); one fewer builds and evaluates")
+def random_sample__as_many_distinct_samples_as_classes(C, r):
+    w = np.ones(5, np.float32)
+    result = {}
+    for op in ("random_sample", "random_sample_inclusion_frequency"):
+        for n in (4, 5):
+            try:
+                getattr(C, op)(w, n, False, seed=1).eval()
+                result[f"{op}_{n}_refused"] = False
+            except Exception:  # noqa: BLE001 - the real framework's error type is its own
+                result[f"{op}_{n}_refused"] = True
+    return result

@@ -48,15 +48,6 @@ def _checked(w, op: str):
     return w
 
 
-def _check_count(num_samples, classes: int, allow_duplicates: bool, op: str) -> int:
-    n = int(num_samples)
-    if n < 1:
-        raise ValueError(f"{op}: num_samples must be positive, got {num_samples}")
-    if not allow_duplicates and n > classes:
-        raise ValueError(f"{op}: {n} distinct samples of only {classes} classes")
-    return n
-
-
 def random_sample(weights, num_samples: int, allow_duplicates: bool,
                   seed=SentinelValueForAutoSelectRandomSeed, name: str = ""):
     """``num_samples`` classes drawn by ``weights`` (with replacement when
@@ -65,13 +56,12 @@ def random_sample(weights, num_samples: int, allow_duplicates: bool,
 
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C
-        >>> rows = C.random_sample(np.ones(5, np.float32), 5, False, seed=3).eval()
-        >>> sorted(rows.argmax(axis=1).tolist())        # five distinct classes
-        [0, 1, 2, 3, 4]
+        >>> rows = C.random_sample(np.ones(5, np.float32), 4, False, seed=3).eval()
+        >>> len(set(rows.argmax(axis=1).tolist()))      # four distinct classes of five
+        4
     """
     w = _weights(weights, "random_sample")
-    n = _check_count(num_samples, int(w.shape[0]), allow_duplicates, "random_sample")
-    out = F.random_sample(_checked(w, "random_sample"), n, bool(allow_duplicates),
+    out = F.random_sample(_checked(w, "random_sample"), int(num_samples), bool(allow_duplicates),
                           seed=resolved_seed(seed))
     G.set_op_name(out, "RandomSample")
     return named(wrap(out), name, "RandomSample")
@@ -93,9 +83,8 @@ def random_sample_inclusion_frequency(weights, num_samples: int, allow_duplicate
         (1.4985, 0.0014985)
     """
     w = _weights(weights, "random_sample_inclusion_frequency")
-    n = _check_count(num_samples, int(w.shape[0]), allow_duplicates,
-                     "random_sample_inclusion_frequency")
     out = F.random_sample_inclusion_frequency(
-        _checked(w, "random_sample_inclusion_frequency"), n, bool(allow_duplicates))
+        _checked(w, "random_sample_inclusion_frequency"), int(num_samples),
+        bool(allow_duplicates))
     G.set_op_name(out, "RandomSampleInclusionFrequency")
     return named(wrap(out), name, "RandomSampleInclusionFrequency")
