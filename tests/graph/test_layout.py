@@ -168,6 +168,30 @@ def test_single_channel_and_channel_last_convolutions_stay_as_they_are():
     assert float(yc.d) == float(dyn.d)
 
 
+def test_nnablas_pf_convolution_follows_the_same_rule():
+    """PF.convolution passes bias, base_axis, pad, ... positionally: the rule read the bias's
+    slot as base_axis, so an NNabla-style network never ran channels-last."""
+    import stadyn.parametric_functions as PF
+    rng = np.random.default_rng(0)
+    xb = rng.standard_normal((2, 4, 8, 8)).astype(np.float32)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        x = sd.Variable.from_numpy_array(xb)
+        y = F.sum(F.relu(PF.convolution(F.relu(PF.convolution(x, 8, (3, 3), pad=(1, 1),
+                                                               name="c1")),
+                                        8, (3, 3), pad=(1, 1), name="c2")))
+        y.forward(clear_no_need_grad=True)
+        assert "channels_last" in y._plan.code
+        xc = sd.Variable.from_numpy_array(np.ascontiguousarray(xb.transpose(0, 2, 3, 1)))
+        yc = F.sum(PF.convolution(xc, 8, (3, 3), pad=(1, 1), channel_last=True, name="c3"))
+        yc.forward(clear_no_need_grad=True)
+        assert "memory_format = torch.channels_last" not in yc._plan.code
+        with sd.auto_forward():
+            dyn = F.sum(F.relu(PF.convolution(F.relu(PF.convolution(x, 8, (3, 3), pad=(1, 1),
+                                                                     name="c1")),
+                                              8, (3, 3), pad=(1, 1), name="c2")))
+    np.testing.assert_allclose(float(y.d), float(dyn.d), rtol=1e-5)
+
+
 @pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.slow)],
                          ids=["program", "inductor"])
 def test_the_compiled_step_program_runs_channels_last_and_matches_static_training(compiled):

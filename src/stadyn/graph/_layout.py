@@ -41,7 +41,9 @@ def _planar_convolution(node: FunctionNode) -> bool:
     """A 2-d, channel-first convolution over a ``(N, C, H, W)`` input (``base_axis`` 1)."""
     if node.spec.name != "convolution" or len(node.inputs) < 2:
         return False
-    kw = dict(zip(("bias", "base_axis", "pad", "stride", "dilation", "group", "channel_last"),
+    # node.args holds the call's arguments after the two inputs: bias (an input, or None),
+    # then base_axis, pad, stride, dilation, group, channel_last (F.convolution's order)
+    kw = dict(zip(("base_axis", "pad", "stride", "dilation", "group", "channel_last"),
                   node.args[3:]))
     kw.update(node.kwargs or {})
     x, w = node.inputs[0], node.inputs[1]
