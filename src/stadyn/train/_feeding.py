@@ -17,9 +17,12 @@ __all__ = ["FeedingPlans", "count_roots", "feed", "feed_minibatch", "input_plan"
 
 
 def _as_array(value: Any) -> np.ndarray | torch.Tensor:
-    """Minibatch data (a reader's MinibatchData, a NumPy array, a tensor) as an array."""
+    """Minibatch data (a reader's MinibatchData, a NumPy array, a tensor, a SciPy sparse
+    matrix: its dense rows) as an array."""
     if isinstance(value, torch.Tensor):
         return value
+    if hasattr(value, "toarray") and hasattr(value, "tocsr"):    # scipy.sparse (its .data is
+        return np.asarray(value.toarray())                       # the non-zero values only)
     if hasattr(value, "asarray") and callable(value.asarray):
         return np.asarray(value.asarray())
     if hasattr(value, "data") and not isinstance(value, np.ndarray):

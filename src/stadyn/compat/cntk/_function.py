@@ -204,9 +204,10 @@ class Function(GraphObject, TensorOpsMixin):
     @property
     def arguments(self) -> list:
         """The inputs and placeholders the outputs depend on, in CNTK's order."""
-        return [wrap_variable(v) for v in self._leaves()
-                if G.kind_of(v) in ("input", "placeholder")
-                and not is_lengths(v)]     # a sequence input's lengths come with its data
+        found = [v for v in G.walk_operands(self._roots())
+                 if G.kind_of(v) in ("input", "placeholder")
+                 and not is_lengths(v)]     # a sequence input's lengths come with its data
+        return [wrap_variable(v) for v in G.in_argument_order(self.variable, found)]
 
     @property
     def parameters(self) -> list:
@@ -434,6 +435,33 @@ class Function(GraphObject, TensorOpsMixin):
         values = {o: values[o] for o in outputs}
         return grads, (next(iter(values.values())) if len(values) == 1 else values)
 
+    def train(self, minibatch_source, minibatch_size=32, streams=None,
+              model_inputs_to_streams=None, parameter_learners=(), callbacks=(),
+              progress_frequency=None, max_epochs=None, epoch_size=None, max_samples=None):
+        """Train this criterion Function (a loss, or ``(loss, metric)`` combined) with
+        ``parameter_learners`` on ``minibatch_source`` (a reader, or a tuple of arrays in the
+        order of the arguments): CNTK's wrapper around a ``Trainer`` and a training session.
+        ``callbacks`` holds progress writers and at most one each of ``CheckpointConfig``,
+        ``CrossValidationConfig`` and ``TestConfig``; ``max_epochs`` epochs of ``epoch_size``
+        samples (default: one pass over the arrays) or ``max_samples``.  Returns a record with
+        ``epoch_summaries`` and ``updates`` (each ``.loss``, ``.metric``, ``.samples``) and, with
+        a ``TestConfig``, ``test_summary``.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> x, y = C.input_variable(2), C.input_variable(2)
+            >>> model = C.layers.Dense(2)
+            >>> crit = C.cross_entropy_with_softmax(model(x), y)
+            >>> data = np.eye(2, dtype=np.float32)[[0, 1] * 8]
+            >>> progress = crit.train((data, data), minibatch_size=4, max_epochs=2,
+            ...                       parameter_learners=[C.sgd(model.parameters, 0.1)])
+            >>> [s.samples for s in progress.epoch_summaries]
+            [16, 16]
+        """
+        return late("train_function")(self, minibatch_source, minibatch_size, streams,
+                                      model_inputs_to_streams, parameter_learners, callbacks,
+                                      progress_frequency, max_epochs, epoch_size, max_samples)
+
     def test(self, minibatch_source, minibatch_size: int = 32, streams=None,
              model_inputs_to_streams=None, callbacks=None):
         """The average of this criterion Function (a metric, or ``(loss, metric)`` combined)
@@ -478,7 +506,11 @@ class Function(GraphObject, TensorOpsMixin):
         if symbolic:
             for a in self.arguments:
                 mapping.setdefault(a, a)
-            return self.clone(CloneMethod.share, mapping)
+            applied = self.clone(CloneMethod.share, mapping)
+            if self.variable in G.ARGUMENT_ORDER:       # the signature's order, substituted
+                G.ARGUMENT_ORDER[applied.variable] = argument_leaves(
+                    [mapping[a] for a in self.arguments])
+            return applied
         values = self.eval(mapping, self.outputs)
         if isinstance(values, dict):
             return tuple(values[o] for o in self.outputs)
@@ -581,6 +613,19 @@ class _State:
         self.assignments = assignments       # assign ops' writes, made after the backward
 
 
+def argument_leaves(values: list) -> list[Variable]:
+    """The inputs and placeholders of ``values`` (Variables or Functions), in order: what a
+    Function applied to them takes as its arguments, in its signature's order."""
+    leaves: list[Variable] = []
+    for value in values:
+        v = unwrap(value)
+        if isinstance(v, Variable) and G.kind_of(v) in ("input", "placeholder"):
+            leaves.append(v)
+        elif hasattr(value, "arguments"):
+            leaves.extend(unwrap(a) for a in value.arguments)
+    return leaves
+
+
 def wrap_variable(v: Variable):
     """``v`` as a CNTK Variable (an output shown as a Variable, not as a Function)."""
     from ._variables import of
@@ -665,7 +710,8 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:
 
 
 bind(Function=Function,      # Variable.owner and the wrapping of outputs (_mixins, _variables)
-     combine_outputs=combine_outputs)   # a Sequential ending in a tuple (_layers)
+     combine_outputs=combine_outputs,   # a Sequential ending in a tuple (_layers)
+     argument_leaves=argument_leaves)   # @C.Function's argument order (_signature)
 
 
 def _value(v: Variable, array: np.ndarray | None = None):

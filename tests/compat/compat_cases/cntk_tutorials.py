@@ -1,0 +1,104 @@
+"""What running CNTK's own tutorial notebooks on Stadyn found (CNTK_200 "Guided Tour"):
+``Function.arguments`` in CNTK's order (depth first from the outputs, a layer's operands
+before the label of ``loss(model(x), label)``), ``Function.train``/``Function.test`` on a
+tuple of arrays, and SciPy ``csr_matrix`` labels fed to ``train_minibatch`` and to
+``Function.train``."""
+
+import numpy as np
+import scipy.sparse
+
+from compat_harness import cntk_case
+
+
+def _names(function):
+    return [a.name for a in function.arguments]
+
+
+def _csr(onehot):
+    rows, cols = np.nonzero(onehot)
+    return scipy.sparse.csr_matrix((np.ones(len(rows), np.float32), (rows, cols)),
+                                   shape=onehot.shape)
+
+
+@cntk_case(names=["cntk.Function", "cntk.Function.arguments", "cntk.combine",
+                  "cntk.Function.with_signature"],
+           note="CNTK_200: `criterion(x, y)` fed by `criterion.arguments[0]`, `[1]`; Stadyn "
+                "gave the label first")
+def function_argument_order(C, r):
+    r.touch("cntk.Function.arguments", "cntk.Function.with_signature")
+    res = {}
+    x = C.input_variable(2, name="x")
+    y = C.input_variable(2, is_sparse=True, name="y")
+    model = C.layers.Dense(2)
+
+    @C.Function
+    def criterion(data, label_one_hot):
+        z = model(data)
+        return (C.cross_entropy_with_softmax(z, label_one_hot),
+                C.classification_error(z, label_one_hot))
+
+    res["untyped"] = _names(criterion)
+    res["applied"] = _names(criterion(x, y))
+    images = C.input_variable((1, 6, 6), name="images")
+    labels = C.input_variable(3, name="labels")
+    with C.layers.default_options(activation=C.relu):
+        h = C.layers.Convolution2D((3, 3), num_filters=2)(images)
+        out = C.layers.Dense(3, activation=None)(C.layers.MaxPooling((2, 2))(h))
+    res["combined"] = _names(C.combine([C.cross_entropy_with_softmax(out, labels),
+                                        C.classification_error(out, labels)]))
+    res["plain"] = _names(C.squared_error(C.layers.Dense(1)(C.input_variable(2, name="a")),
+                                          C.input_variable(1, name="b")))
+
+    @C.Function.with_signature(C.layers.Tensor[2], C.layers.Tensor[2])
+    def backwards(first, second):
+        return C.reduce_sum(second * 2.0) + C.reduce_sum(model(first))
+
+    p, q = C.input_variable(2, name="p"), C.input_variable(2, name="q")
+    res["typed"] = _names(backwards)
+    res["typed applied"] = _names(backwards(p, q))
+    res["typed swapped"] = _names(backwards(q, p))
+    return res
+
+
+@cntk_case(names=["cntk.Function.train", "cntk.Function.test", "cntk.Trainer.train_minibatch",
+                  "cntk.learners.sgd"],
+           note="CNTK_200: `criterion.train((X, Y), parameter_learners=[...])` with Y a "
+                "csr_matrix; Function.train was missing, a csr_matrix fed as its non-zeros")
+def function_train_on_arrays(C, r):
+    r.touch("cntk.Function.train", "cntk.Function.test", "cntk.Trainer.train_minibatch")
+    x = C.input_variable(2, name="x")
+    y = C.input_variable(2, is_sparse=True, name="y")
+    model = C.layers.Dense(2, activation=None)
+
+    @C.Function
+    def criterion_factory(data, label_one_hot):
+        z = model(data)
+        return (C.cross_entropy_with_softmax(z, label_one_hot),
+                C.classification_error(z, label_one_hot))
+
+    criterion = criterion_factory(x, y)
+    r.set_params(model.parameters)
+    labels = r.onehot(96, 2)
+    data = (r.randn(96, 2) + 3.0) * (labels[:, 1:] + 1.0)
+    test_labels = r.onehot(40, 2)
+    test_data = (r.randn(40, 2) + 3.0) * (test_labels[:, 1:] + 1.0)
+    learner = C.sgd(model.parameters, C.learning_parameter_schedule(0.05))
+    progress = criterion.train((data, _csr(labels)), minibatch_size=16, max_epochs=2,
+                               epoch_size=48, parameter_learners=[learner])
+    res = {"epoch losses": [s.loss for s in progress.epoch_summaries],
+           "epoch metrics": [s.metric for s in progress.epoch_summaries],
+           "epoch samples": [s.samples for s in progress.epoch_summaries],
+           "W after train": model.W.value, "b after train": model.b.value}
+    summary = criterion.test((test_data, _csr(test_labels)), minibatch_size=16)
+    res["test"] = [summary.metric, summary.samples]
+    # minibatch by minibatch, labels as csr slices, fed by argument position
+    trainer = C.Trainer(None, criterion, [C.sgd(model.parameters,
+                                                C.learning_parameter_schedule(0.05))])
+    losses = []
+    for i in range(0, 96, 32):
+        trainer.train_minibatch({criterion.arguments[0]: data[i:i + 32],
+                                 criterion.arguments[1]: _csr(labels)[i:i + 32]})
+        losses.append(trainer.previous_minibatch_loss_average)
+    res["minibatch losses"] = losses
+    res["W after minibatches"] = model.W.value
+    return res
