@@ -27,6 +27,7 @@ from ._loops import close_loops, split_loops
 from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
 from ._signature import _function_of_callable as function_of_callable
+from ._signature import argument_leaves
 from ._values import Value
 
 __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "as_composite", "as_block",
@@ -435,32 +436,12 @@ class Function(GraphObject, TensorOpsMixin):
         values = {o: values[o] for o in outputs}
         return grads, (next(iter(values.values())) if len(values) == 1 else values)
 
-    def train(self, minibatch_source, minibatch_size=32, streams=None,
-              model_inputs_to_streams=None, parameter_learners=(), callbacks=(),
-              progress_frequency=None, max_epochs=None, epoch_size=None, max_samples=None):
-        """Train this criterion Function (a loss, or ``(loss, metric)`` combined) with
-        ``parameter_learners`` on ``minibatch_source`` (a reader, or a tuple of arrays in the
-        order of the arguments): CNTK's wrapper around a ``Trainer`` and a training session.
-        ``callbacks`` holds progress writers and at most one each of ``CheckpointConfig``,
-        ``CrossValidationConfig`` and ``TestConfig``; ``max_epochs`` epochs of ``epoch_size``
-        samples (default: one pass over the arrays) or ``max_samples``.  Returns a record with
-        ``epoch_summaries`` and ``updates`` (each ``.loss``, ``.metric``, ``.samples``) and, with
-        a ``TestConfig``, ``test_summary``.
-
-        Example:
-            >>> import numpy as np, stadyn.compat.cntk as C
-            >>> x, y = C.input_variable(2), C.input_variable(2)
-            >>> model = C.layers.Dense(2)
-            >>> crit = C.cross_entropy_with_softmax(model(x), y)
-            >>> data = np.eye(2, dtype=np.float32)[[0, 1] * 8]
-            >>> progress = crit.train((data, data), minibatch_size=4, max_epochs=2,
-            ...                       parameter_learners=[C.sgd(model.parameters, 0.1)])
-            >>> [s.samples for s in progress.epoch_summaries]
-            [16, 16]
-        """
-        return late("train_function")(self, minibatch_source, minibatch_size, streams,
-                                      model_inputs_to_streams, parameter_learners, callbacks,
-                                      progress_frequency, max_epochs, epoch_size, max_samples)
+    def train(self, minibatch_source, *args, **kwargs):
+        """CNTK's ``Function.train``: a Trainer on this criterion (loss, or ``(loss, metric)``)
+        run by a training session over a reader or a tuple of arrays; ``callbacks``: progress
+        writers and configs.  Returns ``epoch_summaries``, ``updates`` (, ``test_summary``);
+        the arguments and an example: ``stadyn.compat.cntk._training.train_function``."""
+        return late("train_function")(self, minibatch_source, *args, **kwargs)
 
     def test(self, minibatch_source, minibatch_size: int = 32, streams=None,
              model_inputs_to_streams=None, callbacks=None):
@@ -613,19 +594,6 @@ class _State:
         self.assignments = assignments       # assign ops' writes, made after the backward
 
 
-def argument_leaves(values: list) -> list[Variable]:
-    """The inputs and placeholders of ``values`` (Variables or Functions), in order: what a
-    Function applied to them takes as its arguments, in its signature's order."""
-    leaves: list[Variable] = []
-    for value in values:
-        v = unwrap(value)
-        if isinstance(v, Variable) and G.kind_of(v) in ("input", "placeholder"):
-            leaves.append(v)
-        elif hasattr(value, "arguments"):
-            leaves.extend(unwrap(a) for a in value.arguments)
-    return leaves
-
-
 def wrap_variable(v: Variable):
     """``v`` as a CNTK Variable (an output shown as a Variable, not as a Function)."""
     from ._variables import of
@@ -710,8 +678,7 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:
 
 
 bind(Function=Function,      # Variable.owner and the wrapping of outputs (_mixins, _variables)
-     combine_outputs=combine_outputs,   # a Sequential ending in a tuple (_layers)
-     argument_leaves=argument_leaves)   # @C.Function's argument order (_signature)
+     combine_outputs=combine_outputs)   # a Sequential ending in a tuple (_layers)
 
 
 def _value(v: Variable, array: np.ndarray | None = None):

@@ -438,11 +438,28 @@ def _is_reader(source) -> bool:
     return hasattr(source, "next_minibatch")
 
 
-def train_function(function, source, minibatch_size, streams, input_map, learners, callbacks,
-                   progress_frequency, max_epochs, epoch_size, max_samples) -> TrainingSummary:
+def train_function(function, source, minibatch_size=32, streams=None, input_map=None,
+                   learners=(), callbacks=(), progress_frequency=None, max_epochs=None,
+                   epoch_size=None, max_samples=None, *, model_inputs_to_streams=None,
+                   parameter_learners=None) -> TrainingSummary:
     """``Function.train`` (CNTK 2.7's): a Trainer on ``function`` with the progress writers of
     ``callbacks`` and a collector, run by a :class:`TrainingSession` with the callbacks'
-    configs."""
+    configs; ``max_epochs`` of ``epoch_size`` samples (default: one pass over the arrays) or
+    ``max_samples``.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x, y = C.input_variable(2), C.input_variable(2)
+        >>> model = C.layers.Dense(2)
+        >>> crit = C.cross_entropy_with_softmax(model(x), y)
+        >>> data = np.eye(2, dtype=np.float32)[[0, 1] * 8]
+        >>> progress = crit.train((data, data), minibatch_size=4, max_epochs=2,
+        ...                       parameter_learners=[C.sgd(model.parameters, 0.1)])
+        >>> [s.samples for s in progress.epoch_summaries]
+        [16, 16]
+    """
+    input_map = model_inputs_to_streams if model_inputs_to_streams is not None else input_map
+    learners = parameter_learners if parameter_learners is not None else learners
     if minibatch_size is None:
         raise ValueError("minibatch_size must not be None.")
     schedule = _schedule(minibatch_size)
