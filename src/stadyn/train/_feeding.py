@@ -114,6 +114,8 @@ def feed_minibatch(plan, values, count_axis: Variable | None = None) -> int:
     sequence.  With ``count_axis`` (the lengths of one sequence input, from :func:`loss_axis`)
     the inputs are sequences on several axes and the count is that input's steps."""
     plain = steps = None
+    axes: dict[int, int] = {}          # steps per sequence axis
+    sequences = 0
     for (v, class_ids, sequence), value in zip(plan, values):
         if class_ids:
             _check_whole_numbers(v, _as_array(value))
@@ -123,15 +125,21 @@ def feed_minibatch(plan, values, count_axis: Variable | None = None) -> int:
                 if v.sequence_lengths is count_axis:
                     steps = n
                 continue
-            if steps is not None and n != steps:
+            axis = id(v.sequence_lengths)
+            if axis in axes and n != axes[axis]:
                 raise StadynError(f"Trainer: inputs with different sample counts "
-                                  f"{sorted((steps, n))}")
-            steps = n
+                                  f"{sorted((axes[axis], n))}")
+            axes[axis] = steps = n
+            sequences = int(v.sequence_lengths.shape[0])
         else:
             if plain is not None and n != plain:
                 raise StadynError(f"Trainer: inputs with different sample counts "
                                   f"{sorted((plain, n))}")
             plain = n
+    if plain is None and len(axes) > 1:
+        # sequences on several axes and a loss on none of them (a similarity of two sequences'
+        # last steps): CNTK counts the loss's samples, one per sequence
+        return sequences
     return plain if plain is not None else steps
 
 

@@ -102,3 +102,54 @@ def function_train_on_arrays(C, r):
     res["minibatch losses"] = losses
     res["W after minibatches"] = model.W.value
     return res
+
+
+def _dssm(C, qry, ans):
+    """CNTK 303's two towers, their sizes distinct so that the harness can tell their
+    parameters apart (its dropout left out: the two frameworks' masks differ)."""
+    def tower(name, emb, hidden, proj, bias):
+        return C.layers.Sequential([
+            C.layers.Embedding(emb, name="embed"),
+            C.layers.Recurrence(C.layers.LSTM(hidden)),
+            C.sequence.last,
+            C.layers.Dense(proj, activation=C.relu, name=name + "_proj"),
+            C.layers.Dense(3, activation=C.tanh, bias=bias, name=name + "_enc")])
+    with C.layers.default_options(initial_state=0.1):
+        return tower("q", 4, 5, 6, True)(qry), tower("a", 3, 4, 7, False)(ans)
+
+
+def _one_hot_sequences(r, count, dim):
+    return [np.eye(dim, dtype=np.float32)[r.rng.randint(0, dim, r.rng.randint(2, 6))]
+            for _ in range(count)]
+
+
+@cntk_case(names=["cntk.Trainer.train_minibatch", "cntk.cosine_distance_with_negative_samples",
+                  "cntk.reconcile_dynamic_axes", "cntk.Axis.new_unique_dynamic_axis",
+                  "cntk.eval.Evaluator", "cntk.learners.momentum_sgd"],
+           note="CNTK_303 (DSSM): a query and an answer on their own sequence axes, the loss on "
+                "neither; Stadyn refused their different step counts, and had no cntk.eval")
+def dssm_steps(C, r):
+    r.touch("cntk.Trainer.train_minibatch", "cntk.eval.Evaluator",
+            "cntk.Axis.new_unique_dynamic_axis")
+    qry = C.sequence.input_variable(7, sequence_axis=C.Axis.new_unique_dynamic_axis("q"))
+    ans = C.sequence.input_variable(6, sequence_axis=C.Axis.new_unique_dynamic_axis("a"))
+    q_vec, a_vec = _dssm(C, qry, ans)
+    model = C.combine(q_vec, a_vec)
+    res = {"parameters": r.set_params(model.parameters)}
+    loss = 1 - C.cosine_distance_with_negative_samples(
+        C.reconcile_dynamic_axes(q_vec, a_vec), a_vec, shift=1, num_negative_samples=2)
+    learner = C.learners.momentum_sgd(model.parameters, C.learning_parameter_schedule(0.05),
+                                      C.momentum_schedule(0.9))
+    trainer = C.Trainer(model, (loss, None), learner)
+    losses, counts = [], []
+    for n in (4, 3, 4):
+        trainer.train_minibatch({qry: _one_hot_sequences(r, n, 7),
+                                 ans: _one_hot_sequences(r, n, 6)})
+        losses.append(trainer.previous_minibatch_loss_average)
+        counts.append(trainer.previous_minibatch_sample_count)
+    res["losses"], res["sample counts"] = losses, counts
+    evaluator = C.eval.Evaluator(loss)
+    res["evaluated"] = evaluator.test_minibatch({qry: _one_hot_sequences(r, 3, 7),
+                                                 ans: _one_hot_sequences(r, 3, 6)})
+    res["query vector"] = q_vec.eval({qry: _one_hot_sequences(r, 2, 7)})
+    return res
