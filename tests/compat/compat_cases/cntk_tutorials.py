@@ -153,3 +153,24 @@ def dssm_steps(C, r):
                                                  ans: _one_hot_sequences(r, 3, 6)})
     res["query vector"] = q_vec.eval({qry: _one_hot_sequences(r, 2, 7)})
     return res
+
+
+@cntk_case(names=["cntk.Value.one_hot", "cntk.Trainer.train_minibatch"],
+           note="CNTK_207: `C.Value.one_hot(indices.reshape(N, 1), classes)` (N sequences of "
+                "one step) feeds a plain input; Stadyn fed its (N, 1, classes) array as is, "
+                "and refused sequences of different lengths")
+def value_one_hot_feeds(C, r):
+    r.touch("cntk.Value.one_hot", "cntk.Trainer.train_minibatch")
+    labels = C.input_variable(6, is_sparse=True)
+    w = C.parameter((6, 2), init=r.param_value("w", (6, 2)), name="w")
+    z = C.times(labels, w)
+    loss = C.reduce_sum(z * z)
+    trainer = C.Trainer(z, (loss, None), C.sgd([w], C.learning_parameter_schedule(0.1)))
+    ids = r.rng.randint(0, 6, 5).reshape(5, 1)
+    trainer.train_minibatch({labels: C.Value.one_hot(ids, 6)})
+    res = {"loss": trainer.previous_minibatch_loss_average,
+           "samples": trainer.previous_minibatch_sample_count, "w": w.value}
+    words = C.sequence.input_variable(6)
+    total = C.sequence.reduce_sum(C.times(words, w))
+    res["sequences"] = total.eval({words: C.Value.one_hot([[1, 2, 5], [0], [3, 3]], 6)})
+    return res
