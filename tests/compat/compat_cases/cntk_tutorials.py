@@ -155,12 +155,13 @@ def dssm_steps(C, r):
     return res
 
 
-@cntk_case(names=["cntk.Value.one_hot", "cntk.Trainer.train_minibatch"],
+@cntk_case(names=["cntk.Value.one_hot", "cntk.Value.as_sequences",
+                  "cntk.Trainer.train_minibatch"],
            note="CNTK_207: `C.Value.one_hot(indices.reshape(N, 1), classes)` (N sequences of "
                 "one step) feeds a plain input; Stadyn fed its (N, 1, classes) array as is, "
                 "and refused sequences of different lengths")
 def value_one_hot_feeds(C, r):
-    r.touch("cntk.Value.one_hot", "cntk.Trainer.train_minibatch")
+    r.touch("cntk.Value.one_hot", "cntk.Value.as_sequences", "cntk.Trainer.train_minibatch")
     labels = C.input_variable(6, is_sparse=True)
     w = C.parameter((6, 2), init=r.param_value("w", (6, 2)), name="w")
     z = C.times(labels, w)
@@ -172,5 +173,9 @@ def value_one_hot_feeds(C, r):
            "samples": trainer.previous_minibatch_sample_count, "w": w.value}
     words = C.sequence.input_variable(6)
     total = C.sequence.reduce_sum(C.times(words, w))
-    res["sequences"] = total.eval({words: C.Value.one_hot([[1, 2, 5], [0], [3, 3]], 6)})
+    ragged = C.Value.one_hot([[1, 2, 5], [0], [3, 3]], 6)
+    res["sequences"] = total.eval({words: ragged})
+    for i, seq in enumerate(ragged.as_sequences(words)):
+        res["as_sequences %d" % i] = np.asarray(seq.todense() if hasattr(seq, "todense")
+                                                else seq)
     return res

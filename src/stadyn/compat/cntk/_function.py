@@ -205,7 +205,7 @@ class Function(GraphObject, TensorOpsMixin):
     @property
     def arguments(self) -> list:
         """The inputs and placeholders the outputs depend on, in CNTK's order."""
-        found = [v for v in G.walk_operands(self._roots())
+        found = [v for v in G.walk_operands(self._roots(), self._leaves())
                  if G.kind_of(v) in ("input", "placeholder")
                  and not is_lengths(v)]     # a sequence input's lengths come with its data
         return [wrap_variable(v) for v in G.in_argument_order(self.variable, found)]

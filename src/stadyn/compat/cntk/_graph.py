@@ -252,10 +252,11 @@ def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
     return found
 
 
-def walk_operands(roots: list[Variable]) -> list[Variable]:
-    """The leaves the roots depend on, in CNTK's order for ``Function.arguments``: depth first,
-    each node before its operands, operands in (Python's) order, a block seen from outside (its
-    operands are the variables bound to its arguments), each leaf once."""
+def walk_operands(roots: list[Variable], leaves: list[Variable]) -> list[Variable]:
+    """``leaves`` (those the roots depend on) in CNTK's order for ``Function.arguments``: depth
+    first, each node before its operands, operands in (Python's) order, a block seen from
+    outside (its operands are the variables bound to its arguments); then any reached only
+    inside a block (a recurrence's step reading an outer value), in their given order."""
     found: list[Variable] = []
     seen: set[int] = set()
     stack = list(reversed(roots))
@@ -271,7 +272,7 @@ def walk_operands(roots: list[Variable]) -> list[Variable]:
             stack.extend(reversed(BLOCKS[v].arguments))
         elif v.parent is not None:
             stack.extend(reversed(list(v.parent.inputs)))
-    return found
+    return found + [v for v in leaves if id(v) not in seen]
 
 
 def walk_leaves(roots: list[Variable]) -> Iterator[Variable]:

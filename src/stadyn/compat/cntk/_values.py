@@ -75,8 +75,9 @@ class Value:
                                                         == np.float64 else None))
         self.lengths = None       # a batch of sequences: their lengths (the data padded)
 
-    def as_sequences(self) -> list:
-        """A batch of sequences as one array per sequence (a plain batch: one per sample)."""
+    def as_sequences(self, variable=None) -> list:
+        """One array per sequence (a plain batch: one per sample); CNTK needs ``variable`` for
+        a sparse Value and then gives SciPy matrices, Stadyn gives dense arrays either way."""
         if self.lengths is None:
             return list(self._data)
         return [d[:n] for d, n in zip(self._data, self.lengths)]
