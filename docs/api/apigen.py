@@ -48,6 +48,7 @@ SECTIONS = [
         "stadyn.compat.cntk.losses", "stadyn.compat.cntk.metrics", "stadyn.compat.cntk.io",
         "stadyn.compat.cntk.io.transforms",
         "stadyn.compat.cntk.train", "stadyn.compat.cntk.train.distributed",
+        "stadyn.compat.cntk.eval",
         "stadyn.compat.cntk.logging", "stadyn.compat.cntk.logging.graph",
         "stadyn.compat.cntk.utils", "stadyn.compat.cntk.device",
         "stadyn.compat.cntk.initializer", "stadyn.compat.cntk.variables",

@@ -30,6 +30,8 @@ NOT_IN_REFERENCE = {
     "stadyn.distributed.run": "the launcher script `python -m stadyn.distributed.run`",
     "stadyn.compat.cntk.train.training_session": "CNTK's module of that name is also its "
                                                  "function training_session (the train page)",
+    "stadyn.compat.cntk.eval.evaluator": "where CNTK defines its Evaluator: the same class as "
+                                         "on the eval page",
 }
 
 

@@ -14,6 +14,13 @@ from ._streams import StreamDef, iter_stream_defs
 __all__ = ["NumpyDeserializer"]
 
 
+def _dense(value) -> np.ndarray:
+    """``value`` as an array: a SciPy sparse matrix (anything with ``toarray``) densified."""
+    if hasattr(value, "toarray") and hasattr(value, "tocsr"):
+        return np.asarray(value.toarray())
+    return np.asarray(value)
+
+
 class NumpyDeserializer(Deserializer):
     """Samples from arrays of one length N: sample i of a stream is ``array[i]``.
 
@@ -22,7 +29,9 @@ class NumpyDeserializer(Deserializer):
         streams: ``StreamDefs(name=StreamDef(field=array_name))``; without it each array is a
             stream of its own name.
 
-    Arrays keep their dtype. Arrays of length 0 are a DataError (a source would end at once).
+    Arrays keep their dtype; a SciPy sparse matrix (CNTK takes ``csr_matrix`` one-hot labels
+    here) is read as its dense rows. Arrays of length 0 are a DataError (a source would end at
+    once).
 
     Example:
         >>> des = NumpyDeserializer({'x': np.arange(6.0).reshape(3, 2), 'y': np.eye(3)})
@@ -33,7 +42,7 @@ class NumpyDeserializer(Deserializer):
     path = "<arrays>"
 
     def __init__(self, data: Mapping[str, np.ndarray], streams: dict[str, StreamDef] | None = None):
-        arrays = {str(k): np.asarray(v) for k, v in data.items()}
+        arrays = {str(k): _dense(v) for k, v in data.items()}
         if not arrays:
             raise ValueError("NumpyDeserializer needs at least one array")
         for name, a in arrays.items():

@@ -17,9 +17,12 @@ __all__ = ["FeedingPlans", "count_roots", "feed", "feed_minibatch", "input_plan"
 
 
 def _as_array(value: Any) -> np.ndarray | torch.Tensor:
-    """Minibatch data (a reader's MinibatchData, a NumPy array, a tensor) as an array."""
+    """Minibatch data (a reader's MinibatchData, a NumPy array, a tensor, a SciPy sparse
+    matrix: its dense rows) as an array."""
     if isinstance(value, torch.Tensor):
         return value
+    if hasattr(value, "toarray") and hasattr(value, "tocsr"):    # scipy.sparse (its .data is
+        return np.asarray(value.toarray())                       # the non-zero values only)
     if hasattr(value, "asarray") and callable(value.asarray):
         return np.asarray(value.asarray())
     if hasattr(value, "data") and not isinstance(value, np.ndarray):
@@ -111,6 +114,8 @@ def feed_minibatch(plan, values, count_axis: Variable | None = None) -> int:
     sequence.  With ``count_axis`` (the lengths of one sequence input, from :func:`loss_axis`)
     the inputs are sequences on several axes and the count is that input's steps."""
     plain = steps = None
+    axes: dict[int, int] = {}          # steps per sequence axis
+    sequences = 0
     for (v, class_ids, sequence), value in zip(plan, values):
         if class_ids:
             _check_whole_numbers(v, _as_array(value))
@@ -120,15 +125,21 @@ def feed_minibatch(plan, values, count_axis: Variable | None = None) -> int:
                 if v.sequence_lengths is count_axis:
                     steps = n
                 continue
-            if steps is not None and n != steps:
+            axis = id(v.sequence_lengths)
+            if axis in axes and n != axes[axis]:
                 raise StadynError(f"Trainer: inputs with different sample counts "
-                                  f"{sorted((steps, n))}")
-            steps = n
+                                  f"{sorted((axes[axis], n))}")
+            axes[axis] = steps = n
+            sequences = int(v.sequence_lengths.shape[0])
         else:
             if plain is not None and n != plain:
                 raise StadynError(f"Trainer: inputs with different sample counts "
                                   f"{sorted((plain, n))}")
             plain = n
+    if plain is None and len(axes) > 1:
+        # sequences on several axes and a loss on none of them (a similarity of two sequences'
+        # last steps): CNTK counts the loss's samples, one per sequence
+        return sequences
     return plain if plain is not None else steps
 
 

@@ -92,6 +92,28 @@ op_case("times__weight_first", lambda C, x: C.times(C.parameter((4, 3), init=np.
                                    "against W's last")
 op_case("times_transpose", lambda C, x: C.times_transpose(x, C.constant(np.linspace(
     -1, 1, 12, dtype=np.float32).reshape(4, 3))), [(3,)])
+# CNTK_207 (sampled softmax): a matrix times the transpose of a vector sample (the hidden
+# vector) or of a matrix sample; Stadyn gave (3, 4, 1) and failed
+op_case("times_transpose__vector_sample", lambda C, x: C.times_transpose(C.constant(
+    np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)), x), [(4,)],
+    names=["cntk.ops.times_transpose"])
+# CNTK_207: two inputs multiplied sample by sample (Stadyn: "only one operand can have the
+# batch axis")
+op_case("times__two_inputs", lambda C, x, y: C.times(x, y), [(3, 4), (4, 2)],
+        names=["cntk.ops.times"])
+op_case("times_transpose__two_inputs", lambda C, x, y: C.times_transpose(x, y), [(5,), (5,)],
+        names=["cntk.ops.times_transpose"])
+# CNTK_207's full softmax: a (1, n) output row against an (n,) label (Stadyn required equal
+# shapes)
+op_case("cross_entropy_with_softmax__row_output",
+        lambda C, x, t: C.cross_entropy_with_softmax(C.reshape(x, (1, 5)), t), [(5,), (5,)],
+        data=[None, onehot], names=["cntk.ops.cross_entropy_with_softmax"])
+op_case("classification_error__row_output",
+        lambda C, x, t: C.classification_error(C.reshape(x, (1, 5)), t), [(5,), (5,)],
+        data=[None, onehot], grads=False, names=["cntk.ops.classification_error"])
+op_case("times_transpose__matrix_sample", lambda C, x: C.times_transpose(C.constant(
+    np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)), x), [(2, 4)],
+    names=["cntk.ops.times_transpose"])
 op_case("reshape__begin_end", lambda C, x: C.reshape(x, (2, 2), begin_axis=1, end_axis=2),
         [(3, 4, 2)], names=["cntk.ops.reshape"])
 op_case("slice", lambda C, x: C.slice(x, 1, 1, 3), [(2, 4)])

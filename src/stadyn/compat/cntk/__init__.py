@@ -18,8 +18,8 @@ Example:
     ((10,), 4)
 """
 
-from . import (_cntk_py, device, initializer, io, layers, learner, learners, logging, losses,
-               metrics, models, ops, random, sequence, train, utils, variables)
+from . import (_cntk_py, device, eval, initializer, io, layers, learner, learners, logging,
+               losses, metrics, models, ops, random, sequence, train, utils, variables)
 from ._defaults import (default_override_or, get_default_override, get_global_option,
                         is_default_override, set_global_option)
 from ._layers import default_options, default_options_for
@@ -59,7 +59,7 @@ __version__ = "2.7+stadyn"
 __all__ = [n for n in _ops_all if n != "use_default_device"] + ["use_default_device",
 
     # modules
-    "device", "initializer", "io", "layers", "learner", "learners", "logging", "losses",
+    "device", "eval", "initializer", "io", "layers", "learner", "learners", "logging", "losses",
     "metrics", "models", "ops", "random", "train", "utils", "variables", "cntk_py", "sequence",
     # graph objects and values
     "Variable", "Parameter", "Constant", "InferredDimension", "FreeDimension", "NDArrayView",

@@ -27,6 +27,7 @@ from ._loops import close_loops, split_loops
 from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
 from ._signature import _function_of_callable as function_of_callable
+from ._signature import argument_leaves
 from ._values import Value
 
 __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "as_composite", "as_block",
@@ -204,9 +205,10 @@ class Function(GraphObject, TensorOpsMixin):
     @property
     def arguments(self) -> list:
         """The inputs and placeholders the outputs depend on, in CNTK's order."""
-        return [wrap_variable(v) for v in self._leaves()
-                if G.kind_of(v) in ("input", "placeholder")
-                and not is_lengths(v)]     # a sequence input's lengths come with its data
+        found = [v for v in G.walk_operands(self._roots(), self._leaves())
+                 if G.kind_of(v) in ("input", "placeholder")
+                 and not is_lengths(v)]     # a sequence input's lengths come with its data
+        return [wrap_variable(v) for v in G.in_argument_order(self.variable, found)]
 
     @property
     def parameters(self) -> list:
@@ -434,6 +436,13 @@ class Function(GraphObject, TensorOpsMixin):
         values = {o: values[o] for o in outputs}
         return grads, (next(iter(values.values())) if len(values) == 1 else values)
 
+    def train(self, minibatch_source, *args, **kwargs):
+        """CNTK's ``Function.train``: a Trainer on this criterion (loss, or ``(loss, metric)``)
+        run by a training session over a reader or a tuple of arrays; ``callbacks``: progress
+        writers and configs.  Returns ``epoch_summaries``, ``updates`` (, ``test_summary``);
+        the arguments and an example: ``stadyn.compat.cntk._training.train_function``."""
+        return late("train_function")(self, minibatch_source, *args, **kwargs)
+
     def test(self, minibatch_source, minibatch_size: int = 32, streams=None,
              model_inputs_to_streams=None, callbacks=None):
         """The average of this criterion Function (a metric, or ``(loss, metric)`` combined)
@@ -478,7 +487,11 @@ class Function(GraphObject, TensorOpsMixin):
         if symbolic:
             for a in self.arguments:
                 mapping.setdefault(a, a)
-            return self.clone(CloneMethod.share, mapping)
+            applied = self.clone(CloneMethod.share, mapping)
+            if self.variable in G.ARGUMENT_ORDER:       # the signature's order, substituted
+                G.ARGUMENT_ORDER[applied.variable] = argument_leaves(
+                    [mapping[a] for a in self.arguments])
+            return applied
         values = self.eval(mapping, self.outputs)
         if isinstance(values, dict):
             return tuple(values[o] for o in self.outputs)

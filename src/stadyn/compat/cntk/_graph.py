@@ -61,6 +61,25 @@ class Block:
 
 BLOCKS: "weakref.WeakKeyDictionary[Variable, Block]" = weakref.WeakKeyDictionary()
 
+# The order of the arguments a Python function's signature gave the Function it made, by the
+# Function's root: CNTK passes such arguments through a "Tuple" block, so they come out in the
+# signature's order, not in the order a walk of the graph meets them (``loss(model(x), y)``
+# meets y first).
+ARGUMENT_ORDER: "weakref.WeakKeyDictionary[Variable, list[Variable]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def in_argument_order(root: Variable, arguments: list[Variable]) -> list[Variable]:
+    """``arguments`` (a Function's, in the walk's order) in the order recorded for ``root``:
+    the recorded ones first, then the others as they were."""
+    order = ARGUMENT_ORDER.get(root)
+    if not order:
+        return arguments
+    present = {id(a) for a in arguments}
+    first = [a for a in dict.fromkeys(order) if id(a) in present]
+    taken = {id(a) for a in first}
+    return first + [a for a in arguments if id(a) not in taken]
+
 
 def cntk_name(v: Variable) -> str:
     """A parameter's or constant's CNTK name: the last part of its scope path (``dense/W`` is
@@ -269,6 +288,29 @@ def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
         if visitor(node):
             found.append(node)
     return found
+
+
+def walk_operands(roots: list[Variable], leaves: list[Variable]) -> list[Variable]:
+    """``leaves`` (those the roots depend on) in CNTK's order for ``Function.arguments``: depth
+    first, each node before its operands, operands in (Python's) order, a block seen from
+    outside (its operands are the variables bound to its arguments); then any reached only
+    inside a block (a recurrence's step reading an outer value), in their given order."""
+    found: list[Variable] = []
+    seen: set[int] = set()
+    stack = list(reversed(roots))
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        kind, _ = classify(v)
+        if kind == "leaf":
+            found.append(v)
+        elif kind == "block":
+            stack.extend(reversed(BLOCKS[v].arguments))
+        elif v.parent is not None:
+            stack.extend(reversed(list(v.parent.inputs)))
+    return found + [v for v in leaves if id(v) not in seen]
 
 
 def walk_leaves(roots: list[Variable]) -> Iterator[Variable]:

@@ -28,11 +28,28 @@ def _axis(x, axis) -> int:
     return sample_axis(x, a)
 
 
+def _target_like(target, output):
+    """The target, reshaped to the output's sample shape where the two differ only by leading
+    axes of length 1 (CNTK's shapes then match: a ``(1, n)`` output and an ``(n,)`` label, as
+    in CNTK 207's full softmax)."""
+    t = operand(target)
+    have, want = tuple(sample_shape(target)), tuple(sample_shape(output))
+
+    def core(shape):
+        while shape and shape[0] == 1:
+            shape = shape[1:]
+        return shape
+    if have == want or core(have) != core(want):
+        return t
+    return F.reshape(t, ((-1,) if batched(target) else ()) + want)
+
+
 def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str = ""):
     """``log_sum_exp(z) - sum(t * z)`` along ``axis``: the cross entropy of ``softmax(z)`` for a
     target that sums to 1 (one-hot or soft), with CNTK's gradients (``softmax(z) - t`` for
     ``z``, ``-z`` for ``t``)."""
-    out = F.cross_entropy_with_softmax(operand(output_vector), operand(target_vector),
+    out = F.cross_entropy_with_softmax(operand(output_vector),
+                                       _target_like(target_vector, output_vector),
                                        _axis(output_vector, axis))
     return named(wrap(out), name, "CrossEntropyWithSoftmax")
 
@@ -42,7 +59,8 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
     """1 for a sample whose target class (the target's argmax) is not among the ``topN``
     largest outputs, else 0; with ``topN > 1``, the number of such samples in the minibatch
     (one number, as CNTK 2.7 gives it)."""
-    out = F.classification_error(operand(output_vector), operand(target_vector),
+    out = F.classification_error(operand(output_vector),
+                                 _target_like(target_vector, output_vector),
                                  _axis(output_vector, axis), int(topN))
     if topN > 1 and batched(output_vector):
         from . import _graph as G

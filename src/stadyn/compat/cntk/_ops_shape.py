@@ -57,19 +57,18 @@ def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: s
     return named(wrap(_times_batched_right(a, b, int(output_rank))), name, "Times")
 
 
-def _times_both_batched(x, w, output_rank: int):
-    """Each sample of ``x`` times the same sample of ``w`` (a matrix per sample, as
-    ``hierarchical_softmax_layer`` builds): ``w``'s first ``rank - output_rank`` sample axes are
-    reduced against as many trailing sample axes of ``x``."""
-    xs, ws = tuple(x.shape[1:]), tuple(w.shape[1:])
-    in_rank = len(ws) - output_rank
-    if in_rank < 0 or in_rank > len(xs) or tuple(xs[len(xs) - in_rank:]) != ws[:in_rank]:
-        raise ValueError(f"times: samples of shape {xs} cannot multiply samples of shape {ws} "
-                         f"(output_rank {output_rank})")
-    lead, out = xs[:len(xs) - in_rank], ws[in_rank:]
-    k, m, r = math.prod(ws[:in_rank]), math.prod(lead), math.prod(out)
-    y = F.batch_matmul(F.reshape(x, (-1, m, k)), F.reshape(w, (-1, k, r)))     # (N, m, r)
-    return F.reshape(y, (-1,) + lead + out)
+def _times_both_batched(a, b, output_rank: int):
+    """Each sample of ``a`` times the same sample of ``b`` (CNTK's ``times`` of two inputs):
+    ``b``'s first ``rank - output_rank`` sample axes reduced against ``a``'s last ones."""
+    left, right = tuple(a.shape[1:]), tuple(b.shape[1:])
+    in_rank = len(right) - output_rank
+    if in_rank < 0 or in_rank > len(left) or left[len(left) - in_rank:] != right[:in_rank]:
+        raise ValueError(f"times: samples of shape {left} cannot multiply samples of shape "
+                         f"{right} (output_rank {output_rank})")
+    lead, out_shape = left[:len(left) - in_rank], right[in_rank:]
+    k, m, r = math.prod(right[:in_rank]), math.prod(lead), math.prod(out_shape)
+    y = F.batch_matmul(F.reshape(a, (-1, m, k)), F.reshape(b, (-1, k, r)))
+    return F.reshape(y, (-1,) + lead + out_shape)
 
 
 def _times_batched_right(w, x, output_rank: int):
@@ -91,13 +90,24 @@ def _times_batched_right(w, x, output_rank: int):
 
 
 def times_transpose(left, right, name: str = ""):
-    """``left`` times the transpose of ``right`` (a matrix or a vector)."""
-    b = operand(right)
-    if batched(right):                     # transpose each sample (a vector is a column)
-        bt = F.transpose(b, (0, 2, 1)) if b.ndim == 3 else F.reshape(b, (-1, b.shape[1], 1))
-    else:
-        bt = F.transpose(b, (1, 0)) if b.ndim == 2 else F.reshape(b, (1, b.shape[0]))
-    return named(times(left, wrap(bt)), name, "TransposeTimes")
+    """``left`` times the transpose of ``right``'s samples (a matrix, or a vector taken as a
+    row: ``(m, k)`` times the transpose of a ``(k,)`` vector is ``(m, 1)``), as CNTK 2.7.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> a = C.constant(np.ones((3, 4), np.float32))
+        >>> C.times_transpose(a, C.input_variable(4)).shape
+        (3, 1)
+        >>> C.times_transpose(a, C.constant(np.ones((2, 4), np.float32))).shape
+        (3, 2)
+    """
+    rank = len(sample_shape(right))
+    if rank not in (1, 2):
+        raise ValueError(f"times_transpose: the right operand must be a vector or a matrix, "
+                         f"not of shape {tuple(sample_shape(right))}")
+    k = sample_shape(right)[-1]
+    bt = reshape(right, (k, 1)) if rank == 1 else transpose(right, (1, 0))
+    return named(times(left, bt), name, "TransposeTimes")
 
 
 def reshape(x, shape, begin_axis=None, end_axis=None, name: str = ""):

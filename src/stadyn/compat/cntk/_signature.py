@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import inspect
 
-from ._adapt import ShapelessPlaceholderError, wrap
+from ...graph import Variable
+from . import _graph as G
+from ._adapt import ShapelessPlaceholderError, unwrap, wrap
 from ._axis import Axis
 from ._late import late
 from ._mixins import GraphObject
@@ -91,7 +93,29 @@ def _function_of_callable(f, types=(), named_types=None):
         # untyped arguments an op needs the shape of: the graph is built when the Function is
         # applied to operands with shapes (CNTK infers the placeholders' shapes then)
         return _Deferred(f, arguments)
-    return _as_function(out)
+    return _in_signature_order(_as_function(out), arguments)
+
+
+def argument_leaves(values: list) -> list[Variable]:
+    """The inputs and placeholders of ``values`` (Variables or Functions), in order: what a
+    Function applied to them takes as its arguments, in its signature's order."""
+    leaves: list[Variable] = []
+    for value in values:
+        v = value.variable if isinstance(value, GraphObject) else value
+        if isinstance(v, Variable) and G.kind_of(v) in ("input", "placeholder"):
+            leaves.append(v)
+        elif hasattr(value, "arguments"):
+            leaves.extend(unwrap(a) for a in value.arguments)
+    return leaves
+
+
+def _in_signature_order(function, values: list):
+    """``function`` with its arguments recorded in the order of ``values`` (the Python
+    function's), as CNTK's Tuple block keeps them."""
+    variable = getattr(function, "variable", None)
+    if variable is not None:
+        G.ARGUMENT_ORDER[variable] = argument_leaves(values)
+    return function
 
 
 def _as_function(out):
@@ -133,7 +157,8 @@ class _Deferred:
             raise ValueError(f"{self.name}: its arguments have no types, so it applies to "
                              "Functions and Variables only (give the Python function a "
                              "signature to evaluate it on data)")
-        self._applied = _as_function(self._fn(*[given[n] for n in names]))
+        values = [given[n] for n in names]
+        self._applied = _in_signature_order(_as_function(self._fn(*values)), values)
         return self._applied
 
     @property

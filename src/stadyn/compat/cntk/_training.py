@@ -16,12 +16,13 @@ import os
 import sys
 import numpy as np
 
+from ...train.progress import ProgressWriter
 from ._trainer import Trainer
 from ._late import bind
 
 __all__ = ["DataUnit", "CheckpointConfig", "CrossValidationConfig", "TestConfig",
            "TrainingSession", "training_session", "minibatch_size_schedule", "Evaluator",
-           "evaluate_function", "TestSummary"]
+           "evaluate_function", "TestSummary", "train_function", "TrainingSummary"]
 
 
 class DataUnit(enum.IntEnum):
@@ -369,6 +370,8 @@ def evaluate_function(function, source, minibatch_size: int, streams, input_map,
     if input_map is None and streams is not None:
         args = function.arguments
         input_map = {a: s for a, s in zip(args, streams)}
+    if not _is_reader(source):             # a tuple of arrays, in the order of the arguments
+        source, input_map = _source(source, input_map, function, repeat=False)
     if hasattr(source, "is_infinite") and source.is_infinite():
         raise ValueError("minibatch_source must have a limited number of samples or sweeps.")
     evaluator = Evaluator(metric, callbacks)
@@ -383,4 +386,124 @@ def evaluate_function(function, source, minibatch_size: int, streams, input_map,
     return TestSummary(total / samples if samples else 0.0, samples)
 
 
-bind(evaluate_function=evaluate_function)     # Function.test (_function)
+class _Summary:
+    """One line of a :class:`TrainingSummary`: the average ``loss`` and ``metric`` over
+    ``samples``."""
+
+    def __init__(self, loss: float, metric: float, samples: int):
+        self.loss, self.metric, self.samples = float(loss), float(metric), int(samples)
+
+    def __repr__(self) -> str:
+        return f"Summary(loss={self.loss}, metric={self.metric}, samples={self.samples})"
+
+
+class TrainingSummary:
+    """What ``Function.train`` returns: ``epoch_summaries`` and ``updates`` (lists of records
+    with ``loss``, ``metric``, ``samples``) and, when a ``TestConfig`` was given,
+    ``test_summary`` (``metric``, ``samples``)."""
+
+    def __init__(self, epoch_summaries, updates, test_summary=None):
+        self.epoch_summaries, self.updates = epoch_summaries, updates
+        if test_summary is not None:
+            self.test_summary = test_summary
+
+
+class _Collector(ProgressWriter):
+    """Keeps the averages a training session writes (CNTK's ``_ProgressCollector``)."""
+
+    def __init__(self, freq):
+        super().__init__(freq=freq)
+        self.update_records, self.epoch_records, self.test_records = [], [], []
+
+    @staticmethod
+    def _average(total, samples):
+        return (total or 0.0) / (samples if samples else 1)
+
+    def on_training_update(self, record) -> None:
+        self.update_records.append(_Summary(self._average(record.loss_sum, record.samples),
+                                     self._average(record.metric_sum, record.samples),
+                                     record.samples))
+
+    def on_training_summary(self, record) -> None:
+        self.epoch_records.append(_Summary(self._average(record.loss_sum, record.samples),
+                                    self._average(record.metric_sum, record.samples),
+                                    record.samples))
+
+    def on_test_summary(self, record) -> None:
+        self.test_records.append(TestSummary(self._average(record.metric_sum, record.samples),
+                                      record.samples))
+
+
+def _is_reader(source) -> bool:
+    return hasattr(source, "next_minibatch")
+
+
+def train_function(function, source, minibatch_size=32, streams=None, input_map=None,
+                   learners=(), callbacks=(), progress_frequency=None, max_epochs=None,
+                   epoch_size=None, max_samples=None, *, model_inputs_to_streams=None,
+                   parameter_learners=None) -> TrainingSummary:
+    """``Function.train`` (CNTK 2.7's): a Trainer on ``function`` with the progress writers of
+    ``callbacks`` and a collector, run by a :class:`TrainingSession` with the callbacks'
+    configs; ``max_epochs`` of ``epoch_size`` samples (default: one pass over the arrays) or
+    ``max_samples``.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x, y = C.input_variable(2), C.input_variable(2)
+        >>> model = C.layers.Dense(2)
+        >>> crit = C.cross_entropy_with_softmax(model(x), y)
+        >>> data = np.eye(2, dtype=np.float32)[[0, 1] * 8]
+        >>> progress = crit.train((data, data), minibatch_size=4, max_epochs=2,
+        ...                       parameter_learners=[C.sgd(model.parameters, 0.1)])
+        >>> [s.samples for s in progress.epoch_summaries]
+        [16, 16]
+    """
+    input_map = model_inputs_to_streams if model_inputs_to_streams is not None else input_map
+    learners = parameter_learners if parameter_learners is not None else learners
+    if minibatch_size is None:
+        raise ValueError("minibatch_size must not be None.")
+    schedule = _schedule(minibatch_size)
+    if max_samples is None:
+        if epoch_size is None:
+            if _is_reader(source):
+                raise ValueError("epoch_size must be specified, unless max_samples is given or "
+                                 "input is given as numpy/scipy arrays.")
+            first = source[0] if isinstance(source, tuple) else source
+            epoch_size = first.shape[0] if hasattr(first, "shape") else len(first)
+        max_samples = int((1 if max_epochs is None else max_epochs) * epoch_size)
+    elif max_epochs is not None:
+        raise ValueError("max_epochs and max_samples are mutually exclusive.")
+    writers, configs = [], {CheckpointConfig: None, CrossValidationConfig: None, TestConfig: None}
+    for cb in callbacks or ():
+        if isinstance(cb, ProgressWriter):
+            writers.append(cb)
+            continue
+        kind = next((k for k in configs if isinstance(cb, k)), None)
+        if kind is None:
+            raise ValueError("callbacks list can only contain objects of type ProgressWriter, "
+                             f"CheckpointConfig, CrossValidationConfig, and TestConfig; got {cb!r}")
+        if configs[kind] is not None:
+            raise ValueError(f"only one callback of type {kind.__name__} is permitted")
+        configs[kind] = cb
+    if progress_frequency is None and epoch_size is not None:
+        progress_frequency = epoch_size
+    freq = writers[0].freq if writers and writers[0].freq else (
+        max(1, progress_frequency // schedule[0]) if progress_frequency is not None else None)
+    collector = _Collector(freq)
+    trainer = Trainer(None, function, list(learners or ()), writers + [collector])
+    if streams:
+        if input_map:
+            raise ValueError("streams and model_inputs_to_streams are mutually exclusive.")
+        input_map = dict(zip(function.arguments, streams))
+    TrainingSession(trainer, source, schedule, input_map, max_samples, progress_frequency,
+                    configs[CheckpointConfig], configs[CrossValidationConfig],
+                    configs[TestConfig]).train()
+    epochs = collector.epoch_records or [_Summary(0, 0, 0)]
+    updates = collector.update_records or [_Summary(0, 0, 0)]
+    test = collector.test_records[-1] if configs[TestConfig] is not None and \
+        collector.test_records else None
+    return TrainingSummary(epochs, updates, test)
+
+
+bind(evaluate_function=evaluate_function,     # Function.test (_function)
+     train_function=train_function)           # Function.train (_function)

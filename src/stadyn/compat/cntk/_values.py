@@ -73,6 +73,14 @@ class Value:
             batch = np.zeros(tuple(shape or ()), dtype=dtype or np.float32)
         self._data = np.asarray(batch, dtype=dtype or (np.float32 if np.asarray(batch).dtype
                                                         == np.float64 else None))
+        self.lengths = None       # a batch of sequences: their lengths (the data padded)
+
+    def as_sequences(self, variable=None) -> list:
+        """One array per sequence (a plain batch: one per sample); CNTK needs ``variable`` for
+        a sparse Value and then gives SciPy matrices, Stadyn gives dense arrays either way."""
+        if self.lengths is None:
+            return list(self._data)
+        return [d[:n] for d, n in zip(self._data, self.lengths)]
 
     @staticmethod
     def create(var, data, seq_starts=None, device=None, read_only: bool = False):
@@ -85,10 +93,24 @@ class Value:
 
     @staticmethod
     def one_hot(batch, num_classes: int, dtype=None, device=None):
-        """A batch of sequences of class indices (a list of lists) as one-hot rows: shape
-        ``(sequences, steps, num_classes)``."""
-        ids = np.asarray(batch, dtype=np.int64)
-        return Value(batch=np.eye(int(num_classes), dtype=dtype or np.float32)[ids])
+        """A batch of sequences of class indices (a list of lists, of any lengths) as one-hot
+        rows: shape ``(sequences, longest, num_classes)``, each sequence's ``lengths`` kept, so
+        that it feeds a sequence input (or, sequences of one step, a plain input) as CNTK's.
+
+        Example:
+            >>> v = Value.one_hot([[1, 2], [0]], 3)
+            >>> v.shape, v.lengths, [s.argmax(1).tolist() for s in v.as_sequences()]
+            ((2, 2, 3), [2, 1], [[1, 2], [0]])
+        """
+        seqs = [np.asarray(s, dtype=np.int64).reshape(-1) for s in batch]
+        lengths = [len(s) for s in seqs]
+        eye = np.eye(int(num_classes), dtype=dtype or np.float32)
+        data = np.zeros((len(seqs), max(lengths, default=0), int(num_classes)), eye.dtype)
+        for i, s in enumerate(seqs):
+            data[i, :len(s)] = eye[s]
+        value = Value(batch=data)
+        value.lengths = lengths
+        return value
 
     @property
     def shape(self) -> tuple:

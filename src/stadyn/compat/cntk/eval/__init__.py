@@ -1,0 +1,15 @@
+"""``cntk.eval``: the Evaluator (``C.eval.Evaluator(metric, progress_writers)``, as CNTK 303's
+notebook writes it; also ``C.Evaluator`` and ``C.eval.evaluator.Evaluator``).
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> z, t = C.input_variable(3), C.input_variable(3)
+    >>> ev = C.eval.Evaluator(C.classification_error(z, t))
+    >>> ev.test_minibatch({z: np.eye(3, dtype=np.float32), t: np.eye(3, dtype=np.float32)})
+    0.0
+"""
+
+from . import evaluator
+from .evaluator import Evaluator
+
+__all__ = ["Evaluator", "evaluator"]

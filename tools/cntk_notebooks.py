@@ -1,0 +1,212 @@
+"""Run CNTK 2.x's own tutorial notebooks on Stadyn and on CNTK 2.7, side by side, at tiny sizes.
+
+The notebooks are not part of Stadyn (they are CNTK's); point this at a CNTK checkout:
+
+    python tools/cntk_notebooks.py --notebooks /path/to/CNTK/Tutorials --out /tmp/nb \\
+        --cntk-python "/path/to/cntk27/venv36/bin/python" [NAME ...]
+
+For each notebook NAME (``106A_LSTM_Timeseries_with_Simulated_Data``...) it takes the code
+cells, drops notebook magics, IPython and plotting (``plt``/``matplotlib`` become an object that
+swallows every call), applies the size cuts of ``SETTINGS`` below, writes a tiny stand-in for the
+data the notebook would download (``DATA``), and writes two scripts, ``cntk_NAME.py`` and
+``stadyn_NAME.py``, which differ only in their imports (``import cntk as C`` becomes
+``import stadyn.compat.cntk as C``).  It runs each in its own folder and prints the tail of both
+outputs.  CNTK_LD_LIBRARY_PATH sets CNTK's library path.
+
+What running them found is in docs/cntk-notebooks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+PRELUDE = '''
+class _Null:
+    def __getattr__(self, n): return self
+    def __call__(self, *a, **k): return self
+    def __iter__(self): return iter([self, self])
+    def __getitem__(self, k): return self
+    def __setitem__(self, k, v): pass
+plt = matplotlib = Image = display = _Null()
+'''
+
+# a stand-in for the few pandas calls CNTK 106A makes (DataFrame of columns, .iloc, .values)
+PANDAS_STANDIN = '''
+import numpy as np
+class Series:
+    def __init__(self, v): self.values = np.asarray(v)
+    @property
+    def iloc(self): return _Iloc(self.values)
+    def as_matrix(self): return self.values
+class _Iloc:
+    def __init__(self, v): self.v = v
+    def __getitem__(self, k): return Series(self.v[k])
+class DataFrame:
+    def __init__(self, d): self.d = {k: np.asarray(v) for k, v in d.items()}
+    def __getitem__(self, k): return Series(self.d[k])
+    def __len__(self): return len(next(iter(self.d.values())))
+'''
+
+# size cuts: (text in the notebook, replacement); each text must be found
+SETTINGS = {
+    "101_LogisticRegression": [("num_samples_to_train = 20000", "num_samples_to_train = 2000")],
+    "102_FeedForward": [("num_samples = 20000", "num_samples = 2500")],
+    "103B_MNIST_LogisticRegression": "mnist",
+    "103C_MNIST_MultiLayerPerceptron": "mnist",
+    "106A_LSTM_Timeseries_with_Simulated_Data": [
+        ("import pandas as pd", "import pandas_standin as pd"),
+        ("np.linspace(0, 100, 10000", "np.linspace(0, 100, 2000"),
+        ("EPOCHS = 10 if", "EPOCHS = 2 if")],
+    "200_GuidedTour": [
+        ('    from sklearn import datasets, utils\n    mnist = datasets.fetch_mldata("MNIST '
+         'original")\n    X, Y = mnist.data / 255.0, mnist.target',
+         "    rs = np.random.RandomState(3); Y = rs.randint(0, 10, 700)\n"
+         "    X = rs.rand(700, 784) * 0.1; X[np.arange(700), Y * 70 + 100] = 1.0"),
+        ("X[:60000].reshape((-1,28,28)), X[60000:]", "X[:600].reshape((-1,28,28)), X[600:]"),
+        ("Y[:60000].astype(int), Y[60000:]", "Y[:600].astype(int), Y[600:]"),
+        ("X_train_mn[:54000], X_train_mn[54000:]", "X_train_mn[:540], X_train_mn[540:]"),
+        ("Y_train_mn[:54000], Y_train_mn[54000:]", "Y_train_mn[:540], Y_train_mn[540:]"),
+        ("generate_synthetic_data(20000)", "generate_synthetic_data(2000)"),
+        ("max_epochs=40", "max_epochs=2"), ("max_epochs=50", "max_epochs=3"),
+        ("X_test_mn[8345]", "X_test_mn[83]")],
+    "206A_Basic_GAN": [("num_minibatches = 300 if isFast", "num_minibatches = 20 if isFast")],
+    "206B_DCGAN": [("num_minibatches = 5000 if isFast", "num_minibatches = 10 if isFast")],
+    "207_Training_with_Sampled_Softmax": [
+        ("    num_minbatches = 100\n    test_set_size = 1000",
+         "    num_minbatches = 30\n    test_set_size = 200"),
+        ("    num_classes = 50000", "    num_classes = 2000"),
+        ("sample_sizes = [5, 10, 100, 1000]", "sample_sizes = [5, 100]"),
+        ("    num_minbatches = 100\n    test_set_size = 1 #",
+         "    num_minbatches = 10\n    test_set_size = 1 #")],
+    "303_Deep_Structured_Semantic_Modeling_with_LSTM_Networks": [
+        ("import requests\n", "\n"), ("MAX_EPOCHS = 5", "MAX_EPOCHS = 2"),
+        ("EPOCH_SIZE = 10000", "EPOCH_SIZE = 400")],
+}
+MNIST_CUTS = [("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
+              ("num_sweeps_to_train_with = 10", "num_sweeps_to_train_with = 2"),
+              ("num_samples = 10000", "num_samples = 300"),
+              ("test_minibatch_size = 512", "test_minibatch_size = 100")]
+
+
+def code_of(notebook: str) -> str:
+    """The notebook's code cells, magics and shell lines (at column 0) left out."""
+    cells = json.load(open(notebook, encoding="utf-8"))["cells"]
+    out = []
+    for cell in cells:
+        if cell["cell_type"] == "code":
+            lines = "".join(cell["source"]).splitlines()
+            out.append("\n".join(ln for ln in lines if not ln.startswith(("%", "!"))))
+    return "\n".join(out) + "\n"
+
+
+_DROP = re.compile(r"(from IPython|from matplotlib|import matplotlib|import cntk\.tests|"
+                   r"cntk\.tests\.test_utils|from __future__|from PIL|C\.cntk_py\.set_fixed)")
+
+
+def script(code: str, cuts, stadyn: bool) -> str:
+    for old, new in cuts:
+        if old not in code:
+            raise SystemExit(f"not in the notebook: {old!r}")
+        code = code.replace(old, new)
+    code = "\n".join(ln for ln in code.splitlines() if not _DROP.match(ln.strip()))
+    if stadyn:
+        code = re.sub(r"^(\s*)import cntk as C\s*$", r"\1import stadyn.compat.cntk as C", code,
+                      flags=re.M)
+        code = re.sub(r"^(\s*)import cntk\s*$", r"\1import stadyn.compat.cntk as cntk", code,
+                      flags=re.M)
+        code = re.sub(r"^(\s*)from cntk(\.\S+)? import", r"\1from stadyn.compat.cntk\2 import",
+                      code, flags=re.M)
+    return PRELUDE + code + "\n"
+
+
+def write_mnist(folder: str) -> None:
+    """Synthetic 28x28 'digits' in CNTK's text format, as CNTK 103A writes MNIST."""
+    rs = np.random.RandomState(0)
+    os.makedirs(os.path.join(folder, "data", "MNIST"), exist_ok=True)
+    for name, n in (("Train", 600), ("Test", 300)):
+        with open(os.path.join(folder, "data", "MNIST", f"{name}-28x28_cntk_text.txt"), "w") as f:
+            for _ in range(n):
+                y = rs.randint(10)
+                x = (rs.rand(784) * 60).astype(int)
+                x[y * 70:y * 70 + 40] = 255
+                label = " ".join("1" if k == y else "0" for k in range(10))
+                f.write(f"|labels {label} |features {' '.join(map(str, x))}\n")
+
+
+def write_dssm(folder: str) -> None:
+    """Query/answer word sequences in CNTK 303's CTF format, with its vocabularies."""
+    rs = np.random.RandomState(1)
+    d = os.path.join(folder, "data", "DSSM")
+    os.makedirs(d, exist_ok=True)
+    qwords = "BOS what contribution did e1 made to science in 1665 EOS".split()
+    awords = "BOS book author book_editions_published EOS language human_language " \
+             "main_country".split()
+    for name, words, size in (("vocab_Q.wl", qwords, 1204), ("vocab_A.wl", awords, 1019)):
+        with open(os.path.join(d, name), "w") as f:
+            f.writelines((words[i] if i < len(words) else f"w{i}") + " \n" for i in range(size))
+    for name, n in (("train.pair.tok.ctf", 300), ("valid.pair.tok.ctf", 60)):
+        with open(os.path.join(d, name), "w") as f:
+            for s in range(n):
+                topic, lq, la = rs.randint(20), rs.randint(2, 7), rs.randint(2, 6)
+                for t in range(max(lq, la)):
+                    parts = [str(s)]
+                    if t < lq:
+                        parts.append("|S0 %d:1" % (topic * 50 + rs.randint(40)))
+                    if t < la:
+                        parts.append("|S1 %d:1" % (topic * 45 + rs.randint(40)))
+                    f.write("\t".join(parts) + "\n")
+
+
+DATA = {"103B_MNIST_LogisticRegression": write_mnist, "103C_MNIST_MultiLayerPerceptron":
+        write_mnist, "206A_Basic_GAN": write_mnist, "206B_DCGAN": write_mnist,
+        "303_Deep_Structured_Semantic_Modeling_with_LSTM_Networks": write_dssm}
+
+
+def run(name: str, args) -> None:
+    cuts = SETTINGS[name]
+    cuts = MNIST_CUTS if cuts == "mnist" else cuts
+    code = code_of(os.path.join(args.notebooks, f"CNTK_{name}.ipynb"))
+    src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for side, python, env in (
+            ("cntk", args.cntk_python.split(), {"LD_LIBRARY_PATH": os.environ.get(
+                "CNTK_LD_LIBRARY_PATH", "")}),
+            ("stadyn", [sys.executable], {"PYTHONPATH": os.path.join(src, "src")})):
+        folder = os.path.join(args.out, side, name)
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "pandas_standin.py"), "w") as f:
+            f.write(PANDAS_STANDIN)
+        if name in DATA:
+            DATA[name](folder)
+        path = os.path.join(folder, f"{side}_{name}.py")
+        with open(path, "w") as f:
+            f.write(script(code, cuts, side == "stadyn"))
+        proc = subprocess.run(python + ["-W", "ignore", path], cwd=folder, capture_output=True,
+                              text=True, env=dict(os.environ, **env), timeout=args.timeout)
+        lines = [ln for ln in (proc.stdout + proc.stderr).splitlines()
+                 if ln.strip() and not ln.startswith(("\t", "-", "Build info"))]
+        print(f"== {name} on {side}: exit {proc.returncode}")
+        print("\n".join(lines[-args.tail:]))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("names", nargs="*", help=f"default: all of {sorted(SETTINGS)}")
+    p.add_argument("--notebooks", required=True, help="CNTK's Tutorials folder")
+    p.add_argument("--out", required=True, help="where the scripts run")
+    p.add_argument("--cntk-python", required=True, help="CNTK 2.7's python")
+    p.add_argument("--tail", type=int, default=20)
+    p.add_argument("--timeout", type=int, default=900)
+    args = p.parse_args()
+    for name in args.names or sorted(SETTINGS):
+        run(name, args)
+
+
+if __name__ == "__main__":
+    main()
