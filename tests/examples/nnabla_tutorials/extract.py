@@ -1,0 +1,73 @@
+"""Writes the code cells of NNabla 1.39's tutorial notebooks (``sony/nnabla``, ``tutorial/``,
+Apache-2.0) as the scripts ``nb_<name>.py`` beside this file, for ``run_cells.py`` (ruff skips them:
+they are NNabla's code as written).
+
+    python extract.py NOTEBOOK_DIR
+
+Each cell becomes a block after a ``# ---- cell N`` line.  What changes from the notebook:
+shell lines and magics (``!...``, ``%...``) are dropped; statements that plot (``plt.``,
+``imshow``, ``plot_stats``, matplotlib, IPython) are dropped (a cell that had one is written
+back through ``ast.unparse``, so its comments go); and the literal edits in ``EDITS`` are made
+(shorter training, the CPU context for the CUDA one, NumPy names gone since 1.24).  The
+``import nnabla`` lines stay: ``run_cells.py`` runs the scripts unchanged on either framework.
+"""
+
+import ast
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PLOT = re.compile(r"\bplt\.|matplotlib|imshow|plot_stats|IPython")
+HEADER = ("# The code cells of NNabla's tutorial notebook tutorial/{name}.ipynb\n"
+          "# (https://github.com/sony/nnabla, Copyright Sony Corporation, Apache License 2.0),\n"
+          "# extracted by extract.py beside this file: plots and magics dropped, and the edits\n"
+          "{edits}")
+EDITS = {
+    "python_api": {"num_iter = 2000": "num_iter = 200"},
+    "by_examples": {"range(1000)": "range(101)", "training(1000,": "training(101,",
+                    "training_rnn(1000,": "training_rnn(101,", "training_siamese(2000)":
+                    "training_siamese(101)", "get_extension_context('cudnn'":
+                    "get_extension_context('cpu'", "np.int)": "int)"},
+}
+
+
+class _Unplot(ast.NodeTransformer):
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                kept = [s for s in body if isinstance(s, (ast.FunctionDef, ast.For, ast.With,
+                                                           ast.If))
+                        or not PLOT.search(ast.unparse(s))]
+                setattr(node, field, kept or ([ast.Pass()] if field == "body" else []))
+        return node
+
+
+def cell_source(text):
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    text = "\n".join(lines).strip("\n")
+    if not PLOT.search(text):
+        return text
+    return ast.unparse(_Unplot().visit(ast.parse(text)))
+
+
+def main(folder):
+    for name, edits in EDITS.items():
+        cells = json.load(open(os.path.join(folder, name + ".ipynb")))["cells"]
+        out = [HEADER.format(name=name, edits="".join(
+            "#   %r -> %r\n" % e for e in edits.items()))]
+        code = [c for c in cells if c["cell_type"] == "code"]
+        for i, c in enumerate(code):
+            text = "".join(c["source"])
+            for old, new in edits.items():
+                text = text.replace(old, new)
+            out.append("# ---- cell %d\n%s\n" % (i, cell_source(text)))
+        with open(os.path.join(HERE, "nb_" + name + ".py"), "w") as f:
+            f.write("\n".join(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
