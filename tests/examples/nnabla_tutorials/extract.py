@@ -26,10 +26,39 @@ HEADER = ("# The code cells of NNabla's tutorial notebook tutorial/{name}.ipynb\
           "{edits}")
 EDITS = {
     "python_api": {"num_iter = 2000": "num_iter = 200"},
+    "mixed_precision_training": {'get_extension_context("cudnn", type_config="half")':
+                                 'None  # the CUDA fp16 context; the added cell runs on the CPU'},
     "by_examples": {"range(1000)": "range(101)", "training(1000,": "training(101,",
                     "training_rnn(1000,": "training_rnn(101,", "training_siamese(2000)":
                     "training_siamese(101)", "get_extension_context('cudnn'":
                     "get_extension_context('cpu'", "np.int)": "int)"},
+}
+
+# Cells added after the notebook's own (the tutorial shows its updater without running it).
+ADDED = {
+    "mixed_precision_training": """\
+# (added) The tutorial's DynamicLossScalingUpdater training an MLP on the digits: the scale
+# grows every N updates and falls while the scaled gradients overflow.
+import nnabla as nn
+import nnabla.functions as F
+import nnabla.parametric_functions as PF
+import nnabla.solvers as S
+import tiny_digits
+nn.clear_parameters()
+data = tiny_digits.data_iterator_tiny_digits(tiny_digits.load_digits(), batch_size=32)
+x, t = nn.Variable((32, 1, 8, 8)), nn.Variable((32, 1))
+loss = F.mean(F.softmax_cross_entropy(PF.affine(F.tanh(PF.affine(x / 16, 32, name="fc1")),
+                                               10, name="fc2"), t))
+solver = S.Momentum(0.05)
+solver.set_parameters(nn.get_parameters())
+def feed():
+    x.d, t.d = data.next()
+updater = DynamicLossScalingUpdater(solver, loss, feed, scale=2.0 ** 130, N=3,
+                                    weight_decay=1e-4)
+for i in range(12):
+    updater.update()
+    print(i, loss.d, updater.scale)
+""",
 }
 
 
@@ -65,6 +94,8 @@ def main(folder):
             for old, new in edits.items():
                 text = text.replace(old, new)
             out.append("# ---- cell %d\n%s\n" % (i, cell_source(text)))
+        if name in ADDED:
+            out.append("# ---- cell %d\n%s" % (len(code), ADDED[name]))
         with open(os.path.join(HERE, "nb_" + name + ".py"), "w") as f:
             f.write("\n".join(out))
 

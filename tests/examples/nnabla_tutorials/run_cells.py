@@ -56,6 +56,9 @@ def main(path, framework):
     try:
         import sklearn.datasets  # noqa: F401
     except ImportError:
+        if not os.environ.get("DIGITS_CSV"):
+            sys.exit("run_cells.py: no scikit-learn here; set DIGITS_CSV to the path of "
+                     "scikit-learn's sklearn/datasets/data/digits.csv.gz")
         _digits_from_csv()
     sys.path.insert(0, HERE)                 # tiny_digits.py
     np.random.seed(0)
