@@ -114,6 +114,40 @@ def test_clear_no_need_grad_keeps_only_roots_and_persistent_in_static_mode():
     assert h1._data is not None
 
 
+def test_setting_persistent_after_a_cleared_forward_keeps_the_value_next_time():
+    """NNabla's python_api tutorial: forward(clear_buffer=True), then ``y.persistent = True``
+    and forward again: y holds its value (the plan cached by the first run kept nothing)."""
+    x = sd.Variable.from_numpy_array(np.array([1.0, -2.0]))
+    y = x * 2.0
+    loss = F.sum(y)
+    loss.forward(clear_buffer=True)
+    y.persistent = True
+    loss.forward(clear_buffer=True)
+    np.testing.assert_array_equal(y.d, [2.0, -4.0])
+    x.d = [3.0, 1.0]
+    loss.forward(clear_buffer=True)          # the rebuilt plan is the one replayed
+    np.testing.assert_array_equal(y.d, [6.0, 2.0])
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_a_backward_scale_past_float32_is_inf_as_in_nnabla(dynamic):
+    """NNabla's mixed-precision tutorial: ``loss.backward(scale)`` with a scale past float32's
+    range gives inf gradients (its DynamicLossScalingUpdater then lowers the scale); the seed
+    used to raise torch's overflow error instead."""
+    w = sd.Variable.from_numpy_array(np.array([1.0, -2.0]), need_grad=True)
+    with sd.auto_forward(dynamic):
+        loss = F.sum(w * 3.0)
+    loss.forward()
+    loss.backward(2.0 ** 130)
+    assert np.isposinf(w.g).all()
+    solver = S.Sgd(0.1)
+    solver.set_parameters({"w": w})
+    assert solver.check_inf_or_nan_grad()
+    solver.zero_grad()
+    loss.backward(2.0 ** 10)
+    np.testing.assert_array_equal(w.g, [3.0 * 1024, 3.0 * 1024])
+
+
 def test_dynamic_backward_clear_buffer_frees_intermediates():
     x = sd.Variable.from_numpy_array(np.ones(3), need_grad=True)
     with sd.auto_forward():

@@ -129,7 +129,10 @@ def _seed(var: Variable, grad: Any, like: torch.Tensor) -> torch.Tensor:
         return grad.detach().to(like.dtype, like.device).expand_as(like).clone()
     arr = np.asarray(grad)
     if arr.ndim == 0:
-        return torch.full_like(like, float(arr))
+        # Cast as NNabla casts it: a scale past the dtype's range is inf (a dynamic loss scaler
+        # then finds inf in the gradients and lowers the scale); full_like would raise.
+        value = torch.tensor(float(arr), dtype=torch.float64, device=like.device)
+        return value.to(like.dtype).expand_as(like).clone()
     # A copy: the seed may flow unchanged into a leaf's .grad, which later accumulates in place.
     return torch.tensor(arr, dtype=like.dtype, device=like.device).expand_as(like).clone()
 

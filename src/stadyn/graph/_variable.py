@@ -132,7 +132,7 @@ class Variable:
         30.0
     """
 
-    __slots__ = ("_data", "_grad", "_shape", "_dtype", "_need_grad", "persistent", "parent",
+    __slots__ = ("_data", "_grad", "_shape", "_dtype", "_need_grad", "_persistent", "parent",
                  "_index", "name", "_plan", "_plans", "_alias", "_seq", "recompute",
                  "__weakref__")
 
@@ -146,7 +146,7 @@ class Variable:
         self._shape = shape
         self._dtype = tdtype
         self._need_grad = need_grad
-        self.persistent = False
+        self._persistent = False
         self.parent: FunctionNode | None = None
         self._index = 0
         self.name: str | None = None
@@ -166,7 +166,7 @@ class Variable:
         v._shape = shape
         v._dtype = dtype
         v._need_grad = need_grad
-        v.persistent = False
+        v._persistent = False
         v.parent = parent
         v._index = index
         v.name = None
@@ -259,6 +259,33 @@ class Variable:
             self._data.requires_grad_(flag)
         elif self.parent is not None and not flag and self._data is not None:
             self._data = self._data.detach()
+
+    # -- persistent -----------------------------------------------------------------------------
+    @property
+    def persistent(self) -> bool:
+        """Keep this intermediate's value through ``forward(clear_buffer=True)`` (and
+        ``clear_no_need_grad``).  Changing it invalidates the cached plans, which were built for
+        the old set of kept values.
+
+        Example:
+            >>> import numpy as np, stadyn as sd, stadyn.functions as F
+            >>> x = sd.Variable.from_numpy_array(np.array([1.0, -2.0]))
+            >>> y = x * 2.0
+            >>> loss = F.sum(y)
+            >>> loss.forward(clear_buffer=True)
+            >>> y.persistent = True
+            >>> loss.forward(clear_buffer=True)
+            >>> y.d.tolist()
+            [2.0, -4.0]
+        """
+        return self._persistent
+
+    @persistent.setter
+    def persistent(self, flag: bool) -> None:
+        flag = bool(flag)
+        if flag != self._persistent:
+            self._persistent = flag
+            bump_graph_version()
 
     # -- data -----------------------------------------------------------------------------------
     @property

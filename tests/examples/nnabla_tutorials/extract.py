@@ -1,0 +1,104 @@
+"""Writes the code cells of NNabla 1.39's tutorial notebooks (``sony/nnabla``, ``tutorial/``,
+Apache-2.0) as the scripts ``nb_<name>.py`` beside this file, for ``run_cells.py`` (ruff skips them:
+they are NNabla's code as written).
+
+    python extract.py NOTEBOOK_DIR
+
+Each cell becomes a block after a ``# ---- cell N`` line.  What changes from the notebook:
+shell lines and magics (``!...``, ``%...``) are dropped; statements that plot (``plt.``,
+``imshow``, ``plot_stats``, matplotlib, IPython) are dropped (a cell that had one is written
+back through ``ast.unparse``, so its comments go); and the literal edits in ``EDITS`` are made
+(shorter training, the CPU context for the CUDA one, NumPy names gone since 1.24).  The
+``import nnabla`` lines stay: ``run_cells.py`` runs the scripts unchanged on either framework.
+"""
+
+import ast
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PLOT = re.compile(r"\bplt\.|matplotlib|imshow|plot_stats|IPython")
+HEADER = ("# The code cells of NNabla's tutorial notebook tutorial/{name}.ipynb\n"
+          "# (https://github.com/sony/nnabla, Copyright Sony Corporation, Apache License 2.0),\n"
+          "# extracted by extract.py beside this file: plots and magics dropped, and the edits\n"
+          "{edits}")
+EDITS = {
+    "python_api": {"num_iter = 2000": "num_iter = 200"},
+    "mixed_precision_training": {'get_extension_context("cudnn", type_config="half")':
+                                 'None  # the CUDA fp16 context; the added cell runs on the CPU'},
+    "by_examples": {"range(1000)": "range(101)", "training(1000,": "training(101,",
+                    "training_rnn(1000,": "training_rnn(101,", "training_siamese(2000)":
+                    "training_siamese(101)", "get_extension_context('cudnn'":
+                    "get_extension_context('cpu'", "np.int)": "int)"},
+}
+
+# Cells added after the notebook's own (the tutorial shows its updater without running it).
+ADDED = {
+    "mixed_precision_training": """\
+# (added) The tutorial's DynamicLossScalingUpdater training an MLP on the digits: the scale
+# grows every N updates and falls while the scaled gradients overflow.
+import nnabla as nn
+import nnabla.functions as F
+import nnabla.parametric_functions as PF
+import nnabla.solvers as S
+import tiny_digits
+nn.clear_parameters()
+data = tiny_digits.data_iterator_tiny_digits(tiny_digits.load_digits(), batch_size=32)
+x, t = nn.Variable((32, 1, 8, 8)), nn.Variable((32, 1))
+loss = F.mean(F.softmax_cross_entropy(PF.affine(F.tanh(PF.affine(x / 16, 32, name="fc1")),
+                                               10, name="fc2"), t))
+solver = S.Momentum(0.05)
+solver.set_parameters(nn.get_parameters())
+def feed():
+    x.d, t.d = data.next()
+updater = DynamicLossScalingUpdater(solver, loss, feed, scale=2.0 ** 130, N=3,
+                                    weight_decay=1e-4)
+for i in range(12):
+    updater.update()
+    print(i, loss.d, updater.scale)
+""",
+}
+
+
+class _Unplot(ast.NodeTransformer):
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                kept = [s for s in body if isinstance(s, (ast.FunctionDef, ast.For, ast.With,
+                                                           ast.If))
+                        or not PLOT.search(ast.unparse(s))]
+                setattr(node, field, kept or ([ast.Pass()] if field == "body" else []))
+        return node
+
+
+def cell_source(text):
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    text = "\n".join(lines).strip("\n")
+    if not PLOT.search(text):
+        return text
+    return ast.unparse(_Unplot().visit(ast.parse(text)))
+
+
+def main(folder):
+    for name, edits in EDITS.items():
+        cells = json.load(open(os.path.join(folder, name + ".ipynb")))["cells"]
+        out = [HEADER.format(name=name, edits="".join(
+            "#   %r -> %r\n" % e for e in edits.items()))]
+        code = [c for c in cells if c["cell_type"] == "code"]
+        for i, c in enumerate(code):
+            text = "".join(c["source"])
+            for old, new in edits.items():
+                text = text.replace(old, new)
+            out.append("# ---- cell %d\n%s\n" % (i, cell_source(text)))
+        if name in ADDED:
+            out.append("# ---- cell %d\n%s" % (len(code), ADDED[name]))
+        with open(os.path.join(HERE, "nb_" + name + ".py"), "w") as f:
+            f.write("\n".join(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
