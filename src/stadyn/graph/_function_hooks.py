@@ -28,9 +28,9 @@ from typing import Callable, Sequence
 
 import torch
 
-from .._errors import StadynError
 from ._context import get_current_context
 from ._interpret import _node_arguments, _node_error
+from ._plan import EagerPlan
 from ._subgraph import Subgraph, leaf_tensor, output_key, value_key
 from ._variable import FunctionNode, Variable
 
@@ -159,10 +159,5 @@ class HookedPlan:
         self.diff_roots = [r for r in self.roots if r._data is not None and r._data.requires_grad]
         self.saved = kept if self.has_backward else None
 
-    def run_backward(self, root: Variable, seed: torch.Tensor, clear_buffer: bool) -> None:
-        if self.saved is None:
-            raise StadynError("backward: the buffers of the last forward were cleared "
-                              "(backward(clear_buffer=True) ran already); run forward again")
-        torch.autograd.backward(root._data, seed, retain_graph=not clear_buffer)
-        if clear_buffer:
-            self.saved = None
+    # torch's autograd over the saved forward, as an eagerly run plan does
+    run_backward = EagerPlan.run_backward
