@@ -58,6 +58,9 @@ _NETWORKS: dict[str, dict] = {
                      "input_factor": 0.00390625},
 }
 
+#: The workloads the peers have a twin of; ``stadyn bench --peers`` times the others without them.
+PEER_WORKLOADS: tuple[str, ...] = tuple(_NETWORKS)
+
 
 class PeerSetupError(StadynError, RuntimeError):
     """A peer's Python (its virtual environment) is missing or not runnable."""

@@ -19,9 +19,9 @@ import torch
 from .._extras import require
 from .._fileutil import atomic_write
 from .._memory import OPT_OUT_ENV, keep_freed_cpu_memory, reason_not_kept
-from ..bench import (ALL_STADYN_MODES, ALL_TORCH_MODES, PEER_MODES, STADYN_MODES, TORCH_MODES, WORKLOADS,
-                     WORKLOAD_ALIASES, check_peer_pythons, measure_memory, run_cases,
-                     run_peers, workload_name)
+from ..bench import (ALL_STADYN_MODES, ALL_TORCH_MODES, PEER_MODES, PEER_WORKLOADS, STADYN_MODES,
+                     TORCH_MODES, WORKLOAD_ALIASES, WORKLOADS, check_peer_pythons, measure_memory,
+                     run_cases, run_peers, workload_name)
 from . import count, plain
 
 __all__ = ["run_bench", "machine_load", "BUSY_LOAD_PER_CPU", "add_parser"]
@@ -73,6 +73,10 @@ def run_bench(workloads=("digits-cnn", "mlp", "cifar"), stadyn_modes=STADYN_MODE
         w = WORKLOADS[name]
         log(f"{name}: {w.description}")
         found = []                      # the peers' run for this workload
+        peers_here = peers and name in PEER_WORKLOADS
+        if peers and not peers_here:
+            log(f"  peers: NNabla and MXNet have no twin of {name} (they have "
+                f"{', '.join(PEER_WORKLOADS)}); timed without them")
 
         def run_the_peers():
             found.append(run_peers([name], peer_python, warmup=warmup, rounds=rounds,
@@ -84,9 +88,9 @@ def run_bench(workloads=("digits-cnn", "mlp", "cifar"), stadyn_modes=STADYN_MODE
             # The peers run halfway through this workload's rounds (see run_cases).
             cases = _cases(w, stadyn_modes, torch_modes)
             results = run_cases(cases, warmup=warmup, rounds=rounds, per_round=per_round, log=log,
-                                between=run_the_peers if peers else None)
+                                between=run_the_peers if peers_here else None)
             rows = [(m.mode, m.ms, m.setup_s, c.first_loss) for c, m in zip(cases, results)]
-        if peers:
+        if peers_here:
             if not found:               # timed together: the peers run after
                 run_the_peers()
             peer_run = found[0]

@@ -85,7 +85,15 @@ def cifar_convnet(x, train: bool, pool_padding: int = 1, dropout: float = 0.5, s
     params = nn.get_parameters(grad_only=False)
 
     def param(name):
-        return params[name]
+        p = params[name]
+        if name.endswith("/b") and len(p.shape) > 1:
+            # Stadyn's convolution bias is (C, 1, 1), as CNTK's; NNabla's kernel wants (C,).
+            return F.reshape(p, (p.size,))
+        if name.startswith("dense") and name.endswith("/W") and len(p.shape) > 2:
+            # A dense layer over (C, H, W) keeps CNTK's (C, H, W, out) weight; NNabla's
+            # affine reads the first axis alone as its input: (C*H*W, out).
+            return F.reshape(p, (p.size // p.shape[-1], p.shape[-1]))
+        return p
 
     h = F.mul_scalar(x, scale)
     p = (pool_padding, pool_padding)
