@@ -26,6 +26,8 @@ from ._numerics import check_outputs, probe_inputs
 from ._precision import cast_arguments
 from ._scope import current_scope
 from ._sequence import propagate
+from ._shape_cache import key as shape_key
+from ._shape_cache import store as store_shapes
 from ._variable import FunctionNode, Variable
 
 __all__ = ["apply", "argument_error", "op_error"]
@@ -162,35 +164,54 @@ def apply(spec, args: tuple, kwargs: dict):
         outs = tuple(Variable._from_node(node, i, o.shape, o.dtype, o.requires_grad, o)
                      for i, o in enumerate(out))
     else:
-        margs = [_meta(a) if isinstance(a, Variable) else a for a in args]
-        mkw = ({k: (_meta(v) if isinstance(v, Variable) else v) for k, v in kwargs.items()}
-               if kwargs else kwargs)
-        try:
-            if spec.value_shape and all(v._data is not None for v in inputs):
-                out = infer_from_values(spec, args, kwargs)
-            else:
-                out = spec.infer(margs, mkw)
-        except Exception as exc:
-            out = _infer_conformed(spec, args, kwargs, inputs)
-            if out is None:
-                raise (argument_error(spec, args, kwargs)
-                       or op_error(spec, inputs, scope, exc, location=node.location)) from exc
-        # A shape rule does not run autograd: its outputs need a gradient if an input does.
-        ruled = spec.shape is not None and any(v._need_grad for v in inputs)
-        if isinstance(out, _Tensor):
-            v = Variable._from_node(node, 0, tuple(out.shape), out.dtype,
-                                    out.requires_grad or (ruled and out.is_floating_point()), None)
+        single, found = _infer_static(spec, args, kwargs, inputs, scope, node)
+        if single:
+            shape, dtype, need = found[0]
+            v = Variable._from_node(node, 0, shape, dtype, need, None)
             node._outputs = (weakref.ref(v),)
             if spec.sets_sequence_axis or _has_sequence_axis(inputs):
                 propagate(spec, args, kwargs, inputs, (v,))
             return v
-        outs = tuple(Variable._from_node(node, i, tuple(o.shape), o.dtype,
-                                         o.requires_grad or (ruled and o.is_floating_point()), None)
-                     for i, o in enumerate(out))
+        outs = tuple(Variable._from_node(node, i, shape, dtype, need, None)
+                     for i, (shape, dtype, need) in enumerate(found))
     node._outputs = tuple(weakref.ref(v) for v in outs)
     if spec.sets_sequence_axis or _has_sequence_axis(inputs):
         propagate(spec, args, kwargs, inputs, outs)
     return outs
+
+
+def _infer_static(spec, args: tuple, kwargs: dict, inputs: list, scope: str, node):
+    """The outputs of one op call in a static build: ``(single, ((shape, dtype, need_grad),
+    ...))``, ``single`` when the op returns one tensor; from the op's shape cache where the
+    call has a key
+    (:mod:`~stadyn.graph._shape_cache`), else from inference on meta tensors (or, for an op
+    whose shape depends on values, on the inputs' values)."""
+    by_values = spec.value_shape and all(v._data is not None for v in inputs)
+    k = None if by_values else shape_key(args, kwargs)
+    if k is not None:
+        found = spec.inferred.get(k)
+        if found is not None:
+            return found
+    margs = [_meta(a) if isinstance(a, Variable) else a for a in args]
+    mkw = ({k: (_meta(v) if isinstance(v, Variable) else v) for k, v in kwargs.items()}
+           if kwargs else kwargs)
+    try:
+        out = infer_from_values(spec, args, kwargs) if by_values else spec.infer(margs, mkw)
+    except Exception as exc:
+        out = _infer_conformed(spec, args, kwargs, inputs)
+        if out is None:
+            raise (argument_error(spec, args, kwargs)
+                   or op_error(spec, inputs, scope, exc, location=node.location)) from exc
+        k = None                        # inputs were conformed: not this call's key
+    # A shape rule does not run autograd: its outputs need a gradient if an input does.
+    ruled = spec.shape is not None and any(v._need_grad for v in inputs)
+    single = isinstance(out, _Tensor)
+    found = single, tuple((tuple(o.shape), o.dtype,
+                           o.requires_grad or (ruled and o.is_floating_point()))
+                          for o in ((out,) if single else out))
+    if k is not None:
+        store_shapes(spec, k, found)
+    return found
 
 
 def _infer_conformed(spec, args: tuple, kwargs: dict, inputs: list):

@@ -72,6 +72,8 @@ class OpSpec:
     value_shape: str = ""
     _signature: inspect.Signature | None = field(default=None, repr=False)
     sets_sequence_axis: bool = field(default=False, init=False, repr=False)
+    #: what static builds' shape inference found, by call (:mod:`stadyn.graph._shape_cache`)
+    inferred: dict = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
     def from_function(cls, impl: Callable[..., Any], n_inputs: int | None = None, *,
