@@ -34,7 +34,7 @@ from typing import Any, Mapping
 import torch
 
 from ._errors import StadynError
-from .graph import Variable
+from .graph import Variable, grad_of
 
 __all__ = ["LossScaler"]
 
@@ -63,7 +63,7 @@ class LossScaler:
     @torch.no_grad()
     def unscale(self, parameters) -> bool:
         """Divide the parameters' gradients by the scale; True if all are finite."""
-        grads = [p.grad for p in _variables(parameters) if p.grad is not None]
+        grads = [g for g in map(grad_of, _variables(parameters)) if g is not None]
         if not grads:
             return True
         torch._foreach_mul_(grads, 1.0 / self.scale)

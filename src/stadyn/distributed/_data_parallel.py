@@ -35,7 +35,7 @@ from typing import Iterable, Mapping, Sequence
 import torch
 import torch.distributed as dist
 
-from ..graph import Variable
+from ..graph import Variable, data_of, grad_of
 from . import _collectives as C
 from ._env import DistributedError, get_group, is_initialized, rank
 from ._process_group import init
@@ -151,14 +151,14 @@ class DataParallel:
         named = _named(params)
         if self.size == 1:
             return
-        signature = [(n, tuple(v.shape), str(v.data.dtype)) for n, v in named]
+        signature = [(n, tuple(v.shape), str(data_of(v).dtype)) for n, v in named]
         everyone: list = [None] * self.size
         C.run("checking the parameters match", dist.all_gather_object, everyone, signature,
               group=self._pg)
         for r, theirs in enumerate(everyone):
             if theirs != everyone[src]:
                 raise DistributedError(_mismatch(everyone[src], theirs, src, r))
-        C.broadcast_tensors([v.data for _, v in named], src, self._pg, self.bucket_bytes,
+        C.broadcast_tensors([data_of(v) for _, v in named], src, self._pg, self.bucket_bytes,
                             "broadcasting the parameters")
 
     # -- gradients ---------------------------------------------------------------------------
@@ -259,8 +259,9 @@ class DataParallel:
         nbytes = 0
         # Backward produces the gradients of the last layers first: fill buckets in reverse.
         for p in reversed(plist):
-            t = p.data
-            if current and (t.dtype != current[0].data.dtype or t.device != current[0].data.device
+            t = data_of(p)
+            first = data_of(current[0]) if current else None
+            if current and (t.dtype != first.dtype or t.device != first.device
                             or nbytes + t.numel() * t.element_size() > self.bucket_bytes):
                 self._add_bucket(current)
                 current, nbytes = [], 0
@@ -274,7 +275,7 @@ class DataParallel:
             self._install_hooks()
 
     def _add_bucket(self, params: list[Variable]) -> None:
-        tensors = [p.data for p in params]
+        tensors = [data_of(p) for p in params]
         b = _Bucket(params, tensors, [t.numel() for t in tensors], tensors[0].dtype,
                     tensors[0].device)
         self._buckets.append(b)
@@ -317,7 +318,7 @@ class DataParallel:
         offset = 0
         with torch.no_grad():
             for p, numel in zip(b.params, b.numels):
-                g = p.grad
+                g = grad_of(p)
                 if g is None:
                     flat[offset:offset + numel].zero_()
                 else:
@@ -338,8 +339,8 @@ class DataParallel:
         with torch.no_grad():
             for p, numel, flag in zip(b.params, b.numels, flags):
                 if flag > 0.5:
-                    value = flat[offset:offset + numel].view(p.data.shape)
-                    g = p.grad
+                    value = flat[offset:offset + numel].view(data_of(p).shape)
+                    g = grad_of(p)
                     if g is None or g.shape != value.shape:
                         p.grad = value.clone()
                     else:
@@ -368,7 +369,7 @@ def _make_hook(me: "weakref.ref[DataParallel]", b_index: int, k: int):
 
 
 def _key(plist: Iterable[Variable]) -> tuple:
-    return tuple((id(p.data), tuple(p.data.shape), p.data.dtype) for p in plist)
+    return tuple((id(data_of(p)), tuple(data_of(p).shape), data_of(p).dtype) for p in plist)
 
 
 def _mismatch(ours: list, theirs: list, src: int, r: int) -> str:

@@ -28,6 +28,7 @@ from ._scope import current_scope
 from ._sequence import propagate
 from ._shape_cache import key as shape_key
 from ._shape_cache import store as store_shapes
+from ._tensors import data_of
 from ._variable import FunctionNode, Variable
 
 __all__ = ["apply", "argument_error", "op_error"]
@@ -91,7 +92,7 @@ def _meta(v: Variable) -> torch.Tensor:
 def _value(v: Variable):
     """The tensor an op computes with in the dynamic mode: a view's (``unlinked``, a fixed
     parameter) is its source's, without gradient."""
-    return v._data if v._alias is None else v._alias.data.detach()
+    return v._data if v._alias is None else data_of(v._alias).detach()
 
 
 def infer_from_values(spec, args: tuple, kwargs: dict):
@@ -128,6 +129,7 @@ def apply(spec, args: tuple, kwargs: dict):
         inputs.extend(v for v in kwargs.values() if isinstance(v, Variable))
     scope = current_scope()
     node = FunctionNode(spec, args, kwargs, tuple(inputs), scope, user_location())
+    cls = inputs[0]._op_output_class if inputs else Variable
     if is_auto_forward():
         targs = [_value(a) if isinstance(a, Variable) else a for a in args]
         tkw = ({k: (_value(v) if isinstance(v, Variable) else v) for k, v in kwargs.items()}
@@ -156,23 +158,23 @@ def apply(spec, args: tuple, kwargs: dict):
         if isinstance(out, _Tensor):
             if any(out is t for t in targs):   # an output must not be an input's own tensor
                 out = out.view_as(out)
-            v = Variable._from_node(node, 0, out.shape, out.dtype, out.requires_grad, out)
+            v = cls._from_node(node, 0, out.shape, out.dtype, out.requires_grad, out)
             node._outputs = (weakref.ref(v),)
             if spec.sets_sequence_axis or _has_sequence_axis(inputs):
                 propagate(spec, args, kwargs, inputs, (v,))
             return v
-        outs = tuple(Variable._from_node(node, i, o.shape, o.dtype, o.requires_grad, o)
+        outs = tuple(cls._from_node(node, i, o.shape, o.dtype, o.requires_grad, o)
                      for i, o in enumerate(out))
     else:
         single, found = _infer_static(spec, args, kwargs, inputs, scope, node)
         if single:
             shape, dtype, need = found[0]
-            v = Variable._from_node(node, 0, shape, dtype, need, None)
+            v = cls._from_node(node, 0, shape, dtype, need, None)
             node._outputs = (weakref.ref(v),)
             if spec.sets_sequence_axis or _has_sequence_axis(inputs):
                 propagate(spec, args, kwargs, inputs, (v,))
             return v
-        outs = tuple(Variable._from_node(node, i, shape, dtype, need, None)
+        outs = tuple(cls._from_node(node, i, shape, dtype, need, None)
                      for i, (shape, dtype, need) in enumerate(found))
     node._outputs = tuple(weakref.ref(v) for v in outs)
     if spec.sets_sequence_axis or _has_sequence_axis(inputs):

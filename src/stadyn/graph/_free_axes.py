@@ -31,6 +31,7 @@ import torch
 
 from ._interpret import refresh_shapes
 from ._subgraph import Subgraph
+from ._tensors import data_of
 from ._variable import Variable
 
 __all__ = ["free_batch_input", "has_free_batch", "conform_unfed_inputs"]
@@ -55,7 +56,7 @@ def free_batch_input(v: Variable) -> Variable:
     """
     if v.parent is not None:
         raise ValueError("free_batch_input: only a graph input (a leaf) has a free batch axis")
-    data = v.data
+    data = data_of(v)
     _FREE[v] = (data, data._version)
     return v
 
@@ -87,7 +88,7 @@ def conform_unfed_inputs(variables: Sequence[Variable]) -> bool:
     if len(batches) != 1 or len(steps) > 1:
         return False
     batch = batches.pop()
-    before = [(v, v._shape, _FREE[v], v._seq.data if v._seq is not None else None)
+    before = [(v, v._shape, _FREE[v], data_of(v._seq) if v._seq is not None else None)
               for v in unfed]
     changed = False
     for v in unfed:
@@ -102,7 +103,7 @@ def conform_unfed_inputs(variables: Sequence[Variable]) -> bool:
         if v._seq is not None:                 # every sequence as long as the padded axis
             lengths = v._seq
             lengths.data = torch.full((batch,), shape[1], dtype=torch.int64,
-                                      device=lengths.data.device)
+                                      device=data_of(lengths).device)
         changed = True
     if not changed:
         return False

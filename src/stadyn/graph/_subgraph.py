@@ -27,6 +27,7 @@ from typing import Hashable, Sequence
 
 import torch
 
+from ._tensors import data_of
 from ._variable import FunctionNode, Variable, topological_nodes
 
 __all__ = ["Subgraph", "value_key", "output_key", "leaf_tensor", "INPUT", "PARAMETER", "VIEW",
@@ -65,9 +66,9 @@ def leaf_tensor(v: Variable) -> torch.Tensor:
         (True, False)
     """
     if v._alias is not None:
-        return v._alias.data.detach()
+        return data_of(v._alias).detach()
     if v._data is None:
-        return v.data
+        return data_of(v)
     return v._data
 
 

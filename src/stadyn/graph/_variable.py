@@ -6,10 +6,9 @@ op runs at once on torch tensors and torch's autograd records it; in static mode
 the op only infers its output shapes and :meth:`Variable.forward` later runs the subgraph through
 a lowered plan (``_runner.py``).
 
-``Variable.forward`` and ``Variable.backward`` each reach the runner through one import inside
-the method: the runner sits above this module (it lowers and replays graphs made of Variables),
-and a Variable offering ``forward()`` is the programming model NNabla's users expect (its
-Variable calls into its engine the same way).  These are the only imports here that point up.
+``Variable.forward`` / ``.backward`` reach the runner (above this module) through one import
+inside each method, the only imports here that point up: a Variable offering ``forward()`` is
+the programming model NNabla's users expect (its Variable calls into its engine the same way).
 """
 
 from __future__ import annotations
@@ -292,7 +291,7 @@ class Variable:
     def data(self) -> torch.Tensor:
         """The torch tensor holding the value (allocated with zeros if the graph has not run)."""
         if self._alias is not None:
-            return self._alias.data.detach()
+            return Variable.data.fget(self._alias).detach()
         if self._data is None:
             self._data = _zeros(self._shape, self._dtype, False)
         return self._data
@@ -313,14 +312,14 @@ class Variable:
     @property
     def d(self) -> np.ndarray:
         """The value as a NumPy array (a view sharing memory on CPU)."""
-        return _as_numpy(self.data)
+        return _as_numpy(Variable.data.fget(self))
 
     @d.setter
     def d(self, value: Any) -> None:
         if self._seq is not None and isinstance(value, (list, tuple)):
             self._set_sequences(value)
             return
-        self._assign(self.data, value, "d")
+        self._assign(Variable.data.fget(self), value, "d")
 
     # -- the sequence axis (see _sequence.py) ---------------------------------------------------
     @property
@@ -343,9 +342,9 @@ class Variable:
             raise StadynError("only an input Variable can be fed sequences")
         dtype = self.dtype if isinstance(self.dtype, np.dtype) else np.float32
         padded, lengths = pad_sequences(sequences, self._shape[2:], dtype)
-        device = self.data.device
-        self.data = torch.from_numpy(padded).to(device)
-        self._seq.data = torch.from_numpy(lengths).to(device)
+        device = Variable.data.fget(self).device
+        Variable.data.fset(self, torch.from_numpy(padded).to(device))
+        Variable.data.fset(self._seq, torch.from_numpy(lengths).to(device))
 
     @property
     def grad(self) -> torch.Tensor | None:
@@ -362,10 +361,10 @@ class Variable:
             self._grad = value
 
     def _grad_buffer(self) -> torch.Tensor:
-        g = self.grad
+        g = Variable.grad.fget(self)
         if g is None:
-            g = torch.zeros(self._shape, dtype=self.data.dtype, device=self.data.device)
-            self.grad = g
+            g = torch.zeros_like(Variable.data.fget(self), requires_grad=False)
+            Variable.grad.fset(self, g)
         return g
 
     @property
@@ -504,6 +503,11 @@ def _as_numpy(t: torch.Tensor) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # Function nodes
 # ---------------------------------------------------------------------------------------------
+
+Variable._op_output_class = Variable     # an op's outputs take it from its first input (apply)
+
+
+
 class FunctionNode:
     """One op call: the op's spec, the arguments it was called with, its inputs and outputs.
 

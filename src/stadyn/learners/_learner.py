@@ -25,7 +25,7 @@ import torch
 
 from .._errors import ArgumentError, ParameterError, StadynError
 from .._errors import checked_count as _count
-from ..graph import Variable
+from ..graph import Variable, data_of, grad_of
 from ..schedules import IGNORE, Schedule
 from ..solvers import Optimizer
 from ..solvers import functional as Fn
@@ -87,8 +87,8 @@ def _parameter_list(parameters: Any, owner: str) -> tuple[list[str], list[Variab
         if not isinstance(p, Variable):
             raise ParameterError(f"{owner}: parameter {name} is a {type(p).__name__}, not a "
                                  "Variable")
-        if not p.data.dtype.is_floating_point:
-            raise ParameterError(f"{owner}: parameter {name} has dtype {p.data.dtype}; only "
+        if not data_of(p).dtype.is_floating_point:
+            raise ParameterError(f"{owner}: parameter {name} has dtype {data_of(p).dtype}; only "
                                  "floating-point parameters can be learned")
     if len({id(p) for p in params}) != len(params):
         raise ParameterError(f"{owner}: the parameters contain duplicates")
@@ -168,7 +168,7 @@ class Learner(Optimizer):
         self._lr_reset = False
         self._sweep_size: int | None = None
         self._scalar_state: dict[str, float] = {}
-        self._states = [{k: torch.full_like(p.data.detach(), self._state_init.get(k, 0.0))
+        self._states = [{k: torch.full_like(data_of(p).detach(), self._state_init.get(k, 0.0))
                          for k in self._state_names} for p in self._params]
         self.foreach = True
         self.generator: torch.Generator | None = None   # for the Gaussian noise (None: torch's)
@@ -336,7 +336,7 @@ class Learner(Optimizer):
                 self.l2_regularization_weight > 0
             sources, targets = [], []
             for k, (var, p) in enumerate(zip(self._params, params)):
-                g = var.grad
+                g = grad_of(var)
                 # CNTK updates every parameter of a learner on every minibatch; one the loss
                 # does not reach has a zero gradient (its momentum still decays).
                 if g is None:
@@ -390,7 +390,7 @@ class Learner(Optimizer):
             raise StadynError(f"{self.name}.update: cannot update with an empty minibatch "
                               "(sample_count=0)")
         scalars = self.step_scalars(None, M)
-        params = [v.data.detach() for v in self._params]
+        params = [data_of(v).detach() for v in self._params]
         grads = self._gradients(gradient_values, params)
         states = {k: [s[k] for s in self._states] for k in self._state_names}
         self.apply_step(params, grads, states, scalars)

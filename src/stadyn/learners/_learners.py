@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from .._errors import StadynError
+from ..graph import data_of
 from ..schedules import learning_parameter_schedule_per_sample, momentum_schedule_per_sample
 from ..solvers import functional as Fn
 from ._learner import Learner, _finite, default_unit_gain_value
@@ -66,7 +67,7 @@ class _Nesterov(_MomentumSGD):
 def _kernel_value(learner: Learner, value: float) -> float:
     """``value`` as CNTK's kernel for the learner's parameters receives it: rounded to float32
     for float32 parameters (the float kernel), the double otherwise."""
-    if all(v.data.dtype == torch.float32 for v in learner.parameters):
+    if all(data_of(v).dtype == torch.float32 for v in learner.parameters):
         return float(np.float32(value))
     return value
 

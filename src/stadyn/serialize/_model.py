@@ -21,7 +21,8 @@ import torch
 
 from .._errors import ModelFileError
 from .._fileutil import refuse_special_file
-from ..graph import Variable, auto_forward, get_current_context, new_lengths, set_sequence_axis
+from ..graph import (Variable, auto_forward, data_of, get_current_context, new_lengths,
+                     set_sequence_axis)
 from ..ops import CATALOG
 from ..parametric import ParameterRegistry, parameter_registry
 from ._limits import LoadBudget, read_zip_member
@@ -294,7 +295,7 @@ class _Staged:
     def commit(self) -> None:
         with torch.no_grad():
             for have, t in self.copies:
-                have.data.copy_(t)
+                data_of(have).copy_(t)
         for name, var in self.new.items():
             self.registry.set(name, var)
 

@@ -14,7 +14,7 @@ import torch
 from .._fileutil import atomic_write
 from .._tensorfile import tensor_file_bytes
 from .._version import __version__
-from ..graph import Variable, output_key, value_key
+from ..graph import Variable, data_of, output_key, value_key
 from ._graph import collect_graph
 from ._model_format import _NESTING_LIMIT, FORMAT, VERSION, _encode
 from ._onnx_api import ExportError
@@ -150,14 +150,14 @@ def _network_json(parts) -> tuple[dict, "OrderedDict[str, torch.Tensor]", dict]:
     need_grad: dict[str, bool] = {}
     for name, v in parts.parameters.items():
         w.add(id(v), v, kind="parameter", name=name)
-        params[name] = v.data.detach().to("cpu").contiguous()
+        params[name] = data_of(v).detach().to("cpu").contiguous()
         need_grad[name] = bool(v.need_grad)
     for name, view in parts.views:
         w.add(id(view), view, kind="view", name=name)
     constants: OrderedDict[str, torch.Tensor] = OrderedDict()
     for k, v in enumerate(parts.constants):
         w.add(id(v), v, kind="constant", name=f"constant_{k}")
-        constants[f"constant_{k}"] = v.data.detach().to("cpu").contiguous()
+        constants[f"constant_{k}"] = data_of(v).detach().to("cpu").contiguous()
     nodes = [w.node(node) for node in parts.nodes]
     outputs = []
     for name, v in parts.outputs.items():

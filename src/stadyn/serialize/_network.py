@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from .._errors import StadynError
-from ..graph import Variable, forward_all, topological_nodes
+from ..graph import Variable, data_of, forward_all, topological_nodes
 from ..graph import training as phase
 from ..parametric import ParameterRegistry, parameter_registry
 
@@ -177,7 +177,7 @@ class Network:
                 var.d = arr
             else:
                 var.data = torch.as_tensor(np.array(arr, order="C")).to(
-                    device=var.data.device, dtype=var.torch_dtype)
+                    device=data_of(var).device, dtype=var.torch_dtype)
         roots = [self.outputs[n] for n in names]
         with parameter_registry(self.registry), phase(training), \
                 torch.set_grad_enabled(training):

@@ -31,7 +31,7 @@ import torch
 from .._errors import ModelFileError, ParameterError
 from .._fileutil import atomic_write, refuse_special_file
 from .._tensorfile import write_tensor_file
-from ..graph import Variable
+from ..graph import Variable, data_of
 from ..parametric import ParameterRegistry, current_registry, get_parameters
 from ._limits import LoadBudget, read_zip_member
 
@@ -60,7 +60,7 @@ def save_parameters(path: str | os.PathLike, params: dict[str, Variable] | None 
     if path.endswith(".h5"):
         _save_h5(path, params)
         return
-    write_tensor_file(path, {name: v.data for name, v in params.items()}, format=_FORMAT,
+    write_tensor_file(path, {name: data_of(v) for name, v in params.items()}, format=_FORMAT,
                       fields={"need_grad": {name: bool(v.need_grad) for name, v in params.items()},
                               "order": list(params)})
 
@@ -182,7 +182,7 @@ def load_parameters(path: str | os.PathLike, registry: ParameterRegistry | None 
             copies.append((var, array))
     with torch.no_grad():
         for var, array in copies:
-            var.data.copy_(torch.from_numpy(np.ascontiguousarray(array)))
+            data_of(var).copy_(torch.from_numpy(np.ascontiguousarray(array)))
     for full, var in new:
         registry.set(full, var)
 

@@ -24,7 +24,7 @@ import torch
 from .._errors import (ArgumentError, DeprecatedCallError, ModelFileError, ParameterError,
                        StadynError)
 from .._tensorfile import read_tensor_file, tensor_file_bytes, write_tensor_file
-from ..graph import Variable
+from ..graph import Variable, data_of, grad_of
 from . import _functional as Fn
 from ._hooks import hooked
 from ._optimizer import Optimizer
@@ -103,7 +103,7 @@ class Solver(Optimizer):
                     raise ParameterError(f"{self.name}.set_parameters: cannot retain the state "
                                          f"of '{name}': shape {var.shape} != {old.shape}")
             else:
-                self._states[name] = self._init_state(var.data)
+                self._states[name] = self._init_state(data_of(var))
             self._params[name] = var
 
     def remove_parameters(self, keys) -> None:
@@ -143,8 +143,8 @@ class Solver(Optimizer):
     def _with_grad(self) -> tuple[list[str], list[torch.Tensor], list[torch.Tensor]]:
         names, params, grads = [], [], []
         for name, var in self._params.items():
-            t = var.data
-            g = var.grad
+            t = data_of(var)
+            g = grad_of(var)
             if g is None:
                 continue
             names.append(name)
@@ -310,7 +310,7 @@ class Solver(Optimizer):
         plain = {}
         for name, state in states.items():
             if isinstance(state, SolverState):
-                state = {**{k: v.data if isinstance(v, Variable) else v
+                state = {**{k: data_of(v) if isinstance(v, Variable) else v
                             for k, v in state.pstate.items()}, "t": state.t}
             elif not isinstance(state, Mapping):
                 raise StadynError(f"{self.name}.set_states: the state of '{name}' is a "

@@ -45,6 +45,7 @@ import torch
 from .._errors import ModelFileError, StadynError
 from .._random import prng
 from .._tensorfile import TensorFile, read_tensor_file, write_tensor_file
+from ..graph import data_of
 
 __all__ = ["write_checkpoint", "read_checkpoint", "read_checkpoint_state",
            "check_checkpoint_folder", "random_state", "set_random_state"]
@@ -150,7 +151,7 @@ def write_checkpoint(trainer, filename: str | os.PathLike,
                 plain[key] = value
         learner_meta.append(plain)
     for name, var in trainer._named_parameters().items():
-        tensors[f"param/{name}"] = var.data
+        tensors[f"param/{name}"] = data_of(var)
     rng_meta, rng_tensors = random_state()
     tensors.update(rng_tensors)
     write_tensor_file(filename, tensors, format=_FORMAT, fields={
@@ -238,7 +239,7 @@ def _checked_restore(trainer, f: TensorFile):
     def restore() -> dict:
         with torch.no_grad():
             for name, var in params.items():
-                var.data.copy_(tensors[f"param/{name}"])
+                data_of(var).copy_(tensors[f"param/{name}"])
         for learner, state in zip(learners, states):
             learner.load_state_dict(state)
         trainer.total_number_of_samples_seen = samples

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from .._errors import DataError, StadynError
-from ..graph import Variable
+from ..graph import Variable, data_of
 
 __all__ = ["FeedingPlans", "count_roots", "feed", "feed_minibatch", "input_plan", "loss_axis",
            "sample_count", "unwrap_input"]
@@ -52,7 +52,7 @@ def feed(var: Variable, value: Any) -> int:
     if lengths is not None and (np.asarray(lengths) == 1).all():
         value = np.asarray(value.data)[:, 0]
     arr = value if type(value) is np.ndarray else _as_array(value)
-    data = var.data
+    data = data_of(var)
     if not data.dtype.is_floating_point and data.dtype != torch.bool:
         _check_whole_numbers(var, arr)
     if tuple(arr.shape) == var.shape:
@@ -69,7 +69,7 @@ def feed(var: Variable, value: Any) -> int:
             np.ascontiguousarray(arr))
         # a copy: the input's buffer is written in place by the next minibatch of this size,
         # which must not write into the caller's array
-        var.data = t.to(var.data.device, var.data.dtype, copy=True)
+        var.data = t.to(data_of(var).device, data_of(var).dtype, copy=True)
     return int(arr.shape[0]) if len(arr.shape) else 1
 
 
@@ -196,7 +196,7 @@ def sample_count(v: Variable, fed: int) -> int:
     """
     if v.sequence_lengths is not None:
         return int(v.sequence_lengths.d.sum())
-    shape = v.data.shape
+    shape = data_of(v).shape
     return int(shape[0]) if len(shape) else fed
 
 

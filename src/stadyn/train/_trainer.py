@@ -18,7 +18,7 @@ import torch
 
 from .. import functions as F
 from .._errors import StadynError
-from ..graph import (Subgraph, Variable, check_numerics, forward_all, is_lengths,
+from ..graph import (Subgraph, Variable, data_of, check_numerics, forward_all, is_lengths,
                      numerics_enabled, training)
 from ..solvers import Optimizer
 from ._checkpoint import read_checkpoint, write_checkpoint
@@ -197,8 +197,9 @@ class Trainer:
             self._loss_sum.backward(clear_buffer=True)
         if steps:
             samples = int(steps[0].d.sum())
-        self._loss_value, self._metric_value = self._loss_sum.data, (
-            self._metric_sum.data if self._metric_sum is not None else None)
+        # detached: a dynamic-mode loss needs grad, and float() of one warns
+        self._loss_value, self._metric_value = data_of(self._loss_sum).detach(), (
+            data_of(self._metric_sum).detach() if self._metric_sum is not None else None)
         if self.data_parallel is not None:
             # The global minibatch is the sum of the workers' minibatches (CNTK): learners get
             # the summed gradient and the global sample count, so per-sample rates keep meaning.
@@ -228,8 +229,8 @@ class Trainer:
         (read when someone reads them: the writers, ``finite_only``, the properties); a
         compiled step's may be overwritten by its next replay, so those are copied."""
         if self._step is not None:
-            self._loss_value = self._loss_sum.data.detach().clone()
-            self._metric_value = (self._metric_sum.data.detach().clone()
+            self._loss_value = data_of(self._loss_sum).detach().clone()
+            self._metric_value = (data_of(self._metric_sum).detach().clone()
                                   if self._metric_sum is not None else None)
             if finite_only and not math.isfinite(self.previous_minibatch_loss_sum):
                 raise _NonFiniteLoss(self.previous_minibatch_loss_sum)

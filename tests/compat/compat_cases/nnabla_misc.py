@@ -450,3 +450,40 @@ def nnp_load(nn, r):
             "names": [x.name, data, y.name, out], "y": y.variable_instance.d.copy(),
             "optimizers": sorted(info.optimizers), "datasets": sorted(info.datasets),
             "monitors": sorted(info.monitors)}
+
+
+@nnabla_case(names=["nnabla.Variable.data", "nnabla.Variable.grad",
+                    "nnabla.parametric_functions.get_parameter_or_create"])
+def variable_data_and_grad_arrays(nn, F, r):
+    """NNabla's first tutorial's idioms: .data / .grad are NdArrays over the Variable's memory
+    (zero(), fill(), .data, in-place operators), for inputs, op outputs and parameters."""
+    r.touch("nnabla.Variable.data", "nnabla.Variable.grad")
+    x = nn.Variable([2, 3], need_grad=True)
+    kinds = [type(x.data).__name__, type(x.grad).__name__]
+    x.d = r.randn(2, 3)
+    same_data = bool(np.all(x.d == x.data.data))
+    x.g = 1.5
+    same_grad = bool(np.all(x.g == x.grad.data))
+    x.grad.zero()
+    zeroed = x.g.copy()
+    x.grad.fill(0.25)
+    filled = x.g.copy()
+    PF = r.module("nnabla.parametric_functions")
+    with nn.parameter_scope("lin"):
+        w = PF.get_parameter_or_create("W", (3, 2), need_grad=True)
+    w.d = r.randn(3, 2)
+    y = F.sum(F.tanh(F.affine(x, w)))
+    kinds.append(type(y.data).__name__)
+    for p in nn.get_parameters().values():
+        p.grad.zero()
+    x.grad.zero()
+    y.forward()
+    y.backward()
+    w_grad = w.g.copy()
+    for p in nn.get_parameters().values():
+        p.data -= p.grad * 0.1
+    x.data += 1.0
+    x.data *= 2.0
+    return {"kinds": kinds, "same_data": same_data, "same_grad": same_grad, "zeroed": zeroed,
+            "filled": filled, "y": y.data.data.copy(), "w_grad": w_grad, "w": w.d.copy(),
+            "x": x.d.copy(), "grad_shape": list(w.grad.shape)}

@@ -8,12 +8,11 @@ Example:
     (2, 3)
 """
 
-from ...graph import (Context, Variable, auto_forward, context_scope, forward_all,
+from ...graph import (Context, auto_forward, context_scope, forward_all,
                       get_auto_forward, get_current_context, recompute, recompute_fn,
                       set_auto_forward, set_default_context, set_global_recompute)
 from ...ops import grad
-from ...parametric import (clear_parameters, get_parameter_or_create, get_parameters,
-                           parameter_scope)
+from ...parametric import clear_parameters, parameter_scope
 from ...serialize import load_parameters, save_parameters
 from ...solvers import (set_solver_post_hook, set_solver_pre_hook, unset_solver_post_hook,
                         unset_solver_pre_hook)
@@ -22,7 +21,9 @@ from ._callback import (set_function_post_hook, set_function_pre_hook, unset_fun
                         unset_function_pre_hook)
 from ._module import Module, Sequential
 from ._ndarray import NdArray
-from ._parameter import get_current_parameter_scope, no_grad
+from ._parameter import (get_current_parameter_scope, get_parameter_or_create, get_parameters,
+                         no_grad)
+from ._variable import Variable
 from .logger import logger  # noqa: F401 - NNabla binds the logger over its module's name
 
 __all__ = [

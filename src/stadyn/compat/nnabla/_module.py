@@ -29,7 +29,8 @@ import re
 from collections import OrderedDict
 
 from ...graph import name_scope
-from ...parametric import ParameterRegistry, get_parameters, parameter_registry
+from ...parametric import ParameterRegistry, parameter_registry
+from ._parameter import get_parameters
 from ...serialize import load_parameters as _load, save_parameters as _save
 from ._parameter import get_current_parameter_scope
 

@@ -6,8 +6,9 @@ once and return NdArrays (NNabla's imperative mode), in float32 as NNabla's func
 
 Differences from NNabla 1.39, each deliberate:
 
-* ``nn.Variable.data`` / ``.grad`` stay torch tensors (Stadyn's own code reads them as tensors);
-  an NdArray assigned to ``Variable.d`` / ``.data`` is copied in, not shared.
+* ``nn.Variable.data`` / ``.grad`` are NdArrays viewing the Variable's memory (``_variable.py``);
+  an NdArray assigned to ``Variable.d`` / ``.data`` is copied in, not shared (the Variable keeps
+  its buffer, which a static plan may hold).
 * Integer NdArrays keep their type through ``F.*`` (NNabla casts every input to float32): the
   ops that read indices (``one_hot``, ``embed``, ``gather``) need them.
 
@@ -30,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...graph import Variable, auto_forward, to_torch_dtype
+from ...graph import Variable, auto_forward, data_of, to_torch_dtype
 from ..._errors import ArgumentError, ShapeError
 
 __all__ = ["NdArray"]
@@ -310,7 +311,7 @@ def _has_variable(args: tuple, kwargs: dict) -> bool:
 
 def _outputs(value: Any) -> Any:
     if isinstance(value, Variable):
-        return NdArray._wrap(value.data)
+        return NdArray._wrap(data_of(value))
     if isinstance(value, (list, tuple)):
         return type(value)(_outputs(v) for v in value)
     return value

@@ -1,5 +1,7 @@
 """NNabla's parameter-scope names that Stadyn's registry offers in another form:
-``nn.get_current_parameter_scope()`` and ``nn.no_grad`` (Stadyn's ``stadyn.graph.no_grad``).
+``nn.get_current_parameter_scope()`` and ``nn.no_grad`` (Stadyn's ``stadyn.graph.no_grad``);
+``nn.get_parameters`` / ``nn.get_parameter_or_create``, which give the parameters as NNabla's
+Variables (``.data`` / ``.grad`` NdArrays: ``_variable.py``).
 
 Example:
     >>> import stadyn as sd
@@ -10,12 +12,24 @@ Example:
     ['W']
 """
 
+import functools
 from collections import OrderedDict
 
 from ...graph import no_grad
-from ...parametric import get_parameters
+from ... import parametric as _parametric
+from ._variable import as_nnabla
 
-__all__ = ["get_current_parameter_scope", "no_grad"]
+__all__ = ["get_current_parameter_scope", "no_grad", "get_parameters", "get_parameter_or_create"]
+
+
+@functools.wraps(_parametric.get_parameters)
+def get_parameters(*args, **kwargs):
+    return as_nnabla(_parametric.get_parameters(*args, **kwargs))
+
+
+@functools.wraps(_parametric.get_parameter_or_create)
+def get_parameter_or_create(*args, **kwargs):
+    return as_nnabla(_parametric.get_parameter_or_create(*args, **kwargs))
 
 
 def get_current_parameter_scope():

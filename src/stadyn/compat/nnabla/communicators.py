@@ -11,7 +11,7 @@ stadyn.distributed.run --nproc N script.py``) or ``torchrun`` with only the impo
     comm.all_reduce([v.grad for v in nn.get_parameters().values()], division=True)
     solver.update()
 
-Arrays ("NdArrays") are torch tensors (``Variable.data`` / ``Variable.grad``), NumPy arrays that
+Arrays are NdArrays (``Variable.data`` / ``Variable.grad``), torch tensors, NumPy arrays that
 share memory with them (``Variable.d`` / ``.g`` on the CPU), or Variables (their ``.data``).
 Results are written into them.  Running alone, every collective leaves the data as it is.
 ``all_reduce_callback`` (NNabla's hook for ``backward(communicator_callbacks=...)``) has no
@@ -28,7 +28,8 @@ import numpy as np
 import torch
 
 from ... import distributed as D
-from ...graph import Variable
+from ...graph import Variable, data_of, grad_of
+from ._ndarray import NdArray
 
 __all__ = ["MultiProcessDataParallelCommunicator", "MultiProcessDataParalellCommunicator",
            "MultiProcessCommunicator"]
@@ -36,7 +37,9 @@ __all__ = ["MultiProcessDataParallelCommunicator", "MultiProcessDataParalellComm
 
 def _tensor(item: Any, index: int, what: str) -> torch.Tensor:
     if isinstance(item, Variable):
-        return item.data.detach()
+        return data_of(item).detach()
+    if isinstance(item, NdArray):
+        return item._t
     if isinstance(item, torch.Tensor):
         return item.detach()
     if isinstance(item, np.ndarray):
@@ -130,8 +133,8 @@ class MultiProcessDataParallelCommunicator:
         grads = []
         for _, params in self._ctx_params:
             for v in params.values():
-                if v.need_grad and v.grad is not None:
-                    grads.append(v.grad)
+                if v.need_grad and grad_of(v) is not None:
+                    grads.append(grad_of(v))
         return grads
 
     def all_reduce(self, data: Any = None, division: bool = False, inplace: bool = False,

@@ -10,10 +10,11 @@ import inspect
 
 from ... import functions as _F
 from ..._errors import ArgumentError
-from ...parametric import get_parameter, get_parameter_or_create, parameter_scope
+from ...parametric import get_parameter, parameter_scope
 from ...parametric_functions import *  # noqa: F401,F403
 from ...parametric_functions import __all__ as _pf_all
 from ._lstm_cell import LSTMCell
+from ._parameter import get_parameter_or_create
 from ._pf_attention import (multi_head_attention, transformer, transformer_decode,
                             transformer_encode)
 from .initializer import (ConstantInitializer, NormalInitializer, UniformInitializer,

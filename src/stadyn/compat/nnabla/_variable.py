@@ -1,0 +1,136 @@
+"""NNabla's ``nn.Variable``: Stadyn's Variable whose ``.data`` and ``.grad`` are NdArrays.
+
+In NNabla a Variable's ``data`` and ``grad`` are ``NdArray``s, and its first tutorial works
+on them: ``x.grad.zero()``, ``x.data.data`` (the NumPy view), ``param.data -= param.grad * lr``.
+This subclass gives exactly that, over the same memory: the NdArray it returns views the
+Variable's tensor, so ``zero()``, ``fill()`` and the in-place operators write the Variable's
+value or gradient.  ``.grad`` is never None (a zero buffer is allocated on first read, as NNabla
+allocates), and the repr is NNabla's (``<Variable((2, 3), need_grad=True) at 0x...>``).
+
+Everything else is Stadyn's Variable: the outputs of ops on such Variables are of this class too
+(``stadyn.graph.apply`` reads the class of an op's first input), ``nn.get_parameters()`` gives
+its parameters as this class, and Stadyn's own code reads values through
+``stadyn.graph.data_of`` / ``grad_of``, never ``.data``.
+
+Example:
+    >>> import numpy as np
+    >>> import stadyn.compat.nnabla as nn
+    >>> x = nn.Variable.from_numpy_array(np.ones((2,)), need_grad=True)
+    >>> x.grad.fill(3.0)
+    >>> x.g.tolist()
+    [3.0, 3.0]
+    >>> x.data -= x.grad * 0.5
+    >>> x.d.tolist()
+    [-0.5, -0.5]
+    >>> x
+    <Variable((2,), need_grad=True) at 0x...>
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import torch
+
+from ... import graph as _graph
+from ...graph import data_of, grad_of
+from ._ndarray import NdArray
+
+__all__ = ["Variable", "as_nnabla"]
+
+_Core = _graph.Variable
+
+
+class Variable(_Core):
+    """A Variable as NNabla has it (see the module docstring): ``nn.Variable(shape,
+    need_grad=False)``; ``.data`` / ``.grad`` are NdArrays sharing its memory.
+
+    Example:
+        >>> import stadyn.compat.nnabla as nn
+        >>> x = nn.Variable((2, 3), need_grad=True)
+        >>> x.grad.zero()
+        >>> type(x.data).__name__, float(x.g.sum())
+        ('NdArray', 0.0)
+    """
+
+    __slots__ = ()
+
+    @property
+    def data(self) -> NdArray:
+        """The value as an NdArray viewing this Variable's memory."""
+        return NdArray._wrap(data_of(self))
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        _set(self, value, data_of(self), _Core.data.fset)
+
+    @property
+    def grad(self) -> NdArray:
+        """The gradient as an NdArray viewing this Variable's gradient buffer (zeros are
+        allocated on the first read, as NNabla allocates)."""
+        g = grad_of(self)
+        if g is None:
+            self.g                      # allocates the zero buffer
+            g = grad_of(self)
+        return NdArray._wrap(g)
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        if value is None:
+            _Core.grad.fset(self, None)
+            return
+        current = grad_of(self)
+        if current is None:
+            self.g                      # allocates the zero buffer
+            current = grad_of(self)
+        _set(self, value, current, _Core.grad.fset)
+
+    def __repr__(self) -> str:
+        return f"<Variable({self.shape}, need_grad={self.need_grad}) at {hex(id(self))}>"
+
+
+Variable._op_output_class = Variable
+
+
+def _set(v: Variable, value: Any, current: torch.Tensor, core_setter) -> None:
+    """Assign ``value`` (an NdArray, a tensor or an array) to ``v``'s data or gradient
+    (``current``): the NdArray of an in-place operator on the same memory is already there; an
+    array of the same shape is copied in (the Variable keeps its buffer, which a plan may hold);
+    anything else replaces the buffer."""
+    if isinstance(value, NdArray):
+        t = value._t
+        if (t.data_ptr() == current.data_ptr() and t.shape == current.shape
+                and t.dtype == current.dtype):
+            return                      # ``v.data -= ...``: written in place already
+        value = t
+    if isinstance(value, torch.Tensor):
+        if value.shape == current.shape and value.dtype == current.dtype:
+            with torch.no_grad():
+                current.copy_(value)
+            return
+        core_setter(v, value)
+        return
+    with torch.no_grad():
+        current.copy_(torch.as_tensor(value, dtype=current.dtype).expand(current.shape))
+
+
+def as_nnabla(v: Any) -> Any:
+    """``v`` (a Stadyn Variable, or a mapping or sequence of them) as NNabla's Variables: the
+    same objects, their class switched to :class:`Variable`.
+
+    Example:
+        >>> import stadyn as sd
+        >>> from stadyn.compat.nnabla._variable import as_nnabla
+        >>> w = sd.Variable((2,))
+        >>> as_nnabla(w) is w, type(w).__module__
+        (True, 'stadyn.compat.nnabla._variable')
+    """
+    if type(v) is _Core:
+        v.__class__ = Variable
+    elif isinstance(v, Mapping):
+        for item in v.values():
+            as_nnabla(item)
+    elif isinstance(v, (list, tuple)):
+        for item in v:
+            as_nnabla(item)
+    return v
