@@ -12,7 +12,7 @@ import time
 import cv2
 import numpy as np
 
-from stadyn.io import NumpyDeserializer
+from stadyn.io import ChunkedDeserializer, NumpyDeserializer, StreamSpec
 
 
 def write_image(path: str, image: np.ndarray) -> str:
@@ -76,3 +76,23 @@ class SlowDeserializer(NumpyDeserializer):
     def read_batch(self, ids, rngs):
         time.sleep(self.seconds)
         return super().read_batch(ids, rngs)
+
+
+class ListChunks(ChunkedDeserializer):
+    """A :class:`ChunkedDeserializer` over a list of chunks, counting ``get_chunk`` calls;
+    ``streams`` maps a name to its row shape (float32, dense)."""
+
+    def __init__(self, chunks: list, streams: dict, sparse: tuple = ()):
+        self.chunks, self.streams, self.sparse = chunks, streams, tuple(sparse)
+        self.reads: list[int] = []
+
+    def declared_streams(self):
+        return {name: StreamSpec(tuple(shape), np.dtype(np.float32), name in self.sparse)
+                for name, shape in self.streams.items()}
+
+    def num_chunks(self):
+        return len(self.chunks)
+
+    def get_chunk(self, chunk_id):
+        self.reads.append(chunk_id)
+        return self.chunks[chunk_id]

@@ -13,7 +13,7 @@ MODULES = ["stadyn.io.transforms", "stadyn.io._random", "stadyn.io._streams",
            "stadyn.io._recordio", "stadyn.io._rec_deserializer", "stadyn.io._numpy_deserializer",
            "stadyn.io._source", "stadyn.io._tools", "stadyn.io._htk_file",
            "stadyn.io._htk_deserializer", "stadyn.io._mlf", "stadyn.io._cbf",
-           "stadyn.io._base64_image", "stadyn.io._frame_mode"]
+           "stadyn.io._base64_image", "stadyn.io._frame_mode", "stadyn.io._chunked"]
 
 
 @pytest.mark.parametrize("name", MODULES)

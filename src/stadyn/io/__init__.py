@@ -19,6 +19,7 @@ See docs/readers.md and docs/recordio.md.
 from . import transforms
 from ._base64_image import Base64ImageDeserializer
 from ._cbf import CBFDeserializer, write_cbf
+from ._chunked import ChunkedDeserializer
 from ._ctf import CTFDeserializer
 from ._deserializer import Deserializer, StreamBatch, StreamSpec
 from ._htk_deserializer import HTKFeatureDeserializer
@@ -48,7 +49,7 @@ __all__ = [
     # deserializers
     "Deserializer", "ImageDeserializer", "CTFDeserializer", "RecordIODeserializer",
     "NumpyDeserializer", "Base64ImageDeserializer", "CBFDeserializer", "HTKFeatureDeserializer",
-    "HTKMLFDeserializer", "StreamDef", "StreamDefs", "StreamInformation",
+    "HTKMLFDeserializer", "ChunkedDeserializer", "StreamDef", "StreamDefs", "StreamInformation",
     "StreamSpec", "StreamBatch", "Record", "SampleRandom",
     # sources
     "MinibatchSource", "MinibatchData", "MinibatchSourceFromData", "FULL_DATA_SWEEP",

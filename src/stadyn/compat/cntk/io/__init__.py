@@ -1,5 +1,6 @@
 """``cntk.io``: minibatch sources and deserializers (Stadyn's readers), stream definitions,
-``cntk.io.transforms``, and CNTK's text-format helper.
+``cntk.io.transforms``, CNTK's text-format helper, and the bases of sources and deserializers
+written in Python (``UserMinibatchSource``, ``UserDeserializer``).
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
@@ -21,6 +22,7 @@ from ....io import (FULL_DATA_SWEEP, INFINITELY_REPEAT, Base64ImageDeserializer,
 from .._mixins import ArrayMixin
 from ._sources import MinibatchData, MinibatchSource
 from ._user import StreamInformation, UserMinibatchSource
+from ._user_deserializer import UserDeserializer
 from .._values import Value
 from .._variables import Record
 from ..device import use_default_device
@@ -97,4 +99,4 @@ __all__ = ["MinibatchSource", "MinibatchSourceFromData", "MinibatchData", "Image
            "StreamConfiguration", "FULL_DATA_SWEEP", "INFINITELY_REPEAT",
            "DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS", "Record", "ArrayMixin", "Value",
            "TraceLevel", "get_trace_level", "sequence_to_cntk_text_format",
-           "use_default_device", "transforms", "UserMinibatchSource"]
+           "use_default_device", "transforms", "UserMinibatchSource", "UserDeserializer"]
