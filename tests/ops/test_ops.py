@@ -41,6 +41,7 @@ from stadyn.ops import CATALOG, function_of
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # also when loaded by path
 from nnabla_entries import NNABLA_ENTRIES  # noqa: E402
 from nnabla_entries_extra import EXTRA_ENTRIES, binary_entries, fused_bn_entry  # noqa: E402
+from inq_entries import inq_entries  # noqa: E402
 from op_harness_types import Case, Data, Entry  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
@@ -850,6 +851,7 @@ ENTRIES: dict[str, Entry] = {
 ENTRIES.update(NNABLA_ENTRIES)
 ENTRIES.update(EXTRA_ENTRIES)
 ENTRIES.update(binary_entries(ref_affine, ref_convolution))
+ENTRIES.update(inq_entries(Case, Entry, ref_affine, ref_convolution))   # NNabla's INQ layers
 ENTRIES.update(fused_bn_entry(ref_batch_normalization, updates_batch_normalization))
 
 

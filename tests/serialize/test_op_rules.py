@@ -85,7 +85,9 @@ UNEXPORTED = ["assign", "atan2", "batch_inv", "cntk_user_function", "cumprod", "
               # NNabla's bc_add2, prune, batch_cholesky: not mapped yet
               "bc_add2", "prune", "batch_cholesky", "depthwise_deconvolution",
               "quantize_linear", "dequantize_linear", "deformable_convolution",
-              "fused_convolution", "max_pooling_backward"]
+              "fused_convolution", "max_pooling_backward",
+              # NNabla's INQ layers fix and round their weights in place over their runs
+              "inq_affine", "inq_convolution"]
 
 
 # Sequence ops ONNX can express with the lengths as a tensor: the padded reductions, softmax,

@@ -510,10 +510,11 @@ class FunctionNode:
     ``args`` / ``kwargs`` are exactly what the op received (Variables in input positions,
     attribute values elsewhere); ``attrs`` gives every attribute with defaults filled in.
     ``location`` is the ``(file, line)`` of the user's code that created the node (None for
-    nodes made by a loader); :attr:`where` formats it.
+    nodes made by a loader); :attr:`where` formats it.  ``state`` is the node's own state
+    object for an op declared with one (``OpSpec.state``), else None.
     """
 
-    __slots__ = ("spec", "args", "kwargs", "inputs", "_outputs", "scope", "location",
+    __slots__ = ("spec", "args", "kwargs", "inputs", "_outputs", "scope", "location", "state",
                  "__weakref__")
 
     def __init__(self, spec, args: tuple, kwargs: dict, inputs: tuple, scope: str,
@@ -525,6 +526,7 @@ class FunctionNode:
         self._outputs: tuple = ()
         self.scope = scope
         self.location = location
+        self.state = spec.state() if spec.state is not None else None
 
     @property
     def where(self) -> str | None:
