@@ -1112,6 +1112,7 @@ def test_static_equals_dynamic(name, index):
 
 @pytest.mark.parametrize("name, inputs, attrs", [
     ("stop_gradient", (normal(2, 3),), {}),
+    ("unlink", (np.linspace(-1.0, 1.0, 6, dtype=np.float32).reshape(2, 3),), {}),
     ("top_n_error", (normal(4, 3), ints(3, 4, 1)), {"n": 1}),
 ])
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])

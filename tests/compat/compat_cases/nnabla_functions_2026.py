@@ -349,3 +349,68 @@ def batch_normalization__one_sample(nn, F, r):
     y.backward(r.weights_like(y.d))
     res.update({"grad x": x.g.copy(), "grad beta": beta.g.copy(), "grad gamma": gamma.g.copy()})
     return res
+
+
+# -- unlink, reduce and the getters nnabla.functions holds ------------------------------------
+@nnabla_case(names=["nnabla.functions.unlink"])
+def unlink(nn, F, r):
+    """Identity forward; the output needs a gradient, and a backward through it leaves the
+    input's gradient as it was (alone, or beside another path)."""
+    x = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+    y = F.unlink(x)
+    z = y * 2.0 + x * 3.0
+    z.forward()
+    res = {"out": y.d.copy(), "need_grad": bool(y.need_grad)}
+    x.g = 5.0
+    z.backward(r.weights_like(z.d))
+    res["grad beside a path"] = x.g.copy()
+    y.forward()
+    x.g = 7.0
+    y.backward(r.weights_like(y.d))
+    res["grad alone"] = x.g.copy()
+    with nn.auto_forward():
+        w = F.unlink(x)
+    res["dynamic"] = w.d.copy()
+    return res
+
+
+@nnabla_case(names=["nnabla.functions.reduce"])
+def reduce(nn, F, r):
+    """Deprecated: sum or mean of everything, with a DeprecationWarning; another op is a
+    ValueError."""
+    import warnings
+    x = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+    res = {}
+    for op in ("sum", "mean"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = F.reduce(x, op) if op == "mean" else F.reduce(x)
+        res[op + " warns"] = [w.category.__name__ for w in caught]
+        y.forward()
+        x.g = 0
+        y.backward()
+        res[op] = y.d.copy()
+        res[op + " shape"] = list(y.shape)
+        res[op + " grad"] = x.g.copy()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            F.reduce(x, "max")
+        res["max"] = "no error"
+    except ValueError:
+        res["max"] = "ValueError"
+    return res
+
+
+@nnabla_case(names=["nnabla.functions.get_auto_forward",
+                    "nnabla.functions.get_current_context"])
+def functions_getters(nn, F, r):
+    """``nnabla.functions`` holds ``get_auto_forward`` and ``get_current_context`` (the ones
+    of ``nnabla``)."""
+    res = {"same objects": [F.get_auto_forward is nn.get_auto_forward,
+                            F.get_current_context is nn.get_current_context],
+           "auto forward": F.get_auto_forward()}
+    with nn.auto_forward():
+        res["inside auto_forward"] = F.get_auto_forward()
+    res["context"] = type(F.get_current_context()).__name__
+    return res

@@ -42,3 +42,8 @@ from . import _composed as _composed  # noqa: E402
 
 __all__ += _composed.__all__
 globals().update({_n: _accepting_ndarrays(getattr(_composed, _n)) for _n in _composed.__all__})
+
+# NNabla's ``functions`` module also holds (imported there) the mode and context getters.
+from ...graph import get_auto_forward, get_current_context  # noqa: E402
+
+__all__ += ["get_auto_forward", "get_current_context"]
