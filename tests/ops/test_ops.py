@@ -905,6 +905,7 @@ ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_qlinear_entries
 ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_deform_entries"))  # deformable
 ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_fused_conv_entries"))  # fused
 ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_pool_backward_entries"))
+ENTRIES.update(_more_entries("nnabla_more_entries.py", "nnabla_more_entries"))  # vat_noise, ...
 
 
 def _case_params():

@@ -87,7 +87,10 @@ UNEXPORTED = ["assign", "atan2", "batch_inv", "cntk_user_function", "cumprod", "
               "quantize_linear", "dequantize_linear", "deformable_convolution",
               "fused_convolution", "max_pooling_backward",
               # NNabla's INQ layers fix and round their weights in place over their runs
-              "inq_affine", "inq_convolution"]
+              "inq_affine", "inq_convolution",
+              # vat_noise writes its input w in the backward; no ONNX op for
+              # adaptive_separable_convolution
+              "vat_noise", "adaptive_separable_convolution"]
 
 
 # Sequence ops ONNX can express with the lengths as a tensor: the padded reductions, softmax,

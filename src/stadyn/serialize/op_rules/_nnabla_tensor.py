@@ -24,6 +24,9 @@ register_rules(F.fused_convolution, onnx_export=_FUSED, onnx_import=_FUSED)
 _POOL_GRAD = Unmapped("a gradient computation (NNabla's internal one for higher-order "
                       "gradients); ONNX holds forward computations")
 register_rules(F.max_pooling_backward, onnx_export=_POOL_GRAD, onnx_import=_POOL_GRAD)
+_ADAPTIVE = Unmapped("ONNX has no op for per-pixel separable kernels (NNabla 1.39's "
+                     "function)")
+register_rules(F.adaptive_separable_convolution, onnx_export=_ADAPTIVE, onnx_import=_ADAPTIVE)
 
 _QLINEAR = Unmapped("not mapped to ONNX yet (ONNX's QuantizeLinear gives int8/uint8 tensors "
                     "where NNabla's gives float32 values; DequantizeLinear takes them)")
