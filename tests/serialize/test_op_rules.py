@@ -90,7 +90,9 @@ UNEXPORTED = ["assign", "atan2", "batch_inv", "cntk_user_function", "cumprod", "
               "inq_affine", "inq_convolution",
               # vat_noise writes its input w in the backward; no ONNX op for
               # adaptive_separable_convolution
-              "vat_noise", "adaptive_separable_convolution"]
+              "vat_noise", "adaptive_separable_convolution",
+              # NNabla's ONNX-compatible functions: ONNX's Resize / NonMaxSuppression not mapped
+              "onnx_resize", "onnx_non_max_suppression"]
 
 
 # Sequence ops ONNX can express with the lengths as a tensor: the padded reductions, softmax,

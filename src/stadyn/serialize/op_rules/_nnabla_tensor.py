@@ -1,6 +1,6 @@
 """Rules of NNabla's ``bc_add2``, ``prune`` and ``batch_cholesky``
-(``stadyn/ops/_nnabla_tensor.py``), its further convolutions (``_nnabla_conv.py``) and linear
-quantisation (``_nnabla_qlinear.py``)."""
+(``stadyn/ops/_nnabla_tensor.py``), its further convolutions (``_nnabla_conv.py``), linear
+quantisation (``_nnabla_qlinear.py``) and ONNX-compatible functions (``_nnabla_onnx.py``)."""
 
 from __future__ import annotations
 
@@ -32,3 +32,9 @@ _QLINEAR = Unmapped("not mapped to ONNX yet (ONNX's QuantizeLinear gives int8/ui
                     "where NNabla's gives float32 values; DequantizeLinear takes them)")
 register_rules(F.quantize_linear, onnx_export=_QLINEAR, onnx_import=_QLINEAR)
 register_rules(F.dequantize_linear, onnx_export=_QLINEAR, onnx_import=_QLINEAR)
+
+_ONNX_NOT_YET = Unmapped("not mapped to ONNX yet (NNabla 1.39's ONNX-compatible function: "
+                         "ONNX's Resize / NonMaxSuppression would hold it; unmapped so far)")
+register_rules(F.onnx_resize, onnx_export=_ONNX_NOT_YET, onnx_import=_ONNX_NOT_YET)
+register_rules(F.onnx_non_max_suppression, onnx_export=_ONNX_NOT_YET,
+               onnx_import=_ONNX_NOT_YET)
