@@ -47,16 +47,12 @@ fn_case("adaptive_separable_convolution",
         lambda F, x, kv, kh: F.adaptive_separable_convolution(x, kv, kh),
         [(2, 3, 6, 7), (2, 3, 4, 6), (2, 2, 4, 6)],
         data=[None, lambda r, s: r.rand(*s), lambda r, s: r.rand(*s)])
-_OUTSIDE = ("NNabla 1.39's backward also writes values at kernel pixels outside the output's "
-            "(which its forward does not read; which ones varies with the data); Stadyn's "
-            "(stadyn.ops._nnabla_conv) gradient there is 0")
-
-
-@nnabla_case(names=["nnabla.functions.adaptive_separable_convolution"],
-             known={"grad kv outside": _OUTSIDE, "grad kh outside": _OUTSIDE})
+@nnabla_case(names=["nnabla.functions.adaptive_separable_convolution"])
 def adaptive_separable_convolution__full_kernels(nn, F, r):
     """Kernels of the input's height and width (NNabla's documented shape): the forward reads
-    the output's pixels of them, and their gradients there are compared."""
+    the output's pixels of them, and their gradients there are compared.  At the other pixels
+    NNabla 1.39's backward leaves values that change from run to run (Stadyn's gradient there
+    is 0), so they are not compared."""
     x = nn.Variable.from_numpy_array(r.randn(1, 2, 5, 6), need_grad=True)
     kv = nn.Variable.from_numpy_array(r.randn(1, 3, 5, 6), need_grad=True)
     kh = nn.Variable.from_numpy_array(r.randn(1, 2, 5, 6), need_grad=True)
@@ -71,7 +67,6 @@ def adaptive_separable_convolution__full_kernels(nn, F, r):
         inside = np.zeros(v.shape, bool)
         inside[:, :, :ho, :wo] = True
         res["grad %s inside" % name] = v.g[inside]
-        res["grad %s outside" % name] = v.g[~inside]
     return res
 
 
