@@ -202,6 +202,9 @@ def test_op_modules_know_no_file_format():
         words |= {n.arg for n in ast.walk(tree) if isinstance(n, ast.keyword) and n.arg}
         words |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef,
                                                                    ast.ClassDef))}
+        # NNabla's own function names (onnx_resize, onnx_non_max_suppression) are op names,
+        # not file-format knowledge
+        words -= {n for n in CATALOG if n.startswith("onnx_")}
         assert not {w for w in words if "onnx" in w.lower()}, name
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
