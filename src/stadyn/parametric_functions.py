@@ -18,6 +18,7 @@ from .parametric._pf_quantized import (fixed_point_quantized_affine,
                                        fixed_point_quantized_convolution, min_max_quantize,
                                        min_max_quantized_affine, min_max_quantized_convolution,
                                        pow2_quantized_affine, pow2_quantized_convolution)
+from .parametric._pf_inq import inq_affine, inq_convolution
 from .parametric._pf_rnn import gru, lstm, lstm_cell, rnn
 from .parametric._pf_lowrank import cpd3_convolution, svd_affine, svd_convolution
 from .parametric._pf_pruned import pruned_affine, pruned_convolution
@@ -36,3 +37,5 @@ __all__ = ["affine", "convolution", "deconvolution", "batch_normalization",
 __all__ += ["svd_affine", "svd_convolution", "cpd3_convolution", "pruned_affine",
             "pruned_convolution"]
 __all__ += ["depthwise_deconvolution", "deformable_convolution"]
+# NNabla's incremental network quantisation layers
+__all__ += ["inq_affine", "inq_convolution"]

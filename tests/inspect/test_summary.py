@@ -142,3 +142,16 @@ def test_nnabla_convolutions_count_their_products():
     assert multiply_adds(dd.parent) == 2 * 4 * 5 * 5 * 9      # every input pixel x its kernel
     assert multiply_adds(fc.parent) == 2 * 6 * 5 * 5 * 4 * 9  # output x (C_in x kernel)
     assert multiply_adds(dc.parent) == 2 * 6 * 5 * 5 * 4 * 9
+
+
+def test_multiply_adds_of_nnabla_adaptive_and_inq_layers():
+    """By hand: an adaptive separable convolution sums Kv x Kh terms per output element; the
+    INQ layers count as the affine map and convolution they compute."""
+    x = sd.Variable((2, 3, 6, 7))
+    y = F.adaptive_separable_convolution(x, sd.Variable((2, 3, 4, 6)), sd.Variable((2, 2, 4, 6)))
+    assert multiply_adds(y.parent) == (2 * 3 * 4 * 6) * 3 * 2
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        a = PF.inq_affine(sd.Variable((4, 3)), 5)
+        c = PF.inq_convolution(sd.Variable((2, 3, 6, 6)), 4, (3, 3))
+    assert multiply_adds(a.parent) == 4 * 3 * 5
+    assert multiply_adds(c.parent) == (2 * 4 * 4 * 4) * (3 * 3 * 3)

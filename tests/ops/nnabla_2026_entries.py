@@ -1,7 +1,7 @@
 """Harness entries of NNabla 1.39's functions added in 2026 (``flip``, ``trilu``,
 ``eye_like``, ``linspace``, ``einsum``, ``shape``, ``mod2``, ``bit_shift``, ``sum_pooling``,
 the gradient shapers, ``scatter_add``, ``bool_fill``, ``confusion_matrix``,
-``mean_subtraction`` and the random sources), merged into ``test_ops.ENTRIES``.
+``mean_subtraction``, the random sources and ``unlink``), merged into ``test_ops.ENTRIES``.
 
 The references are NumPy, written from NNabla 1.39's semantics (tests/compat's
 ``nnabla_functions_2026`` cases compare the functions with NNabla's own numbers).
@@ -183,4 +183,7 @@ def nnabla_2026_entries(Case, Entry) -> dict:
                             Case((), {"alpha": 2.0, "beta": 5.0, "shape": (4000,), "seed": 5})],
                            check=_check_beta, random=True,
                            no_grad="a random source has no inputs"),
+        "unlink": Entry([Case((normal(2, 3),))], lambda x: x,
+                        no_grad="passes no gradient by definition "
+                                "(test_no_gradient_flows_through checks it)"),
     }

@@ -41,6 +41,7 @@ from stadyn.ops import CATALOG, function_of
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # also when loaded by path
 from nnabla_entries import NNABLA_ENTRIES  # noqa: E402
 from nnabla_entries_extra import EXTRA_ENTRIES, binary_entries, fused_bn_entry  # noqa: E402
+from inq_entries import inq_entries  # noqa: E402
 from op_harness_types import Case, Data, Entry  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
@@ -399,7 +400,8 @@ def updates_batch_normalization(x, beta, gamma, mean, variance, axes=(1,), decay
     reduced = _bn_reduced_axes(x, axes)
     count = int(np.prod([x.shape[a] for a in reduced]))
     m = x.mean(axis=reduced, keepdims=True)
-    v = ((x - m) ** 2).sum(axis=reduced, keepdims=True) / (count - 1)
+    with np.errstate(invalid="ignore"):         # one value: NaN, as NNabla's
+        v = ((x - m) ** 2).sum(axis=reduced, keepdims=True) / (count - 1)
     return {3: decay_rate * mean + (1 - decay_rate) * m,
             4: decay_rate * variance + (1 - decay_rate) * v}
 
@@ -556,6 +558,17 @@ def _bn_cases(sync_attrs: dict | None = None) -> list:
               uniform(0.5, 2, 1, 3)), {"time_constant": 10.0}),
         Case((normal(4, 3), normal(1, 3), uniform(0.5, 2, 1, 3), normal(1, 3),
               uniform(0.5, 2, 1, 3)), {"time_constant": 0.0})]
+
+
+def _bn_one_sample_cases() -> list:
+    """One value per channel (torch's kernel refuses it; NNabla gives ``beta``, mean ``x``,
+    variance 0 and a NaN running variance): a batch of one, and every axis a channel axis.
+    Drawn from a generator of their own, so the other entries' data stay as they were."""
+    d = Data(77)
+    return [Case((d.normal(1, 3), d.normal(1, 3), d.uniform(0.5, 2, 1, 3), d.normal(1, 3),
+                  d.uniform(0.5, 2, 1, 3)), {"output_stat": True}),
+            Case((d.normal(2, 3), d.normal(2, 3), d.uniform(0.5, 2, 2, 3), d.normal(2, 3),
+                  d.uniform(0.5, 2, 2, 3)), {"axes": [0, 1], "decay_rate": 0.5})]
 
 
 ENTRIES: dict[str, Entry] = {
@@ -778,7 +791,7 @@ ENTRIES: dict[str, Entry] = {
     "global_average_pooling": unary(ref_global_average_pooling, Case((normal(2, 3, 4, 5),)),
                                     Case((normal(2, 3, 4),)), Case((normal(2, 3),))),
     "batch_normalization": Entry(
-        _bn_cases(), ref_batch_normalization, grad_inputs=(0, 1, 2),
+        _bn_cases() + _bn_one_sample_cases(), ref_batch_normalization, grad_inputs=(0, 1, 2),
         updates=updates_batch_normalization,
         why_not_others="the running mean and variance are statistics (need_grad=False in PF)"),
     "sync_batch_normalization": Entry(
@@ -850,6 +863,7 @@ ENTRIES: dict[str, Entry] = {
 ENTRIES.update(NNABLA_ENTRIES)
 ENTRIES.update(EXTRA_ENTRIES)
 ENTRIES.update(binary_entries(ref_affine, ref_convolution))
+ENTRIES.update(inq_entries(Case, Entry, ref_affine, ref_convolution))   # NNabla's INQ layers
 ENTRIES.update(fused_bn_entry(ref_batch_normalization, updates_batch_normalization))
 
 
@@ -891,6 +905,7 @@ ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_qlinear_entries
 ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_deform_entries"))  # deformable
 ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_fused_conv_entries"))  # fused
 ENTRIES.update(_more_entries("nnabla_tensor_entries.py", "nnabla_pool_backward_entries"))
+ENTRIES.update(_more_entries("nnabla_more_entries.py", "nnabla_more_entries"))  # vat_noise, ...
 
 
 def _case_params():
@@ -1098,6 +1113,7 @@ def test_static_equals_dynamic(name, index):
 
 @pytest.mark.parametrize("name, inputs, attrs", [
     ("stop_gradient", (normal(2, 3),), {}),
+    ("unlink", (np.linspace(-1.0, 1.0, 6, dtype=np.float32).reshape(2, 3),), {}),
     ("top_n_error", (normal(4, 3), ints(3, 4, 1)), {"n": 1}),
 ])
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])

@@ -15,7 +15,8 @@ from stadyn.ops import CATALOG
 
 def test_the_value_shape_ops_are_declared_so():
     assert {n for n, s in CATALOG.items() if s.value_shape} == {
-        "nonzero", "unique", "bool_gather", "pack_padded_sequence", "pad_packed_sequence"}
+        "nonzero", "unique", "bool_gather", "pack_padded_sequence", "pad_packed_sequence",
+        "onnx_non_max_suppression"}
 
 
 def test_a_build_on_values_gets_the_exact_shape_an_intermediate_the_provisional_one():

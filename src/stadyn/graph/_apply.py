@@ -134,6 +134,8 @@ def apply(spec, args: tuple, kwargs: dict):
         targs = [_value(a) if isinstance(a, Variable) else a for a in args]
         tkw = ({k: (_value(v) if isinstance(v, Variable) else v) for k, v in kwargs.items()}
                if kwargs else kwargs)
+        if node.state is not None:
+            tkw = {**tkw, "state": node.state}
         if spec.precision != "any":
             half = get_current_context().half_dtype
             if half is not None:

@@ -38,6 +38,8 @@ def _node_arguments(node: FunctionNode, env: dict, half: torch.dtype | None
     args = [env[value_key(a)] if isinstance(a, Variable) else a for a in node.args]
     kwargs = ({k: (env[value_key(v)] if isinstance(v, Variable) else v)
                for k, v in node.kwargs.items()} if node.kwargs else {})
+    if node.state is not None:
+        kwargs["state"] = node.state
     if half is not None and node.spec.precision != "any":
         args, kwargs = cast_arguments(node.spec.precision, args, kwargs, half)
     return args, kwargs

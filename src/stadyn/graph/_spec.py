@@ -54,6 +54,14 @@ class OpSpec:
             graph holding one runs eagerly, with that reason; building it infers the exact
             shape from the inputs' values where they hold some, else ``shape``'s provisional
             one (docs/getting-started-nnabla.md, "Shapes that depend on values").
+        state: None, or a factory of the state one node of the op keeps from run to run (the
+            forward count and last weights of NNabla's INQ layers): every node gets its own
+            object when it is created, and the implementation receives it as its keyword-only
+            parameter ``state`` on every run of that node, in every mode (such an op is
+            declared ``traceable=False``: a traced program would not update it; not an attribute:
+            model files do not store it, and a rebuilt node starts afresh, as NNabla's
+            functions do when a network is loaded).  The shape rule does not receive it;
+            without one, shape inference gives the implementation a fresh, throwaway state.
     """
 
     name: str
@@ -70,6 +78,7 @@ class OpSpec:
     frameworks: frozenset[str] = frozenset()
     sequence: Any = "keep"
     value_shape: str = ""
+    state: Callable[[], Any] | None = None
     _signature: inspect.Signature | None = field(default=None, repr=False)
     sets_sequence_axis: bool = field(default=False, init=False, repr=False)
     #: what static builds' shape inference found, by call (:mod:`stadyn.graph._shape_cache`)
@@ -81,7 +90,8 @@ class OpSpec:
                       shape: Callable[..., Any] | None = None, traceable: bool = True,
                       precision: str = "any", unstorable: str = "",
                       frameworks: tuple[str, ...] = (), sequence: Any = "keep",
-                      value_shape: str = "") -> "OpSpec":
+                      value_shape: str = "",
+                      state: Callable[[], Any] | None = None) -> "OpSpec":
         """Read the declaration off ``impl``'s signature (see the module docstring)."""
         sig = inspect.signature(impl)
         params = list(sig.parameters.values())
@@ -96,12 +106,19 @@ class OpSpec:
         optional = frozenset(p.name for p in params[:len(inputs)]
                              if p.default is None and not p.name.startswith("*"))
         attrs = {p.name: (None if p.default is inspect.Parameter.empty else p.default)
-                 for p in rest if p.kind is not inspect.Parameter.VAR_KEYWORD}
+                 for p in rest if p.kind is not inspect.Parameter.VAR_KEYWORD
+                 and not (state is not None and p.name == "state")}
+        if state is not None and sig.parameters.get("state") is None:
+            raise TypeError(f"op {impl.__name__}: declared with state, so it takes a "
+                            "keyword-only parameter 'state'")
+        if state is not None and traceable:
+            raise TypeError(f"op {impl.__name__}: declared with state, so it must run on every "
+                            "run (traceable=False): a traced program would not update it")
         return cls(name=name or impl.__name__, impl=impl, inputs=inputs, attrs=attrs,
                    optional_inputs=optional, shape=shape, category=category,
                    doc=inspect.getdoc(impl) or "", traceable=traceable, precision=precision,
                    unstorable=unstorable, frameworks=frozenset(frameworks), sequence=sequence,
-                   value_shape=value_shape, _signature=sig)
+                   value_shape=value_shape, state=state, _signature=sig)
 
     def __post_init__(self) -> None:
         # whether the op gives outputs a sequence axis even when no input has one (it names
@@ -130,6 +147,10 @@ class OpSpec:
 
     def infer(self, meta_args: list, meta_kwargs: dict):
         """Output meta tensors for meta inputs (shape and dtype inference without computing)."""
+        if self.state is not None:      # never a node's own (interpret passes it)
+            meta_kwargs = {k: v for k, v in meta_kwargs.items() if k != "state"}
+            if self.shape is None:
+                meta_kwargs["state"] = self.state()
         if self.shape is not None:
             return self.shape(*meta_args, **meta_kwargs)
         return self.impl(*meta_args, **meta_kwargs)

@@ -511,13 +511,12 @@ Variable._op_output_class = Variable     # an op's outputs take it from its firs
 class FunctionNode:
     """One op call: the op's spec, the arguments it was called with, its inputs and outputs.
 
-    ``args`` / ``kwargs`` are exactly what the op received (Variables in input positions,
-    attribute values elsewhere); ``attrs`` gives every attribute with defaults filled in.
-    ``location`` is the ``(file, line)`` of the user's code that created the node (None for
-    nodes made by a loader); :attr:`where` formats it.
+    ``args`` / ``kwargs``: what the op received (Variables in input positions); ``attrs``: every
+    attribute, defaults filled in; ``location``: the user's ``(file, line)`` that created it (None
+    from a loader; :attr:`where` formats it); ``state``: its own ``OpSpec.state`` object or None.
     """
 
-    __slots__ = ("spec", "args", "kwargs", "inputs", "_outputs", "scope", "location",
+    __slots__ = ("spec", "args", "kwargs", "inputs", "_outputs", "scope", "location", "state",
                  "__weakref__")
 
     def __init__(self, spec, args: tuple, kwargs: dict, inputs: tuple, scope: str,
@@ -529,6 +528,7 @@ class FunctionNode:
         self._outputs: tuple = ()
         self.scope = scope
         self.location = location
+        self.state = spec.state() if spec.state is not None else None
 
     @property
     def where(self) -> str | None:

@@ -59,6 +59,13 @@ def _dot(node: FunctionNode) -> int:
     return _prod(out.shape) * k if out is not None else 0
 
 
+def _adaptive_separable(node: FunctionNode) -> int:
+    # Each output element sums Kv x Kh products of x with its pixel's two 1-d kernels.
+    kv, kh = node.inputs[1], node.inputs[2]
+    out = node.outputs[0]
+    return _prod(out.shape) * int(kv.shape[1]) * int(kh.shape[1]) if out is not None else 0
+
+
 MAC_RULES: dict[str, Callable[[FunctionNode], int]] = {
     "affine": _affine,
     "binary_connect_affine": _affine,        # x, W (in, *out), then W's binarised copy
@@ -71,6 +78,9 @@ MAC_RULES: dict[str, Callable[[FunctionNode], int]] = {
     "depthwise_deconvolution": _deconvolution,   # W (C_in, *kernel): each input times its kernel
     "fused_convolution": _convolution,        # its convolution's products (BN etc. not counted)
     "deformable_convolution": _convolution,   # the sampled columns times W, as a convolution
+    "adaptive_separable_convolution": _adaptive_separable,
+    "inq_affine": _affine,                    # x, W (in, *out), then the indicators
+    "inq_convolution": _convolution,
     "batch_matmul": _batch_matmul,
     "dot": _dot,
 }

@@ -26,6 +26,9 @@ from . import _nnabla_values  # noqa: F401  (nonzero, unique, ...: shapes that d
 from . import _nnabla_tensor  # noqa: F401  (NNabla's bc_add2, prune, batch_cholesky)
 from . import _nnabla_conv  # noqa: F401  (NNabla's depthwise_deconvolution, ...)
 from . import _nnabla_qlinear  # noqa: F401  (NNabla's quantize_linear, dequantize_linear)
+from . import _nnabla_inq  # noqa: F401  (NNabla's inq_affine, inq_convolution)
+from . import _nnabla_vat  # noqa: F401  (NNabla's vat_noise)
+from . import _nnabla_onnx  # noqa: F401  (NNabla's onnx_resize, onnx_non_max_suppression)
 from . import _random_more  # noqa: F401  (NNabla's rand_binomial, rand_gamma, rand_beta)
 from . import _distributed  # noqa: F401  (ops that communicate: sync_batch_normalization)
 from . import _recurrence, _rnn, _sequence  # noqa: F401  (the sequence axis; recurrences)
@@ -41,6 +44,7 @@ from ._resample import interpolation_size, interpolation_source
 from ._trace import reset_trace_counts
 from ._recurrence import StepFunction
 from ._random import RandomStream
+from ._nnabla_inq import INQState
 from ._sequence_rnn import rnnstack_parameters, rnnstack_weight_count
 from ._registry import CATALOG, function_of, get_spec, op
 from ._util import norm_axes, norm_axis, ntuple
@@ -48,4 +52,4 @@ from ._util import norm_axes, norm_axis, ntuple
 __all__ = ["CATALOG", "op", "get_spec", "function_of", "grad", "ntuple", "norm_axis", "norm_axes",
            "pool_geometry", "window_counts", "CAST_DTYPES", "interpolation_size",
            "interpolation_source", "StepFunction", "reset_trace_counts", "shift_index",
-           "RandomStream", "rnnstack_parameters", "rnnstack_weight_count"]
+           "RandomStream", "INQState", "rnnstack_parameters", "rnnstack_weight_count"]

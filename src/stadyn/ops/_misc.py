@@ -35,6 +35,36 @@ def stop_gradient(x):
     return x.detach()
 
 
+class _Unlinked(torch.autograd.Function):
+    """Forward, the input; backward, zeros (nothing reaches the input)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return torch.zeros_like(grad)
+
+
+@op(1, category="misc")
+def unlink(x):
+    """The input's value, passing no gradient back (NNabla's ``unlink``, a layer of its GUI
+    network designer).  Unlike ``stop_gradient``, the output needs a gradient when the input
+    does, so a backward from it runs (and leaves the input's gradient as it was).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=True)
+        >>> with sd.auto_forward():
+        ...     y = F.unlink(x) * 2.0 + x
+        >>> y.backward(np.ones(2, np.float32))
+        >>> y.d.tolist(), x.g.tolist()
+        ([3.0, 6.0], [1.0, 1.0])
+    """
+    return _Unlinked.apply(x) if x.requires_grad else x.view_as(x)
+
+
 #: The element types ``cast`` converts to, by name.
 CAST_DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64",
                "uint8", "bool")

@@ -296,6 +296,9 @@ def batch_normalization(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.
         batch_stat = is_training()
     if time_constant is not None:
         decay_rate = math.exp(-x.shape[0] / time_constant) if time_constant > 0 else 0.0
+    reduce = [a for a in range(x.ndim) if a not in axes]
+    if batch_stat and math.prod(x.shape[a] for a in reduce) == 1:
+        return _bn_single_sample(x, beta, gamma, mean, variance, decay_rate, eps, output_stat)
     if axes != [1]:
         reduce = [a for a in range(x.ndim) if a not in axes]
         perm = reduce + axes
@@ -307,9 +310,31 @@ def batch_normalization(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.
         y = _bn_core(x, beta, gamma, mean, variance, decay_rate, eps, batch_stat)
     if not output_stat:
         return y
-    reduce = [a for a in range(x.ndim) if a not in axes]
     return (y, torch.mean(x, dim=reduce, keepdim=True),
             torch.var(x, dim=reduce, keepdim=True, unbiased=False))
+
+
+def _bn_single_sample(x, beta, gamma, mean, variance, decay_rate, eps, output_stat):
+    """Batch statistics of one value per channel (every axis a channel axis, or the others of
+    size 1), which torch's kernel refuses: the mean is ``x``, the variance 0, so the output is
+    ``0 * gamma + beta`` (NNabla 1.39's, whose ``tensor_normalization`` over every axis gives
+    zeros), and no gradient reaches ``x``.  The running mean moves toward ``x``; the running
+    variance toward the unbiased variance of one value, NaN (as NNabla's)."""
+    centred = x - x
+    y = centred * (1.0 / math.sqrt(eps))
+    if gamma is not None:
+        y = y * gamma
+    if beta is not None:
+        y = y + beta
+    if mean is not None or variance is not None:
+        with torch.no_grad():
+            if mean is not None:
+                mean.mul_(decay_rate).add_((1.0 - decay_rate) * x.detach().reshape(mean.shape))
+            if variance is not None:
+                variance.mul_(decay_rate).add_(float("nan"))
+    if not output_stat:
+        return y
+    return y, x * 1.0, centred * centred
 
 
 def _bn_core(x, beta, gamma, mean, variance, decay_rate, eps, batch_stat):

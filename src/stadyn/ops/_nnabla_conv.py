@@ -1,8 +1,8 @@
 """NNabla's further convolutions: ``depthwise_deconvolution`` (the transpose of a depthwise
 convolution), ``deformable_convolution`` (sampling positions moved by learned offsets,
 optionally masked), ``fused_convolution`` (pad, convolution, batch normalisation, residual
-and activation in one op) and ``max_pooling_backward`` (max pooling's gradient as an op), as
-NNabla 1.39 computes them.
+and activation in one op), ``max_pooling_backward`` (max pooling's gradient as an op) and
+``adaptive_separable_convolution`` (per-pixel separable kernels), as NNabla 1.39 computes them.
 
 Example:
     >>> import stadyn as sd, stadyn.functions as F
@@ -242,3 +242,43 @@ def max_pooling_backward(dy, x, kernel, stride=None, ignore_border=True, pad=Non
                              f"output shape {tuple(y.shape)} for x {tuple(x.shape)}")
         (dx,) = torch.autograd.grad(y, xt, dy, create_graph=dy.requires_grad)
     return dx
+
+
+@op(3, category=_C, precision="half")
+def adaptive_separable_convolution(x, vertical_kernel, horizontal_kernel):
+    """2-d convolution of ``x`` (``(B, C, H, W)``) with a separable kernel of its own at every
+    output pixel and sample, shared by the channels (NNabla's ``adaptive_separable_convolution``;
+    Niklaus et al., video frame interpolation): ``y[b, c, h, w] = sum_{j, i} Kv[b, j, h, w] *
+    Kh[b, i, h, w] * x[b, c, h + j, w + i]``, of shape ``(B, C, H - Kv + 1, W - Kh + 1)`` for
+    ``vertical_kernel`` ``(B, Kv, >=H_out, >=W_out)`` and ``horizontal_kernel`` ``(B, Kh,
+    >=H_out, >=W_out)`` (NNabla documents ``(B, K, H, W)``; only the first ``H_out x W_out``
+    pixels are read, and get gradients).  No padding: pad ``x`` first.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.arange(16.0).reshape(1, 1, 4, 4))
+        >>> kv = sd.Variable.from_numpy_array(np.full((1, 2, 3, 3), 0.5))
+        >>> kh = sd.Variable.from_numpy_array(np.full((1, 2, 3, 3), 0.5))
+        >>> with sd.auto_forward():
+        ...     y = F.adaptive_separable_convolution(x, kv, kh)
+        >>> y.shape, float(y.d[0, 0, 0, 0])
+        ((1, 1, 3, 3), 2.5)
+    """
+    if x.ndim != 4 or vertical_kernel.ndim != 4 or horizontal_kernel.ndim != 4:
+        raise ValueError("adaptive_separable_convolution: x and both kernels must be 4-d "
+                         "(B, C, H, W) and (B, K, H, W)")
+    kv, kh = vertical_kernel.shape[1], horizontal_kernel.shape[1]
+    ho, wo = x.shape[2] - kv + 1, x.shape[3] - kh + 1
+    for name, k in (("vertical_kernel", vertical_kernel), ("horizontal_kernel", horizontal_kernel)):
+        if k.shape[0] != x.shape[0] or k.shape[2] < ho or k.shape[3] < wo or ho < 1 or wo < 1:
+            raise ValueError(f"adaptive_separable_convolution: {name} {tuple(k.shape)} must be "
+                             f"(B={x.shape[0]}, K, >={ho}, >={wo}) for x {tuple(x.shape)} with "
+                             f"kernel sizes {kv} x {kh}")
+    vertical = vertical_kernel[:, :, :ho, :wo].unsqueeze(1)       # (B, 1, Kv, Ho, Wo)
+    horizontal = horizontal_kernel[:, :, :ho, :wo].unsqueeze(1)   # (B, 1, Kh, Ho, Wo)
+    rows = x.unfold(3, kh, 1).movedim(-1, 2)                       # (B, C, Kh, H, Wo)
+    y = None
+    for j in range(kv):
+        term = (rows[:, :, :, j:j + ho] * horizontal).sum(2) * vertical[:, :, j]
+        y = term if y is None else y + term
+    return y

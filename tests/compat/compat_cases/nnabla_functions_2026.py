@@ -310,3 +310,107 @@ fn_case("tensor_normalization__beta_gamma", lambda F, x, b, g: F.tensor_normaliz
 fn_case("tensor_normalization__output_stat", lambda F, x: F.concatenate(
     *[F.reshape(v, (-1,)) for v in F.tensor_normalization(x, 1, output_stat=True)]),
     [(6, 2, 3)], tols={"out": (1e-5, 1e-5), "grad0": (1e-4, 1e-5)})
+# Over every axis each value is its own batch: NNabla 1.39 gives 0 * gamma + beta and (up to
+# its rounding noise, ~1e-4 here) no gradient to x, where torch's kernel refuses one value.
+fn_case("tensor_normalization__all_axes", lambda F, x, b, g: F.tensor_normalization(
+    x, [0, 1], beta=b, gamma=g), [(3, 4), (3, 4), (3, 4)], tols={"grad0": (0.0, 1e-3)})
+fn_case("tensor_normalization__all_axes_1d", lambda F, x: F.concatenate(
+    *[F.reshape(v, (-1,)) for v in F.tensor_normalization(x, 0, output_stat=True)]),
+    [(5,)], tols={"grad0": (0.0, 1e-3)}, note="one axis: the mean is x, the variance 0")
+
+
+@nnabla_case(names=["nnabla.functions.tensor_normalization"], known={
+    "mean": "NNabla 1.39's batch normalization over several axes leaves its batch-statistics "
+            "outputs 0 (for any input); Stadyn's (stadyn.ops._nn.batch_normalization) gives "
+            "the statistics, here the mean x",
+})
+def tensor_normalization__all_axes_stat(nn, F, r):
+    x = nn.Variable.from_numpy_array(r.randn(2, 3, 2), need_grad=True)
+    y, mean, var = F.tensor_normalization(x, [0, 1, 2], output_stat=True)
+    y.forward()
+    return {"out": y.d.copy(), "mean": mean.d.copy(), "var": var.d.copy()}
+
+
+@nnabla_case(names=["nnabla.functions.batch_normalization"], tols={"grad x": (0.0, 1e-3)})
+def batch_normalization__one_sample(nn, F, r):
+    """A batch of one with batch statistics: output beta, the running mean moves toward x, the
+    running variance becomes NaN (the unbiased variance of one value), as NNabla 1.39's; x's
+    gradient is 0 (NNabla's has rounding noise, ~3e-5 here)."""
+    x = nn.Variable.from_numpy_array(r.randn(1, 4), need_grad=True)
+    beta = nn.Variable.from_numpy_array(r.randn(1, 4), need_grad=True)
+    gamma = nn.Variable.from_numpy_array(r.randn(1, 4), need_grad=True)
+    rm = nn.Variable.from_numpy_array(r.randn(1, 4))
+    rv = nn.Variable.from_numpy_array(r.rand(1, 4, low=0.5, high=2.0))
+    y = F.batch_normalization(x, beta, gamma, rm, rv, batch_stat=True)
+    y.forward()
+    res = {"out": y.d.copy(), "running mean": rm.d.copy(), "running var": rv.d.copy()}
+    for v in (x, beta, gamma):
+        v.g = 0
+    y.backward(r.weights_like(y.d))
+    res.update({"grad x": x.g.copy(), "grad beta": beta.g.copy(), "grad gamma": gamma.g.copy()})
+    return res
+
+
+# -- unlink, reduce and the getters nnabla.functions holds ------------------------------------
+@nnabla_case(names=["nnabla.functions.unlink"])
+def unlink(nn, F, r):
+    """Identity forward; the output needs a gradient, and a backward through it leaves the
+    input's gradient as it was (alone, or beside another path)."""
+    x = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+    y = F.unlink(x)
+    z = y * 2.0 + x * 3.0
+    z.forward()
+    res = {"out": y.d.copy(), "need_grad": bool(y.need_grad)}
+    x.g = 5.0
+    z.backward(r.weights_like(z.d))
+    res["grad beside a path"] = x.g.copy()
+    y.forward()
+    x.g = 7.0
+    y.backward(r.weights_like(y.d))
+    res["grad alone"] = x.g.copy()
+    with nn.auto_forward():
+        w = F.unlink(x)
+    res["dynamic"] = w.d.copy()
+    return res
+
+
+@nnabla_case(names=["nnabla.functions.reduce"])
+def reduce(nn, F, r):
+    """Deprecated: sum or mean of everything, with a DeprecationWarning; another op is a
+    ValueError."""
+    import warnings
+    x = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+    res = {}
+    for op in ("sum", "mean"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = F.reduce(x, op) if op == "mean" else F.reduce(x)
+        res[op + " warns"] = [w.category.__name__ for w in caught]
+        y.forward()
+        x.g = 0
+        y.backward()
+        res[op] = y.d.copy()
+        res[op + " shape"] = list(y.shape)
+        res[op + " grad"] = x.g.copy()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            F.reduce(x, "max")
+        res["max"] = "no error"
+    except ValueError:
+        res["max"] = "ValueError"
+    return res
+
+
+@nnabla_case(names=["nnabla.functions.get_auto_forward",
+                    "nnabla.functions.get_current_context"])
+def functions_getters(nn, F, r):
+    """``nnabla.functions`` holds ``get_auto_forward`` and ``get_current_context`` (the ones
+    of ``nnabla``)."""
+    res = {"same objects": [F.get_auto_forward is nn.get_auto_forward,
+                            F.get_current_context is nn.get_current_context],
+           "auto forward": F.get_auto_forward()}
+    with nn.auto_forward():
+        res["inside auto_forward"] = F.get_auto_forward()
+    res["context"] = type(F.get_current_context()).__name__
+    return res

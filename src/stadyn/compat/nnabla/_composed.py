@@ -1,7 +1,8 @@
 """NNabla 1.39 functions that are compositions of catalog ops (so they need no op of their
 own): ``broadcast_to``, ``reduce_mean``, ``reduce_sum``, ``logical_and_scalar``,
 ``logical_or_scalar``, ``logical_xor_scalar``, ``binary_error``,
-``epsilon_insensitive_loss``, ``multi_head_attention`` and ``tensor_normalization``.
+``epsilon_insensitive_loss``, ``multi_head_attention``, ``tensor_normalization`` and the
+deprecated ``reduce``.
 ``functions.py`` exports them beside the catalog.
 
 Example:
@@ -13,11 +14,14 @@ Example:
     15.0
 """
 
+import warnings
+
 from ... import functions as _F
 
 __all__ = ["broadcast_to", "reduce_mean", "reduce_sum", "logical_and_scalar",
            "logical_or_scalar", "logical_xor_scalar", "binary_error",
-           "epsilon_insensitive_loss", "multi_head_attention", "tensor_normalization"]
+           "epsilon_insensitive_loss", "multi_head_attention", "tensor_normalization",
+           "reduce"]
 
 
 def broadcast_to(x, y, axis=None):
@@ -244,3 +248,25 @@ def tensor_normalization(x, axes, beta=None, gamma=None, eps=1e-05, output_stat=
     axes = [axes] if isinstance(axes, int) else list(axes)
     return _F.batch_normalization(x, beta, gamma, None, None, axes=axes, decay_rate=0.0,
                                   eps=eps, batch_stat=True, output_stat=output_stat)
+
+
+def reduce(x, op="sum"):
+    """The sum (``op="sum"``) or mean (``"mean"``) of all of ``x``'s elements, a scalar
+    (NNabla's deprecated ``reduce``: it warns with a ``DeprecationWarning``, as NNabla does).
+
+    Example:
+        >>> import numpy as np, warnings, stadyn as sd
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> with sd.auto_forward(), warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", DeprecationWarning)
+        ...     y = F.reduce(sd.Variable.from_numpy_array(np.arange(4.0)), "mean")
+        >>> float(y.d)
+        1.5
+    """
+    warnings.warn("Deprecated API. Use ``sum`` or ``mean`` instead.", DeprecationWarning,
+                  stacklevel=3)               # the caller of functions.py's NdArray wrapper
+    if op == "sum":
+        return reduce_sum(x)
+    if op == "mean":
+        return reduce_mean(x)
+    raise ValueError(f"reduce: op must be 'sum' or 'mean', got {op!r}")

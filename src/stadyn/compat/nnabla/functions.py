@@ -6,8 +6,11 @@ NdArrays back (NNabla's imperative mode, ``_ndarray.py``); with Variables it is 
 ``reduce_mean``, ``reduce_sum``, ``logical_*_scalar``, ``binary_error``,
 ``epsilon_insensitive_loss``, ``multi_head_attention``) come from ``_composed.py``.
 
-Not yet here (NNabla 1.39 has them): a few rarer ones
-(``benchmarks/compat_coverage.py nnabla --missing`` lists them).
+Not here (NNabla 1.39's module has them): the machinery it builds its functions with
+(``function_api``, which writes each function from a source template with ``exec``,
+``FUNCTION_API_HEADER``, ``FUNCTION_API_BODY``) and ``BatchNormalizationInOutAdapter``, an
+internal helper of its batch normalisation (``benchmarks/compat_coverage.py --missing nnabla``
+lists them).  It also holds ``get_auto_forward`` and ``get_current_context``, ``nnabla``'s own.
 
 Left out: the ops that exist only for CNTK's semantics (``cntk_*``), and the ops of Stadyn's
 sequence axis (category ``sequence``: ``past_value``, ``sequence_last``, ``recurrence``, ...):
@@ -42,3 +45,8 @@ from . import _composed as _composed  # noqa: E402
 
 __all__ += _composed.__all__
 globals().update({_n: _accepting_ndarrays(getattr(_composed, _n)) for _n in _composed.__all__})
+
+# NNabla's ``functions`` module also holds (imported there) the mode and context getters.
+from ...graph import get_auto_forward, get_current_context  # noqa: E402
+
+__all__ += ["get_auto_forward", "get_current_context"]

@@ -49,6 +49,10 @@ register_rules(F.stop_gradient, onnx_export=onnx_unary("Identity"),
                                     "imports as identity"),
                cntk_import={"StopGradient": cntk_same(F.stop_gradient)})
 
+register_rules(F.unlink, onnx_export=onnx_unary("Identity"),
+               onnx_import=Unmapped("ONNX graphs have no gradients: the export (Identity) "
+                                    "imports as identity"))
+
 # ONNX's TensorProto.DataType numbers of the types ``cast`` converts to (the ONNX spec fixes them).
 _ONNX_TYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64",
                9: "bool", 10: "float16", 11: "float64", 16: "bfloat16"}
