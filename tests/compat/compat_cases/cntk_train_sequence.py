@@ -243,3 +243,49 @@ def train_sequence_reader(C, r):
             "cntk.Trainer.previous_minibatch_evaluation_average",
             "cntk.Trainer.total_number_of_samples_seen")
     return res
+
+
+@cntk_case(names=["cntk.train.training_session", "cntk.train.TrainingSession.train",
+                  "cntk.logging.ProgressPrinter", "cntk.io.MinibatchSource",
+                  "cntk.io.CTFDeserializer", "cntk.Trainer.test_minibatch",
+                  "cntk.Trainer.total_number_of_samples_seen"])
+def train_sequence_session(C, r):
+    """``training_session`` over a CTF reader of sequences, ``max_samples=30`` and
+    ``progress_frequency=12`` counted in the trainer's samples (a classifier's sequences, a
+    tagger's steps): the samples seen, the lines printed (every 2nd minibatch, the summaries),
+    a test minibatch and the parameters after it."""
+    res = {}
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "seq.ctf")
+        _ctf(r, path)
+        for kind in ("classifier", "tagger", "reduce_sum", "broadcast_label"):
+            inputs, z, loss, metric = _model(C, r, kind)
+            x, label = inputs
+
+            def source():
+                return C.io.MinibatchSource(C.io.CTFDeserializer(path, C.io.StreamDefs(
+                    x=C.io.StreamDef(field="x", shape=2),
+                    y=C.io.StreamDef(field="y", shape=3, is_sparse=True),
+                    t=C.io.StreamDef(field="t", shape=3, is_sparse=True))),
+                    randomize=False, max_sweeps=3)
+            src = source()
+            name = "y" if kind in _PER_SEQUENCE_LABEL else "t"
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                printer = C.logging.ProgressPrinter(freq=2, tag="Training")
+                trainer = C.Trainer(z, (loss, metric), [_LEARNERS["sgd per minibatch"](
+                    C, z.parameters)], [printer])
+                C.train.training_session(
+                    trainer=trainer, mb_source=src, mb_size=7,
+                    model_inputs_to_streams={x: src.streams.x, label: src.streams[name]},
+                    max_samples=30, progress_frequency=12).train()
+            src = source()
+            mb = src.next_minibatch(9, input_map={x: src.streams.x, label: src.streams[name]})
+            res[kind] = {"seen": trainer.total_number_of_samples_seen,
+                         "test": trainer.test_minibatch(mb)}
+            res[kind + " printed"] = _printed(out.getvalue())
+            for key, value in r.param_values(z.parameters).items():
+                res[kind + " " + key] = value
+    r.touch("cntk.train.TrainingSession.train", "cntk.Trainer.test_minibatch",
+            "cntk.Trainer.total_number_of_samples_seen")
+    return res
