@@ -12,8 +12,8 @@ import torch
 from .._errors import DataError, StadynError
 from ..graph import Variable, data_of
 
-__all__ = ["FeedingPlans", "count_roots", "feed", "feed_minibatch", "input_plan", "loss_axis",
-           "sample_count", "unwrap_input"]
+__all__ = ["FeedingPlans", "PER_SEQUENCE", "count_roots", "feed", "feed_minibatch", "input_plan",
+           "loss_axis", "sample_count", "unwrap_input"]
 
 
 def _as_array(value: Any) -> np.ndarray | torch.Tensor:
@@ -107,21 +107,27 @@ def unwrap_input(var) -> Variable:
     return var if isinstance(var, Variable) else getattr(var, "variable", var)
 
 
-def feed_minibatch(plan, values, count_axis: Variable | None = None) -> int:
+PER_SEQUENCE = "sequences"     # feed_minibatch's count_axis: count the minibatch's sequences
+
+
+def feed_minibatch(plan, values, count_axis: Variable | str | None = None) -> int:
     """Feed ``values`` into the inputs of ``plan`` (``(variable, holds class ids, is a
-    sequence)`` per value, in order); returns the minibatch's sample count as CNTK counts the
-    labels' samples: sequences where some input is per sequence, steps where every input is a
-    sequence.  With ``count_axis`` (the lengths of one sequence input, from :func:`loss_axis`)
-    the inputs are sequences on several axes and the count is that input's steps."""
+    sequence)`` per value, in order); returns the minibatch's sample count.  Without
+    ``count_axis``: sequences where some input is per sequence, steps where every input is a
+    sequence (a criterion's own samples are counted afterwards: :func:`sample_count`).  With
+    ``count_axis`` (from :func:`loss_axis`), the samples of the loss as CNTK counts them: the
+    steps of the sequence input whose lengths ``count_axis`` is (a loss per step), or
+    :data:`PER_SEQUENCE`: the sequences (a loss per sequence)."""
     plain = steps = None
     axes: dict[int, int] = {}          # steps per sequence axis
-    sequences = 0
+    sequences = None
     for (v, class_ids, sequence), value in zip(plan, values):
         if class_ids:
             _check_whole_numbers(v, _as_array(value))
         n = feed(v, value)
         if sequence:
-            if count_axis is not None:
+            sequences = int(v.sequence_lengths.shape[0])
+            if isinstance(count_axis, Variable):
                 if v.sequence_lengths is count_axis:
                     steps = n
                 continue
@@ -130,29 +136,33 @@ def feed_minibatch(plan, values, count_axis: Variable | None = None) -> int:
                 raise StadynError(f"Trainer: inputs with different sample counts "
                                   f"{sorted((axes[axis], n))}")
             axes[axis] = steps = n
-            sequences = int(v.sequence_lengths.shape[0])
         else:
             if plain is not None and n != plain:
                 raise StadynError(f"Trainer: inputs with different sample counts "
                                   f"{sorted((plain, n))}")
             plain = n
-    if plain is None and len(axes) > 1:
-        # sequences on several axes and a loss on none of them (a similarity of two sequences'
-        # last steps): CNTK counts the loss's samples, one per sequence
-        return sequences
+    if isinstance(count_axis, Variable) and steps is not None:
+        return steps
+    if count_axis == PER_SEQUENCE or (plain is None and len(axes) > 1):
+        # a loss per sequence (sequences on several axes and a loss on none of them: a
+        # similarity of two sequences' last steps): CNTK counts the loss's samples, one per
+        # sequence (a plain input holds one sample per sequence)
+        return plain if plain is not None else sequences
     return plain if plain is not None else steps
 
 
-def loss_axis(loss: Variable, plan) -> Variable | None:
-    """Where every input of ``plan`` is a sequence and they lie on several sequence axes (a
-    sequence-to-sequence model's inputs and labels), the lengths of the input the loss's
-    sequence axis comes from (its own lengths, or those they are computed from: a slice of the
-    labels), whose steps CNTK counts as the minibatch's samples; else None."""
-    if not plan or not all(sequence for _, _, sequence in plan):
+def loss_axis(loss: Variable, plan) -> Variable | str | None:
+    """How CNTK counts the samples of a minibatch of ``plan`` for ``loss``: the loss's
+    samples.  Where some input is a sequence: for a loss per step, the lengths of the input the
+    loss's sequence axis comes from (its own lengths, or those they are computed from: a slice
+    of the labels), whose steps are counted; for a loss per sequence, :data:`PER_SEQUENCE`.
+    None where no input is a sequence (every input's first axis counts), or where the loss's
+    steps come from no input (they are counted once the loss is computed)."""
+    if not plan or not any(sequence for _, _, sequence in plan):
         return None
-    axes = {id(v.sequence_lengths): v.sequence_lengths for v, _, _ in plan}
-    if len(axes) < 2:
-        return None
+    if loss.sequence_lengths is None:
+        return PER_SEQUENCE
+    axes = {id(v.sequence_lengths): v.sequence_lengths for v, _, sequence in plan if sequence}
     stack, seen = [loss.sequence_lengths], set()
     while stack:
         v = stack.pop()

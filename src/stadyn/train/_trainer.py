@@ -110,7 +110,7 @@ class Trainer:
         self._feed_plans = FeedingPlans(
             self._class_id_inputs, self._missing_message,
             lambda plan: loss_axis(_unwrap(self.loss_function), plan))
-        self._count_loss_steps = False   # inputs on several sequence axes (see _feed)
+        self._count_loss_steps = False   # the loss's steps are computed (see _feed)
         # Data-parallel training (stadyn.distributed): the object broadcasts the parameters now,
         # sums gradients and sample counts over the workers after each backward, and says whether
         # this process is the one that writes progress.
@@ -148,9 +148,11 @@ class Trainer:
                                   f"{len(self.arguments)} inputs")
             keys = self.arguments
         plan, axis = self._feed_plans.plan(keys, needed, what)
-        # inputs on several sequence axes: CNTK counts the loss's steps (counted again once
-        # the loss is computed, where it is over a slice of the labels)
-        self._count_loss_steps = axis is not None
+        # CNTK counts the loss's samples: a loss per step counts its steps, those of the input
+        # its sequence axis comes from (counted again once the loss is computed where its
+        # lengths are computed: a slice of the labels); a loss per sequence its sequences
+        lengths = _unwrap(self.loss_function).sequence_lengths
+        self._count_loss_steps = lengths is not None and axis is not lengths
         return feed_minibatch(plan, values, axis)
 
     def _missing_message(self, missing: list[Variable], what: str) -> str:
