@@ -123,6 +123,7 @@ SCHEDULE_CHUNK = 4
 
 
 def pytest_configure(config):
+    _after_last_test[0] = state_guard.snapshot()      # before collection imports test modules
     if getattr(config.option, "maxschedchunk", 0) is None:       # xdist's option, not given
         config.option.maxschedchunk = SCHEDULE_CHUNK
 
