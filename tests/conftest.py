@@ -12,6 +12,14 @@ Fixtures:
   afterwards.  Tiny tensors on a loaded two-core machine spend far more time waiting in torch's
   thread pool than computing, and single-threaded references match single-threaded workers.
 
+Every test is guarded (``global_state_guard``, autouse): the process-wide switches listed in
+``state_guard.py`` (Stadyn's mode, ``no_grad``, phase, recompute, default context, scope,
+parameter registry, function and solver hooks, numerics checking; torch's grad mode, default
+dtype, ...) must be as the test found them when its fixtures are torn down.  A test that leaves
+one changed fails, naming each change, and the state is put back, so the next test runs as it
+would alone.  A change made between tests (a module import, a module- or session-scoped
+fixture) fails the next test, naming it as such.
+
 A static graph whose trace fails runs eagerly with the warning ``a static graph runs eagerly:
 ...``; ``pyproject.toml`` turns that warning into an error for every test, so a static == dynamic
 test always compares two different executions.  A test that exercises the fallback on purpose
@@ -31,6 +39,7 @@ import pytest
 import torch
 
 import stadyn as sd
+import state_guard
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     torch.set_num_threads(1)
@@ -52,6 +61,31 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+_after_last_test: list = [None]     # the state the previous test left (after the restore)
+
+
+@pytest.fixture(autouse=True)
+def global_state_guard():
+    """Fail a test that leaves process-wide state changed, and put the state back."""
+    before = state_guard.snapshot()
+    previous = _after_last_test[0]
+    if previous is not None:
+        between = state_guard.changes(previous, before)
+        if between:
+            _after_last_test[0] = before
+            pytest.fail("process-wide state changed since the previous test (a module import or "
+                        "a module- or session-scoped fixture):\n  " + "\n  ".join(between),
+                        pytrace=False)
+    yield
+    after = state_guard.snapshot()
+    changed = state_guard.changes(before, after)
+    _after_last_test[0] = before
+    if changed:
+        state_guard.restore(before, after)
+        pytest.fail("the test left process-wide state changed (restored now):\n  "
+                    + "\n  ".join(changed), pytrace=False)
 
 
 EAGER_FALLBACK_WARNING = "a static graph runs eagerly"
@@ -89,6 +123,7 @@ SCHEDULE_CHUNK = 4
 
 
 def pytest_configure(config):
+    _after_last_test[0] = state_guard.snapshot()      # before collection imports test modules
     if getattr(config.option, "maxschedchunk", 0) is None:       # xdist's option, not given
         config.option.maxschedchunk = SCHEDULE_CHUNK
 

@@ -32,31 +32,28 @@ import numpy as np
 
 import compat_cases
 import compat_harness as H
+import state_guard
 
 PREFIX = "stadyn.compat."
 
 
 def stadyn_side(framework: str) -> H.Side:
     """Stadyn's compat layer, each case in a fresh parameter registry, static mode, training
-    phase and seed; the default context and torch's determinism switch are restored after."""
+    phase and seed; every process-wide switch a case may set (``state_guard.ITEMS``: the
+    default context, hooks, recompute, CNTK's fixed seed and global options, the image
+    backend, torch's determinism switch, ...) is as it was before the case after it, so a
+    case's result does not depend on the cases run before it."""
     @contextlib.contextmanager
     def isolate():
-        import torch
-
         import stadyn as sd
+        before = state_guard.snapshot()
         sd.seed(313)
-        deterministic = (torch.are_deterministic_algorithms_enabled(),
-                         torch.is_deterministic_algorithms_warn_only_enabled())
-        context = sd.get_current_context()
-        with sd.parameter_registry(sd.ParameterRegistry()), sd.training(True):
-            previous = sd.get_auto_forward()
-            sd.set_auto_forward(False)
-            try:
+        try:
+            with sd.parameter_registry(sd.ParameterRegistry()), sd.training(True):
+                sd.set_auto_forward(False)
                 yield
-            finally:
-                sd.set_auto_forward(previous)
-                sd.set_default_context(context)
-                torch.use_deterministic_algorithms(deterministic[0], warn_only=deterministic[1])
+        finally:
+            state_guard.restore(before, state_guard.snapshot())
     return H.Side(framework, PREFIX, isolate)
 
 

@@ -27,8 +27,6 @@ from stadyn.io._data_iterator import DataIterator, SimpleDataSource
 from stadyn.models import digits_mlp
 from stadyn.train import Trainer
 
-torch.set_num_threads(1)
-
 SEED = 11
 LOCAL_BATCH = 16
 WORKERS = 2
@@ -332,5 +330,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    # a worker process only: the tests that import this module for its references run them
+    # under the one_torch_thread fixture, and the rest of their process keeps its threads
+    torch.set_num_threads(1)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     main()
