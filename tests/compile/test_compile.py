@@ -175,3 +175,24 @@ def test_another_backend_goes_through_torch_compile():
         eager()
         assert float(loss2.d) == pytest.approx(float(loss1.d), rel=1e-5)
     assert type(eager._program).__name__ == "OptimizedModule"
+
+
+def test_a_graph_holding_an_untraceable_op_gets_one_clear_error():
+    """A CNTK LSTM over sequences under ``Trainer(..., compile="program")`` failed with pages of
+    torch's ``GuardOnDataDependentSymNode`` (the packed recurrence reads lengths on the host);
+    a static plan runs such a graph eagerly, a step program says it cannot and why."""
+    import stadyn.layers as L
+    registry = sd.ParameterRegistry()
+    rng = np.random.RandomState(0)
+    with sd.parameter_registry(registry):
+        x = sd.sequence.sequence_input((4,))
+        x.d = [rng.randn(n, 4).astype(np.float32) for n in (3, 5, 2)]
+        t = sd.Variable((3, 1))
+        h = L.Recurrence(L.LSTM(8))(x)
+        loss = F.mean(F.softmax_cross_entropy(L.Dense(2)(sd.sequence.last(h)), t))
+        solver = S.Sgd(0.1)
+        solver.set_parameters(sd.get_parameters())
+    t.d = np.array([[0], [1], [0]])
+    step = sd.compile_step(loss, solver, compile=False)
+    with pytest.raises(sd.StadynError, match="cannot be traced into a step program: .*lstm"):
+        step()

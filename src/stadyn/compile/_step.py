@@ -153,6 +153,13 @@ class CompiledStep:
         roots = [self.loss] + [v for v in self.outputs if v is not self.loss]
         subgraph = Subgraph(roots)
         nodes, leaves = subgraph.nodes, subgraph.leaves
+        untraceable = sorted({n.spec.name for n in nodes if not n.spec.traceable})
+        if untraceable:
+            raise StadynError(
+                f"compile_step: the graph holds op(s) that cannot be traced into a step "
+                f"program: {', '.join(untraceable)} (e.g. packed recurrences read sequence "
+                "lengths on the host); train without compile (a static plan runs such a "
+                "graph eagerly)")
         fill = subgraph.filled(keep_all=False)
         param_idx, names = self._parameters(leaves)
         solver = self.solver
@@ -208,11 +215,20 @@ class CompiledStep:
         # While the profiler records, an uncompiled program is traced with its ops' ranges, its
         # backward's too (graph/_labels.py); inductor's fused kernels have no per-op time, so a
         # compiled one is traced without them (the key keeps the two apart: __call__).
-        with torch.enable_grad(), (labels_off() if self.compile else nullcontext()):
-            if outside:
-                gm = make_fx(forward_backward, tracing_mode="fake")(*leaf_tensors)
-            else:
-                gm = make_fx(step, tracing_mode="fake")(*leaf_tensors, *states, *self._scalars)
+        try:
+            with torch.enable_grad(), (labels_off() if self.compile else nullcontext()):
+                if outside:
+                    gm = make_fx(forward_backward, tracing_mode="fake")(*leaf_tensors)
+                else:
+                    gm = make_fx(step, tracing_mode="fake")(*leaf_tensors, *states,
+                                                            *self._scalars)
+        except StadynError:
+            raise
+        except Exception as exc:     # torch's own tracing errors run to pages: one line here
+            first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+            raise StadynError(f"compile_step: tracing the training step failed "
+                              f"({type(exc).__name__}: {first}); train without compile "
+                              "(a static plan falls back to running eagerly)") from exc
         # A static plan's passes (graph/_passes.py): a channels-last convolution and its ReLU
         # as one oneDNN call (inductor calls it as it calls a convolution), and ReLUs in place
         # only uncompiled (inductor plans its own buffers).
