@@ -159,6 +159,12 @@ def test_checkpoint_restored_into_a_new_source_continues_the_same():
     ({"x": np.zeros((0, 2), np.float32), "y": np.zeros((0, 1), np.float32)},
      "chunk 0 has no sequences"),
     ([np.zeros((2, 2), np.float32)], "chunk 0 is a list; get_chunk returns a dict"),
+    # rows of the wrong rank (CNTK 2.7 refuses them too, but its error path corrupts its heap,
+    # so the CNTK case cannot hold them)
+    ({"x": np.zeros((2, 1, 2), np.float32), "y": np.zeros((2, 1), np.float32)},
+     "chunk 0, stream 'x': an array of shape (2, 1, 2); give (rows, 2)"),
+    ({"x": np.zeros((4,), np.float32), "y": np.zeros((2, 1), np.float32)},
+     "chunk 0, stream 'x': an array of shape (4,); give (rows, 2)"),
 ])
 def test_a_bad_chunk_is_a_data_error_naming_the_chunk_and_stream(chunk, words):
     with pytest.raises(DataError) as info:
