@@ -246,8 +246,8 @@ def check_refs_current(framework: str, folder: str) -> None:
     # CNTK 2.7 dies of a floating-point exception with OMP_NUM_THREADS=1, which conftest.py
     # sets under pytest-xdist: the generator runs with the threads it would have by default.
     base = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "PYTHONPATH")}
-    # Every CNTK case regenerated took over 600 s beside a loaded suite once the sequence
-    # training cases came: the limit is for a hung framework, not a slow one.
+    # Alone this takes ~15 s; beside the xdist suite on 2 cores it once ran past 600 s (CNTK's
+    # OpenMP threads competing with the workers is the suspect, not confirmed).
     run = subprocess.run([python, "-W", "ignore", script, "--out", folder], env={**base, **env},
                          capture_output=True, text=True, timeout=1500)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
