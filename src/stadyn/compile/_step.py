@@ -33,7 +33,7 @@ from .._errors import StadynError
 from .._memory import keep_freed_cpu_memory
 from .._logging import logger
 from ..graph import (Subgraph, Variable, defer_products, interpret, labels_enabled, labels_off,
-                     leaf_tensor, plan_layout, plan_passes, standard_layout)
+                     leaf_tensor, plan_layout, plan_passes, standard_layout, untraceable_ops)
 from ..solvers import Optimizer
 from ._kernels import keep_max_pooling
 
@@ -153,7 +153,7 @@ class CompiledStep:
         roots = [self.loss] + [v for v in self.outputs if v is not self.loss]
         subgraph = Subgraph(roots)
         nodes, leaves = subgraph.nodes, subgraph.leaves
-        untraceable = sorted({n.spec.name for n in nodes if not n.spec.traceable})
+        untraceable = untraceable_ops(nodes)
         if untraceable:
             raise StadynError(
                 f"compile_step: the graph holds op(s) that cannot be traced into a step "

@@ -38,7 +38,7 @@ from ._passes import (defer_products, fuse_convolution_relu, plan_passes, reuse_
 from ._recompute import recompute, recompute_fn, set_global_recompute
 from ._function_hooks import (set_function_post_hook, set_function_pre_hook,
                               unset_function_post_hook, unset_function_pre_hook)
-from ._plan import EagerPlan, StaticPlan, build_plan
+from ._plan import EagerPlan, StaticPlan, build_plan, untraceable_ops
 from ._runner import forward_all
 from ._scope import current_scope, name_scope
 from ._sequence import (is_lengths, new_lengths, pad_sequences, sequence_input, sequences_of,
@@ -52,7 +52,7 @@ from ._tensors import data_of, grad_of
 __all__ = [
     # the IR
     "Variable", "FunctionNode", "OpSpec", "apply", "topological_nodes", "to_torch_dtype",
-    "data_of", "grad_of",
+    "data_of", "grad_of", "untraceable_ops",
     # modes, phase, contexts, scopes
     "auto_forward", "set_auto_forward", "get_auto_forward", "training", "is_training",
     "set_training", "no_grad", "is_no_grad", "recompute", "recompute_fn",

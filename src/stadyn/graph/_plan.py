@@ -43,7 +43,20 @@ from ._passes import (aliased_outputs, cast_parameters_into_buffers, defer_outpu
 from ._subgraph import Subgraph, leaf_tensor
 from ._variable import FunctionNode, Variable
 
-__all__ = ["StaticPlan", "EagerPlan", "build_plan"]
+__all__ = ["StaticPlan", "EagerPlan", "build_plan", "untraceable_ops"]
+
+
+def untraceable_ops(nodes) -> list[str]:
+    """The names of the ops among ``nodes`` declared ``traceable=False`` (sorted, once each):
+    a static plan runs such a graph eagerly, a step program refuses it.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import Subgraph, untraceable_ops
+        >>> untraceable_ops(Subgraph([F.relu(sd.Variable((2,)))]).nodes)
+        []
+    """
+    return sorted({n.spec.name for n in nodes if not n.spec.traceable})
 
 
 class StaticPlan:
@@ -265,7 +278,7 @@ def build_plan(subgraph: Subgraph, keep_all: bool) -> StaticPlan | EagerPlan:
     if valued:
         return EagerPlan(roots, list(nodes), list(leaves), fill, needs_backward,
                          f"an output shape depends on values: {', '.join(valued)}")
-    untraceable = sorted({n.spec.name for n in nodes if not n.spec.traceable})
+    untraceable = untraceable_ops(nodes)
     if untraceable:
         return EagerPlan(roots, list(nodes), list(leaves), fill, needs_backward,
                          f"holds op(s) that cannot be traced: {', '.join(untraceable)}")
