@@ -20,6 +20,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 COMPAT_TESTS = os.path.join(HERE, "..", "tests", "compat")
 sys.path.insert(0, COMPAT_TESTS)
+sys.path.insert(0, os.path.dirname(COMPAT_TESTS))   # tests/: state_guard
 
 import compat_support as S  # noqa: E402
 

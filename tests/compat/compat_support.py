@@ -246,10 +246,12 @@ def check_refs_current(framework: str, folder: str) -> None:
     # CNTK 2.7 dies of a floating-point exception with OMP_NUM_THREADS=1, which conftest.py
     # sets under pytest-xdist: the generator runs with the threads it would have by default.
     base = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "PYTHONPATH")}
-    # Alone this takes ~15 s; beside the xdist suite on 2 cores it once ran past 600 s (CNTK's
-    # OpenMP threads competing with the workers is the suspect, not confirmed).
+    # OpenMP's default spin-waiting threads starve beside busy processes: with two CPU-bound
+    # processes on this 2-core machine CNTK's regeneration took 123 s, 11 s with passive waits
+    # (alone: 10-20 s); beside the xdist suite it once ran past 600 s.
+    base["OMP_WAIT_POLICY"] = "PASSIVE"
     run = subprocess.run([python, "-W", "ignore", script, "--out", folder], env={**base, **env},
-                         capture_output=True, text=True, timeout=1500)
+                         capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
     problems = []
     for case in cases(framework).values():

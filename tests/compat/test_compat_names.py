@@ -62,3 +62,26 @@ def test_every_case_has_its_reference_and_no_reference_is_stale(framework):
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_references_match_a_fresh_run_of_the_real_framework(framework, tmp_path):
     S.check_refs_current(framework, str(tmp_path))
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_the_coverage_script_runs_on_its_own(framework, tmp_path):
+    """``benchmarks/compat_coverage.py`` (the README's coverage figure) runs as a user runs it,
+    from any folder with only ``src`` on the path, and its total counts every real name."""
+    import json
+    import subprocess
+    import sys
+
+    import stadyn
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    src = os.path.dirname(os.path.dirname(os.path.abspath(stadyn.__file__)))
+    proc = subprocess.run([sys.executable, os.path.join(root, "benchmarks", "compat_coverage.py"),
+                           framework], cwd=tmp_path, env=dict(os.environ, PYTHONPATH=src),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(os.path.join(H.REFS, f"names_{framework}.json")) as f:
+        real = sum(len(names) for names in json.load(f)["modules"].values())
+    total, = [line.split() for line in proc.stdout.splitlines() if line.split()[:1] == ["total"]]
+    assert int(total[1]) == real
+    assert 0 < int(total[3]) <= int(total[2]) <= real
