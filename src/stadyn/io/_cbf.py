@@ -226,6 +226,10 @@ class CBFDeserializer(Deserializer):
     def __len__(self) -> int:
         return int(self._first_seq[-1])
 
+    def chunk_sizes(self) -> np.ndarray:
+        """The chunks the file stores."""
+        return np.diff(self._first_seq).astype(np.int64)
+
     def sequence_lengths(self) -> np.ndarray:
         return self._lengths
 

@@ -37,9 +37,10 @@ class ChunkedDeserializer(Deserializer):
     samples of a sweep before its first minibatch, so the chunks are scanned once when it is
     made: every chunk is read to count its sequences (CNTK 2.7 reads them as it goes). Later a
     chunk is read again only when a minibatch needs one that is not among the last
-    :attr:`chunks_in_memory` read (they all stay in memory below that number). A sweep's
-    order is the source's (with ``randomize=True`` a permutation of all samples), so a data set
-    of more chunks than that, randomized, reads chunks more than once per sweep.
+    :attr:`chunks_in_memory` read (they all stay in memory below that number). Randomized, a
+    source reads such a deserializer as CNTK 2.7 does (its chunks shuffled, then taken in
+    windows of ``randomization_window_in_chunks`` chunks whose samples are shuffled), so with
+    a window no larger than :attr:`chunks_in_memory` each chunk is read once per sweep.
 
     Example:
         >>> class Squares(ChunkedDeserializer):
@@ -190,6 +191,12 @@ class ChunkedDeserializer(Deserializer):
 
     def __len__(self) -> int:
         return int(self._index()["starts"][-1])
+
+    #: CNTK 2.7 reads a Python deserializer with its local-timeline randomizer
+    randomizer = "tumbling"
+
+    def chunk_sizes(self) -> np.ndarray:
+        return np.diff(self._index()["starts"]).astype(np.int64)
 
     def sequence_lengths(self) -> np.ndarray | None:
         index = self._index()

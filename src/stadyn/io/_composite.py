@@ -101,6 +101,23 @@ class Composite:
     def __len__(self) -> int:
         return self._length
 
+    @property
+    def randomizer(self) -> str:
+        """How CNTK 2.7 randomizes the joined data: as it does the first deserializer's."""
+        return self.deserializers[0].randomizer
+
+    def chunk_sizes(self) -> np.ndarray:
+        """Sequences per chunk: the first deserializer's chunks (CNTK bundles the others'
+        sequences into them)."""
+        sizes = self.deserializers[0].chunk_sizes()
+        if sizes is None:
+            return np.array([self._length], dtype=np.int64)
+        sizes = np.asarray(sizes, dtype=np.int64)
+        if int(sizes.sum()) != self._length or (sizes < 0).any():
+            raise ValueError(f"{type(self.deserializers[0]).__name__}.chunk_sizes() gives "
+                             f"{int(sizes.sum())} sequences, not its {self._length}")
+        return sizes
+
     def materialize(self, ids: np.ndarray, sweeps: np.ndarray, positions: np.ndarray,
                     seed: int) -> dict[str, StreamBatch]:
         """Read samples ``ids``; sample k draws its randomness from

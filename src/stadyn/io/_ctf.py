@@ -284,6 +284,26 @@ class CTFDeserializer(Deserializer):
     def keys(self) -> list[str]:
         return self._index.keys
 
+    #: CNTK 2.7's text-format chunk size (its ``chunkSizeInBytes`` default)
+    chunk_bytes = 32 * 1024 * 1024
+
+    def chunk_sizes(self) -> np.ndarray:
+        """CNTK 2.7's chunks: sequences are added to a chunk while the chunk's bytes (from its
+        first sequence's start to its last one's end) plus the next sequence's stay within
+        :attr:`chunk_bytes`."""
+        starts, ends = self._index.starts, self._index.ends + 1   # a sequence's bytes: its lines
+        sizes, first, n = [], 0, len(starts)
+        while first < n:
+            limit = int(starts[first]) + self.chunk_bytes
+            stop = min(int(np.searchsorted(starts, limit, side="right")) + 1, n)
+            k = np.arange(first + 1, stop)
+            grown = (ends[k - 1] - starts[first]) + (ends[k] - starts[k])
+            over = np.flatnonzero(grown > self.chunk_bytes)
+            end = int(k[over[0]]) if over.size else stop
+            sizes.append(end - first)
+            first = end
+        return np.asarray(sizes, dtype=np.int64)
+
     def sequence_lengths(self) -> np.ndarray | None:
         return self._index.line_counts if self._sequence_mode else None
 

@@ -85,6 +85,16 @@ class Deserializer(abc.ABC):
         """Samples per sequence (``None`` when every sequence is one sample)."""
         return None
 
+    #: Which of CNTK 2.7's randomizers reads this deserializer, ``"block"`` (the one of its
+    #: built-in deserializers) or ``"tumbling"`` (the local-timeline randomizer it uses for a
+    #: Python ``UserDeserializer``); see ``_cntk_order.py``.
+    randomizer: str = "block"
+
+    def chunk_sizes(self) -> np.ndarray | None:
+        """Sequences per chunk, the chunks in file order, as CNTK 2.7 cuts this data into the
+        chunks its randomizer shuffles (``None``: the whole sweep is one chunk)."""
+        return None
+
     def read_steps(self, ids: Sequence[int], steps: np.ndarray,
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
         """Step ``steps[k]`` of sequence ``ids[k]`` of every stream, ``(N, *shape)`` (frame

@@ -47,6 +47,18 @@ class FrameComposite:
     def __len__(self) -> int:
         return len(self.inner) if self._starts is None else int(self._starts[-1])
 
+    @property
+    def randomizer(self) -> str:
+        return self.inner.randomizer
+
+    def chunk_sizes(self) -> np.ndarray:
+        """Frames per chunk: in frame mode every frame is a sequence of its chunk."""
+        sizes = self.inner.chunk_sizes()
+        if self._starts is None:
+            return sizes
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        return np.diff(self._starts[bounds])
+
     def materialize(self, ids: np.ndarray, sweeps: np.ndarray, positions: np.ndarray,
                     seed: int) -> dict[str, StreamBatch]:
         if self._starts is None:

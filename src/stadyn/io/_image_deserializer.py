@@ -216,6 +216,10 @@ class ImageDeserializer(Deserializer):
     def __len__(self) -> int:
         return len(self._table) * self._pipeline.views
 
+    def chunk_sizes(self) -> np.ndarray:
+        """CNTK 2.7 makes each image a chunk (its views are the chunk's sequences)."""
+        return np.full(len(self._table), self._pipeline.views, dtype=np.int64)
+
     def stream_specs(self) -> dict[str, StreamSpec]:
         specs = {}
         if self._image_stream is not None:

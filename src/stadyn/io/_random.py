@@ -2,7 +2,8 @@
 
 Every random decision a reader makes is a pure function of ``(seed, sweep, position)``:
 
-- the order of a sweep is :func:`sweep_permutation` ``(seed, sweep, n)``;
+- the order of a sweep is CNTK 2.7's randomized order (``_cntk_order.py``), a function of the
+  seed, the sweep and the chunks;
 - the augmentation of the sample at ``position`` of sweep ``sweep`` draws from
   ``SampleRandom(seed, sweep, position)``.
 
@@ -15,9 +16,7 @@ release.
 
 from __future__ import annotations
 
-import numpy as np
-
-__all__ = ["SampleRandom", "sweep_permutation", "mix64"]
+__all__ = ["SampleRandom", "mix64"]
 
 _MASK = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -80,32 +79,3 @@ class SampleRandom:
     def bernoulli(self, p: float = 0.5) -> bool:
         """True with probability ``p``."""
         return self.random() < p
-
-
-def _mix64_array(z: np.ndarray) -> np.ndarray:
-    z = z.copy()
-    z ^= z >> np.uint64(30)
-    z *= np.uint64(_M1)
-    z ^= z >> np.uint64(27)
-    z *= np.uint64(_M2)
-    z ^= z >> np.uint64(31)
-    return z
-
-
-def sweep_permutation(seed: int, sweep: int, n: int) -> np.ndarray:
-    """The order of sweep ``sweep`` over ``n`` samples: a permutation of ``range(n)`` (int64).
-
-    Each index gets a 64-bit key ``mix64(key(seed, sweep) ^ index)``; sorting by key shuffles.
-
-    Example:
-        >>> p = sweep_permutation(0, 0, 10)
-        >>> sorted(p.tolist()) == list(range(10))
-        True
-        >>> same = sweep_permutation(0, 0, 10)
-        >>> bool((p == same).all()), bool((p == sweep_permutation(0, 1, 10)).all())
-        (True, False)
-    """
-    base = np.uint64(_key(seed, sweep, 0x5EED))
-    with np.errstate(over="ignore"):
-        keys = _mix64_array(np.arange(n, dtype=np.uint64) ^ base)
-    return np.argsort(keys, kind="stable").astype(np.int64)

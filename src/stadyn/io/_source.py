@@ -2,7 +2,8 @@
 
 Positions: the source walks an endless stream of *global positions* 0, 1, 2, ...; position p is
 sample ``order(sweep)[p % N]`` of sweep ``p // N`` (N samples per sweep). The order of a sweep
-is a seeded permutation (or the file order with ``randomize=False``), and the augmentation of
+is CNTK 2.7's randomized order (``_cntk_order.py``; the file order with ``randomize=False``),
+a function of the seed, the sweep, the chunks and the window; the augmentation of
 position p draws from ``SampleRandom(seed, sweep, p % N)``. Which process decodes a sample
 therefore changes nothing: batches are the same with any number of workers, and a checkpoint
 only has to remember the position and the number of samples delivered.
@@ -27,7 +28,7 @@ from ._composite import Composite
 from ._deserializer import Deserializer, StreamBatch, concat_batches
 from ._frame_mode import FrameComposite
 from ._numpy_deserializer import NumpyDeserializer
-from ._random import sweep_permutation
+from ._cntk_order import block_order, chunk_window_default, tumbling_order
 from ._streams import Record, StreamInformation
 from ._workers import WorkerPool
 
@@ -146,10 +147,14 @@ class MinibatchSource:
         max_samples: stop after this many samples (``INFINITELY_REPEAT`` by default;
             ``FULL_DATA_SWEEP`` is one sweep).
         max_sweeps: stop after this many sweeps over the data (infinite by default).
-        randomize: shuffle every sweep (a new permutation per sweep, seeded).
-        randomization_seed: seed of the order and of the augmentation.
-        randomization_window_in_chunks, randomization_window_in_samples: accepted for CNTK
-            compatibility; Stadyn always shuffles whole sweeps.
+        randomize: shuffle every sweep, in CNTK 2.7's order: the same sequences in the same
+            order as CNTK reading the same data with the same seed and window (its chunks
+            shuffled, each sequence swapped within a window of chunks around it; see
+            ``docs/readers.md``).
+        randomization_seed: seed of the order (sweep k is shuffled with seed + k, as CNTK
+            does) and of the augmentation.
+        randomization_window_in_chunks: how far a sequence may move, in chunks (CNTK's
+            default, 128); ``randomization_window_in_samples``: the window in samples instead.
         num_workers: worker processes that decode and augment (0: in this process).
         prefetch: minibatches each worker prepares ahead.
         start_method: 'forkserver' (default on Linux), 'spawn' or 'fork' (unsafe once OpenCV's
@@ -196,6 +201,18 @@ class MinibatchSource:
         self._max_sweeps = int(max_sweeps)
         self._randomize = bool(randomize)
         self._seed = int(randomization_seed)
+        if randomization_window_in_samples and randomization_window_in_chunks:
+            raise ValueError("randomization_window_in_chunks and randomization_window_in_samples "
+                             "are mutually exclusive: give the other one as 0")
+        if randomization_window_in_samples:
+            self._window = (int(randomization_window_in_samples), True)
+        else:
+            chunks = chunk_window_default if randomization_window_in_chunks is None \
+                else randomization_window_in_chunks
+            self._window = (int(chunks), False)
+        if self._window[0] < 0:
+            raise ValueError(f"the randomization window must be >= 0, got {self._window[0]}")
+        self._chunks = self._composite.chunk_sizes() if self._randomize else None
         self._partitions = self._check_partition(num_data_partitions, partition_index)
         self._position = 0
         self._samples = 0
@@ -255,11 +272,26 @@ class MinibatchSource:
     def _order(self, sweep: int) -> np.ndarray:
         order = self._orders.get(sweep)
         if order is None:
-            order = sweep_permutation(self._seed, sweep, self._sweep_length)
+            order = self._cntk_order(sweep)
             self._orders[sweep] = order
             while len(self._orders) > 3:
                 self._orders.popitem(last=False)
         return order
+
+    def _cntk_order(self, sweep: int) -> np.ndarray:
+        window, in_samples = self._window
+        if self._composite.randomizer == "tumbling":
+            if in_samples:   # CNTK grows such a window chunk by chunk: here, its mean in chunks
+                per_chunk = self.sweep_size / max(len(self._chunks), 1)
+                window = max(1, round(window / max(per_chunk, 1)))
+            return tumbling_order(self._chunks, self._seed, sweep, window)
+        samples = None
+        if in_samples and self._lengths is not None:
+            bounds = np.concatenate([[0], np.cumsum(self._chunks)]).astype(np.int64)
+            total = np.concatenate([[0], np.cumsum(self._lengths)]).astype(np.int64)
+            samples = np.diff(total[bounds])
+        return block_order(self._chunks, self._seed + sweep, window,
+                           window_in_samples=in_samples, chunk_samples=samples)
 
     def _sample_ids(self, positions: np.ndarray) -> np.ndarray:
         n = self._sweep_length

@@ -1,9 +1,9 @@
 """Deserializers written in Python (``cntk.io.UserDeserializer``: ``stream_infos``,
 ``num_chunks``, ``get_chunk``) read by a ``MinibatchSource``: minibatches in chunk order
 (values, sample and sequence counts, sweep ends, across sweeps), samples and sequences, dense
-and sparse streams, ``max_samples``, randomized sweeps (CNTK's random order is its own: each
-sweep's multiset of samples is compared), checkpoints, bad chunks, and a training loop over
-``Trainer.train_minibatch``."""
+and sparse streams, ``max_samples``, randomized sweeps (each sweep's multiset of samples; the
+order itself is compared in ``cntk_randomization.py``), checkpoints, bad chunks, and a
+training loop over ``Trainer.train_minibatch``."""
 
 import numpy as np
 
@@ -157,7 +157,7 @@ def _sweeps(C, src, size, per_sweep):
            note="randomize=True over 4 chunks (14 samples), three sweeps in minibatches of 5, "
                 "with the default window, a window of one chunk and another seed: each sweep "
                 "holds every sample once, the sweep ends fall where they do in order "
-                "(CNTK's order itself is not reproduced)")
+                "(the order itself: cntk_randomization.py)")
 def user_deserializer__randomized(C, r):
     r.touch(*_METHODS)
     infos = [C.io.StreamInformation("x", 0, "dense", np.float32, (2,)),

@@ -29,8 +29,7 @@ from ..device import use_default_device
 from ..logging import TraceLevel, get_trace_level
 from . import transforms
 
-# CNTK's default randomization window, in its chunks (Stadyn's own readers default to 4 of
-# theirs, which hold more samples: the number is what a CNTK program reads here).
+# CNTK's default randomization window, in its chunks (a MinibatchSource given None uses it).
 DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS = 128
 
 

@@ -46,15 +46,14 @@ class UserDeserializer(_FromStreamInfos):
     ``(N, *shape)`` or a ``csr_matrix`` of N rows (N samples), or a list of N arrays
     ``(T_i, *shape)`` / ``csr_matrix`` (N sequences); every stream has the same N, and the
     data's dtype is the stream's. Minibatches come out as from CNTK 2.7: in chunk order
-    without randomization, each sweep a permutation of all samples with it (Stadyn's order,
-    not CNTK's), ``max_samples`` / ``max_sweeps``, checkpoints and ``frame_mode``. Once a
+    without randomization, with it in CNTK 2.7's own random order (its chunks shuffled, then
+    windows of chunks shuffled: the same samples in the same order for the same seed and
+    window), ``max_samples`` / ``max_sweeps``, checkpoints and ``frame_mode``. Once a
     source has read the streams, ``streams`` holds them by name.
 
     Where CNTK 2.7 differs: it refuses a ``UserDeserializer`` beside other deserializers (here
     they are joined by position, the first one's order), refuses sequences in frame mode (here
-    they are cut into frames), and reads chunks within its randomization window (here the
-    source's order runs over the whole sweep; see
-    :attr:`~stadyn.io.ChunkedDeserializer.chunks_in_memory`). A malformed chunk is a
+    they are cut into frames). A malformed chunk is a
     ``DataError`` naming the chunk and stream (CNTK 2.7 crashes on a missing stream and reads
     a row of the wrong size without a word).
 

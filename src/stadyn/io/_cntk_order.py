@@ -1,0 +1,230 @@
+"""CNTK 2.7's randomized sample order, reproduced: the same sequences in the same order.
+
+CNTK shuffles with a 64-bit Mersenne Twister (``std::mt19937_64``) and its own distribution
+(``begin + rng() % (end - begin)``), so its order is a pure function of the chunks, the
+window and the seed, and can be computed here to the sample. Two randomizers, both seeded with
+``randomization_seed + sweep``:
+
+- :func:`block_order` (CNTK's ``BlockRandomizer``, the reader of the built-in deserializers: text
+  format, images, binary format, HTK): the chunks of a sweep are shuffled, then each sequence
+  is swapped with a random one from the randomization window around its chunk (a number of
+  chunks, or of samples), so the order stays within a bounded number of chunks.
+- :func:`tumbling_order` (CNTK's ``LTTumblingWindowRandomizer``, the reader of a Python
+  ``UserDeserializer``): the chunks of a sweep are shuffled, then read in windows of
+  ``window`` chunks (a window runs on into the next sweep), the sequences of each window's
+  part within one sweep shuffled.
+
+A deserializer says how its sweep is cut into chunks (:meth:`Deserializer.chunk_sizes`, CNTK's
+chunking: one chunk per image, 32 MB of text, the chunks a binary file stores) and which
+randomizer CNTK reads it with (:attr:`Deserializer.randomizer`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["MT19937_64", "block_order", "tumbling_order", "chunk_window_default"]
+
+#: CNTK 2.7's ``DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS`` (4 GB of 32 MB chunks)
+chunk_window_default = 128
+
+_N, _M = 312, 156
+_MATRIX = np.uint64(0xB5026F5AA96619E9)
+_UPPER = np.uint64(0xFFFFFFFF80000000)
+_LOWER = np.uint64(0x7FFFFFFF)
+
+
+class MT19937_64:
+    """``std::mt19937_64`` seeded with an integer, its numbers generated 312 at a time.
+
+    Example:
+        >>> r = MT19937_64(5489)        # the C++ standard's check: the 10000th number
+        >>> [r() for _ in range(9999)][-1] != r() == 9981545732273789042
+        True
+    """
+
+    __slots__ = ("_state", "_block", "_out", "_at")
+
+    def __init__(self, seed: int):
+        state = [int(seed) & 0xFFFFFFFFFFFFFFFF]
+        for i in range(1, _N):
+            p = state[-1]
+            state.append((6364136223846793005 * (p ^ (p >> 62)) + i) & 0xFFFFFFFFFFFFFFFF)
+        self._state = np.array(state, dtype=np.uint64)
+        self._block = np.zeros(0, np.uint64)   # the numbers of the current block
+        self._out: list[int] | None = None     # ... as Python ints, made when first called
+        self._at = _N
+
+    def _twist(self) -> None:
+        mt = self._state
+        one = np.uint64(1)
+
+        def step(k0, k1, nxt, far):
+            y = (mt[k0:k1] & _UPPER) | (nxt & _LOWER)
+            mt[k0:k1] = far ^ (y >> one) ^ np.where(y & one, _MATRIX, np.uint64(0))
+        step(0, _N - _M, mt[1:_N - _M + 1].copy(), mt[_M:_N].copy())
+        step(_N - _M, _N - 1, mt[_N - _M + 1:_N].copy(), mt[0:_M - 1].copy())
+        step(_N - 1, _N, mt[0:1].copy(), mt[_M - 1:_M].copy())
+        x = mt.copy()
+        x ^= (x >> np.uint64(29)) & np.uint64(0x5555555555555555)
+        x ^= (x << np.uint64(17)) & np.uint64(0x71D67FFFEDA60000)
+        x ^= (x << np.uint64(37)) & np.uint64(0xFFF7EEE000000000)
+        x ^= x >> np.uint64(43)
+        self._block, self._out = x, None
+        self._at = 0
+
+    def __call__(self) -> int:
+        if self._at == _N:
+            self._twist()
+        if self._out is None:
+            self._out = self._block.tolist()
+        self._at += 1
+        return self._out[self._at - 1]
+
+    def take(self, count: int) -> np.ndarray:
+        """The next ``count`` numbers (uint64), as ``count`` calls would give them."""
+        parts, need = [], int(count)
+        while need > 0:
+            if self._at == _N:
+                self._twist()
+            k = min(need, _N - self._at)
+            parts.append(self._block[self._at:self._at + k])
+            self._at += k
+            need -= k
+        return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+
+
+def _shuffle_whole(values: list, rng: MT19937_64) -> None:
+    """CNTK's ``RandomShuffleMT(v, rng)``: each place swapped with any place."""
+    n = len(values)
+    for i in range(n):
+        j = rng() % n
+        values[i], values[j] = values[j], values[i]
+
+
+def _shuffle_range(values: list, begin: int, end: int, rng: MT19937_64) -> None:
+    """CNTK's ``RandomShuffleMT(v, begin, end, rng)``: each place swapped with one after it."""
+    for i in range(begin, end):
+        j = i + rng() % (end - i)
+        values[i], values[j] = values[j], values[i]
+
+
+def _starts(sizes: np.ndarray) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+
+def block_order(chunk_sequences, seed: int, window: int = chunk_window_default, *,
+                window_in_samples: bool = False, chunk_samples=None) -> np.ndarray:
+    """The sequences of one sweep in the order CNTK 2.7's block randomizer delivers them.
+
+    Args:
+        chunk_sequences: sequences per chunk, in file order (sequence ids number the chunks'
+            sequences one after the other).
+        seed: ``randomization_seed + sweep``.
+        window: the randomization window, in chunks (or samples with ``window_in_samples``).
+        chunk_samples: samples per chunk (for a window in samples; default: the sequences).
+
+    Example:
+        >>> block_order([10], seed=0).tolist()     # CNTK 2.7: one chunk of ten, seed 0
+        [4, 7, 3, 9, 1, 2, 8, 6, 5, 0]
+    """
+    sizes = np.asarray(chunk_sequences, dtype=np.int64)
+    n = len(sizes)
+    samples = sizes if chunk_samples is None else np.asarray(chunk_samples, dtype=np.int64)
+    original = _starts(sizes)
+    order = list(range(n))
+    _shuffle_whole(order, MT19937_64(seed))
+    by_position = np.array(order, dtype=np.int64)
+    seq_start = _starts(sizes[by_position])          # sequence positions of the shuffled chunks
+    sample_start = _starts(samples[by_position])
+    begin, end = _windows(n, window, window_in_samples, sample_start)
+    seqs = np.concatenate([np.arange(original[c], original[c + 1]) for c in order]) \
+        if n else np.zeros(0, np.int64)
+    seq_ids = seqs.tolist()                          # the sequences in shuffled-chunk order
+    rng = MT19937_64(seed)
+    if n and bool((begin == 0).all() and (end == n).all()):
+        # one window holds every chunk (one chunk, or fewer than the window): no draw is
+        # refused, so the draws are known in advance
+        total = len(seq_ids)
+        targets = (rng.take(total) % np.uint64(total)).tolist()
+        for t, j in enumerate(targets):
+            seq_ids[t], seq_ids[j] = seq_ids[j], seq_ids[t]
+        return np.array(seq_ids, dtype=np.int64)
+    chunk_at = np.repeat(np.arange(n), sizes[by_position]).tolist()
+    home = list(chunk_at)                            # the shuffled chunk a sequence came from
+    pos_begin = seq_start[begin].tolist()
+    pos_end = seq_start[end].tolist()
+    wb, we = begin.tolist(), end.tolist()
+    done, cursor = 0, 0
+    while done < n:                                  # CNTK randomizes as its cursor moves on
+        nxt = we[done]
+        while nxt < n and wb[nxt] <= done:
+            nxt += 1
+        first = 0 if cursor == 0 else int(seq_start[cursor])
+        last = int(seq_start[nxt])
+        for t in range(first, last):
+            ct = chunk_at[t]
+            lo, span = pos_begin[ct], pos_end[ct] - pos_begin[ct]
+            b, e = wb[ct], we[ct]
+            while True:
+                j = lo + rng() % span
+                cj = chunk_at[j]
+                if b <= home[j] < e and wb[cj] <= home[t] < we[cj]:
+                    break
+            seq_ids[t], seq_ids[j] = seq_ids[j], seq_ids[t]
+            home[t], home[j] = home[j], home[t]
+        done += 1
+        cursor = nxt
+    return np.array(seq_ids, dtype=np.int64)
+
+
+def _windows(n: int, window: int, in_samples: bool, sample_start: np.ndarray):
+    """Each shuffled chunk's randomization window [begin, end) in chunks (CNTK's rules)."""
+    begin = np.zeros(n, np.int64)
+    end = np.zeros(n, np.int64)
+    half = window // 2
+    if in_samples:
+        b, e = 0, 1
+        for i in range(n):
+            while sample_start[i] - sample_start[b] > half:
+                b += 1
+            b, e = min(b, i), max(e, i + 1)
+            while e < n and sample_start[e + 1] - sample_start[i] < half:
+                e += 1
+            begin[i], end[i] = b, e
+        return begin, end
+    size = 1 if window == 0 else window
+    for i in range(n):
+        b = i - half if i > half else 0
+        e = b + size
+        if e > n:
+            e, b = n, (n - size if n > size else 0)
+        begin[i], end[i] = b, e
+    return begin, end
+
+
+def tumbling_order(chunk_sequences, seed: int, sweep: int,
+                   window: int = chunk_window_default) -> np.ndarray:
+    """The sequences of sweep ``sweep`` in the order CNTK 2.7 reads a ``UserDeserializer``
+    (its local-timeline randomizer; one worker; ``seed`` is ``randomization_seed``).
+
+    Example:
+        >>> tumbling_order([10], seed=0, sweep=0).tolist()    # CNTK 2.7: one chunk of ten
+        [4, 6, 3, 9, 8, 0, 2, 7, 5, 1]
+    """
+    sizes = np.asarray(chunk_sequences, dtype=np.int64)
+    n = len(sizes)
+    original = _starts(sizes)
+    order = list(range(n))
+    _shuffle_whole(order, MT19937_64(seed + sweep))
+    window = max(int(window), 1)
+    out: list[int] = []
+    # windows tile the chunk timeline from its start; a part is a window's chunks in this sweep
+    first_global = sweep * n
+    cuts = sorted({0, n} | {g - first_global for g in range(
+        (first_global + window - 1) // window * window, first_global + n, window)})
+    for a, b in zip(cuts, cuts[1:]):
+        part = [s for c in order[a:b] for s in range(original[c], original[c + 1])]
+        _shuffle_range(part, 0, len(part), MT19937_64(a + sweep + seed))
+        out += part
+    return np.array(out, dtype=np.int64)
