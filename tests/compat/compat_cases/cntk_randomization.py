@@ -1,14 +1,16 @@
 """CNTK 2.7's randomized order, sample for sample: ``MinibatchSource(randomize=True)`` over a
-text-format file (one chunk, and cut into 40-byte chunks), a map file of images (a chunk per
-image: the randomization window matters), sequences and a Python ``UserDeserializer`` (CNTK's
-local-timeline randomizer), with seeds and windows in chunks and in samples.  Each case
-returns the ids of the samples in the order they came, over two or three sweeps."""
+text-format file (one chunk, and cut into 40-byte chunks), a binary (CBF) file, a map file of
+images (a chunk per image: the randomization window matters), sequences and a Python
+``UserDeserializer`` (CNTK's local-timeline randomizer), with seeds and windows in chunks and
+in samples.  Each case returns the ids of the samples in the order they came, over two or
+three sweeps."""
 
 import os
 
 import numpy as np
 
 from compat_cases.cntk_io import _write_png
+from compat_cases.cntk_io_formats import _write_cbf
 from compat_harness import cntk_case
 
 
@@ -145,4 +147,23 @@ def randomized_order_user_deserializer(C, r):
         src = C.io.MinibatchSource(_user_deserializer(C, sizes), max_sweeps=3, **kw)
         for key, value in _ids(C, src, "x", 5).items():
             res["%s_%s" % (tag, key)] = value
+    return res
+
+
+@cntk_case(names=["cntk.io.MinibatchSource", "cntk.io.CBFDeserializer"],
+           note="a binary (CBF) file of 30 one-step sequences stored 3 a chunk (its chunks are "
+                "the randomizer's), two sweeps in minibatches of 8: windows of 4 chunks and of "
+                "7 samples")
+def randomized_order_binary_format(C, r):
+    res = {}
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "count.cbf")
+        _write_cbf(path, [("x", False, [np.full((1, 1), k, np.float32) for k in range(30)])],
+                   per_chunk=3)
+        for tag, kw in [("window4", dict(randomization_window_in_chunks=4)),
+                        ("samples7", dict(randomization_window_in_chunks=0,
+                                          randomization_window_in_samples=7))]:
+            src = C.io.MinibatchSource(C.io.CBFDeserializer(path), max_sweeps=2, **kw)
+            for key, value in _ids(C, src, "x", 8).items():
+                res["%s_%s" % (tag, key)] = value
     return res
