@@ -49,7 +49,8 @@ FACADES = {"stadyn.__main__": "cli", "stadyn.functions": "functions",
            "stadyn.parametric_functions": "parametric", "stadyn.initializer": "parametric",
            "stadyn.amp": "amp", "stadyn.compat": "compat.cntk"}
 LEAF_MODULES = {"stadyn._errors", "stadyn._random", "stadyn._fileutil", "stadyn._logging",
-                "stadyn._extras", "stadyn._version", "stadyn._tensorfile", "stadyn._memory"}
+                "stadyn._extras", "stadyn._version", "stadyn._tensorfile", "stadyn._memory",
+                "stadyn._mt19937"}
 
 # Exceptions the architecture makes on purpose (docs/architecture.md says why).
 PERMANENT = {

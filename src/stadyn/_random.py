@@ -1,12 +1,14 @@
 """Seeds: the NumPy generator parameter initialisers draw from, the seeds of random ops made
 without one, and torch's generator.
 
-Like NNabla, parameter initialisation draws from a dedicated generator (seeded 313 at import), so
-creating a model is reproducible regardless of other uses of ``np.random``.  Random ops whose
-framework picks their seed for them (CNTK's ``seed=auto_select``: its dropout, ``cntk.random``,
-its samplers) take it from :func:`auto_seed`, a second dedicated generator, so such a run repeats
-from one process to the next as it does in CNTK 2.7.  :func:`seed` reseeds both and torch (the
-ops with ``seed=-1``, which draw from torch's generator: NNabla's rule, and PyTorch's).
+Like NNabla, NNabla-style parameter initialisation draws from a dedicated generator (seeded 313
+at import), so creating a model is reproducible regardless of other uses of ``np.random``.
+CNTK-style initialisers and random ops whose framework picks their seed for them (CNTK's
+``seed=auto_select``: its initialisers, dropout, ``cntk.random``, its samplers) take it from
+:func:`auto_seed`, CNTK's count of seeds, so such a run repeats from one process to the next as
+it does in CNTK 2.7, and CNTK layers start from CNTK's own values (``_mt19937.py``).
+:func:`seed` reseeds both and torch (the ops with ``seed=-1``, which draw from torch's
+generator: NNabla's rule, and PyTorch's).
 """
 
 from __future__ import annotations
@@ -17,21 +19,24 @@ import torch
 __all__ = ["seed", "prng", "auto_seed"]
 
 prng = np.random.RandomState(313)
-_auto_seeds = np.random.RandomState(313)
+_next_auto_seed = [0]
 
 
 def auto_seed() -> int:
-    """The next seed for a random op its framework seeds itself (CNTK's ``auto_select``): the
-    same sequence in every process until :func:`seed` is called.
+    """The next seed for a parameter initialiser or random op whose framework seeds it itself
+    (CNTK's ``auto_select``): 0, 1, 2, ... from the start of the process, in the order the
+    parameters and random ops are made, as CNTK 2.7 numbers them (so a CNTK layer's initial
+    values are CNTK's); after :func:`seed` ``(v)`` the count starts at ``v * 2**32``.
 
     Example:
         >>> import stadyn as sd
         >>> from stadyn._random import auto_seed
-        >>> sd.seed(1); a = auto_seed(); sd.seed(1)
-        >>> auto_seed() == a
-        True
+        >>> sd.seed(0); [auto_seed(), auto_seed()]
+        [0, 1]
     """
-    return int(_auto_seeds.randint(0, 2 ** 62, dtype=np.int64))
+    value = _next_auto_seed[0]
+    _next_auto_seed[0] = value + 1
+    return value
 
 
 def seed(value: int) -> None:
@@ -42,5 +47,5 @@ def seed(value: int) -> None:
         >>> sd.seed(0)
     """
     prng.seed(value)
-    _auto_seeds.seed(value)
+    _next_auto_seed[0] = (int(value) % 2 ** 32) << 32
     torch.manual_seed(value)

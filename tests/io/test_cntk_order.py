@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from stadyn.io import CTFDeserializer, MinibatchSource, StreamDef, StreamDefs
-from stadyn.io._cntk_order import MT19937_64, block_order, tumbling_order
+from stadyn._mt19937 import MT19937_64
+from stadyn.io._cntk_order import block_order, tumbling_order
 
 
 def test_the_generator_is_the_standards_mt19937_64():

@@ -23,76 +23,12 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MT19937_64", "block_order", "tumbling_order", "chunk_window_default"]
+from .._mt19937 import MT19937_64
+
+__all__ = ["block_order", "tumbling_order", "chunk_window_default"]
 
 #: CNTK 2.7's ``DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS`` (4 GB of 32 MB chunks)
 chunk_window_default = 128
-
-_N, _M = 312, 156
-_MATRIX = np.uint64(0xB5026F5AA96619E9)
-_UPPER = np.uint64(0xFFFFFFFF80000000)
-_LOWER = np.uint64(0x7FFFFFFF)
-
-
-class MT19937_64:
-    """``std::mt19937_64`` seeded with an integer, its numbers generated 312 at a time.
-
-    Example:
-        >>> r = MT19937_64(5489)        # the C++ standard's check: the 10000th number
-        >>> [r() for _ in range(9999)][-1] != r() == 9981545732273789042
-        True
-    """
-
-    __slots__ = ("_state", "_block", "_out", "_at")
-
-    def __init__(self, seed: int):
-        state = [int(seed) & 0xFFFFFFFFFFFFFFFF]
-        for i in range(1, _N):
-            p = state[-1]
-            state.append((6364136223846793005 * (p ^ (p >> 62)) + i) & 0xFFFFFFFFFFFFFFFF)
-        self._state = np.array(state, dtype=np.uint64)
-        self._block = np.zeros(0, np.uint64)   # the numbers of the current block
-        self._out: list[int] | None = None     # ... as Python ints, made when first called
-        self._at = _N
-
-    def _twist(self) -> None:
-        mt = self._state
-        one = np.uint64(1)
-
-        def step(k0, k1, nxt, far):
-            y = (mt[k0:k1] & _UPPER) | (nxt & _LOWER)
-            mt[k0:k1] = far ^ (y >> one) ^ np.where(y & one, _MATRIX, np.uint64(0))
-        step(0, _N - _M, mt[1:_N - _M + 1].copy(), mt[_M:_N].copy())
-        step(_N - _M, _N - 1, mt[_N - _M + 1:_N].copy(), mt[0:_M - 1].copy())
-        step(_N - 1, _N, mt[0:1].copy(), mt[_M - 1:_M].copy())
-        x = mt.copy()
-        x ^= (x >> np.uint64(29)) & np.uint64(0x5555555555555555)
-        x ^= (x << np.uint64(17)) & np.uint64(0x71D67FFFEDA60000)
-        x ^= (x << np.uint64(37)) & np.uint64(0xFFF7EEE000000000)
-        x ^= x >> np.uint64(43)
-        self._block, self._out = x, None
-        self._at = 0
-
-    def __call__(self) -> int:
-        if self._at == _N:
-            self._twist()
-        if self._out is None:
-            self._out = self._block.tolist()
-        self._at += 1
-        return self._out[self._at - 1]
-
-    def take(self, count: int) -> np.ndarray:
-        """The next ``count`` numbers (uint64), as ``count`` calls would give them."""
-        parts, need = [], int(count)
-        while need > 0:
-            if self._at == _N:
-                self._twist()
-            k = min(need, _N - self._at)
-            parts.append(self._block[self._at:self._at + k])
-            self._at += k
-            need -= k
-        return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
-
 
 def _shuffle_whole(values: list, rng: MT19937_64) -> None:
     """CNTK's ``RandomShuffleMT(v, rng)``: each place swapped with any place."""

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _random
+from .._mt19937 import uniform_floats
 
 __all__ = ["CNTKInitializer", "glorot_uniform", "glorot_normal", "xavier", "he_uniform",
            "he_normal", "uniform", "normal", "truncated_normal", "bilinear", "constant", "zeros",
@@ -42,14 +43,26 @@ class CNTKInitializer:
     def __repr__(self) -> str:
         return f"CNTKInitializer({self.kind}, scale={self.scale}, mode={self.mode})"
 
+    def with_seed(self, seed: int) -> "CNTKInitializer":
+        """This initialiser with ``seed`` (its ranks kept)."""
+        return CNTKInitializer(self.kind, self.scale, self.mode, self.gain, seed,
+                               self.output_rank, self.filter_rank)
+
     def __call__(self, shape: Sequence[int], fan_in: int, fan_out: int) -> np.ndarray:
-        rng = _random.prng if self.seed is None else np.random.RandomState(self.seed)
+        # the seed: the given one, else the next of CNTK's count (auto_seed), as CNTK takes it
+        seed = _random.auto_seed() if self.seed is None else int(self.seed)
+        if self.kind == "uniform":    # CNTK's own numbers (``_mt19937``), to the bit
+            variance3 = {"avg": 6.0 * self.gain / max(fan_in + fan_out, 1),
+                         "in": 3.0 * self.gain / max(fan_in, 1),
+                         "out": 3.0 * self.gain / max(fan_out, 1), "none": 3.0 * self.gain}
+            limit = self.scale * math.sqrt(variance3[self.mode])
+            count = int(np.prod(shape, dtype=np.int64))
+            return uniform_floats(seed, count, limit).reshape(tuple(shape))
+        # normal kinds: CNTK's distribution, NumPy's numbers (CNTK draws Boost's ziggurat)
+        rng = np.random.RandomState(seed % 2 ** 32)
         fan = {"avg": (fan_in + fan_out) / 2.0, "in": fan_in, "out": fan_out, "none": 1.0}[
             self.mode]
         std = self.scale * math.sqrt(self.gain / max(fan, 1e-12))
-        if self.kind == "uniform":
-            limit = math.sqrt(3.0) * std
-            return rng.uniform(-limit, limit, tuple(shape)).astype(np.float32)
         if self.kind == "truncated":
             values = rng.randn(*shape)
             bad = np.abs(values) > 2
@@ -97,7 +110,7 @@ def he_normal(scale: float = 1.0, output_rank=None, filter_rank=None, seed=None)
 
 def uniform(scale: float, seed=None):
     """U(-scale, scale)."""
-    return CNTKInitializer("uniform", scale / math.sqrt(3.0), "none", 1.0, seed)
+    return CNTKInitializer("uniform", scale, "none", 1.0 / 3.0, seed)   # U(±scale)
 
 
 def normal(scale: float, seed=None):

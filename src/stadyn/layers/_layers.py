@@ -20,7 +20,8 @@ from .._errors import StadynError
 from ..graph import Variable, current_scope, name_scope
 from ..ops import RandomStream
 from ..parametric import current_registry, get_parameter_or_create
-from ._init import glorot_uniform, initial_value
+from .._random import auto_seed
+from ._init import CNTKInitializer, glorot_uniform, initial_value
 from ._options import default_override_or, resolve
 
 __all__ = ["Layer", "Sequential", "For", "LayerStack", "ResNetBlock", "SequentialClique", "Dense",
@@ -52,6 +53,14 @@ class Layer:
         self.name = name
         self._scope: str | None = None
         self._params: dict[str, Variable] = {}
+        self._seeds: dict[str, int] = {}
+
+    def _take_seeds(self, init: Any, names: Sequence[str]) -> None:
+        """Give the parameters ``names`` (made later from ``init``, on the first call) the next
+        seeds of CNTK's count now, in CNTK's order, as CNTK seeds them when a layer is made;
+        an initialiser with its own seed, or a constant, takes none."""
+        if isinstance(init, CNTKInitializer) and init.seed is None:
+            self._seeds.update((n, auto_seed()) for n in names)
 
     @property
     def kind(self) -> str:
@@ -79,6 +88,9 @@ class Layer:
                                   f"shape {var.shape} but this input needs {shape} (a layer "
                                   "object applied twice shares its parameters)")
             return var
+        seed = self._seeds.get(name)
+        if seed is not None and isinstance(init, CNTKInitializer) and init.seed is None:
+            init = init.with_seed(seed)
         var = get_parameter_or_create(name, shape, initial_value(init, shape, fan_in, fan_out),
                                       need_grad)
         self._params[name] = var
@@ -269,6 +281,7 @@ class Dense(Layer):
         self.init_bias = resolve("Dense", "init_bias", init_bias)
         self.input_rank = input_rank
         self.map_rank = map_rank
+        self._take_seeds(self.init, ["W"])
 
     def apply(self, x):
         if self.input_rank is not None:
@@ -319,6 +332,7 @@ class Convolution(Layer):
         self.dilation = _tuple(dilation, n)
         self.groups = int(groups)
         self.reduction_rank = reduction_rank
+        self._take_seeds(self.init, ["W"])
 
     def apply(self, x):
         n = len(self.filter_shape)
@@ -369,6 +383,7 @@ class ConvolutionTranspose(Layer):
         self.init_bias = resolve("ConvolutionTranspose", "init_bias", init_bias)
         self.dilation = _tuple(dilation, n)
         self.output_shape = output_shape
+        self._take_seeds(self.init, ["W"])
 
     def apply(self, x):
         n = len(self.filter_shape)
@@ -484,6 +499,8 @@ class Embedding(Layer):
         self.shape = None if shape is None else _tuple(shape, 1)
         self.init = resolve("Embedding", "init", init)
         self.weights = None if weights is None else np.asarray(weights, dtype=np.float32)
+        if self.weights is None:
+            self._take_seeds(self.init, ["E"])
 
     def apply(self, x):
         vocab = x.shape[-1]

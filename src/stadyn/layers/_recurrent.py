@@ -71,6 +71,11 @@ class _Step(Layer):
         self.init = resolve(kind, "init", init)
         self.init_bias = resolve(kind, "init_bias", init_bias)
         self._stabilizers: dict[str, Stabilizer] = {}
+        self._take_seeds(self.init, self._seeded())
+
+    def _seeded(self) -> list[str]:
+        """The parameters drawn from ``init``, in the order CNTK makes (and seeds) them."""
+        return ["W", "H"] + ["P"] * self.projected
 
     @property
     def state_shapes(self) -> list[tuple[int, ...]]:
@@ -153,9 +158,13 @@ class LSTM(_Step):
                  init=default_override_or(glorot_uniform()),
                  init_bias=default_override_or(0.0),
                  enable_self_stabilization=default_override_or(False), name: str = ""):
+        self.use_peepholes = resolve("LSTM", "use_peepholes", use_peepholes)
         super().__init__(shape, cell_shape, activation, init, init_bias,
                          enable_self_stabilization, name)
-        self.use_peepholes = resolve("LSTM", "use_peepholes", use_peepholes)
+
+    def _seeded(self) -> list[str]:
+        return ["W", "H"] + ["Ci", "Cf", "Co"] * bool(self.use_peepholes) + \
+            ["P"] * self.projected
 
     @property
     def state_shapes(self) -> list[tuple[int, ...]]:
@@ -177,7 +186,8 @@ class LSTM(_Step):
         proj = F.affine(x, w, b) + F.affine(self._stabilized("dh_stabilizer", h), hw)
         i_proj, c_proj, f_proj, o_proj = _gates(proj, 4, cell)
         if self.use_peepholes:
-            peep = [self.parameter(n, (cell,), self.init, cell, cell) for n in ("Ci", "Cf", "Co")]
+            # a vector parameter's fans are CNTK's: in 1, out its length
+            peep = [self.parameter(n, (cell,), self.init, 1, cell) for n in ("Ci", "Cf", "Co")]
             cs = self._stabilized("dc_stabilizer", c)
             i_proj = i_proj + peep[0] * cs
             f_proj = f_proj + peep[1] * cs
@@ -219,6 +229,9 @@ class GRU(_Step):
             raise StadynError(f"GRU: cell_shape {self.cell_shape} differs from shape "
                               f"{self.shape}; CNTK's GRU multiplies the previous output by the "
                               "cell-sized reset gate, so they must be equal")
+
+    def _seeded(self) -> list[str]:
+        return ["W", "H", "H1"]
 
     @property
     def fusable(self) -> bool:
