@@ -33,7 +33,10 @@ N_TRAIN, N_TEST = 300, 200
 
 # (run, program, arguments); every run also gets -o WORK/<run> (and -m where it takes one).
 RUNS = [
-    ("lenet", "classification.py", "-b 16 --max-iter 20 --val-interval 10 --val-iter 2"),
+    ("lenet", "classification.py", "-b 16 --max-iter 20 --val-interval 10 --val-iter 2 -s 10"),
+    # resumed from lenet's checkpoint at step 10 (parameters and Adam's states in NNabla's .h5)
+    ("lenet_resume", "classification.py", "-b 16 --max-iter 20 --val-interval 10 --val-iter 2 "
+                                          "--checkpoint {work}/lenet/checkpoint_10.json"),
     ("resnet", "classification.py", "--net resnet -b 8 --max-iter 10 --val-interval 5 "
                                     "--val-iter 1"),
     ("vae", "vae.py", "-b 16 --max-iter 3"),
@@ -107,7 +110,7 @@ def main(argv):
         folder = os.path.join(work, run)
         os.makedirs(folder, exist_ok=True)
         paths = ["-o", folder] + ([] if program in NO_MONITOR_PATH else ["-m", folder])
-        sys.argv = [os.path.join(programs, program)] + args.split() + paths
+        sys.argv = [os.path.join(programs, program)] + args.format(work=work).split() + paths
         np.random.seed(0)
         nn.clear_parameters()
         cwd = os.getcwd()

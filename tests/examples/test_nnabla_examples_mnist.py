@@ -25,7 +25,7 @@ PROGRAMS = ("image-classification/mnist-collection", "utils")
 
 # Same seed, same data order, same initial parameters, no random op in the graph: the monitors
 # agree to float32 rounding (the files hold 6 significant digits).
-SAME = ["lenet", "dcgan", "siamese", "bincon", "bwn"]
+SAME = ["lenet", "lenet_resume", "dcgan", "siamese", "bincon", "bwn"]
 # ResNet: max pooling picks among near-equal values (the zero padding's flat border) that float
 # rounding orders differently, so the gradients differ by ~1e-3 relative from the first step.
 CLOSE = {"resnet": 2e-3}
