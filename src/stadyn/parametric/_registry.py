@@ -186,7 +186,7 @@ def _frozen_view(var: Variable, path: str, as_need_grad: bool) -> Variable:
     if as_need_grad:
         raise ParameterError(f"parameter '{path}' has need_grad=False; as_need_grad=True cannot "
                              "make it trainable")
-    return var.unlinked()
+    return var.unlinked(need_grad=False)
 
 
 def get_parameter(name: str) -> Variable | None:

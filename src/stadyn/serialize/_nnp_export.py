@@ -162,7 +162,8 @@ class _NetworkWriter:
         self.shapes: dict[str, tuple[int, ...]] = {}
         self.batched: dict[str, bool] = {}
         self.functions: list[Message] = []
-        self.batch_size = 1
+        self.batch_size = 1            # the message's batch_size field
+        self.batch_axis = 1            # the size of the axis written as -1
         self._counts: dict[str, int] = {}
 
     def unique(self, base: str, taken) -> str:
@@ -237,10 +238,13 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
     w = _NetworkWriter(name, training, variable_batch_size)
     ids: dict[Any, str] = {}
     batches = {v.shape[0] for v in parts.inputs.values() if v.shape}
-    w.batch_size = batch_size or (next(iter(batches)) if len(batches) == 1 else 1)
+    # The batch axis is the inputs' leading size when they share one, whatever ``batch_size``
+    # says (NNabla infers it from the graph too; ``batch_size`` is only the message's field).
+    w.batch_axis = (next(iter(batches)) if len(batches) == 1 else batch_size or 1)
+    w.batch_size = batch_size or w.batch_axis
     for iname, v in parts.inputs.items():
         ids[value_key(v)] = w.declare(iname, tuple(v.shape), "Buffer",
-                                      bool(v.shape) and v.shape[0] == w.batch_size)
+                                      bool(v.shape) and v.shape[0] == w.batch_axis)
     params: OrderedDict[str, tuple[np.ndarray, bool]] = OrderedDict()
     for pname, v in parts.parameters.items():
         ids[value_key(v)] = w.declare(pname, tuple(v.shape), "Parameter", False)
@@ -280,7 +284,7 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
             if base is not None and base in w.variables:
                 raise ExportError(f"network {name!r}: two variables are both named {base!r}")
             vname = base or w.unique(f"{node.spec.name}_out", w.variables)
-            batch = batched and bool(v.shape) and v.shape[0] == w.batch_size
+            batch = batched and bool(v.shape) and v.shape[0] == w.batch_axis
             out_names.append(w.declare(vname, tuple(v.shape), "Buffer", batch))
             ids[key] = vname
         e = NnpEmitter(w, node, out_names)

@@ -27,6 +27,7 @@ from .._tensorfile import read_tensor_file, tensor_file_bytes, write_tensor_file
 from ..graph import Variable, data_of, grad_of
 from . import _functional as Fn
 from ._hooks import hooked
+from ._nnabla_states import read_h5_states, write_h5_states
 from ._optimizer import Optimizer
 
 STATE_FILE_FORMAT = "stadyn-solver-states"
@@ -414,7 +415,11 @@ class Solver(Optimizer):
 
     def save_states(self, path: str | os.PathLike) -> None:
         """Write the state to a safetensors file (Stadyn's container,
-        :mod:`stadyn._tensorfile`: written atomically)."""
+        :mod:`stadyn._tensorfile`: written atomically); a path ending in ``.h5`` gets NNabla's
+        HDF5 layout instead (per parameter its states and step count ``t``: what NNabla 1.39's
+        ``save_states`` writes and its ``load_states`` reads; hyperparameters are not in it)."""
+        if os.fspath(path).endswith(".h5"):
+            return write_h5_states(path, self._states, tuple(self._state_names))
         write_tensor_file(path, **self._state_file())
 
     def state_file_bytes(self) -> bytes:
@@ -428,10 +433,18 @@ class Solver(Optimizer):
                 "fields": {"hyper": state["hyper"], "t": state["t"]}}
 
     def load_states(self, path: str | os.PathLike, *, name: str | None = None) -> None:
-        """Read a state file written by :meth:`save_states`; everything in it is checked (the
-        constructor's rules for the hyperparameters, the parameters' shapes for the state)
-        before anything is set.  Errors are :class:`~stadyn.ModelFileError` naming the file
-        (``name``, when given, instead of ``path``)."""
+        """Read a state file written by :meth:`save_states` (``.h5``: NNabla's too); everything
+        in it is checked (the constructor's rules for the hyperparameters, the parameters'
+        shapes for the state) before anything is set.  Errors are
+        :class:`~stadyn.ModelFileError` naming the file (``name``, when given, instead of
+        ``path``)."""
+        if os.fspath(path).endswith(".h5"):
+            states = read_h5_states(path)
+            try:
+                self._assign_states(self._checked_states(states))
+            except StadynError as exc:
+                raise ModelFileError(f"{name or os.fspath(path)}: {exc}") from exc
+            return
         f = read_tensor_file(path, format=STATE_FILE_FORMAT, what="solver state file", name=name)
         try:
             hyper, steps = f.field("hyper", dict), f.field("t", dict)

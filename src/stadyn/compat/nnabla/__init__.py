@@ -25,6 +25,7 @@ from ._parameter import (get_current_parameter_scope, get_parameter_or_create, g
                          no_grad)
 from ._variable import Variable
 from .logger import logger  # noqa: F401 - NNabla binds the logger over its module's name
+from . import parameter, solver  # noqa: F401,E402 - ``nn.parameter``, ``nn.solver`` as in NNabla
 
 __all__ = [
     "Variable", "NdArray", "auto_forward", "set_auto_forward", "get_auto_forward",

@@ -85,6 +85,33 @@ class Variable(_Core):
             current = grad_of(self)
         _set(self, value, current, _Core.grad.fset)
 
+    def get_unlinked_variable(self, need_grad: bool | None = None) -> "Variable":
+        """A leaf Variable over this one's value and gradient, cut from the graph (NNabla's
+        name for :meth:`unlinked`): gradients reaching it stop there.  ``need_grad=None``
+        keeps this Variable's ``need_grad``, as in NNabla.
+
+        Example:
+            >>> import numpy as np
+            >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+            >>> x = nn.Variable.from_numpy_array(np.ones(2), need_grad=True)
+            >>> u = F.mul_scalar(x, 3.0).get_unlinked_variable()
+            >>> u.parent is None, u.need_grad
+            (True, True)
+        """
+        return as_nnabla(_Core.unlinked(self, self.need_grad if need_grad is None
+                                        else bool(need_grad)))
+
+    def unlinked(self, need_grad: bool | None = None) -> "Variable":
+        """NNabla's older name of :meth:`get_unlinked_variable` (the same: ``need_grad=None``
+        keeps this Variable's ``need_grad``).
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn
+            >>> nn.Variable((2,), need_grad=True).unlinked().need_grad
+            True
+        """
+        return self.get_unlinked_variable(need_grad)
+
     def __repr__(self) -> str:
         return f"<Variable({self.shape}, need_grad={self.need_grad}) at {hex(id(self))}>"
 

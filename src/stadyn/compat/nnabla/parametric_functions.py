@@ -7,6 +7,9 @@ here, the one of ``nnabla``, the decorator ``parametric_function_api`` and the i
 import contextlib
 import functools
 import inspect
+import math
+
+import numpy as np
 
 from ... import functions as _F
 from ..._errors import ArgumentError
@@ -29,6 +32,46 @@ __all__ += ["LSTMCell", "multi_head_attention", "transformer", "transformer_enco
 # NNabla's PF module imports these initialisers, and users reach them as ``PF.<name>``.
 __all__ += ["ConstantInitializer", "NormalInitializer", "UniformInitializer",
             "calc_uniform_lim_glorot"]
+
+
+# NNabla takes a float unit count and truncates it (``PF.convolution(x, C / 2, ...)`` in
+# nnabla-examples' MNIST ResNet; 2.5 -> 2); Stadyn's own PF wants ints.  Each PF function with a
+# unit count gets it as NNabla would pass it on; a float below 1 stays as given, for Stadyn's
+# error to show.
+_UNIT_COUNTS = ("n_outmaps", "outmaps")
+
+
+def _truncated(value):
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and value >= 1:
+        return int(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_truncated(v) for v in value)
+    return value
+
+
+def _taking_float_counts(func):
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError):
+        return func
+    counted = [n for n in _UNIT_COUNTS if n in signature.parameters]
+    if not counted:
+        return func
+
+    @functools.wraps(func)
+    def call(*args, **kwargs):
+        bound = signature.bind_partial(*args, **kwargs)
+        for n in counted:
+            if n in bound.arguments:
+                bound.arguments[n] = _truncated(bound.arguments[n])
+        return func(*bound.args, **bound.kwargs)
+    return call
+
+
+for _name in _pf_all:
+    if inspect.isfunction(globals()[_name]):
+        globals()[_name] = _taking_float_counts(globals()[_name])
+del _name
 
 
 def parametric_function_api(scope_name=None, param_desc=None):

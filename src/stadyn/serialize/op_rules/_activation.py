@@ -202,5 +202,7 @@ def _binary_onnx(low):
 
 _BINARY = ("ONNX has no straight-through binariser (inference needs none): the export imports "
            "as greater and where")
-register_rules(F.binary_tanh, onnx_export=_binary_onnx(-1.0), onnx_import=Unmapped(_BINARY))
-register_rules(F.binary_sigmoid, onnx_export=_binary_onnx(0.0), onnx_import=Unmapped(_BINARY))
+register_rules(F.binary_tanh, onnx_export=_binary_onnx(-1.0), onnx_import=Unmapped(_BINARY),
+               nnp_import=nnabla(F.binary_tanh, "BinaryTanh"))
+register_rules(F.binary_sigmoid, onnx_export=_binary_onnx(0.0), onnx_import=Unmapped(_BINARY),
+               nnp_import=nnabla(F.binary_sigmoid, "BinarySigmoid"))

@@ -1,13 +1,16 @@
 """Rules of the binarised-weight layers (``stadyn/ops/_binary.py``): the export computes the
 binarised weight from the float one (Greater, Less, Where; times ReduceMean(Abs) per output unit
 for Binary Weight Networks) and applies it with MatMul or Conv, which import back one by one
-(the binarised copy and scales the op writes are training-time state, not exported)."""
+(the binarised copy and scales the op writes are training-time state, not exported).  In
+``.nnp`` files they are NNabla's own ``BinaryConnectAffine`` ... ``BinaryWeightConvolution``."""
 
 from __future__ import annotations
 
 from ... import functions as F
 from ...ops import ntuple
 from ._common import COMPOSITE
+from ._nn import _window_export, _window_nnp
+from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 
 
@@ -83,8 +86,18 @@ def _weight_convolution_onnx(g, inputs, attrs):
     return _convolution(g, x, _binarised(g, w, attrs, unit_axis=0), g.shape(w), b, attrs)
 
 
-for _f, _rule in ((F.binary_connect_affine, _connect_affine_onnx),
-                  (F.binary_weight_affine, _weight_affine_onnx),
-                  (F.binary_connect_convolution, _connect_convolution_onnx),
-                  (F.binary_weight_convolution, _weight_convolution_onnx)):
-    register_rules(_f, onnx_export=_rule, onnx_import=Unmapped(COMPOSITE))
+_AFFINE_FIELDS = dict(base_axis=int, quantize_zero_to=float)
+_CONV_FIELDS = dict(base_axis=int, pad=tuple, stride=tuple, dilation=tuple, group=int,
+                    quantize_zero_to=float)
+for _f, _rule, _nnp in (
+        (F.binary_connect_affine, _connect_affine_onnx,
+         nnabla(F.binary_connect_affine, "BinaryConnectAffine", **_AFFINE_FIELDS)),
+        (F.binary_weight_affine, _weight_affine_onnx,
+         nnabla(F.binary_weight_affine, "BinaryWeightAffine", **_AFFINE_FIELDS)),
+        (F.binary_connect_convolution, _connect_convolution_onnx,
+         nnabla(F.binary_connect_convolution, "BinaryConnectConvolution", convert=_window_nnp,
+                export=_window_export, **_CONV_FIELDS)),
+        (F.binary_weight_convolution, _weight_convolution_onnx,
+         nnabla(F.binary_weight_convolution, "BinaryWeightConvolution", convert=_window_nnp,
+                export=_window_export, **_CONV_FIELDS))):
+    register_rules(_f, onnx_export=_rule, onnx_import=Unmapped(COMPOSITE), nnp_import=_nnp)

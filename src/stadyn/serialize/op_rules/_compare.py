@@ -1,6 +1,7 @@
 """Rules of the further comparisons and the logical functions (``stadyn/ops/_compare.py``):
 ONNX compares into booleans, so each export casts back to the inputs' type; ``Equal``,
-``LessOrEqual``, ``And``, ``Or``, ``Xor`` and ``Not`` import back as ``cast(op, "bool")``."""
+``LessOrEqual``, ``And``, ``Or``, ``Xor`` and ``Not`` import back as ``cast(op, "bool")``.
+The scalar comparisons are NNabla's ``GreaterScalar`` ... ``NotEqualScalar`` in ``.nnp`` files."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 from ... import functions as F
 from ._common import SCALAR_FORM, COMPOSITE
 from ._logical import _comparison_onnx, _import_comparison, _same_dtype
+from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 
 register_rules(F.equal, onnx_export=_comparison_onnx("Equal"),
@@ -35,14 +37,16 @@ def _scalar_comparison_onnx(op_type, negate=False):
     return export
 
 
-for _f, _type, _negate in ((F.greater_scalar, "Greater", False),
-                           (F.greater_equal_scalar, "GreaterOrEqual", False),
-                           (F.less_scalar, "Less", False),
-                           (F.less_equal_scalar, "LessOrEqual", False),
-                           (F.equal_scalar, "Equal", False),
-                           (F.not_equal_scalar, "Equal", True)):
+for _f, _type, _negate, _nnabla in (
+        (F.greater_scalar, "Greater", False, "GreaterScalar"),
+        (F.greater_equal_scalar, "GreaterOrEqual", False, "GreaterEqualScalar"),
+        (F.less_scalar, "Less", False, "LessScalar"),
+        (F.less_equal_scalar, "LessOrEqual", False, "LessEqualScalar"),
+        (F.equal_scalar, "Equal", False, "EqualScalar"),
+        (F.not_equal_scalar, "Equal", True, "NotEqualScalar")):
     register_rules(_f, onnx_export=_scalar_comparison_onnx(_type, _negate),
-                   onnx_import=Unmapped(SCALAR_FORM))
+                   onnx_import=Unmapped(SCALAR_FORM),
+                   nnp_import=nnabla(_f, _nnabla, val=float))
 
 
 def _logical_onnx(op_type):

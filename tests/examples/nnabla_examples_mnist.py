@@ -1,0 +1,135 @@
+"""Run nnabla-examples' MNIST programs (``image-classification/mnist-collection`` of
+sony/nnabla-examples), unchanged, at a tiny size, one after another in this process, and write
+what their monitors recorded as JSON.  The same file runs on NNabla 1.39 (which made
+``refs/nnabla139_examples_mnist.json``) and, with ``--stadyn``, on Stadyn through
+``examples/nnabla/on_stadyn.py``'s import hook.
+
+    python tests/examples/nnabla_examples_mnist.py EXAMPLES WORK OUT.json [--stadyn] [--only=R,..]
+
+The reference file is this, run on NNabla 1.39 (``/work/peers/nnabla/bin/python ... WORK
+tests/examples/refs/nnabla139_examples_mnist.json``).
+
+EXAMPLES holds ``image-classification/mnist-collection`` and ``utils`` (a checkout or an
+archive of the repository); WORK is an empty folder: MNIST's stand-in
+(``examples/nnabla/mnist_standin.py``) is written to ``WORK/home/nnabla_data``, where the
+programs' ``mnist_data.py`` finds it through NNabla's download cache, and each program writes
+under ``WORK/<run>``.  Only the harness around the programs differs from a user's shell: NumPy
+is seeded 0 before each (DCGAN and VAT draw their noise from NumPy unseeded), ``np.int`` (gone
+from NumPy 1.24; ``siamese.py`` uses it) is put back, and a two-line ``six`` stands in where
+the package is not installed.
+"""
+
+import json
+import os
+import runpy
+import sys
+import time
+import traceback
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+N_TRAIN, N_TEST = 300, 200
+
+# (run, program, arguments); every run also gets -o WORK/<run> (and -m where it takes one).
+RUNS = [
+    ("lenet", "classification.py", "-b 16 --max-iter 20 --val-interval 10 --val-iter 2 -s 10"),
+    # resumed from lenet's checkpoint at step 10 (parameters and Adam's states in NNabla's .h5)
+    ("lenet_resume", "classification.py", "-b 16 --max-iter 20 --val-interval 10 --val-iter 2 "
+                                          "--checkpoint {work}/lenet/checkpoint_10.json"),
+    ("resnet", "classification.py", "--net resnet -b 8 --max-iter 10 --val-interval 5 "
+                                    "--val-iter 1"),
+    ("vae", "vae.py", "-b 16 --max-iter 3"),
+    ("dcgan", "dcgan.py", "-b 8 --max-iter 10"),
+    ("siamese", "siamese.py", "-b 16 --max-iter 10 --val-interval 5 --val-iter 1"),
+    ("vat", "vat.py", "-bl 8 -bu 16 -bv 20 --n_train 300 --n_valid 200 -nu 100 --max-iter 2 "
+                      "--val-interval 1 --val-iter 1"),
+    ("bincon", "classification_bnn.py", "--net bincon -b 16 --max-iter 10 --val-interval 5 "
+                                        "--val-iter 1"),
+    ("bwn", "classification_bnn.py", "--net bwn -b 16 --max-iter 10 --val-interval 5 "
+                                     "--val-iter 1"),
+    ("binnet", "classification_bnn.py", "--net binnet -b 16 --max-iter 10 --val-interval 5 "
+                                        "--val-iter 1"),
+]
+NO_MONITOR_PATH = {"vat.py"}
+
+
+def _series(folder):
+    """``{name: [[iteration, value], ...]}`` of every ``*.series.txt`` in ``folder``."""
+    out = {}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".series.txt"):
+            rows = np.loadtxt(os.path.join(folder, name), ndmin=2)
+            out[name[:-len(".series.txt")]] = rows.tolist()
+    return out
+
+
+def _finite_parameters(folder):
+    """Whether every ``*.h5`` parameter file the run wrote holds finite values only."""
+    import h5py
+    finite = {}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".h5") and "states" not in name:
+            with h5py.File(os.path.join(folder, name), "r") as f:
+                values = []
+                f.visititems(lambda k, o: values.append(np.asarray(o[()]))
+                             if isinstance(o, h5py.Dataset) else None)
+            finite[name] = bool(all(np.isfinite(v).all() for v in values))
+    return finite
+
+
+def main(argv):
+    examples, work, out_path = (os.path.abspath(a) for a in argv[:3])
+    programs = os.path.join(examples, "image-classification", "mnist-collection")
+    stadyn = "--stadyn" in argv
+    if stadyn:
+        sys.path.insert(0, os.path.join(ROOT, "examples", "nnabla"))
+        import on_stadyn
+        on_stadyn.install()
+    sys.path.insert(0, os.path.join(ROOT, "examples", "nnabla"))
+    import mnist_standin
+    os.environ["HOME"] = os.path.join(work, "home")
+    mnist_standin.write_mnist(os.path.join(work, "home", "nnabla_data"), N_TRAIN, N_TEST)
+    try:
+        import six  # noqa: F401
+    except ImportError:
+        shim = os.path.join(work, "shim")
+        os.makedirs(shim, exist_ok=True)
+        with open(os.path.join(shim, "six.py"), "w") as f:
+            f.write("import sys\nclass moves:\n    range = range\n"
+                    "sys.modules['six.moves'] = moves\n")
+        sys.path.insert(0, shim)
+    np.int = int                                   # siamese.py: (l0 == l1).astype(np.int)
+    sys.path.insert(0, programs)
+    import nnabla as nn
+    results = {}
+    only = [a.split("=", 1)[1].split(",") for a in argv if a.startswith("--only=")]
+    for run, program, args in RUNS:
+        if only and run not in only[0]:
+            continue
+        folder = os.path.join(work, run)
+        os.makedirs(folder, exist_ok=True)
+        paths = ["-o", folder] + ([] if program in NO_MONITOR_PATH else ["-m", folder])
+        sys.argv = [os.path.join(programs, program)] + args.format(work=work).split() + paths
+        np.random.seed(0)
+        nn.clear_parameters()
+        cwd = os.getcwd()
+        os.chdir(folder)
+        error, start = None, time.time()
+        try:
+            runpy.run_path(sys.argv[0], run_name="__main__")
+        except BaseException as exc:  # noqa: BLE001 - a program's failure is a result
+            error = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-500:]
+        finally:
+            os.chdir(cwd)
+        results[run] = {"error": error, "series": _series(folder),
+                        "files": sorted(os.listdir(folder)),
+                        "finite": _finite_parameters(folder)}
+        if stadyn:                              # (the reference file has no timings)
+            results[run]["seconds"] = round(time.time() - start, 1)
+    with open(out_path, "w") as f:
+        json.dump(results, f, indent=1, sort_keys=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

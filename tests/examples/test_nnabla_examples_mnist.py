@@ -1,0 +1,115 @@
+"""sony/nnabla-examples' MNIST programs (``image-classification/mnist-collection``: classification
+with LeNet and ResNet, VAE, DCGAN, siamese, VAT, binary networks) run unchanged on Stadyn at a
+tiny size, on a synthetic stand-in for MNIST in MNIST's own files, and what their monitors
+recorded is compared with NNabla 1.39's run of the same driver
+(``nnabla_examples_mnist.py``; reference ``refs/nnabla139_examples_mnist.json``).
+
+The programs are not part of this repository: the test reads them from a copy of
+nnabla-examples, ``$STADYN_NNABLA_EXAMPLES`` (a checkout, or a bare git repository whose HEAD
+is archived), by default the mirror at ``/work/.mirror/sony+nnabla-examples/repo``; without
+one it skips.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.join(ROOT, "tests", "examples")
+SOURCE = os.environ.get("STADYN_NNABLA_EXAMPLES", "/work/.mirror/sony+nnabla-examples/repo")
+PROGRAMS = ("image-classification/mnist-collection", "utils")
+
+# Same seed, same data order, same initial parameters, no random op in the graph: the monitors
+# agree to float32 rounding (the files hold 6 significant digits).
+SAME = ["lenet", "lenet_resume", "dcgan", "siamese", "bincon", "bwn"]
+# ResNet: max pooling picks among near-equal values (the zero padding's flat border) that float
+# rounding orders differently, so the gradients differ by ~1e-3 relative from the first step.
+CLOSE = {"resnet": 2e-3}
+# BinaryNet: where a batch-normalised value equals the batch mean, NNabla's (x - mean) * rstd
+# is exactly 0 and binary_tanh gives -1; torch's fused batch_norm (x * scale + shift) leaves
+# +-1e-8 there (stadyn/ops/_nn.py, _bn_core), and a sign flips.  Only the scale agrees.
+ROUGH = {"binnet": 0.1}
+# VAE: F.randn in the graph draws other numbers than NNabla's generator; it runs and trains.
+RAN = ["vae"]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    if not os.path.exists(SOURCE):
+        pytest.skip(f"no copy of sony/nnabla-examples at {SOURCE} (set STADYN_NNABLA_EXAMPLES "
+                    "to a checkout or a bare repository to run its MNIST programs)")
+    base = tmp_path_factory.mktemp("nnabla_examples")
+    if os.path.isdir(os.path.join(SOURCE, PROGRAMS[0])):
+        examples = SOURCE
+    else:
+        examples = str(base / "repo")
+        os.makedirs(examples)
+        archive = subprocess.run(["git", "--git-dir", SOURCE, "archive", "HEAD", *PROGRAMS],
+                                 capture_output=True, timeout=120)
+        subprocess.run(["tar", "-x", "-C", examples], input=archive.stdout, check=True,
+                       timeout=120)
+        if not os.path.isdir(os.path.join(examples, PROGRAMS[0])):
+            pytest.skip(f"{SOURCE}: no {PROGRAMS[0]} in its HEAD")
+    work = base / "work"
+    work.mkdir()
+    env = dict(os.environ, OMP_NUM_THREADS="1",
+               PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "src"),
+                                           os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, os.path.join(HERE, "nnabla_examples_mnist.py"),
+                           examples, str(work), str(base / "stadyn.json"), "--stadyn"],
+                          capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(base / "stadyn.json") as f:
+        mine = json.load(f)
+    with open(os.path.join(HERE, "refs", "nnabla139_examples_mnist.json")) as f:
+        return mine, json.load(f)
+
+
+def _series(result):
+    return {name: np.array(rows) for name, rows in result["series"].items()}
+
+
+@pytest.mark.parametrize("run", SAME + list(CLOSE) + list(ROUGH) + RAN + ["vat"])
+def test_the_program_runs_to_the_end_and_writes_what_nnabla_writes(runs, run):
+    mine, real = runs
+    assert mine[run]["error"] is None, mine[run]["error"]
+    # NNabla 1.39's environment here has no matplotlib: its siamese run stops in the plot
+    # after training; Stadyn's draws embed.png and saves the last .nnp too.
+    after_plot = {"embed.png", "lenet_result.nnp"} if run == "siamese" else set()
+    expected = set(real[run]["files"]) | after_plot
+    assert set(mine[run]["files"]) == expected
+    assert set(mine[run]["series"]) == set(real[run]["series"])
+
+
+@pytest.mark.parametrize("run", SAME)
+def test_monitored_losses_are_nnabla_139s(runs, run):
+    mine, real = runs
+    ours, theirs = _series(mine[run]), _series(real[run])
+    assert any(v.size for v in theirs.values())
+    for name, rows in theirs.items():
+        np.testing.assert_allclose(ours[name], rows, rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("run", list(CLOSE) + list(ROUGH))
+def test_monitored_losses_are_close_to_nnabla_139s(runs, run):
+    mine, real = runs
+    ours, theirs = _series(mine[run]), _series(real[run])
+    tolerance = {**CLOSE, **ROUGH}[run]
+    for name in ("Training-loss",):
+        np.testing.assert_array_equal(ours[name][:, 0], theirs[name][:, 0])
+        np.testing.assert_allclose(ours[name][:, 1], theirs[name][:, 1], rtol=tolerance)
+
+
+@pytest.mark.parametrize("run", SAME + list(CLOSE) + list(ROUGH) + RAN + [
+    pytest.param("vat", marks=pytest.mark.xfail(
+        strict=True, reason="vat.py's power iteration reads r.grad, the gradient of a "
+                            "persistent intermediate Variable, after backward: Stadyn keeps "
+                            "only the leaves' gradients, so the noise is 0 / 0 and the "
+                            "parameters become NaN"))])
+def test_the_trained_parameters_are_finite(runs, run):
+    mine, _ = runs
+    assert mine[run]["finite"] and all(mine[run]["finite"].values()), mine[run]["finite"]
