@@ -30,8 +30,6 @@ _NODE = ("FunctionNode.name is Stadyn's op name ('sigmoid', not NNabla's 'Sigmoi
 KNOWN = {
     "python_api": {
         15: _NODE, 16: _NODE,
-        18: "NNabla keeps an intermediate Variable's gradient after backward (sigmoid_output.g "
-            "is 1); Stadyn keeps only the leaves' (the intermediate's .g reads zeros)",
         53: "NNabla prints the freed buffer of an intermediate cleared by clear_buffer "
             "(whatever memory holds), Stadyn zeros; the persistent value after agrees",
     },
