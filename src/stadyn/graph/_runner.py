@@ -128,7 +128,7 @@ def _seed(var: Variable, grad: Any, like: torch.Tensor) -> torch.Tensor:
     if grad is None:
         return var._grad_buffer().to(like.dtype)
     if isinstance(grad, torch.Tensor):
-        return grad.detach().to(like.dtype, like.device).expand_as(like).clone()
+        return grad.detach().to(device=like.device, dtype=like.dtype).expand_as(like).clone()
     arr = np.asarray(grad)
     if arr.ndim == 0:
         # Cast as NNabla casts it: a scale past the dtype's range is inf (a dynamic loss scaler
