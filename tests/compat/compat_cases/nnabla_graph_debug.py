@@ -1,8 +1,12 @@
 """NNabla's graph-inspection API: the gradients a backward leaves on intermediate Variables
 (``need_grad``, ``persistent``, ``clear_buffer``, ``backward(grad=...)``), the functions a
 Variable's ``parent`` is (``name``, ``info``, ``inputs``, ``outputs``, ``rank``, ``visit``),
-and ``NdArray.zeroing`` / ``cast`` on a Variable's arrays.
+and ``NdArray.zeroing`` / ``cast`` on a Variable's arrays; ``nnabla.utils.inspection.pprint``.
 """
+
+import contextlib
+import io
+import re
 
 import numpy as np
 
@@ -136,4 +140,85 @@ def variable_array_zeroing_and_cast(nn, F, r):
     res["cast dtypes"] = [str(n.d.dtype), str(n.data.dtype)]
     n.data.cast(np.float16)
     res["cast f16"] = n.d.copy()
+    return res
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+
+
+def _printed(fn):
+    """What ``fn()`` prints: the text with every number a ``#`` (NumPy 2 prints its scalars as
+    ``np.float32(..)``: unwrapped first) and the numbers."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        fn()
+    text = re.sub(r"np\.float\d+\(([^)]*)\)", r"\1", out.getvalue())
+    depths = [int(v) for v in re.findall(r"Depth = (\d+)", text)]
+    text = re.sub(r"Depth = \d+", "Depth = #", text)
+    return _NUMBER.sub("#", text), np.array([float(v) for v in _NUMBER.findall(text)]), depths
+
+
+@nnabla_case(names=["nnabla.utils.inspection.pprint"], rtol=1e-4, atol=1e-6,
+             note="summary statistics of float32 values and gradients: rtol 1e-4",
+             known={"depths after forward": "NNabla 1.39 adds 1 to the rank of every function a "
+                    "static forward has run (it then equals its outputs' rank); Stadyn's "
+                    "Function.rank (compat/nnabla/_function.py) is the rank NNabla gives "
+                    "before a forward"})
+def inspection_pprint(nn, F, r):
+    """``pprint``: each function (scope of its parameter, type, depth, arguments, shapes, which
+    inputs need a gradient) and, with ``summary``, the statistics of every input's and output's
+    values and gradients after a forward and a backward."""
+    I = r.module("nnabla.utils.inspection")
+    PF = r.module("nnabla.parametric_functions")
+    x = nn.Variable.from_numpy_array(r.randn(4, 3))
+    with nn.parameter_scope("mlp"):
+        h = F.tanh(PF.affine(x, 5, name="fc1"))
+        y = F.relu(PF.affine(h, 2, name="fc2"))
+    r.set_params(nn.get_parameters())
+    plain, _, depths = _printed(lambda: I.pprint(y))
+    text, numbers, after = _printed(lambda: I.pprint(y, forward=True, backward=True,
+                                                     summary=True))
+    p = I.pprint(y, hidden=True, printer=True)
+    return {"text": text.splitlines(), "numbers": numbers, "plain": plain.splitlines(),
+            "depths": depths, "depths after forward": after,
+            "hidden": [[f["name"], [list(v.shape) for v in f["inputs"]],
+                        [list(v.shape) for v in f["outputs"]]] for f in p.functions]}
+
+
+_BASE = "nnabla.utils.inspection.FunctionHookCallbackBase"
+
+
+@nnabla_case(names=[_BASE, _BASE + ".pre_hook", _BASE + ".post_hook"])
+def inspection_hook_base(nn, F, r):
+    """``FunctionHookCallbackBase``: its hooks raise ``NotImplementedError`` until a subclass
+    gives them; a subclass's hooks run in ``forward``."""
+    r.touch(_BASE + ".pre_hook", _BASE + ".post_hook")
+    I = r.module("nnabla.utils.inspection")
+    base = I.FunctionHookCallbackBase()
+    res = {}
+    for hook in ("pre_hook", "post_hook"):
+        try:
+            getattr(base, hook)
+            res[hook] = "no error"
+        except NotImplementedError:
+            res[hook] = "NotImplementedError"
+
+    class Names(I.FunctionHookCallbackBase):
+        def __init__(self):
+            self.seen = []
+
+        @property
+        def pre_hook(self):
+            return lambda f: self.seen.append(f.info.type_name)
+
+        @property
+        def post_hook(self):
+            return lambda f: self.seen.append(f.name + " done")
+
+    names = Names()
+    x = nn.Variable.from_numpy_array(r.randn(2, 3))
+    y = F.relu(F.tanh(x) * 2.0)
+    y.forward(function_pre_hook=names.pre_hook, function_post_hook=names.post_hook)
+    res["seen"] = names.seen
+    res["y"] = y.d.copy()
     return res
