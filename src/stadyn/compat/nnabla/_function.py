@@ -3,17 +3,19 @@
 Every op applied to NNabla Variables records one :class:`Function` (Stadyn's
 ``FunctionNode``, with NNabla's view of it): ``name`` and ``info.type_name`` are NNabla's type
 name (``'Affine'``, ``'ReLU'``, ``'MulScalar'``, ``'ReduceSum'``), ``inputs`` and ``outputs``
-are lists of Variables, ``info.args`` (also ``arguments``) the op's attributes,
-``rank`` its depth in the graph (the largest rank of its inputs; a leaf Variable's is 0, a
-Variable's one more than its parent's).  ``str()`` and ``repr()`` are the type name, as in
-NNabla.  Stadyn's own code keeps reading the node as a ``FunctionNode`` (``spec``, ``attrs``,
-``scope``, ``where``).
+are lists of Variables (``inputs`` is the list the node holds: read it, do not change it),
+``info.args`` (also ``arguments``) the op's attributes, ``rank`` its depth in the graph (the
+largest rank of its inputs; a leaf Variable's is 0, a Variable's one more than its parent's).
+``str()`` and ``repr()`` are the type name, as in NNabla.  Stadyn's own code keeps reading
+the node as a ``FunctionNode`` (``spec``, ``attrs``, ``scope``, ``where``).
 
 Differences from NNabla 1.39: ``info.args`` holds Stadyn's declaration of the op's attributes
 (NNabla's names for nearly every op), with the defaults Stadyn leaves open unresolved
 (``stride=None`` where NNabla shows ``[1, 1]``) and tuples where NNabla has lists; NNabla's
 ``forward``/``backward``/``setup`` of a single function are not here (a graph runs as a whole),
 and ``args`` is the node's own (the arguments the op was called with), not ``info.args``.
+NNabla 1.39 adds 1 to the rank of every function a static forward has run (it then equals its
+outputs' rank); ``rank`` here is the one NNabla gives before a forward (and in dynamic mode).
 
 Example:
     >>> import stadyn.compat.nnabla as nn
@@ -30,7 +32,7 @@ Example:
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import Any, Sequence
 
 from ...graph import FunctionNode, topological_nodes
 
@@ -54,8 +56,6 @@ _NNABLA_TYPE_NAMES = {
 # Nodes of NNabla functions that are compositions of catalog ops (``F.reduce_sum`` is
 # Stadyn's ``sum``): the type name NNabla gives them.
 _NAMED: "weakref.WeakKeyDictionary[FunctionNode, str]" = weakref.WeakKeyDictionary()
-
-_INPUTS = FunctionNode.__dict__["inputs"]          # the slot, which ``inputs`` wraps
 
 
 def type_name(op_name: str) -> str:
@@ -98,6 +98,7 @@ def as_function(node: FunctionNode) -> "Function":
     """
     if type(node) is FunctionNode:
         node.__class__ = Function
+        node.inputs = list(node.inputs)
     return node  # type: ignore[return-value]
 
 
@@ -142,14 +143,10 @@ class Function(FunctionNode):
         """NNabla's type name of the function (``'Convolution'``, ``'ReLU'``)."""
         return _NAMED.get(self) or type_name(self.spec.name)
 
-    @property
-    def inputs(self) -> list:
-        """The input Variables, a new list."""
-        return list(_INPUTS.__get__(self, FunctionNode))
-
-    @inputs.setter
-    def inputs(self, value: Any) -> None:
-        _INPUTS.__set__(self, tuple(value))
+    def __init__(self, spec, args: tuple, kwargs: dict, inputs: Sequence, scope: str,
+                 location: tuple[str, int] | None = None):
+        # ``inputs`` is a list, as NNabla's: held as one, so reading it costs nothing.
+        super().__init__(spec, args, kwargs, list(inputs), scope, location)
 
     @property
     def info(self) -> Info:
@@ -169,13 +166,13 @@ class Function(FunctionNode):
     @property
     def need_grad(self) -> bool:
         """Whether a gradient flows through the function (some input needs one)."""
-        return any(v.need_grad for v in _INPUTS.__get__(self, FunctionNode))
+        return any(v.need_grad for v in self.inputs)
 
     @property
     def rank(self) -> int:
         """The largest rank of the inputs (a leaf's is 0, a Variable's its parent's + 1)."""
         ranks: dict[int, int] = {}
-        inputs = _INPUTS.__get__(self, FunctionNode)
+        inputs = self.inputs
         for node in topological_nodes(inputs):
             ranks[id(node)] = max((ranks[id(v.parent)] + 1 for v in node.inputs
                                    if v.parent is not None), default=0)
