@@ -39,7 +39,8 @@ SECTIONS = [
         "stadyn.compat.nnabla.utils.nnp_graph", "stadyn.compat.nnabla.utils.data_source",
         "stadyn.compat.nnabla.utils.data_source_loader", "stadyn.compat.nnabla.utils.download",
         "stadyn.compat.nnabla.utils.image_utils",
-        "stadyn.compat.nnabla.utils.learning_rate_scheduler", "stadyn.compat.nnabla.logger",
+        "stadyn.compat.nnabla.utils.learning_rate_scheduler",
+        "stadyn.compat.nnabla.utils.inspection", "stadyn.compat.nnabla.logger",
         "stadyn.compat.nnabla.monitor", "stadyn.compat.nnabla.tutorial",
         "stadyn.compat.nnabla.tutorial.tiny_digits"]),
     ("CNTK's names", [

@@ -25,13 +25,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 HERE = os.path.join(ROOT, "tests", "examples")
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
-_NODE = ("FunctionNode.name is Stadyn's op name ('sigmoid', not NNabla's 'Sigmoid') and "
-         ".inputs a tuple, not a list")
 KNOWN = {
     "python_api": {
-        15: _NODE, 16: _NODE,
-        18: "NNabla keeps an intermediate Variable's gradient after backward (sigmoid_output.g "
-            "is 1); Stadyn keeps only the leaves' (the intermediate's .g reads zeros)",
         53: "NNabla prints the freed buffer of an intermediate cleared by clear_buffer "
             "(whatever memory holds), Stadyn zeros; the persistent value after agrees",
     },

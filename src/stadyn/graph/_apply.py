@@ -29,7 +29,7 @@ from ._sequence import propagate
 from ._shape_cache import key as shape_key
 from ._shape_cache import store as store_shapes
 from ._tensors import data_of
-from ._variable import FunctionNode, Variable
+from ._variable import Variable
 
 __all__ = ["apply", "argument_error", "op_error"]
 
@@ -128,8 +128,8 @@ def apply(spec, args: tuple, kwargs: dict):
     if kwargs:
         inputs.extend(v for v in kwargs.values() if isinstance(v, Variable))
     scope = current_scope()
-    node = FunctionNode(spec, args, kwargs, tuple(inputs), scope, user_location())
     cls = inputs[0]._op_output_class if inputs else Variable
+    node = cls._node_class(spec, args, kwargs, tuple(inputs), scope, user_location())
     if is_auto_forward():
         targs = [_value(a) if isinstance(a, Variable) else a for a in args]
         tkw = ({k: (_value(v) if isinstance(v, Variable) else v) for k, v in kwargs.items()}

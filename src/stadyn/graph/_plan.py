@@ -32,6 +32,8 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from .._errors import NumericsError, StadynError
 from .._memory import keep_freed_cpu_memory
 from ._grad_buffers import accumulate_grads, grad_out_buffer
+from ._intermediate_grads import (intermediates_of, keep_intermediate_grads,
+                                  retain_intermediate_grads, take_retained_grads)
 from ._interpret import Shapes, interpret, refresh_shapes
 from ._labels import tidy_ranges
 from ._layout import plan_layout, standard_layout
@@ -74,12 +76,13 @@ class StaticPlan:
 
     __slots__ = ("roots", "leaves", "fill", "fw", "bw", "n_fill", "grad_leaves", "diff_roots",
                  "saved", "_fw_call", "_bw_call", "nodes", "_copy_grad", "has_backward",
-                 "_out_slots", "_cast_slots", "_owned", "shapes")
+                 "_out_slots", "_cast_slots", "_owned", "shapes", "grad_inters", "_copy_inter")
 
     def __init__(self, roots, nodes, leaves, fill, fw, bw, grad_leaves, diff_roots,
                  copy_grad: list[bool] | None = None,
                  out_slots: Sequence[tuple[int, torch.dtype | None]] = (),
-                 cast_slots: Sequence[tuple[int, torch.dtype]] = ()):
+                 cast_slots: Sequence[tuple[int, torch.dtype]] = (),
+                 grad_inters: Sequence[Variable] = (), copy_inter: Sequence[bool] = ()):
         self.roots: list[Variable] = roots
         self.nodes: list[FunctionNode] = nodes
         self.leaves: list[Variable] = leaves
@@ -100,6 +103,8 @@ class StaticPlan:
         self._owned: dict = {}                # buffers the plan keeps, by slot
         self.has_backward = bw is not None
         self.shapes = Shapes(nodes)           # its Variables' shapes, put back on each replay
+        self.grad_inters = list(grad_inters)  # intermediates whose gradients bw also returns
+        self._copy_inter = list(copy_inter)
 
     @property
     def code(self) -> str:
@@ -165,6 +170,9 @@ class StaticPlan:
         if clear_buffer:
             self.saved = None
         accumulate_grads(self.grad_leaves, grads, self._copy_grad)
+        if self.grad_inters:
+            keep_intermediate_grads(self.grad_inters, grads[len(self.grad_leaves):],
+                                    self._copy_inter, clear_buffer)
 
     def _buffer(self, key: tuple, like: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
         """The plan's own buffer for a slot (shaped like ``like``), made on first use and
@@ -222,7 +230,9 @@ class EagerPlan:
         if self.saved is None:
             raise StadynError("backward: the buffers of the last forward were cleared "
                               "(backward(clear_buffer=True) ran already); run forward again")
+        kept = retain_intermediate_grads(intermediates_of(root), clear_buffer)
         torch.autograd.backward(root._data, seed, retain_graph=not clear_buffer)
+        take_retained_grads(kept)
         if clear_buffer:
             self.saved = None
 
@@ -294,9 +304,9 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
     # Every intermediate a keep_all plan hands out would need converting back: it stays NCHW.
     layout = frozenset() if keep_all else plan_layout(nodes, leaf_tensors)
 
-    def values_of(ts):
+    def values_of(ts, raw=False):
         values = interpret(nodes, leaves, ts, fill, channels_last=layout)
-        return [standard_layout(v) for v in values] if layout else values
+        return [standard_layout(v) for v in values] if layout and not raw else values
 
     if not needs_backward:
         def forward_only(*ts):
@@ -310,19 +320,29 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
 
     grad_idx = [i for i, t in enumerate(leaf_tensors) if t.requires_grad]
     root_pos = [fill.index(r) for r in roots if r.parent is not None]
+    # The intermediates a forward gives values to (all of them in a keep-all plan, else the
+    # persistent ones) also get their gradients, as NNabla keeps them (_intermediate_grads.py).
+    first_inter = len(set(root_pos))
     traced: dict[str, list[int]] = {}
 
     def joint(*ts):
         primals = ts[:len(leaves)]
         tangents = ts[len(leaves):]
-        values = values_of(primals)
+        values = values_of(primals, raw=True)
         diff = [k for k, p in enumerate(root_pos) if values[p].requires_grad]
         inputs = [primals[i] for i in grad_idx]
-        grads = torch.autograd.grad([values[root_pos[k]] for k in diff], inputs,
+        inter = [p for p in range(first_inter, len(fill)) if values[p].requires_grad]
+        grads = torch.autograd.grad([values[root_pos[k]] for k in diff],
+                                    inputs + [values[p] for p in inter],
                                     [tangents[k] for k in diff], allow_unused=True) if diff else []
-        used = [j for j, g in enumerate(grads) if g is not None]
+        used = [j for j, g in enumerate(grads) if g is not None and j < len(inputs)]
+        got = [j for j, g in enumerate(grads) if g is not None and j >= len(inputs)]
         traced["diff"], traced["used"] = diff, used
-        return (*values, *[standard_layout(grads[j]) if layout else grads[j] for j in used])
+        traced["inter"] = [inter[j - len(inputs)] for j in got]
+        out = [grads[j] for j in used + got]
+        if layout:
+            values, out = [standard_layout(v) for v in values], [standard_layout(g) for g in out]
+        return (*values, *out)
 
     tangent_examples = [torch.zeros(tuple(fill[p]._shape), dtype=fill[p]._dtype,
                                     device=leaf_tensors[0].device if leaf_tensors else None)
@@ -349,5 +369,9 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
     cast_slots = cast_parameters_into_buffers(fw, leaf_tensors, len(fill))
     for k, _ in out_slots:
         copy_grad[k] = False
+    # An intermediate's gradient that may share memory with another output (a leaf's gradient,
+    # which accumulates in place) is copied (judged on the final program).
+    copy_inter = aliased_outputs(bw)[len(grad_leaves):]
     return StaticPlan(roots, list(nodes), list(leaves), fill, fw, bw, grad_leaves, diff_roots,
-                      copy_grad, out_slots, cast_slots)
+                      copy_grad, out_slots, cast_slots,
+                      grad_inters=[fill[p] for p in traced["inter"]], copy_inter=copy_inter)

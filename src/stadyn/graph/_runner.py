@@ -21,13 +21,15 @@ from ._context import get_current_context
 from ._function_hooks import _POST as _POST_HOOKS
 from ._function_hooks import _PRE as _PRE_HOOKS
 from ._function_hooks import HookedPlan
+from ._intermediate_grads import (intermediates_of, retain_intermediate_grads,
+                                  take_retained_grads)
 from ._mode import is_training
 from ._labels import _active as _labelling
 from ._labels import BUILD_LABEL, LABEL_PREFIX
 from ._numerics import _depth as _checking
 from ._plan import EagerPlan, StaticPlan, build_plan, check_gradients
 from ._subgraph import Subgraph
-from ._variable import Variable, graph_version, layout_version, topological_nodes
+from ._variable import Variable, graph_version, layout_version
 
 __all__ = ["run_forward", "forward_all", "backward"]
 
@@ -126,7 +128,7 @@ def _seed(var: Variable, grad: Any, like: torch.Tensor) -> torch.Tensor:
     if grad is None:
         return var._grad_buffer().to(like.dtype)
     if isinstance(grad, torch.Tensor):
-        return grad.detach().to(like.dtype, like.device).expand_as(like).clone()
+        return grad.detach().to(device=like.device, dtype=like.dtype).expand_as(like).clone()
     arr = np.asarray(grad)
     if arr.ndim == 0:
         # Cast as NNabla casts it: a scale past the dtype's range is inf (a dynamic loss scaler
@@ -135,14 +137,6 @@ def _seed(var: Variable, grad: Any, like: torch.Tensor) -> torch.Tensor:
         return value.to(like.dtype).expand_as(like).clone()
     # A copy: the seed may flow unchanged into a leaf's .grad, which later accumulates in place.
     return torch.tensor(arr, dtype=like.dtype, device=like.device).expand_as(like).clone()
-
-
-def _clear_intermediates(root: Variable) -> None:
-    for node in topological_nodes([root]):
-        for ref in node._outputs:
-            v = ref()
-            if v is not None and v is not root and not v.persistent:
-                v._data = None
 
 
 def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False) -> None:
@@ -167,14 +161,19 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False) -> None:
         return
     if data is not None and data.grad_fn is not None:
         seed = _seed(var, grad, data)
+        inters = intermediates_of(var)
+        kept = retain_intermediate_grads(inters, clear_buffer)
         torch.autograd.backward(data, seed, retain_graph=not clear_buffer)
+        take_retained_grads(kept)
         if _checking[0]:
             sub = Subgraph([var])
             grad_leaves = [v for v in sub.leaves if v._data is not None and v._data.requires_grad]
             check_gradients(sub.nodes, sub.leaves, grad_leaves,
                             [v._data.grad for v in grad_leaves], var, seed)
         if clear_buffer:
-            _clear_intermediates(var)
+            for v in inters:
+                if not v.persistent:
+                    v._data = None
         return
     if var.parent is None or (plan is not None and not plan.has_backward):
         return  # nothing this Variable depends on needs a gradient

@@ -504,10 +504,6 @@ def _as_numpy(t: torch.Tensor) -> np.ndarray:
 # Function nodes
 # ---------------------------------------------------------------------------------------------
 
-Variable._op_output_class = Variable     # an op's outputs take it from its first input (apply)
-
-
-
 class FunctionNode:
     """One op call: the op's spec, the arguments it was called with, its inputs and outputs.
 
@@ -576,6 +572,10 @@ class FunctionNode:
     def __repr__(self) -> str:
         where = f" in {self.scope!r}" if self.scope else ""
         return f"<FunctionNode {self.spec.name}{where}>"
+
+
+# An op's outputs, and its node, take their classes from its first input (apply).
+Variable._op_output_class, Variable._node_class = Variable, FunctionNode
 
 
 def topological_nodes(roots: Sequence[Variable]) -> list[FunctionNode]:

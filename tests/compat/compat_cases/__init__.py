@@ -21,7 +21,8 @@ MODULES = {
                "nnabla_binary", "nnabla_ndarray", "nnabla_quantized", "nnabla_functions_2026",
                "nnabla_attention", "nnabla_lowrank", "nnabla_toplevel",
                "nnabla_signal", "nnabla_vision", "nnabla_sampling", "nnabla_values",
-               "nnabla_conv", "nnabla_inq", "nnabla_functions_rare", "nnabla_examples"],
+               "nnabla_conv", "nnabla_inq", "nnabla_functions_rare", "nnabla_examples",
+               "nnabla_graph_debug"],
 }
 
 

@@ -17,6 +17,7 @@ Example:
 import warnings
 
 from ... import functions as _F
+from ._function import named
 
 __all__ = ["broadcast_to", "reduce_mean", "reduce_sum", "logical_and_scalar",
            "logical_or_scalar", "logical_xor_scalar", "binary_error",
@@ -55,7 +56,7 @@ def reduce_mean(x):
         >>> float(y.d)
         1.5
     """
-    return _F.mean(x)
+    return named(_F.mean(x), "ReduceMean")
 
 
 def reduce_sum(x):
@@ -69,7 +70,7 @@ def reduce_sum(x):
         >>> float(y.d)
         6.0
     """
-    return _F.sum(x)
+    return named(_F.sum(x), "ReduceSum")
 
 
 def _truth(x):

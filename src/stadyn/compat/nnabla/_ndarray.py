@@ -51,13 +51,13 @@ class NdArray:
         ('NdArray', [0.0, 2.0])
     """
 
-    __slots__ = ("_t", "_zeroing")
+    __slots__ = ("_t", "_owner", "_mark")
     __array_ufunc__ = None      # ``np.float32(2) * a`` calls NdArray.__rmul__, as in NNabla
 
     def __init__(self, shape: Any = ()):
         shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
-        self._t = torch.zeros(shape, dtype=torch.float32)
-        self._zeroing = False
+        self._t = self._mark = torch.zeros(shape, dtype=torch.float32)
+        self._owner = None
 
     @classmethod
     def from_numpy_array(cls, nparr: Any) -> "NdArray":
@@ -68,17 +68,30 @@ class NdArray:
             >>> nn.NdArray.from_numpy_array(np.arange(3)).dtype
             dtype('int64')
         """
-        arr = np.array(nparr, copy=True)
+        arr = np.array(nparr, copy=True, order="C")       # a 0-d array stays 0-d
         if arr.dtype == object:
             raise ArgumentError(f"NdArray.from_numpy_array: cannot hold {type(nparr).__name__}")
-        return cls._wrap(torch.from_numpy(np.ascontiguousarray(arr)))
+        return cls._wrap(torch.from_numpy(arr))
 
     @classmethod
-    def _wrap(cls, tensor: torch.Tensor) -> "NdArray":
+    def _wrap(cls, tensor: torch.Tensor, owner: Any = None) -> "NdArray":
+        """An NdArray over ``tensor``; ``owner``, ``(variable, setter)``, is the Variable whose
+        data or gradient it views: a new tensor (``cast`` to another dtype) is set there.
+        ``zero()`` marks ``tensor`` itself, which the next NdArray over it sees."""
         a = cls.__new__(cls)
         a._t = tensor.detach()
-        a._zeroing = False
+        a._owner = owner
+        a._mark = tensor
         return a
+
+    def _retensor(self, tensor: torch.Tensor) -> None:
+        """Hold ``tensor`` from now on (and so does the Variable this array views)."""
+        if self._owner is not None:
+            variable, setter = self._owner
+            self._mark = setter(variable, tensor)
+            self._t = self._mark.detach()
+        else:
+            self._t = self._mark = tensor
 
     # -- shape and type ---------------------------------------------------------------------
     @property
@@ -119,7 +132,7 @@ class NdArray:
         Assigning an array writes its values, broadcast to the shape, in the assigned array's
         dtype (the NdArray takes that dtype, as NNabla's does).
         """
-        self._zeroing = False
+        unmark_zeroing(self._mark)
         return _numpy_view(self._t)
 
     @data.setter
@@ -156,7 +169,7 @@ class NdArray:
         """
         target = to_torch_dtype(np.dtype(dtype))
         if self._t.dtype != target:
-            self._t = self._t.to(target)
+            self._retensor(self._t.to(target))
         return self.data
 
     def fill(self, value: float) -> None:
@@ -168,7 +181,6 @@ class NdArray:
             array([0.5, 0.5], dtype=float32)
         """
         self._t.fill_(value)
-        self._zeroing = False
 
     def zero(self) -> None:
         """Set every element to 0 (``zeroing`` is True until the values are read).
@@ -179,12 +191,24 @@ class NdArray:
             (True, array([0., 0.], dtype=float32))
         """
         self._t.zero_()
-        self._zeroing = True
+        # Kept on the tensor, with its version: every NdArray viewing it (``x.grad`` is a new
+        # one on each read) sees it, and any write (a backward, ``fill``) ends it.
+        setattr(self._mark, _ZEROED_AT, self._t._version)
 
     @property
     def zeroing(self) -> bool:
-        """Whether :meth:`zero` was the last thing done to the array."""
-        return self._zeroing
+        """Whether :meth:`zero` was the last thing done to the array (no write or read of its
+        values since).
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn
+            >>> x = nn.Variable((2,), need_grad=True)
+            >>> x.grad.zero(); x.grad.zeroing
+            True
+            >>> _ = x.g; x.grad.zeroing
+            False
+        """
+        return getattr(self._mark, _ZEROED_AT, None) == self._t._version
 
     def copy_from(self, arr: "NdArray") -> None:
         """Copy ``arr``'s values and dtype into this array (the shapes must agree).
@@ -200,9 +224,8 @@ class NdArray:
             raise ShapeError(f"NdArray.copy_from: an array of shape {tuple(src.shape)} into one "
                              f"of shape {self.shape}")
         if src.dtype != self._t.dtype:
-            self._t = torch.empty_like(self._t, dtype=src.dtype)
+            self._retensor(torch.empty_like(self._t, dtype=src.dtype))
         self._t.copy_(src)
-        self._zeroing = False
 
     def narrow(self, dim: int, start: int, length: int) -> "NdArray":
         """The ``length`` entries from ``start`` along axis ``dim`` (0, as NNabla allows),
@@ -238,8 +261,7 @@ class NdArray:
         if self._t.dtype == result._t.dtype:
             self._t.copy_(result._t)
         else:
-            self._t = result._t
-        self._zeroing = False
+            self._retensor(result._t)
         return self
 
 
@@ -261,6 +283,20 @@ for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operato
     setattr(NdArray, f"__{_name}__", _m)
     setattr(NdArray, f"__r{_name}__", _r)
     setattr(NdArray, f"__i{_name}__", _i)
+
+
+_ZEROED_AT = "_nnabla_zeroed_at"
+
+
+def unmark_zeroing(t: torch.Tensor) -> None:
+    """Forget that ``t`` was zeroed (its values were handed out and may be written).
+
+    Example:
+        >>> import torch
+        >>> unmark_zeroing(torch.zeros(2))
+    """
+    if hasattr(t, _ZEROED_AT):
+        delattr(t, _ZEROED_AT)
 
 
 def _numpy_view(t: torch.Tensor) -> np.ndarray:

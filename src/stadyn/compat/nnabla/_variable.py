@@ -33,8 +33,10 @@ from typing import Any, Mapping
 import torch
 
 from ... import graph as _graph
-from ...graph import data_of, grad_of
-from ._ndarray import NdArray
+from ..._errors import ArgumentError
+from ...graph import data_of, grad_of, topological_nodes
+from ._function import Function, as_function
+from ._ndarray import NdArray, unmark_zeroing
 
 __all__ = ["Variable", "as_nnabla"]
 
@@ -57,8 +59,9 @@ class Variable(_Core):
 
     @property
     def data(self) -> NdArray:
-        """The value as an NdArray viewing this Variable's memory."""
-        return NdArray._wrap(data_of(self))
+        """The value as an NdArray viewing this Variable's memory (its ``cast`` changes the
+        Variable's dtype, as in NNabla)."""
+        return NdArray._wrap(data_of(self), (self, _set_data))
 
     @data.setter
     def data(self, value: Any) -> None:
@@ -70,9 +73,9 @@ class Variable(_Core):
         allocated on the first read, as NNabla allocates)."""
         g = grad_of(self)
         if g is None:
-            self.g                      # allocates the zero buffer
+            _Core.g.fget(self)          # allocates the zero buffer
             g = grad_of(self)
-        return NdArray._wrap(g)
+        return NdArray._wrap(g, (self, _set_grad))
 
     @grad.setter
     def grad(self, value: Any) -> None:
@@ -112,11 +115,76 @@ class Variable(_Core):
         """
         return self.get_unlinked_variable(need_grad)
 
+    @property
+    def d(self) -> Any:
+        """The value as a NumPy array sharing its memory."""
+        value = _Core.d.fget(self)
+        unmark_zeroing(data_of(self))    # handed out: it may be written (NNabla's zeroing)
+        return value
+
+    @d.setter
+    def d(self, value: Any) -> None:
+        _Core.d.fset(self, value)
+
+    @property
+    def g(self) -> Any:
+        """The gradient as a NumPy array sharing its memory (zeros allocated on first read)."""
+        value = _Core.g.fget(self)
+        unmark_zeroing(grad_of(self))
+        return value
+
+    @g.setter
+    def g(self, value: Any) -> None:
+        _Core.g.fset(self, value)
+
+    @property
+    def rank(self) -> int:
+        """The depth of this Variable in its graph: 0 for a leaf, else its parent's rank + 1
+        (NNabla's ``rank``).
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+            >>> x = nn.Variable((2,))
+            >>> x.rank, F.relu(F.relu(x)).rank
+            (0, 2)
+        """
+        return 0 if self.parent is None else as_function(self.parent).rank + 1
+
+    def visit(self, f) -> None:
+        """Call ``f(function)`` for every function this Variable depends on, in forward order
+        (inputs first), each an NNabla :class:`~stadyn.compat.nnabla._function.Function`.
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+            >>> y = F.sum(F.relu(nn.Variable((2,))) * 2.0)
+            >>> names = []; y.visit(lambda f: names.append(f.name)); names
+            ['ReLU', 'MulScalar', 'Sum']
+        """
+        for node in topological_nodes([self]):
+            f(as_function(node))
+
     def __repr__(self) -> str:
         return f"<Variable({self.shape}, need_grad={self.need_grad}) at {hex(id(self))}>"
 
 
-Variable._op_output_class = Variable
+Variable._op_output_class, Variable._node_class = Variable, Function
+
+
+def _set_data(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
+    """``v``'s value becomes ``tensor`` (an NdArray cast to another dtype); returns the
+    tensor ``v`` now holds."""
+    _Core.data.fset(v, tensor)
+    return data_of(v)
+
+
+def _set_grad(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
+    """``v``'s gradient becomes ``tensor``; returns the tensor ``v`` now holds."""
+    if v.parent is None and tensor.dtype != data_of(v).dtype:
+        raise ArgumentError(f"a leaf Variable's gradient stays in its value's dtype "
+                            f"({data_of(v).dtype}) on Stadyn, not {tensor.dtype}: cast "
+                            "its .data instead")
+    _Core.grad.fset(v, tensor)
+    return grad_of(v)
 
 
 def _set(v: Variable, value: Any, current: torch.Tensor, core_setter) -> None:

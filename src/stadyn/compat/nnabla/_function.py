@@ -1,0 +1,185 @@
+"""NNabla's ``nnabla.function.Function``: the node an ``nn.Variable``'s ``parent`` is.
+
+Every op applied to NNabla Variables records one :class:`Function` (Stadyn's
+``FunctionNode``, with NNabla's view of it): ``name`` and ``info.type_name`` are NNabla's type
+name (``'Affine'``, ``'ReLU'``, ``'MulScalar'``, ``'ReduceSum'``), ``inputs`` and ``outputs``
+are lists of Variables (``inputs`` is the list the node holds: read it, do not change it),
+``info.args`` (also ``arguments``) the op's attributes, ``rank`` its depth in the graph (the
+largest rank of its inputs; a leaf Variable's is 0, a Variable's one more than its parent's).
+``str()`` and ``repr()`` are the type name, as in NNabla.  Stadyn's own code keeps reading
+the node as a ``FunctionNode`` (``spec``, ``attrs``, ``scope``, ``where``).
+
+Differences from NNabla 1.39: ``info.args`` holds Stadyn's declaration of the op's attributes
+(NNabla's names for nearly every op), with the defaults Stadyn leaves open unresolved
+(``stride=None`` where NNabla shows ``[1, 1]``) and tuples where NNabla has lists; NNabla's
+``forward``/``backward``/``setup`` of a single function are not here (a graph runs as a whole),
+and ``args`` is the node's own (the arguments the op was called with), not ``info.args``.
+NNabla 1.39 adds 1 to the rank of every function a static forward has run (it then equals its
+outputs' rank); ``rank`` here is the one NNabla gives before a forward (and in dynamic mode).
+
+Example:
+    >>> import stadyn.compat.nnabla as nn
+    >>> import stadyn.compat.nnabla.functions as F
+    >>> x = nn.Variable((2, 3), need_grad=True)
+    >>> h = F.relu(x)
+    >>> y = F.reduce_sum(h * 2.0)
+    >>> h.parent, h.parent.name, h.parent.inputs
+    (ReLU, 'ReLU', [<Variable((2, 3), need_grad=True) at 0x...>])
+    >>> [f.info.type_name for f in [h.parent, y.parent]], y.parent.rank, y.rank
+    (['ReLU', 'ReduceSum'], 2, 3)
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Sequence
+
+from ...graph import FunctionNode, topological_nodes
+
+__all__ = ["Function", "Info", "type_name", "as_function", "named"]
+
+# NNabla's type names that are not the CamelCase of the function's name (checked against
+# nnabla.function's classes in NNabla 1.39: ``Relu`` is ``ReLU``, ``Acos`` is ``ACos``).
+_NNABLA_TYPE_NAMES = {
+    "acos": "ACos", "acosh": "ACosh", "asin": "ASin", "asinh": "ASinh", "atan": "ATan",
+    "atan2": "ATan2", "atanh": "ATanh", "celu": "CELU", "crelu": "CReLU", "cumprod": "CumProd",
+    "cumsum": "CumSum", "elu": "ELU", "fft": "FFT", "gelu": "GELU", "gru": "GRU",
+    "ifft": "IFFT", "inq_affine": "INQAffine", "inq_convolution": "INQConvolution",
+    "isinf": "IsInf", "isnan": "IsNaN", "istft": "ISTFT", "kl_multinomial": "KLMultinomial",
+    "leaky_relu": "LeakyReLU", "lstm": "LSTM", "nonzero": "NonZero",
+    "onnx_non_max_suppression": "ONNXNonMaxSuppression", "onnx_resize": "ONNXResize",
+    "prelu": "PReLU", "relu": "ReLU", "relu6": "ReLU6", "reset_nan": "ResetNaN", "rnn": "RNN",
+    "searchsorted": "SearchSorted", "selu": "SELU", "softplus": "SoftPlus",
+    "softsign": "SoftSign", "stft": "STFT", "vat_noise": "VATNoise",
+}
+
+# Nodes of NNabla functions that are compositions of catalog ops (``F.reduce_sum`` is
+# Stadyn's ``sum``): the type name NNabla gives them.
+_NAMED: "weakref.WeakKeyDictionary[FunctionNode, str]" = weakref.WeakKeyDictionary()
+
+
+def type_name(op_name: str) -> str:
+    """NNabla's type name of the function Stadyn's op ``op_name`` is.
+
+    Example:
+        >>> type_name("leaky_relu"), type_name("mul_scalar"), type_name("affine")
+        ('LeakyReLU', 'MulScalar', 'Affine')
+    """
+    known = _NNABLA_TYPE_NAMES.get(op_name)
+    if known is not None:
+        return known
+    return "".join(part[:1].upper() + part[1:] for part in op_name.split("_"))
+
+
+def named(v: Any, name: str) -> Any:
+    """Give the node that made ``v`` NNabla's type name ``name`` (for a function Stadyn
+    composes of another op); returns ``v``.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> y = named(F.sum(sd.Variable((2,))), "ReduceSum")
+        >>> as_function(y.parent).name
+        'ReduceSum'
+    """
+    if v.parent is not None:
+        _NAMED[v.parent] = name
+    return v
+
+
+def as_function(node: FunctionNode) -> "Function":
+    """``node`` seen as NNabla's :class:`Function` (the same object; a node made from Stadyn's
+    own Variables switches class).
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> f = as_function(F.tanh(sd.Variable((2,))).parent)
+        >>> f.info.type_name, type(f).__name__
+        ('Tanh', 'Function')
+    """
+    if type(node) is FunctionNode:
+        node.__class__ = Function
+        node.inputs = list(node.inputs)
+    return node  # type: ignore[return-value]
+
+
+class Info:
+    """A function's ``info`` (NNabla's ``nnabla.function.Info``): ``type_name``, ``args``,
+    ``tags``.
+
+    Example:
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> info = (nn.Variable((2,)) * 3.0).parent.info
+        >>> info.type_name, info.args
+        ('MulScalar', {'val': 3.0, 'inplace': False})
+    """
+
+    __slots__ = ("type_name", "args", "tags")
+
+    def __init__(self, type_name: str, args: dict, tags: dict):
+        self.type_name, self.args, self.tags = type_name, args, tags
+
+    def __repr__(self) -> str:
+        return f"<Info {self.type_name} {self.args}>"
+
+
+def _listed(value: Any) -> Any:
+    return [_listed(v) for v in value] if isinstance(value, tuple) else value
+
+
+class Function(FunctionNode):
+    """A function of an NNabla graph (``nnabla.function.Function``; see the module docstring).
+
+    Example:
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> f = F.sigmoid(nn.Variable((2,))).parent
+        >>> f.name, len(f.inputs), len(f.outputs), f.rank
+        ('Sigmoid', 1, 1, 0)
+    """
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        """NNabla's type name of the function (``'Convolution'``, ``'ReLU'``)."""
+        return _NAMED.get(self) or type_name(self.spec.name)
+
+    def __init__(self, spec, args: tuple, kwargs: dict, inputs: Sequence, scope: str,
+                 location: tuple[str, int] | None = None):
+        # ``inputs`` is a list, as NNabla's: held as one, so reading it costs nothing.
+        super().__init__(spec, args, kwargs, list(inputs), scope, location)
+
+    @property
+    def info(self) -> Info:
+        """``type_name``, ``args`` (the op's attributes) and ``tags`` (empty)."""
+        return Info(self.name, self.arguments, {})
+
+    @property
+    def arguments(self) -> dict:
+        """The op's attributes, by name (NNabla's ``info.args``)."""
+        return {k: _listed(v) for k, v in self.attrs.items()}
+
+    @property
+    def tags(self) -> dict:
+        """NNabla's function tags: none here."""
+        return {}
+
+    @property
+    def need_grad(self) -> bool:
+        """Whether a gradient flows through the function (some input needs one)."""
+        return any(v.need_grad for v in self.inputs)
+
+    @property
+    def rank(self) -> int:
+        """The largest rank of the inputs (a leaf's is 0, a Variable's its parent's + 1)."""
+        ranks: dict[int, int] = {}
+        inputs = self.inputs
+        for node in topological_nodes(inputs):
+            ranks[id(node)] = max((ranks[id(v.parent)] + 1 for v in node.inputs
+                                   if v.parent is not None), default=0)
+        return max((ranks[id(v.parent)] + 1 for v in inputs if v.parent is not None),
+                   default=0)
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__

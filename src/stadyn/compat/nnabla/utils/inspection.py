@@ -1,0 +1,121 @@
+"""``nnabla.utils.inspection`` on Stadyn: ``pprint``, the graph printed function by function.
+
+``pprint(v)`` visits the functions ``v`` depends on in forward order and prints, for each, its
+name and type (with the parameter scope of its second input when that is a registered
+parameter: ``fc/affine/Affine(Affine)``), its depth, arguments, input and output shapes and
+which inputs need a gradient; with ``summary=True`` also the median, mean, standard deviation,
+minimum and maximum of every input's and output's values and gradients (the intermediates'
+gradients are those the last ``backward()`` left, as in NNabla).  ``forward=True`` /
+``backward=True`` run the graph first.
+
+Not here (NNabla 1.39 has them): ``NanInfTracer`` and ``TimeProfiler`` / ``CpuTimerCallback``,
+which hook each function's own backward (``backward(function_post_hook=...)``); Stadyn runs a
+backward as one program.  ``stadyn.check_numerics`` names the op that makes a NaN or an inf, and
+``sd.profile`` times every op and scope (docs/seeing-your-network.md).  The arguments printed
+are Stadyn's declaration of each op's attributes (``_function.py``).
+
+Example:
+    >>> import contextlib, io
+    >>> import numpy as np
+    >>> import stadyn.compat.nnabla as nn
+    >>> import stadyn.compat.nnabla.functions as F
+    >>> from stadyn.compat.nnabla.utils.inspection import pprint
+    >>> x = nn.Variable.from_numpy_array(np.array([[1.0, -2.0]]))
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     pprint(F.relu(x) * 2.0, forward=True)
+    >>> for line in out.getvalue().splitlines()[:7]:
+    ...     print(line.replace(chr(9), "  "))
+    ReLU(ReLU)
+      Depth = 0
+      Args: ['inplace=False']
+      Inputs: [(1, 2)]
+      Outputs: [(1, 2)]
+      Backward Inputs: [False]
+    MulScalar(MulScalar)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._function import as_function
+from .._parameter import get_parameters
+
+__all__ = ["pprint", "FunctionHookCallbackBase"]
+
+_STATS = (("Med", np.median), ("Ave", np.mean), ("Std", np.std), ("Min", np.min),
+          ("Max", np.max))
+
+
+class FunctionHookCallbackBase:
+    """The base of NNabla's function-hook helpers: ``pre_hook`` and ``post_hook``, callbacks
+    for ``forward(function_pre_hook=..., function_post_hook=...)``, which a subclass gives.
+
+    Example:
+        >>> class Count(FunctionHookCallbackBase):
+        ...     n = 0
+        ...     @property
+        ...     def pre_hook(self):
+        ...         def hook(f):
+        ...             self.n += 1
+        ...         return hook
+        >>> Count().pre_hook is not None
+        True
+    """
+
+    @property
+    def pre_hook(self) -> Any:
+        raise NotImplementedError()
+
+    @property
+    def post_hook(self) -> Any:
+        raise NotImplementedError()
+
+
+class _Printer:
+    """The callback ``pprint`` visits the graph with (NNabla's ``PrettyPrinter``): prints each
+    function; with ``hidden``, keeps ``functions``: ``{"name", "inputs", "outputs"}`` each."""
+
+    def __init__(self, summary: bool = False, hidden: bool = False):
+        self._summary, self._hidden = summary, hidden
+        self.functions: list[dict] = []
+        self._scopes = {id(p): name.rsplit("/", 1)[0] if "/" in name else None
+                        for name, p in get_parameters().items()}
+
+    def __call__(self, f) -> None:
+        inputs, outputs = f.inputs, f.outputs
+        scope = self._scopes.get(id(inputs[1])) if len(inputs) > 1 else None
+        name = (f"{scope}/{f.name}({f.info.type_name})" if scope
+                else f"{f.name}({f.info.type_name})")
+        print(name)
+        print(f"\tDepth = {f.rank}")
+        print("\tArgs:", [f"{k}={v}" for k, v in f.info.args.items()])
+        print("\tInputs:", [i.shape for i in inputs])
+        print("\tOutputs:", [o.shape for o in outputs])
+        print("\tBackward Inputs:", [i.need_grad for i in inputs])
+        if self._summary:
+            for title, vs, what in (("Input Data", inputs, "d"), ("Output Data", outputs, "d"),
+                                    ("Input Grads", inputs, "g"),
+                                    ("Output Grads", outputs, "g")):
+                print(f"\t{title}:")
+                for label, stat in _STATS:
+                    print(f"\t\t{label}: ", [stat(getattr(v, what)) for v in vs])
+        if self._hidden:
+            self.functions.append({"name": name, "inputs": list(inputs),
+                                   "outputs": list(outputs)})
+
+
+def pprint(v, forward: bool = False, backward: bool = False, summary: bool = False,
+           hidden: bool = False, printer: bool = False):
+    """Print the functions ``v`` depends on (see the module docstring); returns the printer
+    (its ``functions`` filled with ``hidden=True``) when ``printer`` is True."""
+    if forward:
+        v.forward()
+    if backward:
+        v.backward()
+    p = _Printer(summary, hidden)
+    v.visit(lambda f: p(as_function(f)))
+    return p if printer else None

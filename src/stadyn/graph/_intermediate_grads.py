@@ -1,0 +1,129 @@
+"""The gradients of intermediate Variables after ``backward()``, kept as NNabla keeps them.
+
+In NNabla 1.39 a backward writes the gradient of every Variable of the graph, intermediates
+included: after ``loss.backward()`` a hidden ``h.g`` is d loss / d h (overwritten by each
+backward, where a leaf's gradient accumulates).  ``backward(clear_buffer=True)`` frees the
+intermediates' gradients as it goes, except those of ``persistent`` Variables.  The root's own
+``.g`` is not written (it is the seed only when ``grad=None``).
+
+Stadyn keeps the same gradients without a cost on the training path:
+
+* a static plan's backward program also returns the gradients of the intermediates its forward
+  gives values to (``_plan.py``): every intermediate after a plain ``forward()`` (NNabla's
+  default, which keeps every value), only the ``persistent`` ones after
+  ``forward(clear_no_need_grad=True)`` / ``clear_buffer=True``, whose values are gone too;
+* a dynamic graph (and a static one run eagerly) asks torch's autograd to retain them
+  (``Tensor.retain_grad``) just before the backward runs.
+
+:func:`keep_intermediate_grads` stores them; :func:`retain_intermediate_grads` and
+:func:`take_retained_grads` do the autograd side.
+
+Example:
+    >>> import numpy as np, stadyn as sd, stadyn.functions as F
+    >>> x = sd.Variable.from_numpy_array(np.array([1.0, -2.0]), need_grad=True)
+    >>> h = F.relu(x)
+    >>> y = F.sum(h * 3.0)
+    >>> y.forward(); y.backward()
+    >>> h.g.tolist(), x.g.tolist()
+    ([3.0, 3.0], [3.0, 0.0])
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import torch
+
+from ._variable import Variable, topological_nodes
+
+__all__ = ["keep_intermediate_grads", "retain_intermediate_grads", "take_retained_grads",
+           "intermediates_of"]
+
+
+def keep_intermediate_grads(variables: Sequence[Variable], grads: Sequence[torch.Tensor],
+                            must_copy: Sequence[bool], clear_buffer: bool) -> None:
+    """Set each intermediate's gradient to its value in ``grads`` (copied where ``must_copy``:
+    it may share memory with a leaf's gradient, which later accumulates in place).  After
+    ``backward(clear_buffer=True)`` only persistent Variables keep theirs (NNabla frees the
+    others; here they read zeros).
+
+    Example:
+        >>> import torch, stadyn as sd, stadyn.functions as F
+        >>> h = F.relu(sd.Variable((2,)))
+        >>> keep_intermediate_grads([h], [torch.ones(2)], [False], clear_buffer=False)
+        >>> h.g.tolist()
+        [1.0, 1.0]
+    """
+    for v, g, copy in zip(variables, grads, must_copy):
+        if clear_buffer and not v._persistent:
+            v._grad = None
+            continue
+        if copy or g.dtype != v._dtype:
+            g = g.to(v._dtype, copy=True)
+        v._grad = g
+
+
+def intermediates_of(root: Variable) -> list[Variable]:
+    """The live Variables computed by ops that ``root`` depends on, other than ``root``.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> h = F.relu(sd.Variable((2,)))
+        >>> y = F.sum(h)
+        >>> intermediates_of(y) == [h]
+        True
+    """
+    out = []
+    for node in topological_nodes([root]):
+        for ref in node._outputs:
+            v = ref()
+            if v is not None and v is not root:
+                out.append(v)
+    return out
+
+
+def retain_intermediate_grads(variables: Iterable[Variable], clear_buffer: bool
+                              ) -> list[tuple[Variable, torch.Tensor]]:
+    """Before an autograd backward: ask torch to keep the gradients of ``variables`` (those
+    computed by autograd-recorded ops; with ``clear_buffer`` only the persistent ones, and the
+    others' old gradients are dropped).  Returns what :func:`take_retained_grads` reads after.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.array([2.0]), need_grad=True)
+        >>> with sd.auto_forward():
+        ...     h = F.tanh(x); y = F.sum(h * 2.0)
+        >>> kept = retain_intermediate_grads([h], clear_buffer=False)
+        >>> len(kept), h.g.tolist()
+        (1, [0.0])
+    """
+    kept = []
+    for v in variables:
+        t = v._data
+        if clear_buffer and not v._persistent:
+            v._grad = None
+        elif t is not None and t.requires_grad and not t.is_leaf:
+            t.retain_grad()
+            t.grad = None                  # a backward overwrites an intermediate's gradient
+            kept.append((v, t))
+    return kept
+
+
+def take_retained_grads(kept: Sequence[tuple[Variable, torch.Tensor]]) -> None:
+    """After the backward: move the retained gradients onto their Variables.
+
+    Example:
+        >>> import numpy as np, torch, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.array([2.0]), need_grad=True)
+        >>> with sd.auto_forward():
+        ...     h = F.tanh(x); y = F.sum(h * 2.0)
+        >>> kept = retain_intermediate_grads([h], clear_buffer=False)
+        >>> torch.autograd.backward(y.data, torch.ones(()), retain_graph=True)
+        >>> take_retained_grads(kept); h.g.tolist()
+        [2.0]
+    """
+    for v, t in kept:
+        g = t.grad
+        t.grad = None
+        if g is not None:
+            v._grad = g if g.dtype == v._dtype else g.to(v._dtype)
