@@ -104,12 +104,7 @@ def test_monitored_losses_are_close_to_nnabla_139s(runs, run):
         np.testing.assert_allclose(ours[name][:, 1], theirs[name][:, 1], rtol=tolerance)
 
 
-@pytest.mark.parametrize("run", SAME + list(CLOSE) + list(ROUGH) + RAN + [
-    pytest.param("vat", marks=pytest.mark.xfail(
-        strict=True, reason="vat.py's power iteration reads r.grad, the gradient of a "
-                            "persistent intermediate Variable, after backward: Stadyn keeps "
-                            "only the leaves' gradients, so the noise is 0 / 0 and the "
-                            "parameters become NaN"))])
+@pytest.mark.parametrize("run", SAME + list(CLOSE) + list(ROUGH) + RAN + ["vat"])
 def test_the_trained_parameters_are_finite(runs, run):
     mine, _ = runs
     assert mine[run]["finite"] and all(mine[run]["finite"].values()), mine[run]["finite"]
