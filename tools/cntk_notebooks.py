@@ -85,6 +85,12 @@ SETTINGS = {
         ("sample_sizes = [5, 10, 100, 1000]", "sample_sizes = [5, 100]"),
         ("    num_minbatches = 100\n    test_set_size = 1 #",
          "    num_minbatches = 10\n    test_set_size = 1 #")],
+    # image notebooks (103D, 105, 201B, 206C) and the IOT/finance time series (106B, 104)
+    "103D_MNIST_ConvolutionalNeuralNetwork": [
+        ("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
+        ("num_sweeps_to_train_with=10", "num_sweeps_to_train_with=1"),
+        ("num_samples = 10000", "num_samples = 300"),
+        ("test_minibatch_size = 512", "test_minibatch_size = 100")],
     "303_Deep_Structured_Semantic_Modeling_with_LSTM_Networks": [
         ("import requests\n", "\n"), ("MAX_EPOCHS = 5", "MAX_EPOCHS = 2"),
         ("EPOCH_SIZE = 10000", "EPOCH_SIZE = 400")],
@@ -166,6 +172,7 @@ def write_dssm(folder: str) -> None:
 
 DATA = {"103B_MNIST_LogisticRegression": write_mnist, "103C_MNIST_MultiLayerPerceptron":
         write_mnist, "206A_Basic_GAN": write_mnist, "206B_DCGAN": write_mnist,
+        "103D_MNIST_ConvolutionalNeuralNetwork": write_mnist,
         "303_Deep_Structured_Semantic_Modeling_with_LSTM_Networks": write_dssm}
 
 
