@@ -91,6 +91,11 @@ SETTINGS = {
         ("num_sweeps_to_train_with=10", "num_sweeps_to_train_with=1"),
         ("num_samples = 10000", "num_samples = 300"),
         ("test_minibatch_size = 512", "test_minibatch_size = 100")],
+    "105_Basic_Autoencoder_for_Dimensionality_Reduction": [
+        ("epoch_size = 30000", "epoch_size = 300"),
+        ("num_sweeps_to_train_with = 5 if isFast", "num_sweeps_to_train_with = 2 if isFast"),
+        ("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
+        ("num_samples = 10000", "num_samples = 300")],
     "303_Deep_Structured_Semantic_Modeling_with_LSTM_Networks": [
         ("import requests\n", "\n"), ("MAX_EPOCHS = 5", "MAX_EPOCHS = 2"),
         ("EPOCH_SIZE = 10000", "EPOCH_SIZE = 400")],
@@ -173,6 +178,7 @@ def write_dssm(folder: str) -> None:
 DATA = {"103B_MNIST_LogisticRegression": write_mnist, "103C_MNIST_MultiLayerPerceptron":
         write_mnist, "206A_Basic_GAN": write_mnist, "206B_DCGAN": write_mnist,
         "103D_MNIST_ConvolutionalNeuralNetwork": write_mnist,
+        "105_Basic_Autoencoder_for_Dimensionality_Reduction": write_mnist,
         "303_Deep_Structured_Semantic_Modeling_with_LSTM_Networks": write_dssm}
 
 
