@@ -22,8 +22,10 @@ import argparse
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
+import zlib
 
 import numpy as np
 
@@ -96,6 +98,13 @@ SETTINGS = {
         ("num_sweeps_to_train_with = 5 if isFast", "num_sweeps_to_train_with = 2 if isFast"),
         ("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
         ("num_samples = 10000", "num_samples = 300")],
+    "201B_CIFAR-10_ImageHandsOn": [
+        ("import PIL\n", "\n"),
+        ("epoch_size     = 50000", "epoch_size     = 256"),
+        ("epoch_size     = 10000", "epoch_size     = 64"),
+        ("max_epochs=5", "max_epochs=2"), ("max_epochs=10", "max_epochs=2"),
+        ("myimg = np.array(PIL.Image.open(urlopen(url)), dtype=np.float32)",
+         "myimg = np.random.RandomState(5).randint(0, 256, (32, 32, 3)).astype(np.float32)")],
     "303_Deep_Structured_Semantic_Modeling_with_LSTM_Networks": [
         ("import requests\n", "\n"), ("MAX_EPOCHS = 5", "MAX_EPOCHS = 2"),
         ("EPOCH_SIZE = 10000", "EPOCH_SIZE = 400")],
@@ -134,6 +143,8 @@ def script(code: str, cuts, stadyn: bool) -> str:
                       flags=re.M)
         code = re.sub(r"^(\s*)from cntk(\.\S+)? import", r"\1from stadyn.compat.cntk\2 import",
                       code, flags=re.M)
+        code = re.sub(r"^(\s*)import cntk(\.\S+) as", r"\1import stadyn.compat.cntk\2 as", code,
+                      flags=re.M)                      # 201B: import cntk.io.transforms as x
     return PRELUDE + code + "\n"
 
 
@@ -175,10 +186,55 @@ def write_dssm(folder: str) -> None:
                     f.write("\t".join(parts) + "\n")
 
 
+def _png(path: str, rgb: np.ndarray) -> None:
+    """An 8-bit RGB PNG of an ``(h, w, 3)`` uint8 array."""
+    h, w, _ = rgb.shape
+    raw = b"".join(b"\0" + rgb[y].tobytes() for y in range(h))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def write_cifar_images(folder: str) -> None:
+    """CIFAR-10 as CNTK 201A leaves it: ``train/%05d.png`` (32x32 padded by 4 pixels of 128),
+    ``test/%05d.png``, ``train_map.txt``/``test_map.txt`` (absolute path, tab, label) and
+    ``CIFAR-10_mean.xml`` (201A's OpenCV XML, pretty-printed, its 3072 values the CHW mean of
+    the training images); the images are noisy colours, one per class."""
+    rs = np.random.RandomState(2)
+    d = os.path.abspath(os.path.join(folder, "data", "CIFAR-10"))
+    palette = rs.randint(0, 256, (10, 3))
+    mean = np.zeros((3, 32, 32))
+    for name, n, pad in (("train", 256, 4), ("test", 64, 0)):
+        os.makedirs(os.path.join(d, name), exist_ok=True)
+        with open(os.path.join(d, f"{name}_map.txt"), "w") as map_file:
+            for i in range(n):
+                label = rs.randint(10)
+                chw = np.clip(palette[label][:, None, None] + rs.normal(0, 40, (3, 32, 32)),
+                              0, 255).astype(np.uint8)
+                if pad:
+                    mean += chw
+                    chw = np.pad(chw, ((0, 0), (pad, pad), (pad, pad)), constant_values=128)
+                path = os.path.join(d, name, "%05d.png" % i)
+                _png(path, chw.transpose(1, 2, 0).copy())
+                map_file.write("%s\t%d\n" % (path, label))
+    values = " ".join("%e" % v for v in (mean / 256).ravel())
+    with open(os.path.join(d, "CIFAR-10_mean.xml"), "w") as f:
+        f.write('<?xml version="1.0" ?>\n<opencv_storage>\n  <Channel>3</Channel>\n'
+                "  <Row>32</Row>\n  <Col>32</Col>\n"
+                '  <MeanImg type_id="opencv-matrix">\n    <rows>1</rows>\n'
+                f"    <cols>3072</cols>\n    <dt>f</dt>\n    <data>{values}</data>\n"
+                "  </MeanImg>\n</opencv_storage>\n")
+
+
 DATA = {"103B_MNIST_LogisticRegression": write_mnist, "103C_MNIST_MultiLayerPerceptron":
         write_mnist, "206A_Basic_GAN": write_mnist, "206B_DCGAN": write_mnist,
         "103D_MNIST_ConvolutionalNeuralNetwork": write_mnist,
         "105_Basic_Autoencoder_for_Dimensionality_Reduction": write_mnist,
+        "201B_CIFAR-10_ImageHandsOn": write_cifar_images,
         "303_Deep_Structured_Semantic_Modeling_with_LSTM_Networks": write_dssm}
 
 

@@ -212,8 +212,13 @@ class Learner(Optimizer):
         return value
 
     def _value(self, key: str, samples_seen: int) -> float:
+        schedule = self._schedules[key]
         try:
-            value = self._schedules[key].value_at(samples_seen)
+            if schedule.epoch_size is None and schedule.needs_epoch_size:
+                # per data sweep, its size never told: CNTK counts the sweeps that ended
+                value = schedule.value_at_sweep(self.sweeps_seen)
+            else:
+                value = schedule.value_at(samples_seen)
         except StadynError as exc:
             raise StadynError(f"{self.name}: the '{key}' schedule: {exc}") from None
         return self._check(key, value)
@@ -228,6 +233,25 @@ class Learner(Optimizer):
         """The current learning rate as the schedule gives it (per sample, per minibatch or per
         reference minibatch, in the schedule's own unit)."""
         return self._value("lr", self.samples_seen - self._lr_offset)
+
+    def schedule_value(self, key: str) -> tuple[float, int]:
+        """Schedule ``key``'s current value (``"lr"``, ``"momentum"``, ...: in its own unit,
+        as :meth:`learning_rate` gives the rate) and its reference minibatch size (0: per
+        minibatch), which CNTK's progress lines name (``Momentum per 64 samples: 0.9``).
+
+        Example:
+            >>> import numpy as np, stadyn as sd
+            >>> from stadyn.learners import momentum_sgd, momentum_schedule_per_sample
+            >>> w = sd.Variable.from_numpy_array(np.zeros(2), need_grad=True)
+            >>> momentum_sgd([w], 0.1, momentum_schedule_per_sample(0.99)).schedule_value(
+            ...     "momentum")
+            (0.99, 1)
+        """
+        if key not in self._schedules:
+            raise StadynError(f"{self.name}: no '{key}' schedule (it has "
+                              f"{', '.join(sorted(self._schedules))})")
+        position = self.samples_seen - (self._lr_offset if key == "lr" else 0)
+        return self._value(key, position), self._schedules[key].minibatch_size
 
     def reset_learning_rate(self, learning_rate: "Schedule | float | list") -> None:
         """Replace the learning-rate schedule; its position 0 is the current number of samples
@@ -244,6 +268,23 @@ class Learner(Optimizer):
         for schedule in self._schedules.values():
             schedule.resolve_epoch_size(n)
         self._sweep_size = n
+
+    def end_sweep(self) -> None:
+        """Count a data sweep that ended with the minibatch just stepped on: a schedule given
+        per sweep (``epoch_size=None``) whose sweep size was never told moves on by sweeps, as
+        CNTK's Trainer moves it on a reader's ``sweep_end`` (or ``is_sweep_end=True``).
+
+        Example:
+            >>> import numpy as np, stadyn as sd
+            >>> from stadyn.learners import sgd
+            >>> from stadyn.schedules import Schedule
+            >>> w = sd.Variable.from_numpy_array(np.zeros(2), need_grad=True)
+            >>> learner = sgd([w], Schedule([0.1, 0.01]))
+            >>> before = learner.learning_rate(); learner.end_sweep()
+            >>> before, learner.learning_rate()
+            (0.1, 0.01)
+        """
+        self.sweeps_seen += 1
 
     # -- one update: the optimizer protocol's three parts -------------------------------------
     def state_names(self) -> tuple[str, ...]:

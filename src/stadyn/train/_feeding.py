@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from .._errors import DataError, StadynError
-from ..graph import Variable, data_of
+from ..graph import Variable, data_of, fed_by_call
 
 __all__ = ["FeedingPlans", "PER_SEQUENCE", "count_roots", "feed", "feed_minibatch", "input_plan",
            "loss_axis", "sample_count", "unwrap_input"]
@@ -46,8 +46,12 @@ def feed(var: Variable, value: Any) -> int:
     """Put ``value`` into the input ``var`` (reallocating when the batch size changes); returns
     the number of samples (the first axis; a sequence input's steps).  A reader's sequence
     stream whose sequences are all one step long feeds a plain input (a label per sequence)."""
-    if var.sequence_lengths is not None:
-        return _feed_sequences(var, value)
+    n = _feed_sequences(var, value) if var.sequence_lengths is not None else _feed(var, value)
+    fed_by_call(var)      # fed again by the next call: a later build may give it another batch
+    return n
+
+
+def _feed(var: Variable, value: Any) -> int:
     lengths = getattr(value, "lengths", None)
     if lengths is not None and (np.asarray(lengths) == 1).all():
         value = np.asarray(value.data)[:, 0]

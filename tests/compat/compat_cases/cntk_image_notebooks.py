@@ -1,7 +1,9 @@
 """What running CNTK's image and time-series tutorial notebooks on Stadyn found (CNTK_103D,
 105, 201B, 206C, 106B; see docs/cntk-notebooks.md), each compared with CNTK 2.7."""
 
-import numpy as np
+import contextlib
+import io
+
 
 from compat_harness import cntk_case
 
@@ -38,4 +40,72 @@ def model_rebuilt_after_eval(C, r):
     z = create_model(x)
     r.set_params(z.parameters)
     res["second"] = train_test(z)
+    return res
+
+
+@cntk_case(names=["cntk.learning_parameter_schedule", "cntk.Trainer.train_minibatch",
+                  "cntk.learners.momentum_sgd", "cntk.io.MinibatchSourceFromData"],
+           note="CNTK_201B: `learning_parameter_schedule([0.01]*10 + ..., epoch_size)` (its "
+                "second argument is the minibatch size: a schedule per data sweep) driven by "
+                "train_minibatch; Stadyn refused it (sweep size unknown), CNTK moves it on at "
+                "each minibatch that ends a sweep (a reader's, or is_sweep_end=True)")
+def sweep_schedule_by_train_minibatch(C, r):
+    r.touch("cntk.Trainer.train_minibatch")
+    x = C.input_variable(2)
+    y = C.input_variable(1)
+    z = C.layers.Dense(1)(x)
+    res = {"parameters": r.set_params(z.parameters)}
+    lr = C.learning_parameter_schedule([0.1, 0.01, 0.001], 4)
+    learner = C.momentum_sgd(z.parameters, lr=lr, momentum=C.momentum_schedule(0.9, 4))
+    trainer = C.Trainer(z, (C.squared_error(z, y), None), [learner])
+    data, target = r.randn(6, 2), r.randn(6, 1)
+    rates = []
+    for i in range(2):
+        rates.append(learner.learning_rate())
+        trainer.train_minibatch({x: data[:3], y: target[:3]}, is_sweep_end=(i == 0))
+    source = C.io.MinibatchSourceFromData(dict(x=data, y=target))
+    ends = []
+    for i in range(5):
+        mb = source.next_minibatch(4)
+        rates.append(learner.learning_rate())
+        ends.append(mb[source.streams.x].end_of_sweep)
+        trainer.train_minibatch({x: mb[source.streams.x], y: mb[source.streams.y]})
+    res["rates"], res["sweep ends"] = rates, ends
+    res["W"], res["b"] = z.W.value, z.b.value
+    return res
+
+
+@cntk_case(names=["cntk.logging.ProgressPrinter", "cntk.learners.momentum_sgd",
+                  "cntk.learners.nesterov", "cntk.momentum_schedule",
+                  "cntk.momentum_schedule_per_sample"],
+           note="CNTK_201B: CNTK's momentum_sgd writes 'Momentum per minibatch: 0.9' after the "
+                "learning rate, and again when the momentum changes (nesterov and adam do "
+                "not); Stadyn wrote no momentum line")
+def momentum_progress_lines(C, r):
+    r.touch("cntk.logging.ProgressPrinter")
+    x = C.input_variable(2)
+    y = C.input_variable(1)
+    z = C.layers.Dense(1)(x)
+    data, target = r.randn(4, 2), r.randn(4, 1)
+    lr = C.learning_parameter_schedule
+    learners = {
+        "epoch 64": lambda: C.momentum_sgd(z.parameters, lr(0.1), C.momentum_schedule(0.9, 64)),
+        "per 64": lambda: C.momentum_sgd(z.parameters, lr(0.1),
+                                         C.momentum_schedule(0.9, minibatch_size=64)),
+        "per sample": lambda: C.momentum_sgd(z.parameters, C.learning_parameter_schedule_per_sample(
+            0.1), C.momentum_schedule_per_sample(0.99)),
+        "list": lambda: C.momentum_sgd(z.parameters, lr(0.1),
+                                       C.momentum_schedule([0.9, 0.5], epoch_size=4)),
+        "learner minibatch": lambda: C.momentum_sgd(z.parameters, 0.1, 0.9, minibatch_size=8),
+        "nesterov": lambda: C.nesterov(z.parameters, lr(0.1), C.momentum_schedule(0.9))}
+    res = {}
+    for name in sorted(learners):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            trainer = C.Trainer(z, (C.squared_error(z, y), None), [learners[name]()],
+                                [C.logging.ProgressPrinter(freq=100)])
+            for _ in range(3):
+                trainer.train_minibatch({x: data, y: target})
+        res[name] = [ln for ln in out.getvalue().splitlines()
+                     if ln.startswith(("Learning rate", "Momentum"))]
     return res
