@@ -105,6 +105,8 @@ SETTINGS = {
         ("max_epochs=5", "max_epochs=2"), ("max_epochs=10", "max_epochs=2"),
         ("myimg = np.array(PIL.Image.open(urlopen(url)), dtype=np.float32)",
          "myimg = np.random.RandomState(5).randint(0, 256, (32, 32, 3)).astype(np.float32)")],
+    "206C_WGAN_LSGAN": [("num_minibatches = 500 if isFast", "num_minibatches = 25 if isFast"),
+                        ("num_minibatches = 1000 if isFast", "num_minibatches = 25 if isFast")],
     "303_Deep_Structured_Semantic_Modeling_with_LSTM_Networks": [
         ("import requests\n", "\n"), ("MAX_EPOCHS = 5", "MAX_EPOCHS = 2"),
         ("EPOCH_SIZE = 10000", "EPOCH_SIZE = 400")],
@@ -234,7 +236,7 @@ DATA = {"103B_MNIST_LogisticRegression": write_mnist, "103C_MNIST_MultiLayerPerc
         write_mnist, "206A_Basic_GAN": write_mnist, "206B_DCGAN": write_mnist,
         "103D_MNIST_ConvolutionalNeuralNetwork": write_mnist,
         "105_Basic_Autoencoder_for_Dimensionality_Reduction": write_mnist,
-        "201B_CIFAR-10_ImageHandsOn": write_cifar_images,
+        "201B_CIFAR-10_ImageHandsOn": write_cifar_images, "206C_WGAN_LSGAN": write_cifar_images,
         "303_Deep_Structured_Semantic_Modeling_with_LSTM_Networks": write_dssm}
 
 

@@ -294,23 +294,40 @@ class Learner(Optimizer):
         index = {n: i for i, n in enumerate(self._names)}
         return {k: [self._states[index[n]][k] for n in names] for k in self._state_names}
 
+    @property
+    def _mean_gradient(self) -> bool:
+        """CNTK's "compatible mode" (``use_mean_gradient=True`` or ``minibatch_size=IGNORE``):
+        the learner gets the minibatch's mean gradient, not its sum."""
+        return self._reference == IGNORE
+
     def step_scalars(self, names: list[str] | None, sample_count: int) -> dict[str, float]:
         """This minibatch's scalars (looked up with the samples seen before it): ``lr`` is the
         effective rate applied to the summed gradient, ``lr / R`` (``R > 0``) or ``lr / M``.
+        In CNTK's compatible mode (:attr:`_mean_gradient`) the gradient is first divided by
+        ``M`` (``mean``) and ``lr`` is the rate applied to that mean, ``lr`` or ``lr * M / R``;
+        clipping and L2 are then per sample, not scaled by ``M``: SGD's step is the same, an
+        adaptive learner's (adam, adagrad, ...) sees the mean.
         (A learner updates all its parameters each step: ``names`` is not used.)"""
         M = sample_count
         lr = self.learning_rate()
         reference = self._schedules["lr"].minibatch_size
-        lr_eff = lr / reference if reference > 0 else lr / M
+        mean = self._mean_gradient
+        if mean:
+            lr_eff = lr * M / reference if reference > 0 else lr
+        else:
+            lr_eff = lr / reference if reference > 0 else lr / M
         scalars = {"lr": lr_eff}
+        if mean:
+            scalars["mean"] = 1.0 / M
+        per = 1 if mean else M
         if self.gradient_clipping_threshold_per_sample != math.inf:
-            scalars["clip"] = self.gradient_clipping_threshold_per_sample * M
+            scalars["clip"] = self.gradient_clipping_threshold_per_sample * per
         if self.l2_regularization_weight > 0:
-            scalars["l2"] = self.l2_regularization_weight * M
+            scalars["l2"] = self.l2_regularization_weight * per
         if self._noise:
             scalars["noise"] = self._value("gaussian_noise_injection_std_dev", self.samples_seen)
         if self.l1_regularization_weight > 0:
-            scalars["l1"] = lr_eff * self.l1_regularization_weight * M
+            scalars["l1"] = lr_eff * self.l1_regularization_weight * per
         scalars.update(self._method_scalars(M, lr_eff))
         return scalars
 
@@ -327,6 +344,8 @@ class Learner(Optimizer):
         :meth:`step_scalars` or 0-d tensors fed by a compiled step.
         """
         foreach = self.foreach
+        if "mean" in scalars:
+            Fn.scale_gradients(grads, factor=scalars["mean"], foreach=foreach)
         if "clip" in scalars:
             if self.gradient_clipping_with_truncation:
                 Fn.clip_by_value(grads, limit=scalars["clip"], foreach=foreach)
@@ -374,7 +393,7 @@ class Learner(Optimizer):
         else:
             # clipping and L2 change the gradients in place: work on copies then
             copy = self.gradient_clipping_threshold_per_sample != math.inf or \
-                self.l2_regularization_weight > 0
+                self.l2_regularization_weight > 0 or self._mean_gradient
             sources, targets = [], []
             for k, (var, p) in enumerate(zip(self._params, params)):
                 g = grad_of(var)

@@ -109,3 +109,100 @@ def momentum_progress_lines(C, r):
         res[name] = [ln for ln in out.getvalue().splitlines()
                      if ln.startswith(("Learning rate", "Momentum"))]
     return res
+
+
+def _gan(C, r):
+    """CNTK 206C's graph, small: a generator and a critic, the critic cloned with its input
+    replaced by the generator's output (``clone('share', substitutions)``)."""
+    z = C.input_variable(3, dynamic_axes=[C.Axis.default_batch_axis()])
+    x_real = C.input_variable(4, dynamic_axes=[C.Axis.default_batch_axis()])
+    x_scaled = (x_real - 127.5) / 127.5
+    x_fake = C.layers.Dense(4, activation=C.tanh)(C.layers.Dense(5, activation=C.relu)(z))
+    d_real = C.layers.Dense(1)(C.layers.Dense(6, activation=C.relu)(x_scaled))
+    d_fake = d_real.clone(method="share", substitutions={x_scaled.output: x_fake.output})
+    params = r.set_params(x_fake.parameters) + r.set_params(d_real.parameters)
+    return z, x_real, x_scaled, x_fake, d_real, d_fake, params
+
+
+def _adam(C, parameters, lr, momentum, **kwargs):
+    return C.adam(parameters=parameters, lr=C.learning_rate_schedule(lr, C.UnitType.sample),
+                  momentum=C.momentum_schedule(momentum),
+                  variance_momentum=C.momentum_schedule(0.999), unit_gain=False,
+                  use_mean_gradient=True, **kwargs)
+
+
+@cntk_case(names=["cntk.Function.clone", "cntk.assign", "cntk.clip", "cntk.learners.adam",
+                  "cntk.learning_rate_schedule"],
+           note="CNTK_206C (WGAN): critic steps with clipped weights assigned back, then a "
+                "generator step through the cloned critic")
+def wgan_steps(C, r):
+    r.touch("cntk.Function.clone")
+    z, x_real, _, x_fake, d_real, d_fake, params = _gan(C, r)
+    clipped = [C.clip(p, -0.3, 0.3) for p in d_real.parameters]
+    g_trainer = C.Trainer(x_fake, (-d_fake, None), _adam(C, x_fake.parameters, 0.01, 0.0))
+    d_trainer = C.Trainer(d_real, (-d_real + d_fake, None), _adam(C, d_real.parameters, 0.01,
+                                                                  0.0))
+    res = {"parameters": params, "g": [], "d": []}
+    for _ in range(3):
+        for _ in range(2):
+            for p, c in zip(d_real.parameters, clipped):
+                C.assign(p, c).eval()
+            d_trainer.train_minibatch({x_real: r.rand(5, 4) * 255, z: r.rand(5, 3) * 2 - 1})
+            res["d"].append(d_trainer.previous_minibatch_loss_average)
+        g_trainer.train_minibatch({z: r.rand(5, 3) * 2 - 1})
+        res["g"].append(g_trainer.previous_minibatch_loss_average)
+    res["fake"] = x_fake.eval({z: r.rand(2, 3) * 2 - 1})
+    return res
+
+
+@cntk_case(names=["cntk.element_max", "cntk.learners.adam"],
+           note="CNTK_206C (LS-GAN): a margin loss through element_max(..., [0.]) over both "
+                "the critic and the generator, adam with L2 regularisation")
+def lsgan_steps(C, r):
+    r.touch("cntk.learners.adam")
+    z, x_real, x_scaled, x_fake, d_real, d_fake, params = _gan(C, r)
+    d_loss = C.element_max(d_real - d_fake + 0.01 * C.reduce_sum(C.abs(x_fake - x_scaled)),
+                           [0.])
+    g_trainer = C.Trainer(x_fake, (d_fake, None), _adam(C, x_fake.parameters, 0.01, 0.5,
+                                                        l2_regularization_weight=0.001))
+    d_trainer = C.Trainer(d_real, (d_loss, None), _adam(C, d_real.parameters, 0.01, 0.5,
+                                                        l2_regularization_weight=0.001))
+    res = {"parameters": params, "g": [], "d": []}
+    for _ in range(3):
+        d_trainer.train_minibatch({x_real: r.rand(5, 4) * 255, z: r.rand(5, 3) * 2 - 1})
+        res["d"].append(d_trainer.previous_minibatch_loss_average)
+        g_trainer.train_minibatch({z: r.rand(5, 3) * 2 - 1})
+        res["g"].append(g_trainer.previous_minibatch_loss_average)
+    res["fake"] = x_fake.eval({z: r.rand(2, 3) * 2 - 1})
+    return res
+
+
+@cntk_case(names=["cntk.learners.adam", "cntk.learners.adagrad", "cntk.learners.rmsprop",
+                  "cntk.learners.fsadagrad", "cntk.learners.sgd", "cntk.learners.momentum_sgd"],
+           note="CNTK_206C: use_mean_gradient=True ('compatible mode') hands the learner the "
+                "minibatch's mean gradient, clipping and L2 per sample; Stadyn scaled the rate "
+                "instead, which only SGD cannot tell apart (adam stepped M times too short)")
+def mean_gradient_learners(C, r):
+    res = {}
+    options = dict(use_mean_gradient=True, l1_regularization_weight=0.01,
+                   l2_regularization_weight=0.02, gradient_clipping_threshold_per_sample=0.7)
+    lr_sample = C.learning_rate_schedule(0.05, C.UnitType.sample)
+    makers = {
+        "sgd": lambda ps: C.sgd(ps, lr_sample, **options),
+        "momentum_sgd": lambda ps: C.momentum_sgd(ps, C.learning_parameter_schedule(0.05),
+                                                  C.momentum_schedule(0.9), **options),
+        "adam": lambda ps: C.adam(ps, lr_sample, C.momentum_schedule(0.9), **options),
+        "adam per 4": lambda ps: C.adam(ps, C.learning_parameter_schedule(0.05, 4),
+                                        C.momentum_schedule(0.9), **options),
+        "adagrad": lambda ps: C.adagrad(ps, lr_sample, **options),
+        "rmsprop": lambda ps: C.rmsprop(ps, lr_sample, 0.9, 1.2, 0.7, 10.0, 0.01, **options),
+        "fsadagrad": lambda ps: C.fsadagrad(ps, lr_sample, C.momentum_schedule(0.9), **options)}
+    for name in sorted(makers):
+        x = C.input_variable(3)
+        w = C.parameter((3, 2), init=r.param_value("w", (3, 2)), name="w")
+        z = C.times(x, w)
+        trainer = C.Trainer(z, (C.reduce_sum(z * z), None), [makers[name]([w])])
+        for n in (4, 7, 2):
+            trainer.train_minibatch({x: r.randn(n, 3)})
+        res[name] = w.value
+    return res
