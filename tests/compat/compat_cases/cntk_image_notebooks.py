@@ -4,6 +4,8 @@
 import contextlib
 import io
 
+import numpy as np
+
 
 from compat_harness import cntk_case
 
@@ -205,4 +207,31 @@ def mean_gradient_learners(C, r):
         for n in (4, 7, 2):
             trainer.train_minibatch({x: r.randn(n, 3)})
         res[name] = w.value
+    return res
+
+
+@cntk_case(names=["cntk.sequence.input_variable", "cntk.Trainer.train_minibatch",
+                  "cntk.Trainer.test_minibatch", "cntk.learners.fsadagrad"],
+           note="CNTK_106B: a sequence input of shape (1,) fed a list of 1-D arrays (each a "
+                "day's readings, one value per step); Stadyn wanted (steps, 1) arrays")
+def scalar_step_sequences(C, r):
+    r.touch("cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch")
+    x = C.sequence.input_variable(1)
+    with C.layers.default_options(initial_state=0.1):
+        z = C.layers.Dense(1)(C.sequence.last(C.layers.Recurrence(C.layers.LSTM(3))(x)))
+    res = {"parameters": r.set_params(z.parameters)}
+    label = C.input_variable(1, dynamic_axes=z.dynamic_axes)
+    learner = C.fsadagrad(z.parameters, lr=C.learning_parameter_schedule(0.005),
+                          momentum=C.momentum_schedule(0.9, minibatch_size=6))
+    trainer = C.Trainer(z, (C.squared_error(z, label), C.squared_error(z, label)), [learner])
+    days = [r.rand(n).astype(np.float32) for n in (2, 3, 5, 4)]
+    targets = np.array([[d.max()] for d in days], dtype=np.float32)
+    losses = []
+    for _ in range(3):
+        trainer.train_minibatch({x: days, label: targets})
+        losses.append(trainer.previous_minibatch_loss_average)
+    res["losses"] = losses
+    res["test"] = trainer.test_minibatch({x: days[:2], label: targets[:2]})
+    res["eval"] = z.eval({x: days})
+    res["python lists"] = z.eval({x: [[0.5, 0.25], [0.75]]})
     return res
