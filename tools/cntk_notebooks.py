@@ -109,7 +109,8 @@ SETTINGS = {
     "106B_LSTM_Timeseries_with_IOT_Data": [
         ("import pandas as pd", "import pandas_iot as pd"), ("EPOCHS = 100 if", "EPOCHS = 10 if")],
     "206C_WGAN_LSGAN": [("num_minibatches = 500 if isFast", "num_minibatches = 25 if isFast"),
-                        ("num_minibatches = 1000 if isFast", "num_minibatches = 25 if isFast")],
+                        ("num_minibatches = 1000 if isFast", "num_minibatches = 25 if isFast"),
+                        ("minibatch_size = 64", "minibatch_size = 16")],
     "303_Deep_Structured_Semantic_Modeling_with_LSTM_Networks": [
         ("import requests\n", "\n"), ("MAX_EPOCHS = 5", "MAX_EPOCHS = 2"),
         ("EPOCH_SIZE = 10000", "EPOCH_SIZE = 400")],
