@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ... import io as _io
+from ...learners import Learner as _Learner
 from ...train import Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._function import Function
@@ -92,7 +93,8 @@ class Trainer(_Trainer):
 
     def _report_learning_rates(self) -> None:
         """CNTK's learners write their learning rate when it changes, and momentum_sgd its
-        momentum (``Momentum per minibatch: 0.9``; not nesterov, adam or fsadagrad)."""
+        momentum (``Momentum per minibatch: 0.9``; not nesterov, adam or fsadagrad; a
+        distributed learner's momentum is not written)."""
         from .learners import _learning_rate_unit as learning_rate_unit
         reported = self.__dict__.setdefault("_reported_rates", {})
         for learner in self.parameter_learners:
@@ -100,7 +102,7 @@ class Trainer(_Trainer):
             if unit is None:
                 continue
             lines = [(id(learner), unit, learner.learning_rate())]
-            if learner.name == "momentum_sgd":
+            if isinstance(learner, _Learner) and learner.name == "momentum_sgd":
                 momentum, per = learner.schedule_value("momentum")
                 lines.append(((id(learner), "momentum"), "Momentum per minibatch" if per == 0
                               else f"Momentum per {per} samples", momentum))
