@@ -88,7 +88,7 @@ SETTINGS = {
         ("sample_sizes = [5, 10, 100, 1000]", "sample_sizes = [5, 100]"),
         ("    num_minbatches = 100\n    test_set_size = 1 #",
          "    num_minbatches = 10\n    test_set_size = 1 #")],
-    # image notebooks (103D, 105, 201B, 206C) and the IOT/finance time series (106B, 104)
+    # image notebooks (103D, 105, 201B, 206C) and the IOT time series (106B)
     "103D_MNIST_ConvolutionalNeuralNetwork": [
         ("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
         ("num_sweeps_to_train_with=10", "num_sweeps_to_train_with=1"),
