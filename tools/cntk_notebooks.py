@@ -19,11 +19,14 @@ What running them found is in docs/cntk-notebooks.md.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
+import zlib
 
 import numpy as np
 
@@ -85,6 +88,29 @@ SETTINGS = {
         ("sample_sizes = [5, 10, 100, 1000]", "sample_sizes = [5, 100]"),
         ("    num_minbatches = 100\n    test_set_size = 1 #",
          "    num_minbatches = 10\n    test_set_size = 1 #")],
+    # image notebooks (103D, 105, 201B, 206C) and the IOT time series (106B)
+    "103D_MNIST_ConvolutionalNeuralNetwork": [
+        ("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
+        ("num_sweeps_to_train_with=10", "num_sweeps_to_train_with=1"),
+        ("num_samples = 10000", "num_samples = 300"),
+        ("test_minibatch_size = 512", "test_minibatch_size = 100")],
+    "105_Basic_Autoencoder_for_Dimensionality_Reduction": [
+        ("epoch_size = 30000", "epoch_size = 300"),
+        ("num_sweeps_to_train_with = 5 if isFast", "num_sweeps_to_train_with = 2 if isFast"),
+        ("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
+        ("num_samples = 10000", "num_samples = 300")],
+    "201B_CIFAR-10_ImageHandsOn": [
+        ("import PIL\n", "\n"),
+        ("epoch_size     = 50000", "epoch_size     = 256"),
+        ("epoch_size     = 10000", "epoch_size     = 64"),
+        ("max_epochs=5", "max_epochs=2"), ("max_epochs=10", "max_epochs=2"),
+        ("myimg = np.array(PIL.Image.open(urlopen(url)), dtype=np.float32)",
+         "myimg = np.random.RandomState(5).randint(0, 256, (32, 32, 3)).astype(np.float32)")],
+    "106B_LSTM_Timeseries_with_IOT_Data": [
+        ("import pandas as pd", "import pandas_iot as pd"), ("EPOCHS = 100 if", "EPOCHS = 10 if")],
+    "206C_WGAN_LSGAN": [("num_minibatches = 500 if isFast", "num_minibatches = 25 if isFast"),
+                        ("num_minibatches = 1000 if isFast", "num_minibatches = 25 if isFast"),
+                        ("minibatch_size = 64", "minibatch_size = 16")],
     "303_Deep_Structured_Semantic_Modeling_with_LSTM_Networks": [
         ("import requests\n", "\n"), ("MAX_EPOCHS = 5", "MAX_EPOCHS = 2"),
         ("EPOCH_SIZE = 10000", "EPOCH_SIZE = 400")],
@@ -123,6 +149,8 @@ def script(code: str, cuts, stadyn: bool) -> str:
                       flags=re.M)
         code = re.sub(r"^(\s*)from cntk(\.\S+)? import", r"\1from stadyn.compat.cntk\2 import",
                       code, flags=re.M)
+        code = re.sub(r"^(\s*)import cntk(\.\S+) as", r"\1import stadyn.compat.cntk\2 as", code,
+                      flags=re.M)                      # 201B: import cntk.io.transforms as x
     return PRELUDE + code + "\n"
 
 
@@ -164,8 +192,160 @@ def write_dssm(folder: str) -> None:
                     f.write("\t".join(parts) + "\n")
 
 
+def _png(path: str, rgb: np.ndarray) -> None:
+    """An 8-bit RGB PNG of an ``(h, w, 3)`` uint8 array."""
+    h, w, _ = rgb.shape
+    raw = b"".join(b"\0" + rgb[y].tobytes() for y in range(h))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def write_cifar_images(folder: str) -> None:
+    """CIFAR-10 as CNTK 201A leaves it: ``train/%05d.png`` (32x32 padded by 4 pixels of 128),
+    ``test/%05d.png``, ``train_map.txt``/``test_map.txt`` (absolute path, tab, label) and
+    ``CIFAR-10_mean.xml`` (201A's OpenCV XML, pretty-printed, its 3072 values the CHW mean of
+    the training images); the images are noisy colours, one per class."""
+    rs = np.random.RandomState(2)
+    d = os.path.abspath(os.path.join(folder, "data", "CIFAR-10"))
+    palette = rs.randint(0, 256, (10, 3))
+    mean = np.zeros((3, 32, 32))
+    for name, n, pad in (("train", 256, 4), ("test", 64, 0)):
+        os.makedirs(os.path.join(d, name), exist_ok=True)
+        with open(os.path.join(d, f"{name}_map.txt"), "w") as map_file:
+            for i in range(n):
+                label = rs.randint(10)
+                chw = np.clip(palette[label][:, None, None] + rs.normal(0, 40, (3, 32, 32)),
+                              0, 255).astype(np.uint8)
+                if pad:
+                    mean += chw
+                    chw = np.pad(chw, ((0, 0), (pad, pad), (pad, pad)), constant_values=128)
+                path = os.path.join(d, name, "%05d.png" % i)
+                _png(path, chw.transpose(1, 2, 0).copy())
+                map_file.write("%s\t%d\n" % (path, label))
+    values = " ".join("%e" % v for v in (mean / 256).ravel())
+    with open(os.path.join(d, "CIFAR-10_mean.xml"), "w") as f:
+        f.write('<?xml version="1.0" ?>\n<opencv_storage>\n  <Channel>3</Channel>\n'
+                "  <Row>32</Row>\n  <Col>32</Col>\n"
+                '  <MeanImg type_id="opencv-matrix">\n    <rows>1</rows>\n'
+                f"    <cols>3072</cols>\n    <dt>f</dt>\n    <data>{values}</data>\n"
+                "  </MeanImg>\n</opencv_storage>\n")
+
+
+# a stand-in for the pandas calls CNTK 106B makes on its solar-panel CSV: read_csv with a
+# datetime index, columns, .index.date, groupby(...).max() and iteration, merge on the index
+PANDAS_IOT_STANDIN = '''
+import csv
+import datetime
+import numpy as np
+
+
+class _Index(list):
+    @property
+    def date(self):
+        return np.array([t.date() if hasattr(t, "date") else t for t in self], dtype=object)
+
+
+class Series:
+    def __init__(self, values):
+        self.values = np.asarray(values)
+
+    def __itruediv__(self, k):
+        return Series(self.values / k)
+
+
+class DataFrame:
+    def __init__(self, columns, index):
+        self._c, self.index = dict(columns), _Index(index)
+
+    @property
+    def columns(self):
+        return list(self._c)
+
+    @columns.setter
+    def columns(self, names):
+        self._c = dict(zip(names, self._c.values()))
+
+    def __len__(self):
+        return len(self.index)
+
+    def __getitem__(self, key):
+        if isinstance(key, list):
+            return DataFrame([(k, self._c[k]) for k in key], self.index)
+        return Series(self._c[key])
+
+    def __setitem__(self, key, value):
+        self._c[key] = value.values if isinstance(value, Series) else np.asarray(value)
+
+    def _rows(self, rows):
+        return DataFrame([(k, v[rows]) for k, v in self._c.items()], [self.index[i] for i in rows])
+
+    def groupby(self, keys):
+        return _GroupBy(self, np.asarray(keys))
+
+
+class _GroupBy:
+    def __init__(self, frame, keys):
+        self.frame, self.keys = frame, keys
+
+    def __iter__(self):
+        for key in sorted(set(self.keys)):
+            yield key, self.frame._rows([i for i, k in enumerate(self.keys) if k == key])
+
+    def max(self):
+        groups = list(self)
+        return DataFrame([(c, np.array([g._c[c].max() for _, g in groups]))
+                          for c in self.frame.columns], [k for k, _ in groups])
+
+
+def read_csv(path, index_col, parse_dates, dtype):
+    with open(path) as f:
+        rows = list(csv.reader(f))
+    head, body = rows[0], rows[1:]
+    at = head.index(index_col)
+    index = [datetime.datetime.strptime(r[at], "%Y-%m-%d %H:%M") for r in body]
+    return DataFrame([(h, np.array([r[i] for r in body], dtype=dtype))
+                      for i, h in enumerate(head) if i != at], index)
+
+
+def merge(left, right, right_index, on):
+    where = {k: i for i, k in enumerate(right.index)}
+    rows = [where[k] for k in left._c[on]]
+    columns = list(left._c.items()) + [(c, v[rows]) for c, v in right._c.items()
+                                        if c not in left._c]
+    return DataFrame(columns, left.index)
+'''
+
+
+def write_solar(folder: str) -> None:
+    """CNTK 106B's ``data/iot/solar.csv`` (``time,solar.current,solar.total``: readings every
+    half hour from about 7:00 to 19:00 for 60 days, the total the day's production so far in
+    Wh; one day has only 5 readings, which the notebook skips) and the pandas stand-in."""
+    rs = np.random.RandomState(4)
+    os.makedirs(os.path.join(folder, "data", "iot"), exist_ok=True)
+    with open(os.path.join(folder, "pandas_iot.py"), "w") as f:
+        f.write(PANDAS_IOT_STANDIN)
+    with open(os.path.join(folder, "data", "iot", "solar.csv"), "w") as f:
+        f.write("time,solar.current,solar.total\n")
+        for day in range(60):
+            date = datetime.date(2013, 12, 1) + datetime.timedelta(days=day)
+            peak, total = rs.uniform(800, 3500), 0.0
+            for slot in range(14, 19 if day == 17 else 39):
+                current = max(0.0, peak * np.sin(np.pi * (slot - 13) / 26) + rs.normal(0, 40))
+                total += current / 2
+                f.write(f"{date} {slot // 2}:{slot % 2 * 30:02d},{current:.1f},{total:.1f}\n")
+
+
 DATA = {"103B_MNIST_LogisticRegression": write_mnist, "103C_MNIST_MultiLayerPerceptron":
         write_mnist, "206A_Basic_GAN": write_mnist, "206B_DCGAN": write_mnist,
+        "103D_MNIST_ConvolutionalNeuralNetwork": write_mnist,
+        "105_Basic_Autoencoder_for_Dimensionality_Reduction": write_mnist,
+        "106B_LSTM_Timeseries_with_IOT_Data": write_solar,
+        "201B_CIFAR-10_ImageHandsOn": write_cifar_images, "206C_WGAN_LSGAN": write_cifar_images,
         "303_Deep_Structured_Semantic_Modeling_with_LSTM_Networks": write_dssm}
 
 

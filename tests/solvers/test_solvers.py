@@ -324,6 +324,7 @@ FUNCTIONAL_CALLS = {  # (params, grads, 3 state lists, per-parameter lrs, foreac
                                                               foreach=fe),
     "clip_by_value": lambda P, G, St, lrs, fe: Fn.clip_by_value(G, limit=[0.5, 0.2, 1.0],
                                                                 foreach=fe),
+    "scale_gradients": lambda P, G, St, lrs, fe: Fn.scale_gradients(G, factor=lrs, foreach=fe),
 }
 
 

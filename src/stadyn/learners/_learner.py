@@ -212,8 +212,13 @@ class Learner(Optimizer):
         return value
 
     def _value(self, key: str, samples_seen: int) -> float:
+        schedule = self._schedules[key]
         try:
-            value = self._schedules[key].value_at(samples_seen)
+            if schedule.epoch_size is None and schedule.needs_epoch_size:
+                # per data sweep, its size never told: CNTK counts the sweeps that ended
+                value = schedule.value_at_sweep(self.sweeps_seen)
+            else:
+                value = schedule.value_at(samples_seen)
         except StadynError as exc:
             raise StadynError(f"{self.name}: the '{key}' schedule: {exc}") from None
         return self._check(key, value)
@@ -228,6 +233,25 @@ class Learner(Optimizer):
         """The current learning rate as the schedule gives it (per sample, per minibatch or per
         reference minibatch, in the schedule's own unit)."""
         return self._value("lr", self.samples_seen - self._lr_offset)
+
+    def schedule_value(self, key: str) -> tuple[float, int]:
+        """Schedule ``key``'s current value (``"lr"``, ``"momentum"``, ...: in its own unit,
+        as :meth:`learning_rate` gives the rate) and its reference minibatch size (0: per
+        minibatch), which CNTK's progress lines name (``Momentum per 64 samples: 0.9``).
+
+        Example:
+            >>> import numpy as np, stadyn as sd
+            >>> from stadyn.learners import momentum_sgd, momentum_schedule_per_sample
+            >>> w = sd.Variable.from_numpy_array(np.zeros(2), need_grad=True)
+            >>> momentum_sgd([w], 0.1, momentum_schedule_per_sample(0.99)).schedule_value(
+            ...     "momentum")
+            (0.99, 1)
+        """
+        if key not in self._schedules:
+            raise StadynError(f"{self.name}: no '{key}' schedule (it has "
+                              f"{', '.join(sorted(self._schedules))})")
+        position = self.samples_seen - (self._lr_offset if key == "lr" else 0)
+        return self._value(key, position), self._schedules[key].minibatch_size
 
     def reset_learning_rate(self, learning_rate: "Schedule | float | list") -> None:
         """Replace the learning-rate schedule; its position 0 is the current number of samples
@@ -245,6 +269,23 @@ class Learner(Optimizer):
             schedule.resolve_epoch_size(n)
         self._sweep_size = n
 
+    def end_sweep(self) -> None:
+        """Count a data sweep that ended with the minibatch just stepped on: a schedule given
+        per sweep (``epoch_size=None``) whose sweep size was never told moves on by sweeps, as
+        CNTK's Trainer moves it on a reader's ``sweep_end`` (or ``is_sweep_end=True``).
+
+        Example:
+            >>> import numpy as np, stadyn as sd
+            >>> from stadyn.learners import sgd
+            >>> from stadyn.schedules import Schedule
+            >>> w = sd.Variable.from_numpy_array(np.zeros(2), need_grad=True)
+            >>> learner = sgd([w], Schedule([0.1, 0.01]))
+            >>> before = learner.learning_rate(); learner.end_sweep()
+            >>> before, learner.learning_rate()
+            (0.1, 0.01)
+        """
+        self.sweeps_seen += 1
+
     # -- one update: the optimizer protocol's three parts -------------------------------------
     def state_names(self) -> tuple[str, ...]:
         return tuple(self._state_names)
@@ -253,23 +294,40 @@ class Learner(Optimizer):
         index = {n: i for i, n in enumerate(self._names)}
         return {k: [self._states[index[n]][k] for n in names] for k in self._state_names}
 
+    @property
+    def _mean_gradient(self) -> bool:
+        """CNTK's "compatible mode" (``use_mean_gradient=True`` or ``minibatch_size=IGNORE``):
+        the learner gets the minibatch's mean gradient, not its sum."""
+        return self._reference == IGNORE
+
     def step_scalars(self, names: list[str] | None, sample_count: int) -> dict[str, float]:
         """This minibatch's scalars (looked up with the samples seen before it): ``lr`` is the
         effective rate applied to the summed gradient, ``lr / R`` (``R > 0``) or ``lr / M``.
+        In CNTK's compatible mode (:attr:`_mean_gradient`) the gradient is first divided by
+        ``M`` (``mean``) and ``lr`` is the rate applied to that mean, ``lr`` or ``lr * M / R``;
+        clipping and L2 are then per sample, not scaled by ``M``: SGD's step is the same, an
+        adaptive learner's (adam, adagrad, ...) sees the mean.
         (A learner updates all its parameters each step: ``names`` is not used.)"""
         M = sample_count
         lr = self.learning_rate()
         reference = self._schedules["lr"].minibatch_size
-        lr_eff = lr / reference if reference > 0 else lr / M
+        mean = self._mean_gradient
+        if mean:
+            lr_eff = lr * M / reference if reference > 0 else lr
+        else:
+            lr_eff = lr / reference if reference > 0 else lr / M
         scalars = {"lr": lr_eff}
+        if mean:
+            scalars["mean"] = 1.0 / M
+        per = 1 if mean else M
         if self.gradient_clipping_threshold_per_sample != math.inf:
-            scalars["clip"] = self.gradient_clipping_threshold_per_sample * M
+            scalars["clip"] = self.gradient_clipping_threshold_per_sample * per
         if self.l2_regularization_weight > 0:
-            scalars["l2"] = self.l2_regularization_weight * M
+            scalars["l2"] = self.l2_regularization_weight * per
         if self._noise:
             scalars["noise"] = self._value("gaussian_noise_injection_std_dev", self.samples_seen)
         if self.l1_regularization_weight > 0:
-            scalars["l1"] = lr_eff * self.l1_regularization_weight * M
+            scalars["l1"] = lr_eff * self.l1_regularization_weight * per
         scalars.update(self._method_scalars(M, lr_eff))
         return scalars
 
@@ -286,6 +344,8 @@ class Learner(Optimizer):
         :meth:`step_scalars` or 0-d tensors fed by a compiled step.
         """
         foreach = self.foreach
+        if "mean" in scalars:
+            Fn.scale_gradients(grads, factor=scalars["mean"], foreach=foreach)
         if "clip" in scalars:
             if self.gradient_clipping_with_truncation:
                 Fn.clip_by_value(grads, limit=scalars["clip"], foreach=foreach)
@@ -333,7 +393,7 @@ class Learner(Optimizer):
         else:
             # clipping and L2 change the gradients in place: work on copies then
             copy = self.gradient_clipping_threshold_per_sample != math.inf or \
-                self.l2_regularization_weight > 0
+                self.l2_regularization_weight > 0 or self._mean_gradient
             sources, targets = [], []
             for k, (var, p) in enumerate(zip(self._params, params)):
                 g = grad_of(var)

@@ -243,6 +243,19 @@ class Schedule:
             start += length
         return _evaluate(self._segments[-1][2], int(samples_seen) - start)
 
+    def value_at_sweep(self, sweeps_seen: int) -> float:
+        """The value after ``sweeps_seen`` data sweeps, for a schedule whose epoch is one sweep
+        (``epoch_size=None``): each value lasts that many sweeps, whatever their size.
+
+        >>> from stadyn.schedules import Schedule
+        >>> [Schedule([(2, 0.1), 0.01]).value_at_sweep(k) for k in range(4)]
+        [0.1, 0.1, 0.01, 0.01]
+        """
+        if self._epoch_size is not None:
+            raise StadynError(f"{self}: value_at_sweep needs epoch_size=None (one data sweep), "
+                              f"this one is {self._epoch_size} samples")
+        return copy.deepcopy(self).resolve_epoch_size(1).value_at(sweeps_seen)
+
     def __getitem__(self, samples_seen: int) -> float:
         return self.value_at(samples_seen)
 

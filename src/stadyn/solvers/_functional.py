@@ -32,7 +32,8 @@ from ._functional_nnabla import adabelief, adabound, lamb, lars, rmsprop_graves,
 
 __all__ = ["sgd", "momentum", "nesterov", "adam", "rmsprop", "adagrad", "adadelta", "lion",
            "adamax", "adabelief", "adabound", "lamb", "lars", "sgdw", "rmsprop_graves",
-           "add_weight_decay", "clip_by_norm", "clip_by_value", "fused_adam_available"]
+           "add_weight_decay", "clip_by_norm", "clip_by_value", "scale_gradients",
+           "fused_adam_available"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -261,6 +262,15 @@ def add_weight_decay(grads: Tensors, params: Tensors, *, rate: Scalar,
     else:
         for g, p, r in zip(grads, params, _per_tensor(rate, len(params))):
             g.add_(p * r)
+
+
+def scale_gradients(grads: Tensors, *, factor: Scalar, foreach: bool = True) -> None:
+    """``g *= factor`` (CNTK's mean gradient: the minibatch's summed gradient over its size)."""
+    if foreach:
+        _mul_(grads, factor)
+    else:
+        for g, f in zip(grads, _per_tensor(factor, len(grads))):
+            g.mul_(f)
 
 
 def clip_by_norm(grads: Tensors, *, max_norm: Scalar, foreach: bool = True) -> None:

@@ -75,6 +75,11 @@ class Optimizer:
     def resolve_epoch_size(self, samples_per_sweep: int) -> None:
         """Tell schedules given per data sweep the sweep's size (nothing to do by default)."""
 
+    def end_sweep(self) -> None:
+        """The minibatch just stepped on held the last sample of a data sweep (CNTK counts
+        sweeps: a schedule given per sweep whose size nobody told moves on; nothing to do by
+        default)."""
+
     # -- a step in three parts (what a compiled step calls) -------------------------------------
     def state_names(self) -> tuple[str, ...]:
         """The names of the per-parameter state tensors (``()`` for plain SGD)."""

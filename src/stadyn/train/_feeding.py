@@ -9,8 +9,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
-from .._errors import DataError, StadynError
-from ..graph import Variable, data_of
+from .._errors import DataError, ShapeError, StadynError
+from ..graph import Variable, data_of, fed_by_call
 
 __all__ = ["FeedingPlans", "PER_SEQUENCE", "count_roots", "feed", "feed_minibatch", "input_plan",
            "loss_axis", "sample_count", "unwrap_input"]
@@ -37,7 +37,14 @@ def _feed_sequences(var: Variable, value: Any) -> int:
     if lengths is not None and not isinstance(value, (list, tuple)):
         value = value.as_sequences()
     elif not isinstance(value, (list, tuple)):
-        value = list(_as_array(value))
+        value = _as_array(value)
+        if var.shape[2:] == (1,) and value.ndim == 2 and value.shape[1] != 1:
+            # one array holds whole steps (CNTK: its trailing axes are the sample's); only
+            # a list's sequences may leave a step's one value without its axis
+            raise ShapeError(f"input {var.name or ''}: a minibatch of shape {value.shape} "
+                             "does not end in the steps' shape (1,); give a list of sequences "
+                             "or an array (sequences, steps, 1)")
+        value = list(value)
     var.d = list(value)
     return int(var.sequence_lengths.d.sum())
 
@@ -46,8 +53,12 @@ def feed(var: Variable, value: Any) -> int:
     """Put ``value`` into the input ``var`` (reallocating when the batch size changes); returns
     the number of samples (the first axis; a sequence input's steps).  A reader's sequence
     stream whose sequences are all one step long feeds a plain input (a label per sequence)."""
-    if var.sequence_lengths is not None:
-        return _feed_sequences(var, value)
+    n = _feed_sequences(var, value) if var.sequence_lengths is not None else _feed(var, value)
+    fed_by_call(var)      # fed again by the next call: a later build may give it another batch
+    return n
+
+
+def _feed(var: Variable, value: Any) -> int:
     lengths = getattr(value, "lengths", None)
     if lengths is not None and (np.asarray(lengths) == 1).all():
         value = np.asarray(value.data)[:, 0]

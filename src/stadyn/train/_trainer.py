@@ -169,11 +169,16 @@ class Trainer:
         """One training step on ``arguments`` (``{input: data}`` or a list in the order of
         :attr:`arguments`).  Returns False (doing nothing) for an empty minibatch, else True;
         with ``outputs`` (Variables of the graph, computed with the step, before the update) the
-        pair ``(True, {output: array})``, as CNTK's."""
+        pair ``(True, {output: array})``, as CNTK's.  A minibatch that ends a data sweep (a
+        reader's ``end_of_sweep``; for arrays, ``is_sweep_end``) moves the learners' schedules
+        given per sweep on (:meth:`stadyn.learners.Learner.end_sweep`)."""
         if not arguments:
             return False
         outputs = list(outputs or ())
         self._train(arguments, outputs, finite_only=False)
+        if _ends_sweep(arguments, is_sweep_end):
+            for learner in self.parameter_learners:
+                learner.end_sweep()
         if not outputs:
             return True
         return True, {o: _unwrap(o).d.copy() for o in outputs}
@@ -381,3 +386,11 @@ def _are_learners(value) -> bool:
     if isinstance(value, (list, tuple)):
         return bool(value) and all(isinstance(v, Optimizer) for v in value)
     return isinstance(value, Optimizer)
+
+
+def _ends_sweep(arguments, is_sweep_end: bool | None) -> bool:
+    """Whether a minibatch ends a data sweep: a reader's data says so (``is_sweep_end`` is then
+    ignored, as CNTK ignores it); arrays have ``is_sweep_end``."""
+    values = list(arguments.values() if isinstance(arguments, Mapping) else arguments)
+    said = [v.end_of_sweep for v in values if hasattr(v, "end_of_sweep")]
+    return any(said) if said else bool(is_sweep_end)

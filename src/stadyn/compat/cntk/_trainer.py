@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ... import io as _io
+from ...learners import Learner as _Learner
 from ...train import Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._function import Function
@@ -76,26 +77,40 @@ class Trainer(_Trainer):
                          unwrap(parameter_learners), unwrap(progress_writers), *unwrap(args),
                          **kwargs)
 
-    def train_minibatch(self, arguments, outputs=None, device=None, *args, **kwargs):
+    def train_minibatch(self, arguments, outputs=None, device=None, is_sweep_end=None):
         """Train on one minibatch (``{input: data}``; CNTK's ``(N, 1, ...)`` minibatch data
         too).  A learning rate not reported yet (at the start, and after a change) goes to the
-        progress writers first, as CNTK's ``Learning rate per 1 samples: 0.1``."""
+        progress writers first, as CNTK's ``Learning rate per 1 samples: 0.1``.  A reader's
+        minibatch that ends a sweep (else ``is_sweep_end``) moves schedules given per sweep
+        on."""
         if arguments and self.progress_writers:
             self._report_learning_rates()
-        return super().train_minibatch(_plain(arguments), outputs, device, *args, **kwargs)
+        if isinstance(arguments, dict):
+            ends = [v.end_of_sweep for v in arguments.values()
+                    if isinstance(v, _io.MinibatchData)]
+            is_sweep_end = any(ends) if ends else is_sweep_end
+        return super().train_minibatch(_plain(arguments), outputs, device, is_sweep_end)
 
     def _report_learning_rates(self) -> None:
+        """CNTK's learners write their learning rate when it changes, and momentum_sgd its
+        momentum (``Momentum per minibatch: 0.9``; not nesterov, adam or fsadagrad; a
+        distributed learner's momentum is not written)."""
         from .learners import _learning_rate_unit as learning_rate_unit
         reported = self.__dict__.setdefault("_reported_rates", {})
         for learner in self.parameter_learners:
             unit = learning_rate_unit(learner)
             if unit is None:
                 continue
-            rate = learner.learning_rate()
-            if reported.get(id(learner)) != (unit, rate):
-                reported[id(learner)] = (unit, rate)
-                for writer in self.progress_writers:
-                    writer.write(unit, rate)
+            lines = [(id(learner), unit, learner.learning_rate())]
+            if isinstance(learner, _Learner) and learner.name == "momentum_sgd":
+                momentum, per = learner.schedule_value("momentum")
+                lines.append(((id(learner), "momentum"), "Momentum per minibatch" if per == 0
+                              else f"Momentum per {per} samples", momentum))
+            for key, name, value in lines:
+                if reported.get(key) != (name, value):
+                    reported[key] = (name, value)
+                    for writer in self.progress_writers:
+                        writer.write(name, value)
 
     def test_minibatch(self, arguments, device=None):
         """The metric's average over one minibatch."""

@@ -127,6 +127,9 @@ class _WrappedOptimizer(Optimizer):
     def resolve_epoch_size(self, samples_per_sweep: int) -> None:
         self._learner.resolve_epoch_size(samples_per_sweep)
 
+    def end_sweep(self) -> None:
+        self._learner.end_sweep()
+
     def state_names(self):
         return self._learner.state_names()
 
