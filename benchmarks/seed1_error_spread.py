@@ -1,7 +1,7 @@
 """Calibrate the bar of tests/compat/test_cntk_cifar_script.py: the reduced seed-1 run's held-out
 error over seeds.
 
-Runs the seed-1 CNTK CIFAR-10 script as the test does (3 epochs of 512 samples, 64 test
+Runs the seed-1 CNTK CIFAR-10 script as the test does (5 epochs of 512 samples, 64 test
 samples, on a synthetic CIFAR archive) for several data seeds, and the same run with the
 training broken on purpose: ``frozen`` (learning rate 0: the model stays at its initial
 weights).  Prints one line per run and writes the figures as JSON.

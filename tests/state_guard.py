@@ -27,6 +27,7 @@ import sys
 
 import torch
 
+import stadyn._random as _random
 import stadyn.graph._context as _context
 import stadyn.graph._function_hooks as _function_hooks
 import stadyn.graph._labels as _labels
@@ -133,8 +134,7 @@ ITEMS = (
     _cell("stadyn check_numerics depth", _numerics._depth),
     _cell("stadyn profiler op labels (set_labels)", _labels._active),
     _seq("stadyn fixed source locations (source_location)", _location._fixed),
-    _late("cntk compat fixed random seed (set_fixed_random_seed)",
-          "stadyn.compat.cntk._cntk_py", "_fixed_seed", None),
+    _cell("cntk fixed random seed (set_fixed_random_seed)", _random._fixed),
     _late("cntk compat trace level (set_trace_level)", "stadyn.compat.cntk.logging",
           "_trace_level", 1, 0),
     _late("cntk compat global options (set_global_option)", "stadyn.compat.cntk._defaults",

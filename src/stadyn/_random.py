@@ -16,17 +16,19 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-__all__ = ["seed", "prng", "auto_seed"]
+__all__ = ["seed", "prng", "auto_seed", "fixed_seed", "set_fixed_seed", "initializer_seed"]
 
 prng = np.random.RandomState(313)
 _next_auto_seed = [0]
+_fixed = [None]     # CNTK's set_fixed_random_seed: what every auto-selected seed becomes
 
 
 def auto_seed() -> int:
     """The next seed for a parameter initialiser or random op whose framework seeds it itself
     (CNTK's ``auto_select``): 0, 1, 2, ... from the start of the process, in the order the
     parameters and random ops are made, as CNTK 2.7 numbers them (so a CNTK layer's initial
-    values are CNTK's); after :func:`seed` ``(v)`` the count starts at ``v * 2**32``.
+    values are CNTK's); after :func:`seed` ``(v)`` the count starts at ``v * 65536``
+    (modulo 2**31).
 
     Example:
         >>> import stadyn as sd
@@ -39,6 +41,24 @@ def auto_seed() -> int:
     return value
 
 
+def fixed_seed() -> int | None:
+    """The seed CNTK's ``set_fixed_random_seed`` fixed (every auto-selected seed is then that
+    one, as in CNTK 2.7), or None."""
+    return _fixed[0]
+
+
+def set_fixed_seed(value: int | None) -> None:
+    """Fix every auto-selected seed to ``value`` (None: count them again)."""
+    _fixed[0] = None if value is None else int(value)
+
+
+def initializer_seed() -> int:
+    """The seed of a CNTK initialiser given none: the fixed seed, else the next of the count
+    (CNTK's ``GenerateRandomSeed``)."""
+    fixed = _fixed[0]
+    return auto_seed() if fixed is None else fixed
+
+
 def seed(value: int) -> None:
     """Reseed parameter initialisation and torch's random ops.
 
@@ -47,5 +67,5 @@ def seed(value: int) -> None:
         >>> sd.seed(0)
     """
     prng.seed(value)
-    _next_auto_seed[0] = (int(value) % 2 ** 32) << 32
+    _next_auto_seed[0] = int(value) * 65536 % 2 ** 31   # sd.seed(0): CNTK's own count
     torch.manual_seed(value)

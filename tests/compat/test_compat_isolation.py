@@ -5,7 +5,7 @@ it (``compat_support.stadyn_side``, with ``tests/state_guard.py``)."""
 import compat_harness as H
 import compat_support
 import state_guard
-from stadyn.compat.cntk import _cntk_py
+from stadyn._random import fixed_seed
 
 
 def test_the_compat_harness_puts_back_what_a_case_sets():
@@ -14,11 +14,11 @@ def test_the_compat_harness_puts_back_what_a_case_sets():
     def case(C, r):
         C.cntk_py.set_fixed_random_seed(5)
         C.set_global_option("align_axis", 1)
-        return {"seed": _cntk_py._fixed_seed}
+        return {"seed": fixed_seed()}
 
     before = state_guard.snapshot()
     leaky = H.Case("cntk", "leaky", case, (), 1e-5, 1e-6, None, True, None, None, "", None, None)
     results, _ = H.run_case(leaky, compat_support.stadyn_side("cntk"))
     assert results["seed"][1].tolist() == 5                 # set inside the case
-    assert _cntk_py._fixed_seed is None
+    assert fixed_seed() is None
     assert state_guard.changes(before, state_guard.snapshot()) == []

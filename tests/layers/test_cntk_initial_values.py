@@ -19,6 +19,7 @@ import pytest
 
 import stadyn as sd
 import stadyn.compat.cntk as C
+from stadyn._random import set_fixed_seed
 
 REFS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "refs")
 sys.path.insert(0, REFS)
@@ -29,8 +30,11 @@ from make_cntk_initial_values import build  # noqa: E402
 @pytest.fixture(scope="module")
 def values():
     sd.seed(0)
-    with sd.parameter_registry(sd.ParameterRegistry()):
-        return build(C)
+    try:
+        with sd.parameter_registry(sd.ParameterRegistry()):
+            return build(C)
+    finally:
+        set_fixed_seed(None)            # the build fixes CNTK's seed at its end
 
 
 REFERENCE = np.load(os.path.join(REFS, "cntk27_initial_values.npz"))

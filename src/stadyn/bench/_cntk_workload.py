@@ -87,8 +87,8 @@ def cntk_cifar_case(mode: str, batch: tuple[np.ndarray, np.ndarray], seed: int =
         >>> batch = (rng.uniform(0, 255, (4, 3, 32, 32)).astype(np.float32),
         ...          rng.randint(0, 10, (4, 1)))
         >>> case = cntk_cifar_case("static", batch)
-        >>> case.mode, round(case.first_loss, 1)
-        ('stadyn-static', 2.3)
+        >>> case.mode, bool(abs(case.first_loss - np.log(10)) < 0.2)   # untrained: ~ln 10
+        ('stadyn-static', True)
     """
     if mode not in CNTK_MODES:
         raise ValueError(f"the cifar-cntk workload runs in {', '.join(CNTK_MODES)}, not "

@@ -49,8 +49,8 @@ class CNTKInitializer:
                                self.output_rank, self.filter_rank)
 
     def __call__(self, shape: Sequence[int], fan_in: int, fan_out: int) -> np.ndarray:
-        # the seed: the given one, else the next of CNTK's count (auto_seed), as CNTK takes it
-        seed = _random.auto_seed() if self.seed is None else int(self.seed)
+        # the seed: the given one, else CNTK's (the fixed seed or the next of its count)
+        seed = _random.initializer_seed() if self.seed is None else int(self.seed)
         if self.kind == "uniform":    # CNTK's own numbers (``_mt19937``), to the bit
             variance3 = {"avg": 6.0 * self.gain / max(fan_in + fan_out, 1),
                          "in": 3.0 * self.gain / max(fan_in, 1),

@@ -20,7 +20,7 @@ from .._errors import StadynError
 from ..graph import Variable, current_scope, name_scope
 from ..ops import RandomStream
 from ..parametric import current_registry, get_parameter_or_create
-from .._random import auto_seed
+from .._random import initializer_seed
 from ._init import CNTKInitializer, glorot_uniform, initial_value
 from ._options import default_override_or, resolve
 
@@ -60,7 +60,7 @@ class Layer:
         seeds of CNTK's count now, in CNTK's order, as CNTK seeds them when a layer is made;
         an initialiser with its own seed, or a constant, takes none."""
         if isinstance(init, CNTKInitializer) and init.seed is None:
-            self._seeds.update((n, auto_seed()) for n in names)
+            self._seeds.update((n, initializer_seed()) for n in names)
 
     @property
     def kind(self) -> str:

@@ -29,6 +29,27 @@ def _ids(C, src, stream, size, width=1):
     return {"ids": ids, "sizes": sizes}
 
 
+def _each(C, res, settings, make, stream, size, width=1):
+    """For each ``(tag, keyword arguments)`` of ``settings``: the ids and minibatch sizes of
+    the source ``make(C, **kw)`` gives, stored in ``res`` as ``<tag>_ids``, ``<tag>_sizes``."""
+    for tag, kw in settings:
+        for key, value in _ids(C, make(C, **kw), stream, size, width).items():
+            res["%s_%s" % (tag, key)] = value
+
+
+def _text(path, chunk_bytes=None):
+    """A source maker over a text-format file (``chunk_bytes``: the chunk size, set each
+    framework's way: Stadyn's attribute, CNTK's config entry ``chunkSizeInBytes``)."""
+    def make(C, **kw):
+        d = C.io.CTFDeserializer(path, C.io.StreamDefs(x=C.io.StreamDef(field="x", shape=1)))
+        if chunk_bytes is not None and hasattr(d, "chunk_bytes"):
+            d.chunk_bytes = chunk_bytes
+        elif chunk_bytes is not None:     # CNTK's deserializer is its config dictionary
+            d["chunkSizeInBytes"] = chunk_bytes
+        return C.io.MinibatchSource(d, **kw)
+    return make
+
+
 def _counting_ctf(folder, lengths=None, n=12, padded=False):
     """Sample k holds the value k (``padded``: written with (7k mod 10) zeros after the point,
     so the lines' lengths vary); with ``lengths`` sequence s has lengths[s] steps."""
@@ -54,32 +75,19 @@ def _counting_ctf(folder, lengths=None, n=12, padded=False):
 def randomized_order_text_format(C, r):
     res = {}
     with r.tempdir() as folder:
-        path = _counting_ctf(folder)
-        for seed in (0, 7):
-            src = C.io.MinibatchSource(C.io.CTFDeserializer(path, C.io.StreamDefs(
-                x=C.io.StreamDef(field="x", shape=1))), randomization_seed=seed, max_sweeps=3)
-            for key, value in _ids(C, src, "x", 5).items():
-                res["seed%d_%s" % (seed, key)] = value
+        _each(C, res, [("seed%d" % seed, dict(randomization_seed=seed, max_sweeps=3))
+                       for seed in (0, 7)], _text(_counting_ctf(folder)), "x", 5)
         seq_path = _counting_ctf(folder, lengths=[3, 1, 4, 2, 2, 1, 3, 4])
-        for tag, kw in [("sequences", {}),
-                        ("window4", dict(randomization_window_in_samples=4,
-                                                    randomization_window_in_chunks=0))]:
-            src = C.io.MinibatchSource(C.io.CTFDeserializer(seq_path, C.io.StreamDefs(
-                x=C.io.StreamDef(field="x", shape=1))), max_sweeps=2, **kw)
-            for key, value in _ids(C, src, "x", 6).items():
-                res["%s_%s" % (tag, key)] = value
-        path = _counting_ctf(folder, n=60, padded=True)
-        for tag, kw in [("chunks40", dict(randomization_window_in_chunks=3)),
-                        ("chunks40_samples10", dict(randomization_window_in_chunks=0,
-                                                    randomization_window_in_samples=10))]:
-            d = C.io.CTFDeserializer(path, C.io.StreamDefs(x=C.io.StreamDef(field="x", shape=1)))
-            if hasattr(d, "chunk_bytes"):   # Stadyn's chunk size
-                d.chunk_bytes = 40
-            else:                           # CNTK's deserializer is its config dictionary
-                d["chunkSizeInBytes"] = 40
-            src = C.io.MinibatchSource(d, max_sweeps=2, **kw)
-            for key, value in _ids(C, src, "x", 7).items():
-                res["%s_%s" % (tag, key)] = value
+        _each(C, res, [("sequences", dict(max_sweeps=2)),
+                       ("window4", dict(randomization_window_in_samples=4,
+                                        randomization_window_in_chunks=0, max_sweeps=2))],
+              _text(seq_path), "x", 6)
+        padded = _counting_ctf(folder, n=60, padded=True)
+        _each(C, res, [("chunks40", dict(randomization_window_in_chunks=3, max_sweeps=2)),
+                       ("chunks40_samples10", dict(randomization_window_in_chunks=0,
+                                                   randomization_window_in_samples=10,
+                                                   max_sweeps=2))],
+              _text(padded, chunk_bytes=40), "x", 7)
     return res
 
 
@@ -96,17 +104,17 @@ def randomized_order_images(C, r):
                 image = os.path.join(folder, "%d.png" % k)
                 _write_png(image, np.full((1, 1, 3), k, np.uint8))
                 f.write("%s\t%d\n" % (image, k % 3))
-        for tag, kw in [("default", {}), ("window6", dict(randomization_window_in_chunks=6)),
-                        ("samples9", dict(randomization_window_in_samples=9,
-                                           randomization_window_in_chunks=0)),
-                        ("seed3", dict(randomization_seed=3,
-                                       randomization_window_in_chunks=6))]:
+
+        def make(C, **kw):
             d = C.io.ImageDeserializer(map_path, C.io.StreamDefs(
                 image=C.io.StreamDef(field="image", transforms=[]),
                 label=C.io.StreamDef(field="label", shape=3)))
-            src = C.io.MinibatchSource(d, max_sweeps=2, **kw)
-            for key, value in _ids(C, src, "image", 16, width=3).items():
-                res["%s_%s" % (tag, key)] = value
+            return C.io.MinibatchSource(d, max_sweeps=2, **kw)
+        _each(C, res, [("default", {}), ("window6", dict(randomization_window_in_chunks=6)),
+                       ("samples9", dict(randomization_window_in_samples=9,
+                                         randomization_window_in_chunks=0)),
+                       ("seed3", dict(randomization_seed=3, randomization_window_in_chunks=6))],
+              make, "image", 16, width=3)
     return res
 
 
@@ -139,14 +147,13 @@ def randomized_order_user_deserializer(C, r):
     r.touch("cntk.io.UserDeserializer.stream_infos", "cntk.io.UserDeserializer.num_chunks",
             "cntk.io.UserDeserializer.get_chunk")
     res = {}
-    for tag, sizes, kw in [("default", [2] * 8, {}),
-                           ("window2", [2] * 8, dict(randomization_window_in_chunks=2)),
-                           ("uneven", [3, 1, 4, 2, 1], dict(randomization_window_in_chunks=3)),
-                           ("seed3", [3, 1, 4, 2, 1], dict(randomization_seed=3,
-                                                           randomization_window_in_chunks=2))]:
-        src = C.io.MinibatchSource(_user_deserializer(C, sizes), max_sweeps=3, **kw)
-        for key, value in _ids(C, src, "x", 5).items():
-            res["%s_%s" % (tag, key)] = value
+    def make(C, sizes, **kw):
+        return C.io.MinibatchSource(_user_deserializer(C, sizes), max_sweeps=3, **kw)
+    _each(C, res, [("default", dict(sizes=[2] * 8)),
+                   ("window2", dict(sizes=[2] * 8, randomization_window_in_chunks=2)),
+                   ("uneven", dict(sizes=[3, 1, 4, 2, 1], randomization_window_in_chunks=3)),
+                   ("seed3", dict(sizes=[3, 1, 4, 2, 1], randomization_seed=3,
+                                  randomization_window_in_chunks=2))], make, "x", 5)
     return res
 
 
@@ -160,10 +167,9 @@ def randomized_order_binary_format(C, r):
         path = os.path.join(folder, "count.cbf")
         _write_cbf(path, [("x", False, [np.full((1, 1), k, np.float32) for k in range(30)])],
                    per_chunk=3)
-        for tag, kw in [("window4", dict(randomization_window_in_chunks=4)),
-                        ("samples7", dict(randomization_window_in_chunks=0,
-                                          randomization_window_in_samples=7))]:
-            src = C.io.MinibatchSource(C.io.CBFDeserializer(path), max_sweeps=2, **kw)
-            for key, value in _ids(C, src, "x", 8).items():
-                res["%s_%s" % (tag, key)] = value
+        _each(C, res, [("window4", dict(randomization_window_in_chunks=4)),
+                       ("samples7", dict(randomization_window_in_chunks=0,
+                                         randomization_window_in_samples=7))],
+              lambda C, **kw: C.io.MinibatchSource(C.io.CBFDeserializer(path), max_sweeps=2,
+                                                   **kw), "x", 8)
     return res

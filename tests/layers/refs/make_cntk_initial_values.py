@@ -17,7 +17,8 @@ import numpy as np
 def build(C):
     """Layers and parameters in a fixed order; returns {name: initial value}.  Auto-selected
     seeds are taken in this order (CNTK numbers them 0, 1, 2, ... from the start of the
-    process), so the order is part of what is compared."""
+    process), so the order is part of what is compared; at the end CNTK's fixed random seed
+    is set (every auto-selected seed is then the fixed one)."""
     out = {}
     x = C.input_variable(3)
     d1 = C.layers.Dense(4)
@@ -60,6 +61,11 @@ def build(C):
     out["parameter_glorot_scaled"] = C.parameter((2, 2, 3),
                                                  init=C.glorot_uniform(scale=2.0)).value
     out["after_all"] = C.parameter((3,), init=C.uniform(1.0)).value
+    C.cntk_py.set_fixed_random_seed(1)      # from here every auto-selected seed is 1
+    fixed_a, fixed_b = C.layers.Dense(4), C.layers.Dense(4)
+    fixed_b(fixed_a(x))
+    out["fixed_a.W"], out["fixed_b.W"] = fixed_a.W.value, fixed_b.W.value
+    out["fixed_parameter"] = C.parameter((2,), init=C.glorot_uniform()).value
     return {k: np.asarray(v, np.float32) for k, v in out.items()}
 
 

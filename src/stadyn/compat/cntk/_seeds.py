@@ -18,9 +18,8 @@ Example:
 from __future__ import annotations
 
 from ... import distributed
-from ..._random import auto_seed
+from ..._random import auto_seed, fixed_seed
 from ...ops import RandomStream
-from . import _cntk_py
 
 __all__ = ["SentinelValueForAutoSelectRandomSeed", "resolved_seed"]
 
@@ -30,7 +29,7 @@ SentinelValueForAutoSelectRandomSeed = 2 ** 64 - 3
 def resolved_seed(seed) -> RandomStream:
     """The stream of one random Function by CNTK's seed rules (see the module docstring)."""
     if seed is None or int(seed) == SentinelValueForAutoSelectRandomSeed:
-        seed = _cntk_py._fixed_seed
+        seed = fixed_seed()
     if seed is None:
         seed = auto_seed() * distributed.size() + distributed.rank()
     if int(seed) < 0:
