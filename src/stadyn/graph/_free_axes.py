@@ -9,8 +9,10 @@ op to combine ``(5, 5, 3)`` with ``(1, 1, 3)``.  CNTK's axes are free, so the bu
 there.  Here, when an op's shape inference fails (:func:`~stadyn.graph.apply`), the inputs of
 this kind that were never fed take the batch (and sequence length) of the ones that were, the
 values computed from them are re-inferred, and the op is inferred once more: the error stays
-if that does not help.  Nothing changes for a graph whose ops accept their inputs, and an
-NNabla-style Variable (fixed shape) is never resized.
+if that does not help.  Inputs fed by different minibatches (a model evaluated on one query
+after training, then a criterion built anew on it and the label input) take the first one's.
+Nothing changes for a graph whose ops accept their inputs, and an NNabla-style Variable (fixed
+shape) is never resized.
 
 Example:
     >>> import numpy as np, torch, stadyn as sd, stadyn.functions as F
@@ -75,20 +77,28 @@ def _never_fed(v: Variable) -> bool:
 def conform_unfed_inputs(variables: Sequence[Variable]) -> bool:
     """Give the free-batch inputs behind ``variables`` that were never fed the batch (and
     sequence length) of those that were, and re-infer the values computed from them; returns
-    whether anything changed (see the module docstring).  Nothing changes unless the inputs
-    that were fed agree on their batch size."""
+    whether anything changed (see the module docstring).  When the inputs that were fed
+    disagree (each fed by another minibatch: a model evaluated on one query after training,
+    then a new criterion built on it and the label input), the first of them sets the batch
+    and sequence length of every other (their fed values are placeholders again: CNTK's
+    inputs hold no data between runs)."""
     sub = Subgraph(list(variables))
     free = [v for v in sub.leaves if v in _FREE and v._shape]
     unfed = [v for v in free if _never_fed(v)]
     fed = [v for v in free if not _never_fed(v)]
-    if not fed or not unfed:
+    if not fed:
         return False
     batches = {v._shape[0] for v in fed}
     steps = {v._shape[1] for v in fed if v._seq is not None and len(v._shape) > 1}
     if len(batches) != 1 or len(steps) > 1:
+        first = fed[0]
+        batches = {first._shape[0]}
+        steps = {first._shape[1]} if first._seq is not None and len(first._shape) > 1 else set()
+        unfed = [v for v in free if v is not first]
+    if not unfed:
         return False
     batch = batches.pop()
-    before = [(v, v._shape, _FREE[v], data_of(v._seq) if v._seq is not None else None)
+    before = [(v, v._shape, v._data, _FREE[v], data_of(v._seq) if v._seq is not None else None)
               for v in unfed]
     changed = False
     for v in unfed:
@@ -110,8 +120,8 @@ def conform_unfed_inputs(variables: Sequence[Variable]) -> bool:
     try:
         refresh_shapes(sub.nodes, sub.leaves)
     except Exception:  # noqa: BLE001 - an op upstream refuses the batch: leave things as they were
-        for v, shape, record, lengths in before:
-            v._shape, v._data, _FREE[v] = shape, record[0], record
+        for v, shape, data, record, lengths in before:
+            v._shape, v._data, _FREE[v] = shape, data, record
             if lengths is not None:
                 v._seq.data = lengths
         try:

@@ -1,0 +1,68 @@
+"""What running CNTK's own sequence notebooks on Stadyn found (tools/cntk_notebooks.py; CNTK_202
+"Language Understanding", CNTK_599A "Sequence to Sequence"): an LSTM cell applied to
+placeholders on the input's sequence axes, its loops closed by ``replace_placeholders`` through
+``past_value(h)``/``future_value(h)`` (599A's ``LSTM_layer``), a criterion built anew on inputs
+fed by different minibatches (202's ``do_train`` after evaluating one query), and a model's
+layers reached by name before and after it is applied (202's ``z.embed.E.shape``,
+``z.classify.b.value``)."""
+
+import numpy as np
+
+from compat_harness import cntk_case
+from compat_cases.cntk_sequence import seq_case
+
+
+def _lstm_layer(C, input, output_dim, hook_h, hook_c):
+    """CNTK 599A's ``LSTM_layer``, as the notebook writes it."""
+    dh = C.placeholder(shape=(output_dim), dynamic_axes=input.dynamic_axes)
+    dc = C.placeholder(shape=(output_dim), dynamic_axes=input.dynamic_axes)
+    LSTM_cell = C.layers.LSTM(output_dim)
+    f_x_h_c = LSTM_cell(dh, dc, input)
+    h_c = f_x_h_c.outputs
+    h = hook_h(h_c[0])
+    c = hook_c(h_c[1])
+    replacements = {dh: h.output, dc: c.output}
+    f_x_h_c.replace_placeholders(replacements)
+    h = f_x_h_c.outputs[0]
+    c = f_x_h_c.outputs[1]
+    return C.combine([h]), C.combine([c])
+
+
+def _lstm_599a(C, x, backwards=False):
+    hook = C.sequence.future_value if backwards else C.sequence.past_value
+    h, c = _lstm_layer(C, x, 2, hook, hook)
+    return h + c * 0.5
+
+
+_LSTM_NAMES = ["cntk.layers.LSTM", "cntk.ops.placeholder", "cntk.Function.replace_placeholders",
+               "cntk.Function.outputs", "cntk.ops.combine"]
+seq_case("LSTM_layer_599A", _lstm_599a, params=True,
+         names=_LSTM_NAMES + ["cntk.sequence.past_value"],
+         touch=["cntk.Function.replace_placeholders", "cntk.Function.outputs"],
+         note="CNTK 599A: Stadyn's LSTM ran its whole-sequence kernel on the placeholders, one "
+              "output instead of (h, c)")
+seq_case("LSTM_layer_599A__future_value", lambda C, x: _lstm_599a(C, x, True), params=True,
+         names=_LSTM_NAMES + ["cntk.sequence.future_value"],
+         touch=["cntk.Function.replace_placeholders", "cntk.Function.outputs"],
+         note="599A's encoder: the loop through future_value runs backwards")
+
+
+@cntk_case(names=["cntk.ops.cross_entropy_with_softmax", "cntk.layers.Dense",
+                  "cntk.sequence.input_variable", "cntk.Function.eval"],
+           note="CNTK 202: a model evaluated on one query after training, then a criterion "
+                "built anew on its input and the labels; Stadyn refused the label's "
+                "last minibatch shape")
+def criterion_after_inputs_fed_apart(C, r):
+    r.touch("cntk.Function.eval")
+    x, y = C.sequence.input_variable(5), C.sequence.input_variable(3)
+    first, second = C.layers.Dense(3, name="first"), C.layers.Dense(3, name="second")
+    ce = C.cross_entropy_with_softmax(first(x), y)
+    r.set_params(first(x).parameters)
+    X = [r.randn(3, 5), r.randn(2, 5)]
+    Y = [np.eye(3, dtype=np.float32)[[0, 1, 2]], np.eye(3, dtype=np.float32)[[1, 2]]]
+    res = {"ce": np.concatenate(ce.eval({x: X, y: Y}))}
+    res["one query"] = first(x).eval({x: [X[0][:1]]})[0]
+    ce2 = C.cross_entropy_with_softmax(second(x), y)
+    res["params"] = r.set_params(second(x).parameters, scale=0.3)
+    res["ce anew"] = np.concatenate(ce2.eval({x: X, y: Y}))
+    return res
