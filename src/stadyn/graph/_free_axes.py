@@ -9,8 +9,9 @@ op to combine ``(5, 5, 3)`` with ``(1, 1, 3)``.  CNTK's axes are free, so the bu
 there.  Here, when an op's shape inference fails (:func:`~stadyn.graph.apply`), the inputs of
 this kind that were never fed take the batch (and sequence length) of the ones that were, the
 values computed from them are re-inferred, and the op is inferred once more: the error stays
-if that does not help.  Inputs fed by different minibatches (a model evaluated on one query
-after training, then a criterion built anew on it and the label input) take the first one's.
+if that does not help.  Inputs fed by different runs (a model evaluated on one query after
+training, then a criterion built anew on it and the label input) are resized the same way:
+CNTK's inputs hold nothing between runs; data a user put in an input is never resized.
 Nothing changes for a graph whose ops accept their inputs, and an NNabla-style Variable (fixed
 shape) is never resized.
 
@@ -36,11 +37,14 @@ from ._subgraph import Subgraph
 from ._tensors import data_of
 from ._variable import Variable
 
-__all__ = ["free_batch_input", "has_free_batch", "conform_unfed_inputs"]
+__all__ = ["free_batch_input", "has_free_batch", "conform_unfed_inputs", "fed_for_a_run"]
 
 # Leaves marked by free_batch_input -> the placeholder buffer they were marked with and its
 # version: an input still holding that buffer, never written, was never fed.
 _FREE: "weakref.WeakKeyDictionary[Variable, tuple[torch.Tensor, int]]" = \
+    weakref.WeakKeyDictionary()
+# Free inputs fed for a run (fed_for_a_run) -> the buffer fed and its version
+_RUN_FED: "weakref.WeakKeyDictionary[Variable, tuple[torch.Tensor, int]]" = \
     weakref.WeakKeyDictionary()
 
 
@@ -74,14 +78,37 @@ def _never_fed(v: Variable) -> bool:
     return v._data is placeholder and placeholder._version == version
 
 
+def fed_for_a_run(v: Variable) -> None:
+    """Note that ``v``'s data was fed for one run (by :func:`stadyn.train.feed`, as CNTK's
+    ``eval``, ``Trainer`` and readers feed their inputs): until something else writes it, a
+    new graph that joins ``v`` with inputs fed by another minibatch may resize it (see
+    :func:`conform_unfed_inputs`).  Data a user put there (``x.d = ...``) stays.
+
+    Example:
+        >>> import torch, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import fed_for_a_run, free_batch_input
+        >>> x, t = free_batch_input(sd.Variable((1, 4))), free_batch_input(sd.Variable((1, 4)))
+        >>> x.data, t.data = torch.ones(5, 4), torch.ones(2, 4)
+        >>> fed_for_a_run(t)                          # t's 2 rows were one run's
+        >>> F.cross_entropy_with_softmax(F.tanh(x), t).shape, t.shape
+        ((5, 1), (5, 4))
+    """
+    if v in _FREE:
+        _RUN_FED[v] = (v._data, v._data._version)
+
+
+def _fed_for_a_run(v: Variable) -> bool:
+    record = _RUN_FED.get(v)
+    return record is not None and v._data is record[0] and v._data._version == record[1]
+
+
 def conform_unfed_inputs(variables: Sequence[Variable]) -> bool:
     """Give the free-batch inputs behind ``variables`` that were never fed the batch (and
     sequence length) of those that were, and re-infer the values computed from them; returns
-    whether anything changed (see the module docstring).  When the inputs that were fed
-    disagree (each fed by another minibatch: a model evaluated on one query after training,
-    then a new criterion built on it and the label input), the first of them sets the batch
-    and sequence length of every other (their fed values are placeholders again: CNTK's
-    inputs hold no data between runs)."""
+    whether anything changed (see the module docstring).  Nothing changes unless the inputs
+    that were fed agree on their batch size, or those that disagree were fed for a run
+    (:func:`fed_for_a_run`): those then take the size of the first input a user fed (or of
+    the first of them)."""
     sub = Subgraph(list(variables))
     free = [v for v in sub.leaves if v in _FREE and v._shape]
     unfed = [v for v in free if _never_fed(v)]
@@ -91,10 +118,13 @@ def conform_unfed_inputs(variables: Sequence[Variable]) -> bool:
     batches = {v._shape[0] for v in fed}
     steps = {v._shape[1] for v in fed if v._seq is not None and len(v._shape) > 1}
     if len(batches) != 1 or len(steps) > 1:
-        first = fed[0]
-        batches = {first._shape[0]}
-        steps = {first._shape[1]} if first._seq is not None and len(first._shape) > 1 else set()
-        unfed = [v for v in free if v is not first]
+        held = [v for v in fed if not _fed_for_a_run(v)]
+        ref = (held or fed)[0]
+        if any(v._shape[0] != ref._shape[0] for v in held):
+            return False
+        batches = {ref._shape[0]}
+        steps = {ref._shape[1]} if ref._seq is not None and len(ref._shape) > 1 else set()
+        unfed = [v for v in free if v is not ref and (v in unfed or _fed_for_a_run(v))]
     if not unfed:
         return False
     batch = batches.pop()

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from .._errors import DataError, StadynError
-from ..graph import Variable, data_of
+from ..graph import Variable, data_of, fed_for_a_run
 
 __all__ = ["FeedingPlans", "PER_SEQUENCE", "count_roots", "feed", "feed_minibatch", "input_plan",
            "loss_axis", "sample_count", "unwrap_input"]
@@ -47,7 +47,9 @@ def feed(var: Variable, value: Any) -> int:
     the number of samples (the first axis; a sequence input's steps).  A reader's sequence
     stream whose sequences are all one step long feeds a plain input (a label per sequence)."""
     if var.sequence_lengths is not None:
-        return _feed_sequences(var, value)
+        steps = _feed_sequences(var, value)
+        fed_for_a_run(var)
+        return steps
     lengths = getattr(value, "lengths", None)
     if lengths is not None and (np.asarray(lengths) == 1).all():
         value = np.asarray(value.data)[:, 0]
@@ -70,6 +72,7 @@ def feed(var: Variable, value: Any) -> int:
         # a copy: the input's buffer is written in place by the next minibatch of this size,
         # which must not write into the caller's array
         var.data = t.to(data_of(var).device, data_of(var).dtype, copy=True)
+    fed_for_a_run(var)
     return int(arr.shape[0]) if len(arr.shape) else 1
 
 
