@@ -66,3 +66,39 @@ def criterion_after_inputs_fed_apart(C, r):
     res["params"] = r.set_params(second(x).parameters, scale=0.3)
     res["ce anew"] = np.concatenate(ce2.eval({x: X, y: Y}))
     return res
+
+
+def _raises_value_error(fn):
+    try:
+        fn()
+    except ValueError:
+        return True
+    return False
+
+
+@cntk_case(names=["cntk.layers.Sequential", "cntk.layers.Embedding", "cntk.layers.Dense",
+                  "cntk.layers.Recurrence", "cntk.layers.LSTM",
+                  "cntk.layers.default_options"],
+           note="CNTK 202: `z.embed.E.shape` and `z.classify.b.value` on a model not applied "
+                "yet (CNTK: -1 for the axes the input decides), and on it after training; "
+                "Stadyn had no attributes before the first application nor named layers "
+                "inside a Sequential")
+def layers_by_name_before_and_after_applied(C, r):
+    with C.layers.default_options(initial_state=0.1):
+        z = C.layers.Sequential([
+            C.layers.Embedding(5, name="embed"),
+            C.layers.Recurrence(C.layers.LSTM(4), go_backwards=False),
+            C.layers.Dense(3, name="classify")])
+    res = {"E shape": list(z.embed.E.shape), "W shape": list(z.classify.W.shape),
+           "b shape": list(z.classify.b.shape), "b value": z.classify.b.value,
+           "W value refused": _raises_value_error(lambda: z.classify.W.value),
+           "Dense((2, 3)) W": list(C.layers.Dense((2, 3)).W.shape),
+           "Embedding weights": C.layers.Embedding(weights=r.randn(4, 2)).E.value}
+    x = C.sequence.input_variable(7)
+    applied = z(x)
+    res["applied E shape"] = list(applied.embed.E.shape)
+    res["layer E shape after"] = list(z.embed.E.shape)
+    res["params"] = r.set_params(applied.parameters)
+    res["layer b after"] = z.classify.b.value
+    res["layer E after"] = z.embed.E.value
+    return res
