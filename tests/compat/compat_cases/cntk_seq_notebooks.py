@@ -102,3 +102,59 @@ def layers_by_name_before_and_after_applied(C, r):
     res["layer b after"] = z.classify.b.value
     res["layer E after"] = z.embed.E.value
     return res
+
+
+def _one_word_lookahead(C):
+    x = C.placeholder()
+    return C.splice(x, C.sequence.future_value(x))
+
+
+def _bi_recurrence(C, fwd, bwd):
+    F = C.layers.Recurrence(fwd)
+    G = C.layers.Recurrence(bwd, go_backwards=True)
+    x = C.placeholder()
+    return C.splice(F(x), G(x))
+
+
+@cntk_case(names=["cntk.ops.placeholder", "cntk.ops.splice", "cntk.sequence.future_value",
+                  "cntk.sequence.reduce_sum", "cntk.layers.Sequential", "cntk.layers.Recurrence",
+                  "cntk.layers.Stabilizer", "cntk.ops.cross_entropy_with_softmax",
+                  "cntk.ops.classification_error", "cntk.ops.combine",
+                  "cntk.Function.placeholders", "cntk.Function.replace_placeholders"],
+           note="CNTK 202's models: ops on a placeholder without a shape inside a Sequential "
+                "(one-word look-ahead, bidirectional recurrence), an op on a layer "
+                "(reduce_sum(Recurrence(...))), a criterion of a model not applied yet; Stadyn "
+                "refused ops on placeholders without a shape")
+def ops_waiting_for_placeholder_shapes(C, r):
+    r.touch("cntk.Function.placeholders", "cntk.Function.replace_placeholders",
+            "cntk.Function.eval", "cntk.Function.parameters")
+    x = C.sequence.input_variable(6)
+    data = [r.randn(3, 6), r.randn(1, 6), r.randn(4, 6)]
+    res = {}
+    with C.layers.default_options(initial_state=0.1):
+        models = {
+            "lookahead": C.layers.Sequential([C.layers.Embedding(2), _one_word_lookahead(C),
+                                              C.layers.Recurrence(C.layers.LSTM(3)),
+                                              C.layers.Dense(4)]),
+            "birecurrence": C.layers.Sequential([
+                C.layers.Embedding(5), _bi_recurrence(C, C.layers.LSTM(2), C.layers.GRU(3)),
+                C.layers.Dense(7)]),
+            "reduce_sum": C.layers.Sequential([
+                C.layers.Embedding(4), C.layers.Stabilizer(),
+                C.sequence.reduce_sum(C.layers.Recurrence(C.layers.LSTM(5))),
+                C.layers.Dense(6)])}
+    for key in sorted(models):
+        z = models[key](x)
+        res[key + " params"] = r.set_params(z.parameters)
+        out = z.eval({x: data})
+        res[key] = np.concatenate([np.asarray(o, np.float32).reshape(-1, 4 if key ==
+                                   "lookahead" else 7 if key == "birecurrence" else 6)
+                                   for o in out])
+    labels = C.placeholder(name="labels")
+    model = C.layers.Sequential([C.layers.Embedding(3), C.layers.Dense(4)])
+    criterion = C.combine([C.cross_entropy_with_softmax(model, labels),
+                           C.classification_error(model, labels)])
+    res["criterion placeholders"] = [p.name for p in criterion.placeholders]
+    criterion.replace_placeholders({criterion.placeholders[0]: C.sequence.input_variable(4)})
+    res["after replace"] = [p.name for p in criterion.placeholders]
+    return res

@@ -20,6 +20,7 @@ from ... import layers as _L
 from ...graph import Variable
 from . import _graph as G
 from ._adapt import operand, unwrap, wrap
+from ._deferred import LAYER_CLASSES, Deferred, pending
 from ._late import late
 from ._mixins import GraphObject
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
@@ -79,6 +80,8 @@ class LayerFunction:
         self._signature: Any = None
 
     def __call__(self, *args):
+        if pending(args, {}, layers=False):      # a placeholder without a shape: wait for it
+            return Deferred(self, args, {})
         if args and not any(isinstance(a, GraphObject) for a in args):
             if self._signature is None:
                 raise TypeError(f"{self.op_name}: call it on CNTK Functions, or give it a "
@@ -132,8 +135,21 @@ class LayerFunction:
     def __rrshift__(self, other):
         return Sequential([other, self])
 
+    def _own_placeholder(self):
+        """The placeholder (without a shape) the layer stands for when an op is applied to
+        the layer itself (``C.sequence.reduce_sum(C.layers.Recurrence(...))``): CNTK names it
+        ``keep``."""
+        keep = self.__dict__.get("_keep")
+        if keep is None:
+            from ._variables import placeholder
+            keep = self.__dict__["_keep"] = placeholder(name="keep")
+        return keep
+
     def __repr__(self) -> str:
         return f"<cntk layer {self.op_name} {self.name!r}>"
+
+
+LAYER_CLASSES.append(LayerFunction)      # an operand _deferred waits for
 
 
 def _sublayer(layer: Any, name: str) -> "LayerFunction | None":

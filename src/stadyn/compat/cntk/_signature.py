@@ -27,6 +27,7 @@ from ...graph import Variable
 from . import _graph as G
 from ._adapt import ShapelessPlaceholderError, unwrap, wrap
 from ._axis import Axis
+from ._deferred import pending
 from ._late import late
 from ._mixins import GraphObject
 from ._variables import Record, input_variable, placeholder
@@ -92,6 +93,8 @@ def _function_of_callable(f, types=(), named_types=None):
     except ShapelessPlaceholderError:
         # untyped arguments an op needs the shape of: the graph is built when the Function is
         # applied to operands with shapes (CNTK infers the placeholders' shapes then)
+        return _Deferred(f, arguments)
+    if pending((out,), {}, layers=False):        # the ops waited for those shapes
         return _Deferred(f, arguments)
     return _in_signature_order(_as_function(out), arguments)
 
