@@ -158,3 +158,38 @@ def ops_waiting_for_placeholder_shapes(C, r):
     criterion.replace_placeholders({criterion.placeholders[0]: C.sequence.input_variable(4)})
     res["after replace"] = [p.name for p in criterion.placeholders]
     return res
+
+
+@cntk_case(names=["cntk.Function.clone", "cntk.ops.CloneMethod", "cntk.ops.alias",
+                  "cntk.sequence.past_value", "cntk.ops.times", "cntk.ops.parameter"],
+           note="CNTK 599A's greedy decoder: `model.clone(CloneMethod.share, {hook.output: "
+                "hardmax(model).output})`.  A substitute computed from the graph is cloned "
+                "with it (one set of inputs; Stadyn had the originals and the clones), and a "
+                "substitute reading what it replaces through past_value makes a loop")
+def clone_with_substitutes_from_the_graph(C, r):
+    r.touch("cntk.Function.clone", "cntk.Function.arguments", "cntk.Function.eval")
+    x, y = C.input_variable(2, name="x"), C.input_variable(2, name="y")
+    m = C.layers.Dense(2)(x) + y
+    res = {"params": r.set_params(m.parameters)}
+    k = m.clone(C.CloneMethod.share, {x: C.sigmoid(y).output})
+    res["arguments"] = [a.name for a in k.arguments]
+    res["fresh input"] = [a == y for a in k.arguments]
+    data = r.randn(3, 2)
+    res["value"] = k.eval({k.arguments[0]: data})
+    # a loop: hook := 0.5 f, f_t = tanh(past(hook)_t W + s_t)
+    s = C.sequence.input_variable(2, name="s")
+    W = C.parameter((2, 2), init=C.glorot_uniform(), name="Wloop")
+    W.value = r.randn(2, 2)
+    hook = C.alias(s * 1.0, name="hook")
+    f = C.tanh(C.times(C.sequence.past_value(hook), W) + s)
+    g = f.clone(C.CloneMethod.share, {hook.output: (f * 0.5).output})
+    res["loop arguments"] = [a.name for a in g.arguments]
+    seqs = [r.randn(3, 2), r.randn(1, 2), r.randn(4, 2)]
+    res["loop"] = np.concatenate(g.eval({g.arguments[0]: seqs}))
+    res["original"] = np.concatenate(f.eval({s: seqs}))
+    # a plain clone of a sequence graph, evaluated before the original ever is
+    s2 = C.sequence.input_variable(2, name="s2")
+    f2 = C.tanh(C.sequence.past_value(s2) + s2)
+    g2 = f2.clone(C.CloneMethod.share)
+    res["sequence clone"] = np.concatenate(g2.eval({g2.arguments[0]: seqs}))
+    return res

@@ -27,7 +27,7 @@ import types
 from typing import Any
 
 from . import _graph as G
-from ._mixins import GraphObject
+from ._mixins import GraphObject, TensorOpsMixin
 
 __all__ = ["Deferred", "deferrable", "pending", "defer_module", "LAYER_CLASSES"]
 
@@ -68,7 +68,7 @@ def pending(args: tuple, kwargs: dict, layers: bool = True) -> bool:
     return any(check(a) for a in args) or any(check(v) for v in kwargs.values())
 
 
-class Deferred:
+class Deferred(TensorOpsMixin):
     """A call waiting for the shapes of its placeholders (see the module's text): its
     ``placeholders`` (and ``arguments``) are the placeholders without a shape it reads, first
     seen first, a layer's own placeholder ``keep`` for a layer used as an operand; calling it on
