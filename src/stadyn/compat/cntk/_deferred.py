@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import sys
 import types
 from typing import Any
 
@@ -107,6 +108,16 @@ class Deferred(TensorOpsMixin):
         return out
 
     arguments = placeholders
+
+    @property
+    def output(self):
+        """Not known until it is built (a loop closed through a placeholder without a shape
+        names why)."""
+        raise AttributeError(
+            "this Function reads a placeholder without a shape, so it is built only when "
+            f"applied to operands with shapes (placeholders {[p.name for p in self.placeholders]}"
+            "); to close a loop through the placeholder, give it a shape "
+            "(C.placeholder(shape=...)) or use C.layers.ForwardDeclaration()")
 
     @property
     def shape(self) -> tuple:
@@ -213,8 +224,18 @@ def deferrable(fn):
 
 
 def defer_module(namespace: dict, names) -> None:
-    """Make the ops ``names`` of a module (its ``globals()``) :func:`deferrable`."""
+    """Make the ops ``names`` of a module (its ``globals()``) :func:`deferrable`: those it
+    defines or adapts (a name imported as it is stays the object it is elsewhere), an
+    alias (``input = input_variable``) wrapped once."""
+    done: dict[int, Any] = {}
     for n in names:
         f = namespace.get(n)
-        if isinstance(f, types.FunctionType) and not getattr(f, "_no_defer", False):
-            namespace[n] = deferrable(f)
+        if not isinstance(f, types.FunctionType):
+            continue
+        home = sys.modules.get(f.__module__)
+        if f.__module__ != namespace["__name__"] and home is not None and \
+                getattr(home, f.__name__, None) is f:
+            continue            # imported as it is from another module
+        if id(f) not in done:
+            done[id(f)] = deferrable(f)
+        namespace[n] = done[id(f)]
