@@ -28,9 +28,10 @@ import types
 from typing import Any
 
 from . import _graph as G
+from ._adapt import ShapelessPlaceholderError
 from ._mixins import GraphObject, TensorOpsMixin
 
-__all__ = ["Deferred", "deferrable", "pending", "defer_module", "LAYER_CLASSES"]
+__all__ = ["Deferred", "deferrable", "pending", "defer_module", "LAYER_CLASSES", "PROBING"]
 
 
 # The classes of CNTK layers (``_layers.LayerFunction`` registers itself: it is above).
@@ -53,9 +54,24 @@ def _shapeless(value: Any) -> bool:
         type(value).__name__ != "_ForwardDeclared"
 
 
+# Set while ``@C.Function`` probes a Python function on placeholders for its untyped
+# arguments: a call that would wait raises instead, and the Function is built when applied
+# (``_signature._Deferred``), its body run on operands with shapes.
+PROBING = [False]
+
+
 def pending(args: tuple, kwargs: dict, layers: bool = True) -> bool:
     """Whether a call on ``args``/``kwargs`` must wait: an operand is a placeholder without a
-    shape, a :class:`Deferred`, or (``layers``) a layer not applied to anything."""
+    shape, a :class:`Deferred`, or (``layers``) a layer not applied to anything.  While
+    ``@C.Function`` probes its Python function (:data:`PROBING`), such a call raises
+    :class:`ShapelessPlaceholderError`."""
+    found = _pending(args, kwargs, layers)
+    if found and PROBING[0]:
+        raise ShapelessPlaceholderError("an op on a placeholder without a shape")
+    return found
+
+
+def _pending(args: tuple, kwargs: dict, layers: bool) -> bool:
     LayerFunction = _layer_function()
 
     def check(v) -> bool:

@@ -27,7 +27,7 @@ from ...graph import Variable
 from . import _graph as G
 from ._adapt import ShapelessPlaceholderError, unwrap, wrap
 from ._axis import Axis
-from ._deferred import pending
+from ._deferred import PROBING
 from ._late import late
 from ._mixins import GraphObject
 from ._variables import Record, input_variable, placeholder
@@ -88,14 +88,16 @@ def _function_of_callable(f, types=(), named_types=None):
     given = {**getattr(f, "__annotations__", {}), **dict(zip(names, types)),
              **(named_types or {})}
     arguments = [_argument(n, given.get(n)) for n in names]
+    probing = PROBING[0]
+    PROBING[0] = any(G.kind_of(unwrap(a)) == "placeholder" for a in arguments)
     try:
         out = f(*arguments)
     except ShapelessPlaceholderError:
         # untyped arguments an op needs the shape of: the graph is built when the Function is
         # applied to operands with shapes (CNTK infers the placeholders' shapes then)
         return _Deferred(f, arguments)
-    if pending((out,), {}, layers=False):        # the ops waited for those shapes
-        return _Deferred(f, arguments)
+    finally:
+        PROBING[0] = probing
     return _in_signature_order(_as_function(out), arguments)
 
 
