@@ -193,3 +193,26 @@ def clone_with_substitutes_from_the_graph(C, r):
     g2 = f2.clone(C.CloneMethod.share)
     res["sequence clone"] = np.concatenate(g2.eval({g2.arguments[0]: seqs}))
     return res
+
+
+@cntk_case(names=["cntk.layers.Sequential", "cntk.layers.Embedding", "cntk.layers.Dense",
+                  "cntk.layers.Recurrence", "cntk.layers.Stabilizer",
+                  "cntk.layers.typing.Sequence", "cntk.layers.typing.SparseTensor",
+                  "cntk.ops.sequence", "cntk.sequence.last", "cntk.Value.one_hot"],
+           note="CNTK's ATIS example (Examples/LanguageUnderstanding/ATIS/Python): "
+                "`model.update_signature(Sequence[SparseTensor[vocab_size]])` and `from "
+                "cntk.ops.sequence import last`; Stadyn took only shapes and had no "
+                "cntk.ops.sequence")
+def update_signature_with_a_sequence_type(C, r):
+    r.touch("cntk.Function.parameters", "cntk.Function.eval", "cntk.ops.sequence",
+            "cntk.Value.one_hot")
+    from_ops = C.ops.sequence.last
+    model = C.layers.Sequential([
+        C.layers.Embedding(3, name="embed"), C.layers.Stabilizer(),
+        C.layers.Recurrence(C.layers.LSTM(4)), from_ops, C.layers.Dense(2)])
+    typing = C.layers.typing
+    model.update_signature(typing.Sequence[typing.SparseTensor[6]])
+    res = {"params": r.set_params(model.parameters)}
+    res["out"] = np.asarray(model(C.Value.one_hot([[0, 3, 5], [2]], 6)), np.float32)
+    res["same module"] = C.ops.sequence.last is C.sequence.last
+    return res

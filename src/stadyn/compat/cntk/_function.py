@@ -312,7 +312,8 @@ class Function(GraphObject, TensorOpsMixin):
                 raise ValueError(f"no input named {key!r}")
             if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], list):
                 value = value[0]    # (data, sequence starts): every sample is one sequence
-            if unwrap(target).sequence_lengths is not None and isinstance(value, list):
+            if unwrap(target).sequence_lengths is not None and (
+                    isinstance(value, list) or getattr(value, "lengths", None) is not None):
                 feed(unwrap(target), value)      # one array per sequence, of its own length
                 continue
             if isinstance(value, list) and value and not isinstance(value[0], (int, float)):

@@ -106,11 +106,11 @@ class LayerFunction:
         return [wrap(p) for p in self.layer.parameters]
 
     def update_signature(self, *arg_types, **kwarg_types) -> None:
-        """Apply the layer to new inputs of the given per-sample shapes, so that it can be
+        """Apply the layer to new inputs of the given per-sample shapes or types
+        (``Sequence[SparseTensor[943]]``, as CNTK's ATIS example gives), so that it can be
         evaluated on data (``layer(array)``) and its parameters exist."""
-        from ._variables import input_variable
-        inputs = [input_variable(t) for t in arg_types]
-        self._signature = self(*inputs)
+        from ._signature import _input_of_type
+        self._signature = self(*[_input_of_type(t) for t in arg_types])
 
     def __getattr__(self, name: str):
         if name.startswith("_") or name in ("layer", "op_name", "name"):

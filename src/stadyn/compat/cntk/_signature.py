@@ -80,6 +80,14 @@ def _argument(name: str, kind):
                           dynamic_axes=kind["dynamic_axes"] or [], name=name)
 
 
+def _input_of_type(kind, name: str = ""):
+    """An input of a per-sample shape (a number or tuple) or of a type (``Tensor[3]``,
+    ``Sequence[SparseTensor[943]]``)."""
+    if isinstance(kind, _Type):
+        return _argument(name, kind)
+    return input_variable(kind, name=name)
+
+
 def _function_of_callable(f, types=(), named_types=None):
     """The Function a Python function computes from its arguments (typed: inputs; untyped:
     placeholders)."""
