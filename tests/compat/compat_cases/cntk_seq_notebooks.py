@@ -36,12 +36,13 @@ def _lstm_599a(C, x, backwards=False):
 
 _LSTM_NAMES = ["cntk.layers.LSTM", "cntk.ops.placeholder", "cntk.Function.replace_placeholders",
                "cntk.Function.outputs", "cntk.ops.combine"]
-seq_case("LSTM_layer_599A", _lstm_599a, params=True,
+seq_case("LSTM_layer_599A", _lstm_599a, params=True, lengths=(2, 1, 3),
          names=_LSTM_NAMES + ["cntk.sequence.past_value"],
          touch=["cntk.Function.replace_placeholders", "cntk.Function.outputs"],
          note="CNTK 599A: Stadyn's LSTM ran its whole-sequence kernel on the placeholders, one "
               "output instead of (h, c)")
 seq_case("LSTM_layer_599A__future_value", lambda C, x: _lstm_599a(C, x, True), params=True,
+         lengths=(2, 1, 3),
          names=_LSTM_NAMES + ["cntk.sequence.future_value"],
          touch=["cntk.Function.replace_placeholders", "cntk.Function.outputs"],
          note="599A's encoder: the loop through future_value runs backwards")
