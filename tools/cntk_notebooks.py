@@ -114,6 +114,24 @@ SETTINGS = {
     "303_Deep_Structured_Semantic_Modeling_with_LSTM_Networks": [
         ("import requests\n", "\n"), ("MAX_EPOCHS = 5", "MAX_EPOCHS = 2"),
         ("EPOCH_SIZE = 10000", "EPOCH_SIZE = 400")],
+    # -- sequence notebooks (202, 204, 599A): cuts --
+    "202_Language_Understanding": [
+        ("import requests\n", "\n"), ("emb_dim    = 150", "emb_dim    = 20"),
+        ("hidden_dim = 300", "hidden_dim = 40"), ("epoch_size = 18000", "epoch_size = 700")],
+    "204_Sequence_To_Sequence": [
+        ("import requests\n", "\n"), ("import seaborn as sns\nimport pandas as pd",
+                                       "sns = pd = _Null()"),
+        ("hidden_dim = 512", "hidden_dim = 24"), ("attention_dim = 128", "attention_dim = 12"),
+        ("embedding_dim = 200", "embedding_dim = 16"), ("eval_freq = 100", "eval_freq = 10"),
+        ("max_epochs=1, epoch_size=25000)", "max_epochs=1, epoch_size=1500)"),
+        ("    minibatch_size = 512\n", "    minibatch_size = 64\n"),
+        ("        if isTest():", "        if True:")],
+    "599A_Sequence_To_Sequence": [
+        ("import requests\n", "\n"), ("hidden_dim = 128", "hidden_dim = 24"),
+        ("max_num_minibatch = 100 if isFast", "max_num_minibatch = 30 if isFast"),
+        ("training_progress_output_freq = 100", "training_progress_output_freq = 10"),
+        ("epoch_size = 5000 if isFast", "epoch_size = 1500 if isFast")],
+    # -- end of the sequence notebooks' cuts --
 }
 MNIST_CUTS = [("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
               ("num_sweeps_to_train_with = 10", "num_sweeps_to_train_with = 2"),
@@ -340,13 +358,75 @@ def write_solar(folder: str) -> None:
                 f.write(f"{date} {slot // 2}:{slot % 2 * 30:02d},{current:.1f},{total:.1f}\n")
 
 
+# -- sequence notebooks (202, 204, 599A): data stand-ins --
+def _ctf_line(sid, fields):
+    """One CTF line: the sequence id, then each (stream, index, word) or None (an empty
+    column), as CNTK's ATIS and CMUDict files write them: ``|S0 178:1 |# BOS``."""
+    cols = ["" if f is None else "|%s %d:1 |# %s" % f for f in fields]
+    return "\t".join([str(sid)] + cols).rstrip("\t") + "\n"
+
+
+def write_atis(folder: str) -> None:
+    """ATIS in CNTK 202's format: queries (S0, 943 words), the intent on a query's first
+    line (S1, 26), a slot label per word (S2, 129), with query.wl/slots.wl/intent.wl."""
+    rs = np.random.RandomState(2)
+    words = "BOS EOS flights from new york to seattle boston denver i want fly at am " \
+            "and arrive in show me".split()
+    query = words + ["w%d" % i for i in range(943 - len(words))]
+    slots = ["B-slot%d" % i for i in range(64)] + ["I-slot%d" % i for i in range(64)] + ["O"]
+    intents = ["flight", "airfare", "ground_service"] + ["intent%d" % i for i in range(23)]
+    for name, items in (("query.wl", query), ("slots.wl", slots), ("intent.wl", intents)):
+        with open(os.path.join(folder, name), "w") as f:
+            f.writelines(w + "\n" for w in items)
+    for name, n in (("atis.train.ctf", 300), ("atis.test.ctf", 60)):
+        with open(os.path.join(folder, name), "w") as f:
+            for s in range(n):
+                topic = rs.randint(6)
+                ids = [0] + [topic * 150 + 2 + rs.randint(150) for _ in range(rs.randint(3, 9))]
+                ids.append(1)
+                for t, w in enumerate(ids):
+                    slot = 128 if w < 2 or w % 3 else (w // 3) % 128
+                    intent = ("S1", topic, intents[topic]) if t == 0 else None
+                    f.write(_ctf_line(s, [("S0", w, query[w]), intent,
+                                          ("S2", slot, slots[slot])]))
+
+
+CMUDICT_MAPPING = (["'", "</s>", "<s/>", "<s>"] + [chr(65 + i) for i in range(26)] + [
+    "~" + p for p in "AA AE AH AO AW AY B CH D DH EH ER EY F G HH IH IY JH K L M N NG OW OY P R "
+    "S SH T TH UH UW V W Y Z ZH".split()])
+
+
+def write_cmudict(folder: str) -> None:
+    """CMUDict in CNTK 204's/599A's format: letters (S0) and phonemes (S1), each sequence
+    between <s> and </s>, both over cmudict-0.7b.mapping's 69 symbols."""
+    rs = np.random.RandomState(3)
+    with open(os.path.join(folder, "cmudict-0.7b.mapping"), "w") as f:
+        f.writelines(w + "\n" for w in CMUDICT_MAPPING)
+    for name, n in (("cmudict-0.7b.train-dev-20-21.ctf", 400), ("tiny.ctf", 3),
+                    ("cmudict-0.7b.test.ctf", 40)):
+        with open(os.path.join(folder, name), "w") as f:
+            for s in range(n):
+                letters = [4 + rs.randint(26) for _ in range(rs.randint(2, 8))]
+                # a phoneme per letter, a letter >= 'T' sounds twice: the lengths differ
+                phones = [p for c in letters for p in ([30 + c % 39] * (1 + (c >= 23)))]
+                src, dst = [3] + letters + [1], [3] + phones + [1]
+                for t in range(max(len(src), len(dst))):
+                    f.write(_ctf_line(s, [
+                        ("S0", src[t], CMUDICT_MAPPING[src[t]]) if t < len(src) else None,
+                        ("S1", dst[t], CMUDICT_MAPPING[dst[t]]) if t < len(dst) else None]))
+# -- end of the sequence notebooks' data stand-ins --
+
+
 DATA = {"103B_MNIST_LogisticRegression": write_mnist, "103C_MNIST_MultiLayerPerceptron":
         write_mnist, "206A_Basic_GAN": write_mnist, "206B_DCGAN": write_mnist,
         "103D_MNIST_ConvolutionalNeuralNetwork": write_mnist,
         "105_Basic_Autoencoder_for_Dimensionality_Reduction": write_mnist,
         "106B_LSTM_Timeseries_with_IOT_Data": write_solar,
         "201B_CIFAR-10_ImageHandsOn": write_cifar_images, "206C_WGAN_LSGAN": write_cifar_images,
-        "303_Deep_Structured_Semantic_Modeling_with_LSTM_Networks": write_dssm}
+        "303_Deep_Structured_Semantic_Modeling_with_LSTM_Networks": write_dssm,
+        # sequence notebooks
+        "202_Language_Understanding": write_atis, "204_Sequence_To_Sequence": write_cmudict,
+        "599A_Sequence_To_Sequence": write_cmudict}
 
 
 def run(name: str, args) -> None:

@@ -21,7 +21,7 @@ Files by concern (imports point down this list; see docs/architecture.md):
 
 from ._apply import _conform, apply
 from ._context import Context, context, context_scope, get_current_context, set_default_context
-from ._free_axes import conform_unfed_inputs, fed_by_call, free_batch_input, has_free_batch
+from ._free_axes import conform_unfed_inputs, fed_for_a_run, free_batch_input, has_free_batch
 from ._grad_buffers import release_grads
 from ._hoist import hoist_invariants
 from ._interpret import Shapes, interpret, refresh_shapes
@@ -80,7 +80,7 @@ __all__ = [
     "sequence_input", "set_sequences", "sequences_of", "pad_sequences", "is_lengths",
     "new_lengths", "set_sequence_axis", "hoist_invariants",
     # inputs whose batch axis the data sizes (CNTK's dynamic axes, _free_axes.py)
-    "free_batch_input", "has_free_batch", "conform_unfed_inputs", "fed_by_call",
+    "free_batch_input", "has_free_batch", "conform_unfed_inputs", "fed_for_a_run",
 ]
 
 _conform[0] = conform_unfed_inputs      # a static build's retry when an op rejects shapes

@@ -9,12 +9,11 @@ op to combine ``(5, 5, 3)`` with ``(1, 1, 3)``.  CNTK's axes are free, so the bu
 there.  Here, when an op's shape inference fails (:func:`~stadyn.graph.apply`), the inputs of
 this kind that were never fed take the batch (and sequence length) of the ones that were, the
 values computed from them are re-inferred, and the op is inferred once more: the error stays
-if that does not help.  An input a trainer or an evaluation fed (:func:`fed_by_call`: the
-next call feeds it again) is resized too where the inputs fed disagree (a model evaluated on
-one sample, then a loss built on it and a label input a trainer last fed a minibatch): all
-take the first one's batch.  An input fed by hand (``x.d = ...``) is never resized, nor is an
-NNabla-style Variable (fixed shape); nothing changes for a graph whose ops accept their
-inputs.
+if that does not help.  Inputs fed by different runs (a model evaluated on one query after
+training, then a criterion built anew on it and the label input) are resized the same way:
+CNTK's inputs hold nothing between runs; data a user put in an input is never resized.
+Nothing changes for a graph whose ops accept their inputs, and an NNabla-style Variable (fixed
+shape) is never resized.
 
 Example:
     >>> import numpy as np, torch, stadyn as sd, stadyn.functions as F
@@ -38,14 +37,14 @@ from ._subgraph import Subgraph
 from ._tensors import data_of
 from ._variable import Variable
 
-__all__ = ["free_batch_input", "has_free_batch", "conform_unfed_inputs", "fed_by_call"]
+__all__ = ["free_batch_input", "has_free_batch", "conform_unfed_inputs", "fed_for_a_run"]
 
 # Leaves marked by free_batch_input -> the placeholder buffer they were marked with and its
 # version: an input still holding that buffer, never written, was never fed.
 _FREE: "weakref.WeakKeyDictionary[Variable, tuple[torch.Tensor, int]]" = \
     weakref.WeakKeyDictionary()
-# Free inputs a trainer or an evaluation fed -> the buffer it left and its version
-_CALLED: "weakref.WeakKeyDictionary[Variable, tuple[torch.Tensor, int]]" = \
+# Free inputs fed for a run (fed_for_a_run) -> the buffer fed and its version
+_RUN_FED: "weakref.WeakKeyDictionary[Variable, tuple[torch.Tensor, int]]" = \
     weakref.WeakKeyDictionary()
 
 
@@ -79,65 +78,68 @@ def _never_fed(v: Variable) -> bool:
     return v._data is placeholder and placeholder._version == version
 
 
-def fed_by_call(v: Variable) -> None:
-    """Note that a call which feeds its inputs on every call (a trainer's minibatch, an
-    evaluation) has just fed ``v``: if ``v`` is a free-batch input, a later build may resize it
-    where inputs fed with different batches meet (see the module docstring); an input fed by
-    hand keeps its data.  Does nothing for other Variables.
+def fed_for_a_run(v: Variable) -> None:
+    """Note that ``v``'s data was fed for one run (by :func:`stadyn.train.feed`, as CNTK's
+    ``eval``, ``Trainer`` and readers feed their inputs): until something else writes it, a
+    new graph that joins ``v`` with inputs fed by another minibatch may resize it (see
+    :func:`conform_unfed_inputs`).  Data a user put there (``x.d = ...``) stays.
 
     Example:
-        >>> import torch, stadyn as sd
-        >>> from stadyn.graph import free_batch_input, fed_by_call
-        >>> x = free_batch_input(sd.Variable((1, 3)))
-        >>> x.data = torch.ones(5, 3); fed_by_call(x)
+        >>> import torch, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import fed_for_a_run, free_batch_input
+        >>> x, t = free_batch_input(sd.Variable((1, 4))), free_batch_input(sd.Variable((1, 4)))
+        >>> x.data, t.data = torch.ones(5, 4), torch.ones(2, 4)
+        >>> fed_for_a_run(t)                          # t's 2 rows were one run's
+        >>> F.cross_entropy_with_softmax(F.tanh(x), t).shape, t.shape
+        ((5, 1), (5, 4))
     """
     if v in _FREE:
-        data = v._data
-        _CALLED[v] = (data, data._version)
+        _RUN_FED[v] = (v._data, v._data._version)
 
 
-def _held(v: Variable) -> bool:
-    """Fed, and not by a call that feeds it again (or written since)."""
-    record = _CALLED.get(v)
-    return record is None or v._data is not record[0] or record[0]._version != record[1]
+def _fed_for_a_run(v: Variable) -> bool:
+    record = _RUN_FED.get(v)
+    return record is not None and v._data is record[0] and v._data._version == record[1]
 
 
 def conform_unfed_inputs(variables: Sequence[Variable]) -> bool:
     """Give the free-batch inputs behind ``variables`` that were never fed the batch (and
     sequence length) of those that were, and re-infer the values computed from them; returns
-    whether anything changed (see the module docstring).  Inputs fed by hand must agree on
-    their batch, and set it; inputs fed by calls (:func:`fed_by_call`) that disagree all take
-    the first one's."""
+    whether anything changed (see the module docstring).  Nothing changes unless the inputs
+    that were fed agree on their batch size, or those that disagree were fed for a run
+    (:func:`fed_for_a_run`): those then take the size of the first input a user fed (or of
+    the first of them)."""
     sub = Subgraph(list(variables))
     free = [v for v in sub.leaves if v in _FREE and v._shape]
+    unfed = [v for v in free if _never_fed(v)]
     fed = [v for v in free if not _never_fed(v)]
     if not fed:
         return False
-    held = [v for v in fed if _held(v)]
-    reference = held or fed
-    batches = {v._shape[0] for v in reference}
-    steps = {v._shape[1] for v in reference if v._seq is not None and len(v._shape) > 1}
-    if len(steps) > 1:
-        return False
-    if len(batches) != 1:
-        if held:
+    batches = {v._shape[0] for v in fed}
+    steps = {v._shape[1] for v in fed if v._seq is not None and len(v._shape) > 1}
+    if len(batches) != 1 or len(steps) > 1:
+        held = [v for v in fed if not _fed_for_a_run(v)]
+        ref = (held or fed)[0]
+        if any(v._shape[0] != ref._shape[0] for v in held):
             return False
-        batches = {fed[0]._shape[0]}    # fed by calls with different batches: the first's
-    kept = set(map(id, held))
-    unfed = [v for v in free if id(v) not in kept]     # and those fed by calls
+        batches = {ref._shape[0]}
+        steps = {ref._shape[1]} if ref._seq is not None and len(ref._shape) > 1 else set()
+        unfed = [v for v in free if v is not ref and (v in unfed or _fed_for_a_run(v))]
+    if not unfed:
+        return False
     batch = batches.pop()
     before = [(v, v._shape, v._data, _FREE[v], data_of(v._seq) if v._seq is not None else None)
               for v in unfed]
     changed = False
     for v in unfed:
         lead = (batch,)
-        if v._seq is not None and len(v._shape) > 1:     # one fed keeps its steps
-            lead += (next(iter(steps)) if steps and _never_fed(v) else v._shape[1],)
+        if v._seq is not None and len(v._shape) > 1:
+            lead += (next(iter(steps)) if steps else v._shape[1],)
         shape = lead + v._shape[len(lead):]
         if shape == v._shape:
             continue
         v.reset_shape(shape)
-        _FREE[v] = (v._data, v._data._version)      # a placeholder (a fed value is dropped)
+        _FREE[v] = (v._data, v._data._version)      # still a placeholder
         if v._seq is not None:                 # every sequence as long as the padded axis
             lengths = v._seq
             lengths.data = torch.full((batch,), shape[1], dtype=torch.int64,

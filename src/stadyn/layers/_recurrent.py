@@ -41,8 +41,28 @@ def _kernel_activation(activation) -> str | None:
 
 
 def _gates(proj, k: int, size: int) -> list:
-    """``proj`` ``(B, k*size)`` split into its ``k`` gates ``(B, size)``."""
-    return list(F.split(F.reshape(proj, (-1, k, size)), axis=1))
+    """``proj`` ``(B, k*size)`` (or ``(B, T, k*size)``) split into its ``k`` gates
+    ``(B, size)`` (``(B, T, size)``); one op per gate (a loop closed by CNTK's
+    ``replace_placeholders`` replays single-output ops)."""
+    return [F.slice(proj, start=(g * size,), stop=((g + 1) * size,)) for g in range(k)]
+
+
+def _lead(v) -> int:
+    """The axes of ``v`` before a step's: the batch axis, and the sequence axis if it has one."""
+    return 1 if getattr(v, "sequence_lengths", None) is None else 2
+
+
+def _whole_sequence(h, x) -> bool:
+    """Whether a step applied to ``x`` runs over its whole sequence (the fused kernels, as
+    ``Recurrence`` calls it: ``x`` a sequence, the state its initial value).  A state that is
+    itself a sequence (CNTK 599A's ``LSTM(dh, dc, x)`` on placeholders of ``x``'s axes, the loop
+    closed later by ``replace_placeholders``) makes it a step at every position."""
+    return x.sequence_lengths is not None and getattr(h, "sequence_lengths", None) is None
+
+
+def _times(v, w, b=None):
+    """``v W (+ b)`` over one step's axes of ``v``."""
+    return F.affine(v, w, b, _lead(v))
 
 
 class _Step(Layer):
@@ -105,11 +125,11 @@ class _Step(Layer):
                                                          name=name)
         return layer(v)
 
-    def _weights(self, x, step_axes: int = 1):
+    def _weights(self, x, step_axes: int | None = None):
         """``W``, ``H``, ``b`` for steps of ``x`` (one step ``(B, *s)``; a whole sequence
         ``(B, T, *s)`` with ``step_axes=2``: only its shape is read)."""
         cell, size = self.cell_shape[0], self.shape[0]
-        n_in = int(np.prod(x.shape[step_axes:]))
+        n_in = int(np.prod(x.shape[_lead(x) if step_axes is None else step_axes:]))
         cols, hidden_cols = self.n_gates * cell, self.hidden_gates * cell
         w = self.parameter("W", (n_in, cols), self.init, n_in, cols)
         h = self.parameter("H", (size, hidden_cols), self.init, size, hidden_cols)
@@ -123,7 +143,7 @@ class _Step(Layer):
             return ht
         cell, size = self.cell_shape[0], self.shape[0]
         p = self.parameter("P", (cell, size), self.init, cell, size)
-        return F.affine(self._stabilized("P_stabilizer", ht), p)
+        return _times(self._stabilized("P_stabilizer", ht), p)
 
 
 class LSTM(_Step):
@@ -177,13 +197,13 @@ class LSTM(_Step):
         return not (self.use_peepholes or self.op_by_op) and self.activation is F.tanh
 
     def apply(self, h, c, x, go_backwards: bool = False):
-        if x.sequence_lengths is not None:        # a whole sequence: the fused kernel
+        if _whole_sequence(h, x):                 # a whole sequence: the fused kernel
             w, hw, b = self._weights(x, step_axes=2)
             return F.cntk_lstm_sequence(x, x.sequence_lengths, S.state_value(h),
                                         S.state_value(c), w, hw, b, go_backwards=go_backwards)
         cell = self.cell_shape[0]
         w, hw, b = self._weights(x)
-        proj = F.affine(x, w, b) + F.affine(self._stabilized("dh_stabilizer", h), hw)
+        proj = _times(x, w, b) + _times(self._stabilized("dh_stabilizer", h), hw)
         i_proj, c_proj, f_proj, o_proj = _gates(proj, 4, cell)
         if self.use_peepholes:
             # a vector parameter's fans are CNTK's: in 1, out its length
@@ -241,7 +261,7 @@ class GRU(_Step):
 
     def apply(self, h, x, go_backwards: bool = False):
         size = self.shape[0]
-        if x.sequence_lengths is not None:        # a whole sequence at once
+        if _whole_sequence(h, x):                 # a whole sequence at once
             w, hw, b = self._weights(x, step_axes=2)
             h1 = self.parameter("H1", (size, size), self.init, size, size)
             return F.cntk_gru_sequence(x, x.sequence_lengths, S.state_value(h), w, hw, h1, b,
@@ -250,10 +270,10 @@ class GRU(_Step):
         w, hw, b = self._weights(x)
         h1 = self.parameter("H1", (size, size), self.init, size, size)
         hs = self._stabilized("dh_stabilizer", h)
-        zx, rx, cx = _gates(F.affine(x, w, b), 3, size)
-        zh, rh = _gates(F.affine(hs, hw), 2, size)
+        zx, rx, cx = _gates(_times(x, w, b), 3, size)
+        zh, rh = _gates(_times(hs, hw), 2, size)
         z, r = F.sigmoid(zx + zh), F.sigmoid(rx + rh)
-        candidate = self.activation(cx + F.affine(r * hs, h1))
+        candidate = self.activation(cx + _times(r * hs, h1))
         return self._output((1.0 - z) * candidate + z * hs)
 
 
@@ -280,14 +300,14 @@ class RNNStep(_Step):
         return not self.op_by_op and _kernel_activation(self.activation) is not None
 
     def apply(self, h, x, go_backwards: bool = False):
-        if x.sequence_lengths is not None:        # a whole sequence: the fused kernel
+        if _whole_sequence(h, x):                 # a whole sequence: the fused kernel
             w, hw, b = self._weights(x, step_axes=2)
             return F.cntk_rnn_sequence(x, x.sequence_lengths, S.state_value(h), w, hw, b,
                                        activation=_kernel_activation(self.activation),
                                        go_backwards=go_backwards)
         w, hw, b = self._weights(x)
         hs = self._stabilized("dh_stabilizer", h)
-        return self._output(self.activation(F.affine(x, w, b) + F.affine(hs, hw)))
+        return self._output(self.activation(_times(x, w, b) + _times(hs, hw)))
 
 
 def _state_shapes(step: Any, x) -> list[tuple[int, ...]]:

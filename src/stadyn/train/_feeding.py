@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from .._errors import DataError, ShapeError, StadynError
-from ..graph import Variable, data_of, fed_by_call
+from ..graph import Variable, data_of, fed_for_a_run
 
 __all__ = ["FeedingPlans", "PER_SEQUENCE", "count_roots", "feed", "feed_minibatch", "input_plan",
            "loss_axis", "sample_count", "unwrap_input"]
@@ -54,7 +54,7 @@ def feed(var: Variable, value: Any) -> int:
     the number of samples (the first axis; a sequence input's steps).  A reader's sequence
     stream whose sequences are all one step long feeds a plain input (a label per sequence)."""
     n = _feed_sequences(var, value) if var.sequence_lengths is not None else _feed(var, value)
-    fed_by_call(var)      # fed again by the next call: a later build may give it another batch
+    fed_for_a_run(var)    # one run's data: a later build may give it another batch
     return n
 
 

@@ -18,6 +18,8 @@ Example:
     ((10,), 4)
 """
 
+import sys as _sys
+
 from . import (_cntk_py, device, eval, initializer, io, layers, learner, learners, logging,
                losses, metrics, models, ops, random, sequence, train, utils, variables)
 from ._defaults import (default_override_or, get_default_override, get_global_option,
@@ -53,6 +55,10 @@ from .train.distributed import (Communicator, DistributedLearner, WorkerDescript
                                 data_parallel_distributed_learner, mpi_communicator)
 
 cntk_py = _cntk_py
+# ``cntk.ops.sequence`` is ``cntk.sequence`` (CNTK's examples import ``from cntk.ops.sequence
+# import last``): the same module object, so it counts once among the public names
+ops.sequence = sequence
+_sys.modules[ops.__name__ + ".sequence"] = sequence
 optimized_rnnstack = ops.optimized_rnnstack   # (seq-engine) not in __all__: see ops/__init__.py
 __version__ = "2.7+stadyn"
 

@@ -23,7 +23,7 @@ from . import _graph as G
 from ._adapt import unwrap, wrap
 from ._assign import apply_assignments, assign_outputs, pending_assignments
 from ._late import bind, late
-from ._loops import close_loops, split_loops
+from ._loops import clone_graph, close_loops, split_loops
 from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
 from ._signature import _function_of_callable as function_of_callable
@@ -312,7 +312,8 @@ class Function(GraphObject, TensorOpsMixin):
                 raise ValueError(f"no input named {key!r}")
             if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], list):
                 value = value[0]    # (data, sequence starts): every sample is one sequence
-            if unwrap(target).sequence_lengths is not None and isinstance(value, list):
+            if unwrap(target).sequence_lengths is not None and (
+                    isinstance(value, list) or getattr(value, "lengths", None) is not None):
                 feed(unwrap(target), value)      # one array per sequence, of its own length
                 continue
             if isinstance(value, list) and value and not isinstance(value[0], (int, float)):
@@ -474,7 +475,7 @@ class Function(GraphObject, TensorOpsMixin):
             if old is None or new is None:
                 raise AttributeError(f"clone: cannot replace {old!r} with {new!r}")
             subs[unwrap(old)] = _bound_placeholder(unwrap(new), unwrap(old))
-        roots = G.rebuild(self._roots(), subs, method, clone_inputs=True)
+        roots = clone_graph(self._roots(), subs, method)
         if len(roots) == 1:
             return Function(roots[0])
         return Function(roots[0], roots)

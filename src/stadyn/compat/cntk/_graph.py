@@ -17,11 +17,14 @@ import weakref
 from typing import Callable, Iterator
 
 from ...layers.cntk_semantics import BatchAxes
-from ...graph import Variable, apply, name_scope, topological_nodes
+from ...sequence import input_variable as sequence_input_variable
+from ...graph import (Variable, apply, name_scope, new_lengths, set_sequence_axis,
+                      topological_nodes)
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
            "BLOCKS", "kind_of", "name_of", "op_name_of", "primitive_op_name", "uid_of", "set_uid",
-           "set_root_uid", "root_uid_of", "bind_placeholder", "replace_placeholder",
+           "set_root_uid", "root_uid_of", "bind_placeholder", "placeholder_like",
+           "replace_placeholder",
            "set_op_name", "cntk_name", "classify", "node_name",
            "node_inputs", "block_inner_leaves", "search", "walk_leaves", "rebuild"]
 
@@ -338,6 +341,18 @@ def bind_placeholder(ph: Variable, shape: tuple, batched: bool) -> None:
         BATCH.add(ph)
 
 
+def placeholder_like(v: Variable) -> Variable:
+    """A placeholder of ``v``'s shape (its batch and sequence axes too) standing for it."""
+    ph = Variable(v.shape, dtype=v.dtype)
+    PLACEHOLDERS[ph] = ""
+    if BATCH(v):
+        BATCH.add(ph)
+    if v.sequence_lengths is not None:
+        set_sequence_axis(ph, new_lengths())
+        BATCH.forget()
+    return ph
+
+
 def replace_placeholder(ph: Variable, new: Variable) -> None:
     """Splice ``new`` into the graph in place of the placeholder ``ph``: whatever was computed
     from ``ph`` is computed from ``new`` from now on."""
@@ -377,8 +392,13 @@ def _copy_leaf(v: Variable, method: str) -> Variable:
 
 
 def _copy_input(v: Variable) -> Variable:
-    """A new input (or placeholder) like ``v``."""
-    new = Variable(v.shape, need_grad=v.need_grad, dtype=v.dtype)
+    """A new input (or placeholder) like ``v`` (a sequence input: on a sequence axis too)."""
+    if v.sequence_lengths is not None and v in INPUTS:
+        new = sequence_input_variable(tuple(v.shape[2:]), dtype=v.dtype, need_grad=v.need_grad)
+    else:
+        new = Variable(v.shape, need_grad=v.need_grad, dtype=v.dtype)
+        if v.sequence_lengths is not None:
+            set_sequence_axis(new, new_lengths())
     if v in INPUTS:
         INPUTS[new] = INPUTS[v]
     else:
@@ -406,11 +426,19 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
                 mapped = v
             elif v in INPUTS or v in PLACEHOLDERS:
                 mapped = _copy_input(v) if clone_inputs else v
+                if mapped is not v and v.sequence_lengths is not None:
+                    # ops reading the input's lengths read the copy's
+                    mapping[id(v.sequence_lengths)] = mapped.sequence_lengths
             else:
                 mapped = _copy_leaf(v, method)
             mapping[id(v)] = mapped
         return mapped
 
+    if clone_inputs:        # inputs first: their copies' lengths stand for theirs
+        for node in topological_nodes(roots):
+            for i in node.inputs:
+                if i.parent is None and (i in INPUTS or i in PLACEHOLDERS):
+                    new_of(i)
     for node in topological_nodes(roots):
         outputs = node.outputs
         if all(o is not None and id(o) in mapping for o in outputs):

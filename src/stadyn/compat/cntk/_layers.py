@@ -20,6 +20,7 @@ from ... import layers as _L
 from ...graph import Variable
 from . import _graph as G
 from ._adapt import operand, unwrap, wrap
+from ._deferred import LAYER_CLASSES, Deferred, pending
 from ._late import late
 from ._mixins import GraphObject
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
@@ -79,6 +80,8 @@ class LayerFunction:
         self._signature: Any = None
 
     def __call__(self, *args):
+        if pending(args, {}, layers=False):      # a placeholder without a shape: wait for it
+            return Deferred(self, args, {})
         if args and not any(isinstance(a, GraphObject) for a in args):
             if self._signature is None:
                 raise TypeError(f"{self.op_name}: call it on CNTK Functions, or give it a "
@@ -103,11 +106,11 @@ class LayerFunction:
         return [wrap(p) for p in self.layer.parameters]
 
     def update_signature(self, *arg_types, **kwarg_types) -> None:
-        """Apply the layer to new inputs of the given per-sample shapes, so that it can be
+        """Apply the layer to new inputs of the given per-sample shapes or types
+        (``Sequence[SparseTensor[943]]``, as CNTK's ATIS example gives), so that it can be
         evaluated on data (``layer(array)``) and its parameters exist."""
-        from ._variables import input_variable
-        inputs = [input_variable(t) for t in arg_types]
-        self._signature = self(*inputs)
+        from ._signature import _input_of_type
+        self._signature = self(*[_input_of_type(t) for t in arg_types])
 
     def __getattr__(self, name: str):
         if name.startswith("_") or name in ("layer", "op_name", "name"):
@@ -117,6 +120,12 @@ class LayerFunction:
                 return wrap(p)
         if self._signature is not None:
             return getattr(self._signature, name)
+        found = _sublayer(self.layer, name)
+        if found is not None:
+            return found
+        declared = _declared_parameter(self.layer, name)
+        if declared is not None:
+            return declared
         raise AttributeError(f"{self.op_name or 'layer'} has no {name!r} (parameters exist once "
                              "the layer is applied)")
 
@@ -126,8 +135,83 @@ class LayerFunction:
     def __rrshift__(self, other):
         return Sequential([other, self])
 
+    def _own_placeholder(self):
+        """The placeholder (without a shape) the layer stands for when an op is applied to
+        the layer itself (``C.sequence.reduce_sum(C.layers.Recurrence(...))``): CNTK names it
+        ``keep``."""
+        keep = self.__dict__.get("_keep")
+        if keep is None:
+            from ._variables import placeholder
+            keep = self.__dict__["_keep"] = placeholder(name="keep")
+        return keep
+
     def __repr__(self) -> str:
         return f"<cntk layer {self.op_name} {self.name!r}>"
+
+
+LAYER_CLASSES.append(LayerFunction)      # an operand _deferred waits for
+
+
+def _sublayer(layer: Any, name: str) -> "LayerFunction | None":
+    """The layer named ``name`` inside a ``Sequential`` (CNTK's ``model.classify``)."""
+    steps = getattr(getattr(layer, "composite", None), "steps", ())
+    for step in steps:
+        for member in (step if isinstance(step, tuple) else (step,)):
+            if isinstance(member, LayerFunction):
+                if member.name == name:
+                    return member
+                inner = _sublayer(member.layer, name)
+                if inner is not None:
+                    return inner
+    return None
+
+
+class _DeclaredParameter:
+    """A parameter of a layer not applied yet, as CNTK shows it: ``shape`` with ``-1`` for each
+    axis the input decides (CNTK's inferred dimension), ``value`` once the shape is known and
+    the initial value is not drawn at random.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> d = C.layers.Dense(3)
+        >>> d.W.shape, d.b.shape, d.b.value.tolist()
+        ((-1, 3), (3,), [0.0, 0.0, 0.0])
+    """
+
+    def __init__(self, name: str, shape: tuple, init: Any):
+        self.name, self.shape, self._init = name, tuple(int(s) for s in shape), init
+
+    @property
+    def value(self) -> np.ndarray:
+        """The initial value (CNTK refuses it while an axis is not inferred yet)."""
+        if -1 in self.shape:
+            raise ValueError(f"parameter {self.name!r} of shape {self.shape}: its axes of -1 "
+                             "come from the input, so it has no value until the layer is "
+                             "applied (CNTK: 'unknown dimensions')")
+        if isinstance(self._init, (int, float, np.ndarray)):
+            return _L.initial_value(self._init, self.shape, 1, 1)
+        raise ValueError(f"parameter {self.name!r}: its random initial value is drawn when the "
+                         "layer is first applied")
+
+    def __repr__(self) -> str:
+        return f"Parameter('{self.name}', {list(self.shape)}) (not created yet)"
+
+
+def _declared_parameter(layer: Any, name: str) -> "_DeclaredParameter | None":
+    """``layer``'s parameter ``name`` before its first application (Dense, Embedding)."""
+    if layer.parameters:
+        return None
+    if isinstance(layer, _L.Dense):
+        if name == "W":
+            inferred = (-1,) * int(layer.input_rank or 1)
+            return _DeclaredParameter(name, inferred + layer.shape, layer.init)
+        if name == "b" and layer.bias:
+            return _DeclaredParameter(name, layer.shape, layer.init_bias)
+    if isinstance(layer, _L.Embedding) and name == "E":
+        if layer.weights is not None:
+            return _DeclaredParameter(name, layer.weights.shape, layer.weights)
+        return _DeclaredParameter(name, (-1,) + tuple(layer.shape or ()), layer.init)
+    return None
 
 
 def _layer(cls, op_name: str):

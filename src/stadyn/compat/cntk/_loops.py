@@ -24,7 +24,7 @@ from ...graph import (Variable, apply, name_scope, new_lengths, set_sequence_axi
                       topological_nodes)
 from . import _graph as G
 
-__all__ = ["as_loop_sequence", "split_loops", "close_loops", "LoopError"]
+__all__ = ["as_loop_sequence", "split_loops", "close_loops", "clone_graph", "LoopError"]
 
 _DELAYS = {"past_value": False, "future_value": True}      # op -> goes backwards
 
@@ -112,7 +112,7 @@ def close_loops(loops: dict) -> None:
     index = {id(v): k for k, v in enumerate(made)}
     for ph in phs:
         new = loops[ph]
-        if id(new) not in index:
+        if id(new) not in index and id(new) not in delayed:    # a delay's output: CNTK 599A
             raise LoopError("replace_placeholders: a loop's substitute must be computed inside "
                             "the loop")
         if tuple(ph.shape[2:]) != tuple(new.shape[2:]):
@@ -154,6 +154,32 @@ def close_loops(loops: dict) -> None:
         del G.PLACEHOLDERS[ph]
         _rewire(ph, loops[ph])
     G.BATCH.forget()
+
+
+def clone_graph(roots: list, subs: dict, method: str) -> list:
+    """``Function.clone``'s graph: ``roots`` rebuilt with ``subs`` (``{old: new}``), inputs
+    cloned, parameters per ``method``.  A substitute computed from this graph is cloned with
+    it (one set of cloned inputs, as CNTK's clone does); the variable it replaces reads it
+    through a placeholder, replaced afterwards: a loop if the substitute depends on what it
+    replaces (CNTK 599A's greedy decoder, ``{hook: hardmax(model)}``)."""
+    inside = {id(v) for n in topological_nodes(roots) for v in list(n.inputs) + list(n.outputs)
+              if v is not None}
+    late_subs = {}
+    subs = dict(subs)
+    for old, new in list(subs.items()):
+        if new.parent is not None and any(id(v) in inside for n in topological_nodes([new])
+                                           for v in n.inputs):
+            ph = G.placeholder_like(old)
+            late_subs[ph] = new
+            subs[old] = ph
+    made = G.rebuild(list(roots) + list(late_subs.values()), subs, method, clone_inputs=True)
+    if late_subs:
+        plain, loops = split_loops(dict(zip(late_subs, made[len(roots):])))
+        for ph, new in plain.items():
+            G.replace_placeholder(ph, new)
+        if loops:
+            close_loops(loops)
+    return made[:len(roots)]
 
 
 def _rewire(v: Variable, y: Variable) -> None:

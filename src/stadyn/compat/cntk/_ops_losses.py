@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import functions as F
+from ._deferred import defer_module
 from ._adapt import (batched, binary, named, operand, sample_axes, sample_axis, sample_shape,
                      wrap)
 from ._axis import Axis
@@ -150,3 +151,7 @@ def cosine_distance_with_negative_samples(x, y, shift: int, num_negative_samples
         j = F.sub2(j, F.mul2(n, F.floor(F.div2(j, n))))           # mod N
         columns.append(F.take_along_axis(sim, F.reshape(F.cast(j, "int64"), (-1, 1)), axis=1))
     return named(wrap(F.concatenate(*columns, axis=1)), name, "CosineDistanceWithNegativeSamples")
+
+
+# ops on placeholders without a shape (or on layers) wait for their shapes
+defer_module(globals(), __all__)

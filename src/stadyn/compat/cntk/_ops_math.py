@@ -18,6 +18,7 @@ import functools
 import numpy as np
 
 from ... import functions as F
+from ._deferred import defer_module
 from ._adapt import binary, named, operand, wrap
 
 __all__ = ["relu", "sigmoid", "tanh", "elu", "selu", "leaky_relu", "param_relu", "softplus",
@@ -336,3 +337,7 @@ def mean(*operands, name: str = ""):
         operands[0], (list, tuple)) else list(operands)
     total = sum(items)
     return named(element_times(total, 1.0 / len(items)), name, "Mean")
+
+
+# ops on placeholders without a shape (or on layers) wait for their shapes
+defer_module(globals(), __all__)

@@ -17,6 +17,7 @@ import numpy as np
 
 from ...layers import cntk_semantics as S
 from ... import functions as F
+from ._deferred import defer_module
 from ._adapt import batched, const, named, operand, sample_shape, wrap
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 
@@ -223,3 +224,6 @@ def image_scaler(x, scalar: float, biases, name: str = ""):
     out = F.add2(F.mul_scalar(v, float(scalar)), const(b))
     return named(wrap(out), name, "ImageScaler")
 
+
+# ops on placeholders without a shape (or on layers) wait for their shapes
+defer_module(globals(), __all__)

@@ -23,6 +23,7 @@ import math
 from ...layers import cntk_semantics as S
 from ... import functions as F
 from . import _graph as G
+from ._deferred import defer_module
 from ._adapt import batched, named, operand, sample_axes, sample_axis, sample_shape, wrap
 from ._axis import Axis
 
@@ -155,3 +156,7 @@ def top_k(x, k: int, axis=-1, name: str = ""):
     values.name = name or None
     G.set_op_name(values, "TopK")
     return Function(values, [values, F.cast(indices, "float32")])
+
+
+# ops on placeholders without a shape (or on layers) wait for their shapes
+defer_module(globals(), __all__)

@@ -21,6 +21,7 @@ from ...layers import cntk_semantics as S
 from ... import functions as F
 from ... import sequence as Seq
 from . import _graph as G
+from ._deferred import defer_module
 from ._adapt import batched, named, operand, sample_axis, sample_shape, wrap
 from ._axis import Axis
 
@@ -376,3 +377,7 @@ def unpack_batch(x, name: str = ""):
     out = F.identity(operand(x))
     G.BATCH.unmark(out)
     return named(wrap(out), name, "UnpackBatch")
+
+
+# ops on placeholders without a shape (or on layers) wait for their shapes
+defer_module(globals(), __all__)

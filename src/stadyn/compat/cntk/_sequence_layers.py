@@ -18,7 +18,7 @@ from typing import Any
 
 from ... import functions as F
 from ... import sequence as S
-from ..._errors import StadynError
+from ..._errors import ShapeError, StadynError
 from ...graph import Variable, auto_forward
 from ...layers import default_override_or, glorot_uniform, resolve
 from . import _graph as G
@@ -152,7 +152,16 @@ class _Unfold:
         step_shape = tuple(initial_state.shape[1:] if G.BATCH(initial_state)
                            else initial_state.shape)   # a constant: one step's value
         with auto_forward(False):        # the output's shape (the step records it again)
-            probe = self._generate(Variable((1,) + step_shape))
+            try:
+                probe = self._generate(Variable((1,) + step_shape))
+            except ShapeError as exc:
+                if "no sequence axis" not in str(exc):
+                    raise
+                raise StadynError(
+                    "UnfoldFrom: the generator runs a sequence op (a Recurrence) on the history "
+                    "it is given one step at a time; a generator holding recurrences (CNTK "
+                    "204's decoder, s2smodel(history, input) >> hardmax) is not supported: "
+                    "its loop would have to step the inner recurrences too") from exc
         shapes = [tuple(o.shape[1:]) for o in probe]
         if len(probe) == 1:
             (out,) = S.recurrence(lambda s, u: self._generate(s)[0], [axis], [initial_state],

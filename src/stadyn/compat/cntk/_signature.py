@@ -27,6 +27,7 @@ from ...graph import Variable
 from . import _graph as G
 from ._adapt import ShapelessPlaceholderError, unwrap, wrap
 from ._axis import Axis
+from ._deferred import PROBING
 from ._late import late
 from ._mixins import GraphObject
 from ._variables import Record, input_variable, placeholder
@@ -79,6 +80,14 @@ def _argument(name: str, kind):
                           dynamic_axes=kind["dynamic_axes"] or [], name=name)
 
 
+def _input_of_type(kind, name: str = ""):
+    """An input of a per-sample shape (a number or tuple) or of a type (``Tensor[3]``,
+    ``Sequence[SparseTensor[943]]``)."""
+    if isinstance(kind, _Type):
+        return _argument(name, kind)
+    return input_variable(kind, name=name)
+
+
 def _function_of_callable(f, types=(), named_types=None):
     """The Function a Python function computes from its arguments (typed: inputs; untyped:
     placeholders)."""
@@ -87,12 +96,16 @@ def _function_of_callable(f, types=(), named_types=None):
     given = {**getattr(f, "__annotations__", {}), **dict(zip(names, types)),
              **(named_types or {})}
     arguments = [_argument(n, given.get(n)) for n in names]
+    probing = PROBING[0]
+    PROBING[0] = any(G.kind_of(unwrap(a)) == "placeholder" for a in arguments)
     try:
         out = f(*arguments)
     except ShapelessPlaceholderError:
         # untyped arguments an op needs the shape of: the graph is built when the Function is
         # applied to operands with shapes (CNTK infers the placeholders' shapes then)
         return _Deferred(f, arguments)
+    finally:
+        PROBING[0] = probing
     return _in_signature_order(_as_function(out), arguments)
 
 

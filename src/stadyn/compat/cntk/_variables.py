@@ -285,6 +285,10 @@ def placeholder(shape=None, dynamic_axes=None, name: str = "") -> Variable:
         else:
             var.reset_shape(_shape(shape))
     G.PLACEHOLDERS[var] = name
+    if shape is not None and any(getattr(a, "is_sequence_axis", False)
+                                 for a in dynamic_axes or ()):
+        from ._loops import as_loop_sequence     # on a sequence axis: a sequence until replaced
+        as_loop_sequence(var)
     obj = Variable.__new__(Variable)
     GraphObject.__init__(obj, var)
     return obj

@@ -19,6 +19,7 @@ from ... import functions as F
 from ... import sequence as S
 from . import _graph as G
 from ...graph import Variable
+from ._deferred import defer_module
 from ._adapt import adapt, batched, named, operand, unwrap, wrap
 from ._adapt import operand as _as_operand
 from ._axis import Axis
@@ -196,3 +197,6 @@ def scatter(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
     Example: ``C.sequence.scatter(C.sequence.gather(x, c), c)``."""
     return named(wrap(S.scatter(unwrap(seq), unwrap(condition))), name, "Scatter")
 
+
+# ops on placeholders without a shape (or on layers) wait for their shapes
+defer_module(globals(), __all__)

@@ -58,6 +58,7 @@ from ..io import INFINITELY_REPEAT
 from . import functions  # noqa: E402
 from .._late import bind as _bind
 from .._adapt import adapt as _adapt_rnnstack
+from .._deferred import deferrable as _deferrable
 from ....sequence import optimized_rnnstack as _sd_sequence_ors
 
 input = input_variable  # noqa: A001 - CNTK's name
@@ -83,6 +84,9 @@ def combine(*operands, name: str = ""):
     if name:
         out.name = name
     return out
+
+
+combine = _deferrable(combine)       # of ops waiting for their placeholders' shapes: waits too
 
 
 __all__ = [

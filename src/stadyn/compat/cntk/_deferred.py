@@ -1,0 +1,257 @@
+"""Ops on placeholders without a shape, and on layers not applied yet: recorded, built later.
+
+CNTK types a graph lazily: ``C.splice(x, C.sequence.future_value(x))`` on ``x =
+C.placeholder()`` is a Function whose shapes are inferred once ``x`` is bound, and an op
+applied to a layer (``C.sequence.reduce_sum(C.layers.Recurrence(...))``,
+``C.cross_entropy_with_softmax(model, labels)``) applies to the layer's own placeholder.
+Stadyn's graphs have shapes from the start, so such a call is recorded as a
+:class:`Deferred`: applying it to operands with shapes (as ``Sequential`` does with a step),
+replaying the recorded calls on them, builds the graph.  CNTK 202 writes its one-word
+look-ahead and its bidirectional recurrence this way.
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> x = C.placeholder()
+    >>> look_ahead = C.splice(x, C.sequence.future_value(x))
+    >>> [p.name for p in look_ahead.placeholders], look_ahead.shape
+    ([''], (-2,))
+    >>> s = C.sequence.input_variable(2)
+    >>> look_ahead(s).shape
+    (4,)
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import types
+from typing import Any
+
+from . import _graph as G
+from ._adapt import ShapelessPlaceholderError
+from ._mixins import GraphObject, TensorOpsMixin
+
+__all__ = ["Deferred", "deferrable", "pending", "defer_module", "LAYER_CLASSES", "PROBING"]
+
+
+# The classes of CNTK layers (``_layers.LayerFunction`` registers itself: it is above).
+LAYER_CLASSES: list = []
+
+
+class _Layers:
+    """``isinstance(v, LayerFunction())`` against the registered layer classes."""
+
+    def __instancecheck__(self, v) -> bool:
+        return isinstance(v, tuple(LAYER_CLASSES))
+
+
+def _layer_function():
+    return _Layers()
+
+
+def _shapeless(value: Any) -> bool:
+    return isinstance(value, GraphObject) and value.variable in G.SHAPELESS and \
+        type(value).__name__ != "_ForwardDeclared"
+
+
+# Set while ``@C.Function`` probes a Python function on placeholders for its untyped
+# arguments: a call that would wait raises instead, and the Function is built when applied
+# (``_signature._Deferred``), its body run on operands with shapes.
+PROBING = [False]
+
+
+def pending(args: tuple, kwargs: dict, layers: bool = True) -> bool:
+    """Whether a call on ``args``/``kwargs`` must wait: an operand is a placeholder without a
+    shape, a :class:`Deferred`, or (``layers``) a layer not applied to anything.  While
+    ``@C.Function`` probes its Python function (:data:`PROBING`), such a call raises
+    :class:`ShapelessPlaceholderError`."""
+    found = _pending(args, kwargs, layers)
+    if found and PROBING[0]:
+        raise ShapelessPlaceholderError("an op on a placeholder without a shape")
+    return found
+
+
+def _pending(args: tuple, kwargs: dict, layers: bool) -> bool:
+    LayerFunction = _layer_function()
+
+    def check(v) -> bool:
+        if isinstance(v, Deferred) or _shapeless(v):
+            return True
+        if layers and isinstance(v, LayerFunction):
+            return True
+        if isinstance(v, (list, tuple)):
+            return any(check(u) for u in v)
+        return False
+    return any(check(a) for a in args) or any(check(v) for v in kwargs.values())
+
+
+class Deferred(TensorOpsMixin):
+    """A call waiting for the shapes of its placeholders (see the module's text): its
+    ``placeholders`` (and ``arguments``) are the placeholders without a shape it reads, first
+    seen first, a layer's own placeholder ``keep`` for a layer used as an operand; calling it on
+    Functions or Variables (one per placeholder) replays the call on them."""
+
+    def __init__(self, fn, args: tuple, kwargs: dict):
+        self._fn, self._args, self._kwargs = fn, tuple(args), dict(kwargs)
+        self._bound: dict[int, Any] = {}
+        self.name = kwargs.get("name", "") if isinstance(kwargs.get("name", ""), str) else ""
+
+    # -- what it reads ----------------------------------------------------------------------
+    def _leaves(self, out: list, seen: set, bound: dict) -> None:
+        LayerFunction = _layer_function()
+
+        def visit(v):
+            if isinstance(v, Deferred):
+                v._leaves(out, seen, bound)
+            elif isinstance(v, LayerFunction) and v is not self._fn:
+                visit(_keep(v))
+            elif _shapeless(v) and id(v.variable) not in seen and id(v.variable) not in bound:
+                seen.add(id(v.variable))
+                out.append(v)
+            elif isinstance(v, (list, tuple)):
+                for u in v:
+                    visit(u)
+        for a in self._args:
+            visit(a)
+        for a in self._kwargs.values():
+            visit(a)
+
+    @property
+    def placeholders(self) -> list:
+        """The placeholders without a shape it reads (a layer operand's ``keep``)."""
+        out: list = []
+        self._leaves(out, set(), self._bound)
+        return out
+
+    arguments = placeholders
+
+    @property
+    def output(self):
+        """Not known until it is built (a loop closed through a placeholder without a shape
+        names why)."""
+        raise AttributeError(
+            "this Function reads a placeholder without a shape, so it is built only when "
+            f"applied to operands with shapes (placeholders {[p.name for p in self.placeholders]}"
+            "); to close a loop through the placeholder, give it a shape "
+            "(C.placeholder(shape=...)) or use C.layers.ForwardDeclaration()")
+
+    @property
+    def shape(self) -> tuple:
+        """``(-2,)``: not known until it is applied (CNTK's unknown shape)."""
+        return (-2,)
+
+    @property
+    def parameters(self) -> list:
+        """The parameters of the layers it applies (those applied already)."""
+        LayerFunction = _layer_function()
+        out: list = []
+
+        def visit(v):
+            if isinstance(v, Deferred):
+                if isinstance(v._fn, LayerFunction):
+                    out.extend(v._fn.parameters)
+                for a in list(v._args) + list(v._kwargs.values()):
+                    visit(a)
+            elif isinstance(v, LayerFunction):
+                out.extend(v.parameters)
+            elif isinstance(v, (list, tuple)):
+                for u in v:
+                    visit(u)
+        visit(self)
+        return out
+
+    # -- building ---------------------------------------------------------------------------
+    def _replay(self, bound: dict, memo: dict):
+        if id(self) in memo:
+            return memo[id(self)]
+        LayerFunction = _layer_function()
+
+        def value(v):
+            if isinstance(v, Deferred):
+                return v._replay(bound, memo)
+            if isinstance(v, LayerFunction) and v is not self._fn:
+                keep = _keep(v)
+                if id(keep.variable) not in bound:
+                    return v
+                key = ("layer", id(v))
+                if key not in memo:
+                    memo[key] = v(bound[id(keep.variable)])
+                return memo[key]
+            if isinstance(v, GraphObject) and id(v.variable) in bound:
+                return bound[id(v.variable)]
+            if isinstance(v, list):
+                return [value(u) for u in v]
+            if isinstance(v, tuple):
+                return tuple(value(u) for u in v)
+            return v
+        out = self._fn(*[value(a) for a in self._args],
+                       **{k: value(v) for k, v in self._kwargs.items()})
+        memo[id(self)] = out
+        return out
+
+    def __call__(self, *args, **kwargs):
+        phs = self.placeholders
+        if len(args) > len(phs):
+            raise TypeError(f"this Function has {len(phs)} placeholders to bind, "
+                            f"{len(args)} operands given")
+        bound = dict(self._bound)
+        bound.update((id(p.variable), a) for p, a in zip(phs, args))
+        by_name = {p.name: p for p in phs}
+        for key, a in kwargs.items():
+            if key not in by_name:
+                raise TypeError(f"this Function has no placeholder named {key!r}")
+            bound[id(by_name[key].variable)] = a
+        return self._replay(bound, {})
+
+    def replace_placeholders(self, substitutions: dict) -> "Deferred":
+        """Bind placeholders (``{placeholder: variable}``) for when it is built; returns
+        itself."""
+        for ph, new in substitutions.items():
+            self._bound[id(ph.variable)] = new
+        return self
+
+    def __rshift__(self, other):
+        return other(self)
+
+    def __repr__(self) -> str:
+        names = [p.name for p in self.placeholders]
+        return f"Composite({getattr(self._fn, '__name__', 'layer')}: placeholders {names})"
+
+
+def _keep(layer) -> GraphObject:
+    """A layer's own placeholder (CNTK names it after the layer's argument, ``keep``)."""
+    return layer._own_placeholder()
+
+
+def deferrable(fn):
+    """``fn`` (a CNTK op) recording itself as a :class:`Deferred` when an operand is a
+    placeholder without a shape, a Deferred or a layer not applied yet.  The wrapper keeps
+    ``fn``'s globals, name and docstring (so its module's doctests still find it)."""
+    check, make = pending, Deferred
+
+    def wrapper(*args, **kwargs):
+        if check(args, kwargs):
+            return make(fn, args, kwargs)
+        return fn(*args, **kwargs)
+    new = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,
+                             wrapper.__closure__)
+    functools.update_wrapper(new, fn)
+    return new
+
+
+def defer_module(namespace: dict, names) -> None:
+    """Make the ops ``names`` of a module (its ``globals()``) :func:`deferrable`: those it
+    defines or adapts (a name imported as it is stays the object it is elsewhere), an
+    alias (``input = input_variable``) wrapped once."""
+    done: dict[int, Any] = {}
+    for n in names:
+        f = namespace.get(n)
+        if not isinstance(f, types.FunctionType):
+            continue
+        home = sys.modules.get(f.__module__)
+        if f.__module__ != namespace["__name__"] and home is not None and \
+                getattr(home, f.__name__, None) is f:
+            continue            # imported as it is from another module
+        if id(f) not in done:
+            done[id(f)] = deferrable(f)
+        namespace[n] = done[id(f)]
