@@ -31,7 +31,7 @@ SECTIONS = [
     ("NNabla's names", [
         "stadyn.compat.nnabla", "stadyn.compat.nnabla.functions",
         "stadyn.compat.nnabla.parametric_functions", "stadyn.compat.nnabla.solvers",
-        "stadyn.compat.nnabla.solver",
+        "stadyn.compat.nnabla.solver", "stadyn.compat.nnabla.parameter",
         "stadyn.compat.nnabla.initializer", "stadyn.compat.nnabla.ext_utils",
         "stadyn.compat.nnabla.communicators", "stadyn.compat.nnabla.utils",
         "stadyn.compat.nnabla.utils.data_iterator", "stadyn.compat.nnabla.utils.load",

@@ -250,8 +250,13 @@ def check_refs_current(framework: str, folder: str) -> None:
     # processes on this 2-core machine CNTK's regeneration took 123 s, 11 s with passive waits
     # (alone: 10-20 s); beside the xdist suite it once ran past 600 s.
     base["OMP_WAIT_POLICY"] = "PASSIVE"
-    run = subprocess.run([python, "-W", "ignore", script, "--out", folder], env={**base, **env},
-                         capture_output=True, text=True, timeout=900)
+    for _ in range(2):
+        run = subprocess.run([python, "-W", "ignore", script, "--out", folder],
+                             env={**base, **env}, capture_output=True, text=True, timeout=900)
+        # CNTK 2.7 itself now and then dies of SIGABRT in its readers' threads (heap
+        # corruption, seen on 2026-12-02 in ~1 run of 3 of the whole generator): one retry
+        if run.returncode >= 0:
+            break
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
     problems = []
     for case in cases(framework).values():

@@ -83,7 +83,9 @@ def _shell_lines():
         for block in read_blocks(page):
             if block.lang not in ("sh", "bash", "console", "shell"):
                 continue
-            for n, line in enumerate(block.code.splitlines(), block.line + 1):
+            # a line ending in a backslash continues on the next, as in the shell
+            code = re.sub(r"\\\n\s*", " ", block.code)
+            for n, line in enumerate(code.splitlines(), block.line + 1):
                 line = line.split(" #")[0].strip()
                 line = re.sub(r"^([A-Z_]+=\S+\s+)+", "", line)        # VAR=value prefixes
                 if line and not line.startswith("#"):

@@ -167,7 +167,11 @@ def clone_graph(roots: list, subs: dict, method: str) -> list:
     late_subs = {}
     subs = dict(subs)
     for old, new in list(subs.items()):
-        if new.parent is not None and any(id(v) in inside for n in topological_nodes([new])
+        # an input replaced by an expression of itself (``z(x / 255)`` for ``z`` over ``x``,
+        # CNTK 103D) reads the input from outside, as CNTK's apply does: not a loop
+        outside = {id(old)} if old.parent is None else set()
+        if new.parent is not None and any(id(v) in inside and id(v) not in outside
+                                           for n in topological_nodes([new])
                                            for v in n.inputs):
             ph = G.placeholder_like(old)
             late_subs[ph] = new
