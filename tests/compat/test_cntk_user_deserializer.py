@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import stadyn.compat.cntk as C
+from stadyn import DataError
 
 
 class Chunks(C.io.UserDeserializer):
@@ -62,3 +63,14 @@ def test_streams_record_is_set_once_a_source_reads_the_deserializer():
 def test_the_base_class_methods_say_what_to_override():
     with pytest.raises(NotImplementedError, match="list of StreamInformation"):
         C.io.MinibatchSource(C.io.UserDeserializer())
+
+
+def test_a_stream_given_as_flat_rows_is_refused():
+    """A (2, 3) stream handed over as rows of 6 values: CNTK 2.7 refuses it ('Dense data
+    supported only as single sample per row'), but that error path corrupts its heap and
+    aborts its process later, so it is not among the reference cases."""
+    info = [C.io.StreamInformation("m", 0, "dense", np.float32, (2, 3))]
+    block = np.arange(24, dtype=np.float32).reshape(4, 6)
+    with pytest.raises(DataError, match=r"chunk 0, stream 'm': an array of shape \(4, 6\)"):
+        src = C.io.MinibatchSource(Chunks([{"m": block}], info), randomize=False, max_sweeps=1)
+        src.next_minibatch(4)

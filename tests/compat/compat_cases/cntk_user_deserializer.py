@@ -103,8 +103,9 @@ def user_deserializer(C, r):
 @cntk_case(names=["cntk.io.UserDeserializer", "cntk.io.MinibatchSource"] + _METHODS,
            note="sequences (lists of (T, 1) arrays) beside a stream of one row per sequence: "
                 "minibatches of 4 samples stop before a sequence that would not fit; two "
-                "sweeps, then max_samples=6; a (2, 3) stream given as (N, 2, 3), and as "
-                "flat rows (N, 6), which CNTK refuses")
+                "sweeps, then max_samples=6; a (2, 3) stream given as (N, 2, 3) (as flat "
+                "rows (N, 6) CNTK refuses it, but that error path corrupts CNTK's heap: "
+                "test_cntk_user_deserializer.py holds Stadyn's refusal)")
 def user_deserializer__sequences(C, r):
     r.touch(*_METHODS)
     chunks = [{"x": [np.full((2, 1), 0, np.float32), np.full((3, 1), 1, np.float32)],
@@ -125,13 +126,6 @@ def user_deserializer__sequences(C, r):
     mb = src.next_minibatch(4)
     res["stacked"] = np.array(mb[src.streams.m].asarray(), copy=True).reshape(4, 2, 3)
     del mb
-    try:
-        src = C.io.MinibatchSource(_deserializer(C, info, [{"m": block.reshape(4, 6)}]),
-                                   randomize=False, max_sweeps=1)
-        src.next_minibatch(4)
-        res["flat"] = "read"
-    except Exception:
-        res["flat"] = "failed"
     return res
 
 
