@@ -43,7 +43,8 @@ from ._partition import partition
 from ._passes import (aliased_outputs, cast_parameters_into_buffers, defer_output_casts,
                       plan_passes, write_products_into_buffers)
 from ._subgraph import Subgraph, leaf_tensor
-from ._variable import FunctionNode, Variable, set_output
+from ._shared_values import set_output
+from ._variable import FunctionNode, Variable
 
 __all__ = ["StaticPlan", "EagerPlan", "build_plan", "untraceable_ops"]
 

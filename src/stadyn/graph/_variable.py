@@ -26,7 +26,7 @@ from ._padding import pad_sequences
 from ._recompute import recompute_now
 
 __all__ = ["Variable", "FunctionNode", "topological_nodes", "to_torch_dtype", "layout_changed",
-           "layout_version", "bump_graph_version", "graph_version", "hand_out", "set_output"]
+           "layout_version", "bump_graph_version", "graph_version"]
 
 
 _NP_TO_TORCH = {
@@ -103,42 +103,6 @@ def bump_graph_version() -> None:
 def graph_version() -> int:
     """The count of :func:`bump_graph_version` calls so far."""
     return _graph[0]
-
-
-_HANDED_OUT = "_stadyn_handed_out"
-
-
-def hand_out(t: torch.Tensor) -> None:
-    """Record that ``t``'s memory was handed to the user (NNabla's ``y.d``, a NumPy view): the
-    next runs write the values of the op output holding ``t`` into it in place, so the array
-    the user kept shows them, as NNabla's does (see :func:`set_output`).
-
-    Example:
-        >>> import torch
-        >>> hand_out(torch.zeros(2))
-    """
-    setattr(t, _HANDED_OUT, True)
-
-
-def set_output(v: "Variable", t: torch.Tensor) -> None:
-    """Give the op output ``v`` the value ``t`` a run computed: written into ``v``'s tensor in
-    place when that was handed out (:func:`hand_out`) and has ``t``'s shape, dtype and device,
-    with no autograd graph on either; otherwise ``v`` holds ``t``.
-
-    Example:
-        >>> import torch, stadyn as sd, stadyn.functions as F
-        >>> y = F.add_scalar(sd.Variable((2,)), 1.0)
-        >>> y.forward(); kept = y.data; hand_out(kept)
-        >>> set_output(y, torch.full((2,), 5.0)); kept.tolist(), y.data is kept
-        ([5.0, 5.0], True)
-    """
-    old = v._data
-    if (old is not None and old is not t and getattr(old, _HANDED_OUT, False)
-            and not t.requires_grad and not old.requires_grad and old.shape == t.shape
-            and old.dtype == t.dtype and old.device == t.device):
-        old.copy_(t)
-        return
-    v._data = t
 
 
 def _zeros(shape: Sequence[int], dtype: torch.dtype, requires_grad: bool) -> torch.Tensor:
@@ -447,37 +411,6 @@ class Variable:
         v._alias = self
         v.persistent = self.persistent
         return v
-
-    def read_value_of(self, var: "Variable") -> None:
-        """Make this leaf hold ``var``'s value from now on, as :meth:`unlinked` gives a new leaf:
-        every read (and every graph run it feeds) sees ``var``'s current value, and writing it
-        writes ``var``'s memory.  NNabla's ``x.data = y.data`` (two Variables sharing one array,
-        which carries an RNN's state from one forward to the next).  No-op when ``var`` already
-        reads this one's value.
-
-        Example:
-            >>> import numpy as np, stadyn as sd, stadyn.functions as F
-            >>> h0 = sd.Variable((2,))
-            >>> h = F.add_scalar(h0, 1.0)
-            >>> h0.read_value_of(h)
-            >>> h.forward(); h.forward(); h.d.tolist()
-            [2.0, 2.0]
-        """
-        if self.parent is not None:
-            raise StadynError("read_value_of: only a leaf Variable (no parent op) can hold "
-                              "another Variable's value")
-        target = var
-        while target._alias is not None:
-            target = target._alias
-        if target is self:
-            return
-        if tuple(target._shape) != tuple(self._shape):
-            raise StadynError(f"read_value_of: shape {tuple(target._shape)} is not this "
-                              f"Variable's {tuple(self._shape)}")
-        self._alias = target
-        self._data = None
-        layout_changed()
-        bump_graph_version()
 
     def rewire_on(self, var: "Variable") -> None:
         """Make ``var``'s parent this Variable's parent (splices a graph in place of ``self``)."""

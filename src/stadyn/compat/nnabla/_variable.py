@@ -34,7 +34,7 @@ import torch
 
 from ... import graph as _graph
 from ..._errors import ArgumentError
-from ...graph import data_of, grad_of, hand_out, topological_nodes
+from ...graph import data_of, grad_of, hand_out, read_value_of, topological_nodes
 from ._function import Function, as_function
 from ._ndarray import NdArray, unmark_zeroing
 
@@ -70,7 +70,7 @@ class Variable(_Core):
                 and isinstance(owner, _Core) and tuple(owner.shape) == tuple(self.shape)):
             # ``h0.data = h.data``: in NNabla both hold one array from now on (an RNN's state
             # carried from one forward to the next), so this leaf reads ``owner``'s value
-            self.read_value_of(owner)
+            read_value_of(self, owner)
             return
         _set(self, value, data_of(self), _Core.data.fset)
 
