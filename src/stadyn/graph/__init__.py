@@ -47,12 +47,15 @@ from ._spec import OpSpec
 from ._subgraph import (CONSTANT, INPUT, PARAMETER, VIEW, Subgraph, leaf_tensor, output_key,
                         value_key)
 from ._variable import FunctionNode, Variable, bump_graph_version, to_torch_dtype, topological_nodes
+from ._shared_values import hand_out, read_value_of, set_output
 from ._tensors import data_of, grad_of
 
 __all__ = [
     # the IR
     "Variable", "FunctionNode", "OpSpec", "apply", "topological_nodes", "to_torch_dtype",
     "data_of", "grad_of", "untraceable_ops",
+    # NNabla's shared arrays: handed-out values written in place, leaves reading another's
+    "hand_out", "set_output", "read_value_of",
     # modes, phase, contexts, scopes
     "auto_forward", "set_auto_forward", "get_auto_forward", "training", "is_training",
     "set_training", "no_grad", "is_no_grad", "recompute", "recompute_fn",

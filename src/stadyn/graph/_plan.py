@@ -43,6 +43,7 @@ from ._partition import partition
 from ._passes import (aliased_outputs, cast_parameters_into_buffers, defer_output_casts,
                       plan_passes, write_products_into_buffers)
 from ._subgraph import Subgraph, leaf_tensor
+from ._shared_values import set_output
 from ._variable import FunctionNode, Variable
 
 __all__ = ["StaticPlan", "EagerPlan", "build_plan", "untraceable_ops"]
@@ -134,7 +135,7 @@ class StaticPlan:
         if _checking[0]:
             self._check_forward(tensors, outs[:n])
         for v, t in zip(self.fill, outs):
-            v._data = t
+            set_output(v, t)
         self.saved = tuple(outs[n:]) if self.bw is not None else None
 
     def _check_forward(self, tensors: list, outs: Sequence[torch.Tensor]) -> None:
@@ -220,7 +221,7 @@ class EagerPlan:
         with torch.set_grad_enabled(self.has_backward):
             outs = interpret(self.nodes, self.leaves, tensors, self.fill, name_errors=True)
         for v, t in zip(self.fill, outs):
-            v._data = t
+            set_output(v, t)
             if v._shape != tuple(t.shape):               # an op's shape depends on values
                 v._shape = tuple(t.shape)
         self.diff_roots = [r for r in self.roots if r._data is not None and r._data.requires_grad]

@@ -11,8 +11,8 @@ Example:
     (True, ['cell/lstm/affine/W', 'cell/lstm/affine/b'])
 """
 
-from ...graph import Variable
 from ...parametric_functions import lstm_cell
+from ._variable import Variable
 
 __all__ = ["LSTMCell"]
 

@@ -34,7 +34,7 @@ import torch
 
 from ... import graph as _graph
 from ..._errors import ArgumentError
-from ...graph import data_of, grad_of, topological_nodes
+from ...graph import data_of, grad_of, hand_out, read_value_of, topological_nodes
 from ._function import Function, as_function
 from ._ndarray import NdArray, unmark_zeroing
 
@@ -65,6 +65,13 @@ class Variable(_Core):
 
     @data.setter
     def data(self, value: Any) -> None:
+        owner = value._owner[0] if isinstance(value, NdArray) and value._owner else None
+        if (owner is not None and owner is not self and self.parent is None
+                and isinstance(owner, _Core) and tuple(owner.shape) == tuple(self.shape)):
+            # ``h0.data = h.data``: in NNabla both hold one array from now on (an RNN's state
+            # carried from one forward to the next), so this leaf reads ``owner``'s value
+            read_value_of(self, owner)
+            return
         _set(self, value, data_of(self), _Core.data.fset)
 
     @property
@@ -120,6 +127,8 @@ class Variable(_Core):
         """The value as a NumPy array sharing its memory."""
         value = _Core.d.fget(self)
         unmark_zeroing(data_of(self))    # handed out: it may be written (NNabla's zeroing)
+        if self.parent is not None:      # and later runs write into it, as NNabla's do
+            hand_out(data_of(self))
         return value
 
     @d.setter

@@ -1,0 +1,91 @@
+"""Values the user holds on to: NNabla's arrays are buffers that later runs write into.
+
+In NNabla, ``y.d`` is a NumPy view of ``y``'s buffer, and each forward writes ``y``'s new
+value into that buffer, so an array kept from an earlier step shows the latest value (a
+monitor averaging ``loss.d`` arrays kept over several steps gets the last loss); and
+``h0.data = h.data`` makes two Variables hold one array (an RNN's state carried from one
+forward to the next).  Stadyn's runs give op outputs fresh tensors; these helpers keep
+NNabla's sharing where the compat layer asks for it:
+
+* :func:`hand_out` marks an output's tensor whose memory the user was given; the runs then
+  write the output's new values into it (:func:`set_output`, which the plans call for every
+  op output they fill);
+* :func:`read_value_of` makes a leaf hold another Variable's value from now on (a view, as
+  :meth:`Variable.unlinked` gives a new leaf).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .._errors import StadynError
+from ._variable import Variable, bump_graph_version, layout_changed
+
+__all__ = ["hand_out", "set_output", "read_value_of"]
+
+_HANDED_OUT = "_stadyn_handed_out"
+
+
+def hand_out(t: torch.Tensor) -> None:
+    """Record that ``t``'s memory was handed to the user (NNabla's ``y.d``, a NumPy view): the
+    next runs write the values of the op output holding ``t`` into it in place, so the array
+    the user kept shows them, as NNabla's does (see :func:`set_output`).
+
+    Example:
+        >>> import torch
+        >>> hand_out(torch.zeros(2))
+    """
+    setattr(t, _HANDED_OUT, True)
+
+
+def set_output(v: Variable, t: torch.Tensor) -> None:
+    """Give the op output ``v`` the value ``t`` a run computed: written into ``v``'s tensor in
+    place when that was handed out (:func:`hand_out`) and has ``t``'s shape, dtype and device,
+    with no autograd graph on either; otherwise ``v`` holds ``t``.
+
+    Example:
+        >>> import torch, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import data_of
+        >>> y = F.add_scalar(sd.Variable((2,)), 1.0)
+        >>> y.forward(); kept = data_of(y); hand_out(kept)
+        >>> set_output(y, torch.full((2,), 5.0)); kept.tolist(), data_of(y) is kept
+        ([5.0, 5.0], True)
+    """
+    old = v._data
+    if (old is not None and old is not t and getattr(old, _HANDED_OUT, False)
+            and not t.requires_grad and not old.requires_grad and old.shape == t.shape
+            and old.dtype == t.dtype and old.device == t.device):
+        old.copy_(t)
+        return
+    v._data = t
+
+
+def read_value_of(leaf: Variable, var: Variable) -> None:
+    """Make ``leaf`` hold ``var``'s value from now on, as :meth:`Variable.unlinked` gives a new
+    leaf: every read of it (and every graph run it feeds) sees ``var``'s current value, and
+    writing it writes ``var``'s memory.  NNabla's ``x.data = y.data``.  Nothing changes when
+    ``var`` already reads ``leaf``'s value.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> h0 = sd.Variable((2,))
+        >>> h = F.add_scalar(h0, 1.0)
+        >>> read_value_of(h0, h)
+        >>> h.forward(); h.forward(); h.d.tolist()
+        [2.0, 2.0]
+    """
+    if leaf.parent is not None:
+        raise StadynError("read_value_of: only a leaf Variable (no parent op) can hold "
+                          "another Variable's value")
+    target = var
+    while target._alias is not None:
+        target = target._alias
+    if target is leaf:
+        return
+    if tuple(target.shape) != tuple(leaf.shape):
+        raise StadynError(f"read_value_of: shape {tuple(target.shape)} is not the leaf's "
+                          f"{tuple(leaf.shape)}")
+    leaf._alias = target
+    leaf._data = None
+    layout_changed()
+    bump_graph_version()

@@ -1,0 +1,151 @@
+"""Run more of nnabla-examples' programs (sony/nnabla-examples: ``language-modeling/word2vec``,
+``language-modeling/lstm``, ``meta-learning/maml``), unchanged, at a tiny size, one after
+another in this process, and write what their monitors recorded as JSON.  The same file runs
+on NNabla 1.39 (which made ``refs/nnabla139_examples_more.json``) and, with ``--stadyn``, on
+Stadyn through ``examples/nnabla/on_stadyn.py``'s import hook.
+
+    python tests/examples/nnabla_examples_more.py EXAMPLES WORK OUT.json [--stadyn] [--only=R,..]
+
+The reference file is this, run on NNabla 1.39 (``/work/peers/nnabla/bin/python ... WORK
+tests/examples/refs/nnabla139_examples_more.json``).
+
+EXAMPLES holds the programs' folders and ``utils`` (a checkout or an archive of the
+repository); WORK is an
+empty folder.  The data are stand-ins in the real files: Penn Treebank's three text files
+(``examples/nnabla/ptb_standin.py``) in NNabla's download cache ``WORK/home/nnabla_data``
+(where word2vec's ``download`` finds ``ptb.train.txt``) and in the LSTM's working folder (where
+it looks before it runs ``wget``); Omniglot's ``train.npy`` / ``val.npy`` as
+``meta-learning/data/omniglot_data.py`` writes them (``examples/nnabla/omniglot_standin.py``)
+under ``WORK/data``.  Each program writes under ``WORK/<run>``.  Only the harness around the
+programs differs from a user's shell: NumPy and ``random`` are seeded 0 before each, the
+process runs with ``PYTHONHASHSEED=0`` (the LSTM numbers its words in the order of a ``set``),
+and ``np.int`` (gone from NumPy 1.24; MAML's data generator uses it) is put back.
+"""
+
+import glob
+import json
+import os
+import random
+import runpy
+import sys
+import time
+import traceback
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PROGRAMS = ("language-modeling/word2vec", "language-modeling/lstm", "meta-learning/maml",
+            "utils")
+N_WORDS = 600            # PTB stand-in: training words (validation and test: a fifth each)
+N_LETTERS = 10           # Omniglot stand-in: training letters (validation: two thirds)
+
+# (run, program, arguments); {out} is WORK/<run>, {work} is WORK.
+RUNS = [
+    ("word2vec", "language-modeling/word2vec/word_embedding.py",
+     "-c cpu -m {out}/ -e 16 -b 50 -i 1 -v 1 -mw 3"),
+    # the monitor averages the loss.d arrays it was handed over 5 iterations
+    ("word2vec_interval", "language-modeling/word2vec/word_embedding.py",
+     "-c cpu -m {out}/ -e 16 -b 50 -i 1 -v 5 -mw 0"),
+    ("lstm", "language-modeling/lstm/train.py",
+     "-c cpu -w {out} -s {out} -b 4 -e 1 -m 1 -n 5 -S 16"),
+    ("maml", "meta-learning/maml/train_maml.py",
+     "-c cpu --dataset_root {work}/data --logdir {out} --metatrain_iterations 2 "
+     "--meta_batch_size 1 --num_filters 8 --print_interval 1 --test_print_interval 100 "
+     "--save_interval 1"),
+]
+
+
+def _series(folder):
+    """``{name: [[iteration, value], ...]}`` of every ``*.series.txt`` under ``folder``."""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(folder, "**", "*.series.txt"), recursive=True)):
+        rows = np.loadtxt(path, ndmin=2)
+        out[os.path.basename(path)[:-len(".series.txt")]] = rows.tolist()
+    return out
+
+
+def _files(folder):
+    """The files under ``folder``, by name (MAML's folder name holds ``strtobool``'s result,
+    which is 0 on Python 3.10 and False on later ones)."""
+    return sorted(name for _, _, names in os.walk(folder) for name in names)
+
+
+def _finite_parameters(folder):
+    """Whether every ``*.h5`` parameter file the run wrote holds finite values only."""
+    import h5py
+    finite = {}
+    for path in sorted(glob.glob(os.path.join(folder, "**", "*.h5"), recursive=True)):
+        name = os.path.basename(path)
+        if "states" in name:
+            continue
+        with h5py.File(path, "r") as f:
+            values = []
+            f.visititems(lambda k, o: values.append(np.asarray(o[()]))
+                         if isinstance(o, h5py.Dataset) else None)
+        finite[name] = bool(all(np.isfinite(v).all() for v in values))
+    return finite
+
+
+def main(argv):
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *argv],
+                  dict(os.environ, PYTHONHASHSEED="0"))
+    examples, work, out_path = (os.path.abspath(a) for a in argv[:3])
+    stadyn = "--stadyn" in argv
+    sys.path.insert(0, os.path.join(ROOT, "examples", "nnabla"))
+    if stadyn:
+        import on_stadyn
+        on_stadyn.install()
+    import omniglot_standin
+    import ptb_standin
+    os.environ["HOME"] = os.path.join(work, "home")
+    ptb = os.path.join(work, "ptb")
+    ptb_standin.write_ptb(ptb, N_WORDS, N_WORDS // 5, N_WORDS // 5)
+    os.makedirs(os.path.join(work, "home", "nnabla_data"), exist_ok=True)
+    with open(os.path.join(ptb, "ptb.train.txt"), "rb") as src, \
+            open(os.path.join(work, "home", "nnabla_data", "ptb.train.txt"), "wb") as dst:
+        dst.write(src.read())
+    omniglot_standin.write_omniglot(os.path.join(work, "data"), N_LETTERS,
+                                    N_LETTERS * 2 // 3)
+    np.int = int                    # data_generator_maml.py: np.zeros(..., dtype=np.int)
+    import nnabla as nn
+    results = {}
+    only = [a.split("=", 1)[1].split(",") for a in argv if a.startswith("--only=")]
+    for run, program, args in RUNS:
+        if only and run not in only[0]:
+            continue
+        folder = os.path.join(work, run)
+        os.makedirs(folder, exist_ok=True)
+        if run == "lstm":           # train.py reads ptb.*.txt from its working folder
+            for part in ("train", "valid", "test"):
+                with open(os.path.join(ptb, f"ptb.{part}.txt"), "rb") as src, \
+                        open(os.path.join(folder, f"ptb.{part}.txt"), "wb") as dst:
+                    dst.write(src.read())
+        path = os.path.join(examples, program)
+        sys.argv = [path] + args.format(out=folder, work=work).split()
+        sys.path.insert(0, os.path.dirname(path))
+        np.random.seed(0)
+        random.seed(0)
+        nn.clear_parameters()
+        cwd = os.getcwd()
+        os.chdir(folder)
+        error, start = None, time.time()
+        try:
+            runpy.run_path(path, run_name="__main__")
+        except BaseException as exc:  # noqa: BLE001 - a program's failure is a result
+            error = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-500:]
+        finally:
+            os.chdir(cwd)
+            sys.path.remove(os.path.dirname(path))
+            for name in ("args", "net", "data_generator_maml", "_checkpoint_util"):
+                sys.modules.pop(name, None)     # programs' own modules: each run its own
+        results[run] = {"error": error, "series": _series(folder), "files": _files(folder),
+                        "finite": _finite_parameters(folder)}
+        if stadyn:                              # (the reference file has no timings)
+            results[run]["seconds"] = round(time.time() - start, 1)
+    with open(out_path, "w") as f:
+        json.dump(results, f, indent=1, sort_keys=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
