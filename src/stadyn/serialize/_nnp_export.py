@@ -25,9 +25,19 @@ from .op_rules import rules_for
 
 __all__ = ["NnpEmitter", "NetworkExport", "export_network", "nnp_export_rule"]
 
-# NNabla's <type>_param field names that are not the type name in snake case
+# NNabla's <type>_param field names that are not the type name in snake case (its
+# functions.yaml spells these snake names out; checked against NNabla 1.39's nnabla_pb2)
 _PARAM_FIELDS = {"ReLU": "relu_param", "LeakyReLU": "leaky_relu_param", "ELU": "elu_param",
-                 "SELU": "selu_param", "SoftPlus": "softplus_param", "ReLU6": "relu6_param"}
+                 "SELU": "selu_param", "SoftPlus": "softplus_param", "ReLU6": "relu6_param",
+                 "RNN": "rnn_param", "LSTM": "lstm_param", "GRU": "gru_param",
+                 "CReLU": "crelu_param", "CELU": "celu_param", "PReLU": "prelu_param",
+                 "CumSum": "cumsum_param", "CumProd": "cumprod_param",
+                 "SearchSorted": "searchsorted_param", "ResetNaN": "reset_nan_param",
+                 "ONNXResize": "onnx_resize_param", "FFT": "fft_param", "IFFT": "ifft_param",
+                 "STFT": "stft_param", "ISTFT": "istft_param",
+                 "KLMultinomial": "kl_multinomial_param", "INQAffine": "inq_affine_param",
+                 "INQConvolution": "inq_convolution_param", "VATNoise": "vat_noise_param",
+                 "ONNXNonMaxSuppression": "onnx_non_max_suppression_param"}
 
 
 def param_field(type_name: str) -> str:

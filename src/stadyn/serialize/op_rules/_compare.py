@@ -14,9 +14,11 @@ from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 
 register_rules(F.equal, onnx_export=_comparison_onnx("Equal"),
-               onnx_import={"Equal": _import_comparison(F.equal)})
+               onnx_import={"Equal": _import_comparison(F.equal)},
+               nnp_import=nnabla(F.equal, "Equal", broadcast=True))
 register_rules(F.less_equal, onnx_export=_comparison_onnx("LessOrEqual"),
-               onnx_import={"LessOrEqual": _import_comparison(F.less_equal)})
+               onnx_import={"LessOrEqual": _import_comparison(F.less_equal)},
+               nnp_import=nnabla(F.less_equal, "LessEqual", broadcast=True))
 
 
 def _not_equal_onnx(g, inputs, attrs):
@@ -25,7 +27,8 @@ def _not_equal_onnx(g, inputs, attrs):
     return g.cast(g.op("Not", [g.op("Equal", [a, b])]), dtype)
 
 
-register_rules(F.not_equal, onnx_export=_not_equal_onnx, onnx_import=Unmapped(COMPOSITE))
+register_rules(F.not_equal, onnx_export=_not_equal_onnx, onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.not_equal, "NotEqual", broadcast=True))
 
 
 def _scalar_comparison_onnx(op_type, negate=False):
@@ -65,6 +68,8 @@ def _import_logical(f):
     return build
 
 
-for _f, _type in ((F.logical_and, "And"), (F.logical_or, "Or"), (F.logical_xor, "Xor"),
-                  (F.logical_not, "Not")):
-    register_rules(_f, onnx_export=_logical_onnx(_type), onnx_import={_type: _import_logical(_f)})
+for _f, _type, _nnabla in ((F.logical_and, "And", "LogicalAnd"), (F.logical_or, "Or", "LogicalOr"),
+                           (F.logical_xor, "Xor", "LogicalXor"),
+                           (F.logical_not, "Not", "LogicalNot")):
+    register_rules(_f, onnx_export=_logical_onnx(_type), onnx_import={_type: _import_logical(_f)},
+                   nnp_import=nnabla(_f, _nnabla, broadcast=_f is not F.logical_not))

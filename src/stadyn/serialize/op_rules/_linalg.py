@@ -8,6 +8,7 @@ import numpy as np
 
 from ... import functions as F
 from ._common import COMPOSITE
+from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 
 
@@ -32,10 +33,13 @@ def _import_det(node):
     return F.reshape(det, shape[:-2])
 
 
-register_rules(F.batch_det, onnx_export=_det_onnx, onnx_import={"Det": _import_det})
-register_rules(F.batch_logdet, onnx_export=_logdet_onnx, onnx_import=Unmapped(COMPOSITE))
+register_rules(F.batch_det, onnx_export=_det_onnx, onnx_import={"Det": _import_det},
+               nnp_import=nnabla(F.batch_det, "BatchDet"))
+register_rules(F.batch_logdet, onnx_export=_logdet_onnx, onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.batch_logdet, "BatchLogdet"))
 register_rules(F.batch_inv, onnx_export=Unmapped("ONNX has no matrix inverse"),
-               onnx_import=Unmapped("ONNX has no matrix inverse"))
+               onnx_import=Unmapped("ONNX has no matrix inverse"),
+               nnp_import=nnabla(F.batch_inv, "BatchInv"))
 
 
 def _matrix_diag_onnx(g, inputs, attrs):
@@ -54,9 +58,11 @@ def _matrix_diag_part_onnx(g, inputs, attrs):
     return g.op("Gather", [flat, g.ints(np.arange(n) * (n + 1))], axis=g.ndim(x) - 2)
 
 
-register_rules(F.matrix_diag, onnx_export=_matrix_diag_onnx, onnx_import=Unmapped(COMPOSITE))
+register_rules(F.matrix_diag, onnx_export=_matrix_diag_onnx, onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.matrix_diag, "MatrixDiag"))
 register_rules(F.matrix_diag_part, onnx_export=_matrix_diag_part_onnx,
-               onnx_import=Unmapped(COMPOSITE))
+               onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.matrix_diag_part, "MatrixDiagPart"))
 
 
 def _dot_onnx(g, inputs, attrs):

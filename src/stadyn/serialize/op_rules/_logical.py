@@ -10,6 +10,7 @@ import numpy as np
 
 from ... import functions as F
 from ._cntk_rules import cntk_elementwise
+from ._nnabla import nnabla
 from ._table import register_rules
 
 
@@ -50,15 +51,18 @@ def _not_equal(x0, x1):
 
 register_rules(F.greater, onnx_export=_comparison_onnx("Greater"),
                onnx_import={"Greater": _import_comparison(F.greater)},
+               nnp_import=nnabla(F.greater, "Greater", broadcast=True),
                cntk_import={"Greater": cntk_elementwise(F.greater)})
 register_rules(F.greater_equal, onnx_export=_comparison_onnx("GreaterOrEqual"),
                onnx_import={"GreaterOrEqual": _import_comparison(F.greater_equal)},
+               nnp_import=nnabla(F.greater_equal, "GreaterEqual", broadcast=True),
                cntk_import={"GreaterEqual": cntk_elementwise(F.greater_equal),
                             "LessEqual": cntk_elementwise(_less_equal),
                             "Equal": cntk_elementwise(_equal),
                             "NotEqual": cntk_elementwise(_not_equal)})
 register_rules(F.less, onnx_export=_comparison_onnx("Less"),
                onnx_import={"Less": _import_comparison(F.less)},
+               nnp_import=nnabla(F.less, "Less", broadcast=True),
                cntk_import={"Less": cntk_elementwise(F.less)})
 
 
@@ -82,7 +86,8 @@ def _import_where(node):
 
 
 register_rules(F.where, onnx_export=_where_onnx, onnx_import={"Where": _import_where},
-               cntk_import={"Select": cntk_elementwise(F.where)})
+               cntk_import={"Select": cntk_elementwise(F.where)},
+               nnp_import=nnabla(F.where, "Where"))
 
 
 def _take_along_axis_onnx(g, inputs, attrs):

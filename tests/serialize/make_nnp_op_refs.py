@@ -1,0 +1,94 @@
+"""Write the NNabla-made references of ``test_nnp_ops.py`` with the real NNabla 1.39:
+
+    /work/peers/nnabla/bin/python tests/serialize/make_nnp_op_refs.py [CASE ...]
+
+For every case of ``nnp_op_cases.py`` (or the ones named), NNabla builds the op with
+``nnabla.functions`` on seeded inputs, runs it forward and saves the graph with
+``nnabla.utils.save.save`` as one network named after the case.  Files (in ``nnabla_files/``):
+
+* ``ops.nnp`` -- every case's network (inputs ``x0``, ``x1``, ..., outputs ``y0``, ``y1``, ...),
+  no parameters;
+* ``ops_reference.npz`` -- ``<case>/x<k>`` the inputs and ``<case>/y<k>`` NNabla's outputs.
+
+A case NNabla refuses is reported and left out (the test then says it has no reference).
+"""
+
+import os
+import sys
+
+import numpy as np
+
+import nnabla as nn
+import nnabla.functions as F
+from nnabla.utils.save import save
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from nnp_op_cases import CASES  # noqa: E402
+
+OUT = os.path.join(HERE, "nnabla_files")
+
+
+def draw(rng, shape, kind):
+    """One input of ``kind`` (see ``nnp_op_cases.py``)."""
+    if kind == "n":
+        return rng.randn(*shape)
+    if kind == "u":
+        return rng.uniform(-0.9, 0.9, shape)
+    if kind == "p":
+        return rng.uniform(0.5, 2.0, shape)
+    if kind == "g":
+        return rng.uniform(1.1, 3.0, shape)
+    if kind == "b":
+        return rng.randint(0, 2, shape)
+    if kind.startswith("i"):
+        return rng.randint(0, int(kind[1:]), shape)
+    if kind == "s":
+        return np.sort(rng.randn(*shape), axis=-1)
+    if kind == "spd":
+        a = rng.randn(*shape)
+        return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+    if kind.startswith("w:"):
+        return np.full(shape, float(kind[2:]))
+    raise ValueError(kind)
+
+
+def build(name, rng):
+    fname, inputs, kwargs = CASES[name]
+    xs = []
+    for shape, kind in inputs:
+        v = nn.Variable(shape)
+        v.d = np.asarray(draw(rng, shape, kind), dtype=np.float32)   # NNabla computes in float32
+        xs.append(v)
+    ys = getattr(F, fname)(*xs, **kwargs)
+    ys = list(ys) if isinstance(ys, (tuple, list)) else [ys]
+    nn.forward_all(ys)
+    return xs, ys
+
+
+def main(names):
+    os.makedirs(OUT, exist_ok=True)
+    networks, ref = [], {}
+    for name in names:
+        nn.clear_parameters()
+        rng = np.random.RandomState(sum(map(ord, name)))
+        try:
+            xs, ys = build(name, rng)
+        except Exception as exc:  # noqa: BLE001 - report and go on with the others
+            print(f"{name}: NNabla refuses it: {type(exc).__name__}: {exc}")
+            continue
+        for k, x in enumerate(xs):
+            ref[f"{name}/x{k}"] = x.d.copy()
+        for k, y in enumerate(ys):
+            ref[f"{name}/y{k}"] = y.d.copy()
+        batch = xs[0].shape[0] if xs and xs[0].shape else 1
+        networks.append({"name": name, "batch_size": batch,
+                         "outputs": {f"y{k}": y for k, y in enumerate(ys)},
+                         "names": {f"x{k}": x for k, x in enumerate(xs)}})
+    save(os.path.join(OUT, "ops.nnp"), {"networks": networks}, variable_batch_size=False)
+    np.savez_compressed(os.path.join(OUT, "ops_reference.npz"), **ref)
+    print(f"wrote {len(networks)} networks of {len(names)} cases")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or list(CASES))
