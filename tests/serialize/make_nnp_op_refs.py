@@ -1,8 +1,8 @@
 """Write the NNabla-made references of ``test_nnp_ops.py`` with the real NNabla 1.39:
 
-    /work/peers/nnabla/bin/python tests/serialize/make_nnp_op_refs.py [CASE ...]
+    /work/peers/nnabla/bin/python tests/serialize/make_nnp_op_refs.py [--show CASE ...]
 
-For every case of ``nnp_op_cases.py`` (or the ones named), NNabla builds the op with
+For every case of ``nnp_op_cases.py``, NNabla builds the op with
 ``nnabla.functions`` on seeded inputs, runs it forward and saves the graph with
 ``nnabla.utils.save.save`` as one network named after the case.  Files (in ``nnabla_files/``):
 
@@ -11,6 +11,8 @@ For every case of ``nnp_op_cases.py`` (or the ones named), NNabla builds the op 
 * ``ops_reference.npz`` -- ``<case>/x<k>`` the inputs and ``<case>/y<k>`` NNabla's outputs.
 
 A case NNabla refuses is reported and left out (the test then says it has no reference).
+``--show CASE ...`` builds only the cases named and prints the functions NNabla writes for
+them, writing no file.
 """
 
 import os
@@ -48,13 +50,19 @@ def draw(rng, shape, kind):
     if kind == "spd":
         a = rng.randn(*shape)
         return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+    if kind == "roi":         # rows (b, x1, y1, x2, y2) of boxes inside an 8x8 image
+        b = rng.randint(0, 2, shape[:-1] + (1,))
+        lo = rng.uniform(0, 3, shape[:-1] + (2,))
+        return np.concatenate([b, lo, lo + rng.uniform(1, 4, lo.shape)], axis=-1)
     if kind.startswith("w:"):
         return np.full(shape, float(kind[2:]))
     raise ValueError(kind)
 
 
 def build(name, rng):
-    fname, inputs, kwargs = CASES[name]
+    fname, inputs, kwargs = CASES[name][:3]
+    if len(CASES[name]) > 3:            # NNabla spells the call otherwise
+        fname, kwargs = CASES[name][3]
     xs = []
     for shape, kind in inputs:
         v = nn.Variable(shape)
@@ -64,6 +72,19 @@ def build(name, rng):
     ys = list(ys) if isinstance(ys, (tuple, list)) else [ys]
     nn.forward_all(ys)
     return xs, ys
+
+
+def show(names):
+    for name in names:
+        nn.clear_parameters()
+        xs, ys = build(name, np.random.RandomState(sum(map(ord, name))))
+        path = os.path.join("/tmp", f"nnp_op_{os.getpid()}.nntxt")
+        save(path, {"networks": [{"name": name, "batch_size": 1,
+                                  "outputs": {f"y{k}": y for k, y in enumerate(ys)},
+                                  "names": {f"x{k}": x for k, x in enumerate(xs)}}]})
+        with open(path) as f:
+            print(f.read())
+        os.remove(path)
 
 
 def main(names):
@@ -91,4 +112,7 @@ def main(names):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or list(CASES))
+    if sys.argv[1:2] == ["--show"]:
+        show(sys.argv[2:])
+    else:
+        main(list(CASES))

@@ -3,13 +3,16 @@
 ``stadyn.functions``, both under the same name and the same keyword arguments (the catalog
 uses NNabla's names and parameters).
 
-A case is ``name: (function, inputs, kwargs)``: ``inputs`` lists each input as ``(shape,
-kind)`` -- ``"n"`` standard normal, ``"u"`` uniform in (-0.9, 0.9), ``"p"`` uniform in (0.5,
-2), ``"g"`` uniform in (1.1, 3), ``"i<k>"`` integers in [0, k), ``"b"`` 0/1, ``"s"`` sorted
-ascending along the last axis, ``"spd"`` symmetric positive definite matrices, ``"w:<v>"``
-the constant ``v`` -- drawn once by NNabla's side with a seeded generator and stored with its
-outputs, so both sides run on the same numbers.  The first axis of the first input is the
-batch axis.  Plain Python and NumPy only: NNabla's venv imports this module too.
+A case is ``name: (function, inputs, kwargs)``, or ``(function, inputs, kwargs,
+(nnabla_function, nnabla_kwargs))`` where NNabla spells the call otherwise (Stadyn's
+``clip_by_value_scalar`` is NNabla's ``clip_by_value`` with numbers).  ``inputs`` lists each
+input as ``(shape, kind)``: ``"n"`` standard normal, ``"u"`` uniform in (-0.9, 0.9), ``"p"``
+uniform in (0.5, 2), ``"g"`` uniform in (1.1, 3), ``"i<k>"`` integers in [0, k), ``"b"`` 0/1,
+``"s"`` sorted ascending along the last axis, ``"spd"`` symmetric positive definite matrices,
+``"roi"`` boxes ``(b, x1, y1, x2, y2)`` in an 8x8 image, ``"w:<v>"`` the constant ``v``.  They
+are drawn once by NNabla's side with a seeded generator, as float32, and stored with its
+outputs, so both sides run on the same numbers.  Plain Python only: NNabla's venv imports
+this module too.
 """
 
 # Element-wise functions without parameters (NNabla: one function each, no <type>_param).
@@ -123,4 +126,47 @@ CASES.update({
     "constant": ("constant", [], {"val": 1.5, "shape": (2, 3)}),
     "arange": ("arange", [], {"start": 1.0, "stop": 4.0, "step": 0.5}),
     "linspace": ("linspace", [], {"start": -1.0, "stop": 1.0, "num": 5}),
+    # compositions NNabla writes as several functions
+    "clip_by_value": ("clip_by_value", [((2, 3), "n"), ((2, 3), "w:-0.5"), ((1, 3), "w:0.5")],
+                      {}),
+    "clip_by_value_scalar": ("clip_by_value_scalar", [((2, 3), "n")], {"min": -0.5, "max": 0.3},
+                             ("clip_by_value", {"min": -0.5, "max": 0.3})),
+    "clip_by_norm": ("clip_by_norm", [((2, 3), "n")], {"clip_norm": 0.5, "axis": 1}),
+    "stop_gradient": ("stop_gradient", [((2, 3), "n")], {}, ("unlink", {})),
+    # more of NNabla's own
+    "shape": ("shape", [((2, 3, 4), "n")], {"start": 1}),
+    "fused_batch_normalization": ("fused_batch_normalization",
+                                  [((2, 3, 4), "n"), ((1, 3, 1), "n"), ((1, 3, 1), "p"),
+                                   ((1, 3, 1), "n"), ((1, 3, 1), "p"), ((2, 3, 4), "n")],
+                                  {"batch_stat": False}),
+    "quantize_linear": ("quantize_linear", [((2, 3), "n"), ((1, 1), "w:0.05"), ((1, 1), "w:3")],
+                        {"round_mode": "HALF_TO_EVEN"}),
+    "dequantize_linear": ("dequantize_linear",
+                          [((2, 3), "i9"), ((1, 1), "w:0.5"), ((1, 1), "w:2")], {}),
+    "min_max_quantize": ("min_max_quantize", [((2, 3), "n"), ((1, 1), "w:-1"), ((1, 1), "w:1"),
+                                               ((1, 1), "w:0"), ((1, 1), "w:255")],
+                         {"decay": 0.9}),
+    "spectral_norm": ("spectral_norm", [((3, 4), "n"), ((3,), "n")], {"test": True}),
+    "roi_align": ("roi_align", [((2, 3, 8, 8), "n"), ((3, 5), "roi")], {"output_size": (2, 2)}),
+    "nms_detection2d": ("nms_detection2d", [((1, 4, 7), "p")], {"thresh": 0.6}),
+    "vat_noise": ("vat_noise", [((2, 3), "n"), ((2, 3), "n")], {"eps": 0.5}),
+    "max_pooling_backward": ("max_pooling_backward", [((2, 3, 2, 2), "n"), ((2, 3, 4, 4), "n")],
+                             {"kernel": (2, 2)}),
+    "onnx_resize": ("onnx_resize", [((1, 2, 2, 3), "n")],
+                    {"scales": (1.0, 1.0, 2.0, 2.0), "mode": "linear"}),
+    "inq_affine": ("inq_affine", [((2, 3), "n"), ((3, 4), "n"), ((3, 4), "w:0")],
+                   {"inq_iterations": [5]}),
+    "mean_subtraction": ("mean_subtraction", [((2, 3), "n"), ((3,), "n"), ((1,), "w:5")],
+                         {"update_running_mean": False}),
+    "flatten": ("flatten", [((2, 3, 4), "n")], {"axis": 1}, ("reshape", {"shape": (2, 12)})),
+    "dot": ("dot", [((2, 3), "n"), ((3, 4), "n")], {}),
+    "dot_vector": ("dot", [((2, 3), "n"), ((3,), "n")], {}),
+    "dot_nd": ("dot", [((2, 3), "n"), ((5, 3, 4), "n")], {}),
+    "scatter_nd": ("scatter_nd", [((2, 3), "n"), ((1, 2), "w:1")], {"shape": (4, 3)}),
+    "stft": ("stft", [((2, 32), "n")], {"window_size": 8, "stride": 4, "fft_size": 8}),
+    "lstm": ("lstm", [((3, 2, 4), "n"), ((1, 1, 2, 5), "n"), ((1, 1, 2, 5), "n"),
+                      ((1, 4, 5, 9), "u")], {}),
+    "gru": ("gru", [((3, 2, 4), "n"), ((1, 1, 2, 5), "n"), ((1, 3, 5, 9), "u")], {}),
+    "rnn": ("rnn", [((3, 2, 4), "n"), ((1, 1, 2, 5), "n"), ((1, 5, 9), "u")],
+            {"nonlinearity": "relu"}),
 })

@@ -107,6 +107,14 @@ class NnpEmitter:
         self._w.add_function("Reshape", [name], [reshaped], {"shape": shape})
         return reshaped
 
+    def variable(self, base: str, shape: tuple[int, ...]) -> str:
+        """A new intermediate variable of ``shape`` (named after ``base``) for a rule that
+        writes the op as several functions; its first axis is the batch axis when it has the
+        batch's size."""
+        shape = tuple(int(d) for d in shape)
+        batch = bool(shape) and shape[0] == self._w.batch_axis
+        return self._w.declare(self._w.unique(base, self._w.variables), shape, "Buffer", batch)
+
     def function(self, type_name: str, inputs: list[str], params: dict | None = None,
                  outputs: list[str] | None = None) -> list[str]:
         """Append one NNabla function (see the class docstring); returns its output names."""

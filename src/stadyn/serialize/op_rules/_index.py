@@ -35,7 +35,8 @@ register_rules(F.gather_nd, onnx_export=Unmapped("ONNX's GatherND is not importe
                nnp_import=nnabla(F.gather_nd, "GatherNd"))
 register_rules(F.scatter_nd, onnx_export=Unmapped("ONNX's ScatterND is not imported yet, so an "
                                                   "export could not be read back"),
-               onnx_import=Unmapped("ONNX's ScatterND is not imported yet"))
+               onnx_import=Unmapped("ONNX's ScatterND is not imported yet"),
+               nnp_import=nnabla(F.scatter_nd, "ScatterNd", shape=list, add=bool))
 
 _ORDERING = Unmapped("ONNX's TopK is not mapped yet")
 register_rules(F.sort, onnx_export=_ORDERING, onnx_import=_ORDERING,

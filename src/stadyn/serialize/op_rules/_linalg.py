@@ -81,5 +81,33 @@ def _dot_onnx(g, inputs, attrs):
     return g.reshape(g.op("MatMul", [left, right]), [-1] + out[1:])
 
 
+def _dot_nnp(e, inputs, attrs):
+    """NNabla's ``F.dot`` composition: ``Affine`` over ``a``'s last axis (``b`` 1-d: reshaped
+    to a column and the result back; N-d: its second-last axis moved first by a
+    ``Transpose``)"""
+    a, b = inputs
+    sa, sb = e.shape(a), e.shape(b)
+    if not sa or not sb:
+        e.unsupported("a 0-d input (NNabla's F.dot then computes with NumPy, not a function)")
+    base = {"base_axis": len(sa) - 1}
+    if len(sb) == 1:
+        column = e.variable("dot_column", (sb[0], 1))
+        e.function("Reshape", [b], {"shape": (sb[0], 1), "inplace": True}, [column])
+        h = e.variable("dot_affine", tuple(sa[:-1]) + (1,))
+        e.function("Affine", [a, column], base, [h])
+        e.function("Reshape", [h], {"shape": tuple(sa[:-1]), "inplace": True})
+        return
+    order = list(range(len(sb)))
+    order.insert(0, order.pop(len(sb) - 2))
+    if order != sorted(order):       # a matrix b needs no Transpose (NNabla writes none)
+        moved = e.variable("dot_transposed", tuple(sb[i] for i in order))
+        e.function("Transpose", [b], {"axes": order}, [moved])
+        b = moved
+    e.function("Affine", [a, b], base)
+
+
 register_rules(F.dot, onnx_export=_dot_onnx,
-               onnx_import=Unmapped("ONNX's MatMul imports as batch_matmul or affine"))
+               onnx_import=Unmapped("ONNX's MatMul imports as batch_matmul or affine"),
+               nnp_export=_dot_nnp,
+               nnp_import=Unmapped("NNabla has no dot function (its F.dot is a composition): "
+                                   "the export's Affine, Transpose and Reshape import one by one"))

@@ -11,7 +11,7 @@ import numpy as np
 from ... import functions as F
 from ._cntk_rules import cntk_elementwise
 from ._nnabla import nnabla
-from ._table import register_rules
+from ._table import Unmapped, register_rules
 
 
 def _same_dtype(g, names):
@@ -104,5 +104,8 @@ def _import_gather_elements(node):
     return F.take_along_axis(node.var(0), node.var(1), int(node.attr("axis", 0)))
 
 
+_NO_TAKE = Unmapped("NNabla 1.39 has no function for it (its gather takes whole slices, "
+                    "gather_nd index tuples)")
 register_rules(F.take_along_axis, onnx_export=_take_along_axis_onnx,
-               onnx_import={"GatherElements": _import_gather_elements})
+               onnx_import={"GatherElements": _import_gather_elements},
+               nnp_export=_NO_TAKE, nnp_import=_NO_TAKE)

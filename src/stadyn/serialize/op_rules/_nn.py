@@ -19,7 +19,7 @@ from ...ops import ntuple, pool_geometry, window_counts
 from ._cntk_rules import (batch_normalization_cntk, convolution_cntk, dropout_cntk,
                           pooling_cntk, pooling_v1, times_cntk, transpose_times_cntk, v1,
                           V1_WINDOW)
-from ._nnabla import nnabla, shape_or_none
+from ._nnabla import nnabla, shape_or_none, spatial
 from ._table import Unmapped, register_rules
 
 
@@ -484,11 +484,13 @@ def _batch_normalization_nnp(node):
                                  batch_stat=node.field("batch_stat", bool))
 
 
-def _batch_normalization_nnp_export(e, inputs, attrs):
-    """BatchNormalization (``batch_stat=None`` as the network's phase)"""
+def _batch_normalization_nnp_export(e, inputs, attrs, type_name="BatchNormalization",
+                                   extra=None):
+    """BatchNormalization (``batch_stat=None`` as the network's phase); ``type_name`` and
+    ``extra`` (its further inputs and fields) for NNabla's variants of it."""
     if attrs["output_stat"]:
         e.unsupported("output_stat=True")
-    x, beta, gamma, mean, var = inputs
+    x, beta, gamma, mean, var = inputs[:5]
     if mean is None or var is None:
         e.unsupported("no running statistics")
     batch_stat = e.training if attrs["batch_stat"] is None else bool(attrs["batch_stat"])
@@ -502,8 +504,18 @@ def _batch_normalization_nnp_export(e, inputs, attrs):
     params = {"axes": axes, "decay_rate": float(attrs["decay_rate"]),
               "eps": float(attrs["eps"]), "batch_stat": batch_stat,
               "no_scale": gamma is None, "no_bias": beta is None}
-    e.function("BatchNormalization", [x] + [e.reshape(i, stat) for i in (beta, gamma, mean, var)
-                                            if i is not None], params)
+    more, fields = extra or ([], {})
+    e.function(type_name, [x] + [e.reshape(i, stat) for i in (beta, gamma, mean, var)
+                                 if i is not None] + more, dict(params, **fields))
+
+
+def _fused_batch_normalization_nnp_export(e, inputs, attrs):
+    """FusedBatchNormalization (NNabla's: ``beta``, ``gamma`` and ``z`` are required)"""
+    if inputs[1] is None or inputs[2] is None:
+        e.unsupported("no beta or gamma (NNabla's FusedBatchNormalization takes both)")
+    z = [] if inputs[5] is None else [inputs[5]]
+    _batch_normalization_nnp_export(e, inputs, attrs, "FusedBatchNormalization",
+                                    (z, {"nonlinearity": attrs["nonlinearity"]}))
 
 
 register_rules(F.batch_normalization, onnx_export=_batch_normalization_onnx,
@@ -566,7 +578,11 @@ def _depthwise_convolution_onnx(g, inputs, attrs):
 
 
 register_rules(F.depthwise_convolution, onnx_export=_depthwise_convolution_onnx,
-               onnx_import=Unmapped("ONNX's Conv with group = channels imports as convolution"))
+               onnx_import=Unmapped("ONNX's Conv with group = channels imports as convolution"),
+               nnp_import=nnabla(F.depthwise_convolution, "DepthwiseConvolution",
+                                 defaults={"pad": spatial(0), "stride": spatial(1),
+                                           "dilation": spatial(1)}, base_axis=int, pad=tuple,
+                                 stride=tuple, dilation=tuple, multiplier=int))
 
 
 def _embed_onnx(g, inputs, attrs):
@@ -602,4 +618,9 @@ def _fused_batch_normalization_onnx(g, inputs, attrs):
 
 register_rules(F.fused_batch_normalization, onnx_export=_fused_batch_normalization_onnx,
                onnx_import=Unmapped("ONNX has no fused form: BatchNormalization, Add and Relu "
-                                    "import one by one"))
+                                    "import one by one"),
+               nnp_export=_fused_batch_normalization_nnp_export,
+               nnp_import=nnabla(F.fused_batch_normalization, "FusedBatchNormalization",
+                                 axes=list, decay_rate=float, eps=float, batch_stat=bool,
+                                 nonlinearity=str, convert=lambda node, v: dict(
+                                     v, axes=tuple(v["axes"]) or (1,))))

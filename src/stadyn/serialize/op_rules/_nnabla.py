@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-__all__ = ["nnabla", "last_axis_export", "last_axis", "all_axes"]
+__all__ = ["nnabla", "last_axis_export", "last_axis", "all_axes", "spatial"]
 
 _KINDS = (int, float, bool, str, tuple, list)
 
@@ -50,7 +50,7 @@ class NnablaDeclaration:
                 value = attrs.get(self.renamed.get(f, f))
                 if value is None and f in self.defaults:
                     default = self.defaults[f]
-                    value = default(e, inputs) if callable(default) else default
+                    value = default(e, inputs, attrs) if callable(default) else default
                 if value is None:
                     e.unsupported(f"{self.renamed.get(f, f)}=None has no NNabla value")
                 values[f] = value
@@ -80,7 +80,7 @@ def nnabla(op: Callable[..., Any], type: str, *, names: Mapping[str, str] | None
     broadcasts only between inputs of the same rank, so the export reshapes a lower-rank input
     to it first (NumPy's rule: leading axes of size 1).  ``defaults``: the value NNabla gives a
     field whose catalog attribute is ``None`` (``{"axis": 0}``), or a function
-    ``(emitter, inputs)`` computing it (``last_axis``).
+    ``(emitter, inputs, attrs)`` computing it (``last_axis``, ``spatial(1)``).
 
     Example:
         >>> import stadyn.functions as F
@@ -124,12 +124,21 @@ def last_axis_export(e, inputs, attrs) -> dict:
     return {"axis": ndim - 1 if axis is None else int(axis) % ndim}
 
 
-def last_axis(e, inputs) -> int:
+def last_axis(e, inputs, attrs) -> int:
     """NNabla's default of an ``axis`` the catalog leaves ``None``: the first input's last."""
     return len(e.shape(inputs[0])) - 1
 
 
-def all_axes(e, inputs) -> list:
+def spatial(value: int):
+    """NNabla's default of a convolution's ``pad`` (0), ``stride`` or ``dilation`` (1) the
+    catalog leaves ``None``: ``value`` on each spatial axis of ``x`` (those after
+    ``base_axis``)."""
+    def default(e, inputs, attrs) -> tuple:
+        return (value,) * (len(e.shape(inputs[0])) - int(attrs.get("base_axis", 1)) - 1)
+    return default
+
+
+def all_axes(e, inputs, attrs) -> list:
     """NNabla's default of an ``axes`` the catalog leaves ``None``: every axis of the first
     input."""
     return list(range(len(e.shape(inputs[0]))))
