@@ -54,6 +54,9 @@ def draw(rng, shape, kind):
         b = rng.randint(0, 2, shape[:-1] + (1,))
         lo = rng.uniform(0, 3, shape[:-1] + (2,))
         return np.concatenate([b, lo, lo + rng.uniform(1, 4, lo.shape)], axis=-1)
+    if kind == "roi4":        # boxes (y1, x1, y2, x2), some overlapping
+        lo = rng.uniform(0, 3, shape[:-1] + (2,))
+        return np.concatenate([lo, lo + rng.uniform(1, 4, lo.shape)], axis=-1)
     if kind.startswith("w:"):
         return np.full(shape, float(kind[2:]))
     raise ValueError(kind)
@@ -63,12 +66,16 @@ def build(name, rng):
     fname, inputs, kwargs = CASES[name][:3]
     if len(CASES[name]) > 3:            # NNabla spells the call otherwise
         fname, kwargs = CASES[name][3]
-    xs = []
+    xs, args = [], []
     for shape, kind in inputs:
+        if kind == "none":
+            args.append(None)
+            continue
         v = nn.Variable(shape)
         v.d = np.asarray(draw(rng, shape, kind), dtype=np.float32)   # NNabla computes in float32
         xs.append(v)
-    ys = getattr(F, fname)(*xs, **kwargs)
+        args.append(v)
+    ys = getattr(F, fname)(*args, **kwargs)
     ys = list(ys) if isinstance(ys, (tuple, list)) else [ys]
     nn.forward_all(ys)
     return xs, ys

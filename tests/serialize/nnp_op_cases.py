@@ -9,7 +9,8 @@ A case is ``name: (function, inputs, kwargs)``, or ``(function, inputs, kwargs,
 input as ``(shape, kind)``: ``"n"`` standard normal, ``"u"`` uniform in (-0.9, 0.9), ``"p"``
 uniform in (0.5, 2), ``"g"`` uniform in (1.1, 3), ``"i<k>"`` integers in [0, k), ``"b"`` 0/1,
 ``"s"`` sorted ascending along the last axis, ``"spd"`` symmetric positive definite matrices,
-``"roi"`` boxes ``(b, x1, y1, x2, y2)`` in an 8x8 image, ``"w:<v>"`` the constant ``v``.  They
+``"roi"`` boxes ``(b, x1, y1, x2, y2)`` in an 8x8 image (``"roi4"``: ``(y1, x1, y2, x2)``),
+``"w:<v>"`` the constant ``v``, ``"none"`` an optional input left out (``None``).  They
 are drawn once by NNabla's side with a seeded generator, as float32, and stored with its
 outputs, so both sides run on the same numbers.  Plain Python only: NNabla's venv imports
 this module too.
@@ -169,4 +170,39 @@ CASES.update({
     "gru": ("gru", [((3, 2, 4), "n"), ((1, 1, 2, 5), "n"), ((1, 3, 5, 9), "u")], {}),
     "rnn": ("rnn", [((3, 2, 4), "n"), ((1, 1, 2, 5), "n"), ((1, 5, 9), "u")],
             {"nonlinearity": "relu"}),
+    "deformable_convolution": ("deformable_convolution",
+                               [((2, 2, 5, 5), "n"), ((4, 2, 3, 3), "n"), ((2, 18, 5, 5), "u"),
+                                ((2, 9, 5, 5), "p"), ((4,), "n")], {"pad": (1, 1)}),
+    "fused_convolution": ("fused_convolution",
+                          [((2, 2, 5, 5), "n"), ((3, 2, 3, 3), "n"), ((), "none"),
+                           ((1, 3, 1, 1), "n"), ((1, 3, 1, 1), "p"), ((1, 3, 1, 1), "n"),
+                           ((1, 3, 1, 1), "p")], {"pad": (1, 1), "batch_stat": False}),
+    "inq_convolution": ("inq_convolution", [((2, 3, 5, 5), "n"), ((4, 3, 3, 3), "n"),
+                                            ((4, 3, 3, 3), "w:0")], {"inq_iterations": [5]}),
+    "istft": ("istft", [((2, 5, 9), "n"), ((2, 5, 9), "n")],
+              {"window_size": 8, "stride": 4, "fft_size": 8, "pad_mode": "constant"}),
+    "nonzero": ("nonzero", [((2, 3), "b")], {}),
+    "onnx_non_max_suppression": ("onnx_non_max_suppression", [((1, 4, 4), "roi4"),
+                                                              ((1, 1, 4), "p")],
+                                 {"max_output_boxes_per_class": 2, "iou_threshold": 0.3}),
+    # random sources: NNabla and Stadyn draw with their own generators, so only the functions
+    # written and the shapes of what each computes are compared (RANDOM)
+    "rand": ("rand", [], {"low": -1.0, "high": 2.0, "shape": (2, 3), "seed": 3}),
+    "randn": ("randn", [], {"mu": 1.0, "sigma": 0.5, "shape": (2, 3), "seed": 3}),
+    "randint": ("randint", [], {"low": 2, "high": 9, "shape": (2, 3), "seed": 3}),
+    "rand_binomial": ("rand_binomial", [], {"n": 5, "p": 0.3, "shape": (2, 3), "seed": 3}),
+    "rand_gamma": ("rand_gamma", [], {"k": 2.0, "theta": 0.5, "shape": (2, 3), "seed": 3}),
+    "rand_beta": ("rand_beta", [], {"alpha": 2.0, "beta": 3.0, "shape": (2, 3), "seed": 3}),
+    "random_choice": ("random_choice", [((2, 4), "n"), ((2, 4), "p")], {"shape": (3,)}),
+    "random_flip": ("random_flip", [((2, 3, 4, 4), "n")], {"axes": [3], "seed": 1}),
+    "random_shift": ("random_shift", [((2, 3, 4, 4), "n")], {"shifts": [0, 1, 1]}),
+    "random_crop": ("random_crop", [((2, 3, 4, 4), "n")], {"shape": (3, 2, 2)}),
+    "random_erase": ("random_erase", [((2, 3, 4, 4), "n")], {"prob": 0.7, "n": 2}),
+    "image_augmentation": ("image_augmentation", [((2, 3, 4, 4), "n")],
+                           {"shape": (3, 3, 3), "angle": 0.3, "flip_lr": True}),
 })
+
+#: The cases whose values depend on a generator (compared by the functions written and shapes)
+RANDOM = {"rand", "randn", "randint", "rand_binomial", "rand_gamma", "rand_beta",
+          "random_choice", "random_flip", "random_shift", "random_crop", "random_erase",
+          "image_augmentation"}

@@ -25,7 +25,7 @@ from stadyn.ops import CATALOG
 from stadyn.serialize import ExportError, NnpWriter, Unmapped, read_legacy_model, rules_for
 from stadyn.serialize._nnp_export import nnp_export_rule
 
-from nnp_op_cases import CASES
+from nnp_op_cases import CASES, RANDOM
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILES = os.path.join(HERE, "nnabla_files")
@@ -50,6 +50,7 @@ EXEMPT = {
     "classification_error",
     "grad",                          # a gradient depends on the graph behind it
     "take_along_axis",               # no NNabla function gathers element-wise along an axis
+    "unique",                        # NNabla 1.39 runs Unique in auto_forward mode only
 }
 
 
@@ -103,9 +104,11 @@ def _batch(name):
 
 
 def _stadyn_case(name):
-    fname, _, kwargs = CASES[name][:3]
+    fname, inputs, kwargs = CASES[name][:3]
     xs = {k: sd.Variable.from_numpy_array(v) for k, v in _inputs(name).items()}
-    ys = getattr(F, fname)(*xs.values(), **kwargs)
+    given = iter(xs.values())
+    args = [None if kind == "none" else next(given) for _, kind in inputs]
+    ys = getattr(F, fname)(*args, **kwargs)
     ys = list(ys) if isinstance(ys, (tuple, list)) else [ys]
     sd.forward_all(ys)
     return xs, {f"y{k}": y for k, y in enumerate(ys)}
@@ -113,6 +116,11 @@ def _stadyn_case(name):
 
 def _close(name, got, want):
     assert sorted(got) == sorted(want), name
+    if name in RANDOM:     # each framework draws with its own generator: shapes, finite values
+        for k in want:
+            assert np.shape(got[k]) == np.shape(want[k]), (name, k)
+            assert np.isfinite(np.asarray(got[k], dtype=np.float64)).all(), (name, k)
+        return
     for k in want:
         np.testing.assert_allclose(np.asarray(got[k], dtype=np.float64),
                                    np.asarray(want[k], dtype=np.float64),
@@ -185,17 +193,37 @@ def nnabla_ran_stadyns_file(tmp_path_factory):
         feeds.update({f"{name}/{k}": v for k, v in _inputs(name).items()})
     w.write(tmp / "ops.nnp")
     np.savez(tmp / "in.npz", **feeds)
-    proc = subprocess.run([NNABLA, os.path.join(HERE, "nnabla_run_nnp_ops.py"),
-                           str(tmp / "ops.nnp"), str(tmp / "in.npz"), str(tmp / "out.npz")],
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return dict(np.load(tmp / "out.npz"), **refused)
+    ran = {}
+    for which, path in (("stadyn", tmp / "ops.nnp"), ("nnabla", OPS_NNP)):
+        proc = subprocess.run([NNABLA, os.path.join(HERE, "nnabla_run_nnp_ops.py"), str(path),
+                               str(tmp / "in.npz"), str(tmp / f"{which}.npz")],
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        ran[which] = dict(np.load(tmp / f"{which}.npz"))
+    ran["stadyn"].update(refused)
+    return ran
+
+
+# Ops whose network NNabla 1.39 loads (NnpLoader) and runs to other values than it computed
+# when it built the op itself -- from its own file as from Stadyn's: ``nonzero`` gives an empty
+# result (its output shape is fixed when the network is set up), ``onnx_non_max_suppression``
+# other boxes.  For these Stadyn's file is held to what NNabla computes from NNabla's file.
+NNABLA_LOADER_DIFFERS = {"nonzero", "onnx_non_max_suppression"}
+
+
+def _of(results, name):
+    return {k.split("/", 1)[1]: v for k, v in results.items() if k.split("/", 1)[0] == name}
 
 
 @needs_nnabla
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_an_op_stadyn_wrote_runs_in_nnabla(name, nnabla_ran_stadyns_file):
-    got = {k.split("/", 1)[1]: v for k, v in nnabla_ran_stadyns_file.items()
-           if k.split("/", 1)[0] == name}
+    got = _of(nnabla_ran_stadyns_file["stadyn"], name)
     assert "error" not in got, f"{name}: NNabla 1.39 says {got.get('error')}"
-    _close(name, got, _outputs(name))
+    own = _of(nnabla_ran_stadyns_file["nnabla"], name)
+    if name in NNABLA_LOADER_DIFFERS:
+        with pytest.raises(AssertionError):
+            _close(name, own, _outputs(name))        # still so in NNabla 1.39
+        _close(name, got, own)
+    else:
+        _close(name, got, _outputs(name))

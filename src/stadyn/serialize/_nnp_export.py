@@ -21,7 +21,7 @@ from ..graph import Variable, output_key, value_key
 from ._graph import GraphParts, collect_graph
 from ._onnx_api import ExportError
 from ._pb_text_write import Message
-from .op_rules import rules_for
+from .op_rules import Unmapped, rules_for
 
 __all__ = ["NnpEmitter", "NetworkExport", "export_network", "nnp_export_rule"]
 
@@ -156,9 +156,10 @@ def _fields_message(params: dict) -> Message:
 
 def nnp_export_rule(spec: Any) -> Callable[..., Any] | None:
     """The ``nnp_export`` rule of the op ``spec``: its own, or the inverse of an
-    ``nnp_import`` declared with :func:`~.op_rules._nnabla.nnabla`; None when it has neither."""
+    ``nnp_import`` declared with :func:`~.op_rules._nnabla.nnabla`; None when it has neither
+    or its ``nnp_export`` column is :class:`~.op_rules.Unmapped` (read, not written)."""
     rules = rules_for(spec)
-    if rules is None:
+    if rules is None or isinstance(rules.nnp_export, Unmapped):
         return None
     if callable(getattr(rules, "nnp_export", None)):
         return rules.nnp_export
@@ -278,8 +279,10 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
     for node in parts.nodes:
         rule = nnp_export_rule(node.spec)
         if rule is None:
+            unmapped = getattr(rules_for(node.spec), "nnp_export", None)
+            why = unmapped.reason if isinstance(unmapped, Unmapped) else "no nnp_export rule"
             raise ExportError(f"{_where(node)}: NNabla has no function this op is written as "
-                              "(no nnp_export rule)")
+                              f"({why})")
         ins, attrs = node.spec.split_arguments(node.args, node.kwargs)
         in_names: list[str | None] = []
         for v in ins:

@@ -36,13 +36,29 @@ register_rules(F.deformable_convolution, onnx_export=_DEFORM, onnx_import=_DEFOR
                                  channel_last=bool))
 _FUSED = Unmapped("not mapped to ONNX yet (a composition: export the unfused convolution, "
                   "batch_normalization and activation instead)")
+_FUSED_FIELDS = dict(base_axis=int, pad=tuple, stride=tuple, dilation=tuple, group=int,
+                     channel_last=bool, decay_rate=float, eps=float, batch_stat=bool,
+                     nonlinearity=str, nonlinearity_args=list, pad_mode=str,
+                     constant_value=float)
+
+
+def _fused_convolution_build(node):
+    """NNabla's ``FusedConvolution`` lists only the inputs given: ``x, weight``, a 1-d
+    ``bias``, then ``beta, gamma, mean, variance`` together, then ``z``."""
+    rest = [node.var(i) for i in range(2, node.n_inputs)]
+    bias = rest.pop(0) if rest and len(node.shape(2)) == 1 else None
+    bn = [rest.pop(0) for _ in range(4)] if len(rest) >= 4 else [None] * 4
+    z = rest.pop(0) if rest else None
+    if rest:
+        node.unsupported(f"{node.n_inputs} inputs")
+    fields = {f: node.field(f, kind) for f, kind in _FUSED_FIELDS.items()}
+    return F.fused_convolution(node.var(0), node.var(1), bias, *bn, z, **fields)
+
+
 register_rules(F.fused_convolution, onnx_export=_FUSED, onnx_import=_FUSED,
-               nnp_import=nnabla(F.fused_convolution, "FusedConvolution",
-                                 defaults=_GEOMETRY, base_axis=int, pad=tuple, stride=tuple,
-                                 dilation=tuple, group=int, channel_last=bool,
-                                 decay_rate=float, eps=float, batch_stat=bool,
-                                 nonlinearity=str, nonlinearity_args=list, pad_mode=str,
-                                 constant_value=float))
+               nnp_export=nnabla(F.fused_convolution, "FusedConvolution", defaults=_GEOMETRY,
+                                 **_FUSED_FIELDS)["FusedConvolution"].nnabla_declaration.export,
+               nnp_import={"FusedConvolution": _fused_convolution_build})
 _POOL_GRAD = Unmapped("a gradient computation (NNabla's internal one for higher-order "
                       "gradients); ONNX holds forward computations")
 register_rules(F.max_pooling_backward, onnx_export=_POOL_GRAD, onnx_import=_POOL_GRAD,

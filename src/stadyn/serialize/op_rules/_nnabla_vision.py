@@ -65,11 +65,15 @@ register_rules(F.random_choice, onnx_export=_DRAW, onnx_import=_DRAW,
 
 _VALUES = Unmapped("not mapped to ONNX yet (an output shape that depends on values: ONNX's "
                    "NonZero, Unique and Compress are close, unmapped so far)")
+# NNabla 1.39 runs Unique in auto_forward mode only ("Unique can be used only if auto_forward
+# is true"), so a network holding it never runs there: Stadyn reads it, does not write it.
+register_rules(F.unique, onnx_export=_VALUES, onnx_import=_VALUES,
+               nnp_export=Unmapped("NNabla 1.39 runs Unique only in auto_forward mode, never in "
+                                   "a network loaded from a file"),
+               nnp_import=nnabla(F.unique, "Unique", flatten=bool, axis=int, sorted=bool,
+                                 with_index=bool, with_inverse=bool, with_counts=bool))
 for _f, _nnp in (
         (F.nonzero, nnabla(F.nonzero, "NonZero")),
-        (F.unique, nnabla(F.unique, "Unique", flatten=bool, axis=int, sorted=bool,
-                          with_index=bool, with_inverse=bool, with_counts=bool,
-                          defaults={"axis": 0})),
         (F.bool_gather, nnabla(F.bool_gather, "BoolGather")),
         (F.bool_scatter, nnabla(F.bool_scatter, "BoolScatter")),
         (F.pack_padded_sequence, nnabla(F.pack_padded_sequence, "PackPaddedSequence",
