@@ -202,6 +202,19 @@ CASES.update({
                            {"shape": (3, 3, 3), "angle": 0.3, "flip_lr": True}),
 })
 
+# Functions NNabla writes that Stadyn composes from catalog ops (its compat layer's
+# ``_composed.py``): read only (``None``: no catalog op of that name to write)
+CASES.update({
+    "reduce_mean": (None, [((2, 3), "n")], {}, ("reduce_mean", {})),
+    "reduce_sum": (None, [((2, 3), "n")], {}, ("reduce_sum", {})),
+    "binary_error": (None, [((2, 3), "u"), ((2, 3), "b")], {}, ("binary_error", {})),
+    "epsilon_insensitive_loss": (None, [((2, 3), "n"), ((2, 3), "n")], {},
+                                 ("epsilon_insensitive_loss", {"epsilon": 0.3})),
+    "logical_and_scalar": (None, [((2, 3), "i3")], {}, ("logical_and_scalar", {"val": True})),
+    "logical_or_scalar": (None, [((2, 3), "i3")], {}, ("logical_or_scalar", {"val": False})),
+    "logical_xor_scalar": (None, [((2, 3), "i3")], {}, ("logical_xor_scalar", {"val": True})),
+})
+
 #: The cases whose values depend on a generator (compared by the functions written and shapes)
 RANDOM = {"rand", "randn", "randint", "rand_binomial", "rand_gamma", "rand_beta",
           "random_choice", "random_flip", "random_shift", "random_crop", "random_erase",

@@ -54,6 +54,10 @@ EXEMPT = {
 }
 
 
+# The cases Stadyn writes too (the others are NNabla functions Stadyn reads as compositions)
+WRITTEN = sorted(n for n, case in CASES.items() if case[0] is not None)
+
+
 def _tolerance(name):
     return {"rtol": 1e-4, "atol": 1e-5}
 
@@ -164,7 +168,7 @@ def test_an_op_nnabla_wrote_loads_and_runs_in_stadyn(name):
     _close(name, dict(net(**_inputs(name))), _outputs(name))
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", WRITTEN)
 def test_stadyn_computes_and_writes_what_nnabla_did(name, tmp_path):
     xs, ys = _stadyn_case(name)
     _close(name, {k: y.d for k, y in ys.items()}, _outputs(name))
@@ -183,7 +187,7 @@ def nnabla_ran_stadyns_file(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("nnp_ops")
     w = NnpWriter()
     feeds, refused = {}, {}
-    for name in sorted(CASES):
+    for name in WRITTEN:
         xs, ys = _stadyn_case(name)
         try:
             w.add_network(name, ys, xs or None, batch_size=_batch(name))
@@ -216,7 +220,7 @@ def _of(results, name):
 
 
 @needs_nnabla
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", WRITTEN)
 def test_an_op_stadyn_wrote_runs_in_nnabla(name, nnabla_ran_stadyns_file):
     got = _of(nnabla_ran_stadyns_file["stadyn"], name)
     assert "error" not in got, f"{name}: NNabla 1.39 says {got.get('error')}"

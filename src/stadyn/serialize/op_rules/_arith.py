@@ -9,6 +9,7 @@ from ... import functions as F
 from ._common import SCALAR_FORM, import_unary, onnx_unary
 from ._cntk_rules import clip_cntk, cntk_elementwise, cntk_same
 from ._nnabla import nnabla
+from . import _nnabla_composed as composed
 from ._table import Unmapped, register_rules
 
 
@@ -126,7 +127,8 @@ register_rules(F.r_pow_scalar, onnx_export=_scalar_onnx("Pow", reflected=True),
                nnp_import=nnabla(F.r_pow_scalar, "RPowScalar", val=float))
 register_rules(F.maximum_scalar, onnx_export=_scalar_onnx("Max"),
                onnx_import=Unmapped(SCALAR_FORM),
-               nnp_import=nnabla(F.maximum_scalar, "MaximumScalar", val=float))
+               nnp_import={**nnabla(F.maximum_scalar, "MaximumScalar", val=float),
+                           **composed.EPSILON_INSENSITIVE_LOSS})
 register_rules(F.minimum_scalar, onnx_export=_scalar_onnx("Min"),
                onnx_import=Unmapped(SCALAR_FORM),
                nnp_import=nnabla(F.minimum_scalar, "MinimumScalar", val=float))

@@ -11,6 +11,7 @@ from ... import functions as F
 from ._common import SCALAR_FORM, COMPOSITE
 from ._logical import _comparison_onnx, _import_comparison, _same_dtype
 from ._nnabla import nnabla
+from . import _nnabla_composed as composed
 from ._table import Unmapped, register_rules
 
 register_rules(F.equal, onnx_export=_comparison_onnx("Equal"),
@@ -28,7 +29,8 @@ def _not_equal_onnx(g, inputs, attrs):
 
 
 register_rules(F.not_equal, onnx_export=_not_equal_onnx, onnx_import=Unmapped(COMPOSITE),
-               nnp_import=nnabla(F.not_equal, "NotEqual", broadcast=True))
+               nnp_import={**nnabla(F.not_equal, "NotEqual", broadcast=True),
+                           **composed.BINARY_ERROR})
 
 
 def _scalar_comparison_onnx(op_type, negate=False):
@@ -49,7 +51,8 @@ for _f, _type, _negate, _nnabla in (
         (F.not_equal_scalar, "Equal", True, "NotEqualScalar")):
     register_rules(_f, onnx_export=_scalar_comparison_onnx(_type, _negate),
                    onnx_import=Unmapped(SCALAR_FORM),
-                   nnp_import=nnabla(_f, _nnabla, val=float))
+                   nnp_import={**nnabla(_f, _nnabla, val=float),
+                               **(composed.LOGICAL_SCALAR if _f is F.not_equal_scalar else {})})
 
 
 def _logical_onnx(op_type):
