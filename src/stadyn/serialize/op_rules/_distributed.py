@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ... import functions as F
-from ._nn import _batch_normalization_nnp_export, _batch_normalization_onnx
+from ._nn import _batch_normalization_onnx
+from ._nnp_batch_norm import batch_normalization_nnp_export
 from ._table import Unmapped, register_rules
 
 
@@ -12,7 +13,7 @@ def _sync_batch_normalization_nnp(e, inputs, attrs):
     if (e.training if attrs["batch_stat"] is None else attrs["batch_stat"]):
         e.unsupported("batch_stat=True: the statistics of every process's batch need a "
                       "communicator, which an .nnp file cannot hold")
-    _batch_normalization_nnp_export(e, inputs, attrs)
+    batch_normalization_nnp_export(e, inputs, attrs)
 
 
 # In inference (what an export is) it is batch normalisation on the running statistics.

@@ -84,8 +84,8 @@ def _clip_by_norm_nnp(e, inputs, attrs):
     maximum_scalar(sum(x ** 2, axis, keepdims) ** 0.5, clip_norm)``."""
     x = inputs[0]
     shape = e.shape(x)
-    axes = list(range(len(shape))) if attrs["axis"] is None else [
-        int(a) % len(shape) for a in _axes(attrs["axis"])]
+    axes = list(range(len(shape))) if attrs["axis"] is None else _axes(attrs["axis"],
+                                                                       len(shape))
     kept = tuple(1 if i in axes else d for i, d in enumerate(shape))
     clip = float(attrs["clip_norm"])
     scaled = e.variable("clip_scaled", shape)
@@ -99,10 +99,6 @@ def _clip_by_norm_nnp(e, inputs, attrs):
     floor = e.variable("clip_floor", kept)
     e.function("MaximumScalar", [norm], {"val": clip}, [floor])
     e.function("Div2", [scaled, floor])
-
-
-def _axes(value) -> list:
-    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 for _f, _rule in ((F.clip_by_norm, _clip_by_norm_onnx),
