@@ -188,12 +188,13 @@ def test_unmapped_functions_are_named_with_the_file_and_their_type(tmp_path):
                     'variable { name: "x" type: "Buffer" shape { dim: -1 dim: 2 } } '
                     'variable { name: "h" type: "Buffer" shape { dim: -1 dim: 2 } } '
                     'variable { name: "y" type: "Buffer" shape { dim: -1 dim: 2 } } '
-                    'function { name: "warp" type: "WarpByFlow" input: "x" output: "h" } '
+                    'function { name: "sbn" type: "SyncBatchNormalization" input: "x" '
+                    'output: "h" } '
                     'function { name: "r" type: "ReLU" input: "h" output: "y" } }')
     with pytest.raises(UnsupportedModelError) as info:
         sd.load(str(path))
     assert str(info.value) == (f"{path}: network 'n': NNabla functions no Stadyn op maps: "
-                               "WarpByFlow (function 'warp')")
+                               "SyncBatchNormalization (function 'sbn')")
     assert isinstance(info.value, ValueError)
 
 

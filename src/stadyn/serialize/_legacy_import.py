@@ -490,7 +490,7 @@ def legacy_mapping_table() -> str:
 
     Example:
         >>> print(legacy_mapping_table().splitlines()[0])
-        **NNabla** (75 function types)
+        **NNabla** (226 function types)
     """
     parts = []
     for fmt in FORMATS:

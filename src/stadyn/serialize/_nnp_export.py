@@ -21,13 +21,23 @@ from ..graph import Variable, output_key, value_key
 from ._graph import GraphParts, collect_graph
 from ._onnx_api import ExportError
 from ._pb_text_write import Message
-from .op_rules import rules_for
+from .op_rules import Unmapped, rules_for
 
 __all__ = ["NnpEmitter", "NetworkExport", "export_network", "nnp_export_rule"]
 
-# NNabla's <type>_param field names that are not the type name in snake case
+# NNabla's <type>_param field names that are not the type name in snake case (its
+# functions.yaml spells these snake names out; checked against NNabla 1.39's nnabla_pb2)
 _PARAM_FIELDS = {"ReLU": "relu_param", "LeakyReLU": "leaky_relu_param", "ELU": "elu_param",
-                 "SELU": "selu_param", "SoftPlus": "softplus_param", "ReLU6": "relu6_param"}
+                 "SELU": "selu_param", "SoftPlus": "softplus_param", "ReLU6": "relu6_param",
+                 "RNN": "rnn_param", "LSTM": "lstm_param", "GRU": "gru_param",
+                 "CReLU": "crelu_param", "CELU": "celu_param", "PReLU": "prelu_param",
+                 "CumSum": "cumsum_param", "CumProd": "cumprod_param",
+                 "SearchSorted": "searchsorted_param", "ResetNaN": "reset_nan_param",
+                 "ONNXResize": "onnx_resize_param", "FFT": "fft_param", "IFFT": "ifft_param",
+                 "STFT": "stft_param", "ISTFT": "istft_param",
+                 "KLMultinomial": "kl_multinomial_param", "INQAffine": "inq_affine_param",
+                 "INQConvolution": "inq_convolution_param", "VATNoise": "vat_noise_param",
+                 "ONNXNonMaxSuppression": "onnx_non_max_suppression_param"}
 
 
 def param_field(type_name: str) -> str:
@@ -97,6 +107,14 @@ class NnpEmitter:
         self._w.add_function("Reshape", [name], [reshaped], {"shape": shape})
         return reshaped
 
+    def variable(self, base: str, shape: tuple[int, ...]) -> str:
+        """A new intermediate variable of ``shape`` (named after ``base``) for a rule that
+        writes the op as several functions; its first axis is the batch axis when it has the
+        batch's size."""
+        shape = tuple(int(d) for d in shape)
+        batch = bool(shape) and shape[0] == self._w.batch_axis
+        return self._w.declare(self._w.unique(base, self._w.variables), shape, "Buffer", batch)
+
     def function(self, type_name: str, inputs: list[str], params: dict | None = None,
                  outputs: list[str] | None = None) -> list[str]:
         """Append one NNabla function (see the class docstring); returns its output names."""
@@ -138,9 +156,10 @@ def _fields_message(params: dict) -> Message:
 
 def nnp_export_rule(spec: Any) -> Callable[..., Any] | None:
     """The ``nnp_export`` rule of the op ``spec``: its own, or the inverse of an
-    ``nnp_import`` declared with :func:`~.op_rules._nnabla.nnabla`; None when it has neither."""
+    ``nnp_import`` declared with :func:`~.op_rules._nnabla.nnabla`; None when it has neither
+    or its ``nnp_export`` column is :class:`~.op_rules.Unmapped` (read, not written)."""
     rules = rules_for(spec)
-    if rules is None:
+    if rules is None or isinstance(rules.nnp_export, Unmapped):
         return None
     if callable(getattr(rules, "nnp_export", None)):
         return rules.nnp_export
@@ -260,8 +279,10 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
     for node in parts.nodes:
         rule = nnp_export_rule(node.spec)
         if rule is None:
+            unmapped = getattr(rules_for(node.spec), "nnp_export", None)
+            why = unmapped.reason if isinstance(unmapped, Unmapped) else "no nnp_export rule"
             raise ExportError(f"{_where(node)}: NNabla has no function this op is written as "
-                              "(no nnp_export rule)")
+                              f"({why})")
         ins, attrs = node.spec.split_arguments(node.args, node.kwargs)
         in_names: list[str | None] = []
         for v in ins:

@@ -188,7 +188,8 @@ def _prelu_onnx(g, inputs, attrs):
 
 register_rules(F.prelu, onnx_export=_prelu_onnx, onnx_import=Unmapped(
     "ONNX's PRelu broadcasts its slope from the last axis, NNabla's prelu per channel: the "
-    "export imports as greater, mul2 and where"))
+    "export imports as greater, mul2 and where"),
+               nnp_import=nnabla(F.prelu, "PReLU", base_axis=int))
 
 
 def _binary_onnx(low):

@@ -9,6 +9,7 @@ from ... import functions as F
 from ._common import SCALAR_FORM, import_unary, onnx_unary
 from ._cntk_rules import clip_cntk, cntk_elementwise, cntk_same
 from ._nnabla import nnabla
+from . import _nnabla_composed as composed
 from ._table import Unmapped, register_rules
 
 
@@ -126,7 +127,8 @@ register_rules(F.r_pow_scalar, onnx_export=_scalar_onnx("Pow", reflected=True),
                nnp_import=nnabla(F.r_pow_scalar, "RPowScalar", val=float))
 register_rules(F.maximum_scalar, onnx_export=_scalar_onnx("Max"),
                onnx_import=Unmapped(SCALAR_FORM),
-               nnp_import=nnabla(F.maximum_scalar, "MaximumScalar", val=float))
+               nnp_import={**nnabla(F.maximum_scalar, "MaximumScalar", val=float),
+                           **composed.EPSILON_INSENSITIVE_LOSS})
 register_rules(F.minimum_scalar, onnx_export=_scalar_onnx("Min"),
                onnx_import=Unmapped(SCALAR_FORM),
                nnp_import=nnabla(F.minimum_scalar, "MinimumScalar", val=float))
@@ -162,8 +164,28 @@ def _import_clip(node):
     return F.identity(x)
 
 
+def _clip_nnp(maximum, minimum):
+    """NNabla has no clip function: its ``F.clip_by_value`` writes the lower bound's
+    ``maximum`` then the upper bound's ``minimum``."""
+    def export(e, inputs, attrs):
+        if maximum.endswith("Scalar"):
+            low = e.variable("clip_low", e.shape(inputs[0]))
+            e.function(maximum, inputs[:1], {"val": float(attrs["min"])}, [low])
+            e.function(minimum, [low], {"val": float(attrs["max"])})
+            return
+        x, lo, hi = e.same_rank(list(inputs[:3]))
+        low = e.variable("clip_low", np.broadcast_shapes(e.shape(x), e.shape(lo)))
+        e.function(maximum, [x, lo], {}, [low])
+        low, hi = e.same_rank([low, hi])
+        e.function(minimum, [low, hi])
+    return export
+
+
+_NNABLA_CLIP = Unmapped("NNabla has no clip function: the export's maximum and minimum import "
+                        "one by one")
 register_rules(F.clip_by_value_scalar, onnx_export=_clip_onnx, onnx_import={"Clip": _import_clip},
-               cntk_import={"Clip": clip_cntk})
+               cntk_import={"Clip": clip_cntk},
+               nnp_export=_clip_nnp("MaximumScalar", "MinimumScalar"), nnp_import=_NNABLA_CLIP)
 
 
 def _clip_by_value_onnx(g, inputs, attrs):
@@ -177,7 +199,8 @@ def _clip_by_value_onnx(g, inputs, attrs):
 register_rules(F.clip_by_value, onnx_export=_clip_by_value_onnx,
                onnx_import=Unmapped("ONNX's Clip takes constant bounds and imports as "
                                     "clip_by_value_scalar; the export (Min, Max) as "
-                                    "minimum2 and maximum2"))
+                                    "minimum2 and maximum2"),
+               nnp_export=_clip_nnp("Maximum2", "Minimum2"), nnp_import=_NNABLA_CLIP)
 
 
 def _batch_matmul_onnx(g, inputs, attrs):
@@ -226,6 +249,8 @@ def _mul_n_onnx(g, inputs, attrs):
 
 
 register_rules(F.add_n, onnx_export=_add_n_onnx,
-               onnx_import=Unmapped("ONNX's Sum imports as a chain of add2"))
+               onnx_import=Unmapped("ONNX's Sum imports as a chain of add2"),
+               nnp_import=nnabla(F.add_n, "AddN"))
 register_rules(F.mul_n, onnx_export=_mul_n_onnx,
-               onnx_import=Unmapped("ONNX has no variadic product: the Mul chain imports as mul2"))
+               onnx_import=Unmapped("ONNX has no variadic product: the Mul chain imports as mul2"),
+               nnp_import=nnabla(F.mul_n, "MulN"))

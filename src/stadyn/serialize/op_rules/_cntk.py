@@ -25,8 +25,11 @@ def _cross_entropy_with_softmax_onnx(g, inputs, attrs):
     return g.op("Sub", [lse, g.reduce("ReduceSum", g.op("Mul", [t, z]), [a], True)])
 
 
+_NOT_NNABLA = Unmapped("CNTK's criterion: NNabla 1.39 has no such function (its "
+                       "softmax_cross_entropy and top_n_error take class indices, not one-hot "
+                       "targets)")
 register_rules(F.cross_entropy_with_softmax, onnx_export=_cross_entropy_with_softmax_onnx,
-               onnx_import=Unmapped(COMPOSITE))
+               onnx_import=Unmapped(COMPOSITE), nnp_export=_NOT_NNABLA, nnp_import=_NOT_NNABLA)
 
 
 def _classification_error_onnx(g, inputs, attrs):
@@ -45,7 +48,7 @@ def _classification_error_onnx(g, inputs, attrs):
 
 
 register_rules(F.classification_error, onnx_export=_classification_error_onnx,
-               onnx_import=Unmapped(COMPOSITE))
+               onnx_import=Unmapped(COMPOSITE), nnp_export=_NOT_NNABLA, nnp_import=_NOT_NNABLA)
 
 
 def _cntk_bn_onnx(g, inputs, attrs):

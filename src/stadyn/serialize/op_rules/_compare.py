@@ -11,12 +11,15 @@ from ... import functions as F
 from ._common import SCALAR_FORM, COMPOSITE
 from ._logical import _comparison_onnx, _import_comparison, _same_dtype
 from ._nnabla import nnabla
+from . import _nnabla_composed as composed
 from ._table import Unmapped, register_rules
 
 register_rules(F.equal, onnx_export=_comparison_onnx("Equal"),
-               onnx_import={"Equal": _import_comparison(F.equal)})
+               onnx_import={"Equal": _import_comparison(F.equal)},
+               nnp_import=nnabla(F.equal, "Equal", broadcast=True))
 register_rules(F.less_equal, onnx_export=_comparison_onnx("LessOrEqual"),
-               onnx_import={"LessOrEqual": _import_comparison(F.less_equal)})
+               onnx_import={"LessOrEqual": _import_comparison(F.less_equal)},
+               nnp_import=nnabla(F.less_equal, "LessEqual", broadcast=True))
 
 
 def _not_equal_onnx(g, inputs, attrs):
@@ -25,7 +28,9 @@ def _not_equal_onnx(g, inputs, attrs):
     return g.cast(g.op("Not", [g.op("Equal", [a, b])]), dtype)
 
 
-register_rules(F.not_equal, onnx_export=_not_equal_onnx, onnx_import=Unmapped(COMPOSITE))
+register_rules(F.not_equal, onnx_export=_not_equal_onnx, onnx_import=Unmapped(COMPOSITE),
+               nnp_import={**nnabla(F.not_equal, "NotEqual", broadcast=True),
+                           **composed.BINARY_ERROR})
 
 
 def _scalar_comparison_onnx(op_type, negate=False):
@@ -46,7 +51,8 @@ for _f, _type, _negate, _nnabla in (
         (F.not_equal_scalar, "Equal", True, "NotEqualScalar")):
     register_rules(_f, onnx_export=_scalar_comparison_onnx(_type, _negate),
                    onnx_import=Unmapped(SCALAR_FORM),
-                   nnp_import=nnabla(_f, _nnabla, val=float))
+                   nnp_import={**nnabla(_f, _nnabla, val=float),
+                               **(composed.LOGICAL_SCALAR if _f is F.not_equal_scalar else {})})
 
 
 def _logical_onnx(op_type):
@@ -65,6 +71,8 @@ def _import_logical(f):
     return build
 
 
-for _f, _type in ((F.logical_and, "And"), (F.logical_or, "Or"), (F.logical_xor, "Xor"),
-                  (F.logical_not, "Not")):
-    register_rules(_f, onnx_export=_logical_onnx(_type), onnx_import={_type: _import_logical(_f)})
+for _f, _type, _nnabla in ((F.logical_and, "And", "LogicalAnd"), (F.logical_or, "Or", "LogicalOr"),
+                           (F.logical_xor, "Xor", "LogicalXor"),
+                           (F.logical_not, "Not", "LogicalNot")):
+    register_rules(_f, onnx_export=_logical_onnx(_type), onnx_import={_type: _import_logical(_f)},
+                   nnp_import=nnabla(_f, _nnabla, broadcast=_f is not F.logical_not))

@@ -1,6 +1,6 @@
 """Rules of the further element-wise functions (``stadyn/ops/_elementwise.py``): ``Floor``,
 ``Ceil`` and ``Erf`` both ways; the rest export as ops that import one by one (their
-straight-through gradients do not matter in an inference graph)."""
+straight-through gradients do not matter in an inference graph).  Each is one NNabla function."""
 
 from __future__ import annotations
 
@@ -9,12 +9,15 @@ import numpy as np
 from ... import functions as F
 from ...ops import norm_axis
 from ._common import COMPOSITE, import_unary, onnx_unary
+from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 
 register_rules(F.floor, onnx_export=onnx_unary("Floor"),
-               onnx_import={"Floor": import_unary(F.floor)})
-register_rules(F.ceil, onnx_export=onnx_unary("Ceil"), onnx_import={"Ceil": import_unary(F.ceil)})
-register_rules(F.erf, onnx_export=onnx_unary("Erf"), onnx_import={"Erf": import_unary(F.erf)})
+               onnx_import={"Floor": import_unary(F.floor)}, nnp_import=nnabla(F.floor, "Floor"))
+register_rules(F.ceil, onnx_export=onnx_unary("Ceil"), onnx_import={"Ceil": import_unary(F.ceil)},
+               nnp_import=nnabla(F.ceil, "Ceil"))
+register_rules(F.erf, onnx_export=onnx_unary("Erf"), onnx_import={"Erf": import_unary(F.erf)},
+               nnp_import=nnabla(F.erf, "Erf"))
 
 
 def _composite(build, doc):
@@ -75,6 +78,20 @@ def _concatenated(op_type):
     return build
 
 
+# NNabla 1.39's function of each (the same parameters under the same names)
+_NNABLA = {
+    F.sign: nnabla(F.sign, "Sign", alpha=float), F.round: nnabla(F.round, "Round"),
+    F.hard_sigmoid: nnabla(F.hard_sigmoid, "HardSigmoid"),
+    F.hard_tanh: nnabla(F.hard_tanh, "HardTanh"), F.softsign: nnabla(F.softsign, "SoftSign"),
+    F.log_sigmoid: nnabla(F.log_sigmoid, "LogSigmoid"), F.mish: nnabla(F.mish, "Mish"),
+    F.tanh_shrink: nnabla(F.tanh_shrink, "TanhShrink"), F.sinc: nnabla(F.sinc, "Sinc"),
+    F.crelu: nnabla(F.crelu, "CReLU", axis=int),
+    F.celu: nnabla(F.celu, "CELU", alpha=float, axis=int),
+    F.isnan: nnabla(F.isnan, "IsNaN"), F.isinf: nnabla(F.isinf, "IsInf"),
+    F.reset_nan: nnabla(F.reset_nan, "ResetNaN", val=float),
+    F.reset_inf: nnabla(F.reset_inf, "ResetInf", val=float),
+}
+
 for _f, _build, _doc in (
         (F.sign, _sign, "Greater, Less, Where"),
         (F.round, _round, "Abs, Add, Floor, Neg, Less, Where (halves away from zero)"),
@@ -95,4 +112,5 @@ for _f, _build, _doc in (
                                                      x]), "Equal, Not, Where"),
         (F.reset_inf, lambda g, x, a: g.op("Where", [_is_inf(g, x), _c(g, float(a["val"]), x),
                                                      x]), "Abs, Equal, Where")):
-    register_rules(_f, onnx_export=_composite(_build, _doc), onnx_import=Unmapped(COMPOSITE))
+    register_rules(_f, onnx_export=_composite(_build, _doc), onnx_import=Unmapped(COMPOSITE),
+                   nnp_import=_NNABLA[_f])

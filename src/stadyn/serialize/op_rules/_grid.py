@@ -10,6 +10,7 @@ import numpy as np
 from ... import functions as F
 from ...ops import shift_index
 from ._common import COMPOSITE
+from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 
 
@@ -29,7 +30,10 @@ def _shift_onnx(g, inputs, attrs):
     return y if y != x else g.op("Identity", [x])
 
 
-register_rules(F.shift, onnx_export=_shift_onnx, onnx_import=Unmapped(COMPOSITE))
+register_rules(F.shift, onnx_export=_shift_onnx, onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.shift, "Shift",
+                                 defaults={"shifts": lambda e, i, a: [0] * len(e.shape(i[0]))},
+                                 shifts=list, border_mode=str))
 
 
 def _meshgrid_onnx(g, inputs, attrs):
@@ -49,7 +53,8 @@ def _meshgrid_onnx(g, inputs, attrs):
     return outs
 
 
-register_rules(F.meshgrid, onnx_export=_meshgrid_onnx, onnx_import=Unmapped(COMPOSITE))
+register_rules(F.meshgrid, onnx_export=_meshgrid_onnx, onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.meshgrid, "Meshgrid", ij_indexing=bool))
 
 
 def _affine_grid_onnx(g, inputs, attrs):
@@ -67,7 +72,8 @@ def _affine_grid_onnx(g, inputs, attrs):
     return g.reshape(out, [-1] + size + [len(size)])
 
 
-register_rules(F.affine_grid, onnx_export=_affine_grid_onnx, onnx_import=Unmapped(COMPOSITE))
+register_rules(F.affine_grid, onnx_export=_affine_grid_onnx, onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.affine_grid, "AffineGrid", size=list, align_corners=bool))
 
 _PADDING = {"zero": "zeros", "repeat": "border", "reflect": "reflection"}
 
@@ -113,4 +119,6 @@ def _import_grid_sample(node):
 
 
 register_rules(F.warp_by_grid, onnx_export=_warp_by_grid_onnx,
-               onnx_import={"GridSample": _import_grid_sample})
+               onnx_import={"GridSample": _import_grid_sample},
+               nnp_import=nnabla(F.warp_by_grid, "WarpByGrid", mode=str, padding_mode=str,
+                                 align_corners=bool, channel_last=bool))

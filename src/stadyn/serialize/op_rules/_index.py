@@ -6,6 +6,7 @@ import numpy as np
 
 from ... import functions as F
 from ...ops import norm_axis
+from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 
 
@@ -23,19 +24,27 @@ def _gather_onnx(g, inputs, attrs):
 
 register_rules(F.gather, onnx_export=_gather_onnx,
                onnx_import=Unmapped("ONNX's Gather is read by embed's rule: rows of a table "
-                                    "import as embed, any other Gather as gather"))
+                                    "import as embed, any other Gather as gather"),
+               nnp_import=nnabla(F.gather, "Gather", defaults={"axis": 0, "batch_dims": 0},
+                                 axis=int, batch_dims=int))
 
 
 register_rules(F.gather_nd, onnx_export=Unmapped("ONNX's GatherND is not imported yet, so an "
                                                  "export could not be read back"),
-               onnx_import=Unmapped("ONNX's GatherND is not imported yet"))
+               onnx_import=Unmapped("ONNX's GatherND is not imported yet"),
+               nnp_import=nnabla(F.gather_nd, "GatherNd"))
 register_rules(F.scatter_nd, onnx_export=Unmapped("ONNX's ScatterND is not imported yet, so an "
                                                   "export could not be read back"),
-               onnx_import=Unmapped("ONNX's ScatterND is not imported yet"))
+               onnx_import=Unmapped("ONNX's ScatterND is not imported yet"),
+               nnp_import=nnabla(F.scatter_nd, "ScatterNd", shape=list, add=bool))
 
 _ORDERING = Unmapped("ONNX's TopK is not mapped yet")
-register_rules(F.sort, onnx_export=_ORDERING, onnx_import=_ORDERING)
-register_rules(F.top_k_data, onnx_export=_ORDERING, onnx_import=_ORDERING)
+register_rules(F.sort, onnx_export=_ORDERING, onnx_import=_ORDERING,
+               nnp_import=nnabla(F.sort, "Sort", axis=int, reverse=bool, with_index=bool,
+                                 only_index=bool))
+register_rules(F.top_k_data, onnx_export=_ORDERING, onnx_import=_ORDERING,
+               nnp_import=nnabla(F.top_k_data, "TopKData", k=int, abs=bool, reduce=bool,
+                                 base_axis=int, largest=bool, with_index=bool))
 
 
 def _cumsum_onnx(g, inputs, attrs):
@@ -53,9 +62,13 @@ def _import_cumsum(node):
                     bool(node.attr("exclusive", 0)), bool(node.attr("reverse", 0)))
 
 
-register_rules(F.cumsum, onnx_export=_cumsum_onnx, onnx_import={"CumSum": _import_cumsum})
+register_rules(F.cumsum, onnx_export=_cumsum_onnx, onnx_import={"CumSum": _import_cumsum},
+               nnp_import=nnabla(F.cumsum, "CumSum", defaults={"axis": 0}, axis=int,
+                                 exclusive=bool, reverse=bool))
 register_rules(F.cumprod, onnx_export=Unmapped("ONNX has no cumulative product"),
-               onnx_import=Unmapped("ONNX has no cumulative product"))
+               onnx_import=Unmapped("ONNX has no cumulative product"),
+               nnp_import=nnabla(F.cumprod, "CumProd", defaults={"axis": 0}, axis=int,
+                                 exclusive=bool, reverse=bool))
 
 
 def _searchsorted_onnx(g, inputs, attrs):
@@ -70,4 +83,5 @@ def _searchsorted_onnx(g, inputs, attrs):
 
 register_rules(F.searchsorted, onnx_export=_searchsorted_onnx,
                onnx_import=Unmapped("ONNX has no sorted search: the export's comparison and "
-                                    "sum import one by one"))
+                                    "sum import one by one"),
+               nnp_import=nnabla(F.searchsorted, "SearchSorted", right=bool))

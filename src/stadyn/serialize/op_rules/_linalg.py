@@ -8,6 +8,7 @@ import numpy as np
 
 from ... import functions as F
 from ._common import COMPOSITE
+from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 
 
@@ -32,10 +33,13 @@ def _import_det(node):
     return F.reshape(det, shape[:-2])
 
 
-register_rules(F.batch_det, onnx_export=_det_onnx, onnx_import={"Det": _import_det})
-register_rules(F.batch_logdet, onnx_export=_logdet_onnx, onnx_import=Unmapped(COMPOSITE))
+register_rules(F.batch_det, onnx_export=_det_onnx, onnx_import={"Det": _import_det},
+               nnp_import=nnabla(F.batch_det, "BatchDet"))
+register_rules(F.batch_logdet, onnx_export=_logdet_onnx, onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.batch_logdet, "BatchLogdet"))
 register_rules(F.batch_inv, onnx_export=Unmapped("ONNX has no matrix inverse"),
-               onnx_import=Unmapped("ONNX has no matrix inverse"))
+               onnx_import=Unmapped("ONNX has no matrix inverse"),
+               nnp_import=nnabla(F.batch_inv, "BatchInv"))
 
 
 def _matrix_diag_onnx(g, inputs, attrs):
@@ -54,9 +58,11 @@ def _matrix_diag_part_onnx(g, inputs, attrs):
     return g.op("Gather", [flat, g.ints(np.arange(n) * (n + 1))], axis=g.ndim(x) - 2)
 
 
-register_rules(F.matrix_diag, onnx_export=_matrix_diag_onnx, onnx_import=Unmapped(COMPOSITE))
+register_rules(F.matrix_diag, onnx_export=_matrix_diag_onnx, onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.matrix_diag, "MatrixDiag"))
 register_rules(F.matrix_diag_part, onnx_export=_matrix_diag_part_onnx,
-               onnx_import=Unmapped(COMPOSITE))
+               onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.matrix_diag_part, "MatrixDiagPart"))
 
 
 def _dot_onnx(g, inputs, attrs):
@@ -75,5 +81,33 @@ def _dot_onnx(g, inputs, attrs):
     return g.reshape(g.op("MatMul", [left, right]), [-1] + out[1:])
 
 
+def _dot_nnp(e, inputs, attrs):
+    """NNabla's ``F.dot`` composition: ``Affine`` over ``a``'s last axis (``b`` 1-d: reshaped
+    to a column and the result back; N-d: its second-last axis moved first by a
+    ``Transpose``)"""
+    a, b = inputs
+    sa, sb = e.shape(a), e.shape(b)
+    if not sa or not sb:
+        e.unsupported("a 0-d input (NNabla's F.dot then computes with NumPy, not a function)")
+    base = {"base_axis": len(sa) - 1}
+    if len(sb) == 1:
+        column = e.variable("dot_column", (sb[0], 1))
+        e.function("Reshape", [b], {"shape": (sb[0], 1), "inplace": True}, [column])
+        h = e.variable("dot_affine", tuple(sa[:-1]) + (1,))
+        e.function("Affine", [a, column], base, [h])
+        e.function("Reshape", [h], {"shape": tuple(sa[:-1]), "inplace": True})
+        return
+    order = list(range(len(sb)))
+    order.insert(0, order.pop(len(sb) - 2))
+    if order != sorted(order):       # a matrix b needs no Transpose (NNabla writes none)
+        moved = e.variable("dot_transposed", tuple(sb[i] for i in order))
+        e.function("Transpose", [b], {"axes": order}, [moved])
+        b = moved
+    e.function("Affine", [a, b], base)
+
+
 register_rules(F.dot, onnx_export=_dot_onnx,
-               onnx_import=Unmapped("ONNX's MatMul imports as batch_matmul or affine"))
+               onnx_import=Unmapped("ONNX's MatMul imports as batch_matmul or affine"),
+               nnp_export=_dot_nnp,
+               nnp_import=Unmapped("NNabla has no dot function (its F.dot is a composition): "
+                                   "the export's Affine, Transpose and Reshape import one by one"))

@@ -10,7 +10,8 @@ import numpy as np
 
 from ... import functions as F
 from ._cntk_rules import cntk_elementwise
-from ._table import register_rules
+from ._nnabla import nnabla
+from ._table import Unmapped, register_rules
 
 
 def _same_dtype(g, names):
@@ -50,15 +51,18 @@ def _not_equal(x0, x1):
 
 register_rules(F.greater, onnx_export=_comparison_onnx("Greater"),
                onnx_import={"Greater": _import_comparison(F.greater)},
+               nnp_import=nnabla(F.greater, "Greater", broadcast=True),
                cntk_import={"Greater": cntk_elementwise(F.greater)})
 register_rules(F.greater_equal, onnx_export=_comparison_onnx("GreaterOrEqual"),
                onnx_import={"GreaterOrEqual": _import_comparison(F.greater_equal)},
+               nnp_import=nnabla(F.greater_equal, "GreaterEqual", broadcast=True),
                cntk_import={"GreaterEqual": cntk_elementwise(F.greater_equal),
                             "LessEqual": cntk_elementwise(_less_equal),
                             "Equal": cntk_elementwise(_equal),
                             "NotEqual": cntk_elementwise(_not_equal)})
 register_rules(F.less, onnx_export=_comparison_onnx("Less"),
                onnx_import={"Less": _import_comparison(F.less)},
+               nnp_import=nnabla(F.less, "Less", broadcast=True),
                cntk_import={"Less": cntk_elementwise(F.less)})
 
 
@@ -82,7 +86,8 @@ def _import_where(node):
 
 
 register_rules(F.where, onnx_export=_where_onnx, onnx_import={"Where": _import_where},
-               cntk_import={"Select": cntk_elementwise(F.where)})
+               cntk_import={"Select": cntk_elementwise(F.where)},
+               nnp_import=nnabla(F.where, "Where"))
 
 
 def _take_along_axis_onnx(g, inputs, attrs):
@@ -99,5 +104,8 @@ def _import_gather_elements(node):
     return F.take_along_axis(node.var(0), node.var(1), int(node.attr("axis", 0)))
 
 
+_NO_TAKE = Unmapped("NNabla 1.39 has no function for it (its gather takes whole slices, "
+                    "gather_nd index tuples)")
 register_rules(F.take_along_axis, onnx_export=_take_along_axis_onnx,
-               onnx_import={"GatherElements": _import_gather_elements})
+               onnx_import={"GatherElements": _import_gather_elements},
+               nnp_export=_NO_TAKE, nnp_import=_NO_TAKE)

@@ -7,7 +7,7 @@ import numpy as np
 from ... import functions as F
 from ...ops import norm_axis
 from ._common import COMPOSITE
-from ._nnabla import last_axis_export, nnabla
+from ._nnabla import last_axis, last_axis_export, nnabla
 from ._table import Unmapped, register_rules
 
 
@@ -147,7 +147,9 @@ def _top_n_error_onnx(g, inputs, attrs):
     return g.cast(out, dtype)
 
 
-register_rules(F.top_n_error, onnx_export=_top_n_error_onnx, onnx_import=Unmapped(COMPOSITE))
+register_rules(F.top_n_error, onnx_export=_top_n_error_onnx, onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.top_n_error, "TopNError", defaults={"axis": last_axis},
+                                 axis=int, n=int))
 
 
 def _one_hot_onnx(g, inputs, attrs):
@@ -199,4 +201,5 @@ def _kl_multinomial_onnx(g, inputs, attrs):
 
 
 register_rules(F.kl_multinomial, onnx_export=_kl_multinomial_onnx,
-               onnx_import=Unmapped(COMPOSITE))
+               onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.kl_multinomial, "KLMultinomial", base_axis=int))

@@ -42,16 +42,27 @@ def _import_constant(node):
     return node.constant_variable(value)
 
 
-register_rules(F.constant, onnx_export=_constant_onnx, onnx_import={"Constant": _import_constant})
+register_rules(F.constant, onnx_export=_constant_onnx, onnx_import={"Constant": _import_constant},
+               nnp_import=nnabla(F.constant, "Constant", val=float, shape=tuple))
+
+
+def _unlink_nnp(e, inputs, attrs):
+    """NNabla has no stop_gradient function: its ``Unlink`` is the identity that passes no
+    gradient back."""
+    e.function("Unlink", inputs[:1])
+
 
 register_rules(F.stop_gradient, onnx_export=onnx_unary("Identity"),
                onnx_import=Unmapped("ONNX graphs have no gradients: the export (Identity) "
                                     "imports as identity"),
-               cntk_import={"StopGradient": cntk_same(F.stop_gradient)})
+               cntk_import={"StopGradient": cntk_same(F.stop_gradient)},
+               nnp_export=_unlink_nnp,
+               nnp_import=Unmapped("NNabla writes it as Unlink, which imports as unlink"))
 
 register_rules(F.unlink, onnx_export=onnx_unary("Identity"),
                onnx_import=Unmapped("ONNX graphs have no gradients: the export (Identity) "
-                                    "imports as identity"))
+                                    "imports as identity"),
+               nnp_import=nnabla(F.unlink, "Unlink"))
 
 # ONNX's TensorProto.DataType numbers of the types ``cast`` converts to (the ONNX spec fixes them).
 _ONNX_TYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64",
@@ -76,7 +87,9 @@ def _import_cast(node):
     return F.cast(node.var(0), name)
 
 
-register_rules(F.cast, onnx_export=_cast_onnx, onnx_import={"Cast": _import_cast})
+_NO_CAST = Unmapped("NNabla 1.39 has no cast function (its graphs compute in float32)")
+register_rules(F.cast, onnx_export=_cast_onnx, onnx_import={"Cast": _import_cast},
+               nnp_export=_NO_CAST, nnp_import=_NO_CAST)
 
 
 def _arange_onnx(g, inputs, attrs):
@@ -86,10 +99,12 @@ def _arange_onnx(g, inputs, attrs):
 
 
 register_rules(F.arange, onnx_export=_arange_onnx,
-               onnx_import=Unmapped("the export is a constant; ONNX's Range is not imported"))
+               onnx_import=Unmapped("the export is a constant; ONNX's Range is not imported"),
+               nnp_import=nnabla(F.arange, "Arange", start=float, stop=float, step=float))
 register_rules(F.assign, onnx_export=Unmapped("assign writes into another variable in place; "
                                               "an ONNX graph has no state to write"),
-               onnx_import=Unmapped("ONNX has no in-place assignment"))
+               onnx_import=Unmapped("ONNX has no in-place assignment"),
+               nnp_import=nnabla(F.assign, "Assign"))
 
 
 def _sink_onnx(g, inputs, attrs):
@@ -99,4 +114,5 @@ def _sink_onnx(g, inputs, attrs):
 
 register_rules(F.sink, onnx_export=_sink_onnx,
                onnx_import=Unmapped("ONNX lists a graph's outputs itself: the export is a "
-                                    "constant"))
+                                    "constant"),
+               nnp_import=nnabla(F.sink, "Sink", one_input_grad=bool))

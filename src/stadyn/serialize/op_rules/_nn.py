@@ -19,7 +19,9 @@ from ...ops import ntuple, pool_geometry, window_counts
 from ._cntk_rules import (batch_normalization_cntk, convolution_cntk, dropout_cntk,
                           pooling_cntk, pooling_v1, times_cntk, transpose_times_cntk, v1,
                           V1_WINDOW)
-from ._nnabla import nnabla, shape_or_none
+from ._nnabla import nnabla, shape_or_none, spatial
+from ._nnp_batch_norm import (batch_normalization_nnp, batch_normalization_nnp_export,
+                              fused_batch_normalization_nnp_export)
 from ._table import Unmapped, register_rules
 
 
@@ -468,48 +470,10 @@ def _import_batch_normalization(node):
                                  eps=float(node.attr("epsilon", 1e-5)), batch_stat=None)
 
 
-def _batch_normalization_nnp(node):
-    """NNabla's ``BatchNormalization(x, beta, gamma, mean, variance)``; ``no_bias`` /
-    ``no_scale`` leave out beta / gamma."""
-    ins = [node.var(i) for i in range(node.n_inputs)]
-    if node.field("no_bias", bool):
-        ins.insert(1, None)
-    if node.field("no_scale", bool):
-        ins.insert(2, None)
-    if len(ins) != 5:
-        node.unsupported(f"{node.n_inputs} inputs")
-    return F.batch_normalization(*ins, axes=tuple(node.field("axes", list)) or (1,),
-                                 decay_rate=node.field("decay_rate", float),
-                                 eps=node.field("eps", float),
-                                 batch_stat=node.field("batch_stat", bool))
-
-
-def _batch_normalization_nnp_export(e, inputs, attrs):
-    """BatchNormalization (``batch_stat=None`` as the network's phase)"""
-    if attrs["output_stat"]:
-        e.unsupported("output_stat=True")
-    x, beta, gamma, mean, var = inputs
-    if mean is None or var is None:
-        e.unsupported("no running statistics")
-    batch_stat = e.training if attrs["batch_stat"] is None else bool(attrs["batch_stat"])
-    if batch_stat and attrs.get("time_constant") is not None:
-        e.unsupported("time_constant in training (CNTK's running average; NNabla's is a "
-                      "decay rate)")
-    ndim = len(e.shape(x))
-    axes = [int(a) % ndim for a in attrs["axes"]]
-    # NNabla wants the statistics shaped like x with 1 on the other axes ((1, C, 1, 1))
-    stat = tuple(e.shape(x)[i] if i in axes else 1 for i in range(ndim))
-    params = {"axes": axes, "decay_rate": float(attrs["decay_rate"]),
-              "eps": float(attrs["eps"]), "batch_stat": batch_stat,
-              "no_scale": gamma is None, "no_bias": beta is None}
-    e.function("BatchNormalization", [x] + [e.reshape(i, stat) for i in (beta, gamma, mean, var)
-                                            if i is not None], params)
-
-
 register_rules(F.batch_normalization, onnx_export=_batch_normalization_onnx,
                onnx_import={"BatchNormalization": _import_batch_normalization},
-               nnp_import={"BatchNormalization": _batch_normalization_nnp},
-               nnp_export=_batch_normalization_nnp_export,
+               nnp_import={"BatchNormalization": batch_normalization_nnp},
+               nnp_export=batch_normalization_nnp_export,
                cntk_import={"BatchNormalization": batch_normalization_cntk},
                cntk_v1_import={"BatchNormalization": v1(
                    batch_normalization_cntk,
@@ -566,7 +530,11 @@ def _depthwise_convolution_onnx(g, inputs, attrs):
 
 
 register_rules(F.depthwise_convolution, onnx_export=_depthwise_convolution_onnx,
-               onnx_import=Unmapped("ONNX's Conv with group = channels imports as convolution"))
+               onnx_import=Unmapped("ONNX's Conv with group = channels imports as convolution"),
+               nnp_import=nnabla(F.depthwise_convolution, "DepthwiseConvolution",
+                                 defaults={"pad": spatial(0), "stride": spatial(1),
+                                           "dilation": spatial(1)}, base_axis=int, pad=tuple,
+                                 stride=tuple, dilation=tuple, multiplier=int))
 
 
 def _embed_onnx(g, inputs, attrs):
@@ -602,4 +570,9 @@ def _fused_batch_normalization_onnx(g, inputs, attrs):
 
 register_rules(F.fused_batch_normalization, onnx_export=_fused_batch_normalization_onnx,
                onnx_import=Unmapped("ONNX has no fused form: BatchNormalization, Add and Relu "
-                                    "import one by one"))
+                                    "import one by one"),
+               nnp_export=fused_batch_normalization_nnp_export,
+               nnp_import=nnabla(F.fused_batch_normalization, "FusedBatchNormalization",
+                                 axes=list, decay_rate=float, eps=float, batch_stat=bool,
+                                 nonlinearity=str, convert=lambda node, v: dict(
+                                     v, axes=tuple(v["axes"]) or (1,))))

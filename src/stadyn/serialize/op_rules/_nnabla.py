@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-__all__ = ["nnabla", "last_axis_export"]
+__all__ = ["nnabla", "last_axis_export", "last_axis", "all_axes", "spatial"]
 
 _KINDS = (int, float, bool, str, tuple, list)
 
@@ -31,12 +31,14 @@ class NnablaDeclaration:
     :meth:`export` is the op's ``nnp_export`` rule."""
 
     def __init__(self, type_name: str, fields: dict, renamed: dict,
-                 export: Callable[..., dict] | None, broadcast: bool = False):
+                 export: Callable[..., dict] | None, broadcast: bool = False,
+                 defaults: Mapping[str, Any] | None = None):
         self.type = type_name
         self.fields = fields
         self.renamed = renamed
         self._export = export
         self.broadcast = broadcast
+        self.defaults = dict(defaults or {})
 
     def export(self, e, inputs, attrs) -> None:
         """Write the op as one NNabla function of this type."""
@@ -46,6 +48,9 @@ class NnablaDeclaration:
             values = {}
             for f in self.fields:
                 value = attrs.get(self.renamed.get(f, f))
+                if value is None and f in self.defaults:
+                    default = self.defaults[f]
+                    value = default(e, inputs, attrs) if callable(default) else default
                 if value is None:
                     e.unsupported(f"{self.renamed.get(f, f)}=None has no NNabla value")
                 values[f] = value
@@ -68,11 +73,14 @@ class NnablaDeclaration:
 
 def nnabla(op: Callable[..., Any], type: str, *, names: Mapping[str, str] | None = None,
            convert: Callable[..., dict] | None = None, export: Callable[..., dict] | None = None,
-           broadcast: bool = False, **fields: type) -> dict[str, Callable[..., Any]]:
+           broadcast: bool = False, defaults: Mapping[str, Any] | None = None,
+           **fields: type) -> dict[str, Callable[..., Any]]:
     """The ``nnp_import`` mapping ``{type: build}`` calling ``op`` on the function's inputs with
     its parameter fields (see the module docstring).  ``broadcast``: NNabla's function
     broadcasts only between inputs of the same rank, so the export reshapes a lower-rank input
-    to it first (NumPy's rule: leading axes of size 1).
+    to it first (NumPy's rule: leading axes of size 1).  ``defaults``: the value NNabla gives a
+    field whose catalog attribute is ``None`` (``{"axis": 0}``), or a function
+    ``(emitter, inputs, attrs)`` computing it (``last_axis``, ``spatial(1)``).
 
     Example:
         >>> import stadyn.functions as F
@@ -93,7 +101,8 @@ def nnabla(op: Callable[..., Any], type: str, *, names: Mapping[str, str] | None
             kwargs = {renamed.get(f, f): v for f, v in values.items()}
         return op(*[node.var(i) for i in range(node.n_inputs)], **kwargs)
     build.__name__ = f"{type}_nnp"
-    build.nnabla_declaration = NnablaDeclaration(type, fields, renamed, export, broadcast)
+    build.nnabla_declaration = NnablaDeclaration(type, fields, renamed, export, broadcast,
+                                                 defaults)
     return {type: build}
 
 
@@ -113,3 +122,23 @@ def last_axis_export(e, inputs, attrs) -> dict:
     axis = attrs["axis"]
     ndim = len(e.shape(inputs[0]))
     return {"axis": ndim - 1 if axis is None else int(axis) % ndim}
+
+
+def last_axis(e, inputs, attrs) -> int:
+    """NNabla's default of an ``axis`` the catalog leaves ``None``: the first input's last."""
+    return len(e.shape(inputs[0])) - 1
+
+
+def spatial(value: int):
+    """NNabla's default of a convolution's ``pad`` (0), ``stride`` or ``dilation`` (1) the
+    catalog leaves ``None``: ``value`` on each spatial axis of ``x`` (those after
+    ``base_axis``)."""
+    def default(e, inputs, attrs) -> tuple:
+        return (value,) * (len(e.shape(inputs[0])) - int(attrs.get("base_axis", 1)) - 1)
+    return default
+
+
+def all_axes(e, inputs, attrs) -> list:
+    """NNabla's default of an ``axes`` the catalog leaves ``None``: every axis of the first
+    input."""
+    return list(range(len(e.shape(inputs[0]))))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ... import functions as F
 from ...ops import norm_axes
 from ._common import COMPOSITE
+from ._nnabla import all_axes, nnabla
 from ._table import Unmapped, register_rules
 
 
@@ -69,10 +70,47 @@ def _group_normalization_onnx(g, inputs, attrs):
     return y
 
 
-for _f, _rule in ((F.layer_normalization, _layer_normalization_onnx),
-                  (F.instance_normalization, _instance_normalization_onnx),
-                  (F.group_normalization, _group_normalization_onnx)):
-    register_rules(_f, onnx_export=_rule, onnx_import=Unmapped(COMPOSITE))
+def _axes_list(value) -> list:
+    return [int(a) for a in value] if isinstance(value, (list, tuple)) else [int(value)]
+
+
+def _normalization_nnp(type_name, *fields):
+    """NNabla's ``LayerNormalization``, ``InstanceNormalization``, ``GroupNormalization``:
+    ``batch_axis`` a repeated field, an absent ``beta``/``gamma`` left out of the inputs and
+    marked ``no_bias``/``no_scale``."""
+    def export(e, inputs, attrs):
+        if attrs["output_stat"]:
+            e.unsupported("output_stat=True (the statistics are not written)")
+        x, beta, gamma = inputs[:3]
+        params = {f: int(attrs[f]) for f in fields}
+        params.update(batch_axis=_axes_list(attrs["batch_axis"]), eps=float(attrs["eps"]),
+                      no_scale=gamma is None, no_bias=beta is None)
+        e.function(type_name, [v for v in (x, beta, gamma) if v is not None], params)
+    return export
+
+
+def _normalization_build(f, *fields):
+    def build(node):
+        values = {k: node.field(k, int) for k in fields}
+        axes = node.field("batch_axis", list)
+        no_bias, no_scale = node.field("no_bias", bool), node.field("no_scale", bool)
+        rest = [node.var(i) for i in range(1, node.n_inputs)]
+        beta = None if no_bias else rest.pop(0)
+        gamma = None if no_scale else rest.pop(0)
+        return f(node.var(0), beta, gamma, batch_axis=axes[0] if len(axes) == 1 else axes,
+                 eps=node.field("eps", float), **values)
+    return build
+
+
+for _f, _rule, _type, _fields in (
+        (F.layer_normalization, _layer_normalization_onnx, "LayerNormalization", ()),
+        (F.instance_normalization, _instance_normalization_onnx, "InstanceNormalization",
+         ("channel_axis",)),
+        (F.group_normalization, _group_normalization_onnx, "GroupNormalization",
+         ("num_groups", "channel_axis"))):
+    register_rules(_f, onnx_export=_rule, onnx_import=Unmapped(COMPOSITE),
+                   nnp_export=_normalization_nnp(_type, *_fields),
+                   nnp_import={_type: _normalization_build(_f, *_fields)})
 
 
 def _norm_onnx(g, inputs, attrs):
@@ -87,10 +125,15 @@ def _norm_onnx(g, inputs, attrs):
 
 register_rules(F.norm, onnx_export=_norm_onnx,
                onnx_import=Unmapped("ONNX's ReduceL1/ReduceL2 are not imported; the export "
-                                    "imports as abs, pow2 and sum"))
+                                    "imports as abs, pow2 and sum"),
+               nnp_import=nnabla(F.norm, "Norm", names={"axes": "axis", "keep_dims": "keepdims"},
+                                 defaults={"p": 2.0, "axes": all_axes}, p=float, axes=list,
+                                 keep_dims=bool))
 
 register_rules(F.spectral_norm,
                onnx_export=Unmapped("its power iteration updates u in place, which an ONNX graph "
                                     "cannot hold: export after replacing the weight by its "
                                     "normalised value"),
-               onnx_import=Unmapped("ONNX has no spectral normalisation"))
+               onnx_import=Unmapped("ONNX has no spectral normalisation"),
+               nnp_import=nnabla(F.spectral_norm, "SpectralNorm", dim=int, itr=int, eps=float,
+                                 test=bool, output_u=bool))

@@ -8,6 +8,7 @@ import math
 
 from ... import functions as F
 from ._common import COMPOSITE
+from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 
 
@@ -27,8 +28,23 @@ def _fixed_point_quantize_onnx(g, inputs, attrs):
     return g.op("Clip", [signed, g.scalar(low, x), g.scalar(high, x)])
 
 
+def _quantize_nnp(type_name, *fields):
+    """NNabla's quantiser, or with ``quantize=False`` (NNabla's ``F`` then returns ``x``
+    itself) an ``Identity``."""
+    def export(e, inputs, attrs):
+        if not attrs["quantize"]:
+            e.function("Identity", inputs[:1])
+            return
+        e.function(type_name, [i for i in inputs if i is not None], {f: attrs[f] for f in fields})
+    return export
+
+
 register_rules(F.fixed_point_quantize, onnx_export=_fixed_point_quantize_onnx,
-               onnx_import=Unmapped(COMPOSITE))
+               onnx_import=Unmapped(COMPOSITE),
+               nnp_export=_quantize_nnp("FixedPointQuantize", "sign", "n", "delta",
+                                        "ste_fine_grained"),
+               nnp_import=nnabla(F.fixed_point_quantize, "FixedPointQuantize", sign=bool, n=int,
+                                 delta=float, ste_fine_grained=bool))
 
 
 def _pow2_quantize_onnx(g, inputs, attrs):
@@ -54,7 +70,11 @@ def _pow2_quantize_onnx(g, inputs, attrs):
     return q
 
 
-register_rules(F.pow2_quantize, onnx_export=_pow2_quantize_onnx, onnx_import=Unmapped(COMPOSITE))
+register_rules(F.pow2_quantize, onnx_export=_pow2_quantize_onnx, onnx_import=Unmapped(COMPOSITE),
+               nnp_export=_quantize_nnp("Pow2Quantize", "sign", "with_zero", "n", "m",
+                                        "ste_fine_grained"),
+               nnp_import=nnabla(F.pow2_quantize, "Pow2Quantize", sign=bool, with_zero=bool,
+                                 n=int, m=int, ste_fine_grained=bool))
 
 
 def _store_onnx(g, inputs, attrs):
@@ -71,4 +91,8 @@ register_rules(F.min_max_quantize,
                onnx_export=Unmapped("min_max_quantize updates its range in place as it runs "
                                     "(x_min_max, ema, eps); ONNX's QuantizeLinear stores "
                                     "integers, not the quantised floats"),
-               onnx_import=Unmapped("ONNX has no op that quantises to floats"))
+               onnx_import=Unmapped("ONNX has no op that quantises to floats"),
+               nnp_export=_quantize_nnp("MinMaxQuantize", "decay", "x_min_max", "ema",
+                                        "ste_fine_grained", "eps"),
+               nnp_import=nnabla(F.min_max_quantize, "MinMaxQuantize", decay=float,
+                                 x_min_max=bool, ema=bool, ste_fine_grained=bool, eps=float))

@@ -9,6 +9,7 @@ from ...ops import norm_axes
 from ._common import onnx_axis
 from ._cntk_rules import hardmax_cntk, reduce_cntk
 from ._nnabla import nnabla
+from . import _nnabla_composed as composed
 from ._table import register_rules
 
 
@@ -93,13 +94,13 @@ def _axes_nnp(node, fields):
 
 register_rules(F.sum, onnx_export=_reduce_onnx("ReduceSum"),
                onnx_import={"ReduceSum": _import_reduce(F.sum)},
-               nnp_import=nnabla(F.sum, "Sum", convert=_axes_nnp,
-                                 export=_axes_export, axes=list, keep_dims=bool),
+               nnp_import={**nnabla(F.sum, "Sum", convert=_axes_nnp, export=_axes_export,
+                                    axes=list, keep_dims=bool), **composed.REDUCE_SUM},
                cntk_import={"ReduceElements": reduce_cntk})
 register_rules(F.mean, onnx_export=_reduce_onnx("ReduceMean"),
                onnx_import={"ReduceMean": _import_reduce(F.mean)},
-               nnp_import=nnabla(F.mean, "Mean", convert=_axes_nnp,
-                                 export=_axes_export, axes=list, keep_dims=bool))
+               nnp_import={**nnabla(F.mean, "Mean", convert=_axes_nnp, export=_axes_export,
+                                    axes=list, keep_dims=bool), **composed.REDUCE_MEAN})
 register_rules(F.prod, onnx_export=_reduce_onnx("ReduceProd"),
                onnx_import={"ReduceProd": _import_reduce(F.prod)},
                nnp_import=nnabla(F.prod, "Prod", convert=_axes_nnp,

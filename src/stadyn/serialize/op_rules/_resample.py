@@ -7,6 +7,7 @@ import numpy as np
 from ... import functions as F
 from ...ops import interpolation_source, interpolation_size
 from ._common import COMPOSITE
+from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 
 def _interpolate_onnx(g, inputs, attrs):
@@ -33,9 +34,22 @@ def _interpolate_onnx(g, inputs, attrs):
     return y
 
 
+def _output_size(e, inputs, attrs) -> list:
+    # NNabla's Interpolate holds output sizes only: a scale is written as the sizes it gave
+    shape = e.shape(e.outputs[0])
+    n = len(shape) - 2
+    return list(shape[1:1 + n] if attrs["channel_last"] else shape[-n:])
+
+
 register_rules(F.interpolate, onnx_export=_interpolate_onnx,
                onnx_import=Unmapped("ONNX's Resize is not mapped yet: the export (Gather, Sub, "
-                                    "Mul, Add) imports op by op"))
+                                    "Mul, Add) imports op by op"),
+               nnp_import=nnabla(F.interpolate, "Interpolate",
+                                 defaults={"output_size": _output_size},
+                                 export=lambda e, i, a: dict(
+                                     a, output_size=_output_size(e, i, a)),
+                                 output_size=list, mode=str, align_corners=bool,
+                                 half_pixel=bool, half_pixel_for_nn=bool, channel_last=bool))
 
 
 def _unpooling_onnx(g, inputs, attrs):
@@ -55,7 +69,8 @@ def _unpooling_onnx(g, inputs, attrs):
     return g.reshape(expanded, merged)
 
 
-register_rules(F.unpooling, onnx_export=_unpooling_onnx, onnx_import=Unmapped(COMPOSITE))
+register_rules(F.unpooling, onnx_export=_unpooling_onnx, onnx_import=Unmapped(COMPOSITE),
+               nnp_import=nnabla(F.unpooling, "Unpooling", kernel=tuple, channel_last=bool))
 
 
 def _tile_onnx(g, inputs, attrs):
@@ -74,4 +89,7 @@ def _import_tile(node):
     return F.tile(node.var(0), [int(r) for r in np.asarray(node.const(1)).ravel()])
 
 
-register_rules(F.tile, onnx_export=_tile_onnx, onnx_import={"Tile": _import_tile})
+register_rules(F.tile, onnx_export=_tile_onnx, onnx_import={"Tile": _import_tile},
+               nnp_import=nnabla(F.tile, "Tile", export=lambda e, i, a: {
+                   "reps": [a["reps"]] if isinstance(a["reps"], int) else list(a["reps"])},
+                   reps=list))

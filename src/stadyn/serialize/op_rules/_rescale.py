@@ -9,6 +9,7 @@ from ... import functions as F
 from ...ops import norm_axes
 from ._common import COMPOSITE
 from ._normalization import _normalized, _refuse_stats
+from ._nnabla import all_axes, nnabla
 from ._table import Unmapped, register_rules
 
 
@@ -58,8 +59,52 @@ def _weight_normalization_onnx(g, inputs, attrs):
     return g.op("Div", [g.op("Mul", [w, g.reshape(gain, shape)]), norm])
 
 
+def _weight_standardization_fields(e, inputs, attrs) -> dict:
+    if attrs["output_stat"]:
+        e.unsupported("output_stat=True (the statistics are not written)")
+    return {"channel_axis": attrs["channel_axis"], "eps": attrs["eps"]}
+
+
+_NNABLA = {
+    F.norm_normalization: nnabla(F.norm_normalization, "NormNormalization",
+                                 defaults={"p": 2.0, "axes": all_axes}, p=float, axes=list,
+                                 eps=float),
+    F.weight_standardization: nnabla(F.weight_standardization, "WeightStandardization",
+                                     export=_weight_standardization_fields, channel_axis=int,
+                                     eps=float),
+    F.weight_normalization: nnabla(F.weight_normalization, "WeightNormalization", dim=int,
+                                   eps=float),
+    F.clip_by_norm: Unmapped("NNabla has no clip_by_norm function (its F.clip_by_norm is "
+                             "a composition): the export's functions import one by one"),
+}
+
+
+def _clip_by_norm_nnp(e, inputs, attrs):
+    """NNabla's ``F.clip_by_norm`` composition, function by function: ``x * clip_norm /
+    maximum_scalar(sum(x ** 2, axis, keepdims) ** 0.5, clip_norm)``."""
+    x = inputs[0]
+    shape = e.shape(x)
+    axes = list(range(len(shape))) if attrs["axis"] is None else _axes(attrs["axis"],
+                                                                       len(shape))
+    kept = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    clip = float(attrs["clip_norm"])
+    scaled = e.variable("clip_scaled", shape)
+    e.function("MulScalar", [x], {"val": clip}, [scaled])
+    squares = e.variable("clip_squares", shape)
+    e.function("PowScalar", [x], {"val": 2.0}, [squares])
+    total = e.variable("clip_sum", kept)
+    e.function("Sum", [squares], {"axes": axes, "keep_dims": True}, [total])
+    norm = e.variable("clip_norm", kept)
+    e.function("PowScalar", [total], {"val": 0.5}, [norm])
+    floor = e.variable("clip_floor", kept)
+    e.function("MaximumScalar", [norm], {"val": clip}, [floor])
+    e.function("Div2", [scaled, floor])
+
+
 for _f, _rule in ((F.clip_by_norm, _clip_by_norm_onnx),
                   (F.norm_normalization, _norm_normalization_onnx),
                   (F.weight_standardization, _weight_standardization_onnx),
                   (F.weight_normalization, _weight_normalization_onnx)):
-    register_rules(_f, onnx_export=_rule, onnx_import=Unmapped(COMPOSITE))
+    register_rules(_f, onnx_export=_rule, onnx_import=Unmapped(COMPOSITE),
+                   nnp_import=_NNABLA[_f],
+                   nnp_export=_clip_by_norm_nnp if _f is F.clip_by_norm else None)

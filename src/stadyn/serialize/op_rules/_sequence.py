@@ -13,6 +13,7 @@ import numpy as np
 from ... import functions as F
 from ...ops import StepFunction
 from . import _sequence_cntk as C
+from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 
 _NO_AXIS = ("ONNX tensors have no dynamic sequence axis with per-sequence lengths (Stadyn's "
@@ -139,5 +140,9 @@ register_rules(F.recurrence,
 # NNabla's stacked recurrent ops (``ops/_rnn.py``)
 _RNN = ("ONNX's LSTM/GRU/RNN (gate order iofc / zrh, separate recurrence biases) are not "
         "mapped from NNabla's layouts yet")
-for _op in (F.lstm, F.gru, F.rnn):
-    register_rules(_op, onnx_export=Unmapped(_RNN), onnx_import=Unmapped(_RNN))
+# NNabla's LSTM, GRU and RNN functions hold the catalog's layouts (the ops are NNabla's)
+_RNN_FIELDS = dict(num_layers=int, dropout=float, bidirectional=bool, training=bool)
+for _op, _nnp in ((F.lstm, nnabla(F.lstm, "LSTM", **_RNN_FIELDS)),
+                  (F.gru, nnabla(F.gru, "GRU", **_RNN_FIELDS)),
+                  (F.rnn, nnabla(F.rnn, "RNN", nonlinearity=str, **_RNN_FIELDS))):
+    register_rules(_op, onnx_export=Unmapped(_RNN), onnx_import=Unmapped(_RNN), nnp_import=_nnp)

@@ -235,9 +235,17 @@ def _flatten_onnx(g, inputs, attrs):
     return g.reshape(x, [0] * axis + [-1])
 
 
+def _flatten_nnp(e, inputs, attrs):
+    """NNabla 1.39 has no flatten function: a ``Reshape`` to the output's shape"""
+    e.function("Reshape", inputs[:1], {"shape": tuple(e.shape(e.outputs[0])), "inplace": True})
+
+
 register_rules(F.flatten, onnx_export=_flatten_onnx,
                onnx_import=Unmapped("ONNX's Flatten makes a matrix whatever the rank: it "
-                                    "imports as reshape"))
+                                    "imports as reshape"),
+               nnp_export=_flatten_nnp,
+               nnp_import=Unmapped("NNabla has no flatten function: the export (Reshape) "
+                                   "imports as reshape"))
 
 
 def _broadcast_onnx(g, inputs, attrs):
