@@ -20,8 +20,9 @@ Example:
 
 import sys as _sys
 
-from . import (_cntk_py, device, eval, initializer, io, layers, learner, learners, logging,
-               losses, metrics, models, ops, random, sequence, train, utils, variables)
+from . import (_cntk_py, debugging, device, eval, initializer, io, layers, learner, learners,
+               logging, losses, metrics, models, ops, random, sequence, train, utils,
+               variables)
 from ._defaults import (default_override_or, get_default_override, get_global_option,
                         is_default_override, set_global_option)
 from ._layers import default_options, default_options_for

@@ -1,0 +1,125 @@
+"""What running CNTK's own ``Examples/`` programs on Stadyn found (tests/examples/
+cntk_examples.py; docs/cntk-examples.md), each compared with CNTK 2.7."""
+
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+from compat_harness import cntk_case
+
+
+@cntk_case(names=["cntk.convolution", "cntk.reshape", "cntk.constant", "cntk.square"],
+           note="Examples/Image/Classification/ConvNet/Python/ConvNetLRN_CIFAR10_DataAug.py: "
+                "local response normalisation slides a (1, 2n+1, 1, 1) map, which has no "
+                "output axis, over the squares reshaped to (1, channels, h, w); Stadyn read the "
+                "map as (out, in, kh, kw) and refused the 5-D operand")
+def lrn_convolution_map_of_the_operands_rank(C, r):
+    def local_response_normalization(k, n, alpha, beta):        # as the program writes it
+        x = C.placeholder(name='lrn_arg')
+        x2 = C.square(x)
+        x2s = C.reshape(x2, (1, C.InferredDimension), 0, 1)
+        W = C.constant(alpha / (2 * n + 1), (1, 2 * n + 1, 1, 1), name='W')
+        y = C.convolution(W, x2s)
+        b = C.reshape(y, C.InferredDimension, 0, 2)
+        den = C.exp(beta * C.log(k + b))
+        return C.element_divide(x, den), y
+    x = C.input_variable((6, 4, 5))
+    lrn, y = local_response_normalization(1.0, 2, 1e-3, 0.75)
+    out = lrn(x)                                  # as the program applies it
+    data = r.randn(2, 6, 4, 5) * 10
+    return {"shape": np.array(y.shape), "lrn": out.eval({x: data})}
+
+
+@cntk_case(names=["cntk.random_sample", "cntk.random_sample_inclusion_frequency"],
+           note="Examples/Text/WordLMWithSampledSoftmax/word_rnn.py: the sampling weights are a "
+                "row (reshape(Constant(w), (1, vocab))); Stadyn wanted a vector")
+def sampling_weights_as_a_row(C, r):
+    w = np.array([[4.0, 1.0, 1.0, 2.0, 0.5, 0.5, 3.0, 1.0, 2.0]], np.float32)
+    row = C.reshape(C.Constant(w[0]), shape=(1, 9))
+    # dense rows as the program's use_sparse=False path makes them (CNTK's are sparse)
+    rows = C.times(C.random_sample(row, 5, False), C.Constant(np.eye(9, dtype=np.float32)))
+    rows = rows.eval()
+    freq = C.random_sample_inclusion_frequency(row, 5, True)
+    # the draws are each framework's own; their shape and one-hot rows are CNTK's
+    return {"rows_shape": np.array(rows.shape), "row_sums": np.asarray(rows).sum(axis=1),
+            "distinct": np.array(len(set(np.asarray(rows).argmax(axis=1).tolist()))),
+            "freq_shape": np.array(freq.shape), "freq": freq.eval()}
+
+
+@cntk_case(names=["cntk.layers", "cntk.layers.typing"],
+           note="Examples/LanguageUnderstanding/ATIS/Python/LanguageUnderstanding.py uses np "
+                "without importing NumPy: CNTK 2.7's `from cntk.layers import *` hands it out")
+def layers_star_import_gives_numpy(C, r):
+    found = []
+    for module in (C.layers.__name__, C.layers.typing.__name__):
+        names = {}
+        exec("from %s import *" % module, names)
+        found.append(names.get("np") is np)
+    return {"np": np.array(found)}
+
+
+@cntk_case(names=["cntk.CheckpointConfig", "cntk.Function.train"],
+           note="Examples/1stSteps/MNIST_Complex_Training.py checkpoints to Models/mnist.cmf "
+                "in a folder that is not there; CNTK 2.7 makes it, Stadyn refused to write")
+def checkpoint_folder_is_made(C, r):
+    r.touch("cntk.Function.train")
+    folder = tempfile.mkdtemp()
+    try:
+        path = os.path.join(folder, "Models", "deeper", "model.cmf")
+        x, y = r.randn(16, 3), r.onehot(16, 2)
+        model = C.layers.Dense(2)
+
+        @C.Function.with_signature(C.layers.Tensor[3], C.layers.Tensor[2])
+        def criterion(data, label):
+            z = model(data)
+            return C.cross_entropy_with_softmax(z, label), C.classification_error(z, label)
+        learner = C.sgd(model.parameters, C.learning_parameter_schedule(0.1))
+        criterion.train((x, y), minibatch_size=8, max_epochs=1, parameter_learners=[learner],
+                        callbacks=[C.CheckpointConfig(path, 16, restore=False)])
+        return {"written": np.array(os.path.exists(path))}
+    finally:
+        shutil.rmtree(folder)
+
+
+@cntk_case(names=["cntk.debugging.set_computation_network_trace_level",
+                  "cntk.debugging.start_profiler", "cntk.debugging.stop_profiler",
+                  "cntk.debugging.enable_profiler", "cntk.debugging.disable_profiler",
+                  "cntk.debugging.set_checked_mode", "cntk.debugging.set_node_timing",
+                  "cntk.debugging.force_deterministic"],
+           note="Examples/Image/Classification/ResNet/Python/TrainResNet_CIFAR10.py and "
+                "ConvNet_CIFAR10_DataAug.py import from cntk.debugging, missing in Stadyn")
+def debugging_switches(C, r):
+    names = {}
+    exec("from %s.debugging import *" % C.__name__, names)
+    wanted = ["set_computation_network_trace_level", "start_profiler", "stop_profiler",
+              "enable_profiler", "disable_profiler", "set_checked_mode", "set_node_timing",
+              "force_deterministic"]
+    r.touch(*["cntk.debugging." + n for n in wanted])
+    names["set_computation_network_trace_level"](0)
+    names["set_checked_mode"](False)
+    names["enable_profiler"]()
+    names["disable_profiler"]()
+    return {"star": np.array([n in names for n in wanted])}
+
+
+@cntk_case(names=["cntk.cntk_py.reset_random_seed"],
+           note="tests/examples/cntk_examples.py runs CNTK's Examples one after another in one "
+                "process and restarts CNTK's count of auto-selected seeds before each, so each "
+                "program's parameters start as in a process of its own; Stadyn had no "
+                "reset_random_seed")
+def reset_random_seed_restarts_the_count(C, r):
+    C.cntk_py.reset_random_seed(0)
+    first = C.layers.Dense(3)(C.input_variable(2)).parameters
+    C.layers.Dense(4)(C.input_variable(2))                       # moves the count on
+    C.cntk_py.reset_random_seed(0)
+    again = C.layers.Dense(3)(C.input_variable(2)).parameters
+    C.cntk_py.reset_random_seed(7)
+    seventh = C.parameter((2, 3), init=C.glorot_uniform())
+    C.cntk_py.set_fixed_random_seed(5)
+    C.cntk_py.reset_random_seed(0)                               # unfixes it
+    a, b = C.parameter((4,), init=C.uniform(1)), C.parameter((4,), init=C.uniform(1))
+    return {"first": [p.value for p in first], "again": [p.value for p in again],
+            "seventh": seventh.value, "unfixed_differ": np.array(
+                not np.array_equal(a.value, b.value))}
