@@ -1,6 +1,8 @@
 """What running CNTK's own ``Examples/`` programs on Stadyn found (tests/examples/
 cntk_examples.py; docs/cntk-examples.md), each compared with CNTK 2.7."""
 
+import contextlib
+import io
 import os
 import shutil
 import tempfile
@@ -123,3 +125,40 @@ def reset_random_seed_restarts_the_count(C, r):
     return {"first": [p.value for p in first], "again": [p.value for p in again],
             "seventh": seventh.value, "unfixed_differ": np.array(
                 not np.array_equal(a.value, b.value))}
+
+
+@cntk_case(names=["cntk.train.distributed.data_parallel_distributed_learner",
+                  "cntk.logging.ProgressPrinter"],
+           note="Examples/1stSteps/MNIST_Complex_Training.py trains through "
+                "data_parallel_distributed_learner: CNTK 2.7 writes no 'Learning rate' line for "
+                "it (nor 'Momentum'), Stadyn wrote the wrapped learner's")
+def distributed_learner_writes_no_rate(C, r):
+    r.touch("cntk.logging.ProgressPrinter")
+    data, target = r.randn(8, 3), r.onehot(8, 2)
+    model = C.layers.Dense(2)
+
+    @C.Function.with_signature(C.layers.Tensor[3], C.layers.Tensor[2])
+    def criterion(x, y):
+        z = model(x)
+        return C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)
+    res = {"parameters": r.set_params(model.parameters)}
+    lr = C.learning_parameter_schedule_per_sample(0.1)
+    for name, make in (("sgd", lambda: C.sgd(model.parameters, lr)),
+                       ("momentum", lambda: C.momentum_sgd(model.parameters, lr,
+                                                           C.momentum_schedule(0.9)))):
+        for how in ("trainer", "train"):
+            out = io.StringIO()
+            learner = C.train.distributed.data_parallel_distributed_learner(make())
+            with contextlib.redirect_stdout(out):
+                if how == "trainer":
+                    trainer = C.Trainer(None, criterion, [learner],
+                                        [C.logging.ProgressPrinter(freq=100)])
+                    trainer.train_minibatch({criterion.arguments[0]: data,
+                                             criterion.arguments[1]: target})
+                else:
+                    criterion.train((data, target), minibatch_size=8, max_epochs=1,
+                                    parameter_learners=[learner],
+                                    callbacks=[C.logging.ProgressPrinter(freq=100)])
+            res[name + " " + how] = [ln for ln in out.getvalue().splitlines()
+                                     if ln.startswith(("Learning rate", "Momentum"))] + ["(end)"]
+    return res
