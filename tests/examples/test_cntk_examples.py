@@ -29,10 +29,16 @@ PATHS = ("Examples/1stSteps", "Examples/Image/Classification", "Examples/Image/G
 
 # Deterministic runs (CNTK's initial values, CNTK's reader order, no dropout or random
 # augmentation): every printed line is CNTK 2.7's, to float rounding.
-SAME = []
-# Dropout, random crops, randomised sampling: the same lines, parameter counts and
-# minibatch/sample counts; the losses of the same size.
-ALIKE = []
+SAME = ["logreg_functional", "logreg_graph", "simple_mnist", "deconvolution",
+        "sequence_classification"]
+# Dropout (and ConvNetLRN's random crops): each framework draws its own masks, so the losses
+# part after the first minibatch; the same lines, parameter counts and sample counts, the
+# losses of the same size.
+ALIKE = ["mnist_complex", "convnet_mnist", "convnet_cifar10", "convnetlrn_cifar10_dataaug"]
+# Also run by the driver, left out here for time or because they fail (docs/cntk-examples.md):
+# resnet20_cifar10 (runs; 15 s), convnet_cifar10_dataaug, language_understanding (runs on
+# Stadyn; CNTK 2.7's CPU build stops at its first minibatch: fsadagrad on a sparse gradient is
+# not implemented), char_rnn, word_rnn.
 
 
 def _archive(base):
@@ -75,7 +81,10 @@ TIMING = re.compile(r" [\d.]+s \(\s*[\d.]+ samples/s\);$")
 
 
 def _lines(text):
-    """The printed lines, the timing left out (``... 0.130s (15384.6 samples/s);``)."""
+    """The printed lines, the timing left out (``... 0.130s (15384.6 samples/s);``); NumPy 2
+    writes ``np.int64(3)`` where CNTK's NumPy 1 writes ``3`` (the programs print lists of
+    argmax results)."""
+    text = re.sub(r"np\.int64\((-?\d+)\)", r"\1", text)
     return [TIMING.sub(";", ln) for ln in text.splitlines() if ln.strip()]
 
 

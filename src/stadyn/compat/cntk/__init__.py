@@ -66,8 +66,9 @@ __version__ = "2.7+stadyn"
 __all__ = [n for n in _ops_all if n != "use_default_device"] + ["use_default_device",
 
     # modules
-    "device", "eval", "initializer", "io", "layers", "learner", "learners", "logging", "losses",
-    "metrics", "models", "ops", "random", "train", "utils", "variables", "cntk_py", "sequence",
+    "debugging", "device", "eval", "initializer", "io", "layers", "learner", "learners",
+    "logging", "losses", "metrics", "models", "ops", "random", "train", "utils", "variables",
+    "cntk_py", "sequence",
     # graph objects and values
     "Variable", "Parameter", "Constant", "InferredDimension", "FreeDimension", "NDArrayView",
     "Value", "asarray", "asvalue", "MinibatchData",
