@@ -9,13 +9,14 @@ import importlib
 MODULES = {
     "cntk": ["cntk_ops", "cntk_ops_more", "cntk_function", "cntk_graph", "cntk_layers",
              "cntk_layers_more", "cntk_learners", "cntk_train", "cntk_session",
+             "cntk_examples",  # (before cntk_distributed, whose last case ends MPI)
              "cntk_distributed", "cntk_io", "cntk_io_formats", "cntk_misc", "cntk_names",
              "cntk_sequence",
              "cntk_sequence_axes", "cntk_sequence_layers", "cntk_sequence_models",
              "cntk_blind_spots", "cntk_random", "cntk_state", "cntk_crop", "cntk_signature",
              "cntk_ranking", "cntk_user_source", "cntk_user_deserializer", "cntk_sampling",
              "cntk_ctc", "cntk_tutorials", "cntk_train_sequence", "cntk_randomization",
-             "cntk_image_notebooks", "cntk_seq_notebooks", "cntk_examples"],
+             "cntk_image_notebooks", "cntk_seq_notebooks"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
                "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn", "nnabla_save",
                "nnabla_augment", "nnabla_functions_extra", "nnabla_solvers_more",
