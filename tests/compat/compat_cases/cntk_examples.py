@@ -221,4 +221,5 @@ def train_minibatch_with_sequence_begin_flags(C, r):
     for features, labels in pieces[1:]:                   # each on its own, from a fresh state
         trainer.train_minibatch(({x: [features], y: [labels]}, [True]))
         losses.append(trainer.previous_minibatch_loss_average)
-    return {"losses": np.array(losses)}
+    res["losses"] = np.array(losses)
+    return res
