@@ -96,6 +96,7 @@ EAGER_FALLBACK_WARNING = "a static graph runs eagerly"
 # --durations; they run first, with the slow-marked tests.
 LONG_TESTS = (
     "tests/examples/test_cntk_gallery.py",
+    "tests/examples/test_cntk_examples.py",
     "tests/examples/test_nnabla_gallery.py",
     "tests/brainscript/test_bs_sequence_examples.py",
     "tests/brainscript/test_bs_generated.py",

@@ -52,7 +52,7 @@ SECTIONS = [
         "stadyn.compat.cntk.train", "stadyn.compat.cntk.train.distributed",
         "stadyn.compat.cntk.eval",
         "stadyn.compat.cntk.logging", "stadyn.compat.cntk.logging.graph",
-        "stadyn.compat.cntk.utils", "stadyn.compat.cntk.device",
+        "stadyn.compat.cntk.utils", "stadyn.compat.cntk.device", "stadyn.compat.cntk.debugging",
         "stadyn.compat.cntk.initializer", "stadyn.compat.cntk.variables",
         "stadyn.compat.cntk.layers.typing", "stadyn.compat.cntk.layers.sequence",
         "stadyn.compat.cntk.ops.functions"]),
@@ -84,6 +84,8 @@ def _title(text: str, mark: str) -> str:
 def _entry(module: str, attr: str, obj, home: dict[int, str]) -> str:
     """The reStructuredText for ``module.attr``; records where an object's full entry is."""
     kind, full = _kind(obj), f"{module}.{attr}"
+    if kind == "module" and not obj.__name__.startswith("stadyn"):      # cntk.layers' np
+        return f"``{attr}``: the module ``{obj.__name__}``, re-exported (its own project's).\n"
     if kind == "module":
         target = obj.__name__ if obj.__name__ in MODULES else full      # see _alias_pages
         return f"``{attr}``: the module :mod:`{target}`.\n"
@@ -117,7 +119,8 @@ def _alias_pages() -> dict[str, list[str]]:
         module = importlib.import_module(name)
         for attr in module.__all__:
             obj = getattr(module, attr)
-            if isinstance(obj, types.ModuleType) and obj.__name__ not in MODULES:
+            if (isinstance(obj, types.ModuleType) and obj.__name__ not in MODULES
+                    and obj.__name__.startswith("stadyn")):
                 pages.setdefault(name, []).append(f"{name}.{attr}")
     return pages
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-__all__ = ["seed", "prng", "auto_seed", "fixed_seed", "set_fixed_seed", "initializer_seed"]
+__all__ = ["seed", "prng", "auto_seed", "fixed_seed", "set_fixed_seed", "initializer_seed",
+           "restart_auto_seeds"]
 
 prng = np.random.RandomState(313)
 _next_auto_seed = [0]
@@ -39,6 +40,19 @@ def auto_seed() -> int:
     value = _next_auto_seed[0]
     _next_auto_seed[0] = value + 1
     return value
+
+
+def restart_auto_seeds(value: int = 0) -> None:
+    """Count :func:`auto_seed` from ``value`` again and unfix a fixed seed (CNTK 2.7's
+    ``cntk_py.reset_random_seed``).
+
+    Example:
+        >>> from stadyn._random import auto_seed, restart_auto_seeds
+        >>> restart_auto_seeds(5); auto_seed()
+        5
+    """
+    _next_auto_seed[0] = int(value)
+    _fixed[0] = None
 
 
 def fixed_seed() -> int | None:

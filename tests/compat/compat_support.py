@@ -99,7 +99,9 @@ def surface(framework: str) -> tuple[dict[str, object], list[str]]:
         path, module = pending.pop()
         for name in getattr(module, "__all__", ()):
             obj = getattr(module, name)
-            if isinstance(obj, types.ModuleType) and obj not in modules.values():
+            # (a module re-exported from elsewhere, as cntk.layers' np, is not Stadyn's surface)
+            if (isinstance(obj, types.ModuleType) and obj not in modules.values()
+                    and obj.__name__.startswith(PREFIX)):
                 modules[path + "." + name] = obj
                 pending.append((path + "." + name, obj))
     names: dict[str, object] = {}

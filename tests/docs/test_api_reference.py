@@ -93,6 +93,8 @@ def test_every_public_name_has_an_entry(built):
             full, obj = f"{name}.{attr}", getattr(module, attr)
             if isinstance(obj, types.ModuleType) and inventory.get(obj.__name__) == "py:module":
                 continue                                   # a public module with its own page
+            if isinstance(obj, types.ModuleType) and not obj.__name__.startswith("stadyn"):
+                continue               # another project's module, re-exported (cntk.layers' np)
             if full not in inventory:
                 missing.append(full)
             if isinstance(obj, types.ModuleType):          # a private module exported by a name

@@ -9,6 +9,7 @@ import importlib
 MODULES = {
     "cntk": ["cntk_ops", "cntk_ops_more", "cntk_function", "cntk_graph", "cntk_layers",
              "cntk_layers_more", "cntk_learners", "cntk_train", "cntk_session",
+             "cntk_examples",  # (before cntk_distributed, whose last case ends MPI)
              "cntk_distributed", "cntk_io", "cntk_io_formats", "cntk_misc", "cntk_names",
              "cntk_sequence",
              "cntk_sequence_axes", "cntk_sequence_layers", "cntk_sequence_models",

@@ -20,8 +20,9 @@ Example:
 
 import sys as _sys
 
-from . import (_cntk_py, device, eval, initializer, io, layers, learner, learners, logging,
-               losses, metrics, models, ops, random, sequence, train, utils, variables)
+from . import (_cntk_py, debugging, device, eval, initializer, io, layers, learner, learners,
+               logging, losses, metrics, models, ops, random, sequence, train, utils,
+               variables)
 from ._defaults import (default_override_or, get_default_override, get_global_option,
                         is_default_override, set_global_option)
 from ._layers import default_options, default_options_for
@@ -65,8 +66,9 @@ __version__ = "2.7+stadyn"
 __all__ = [n for n in _ops_all if n != "use_default_device"] + ["use_default_device",
 
     # modules
-    "device", "eval", "initializer", "io", "layers", "learner", "learners", "logging", "losses",
-    "metrics", "models", "ops", "random", "train", "utils", "variables", "cntk_py", "sequence",
+    "debugging", "device", "eval", "initializer", "io", "layers", "learner", "learners",
+    "logging", "losses", "metrics", "models", "ops", "random", "train", "utils", "variables",
+    "cntk_py", "sequence",
     # graph objects and values
     "Variable", "Parameter", "Constant", "InferredDimension", "FreeDimension", "NDArrayView",
     "Value", "asarray", "asvalue", "MinibatchData",

@@ -1,7 +1,7 @@
 """CNTK's native module (``import _cntk_py``): the few switches scripts call, as no-ops."""
 
 __all__ = ["set_computation_network_trace_level", "set_fixed_random_seed",
-           "force_deterministic_algorithms"]
+           "reset_random_seed", "force_deterministic_algorithms"]
 
 
 def set_computation_network_trace_level(level: int) -> None:
@@ -15,6 +15,15 @@ def set_fixed_random_seed(seed: int) -> None:
     from ..._random import set_fixed_seed
     _seed(seed)
     set_fixed_seed(seed)
+
+
+def reset_random_seed(value: int) -> None:
+    """Number the auto-selected seeds (parameter initialisers, random Functions) from ``value``
+    again, and unfix a seed :func:`set_fixed_random_seed` fixed, as in CNTK 2.7: after
+    ``reset_random_seed(0)`` a program's parameters start from the values they take at the
+    start of a process."""
+    from ..._random import restart_auto_seeds
+    restart_auto_seeds(value)
 
 
 def force_deterministic_algorithms(enable: bool = True) -> None:

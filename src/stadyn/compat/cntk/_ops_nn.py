@@ -63,13 +63,18 @@ def convolution(convolution_map, operand_, strides=(1,), sharing=(True,), auto_p
                 max_temp_mem_size_in_samples: int = 0, name: str = ""):
     """``convolution_map`` (``(out, in, *kernel)``) slid over ``operand_`` (``(in, *spatial)``;
     ``reduction_rank=0``: no channel axis).  ``strides``, ``auto_padding`` and ``dilation`` are
-    per axis, given for the spatial axes or for all of them (channel first)."""
+    per axis, given for the spatial axes or for all of them (channel first).  A map of the
+    operand's rank (``(in, *kernel)``, no output axis) gives one output map, as in CNTK 2.7:
+    CNTK's Examples/Image/Classification/ConvNet's local response normalisation slides a
+    ``(1, 2n+1, 1, 1)`` map over ``(1, channels, h, w)``."""
     if sequential:
         raise ValueError("convolution: sequential=True needs a sequence axis, which Stadyn's "
                          "compat does not have")
     w = operand(convolution_map)
-    n = w.ndim - 2
     x = _channels_first(operand_, reduction_rank)
+    if reduction_rank == 1 and w.ndim == x.ndim - 1:
+        w = F.reshape(w, (1,) + tuple(w.shape))
+    n = w.ndim - 2
     y = S.convolution(x, w, None, _trailing(strides, n, 1), _trailing(auto_padding, n, True),
                       _trailing(dilation, n, 1), groups)
     return named(wrap(_unbatch(y, operand_)), name, "Convolution")

@@ -1,7 +1,8 @@
 """CNTK's sampling ops: ``random_sample`` (a set of classes drawn by weight, as one-hot rows)
 and ``random_sample_inclusion_frequency`` (how often each class is expected in such a set).
 
-``weights`` is a vector of non-negative numbers without the batch axis; class ``i`` is drawn
+``weights`` is a vector of non-negative numbers without the batch axis (or a row of them,
+shape ``(1, n)``, as CNTK's Examples/Text/WordLMWithSampledSoftmax gives it); class ``i`` is drawn
 with probability ``weights[i] / sum(weights)``.  Without duplicates a class already drawn is
 drawn again until ``num_samples`` distinct classes are in the set.  The draws are Stadyn's
 (CNTK's seed rules, see ``cntk.random``), so they differ from CNTK's while their frequencies
@@ -34,6 +35,8 @@ def _weights(weights, op: str):
     w = operand(weights)
     if not hasattr(w, "shape"):
         raise ValueError(f"{op}: the weights must be a vector")
+    if len(w.shape) == 2 and w.shape[0] == 1:            # a row (1, n): CNTK takes it too
+        w = F.reshape(_checked(w, op), (w.shape[1],))
     if len(w.shape) != 1:
         raise ValueError(f"{op}: the weights must be a vector, got shape {tuple(w.shape)}")
     return w
@@ -86,5 +89,7 @@ def random_sample_inclusion_frequency(weights, num_samples: int, allow_duplicate
     out = F.random_sample_inclusion_frequency(
         _checked(w, "random_sample_inclusion_frequency"), int(num_samples),
         bool(allow_duplicates))
+    if len(operand(weights).shape) == 2:                  # a row in, a row out (CNTK 2.7)
+        out = F.reshape(out, (1, out.shape[0]))
     G.set_op_name(out, "RandomSampleInclusionFrequency")
     return named(wrap(out), name, "RandomSampleInclusionFrequency")

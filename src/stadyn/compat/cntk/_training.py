@@ -293,7 +293,11 @@ class TrainingSession:
         state = {"samples": samples, "minibatches": minibatches, "sweeps": sweeps}
         if hasattr(self.source, "get_checkpoint_state"):
             state["source"] = self.source.get_checkpoint_state()
-        self.trainer.save_checkpoint(self._path(index), state)
+        path = self._path(index)
+        # CNTK 2.7 makes the checkpoint's folder (Examples/1stSteps/MNIST_Complex_Training.py
+        # checkpoints to a Models/ that is not there)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self.trainer.save_checkpoint(path, state)
 
     def _restore(self) -> tuple[int, int, int]:
         cfg = self.checkpoint

@@ -14,6 +14,8 @@ Example:
     ((10,), (8, 3, 3, 3))
 """
 
+import numpy as np
+
 from . import typing
 from .._axis import Axis
 from .._defaults import default_override_or, get_default_override, is_default_override
@@ -101,6 +103,9 @@ __all__ = [
     "reshape", "sigmoid", "slice", "softplus", "splice", "sqrt", "tanh", "times", "unpooling",
     "Delay", "PastValueWindow", "RNNUnit", "UnfoldFrom", "Sequence", "SequenceOver",
     "SequenceOverMeta", "AttentionModel", "ForwardDeclaration", "SequentialConvolution",
+    # CNTK 2.7's module has no __all__: ``from cntk.layers import *`` hands out its NumPy
+    # as ``np`` too, which CNTK's Examples/LanguageUnderstanding relies on (``np.argmax``)
+    "np",
 ]
 
 

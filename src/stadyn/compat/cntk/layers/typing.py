@@ -11,12 +11,15 @@ Example:
     [Axis('defaultBatchAxis'), Axis('defaultDynamicAxis')]
 """
 
+import numpy as np
+
 from .._axis import Axis
 from .._signature import ParameterTensor, Signature, SparseTensor, Tensor, _Type, tensor
 from .._variables import Record, Variable
 
-__all__ = ["Tensor", "SparseTensor", "ParameterTensor", "tensor", "Signature", "Axis", "Record",
-           "Variable", "Sequence", "SequenceOver", "SequenceOverMeta"]
+# ``np``: CNTK 2.7's module has no __all__, so its star import hands out its NumPy too
+__all__ = ["np", "Tensor", "SparseTensor", "ParameterTensor", "tensor", "Signature", "Axis",
+           "Record", "Variable", "Sequence", "SequenceOver", "SequenceOverMeta"]
 
 
 class _SequenceOf:

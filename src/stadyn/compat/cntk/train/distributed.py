@@ -32,7 +32,6 @@ import socket
 from .... import distributed as _dist
 from ...._errors import ConfigError
 from ....solvers import Optimizer
-from ..learners import _REFERENCE
 
 __all__ = ["WorkerDescriptor", "Communicator", "DistributedLearner", "mpi_communicator",
            "data_parallel_distributed_learner", "block_momentum_distributed_learner"]
@@ -173,8 +172,8 @@ class DistributedLearner(_WrappedOptimizer):
         self._block_size = block_size
         self._communicator = Communicator()
         self._parallel = _dist.DataParallel() if _joined() else None
-        if learner in _REFERENCE:
-            _REFERENCE[self] = _REFERENCE[learner]   # the Trainer reports the learner's rate
+        # (not in learners._REFERENCE: CNTK 2.7 writes no 'Learning rate' or 'Momentum' line
+        # for a distributed learner, in a Trainer or Function.train alike)
 
     def __getattr__(self, name):
         return getattr(self.__dict__["_learner"], name)

@@ -1,0 +1,225 @@
+"""What running CNTK's own ``Examples/`` programs on Stadyn found (tests/examples/
+cntk_examples.py; docs/cntk-examples.md), each compared with CNTK 2.7."""
+
+import contextlib
+import io
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+from compat_harness import cntk_case
+
+
+@cntk_case(names=["cntk.convolution", "cntk.reshape", "cntk.constant", "cntk.square"],
+           note="Examples/Image/Classification/ConvNet/Python/ConvNetLRN_CIFAR10_DataAug.py: "
+                "local response normalisation slides a (1, 2n+1, 1, 1) map, which has no "
+                "output axis, over the squares reshaped to (1, channels, h, w); Stadyn read the "
+                "map as (out, in, kh, kw) and refused the 5-D operand")
+def lrn_convolution_map_of_the_operands_rank(C, r):
+    def local_response_normalization(k, n, alpha, beta):        # as the program writes it
+        x = C.placeholder(name='lrn_arg')
+        x2 = C.square(x)
+        x2s = C.reshape(x2, (1, C.InferredDimension), 0, 1)
+        W = C.constant(alpha / (2 * n + 1), (1, 2 * n + 1, 1, 1), name='W')
+        y = C.convolution(W, x2s)
+        b = C.reshape(y, C.InferredDimension, 0, 2)
+        den = C.exp(beta * C.log(k + b))
+        return C.element_divide(x, den), y
+    x = C.input_variable((6, 4, 5))
+    lrn, y = local_response_normalization(1.0, 2, 1e-3, 0.75)
+    out = lrn(x)                                  # as the program applies it
+    data = r.randn(2, 6, 4, 5) * 10
+    return {"shape": np.array(y.shape), "lrn": out.eval({x: data})}
+
+
+@cntk_case(names=["cntk.random_sample", "cntk.random_sample_inclusion_frequency"],
+           note="Examples/Text/WordLMWithSampledSoftmax/word_rnn.py: the sampling weights are a "
+                "row (reshape(Constant(w), (1, vocab))); Stadyn wanted a vector")
+def sampling_weights_as_a_row(C, r):
+    w = np.array([[4.0, 1.0, 1.0, 2.0, 0.5, 0.5, 3.0, 1.0, 2.0]], np.float32)
+    row = C.reshape(C.Constant(w[0]), shape=(1, 9))
+    # dense rows as the program's use_sparse=False path makes them (CNTK's are sparse)
+    rows = C.times(C.random_sample(row, 5, False), C.Constant(np.eye(9, dtype=np.float32)))
+    rows = rows.eval()
+    freq = C.random_sample_inclusion_frequency(row, 5, True)
+    # the draws are each framework's own; their shape and one-hot rows are CNTK's
+    return {"rows_shape": np.array(rows.shape), "row_sums": np.asarray(rows).sum(axis=1),
+            "distinct": np.array(len(set(np.asarray(rows).argmax(axis=1).tolist()))),
+            "freq_shape": np.array(freq.shape), "freq": freq.eval()}
+
+
+@cntk_case(names=["cntk.layers", "cntk.layers.typing"],
+           note="Examples/LanguageUnderstanding/ATIS/Python/LanguageUnderstanding.py uses np "
+                "without importing NumPy: CNTK 2.7's `from cntk.layers import *` hands it out")
+def layers_star_import_gives_numpy(C, r):
+    found = []
+    for module in (C.layers.__name__, C.layers.typing.__name__):
+        names = {}
+        exec("from %s import *" % module, names)
+        found.append(names.get("np") is np)
+    return {"np": np.array(found)}
+
+
+@cntk_case(names=["cntk.CheckpointConfig", "cntk.Function.train"],
+           note="Examples/1stSteps/MNIST_Complex_Training.py checkpoints to Models/mnist.cmf "
+                "in a folder that is not there; CNTK 2.7 makes it, Stadyn refused to write")
+def checkpoint_folder_is_made(C, r):
+    r.touch("cntk.Function.train")
+    folder = tempfile.mkdtemp()
+    try:
+        path = os.path.join(folder, "Models", "deeper", "model.cmf")
+        x, y = r.randn(16, 3), r.onehot(16, 2)
+        model = C.layers.Dense(2)
+
+        @C.Function.with_signature(C.layers.Tensor[3], C.layers.Tensor[2])
+        def criterion(data, label):
+            z = model(data)
+            return C.cross_entropy_with_softmax(z, label), C.classification_error(z, label)
+        learner = C.sgd(model.parameters, C.learning_parameter_schedule(0.1))
+        criterion.train((x, y), minibatch_size=8, max_epochs=1, parameter_learners=[learner],
+                        callbacks=[C.CheckpointConfig(path, 16, restore=False)])
+        return {"written": np.array(os.path.exists(path))}
+    finally:
+        shutil.rmtree(folder)
+
+
+@cntk_case(names=["cntk.debugging.set_computation_network_trace_level",
+                  "cntk.debugging.start_profiler", "cntk.debugging.stop_profiler",
+                  "cntk.debugging.enable_profiler", "cntk.debugging.disable_profiler",
+                  "cntk.debugging.set_checked_mode", "cntk.debugging.set_node_timing",
+                  "cntk.debugging.force_deterministic"],
+           note="Examples/Image/Classification/ResNet/Python/TrainResNet_CIFAR10.py and "
+                "ConvNet_CIFAR10_DataAug.py import from cntk.debugging, missing in Stadyn")
+def debugging_switches(C, r):
+    names = {}
+    exec("from %s.debugging import *" % C.__name__, names)
+    wanted = ["set_computation_network_trace_level", "start_profiler", "stop_profiler",
+              "enable_profiler", "disable_profiler", "set_checked_mode", "set_node_timing",
+              "force_deterministic"]
+    r.touch(*["cntk.debugging." + n for n in wanted])
+    names["set_computation_network_trace_level"](0)
+    names["set_checked_mode"](False)
+    names["enable_profiler"]()
+    names["disable_profiler"]()
+    return {"star": np.array([n in names for n in wanted])}
+
+
+@cntk_case(names=["cntk.cntk_py.reset_random_seed"],
+           note="tests/examples/cntk_examples.py runs CNTK's Examples one after another in one "
+                "process and restarts CNTK's count of auto-selected seeds before each, so each "
+                "program's parameters start as in a process of its own; Stadyn had no "
+                "reset_random_seed")
+def reset_random_seed_restarts_the_count(C, r):
+    C.cntk_py.reset_random_seed(0)
+    first = C.layers.Dense(3)(C.input_variable(2)).parameters
+    C.layers.Dense(4)(C.input_variable(2))                       # moves the count on
+    C.cntk_py.reset_random_seed(0)
+    again = C.layers.Dense(3)(C.input_variable(2)).parameters
+    C.cntk_py.reset_random_seed(7)
+    seventh = C.parameter((2, 3), init=C.glorot_uniform())
+    C.cntk_py.set_fixed_random_seed(5)
+    C.cntk_py.reset_random_seed(0)                               # unfixes it
+    a, b = C.parameter((4,), init=C.uniform(1)), C.parameter((4,), init=C.uniform(1))
+    return {"first": [p.value for p in first], "again": [p.value for p in again],
+            "seventh": seventh.value, "unfixed_differ": np.array(
+                not np.array_equal(a.value, b.value))}
+
+
+@cntk_case(names=["cntk.train.distributed.data_parallel_distributed_learner",
+                  "cntk.logging.ProgressPrinter"],
+           note="Examples/1stSteps/MNIST_Complex_Training.py trains through "
+                "data_parallel_distributed_learner: CNTK 2.7 writes no 'Learning rate' line for "
+                "it (nor 'Momentum'), Stadyn wrote the wrapped learner's")
+def distributed_learner_writes_no_rate(C, r):
+    r.touch("cntk.logging.ProgressPrinter")
+    data, target = r.randn(8, 3), r.onehot(8, 2)
+    model = C.layers.Dense(2)
+
+    @C.Function.with_signature(C.layers.Tensor[3], C.layers.Tensor[2])
+    def criterion(x, y):
+        z = model(x)
+        return C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)
+    res = {"parameters": r.set_params(model.parameters)}
+    lr = C.learning_parameter_schedule_per_sample(0.1)
+    for name, make in (("sgd", lambda: C.sgd(model.parameters, lr)),
+                       ("momentum", lambda: C.momentum_sgd(model.parameters, lr,
+                                                           C.momentum_schedule(0.9)))):
+        for how in ("trainer", "train"):
+            out = io.StringIO()
+            learner = C.train.distributed.data_parallel_distributed_learner(make())
+            with contextlib.redirect_stdout(out):
+                if how == "trainer":
+                    trainer = C.Trainer(None, criterion, [learner],
+                                        [C.logging.ProgressPrinter(freq=100)])
+                    trainer.train_minibatch({criterion.arguments[0]: data,
+                                             criterion.arguments[1]: target})
+                else:
+                    criterion.train((data, target), minibatch_size=8, max_epochs=1,
+                                    parameter_learners=[learner],
+                                    callbacks=[C.logging.ProgressPrinter(freq=100)])
+            res[name + " " + how] = [ln for ln in out.getvalue().splitlines()
+                                     if ln.startswith(("Learning rate", "Momentum"))] + ["(end)"]
+    return res
+
+
+# -- found by the Examples and not fixed yet (strict xfail; the references are CNTK 2.7's) ----
+
+@cntk_case(names=["cntk.reshape", "cntk.times_transpose"],
+           xfail="C.reshape of a sequence operand drops its sequence axis (the result has only "
+                 "the batch axis), so word_rnn.py's cross_entropy_with_softmax(z, labels) "
+                 "refuses the label sequence",
+           note="Examples/Text/WordLMWithSampledSoftmax/word_rnn.py: "
+                "reshape(times_transpose(W, h) + b, (vocab,)) of a sequence h")
+def reshape_of_a_sequence(C, r):
+    h = C.sequence.input_variable(4)
+    W = C.constant(r.randn(9, 4))
+    b = C.constant(r.randn(9, 1))
+    z = C.reshape(C.times_transpose(W, h) + b, shape=(9,))
+    data = [r.randn(3, 4), r.randn(2, 4)]
+    return {"axes": np.array(len(z.dynamic_axes)), "z": z.eval({h: data})}
+
+
+@cntk_case(names=["cntk.logging.ProgressPrinter"],
+           xfail="CNTK's deprecated ProgressPrinter.update(loss, minibatch_size, metric) takes "
+                 "the minibatch's averages (Stadyn's ProgressWriter.update takes sums), and "
+                 "epoch_summary returns (average loss, average metric, samples) where Stadyn "
+                 "returns a ProgressRecord (src/stadyn/train/_progress.py)",
+           note="Examples/Image/Classification/ConvNet/Python/ConvNet_CIFAR10_DataAug.py's "
+                "evaluate() drives a ProgressPrinter by hand and unpacks epoch_summary")
+def progress_printer_by_hand(C, r):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        printer = C.logging.ProgressPrinter(tag='Evaluation', num_epochs=1)
+        printer.update(0, 16, 0.5)
+        printer.update(1.5, 16, 0.25)
+        summary = printer.epoch_summary(with_metric=True)
+    lines = [ln.split(" 0.0")[0] for ln in out.getvalue().splitlines() if ln.strip()]
+    return {"summary": np.array(list(summary), dtype=np.float64), "lines": lines}
+
+
+@cntk_case(names=["cntk.Trainer.train_minibatch"],
+           xfail="train_minibatch((arguments, sequence-begin flags)) is refused; with a flag "
+                 "False CNTK 2.7 goes on from the recurrence's state at the end of the previous "
+                 "minibatch (truncated back-propagation through time)",
+           note="Examples/Text/CharacterLM/char_rnn.py trains on consecutive 100-character "
+                "pieces of one text, the first marked as a sequence start, the rest not")
+def train_minibatch_with_sequence_begin_flags(C, r):
+    r.touch("cntk.Trainer.train_minibatch")
+    x = C.sequence.input_variable(3)
+    y = C.sequence.input_variable(2)
+    z = C.layers.Sequential([C.layers.Recurrence(C.layers.LSTM(4)), C.layers.Dense(2)])(x)
+    res = {"parameters": r.set_params(z.parameters)}
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [C.sgd(z.parameters, C.learning_parameter_schedule(0.0))])
+    pieces = [(r.randn(5, 3), r.onehot(5, 2)) for _ in range(3)]
+    losses = []
+    for k, (features, labels) in enumerate(pieces):
+        trainer.train_minibatch(({x: [features], y: [labels]}, [k == 0]))
+        losses.append(trainer.previous_minibatch_loss_average)
+    for features, labels in pieces[1:]:                   # each on its own, from a fresh state
+        trainer.train_minibatch(({x: [features], y: [labels]}, [True]))
+        losses.append(trainer.previous_minibatch_loss_average)
+    res["losses"] = np.array(losses)
+    return res

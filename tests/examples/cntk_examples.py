@@ -1,0 +1,329 @@
+"""Run CNTK's own ``Examples/`` Python programs (of Microsoft/CNTK; not part of this repository)
+at a tiny size, one after another in this process, and write what each printed as JSON.  The
+same file runs on CNTK 2.7 (which made ``refs/cntk27_examples.json``) and, with ``--stadyn``, on
+Stadyn, where ``import cntk`` (and ``_cntk_py``, CNTK's native module) resolve to
+``stadyn.compat.cntk``: only the import differs.
+
+    python tests/examples/cntk_examples.py EXAMPLES OUT.json [--stadyn] [--only=RUN,..]
+
+The reference file is this, run on CNTK 2.7 (``LD_LIBRARY_PATH=.../shimlib .../venv36/bin/python
+-W ignore tests/examples/cntk_examples.py EXAMPLES tests/examples/refs/cntk27_examples.json``).
+
+EXAMPLES is a folder holding CNTK's ``Examples/`` (and the one data file the sequence
+classifier reads from ``Tests/``), as ``git archive HEAD Examples`` leaves it; the programs find
+their data where CNTK's download scripts would put it, so the stand-ins are written there:
+MNIST (``Image/DataSets/MNIST``: synthetic digits in CTF, the format ``install_mnist.py``
+writes), CIFAR-10 (``Image/DataSets/CIFAR-10``: PNGs, map files, the mean XML and the CTF files
+of ``cifar_utils.py``), the MNIST that ``MNIST_Complex_Training.py`` takes from scikit-learn's
+``fetch_mldata`` (a module standing in for it), and Penn Treebank for ``word_rnn.py`` (its own
+``test/`` corpus as ``ptb/``).  ATIS, Shakespeare and the sequence-classification data ship
+with CNTK and are used as they are.
+
+Sizes are cut by replacing the literal text of a size (an epoch of 60000 samples, a test set
+of 10000) before the program runs, as ``tools/cntk_notebooks.py`` does for the notebooks; each
+replaced text must be found.  Before each program NumPy is seeded 0 and CNTK's count of
+auto-selected seeds restarts (``cntk_py.reset_random_seed(0)``), so each program's parameters
+start as in a process of its own.
+"""
+
+from __future__ import print_function
+
+import contextlib
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import io
+import json
+import os
+import shutil
+import struct
+import sys
+import time
+import traceback
+import types
+import zlib
+
+import numpy as np
+
+# (run, program under Examples/, argv, [(text, replacement), ...])
+RUNS = [
+    ("logreg_functional", "1stSteps/LogisticRegression_FunctionalAPI.py", [],
+     [("generate_synthetic_data(20000)", "generate_synthetic_data(2000)")]),
+    ("logreg_graph", "1stSteps/LogisticRegression_GraphAPI.py", [],
+     [("generate_synthetic_data(20000)", "generate_synthetic_data(2000)")]),
+    ("mnist_complex", "1stSteps/MNIST_Complex_Training.py", [],
+     [("X[:60000].reshape((-1,28,28)), X[60000:]", "X[:600].reshape((-1,28,28)), X[600:]"),
+      ("Y[:60000].astype(int), Y[60000:]", "Y[:600].astype(int), Y[600:]"),
+      ("X_train[:54000], X_train[54000:]", "X_train[:540], X_train[540:]"),
+      ("Y_train[:54000], Y_train[54000:]", "Y_train[:540], Y_train[540:]"),
+      ("max_epochs=50", "max_epochs=3"),
+      ("X_test[0:10000:400].copy(), Y_test[0:10000:400]",
+       "X_test[0:100:4].copy(), Y_test[0:100:4]")]),
+    ("simple_mnist", "Image/Classification/MLP/Python/SimpleMNIST.py", [],
+     [("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
+      ("num_sweeps_to_train_with = 10", "num_sweeps_to_train_with = 2"),
+      ("num_samples = 10000", "num_samples = 300"),
+      ("test_minibatch_size = 1024", "test_minibatch_size = 100")]),
+    ("convnet_mnist", "Image/Classification/ConvNet/Python/ConvNet_MNIST.py", [],
+     [("epoch_size=60000, minibatch_size=64, max_epochs=40",
+       "epoch_size=256, minibatch_size=64, max_epochs=2"),
+      ("epoch_size = 10000", "epoch_size = 200"),
+      ("minibatch_size = 1024", "minibatch_size = 100")]),
+    ("convnet_cifar10", "Image/Classification/ConvNet/Python/ConvNet_CIFAR10.py", [],
+     [("epoch_size=50000, minibatch_size=64, max_epochs=30",
+       "epoch_size=64, minibatch_size=64, max_epochs=1"),
+      ("epoch_size = 10000", "epoch_size = 32")]),
+    ("convnet_cifar10_dataaug", "Image/Classification/ConvNet/Python/ConvNet_CIFAR10_DataAug.py",
+     [], [("train_model(reader, model, criterion, max_epochs=80)",
+           "train_model(reader, model, criterion, max_epochs=1, epoch_size=64)")]),
+    ("convnetlrn_cifar10_dataaug",
+     "Image/Classification/ConvNet/Python/ConvNetLRN_CIFAR10_DataAug.py", [],
+     [("reader_test, epoch_size=50000, max_epochs = 80)",
+       "reader_test, epoch_size=64, max_epochs = 1)"),
+      ("epoch_size     = 10000", "epoch_size     = 32")]),
+    ("resnet20_cifar10", "Image/Classification/ResNet/Python/TrainResNet_CIFAR10.py",
+     ["-e", "1", "-es", "64"], [("test_epoch_size = 10000", "test_epoch_size = 16")]),
+    ("deconvolution", "Image/GettingStarted/07_Deconvolution_PY.py", [],
+     [("def deconv_mnist(max_epochs=3)", "def deconv_mnist(max_epochs=2)"),
+      ("epoch_size = 60000", "epoch_size = 256"), ("epoch_size = 10000", "epoch_size = 200"),
+      ("minibatch_size = 1024", "minibatch_size = 100")]),
+    ("sequence_classification",
+     "SequenceClassification/SimpleExample/Python/SequenceClassification.py", [],
+     [("for i in range(251):", "for i in range(12):")]),
+    ("language_understanding", "LanguageUnderstanding/ATIS/Python/LanguageUnderstanding.py",
+     ["-e", "1"],
+     [("emb_dim    = 150", "emb_dim    = 20"), ("hidden_dim = 300", "hidden_dim = 30"),
+      ("epoch_size = 36000", "epoch_size = 700")]),
+    ("char_rnn", "Text/CharacterLM/char_rnn.py", [],
+     [("hidden_dim = 256", "hidden_dim = 32"),
+      ("def train_and_eval_char_rnn(epochs=50, max_num_minibatches=sys.maxsize)",
+       "def train_and_eval_char_rnn(epochs=2, max_num_minibatches=40)")]),
+    ("word_rnn", "Text/WordLMWithSampledSoftmax/word_rnn.py", [],
+     [("softmax_sample_size = 500", "softmax_sample_size = 5"),
+      ("hidden_dim = 200", "hidden_dim = 16"),
+      ("num_epochs = 10", "num_epochs = 2"), ("sequence_length = 40", "sequence_length = 8"),
+      ("sequences_per_batch = 10", "sequences_per_batch = 4"),
+      ("num_samples_between_progress_report = 100000",
+       "num_samples_between_progress_report = 50")]),
+]
+
+N_TRAIN, N_TEST = 600, 300            # MNIST stand-in
+N_CIFAR_TRAIN, N_CIFAR_TEST = 256, 64
+
+
+# -- data stand-ins -------------------------------------------------------------------------
+
+def _digits(n, seed):
+    """``n`` synthetic 28x28 'digits' (0..255 integers) and their labels: noise with a bright
+    band whose place is the class, so a network learns them within a sweep."""
+    rs = np.random.RandomState(seed)
+    labels = rs.randint(0, 10, n)
+    pixels = (rs.rand(n, 784) * 60).astype(np.int64)
+    for i, y in enumerate(labels):
+        pixels[i, y * 70:y * 70 + 40] = 255
+    return pixels, labels
+
+
+def write_mnist(folder):
+    """``Train-28x28_cntk_text.txt`` and ``Test-28x28_cntk_text.txt`` as ``mnist_utils.py``
+    writes them: ``|labels`` one-hot of 10, ``|features`` 784 pixels."""
+    os.makedirs(folder, exist_ok=True)
+    for name, n, seed in (("Train", N_TRAIN, 0), ("Test", N_TEST, 1)):
+        pixels, labels = _digits(n, seed)
+        with open(os.path.join(folder, "%s-28x28_cntk_text.txt" % name), "w") as f:
+            for x, y in zip(pixels, labels):
+                f.write("|labels %s |features %s\n" % (
+                    " ".join("1" if k == y else "0" for k in range(10)), " ".join(map(str, x))))
+
+
+def sklearn_standin():
+    """A ``sklearn`` module whose ``datasets.fetch_mldata("MNIST original")`` returns 700 of
+    the synthetic digits in the layout of the real one (``data`` (N, 784) 0..255, ``target``
+    float labels)."""
+    sk = types.ModuleType("sklearn")
+    datasets = types.ModuleType("sklearn.datasets")
+    for module in (sk, datasets):                         # (torch looks at sklearn's spec)
+        module.__spec__ = importlib.machinery.ModuleSpec(module.__name__, None)
+
+    def fetch_mldata(name):
+        assert name == "MNIST original", name
+        pixels, labels = _digits(700, 2)
+        return types.SimpleNamespace(data=pixels.astype(np.uint8), target=labels.astype(float))
+    datasets.fetch_mldata = fetch_mldata
+    sk.datasets, sk.utils = datasets, types.ModuleType("sklearn.utils")
+    return {"sklearn": sk, "sklearn.datasets": datasets, "sklearn.utils": sk.utils}
+
+
+def _png(path, rgb):
+    """An 8-bit RGB PNG of an ``(h, w, 3)`` uint8 array."""
+    h, w, _ = rgb.shape
+    raw = b"".join(b"\0" + rgb[y].tobytes() for y in range(h))
+
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def write_cifar(folder):
+    """CIFAR-10 as ``cifar_utils.py`` leaves it: ``train/%05d.png`` (32x32 padded by 4 pixels of
+    128), ``test/%05d.png``, ``train_map.txt``/``test_map.txt`` (path, tab, label),
+    ``CIFAR-10_mean.xml`` (the CHW mean of the training images) and ``Train_cntk_text.txt`` /
+    ``Test_cntk_text.txt`` (``|labels`` one-hot, ``|features`` the 3072 CHW values); the images
+    are noisy colours, one colour per class."""
+    rs = np.random.RandomState(2)
+    folder = os.path.abspath(folder)
+    palette = rs.randint(0, 256, (10, 3))
+    mean = np.zeros((3, 32, 32))
+    for name, n, pad in (("train", N_CIFAR_TRAIN, 4), ("test", N_CIFAR_TEST, 0)):
+        os.makedirs(os.path.join(folder, name), exist_ok=True)
+        with open(os.path.join(folder, "%s_map.txt" % name), "w") as map_file, \
+                open(os.path.join(folder, "%s_cntk_text.txt" % name.capitalize()), "w") as ctf:
+            for i in range(n):
+                label = rs.randint(10)
+                chw = np.clip(palette[label][:, None, None] + rs.normal(0, 40, (3, 32, 32)),
+                              0, 255).astype(np.uint8)
+                ctf.write("|labels %s |features %s\n" % (
+                    " ".join("1" if k == label else "0" for k in range(10)),
+                    " ".join(map(str, chw.ravel()))))
+                if pad:
+                    mean += chw
+                    chw = np.pad(chw, ((0, 0), (pad, pad), (pad, pad)), "constant",
+                                 constant_values=128)
+                path = os.path.join(folder, name, "%05d.png" % i)
+                _png(path, chw.transpose(1, 2, 0).copy())
+                map_file.write("%s\t%d\n" % (path, label))
+    values = " ".join("%e" % v for v in (mean / N_CIFAR_TRAIN).ravel())
+    with open(os.path.join(folder, "CIFAR-10_mean.xml"), "w") as f:
+        f.write('<?xml version="1.0" ?>\n<opencv_storage>\n  <Channel>3</Channel>\n'
+                "  <Row>32</Row>\n  <Col>32</Col>\n"
+                '  <MeanImg type_id="opencv-matrix">\n    <rows>1</rows>\n'
+                "    <cols>3072</cols>\n    <dt>f</dt>\n    <data>%s</data>\n"
+                "  </MeanImg>\n</opencv_storage>\n" % values)
+
+
+def write_ptb(examples):
+    """``word_rnn.py``'s Penn Treebank folder (``ptb/``, which ``download_data.py`` fills):
+    the program's own regression-test corpus (``test/``) as training and validation text."""
+    base = os.path.join(examples, "Text", "WordLMWithSampledSoftmax")
+    os.makedirs(os.path.join(base, "ptb"), exist_ok=True)
+    for src, dst in (("token2id.txt", "token2id.txt"), ("freq.txt", "freq.txt"),
+                     ("text.txt", "train.txt"), ("text.txt", "valid.txt")):
+        shutil.copy(os.path.join(base, "test", src), os.path.join(base, "ptb", dst))
+
+
+def cut_atis(examples):
+    """ATIS as CNTK ships it, cut to its first 400 training and 60 test queries."""
+    for name, n in (("atis.train.ctf", 400), ("atis.test.ctf", 60)):
+        path = os.path.join(examples, "LanguageUnderstanding", "ATIS", "Data", name)
+        with open(path) as f:
+            lines = f.readlines()
+        keep = [ln for ln in lines if int(ln.split("\t", 1)[0]) < n]
+        with open(path, "w") as f:
+            f.writelines(keep)
+
+
+def write_standins(examples):
+    cut_atis(examples)
+    write_mnist(os.path.join(examples, "Image", "DataSets", "MNIST"))
+    write_cifar(os.path.join(examples, "Image", "DataSets", "CIFAR-10"))
+    write_ptb(examples)
+
+
+# -- running --------------------------------------------------------------------------------
+
+class _CntkIsStadyn(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``import cntk[.x]`` and ``import _cntk_py`` give ``stadyn.compat.cntk[.x]``."""
+
+    TARGETS = {"cntk": "stadyn.compat.cntk", "_cntk_py": "stadyn.compat.cntk._cntk_py"}
+
+    def find_spec(self, name, path=None, target=None):
+        head = name.split(".")[0]
+        if head not in self.TARGETS:
+            return None
+        return importlib.util.spec_from_loader(name, self)
+
+    def create_module(self, spec):
+        head, _, rest = spec.name.partition(".")
+        module = importlib.import_module(self.TARGETS[head] + ("." + rest if rest else ""))
+        sys.modules[spec.name] = module
+        return module
+
+    def exec_module(self, module):
+        pass
+
+
+def run_program(examples, run, program, argv, cuts):
+    """Run one program as ``__main__`` in its own folder; returns (error, stdout, seconds)."""
+    path = os.path.join(examples, program)
+    with io.open(path, encoding="utf-8-sig") as f:        # (some start with a BOM)
+        source = f.read()
+    for old, new in cuts:
+        if old not in source:
+            raise SystemExit("%s: not in the program: %r" % (program, old))
+        source = source.replace(old, new)
+    folder = os.path.dirname(path)
+    os.makedirs(os.path.join(folder, "models"), exist_ok=True)     # char_rnn, word_rnn save there
+    sys.argv = [path] + list(argv)
+    sys.path.insert(0, folder)
+    cwd = os.getcwd()
+    os.chdir(folder)
+    np.random.seed(0)
+    import cntk
+    cntk.cntk_py.reset_random_seed(0)           # parameters numbered as in a fresh process
+    out, error, start = io.StringIO(), None, time.time()
+    module = types.ModuleType("__main__")
+    module.__file__ = path
+    saved_main = sys.modules["__main__"]
+    sys.modules["__main__"] = module
+    standins = sklearn_standin() if run == "mnist_complex" else {}
+    saved = {name: sys.modules.get(name) for name in standins}
+    sys.modules.update(standins)
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(source, path, "exec"), module.__dict__)
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            error = "SystemExit(%r)" % (exc.code,)
+    except BaseException as exc:  # noqa: BLE001 - a program's failure is a result
+        error = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-800:]
+        error += "\n" + "".join(traceback.format_tb(exc.__traceback__)[-4:])[-2000:]
+    finally:
+        sys.modules["__main__"] = saved_main
+        for name, was in saved.items():                        # (torch looks for sklearn)
+            if was is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = was
+        os.chdir(cwd)
+        sys.path.remove(folder)
+        for helper in ("resnet_models", "data_reader"):      # each program its own helpers
+            sys.modules.pop(helper, None)
+    return error, out.getvalue(), round(time.time() - start, 1)
+
+
+def main(argv):
+    examples, out_path = (os.path.abspath(a) for a in argv[:2])
+    stadyn = "--stadyn" in argv
+    if stadyn:
+        sys.meta_path.insert(0, _CntkIsStadyn())
+    write_standins(examples)
+    only = [a.split("=", 1)[1].split(",") for a in argv if a.startswith("--only=")]
+    results = {}
+    for run, program, args, cuts in RUNS:
+        if only and run not in only[0]:
+            continue
+        error, stdout, seconds = run_program(examples, run, program, args, cuts)
+        results[run] = {"error": error, "stdout": stdout}
+        if stadyn:                              # (the reference file has no timings)
+            results[run]["seconds"] = seconds
+        sys.stderr.write("%s: %s (%.1f s)\n" % (run, "ok" if error is None else error, seconds))
+    with open(out_path, "w") as f:
+        json.dump(results, f, indent=1, sort_keys=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
