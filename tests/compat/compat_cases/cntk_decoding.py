@@ -131,3 +131,14 @@ def UnfoldFrom__Recurrence_of_a_function(C, r):
     r.touch("cntk.Function.eval", "cntk.Function.parameters")
     lstm = C.layers.LSTM(3)
     return _unfold(C, r, lambda dh, dc, u: lstm(dh, dc, u * 2.0))
+
+
+@cntk_case(names=["cntk.ops.hardmax"], note="each step of each sequence on its own (a decoder "
+                                             "feeds it back); Stadyn merged the steps into the "
+                                             "batch, padding included")
+def hardmax__sequences(C, r):
+    r.touch("cntk.Function.eval")
+    x = C.sequence.input_variable(_V, name="x")
+    y = C.hardmax(x * 1.0)
+    out = y.eval({x: [r.randn(n, _V) for n in (3, 1, 2)]})
+    return {"per sequence": [np.asarray(s).tolist() for s in out]}
