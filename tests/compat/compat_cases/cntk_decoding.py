@@ -142,3 +142,36 @@ def hardmax__sequences(C, r):
     y = C.hardmax(x * 1.0)
     out = y.eval({x: [r.randn(n, _V) for n in (3, 1, 2)]})
     return {"per sequence": [np.asarray(s).tolist() for s in out]}
+
+
+@cntk_case(names=[n for n in _UNFOLD if n != "cntk.layers.Recurrence"] +
+           ["cntk.layers.LSTM", "cntk.layers.RecurrenceFrom", "cntk.layers.Fold",
+            "cntk.layers.Signature", "cntk.layers.SequenceOver", "cntk.layers.Tensor",
+            "cntk.Axis", "cntk.Constant"],
+           rtol=1e-4, atol=1e-5,
+           note="CNTK's Sequence2Sequence.py without attention: the decoder's RecurrenceFrom "
+                "starts from the encoder's Fold (through a Dense), the output axis is the "
+                "input's twice over")
+def UnfoldFrom__RecurrenceFrom_encoder(C, r):
+    r.touch("cntk.Function.parameters", "cntk.Function.outputs", "cntk.Function.__call__")
+    start = C.Constant(np.eye(_V, dtype=np.float32)[0])
+    fold = C.layers.Fold(C.layers.LSTM(5), return_full_state=True)
+    bridge = C.layers.Dense(6)
+    rec, out = C.layers.RecurrenceFrom(C.layers.LSTM(6)), C.layers.Dense(_V)
+
+    @C.Function
+    @C.layers.Signature(C.layers.SequenceOver[C.Axis("inAxis")][C.layers.Tensor[3]])
+    def greedy(letters):
+        s = bridge(fold(letters).outputs[0])
+
+        def generator(history):
+            z = out(rec(s, s * 0.5, history)) * 0.5 + C.times(history, C.constant(_NEXT))
+            return z, C.hardmax(z)
+        return C.layers.UnfoldFrom(generator, length_increase=2,
+                                   until_predicate=lambda w: C.greater(w[..., _V - 1], 0.5))(
+            start, letters)
+    res = {"params": r.set_params(greedy.parameters, scale=1.5)}
+    decoded = greedy([r.randn(n, 3) for n in (2, 4, 1)])
+    res["decoded"] = [np.argmax(s, -1).tolist() for s in decoded]
+    res["values"] = np.concatenate(decoded)
+    return res
