@@ -8,9 +8,10 @@ sequence axis of the loop's other sequence inputs.  Each delay in the body (``pa
 ``a``: forwards; ``future_value``: backwards; one step) reads the previous step's ``a`` (its
 initial state at the start); every other op of the body is replayed on one step, held as a
 sequence of length 1 so that each op's attributes (axes counted with the sequence axis) stay
-right.  Then every Variable of the body is rewired onto its sequence from the recurrence, so
-what the user holds (the loop's output, an intermediate such as an LSTM's cell) computes
-from it, in both modes.
+right; a whole-sequence recurrence in the body (a greedy decoder's own ``Recurrence``) adds
+its states to the loop's and takes one step per step (``_nested.py``).  Then every Variable
+of the body is rewired onto its sequence from the recurrence, so what the user holds (the
+loop's output, an intermediate such as an LSTM's cell) computes from it, in both modes.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from ...graph import (Variable, apply, name_scope, new_lengths, set_sequence_axi
                       topological_nodes)
 from . import _graph as G
 from ._nested import NESTED, NestedRecurrence, as_step
-from ._nested import shapes as nested_shapes
 
 __all__ = ["as_loop_sequence", "split_loops", "close_loops", "clone_graph", "LoopError"]
 
@@ -141,9 +141,9 @@ def close_loops(loops: dict, along: Variable | None = None) -> None:
     shapes = [tuple(v.shape[2:]) for v in made]
     slots = {}          # a nested recurrence -> the slots of the states it carries
     for key, nr in nested.items():
-        slots[key] = list(range(len(initial), len(initial) + len(nested_shapes(nr))))
+        slots[key] = list(range(len(initial), len(initial) + len(nr.shapes)))
         initial += nr.initial
-        shapes += nested_shapes(nr)
+        shapes += nr.shapes
 
     def step(*values):
         states, xs = values[:len(shapes)], values[len(shapes):]

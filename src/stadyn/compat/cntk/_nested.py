@@ -15,12 +15,10 @@ of all their nodes.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ... import functions as F
 from ...graph import Variable, apply, name_scope, set_sequence_axis
 
-__all__ = ["NESTED", "NestedRecurrence"]
+__all__ = ["NESTED", "NestedRecurrence", "as_step"]
 
 # op -> position of its first initial state among its inputs (None: from n_sequences)
 NESTED = {"recurrence": None, "cntk_lstm_sequence": 2, "cntk_gru_sequence": 2,
@@ -32,9 +30,15 @@ class NestedRecurrence:
     step to step (its outputs, then any state it does not output), their initial values, and
     one step.
 
-    Example (what ``close_loops`` does with one):
-        >>> # nested = NestedRecurrence(node); nested.initial -> one value per carried state
-        >>> # new_states = nested.step(previous_states, value_of)
+    Example (a greedy decoder: the clone's loop steps the ``Recurrence(GRU)``):
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x = C.sequence.input_variable(2)
+        >>> hook = C.alias(x)
+        >>> rec = C.layers.Recurrence(C.layers.GRU(3))
+        >>> model = C.layers.Dense(2)(rec(C.sequence.past_value(hook) + x))
+        >>> greedy = model.clone(C.CloneMethod.share, {hook.output: C.hardmax(model).output})
+        >>> [s.shape for s in greedy.eval({greedy.arguments[0]: [np.ones((3, 2), np.float32)]})]
+        [(3, 2)]
     """
 
     def __init__(self, node):
@@ -94,7 +98,3 @@ def as_step(v: Variable) -> Variable:
     y = F.reshape(v, (-1, 1) + tuple(v.shape[1:]))
     return set_sequence_axis(y, F.sequence_full_lengths(y))
 
-
-def shapes(nested: "NestedRecurrence") -> list[Any]:
-    """The step shapes of the states it carries."""
-    return list(nested.shapes)
