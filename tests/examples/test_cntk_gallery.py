@@ -237,3 +237,10 @@ def test_sequence_to_sequence_with_attention_learns(tmp_path, sequences):
     # about 83% at this size; it was 0% when the Trainer dropped the second output)
     assert number(r"^Finished Epoch\[1\]: \[Training\] loss = [0-9.]+ \* \d+, "
                   r"metric = ([0-9.]+)% ", out) > 50
+    # then the greedy decoder (UnfoldFrom of the decoder, its recurrences stepped with the
+    # loop) transcribes the test words as CNTK 2.7 does at this size (every one to </s>)
+    decoded = re.findall(r"^(<s> .* </s>) -> (.*)$", out, re.M)
+    assert decoded == [(w, "</s>") for w in [
+        "<s> F D H D </s>", "<s> E I C B J </s>", "<s> C E H </s>", "<s> E J H E G </s>",
+        "<s> F F G </s>", "<s> C A D A </s>", "<s> I C B F C </s>", "<s> D I J I </s>",
+        "<s> I D G D G </s>"]], out

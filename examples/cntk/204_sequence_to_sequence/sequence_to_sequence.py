@@ -1,9 +1,9 @@
 # A sequence-to-sequence model with attention, in the manner of CNTK 204 (grapheme to
 # phoneme): an LSTM encoder over the letters (its own sequence axis, inputAxis), an LSTM decoder
 # over the phonemes (labelAxis) whose first layer attends over every encoder step
-# (AttentionModel), trained on the labels delayed by one step (<s> first) with fsadagrad.
-# (CNTK 204's greedy decoder, UnfoldFrom around the whole decoder, is left out: Stadyn's
-# UnfoldFrom cannot run a generator that holds recurrences of its own yet.)
+# (AttentionModel), trained on the labels delayed by one step (<s> first) with fsadagrad;
+# then CNTK 204's greedy decoder (UnfoldFrom around the whole decoder, which feeds its own
+# hardmax back through its recurrences) transcribes some test words.
 #
 # The data are made-up words in CMUDict's CTF layout; write them first with
 #     python ../prepare_sequences.py
@@ -31,6 +31,8 @@ parser.add_argument("--attention-dim", type=int, default=32)
 parser.add_argument("--embedding", type=int, default=32)
 parser.add_argument("--eval-freq", type=int, default=100)
 parser.add_argument("--lr", type=float, default=0.005)
+parser.add_argument("--decode", type=int, default=60,
+                    help="transcribe a minibatch of this many test samples after training")
 args = parser.parse_args()
 
 DATA_DIR = os.path.join(args.data, "CMUDict")
@@ -163,6 +165,31 @@ def create_sparse_to_dense(input_vocab_dim):
     return no_op
 
 
+def create_model_greedy(s2smodel):
+    # model used in (greedy) decoding (history is the decoder's own output)
+    @C.Function
+    @C.layers.Signature(InputSequence[C.layers.Tensor[input_vocab_dim]])
+    def model_greedy(input):  # (input*) --> (word_sequence*)
+        # decoding is an unfold() starting from sentence_start; the generator (history*) ->
+        # (output*) holds 'input' in its closure
+        unfold = C.layers.UnfoldFrom(lambda history: s2smodel(history, input) >> C.hardmax,
+                                     # stop once sentence_end_index was the max-scoring output
+                                     until_predicate=lambda w: w[..., sentence_end_index],
+                                     length_increase=length_increase)
+        return unfold(initial_state=sentence_start, dynamic_axes_like=input)
+    return model_greedy
+
+
+def transcribe(reader, s2smodel, i2w, count):
+    model_greedy = create_model_greedy(s2smodel)
+    sparse_to_dense = create_sparse_to_dense(input_vocab_dim)
+    mb = reader.next_minibatch(count)
+    letters = sparse_to_dense(mb[reader.streams.features])
+    outputs = model_greedy(letters)
+    for word, phonemes in zip(format_sequences(letters, i2w), format_sequences(outputs, i2w)):
+        print("%s -> %s" % (word, phonemes))
+
+
 def format_sequences(sequences, i2w):
     return [" ".join([i2w[np.argmax(w)] for w in s]) for s in sequences]
 
@@ -216,3 +243,5 @@ valid_reader = create_reader(VALIDATION_DATA, True)
 model = create_model()
 train(train_reader, valid_reader, vocab, i2w, model, max_epochs=args.epochs,
       epoch_size=args.epoch_size)
+if args.decode:
+    transcribe(create_reader(VALIDATION_DATA, False), model, i2w, args.decode)

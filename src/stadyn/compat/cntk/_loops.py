@@ -8,9 +8,10 @@ sequence axis of the loop's other sequence inputs.  Each delay in the body (``pa
 ``a``: forwards; ``future_value``: backwards; one step) reads the previous step's ``a`` (its
 initial state at the start); every other op of the body is replayed on one step, held as a
 sequence of length 1 so that each op's attributes (axes counted with the sequence axis) stay
-right.  Then every Variable of the body is rewired onto its sequence from the recurrence, so
-what the user holds (the loop's output, an intermediate such as an LSTM's cell) computes
-from it, in both modes.
+right; a whole-sequence recurrence in the body (a greedy decoder's own ``Recurrence``) adds
+its states to the loop's and takes one step per step (``_nested.py``).  Then every Variable
+of the body is rewired onto its sequence from the recurrence, so what the user holds (the
+loop's output, an intermediate such as an LSTM's cell) computes from it, in both modes.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..._errors import StadynError
 from ...graph import (Variable, apply, name_scope, new_lengths, set_sequence_axis,
                       topological_nodes)
 from . import _graph as G
+from ._nested import NESTED, NestedRecurrence, as_step
 
 __all__ = ["as_loop_sequence", "split_loops", "close_loops", "clone_graph", "LoopError"]
 
@@ -82,9 +84,10 @@ def _check_delay(node) -> bool:
     return backwards
 
 
-def close_loops(loops: dict) -> None:
+def close_loops(loops: dict, along: Variable | None = None) -> None:
     """Replace each placeholder of ``loops`` by its substitute, the cycles they close run as
-    one recurrence (see the module's text)."""
+    one recurrence (see the module's text) along the sequence axis of ``along`` (by default
+    that of the sequences the loop reads)."""
     phs = list(loops)
     body, depends = _body(loops)
     delays = [n for n in body if n.spec.name in _DELAYS and id(n.inputs[0]) in depends]
@@ -98,14 +101,20 @@ def close_loops(loops: dict) -> None:
     go_backwards = directions.pop()
     delayed = {id(n.outputs[0]) for n in delays}
     ops = [n for n in body if n not in delays]
+    nested = {id(n): NestedRecurrence(n) for n in ops if n.spec.name in NESTED}
     for n in ops:
-        if n.spec.category == "sequence" or len(n.outputs) != 1:
+        if id(n) in nested:
+            if nested[id(n)].go_backwards != go_backwards:
+                raise LoopError(f"a {n.spec.name} going {_way(not go_backwards)} inside a loop "
+                                f"through {'future' if go_backwards else 'past'}_value (which "
+                                f"goes {_way(go_backwards)}) cannot be stepped with it")
+        elif n.spec.category == "sequence" or len(n.outputs) != 1:
             raise LoopError(f"{n.spec.name} inside a loop closed by replace_placeholders is not "
-                            "supported (element-wise and per-step ops are)")
-    made = [n.outputs[0] for n in ops]
+                            "supported (element-wise and per-step ops and recurrences are)")
+    made = [o for n in ops for o in n.outputs if o is not None]
     alias = {id(ph): loops[ph] for ph in phs}
     order = _step_order(ops, alias, delayed)
-    external = _sequence_inputs(ops, depends, delayed)
+    external = [along] if along is not None else _sequence_inputs(ops, depends, delayed, nested)
     if not external:
         raise LoopError("a loop closed by replace_placeholders needs a sequence input (besides "
                         "its placeholders) to run along")
@@ -126,23 +135,42 @@ def close_loops(loops: dict) -> None:
         src = n.inputs[0]
         src = alias.get(id(src), src)
         feeds.append(index[id(src)])
-    initial = [0.0] * len(made)
+    initial: list = [0.0] * len(made)
     for n, k in zip(delays, feeds):
         initial[k] = n.inputs[2]
+    shapes = [tuple(v.shape[2:]) for v in made]
+    slots = {}          # a nested recurrence -> the slots of the states it carries
+    for key, nr in nested.items():
+        slots[key] = list(range(len(initial), len(initial) + len(nr.shapes)))
+        initial += nr.initial
+        shapes += nr.shapes
 
     def step(*values):
-        states, xs = values[:len(made)], values[len(made):]
+        states, xs = values[:len(shapes)], values[len(shapes):]
         env: dict[int, Variable] = {}
+        carried = list(states[len(made):])
         for v, x in zip(external, xs):
             env[id(v)] = _one_step(x)
         for n, k in zip(delays, feeds):
             env[id(n.outputs[0])] = _one_step(states[k])
-        for n in order:
-            env[id(n.outputs[0])] = _replay(n, env, alias)
-        return tuple(F.reshape(env[id(v)], (-1,) + tuple(v.shape[2:])) for v in made)
 
-    ys = S.recurrence(step, external, initial, [tuple(v.shape[2:]) for v in made],
-                      go_backwards=go_backwards)
+        def value(a):
+            a = alias.get(id(a), a)
+            return env.get(id(a), a)
+        for n in order:
+            if id(n) in nested:
+                new = nested[id(n)].step([states[k] for k in slots[id(n)]], value)
+                for o, y in zip(nested[id(n)].outputs, new):
+                    if o is not None:
+                        env[id(o)] = as_step(y)
+                for k, y in zip(slots[id(n)], new):
+                    carried[k - len(made)] = y
+            else:
+                env[id(n.outputs[0])] = _replay(n, env, alias)
+        return tuple(F.reshape(env[id(v)], (-1,) + tuple(v.shape[2:])) for v in made) + \
+            tuple(carried)
+
+    ys = S.recurrence(step, external, initial, shapes, go_backwards=go_backwards)
     for v, y in zip(made, ys):
         _rewire(v, y)
     for n in delays:
@@ -186,6 +214,10 @@ def clone_graph(roots: list, subs: dict, method: str) -> list:
     return made[:len(roots)]
 
 
+def _way(backwards: bool) -> str:
+    return "backwards" if backwards else "forwards"
+
+
 def _rewire(v: Variable, y: Variable) -> None:
     """``v`` computed as ``y`` from now on (a sequence with ``y``'s axis)."""
     v.rewire_as(F.identity(y))
@@ -200,7 +232,7 @@ def _one_step(x: Variable) -> Variable:
 def _step_order(ops: list, alias: dict, delayed: set) -> list:
     """The body's ops in an order where each comes after what it reads in the same step (a
     placeholder reads its substitute; a delay's output is the previous step's)."""
-    producer = {id(n.outputs[0]): n for n in ops}
+    producer = {id(o): n for n in ops for o in n.outputs if o is not None}
     done: set[int] = set()
     order, visiting = [], set()
 
@@ -227,11 +259,15 @@ def _step_order(ops: list, alias: dict, delayed: set) -> list:
     return order
 
 
-def _sequence_inputs(ops: list, depends: set, delayed: set) -> list:
-    """The sequences the body reads from outside the loop (each read one step at a time)."""
+def _sequence_inputs(ops: list, depends: set, delayed: set, nested: dict) -> list:
+    """The sequences the body reads from outside the loop (each read one step at a time; a
+    nested recurrence reads only its input sequences so)."""
     seen, out = set(), []
     for n in ops:
+        reads = nested[id(n)].reads() if id(n) in nested else None
         for i in n.inputs:
+            if reads is not None and id(i) not in reads:
+                continue
             if id(i) in depends or id(i) in delayed or id(i) in seen:
                 continue
             if i.sequence_lengths is not None:

@@ -134,10 +134,12 @@ def hardmax(x, name: str = ""):
     v = F.stop_gradient(operand(x))
     lead = (-1,) if batched(x) else ()
     shape = sample_shape(x)
-    flat = F.reshape(v, lead + (math.prod(shape),))
+    # a vector sample needs no flattening, which would merge a sequence's steps into the batch
+    flat = v if len(shape) == 1 else F.reshape(v, lead + (math.prod(shape),))
     index = F.max(flat, axis=flat.ndim - 1, keepdims=True, only_index=True)
     hot = F.cast(F.one_hot(F.cast(index, "int64"), (math.prod(shape),)), "float32")
-    return named(wrap(F.reshape(hot, lead + tuple(shape))), name, "Hardmax")
+    out = hot if len(shape) == 1 else F.reshape(hot, lead + tuple(shape))
+    return named(wrap(out), name, "Hardmax")
 
 
 def top_k(x, k: int, axis=-1, name: str = ""):

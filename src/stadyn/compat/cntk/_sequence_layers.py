@@ -25,6 +25,7 @@ from . import _graph as G
 from . import sequence as seq
 from ._adapt import unwrap, wrap
 from ._layers import LayerFunction
+from ._loops import as_loop_sequence, close_loops
 from ._recurrent import RNNStep as _RNNUnit
 from ._recurrent import StatesLayer
 from ._variables import Variable as _Variable
@@ -157,16 +158,15 @@ class _Unfold:
             except ShapeError as exc:
                 if "no sequence axis" not in str(exc):
                     raise
-                raise StadynError(
-                    "UnfoldFrom: the generator runs a sequence op (a Recurrence) on the history "
-                    "it is given one step at a time; a generator holding recurrences (CNTK "
-                    "204's decoder, s2smodel(history, input) >> hardmax) is not supported: "
-                    "its loop would have to step the inner recurrences too") from exc
-        shapes = [tuple(o.shape[1:]) for o in probe]
-        if len(probe) == 1:
+                probe = None        # it holds recurrences (CNTK 204's decoder)
+        if probe is None:
+            out = self._loop(initial_state, step_shape, axis)
+        elif len(probe) == 1:
+            shapes = [tuple(o.shape[1:]) for o in probe]
             (out,) = S.recurrence(lambda s, u: self._generate(s)[0], [axis], [initial_state],
                                   shapes)
         else:
+            shapes = [tuple(o.shape[1:]) for o in probe]
             out, _ = S.recurrence(lambda o, s, u: tuple(self._generate(s)), [axis],
                                   [0.0, initial_state], shapes)
         if self.until is None:
@@ -176,6 +176,19 @@ class _Unfold:
         (valid,) = S.recurrence(lambda h, u: (1.0 - u) * h, [before], [1.0],
                                 [tuple(before.shape[2:])])
         return S.gather(out, valid)
+
+
+    def _loop(self, initial_state, step_shape, axis):
+        """CNTK's own construction, for a generator that runs recurrences on the history:
+        ``new_state := generator(past_value(new_state, initial_state))`` closed as a loop
+        along ``axis``, which steps those recurrences with it (``_loops``, ``_nested``)."""
+        state = Variable((1,) + step_shape)
+        G.PLACEHOLDERS[state] = ""
+        G.BATCH.add(state)
+        as_loop_sequence(state)
+        out = self._generate(S.past_value(state, initial_state))
+        close_loops({state: out[-1]}, along=axis)
+        return out[0]
 
 
 def UnfoldFrom(generator_function, until_predicate=None, length_increase=1,

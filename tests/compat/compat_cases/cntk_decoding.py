@@ -1,0 +1,177 @@
+"""Greedy decoding: a loop whose body holds recurrences, each stepped along with the loop.
+
+CNTK 599A's decoder is ``model.clone(share, {hook: hardmax(model)})`` (the decoder reads its
+own previous output through ``past_value``), 204's and CNTK's ``Sequence2Sequence.py``'s is
+``UnfoldFrom(lambda history: s2smodel(history, input) >> hardmax)``; the decoder's own
+recurrences (``Recurrence(LSTM)``, ``GRU``, a Python step, 599A's ``LSTM_layer`` loops) sit
+inside that loop.  Parameters from ``r.set_params`` (scale 1.5, so the decoded symbols vary);
+the decoded sequences and the values before the hardmax are compared.
+"""
+
+import numpy as np
+
+from compat_harness import cntk_case
+from compat_cases.cntk_seq_notebooks import _lstm_layer
+
+_V = 4
+# the next symbol, mostly: keeps the decoded symbols changing (the recurrences shift them)
+_NEXT = np.roll(np.eye(_V, dtype=np.float32), 1, axis=1) * 1.5
+
+
+def _onehots(r, lengths):
+    return [np.eye(_V, dtype=np.float32)[r.randint(0, _V, (n,))] for n in lengths]
+
+
+def _clone_decoder(C, r, decoder):
+    """The model ``decoder(element_select(is_first(x), x, past_value(hook)))`` with ``hook``
+    an alias of ``x``, and its greedy clone ``{hook: hardmax(model)}``: the teacher-forced and
+    the decoded outputs."""
+    x = C.sequence.input_variable(_V, name="x")
+    hook = C.alias(x, name="hook")
+    history = C.element_select(C.sequence.is_first(x), x, C.sequence.past_value(hook))
+    model = decoder(history) * 0.5 + C.times(history, C.constant(_NEXT))
+    res = {"params": r.set_params(model.parameters, scale=1.5)}
+    greedy = model.clone(C.CloneMethod.share, {hook.output: C.hardmax(model).output})
+    seqs = _onehots(r, (3, 1, 5))
+    res["teacher forced"] = np.concatenate(model.eval({model.arguments[0]: seqs}))
+    decoded = greedy.eval({greedy.arguments[0]: seqs})
+    res["decoded"] = [np.argmax(s, -1).tolist() for s in decoded]
+    res["decoded values"] = np.concatenate(decoded)
+    return res
+
+
+@cntk_case(names=["cntk.Function.clone", "cntk.ops.hardmax", "cntk.layers.Recurrence",
+                  "cntk.layers.LSTM", "cntk.layers.Dense", "cntk.ops.element_select",
+                  "cntk.sequence.is_first", "cntk.sequence.past_value", "cntk.ops.alias",
+                  "cntk.ops.times", "cntk.ops.constant"],
+           note="a Recurrence(LSTM) inside the loop closed by the clone", rtol=1e-4, atol=1e-5)
+def clone_greedy_decoder__Recurrence_LSTM(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.parameters", "cntk.Function.arguments",
+            "cntk.Function.clone")
+    rec, out = C.layers.Recurrence(C.layers.LSTM(3)), C.layers.Dense(_V)
+    return _clone_decoder(C, r, lambda h: out(rec(h)))
+
+
+@cntk_case(names=["cntk.Function.clone", "cntk.ops.hardmax", "cntk.layers.Recurrence",
+                  "cntk.layers.GRU", "cntk.layers.RNNStep", "cntk.layers.Dense"],
+           note="two stacked recurrences (GRU, then RNNStep) inside the loop", rtol=1e-4,
+           atol=1e-5)
+def clone_greedy_decoder__Recurrence_GRU_RNNStep(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.parameters", "cntk.Function.arguments",
+            "cntk.Function.clone")
+    gru = C.layers.Recurrence(C.layers.GRU(3))
+    rnn = C.layers.Recurrence(C.layers.RNNStep(5))
+    out = C.layers.Dense(_V)
+    return _clone_decoder(C, r, lambda h: out(rnn(gru(h))))
+
+
+@cntk_case(names=["cntk.Function.clone", "cntk.ops.hardmax", "cntk.layers.LSTM",
+                  "cntk.ops.placeholder", "cntk.Function.replace_placeholders",
+                  "cntk.ops.combine", "cntk.ops.times", "cntk.ops.parameter"],
+           note="CNTK 599A's decoder: an LSTM_layer (a loop closed by replace_placeholders) "
+                "inside the clone's loop", rtol=1e-4, atol=1e-5)
+def clone_greedy_decoder__LSTM_layer_599A(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.parameters", "cntk.Function.arguments",
+            "cntk.Function.output", "cntk.Function.clone",
+            "cntk.Function.replace_placeholders")
+
+    def decoder(history):
+        h, _ = _lstm_layer(C, history, 3, C.sequence.past_value, C.sequence.past_value)
+        W = C.parameter(shape=(3, _V), init=C.glorot_uniform(), name="Wout")
+        return C.times(h, W)
+    return _clone_decoder(C, r, decoder)
+
+
+def _unfold(C, r, step_layer, output_and_state=True):
+    """``UnfoldFrom`` of a generator ``Dense(Recurrence(step)(history))`` (giving the values
+    and their hardmax, or the hardmax only), stopped once the last symbol's value is above 0.5,
+    at most twice as long as ``like``."""
+    like = C.sequence.input_variable(_V, name="like")
+    start = C.input_variable(_V, name="start")
+    rec, out = C.layers.Recurrence(step_layer), C.layers.Dense(_V)
+
+    def generator(history):
+        z = out(rec(history)) * 0.5 + C.times(history, C.constant(_NEXT))
+        return (z, C.hardmax(z)) if output_and_state else C.hardmax(z)
+    unfold = C.layers.UnfoldFrom(generator, until_predicate=lambda w: C.greater(w[..., _V - 1],
+                                                                                 0.5),
+                                 length_increase=2)
+    y = unfold(start, like)
+    res = {"params": r.set_params(y.parameters, scale=1.5)}
+    lengths = (3, 1, 2)
+    fed = {like: [np.zeros((n, _V), np.float32) for n in lengths],
+           start: np.eye(_V, dtype=np.float32)[[0, 1, 2]]}
+    decoded = y.eval(fed)
+    res["decoded"] = [np.argmax(s, -1).tolist() for s in decoded]
+    res["values"] = np.concatenate(decoded)
+    return res
+
+
+_UNFOLD = ["cntk.layers.UnfoldFrom", "cntk.layers.Recurrence", "cntk.layers.Dense",
+           "cntk.ops.hardmax", "cntk.ops.greater", "cntk.ops.times", "cntk.ops.constant"]
+
+
+@cntk_case(names=_UNFOLD + ["cntk.layers.LSTM"], rtol=1e-4, atol=1e-5,
+           note="the generator gives (values, hardmax); a Recurrence(LSTM) on the history")
+def UnfoldFrom__Recurrence_LSTM(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.parameters")
+    return _unfold(C, r, C.layers.LSTM(3))
+
+
+@cntk_case(names=_UNFOLD + ["cntk.layers.GRU"], rtol=1e-4, atol=1e-5,
+           note="the generator gives its hardmax only (output = state); a Recurrence(GRU)")
+def UnfoldFrom__Recurrence_GRU(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.parameters")
+    return _unfold(C, r, C.layers.GRU(3), output_and_state=False)
+
+
+@cntk_case(names=_UNFOLD + ["cntk.layers.LSTM"], rtol=1e-4, atol=1e-5,
+           note="a Python step function over an LSTM (the recurrence op with a step graph)")
+def UnfoldFrom__Recurrence_of_a_function(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.parameters")
+    lstm = C.layers.LSTM(3)
+    return _unfold(C, r, lambda dh, dc, u: lstm(dh, dc, u * 2.0))
+
+
+@cntk_case(names=["cntk.ops.hardmax"], note="each step of each sequence on its own (a decoder "
+                                             "feeds it back); Stadyn merged the steps into the "
+                                             "batch, padding included")
+def hardmax__sequences(C, r):
+    r.touch("cntk.Function.eval")
+    x = C.sequence.input_variable(_V, name="x")
+    y = C.hardmax(x * 1.0)
+    out = y.eval({x: [r.randn(n, _V) for n in (3, 1, 2)]})
+    return {"per sequence": [np.asarray(s).tolist() for s in out]}
+
+
+@cntk_case(names=[n for n in _UNFOLD if n != "cntk.layers.Recurrence"] +
+           ["cntk.layers.LSTM", "cntk.layers.RecurrenceFrom", "cntk.layers.Fold",
+            "cntk.layers.Signature", "cntk.layers.SequenceOver", "cntk.layers.Tensor",
+            "cntk.Axis", "cntk.Constant"],
+           rtol=1e-4, atol=1e-5,
+           note="CNTK's Sequence2Sequence.py without attention: the decoder's RecurrenceFrom "
+                "starts from the encoder's Fold (through a Dense), the output axis is the "
+                "input's twice over")
+def UnfoldFrom__RecurrenceFrom_encoder(C, r):
+    r.touch("cntk.Function.parameters", "cntk.Function.outputs", "cntk.Function.__call__")
+    start = C.Constant(np.eye(_V, dtype=np.float32)[0])
+    fold = C.layers.Fold(C.layers.LSTM(5), return_full_state=True)
+    bridge = C.layers.Dense(6)
+    rec, out = C.layers.RecurrenceFrom(C.layers.LSTM(6)), C.layers.Dense(_V)
+
+    @C.Function
+    @C.layers.Signature(C.layers.SequenceOver[C.Axis("inAxis")][C.layers.Tensor[3]])
+    def greedy(letters):
+        s = bridge(fold(letters).outputs[0])
+
+        def generator(history):
+            z = out(rec(s, s * 0.5, history)) * 0.5 + C.times(history, C.constant(_NEXT))
+            return z, C.hardmax(z)
+        return C.layers.UnfoldFrom(generator, length_increase=2,
+                                   until_predicate=lambda w: C.greater(w[..., _V - 1], 0.5))(
+            start, letters)
+    res = {"params": r.set_params(greedy.parameters, scale=1.5)}
+    decoded = greedy([r.randn(n, 3) for n in (2, 4, 1)])
+    res["decoded"] = [np.argmax(s, -1).tolist() for s in decoded]
+    res["values"] = np.concatenate(decoded)
+    return res
