@@ -18,7 +18,8 @@ import stadyn
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(stadyn.__file__)))
 
 # Imports the front ends, then trains one eager NNabla step (convolution, affine, softmax
-# cross-entropy, backward, Adam), noting the heavy modules loaded after each part.
+# cross-entropy, a product and a tanh large enough for Stadyn's custom kernels, backward, Adam),
+# noting the heavy modules loaded after each part.
 PROGRAM = r"""
 import json, sys
 HEAVY = ("torch._dynamo", "torch._inductor", "cv2", "sympy")
@@ -35,6 +36,9 @@ x = nn.Variable.from_numpy_array(np.random.RandomState(0).randn(4, 1, 6, 6).asty
 t = nn.Variable.from_numpy_array(np.array([[1], [0], [3], [2]]))
 h = F.relu(PF.convolution(x, 2, (3, 3), pad=(1, 1), name="c"))
 loss = F.mean(F.softmax_cross_entropy(PF.affine(h, 4, name="a"), t))
+# large enough for Stadyn's own kernels (ops/_kernels.py): oneDNN's product, NumPy's tanh
+wide = nn.Variable.from_numpy_array(np.ones((256, 256), np.float32))
+loss = loss + F.mean(F.tanh(PF.affine(wide, 256, name="wide")))
 solver = S.Adam()
 solver.set_parameters(nn.get_parameters())
 solver.zero_grad()
