@@ -139,6 +139,13 @@ def _seed(var: Variable, grad: Any, like: torch.Tensor) -> torch.Tensor:
     return torch.tensor(arr, dtype=like.dtype, device=like.device).expand_as(like).clone()
 
 
+def _unit_seed(grad: Any, like: torch.Tensor) -> bool:
+    """Whether ``grad`` seeds a one-element floating-point ``like`` with exactly 1, the seed
+    ``torch.autograd.backward`` makes when given none."""
+    return (type(grad) in (int, float) and grad == 1 and like.numel() == 1
+            and like.is_floating_point())
+
+
 def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False) -> None:
     """Backward from ``var`` (:meth:`Variable.backward`): the backward program of the plan of
     its last forward, or torch's autograd (dynamic mode, eager plans).
@@ -163,7 +170,11 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False) -> None:
         seed = _seed(var, grad, data)
         inters = intermediates_of(var)
         kept = retain_intermediate_grads(inters, clear_buffer)
-        torch.autograd.backward(data, seed, retain_graph=not clear_buffer)
+        # A scalar's seed of 1 is the one torch makes itself.  Passed as a tensor, it would make
+        # the first backward import sympy (torch.autograd checks a given seed's shape with
+        # symbolic_shapes): 0.7-1.7 s of a small program's start (docs/performance.md, Start-up).
+        torch.autograd.backward(data, None if _unit_seed(grad, data) else seed,
+                                retain_graph=not clear_buffer)
         take_retained_grads(kept)
         if _checking[0]:
             sub = Subgraph([var])

@@ -25,10 +25,10 @@ from .._fileutil import refuse_special_file, special_file_kind
 from ._image_header import image_format, image_size
 from ._limits import over_limit
 
-try:
-    import cv2
-except ImportError:  # pragma: no cover - exercised only without OpenCV
-    cv2 = None
+# OpenCV is imported on the first image decoded or encoded (:func:`require_cv2`), not with the
+# package: importing it costs ~20-40 ms and ~30 shared libraries that programs without images
+# never use (docs/performance.md, "Start-up").
+_cv2 = None
 
 __all__ = ["require_cv2", "decode_image", "encode_image", "ImageReadError", "read_file_bytes",
            "ZipArchives", "image_format"]
@@ -39,10 +39,22 @@ class ImageReadError(Exception):
 
 
 def require_cv2():
-    """The cv2 module, or an ImportError that says which package provides it."""
-    if cv2 is None:
-        raise ImportError("stadyn.io needs OpenCV for images: pip install opencv-python-headless")
-    return cv2
+    """The cv2 module (imported on the first call), or an ImportError that says which package
+    provides it.
+
+    Example:
+        >>> require_cv2().__name__
+        'cv2'
+    """
+    global _cv2
+    if _cv2 is None:
+        try:
+            import cv2
+        except ImportError:
+            raise ImportError("stadyn.io needs OpenCV for images: "
+                              "pip install opencv-python-headless") from None
+        _cv2 = cv2
+    return _cv2
 
 
 def _looks_truncated(data: bytes, fmt: str | None) -> bool:

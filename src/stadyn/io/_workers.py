@@ -34,7 +34,7 @@ import numpy as np
 from .._errors import DataError, StadynError
 from ._composite import Composite
 from ._deserializer import StreamBatch
-from ._image import cv2
+from ._image import require_cv2
 from ._limits import get_limits, set_limits
 
 __all__ = ["WorkerPool", "WorkerError", "default_start_method"]
@@ -109,13 +109,22 @@ def _parent_alive() -> bool:
     return parent is None or parent.is_alive()
 
 
+def _one_opencv_thread() -> None:
+    """OpenCV (if installed) runs on this worker's one thread; the workers are the parallelism."""
+    try:
+        cv2 = require_cv2()
+    except ImportError:     # pragma: no cover - exercised only without OpenCV
+        return
+    cv2.setNumThreads(1)
+
+
 def _worker_main(index: int, conn, composite: Composite, seed: int, prefetch: int,
                  forked: bool, limits: dict[str, int]) -> None:
     """Serve jobs until told to stop (None), the pipe closes, or the parent dies."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     set_limits(**limits)                     # the main process's, not the defaults
-    if cv2 is not None and not forked:  # in a plain fork this call itself can hang
-        cv2.setNumThreads(1)
+    if not forked:          # in a plain fork this call itself can hang
+        _one_opencv_thread()
     slots: list[SharedMemory | None] = [None] * prefetch
     count = 0
     try:

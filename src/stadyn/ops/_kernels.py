@@ -34,12 +34,60 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
+from typing import Callable
 
 import numpy as np
 import torch
 
-__all__ = ["linear", "tanh", "average_pool_tiles", "ONEDNN_MIN_MACS", "NUMPY_TANH_MIN_ELEMENTS",
-           "POOL_TILES_MAX_ENTRIES"]
+__all__ = ["linear", "tanh", "average_pool_tiles", "kernel_op", "ONEDNN_MIN_MACS",
+           "NUMPY_TANH_MIN_ELEMENTS", "POOL_TILES_MAX_ENTRIES"]
+
+# Kept alive for as long as the process: a Library's registrations go when it is collected.
+_LIBRARIES: list = []
+
+
+def _outside_dynamo(fn: Callable) -> Callable:
+    """``fn``, never traced into by TorchDynamo, as ``torch.library.custom_op`` wraps a kernel;
+    but ``torch._dynamo`` is not imported for it (custom_op's wrapper imports it on the first
+    call: 1.3-1.5 s of a program's start, docs/performance.md "Start-up").  Until something
+    else has imported ``torch._dynamo`` no frame can be traced, so ``fn`` runs as it is."""
+    disabled: list = []
+
+    @functools.wraps(fn)
+    def kernel(*args, **kwargs):
+        if not disabled:
+            if "torch._dynamo" not in sys.modules:
+                return fn(*args, **kwargs)
+            disabled.append(torch.compiler.disable(fn))
+        return disabled[0](*args, **kwargs)
+    return kernel
+
+
+def kernel_op(qualname: str, schema: str, impl: Callable, fake: Callable,
+              backward: Callable | None = None, setup_context: Callable | None = None):
+    """Define the torch operator ``qualname`` (``"stadyn_kernels::name"``) with ``schema``:
+    ``impl`` its kernel on every device, ``fake`` its shape rule, ``backward`` and
+    ``setup_context`` its autograd formula (as :func:`torch.library.register_autograd` takes
+    them); returns the operator.  What ``torch.library.custom_op`` makes, but a first call does
+    not import ``torch._dynamo`` (see :func:`_outside_dynamo`).
+
+    Example:
+        >>> import torch
+        >>> tanh_numpy = torch.ops.stadyn_kernels.tanh_numpy.default   # made by kernel_op
+        >>> tanh_numpy(torch.zeros(2))
+        tensor([0., 0.])
+    """
+    namespace, name = qualname.split("::")
+    lib = torch.library.Library(namespace, "FRAGMENT")
+    _LIBRARIES.append(lib)
+    lib.define(name + schema)
+    lib.impl(name, _outside_dynamo(impl), "CompositeExplicitAutograd")
+    torch.library.register_fake(qualname, fake, lib=lib)
+    if backward is not None:
+        torch.library.register_autograd(qualname, backward, setup_context=setup_context, lib=lib)
+    return getattr(getattr(torch.ops, namespace), name).default
+
 
 #: The smallest product (batch x inputs x outputs multiply-adds) sent to oneDNN.
 ONEDNN_MIN_MACS = 1 << 24
@@ -84,10 +132,10 @@ def _linear_onednn_backward(ctx, g):
 # expects a constant, pre-packed weight.
 _linear_onednn = None
 if _linear_pointwise is not None and torch.backends.mkldnn.is_available():
-    _linear_onednn = torch.library.custom_op("stadyn_kernels::linear_onednn", mutates_args=())(
-        _linear_onednn_impl)
-    _linear_onednn.register_fake(_linear_onednn_fake)
-    _linear_onednn.register_autograd(_linear_onednn_backward, setup_context=_linear_onednn_setup)
+    _linear_onednn = kernel_op("stadyn_kernels::linear_onednn",
+                               "(Tensor x, Tensor w, Tensor? b) -> Tensor", _linear_onednn_impl,
+                               _linear_onednn_fake, _linear_onednn_backward,
+                               _linear_onednn_setup)
 
 
 def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tensor:
@@ -112,14 +160,12 @@ def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> t
 NUMPY_TANH_MIN_ELEMENTS = 1 << 14
 
 
-@torch.library.custom_op("stadyn_kernels::tanh_numpy", mutates_args=())
-def _tanh_numpy(x: torch.Tensor) -> torch.Tensor:
+def _tanh_numpy_impl(x: torch.Tensor) -> torch.Tensor:
     y = torch.empty_like(x, memory_format=torch.contiguous_format)
     np.tanh(x.detach().numpy(), out=y.numpy())
     return y
 
 
-@_tanh_numpy.register_fake
 def _tanh_numpy_fake(x):
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
@@ -133,7 +179,8 @@ def _tanh_backward(ctx, g):
     return torch.ops.aten.tanh_backward(g, y)
 
 
-_tanh_numpy.register_autograd(_tanh_backward, setup_context=_tanh_setup)
+_tanh_numpy = kernel_op("stadyn_kernels::tanh_numpy", "(Tensor x) -> Tensor", _tanh_numpy_impl,
+                        _tanh_numpy_fake, _tanh_backward, _tanh_setup)
 
 
 def tanh(x: torch.Tensor) -> torch.Tensor:

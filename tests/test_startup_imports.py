@@ -1,0 +1,77 @@
+"""What a small program imports, and the garbage collector after ``import stadyn``: start-up
+guards that are not timings.
+
+Importing ``torch._dynamo`` costs 1.3-1.5 s of CPU, sympy ~0.7 s and OpenCV 20-40 ms
+(docs/performance.md, "Start-up").  A static plan needs ``torch._dynamo`` (its fake tensors
+import it), but importing Stadyn's front ends and running the dynamic mode must not, and nothing
+but an image may import OpenCV.  Each check runs in a fresh interpreter, whose ``sys.modules``
+is the evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import stadyn
+
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(stadyn.__file__)))
+
+# Imports the front ends, then trains one eager NNabla step (convolution, affine, softmax
+# cross-entropy, a product and a tanh large enough for Stadyn's custom kernels, backward, Adam),
+# noting the heavy modules loaded after each part.
+PROGRAM = r"""
+import gc, json, sys
+HEAVY = ("torch._dynamo", "torch._inductor", "cv2", "sympy")
+seen = {}
+import numpy as np
+import stadyn.compat.cntk
+seen["gc"] = [gc.isenabled(), gc.get_freeze_count() > 10000]
+import stadyn.compat.nnabla as nn
+import stadyn.compat.nnabla.functions as F
+import stadyn.compat.nnabla.parametric_functions as PF
+import stadyn.compat.nnabla.solvers as S
+seen["import"] = [m for m in HEAVY if m in sys.modules]
+nn.set_auto_forward(True)
+x = nn.Variable.from_numpy_array(np.random.RandomState(0).randn(4, 1, 6, 6).astype(np.float32))
+t = nn.Variable.from_numpy_array(np.array([[1], [0], [3], [2]]))
+h = F.relu(PF.convolution(x, 2, (3, 3), pad=(1, 1), name="c"))
+loss = F.mean(F.softmax_cross_entropy(PF.affine(h, 4, name="a"), t))
+# large enough for Stadyn's own kernels (ops/_kernels.py): oneDNN's product, NumPy's tanh
+wide = nn.Variable.from_numpy_array(np.ones((256, 256), np.float32))
+loss = loss + F.mean(F.tanh(PF.affine(wide, 256, name="wide")))
+solver = S.Adam()
+solver.set_parameters(nn.get_parameters())
+solver.zero_grad()
+loss.backward()
+solver.update()
+assert np.isfinite(loss.d).all()
+seen["eager step"] = [m for m in HEAVY if m in sys.modules]
+print(json.dumps(seen))
+"""
+
+
+def _run(program: str, **settings: str):
+    """What ``program``'s last line prints (JSON), run by a fresh interpreter."""
+    env = {k: v for k, v in os.environ.items() if k != "STADYN_GC_FREEZE"}
+    env.update(settings, PYTHONPATH=os.pathsep.join(
+        [SRC] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    proc = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_front_ends_and_the_dynamic_mode_import_neither_dynamo_nor_opencv():
+    seen = _run(PROGRAM)
+    # the import objects are frozen and the collector is on again (stadyn/__init__.py)
+    assert seen.pop("gc") == [True, True]
+    assert seen == {"import": [], "eager step": []}
+
+
+def test_the_garbage_collector_is_left_alone_when_asked():
+    program = ("import gc, json; gc.disable(); import stadyn\n"
+               "print(json.dumps([gc.isenabled(), gc.get_freeze_count()]))")
+    assert _run(program, STADYN_GC_FREEZE="0") == [False, 0]
