@@ -24,10 +24,11 @@ SOURCE = os.environ.get("STADYN_NNABLA_EXAMPLES", "/work/.mirror/sony+nnabla-exa
 PROGRAMS = ("image-classification/mnist-collection", "utils")
 
 # Same seed, same data order, same initial parameters, no random op in the graph: the monitors
-# agree to float32 rounding (the files hold 6 significant digits).  BinaryNet too: where a
-# batch-normalised value equals the batch mean, NNabla's (x - mean) * gamma / std + beta is
-# exactly beta and binary_tanh gives -1; Stadyn normalises in that order (ops/_kernels.py,
-# batch_norm_nnabla; torch's fused x * scale + shift left +-1e-8 there and flipped signs).
+# agree to float32 rounding (the files hold 6 significant digits).  BinaryNet too: its
+# binary_tanh follows batch normalisation, and where a value equals the batch mean NNabla's
+# (x - mean) * gamma / std + beta is exactly beta (-1 after binary_tanh); Stadyn normalises
+# in that order (ops/_kernels.py, batch_norm_nnabla; compat case batch_normalization__at_the_mean
+# shows torch's fused x * scale + shift flipping such signs).
 SAME = ["lenet", "lenet_resume", "dcgan", "siamese", "bincon", "bwn", "binnet"]
 # ResNet: max pooling picks among near-equal values (the zero padding's flat border) that float
 # rounding orders differently, so the gradients differ by ~1e-3 relative from the first step.
