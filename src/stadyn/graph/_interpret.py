@@ -114,12 +114,27 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
             raise _node_error(node, env, exc) from exc
         if checking:
             check_outputs(node, out)
+        out = _stop_gradients(node, out)
         if isinstance(out, torch.Tensor):
             env[output_key(node, 0)] = out
         else:
             for i, t in enumerate(out):
                 env[output_key(node, i)] = t
     return [env[value_key(v)] for v in wanted]
+
+
+def _stop_gradients(node: FunctionNode, out: Any) -> Any:
+    """``out`` with the outputs whose Variables were set ``need_grad=False`` detached: NNabla
+    propagates no gradient through such a Variable."""
+    refs = node._outputs
+    if not any((v := ref()) is not None and v._stops_grad for ref in refs):
+        return out
+    outs = [out] if isinstance(out, torch.Tensor) else list(out)
+    for i, ref in enumerate(refs):
+        v = ref()
+        if v is not None and v._stops_grad and i < len(outs):
+            outs[i] = outs[i].detach()
+    return outs[0] if isinstance(out, torch.Tensor) else type(out)(outs)
 
 
 def _as_meta(value: Any) -> Any:

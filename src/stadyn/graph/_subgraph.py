@@ -27,7 +27,7 @@ from typing import Hashable, Sequence
 
 import torch
 
-from ._tensors import data_of
+from ._tensors import data_of, grad_of
 from ._variable import FunctionNode, Variable, topological_nodes
 
 __all__ = ["Subgraph", "value_key", "output_key", "leaf_tensor", "INPUT", "PARAMETER", "VIEW",
@@ -56,20 +56,38 @@ def value_key(v: Variable) -> Hashable:
 
 
 def leaf_tensor(v: Variable) -> torch.Tensor:
-    """The tensor a leaf feeds into a graph run (a view's is its parameter's, detached).
+    """The tensor a leaf feeds into a graph run.  A view's (:meth:`Variable.unlinked`) is its
+    source's value, detached; when the view needs a gradient, it is a fresh leaf tensor whose
+    ``.grad`` is the source's gradient buffer, kept as the view's tensor for the backward to
+    accumulate into: the source sees the gradient (NNabla shares the arrays).
 
     Example:
         >>> import numpy as np, stadyn as sd
         >>> from stadyn.graph import leaf_tensor
         >>> w = sd.Variable.from_numpy_array(np.ones(2), need_grad=True)
-        >>> leaf_tensor(w) is w.data, leaf_tensor(w.unlinked()).requires_grad
+        >>> leaf_tensor(w) is w.data, leaf_tensor(w.unlinked(need_grad=False)).requires_grad
         (True, False)
     """
     if v._alias is not None:
-        return data_of(v._alias).detach()
+        t = data_of(v._alias).detach()
+        if v._need_grad and t.is_floating_point():
+            t.requires_grad_(True)
+            t.grad = _shared_grad(v._alias, t)
+            v._data = t
+        return t
     if v._data is None:
         return data_of(v)
     return v._data
+
+
+def _shared_grad(source: Variable, like: torch.Tensor) -> torch.Tensor:
+    """``source``'s gradient buffer (zeros made for it if it has none, or one of another
+    shape): what a view of it accumulates into."""
+    g = grad_of(source)
+    if g is None or g.shape != like.shape or g.dtype != like.dtype or g.device != like.device:
+        g = torch.zeros_like(like, requires_grad=False)
+        Variable.grad.fset(source, g)
+    return g
 
 
 def _reads_parameter(v: Variable) -> bool:

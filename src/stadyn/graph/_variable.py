@@ -21,54 +21,13 @@ import torch
 
 from .._errors import ShapeError, StadynError
 from ._context import get_current_context
+from ._dtypes import _TORCH_TO_NP, _normalise_shape, to_torch_dtype
 from ._location import format_location
 from ._padding import pad_sequences
 from ._recompute import recompute_now
 
 __all__ = ["Variable", "FunctionNode", "topological_nodes", "to_torch_dtype", "layout_changed",
            "layout_version", "bump_graph_version", "graph_version"]
-
-
-_NP_TO_TORCH = {
-    np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64,
-    np.dtype(np.float16): torch.float16, np.dtype(np.int32): torch.int32,
-    np.dtype(np.int64): torch.int64, np.dtype(np.int8): torch.int8,
-    np.dtype(np.uint8): torch.uint8, np.dtype(np.bool_): torch.bool,
-    np.dtype(np.int16): torch.int16,
-}
-_TORCH_TO_NP = {v: k for k, v in _NP_TO_TORCH.items()}
-
-
-def to_torch_dtype(dtype: Any) -> torch.dtype:
-    """A torch dtype from a NumPy dtype, a torch dtype or a name (``'float32'``, ``'bfloat16'``)."""
-    if isinstance(dtype, torch.dtype):
-        return dtype
-    if isinstance(dtype, str) and dtype in ("bfloat16", "bf16"):
-        return torch.bfloat16
-    try:
-        return _NP_TO_TORCH[np.dtype(dtype)]
-    except (KeyError, TypeError) as exc:
-        raise StadynError(f"unsupported dtype {dtype!r}") from exc
-
-
-def _normalise_shape(shape: Any) -> tuple[int, ...]:
-    """``shape`` as a tuple of ints; a dimension that is not a non-negative integer (``2.5``,
-    ``-1``, ``True``, ``"3"``) is a :class:`ShapeError` naming it: never truncated or passed on."""
-    if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
-        shape = (shape,)
-    try:
-        dims = list(shape)
-    except TypeError:
-        raise ShapeError(f"a shape must be a sequence of ints, got {shape!r}") from None
-    out = []
-    for k, d in enumerate(dims):
-        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
-            raise ShapeError(f"shape {tuple(dims)!r}: dimension {k} is {d!r}, not an int")
-        if d < 0:
-            raise ShapeError(f"shape {tuple(dims)!r}: dimension {k} is {int(d)}; dimensions "
-                             "must be >= 0")
-        out.append(int(d))
-    return tuple(out)
 
 
 # Two counters the plan cache reads (``_runner.py``): the layout version changes when some
@@ -133,7 +92,7 @@ class Variable:
 
     __slots__ = ("_data", "_grad", "_shape", "_dtype", "_need_grad", "_persistent", "parent",
                  "_index", "name", "_plan", "_plans", "_alias", "_seq", "recompute",
-                 "__weakref__")
+                 "_stops_grad", "__weakref__")
 
     def __init__(self, shape: Sequence[int] = (), need_grad: bool | None = False,
                  dtype: Any = np.float32):
@@ -152,6 +111,7 @@ class Variable:
         self._plan = None
         self._plans = None
         self._alias: Variable | None = None
+        self._stops_grad = False    # an op output set need_grad=False: no gradient through it
         self._seq: Variable | None = None
         self.recompute = recompute_now()
 
@@ -172,6 +132,7 @@ class Variable:
         v._plan = None
         v._plans = None
         v._alias = None
+        v._stops_grad = False
         v._seq = None
         v.recompute = recompute_now()
         return v
@@ -251,13 +212,19 @@ class Variable:
 
     @need_grad.setter
     def need_grad(self, flag: bool) -> None:
+        """Set on an op's output, ``False`` stops the gradient there (NNabla's rule; static
+        graphs are re-lowered, ``True`` lifts it)."""
         flag = bool(flag)
         self._need_grad = flag
         layout_changed()
         if self.parent is None and self._data is not None and self._data.dtype.is_floating_point:
             self._data.requires_grad_(flag)
-        elif self.parent is not None and not flag and self._data is not None:
-            self._data = self._data.detach()
+        elif self.parent is not None:
+            if self._stops_grad == flag:
+                self._stops_grad = not flag
+                bump_graph_version()
+            if not flag and self._data is not None:
+                self._data = self._data.detach()
 
     # -- persistent -----------------------------------------------------------------------------
     @property
@@ -348,14 +315,19 @@ class Variable:
 
     @property
     def grad(self) -> torch.Tensor | None:
-        """The gradient tensor (None until a backward pass computes one)."""
+        """The gradient tensor (None until a backward pass computes one); an unlinked one's is
+        its source's."""
+        if self._alias is not None:
+            return Variable.grad.fget(self._alias)
         if self.parent is None and self._data is not None and self._data.requires_grad:
             return self._data.grad
         return self._grad
 
     @grad.setter
     def grad(self, value: torch.Tensor | None) -> None:
-        if self.parent is None and self._data is not None and self._data.requires_grad:
+        if self._alias is not None:
+            Variable.grad.fset(self._alias, value)
+        elif self.parent is None and self._data is not None and self._data.requires_grad:
             self._data.grad = value
         else:
             self._grad = value
@@ -397,7 +369,8 @@ class Variable:
 
     # -- graph ----------------------------------------------------------------------------------
     def unlinked(self, need_grad: bool | None = None) -> "Variable":
-        """A leaf Variable that reads this one's value but cuts the graph (no gradient flows back).
+        """A leaf Variable sharing this one's value and gradient (as NNabla's) that cuts the
+        graph: a backward through it accumulates into the gradient and stops there.
 
         Example:
             >>> import numpy as np, stadyn as sd, stadyn.functions as F

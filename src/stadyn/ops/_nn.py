@@ -338,11 +338,27 @@ def _bn_single_sample(x, beta, gamma, mean, variance, decay_rate, eps, output_st
 
 
 def _bn_core(x, beta, gamma, mean, variance, decay_rate, eps, batch_stat):
-    return TF.batch_norm(x, mean.reshape(-1) if mean is not None else None,
-                         variance.reshape(-1) if variance is not None else None,
-                         gamma.reshape(-1) if gamma is not None else None,
-                         beta.reshape(-1) if beta is not None else None,
-                         bool(batch_stat), 1.0 - decay_rate, eps)
+    """Batch normalisation of ``x`` ``(N, C, ...)`` over every axis but 1 in NNabla 1.39's
+    order of operations, ``(x - m) * gamma / sqrt(v + eps) + beta`` (``kernels.batch_norm_nnabla``:
+    an element equal to the mean gives exactly ``beta``, as in NNabla, where ATen's fused kernel
+    leaves a rounding error whose sign a ``binary_tanh`` shows), the running statistics moved
+    as NNabla moves them."""
+    y, m, v = kernels.batch_norm_nnabla(x, gamma, beta, mean, variance, bool(batch_stat), eps)
+    if batch_stat and (mean is not None or variance is not None):
+        _bn_update_running(mean, variance, m, v, x.numel() // x.shape[1], decay_rate)
+    return y
+
+
+def _bn_update_running(mean, variance, m, v, n, decay_rate):
+    """NNabla's moving statistics, its factors rounded to float32 as its kernel computes them:
+    ``rm = d * rm + (1 - d) * m``, ``rv = d * rv + (1 - d) * v * n / (n - 1)``."""
+    d = np.float32(decay_rate)
+    keep, take = float(d), float(np.float32(1.0) - d)
+    with torch.no_grad():
+        if mean is not None:
+            mean.mul_(keep).add_((m * take).reshape(mean.shape))
+        if variance is not None:
+            variance.mul_(keep).add_((v * take * float(n) / float(n - 1)).reshape(variance.shape))
 
 
 def _dropout_shape(x, p=0.5, seed=-1, output_mask=False, train_only=False):

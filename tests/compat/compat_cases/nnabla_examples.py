@@ -102,10 +102,6 @@ def examples_float_unit_counts(nn, F, PF, r):
 
 
 @nnabla_case(names=["nnabla.Variable.get_unlinked_variable", "nnabla.Variable.unlinked"],
-             known={"grad through unlinked": "an unlinked Variable is a detached view in "
-                                             "stadyn.graph (_subgraph.leaf_tensor): gradients "
-                                             "reaching it are not kept, where NNabla "
-                                             "accumulates them into the shared grad array"},
              note="DCGAN's fake.get_unlinked_variable(need_grad=True): the discriminator's "
                   "loss trains its own parameters only; need_grad=None keeps the original's")
 def examples_unlinked(nn, F, PF, r):

@@ -268,6 +268,37 @@ def batch_normalization__running_stats(nn, F, r):
     return {"out": y.d.copy(), "mean": mean.d.copy(), "var": var.d.copy()}
 
 
+@nnabla_case(names=["nnabla.functions.batch_normalization", "nnabla.functions.binary_tanh",
+                    "nnabla.functions.binary_sigmoid"],
+             tols={"out": (1e-6, 0.0), "inference": (1e-6, 0.0)})
+def batch_normalization__at_the_mean(nn, F, r):
+    """An element equal to the mean normalises to exactly ``beta`` (NNabla computes
+    ``(x - mean) * gamma / std + beta``), so ``binary_tanh``/``binary_sigmoid`` after it
+    give NNabla's signs (BinaryNet): small integers, means exact, one channel constant."""
+    x_value = np.array([[3] * 16,                                            # constant
+                        [1, 1, 1, 1, 3, -1, 2, 0, 1, 5, -3, 1, 2, 0, 1, 1],   # mean 1
+                        [2, 2, 0, 4, 2, 5, -1, 2, 3, 1, 2, 2, 0, 4, 2, 2]],   # mean 2
+                       np.float32).reshape(3, 4, 2, 2).transpose(1, 0, 2, 3).copy()
+    x = nn.Variable.from_numpy_array(x_value)
+    shape = (1, 3, 1, 1)
+    beta = nn.Variable.from_numpy_array(np.array([0.0, 0.0, 0.25], np.float32).reshape(shape))
+    gamma = nn.Variable.from_numpy_array(r.rand(*shape, low=0.5, high=2.0))
+    mean = nn.Variable.from_numpy_array(np.zeros(shape, np.float32))
+    var = nn.Variable.from_numpy_array(np.ones(shape, np.float32))
+    y = F.batch_normalization(x, beta, gamma, mean, var, batch_stat=True)
+    bt, bs = F.binary_tanh(y), F.binary_sigmoid(y)
+    nn.forward_all([bt, bs])
+    # with the running statistics: x equal to the running mean
+    rm = nn.Variable.from_numpy_array(np.array([3.0, 2.0, -1.0], np.float32).reshape(shape))
+    yi = F.batch_normalization(x, beta, gamma, rm, var, batch_stat=False)
+    bti = F.binary_tanh(yi)
+    bti.forward()
+    return {"out": y.d.copy(), "binary_tanh": bt.d.copy(), "binary_sigmoid": bs.d.copy(),
+            "exactly_beta": int((y.d == beta.d).sum()), "running mean": mean.d.copy(),
+            "running var": var.d.copy(), "inference": yi.d.copy(),
+            "inference binary_tanh": bti.d.copy()}
+
+
 @nnabla_case(names=["nnabla.functions.sync_batch_normalization"],
              note="alone (no communicator) it is batch normalisation; NNabla needs a "
                   "communicator (an MPI build) to make one, so the real side runs "

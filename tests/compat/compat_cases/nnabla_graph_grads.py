@@ -1,0 +1,97 @@
+"""Where gradients go in NNabla's static graphs: an unlinked Variable shares its source's
+gradient array (a backward through it accumulates there, and ``backward(grad=None)`` from the
+source continues from it); the gradients of intermediates after ``forward(clear_no_need_grad=
+True)``; ``need_grad=False`` set on an intermediate.
+"""
+
+from compat_harness import nnabla_case
+
+
+@nnabla_case(names=["nnabla.Variable.get_unlinked_variable", "nnabla.Variable.backward",
+                    "nnabla.Variable.g"],
+             note="two-stage backward: a loss on h.get_unlinked_variable(need_grad=True) "
+                  "fills h's gradient, h.backward(grad=None) carries it to h's inputs")
+def unlinked__shares_grad(nn, F, r):
+    r.touch("nnabla.Variable.get_unlinked_variable", "nnabla.Variable.backward",
+            "nnabla.Variable.g")
+    x = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+    w = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+    h = F.tanh(x * w)
+    h.persistent = True
+    u = h.get_unlinked_variable(need_grad=True)
+    loss = F.sum(F.sigmoid(u) * 3.0)
+    h.forward()
+    loss.forward()
+    x.g = 0
+    w.g = 0
+    loss.backward()
+    out = {"u.g": u.g.copy(), "h.g": h.g.copy(), "x.g before": x.g.copy()}
+    h.backward(grad=None)
+    out.update({"x.g": x.g.copy(), "w.g": w.g.copy()})
+    # a second backward accumulates into the shared array
+    loss.forward()
+    loss.backward()
+    out["h.g accumulated"] = h.g.copy()
+    # assignments through either name reach the other
+    u.g = 5.0
+    out["h.g after u.g = 5"] = h.g.copy()
+    h.g = 1.0
+    out["u.g after h.g = 1"] = u.g.copy()
+    # need_grad=False: no gradient reaches it
+    v = h.get_unlinked_variable(need_grad=False)
+    h.g = 0.0
+    loss2 = F.sum(v * 2.0)
+    loss2.forward()
+    loss2.backward()
+    out["h.g through need_grad=False"] = h.g.copy()
+    return out
+
+
+@nnabla_case(names=["nnabla.Variable.need_grad"],
+             known={"x.g set after forward": "need_grad=False set between forward() and "
+                                             "backward() reaches the next forward's plan only: "
+                                             "the backward runs the program the forward built "
+                                             "(stadyn.graph._runner.backward)"},
+             note="need_grad=False set on an op's output stops the gradient there; True lifts "
+                  "it; an output's inferred need_grad does not stop anything")
+def need_grad__false_on_an_intermediate(nn, F, r):
+    r.touch("nnabla.Variable.need_grad")
+    x = nn.Variable.from_numpy_array(r.randn(3), need_grad=True)
+    w = nn.Variable.from_numpy_array(r.randn(3), need_grad=True)
+    h = F.tanh(x * w)
+    y = F.sum(h * 3.0 + F.sigmoid(x))
+    out = {}
+
+    def run(key):
+        y.forward()
+        x.g = 0
+        w.g = 0
+        y.backward()
+        out["x.g " + key], out["w.g " + key] = x.g.copy(), w.g.copy()
+
+    h.need_grad = False
+    run("stopped")
+    out["h.need_grad"] = bool(h.need_grad)
+    h.need_grad = True
+    run("lifted")
+    y.forward()
+    h.need_grad = False
+    x.g = 0
+    y.backward()
+    out["x.g set after forward"] = x.g.copy()
+    h.need_grad = True
+    # an output whose need_grad was inferred False, its input switched on later
+    x2 = nn.Variable.from_numpy_array(r.randn(3))
+    h2 = F.tanh(x2)
+    z = F.sum(F.exp(h2) * x2)
+    x2.need_grad = True
+    z.forward()
+    x2.g = 0
+    z.backward()
+    out["inferred"] = x2.g.copy()
+    h2.need_grad = False
+    z.forward()
+    x2.g = 0
+    z.backward()
+    out["inferred, then set False"] = x2.g.copy()
+    return out
