@@ -251,7 +251,8 @@ class TrialPlan(EagerPlan):
     twice the cost of the better choice made in hindsight).  The results are the plan's: the
     same ATen kernels in the same order (a plan that would run channels-last is built at once).
     Unlike :func:`build_plan` it infers no shapes: each run sets every intermediate's shape from
-    the value it got.
+    the value it got.  Where the graph's plan is an :class:`EagerPlan` anyway, new shapes run
+    as trials for good (``reason``: the eager plan's).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -268,10 +269,11 @@ class TrialPlan(EagerPlan):
 
     __slots__ = ("spent", "_others")
 
-    def __init__(self, roots, nodes, leaves, fill, needs_backward: bool):
-        super().__init__(roots, list(nodes), list(leaves), fill, needs_backward,
-                         "a new shape of a graph with a plan (built once this shape has run "
-                         "as long as a build takes)")
+    def __init__(self, roots, nodes, leaves, fill, needs_backward: bool,
+                 reason: str | None = None):
+        super().__init__(roots, list(nodes), list(leaves), fill, needs_backward, reason or (
+            "a new shape of a graph with a plan (lowered once this shape has run as long as "
+            "a build takes)"))
         self.spent = 0.0
         mine = {id(v) for v in fill}
         self._others = [ref for node in nodes for ref in node._outputs

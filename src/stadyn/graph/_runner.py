@@ -12,8 +12,9 @@ sequence length) is not lowered at once: it runs eagerly (:class:`~stadyn.graph.
 the same results) until its runs have cost as much as the graph's cheapest build so far, and
 only then gets a plan of its own.  A graph fed minibatches of ever new shapes (sequences)
 runs at eager speed instead of paying a build per minibatch; a shape that keeps coming gets
-its plan.  At most :data:`MAX_PLANS` plans and :data:`MAX_TRIALS` trial signatures are kept
-per set of roots, the least recently used dropped first.
+its plan; a graph whose plan runs eagerly anyway (an op that cannot be traced) runs a new
+shape as a trial for good.  At most :data:`MAX_PLANS` plans and :data:`MAX_TRIALS` trial
+signatures are kept per set of roots, the least recently used dropped first.
 
 :func:`backward` runs the backward program of the plan of a root's last forward, or torch's
 autograd in dynamic mode.
@@ -21,6 +22,7 @@ autograd in dynamic mode.
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 from collections import OrderedDict
@@ -59,9 +61,11 @@ class _PlanCache:
 
     ``last``/``last_key`` skip recomputing the leaf signature while no leaf changed layout
     (``layout_changed`` is called by every API that could).  ``built`` holds, per set of
-    flags a plan was built for, the fastest build's seconds: what a trial must spend first."""
+    flags a plan was built for, the fastest build's seconds: what a trial must spend first
+    (infinite where the plan runs eagerly anyway: ``eager`` holds why)."""
 
-    __slots__ = ("graph_version", "subgraph", "plans", "trials", "built", "last", "last_key")
+    __slots__ = ("graph_version", "subgraph", "plans", "trials", "built", "eager", "last",
+                 "last_key")
 
     def __init__(self, subgraph: Subgraph):
         self.graph_version = graph_version()
@@ -69,6 +73,7 @@ class _PlanCache:
         self.plans: OrderedDict = OrderedDict()
         self.trials: OrderedDict = OrderedDict()
         self.built: dict = {}
+        self.eager: dict = {}
         self.last: StaticPlan | EagerPlan | None = None
         self.last_key: tuple | None = None
 
@@ -83,7 +88,8 @@ class _PlanCache:
         trial = self.trials.get(key)
         if trial is None and self._try_first(flags, keep_all):
             trial = TrialPlan(self.subgraph.roots, self.subgraph.nodes, self.subgraph.leaves,
-                              self.subgraph.filled(keep_all), _needs_backward(self.subgraph))
+                              self.subgraph.filled(keep_all), _needs_backward(self.subgraph),
+                              self.eager.get(flags))
             self.trials[key] = trial
             if len(self.trials) > MAX_TRIALS:
                 self.trials.popitem(last=False)
@@ -100,6 +106,11 @@ class _PlanCache:
         seconds = time.perf_counter() - start
         if isinstance(plan, StaticPlan):
             self.built[flags] = min(seconds, self.built.get(flags, seconds))
+        elif flags not in self.built:
+            # A graph that runs eagerly anyway: new shapes are trials that never pay a build
+            # (which would infer every shape again only to run eagerly).
+            self.built[flags] = math.inf
+            self.eager[flags] = plan.reason
         self.plans[key] = plan
         if len(self.plans) > MAX_PLANS:
             self.plans.popitem(last=False)
