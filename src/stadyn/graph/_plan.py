@@ -255,16 +255,16 @@ class TrialPlan(EagerPlan):
     as trials for good (``reason``: the eager plan's).
 
     Example:
-        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> import numpy as np, torch, stadyn as sd, stadyn.functions as F
         >>> from stadyn.graph import Subgraph, TrialPlan
         >>> x = sd.Variable.from_numpy_array(np.ones((2, 3)), need_grad=True)
         >>> h = F.tanh(x)
         >>> y = F.sum(h)
         >>> sub = Subgraph([y])
-        >>> x.d = np.ones((5, 3))
+        >>> x.data = torch.ones(5, 3, requires_grad=True)
         >>> plan = TrialPlan(sub.roots, sub.nodes, sub.leaves, sub.filled(False), True)
         >>> plan.run(); h.shape, round(float(y.d), 4), plan.spent > 0
-        ((5, 3), 11.4238, True)
+        ((5, 3), 11.4239, True)
     """
 
     __slots__ = ("spent", "_others")
