@@ -48,7 +48,8 @@ def _train_tagger(minibatches, cell):
     x = C.sequence.input_variable(VOCAB)
     y = C.sequence.input_variable(LABELS)
     with C.layers.default_options(initial_state=0.1):
-        z = C.layers.Sequential([C.layers.Embedding(6), C.layers.Recurrence(getattr(C.layers, cell)(7)),
+        z = C.layers.Sequential([C.layers.Embedding(6),
+                                 C.layers.Recurrence(getattr(C.layers, cell)(7)),
                                  C.layers.Dense(LABELS)])(x)
     loss = C.cross_entropy_with_softmax(z, y)
     learner = C.adam(z.parameters, C.learning_parameter_schedule(0.05),
