@@ -103,7 +103,7 @@ def test_a_shape_that_keeps_coming_gets_its_plan_and_plans_are_bounded(monkeypat
     assert isinstance(step(4), StaticPlan) and len(built) == 1     # the cached plan again
     entry = next(iter(y._plans.values()))
     trial = step(5)
-    assert trial is entry.trials[next(iter(entry.trials))] and trial.spent > 0
+    assert trial is entry.trial and trial.spent > entry.trials[entry.trial_key] > 0
     for flags in entry.built:               # as if its runs had cost a build by now
         entry.built[flags] = trial.spent
     assert isinstance(step(5), StaticPlan) and len(built) == 2

@@ -57,15 +57,18 @@ MAX_TRIALS = 64
 
 class _PlanCache:
     """The subgraph of a set of roots, its lowered plans (by leaf signature and flags, least
-    recently used first) and the trial runs of new signatures (``TrialPlan``).
+    recently used first) and the seconds spent on trial runs of new signatures
+    (``TrialPlan``).
 
     ``last``/``last_key`` skip recomputing the leaf signature while no leaf changed layout
     (``layout_changed`` is called by every API that could).  ``built`` holds, per set of
     flags a plan was built for, the fastest build's seconds: what a trial must spend first
-    (infinite where the plan runs eagerly anyway: ``eager`` holds why)."""
+    (infinite where the plan runs eagerly anyway: ``eager`` holds why).  Only the latest
+    trial plan is kept (``trial``, its key ``trial_key``): an earlier one would hold on to
+    its last run's values and autograd graph."""
 
     __slots__ = ("graph_version", "subgraph", "plans", "trials", "built", "eager", "last",
-                 "last_key")
+                 "last_key", "trial", "trial_key")
 
     def __init__(self, subgraph: Subgraph):
         self.graph_version = graph_version()
@@ -76,25 +79,33 @@ class _PlanCache:
         self.eager: dict = {}
         self.last: StaticPlan | EagerPlan | None = None
         self.last_key: tuple | None = None
+        self.trial: TrialPlan | None = None
+        self.trial_key: tuple | None = None
 
     def plan_for(self, flags: tuple, keep_all: bool) -> StaticPlan | EagerPlan:
         """The plan for the leaves' current signature under ``flags``: cached, a trial run of
         a new signature, or built now (see the module docstring)."""
         key = flags + (self.subgraph.signature(),)
+        if self.trial is not None:          # what the latest trial cost, runs and backwards
+            if self.trial_key in self.trials:
+                self.trials[self.trial_key] = self.trial.spent
+            self.trial = self.trial_key = None
         plan = self.plans.get(key)
         if plan is not None:
             self.plans.move_to_end(key)
             return plan
-        trial = self.trials.get(key)
-        if trial is None and self._try_first(flags, keep_all):
+        spent = self.trials.get(key)
+        if spent is None and self._try_first(flags, keep_all):
+            spent = self.trials[key] = 0.0
+            if len(self.trials) > MAX_TRIALS:
+                self.trials.popitem(last=False)
+        if spent is not None and spent < self.built[flags]:
+            self.trials.move_to_end(key)
             trial = TrialPlan(self.subgraph.roots, self.subgraph.nodes, self.subgraph.leaves,
                               self.subgraph.filled(keep_all), _needs_backward(self.subgraph),
                               self.eager.get(flags))
-            self.trials[key] = trial
-            if len(self.trials) > MAX_TRIALS:
-                self.trials.popitem(last=False)
-        if trial is not None and trial.spent < self.built[flags]:
-            self.trials.move_to_end(key)
+            trial.spent = spent
+            self.trial, self.trial_key = trial, key
             return trial
         self.trials.pop(key, None)
         start = time.perf_counter()
