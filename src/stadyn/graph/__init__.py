@@ -38,7 +38,7 @@ from ._passes import (defer_products, fuse_convolution_relu, plan_passes, reuse_
 from ._recompute import recompute, recompute_fn, set_global_recompute
 from ._function_hooks import (set_function_post_hook, set_function_pre_hook,
                               unset_function_post_hook, unset_function_pre_hook)
-from ._plan import EagerPlan, StaticPlan, build_plan, untraceable_ops
+from ._plan import EagerPlan, StaticPlan, TrialPlan, build_plan, untraceable_ops
 from ._runner import forward_all
 from ._scope import current_scope, name_scope
 from ._sequence import (is_lengths, new_lengths, pad_sequences, sequence_input, sequences_of,
@@ -73,7 +73,8 @@ __all__ = [
     "Subgraph", "INPUT", "PARAMETER", "VIEW", "CONSTANT", "value_key", "output_key",
     "leaf_tensor", "interpret", "refresh_shapes", "Shapes",
     # static graphs: plans, lowering, the passes a whole-step program reuses
-    "forward_all", "StaticPlan", "EagerPlan", "build_plan", "bump_graph_version", "partition",
+    "forward_all", "StaticPlan", "EagerPlan", "TrialPlan", "build_plan", "bump_graph_version",
+    "partition",
     "simplify", "defer_products", "reuse_dead_inputs", "fuse_convolution_relu", "plan_passes",
     "plan_layout",
     "standard_layout",

@@ -22,6 +22,7 @@ cached by the runner (``_runner.py``).
 
 from __future__ import annotations
 
+import time
 import warnings
 from typing import Sequence
 
@@ -34,6 +35,7 @@ from .._memory import keep_freed_cpu_memory
 from ._grad_buffers import accumulate_grads, grad_out_buffer
 from ._intermediate_grads import (intermediates_of, keep_intermediate_grads,
                                   retain_intermediate_grads, take_retained_grads)
+from ._interpret import _current as _shapes_owner
 from ._interpret import Shapes, interpret, refresh_shapes
 from ._labels import tidy_ranges
 from ._layout import plan_layout, standard_layout
@@ -46,7 +48,7 @@ from ._subgraph import Subgraph, leaf_tensor
 from ._shared_values import set_output
 from ._variable import FunctionNode, Variable
 
-__all__ = ["StaticPlan", "EagerPlan", "build_plan", "untraceable_ops"]
+__all__ = ["StaticPlan", "EagerPlan", "TrialPlan", "build_plan", "untraceable_ops"]
 
 
 def untraceable_ops(nodes) -> list[str]:
@@ -236,6 +238,73 @@ class EagerPlan:
         take_retained_grads(kept)
         if clear_buffer:
             self.saved = None
+
+
+class TrialPlan(EagerPlan):
+    """A graph that has a static plan run eagerly for a new signature of its leaves (another
+    batch size or sequence length), until running it so has cost as much as building a plan.
+
+    The runner (``_runner.py``) uses one where a plan with the same flags exists already and a
+    new minibatch shape comes: lowering a graph is its most expensive step (seconds for a graph
+    holding a recurrence, which the trace unrolls), and a shape that comes once or twice is
+    cheaper run op by op.  ``spent`` adds up the seconds its forwards and backwards took; once
+    that reaches the graph's cost of a build, the runner builds the plan (ski rental: at most
+    twice the cost of the better choice made in hindsight).  The results are the plan's: the
+    same ATen kernels in the same order (a plan that would run channels-last is built at once).
+    Unlike :func:`build_plan` it infers no shapes: each run sets every intermediate's shape from
+    the value it got.  Where the graph's plan is an :class:`EagerPlan` anyway, new shapes run
+    as trials for good (``reason``: the eager plan's).
+
+    Example:
+        >>> import numpy as np, torch, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import Subgraph, TrialPlan
+        >>> x = sd.Variable.from_numpy_array(np.ones((2, 3)), need_grad=True)
+        >>> h = F.tanh(x)
+        >>> y = F.sum(h)
+        >>> sub = Subgraph([y])
+        >>> x.data = torch.ones(5, 3, requires_grad=True)
+        >>> plan = TrialPlan(sub.roots, sub.nodes, sub.leaves, sub.filled(False), True)
+        >>> plan.run(); h.shape, round(float(y.d), 4), plan.spent > 0
+        ((5, 3), 11.4239, True)
+    """
+
+    __slots__ = ("spent", "_others")
+
+    def __init__(self, roots, nodes, leaves, fill, needs_backward: bool,
+                 reason: str | None = None):
+        super().__init__(roots, list(nodes), list(leaves), fill, needs_backward, reason or (
+            "a new shape of a graph with a plan (lowered once this shape has run as long as "
+            "a build takes)"))
+        self.spent = 0.0
+        mine = {id(v) for v in fill}
+        self._others = [ref for node in nodes for ref in node._outputs
+                        if (v := ref()) is not None and id(v) not in mine]
+
+    def run(self) -> None:
+        start = time.perf_counter()
+        tensors = [leaf_tensor(v) for v in self.leaves]
+        others = [v for ref in self._others if (v := ref()) is not None]
+        with torch.set_grad_enabled(self.has_backward):
+            outs = interpret(self.nodes, self.leaves, tensors, self.fill + others,
+                             name_errors=True)
+        for v, t in zip(self.fill, outs):
+            v._data = t
+            v._shape, v._dtype = tuple(t.shape), t.dtype
+        for v, t in zip(others, outs[len(self.fill):]):
+            v._shape, v._dtype = tuple(t.shape), t.dtype
+            held = v._data
+            if held is not None and tuple(held.shape) != v._shape:
+                v._data = None          # a stale buffer of another shape (refresh_shapes')
+        _shapes_owner[0] = None         # no plan's recorded shapes are the Variables' now
+        outs = outs[:len(self.fill)]
+        self.diff_roots = [r for r in self.roots if r._data is not None and r._data.requires_grad]
+        self.saved = outs if self.has_backward else None
+        self.spent += time.perf_counter() - start
+
+    def run_backward(self, root: Variable, seed: torch.Tensor, clear_buffer: bool) -> None:
+        start = time.perf_counter()
+        super().run_backward(root, seed, clear_buffer)
+        self.spent += time.perf_counter() - start
 
 
 def check_gradients(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],

@@ -5,13 +5,27 @@ cache lives on the first root: one entry per set of roots, holding the
 :class:`~stadyn.graph.Subgraph` (collected again when the graph version changes: a graph was
 rewired or an attribute set) and its plans keyed by the leaves' signature, grad mode, phase,
 context and buffer flags.  While no leaf changed layout (``layout_version``)
-a replay skips even the signature.  :func:`backward` runs the backward program of the plan of a
-root's last forward, or torch's autograd in dynamic mode.
+a replay skips even the signature.
+
+A new signature of a graph that has a plan for the same flags (another batch size or
+sequence length) is not lowered at once: it runs eagerly (:class:`~stadyn.graph.TrialPlan`,
+the same results) until its runs have cost as much as the graph's cheapest build so far, and
+only then gets a plan of its own.  A graph fed minibatches of ever new shapes (sequences)
+runs at eager speed instead of paying a build per minibatch; a shape that keeps coming gets
+its plan; a graph whose plan runs eagerly anyway (an op that cannot be traced) runs a new
+shape as a trial for good.  At most :data:`MAX_PLANS` plans and :data:`MAX_TRIALS` trial
+signatures are kept per set of roots, the least recently used dropped first.
+
+:func:`backward` runs the backward program of the plan of a root's last forward, or torch's
+autograd in dynamic mode.
 """
 
 from __future__ import annotations
 
+import math
+import time
 import warnings
+from collections import OrderedDict
 from typing import Any, Sequence
 
 import numpy as np
@@ -27,27 +41,103 @@ from ._mode import is_training
 from ._labels import _active as _labelling
 from ._labels import BUILD_LABEL, LABEL_PREFIX
 from ._numerics import _depth as _checking
-from ._plan import EagerPlan, StaticPlan, build_plan, check_gradients
+from ._layout import plan_layout
+from ._plan import EagerPlan, StaticPlan, TrialPlan, build_plan, check_gradients
 from ._subgraph import Subgraph
 from ._variable import Variable, graph_version, layout_version
 
-__all__ = ["run_forward", "forward_all", "backward"]
+__all__ = ["run_forward", "forward_all", "backward", "MAX_PLANS", "MAX_TRIALS"]
+
+#: Plans kept per set of roots (each holds generated code and, in a half-precision context,
+#: buffers); the least recently used is dropped past it.
+MAX_PLANS = 32
+#: New signatures per set of roots whose eager runs are counted towards a build.
+MAX_TRIALS = 64
 
 
 class _PlanCache:
-    """The subgraph of a set of roots and its lowered plans (by leaf signature and flags).
+    """The subgraph of a set of roots, its lowered plans (by leaf signature and flags, least
+    recently used first) and the seconds spent on trial runs of new signatures
+    (``TrialPlan``).
 
     ``last``/``last_key`` skip recomputing the leaf signature while no leaf changed layout
-    (``layout_changed`` is called by every API that could)."""
+    (``layout_changed`` is called by every API that could).  ``built`` holds, per set of
+    flags a plan was built for, the fastest build's seconds: what a trial must spend first
+    (infinite where the plan runs eagerly anyway: ``eager`` holds why).  Only the latest
+    trial plan is kept (``trial``, its key ``trial_key``): an earlier one would hold on to
+    its last run's values and autograd graph."""
 
-    __slots__ = ("graph_version", "subgraph", "plans", "last", "last_key")
+    __slots__ = ("graph_version", "subgraph", "plans", "trials", "built", "eager", "last",
+                 "last_key", "trial", "trial_key")
 
     def __init__(self, subgraph: Subgraph):
         self.graph_version = graph_version()
         self.subgraph = subgraph
-        self.plans: dict = {}
+        self.plans: OrderedDict = OrderedDict()
+        self.trials: OrderedDict = OrderedDict()
+        self.built: dict = {}
+        self.eager: dict = {}
         self.last: StaticPlan | EagerPlan | None = None
         self.last_key: tuple | None = None
+        self.trial: TrialPlan | None = None
+        self.trial_key: tuple | None = None
+
+    def plan_for(self, flags: tuple, keep_all: bool) -> StaticPlan | EagerPlan:
+        """The plan for the leaves' current signature under ``flags``: cached, a trial run of
+        a new signature, or built now (see the module docstring)."""
+        key = flags + (self.subgraph.signature(),)
+        if self.trial is not None:          # what the latest trial cost, runs and backwards
+            if self.trial_key in self.trials:
+                self.trials[self.trial_key] = self.trial.spent
+            self.trial = self.trial_key = None
+        plan = self.plans.get(key)
+        if plan is not None:
+            self.plans.move_to_end(key)
+            return plan
+        spent = self.trials.get(key)
+        if spent is None and self._try_first(flags, keep_all):
+            spent = self.trials[key] = 0.0
+            if len(self.trials) > MAX_TRIALS:
+                self.trials.popitem(last=False)
+        if spent is not None and spent < self.built[flags]:
+            self.trials.move_to_end(key)
+            trial = TrialPlan(self.subgraph.roots, self.subgraph.nodes, self.subgraph.leaves,
+                              self.subgraph.filled(keep_all), _needs_backward(self.subgraph),
+                              self.eager.get(flags))
+            trial.spent = spent
+            self.trial, self.trial_key = trial, key
+            return trial
+        self.trials.pop(key, None)
+        start = time.perf_counter()
+        if flags[4]:   # the trace runs the labelled ops once: one range for it all
+            with torch.profiler.record_function(LABEL_PREFIX + BUILD_LABEL):
+                plan = build_plan(self.subgraph, keep_all)
+        else:
+            plan = build_plan(self.subgraph, keep_all)
+        seconds = time.perf_counter() - start
+        if isinstance(plan, StaticPlan):
+            self.built[flags] = min(seconds, self.built.get(flags, seconds))
+        elif flags not in self.built:
+            # A graph that runs eagerly anyway: new shapes are trials that never pay a build
+            # (which would infer every shape again only to run eagerly).
+            self.built[flags] = math.inf
+            self.eager[flags] = plan.reason
+        self.plans[key] = plan
+        if len(self.plans) > MAX_PLANS:
+            self.plans.popitem(last=False)
+        return plan
+
+    def _try_first(self, flags: tuple, keep_all: bool) -> bool:
+        """Whether a new signature under ``flags`` runs eagerly first: a static plan was built
+        for these flags, the profiler labels nothing, and the plan would keep the standard
+        layout (a channels-last plan's convolutions sum in another order than eager ones)."""
+        if flags not in self.built or flags[4]:
+            return False
+        return keep_all or not plan_layout(self.subgraph.nodes, self.subgraph.leaf_tensors())
+
+
+def _needs_backward(subgraph: Subgraph) -> bool:
+    return torch.is_grad_enabled() and any(t.requires_grad for t in subgraph.leaf_tensors())
 
 
 def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
@@ -92,16 +182,8 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
     fast = (keep_all, torch.is_grad_enabled(), is_training(), ctx, _labelling[0] > 0,
             layout_version())
     plan = entry.last if entry.last_key == fast else None
-    if plan is None:
-        key = fast[:5] + (subgraph.signature(),)
-        plan = entry.plans.get(key)
-        if plan is None:
-            if _labelling[0]:   # the trace runs the labelled ops once: one range for it all
-                with torch.profiler.record_function(LABEL_PREFIX + BUILD_LABEL):
-                    plan = build_plan(subgraph, keep_all)
-            else:
-                plan = build_plan(subgraph, keep_all)
-            entry.plans[key] = plan
+    if plan is None or (isinstance(plan, TrialPlan) and plan.spent >= entry.built[fast[:5]]):
+        plan = entry.plan_for(fast[:5], keep_all)
         entry.last, entry.last_key = plan, fast
     plan.run()
     for r in roots:

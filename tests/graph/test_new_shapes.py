@@ -1,0 +1,130 @@
+"""New minibatch shapes of a graph that has a plan: they run eagerly (``TrialPlan``) until that
+has cost as much as a build, with the results a plan built for them gives, bit for bit; the
+plans a set of roots keeps are bounded.  (Before: every new shape was lowered at once, seconds
+a minibatch for a recurrence over sequences of ever new lengths.)"""
+
+import numpy as np
+import pytest
+import torch
+
+import stadyn as sd
+import stadyn.compat.cntk as C
+import stadyn.functions as F
+import stadyn.parametric_functions as PF
+from stadyn.graph import StaticPlan, TrialPlan
+from stadyn.graph import _runner
+
+pytestmark = pytest.mark.usefixtures("fresh_parameters")
+
+VOCAB, LABELS = 12, 5
+
+
+def _count_builds(monkeypatch) -> list:
+    built = []
+    original = _runner.build_plan
+    monkeypatch.setattr(_runner, "build_plan",
+                        lambda *a, **k: built.append(1) or original(*a, **k))
+    return built
+
+
+def _minibatches(n: int):
+    """``n`` minibatches of 4 one-hot sequences; the longest is 3, 4, ... steps: every
+    minibatch has a new padded length."""
+    rng = np.random.RandomState(0)
+    out = []
+    for k in range(n):
+        lengths = [3 + k] + list(rng.randint(1, 3 + k, size=3))
+        xs = [np.eye(VOCAB, dtype=np.float32)[rng.randint(0, VOCAB, n_)] for n_ in lengths]
+        ys = [np.eye(LABELS, dtype=np.float32)[rng.randint(0, LABELS, n_)] for n_ in lengths]
+        out.append((xs, ys))
+    return out
+
+
+def _train_tagger(minibatches, cell):
+    """CNTK 202's tagger (embedding, a recurrence, ``Dense``) trained with Adam; the losses
+    and the final parameters.  An ``RNNStep`` recurrence is the ``recurrence`` op, which a plan
+    unrolls; CNTK's fused ``LSTM`` cannot be traced, so its graph's plans run eagerly."""
+    sd.seed(3)
+    x = C.sequence.input_variable(VOCAB)
+    y = C.sequence.input_variable(LABELS)
+    with C.layers.default_options(initial_state=0.1):
+        z = C.layers.Sequential([C.layers.Embedding(6),
+                                 C.layers.Recurrence(getattr(C.layers, cell)(7)),
+                                 C.layers.Dense(LABELS)])(x)
+    loss = C.cross_entropy_with_softmax(z, y)
+    learner = C.adam(z.parameters, C.learning_parameter_schedule(0.05),
+                     C.momentum_schedule(0.9))
+    trainer = C.Trainer(z, (loss, C.classification_error(z, y)), learner)
+    losses = []
+    for xs, ys in minibatches:
+        trainer.train_minibatch({x: xs, y: ys})
+        losses.append(trainer.previous_minibatch_loss_average)
+    return losses, [p.value.copy() for p in z.parameters]
+
+
+@pytest.mark.parametrize("cell", ["RNNStep", "LSTM"])
+def test_sequences_of_new_lengths_are_lowered_once_with_the_results_of_a_plan_each(
+        monkeypatch, cell):
+    minibatches = _minibatches(6)
+    # The old rule, a plan built for every new signature: the reference results.
+    with monkeypatch.context() as m:
+        m.setattr(_runner._PlanCache, "_try_first", lambda *a: False)
+        built = _count_builds(m)
+        ref_losses, ref_params = _train_tagger(minibatches, cell)
+        assert len(built) == 6
+    built = _count_builds(monkeypatch)
+    losses, params = _train_tagger(minibatches, cell)
+    assert len(built) == 1      # the first shape only; five ran as trials (the eager plan's
+    #                             new shapes inferred every shape again before)
+    assert losses == ref_losses             # bit for bit
+    for p, q in zip(params, ref_params):
+        np.testing.assert_array_equal(p, q)
+
+
+def test_a_shape_that_keeps_coming_gets_its_plan_and_plans_are_bounded(monkeypatch):
+    built = _count_builds(monkeypatch)
+    x = sd.Variable((4, 3), need_grad=True)
+    h = F.tanh(PF.affine(x, 5))
+    y = F.sum(h)
+
+    def step(batch):
+        x.reset_shape((batch, 3), force=True)
+        x.d = np.arange(batch * 3, dtype=np.float32).reshape(batch, 3) / 10
+        x.grad = None
+        y.forward(clear_no_need_grad=True)
+        y.backward()
+        w, b = sd.get_parameters()["affine/W"].d, sd.get_parameters()["affine/b"].d
+        assert h.shape == (batch, 5) and x.g.shape == (batch, 3)
+        assert float(y.d) == pytest.approx(np.tanh(x.d @ w + b).sum(), rel=1e-5)
+        return y._plan
+
+    assert isinstance(step(4), StaticPlan) and len(built) == 1
+    assert isinstance(step(5), TrialPlan) and len(built) == 1     # a new batch size
+    assert isinstance(step(4), StaticPlan) and len(built) == 1     # the cached plan again
+    entry = next(iter(y._plans.values()))
+    trial = step(5)
+    assert trial is entry.trial and trial.spent > entry.trials[entry.trial_key] > 0
+    for flags in entry.built:               # as if its runs had cost a build by now
+        entry.built[flags] = trial.spent
+    assert isinstance(step(5), StaticPlan) and len(built) == 2
+    assert not entry.trials
+    monkeypatch.setattr(_runner, "MAX_PLANS", 3)
+    for batch in (6, 7, 8, 9):
+        for flags in entry.built:
+            entry.built[flags] = 0.0        # every new batch size is lowered at once
+        assert isinstance(step(batch), StaticPlan)
+    assert len(built) == 6 and len(entry.plans) == 3    # 7, 8, 9: the least recent went
+
+
+def test_a_channels_last_plan_is_built_for_a_new_batch_at_once(monkeypatch):
+    """A convolution plan that runs channels-last sums in another order than eager kernels: a
+    new batch size gets its own plan, as before."""
+    built = _count_builds(monkeypatch)
+    x = sd.Variable((2, 4, 6, 6))
+    y = F.sum(F.relu(PF.convolution(x, 8, (3, 3))))
+    for batch in (2, 3):
+        x.reset_shape((batch, 4, 6, 6), force=True)
+        x.d = torch.ones(batch, 4, 6, 6).numpy()
+        y.forward(clear_no_need_grad=True)
+        assert isinstance(y._plan, StaticPlan)
+    assert len(built) == 2
