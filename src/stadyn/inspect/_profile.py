@@ -111,7 +111,12 @@ class Profile:
             if e.name.startswith(LABEL_PREFIX):
                 return add_range(e)
             if e.name.startswith("autograd::engine::evaluate_function"):
-                row = owner.get(getattr(e, "sequence_nr", -1))
+                seq = getattr(e, "sequence_nr", -1)
+                if seq < 0:     # a node defined in Python (a torch.library op's autograd
+                    # formula): the number is on the node's own event inside
+                    seq = next((c.sequence_nr for c in e.cpu_children
+                                if getattr(c, "sequence_nr", -1) >= 0), -1)
+                row = owner.get(seq)
                 if row is not None:
                     row.backward_ms += e.cpu_time_total / 1e3
                     return e.cpu_time_total / 1e3
