@@ -8,10 +8,8 @@ The programs are not part of this repository: the test reads them from a copy of
 the mirror at ``/work/.mirror/yaochengji+CNTK/repo``; without one it skips.
 """
 
-import json
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
@@ -19,6 +17,8 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.join(ROOT, "tests", "examples")
+sys.path.insert(0, HERE)
+from program_copies import program_copy, run_driver  # noqa: E402
 SOURCE = os.environ.get("STADYN_CNTK_SOURCE", "/work/.mirror/yaochengji+CNTK/repo")
 # what the driver reads: the programs, their data sets' folders, and the one data file the
 # sequence classifier takes from CNTK's tests
@@ -41,39 +41,14 @@ ALIKE = ["mnist_complex", "convnet_mnist", "convnet_cifar10", "convnetlrn_cifar1
 # not implemented), char_rnn, word_rnn.
 
 
-def _archive(base):
-    if os.path.isdir(os.path.join(SOURCE, "Examples")):
-        return SOURCE
-    out = str(base / "cntk")
-    os.makedirs(out)
-    for path in PATHS:
-        archive = subprocess.run(["git", "--git-dir", SOURCE, "archive", "HEAD", path],
-                                 capture_output=True, timeout=120)
-        if archive.returncode != 0:
-            pytest.skip(f"{SOURCE}: no {path} in its HEAD")
-        subprocess.run(["tar", "-x", "-C", out], input=archive.stdout, check=True, timeout=120)
-    return out
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    if not os.path.exists(SOURCE):
-        pytest.skip(f"no copy of Microsoft/CNTK at {SOURCE} (set STADYN_CNTK_SOURCE to a "
-                    "checkout or a bare repository to run its Examples)")
     base = tmp_path_factory.mktemp("cntk_examples")
-    source = _archive(base)
-    env = dict(os.environ, OMP_NUM_THREADS="1",
-               PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "src"),
-                                           os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, os.path.join(HERE, "cntk_examples.py"),
-                           os.path.join(source, "Examples"), str(base / "stadyn.json"), "--stadyn",
-                           "--only=" + ",".join(SAME + ALIKE)],
-                          capture_output=True, text=True, timeout=900, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    with open(base / "stadyn.json") as f:
-        mine = json.load(f)
-    with open(os.path.join(HERE, "refs", "cntk27_examples.json")) as f:
-        return mine, json.load(f)
+    source = program_copy(SOURCE, PATHS, base, "Microsoft/CNTK", "STADYN_CNTK_SOURCE")
+    return run_driver("cntk_examples.py",
+                      [os.path.join(source, "Examples"), str(base / "stadyn.json"), "--stadyn",
+                       "--only=" + ",".join(SAME + ALIKE)],
+                      base / "stadyn.json", "cntk27_examples.json", 900)
 
 
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")

@@ -10,9 +10,7 @@ is archived), by default the mirror at ``/work/.mirror/sony+nnabla-examples/repo
 one it skips.
 """
 
-import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -22,6 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 HERE = os.path.join(ROOT, "tests", "examples")
 SOURCE = os.environ.get("STADYN_NNABLA_EXAMPLES", "/work/.mirror/sony+nnabla-examples/repo")
 sys.path.insert(0, HERE)
+from program_copies import program_copy, run_driver  # noqa: E402
 from nnabla_examples_more import PROGRAMS  # noqa: E402
 
 # Same seeds, same data order, same initial parameters, no random op in the graph: the monitors
@@ -36,35 +35,15 @@ RAN = ["lstm"]
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    if not os.path.exists(SOURCE):
-        pytest.skip(f"no copy of sony/nnabla-examples at {SOURCE} (set STADYN_NNABLA_EXAMPLES "
-                    "to a checkout or a bare repository to run its programs)")
     base = tmp_path_factory.mktemp("nnabla_examples_more")
-    if all(os.path.isdir(os.path.join(SOURCE, p)) for p in PROGRAMS):
-        examples = SOURCE
-    else:
-        examples = str(base / "repo")
-        os.makedirs(examples)
-        archive = subprocess.run(["git", "--git-dir", SOURCE, "archive", "HEAD", *PROGRAMS],
-                                 capture_output=True, timeout=120)
-        subprocess.run(["tar", "-x", "-C", examples], input=archive.stdout, check=True,
-                       timeout=120)
-        missing = [p for p in PROGRAMS if not os.path.isdir(os.path.join(examples, p))]
-        if missing:
-            pytest.skip(f"{SOURCE}: no {', '.join(missing)} in its HEAD")
+    examples = program_copy(SOURCE, PROGRAMS, base, "sony/nnabla-examples",
+                            "STADYN_NNABLA_EXAMPLES")
     work = base / "work"
     work.mkdir()
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONHASHSEED="0",
-               PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "src"),
-                                           os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, os.path.join(HERE, "nnabla_examples_more.py"),
-                           examples, str(work), str(base / "stadyn.json"), "--stadyn"],
-                          capture_output=True, text=True, timeout=600, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    with open(base / "stadyn.json") as f:
-        mine = json.load(f)
-    with open(os.path.join(HERE, "refs", "nnabla139_examples_more.json")) as f:
-        return mine, json.load(f)
+    return run_driver("nnabla_examples_more.py",
+                      [examples, str(work), str(base / "stadyn.json"), "--stadyn"],
+                      base / "stadyn.json", "nnabla139_examples_more.json", 600,
+                      PYTHONHASHSEED="0")
 
 
 def _series(result):
