@@ -128,3 +128,21 @@ def test_a_channels_last_plan_is_built_for_a_new_batch_at_once(monkeypatch):
         y.forward(clear_no_need_grad=True)
         assert isinstance(y._plan, StaticPlan)
     assert len(built) == 2
+
+
+def test_a_handed_out_output_follows_the_trial_runs_of_a_new_shape(monkeypatch):
+    """An output tensor handed to the user (NNabla's ``y.d``) is written in place by later runs
+    of the same shape (graph/_shared_values.py); a new shape's eager trial runs do it too."""
+    from stadyn.graph import data_of, hand_out
+    built = _count_builds(monkeypatch)
+    x = sd.Variable.from_numpy_array(np.ones((2, 3), np.float32))
+    y = F.mul_scalar(x, 2.0)
+    y.forward()                                              # shape (2, 3): built
+    x.data = torch.ones(5, 3)
+    y.forward()                                              # a new shape: a trial run
+    kept = data_of(y)
+    hand_out(kept)
+    x.data = torch.full((5, 3), 3.0)
+    y.forward()                                              # the same new shape, again
+    assert len(built) == 1                                   # both (5, 3) runs were trials
+    assert np.array_equal(kept.numpy(), np.full((5, 3), 6.0, np.float32))

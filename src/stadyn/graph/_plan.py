@@ -288,7 +288,7 @@ class TrialPlan(EagerPlan):
             outs = interpret(self.nodes, self.leaves, tensors, self.fill + others,
                              name_errors=True)
         for v, t in zip(self.fill, outs):
-            v._data = t
+            set_output(v, t)
             v._shape, v._dtype = tuple(t.shape), t.dtype
         for v, t in zip(others, outs[len(self.fill):]):
             v._shape, v._dtype = tuple(t.shape), t.dtype
