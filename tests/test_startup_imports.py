@@ -20,8 +20,8 @@ import stadyn
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(stadyn.__file__)))
 
 # Imports the front ends, then trains one eager NNabla step (convolution, affine, softmax
-# cross-entropy, a product and a tanh large enough for Stadyn's custom kernels, backward, Adam),
-# noting the heavy modules loaded after each part.
+# cross-entropy, a product and a tanh large enough for Stadyn's custom kernels, a trace probe on
+# a value and its gradient, backward, Adam), noting the heavy modules loaded after each part.
 PROGRAM = r"""
 import gc, json, sys
 HEAVY = ("torch._dynamo", "torch._inductor", "cv2", "sympy")
@@ -33,6 +33,7 @@ import stadyn.compat.nnabla as nn
 import stadyn.compat.nnabla.functions as F
 import stadyn.compat.nnabla.parametric_functions as PF
 import stadyn.compat.nnabla.solvers as S
+import stadyn as sd
 seen["import"] = [m for m in HEAVY if m in sys.modules]
 nn.set_auto_forward(True)
 x = nn.Variable.from_numpy_array(np.random.RandomState(0).randn(4, 1, 6, 6).astype(np.float32))
@@ -42,6 +43,7 @@ loss = F.mean(F.softmax_cross_entropy(PF.affine(h, 4, name="a"), t))
 # large enough for Stadyn's own kernels (ops/_kernels.py): oneDNN's product, NumPy's tanh
 wide = nn.Variable.from_numpy_array(np.ones((256, 256), np.float32))
 loss = loss + F.mean(F.tanh(PF.affine(wide, 256, name="wide")))
+loss = sd.trace(loss, say="loss", gradient=True)   # prints to standard error
 solver = S.Adam()
 solver.set_parameters(nn.get_parameters())
 solver.zero_grad()

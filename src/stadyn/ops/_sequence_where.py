@@ -21,6 +21,7 @@ import torch
 from .._errors import ShapeError
 from ._registry import op
 from ._sequence import step_mask
+from ._kernels import kernel_op
 
 _C = "sequence"
 
@@ -43,12 +44,11 @@ def _ends(condition: torch.Tensor, lengths: torch.Tensor, op_name: str) -> torch
     return torch.ceil(c.cumsum(1)).long()
 
 
-@torch.library.custom_op("stadyn_kernels::checked_lengths", mutates_args=())
-def _checked_lengths(lengths: torch.Tensor, steps: int, max_repeat: int,
-                     op_name: str) -> torch.Tensor:
+def _checked_lengths_impl(lengths: torch.Tensor, steps: int, max_repeat: int,
+                          op_name: str) -> torch.Tensor:
     """``lengths`` (a copy) once no new sequence is longer than the ``steps`` its axis is
-    padded to; a ShapeError otherwise.  A custom op, so a static plan keeps the check and runs
-    it on every replay (the lengths are data: known only then)."""
+    padded to; a ShapeError otherwise.  An operator of its own, so a static plan keeps the
+    check and runs it on every replay (the lengths are data: known only then)."""
     most = int(lengths.max()) if lengths.numel() else 0
     if most > steps:
         raise ShapeError(f"{op_name}: the condition takes {most} steps of one sequence, more "
@@ -57,9 +57,13 @@ def _checked_lengths(lengths: torch.Tensor, steps: int, max_repeat: int,
     return lengths.clone()
 
 
-@_checked_lengths.register_fake
 def _checked_lengths_fake(lengths, steps, max_repeat, op_name):
     return torch.empty_like(lengths)
+
+
+_checked_lengths = kernel_op("stadyn_kernels::checked_lengths",
+                             "(Tensor lengths, int steps, int max_repeat, str op_name) -> Tensor",
+                             _checked_lengths_impl, _checked_lengths_fake)
 
 
 def _taken(condition, lengths, max_repeat: int, op_name: str):

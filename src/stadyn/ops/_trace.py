@@ -30,6 +30,7 @@ import threading
 import torch
 
 from ._registry import op
+from ._kernels import kernel_op
 
 __all__ = ["trace", "reset_trace_counts", "TRACE_COUNTS"]
 
@@ -85,14 +86,12 @@ def _log(t: torch.Tensor, say: str, phase: str, every: int, first: int, values: 
         print(f"trace {say} #{n} {phase} {_describe(t, values)}", file=sys.stderr, flush=True)
 
 
-@torch.library.custom_op("stadyn_kernels::trace", mutates_args=())
-def _trace_kernel(x: torch.Tensor, say: str, phase: str, every: int, first: int,
-                  values: int, gradient: bool) -> torch.Tensor:
+def _trace_impl(x: torch.Tensor, say: str, phase: str, every: int, first: int,
+                values: int, gradient: bool) -> torch.Tensor:
     _log(x, say, phase, every, first, values)
     return x.clone()
 
 
-@_trace_kernel.register_fake
 def _trace_fake(x, say, phase, every, first, values, gradient):
     return torch.empty_like(x)
 
@@ -108,7 +107,10 @@ def _trace_backward(ctx, g):
     return g, None, None, None, None, None, None
 
 
-_trace_kernel.register_autograd(_trace_backward, setup_context=_trace_setup)
+_trace_kernel = kernel_op("stadyn_kernels::trace",
+                          "(Tensor x, str say, str phase, int every, int first, int values, "
+                          "bool gradient) -> Tensor",
+                          _trace_impl, _trace_fake, _trace_backward, _trace_setup)
 
 
 @op(1, category="debug")
