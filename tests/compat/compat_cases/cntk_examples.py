@@ -62,6 +62,24 @@ def layers_star_import_gives_numpy(C, r):
     return {"np": np.array(found)}
 
 
+@cntk_case(names=["cntk.layers"],
+           note="programs written `from cntk.layers import *` then use C.times, sequence.last "
+                "or FunctionType without importing them: CNTK 2.7's module hands them out")
+def layers_star_import_gives_cntk_and_sequence(C, r):
+    import __future__
+    import types
+    import warnings
+    names = {}
+    exec("from %s import *" % C.layers.__name__, names)
+    # the case's C records the names it touches: compare the modules by name
+    cntk, sequence = names.get("C"), names.get("sequence")
+    return {"found": np.array([getattr(cntk, "__name__", "") + ".layers" == C.layers.__name__,
+                               getattr(sequence, "__name__", "") == C.sequence.__name__,
+                               names.get("FunctionType") is types.FunctionType,
+                               names.get("division") is __future__.division,
+                               names.get("warn") is warnings.warn])}
+
+
 @cntk_case(names=["cntk.CheckpointConfig", "cntk.Function.train"],
            note="Examples/1stSteps/MNIST_Complex_Training.py checkpoints to Models/mnist.cmf "
                 "in a folder that is not there; CNTK 2.7 makes it, Stadyn refused to write")

@@ -101,3 +101,6 @@ __all__ = [n for n in _ops_all if n != "use_default_device"] + ["use_default_dev
     "hierarchical_softmax_layer", "nce_loss",
 ]
 __all__ = list(dict.fromkeys(__all__))     # the ops list already holds some of them
+
+# CNTK 2.7's cntk.layers imports cntk as C, so `from cntk.layers import *` hands out the package
+layers.C = _sys.modules[__name__]

@@ -14,6 +14,11 @@ Example:
     ((10,), (8, 3, 3, 3))
 """
 
+from __future__ import division  # noqa: F401  (CNTK 2.7 hands it out: see __all__)
+
+from types import FunctionType  # noqa: F401
+from warnings import warn  # noqa: F401
+
 import numpy as np
 
 from . import typing
@@ -103,9 +108,12 @@ __all__ = [
     "reshape", "sigmoid", "slice", "softplus", "splice", "sqrt", "tanh", "times", "unpooling",
     "Delay", "PastValueWindow", "RNNUnit", "UnfoldFrom", "Sequence", "SequenceOver",
     "SequenceOverMeta", "AttentionModel", "ForwardDeclaration", "SequentialConvolution",
-    # CNTK 2.7's module has no __all__: ``from cntk.layers import *`` hands out its NumPy
-    # as ``np`` too, which CNTK's Examples/LanguageUnderstanding relies on (``np.argmax``)
-    "np",
+    # CNTK 2.7's module has no __all__: ``from cntk.layers import *`` hands out what the
+    # module imported too: its NumPy as ``np`` (CNTK's Examples/LanguageUnderstanding relies on
+    # ``np.argmax``), the cntk package as ``C`` (set by the package when it has imported this
+    # module: an import here would be a cycle), ``sequence`` (cntk.sequence), and the standard
+    # library's FunctionType, division and warn
+    "np", "C", "sequence", "FunctionType", "division", "warn",
 ]
 
 
