@@ -57,3 +57,23 @@ def test_hooked_runs_equal_the_lowered_ones_and_see_every_op():
 def test_a_function_hook_must_be_callable():
     with pytest.raises(TypeError, match="set_function_post_hook"):
         set_function_post_hook("x", None)
+
+
+def test_a_handed_out_output_follows_the_hooked_runs():
+    """An output tensor handed to the user (NNabla's ``y.d``) is written in place by later runs
+    (graph/_shared_values.py); runs with function hooks (op by op) do it too."""
+    from stadyn.graph import data_of, hand_out
+    x = sd.Variable.from_numpy_array(np.ones((2, 3), np.float32))
+    y = F.mul_scalar(x, 2.0)
+    seen = []
+    set_function_pre_hook("t", lambda node: seen.append(node))
+    try:
+        y.forward()
+        kept = data_of(y)
+        hand_out(kept)
+        x.d = np.full((2, 3), 3.0, np.float32)
+        y.forward()
+    finally:
+        unset_function_pre_hook("t")
+    assert len(seen) == 2                                    # both runs were hooked
+    assert np.array_equal(kept.numpy(), np.full((2, 3), 6.0, np.float32))

@@ -31,6 +31,7 @@ import torch
 from ._context import get_current_context
 from ._interpret import _node_arguments, _node_error
 from ._plan import EagerPlan
+from ._shared_values import set_output
 from ._subgraph import Subgraph, leaf_tensor, output_key, value_key
 from ._variable import FunctionNode, Variable
 
@@ -153,7 +154,7 @@ class HookedPlan:
                 for i, (t, v) in enumerate(zip(outs, node.outputs)):
                     env[output_key(node, i)] = t
                     if v is not None:
-                        v._data = t
+                        set_output(v, t)
                     kept.append(t)
                 self._call(self.post, node)()
         self.diff_roots = [r for r in self.roots if r._data is not None and r._data.requires_grad]
