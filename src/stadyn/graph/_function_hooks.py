@@ -6,7 +6,12 @@ by a name, called in the order they were set; the dynamic mode calls none, as NN
 While a hook is set (or ``forward`` is given ``function_pre_hook``/``function_post_hook``), a
 forward runs the graph op by op (:class:`HookedPlan`) instead of its lowered program, and keeps
 every intermediate value, so a hook can read each op's outputs; the backward is torch's
-autograd over that run, with one marker per op calling the hooks when its gradients pass.
+autograd over that run, with one marker per op calling the hooks when its gradients pass.  The
+hooks given to ``forward`` are its own; ``backward(function_pre_hook=..., function_post_hook=...)``
+gives the backward's (after a forward that ran its lowered program, the graph is run again op
+by op first, as NNabla's hooks need each op's values).  As in NNabla, a backward post hook reads
+the gradients of the op's inputs as they stand once the op has added its share: a leaf's
+accumulated so far, an intermediate's summed over the consumers that ran.
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -28,9 +33,10 @@ from typing import Callable, Sequence
 
 import torch
 
+from .._errors import StadynError
 from ._context import get_current_context
+from ._intermediate_grads import intermediates_of
 from ._interpret import _node_arguments, _node_error
-from ._plan import EagerPlan
 from ._subgraph import Subgraph, leaf_tensor, output_key, value_key
 from ._variable import FunctionNode, Variable
 
@@ -85,7 +91,7 @@ class _Marker(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        ctx.callback()
+        ctx.callback(grads)
         return (None,) + grads
 
 
@@ -116,7 +122,7 @@ class HookedPlan:
     """
 
     __slots__ = ("roots", "nodes", "leaves", "pre", "post", "diff_roots", "saved",
-                 "has_backward")
+                 "has_backward", "backward_hooks", "_sums", "_leaf_tensors", "_reached")
 
     def __init__(self, subgraph: Subgraph, pre: Sequence[Callable], post: Sequence[Callable]):
         self.roots, self.nodes, self.leaves = subgraph.roots, subgraph.nodes, subgraph.leaves
@@ -124,6 +130,11 @@ class HookedPlan:
         self.diff_roots: list[Variable] = []
         self.saved: list | None = None
         self.has_backward = False
+        # the backward's (pre, post) hooks: the global ones, unless run_backward is given more
+        self.backward_hooks: tuple[list, list] = (list(_PRE.values()), list(_POST.values()))
+        self._sums: dict = {}              # id(Variable) -> its gradient so far in a backward
+        self._leaf_tensors: dict = {}      # id(leaf Variable) -> the tensor the run fed in
+        self._reached: set = set()         # the leaves a marker gave a gradient to
 
     def _call(self, hooks, node):
         def call():
@@ -131,8 +142,42 @@ class HookedPlan:
                 hook(node)
         return call
 
+    def _backward_pre(self, node):
+        def call(grads):
+            for hook in self.backward_hooks[0]:
+                hook(node)
+        return call
+
+    def _backward_post(self, node, args: list):
+        """The callback of the marker over ``node``'s inputs: adds the gradients the op gives
+        them to theirs (a leaf's ``.grad``, an intermediate's running sum), then calls the
+        backward's post hooks."""
+        at = [k for k, t in enumerate(args) if isinstance(t, torch.Tensor) and t.requires_grad]
+
+        def call(grads):
+            for k, g in zip(at, grads):
+                v = node.args[k]
+                if g is None or not isinstance(v, Variable):
+                    continue
+                t = self._leaf_tensors.get(id(v))
+                if t is not None:
+                    self._reached.add(id(v))
+                    if t.grad is None:
+                        t.grad = g.detach().to(t.dtype, copy=True)
+                    else:
+                        t.grad.add_(g.detach().to(t.grad.dtype))
+                else:
+                    so_far = self._sums.get(id(v))
+                    total = g.detach().to(v._dtype) if so_far is None else so_far + g.detach()
+                    self._sums[id(v)] = total
+                    v._grad = total
+            for hook in self.backward_hooks[1]:
+                hook(node)
+        return call
+
     def run(self) -> None:
         tensors = [leaf_tensor(v) for v in self.leaves]
+        self._leaf_tensors = {id(v): t for v, t in zip(self.leaves, tensors) if t.requires_grad}
         self.has_backward = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
         env = {value_key(v): t for v, t in zip(self.leaves, tensors)}
         half = get_current_context().half_dtype
@@ -141,7 +186,7 @@ class HookedPlan:
             for node in self.nodes:
                 args, kwargs = _node_arguments(node, env, half)
                 # the backward's post hooks: once the gradients of the op's inputs are there
-                args = _marked(args, self._call(self.post, node))
+                args = _marked(args, self._backward_post(node, args))
                 self._call(self.pre, node)()
                 try:
                     out = node.spec.impl(*args, **kwargs)
@@ -149,7 +194,7 @@ class HookedPlan:
                     raise _node_error(node, env, exc) from exc
                 outs = [out] if isinstance(out, torch.Tensor) else list(out)
                 # the backward's pre hooks: once the gradients of the op's outputs are there
-                outs = _marked(outs, self._call(self.pre, node))
+                outs = _marked(outs, self._backward_pre(node))
                 for i, (t, v) in enumerate(zip(outs, node.outputs)):
                     env[output_key(node, i)] = t
                     if v is not None:
@@ -159,5 +204,31 @@ class HookedPlan:
         self.diff_roots = [r for r in self.roots if r._data is not None and r._data.requires_grad]
         self.saved = kept if self.has_backward else None
 
-    # torch's autograd over the saved forward, as an eagerly run plan does
-    run_backward = EagerPlan.run_backward
+    def run_backward(self, root: Variable, seed: torch.Tensor, clear_buffer: bool,
+                     pre: Sequence[Callable] = (), post: Sequence[Callable] = ()) -> None:
+        """torch's autograd over the saved forward; the markers add each op's gradients to its
+        inputs' (so the hooks read them as they are made) and call the global hooks, then
+        ``pre`` / ``post``."""
+        if self.saved is None:
+            raise StadynError("backward: the buffers of the last forward were cleared "
+                              "(backward(clear_buffer=True) ran already); run forward again")
+        self.backward_hooks = (list(_PRE.values()) + list(pre),
+                               list(_POST.values()) + list(post))
+        ids = list(self._leaf_tensors)
+        wanted = [self._leaf_tensors[i] for i in ids]
+        self._sums, self._reached = {}, set()
+        try:
+            # the markers accumulate the leaves' gradients; autograd.grad itself writes none
+            grads = torch.autograd.grad(root._data, wanted, seed, retain_graph=not clear_buffer,
+                                        allow_unused=True) if wanted else ()
+            for i, t, g in zip(ids, wanted, grads):
+                if g is not None and i not in self._reached:   # reached by no marked argument
+                    t.grad = g if t.grad is None else t.grad.add_(g)
+        finally:
+            self._sums, self._reached = {}, set()
+            self.backward_hooks = (list(_PRE.values()), list(_POST.values()))
+        for v in intermediates_of(root):
+            if clear_buffer and not v._persistent:
+                v._grad = None
+        if clear_buffer:
+            self.saved = None
