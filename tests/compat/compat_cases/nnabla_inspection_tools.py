@@ -223,3 +223,32 @@ def time_profiler(nn, F, r):
     except ValueError as e:
         res["unknown scope"] = str(e)
     return res
+
+
+@nnabla_case(names=["nnabla.ext_utils.import_extension_module",
+                    "nnabla.ext_utils.list_extensions"])
+def extension_modules(nn, F, r):
+    """``import_extension_module('cpu')``'s device helpers (what scripts call to wait for the
+    device or free its cache; a TimeProfiler synchronizes through them) and a forward under
+    its ``context()``; an extension that is not there raises ModuleNotFoundError."""
+    E = r.module("nnabla.ext_utils")
+    ext = E.import_extension_module("cpu")
+    res = {"list": E.list_extensions(),
+           "devices": [ext.get_devices(), ext.get_device_count()],
+           "calls": [ext.synchronize(), ext.synchronize(device_id="0"),
+                     ext.device_synchronize("0"), ext.clear_memory_cache()],
+           "array classes": ext.array_classes()}
+    x = nn.Variable.from_numpy_array(np.array([1.0, -2.0], np.float32))
+    with nn.context_scope(ext.context()):
+        y = F.relu(x)
+    y.forward()
+    res["forward"] = y.d.copy()
+    try:
+        ext.context(type_config="double")
+    except ValueError as e:
+        res["bad type_config"] = str(e)
+    try:
+        E.import_extension_module("tpu")
+    except ModuleNotFoundError as e:
+        res["missing"] = str(e)
+    return res
