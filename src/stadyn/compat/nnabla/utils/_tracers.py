@@ -51,6 +51,7 @@ import numpy as np
 import torch
 
 from ....graph import data_of, grad_of
+from ..ext_utils import import_extension_module
 
 __all__ = ["FunctionHookCallbackBase", "NanInfTracer", "TimeProfiler", "CpuTimerCallback"]
 
@@ -222,7 +223,7 @@ class CpuTimerCallback(FunctionHookCallbackBase):
     def __init__(self, ext_name: str, device_id: Any):
         self.results: OrderedDict = OrderedDict()
         self.device_id = str(device_id)
-        self.ext_name = ext_name
+        self.ext_module = import_extension_module(ext_name)
         self.key_to_times: OrderedDict = OrderedDict()
 
     @property
@@ -236,8 +237,7 @@ class CpuTimerCallback(FunctionHookCallbackBase):
         def callback(key):
             if key not in self.key_to_times:
                 raise ValueError(f"post_hook({key!r}) without a pre_hook for it")
-            if self.ext_name in ("cuda", "cudnn") and torch.cuda.is_available():
-                torch.cuda.synchronize()
+            self.ext_module.synchronize(device_id=self.device_id)
             self.key_to_times[key][1] = self.timer()
         return callback
 
