@@ -77,3 +77,38 @@ def test_a_handed_out_output_follows_the_hooked_runs():
         unset_function_pre_hook("t")
     assert len(seen) == 2                                    # both runs were hooked
     assert np.array_equal(kept.numpy(), np.full((2, 3), 6.0, np.float32))
+
+
+def test_backward_hooks_give_the_lowered_gradients_and_run_each_op_once():
+    """``backward(function_pre_hook=, function_post_hook=)`` after a plain forward: every op
+    with a gradient to pass is hooked once, before then after, and the gradients (leaves,
+    an unlinked view's source, an op with two outputs, an input given twice) are the lowered
+    plan's; the forward's own hooks are not called by the backward."""
+    rng = np.random.RandomState(1)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        x = sd.Variable.from_numpy_array(rng.randn(4, 3), need_grad=True)
+        h = F.tanh(PF.affine(x, 4))
+        u = h.unlinked(need_grad=True)
+        a, b = F.split(F.sigmoid(u) * u, axis=1)[:2]
+        y = F.sum(a * a + b) + F.sum(h)
+
+        def run(**hooks):
+            y.forward()
+            for v in [x, h] + list(sd.get_parameters().values()):
+                v.g = 0
+            y.backward(**hooks)
+            return [v.g.copy() for v in [x, h] + list(sd.get_parameters().values())]
+
+        plain = run()
+        events = []
+        y.forward(function_pre_hook=lambda n: events.append(("fwd", n.name)))
+        assert events and all(kind == "fwd" for kind, _ in events)
+        events.clear()
+        hooked = run(function_pre_hook=lambda n: events.append(("pre", id(n))),
+                     function_post_hook=lambda n: events.append(("post", id(n))))
+        for got, want in zip(hooked, plain):
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+        nodes = {id(n) for n in sd.graph.topological_nodes([y])}
+        assert {n for _, n in events} <= nodes and len(events) == 2 * len({n for _, n in events})
+        for n in {n for _, n in events}:
+            assert events.index(("pre", n)) < events.index(("post", n))

@@ -5,8 +5,14 @@ by a name, called in the order they were set; the dynamic mode calls none, as NN
 
 While a hook is set (or ``forward`` is given ``function_pre_hook``/``function_post_hook``), a
 forward runs the graph op by op (:class:`HookedPlan`) instead of its lowered program, and keeps
-every intermediate value, so a hook can read each op's outputs; the backward is torch's
-autograd over that run, with one marker per op calling the hooks when its gradients pass.
+every intermediate value, so a hook can read each op's outputs; the backward runs op by op
+too, each op's gradients from torch's autograd over its own piece of that run, in the order
+NNabla's backward runs the functions (:class:`HookedPlan`).  The
+hooks given to ``forward`` are its own; ``backward(function_pre_hook=..., function_post_hook=...)``
+gives the backward's (after a forward that ran its lowered program, the graph is run again op
+by op first, as NNabla's hooks need each op's values).  As in NNabla, a backward post hook reads
+the gradients of the op's inputs as they stand once the op has added its share: a leaf's
+accumulated so far, an intermediate's summed over the consumers that ran.
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -28,9 +34,10 @@ from typing import Callable, Sequence
 
 import torch
 
+from .._errors import StadynError
 from ._context import get_current_context
+from ._intermediate_grads import intermediates_of
 from ._interpret import _node_arguments, _node_error
-from ._plan import EagerPlan
 from ._shared_values import set_output
 from ._subgraph import Subgraph, leaf_tensor, output_key, value_key
 from ._variable import FunctionNode, Variable
@@ -75,36 +82,12 @@ def hooks_set() -> bool:
     return bool(_PRE or _POST)
 
 
-class _Marker(torch.autograd.Function):
-    """The identity on tensors; its backward calls ``callback()`` once, when the gradients of
-    all its outputs are there, and passes them on."""
-
-    @staticmethod
-    def forward(ctx, callback, *tensors):
-        ctx.callback = callback
-        return tuple(t.view_as(t) for t in tensors)
-
-    @staticmethod
-    def backward(ctx, *grads):
-        ctx.callback()
-        return (None,) + grads
-
-
-def _marked(tensors: list, callback) -> list:
-    """``tensors`` with those that need a gradient passed through one :class:`_Marker`."""
-    at = [k for k, t in enumerate(tensors) if isinstance(t, torch.Tensor) and t.requires_grad]
-    if not at or not torch.is_grad_enabled():
-        return tensors
-    marked = _Marker.apply(callback, *[tensors[k] for k in at])
-    out = list(tensors)
-    for k, t in zip(at, marked):
-        out[k] = t
-    return out
-
-
 class HookedPlan:
     """A static graph run op by op with the function hooks (see the module docstring); the
-    plan interface of :class:`~stadyn.graph._plan.EagerPlan`.
+    plan interface of :class:`~stadyn.graph._plan.EagerPlan`.  Its backward, too, runs op by
+    op: each op is given its inputs cut from the graph (``_cut``), and its gradients come from
+    torch's autograd over its own piece of the recorded forward, in NNabla's order (the deepest
+    function first; of equal depth, the one reached first from the root, its inputs in order).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -117,7 +100,7 @@ class HookedPlan:
     """
 
     __slots__ = ("roots", "nodes", "leaves", "pre", "post", "diff_roots", "saved",
-                 "has_backward")
+                 "has_backward", "_records")
 
     def __init__(self, subgraph: Subgraph, pre: Sequence[Callable], post: Sequence[Callable]):
         self.roots, self.nodes, self.leaves = subgraph.roots, subgraph.nodes, subgraph.leaves
@@ -125,40 +108,132 @@ class HookedPlan:
         self.diff_roots: list[Variable] = []
         self.saved: list | None = None
         self.has_backward = False
-
-    def _call(self, hooks, node):
-        def call():
-            for hook in hooks:
-                hook(node)
-        return call
+        # per node: its inputs as (Variable, tensor it got) and its output tensors
+        self._records: dict = {}
 
     def run(self) -> None:
         tensors = [leaf_tensor(v) for v in self.leaves]
         self.has_backward = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
         env = {value_key(v): t for v, t in zip(self.leaves, tensors)}
         half = get_current_context().half_dtype
-        kept = []
+        kept, records = [], {}
         with torch.set_grad_enabled(self.has_backward):
             for node in self.nodes:
                 args, kwargs = _node_arguments(node, env, half)
-                # the backward's post hooks: once the gradients of the op's inputs are there
-                args = _marked(args, self._call(self.post, node))
-                self._call(self.pre, node)()
+                if self.has_backward:           # each op's own piece of autograd graph
+                    args = [_cut(a) for a in args]
+                    kwargs = {k: _cut(a) for k, a in kwargs.items()}
+                for hook in self.pre:
+                    hook(node)
                 try:
                     out = node.spec.impl(*args, **kwargs)
                 except Exception as exc:
                     raise _node_error(node, env, exc) from exc
                 outs = [out] if isinstance(out, torch.Tensor) else list(out)
-                # the backward's pre hooks: once the gradients of the op's outputs are there
-                outs = _marked(outs, self._call(self.pre, node))
                 for i, (t, v) in enumerate(zip(outs, node.outputs)):
                     env[output_key(node, i)] = t
                     if v is not None:
                         set_output(v, t)
                     kept.append(t)
-                self._call(self.post, node)()
+                if self.has_backward:
+                    given = list(zip(node.args, args))
+                    given += [(node.kwargs[k], kwargs[k]) for k in (node.kwargs or {})]
+                    inputs, once = [], set()      # a tensor given twice (x * x) once
+                    for v, t in given:
+                        if (isinstance(v, Variable) and isinstance(t, torch.Tensor)
+                                and t.requires_grad and id(t) not in once):
+                            once.add(id(t))
+                            inputs.append((v, t))
+                    records[id(node)] = (inputs, outs)
+                for hook in self.post:
+                    hook(node)
         self.diff_roots = [r for r in self.roots if r._data is not None and r._data.requires_grad]
         self.saved = kept if self.has_backward else None
+        self._records = records
 
-    # torch's autograd over the saved forward, as an eagerly run plan does
-    run_backward = EagerPlan.run_backward
+    def run_backward(self, root: Variable, seed: torch.Tensor, clear_buffer: bool,
+                     pre: Sequence[Callable] = (), post: Sequence[Callable] = ()) -> None:
+        """The backward op by op (see the class docstring), calling the global hooks, then
+        ``pre`` / ``post``, around each op's: a leaf's gradient accumulates as each op adds its
+        share, an intermediate's is the sum of its consumers' that ran (as NNabla's)."""
+        if self.saved is None:
+            raise StadynError("backward: the buffers of the last forward were cleared "
+                              "(backward(clear_buffer=True) ran already); run forward again")
+        pre_hooks, post_hooks = list(_PRE.values()) + list(pre), list(_POST.values()) + list(post)
+        leaves = {id(v) for v in self.leaves}
+        sums = {id(root): seed}
+        for node in _backward_order(root, self.nodes, self._records):
+            inputs, outs = self._records[id(node)]
+            for hook in pre_hooks:
+                hook(node)
+            grads_out = []
+            for t, v in zip(outs, node.outputs):
+                g = sums.get(id(v)) if v is not None else None
+                grads_out.append(torch.zeros_like(t) if g is None else g.to(t.dtype))
+            wanted = [(o, g) for o, g in zip(outs, grads_out) if o.requires_grad]
+            grads = torch.autograd.grad([o for o, _ in wanted], [t for _, t in inputs],
+                                        [g for _, g in wanted], retain_graph=True,
+                                        allow_unused=True) if wanted and inputs else ()
+            for (v, t), g in zip(inputs, grads):
+                if g is None:
+                    continue
+                if id(v) in leaves:
+                    _accumulate(v._data, g)
+                else:
+                    so_far = sums.get(id(v))
+                    sums[id(v)] = g.to(v._dtype) if so_far is None else so_far + g
+                    v._grad = sums[id(v)]
+            for hook in post_hooks:
+                hook(node)
+        for v in intermediates_of(root):
+            if clear_buffer and not v._persistent:
+                v._grad = None
+        if clear_buffer:
+            self.saved = None
+            self._records = {}
+
+
+def _cut(value):
+    """A tensor needing a gradient as a leaf of its own (same memory): an op's backward then
+    reaches its inputs and no further."""
+    if isinstance(value, torch.Tensor) and value.requires_grad:
+        return value.detach().requires_grad_(True)
+    return value
+
+
+def _accumulate(leaf: torch.Tensor, g: torch.Tensor) -> None:
+    """Add ``g`` to the gradient of the leaf tensor ``leaf`` (where its Variable's is kept)."""
+    g = g.detach()
+    if leaf.grad is None:
+        leaf.grad = g.to(leaf.dtype, copy=True)
+    else:
+        leaf.grad.add_(g.to(leaf.grad.dtype))
+
+
+def _backward_order(root: Variable, nodes: Sequence[FunctionNode], records: dict
+                    ) -> list[FunctionNode]:
+    """The functions of ``nodes`` (in forward order) that ``root`` depends on, in the order
+    NNabla 1.39's backward runs them: the deepest first, of equal depth the one reached first
+    going from ``root`` through each function's inputs in order (checked against NNabla on
+    graphs with branches of several depths)."""
+    depth: dict = {}
+    for node in nodes:
+        depth[id(node)] = 1 + max((depth.get(id(a.parent), 0) for a in node.inputs
+                                   if a.parent is not None), default=0)
+    order, seen, pending = [], set(), []
+    if root.parent is not None and id(root.parent) in records:
+        pending.append((root.parent, 0))
+        seen.add(id(root.parent))
+    reached = 1
+    while pending:
+        k = max(range(len(pending)),
+                key=lambda i: (depth.get(id(pending[i][0]), 0), -pending[i][1]))
+        node, _ = pending.pop(k)
+        order.append(node)
+        for v, _ in records[id(node)][0]:
+            parent = v.parent
+            if parent is not None and id(parent) not in seen and id(parent) in records:
+                seen.add(id(parent))
+                pending.append((parent, reached))
+                reached += 1
+    return order

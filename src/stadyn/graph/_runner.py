@@ -228,9 +228,12 @@ def _unit_seed(grad: Any, like: torch.Tensor) -> bool:
             and like.is_floating_point())
 
 
-def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False) -> None:
+def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
+             function_pre_hook=None, function_post_hook=None) -> None:
     """Backward from ``var`` (:meth:`Variable.backward`): the backward program of the plan of
-    its last forward, or torch's autograd (dynamic mode, eager plans).
+    its last forward, or torch's autograd (dynamic mode, eager plans).  With function hooks, a
+    static graph's backward runs op by op (``_function_hooks.py``; a forward that ran the
+    lowered program is run again op by op first); a dynamic graph calls no hook, as NNabla's.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -242,6 +245,16 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False) -> None:
         [2.0, 4.0]
     """
     plan = var._plan
+    if plan is not None and (function_pre_hook or function_post_hook):
+        if not isinstance(plan, HookedPlan) or plan.saved is None:
+            plan = HookedPlan(Subgraph([var]), [], [])   # the ops' values, op by op
+            plan.run()
+            var._plan = plan
+        if plan.has_backward and any(r is var for r in plan.diff_roots):
+            plan.run_backward(var, _seed(var, grad, var._data), clear_buffer,
+                              [h for h in [function_pre_hook] if h],
+                              [h for h in [function_post_hook] if h])
+        return
     data = var._data
     if plan is not None and plan.has_backward and data is not None:
         if not any(r is var for r in plan.diff_roots):

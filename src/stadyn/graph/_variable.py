@@ -429,15 +429,19 @@ class Variable:
         run_forward([self], clear_buffer=clear_buffer, clear_no_need_grad=clear_no_need_grad,
                     function_pre_hook=function_pre_hook, function_post_hook=function_post_hook)
 
-    def backward(self, grad: Any = 1, clear_buffer: bool = False) -> None:
+    def backward(self, grad: Any = 1, clear_buffer: bool = False,
+                 function_pre_hook: Callable | None = None,
+                 function_post_hook: Callable | None = None) -> None:
         """Accumulate gradients of this Variable into the ``.grad`` of the leaves it depends on.
 
         ``grad`` is the gradient of the objective w.r.t. this Variable (a scalar, an array, or None
         to use the current ``.g``).  Gradients accumulate until a solver's ``zero_grad``.
         ``clear_buffer`` frees the saved intermediates (a second backward then needs a forward).
+        ``function_pre_hook`` / ``function_post_hook`` are called with each op's node before /
+        after its backward runs (a static graph's backward then runs op by op).
         """
         from ._runner import backward          # the runner is above this module (see the top)
-        backward(self, grad, clear_buffer)
+        backward(self, grad, clear_buffer, function_pre_hook, function_post_hook)
 
     def visit(self, f: Callable[["FunctionNode"], Any]) -> None:
         """Call ``f(node)`` for every function node this Variable depends on, inputs first."""

@@ -95,3 +95,44 @@ def need_grad__false_on_an_intermediate(nn, F, r):
     z.backward()
     out["inferred, then set False"] = x2.g.copy()
     return out
+
+
+_AFTER_CNNG = ("forward(clear_no_need_grad=True) gives values and (after backward()) gradients "
+               "to the persistent intermediates only: the plan's backward program returns no "
+               "other gradient, which would hold every intermediate's gradient to the end of "
+               "the backward that saves the memory (stadyn.graph._plan._lower, "
+               "Subgraph.filled)")
+
+
+@nnabla_case(names=["nnabla.Variable.forward", "nnabla.Variable.backward"],
+             known={"m.g": _AFTER_CNNG, "h.g": _AFTER_CNNG, "h2.g": _AFTER_CNNG,
+                    "e.g": _AFTER_CNNG, "h.d kept": _AFTER_CNNG, "h2.d kept": _AFTER_CNNG,
+                    "e.d kept": _AFTER_CNNG},
+             note="NNabla's clear_no_need_grad frees only the values no backward reads (here "
+                  "m = x * w: Mul2's backward reads its inputs, tanh/sigmoid/exp their outputs) "
+                  "and keeps every intermediate's gradient after backward() without "
+                  "clear_buffer; m's freed value is left out (NNabla reads a stale buffer)")
+def clear_no_need_grad__intermediates(nn, F, r):
+    r.touch("nnabla.Variable.forward", "nnabla.Variable.backward")
+    x = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+    w = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+    m = x * w
+    h = F.tanh(m)
+    h2 = F.sigmoid(h)
+    e = F.exp(h2)
+    y = F.sum(e * 2.0 + h)
+    y.forward(clear_no_need_grad=True)
+    out = {"y": y.d.copy(), "h.d kept": h.d.copy(), "h2.d kept": h2.d.copy(),
+           "e.d kept": e.d.copy()}
+    x.g = 0
+    w.g = 0
+    y.backward()
+    out.update({"x.g": x.g.copy(), "w.g": w.g.copy(), "m.g": m.g.copy(), "h.g": h.g.copy(),
+                "h2.g": h2.g.copy(), "e.g": e.g.copy()})
+    # a persistent intermediate keeps both through clear_no_need_grad and clear_buffer
+    h.persistent = True
+    y.forward(clear_no_need_grad=True)
+    y.backward(clear_buffer=True)
+    out.update({"persistent h.d": h.d.copy(), "persistent h.g": h.g.copy(),
+                "x.g twice": x.g.copy()})
+    return out

@@ -8,11 +8,10 @@ minimum and maximum of every input's and output's values and gradients (the inte
 gradients are those the last ``backward()`` left, as in NNabla).  ``forward=True`` /
 ``backward=True`` run the graph first.
 
-Not here (NNabla 1.39 has them): ``NanInfTracer`` and ``TimeProfiler`` / ``CpuTimerCallback``,
-which hook each function's own backward (``backward(function_post_hook=...)``); Stadyn runs a
-backward as one program.  ``stadyn.check_numerics`` names the op that makes a NaN or an inf, and
-``sd.profile`` times every op and scope (docs/seeing-your-network.md).  The arguments printed
-are Stadyn's declaration of each op's attributes (``_function.py``).
+Also here, for ``forward``/``backward``'s ``function_pre_hook``/``function_post_hook``
+(``_tracers.py``): ``NanInfTracer``, ``TimeProfiler``, ``CpuTimerCallback`` and their base
+``FunctionHookCallbackBase``.  The arguments printed are Stadyn's declaration of each op's
+attributes (``_function.py``).
 
 Example:
     >>> import contextlib, io
@@ -37,42 +36,17 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from .._function import as_function
 from .._parameter import get_parameters
+from ._tracers import CpuTimerCallback, FunctionHookCallbackBase, NanInfTracer, TimeProfiler
 
-__all__ = ["pprint", "FunctionHookCallbackBase"]
+__all__ = ["pprint", "FunctionHookCallbackBase", "NanInfTracer", "TimeProfiler",
+           "CpuTimerCallback"]
 
 _STATS = (("Med", np.median), ("Ave", np.mean), ("Std", np.std), ("Min", np.min),
           ("Max", np.max))
-
-
-class FunctionHookCallbackBase:
-    """The base of NNabla's function-hook helpers: ``pre_hook`` and ``post_hook``, callbacks
-    for ``forward(function_pre_hook=..., function_post_hook=...)``, which a subclass gives.
-
-    Example:
-        >>> class Count(FunctionHookCallbackBase):
-        ...     n = 0
-        ...     @property
-        ...     def pre_hook(self):
-        ...         def hook(f):
-        ...             self.n += 1
-        ...         return hook
-        >>> Count().pre_hook is not None
-        True
-    """
-
-    @property
-    def pre_hook(self) -> Any:
-        raise NotImplementedError()
-
-    @property
-    def post_hook(self) -> Any:
-        raise NotImplementedError()
 
 
 class _Printer:
