@@ -1,0 +1,109 @@
+"""CNTK's shape ops and products on sequences (cases ``sequence.steps_*``): ``reshape``,
+``transpose``, ``slice``, ``splice``, ``times``, ``times_transpose``, ``gather``, ``one_hot``,
+... work on every step and keep both dynamic axes.  Minibatches of ragged sequences (lengths
+3, 1, 5): values and the gradients of ``sum(out * w)`` w.r.t. the input (``run_sequence`` in
+cntk_sequence.py), so a padded step mixed into a real one, or a result that lost the sequence
+axis, shows.  (CNTK 2.7 refuses ``gather`` from a sequence: its table has no dynamic axis.)
+"""
+
+import numpy as np
+
+from compat_harness import cntk_case
+from compat_cases.cntk_sequence import _flat, seq_case
+
+_WORD_RNN = "Examples/Text/WordLMWithSampledSoftmax/word_rnn.py"
+
+
+def _const(C, shape, seed):
+    """A constant the same on both sides (drawn from its own seed, not the case's stream)."""
+    rng = np.random.RandomState(seed)
+    return C.constant(rng.randn(*shape).astype(np.float32))
+
+
+# -- reshape and its forms ----------------------------------------------------------------------
+seq_case("steps_reshape", lambda C, x: C.reshape(x, (3, 2)), step_shape=(2, 3),
+         names=["cntk.ops.reshape"], note=_WORD_RNN + " reshapes each step's logits")
+seq_case("steps_reshape__inferred", lambda C, x: C.reshape(x, (-1, 2)), step_shape=(2, 3),
+         names=["cntk.ops.reshape"])
+seq_case("steps_reshape__begin_end_axis", lambda C, x: C.reshape(x, (6,), begin_axis=0, end_axis=2),
+         step_shape=(2, 3, 2), names=["cntk.ops.reshape"])
+seq_case("steps_reshape__begin_axis", lambda C, x: C.reshape(x, (3, 1), begin_axis=1),
+         step_shape=(2, 3), names=["cntk.ops.reshape"])
+seq_case("steps_reshape__end_axis", lambda C, x: C.reshape(x, (1, 2), begin_axis=0, end_axis=1),
+         step_shape=(2, 3), names=["cntk.ops.reshape"])
+seq_case("steps_reshape__then_reduce", lambda C, x: C.sequence.reduce_sum(
+    C.reshape(x, (3, 2)) * _const(C, (3, 2), 5)), step_shape=(6,),
+         names=["cntk.ops.reshape", "cntk.sequence.reduce_sum", "cntk.ops.constant"],
+         note="a padded step reaching the sum would change it")
+seq_case("steps_expand_dims", lambda C, x: C.expand_dims(x, 0), step_shape=(2, 3),
+         names=["cntk.ops.expand_dims"])
+seq_case("steps_squeeze", lambda C, x: C.squeeze(x), step_shape=(2, 1, 3),
+         names=["cntk.ops.squeeze"])
+seq_case("steps_flatten", lambda C, x: C.flatten(x, axis=1), step_shape=(2, 3, 2),
+         names=["cntk.ops.flatten"])
+
+# -- axes moved, cut and joined -----------------------------------------------------------------
+seq_case("steps_transpose", lambda C, x: C.transpose(x, (1, 0)), step_shape=(2, 3),
+         names=["cntk.ops.transpose"])
+seq_case("steps_swapaxes", lambda C, x: C.swapaxes(x, 0, 2), step_shape=(2, 3, 2),
+         names=["cntk.ops.swapaxes"])
+seq_case("steps_slice", lambda C, x: C.slice(x, 1, 1, 3), step_shape=(2, 4),
+         names=["cntk.ops.slice"])
+seq_case("steps_splice", lambda C, x: C.splice(x, x * 2.0, axis=0), step_shape=(2, 3),
+         names=["cntk.ops.splice"])
+seq_case("steps_splice__new_leading_axis",
+         lambda C, x: C.splice(x, C.tanh(x), axis=C.Axis.new_leading_axis()),
+         step_shape=(2, 3), names=["cntk.ops.splice", "cntk.ops.tanh"])
+seq_case("steps_splice__constant", lambda C, x: C.splice(x, _const(C, (1, 3), 1), axis=0),
+         step_shape=(2, 3), names=["cntk.ops.splice", "cntk.ops.constant"],
+         note="the constant is repeated at every step")
+seq_case("steps_depth_to_space", lambda C, x: C.depth_to_space(x, 2), step_shape=(4, 2, 3),
+         names=["cntk.ops.depth_to_space"])
+seq_case("steps_space_to_depth", lambda C, x: C.space_to_depth(x, 2), step_shape=(1, 4, 2),
+         names=["cntk.ops.space_to_depth"])
+
+# -- products -----------------------------------------------------------------------------------
+seq_case("steps_times_transpose", lambda C, x: C.times_transpose(_const(C, (5, 3), 2), x),
+         names=["cntk.ops.times_transpose", "cntk.ops.constant"], note=_WORD_RNN)
+seq_case("steps_times_transpose__reshaped",
+         lambda C, x: C.reshape(C.times_transpose(_const(C, (5, 3), 2), x)
+                                + _const(C, (5, 1), 3), (5,)),
+         names=["cntk.ops.times_transpose", "cntk.ops.reshape", "cntk.ops.constant"],
+         note=_WORD_RNN + ": reshape(times_transpose(W, h) + b, (vocab,))")
+seq_case("steps_times__weight_left", lambda C, x: C.times(_const(C, (5, 2), 4), x),
+         step_shape=(2, 3), names=["cntk.ops.times", "cntk.ops.constant"],
+         note="times(W, x) of a sequence of matrices: W times each step")
+seq_case("steps_times__two_sequences",
+         lambda C, x: C.times(C.reshape(x, (2, 3)), C.tanh(C.reshape(x, (3, 2)))),
+         step_shape=(6,), names=["cntk.ops.times", "cntk.ops.reshape", "cntk.ops.tanh"],
+         note="each step's (2, 3) matrix times the same step's (3, 2) one")
+
+
+@cntk_case(names=["cntk.ops.one_hot", "cntk.ops.gather", "cntk.sequence.input_variable",
+                  "cntk.ops.constant"],
+           note="indices on a sequence's steps: a one-hot vector and a table row per step")
+def sequence_of_indices(C, r):
+    ids = C.sequence.input_variable(2)
+    table = C.constant(r.randn(6, 3))
+    hot = C.one_hot(ids, 6)
+    rows = C.gather(table, ids)
+    r.touch("cntk.Function.eval")
+    data = [np.array([[0, 5], [2, 2], [4, 1]], np.float32), np.array([[3, 0]], np.float32)]
+    return {"hot": _flat(hot.eval({ids: data})), "rows": _flat(rows.eval({ids: data})),
+            "hot shape": list(hot.shape), "rows shape": list(rows.shape)}
+
+
+@cntk_case(names=["cntk.ops.reshape", "cntk.ops.times_transpose", "cntk.sequence.input_variable",
+                  "cntk.ops.constant"],
+           note="one graph fed minibatches of other batch sizes and padded lengths: nothing of "
+                "the first minibatch's shape stays in the graph")
+def sequence_reshape_across_minibatches(C, r):
+    x = C.sequence.input_variable(3)
+    z = C.reshape(C.times_transpose(_const(C, (4, 3), 6), x), (2, 2))
+    r.touch("cntk.Function.eval")
+    res = {}
+    for k, lengths in enumerate([(3, 1, 5), (2, 2), (4,), (1, 6, 2, 3)]):
+        out = z.eval({x: [r.randn(n, 3) for n in lengths]})
+        res["out %d" % k] = _flat(out)
+        res["lengths %d" % k] = [len(v) for v in out]
+    return res
