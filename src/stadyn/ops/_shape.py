@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as TF
 
 from ._registry import op
-from ._sequence_axis import at_axis, slice_rule, stack_axis, unless_moved
+from ._sequence_axis import at_axis, from_base_axis, slice_rule, stack_axis, unless_moved
 from ._util import norm_axis
 
 _C = "shape"
@@ -27,11 +27,12 @@ def reshape(x, shape, inplace=True):
     return torch.reshape(x, tuple(int(s) for s in shape))
 
 
-@op(1, category=_C, frameworks=("cntk",))
+@op(1, category=_C, frameworks=("cntk",), sequence=from_base_axis())
 def reshape_trailing(x, shape, base_axis=1):
     """Reshape the axes from ``base_axis`` on to ``shape`` (one entry may be -1) and keep the
     axes before it, whatever their sizes: the graph holds no batch size or sequence length, so
-    one node serves every minibatch (CNTK's reshape of a sequence's steps, ``base_axis=2``).
+    one node serves every minibatch (CNTK's reshape of a sequence's steps, ``base_axis=2``;
+    the result is on the input's sequence axis when ``base_axis >= 2``, else on none).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
