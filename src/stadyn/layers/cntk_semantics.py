@@ -205,9 +205,11 @@ def reshape_sample(x: Variable, shape: Sequence[int], batched: bool, begin_axis:
     return F.reshape(x, ((-1,) if lead else ()) + new)
 
 
-def over_sample(fn: Callable[..., Variable], x: Variable, batched: bool) -> Variable:
+def over_sample(fn: Callable[..., Variable], x: Variable, batched: bool,
+                sequence: bool = False) -> Variable:
     """``fn(x, axis=...)`` over all of each sample's axes at once (CNTK's softmax of a tensor
-    sample): the sample is flattened, ``fn`` runs along it and the shape is restored.
+    sample): the sample is flattened, ``fn`` runs along it and the shape is restored (with
+    ``sequence``, ``x`` is ``(batch, steps, *sample)``: each step on its own).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -216,12 +218,16 @@ def over_sample(fn: Callable[..., Variable], x: Variable, batched: bool) -> Vari
         >>> y.d.ravel().tolist()
         [0.25, 0.25, 0.25, 0.25]
     """
-    lead = (-1,) if batched else ()
-    rank = x.ndim - len(lead)
-    if rank <= 1:
+    n = (2 if sequence else 1) if batched else 0
+    sample = tuple(x.shape[n:])
+    if len(sample) <= 1:
         return fn(x, axis=x.ndim - 1)
-    flat = F.reshape(x, lead + (math.prod(x.shape[len(lead):]),))
-    return F.reshape(fn(flat, axis=flat.ndim - 1), lead + tuple(x.shape[len(lead):]))
+    if n == 2:          # the steps' axes only: no batch size or padded length in the graph
+        flat = F.reshape_trailing(x, (math.prod(sample),), base_axis=2)
+        return F.reshape_trailing(fn(flat, axis=flat.ndim - 1), sample, base_axis=2)
+    lead = (-1,) * n
+    flat = F.reshape(x, lead + (math.prod(sample),))
+    return F.reshape(fn(flat, axis=flat.ndim - 1), lead + sample)
 
 
 def broadcast_pair(a: Variable, b: Variable, a_batched: bool,

@@ -9,7 +9,8 @@ axis, shows.  (CNTK 2.7 refuses ``gather`` from a sequence: its table has no dyn
 import numpy as np
 
 from compat_harness import cntk_case
-from compat_cases.cntk_sequence import _flat, seq_case
+from compat_cases.cntk_ops import op_case
+from compat_cases.cntk_sequence import _flat, eval_and_grads, seq_case
 
 _WORD_RNN = "Examples/Text/WordLMWithSampledSoftmax/word_rnn.py"
 
@@ -77,6 +78,45 @@ seq_case("steps_times__two_sequences",
          lambda C, x: C.times(C.reshape(x, (2, 3)), C.tanh(C.reshape(x, (3, 2)))),
          step_shape=(6,), names=["cntk.ops.times", "cntk.ops.reshape", "cntk.ops.tanh"],
          note="each step's (2, 3) matrix times the same step's (3, 2) one")
+
+
+# -- ops over a whole step (the step flattened, the op run along it, the shape restored) --------
+seq_case("steps_softmax", lambda C, x: C.softmax(x), step_shape=(2, 3),
+         names=["cntk.ops.softmax"], note="softmax over all of each step's axes at once")
+seq_case("steps_log_softmax", lambda C, x: C.log_softmax(x), step_shape=(2, 3),
+         names=["cntk.ops.log_softmax"],
+         note="CNTK 2.7's log_softmax without an axis runs along the last axis only")
+op_case("log_softmax__matrix", lambda C, x: C.log_softmax(x), [(2, 3)],
+        note="CNTK 2.7's log_softmax without an axis runs along the last axis (softmax "
+             "without one: over the whole sample); Stadyn took the whole sample for both")
+
+
+@cntk_case(names=["cntk.ops.argmax", "cntk.ops.hardmax", "cntk.sequence.input_variable"],
+           note="the largest value of each step, a tensor, flattened")
+def sequence_argmax_hardmax(C, r):
+    x = C.sequence.input_variable((2, 3))
+    r.touch("cntk.Function.eval")
+    data = [r.randn(n, 2, 3) for n in (3, 1, 5)]
+    return {"argmax": _flat(C.argmax(x).eval({x: data})),
+            "hardmax": _flat(C.hardmax(x).eval({x: data}))}
+
+
+@cntk_case(names=["cntk.losses.cross_entropy_with_softmax", "cntk.ops.reshape",
+                  "cntk.sequence.input_variable"],
+           note="a label sequence of vectors against a sequence of (1, n) rows: CNTK reads the "
+                "target in the output's shape")
+def sequence_cross_entropy_of_rows(C, r):
+    x = C.sequence.input_variable(6, needs_gradient=True)
+    y = C.sequence.input_variable(6)
+    ce = C.cross_entropy_with_softmax(C.reshape(x, (1, 6)), y)
+    r.touch("cntk.Function.eval", "cntk.Function.forward", "cntk.Function.backward",
+            "cntk.Function.output")
+    lengths = (3, 1, 5)
+    feed = {x: [r.randn(n, 6) for n in lengths], y: [r.onehot(n, 6) for n in lengths]}
+    res = {"shape": list(ce.shape)}
+    grads = eval_and_grads(r, ce, feed, [x], res)
+    res["grad x"] = _flat(grads[x])
+    return res
 
 
 @cntk_case(names=["cntk.ops.one_hot", "cntk.ops.gather", "cntk.sequence.input_variable",

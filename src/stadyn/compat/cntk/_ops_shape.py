@@ -25,7 +25,8 @@ from ... import functions as F
 from ... import sequence as Seq
 from . import _graph as G
 from ._deferred import defer_module
-from ._adapt import batched, lead_axes, named, operand, sample_axis, sample_shape, wrap
+from ._adapt import (batched, lead_axes, named, operand, reshape_samples, sample_axis,
+                     sample_shape, wrap)
 from ._axis import Axis
 
 __all__ = ["times", "times_transpose", "reshape", "splice", "slice", "transpose", "swapaxes",
@@ -45,16 +46,6 @@ def _axis_index(x, axis) -> int:
     if isinstance(axis, Axis):
         axis = axis.static_axis_index()
     return sample_axis(x, int(axis))
-
-
-def _lead_reshape(v, lead: int, shape: tuple):
-    """``v`` with its ``lead`` leading axes (batch; batch and steps) kept and the rest reshaped
-    to ``shape``: the batch axis as -1, a sequence's two axes by ``reshape_trailing``, so that no
-    size of theirs is written into the graph."""
-    shape = tuple(int(s) for s in shape)
-    if lead == 2:
-        return F.reshape_trailing(v, shape, base_axis=2)
-    return F.reshape(v, (-1,) * lead + shape)
 
 
 def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: str = ""):
@@ -87,8 +78,8 @@ def _times_both_batched(a, b, output_rank: int, n: int):
                          f"{right} (output_rank {output_rank})")
     lead, out_shape = left[:len(left) - in_rank], right[in_rank:]
     k, m, r = math.prod(right[:in_rank]), math.prod(lead), math.prod(out_shape)
-    y = F.batch_matmul(_lead_reshape(a, n, (m, k)), _lead_reshape(b, n, (k, r)))
-    return _lead_reshape(y, n, lead + out_shape)
+    y = F.batch_matmul(reshape_samples(a, n, (m, k)), reshape_samples(b, n, (k, r)))
+    return reshape_samples(y, n, lead + out_shape)
 
 
 def _times_batched_right(w, x, output_rank: int, n: int):
@@ -104,10 +95,10 @@ def _times_batched_right(w, x, output_rank: int, n: int):
         raise ValueError(f"times: {tuple(w.shape)} cannot multiply samples of shape {sample}")
     k, m, r = math.prod(in_shape), math.prod(lead), math.prod(out_shape)
     keep = tuple(range(n))
-    xs = F.transpose(_lead_reshape(x, n, (k, r)), keep + (n + 1, n))   # (..., r, k)
+    xs = F.transpose(reshape_samples(x, n, (k, r)), keep + (n + 1, n))   # (..., r, k)
     wt = F.transpose(F.reshape(w, (m, k)), (1, 0))                     # (k, m)
     y = F.transpose(F.affine(xs, wt, None, n + 1), keep + (n + 1, n))  # (..., m, r)
-    return _lead_reshape(y, n, lead + out_shape)
+    return reshape_samples(y, n, lead + out_shape)
 
 
 def times_transpose(left, right, name: str = ""):
@@ -157,7 +148,7 @@ def splice(*inputs, axis=-1, name: str = ""):
     ref = next((i for i in items if batched(i)), items[0])
     rank = len(sample_shape(ref))
     if isinstance(axis, Axis) and axis == Axis.new_leading_axis():
-        vs = [_lead_reshape(v, lead_axes(i), (1,) + tuple(sample_shape(i)))
+        vs = [reshape_samples(v, lead_axes(i), (1,) + tuple(sample_shape(i)))
               for v, i in zip(vs, items)]
         axis, rank = 0, rank + 1
     ax = _axis_index(ref, axis) if not isinstance(axis, Axis) else _axis_index(ref, axis)
@@ -172,7 +163,7 @@ def _match_batch(v, item, ref, lead: int | None = None):
         return v
     batch = operand(ref)
     n = lead_axes(ref) if lead is None else lead
-    zeros = F.mul_scalar(_lead_reshape(F.sum(batch, axis=list(range(n, batch.ndim))), n,
+    zeros = F.mul_scalar(reshape_samples(F.sum(batch, axis=list(range(n, batch.ndim))), n,
                                        (1,) * v.ndim), 0.0)
     return F.add2(zeros, F.reshape(v, (1,) + tuple(v.shape)))
 
@@ -293,9 +284,9 @@ def gather(reference, indices, axis=None, name: str = ""):
     rest = sample[:ax] + sample[ax + 1:]
     perm = tuple(range(ref_n)) + (ref_n + ax,) + tuple(ref_n + i for i in range(len(sample))
                                                        if i != ax)
-    table = _lead_reshape(F.transpose(ref, perm) if ax else ref, ref_n,
+    table = reshape_samples(F.transpose(ref, perm) if ax else ref, ref_n,
                           (sample[ax], math.prod(rest)))
-    flat = _lead_reshape(F.cast(F.stop_gradient(ids), "int64"), ids_n,
+    flat = reshape_samples(F.cast(F.stop_gradient(ids), "int64"), ids_n,
                          (math.prod(id_shape), 1))
     hot = F.cast(F.one_hot(flat, (sample[ax],)), "float32")      # (..., n_ids, size)
     if not ref_n:
@@ -303,7 +294,7 @@ def gather(reference, indices, axis=None, name: str = ""):
     else:
         picked = F.batch_matmul(hot, table)
     n = max(ref_n, ids_n)
-    out = _lead_reshape(picked, n, id_shape + rest)
+    out = reshape_samples(picked, n, id_shape + rest)
     if ax:
         k = len(id_shape)
         order = list(range(n)) + [n + k + i for i in range(ax)] + [n + i for i in range(k)] + \
@@ -318,9 +309,9 @@ def one_hot(x, num_classes: int, sparse_output: bool = False, axis=-1, name: str
     v = operand(x)
     shape = tuple(sample_shape(x))
     n = lead_axes(x)
-    flat = _lead_reshape(F.cast(v, "int64"), n, (math.prod(shape) or 1, 1))
+    flat = reshape_samples(F.cast(v, "int64"), n, (math.prod(shape) or 1, 1))
     hot = F.cast(F.one_hot(flat, (int(num_classes),)), "float32")
-    out = _lead_reshape(hot, n, shape + (int(num_classes),))
+    out = reshape_samples(hot, n, shape + (int(num_classes),))
     ax = axis.static_axis_index() if isinstance(axis, Axis) else int(axis)
     rank = len(shape) + 1
     ax = ax % rank
@@ -356,9 +347,9 @@ def depth_to_space(operand_, block_size: int, name: str = ""):
     b = int(block_size)
     c, h, w = sample_shape(operand_)
     n = lead_axes(operand_)
-    y = _lead_reshape(v, n, (b, b, c // (b * b), h, w))
+    y = reshape_samples(v, n, (b, b, c // (b * b), h, w))
     y = F.transpose(y, tuple(range(n)) + tuple(n + a for a in (2, 3, 0, 4, 1)))
-    return named(wrap(_lead_reshape(y, n, (c // (b * b), h * b, w * b))), name, "DepthToSpace")
+    return named(wrap(reshape_samples(y, n, (c // (b * b), h * b, w * b))), name, "DepthToSpace")
 
 
 def space_to_depth(operand_, block_size: int, name: str = ""):
@@ -367,9 +358,9 @@ def space_to_depth(operand_, block_size: int, name: str = ""):
     b = int(block_size)
     c, h, w = sample_shape(operand_)
     n = lead_axes(operand_)
-    y = _lead_reshape(v, n, (c, h // b, b, w // b, b))
+    y = reshape_samples(v, n, (c, h // b, b, w // b, b))
     y = F.transpose(y, tuple(range(n)) + tuple(n + a for a in (2, 4, 0, 1, 3)))
-    return named(wrap(_lead_reshape(y, n, (c * b * b, h // b, w // b))), name, "SpaceToDepth")
+    return named(wrap(reshape_samples(y, n, (c * b * b, h // b, w // b))), name, "SpaceToDepth")
 
 
 def reconcile_dynamic_axes(x, dynamic_axes_as, name: str = ""):
