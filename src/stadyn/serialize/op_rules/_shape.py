@@ -237,16 +237,8 @@ def _reshape_trailing_onnx(g, inputs, attrs):
     return g.reshape(x, [0] * base + target)    # 0: the input's size, whatever it is
 
 
-def _reshape_trailing_nnp(e, inputs, attrs):
-    """NNabla 1.39's Reshape holds whole shapes: the output's, as the graph last saw it"""
-    e.function("Reshape", inputs[:1], {"shape": tuple(e.shape(e.outputs[0])), "inplace": True})
-
-
 register_rules(F.reshape_trailing, onnx_export=_reshape_trailing_onnx,
-               onnx_import=Unmapped("ONNX's Reshape (0 copying a size) imports as reshape"),
-               nnp_export=_reshape_trailing_nnp,
-               nnp_import=Unmapped("NNabla has no such function: the export (Reshape) imports "
-                                   "as reshape"))
+               onnx_import=Unmapped("ONNX's Reshape (0 copying a size) imports as reshape"))
 
 
 def _flatten_onnx(g, inputs, attrs):
