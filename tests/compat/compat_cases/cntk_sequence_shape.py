@@ -80,6 +80,27 @@ seq_case("steps_times__two_sequences",
          note="each step's (2, 3) matrix times the same step's (3, 2) one")
 
 
+@cntk_case(names=["cntk.ops.times", "cntk.sequence.input_variable", "cntk.ops.input_variable"],
+           note="a value per sequence times each of its steps (left or right): CNTK broadcasts "
+                "it along the steps")
+def sequence_times_a_value_per_sequence(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.forward", "cntk.Function.backward",
+            "cntk.Function.output")
+    res = {}
+    for side in ("left", "right"):
+        x = C.sequence.input_variable((2, 3) if side == "left" else (3, 4), needs_gradient=True)
+        y = C.input_variable((3, 4) if side == "left" else (2, 3), needs_gradient=True)
+        f = C.times(x, y) if side == "left" else C.times(y, x)
+        lengths = (3, 1, 5)
+        feed = {x: [r.randn(n, *x.shape) for n in lengths], y: r.randn(3, *y.shape)}
+        out = {}
+        grads = eval_and_grads(r, f, feed, [x, y], out)
+        res.update(("%s %s" % (side, k), v) for k, v in out.items())
+        res[side + " grad x"] = _flat(grads[x])
+        res[side + " grad y"] = _flat(grads[y])
+    return res
+
+
 # -- ops over a whole step (the step flattened, the op run along it, the shape restored) --------
 seq_case("steps_softmax", lambda C, x: C.softmax(x), step_shape=(2, 3),
          names=["cntk.ops.softmax"], note="softmax over all of each step's axes at once")

@@ -58,10 +58,12 @@ def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: s
         out = S.times(a, b, output_rank, batched(left))
         return named(wrap(out), name, "Times")
     if batched(left):
-        if lead_axes(left) != lead_axes(right):
-            raise ValueError("times: one operand is a sequence and the other is not (CNTK "
-                             "multiplies samples of the same dynamic axes)")
-        out = _times_both_batched(a, b, int(output_rank), lead_axes(right))
+        n = max(lead_axes(left), lead_axes(right))
+        if lead_axes(left) < n:         # one value per sequence, at each of its steps
+            a = Seq.broadcast_as(a, b)
+        elif lead_axes(right) < n:
+            b = Seq.broadcast_as(b, a)
+        out = _times_both_batched(a, b, int(output_rank), n)
         return named(wrap(out), name, "Times")
     out = _times_batched_right(a, b, int(output_rank), lead_axes(right))
     return named(wrap(out), name, "Times")
