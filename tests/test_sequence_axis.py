@@ -220,3 +220,30 @@ def test_a_reloaded_model_gives_its_values_the_declared_axes(tmp_path):
                                .repeat(2, 1), rtol=1e-5)
     np.testing.assert_allclose(u.d, np.stack([2 * s[1:].sum(0) for s in data]), rtol=1e-5,
                                atol=1e-6)
+
+
+# ---- a step's reshape that writes no size of (B, T) into the graph -------------------------------
+
+@MODES
+def test_reshape_trailing_keeps_the_sequence_and_serves_every_minibatch(dynamic):
+    """F.reshape_trailing(x, shape, base_axis=2) of a sequence: the result keeps the axis and
+    the lengths, and the static graph built for one minibatch runs others (batch size and padded
+    length both changed) with each step reshaped on its own; base_axis=1 leaves no axis."""
+    x = sd.sequence.input_variable(6)
+    x.d = _steps([3, 1], width=6)
+    y = _build(dynamic, lambda: F.reshape_trailing(x, (2, 3), base_axis=2))
+    assert y.sequence_lengths is not None and y.shape == (2, 3, 2, 3)
+    flat = _build(dynamic, lambda: F.reshape_trailing(x, (-1,), base_axis=1))
+    assert getattr(flat, "sequence_lengths", None) is None
+    for lengths in ([3, 1], [2, 5, 4]):
+        steps = _steps(lengths, width=6, seed=len(lengths))
+        x.d = steps
+        if dynamic:
+            with sd.auto_forward():
+                y = F.reshape_trailing(x, (2, 3), base_axis=2)
+        else:
+            y.forward()
+        got = sd.sequence.unpack_value(y)
+        assert [g.shape for g in got] == [(n, 2, 3) for n in lengths]
+        for g, s in zip(got, steps):
+            np.testing.assert_array_equal(g, s.reshape(-1, 2, 3))

@@ -31,14 +31,15 @@ PATHS = ("Examples/1stSteps", "Examples/Image/Classification", "Examples/Image/G
 # augmentation): every printed line is CNTK 2.7's, to float rounding.
 SAME = ["logreg_functional", "logreg_graph", "simple_mnist", "deconvolution",
         "sequence_classification"]
-# Dropout (and ConvNetLRN's random crops): each framework draws its own masks, so the losses
-# part after the first minibatch; the same lines, parameter counts and sample counts, the
-# losses of the same size.
-ALIKE = ["mnist_complex", "convnet_mnist", "convnet_cifar10", "convnetlrn_cifar10_dataaug"]
+# Dropout (and ConvNetLRN's random crops; word_rnn's sampled softmax): each framework draws its
+# own masks (samples), so the losses part after the first minibatch; the same lines, parameter
+# counts and sample counts, the losses of the same size.
+ALIKE = ["mnist_complex", "convnet_mnist", "convnet_cifar10", "convnetlrn_cifar10_dataaug",
+         "word_rnn"]
 # Also run by the driver, left out here for time or because they fail (docs/cntk-examples.md):
 # resnet20_cifar10 (runs; 15 s), convnet_cifar10_dataaug, language_understanding (runs on
 # Stadyn; CNTK 2.7's CPU build stops at its first minibatch: fsadagrad on a sparse gradient is
-# not implemented), char_rnn, word_rnn.
+# not implemented), char_rnn.
 
 
 @pytest.fixture(scope="module")
@@ -102,3 +103,7 @@ def test_counts_are_cntk_27s_and_losses_of_the_same_size(runs, run):
                 continue
             if "loss" in a:
                 assert abs(u - v) <= 0.35 * abs(v) + 0.05, (a, b)
+        if a.startswith("time=") and " ce=" in a:   # word_rnn: time, ce, perplexity, samples, rate
+            # the full-softmax cross entropy of its whole corpus: the model moves little in the
+            # four minibatches, so only the sampled classes' draws part it from CNTK's
+            assert x[3] == y[3] and np.allclose(x[1:3], y[1:3], rtol=0.02), (a, b)

@@ -846,6 +846,10 @@ ENTRIES: dict[str, Entry] = {
                    Case((normal(3, 5),), {"start": (-4,), "stop": (-1,), "step": (2,)})),
     "flatten": unary(ref_flatten, Case((normal(2, 3, 4),)),
                      Case((normal(2, 3, 4, 2),), {"axis": 2})),
+    "reshape_trailing": unary(
+        lambda x, shape, base_axis=1: x.reshape(x.shape[:base_axis] + tuple(shape)),
+        Case((normal(2, 3, 4),), {"shape": (2, 2, 3)}),
+        Case((normal(2, 3, 4, 2),), {"shape": (-1, 2), "base_axis": 2})),
     "broadcast": unary(lambda x, shape: np.broadcast_to(x, shape),
                        Case((normal(1, 3),), {"shape": (4, 3)}),
                        Case((normal(2, 1, 3),), {"shape": (2, 4, 3)})),

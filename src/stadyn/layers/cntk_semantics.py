@@ -171,17 +171,20 @@ def times(data: Variable, weight: Variable, output_rank: int = 1, batched: bool 
 
 
 def reshape_sample(x: Variable, shape: Sequence[int], batched: bool, begin_axis: int | None = None,
-                   end_axis: int | None = None) -> Variable:
+                   end_axis: int | None = None, sequence: bool = False) -> Variable:
     """Each sample's axes ``begin_axis`` to ``end_axis`` (all by default; row-major) reshaped to
-    ``shape``, which may hold one -1; the batch axis is kept.
+    ``shape``, which may hold one -1; the batch axis is kept, and with ``sequence`` (``x`` is
+    ``(batch, steps, *sample)``) the sequence axis too, whatever the two axes' sizes.
 
     Example:
         >>> import stadyn as sd
         >>> reshape_sample(sd.Variable((5, 2, 6)), (3, -1), batched=True).shape
         (5, 3, 4)
+        >>> reshape_sample(sd.Variable((5, 2, 6)), (3, 2), batched=True, sequence=True).shape
+        (5, 2, 3, 2)
     """
     shape = tuple(int(s) for s in shape)
-    lead = 1 if batched else 0
+    lead = (2 if sequence else 1) if batched else 0
     sample = tuple(x.shape[lead:])
     begin = 0 if begin_axis is None else begin_axis % (len(sample) + 1)
     end = len(sample) if end_axis is None else end_axis % (len(sample) + 1)
@@ -197,12 +200,16 @@ def reshape_sample(x: Variable, shape: Sequence[int], batched: bool, begin_axis:
     if math.prod(shape) != size:
         raise ShapeError(f"reshape: cannot reshape a sample's axes {sample[begin:end]} to {shape}")
     new = sample[:begin] + shape + sample[end:]
+    if lead == 2:       # the steps' axes only: no batch size or padded length in the graph
+        return F.reshape_trailing(x, new, base_axis=2)
     return F.reshape(x, ((-1,) if lead else ()) + new)
 
 
-def over_sample(fn: Callable[..., Variable], x: Variable, batched: bool) -> Variable:
+def over_sample(fn: Callable[..., Variable], x: Variable, batched: bool,
+                sequence: bool = False) -> Variable:
     """``fn(x, axis=...)`` over all of each sample's axes at once (CNTK's softmax of a tensor
-    sample): the sample is flattened, ``fn`` runs along it and the shape is restored.
+    sample): the sample is flattened, ``fn`` runs along it and the shape is restored (with
+    ``sequence``, ``x`` is ``(batch, steps, *sample)``: each step on its own).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -211,12 +218,16 @@ def over_sample(fn: Callable[..., Variable], x: Variable, batched: bool) -> Vari
         >>> y.d.ravel().tolist()
         [0.25, 0.25, 0.25, 0.25]
     """
-    lead = (-1,) if batched else ()
-    rank = x.ndim - len(lead)
-    if rank <= 1:
+    n = (2 if sequence else 1) if batched else 0
+    sample = tuple(x.shape[n:])
+    if len(sample) <= 1:
         return fn(x, axis=x.ndim - 1)
-    flat = F.reshape(x, lead + (math.prod(x.shape[len(lead):]),))
-    return F.reshape(fn(flat, axis=flat.ndim - 1), lead + tuple(x.shape[len(lead):]))
+    if n == 2:          # the steps' axes only: no batch size or padded length in the graph
+        flat = F.reshape_trailing(x, (math.prod(sample),), base_axis=2)
+        return F.reshape_trailing(fn(flat, axis=flat.ndim - 1), sample, base_axis=2)
+    lead = (-1,) * n
+    flat = F.reshape(x, lead + (math.prod(sample),))
+    return F.reshape(fn(flat, axis=flat.ndim - 1), lead + sample)
 
 
 def broadcast_pair(a: Variable, b: Variable, a_batched: bool,

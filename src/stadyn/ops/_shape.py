@@ -1,4 +1,5 @@
-"""Shape ops: reshape, transpose, concatenate, split, slice, flatten, broadcast, stack, pad."""
+"""Shape ops: reshape, reshape_trailing, transpose, concatenate, split, slice, flatten,
+broadcast, stack, pad."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import torch
 import torch.nn.functional as TF
 
 from ._registry import op
-from ._sequence_axis import at_axis, slice_rule, stack_axis, unless_moved
+from ._sequence_axis import at_axis, from_base_axis, slice_rule, stack_axis, unless_moved
 from ._util import norm_axis
 
 _C = "shape"
@@ -24,6 +25,22 @@ def reshape(x, shape, inplace=True):
         (3, 2)
     """
     return torch.reshape(x, tuple(int(s) for s in shape))
+
+
+@op(1, category=_C, frameworks=("cntk",), sequence=from_base_axis())
+def reshape_trailing(x, shape, base_axis=1):
+    """Reshape the axes from ``base_axis`` on to ``shape`` (one entry may be -1) and keep the
+    axes before it, whatever their sizes: the graph holds no batch size or sequence length, so
+    one node serves every minibatch (CNTK's reshape of a sequence's steps, ``base_axis=2``;
+    the result is on the input's sequence axis when ``base_axis >= 2``, else on none).
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> F.reshape_trailing(sd.Variable((2, 5, 6)), (3, -1), base_axis=2).shape
+        (2, 5, 3, 2)
+    """
+    base = int(base_axis)
+    return torch.reshape(x, tuple(x.shape[:base]) + tuple(int(s) for s in shape))
 
 
 @op(1, category=_C, sequence=unless_moved)

@@ -15,8 +15,8 @@ import numpy as np
 
 from ... import functions as F
 from ._deferred import defer_module
-from ._adapt import (batched, binary, named, operand, sample_axes, sample_axis, sample_shape,
-                     wrap)
+from ._adapt import (batched, binary, lead_axes, named, operand, reshape_samples, sample_axes,
+                     sample_axis, sample_shape, wrap)
 from ._axis import Axis
 
 __all__ = ["cross_entropy_with_softmax", "binary_cross_entropy", "weighted_binary_cross_entropy",
@@ -42,7 +42,7 @@ def _target_like(target, output):
         return shape
     if have == want or core(have) != core(want):
         return t
-    return F.reshape(t, ((-1,) if batched(target) else ()) + want)
+    return reshape_samples(t, lead_axes(target), want)
 
 
 def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str = ""):

@@ -24,7 +24,8 @@ from ...layers import cntk_semantics as S
 from ... import functions as F
 from . import _graph as G
 from ._deferred import defer_module
-from ._adapt import batched, named, operand, sample_axes, sample_axis, sample_shape, wrap
+from ._adapt import (batched, lead_axes, named, operand, reshape_samples, sample_axes,
+                     sample_axis, sample_shape, wrap)
 from ._axis import Axis
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
@@ -94,8 +95,7 @@ def _arg(fn, op_name: str):
     def arg(x, axis=None, name: str = ""):
         v = operand(x)
         if axis is None:
-            lead = (-1,) if batched(x) else ()
-            flat = F.reshape(v, lead + (math.prod(sample_shape(x)),))
+            flat = reshape_samples(v, lead_axes(x), (math.prod(sample_shape(x)),))
             out = fn(flat, axis=flat.ndim - 1, keepdims=False, only_index=True)
         else:
             out = fn(v, axis=sample_axis(x, int(axis)), keepdims=True, only_index=True)
@@ -116,7 +116,7 @@ def _along(fn, x, axis):
     if axis is not None:
         a = axis.static_axis_index() if isinstance(axis, Axis) else int(axis)
         return fn(operand(x), axis=sample_axis(x, a))
-    return S.over_sample(fn, operand(x), batched(x))
+    return S.over_sample(fn, operand(x), batched(x), sequence=lead_axes(x) == 2)
 
 
 def softmax(x, axis=None, name: str = ""):
@@ -125,20 +125,21 @@ def softmax(x, axis=None, name: str = ""):
 
 
 def log_softmax(x, axis=None, name: str = ""):
-    """Log-softmax along the per-sample ``axis`` (None: over all of a sample's axes)."""
-    return named(wrap(_along(F.log_softmax, x, axis)), name, "LogSoftmax")
+    """Log-softmax along the per-sample ``axis`` (None: along the sample's last axis, as CNTK
+    2.7 computes it, unlike ``softmax``, which takes all of the sample's axes then)."""
+    return named(wrap(_along(F.log_softmax, x, -1 if axis is None else axis)), name,
+                 "LogSoftmax")
 
 
 def hardmax(x, name: str = ""):
     """1.0 at the (first) largest value of each sample, 0.0 elsewhere (no gradient)."""
     v = F.stop_gradient(operand(x))
-    lead = (-1,) if batched(x) else ()
+    n = lead_axes(x)
     shape = sample_shape(x)
-    # a vector sample needs no flattening, which would merge a sequence's steps into the batch
-    flat = v if len(shape) == 1 else F.reshape(v, lead + (math.prod(shape),))
+    flat = v if len(shape) == 1 else reshape_samples(v, n, (math.prod(shape),))
     index = F.max(flat, axis=flat.ndim - 1, keepdims=True, only_index=True)
     hot = F.cast(F.one_hot(F.cast(index, "int64"), (math.prod(shape),)), "float32")
-    out = hot if len(shape) == 1 else F.reshape(hot, lead + tuple(shape))
+    out = hot if len(shape) == 1 else reshape_samples(hot, n, tuple(shape))
     return named(wrap(out), name, "Hardmax")
 
 

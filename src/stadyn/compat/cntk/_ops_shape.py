@@ -1,6 +1,9 @@
 """CNTK's ops on shapes and products: ``times``, ``reshape``, ``slice``, ``splice``,
 ``transpose``, ``pad``, ``gather``, ``one_hot``, ...  Axes are per sample (row-major, as CNTK's
-Python shows shapes); the batch axis stays in front.
+Python shows shapes); the batch axis stays in front, and a sequence's two leading axes (batch,
+steps) stay as they are: a reshape of a sequence's steps reshapes from axis 2 on
+(``F.reshape_trailing``), so the graph holds no batch size or padded length and a padded step
+never mixes with another's values.
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
@@ -22,7 +25,8 @@ from ... import functions as F
 from ... import sequence as Seq
 from . import _graph as G
 from ._deferred import defer_module
-from ._adapt import batched, named, operand, sample_axis, sample_shape, wrap
+from ._adapt import (batched, lead_axes, named, operand, reshape_samples, sample_axis,
+                     sample_shape, wrap)
 from ._axis import Axis
 
 __all__ = ["times", "times_transpose", "reshape", "splice", "slice", "transpose", "swapaxes",
@@ -54,28 +58,36 @@ def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: s
         out = S.times(a, b, output_rank, batched(left))
         return named(wrap(out), name, "Times")
     if batched(left):
-        return named(wrap(_times_both_batched(a, b, int(output_rank))), name, "Times")
-    return named(wrap(_times_batched_right(a, b, int(output_rank))), name, "Times")
+        n = max(lead_axes(left), lead_axes(right))
+        if lead_axes(left) < n:         # one value per sequence, at each of its steps
+            a = Seq.broadcast_as(a, b)
+        elif lead_axes(right) < n:
+            b = Seq.broadcast_as(b, a)
+        out = _times_both_batched(a, b, int(output_rank), n)
+        return named(wrap(out), name, "Times")
+    out = _times_batched_right(a, b, int(output_rank), lead_axes(right))
+    return named(wrap(out), name, "Times")
 
 
-def _times_both_batched(a, b, output_rank: int):
-    """Each sample of ``a`` times the same sample of ``b`` (CNTK's ``times`` of two inputs):
-    ``b``'s first ``rank - output_rank`` sample axes reduced against ``a``'s last ones."""
-    left, right = tuple(a.shape[1:]), tuple(b.shape[1:])
+def _times_both_batched(a, b, output_rank: int, n: int):
+    """Each sample of ``a`` times the same sample of ``b`` (CNTK's ``times`` of two inputs;
+    ``n`` leading axes: batch, steps): ``b``'s first ``rank - output_rank`` sample axes reduced
+    against ``a``'s last ones."""
+    left, right = tuple(a.shape[n:]), tuple(b.shape[n:])
     in_rank = len(right) - output_rank
     if in_rank < 0 or in_rank > len(left) or left[len(left) - in_rank:] != right[:in_rank]:
         raise ValueError(f"times: samples of shape {left} cannot multiply samples of shape "
                          f"{right} (output_rank {output_rank})")
     lead, out_shape = left[:len(left) - in_rank], right[in_rank:]
     k, m, r = math.prod(right[:in_rank]), math.prod(lead), math.prod(out_shape)
-    y = F.batch_matmul(F.reshape(a, (-1, m, k)), F.reshape(b, (-1, k, r)))
-    return F.reshape(y, (-1,) + lead + out_shape)
+    y = F.batch_matmul(reshape_samples(a, n, (m, k)), reshape_samples(b, n, (k, r)))
+    return reshape_samples(y, n, lead + out_shape)
 
 
-def _times_batched_right(w, x, output_rank: int):
-    """``w`` (unbatched) times each sample of ``x``: ``x``'s first ``rank - output_rank``
-    sample axes are reduced against ``w``'s last axes."""
-    sample = tuple(x.shape[1:])
+def _times_batched_right(w, x, output_rank: int, n: int):
+    """``w`` (unbatched) times each sample of ``x`` (``n`` leading axes: batch, steps):
+    ``x``'s first ``rank - output_rank`` sample axes are reduced against ``w``'s last axes."""
+    sample = tuple(x.shape[n:])
     in_rank = len(sample) - output_rank
     if in_rank < 0:
         raise ValueError(f"times: output_rank {output_rank} exceeds the rank of {sample}")
@@ -84,10 +96,11 @@ def _times_batched_right(w, x, output_rank: int):
     if tuple(w.shape[w.ndim - in_rank:]) != in_shape:
         raise ValueError(f"times: {tuple(w.shape)} cannot multiply samples of shape {sample}")
     k, m, r = math.prod(in_shape), math.prod(lead), math.prod(out_shape)
-    xs = F.transpose(F.reshape(x, (-1, k, r)), (0, 2, 1))          # (N, r, k)
-    wt = F.transpose(F.reshape(w, (m, k)), (1, 0))                 # (k, m)
-    y = F.transpose(F.affine(xs, wt, None, 2), (0, 2, 1))          # (N, m, r)
-    return F.reshape(y, (-1,) + lead + out_shape)
+    keep = tuple(range(n))
+    xs = F.transpose(reshape_samples(x, n, (k, r)), keep + (n + 1, n))   # (..., r, k)
+    wt = F.transpose(F.reshape(w, (m, k)), (1, 0))                     # (k, m)
+    y = F.transpose(F.affine(xs, wt, None, n + 1), keep + (n + 1, n))  # (..., m, r)
+    return reshape_samples(y, n, lead + out_shape)
 
 
 def times_transpose(left, right, name: str = ""):
@@ -121,7 +134,7 @@ def reshape(x, shape, begin_axis=None, end_axis=None, name: str = ""):
     # CNTK counts a negative axis from the end of the sample: -1 is its last axis
     begin = begin + rank if begin is not None and begin < 0 else begin
     end = end + rank if end is not None and end < 0 else end
-    out = S.reshape_sample(operand(x), shape, batched(x), begin, end)
+    out = S.reshape_sample(operand(x), shape, batched(x), begin, end, sequence=lead_axes(x) == 2)
     return named(wrap(out), name, "Reshape")
 
 
@@ -137,7 +150,7 @@ def splice(*inputs, axis=-1, name: str = ""):
     ref = next((i for i in items if batched(i)), items[0])
     rank = len(sample_shape(ref))
     if isinstance(axis, Axis) and axis == Axis.new_leading_axis():
-        vs = [F.reshape(v, ((-1,) if batched(i) else ()) + (1,) + tuple(sample_shape(i)))
+        vs = [reshape_samples(v, lead_axes(i), (1,) + tuple(sample_shape(i)))
               for v, i in zip(vs, items)]
         axis, rank = 0, rank + 1
     ax = _axis_index(ref, axis) if not isinstance(axis, Axis) else _axis_index(ref, axis)
@@ -145,13 +158,15 @@ def splice(*inputs, axis=-1, name: str = ""):
     return named(wrap(F.concatenate(*vs, axis=ax)), name, "Splice")
 
 
-def _match_batch(v, item, ref):
-    """An unbatched operand spliced with batched ones is repeated for every sample."""
+def _match_batch(v, item, ref, lead: int | None = None):
+    """An unbatched operand spliced with batched ones is repeated for every sample (every step
+    of a sequence ``ref``; ``lead=1``: once per sequence)."""
     if batched(item) or not batched(ref):
         return v
     batch = operand(ref)
-    zeros = F.mul_scalar(F.reshape(F.sum(batch, axis=list(range(1, batch.ndim))),
-                                   (-1,) + (1,) * v.ndim), 0.0)
+    n = lead_axes(ref) if lead is None else lead
+    zeros = F.mul_scalar(reshape_samples(F.sum(batch, axis=list(range(n, batch.ndim))), n,
+                                       (1,) * v.ndim), 0.0)
     return F.add2(zeros, F.reshape(v, (1,) + tuple(v.shape)))
 
 
@@ -177,7 +192,7 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
 
 def transpose(x, perm, name: str = ""):
     """The sample's axes permuted: output axis ``i`` is input axis ``perm[i]``."""
-    lead = 1 if batched(x) else 0
+    lead = lead_axes(x)
     axes = [_axis_index(x, p) for p in perm]
     return named(wrap(F.transpose(operand(x), tuple(range(lead)) + tuple(axes))), name,
                  "Transpose")
@@ -262,26 +277,27 @@ def gather(reference, indices, axis=None, name: str = ""):
     """The slices of ``reference`` along its first sample axis (or ``axis``) at the positions
     in ``indices`` (no gradient to them): the indices' shape takes that axis's place."""
     ref, ids = operand(reference), operand(indices)
-    ref_b, ids_b = batched(reference), batched(indices)
+    ref_n, ids_n = lead_axes(reference), lead_axes(indices)
+    if ref_n and ids_n and ref_n != ids_n:
+        raise ValueError("gather: one operand is a sequence and the other is not (CNTK gathers "
+                         "within samples of the same dynamic axes)")
     sample, id_shape = tuple(sample_shape(reference)), tuple(sample_shape(indices))
-    ax = 0 if axis is None else _axis_index(reference, axis) - (1 if ref_b else 0)
+    ax = 0 if axis is None else _axis_index(reference, axis) - ref_n
     rest = sample[:ax] + sample[ax + 1:]
-    lead = 1 if ref_b else 0
-    perm = tuple(range(lead)) + (lead + ax,) + tuple(lead + i for i in range(len(sample))
-                                                     if i != ax)
-    table = F.reshape(F.transpose(ref, perm) if ax else ref,
-                      ((-1,) if ref_b else ()) + (sample[ax], math.prod(rest)))
-    flat = F.reshape(F.cast(F.stop_gradient(ids), "int64"),
-                     ((-1,) if ids_b else ()) + (math.prod(id_shape), 1))
+    perm = tuple(range(ref_n)) + (ref_n + ax,) + tuple(ref_n + i for i in range(len(sample))
+                                                       if i != ax)
+    table = reshape_samples(F.transpose(ref, perm) if ax else ref, ref_n,
+                          (sample[ax], math.prod(rest)))
+    flat = reshape_samples(F.cast(F.stop_gradient(ids), "int64"), ids_n,
+                         (math.prod(id_shape), 1))
     hot = F.cast(F.one_hot(flat, (sample[ax],)), "float32")      # (..., n_ids, size)
-    if not ref_b:
+    if not ref_n:
         picked = F.affine(hot, table, None, hot.ndim - 1)          # (..., n_ids, rest)
     else:
         picked = F.batch_matmul(hot, table)
-    batch = (-1,) if (ref_b or ids_b) else ()
-    out = F.reshape(picked, batch + id_shape + rest)
+    n = max(ref_n, ids_n)
+    out = reshape_samples(picked, n, id_shape + rest)
     if ax:
-        n = len(batch)
         k = len(id_shape)
         order = list(range(n)) + [n + k + i for i in range(ax)] + [n + i for i in range(k)] + \
             [n + k + i for i in range(ax, len(rest))]
@@ -294,15 +310,14 @@ def one_hot(x, num_classes: int, sparse_output: bool = False, axis=-1, name: str
     per-sample ``axis``."""
     v = operand(x)
     shape = tuple(sample_shape(x))
-    lead = (-1,) if batched(x) else ()
-    flat = F.reshape(F.cast(v, "int64"), lead + (math.prod(shape) or 1, 1))
+    n = lead_axes(x)
+    flat = reshape_samples(F.cast(v, "int64"), n, (math.prod(shape) or 1, 1))
     hot = F.cast(F.one_hot(flat, (int(num_classes),)), "float32")
-    out = F.reshape(hot, lead + shape + (int(num_classes),))
+    out = reshape_samples(hot, n, shape + (int(num_classes),))
     ax = axis.static_axis_index() if isinstance(axis, Axis) else int(axis)
     rank = len(shape) + 1
     ax = ax % rank
     if ax != rank - 1:
-        n = 1 if batched(x) else 0
         perm = list(range(n)) + [n + i for i in range(ax)] + [n + rank - 1] + \
             [n + i for i in range(ax, rank - 1)]
         out = F.transpose(out, tuple(perm))
@@ -333,9 +348,10 @@ def depth_to_space(operand_, block_size: int, name: str = ""):
     v = operand(operand_)
     b = int(block_size)
     c, h, w = sample_shape(operand_)
-    y = F.reshape(v, (-1, b, b, c // (b * b), h, w))
-    y = F.transpose(y, (0, 3, 4, 1, 5, 2))
-    return named(wrap(F.reshape(y, (-1, c // (b * b), h * b, w * b))), name, "DepthToSpace")
+    n = lead_axes(operand_)
+    y = reshape_samples(v, n, (b, b, c // (b * b), h, w))
+    y = F.transpose(y, tuple(range(n)) + tuple(n + a for a in (2, 3, 0, 4, 1)))
+    return named(wrap(reshape_samples(y, n, (c // (b * b), h * b, w * b))), name, "DepthToSpace")
 
 
 def space_to_depth(operand_, block_size: int, name: str = ""):
@@ -343,9 +359,10 @@ def space_to_depth(operand_, block_size: int, name: str = ""):
     v = operand(operand_)
     b = int(block_size)
     c, h, w = sample_shape(operand_)
-    y = F.reshape(v, (-1, c, h // b, b, w // b, b))
-    y = F.transpose(y, (0, 3, 5, 1, 2, 4))
-    return named(wrap(F.reshape(y, (-1, c * b * b, h // b, w // b))), name, "SpaceToDepth")
+    n = lead_axes(operand_)
+    y = reshape_samples(v, n, (c, h // b, b, w // b, b))
+    y = F.transpose(y, tuple(range(n)) + tuple(n + a for a in (2, 4, 0, 1, 3)))
+    return named(wrap(reshape_samples(y, n, (c * b * b, h // b, w // b))), name, "SpaceToDepth")
 
 
 def reconcile_dynamic_axes(x, dynamic_axes_as, name: str = ""):
@@ -356,7 +373,7 @@ def reconcile_dynamic_axes(x, dynamic_axes_as, name: str = ""):
     if getattr(like, "sequence_lengths", None) is not None:
         v = operand(x)
         if getattr(v, "sequence_lengths", None) is None:
-            v = Seq.broadcast_as(_match_batch(v, x, dynamic_axes_as), like)
+            v = Seq.broadcast_as(_match_batch(v, x, dynamic_axes_as, lead=1), like)
         return named(wrap(F.identity(v)), name, "ReconcileDynamicAxis")
     if batched(x) or not batched(dynamic_axes_as):
         from ._ops_math import alias

@@ -227,6 +227,20 @@ register_rules(F.slice, onnx_export=_slice_onnx,
                cntk_import={"Slice": slice_cntk})
 
 
+def _reshape_trailing_onnx(g, inputs, attrs):
+    """Reshape"""
+    x = inputs[0]
+    base, target = int(attrs["base_axis"]), [int(s) for s in attrs["shape"]]
+    if 0 in target:  # a literal empty axis: the leading sizes written out, 0 read as 0
+        lead = [int(s) for s in g.shape(x)[:base]]
+        return g.op("Reshape", [x, g.ints(lead + target)], allowzero=1)
+    return g.reshape(x, [0] * base + target)    # 0: the input's size, whatever it is
+
+
+register_rules(F.reshape_trailing, onnx_export=_reshape_trailing_onnx,
+               onnx_import=Unmapped("ONNX's Reshape (0 copying a size) imports as reshape"))
+
+
 def _flatten_onnx(g, inputs, attrs):
     """Reshape"""
     x = inputs[0]
