@@ -62,7 +62,8 @@ def layers_star_import_gives_numpy(C, r):
     return {"np": np.array(found)}
 
 
-@cntk_case(names=["cntk.layers"],
+@cntk_case(names=["cntk.layers", "cntk.layers.FunctionType", "cntk.layers.division",
+                  "cntk.layers.warn"],
            note="programs written `from cntk.layers import *` then use C.times, sequence.last "
                 "or FunctionType without importing them: CNTK 2.7's module hands them out")
 def layers_star_import_gives_cntk_and_sequence(C, r):
@@ -77,7 +78,10 @@ def layers_star_import_gives_cntk_and_sequence(C, r):
                                getattr(sequence, "__name__", "") == C.sequence.__name__,
                                names.get("FunctionType") is types.FunctionType,
                                names.get("division") is __future__.division,
-                               names.get("warn") is warnings.warn])}
+                               names.get("warn") is warnings.warn,
+                               C.layers.FunctionType is types.FunctionType,
+                               C.layers.division is __future__.division,
+                               C.layers.warn is warnings.warn])}
 
 
 @cntk_case(names=["cntk.CheckpointConfig", "cntk.Function.train"],
