@@ -77,6 +77,21 @@ class Trainer(_Trainer):
                          unwrap(parameter_learners), unwrap(progress_writers), *unwrap(args),
                          **kwargs)
 
+    @staticmethod
+    def _get_loss_metric(criterion) -> tuple:
+        """CNTK's helper reading a criterion -- a ``(loss, metric)``-valued Function, a tuple
+        of one or two Functions or Variables -- as ``(loss, metric)`` Functions (metric None
+        for one).  Private in CNTK, yet ConvNet_CIFAR10_DataAug.py's ``Evaluator`` calls it."""
+        if isinstance(criterion, Function):
+            criterion = criterion.outputs
+        criterion = tuple(c if isinstance(c, Function) else Function(unwrap(c))
+                          for c in criterion)
+        if len(criterion) == 1:
+            return criterion + (None,)
+        if len(criterion) != 2:
+            raise ValueError("criterion parameter must be a singleton or a tuple of 2 elements")
+        return criterion
+
     def train_minibatch(self, arguments, outputs=None, device=None, is_sweep_end=None):
         """Train on one minibatch (``{input: data}``; CNTK's ``(N, 1, ...)`` minibatch data
         too).  A learning rate not reported yet (at the start, and after a change) goes to the
