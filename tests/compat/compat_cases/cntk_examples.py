@@ -412,9 +412,6 @@ def reshape_of_a_sequence(C, r):
 
 
 @cntk_case(names=["cntk.Trainer.train_minibatch"],
-           xfail="train_minibatch((arguments, sequence-begin flags)) is refused; with a flag "
-                 "False CNTK 2.7 goes on from the recurrence's state at the end of the previous "
-                 "minibatch (truncated back-propagation through time)",
            note="Examples/Text/CharacterLM/char_rnn.py trains on consecutive 100-character "
                 "pieces of one text, the first marked as a sequence start, the rest not")
 def train_minibatch_with_sequence_begin_flags(C, r):
@@ -434,4 +431,65 @@ def train_minibatch_with_sequence_begin_flags(C, r):
         trainer.train_minibatch(({x: [features], y: [labels]}, [True]))
         losses.append(trainer.previous_minibatch_loss_average)
     res["losses"] = np.array(losses)
+    return res
+
+
+@cntk_case(names=["cntk.Trainer.train_minibatch"],
+           note="char_rnn.py's truncated back-propagation through time, further: an LSTM (after "
+                "a Stabilizer, as the program's), a GRU and a plain recurrent step in one "
+                "model, two sequences per minibatch, lengths changing from one to the next, "
+                "flags per sequence, "
+                "a learning rate (the carried states are the previous step's values, "
+                "computed before its update), and eval afterwards starting afresh")
+def sequence_begin_flags_carry_every_recurrence(C, r):
+    r.touch("cntk.Trainer.train_minibatch")
+    x = C.sequence.input_variable(3)
+    y = C.sequence.input_variable(2)
+    z = C.layers.Sequential([C.layers.Stabilizer(), C.layers.Recurrence(C.layers.LSTM(4)),
+                             C.layers.Recurrence(C.layers.GRU(5)),
+                             C.layers.Recurrence(C.layers.RNNStep(6)), C.layers.Dense(2)])(x)
+    res = {"parameters": r.set_params(z.parameters)}
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [C.momentum_sgd(z.parameters, C.learning_parameter_schedule(0.5),
+                                        C.momentum_schedule(0.5))])
+    losses = []
+    # (sequences of one length per minibatch: with several lengths CNTK 2.7 pairs them by
+    # the slots it packs them into, which Stadyn refuses to imitate)
+    for flags, lengths in (([True, True], (4, 4)), ([False, False], (3, 3)),
+                           ([False, True], (5, 5)), ([True, False], (2, 2)),
+                           ([False, False], (1, 1))):
+        xs = [r.randn(n, 3) for n in lengths]
+        ys = [r.onehot(n, 2) for n in lengths]
+        trainer.train_minibatch(({x: xs, y: ys}, flags))
+        losses.append(trainer.previous_minibatch_loss_average)
+    res["losses"] = np.array(losses)
+    res["after"] = r.param_values(z.parameters)
+    data = [r.randn(3, 3)]
+    res["eval"] = z.eval({x: data})[0]
+    trainer.train_minibatch({x: data, y: [r.onehot(3, 2)]})     # no flags: a fresh start
+    res["unflagged"] = np.array(trainer.previous_minibatch_loss_average)
+    return res
+
+
+@cntk_case(names=["cntk.Function.eval"],
+           note="Examples/Text/CharacterLM/char_rnn.py samples text one character at a time, "
+                "z.eval(([x], [True])) and then z.eval(([x], [False])): each run goes on from "
+                "the state the previous one ended in (Stadyn began every run afresh)")
+def eval_with_sequence_begin_flags(C, r):
+    r.touch("cntk.Function.eval")
+    x = C.sequence.input_variable(3)
+    z = C.layers.Sequential([C.layers.Recurrence(C.layers.LSTM(4)),
+                             C.layers.Recurrence(C.layers.GRU(5)), C.layers.Dense(2)])(x)
+    res = {"parameters": r.set_params(z.parameters)}
+    whole = [r.randn(5, 3), r.randn(5, 3)]
+    res["whole"] = np.stack(z.eval({x: whole}))
+    pieces = []
+    for k, (a, b) in enumerate(((0, 2), (2, 3), (3, 5))):
+        data = [s[a:b] for s in whole]
+        if k == 1:                                     # flags given with the input's data
+            pieces.append(np.stack(z.eval({x: (data, [False, False])})))
+        else:
+            pieces.append(np.stack(z.eval(({x: data}, [k == 0, k == 0]))))
+    res["pieces"] = np.concatenate(pieces, axis=1)
+    res["afresh"] = np.stack(z.eval({x: [s[3:5] for s in whole]}))
     return res

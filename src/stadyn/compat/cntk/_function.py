@@ -26,6 +26,7 @@ from ._late import bind, late
 from ._loops import clone_graph, close_loops, split_loops
 from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
+from ._sequence_begin import function_begins, split_flags
 from ._signature import _function_of_callable as function_of_callable
 from ._signature import argument_leaves
 from ._values import Value
@@ -296,9 +297,12 @@ class Function(GraphObject, TensorOpsMixin):
         raise AttributeError(f"neither the Function nor its output has '{name}'")
 
     # -- evaluation -----------------------------------------------------------------------------
-    def _bind(self, arguments: Any) -> None:
+    def _bind(self, arguments: Any) -> list[bool] | None:
+        """Feed ``arguments``; returns CNTK's sequence-begin flags given with them (``(data,
+        flags)``, for all inputs or one), or None."""
         if arguments is None:
-            return
+            return None
+        arguments, flags = split_flags(arguments)
         args = self.arguments
         if not isinstance(arguments, dict):
             if len(args) != 1:
@@ -311,7 +315,7 @@ class Function(GraphObject, TensorOpsMixin):
             if target is None:
                 raise ValueError(f"no input named {key!r}")
             if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], list):
-                value = value[0]    # (data, sequence starts): every sample is one sequence
+                value, flags = value[0], [bool(f) for f in value[1]]    # (data, sequence starts)
             if unwrap(target).sequence_lengths is not None and (
                     isinstance(value, list) or getattr(value, "lengths", None) is not None):
                 feed(unwrap(target), value)      # one array per sequence, of its own length
@@ -329,6 +333,7 @@ class Function(GraphObject, TensorOpsMixin):
             if G.BATCH(var) and tuple(arr.shape) == tuple(var.shape[1:]):
                 arr = arr[None]     # one sample, of the input's very shape (CNTK reads it so)
             feed(var, arr)
+        return flags
 
     def eval(self, arguments: Any = None, outputs=None, device=None, as_numpy: bool = True):
         """The outputs' values for ``arguments`` (``{input: data}``, or the data of the only
@@ -360,21 +365,32 @@ class Function(GraphObject, TensorOpsMixin):
             >>> f.backward(state, {f.output: np.ones((1, 2), np.float32)}, {x})[x].tolist()
             [[0.25, 0.25]]
         """
-        self._bind(arguments)
+        flags = self._bind(arguments)
         wanted = self.outputs if outputs is None else list(outputs)
         keep = bool(keep_for_backward)
         roots = self._roots()
+        # with sequence-begin flags a recurrence goes on from this Function's previous run
+        begins = function_begins(roots, flags)
+        carried = begins.wanted() if begins is not None else []
         roots += [unwrap(o) for o in wanted if not any(unwrap(o) is v for v in roots)]
         roots += [v.sequence_lengths for v in list(roots)          # computed lengths (a slice)
                   if v.sequence_lengths is not None and v.sequence_lengths.parent is not None]
         assigns = assign_outputs(roots)
         roots += [v for v in assigns if not any(v is r for r in roots)]
-        if keep:
-            with training(True):
-                forward_all(roots, clear_no_need_grad=True)
-        else:
-            with training(False), torch.no_grad():
-                forward_all(roots, clear_buffer=True)
+        roots += carried
+        try:
+            if keep:
+                with training(True):
+                    forward_all(roots, clear_no_need_grad=True)
+            else:
+                with training(False), torch.no_grad():
+                    forward_all(roots, clear_buffer=True)
+        except BaseException:
+            if begins is not None:
+                begins.begin(None)
+            raise
+        if begins is not None:
+            begins.keep({id(v): v.d for v in carried})
         values = {o: _value(unwrap(o)) for o in wanted}
         if not as_numpy:        # CNTK's Value objects (a dense batch; sequences stay lists)
             values = {o: Value(batch=v) if isinstance(v, np.ndarray) else v
