@@ -16,6 +16,7 @@ computed again from the step's input, output and weights (CNTK's LSTM equations)
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 from typing import Sequence
 
@@ -25,7 +26,7 @@ import torch
 from ... import functions as F
 from ...graph import Subgraph, Variable, bump_graph_version
 
-__all__ = ["SequenceBegins", "function_begins", "split_flags"]
+__all__ = ["SequenceBegins", "carrying", "function_begins", "split_flags"]
 
 _KERNELS = ("cntk_lstm_sequence", "cntk_gru_sequence", "cntk_rnn_sequence")
 
@@ -216,3 +217,18 @@ def function_begins(roots: Sequence[Variable], flags: list[bool] | None):
     lengths = [int(n) for n in np.asarray(fed[0].d).reshape(-1)] if fed else None
     begins.begin(flags, lengths)
     return begins
+
+
+@contextlib.contextmanager
+def carrying(begins: SequenceBegins | None):
+    """Around a run of :meth:`SequenceBegins.wanted` (``begins`` None: nothing): afterwards
+    keep the states it ended in; if it fails, start afresh next time."""
+    if begins is None:
+        yield
+        return
+    try:
+        yield
+    except BaseException:
+        begins.begin(None)
+        raise
+    begins.keep({id(v): v.d for v in begins.wanted()})
