@@ -118,7 +118,7 @@ class ProgressPrinter(ProgressWriter):
         style: ``"2.x"`` or ``"2017"``.
         clock: the time source (seconds), ``time.perf_counter`` unless given.
 
-    The learning rate passed to :meth:`update` is not printed (CNTK printed it only when a
+    The learning rate passed to :meth:`update_training` is not printed (CNTK printed it only when a
     learner reported it through :meth:`write`: ``Learning rate per 1 samples: 0.0015625``).
 
     Example:
@@ -176,9 +176,13 @@ class ProgressPrinter(ProgressWriter):
             with open(self.logfilename, "a", encoding="utf-8") as f:
                 f.write(line + "\n")
 
-    def update(self, loss_sum: float, samples: int, metric_sum: float | None = None,
-               learning_rate: float | None = None) -> None:
-        super().update(loss_sum, samples, metric_sum, learning_rate)
+    def update_training(self, loss_sum: float, samples: int, metric_sum: float | None = None,
+                        learning_rate: float | None = None) -> None:
+        super().update_training(loss_sum, samples, metric_sum, learning_rate)
+        self._heartbeat()
+
+    def _heartbeat(self) -> None:
+        """``PROGRESS: 0.00%`` on stdout, at most every 10 s, with ``gen_heartbeat``."""
         if self.gen_heartbeat:
             now = self.clock()
             if now - self._last_heartbeat > 10:

@@ -3,10 +3,11 @@
 **The interface the Trainer drives.**  A :class:`ProgressWriter` is told about every minibatch and
 asked for summaries; it never looks at the model::
 
-    writer.update(loss_sum, samples, metric_sum=None, learning_rate=None)  # after train_minibatch
-    writer.summarize_training_progress()                                    # end of an epoch
-    writer.update_test(metric_sum, samples)                                 # after test_minibatch
-    writer.summarize_test_progress()                                        # end of an evaluation
+    writer.update_training(loss_sum, samples, metric_sum=None, learning_rate=None)
+                                                  # after train_minibatch
+    writer.summarize_training_progress(with_metric=None)      # end of an epoch
+    writer.update_test(metric_sum, samples)       # after test_minibatch
+    writer.summarize_test_progress()              # end of an evaluation
     writer.write(key, value)      # a named value ("Learning rate per 1 samples", 0.0015625)
     writer.log(message)           # free text
     writer.close()                # or use the writer as a context manager
@@ -14,9 +15,12 @@ asked for summaries; it never looks at the model::
 ``loss_sum`` and ``metric_sum`` are **sums over the minibatch's samples** (CNTK's Trainer sums the
 loss; the metric sum of ``classification_error`` is the number of errors).  Every average a writer
 reports is such a sum divided by a sample count, so minibatches weigh by their samples.  A
-minibatch of 0 samples is ignored.  Scripts that drive the writer themselves use CNTK's older calls
-:meth:`~ProgressWriter.update_with_trainer` and :meth:`~ProgressWriter.epoch_summary`; do not use
-them on a writer the Trainer already holds, or every minibatch counts twice.
+minibatch of 0 samples is ignored.  A script that drives a writer itself calls ``update`` (the
+same as ``update_training``) or CNTK's older calls :meth:`~ProgressWriter.update_with_trainer` and
+:meth:`~ProgressWriter.epoch_summary`; do not use them on a writer the Trainer already holds, or
+every minibatch counts twice.  (The Trainer calls ``update_training``, never ``update``, so a
+front end may give ``update`` other arguments: CNTK's ``ProgressPrinter.update`` takes averages,
+``stadyn.compat.cntk.logging.ProgressPrinter``'s does too.)
 
 **Bookkeeping lives in the base class.**  It keeps two trackers (training and test) that count
 minibatches, samples and sums since the last write and since the last summary, and time them; a
@@ -255,10 +259,11 @@ class ProgressWriter:
         return self._test.total_updates
 
     # -- what the Trainer calls -----------------------------------------------------------------
-    def update(self, loss_sum: float, samples: int, metric_sum: float | None = None,
-               learning_rate: float | None = None) -> None:
+    def update_training(self, loss_sum: float, samples: int, metric_sum: float | None = None,
+                        learning_rate: float | None = None) -> None:
         """Account for one training minibatch of ``samples`` samples whose summed loss is
-        ``loss_sum`` (and summed metric ``metric_sum``, e.g. its number of errors)."""
+        ``loss_sum`` (and summed metric ``metric_sum``, e.g. its number of errors).  The
+        Trainer calls this; a subclass that acts on every minibatch overrides it."""
         self._check_open()
         samples = int(samples)
         if samples <= 0:
@@ -268,6 +273,11 @@ class ProgressWriter:
                                     learning_rate)
         if record is not None:
             self.on_training_update(record)
+
+    def update(self, loss_sum: float, samples: int, metric_sum: float | None = None,
+               learning_rate: float | None = None) -> None:
+        """:meth:`update_training`, the name a script calls it by."""
+        self.update_training(loss_sum, samples, metric_sum, learning_rate)
 
     def update_with_trainer(self, trainer: Any, with_metric: bool = False) -> None:
         """:meth:`update` from a trainer's ``previous_minibatch_loss_average``,
@@ -281,13 +291,15 @@ class ProgressWriter:
         metric = trainer.previous_minibatch_evaluation_average if with_metric else None
         lr = getattr(trainer, "learning_rate", None)
         lr = lr() if callable(lr) else lr
-        self.update(float(trainer.previous_minibatch_loss_average) * samples, samples,
-                    None if metric is None else float(metric) * samples, lr)
+        self.update_training(float(trainer.previous_minibatch_loss_average) * samples, samples,
+                             None if metric is None else float(metric) * samples, lr)
 
-    def summarize_training_progress(self) -> ProgressRecord:
+    def summarize_training_progress(self, with_metric: bool | None = None) -> ProgressRecord:
         """Write the summary of the epoch (everything since the last summary) and start the next;
-        the metric is part of it when any minibatch of the epoch had one."""
-        return self._summarize_training(None)
+        the metric is part of it when any minibatch of the epoch had one, or (``with_metric``,
+        as the Trainer says: whether it has a metric) as told -- an epoch without minibatches
+        then shows ``metric = 0.00% * 0``, as CNTK's."""
+        return self._summarize_training(with_metric)
 
     def epoch_summary(self, with_metric: bool = False) -> ProgressRecord:
         """CNTK's older :meth:`summarize_training_progress`: the metric only when
@@ -405,9 +417,9 @@ class ProgressBarWriter(ProgressWriter):
             text += f", metric={m * 100:.2f}%" if self.metric_is_pct else f", metric={m:.4f}"
         return text
 
-    def update(self, loss_sum: float, samples: int, metric_sum: float | None = None,
-               learning_rate: float | None = None) -> None:
-        super().update(loss_sum, samples, metric_sum, learning_rate)
+    def update_training(self, loss_sum: float, samples: int, metric_sum: float | None = None,
+                        learning_rate: float | None = None) -> None:
+        super().update_training(loss_sum, samples, metric_sum, learning_rate)
         if int(samples) <= 0:
             return
         if self.bar is None:

@@ -250,7 +250,7 @@ class Trainer:
             loss_sum, metric_sum = (self.previous_minibatch_loss_sum,
                                     self.previous_minibatch_evaluation_sum)
             for writer in writers:
-                writer.update(loss_sum, samples, metric_sum, lr)
+                writer.update_training(loss_sum, samples, metric_sum, lr)
 
     # -- the last minibatch's figures (read lazily) ---------------------------------------------
     @property
@@ -308,8 +308,10 @@ class Trainer:
         return float(self.parameter_learners[0].learning_rate())
 
     def summarize_training_progress(self) -> None:
+        """The progress writers' epoch summaries (with the metric where the trainer has
+        one)."""
         for writer in self._writers():
-            writer.summarize_training_progress()
+            writer.summarize_training_progress(self._metric_sum is not None)
 
     def summarize_test_progress(self) -> None:
         for writer in self._writers():

@@ -4,6 +4,7 @@ cntk_examples.py; docs/cntk-examples.md), each compared with CNTK 2.7."""
 import contextlib
 import io
 import os
+import re
 import shutil
 import tempfile
 
@@ -186,6 +187,235 @@ def distributed_learner_writes_no_rate(C, r):
     return res
 
 
+def _atis_like(r, folder, vocab, labels, sequences):
+    """A CTF file of ``sequences`` queries as ATIS's (``S0`` a word, ``S2`` its slot label,
+    both sparse), and a reader of it."""
+    path = os.path.join(folder, "queries.ctf")
+    with open(path, "w") as f:
+        for s in range(sequences):
+            for _ in range(r.randint(2, 7, ())):
+                f.write("%d\t|S0 %d:1\t|S2 %d:1\n" % (s, r.randint(0, vocab, ()),
+                                                        r.randint(0, labels, ())))
+    return path
+
+
+@cntk_case(names=["cntk.Function.load", "cntk.Function.test", "cntk.Evaluator.test_minibatch",
+                  "cntk.Trainer.test_minibatch", "cntk.logging.ProgressPrinter"],
+           note="Examples/LanguageUnderstanding/ATIS/Python/LanguageUnderstanding.py evaluates "
+                "the model it saved and loaded again, applied to the criterion's query input: "
+                "the loaded recurrence read the lengths of the file's own input, not those of "
+                "the query it was applied to, and Stadyn printed 'metric = 1512.50% * 8' "
+                "(sgd here: CNTK 2.7's CPU build has no fsadagrad for a sparse gradient)")
+def loaded_sequence_model_tested_on_a_reader(C, r):
+    r.touch("cntk.Function.load", "cntk.Function.test", "cntk.Evaluator.test_minibatch",
+            "cntk.Trainer.test_minibatch", "cntk.logging.ProgressPrinter")
+    vocab, labels = 9, 4
+    Sequence, SparseTensor = C.layers.typing.Sequence, C.layers.typing.SparseTensor
+
+    def criterion_of(model):
+        @C.Function.with_signature(query=Sequence[SparseTensor[vocab]],
+                                   labels=Sequence[SparseTensor[labels]])
+        def criterion(query, labels):
+            z = model(query)
+            return (C.cross_entropy_with_softmax(z, labels),
+                    C.classification_error(z, labels))
+        return criterion
+
+    with r.tempdir() as folder:
+        path = _atis_like(r, folder, vocab, labels, 12)
+
+        def reader(training):
+            return C.io.MinibatchSource(C.io.CTFDeserializer(path, C.io.StreamDefs(
+                query=C.io.StreamDef(field='S0', shape=vocab, is_sparse=True),
+                slot_labels=C.io.StreamDef(field='S2', shape=labels, is_sparse=True))),
+                randomize=False, max_sweeps=C.io.INFINITELY_REPEAT if training else 1)
+        model = C.layers.Sequential([C.layers.Embedding(5), C.layers.Recurrence(
+            C.layers.LSTM(6)), C.layers.Dense(labels)])
+        model.update_signature(Sequence[SparseTensor[vocab]])
+        res = {"parameters": r.set_params(model.parameters)}
+        criterion = criterion_of(model)
+        source = reader(True)
+        criterion.train(source, streams=(source.streams.query, source.streams.slot_labels),
+                        minibatch_size=20, max_epochs=2, epoch_size=20,
+                        parameter_learners=[C.sgd(criterion.parameters, 0.5)])
+        model.save(os.path.join(folder, "model.cmf"))
+        loaded = C.Function.load(os.path.join(folder, "model.cmf"))
+        criterion = criterion_of(loaded)
+        out = io.StringIO()
+        source = reader(False)
+        with contextlib.redirect_stdout(out):
+            summary = criterion.test(
+                source, streams=(source.streams.query, source.streams.slot_labels),
+                minibatch_size=1000, callbacks=[C.logging.ProgressPrinter(tag='Evaluation')])
+        res["test"] = np.array([summary.metric, summary.samples])
+        res["printed"] = out.getvalue().splitlines()
+        # the same by minibatches of about 15 words, through an Evaluator and a Trainer
+        evaluator = C.Evaluator(criterion.outputs[1])
+        trainer = C.Trainer(loaded, criterion, [C.sgd(loaded.parameters, 0.0)])
+        source = reader(False)
+        averages = []
+        while True:
+            mb = source.next_minibatch(15, input_map={
+                criterion.arguments[0]: source.streams.query,
+                criterion.arguments[1]: source.streams.slot_labels})
+            if not mb:
+                break
+            averages.append([evaluator.test_minibatch(mb), trainer.test_minibatch(mb),
+                             mb[criterion.arguments[0]].num_samples])
+        res["minibatches"] = np.array(averages)
+    return res
+
+
+@cntk_case(names=["cntk.logging.ProgressPrinter", "cntk.logging.ProgressPrinter.update",
+                  "cntk.logging.ProgressPrinter.epoch_summary"],
+           note="Examples/Image/Classification/ConvNet/Python/ConvNet_CIFAR10_DataAug.py's "
+                "evaluate() drives a ProgressPrinter by hand: CNTK's update(loss, "
+                "minibatch_size, metric) takes the minibatch's averages (Stadyn's native "
+                "update takes sums: the line read 2.34% where CNTK's reads 37.50%), and "
+                "epoch_summary returns (average loss, average metric, samples), which the "
+                "program unpacks (Stadyn returned a ProgressRecord)")
+def progress_printer_by_hand(C, r):
+    r.touch("cntk.logging.ProgressPrinter.update", "cntk.logging.ProgressPrinter.epoch_summary")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        printer = C.logging.ProgressPrinter(tag='Evaluation', num_epochs=1)
+        printer.update(0, 16, 0.5)
+        printer.update(1.5, 16, 0.25)
+        summary = printer.epoch_summary(with_metric=True)
+    lines = [ln.split(" 0.0")[0] for ln in out.getvalue().splitlines() if ln.strip()]
+    return {"summary": np.array(list(summary), dtype=np.float64), "lines": lines}
+
+
+_TIMING = re.compile(r"\d+\.\d+s \( *\d+\.\d+ samples/s\)")
+
+
+def _printed(text):
+    return [_TIMING.sub("<time>", ln) for ln in text.splitlines() if ln.strip()]
+
+
+@cntk_case(names=["cntk.logging.ProgressPrinter.update_with_trainer",
+                  "cntk.logging.ProgressPrinter.avg_loss_since_start",
+                  "cntk.logging.ProgressPrinter.avg_metric_since_start",
+                  "cntk.logging.ProgressPrinter.avg_loss_since_last",
+                  "cntk.logging.ProgressPrinter.avg_metric_since_last",
+                  "cntk.logging.ProgressPrinter.reset_start",
+                  "cntk.logging.ProgressPrinter.reset_last",
+                  "cntk.logging.ProgressPrinter.epochs",
+                  "cntk.logging.ProgressPrinter.end_progress_print",
+                  "cntk.Trainer.summarize_training_progress"],
+           note="CNTK 2.7's by-hand calls keep counts of their own, apart from what a Trainer "
+                "holding the printer reports: minibatch lines by freq and first (a minibatch "
+                "printed on its own shows as [n+1-n]), a line without the metric when update "
+                "has none, freq=0's table and no summary, epoch numbers of their own")
+def progress_printer_by_hand_and_by_trainer(C, r):
+    r.touch("cntk.logging.ProgressPrinter.update_with_trainer",
+            "cntk.logging.ProgressPrinter.avg_loss_since_start",
+            "cntk.logging.ProgressPrinter.avg_metric_since_start",
+            "cntk.logging.ProgressPrinter.avg_loss_since_last",
+            "cntk.logging.ProgressPrinter.avg_metric_since_last",
+            "cntk.logging.ProgressPrinter.reset_start", "cntk.logging.ProgressPrinter.reset_last",
+            "cntk.logging.ProgressPrinter.epochs",
+            "cntk.logging.ProgressPrinter.end_progress_print",
+            "cntk.Trainer.summarize_training_progress")
+    res = {}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        p = C.logging.ProgressPrinter(freq=2, first=1)
+        for k in range(5):
+            p.update(1.0 + k, 4 + k, 0.1 * k if k != 3 else None)
+        res["averages"] = np.array([p.avg_loss_since_start(), p.avg_metric_since_start(),
+                                    p.avg_loss_since_last(), p.avg_metric_since_last()])
+        res["reset_last"] = np.array(p.reset_last(), dtype=np.float64)
+        res["reset_start"] = np.array(p.reset_start(), dtype=np.float64)
+        res["empty"] = np.array(p.epoch_summary(True), dtype=np.float64)
+        p = C.logging.ProgressPrinter(tag='Evaluation', num_epochs=1)
+        p.update(2.0, 8)
+        p.update(3.0, 0, 1.0)                                  # no samples: nothing
+        res["no_metric"] = np.array(p.epoch_summary(), dtype=np.float64)
+        res["epochs"] = np.array(p.epochs)
+        p = C.logging.ProgressPrinter(freq=0)
+        for k in range(4):
+            p.update(1.0 + k, 4, 0.5)
+        res["geometric"] = [repr(p.epoch_summary(True))]
+    res["by_hand"] = _printed(out.getvalue())
+    x, y = C.input_variable(3), C.input_variable(2)
+    z = C.layers.Dense(2)(x)
+    res["parameters"] = r.set_params(z.parameters)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        held = C.logging.ProgressPrinter(freq=1, tag='Held')
+        hand = C.logging.ProgressPrinter(freq=1, tag='Hand')
+        trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                            [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))], [held])
+        for k in range(3):
+            trainer.train_minibatch({x: r.randn(4 + k, 3), y: r.onehot(4 + k, 2)})
+            held.update_with_trainer(trainer, with_metric=True)
+            hand.update_with_trainer(trainer, with_metric=k > 0)
+        res["held"] = np.array(held.epoch_summary(True))
+        trainer.summarize_training_progress()
+        res["hand"] = np.array(hand.epoch_summary(True))
+        trainer.summarize_training_progress()              # an epoch without minibatches
+        held.epoch_summary()
+        res["counts"] = np.array([held.epochs, hand.epochs, held.total_training_updates(),
+                                  hand.total_training_updates()])
+        held.end_progress_print("not printed: no log file")
+    res["trainer"] = _printed(out.getvalue())
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "log")
+        with contextlib.redirect_stdout(io.StringIO()):
+            p = C.logging.ProgressPrinter(freq=1, log_to_file=path, num_epochs=2)
+            p.update(1.0, 2, 0.5)
+            p.epoch_summary(True)
+            p.end_progress_print("the end")
+        with open(path) as f:
+            res["log"] = [ln.replace(path, "<log>") for ln in _printed(f.read())]
+    return res
+
+
+@cntk_case(names=["cntk.Trainer", "cntk.Trainer.test_minibatch", "cntk.logging.ProgressPrinter"],
+           note="Examples/Image/Classification/ConvNet/Python/ConvNet_CIFAR10_DataAug.py "
+                "evaluates through a Trainer made by its own Evaluator(criterion) helper, which "
+                "calls CNTK's private Trainer._get_loss_metric (missing in Stadyn), and "
+                "reports each minibatch's average to a ProgressPrinter by hand")
+def dummy_trainer_evaluates_by_hand(C, r):
+    r.touch("cntk.Trainer.test_minibatch", "cntk.logging.ProgressPrinter")
+    model = C.layers.Dense(4)
+
+    @C.Function.with_signature(C.layers.Tensor[3], C.layers.Tensor[4])
+    def criterion(data, label):
+        z = model(data)
+        return C.cross_entropy_with_softmax(z, label), C.classification_error(z, label)
+    res = {"parameters": r.set_params(model.parameters)}
+
+    def evaluator(criterion):                  # as the program writes it
+        loss, metric = C.Trainer._get_loss_metric(criterion)
+        parameters = set(loss.parameters)
+        if metric:
+            parameters |= set(metric.parameters)
+        learner = C.momentum_sgd(tuple(parameters), lr=C.learning_parameter_schedule(1),
+                                 momentum=C.momentum_schedule(0))
+        return C.Trainer(None, (loss, metric), learner)
+    single = C.Trainer._get_loss_metric((criterion.outputs[0],))
+    res["single"] = [type(single[0]).__name__, repr(single[1])]
+    try:
+        C.Trainer._get_loss_metric(tuple(criterion.outputs) * 2)
+        res["three"] = ["accepted"]
+    except ValueError as exc:
+        res["three"] = [type(exc).__name__]
+    trainer = evaluator(criterion)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        printer = C.logging.ProgressPrinter(tag='Evaluation', num_epochs=1)
+        for n in (16, 16, 5):
+            metric = trainer.test_minibatch({criterion.arguments[0]: r.randn(n, 3) * 3,
+                                             criterion.arguments[1]: r.onehot(n, 4)})
+            printer.update(0, n, metric)
+        loss, metric, samples = printer.epoch_summary(with_metric=True)
+    res["summary"] = np.array([loss, metric, samples])
+    res["lines"] = _printed(out.getvalue())
+    return res
+
+
 @cntk_case(names=["cntk.reshape", "cntk.times_transpose"],
            note="Examples/Text/WordLMWithSampledSoftmax/word_rnn.py: "
                 "reshape(times_transpose(W, h) + b, (vocab,)) of a sequence h; C.reshape of a "
@@ -200,30 +430,7 @@ def reshape_of_a_sequence(C, r):
     return {"axes": np.array(len(z.dynamic_axes)), "z": z.eval({h: data})}
 
 
-# -- found by the Examples and not fixed yet (strict xfail; the references are CNTK 2.7's) ----
-
-@cntk_case(names=["cntk.logging.ProgressPrinter"],
-           xfail="CNTK's deprecated ProgressPrinter.update(loss, minibatch_size, metric) takes "
-                 "the minibatch's averages (Stadyn's ProgressWriter.update takes sums), and "
-                 "epoch_summary returns (average loss, average metric, samples) where Stadyn "
-                 "returns a ProgressRecord (src/stadyn/train/_progress.py)",
-           note="Examples/Image/Classification/ConvNet/Python/ConvNet_CIFAR10_DataAug.py's "
-                "evaluate() drives a ProgressPrinter by hand and unpacks epoch_summary")
-def progress_printer_by_hand(C, r):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        printer = C.logging.ProgressPrinter(tag='Evaluation', num_epochs=1)
-        printer.update(0, 16, 0.5)
-        printer.update(1.5, 16, 0.25)
-        summary = printer.epoch_summary(with_metric=True)
-    lines = [ln.split(" 0.0")[0] for ln in out.getvalue().splitlines() if ln.strip()]
-    return {"summary": np.array(list(summary), dtype=np.float64), "lines": lines}
-
-
 @cntk_case(names=["cntk.Trainer.train_minibatch"],
-           xfail="train_minibatch((arguments, sequence-begin flags)) is refused; with a flag "
-                 "False CNTK 2.7 goes on from the recurrence's state at the end of the previous "
-                 "minibatch (truncated back-propagation through time)",
            note="Examples/Text/CharacterLM/char_rnn.py trains on consecutive 100-character "
                 "pieces of one text, the first marked as a sequence start, the rest not")
 def train_minibatch_with_sequence_begin_flags(C, r):
@@ -243,4 +450,65 @@ def train_minibatch_with_sequence_begin_flags(C, r):
         trainer.train_minibatch(({x: [features], y: [labels]}, [True]))
         losses.append(trainer.previous_minibatch_loss_average)
     res["losses"] = np.array(losses)
+    return res
+
+
+@cntk_case(names=["cntk.Trainer.train_minibatch"],
+           note="char_rnn.py's truncated back-propagation through time, further: an LSTM (after "
+                "a Stabilizer, as the program's), a GRU and a plain recurrent step in one "
+                "model, two sequences per minibatch, lengths changing from one to the next, "
+                "flags per sequence, "
+                "a learning rate (the carried states are the previous step's values, "
+                "computed before its update), and eval afterwards starting afresh")
+def sequence_begin_flags_carry_every_recurrence(C, r):
+    r.touch("cntk.Trainer.train_minibatch")
+    x = C.sequence.input_variable(3)
+    y = C.sequence.input_variable(2)
+    z = C.layers.Sequential([C.layers.Stabilizer(), C.layers.Recurrence(C.layers.LSTM(4)),
+                             C.layers.Recurrence(C.layers.GRU(5)),
+                             C.layers.Recurrence(C.layers.RNNStep(6)), C.layers.Dense(2)])(x)
+    res = {"parameters": r.set_params(z.parameters)}
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [C.momentum_sgd(z.parameters, C.learning_parameter_schedule(0.5),
+                                        C.momentum_schedule(0.5))])
+    losses = []
+    # (sequences of one length per minibatch: with several lengths CNTK 2.7 pairs them by
+    # the slots it packs them into, which Stadyn refuses to imitate)
+    for flags, lengths in (([True, True], (4, 4)), ([False, False], (3, 3)),
+                           ([False, True], (5, 5)), ([True, False], (2, 2)),
+                           ([False, False], (1, 1))):
+        xs = [r.randn(n, 3) for n in lengths]
+        ys = [r.onehot(n, 2) for n in lengths]
+        trainer.train_minibatch(({x: xs, y: ys}, flags))
+        losses.append(trainer.previous_minibatch_loss_average)
+    res["losses"] = np.array(losses)
+    res["after"] = r.param_values(z.parameters)
+    data = [r.randn(3, 3)]
+    res["eval"] = z.eval({x: data})[0]
+    trainer.train_minibatch({x: data, y: [r.onehot(3, 2)]})     # no flags: a fresh start
+    res["unflagged"] = np.array(trainer.previous_minibatch_loss_average)
+    return res
+
+
+@cntk_case(names=["cntk.Function.eval"],
+           note="Examples/Text/CharacterLM/char_rnn.py samples text one character at a time, "
+                "z.eval(([x], [True])) and then z.eval(([x], [False])): each run goes on from "
+                "the state the previous one ended in (Stadyn began every run afresh)")
+def eval_with_sequence_begin_flags(C, r):
+    r.touch("cntk.Function.eval")
+    x = C.sequence.input_variable(3)
+    z = C.layers.Sequential([C.layers.Recurrence(C.layers.LSTM(4)),
+                             C.layers.Recurrence(C.layers.GRU(5)), C.layers.Dense(2)])(x)
+    res = {"parameters": r.set_params(z.parameters)}
+    whole = [r.randn(5, 3), r.randn(5, 3)]
+    res["whole"] = np.stack(z.eval({x: whole}))
+    pieces = []
+    for k, (a, b) in enumerate(((0, 2), (2, 3), (3, 5))):
+        data = [s[a:b] for s in whole]
+        if k == 1:                                     # flags given with the input's data
+            pieces.append(np.stack(z.eval({x: (data, [False, False])})))
+        else:
+            pieces.append(np.stack(z.eval(({x: data}, [k == 0, k == 0]))))
+    res["pieces"] = np.concatenate(pieces, axis=1)
+    res["afresh"] = np.stack(z.eval({x: [s[3:5] for s in whole]}))
     return res

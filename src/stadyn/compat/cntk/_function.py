@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from ... import functions as F
-from ...graph import Variable, forward_all, is_lengths, pad_sequences, topological_nodes, training
+from ...graph import Variable, forward_all, is_lengths, topological_nodes, training
 from ...train import feed
 from . import _graph as G
 from ._adapt import unwrap, wrap
@@ -26,9 +26,10 @@ from ._late import bind, late
 from ._loops import clone_graph, close_loops, split_loops
 from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
+from ._sequence_begin import carrying, function_begins, split_flags
 from ._signature import _function_of_callable as function_of_callable
 from ._signature import argument_leaves
-from ._values import Value
+from ._values import Value, output_value, root_gradient
 
 __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "as_composite", "as_block",
            "BlockFunction", "combine_outputs"]
@@ -296,9 +297,11 @@ class Function(GraphObject, TensorOpsMixin):
         raise AttributeError(f"neither the Function nor its output has '{name}'")
 
     # -- evaluation -----------------------------------------------------------------------------
-    def _bind(self, arguments: Any) -> None:
+    def _bind(self, arguments: Any) -> list[bool] | None:
+        """Feed ``arguments``; returns the sequence-begin flags given with them, or None."""
         if arguments is None:
-            return
+            return None
+        arguments, flags = split_flags(arguments)
         args = self.arguments
         if not isinstance(arguments, dict):
             if len(args) != 1:
@@ -311,7 +314,7 @@ class Function(GraphObject, TensorOpsMixin):
             if target is None:
                 raise ValueError(f"no input named {key!r}")
             if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], list):
-                value = value[0]    # (data, sequence starts): every sample is one sequence
+                value, flags = value[0], [bool(f) for f in value[1]]    # (data, sequence starts)
             if unwrap(target).sequence_lengths is not None and (
                     isinstance(value, list) or getattr(value, "lengths", None) is not None):
                 feed(unwrap(target), value)      # one array per sequence, of its own length
@@ -329,6 +332,7 @@ class Function(GraphObject, TensorOpsMixin):
             if G.BATCH(var) and tuple(arr.shape) == tuple(var.shape[1:]):
                 arr = arr[None]     # one sample, of the input's very shape (CNTK reads it so)
             feed(var, arr)
+        return flags
 
     def eval(self, arguments: Any = None, outputs=None, device=None, as_numpy: bool = True):
         """The outputs' values for ``arguments`` (``{input: data}``, or the data of the only
@@ -360,22 +364,25 @@ class Function(GraphObject, TensorOpsMixin):
             >>> f.backward(state, {f.output: np.ones((1, 2), np.float32)}, {x})[x].tolist()
             [[0.25, 0.25]]
         """
-        self._bind(arguments)
+        flags = self._bind(arguments)
         wanted = self.outputs if outputs is None else list(outputs)
         keep = bool(keep_for_backward)
         roots = self._roots()
+        begins = function_begins(roots, flags)  # flags: recurrences go on from the last run
         roots += [unwrap(o) for o in wanted if not any(unwrap(o) is v for v in roots)]
         roots += [v.sequence_lengths for v in list(roots)          # computed lengths (a slice)
                   if v.sequence_lengths is not None and v.sequence_lengths.parent is not None]
         assigns = assign_outputs(roots)
         roots += [v for v in assigns if not any(v is r for r in roots)]
-        if keep:
-            with training(True):
-                forward_all(roots, clear_no_need_grad=True)
-        else:
-            with training(False), torch.no_grad():
-                forward_all(roots, clear_buffer=True)
-        values = {o: _value(unwrap(o)) for o in wanted}
+        roots += begins.wanted() if begins is not None else []
+        with carrying(begins):
+            if keep:
+                with training(True):
+                    forward_all(roots, clear_no_need_grad=True)
+            else:
+                with training(False), torch.no_grad():
+                    forward_all(roots, clear_buffer=True)
+        values = {o: output_value(unwrap(o)) for o in wanted}
         if not as_numpy:        # CNTK's Value objects (a dense batch; sequences stay lists)
             values = {o: Value(batch=v) if isinstance(v, np.ndarray) else v
                       for o, v in values.items()}
@@ -399,11 +406,11 @@ class Function(GraphObject, TensorOpsMixin):
             v.grad = None
         try:
             for root, seed in root_gradients.items():
-                unwrap(root).backward(_seed(unwrap(root), seed))
+                unwrap(root).backward(root_gradient(unwrap(root), seed))
             out = {}
             for v in variables:
                 var = unwrap(v)
-                out[v] = _value(var, var.g if var.grad is not None else
+                out[v] = output_value(var, var.g if var.grad is not None else
                                 np.zeros(var.shape, np.float32))     # per sequence, too
             apply_assignments(state.assignments)
             return out
@@ -681,20 +688,3 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:
 bind(Function=Function,      # Variable.owner and the wrapping of outputs (_mixins, _variables)
      combine_outputs=combine_outputs)   # a Sequential ending in a tuple (_layers)
 
-
-def _value(v: Variable, array: np.ndarray | None = None):
-    """A value as CNTK returns it: an array, or for a sequence one array per sequence."""
-    array = v.d if array is None else array
-    lengths = v.sequence_lengths
-    if lengths is None:
-        return array.copy()
-    return [array[b, :int(n)].copy() for b, n in enumerate(lengths.d)]
-
-
-def _seed(v: Variable, seed) -> np.ndarray:
-    """A root gradient for ``v``: one array per sequence (padded) for a sequence."""
-    if v.sequence_lengths is not None and isinstance(seed, (list, tuple)):
-        padded = pad_sequences(seed, v.shape[2:], np.float32)[0]
-        extra = v.shape[1] - padded.shape[1]     # a value padded past its longest sequence
-        return np.pad(padded, [(0, 0), (0, max(extra, 0))] + [(0, 0)] * (padded.ndim - 2))
-    return np.asarray(seed, dtype=np.float32)

@@ -417,6 +417,13 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
     (``method``), inputs kept or (``clone_inputs``) cloned, names, op names and blocks carried
     over.  Returns the new roots."""
     mapping: dict[int, Variable] = {id(old): new for old, new in substitutions.items()}
+    for old, new in substitutions.items():
+        # ops that read a substituted sequence input's lengths (a recurrence loaded from a
+        # file takes them as an input) read the substitute's
+        lengths = old.sequence_lengths
+        if (old.parent is None and lengths is not None and lengths.parent is None
+                and new.sequence_lengths is not None):
+            mapping.setdefault(id(lengths), new.sequence_lengths)
     keep = [old for old in substitutions]   # ids stay valid while the map is used
 
     def new_of(v: Variable) -> Variable:

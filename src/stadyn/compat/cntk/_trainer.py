@@ -9,6 +9,7 @@ from ...learners import Learner as _Learner
 from ...train import Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._function import Function
+from ._sequence_begin import SequenceBegins, split_flags
 
 __all__ = ["Trainer"]
 
@@ -44,6 +45,33 @@ def _as_input_shape(var, data):
     return data
 
 
+def _sequence_count(arguments) -> int | None:
+    """The sequences of a minibatch: a list's entries, a reader's ``num_sequences``, an
+    array's first axis (of the first input that has one)."""
+    for value in arguments.values():
+        if isinstance(value, (list, tuple)):
+            return len(value)
+        if getattr(value, "num_sequences", None) is not None:
+            return int(value.num_sequences)
+        if hasattr(value, "shape") and len(value.shape):
+            return int(value.shape[0])
+    return None
+
+
+def _sequence_lengths(arguments) -> list[int] | None:
+    """The lengths of the sequences of the first sequence input of a minibatch (a list of
+    arrays, a reader's sequences, an array of equal sequences), or None."""
+    for value in arguments.values():
+        if isinstance(value, (list, tuple)):
+            return [len(s) for s in value]
+        lengths = getattr(value, "lengths", None)
+        if lengths is not None:
+            return [int(n) for n in lengths]
+        if getattr(value, "ndim", 0) >= 3:
+            return [int(value.shape[1])] * int(value.shape[0])
+    return None
+
+
 class Trainer(_Trainer):
     """``cntk.Trainer(model, (loss, metric), learners, progress_writers)`` -- or
     ``(model, loss, learners)`` without a metric -- or the 2017 betas'
@@ -77,19 +105,55 @@ class Trainer(_Trainer):
                          unwrap(parameter_learners), unwrap(progress_writers), *unwrap(args),
                          **kwargs)
 
+    @staticmethod
+    def _get_loss_metric(criterion) -> tuple:
+        """CNTK's helper reading a criterion -- a ``(loss, metric)``-valued Function, a tuple
+        of one or two Functions or Variables -- as ``(loss, metric)`` Functions (metric None
+        for one).  Private in CNTK, yet ConvNet_CIFAR10_DataAug.py's ``Evaluator`` calls it."""
+        if isinstance(criterion, Function):
+            criterion = criterion.outputs
+        criterion = tuple(c if isinstance(c, Function) else Function(unwrap(c))
+                          for c in criterion)
+        if len(criterion) == 1:
+            return criterion + (None,)
+        if len(criterion) != 2:
+            raise ValueError("criterion parameter must be a singleton or a tuple of 2 elements")
+        return criterion
+
     def train_minibatch(self, arguments, outputs=None, device=None, is_sweep_end=None):
         """Train on one minibatch (``{input: data}``; CNTK's ``(N, 1, ...)`` minibatch data
-        too).  A learning rate not reported yet (at the start, and after a change) goes to the
-        progress writers first, as CNTK's ``Learning rate per 1 samples: 0.1``.  A reader's
-        minibatch that ends a sweep (else ``is_sweep_end``) moves schedules given per sweep
-        on."""
+        too; or ``({input: data}, flags)``: CNTK's sequence-begin flags, one per sequence, a
+        False one continuing that sequence from the previous minibatch, see
+        :mod:`._sequence_begin`).  A learning rate not reported yet (at the start, and after a
+        change) goes to the progress writers first, as CNTK's ``Learning rate per 1 samples:
+        0.1``.  A reader's minibatch that ends a sweep (else ``is_sweep_end``) moves schedules
+        given per sweep on."""
+        arguments, flags = split_flags(arguments)
         if arguments and self.progress_writers:
             self._report_learning_rates()
         if isinstance(arguments, dict):
             ends = [v.end_of_sweep for v in arguments.values()
                     if isinstance(v, _io.MinibatchData)]
             is_sweep_end = any(ends) if ends else is_sweep_end
-        return super().train_minibatch(_plain(arguments), outputs, device, is_sweep_end)
+        begins = self.__dict__.get("_sequence_begins")
+        if flags is not None and begins is None:
+            begins = self._sequence_begins = SequenceBegins(self._outputs)
+        if begins is None or not arguments:
+            return super().train_minibatch(_plain(arguments), outputs, device, is_sweep_end)
+        if flags is not None and len(flags) != _sequence_count(arguments):
+            raise ValueError(f"train_minibatch: {len(flags)} sequence-begin flags for a "
+                             f"minibatch of {_sequence_count(arguments)} sequences")
+        begins.begin(flags, _sequence_lengths(arguments))
+        wanted = begins.wanted()
+        mine = list(outputs or ())
+        try:
+            _, values = super().train_minibatch(_plain(arguments), mine + wanted, device,
+                                                is_sweep_end)
+        except BaseException:
+            begins.begin(None)
+            raise
+        begins.keep({id(v): values[v] for v in wanted})
+        return (True, {o: values[o] for o in mine}) if mine else True
 
     def _report_learning_rates(self) -> None:
         """CNTK's learners write their learning rate when it changes, and momentum_sgd its

@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["NDArrayView", "Value", "asarray", "asvalue"]
+from ...graph import pad_sequences
+
+__all__ = ["NDArrayView", "Value", "asarray", "asvalue", "output_value", "root_gradient"]
 
 
 class NDArrayView:
@@ -147,3 +149,23 @@ def asarray(value, dtype=None) -> np.ndarray:
 def asvalue(variable, data_array) -> Value:
     """``data_array`` as a Value for ``variable``."""
     return Value.create(variable, data_array)
+
+
+def output_value(v, array: np.ndarray | None = None):
+    """A value of the Stadyn Variable ``v`` as CNTK returns it (``array``, else ``v``'s own):
+    an array, or for a sequence one array per sequence."""
+    array = v.d if array is None else array
+    lengths = v.sequence_lengths
+    if lengths is None:
+        return array.copy()
+    return [array[b, :int(n)].copy() for b, n in enumerate(lengths.d)]
+
+
+def root_gradient(v, seed) -> np.ndarray:
+    """A root gradient for the Stadyn Variable ``v``: one array per sequence (padded) for a
+    sequence."""
+    if v.sequence_lengths is not None and isinstance(seed, (list, tuple)):
+        padded = pad_sequences(seed, v.shape[2:], np.float32)[0]
+        extra = v.shape[1] - padded.shape[1]     # a value padded past its longest sequence
+        return np.pad(padded, [(0, 0), (0, max(extra, 0))] + [(0, 0)] * (padded.ndim - 2))
+    return np.asarray(seed, dtype=np.float32)

@@ -1,8 +1,10 @@
-"""The 2017 betas' ``cntk.utils``: the progress printer with that release's wording."""
+"""The 2017 betas' ``cntk.utils``: the progress printer with that release's wording (and the
+by-hand calls of CNTK's, ``update`` with a minibatch's averages, ``update_with_trainer`` and
+``epoch_summary``, which were the betas' way to drive it)."""
 
 from __future__ import annotations
 
-from ...train.progress import ProgressPrinter as _ProgressPrinter
+from .logging import ProgressPrinter as _ProgressPrinter
 from .logging import log_number_of_parameters
 
 __all__ = ["ProgressPrinter", "log_number_of_parameters"]

@@ -15,7 +15,6 @@ import enum
 from typing import Any
 
 from ....graph import Variable as _StadynVariable
-from ....train.progress import ProgressPrinter
 from ....train.progress import ProgressWriter as _ProgressWriter
 from ....train.progress import TensorBoardProgressWriter as _TensorBoardProgressWriter
 from ....train.progress import log_number_of_parameters as _log_number_of_parameters
@@ -23,6 +22,7 @@ from .._function import Function
 from .._variables import Variable
 from ..device import cpu
 from . import graph
+from ._progress_print import ProgressPrinter
 from .graph import (depth_first_search, find_all_with_name, find_by_name, find_by_uid,
                     get_node_outputs, plot)
 

@@ -1,0 +1,234 @@
+"""CNTK's sequence-begin flags: ``trainer.train_minibatch((arguments, [True]))`` and then
+``[False]``: a sequence whose flag is False goes on from where the same sequence of the previous
+minibatch ended (truncated back-propagation through time, as char_rnn.py trains).
+
+CNTK 2.7 gives every recurrence of the graph, as its initial state for that sequence, the state
+it reached at the previous minibatch's last step, as a value: no gradient flows back into the
+previous minibatch.  Here each recurrence node of the Trainer's graph (the fused LSTM, GRU and
+plain recurrent kernels, and the ``recurrence`` op) reads, in place of each initial state
+``s0``, ``s0 * begin + carried * (1 - begin)``: two leaves this module sets before each step
+(``begin`` 1 for a sequence that starts, 0 for one that goes on; ``carried`` the states kept
+from the previous step) and puts back to "start afresh" after it, so the graph computes as
+before everywhere else (``eval``, ``test_minibatch``).  The states a step ends in are read from
+its values: a kernel's output at each sequence's last step, and for the fused LSTM the cell,
+computed again from the step's input, output and weights (CNTK's LSTM equations).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import weakref
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from ... import functions as F
+from ...graph import Subgraph, Variable, bump_graph_version
+
+__all__ = ["SequenceBegins", "carrying", "function_begins", "split_flags"]
+
+_KERNELS = ("cntk_lstm_sequence", "cntk_gru_sequence", "cntk_rnn_sequence")
+
+
+def split_flags(arguments):
+    """``(arguments, flags)`` for CNTK's ``(data, sequence-begin flags)`` pair (the flags a list
+    of bools, one per sequence), else ``(arguments, None)``."""
+    if (isinstance(arguments, tuple) and len(arguments) == 2 and isinstance(arguments[0], dict)
+            and isinstance(arguments[1], (list, tuple, np.ndarray))):
+        return arguments[0], [bool(f) for f in arguments[1]]
+    return arguments, None
+
+
+class _Carry:
+    """One recurrence node: where its initial states are, the leaves that replace them and
+    the values a step's final states are computed from."""
+
+    def __init__(self, node):
+        self.node = node
+        name = node.spec.name
+        inputs, attrs = node.spec.split_arguments(node.args, node.kwargs)
+        self.go_backwards = bool(attrs.get("go_backwards", False))
+        self.lengths = inputs[0] if name == "recurrence" else inputs[1]
+        if name == "recurrence":
+            step, n_seq = attrs["step"], int(attrs.get("n_sequences", 1))
+            positions = list(range(1 + n_seq, 1 + n_seq + len(step.states)))
+            shapes = list(step.state_shapes)
+            outputs = node.outputs
+            if any(o is None for o in outputs):
+                raise ValueError("train_minibatch with sequence-begin flags: a recurrence "
+                                 f"({node.scope or 'unnamed'}) returns states nobody kept "
+                                 "(an LSTM step run op by op); Stadyn carries the states of "
+                                 "the fused recurrences and of recurrences whose states are "
+                                 "all outputs")
+            self.sequences = list(outputs)
+        else:
+            positions = [2, 3] if name == "cntk_lstm_sequence" else [2]
+            size = int(inputs[5 if name == "cntk_lstm_sequence" else 4].shape[0])
+            shapes = [(size,)] * len(positions)
+            self.sequences = [node.outputs[0]]
+        self.kind = name
+        self.shapes = shapes
+        self.begin = Variable.from_numpy_array(np.ones((), np.float32))
+        self.carried = [Variable.from_numpy_array(np.zeros(s, np.float32)) for s in shapes]
+        self.initial = []
+        for k, carried in zip(positions, self.carried):
+            original = inputs[k]
+            chosen = original * self.begin + carried * (1.0 - self.begin)
+            _replace_input(node, k, chosen)
+            self.initial.append(chosen)
+        # the values the final states are computed from, kept as outputs of the step (the
+        # weights as copies: an identity of a parameter may share its memory, which the
+        # update then overwrites)
+        self.step_inputs = [F.identity(inputs[0])] + [v * 1.0 for v in inputs[4:7]] \
+            if name == "cntk_lstm_sequence" else []
+        self.kept: list[np.ndarray] | None = None
+        self.kept_lengths: list[int] = []
+
+    def wanted(self) -> list[Variable]:
+        return self.sequences + self.initial + self.step_inputs + [self.lengths]
+
+    def set(self, flags: list[bool] | None, lengths: Sequence[int] | None = None) -> None:
+        """Begin every sequence afresh (``flags`` None) or as ``flags`` say (``lengths``: the
+        minibatch's sequences' lengths)."""
+        if flags is None or all(flags):
+            _assign(self.begin, np.ones((), np.float32))
+            for v, shape in zip(self.carried, self.shapes):
+                _assign(v, np.zeros(shape, np.float32))
+            return
+        if self.go_backwards:
+            raise ValueError("train_minibatch: a sequence-begin flag False continues a "
+                             "recurrence from the previous minibatch, which a recurrence that "
+                             "goes backwards cannot")
+        if self.kept is None or len(self.kept[0]) != len(flags):
+            had = "no minibatch" if self.kept is None else f"{len(self.kept[0])} sequences"
+            raise ValueError(f"train_minibatch: sequence-begin flags {flags} continue "
+                             f"{len(flags)} sequences from the previous minibatch, which had "
+                             f"{had}")
+        if len(set(self.kept_lengths)) > 1 or lengths is None or len(set(lengths)) > 1:
+            # CNTK 2.7 then pairs the sequences by the slots it packs them into and carries
+            # the value at each slot's last step, past a shorter sequence's end
+            raise ValueError("train_minibatch: sequence-begin flags False continue sequences "
+                             "only where every sequence of this minibatch and of the previous "
+                             "one has the same length (these: "
+                             f"{list(lengths) if lengths is not None else 'unknown'}, the "
+                             f"previous: {list(self.kept_lengths)})")
+        _assign(self.begin, np.asarray(flags, np.float32).reshape(-1, 1))
+        for v, state in zip(self.carried, self.kept):
+            _assign(v, state)
+
+    def keep(self, values: dict, batch_lengths: np.ndarray) -> None:
+        """The states each sequence ended in (at its last step) in the step just run."""
+        self.kept_lengths = [int(n) for n in batch_lengths]
+        last = np.maximum(batch_lengths.astype(np.int64) - 1, 0)
+        rows = np.arange(len(last))
+        if self.kind == "cntk_lstm_sequence":
+            h = values[id(self.sequences[0])]
+            c = _lstm_cells(values, self, h, batch_lengths)
+            self.kept = [h[rows, last].astype(np.float32), c[rows, last].astype(np.float32)]
+        else:
+            self.kept = [values[id(s)][rows, last].astype(np.float32)
+                         for s in self.sequences]
+
+
+def _lstm_cells(values: dict, carry: _Carry, h: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The cell states of CNTK's LSTM (gates ``i, c, f, o`` in ``W``'s columns) along each
+    sequence, from the step's input ``x``, its outputs ``h`` and weights: every gate is
+    known once the previous output is, so only the cell's own recurrence is run."""
+    x, w, hw, b = (torch.from_numpy(np.asarray(values[id(v)], np.float64))
+                   for v in carry.step_inputs)
+    h = torch.from_numpy(np.asarray(h, np.float64))
+    batch, steps = x.shape[:2]
+    h0, c0 = (torch.from_numpy(np.broadcast_to(np.asarray(values[id(v)], np.float64),
+                                               (batch, hw.shape[0])).copy())
+              for v in carry.initial)
+    previous = torch.cat([h0.unsqueeze(1), h[:, :-1]], 1)
+    proj = x @ w + previous @ hw + b
+    i, g, f, _ = proj.reshape(batch, steps, 4, -1).unbind(2)
+    i, g, f = torch.sigmoid(i), torch.tanh(g), torch.sigmoid(f)
+    c, cells = c0, []
+    for t in range(steps):
+        c = f[:, t] * c + i[:, t] * g[:, t]
+        cells.append(c)
+    return torch.stack(cells, 1).numpy()
+
+
+def _assign(v: Variable, array: np.ndarray) -> None:
+    """Give the leaf ``v`` the value ``array``, of its own shape (a batch of its own)."""
+    v.data = torch.from_numpy(np.ascontiguousarray(array, np.float32))
+
+
+def _replace_input(node, k: int, new: Variable) -> None:
+    """Make input ``k`` of ``node`` (in the order of its declaration) ``new``."""
+    spec = node.spec
+    if spec.variadic or k < len(node.args):
+        args = list(node.args)
+        args[k] = new
+        node.args = tuple(args)
+    else:
+        node.kwargs = dict(node.kwargs, **{spec.inputs[k]: new})
+    inputs = [a for a in node.args if isinstance(a, Variable)]
+    inputs.extend(v for v in node.kwargs.values() if isinstance(v, Variable))
+    node.inputs = tuple(inputs)
+    bump_graph_version()
+
+
+class SequenceBegins:
+    """The recurrences of a Trainer's graph made to take CNTK's sequence-begin flags (see the
+    module docstring); made the first time a minibatch comes with flags."""
+
+    def __init__(self, roots: Sequence[Variable]):
+        nodes = [n for n in Subgraph(list(roots)).nodes
+                 if n.spec.name in _KERNELS + ("recurrence",)]
+        self.carries = [_Carry(n) for n in nodes]
+
+    def wanted(self) -> list[Variable]:
+        """What a step must also compute for :meth:`keep`."""
+        return [v for c in self.carries for v in c.wanted()]
+
+    def begin(self, flags: list[bool] | None, lengths: Sequence[int] | None = None) -> None:
+        """Set the recurrences' initial states for a minibatch with ``flags`` (None: every
+        sequence starts) whose sequences have ``lengths``."""
+        for c in self.carries:
+            c.set(flags, lengths)
+
+    def keep(self, values: dict) -> None:
+        """Keep the states the step just run ended in (``values``: ``{id(variable): array}``
+        of :meth:`wanted`), and put the recurrences back to starting afresh."""
+        for c in self.carries:
+            c.keep(values, np.asarray(values[id(c.lengths)]))
+            c.set(None)
+
+
+# a Function's runs: one SequenceBegins per output (CNTK: per Function), made at the first run
+# with flags
+_FUNCTIONS: "weakref.WeakKeyDictionary[Variable, SequenceBegins]" = weakref.WeakKeyDictionary()
+
+
+def function_begins(roots: Sequence[Variable], flags: list[bool] | None):
+    """The :class:`SequenceBegins` of a Function's graph (its outputs ``roots``, fed already)
+    set for a run with ``flags``; None for a Function never run with flags."""
+    begins = _FUNCTIONS.get(roots[0])
+    if begins is None:
+        if flags is None:
+            return None
+        begins = _FUNCTIONS[roots[0]] = SequenceBegins(roots)
+    fed = [c.lengths for c in begins.carries if c.lengths.parent is None]
+    lengths = [int(n) for n in np.asarray(fed[0].d).reshape(-1)] if fed else None
+    begins.begin(flags, lengths)
+    return begins
+
+
+@contextlib.contextmanager
+def carrying(begins: SequenceBegins | None):
+    """Around a run of :meth:`SequenceBegins.wanted` (``begins`` None: nothing): afterwards
+    keep the states it ended in; if it fails, start afresh next time."""
+    if begins is None:
+        yield
+        return
+    try:
+        yield
+    except BaseException:
+        begins.begin(None)
+        raise
+    begins.keep({id(v): v.d for v in begins.wanted()})

@@ -1,0 +1,63 @@
+"""CNTK's sequence-begin flags where Stadyn refuses what it does not imitate (the cases
+compared with CNTK 2.7 are in compat_cases/cntk_examples.py): a False flag continues a sequence
+only from a previous minibatch of as many sequences, all of one length, as the minibatch."""
+
+import numpy as np
+import pytest
+
+import stadyn.compat.cntk as C
+
+
+def _trainer():
+    x, y = C.sequence.input_variable(3), C.sequence.input_variable(2)
+    z = C.layers.Sequential([C.layers.Recurrence(C.layers.LSTM(4)), C.layers.Dense(2)])(x)
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
+    return x, y, z, trainer
+
+
+def _data(lengths, seed=0):
+    rs = np.random.RandomState(seed)
+    return ([rs.randn(n, 3).astype(np.float32) for n in lengths],
+            [np.eye(2, dtype=np.float32)[rs.randint(0, 2, n)] for n in lengths])
+
+
+@pytest.mark.usefixtures("fresh_parameters")
+def test_a_false_flag_needs_a_previous_minibatch_of_as_many_sequences():
+    x, y, _, trainer = _trainer()
+    xs, ys = _data([3, 3])
+    with pytest.raises(ValueError, match="previous minibatch, which had no minibatch"):
+        trainer.train_minibatch(({x: xs, y: ys}, [False, False]))
+    trainer.train_minibatch(({x: xs, y: ys}, [True, True]))
+    with pytest.raises(ValueError, match="3 sequence-begin flags for a minibatch of 2"):
+        trainer.train_minibatch(({x: xs, y: ys}, [False, False, False]))
+    one_x, one_y = _data([3])
+    with pytest.raises(ValueError, match="which had 2 sequences"):
+        trainer.train_minibatch(({x: one_x, y: one_y}, [False]))
+
+
+@pytest.mark.usefixtures("fresh_parameters")
+def test_sequences_of_several_lengths_are_not_continued():
+    x, y, _, trainer = _trainer()
+    xs, ys = _data([3, 5])
+    trainer.train_minibatch(({x: xs, y: ys}, [True, True]))
+    with pytest.raises(ValueError, match=r"same length \(these: \[3, 5\], the previous: "
+                                         r"\[3, 5\]\)"):
+        trainer.train_minibatch(({x: xs, y: ys}, [False, True]))
+    trainer.train_minibatch(({x: xs, y: ys}, [True, True]))     # starting afresh is fine
+
+
+@pytest.mark.usefixtures("fresh_parameters")
+def test_the_graph_starts_afresh_after_a_flagged_step():
+    """eval after a flagged step (the parameters unchanged: a rate of 0) computes what it
+    computed before: the recurrences read their own initial states again."""
+    x, y = C.sequence.input_variable(3), C.sequence.input_variable(2)
+    z = C.layers.Sequential([C.layers.Recurrence(C.layers.LSTM(4)), C.layers.Dense(2)])(x)
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [C.sgd(z.parameters, C.learning_parameter_schedule(0.0))])
+    probe = _data([4], seed=3)[0]
+    before = z.eval({x: probe})[0]
+    for k in range(2):
+        xs, ys = _data([2], seed=k)
+        trainer.train_minibatch(({x: xs, y: ys}, [k == 0]))
+    np.testing.assert_array_equal(z.eval({x: probe})[0], before)
