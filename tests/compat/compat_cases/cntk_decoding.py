@@ -175,3 +175,71 @@ def UnfoldFrom__RecurrenceFrom_encoder(C, r):
     res["decoded"] = [np.argmax(s, -1).tolist() for s in decoded]
     res["values"] = np.concatenate(decoded)
     return res
+
+
+# -- CNTK's Sequence2Sequence.py (CMUDict, with attention) --
+@cntk_case(names=["cntk.ops.splice", "cntk.ops.input_variable", "cntk.sequence.input_variable",
+                  "cntk.layers.Recurrence", "cntk.layers.LSTM", "cntk.ops.reshape"],
+           note="Sequence2Sequence.py splices a step's (16,) input with the attention's "
+                "(1, 1, 24): the lower rank gets leading axes of 1, an axis of 1 is broadcast",
+           rtol=1e-5, atol=1e-6)
+def splice__ranks_broadcast(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.shape")
+    res = {}
+    for k, (a_shape, b_shape, axis) in enumerate((((3,), (2, 1, 4), -1), ((2, 3), (1, 1, 4), -1),
+                                                  ((1,), (2, 5), -1), ((2, 5), (1,), 0),
+                                                  ((2, 1), (2, 3), -2))):
+        a, b = C.input_variable(a_shape), C.input_variable(b_shape)
+        y = C.splice(a, b, axis=axis)
+        res["shape %d" % k] = list(y.shape)
+        res["value %d" % k] = y.eval({a: r.randn(2, *a_shape), b: r.randn(2, *b_shape)})
+    # in a recurrence's step: the step's input spliced with a (1, 1, 3) value of the state
+    x = C.sequence.input_variable(2, name="x")
+    lstm = C.layers.LSTM(4)
+    proj = C.layers.Dense(3)
+
+    @C.Function
+    def step(dh, dc, u):
+        spliced = C.splice(u, C.reshape(proj(dh), (1, 1, 3)))       # (1, 1, 5)
+        return lstm(dh, dc, C.reshape(spliced, (5,)))
+    y = C.layers.Recurrence(step)(x)
+    res["params"] = r.set_params(y.parameters)
+    res["recurrence"] = np.concatenate(y.eval({x: [r.randn(n, 2) for n in (3, 1)]}))
+    return res
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.GRU", "cntk.layers.Dense",
+                  "cntk.sequence.last", "cntk.sequence.broadcast_as", "cntk.Axis"],
+           note="Sequence2Sequence.py saves its @Function with untyped arguments (history, "
+                "input) and applies the loaded model to other sequences; CNTK's loaded "
+                "arguments are placeholders (-2,), Stadyn's inputs of the types last applied "
+                "(their names compared)", rtol=1e-5, atol=1e-6)
+def Function_save__untyped_arguments(C, r):
+    import os
+    import tempfile
+    r.touch("cntk.Function.eval", "cntk.Function.parameters", "cntk.Function.arguments",
+            "cntk.Function.save", "cntk.Function.load", "cntk.Function.__call__")
+    proj = C.layers.Dense(2)
+    dense = C.layers.Dense(3)
+    rec = C.layers.Recurrence(C.layers.GRU(2))
+
+    @C.Function
+    def model(history, inp):
+        return rec(dense(history)) + C.sequence.broadcast_as(proj(C.sequence.last(inp)),
+                                                             history)
+    x = C.sequence.input_variable(4, sequence_axis=C.Axis("inAxis"), name="x")
+    y = C.sequence.input_variable(5, name="y")
+    z = model(y, x)
+    res = {"params": r.set_params(z.parameters)}
+    path = os.path.join(tempfile.mkdtemp(), "model.cmf")
+    model.save(path)
+    loaded = C.Function.load(path)
+    res["loaded arguments"] = [a.name for a in loaded.arguments]
+    xs, ys = [r.randn(n, 4) for n in (3, 2)], [r.randn(n, 5) for n in (2, 4)]
+    res["model"] = np.concatenate(z.eval({x: xs, y: ys}))
+    x2 = C.sequence.input_variable(4, sequence_axis=C.Axis("other"), name="x2")
+    y2 = C.sequence.input_variable(5, name="y2")
+    z2 = loaded(y2, x2)
+    res["loaded, applied"] = np.concatenate(z2.eval({x2: xs, y2: ys}))
+    return res
+# -- end of CNTK's Sequence2Sequence.py --

@@ -417,6 +417,11 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
     (``method``), inputs kept or (``clone_inputs``) cloned, names, op names and blocks carried
     over.  Returns the new roots."""
     mapping: dict[int, Variable] = {id(old): new for old, new in substitutions.items()}
+    for old, new in substitutions.items():
+        # ops reading a replaced sequence input's lengths read its substitute's
+        if old.parent is None and old.sequence_lengths is not None and \
+                new.sequence_lengths is not None and id(old.sequence_lengths) not in mapping:
+            mapping[id(old.sequence_lengths)] = new.sequence_lengths
     keep = [old for old in substitutions]   # ids stay valid while the map is used
 
     def new_of(v: Variable) -> Variable:
