@@ -243,3 +243,68 @@ def Function_save__untyped_arguments(C, r):
     res["loaded, applied"] = np.concatenate(z2.eval({x2: xs, y2: ys}))
     return res
 # -- end of CNTK's Sequence2Sequence.py --
+
+
+def _attention_decoder(C, r, attention):
+    """CNTK's ``Sequence2Sequence.py`` at a tiny size: an embedded encoder ``Recurrence``, a
+    decoder whose ``Recurrence`` step attends over the encoder (``attention``), ``UnfoldFrom``
+    over it; the decoded values and ``model.attention_model.attention_weights`` beside them
+    (``C.combine``), one value per decoded step (204's and the program's ``debug_attention``)."""
+    in_axis = C.Axis("inAxis")
+    embed = C.layers.Embedding(4, name="embed")
+    encode = C.layers.Recurrence(C.layers.LSTM(3), return_full_state=True)
+    lstm = C.layers.LSTM(5)
+    out = C.layers.Dense(_V, name="out")
+
+    @C.Function
+    def decode(history, inp):
+        encoded = encode(embed(inp))
+
+        @C.Function
+        def lstm_with_attention(dh, dc, x):
+            return lstm(dh, dc, C.splice(x, attention(encoded.outputs[0], dh)))
+        return out(C.layers.Recurrence(lstm_with_attention)(embed(history)))
+    start = C.Constant(np.eye(_V, dtype=np.float32)[0])
+
+    @C.Function
+    @C.layers.Signature(C.layers.SequenceOver[in_axis][C.layers.Tensor[_V]])
+    def greedy(inp):
+        unfold = C.layers.UnfoldFrom(lambda history: decode(history, inp) >> C.hardmax,
+                                     until_predicate=lambda w: w[..., _V - 1],
+                                     length_increase=1.5)
+        return unfold(initial_state=start, dynamic_axes_like=inp)
+    res = {"params": r.set_params(greedy.parameters, scale=1.5)}
+    weights = greedy.attention_model.attention_weights
+    res["weights shape"] = list(weights.shape)
+    words, p = C.combine([greedy, weights])([np.eye(_V, dtype=np.float32)[s]
+                                              for s in ([0, 2, 3], [0, 3])])
+    res["decoded"] = [np.argmax(w.reshape(len(w), -1), -1).tolist() for w in words]
+    res["attention weights"] = np.concatenate(p)
+    return res
+
+
+_ATTENTION = ["cntk.layers.AttentionModel", "cntk.layers.UnfoldFrom", "cntk.layers.Recurrence",
+              "cntk.layers.LSTM", "cntk.layers.Embedding", "cntk.layers.Dense",
+              "cntk.ops.combine", "cntk.ops.hardmax", "cntk.ops.splice", "cntk.Constant"]
+
+
+@cntk_case(names=_ATTENTION, rtol=1e-4, atol=1e-5,
+           note="204's attention (over every encoder step): the weights of each decoded step "
+                "are read from inside the decoder's Recurrence step, inside the UnfoldFrom loop",
+           known={"weights shape": "CNTK shows the encoder's axis as a free dimension (-3); "
+                                   "Stadyn shapes keep no free dimensions (1, its size when "
+                                   "the graph was built)"})
+def attention_weights_inside_the_decoder__204(C, r):
+    r.touch("cntk.Function.parameters", "cntk.Function.__call__", "cntk.Function.shape")
+    return _attention_decoder(C, r, C.layers.AttentionModel(2, enable_self_stabilization=False,
+                                                            name="attention_model"))
+
+
+@cntk_case(names=_ATTENTION, rtol=1e-4, atol=1e-5,
+           note="Sequence2Sequence.py's deprecated attention (attention_span=3, "
+                "attention_axis=-3): a window of the encoder's last steps, weights (3, 1, 1)")
+def attention_weights_inside_the_decoder__span(C, r):
+    r.touch("cntk.Function.parameters", "cntk.Function.__call__", "cntk.Function.shape")
+    return _attention_decoder(C, r, C.layers.AttentionModel(2, 3, -3,
+                                                            enable_self_stabilization=False,
+                                                            name="attention_model"))

@@ -26,8 +26,8 @@ from ._late import bind, late
 from ._loops import clone_graph, close_loops, split_loops
 from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
-from ._signature import _function_of_callable as function_of_callable
-from ._signature import argument_leaves
+from ._signature import _function_of_callable as function_of_callable, argument_leaves
+from ._step_values import step_value
 from ._values import Value
 
 __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "as_composite", "as_block",
@@ -284,8 +284,8 @@ class Function(GraphObject, TensorOpsMixin):
         if name.startswith("_") or name in ("members", "variable"):
             raise AttributeError(name)
         start = Function(self.variable, view="op") if self._view == "block" else self
-        found = start.find_by_name(name, depth=1)
-        if found is not None:
+        found = start.find_by_name(name, depth=1)    # else inside a recurrence's step:
+        if found is not None or (found := step_value(self._roots(), name)) is not None:
             return found
         if self.members and len(self.members) > 1:
             raise AttributeError(f"Function has no '{name}' and it cannot be looked up in its "
