@@ -308,3 +308,74 @@ def attention_weights_inside_the_decoder__span(C, r):
     return _attention_decoder(C, r, C.layers.AttentionModel(2, 3, -3,
                                                             enable_self_stabilization=False,
                                                             name="attention_model"))
+
+
+@cntk_case(names=["cntk.layers.UnfoldFrom", "cntk.layers.Recurrence", "cntk.layers.GRU",
+                  "cntk.layers.Dense", "cntk.ops.hardmax", "cntk.sequence.last",
+                  "cntk.ops.splice", "cntk.sequence.broadcast_as", "cntk.Constant", "cntk.Axis",
+                  "cntk.ops.times", "cntk.ops.constant",
+                  "cntk.layers.Signature", "cntk.layers.SequenceOver", "cntk.layers.Tensor"],
+           rtol=1e-4, atol=1e-5,
+           note="Sequence2Sequence.py decodes the model it saved and loaded: UnfoldFrom of "
+                "lambda history: loaded(history, input) >> hardmax, whose history argument is a "
+                "sequence input of the loaded graph")
+def UnfoldFrom__loaded_model(C, r):
+    import os
+    import tempfile
+    r.touch("cntk.Function.eval", "cntk.Function.parameters", "cntk.Function.save",
+            "cntk.Function.load", "cntk.Function.__call__")
+    gru, out, proj = C.layers.GRU(3), C.layers.Dense(_V), C.layers.Dense(2)
+
+    @C.Function
+    def model(history, inp):
+        summary = proj(C.sequence.last(inp))
+
+        @C.Function
+        def step(h, u):
+            return gru(h, C.splice(u, C.sequence.broadcast_as(summary, u)))
+        return out(C.layers.Recurrence(step)(history)) * 0.5 + C.times(history, C.constant(_NEXT))
+    in_axis = C.Axis("inAxis")
+    x = C.sequence.input_variable(2, sequence_axis=in_axis, name="x")
+    y = C.sequence.input_variable(_V, name="y")
+    res = {"params": r.set_params(model(y, x).parameters, scale=2.0)}
+    path = os.path.join(tempfile.mkdtemp(), "model.cmf")
+    model.save(path)
+    loaded = C.Function.load(path)
+    start = C.Constant(np.eye(_V, dtype=np.float32)[0])
+
+    @C.Function
+    @C.layers.Signature(C.layers.SequenceOver[in_axis][C.layers.Tensor[2]])
+    def greedy(letters):
+        unfold = C.layers.UnfoldFrom(lambda history: loaded(history, letters) >> C.hardmax,
+                                     length_increase=2)
+        return unfold(initial_state=start, dynamic_axes_like=letters)
+    decoded = greedy([r.randn(n, 2) for n in (2, 3, 1)])
+    res["decoded"] = [np.argmax(s, -1).tolist() for s in decoded]
+    return res
+
+
+@cntk_case(names=["cntk.Trainer", "cntk.learners.momentum_sgd",
+                  "cntk.learners.learning_parameter_schedule",
+                  "cntk.learners.momentum_schedule_per_sample", "cntk.layers.Dense",
+                  "cntk.losses.cross_entropy_with_softmax", "cntk.metrics.classification_error"],
+           note="Sequence2Sequence.py's Evaluator: Trainer._get_loss_metric (CNTK's private "
+                "helper) splits the criterion, a Trainer with a dummy learner tests it")
+def Trainer_get_loss_metric__evaluator(C, r):
+    r.touch("cntk.Trainer.test_minibatch", "cntk.Function.parameters")
+    x, y = C.input_variable(3), C.input_variable(_V)
+    z = C.layers.Dense(_V)(x)
+    criterion = C.combine([C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)])
+    loss, metric = C.Trainer._get_loss_metric(criterion)
+    only = C.Trainer._get_loss_metric((loss,))
+    res = {"params": r.set_params(z.parameters),
+           "kinds": [type(loss).__name__, type(metric).__name__, repr(only[1])],
+           "shapes": [list(loss.shape), list(metric.shape)]}
+    parameters = set(loss.parameters) | set(metric.parameters)
+    learner = C.learners.momentum_sgd(tuple(parameters),
+                                      lr=C.learners.learning_parameter_schedule(1),
+                                      momentum=C.learners.momentum_schedule_per_sample(0))
+    evaluator = C.Trainer(None, (loss, metric), learner)
+    labels = np.eye(_V, dtype=np.float32)[[0, 1, 2, 3, 1, 0]]
+    res["error"] = evaluator.test_minibatch({loss.arguments[0]: r.randn(6, 3),
+                                             loss.arguments[1]: labels})
+    return res
