@@ -245,11 +245,13 @@ def Function_save__untyped_arguments(C, r):
 # -- end of CNTK's Sequence2Sequence.py --
 
 
-def _attention_decoder(C, r, attention):
+def _attention_decoder(C, r, attention, run_first=False):
     """CNTK's ``Sequence2Sequence.py`` at a tiny size: an embedded encoder ``Recurrence``, a
     decoder whose ``Recurrence`` step attends over the encoder (``attention``), ``UnfoldFrom``
     over it; the decoded values and ``model.attention_model.attention_weights`` beside them
-    (``C.combine``), one value per decoded step (204's and the program's ``debug_attention``)."""
+    (``C.combine``), one value per decoded step (204's and the program's ``debug_attention``),
+    with ``run_first`` after the decoder has run on a word of another length (as in their
+    training loops)."""
     in_axis = C.Axis("inAxis")
     embed = C.layers.Embedding(4, name="embed")
     encode = C.layers.Recurrence(C.layers.LSTM(3), return_full_state=True)
@@ -274,6 +276,8 @@ def _attention_decoder(C, r, attention):
                                      length_increase=1.5)
         return unfold(initial_state=start, dynamic_axes_like=inp)
     res = {"params": r.set_params(greedy.parameters, scale=1.5)}
+    if run_first:
+        res["first"] = np.concatenate(greedy([np.eye(_V, dtype=np.float32)[[0, 1, 2, 3, 1]]]))
     weights = greedy.attention_model.attention_weights
     res["weights shape"] = list(weights.shape)
     words, p = C.combine([greedy, weights])([np.eye(_V, dtype=np.float32)[s]
@@ -290,14 +294,16 @@ _ATTENTION = ["cntk.layers.AttentionModel", "cntk.layers.UnfoldFrom", "cntk.laye
 
 @cntk_case(names=_ATTENTION, rtol=1e-4, atol=1e-5,
            note="204's attention (over every encoder step): the weights of each decoded step "
-                "are read from inside the decoder's Recurrence step, inside the UnfoldFrom loop",
+                "are read from inside the decoder's Recurrence step, inside the UnfoldFrom loop, "
+                "after a first decoding of a longer word",
            known={"weights shape": "CNTK shows the encoder's axis as a free dimension (-3); "
                                    "Stadyn shapes keep no free dimensions (1, its size when "
                                    "the graph was built)"})
 def attention_weights_inside_the_decoder__204(C, r):
     r.touch("cntk.Function.parameters", "cntk.Function.__call__", "cntk.Function.shape")
     return _attention_decoder(C, r, C.layers.AttentionModel(2, enable_self_stabilization=False,
-                                                            name="attention_model"))
+                                                            name="attention_model"),
+                              run_first=True)
 
 
 @cntk_case(names=_ATTENTION, rtol=1e-4, atol=1e-5,

@@ -103,7 +103,7 @@ def _named_in(step: StepFunction, name: str) -> Variable | None:
 def _copy_in(old: Variable, step: StepFunction) -> Variable | None:
     """``old`` (recorded in the step before its invariants were hoisted) in ``step``'s graph:
     the value made by the same ops from the same step values and parameters (a hoisted value
-    is a leaf of the same sample shape there)."""
+    is a leaf of the same rank there)."""
     memo: dict = {}
 
     def same(o: Variable, n: Variable) -> bool:
@@ -122,8 +122,8 @@ def _same(o: Variable, n: Variable, same) -> bool:
     if o is n:
         return True
     if n.parent is None:
-        # a hoisted value (its batch axis sized by the last run)
-        return o.parent is not None and tuple(o.shape[1:]) == tuple(n.shape[1:])
+        # a hoisted value (its batch and sequence axes sized by the last run)
+        return o.parent is not None and len(o.shape) == len(n.shape)
     if o.parent is None or o.parent.spec is not n.parent.spec or \
             len(o.parent.inputs) != len(n.parent.inputs):
         return False
