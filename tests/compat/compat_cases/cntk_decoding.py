@@ -385,3 +385,32 @@ def Trainer_get_loss_metric__evaluator(C, r):
     res["error"] = evaluator.test_minibatch({loss.arguments[0]: r.randn(6, 3),
                                              loss.arguments[1]: labels})
     return res
+
+
+@cntk_case(names=["cntk.Function.clone", "cntk.ops.hardmax", "cntk.layers.LSTM",
+                  "cntk.ops.placeholder", "cntk.sequence.last", "cntk.sequence.broadcast_as",
+                  "cntk.ops.splice",
+                  "cntk.ops.element_select", "cntk.sequence.is_first", "cntk.ops.alias"],
+           rtol=1e-4, atol=1e-5,
+           note="CNTK 599A's greedy clone of a model that has already run (its values hold the "
+                "last minibatch's batch and length): an encoder LSTM_layer's last step spliced "
+                "into the decoder's input")
+def clone_greedy_decoder__after_a_run(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.parameters", "cntk.Function.arguments",
+            "cntk.Function.output", "cntk.Function.clone", "cntk.Function.replace_placeholders")
+    x = C.sequence.input_variable(_V, name="x")
+    hook = C.alias(x, name="hook")
+    history = C.element_select(C.sequence.is_first(x), x, C.sequence.past_value(hook))
+    e, _ = _lstm_layer(C, x, 5, C.sequence.past_value, C.sequence.past_value)
+    thought = C.sequence.broadcast_as(C.sequence.last(e), x)
+    h, _ = _lstm_layer(C, C.splice(history, thought), 3, C.sequence.past_value,
+                       C.sequence.past_value)
+    W = C.parameter(shape=(3, _V), init=C.glorot_uniform(), name="Wout")
+    model = C.times(h, W) * 0.5 + C.times(history, C.constant(_NEXT))
+    res = {"params": r.set_params(model.parameters, scale=1.5)}
+    res["trained on"] = np.concatenate(model.eval({model.arguments[0]: _onehots(r, (7, 3, 5))}))
+    greedy = model.clone(C.CloneMethod.share, {hook.output: C.hardmax(model).output})
+    decoded = greedy.eval({greedy.arguments[0]: _onehots(r, (3, 1, 5))})
+    res["decoded"] = [np.argmax(s, -1).tolist() for s in decoded]
+    res["decoded values"] = np.concatenate(decoded)
+    return res
