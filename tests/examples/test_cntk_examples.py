@@ -42,7 +42,7 @@ ALIKE = ["mnist_complex", "convnet_mnist", "convnet_cifar10", "convnetlrn_cifar1
 # not implemented), char_rnn.
 # Also left out: sequence2sequence (CMUDict with attention: CNTK 2.7's lines through training
 # and decoding, then it stops in debug_attention, whose decoder output has CNTK's rank (1, 1,
-# 69) per step only in CNTK; about 130 s against CNTK's 3 s: docs/cntk-examples.md).
+# 69) per step only in CNTK; about 47 s against CNTK's 3 s: docs/cntk-examples.md).
 
 
 @pytest.fixture(scope="module")
