@@ -175,3 +175,242 @@ def UnfoldFrom__RecurrenceFrom_encoder(C, r):
     res["decoded"] = [np.argmax(s, -1).tolist() for s in decoded]
     res["values"] = np.concatenate(decoded)
     return res
+
+
+# -- CNTK's Sequence2Sequence.py (CMUDict, with attention) --
+@cntk_case(names=["cntk.ops.splice", "cntk.ops.input_variable", "cntk.sequence.input_variable",
+                  "cntk.layers.Recurrence", "cntk.layers.LSTM", "cntk.ops.reshape"],
+           note="Sequence2Sequence.py splices a step's (16,) input with the attention's "
+                "(1, 1, 24): the lower rank gets leading axes of 1, an axis of 1 is broadcast",
+           rtol=1e-5, atol=1e-6)
+def splice__ranks_broadcast(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.shape")
+    res = {}
+    for k, (a_shape, b_shape, axis) in enumerate((((3,), (2, 1, 4), -1), ((2, 3), (1, 1, 4), -1),
+                                                  ((1,), (2, 5), -1), ((2, 5), (1,), 0),
+                                                  ((2, 1), (2, 3), -2))):
+        a, b = C.input_variable(a_shape), C.input_variable(b_shape)
+        y = C.splice(a, b, axis=axis)
+        res["shape %d" % k] = list(y.shape)
+        res["value %d" % k] = y.eval({a: r.randn(2, *a_shape), b: r.randn(2, *b_shape)})
+    # in a recurrence's step: the step's input spliced with a (1, 1, 3) value of the state
+    x = C.sequence.input_variable(2, name="x")
+    lstm = C.layers.LSTM(4)
+    proj = C.layers.Dense(3)
+
+    @C.Function
+    def step(dh, dc, u):
+        spliced = C.splice(u, C.reshape(proj(dh), (1, 1, 3)))       # (1, 1, 5)
+        return lstm(dh, dc, C.reshape(spliced, (5,)))
+    y = C.layers.Recurrence(step)(x)
+    res["params"] = r.set_params(y.parameters)
+    res["recurrence"] = np.concatenate(y.eval({x: [r.randn(n, 2) for n in (3, 1)]}))
+    return res
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.GRU", "cntk.layers.Dense",
+                  "cntk.sequence.last", "cntk.sequence.broadcast_as", "cntk.Axis"],
+           note="Sequence2Sequence.py saves its @Function with untyped arguments (history, "
+                "input) and applies the loaded model to other sequences; CNTK's loaded "
+                "arguments are placeholders (-2,), Stadyn's inputs of the types last applied "
+                "(their names compared)", rtol=1e-5, atol=1e-6)
+def Function_save__untyped_arguments(C, r):
+    import os
+    import tempfile
+    r.touch("cntk.Function.eval", "cntk.Function.parameters", "cntk.Function.arguments",
+            "cntk.Function.save", "cntk.Function.load", "cntk.Function.__call__")
+    proj = C.layers.Dense(2)
+    dense = C.layers.Dense(3)
+    rec = C.layers.Recurrence(C.layers.GRU(2))
+
+    @C.Function
+    def model(history, inp):
+        return rec(dense(history)) + C.sequence.broadcast_as(proj(C.sequence.last(inp)),
+                                                             history)
+    x = C.sequence.input_variable(4, sequence_axis=C.Axis("inAxis"), name="x")
+    y = C.sequence.input_variable(5, name="y")
+    z = model(y, x)
+    res = {"params": r.set_params(z.parameters)}
+    path = os.path.join(tempfile.mkdtemp(), "model.cmf")
+    model.save(path)
+    loaded = C.Function.load(path)
+    res["loaded arguments"] = [a.name for a in loaded.arguments]
+    xs, ys = [r.randn(n, 4) for n in (3, 2)], [r.randn(n, 5) for n in (2, 4)]
+    res["model"] = np.concatenate(z.eval({x: xs, y: ys}))
+    x2 = C.sequence.input_variable(4, sequence_axis=C.Axis("other"), name="x2")
+    y2 = C.sequence.input_variable(5, name="y2")
+    z2 = loaded(y2, x2)
+    res["loaded, applied"] = np.concatenate(z2.eval({x2: xs, y2: ys}))
+    return res
+# -- end of CNTK's Sequence2Sequence.py --
+
+
+def _attention_decoder(C, r, attention, run_first=False):
+    """CNTK's ``Sequence2Sequence.py`` at a tiny size: an embedded encoder ``Recurrence``, a
+    decoder whose ``Recurrence`` step attends over the encoder (``attention``), ``UnfoldFrom``
+    over it; the decoded values and ``model.attention_model.attention_weights`` beside them
+    (``C.combine``), one value per decoded step (204's and the program's ``debug_attention``),
+    with ``run_first`` after the decoder has run on a word of another length (as in their
+    training loops)."""
+    in_axis = C.Axis("inAxis")
+    embed = C.layers.Embedding(4, name="embed")
+    encode = C.layers.Recurrence(C.layers.LSTM(3), return_full_state=True)
+    lstm = C.layers.LSTM(5)
+    out = C.layers.Dense(_V, name="out")
+
+    @C.Function
+    def decode(history, inp):
+        encoded = encode(embed(inp))
+
+        @C.Function
+        def lstm_with_attention(dh, dc, x):
+            return lstm(dh, dc, C.splice(x, attention(encoded.outputs[0], dh)))
+        return out(C.layers.Recurrence(lstm_with_attention)(embed(history)))
+    start = C.Constant(np.eye(_V, dtype=np.float32)[0])
+
+    @C.Function
+    @C.layers.Signature(C.layers.SequenceOver[in_axis][C.layers.Tensor[_V]])
+    def greedy(inp):
+        unfold = C.layers.UnfoldFrom(lambda history: decode(history, inp) >> C.hardmax,
+                                     until_predicate=lambda w: w[..., _V - 1],
+                                     length_increase=1.5)
+        return unfold(initial_state=start, dynamic_axes_like=inp)
+    res = {"params": r.set_params(greedy.parameters, scale=1.5)}
+    if run_first:
+        res["first"] = np.concatenate(greedy([np.eye(_V, dtype=np.float32)[[0, 1, 2, 3, 1]]]))
+    weights = greedy.attention_model.attention_weights
+    res["weights shape"] = list(weights.shape)
+    words, p = C.combine([greedy, weights])([np.eye(_V, dtype=np.float32)[s]
+                                              for s in ([0, 2, 3], [0, 3])])
+    res["decoded"] = [np.argmax(w.reshape(len(w), -1), -1).tolist() for w in words]
+    res["attention weights"] = np.concatenate(p)
+    return res
+
+
+_ATTENTION = ["cntk.layers.AttentionModel", "cntk.layers.UnfoldFrom", "cntk.layers.Recurrence",
+              "cntk.layers.LSTM", "cntk.layers.Embedding", "cntk.layers.Dense",
+              "cntk.ops.combine", "cntk.ops.hardmax", "cntk.ops.splice", "cntk.Constant"]
+
+
+@cntk_case(names=_ATTENTION, rtol=1e-4, atol=1e-5,
+           note="204's attention (over every encoder step): the weights of each decoded step "
+                "are read from inside the decoder's Recurrence step, inside the UnfoldFrom loop, "
+                "after a first decoding of a longer word",
+           known={"weights shape": "CNTK shows the encoder's axis as a free dimension (-3); "
+                                   "Stadyn shapes keep no free dimensions (1, its size when "
+                                   "the graph was built)"})
+def attention_weights_inside_the_decoder__204(C, r):
+    r.touch("cntk.Function.parameters", "cntk.Function.__call__", "cntk.Function.shape")
+    return _attention_decoder(C, r, C.layers.AttentionModel(2, enable_self_stabilization=False,
+                                                            name="attention_model"),
+                              run_first=True)
+
+
+@cntk_case(names=_ATTENTION, rtol=1e-4, atol=1e-5,
+           note="Sequence2Sequence.py's deprecated attention (attention_span=3, "
+                "attention_axis=-3): a window of the encoder's last steps, weights (3, 1, 1)")
+def attention_weights_inside_the_decoder__span(C, r):
+    r.touch("cntk.Function.parameters", "cntk.Function.__call__", "cntk.Function.shape")
+    return _attention_decoder(C, r, C.layers.AttentionModel(2, 3, -3,
+                                                            enable_self_stabilization=False,
+                                                            name="attention_model"))
+
+
+@cntk_case(names=["cntk.layers.UnfoldFrom", "cntk.layers.Recurrence", "cntk.layers.GRU",
+                  "cntk.layers.Dense", "cntk.ops.hardmax", "cntk.sequence.last",
+                  "cntk.ops.splice", "cntk.sequence.broadcast_as", "cntk.Constant", "cntk.Axis",
+                  "cntk.ops.times", "cntk.ops.constant",
+                  "cntk.layers.Signature", "cntk.layers.SequenceOver", "cntk.layers.Tensor"],
+           rtol=1e-4, atol=1e-5,
+           note="Sequence2Sequence.py decodes the model it saved and loaded: UnfoldFrom of "
+                "lambda history: loaded(history, input) >> hardmax, whose history argument is a "
+                "sequence input of the loaded graph")
+def UnfoldFrom__loaded_model(C, r):
+    import os
+    import tempfile
+    r.touch("cntk.Function.eval", "cntk.Function.parameters", "cntk.Function.save",
+            "cntk.Function.load", "cntk.Function.__call__")
+    gru, out, proj = C.layers.GRU(3), C.layers.Dense(_V), C.layers.Dense(2)
+
+    @C.Function
+    def model(history, inp):
+        summary = proj(C.sequence.last(inp))
+
+        @C.Function
+        def step(h, u):
+            return gru(h, C.splice(u, C.sequence.broadcast_as(summary, u)))
+        return out(C.layers.Recurrence(step)(history)) * 0.5 + C.times(history, C.constant(_NEXT))
+    in_axis = C.Axis("inAxis")
+    x = C.sequence.input_variable(2, sequence_axis=in_axis, name="x")
+    y = C.sequence.input_variable(_V, name="y")
+    res = {"params": r.set_params(model(y, x).parameters, scale=2.0)}
+    path = os.path.join(tempfile.mkdtemp(), "model.cmf")
+    model.save(path)
+    loaded = C.Function.load(path)
+    start = C.Constant(np.eye(_V, dtype=np.float32)[0])
+
+    @C.Function
+    @C.layers.Signature(C.layers.SequenceOver[in_axis][C.layers.Tensor[2]])
+    def greedy(letters):
+        unfold = C.layers.UnfoldFrom(lambda history: loaded(history, letters) >> C.hardmax,
+                                     length_increase=2)
+        return unfold(initial_state=start, dynamic_axes_like=letters)
+    decoded = greedy([r.randn(n, 2) for n in (2, 3, 1)])
+    res["decoded"] = [np.argmax(s, -1).tolist() for s in decoded]
+    return res
+
+
+@cntk_case(names=["cntk.Trainer", "cntk.learners.momentum_sgd",
+                  "cntk.learners.learning_parameter_schedule",
+                  "cntk.learners.momentum_schedule_per_sample", "cntk.layers.Dense",
+                  "cntk.losses.cross_entropy_with_softmax", "cntk.metrics.classification_error"],
+           note="Sequence2Sequence.py's Evaluator: Trainer._get_loss_metric (CNTK's private "
+                "helper) splits the criterion, a Trainer with a dummy learner tests it")
+def Trainer_get_loss_metric__evaluator(C, r):
+    r.touch("cntk.Trainer.test_minibatch", "cntk.Function.parameters")
+    x, y = C.input_variable(3), C.input_variable(_V)
+    z = C.layers.Dense(_V)(x)
+    criterion = C.combine([C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)])
+    loss, metric = C.Trainer._get_loss_metric(criterion)
+    only = C.Trainer._get_loss_metric((loss,))
+    res = {"params": r.set_params(z.parameters),
+           "kinds": [type(loss).__name__, type(metric).__name__, repr(only[1])],
+           "shapes": [list(loss.shape), list(metric.shape)]}
+    parameters = set(loss.parameters) | set(metric.parameters)
+    learner = C.learners.momentum_sgd(tuple(parameters),
+                                      lr=C.learners.learning_parameter_schedule(1),
+                                      momentum=C.learners.momentum_schedule_per_sample(0))
+    evaluator = C.Trainer(None, (loss, metric), learner)
+    labels = np.eye(_V, dtype=np.float32)[[0, 1, 2, 3, 1, 0]]
+    res["error"] = evaluator.test_minibatch({loss.arguments[0]: r.randn(6, 3),
+                                             loss.arguments[1]: labels})
+    return res
+
+
+@cntk_case(names=["cntk.Function.clone", "cntk.ops.hardmax", "cntk.layers.LSTM",
+                  "cntk.ops.placeholder", "cntk.sequence.last", "cntk.sequence.broadcast_as",
+                  "cntk.ops.splice",
+                  "cntk.ops.element_select", "cntk.sequence.is_first", "cntk.ops.alias"],
+           rtol=1e-4, atol=1e-5,
+           note="CNTK 599A's greedy clone of a model that has already run (its values hold the "
+                "last minibatch's batch and length): an encoder LSTM_layer's last step spliced "
+                "into the decoder's input")
+def clone_greedy_decoder__after_a_run(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.parameters", "cntk.Function.arguments",
+            "cntk.Function.output", "cntk.Function.clone", "cntk.Function.replace_placeholders")
+    x = C.sequence.input_variable(_V, name="x")
+    hook = C.alias(x, name="hook")
+    history = C.element_select(C.sequence.is_first(x), x, C.sequence.past_value(hook))
+    e, _ = _lstm_layer(C, x, 5, C.sequence.past_value, C.sequence.past_value)
+    thought = C.sequence.broadcast_as(C.sequence.last(e), x)
+    h, _ = _lstm_layer(C, C.splice(history, thought), 3, C.sequence.past_value,
+                       C.sequence.past_value)
+    W = C.parameter(shape=(3, _V), init=C.glorot_uniform(), name="Wout")
+    model = C.times(h, W) * 0.5 + C.times(history, C.constant(_NEXT))
+    res = {"params": r.set_params(model.parameters, scale=1.5)}
+    res["trained on"] = np.concatenate(model.eval({model.arguments[0]: _onehots(r, (7, 3, 5))}))
+    greedy = model.clone(C.CloneMethod.share, {hook.output: C.hardmax(model).output})
+    decoded = greedy.eval({greedy.arguments[0]: _onehots(r, (3, 1, 5))})
+    res["decoded"] = [np.argmax(s, -1).tolist() for s in decoded]
+    res["decoded values"] = np.concatenate(decoded)
+    return res

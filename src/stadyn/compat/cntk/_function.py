@@ -29,6 +29,7 @@ from ._mixins import GraphObject, TensorOpsMixin
 from ._sequence_begin import carrying, function_begins, split_flags
 from ._signature import _function_of_callable as function_of_callable
 from ._signature import argument_leaves
+from ._step_values import step_value
 from ._values import Value, output_value, root_gradient
 
 __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "as_composite", "as_block",
@@ -285,8 +286,8 @@ class Function(GraphObject, TensorOpsMixin):
         if name.startswith("_") or name in ("members", "variable"):
             raise AttributeError(name)
         start = Function(self.variable, view="op") if self._view == "block" else self
-        found = start.find_by_name(name, depth=1)
-        if found is not None:
+        found = start.find_by_name(name, depth=1)    # else inside a recurrence's step:
+        if found is not None or (found := step_value(self._roots(), name)) is not None:
             return found
         if self.members and len(self.members) > 1:
             raise AttributeError(f"Function has no '{name}' and it cannot be looked up in its "

@@ -342,8 +342,10 @@ def bind_placeholder(ph: Variable, shape: tuple, batched: bool) -> None:
 
 
 def placeholder_like(v: Variable) -> Variable:
-    """A placeholder of ``v``'s shape (its batch and sequence axes too) standing for it."""
-    ph = Variable(v.shape, dtype=v.dtype)
+    """A placeholder of ``v``'s shape (its batch and sequence axes too, of size 1 as in a graph
+    not run yet: ``v`` may hold the last run's) standing for it."""
+    lead = (2 if v.sequence_lengths is not None else 1) if BATCH(v) else 0
+    ph = Variable((1,) * lead + tuple(v.shape[lead:]), dtype=v.dtype)
     PLACEHOLDERS[ph] = ""
     if BATCH(v):
         BATCH.add(ph)

@@ -140,22 +140,52 @@ def reshape(x, shape, begin_axis=None, end_axis=None, name: str = ""):
 
 def splice(*inputs, axis=-1, name: str = ""):
     """The operands joined along the per-sample ``axis`` (``Axis.new_leading_axis()``: along a
-    new first axis)."""
+    new first axis).  As in CNTK, operands of a lower rank get leading axes of 1 and an axis of
+    1 is broadcast to the others' size (``splice(x, y)`` of samples ``(16,)`` and ``(1, 1,
+    24)`` is ``(1, 1, 40)``)."""
     items = list(inputs[0]) if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) \
         else list(inputs)
     if len(items) == 1:
         from ._ops_math import alias
         return alias(items[0], name)
-    vs = [operand(i) for i in items]
+    rank = max(len(sample_shape(i)) for i in items)
+    vs = [_to_rank(operand(i), i, rank) for i in items]
     ref = next((i for i in items if batched(i)), items[0])
-    rank = len(sample_shape(ref))
     if isinstance(axis, Axis) and axis == Axis.new_leading_axis():
-        vs = [reshape_samples(v, lead_axes(i), (1,) + tuple(sample_shape(i)))
+        vs = [reshape_samples(v, lead_axes(i), (1,) + tuple(v.shape[v.ndim - rank:]))
               for v, i in zip(vs, items)]
         axis, rank = 0, rank + 1
-    ax = _axis_index(ref, axis) if not isinstance(axis, Axis) else _axis_index(ref, axis)
-    vs = [_match_batch(v, i, ref) for v, i in zip(vs, items)]
+    ax = S.static_axis(axis.static_axis_index() if isinstance(axis, Axis) else int(axis),
+                       rank, 0) - rank
+    vs = _broadcast_sample_axes([_match_batch(v, i, ref) for v, i in zip(vs, items)], ax,
+                                 rank)
     return named(wrap(F.concatenate(*vs, axis=ax)), name, "Splice")
+
+
+def _to_rank(v, item, rank: int):
+    """``v`` with leading sample axes of 1 up to ``rank`` sample axes."""
+    for _ in range(rank - len(sample_shape(item))):
+        v = F.stack(v, axis=v.ndim - len(sample_shape(item)))
+    return v
+
+
+def _broadcast_sample_axes(vs, ax: int, rank: int):
+    """Every one of the last ``rank`` (sample) axes but ``ax`` (negative) of size 1 broadcast
+    to the others' size; two sizes above 1 that differ are CNTK's error."""
+    sizes = {}
+    for k in range(-rank, 0):
+        dims = {int(v.shape[k]) for v in vs} - {1}
+        if k != ax and len(dims) > 1:
+            raise ValueError(f"splice: conflicting sizes {sorted(dims)} of sample axis "
+                             f"{rank + k} between the operands")
+        if k != ax and dims:
+            sizes[k] = dims.pop()
+    out = []
+    for v in vs:
+        if any(int(v.shape[k]) == 1 for k in sizes):
+            v = F.broadcast(v, tuple(sizes.get(k - v.ndim, -1) for k in range(v.ndim)))
+        out.append(v)
+    return out
 
 
 def _match_batch(v, item, ref, lead: int | None = None):

@@ -16,6 +16,7 @@ from . import _graph as G
 from ._adapt import unwrap, wrap
 from ._function import combine_outputs
 from ._layers import LayerFunction, _native
+from ._step_values import note_step_blocks
 
 __all__ = ["Recurrence", "RecurrenceFrom", "Fold", "LSTM", "GRU", "RNNStep", "StatesLayer",
            "FunctionStep"]
@@ -94,9 +95,9 @@ class FunctionStep:
         outputs = getattr(out, "outputs", None)
         if not isinstance(out, (tuple, list)) and outputs is not None and len(outputs) > 1:
             out = tuple(outputs)
-        if isinstance(out, (tuple, list)):
-            return tuple(unwrap(o) for o in out)
-        return unwrap(out)
+        out = tuple(unwrap(o) for o in out) if isinstance(out, (tuple, list)) else unwrap(out)
+        note_step_blocks(variables, out if isinstance(out, tuple) else (out,))
+        return out
 
 
 def _arity(fn: Any) -> int:

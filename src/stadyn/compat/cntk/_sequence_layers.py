@@ -152,15 +152,22 @@ class _Unfold:
             axis = S.where(unwrap(factors), max_repeat=math.ceil(k))
         step_shape = tuple(initial_state.shape[1:] if G.BATCH(initial_state)
                            else initial_state.shape)   # a constant: one step's value
+        refused = None
         with auto_forward(False):        # the output's shape (the step records it again)
             try:
                 probe = self._generate(Variable((1,) + step_shape))
             except ShapeError as exc:
-                if "no sequence axis" not in str(exc):
-                    raise
-                probe = None        # it holds recurrences (CNTK 204's decoder)
+                # it holds recurrences (CNTK 204's decoder), or a loaded model whose history
+                # is a sequence input (Sequence2Sequence.py's decoding of its saved model)
+                refused = None if "no sequence axis" in str(exc) else exc
+                probe = None
         if probe is None:
-            out = self._loop(initial_state, step_shape, axis)
+            try:
+                out = self._loop(initial_state, step_shape, axis)
+            except ShapeError:
+                if refused is not None:     # one step of the history is what it refused
+                    raise refused from None
+                raise
         elif len(probe) == 1:
             shapes = [tuple(o.shape[1:]) for o in probe]
             (out,) = S.recurrence(lambda s, u: self._generate(s)[0], [axis], [initial_state],

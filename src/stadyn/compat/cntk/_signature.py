@@ -172,7 +172,37 @@ class _Deferred:
                              "signature to evaluate it on data)")
         values = [given[n] for n in names]
         self._applied = _in_signature_order(_as_function(self._fn(*values)), values)
+        self._types = [(v.shape, v.is_sparse, v.dynamic_axes) for v in values]
         return self._applied
+
+    def save(self, filename, *args, **kwargs) -> None:
+        """Save the graph for the types of the operands it was last applied to, each argument
+        an input named after it (CNTK saves the graph over its placeholders): what
+        ``Function.load`` gives back is called on other Functions as the model was.  Its
+        parameters are the model's own (``Function.save``'s ``format`` and other options
+        pass through).
+
+        Example:
+            >>> import os, tempfile, stadyn.compat.cntk as C
+            >>> dense = C.layers.Dense(2)
+            >>> @C.Function
+            ... def model(x):
+            ...     return dense(x) + C.sequence.reduce_sum(x)[0]
+            >>> z = model(C.sequence.input_variable(3))
+            >>> path = os.path.join(tempfile.mkdtemp(), "model.cmf")
+            >>> model.save(path)
+            >>> [(a.name, a.shape) for a in C.Function.load(path).arguments]
+            [('x', (3,))]
+        """
+        types = getattr(self, "_types", None)
+        if types is None:
+            raise ValueError(f"{self.name}: its arguments have no types, so it is saved once it "
+                             "has been applied to Functions or Variables (their types are "
+                             "saved)")
+        inputs = [input_variable(shape, is_sparse=sparse, dynamic_axes=axes, name=p.name)
+                  for p, (shape, sparse, axes) in zip(self._placeholders, types)]
+        _in_signature_order(_as_function(self._fn(*inputs)), inputs).save(filename, *args,
+                                                                           **kwargs)
 
     @property
     def parameters(self) -> list:

@@ -105,21 +105,6 @@ class Trainer(_Trainer):
                          unwrap(parameter_learners), unwrap(progress_writers), *unwrap(args),
                          **kwargs)
 
-    @staticmethod
-    def _get_loss_metric(criterion) -> tuple:
-        """CNTK's helper reading a criterion -- a ``(loss, metric)``-valued Function, a tuple
-        of one or two Functions or Variables -- as ``(loss, metric)`` Functions (metric None
-        for one).  Private in CNTK, yet ConvNet_CIFAR10_DataAug.py's ``Evaluator`` calls it."""
-        if isinstance(criterion, Function):
-            criterion = criterion.outputs
-        criterion = tuple(c if isinstance(c, Function) else Function(unwrap(c))
-                          for c in criterion)
-        if len(criterion) == 1:
-            return criterion + (None,)
-        if len(criterion) != 2:
-            raise ValueError("criterion parameter must be a singleton or a tuple of 2 elements")
-        return criterion
-
     def train_minibatch(self, arguments, outputs=None, device=None, is_sweep_end=None):
         """Train on one minibatch (``{input: data}``; CNTK's ``(N, 1, ...)`` minibatch data
         too; or ``({input: data}, flags)``: CNTK's sequence-begin flags, one per sequence, a
@@ -175,6 +160,28 @@ class Trainer(_Trainer):
                     reported[key] = (name, value)
                     for writer in self.progress_writers:
                         writer.write(name, value)
+
+    @staticmethod
+    def _get_loss_metric(criterion) -> tuple:
+        """``(loss, metric)`` Functions of a criterion (a Function of one or two outputs, or a
+        tuple), the metric None when there is none: CNTK's private helper, which CNTK's
+        ``Sequence2Sequence.py`` and ``ConvNet_CIFAR10_DataAug.py`` call to build an evaluator.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> x = C.input_variable(2)
+            >>> loss, metric = C.Trainer._get_loss_metric(C.combine([x * 2.0, x + 1.0]))
+            >>> loss.shape, metric.shape
+            ((2,), (2,))
+        """
+        if isinstance(criterion, Function):
+            criterion = criterion.outputs
+        criterion = tuple(c if isinstance(c, Function) else wrap(unwrap(c)) for c in criterion)
+        if len(criterion) == 1:
+            return criterion + (None,)
+        if len(criterion) != 2:
+            raise ValueError("criterion parameter must be a singleton or a tuple of 2 elements")
+        return criterion
 
     def test_minibatch(self, arguments, device=None):
         """The metric's average over one minibatch."""
