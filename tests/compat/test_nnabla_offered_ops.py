@@ -6,10 +6,11 @@ from stadyn.compat.nnabla import functions as NF
 from stadyn.graph import OpSpec
 from stadyn.ops import CATALOG
 
-# CNTK's random, sampling and ranking Functions: not in NNabla 1.39's nnabla.functions
+# CNTK's random, sampling and ranking Functions, and its reshape of a sample that keeps a
+# sequence's axes: not in NNabla 1.39's nnabla.functions
 CNTK_ONLY = {"rand_like", "randn_like", "gumbel_like", "bernoulli_like", "random_sample",
              "random_sample_inclusion_frequency", "lambda_rank", "ndcg_at_1",
-             "cntk_forward_backward", "cntk_edit_distance_error"}
+             "cntk_forward_backward", "cntk_edit_distance_error", "reshape_trailing"}
 
 
 def test_nnabla_functions_are_the_names_they_were():
