@@ -55,6 +55,7 @@ SECTIONS = [
         "stadyn.compat.cntk.utils", "stadyn.compat.cntk.device", "stadyn.compat.cntk.debugging",
         "stadyn.compat.cntk.initializer", "stadyn.compat.cntk.variables",
         "stadyn.compat.cntk.layers.typing", "stadyn.compat.cntk.layers.sequence",
+        "stadyn.compat.cntk.layers.models", "stadyn.compat.cntk.layers.models.attention",
         "stadyn.compat.cntk.ops.functions"]),
     ("Internals for extending Stadyn", [
         "stadyn.graph", "stadyn.ops", "stadyn.parametric", "stadyn.parametric.initializers",
