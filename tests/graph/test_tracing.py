@@ -105,3 +105,25 @@ def test_drop_dead_code_erases_what_eliminate_dead_code_does():
     assert targets(ours) == targets(theirs)
     names = [t.__name__ for t in targets(ours)]
     assert "exp.default" not in names and "copy_.default" in names and "add.Tensor" in names
+
+
+def test_collector_paused_during_build_only(monkeypatch):
+    import gc
+
+    from stadyn.graph import _plan
+    seen = []
+    original = _plan._lower
+
+    def lower(*args, **kwargs):
+        seen.append(gc.isenabled())
+        if len(seen) == 2:
+            raise RuntimeError("a trace that fails")
+        return original(*args, **kwargs)
+    monkeypatch.setattr(_plan, "_lower", lower)
+    assert gc.isenabled()
+    loss = _recurrent_loss(2)
+    loss.forward()
+    assert seen == [False] and gc.isenabled()
+    with pytest.warns(RuntimeWarning, match="a trace that fails"):
+        F.sum(loss * 2).forward()       # the failed build falls back to running eagerly
+    assert seen == [False, False] and gc.isenabled()

@@ -39,7 +39,7 @@ from ._passes import (defer_products, drop_dead_code, fuse_convolution_relu, pla
 from ._recompute import recompute, recompute_fn, set_global_recompute
 from ._function_hooks import (set_function_post_hook, set_function_pre_hook,
                               unset_function_post_hook, unset_function_pre_hook)
-from ._tracing import program_module, realize, trace_fake
+from ._tracing import collector_paused, program_module, realize, trace_fake
 from ._plan import EagerPlan, StaticPlan, TrialPlan, build_plan, untraceable_ops
 from ._runner import forward_all
 from ._scope import current_scope, name_scope
@@ -76,7 +76,7 @@ __all__ = [
     "leaf_tensor", "interpret", "refresh_shapes", "Shapes",
     # static graphs: plans, lowering, the passes a whole-step program reuses
     "forward_all", "StaticPlan", "EagerPlan", "TrialPlan", "build_plan", "bump_graph_version",
-    "partition", "trace_fake", "program_module", "realize",
+    "partition", "trace_fake", "program_module", "realize", "collector_paused",
     "simplify", "drop_dead_code", "defer_products", "reuse_dead_inputs", "fuse_convolution_relu",
     "plan_passes",
     "plan_layout",

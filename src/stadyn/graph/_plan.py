@@ -44,7 +44,7 @@ from ._partition import partition
 from ._passes import (aliased_outputs, cast_parameters_into_buffers, defer_output_casts,
                       plan_passes, write_products_into_buffers)
 from ._subgraph import Subgraph, leaf_tensor
-from ._tracing import realize, trace_fake
+from ._tracing import collector_paused, realize, trace_fake
 from ._shared_values import set_output
 from ._variable import FunctionNode, Variable
 
@@ -363,7 +363,8 @@ def build_plan(subgraph: Subgraph, keep_all: bool) -> StaticPlan | EagerPlan:
         return EagerPlan(roots, list(nodes), list(leaves), fill, needs_backward,
                          f"holds op(s) that cannot be traced: {', '.join(untraceable)}")
     try:
-        return _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all)
+        with collector_paused():         # a build's objects live until it ends (_tracing.py)
+            return _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all)
     except Exception as exc:  # noqa: BLE001 - any tracing failure falls back, loudly
         reason = f"tracing failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
         warnings.warn(f"a static graph runs eagerly: {reason}", RuntimeWarning, stacklevel=4)
