@@ -31,9 +31,9 @@ import torch.fx as fx
 from .._errors import StadynError
 from .._memory import keep_freed_cpu_memory
 from .._logging import logger
-from ..graph import (Subgraph, Variable, defer_products, interpret, labels_enabled, labels_off,
-                     leaf_tensor, plan_layout, plan_passes, realize, standard_layout,
-                     trace_fake, untraceable_ops)
+from ..graph import (Subgraph, Variable, collector_paused, defer_products, interpret,
+                     labels_enabled, labels_off, leaf_tensor, plan_layout, plan_passes, realize,
+                     standard_layout, trace_fake, untraceable_ops)
 from ..solvers import Optimizer
 from ._kernels import keep_max_pooling
 
@@ -216,7 +216,8 @@ class CompiledStep:
         # backward's too (graph/_labels.py); inductor's fused kernels have no per-op time, so a
         # compiled one is traced without them (the key keeps the two apart: __call__).
         try:
-            with torch.enable_grad(), (labels_off() if self.compile else nullcontext()):
+            with torch.enable_grad(), (labels_off() if self.compile else nullcontext()), \
+                    collector_paused():         # a trace's objects live until it ends
                 if outside:
                     gm = trace_fake(forward_backward, *leaf_tensors)
                 else:
