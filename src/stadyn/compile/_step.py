@@ -27,13 +27,13 @@ from typing import Sequence
 
 import torch
 import torch.fx as fx
-from torch.fx.experimental.proxy_tensor import make_fx
 
 from .._errors import StadynError
 from .._memory import keep_freed_cpu_memory
 from .._logging import logger
-from ..graph import (Subgraph, Variable, defer_products, interpret, labels_enabled, labels_off,
-                     leaf_tensor, plan_layout, plan_passes, standard_layout, untraceable_ops)
+from ..graph import (Subgraph, Variable, collector_paused, defer_products, interpret,
+                     labels_enabled, labels_off, leaf_tensor, plan_layout, plan_passes, realize,
+                     standard_layout, trace_fake, untraceable_ops)
 from ..solvers import Optimizer
 from ._kernels import keep_max_pooling
 
@@ -216,12 +216,12 @@ class CompiledStep:
         # backward's too (graph/_labels.py); inductor's fused kernels have no per-op time, so a
         # compiled one is traced without them (the key keeps the two apart: __call__).
         try:
-            with torch.enable_grad(), (labels_off() if self.compile else nullcontext()):
+            with torch.enable_grad(), (labels_off() if self.compile else nullcontext()), \
+                    collector_paused():         # a trace's objects live until it ends
                 if outside:
-                    gm = make_fx(forward_backward, tracing_mode="fake")(*leaf_tensors)
+                    gm = trace_fake(forward_backward, *leaf_tensors)
                 else:
-                    gm = make_fx(step, tracing_mode="fake")(*leaf_tensors, *states,
-                                                            *self._scalars)
+                    gm = trace_fake(step, *leaf_tensors, *states, *self._scalars)
         except StadynError:
             raise
         except Exception as exc:     # torch's own tracing errors run to pages: one line here
@@ -238,7 +238,7 @@ class CompiledStep:
         self._outside = outside
         self._deferred = defer_products(gm, len(fill)) if outside else []
         self._grad_buffers = {}
-        self.graph_module = gm
+        self.graph_module = realize(gm)         # its code, generated after the last pass
         self._subgraph = subgraph
         self._leaves, self._fill, self._states, self._names = leaves, fill, states, names
         self._params = [leaf_tensors[i] for i in param_idx]

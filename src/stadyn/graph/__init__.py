@@ -33,11 +33,13 @@ from ._numerics import check_numerics, numerics_enabled
 from ._mode import (auto_forward, get_auto_forward, is_no_grad, is_training, no_grad,
                     set_auto_forward, set_training, training)
 from ._partition import partition
-from ._passes import (defer_products, fuse_convolution_relu, plan_passes, reuse_dead_inputs,
+from ._passes import (defer_products, drop_dead_code, fuse_convolution_relu, plan_passes,
+                      reuse_dead_inputs,
                       simplify)
 from ._recompute import recompute, recompute_fn, set_global_recompute
 from ._function_hooks import (set_function_post_hook, set_function_pre_hook,
                               unset_function_post_hook, unset_function_pre_hook)
+from ._tracing import collector_paused, program_module, realize, trace_fake
 from ._plan import EagerPlan, StaticPlan, TrialPlan, build_plan, untraceable_ops
 from ._runner import forward_all
 from ._scope import current_scope, name_scope
@@ -74,8 +76,9 @@ __all__ = [
     "leaf_tensor", "interpret", "refresh_shapes", "Shapes",
     # static graphs: plans, lowering, the passes a whole-step program reuses
     "forward_all", "StaticPlan", "EagerPlan", "TrialPlan", "build_plan", "bump_graph_version",
-    "partition",
-    "simplify", "defer_products", "reuse_dead_inputs", "fuse_convolution_relu", "plan_passes",
+    "partition", "trace_fake", "program_module", "realize", "collector_paused",
+    "simplify", "drop_dead_code", "defer_products", "reuse_dead_inputs", "fuse_convolution_relu",
+    "plan_passes",
     "plan_layout",
     "standard_layout",
     # gradient buffers: what zero_grad gives back

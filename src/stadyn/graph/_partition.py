@@ -12,6 +12,8 @@ import torch.fx as fx
 
 from .._errors import StadynError
 from ._labels import is_range_marker, place_ranges
+from ._passes import drop_dead_code
+from ._tracing import program_module
 
 __all__ = ["partition"]
 
@@ -91,7 +93,7 @@ def partition(gm: fx.GraphModule, n_primals: int, n_fw_outputs: int
         if n in forward and n.op not in ("placeholder", "output"):
             env[n] = fw_graph.node_copy(n, env.__getitem__)
     fw_graph.output(tuple(env[n] for n in fw_outs) + tuple(env[n] for n in residuals))
-    fw_graph.eliminate_dead_code()
+    drop_dead_code(fw_graph)
 
     bw_graph = fx.Graph()
     benv: dict[fx.Node, fx.Node] = {}
@@ -103,5 +105,6 @@ def partition(gm: fx.GraphModule, n_primals: int, n_fw_outputs: int
         if n in backward_set and n.op != "placeholder":
             benv[n] = bw_graph.node_copy(n, benv.__getitem__)
     bw_graph.output(tuple(benv[n] for n in bw_outs))
-    bw_graph.eliminate_dead_code()
-    return fx.GraphModule(gm, fw_graph), fx.GraphModule(gm, bw_graph), len(residuals)
+    drop_dead_code(bw_graph)
+    # Lazy modules: the plan's passes rewrite both before their code is generated (_tracing.py).
+    return program_module(gm, fw_graph), program_module(gm, bw_graph), len(residuals)

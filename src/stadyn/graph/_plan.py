@@ -28,7 +28,6 @@ from typing import Sequence
 
 import torch
 import torch.fx as fx
-from torch.fx.experimental.proxy_tensor import make_fx
 
 from .._errors import NumericsError, StadynError
 from .._memory import keep_freed_cpu_memory
@@ -45,6 +44,7 @@ from ._partition import partition
 from ._passes import (aliased_outputs, cast_parameters_into_buffers, defer_output_casts,
                       plan_passes, write_products_into_buffers)
 from ._subgraph import Subgraph, leaf_tensor
+from ._tracing import collector_paused, realize, trace_fake
 from ._shared_values import set_output
 from ._variable import FunctionNode, Variable
 
@@ -91,8 +91,8 @@ class StaticPlan:
         self.leaves: list[Variable] = leaves
         self.fill: list[Variable] = fill
         self.n_fill = len(fill)
-        self.fw: fx.GraphModule = fw
-        self.bw: fx.GraphModule | None = bw
+        self.fw: fx.GraphModule = realize(fw)      # its code, generated after the last pass
+        self.bw: fx.GraphModule | None = realize(bw) if bw is not None else None
         self.grad_leaves: list[Variable] = grad_leaves
         self.diff_roots: list[Variable] = diff_roots
         self.saved: tuple | None = None
@@ -363,7 +363,8 @@ def build_plan(subgraph: Subgraph, keep_all: bool) -> StaticPlan | EagerPlan:
         return EagerPlan(roots, list(nodes), list(leaves), fill, needs_backward,
                          f"holds op(s) that cannot be traced: {', '.join(untraceable)}")
     try:
-        return _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all)
+        with collector_paused():         # a build's objects live until it ends (_tracing.py)
+            return _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all)
     except Exception as exc:  # noqa: BLE001 - any tracing failure falls back, loudly
         reason = f"tracing failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
         warnings.warn(f"a static graph runs eagerly: {reason}", RuntimeWarning, stacklevel=4)
@@ -382,7 +383,7 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
         def forward_only(*ts):
             return tuple(values_of(ts))
         with torch.enable_grad():
-            fw = make_fx(forward_only, tracing_mode="fake")(*leaf_tensors)
+            fw = trace_fake(forward_only, *leaf_tensors)
         plan_passes(fw)
         cast_slots = cast_parameters_into_buffers(fw, leaf_tensors, len(fill))
         return StaticPlan(roots, list(nodes), list(leaves), fill, fw, None, [], [],
@@ -418,7 +419,7 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
                                     device=leaf_tensors[0].device if leaf_tensors else None)
                         for p in root_pos]
     with torch.enable_grad():
-        gm = make_fx(joint, tracing_mode="fake")(*leaf_tensors, *tangent_examples)
+        gm = trace_fake(joint, *leaf_tensors, *tangent_examples)
     # Tangents of roots that do not need a gradient are unused placeholders: drop them.
     diff, used = traced["diff"], traced["used"]
     keep = set(diff)
@@ -426,7 +427,6 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
     for k, ph in enumerate(placeholders[len(leaves):]):
         if k not in keep:
             gm.graph.erase_node(ph)
-    gm.recompile()
     fw, bw, _ = partition(gm, len(leaves), len(fill))
     plan_passes(fw)
     plan_passes(bw, fuse=False)              # a backward holds no forward activation to fuse

@@ -1,0 +1,129 @@
+"""Lowering's fixed costs per node (``graph/_tracing.py``, ``drop_dead_code``): a plan's
+programs get their Python generated once each, after the last pass (before: the joint trace,
+its copy, the forward/backward split and every rewriting pass regenerated them, six times for
+a plan with a backward); the trace without make_fx's torch-function metadata mode is the same
+program; the dead-code pass erases what ``eliminate_dead_code`` erases."""
+
+import numpy as np
+import pytest
+import torch
+import torch.fx as fx
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import stadyn as sd
+import stadyn.functions as F
+import stadyn.parametric_functions as PF
+from stadyn.graph import drop_dead_code, trace_fake
+
+pytestmark = pytest.mark.usefixtures("fresh_parameters")
+
+
+def _count_codegen(monkeypatch) -> list:
+    made = []
+    original = fx.Graph.python_code
+
+    def counted(self, *args, **kwargs):
+        made.append(len(self.nodes))
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(fx.Graph, "python_code", counted)
+    return made
+
+
+def _recurrent_loss(steps: int):
+    """A small unrolled recurrence (tanh cell) with a loss per step."""
+    x = sd.Variable.from_numpy_array(np.random.RandomState(0).rand(3, steps, 4))
+    h = sd.Variable.from_numpy_array(np.zeros((3, 5)))
+    loss = 0
+    for t in F.split(x, axis=1):
+        h = F.tanh(PF.affine(F.concatenate(t, h, axis=1), 5, name="cell"))
+        loss = loss + F.sum(h * h)
+    return loss
+
+
+@pytest.mark.parametrize("backward", [True, False])
+def test_each_program_is_generated_once(monkeypatch, backward):
+    loss = _recurrent_loss(4)
+    made = _count_codegen(monkeypatch)
+    with sd.no_grad() if not backward else sd.auto_forward(False):
+        loss.forward()
+    programs = 2 if backward else 1
+    assert loss._plan.has_backward is backward
+    assert len(made) == programs
+    # Running the plan again (and its backward) generates nothing more.
+    if backward:
+        loss.backward()
+    with sd.no_grad() if not backward else sd.auto_forward(False):
+        loss.forward()
+    assert len(made) == programs
+    assert "torch.ops.aten.tanh" in loss._plan.code
+
+
+def test_plan_values_match_dynamic_mode():
+    loss = _recurrent_loss(4)
+    loss.forward()
+    loss.backward()
+    static = float(loss.d), {k: p.g.copy() for k, p in sd.get_parameters().items()}
+    for p in sd.get_parameters().values():
+        p.grad.zero_()
+    with sd.auto_forward():
+        dyn = _recurrent_loss(4)
+    dyn.backward()
+    assert float(dyn.d) == static[0]
+    for k, p in sd.get_parameters().items():
+        np.testing.assert_array_equal(p.g, static[1][k])
+
+
+def test_trace_fake_is_make_fx_program():
+    def joint(x, w, g):
+        y = torch.tanh(x @ w).sum(1) * 2
+        gx, gw = torch.autograd.grad(y, (x, w), g)
+        return y, gx, gw
+    args = (torch.ones(3, 4, requires_grad=True), torch.ones(4, 5, requires_grad=True),
+            torch.ones(3))
+    with torch.enable_grad():
+        ours = trace_fake(joint, *args)
+        theirs = make_fx(joint, tracing_mode="fake")(*args)
+    assert ours.code == theirs.code
+    x, w, g = (torch.randn(3, 4), torch.randn(4, 5), torch.randn(3))
+    for a, b in zip(ours(x, w, g), theirs(x, w, g)):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_drop_dead_code_erases_what_eliminate_dead_code_does():
+    def f(x, buf):
+        torch.exp(x) * 3                       # pure, read by nothing: erased
+        buf.copy_(x)                           # a mutation nothing reads: kept
+        torch.bernoulli(x)                     # random, read by nothing: kept (impure)
+        return x + 1
+
+    def targets(gm):
+        return [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    ours = make_fx(f)(torch.rand(3), torch.zeros(3))
+    theirs = make_fx(f)(torch.rand(3), torch.zeros(3))
+    drop_dead_code(ours.graph)
+    theirs.graph.eliminate_dead_code()
+    assert targets(ours) == targets(theirs)
+    names = [t.__name__ for t in targets(ours)]
+    assert "exp.default" not in names and "copy_.default" in names and "add.Tensor" in names
+
+
+def test_collector_paused_during_build_only(monkeypatch):
+    import gc
+
+    from stadyn.graph import _plan
+    seen = []
+    original = _plan._lower
+
+    def lower(*args, **kwargs):
+        seen.append(gc.isenabled())
+        if len(seen) == 2:
+            raise RuntimeError("a trace that fails")
+        return original(*args, **kwargs)
+    monkeypatch.setattr(_plan, "_lower", lower)
+    assert gc.isenabled()
+    loss = _recurrent_loss(2)
+    loss.forward()
+    assert seen == [False] and gc.isenabled()
+    with pytest.warns(RuntimeWarning, match="a trace that fails"):
+        F.sum(loss * 2).forward()       # the failed build falls back to running eagerly
+    assert seen == [False, False] and gc.isenabled()
