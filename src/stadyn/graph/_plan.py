@@ -350,7 +350,10 @@ def build_plan(subgraph: Subgraph, keep_all: bool) -> StaticPlan | EagerPlan:
     leaf_tensors = subgraph.leaf_tensors()
     refresh_shapes(nodes, leaves)            # inputs may have changed size since the build
     fill = subgraph.filled(keep_all)
-    needs_backward = torch.is_grad_enabled() and any(t.requires_grad for t in leaf_tensors)
+    # (an op output set need_grad=True starts gradients where no leaf needs one: NNabla's y.g)
+    needs_backward = torch.is_grad_enabled() and (
+        any(t.requires_grad for t in leaf_tensors)
+        or any((v := ref()) is not None and v._starts_grad for n in nodes for ref in n._outputs))
     if any(t.device.type == "cpu" for t in leaf_tensors):
         keep_freed_cpu_memory()              # a plan's step reuses its freed tensors' pages
     valued = sorted({f"{n.spec.name} ({n.spec.value_shape})" for n in nodes

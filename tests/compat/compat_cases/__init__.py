@@ -24,7 +24,8 @@ MODULES = {
                "nnabla_attention", "nnabla_lowrank", "nnabla_toplevel",
                "nnabla_signal", "nnabla_vision", "nnabla_sampling", "nnabla_values",
                "nnabla_conv", "nnabla_inq", "nnabla_functions_rare", "nnabla_examples",
-               "nnabla_graph_debug", "nnabla_examples_more", "nnabla_graph_grads"],
+               "nnabla_graph_debug", "nnabla_examples_more", "nnabla_graph_grads",
+               "nnabla_examples_gan"],
 }
 
 
