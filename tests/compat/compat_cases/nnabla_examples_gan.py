@@ -100,7 +100,8 @@ def examples_gradient_penalty_dynamic(nn, F, PF, r):
                     "nnabla.Variable.g"])
 def examples_backward_to_a_need_grad_intermediate(nn, F, r):
     """``backward`` writes the gradient of an op output set ``need_grad = True`` whose inputs
-    need none (and nothing beyond it), also where no parameter needs a gradient."""
+    need none (and nothing beyond it), also where no parameter needs a gradient: for new input
+    shapes too, and eagerly."""
     r.touch("nnabla.Variable.need_grad", "nnabla.Variable.backward", "nnabla.Variable.g")
     x = nn.Variable.from_numpy_array(r.randn(3))
     y = x * 2.0
@@ -111,4 +112,16 @@ def examples_backward_to_a_need_grad_intermediate(nn, F, r):
     z.backward()
     res["y.g"] = y.g.copy()
     res["x.g"] = x.g.copy()
+    for n in (5, 4, 5):                 # new input shapes (Stadyn runs them eagerly first)
+        x.reset_shape((n,), force=True)
+        x.d = r.randn(n)
+        z.forward()
+        z.backward()
+        res["y.g for %d" % n] = y.g.copy()
+    with nn.auto_forward():
+        u = x * 3.0
+        u.need_grad = True
+        w = F.sum(u * u)
+    w.backward()
+    res["dynamic u.g"] = u.g.copy()
     return res
