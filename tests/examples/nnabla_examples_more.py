@@ -1,25 +1,28 @@
 """Run more of nnabla-examples' programs (sony/nnabla-examples: ``language-modeling/word2vec``,
-``language-modeling/lstm``, ``meta-learning/maml``), unchanged, at a tiny size, one after
-another in this process, and write what their monitors recorded as JSON.  The same file runs
-on NNabla 1.39 (which made ``refs/nnabla139_examples_more.json``) and, with ``--stadyn``, on
-Stadyn through ``examples/nnabla/on_stadyn.py``'s import hook.
+``language-modeling/lstm``, ``meta-learning/maml``, ``image-generation/wgan``), unchanged,
+at a tiny size, one after another in this process, and write what their monitors recorded as
+JSON.  The same file runs on NNabla 1.39 (which made ``refs/nnabla139_examples_more.json``)
+and, with ``--stadyn``, on Stadyn through ``examples/nnabla/on_stadyn.py``'s import hook.
 
     python tests/examples/nnabla_examples_more.py EXAMPLES WORK OUT.json [--stadyn] [--only=R,..]
 
 The reference file is this, run on NNabla 1.39 (``/work/peers/nnabla/bin/python ... WORK
-tests/examples/refs/nnabla139_examples_more.json``).
+tests/examples/refs/nnabla139_examples_more.json``; the WGAN runs were added from such a
+full run, after the others, whose parameters draw from the same initialiser generator).
 
 EXAMPLES holds the programs' folders and ``utils`` (a checkout or an archive of the
-repository); WORK is an
-empty folder.  The data are stand-ins in the real files: Penn Treebank's three text files
-(``examples/nnabla/ptb_standin.py``) in NNabla's download cache ``WORK/home/nnabla_data``
-(where word2vec's ``download`` finds ``ptb.train.txt``) and in the LSTM's working folder (where
-it looks before it runs ``wget``); Omniglot's ``train.npy`` / ``val.npy`` as
-``meta-learning/data/omniglot_data.py`` writes them (``examples/nnabla/omniglot_standin.py``)
-under ``WORK/data``.  Each program writes under ``WORK/<run>``.  Only the harness around the
-programs differs from a user's shell: NumPy and ``random`` are seeded 0 before each, the
-process runs with ``PYTHONHASHSEED=0`` (the LSTM numbers its words in the order of a ``set``),
-and ``np.int`` (gone from NumPy 1.24; MAML's data generator uses it) is put back.
+repository); WORK is an empty folder.  The data are stand-ins in the real files: Penn
+Treebank's three text files (``examples/nnabla/ptb_standin.py``) in NNabla's download cache
+``WORK/home/nnabla_data`` (where word2vec's ``download`` finds ``ptb.train.txt``) and in the
+LSTM's working folder (where it looks before it runs ``wget``); Omniglot's ``train.npy`` /
+``val.npy`` as ``meta-learning/data/omniglot_data.py`` writes them
+(``examples/nnabla/omniglot_standin.py``) under ``WORK/data``; CIFAR-10's
+``cifar-10-python.tar.gz`` (``examples/nnabla/cifar10_standin.py``: the original's 50,000 +
+10,000 images, which the programs' ``cifar10_data.py`` reshapes to) in the download cache.
+Each program writes under ``WORK/<run>``.  Only the harness around the programs differs from a
+user's shell: NumPy and ``random`` are seeded 0 before each, the process runs with
+``PYTHONHASHSEED=0`` (the LSTM numbers its words in the order of a ``set``), and ``np.int``
+(gone from NumPy 1.24; MAML's data generator uses it) is put back.
 """
 
 import glob
@@ -35,7 +38,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAMS = ("language-modeling/word2vec", "language-modeling/lstm", "meta-learning/maml",
-            "utils")
+            "image-generation/wgan", "utils")
 N_WORDS = 600            # PTB stand-in: training words (validation and test: a fifth each)
 N_LETTERS = 10           # Omniglot stand-in: training letters (validation: two thirds)
 
@@ -52,6 +55,14 @@ RUNS = [
      "-c cpu --dataset_root {work}/data --logdir {out} --metatrain_iterations 2 "
      "--meta_batch_size 1 --num_filters 8 --print_interval 1 --test_print_interval 100 "
      "--save_interval 1"),
+    # WGAN-GP: the gradient penalty differentiates the critic's gradient (nn.grad w.r.t. the
+    # mixed images, set need_grad=True); upsampling by deconvolution and by linear interpolation
+    ("wgan_deconv", "image-generation/wgan/train.py",
+     "-c cpu -b 4 -i 10 --maps 4 --latent 8 --n-critic 1 --up deconv --save-interval 5 "
+     "--monitor-path {out}"),
+    ("wgan_linear", "image-generation/wgan/train.py",
+     "-c cpu -b 4 -i 10 --maps 4 --latent 8 --n-critic 1 --up linear --save-interval 5 "
+     "--monitor-path {out}"),
 ]
 
 
@@ -96,6 +107,7 @@ def main(argv):
     if stadyn:
         import on_stadyn
         on_stadyn.install()
+    import cifar10_standin
     import omniglot_standin
     import ptb_standin
     os.environ["HOME"] = os.path.join(work, "home")
@@ -107,10 +119,12 @@ def main(argv):
         dst.write(src.read())
     omniglot_standin.write_omniglot(os.path.join(work, "data"), N_LETTERS,
                                     N_LETTERS * 2 // 3)
+    only = [a.split("=", 1)[1].split(",") for a in argv if a.startswith("--only=")]
+    if not only or any(run.startswith("wgan") for run in only[0]):
+        cifar10_standin.write_cifar10(os.path.join(work, "home", "nnabla_data"))
     np.int = int                    # data_generator_maml.py: np.zeros(..., dtype=np.int)
     import nnabla as nn
     results = {}
-    only = [a.split("=", 1)[1].split(",") for a in argv if a.startswith("--only=")]
     for run, program, args in RUNS:
         if only and run not in only[0]:
             continue
@@ -137,7 +151,8 @@ def main(argv):
         finally:
             os.chdir(cwd)
             sys.path.remove(os.path.dirname(path))
-            for name in ("args", "net", "data_generator_maml", "_checkpoint_util"):
+            for name in ("args", "net", "data_generator_maml", "_checkpoint_util", "models",
+                         "helpers", "cifar10_data"):
                 sys.modules.pop(name, None)     # programs' own modules: each run its own
         results[run] = {"error": error, "series": _series(folder), "files": _files(folder),
                         "finite": _finite_parameters(folder)}

@@ -102,8 +102,8 @@ def retain_intermediate_grads(variables: Iterable[Variable], clear_buffer: bool
         t = v._data
         if clear_buffer and not v._persistent:
             v._grad = None
-        elif t is not None and t.requires_grad and not t.is_leaf:
-            t.retain_grad()
+        elif t is not None and t.requires_grad and (not t.is_leaf or v._starts_grad):
+            t.retain_grad()                # (a leaf where need_grad=True started gradients)
             t.grad = None                  # a backward overwrites an intermediate's gradient
             kept.append((v, t))
     return kept

@@ -125,15 +125,21 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
 
 def _stop_gradients(node: FunctionNode, out: Any) -> Any:
     """``out`` with the outputs whose Variables were set ``need_grad=False`` detached: NNabla
-    propagates no gradient through such a Variable."""
+    propagates no gradient through such a Variable; and those set ``need_grad=True`` whose
+    inputs need no gradient made to need one (NNabla computes gradients down to them)."""
     refs = node._outputs
-    if not any((v := ref()) is not None and v._stops_grad for ref in refs):
+    if not any((v := ref()) is not None and (v._stops_grad or v._starts_grad) for ref in refs):
         return out
     outs = [out] if isinstance(out, torch.Tensor) else list(out)
     for i, ref in enumerate(refs):
         v = ref()
-        if v is not None and v._stops_grad and i < len(outs):
+        if v is None or i >= len(outs):
+            continue
+        if v._stops_grad:
             outs[i] = outs[i].detach()
+        elif (not outs[i].requires_grad and outs[i].is_floating_point()
+              and torch.is_grad_enabled()):
+            outs[i] = outs[i].detach().requires_grad_(True)
     return outs[0] if isinstance(out, torch.Tensor) else type(out)(outs)
 
 

@@ -332,6 +332,15 @@ def check_gradients(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
                         "pass, but no op made it when replayed op by op", phase="backward")
 
 
+def needs_backward_pass(nodes: Sequence[FunctionNode], leaf_tensors: Sequence) -> bool:
+    """Whether a plan of ``nodes`` needs a backward: grad mode is on and a leaf needs a
+    gradient, or an op output was set ``need_grad=True`` (gradients start there even where no
+    leaf needs one: NNabla's ``y.g``)."""
+    return torch.is_grad_enabled() and (
+        any(t.requires_grad for t in leaf_tensors)
+        or any((v := ref()) is not None and v._starts_grad for n in nodes for ref in n._outputs))
+
+
 def build_plan(subgraph: Subgraph, keep_all: bool) -> StaticPlan | EagerPlan:
     """Lower ``subgraph`` (see the module docstring); an :class:`EagerPlan` for a graph that
     cannot be traced.  ``keep_all`` gives every intermediate a value (else only the roots and
@@ -350,7 +359,7 @@ def build_plan(subgraph: Subgraph, keep_all: bool) -> StaticPlan | EagerPlan:
     leaf_tensors = subgraph.leaf_tensors()
     refresh_shapes(nodes, leaves)            # inputs may have changed size since the build
     fill = subgraph.filled(keep_all)
-    needs_backward = torch.is_grad_enabled() and any(t.requires_grad for t in leaf_tensors)
+    needs_backward = needs_backward_pass(nodes, leaf_tensors)
     if any(t.device.type == "cpu" for t in leaf_tensors):
         keep_freed_cpu_memory()              # a plan's step reuses its freed tensors' pages
     valued = sorted({f"{n.spec.name} ({n.spec.value_shape})" for n in nodes

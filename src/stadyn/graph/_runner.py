@@ -42,7 +42,8 @@ from ._labels import _active as _labelling
 from ._labels import BUILD_LABEL, LABEL_PREFIX
 from ._numerics import _depth as _checking
 from ._layout import plan_layout
-from ._plan import EagerPlan, StaticPlan, TrialPlan, build_plan, check_gradients
+from ._plan import (EagerPlan, StaticPlan, TrialPlan, build_plan, check_gradients,
+                    needs_backward_pass)
 from ._subgraph import Subgraph
 from ._variable import Variable, graph_version, layout_version
 
@@ -137,7 +138,7 @@ class _PlanCache:
 
 
 def _needs_backward(subgraph: Subgraph) -> bool:
-    return torch.is_grad_enabled() and any(t.requires_grad for t in subgraph.leaf_tensors())
+    return needs_backward_pass(subgraph.nodes, subgraph.leaf_tensors())
 
 
 def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,

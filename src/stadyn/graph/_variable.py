@@ -92,7 +92,7 @@ class Variable:
 
     __slots__ = ("_data", "_grad", "_shape", "_dtype", "_need_grad", "_persistent", "parent",
                  "_index", "name", "_plan", "_plans", "_alias", "_seq", "recompute",
-                 "_stops_grad", "__weakref__")
+                 "_stops_grad", "_starts_grad", "__weakref__")
 
     def __init__(self, shape: Sequence[int] = (), need_grad: bool | None = False,
                  dtype: Any = np.float32):
@@ -112,6 +112,7 @@ class Variable:
         self._plans = None
         self._alias: Variable | None = None
         self._stops_grad = False    # an op output set need_grad=False: no gradient through it
+        self._starts_grad = False   # an op output set need_grad=True: gradients reach it
         self._seq: Variable | None = None
         self.recompute = recompute_now()
 
@@ -133,6 +134,7 @@ class Variable:
         v._plans = None
         v._alias = None
         v._stops_grad = False
+        v._starts_grad = False
         v._seq = None
         v.recompute = recompute_now()
         return v
@@ -213,16 +215,21 @@ class Variable:
     @need_grad.setter
     def need_grad(self, flag: bool) -> None:
         """Set on an op's output, ``False`` stops the gradient there (NNabla's rule; static
-        graphs are re-lowered, ``True`` lifts it)."""
+        graphs are re-lowered, ``True`` lifts it), and ``True`` makes gradients reach it even
+        where its inputs need none (``nn.grad([y], [x])`` of an ``x`` computed from data, as
+        WGAN-GP's gradient penalty takes it)."""
         flag = bool(flag)
         self._need_grad = flag
         layout_changed()
         if self.parent is None and self._data is not None and self._data.dtype.is_floating_point:
             self._data.requires_grad_(flag)
         elif self.parent is not None:
-            if self._stops_grad == flag:
-                self._stops_grad = not flag
+            if self._stops_grad == flag or self._starts_grad != flag:
+                self._stops_grad, self._starts_grad = not flag, flag
                 bump_graph_version()
+            if (flag and self._data is not None and not self._data.requires_grad
+                    and self._data.is_floating_point()):
+                self._data = self._data.detach().requires_grad_(True)
             if not flag and self._data is not None:
                 self._data = self._data.detach()
 

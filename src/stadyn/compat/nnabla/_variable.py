@@ -159,6 +159,24 @@ class Variable(_Core):
         """
         return 0 if self.parent is None else as_function(self.parent).rank + 1
 
+    def apply(self, **kwargs) -> "Variable":
+        """Set the named properties and return this Variable (NNabla's helper for chaining:
+        ``loss = F.mean(y).apply(persistent=True)``).  A name that is no property of a
+        Variable raises AttributeError, as NNabla's does.
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn
+            >>> x = nn.Variable((2,))
+            >>> x.apply(persistent=True, need_grad=True) is x, x.persistent, x.need_grad
+            (True, True, True)
+        """
+        for key, value in kwargs.items():
+            if not hasattr(type(self), key):
+                raise AttributeError(f"Variable.apply: a Variable has no property {key!r} "
+                                     f"(in apply({key}=...))")
+            setattr(self, key, value)
+        return self
+
     def visit(self, f) -> None:
         """Call ``f(function)`` for every function this Variable depends on, in forward order
         (inputs first), each an NNabla :class:`~stadyn.compat.nnabla._function.Function`.
