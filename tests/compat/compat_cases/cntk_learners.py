@@ -348,3 +348,43 @@ def reset_learning_rate__units(C, r):
             learner.update({w: r.randn(2, 1) * 4}, 4)
             res["%s -> %s" % (old, new)] = [learner.learning_rate(), w.value - before]
     return res
+
+
+@cntk_case(names=["cntk.learners.UserLearner", "cntk.learners.universal",
+                  "cntk.Trainer.train_minibatch"],
+           note="a UserLearner's counts stay 0 and its learning_rate() at the schedule's first "
+                "value (CNTK's C++ learner never sees its updates); universal's count samples, "
+                "minibatches and sweeps; Stadyn counted the UserLearner's updates and gave the "
+                "counts as numbers, not methods")
+def user_learner_counts(C, r):
+    r.touch("cntk.Trainer.train_minibatch")
+
+    class MySgd(C.learners.UserLearner):
+        def update(self, gradient_values, training_sample_count, sweep_end):
+            eta = self.learning_rate() / training_sample_count
+            for p, g in gradient_values.items():
+                p.value = p.value - eta * g.asarray()
+            return True
+
+    def plain_sgd(parameters, gradients):
+        return C.combine([C.assign(p, p - 0.05 * g) for p, g in zip(parameters, gradients)])
+
+    res = {}
+    for key in ("user", "universal"):
+        x = C.input_variable(2)
+        y = C.input_variable(1)
+        w = C.parameter((2, 1), init=r.param_value("w", (2, 1)), name="w")
+        z = C.times(x, w)
+        if key == "user":
+            learner = MySgd([w], C.learning_parameter_schedule([0.1, 0.02], epoch_size=4))
+        else:
+            learner = C.universal(plain_sgd, [w])
+        trainer = C.Trainer(z, (C.squared_error(z, y), None), [learner])
+        out = {"rates": [], "counts": [], "w": []}
+        for step, n in enumerate((3, 2, 4)):
+            trainer.train_minibatch({x: r.randn(n, 2), y: r.randn(n, 1)}, is_sweep_end=step == 1)
+            out["rates"].append(learner.learning_rate())
+            out["counts"].append(_counts(learner))
+            out["w"].append(w.value)
+        res[key] = out
+    return res

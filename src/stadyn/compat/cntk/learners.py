@@ -12,10 +12,8 @@ Example:
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping
 
 from ... import learners as _L
-from ... import schedules as _S
 from ...learners import (IGNORE, Learner, UnitType, default_unit_gain_value,
                          learning_parameter_schedule,
                          learning_parameter_schedule_per_sample, learning_rate_schedule,
@@ -24,6 +22,7 @@ from ...learners import (IGNORE, Learner, UnitType, default_unit_gain_value,
                          training_parameter_schedule)
 from ._adapt import unwrap
 from ._custom_learners import UserLearner, universal
+from ._learner_api import as_cntk_learner
 from ._values import NDArrayView, asarray
 
 __all__ = ["Learner", "NDArrayView", "asarray", "sgd", "momentum_sgd", "nesterov", "adam",
@@ -64,65 +63,11 @@ def _reference(lr, kwargs) -> int:
     return int(given or 0)
 
 
-class _Count(int):
-    """A count CNTK 2.7 gives both ways: ``Learner.total_number_of_samples_seen()`` is a method,
-    ``DistributedLearner.total_number_of_samples_seen`` a property (the distributed learner
-    hands on the learner's attribute)."""
-
-    def __call__(self) -> int:
-        return int(self)
-
-
-class _CntkLearner:
-    """What CNTK 2.7's ``Learner`` does beyond Stadyn's: the counts as methods,
-    ``update(gradient_values, training_sample_count, is_sweep_end=False)`` keyed by CNTK
-    parameters with NumPy arrays (or NDArrayViews) as values, and ``reset_learning_rate``
-    keeping the learner's unit.  Mixed in before the Stadyn
-    learner's class, so the Trainer's calls (``step_scalars``, ``apply_step``, ...) are its."""
-
-    @property
-    def total_number_of_samples_seen(self) -> _Count:
-        return _Count(self.samples_seen)
-
-    def total_number_of_minibatches_seen(self) -> int:
-        return self.minibatches_seen
-
-    def total_number_of_sweeps_seen(self) -> int:
-        return self.sweeps_seen
-
-    def reset_learning_rate(self, learning_rate):
-        # CNTK 2.7 keeps the unit the learner was made with: the new schedule's reference
-        # minibatch size (per sample, per minibatch, per N samples) is not used.
-        if isinstance(learning_rate, _S.Schedule):
-            learning_rate = learning_rate.with_minibatch_size(
-                self._schedules["lr"].minibatch_size)
-        super().reset_learning_rate(learning_rate)
-
-    def update(self, gradient_values, training_sample_count=None, is_sweep_end=False):
-        if isinstance(gradient_values, Mapping):
-            gradient_values = {unwrap(k): asarray(v) for k, v in gradient_values.items()}
-        return super().update(gradient_values, training_sample_count, is_sweep_end)
-
-
-_CLASSES: dict = {}
-
-
-def _as_cntk_learner(learner):
-    """``learner`` (a Stadyn learner) as an instance of its class with :class:`_CntkLearner`
-    mixed in (one such class per learner class)."""
-    cls = type(learner)
-    if cls not in _CLASSES:
-        _CLASSES[cls] = type(cls.__name__, (_CntkLearner, cls),
-                             {"__module__": cls.__module__, "__doc__": cls.__doc__})
-    learner.__class__ = _CLASSES[cls]
-    return learner
-
-
 def _learner(fn, unit_gain: bool = False):
     def make(parameters, *args, **kwargs):
         if unit_gain and len(args) < 3:
             kwargs.setdefault("unit_gain", _UNIT_GAIN_AT_IMPORT)
-        learner = _as_cntk_learner(fn(list(unwrap(list(parameters))), *args, **kwargs))
+        learner = as_cntk_learner(fn(list(unwrap(list(parameters))), *args, **kwargs))
         lr = args[0] if args else kwargs.get("lr")
         try:
             _REFERENCE[learner] = _reference(lr, kwargs)
