@@ -388,3 +388,30 @@ def user_learner_counts(C, r):
             out["w"].append(w.value)
         res[key] = out
     return res
+
+
+@cntk_case(names=["cntk.learners.momentum_sgd", "cntk.Learner.reset_learning_rate",
+                  "cntk.io.MinibatchSourceFromData", "cntk.learning_parameter_schedule"],
+           note="CNTK_201B's schedule per data sweep driven by a reader's minibatches, the "
+                "rate reset mid-training: the new list starts at the sweeps seen then")
+def reset_learning_rate__per_sweep_reader(C, r):
+    r.touch("cntk.Learner.reset_learning_rate", "cntk.Trainer.train_minibatch")
+    x = C.input_variable(2)
+    y = C.input_variable(1)
+    z = C.layers.Dense(1)(x)
+    res = {"parameters": r.set_params(z.parameters)}
+    learner = C.momentum_sgd(z.parameters, lr=C.learning_parameter_schedule([0.1, 0.01], 4),
+                             momentum=C.momentum_schedule(0.9, 4))
+    trainer = C.Trainer(z, (C.squared_error(z, y), None), [learner])
+    source = C.io.MinibatchSourceFromData(dict(x=r.randn(6, 2), y=r.randn(6, 1)))
+    rates, counts = [], []
+    for step in range(8):
+        if step == 3:
+            learner.reset_learning_rate(C.learning_parameter_schedule([0.05, 0.02, 0.004], 4))
+        mb = source.next_minibatch(4)
+        rates.append(learner.learning_rate())
+        trainer.train_minibatch({x: mb[source.streams.x], y: mb[source.streams.y]})
+        counts.append(_counts(learner))
+    res["rates"], res["counts"] = rates, counts
+    res["W"], res["b"] = z.W.value, z.b.value
+    return res
