@@ -415,3 +415,29 @@ def reset_learning_rate__per_sweep_reader(C, r):
     res["rates"], res["counts"] = rates, counts
     res["W"], res["b"] = z.W.value, z.b.value
     return res
+
+
+@cntk_case(names=["cntk.learners.sgd", "cntk.Learner.reset_learning_rate",
+                  "cntk.learners.IGNORE", "cntk.learning_parameter_schedule",
+                  "cntk.learning_parameter_schedule_per_sample"],
+           note="reset_learning_rate on learners given minibatch_size= (3, IGNORE) or "
+                "use_mean_gradient=True: the learner's unit stays")
+def reset_learning_rate__learner_minibatch_size(C, r):
+    r.touch("cntk.Learner.reset_learning_rate", "cntk.Learner.update")
+    w = C.parameter((2, 1), init=r.param_value("w", (2, 1)), name="w")
+    per_sample = C.learning_parameter_schedule_per_sample
+    learners = {
+        "minibatch_size 3": lambda: C.learners.sgd([w], 0.02, minibatch_size=3),
+        "IGNORE": lambda: C.learners.sgd([w], 0.02, minibatch_size=C.learners.IGNORE),
+        "mean gradient": lambda: C.learners.sgd([w], per_sample(0.02), use_mean_gradient=True)}
+    res = {}
+    for key in sorted(learners):
+        for new in ("per sample", "per minibatch"):
+            learner = learners[key]()
+            learner.update({w: r.randn(2, 1)}, 4)
+            learner.reset_learning_rate(per_sample(0.06) if new == "per sample"
+                                        else C.learning_parameter_schedule(0.06))
+            before = w.value
+            learner.update({w: r.randn(2, 1) * 4}, 4)
+            res["%s -> %s" % (key, new)] = [learner.learning_rate(), w.value - before]
+    return res
