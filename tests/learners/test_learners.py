@@ -345,6 +345,31 @@ def test_reset_learning_rate_starts_the_new_schedule_at_the_current_position():
     assert learner.learning_rate() == 0.01
 
 
+def test_reset_learning_rate_of_a_schedule_per_sweep_counts_sweeps_from_the_reset():
+    # CNTK 2.7 (compat case reset_learning_rate__per_sweep): a schedule per data sweep whose
+    # sweep size is unknown starts at the reset's sweep count, and a checkpoint keeps that
+    variables = make_vars(init_values())
+    learner = L.sgd(list(variables.values()), S.learning_parameter_schedule([0.1, 0.01, 0.001]))
+    run(learner, variables, [(3, grad_values(0))])
+    learner.end_sweep()
+    learner.end_sweep()
+    learner.reset_learning_rate(S.learning_parameter_schedule([0.5, 0.05, 0.005]))
+    assert learner.learning_rate() == 0.5
+    w = weights(variables)
+    run(learner, variables, [(4, grad_values(1))])
+    w = {k: w[k] - 0.5 / 4 * grad_values(1)[k] for k in SHAPES}
+    assert_weights(variables, w)
+    learner.end_sweep()
+    assert learner.learning_rate() == 0.05
+    state = learner.state_dict()
+    restored = L.sgd(list(make_vars(init_values()).values()), S.learning_parameter_schedule(
+        [0.1, 0.01, 0.001]))
+    restored.load_state_dict(copy.deepcopy(state))
+    assert restored.learning_rate() == 0.05
+    restored.end_sweep()
+    assert restored.learning_rate() == 0.005
+
+
 def test_zero_learning_rate_does_not_update_or_count():
     variables = make_vars(init_values())
     learner = L.sgd(list(variables.values()), S.piecewise([10], [0.0, 0.1]))

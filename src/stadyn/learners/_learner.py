@@ -164,7 +164,8 @@ class Learner(Optimizer):
         self.samples_seen = 0
         self.minibatches_seen = 0
         self.sweeps_seen = 0
-        self._lr_offset = 0
+        self._lr_offset = 0             # samples seen when the rate was last reset
+        self._lr_sweep_offset = 0       # sweeps seen then (for a schedule per sweep)
         self._lr_reset = False
         self._sweep_size: int | None = None
         self._scalar_state: dict[str, float] = {}
@@ -211,12 +212,13 @@ class Learner(Optimizer):
             raise StadynError(f"{self.name}: {key} must lie in [0, 1], got {value}")
         return value
 
-    def _value(self, key: str, samples_seen: int) -> float:
+    def _value(self, key: str, samples_seen: int, sweeps_seen: int | None = None) -> float:
         schedule = self._schedules[key]
         try:
             if schedule.epoch_size is None and schedule.needs_epoch_size:
                 # per data sweep, its size never told: CNTK counts the sweeps that ended
-                value = schedule.value_at_sweep(self.sweeps_seen)
+                value = schedule.value_at_sweep(self.sweeps_seen if sweeps_seen is None
+                                                else sweeps_seen)
             else:
                 value = schedule.value_at(samples_seen)
         except StadynError as exc:
@@ -232,7 +234,8 @@ class Learner(Optimizer):
     def learning_rate(self) -> float:
         """The current learning rate as the schedule gives it (per sample, per minibatch or per
         reference minibatch, in the schedule's own unit)."""
-        return self._value("lr", self.samples_seen - self._lr_offset)
+        return self._value("lr", self.samples_seen - self._lr_offset,
+                           self.sweeps_seen - self._lr_sweep_offset)
 
     def schedule_value(self, key: str) -> tuple[float, int]:
         """Schedule ``key``'s current value (``"lr"``, ``"momentum"``, ...: in its own unit,
@@ -250,16 +253,31 @@ class Learner(Optimizer):
         if key not in self._schedules:
             raise StadynError(f"{self.name}: no '{key}' schedule (it has "
                               f"{', '.join(sorted(self._schedules))})")
-        position = self.samples_seen - (self._lr_offset if key == "lr" else 0)
-        return self._value(key, position), self._schedules[key].minibatch_size
+        if key == "lr":
+            return self.learning_rate(), self._schedules[key].minibatch_size
+        return self._value(key, self.samples_seen), self._schedules[key].minibatch_size
 
     def reset_learning_rate(self, learning_rate: "Schedule | float | list") -> None:
         """Replace the learning-rate schedule; its position 0 is the current number of samples
-        seen (CNTK's semantics).  A checkpoint taken afterwards records the new schedule."""
+        seen — or of sweeps seen, for a schedule per data sweep — (CNTK's semantics).  A
+        checkpoint taken afterwards records the new schedule.
+
+        Example:
+            >>> import numpy as np, stadyn as sd
+            >>> from stadyn.learners import sgd
+            >>> from stadyn.schedules import Schedule
+            >>> w = sd.Variable.from_numpy_array(np.zeros(2), need_grad=True)
+            >>> learner = sgd([w], Schedule([0.1, 0.01]))      # per data sweep
+            >>> learner.end_sweep(); learner.reset_learning_rate(Schedule([0.5, 0.05]))
+            >>> before = learner.learning_rate(); learner.end_sweep()
+            >>> before, learner.learning_rate()
+            (0.5, 0.05)
+        """
         self._set_schedule("lr", learning_rate)
         if self._sweep_size is not None:
             self._schedules["lr"].resolve_epoch_size(self._sweep_size)
         self._lr_offset = self.samples_seen
+        self._lr_sweep_offset = self.sweeps_seen
         self._lr_reset = True
 
     def resolve_epoch_size(self, samples_per_sweep: int) -> None:
@@ -508,7 +526,7 @@ class Learner(Optimizer):
         noise generator (:attr:`generator`, when it has one)."""
         return {"learner": self.name, "samples_seen": self.samples_seen,
                 "minibatches_seen": self.minibatches_seen, "sweeps_seen": self.sweeps_seen,
-                "lr_offset": self._lr_offset,
+                "lr_offset": self._lr_offset, "lr_sweep_offset": self._lr_sweep_offset,
                 "lr_schedule": self._schedules["lr"].config() if self._lr_reset else None,
                 "sweep_size": self._sweep_size, "scalars": dict(self._scalar_state),
                 "tensors": {f"{n}/{k}": s[k].detach().clone()
@@ -553,7 +571,7 @@ class Learner(Optimizer):
             if key not in state:
                 raise StadynError(f"{what}: the state has no '{key}'")
             checked[key] = _count(state[key], f"{what}: {key}", 0)
-        for key in ("sweeps_seen", "lr_offset"):
+        for key in ("sweeps_seen", "lr_offset", "lr_sweep_offset"):
             checked[key] = _count(state.get(key, 0), f"{what}: {key}", 0)
         schedule = None
         if state.get("lr_schedule") is not None:
@@ -592,6 +610,7 @@ class Learner(Optimizer):
         self.minibatches_seen = checked["minibatches_seen"]
         self.sweeps_seen = checked["sweeps_seen"]
         self._lr_offset = checked["lr_offset"]
+        self._lr_sweep_offset = checked["lr_sweep_offset"]
         if checked["lr_schedule"] is not None:
             self._schedules["lr"] = checked["lr_schedule"]
             self._lr_reset = True

@@ -197,3 +197,247 @@ def unit_gain(C, r):
     res.update({"before": before, "off": off, "IGNORE": C.learners.IGNORE,
                 "unit_types": sorted(u.name for u in C.learners.UnitType)})
     return res
+
+
+# -- reset_learning_rate, counts, momentum by epochs, update by hand -------------------------
+_RESET_SIZES = (3, 4, 2, 5, 3, 3, 4)
+_RESET_SWEEP_ENDS = (1, 4)
+
+
+def _counts(learner):
+    counts = [learner.total_number_of_samples_seen(),
+              learner.total_number_of_minibatches_seen(), learner.total_number_of_sweeps_seen()]
+    return [int(c) for c in counts]
+
+
+def _reset_run(C, r, lr, new_lr, make=None):
+    """``sgd`` (or ``make(C, [w], lr)``) on ``times(x, w)`` through a Trainer, minibatches of
+    changing size, two of them ending a sweep; the rate reset before the fourth step.  The rate,
+    the counts and ``w`` after every step."""
+    r.touch("cntk.Learner.reset_learning_rate", "cntk.Learner.learning_rate",
+            "cntk.Trainer.train_minibatch")
+    x = C.input_variable(2)
+    y = C.input_variable(1)
+    w = C.parameter((2, 1), init=r.param_value("w", (2, 1)), name="w")
+    z = C.times(x, w)
+    learner = make(C, [w], lr) if make else C.learners.sgd([w], lr)
+    trainer = C.Trainer(z, (C.squared_error(z, y), None), [learner])
+    res = {"rates": [learner.learning_rate()], "counts": [], "w": []}
+    for step, n in enumerate(_RESET_SIZES):
+        if step == 3:
+            learner.reset_learning_rate(new_lr)
+            res["rate after reset"] = learner.learning_rate()
+        trainer.train_minibatch({x: r.randn(n, 2), y: r.randn(n, 1)},
+                                is_sweep_end=step in _RESET_SWEEP_ENDS)
+        res["rates"].append(learner.learning_rate())
+        res["counts"].append(_counts(learner))
+        res["w"].append(w.value)
+    return res
+
+
+_RESET_NAMES = ["cntk.learners.sgd", "cntk.Learner.reset_learning_rate",
+                "cntk.Learner.learning_rate", "cntk.learning_parameter_schedule"]
+
+
+@cntk_case(names=_RESET_NAMES,
+           note="a per-minibatch list by 5 samples reset after 9 samples: the new list starts "
+                "there (its first value at once, its second after 5 more samples)")
+def reset_learning_rate__per_minibatch(C, r):
+    return _reset_run(C, r, C.learning_parameter_schedule([0.1, 0.01, 0.001], epoch_size=5),
+                      C.learning_parameter_schedule([0.05, 0.02, 0.005], epoch_size=5))
+
+
+@cntk_case(names=_RESET_NAMES[:-1] + ["cntk.learning_parameter_schedule_per_sample"])
+def reset_learning_rate__per_sample(C, r):
+    return _reset_run(
+        C, r, C.learning_parameter_schedule_per_sample([0.02, 0.01, 0.002], epoch_size=5),
+        C.learning_parameter_schedule_per_sample([0.03, 0.005], epoch_size=4))
+
+
+@cntk_case(names=_RESET_NAMES,
+           note="schedules per data sweep (no epoch_size) moved on by is_sweep_end: the reset "
+                "after the first sweep starts the new list there, so its second value comes "
+                "with the second sweep's end; Stadyn kept counting from sweep 0")
+def reset_learning_rate__per_sweep(C, r):
+    return _reset_run(C, r, C.learning_parameter_schedule([0.1, 0.01, 0.001], 4),
+                      C.learning_parameter_schedule([0.05, 0.02, 0.005], 4))
+
+
+@cntk_case(names=_RESET_NAMES[1:] + ["cntk.learners.momentum_sgd", "cntk.momentum_schedule"],
+           note="a per-sample schedule reset to a per-sweep one given per minibatch (and "
+                "momentum by epochs of 6 samples, which the reset does not touch): CNTK keeps "
+                "the learner's unit, the new rates are per sample; Stadyn used the new unit")
+def reset_learning_rate__sample_to_sweep(C, r):
+    return _reset_run(
+        C, r, C.learning_parameter_schedule_per_sample([0.02, 0.01], epoch_size=5),
+        C.learning_parameter_schedule([0.05, 0.02, 0.005]),
+        make=lambda C, p, lr: C.learners.momentum_sgd(
+            p, lr, C.momentum_schedule([0.9, 0.5, 0.2], epoch_size=6)))
+
+
+@cntk_case(names=["cntk.learners.momentum_sgd", "cntk.momentum_schedule",
+                  "cntk.momentum_schedule_per_sample",
+                  "cntk.momentum_as_time_constant_schedule"],
+           note="momentum lists by epochs of samples and by data sweeps, on minibatches of "
+                "changing size")
+def momentum_schedule__epoch_size(C, r):
+    lr = C.learning_parameter_schedule(0.2)
+    moms = {"by 6 samples": C.momentum_schedule([0.9, 0.5, 0.2], epoch_size=6),
+            "by 6 samples, per 4": C.momentum_schedule([0.9, 0.5, 0.2], epoch_size=6,
+                                                         minibatch_size=4),
+            "per sample by 5": C.momentum_schedule_per_sample([0.95, 0.6], epoch_size=5),
+            "time constants by 7": C.momentum_as_time_constant_schedule([20, 3], epoch_size=7),
+            "by sweeps": C.momentum_schedule([0.9, 0.5, 0.2])}
+    res = {}
+    for key in sorted(moms):
+        res[key] = _reset_run(C, r, lr, lr, make=lambda C, p, lr: C.learners.momentum_sgd(
+            p, lr, moms[key]))["w"]
+    return res
+
+
+@cntk_case(names=["cntk.learners.momentum_sgd",
+                  "cntk.learners.sgd", "cntk.Learner.update"],
+           note="Learner.update(gradients, training_sample_count[, is_sweep_end]) called by "
+                "hand: parameters, the return value and the counts after each call; the rate "
+                "reaches 0 after 12 samples (update returns False)")
+def learner_update_by_hand(C, r):
+    r.touch("cntk.Learner.update")
+    w = C.parameter((3, 2), init=r.param_value("w", (3, 2)), name="w")
+    b = C.parameter((2,), init=r.param_value("b", (2,)), name="b")
+    learners = {
+        "momentum per sample": C.learners.momentum_sgd(
+            [w, b], C.learning_parameter_schedule_per_sample([0.05, 0.02], epoch_size=6),
+            C.momentum_schedule_per_sample(0.9)),
+        "sgd by sweeps": C.learners.sgd([w, b], C.learning_parameter_schedule([0.1, 0.03])),
+        "sgd to zero": C.learners.sgd([w, b], C.learning_parameter_schedule([0.1, 0.0],
+                                                                          epoch_size=12))}
+    res = {}
+    for key in sorted(learners):
+        learner = learners[key]
+        out = {"returned": [], "counts": [], "rates": [], "w": [], "b": []}
+        for step, n in enumerate((4, 1, 7, 2, 5)):
+            grads = {w: r.randn(3, 2) * n, b: r.randn(2) * n}
+            out["returned"].append(bool(learner.update(grads, n, step == 1)))
+            out["counts"].append(_counts(learner))
+            out["rates"].append(learner.learning_rate())
+            out["w"].append(w.value)
+            out["b"].append(b.value)
+        res[key] = out
+    return res
+
+
+@cntk_case(names=["cntk.learners.sgd", "cntk.Learner.reset_learning_rate",
+                  "cntk.learning_parameter_schedule",
+                  "cntk.learning_parameter_schedule_per_sample"],
+           note="CNTK 2.7 keeps the unit of the rate the learner was made with: a schedule "
+                "given to reset_learning_rate per sample, per minibatch or per 3 samples is "
+                "applied in the old unit; Stadyn used the new schedule's unit")
+def reset_learning_rate__units(C, r):
+    r.touch("cntk.Learner.reset_learning_rate", "cntk.Learner.update")
+    w = C.parameter((2, 1), init=r.param_value("w", (2, 1)), name="w")
+    units = {"per minibatch": lambda v: C.learning_parameter_schedule(v),
+             "per sample": lambda v: C.learning_parameter_schedule_per_sample(v),
+             "per 3": lambda v: C.learning_parameter_schedule(v, minibatch_size=3)}
+    res = {}
+    for old in sorted(units):
+        for new in sorted(units):
+            learner = C.learners.sgd([w], units[old](0.02))
+            learner.update({w: r.randn(2, 1)}, 4)
+            learner.reset_learning_rate(units[new](0.06))
+            before = w.value
+            learner.update({w: r.randn(2, 1) * 4}, 4)
+            res["%s -> %s" % (old, new)] = [learner.learning_rate(), w.value - before]
+    return res
+
+
+@cntk_case(names=["cntk.learners.UserLearner", "cntk.learners.universal",
+                  "cntk.Trainer.train_minibatch"],
+           note="a UserLearner's counts stay 0 and its learning_rate() at the schedule's first "
+                "value (CNTK's C++ learner never sees its updates); universal's count samples, "
+                "minibatches and sweeps; Stadyn counted the UserLearner's updates and gave the "
+                "counts as numbers, not methods")
+def user_learner_counts(C, r):
+    r.touch("cntk.Trainer.train_minibatch")
+
+    class MySgd(C.learners.UserLearner):
+        def update(self, gradient_values, training_sample_count, sweep_end):
+            eta = self.learning_rate() / training_sample_count
+            for p, g in gradient_values.items():
+                p.value = p.value - eta * g.asarray()
+            return True
+
+    def plain_sgd(parameters, gradients):
+        return C.combine([C.assign(p, p - 0.05 * g) for p, g in zip(parameters, gradients)])
+
+    res = {}
+    for key in ("user", "universal"):
+        x = C.input_variable(2)
+        y = C.input_variable(1)
+        w = C.parameter((2, 1), init=r.param_value("w", (2, 1)), name="w")
+        z = C.times(x, w)
+        if key == "user":
+            learner = MySgd([w], C.learning_parameter_schedule([0.1, 0.02], epoch_size=4))
+        else:
+            learner = C.universal(plain_sgd, [w])
+        trainer = C.Trainer(z, (C.squared_error(z, y), None), [learner])
+        out = {"rates": [], "counts": [], "w": []}
+        for step, n in enumerate((3, 2, 4)):
+            trainer.train_minibatch({x: r.randn(n, 2), y: r.randn(n, 1)}, is_sweep_end=step == 1)
+            out["rates"].append(learner.learning_rate())
+            out["counts"].append(_counts(learner))
+            out["w"].append(w.value)
+        res[key] = out
+    return res
+
+
+@cntk_case(names=["cntk.learners.momentum_sgd", "cntk.Learner.reset_learning_rate",
+                  "cntk.io.MinibatchSourceFromData", "cntk.learning_parameter_schedule"],
+           note="CNTK_201B's schedule per data sweep driven by a reader's minibatches, the "
+                "rate reset mid-training: the new list starts at the sweeps seen then")
+def reset_learning_rate__per_sweep_reader(C, r):
+    r.touch("cntk.Learner.reset_learning_rate", "cntk.Trainer.train_minibatch")
+    x = C.input_variable(2)
+    y = C.input_variable(1)
+    z = C.layers.Dense(1)(x)
+    res = {"parameters": r.set_params(z.parameters)}
+    learner = C.momentum_sgd(z.parameters, lr=C.learning_parameter_schedule([0.1, 0.01], 4),
+                             momentum=C.momentum_schedule(0.9, 4))
+    trainer = C.Trainer(z, (C.squared_error(z, y), None), [learner])
+    source = C.io.MinibatchSourceFromData(dict(x=r.randn(6, 2), y=r.randn(6, 1)))
+    rates, counts = [], []
+    for step in range(8):
+        if step == 3:
+            learner.reset_learning_rate(C.learning_parameter_schedule([0.05, 0.02, 0.004], 4))
+        mb = source.next_minibatch(4)
+        rates.append(learner.learning_rate())
+        trainer.train_minibatch({x: mb[source.streams.x], y: mb[source.streams.y]})
+        counts.append(_counts(learner))
+    res["rates"], res["counts"] = rates, counts
+    res["W"], res["b"] = z.W.value, z.b.value
+    return res
+
+
+@cntk_case(names=["cntk.learners.sgd", "cntk.Learner.reset_learning_rate",
+                  "cntk.learners.IGNORE", "cntk.learning_parameter_schedule",
+                  "cntk.learning_parameter_schedule_per_sample"],
+           note="reset_learning_rate on learners given minibatch_size= (3, IGNORE) or "
+                "use_mean_gradient=True: the learner's unit stays")
+def reset_learning_rate__learner_minibatch_size(C, r):
+    r.touch("cntk.Learner.reset_learning_rate", "cntk.Learner.update")
+    w = C.parameter((2, 1), init=r.param_value("w", (2, 1)), name="w")
+    per_sample = C.learning_parameter_schedule_per_sample
+    learners = {
+        "minibatch_size 3": lambda: C.learners.sgd([w], 0.02, minibatch_size=3),
+        "IGNORE": lambda: C.learners.sgd([w], 0.02, minibatch_size=C.learners.IGNORE),
+        "mean gradient": lambda: C.learners.sgd([w], per_sample(0.02), use_mean_gradient=True)}
+    res = {}
+    for key in sorted(learners):
+        for new in ("per sample", "per minibatch"):
+            learner = learners[key]()
+            learner.update({w: r.randn(2, 1)}, 4)
+            learner.reset_learning_rate(per_sample(0.06) if new == "per sample"
+                                        else C.learning_parameter_schedule(0.06))
+            before = w.value
+            learner.update({w: r.randn(2, 1) * 4}, 4)
+            res["%s -> %s" % (key, new)] = [learner.learning_rate(), w.value - before]
+    return res

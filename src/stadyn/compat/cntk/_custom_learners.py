@@ -25,6 +25,7 @@ import numpy as np
 
 from ...learners import Learner
 from ._adapt import unwrap, wrap
+from ._learner_api import CntkCounts
 from ._values import NDArrayView
 
 __all__ = ["UserLearner", "universal"]
@@ -35,12 +36,21 @@ def _gradient(v) -> np.ndarray:
     return v.g.copy() if v.grad is not None else np.zeros(v.shape, np.float32)
 
 
-class UserLearner(Learner):
+class _Uncounted:
+    """CNTK 2.7's C++ learner never sees a ``UserLearner``'s updates: it counts no samples,
+    minibatches or sweeps."""
+
+    def end_sweep(self) -> None:
+        pass
+
+
+class UserLearner(_Uncounted, CntkCounts, Learner):
     """Base class of learners written in Python: override
     ``update(gradient_values, training_sample_count, sweep_end)``, which gets
     ``{parameter: NDArrayView}`` (each gradient summed over the minibatch), writes the
     parameters (``p.value = ...`` or ``p.set_value(...)``) and returns True (False: learning
-    has stopped).  ``self.learning_rate()`` gives the schedule's current value.
+    has stopped).  As in CNTK 2.7, its counts (``total_number_of_samples_seen()``, ...) stay
+    0, so ``self.learning_rate()`` gives the schedule's first value.
 
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C
@@ -73,12 +83,12 @@ class UserLearner(Learner):
         """One update (what the Trainer calls): the user's :meth:`update` with the parameters'
         gradients."""
         values = {wrap(v): NDArrayView(_gradient(v)) for v in self._params}
-        result = self.update(values, int(sample_count), False)
-        self._advance(int(sample_count), {}, False)
-        return result is not False
+        # CNTK's C++ learner never sees a UserLearner's updates: its counts stay 0 (and its
+        # learning_rate() at the schedule's start)
+        return self.update(values, int(sample_count), False) is not False
 
 
-class _UniversalLearner(Learner):
+class _UniversalLearner(CntkCounts, Learner):
     """The learner :func:`universal` makes: before each evaluation of the update graph, the
     gradient constants take the parameters' gradients."""
 

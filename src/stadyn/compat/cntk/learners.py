@@ -22,6 +22,7 @@ from ...learners import (IGNORE, Learner, UnitType, default_unit_gain_value,
                          training_parameter_schedule)
 from ._adapt import unwrap
 from ._custom_learners import UserLearner, universal
+from ._learner_api import as_cntk_learner
 from ._values import NDArrayView, asarray
 
 __all__ = ["Learner", "NDArrayView", "asarray", "sgd", "momentum_sgd", "nesterov", "adam",
@@ -66,7 +67,7 @@ def _learner(fn, unit_gain: bool = False):
     def make(parameters, *args, **kwargs):
         if unit_gain and len(args) < 3:
             kwargs.setdefault("unit_gain", _UNIT_GAIN_AT_IMPORT)
-        learner = fn(list(unwrap(list(parameters))), *args, **kwargs)
+        learner = as_cntk_learner(fn(list(unwrap(list(parameters))), *args, **kwargs))
         lr = args[0] if args else kwargs.get("lr")
         try:
             _REFERENCE[learner] = _reference(lr, kwargs)

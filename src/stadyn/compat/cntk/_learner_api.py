@@ -1,0 +1,88 @@
+"""What CNTK 2.7's ``Learner`` class offers beyond Stadyn's learners, mixed into the learners
+``cntk.learners`` makes (and into ``UserLearner`` and ``universal``'s learner).
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> w = C.parameter((2,), init=0.0)
+    >>> learner = C.sgd([w], C.learning_parameter_schedule(0.5))
+    >>> learner.update({w: np.array([1.0, -1.0])}, 1)
+    True
+    >>> w.value.tolist(), learner.total_number_of_samples_seen()
+    ([-0.5, 0.5], 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ...schedules import Schedule
+from ._adapt import unwrap
+from ._values import asarray
+
+__all__ = ["Count", "CntkCounts", "CntkLearner", "as_cntk_learner"]
+
+
+class Count(int):
+    """A count CNTK 2.7 gives both ways: ``Learner.total_number_of_samples_seen()`` is a method,
+    ``DistributedLearner.total_number_of_samples_seen`` a property (the distributed learner
+    hands on the learner's attribute), so the number may be called.
+
+    >>> Count(3)(), Count(3) + 1
+    (3, 4)
+    """
+
+    def __call__(self) -> int:
+        return int(self)
+
+
+class CntkCounts:
+    """CNTK's counts: ``total_number_of_samples_seen`` (a :class:`Count`),
+    ``total_number_of_minibatches_seen()`` and ``total_number_of_sweeps_seen()``."""
+
+    @property
+    def total_number_of_samples_seen(self) -> Count:
+        return Count(self.samples_seen)
+
+    def total_number_of_minibatches_seen(self) -> int:
+        return self.minibatches_seen
+
+    def total_number_of_sweeps_seen(self) -> int:
+        return self.sweeps_seen
+
+
+class CntkLearner(CntkCounts):
+    """The counts, ``update(gradient_values, training_sample_count, is_sweep_end=False)`` keyed
+    by CNTK parameters with NumPy arrays (or NDArrayViews) as values, and
+    ``reset_learning_rate`` keeping the learner's unit.  Mixed in before the Stadyn learner's
+    class, whose other methods (those the Trainer calls) are unchanged."""
+
+    def reset_learning_rate(self, learning_rate):
+        """Replace the learning-rate schedule from the current position (samples, or sweeps
+        for a schedule per sweep).  CNTK 2.7 keeps the unit the learner was made with: the new
+        schedule's reference minibatch size (per sample, per minibatch, per N) is not used."""
+        if isinstance(learning_rate, Schedule):
+            learning_rate = learning_rate.with_minibatch_size(
+                self._schedules["lr"].minibatch_size)
+        super().reset_learning_rate(learning_rate)
+
+    def update(self, gradient_values, training_sample_count=None, is_sweep_end=False):
+        """CNTK's ``update({parameter: gradient}, training_sample_count, is_sweep_end)``
+        (gradients summed over the minibatch); ``update(M)`` reads the ``.grad`` as Stadyn's.
+        False (nothing updated or counted) once the learning rate is 0."""
+        if isinstance(gradient_values, Mapping):
+            gradient_values = {unwrap(k): asarray(v) for k, v in gradient_values.items()}
+        return super().update(gradient_values, training_sample_count, is_sweep_end)
+
+
+_CLASSES: dict = {}
+
+
+def as_cntk_learner(learner):
+    """``learner`` (a Stadyn learner) made an instance of its class with :class:`CntkLearner`
+    mixed in (one such class per learner class; its name is the learner class's)."""
+    cls = type(learner)
+    if cls not in _CLASSES:
+        _CLASSES[cls] = type(cls.__name__, (CntkLearner, cls),
+                             {"__module__": cls.__module__, "__doc__": cls.__doc__})
+    learner.__class__ = _CLASSES[cls]
+    return learner
