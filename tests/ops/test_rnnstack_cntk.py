@@ -39,3 +39,18 @@ def test_optimized_rnnstack_gives_cntk_27s_numbers(k, dynamic):
     loss.backward()
     np.testing.assert_allclose(y.d, REFS[f"{k}_y"], rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(x.g, REFS[f"{k}_grad_x"], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["cntk_lstm_sequence", "optimized_rnnstack"])
+def test_fewer_lengths_than_sequences_is_an_error_not_a_shorter_minibatch(op):
+    """Packing by the lengths kept only the sequences given one (a minibatch of 4 came back as
+    1 sequence): the lengths must be one per sequence."""
+    v = lambda a: sd.Variable.from_numpy_array(np.asarray(a, np.float32))  # noqa: E731
+    x, n = v(np.ones((4, 5, 2))), sd.Variable.from_numpy_array(np.array([3]))
+    with sd.auto_forward(), pytest.raises(sd.ShapeError, match="one length per sequence"):
+        if op == "cntk_lstm_sequence":
+            F.cntk_lstm_sequence(x, n, v(0), v(0), v(np.ones((2, 8))), v(np.zeros((2, 8))),
+                                 v(np.zeros(8)))
+        else:
+            F.optimized_rnnstack(x, n, v(np.full(rnnstack_weight_count(2, 2, 1, False, "lstm"),
+                                                 0.1)), hidden_size=2)

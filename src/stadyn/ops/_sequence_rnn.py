@@ -21,6 +21,7 @@ from __future__ import annotations
 import torch
 import torch.nn.utils.rnn as nn_rnn
 
+from .._errors import ShapeError
 from ._recurrence import _zero_padding
 from ._registry import op
 
@@ -53,6 +54,10 @@ def _packed_run(kernel, x, lengths, hx, params, num_layers=1, bidirectional=Fals
     """``kernel`` (``torch.lstm``, ``gru``, ``rnn_tanh``, ``rnn_relu``) over the sequences of
     ``x`` ``(B, T, in)`` packed by ``lengths``; ``hx`` the initial states ``(L*D, B, H)`` (a
     tuple for the LSTM) in batch order; returns ``(B, T, D*H)``, 0 at padded steps."""
+    if lengths.dim() != 1 or lengths.shape[0] != x.shape[0]:
+        # packing would keep only the sequences given a length, silently
+        raise ShapeError(f"the sequence lengths have shape {tuple(lengths.shape)}: one length "
+                         f"per sequence of the minibatch of {x.shape[0]} was expected")
     steps = x.shape[1]
     n = lengths.clamp(min=1)
     if go_backwards:
