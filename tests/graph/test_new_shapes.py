@@ -146,3 +146,23 @@ def test_a_handed_out_output_follows_the_trial_runs_of_a_new_shape(monkeypatch):
     y.forward()                                              # the same new shape, again
     assert len(built) == 1                                   # both (5, 3) runs were trials
     assert np.array_equal(kept.numpy(), np.full((5, 3), 6.0, np.float32))
+
+
+def test_flipping_an_outputs_need_grad_reuses_the_plans_of_both(monkeypatch):
+    """WGAN-GP sets its generator's output ``need_grad = False`` for the critic's step and
+    ``True`` for the generator's, twice per iteration: the plans are looked up by the graph's
+    gradient marks, so both patterns are built once, not at every flip."""
+    built = _count_builds(monkeypatch)
+    rng = np.random.RandomState(0)
+    x = sd.Variable.from_numpy_array(rng.randn(3, 4).astype(np.float32), need_grad=True)
+    h = F.mul_scalar(x, 3.0)
+    y = F.sum(F.tanh(h))
+    expected = 3.0 * (1.0 - np.tanh(3.0 * x.d) ** 2)
+    for _ in range(4):
+        for flag in (False, True):
+            h.need_grad = flag
+            x.g = 0
+            y.forward()
+            y.backward()
+            np.testing.assert_allclose(x.g, expected if flag else 0.0, rtol=1e-4, atol=1e-6)
+    assert len(built) <= 2, len(built)

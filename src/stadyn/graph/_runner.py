@@ -45,7 +45,7 @@ from ._layout import plan_layout
 from ._plan import (EagerPlan, StaticPlan, TrialPlan, build_plan, check_gradients,
                     needs_backward_pass)
 from ._subgraph import Subgraph
-from ._variable import Variable, graph_version, layout_version
+from ._variable import Variable, gradient_marks_version, graph_version, layout_version
 
 __all__ = ["run_forward", "forward_all", "backward", "MAX_PLANS", "MAX_TRIALS"]
 
@@ -69,11 +69,13 @@ class _PlanCache:
     its last run's values and autograd graph."""
 
     __slots__ = ("graph_version", "subgraph", "plans", "trials", "built", "eager", "last",
-                 "last_key", "trial", "trial_key")
+                 "last_key", "trial", "trial_key", "marks", "marks_version")
 
     def __init__(self, subgraph: Subgraph):
         self.graph_version = graph_version()
         self.subgraph = subgraph
+        self.marks: tuple = ()
+        self.marks_version = -1
         self.plans: OrderedDict = OrderedDict()
         self.trials: OrderedDict = OrderedDict()
         self.built: dict = {}
@@ -86,7 +88,7 @@ class _PlanCache:
     def plan_for(self, flags: tuple, keep_all: bool) -> StaticPlan | EagerPlan:
         """The plan for the leaves' current signature under ``flags``: cached, a trial run of
         a new signature, or built now (see the module docstring)."""
-        key = flags + (self.subgraph.signature(),)
+        key = flags + (self.subgraph.signature(), self._gradient_marks())
         if self.trial is not None:          # what the latest trial cost, runs and backwards
             if self.trial_key in self.trials:
                 self.trials[self.trial_key] = self.trial.spent
@@ -127,6 +129,18 @@ class _PlanCache:
         if len(self.plans) > MAX_PLANS:
             self.plans.popitem(last=False)
         return plan
+
+    def _gradient_marks(self) -> tuple:
+        """Which op outputs of the graph stop (``need_grad=False``) or start (``True``) the
+        gradient, by position: a plan is built for one set of marks (read again only when some
+        output's need_grad changed)."""
+        if self.marks_version != gradient_marks_version():
+            self.marks_version = gradient_marks_version()
+            self.marks = tuple((i, j, v._stops_grad, v._starts_grad)
+                               for i, node in enumerate(self.subgraph.nodes)
+                               for j, ref in enumerate(node._outputs)
+                               if (v := ref()) is not None and (v._stops_grad or v._starts_grad))
+        return self.marks
 
     def _try_first(self, flags: tuple, keep_all: bool) -> bool:
         """Whether a new signature under ``flags`` runs eagerly first: a static plan was built

@@ -27,14 +27,17 @@ from ._padding import pad_sequences
 from ._recompute import recompute_now
 
 __all__ = ["Variable", "FunctionNode", "topological_nodes", "to_torch_dtype", "layout_changed",
-           "layout_version", "bump_graph_version", "graph_version"]
+           "layout_version", "bump_graph_version", "graph_version", "gradient_marks_version"]
 
 
-# Two counters the plan cache reads (``_runner.py``): the layout version changes when some
+# Three counters the plan cache reads (``_runner.py``): the layout version changes when some
 # leaf's shape, dtype, device or need_grad may have changed (plans then re-check their leaves'
-# signature), the graph version when a graph is rewired (plans are then built again).
+# signature), the graph version when a graph is rewired (plans are then built again), the
+# gradient marks' version when an op output's need_grad changed (plans are then looked up by
+# the graph's new marks: a program flipping them back and forth reuses the plans of both).
 _layout = [0]
 _graph = [0]
+_marks = [0]
 
 
 def layout_changed() -> None:
@@ -57,6 +60,12 @@ def bump_graph_version() -> None:
         True
     """
     _graph[0] += 1
+
+
+def gradient_marks_version() -> int:
+    """The count of changes to an op output's ``need_grad`` (its gradient marks: stopped by
+    ``False``, started by ``True``) so far."""
+    return _marks[0]
 
 
 def graph_version() -> int:
@@ -226,7 +235,7 @@ class Variable:
         elif self.parent is not None:
             if self._stops_grad == flag or self._starts_grad != flag:
                 self._stops_grad, self._starts_grad = not flag, flag
-                bump_graph_version()
+                _marks[0] += 1      # plans are keyed by the marks (graph/_runner.py)
             if (flag and self._data is not None and not self._data.requires_grad
                     and self._data.is_floating_point()):
                 self._data = self._data.detach().requires_grad_(True)
