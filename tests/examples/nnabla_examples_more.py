@@ -20,7 +20,8 @@ LSTM's working folder (where it looks before it runs ``wget``); Omniglot's ``tra
 ``cifar-10-python.tar.gz`` (``examples/nnabla/cifar10_standin.py``: the original's 50,000 +
 10,000 images, which the programs' ``cifar10_data.py`` reshapes to) in the download cache.
 Each program writes under ``WORK/<run>``.  Only the harness around the programs differs from a
-user's shell: NumPy and ``random`` are seeded 0 before each, the process runs with
+user's shell: NumPy and ``random`` are seeded 0 before each (and on Stadyn torch's generator,
+which ops with ``seed=-1`` draw from: the LSTM's dropout), the process runs with
 ``PYTHONHASHSEED=0`` (the LSTM numbers its words in the order of a ``set``), and ``np.int``
 (gone from NumPy 1.24; MAML's data generator uses it) is put back.
 """
@@ -140,6 +141,9 @@ def main(argv):
         sys.path.insert(0, os.path.dirname(path))
         np.random.seed(0)
         random.seed(0)
+        if stadyn:      # the draws of ops with seed=-1 (the LSTM's dropout): each run the same
+            import torch
+            torch.manual_seed(0)
         nn.clear_parameters()
         cwd = os.getcwd()
         os.chdir(folder)
