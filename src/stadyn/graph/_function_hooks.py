@@ -36,6 +36,7 @@ import torch
 
 from .._errors import StadynError
 from ._context import get_current_context
+from ._grad_buffers import accumulate_grads
 from ._intermediate_grads import intermediates_of
 from ._interpret import _node_arguments, _node_error
 from ._shared_values import set_output
@@ -178,7 +179,7 @@ class HookedPlan:
                 if g is None:
                     continue
                 if id(v) in leaves:
-                    _accumulate(v._data, g)
+                    accumulate_grads([v], [g.detach()], must_copy=[True])
                 else:
                     so_far = sums.get(id(v))
                     sums[id(v)] = g.to(v._dtype) if so_far is None else so_far + g
@@ -199,15 +200,6 @@ def _cut(value):
     if isinstance(value, torch.Tensor) and value.requires_grad:
         return value.detach().requires_grad_(True)
     return value
-
-
-def _accumulate(leaf: torch.Tensor, g: torch.Tensor) -> None:
-    """Add ``g`` to the gradient of the leaf tensor ``leaf`` (where its Variable's is kept)."""
-    g = g.detach()
-    if leaf.grad is None:
-        leaf.grad = g.to(leaf.dtype, copy=True)
-    else:
-        leaf.grad.add_(g.to(leaf.grad.dtype))
 
 
 def _backward_order(root: Variable, nodes: Sequence[FunctionNode], records: dict
