@@ -544,20 +544,27 @@ class FunctionNode:
     def attrs(self) -> dict[str, Any]:
         return self.spec.attributes(self.args, self.kwargs)
 
-    def set_attribute(self, name: str, value: Any) -> None:
-        """Change one attribute of this op call (e.g. a dropout rate per epoch).
+    def set_input(self, k: int, new: "Variable") -> None:
+        """Make input ``k`` of this op call (in its declaration's order) ``new``.  Static plans
+        that hold the node are rebuilt on their next forward.  Example: ``y.parent.set_input(0,
+        x2)`` makes ``y`` an op of ``x2`` where it was one of ``x``."""
+        positional = self.spec.variadic or k < len(self.args)
+        self._set_argument(k, None if positional else self.spec.inputs[k], new, positional)
+        self.inputs = tuple(a for a in (*self.args, *self.kwargs.values())
+                            if isinstance(a, Variable))
 
-        Static plans that hold the node are rebuilt on their next forward.
-        """
+    def set_attribute(self, name: str, value: Any) -> None:
+        """Change one attribute of this op call (e.g. a dropout rate per epoch); static plans
+        that hold the node are rebuilt on their next forward."""
         if name not in self.spec.attrs:
             raise StadynError(f"{self.spec.name} has no attribute {name!r}; its attributes are "
                               f"{sorted(self.spec.attrs)}")
-        names = list(self.spec.signature.parameters)
-        position = names.index(name)
-        if not self.spec.variadic and position < len(self.args):
-            args = list(self.args)
-            args[position] = value
-            self.args = tuple(args)
+        k = list(self.spec.signature.parameters).index(name)
+        self._set_argument(k, name, value, not self.spec.variadic and k < len(self.args))
+
+    def _set_argument(self, position: int, name: Any, value: Any, positional: bool) -> None:
+        if positional:
+            self.args = (*self.args[:position], value, *self.args[position + 1:])
         else:
             self.kwargs = {**self.kwargs, name: value}
         bump_graph_version()

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from ... import functions as F
-from ...graph import Subgraph, Variable, bump_graph_version
+from ...graph import Subgraph, Variable
 
 __all__ = ["SequenceBegins", "carrying", "function_begins", "split_flags"]
 
@@ -75,7 +75,7 @@ class _Carry:
         for k, carried in zip(positions, self.carried):
             original = inputs[k]
             chosen = original * self.begin + carried * (1.0 - self.begin)
-            _replace_input(node, k, chosen)
+            node.set_input(k, chosen)
             self.initial.append(chosen)
         # the values the final states are computed from, kept as outputs of the step (the
         # weights as copies: an identity of a parameter may share its memory, which the
@@ -156,21 +156,6 @@ def _lstm_cells(values: dict, carry: _Carry, h: np.ndarray, lengths: np.ndarray)
 def _assign(v: Variable, array: np.ndarray) -> None:
     """Give the leaf ``v`` the value ``array``, of its own shape (a batch of its own)."""
     v.data = torch.from_numpy(np.ascontiguousarray(array, np.float32))
-
-
-def _replace_input(node, k: int, new: Variable) -> None:
-    """Make input ``k`` of ``node`` (in the order of its declaration) ``new``."""
-    spec = node.spec
-    if spec.variadic or k < len(node.args):
-        args = list(node.args)
-        args[k] = new
-        node.args = tuple(args)
-    else:
-        node.kwargs = dict(node.kwargs, **{spec.inputs[k]: new})
-    inputs = [a for a in node.args if isinstance(a, Variable)]
-    inputs.extend(v for v in node.kwargs.values() if isinstance(v, Variable))
-    node.inputs = tuple(inputs)
-    bump_graph_version()
 
 
 class SequenceBegins:
