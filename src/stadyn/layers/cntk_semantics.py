@@ -37,7 +37,7 @@ from .._errors import ShapeError
 from ..graph import Variable
 
 __all__ = ["BatchAxes", "static_axis", "times", "input_base_axis", "reshape_sample",
-           "over_sample", "broadcast_pair", "auto_padding", "convolution",
+           "reshape_samples", "over_sample", "broadcast_pair", "auto_padding", "convolution",
            "convolution_transpose", "pooling"]
 
 
@@ -170,6 +170,24 @@ def times(data: Variable, weight: Variable, output_rank: int = 1, batched: bool 
     return F.affine(data, w, bias, base)
 
 
+def reshape_samples(v: Variable, lead: int, shape: Sequence[int]) -> Variable:
+    """``v`` with its ``lead`` leading axes (none, the batch axis, or a sequence's batch and step
+    axes) kept and the rest reshaped to ``shape``: the batch axis as -1, a sequence's two axes
+    by ``F.reshape_trailing``, so that no batch size or padded length is written into the graph
+    (a static graph is replayed for other minibatches) and a padded step never mixes with
+    another.
+
+    Example:
+        >>> import stadyn as sd
+        >>> reshape_samples(sd.Variable((4, 5, 6)), 2, (2, 3)).shape
+        (4, 5, 2, 3)
+    """
+    shape = tuple(int(s) for s in shape)
+    if lead == 2:
+        return F.reshape_trailing(v, shape, base_axis=2)
+    return F.reshape(v, (-1,) * lead + shape)
+
+
 def reshape_sample(x: Variable, shape: Sequence[int], batched: bool, begin_axis: int | None = None,
                    end_axis: int | None = None, sequence: bool = False) -> Variable:
     """Each sample's axes ``begin_axis`` to ``end_axis`` (all by default; row-major) reshaped to
@@ -199,10 +217,7 @@ def reshape_sample(x: Variable, shape: Sequence[int], batched: bool, begin_axis:
         shape = tuple(size // known if s == -1 else s for s in shape)
     if math.prod(shape) != size:
         raise ShapeError(f"reshape: cannot reshape a sample's axes {sample[begin:end]} to {shape}")
-    new = sample[:begin] + shape + sample[end:]
-    if lead == 2:       # the steps' axes only: no batch size or padded length in the graph
-        return F.reshape_trailing(x, new, base_axis=2)
-    return F.reshape(x, ((-1,) if lead else ()) + new)
+    return reshape_samples(x, lead, sample[:begin] + shape + sample[end:])
 
 
 def over_sample(fn: Callable[..., Variable], x: Variable, batched: bool,
@@ -222,12 +237,8 @@ def over_sample(fn: Callable[..., Variable], x: Variable, batched: bool,
     sample = tuple(x.shape[n:])
     if len(sample) <= 1:
         return fn(x, axis=x.ndim - 1)
-    if n == 2:          # the steps' axes only: no batch size or padded length in the graph
-        flat = F.reshape_trailing(x, (math.prod(sample),), base_axis=2)
-        return F.reshape_trailing(fn(flat, axis=flat.ndim - 1), sample, base_axis=2)
-    lead = (-1,) * n
-    flat = F.reshape(x, lead + (math.prod(sample),))
-    return F.reshape(fn(flat, axis=flat.ndim - 1), lead + sample)
+    flat = reshape_samples(x, n, (math.prod(sample),))
+    return reshape_samples(fn(flat, axis=flat.ndim - 1), n, sample)
 
 
 def broadcast_pair(a: Variable, b: Variable, a_batched: bool,

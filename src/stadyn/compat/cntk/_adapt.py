@@ -13,8 +13,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ... import functions as F
 from ...layers import cntk_semantics as S
+from ...layers.cntk_semantics import reshape_samples
 from ...graph import Variable
 from ._graph import BATCH, PLACEHOLDERS, SHAPELESS, set_op_name
 from ._mixins import GraphObject
@@ -85,24 +85,6 @@ def lead_axes(x: Any) -> int:
         return 0
     v = operand(x)
     return 2 if getattr(v, "sequence_lengths", None) is not None else 1
-
-
-def reshape_samples(v: Variable, lead: int, shape: tuple) -> Variable:
-    """``v`` with its ``lead`` leading axes (:func:`lead_axes`: none, the batch axis, or a
-    sequence's batch and step axes) kept and the rest reshaped to ``shape``: the batch axis as
-    -1, a sequence's two axes by ``F.reshape_trailing``, so that no batch size or padded length
-    is written into the graph (a static graph is replayed for other minibatches) and a padded
-    step never mixes with another.
-
-    Example:
-        >>> import stadyn as sd
-        >>> reshape_samples(sd.Variable((4, 5, 6)), 2, (2, 3)).shape
-        (4, 5, 2, 3)
-    """
-    shape = tuple(int(s) for s in shape)
-    if lead == 2:
-        return F.reshape_trailing(v, shape, base_axis=2)
-    return F.reshape(v, (-1,) * lead + shape)
 
 
 def sample_shape(x: Any) -> tuple[int, ...]:
