@@ -393,8 +393,11 @@ def save_ref(case, results, touched, version, folder=None):
         ref_path(case.framework, case.name)
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
-    with open(path, "wb") as f:
+    # whole or not at all: a generator that dies while writing (CNTK 2.7 now and then aborts
+    # in its reader threads) leaves no truncated reference for a resumed run to keep
+    with open(path + ".part", "wb") as f:
         f.write(buf.getvalue())
+    os.replace(path + ".part", path)
     return path
 
 

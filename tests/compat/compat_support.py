@@ -248,8 +248,6 @@ def _generate(command: list, env: dict, folder: str) -> tuple:
     import signal
     import tempfile
     import time
-    for name in os.listdir(folder):     # a retry's files: each new one shows progress
-        os.remove(os.path.join(folder, name))
     with tempfile.TemporaryFile("w+") as out:
         proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 text=True, start_new_session=True)
@@ -265,6 +263,30 @@ def _generate(command: list, env: dict, folder: str) -> tuple:
                 print(f"{command[-3]}: no reference written for {STALL_SECONDS} s: killed")
         out.seek(0)
         return proc.returncode, out.read()[-6000:]
+
+
+def _written(folder: str) -> int:
+    """How many references a generator has written into ``folder`` so far."""
+    return sum(name.endswith(".npz") for name in os.listdir(folder))
+
+
+def generate_resuming(command: list, env: dict, folder: str) -> tuple:
+    """Run a reference generator to the end; ``(exit code, the end of its output)``.
+
+    CNTK 2.7 itself now and then dies of SIGABRT in the user-deserializer cases (heap
+    corruption in its reader threads: 2 runs of 4 of the whole generator here on 2026-12-03,
+    both of two runs in CI), or hangs there (a futex wait in user_deserializer__checkpoint,
+    once).  The references written before a crash stand (each file is written whole or not at
+    all), so a crash resumes the generator with ``--missing``; it gives up when two resumptions
+    in a row write nothing."""
+    code, output = _generate(command, env, folder)
+    done, stuck = _written(folder), 0
+    while code < 0 and stuck < 2:
+        code, output = _generate(command + ["--missing"], env, folder)
+        now = _written(folder)
+        stuck = 0 if now > done else stuck + 1
+        done = now
+    return code, output
 
 
 def check_refs_current(framework: str, folder: str) -> None:
@@ -283,14 +305,8 @@ def check_refs_current(framework: str, folder: str) -> None:
     # processes on this 2-core machine CNTK's regeneration took 123 s, 11 s with passive waits
     # (alone: 10-20 s); beside the xdist suite it once ran past 600 s.
     base["OMP_WAIT_POLICY"] = "PASSIVE"
-    for _ in range(2):
-        code, output = _generate([python, "-W", "ignore", script, "--out", folder],
-                                 {**base, **env}, folder)
-        # CNTK 2.7 itself now and then dies of SIGABRT in its readers' threads (heap
-        # corruption, seen on 2026-12-02 in ~1 run of 3 of the whole generator), or hangs in
-        # them (a futex wait in user_deserializer__checkpoint, once): one retry
-        if code >= 0:
-            break
+    code, output = generate_resuming([python, "-W", "ignore", script, "--out", folder],
+                                     {**base, **env}, folder)
     assert code == 0, output
     problems = []
     for case in cases(framework).values():

@@ -64,6 +64,33 @@ def test_references_match_a_fresh_run_of_the_real_framework(framework, tmp_path)
     S.check_refs_current(framework, str(tmp_path))
 
 
+# A stand-in generator: writes the references a..d into --out, aborting (as CNTK 2.7 now and
+# then does) after the first ``crash_after`` files of each run; --missing skips written ones.
+_CRASHING_GENERATOR = """
+import os, sys
+out = sys.argv[sys.argv.index("--out") + 1]
+names = [n for n in "abcd" if "--missing" not in sys.argv
+         or not os.path.exists(os.path.join(out, n + ".npz"))]
+for i, name in enumerate(names):
+    if i == {crash_after}:
+        os.abort()
+    open(os.path.join(out, name + ".npz"), "w").close()
+"""
+
+
+@pytest.mark.parametrize("crash_after, code, written", [(1, 0, 4), (0, -6, 0)])
+def test_a_crashed_reference_generator_resumes_with_the_missing_cases(crash_after, code,
+                                                                      written, tmp_path):
+    import sys
+    script = tmp_path / "gen.py"
+    script.write_text(_CRASHING_GENERATOR.format(crash_after=crash_after))
+    out = tmp_path / "out"
+    out.mkdir()
+    got, _ = S.generate_resuming([sys.executable, str(script), "--out", str(out)], {}, str(out))
+    assert (got, sorted(p.name for p in out.iterdir())) == (
+        code, ["a.npz", "b.npz", "c.npz", "d.npz"][:written])
+
+
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_the_coverage_script_runs_on_its_own(framework, tmp_path):
     """``benchmarks/compat_coverage.py`` (the README's coverage figure) runs as a user runs it,

@@ -24,6 +24,9 @@ def main(framework, version, isolate=None, argv=None):
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
                         help="only the case NAME, or every case starting with NAME* "
                              "(repeatable); stale files are then left alone")
+    parser.add_argument("--missing", action="store_true",
+                        help="only the cases with no file in the output folder yet (to resume "
+                             "a run that crashed)")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     parser.add_argument("--out", metavar="DIR",
                         help="write the files into DIR instead of refs/%s (to compare)" % framework)
@@ -41,6 +44,9 @@ def main(framework, version, isolate=None, argv=None):
         c.name == o or (o.endswith("*") and c.name.startswith(o[:-1])) for o in args.only)]
     if args.only and not selected:
         sys.exit("no case matches %s" % args.only)
+    if args.missing:
+        selected = [c for c in selected
+                    if not os.path.exists(os.path.join(folder, c.name + ".npz"))]
     side = H.Side(framework, "", isolate or contextlib.contextmanager(
         lambda: (yield)))
     failed = []
@@ -56,7 +62,7 @@ def main(framework, version, isolate=None, argv=None):
             continue
         H.save_ref(c, results, touched, version, folder)
         written += 1
-    if not args.only and not args.out:
+    if not args.only and not args.out and not args.missing:
         keep = set(H.ref_path(framework, c.name) for c in cases.values() if c.expected is None)
         for path in glob.glob(os.path.join(H.REFS, framework, "*.npz")):
             if path not in keep:
