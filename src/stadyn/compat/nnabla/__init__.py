@@ -17,6 +17,8 @@ from ...serialize import load_parameters, save_parameters
 from ...solvers import (set_solver_post_hook, set_solver_pre_hook, unset_solver_post_hook,
                         unset_solver_pre_hook)
 from ..._random import seed
+from ._arrays import (add_available_context, array_classes, available_contexts,
+                      prefer_cached_array, reset_array_preference)
 from ._callback import (set_function_post_hook, set_function_pre_hook, unset_function_post_hook,
                         unset_function_pre_hook)
 from ._module import Module, Sequential
@@ -43,3 +45,6 @@ __all__ += ["set_function_pre_hook", "set_function_post_hook", "unset_function_p
             "unset_function_post_hook"]
 __all__ += ["set_solver_pre_hook", "set_solver_post_hook", "unset_solver_pre_hook",
             "unset_solver_post_hook"]
+# NNabla's array-class preference and available contexts (``_arrays.py``: bookkeeping only).
+__all__ += ["add_available_context", "available_contexts", "array_classes", "prefer_cached_array",
+            "reset_array_preference"]

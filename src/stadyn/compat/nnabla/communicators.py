@@ -17,6 +17,13 @@ Results are written into them.  Running alone, every collective leaves the data 
 ``all_reduce_callback`` (NNabla's hook for ``backward(communicator_callbacks=...)``) has no
 counterpart: use :class:`stadyn.distributed.DataParallel`, which overlaps the all-reduce with
 backward by itself.
+
+``Communicator`` is the class of every communicator (NNabla's interface class), ``Comm`` and
+``Dist`` are NNabla's short names of the multi-process one, and ``Context`` is ``nn.Context``
+(NNabla's module re-exports it).  ``DataParallelCommunicator`` -- NNabla's single-process,
+several-device communicator, which only its CUDA extension registers -- has no Stadyn
+counterpart: as on NNabla's CPU build, making one is a ``RuntimeError`` (run one process per
+device with the multi-process communicator instead).
 """
 
 from __future__ import annotations
@@ -28,11 +35,12 @@ import numpy as np
 import torch
 
 from ... import distributed as D
-from ...graph import Variable, data_of, grad_of
+from ...graph import Context, Variable, data_of, grad_of
 from ._ndarray import NdArray
 
 __all__ = ["MultiProcessDataParallelCommunicator", "MultiProcessDataParalellCommunicator",
-           "MultiProcessCommunicator"]
+           "MultiProcessCommunicator", "Comm", "Dist", "Communicator", "Context",
+           "DataParallelCommunicator"]
 
 
 def _tensor(item: Any, index: int, what: str) -> torch.Tensor:
@@ -59,7 +67,41 @@ def _tensors(data: Any, what: str) -> list[torch.Tensor]:
     return [_tensor(item, i, what) for i, item in enumerate(items)]
 
 
-class MultiProcessDataParallelCommunicator:
+class Communicator:
+    """NNabla's communicator interface: the class every communicator is an instance of.
+
+    Example:
+        >>> from stadyn.compat.nnabla.communicators import Communicator, Comm
+        >>> isinstance(Comm(None), Communicator)
+        True
+    """
+
+
+def DataParallelCommunicator(ctx: Any) -> Communicator:  # noqa: N802 - NNabla's name
+    """NNabla's single-process communicator over several devices: not available, as on NNabla
+    1.39's CPU build, where no extension registers one (its CUDA extension does).
+
+    Example:
+        >>> from stadyn.compat.nnabla.ext_utils import get_extension_context
+        >>> try:
+        ...     DataParallelCommunicator(get_extension_context("cpu"))
+        ... except RuntimeError as exc:
+        ...     print(str(exc).splitlines()[0])
+        DataParallelCommunicator: no communicator for any of [cpu:float]
+    """
+    kind = {"float32": "float", "float16": "half", "bfloat16": "bfloat16"}
+    if isinstance(ctx, Context):
+        where = f"{ctx.backend}:{kind.get(str(ctx.dtype), ctx.dtype)}"
+    else:
+        where = repr(ctx)
+    raise RuntimeError(f"DataParallelCommunicator: no communicator for any of [{where}]\n"
+                       "(NNabla's single-process, several-device communicator comes with its "
+                       "CUDA extension; Stadyn has none: run one process per device with "
+                       "MultiProcessDataParallelCommunicator under `python -m "
+                       "stadyn.distributed.run --nproc N script.py`)")
+
+
+class MultiProcessDataParallelCommunicator(Communicator):
     """NNabla's ``MultiProcessDataParalellCommunicator(ctx)`` (see the module docstring).
 
     Example (alone, the collectives leave the data unchanged):
@@ -176,3 +218,6 @@ class MultiProcessDataParallelCommunicator:
 MultiProcessDataParalellCommunicator = MultiProcessDataParallelCommunicator
 #: NNabla's newer name.
 MultiProcessCommunicator = MultiProcessDataParallelCommunicator
+#: NNabla's short names.
+Comm = MultiProcessDataParallelCommunicator
+Dist = MultiProcessDataParallelCommunicator

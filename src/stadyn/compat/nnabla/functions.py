@@ -6,11 +6,11 @@ NdArrays back (NNabla's imperative mode, ``_ndarray.py``); with Variables it is 
 ``reduce_mean``, ``reduce_sum``, ``logical_*_scalar``, ``binary_error``,
 ``epsilon_insensitive_loss``, ``multi_head_attention``) come from ``_composed.py``.
 
-Not here (NNabla 1.39's module has them): the machinery it builds its functions with
-(``function_api``, which writes each function from a source template with ``exec``,
-``FUNCTION_API_HEADER``, ``FUNCTION_API_BODY``) and ``BatchNormalizationInOutAdapter``, an
-internal helper of its batch normalisation (``benchmarks/compat_coverage.py --missing nnabla``
-lists them).  It also holds ``get_auto_forward`` and ``get_current_context``, ``nnabla``'s own.
+NNabla's module also holds the decorator it publishes its functions through
+(``function_api``, with its source templates ``FUNCTION_API_HEADER`` and ``FUNCTION_API_BODY``:
+``_context_api.py``), the helper its batch normalisation over several axes reshapes with
+(``BatchNormalizationInOutAdapter``), and ``get_auto_forward`` and ``get_current_context``,
+``nnabla``'s own; so does this one.
 
 Left out: the ops that exist only for CNTK's semantics (``cntk_*``), and the ops of Stadyn's
 sequence axis (category ``sequence``: ``past_value``, ``sequence_last``, ``recurrence``, ...):
@@ -23,6 +23,8 @@ random, sampling and ranking Functions ``cntk.random.*_like``, ``random_sample``
 ``cntk_edit_distance_error``; checked on NNabla 1.39: none of these names exists in
 ``nnabla.functions``).
 """
+
+import numpy as _np
 
 from ... import functions as _F
 from ...ops import CATALOG as _CATALOG
@@ -50,3 +52,49 @@ globals().update({_n: _accepting_ndarrays(getattr(_composed, _n)) for _n in _com
 from ...graph import get_auto_forward, get_current_context  # noqa: E402
 
 __all__ += ["get_auto_forward", "get_current_context"]
+
+# The decorator NNabla publishes its functions through (``_context_api.py``).
+from ._context_api import FUNCTION_API_BODY, FUNCTION_API_HEADER, function_api  # noqa: E402
+
+__all__ += ["FUNCTION_API_HEADER", "FUNCTION_API_BODY", "function_api",
+            "BatchNormalizationInOutAdapter"]
+
+
+class BatchNormalizationInOutAdapter:
+    """NNabla's helper for batch normalisation over several ``axes`` of an ``ndim``-D input:
+    calling it moves the other (outer) axes first and flattens ``axes`` into one last axis;
+    ``inv`` undoes that for an output of the same shape.  ``axes`` of one axis is refused
+    (an ``AssertionError``), as in NNabla.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> adapter = BatchNormalizationInOutAdapter(4, [1, 3])
+        >>> x = nn.Variable.from_numpy_array(np.zeros((2, 3, 4, 5)))
+        >>> y = adapter(x); y.shape, adapter.inv(y).shape
+        ((2, 4, 15), (2, 3, 4, 5))
+    """
+
+    def __init__(self, ndim, axes):
+        assert len(axes) != 1
+        outer_axes = sorted(set(range(ndim)).difference(axes))
+        self.ndim = ndim
+        self.axes = axes
+        self.outer_axes = outer_axes
+        self.transpose_axes = outer_axes + sorted(axes)
+        self.transposed_shape = None
+        self.inv_transpose_axes = [int(i) for i in _np.argsort(self.transpose_axes)]
+
+    def __call__(self, x):
+        """``x`` with the outer axes first and ``axes`` flattened into the last one."""
+        transposed = transpose(x, self.transpose_axes)  # noqa: F821 - set from the catalog
+        if self.transposed_shape is not None:
+            assert self.transposed_shape == transposed.shape, "Wrong shape input given."
+        self.transposed_shape = transposed.shape
+        n_outer = len(self.outer_axes)
+        inner = int(_np.prod(transposed.shape[n_outer:]))
+        return reshape(transposed, list(transposed.shape[:n_outer]) + [inner])  # noqa: F821
+
+    def inv(self, y):
+        """The inverse of calling the adapter: ``y`` back in the input's layout."""
+        transposed = reshape(y, self.transposed_shape)  # noqa: F821
+        return transpose(transposed, self.inv_transpose_axes)  # noqa: F821

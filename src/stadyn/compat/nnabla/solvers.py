@@ -4,6 +4,9 @@ module's names; NNabla has the solver hooks at its top level, ``nn.set_solver_pr
 
 from ...solvers import *  # noqa: F401,F403
 from ...solvers import __all__ as _all
+from ._context_api import solver_api
 
 __all__ = [name for name in _all if name not in ("functional", "Optimizer")
            and "solver_p" not in name]
+# NNabla's decorator passing the current context to a solver factory (``_context_api.py``).
+__all__ += ["solver_api"]

@@ -6,6 +6,10 @@ the object NNabla's ``load`` returns -- ``networks``, ``executors`` (with ``data
 
 The dataset, optimizer, monitor and config sections are the file's own (dicts of the protobuf
 fields); no data iterators are prepared from them.
+
+As NNabla's module, it also holds the names its loader is built from: the initializers and
+learning-rate schedulers a file's parameters and optimizers name, ``data_iterator_csv_dataset``
+and ``data_iterator_cache``, and ``current_communicator`` / ``single_or_rankzero``.
 """
 
 from __future__ import annotations
@@ -19,7 +23,19 @@ from ....graph import Variable
 from ....parametric import current_registry
 from ....serialize import load_nnp, read_legacy_model
 
+from ..initializer import (ConstantInitializer, NormalInitializer, RangeInitializer,
+                           UniformInitializer)
+from .communicator_util import current_communicator, single_or_rankzero
+from .data_iterator import data_iterator_cache, data_iterator_csv_dataset
+from .learning_rate_scheduler import (CosineScheduler, ExponentialScheduler,
+                                      LinearWarmupScheduler, PolynomialScheduler, StepScheduler)
+
 __all__ = ["load"]
+# NNabla's module imports these for its loader; programs reach them through it.
+__all__ += ["ConstantInitializer", "NormalInitializer", "RangeInitializer", "UniformInitializer",
+            "CosineScheduler", "ExponentialScheduler", "LinearWarmupScheduler",
+            "PolynomialScheduler", "StepScheduler", "data_iterator_csv_dataset",
+            "data_iterator_cache", "current_communicator", "single_or_rankzero"]
 
 
 class _NnpVariable:

@@ -1,0 +1,224 @@
+"""NNabla 1.39's names programs reach that are its own plumbing: the array-class preference
+and available contexts (``nnabla._init``), the communicator class and short names, the
+communicator utilities and progress reports, the loader's re-exported names, the image
+backend manager, and the decorators NNabla publishes functions and solvers through."""
+
+import os
+
+import numpy as np
+
+from compat_harness import nnabla_case
+
+U = "nnabla.utils."
+
+
+@nnabla_case(names=["nnabla.array_classes", "nnabla.prefer_cached_array",
+                    "nnabla.reset_array_preference", "nnabla.add_available_context",
+                    "nnabla.available_contexts"],
+             note="the CPU array classes as NNabla's import leaves them (cached preferred), "
+                  "after preferring the uncached ones, after a reset (registration order) and "
+                  "preferring the cached one again; the preference is restored at the end")
+def array_preference(nn, r):
+    res = {"default": list(nn.array_classes())}
+    nn.prefer_cached_array(False)
+    res["not cached"] = list(nn.array_classes())
+    nn.prefer_cached_array(False)                       # already set: nothing changes
+    res["again"] = list(nn.array_classes())
+    nn.reset_array_preference()
+    res["reset"] = list(nn.array_classes())
+    nn.prefer_cached_array(True)
+    res["cached"] = list(nn.array_classes())
+    contexts = nn.available_contexts
+    res["cpu first"] = contexts[0]
+    nn.add_available_context("stadyn-probe")
+    nn.add_available_context("stadyn-probe")
+    nn.add_available_context("cpu")
+    res["added once, last"] = [contexts.count("stadyn-probe"), contexts[-1],
+                               contexts.count("cpu")]
+    res["same list"] = nn.available_contexts is contexts
+    return res
+
+
+CM = "nnabla.communicators."
+
+
+@nnabla_case(names=[CM + "Comm", CM + "Dist", CM + "Communicator", CM + "Context",
+                    CM + "DataParallelCommunicator"],
+             note="a CPU run: NNabla 1.39 registers its single-process DataParallelCommunicator "
+                  "only in its CUDA extension, so making one is a RuntimeError naming the "
+                  "context's backend (Stadyn has none at all)")
+def communicator_names(nn, r):
+    C = r.module("nnabla.communicators")
+    ext = r.module("nnabla.ext_utils")
+    res = {"aliases": [C.Comm is C.MultiProcessDataParallelCommunicator,
+                       C.Dist is C.MultiProcessDataParallelCommunicator],
+           "context": C.Context is nn.Context, "interface is a class": isinstance(C.Communicator,
+                                                                                type)}
+    try:
+        C.DataParallelCommunicator(ext.get_extension_context("cpu"))
+        res["data parallel"] = "made"
+    except RuntimeError as exc:
+        res["data parallel"] = ["RuntimeError", "[cpu:float]" in str(exc)]
+    return res
+
+
+CU = U + "communicator_util."
+
+
+@nnabla_case(names=[CU + "current_communicator", CU + "create_communicator",
+                    CU + "single_or_rankzero", U + "load.current_communicator",
+                    U + "load.single_or_rankzero", U + "data_source.single_or_rankzero"],
+             note="run alone (no launcher): no communicator is made, and this process is the "
+                  "one that reports")
+def communicator_util(nn, r):
+    CUm = r.module("nnabla.utils.communicator_util")
+    L = r.module("nnabla.utils.load")
+    DS = r.module("nnabla.utils.data_source")
+    made = CUm.create_communicator(ignore_error=True)
+    return {"made": made is None, "current": CUm.current_communicator() is None,
+            "rank zero": [CUm.single_or_rankzero(), L.single_or_rankzero(),
+                          DS.single_or_rankzero()],
+            "load's": [L.current_communicator() is None,
+                       L.single_or_rankzero is CUm.single_or_rankzero,
+                       DS.single_or_rankzero is CUm.single_or_rankzero]}
+
+
+P = U + "progress."
+
+
+@nnabla_case(names=[P + "configure_progress", P + "progress", U + "data_source.progress"],
+             note="the state file is emptied when configured and by progress(None), and not "
+                  "rewritten within a second of the last write; the callback sees every report")
+def progress(nn, r):
+    Pm = r.module("nnabla.utils.progress")
+    DS = r.module("nnabla.utils.data_source")
+    seen = []
+    res = {}
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "state.txt")
+        with open(path, "w") as f:
+            f.write("old")
+        Pm.configure_progress(path, lambda state, p: seen.append([state, p]))
+        with open(path) as f:
+            res["configured"] = f.read()
+        DS.progress("Training", 0.25)
+        with open(path) as f:
+            res["within a second"] = f.read()
+        Pm.progress(None)
+        with open(path) as f:
+            res["cleared"] = f.read()
+        Pm.configure_progress("")
+    Pm.progress("no file", 1.0)
+    res["seen"] = seen
+    res["same"] = DS.progress is Pm.progress
+    return res
+
+
+L_ = U + "load."
+_INITS = ["ConstantInitializer", "NormalInitializer", "RangeInitializer", "UniformInitializer"]
+_SCHEDS = ["CosineScheduler", "ExponentialScheduler", "LinearWarmupScheduler",
+           "PolynomialScheduler", "StepScheduler"]
+
+
+@nnabla_case(names=[L_ + n for n in _INITS + _SCHEDS + ["data_iterator_csv_dataset",
+                                                        "data_iterator_cache"]],
+             note="nnabla.utils.load's names are the initializer, scheduler and data iterator "
+                  "modules' own; one value of each")
+def load_reexports(nn, r):
+    L = r.module("nnabla.utils.load")
+    I = r.module("nnabla.initializer")
+    LR = r.module("nnabla.utils.learning_rate_scheduler")
+    DI = r.module("nnabla.utils.data_iterator")
+    res = {"same": [getattr(L, n) is getattr(I, n) for n in _INITS]
+           + [getattr(L, n) is getattr(LR, n) for n in _SCHEDS]
+           + [L.data_iterator_csv_dataset is DI.data_iterator_csv_dataset,
+              L.data_iterator_cache is DI.data_iterator_cache]}
+    res["constant"] = L.ConstantInitializer(2.5)((2, 3))
+    res["range"] = L.RangeInitializer(1.0, 0.5)((2, 3))
+    res["step"] = [float(L.StepScheduler(1.0, 0.5, [2, 4]).get_learning_rate(i))
+                   for i in range(6)]
+    res["cosine"] = [float(L.CosineScheduler(0.3, 10).get_learning_rate(i)) for i in (0, 5, 10)]
+    return res
+
+
+IU = U + "image_utils."
+
+
+@nnabla_case(names=[IU + "backend_manager"],
+             note="Pillow's backend set through the manager; an image written and read back "
+                  "through it, and resized")
+def backend_manager(nn, r):
+    IUm = r.module("nnabla.utils.image_utils")
+    bm = IUm.backend_manager
+    bm.set_backend("PilBackend")
+    res = {"chosen": [bm.get_backend(), IUm.get_backend()],
+           "pil available": "PilBackend" in bm.get_available_backends()}
+    img = (r.rand(4, 6, 3) * 255).astype(np.uint8)
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "a.png")
+        bm.imsave(path, img)
+        res["read"] = bm.imread(path)
+        res["grey"] = bm.imread(path, grayscale=True)
+    res["resized"] = bm.imresize(img, (3, 2), interpolate="nearest").shape
+    bm.set_backend("NoSuchBackend")
+    res["unknown: last used"] = bm.get_backend()
+    return res
+
+
+@nnabla_case(names=["nnabla.functions.function_api", "nnabla.functions.FUNCTION_API_HEADER",
+                    "nnabla.functions.FUNCTION_API_BODY", "nnabla.solvers.solver_api"],
+             note="the decorated function's signature (ctx dropped), calls with positional, "
+                  "variadic and keyword arguments, the source function_api describes it by, "
+                  "the docstrings, and a function without ctx (KeyError)")
+def context_api(nn, F, S, r):
+    import inspect
+
+    def f(ctx, x, y=2, *args, **kw):
+        """doc of f
+        second line"""
+        return [type(ctx).__name__, x, y, list(args), sorted(kw.items())]
+
+    def noctx(a):
+        return a
+    g = F.function_api(f)
+    h = S.solver_api(f)
+    res = {"signature": [str(inspect.signature(g)), str(inspect.signature(h))],
+           "calls": [g(1), g(1, 5, 6, k=8), h(3, y=4)], "name": g.__name__,
+           "source": g.__source__, "docs": [g.__doc__, h.__doc__],
+           "bases": [g.__function_api_base__ is f, h.__solver_api_base__ is f],
+           "templates": [F.FUNCTION_API_HEADER, F.FUNCTION_API_BODY]}
+    errors = []
+    for api in (F.function_api, S.solver_api):
+        try:
+            api(noctx)
+            errors.append("accepted")
+        except KeyError as exc:
+            errors.append(str(exc))
+    res["no ctx"] = errors
+    return res
+
+
+@nnabla_case(names=["nnabla.functions.BatchNormalizationInOutAdapter",
+                    "nnabla.functions.BatchNormalizationInOutAdapter.inv"],
+             note="axes (1, 3) of a 4-D input: the layout attributes, the reshaped values, the "
+                  "inverse's values and gradient; one axis is refused")
+def bn_in_out_adapter(nn, F, r):
+    adapter = F.BatchNormalizationInOutAdapter(4, [1, 3])
+    x = nn.Variable.from_numpy_array(r.randn(2, 3, 4, 5), need_grad=True)
+    y = adapter(x)
+    z = adapter.inv(y * 2.0)
+    r.touch("nnabla.functions.BatchNormalizationInOutAdapter.inv")
+    z.forward()
+    x.g = 0
+    w = r.weights_like(z.d)
+    z.backward(w)
+    res = {"attrs": [adapter.ndim, list(adapter.axes), list(adapter.outer_axes),
+                     list(adapter.transpose_axes), list(adapter.transposed_shape),
+                     list(adapter.inv_transpose_axes)],
+           "y": y.d.copy(), "z": z.d.copy(), "grad x": x.g.copy()}
+    try:
+        F.BatchNormalizationInOutAdapter(4, [1])
+        res["one axis"] = "accepted"
+    except AssertionError:
+        res["one axis"] = "AssertionError"
+    return res
