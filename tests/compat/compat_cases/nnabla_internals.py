@@ -222,3 +222,173 @@ def bn_in_out_adapter(nn, F, r):
     except AssertionError:
         res["one axis"] = "AssertionError"
     return res
+
+
+# -- nnp_graph.NnpNetworkPass: a network rewritten while it is built ---------------------------
+G = U + "nnp_graph."
+_PASS = [G + "NnpNetworkPass." + m for m in [
+    "on_function_pass_by_name", "on_function_pass_by_type", "on_generate_variable",
+    "on_generate_function_by_name", "on_generate_function_by_type", "drop_function",
+    "fix_parameters", "use_up_to", "remove_and_rewire", "set_variable",
+    "force_average_pooling_global", "check_average_pooling_global",
+    "set_batch_normalization_batch_stat_all"]]
+
+
+def _dims(shape):
+    return " ".join("dim: %d" % d for d in shape)
+
+
+def _pass_nntxt():
+    """x -> Conv (pad 1) -> BN (batch_stat) -> Relu -> Pool (2x2) -> Fc -> y, with the
+    parameters inline; the same file on both sides."""
+    rng = np.random.RandomState(7)
+    params = [("conv/W", (3, 2, 3, 3)), ("conv/b", (3,)), ("bn/beta", (1, 3, 1, 1)),
+              ("bn/gamma", (1, 3, 1, 1)), ("bn/mean", (1, 3, 1, 1)), ("bn/var", (1, 3, 1, 1)),
+              ("fc/W", (12, 2)), ("fc/b", (2,))]
+    lines = ['network { name: "net" batch_size: 2']
+
+    def var(name, shape, kind="Buffer"):
+        lines.append(' variable { name: "%s" type: "%s" shape { %s } }'
+                     % (name, kind, _dims(shape)))
+    var("x", (-1, 2, 4, 4))
+    for n, s in params:
+        var(n, s, "Parameter")
+    for n, s in [("h1", (-1, 3, 4, 4)), ("h2", (-1, 3, 4, 4)), ("h3", (-1, 3, 4, 4)),
+                 ("h4", (-1, 3, 2, 2)), ("y", (-1, 2))]:
+        var(n, s)
+    lines += [
+        ' function { name: "Conv" type: "Convolution" input: "x" input: "conv/W" '
+        'input: "conv/b" output: "h1" convolution_param { base_axis: 1 pad { dim: 1 dim: 1 } '
+        'stride { dim: 1 dim: 1 } dilation { dim: 1 dim: 1 } group: 1 } }',
+        ' function { name: "BN" type: "BatchNormalization" input: "h1" input: "bn/beta" '
+        'input: "bn/gamma" input: "bn/mean" input: "bn/var" output: "h2" '
+        'batch_normalization_param { axes: 1 decay_rate: 0.9 eps: 1e-05 batch_stat: true } }',
+        ' function { name: "Relu" type: "ReLU" input: "h2" output: "h3" }',
+        ' function { name: "Pool" type: "AveragePooling" input: "h3" output: "h4" '
+        'average_pooling_param { kernel { dim: 2 dim: 2 } stride { dim: 2 dim: 2 } '
+        'ignore_border: true pad { dim: 0 dim: 0 } including_pad: true } }',
+        ' function { name: "Fc" type: "Affine" input: "h4" input: "fc/W" input: "fc/b" '
+        'output: "y" affine_param { base_axis: 1 } }', '}']
+    for n, s in params:
+        v = rng.uniform(-0.5, 0.5, s)
+        if n == "bn/var":
+            v = np.abs(v) + 0.5
+        lines.append('parameter { variable_name: "%s" shape { %s } %s need_grad: %s }' % (
+            n, _dims(s), " ".join("data: %r" % float(np.float32(a)) for a in v.ravel()),
+            "false" if n in ("bn/mean", "bn/var") else "true"))
+    return "\n".join(lines) + "\n"
+
+
+def _ports(net):
+    return [[[k, list(v.shape)] for k, v in net.inputs.items()],
+            [[k, list(v.shape)] for k, v in net.outputs.items()]]
+
+
+@nnabla_case(names=[G + "NnpNetworkPass", G + "NnpLoader", G + "NnpLoader.get_network"]
+             + _PASS,
+             note="one small .nntxt rewritten by each rule (a fresh loader each time: NNabla's "
+                  "keeps the running statistics an earlier forward updated); the ports, the "
+                  "outputs' values, parameters' need_grad, the verbose lines and what custom "
+                  "callbacks see")
+def nnp_network_pass(nn, F, r):
+    import contextlib
+    import io
+    NG = r.module("nnabla.utils.nnp_graph")
+    r.touch(*(_PASS + [G + "NnpLoader.get_network"]))
+    x = r.randn(2, 2, 4, 4)
+    res = {}
+    out = io.StringIO()
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "net.nntxt")
+        with open(path, "w") as f:
+            f.write(_pass_nntxt())
+
+        def build(callback, batch_size=2):
+            nn.clear_parameters()
+            with contextlib.redirect_stdout(out):
+                return NG.NnpLoader(path).get_network("net", batch_size=batch_size,
+                                                      callback=callback)
+
+        def run(net, key):
+            res[key + " ports"] = _ports(net)
+            for k, v in net.inputs.items():
+                if k == "x":
+                    v.d = x
+            for k, v in net.outputs.items():
+                v.forward()
+                res[key + " " + k] = v.d.copy()
+
+        p = NG.NnpNetworkPass(1)
+        p.set_batch_normalization_batch_stat_all(False)
+        p.force_average_pooling_global("Pool")
+        p.use_up_to("h4")
+        p.fix_parameters()
+        run(build(p), "frozen")
+        res["frozen need_grad"] = sorted([k, v.need_grad] for k, v in
+                                         nn.get_parameters(grad_only=False).items())
+
+        p = NG.NnpNetworkPass(1)
+        p.drop_function("Relu")
+        res["dropped ports"] = _ports(build(p))
+
+        p = NG.NnpNetworkPass(1)
+        p.remove_and_rewire("Relu")
+        run(build(p), "rewired")
+
+        z = nn.Variable.from_numpy_array(x, need_grad=True)
+        fed = F.tanh(z)
+        p = NG.NnpNetworkPass(1)
+        p.set_variable("x", fed)
+        net = build(p)
+        res["fed is the input"] = [net.inputs["x"] is fed, fed.name]
+        y = net.outputs["y"]
+        y.forward()
+        z.g = 0
+        y.backward(r.weights_like(y.d))
+        res["fed y"] = y.d.copy()
+        res["fed grad z"] = z.g.copy()
+
+        p = NG.NnpNetworkPass(0)
+        p.check_average_pooling_global("Pool")
+        try:
+            build(p)
+            res["check"] = "accepted"
+        except ValueError as exc:
+            res["check"] = str(exc)
+
+        p = NG.NnpNetworkPass(2)
+        seen = []
+
+        @p.on_generate_function_by_name("Conv")
+        def no_pad(f):
+            seen.append(["conv", f.name, f.proto.type,
+                         list(f.proto.convolution_param.pad.dim[:])])
+            f.proto.convolution_param.pad.dim[:] = [0, 0]
+            return f
+
+        @p.on_generate_function_by_type("AveragePooling")
+        def one_by_one(f):
+            f.proto.average_pooling_param.kernel.dim[:] = [1, 1]
+            f.proto.average_pooling_param.stride.dim[:] = [1, 1]
+            return f
+
+        @p.on_generate_variable("x")
+        def see_x(v):
+            seen.append(["x", v.name, list(v.proto.shape.dim[:])])
+            return v
+
+        @p.on_function_pass_by_name("BN")
+        def see_bn(f, variables, scope):
+            seen.append(["bn", [v.name for v in f.inputs], f.inputs[0].parent.name,
+                         f.outputs[0].num_referrers, sorted(f.outputs[0].referrers)])
+
+        @p.on_function_pass_by_type("Relu")      # NNabla files it by name
+        def see_relu(f, variables, scope):
+            seen.append(["relu", f.name])
+        p.use_up_to("h4")
+        net = build(p, batch_size=3)
+        res["custom ports"] = _ports(net)
+        res["custom seen"] = seen
+    res["printed"] = [line for line in out.getvalue().splitlines()
+                      if not line.startswith("Replace x by")]
+    return res

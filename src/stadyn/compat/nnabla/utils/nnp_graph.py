@@ -3,19 +3,22 @@
 
 As in NNabla, parameters go to the current parameter scope (Stadyn's current registry) under
 the file's names, and a network's inputs are the variables no function writes, its outputs
-those no function reads.
+those no function reads.  ``get_network(..., callback=NnpNetworkPass(...))`` rewrites the network
+while building it (``_nnp_pass.py``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import OrderedDict
 from typing import Any
 
 from ....parametric import current_registry
 from ....serialize import load_nnp, read_legacy_model
+from ._nnp_pass import NnpNetworkPass, apply_pass, substitute
 
-__all__ = ["NnpLoader", "NnpNetwork"]
+__all__ = ["NnpLoader", "NnpNetwork", "NnpNetworkPass"]
 
 
 class NnpNetwork:
@@ -72,10 +75,29 @@ class NnpLoader:
 
     def get_network(self, name: str, batch_size: int | None = None,
                     callback: Any = None) -> NnpNetwork:
-        """The network ``name`` built for ``batch_size`` (default: the file's)."""
-        if callback is not None:
-            raise NotImplementedError("get_network(callback=...): NNabla's graph-rewriting "
-                                      "callbacks have no Stadyn counterpart")
-        net = load_nnp(self._model, network=name, batch_size=batch_size,
+        """The network ``name`` built for ``batch_size`` (default: the file's), rewritten by
+        ``callback`` (an :class:`NnpNetworkPass`) if given."""
+        if callback is None:
+            net = load_nnp(self._model, network=name, batch_size=batch_size,
+                           registry=current_registry())
+            return NnpNetwork(name, net, int(net.info().details.get("batch_size", 1)))
+        if not isinstance(callback, NnpNetworkPass):
+            raise TypeError(f"get_network(callback=...): an NnpNetworkPass, got "
+                            f"{type(callback).__name__}")
+        if name not in self._model.networks:
+            raise KeyError(name)
+        need_grad = {k: bool(p.need_grad) for k, p in self._model.parameters.items()}
+        rewritten, replaced, grads = apply_pass(self._model.networks[name], callback,
+                                                need_grad)
+        model = dataclasses.replace(self._model, networks=OrderedDict([(name, rewritten)]))
+        net = load_nnp(model, network=name, batch_size=batch_size,
                        registry=current_registry())
-        return NnpNetwork(name, net, int(net.info().details.get("batch_size", 1)))
+        for k, var in net.parameters.items():
+            if not grads.get(k, True):
+                var.need_grad = False
+        built = NnpNetwork(name, net, int(net.info().details.get("batch_size", 1)))
+        for k, var in replaced.items():
+            if k in built.inputs:
+                substitute(built.inputs[k], var)
+                built.inputs[k] = built.variables[k] = var
+        return built

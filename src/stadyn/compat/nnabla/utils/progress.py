@@ -5,11 +5,11 @@ callback.  NNabla's data sources and its console tool report through it.
 Example:
     >>> import os, tempfile
     >>> from stadyn.compat.nnabla.utils.progress import configure_progress, progress
-    >>> seen = []
+    >>> seen = {}                   # (the callback stays set: NNabla has no way to unset it)
     >>> path = os.path.join(tempfile.mkdtemp(), "state.txt")
-    >>> configure_progress(path, lambda state, p: seen.append((state, p)))
-    >>> progress("Creating cache", 0.25); seen[-1]
-    ('Creating cache', 0.25)
+    >>> configure_progress(path, seen.__setitem__)
+    >>> progress("Creating cache", 0.25); seen["Creating cache"]
+    0.25
     >>> configure_progress("")
 """
 
