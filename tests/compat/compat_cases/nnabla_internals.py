@@ -392,3 +392,39 @@ def nnp_network_pass(nn, F, r):
     res["printed"] = [line for line in out.getvalue().splitlines()
                       if not line.startswith("Replace x by")]
     return res
+
+
+_TINY = ('network { name: "n" batch_size: 2 '
+         'variable { name: "x" type: "Buffer" shape { dim: -1 dim: 3 } } '
+         'variable { name: "y" type: "Buffer" shape { dim: -1 dim: 3 } } '
+         'function { name: "t" type: "Tanh" input: "x" output: "y" } } '
+         'executor { name: "run" network_name: "n" num_evaluations: 3 '
+         'data_variable { variable_name: "x" data_name: "image" } '
+         'output_variable { variable_name: "y" data_name: "out" type: "Error" } }\n')
+
+
+@nnabla_case(names=[L_ + "base_load", L_ + "link_components"],
+             note="base_load leaves the executors without their network and variables; "
+                  "link_components ties them; the linked network computes")
+def base_load_and_link(nn, r):
+    L = r.module("nnabla.utils.load")
+    xv = r.randn(2, 3)
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "tiny.nntxt")
+        with open(path, "w") as f:
+            f.write(_TINY)
+        nn.clear_parameters()
+        info = L.base_load([path], prepare_data_iterator=False)
+        ex = info.executors["run"]
+        res = {"executors": list(info.executors), "networks": list(info.networks),
+               "before": [ex.network is None, hasattr(ex, "dataset_assign"),
+                          ex.num_evaluations, ex.need_back_propagation]}
+        L.link_components(info)
+        res["after"] = [ex.network is not None,
+                        [[v.name, d] for v, d in ex.dataset_assign.items()],
+                        [[v.name, list(o)] for v, o in ex.output_assign.items()]]
+        (x,), (y,) = list(ex.dataset_assign), list(ex.output_assign)
+        x.variable_instance.d = xv
+        y.variable_instance.forward()
+        res["y"] = y.variable_instance.d.copy()
+    return res

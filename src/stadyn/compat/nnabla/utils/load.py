@@ -30,7 +30,7 @@ from .data_iterator import data_iterator_cache, data_iterator_csv_dataset
 from .learning_rate_scheduler import (CosineScheduler, ExponentialScheduler,
                                       LinearWarmupScheduler, PolynomialScheduler, StepScheduler)
 
-__all__ = ["load"]
+__all__ = ["load", "base_load", "link_components"]
 # NNabla's module imports these for its loader; programs reach them through it.
 __all__ += ["ConstantInitializer", "NormalInitializer", "RangeInitializer", "UniformInitializer",
             "CosineScheduler", "ExponentialScheduler", "LinearWarmupScheduler",
@@ -52,14 +52,26 @@ class _NnpVariable:
 
 
 class _NnpExecutor:
-    """An executor: its ``network`` (with ``variables`` by name) and, as NNabla keys them by the
-    network's variables, ``dataset_assign`` (-> data name), ``output_assign`` (-> ``[type,
-    data name]``) and ``generator_assign`` (-> generator type)."""
+    """An executor: as :func:`base_load` leaves it, its ``proto`` (the file's fields),
+    ``num_evaluations``, ``repeat_evaluation_type``, ``need_back_propagation`` and
+    ``no_image_normalization``, with ``network`` None; :func:`link_components` then sets its
+    ``network`` (with ``variables`` by name) and, keyed by the network's variables as NNabla
+    keys them, ``dataset_assign`` (-> data name), ``output_assign`` (-> ``[type, data name]``)
+    and ``generator_assign`` (-> generator type)."""
 
-    def __init__(self, name: str, network: Any, proto: dict):
+    def __init__(self, name: str, built: Any, proto: dict):
         self.name = name
-        self.network = network
         self.proto = proto
+        self.network = None
+        self._built = built
+        self.num_evaluations = int(proto.get("num_evaluations") or 1)
+        self.repeat_evaluation_type = proto.get("repeat_evaluation_type", "")
+        self.need_back_propagation = bool(proto.get("need_back_propagation", False))
+        self.no_image_normalization = bool(proto.get("no_image_normalization", False))
+
+    def _link(self) -> None:
+        network, proto = self._built, self.proto
+        self.network = network
 
         def assign(key: str, value) -> "OrderedDict[_NnpVariable, Any]":
             return OrderedDict((network.variables[e["variable_name"]], value(e))
@@ -69,9 +81,6 @@ class _NnpExecutor:
         self.output_assign = assign("output_variable",
                                     lambda e: [e.get("type", ""), e.get("data_name", "")])
         self.generator_assign = assign("generator_variable", lambda e: e.get("type", ""))
-        self.num_evaluations = int(proto.get("num_evaluations") or 1)
-        self.repeat_evaluation_type = proto.get("repeat_evaluation_type", "")
-        self.need_back_propagation = bool(proto.get("need_back_propagation", False))
 
 
 class _NnpInfo(SimpleNamespace):
@@ -115,6 +124,38 @@ def load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
         >>> y.variable_instance.d
         array([[0., 0.]], dtype=float32)
     """
+    info = base_load(filenames, prepare_data_iterator, batch_size, exclude_parameter,
+                     parameter_only, extension, context)
+    link_components(info)
+    return info
+
+
+def base_load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
+              prepare_data_iterator: bool = True, batch_size: int | None = None,
+              exclude_parameter: bool = False, parameter_only: bool = False,
+              extension: str = ".nntxt", context: Any = None) -> _NnpInfo:
+    """The first half of :func:`load` (NNabla's): the files read, parameters set and networks
+    built, the executors made but not yet tied to their networks (``network`` None, no
+    ``dataset_assign`` ...); :func:`link_components` ties them.
+
+    Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "tiny.nntxt")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write('network { name: "n" batch_size: 1 '
+        ...                 'variable { name: "x" type: "Buffer" shape { dim: -1 dim: 2 } } '
+        ...                 'variable { name: "y" type: "Buffer" shape { dim: -1 dim: 2 } } '
+        ...                 'function { name: "t" type: "Tanh" input: "x" output: "y" } } '
+        ...                 'executor { name: "run" network_name: "n" '
+        ...                 'data_variable { variable_name: "x" data_name: "x" } '
+        ...                 'output_variable { variable_name: "y" data_name: "y" } }')
+        >>> info = base_load([path], prepare_data_iterator=False)
+        >>> info.executors["run"].network is None
+        True
+        >>> link_components(info)
+        >>> [v.name for v in info.executors["run"].dataset_assign]
+        ['x']
+    """
     if exclude_parameter:
         raise NotImplementedError("load(exclude_parameter=True): Stadyn always takes the "
                                   "file's parameters")
@@ -146,3 +187,14 @@ def load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
         info.training_config = model.extras.get("training_config", info.training_config)
         info.global_config = model.extras.get("global_config", info.global_config)
     return info
+
+
+def link_components(info: _NnpInfo) -> None:
+    """The second half of :func:`load`: tie each executor of ``info`` (what :func:`base_load`
+    returned) to its network and its data, output and generator variables.
+
+    Example:
+        >>> link_components(_NnpInfo(executors={}))
+    """
+    for executor in info.executors.values():
+        executor._link()
