@@ -428,3 +428,44 @@ def base_load_and_link(nn, r):
         y.variable_instance.forward()
         res["y"] = y.variable_instance.d.copy()
     return res
+
+
+CC = U + "create_cache.CreateCache"
+
+
+@nnabla_case(names=[CC, CC + ".create", L_ + "CreateCache"],
+             note="250 rows of a data set CSV (a comment column dropped) written as a cache "
+                  "folder, unshuffled and shuffled (rng seeded 5): the files, the index, info "
+                  "and order files, the cached arrays, and the first batch data_iterator_cache "
+                  "reads back")
+def create_cache(nn, r):
+    CCm = r.module("nnabla.utils.create_cache")
+    L = r.module("nnabla.utils.load")
+    DI = r.module("nnabla.utils.data_iterator")
+    r.touch(CC + ".create")
+    rows = ["x__0,x__1,#note,y"] + ["%d,%.2f,n%d,%d" % (i, i * 0.5, i, i % 3)
+                                    for i in range(250)]
+    res = {"same": L.CreateCache is CCm.CreateCache}
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "train.csv")
+        with open(path, "w") as f:
+            f.write("\n".join(rows) + "\n")
+        for key, make in [("plain", lambda: CCm.CreateCache(path)),
+                          ("shuffled", lambda: CCm.CreateCache(path, rng=np.random.RandomState(5),
+                                                               shuffle=True))]:
+            out = os.path.join(folder, key)
+            os.makedirs(out)
+            make().create(out, normalize=True)
+            res[key + " files"] = sorted(os.listdir(out))
+            for name in ("cache_index.csv", "cache_info.csv", "order.csv"):
+                with open(os.path.join(out, name)) as f:
+                    res[key + " " + name] = f.read()
+            with open(os.path.join(out, "original.csv")) as f:
+                res[key + " original"] = f.read() == "\n".join(rows) + "\n"
+            with open(os.path.join(out, "cache_00000200_00000249.npy"), "rb") as f:
+                res[key + " last x"] = np.load(f)
+                res[key + " last y"] = np.load(f)
+            it = DI.data_iterator_cache(out, 4, shuffle=False)
+            res[key + " batch"] = list(it.next())
+            it.close()
+    return res

@@ -9,7 +9,8 @@ fields); no data iterators are prepared from them.
 
 As NNabla's module, it also holds the names its loader is built from: the initializers and
 learning-rate schedulers a file's parameters and optimizers name, ``data_iterator_csv_dataset``
-and ``data_iterator_cache``, and ``current_communicator`` / ``single_or_rankzero``.
+and ``data_iterator_cache`` (and ``CreateCache``, which writes a cache folder), and
+``current_communicator`` / ``single_or_rankzero``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ....serialize import load_nnp, read_legacy_model
 from ..initializer import (ConstantInitializer, NormalInitializer, RangeInitializer,
                            UniformInitializer)
 from .communicator_util import current_communicator, single_or_rankzero
+from .create_cache import CreateCache
 from .data_iterator import data_iterator_cache, data_iterator_csv_dataset
 from .learning_rate_scheduler import (CosineScheduler, ExponentialScheduler,
                                       LinearWarmupScheduler, PolynomialScheduler, StepScheduler)
@@ -35,7 +37,7 @@ __all__ = ["load", "base_load", "link_components"]
 __all__ += ["ConstantInitializer", "NormalInitializer", "RangeInitializer", "UniformInitializer",
             "CosineScheduler", "ExponentialScheduler", "LinearWarmupScheduler",
             "PolynomialScheduler", "StepScheduler", "data_iterator_csv_dataset",
-            "data_iterator_cache", "current_communicator", "single_or_rankzero"]
+            "data_iterator_cache", "current_communicator", "single_or_rankzero", "CreateCache"]
 
 
 class _NnpVariable:
