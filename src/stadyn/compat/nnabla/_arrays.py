@@ -34,8 +34,8 @@ def add_available_context(ctx: str) -> None:
     """Add the extension name ``ctx`` to :data:`available_contexts` unless it is there.
 
     Example:
-        >>> add_available_context("cpu"); available_contexts
-        ['cpu']
+        >>> add_available_context("cpu"); available_contexts.count("cpu"), available_contexts[0]
+        (1, 'cpu')
     """
     if ctx not in available_contexts:
         available_contexts.append(ctx)
