@@ -57,7 +57,18 @@ class CntkLearner(CntkCounts):
     """The counts, ``update(gradient_values, training_sample_count, is_sweep_end=False)`` keyed
     by CNTK parameters with NumPy arrays (or NDArrayViews) as values, and
     ``reset_learning_rate`` keeping the learner's unit.  Mixed in before the Stadyn learner's
-    class, whose other methods (those the Trainer calls) are unchanged."""
+    class, whose other methods (those the Trainer calls) are unchanged.  Such a learner pickles
+    (and copies) as itself: it comes back with this API."""
+
+    # the reference minibatch size of the rate CNTK's progress names ("Learning rate per 1
+    # samples"), set by the function that made the learner (None: it reports no rate)
+    _rate_reference: int | None = None
+
+    def __reduce_ex__(self, protocol):
+        # The mixed class is made at run time under the learner class's name, which pickle
+        # would find as the learner class without this API (or refuse as another object):
+        # rebuild the learner class's instance and mix the API in again.
+        return _remixed, (type(self)._native_class,), dict(self.__dict__)
 
     def reset_learning_rate(self, learning_rate):
         """Replace the learning-rate schedule from the current position (samples, or sweeps
@@ -112,8 +123,17 @@ def as_cntk_learner(learner):
     """``learner`` (a Stadyn learner) made an instance of its class with :class:`CntkLearner`
     mixed in (one such class per learner class; its name is the learner class's)."""
     cls = type(learner)
+    if isinstance(learner, CntkLearner):
+        return learner
     if cls not in _CLASSES:
         _CLASSES[cls] = type(cls.__name__, (CntkLearner, cls),
-                             {"__module__": cls.__module__, "__doc__": cls.__doc__})
+                             {"__module__": cls.__module__, "__doc__": cls.__doc__,
+                              "_native_class": cls})
     learner.__class__ = _CLASSES[cls]
     return learner
+
+
+def _remixed(cls):
+    """An empty instance of the learner class ``cls`` with :class:`CntkLearner` mixed in (what
+    an unpickled learner is made from; pickle then sets its attributes)."""
+    return as_cntk_learner(cls.__new__(cls))
