@@ -61,3 +61,17 @@ def test_the_graph_starts_afresh_after_a_flagged_step():
         xs, ys = _data([2], seed=k)
         trainer.train_minibatch(({x: xs, y: ys}, [k == 0]))
     np.testing.assert_array_equal(z.eval({x: probe})[0], before)
+
+
+@pytest.mark.usefixtures("fresh_parameters")
+def test_test_minibatch_refuses_what_train_minibatch_refuses_naming_itself():
+    x, y, _, trainer = _trainer()
+    xs, ys = _data([3, 3])
+    with pytest.raises(ValueError, match="^test_minibatch: sequence-begin flags .* which had "
+                                         "no minibatch"):
+        trainer.test_minibatch(({x: xs, y: ys}, [False, False]))
+    trainer.test_minibatch(({x: xs, y: ys}, [True, True]))
+    with pytest.raises(ValueError, match="^test_minibatch: 1 sequence-begin flags for a "
+                                         "minibatch of 2"):
+        trainer.test_minibatch(({x: xs, y: ys}, [False]))
+    trainer.train_minibatch(({x: xs, y: ys}, [False, False]))     # goes on from the test

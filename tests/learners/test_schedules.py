@@ -249,11 +249,22 @@ def test_scheduled_solver_lr_alias_state_and_errors():
         bad.update(10)
     with pytest.raises(StadynError, match="sample_count"):
         bad.update(0)
-    unknown = S.ScheduledSolver(solvers.Sgd(), lr=S.Schedule([0.1, 0.2]))
-    with pytest.raises(StadynError, match="hyperparameter 'lr'.*sweep size"):
-        unknown.update(1)
+    # a schedule per data sweep whose size is not known moves on by sweeps (end_sweep, as a
+    # Trainer calls it at a reader's sweep end), as a learner's does; told the size, by samples
+    unknown = S.ScheduledSolver(solvers.Sgd(), lr=S.Schedule([0.1, 0.2, 0.3]))
+    unknown.set_parameters({"w": _param([1.0])})
+    unknown.update(7)
+    assert unknown.learning_rate() == 0.1
+    unknown.end_sweep()
+    unknown.update(7)
+    assert unknown.learning_rate() == 0.2 and unknown.sweeps_seen == 1
+    again = S.ScheduledSolver(solvers.Sgd(), lr=S.Schedule([0.1, 0.2, 0.3]))
+    again.set_parameters({"w": _param([1.0])})
+    again.load_state_dict(unknown.state_dict())
+    assert again.sweeps_seen == 1 and again.learning_rate() == 0.2
     unknown.resolve_epoch_size(5)
     unknown.apply()
+    assert unknown.learning_rate() == 0.3          # 14 samples: the third sweep of 5
 
 
 MODULES = ["stadyn.schedules", "stadyn.schedules._schedule", "stadyn.schedules._scheduled_solver"]

@@ -71,6 +71,28 @@ def test_freq_none_prints_only_epoch_lines(capsys):
                              "metric = 50.00% * 640 0.500s (1280.0 samples/s);"]
 
 
+def test_freq_none_with_first_prints_the_first_minibatches_of_each_epoch(capsys):
+    """CNTK 2.7 reads freq=None as sys.maxsize: the first `first` minibatches of every epoch
+    still get their lines (compat case progress_printer_first_without_freq); test lines
+    likewise with test_first."""
+    p = ProgressPrinter(freq=None, first=2, test_first=1, clock=FakeClock())
+    for i in range(4):
+        p.update(float(i + 1) * 10, 10)
+    p.summarize_training_progress()
+    p.update_test(3.0, 6)
+    p.update_test(1.0, 4)
+    p.summarize_test_progress()
+    p.update(5.0, 10)
+    assert lines(capsys) == [
+        " Minibatch[   1-   1]: loss = 1.000000 * 10;",
+        " Minibatch[   2-   2]: loss = 2.000000 * 10;",
+        "Finished Epoch[1]: loss = 2.500000 * 40 0.000s (  0.0 samples/s);",
+        " Evaluation Minibatch[   1-   1]: metric = 50.00% * 6;",
+        "Finished Evaluation [1]: Minibatch[1-2]: metric = 40.00% * 10;",
+        " Minibatch[   1-   1]: loss = 0.500000 * 10;",
+    ]
+
+
 def test_freq_n_with_first_and_numbering_restarts_each_epoch(capsys):
     p = ProgressPrinter(freq=3, first=2, clock=FakeClock())
     for i in range(7):

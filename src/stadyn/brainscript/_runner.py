@@ -372,7 +372,8 @@ class _Runner:
 
         if resume_from is not None:
             resume(log, resume_from, trainer, learner, source, start,
-                   lambda: epoch_size or inputs.label_sweep_size(cmd.reader))
+                   lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
+                   per_sweep=epoch_size is None)
         elif parallel.is_main:
             save_model(model_name(model_path, start - 1, max_epochs), *network.model_file_parts())
         setting = TrainSetting(cmd.name, sgd, [crit_name] + eval_names, cmd.trace_level,

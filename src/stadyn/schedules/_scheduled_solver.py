@@ -27,7 +27,10 @@ class ScheduledSolver(Optimizer):
     :meth:`update` does.
 
     Values are used as they are: an NNabla solver applies its learning rate to whatever gradient
-    the loss produced, so a schedule's reference minibatch size is not used here.
+    the loss produced, so a schedule's reference minibatch size is not used here.  A schedule
+    given per data sweep (``epoch_size=None``) moves on once per sweep: at each
+    :meth:`end_sweep`, which a Trainer calls after a minibatch that ends a sweep of its reader
+    (unless :meth:`resolve_epoch_size` told it the sweep's size in samples).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.solvers as S
@@ -64,8 +67,8 @@ class ScheduledSolver(Optimizer):
                 raise StadynError(f"ScheduledSolver: '{name}' must be a Schedule or a number, "
                                   f"got {value!r}")
         self.samples_seen = 0
-        if not any(s.needs_epoch_size for s in self.schedules.values()):
-            self.apply()            # (otherwise at the first update, once the sweep is known)
+        self.sweeps_seen = 0
+        self.apply()
 
     def __getattr__(self, name: str) -> Any:
         if name == "solver":        # not set yet (during construction or unpickling)
@@ -73,13 +76,17 @@ class ScheduledSolver(Optimizer):
         return getattr(self.solver, name)
 
     def apply(self) -> None:
-        """Set every scheduled hyperparameter to its value at :attr:`samples_seen`.
+        """Set every scheduled hyperparameter to its value at :attr:`samples_seen` (a schedule
+        per data sweep whose size was never told: at :attr:`sweeps_seen`).
 
         :meth:`update` and :meth:`step_scalars` call it.
         """
         for key, schedule in self.schedules.items():
             try:
-                value = schedule.value_at(self.samples_seen)
+                if schedule.epoch_size is None and schedule.needs_epoch_size:
+                    value = schedule.value_at_sweep(self.sweeps_seen)
+                else:
+                    value = schedule.value_at(self.samples_seen)
             except StadynError as exc:
                 raise StadynError(f"ScheduledSolver: hyperparameter '{key}': {exc}") from None
             if not math.isfinite(value):
@@ -151,19 +158,37 @@ class ScheduledSolver(Optimizer):
         return self.solver.fused_update
 
     def resolve_epoch_size(self, samples_per_sweep: int) -> None:
-        """Give every schedule with ``epoch_size=None`` the sweep size."""
+        """Give every schedule with ``epoch_size=None`` the sweep size (it then moves on by
+        samples)."""
         for schedule in self.schedules.values():
             schedule.resolve_epoch_size(samples_per_sweep)
 
+    def end_sweep(self) -> None:
+        """Count a data sweep that ended with the minibatch just stepped on: a schedule per
+        sweep whose size was never told moves on.
+
+        Example:
+            >>> import numpy as np, stadyn as sd, stadyn.solvers as S
+            >>> from stadyn.schedules import Schedule, ScheduledSolver
+            >>> solver = ScheduledSolver(S.Sgd(), lr=Schedule([0.5, 0.25]))     # per sweep
+            >>> solver.set_parameters({"w": sd.Variable.from_numpy_array(np.zeros(1))})
+            >>> before = solver.learning_rate(); solver.end_sweep(); solver.apply()
+            >>> before, solver.learning_rate()
+            (0.5, 0.25)
+        """
+        self.sweeps_seen += 1
+
     def state_dict(self) -> dict[str, Any]:
-        """The solver's state plus the schedule position (samples seen)."""
-        return {"solver_state": self.solver.state_dict(), "samples_seen": self.samples_seen}
+        """The solver's state plus the schedule position (samples and sweeps seen)."""
+        return {"solver_state": self.solver.state_dict(), "samples_seen": self.samples_seen,
+                "sweeps_seen": self.sweeps_seen}
 
     def check_state_dict(self, state: Mapping[str, Any]) -> None:
         """Raise the error :meth:`load_state_dict` would raise; change nothing."""
         if not isinstance(state, Mapping) or "solver_state" not in state:
             raise StadynError("ScheduledSolver: the state has no 'solver_state'")
         _count(state.get("samples_seen"), "ScheduledSolver: samples_seen", 0)
+        _count(state.get("sweeps_seen", 0), "ScheduledSolver: sweeps_seen", 0)
         self.solver.check_state_dict(state["solver_state"])
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -171,6 +196,7 @@ class ScheduledSolver(Optimizer):
         self.check_state_dict(state)
         self.solver.load_state_dict(state["solver_state"])
         self.samples_seen = int(state["samples_seen"])
+        self.sweeps_seen = int(state.get("sweeps_seen", 0))
         self.apply()
 
     def __repr__(self) -> str:

@@ -62,6 +62,11 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
       (labels: one per sequence for a sequence classifier); where those are not what the
       reader counts, minibatches are not cut, an epoch ends once ``epoch_size`` samples are
       trained, and the default epoch at the minibatch that ends the reader's sweep.
+    * **Schedules per sweep**: a learner's schedule given per data sweep (``epoch_size=None``:
+      ``Schedule([0.1, 0.01])``) moves on after each minibatch that ends a sweep of ``source``
+      (its ``end_of_sweep``), as CNTK's Trainer moves it on a reader's ``sweep_end``: once per
+      sweep, whatever the trainer counts as samples (sequences, steps) and whatever
+      ``epoch_size`` is.
     * **Extra outputs**: ``outputs`` are scalar Variables computed with every step (sums
       over the minibatch, say); each minibatch record seen by
       :meth:`TrainingCallback.on_minibatch_end` holds their values as ``"outputs"``.  With
@@ -124,8 +129,6 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
     sizes = _minibatch_sizes(minibatch_size)
     first = checked_count(initial_epoch, "Trainer.fit: initial_epoch", 0)
     outputs = list(outputs)     # a compiled step computes them too (one program per set)
-    for learner in trainer.parameter_learners:
-        learner.resolve_epoch_size(source.sweep_size)
     main = trainer.data_parallel is None or trainer.data_parallel.is_main
     partition = {}
     if trainer.data_parallel is not None and trainer.data_parallel.size > 1:
@@ -177,6 +180,9 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
                     trainer._train(data, outputs, finite_only=stop_on_nonfinite)
                 except _NonFiniteLoss as exc:
                     raise _diverged(exc.loss, epoch, minibatch, checkpoint) from None
+                if _ends_sweep(data):       # schedules given per sweep move on (CNTK's rule)
+                    for learner in trainer.parameter_learners:
+                        learner.end_sweep()
                 n = trainer.previous_minibatch_sample_count
                 seen += n
                 read = None if partition else _reader_count(data)   # (a worker's share)

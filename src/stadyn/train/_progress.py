@@ -29,7 +29,8 @@ subclass only turns :class:`ProgressRecord` objects into output by overriding
 
 **When minibatch records are written** (``freq``/``first``, as CNTK's C++ ``ProgressWriter``):
 
-* ``freq=None``: never; only summaries.
+* ``freq=None``: only after each of the first ``first`` minibatches (none by default), and
+  summaries (CNTK's Python writers read None as ``sys.maxsize``).
 * ``freq=0``: a geometric schedule -- after minibatch 1, 3, 7, 15, ... of the epoch, so the windows
   hold 1, 2, 4, 8, ... minibatches.
 * ``freq=N``: after every N-th minibatch, and after each of the first ``first`` minibatches.
@@ -162,8 +163,8 @@ class _Tracker:
         self.w_metric: float | None = None
 
     def due(self, update: int) -> bool:
-        if self.freq is None:
-            return False
+        if self.freq is None:         # CNTK's sys.maxsize: the first ones only
+            return update <= self.first
         if self.freq == 0:
             return (update + 1) & update == 0
         return update % self.freq == 0 or update <= self.first

@@ -291,12 +291,18 @@ class Trainer:
         """The mean metric per sample on ``arguments``, in the inference phase.  The samples
         are the metric's (CNTK's rule): a sequence classifier's sequences, a tagger's steps;
         their number is kept in ``previous_test_sample_count``."""
+        return self._test(arguments, ())
+
+    def _test(self, arguments, outputs: Sequence[Variable]) -> float:
+        """:meth:`test_minibatch`, computing ``outputs`` (Variables of the metric's graph)
+        too: their values are in their ``.d`` afterwards."""
         if self._metric_sum is None:
             raise StadynError("Trainer.test_minibatch needs an evaluation function")
         samples = self._feed(arguments, self._metric_arguments, "test_minibatch")
         metric = self._metric_output
         with training(False), torch.no_grad():
-            forward_all([self._metric_sum] + count_roots(metric), clear_buffer=True)
+            forward_all([self._metric_sum] + count_roots(metric) + list(outputs),
+                        clear_buffer=True)
         samples = self.previous_test_sample_count = sample_count(metric, samples)
         metric_sum = float(self._metric_sum.d)
         for writer in self._writers():

@@ -350,6 +350,52 @@ def reset_learning_rate__units(C, r):
     return res
 
 
+@cntk_case(names=["cntk.Learner.reset_learning_rate", "cntk.Learner.update",
+                  "cntk.learners.sgd", "cntk.learners.momentum_sgd", "cntk.learners.adam"],
+           note="CNTK 2.7 refuses a plain number or a list in reset_learning_rate (ValueError: "
+                "a schedule is wanted) and, in update, a gradient of another data type than "
+                "the parameter's (RuntimeError; float64 NumPy arrays, integers) or a list "
+                "(TypeError), changing nothing; Stadyn took them all")
+def learner_refuses_rates_and_gradients(C, r):
+    r.touch("cntk.Learner.reset_learning_rate", "cntk.Learner.update")
+    w = C.parameter((2, 1), init=r.param_value("w", (2, 1)), name="w")
+    makers = [("sgd", lambda: C.learners.sgd([w], C.learning_parameter_schedule(0.5))),
+              ("momentum_sgd", lambda: C.learners.momentum_sgd(
+                  [w], C.learning_parameter_schedule(0.5), C.momentum_schedule(0.9))),
+              ("adam", lambda: C.learners.adam([w], C.learning_parameter_schedule(0.5),
+                                               C.momentum_schedule(0.9)))]
+    res = {}
+    gradient = r.randn(2, 1)
+    for name, make in makers:
+        learner = make()
+        refused = []
+        for rate in (0.1, 2, np.float32(0.1), [0.1, 0.2]):
+            try:
+                learner.reset_learning_rate(rate)
+                refused.append("accepted")
+            except ValueError as exc:
+                refused.append(str(exc))
+        res[name + " reset"] = refused + [learner.learning_rate()]
+        gradients = [gradient.astype(np.float64), gradient.astype(np.int64),
+                     gradient.tolist()] + ([gradient.astype(np.float16)] if name == "sgd" else [])
+        before = w.value
+        refused = []
+        for g in gradients:
+            try:
+                learner.update({w: g}, 4)
+                refused.append("accepted")
+            except (RuntimeError, TypeError) as exc:
+                refused.append(type(exc).__name__)
+        res[name + " update"] = refused
+        res[name + " unchanged"] = w.value - before
+        learner.update({w: gradient}, 4)
+        # (CNTK 2.7's adam counts a refused update in its bias correction, which Stadyn
+        # does not imitate: the step after one differs)
+        res[name + " after"] = [w.value if name != "adam" else None,
+                                learner.total_number_of_samples_seen()]
+    return res
+
+
 @cntk_case(names=["cntk.learners.UserLearner", "cntk.learners.universal",
                   "cntk.Trainer.train_minibatch"],
            note="a UserLearner's counts stay 0 and its learning_rate() at the schedule's first "

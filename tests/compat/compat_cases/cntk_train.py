@@ -75,6 +75,39 @@ def trainer_progress(C, r):
             "seen": trainer.total_number_of_samples_seen, "w": z.parameters[0].value}
 
 
+@cntk_case(names=["cntk.logging.ProgressPrinter", "cntk.logging.ProgressPrinter.update",
+                  "cntk.logging.ProgressPrinter.epoch_summary"],
+           note="ProgressPrinter(freq=None, first=N) prints the first N minibatches of every "
+                "epoch (CNTK reads freq=None as sys.maxsize), through a Trainer and by hand; "
+                "test_freq=None with test_first likewise; Stadyn's native writer printed no "
+                "minibatch line for freq=None")
+def progress_printer_first_without_freq(C, r):
+    r.touch("cntk.logging.ProgressPrinter.update", "cntk.logging.ProgressPrinter.epoch_summary")
+    x, y, z, loss, metric = _model(C, r)
+    with r.tempdir() as folder:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            printer = C.logging.ProgressPrinter(freq=None, first=3, test_freq=None,
+                                                test_first=2)
+            trainer = C.Trainer(z, (loss, metric),
+                                [C.learners.sgd(z.parameters,
+                                                C.learning_parameter_schedule(0.1))], [printer])
+            for sizes in ((4, 5, 6, 7, 3), (2, 5)):
+                for data, target in _batches(r, sizes):
+                    trainer.train_minibatch({x: data, y: target})
+                trainer.summarize_training_progress()
+                for data, target in _batches(r, (3, 4, 5)):
+                    trainer.test_minibatch({x: data, y: target})
+                trainer.summarize_test_progress()
+            by_hand = C.logging.ProgressPrinter(freq=None, first=2, tag="Hand")
+            for sizes in ((4, 5, 6), (7,)):
+                for k, n in enumerate(sizes):
+                    by_hand.update(1.0 + k, n, 0.125 * k)
+                by_hand.epoch_summary(with_metric=True)
+        lines, rates = _lines(out.getvalue(), folder)
+    return {"lines": lines, "rates": rates}
+
+
 @cntk_case(names=["cntk.Trainer", "cntk.Trainer.model", "cntk.Trainer.loss_function",
                   "cntk.Trainer.evaluation_function"])
 def trainer_attributes(C, r):

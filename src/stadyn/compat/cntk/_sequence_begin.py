@@ -1,6 +1,9 @@
 """CNTK's sequence-begin flags: ``trainer.train_minibatch((arguments, [True]))`` and then
 ``[False]``: a sequence whose flag is False goes on from where the same sequence of the previous
-minibatch ended (truncated back-propagation through time, as char_rnn.py trains).
+minibatch ended (truncated back-propagation through time, as char_rnn.py trains).  A Trainer's
+``train_minibatch`` and ``test_minibatch`` share the states (a test minibatch with a False flag
+goes on from the previous minibatch, trained or tested, and the next goes on from it); a
+Function's runs (``eval``, ``forward``) have states of their own.
 
 CNTK 2.7 gives every recurrence of the graph, as its initial state for that sequence, the state
 it reached at the previous minibatch's last step, as a value: no gradient flows back into the
@@ -9,7 +12,7 @@ plain recurrent kernels, and the ``recurrence`` op) reads, in place of each init
 ``s0``, ``s0 * begin + carried * (1 - begin)``: two leaves this module sets before each step
 (``begin`` 1 for a sequence that starts, 0 for one that goes on; ``carried`` the states kept
 from the previous step) and puts back to "start afresh" after it, so the graph computes as
-before everywhere else (``eval``, ``test_minibatch``).  The states a step ends in are read from
+before everywhere else (a run without flags).  The states a step ends in are read from
 its values: a kernel's output at each sequence's last step, and for the fused LSTM the cell,
 computed again from the step's input, output and weights (CNTK's LSTM equations).
 """
@@ -33,11 +36,30 @@ _KERNELS = ("cntk_lstm_sequence", "cntk_gru_sequence", "cntk_rnn_sequence")
 
 def split_flags(arguments):
     """``(arguments, flags)`` for CNTK's ``(data, sequence-begin flags)`` pair (the flags a list
-    of bools, one per sequence), else ``(arguments, None)``."""
+    of bools, one per sequence) or for a dict with one input's data given so
+    (``{x: (data, flags)}``: CNTK applies them to the minibatch), else ``(arguments, None)``.
+    As CNTK 2.7's ``sanitize_var_map``, flags given for the whole minibatch and for an input,
+    or for two inputs, are refused."""
+    flags = None
     if (isinstance(arguments, tuple) and len(arguments) == 2 and isinstance(arguments[0], dict)
             and isinstance(arguments[1], (list, tuple, np.ndarray))):
-        return arguments[0], [bool(f) for f in arguments[1]]
-    return arguments, None
+        arguments, flags = arguments[0], [bool(f) for f in arguments[1]]
+    if isinstance(arguments, dict) and any(_flagged(v) for v in arguments.values()):
+        plain = {}
+        for key, value in arguments.items():
+            if _flagged(value):
+                if flags is not None:
+                    raise ValueError("you cannot provide sequence start information globally "
+                                     "and for individual batches at the same time")
+                value, flags = value[0], [bool(f) for f in value[1]]
+            plain[key] = value
+        arguments = plain
+    return arguments, flags
+
+
+def _flagged(value) -> bool:
+    """Whether an input's data is CNTK's ``(data, sequence-begin flags)`` pair."""
+    return isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], list)
 
 
 class _Carry:
@@ -88,27 +110,28 @@ class _Carry:
     def wanted(self) -> list[Variable]:
         return self.sequences + self.initial + self.step_inputs + [self.lengths]
 
-    def set(self, flags: list[bool] | None, lengths: Sequence[int] | None = None) -> None:
+    def set(self, flags: list[bool] | None, lengths: Sequence[int] | None = None,
+            what: str = "train_minibatch") -> None:
         """Begin every sequence afresh (``flags`` None) or as ``flags`` say (``lengths``: the
-        minibatch's sequences' lengths)."""
+        minibatch's sequences' lengths; ``what``: the call, for errors)."""
         if flags is None or all(flags):
             _assign(self.begin, np.ones((), np.float32))
             for v, shape in zip(self.carried, self.shapes):
                 _assign(v, np.zeros(shape, np.float32))
             return
         if self.go_backwards:
-            raise ValueError("train_minibatch: a sequence-begin flag False continues a "
+            raise ValueError(f"{what}: a sequence-begin flag False continues a "
                              "recurrence from the previous minibatch, which a recurrence that "
                              "goes backwards cannot")
         if self.kept is None or len(self.kept[0]) != len(flags):
             had = "no minibatch" if self.kept is None else f"{len(self.kept[0])} sequences"
-            raise ValueError(f"train_minibatch: sequence-begin flags {flags} continue "
+            raise ValueError(f"{what}: sequence-begin flags {flags} continue "
                              f"{len(flags)} sequences from the previous minibatch, which had "
                              f"{had}")
         if len(set(self.kept_lengths)) > 1 or lengths is None or len(set(lengths)) > 1:
             # CNTK 2.7 then pairs the sequences by the slots it packs them into and carries
             # the value at each slot's last step, past a shorter sequence's end
-            raise ValueError("train_minibatch: sequence-begin flags False continue sequences "
+            raise ValueError(f"{what}: sequence-begin flags False continue sequences "
                              "only where every sequence of this minibatch and of the previous "
                              "one has the same length (these: "
                              f"{list(lengths) if lengths is not None else 'unknown'}, the "
@@ -171,11 +194,21 @@ class SequenceBegins:
         """What a step must also compute for :meth:`keep`."""
         return [v for c in self.carries for v in c.wanted()]
 
-    def begin(self, flags: list[bool] | None, lengths: Sequence[int] | None = None) -> None:
+    def begin(self, flags: list[bool] | None, lengths: Sequence[int] | None = None,
+              what: str = "train_minibatch") -> None:
         """Set the recurrences' initial states for a minibatch with ``flags`` (None: every
-        sequence starts) whose sequences have ``lengths``."""
+        sequence starts) whose sequences have ``lengths`` (``what``: the call, for errors)."""
         for c in self.carries:
-            c.set(flags, lengths)
+            c.set(flags, lengths, what)
+
+    def within(self, roots: Sequence[Variable]) -> "SequenceBegins":
+        """The part of these recurrences that computing ``roots`` runs, sharing their states
+        (``Trainer.test_minibatch`` runs the metric's: CNTK carries one state per recurrence
+        through training and testing alike)."""
+        nodes = {id(n) for n in Subgraph(list(roots)).nodes}
+        part = SequenceBegins.__new__(SequenceBegins)
+        part.carries = [c for c in self.carries if id(c.node) in nodes]
+        return part
 
     def keep(self, values: dict) -> None:
         """Keep the states the step just run ended in (``values``: ``{id(variable): array}``
@@ -200,7 +233,7 @@ def function_begins(roots: Sequence[Variable], flags: list[bool] | None):
         begins = _FUNCTIONS[roots[0]] = SequenceBegins(roots)
     fed = [c.lengths for c in begins.carries if c.lengths.parent is None]
     lengths = [int(n) for n in np.asarray(fed[0].d).reshape(-1)] if fed else None
-    begins.begin(flags, lengths)
+    begins.begin(flags, lengths, "Function.eval")
     return begins
 
 

@@ -9,7 +9,7 @@ from ...learners import Learner as _Learner
 from ...train import Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._function import Function
-from ._sequence_begin import SequenceBegins, split_flags
+from ._sequence_begin import SequenceBegins, carrying, split_flags
 
 __all__ = ["Trainer"]
 
@@ -120,25 +120,35 @@ class Trainer(_Trainer):
             ends = [v.end_of_sweep for v in arguments.values()
                     if isinstance(v, _io.MinibatchData)]
             is_sweep_end = any(ends) if ends else is_sweep_end
+        begins = self._begins(arguments, flags, "train_minibatch")
+        if begins is None:
+            return super().train_minibatch(_plain(arguments), outputs, device, is_sweep_end)
+        wanted = begins.wanted()
+        mine = list(outputs or ())
+        with carrying(begins):
+            _, values = super().train_minibatch(_plain(arguments), mine + wanted, device,
+                                                is_sweep_end)
+        return (True, {o: values[o] for o in mine}) if mine else True
+
+    def _begins(self, arguments, flags, what: str):
+        """The recurrences' states set for a minibatch with sequence-begin ``flags`` (made
+        the first time flags come; kept, once made, through every minibatch, flagged or not,
+        as CNTK keeps them), or None where there is nothing to carry."""
         begins = self.__dict__.get("_sequence_begins")
         if flags is not None and begins is None:
             begins = self._sequence_begins = SequenceBegins(self._outputs)
         if begins is None or not arguments:
-            return super().train_minibatch(_plain(arguments), outputs, device, is_sweep_end)
+            return None
+        if what == "test_minibatch":      # the metric's recurrences: those its graph runs
+            part = self.__dict__.get("_metric_begins")
+            if part is None:
+                part = self._metric_begins = begins.within([self._metric_sum])
+            begins = part
         if flags is not None and len(flags) != _sequence_count(arguments):
-            raise ValueError(f"train_minibatch: {len(flags)} sequence-begin flags for a "
+            raise ValueError(f"{what}: {len(flags)} sequence-begin flags for a "
                              f"minibatch of {_sequence_count(arguments)} sequences")
-        begins.begin(flags, _sequence_lengths(arguments))
-        wanted = begins.wanted()
-        mine = list(outputs or ())
-        try:
-            _, values = super().train_minibatch(_plain(arguments), mine + wanted, device,
-                                                is_sweep_end)
-        except BaseException:
-            begins.begin(None)
-            raise
-        begins.keep({id(v): values[v] for v in wanted})
-        return (True, {o: values[o] for o in mine}) if mine else True
+        begins.begin(flags, _sequence_lengths(arguments), what)
+        return begins
 
     def _report_learning_rates(self) -> None:
         """CNTK's learners write their learning rate when it changes, and momentum_sgd its
@@ -184,8 +194,17 @@ class Trainer(_Trainer):
         return criterion
 
     def test_minibatch(self, arguments, device=None):
-        """The metric's average over one minibatch."""
-        return super().test_minibatch(_plain(arguments), device)
+        """The metric's average over one minibatch (``{input: data}``, or with CNTK's
+        sequence-begin flags ``({input: data}, flags)``: a False one continues that sequence
+        from where the Trainer's previous minibatch, trained or tested, left it, as
+        :meth:`train_minibatch` does)."""
+        arguments, flags = split_flags(arguments)
+        begins = self._begins(arguments, flags, "test_minibatch") \
+            if self._metric_sum is not None else None
+        if begins is None:
+            return super().test_minibatch(_plain(arguments), device)
+        with carrying(begins):
+            return self._test(_plain(arguments), begins.wanted())
 
     def _minibatch_data(self, arguments):
         return _plain(arguments)

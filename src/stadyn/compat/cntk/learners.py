@@ -11,8 +11,6 @@ Example:
 
 from __future__ import annotations
 
-import weakref
-
 from ... import learners as _L
 from ...learners import (IGNORE, Learner, UnitType, default_unit_gain_value,
                          learning_parameter_schedule,
@@ -22,7 +20,7 @@ from ...learners import (IGNORE, Learner, UnitType, default_unit_gain_value,
                          training_parameter_schedule)
 from ._adapt import unwrap
 from ._custom_learners import UserLearner, universal
-from ._learner_api import as_cntk_learner
+from ._learner_api import CntkLearner, as_cntk_learner
 from ._values import NDArrayView, asarray
 
 __all__ = ["Learner", "NDArrayView", "asarray", "sgd", "momentum_sgd", "nesterov", "adam",
@@ -40,15 +38,12 @@ __all__ = ["Learner", "NDArrayView", "asarray", "sgd", "momentum_sgd", "nesterov
 _UNIT_GAIN_AT_IMPORT = default_unit_gain_value()
 
 
-# Each learner's reference minibatch size for its learning rate (0: per minibatch), which the
-# Trainer reports as CNTK does ("Learning rate per 1 samples: 0.1").
-_REFERENCE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def _learning_rate_unit(learner) -> str | None:
     """How CNTK's progress names ``learner``'s rate (``Learning rate per 1 samples``,
-    ``Learning rate per minibatch``), or None for a learner made elsewhere."""
-    ref = _REFERENCE.get(learner)
+    ``Learning rate per minibatch``): by the reference minibatch size of its rate (0: per
+    minibatch) kept as ``_rate_reference`` by the function that made it; None for a learner
+    made elsewhere."""
+    ref = learner._rate_reference if isinstance(learner, CntkLearner) else None
     if ref is None:
         return None
     return "Learning rate per minibatch" if ref == 0 else f"Learning rate per {ref} samples"
@@ -70,7 +65,7 @@ def _learner(fn, unit_gain: bool = False):
         learner = as_cntk_learner(fn(list(unwrap(list(parameters))), *args, **kwargs))
         lr = args[0] if args else kwargs.get("lr")
         try:
-            _REFERENCE[learner] = _reference(lr, kwargs)
+            learner._rate_reference = _reference(lr, kwargs)
         except TypeError:
             pass
         return learner

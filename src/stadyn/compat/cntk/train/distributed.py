@@ -172,8 +172,8 @@ class DistributedLearner(_WrappedOptimizer):
         self._block_size = block_size
         self._communicator = Communicator()
         self._parallel = _dist.DataParallel() if _joined() else None
-        # (not in learners._REFERENCE: CNTK 2.7 writes no 'Learning rate' or 'Momentum' line
-        # for a distributed learner, in a Trainer or Function.train alike)
+        # (not a CntkLearner, so it has no rate to report: CNTK 2.7 writes no 'Learning rate'
+        # or 'Momentum' line for a distributed learner, in a Trainer or Function.train alike)
 
     def __getattr__(self, name):
         return getattr(self.__dict__["_learner"], name)
