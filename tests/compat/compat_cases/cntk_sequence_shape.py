@@ -168,3 +168,32 @@ def sequence_reshape_across_minibatches(C, r):
         res["out %d" % k] = _flat(out)
         res["lengths %d" % k] = [len(v) for v in out]
     return res
+
+
+def _unpool(C, x):
+    """Max unpooling of a sequence of images: 2x2 windows pooled and unpooled at each step."""
+    pooled = C.pooling(x, C.MAX_POOLING, (2, 2), strides=(2, 2))
+    return C.unpooling(pooled * 2.0, x, C.MAX_UNPOOLING, (2, 2), strides=(2, 2))
+
+
+seq_case("steps_unpooling", _unpool, step_shape=(2, 4, 6),
+         names=["cntk.ops.unpooling", "cntk.ops.pooling"],
+         note="each step's maxima spread back over their windows, zeros elsewhere",
+         known={"grad x": "deliberate, as in case unpooling: CNTK 2.7's gradient w.r.t. the "
+                          "unpooled values is the max-pooling of the output's gradient; "
+                          "Stadyn's is the derivative of its output"})
+
+
+@cntk_case(names=["cntk.ops.unpooling", "cntk.ops.pooling", "cntk.sequence.input_variable"],
+           note="one unpooling graph fed minibatches of other batch sizes and padded lengths: "
+                "neither is written into the graph")
+def sequence_unpooling_across_minibatches(C, r):
+    x = C.sequence.input_variable((1, 4, 4))
+    z = _unpool(C, x)
+    r.touch("cntk.Function.eval")
+    res = {}
+    for k, lengths in enumerate([(3, 1, 5), (2, 2), (4,), (1, 6, 2)]):
+        out = z.eval({x: [r.randn(n, 1, 4, 4) for n in lengths]})
+        res["out %d" % k] = _flat(out)
+        res["lengths %d" % k] = [len(v) for v in out]
+    return res
