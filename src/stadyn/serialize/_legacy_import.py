@@ -21,7 +21,7 @@ import torch
 from .. import functions as F
 from .. import sequence as S
 from .._errors import ModelFileError, StadynError
-from ..graph import Variable, auto_forward, get_current_context, name_scope, set_sequence_axis
+from ..graph import Variable, auto_forward, get_current_context, name_scope
 from ..ops import CATALOG
 from ..parametric import ParameterRegistry, parameter_registry
 from ._legacy_api import LegacyNode, MappingUnsupported
@@ -402,7 +402,9 @@ class _Builder:
         for (key, name), resolved in zip(outputs.items(), wanted):
             var = self.value(resolved, network)
             if var.sequence_lengths is not None:        # CNTK's padding: zeros
-                padded = set_sequence_axis(S.unpack(var)[0], var.sequence_lengths)
+                # an op whose declaration keeps the sequence axis, so that a model file saved
+                # from the network has sequence outputs too
+                padded = F.to_sequence(var, var.sequence_lengths)[0]
                 if id(var) in self.origin_of:
                     self.record(padded, self.origin_of[id(var)])
                 self.batched.add(id(padded))

@@ -6,11 +6,16 @@ cntk_sequence.py), so a padded step mixed into a real one, or a result that lost
 axis, shows.  (CNTK 2.7 refuses ``gather`` from a sequence: its table has no dynamic axis.)
 """
 
+import os
+
 import numpy as np
 
 from compat_harness import cntk_case
 from compat_cases.cntk_ops import op_case
 from compat_cases.cntk_sequence import _flat, eval_and_grads, seq_case
+
+_FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures",
+                         "legacy")
 
 _WORD_RNN = "Examples/Text/WordLMWithSampledSoftmax/word_rnn.py"
 
@@ -196,4 +201,30 @@ def sequence_unpooling_across_minibatches(C, r):
         out = z.eval({x: [r.randn(n, 1, 4, 4) for n in lengths]})
         res["out %d" % k] = _flat(out)
         res["lengths %d" % k] = [len(v) for v in out]
+    return res
+
+
+@cntk_case(names=["cntk.load_model", "cntk.Function.save"],
+           note="a model file written by CNTK 2.7 (tests/fixtures/legacy/make_cntk_seq_reshape.py) "
+                "whose outputs reshape each step of a sequence (Reshape, Flatten, ExpandDims, "
+                "Squeeze, a whole-step Softmax, Splice, Dense between reshapes, broadcasting, "
+                "LogSum, TransposeTimes), fed ragged minibatches of two sizes; then saved and "
+                "loaded again (each framework its own file)")
+def sequence_reshape_model_file(C, r):
+    z = C.load_model(os.path.join(_FIXTURES, "cntk_seq_reshape.model"))
+    r.touch("cntk.Function.eval", "cntk.Function.arguments", "cntk.Function.outputs",
+            "cntk.Function.save")
+    (x,) = z.arguments
+    res = {"argument": [x.name, list(x.shape), len(x.dynamic_axes)],
+           "outputs": [[o.name, list(o.shape)] for o in z.outputs]}
+    feeds = [[r.randn(n, 6) for n in lengths] for lengths in [(3, 1, 5), (2, 2)]]
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "again.model")
+        z.save(path)
+        again = C.load_model(path)
+    for label, f in (("loaded", z), ("saved again", again)):
+        for k, feed in enumerate(feeds):
+            out = f.eval({f.arguments[0]: feed})
+            for o in f.outputs:
+                res["%s %s %d" % (label, o.name, k)] = _flat(out[o])
     return res
