@@ -24,7 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ... import functions as F
-from ...layers.cntk_semantics import reshape_samples
+from ...sequence import reshape_samples
 
 __all__ = ["cntk_same", "cntk_elementwise", "window", "fill", "windowed", "times_cntk"]
 
