@@ -36,6 +36,15 @@ def _named_nodes(roots) -> list:
     return found
 
 
+def _unused(name: str, taken) -> str:
+    """``name``, or ``name#2``, ``name#3``, ... if ``taken`` holds it."""
+    k, out = 1, name
+    while out in taken:
+        k += 1
+        out = f"{name}#{k}"
+    return out
+
+
 def save_roots(roots: list, arguments: list, filename, format) -> None:
     """Save the graph of the Stadyn Variables ``roots`` with its CNTK ``arguments`` (their
     names become the file's input names) and every named function inside."""
@@ -55,7 +64,8 @@ def save_roots(roots: list, arguments: list, filename, format) -> None:
         return
     outputs = OrderedDict()
     for k, root in enumerate(roots):
-        outputs["y" if len(roots) == 1 else f"y{k}"] = root
+        # (an input may be named y itself: a file's inputs and outputs need distinct names)
+        outputs[_unused("y" if len(roots) == 1 else f"y{k}", inputs)] = root
     for k, root in enumerate(roots):
         outputs[f"{_OUT}{k}:{G.name_of(root)}"] = root
     for k, (kind, v) in enumerate(_named_nodes(roots)):
