@@ -228,3 +228,27 @@ def sequence_reshape_model_file(C, r):
             for o in f.outputs:
                 res["%s %s %d" % (label, o.name, k)] = _flat(out[o])
     return res
+
+
+@cntk_case(names=["cntk.load_model", "cntk.Function.save"],
+           note="a model file written by CNTK 2.7 (tests/fixtures/legacy/make_cntk_seq_reshape.py) "
+                "whose convolutions and pooling run on each step of a sequence of images (an "
+                "even kernel padded one more above, padded max pooling, a valid convolution, "
+                "average pooling), fed ragged minibatches of two sizes; then saved and loaded "
+                "again (each framework its own file)")
+def sequence_conv_model_file(C, r):
+    z = C.load_model(os.path.join(_FIXTURES, "cntk_seq_conv.model"))
+    r.touch("cntk.Function.eval", "cntk.Function.arguments", "cntk.Function.shape",
+            "cntk.Function.save")
+    res = {"shape": list(z.shape)}
+    feeds = [[r.randn(n, 1, 5, 5) for n in lengths] for lengths in [(3, 1, 5), (2, 2)]]
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "again.model")
+        z.save(path)
+        again = C.load_model(path)
+    for label, f in (("loaded", z), ("saved again", again)):
+        for k, feed in enumerate(feeds):
+            out = f.eval({f.arguments[0]: feed})
+            res["%s %d" % (label, k)] = _flat(out)
+            res["%s lengths %d" % (label, k)] = [len(v) for v in out]
+    return res

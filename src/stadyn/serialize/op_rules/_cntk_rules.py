@@ -179,13 +179,14 @@ def convolution_cntk(node):
         node.unsupported("convolution without weight sharing")
     kernel = tuple(node.attr("kernelShape") or node.shape(0)[1:])
     shape = node.shape(1)
-    if node.lead(1) != 1 or len(shape) != len(kernel) + 1:
+    lead = node.lead(1)         # the batch axis, or a sequence's two axes (each step's image)
+    if lead not in (1, 2) or len(shape) != len(kernel) + lead:
         node.unsupported(f"convolution of {shape} (batched: {node.batched(1)}) by the kernel "
                          f"{kernel}")
     groups = int(node.attr("groups", 1) or 1)
 
     def apply(x, pad, stride, dilation, border):
-        return F.convolution(x, node.var(0), None, base_axis=1, pad=pad, stride=stride,
+        return F.convolution(x, node.var(0), None, base_axis=lead, pad=pad, stride=stride,
                              dilation=dilation, group=groups)
     return windowed(node, node.var(1), shape, len(kernel) - 1, kernel[1:], node.attr("strides"),
                     node.attr("dilation"), node.attr("autoPadding"), node.attr("lowerPad"),
@@ -198,7 +199,7 @@ def pooling_cntk(node):
     kind = int(node.attr("poolingType", 0))
     kernel = tuple(int(k) for k in node.attr("poolingWindowShape"))
     shape = node.shape(0)
-    if node.lead(0) != 1 or len(shape) < len(kernel) + 1:
+    if node.lead(0) not in (1, 2) or len(shape) < len(kernel) + node.lead(0):
         node.unsupported(f"pooling of {shape} (batched: {node.batched(0)}) by {kernel}")
     if kind == 0:
         def apply(x, pad, stride, dilation, border):
