@@ -409,9 +409,8 @@ class _Builder:
             if var.sequence_lengths is not None:        # CNTK's padding: zeros
                 # F.where keeps the sequence axis (its lengths too) by its declaration, so a
                 # model file saved from the network has sequence outputs as well
-                mask = S.unpack(var)[1]
-                zero = _leaf(np.zeros((), dtype=np.dtype(var.dtype)), need_grad=False)
-                padded = F.where(mask, var, zero)
+                zeros, mask = S.unpack(var)
+                padded = F.where(mask, var, zeros)
                 if id(var) in self.origin_of:
                     self.record(padded, self.origin_of[id(var)])
                 self.batched.add(id(padded))

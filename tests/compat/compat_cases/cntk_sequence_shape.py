@@ -252,3 +252,31 @@ def sequence_conv_model_file(C, r):
             res["%s %d" % (label, k)] = _flat(out)
             res["%s lengths %d" % (label, k)] = [len(v) for v in out]
     return res
+
+
+@cntk_case(names=["cntk.load_model", "cntk.Trainer.train_minibatch", "cntk.ops.combine"],
+           note="one output of the CNTK 2.7-written cntk_seq_reshape.model (Dense between two "
+                "reshapes of each step) trained by a Trainer on ragged minibatches of two "
+                "sizes: losses, sample counts and the parameters after")
+def sequence_reshape_model_file_trains(C, r):
+    z = C.load_model(os.path.join(_FIXTURES, "cntk_seq_reshape.model"))
+    r.touch("cntk.Function.outputs", "cntk.Function.arguments", "cntk.Function.parameters",
+            "cntk.Trainer.previous_minibatch_loss_average",
+            "cntk.Trainer.previous_minibatch_sample_count", "cntk.Parameter.value",
+            "cntk.Trainer.train_minibatch")
+    m = C.combine([o for o in z.outputs if o.name == "dense"])
+    x = m.arguments[0]
+    labels = C.sequence.input_variable(4, name="labels")
+    loss = C.squared_error(C.reshape(m, (4,)), labels)
+    trainer = C.Trainer(m, (loss, None),
+                        [C.sgd(m.parameters, C.learning_parameter_schedule(0.05))])
+    res = {"losses": [], "counts": []}
+    for step in range(4):
+        lengths = [(3, 1, 5), (2, 2)][step % 2]
+        trainer.train_minibatch({x: [r.randn(n, 6) for n in lengths],
+                                 labels: [r.randn(n, 4) for n in lengths]})
+        res["losses"].append(trainer.previous_minibatch_loss_average)
+        res["counts"].append(trainer.previous_minibatch_sample_count)
+    for k, p in enumerate(sorted(m.parameters, key=lambda p: p.shape)):
+        res["parameter %d" % k] = p.value
+    return res
