@@ -34,7 +34,8 @@ from .ops import StepFunction
 __all__ = ["input_variable", "feed", "unpack_value", "lengths_of", "reduce_sum", "reduce_max",
            "softmax", "first", "last", "slice", "broadcast_as", "past_value", "future_value",
            "unpack", "recurrence", "delay", "where", "gather", "scatter", "to_sequence",
-           "to_sequence_like", "state_value", "optimized_rnnstack", "run_step_function"]
+           "to_sequence_like", "state_value", "optimized_rnnstack", "run_step_function",
+           "reshape_samples"]
 
 
 def input_variable(shape: Sequence[int] | int, dtype: Any = np.float32,
@@ -331,3 +332,21 @@ def to_sequence_like(x: Variable, like: Variable) -> Variable:
                          f"not the sequences' (batch, steps) {tuple(like.shape[:2])}")
     y, n = F.to_sequence(x, lengths)
     return set_sequence_axis(y, lengths)
+
+
+def reshape_samples(v: Variable, lead: int, shape: Sequence[int]) -> Variable:
+    """``v`` with its ``lead`` leading axes (none, the batch axis, or a sequence's batch and step
+    axes) kept and the rest reshaped to ``shape``: the batch axis as -1, a sequence's two axes
+    by ``F.reshape_trailing``, so that no batch size or padded length is written into the graph
+    (a static graph is replayed for other minibatches) and a padded step never mixes with
+    another.
+
+    Example:
+        >>> import stadyn as sd
+        >>> sd.sequence.reshape_samples(sd.Variable((4, 5, 6)), 2, (2, 3)).shape
+        (4, 5, 2, 3)
+    """
+    shape = tuple(int(s) for s in shape)
+    if lead == 2:
+        return F.reshape_trailing(v, shape, base_axis=2)
+    return F.reshape(v, (-1,) * lead + shape)

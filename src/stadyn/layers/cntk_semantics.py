@@ -35,6 +35,7 @@ from typing import Callable, Sequence
 from .. import functions as F
 from .._errors import ShapeError
 from ..graph import Variable
+from ..sequence import reshape_samples
 
 __all__ = ["BatchAxes", "static_axis", "times", "input_base_axis", "reshape_sample",
            "reshape_samples", "over_sample", "broadcast_pair", "auto_padding", "convolution",
@@ -168,24 +169,6 @@ def times(data: Variable, weight: Variable, output_rank: int = 1, batched: bool 
                              f"elements (the weight's input axes {in_shape})")
     w = weight if in_rank == 1 else F.reshape(weight, (in_size,) + out_shape)
     return F.affine(data, w, bias, base)
-
-
-def reshape_samples(v: Variable, lead: int, shape: Sequence[int]) -> Variable:
-    """``v`` with its ``lead`` leading axes (none, the batch axis, or a sequence's batch and step
-    axes) kept and the rest reshaped to ``shape``: the batch axis as -1, a sequence's two axes
-    by ``F.reshape_trailing``, so that no batch size or padded length is written into the graph
-    (a static graph is replayed for other minibatches) and a padded step never mixes with
-    another.
-
-    Example:
-        >>> import stadyn as sd
-        >>> reshape_samples(sd.Variable((4, 5, 6)), 2, (2, 3)).shape
-        (4, 5, 2, 3)
-    """
-    shape = tuple(int(s) for s in shape)
-    if lead == 2:
-        return F.reshape_trailing(v, shape, base_axis=2)
-    return F.reshape(v, (-1,) * lead + shape)
 
 
 def reshape_sample(x: Variable, shape: Sequence[int], batched: bool, begin_axis: int | None = None,

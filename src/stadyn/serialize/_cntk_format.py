@@ -292,9 +292,11 @@ def _variable(v: Any, path: str) -> tuple[LegacyVariable, LegacyParameter | None
     dims = _get(v, "shape", tuple, where, path)
     dtype = _DTYPES.get(_get(v, "data_type", int, where, path, 1), "unknown")
     # the file lists dynamic axes innermost first; CNTK's Python API (and this) batch first
-    axes = [a.name for a in _get(v, "dynamic_axis", list, where, path, [])
-            if isinstance(a, CntkAxis)][::-1]
+    dynamic = [a for a in _get(v, "dynamic_axis", list, where, path, [])
+               if isinstance(a, CntkAxis)][::-1]
+    axes = [a.name for a in dynamic]
     meta = {"name": _get(v, "name", str, where, path, ""), "dynamic_axes": axes,
+            "ordered_axes": [a.name for a in dynamic if a.ordered],
             "needs_gradient": bool(v.get("needs_gradient", False)),
             "is_sparse": bool(v.get("is_sparse", False))}
     var = LegacyVariable(uid, kind, dims[::-1], dtype, meta)

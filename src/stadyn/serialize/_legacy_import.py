@@ -21,7 +21,7 @@ import torch
 from .. import functions as F
 from .. import sequence as S
 from .._errors import ModelFileError, StadynError
-from ..graph import Variable, auto_forward, get_current_context, name_scope, set_sequence_axis
+from ..graph import Variable, auto_forward, get_current_context, name_scope
 from ..ops import CATALOG
 from ..parametric import ParameterRegistry, parameter_registry
 from ._legacy_api import LegacyNode, MappingUnsupported
@@ -199,10 +199,14 @@ class _Builder:
         elif self.fmt == "cntk-v2":
             axes = list(lv.meta.get("dynamic_axes") or [])
             label = f"input {lv.meta.get('name') or name!r} ({name})"
-            sequence = sorted(axes) == ["defaultBatchAxis", "defaultDynamicAxis"]
+            # the batch axis and a sequence axis: CNTK's default one or one of a program's
+            # own (C.Axis('inputAxis'), ordered), which the origin records
+            sequence = len(axes) == 2 and axes[0] == "defaultBatchAxis" and \
+                axes[1] in lv.meta.get("ordered_axes", ["defaultDynamicAxis"])
             if axes and axes != ["defaultBatchAxis"] and not sequence:
                 raise self.fail(f"{label} has the dynamic axes {axes}: only the batch axis and "
-                                "CNTK's default sequence axis are imported", unsupported=True)
+                                "one ordered sequence axis after it are imported",
+                                unsupported=True)
             if any(d < 0 for d in shape):
                 raise self.fail(f"{label} has a free or inferred dimension: {tuple(shape)}",
                                 unsupported=True)
@@ -210,7 +214,8 @@ class _Builder:
                 var = S.input_variable(shape, dtype=lv.dtype or "float32")
                 self.batched.add(id(var))
                 uid, shown = self.split_name(name, lv.meta.get("name") or "")
-                self.record(var, LegacyOrigin("input", uid, shown))
+                named = axes[1] if axes[1] != "defaultDynamicAxis" else ""
+                self.record(var, LegacyOrigin("input", uid, shown, sequence_axis=named))
                 return var
             batched = bool(axes)
             if batched:
@@ -402,7 +407,10 @@ class _Builder:
         for (key, name), resolved in zip(outputs.items(), wanted):
             var = self.value(resolved, network)
             if var.sequence_lengths is not None:        # CNTK's padding: zeros
-                padded = set_sequence_axis(S.unpack(var)[0], var.sequence_lengths)
+                # F.where keeps the sequence axis (its lengths too) by its declaration, so a
+                # model file saved from the network has sequence outputs as well
+                zeros, mask = S.unpack(var)
+                padded = F.where(mask, var, zeros)
                 if id(var) in self.origin_of:
                     self.record(padded, self.origin_of[id(var)])
                 self.batched.add(id(padded))

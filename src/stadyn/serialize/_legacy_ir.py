@@ -146,7 +146,8 @@ class LegacyOrigin:
     primitive function) or ``"block"`` (a CNTK layer applied to ``arguments``, the Variables it
     was given); ``uid`` is the file's id (CNTK's ``Plus12``, ``Parameter4``), ``name`` the name
     the framework shows ('' for none), ``op_name`` the function's op type (CNTK's ``Plus``, a
-    block's layer kind ``Dense``).
+    block's layer kind ``Dense``); ``sequence_axis`` the name of a sequence input's axis when
+    it is not CNTK's default one (``C.Axis('inputAxis')``).
 
     Example:
         >>> from stadyn.serialize import LegacyOrigin
@@ -161,6 +162,7 @@ class LegacyOrigin:
     op_name: str = ""
     output: int = 0
     arguments: tuple = ()
+    sequence_axis: str = ""
 
 
 @dataclass

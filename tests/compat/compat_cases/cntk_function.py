@@ -164,6 +164,26 @@ def save_load(C, r):
                 "loaded_beta": h.eval(data), "n_arguments": len(g.arguments)}
 
 
+@cntk_case(names=["cntk.Function.save", "cntk.load_model"],
+           note="inputs named y and x, the names a model file may give its outputs: saved and "
+                "loaded, fed by name")
+def save_load__arguments_named_y(C, r):
+    y = C.sequence.input_variable(3, name="y")
+    x = C.input_variable(3, name="x")
+    f = C.tanh(y) * C.sequence.broadcast_as(x, y)
+    feed = {"y": [r.randn(n, 3) for n in (2, 1, 3)], "x": r.randn(3, 3)}
+    r.touch("cntk.Function.eval", "cntk.Function.arguments", "cntk.Function.save")
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "model.bin")
+        f.save(path)
+        g = C.load_model(path)
+    res = {"arguments": sorted(a.name for a in g.arguments)}
+    for label, h in (("before", f), ("loaded", g)):
+        out = h.eval(dict((a, feed[a.name]) for a in h.arguments))
+        res[label] = np.concatenate(out, 0)
+    return res
+
+
 def _operators(C, r, op, expr, shapes, data=None):
     r.touch("cntk.Function." + op)
     xs = [C.input_variable(s, needs_gradient=True) for s in shapes]

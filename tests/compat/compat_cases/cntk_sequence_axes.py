@@ -7,6 +7,11 @@ The conditions are computed from the input and always take each sequence's first
 2.7 fails on a sequence that a condition empties).
 """
 
+import os
+
+import numpy as np
+
+from compat_harness import cntk_case
 from compat_cases.cntk_sequence import seq_case
 
 
@@ -68,3 +73,52 @@ seq_case("to_sequence__all_steps",
 seq_case("reconcile_dynamic_axes",
          lambda C, x: x * C.reconcile_dynamic_axes(C.sequence.last(x), x),
          names=["cntk.ops.reconcile_dynamic_axes", "cntk.sequence.last"])
+
+
+# -- named sequence axes ------------------------------------------------------------------------
+_FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures",
+                         "legacy")
+
+
+def _axes(v):
+    return [[a.name, bool(a.is_ordered), bool(a.is_sequence_axis), bool(a.is_batch_axis)]
+            for a in v.dynamic_axes]
+
+
+@cntk_case(names=["cntk.variables.VariableMixin.dynamic_axes", "cntk.sequence.input_variable",
+                  "cntk.Axis.new_unique_dynamic_axis", "cntk.load_model"],
+           note="inputs declared on named sequence axes (Sequence2Sequence.py's inputAxis and "
+                "labelAxis): the axes CNTK reports for them and for what is computed from "
+                "them, after Function.save / load_model, and in a model file CNTK 2.7 wrote "
+                "(tests/fixtures/legacy/make_cntk_seq_reshape.py)")
+def sequence_axis_names(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.arguments", "cntk.Function.save",
+            "cntk.Function.output", "cntk.Axis.name", "cntk.Axis.is_ordered",
+            "cntk.Axis.is_sequence_axis", "cntk.Axis.is_batch_axis",
+            "cntk.variables.VariableMixin.dynamic_axes", "cntk.Axis.new_unique_dynamic_axis")
+    x = C.sequence.input_variable(3, sequence_axis=C.Axis("myAxis"), name="x")
+    y = C.input_variable(2, dynamic_axes=[C.Axis.default_batch_axis(), C.Axis("other")],
+                         name="y")
+    u = C.sequence.input_variable(2, sequence_axis=C.Axis.new_unique_dynamic_axis("uniq"),
+                                  name="u")
+    f = C.tanh(C.sequence.past_value(x)) * 2.0
+    res = {"x": _axes(x), "y": _axes(y), "u": _axes(u), "f": _axes(f.output),
+           "f argument": _axes(f.arguments[0]), "last": _axes(C.sequence.last(x).output),
+           "default": _axes(C.sequence.input_variable(1)),
+           "same axis": x.dynamic_axes[1] == C.Axis("myAxis")}
+    data = [r.randn(n, 3) for n in (3, 1, 5)]
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "axes.model")
+        f.save(path)
+        g = C.load_model(path)
+    res["loaded argument"] = _axes(g.arguments[0])
+    res["loaded output"] = _axes(g.output)
+    res["loaded"] = np.concatenate(g.eval({g.arguments[0]: data}), 0)
+    h = C.load_model(os.path.join(_FIXTURES, "cntk_seq_axes.model"))
+    args = dict((a.name, a) for a in h.arguments)
+    res["file arguments"] = [[k, _axes(args[k])] for k in sorted(args)]
+    res["file output"] = _axes(h.output)
+    out = h.eval({args["x"]: data, args["y"]: [r.randn(n, 3) for n in (2, 4, 1)]})
+    res["file values"] = np.concatenate(out, 0)
+    res["file lengths"] = [len(v) for v in out]
+    return res

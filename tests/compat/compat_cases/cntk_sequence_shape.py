@@ -6,11 +6,16 @@ cntk_sequence.py), so a padded step mixed into a real one, or a result that lost
 axis, shows.  (CNTK 2.7 refuses ``gather`` from a sequence: its table has no dynamic axis.)
 """
 
+import os
+
 import numpy as np
 
 from compat_harness import cntk_case
 from compat_cases.cntk_ops import op_case
 from compat_cases.cntk_sequence import _flat, eval_and_grads, seq_case
+
+_FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures",
+                         "legacy")
 
 _WORD_RNN = "Examples/Text/WordLMWithSampledSoftmax/word_rnn.py"
 
@@ -167,4 +172,111 @@ def sequence_reshape_across_minibatches(C, r):
         out = z.eval({x: [r.randn(n, 3) for n in lengths]})
         res["out %d" % k] = _flat(out)
         res["lengths %d" % k] = [len(v) for v in out]
+    return res
+
+
+def _unpool(C, x):
+    """Max unpooling of a sequence of images: 2x2 windows pooled and unpooled at each step."""
+    pooled = C.pooling(x, C.MAX_POOLING, (2, 2), strides=(2, 2))
+    return C.unpooling(pooled * 2.0, x, C.MAX_UNPOOLING, (2, 2), strides=(2, 2))
+
+
+seq_case("steps_unpooling", _unpool, step_shape=(2, 4, 6),
+         names=["cntk.ops.unpooling", "cntk.ops.pooling"],
+         note="each step's maxima spread back over their windows, zeros elsewhere",
+         known={"grad x": "deliberate, as in case unpooling: CNTK 2.7's gradient w.r.t. the "
+                          "unpooled values is the max-pooling of the output's gradient; "
+                          "Stadyn's is the derivative of its output"})
+
+
+@cntk_case(names=["cntk.ops.unpooling", "cntk.ops.pooling", "cntk.sequence.input_variable"],
+           note="one unpooling graph fed minibatches of other batch sizes and padded lengths: "
+                "neither is written into the graph")
+def sequence_unpooling_across_minibatches(C, r):
+    x = C.sequence.input_variable((1, 4, 4))
+    z = _unpool(C, x)
+    r.touch("cntk.Function.eval")
+    res = {}
+    for k, lengths in enumerate([(3, 1, 5), (2, 2), (4,), (1, 6, 2)]):
+        out = z.eval({x: [r.randn(n, 1, 4, 4) for n in lengths]})
+        res["out %d" % k] = _flat(out)
+        res["lengths %d" % k] = [len(v) for v in out]
+    return res
+
+
+@cntk_case(names=["cntk.load_model", "cntk.Function.save"],
+           note="a model file written by CNTK 2.7 (tests/fixtures/legacy/make_cntk_seq_reshape.py) "
+                "whose outputs reshape each step of a sequence (Reshape, Flatten, ExpandDims, "
+                "Squeeze, a whole-step Softmax, Splice, Dense between reshapes, broadcasting, "
+                "LogSum, TransposeTimes), fed ragged minibatches of two sizes; then saved and "
+                "loaded again (each framework its own file)")
+def sequence_reshape_model_file(C, r):
+    z = C.load_model(os.path.join(_FIXTURES, "cntk_seq_reshape.model"))
+    r.touch("cntk.Function.eval", "cntk.Function.arguments", "cntk.Function.outputs",
+            "cntk.Function.save")
+    (x,) = z.arguments
+    res = {"argument": [x.name, list(x.shape), len(x.dynamic_axes)],
+           "outputs": [[o.name, list(o.shape)] for o in z.outputs]}
+    feeds = [[r.randn(n, 6) for n in lengths] for lengths in [(3, 1, 5), (2, 2)]]
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "again.model")
+        z.save(path)
+        again = C.load_model(path)
+    for label, f in (("loaded", z), ("saved again", again)):
+        for k, feed in enumerate(feeds):
+            out = f.eval({f.arguments[0]: feed})
+            for o in f.outputs:
+                res["%s %s %d" % (label, o.name, k)] = _flat(out[o])
+    return res
+
+
+@cntk_case(names=["cntk.load_model", "cntk.Function.save"],
+           note="a model file written by CNTK 2.7 (tests/fixtures/legacy/make_cntk_seq_reshape.py) "
+                "whose convolutions and pooling run on each step of a sequence of images (an "
+                "even kernel padded one more above, padded max pooling, a valid convolution, "
+                "average pooling), fed ragged minibatches of two sizes; then saved and loaded "
+                "again (each framework its own file)")
+def sequence_conv_model_file(C, r):
+    z = C.load_model(os.path.join(_FIXTURES, "cntk_seq_conv.model"))
+    r.touch("cntk.Function.eval", "cntk.Function.arguments", "cntk.Function.shape",
+            "cntk.Function.save")
+    res = {"shape": list(z.shape)}
+    feeds = [[r.randn(n, 1, 5, 5) for n in lengths] for lengths in [(3, 1, 5), (2, 2)]]
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "again.model")
+        z.save(path)
+        again = C.load_model(path)
+    for label, f in (("loaded", z), ("saved again", again)):
+        for k, feed in enumerate(feeds):
+            out = f.eval({f.arguments[0]: feed})
+            res["%s %d" % (label, k)] = _flat(out)
+            res["%s lengths %d" % (label, k)] = [len(v) for v in out]
+    return res
+
+
+@cntk_case(names=["cntk.load_model", "cntk.Trainer.train_minibatch", "cntk.ops.combine"],
+           note="one output of the CNTK 2.7-written cntk_seq_reshape.model (Dense between two "
+                "reshapes of each step) trained by a Trainer on ragged minibatches of two "
+                "sizes: losses, sample counts and the parameters after")
+def sequence_reshape_model_file_trains(C, r):
+    z = C.load_model(os.path.join(_FIXTURES, "cntk_seq_reshape.model"))
+    r.touch("cntk.Function.outputs", "cntk.Function.arguments", "cntk.Function.parameters",
+            "cntk.Trainer.previous_minibatch_loss_average",
+            "cntk.Trainer.previous_minibatch_sample_count", "cntk.Parameter.value",
+            "cntk.Trainer.train_minibatch")
+    m = C.combine([o for o in z.outputs if o.name == "dense"])
+    x = m.arguments[0]
+    labels = C.sequence.input_variable(4, name="labels")
+    loss = C.squared_error(C.reshape(m, (4,)), labels)
+    trainer = C.Trainer(m, (loss, None),
+                        [C.sgd(m.parameters, C.learning_parameter_schedule(0.05))])
+    res = {"losses": [], "counts": []}
+    for step in range(4):
+        lengths = [(3, 1, 5), (2, 2)][step % 2]
+        trainer.train_minibatch({x: [r.randn(n, 6) for n in lengths],
+                                 labels: [r.randn(n, 4) for n in lengths]})
+        res["losses"].append(trainer.previous_minibatch_loss_average)
+        res["counts"].append(trainer.previous_minibatch_sample_count)
+    for k, p in enumerate(sorted(m.parameters, key=lambda p: p.shape)):
+        res["parameter %d" % k] = p.value
     return res

@@ -22,7 +22,8 @@ from ...graph import (Variable, apply, name_scope, new_lengths, set_sequence_axi
                       topological_nodes)
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
-           "BLOCKS", "kind_of", "name_of", "op_name_of", "primitive_op_name", "uid_of", "set_uid",
+           "BLOCKS", "SEQUENCE_AXES", "name_sequence_axis", "kind_of", "name_of", "op_name_of",
+           "primitive_op_name", "uid_of", "set_uid",
            "set_root_uid", "root_uid_of", "bind_placeholder", "placeholder_like",
            "replace_placeholder",
            "set_op_name", "cntk_name", "classify", "node_name",
@@ -63,6 +64,20 @@ class Block:
 
 
 BLOCKS: "weakref.WeakKeyDictionary[Variable, Block]" = weakref.WeakKeyDictionary()
+
+# A named sequence axis (``C.Axis('inputAxis')``, by its ``cntk.Axis``), keyed by the sequences'
+# lengths Variable: every value computed step by step from a sequence shares its lengths, so
+# it is on the same axis; sequences without an entry are on CNTK's default dynamic axis.
+SEQUENCE_AXES: "weakref.WeakKeyDictionary[Variable, object]" = weakref.WeakKeyDictionary()
+
+
+def name_sequence_axis(var: Variable, axes) -> None:
+    """Record the sequence axis among ``axes`` (CNTK's dynamic axes of the input ``var``, or
+    one axis) as the axis of ``var``'s sequences, unless it is the default one."""
+    for axis in axes if isinstance(axes, (list, tuple)) else (axes,):
+        if getattr(axis, "is_sequence_axis", False) and var.sequence_lengths is not None and \
+                axis.name != "defaultDynamicAxis":
+            SEQUENCE_AXES[var.sequence_lengths] = axis
 
 # The order of the arguments a Python function's signature gave the Function it made, by the
 # Function's root: CNTK passes such arguments through a "Tuple" block, so they come out in the

@@ -188,10 +188,13 @@ class VariableMixin:
     @property
     def dynamic_axes(self) -> tuple:
         """The batch axis for what carries one (``(Axis.default_batch_axis(),)``), and the
-        sequence axis after it for a sequence; else ()."""
+        sequence axis after it for a sequence (the named axis its input was declared on, else
+        the default one); else ()."""
         from ._axis import Axis
-        if self.variable.sequence_lengths is not None:
-            return Axis.default_input_variable_dynamic_axes()
+        lengths = self.variable.sequence_lengths
+        if lengths is not None:
+            return (Axis.default_batch_axis(),
+                    G.SEQUENCE_AXES.get(lengths) or Axis.default_dynamic_axis())
         return (Axis.default_batch_axis(),) if G.BATCH(self.variable) else ()
 
     @property

@@ -1,6 +1,7 @@
 """Saving and loading CNTK Functions as Stadyn model files, keeping what CNTK programs look up
 after loading: the inputs' names, the outputs, and every named function inside (saved as extra
-outputs of the file, ``node:<k>:<name>``, so ``find_by_name`` finds them in the loaded graph).
+outputs of the file, ``node:<k>:<name>``, so ``find_by_name`` finds them in the loaded graph),
+and the named sequence axes of the inputs (``axis:<k>:<ordered>:<name>``, the input itself).
 ``ModelFormat.ONNX`` writes and reads ONNX instead."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import os
 from collections import OrderedDict
 
 from . import _graph as G
+from ._axis import Axis
 
 __all__ = ["ModelFormat", "save_roots", "load_roots", "restore_parameters"]
 
@@ -20,7 +22,7 @@ class ModelFormat(enum.Enum):
     CNTKv2 = 0
     ONNX = 1
 
-_OUT, _NODE, _ARG = "output:", "node:", "arg:"
+_OUT, _NODE, _ARG, _AXIS = "output:", "node:", "arg:", "axis:"
 
 
 def _named_nodes(roots) -> list:
@@ -34,6 +36,15 @@ def _named_nodes(roots) -> list:
                 seen.add(key)
                 found.append((kind, v))
     return found
+
+
+def _unused(name: str, taken) -> str:
+    """``name``, or ``name#2``, ``name#3``, ... if ``taken`` holds it."""
+    k, out = 1, name
+    while out in taken:
+        k += 1
+        out = f"{name}#{k}"
+    return out
 
 
 def save_roots(roots: list, arguments: list, filename, format) -> None:
@@ -55,7 +66,8 @@ def save_roots(roots: list, arguments: list, filename, format) -> None:
         return
     outputs = OrderedDict()
     for k, root in enumerate(roots):
-        outputs["y" if len(roots) == 1 else f"y{k}"] = root
+        # (an input may be named y itself: a file's inputs and outputs need distinct names)
+        outputs[_unused("y" if len(roots) == 1 else f"y{k}", inputs)] = root
     for k, root in enumerate(roots):
         outputs[f"{_OUT}{k}:{G.name_of(root)}"] = root
     for k, (kind, v) in enumerate(_named_nodes(roots)):
@@ -64,6 +76,11 @@ def save_roots(roots: list, arguments: list, filename, format) -> None:
         if kind == "block":
             for j, a in enumerate(G.BLOCKS[v].arguments):
                 outputs[f"{_ARG}{k}:{j}"] = a
+    for k, v in enumerate(inputs.values()):      # inputs on a named sequence axis
+        axis = G.SEQUENCE_AXES.get(v.sequence_lengths) if v.sequence_lengths is not None \
+            else None
+        if axis is not None:
+            outputs[f"{_AXIS}{k}:{int(axis.is_ordered)}:{axis.name}"] = v
     serialize.save(path, outputs, inputs)
 
 
@@ -104,6 +121,9 @@ def load_roots(model, format) -> list:
         elif key.startswith(_ARG):
             _, k, j = key.split(":")
             arguments.setdefault(int(k), []).append((int(j), var))
+        elif key.startswith(_AXIS) and var.sequence_lengths is not None:
+            _, _, ordered, name = key.split(":", 3)
+            G.SEQUENCE_AXES[var.sequence_lengths] = Axis(name, bool(int(ordered)))
     for k, (var, op_name, name) in blocks.items():
         args = tuple(a for _, a in sorted(arguments.get(k, []), key=lambda item: item[0]))
         G.BLOCKS[var] = G.Block(op_name, name, args)
@@ -126,6 +146,8 @@ def _restore_origins(origins: list) -> None:
         G.set_uid(var, origin.uid)
         if origin.kind == "input":
             G.INPUTS[var] = origin.name
+            if origin.sequence_axis and var.sequence_lengths is not None:
+                G.SEQUENCE_AXES[var.sequence_lengths] = Axis(origin.sequence_axis)
         elif origin.kind in ("parameter", "constant"):
             G.LEAF_NAMES[var] = origin.name
         elif origin.kind == "function":

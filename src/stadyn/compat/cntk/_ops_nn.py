@@ -118,17 +118,6 @@ def pooling(operand_, pooling_type, pooling_window_shape, strides=(1,), auto_pad
     return named(wrap(_unbatch(y, operand_)), name, "Pooling")
 
 
-def _upsample(v, window):
-    """Each value repeated over a ``window`` block (nearest-neighbour upsampling)."""
-    n = len(window)
-    lead = tuple(v.shape[:v.ndim - n])
-    spatial = tuple(v.shape[v.ndim - n:])
-    shape = lead + tuple(x for s in spatial for x in (s, 1))
-    big = lead + tuple(x for s, k in zip(spatial, window) for x in (s, k))
-    out = F.broadcast(F.reshape(v, (-1,) + shape[1:]), (-1,) + big[1:])
-    return F.reshape(out, (-1,) + lead[1:] + tuple(s * k for s, k in zip(spatial, window)))
-
-
 def unpooling(operand_, pooling_input, unpooling_type, unpooling_window_shape, strides=(1,),
               auto_padding=(False,), name: str = ""):
     """Max unpooling: each value of ``operand_`` goes back to where the maximum of its window
@@ -143,9 +132,9 @@ def unpooling(operand_, pooling_input, unpooling_type, unpooling_window_shape, s
                          "(strides equal to the window, no padding)")
     src = _channels_first(pooling_input, 1)
     pooled = F.max_pooling(src, window, window, True)
-    peak = _upsample(F.stop_gradient(pooled), window)
+    peak = F.unpooling(F.stop_gradient(pooled), window)   # each window's maximum, spread
     mask = F.cast(F.greater_equal(F.stop_gradient(src), peak), "float32")
-    up = _upsample(_channels_first(operand_, 1), window)
+    up = F.unpooling(_channels_first(operand_, 1), window)
     return named(wrap(_unbatch(F.mul2(up, mask), operand_)), name, "Unpooling")
 
 

@@ -59,6 +59,7 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
             free_batch_input(var)      # sized by what is fed (CNTK's dynamic axes)
         else:
             var.reset_shape(_shape(shape))
+        G.name_sequence_axis(var, tuple(dynamic_axes or ()))
         GraphObject.__init__(self, var)
 
     def as_parameter(self) -> "Parameter":
@@ -289,6 +290,7 @@ def placeholder(shape=None, dynamic_axes=None, name: str = "") -> Variable:
                                  for a in dynamic_axes or ()):
         from ._loops import as_loop_sequence     # on a sequence axis: a sequence until replaced
         as_loop_sequence(var)
+        G.name_sequence_axis(var, tuple(dynamic_axes))
     obj = Variable.__new__(Variable)
     GraphObject.__init__(obj, var)
     return obj

@@ -35,16 +35,20 @@ def input_variable(shape, dtype=np.float32, needs_gradient: bool = False,
                    is_sparse: bool = False, sequence_axis=None, dynamic_axes=None,
                    name: str = ""):
     """An input holding sequences whose steps have per-sample ``shape`` (a sparse input is
-    fed dense, one-hot rows).
+    fed dense, one-hot rows), on ``sequence_axis`` (CNTK's default dynamic axis, or a named
+    ``C.Axis``; ``dynamic_axes``, the batch axis and the sequence axis, replaces it).
 
     Example:
         >>> import stadyn.compat.cntk as C
         >>> C.sequence.input_variable((3,)).shape
         (3,)
+        >>> C.sequence.input_variable(3, sequence_axis=C.Axis("words")).dynamic_axes
+        (Axis('defaultBatchAxis'), Axis('words'))
     """
     v = S.input_variable(shape, dtype=dtype, need_grad=needs_gradient)
     G.INPUTS[v] = name
     G.BATCH.add(v)
+    G.name_sequence_axis(v, tuple(dynamic_axes) if dynamic_axes else sequence_axis)
     return wrap(v)
 
 

@@ -24,6 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ... import functions as F
+from ...sequence import reshape_samples
 
 __all__ = ["cntk_same", "cntk_elementwise", "window", "fill", "windowed", "times_cntk"]
 
@@ -64,10 +65,7 @@ def cntk_elementwise(op: Callable[..., Any], *args: Any) -> Callable[..., Any]:
         for i in range(node.n_inputs):
             x, shape = node.var(i), node.shape(i)
             if leads[i] and ranks[i] < rank:
-                if leads[i] > 1:
-                    node.unsupported(f"broadcasting a sequence of samples {shape[2:]} to rank "
-                                     f"{rank}")
-                x = F.reshape(x, (-1,) + (1,) * (rank - ranks[i]) + shape[1:])
+                x = reshape_samples(x, leads[i], (1,) * (rank - ranks[i]) + shape[leads[i]:])
             xs.append(x)
         return op(*xs, *args)
     build.__name__ = f"{getattr(op, '__name__', 'op')}_cntk"
@@ -181,13 +179,14 @@ def convolution_cntk(node):
         node.unsupported("convolution without weight sharing")
     kernel = tuple(node.attr("kernelShape") or node.shape(0)[1:])
     shape = node.shape(1)
-    if node.lead(1) != 1 or len(shape) != len(kernel) + 1:
+    lead = node.lead(1)         # the batch axis, or a sequence's two axes (each step's image)
+    if lead not in (1, 2) or len(shape) != len(kernel) + lead:
         node.unsupported(f"convolution of {shape} (batched: {node.batched(1)}) by the kernel "
                          f"{kernel}")
     groups = int(node.attr("groups", 1) or 1)
 
     def apply(x, pad, stride, dilation, border):
-        return F.convolution(x, node.var(0), None, base_axis=1, pad=pad, stride=stride,
+        return F.convolution(x, node.var(0), None, base_axis=lead, pad=pad, stride=stride,
                              dilation=dilation, group=groups)
     return windowed(node, node.var(1), shape, len(kernel) - 1, kernel[1:], node.attr("strides"),
                     node.attr("dilation"), node.attr("autoPadding"), node.attr("lowerPad"),
@@ -200,7 +199,7 @@ def pooling_cntk(node):
     kind = int(node.attr("poolingType", 0))
     kernel = tuple(int(k) for k in node.attr("poolingWindowShape"))
     shape = node.shape(0)
-    if node.lead(0) != 1 or len(shape) < len(kernel) + 1:
+    if node.lead(0) not in (1, 2) or len(shape) < len(kernel) + node.lead(0):
         node.unsupported(f"pooling of {shape} (batched: {node.batched(0)}) by {kernel}")
     if kind == 0:
         def apply(x, pad, stride, dilation, border):
@@ -298,21 +297,13 @@ def reduce_cntk(node):
     if name == "LogSum":
         m = F.max(x, axis=axis, keepdims=True)
         y = F.add2(F.log(F.sum(F.exp(F.sub2(x, m)), axis=axis, keepdims=True)), m)
-        return y if keep else F.reshape(y, tuple(d for k, d in enumerate(y.shape)
-                                                   if k not in axis))
+        return y if keep else reshape_samples(y, lead, tuple(d for k, d in enumerate(sample)
+                                                             if k not in axes))
     if name in ("Argmax", "Argmin") and len(axis) == 1:
         pick = F.max if name == "Argmax" else F.min
         index = pick(x, axis=axis[0], keepdims=keep, only_index=True)
         return F.cast(index, np.dtype(x.dtype).name)
     node.unsupported(f"reduction {name!r} over {axes}")
-
-
-def _outer(node, lead: int) -> tuple:
-    """The leading axes of input 0 in a reshape's target: the batch axis as -1 (a forward pass
-    may feed another batch size); a sequence's axes cannot be kept (its length varies)."""
-    if lead > 1:
-        node.unsupported(f"reshaping a sequence's samples {node.shape(0)[lead:]}")
-    return (-1,) if lead else ()
 
 
 def reshape_cntk(node):
@@ -336,7 +327,7 @@ def reshape_cntk(node):
         new[new.index(-1)] = math.prod(old) // known if known else 0
     if math.prod(new) != math.prod(old):
         node.unsupported(f"reshaping {old} into {tuple(new)}")
-    return F.reshape(node.var(0), _outer(node, lead) + sample[:lo] + tuple(new) + sample[hi:])
+    return reshape_samples(node.var(0), lead, sample[:lo] + tuple(new) + sample[hi:])
 
 
 def squeeze_cntk(node):
@@ -344,7 +335,7 @@ def squeeze_cntk(node):
     lead, sample = _sample(node, 0)
     axes = _axes_attr(node, len(sample))
     keep = [d for k, d in enumerate(sample) if d != 1 or (axes is not None and k not in axes)]
-    return F.reshape(node.var(0), _outer(node, lead) + tuple(keep))
+    return reshape_samples(node.var(0), lead, tuple(keep))
 
 
 def transpose_axes_cntk(node):
@@ -379,7 +370,7 @@ def splice_cntk(node):
                              "values without a sequence axis")
         x = node.var(k)
         if len(sample) < rank:
-            x = F.reshape(x, _outer(node, node.lead(k)) + (1,) * (rank - len(sample)) + sample)
+            x = reshape_samples(x, node.lead(k), (1,) * (rank - len(sample)) + sample)
         xs.append(x)
     return F.concatenate(*xs, axis=node.lead(0) + rank - 1 - i)
 
@@ -433,8 +424,8 @@ def transpose_times_cntk(node):
     if rl and ll and len(rs) == 1 and rs == ls:
         return F.sum(F.mul2(node.var(0), node.var(1)), axis=-1, keepdims=True)
     if rl and not ll and len(rs) == 1 and len(ls) == 2 and ls[1] == rs[0]:
-        y = F.affine(node.var(0), F.transpose(node.var(1), (1, 0)), None, base_axis=1)
-        return F.reshape(y, tuple(y.shape) + (1,))      # W x^T: a column
+        y = F.affine(node.var(0), F.transpose(node.var(1), (1, 0)), None, base_axis=rl)
+        return reshape_samples(y, rl, (ls[0], 1))      # W x^T: a column
     node.unsupported(f"times_transpose of {node.shape(1)} and {node.shape(0)}")
 
 
@@ -447,10 +438,8 @@ def softmax_cntk(node):
             return F.softmax(node.var(0), axis=a + lead)
     if len(sample) == 1:
         return F.softmax(node.var(0), axis=lead)
-    # the batch axis as -1: a forward pass may feed another batch size than the one built
-    outer = _outer(node, lead)
-    flat = F.reshape(node.var(0), outer + (math.prod(sample),))
-    return F.reshape(F.softmax(flat, axis=lead), outer + tuple(sample))
+    flat = reshape_samples(node.var(0), lead, (math.prod(sample),))
+    return reshape_samples(F.softmax(flat, axis=lead), lead, sample)
 
 
 def hardmax_cntk(node):
