@@ -430,8 +430,9 @@ def _state_rank(C, r, layer):
 _RANK = ["cntk.ops.reshape", "cntk.sequence.input_variable"]
 
 
-@cntk_case(names=_RANK + ["cntk.layers.Recurrence"], note="the step adds leading axes: the state is (1, 1, 3) from its first "
-                             "step (CNTK infers the loop's shapes to a fixed point)")
+@cntk_case(names=_RANK + ["cntk.layers.Recurrence"],
+           note="the step adds leading axes: the state is (1, 1, 3) from its first step (CNTK "
+                "infers the loop's shapes to a fixed point)")
 def Recurrence__state_takes_the_steps_rank(C, r):
     return _state_rank(C, r, C.layers.Recurrence(lambda h, x: h + C.reshape(x, (1, 1, 3))))
 
