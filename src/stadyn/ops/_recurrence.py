@@ -55,8 +55,9 @@ class StepFunction:
         return f"<StepFunction of {len(self.nodes)} ops, states {self.state_shapes}>"
 
 
-def _zero_padding(y: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    return torch.where(step_mask(lengths, y.shape[1], y.ndim), y, y.new_zeros(()))
+def _zero_padding(y: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``y`` ``(B, T, ...)`` with its padded steps 0 (``mask``: ``step_mask``'s ``(B, T)``)."""
+    return torch.where(mask.reshape(mask.shape + (1,) * (y.ndim - 2)), y, y.new_zeros(()))
 
 
 def _parts(x, step, n_sequences):
@@ -114,7 +115,8 @@ def recurrence(*x, step=None, n_sequences=1, go_backwards=False):
     starts = _starts(seqs, inits, step)
     states = list(starts)
     outs: list[list] = [[] for _ in states]
-    mask = step_mask(lengths, steps) if go_backwards else None
+    valid = step_mask(lengths, steps)          # (one mask for every state: a traced plan
+    mask = valid if go_backwards else None     # holds each op of each recurrence)
     for t in (range(steps - 1, -1, -1) if go_backwards else range(steps)):
         new = step(states + [s[:, t] for s in seqs] + captured)
         if mask is not None:      # a step past the end keeps the initial state
@@ -126,5 +128,5 @@ def recurrence(*x, step=None, n_sequences=1, go_backwards=False):
             outs[k].append(s)
     if go_backwards:
         outs = [o[::-1] for o in outs]
-    result = tuple(_zero_padding(torch.stack(o, 1), lengths) for o in outs)
+    result = tuple(_zero_padding(torch.stack(o, 1), valid) for o in outs)
     return result[0] if len(result) == 1 else result
