@@ -236,3 +236,37 @@ def test_a_reduced_sequence_has_no_sequence_axis_even_when_its_width_is_the_padd
     assert y.sequence_lengths is None
     reduced = np.stack([expect(s) for s in steps])
     np.testing.assert_allclose(z.d, reduced.sum(1, keepdims=True).repeat(3, 1), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_a_state_takes_the_shape_the_step_gives_it(dynamic):
+    """CNTK infers a loop's shapes to a fixed point (tests/compat's
+    ``Recurrence__state_takes_the_steps_rank`` holds it to CNTK 2.7): a step that makes its
+    ``(3,)`` state ``(1, 1, 3)`` runs on a ``(1, 1, 3)`` state, and a per-sequence initial
+    state of ``(3,)`` is reshaped to it.  Independent expectation: the loop in NumPy."""
+    x = sd.sequence.input_variable(3)
+    h0 = sd.Variable.from_numpy_array(np.array([[1.0, -2.0, 3.0], [0.5, 0.0, -1.0]],
+                                               np.float32))
+    x.d = [np.arange(6.0).reshape(2, 3), np.arange(3.0).reshape(1, 3)]
+    with sd.auto_forward(dynamic):
+        (y,) = sd.sequence.recurrence(lambda h, u: h * 0.5 + F.reshape(u, (-1, 1, 1, 3)),
+                                      [x], [h0], [(3,)])
+        if not dynamic:
+            y.forward()
+    assert y.shape[2:] == (1, 1, 3)
+    seqs = [np.arange(6.0).reshape(2, 3), np.arange(3.0).reshape(1, 3)]
+    for seq, init, got in zip(seqs, h0.d, sd.sequence.unpack_value(y)):
+        h, want = init, []
+        for u in seq:
+            h = h * 0.5 + u
+            want.append(h)
+        np.testing.assert_allclose(got.reshape(len(seq), 3), np.array(want), rtol=1e-6)
+
+
+def test_a_state_shape_that_never_settles_is_one_clear_error():
+    x = sd.sequence.input_variable((2,))
+    with pytest.raises(sd.ShapeError, match=r"returns state 0 of shape \(3,\), but the state "
+                                            r"has shape \(2,\).*: \(4,\), \(5,\)"):
+        sd.sequence.recurrence(
+            lambda h, u: F.concatenate(h, F.slice(u, (0, 0), (1, 1)), axis=1), [x], [0.0],
+            [(2,)])

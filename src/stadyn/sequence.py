@@ -185,7 +185,10 @@ def recurrence(step: Callable, inputs: Sequence[Variable], initial_states: Seque
     """Run ``step(*states, *step_inputs) -> new state (or tuple of states)`` along the sequence
     axis of ``inputs``; returns each state's sequence.  The step is recorded once as a graph
     (on placeholders with ``state_shapes`` and one step of each input) and run at every step
-    in both modes.
+    in both modes.  A step that returns a state of another shape (CNTK's ``h + reshape(x,
+    (1, 1, 3))`` on a state of ``(3,)``) is recorded again on states of that shape, as CNTK
+    infers a loop's shapes, until they settle: the state takes the shape the step gives it
+    (a per-sequence initial state of the same size is reshaped to it).
 
     Example:
         >>> import numpy as np, stadyn as sd
@@ -197,19 +200,54 @@ def recurrence(step: Callable, inputs: Sequence[Variable], initial_states: Seque
         [[1.0, 3.0, 6.0], [4.0]]
     """
     lengths_of(inputs[0], "recurrence")      # a clear error for an input without lengths
-    with auto_forward(False):
-        states = [Variable((1,) + tuple(int(d) for d in s)) for s in state_shapes]
-        step_inputs = [Variable((1,) + tuple(v.shape[2:]), dtype=v.dtype) for v in inputs]
-        out = step(*states, *step_inputs)
-    outs = list(out) if isinstance(out, (tuple, list)) else [out]
-    for k, (o, s) in enumerate(zip(outs, state_shapes)):
-        if tuple(o.shape[1:]) != tuple(s):
-            raise ShapeError(f"recurrence: the step returns state {k} of shape "
-                             f"{tuple(o.shape[1:])}, but the state has shape {tuple(s)}")
+    declared = [tuple(int(d) for d in s) for s in state_shapes]
+    shapes, tried = declared, [declared]
+    while True:
+        states, step_inputs, outs = _record_step(step, shapes, inputs)
+        found = [tuple(o.shape[1:]) for o in outs]
+        if found == shapes or len(found) != len(shapes):    # (a count StepFunction names)
+            break
+        if found in tried or len(tried) > _RECORDINGS:
+            k = next(k for k, (o, s) in enumerate(zip(tried[1], declared)) if o != s)
+            raise ShapeError(f"recurrence: the step returns state {k} of shape {tried[1][k]}, "
+                             f"but the state has shape {declared[k]}, and on states of the "
+                             "shapes it returns it returns others: "
+                             f"{', '.join(str(t[k]) for t in tried[2:] + [found])}")
+        # CNTK's state takes the shape the step gives it (its loop's shapes are inferred to a
+        # fixed point): record the step again on states of that shape
+        shapes = found
+        tried.append(found)
+    initial_states = [_initial_as(v, old, new)
+                      for v, old, new in zip(initial_states, declared, shapes)]
     # values computed outside the loop are inputs of the recurrence, computed once
     outs, outside = hoist_invariants(outs, states + step_inputs)
     return run_step_function(StepFunction(states, step_inputs, outs), inputs, initial_states,
                              go_backwards, outside)
+
+
+_RECORDINGS = 4      # a step whose state shape has not settled after this many is an error
+
+
+def _record_step(step: Callable, shapes, inputs):
+    """The step recorded on placeholders: its states (of ``shapes``), one step of each input,
+    and the new states it returns."""
+    with auto_forward(False):
+        states = [Variable((1,) + s) for s in shapes]
+        step_inputs = [Variable((1,) + tuple(v.shape[2:]), dtype=v.dtype) for v in inputs]
+        out = step(*states, *step_inputs)
+    return states, step_inputs, list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _initial_as(value: Any, declared: tuple, shape: tuple) -> Any:
+    """An initial state given for a state of shape ``declared`` (one per sequence: a batch axis
+    first) made one of ``shape`` when the step gave the state that shape with the same number of
+    elements (CNTK broadcasts it: ``(5,)`` for a state of ``(1, 1, 5)``).  A scalar or a
+    one-step value broadcasts as it is."""
+    if declared == shape or not isinstance(value, Variable) or \
+            len(value.shape) != len(declared) + 1 or \
+            int(np.prod(declared)) != int(np.prod(shape)):
+        return value
+    return F.reshape(value, (-1,) + shape)
 
 
 def run_step_function(program: StepFunction, inputs: Sequence[Variable],

@@ -55,11 +55,39 @@ class StepFunction:
         return f"<StepFunction of {len(self.nodes)} ops, states {self.state_shapes}>"
 
 
-def _zero_padding(y: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    return torch.where(step_mask(lengths, y.shape[1], y.ndim), y, y.new_zeros(()))
+def _zero_padding(y: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``y`` ``(B, T, ...)`` with its padded steps 0 (``mask``: ``step_mask``'s ``(B, T)``)."""
+    return torch.where(mask.reshape(mask.shape + (1,) * (y.ndim - 2)), y, y.new_zeros(()))
 
 
-@op(category="sequence", sequence="lengths:0")
+def _parts(x, step, n_sequences):
+    """``(lengths, sequences, initial states, captured values)`` of the op's inputs."""
+    n_states = len(step.states)
+    rest = x[1:]
+    return (x[0], rest[:n_sequences], rest[n_sequences:n_sequences + n_states],
+            list(rest[n_sequences + n_states:]))
+
+
+def _starts(seqs, inits, step) -> list:
+    """The initial states at the batch's size (a scalar or one step's value broadcast)."""
+    batch = seqs[0].shape[0]
+    dtype = seqs[0].dtype if seqs[0].is_floating_point() else torch.float32
+    return [init.to(dtype).expand((batch,) + shape) if init.ndim <= len(shape) + 1
+            else init for init, shape in zip(inits, step.state_shapes)]
+
+
+def _recurrence_shape(*x, step=None, n_sequences=1, go_backwards=False):
+    """The outputs' shapes and dtypes from one step (not every step: a static graph infers a
+    recurrence's shapes when it is built, and a loop of many steps, or loops nested in its
+    step, would otherwise run them all on meta tensors)."""
+    _, seqs, inits, captured = _parts(x, step, n_sequences)
+    batch, steps = seqs[0].shape[:2]
+    new = step(_starts(seqs, inits, step) + [s[:, 0] for s in seqs] + captured)
+    result = tuple(n.new_empty((batch, steps) + tuple(n.shape[1:])) for n in new)
+    return result[0] if len(result) == 1 else result
+
+
+@op(category="sequence", sequence="lengths:0", shape=_recurrence_shape)
 def recurrence(*x, step=None, n_sequences=1, go_backwards=False):
     """Run ``step`` (a :class:`StepFunction`) along the sequence axis; returns every state's
     sequence ``(B, T, *state)``.
@@ -82,18 +110,13 @@ def recurrence(*x, step=None, n_sequences=1, go_backwards=False):
         >>> y.d.ravel().tolist()
         [1.0, 3.0, 6.0]
     """
-    lengths, rest = x[0], x[1:]
-    n_states = len(step.states)
-    seqs = rest[:n_sequences]
-    inits = rest[n_sequences:n_sequences + n_states]
-    captured = list(rest[n_sequences + n_states:])
-    batch, steps = seqs[0].shape[:2]
-    dtype = seqs[0].dtype if seqs[0].is_floating_point() else torch.float32
-    starts = [init.to(dtype).expand((batch,) + shape) if init.ndim <= len(shape) + 1
-              else init for init, shape in zip(inits, step.state_shapes)]
+    lengths, seqs, inits, captured = _parts(x, step, n_sequences)
+    steps = seqs[0].shape[1]
+    starts = _starts(seqs, inits, step)
     states = list(starts)
     outs: list[list] = [[] for _ in states]
-    mask = step_mask(lengths, steps) if go_backwards else None
+    valid = step_mask(lengths, steps)          # (one mask for every state: a traced plan
+    mask = valid if go_backwards else None     # holds each op of each recurrence)
     for t in (range(steps - 1, -1, -1) if go_backwards else range(steps)):
         new = step(states + [s[:, t] for s in seqs] + captured)
         if mask is not None:      # a step past the end keeps the initial state
@@ -105,5 +128,5 @@ def recurrence(*x, step=None, n_sequences=1, go_backwards=False):
             outs[k].append(s)
     if go_backwards:
         outs = [o[::-1] for o in outs]
-    result = tuple(_zero_padding(torch.stack(o, 1), lengths) for o in outs)
+    result = tuple(_zero_padding(torch.stack(o, 1), valid) for o in outs)
     return result[0] if len(result) == 1 else result

@@ -24,6 +24,7 @@ import torch.nn.utils.rnn as nn_rnn
 from .._errors import ShapeError
 from ._recurrence import _zero_padding
 from ._registry import op
+from ._sequence import step_mask
 
 _KERNELS = {"lstm": torch.lstm, "gru": torch.gru, "rnnTanh": torch.rnn_tanh,
             "rnnReLU": torch.rnn_relu}
@@ -75,7 +76,7 @@ def _packed_run(kernel, x, lengths, hx, params, num_layers=1, bidirectional=Fals
         batch_first=True, total_length=steps)
     if go_backwards:
         y = _reversed(y, n)
-    return _zero_padding(y, lengths)
+    return _zero_padding(y, step_mask(lengths, y.shape[1]))
 
 
 def _torch_gates(w: torch.Tensor) -> torch.Tensor:
@@ -143,7 +144,7 @@ def _stepwise(x, lengths, h0, w, b, size, cell, go_backwards):
     y = torch.stack(outs, 1)
     if go_backwards:
         y = _reversed(y, n)
-    return _zero_padding(y, lengths)
+    return _zero_padding(y, step_mask(lengths, y.shape[1]))
 
 
 @op(6, category="sequence", sequence="lengths:lengths")

@@ -414,3 +414,38 @@ def clone_greedy_decoder__after_a_run(C, r):
     res["decoded"] = [np.argmax(s, -1).tolist() for s in decoded]
     res["decoded values"] = np.concatenate(decoded)
     return res
+
+
+# -- a recurrence's state takes the shape its step gives it --
+def _state_rank(C, r, layer):
+    """``layer`` over two sequences of 3 numbers: the output's shape and values."""
+    x = C.sequence.input_variable(3, name="x")
+    y = layer(x)
+    r.touch("cntk.Function.eval", "cntk.Function.shape")
+    out = y.eval({x: [np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5,
+                      np.arange(3, dtype=np.float32).reshape(1, 3)]})
+    return {"shape": list(y.shape), "values": np.concatenate([np.ravel(o) for o in out])}
+
+
+_RANK = ["cntk.ops.reshape", "cntk.sequence.input_variable"]
+
+
+@cntk_case(names=_RANK + ["cntk.layers.Recurrence"],
+           note="the step adds leading axes: the state is (1, 1, 3) from its first step (CNTK "
+                "infers the loop's shapes to a fixed point)")
+def Recurrence__state_takes_the_steps_rank(C, r):
+    return _state_rank(C, r, C.layers.Recurrence(lambda h, x: h + C.reshape(x, (1, 1, 3))))
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.sequence.input_variable", "cntk.ops.reduce_sum"],
+           note="the step reduces its state: a scalar state, the input's steps summed into it")
+def Recurrence__state_reduced_by_the_step(C, r):
+    return _state_rank(C, r, C.layers.Recurrence(lambda h, x: C.reduce_sum(h + x)))
+
+
+@cntk_case(names=_RANK + ["cntk.layers.Fold"],
+           note="Fold, going backwards, of a step that adds leading axes")
+def Fold__state_takes_the_steps_rank(C, r):
+    return _state_rank(C, r, C.layers.Fold(lambda h, x: h * 0.5 + C.reshape(x, (1, 1, 3)),
+                                           go_backwards=True))
+# -- end of a recurrence's state shape --
