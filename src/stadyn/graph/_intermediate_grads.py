@@ -8,10 +8,11 @@ intermediates' gradients as it goes, except those of ``persistent`` Variables.  
 
 Stadyn keeps the same gradients without a cost on the training path:
 
-* a static plan's backward program also returns the gradients of the intermediates its forward
-  gives values to (``_plan.py``): every intermediate after a plain ``forward()`` (NNabla's
-  default, which keeps every value), only the ``persistent`` ones after
-  ``forward(clear_no_need_grad=True)`` / ``clear_buffer=True``, whose values are gone too;
+* a static plan's backward program also returns the intermediates' gradients (``_plan.py``):
+  every one after a plain ``forward()``; after ``forward(clear_no_need_grad=True)`` the
+  program ``backward(clear_buffer=True)`` runs (the training idiom) returns only the
+  ``persistent`` ones' -- the program of a plan without them -- and the one a ``backward()``
+  runs, every one's, is made once from the untouched backward (:func:`backward_returning`);
 * a dynamic graph (and a static one run eagerly) asks torch's autograd to retain them
   (``Tensor.retain_grad``) just before the backward runs.
 
