@@ -52,3 +52,19 @@ def test_a_graph_with_random_numbers_refuses():
     h.need_grad = False
     with pytest.raises(sd.StadynError, match="need_grad was set .* after its forward"):
         y.backward()
+
+
+def test_a_graph_updating_running_statistics_refuses():
+    x = sd.Variable.from_numpy_array(np.ones((4, 3), np.float32) * X, need_grad=True)
+    beta = sd.Variable.from_numpy_array(np.zeros((1, 3), np.float32), need_grad=True)
+    gamma = sd.Variable.from_numpy_array(np.ones((1, 3), np.float32), need_grad=True)
+    mean = sd.Variable.from_numpy_array(np.zeros((1, 3), np.float32))
+    var = sd.Variable.from_numpy_array(np.ones((1, 3), np.float32))
+    h = x * 2.0
+    y = F.sum(F.tanh(F.batch_normalization(h, beta, gamma, mean, var, batch_stat=True)))
+    y.forward()
+    updated = mean.d.copy()
+    h.need_grad = False
+    with pytest.raises(sd.StadynError, match="running statistics"):
+        y.backward()
+    np.testing.assert_array_equal(mean.d, updated)        # updated once, by the forward

@@ -265,14 +265,16 @@ def _has_side_effects(plan: StaticPlan | EagerPlan) -> bool:
     keep state or cannot be traced (collectives) count too."""
     if not isinstance(plan, StaticPlan):
         return any(n.spec.state is not None or not n.spec.traceable for n in plan.nodes)
+    # The program's first inputs are the leaves; the plan's own buffers follow (written by a
+    # half-precision plan's parameter casts, no side effect).
+    leaves = set([n for n in plan.fw.graph.nodes if n.op == "placeholder"][:len(plan.leaves)])
     for node in plan.fw.graph.nodes:
         target = node.target
         if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
             continue
         if torch.Tag.nondeterministic_seeded in target.tags:
             return True
-        if target._schema.is_mutable and any(
-                a.op == "placeholder" for a in node.all_input_nodes):
+        if target._schema.is_mutable and any(a in leaves for a in node.all_input_nodes):
             return True
     return False
 
