@@ -102,16 +102,21 @@ def test_no_gradient_reaches_leaves_without_need_grad():
     assert a.grad is not None and b.grad is None
 
 
-def test_clear_no_need_grad_keeps_only_roots_and_persistent_in_static_mode():
-    x = sd.Variable.from_numpy_array(np.ones((2, 2)), need_grad=True)
-    h1 = F.tanh(x)
+def test_clear_no_need_grad_keeps_roots_persistent_and_what_the_backward_reads():
+    """NNabla's rule: m = x * 0.5 is freed (no backward reads it: tanh's reads its output),
+    h1 = tanh(m) is kept (tanh's and sigmoid's backward read it) until a clearing backward."""
+    x = sd.Variable.from_numpy_array(np.full((2, 2), 2.0), need_grad=True)
+    m = x * 0.5
+    h1 = F.tanh(m)
     h2 = F.sigmoid(h1)
     h2.persistent = True
     loss = F.sum(h2 * 2.0)
     loss.forward(clear_no_need_grad=True)
-    assert h1._data is None and h2._data is not None and loss._data is not None
+    assert m._data is None and h2._data is not None and loss._data is not None
+    np.testing.assert_allclose(h1.d, np.full((2, 2), np.tanh(1.0)), rtol=1e-6)
     loss.backward(clear_buffer=True)
-    expected = 2 * (1 - np.tanh(1) ** 2) * (1 / (1 + np.exp(-np.tanh(1)))) * (
+    assert h1._data is None and h2._data is not None
+    expected = 0.5 * 2 * (1 - np.tanh(1) ** 2) * (1 / (1 + np.exp(-np.tanh(1)))) * (
         1 - 1 / (1 + np.exp(-np.tanh(1))))
     np.testing.assert_allclose(x.g, np.full((2, 2), expected), rtol=1e-6)
     with pytest.raises(sd.StadynError, match="cleared"):

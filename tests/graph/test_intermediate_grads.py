@@ -91,3 +91,21 @@ def test_an_intermediate_gradient_that_is_a_leafs_is_its_own_copy():
         w.grad.mul_(10.0)
     np.testing.assert_array_equal(s.g, np.full(3, 2.0))
     np.testing.assert_array_equal(w.g, np.full(3, 20.0))
+
+
+def test_a_backward_after_a_clearing_forward_gives_every_gradient():
+    """NNabla keeps every intermediate's gradient after forward(clear_no_need_grad=True) and a
+    backward that clears nothing; the clearing backward still runs the persistent-only
+    program."""
+    dh, dx = _expected()
+    x, h, p, loss = _graph()
+    loss.forward(clear_no_need_grad=True)
+    program = loss._plan.bw
+    loss.backward()
+    np.testing.assert_allclose(h.g, dh, rtol=1e-6)
+    np.testing.assert_allclose(p.g, np.ones_like(X))
+    np.testing.assert_allclose(x.g, dx, rtol=1e-6)
+    loss.forward(clear_no_need_grad=True)
+    loss.backward(clear_buffer=True)
+    assert loss._plan.bw is program and loss._plan.grad_inters == []
+    np.testing.assert_allclose(x.g, 2 * dx, rtol=1e-6)

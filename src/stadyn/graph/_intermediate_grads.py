@@ -8,10 +8,11 @@ intermediates' gradients as it goes, except those of ``persistent`` Variables.  
 
 Stadyn keeps the same gradients without a cost on the training path:
 
-* a static plan's backward program also returns the gradients of the intermediates its forward
-  gives values to (``_plan.py``): every intermediate after a plain ``forward()`` (NNabla's
-  default, which keeps every value), only the ``persistent`` ones after
-  ``forward(clear_no_need_grad=True)`` / ``clear_buffer=True``, whose values are gone too;
+* a static plan's backward program also returns the intermediates' gradients (``_plan.py``):
+  every one after a plain ``forward()``; after ``forward(clear_no_need_grad=True)`` the
+  program ``backward(clear_buffer=True)`` runs (the training idiom) returns only the
+  ``persistent`` ones' -- the program of a plan without them -- and the one a ``backward()``
+  runs, every one's, is made once from the untouched backward (:func:`backward_returning`);
 * a dynamic graph (and a static one run eagerly) asks torch's autograd to retain them
   (``Tensor.retain_grad``) just before the backward runs.
 
@@ -30,14 +31,18 @@ Example:
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import torch
+import torch.fx as fx
 
-from ._variable import Variable, topological_nodes
+from ._passes import drop_dead_code
+from ._tracing import program_module
+from ._variable import FunctionNode, Variable, topological_nodes
 
 __all__ = ["keep_intermediate_grads", "retain_intermediate_grads", "take_retained_grads",
-           "intermediates_of"]
+           "intermediates_of", "intermediates_beyond", "persistent_positions",
+           "backward_returning"]
 
 
 def keep_intermediate_grads(variables: Sequence[Variable], grads: Sequence[torch.Tensor],
@@ -82,11 +87,14 @@ def intermediates_of(root: Variable) -> list[Variable]:
     return out
 
 
-def retain_intermediate_grads(variables: Iterable[Variable], clear_buffer: bool
+def retain_intermediate_grads(variables: Iterable[Variable], clear_buffer: bool,
+                              values: Mapping[int, torch.Tensor] | None = None
                               ) -> list[tuple[Variable, torch.Tensor]]:
     """Before an autograd backward: ask torch to keep the gradients of ``variables`` (those
     computed by autograd-recorded ops; with ``clear_buffer`` only the persistent ones, and the
-    others' old gradients are dropped).  Returns what :func:`take_retained_grads` reads after.
+    others' old gradients are dropped).  ``values`` gives the tensors of the Variables (by
+    ``id``) whose run left them no value (an eager run of a clearing forward); the others'
+    are their ``.data``.  Returns what :func:`take_retained_grads` reads after.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -99,7 +107,7 @@ def retain_intermediate_grads(variables: Iterable[Variable], clear_buffer: bool
     """
     kept = []
     for v in variables:
-        t = v._data
+        t = values.get(id(v), v._data) if values else v._data
         if clear_buffer and not v._persistent:
             v._grad = None
         elif t is not None and t.requires_grad and (not t.is_leaf or v._starts_grad):
@@ -127,3 +135,61 @@ def take_retained_grads(kept: Sequence[tuple[Variable, torch.Tensor]]) -> None:
         t.grad = None
         if g is not None:
             v._grad = g if g.dtype == v._dtype else g.to(v._dtype)
+
+
+def intermediates_beyond(nodes: Sequence[FunctionNode], fill: Sequence[Variable]
+                         ) -> list[Variable]:
+    """The live outputs of ``nodes`` a forward gives no value to (not in ``fill``), in order.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> h = F.relu(sd.Variable((2,)))
+        >>> y = F.sum(h)
+        >>> intermediates_beyond([h.parent, y.parent], [y]) == [h]
+        True
+    """
+    seen = {id(v) for v in fill}
+    out = []
+    for node in nodes:
+        for ref in node._outputs:
+            v = ref()
+            if v is not None and id(v) not in seen:
+                seen.add(id(v))
+                out.append(v)
+    return out
+
+
+def persistent_positions(variables: Sequence[Variable]) -> tuple[int, ...]:
+    """The positions of the ``persistent`` Variables among ``variables``: the intermediates
+    whose gradients a ``backward(clear_buffer=True)`` keeps.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> a, b = F.relu(sd.Variable((2,))), F.tanh(sd.Variable((2,)))
+        >>> b.persistent = True
+        >>> persistent_positions([a, b])
+        (1,)
+    """
+    return tuple(k for k, v in enumerate(variables) if v._persistent)
+
+
+def backward_returning(raw: fx.GraphModule, n_leaf_grads: int, positions: Sequence[int]
+                       ) -> fx.GraphModule:
+    """A copy of the backward program ``raw`` (which returns the leaves' gradients, then
+    every intermediate's) that returns the leaves' and only the intermediates' at
+    ``positions``; what only the others needed is dropped, so each of those gradients is
+    freed as soon as the program has used it (``raw`` is left as it is).
+
+    Example:
+        >>> import torch
+        >>> from torch.fx.experimental.proxy_tensor import make_fx
+        >>> gm = make_fx(lambda g: (g * 2, g * 3, g * 4))(torch.ones(2))
+        >>> backward_returning(gm, 1, [1])(torch.ones(2))
+        (tensor([2., 2.]), tensor([4., 4.]))
+    """
+    graph = fx.Graph()
+    outs = graph.graph_copy(raw.graph, {})
+    outs = list(outs)
+    graph.output(tuple(outs[:n_leaf_grads]) + tuple(outs[n_leaf_grads + k] for k in positions))
+    drop_dead_code(graph)
+    return program_module(raw, graph)

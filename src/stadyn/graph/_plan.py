@@ -32,7 +32,8 @@ import torch.fx as fx
 from .._errors import NumericsError, StadynError
 from .._memory import keep_freed_cpu_memory
 from ._grad_buffers import accumulate_grads, grad_out_buffer
-from ._intermediate_grads import (intermediates_of, keep_intermediate_grads,
+from ._intermediate_grads import (backward_returning, intermediates_beyond, intermediates_of,
+                                  keep_intermediate_grads, persistent_positions,
                                   retain_intermediate_grads, take_retained_grads)
 from ._interpret import _current as _shapes_owner
 from ._interpret import Shapes, interpret, refresh_shapes
@@ -42,7 +43,7 @@ from ._numerics import _depth as _checking
 from ._numerics import not_finite
 from ._partition import partition
 from ._passes import (aliased_outputs, cast_parameters_into_buffers, defer_output_casts,
-                      plan_passes, write_products_into_buffers)
+                      drop_dead_code, plan_passes, write_products_into_buffers)
 from ._subgraph import Subgraph, leaf_tensor
 from ._tracing import collector_paused, realize, trace_fake
 from ._shared_values import set_output
@@ -79,13 +80,17 @@ class StaticPlan:
 
     __slots__ = ("roots", "leaves", "fill", "fw", "bw", "n_fill", "grad_leaves", "diff_roots",
                  "saved", "_fw_call", "_bw_call", "nodes", "_copy_grad", "has_backward",
-                 "_out_slots", "_cast_slots", "_owned", "shapes", "grad_inters", "_copy_inter")
+                 "_out_slots", "_cast_slots", "_owned", "shapes", "grad_inters", "_copy_inter",
+                 "marks", "marks_seen", "keep_all", "all_inters", "_raw_bw", "_positions",
+                 "_programs", "kept")
 
     def __init__(self, roots, nodes, leaves, fill, fw, bw, grad_leaves, diff_roots,
                  copy_grad: list[bool] | None = None,
                  out_slots: Sequence[tuple[int, torch.dtype | None]] = (),
                  cast_slots: Sequence[tuple[int, torch.dtype]] = (),
-                 grad_inters: Sequence[Variable] = (), copy_inter: Sequence[bool] = ()):
+                 grad_inters: Sequence[Variable] = (), copy_inter: Sequence[bool] = (),
+                 all_inters: Sequence[Variable] | None = None, raw_bw: fx.GraphModule | None = None,
+                 positions: tuple | None = None, kept: Sequence[Variable] = ()):
         self.roots: list[Variable] = roots
         self.nodes: list[FunctionNode] = nodes
         self.leaves: list[Variable] = leaves
@@ -108,6 +113,22 @@ class StaticPlan:
         self.shapes = Shapes(nodes)           # its Variables' shapes, put back on each replay
         self.grad_inters = list(grad_inters)  # intermediates whose gradients bw also returns
         self._copy_inter = list(copy_inter)
+        # The gradient marks it was built for, their version at its last forward, and whether
+        # that forward kept every value (set by the runner; _grad_marks.py).
+        self.marks: tuple | None = None
+        self.marks_seen = -1
+        self.keep_all = True
+        # A plan that keeps only some values: every intermediate whose gradient a backward may
+        # give (``all_inters``), the untouched backward returning them all (``_raw_bw``), from
+        # which a program returning another choice of them is made when a backward asks for it
+        # (``_programs``, by their positions; ``_positions``: the current program's choice),
+        # and the values it keeps because the backward reads them (``kept``).
+        self.all_inters = list(all_inters) if all_inters is not None else self.grad_inters
+        self._raw_bw = raw_bw
+        self._positions = positions if positions is not None else tuple(
+            range(len(self.grad_inters)))
+        self._programs: dict = {}
+        self.kept = list(kept)
 
     @property
     def code(self) -> str:
@@ -157,6 +178,8 @@ class StaticPlan:
         if self.saved is None:
             raise StadynError("backward: the buffers of the last forward were cleared "
                               "(backward(clear_buffer=True) ran already); run forward again")
+        if self._raw_bw is not None:
+            self._choose_program(clear_buffer)
         tangents = []
         for r in self.diff_roots:
             if r is root:
@@ -172,10 +195,35 @@ class StaticPlan:
             check_gradients(self.nodes, self.leaves, self.grad_leaves, grads, root, seed)
         if clear_buffer:
             self.saved = None
+            for v in self.kept:        # values held for the backward only (clear_no_need_grad)
+                if not v._persistent:
+                    v._data = None
         accumulate_grads(self.grad_leaves, grads, self._copy_grad)
         if self.grad_inters:
             keep_intermediate_grads(self.grad_inters, grads[len(self.grad_leaves):],
                                     self._copy_inter, clear_buffer)
+
+    def _choose_program(self, clear_buffer: bool) -> None:
+        """Run the backward program that returns the intermediates' gradients this backward
+        keeps: every one, or with ``clear_buffer`` the ``persistent`` ones' (as they are now),
+        made from the untouched backward the first time it is asked for."""
+        inters = self.all_inters
+        positions = persistent_positions(inters) if clear_buffer else tuple(range(len(inters)))
+        if positions == self._positions:
+            return
+        program = self._programs.get(positions)
+        if program is None:
+            bw = backward_returning(self._raw_bw, len(self.grad_leaves), positions)
+            bw, copy_grad, out_slots, copy_inter = finish_backward(bw, self.grad_leaves)
+            program = self._programs[positions] = (realize(bw), copy_grad, out_slots,
+                                                   copy_inter)
+        if self._positions not in self._programs:
+            self._programs[self._positions] = (self.bw, self._copy_grad, self._out_slots,
+                                               self._copy_inter)
+        self.bw, self._copy_grad, self._out_slots, self._copy_inter = program
+        self._bw_call = self.bw.forward
+        self.grad_inters = [inters[k] for k in positions]
+        self._positions = positions
 
     def _buffer(self, key: tuple, like: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
         """The plan's own buffer for a slot (shaped like ``like``), made on first use and
@@ -203,10 +251,19 @@ class EagerPlan:
     """
 
     __slots__ = ("roots", "nodes", "leaves", "fill", "diff_roots", "saved", "has_backward",
-                 "reason", "shapes")
+                 "reason", "shapes", "marks", "marks_seen", "keep_all", "_others", "_inter_values")
 
     def __init__(self, roots, nodes, leaves, fill, needs_backward: bool, reason: str):
         self.roots, self.nodes, self.leaves, self.fill = roots, nodes, leaves, fill
+        mine = {id(v) for v in fill}
+        self._others = [ref for node in nodes for ref in node._outputs
+                        if (v := ref()) is not None and id(v) not in mine]
+        # The intermediates given no value and their tensors of the last run, whose gradients
+        # a backward keeps (NNabla's clear_no_need_grad keeps every one's)
+        self._inter_values: dict = {}
+        self.marks: tuple | None = None           # as StaticPlan's
+        self.marks_seen = -1
+        self.keep_all = True
         self.shapes = Shapes(nodes)
         self.has_backward = needs_backward
         self.diff_roots: list[Variable] = []
@@ -220,8 +277,13 @@ class EagerPlan:
     def run(self) -> None:
         self.shapes.restore()
         tensors = [leaf_tensor(v) for v in self.leaves]
+        others = [v for ref in self._others if (v := ref()) is not None] if self.has_backward \
+            else []
         with torch.set_grad_enabled(self.has_backward):
-            outs = interpret(self.nodes, self.leaves, tensors, self.fill, name_errors=True)
+            outs = interpret(self.nodes, self.leaves, tensors, self.fill + others,
+                             name_errors=True)
+        self._inter_values = {id(v): t for v, t in zip(others, outs[len(self.fill):])}
+        outs = outs[:len(self.fill)]
         for v, t in zip(self.fill, outs):
             set_output(v, t)
             if v._shape != tuple(t.shape):               # an op's shape depends on values
@@ -233,11 +295,13 @@ class EagerPlan:
         if self.saved is None:
             raise StadynError("backward: the buffers of the last forward were cleared "
                               "(backward(clear_buffer=True) ran already); run forward again")
-        kept = retain_intermediate_grads(intermediates_of(root), clear_buffer)
+        kept = retain_intermediate_grads(intermediates_of(root), clear_buffer,
+                                         self._inter_values)
         torch.autograd.backward(root._data, seed, retain_graph=not clear_buffer)
         take_retained_grads(kept)
         if clear_buffer:
             self.saved = None
+            self._inter_values = {}
 
 
 class TrialPlan(EagerPlan):
@@ -268,7 +332,7 @@ class TrialPlan(EagerPlan):
         ((5, 3), 11.4239, True)
     """
 
-    __slots__ = ("spent", "_others")
+    __slots__ = ("spent",)
 
     def __init__(self, roots, nodes, leaves, fill, needs_backward: bool,
                  reason: str | None = None):
@@ -276,9 +340,6 @@ class TrialPlan(EagerPlan):
             "a new shape of a graph with a plan (lowered once this shape has run as long as "
             "a build takes)"))
         self.spent = 0.0
-        mine = {id(v) for v in fill}
-        self._others = [ref for node in nodes for ref in node._outputs
-                        if (v := ref()) is not None and id(v) not in mine]
 
     def run(self) -> None:
         start = time.perf_counter()
@@ -290,6 +351,8 @@ class TrialPlan(EagerPlan):
         for v, t in zip(self.fill, outs):
             set_output(v, t)
             v._shape, v._dtype = tuple(t.shape), t.dtype
+        if self.has_backward:
+            self._inter_values = {id(v): t for v, t in zip(others, outs[len(self.fill):])}
         for v, t in zip(others, outs[len(self.fill):]):
             v._shape, v._dtype = tuple(t.shape), t.dtype
             held = v._data
@@ -384,9 +447,9 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
     # Every intermediate a keep_all plan hands out would need converting back: it stays NCHW.
     layout = frozenset() if keep_all else plan_layout(nodes, leaf_tensors)
 
-    def values_of(ts, raw=False):
+    def values_of(ts):
         values = interpret(nodes, leaves, ts, fill, channels_last=layout)
-        return [standard_layout(v) for v in values] if layout and not raw else values
+        return [standard_layout(v) for v in values] if layout else values
 
     if not needs_backward:
         def forward_only(*ts):
@@ -400,18 +463,21 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
 
     grad_idx = [i for i, t in enumerate(leaf_tensors) if t.requires_grad]
     root_pos = [fill.index(r) for r in roots if r.parent is not None]
-    # The intermediates a forward gives values to (all of them in a keep-all plan, else the
-    # persistent ones) also get their gradients, as NNabla keeps them (_intermediate_grads.py).
+    # Every intermediate gets its gradient, as NNabla keeps them (_intermediate_grads.py);
+    # a plan that keeps only some values also computes the others' (``rest``), which leave the
+    # forward only where the backward reads them anyway (NNabla's clear_no_need_grad).
+    rest = [] if keep_all else intermediates_beyond(nodes, fill)
+    wanted = fill + rest
     first_inter = len(set(root_pos))
     traced: dict[str, list[int]] = {}
 
     def joint(*ts):
         primals = ts[:len(leaves)]
         tangents = ts[len(leaves):]
-        values = values_of(primals, raw=True)
+        values = interpret(nodes, leaves, primals, wanted, channels_last=layout)
         diff = [k for k, p in enumerate(root_pos) if values[p].requires_grad]
         inputs = [primals[i] for i in grad_idx]
-        inter = [p for p in range(first_inter, len(fill)) if values[p].requires_grad]
+        inter = [p for p in range(first_inter, len(wanted)) if values[p].requires_grad]
         grads = torch.autograd.grad([values[root_pos[k]] for k in diff],
                                     inputs + [values[p] for p in inter],
                                     [tangents[k] for k in diff], allow_unused=True) if diff else []
@@ -420,8 +486,9 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
         traced["diff"], traced["used"] = diff, used
         traced["inter"] = [inter[j - len(inputs)] for j in got]
         out = [grads[j] for j in used + got]
-        if layout:
-            values, out = [standard_layout(v) for v in values], [standard_layout(g) for g in out]
+        if layout:      # a value the backward reads anyway leaves as it is (``rest``)
+            values = [standard_layout(v) for v in values[:len(fill)]] + values[len(fill):]
+            out = [standard_layout(g) for g in out]
         return (*values, *out)
 
     tangent_examples = [torch.zeros(tuple(fill[p]._shape), dtype=fill[p]._dtype,
@@ -436,21 +503,54 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
     for k, ph in enumerate(placeholders[len(leaves):]):
         if k not in keep:
             gm.graph.erase_node(ph)
-    fw, bw, _ = partition(gm, len(leaves), len(fill))
+    fw, bw, _ = partition(gm, len(leaves), len(wanted))
+    kept = keep_read_values(fw, len(fill), rest)
     plan_passes(fw)
+    grad_leaves = [leaves[grad_idx[j]] for j in used]
+    diff_roots = [fill[root_pos[k]] for k in diff]
+    cast_slots = cast_parameters_into_buffers(fw, leaf_tensors, len(fill) + len(kept))
+    inters = [wanted[p] for p in traced["inter"]]
+    positions = tuple(range(len(inters)))
+    raw = None
+    if not keep_all:   # the backward returns the persistent ones' (others' when asked: below)
+        raw, positions = bw, persistent_positions(inters)
+        bw = backward_returning(raw, len(grad_leaves), positions)
+    bw, copy_grad, out_slots, copy_inter = finish_backward(bw, grad_leaves)
+    return StaticPlan(roots, list(nodes), list(leaves), fill + kept, fw, bw, grad_leaves,
+                      diff_roots, copy_grad, out_slots, cast_slots,
+                      grad_inters=[inters[k] for k in positions], copy_inter=copy_inter,
+                      all_inters=inters, raw_bw=raw, positions=positions, kept=kept)
+
+
+def keep_read_values(fw: fx.GraphModule, n_fill: int, rest: Sequence[Variable]
+                     ) -> list[Variable]:
+    """Of the forward program's values of ``rest`` (after the ``n_fill`` values it gives out),
+    keep those the backward reads (a residual too: NNabla's ``clear_no_need_grad`` keeps
+    them, and holding them costs nothing more) and drop the others from its outputs, so they
+    are freed as the program runs.  Returns the Variables kept, in order."""
+    output = next(n for n in reversed(fw.graph.nodes) if n.op == "output")
+    outs = list(output.args[0])
+    values, residuals = outs[n_fill:n_fill + len(rest)], outs[n_fill + len(rest):]
+    read = set(residuals)
+    kept = [(v, n) for v, n in zip(rest, values) if n in read]
+    output.args = (tuple(outs[:n_fill]) + tuple(n for _, n in kept) + tuple(residuals),)
+    drop_dead_code(fw.graph)
+    return [v for v, _ in kept]
+
+
+def finish_backward(bw: fx.GraphModule, grad_leaves: Sequence[Variable]) -> tuple:
+    """The passes a backward program gets (``_passes.py``), in place; returns ``(bw,
+    copy_grad, out_slots, copy_inter)``: which leaf gradients may alias (copied before they
+    accumulate), the slots written into buffers, and which intermediates' gradients may alias
+    another output."""
     plan_passes(bw, fuse=False)              # a backward holds no forward activation to fuse
     tidy_ranges(bw)                          # a labelled plan's (profiler ranges, _labels.py)
     defer_output_casts(bw)
-    grad_leaves = [leaves[grad_idx[j]] for j in used]
-    diff_roots = [fill[root_pos[k]] for k in diff]
     copy_grad = aliased_outputs(bw)
     out_slots = write_products_into_buffers(bw, [leaf_tensor(v) for v in grad_leaves])
-    cast_slots = cast_parameters_into_buffers(fw, leaf_tensors, len(fill))
     for k, _ in out_slots:
         copy_grad[k] = False
     # An intermediate's gradient that may share memory with another output (a leaf's gradient,
     # which accumulates in place) is copied (judged on the final program).
     copy_inter = aliased_outputs(bw)[len(grad_leaves):]
-    return StaticPlan(roots, list(nodes), list(leaves), fill, fw, bw, grad_leaves, diff_roots,
-                      copy_grad, out_slots, cast_slots,
-                      grad_inters=[fill[p] for p in traced["inter"]], copy_inter=copy_inter)
+    return bw, copy_grad, out_slots, copy_inter

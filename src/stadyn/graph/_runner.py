@@ -31,10 +31,12 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
+from .._errors import StadynError
 from ._context import get_current_context
 from ._function_hooks import _POST as _POST_HOOKS
 from ._function_hooks import _PRE as _PRE_HOOKS
 from ._function_hooks import HookedPlan
+from ._grad_marks import gradient_marks, mark_gradients_changed, marks_to_replay
 from ._intermediate_grads import (intermediates_of, retain_intermediate_grads,
                                   take_retained_grads)
 from ._mode import is_training
@@ -201,6 +203,9 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
         plan = entry.plan_for(fast[:5], keep_all)
         entry.last, entry.last_key = plan, fast
     plan.run()
+    if plan.marks is None:          # a plan is built for one set of gradient marks
+        plan.marks = gradient_marks(plan.nodes, plan.leaves)
+    plan.marks_seen, plan.keep_all = gradient_marks_version(), keep_all
     for r in roots:
         r._plan = plan
     return plan
@@ -219,6 +224,59 @@ def forward_all(variables: Sequence[Variable], clear_buffer: bool = False,
         (3.0, 2.0)
     """
     run_forward(list(variables), clear_buffer=clear_buffer, clear_no_need_grad=clear_no_need_grad)
+
+
+def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, now: tuple,
+                                 grad: Any, clear_buffer: bool) -> None:
+    """Backward from ``var`` after ``need_grad`` was set on a Variable of ``plan``'s graph since
+    its forward, honouring it as NNabla does (``_grad_marks.py``): the forward runs again
+    through the plan for the marks of ``now``, with the nodes ``plan``'s forward left out of
+    the backward still out and those it let take part still in (``marks_to_replay``; marks
+    set for this forward and backward only).  A graph whose forward has side effects (random
+    numbers, running statistics) refuses: its values would change."""
+    if _has_side_effects(plan):
+        raise StadynError(
+            "backward: need_grad was set on a Variable of this graph after its forward, and "
+            "running the forward again to honour it would draw new random numbers or update "
+            "running statistics; set need_grad before forward() (or run forward() again)")
+    stop, start = marks_to_replay(plan.nodes, plan.leaves, plan.marks, now)
+    for v in stop:
+        v._stops_grad = True
+    for v in start:
+        v._starts_grad = True
+    try:
+        mark_gradients_changed()
+        run_forward(plan.roots, clear_no_need_grad=not plan.keep_all)
+        new = var._plan
+        if new.has_backward and any(r is var for r in new.diff_roots):
+            new.run_backward(var, _seed(var, grad, var._data), clear_buffer)
+    finally:
+        for v in stop:
+            v._stops_grad = False
+        for v in start:
+            v._starts_grad = False
+        mark_gradients_changed()
+        var._plan.marks_seen = gradient_marks_version()
+
+
+def _has_side_effects(plan: StaticPlan | EagerPlan) -> bool:
+    """Whether running ``plan``'s forward again would change something beyond its values:
+    random numbers drawn or a leaf (running statistics) written; an eager plan's nodes that
+    keep state or cannot be traced (collectives) count too."""
+    if not isinstance(plan, StaticPlan):
+        return any(n.spec.state is not None or not n.spec.traceable for n in plan.nodes)
+    # The program's first inputs are the leaves; the plan's own buffers follow (written by a
+    # half-precision plan's parameter casts, no side effect).
+    leaves = set([n for n in plan.fw.graph.nodes if n.op == "placeholder"][:len(plan.leaves)])
+    for node in plan.fw.graph.nodes:
+        target = node.target
+        if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+            continue
+        if torch.Tag.nondeterministic_seeded in target.tags:
+            return True
+        if target._schema.is_mutable and any(a in leaves for a in node.all_input_nodes):
+            return True
+    return False
 
 
 def _seed(var: Variable, grad: Any, like: torch.Tensor) -> torch.Tensor:
@@ -274,6 +332,13 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
     if plan is not None and plan.has_backward and data is not None:
         if not any(r is var for r in plan.diff_roots):
             return
+        if (not isinstance(plan, HookedPlan)                # need_grad set since the forward
+                and plan.marks_seen != gradient_marks_version()):
+            now = gradient_marks(plan.nodes, plan.leaves)
+            if now != plan.marks:
+                _backward_under_marks_of_now(var, plan, now, grad, clear_buffer)
+                return
+            plan.marks_seen = gradient_marks_version()
         plan.run_backward(var, _seed(var, grad, data), clear_buffer)
         return
     if data is not None and data.grad_fn is not None:

@@ -63,8 +63,7 @@ def bump_graph_version() -> None:
 
 
 def gradient_marks_version() -> int:
-    """The count of changes to an op output's ``need_grad`` (its gradient marks: stopped by
-    ``False``, started by ``True``) so far."""
+    """The count of changes to a Variable's ``need_grad`` (its gradient marks) so far."""
     return _marks[0]
 
 
@@ -228,6 +227,7 @@ class Variable:
         where its inputs need none (``nn.grad([y], [x])`` of an ``x`` computed from data, as
         WGAN-GP's gradient penalty takes it)."""
         flag = bool(flag)
+        _marks[0] += flag != self._need_grad    # a later backward reads it (_grad_marks.py)
         self._need_grad = flag
         layout_changed()
         if self.parent is None and self._data is not None and self._data.dtype.is_floating_point:

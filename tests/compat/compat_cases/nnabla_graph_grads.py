@@ -48,10 +48,6 @@ def unlinked__shares_grad(nn, F, r):
 
 
 @nnabla_case(names=["nnabla.Variable.need_grad"],
-             known={"x.g set after forward": "need_grad=False set between forward() and "
-                                             "backward() reaches the next forward's plan only: "
-                                             "the backward runs the program the forward built "
-                                             "(stadyn.graph._runner.backward)"},
              note="need_grad=False set on an op's output stops the gradient there; True lifts "
                   "it; an output's inferred need_grad does not stop anything")
 def need_grad__false_on_an_intermediate(nn, F, r):
@@ -97,17 +93,65 @@ def need_grad__false_on_an_intermediate(nn, F, r):
     return out
 
 
-_AFTER_CNNG = ("forward(clear_no_need_grad=True) gives values and (after backward()) gradients "
-               "to the persistent intermediates only: the plan's backward program returns no "
-               "other gradient, which would hold every intermediate's gradient to the end of "
-               "the backward that saves the memory (stadyn.graph._plan._lower, "
-               "Subgraph.filled)")
+@nnabla_case(names=["nnabla.Variable.need_grad"],
+             note="need_grad set between forward() and backward(): the backward reads every "
+                  "Variable's need_grad again, but a function none of whose inputs needed a "
+                  "gradient in the forward stays out of it")
+def need_grad__set_after_forward(nn, F, r):
+    r.touch("nnabla.Variable.need_grad")
+    x = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+    w = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+    h = F.tanh(x * w)
+    y = F.sum(F.sigmoid(h) * 2.0 + x)
+    out = {}
+
+    def run(key, before, after):
+        before()
+        y.forward()
+        x.g, w.g = 0, 0
+        after()
+        y.backward()
+        out["x.g " + key], out["w.g " + key] = x.g.copy(), w.g.copy()
+        x.need_grad, w.need_grad, h.need_grad = True, True, True
+
+    def nothing():
+        pass
+
+    def x_off():
+        x.need_grad = False
+
+    def x_on():
+        x.need_grad = True
+
+    def h_off():
+        h.need_grad = False
+
+    def h_on():
+        h.need_grad = True
+
+    run("leaf off after", nothing, x_off)
+    run("leaf on after", x_off, x_on)
+    run("leaf off and on again", nothing, lambda: (x_off(), x_on()))
+    run("stop lifted after", h_off, h_on)
+    run("stop set after", nothing, h_off)
+    # a stop lifted after the forward where the consumer took part through another input
+    z = F.sum(h * x)
+    h.need_grad = False
+    z.forward()
+    x.g, w.g = 0, 0
+    h.need_grad = True
+    z.backward()
+    out["x.g stop lifted, consumer active"] = x.g.copy()
+    out["w.g stop lifted, consumer active"] = w.g.copy()
+    # the same graph, forward again: the marks of now
+    z.forward()
+    x.g, w.g = 0, 0
+    z.backward()
+    out["x.g forward again"], out["w.g forward again"] = x.g.copy(), w.g.copy()
+    return out
 
 
 @nnabla_case(names=["nnabla.Variable.forward", "nnabla.Variable.backward"],
-             known={"m.g": _AFTER_CNNG, "h.g": _AFTER_CNNG, "h2.g": _AFTER_CNNG,
-                    "e.g": _AFTER_CNNG, "h.d kept": _AFTER_CNNG, "h2.d kept": _AFTER_CNNG,
-                    "e.d kept": _AFTER_CNNG},
              note="NNabla's clear_no_need_grad frees only the values no backward reads (here "
                   "m = x * w: Mul2's backward reads its inputs, tanh/sigmoid/exp their outputs) "
                   "and keeps every intermediate's gradient after backward() without "
@@ -135,4 +179,30 @@ def clear_no_need_grad__intermediates(nn, F, r):
     y.backward(clear_buffer=True)
     out.update({"persistent h.d": h.d.copy(), "persistent h.g": h.g.copy(),
                 "x.g twice": x.g.copy()})
+    return out
+
+
+@nnabla_case(names=["nnabla.Variable.persistent", "nnabla.Variable.backward"],
+             note="persistent set between forward(clear_no_need_grad=True) and "
+                  "backward(clear_buffer=True) keeps that intermediate's gradient (and the "
+                  "value its backward read); need_grad=False set in between still leaves "
+                  "every other intermediate's gradient after a backward without clear_buffer")
+def clear_no_need_grad__marks_after_forward(nn, F, r):
+    r.touch("nnabla.Variable.persistent", "nnabla.Variable.backward")
+    x = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+    w = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+    h = F.tanh(x * w)
+    h2 = F.sigmoid(h)
+    y = F.sum(F.exp(h2) * 2.0 + h)
+    y.forward(clear_no_need_grad=True)
+    x.g, w.g = 0, 0
+    h.persistent = True
+    y.backward(clear_buffer=True)
+    out = {"x.g": x.g.copy(), "h.g": h.g.copy(), "h.d": h.d.copy()}
+    h.persistent = False
+    y.forward(clear_no_need_grad=True)
+    x.g, w.g = 0, 0
+    h.need_grad = False
+    y.backward()
+    out.update({"x.g stopped": x.g.copy(), "h2.g stopped": h2.g.copy()})
     return out
