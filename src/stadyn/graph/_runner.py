@@ -44,6 +44,7 @@ from ._numerics import _depth as _checking
 from ._layout import plan_layout
 from ._plan import (EagerPlan, StaticPlan, TrialPlan, build_plan, check_gradients,
                     needs_backward_pass)
+from ._plan_reuse import remember, reuse, structure
 from ._subgraph import Subgraph
 from ._variable import Variable, gradient_marks_version, graph_version, layout_version
 
@@ -111,13 +112,22 @@ class _PlanCache:
             self.trial, self.trial_key = trial, key
             return trial
         self.trials.pop(key, None)
-        start = time.perf_counter()
-        if flags[4]:   # the trace runs the labelled ops once: one range for it all
-            with torch.profiler.record_function(LABEL_PREFIX + BUILD_LABEL):
-                plan = build_plan(self.subgraph, keep_all)
+        # A graph rebuilt alike (new roots, same structure) replays the plan built for the
+        # first (_plan_reuse.py); a labelled plan is not shared (its ranges name scopes).
+        form = None if flags[4] else structure(self.subgraph)
+        shared = None if form is None else key + (form,)
+        reused = reuse(shared, self.subgraph, keep_all)
+        if reused is not None:
+            plan, seconds = reused
         else:
-            plan = build_plan(self.subgraph, keep_all)
-        seconds = time.perf_counter() - start
+            start = time.perf_counter()
+            if flags[4]:   # the trace runs the labelled ops once: one range for it all
+                with torch.profiler.record_function(LABEL_PREFIX + BUILD_LABEL):
+                    plan = build_plan(self.subgraph, keep_all)
+            else:
+                plan = build_plan(self.subgraph, keep_all)
+            seconds = time.perf_counter() - start
+            remember(shared, plan, seconds)
         if isinstance(plan, StaticPlan):
             self.built[flags] = min(seconds, self.built.get(flags, seconds))
         elif flags not in self.built:
