@@ -79,7 +79,8 @@ class StaticPlan:
 
     __slots__ = ("roots", "leaves", "fill", "fw", "bw", "n_fill", "grad_leaves", "diff_roots",
                  "saved", "_fw_call", "_bw_call", "nodes", "_copy_grad", "has_backward",
-                 "_out_slots", "_cast_slots", "_owned", "shapes", "grad_inters", "_copy_inter")
+                 "_out_slots", "_cast_slots", "_owned", "shapes", "grad_inters", "_copy_inter",
+                 "deferred")
 
     def __init__(self, roots, nodes, leaves, fill, fw, bw, grad_leaves, diff_roots,
                  copy_grad: list[bool] | None = None,
@@ -108,6 +109,7 @@ class StaticPlan:
         self.shapes = Shapes(nodes)           # its Variables' shapes, put back on each replay
         self.grad_inters = list(grad_inters)  # intermediates whose gradients bw also returns
         self._copy_inter = list(copy_inter)
+        self.deferred = None                  # a backward left for later (_deferred_backward.py)
 
     @property
     def code(self) -> str:
@@ -341,10 +343,12 @@ def needs_backward_pass(nodes: Sequence[FunctionNode], leaf_tensors: Sequence) -
         or any((v := ref()) is not None and v._starts_grad for n in nodes for ref in n._outputs))
 
 
-def build_plan(subgraph: Subgraph, keep_all: bool) -> StaticPlan | EagerPlan:
+def build_plan(subgraph: Subgraph, keep_all: bool, backward: bool = True
+               ) -> StaticPlan | EagerPlan:
     """Lower ``subgraph`` (see the module docstring); an :class:`EagerPlan` for a graph that
     cannot be traced.  ``keep_all`` gives every intermediate a value (else only the roots and
-    ``persistent`` Variables).
+    ``persistent`` Variables); ``backward=False`` lowers the forward only (a static plan's
+    backward left for later, ``_deferred_backward.py``).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -373,7 +377,8 @@ def build_plan(subgraph: Subgraph, keep_all: bool) -> StaticPlan | EagerPlan:
                          f"holds op(s) that cannot be traced: {', '.join(untraceable)}")
     try:
         with collector_paused():         # a build's objects live until it ends (_tracing.py)
-            return _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all)
+            return _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward and backward,
+                          keep_all)
     except Exception as exc:  # noqa: BLE001 - any tracing failure falls back, loudly
         reason = f"tracing failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
         warnings.warn(f"a static graph runs eagerly: {reason}", RuntimeWarning, stacklevel=4)
