@@ -11,7 +11,8 @@ iteration count set to one of ``--counts`` (MAML: ``--metatrain_iterations``; LS
 epochs of the driver's small PTB stand-in, 37 minibatches each, plus a validation pass), one
 thread; its process CPU seconds (user + system of the child, which a shared machine disturbs
 less than wall time) are read from ``getrusage``.  The seconds per iteration are the slope
-between the two counts, so start-up, imports and the first builds drop out.  The trees (source
+between the two counts, so start-up, imports and the first builds drop out; ``total@LOW`` is
+the whole process at the lower count (start-up and builds included).  The trees (source
 trees, each put first on ``PYTHONPATH`` as its ``src``) alternate within every round; the
 table gives medians over the rounds and each tree's ratio to the first tree.  Each run also
 reports how many plans it built (``build_plan`` calls, counted by the worker).
@@ -90,21 +91,25 @@ def main(argv=None):
         return _worker(run, int(count), examples, work, out)
     low, high = args.counts
     rows = {(t, r): [] for r in args.runs for t in args.tree}
+    totals = {(t, r): [] for r in args.runs for t in args.tree}
     builds = {}
     for _ in range(args.rounds):
         for r in args.runs:
             for t in args.tree:
                 (a, ba), (b, bb) = (_measure(t, r, n, examples) for n in (low, high))
                 rows[t, r].append((b - a) / (high - low))
+                totals[t, r].append(a)
                 builds[t, r] = (ba, bb)
-    print("%-8s %-30s %12s %8s %14s  (process CPU s, 1 thread, median of %d rounds)"
-          % ("run", "tree", "s/iteration", "ratio", f"builds {low}/{high}", args.rounds))
+    print("%-8s %-30s %12s %8s %10s %8s %14s  (process CPU s, 1 thread, median of %d rounds)"
+          % ("run", "tree", "s/iteration", "ratio", f"total@{low}", "ratio",
+             f"builds {low}/{high}", args.rounds))
     for r in args.runs:
         base = statistics.median(rows[args.tree[0], r])
+        base_total = statistics.median(totals[args.tree[0], r])
         for t in args.tree:
-            med = statistics.median(rows[t, r])
-            print("%-8s %-30s %12.4f %8.3f %14s" % (r, t[-30:], med, med / base,
-                                                    "%d/%d" % builds[t, r]))
+            med, total = statistics.median(rows[t, r]), statistics.median(totals[t, r])
+            print("%-8s %-30s %12.4f %8.3f %10.2f %8.3f %14s" % (
+                r, t[-30:], med, med / base, total, total / base_total, "%d/%d" % builds[t, r]))
 
 
 if __name__ == "__main__":

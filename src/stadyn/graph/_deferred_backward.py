@@ -6,11 +6,11 @@ PTB LSTM builds three such graphs: training, validation and test).  Lowering it 
 backward traces the whole joint program, more than twice the cost of the forward alone (the
 20-step PTB LSTM: 3.2 CPU s against 1.4 s).  Which graph will be differentiated is not known
 at its first forward; the runner (``_runner.py``) takes this sign: a graph built while every
-parameter it needs a gradient for holds one already (:func:`deferrable`) comes after another
-graph of those parameters was differentiated, and is an evaluation graph far more often than
-not, while a training graph's first forward finds none (or none since ``zero_grad``, which
-releases them).  Such a graph gets its forward only, and the plan is marked :class:`Deferred`;
-the first ``backward()`` from one of its roots builds the plan with its backward (for the
+parameter it needs a gradient for holds one already, not all zeros (:func:`deferrable`), comes
+after another graph of those parameters was differentiated, and is an evaluation graph far
+more often than not, while a training graph's first forward finds none (or none since
+``zero_grad``, which releases them, or zeros).  Such a graph gets its forward only, and the
+plan is marked :class:`Deferred`; the first ``backward()`` from one of its roots builds the plan with its backward (for the
 flags of that forward: grad mode, phase, context, buffer flags) and runs that forward again
 before differentiating, and the roots' later plans are built with their backward at once.
 
@@ -57,13 +57,13 @@ __all__ = ["Deferred", "deferrable"]
 
 def deferrable(leaves: Sequence[Variable], nodes: Sequence[FunctionNode]) -> bool:
     """Whether a plan of a graph (that may be differentiated) builds its forward only: every
-    leaf that needs a gradient holds one already (the graph is built after another graph of
-    the same parameters was differentiated: an evaluation graph beside a training graph,
-    whose parameters hold the last step's gradients; a training graph's first forward finds
-    none, or none since ``zero_grad``), and no op draws from a generator of its own seed (one
-    the program would hold and advance again on a second run)."""
-    if not any(v._need_grad for v in leaves) or any(
-            grad_of(v) is None for v in leaves if v._need_grad):
+    leaf that needs a gradient holds one already, not all zeros (the graph is built after
+    another graph of the same parameters was differentiated: an evaluation graph beside a
+    training graph, whose parameters hold the last step's gradients; a training graph's first
+    forward finds none, none since ``zero_grad``, or zeros), and no op draws from a generator
+    of its own seed (one the program would hold and advance again on a second run)."""
+    needing = [v for v in leaves if v._need_grad]
+    if not needing or any((g := grad_of(v)) is None or not bool(g.any()) for v in needing):
         return False
     for node in nodes:
         if "seed" in node.spec.attrs:
