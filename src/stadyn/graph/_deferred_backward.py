@@ -10,9 +10,10 @@ parameter it needs a gradient for holds one already, not all zeros (:func:`defer
 after another graph of those parameters was differentiated, and is an evaluation graph far
 more often than not, while a training graph's first forward finds none (or none since
 ``zero_grad``, which releases them, or zeros).  Such a graph gets its forward only, and the
-plan is marked :class:`Deferred`; the first ``backward()`` from one of its roots builds the plan with its backward (for the
-flags of that forward: grad mode, phase, context, buffer flags) and runs that forward again
-before differentiating, and the roots' later plans are built with their backward at once.
+plan is marked :class:`Deferred`; the first ``backward()`` from one of its roots builds the
+plan with its backward (for the flags of that forward: grad mode, phase, context, buffer
+flags) and runs that forward again before differentiating, and the roots' later plans are
+built with their backward at once.
 
 Running the forward again gives the values the first run gave: the same programs on the same
 leaves, with what the first run changed put back first.  Such a plan keeps, before each run,
