@@ -10,9 +10,10 @@ step, unrolled ``STEPS`` times, at the size ``tests/examples/nnabla_examples_mor
 (batch 4, state 16).  For each unroll length a fresh process (this file is the worker too:
 ``--worker``, one thread) defines the graph (``define``), runs the first ``loss.forward()``,
 where the plan is lowered (``build``), its ``backward``, and then ``--iterations``
-forward+backward pairs (``iteration``: the median).  Times are process CPU seconds, which a
-loaded machine disturbs less than wall time; ``nodes`` is the ATen node count of the plan's
-forward and backward programs (the same in every tree when the lowering is unchanged).  With
+forward+backward pairs (``iteration``: the median); then train.py's validation graph on the
+same parameters (``get_loss`` without dropout) and its first ``forward()`` (``eval build``).
+Times are process CPU seconds, which a loaded machine disturbs less than wall time; ``nodes``
+is the ATen node count of the training plan's forward and backward programs.  With
 several ``--tree`` paths (source trees, each put first on ``PYTHONPATH`` as its ``src``) the
 trees alternate within every round, so a shared machine's load falls on each alike; the
 numbers are medians over the rounds.  ``build/step`` is the build's CPU seconds per unrolled
@@ -35,27 +36,33 @@ import time
 BATCH, STATE, WORDS = 4, 16, 10000
 
 
-def _graph(steps):
-    """train.py's training graph (``get_loss(..., dropout=True)``) for ``steps`` words."""
+def _graph(steps, dropout=True, cells=None, made=None):
+    """train.py's training graph (``get_loss(..., dropout=True)``) for ``steps`` words; with
+    ``cells`` (the training graph's ``(l1, l2)``, which ``made`` receives: its parameters) and
+    ``dropout=False``, its validation graph."""
     import numpy as np
     import stadyn.compat.nnabla as nn
     import stadyn.compat.nnabla.functions as F
     import stadyn.compat.nnabla.initializer as I
     import stadyn.compat.nnabla.parametric_functions as PF
-    nn.clear_parameters()
-    l1, l2 = PF.LSTMCell(BATCH, STATE), PF.LSTMCell(BATCH, STATE)
+    if cells is None:
+        nn.clear_parameters()
+    l1, l2 = cells or (PF.LSTMCell(BATCH, STATE), PF.LSTMCell(BATCH, STATE))
+    drop = F.dropout if dropout else (lambda v, p: v)
     x, t = nn.Variable((BATCH, steps)), nn.Variable((BATCH, steps))
     w, b = I.UniformInitializer((-0.1, 0.1)), I.ConstantInitializer(1)
     loss = 0
     for e_t, t_t in zip([PF.embed(xe, WORDS, STATE, name="embed") for xe in F.split(x, axis=1)],
                         F.split(t, axis=1)):
-        h1 = l1(F.dropout(e_t, 0.5), w, b)
-        h2 = l2(F.dropout(h1, 0.5), w, b)
-        y = PF.affine(F.dropout(h2, 0.5), WORDS, name="pred")
+        h1 = l1(drop(e_t, 0.5), w, b)
+        h2 = l2(drop(h1, 0.5), w, b)
+        y = PF.affine(drop(h2, 0.5), WORDS, name="pred")
         loss += F.mean(F.softmax_cross_entropy(y, F.reshape(t_t, [BATCH, 1])))
     loss /= float(steps)
     rng = np.random.RandomState(0)
     x.d, t.d = rng.randint(0, WORDS, (BATCH, steps)), rng.randint(0, WORDS, (BATCH, steps))
+    if made is not None:
+        made.extend((l1, l2))
     return loss
 
 
@@ -69,7 +76,8 @@ def _worker(steps, iterations):
     torch.set_num_threads(1)
     import stadyn.compat.nnabla  # noqa: F401 - imported before the clock starts
     t0 = time.process_time()
-    loss = _graph(steps)
+    cells = []
+    loss = _graph(steps, made=cells)
     t1 = time.process_time()
     loss.forward()
     t2 = time.process_time()
@@ -81,9 +89,13 @@ def _worker(steps, iterations):
         loss.forward()
         loss.backward(clear_buffer=True)
         pairs.append(time.process_time() - s)
+    vloss = _graph(steps, dropout=False, cells=cells)
+    t4 = time.process_time()
+    vloss.forward()                 # the validation graph's build (after a training step)
+    t5 = time.process_time()
     print(json.dumps({"define": t1 - t0, "build": t2 - t1, "first_backward": t3 - t2,
                       "iteration": statistics.median(pairs) if pairs else None,
-                      "nodes": _nodes(loss._plan)}))
+                      "nodes": _nodes(loss._plan), "eval_build": t5 - t4}))
 
 
 def _run(tree, steps, iterations):
@@ -128,17 +140,17 @@ def main(argv=None):
         for s in args.steps:
             for t in args.tree:
                 runs[t, s].append(_run(t, s, args.iterations))
-    keys = ("define", "build", "iteration", "nodes")
-    print("%-28s %5s %8s %8s %10s %7s %10s  (process CPU s, 1 thread, median of %d rounds)"
-          % ("tree", "steps", "define", "build", "build/step", "nodes", "iteration",
-             args.rounds))
+    keys = ("define", "build", "iteration", "nodes", "eval_build")
+    print("%-28s %5s %8s %8s %10s %7s %10s %10s  (process CPU s, 1 thread, median of %d "
+          "rounds)" % ("tree", "steps", "define", "build", "build/step", "nodes", "iteration",
+                       "eval build", args.rounds))
     table = []
     for (t, s), rows in runs.items():
         med = {k: statistics.median(r[k] for r in rows) for k in keys}
         table.append({"tree": t, "steps": s, **med})
-        print("%-28s %5d %8.2f %8.2f %10.3f %7d %10.4f" % (
+        print("%-28s %5d %8.2f %8.2f %10.3f %7d %10.4f %10.2f" % (
             t[-28:], s, med["define"], med["build"], med["build"] / s, med["nodes"],
-            med["iteration"]))
+            med["iteration"], med["eval_build"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(table, f, indent=1)

@@ -63,6 +63,16 @@ def one_torch_thread():
     torch.set_num_threads(threads)
 
 
+@pytest.fixture(autouse=True)
+def fresh_plan_templates():
+    """No plan programs kept from the tests before (``graph/_plan_reuse.py``): a graph rebuilt
+    alike replays the programs of the first build, so a test counting builds, or lowering with
+    its passes patched, would otherwise depend on which graphs the tests before it built."""
+    from stadyn.graph import _plan_reuse
+    _plan_reuse.clear()
+    yield
+
+
 _after_last_test: list = [None]     # the state the previous test left (after the restore)
 
 

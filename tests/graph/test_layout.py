@@ -257,6 +257,8 @@ def _train_steps(monkeypatch, passes: bool, n: int = 3):
     last gradients and the plan's code.  ``passes=False``: without the plan's fused and
     in-place ReLUs and reshaped-product buffers."""
     import stadyn.graph._passes as passes_module
+    from stadyn.graph import _plan_reuse
+    _plan_reuse.clear()        # a graph built alike would replay the other run's programs
     if not passes:
         monkeypatch.setattr(passes_module, "fuse_convolution_relu", lambda gm: 0)
         monkeypatch.setattr(passes_module, "reuse_dead_inputs", lambda gm: 0)

@@ -101,3 +101,21 @@ def test_a_shape_error_is_still_reported_and_not_cached():
     with pytest.raises(sd.StadynError, match="add2"):
         F.add2(a, b)
     assert F.add2(a, sd.Variable((2, 3))).shape == (2, 3)
+
+
+def test_a_build_reads_the_shapes_back_instead_of_inferring_every_op_again(counted):
+    """``refresh_shapes`` (each build) keys each node as its definition did: no inference runs
+    again while the leaves keep their shapes, and a resized leaf gets its new shapes."""
+    x = sd.Variable((2, 3, 4, 4))
+    h = F.max_pooling(F.relu(x), (2, 2))
+    y = F.sum(h * 2.0)
+    assert counted == {"relu": 1, "max_pooling": 1, "mul_scalar": 1}
+    y.forward()
+    assert counted == {"relu": 1, "max_pooling": 1, "mul_scalar": 1}
+    from stadyn.graph import Subgraph, refresh_shapes
+    x.data = torch.ones(5, 3, 4, 4)             # a new batch: shapes that were never inferred
+    refresh_shapes(Subgraph([y]).nodes, [x])
+    assert h.shape == (5, 3, 2, 2) and counted["relu"] == 2 and counted["max_pooling"] == 2
+    x.data = torch.ones(2, 3, 4, 4)             # back to the first: read back again
+    refresh_shapes(Subgraph([y]).nodes, [x])
+    assert h.shape == (2, 3, 2, 2) and counted["relu"] == 2 and counted["max_pooling"] == 2

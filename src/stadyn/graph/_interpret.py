@@ -21,6 +21,7 @@ from ._labels import backward_label, label_backward, op_label
 from ._layout import channels_last_arguments
 from ._numerics import check_outputs, numerics_enabled, probe_inputs
 from ._precision import cast_arguments
+from ._shape_cache import key as shape_key
 from ._subgraph import leaf_tensor, output_key, value_key
 from ._variable import FunctionNode, Variable
 
@@ -178,12 +179,24 @@ def refresh_shapes(nodes: Sequence[FunctionNode], leaves: Sequence[Variable]) ->
     """
     env: dict[Any, torch.Tensor] = {}
     values: dict[Any, torch.Tensor] = {}                   # the leaves' own tensors
+    half = get_current_context().half_dtype
+    # While every leaf still has the shape its Variable records, each node's call is keyed as
+    # it was when the graph was defined (its inputs' shapes are set in order below), and what
+    # inference found then is read back (_shape_cache.py) instead of inferring again.
+    cached = half is None
     for v in leaves:
         t = leaf_tensor(v)
         env[value_key(v)] = torch.empty(t.shape, dtype=t.dtype, device="meta")
         values[value_key(v)] = t
-    half = get_current_context().half_dtype
+        cached = cached and v._shape == tuple(t.shape) and v._dtype == t.dtype
     for node in nodes:
+        k = shape_key(node.args, node.kwargs) if cached and not node.spec.value_shape else None
+        found = node.spec.inferred.get(k) if k is not None else None
+        if found is not None:
+            env_outs = tuple(torch.empty(shape, dtype=dtype, device="meta")
+                             for shape, dtype, _ in found[1])
+            _set_shapes(node, env_outs, env)
+            continue
         args, kwargs = _node_arguments(node, env, half)
         args = [_as_meta(a) for a in args]                 # constants held by the node
         kwargs = {k: _as_meta(v) for k, v in kwargs.items()}
@@ -194,16 +207,20 @@ def refresh_shapes(nodes: Sequence[FunctionNode], leaves: Sequence[Variable]) ->
                 out = node.spec.infer(args, kwargs)
         except Exception as exc:
             raise _node_error(node, env, exc) from exc
-        outs = (out,) if isinstance(out, torch.Tensor) else tuple(out)
-        for i, (ref, t) in enumerate(zip(node._outputs, outs)):
-            env[output_key(node, i)] = t
-            v = ref()
-            if v is not None:
-                v._shape, v._dtype = tuple(t.shape), t.dtype
-                held = v._data
-                if held is not None and tuple(held.shape) != v._shape:
-                    v._data = None
+        _set_shapes(node, (out,) if isinstance(out, torch.Tensor) else tuple(out), env)
     _current[0] = None
+
+
+def _set_shapes(node: FunctionNode, outs: Sequence[torch.Tensor], env: dict) -> None:
+    """Record ``node``'s output meta tensors in ``env`` and their shapes on its Variables."""
+    for i, (ref, t) in enumerate(zip(node._outputs, outs)):
+        env[output_key(node, i)] = t
+        v = ref()
+        if v is not None:
+            v._shape, v._dtype = tuple(t.shape), t.dtype
+            held = v._data
+            if held is not None and tuple(held.shape) != v._shape:
+                v._data = None
 
 
 class Shapes:

@@ -31,6 +31,8 @@ from typing import Callable, Sequence
 import torch
 import torch.fx as fx
 
+from ._merged_checks import merge_split_checks
+
 __all__ = ["drop_dead_code", "simplify", "defer_output_casts", "write_products_into_buffers",
            "cast_parameters_into_buffers", "defer_products", "aliased_outputs",
            "reuse_dead_inputs", "fuse_convolution_relu", "plan_passes", "is_large_product",
@@ -519,8 +521,10 @@ def fuse_convolution_relu(gm: fx.GraphModule) -> int:
 def plan_passes(gm: fx.GraphModule, *, fuse: bool = True, in_place: bool = True
                 ) -> fx.GraphModule:
     """The rewrites a plan gives one traced program, in order: :func:`simplify`;
-    :func:`fuse_convolution_relu` (``fuse``: a channels-last CPU convolution and its ReLU as
-    one oneDNN call; it changes nothing on other devices); and :func:`reuse_dead_inputs`
+    :func:`~stadyn.graph._merged_checks.merge_split_checks` (one value check of a split tensor
+    where each of its pieces was checked); :func:`fuse_convolution_relu` (``fuse``: a
+    channels-last CPU convolution and its ReLU as one oneDNN call; it changes nothing on other
+    devices); and :func:`reuse_dead_inputs`
     (``in_place``: ReLUs and their backward in place).  The passes that route buffers
     (:func:`defer_output_casts`, :func:`write_products_into_buffers`,
     :func:`cast_parameters_into_buffers`, :func:`defer_products`) run after these: they read
@@ -545,6 +549,7 @@ def plan_passes(gm: fx.GraphModule, *, fuse: bool = True, in_place: bool = True
         ['mul.Tensor', 'relu.default']
     """
     simplify(gm)
+    merge_split_checks(gm)
     if fuse:
         fuse_convolution_relu(gm)
     if in_place:

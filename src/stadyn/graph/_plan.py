@@ -82,7 +82,7 @@ class StaticPlan:
                  "saved", "_fw_call", "_bw_call", "nodes", "_copy_grad", "has_backward",
                  "_out_slots", "_cast_slots", "_owned", "shapes", "grad_inters", "_copy_inter",
                  "marks", "marks_seen", "keep_all", "all_inters", "_raw_bw", "_positions",
-                 "_programs", "kept")
+                 "_programs", "kept", "deferred")
 
     def __init__(self, roots, nodes, leaves, fill, fw, bw, grad_leaves, diff_roots,
                  copy_grad: list[bool] | None = None,
@@ -129,6 +129,7 @@ class StaticPlan:
             range(len(self.grad_inters)))
         self._programs: dict = {}
         self.kept = list(kept)
+        self.deferred = None                  # a backward left for later (_deferred_backward.py)
 
     @property
     def code(self) -> str:
@@ -404,10 +405,12 @@ def needs_backward_pass(nodes: Sequence[FunctionNode], leaf_tensors: Sequence) -
         or any((v := ref()) is not None and v._starts_grad for n in nodes for ref in n._outputs))
 
 
-def build_plan(subgraph: Subgraph, keep_all: bool) -> StaticPlan | EagerPlan:
+def build_plan(subgraph: Subgraph, keep_all: bool, backward: bool = True
+               ) -> StaticPlan | EagerPlan:
     """Lower ``subgraph`` (see the module docstring); an :class:`EagerPlan` for a graph that
     cannot be traced.  ``keep_all`` gives every intermediate a value (else only the roots and
-    ``persistent`` Variables).
+    ``persistent`` Variables); ``backward=False`` lowers the forward only (a static plan's
+    backward left for later, ``_deferred_backward.py``).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -436,7 +439,8 @@ def build_plan(subgraph: Subgraph, keep_all: bool) -> StaticPlan | EagerPlan:
                          f"holds op(s) that cannot be traced: {', '.join(untraceable)}")
     try:
         with collector_paused():         # a build's objects live until it ends (_tracing.py)
-            return _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all)
+            return _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward and backward,
+                          keep_all)
     except Exception as exc:  # noqa: BLE001 - any tracing failure falls back, loudly
         reason = f"tracing failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
         warnings.warn(f"a static graph runs eagerly: {reason}", RuntimeWarning, stacklevel=4)

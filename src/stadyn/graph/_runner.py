@@ -32,20 +32,22 @@ import numpy as np
 import torch
 
 from .._errors import StadynError
-from ._context import get_current_context
+from ._context import context_scope, get_current_context
 from ._function_hooks import _POST as _POST_HOOKS
 from ._function_hooks import _PRE as _PRE_HOOKS
 from ._function_hooks import HookedPlan
 from ._grad_marks import gradient_marks, mark_gradients_changed, marks_to_replay
 from ._intermediate_grads import (intermediates_of, retain_intermediate_grads,
                                   take_retained_grads)
-from ._mode import is_training
+from ._mode import is_training, training
 from ._labels import _active as _labelling
 from ._labels import BUILD_LABEL, LABEL_PREFIX
 from ._numerics import _depth as _checking
 from ._layout import plan_layout
 from ._plan import (EagerPlan, StaticPlan, TrialPlan, build_plan, check_gradients,
                     needs_backward_pass)
+from ._deferred_backward import Deferred, deferrable
+from ._plan_reuse import remember, reuse, structure
 from ._subgraph import Subgraph
 from ._variable import Variable, gradient_marks_version, graph_version, layout_version
 
@@ -71,7 +73,7 @@ class _PlanCache:
     its last run's values and autograd graph."""
 
     __slots__ = ("graph_version", "subgraph", "plans", "trials", "built", "eager", "last",
-                 "last_key", "trial", "trial_key", "marks", "marks_version")
+                 "last_key", "trial", "trial_key", "marks", "marks_version", "differentiated")
 
     def __init__(self, subgraph: Subgraph):
         self.graph_version = graph_version()
@@ -86,6 +88,9 @@ class _PlanCache:
         self.last_key: tuple | None = None
         self.trial: TrialPlan | None = None
         self.trial_key: tuple | None = None
+        # Plans of these roots are built with their backward (one was, or a backward was asked
+        # of a plan that had none): no forward-only plan (_deferred_backward.py) any more.
+        self.differentiated = False
 
     def plan_for(self, flags: tuple, keep_all: bool) -> StaticPlan | EagerPlan:
         """The plan for the leaves' current signature under ``flags``: cached, a trial run of
@@ -113,13 +118,7 @@ class _PlanCache:
             self.trial, self.trial_key = trial, key
             return trial
         self.trials.pop(key, None)
-        start = time.perf_counter()
-        if flags[4]:   # the trace runs the labelled ops once: one range for it all
-            with torch.profiler.record_function(LABEL_PREFIX + BUILD_LABEL):
-                plan = build_plan(self.subgraph, keep_all)
-        else:
-            plan = build_plan(self.subgraph, keep_all)
-        seconds = time.perf_counter() - start
+        plan, seconds = self._build(key, flags, keep_all)
         if isinstance(plan, StaticPlan):
             self.built[flags] = min(seconds, self.built.get(flags, seconds))
         elif flags not in self.built:
@@ -131,6 +130,37 @@ class _PlanCache:
         if len(self.plans) > MAX_PLANS:
             self.plans.popitem(last=False)
         return plan
+
+    def _build(self, key: tuple, flags: tuple, keep_all: bool) -> tuple:
+        """A new plan for ``key`` and its build's seconds.  A graph rebuilt alike (new roots,
+        same structure) replays the plan built for the first (_plan_reuse.py; a labelled plan
+        is not shared: its ranges name scopes).  A graph that may be differentiated, but whose
+        parameters another graph differentiated already, gets its forward only
+        (_deferred_backward.py)."""
+        subgraph = self.subgraph
+        defer = (not self.differentiated and not flags[4] and flags[1]
+                 and _needs_backward(subgraph) and deferrable(subgraph.leaves, subgraph.nodes))
+        form = None if flags[4] else structure(subgraph)
+        shared = None if form is None else key + (form,)
+        reused = reuse(shared and shared + (False,), subgraph, keep_all)
+        if reused is None and defer:
+            reused = reuse(shared + (True,), subgraph, keep_all) if shared else None
+        if reused is not None:
+            plan, seconds = reused
+        else:
+            start = time.perf_counter()
+            if flags[4]:   # the trace runs the labelled ops once: one range for it all
+                with torch.profiler.record_function(LABEL_PREFIX + BUILD_LABEL):
+                    plan = build_plan(subgraph, keep_all)
+            else:
+                plan = build_plan(subgraph, keep_all, backward=not defer)
+            seconds = time.perf_counter() - start
+            remember(shared and shared + (defer,), plan, seconds)
+        if defer and isinstance(plan, StaticPlan) and not plan.has_backward:
+            plan.deferred = Deferred(self, key, flags, plan)
+        elif isinstance(plan, StaticPlan) and plan.has_backward:
+            self.differentiated = True
+        return plan, seconds
 
     def _gradient_marks(self) -> tuple:
         """Which op outputs of the graph stop (``need_grad=False``) or start (``True``) the
@@ -180,7 +210,9 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
     roots_key = tuple(id(r) for r in roots)
     entry = head._plans.get(roots_key)
     if entry is None or entry.graph_version != graph_version():
+        differentiated = entry is not None and entry.differentiated
         entry = _PlanCache(Subgraph(roots))
+        entry.differentiated = differentiated
         head._plans[roots_key] = entry
     subgraph = entry.subgraph
     if not subgraph.nodes:
@@ -202,6 +234,8 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
     if plan is None or (isinstance(plan, TrialPlan) and plan.spent >= entry.built[fast[:5]]):
         plan = entry.plan_for(fast[:5], keep_all)
         entry.last, entry.last_key = plan, fast
+    if getattr(plan, "deferred", None) is not None:
+        plan.deferred.keep(plan)
     plan.run()
     if plan.marks is None:          # a plan is built for one set of gradient marks
         plan.marks = gradient_marks(plan.nodes, plan.leaves)
@@ -328,6 +362,8 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
                               [h for h in [function_pre_hook] if h],
                               [h for h in [function_post_hook] if h])
         return
+    if plan is not None and getattr(plan, "deferred", None) is not None:
+        plan = _with_backward(plan)
     data = var._data
     if plan is not None and plan.has_backward and data is not None:
         if not any(r is var for r in plan.diff_roots):
@@ -367,3 +403,24 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
                   "its forward first", RuntimeWarning, stacklevel=3)
     run_forward([var])
     backward(var, grad, clear_buffer)
+
+
+def _with_backward(plan: StaticPlan) -> StaticPlan:
+    """The plan with a backward that replaces ``plan`` (a forward-only plan whose backward was
+    left for later, ``_deferred_backward.py``), its forward run again on what ``plan``'s last
+    run started from, under that run's flags."""
+    deferred = plan.deferred
+    entry = deferred.entry
+    entry.differentiated = True
+    entry.plans.pop(deferred.key, None)
+    entry.built.pop(deferred.flags, None)     # built now, not run as a trial of a new shape
+    entry.last = entry.last_key = None
+    keep_all, grad, phase, ctx = deferred.flags[:4]
+    now = deferred.state(plan) if deferred.before is not None else None
+    deferred.put_back(plan, deferred.before)
+    try:
+        with torch.set_grad_enabled(grad), training(phase), context_scope(ctx):
+            new = run_forward(plan.roots, clear_buffer=not keep_all)
+    finally:
+        deferred.put_back(plan, now)
+    return new

@@ -1,0 +1,190 @@
+"""Plans shared by graphs of one structure: a graph rebuilt op for op replays the plan of the
+first.
+
+Programs that define their graph again on every iteration (nnabla-examples' MAML: each task
+calls the network anew, then ``nn.grad``; any loop that builds a loss inside it) make new root
+Variables each time, so the runner's cache, which lives on the roots (``_runner.py``), never
+finds a plan, and each iteration pays a build: a trace and its passes, hundreds of times what a
+replay costs.  The programs a build makes read nothing of the Variables they were traced from
+but their position in the graph, so any graph with the same *structure* can run them:
+
+* its ops in the same order, each with the same spec, the same attributes (the non-Variable
+  arguments, by value) and its inputs at the same positions (a leaf by its index among the
+  leaves, an op output by its node's index and output index);
+* the same roots, the same live and ``persistent`` outputs (what a forward fills), the same
+  ``recompute`` flags, the same views among the leaves and the same leaves sharing one tensor;
+* and, as for any plan, the same leaf signature (shape, dtype, device, ``requires_grad``),
+  gradient marks and flags (grad mode, phase, context, buffer flags).
+
+:func:`structure` is that key (None for a graph it cannot describe by value: an op holding a
+tensor, an array or a function as an attribute, an op with state, which runs eagerly anyway).
+The runner asks :func:`reuse` before it builds a plan and gives :func:`remember` each static
+plan it built.  What is kept (:class:`_Template`, at most :data:`MAX_TEMPLATES`, least recently
+used dropped first) holds the generated programs and positions only, never a Variable, so a
+graph that is gone leaves no values behind; :func:`clear` forgets them all.  A reused plan is a
+:class:`~stadyn.graph.StaticPlan` of its own graph's Variables, with buffers of its own, and its
+Variables get the shapes the build inferred (what ``refresh_shapes`` would find: the same
+structure on the same leaf signature).
+
+Example:
+    >>> import numpy as np, stadyn as sd, stadyn.functions as F
+    >>> from stadyn.graph import Subgraph
+    >>> from stadyn.graph._plan_reuse import structure
+    >>> def loss(w):
+    ...     return F.sum(F.tanh(w) * 2.0)
+    >>> a = sd.Variable.from_numpy_array(np.ones(3), need_grad=True)
+    >>> b = sd.Variable.from_numpy_array(np.zeros(3), need_grad=True)
+    >>> structure(Subgraph([loss(a)])) == structure(Subgraph([loss(b)]))
+    True
+    >>> structure(Subgraph([loss(a)])) == structure(Subgraph([F.sum(F.tanh(a) * 3.0)]))
+    False
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._memory import keep_freed_cpu_memory
+from ._plan import StaticPlan
+from ._subgraph import Subgraph
+from ._variable import Variable
+
+__all__ = ["structure", "reuse", "remember", "clear", "MAX_TEMPLATES"]
+
+#: Structures whose plans are kept for graphs rebuilt alike.
+MAX_TEMPLATES = 64
+
+_PLAIN = (int, bool, str, bytes, type(None), type(Ellipsis), torch.dtype, torch.device)
+
+
+class _Unkeyed(Exception):
+    """An attribute :func:`structure` cannot key by value."""
+
+
+def _attribute(a: Any, where: dict) -> Any:
+    """``a``'s share of the key: a Variable by its position (``where``: a leaf's, or its node's
+    and its output index), a value by type and value (a float by its exact bits: 0.0 and -0.0
+    are two attributes)."""
+    if isinstance(a, Variable):
+        found = where.get(id(a) if a.parent is None else id(a.parent))
+        if found is None:                  # not a leaf or op of the graph (held in a list)
+            raise _Unkeyed
+        return found if a.parent is None else (found, a._index)
+    t = type(a)
+    if t is float or isinstance(a, np.floating):
+        return (t, float(a).hex())
+    if t in _PLAIN or isinstance(a, np.integer) or isinstance(a, np.bool_):
+        return (t, a)
+    if isinstance(a, (tuple, list)):
+        return (t, tuple(_attribute(e, where) for e in a))
+    if t is slice:
+        return (t, _attribute(a.start, where), _attribute(a.stop, where),
+                _attribute(a.step, where))
+    raise _Unkeyed
+
+
+def structure(subgraph: Subgraph) -> tuple | None:
+    """The structure of ``subgraph`` (see the module docstring), or None when some op's
+    attributes cannot be keyed by value."""
+    where: dict[int, Any] = {}
+    first: dict[int, int] = {}
+    leaves = []
+    for k, v in enumerate(subgraph.leaves):
+        where[id(v)] = ("leaf", k)
+        shared = first.setdefault(id(v._data), k) if v._alias is None and v._data is not None \
+            else k
+        leaves.append((v._alias is not None, shared))
+    for i, node in enumerate(subgraph.nodes):
+        where[id(node)] = ("op", i)
+    ops = []
+    try:
+        for node in subgraph.nodes:
+            if node.state is not None:
+                return None
+            args = tuple(_attribute(a, where) for a in node.args)
+            kwargs = tuple((k, _attribute(a, where)) for k, a in node.kwargs.items())
+            outputs = tuple((v is not None, v is not None and v._persistent,
+                             v is not None and bool(v.recompute))
+                            for v in (ref() for ref in node._outputs))
+            ops.append((node.spec, args, kwargs, outputs))   # a spec hashes by identity
+        roots = tuple(_attribute(r, where) for r in subgraph.roots)
+    except _Unkeyed:
+        return None
+    return (tuple(ops), roots, tuple(leaves))
+
+
+class _Template:
+    """A static plan's programs and what it reads by position: which leaves get gradients,
+    which filled values are differentiated roots and returned intermediate gradients, and every
+    op output's shape and dtype as the build inferred them."""
+
+    __slots__ = ("fw", "bw", "grad_leaves", "diff_roots", "grad_inters", "copy_grad",
+                 "out_slots", "cast_slots", "copy_inter", "shapes", "seconds")
+
+    def __init__(self, plan: StaticPlan, seconds: float):
+        leaf_at = {id(v): k for k, v in enumerate(plan.leaves)}
+        fill_at = {id(v): k for k, v in enumerate(plan.fill)}
+        self.fw, self.bw = plan.fw, plan.bw
+        self.grad_leaves = [leaf_at[id(v)] for v in plan.grad_leaves]
+        self.diff_roots = [fill_at[id(v)] for v in plan.diff_roots]
+        self.grad_inters = [fill_at[id(v)] for v in plan.grad_inters]
+        self.copy_grad = list(plan._copy_grad)
+        self.out_slots, self.cast_slots = plan._out_slots, plan._cast_slots
+        self.copy_inter = list(plan._copy_inter)
+        self.shapes = [[(v._shape, v._dtype) if (v := ref()) is not None else None
+                        for ref in node._outputs] for node in plan.nodes]
+        self.seconds = seconds
+
+    def bind(self, subgraph: Subgraph, keep_all: bool) -> StaticPlan:
+        """A plan of ``subgraph`` (of this template's structure) running these programs."""
+        nodes, leaves = subgraph.nodes, subgraph.leaves
+        for node, shapes in zip(nodes, self.shapes):
+            for ref, found in zip(node._outputs, shapes):
+                v = ref()
+                if v is not None and found is not None:
+                    v._shape, v._dtype = found
+                    held = v._data
+                    if held is not None and tuple(held.shape) != v._shape:
+                        v._data = None         # a buffer of another shape (refresh_shapes')
+        if any(leaf.device.type == "cpu" for leaf in subgraph.leaf_tensors()):
+            keep_freed_cpu_memory()
+        fill = subgraph.filled(keep_all)
+        return StaticPlan(subgraph.roots, list(nodes), list(leaves), fill, self.fw, self.bw,
+                          [leaves[k] for k in self.grad_leaves],
+                          [fill[k] for k in self.diff_roots], list(self.copy_grad),
+                          self.out_slots, self.cast_slots,
+                          grad_inters=[fill[k] for k in self.grad_inters],
+                          copy_inter=list(self.copy_inter))
+
+
+_TEMPLATES: OrderedDict = OrderedDict()
+
+
+def reuse(key: tuple | None, subgraph: Subgraph, keep_all: bool
+          ) -> tuple[StaticPlan, float] | None:
+    """A plan of ``subgraph`` from a kept template under ``key`` (the runner's plan key and
+    :func:`structure`), and the seconds that template's build took; None when there is none."""
+    template = _TEMPLATES.get(key) if key is not None else None
+    if template is None:
+        return None
+    _TEMPLATES.move_to_end(key)
+    return template.bind(subgraph, keep_all), template.seconds
+
+
+def remember(key: tuple | None, plan: Any, seconds: float) -> None:
+    """Keep the programs of ``plan`` (a static plan built in ``seconds``) under ``key``."""
+    if key is None or not isinstance(plan, StaticPlan):
+        return
+    _TEMPLATES[key] = _Template(plan, seconds)
+    if len(_TEMPLATES) > MAX_TEMPLATES:
+        _TEMPLATES.popitem(last=False)
+
+
+def clear() -> None:
+    """Forget every kept template (the test suite does before each test, so that a test's
+    count of builds does not depend on the graphs of the tests before it)."""
+    _TEMPLATES.clear()

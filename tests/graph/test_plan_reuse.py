@@ -1,0 +1,134 @@
+"""A graph rebuilt with the same structure (new roots, new or the same leaves) replays the plan
+built for the first one (``graph/_plan_reuse.py``), with its own leaves bound: its own values and
+gradients.  A graph that differs in any op, attribute, wiring, kept value or leaf signature gets
+a build of its own.  Builds are counted at ``_runner.build_plan``; values are checked against
+NumPy."""
+
+import numpy as np
+import pytest
+import torch
+
+import stadyn as sd
+import stadyn.functions as F
+from stadyn.graph import StaticPlan
+
+
+@pytest.fixture
+def builds(monkeypatch):
+    from stadyn.graph import _runner
+    built = []
+    original = _runner.build_plan
+    monkeypatch.setattr(_runner, "build_plan",
+                        lambda *a, **k: built.append(1) or original(*a, **k))
+    return built
+
+
+def _leaves(seed, shape=(2, 3)):
+    rng = np.random.RandomState(seed)
+    x = sd.Variable.from_numpy_array(rng.randn(*shape).astype(np.float32))
+    w = sd.Variable.from_numpy_array(rng.randn(*shape).astype(np.float32), need_grad=True)
+    return x, w
+
+
+def _loss(x, w, scale=2.0):
+    h = F.tanh(x * w)
+    return F.sum(h * h) * scale, h
+
+
+def _expected(x, w, scale=2.0):
+    t = np.tanh(x * w)
+    return scale * (t * t).sum(), t, scale * 2 * t * (1 - t * t) * x
+
+
+def test_graphs_built_alike_from_other_leaves_share_one_build_with_their_own_values(builds):
+    runs = []
+    for seed in range(3):
+        x, w = _leaves(seed)
+        loss, h = _loss(x, w)
+        loss.forward()
+        loss.backward()
+        runs.append((x, w, loss, h))
+    assert len(builds) == 1
+    for x, w, loss, h in runs:               # each graph kept its own values and gradients
+        value, t, grad = _expected(x.d, w.d)
+        assert isinstance(loss._plan, StaticPlan)
+        np.testing.assert_allclose(float(loss.d), value, rtol=1e-5)
+        np.testing.assert_allclose(h.d, t, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(w.g, grad, rtol=1e-4, atol=1e-6)
+    x, w, loss, _ = runs[0]                  # and replays its own plan afterwards
+    w.g = 0
+    loss.forward()
+    loss.backward()
+    np.testing.assert_allclose(w.g, _expected(x.d, w.d)[2], rtol=1e-4, atol=1e-6)
+    assert len(builds) == 1
+
+
+def test_a_graph_rebuilt_on_the_same_leaves_each_iteration_builds_once(builds):
+    x, w = _leaves(0)
+    for step in range(4):                    # as MAML's tasks: new roots on the same leaves
+        w.g = 0
+        loss, _ = _loss(x, w)
+        loss.forward()
+        loss.backward()
+        np.testing.assert_allclose(w.g, _expected(x.d, w.d)[2], rtol=1e-4, atol=1e-6)
+        w.d = w.d - 0.1 * w.g
+    assert len(builds) == 1
+
+
+@pytest.mark.parametrize("other", [
+    lambda x, w: _loss(x, w, scale=3.0)[0],            # another attribute value
+    lambda x, w: _loss(x, w, scale=-0.0)[0],           # -0.0 is not 0.0
+    lambda x, w: F.sum(F.tanh(w * x) * F.tanh(x * w)),  # other wiring (the operands swapped)
+    lambda x, w: F.sum(F.sigmoid(x * w) ** 2) * 2.0,    # another op
+    lambda x, w: _loss(x, x, scale=2.0)[0],            # the same leaf twice: other positions
+])
+def test_a_graph_of_another_structure_gets_its_own_build(builds, other):
+    x, w = _leaves(0)
+    _loss(x, w, scale=0.0)[0].forward()
+    loss = other(*_leaves(1))
+    loss.forward()
+    assert len(builds) == 2
+
+
+def test_what_a_forward_keeps_and_the_leaf_signature_are_part_of_the_structure(builds):
+    x, w = _leaves(0)
+    loss, h = _loss(x, w)
+    loss.forward()
+    x2, w2 = _leaves(1)
+    loss2, h2 = _loss(x2, w2)
+    h2.persistent = True                     # another set of kept values
+    loss2.forward(clear_buffer=True)
+    assert len(builds) == 2
+    x3, w3 = _leaves(2, shape=(5, 3))        # another leaf shape
+    _loss(x3, w3)[0].forward()
+    x4 = sd.Variable.from_numpy_array(np.ones((2, 3), np.float32))
+    _loss(x4, sd.Variable.from_numpy_array(np.ones((2, 3), np.float32)))[0].forward()
+    assert len(builds) == 4                  # no leaf needs a gradient: a forward-only plan
+    np.testing.assert_allclose(h2.d, np.tanh(x2.d * w2.d), rtol=1e-5)
+
+
+def test_a_graph_defined_before_its_leaf_was_resized_gets_the_shapes_of_its_run(builds):
+    x, w = _leaves(0, shape=(4, 3))
+    _loss(x, w)[0].forward(clear_buffer=True)
+    x2, w2 = _leaves(1, shape=(2, 3))
+    loss, h = _loss(x2, w2)                  # defined on 2 rows, run on 4
+    x2.data = torch.ones(4, 3)
+    w2.data = torch.full((4, 3), 0.5, requires_grad=True)
+    loss.forward(clear_buffer=True)          # h's value is not kept: its shape must still be
+    assert len(builds) == 1 and h.shape == (4, 3)
+    np.testing.assert_allclose(float(loss.d), _expected(np.ones((4, 3)), 0.5)[0], rtol=1e-5)
+
+
+def test_an_op_holding_a_function_is_not_shared(builds):
+    from stadyn.graph import OpSpec, apply
+    spec = OpSpec.from_function(lambda x, f: f(x), 1, name="apply_held")
+    values = []
+    for seed, scale in enumerate([1.0, 2.0]):
+        x, w = _leaves(seed)
+        held = (lambda t, k=scale: t * k)               # a function: not keyed by value
+        y = F.sum(apply(spec, (x * w,), {"f": held}))
+        y.forward()
+        values.append((float(y.d), float((x.d * w.d).sum() * scale)))
+    assert len(builds) == 2
+    for got, want in values:
+        assert got == pytest.approx(want, rel=1e-5)
