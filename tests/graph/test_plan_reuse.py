@@ -132,3 +132,27 @@ def test_an_op_holding_a_function_is_not_shared(builds):
     assert len(builds) == 2
     for got, want in values:
         assert got == pytest.approx(want, rel=1e-5)
+
+
+def test_graphs_rebuilt_alike_under_clear_no_need_grad_share_the_values_kept_for_backward(
+        builds):
+    """A clearing forward keeps the values its backward reads beyond those it fills, and its
+    backward program returns the persistent intermediates' gradients (a choice made again when
+    ``persistent`` changes): a plan shared by a rebuilt graph binds those values of its own
+    graph and the programs' inputs stay in step (the shared plan once passed the kept values
+    to a backward built for fewer)."""
+    for seed in range(3):
+        x, w = _leaves(seed)
+        h = F.tanh(x * w)
+        loss = F.sum(F.sigmoid(h) * h)
+        loss.forward(clear_no_need_grad=True)
+        h.persistent = seed == 2         # the third backward keeps h's gradient too
+        w.g = 0
+        loss.backward(clear_buffer=True)
+        t = np.tanh(x.d * w.d)
+        s = 1 / (1 + np.exp(-t))
+        dh = s * (1 - s) * t + s
+        np.testing.assert_allclose(w.g, dh * (1 - t * t) * x.d, rtol=1e-4, atol=1e-6)
+        if seed == 2:
+            np.testing.assert_allclose(h.g, dh, rtol=1e-4, atol=1e-6)
+    assert len(builds) == 1

@@ -118,20 +118,24 @@ def structure(subgraph: Subgraph) -> tuple | None:
 
 
 class _Template:
-    """A static plan's programs and what it reads by position: which leaves get gradients,
-    which filled values are differentiated roots and returned intermediate gradients, and every
-    op output's shape and dtype as the build inferred them."""
+    """A static plan's programs and what it reads by position (``("leaf", k)`` or an op
+    output's node and output index): which leaves get gradients, which values it fills (the
+    values a clearing forward keeps for its backward too), which of them are differentiated
+    roots and intermediates whose gradients a backward may give, and every op output's shape
+    and dtype as the build inferred them."""
 
-    __slots__ = ("fw", "bw", "grad_leaves", "diff_roots", "grad_inters", "copy_grad",
-                 "out_slots", "cast_slots", "copy_inter", "shapes", "seconds")
+    __slots__ = ("fw", "bw", "raw_bw", "grad_leaves", "fill", "diff_roots", "all_inters",
+                 "positions", "n_kept", "copy_grad", "out_slots", "cast_slots", "copy_inter",
+                 "shapes", "seconds")
 
     def __init__(self, plan: StaticPlan, seconds: float):
-        leaf_at = {id(v): k for k, v in enumerate(plan.leaves)}
-        fill_at = {id(v): k for k, v in enumerate(plan.fill)}
-        self.fw, self.bw = plan.fw, plan.bw
-        self.grad_leaves = [leaf_at[id(v)] for v in plan.grad_leaves]
-        self.diff_roots = [fill_at[id(v)] for v in plan.diff_roots]
-        self.grad_inters = [fill_at[id(v)] for v in plan.grad_inters]
+        at = _positions(plan.leaves, plan.nodes)
+        self.fw, self.bw, self.raw_bw = plan.fw, plan.bw, plan._raw_bw
+        self.grad_leaves = [at[id(v)] for v in plan.grad_leaves]
+        self.fill = [at[id(v)] for v in plan.fill]
+        self.diff_roots = [at[id(v)] for v in plan.diff_roots]
+        self.all_inters = [at[id(v)] for v in plan.all_inters]
+        self.positions, self.n_kept = plan._positions, len(plan.kept)
         self.copy_grad = list(plan._copy_grad)
         self.out_slots, self.cast_slots = plan._out_slots, plan._cast_slots
         self.copy_inter = list(plan._copy_inter)
@@ -152,13 +156,34 @@ class _Template:
                         v._data = None         # a buffer of another shape (refresh_shapes')
         if any(leaf.device.type == "cpu" for leaf in subgraph.leaf_tensors()):
             keep_freed_cpu_memory()
-        fill = subgraph.filled(keep_all)
+
+        def variable(where):
+            if where[0] == "leaf":
+                return leaves[where[1]]
+            return nodes[where[0]]._outputs[where[1]]()
+
+        fill = [variable(w) for w in self.fill]
+        inters = [variable(w) for w in self.all_inters]
         return StaticPlan(subgraph.roots, list(nodes), list(leaves), fill, self.fw, self.bw,
-                          [leaves[k] for k in self.grad_leaves],
-                          [fill[k] for k in self.diff_roots], list(self.copy_grad),
+                          [variable(w) for w in self.grad_leaves],
+                          [variable(w) for w in self.diff_roots], list(self.copy_grad),
                           self.out_slots, self.cast_slots,
-                          grad_inters=[fill[k] for k in self.grad_inters],
-                          copy_inter=list(self.copy_inter))
+                          grad_inters=[inters[k] for k in self.positions],
+                          copy_inter=list(self.copy_inter), all_inters=inters,
+                          raw_bw=self.raw_bw, positions=self.positions,
+                          kept=fill[len(fill) - self.n_kept:] if self.n_kept else ())
+
+
+def _positions(leaves, nodes) -> dict[int, tuple]:
+    """Each Variable of a graph (by id) at its position: ``("leaf", k)`` or ``(i, j)``, the
+    ``j``-th output of the ``i``-th node."""
+    at: dict[int, tuple] = {id(v): ("leaf", k) for k, v in enumerate(leaves)}
+    for i, node in enumerate(nodes):
+        for j, ref in enumerate(node._outputs):
+            v = ref()
+            if v is not None:
+                at[id(v)] = (i, j)
+    return at
 
 
 _TEMPLATES: OrderedDict = OrderedDict()
