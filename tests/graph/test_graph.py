@@ -201,6 +201,24 @@ def test_unlinked_cuts_the_graph_but_reads_the_value():
     np.testing.assert_allclose(x.g, [2.0, 4.0])   # only through the direct use of x
 
 
+def test_view_keeps_sharing_its_sources_gradient_after_zero_grad():
+    # NNabla's loop: forward, zero_grad, backward, update; a view (NnpLoader's networks'
+    # parameters) must still accumulate into its source's gradient after the zero_grad
+    w = sd.Variable.from_numpy_array(np.array([1.0, -2.0]), need_grad=True)
+    view = w.unlinked(need_grad=True)
+    loss = F.sum(view * view)
+    solver = S.Sgd(0.25)
+    solver.set_parameters({"w": view})
+    for step in range(2):
+        loss.forward()
+        solver.zero_grad()
+        loss.backward()
+        np.testing.assert_allclose(w.g, 2 * w.d)
+        np.testing.assert_allclose(view.g, w.g)
+        solver.update()
+    np.testing.assert_allclose(w.d, [0.25, -0.5])   # halved by each step
+
+
 def test_operators_and_reflected_scalars():
     x = sd.Variable.from_numpy_array(np.array([1.0, 2.0, 4.0]))
     with sd.auto_forward():

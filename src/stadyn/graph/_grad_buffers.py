@@ -81,6 +81,12 @@ def release_grads(variables: Iterable[Variable]) -> None:
     """
     for v in variables:
         t = v._data
+        if v._alias is not None and t is not None and t.grad is not None \
+                and t.grad is Variable.grad.fget(v._alias):
+            # a view's tensor accumulates into its source's gradient (``leaf_tensor``): keep
+            # that link for the next backward, as zeros (NNabla zeroes the shared array)
+            t.grad.zero_()
+            continue
         if t is not None and v.parent is None:
             g = t.grad
             buffer = getattr(t, _ATTR, None)

@@ -1,9 +1,15 @@
 """``nnabla.utils.nnp_graph`` on Stadyn: :class:`NnpLoader` builds the networks of an NNabla
 ``.nnp`` / ``.nntxt`` file as Stadyn graphs (``stadyn.load_nnp``), without NNabla.
 
-As in NNabla, parameters go to the current parameter scope (Stadyn's current registry) under
-the file's names, and a network's inputs are the variables no function writes, its outputs
-those no function reads.  ``get_network(..., callback=NnpNetworkPass(...))`` rewrites the network
+As NNabla 1.39's, the loader reads the file's parameters once, into Variables of its own; each
+``get_network`` gives the network new parameter Variables that share those values and
+gradients (``Variable.unlinked``), each with ``need_grad`` set (as NNabla 1.39 sets it for every
+parameter of a network, the file's ``need_grad: false`` of running statistics too; a pass's
+``fix_parameters`` clears it), and publishes them in the
+current parameter scope (Stadyn's current registry) under the file's names, replacing what was
+there.  So a second network of the same loader computes with the values the first one's
+training or running statistics left, not the file's, even after ``nn.clear_parameters()``.  A
+network's inputs are the variables no function writes, its outputs those no function reads.  ``get_network(..., callback=NnpNetworkPass(...))`` rewrites the network
 while building it (``_nnp_pass.py``).
 """
 
@@ -14,8 +20,9 @@ import os
 from collections import OrderedDict
 from typing import Any
 
-from ....parametric import current_registry
-from ....serialize import load_nnp, read_legacy_model
+from ....graph import Variable
+from ....parametric import ParameterRegistry, set_parameter
+from ....serialize import LegacyModel, LegacyNetwork, load_nnp, read_legacy_model
 from ._nnp_pass import NnpNetworkPass, apply_pass, substitute
 
 __all__ = ["NnpLoader", "NnpNetwork", "NnpNetworkPass"]
@@ -68,6 +75,10 @@ class NnpLoader:
             raise NotImplementedError("NnpLoader(scope=...): Stadyn loads parameters into the "
                                       "current registry (use stadyn.parameter_registry)")
         self._model = read_legacy_model(filepath)
+        # NNabla's loader keeps the parameters it read; every network shares their values
+        self._params = OrderedDict(
+            (k, Variable.from_numpy_array(p.value, need_grad=bool(p.need_grad)))
+            for k, p in self._model.parameters.items())
 
     def get_network_names(self) -> list[str]:
         """The names of the file's networks, in file order."""
@@ -76,28 +87,42 @@ class NnpLoader:
     def get_network(self, name: str, batch_size: int | None = None,
                     callback: Any = None) -> NnpNetwork:
         """The network ``name`` built for ``batch_size`` (default: the file's), rewritten by
-        ``callback`` (an :class:`NnpNetworkPass`) if given."""
+        ``callback`` (an :class:`NnpNetworkPass`) if given; its parameters share the loader's
+        values (see the module's docstring)."""
+        if name not in self._model.networks:
+            raise KeyError(name)
         if callback is None:
-            net = load_nnp(self._model, network=name, batch_size=batch_size,
-                           registry=current_registry())
+            net = self._build(name, self._model.networks[name], batch_size, {})
             return NnpNetwork(name, net, int(net.info().details.get("batch_size", 1)))
         if not isinstance(callback, NnpNetworkPass):
             raise TypeError(f"get_network(callback=...): an NnpNetworkPass, got "
                             f"{type(callback).__name__}")
-        if name not in self._model.networks:
-            raise KeyError(name)
         need_grad = {k: bool(p.need_grad) for k, p in self._model.parameters.items()}
         rewritten, replaced, grads = apply_pass(self._model.networks[name], callback,
                                                 need_grad)
-        model = dataclasses.replace(self._model, networks=OrderedDict([(name, rewritten)]))
-        net = load_nnp(model, network=name, batch_size=batch_size,
-                       registry=current_registry())
-        for k, var in net.parameters.items():
-            if not grads.get(k, True):
-                var.need_grad = False
+        net = self._build(name, rewritten, batch_size, grads)
         built = NnpNetwork(name, net, int(net.info().details.get("batch_size", 1)))
         for k, var in replaced.items():
             if k in built.inputs:
                 substitute(built.inputs[k], var)
                 built.inputs[k] = built.variables[k] = var
         return built
+
+    def _build(self, name: str, network: LegacyNetwork, batch_size: int | None, grads: dict) -> Any:
+        """``network`` built over new Variables sharing the loader's parameters (``need_grad``
+        the file's unless ``grads`` says otherwise), which go to the current scope."""
+        used = [k for k in self._model.parameters
+                if any(k in f.inputs for f in network.all_functions())]
+        registry = ParameterRegistry()
+        for k in used:      # NNabla 1.39 gives every parameter of a network need_grad
+            registry.set(k, self._params[k].unlinked(need_grad=grads.get(k, True)))
+        # the build writes each parameter's value into the registry's Variable: give it the
+        # loader's current values, so nothing is reset to the file's
+        current = OrderedDict((k, dataclasses.replace(p, value=self._params[k].d.copy()))
+                              for k, p in self._model.parameters.items())
+        model: LegacyModel = dataclasses.replace(
+            self._model, networks=OrderedDict([(name, network)]), parameters=current)
+        net = load_nnp(model, network=name, batch_size=batch_size, registry=registry)
+        for k, var in registry.items():
+            set_parameter(k, var)
+        return net
