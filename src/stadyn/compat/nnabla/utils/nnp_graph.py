@@ -4,13 +4,13 @@
 As NNabla 1.39's, the loader reads the file's parameters once, into Variables of its own; each
 ``get_network`` gives the network new parameter Variables that share those values and
 gradients (``Variable.unlinked``), each with ``need_grad`` set (as NNabla 1.39 sets it for every
-parameter of a network, the file's ``need_grad: false`` of running statistics too; a pass's
-``fix_parameters`` clears it), and publishes them in the
-current parameter scope (Stadyn's current registry) under the file's names, replacing what was
-there.  So a second network of the same loader computes with the values the first one's
-training or running statistics left, not the file's, even after ``nn.clear_parameters()``.  A
-network's inputs are the variables no function writes, its outputs those no function reads.  ``get_network(..., callback=NnpNetworkPass(...))`` rewrites the network
-while building it (``_nnp_pass.py``).
+parameter of a network, the running statistics' too; a pass's ``fix_parameters`` clears it), and
+publishes them in the current parameter scope (Stadyn's current registry) under the file's
+names, replacing what was there.  So a second network of the same loader computes with the
+values the first one's training or running statistics left, not the file's, even after
+``nn.clear_parameters()``.  A network's inputs are the variables no function writes, its
+outputs those no function reads.  ``get_network(..., callback=NnpNetworkPass(...))`` rewrites
+the network while building it (``_nnp_pass.py``).
 """
 
 from __future__ import annotations
