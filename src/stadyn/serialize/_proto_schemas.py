@@ -4,8 +4,13 @@ built as message classes at import time -- no ``protoc``, no generated code.
 * NNabla's ``parameter.protobuf`` (an ``NNablaProtoBuf`` of which NNabla's own loader reads only
   the parameters): ``NNablaProtoBuf.parameter = 200`` (repeated ``Parameter``);
   ``Parameter { variable_name = 1; Shape shape = 20; repeated float data = 100; bool need_grad =
-  101 }``; ``Shape { repeated int64 dim = 1 }`` (proto3, so repeated numbers are packed).  Other
-  fields of ``NNablaProtoBuf`` (networks, executors ...) are skipped as unknown fields.
+  101 }``; ``Shape { repeated int64 dim = 1 }`` (proto3, so repeated numbers are packed); and
+  the solvers' states NNabla saves with an optimizer (``NNablaProtoBuf.optimizer = 400``:
+  ``Optimizer { name = 1; Solver solver = 30 }``, ``Solver { type = 2; map<string, SolverState>
+  states = 40 }``, ``SolverState { uint32 t = 1; map<string, SolverStateParameter>
+  state_parameter = 2 }``, ``SolverStateParameter { Shape shape = 20; repeated float data = 100
+  }``, the maps as their repeated entries).  Other fields of ``NNablaProtoBuf`` (networks,
+  executors ...) are skipped as unknown fields.
 * CNTK 2.x's ``CNTK.proto`` (package ``CNTK.proto`` in CNTK 2.7's own binary): ``NDShape``,
   ``Axis``, ``NDArrayView`` (data type, storage format, shape, and one of float / double / bytes
   / sint32 values), ``Vector``, ``Dictionary`` and ``DictionaryValue`` (a type tag and one of
@@ -27,8 +32,9 @@ __all__ = ["nnabla_messages", "cntk_messages"]
 
 _F = descriptor_pb2.FieldDescriptorProto
 _TYPES = {"string": _F.TYPE_STRING, "int64": _F.TYPE_INT64, "uint64": _F.TYPE_UINT64,
-          "int32": _F.TYPE_INT32, "sint32": _F.TYPE_SINT32, "float": _F.TYPE_FLOAT,
-          "double": _F.TYPE_DOUBLE, "bool": _F.TYPE_BOOL, "bytes": _F.TYPE_BYTES}
+          "uint32": _F.TYPE_UINT32, "int32": _F.TYPE_INT32, "sint32": _F.TYPE_SINT32,
+          "float": _F.TYPE_FLOAT, "double": _F.TYPE_DOUBLE, "bool": _F.TYPE_BOOL,
+          "bytes": _F.TYPE_BYTES}
 
 
 def _message(proto: descriptor_pb2.DescriptorProto, package: str, name: str,
@@ -83,9 +89,25 @@ def _nnabla() -> dict:
     _message(f.message_type.add(), pkg, "Parameter", [
         ("variable_name", 1, "string", False, False), ("shape", 20, ".Shape", False, False),
         ("data", 100, "float", True, False), ("need_grad", 101, "bool", False, False)])
+    # a solver's states (``*.protobuf.optimizer`` members, ``save_solver_in_proto``); NNabla's
+    # maps are declared as their wire-identical repeated entries
+    _message(f.message_type.add(), pkg, "SolverStateParameter", [
+        ("shape", 20, ".Shape", False, False), ("data", 100, "float", True, False)])
+    _message(f.message_type.add(), pkg, "StateParameterEntry", [
+        ("key", 1, "string", False, False), ("value", 2, ".SolverStateParameter", False, False)])
+    _message(f.message_type.add(), pkg, "SolverState", [
+        ("t", 1, "uint32", False, False),
+        ("state_parameter", 2, ".StateParameterEntry", True, False)])
+    _message(f.message_type.add(), pkg, "StatesEntry", [
+        ("key", 1, "string", False, False), ("value", 2, ".SolverState", False, False)])
+    _message(f.message_type.add(), pkg, "Solver", [
+        ("type", 2, "string", False, False), ("states", 40, ".StatesEntry", True, False)])
+    _message(f.message_type.add(), pkg, "Optimizer", [
+        ("name", 1, "string", False, False), ("solver", 30, ".Solver", False, False)])
     _message(f.message_type.add(), pkg, "NNablaProtoBuf", [
-        ("version", 1, "string", False, False), ("parameter", 200, ".Parameter", True, False)])
-    return _classes(f, ["NNablaProtoBuf", "Parameter", "Shape"])
+        ("version", 1, "string", False, False), ("parameter", 200, ".Parameter", True, False),
+        ("optimizer", 400, ".Optimizer", True, False)])
+    return _classes(f, ["NNablaProtoBuf", "Parameter", "Shape", "Optimizer"])
 
 
 def _cntk() -> dict:
@@ -135,8 +157,8 @@ _CACHE: dict[str, dict] = {}
 
 
 def nnabla_messages() -> dict:
-    """Message classes of NNabla's parameter protobuf: ``NNablaProtoBuf``, ``Parameter``,
-    ``Shape``.
+    """Message classes of NNabla's parameter and solver-state protobuf: ``NNablaProtoBuf``,
+    ``Parameter``, ``Shape``, ``Optimizer``.
 
     Example:
         >>> from stadyn.serialize._proto_schemas import nnabla_messages

@@ -23,6 +23,7 @@ from ._callback import (set_function_post_hook, set_function_pre_hook, unset_fun
                         unset_function_pre_hook)
 from ._module import Module, Sequential
 from ._ndarray import NdArray
+from ._proto_variable import ProtoVariable
 from ._parameter import (get_current_parameter_scope, get_parameter_or_create, get_parameters,
                          no_grad)
 from ._variable import Variable
@@ -48,3 +49,5 @@ __all__ += ["set_solver_pre_hook", "set_solver_post_hook", "unset_solver_pre_hoo
 # NNabla's array-class preference and available contexts (``_arrays.py``: bookkeeping only).
 __all__ += ["add_available_context", "available_contexts", "array_classes", "prefer_cached_array",
             "reset_array_preference"]
+# NNabla's proto graphs' placeholder (``_proto_variable.py``: the description only).
+__all__ += ["ProtoVariable"]

@@ -29,6 +29,7 @@ import numpy as _np
 from ... import functions as _F
 from ...ops import CATALOG as _CATALOG
 from ._ndarray import accepting_ndarrays as _accepting_ndarrays
+from ._proto_variable import refusing_proto_variables as _refusing_proto_variables
 
 
 
@@ -40,13 +41,15 @@ def _offered(names, catalog) -> list[str]:
 
 
 __all__ = _offered(_F.__all__, _CATALOG)
-globals().update({_n: _accepting_ndarrays(getattr(_F, _n)) for _n in __all__})
+globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(getattr(_F, _n)))
+                  for _n in __all__})
 
 # NNabla's functions that are compositions of catalog ops (``_composed.py``).
 from . import _composed as _composed  # noqa: E402
 
 __all__ += _composed.__all__
-globals().update({_n: _accepting_ndarrays(getattr(_composed, _n)) for _n in _composed.__all__})
+globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(getattr(_composed, _n)))
+                  for _n in _composed.__all__})
 
 # NNabla's ``functions`` module also holds (imported there) the mode and context getters.
 from ...graph import get_auto_forward, get_current_context  # noqa: E402

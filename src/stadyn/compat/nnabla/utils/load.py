@@ -9,8 +9,10 @@ fields); no data iterators are prepared from them.
 
 As NNabla's module, it also holds the names its loader is built from: the initializers and
 learning-rate schedulers a file's parameters and optimizers name, ``data_iterator_csv_dataset``
-and ``data_iterator_cache`` (and ``CreateCache``, which writes a cache folder), and
-``current_communicator`` / ``single_or_rankzero``.
+and ``data_iterator_cache`` (and ``CreateCache``, which writes a cache folder),
+``current_communicator`` / ``single_or_rankzero``, the first-stage file loaders
+(``get_initial_file_loader``, ``load_files``) and ``restore_optimizer_state``
+(``_file_loaders.py``), and the proto graphs' ``IdentityRemover`` (``_identity_remover.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from ..initializer import (ConstantInitializer, NormalInitializer, RangeInitiali
                            UniformInitializer)
 from .communicator_util import current_communicator, single_or_rankzero
 from .create_cache import CreateCache
+from ._file_loaders import get_initial_file_loader, load_files, restore_optimizer_state
+from ._identity_remover import IdentityRemover
 from .data_iterator import data_iterator_cache, data_iterator_csv_dataset
 from .learning_rate_scheduler import (CosineScheduler, ExponentialScheduler,
                                       LinearWarmupScheduler, PolynomialScheduler, StepScheduler)
@@ -37,7 +41,8 @@ __all__ = ["load", "base_load", "link_components"]
 __all__ += ["ConstantInitializer", "NormalInitializer", "RangeInitializer", "UniformInitializer",
             "CosineScheduler", "ExponentialScheduler", "LinearWarmupScheduler",
             "PolynomialScheduler", "StepScheduler", "data_iterator_csv_dataset",
-            "data_iterator_cache", "current_communicator", "single_or_rankzero", "CreateCache"]
+            "data_iterator_cache", "current_communicator", "single_or_rankzero", "CreateCache",
+            "get_initial_file_loader", "load_files", "restore_optimizer_state", "IdentityRemover"]
 
 
 class _NnpVariable:
