@@ -286,11 +286,15 @@ def identity_remover(nn, r):
     return res
 
 
-@nnabla_case(names=["nnabla.ProtoVariable"],
+PV = "nnabla.ProtoVariable"
+
+
+@nnabla_case(names=[PV, PV + ".clone", PV + ".proto", PV + ".prepare_renaming"],
              note="the description a proto variable holds, its clone and its proto (with an "
                   "initializer); what a function does with one is NNabla's proto graph, which "
                   "Stadyn does not have (a TypeError there: docs/nnabla-names.md)")
 def proto_variable(nn, I, r):
+    r.touch(PV + ".clone", PV + ".proto", PV + ".prepare_renaming")
     v = nn.ProtoVariable((2, 3), name="x", need_grad=True)
     res = {"attrs": [v.name, list(v.shape), v.need_grad, v.type, v.parent, v.required, v.info,
                      v.initializer, v.variable_instance, v.repeat_id, v.stop, v.delegate],

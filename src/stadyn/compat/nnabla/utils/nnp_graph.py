@@ -110,16 +110,17 @@ class NnpLoader:
 
     def _build(self, name: str, network: LegacyNetwork, batch_size: int | None, grads: dict) -> Any:
         """``network`` built over new Variables sharing the loader's parameters (``need_grad``
-        the file's unless ``grads`` says otherwise), which go to the current scope."""
-        used = [k for k in self._model.parameters
-                if any(k in f.inputs for f in network.all_functions())]
+        set unless ``grads`` clears it), which go to the current scope."""
+        read = {i for f in network.all_functions() for i in f.inputs}
+        used = [k for k in self._model.parameters if k in read]
         registry = ParameterRegistry()
         for k in used:      # NNabla 1.39 gives every parameter of a network need_grad
             registry.set(k, self._params[k].unlinked(need_grad=grads.get(k, True)))
         # the build writes each parameter's value into the registry's Variable: give it the
         # loader's current values, so nothing is reset to the file's
-        current = OrderedDict((k, dataclasses.replace(p, value=self._params[k].d.copy()))
-                              for k, p in self._model.parameters.items())
+        current = OrderedDict(
+            (k, dataclasses.replace(p, value=self._params[k].d.copy()) if k in read else p)
+            for k, p in self._model.parameters.items())
         model: LegacyModel = dataclasses.replace(
             self._model, networks=OrderedDict([(name, network)]), parameters=current)
         net = load_nnp(model, network=name, batch_size=batch_size, registry=registry)
