@@ -349,8 +349,8 @@ class Variable:
             self._grad = value
 
     def _grad_buffer(self) -> torch.Tensor:
-        g = Variable.grad.fget(self)
-        if g is None:
+        g = Variable.grad.fget(self)   # (one of an earlier shape: NNabla's is resized too)
+        if g is None or (self._alias is None and tuple(g.shape) != tuple(self._shape)):
             g = torch.zeros_like(Variable.data.fget(self), requires_grad=False)
             Variable.grad.fset(self, g)
         return g
