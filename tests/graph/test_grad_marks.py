@@ -3,9 +3,11 @@ compat case ``nnabla:need_grad__set_after_forward`` holds the NNabla 1.39 side).
 
 import numpy as np
 import pytest
+import torch
 
 import stadyn as sd
 import stadyn.functions as F
+from stadyn.graph import EagerPlan, StaticPlan, TrialPlan
 
 X = np.array([0.5, -1.0, 2.0], np.float32)
 
@@ -68,3 +70,170 @@ def test_a_graph_updating_running_statistics_refuses():
     with pytest.raises(sd.StadynError, match="running statistics"):
         y.backward()
     np.testing.assert_array_equal(mean.d, updated)        # updated once, by the forward
+
+
+def _new_shape(x, rows=6):
+    """Feed ``x`` another batch size: the graph's next forward runs as a TrialPlan."""
+    x.data = torch.ones(rows, *x.shape[1:], requires_grad=x.need_grad)
+
+
+def test_a_new_shape_run_eagerly_refuses_random_numbers():
+    """A trial run (a new shape, eager) ran again would draw a new mask too."""
+    x = sd.Variable.from_numpy_array(np.ones((4, 3), np.float32), need_grad=True)
+    h = F.dropout(x * 2.0, 0.5)
+    y = F.sum(F.tanh(h) + x)
+    y.forward()
+    y.backward()
+    _new_shape(x)
+    y.forward()
+    assert isinstance(y._plan, TrialPlan)
+    h.need_grad = False
+    with pytest.raises(sd.StadynError, match="after its forward.*random numbers"):
+        y.backward()
+
+
+def test_a_new_shape_updating_running_statistics_refuses_before_writing():
+    x = sd.Variable.from_numpy_array(np.ones((4, 3), np.float32) * X, need_grad=True)
+    beta = sd.Variable.from_numpy_array(np.zeros((1, 3), np.float32), need_grad=True)
+    gamma = sd.Variable.from_numpy_array(np.ones((1, 3), np.float32), need_grad=True)
+    mean = sd.Variable.from_numpy_array(np.zeros((1, 3), np.float32))
+    var = sd.Variable.from_numpy_array(np.ones((1, 3), np.float32))
+    h = x * 2.0
+    y = F.sum(F.tanh(F.batch_normalization(h, beta, gamma, mean, var, batch_stat=True)))
+    y.forward()
+    x.data = torch.tensor(np.ones((6, 3), np.float32) * X * 3, requires_grad=True)
+    y.forward()
+    assert isinstance(y._plan, TrialPlan)
+    updated = mean.d.copy()
+    h.need_grad = False
+    with pytest.raises(sd.StadynError, match="running statistics"):
+        y.backward()
+    np.testing.assert_array_equal(mean.d, updated)        # updated once, by the forward
+
+
+def test_a_new_shape_honours_a_stop_set_after_the_forward():
+    x, h, y = _graph()
+    y.forward()
+    y.backward()
+    x.data = torch.tensor(np.concatenate([X, X]), requires_grad=True)
+    y.forward()
+    assert isinstance(y._plan, TrialPlan)
+    h.need_grad = False
+    x.g = 0
+    y.backward()
+    np.testing.assert_allclose(x.g, np.ones(6))           # only the direct path
+
+
+def test_an_eager_graph_replays_without_side_effects_and_refuses_random_numbers():
+    """A graph that cannot be lowered (here: an output shape that depends on values) runs
+    its forward again eagerly; a random op in it refuses before drawing."""
+    def graph(random):
+        x = sd.Variable.from_numpy_array(X, need_grad=True)
+        h = F.tanh(x)
+        if random:
+            h = F.dropout(h, 0.5)
+        n = F.nonzero(x)                                   # (1, 3): every element is nonzero
+        y = F.sum(h * 3.0 + x) + F.sum(n) * 0.0
+        return x, h, y
+
+    x, h, y = graph(False)
+    y.forward()
+    assert isinstance(y._plan, EagerPlan)
+    h.need_grad = False
+    x.g = 0
+    y.backward()
+    np.testing.assert_allclose(x.g, np.ones(3))
+    x, h, y = graph(True)
+    y.forward()
+    state = torch.get_rng_state()
+    h.need_grad = False
+    with pytest.raises(sd.StadynError, match="random numbers"):
+        y.backward()
+    assert torch.equal(torch.get_rng_state(), state)      # refused before it drew
+
+
+def _dynamic():
+    x = sd.Variable.from_numpy_array(X, need_grad=True)
+    with sd.auto_forward():
+        h = F.tanh(x)
+        y = F.sum(h * 3.0 + x)
+    return x, h, y
+
+
+def test_dynamic_a_stop_set_after_the_consumers_ran_cuts_the_gradient():
+    """NNabla's side: the case nnabla:need_grad__dynamic_after_the_op_ran."""
+    x, h, y = _dynamic()
+    h.need_grad = False
+    x.g, h.g = 7, 7
+    y.backward()
+    np.testing.assert_allclose(x.g, 8 * np.ones(3))
+    np.testing.assert_allclose(h.g, 7 * np.ones(3))       # untouched
+    h.need_grad = True
+    x.g = 0
+    y.backward()
+    np.testing.assert_allclose(x.g, 1 + 3 * (1 - np.tanh(X) ** 2), rtol=1e-6)
+
+
+def test_dynamic_a_stop_lifted_before_the_consumers_ran_passes_the_gradient():
+    x = sd.Variable.from_numpy_array(X, need_grad=True)
+    with sd.auto_forward():
+        h = F.tanh(x)
+        h.need_grad = False
+        h.need_grad = True
+        y = F.sum(h * 3.0 + x)
+    y.backward()
+    np.testing.assert_allclose(x.g, 1 + 3 * (1 - np.tanh(X) ** 2), rtol=1e-6)
+
+
+def test_dynamic_no_op_took_part_no_gradient_and_no_second_forward(recwarn):
+    x = sd.Variable.from_numpy_array(X)
+    with sd.auto_forward():
+        h = F.tanh(x)
+        y = F.sum(F.exp(h))
+    h.need_grad = True
+    h.g = 7
+    y.backward()
+    np.testing.assert_allclose(h.g, 7 * np.ones(3))
+    assert y._plan is None and not [w for w in recwarn if "re-runs" in str(w.message)]
+
+
+def test_dynamic_a_leaf_switched_on_after_its_op_took_part_refuses():
+    """NNabla gives ``w`` a gradient through x * w; torch's recorded graph has none for it."""
+    x = sd.Variable.from_numpy_array(X, need_grad=True)
+    w = sd.Variable.from_numpy_array(X * 2)
+    with sd.auto_forward():
+        y = F.sum(F.tanh(x * w))
+    w.need_grad = True
+    with pytest.raises(sd.StadynError, match="need_grad=True was set on .* after op 'mul2'"):
+        y.backward()
+
+
+def _freed(*vs):
+    return [v._data is None for v in vs]
+
+
+@pytest.mark.parametrize("kind", ["static", "trial", "dynamic"])
+def test_backward_clear_buffer_frees_the_values_it_passes_through(kind):
+    """As NNabla 1.39's ``backward(clear_buffer=True)`` after a plain ``forward()``: the
+    intermediates on the gradient's path lose their values; a branch needing no gradient, the
+    persistent ones and the forward's roots keep theirs."""
+    x = sd.Variable.from_numpy_array(np.ones((4, 3), np.float32), need_grad=True)
+    c = sd.Variable.from_numpy_array(np.ones((4, 3), np.float32))
+    with sd.auto_forward(kind == "dynamic"):
+        a, b = F.tanh(x * 2.0), F.sin(c)
+        p = F.sigmoid(a)
+        p.persistent = True
+        z = F.exp(p) * b
+        y = F.sum(z)
+    if kind == "trial":
+        sd.forward_all([y, z])
+        y.backward()
+        _new_shape(x)
+        _new_shape(c)
+    if kind != "dynamic":
+        sd.forward_all([y, z])
+        assert isinstance(y._plan, TrialPlan if kind == "trial" else StaticPlan)
+    y.backward(clear_buffer=True)
+    assert _freed(a, b, p) == [True, False, False]
+    if kind != "dynamic":
+        assert _freed(y, z) == [False, False]

@@ -109,3 +109,20 @@ def test_a_backward_after_a_clearing_forward_gives_every_gradient():
     loss.backward(clear_buffer=True)
     assert loss._plan.bw is program and loss._plan.grad_inters == []
     np.testing.assert_allclose(x.g, 2 * dx, rtol=1e-6)
+
+
+def test_an_intermediates_gradient_follows_a_new_shape():
+    """NNabla 1.39 resizes an intermediate's gradient with the Variable (h.g of a batch of 6
+    after one of 3 is 6 long); it kept the old batch's array."""
+    x = sd.Variable.from_numpy_array(np.ones(3, np.float32), need_grad=True)
+    h = F.tanh(x)
+    y = F.sum(h * 3.0)
+    y.forward()
+    y.backward()
+    x.data = torch.ones(6, requires_grad=True)
+    y.forward()
+    assert h.g.shape == (6,)
+    h.g = 7
+    np.testing.assert_array_equal(h.g, np.full(6, 7.0))
+    y.backward()
+    np.testing.assert_allclose(h.g, np.full(6, 3.0))

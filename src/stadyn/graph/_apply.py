@@ -29,7 +29,7 @@ from ._sequence import propagate
 from ._shape_cache import key as shape_key
 from ._shape_cache import store as store_shapes
 from ._tensors import data_of
-from ._variable import Variable
+from ._variable import _marks, Variable
 
 __all__ = ["apply", "argument_error", "op_error"]
 
@@ -91,8 +91,12 @@ def _meta(v: Variable) -> torch.Tensor:
 
 def _value(v: Variable):
     """The tensor an op computes with in the dynamic mode: a view's (``unlinked``, a fixed
-    parameter) is its source's, without gradient."""
-    return v._data if v._alias is None else data_of(v._alias).detach()
+    parameter) is its source's, without gradient; an output set ``need_grad=False`` gives its
+    value without gradient (its own keeps its history: a backward cuts it there)."""
+    if v._alias is not None:
+        return data_of(v._alias).detach()
+    t = v._data
+    return t.detach() if v._stops_grad and t is not None else t
 
 
 def infer_from_values(spec, args: tuple, kwargs: dict):
@@ -131,6 +135,7 @@ def apply(spec, args: tuple, kwargs: dict):
     cls = inputs[0]._op_output_class if inputs else Variable
     node = cls._node_class(spec, args, kwargs, tuple(inputs), scope, user_location())
     if is_auto_forward():
+        node.ran_under = _marks[0]     # a backward checks the marks set since (_grad_marks.py)
         targs = [_value(a) if isinstance(a, Variable) else a for a in args]
         tkw = ({k: (_value(v) if isinstance(v, Variable) else v) for k, v in kwargs.items()}
                if kwargs else kwargs)

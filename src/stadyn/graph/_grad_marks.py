@@ -11,7 +11,16 @@ none of whose inputs needed a gradient in the forward stays out of that backward
 
 :func:`gradient_marks` reads the marks of a plan's graph; :func:`marks_to_replay` says which
 outputs a forward run again under the marks of now must also mark so that its backward is
-NNabla's (the runner sets them for that forward only, ``_runner.py``).
+NNabla's (the runner sets them for that forward only, ``_runner.py``).  A forward run again must
+give the values of the first: :func:`program_side_effects` finds what a lowered program would
+change beyond them (random numbers, running statistics), :class:`ReplayGuard` refuses it, before
+it happens, in a forward run again eagerly.
+
+Dynamic mode (:func:`stadyn.auto_forward`) follows the same rule with torch's autograd graph
+of the run: an output set ``need_grad=False`` after its consumers ran is cut there
+(:func:`cut_stopped`); a leaf set ``need_grad=True`` after an op that took part used it would
+get a gradient in NNabla that the recorded graph cannot give (:func:`leaves_switched_on_late`:
+the backward refuses it).
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -31,9 +40,14 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import torch
+import torch.fx as fx
+from torch.utils._python_dispatch import TorchDispatchMode
+
 from ._variable import _layout, _marks, FunctionNode, Variable
 
-__all__ = ["gradient_marks", "marks_to_replay", "mark_gradients_changed"]
+__all__ = ["gradient_marks", "marks_to_replay", "mark_gradients_changed", "program_side_effects",
+           "ReplayGuard", "SideEffect", "cut_stopped", "leaves_switched_on_late"]
 
 
 def mark_gradients_changed() -> None:
@@ -103,3 +117,157 @@ def marks_to_replay(nodes: Sequence[FunctionNode], leaves: Sequence[Variable], b
                     stop.append(v)
                 needs[id(v)] = False
     return stop, start
+
+
+_RANDOM = "draw new random numbers"
+_WRITES = "update running statistics (write a leaf's value)"
+
+
+def program_side_effects(fw: fx.GraphModule, n_leaves: int) -> str | None:
+    """What running the lowered forward ``fw`` (whose first ``n_leaves`` inputs are the leaves;
+    the plan's own buffers follow, which a half-precision plan's parameter casts write, no side
+    effect) changes beyond its values, or None.
+
+    Example:
+        >>> import torch
+        >>> from torch.fx.experimental.proxy_tensor import make_fx
+        >>> program_side_effects(make_fx(lambda x: x * torch.rand(2))(torch.ones(2)), 1)
+        'draw new random numbers'
+    """
+    leaves = set([n for n in fw.graph.nodes if n.op == "placeholder"][:n_leaves])
+    for node in fw.graph.nodes:
+        target = node.target
+        if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+            continue
+        if torch.Tag.nondeterministic_seeded in target.tags:
+            return _RANDOM
+        if target._schema.is_mutable and any(a in leaves for a in node.all_input_nodes):
+            return _WRITES
+    return None
+
+
+class SideEffect(Exception):
+    """Raised by :class:`ReplayGuard` before an op with a side effect runs (``args[0]``: what
+    it would do)."""
+
+
+class ReplayGuard(TorchDispatchMode):
+    """Within it, an ATen op that would draw random numbers or write one of ``leaf_tensors``
+    (running statistics) raises :class:`SideEffect` instead of running: a forward run again
+    eagerly for a backward keeps the first forward's values and state, or stops.
+
+    Example:
+        >>> import torch
+        >>> mean = torch.zeros(2)
+        >>> with ReplayGuard([mean]):
+        ...     y = torch.ones(2) * 2
+        ...     try:
+        ...         mean.add_(y)
+        ...     except SideEffect as e:
+        ...         print(e)
+        update running statistics (write a leaf's value) (aten.add_.Tensor)
+        >>> mean.tolist()
+        [0.0, 0.0]
+    """
+
+    def __init__(self, leaf_tensors: Sequence[torch.Tensor]):
+        super().__init__()
+        self.storages = {p for t in leaf_tensors
+                         if isinstance(t, torch.Tensor) and (p := _storage(t))}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if torch.Tag.nondeterministic_seeded in func.tags:
+            raise SideEffect(f"{_RANDOM} ({func})")
+        schema = func._schema
+        if schema.is_mutable:
+            for k, a in enumerate(schema.arguments):
+                if a.alias_info is None or not a.alias_info.is_write:
+                    continue
+                value = args[k] if k < len(args) else kwargs.get(a.name)
+                if isinstance(value, torch.Tensor) and _storage(value) in self.storages:
+                    raise SideEffect(f"{_WRITES} ({func})")
+        return func(*args, **kwargs)
+
+
+def _storage(t: torch.Tensor) -> int:
+    try:
+        return t.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):     # a tensor without storage
+        return 0
+
+
+def cut_stopped(variables: Sequence[Variable]) -> list:
+    """Make a backward of torch's autograd stop at each of ``variables`` set ``need_grad=False``
+    after their consumers ran (dynamic mode): no gradient goes through them, none is computed
+    behind them (their node gets an undefined gradient).  Returns the hooks' handles, to remove
+    after the backward.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.ones(2), need_grad=True)
+        >>> with sd.auto_forward():
+        ...     h = F.tanh(x); y = F.sum(h + x)
+        >>> h.need_grad = False
+        >>> handles = cut_stopped([h])
+        >>> y.data.backward(); [hd.remove() for hd in handles] and x.data.grad.tolist()
+        [1.0, 1.0]
+    """
+    handles = []
+    for v in variables:
+        t = v._data
+        if v._stops_grad and t is not None and t.grad_fn is not None:
+            handles.append(t.grad_fn.register_prehook(_cut_at(t.output_nr)))
+    return handles
+
+
+def _cut_at(k: int):
+    def cut(grads: tuple) -> tuple:
+        return grads[:k] + (None,) + grads[k + 1:]
+    return cut
+
+
+def leaves_switched_on_late(nodes: Sequence[FunctionNode], root: torch.Tensor
+                            ) -> list[tuple[Variable, FunctionNode]]:
+    """The leaves that need a gradient now, but did not when an op of ``nodes`` that takes part
+    in the backward (an output has autograd history) used them in dynamic mode: NNabla gives
+    them a gradient through that op; the autograd graph recorded from ``root`` holds none.
+    Looked for only where a gradient mark changed since a node ran.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.ones(2), need_grad=True)
+        >>> w = sd.Variable.from_numpy_array(np.ones(2))
+        >>> with sd.auto_forward():
+        ...     y = F.sum(x * w)
+        >>> w.need_grad = True
+        >>> [(u is w, n.spec.name) for u, n in leaves_switched_on_late([y.parent.inputs[0].parent,
+        ...                                                              y.parent], y.data)]
+        [(True, 'mul2')]
+    """
+    version = _marks[0]
+    found = []
+    for node in nodes:
+        if node.ran_under is None or node.ran_under == version:
+            continue
+        if not any((v := ref()) is not None and v._data is not None
+                   and v._data.grad_fn is not None for ref in node._outputs):
+            continue
+        found.extend((u, node) for u in node.inputs
+                     if u.parent is None and u._alias is None and u._need_grad
+                     and u._data is not None and u._data.requires_grad)
+    if not found:
+        return []
+    recorded: set[int] = set()
+    seen: set = set()
+    stack = [root.grad_fn]
+    while stack:
+        fn = stack.pop()
+        if fn is None or fn in seen:
+            continue
+        seen.add(fn)
+        held = getattr(fn, "variable", None)          # AccumulateGrad: a leaf's tensor
+        if held is not None:
+            recorded.add(id(held))
+        stack.extend(f for f, _ in fn.next_functions)
+    return [(u, node) for u, node in found if id(u._data) not in recorded]

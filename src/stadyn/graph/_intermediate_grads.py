@@ -88,13 +88,17 @@ def intermediates_of(root: Variable) -> list[Variable]:
 
 
 def retain_intermediate_grads(variables: Iterable[Variable], clear_buffer: bool,
-                              values: Mapping[int, torch.Tensor] | None = None
+                              values: Mapping[int, torch.Tensor] | None = None,
+                              spare: Sequence[Variable] = ()
                               ) -> list[tuple[Variable, torch.Tensor]]:
     """Before an autograd backward: ask torch to keep the gradients of ``variables`` (those
     computed by autograd-recorded ops; with ``clear_buffer`` only the persistent ones, and the
-    others' old gradients are dropped).  ``values`` gives the tensors of the Variables (by
-    ``id``) whose run left them no value (an eager run of a clearing forward); the others'
-    are their ``.data``.  Returns what :func:`take_retained_grads` reads after.
+    others' old gradients are dropped, and their values where the backward passes through
+    them: NNabla's ``backward(clear_buffer=True)`` frees those, and keeps a branch's that
+    needs no gradient; a static graph's forward keeps its roots', ``spare``).  ``values``
+    gives the tensors of the Variables (by ``id``) whose run left them no value (an eager run
+    of a clearing forward); the others' are their ``.data``.  Returns what
+    :func:`take_retained_grads` reads after.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -106,11 +110,16 @@ def retain_intermediate_grads(variables: Iterable[Variable], clear_buffer: bool,
         (1, [0.0])
     """
     kept = []
+    spared = {id(v) for v in spare}
     for v in variables:
         t = values.get(id(v), v._data) if values else v._data
         if clear_buffer and not v._persistent:
             v._grad = None
-        elif t is not None and t.requires_grad and (not t.is_leaf or v._starts_grad):
+            if (t is not None and t.requires_grad and not v._stops_grad
+                    and id(v) not in spared):
+                v._data = None         # NNabla frees the values its backward passes through
+        elif (t is not None and t.requires_grad and not v._stops_grad
+              and (not t.is_leaf or v._starts_grad)):
             t.retain_grad()                # (a leaf where need_grad=True started gradients)
             t.grad = None                  # a backward overwrites an intermediate's gradient
             kept.append((v, t))

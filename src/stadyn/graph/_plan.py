@@ -196,9 +196,11 @@ class StaticPlan:
             check_gradients(self.nodes, self.leaves, self.grad_leaves, grads, root, seed)
         if clear_buffer:
             self.saved = None
-            for v in self.kept:        # values held for the backward only (clear_no_need_grad)
+            # NNabla frees the values and gradients of the intermediates its backward passes
+            # through (those held for it only too: clear_no_need_grad's ``kept``)
+            for v in (*self.kept, *self.all_inters):
                 if not v._persistent:
-                    v._data = None
+                    v._data = v._grad = None
         accumulate_grads(self.grad_leaves, grads, self._copy_grad)
         if self.grad_inters:
             keep_intermediate_grads(self.grad_inters, grads[len(self.grad_leaves):],
@@ -297,7 +299,7 @@ class EagerPlan:
             raise StadynError("backward: the buffers of the last forward were cleared "
                               "(backward(clear_buffer=True) ran already); run forward again")
         kept = retain_intermediate_grads(intermediates_of(root), clear_buffer,
-                                         self._inter_values)
+                                         self._inter_values, self.roots)
         torch.autograd.backward(root._data, seed, retain_graph=not clear_buffer)
         take_retained_grads(kept)
         if clear_buffer:

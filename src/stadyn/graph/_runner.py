@@ -36,7 +36,9 @@ from ._context import context_scope, get_current_context
 from ._function_hooks import _POST as _POST_HOOKS
 from ._function_hooks import _PRE as _PRE_HOOKS
 from ._function_hooks import HookedPlan
-from ._grad_marks import gradient_marks, mark_gradients_changed, marks_to_replay
+from ._grad_marks import (cut_stopped, gradient_marks, leaves_switched_on_late,
+                          mark_gradients_changed, marks_to_replay, program_side_effects,
+                          ReplayGuard, SideEffect)
 from ._intermediate_grads import (intermediates_of, retain_intermediate_grads,
                                   take_retained_grads)
 from ._mode import is_training, training
@@ -48,7 +50,7 @@ from ._plan import (EagerPlan, StaticPlan, TrialPlan, build_plan, check_gradient
                     needs_backward_pass)
 from ._deferred_backward import Deferred, deferrable
 from ._plan_reuse import remember, reuse, structure
-from ._subgraph import Subgraph
+from ._subgraph import leaf_tensor, Subgraph
 from ._variable import Variable, gradient_marks_version, graph_version, layout_version
 
 __all__ = ["run_forward", "forward_all", "backward", "MAX_PLANS", "MAX_TRIALS"]
@@ -264,15 +266,17 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
                                  grad: Any, clear_buffer: bool) -> None:
     """Backward from ``var`` after ``need_grad`` was set on a Variable of ``plan``'s graph since
     its forward, honouring it as NNabla does (``_grad_marks.py``): the forward runs again
-    through the plan for the marks of ``now``, with the nodes ``plan``'s forward left out of
-    the backward still out and those it let take part still in (``marks_to_replay``; marks
-    set for this forward and backward only).  A graph whose forward has side effects (random
-    numbers, running statistics) refuses: its values would change."""
-    if _has_side_effects(plan):
-        raise StadynError(
-            "backward: need_grad was set on a Variable of this graph after its forward, and "
-            "running the forward again to honour it would draw new random numbers or update "
-            "running statistics; set need_grad before forward() (or run forward() again)")
+    under the marks of ``now``, with the nodes ``plan``'s forward left out of the backward
+    still out and those it let take part still in (``marks_to_replay``; marks set for this
+    forward and backward only) -- through the plan for those marks, or eagerly where ``plan``
+    ran eagerly.  A graph whose forward has side effects (random numbers, running statistics)
+    refuses: its values would change."""
+    if isinstance(plan, StaticPlan):
+        _refuse(program_side_effects(plan.fw, len(plan.leaves)))
+    else:
+        kept = sorted({n.spec.name for n in plan.nodes
+                       if n.spec.state is not None or not n.spec.traceable})
+        _refuse(kept and "run op(s) that keep state or cannot be run twice: " + ", ".join(kept))
     stop, start = marks_to_replay(plan.nodes, plan.leaves, plan.marks, now)
     for v in stop:
         v._stops_grad = True
@@ -280,7 +284,10 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
         v._starts_grad = True
     try:
         mark_gradients_changed()
-        run_forward(plan.roots, clear_no_need_grad=not plan.keep_all)
+        if isinstance(plan, StaticPlan):
+            run_forward(plan.roots, clear_no_need_grad=not plan.keep_all)
+        else:
+            _replay_eagerly(plan)
         new = var._plan
         if new.has_backward and any(r is var for r in new.diff_roots):
             new.run_backward(var, _seed(var, grad, var._data), clear_buffer)
@@ -293,24 +300,30 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
         var._plan.marks_seen = gradient_marks_version()
 
 
-def _has_side_effects(plan: StaticPlan | EagerPlan) -> bool:
-    """Whether running ``plan``'s forward again would change something beyond its values:
-    random numbers drawn or a leaf (running statistics) written; an eager plan's nodes that
-    keep state or cannot be traced (collectives) count too."""
-    if not isinstance(plan, StaticPlan):
-        return any(n.spec.state is not None or not n.spec.traceable for n in plan.nodes)
-    # The program's first inputs are the leaves; the plan's own buffers follow (written by a
-    # half-precision plan's parameter casts, no side effect).
-    leaves = set([n for n in plan.fw.graph.nodes if n.op == "placeholder"][:len(plan.leaves)])
-    for node in plan.fw.graph.nodes:
-        target = node.target
-        if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
-            continue
-        if torch.Tag.nondeterministic_seeded in target.tags:
-            return True
-        if target._schema.is_mutable and any(a in leaves for a in node.all_input_nodes):
-            return True
-    return False
+def _replay_eagerly(plan: EagerPlan) -> None:
+    """Run the forward of ``plan`` (run eagerly: a new shape's trial, or a graph that cannot be
+    lowered) again, eagerly, under the marks of now, refusing before an op draws random numbers
+    or writes a leaf (``ReplayGuard``); the roots' plan is then the new run's."""
+    new = TrialPlan(plan.roots, plan.nodes, plan.leaves, plan.fill, True, plan.reason)
+    try:
+        with torch.enable_grad(), ReplayGuard([leaf_tensor(v) for v in plan.leaves]):
+            new.run()
+    except StadynError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, SideEffect):
+            _refuse(cause.args[0])
+        raise
+    new.marks, new.keep_all = gradient_marks(new.nodes, new.leaves), plan.keep_all
+    for r in plan.roots:
+        r._plan = new
+
+
+def _refuse(why: Any) -> None:
+    if why:
+        raise StadynError(
+            "backward: need_grad was set on a Variable of this graph after its forward, and "
+            f"running the forward again to honour it would {why}; set need_grad before "
+            "forward() (or run forward() again)")
 
 
 def _seed(var: Variable, grad: Any, like: torch.Tensor) -> torch.Tensor:
@@ -380,29 +393,49 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
     if data is not None and data.grad_fn is not None:
         seed = _seed(var, grad, data)
         inters = intermediates_of(var)
+        _refuse_late_leaves(var, inters, data)
+        cuts = cut_stopped(inters)        # need_grad=False set after its consumers ran
         kept = retain_intermediate_grads(inters, clear_buffer)
         # A scalar's seed of 1 is the one torch makes itself.  Passed as a tensor, it would make
         # the first backward import sympy (torch.autograd checks a given seed's shape with
         # symbolic_shapes): 0.7-1.7 s of a small program's start (docs/performance.md, Start-up).
-        torch.autograd.backward(data, None if _unit_seed(grad, data) else seed,
-                                retain_graph=not clear_buffer)
+        try:
+            torch.autograd.backward(data, None if _unit_seed(grad, data) else seed,
+                                    retain_graph=not clear_buffer)
+        finally:
+            for handle in cuts:
+                handle.remove()
         take_retained_grads(kept)
         if _checking[0]:
             sub = Subgraph([var])
             grad_leaves = [v for v in sub.leaves if v._data is not None and v._data.requires_grad]
             check_gradients(sub.nodes, sub.leaves, grad_leaves,
                             [v._data.grad for v in grad_leaves], var, seed)
-        if clear_buffer:
-            for v in inters:
-                if not v.persistent:
-                    v._data = None
         return
     if var.parent is None or (plan is not None and not plan.has_backward):
         return  # nothing this Variable depends on needs a gradient
+    if plan is None and data is not None and var.parent.ran_under is not None:
+        return  # computed in dynamic mode by ops none of which took part: NNabla's nothing
     warnings.warn("backward() from a Variable that was not the root of its last forward re-runs "
                   "its forward first", RuntimeWarning, stacklevel=3)
     run_forward([var])
     backward(var, grad, clear_buffer)
+
+
+def _refuse_late_leaves(var: Variable, inters: Sequence[Variable], data: torch.Tensor) -> None:
+    """Refuse a dynamic backward where a leaf was set ``need_grad=True`` after an op that takes
+    part used it: NNabla would give it a gradient, the recorded autograd graph cannot."""
+    nodes = list({id(v.parent): v.parent for v in (var, *inters)}.values())
+    late = leaves_switched_on_late(nodes, data)
+    if late:
+        leaf, node = late[0]
+        name = f"{leaf.name!r}" if leaf.name else f"a leaf of shape {leaf.shape}"
+        where = f" (created at {node.where})" if node.where else ""
+        raise StadynError(
+            f"backward: need_grad=True was set on {name} after op '{node.spec.name}'{where} used "
+            "it in dynamic mode (auto_forward); NNabla gives it a gradient through that op, but "
+            "the operations recorded when it ran hold none: set need_grad before the op runs "
+            "(or compute again)")
 
 
 def _with_backward(plan: StaticPlan) -> StaticPlan:

@@ -236,11 +236,11 @@ class Variable:
             if self._stops_grad == flag or self._starts_grad != flag:
                 self._stops_grad, self._starts_grad = not flag, flag
                 _marks[0] += 1      # plans are keyed by the marks (graph/_runner.py)
+            # (a dynamic value keeps its autograd history: a later op reads it detached, and a
+            # backward cuts it there, _grad_marks.cut_stopped)
             if (flag and self._data is not None and not self._data.requires_grad
                     and self._data.is_floating_point()):
                 self._data = self._data.detach().requires_grad_(True)
-            if not flag and self._data is not None:
-                self._data = self._data.detach()
 
     # -- persistent -----------------------------------------------------------------------------
     @property
@@ -349,8 +349,8 @@ class Variable:
             self._grad = value
 
     def _grad_buffer(self) -> torch.Tensor:
-        g = Variable.grad.fget(self)
-        if g is None:
+        g = Variable.grad.fget(self)   # (one of an earlier shape: NNabla's is resized too)
+        if g is None or (self._alias is None and tuple(g.shape) != tuple(self._shape)):
             g = torch.zeros_like(Variable.data.fget(self), requires_grad=False)
             Variable.grad.fset(self, g)
         return g
@@ -502,17 +502,17 @@ class FunctionNode:
 
     ``args`` / ``kwargs``: what the op received (Variables in input positions); ``attrs``: every
     attribute, defaults filled in; ``location``: the user's ``(file, line)`` that created it (None
-    from a loader; :attr:`where` formats it); ``state``: its own ``OpSpec.state`` object or None.
+    from a loader; :attr:`where` formats it); ``state``: its own ``OpSpec.state`` object or None;
+    ``ran_under``: the gradient marks' version when it ran in dynamic mode (None: it did not).
     """
 
     __slots__ = ("spec", "args", "kwargs", "inputs", "_outputs", "scope", "location", "state",
-                 "__weakref__")
+                 "ran_under", "__weakref__")
 
     def __init__(self, spec, args: tuple, kwargs: dict, inputs: tuple, scope: str,
                  location: tuple[str, int] | None = None):
-        self.spec = spec
-        self.args = args
-        self.kwargs = kwargs
+        self.spec, self.args, self.kwargs = spec, args, kwargs
+        self.ran_under: int | None = None
         self.inputs: tuple[Variable, ...] = inputs
         self._outputs: tuple = ()
         self.scope = scope

@@ -206,3 +206,107 @@ def clear_no_need_grad__marks_after_forward(nn, F, r):
     y.backward()
     out.update({"x.g stopped": x.g.copy(), "h2.g stopped": h2.g.copy()})
     return out
+
+
+@nnabla_case(names=["nnabla.Variable.need_grad"],
+             note="need_grad=True set after the forward on an op output whose inputs needed "
+                  "none: its function took no part in the forward, so no gradient reaches it "
+                  "(its .g, set to 7 before, stays); where the consumer took part through "
+                  "another input that input still gets its gradient")
+def need_grad__start_after_forward(nn, F, r):
+    r.touch("nnabla.Variable.need_grad")
+    X, C = r.randn(3), r.randn(3)
+    out = {}
+    x = nn.Variable.from_numpy_array(X)
+    h = F.tanh(x)
+    y = F.sum(F.exp(h) * 2.0)
+    y.forward()
+    h.need_grad = True
+    h.g = 7.0
+    y.backward()
+    out["h.g start after"] = h.g.copy()
+    x = nn.Variable.from_numpy_array(X, need_grad=True)
+    c = nn.Variable.from_numpy_array(C)
+    b = F.tanh(c)
+    b2 = F.sigmoid(b)
+    y = F.sum(F.exp(b2) * x)
+    y.forward()
+    b.need_grad = True
+    b.g, b2.g, x.g = 7.0, 7.0, 7.0
+    y.backward()
+    out.update({"b.g mixed": b.g.copy(), "b2.g mixed": b2.g.copy(), "x.g mixed": x.g.copy()})
+    # set before the forward: the gradient starts there
+    y.forward()
+    x.g = 7.0
+    y.backward()
+    out.update({"b.g before": b.g.copy(), "x.g before": x.g.copy()})
+    return out
+
+
+@nnabla_case(names=["nnabla.Variable.need_grad", "nnabla.auto_forward"],
+             note="dynamic mode: need_grad set after an op ran follows the static rule. False "
+                  "on an output its consumers used stops the gradient there (what lies behind "
+                  "it keeps its .g, set to 7 before); True lifts it; True on an output whose "
+                  "op took no part gives it none; False set before the consumers ran keeps "
+                  "them off it even when lifted after, and lifted before them it passes all")
+def need_grad__dynamic_after_the_op_ran(nn, F, r):
+    r.touch("nnabla.Variable.need_grad", "nnabla.auto_forward")
+    X, W = r.randn(3), r.randn(3)
+    out = {}
+
+    def grads(key, *named):
+        out.update({f"{key} {n}.g": v.g.copy() for n, v in named})
+
+    def sevens(*vs):
+        for v in vs:
+            v.g = 7.0
+
+    with nn.auto_forward():
+        x = nn.Variable.from_numpy_array(X, need_grad=True)
+        w = nn.Variable.from_numpy_array(W, need_grad=True)
+        m = x * w
+        h = F.tanh(m)
+        y = F.sum(h * 3.0 + x)
+    sevens(x, w, m, h)
+    h.need_grad = False
+    y.backward()
+    grads("stopped", ("x", x), ("w", w), ("m", m), ("h", h))
+    h.need_grad = True
+    sevens(x, w, m, h)
+    y.backward()
+    grads("lifted", ("x", x), ("w", w), ("m", m), ("h", h))
+    with nn.auto_forward():
+        x = nn.Variable.from_numpy_array(X)
+        h = F.tanh(x)
+        y = F.sum(F.exp(h) * 2.0)
+    h.need_grad = True
+    sevens(x, h)
+    y.backward()
+    grads("started", ("h", h))
+    with nn.auto_forward():
+        x = nn.Variable.from_numpy_array(X, need_grad=True)
+        h = F.tanh(x)
+        h.need_grad = False
+        y = F.sum(h * 3.0 + x)
+        h.need_grad = True
+    sevens(x, h)
+    y.backward()
+    grads("stopped before, lifted after", ("x", x), ("h", h))
+    with nn.auto_forward():
+        x = nn.Variable.from_numpy_array(X, need_grad=True)
+        h = F.tanh(x)
+        h.need_grad = False
+        h.need_grad = True
+        y = F.sum(h * 3.0 + x)
+    sevens(x, h)
+    y.backward()
+    grads("stopped and lifted before", ("x", x), ("h", h))
+    with nn.auto_forward():
+        x = nn.Variable.from_numpy_array(X, need_grad=True)
+        w = nn.Variable.from_numpy_array(W, need_grad=True)
+        y = F.sum(F.tanh(x * w))
+    w.need_grad = False
+    sevens(x, w)
+    y.backward()
+    grads("leaf off after", ("x", x), ("w", w))
+    return out
