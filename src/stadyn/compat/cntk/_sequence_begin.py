@@ -125,8 +125,10 @@ class _Carry:
             self.sequences = [node.outputs[0]]
         self.kind = name
         self.shapes = shapes
-        self.begin = Variable.from_numpy_array(np.ones((), np.float32))
-        self.carried = [Variable.from_numpy_array(np.zeros(s, np.float32)) for s in shapes]
+        dtype = np.dtype(node.outputs[0].dtype)       # the recurrence's (float64 models)
+        self.begin = Variable.from_numpy_array(np.ones((), dtype), dtype=dtype)
+        self.carried = [Variable.from_numpy_array(np.zeros(s, dtype), dtype=dtype)
+                        for s in shapes]
         self.initial = []
         for k, carried in zip(positions, self.carried):
             original = inputs[k]
@@ -150,9 +152,9 @@ class _Carry:
         """Begin every sequence afresh (``flags`` None) or as ``flags`` say (``lengths``: the
         minibatch's sequences' lengths; ``what``: the call, for errors)."""
         if flags is None or all(flags):
-            _assign(self.begin, np.ones((), np.float32))
+            _assign(self.begin, np.ones(()))
             for v, shape in zip(self.carried, self.shapes):
-                _assign(v, np.zeros(shape, np.float32))
+                _assign(v, np.zeros(shape))
             return
         if self.go_backwards:
             raise ValueError(f"{what}: a sequence-begin flag False continues a "
@@ -178,7 +180,7 @@ class _Carry:
                              "one has the same length (these: "
                              f"{list(lengths) if lengths is not None else 'unknown'}, the "
                              f"previous: {list(self.kept_lengths)})")
-        _assign(self.begin, np.asarray(flags, np.float32).reshape(-1, 1))
+        _assign(self.begin, np.asarray(flags, np.float64).reshape(-1, 1))
         for v, state in zip(self.carried, self.kept):
             _assign(v, state)
 
@@ -190,10 +192,9 @@ class _Carry:
         if self.kind == "cntk_lstm_sequence":
             h = values[id(self.sequences[0])]
             c = _lstm_cells(values, self, h, batch_lengths)
-            self.kept = [h[rows, last].astype(np.float32), c[rows, last].astype(np.float32)]
+            self.kept = [h[rows, last], c[rows, last].astype(h.dtype)]
         else:
-            self.kept = [values[id(s)][rows, last].astype(np.float32)
-                         for s in self.sequences]
+            self.kept = [values[id(s)][rows, last] for s in self.sequences]
 
 
 def _lstm_cells(values: dict, carry: _Carry, h: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -219,8 +220,9 @@ def _lstm_cells(values: dict, carry: _Carry, h: np.ndarray, lengths: np.ndarray)
 
 
 def _assign(v: Variable, array: np.ndarray) -> None:
-    """Give the leaf ``v`` the value ``array``, of its own shape (a batch of its own)."""
-    v.data = torch.from_numpy(np.ascontiguousarray(array, np.float32))
+    """Give the leaf ``v`` the value ``array``, of its own shape (a batch of its own) and of
+    its type (a float64 model's states are kept as float64)."""
+    v.data = torch.from_numpy(np.ascontiguousarray(array, np.dtype(v.dtype)))
 
 
 class SequenceBegins:
