@@ -169,3 +169,30 @@ def float64_sequence_begin_flags(C, r):
     res["losses"] = np.array(losses)
     res["after"] = r.param_values(z.parameters)
     return res
+
+
+@cntk_case(names=["cntk.NDArrayView.from_dense", "cntk.Value", "cntk.Value.dtype",
+                  "cntk.Function.forward", "cntk.Parameter.set_value"],
+           note="an NDArrayView or Value of a float64 array keeps float64, a float64 "
+                "Function's forward(as_numpy=False) gives float64 Values, and set_value of an "
+                "NDArrayView of the other type is CNTK's RuntimeError. Stadyn made them "
+                "float32 and converted")
+def float64_values(C, r):
+    r.touch("cntk.NDArrayView.from_dense", "cntk.Value.dtype", "cntk.Function.forward",
+            "cntk.Parameter.set_value")
+    x = C.input_variable(2, dtype=np.float64)
+    data = r.randn(1, 2).astype(np.float64) / 3.0
+    _, out = (x * 2.0).forward({x: data}, as_numpy=False)
+    value = list(out.values())[0]
+    p = C.parameter((2,), init=0.5, dtype=np.float64)
+    res = {"types": [np.dtype(C.NDArrayView.from_dense(data).dtype).name,
+                     np.dtype(C.Value(batch=data).dtype).name, np.dtype(value.dtype).name],
+           "forward": value.asarray()}
+    try:
+        p.set_value(C.NDArrayView.from_dense(np.ones(2, np.float32)))
+        res["refused"] = "accepted"
+    except RuntimeError:
+        res["refused"] = "RuntimeError"
+    p.set_value(C.NDArrayView.from_dense(data[0]))
+    res["set"] = p.value
+    return res

@@ -148,6 +148,11 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
         if tuple(array.shape) != tuple(self.shape):
             raise ValueError(f"Parameter.set_value: shape {tuple(array.shape)}, the parameter "
                              f"has {tuple(self.shape)}")
+        if hasattr(value, "asarray") and array.dtype != np.dtype(self.variable.dtype):
+            raise RuntimeError(f"Parameter.set_value: an NDArrayView of {array.dtype} for the "
+                               f"{np.dtype(self.variable.dtype)} parameter {self.name!r} "
+                               "(CNTK 2.7: 'source' and 'destination' have different data "
+                               "types)")
         self.variable.d = np.asarray(array, dtype=self.variable.dtype)
 
     asarray = ArrayMixin.asarray
