@@ -54,6 +54,10 @@ class Layer:
         self._scope: str | None = None
         self._params: dict[str, Variable] = {}
         self._seeds: dict[str, int] = {}
+        # the parameters' element type: float32 unless default_options(dtype=np.float64) is
+        # in force where the layer is made (CNTK's double-precision layers)
+        self.dtype = np.dtype(resolve(type(self).__name__, "dtype",
+                                      default_override_or(np.float32)))
 
     def _take_seeds(self, init: Any, names: Sequence[str]) -> None:
         """Give the parameters ``names`` (made later from ``init``, on the first call) the next
@@ -92,7 +96,7 @@ class Layer:
         if seed is not None and isinstance(init, CNTKInitializer) and init.seed is None:
             init = init.with_seed(seed)
         var = get_parameter_or_create(name, shape, initial_value(init, shape, fan_in, fan_out),
-                                      need_grad)
+                                      need_grad, dtype=getattr(self, "dtype", None))
         self._params[name] = var
         return var
 

@@ -394,6 +394,39 @@ class Learner(Optimizer):
         self.minibatches_seen += 1
         if is_sweep_end:
             self.sweeps_seen += 1
+        self._advance_method(scalars)
+
+    def _advance_method(self, scalars: Mapping[str, Any]) -> None:
+        """The learner's own scalar state after an update begun with ``scalars``."""
+
+    def _updates_begun(self) -> int:
+        """Updates this learner's method has counted: the minibatches seen, and the updates
+        CNTK 2.7 begins and then refuses (:meth:`count_refused_update`)."""
+        return self.minibatches_seen + int(self._scalar_state.get("refused_updates", 0))
+
+    @torch.no_grad()
+    def count_refused_update(self, sample_count: int) -> None:
+        """Move the learner's own per-update state on for an update of ``sample_count`` samples
+        that was begun and then refused, as CNTK 2.7's learners do when a gradient has another
+        data type than its parameter (they begin the update before they look at the
+        gradients): adam's bias-correction step, FSAdaGrad's smoothed sample count and
+        RMSProp's first step are one update further; the parameters, their state and the
+        sample, minibatch and sweep counts are not.  The CNTK compat layer calls it.
+
+        Example:
+            >>> import numpy as np, stadyn as sd
+            >>> from stadyn.learners import adam
+            >>> w = sd.Variable.from_numpy_array(np.zeros(2), need_grad=True)
+            >>> learner = adam([w], 0.1, 0.9)
+            >>> learner.count_refused_update(4)
+            >>> learner.minibatches_seen, learner.step_scalars(None, 4)["step_size"] < 0.1
+            (0, True)
+        """
+        M = _count(sample_count, f"{self.name}.count_refused_update: sample_count", 1)
+        scalars = self.step_scalars(None, M)
+        self._scalar_state["refused_updates"] = float(self._updates_begun()
+                                                      - self.minibatches_seen + 1)
+        self._advance_method(scalars)
 
     def _gradients(self, gradient_values: Mapping | None,
                    params: list[torch.Tensor]) -> list[torch.Tensor]:

@@ -89,7 +89,7 @@ class _Adam(Learner):
     def _method_scalars(self, sample_count, lr):
         b1 = self._per_minibatch("momentum", sample_count)
         b2 = self._per_minibatch("variance_momentum", sample_count)
-        t = self.minibatches_seen + 1              # CNTK counts updates, not samples
+        t = self._updates_begun() + 1              # CNTK counts updates, not samples
         if b1 == 1.0:
             raise StadynError("adam: momentum is 1, so the bias correction 1 / (1 - momentum^t) "
                               "divides by zero")
@@ -137,8 +137,7 @@ class _FSAdaGrad(Learner):
                      var_momentum=scalars["var_momentum"], ada_mul=scalars["ada_mul"],
                      foreach=foreach)
 
-    def _advance(self, sample_count, scalars, is_sweep_end):
-        super()._advance(sample_count, scalars, is_sweep_end)
+    def _advance_method(self, scalars):
         self._scalar_state["smoothed_count"] = float(scalars["smoothed_count"])
 
 
@@ -191,7 +190,7 @@ class _RMSProp(Learner):
         self.need_ave_multiplier = bool(need_ave_multiplier)
 
     def _method_scalars(self, sample_count, lr):
-        return {"first": 1.0 if self.minibatches_seen == 0 else 0.0}
+        return {"first": 1.0 if self._updates_begun() == 0 else 0.0}
 
     def _apply(self, params, grads, states, scalars, foreach):
         Fn.rmsprop_adaptive(params, grads, states["v"], states["signs"], states["steps"],

@@ -125,13 +125,15 @@ def _full(name: str) -> str:
     return f"{scope}/{name}" if scope else name
 
 
-def _initial_value(initializer: Any, shape: Sequence[int], name: str) -> np.ndarray:
+def _initial_value(initializer: Any, shape: Sequence[int], name: str,
+                   dtype: Any = None) -> np.ndarray:
+    dtype = np.float32 if dtype is None else dtype
     if initializer is None:
-        return np.zeros(tuple(shape), dtype=np.float32)
+        return np.zeros(tuple(shape), dtype=dtype)
     if isinstance(initializer, (np.ndarray, list, tuple)):
-        value = np.asarray(initializer, dtype=np.float32)
+        value = np.asarray(initializer, dtype=dtype)
     elif isinstance(initializer, (int, float)):
-        value = np.full(tuple(shape), float(initializer), dtype=np.float32)
+        value = np.full(tuple(shape), float(initializer), dtype=dtype)
     elif callable(initializer):
         value = np.asarray(initializer(tuple(shape)))
     else:
@@ -145,12 +147,13 @@ def _initial_value(initializer: Any, shape: Sequence[int], name: str) -> np.ndar
 
 def get_parameter_or_create(name: str, shape: Sequence[int] | None = None,
                             initializer: Any = None, need_grad: bool = True,
-                            as_need_grad: bool | None = None) -> Variable:
+                            as_need_grad: bool | None = None, dtype: Any = None) -> Variable:
     """The parameter ``name`` in the current scope, created with ``initializer`` if missing.
 
     Asking for an existing parameter with another shape is an error naming it.  ``as_need_grad``
     returns a view of the parameter with that ``need_grad`` (e.g. to freeze it in one graph);
-    inside ``stadyn.graph.no_grad`` it is always a view without gradient.
+    inside ``stadyn.graph.no_grad`` it is always a view without gradient.  ``dtype`` is a new
+    parameter's element type (default float32; ``np.float64`` for CNTK's double parameters).
 
     Example:
         >>> import stadyn as sd
@@ -174,8 +177,8 @@ def get_parameter_or_create(name: str, shape: Sequence[int] | None = None,
         return var
     if shape is None:
         raise ParameterError(f"parameter '{path}' does not exist and no shape was given")
-    value = _initial_value(initializer, shape, path)
-    var = Variable.from_numpy_array(value, need_grad=need_grad)
+    value = _initial_value(initializer, shape, path, dtype)
+    var = Variable.from_numpy_array(value, need_grad=need_grad, dtype=dtype)
     registry.set(path, var)
     if as_need_grad is not None and bool(as_need_grad) != var.need_grad:
         return _frozen_view(var, path, bool(as_need_grad))

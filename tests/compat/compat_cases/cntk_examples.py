@@ -475,7 +475,8 @@ def test_minibatch_with_sequence_begin_flags(C, r):
     def piece(a, b):
         return [s[a:b] for s in whole], [s[a:b] for s in labels]
     # (a first training minibatch with a False flag, after tests only, CNTK 2.7 refuses: its
-    # training network has no previous minibatch's layout to match; Stadyn carries the state)
+    # training network has no previous minibatch's layout to match; so does Stadyn, see
+    # cntk_sequence_begin.py)
     trainer.train_minibatch(({x: piece(1, 3)[0], y: piece(1, 3)[1]}, [True, True]))
     losses = [trainer.previous_minibatch_loss_average]
     tests = [trainer.test_minibatch({x: whole, y: labels})]

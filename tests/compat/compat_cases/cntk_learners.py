@@ -389,10 +389,97 @@ def learner_refuses_rates_and_gradients(C, r):
         res[name + " update"] = refused
         res[name + " unchanged"] = w.value - before
         learner.update({w: gradient}, 4)
-        # (CNTK 2.7's adam counts a refused update in its bias correction, which Stadyn
-        # does not imitate: the step after one differs)
-        res[name + " after"] = [w.value if name != "adam" else None,
-                                learner.total_number_of_samples_seen()]
+        # (CNTK 2.7's adam counts the updates refused for a float64 or float16 gradient in
+        # its bias correction: see learner_refused_update_moves_the_step_count)
+        res[name + " after"] = [w.value, learner.total_number_of_samples_seen()]
+    return res
+
+
+def _learner_makers(C, w):
+    lr = C.learning_parameter_schedule(0.1)
+    return [("sgd", lambda: C.learners.sgd([w], lr)),
+            ("momentum_sgd", lambda: C.learners.momentum_sgd([w], lr, C.momentum_schedule(0.9))),
+            ("nesterov", lambda: C.learners.nesterov([w], lr, C.momentum_schedule(0.9))),
+            ("adam", lambda: C.learners.adam([w], lr, C.momentum_schedule(0.9))),
+            ("adam per sample", lambda: C.learners.adam(
+                [w], C.learning_parameter_schedule_per_sample(0.1),
+                C.momentum_schedule_per_sample(0.9))),
+            ("adamax", lambda: C.learners.adam([w], lr, C.momentum_schedule(0.9), adamax=True)),
+            ("fsadagrad", lambda: C.learners.fsadagrad([w], lr, C.momentum_schedule(0.9))),
+            ("rmsprop", lambda: C.learners.rmsprop([w], lr, 0.9, 1.2, 0.7, 10, 0.001)),
+            ("adagrad", lambda: C.learners.adagrad([w], lr))]
+
+
+@cntk_case(names=["cntk.Learner.update", "cntk.learners.sgd", "cntk.learners.momentum_sgd",
+                  "cntk.learners.nesterov", "cntk.learners.adam", "cntk.learners.fsadagrad",
+                  "cntk.learners.rmsprop", "cntk.learners.adagrad"],
+           note="the training_sample_count Learner.update takes: a Python int (True counts 1); "
+                "0 is CNTK's ValueError (an empty minibatch) even once the rate is 0, a "
+                "negative count its OverflowError, a float, None or a NumPy integer its "
+                "TypeError, nothing updated or counted; Stadyn refused True and took NumPy "
+                "integers, with errors of its own class")
+def learner_update_sample_counts(C, r):
+    r.touch("cntk.Learner.update")
+    w = C.parameter((3,), init=r.param_value("w", (3,)), name="w")
+    res = {}
+    for name, make in _learner_makers(C, w):
+        learner = make()
+        out = []
+        for count in (True, 0, -1, 2.0, 2.5, None, np.int64(2), 3, False, 1):
+            try:
+                out.append(bool(learner.update({w: r.randn(3)}, count)))
+            except (ValueError, TypeError, OverflowError) as exc:
+                out.append(type(exc).__name__)
+            out.append(_counts(learner)[:2])
+        res[name] = out
+        res[name + " w"] = w.value
+    stopped = C.learners.sgd([w], C.learning_parameter_schedule(0.0))
+    out = []
+    for count in (0, 1):
+        try:
+            out.append(bool(stopped.update({w: r.randn(3)}, count)))
+        except ValueError as exc:
+            out.append(type(exc).__name__)
+    res["rate 0"] = out + [_counts(stopped)[:2]]
+    return res
+
+
+@cntk_case(names=["cntk.Learner.update", "cntk.learners.adam", "cntk.learners.fsadagrad",
+                  "cntk.learners.rmsprop", "cntk.learners.momentum_sgd"],
+           note="CNTK 2.7's learners move their per-update state on before they check the "
+                "gradients' data type: after an update refused for a float64 or float16 "
+                "gradient (not an integer array or a list, refused before) adam's "
+                "bias-correction step, FSAdaGrad's smoothed sample count and RMSProp's first "
+                "step are one update further; the parameters and the sample counts are not. "
+                "momentum_sgd and nesterov refuse a float16 gradient with a ValueError. "
+                "Stadyn's next step was as if nothing had been tried")
+def learner_refused_update_moves_the_step_count(C, r):
+    r.touch("cntk.Learner.update")
+    w = C.parameter((3,), init=r.param_value("w", (3,)), name="w")
+    res = {}
+    for name, make in _learner_makers(C, w):
+        for bad in ("float64", "float64 x3", "float16", "int64", "list"):
+            if name == "adagrad" and bad == "float16":
+                continue
+            learner = make()
+            start = w.value
+            g = r.randn(3)
+            refused = []
+            for _ in range(3 if bad.endswith("x3") else 1):
+                wrong = g.tolist() if bad == "list" else g.astype(bad.split()[0])
+                try:
+                    learner.update({w: wrong}, 2)
+                    refused.append("accepted")
+                except (RuntimeError, ValueError, TypeError) as exc:
+                    refused.append(type(exc).__name__)
+            steps = []
+            for k in range(2):
+                learner.update({w: g * (k + 1)}, 2 + k)
+                steps.append(w.value)
+            key = "%s %s" % (name, bad)
+            res[key] = refused + [_counts(learner)[:2]]
+            res[key + " steps"] = np.stack(steps)
+            w.value = start
     return res
 
 

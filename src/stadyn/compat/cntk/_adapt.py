@@ -16,12 +16,12 @@ import numpy as np
 from ...layers import cntk_semantics as S
 from ...layers.cntk_semantics import reshape_samples
 from ...graph import Variable
-from ._graph import BATCH, PLACEHOLDERS, SHAPELESS, set_op_name
+from ._graph import BATCH, PLACEHOLDERS, SHAPELESS, kind_of, set_op_name
 from ._mixins import GraphObject
 
 __all__ = ["ShapelessPlaceholderError", "wrap", "unwrap", "operand", "const", "batched", "named",
-           "adapt", "binary", "sample_axis", "sample_axes", "sample_shape", "lead_axes",
-           "reshape_samples"]
+           "adapt", "binary", "same_dtype", "operands_dtype", "sample_axis", "sample_axes",
+           "sample_shape", "lead_axes", "reshape_samples"]
 
 
 def wrap(value: Any) -> Any:
@@ -60,15 +60,15 @@ def operand(x: Any, dtype=np.float32) -> Any:
                 "placeholder(shape=...) or replace it before applying ops to it")
         return v
     if isinstance(x, (np.ndarray, list, tuple, np.generic)):
-        return const(np.asarray(x, dtype=dtype))
+        return const(x, dtype)
     return x
 
 
-def const(value) -> Variable:
-    """A constant Variable holding ``value`` (named, as CNTK's Constants are, so that a saved
-    model keeps it as a constant and not as an input)."""
+def const(value, dtype=np.float32) -> Variable:
+    """A constant Variable holding ``value`` as ``dtype`` (named, as CNTK's Constants are, so
+    that a saved model keeps it as a constant and not as an input)."""
     from ._variables import Constant
-    return Constant(value).variable
+    return Constant(value, dtype=dtype).variable
 
 
 def batched(x: Any) -> bool:
@@ -115,13 +115,60 @@ def named(out: Any, name: str = "", op: str | None = None) -> Any:
     return out
 
 
+_FLOAT = {np.dtype(np.float32): "Float", np.dtype(np.float64): "Double"}
+
+
+def operands_dtype(*values: Any, op: str = "") -> np.dtype:
+    """The data type an op of ``values`` computes in, as CNTK 2.7 decides it: that of its
+    inputs, parameters and other Functions' outputs (float64 or float32), which must agree
+    (CNTK's ValueError otherwise); constants and numbers take it.  float32 when there are
+    none."""
+    firm = {}
+    for v in values:
+        v = v.variable if isinstance(v, GraphObject) else v
+        if isinstance(v, Variable) and np.dtype(v.dtype) in _FLOAT and \
+                kind_of(v) not in ("constant", "placeholder"):
+            firm.setdefault(np.dtype(v.dtype), v)
+    if len(firm) > 1:
+        a, b = firm.values()
+        raise ValueError(f"{op or 'an op'}: operands {wrap(a)!r} and {wrap(b)!r} have different "
+                         f"data types '{_FLOAT[np.dtype(a.dtype)]}' and "
+                         f"'{_FLOAT[np.dtype(b.dtype)]}' (CNTK 2.7: Primitive op '{op}' passed "
+                         "operands with different DataTypes); make both float32 or both "
+                         "float64")
+    return next(iter(firm), np.dtype(np.float32))
+
+
+def same_dtype(values: list, op: str = "") -> list:
+    """``values`` (Stadyn Variables and others) with their constants in the op's data type
+    (:func:`operands_dtype`): a float32 constant in a float64 op is cast, as CNTK clones it;
+    a float64 constant in a float32 op is CNTK's error (raised when it runs, here at once)."""
+    dtype = operands_dtype(*values, op=op)
+    out = []
+    for v in values:
+        if isinstance(v, Variable) and np.dtype(v.dtype) in _FLOAT and \
+                np.dtype(v.dtype) != dtype and kind_of(v) == "constant":
+            if dtype == np.float32:
+                raise ValueError(f"{op or 'an op'}: the float64 constant {wrap(v)!r} in an op "
+                                 "computing in float32 (CNTK 2.7, when it runs: Cannot clone "
+                                 "Constant with DataType 'Double' to DataType 'Float'); give "
+                                 "the constant dtype=np.float32")
+            from ... import functions as F
+            v = F.cast(v, "float64")
+        out.append(v)
+    return out
+
+
 def adapt(fn: Callable, name: str | None = None, op: str | None = None) -> Callable:
     """A Stadyn function as a CNTK op: CNTK operands in, a CNTK Function out, ``name=`` taken."""
     @functools.wraps(fn)
     def adapted(*args, name: str = "", **kwargs):
-        out = wrap(fn(*[operand(a) for a in args],
+        op_name = op or _op_name(adapted.__name__)
+        dtype = operands_dtype(*args, *kwargs.values(), op=op_name)
+        args = same_dtype([operand(a, dtype) for a in args], op_name)
+        out = wrap(fn(*args,
                       **{k: operand(v) if _is_operand(v) else v for k, v in kwargs.items()}))
-        return named(out, name, op or _op_name(adapted.__name__))
+        return named(out, name, op_name)
     if name:
         adapted.__name__ = adapted.__qualname__ = name
     return adapted
@@ -138,11 +185,13 @@ def _op_name(name: str) -> str:
 def binary(fn: Callable, left: Any, right: Any, name: str = "", op: str | None = None) -> Any:
     """``fn(left, right)`` with CNTK's broadcasting: sample axes align on the right, the batch
     axis apart."""
-    a, b = _tensor(operand(left)), _tensor(operand(right))
+    dtype = operands_dtype(left, right, op=op or "")
+    a, b = same_dtype([_tensor(operand(left, dtype), dtype), _tensor(operand(right, dtype),
+                                                                      dtype)], op or "")
     a, b = S.broadcast_pair(a, b, batched(left), batched(right))
     return named(wrap(fn(a, b)), name, op)
 
 
-def _tensor(x: Any) -> Variable:
-    """A number as a constant (CNTK makes a ``Constant`` of it too)."""
-    return x if isinstance(x, Variable) else const(np.asarray(x, dtype=np.float32))
+def _tensor(x: Any, dtype=np.float32) -> Variable:
+    """A number as a constant of ``dtype`` (CNTK makes a ``Constant`` of it too)."""
+    return x if isinstance(x, Variable) else const(x, dtype)

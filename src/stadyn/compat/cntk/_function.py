@@ -321,7 +321,8 @@ class Function(GraphObject, TensorOpsMixin):
                 feed(unwrap(target), value)      # one array per sequence, of its own length
                 continue
             if isinstance(value, list) and value and not isinstance(value[0], (int, float)):
-                value = np.stack([np.asarray(v, dtype=np.float32) for v in value])
+                value = np.stack([np.asarray(v, dtype=np.dtype(unwrap(target).dtype))
+                                  for v in value])
             var = unwrap(target)
             if hasattr(value, "asarray") and not isinstance(value, np.ndarray):
                 value = value.asarray()

@@ -19,7 +19,7 @@ from ... import functions as F
 from ... import layers as _L
 from ...graph import Variable
 from . import _graph as G
-from ._adapt import operand, unwrap, wrap
+from ._adapt import operand, operands_dtype, unwrap, wrap
 from ._deferred import LAYER_CLASSES, Deferred, pending
 from ._late import late
 from ._mixins import GraphObject
@@ -89,6 +89,9 @@ class LayerFunction:
             return self._signature(*args)
         values = [operand(a) for a in args]
         out = self.layer(*values)
+        # CNTK's layers compute in their parameters' data type (float64 under
+        # default_options(dtype=np.float64)), which their inputs must have
+        operands_dtype(*values, *self.layer.parameters, op=self.op_name or "layer")
         if isinstance(out, Variable) and (any(out is v for v in values) or (
                 out in G.BLOCKS and (self.op_name or self.name))):
             out = F.identity(out)

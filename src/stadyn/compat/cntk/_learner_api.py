@@ -86,34 +86,79 @@ class CntkLearner(CntkCounts):
     def update(self, gradient_values, training_sample_count=None, is_sweep_end=False):
         """CNTK's ``update({parameter: gradient}, training_sample_count, is_sweep_end)``
         (gradients summed over the minibatch, NumPy arrays or NDArrayViews of the parameter's
-        data type: another is CNTK's RuntimeError, a list its TypeError); ``update(M)`` reads
-        the ``.grad`` as Stadyn's.  False (nothing updated or counted) once the learning rate
-        is 0."""
-        if isinstance(gradient_values, Mapping):
-            gradient_values = {unwrap(k): _gradient(self.name, k, v)
-                               for k, v in gradient_values.items()}
-        return super().update(gradient_values, training_sample_count, is_sweep_end)
+        data type: another is CNTK's RuntimeError, a list its TypeError; the count a Python
+        ``int``, ``True`` counting 1, as CNTK 2.7 checks it); ``update(M)`` reads the
+        ``.grad`` as Stadyn's.  False (nothing updated or counted) once the learning rate
+        is 0.  As CNTK 2.7's, a learner begins an update before it checks the gradients'
+        data types: one it refuses so moves its own state on (adam's bias-correction step,
+        see :meth:`~stadyn.learners.Learner.count_refused_update`)."""
+        if not isinstance(gradient_values, Mapping):
+            return super().update(gradient_values, training_sample_count, is_sweep_end)
+        arrays = {unwrap(k): _gradient(self.name, k, v) for k, v in gradient_values.items()}
+        count = _sample_count(self.name, training_sample_count)
+        if self.learning_rate() == 0:
+            return False
+        try:
+            for k, v in gradient_values.items():
+                _check_type(self.name, k, arrays[unwrap(k)])
+        except (RuntimeError, ValueError):
+            self.count_refused_update(count)
+            raise
+        return super().update(arrays, count, is_sweep_end)
+
+
+def _sample_count(learner: str, count) -> int:
+    """``training_sample_count`` checked as CNTK 2.7's ``Learner.update`` checks it (a
+    ``size_t`` argument, then an empty minibatch refused)."""
+    if not isinstance(count, int):
+        raise TypeError(f"{learner}.update: training_sample_count must be a Python int, not "
+                        f"{type(count).__name__} ({count!r}); CNTK 2.7: in method "
+                        "'Learner__update', argument 3 of type 'size_t'")
+    if count < 0:
+        raise OverflowError(f"{learner}.update: training_sample_count {count} is negative; "
+                            "CNTK 2.7: in method 'Learner__update', argument 3 of type "
+                            "'size_t'")
+    if count == 0:
+        raise ValueError(f"{learner}.update: training_sample_count is 0; CNTK 2.7: "
+                         "Learner::Update() cannot perform an update with an empty minibatch.")
+    return int(count)
+
+
+def _name(parameter) -> str:
+    name = getattr(parameter, "name", None)
+    return repr(name) if name else repr(parameter)
 
 
 def _gradient(learner: str, parameter, value) -> np.ndarray:
     """``value``, the gradient ``update`` was given for ``parameter``, as an array, checked as
-    CNTK 2.7 checks it: an array (or NDArrayView) of the parameter's own data type."""
-    name = getattr(parameter, "name", None)
-    name = repr(name) if name else repr(parameter)
+    CNTK 2.7 checks it before the update begins: an array (or NDArrayView) of floats."""
     if isinstance(value, (list, tuple)):
-        raise TypeError(f"{learner}.update: the gradient of parameter {name} is a "
+        raise TypeError(f"{learner}.update: the gradient of parameter {_name(parameter)} is a "
                         f"{type(value).__name__}; give a NumPy array (CNTK 2.7: data type "
                         f"\"{type(value)}\" is not supported)")
     array = asarray(value)
-    variable = unwrap(parameter)
-    if isinstance(variable, Variable):
-        wanted = np.dtype(variable.dtype)
-        if array.dtype != wanted:
-            raise RuntimeError(f"{learner}.update: the gradient of parameter {name} is "
-                               f"{array.dtype}, the parameter {wanted}; CNTK 2.7 takes a "
-                               f"gradient of the parameter's own data type (convert it with "
-                               f".astype(np.{wanted}))")
+    if array.dtype.kind != "f":
+        _refuse(learner, parameter, array)
     return array
+
+
+def _check_type(learner: str, parameter, array: np.ndarray) -> None:
+    """The gradient ``array`` of ``parameter`` checked as CNTK 2.7 checks it once the update
+    has begun: of the parameter's own data type."""
+    variable = unwrap(parameter)
+    if isinstance(variable, Variable) and array.dtype != np.dtype(variable.dtype):
+        _refuse(learner, parameter, array)
+
+
+def _refuse(learner: str, parameter, array: np.ndarray):
+    """CNTK 2.7's refusal of a gradient of another data type than its parameter's: a
+    RuntimeError (a float16 one momentum_sgd and nesterov refuse with a ValueError)."""
+    wanted = np.dtype(getattr(unwrap(parameter), "dtype", np.float32))
+    error = ValueError if array.dtype == np.float16 and learner in ("momentum_sgd",
+                                                                    "nesterov") else RuntimeError
+    raise error(f"{learner}.update: the gradient of parameter {_name(parameter)} is "
+                f"{array.dtype}, the parameter {wanted}; CNTK 2.7 takes a gradient of the "
+                f"parameter's own data type (convert it with .astype(np.{wanted}))")
 
 
 _CLASSES: dict = {}

@@ -25,8 +25,8 @@ from ... import functions as F
 from ... import sequence as Seq
 from . import _graph as G
 from ._deferred import defer_module
-from ._adapt import (batched, lead_axes, named, operand, reshape_samples, sample_axis,
-                     sample_shape, wrap)
+from ._adapt import (batched, lead_axes, named, operand, operands_dtype, reshape_samples,
+                     same_dtype, sample_axis, sample_shape, wrap)
 from ._axis import Axis
 
 __all__ = ["times", "times_transpose", "reshape", "splice", "slice", "transpose", "swapaxes",
@@ -53,7 +53,8 @@ def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: s
     against as many trailing axes of ``left``.  ``times(x, W)`` for a batched ``x`` is
     ``x @ W``; for a batched ``right`` (``times(W, x, output_rank=0)``) each sample is
     multiplied in turn."""
-    a, b = operand(left), operand(right)
+    dtype = operands_dtype(left, right, op="Times")
+    a, b = same_dtype([operand(left, dtype), operand(right, dtype)], "Times")
     if not batched(right):
         out = S.times(a, b, output_rank, batched(left))
         return named(wrap(out), name, "Times")

@@ -29,32 +29,66 @@ import torch
 from ... import functions as F
 from ...graph import Subgraph, Variable
 
-__all__ = ["SequenceBegins", "carrying", "function_begins", "split_flags"]
+__all__ = ["SequenceBeginError", "SequenceBegins", "carrying", "function_begins",
+           "split_flags"]
 
 _KERNELS = ("cntk_lstm_sequence", "cntk_gru_sequence", "cntk_rnn_sequence")
 
 
+class SequenceBeginError(ValueError, RuntimeError):
+    """A False sequence-begin flag with no previous minibatch to go on from: CNTK 2.7's
+    RuntimeError ("No matching sequence found in the saved previous MBLayout")."""
+
+
 def split_flags(arguments):
     """``(arguments, flags)`` for CNTK's ``(data, sequence-begin flags)`` pair (the flags a list
-    of bools, one per sequence) or for a dict with one input's data given so
-    (``{x: (data, flags)}``: CNTK applies them to the minibatch), else ``(arguments, None)``.
+    of bools, one per sequence) or for a dict with inputs' data given so
+    (``{x: (data, flags)}``), else ``(arguments, None)``.
+
     As CNTK 2.7's ``sanitize_var_map``, flags given for the whole minibatch and for an input,
-    or for two inputs, are refused."""
+    or for two inputs, are refused, and an input's flags hold for it and for the inputs after
+    it in the dict (those before it begin every sequence); inputs on the same dynamic axes
+    whose flags then differ are CNTK's ValueError ("Different minibatch layouts")."""
     flags = None
     if (isinstance(arguments, tuple) and len(arguments) == 2 and isinstance(arguments[0], dict)
             and isinstance(arguments[1], (list, tuple, np.ndarray))):
         arguments, flags = arguments[0], [bool(f) for f in arguments[1]]
     if isinstance(arguments, dict) and any(_flagged(v) for v in arguments.values()):
-        plain = {}
+        plain, given = {}, {}
         for key, value in arguments.items():
             if _flagged(value):
-                if flags is not None:
+                if flags is not None or given:
                     raise ValueError("you cannot provide sequence start information globally "
                                      "and for individual batches at the same time")
-                value, flags = value[0], [bool(f) for f in value[1]]
+                value, current = value[0], [bool(f) for f in value[1]]
+                given[key] = current
+            elif given:
+                given[key] = current
             plain[key] = value
-        arguments = plain
+        _check_layouts(plain, given)
+        arguments, flags = plain, current
     return arguments, flags
+
+
+def _check_layouts(arguments: dict, given: dict) -> None:
+    """CNTK's check that inputs on the same dynamic axes come with the same sequence-begin
+    flags (``given``: an input's flags; an input missing begins every sequence)."""
+    keys = list(arguments)
+    for k, a in enumerate(keys):
+        for b in keys[k + 1:]:
+            axes = getattr(a, "dynamic_axes", None)
+            if axes is None or axes != getattr(b, "dynamic_axes", None):
+                continue
+            fa, fb = given.get(a), given.get(b)
+            if fa is None and fb is None or (fa if fa is not None else [True] * len(fb)) == \
+                    (fb if fb is not None else [True] * len(fa)):
+                continue
+            raise ValueError("Different minibatch layouts detected (difference in sequence "
+                             "lengths or count or start flags) in data specified for the "
+                             f"Function's arguments {b!r} vs. {a!r}, though these arguments "
+                             f"have the same dynamic axes (sequence-begin flags {fb} and {fa}: "
+                             "flags given with an input's data hold for it and the inputs "
+                             "after it in the dict)")
 
 
 def _flagged(value) -> bool:
@@ -91,8 +125,10 @@ class _Carry:
             self.sequences = [node.outputs[0]]
         self.kind = name
         self.shapes = shapes
-        self.begin = Variable.from_numpy_array(np.ones((), np.float32))
-        self.carried = [Variable.from_numpy_array(np.zeros(s, np.float32)) for s in shapes]
+        dtype = np.dtype(node.outputs[0].dtype)       # the recurrence's (float64 models)
+        self.begin = Variable.from_numpy_array(np.ones((), dtype), dtype=dtype)
+        self.carried = [Variable.from_numpy_array(np.zeros(s, dtype), dtype=dtype)
+                        for s in shapes]
         self.initial = []
         for k, carried in zip(positions, self.carried):
             original = inputs[k]
@@ -106,6 +142,7 @@ class _Carry:
             if name == "cntk_lstm_sequence" else []
         self.kept: list[np.ndarray] | None = None
         self.kept_lengths: list[int] = []
+        self.unflagged = False   # minibatches ran before these states were kept (see set)
 
     def wanted(self) -> list[Variable]:
         return self.sequences + self.initial + self.step_inputs + [self.lengths]
@@ -115,19 +152,26 @@ class _Carry:
         """Begin every sequence afresh (``flags`` None) or as ``flags`` say (``lengths``: the
         minibatch's sequences' lengths; ``what``: the call, for errors)."""
         if flags is None or all(flags):
-            _assign(self.begin, np.ones((), np.float32))
+            _assign(self.begin, np.ones(()))
             for v, shape in zip(self.carried, self.shapes):
-                _assign(v, np.zeros(shape, np.float32))
+                _assign(v, np.zeros(shape))
             return
         if self.go_backwards:
             raise ValueError(f"{what}: a sequence-begin flag False continues a "
                              "recurrence from the previous minibatch, which a recurrence that "
                              "goes backwards cannot")
-        if self.kept is None or len(self.kept[0]) != len(flags):
-            had = "no minibatch" if self.kept is None else f"{len(self.kept[0])} sequences"
-            raise ValueError(f"{what}: sequence-begin flags {flags} continue "
-                             f"{len(flags)} sequences from the previous minibatch, which had "
-                             f"{had}")
+        if self.kept is None:
+            raise SequenceBeginError(
+                f"{what}: sequence-begin flags {flags} continue {len(flags)} sequences from the "
+                "previous minibatch, which had no minibatch (CNTK 2.7: No matching sequence "
+                "found in the saved previous MBLayout)" + (
+                    "; Stadyn carries states from the minibatches after the first one given "
+                    "flags only: give the first its flags ([True] * n)" if self.unflagged
+                    else ""))
+        if len(self.kept[0]) != len(flags):
+            raise SequenceBeginError(
+                f"{what}: sequence-begin flags {flags} continue {len(flags)} sequences from "
+                f"the previous minibatch, which had {len(self.kept[0])} sequences")
         if len(set(self.kept_lengths)) > 1 or lengths is None or len(set(lengths)) > 1:
             # CNTK 2.7 then pairs the sequences by the slots it packs them into and carries
             # the value at each slot's last step, past a shorter sequence's end
@@ -136,7 +180,7 @@ class _Carry:
                              "one has the same length (these: "
                              f"{list(lengths) if lengths is not None else 'unknown'}, the "
                              f"previous: {list(self.kept_lengths)})")
-        _assign(self.begin, np.asarray(flags, np.float32).reshape(-1, 1))
+        _assign(self.begin, np.asarray(flags, np.float64).reshape(-1, 1))
         for v, state in zip(self.carried, self.kept):
             _assign(v, state)
 
@@ -148,10 +192,9 @@ class _Carry:
         if self.kind == "cntk_lstm_sequence":
             h = values[id(self.sequences[0])]
             c = _lstm_cells(values, self, h, batch_lengths)
-            self.kept = [h[rows, last].astype(np.float32), c[rows, last].astype(np.float32)]
+            self.kept = [h[rows, last], c[rows, last].astype(h.dtype)]
         else:
-            self.kept = [values[id(s)][rows, last].astype(np.float32)
-                         for s in self.sequences]
+            self.kept = [values[id(s)][rows, last] for s in self.sequences]
 
 
 def _lstm_cells(values: dict, carry: _Carry, h: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -177,18 +220,23 @@ def _lstm_cells(values: dict, carry: _Carry, h: np.ndarray, lengths: np.ndarray)
 
 
 def _assign(v: Variable, array: np.ndarray) -> None:
-    """Give the leaf ``v`` the value ``array``, of its own shape (a batch of its own)."""
-    v.data = torch.from_numpy(np.ascontiguousarray(array, np.float32))
+    """Give the leaf ``v`` the value ``array``, of its own shape (a batch of its own) and of
+    its type (a float64 model's states are kept as float64)."""
+    v.data = torch.from_numpy(np.ascontiguousarray(array, np.dtype(v.dtype)))
 
 
 class SequenceBegins:
     """The recurrences of a Trainer's graph made to take CNTK's sequence-begin flags (see the
     module docstring); made the first time a minibatch comes with flags."""
 
-    def __init__(self, roots: Sequence[Variable]):
+    def __init__(self, roots: Sequence[Variable], unflagged: bool = False):
+        """``unflagged``: minibatches without flags ran before (their states were not kept,
+        which an error then says)."""
         nodes = [n for n in Subgraph(list(roots)).nodes
                  if n.spec.name in _KERNELS + ("recurrence",)]
         self.carries = [_Carry(n) for n in nodes]
+        for c in self.carries:
+            c.unflagged = unflagged
 
     def wanted(self) -> list[Variable]:
         """What a step must also compute for :meth:`keep`."""

@@ -9,7 +9,7 @@ from ...learners import Learner as _Learner
 from ...train import Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._function import Function
-from ._sequence_begin import SequenceBegins, carrying, split_flags
+from ._sequence_begin import SequenceBeginError, SequenceBegins, carrying, split_flags
 
 __all__ = ["Trainer"]
 
@@ -120,15 +120,26 @@ class Trainer(_Trainer):
             ends = [v.end_of_sweep for v in arguments.values()
                     if isinstance(v, _io.MinibatchData)]
             is_sweep_end = any(ends) if ends else is_sweep_end
+        if flags is not None and not all(flags) and not self.__dict__.get("_trained"):
+            # CNTK 2.7 builds the network it trains with at the first train_minibatch: test
+            # minibatches before it leave it no previous minibatch to go on from
+            raise SequenceBeginError(
+                f"train_minibatch: sequence-begin flags {flags} continue {len(flags)} "
+                "sequences from the previous minibatch, which had no minibatch: this is the "
+                "Trainer's first train_minibatch, and test_minibatch calls before it do not "
+                "count (CNTK 2.7: No matching sequence found in the saved previous MBLayout)")
         begins = self._begins(arguments, flags, "train_minibatch")
         if begins is None:
-            return super().train_minibatch(_plain(arguments), outputs, device, is_sweep_end)
-        wanted = begins.wanted()
-        mine = list(outputs or ())
-        with carrying(begins):
-            _, values = super().train_minibatch(_plain(arguments), mine + wanted, device,
-                                                is_sweep_end)
-        return (True, {o: values[o] for o in mine}) if mine else True
+            result = super().train_minibatch(_plain(arguments), outputs, device, is_sweep_end)
+        else:
+            wanted = begins.wanted()
+            mine = list(outputs or ())
+            with carrying(begins):
+                _, values = super().train_minibatch(_plain(arguments), mine + wanted, device,
+                                                    is_sweep_end)
+            result = (True, {o: values[o] for o in mine}) if mine else True
+        self._trained = bool(arguments) or self.__dict__.get("_trained", False)
+        return result
 
     def _begins(self, arguments, flags, what: str):
         """The recurrences' states set for a minibatch with sequence-begin ``flags`` (made
@@ -136,7 +147,9 @@ class Trainer(_Trainer):
         as CNTK keeps them), or None where there is nothing to carry."""
         begins = self.__dict__.get("_sequence_begins")
         if flags is not None and begins is None:
-            begins = self._sequence_begins = SequenceBegins(self._outputs)
+            begins = self._sequence_begins = SequenceBegins(
+                self._outputs, unflagged=self.__dict__.get("_ran", False))
+        self._ran = True
         if begins is None or not arguments:
             return None
         if what == "test_minibatch":      # the metric's recurrences: those its graph runs

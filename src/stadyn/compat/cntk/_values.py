@@ -13,6 +13,14 @@ from ...graph import pad_sequences
 __all__ = ["NDArrayView", "Value", "asarray", "asvalue", "output_value", "root_gradient"]
 
 
+def _dtype_of(data: Any):
+    """The type an NDArrayView or Value keeps ``data`` in: a NumPy array's own (float64
+    stays float64, as CNTK's), float32 for Python numbers and lists."""
+    if isinstance(data, np.ndarray) or np.asarray(data).dtype != np.float64:
+        return None
+    return np.float32
+
+
 class NDArrayView:
     """A dense array (CNTK's ``NDArrayView``).
 
@@ -23,8 +31,7 @@ class NDArrayView:
     """
 
     def __init__(self, data: Any, device=None):
-        self._data = np.array(data, dtype=np.float32 if np.asarray(data).dtype == np.float64
-                              else None)
+        self._data = np.array(data, dtype=_dtype_of(data))
 
     @staticmethod
     def from_dense(np_array, device=None, read_only: bool = False, borrow: bool = False):
@@ -73,9 +80,13 @@ class Value:
     def __init__(self, shape=None, dtype=None, batch=None, seq_starts=None, device=None):
         if batch is None:
             batch = np.zeros(tuple(shape or ()), dtype=dtype or np.float32)
-        self._data = np.asarray(batch, dtype=dtype or (np.float32 if np.asarray(batch).dtype
-                                                        == np.float64 else None))
+        self._data = np.asarray(batch, dtype=dtype or _dtype_of(batch))
         self.lengths = None       # a batch of sequences: their lengths (the data padded)
+
+    @property
+    def dtype(self):
+        """The NumPy type of the values (``np.float64`` for a float64 array's, as CNTK's)."""
+        return self._data.dtype.type
 
     def as_sequences(self, variable=None) -> list:
         """One array per sequence (a plain batch: one per sample); CNTK needs ``variable`` for

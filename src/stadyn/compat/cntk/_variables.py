@@ -11,6 +11,7 @@ import numpy as np
 from ...graph import Variable as _Var
 from ...graph import free_batch_input, sequence_input
 from . import _graph as G
+from ...layers import default_override_or
 from ._late import late
 from ._mixins import ArrayMixin, GraphObject, TensorOpsMixin, VariableMixin
 
@@ -48,7 +49,7 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
 
     def __init__(self, shape=None, dtype=None, needs_gradient: bool = False,
                  is_sparse: bool = False, dynamic_axes=None, name: str = ""):
-        dtype = np.float32 if dtype is None else dtype
+        dtype = input_dtype(dtype)
         if any(getattr(a, "is_sequence_axis", False) for a in (dynamic_axes or ())):
             var = sequence_input(_shape(shape), need_grad=needs_gradient, dtype=dtype)
         else:
@@ -95,9 +96,10 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
 
     __slots__ = ()
 
-    def __init__(self, shape=None, init=None, dtype=np.float32, device=None, name: str = ""):
+    def __init__(self, shape=None, init=None, dtype=None, device=None, name: str = ""):
         from ...layers import glorot_uniform, initial_value
         from ...parametric import current_registry, get_parameter_or_create
+        dtype = parameter_dtype(init, dtype)
         if isinstance(init, (np.ndarray, list)):
             value = np.asarray(init, dtype=dtype)
             shape = value.shape
@@ -110,12 +112,15 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
                 init = 0.0
             elif isinstance(init, (int, float, np.number)):
                 init = float(init)
-            fan_in, fan_out = _fans(shape, init)
-            value = initial_value(init if init is not None else glorot_uniform(), shape,
-                                  fan_in, fan_out)
+            if isinstance(init, float):     # a number in the parameter's own type (a double)
+                value = np.full(shape, init, dtype)
+            else:
+                fan_in, fan_out = _fans(shape, init)
+                value = initial_value(init if init is not None else glorot_uniform(), shape,
+                                      fan_in, fan_out)
         path = current_registry().claim(name or "parameter")
         var = get_parameter_or_create(f"{path}/{name}" if name else path, tuple(shape),
-                                      np.asarray(value, dtype=np.float32))
+                                      np.asarray(value, dtype=dtype), dtype=dtype)
         G.LEAF_NAMES[var] = name
         GraphObject.__init__(self, var)
 
@@ -143,6 +148,11 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
         if tuple(array.shape) != tuple(self.shape):
             raise ValueError(f"Parameter.set_value: shape {tuple(array.shape)}, the parameter "
                              f"has {tuple(self.shape)}")
+        if hasattr(value, "asarray") and array.dtype != np.dtype(self.variable.dtype):
+            raise RuntimeError(f"Parameter.set_value: an NDArrayView of {array.dtype} for the "
+                               f"{np.dtype(self.variable.dtype)} parameter {self.name!r} "
+                               "(CNTK 2.7: 'source' and 'destination' have different data "
+                               "types)")
         self.variable.d = np.asarray(array, dtype=self.variable.dtype)
 
     asarray = ArrayMixin.asarray
@@ -162,11 +172,12 @@ class Constant(VariableMixin, TensorOpsMixin, GraphObject):
 
     __slots__ = ()
 
-    def __init__(self, value=None, shape=None, dtype=np.float32, device=None, name: str = ""):
+    def __init__(self, value=None, shape=None, dtype=None, device=None, name: str = ""):
+        dtype = value_dtype(value, dtype)
         arr = np.asarray(0.0 if value is None else value, dtype=dtype)
         if shape is not None:
             arr = np.broadcast_to(arr, _shape(shape)).copy()
-        var = _Var.from_numpy_array(arr)
+        var = _Var.from_numpy_array(arr, dtype=dtype)
         var.name = f"constant{next(_constant_ids)}" + (f"/{name}" if name else "")
         G.LEAF_NAMES[var] = name
         GraphObject.__init__(self, var)
@@ -214,6 +225,33 @@ class Record(dict):
         return Record(**d)
 
 
+def value_dtype(value, dtype) -> np.dtype:
+    """The data type of a constant made from ``value`` with ``dtype`` (None: CNTK 2.7's rule:
+    a float64 NumPy array's float64, anything else float32).
+
+    >>> value_dtype(np.zeros(2), None), value_dtype([1.0], None), value_dtype(1.0, np.float64)
+    (dtype('float64'), dtype('float32'), dtype('float64'))
+    """
+    if dtype is None:
+        dtype = np.float64 if isinstance(value, np.ndarray) and value.dtype == np.float64 \
+            else np.float32
+    return np.dtype(dtype)
+
+
+def parameter_dtype(value, dtype) -> np.dtype:
+    """A parameter's data type (as :func:`value_dtype`): float64 or float32, the types
+    Stadyn's learners keep CNTK's parameters in (float16 is taken as float32)."""
+    dt = value_dtype(value, dtype)
+    return dt if dt == np.float64 else np.dtype(np.float32)
+
+
+def input_dtype(dtype) -> np.dtype:
+    """An input's data type: ``dtype``, or ``default_options(dtype=...)``'s, else float32."""
+    from ...layers import resolve
+    return np.dtype(resolve(None, "dtype", default_override_or(np.float32)
+                            if dtype is None else dtype))
+
+
 def _fans(shape: tuple, init) -> tuple[int, int]:
     """CNTK's fans of a parameter made directly: the last ``output_rank`` axes (1 by default)
     are the output's, the others the input's; a filter's axes count in both."""
@@ -249,8 +287,9 @@ def of(v: _Var, as_variable: bool = False):
     return obj
 
 
-def input_variable(shape, dtype=np.float32, needs_gradient: bool = False,
-                   is_sparse: bool = False, dynamic_axes=None, name: str = "") -> Variable:
+def input_variable(shape, dtype=default_override_or(np.float32),
+                   needs_gradient: bool = False, is_sparse: bool = False, dynamic_axes=None,
+                   name: str = "") -> Variable:
     """An input with per-sample ``shape`` (the batch axis is added; its size follows the data).
 
     Example:
@@ -309,7 +348,7 @@ def output_variable(shape, dtype, dynamic_axes, needs_gradient: bool = True,
     return obj
 
 
-def parameter(shape=None, init=None, dtype=np.float32, device=None, name: str = "") -> Parameter:
+def parameter(shape=None, init=None, dtype=None, device=None, name: str = "") -> Parameter:
     """A learnable parameter (see :class:`Parameter`).
 
     Example:
@@ -320,7 +359,7 @@ def parameter(shape=None, init=None, dtype=np.float32, device=None, name: str = 
     return Parameter(shape, init, dtype, device, name)
 
 
-def constant(value=None, shape=None, dtype=np.float32, device=None, name: str = "") -> Constant:
+def constant(value=None, shape=None, dtype=None, device=None, name: str = "") -> Constant:
     """A constant (see :class:`Constant`); broadcasts against batched inputs.
 
     Example:

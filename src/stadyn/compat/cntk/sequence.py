@@ -25,13 +25,14 @@ from ._adapt import operand as _as_operand
 from ._axis import Axis
 from ._loops import as_loop_sequence
 from ._defaults import default_override_or
+from ._variables import input_dtype
 
 __all__ = ["input_variable", "input", "past_value", "future_value", "reduce_sum", "reduce_max",
            "first", "last", "broadcast_as", "slice", "softmax", "unpack", "is_first", "is_last",
            "delay", "where", "gather", "scatter", "Axis", "default_override_or"]
 
 
-def input_variable(shape, dtype=np.float32, needs_gradient: bool = False,
+def input_variable(shape, dtype=default_override_or(np.float32), needs_gradient: bool = False,
                    is_sparse: bool = False, sequence_axis=None, dynamic_axes=None,
                    name: str = ""):
     """An input holding sequences whose steps have per-sample ``shape`` (a sparse input is
@@ -45,7 +46,7 @@ def input_variable(shape, dtype=np.float32, needs_gradient: bool = False,
         >>> C.sequence.input_variable(3, sequence_axis=C.Axis("words")).dynamic_axes
         (Axis('defaultBatchAxis'), Axis('words'))
     """
-    v = S.input_variable(shape, dtype=dtype, need_grad=needs_gradient)
+    v = S.input_variable(shape, dtype=input_dtype(dtype), need_grad=needs_gradient)
     G.INPUTS[v] = name
     G.BATCH.add(v)
     G.name_sequence_axis(v, tuple(dynamic_axes) if dynamic_axes else sequence_axis)

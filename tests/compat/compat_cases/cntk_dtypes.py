@@ -1,0 +1,198 @@
+"""CNTK 2.7's double precision: parameters, constants and inputs made float64 (``dtype=``, a
+float64 NumPy value, ``default_options(dtype=np.float64)``) compute in float64 end to end --
+values, gradients, ``.dtype``, ``.value`` and the learners' updates -- and what CNTK does where
+float32 and float64 meet (constants and numbers take the op's type; inputs, parameters and
+outputs of both types in one op are refused)."""
+
+import numpy as np
+
+from compat_harness import cntk_case
+
+
+def _names(*objects):
+    return [np.dtype(o.dtype).name for o in objects]
+
+
+def _attempt(call):
+    """The call's result, or the kind of error."""
+    try:
+        return call()
+    except ValueError:
+        return "ValueError"
+
+
+def _double(C, r, name, shape):
+    return C.parameter(shape, init=r.param_value(name, shape).astype(np.float64),
+                       dtype=np.float64, name=name)
+
+
+@cntk_case(names=["cntk.parameter", "cntk.constant", "cntk.input_variable", "cntk.times",
+                  "cntk.Function.eval", "cntk.Function.grad", "cntk.Trainer",
+                  "cntk.learners.sgd", "cntk.learners.momentum_sgd", "cntk.learners.adam"],
+           rtol=1e-12, atol=1e-13,
+           note="a float64 model: parameters given dtype=np.float64 or a float64 array, a "
+                "float64 constant, a number and a float32 constant (cast, as CNTK clones "
+                "it); eval, gradients and three learners' updates, all in float64 (compared "
+                "at rtol 1e-12: float32 would differ at 1e-7). Stadyn made them float32")
+def float64_end_to_end(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.grad", "cntk.Function.value")
+    x = C.input_variable(3, dtype=np.float64)
+    y = C.input_variable(2, dtype=np.float64)
+    w = _double(C, r, "w", (3, 2))
+    b = C.parameter((2,), init=0.1, dtype=np.float64, name="b")
+    v = C.parameter(init=r.param_value("v", (2,)).astype(np.float64), name="v")
+    scale = C.constant(r.randn(2).astype(np.float64))
+    shift = C.constant(r.randn(2).astype(np.float32))
+    z = C.tanh(C.times(x, w) + b) * scale + shift * v + 0.25
+    loss = C.cross_entropy_with_softmax(z, y)
+    res = {"types": _names(x, w, b, v, scale, shift, z, loss),
+           "values": [str(p.value.dtype) for p in (w, b, v)]}
+    data = r.randn(4, 3).astype(np.float64) / 3.0
+    labels = np.eye(2)[[0, 1, 1, 0]]
+    res["eval"] = z.eval({x: data})
+    grads = loss.grad({x: data, y: labels}, wrt=[w, v])
+    res["grad w"], res["grad v"] = grads[w], grads[v]
+    start = [w.value, b.value, v.value]
+    makers = {"sgd": lambda: C.learners.sgd([w, b, v], C.learning_parameter_schedule(0.5)),
+              "momentum_sgd": lambda: C.learners.momentum_sgd(
+                  [w, b, v], C.learning_parameter_schedule_per_sample(0.1),
+                  C.momentum_schedule(0.9)),
+              "adam": lambda: C.learners.adam([w, b, v], C.learning_parameter_schedule(0.1),
+                                              C.momentum_schedule(0.9))}
+    for key in sorted(makers):
+        for p, value in zip((w, b, v), start):
+            p.value = value
+        trainer = C.Trainer(z, (loss, C.classification_error(z, y)), [makers[key]()])
+        losses = []
+        for n in (4, 2, 3):
+            trainer.train_minibatch({x: r.randn(n, 3).astype(np.float64),
+                                     y: np.eye(2)[r.randint(0, 2, n)]})
+            losses.append(trainer.previous_minibatch_loss_average)
+        res[key] = [w.value, b.value, v.value]
+        res[key + " losses"] = np.array(losses)
+    return res
+
+
+@cntk_case(names=["cntk.layers.default_options", "cntk.layers.Dense",
+                  "cntk.layers.Recurrence", "cntk.layers.LSTM", "cntk.layers.Embedding",
+                  "cntk.sequence.input_variable", "cntk.input_variable"],
+           rtol=1e-12, atol=1e-13,
+           note="layers made under default_options(dtype=np.float64) have float64 parameters "
+                "(whatever the options where they are applied), inputs made there are "
+                "float64; outputs and gradients are float64. Stadyn made them float32")
+def float64_layers_default_options(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.grad", "cntk.Function.parameters")
+    with C.layers.default_options(dtype=np.float64):
+        x = C.sequence.input_variable(3)
+        q = C.input_variable(4)
+        model = C.layers.Sequential([C.layers.Embedding(5), C.layers.Recurrence(
+            C.layers.LSTM(2)), C.layers.Dense(3)])
+        head = C.layers.Dense(2)
+    z = model(x)
+    h = head(q)
+    res = {"types": _names(x, q, z, h) + [np.dtype(p.dtype).name for p in z.parameters],
+           "parameters": r.set_params(z.parameters + h.parameters)}
+    seqs = [r.randn(4, 3).astype(np.float64), r.randn(2, 3).astype(np.float64)]
+    out = z.eval({x: seqs})
+    res["eval"] = np.concatenate(out)
+    res["eval types"] = [str(o.dtype) for o in out]
+    res["head"] = h.eval({q: r.randn(2, 4).astype(np.float64)})
+    grads = C.reduce_sum(C.sequence.reduce_sum(z)).grad({x: seqs}, wrt=z.parameters)
+    res["grads"] = dict(("%s|%d" % (p.name, p.shape[-1]), grads[p])
+                        for p in z.parameters)
+    return res
+
+
+@cntk_case(names=["cntk.plus", "cntk.times", "cntk.element_times", "cntk.constant",
+                  "cntk.layers.Dense"],
+           note="float32 and float64 in one op: an input or parameter of each type is CNTK's "
+                "ValueError, and so is a Dense layer (float32 parameters) applied to a float64 "
+                "input; a float32 constant or array in a float64 op is taken as float64 "
+                "and a float64 array in a float32 op as float32; a float64 constant in a "
+                "float32 op CNTK refuses (when it runs; Stadyn when the op is made). Stadyn "
+                "promoted silently (or failed inside torch)")
+def float64_meets_float32(C, r):
+    r.touch("cntk.Function.eval")
+    x32 = C.input_variable(3)
+    x64 = C.input_variable(3, dtype=np.float64)
+    p32 = C.parameter((3,), init=0.5)
+    p64 = C.parameter((3,), init=0.5, dtype=np.float64)
+    d32 = r.randn(2, 3)
+    d64 = d32.astype(np.float64)
+
+    def run(make, x, data):
+        def go():
+            out = make().eval({x: data})
+            return [str(out.dtype), out.astype(np.float64).tolist()]
+        return _attempt(go)
+    dense = C.layers.Dense(2, init=0.5)
+    c32 = C.constant(np.ones((3, 2), np.float32))
+    c64 = C.constant(np.ones(3))
+    return {
+        "x32 + p64": run(lambda: x32 + p64, x32, d32),
+        "x64 * p32": run(lambda: C.element_times(x64, p32), x64, d64),
+        "x64 + p64": run(lambda: x64 + p64, x64, d64),
+        "times(x64, c32)": run(lambda: C.times(x64, c32), x64, d64),
+        "times(x64, array32)": run(lambda: C.times(x64, np.ones((3, 2), np.float32)),
+                                   x64, d64),
+        "times(x32, array64)": run(lambda: C.times(x32, np.ones((3, 2)) / 3.0), x32, d32),
+        "x64 + 1.5": run(lambda: x64 + 1.5, x64, d64),
+        "x32 + c64": run(lambda: x32 + c64, x32, d32),
+        "x64 + c64": run(lambda: C.plus(x64, c64), x64, d64),
+        "dense(x64)": run(lambda: dense(x64), x64, d64),
+        "x32 fed float64": run(lambda: x32 * 2.0, x32, d64),
+        "x64 fed float32": run(lambda: x64 * 2.0, x64, d32),
+    }
+
+
+@cntk_case(names=["cntk.Trainer.train_minibatch", "cntk.layers.default_options"],
+           rtol=1e-12, atol=1e-13,
+           note="truncated back-propagation through time (sequence-begin flags) in a float64 "
+                "model: the states carried from one minibatch to the next keep float64. "
+                "Stadyn kept them as float32")
+def float64_sequence_begin_flags(C, r):
+    r.touch("cntk.Trainer.train_minibatch")
+    with C.layers.default_options(dtype=np.float64):
+        x = C.sequence.input_variable(3)
+        y = C.sequence.input_variable(2)
+        z = C.layers.Sequential([C.layers.Recurrence(C.layers.LSTM(4)),
+                                 C.layers.Recurrence(C.layers.GRU(3)), C.layers.Dense(2)])(x)
+    res = {"parameters": r.set_params(z.parameters)}
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.squared_error(z, y)),
+                        [C.sgd(z.parameters, C.learning_parameter_schedule(0.5))])
+    losses = []
+    for k in range(3):
+        xs = [r.randn(3, 3).astype(np.float64) for _ in range(2)]
+        ys = [np.eye(2)[r.randint(0, 2, 3)] for _ in range(2)]
+        trainer.train_minibatch(({x: xs, y: ys}, [k == 0, k == 0]))
+        losses.append(trainer.previous_minibatch_loss_average)
+    res["losses"] = np.array(losses)
+    res["after"] = r.param_values(z.parameters)
+    return res
+
+
+@cntk_case(names=["cntk.NDArrayView.from_dense", "cntk.Value", "cntk.Value.dtype",
+                  "cntk.Function.forward", "cntk.Parameter.set_value"],
+           note="an NDArrayView or Value of a float64 array keeps float64, a float64 "
+                "Function's forward(as_numpy=False) gives float64 Values, and set_value of an "
+                "NDArrayView of the other type is CNTK's RuntimeError. Stadyn made them "
+                "float32 and converted")
+def float64_values(C, r):
+    r.touch("cntk.NDArrayView.from_dense", "cntk.Value.dtype", "cntk.Function.forward",
+            "cntk.Parameter.set_value")
+    x = C.input_variable(2, dtype=np.float64)
+    data = r.randn(1, 2).astype(np.float64) / 3.0
+    _, out = (x * 2.0).forward({x: data}, as_numpy=False)
+    value = list(out.values())[0]
+    p = C.parameter((2,), init=0.5, dtype=np.float64)
+    res = {"types": [np.dtype(C.NDArrayView.from_dense(data).dtype).name,
+                     np.dtype(C.Value(batch=data).dtype).name, np.dtype(value.dtype).name],
+           "forward": value.asarray()}
+    try:
+        p.set_value(C.NDArrayView.from_dense(np.ones(2, np.float32)))
+        res["refused"] = "accepted"
+    except RuntimeError:
+        res["refused"] = "RuntimeError"
+    p.set_value(C.NDArrayView.from_dense(data[0]))
+    res["set"] = p.value
+    return res
