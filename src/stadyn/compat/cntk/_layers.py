@@ -17,7 +17,7 @@ import numpy as np
 
 from ... import functions as F
 from ... import layers as _L
-from ...graph import Variable
+from ...graph import Variable, joint_inference
 from . import _graph as G
 from ._adapt import operand, unwrap, wrap
 from ._deferred import LAYER_CLASSES, Deferred, pending
@@ -88,7 +88,8 @@ class LayerFunction:
                                 "signature first (update_signature)")
             return self._signature(*args)
         values = [operand(a) for a in args]
-        out = self.layer(*values)
+        with joint_inference():          # CNTK infers the layer's graph with its operands
+            out = self.layer(*values)
         if isinstance(out, Variable) and (any(out is v for v in values) or (
                 out in G.BLOCKS and (self.op_name or self.name))):
             out = F.identity(out)
