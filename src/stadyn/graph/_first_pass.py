@@ -3,23 +3,26 @@ another shape than the one its step was declared with.
 
 CNTK infers a graph's shapes in passes from its root until no recurrent output changes
 (``Function::ValidateOrUpdateOutputs``).  In the first pass a loop's state is the output of a
-node not inferred yet: its shape is unknown, an elementwise op of it and a known value takes
-the known value's shape (``BinaryElementwiseOpOutputShape``), any other op of it stays unknown.
-A parameter with an inferred axis after the loop (``Dense``'s ``W``) is fixed on that first
-pass, and later passes map the axes the loop's output gained in front of it.  So in
-Sequence2Sequence.py's decoder, ``LSTM(dh, dc, splice(x, attention(dh)))``, the attention's
-``(1, 1, ...)`` (computed from the state) reaches the state only from the second pass on: the
-first pass's output is ``b``'s ``(H,)`` (``proj = b + times(x, W) + times(dh, H)`` with both
-products unknown) and the ``Dense`` after it has ``W`` ``(H, V)``, output ``(1, 1, V)``; when the
-extra axes come from the step's input, the first pass has them already.
+node not inferred yet: its shape and dynamic axes are unknown.  An op whose dynamic axes are
+known (an input of it has them) and that is elementwise takes its known operands' shape
+(``PrimitiveFunction::InferOutputs``, ``BinaryElementwiseOpOutputShape``); any other op of an
+unknown value, and any op whose inputs' dynamic axes are all unknown or absent (``dh + K``, a
+constant ``K``; a value ``sequence.broadcast_as`` the state), stays unknown.  A parameter with
+an inferred axis after the loop (``Dense``'s ``W``) is fixed on that first pass, and later
+passes map the axes the loop's output gained in front of it.  So in Sequence2Sequence.py's
+decoder, ``LSTM(dh, dc, splice(x, attention(dh)))``, the attention's ``(1, 1, ...)`` reaches
+the state only from the second pass on: the first pass's output is ``b``'s ``(H,)`` (``b +
+times(x, W) + times(dh, H)`` with both products unknown) and the ``Dense`` after it has ``W``
+``(H, V)``, output ``(1, 1, V)``; when the extra axes come from the step's input, the first
+pass has them already.
 
-:func:`note_step` (called by ``sequence.recurrence`` for a step whose state changed shape)
-computes, on the step's first recording, the shapes of its outputs with the states unknown and
-notes them for the recurrence's outputs, for as long as the CNTK Function being applied
-(:func:`joint_inference`: a layer, an ``@Function``; a ``Dense`` applied to the loop's typed
-output afterwards sees its settled shape, as in CNTK); :func:`first_pass_shape` gives a value's
-first-pass shape, re-inferring the ops between it and a noted value (none noted: its shape, at
-no cost).
+:func:`step_first_pass` (called by ``sequence.recurrence`` for a step whose state changed
+shape) computes, on the step's first recording, the shapes of its outputs with the states
+unknown, and :func:`note` keeps them for the recurrence's outputs for as long as the CNTK
+Function being applied (:func:`joint_inference`: a layer, an ``@Function``; a ``Dense``
+applied to the loop's typed output afterwards sees its settled shape, as in CNTK);
+:func:`first_pass_shape` gives a value's first-pass shape, re-inferring the ops between it
+and a noted value (none noted: its shape, at no cost).
 """
 
 from __future__ import annotations
@@ -79,8 +82,9 @@ def note(v: Variable, shape: Sequence[int]) -> None:
     _NOTED[key] = (weakref.ref(v, lambda _r, k=key: _forget(k)), tuple(int(d) for d in shape))
 
 
-# id(value) -> (weak reference, weak reference to the step value it was broadcast like)
-_LIKE: dict[int, tuple[weakref.ref, weakref.ref]] = {}
+# id(value) -> (weak reference, weak references to the step values it was broadcast like: one
+# per recording of a step that reads it)
+_LIKE: dict[int, tuple[weakref.ref, list[weakref.ref]]] = {}
 
 
 def broadcast_like(v: Variable, like: Variable) -> None:
@@ -88,7 +92,10 @@ def broadcast_like(v: Variable, like: Variable) -> None:
     of the step's sequence; CNTK's ``sequence.broadcast_as(v, like)``, whose dynamic axes are
     ``like``'s: unknown in the first pass when ``like`` is computed from the state)."""
     key = id(v)
-    _LIKE[key] = (weakref.ref(v, lambda _r, k=key: _LIKE.pop(k, None)), weakref.ref(like))
+    found = _LIKE.get(key)
+    if found is None or found[0]() is not v:
+        found = _LIKE[key] = (weakref.ref(v, lambda _r, k=key: _LIKE.pop(k, None)), [])
+    found[1][:] = [r for r in found[1] if r() is not None] + [weakref.ref(like)]
 
 
 def _noted(v: Variable) -> tuple[int, ...] | None:
@@ -166,10 +173,13 @@ def _as_broadcast(v: Variable, entry: tuple, known: dict) -> tuple:
     """``v``'s entry as an input: unknown where the step broadcasts it like a value whose
     dynamic axes are unknown in this pass."""
     like = _LIKE.get(id(v))
-    if like is None or like[0]() is not v or like[1]() is None:
+    if like is None or like[0]() is not v:
         return entry
-    found = known.get(id(like[1]()))
-    return (None, None) if found is not None and found[1] is None else entry
+    for ref in like[1]:
+        found = known.get(id(ref())) if ref() is not None else None
+        if found is not None and found[1] is None:
+            return (None, None)
+    return entry
 
 
 def _output_axes(axes: list) -> str | None:
