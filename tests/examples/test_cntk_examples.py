@@ -41,7 +41,7 @@ ALIKE = ["mnist_complex", "convnet_mnist", "convnet_cifar10", "convnetlrn_cifar1
 STOPS_IN_CNTK = ["language_understanding"]
 # Also run by the driver, left out here for time (docs/cntk-examples.md): resnet20_cifar10
 # (runs; 15 s) and sequence2sequence (CMUDict with attention: runs to the end, every line CNTK
-# 2.7's, the decoder's (1, 1, 69) per step included; about 67 s of CPU against CNTK's 3 s).
+# 2.7's, the decoder's (1, 1, 69) per step included; about 60 s of CPU against CNTK's 3 s).
 
 
 @pytest.fixture(scope="module")
