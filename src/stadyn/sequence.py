@@ -27,7 +27,8 @@ import numpy as np
 
 from . import functions as F
 from ._errors import ShapeError
-from .graph import (Variable, auto_forward, free_batch_input, hoist_invariants, sequence_input,
+from .graph import (Variable, auto_forward, first_pass_shape, free_batch_input, hoist_invariants,
+                    note_first_pass, sequence_input, step_first_pass,
                     sequences_of, set_sequence_axis, set_sequences)
 from .ops import StepFunction
 
@@ -201,9 +202,10 @@ def recurrence(step: Callable, inputs: Sequence[Variable], initial_states: Seque
     """
     lengths_of(inputs[0], "recurrence")      # a clear error for an input without lengths
     declared = [tuple(int(d) for d in s) for s in state_shapes]
-    shapes, tried = declared, [declared]
+    shapes, tried, first = declared, [declared], None
     while True:
         states, step_inputs, outs = _record_step(step, shapes, inputs)
+        first = first or (states, step_inputs, outs)
         found = [tuple(o.shape[1:]) for o in outs]
         if found == shapes or len(found) != len(shapes):    # (a count StepFunction names)
             break
@@ -221,8 +223,22 @@ def recurrence(step: Callable, inputs: Sequence[Variable], initial_states: Seque
                       for v, old, new in zip(initial_states, declared, shapes)]
     # values computed outside the loop are inputs of the recurrence, computed once
     outs, outside = hoist_invariants(outs, states + step_inputs)
-    return run_step_function(StepFunction(states, step_inputs, outs), inputs, initial_states,
-                             go_backwards, outside)
+    results = run_step_function(StepFunction(states, step_inputs, outs), inputs,
+                                initial_states, go_backwards, outside)
+    if shapes != declared:
+        _note_first_pass(first, inputs, results)
+    return results
+
+
+def _note_first_pass(first, inputs: Sequence[Variable], results) -> None:
+    """Note the shapes CNTK's first inference pass gives the outputs of a recurrence whose
+    state took another shape than declared (the step's first recording with its states
+    unknown): a parameter after the loop is inferred from them (graph/_first_pass.py)."""
+    states, step_inputs, outs = first
+    fed = [(1,) + first_pass_shape(v)[2:] for v in inputs]
+    for shape, result in zip(step_first_pass(outs, states, step_inputs, fed), results):
+        if shape is not None and shape[1:] != tuple(result.shape[2:]):
+            note_first_pass(result, tuple(result.shape[:2]) + shape[1:])
 
 
 _RECORDINGS = 4      # a step whose state shape has not settled after this many is an error

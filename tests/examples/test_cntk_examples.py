@@ -40,9 +40,8 @@ ALIKE = ["mnist_complex", "convnet_mnist", "convnet_cifar10", "convnetlrn_cifar1
 # implemented): what it printed before is printed the same, and the program runs to the end.
 STOPS_IN_CNTK = ["language_understanding"]
 # Also run by the driver, left out here for time (docs/cntk-examples.md): resnet20_cifar10
-# (runs; 15 s) and sequence2sequence (CMUDict with attention: CNTK 2.7's lines through
-# training and decoding, then it stops in debug_attention, whose decoder output has CNTK's rank
-# (1, 1, 69) per step only in CNTK; about 47 s against CNTK's 3 s).
+# (runs; 15 s) and sequence2sequence (CMUDict with attention: runs to the end, every line CNTK
+# 2.7's, the decoder's (1, 1, 69) per step included; about 60 s of CPU against CNTK's 3 s).
 
 
 @pytest.fixture(scope="module")

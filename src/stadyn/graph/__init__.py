@@ -16,6 +16,8 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_variable.py`` — :class:`Variable`, :class:`FunctionNode`, the layout and graph versions;
 * ``_numerics.py`` — :func:`check_numerics` (NaN/Inf tracing); ``_location.py`` — the user's
   line a node records; ``_labels.py`` — profiler labels of op calls;
+* ``_first_pass.py`` — the shapes CNTK's first inference pass gives values after a loop
+  whose state changed shape (:func:`first_pass_shape`);
 * ``_spec.py``, ``_context.py``, ``_mode.py``, ``_precision.py``, ``_scope.py`` — leaves.
 """
 
@@ -23,6 +25,8 @@ from ._apply import _conform, apply
 from ._context import Context, context, context_scope, get_current_context, set_default_context
 from ._free_axes import conform_unfed_inputs, fed_for_a_run, free_batch_input, has_free_batch
 from ._grad_buffers import release_grads
+from ._first_pass import (broadcast_like, first_pass_shape, joint_inference,
+                          note as note_first_pass, step_first_pass)
 from ._hoist import hoist_invariants
 from ._interpret import Shapes, interpret, refresh_shapes
 from ._labels import (BACKWARD_SUFFIX, LABEL_PREFIX, labels_enabled, labels_off, op_label,
@@ -85,7 +89,9 @@ __all__ = [
     "release_grads",
     # the sequence axis: padded values with lengths (_sequence.py)
     "sequence_input", "set_sequences", "sequences_of", "pad_sequences", "is_lengths",
-    "new_lengths", "set_sequence_axis", "hoist_invariants",
+    "new_lengths", "set_sequence_axis", "hoist_invariants", "first_pass_shape", "broadcast_like",
+    "joint_inference",
+    "note_first_pass", "step_first_pass",
     # inputs whose batch axis the data sizes (CNTK's dynamic axes, _free_axes.py)
     "free_batch_input", "has_free_batch", "conform_unfed_inputs", "fed_for_a_run",
 ]

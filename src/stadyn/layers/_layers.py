@@ -17,7 +17,7 @@ import numpy as np
 from . import cntk_semantics as S
 from .. import functions as F
 from .._errors import StadynError
-from ..graph import Variable, current_scope, name_scope
+from ..graph import Variable, current_scope, first_pass_shape, name_scope
 from ..ops import RandomStream
 from ..parametric import current_registry, get_parameter_or_create
 from .._random import initializer_seed
@@ -294,6 +294,14 @@ class Dense(Layer):
             base_axis = 1 + int(self.map_rank)
         else:       # per step of a sequence (after the batch and sequence axes)
             base_axis = 1 if x.sequence_lengths is None else 2
+            # CNTK fixes W on its first inference pass: after a loop whose state gained
+            # leading axes (Sequence2Sequence.py's attention decoder), without them (they are
+            # mapped, as CNTK's times maps them)
+            made = self._params.get("W")        # W fixed by an earlier application
+            first = first_pass_shape(x)[base_axis:] if made is None else \
+                tuple(made.shape[:made.ndim - len(self.shape)])
+            if len(first) < x.ndim - base_axis and tuple(x.shape[x.ndim - len(first):]) == first:
+                base_axis = x.ndim - len(first)
         in_shape = tuple(x.shape[base_axis:])
         fan_in = int(np.prod(in_shape))
         fan_out = int(np.prod(self.shape))

@@ -61,8 +61,9 @@ def _whole_sequence(h, x) -> bool:
 
 
 def _times(v, w, b=None):
-    """``v W (+ b)`` over one step's axes of ``v``."""
-    return F.affine(v, w, b, _lead(v))
+    """``v W (+ b)`` over the last axis of ``v``, its other axes mapped (CNTK's ``times`` with
+    ``W`` of rank 2: an ``LSTM`` on steps of ``(1, 1, 40)`` gives ``(1, 1, H)``)."""
+    return F.affine(v, w, b, max(len(v.shape) - 1, _lead(v)))
 
 
 class _Step(Layer):
@@ -129,7 +130,10 @@ class _Step(Layer):
         """``W``, ``H``, ``b`` for steps of ``x`` (one step ``(B, *s)``; a whole sequence
         ``(B, T, *s)`` with ``step_axes=2``: only its shape is read)."""
         cell, size = self.cell_shape[0], self.shape[0]
-        n_in = int(np.prod(x.shape[_lead(x) if step_axes is None else step_axes:]))
+        # CNTK's W is (InferredDimension, k*C): inferred from the input's last axis (the axes
+        # before it are mapped); a whole sequence's step is a vector
+        n_in = int(x.shape[-1]) if step_axes is None else \
+            int(np.prod(x.shape[step_axes:]))
         cols, hidden_cols = self.n_gates * cell, self.hidden_gates * cell
         w = self.parameter("W", (n_in, cols), self.init, n_in, cols)
         h = self.parameter("H", (size, hidden_cols), self.init, size, hidden_cols)

@@ -449,3 +449,193 @@ def Fold__state_takes_the_steps_rank(C, r):
     return _state_rank(C, r, C.layers.Fold(lambda h, x: h * 0.5 + C.reshape(x, (1, 1, 3)),
                                            go_backwards=True))
 # -- end of a recurrence's state shape --
+
+
+# -- the rank a decoder's output takes from its loop (Sequence2Sequence.py's (1, 1, 69)) --
+_K = np.arange(5, dtype=np.float32).reshape(1, 1, 5) * 0.1
+
+
+def _loop_then_dense(C, r, extra, typed_first=False):
+    """``Dense(3)`` after ``Recurrence(lambda dh, dc, s: lstm(dh, dc, splice(s, extra(dh,
+    s))))`` (both inside one ``@Function``, or with ``typed_first`` the Dense applied to the
+    loop's typed output): the Dense's ``W``, the output's shape and values."""
+    x = C.sequence.input_variable(4, name="x")
+    lstm, out = C.layers.LSTM(5), C.layers.Dense(3)
+    k = C.constant(_K)
+
+    @C.Function
+    def loop(X):
+        @C.Function
+        def step(dh, dc, s):
+            return lstm(dh, dc, C.splice(s, extra(dh, s, k)))
+        return C.layers.Recurrence(step)(X)
+
+    y = out(loop(x)) if typed_first else C.Function(lambda X: out(loop(X)))(x)
+    r.touch("cntk.Function.eval", "cntk.Function.shape", "cntk.Function.parameters",
+            "cntk.Function.__call__")
+    res = {"params": r.set_params(y.parameters, scale=1.0), "shape": list(y.shape)}
+    seqs = [r.randn(3, 4), r.randn(1, 4)]
+    res["values"] = np.concatenate([np.ravel(o) for o in y.eval({y.arguments[0]: seqs})])
+    return res
+
+
+_DENSE_AFTER = ["cntk.sequence.input_variable", "cntk.layers.Recurrence", "cntk.layers.LSTM",
+                "cntk.layers.Dense", "cntk.ops.splice", "cntk.ops.constant", "cntk.Function"]
+
+
+@cntk_case(names=_DENSE_AFTER, rtol=1e-4, atol=1e-5,
+           note="the (1, 1) comes through the state (dh + a (1, 1, 5) constant): the LSTM's "
+                "state becomes (1, 1, 5), the Dense after it, inferred on CNTK's first "
+                "pass (the state unknown), has W (5, 3) and maps the (1, 1): output (1, 1, 3)")
+def Dense_after_a_loop__axes_through_the_state(C, r):
+    return _loop_then_dense(C, r, lambda dh, s, k: dh + k)
+
+
+@cntk_case(names=_DENSE_AFTER, rtol=1e-4, atol=1e-5,
+           note="the (1, 1) comes from the step's input: on CNTK's first pass already, so the "
+                "Dense has W (1, 1, 5, 3) and output (3,)")
+def Dense_after_a_loop__axes_through_the_input(C, r):
+    return _loop_then_dense(C, r, lambda dh, s, k: C.slice(s, 0, 0, 1) * 0.0 + k)
+
+
+@cntk_case(names=_DENSE_AFTER, rtol=1e-4, atol=1e-5,
+           note="the Dense applied to the loop's output after the loop was typed (its shape "
+                "settled at (1, 1, 5)): W (1, 1, 5, 3), output (3,)")
+def Dense_after_a_loop__applied_to_its_typed_output(C, r):
+    return _loop_then_dense(C, r, lambda dh, s, k: dh + k, typed_first=True)
+
+
+@cntk_case(names=["cntk.sequence.input_variable", "cntk.layers.Recurrence", "cntk.layers.LSTM"],
+           rtol=1e-4, atol=1e-5,
+           note="CNTK's LSTM reads the input's last axis (W (4, 20)) and maps the others: "
+                "steps of (3, 4) give a state of (3, 5)")
+def LSTM__maps_the_inputs_leading_axes(C, r):
+    x = C.sequence.input_variable((3, 4), name="x")
+    lstm = C.layers.LSTM(5)
+    y = C.layers.Recurrence(lstm)(x)
+    r.touch("cntk.Function.eval", "cntk.Function.shape", "cntk.Function.parameters")
+    res = {"params": r.set_params(y.parameters, scale=1.0), "shape": list(y.shape)}
+    out = y.eval({x: [r.randn(2, 3, 4), r.randn(1, 3, 4)]})
+    res["values"] = np.concatenate([np.ravel(o) for o in out])
+    return res
+
+
+@cntk_case(names=[n for n in _ATTENTION if n != "cntk.ops.combine"] +
+           ["cntk.layers.Signature", "cntk.layers.SequenceOver", "cntk.layers.Tensor", "cntk.Axis"],
+           rtol=1e-4, atol=1e-5,
+           note="Sequence2Sequence.py's decoder: two LSTM layers, the first over splice(x, "
+                "attention(encoder, dh)) (attention_span=3, axis=-3), Dense after: its output "
+                "is (1, 1, V) per step (W (5, V)), in training and in the greedy UnfoldFrom")
+def attention_decoder__output_rank(C, r):
+    r.touch("cntk.Function.parameters", "cntk.Function.__call__", "cntk.Function.shape",
+            "cntk.Function.eval", "cntk.Function.arguments")
+    in_axis = C.Axis("inAxis")
+    embed = C.layers.Embedding(4, name="embed")
+    encode = C.layers.Recurrence(C.layers.LSTM(3), return_full_state=True)
+    attention = C.layers.AttentionModel(2, 3, -3, enable_self_stabilization=False,
+                                        name="attention_model")
+    lstms = [C.layers.LSTM(5), C.layers.LSTM(6)]
+    out = C.layers.Dense(_V, name="out")
+
+    @C.Function
+    def decode(history, inp):
+        encoded = encode(embed(inp))
+        r = embed(history)
+        for i in range(2):
+            rec_block = lstms[i]
+            if i == 0:
+                @C.Function
+                def lstm_with_attention(dh, dc, x):
+                    return rec_block(dh, dc, C.splice(x, attention(encoded.outputs[0], dh)))
+                r = C.layers.Recurrence(lstm_with_attention)(r)
+            else:
+                r = C.layers.Recurrence(rec_block)(r)
+        return out(r)
+    start = C.Constant(np.eye(_V, dtype=np.float32)[0])
+
+    @C.Function
+    @C.layers.Signature(C.layers.SequenceOver[in_axis][C.layers.Tensor[_V]])
+    def greedy(inp):
+        unfold = C.layers.UnfoldFrom(lambda history: decode(history, inp) >> C.hardmax,
+                                     until_predicate=lambda w: w[..., _V - 1],
+                                     length_increase=1.5)
+        return unfold(initial_state=start, dynamic_axes_like=inp)
+    x = C.sequence.input_variable(_V, sequence_axis=in_axis, name="x")
+    y = C.sequence.input_variable(_V, name="y")
+    trained = decode(y, x)
+    res = {"params": r.set_params(trained.parameters, scale=1.5),
+           "decoder shape": list(trained.shape), "greedy shape": list(greedy.shape)}
+    words = [np.eye(_V, dtype=np.float32)[s] for s in ([0, 2, 3], [0, 3])]
+    res["teacher forced"] = np.concatenate([np.ravel(o) for o in trained.eval(
+        {trained.arguments[0]: words, trained.arguments[1]: words})])
+    decoded = greedy(words)
+    res["decoded shapes"] = [list(w.shape) for w in decoded]
+    res["decoded"] = np.concatenate([np.ravel(w) for w in decoded])
+    return res
+
+
+@cntk_case(names=["cntk.layers.AttentionModel", "cntk.layers.UnfoldFrom", "cntk.layers.Recurrence",
+                  "cntk.layers.LSTM", "cntk.layers.Embedding", "cntk.layers.Dense",
+                  "cntk.ops.hardmax", "cntk.ops.splice", "cntk.Constant", "cntk.Axis",
+                  "cntk.layers.Signature", "cntk.layers.SequenceOver", "cntk.layers.Tensor",
+                  "cntk.layers.Delay"],
+           rtol=1e-4, atol=1e-5,
+           note="Sequence2Sequence.py's decoder saved after a greedy decoding (its history then "
+                "(1, 1, V) per step), loaded, and applied to labels of (V,) (its "
+                "evaluate_metric) and in UnfoldFrom (its evaluate_decoding)")
+def attention_decoder__saved_after_decoding(C, r):
+    import os
+    import tempfile
+    r.touch("cntk.Function.parameters", "cntk.Function.__call__", "cntk.Function.shape",
+            "cntk.Function.eval", "cntk.Function.arguments", "cntk.Function.save",
+            "cntk.Function.load")
+    in_axis = C.Axis("inAxis")
+    embed = C.layers.Embedding(4, name="embed")
+    encode = C.layers.Recurrence(C.layers.LSTM(3), return_full_state=True)
+    attention = C.layers.AttentionModel(2, 3, -3, enable_self_stabilization=False,
+                                        name="attention_model")
+    lstm = C.layers.LSTM(5)
+    out = C.layers.Dense(_V, name="out")
+
+    @C.Function
+    def decode(history, inp):
+        encoded = encode(embed(inp))
+
+        @C.Function
+        def lstm_with_attention(dh, dc, x):
+            return lstm(dh, dc, C.splice(x, attention(encoded.outputs[0], dh)))
+        return out(C.layers.Recurrence(lstm_with_attention)(embed(history)))
+    start = C.Constant(np.eye(_V, dtype=np.float32)[0])
+
+    def greedy_of(model):
+        @C.Function
+        @C.layers.Signature(C.layers.SequenceOver[in_axis][C.layers.Tensor[_V]])
+        def greedy(inp):
+            unfold = C.layers.UnfoldFrom(lambda history: model(history, inp) >> C.hardmax,
+                                         until_predicate=lambda w: w[..., _V - 1],
+                                         length_increase=1.5)
+            return unfold(initial_state=start, dynamic_axes_like=inp)
+        return greedy
+
+    def teacher_forced(model):
+        @C.Function
+        @C.layers.Signature(inp=C.layers.SequenceOver[in_axis][C.layers.Tensor[_V]],
+                            labels=C.layers.SequenceOver[C.Axis("labelAxis")][
+                                C.layers.Tensor[_V]])
+        def forced(inp, labels):
+            return model(C.layers.Delay(initial_state=start)(labels), inp)
+        return forced
+    greedy = greedy_of(decode)
+    res = {"params": r.set_params(greedy.parameters, scale=1.5)}
+    words = [np.eye(_V, dtype=np.float32)[s] for s in ([0, 2, 3], [0, 3])]
+    res["decoded"] = np.concatenate([np.ravel(w) for w in greedy(words)])
+    path = os.path.join(tempfile.mkdtemp(), "decoder.cmf")
+    decode.save(path)
+    loaded = C.Function.load(path)
+    forced = teacher_forced(loaded)
+    res["forced shape"] = list(forced.shape)
+    res["teacher forced"] = np.concatenate([np.ravel(o) for o in forced(words, words)])
+    decoded = greedy_of(loaded)(words)
+    res["loaded decoded shapes"] = [list(w.shape) for w in decoded]
+    res["loaded decoded"] = np.concatenate([np.ravel(w) for w in decoded])
+    return res

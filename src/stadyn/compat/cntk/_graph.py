@@ -16,7 +16,7 @@ import re
 import weakref
 from typing import Callable, Iterator
 
-from ...layers.cntk_semantics import BatchAxes
+from ...layers.cntk_semantics import BatchAxes, reshape_sample
 from ...sequence import input_variable as sequence_input_variable
 from ...graph import (Variable, apply, name_scope, new_lengths, set_sequence_axis,
                       topological_nodes)
@@ -477,6 +477,9 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
         args = tuple(swap.get(id(a), a) if isinstance(a, Variable) else a for a in node.args)
         kwargs = {k: (swap.get(id(a), a) if isinstance(a, Variable) else a)
                   for k, a in node.kwargs.items()}
+        args, kwargs = _base_axis_kept(node, args, kwargs, inputs)
+        if node.spec.name == "recurrence":
+            args = tuple(_as_recorded_steps(new, old) for new, old in zip(args, node.args))
         with name_scope(node.scope, absolute=True):
             made = apply(node.spec, args, kwargs)
         made = made if isinstance(made, tuple) else (made,)
@@ -497,3 +500,38 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
     del keep
     return [new_of(r) if r.parent is None or r in PLACEHOLDERS else mapping.get(id(r), r)
             for r in roots]
+
+
+def _base_axis_kept(node, args: tuple, kwargs: dict, inputs: list) -> tuple[tuple, dict]:
+    """``(args, kwargs)`` of an op with a ``base_axis`` (``affine``: CNTK's ``times``) whose
+    first input took another rank: the base axis keeps its distance from the last axis, as
+    CNTK's ``times`` maps the leading axes of a value it was not built for (a decoder saved
+    for a history of ``(1, 1, 69)`` applied to one of ``(69,)``), when the reduced axes hold as
+    many elements."""
+    if "base_axis" not in node.spec.attrs or not inputs or \
+            len(inputs[0].shape) == len(node.inputs[0].shape):
+        return args, kwargs
+    old, new = tuple(node.inputs[0].shape), tuple(inputs[0].shape)
+    base = node.spec.attributes(node.args, node.kwargs)["base_axis"]
+    moved = base + len(new) - len(old)
+    if moved < 1 or moved >= len(new) or new[moved:] != old[base:]:
+        return args, kwargs
+    at = list(node.spec.signature.parameters).index("base_axis")
+    if at < len(args):
+        return args[:at] + (moved,) + args[at + 1:], kwargs
+    return args, dict(kwargs, base_axis=moved)
+
+
+def _as_recorded_steps(new, old):
+    """A recurrence's sequence input ``new`` for a step recorded on steps of ``old``'s shape
+    that only adds leading axes of 1 (a decoder saved for a history of ``(1, 1, 69)`` given
+    labels of ``(69,)``): reshaped to it, as CNTK's ops broadcast the leading axes of 1 (its
+    splice with the attention's ``(1, 1, H)`` gives ``(1, 1, E + H)`` either way)."""
+    if not isinstance(new, Variable) or not isinstance(old, Variable) or new is old or \
+            new.sequence_lengths is None or old.sequence_lengths is None:
+        return new
+    have, want = tuple(new.shape[2:]), tuple(old.shape[2:])
+    extra = len(want) - len(have)
+    if extra <= 0 or want[extra:] != have or any(d != 1 for d in want[:extra]):
+        return new
+    return reshape_sample(new, want, batched=True, sequence=True)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ... import functions as F
 from ... import layers as _L
-from ...graph import Variable
+from ...graph import Variable, joint_inference
 from . import _graph as G
 from ._adapt import operand, operands_dtype, unwrap, wrap
 from ._deferred import LAYER_CLASSES, Deferred, pending
@@ -88,7 +88,8 @@ class LayerFunction:
                                 "signature first (update_signature)")
             return self._signature(*args)
         values = [operand(a) for a in args]
-        out = self.layer(*values)
+        with joint_inference():          # CNTK infers the layer's graph with its operands
+            out = self.layer(*values)
         # CNTK's layers compute in their parameters' data type (float64 under
         # default_options(dtype=np.float64)), which their inputs must have
         operands_dtype(*values, *self.layer.parameters, op=self.op_name or "layer")

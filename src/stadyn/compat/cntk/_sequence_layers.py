@@ -188,12 +188,35 @@ class _Unfold:
     def _loop(self, initial_state, step_shape, axis):
         """CNTK's own construction, for a generator that runs recurrences on the history:
         ``new_state := generator(past_value(new_state, initial_state))`` closed as a loop
-        along ``axis``, which steps those recurrences with it (``_loops``, ``_nested``)."""
-        state = Variable((1,) + step_shape)
-        G.PLACEHOLDERS[state] = ""
-        G.BATCH.add(state)
-        as_loop_sequence(state)
-        out = self._generate(S.past_value(state, initial_state))
+        along ``axis``, which steps those recurrences with it (``_loops``, ``_nested``).  A
+        generator that gives the state another shape (Sequence2Sequence.py's decoder: ``(1, 1,
+        69)`` for a history of ``(69,)``) is built again on a state of that shape, as CNTK's
+        loop takes the shape its body gives it."""
+        tried = [step_shape]
+        while True:
+            state = Variable((1,) + step_shape)
+            G.PLACEHOLDERS[state] = ""
+            G.BATCH.add(state)
+            as_loop_sequence(state)
+            try:
+                out = self._generate(S.past_value(state, initial_state))
+            except ShapeError:
+                # a loaded model built for the state's settled shape (Sequence2Sequence.py
+                # saves its decoder after decoding: a history of (1, 1, 69)) refuses the
+                # initial value's: tried again with a leading axis of 1 more (twice at most;
+                # the loop's shapes still have to settle)
+                G.PLACEHOLDERS.pop(state, None)
+                if len(tried) > 2:
+                    raise
+                step_shape = (1,) + step_shape
+                tried.append(step_shape)
+                continue
+            found = tuple(out[-1].shape[2:])
+            if found == step_shape or found in tried or len(tried) > 3:
+                break
+            G.PLACEHOLDERS.pop(state, None)      # built again on the shape it gives
+            step_shape = found
+            tried.append(found)
         close_loops({state: out[-1]}, along=axis)
         return out[0]
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import inspect
 
-from ...graph import Variable
+from ...graph import Variable, joint_inference
 from . import _graph as G
 from ._adapt import ShapelessPlaceholderError, unwrap, wrap
 from ._axis import Axis
@@ -171,7 +171,9 @@ class _Deferred:
                              "Functions and Variables only (give the Python function a "
                              "signature to evaluate it on data)")
         values = [given[n] for n in names]
-        self._applied = _in_signature_order(_as_function(self._fn(*values)), values)
+        with joint_inference():          # CNTK infers the Function's graph with its operands
+            out = self._fn(*values)
+        self._applied = _in_signature_order(_as_function(out), values)
         self._types = [(v.shape, v.is_sparse, v.dynamic_axes) for v in values]
         return self._applied
 

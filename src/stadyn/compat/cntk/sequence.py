@@ -18,7 +18,7 @@ import numpy as np
 from ... import functions as F
 from ... import sequence as S
 from . import _graph as G
-from ...graph import Variable
+from ...graph import Variable, broadcast_like
 from ._deferred import defer_module
 from ._adapt import adapt, batched, named, operand, unwrap, wrap
 from ._adapt import operand as _as_operand
@@ -99,6 +99,8 @@ def broadcast_as(operand, broadcast_as_operand, name: str = ""):
     Example: ``C.sequence.broadcast_as(C.sequence.last(h), h)``."""
     like = unwrap(broadcast_as_operand)
     if getattr(like, "sequence_lengths", None) is None and _in_step(like):
+        if isinstance(unwrap(operand), Variable):   # CNTK's first pass reads like's axes
+            broadcast_like(unwrap(operand), like)
         return operand
     value = unwrap(operand) if batched(operand) else _per_sequence(operand, like)
     return named(wrap(S.broadcast_as(value, like)), name)
