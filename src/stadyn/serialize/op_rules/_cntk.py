@@ -8,6 +8,7 @@ import numpy as np
 from ... import functions as F
 from ...ops import norm_axis
 from .._onnx_api import OnnxUnsupported
+from ._cntk_rules import batch_normalization_cntk, v1
 from ._common import COMPOSITE
 from ._nn import _batch_normalization_onnx
 from ._table import Unmapped, register_rules
@@ -53,16 +54,22 @@ register_rules(F.classification_error, onnx_export=_classification_error_onnx,
 
 def _cntk_bn_onnx(g, inputs, attrs):
     """BatchNormalization (running statistics), or its formula for per-element statistics"""
-    x, scale, bias, mean, var, _count = inputs
+    x, scale, bias, mean, var = inputs[:5]
     nd = len(g.shape(x))
-    axes = [1] if attrs["spatial"] else list(range(1, nd))
+    lead = 2 if len(inputs) > 6 and inputs[6] else 1     # a sequence: its steps
+    axes = [lead] if attrs["spatial"] else list(range(lead, nd))
     return _batch_normalization_onnx(g, [x, bias, scale, mean, var],
                                      {"axes": axes, "eps": attrs["epsilon"], "output_stat": False})
 
 
 register_rules(F.cntk_batch_normalization, onnx_export=_cntk_bn_onnx,
                onnx_import=Unmapped("ONNX's BatchNormalization imports as batch_normalization "
-                                    "(no sample count)"))
+                                    "(no sample count)"),
+               cntk_import={"BatchNormalization": batch_normalization_cntk},
+               cntk_v1_import={"BatchNormalization": v1(
+                   batch_normalization_cntk,
+                   normalization_time_constant="normalizationTimeConstant",
+                   blend_time_constant="blendTimeConstant")})
 
 register_rules(F.cntk_user_function,
                onnx_export=Unmapped(F.cntk_user_function.spec.unstorable),
