@@ -44,6 +44,8 @@ from nnabla_entries_extra import EXTRA_ENTRIES, binary_entries, fused_bn_entry  
 from inq_entries import inq_entries  # noqa: E402
 from op_harness_types import Case, Data, Entry  # noqa: E402
 from sequence_entries import LENGTHS as _SEQ_LENGTHS, padded as _seq_padded  # noqa: E402
+from cntk_bn_reference import (ref_cntk_batch_normalization,  # noqa: E402
+                               updates_cntk_batch_normalization)
 
 # ---------------------------------------------------------------------------------------------
 # Input data (float inputs are float32 values; references compute on them in float64) and the
@@ -156,76 +158,6 @@ def ref_cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
     lse = np.log(np.exp(z - z.max(axis=axis, keepdims=True)).sum(axis=axis, keepdims=True)) \
         + z.max(axis=axis, keepdims=True)
     return lse - (target_vector * z).sum(axis=axis, keepdims=True)
-
-
-def _cntk_bn_parts(x, spatial, lead=1):
-    axes = (lead,) if spatial else tuple(range(lead, x.ndim))
-    reduced = tuple(a for a in range(x.ndim) if a not in axes)
-    shape = [x.shape[i] if i in axes else 1 for i in range(x.ndim)]
-    return reduced, shape
-
-
-def _cntk_packed_columns(lengths):
-    """The columns of CNTK 2.7's minibatch matrix (MBLayout::InitAsPackedSequences): each
-    sequence in turn on the first row with room for it, rows as long as the longest."""
-    width, rows = int(max(lengths)), []
-    for n in (int(n) for n in lengths):
-        free = [r for r, used in enumerate(rows) if used + n <= width]
-        if free:
-            rows[free[0]] += n
-        else:
-            rows.append(n)
-    return width * len(rows)
-
-
-def _cntk_bn_batch(x, spatial, lengths):
-    """(mean, biased variance, samples N, elements E) of the minibatch as CNTK 2.7 computes
-    them; a sequence's over its valid steps and the packed matrix's gaps (zeros)."""
-    if lengths is None:
-        reduced, _ = _cntk_bn_parts(x, spatial)
-        return (x.mean(axis=reduced, keepdims=True), x.var(axis=reduced, keepdims=True),
-                x.shape[0], x.size // (x.shape[1] if spatial else int(np.prod(x.shape[1:]))))
-    steps = np.concatenate([x[b, :int(n)] for b, n in enumerate(lengths)], 0)   # (N, *sample)
-    reduced, _ = _cntk_bn_parts(steps, spatial)
-    per_step = int(np.prod([steps.shape[a] for a in reduced if a > 0]))
-    n = int(sum(lengths))
-    elements = _cntk_packed_columns(lengths) * per_step
-    m = steps.astype(np.float64).sum(axis=reduced, keepdims=True) / elements
-    v = (((steps - m) ** 2).sum(axis=reduced, keepdims=True) + (elements - n * per_step) * m * m) \
-        / elements
-    return m[None], v[None], n, elements
-
-
-def ref_cntk_batch_normalization(x, scale, bias, mean, variance, count, lengths=None,
-                                 spatial=False, time_constant=5000.0, blend_time_constant=0.0,
-                                 epsilon=1e-5, batch_stat=None):
-    """CNTK: the minibatch's statistics (biased variance) blended with the running ones by
-    ``b / (b + N)`` in training, the running ones in inference; a sequence's every step
-    normalised, its statistics over the packed minibatch matrix CNTK 2.7 makes."""
-    _, shape = _cntk_bn_parts(x, spatial, 1 if lengths is None else 2)
-    if batch_stat:
-        m, v, n, _ = _cntk_bn_batch(x, spatial, lengths)
-        w = blend_time_constant / (blend_time_constant + n)
-        m = (1 - w) * m + w * mean.reshape(shape)
-        v = (1 - w) * v + w * variance.reshape(shape)
-    else:
-        m, v = mean.reshape(shape), variance.reshape(shape)
-    return (x - m) / np.sqrt(v + epsilon) * scale.reshape(shape) + bias.reshape(shape)
-
-
-def updates_cntk_batch_normalization(x, scale, bias, mean, variance, count, lengths=None,
-                                     spatial=False, time_constant=5000.0,
-                                     blend_time_constant=0.0, epsilon=1e-5, batch_stat=None):
-    """CNTK's running statistics: the first minibatch (count 0) replaces them, later ones blend
-    in with ``1 - exp(-N / time_constant)`` (N samples: a sequence's steps); the variance
-    unbiased over the E elements of each statistic; count grows by N."""
-    if not batch_stat:
-        return {}
-    m, v, n, elements = _cntk_bn_batch(x, spatial, lengths)
-    v = v * elements / (elements - 1)
-    f = 1.0 if float(count) == 0 else -math.expm1(-n / time_constant)
-    return {3: mean + f * (m.reshape(mean.shape) - mean),
-            4: variance + f * (v.reshape(variance.shape) - variance), 5: count + n}
 
 
 class _CubeAndScale:
