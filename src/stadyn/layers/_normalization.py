@@ -20,7 +20,8 @@ class BatchNormalization(Layer):
     are flat vectors, one value per channel or element, and ``count`` the samples seen (CNTK's
     ``aggregate_*``).  The running statistics start at 0; the first training minibatch replaces
     them and later ones blend in with ``1 - exp(-M / normalization_time_constant)`` for M
-    samples (see :func:`stadyn.functions.cntk_batch_normalization`).  ``sync=True`` normalises
+    samples (see :func:`stadyn.functions.cntk_batch_normalization`); a sequence is normalised
+    step by step, with CNTK 2.7's statistics over its steps.  ``sync=True`` normalises
     with the statistics of the global minibatch of all data-parallel workers
     (``F.sync_batch_normalization``, with its momentum rule and ``(1, C, 1, 1)`` statistics);
     ``default_options(sync=True)`` turns it on for a whole model.
