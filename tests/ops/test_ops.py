@@ -43,6 +43,9 @@ from nnabla_entries import NNABLA_ENTRIES  # noqa: E402
 from nnabla_entries_extra import EXTRA_ENTRIES, binary_entries, fused_bn_entry  # noqa: E402
 from inq_entries import inq_entries  # noqa: E402
 from op_harness_types import Case, Data, Entry  # noqa: E402
+from sequence_entries import LENGTHS as _SEQ_LENGTHS, padded as _seq_padded  # noqa: E402
+from cntk_bn_reference import (ref_cntk_batch_normalization,  # noqa: E402
+                               updates_cntk_batch_normalization)
 
 # ---------------------------------------------------------------------------------------------
 # Input data (float inputs are float32 values; references compute on them in float64) and the
@@ -155,44 +158,6 @@ def ref_cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
     lse = np.log(np.exp(z - z.max(axis=axis, keepdims=True)).sum(axis=axis, keepdims=True)) \
         + z.max(axis=axis, keepdims=True)
     return lse - (target_vector * z).sum(axis=axis, keepdims=True)
-
-
-def _cntk_bn_parts(x, spatial):
-    axes = (1,) if spatial else tuple(range(1, x.ndim))
-    reduced = tuple(a for a in range(x.ndim) if a not in axes)
-    shape = [x.shape[i] if i in axes else 1 for i in range(x.ndim)]
-    return reduced, shape
-
-
-def ref_cntk_batch_normalization(x, scale, bias, mean, variance, count, spatial=False,
-                                 time_constant=5000.0, blend_time_constant=0.0, epsilon=1e-5,
-                                 batch_stat=None):
-    """CNTK: the minibatch's statistics (biased variance) blended with the running ones by
-    ``b / (b + N)`` in training, the running ones in inference."""
-    reduced, shape = _cntk_bn_parts(x, spatial)
-    if batch_stat:
-        m, v = x.mean(axis=reduced, keepdims=True), x.var(axis=reduced, keepdims=True)
-        w = blend_time_constant / (blend_time_constant + x.shape[0])
-        m = (1 - w) * m + w * mean.reshape(shape)
-        v = (1 - w) * v + w * variance.reshape(shape)
-    else:
-        m, v = mean.reshape(shape), variance.reshape(shape)
-    return (x - m) / np.sqrt(v + epsilon) * scale.reshape(shape) + bias.reshape(shape)
-
-
-def updates_cntk_batch_normalization(x, scale, bias, mean, variance, count, spatial=False,
-                                     time_constant=5000.0, blend_time_constant=0.0,
-                                     epsilon=1e-5, batch_stat=None):
-    """CNTK's running statistics: the first minibatch (count 0) replaces them, later ones blend
-    in with ``1 - exp(-N / time_constant)``; the variance unbiased; count grows by N."""
-    if not batch_stat:
-        return {}
-    reduced, _ = _cntk_bn_parts(x, spatial)
-    n = x.shape[0]
-    m = x.mean(axis=reduced).reshape(mean.shape)
-    v = x.var(axis=reduced, ddof=1).reshape(variance.shape)
-    f = 1.0 if float(count) == 0 else -math.expm1(-n / time_constant)
-    return {3: mean + f * (m - mean), 4: variance + f * (v - variance), 5: count + n}
 
 
 class _CubeAndScale:
@@ -699,7 +664,15 @@ ENTRIES: dict[str, Entry] = {
                np.array(7.0, np.float32)),
               {"time_constant": 20.0, "blend_time_constant": 3.0, "batch_stat": True}),
          Case((normal(2, 3, 2), uniform(0.5, 2, 3), normal(3), normal(3), uniform(0.5, 2, 3),
-               np.array(9.0, np.float32)), {"spatial": True, "batch_stat": False})],
+               np.array(9.0, np.float32)), {"spatial": True, "batch_stat": False}),
+         # sequences (lengths 3, 1, 4 padded with 50: CNTK packs them into two rows of 4)
+         Case((_seq_padded(3, 2, 2), uniform(0.5, 2, 3), normal(3), normal(3),
+               uniform(0.5, 2, 3), np.array(6.0, np.float32), _SEQ_LENGTHS),
+              {"spatial": True, "time_constant": 8.0, "batch_stat": True}),
+         Case((_seq_padded(3), uniform(0.5, 2, 3), normal(3), normal(3), uniform(0.5, 2, 3),
+               np.array(0.0, np.float32), _SEQ_LENGTHS), {"batch_stat": True}),
+         Case((_seq_padded(3), uniform(0.5, 2, 3), normal(3), normal(3), uniform(0.5, 2, 3),
+               np.array(6.0, np.float32), _SEQ_LENGTHS), {"batch_stat": False})],
         ref_cntk_batch_normalization, grad_inputs=(0, 1, 2),
         updates=updates_cntk_batch_normalization,
         why_not_others="the running mean, variance and sample count are statistics"),

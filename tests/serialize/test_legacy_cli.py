@@ -80,6 +80,23 @@ def test_stadyn_info_on_a_cntk_file_lists_layers_and_primitives():
     assert lines[-1] == "parameters: 1,195,595 in 15 tensors"
 
 
+def test_info_names_a_cntk_files_outputs_as_cntk_load_model_does():
+    """``cntk.load_model(f).outputs`` of the CNTK 2.7-written files name each output by its
+    function (a block's name, ``<name>_UnpackSequenceMask`` for an unpack's mask); an output
+    without a name keeps its uid (printed by make_cntk_seq_reshape.py / make_cntk_seq_more.py
+    and by CNTK 2.7 for cntk_mlp_bn.model)."""
+    reshape = model_info(os.path.join(FIX, "cntk_seq_reshape.model"))
+    assert list(reshape.outputs) == ["reshape", "reshape_range", "flatten", "expand_dims",
+                                     "squeeze", "softmax", "splice", "dense", "broadcast",
+                                     "log_sum_exp", "times_transpose"]
+    axes = model_info(os.path.join(FIX, "cntk_seq_new_axes.model"))
+    assert list(axes.outputs) == ["unpacked", "unpacked_UnpackSequenceMask", "padded", "again",
+                                  "where", "gather"]
+    assert axes.outputs["again"] == (("batch", "sequence", 3), "float32")
+    assert list(model_info(os.path.join(FIX, "cntk_mlp_bn.model")).outputs) == [
+        "Block1635_Output_0"]
+
+
 def test_info_still_describes_a_cntk_file_with_unmapped_functions():
     info = model_info(os.path.join(FIX, "cntk_ops.model"))
     assert info.kind == "CNTK model"

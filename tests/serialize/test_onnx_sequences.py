@@ -6,6 +6,8 @@ op ONNX cannot express fails the export with one error naming the op and why."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -13,7 +15,7 @@ import pytest
 import stadyn as sd
 import stadyn.functions as F
 import stadyn.layers as L
-from stadyn.serialize import ExportError, to_onnx_model
+from stadyn.serialize import ExportError, load_cntk, to_onnx_model
 
 RNG = np.random.default_rng(4)
 
@@ -83,3 +85,49 @@ def test_a_sequence_op_onnx_cannot_express_is_one_clear_error():
     x.d = _seqs([2, 3])
     with pytest.raises(ExportError, match=r"op 'past_value'.*no dynamic sequence axis"):
         to_onnx_model(y, {"x": x, "n": x.sequence_lengths})
+
+
+_LEGACY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "legacy")
+
+
+def _run_ort_feed(model, feed):
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(model.SerializeToString(), options,
+                                   providers=["CPUExecutionProvider"])
+    return session.run(None, feed)
+
+
+@pytest.mark.parametrize("name,keys", [
+    ("cntk_seq_conv.model", None),           # (every output)
+    ("cntk_seq_bn.model", ["image_out", "vector_out"]),
+    ("cntk_seq_new_axes.model", ["unpacked", "unpacked_UnpackSequenceMask", "padded"])],
+    ids=["conv-per-step", "batch-norm-per-step", "sequence-unpack"])
+def test_a_loaded_cntk_network_with_sequence_outputs_exports_and_runs_in_onnxruntime(name, keys):
+    """A loaded CNTK network's sequence outputs are zero-padded through sequence_unpack, and
+    sequence.unpack is an op of such files: both export (Where, the mask as numbers) and
+    onnxruntime gives Stadyn's values (which the compat cases check against CNTK 2.7)."""
+    net = load_cntk(os.path.join(_LEGACY, name))
+    for x in net.inputs.values():
+        x.d = [RNG.standard_normal((n,) + tuple(x.shape[2:])).astype(np.float32) + 0.5
+               for n in (3, 1, 5)]
+    keys = list(net.outputs) if keys is None else keys
+    outs = {k: net.outputs[k] for k in keys}
+    with sd.training(False):
+        sd.forward_all(list(outs.values()))
+    feed = {k: x.d for k, x in net.inputs.items()}
+    feed.update({f"{k}_lengths": x.sequence_lengths.d for k, x in net.inputs.items()})
+    model = to_onnx_model(outs, {**net.inputs, **{f"{k}_lengths": x.sequence_lengths
+                                                  for k, x in net.inputs.items()}})
+    got = _run_ort_feed(model, feed)
+    for k, value in zip(keys, got):
+        np.testing.assert_allclose(value, outs[k].d, rtol=1e-5, atol=1e-6, err_msg=k)
+    assert outs[keys[0]].d.shape[:2] == (3, 5)
+
+
+def test_a_loaded_cntk_network_making_a_new_sequence_axis_is_refused_naming_the_op():
+    net = load_cntk(os.path.join(_LEGACY, "cntk_seq_new_axes.model"))
+    x = net.inputs["x"]
+    with pytest.raises(ExportError, match=r"op 'to_sequence' in scope 'ToSequenceOp\d+' has no "
+                                          r"ONNX export mapping: .*no dynamic sequence axis"):
+        to_onnx_model(dict(net.outputs), {"x": x, "n": x.sequence_lengths})

@@ -99,7 +99,7 @@ UNEXPORTED = ["assign", "atan2", "batch_inv", "cntk_user_function", "cumprod", "
 # first and last steps (a mask), and CNTK's fused recurrences (ONNX's LSTM/GRU/RNN with
 # sequence_lens); test_onnx_export.py runs each through onnxruntime and imports it back.
 SEQUENCE_EXPORTED = ["sequence_reduce_sum", "sequence_reduce_max", "sequence_softmax",
-                     "sequence_first", "sequence_last", "cntk_lstm_sequence",
+                     "sequence_first", "sequence_last", "sequence_unpack", "cntk_lstm_sequence",
                      "cntk_gru_sequence", "cntk_rnn_sequence"]
 
 

@@ -20,7 +20,8 @@ class BatchNormalization(Layer):
     are flat vectors, one value per channel or element, and ``count`` the samples seen (CNTK's
     ``aggregate_*``).  The running statistics start at 0; the first training minibatch replaces
     them and later ones blend in with ``1 - exp(-M / normalization_time_constant)`` for M
-    samples (see :func:`stadyn.functions.cntk_batch_normalization`).  ``sync=True`` normalises
+    samples (see :func:`stadyn.functions.cntk_batch_normalization`); a sequence is normalised
+    step by step, with CNTK 2.7's statistics over its steps.  ``sync=True`` normalises
     with the statistics of the global minibatch of all data-parallel workers
     (``F.sync_batch_normalization``, with its momentum rule and ``(1, C, 1, 1)`` statistics);
     ``default_options(sync=True)`` turns it on for a whole model.
@@ -54,14 +55,16 @@ class BatchNormalization(Layer):
         spatial = self.map_rank == 1
         if self.sync:
             return self._sync(x, spatial)
-        size = x.shape[1] if spatial else math.prod(x.shape[1:])
+        lengths = x.sequence_lengths        # a sequence: normalised step by step
+        lead = 1 if lengths is None else 2
+        size = x.shape[lead] if spatial else math.prod(x.shape[lead:])
         beta = self.parameter("beta", (size,), 0.0)
         gamma = self.parameter("gamma", (size,), float(self.init_scale))
         mean = self.parameter("mean", (size,), 0.0, need_grad=False)
         var = self.parameter("var", (size,), 0.0, need_grad=False)
         count = self.parameter("count", (), 0.0, need_grad=False)
         tc = float(self.time_constant) if self.time_constant is not None else 0.0
-        return F.cntk_batch_normalization(x, gamma, beta, mean, var, count, spatial, tc,
+        return F.cntk_batch_normalization(x, gamma, beta, mean, var, count, lengths, spatial, tc,
                                           float(self.blend_time_constant or 0.0),
                                           float(self.epsilon))
 

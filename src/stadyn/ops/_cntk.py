@@ -9,7 +9,9 @@ import numpy as np
 import torch
 
 from ..graph import is_training
+from ._kernels import kernel_op
 from ._registry import op
+from ._sequence import step_mask
 from ._sequence_axis import unless_class_axis
 from ._util import norm_axis
 
@@ -87,9 +89,10 @@ def classification_error(output_vector, target_vector, axis=-1, topN=1):
     return (better >= topN).to(dtype)
 
 
-def _cntk_bn_shape(x, scale, bias, mean, variance, count, spatial=False, time_constant=5000.0,
-                   blend_time_constant=0.0, epsilon=1e-5, batch_stat=None):
-    size = x.shape[1] if spatial else math.prod(x.shape[1:])
+def _cntk_bn_shape(x, scale, bias, mean, variance, count, lengths=None, spatial=False,
+                   time_constant=5000.0, blend_time_constant=0.0, epsilon=1e-5, batch_stat=None):
+    lead = 1 if lengths is None else 2
+    size = x.shape[lead] if spatial else math.prod(x.shape[lead:])
     for what, t in (("scale", scale), ("bias", bias), ("running mean", mean),
                     ("running variance", variance)):
         if t.numel() != size:
@@ -98,13 +101,65 @@ def _cntk_bn_shape(x, scale, bias, mean, variance, count, spatial=False, time_co
     return torch.empty_like(x)
 
 
-@op(6, category="neural", shape=_cntk_bn_shape, precision="mixed")
-def cntk_batch_normalization(x, scale, bias, mean, variance, count, spatial=False,
+def _packed_columns_impl(lengths: torch.Tensor) -> torch.Tensor:
+    """The columns of CNTK's minibatch matrix for sequences of ``lengths`` (in their order):
+    as many steps as the longest, each sequence put on the first row with room left after the
+    ones before it (first fit; MBLayout::InitAsPackedSequences), so ``(3, 1, 5)`` packs into
+    two rows of 5: 10 columns, one a gap."""
+    rows: list[int] = []
+    sizes = [int(n) for n in lengths.reshape(-1).tolist()]
+    width = max(sizes, default=0)
+    for n in sizes:
+        for r, used in enumerate(rows):
+            if used + n <= width:
+                rows[r] += n
+                break
+        else:
+            rows.append(n)
+    return torch.tensor(width * len(rows), dtype=torch.float64, device=lengths.device)
+
+
+def _packed_columns_fake(lengths):
+    return lengths.new_empty((), dtype=torch.float64)
+
+
+_packed_columns = kernel_op("stadyn_kernels::cntk_packed_columns", "(Tensor lengths) -> Tensor",
+                            _packed_columns_impl, _packed_columns_fake)
+
+
+def _bn_batch_statistics(x, lengths, reduce):
+    """(biased variance, mean, samples M, elements per statistic) of ``x`` over the axes
+    ``reduce``.  With ``lengths`` ``x`` is ``(B, T, ...)`` and the statistics are CNTK 2.7's:
+    over the columns of its packed minibatch matrix (:func:`_packed_columns`), the steps of
+    the sequences and the gaps between them, which hold 0 (a padded step of ``x``, whatever
+    it holds, reaches nothing); M counts the steps.  M and the elements are then tensors (the
+    lengths are values of the run)."""
+    if lengths is None:
+        var_b, mean_b = torch.var_mean(x, dim=reduce, keepdim=True, unbiased=False)
+        return var_b, mean_b, x.shape[0], math.prod(x.shape[a] for a in reduce)
+    mask = step_mask(lengths, x.shape[1], x.ndim)
+    per_step = math.prod(x.shape[a] for a in reduce if a > 1)
+    n = lengths.sum().to(x.dtype)
+    elements = _packed_columns(lengths).to(x.dtype) * per_step
+    gaps = elements - n * per_step
+    zero = x.new_zeros(())
+    mean_b = torch.where(mask, x, zero).sum(dim=reduce, keepdim=True) / elements
+    centred = torch.where(mask, x - mean_b, zero)
+    var_b = ((centred * centred).sum(dim=reduce, keepdim=True) + gaps * mean_b * mean_b) / \
+        elements
+    return var_b, mean_b, n, elements
+
+
+@op(7, category="neural", shape=_cntk_bn_shape, precision="mixed")
+def cntk_batch_normalization(x, scale, bias, mean, variance, count, lengths=None, spatial=False,
                              time_constant=5000.0, blend_time_constant=0.0, epsilon=1e-5,
                              batch_stat=None):
     """CNTK's batch normalisation: per channel (``spatial``: axis 1 of ``x``) or per element of a
     sample; ``scale``, ``bias`` and the running ``mean``/``variance`` are flat vectors with one
-    value per channel or element, ``count`` (shape ``()``) the samples seen.
+    value per channel or element, ``count`` (shape ``()``) the samples seen.  With the
+    sequences' ``lengths`` ``x`` is a sequence ``(B, T, *sample)`` normalised step by step (the
+    channel axis is 2): each step is a sample, and the minibatch's statistics are CNTK 2.7's,
+    over the steps and the gaps (zeros) of the matrix CNTK packs the sequences into.
 
     Training (``batch_stat``, by default the phase) normalises with the minibatch's statistics
     and updates the running ones in place by CNTK's rule: the first minibatch (``count`` 0)
@@ -125,16 +180,15 @@ def cntk_batch_normalization(x, scale, bias, mean, variance, count, spatial=Fals
     """
     if batch_stat is None:
         batch_stat = is_training()
-    axes = [1] if spatial else list(range(1, x.ndim))
+    lead = 1 if lengths is None else 2
+    axes = [lead] if spatial else list(range(lead, x.ndim))
     reduce = [a for a in range(x.ndim) if a not in axes]
     shape = [x.shape[i] if i in axes else 1 for i in range(x.ndim)]
     s, b = scale.reshape(shape), bias.reshape(shape)
     if not batch_stat:
         m, v = mean.reshape(shape), variance.reshape(shape)
         return (x - m) * torch.rsqrt(v + epsilon) * s + b
-    n = x.shape[0]
-    elements = math.prod(x.shape[a] for a in reduce)
-    var_b, mean_b = torch.var_mean(x, dim=reduce, keepdim=True, unbiased=False)
+    var_b, mean_b, n, elements = _bn_batch_statistics(x, lengths, reduce)
     m_used, v_used = mean_b, var_b
     if blend_time_constant:
         w = 1.0 if math.isinf(blend_time_constant) else \
@@ -145,10 +199,15 @@ def cntk_batch_normalization(x, scale, bias, mean, variance, count, spatial=Fals
         factor = 1.0
     elif math.isinf(time_constant):
         factor = 0.0
+    elif isinstance(n, torch.Tensor):
+        factor = -torch.expm1(-n / time_constant)
     else:
         factor = -math.expm1(-n / time_constant)
     with torch.no_grad():
-        unbiased = var_b.detach() * (elements / max(elements - 1, 1))
+        if isinstance(elements, torch.Tensor):
+            unbiased = var_b.detach() * (elements / torch.clamp(elements - 1, min=1))
+        else:
+            unbiased = var_b.detach() * (elements / max(elements - 1, 1))
         first = (count == 0).to(x.dtype)
         f = first + (1 - first) * factor
         mean.copy_((mean + f * (mean_b.detach().reshape(mean.shape).to(mean.dtype) - mean)))

@@ -36,7 +36,8 @@ import numpy as np
 from ._legacy_ir import (MAX_RANK, LegacyFunction, LegacyModel, LegacyNetwork, LegacyParameter,
                          LegacyVariable, fail, read_limited, sort_functions)
 
-__all__ = ["read_cntk", "is_cntk_v2_file", "CntkAxis", "OP_NAMES", "LARGE_MAGIC"]
+__all__ = ["read_cntk", "is_cntk_v2_file", "CntkAxis", "OP_NAMES", "LARGE_MAGIC",
+           "cntk_output_name"]
 
 LARGE_MAGIC = 0x636E746B
 _SIZE_MAX = (1 << 64) - 1
@@ -65,6 +66,23 @@ OP_NAMES.update({93: "CustomProxyOp", 94: "StraightThrough", 95: "Tan", 96: "Ata
 _BLOCK, _COMBINE = 57, 44
 _N_OUTPUTS = {87: 2}                     # TopK: values and indices
 _REVERSED_LISTS = ("sharing", "autoPadding")   # per-axis lists CNTK's Python API reverses
+# the names CNTK 2.7 gives a function's second output: the function's name and this suffix
+# (PrimitiveFunction::InferOutputs); a function without a name leaves it unnamed
+_SECOND_OUTPUT = {"UnpackSequenceOp": "_UnpackSequenceMask", "TopK": "_TopKIndexMask"}
+
+
+def cntk_output_name(op_type: str, name: str, k: int) -> str:
+    """The name CNTK 2.7 shows for output ``k`` of a function of ``op_type`` named ``name``
+    (``Variable.name`` of ``load_model(f).outputs``): the function's name for its first output;
+    ``unpacked_UnpackSequenceMask`` for ``sequence.unpack``'s mask; '' otherwise.
+
+    Example:
+        >>> cntk_output_name("Plus", "out", 0), cntk_output_name("UnpackSequenceOp", "u", 1)
+        ('out', 'u_UnpackSequenceMask')
+    """
+    if k == 0:
+        return name
+    return name + _SECOND_OUTPUT[op_type] if name and op_type in _SECOND_OUTPUT else ""
 
 
 @dataclass(frozen=True)

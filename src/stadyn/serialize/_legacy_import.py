@@ -24,6 +24,7 @@ from .._errors import ModelFileError, StadynError
 from ..graph import Variable, auto_forward, get_current_context, name_scope
 from ..ops import CATALOG
 from ..parametric import ParameterRegistry, parameter_registry
+from ._cntk_format import cntk_output_name
 from ._legacy_api import LegacyNode, MappingUnsupported
 from ._legacy_ir import LegacyFunction, LegacyModel, LegacyNetwork, LegacyOrigin, LegacyVariable
 from ._legacy_loops import FlatNetwork, build_loop, needs_sequences
@@ -122,6 +123,19 @@ def _is_combine(fn: LegacyFunction) -> bool:
     if fn.type == "DynamicAxis" and not fn.inputs:
         return True
     return fn.type == "Combine" and len(fn.inputs) == len(fn.outputs) and fn.body is None
+
+
+def _new_axis(fn: LegacyFunction) -> str:
+    """The name of the sequence axis a CNTK function makes (``Where``'s
+    ``whereNodeDynamicAxis_conditionVar_<uid>``, ``ToSequenceOp``'s ``toSequence_<uid>``, in
+    their ``newDynamicAxes``; a ``Sequence::Gather`` block's from the ``Where`` in its body);
+    '' for none."""
+    for f in [fn, *(fn.attrs.get("body") or ())]:
+        for axis in f.attrs.get("newDynamicAxes") or ():
+            name = getattr(axis, "name", "")
+            if getattr(axis, "ordered", False) and name != "defaultDynamicAxis":
+                return name
+    return ""
 
 
 def _leaf(value: np.ndarray, need_grad: bool) -> Variable:
@@ -344,13 +358,17 @@ class _Builder:
                             f"the function has {len(fn.outputs)}")
         batched = any(id(v) in self.batched for v in inputs)
         uid, shown = self.split_name(fn.name, fn.meta.get("name") or "")
+        axis = _new_axis(fn)
         for k, (name, var) in enumerate(zip(fn.outputs, results)):
             if shown and self.fmt != "nnp":
                 var = self.own(var, {id(v) for v in inputs})
             self.env[name] = var
             if batched:
                 self.batched.add(id(var))
-            self.record(var, LegacyOrigin("function", uid, shown, fn.type, k))
+            name = cntk_output_name(fn.type, shown, k) if self.fmt == "cntk-v2" else shown
+            self.record(var, LegacyOrigin("function", uid, name, fn.type, k,
+                                          sequence_axis=axis if var.sequence_lengths is not None
+                                          else ""))
 
     def build(self, network: LegacyNetwork, inputs: Mapping[str, str],
               outputs: Mapping[str, str], info: dict[str, Any]) -> Network:

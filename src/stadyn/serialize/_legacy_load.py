@@ -12,7 +12,7 @@ from typing import Any
 
 from .._errors import ModelFileError
 from ..parametric import ParameterRegistry
-from ._cntk_format import LARGE_MAGIC
+from ._cntk_format import LARGE_MAGIC, cntk_output_name
 from ._cntk_v1_format import is_cntk_v1_file
 from ._legacy import read_legacy_model
 from ._legacy_import import build_network, output_shapes
@@ -140,11 +140,22 @@ def load_nnp(path: str | os.PathLike | LegacyModel, executor: str | None = None,
                          batch_size=size, info=info)
 
 
-def _cntk_key(var, uid: str, taken: set[str]) -> str:
-    name = (var.meta.get("name") if var is not None else "") or ""
+def _cntk_key(var, uid: str, taken: set[str], name: str = "") -> str:
+    name = name or (var.meta.get("name") if var is not None else "") or ""
     key = name if name and name not in taken else uid
     taken.add(key)
     return key
+
+
+def _output_names(net) -> dict[str, str]:
+    """The names CNTK 2.7 shows for the functions' outputs (``load_model(f).outputs``): a
+    function's or block's name, ``<name>_UnpackSequenceMask`` for an unpack's mask."""
+    names = {}
+    for f in net.functions:
+        if f.type != "Combine":
+            for k, out in enumerate(f.outputs):
+                names[out] = cntk_output_name(f.type, f.meta.get("name") or "", k)
+    return names
 
 
 def load_cntk(path: str | os.PathLike | LegacyModel, *, batch_size: int | None = None,
@@ -212,8 +223,9 @@ def _cntk_names(model: LegacyModel) -> tuple[OrderedDict, OrderedDict, dict]:
     if model.format == "cntk-v2":
         taken: set[str] = set()
         ins = OrderedDict((_cntk_key(net.variables.get(n), n, taken), n) for n in net.inputs)
-        taken = set()
-        outs = OrderedDict((_cntk_key(net.variables.get(n), n, taken), n) for n in net.outputs)
+        taken, shown = set(), _output_names(net)
+        outs = OrderedDict((_cntk_key(net.variables.get(n), n, taken, shown.get(n, "")), n)
+                           for n in net.outputs)
         return ins, outs, {}
 
     split = _v1_split

@@ -13,7 +13,7 @@ MODULES = {
              "cntk_distributed", "cntk_io", "cntk_io_formats", "cntk_misc", "cntk_names",
              "cntk_sequence",
              "cntk_sequence_axes", "cntk_sequence_shape", "cntk_sequence_layers",
-             "cntk_sequence_models",
+             "cntk_sequence_models", "cntk_model_files",
              "cntk_blind_spots", "cntk_random", "cntk_state", "cntk_crop", "cntk_signature",
              "cntk_ranking", "cntk_user_source", "cntk_user_deserializer", "cntk_sampling",
              "cntk_ctc", "cntk_tutorials", "cntk_train_sequence", "cntk_randomization",

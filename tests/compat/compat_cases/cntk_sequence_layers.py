@@ -101,3 +101,39 @@ def layers_sequence_module(C, r):
     return {"same": same, "shadowed": C.layers.sequence is C.sequence,
             "inferred": int(m.InferredDimension),
             "out": y.eval({x: [np.ones((n, 2), np.float32) * 0.3 for n in (3, 1, 5)]})}
+
+
+@cntk_case(names=["cntk.layers.BatchNormalization", "cntk.Trainer.train_minibatch",
+                  "cntk.sequence.input_variable"],
+           note="batch normalisation layers (per channel of each step's image, per element of "
+                "each step's vector) on sequences, trained by a Trainer on ragged minibatches "
+                "(CNTK 2.7's statistics: over the matrix it packs the sequences into, its gaps "
+                "zeros; the first minibatch sets the running statistics): losses, parameters, "
+                "statistics and an evaluation after")
+def BatchNormalization__sequences_trained(C, r):
+    img = C.sequence.input_variable((2, 2, 2))
+    vec = C.sequence.input_variable(3)
+    a = C.layers.BatchNormalization(map_rank=1, normalization_time_constant=16)(img)
+    b = C.layers.BatchNormalization(normalization_time_constant=16)(vec)
+    model = C.combine([C.tanh(a), C.tanh(b)])
+    r.touch("cntk.Function.parameters", "cntk.Function.constants", "cntk.Function.eval",
+            "cntk.Parameter.value", "cntk.Constant.value", "cntk.combine",
+            "cntk.Trainer.previous_minibatch_loss_average", "cntk.Trainer.train_minibatch")
+    loss = C.sequence.reduce_sum(C.reduce_sum(model.outputs[0] * model.outputs[0]) +
+                                 C.reduce_sum(model.outputs[1]))
+    trainer = C.Trainer(model, (loss, None),
+                        [C.sgd(model.parameters, C.learning_parameter_schedule(0.1))])
+    res = {"losses": []}
+    for lengths in [(3, 1, 5), (2, 2), (4, 1, 1, 2)]:
+        trainer.train_minibatch({img: [r.randn(n, 2, 2, 2) * 2.0 + 1.0 for n in lengths],
+                                 vec: [r.randn(n, 3) - 0.5 for n in lengths]})
+        res["losses"].append(trainer.previous_minibatch_loss_average)
+    for k, p in enumerate(sorted(model.parameters, key=lambda p: (p.name, p.shape))):
+        res["parameter %d" % k] = p.value
+    for k, c in enumerate(sorted(model.constants, key=lambda c: (c.name, c.shape))):
+        res["constant %d" % k] = np.asarray(c.value, np.float32)
+    out = model.eval({img: [r.randn(n, 2, 2, 2) for n in (2, 3)],
+                      vec: [r.randn(n, 3) for n in (2, 3)]})
+    for k, o in enumerate(model.outputs):
+        res["after %d" % k] = np.concatenate([np.asarray(v, np.float32) for v in out[o]], 0)
+    return res

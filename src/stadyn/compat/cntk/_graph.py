@@ -18,12 +18,12 @@ from typing import Callable, Iterator
 
 from ...layers.cntk_semantics import BatchAxes, reshape_sample
 from ...sequence import input_variable as sequence_input_variable
-from ...graph import (Variable, apply, name_scope, new_lengths, set_sequence_axis,
+from ...graph import (Variable, apply, is_lengths, name_scope, new_lengths, set_sequence_axis,
                       topological_nodes)
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
-           "BLOCKS", "SEQUENCE_AXES", "name_sequence_axis", "kind_of", "name_of", "op_name_of",
-           "primitive_op_name", "uid_of", "set_uid",
+           "BLOCKS", "SEQUENCE_AXES", "OUTPUT_INDEX", "name_sequence_axis", "kind_of", "name_of",
+           "op_name_of", "primitive_op_name", "uid_of", "set_uid",
            "set_root_uid", "root_uid_of", "bind_placeholder", "placeholder_like",
            "replace_placeholder",
            "set_op_name", "cntk_name", "classify", "node_name",
@@ -40,6 +40,9 @@ LEAF_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictiona
 _OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _ROOT_UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+# Which output of its function a Variable is, where not the first (a loaded unpack's mask):
+# its uid is ``<function uid>_Output_<k>``.
+OUTPUT_INDEX: "weakref.WeakKeyDictionary[Variable, int]" = weakref.WeakKeyDictionary()
 _uid_counter = itertools.count()
 
 # Which Variables carry the batch axis: inputs (and batched placeholders) and what is computed
@@ -269,7 +272,8 @@ def node_inputs(node: tuple[str, Variable]) -> list[Variable]:
     if kind == "block":
         return block_inner_leaves(v) + list(BLOCKS[v].arguments)
     if kind == "op" and v.parent is not None:
-        return list(v.parent.inputs)
+        # a sequence op's lengths input is Stadyn's layout, no input CNTK shows
+        return [i for i in v.parent.inputs if not is_lengths(i)]
     return []
 
 

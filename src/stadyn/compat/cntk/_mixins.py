@@ -153,7 +153,9 @@ class VariableMixin:
     def uid(self) -> str:
         """A unique id (``Input3``, ``Parameter12``, ``Plus9_Output_0``)."""
         uid = G.uid_of(self.variable)
-        return f"{uid}_Output_0" if self.is_output else uid
+        if not self.is_output:
+            return uid
+        return f"{uid}_Output_{G.OUTPUT_INDEX.get(self.variable, 0)}"
 
     @property
     def needs_gradient(self) -> bool:

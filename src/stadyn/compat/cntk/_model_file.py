@@ -1,7 +1,8 @@
 """Saving and loading CNTK Functions as Stadyn model files, keeping what CNTK programs look up
 after loading: the inputs' names, the outputs, and every named function inside (saved as extra
 outputs of the file, ``node:<k>:<name>``, so ``find_by_name`` finds them in the loaded graph),
-and the named sequence axes of the inputs (``axis:<k>:<ordered>:<name>``, the input itself).
+and the named sequence axes of the inputs and outputs (``axis:<k>:<ordered>:<name>``, the
+input or output itself).
 ``ModelFormat.ONNX`` writes and reads ONNX instead."""
 
 from __future__ import annotations
@@ -72,11 +73,15 @@ def save_roots(roots: list, arguments: list, filename, format) -> None:
         outputs[f"{_OUT}{k}:{G.name_of(root)}"] = root
     for k, (kind, v) in enumerate(_named_nodes(roots)):
         op_name = G.op_name_of(v) if kind == "block" else G.primitive_op_name(v)
+        # (op names such as Sequence::Gather hold colons: written as %3A)
+        op_name = (op_name or "").replace("%", "%25").replace(":", "%3A")
         outputs[f"{_NODE}{k}:{kind}:{op_name}:{G.node_name((kind, v))}"] = v
         if kind == "block":
             for j, a in enumerate(G.BLOCKS[v].arguments):
                 outputs[f"{_ARG}{k}:{j}"] = a
-    for k, v in enumerate(inputs.values()):      # inputs on a named sequence axis
+    # inputs and outputs on a named sequence axis (declared, or made by where, to_sequence)
+    for k, v in [(str(k), v) for k, v in enumerate(inputs.values())] + \
+            [(f"y{k}", v) for k, v in enumerate(roots)]:
         axis = G.SEQUENCE_AXES.get(v.sequence_lengths) if v.sequence_lengths is not None \
             else None
         if axis is not None:
@@ -111,6 +116,7 @@ def load_roots(model, format) -> list:
             roots.append(var)
         elif key.startswith(_NODE):
             _, k, kind, op_name, name = key.split(":", 4)
+            op_name = op_name.replace("%3A", ":").replace("%25", "%")
             if kind == "block":
                 blocks[int(k)] = (var, op_name, name)
             else:
@@ -144,15 +150,18 @@ def _restore_origins(origins: list) -> None:
         if origin.kind == "block":
             G.set_root_uid(var, G.uid_of(var))      # the root op recorded before it
         G.set_uid(var, origin.uid)
+        if origin.sequence_axis and var.sequence_lengths is not None:
+            # an input's named axis, or the axis a function made (where, to_sequence)
+            G.SEQUENCE_AXES[var.sequence_lengths] = Axis(origin.sequence_axis)
         if origin.kind == "input":
             G.INPUTS[var] = origin.name
-            if origin.sequence_axis and var.sequence_lengths is not None:
-                G.SEQUENCE_AXES[var.sequence_lengths] = Axis(origin.sequence_axis)
         elif origin.kind in ("parameter", "constant"):
             G.LEAF_NAMES[var] = origin.name
         elif origin.kind == "function":
             var.name = origin.name or None
             G.set_op_name(var, origin.op_name)
+            if origin.output:
+                G.OUTPUT_INDEX[var] = origin.output     # uid <function uid>_Output_<k>
         elif origin.kind == "block":
             G.BLOCKS[var] = G.Block(origin.op_name, origin.name, origin.arguments)
 

@@ -152,7 +152,8 @@ def batch_normalization(operand_, scale, bias, running_mean, running_inv_std, sp
         raise ValueError("batch_normalization: the operand needs the batch axis")
     tc = float(normalization_time_constant) if normalization_time_constant is not None else 0.0
     out = F.cntk_batch_normalization(x, operand(scale), operand(bias), operand(running_mean),
-                                     operand(running_inv_std), count, bool(spatial), tc,
+                                     operand(running_inv_std), count, x.sequence_lengths,
+                                     bool(spatial), tc,
                                      float(blend_time_constant or 0.0), float(epsilon))
     return named(wrap(out), name, "BatchNormalization")
 

@@ -8,8 +8,10 @@ import numpy as np
 from ... import functions as F
 from ...ops import norm_axis
 from .._onnx_api import OnnxUnsupported
+from ._cntk_rules import batch_normalization_cntk, v1
 from ._common import COMPOSITE
 from ._nn import _batch_normalization_onnx
+from ._nnp_batch_norm import batch_normalization_nnp_export
 from ._table import Unmapped, register_rules
 
 
@@ -53,16 +55,40 @@ register_rules(F.classification_error, onnx_export=_classification_error_onnx,
 
 def _cntk_bn_onnx(g, inputs, attrs):
     """BatchNormalization (running statistics), or its formula for per-element statistics"""
-    x, scale, bias, mean, var, _count = inputs
+    x, scale, bias, mean, var = inputs[:5]
     nd = len(g.shape(x))
-    axes = [1] if attrs["spatial"] else list(range(1, nd))
+    lead = 2 if len(inputs) > 6 and inputs[6] else 1     # a sequence: its steps
+    axes = [lead] if attrs["spatial"] else list(range(lead, nd))
     return _batch_normalization_onnx(g, [x, bias, scale, mean, var],
                                      {"axes": axes, "eps": attrs["epsilon"], "output_stat": False})
 
 
-register_rules(F.cntk_batch_normalization, onnx_export=_cntk_bn_onnx,
+def _cntk_bn_nnp(e, inputs, attrs):
+    """BatchNormalization on the running statistics (``batch_stat`` false); CNTK's training
+    rule (a sample count, a time constant) has no NNabla function"""
+    x, scale, bias, mean, var = inputs[:5]
+    if len(inputs) > 6 and inputs[6] is not None:
+        e.unsupported("batch normalisation of a sequence's steps (NNabla has no sequence axis)")
+    training = e.training if attrs["batch_stat"] is None else bool(attrs["batch_stat"])
+    if training:
+        e.unsupported("CNTK's batch normalisation in training (its running average counts "
+                      "samples; NNabla's is a decay rate)")
+    ndim = len(e.shape(x))
+    axes = [1] if attrs["spatial"] else list(range(1, ndim))
+    batch_normalization_nnp_export(
+        e, [x, bias, scale, mean, var],
+        {"output_stat": False, "batch_stat": False, "time_constant": None, "axes": axes,
+         "decay_rate": 0.9, "eps": float(attrs["epsilon"])})
+
+
+register_rules(F.cntk_batch_normalization, onnx_export=_cntk_bn_onnx, nnp_export=_cntk_bn_nnp,
                onnx_import=Unmapped("ONNX's BatchNormalization imports as batch_normalization "
-                                    "(no sample count)"))
+                                    "(no sample count)"),
+               cntk_import={"BatchNormalization": batch_normalization_cntk},
+               cntk_v1_import={"BatchNormalization": v1(
+                   batch_normalization_cntk,
+                   normalization_time_constant="normalizationTimeConstant",
+                   blend_time_constant="blendTimeConstant")})
 
 register_rules(F.cntk_user_function,
                onnx_export=Unmapped(F.cntk_user_function.spec.unstorable),

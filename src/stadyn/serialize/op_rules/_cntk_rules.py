@@ -220,18 +220,19 @@ def pooling_cntk(node):
 
 def batch_normalization_cntk(node):
     """CNTK's ``BatchNormalization(x, scale, bias, mean, variance, count)``: per channel
-    (``spatial``) or per element; the running statistics normalise outside training, and in
-    training are updated with ``normalizationTimeConstant`` (CNTK's blending with
-    ``blendTimeConstant`` is not reproduced)."""
-    shape = node.shape(0)
-    if node.lead(0) != 1:
-        node.unsupported("batch normalisation of an input without the batch axis, or of a "
-                         "sequence")
-    axes = (1,) if node.attr("spatial") else tuple(range(1, len(shape)))
-    return F.batch_normalization(node.var(0), node.var(2), node.var(1), node.var(3),
-                                 node.var(4), axes=axes, eps=float(node.attr("epsilon", 1e-5)),
-                                 batch_stat=None,
-                                 time_constant=float(node.attr("normalizationTimeConstant", 0)))
+    (``spatial``) or per element of a sample, or of each step of a sequence (statistics over
+    the sequences' steps, padded ones left out, as CNTK 2.7 computes them); the running
+    statistics normalise outside training, and in training are updated by CNTK's rule from the
+    file's statistics and count (``normalizationTimeConstant``, ``blendTimeConstant``)."""
+    lead = node.lead(0)
+    if lead not in (1, 2):
+        node.unsupported("batch normalisation of an input without the batch axis")
+    x = node.var(0)
+    return F.cntk_batch_normalization(
+        x, node.var(1), node.var(2), node.var(3), node.var(4), node.var(5),
+        x.sequence_lengths, bool(node.attr("spatial")),
+        float(node.attr("normalizationTimeConstant", 0) or 0.0),
+        float(node.attr("blendTimeConstant", 0) or 0.0), float(node.attr("epsilon", 1e-5)))
 
 
 def dropout_cntk(node):

@@ -16,7 +16,7 @@ import torch
 
 from ... import functions as F
 from ...ops import ntuple, pool_geometry, window_counts
-from ._cntk_rules import (batch_normalization_cntk, convolution_cntk, dropout_cntk,
+from ._cntk_rules import (convolution_cntk, dropout_cntk,
                           pooling_cntk, pooling_v1, times_cntk, transpose_times_cntk, v1,
                           V1_WINDOW)
 from ._nnabla import nnabla, shape_or_none, spatial
@@ -473,11 +473,7 @@ def _import_batch_normalization(node):
 register_rules(F.batch_normalization, onnx_export=_batch_normalization_onnx,
                onnx_import={"BatchNormalization": _import_batch_normalization},
                nnp_import={"BatchNormalization": batch_normalization_nnp},
-               nnp_export=batch_normalization_nnp_export,
-               cntk_import={"BatchNormalization": batch_normalization_cntk},
-               cntk_v1_import={"BatchNormalization": v1(
-                   batch_normalization_cntk,
-                   normalization_time_constant="normalizationTimeConstant")})
+               nnp_export=batch_normalization_nnp_export)
 
 
 def _dropout_onnx(g, inputs, attrs):

@@ -3,8 +3,9 @@
 axis with lengths beside the batch axis: the reductions over a padded sequence, its softmax,
 first and last steps export as ordinary ops with the lengths as a tensor (a mask from a
 constant range of the padded length); the ops that make a new sequence axis or shift steps do
-not export.  NNabla's RNN ops are not mapped yet; CNTK's fused recurrences are in
-``_sequence_rnn.py``."""
+not export; ``sequence_unpack`` (a loaded CNTK network's sequence outputs end in one) is
+``Where`` with the mask as numbers beside it.  NNabla's RNN ops are not mapped yet; CNTK's
+fused recurrences are in ``_sequence_rnn.py``."""
 
 from __future__ import annotations
 
@@ -23,11 +24,16 @@ _BY_PARTS = ("no ONNX op reads per-sequence lengths: the export's ops (Less, Whe
              "one by one as other catalog ops")
 
 
-def _mask(g, x, lengths):
-    """``(B, T, 1, ...)`` booleans shaped for ``x``: step ``t`` < the sequence's length (the
-    padded length is static in a graph, so the steps are a constant)."""
+def _steps(g, x, lengths):
+    """``(B, T)`` booleans: step ``t`` < the sequence's length (the padded length is static in
+    a graph, so the steps are a constant)."""
     t = g.const(np.arange(g.shape(x)[1], dtype=np.int64)[None, :])
-    mask = g.op("Less", [t, g.unsqueeze(g.cast(lengths, np.int64), [1])])
+    return g.op("Less", [t, g.unsqueeze(g.cast(lengths, np.int64), [1])])
+
+
+def _mask(g, x, lengths):
+    """``(B, T, 1, ...)`` booleans shaped for ``x``: :func:`_steps`."""
+    mask = _steps(g, x, lengths)
     return g.unsqueeze(mask, list(range(2, g.ndim(x)))) if g.ndim(x) > 2 else mask
 
 
@@ -71,6 +77,17 @@ register_rules(F.sequence_reduce_max, onnx_export=_masked_reduce("ReduceMax", fl
                onnx_import=Unmapped(_BY_PARTS))
 register_rules(F.sequence_softmax, onnx_export=_softmax_onnx, onnx_import=Unmapped(_BY_PARTS),
                cntk_import={"Sequence::Softmax": C.sequence_softmax_cntk})
+def _unpack_onnx(g, inputs, attrs):
+    """Less, Where, Cast
+
+    The padded steps set to ``padding_value``; the mask as numbers of ``x``'s type."""
+    x, lengths = inputs
+    padded = g.op("Where", [_mask(g, x, lengths), x, g.scalar(float(attrs["padding_value"]), x)])
+    return padded, g.cast(_steps(g, x, lengths), g.dtype(x))
+
+
+register_rules(F.sequence_unpack, onnx_export=_unpack_onnx, onnx_import=Unmapped(_BY_PARTS),
+               cntk_import={"UnpackSequenceOp": C.unpack_cntk})
 register_rules(F.sequence_first, onnx_export=_first_onnx, onnx_import=Unmapped(_BY_PARTS))
 register_rules(F.sequence_last, onnx_export=_last_onnx, onnx_import=Unmapped(_BY_PARTS),
                cntk_import={"Sequence::Slice": C.sequence_slice_cntk})
@@ -83,8 +100,13 @@ register_rules(F.past_value, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmappe
 register_rules(F.future_value, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT),
                cntk_import={"FutureValue": C.delay_cntk})
 
-for _op in (F.sequence_slice, F.sequence_unpack, F.sequence_where,
-            F.sequence_gather, F.sequence_scatter, F.to_sequence, F.sequence_full_lengths):
+register_rules(F.sequence_where, onnx_export=Unmapped(_NO_AXIS),
+               onnx_import=Unmapped(_NO_IMPORT), cntk_import={"Where": C.where_cntk})
+register_rules(F.sequence_gather, onnx_export=Unmapped(_NO_AXIS),
+               onnx_import=Unmapped(_NO_IMPORT), cntk_import={"Sequence::Gather": C.gather_cntk})
+register_rules(F.to_sequence, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT),
+               cntk_import={"ToSequenceOp": C.to_sequence_cntk})
+for _op in (F.sequence_slice, F.sequence_scatter, F.sequence_full_lengths):
     register_rules(_op, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT))
 
 

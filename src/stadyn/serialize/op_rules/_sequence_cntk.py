@@ -1,7 +1,8 @@
 """The ``cntk_import`` rules of the sequence ops: CNTK's delays outside a loop, its
 ``ReconcileDynamicAxis`` and the blocks its ``sequence`` module makes (``Sequence::Slice`` for
 ``first``/``last``, ``Sequence::ReduceElements``, ``Sequence::BroadcastAs``,
-``Sequence::Softmax``).
+``Sequence::Softmax``), and the ops that leave the sequence axis or make a new one
+(``UnpackSequenceOp``, ``ToSequenceOp``, ``Where``, ``Sequence::Gather``).
 
 A sequence input is ``(B, T, *sample)`` with its lengths (``node.lead(i) == 2``).  The importer
 (``serialize/_legacy_import.py``, ``_legacy_loops.py``) calls a ``Sequence::*`` block's rule
@@ -12,10 +13,13 @@ becomes a ``recurrence``).
 
 from __future__ import annotations
 
+import math
+
 from ... import sequence as S
 
 __all__ = ["delay_cntk", "reconcile_cntk", "sequence_slice_cntk", "sequence_reduce_cntk",
-           "broadcast_as_cntk", "sequence_softmax_cntk"]
+           "broadcast_as_cntk", "sequence_softmax_cntk", "unpack_cntk", "to_sequence_cntk",
+           "where_cntk", "gather_cntk"]
 
 
 def _sequence(node, i: int = 0):
@@ -83,3 +87,54 @@ def broadcast_as_cntk(node):
 def sequence_softmax_cntk(node):
     """``Sequence::Softmax``: the softmax over each sequence's steps."""
     return S.softmax(_sequence(node))
+
+
+def unpack_cntk(node):
+    """``UnpackSequenceOp``: ``sequence.unpack``, the padded steps as a plain ``(B, T, ...)``
+    value (``sequenceUnpackPaddingValue`` at padded steps) and, unless
+    ``sequenceUnpackSuppressMaskOutput``, the ``(B, T)`` mask."""
+    padded, mask = S.unpack(_sequence(node), float(node.attr("sequenceUnpackPaddingValue", 0.0)))
+    return padded if node.n_outputs == 1 else (padded, mask)
+
+
+def to_sequence_cntk(node):
+    """``ToSequenceOp(x[, lengths])``: ``to_sequence``, the first sample axis of a batched
+    ``x`` made the steps of new sequences (every one the padded length without lengths)."""
+    if node.lead(0) != 1 or len(node.shape(0)) < 2:
+        node.unsupported(f"to_sequence of {node.shape(0)}: a batched value with a step axis is "
+                         "needed")
+    if node.n_inputs == 1:
+        return S.to_sequence(node.var(0))
+    if node.lead(1) != 1 or len(node.shape(1)) > 2 or math.prod(node.shape(1)[1:]) != 1:
+        node.unsupported(f"to_sequence with lengths {node.shape(1)}: one number per sequence "
+                         "is needed")
+    return S.to_sequence(node.var(0), node.var(1))
+
+
+def where_cntk(node):
+    """``Where(condition)``: ``sequence.where``, the positions of the steps whose condition
+    (one number per step) is nonzero, as a new sequence."""
+    condition = _sequence(node)
+    return S.where(_per_step(node, condition))
+
+
+def gather_cntk(node):
+    """``Sequence::Gather(x, condition)``: ``sequence.gather``, the steps of ``x`` whose
+    condition is nonzero, as a new sequence.  The block's inputs come in the order its body
+    reads them; the condition is what its ``Where`` reads."""
+    body = node.attr("body") or ()
+    inner = {o for f in body for o in f.outputs}
+    read = list(dict.fromkeys(n for f in body for n in f.inputs if n not in inner))
+    where = [f for f in body if f.type == "Where"]
+    if len(read) != 2 or len(where) != 1 or where[0].inputs[0] not in read:
+        node.unsupported(f"a sequence gather of {_body_types(node)}")
+    c = read.index(where[0].inputs[0])
+    return S.gather(_sequence(node, 1 - c), _per_step(node, _sequence(node, c), c))
+
+
+def _per_step(node, condition, i: int = 0):
+    """A condition of one number per step (``()`` or ``(1, ...)``)."""
+    sample = node.shape(i)[2:]
+    if math.prod(sample) != 1:
+        node.unsupported(f"a condition of {sample} per step: one number per step is needed")
+    return condition
