@@ -196,3 +196,34 @@ def float64_values(C, r):
     p.set_value(C.NDArrayView.from_dense(data[0]))
     res["set"] = p.value
     return res
+
+
+@cntk_case(names=["cntk.Constant", "cntk.Parameter", "cntk.constant", "cntk.parameter",
+                  "cntk.layers.default_options"],
+           note="the classes Constant and Parameter take default_options' type (float32 by "
+                "default) whatever the value's type, the functions constant and parameter "
+                "the value's (a float64 array's float64) whatever the options: CNTK 2.7's "
+                "tutorial 204 multiplies a float32 sequence by Constant(np.eye(n)), which "
+                "Stadyn made float64 and refused")
+def float64_classes_and_functions(C, r):
+    made = {"constant(list)": lambda: C.constant([1.0, 2.0]),
+            "constant(2.0)": lambda: C.constant(2.0),
+            "constant(f32)": lambda: C.constant(np.ones(2, np.float32)),
+            "constant(f64)": lambda: C.constant(np.ones(2)),
+            "parameter(f32)": lambda: C.parameter(init=np.ones(2, np.float32)),
+            "parameter(f64)": lambda: C.parameter(init=np.ones(2)),
+            "parameter(1.0)": lambda: C.parameter((2,), init=1.0),
+            "Constant(f64)": lambda: C.Constant(np.ones(2)),
+            "Constant(list)": lambda: C.Constant([1.0]),
+            "Constant(f64, dtype)": lambda: C.Constant(np.ones(2), dtype=np.float64),
+            "Parameter((2,))": lambda: C.Parameter((2,)),
+            "Parameter(f64)": lambda: C.Parameter(init=np.ones(2)),
+            "Parameter(f32)": lambda: C.Parameter(init=np.ones(2, np.float32))}
+    res = {key: _names(make())[0] for key, make in made.items()}
+    with C.layers.default_options(dtype=np.float64):
+        res.update({"under float64: " + key: _names(make())[0] for key, make in made.items()})
+    x = C.sequence.input_variable(3)
+    eye = C.Constant(np.eye(3))
+    res["times by Constant(np.eye)"] = C.times(x, eye).eval({x: [r.randn(2, 3).astype(
+        np.float32)]})[0]
+    return res

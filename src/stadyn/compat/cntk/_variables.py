@@ -83,7 +83,9 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
 
 class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
     """A learnable parameter: ``Parameter(shape, init, dtype, device, name)``; ``init`` is a
-    number, an array (its shape wins) or an initializer from ``cntk.initializer``.
+    number, an array (its shape wins) or an initializer from ``cntk.initializer``.  Its type is
+    ``dtype``, else ``default_options``' (float32 by default), not the array's: the function
+    :func:`parameter` takes a float64 array's float64, as CNTK 2.7's.
 
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C
@@ -99,7 +101,9 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
     def __init__(self, shape=None, init=None, dtype=None, device=None, name: str = ""):
         from ...layers import glorot_uniform, initial_value
         from ...parametric import current_registry, get_parameter_or_create
-        dtype = parameter_dtype(init, dtype)
+        # The class takes default_options' type (float32 by default), not the array's: CNTK
+        # 2.7's Parameter(init=np.eye(3)) is float32, its parameter(init=np.eye(3)) float64.
+        dtype = parameter_dtype(None, input_dtype(None) if dtype is None else dtype)
         if isinstance(init, (np.ndarray, list)):
             value = np.asarray(init, dtype=dtype)
             shape = value.shape
@@ -162,7 +166,8 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
 
 
 class Constant(VariableMixin, TensorOpsMixin, GraphObject):
-    """A constant: ``Constant(value, shape, dtype, device, name)`` (a number fills ``shape``).
+    """A constant: ``Constant(value, shape, dtype, device, name)`` (a number fills ``shape``);
+    its type as :class:`Parameter`'s (:func:`constant` takes a float64 array's float64).
 
     Example:
         >>> import stadyn.compat.cntk as C
@@ -173,7 +178,8 @@ class Constant(VariableMixin, TensorOpsMixin, GraphObject):
     __slots__ = ()
 
     def __init__(self, value=None, shape=None, dtype=None, device=None, name: str = ""):
-        dtype = value_dtype(value, dtype)
+        # default_options' type (float32 by default), not the array's (as Parameter's)
+        dtype = np.dtype(input_dtype(None) if dtype is None else dtype)
         arr = np.asarray(0.0 if value is None else value, dtype=dtype)
         if shape is not None:
             arr = np.broadcast_to(arr, _shape(shape)).copy()
@@ -356,7 +362,7 @@ def parameter(shape=None, init=None, dtype=None, device=None, name: str = "") ->
         >>> C.parameter((3, 2), init=0.5, name="w").value.tolist()
         [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]]
     """
-    return Parameter(shape, init, dtype, device, name)
+    return Parameter(shape, init, parameter_dtype(init, dtype), device, name)
 
 
 def constant(value=None, shape=None, dtype=None, device=None, name: str = "") -> Constant:
@@ -367,4 +373,4 @@ def constant(value=None, shape=None, dtype=None, device=None, name: str = "") ->
         >>> C.constant(2.5, shape=(3,), name="k").value.tolist()
         [2.5, 2.5, 2.5]
     """
-    return Constant(value, shape, dtype, device, name)
+    return Constant(value, shape, value_dtype(value, dtype), device, name)
