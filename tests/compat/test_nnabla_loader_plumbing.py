@@ -29,11 +29,24 @@ def test_a_proto_variable_in_a_function_says_there_are_no_proto_graphs():
             use()
 
 
-def test_restore_optimizer_state_refuses_the_dicts_load_keeps():
+def test_restore_optimizer_state_refuses_a_dict_of_file_fields():
+    fields = {"name": "optimizer", "network_name": "net", "solver": {"type": "Adam"}}
+    with pytest.raises(TypeError, match="dict of an optimizer's file fields, with no "
+                                        "solver; pass info.optimizers"):
+        L.restore_optimizer_state(fields)
+
+
+def test_load_names_an_optimizer_solver_stadyn_lacks(tmp_path):
+    path = tmp_path / "eve.nntxt"
+    path.write_text('network { name: "n" batch_size: 1 '
+                    'variable { name: "x" type: "Buffer" shape { dim: -1 dim: 2 } } '
+                    'variable { name: "y" type: "Buffer" shape { dim: -1 dim: 2 } } '
+                    'function { name: "t" type: "Tanh" input: "x" output: "y" } } '
+                    'optimizer { name: "o" network_name: "n" solver { type: "Eve" } }')
     with sd.parameter_registry(sd.ParameterRegistry()):
-        info = L.load([os.path.join(STATES, "adam_h5.nnp")], prepare_data_iterator=False)
-        with pytest.raises(TypeError, match="dict of the file's fields, no solver"):
-            L.restore_optimizer_state(info.optimizers["optimizer"])
+        with pytest.raises(ValueError, match=r"eve.nntxt: optimizer 'o': solver 'Eve' is not "
+                                             r"supported \(Stadyn's NNabla solvers"):
+            L.load([str(path)], prepare_data_iterator=False)
 
 
 def test_load_files_refuses_a_scope_dict():

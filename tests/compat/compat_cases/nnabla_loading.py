@@ -222,6 +222,48 @@ def restore_optimizer_state(nn, S, r):
     return res
 
 
+@nnabla_case(names=[L_ + "load"],
+             note="the optimizers load makes of NNabla-saved .nnp files (Adam with .h5 and "
+                  ".protobuf states, Momentum with .h5): the solver's type, learning rate and "
+                  "parameters, the attributes programs read, the states load restored, the "
+                  "same after restore_optimizer_state, and the parameters after one more step")
+def load_optimizers(nn, S, r):
+    L = r.module("nnabla.utils.load")
+    res = {}
+    for key, name in [("adam_h5", "optimizer"), ("adam_protobuf", "optimizer"),
+                      ("momentum_h5", "mom")]:
+        nn.clear_parameters()
+        info = L.load([os.path.join(_STATES, key + ".nnp")], prepare_data_iterator=False)
+        o = info.optimizers[name]
+        res[key] = [sorted(info.optimizers), o.name, o.order, o.start_iter, o.end_iter,
+                    o.update_interval, o.weight_decay, o.lr_decay, o.lr_decay_interval,
+                    o.comm is None, sorted(o.data_iterators), len(o.dataset_assign),
+                    len(o.generator_assign), [v.name for v in o.loss_variables],
+                    sorted([v.name, m] for v, m in
+                           o.parameter_learning_rate_multipliers.items()),
+                    list(o.parameters), o.network is info.networks["net"],
+                    o.target is o.loss_variables[0].variable_instance,
+                    o.loss_variables[0].variable_instance.g.copy(),
+                    o.scheduler.get_learning_rate(0), o.solver.learning_rate(),
+                    o.proto.solver.type, o.proto.network_name]
+        res[key + " parameters are the network's"] = [
+            o.parameters[k] is o.network.parameters[k].variable_instance for k in o.parameters]
+        res[key + " states"] = sorted(
+            [k, int(s.t), sorted([n, v.d.copy()] for n, v in s.pstate.items())]
+            for k, s in o.solver.get_states().items())
+        L.restore_optimizer_state(o)
+        res[key + " restored"] = sorted(
+            [k, int(s.t), sorted([n, v.d.copy()] for n, v in s.pstate.items())]
+            for k, s in o.solver.get_states().items())
+        if key.endswith("h5"):
+            res[key + " rewound"] = o.solver_checkpoint[1].tell()
+        for v in o.parameters.values():
+            v.g = 0.5
+        o.solver.update()
+        res[key + " after step"] = sorted([k, v.d.copy()] for k, v in o.parameters.items())
+    return res
+
+
 class _PV(object):
     def __init__(self, name, parent, required, need_grad=False):
         self.name, self.parent, self.required, self.need_grad = name, parent, required, need_grad

@@ -221,6 +221,26 @@ def _opti_file_rough_loader(ctx: Any, file_loaders: Any, nnp: Any, filename: Any
     ctx.optimizer_states_checkpoint = states
 
 
+def optimizer_checkpoints(path: Any) -> "OrderedDict[str, Any]":
+    """The solver states saved in the ``.nnp`` at ``path`` (its ``*.optimizer`` members) as
+    :func:`load_files` leaves them in ``ctx.optimizer_states_checkpoint``; empty for another
+    file.
+
+    Example:
+        >>> optimizer_checkpoints("net.nntxt")
+        OrderedDict()
+    """
+    class Ctx:
+        optimizer_states_checkpoint = None
+    ctx = Ctx()
+    if isinstance(path, (str, os.PathLike)) and zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path, "r") as archive:
+            for name in archive.namelist():
+                if name.endswith(".optimizer"):
+                    _opti_file_rough_loader(ctx, None, archive, name, ".optimizer")
+    return ctx.optimizer_states_checkpoint or OrderedDict()
+
+
 def get_initial_file_loader() -> "OrderedDict[str, Loader]":
     """The loaders NNabla's ``load`` starts with, by the extensions each takes
     (``'.nntxt,.prototxt'``, ``'.protobuf,.h5'``, ``'.nnp'``, ``'.optimizer'``).
@@ -293,9 +313,9 @@ def restore_optimizer_state(optimizer: Any) -> None:
     what :func:`load_files` left in ``ctx.optimizer_states_checkpoint`` under its name), as
     NNabla's.  The solver's parameters must be set first; the states are checked against them.
 
-    Stadyn's ``load`` keeps a file's optimizers as dicts and makes no solver, so the object is
-    the caller's: anything with ``solver``, ``proto`` (those fields, or None) and, optionally,
-    ``solver_checkpoint``.
+    The optimizers of ``load`` (``info.optimizers[name]``) are such objects (``load`` has
+    already restored them once, as NNabla's); so is anything with ``solver``, ``proto`` (the
+    fields, or None) and, optionally, ``solver_checkpoint``.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.solvers as S
@@ -309,10 +329,11 @@ def restore_optimizer_state(optimizer: Any) -> None:
         4
     """
     if isinstance(optimizer, Mapping):
-        raise TypeError("restore_optimizer_state: this is an optimizer as Stadyn's load keeps "
-                        "it (a dict of the file's fields, no solver); pass an object with "
-                        "solver (set to the network's parameters), proto (that dict) and "
-                        "solver_checkpoint (load_files' ctx.optimizer_states_checkpoint[name])")
+        raise TypeError("restore_optimizer_state: this is a dict of an optimizer's file "
+                        "fields, with no solver; pass info.optimizers[name] of load, or an "
+                        "object with solver (set to the network's parameters), proto (that "
+                        "dict) and solver_checkpoint (load_files' "
+                        "ctx.optimizer_states_checkpoint[name])")
     solver = optimizer.solver
     fields = optimizer.proto
     if isinstance(fields, _Fields):

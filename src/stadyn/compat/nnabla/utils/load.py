@@ -4,8 +4,11 @@ the object NNabla's ``load`` returns -- ``networks``, ``executors`` (with ``data
 ``training_config`` and ``global_config`` -- with each network built as a Stadyn graph
 (``stadyn.load_nnp``) over parameters in the current registry, without NNabla.
 
-The dataset, optimizer, monitor and config sections are the file's own (dicts of the protobuf
-fields); no data iterators are prepared from them.
+Each optimizer is NNabla's object (``_optimizers.py``): a solver of the file's type and
+hyper-parameters (``nnabla.solvers``), its scheduler, and -- tied to its network -- the network's
+parameters set on the solver and the states saved with it (an ``.nnp``'s ``*.optimizer``
+members, or the file's ``solver.states``) restored.  The dataset, monitor and config sections are
+the file's own (dicts of the protobuf fields); no data iterators are prepared from them.
 
 As NNabla's module, it also holds the names its loader is built from: the initializers and
 learning-rate schedulers a file's parameters and optimizers name, ``data_iterator_csv_dataset``
@@ -30,7 +33,9 @@ from ..initializer import (ConstantInitializer, NormalInitializer, RangeInitiali
                            UniformInitializer)
 from .communicator_util import current_communicator, single_or_rankzero
 from .create_cache import CreateCache
-from ._file_loaders import get_initial_file_loader, load_files, restore_optimizer_state
+from ._file_loaders import (_Fields, get_initial_file_loader, load_files,
+                            optimizer_checkpoints, restore_optimizer_state)
+from ._optimizers import link_optimizer, make_optimizer
 from ._identity_remover import IdentityRemover
 from .data_iterator import data_iterator_cache, data_iterator_csv_dataset
 from .learning_rate_scheduler import (CosineScheduler, ExponentialScheduler,
@@ -101,9 +106,10 @@ def _network(model: Any, name: str, batch_size: int | None, executor: str | None
         net = load_nnp(model, network=name, batch_size=batch_size, registry=current_registry())
     variables = OrderedDict((k, _NnpVariable(k, v)) for k, v in
                             list(net.inputs.items()) + list(net.outputs.items()))
-    variables.update((k, _NnpVariable(k, v)) for k, v in net.parameters.items())
+    parameters = OrderedDict((k, _NnpVariable(k, v)) for k, v in net.parameters.items())
+    variables.update(parameters)
     return SimpleNamespace(name=name, batch_size=net.info().details.get("batch_size"),
-                           variables=variables, network=net)
+                           variables=variables, parameters=parameters, network=net)
 
 
 def load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
@@ -142,8 +148,8 @@ def base_load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
               exclude_parameter: bool = False, parameter_only: bool = False,
               extension: str = ".nntxt", context: Any = None) -> _NnpInfo:
     """The first half of :func:`load` (NNabla's): the files read, parameters set and networks
-    built, the executors made but not yet tied to their networks (``network`` None, no
-    ``dataset_assign`` ...); :func:`link_components` ties them.
+    built, the executors and optimizers (their solvers) made but not yet tied to their networks
+    (``network`` None, no ``dataset_assign`` ...); :func:`link_components` ties them.
 
     Example:
         >>> import os, tempfile
@@ -189,7 +195,11 @@ def base_load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
         for name, proto in executors.items():
             built = _network(model, proto.get("network_name"), batch_size, executor=name)
             info.executors[name] = _NnpExecutor(name, built, proto)
-        for key in ("optimizers", "datasets", "monitors"):
+        checkpoints = optimizer_checkpoints(path)
+        for name, fields in (model.extras.get("optimizers") or {}).items():
+            info.optimizers[name] = make_optimizer(fields, _Fields(fields),
+                                                   checkpoints.get(name), str(path))
+        for key in ("datasets", "monitors"):
             getattr(info, key).update(model.extras.get(key) or {})
         info.training_config = model.extras.get("training_config", info.training_config)
         info.global_config = model.extras.get("global_config", info.global_config)
@@ -198,10 +208,13 @@ def base_load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
 
 def link_components(info: _NnpInfo) -> None:
     """The second half of :func:`load`: tie each executor of ``info`` (what :func:`base_load`
-    returned) to its network and its data, output and generator variables.
+    returned) to its network and its data, output and generator variables, and each optimizer
+    to its network (parameters set on its solver, saved states restored).
 
     Example:
-        >>> link_components(_NnpInfo(executors={}))
+        >>> link_components(_NnpInfo(executors={}, optimizers={}, networks={}))
     """
     for executor in info.executors.values():
         executor._link()
+    for o in info.optimizers.values():
+        link_optimizer(o, info.networks, restore_optimizer_state)
