@@ -121,6 +121,26 @@ def grad(C, r):
             "with_outputs": g, "outputs": out}
 
 
+@cntk_case(names=["cntk.Function.grad"])
+def grad_nothing_to_differentiate(C, r):
+    """``grad`` without ``wrt`` when no argument needs a gradient (a parameter alone does not
+    count), and with an empty ``wrt``: both a ValueError, with ``outputs`` too."""
+    x = C.input_variable(2)
+    f = x * C.parameter(2, init=1.0)
+    feed = {x: r.randn(3, 2)}
+    r.touch("cntk.Function.grad")
+    res = {}
+    for key, kwargs in (("default", {}), ("default_outputs", {"outputs": [f.output]}),
+                        ("empty_wrt", {"wrt": []})):
+        try:
+            got = f.grad(feed, **kwargs)
+            res[key] = ["returned", type(got).__name__]
+        except ValueError as exc:
+            res[key] = ["ValueError", "needs_gradient == True" in str(exc),
+                        "must not be empty" in str(exc)]
+    return res
+
+
 @cntk_case(names=["cntk.ops.combine"])
 def combine(C, r):
     x = C.input_variable((2, 3))

@@ -176,6 +176,47 @@ def layer_parameters(C, r):
     return {"params": sorted([p.name, list(p.shape)] for p in d.parameters)}
 
 
+@cntk_case(names=["cntk.layers.AttentionModel", "cntk.layers.Dense", "cntk.layers.LSTM",
+                  "cntk.layers.GRU", "cntk.layers.Embedding", "cntk.layers.Convolution",
+                  "cntk.layers.BatchNormalization", "cntk.layers.Sequential",
+                  "cntk.layers.Stabilizer"],
+           note="the order of parameters, of an applied graph and of the layer object")
+def parameters_order(C, r):
+    """``parameters`` in CNTK's order: its walk from the output, a block's own parameters
+    before those of its operands (nested Stabilizer >> Dense projections, the attention's
+    tanh projection first), a Sequential's last layer first, a batch normalisation's
+    running statistics left out.  The layers are applied and the result dropped: the layer
+    object still lists its parameters."""
+    L = C.layers
+    x = C.input_variable(4)
+    s = C.sequence.input_variable(4, sequence_axis=C.Axis("enc"))
+    q = C.sequence.input_variable(6, sequence_axis=C.Axis("dec"))
+    im = C.input_variable((2, 5, 5))
+    r.touch("cntk.Function.parameters")
+
+    def names(f):
+        return ["%s%s" % (p.name, tuple(p.shape)) for p in f.parameters]
+    res = {}
+    layers = {
+        "dense": (L.Dense(3), (x,)), "embedding": (L.Embedding(3), (x,)),
+        "conv": (L.Convolution((3, 3), 4), (im,)), "bn": (L.BatchNormalization(), (x,)),
+        "lstm": (L.Recurrence(L.LSTM(3)), (s,)), "gru": (L.Recurrence(L.GRU(3)), (s,)),
+        "sequential": (L.Sequential([L.Embedding(5), L.BatchNormalization(), L.Dense(2)]),
+                       (x,)),
+        "parallel": (L.Sequential([L.Dense(3), (L.Dense(2), L.Dense(5)), C.splice]), (x,)),
+        "attention": (L.AttentionModel(5), (s, q)),
+        "attention_plain": (L.AttentionModel(5, enable_self_stabilization=False), (s, q)),
+    }
+    for key, (layer, args) in layers.items():
+        res[key] = names(layer(*args))
+        res[key + "_layer"] = names(layer)
+    a = L.Stabilizer() >> L.Dense(5, bias=False)
+    b = L.Stabilizer() >> L.Dense(5, bias=False)
+    y = C.input_variable(6)
+    res["nested_blocks"] = names(C.tanh(b(y) + a(x)))
+    return res
+
+
 @cntk_case(names=["cntk.layers.Dense"])
 def shared_layer(C, r):
     """One layer object applied twice shares its parameters."""

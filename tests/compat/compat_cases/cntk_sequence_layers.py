@@ -137,3 +137,31 @@ def BatchNormalization__sequences_trained(C, r):
     for k, o in enumerate(model.outputs):
         res["after %d" % k] = np.concatenate([np.asarray(v, np.float32) for v in out[o]], 0)
     return res
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.RecurrenceFrom", "cntk.layers.Fold",
+                  "cntk.layers.LSTM", "cntk.layers.GRU", "cntk.ops.functions.Function"],
+           rtol=1e-5, atol=1e-6,
+           note="a step reaching its recurrent cell through a list (recs[0](h, c, x)) or a "
+                "dict, not a name of its own")
+def Recurrence__cell_in_list(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.parameters", "cntk.Function.outputs")
+    x = C.sequence.input_variable(3, name="x")
+    recs = [C.layers.LSTM(4), C.layers.LSTM(6)]
+    cells = {"gru": C.layers.GRU(5)}
+
+    @C.Function
+    def step(h, c, inp):
+        return recs[0](h, c, inp)
+    h0, c0 = C.input_variable(6, name="h0"), C.input_variable(6, name="c0")
+    outs = [C.layers.Recurrence(step)(x),
+            C.layers.RecurrenceFrom(lambda h, c, inp: recs[1](h, c, inp))(h0, c0, x),
+            C.layers.Fold(lambda h, inp: cells["gru"](h, inp))(x)]
+    res = {}
+    data = [r.randn(n, 3) for n in (3, 1, 2)]
+    for k, y in enumerate(outs):
+        res["params %d" % k] = r.set_params(y.parameters)
+        feed = {a: data if a.name == "x" else r.randn(3, 6) for a in y.arguments}
+        res["shape %d" % k] = list(y.shape)
+        res["value %d" % k] = np.concatenate(y.eval(feed), 0)
+    return res

@@ -46,7 +46,11 @@ class _Attention:
 
     @property
     def parameters(self) -> list:
-        layers = self.proj_enc + self.proj_dec + self.proj_tanh + [self.final]
+        """In CNTK 2.7's order (its walk from the output): the final stabilizer's, then each
+        projection's weight before its stabilizer's, the tanh's projection first, the
+        encoder's last."""
+        layers = ([self.final] + self.proj_tanh[::-1] + self.proj_dec[::-1]
+                  + self.proj_enc[::-1])
         return [p for layer in layers for p in layer.layer.parameters]
 
     @staticmethod

@@ -423,8 +423,9 @@ class Function(GraphObject, TensorOpsMixin):
     def grad(self, at: Any, wrt=None, outputs=None, device=None, as_numpy: bool = True,
              grad_root=None):
         """The gradient of the sum of this Function's values w.r.t. ``wrt`` (default: the
-        arguments made with ``needs_gradient=True``): one array for one ``wrt``, else a dict;
-        with ``outputs``, ``(gradients, values)``.
+        arguments made with ``needs_gradient=True``; a ValueError when there are none, or when
+        ``wrt`` is empty): one array for one ``wrt``, else a dict; with ``outputs``,
+        ``(gradients, values)``.
 
         Example:
             >>> import numpy as np, stadyn.compat.cntk as C
@@ -434,7 +435,13 @@ class Function(GraphObject, TensorOpsMixin):
         """
         if wrt is None:
             wrt = [a for a in self.arguments if a.needs_gradient]
+            if not wrt:
+                raise ValueError(f"None of the Function '{self}' arguments have "
+                                 "'needs_gradient == True'")
         wrt = list(wrt)
+        if not wrt:
+            raise ValueError(f"Function '{self}' Backward: List of inputs to compute gradients "
+                             "for, must not be empty.")
         root = self.output if grad_root is None else grad_root
         state, values = self.forward(at, [root] + list(outputs or []), {root})
         ones = values[root]

@@ -245,23 +245,32 @@ def cntk_cell_order(leaves: list[Variable]) -> list[Variable]:
 
 
 def block_inner_leaves(out: Variable) -> list[Variable]:
-    """The parameters and constants a block uses inside it, in depth-first order (a recurrent
-    cell's parameters in CNTK's order: :func:`cntk_cell_order`)."""
+    """The parameters and constants a block uses inside it, in the order of CNTK's walk of the
+    block's composite (:func:`walk_leaves`: a nested block's own parameters before those of
+    its arguments' producers), then any reached only through the raw graph; a recurrent
+    cell's parameters in CNTK's order: :func:`cntk_cell_order`."""
     block = BLOCKS[out]
     stop = {id(a) for a in block.arguments}
     seen: set[int] = set()
     leaves: list[Variable] = []
+    for _, v in search(("op", out), lambda n: n[0] == "leaf", 0, inside=out):
+        if (id(v) not in seen and id(v) not in stop and v.parent is None
+                and v not in INPUTS and v not in PLACEHOLDERS):
+            seen.add(id(v))
+            leaves.append(v)
     stack = [out]
     while stack:
         v = stack.pop()
-        if id(v) in seen or id(v) in stop:
+        if id(v) in stop or (id(v) in seen and v.parent is None):
             continue
-        seen.add(id(v))
         if v.parent is None:
+            seen.add(id(v))
             if v not in INPUTS and v not in PLACEHOLDERS:
                 leaves.append(v)
             continue
-        stack.extend(reversed(v.parent.inputs))
+        stop.add(id(v))                      # an op's output: walked once
+        # a sequence op's lengths input is Stadyn's layout, no input CNTK shows
+        stack.extend(reversed([i for i in v.parent.inputs if not is_lengths(i)]))
     return cntk_cell_order(leaves)
 
 
@@ -336,15 +345,21 @@ def walk_operands(roots: list[Variable], leaves: list[Variable]) -> list[Variabl
 
 
 def walk_leaves(roots: list[Variable]) -> Iterator[Variable]:
-    """The leaves the roots depend on (through every block), each once, in the walk's order
-    (a recurrent cell's parameters in CNTK's: :func:`cntk_cell_order`)."""
+    """The leaves the roots depend on (through every block), each once, in the order of CNTK's
+    ``Function.inputs`` (and so of ``parameters``): depth first, each node's inputs in order,
+    a block seen from outside (its own parameters, then its arguments), so that a nested
+    block's parameters come right after those of the block holding it; then any leaf reached
+    only inside a block (a recurrence's step reading an outer value) in the order of a walk
+    through the blocks; a recurrent cell's parameters in CNTK's order
+    (:func:`cntk_cell_order`)."""
     seen: set[int] = set()
     leaves = []
-    for root in roots:
-        for _, v in search(classify(root), lambda n: n[0] == "leaf", -1):
-            if id(v) not in seen:
-                seen.add(id(v))
-                leaves.append(v)
+    for depth in (0, -1):
+        for root in roots:
+            for _, v in search(classify(root), lambda n: n[0] == "leaf", depth):
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    leaves.append(v)
     yield from cntk_cell_order(leaves)
 
 

@@ -78,6 +78,8 @@ class LayerFunction:
         self.op_name = op_name
         self.name = name
         self._signature: Any = None
+        self._applied: list = []    # the last application's outputs (as CNTK's layer keeps
+                                    # its graph): the order of ``parameters``
 
     def __call__(self, *args):
         if pending(args, {}, layers=False):      # a placeholder without a shape: wait for it
@@ -100,14 +102,24 @@ class LayerFunction:
             G.BLOCKS[out] = G.Block(self.op_name, self.name, tuple(values))
         elif isinstance(out, Variable) and self.name:
             out.name = self.name
+        outs = out if isinstance(out, tuple) else (out,)
+        self._applied = [o for o in outs if isinstance(o, Variable)]
         if isinstance(out, tuple):          # several outputs: one Function with an output each
             return late("combine_outputs")([wrap(o) for o in out])
         return wrap(out)
 
     @property
     def parameters(self) -> list:
-        """The layer's parameters (after its first application)."""
-        return [wrap(p) for p in self.layer.parameters]
+        """The layer's parameters (after its first application), in CNTK 2.7's order: that of
+        its walk from the layer's output (``Function.parameters``), the last step's first; a
+        batch normalisation's running statistics are constants, not listed."""
+        own = [p for p in self.layer.parameters if G.kind_of(p) == "parameter"]
+        if self._applied:
+            mine = {id(p) for p in own}
+            walked = [v for v in G.walk_leaves(self._applied) if id(v) in mine]
+            taken = {id(v) for v in walked}
+            own = walked + [p for p in own if id(p) not in taken]
+        return [wrap(p) for p in own]
 
     def update_signature(self, *arg_types, **kwarg_types) -> None:
         """Apply the layer to new inputs of the given per-sample shapes or types
@@ -320,11 +332,14 @@ class _Composite:
 
     @property
     def parameters(self) -> list:
+        """The steps' learnable parameters in CNTK 2.7's order (its walk from the output): the
+        last step's first; a batch normalisation's running statistics are constants."""
         out = []
-        for step in self.steps:
+        for step in reversed(self.steps):
             for member in (step if isinstance(step, tuple) else (step,)):
                 for p in getattr(member, "parameters", []) or []:
-                    out.append(unwrap(p))
+                    if G.kind_of(unwrap(p)) == "parameter":
+                        out.append(unwrap(p))
         return out
 
 

@@ -8,6 +8,7 @@ step's placeholders.
 
 from __future__ import annotations
 
+import dis
 import inspect
 from typing import Any
 
@@ -113,23 +114,49 @@ def _arity(fn: Any) -> int:
 
 
 def _inner_state_shapes(fn: Any, n_states: int) -> Any:
-    """The state shapes of the one recurrent layer of ``n_states`` states ``fn`` refers to
-    (in its closure or by a global name); None when there is not exactly one."""
+    """The state shapes of the recurrent layers of ``n_states`` states ``fn`` refers to: by a
+    name of its closure or a global name, else as a constant item of a list, tuple or dict
+    so named (``recs[0](h, c, x)``), else as any item of one; None unless those found all
+    have the same shapes."""
     fn = getattr(fn, "_fn", fn)
-    found = []
     code = getattr(fn, "__code__", None)
-    values = [c.cell_contents for c in (getattr(fn, "__closure__", None) or ())
-              if _has_contents(c)]
+    named = dict(zip(getattr(code, "co_freevars", ()),
+                     [c.cell_contents if _has_contents(c) else None
+                      for c in (getattr(fn, "__closure__", None) or ())]))
     if code is not None:
-        values += [getattr(fn, "__globals__", {}).get(n) for n in code.co_names]
-    for value in values:
-        shapes = getattr(getattr(value, "layer", None), "state_shapes", None)
-        if shapes is not None and len(shapes) == n_states and \
-                all(value is not f for f in found):
-            found.append(value)
-    if len(found) != 1:
-        return None
-    return [tuple(s) for s in found[0].layer.state_shapes]
+        named.update({n: getattr(fn, "__globals__", {}).get(n) for n in code.co_names})
+    values = list(named.values())
+    held = [item for value in values if isinstance(value, (list, tuple, dict))
+            for item in (value.values() if isinstance(value, dict) else value)]
+    found: list = []
+    for candidates in (values, _subscripted(code, named), held):
+        for item in candidates:
+            shapes = getattr(getattr(item, "layer", None), "state_shapes", None)
+            if shapes is not None and len(shapes) == n_states and \
+                    all(item is not f for f in found):
+                found.append(item)
+        if found:
+            break
+    shapes = {tuple(tuple(s) for s in f.layer.state_shapes) for f in found}
+    return list(shapes.pop()) if len(shapes) == 1 else None
+
+
+def _subscripted(code: Any, named: dict) -> list:
+    """The items ``code`` takes by a constant subscript (``recs[0]``, ``cells["gru"]``) from
+    the lists, tuples and dicts in ``named``."""
+    if code is None:
+        return []
+    items = []
+    ins = list(dis.get_instructions(code))
+    for load, key, sub in zip(ins, ins[1:], ins[2:]):
+        if load.opname in ("LOAD_DEREF", "LOAD_GLOBAL", "LOAD_NAME") and \
+                key.opname == "LOAD_CONST" and sub.opname == "BINARY_SUBSCR" and \
+                isinstance(named.get(load.argval), (list, tuple, dict)):
+            try:
+                items.append(named[load.argval][key.argval])
+            except (KeyError, IndexError, TypeError):
+                pass
+    return items
 
 
 def _has_contents(cell) -> bool:
