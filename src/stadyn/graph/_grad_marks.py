@@ -46,8 +46,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from ._variable import _layout, _marks, FunctionNode, Variable
 
-__all__ = ["gradient_marks", "marks_to_replay", "mark_gradients_changed", "program_side_effects",
-           "ReplayGuard", "SideEffect", "cut_stopped", "leaves_switched_on_late"]
+__all__ = ["gradient_marks", "output_marks", "marks_to_replay", "mark_gradients_changed",
+           "program_side_effects", "ReplayGuard", "SideEffect", "cut_stopped",
+           "leaves_switched_on_late"]
 
 
 def mark_gradients_changed() -> None:
@@ -68,10 +69,15 @@ def gradient_marks(nodes: Sequence[FunctionNode], leaves: Sequence[Variable]) ->
         >>> gradient_marks([h.parent], [x])
         ((True,), ((0, 0, True, False),))
     """
-    outs = tuple((i, j, v._stops_grad, v._starts_grad)
+    return tuple(v._need_grad for v in leaves), output_marks(nodes)
+
+
+def output_marks(nodes: Sequence[FunctionNode]) -> tuple:
+    """``(node position, output position, stops, starts)`` for every op output of ``nodes``
+    set ``need_grad=False`` / ``True`` (the op outputs' share of :func:`gradient_marks`)."""
+    return tuple((i, j, v._stops_grad, v._starts_grad)
                  for i, node in enumerate(nodes) for j, ref in enumerate(node._outputs)
                  if (v := ref()) is not None and (v._stops_grad or v._starts_grad))
-    return tuple(v._need_grad for v in leaves), outs
 
 
 def marks_to_replay(nodes: Sequence[FunctionNode], leaves: Sequence[Variable], built: tuple,

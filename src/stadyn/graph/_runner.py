@@ -36,7 +36,7 @@ from ._context import context_scope, get_current_context
 from ._function_hooks import _POST as _POST_HOOKS
 from ._function_hooks import _PRE as _PRE_HOOKS
 from ._function_hooks import HookedPlan
-from ._grad_marks import (cut_stopped, gradient_marks, leaves_switched_on_late,
+from ._grad_marks import (cut_stopped, gradient_marks, output_marks, leaves_switched_on_late,
                           mark_gradients_changed, marks_to_replay, program_side_effects,
                           ReplayGuard, SideEffect)
 from ._intermediate_grads import (intermediates_of, retain_intermediate_grads,
@@ -170,10 +170,7 @@ class _PlanCache:
         output's need_grad changed)."""
         if self.marks_version != gradient_marks_version():
             self.marks_version = gradient_marks_version()
-            self.marks = tuple((i, j, v._stops_grad, v._starts_grad)
-                               for i, node in enumerate(self.subgraph.nodes)
-                               for j, ref in enumerate(node._outputs)
-                               if (v := ref()) is not None and (v._stops_grad or v._starts_grad))
+            self.marks = output_marks(self.subgraph.nodes)
         return self.marks
 
     def _try_first(self, flags: tuple, keep_all: bool) -> bool:
