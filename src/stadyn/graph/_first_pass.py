@@ -36,11 +36,6 @@ import torch
 
 from ._variable import Variable, topological_nodes
 
-# CNTK's binary (and n-ary) elementwise ops: an unknown operand takes the others' shape
-_ELEMENTWISE = frozenset({"add2", "sub2", "mul2", "div2", "pow2", "maximum2", "minimum2",
-                          "mod2", "atan2", "equal", "not_equal", "greater", "greater_equal",
-                          "less", "less_equal", "logical_and", "where"})
-
 # id(value) -> (weak reference, its first-pass shape)
 _NOTED: dict[int, tuple[weakref.ref, tuple[int, ...]]] = {}
 
@@ -217,7 +212,7 @@ def _with_unknown(node, inputs: list[tuple], unknown: list[bool]):
                 inputs[0][1] != _KNOWN:
             return None
         return (1,) + tuple(node.inputs[2].shape)
-    if name not in _ELEMENTWISE or all(unknown) or \
+    if not node.spec.elementwise or all(unknown) or \
             _output_axes([a for _, a in inputs]) != _KNOWN:
         return None
     shapes = [s for s, _ in inputs if s is not None]

@@ -62,6 +62,11 @@ class OpSpec:
             model files do not store it, and a rebuilt node starts afresh, as NNabla's
             functions do when a network is loaded).  The shape rule does not receive it;
             without one, shape inference gives the implementation a fresh, throwaway state.
+        elementwise: True for an op of several tensor inputs broadcast against each other
+            (NumPy's rule) whose output element depends only on the inputs' elements at its
+            position (``add2``, ``less``, ``where``); CNTK's first inference pass gives an
+            operand of still unknown shape the other operands' shape through such an op
+            (:mod:`stadyn.graph._first_pass`).
     """
 
     name: str
@@ -79,6 +84,7 @@ class OpSpec:
     sequence: Any = "keep"
     value_shape: str = ""
     state: Callable[[], Any] | None = None
+    elementwise: bool = False
     _signature: inspect.Signature | None = field(default=None, repr=False)
     sets_sequence_axis: bool = field(default=False, init=False, repr=False)
     #: what static builds' shape inference found, by call (:mod:`stadyn.graph._shape_cache`)
@@ -91,7 +97,8 @@ class OpSpec:
                       precision: str = "any", unstorable: str = "",
                       frameworks: tuple[str, ...] = (), sequence: Any = "keep",
                       value_shape: str = "",
-                      state: Callable[[], Any] | None = None) -> "OpSpec":
+                      state: Callable[[], Any] | None = None,
+                      elementwise: bool = False) -> "OpSpec":
         """Read the declaration off ``impl``'s signature (see the module docstring)."""
         sig = inspect.signature(impl)
         params = list(sig.parameters.values())
@@ -118,7 +125,8 @@ class OpSpec:
                    optional_inputs=optional, shape=shape, category=category,
                    doc=inspect.getdoc(impl) or "", traceable=traceable, precision=precision,
                    unstorable=unstorable, frameworks=frozenset(frameworks), sequence=sequence,
-                   value_shape=value_shape, state=state, _signature=sig)
+                   value_shape=value_shape, state=state, elementwise=elementwise,
+                   _signature=sig)
 
     def __post_init__(self) -> None:
         # whether the op gives outputs a sequence axis even when no input has one (it names

@@ -15,7 +15,7 @@ _A = "arithmetic"
 _M = "math"
 
 
-@op(2, category=_A)
+@op(2, category=_A, elementwise=True)
 def add2(x0, x1, inplace=False):
     """Element-wise ``x0 + x1`` (NumPy broadcasting).
 
@@ -29,37 +29,37 @@ def add2(x0, x1, inplace=False):
     return x0 + x1
 
 
-@op(2, category=_A)
+@op(2, category=_A, elementwise=True)
 def sub2(x0, x1, inplace=False):
     """Element-wise ``x0 - x1``.  Example: ``F.sub2(a, b)`` or ``a - b``."""
     return x0 - x1
 
 
-@op(2, category=_A)
+@op(2, category=_A, elementwise=True)
 def mul2(x0, x1, inplace=False):
     """Element-wise ``x0 * x1``.  Example: ``F.mul2(a, b)`` or ``a * b``."""
     return x0 * x1
 
 
-@op(2, category=_A)
+@op(2, category=_A, elementwise=True)
 def div2(x0, x1, inplace=False):
     """Element-wise ``x0 / x1``.  Example: ``F.div2(a, b)`` or ``a / b``."""
     return x0 / x1
 
 
-@op(2, category=_A)
+@op(2, category=_A, elementwise=True)
 def pow2(x0, x1, inplace=False):
     """Element-wise ``x0 ** x1``.  Example: ``F.pow2(a, b)`` or ``a ** b``."""
     return torch.pow(x0, x1)
 
 
-@op(2, category=_A)
+@op(2, category=_A, elementwise=True)
 def maximum2(x0, x1):
     """Element-wise maximum.  Example: ``F.maximum2(a, b)``."""
     return torch.maximum(x0, x1)
 
 
-@op(2, category=_A)
+@op(2, category=_A, elementwise=True)
 def minimum2(x0, x1):
     """Element-wise minimum.  Example: ``F.minimum2(a, b)``."""
     return torch.minimum(x0, x1)

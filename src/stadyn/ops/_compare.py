@@ -31,19 +31,19 @@ def _as(result: torch.Tensor, *inputs: torch.Tensor) -> torch.Tensor:
     return result.to(dtype)
 
 
-@op(2, category=_C)
+@op(2, category=_C, elementwise=True)
 def equal(x0, x1):
     """1 where ``x0 == x1``, else 0.  Example: ``F.equal(a, b)``."""
     return _as(torch.eq(x0, x1), x0, x1)
 
 
-@op(2, category=_C)
+@op(2, category=_C, elementwise=True)
 def not_equal(x0, x1):
     """1 where ``x0 != x1``, else 0.  Example: ``F.not_equal(a, b)``."""
     return _as(torch.ne(x0, x1), x0, x1)
 
 
-@op(2, category=_C)
+@op(2, category=_C, elementwise=True)
 def less_equal(x0, x1):
     """1 where ``x0 <= x1``, else 0.  Example: ``F.less_equal(a, b)``."""
     return _as(torch.le(x0, x1), x0, x1)
@@ -93,19 +93,19 @@ def not_equal_scalar(x0, val=1.0):
     return _as(torch.ne(x0, val), x0)
 
 
-@op(2, category=_C)
+@op(2, category=_C, elementwise=True)
 def logical_and(x0, x1):
     """1 where both are not 0, else 0.  Example: ``F.logical_and(a, b)``."""
     return _as(torch.logical_and(x0, x1), x0, x1)
 
 
-@op(2, category=_C)
+@op(2, category=_C, elementwise=True)
 def logical_or(x0, x1):
     """1 where either is not 0, else 0.  Example: ``F.logical_or(a, b)``."""
     return _as(torch.logical_or(x0, x1), x0, x1)
 
 
-@op(2, category=_C)
+@op(2, category=_C, elementwise=True)
 def logical_xor(x0, x1):
     """1 where exactly one is not 0, else 0.  Example: ``F.logical_xor(a, b)``."""
     return _as(torch.logical_xor(x0, x1), x0, x1)

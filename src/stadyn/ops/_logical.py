@@ -16,7 +16,7 @@ def _compare(result: torch.Tensor, x0: torch.Tensor, x1: torch.Tensor) -> torch.
     return result.to(torch.result_type(x0, x1))
 
 
-@op(2, category=_C)
+@op(2, category=_C, elementwise=True)
 def greater(x0, x1):
     """1 where ``x0 > x1``, else 0, in the inputs' type (broadcasting; no gradient).
 
@@ -31,7 +31,7 @@ def greater(x0, x1):
     return _compare(torch.gt(x0, x1), x0, x1)
 
 
-@op(2, category=_C)
+@op(2, category=_C, elementwise=True)
 def greater_equal(x0, x1):
     """1 where ``x0 >= x1``, else 0, in the inputs' type (broadcasting; no gradient).
 
@@ -46,7 +46,7 @@ def greater_equal(x0, x1):
     return _compare(torch.ge(x0, x1), x0, x1)
 
 
-@op(2, category=_C)
+@op(2, category=_C, elementwise=True)
 def less(x0, x1):
     """1 where ``x0 < x1``, else 0, in the inputs' type (broadcasting; no gradient).
 
@@ -61,7 +61,7 @@ def less(x0, x1):
     return _compare(torch.lt(x0, x1), x0, x1)
 
 
-@op(3, category=_C)
+@op(3, category=_C, elementwise=True)
 def where(condition_if, x_true, x_false):
     """``x_true`` where ``condition_if`` is not 0, else ``x_false`` (NNabla's ``where``).
 

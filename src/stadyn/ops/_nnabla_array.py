@@ -130,7 +130,7 @@ def shape(x, start=None, end=None):
     return torch.tensor(list(x.shape)[start:end], dtype=torch.float32, device=x.device)
 
 
-@op(2, category=_C)
+@op(2, category=_C, elementwise=True)
 def mod2(x0, x1, fmod=False):
     """The element-wise remainder of ``x0 / x1`` (NNabla's ``mod2``, broadcasting).  As NNabla
     1.39 computes it: floats always take the sign of ``x0`` (C's ``fmod``); integers take the

@@ -24,7 +24,8 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {}
 def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
        shape: Callable[..., Any] | None = None, traceable: bool = True, precision: str = "any",
        unstorable: str = "", frameworks: tuple[str, ...] = (), sequence: Any = "keep",
-       value_shape: str = "", state: Callable[[], Any] | None = None):
+       value_shape: str = "", state: Callable[[], Any] | None = None,
+       elementwise: bool = False):
     """Declare an op from its torch implementation (see :class:`stadyn.graph.OpSpec`).
 
     The decorated function's first ``n_inputs`` parameters are the tensor inputs (or ``*x`` for a
@@ -38,7 +39,8 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
     :func:`stadyn.graph._sequence.propagate` and ``ops/_sequence_axis.py``); ``value_shape``
     what among the inputs' values the output shape depends on (the op then runs eagerly in a
     static graph; ``shape`` gives its provisional shape); ``state`` a factory of the state
-    each node keeps from run to run, passed to the implementation as ``state=``.  How
+    each node keeps from run to run, passed to the implementation as ``state=``;
+    ``elementwise`` marks an op of broadcast inputs computed element by element.  How
     the op is written to file formats (ONNX) is registered against its spec in
     ``stadyn.serialize``'s op rules, not here.
     """
@@ -46,7 +48,8 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
         spec = OpSpec.from_function(impl, n_inputs, name=name, category=category, shape=shape,
                                     traceable=traceable, precision=precision,
                                     unstorable=unstorable, frameworks=frameworks,
-                                    sequence=sequence, value_shape=value_shape, state=state)
+                                    sequence=sequence, value_shape=value_shape, state=state,
+                                    elementwise=elementwise)
         if spec.name in CATALOG:
             raise ValueError(f"op {spec.name!r} declared twice")
         CATALOG[spec.name] = spec

@@ -64,7 +64,7 @@ def atan(x):
     return torch.atan(x)
 
 
-@op(2, category=_C)
+@op(2, category=_C, elementwise=True)
 def atan2(x0, x1):
     """The angle of the point ``(x1, x0)``: ``arctan(x0 / x1)`` in the right quadrant
     (broadcasting).  Example: ``F.atan2(y, x)``."""
