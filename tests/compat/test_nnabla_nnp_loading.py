@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 
 import numpy as np
-import pytest
 
 import stadyn as sd
 from stadyn.compat.nnabla.utils import load as nnabla_load
@@ -60,5 +59,24 @@ def test_load_keeps_the_training_sections_and_parameter_only_loads_parameters():
         info = nnabla_load.load(os.path.join(FIX, "nnabla_deep_cnn.nnp"), batch_size=2)
     assert list(info.networks) == ["training", "validation", "runtime"]
     assert list(info.optimizers) and list(info.datasets) and list(info.monitors)
-    with pytest.raises(NotImplementedError, match="exclude_parameter"):
-        nnabla_load.load(os.path.join(FIX, "nnabla_deep_cnn.nnp"), exclude_parameter=True)
+
+
+
+def test_exclude_parameter_builds_over_the_parameters_already_loaded():
+    """``exclude_parameter=True`` computes with what the scope holds: the file's own values,
+    loaded first by ``parameter_only``, give NNabla's output."""
+    path = os.path.join(FIX, "nnabla_lenet_protobuf.nnp")
+    registry = sd.ParameterRegistry()
+    with sd.parameter_registry(registry):
+        nnabla_load.load(path, parameter_only=True)
+        before = {k: v.d.copy() for k, v in registry.items()}
+        info = nnabla_load.load([path], prepare_data_iterator=False, batch_size=4,
+                                exclude_parameter=True)
+        (x,), (y,) = info.executors["inference"].dataset_assign, \
+            info.executors["inference"].output_assign
+        x.variable_instance.d = REF["nnabla_lenet_protobuf.nnp/inference/in/x"]
+        y.variable_instance.forward()
+    np.testing.assert_allclose(y.variable_instance.d,
+                               REF["nnabla_lenet_protobuf.nnp/inference/out/y"],
+                               rtol=1e-4, atol=1e-4)
+    assert all(np.array_equal(registry.get(k).d, v) for k, v in before.items())

@@ -20,10 +20,13 @@ and ``data_iterator_cache`` (and ``CreateCache``, which writes a cache folder),
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import OrderedDict
 from types import SimpleNamespace
 from typing import Any, Iterable
+
+import numpy as np
 
 from ....graph import Variable
 from ....parametric import current_registry
@@ -35,6 +38,7 @@ from .communicator_util import current_communicator, single_or_rankzero
 from .create_cache import CreateCache
 from ._file_loaders import (_Fields, get_initial_file_loader, load_files,
                             optimizer_checkpoints, restore_optimizer_state)
+from ._file_parameters import scope_parameters
 from ._optimizers import link_optimizer, make_optimizer
 from ._identity_remover import IdentityRemover
 from .data_iterator import data_iterator_cache, data_iterator_csv_dataset
@@ -169,17 +173,19 @@ def base_load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
         >>> [v.name for v in info.executors["run"].dataset_assign]
         ['x']
     """
-    if exclude_parameter:
-        raise NotImplementedError("load(exclude_parameter=True): Stadyn always takes the "
-                                  "file's parameters")
     paths = [filenames] if isinstance(filenames, (str, os.PathLike)) else list(filenames)
     info = _NnpInfo(networks=OrderedDict(), executors=OrderedDict(), optimizers=OrderedDict(),
                    datasets=OrderedDict(), monitors=OrderedDict(), training_config=None,
                    global_config=None)
     registry = current_registry()
+    rng = np.random.RandomState(0)      # NNabla's, for parameters made from initializers
     for path in paths:
         model = read_legacy_model(path)
-        for name, p in model.parameters.items():       # parameter_only: just these
+        if exclude_parameter:       # the current scope's, or made as NNabla makes them
+            if parameter_only:
+                continue
+            model = dataclasses.replace(model, parameters=scope_parameters(model, registry, rng))
+        for name, p in () if exclude_parameter else model.parameters.items():
             existing = registry.get(name)
             if existing is not None and tuple(existing.shape) == p.value.shape:
                 existing.d = p.value
