@@ -1,7 +1,8 @@
 """Where NNabla 1.39's loaders take a network's parameters from: ``load(...,
 exclude_parameter=True)`` (the current scope's, or new ones from the file's initializers drawn
-with ``RandomState(0)``, or zeros) and ``NnpLoader(path, scope=dict)`` (the file's parameters
-written into that parameter-scope dict)."""
+with ``RandomState(0)``, or zeros), ``NnpLoader(path, scope=dict)`` (the file's parameters
+written into that parameter-scope dict), and what ``load``'s ``info.networks[name]`` lists as
+``variables`` (every buffer, intermediates too, never a parameter) and ``parameters``."""
 
 import os
 from collections import OrderedDict
@@ -75,20 +76,13 @@ def _net_params(net):
             for k, v in net.parameters.items()]
 
 
-_NETWORK = ("info.networks[name].parameters lists every parameter of the registry, and load "
-            "keeps the file's need_grad where NNabla sets it (compat nnabla utils/load.py "
-            "_network)")
-
-
 @nnabla_case(names=[L_ + "load", L_ + "base_load"],
              note="exclude_parameter=True: the file's values are not read; a parameter the "
                   "current scope holds is used (its values, need_grad set), the others are "
                   "made from the file's initializers (Uniform, NormalAffineHe) with NNabla's "
                   "RandomState(0) in build order, or zeros where the file names none; the "
                   "network computes with them; a scope parameter of another shape is refused",
-             tols={"fresh": (1e-6, 1e-6)},
-             known={k: _NETWORK for k in ("fresh networks", "from scope network",
-                                          "not excluded")})
+             tols={"fresh": (1e-6, 1e-6)})
 def load__exclude_parameter(nn, r):
     L = r.module("nnabla.utils.load")
     res = {}
@@ -129,6 +123,33 @@ def load__exclude_parameter(nn, r):
         nn.clear_parameters()
         L.load([path], prepare_data_iterator=False)
         res["not excluded"] = _scope(nn)
+    return res
+
+
+@nnabla_case(names=[L_ + "load"],
+             note="info.networks[name]: variables are the network's buffers (inputs, "
+                  "intermediates, outputs) in the file's order, each with the file's shape "
+                  "(-1 for the batch) and its Variable; parameters are the network's own, "
+                  "need_grad set on every one; the executor's network is the same object")
+def load__network_variables(nn, r):
+    L = r.module("nnabla.utils.load")
+    res = {}
+    with r.tempdir() as folder:
+        path = _write(folder, _nntxt())
+        nn.clear_parameters()
+        info = L.load([path], prepare_data_iterator=False, batch_size=3)
+        for name, net in info.networks.items():
+            res[name] = [net.name, net.batch_size, list(net.variables), list(net.parameters),
+                         [[k, list(v.shape), list(v.variable_instance.shape)]
+                          for k, v in net.variables.items()],
+                         _net_params(net)]
+        res["scope"] = _scope(nn)
+        net = info.networks["net"]
+        net.variables["x"].variable_instance.d = r.randn(3, 3)
+        net.variables["y"].variable_instance.forward()
+        res["h"] = net.variables["h"].variable_instance.d.copy()
+        res["y"] = net.variables["y"].variable_instance.d.copy()
+        res["executor network"] = info.executors["run"].network is net
     return res
 
 
