@@ -12,6 +12,7 @@ values the first one's training or running statistics left, not the file's, even
 outputs those no function reads.  ``get_network(..., callback=NnpNetworkPass(...))`` rewrites
 the network while building it (``_nnp_pass.py``).
 
+The loader keeps the values in its Variables only (the file's arrays are dropped once read).
 ``NnpLoader(path, scope=d)`` with a non-empty NNabla parameter-scope dict (nested by scope name,
 ``{"fc": {"W": Variable}}``) keeps them in ``d``: a parameter ``d`` holds gets the file's values
 written into it, the others are added; an empty dict is ignored, as NNabla's test of its truth
@@ -102,7 +103,10 @@ class NnpLoader:
                 var.d = p.value
                 var.need_grad = bool(p.need_grad)
             self._params[k] = var
-        self._model = model
+        # the loader holds the values in its Variables only: the file's arrays are dropped
+        self._model = dataclasses.replace(model, parameters=OrderedDict(
+            (k, dataclasses.replace(p, value=np.broadcast_to(np.float32(0), p.value.shape)))
+            for k, p in model.parameters.items()))
         self._rng = np.random.RandomState(1223)     # NNabla's, for parameters the file lacks
 
     def get_network_names(self) -> list[str]:
@@ -154,9 +158,9 @@ class NnpLoader:
         for k in used:      # NNabla 1.39 gives every parameter of a network need_grad
             registry.set(k, self._params[k].unlinked(need_grad=grads.get(k, True)))
         # the build writes each parameter's value into the registry's Variable: give it the
-        # loader's current values, so nothing is reset to the file's
+        # loader's current values (a view of them), so nothing is reset to the file's
         current = OrderedDict(
-            (k, LegacyParameter(k, self._params[k].d.copy(), bool(self._params[k].need_grad)))
+            (k, LegacyParameter(k, self._params[k].d, bool(self._params[k].need_grad)))
             for k in used)
         model: LegacyModel = dataclasses.replace(
             self._model, networks=OrderedDict([(name, network)]), parameters=current)
