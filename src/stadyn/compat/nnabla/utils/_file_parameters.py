@@ -1,5 +1,6 @@
 """The parameters NNabla 1.39's loaders give a network when they do not take the file's values:
-``load(..., exclude_parameter=True)`` and the parameters a ``.nnp`` names but does not hold.
+``load(..., exclude_parameter=True)`` and the parameters a ``.nnp`` names but does not hold
+(both ``load`` and ``NnpLoader``).
 
 NNabla builds each network by calling ``get_parameter_or_create(name, shape, initializer)`` for
 every parameter a function reads, in the order the networks and their functions come: a
@@ -110,10 +111,11 @@ def declared_parameters(model: LegacyModel) -> "OrderedDict[str, tuple[tuple, di
 
 def scope_parameters(model: LegacyModel, registry: ParameterRegistry,
                      rng: np.random.RandomState) -> "OrderedDict[str, LegacyParameter]":
-    """The values ``model``'s networks are built over when the file's own are not read (NNabla's
-    ``exclude_parameter``): each parameter of ``registry`` the networks read, the others made
-    (see the module's docstring) and added to ``registry``; ``need_grad`` is set on every one,
-    as NNabla's ``get_parameter_or_create`` does.
+    """The values ``model``'s networks are built over, as NNabla's ``load`` gives them once the
+    file's parameters (unless ``exclude_parameter``) are in ``registry``: each parameter of
+    ``registry`` the networks read, the others made (see the module's docstring) and added to
+    ``registry``; ``need_grad`` is set on every one, as NNabla's ``get_parameter_or_create``
+    does.
 
     Example:
         >>> from collections import OrderedDict

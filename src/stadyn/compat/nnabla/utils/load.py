@@ -211,10 +211,8 @@ def base_load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
     rng = np.random.RandomState(0)      # NNabla's, for parameters made from initializers
     for path in paths:
         model = read_legacy_model(path)
-        if exclude_parameter:       # the current scope's, or made as NNabla makes them
-            if parameter_only:
-                continue
-            model = dataclasses.replace(model, parameters=scope_parameters(model, registry, rng))
+        if exclude_parameter and parameter_only:
+            continue
         for name, p in () if exclude_parameter else model.parameters.items():
             existing = registry.get(name)
             if existing is not None and tuple(existing.shape) == p.value.shape:
@@ -225,6 +223,9 @@ def base_load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
                 registry.set(name, var)
         if parameter_only:
             continue
+        # the networks read the scope's parameters (the file's, unless excluded) or make them
+        # from the file's initializers, as NNabla's get_parameter_or_create does
+        model = dataclasses.replace(model, parameters=scope_parameters(model, registry, rng))
         for name in model.networks:
             info.networks[name] = _network(model, name, batch_size)
         for name, proto in (model.extras.get("executors") or {}).items():
