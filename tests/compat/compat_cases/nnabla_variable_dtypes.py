@@ -93,3 +93,36 @@ def assignment_and_cast__dtypes(nn, F, r):
     res["float16 input"] = _dt(y.d)
     res["float16 input values"] = np.asarray(y.d, np.float64)
     return res
+
+
+@nnabla_case(names=[V + "d"],
+             known={"list .d dtype": _ASSIGN, "list .data.dtype": _ASSIGN,
+                    "list .d after forward": _ASSIGN, "thirds .d": _ASSIGN},
+             tols={"thirds .d": (1e-12, 0.0)},   # float64 values, not float32 ones
+             note="v.d = a list of floats (or a float64 array) on a float32 Variable: NNabla "
+                  "stores float64 and keeps it through forward and backward, but its functions "
+                  "read it as float32, so what they compute (outputs, gradients) is Stadyn's "
+                  "float32 computation of the values rounded to float32")
+def assign_list__dtypes(nn, F, r):
+    r.touch(V + "d")
+    v = nn.Variable((2,), need_grad=True)
+    v.d = [7.0, -7.0]
+    res = {"list .d dtype": _dt(v.d), "list .data.dtype": str(v.data.dtype),
+           "list values": np.asarray(v.d, np.float32)}
+    y = F.tanh(v * 0.125)
+    y.forward()
+    v.g = 0
+    y.backward(np.array([1.0, 2.0], np.float32))
+    res.update({"y": y.d.copy(), "y dtype": _dt(y.d), "v.g": v.g.copy(), "v.g dtype": _dt(v.g),
+                "list .d after forward": _dt(v.d)})
+    u = nn.Variable((3,))
+    u.d = np.array([1.0, 2.0, 4.0]) / 3.0
+    res["thirds .d"] = [float(a) for a in u.d]
+    t = nn.Variable((2,))
+    t.d = np.array([1.0 + 1e-9, 2.0])
+    z = (t - 1.0) * 1e9
+    z.forward()
+    # 1 + 1e-9 is 1 in float32: 0 where a float64 computation gives about 1
+    res["(t - 1) * 1e9"] = z.d.copy()
+    res["(t - 1) * 1e9 dtype"] = _dt(z.d)
+    return res

@@ -64,6 +64,15 @@ def _num(fields: dict, key: str, default: float = 0.0) -> float:
     return default if value is None else value
 
 
+def _with_max_iter(make: Any, max_iter: int) -> Any:
+    """The scheduler ``make(max_iter)`` with the file's ``max_iter`` even where it is not
+    positive (0 when the file sets none): NNabla's ``load`` takes such a file, and its
+    scheduler divides by zero (``ZeroDivisionError``) only when asked for a rate."""
+    scheduler = make(max(max_iter, 1))
+    scheduler.max_iter = max_iter
+    return scheduler
+
+
 def _scheduler(solver: dict, init_lr: float, comm_size: int, where: str) -> Any:
     kind = solver.get("lr_scheduler_type") or ""
     lr_decay, interval = _num(solver, "lr_decay"), int(_num(solver, "lr_decay_interval"))
@@ -72,11 +81,12 @@ def _scheduler(solver: dict, init_lr: float, comm_size: int, where: str) -> Any:
                         "Cosine": "cosine_scheduler_param",
                         "Exponential": "exponential_scheduler_param",
                         "Step": "step_scheduler_param"}.get(kind, "")) or {}
+    max_iter = int(_num(param, "max_iter")) // comm_size
     if kind == "Polynomial" and _num(param, "power") != 0.0:
-        scheduler = PolynomialScheduler(init_lr, int(_num(param, "max_iter")) // comm_size,
-                                        _num(param, "power"))
+        scheduler = _with_max_iter(
+            lambda m: PolynomialScheduler(init_lr, m, _num(param, "power")), max_iter)
     elif kind == "Cosine":
-        scheduler = CosineScheduler(init_lr, int(_num(param, "max_iter")) // comm_size)
+        scheduler = _with_max_iter(lambda m: CosineScheduler(init_lr, m), max_iter)
     elif kind == "Exponential" and _num(param, "gamma") != 1.0:
         step = int(_num(param, "iter_interval"))
         scheduler = ExponentialScheduler(init_lr, _num(param, "gamma"),

@@ -20,10 +20,13 @@ and ``data_iterator_cache`` (and ``CreateCache``, which writes a cache folder),
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import OrderedDict
 from types import SimpleNamespace
 from typing import Any, Iterable
+
+import numpy as np
 
 from ....graph import Variable
 from ....parametric import current_registry
@@ -35,6 +38,7 @@ from .communicator_util import current_communicator, single_or_rankzero
 from .create_cache import CreateCache
 from ._file_loaders import (_Fields, get_initial_file_loader, load_files,
                             optimizer_checkpoints, restore_optimizer_state)
+from ._file_parameters import scope_parameters
 from ._optimizers import link_optimizer, make_optimizer
 from ._identity_remover import IdentityRemover
 from .data_iterator import data_iterator_cache, data_iterator_csv_dataset
@@ -51,13 +55,17 @@ __all__ += ["ConstantInitializer", "NormalInitializer", "RangeInitializer", "Uni
 
 
 class _NnpVariable:
-    """A network variable as NNabla's ``load`` shows it: ``name``, ``shape`` and the Stadyn
-    Variable as ``variable_instance``."""
+    """A variable of a loaded network as NNabla's ``load`` shows it (its proto variable):
+    ``name``, ``shape`` as the file declares it (``-1`` for the batch), ``type``
+    (``"Buffer"`` or ``"Parameter"``), ``need_grad`` and the Stadyn Variable as
+    ``variable_instance`` (None for a buffer no output depends on)."""
 
-    def __init__(self, name: str, variable: Any):
+    def __init__(self, name: str, variable: Any, shape: Any, parameter: bool = False):
         self.name = name
         self.variable_instance = variable
-        self.shape = tuple(variable.shape)
+        self.shape = list(shape if shape is not None else getattr(variable, "shape", ()))
+        self.type = "Parameter" if parameter else "Buffer"
+        self.need_grad = parameter
 
     def __repr__(self) -> str:
         return f"<_NnpVariable {self.name!r} {self.shape}>"
@@ -67,22 +75,25 @@ class _NnpExecutor:
     """An executor: as :func:`base_load` leaves it, its ``proto`` (the file's fields),
     ``num_evaluations``, ``repeat_evaluation_type``, ``need_back_propagation`` and
     ``no_image_normalization``, with ``network`` None; :func:`link_components` then sets its
-    ``network`` (with ``variables`` by name) and, keyed by the network's variables as NNabla
-    keys them, ``dataset_assign`` (-> data name), ``output_assign`` (-> ``[type, data name]``)
-    and ``generator_assign`` (-> generator type)."""
+    ``network`` (the entry of ``info.networks``) and, keyed by the network's variables,
+    ``dataset_assign`` (-> data name), ``output_assign`` (-> ``[type, data name]``) and
+    ``generator_assign`` (-> generator type)."""
 
-    def __init__(self, name: str, built: Any, proto: dict):
+    def __init__(self, name: str, proto: dict):
         self.name = name
         self.proto = proto
         self.network = None
-        self._built = built
         self.num_evaluations = int(proto.get("num_evaluations") or 1)
         self.repeat_evaluation_type = proto.get("repeat_evaluation_type", "")
         self.need_back_propagation = bool(proto.get("need_back_propagation", False))
         self.no_image_normalization = bool(proto.get("no_image_normalization", False))
 
-    def _link(self) -> None:
-        network, proto = self._built, self.proto
+    def _link(self, networks: Any) -> None:
+        proto = self.proto
+        network = networks.get(proto.get("network_name"))
+        if network is None:
+            raise ValueError(f"executor {self.name!r}: network {proto.get('network_name')!r} "
+                             f"is not in the files")
         self.network = network
 
         def assign(key: str, value) -> "OrderedDict[_NnpVariable, Any]":
@@ -99,17 +110,40 @@ class _NnpInfo(SimpleNamespace):
     """What :func:`load` returns (attributes as NNabla names them)."""
 
 
-def _network(model: Any, name: str, batch_size: int | None, executor: str | None = None):
-    if executor is not None:
-        net = load_nnp(model, executor, batch_size=batch_size, registry=current_registry())
-    else:
-        net = load_nnp(model, network=name, batch_size=batch_size, registry=current_registry())
-    variables = OrderedDict((k, _NnpVariable(k, v)) for k, v in
-                            list(net.inputs.items()) + list(net.outputs.items()))
-    parameters = OrderedDict((k, _NnpVariable(k, v)) for k, v in net.parameters.items())
-    variables.update(parameters)
-    return SimpleNamespace(name=name, batch_size=net.info().details.get("batch_size"),
-                           variables=variables, parameters=parameters, network=net)
+def _built_buffers(model: Any, network: Any, net: Any) -> dict:
+    """The Variables ``net`` (``network`` of ``model``, built) holds for the file's buffers:
+    its inputs and every function output the build made."""
+    outputs = {f.name: f.outputs for f in network.all_functions()}
+    found = {}
+    for var, origin in net.origins:
+        if origin.kind == "input":
+            found.setdefault(origin.uid, var)
+        elif origin.kind == "function" and origin.uid in outputs:
+            found.setdefault(outputs[origin.uid][origin.output], var)
+    return found
+
+
+def _network(model: Any, name: str, batch_size: int | None) -> SimpleNamespace:
+    """Network ``name`` of ``model`` built over the current registry, as NNabla's ``load``
+    shows it: ``variables`` (every buffer, in the file's order), ``parameters`` (those its
+    functions read, ``need_grad`` set as NNabla sets it), ``name``, ``batch_size`` (the
+    file's) and Stadyn's :class:`stadyn.Network` as ``network``."""
+    registry = current_registry()
+    net = load_nnp(model, network=name, batch_size=batch_size, registry=registry)
+    network = model.networks[name]
+    built = _built_buffers(model, network, net)
+    read = {i for f in network.all_functions() for i in f.inputs}
+    variables, parameters = OrderedDict(), OrderedDict()
+    for k, v in network.variables.items():
+        if v.kind == "parameter":
+            if k in read and registry.get(k) is not None:
+                var = registry.get(k)
+                var.need_grad = True        # NNabla's get_parameter_or_create sets it
+                parameters[k] = _NnpVariable(k, var, v.shape, parameter=True)
+        else:
+            variables[k] = _NnpVariable(k, built.get(k), v.shape)
+    return SimpleNamespace(name=name, batch_size=network.batch_size, variables=variables,
+                           parameters=parameters, network=net)
 
 
 def load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
@@ -169,17 +203,17 @@ def base_load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
         >>> [v.name for v in info.executors["run"].dataset_assign]
         ['x']
     """
-    if exclude_parameter:
-        raise NotImplementedError("load(exclude_parameter=True): Stadyn always takes the "
-                                  "file's parameters")
     paths = [filenames] if isinstance(filenames, (str, os.PathLike)) else list(filenames)
     info = _NnpInfo(networks=OrderedDict(), executors=OrderedDict(), optimizers=OrderedDict(),
                    datasets=OrderedDict(), monitors=OrderedDict(), training_config=None,
                    global_config=None)
     registry = current_registry()
+    rng = np.random.RandomState(0)      # NNabla's, for parameters made from initializers
     for path in paths:
         model = read_legacy_model(path)
-        for name, p in model.parameters.items():       # parameter_only: just these
+        if exclude_parameter and parameter_only:
+            continue
+        for name, p in () if exclude_parameter else model.parameters.items():
             existing = registry.get(name)
             if existing is not None and tuple(existing.shape) == p.value.shape:
                 existing.d = p.value
@@ -189,12 +223,13 @@ def base_load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
                 registry.set(name, var)
         if parameter_only:
             continue
-        executors = model.extras.get("executors") or {}
+        # the networks read the scope's parameters (the file's, unless excluded) or make them
+        # from the file's initializers, as NNabla's get_parameter_or_create does
+        model = dataclasses.replace(model, parameters=scope_parameters(model, registry, rng))
         for name in model.networks:
             info.networks[name] = _network(model, name, batch_size)
-        for name, proto in executors.items():
-            built = _network(model, proto.get("network_name"), batch_size, executor=name)
-            info.executors[name] = _NnpExecutor(name, built, proto)
+        for name, proto in (model.extras.get("executors") or {}).items():
+            info.executors[name] = _NnpExecutor(name, proto)
         checkpoints = optimizer_checkpoints(path)
         for name, fields in (model.extras.get("optimizers") or {}).items():
             info.optimizers[name] = make_optimizer(fields, _Fields(fields),
@@ -215,6 +250,6 @@ def link_components(info: _NnpInfo) -> None:
         >>> link_components(_NnpInfo(executors={}, optimizers={}, networks={}))
     """
     for executor in info.executors.values():
-        executor._link()
+        executor._link(info.networks)
     for o in info.optimizers.values():
         link_optimizer(o, info.networks, restore_optimizer_state)

@@ -11,6 +11,14 @@ values the first one's training or running statistics left, not the file's, even
 ``nn.clear_parameters()``.  A network's inputs are the variables no function writes, its
 outputs those no function reads.  ``get_network(..., callback=NnpNetworkPass(...))`` rewrites
 the network while building it (``_nnp_pass.py``).
+
+The loader keeps the values in its Variables only (the file's arrays are dropped once read).
+``NnpLoader(path, scope=d)`` with a non-empty NNabla parameter-scope dict (nested by scope name,
+``{"fc": {"W": Variable}}``) keeps them in ``d``: a parameter ``d`` holds gets the file's values
+written into it, the others are added; an empty dict is ignored, as NNabla's test of its truth
+ignores it.  A parameter the file names but holds no values for is made from the file's
+initializer with the loader's ``RandomState(1223)`` (zeros without one), as NNabla's
+(``_file_parameters.py``).
 """
 
 from __future__ import annotations
@@ -18,11 +26,17 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any
+
+import numpy as np
 
 from ....graph import Variable
 from ....parametric import ParameterRegistry, set_parameter
-from ....serialize import LegacyModel, LegacyNetwork, load_nnp, read_legacy_model
+from ....serialize import (LegacyModel, LegacyNetwork, LegacyParameter, load_nnp,
+                           read_legacy_model)
+from .._variable import Variable as NnablaVariable
+from ._file_parameters import declared_parameters, initial_value
 from ._nnp_pass import NnpNetworkPass, apply_pass, substitute
 
 __all__ = ["NnpLoader", "NnpNetwork", "NnpNetworkPass"]
@@ -71,14 +85,29 @@ class NnpLoader:
 
     def __init__(self, filepath: str | os.PathLike, scope: Any = None,
                  extension: str = ".nntxt"):
-        if scope is not None:
-            raise NotImplementedError("NnpLoader(scope=...): Stadyn loads parameters into the "
-                                      "current registry (use stadyn.parameter_registry)")
-        self._model = read_legacy_model(filepath)
-        # NNabla's loader keeps the parameters it read; every network shares their values
-        self._params = OrderedDict(
-            (k, Variable.from_numpy_array(p.value, need_grad=bool(p.need_grad)))
-            for k, p in self._model.parameters.items())
+        model = read_legacy_model(filepath)
+        # NNabla tests ``scope`` for truth: an empty dict is left alone
+        self._scope = scope if scope else None
+        held = _flatten(self._scope) if self._scope is not None else {}
+        self._params: "OrderedDict[str, Variable]" = OrderedDict()
+        for k, p in model.parameters.items():
+            var = held.get(k)
+            if var is None:
+                var = NnablaVariable.from_numpy_array(p.value, need_grad=bool(p.need_grad))
+                if self._scope is not None:
+                    _insert(self._scope, k, var)
+            elif tuple(var.shape) != p.value.shape:
+                raise ValueError(f"{model.path}: the scope's parameter {k!r} has the shape "
+                                 f"{tuple(var.shape)}, the file's is {p.value.shape}")
+            else:       # written in place, as NNabla's get_parameter_or_create and .d = ...
+                var.d = p.value
+                var.need_grad = bool(p.need_grad)
+            self._params[k] = var
+        # the loader holds the values in its Variables only: the file's arrays are dropped
+        self._model = dataclasses.replace(model, parameters=OrderedDict(
+            (k, dataclasses.replace(p, value=np.broadcast_to(np.float32(0), p.value.shape)))
+            for k, p in model.parameters.items()))
+        self._rng = np.random.RandomState(1223)     # NNabla's, for parameters the file lacks
 
     def get_network_names(self) -> list[str]:
         """The names of the file's networks, in file order."""
@@ -111,19 +140,50 @@ class NnpLoader:
     def _build(self, name: str, network: LegacyNetwork, batch_size: int | None, grads: dict) -> Any:
         """``network`` built over new Variables sharing the loader's parameters (``need_grad``
         set unless ``grads`` clears it), which go to the current scope."""
+        if self._scope is not None:     # the scope dict may have been given other Variables
+            self._params.update((k, v) for k, v in _flatten(self._scope).items()
+                                if k in self._params)
+        declared = declared_parameters(dataclasses.replace(
+            self._model, networks=OrderedDict([(name, network)])))
+        for k, (shape, initializer) in declared.items():
+            if k not in self._params:   # NNabla makes it from the file's initializer
+                var = NnablaVariable.from_numpy_array(
+                    initial_value(initializer, shape, self._rng), need_grad=True)
+                if self._scope is not None:
+                    _insert(self._scope, k, var)
+                self._params[k] = var
         read = {i for f in network.all_functions() for i in f.inputs}
-        used = [k for k in self._model.parameters if k in read]
+        used = [k for k in self._params if k in read]
         registry = ParameterRegistry()
         for k in used:      # NNabla 1.39 gives every parameter of a network need_grad
             registry.set(k, self._params[k].unlinked(need_grad=grads.get(k, True)))
         # the build writes each parameter's value into the registry's Variable: give it the
-        # loader's current values, so nothing is reset to the file's
+        # loader's current values (a view of them), so nothing is reset to the file's
         current = OrderedDict(
-            (k, dataclasses.replace(p, value=self._params[k].d.copy()) if k in read else p)
-            for k, p in self._model.parameters.items())
+            (k, LegacyParameter(k, self._params[k].d, bool(self._params[k].need_grad)))
+            for k in used)
         model: LegacyModel = dataclasses.replace(
             self._model, networks=OrderedDict([(name, network)]), parameters=current)
         net = load_nnp(model, network=name, batch_size=batch_size, registry=registry)
         for k, var in registry.items():
             set_parameter(k, var)
         return net
+
+
+def _flatten(scope: Mapping, prefix: str = "") -> "OrderedDict[str, Any]":
+    """NNabla's parameter-scope dict (nested by scope name) as ``{"a/b": Variable}``."""
+    flat: "OrderedDict[str, Any]" = OrderedDict()
+    for k, v in scope.items():
+        if isinstance(v, Mapping):
+            flat.update(_flatten(v, f"{prefix}{k}/"))
+        else:
+            flat[f"{prefix}{k}"] = v
+    return flat
+
+
+def _insert(scope: dict, name: str, var: Any) -> None:
+    """Put ``var`` in NNabla's scope dict under ``name`` (``a/b``: ``scope["a"]["b"]``)."""
+    *outer, leaf = name.split("/")
+    for k in outer:
+        scope = scope.setdefault(k, OrderedDict())
+    scope[leaf] = var
