@@ -197,15 +197,34 @@ def test_dynamic_no_op_took_part_no_gradient_and_no_second_forward(recwarn):
     assert y._plan is None and not [w for w in recwarn if "re-runs" in str(w.message)]
 
 
-def test_dynamic_a_leaf_switched_on_after_its_op_took_part_refuses():
-    """NNabla gives ``w`` a gradient through x * w; torch's recorded graph has none for it."""
+def test_dynamic_a_leaf_switched_on_after_its_op_took_part_gets_its_gradient():
+    """NNabla gives ``w`` a gradient through x * w (the case
+    nnabla:need_grad__dynamic_leaf_switched_on_late); x's is the same as without it."""
     x = sd.Variable.from_numpy_array(X, need_grad=True)
     w = sd.Variable.from_numpy_array(X * 2)
     with sd.auto_forward():
         y = F.sum(F.tanh(x * w))
     w.need_grad = True
-    with pytest.raises(sd.StadynError, match="need_grad=True was set on .* after op 'mul2'"):
+    w.g = 1.0
+    y.backward()
+    slope = 1 - np.tanh(X * X * 2) ** 2
+    np.testing.assert_allclose(w.g, 1 + slope * X, rtol=1e-6)
+    np.testing.assert_allclose(x.g, slope * X * 2, rtol=1e-6)
+
+
+def test_dynamic_a_late_leaf_whose_op_updates_running_statistics_refuses():
+    """Running a training batch normalisation again would update its running mean again."""
+    x = sd.Variable.from_numpy_array(np.arange(6.0).reshape(3, 2), need_grad=True)
+    beta, gamma = (sd.Variable.from_numpy_array(np.full((1, 2), v)) for v in (0.0, 1.0))
+    mean, var = (sd.Variable.from_numpy_array(np.full((1, 2), v)) for v in (0.0, 1.0))
+    with sd.auto_forward():
+        y = F.sum(F.batch_normalization(x, beta, gamma, mean, var, batch_stat=True) * x)
+    after_forward = mean.d.copy()
+    gamma.need_grad = True
+    with pytest.raises(sd.StadynError, match="set on .* after op 'batch_normalization'.*"
+                                             "running statistics"):
         y.backward()
+    np.testing.assert_array_equal(mean.d, after_forward)
 
 
 def _freed(*vs):

@@ -18,9 +18,9 @@ it happens, in a forward run again eagerly.
 
 Dynamic mode (:func:`stadyn.auto_forward`) follows the same rule with torch's autograd graph
 of the run: an output set ``need_grad=False`` after its consumers ran is cut there
-(:func:`cut_stopped`); a leaf set ``need_grad=True`` after an op that took part used it would
-get a gradient in NNabla that the recorded graph cannot give (:func:`leaves_switched_on_late`:
-the backward refuses it).
+(:func:`cut_stopped`); a leaf set ``need_grad=True`` after an op that took part used it gets a
+gradient in NNabla that the recorded graph does not hold (:func:`leaves_switched_on_late`: the
+backward runs that op again for it, ``_late_leaves.py``).
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F

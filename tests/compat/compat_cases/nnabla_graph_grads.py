@@ -310,3 +310,39 @@ def need_grad__dynamic_after_the_op_ran(nn, F, r):
     y.backward()
     grads("leaf off after", ("x", x), ("w", w))
     return out
+
+
+@nnabla_case(names=["nnabla.Variable.need_grad", "nnabla.auto_forward"],
+             note="dynamic mode: a leaf set need_grad=True after ops used it gets its gradient "
+                  "through the ops that took part (another input needed a gradient when they "
+                  "ran: x * w, tanh(x * w) then reused in another op), none through an op that "
+                  "took none (exp(w)); the other inputs' gradients are unchanged")
+def need_grad__dynamic_leaf_switched_on_late(nn, F, r):
+    r.touch("nnabla.Variable.need_grad", "nnabla.auto_forward")
+    X, W, C = r.randn(2, 3), r.randn(2, 3), r.randn(2, 3)
+    out = {}
+    with nn.auto_forward():
+        x = nn.Variable.from_numpy_array(X, need_grad=True)
+        w = nn.Variable.from_numpy_array(W)
+        c = nn.Variable.from_numpy_array(C)
+        h = F.tanh(x * w)
+        z = F.exp(w)
+        y = F.sum(h * z + h * w + F.sigmoid(w + c))
+    w.need_grad = True
+    x.g, w.g, h.g = 0.0, 7.0, 0.0
+    y.backward()
+    out.update({"x.g": x.g.copy(), "w.g": w.g.copy(), "h.g": h.g.copy()})
+    w.g = 0.0
+    y.backward(grad=2.0)               # again: the recorded ops are kept
+    out["w.g again, seed 2"] = w.g.copy()
+    with nn.auto_forward():            # through an op of several outputs, w used twice in it
+        x = nn.Variable.from_numpy_array(X, need_grad=True)
+        w = nn.Variable.from_numpy_array(W)
+        a, b = F.split(F.stack(x * w, w, axis=0), axis=0)
+        y = F.sum(a * b) + F.sum(F.tanh(b))
+    w.need_grad = True
+    w.g = 0.0
+    y.backward(clear_buffer=True)
+    out["w.g split"] = w.g.copy()
+    return out
+
