@@ -38,17 +38,18 @@ Example:
 
 from __future__ import annotations
 
-from typing import Sequence
+from contextlib import contextmanager
+from typing import Iterator, Sequence
 
 import torch
 import torch.fx as fx
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ._variable import _layout, _marks, FunctionNode, Variable
+from ._variable import _layout, _marks, FunctionNode, topological_nodes, Variable
 
 __all__ = ["gradient_marks", "output_marks", "marks_to_replay", "mark_gradients_changed",
            "program_side_effects", "ReplayGuard", "SideEffect", "cut_stopped",
-           "leaves_switched_on_late"]
+           "leaves_switched_on_late", "grad_marks_of_now"]
 
 
 def mark_gradients_changed() -> None:
@@ -225,6 +226,42 @@ def cut_stopped(variables: Sequence[Variable]) -> list:
         if v._stops_grad and t is not None and t.grad_fn is not None:
             handles.append(t.grad_fn.register_prehook(_cut_at(t.output_nr)))
     return handles
+
+
+@contextmanager
+def grad_marks_of_now(outputs: Sequence[Variable], seeded: Sequence[bool]) -> Iterator[None]:
+    """Within it, torch's autograd differentiates the dynamic graph of ``outputs`` under the
+    gradient marks of now, as NNabla 1.39's ``nn.grad`` reads them: an op output set
+    ``need_grad=False`` after its consumers ran stops the gradient there (:func:`cut_stopped`),
+    except an output differentiated without a seed (``seeded`` False), whose own
+    ``need_grad`` NNabla does not read (with a seed it multiplies the output first, an op that
+    reads it).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.ones(2), need_grad=True)
+        >>> with sd.auto_forward():
+        ...     h = F.tanh(x); y = F.sum(h + x)
+        >>> h.need_grad = False
+        >>> with grad_marks_of_now([y], [False]):
+        ...     dx, = torch.autograd.grad(y.data, x.data)
+        >>> dx.tolist()
+        [1.0, 1.0]
+    """
+    lifted = [o for o, s in zip(outputs, seeded) if o._stops_grad and not s]
+    skip = {id(o) for o in lifted}
+    inters = [v for node in topological_nodes(list(outputs)) for ref in node._outputs
+              if (v := ref()) is not None and id(v) not in skip]
+    handles = cut_stopped(inters)
+    for o in lifted:
+        o._stops_grad = False
+    try:
+        yield
+    finally:
+        for o in lifted:
+            o._stops_grad = True
+        for handle in handles:
+            handle.remove()
 
 
 def _cut_at(k: int):

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from ..graph import Variable
+from ..graph import Variable, get_auto_forward, grad_marks_of_now
 from ._registry import function_of, op
 
 __all__ = ["grad"]
@@ -87,6 +87,10 @@ def grad(outputs: Variable | Sequence[Variable], inputs: Variable | Sequence[Var
         gos = list(grad_outputs)
     else:
         gos = [grad_outputs]
-    result = function_of("grad")(*outs, *ins, n_outputs=len(outs), grad_outputs=tuple(
-        g if g is None or isinstance(g, (int, float)) else np.asarray(g) for g in gos))
+    seeds = tuple(g if g is None or isinstance(g, (int, float)) else np.asarray(g) for g in gos)
+    if get_auto_forward():   # computed now: under need_grad as it is now (NNabla's nn.grad)
+        with grad_marks_of_now(outs, [g is not None for g in seeds]):
+            result = function_of("grad")(*outs, *ins, n_outputs=len(outs), grad_outputs=seeds)
+    else:
+        result = function_of("grad")(*outs, *ins, n_outputs=len(outs), grad_outputs=seeds)
     return [result] if isinstance(result, Variable) else list(result)

@@ -346,3 +346,45 @@ def need_grad__dynamic_leaf_switched_on_late(nn, F, r):
     out["w.g split"] = w.g.copy()
     return out
 
+
+@nnabla_case(names=["nnabla.grad", "nnabla.Variable.need_grad", "nnabla.auto_forward"],
+             note="nn.grad in dynamic mode reads need_grad as it is when called: an "
+                  "intermediate set False after its consumers ran stops the gradient there "
+                  "(False then True again: it passes); a stopped intermediate asked for gets "
+                  "zeros; an output's own need_grad=False is not read without a seed, and is "
+                  "with one (NNabla multiplies the output by its seed first)")
+def grad__dynamic_after_a_stop(nn, F, r):
+    r.touch("nnabla.grad", "nnabla.Variable.need_grad", "nnabla.auto_forward")
+    X = r.randn(2, 3)
+    out = {}
+
+    def graph():
+        with nn.auto_forward():
+            x = nn.Variable.from_numpy_array(X, need_grad=True)
+            h = F.tanh(x)
+            y = F.sum(h * x + F.sin(h) * 2.0)
+        return x, h, y
+
+    x, h, y = graph()
+    h.need_grad = False
+    with nn.auto_forward():
+        out["stopped"] = nn.grad([y], [x])[0].d.copy()
+        out["stopped, w.r.t. h"] = nn.grad([y], [h])[0].d.copy()
+    h.need_grad = True
+    with nn.auto_forward():
+        out["lifted"] = nn.grad([y], [x])[0].d.copy()
+    x, h, y = graph()
+    with nn.auto_forward():
+        z = F.sum(F.exp(h))
+    h.need_grad = False
+    with nn.auto_forward():
+        dx, = nn.grad([y, z], [x])
+    out["two outputs, stopped"] = dx.d.copy()
+    x, h, y = graph()
+    y.need_grad = False
+    with nn.auto_forward():
+        dx, = nn.grad([y], [x])
+        out["output stopped itself"] = dx.d.copy()
+        dx, = nn.grad([y], [x], grad_outputs=[3.0])
+    out["output stopped itself, seed 3"] = dx.d.copy()
+    return out
