@@ -229,13 +229,14 @@ def cut_stopped(variables: Sequence[Variable]) -> list:
 
 
 @contextmanager
-def grad_marks_of_now(outputs: Sequence[Variable], seeded: Sequence[bool]) -> Iterator[None]:
+def grad_marks_of_now(outputs: Sequence[Variable], seeded: Sequence[bool],
+                      nodes: Sequence[FunctionNode] | None = None) -> Iterator[None]:
     """Within it, torch's autograd differentiates the dynamic graph of ``outputs`` under the
     gradient marks of now, as NNabla 1.39's ``nn.grad`` reads them: an op output set
     ``need_grad=False`` after its consumers ran stops the gradient there (:func:`cut_stopped`),
     except an output differentiated without a seed (``seeded`` False), whose own
     ``need_grad`` NNabla does not read (with a seed it multiplies the output first, an op that
-    reads it).
+    reads it).  ``nodes``: the ops ``outputs`` depend on, where the caller has them.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -250,7 +251,9 @@ def grad_marks_of_now(outputs: Sequence[Variable], seeded: Sequence[bool]) -> It
     """
     lifted = [o for o, s in zip(outputs, seeded) if o._stops_grad and not s]
     skip = {id(o) for o in lifted}
-    inters = [v for node in topological_nodes(list(outputs)) for ref in node._outputs
+    if nodes is None:
+        nodes = topological_nodes(list(outputs))
+    inters = [v for node in nodes for ref in node._outputs
               if (v := ref()) is not None and id(v) not in skip]
     handles = cut_stopped(inters)
     for o in lifted:
@@ -270,12 +273,13 @@ def _cut_at(k: int):
     return cut
 
 
-def leaves_switched_on_late(nodes: Sequence[FunctionNode], root: torch.Tensor
+def leaves_switched_on_late(nodes: Sequence[FunctionNode],
+                            root: torch.Tensor | Sequence[torch.Tensor]
                             ) -> list[tuple[Variable, FunctionNode]]:
     """The leaves that need a gradient now, but did not when an op of ``nodes`` that takes part
     in the backward (an output has autograd history) used them in dynamic mode: NNabla gives
-    them a gradient through that op; the autograd graph recorded from ``root`` holds none.
-    Looked for only where a gradient mark changed since a node ran.
+    them a gradient through that op; the autograd graph recorded from ``root`` (or each of
+    several roots) holds none.  Looked for only where a gradient mark changed since a node ran.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -303,7 +307,7 @@ def leaves_switched_on_late(nodes: Sequence[FunctionNode], root: torch.Tensor
         return []
     recorded: set[int] = set()
     seen: set = set()
-    stack = [root.grad_fn]
+    stack = [t.grad_fn for t in ((root,) if isinstance(root, torch.Tensor) else root)]
     while stack:
         fn = stack.pop()
         if fn is None or fn in seen:

@@ -35,34 +35,37 @@ Example:
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 
 from .._errors import StadynError
 from ._apply import _value
 from ._context import get_current_context
-from ._grad_marks import leaves_switched_on_late, ReplayGuard, SideEffect
+from ._grad_marks import grad_marks_of_now, leaves_switched_on_late, ReplayGuard, SideEffect
 from ._precision import cast_arguments
-from ._variable import FunctionNode, Variable
+from ._variable import FunctionNode, topological_nodes, Variable
 
-__all__ = ["LateLeaves", "run_again_for_late_leaves"]
+__all__ = ["LateLeaves", "run_again_for_late_leaves", "grad_of_dynamic_graph", "grad_seed"]
 
 
 class LateLeaves:
     """The ops run again for leaves switched on late, and the gradients their recorded outputs
     get in the backward (caught by tensor hooks until :meth:`finish` or :meth:`close`)."""
 
-    __slots__ = ("runs", "caught", "handles")
+    __slots__ = ("runs", "leaves", "caught", "handles")
 
-    def __init__(self, runs: list[tuple[list[torch.Tensor | None], list[torch.Tensor]]]):
+    def __init__(self, runs: list[tuple[list[torch.Tensor | None], list[torch.Tensor]]],
+                 leaves: Sequence[Variable], hooked: bool = True):
         # runs: per op, (its recorded outputs' tensors, None where the backward must not pass;
-        # its outputs run again)
+        # its outputs run again); hooked: catch the gradients a backward gives the recorded
+        # outputs (else :meth:`gradients` asks for them)
         self.runs = runs
+        self.leaves = list(leaves)          # the late leaves, each once
         self.caught: dict[tuple[int, int], torch.Tensor] = {}
         self.handles = [t.register_hook(self._catch(i, j))
                         for i, (recorded, _) in enumerate(runs)
-                        for j, t in enumerate(recorded) if t is not None]
+                        for j, t in enumerate(recorded) if t is not None] if hooked else []
 
     def _catch(self, i: int, j: int):
         def catch(g: torch.Tensor) -> None:
@@ -75,9 +78,8 @@ class LateLeaves:
             handle.remove()
         self.handles = []
 
-    def finish(self) -> None:
-        """After the backward: send each caught gradient through the op's new run (the late
-        leaves' gradients accumulate as the backward's did)."""
+    def _caught(self) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        """The new runs' outputs that the backward reached, and the gradients caught for them."""
         self.close()
         outs, grads = [], []
         for i, (_, again) in enumerate(self.runs):
@@ -87,16 +89,42 @@ class LateLeaves:
                     outs.append(t)
                     grads.append(g.to(t.dtype))
         self.caught = {}
+        return outs, grads
+
+    def finish(self) -> None:
+        """After the backward: send each caught gradient through the op's new run (the late
+        leaves' gradients accumulate as the backward's did)."""
+        outs, grads = self._caught()
         if outs:
             torch.autograd.backward(outs, grads)
 
+    def gradients(self, outputs: Sequence[torch.Tensor], seeds: Sequence[torch.Tensor]
+                  ) -> Sequence[torch.Tensor | None]:
+        """The late leaves' share of the gradient of ``outputs`` seeded with ``seeds``, one per
+        leaf of :attr:`leaves` (None where there is none), with history (it can be
+        differentiated again, as ``nn.grad``'s)."""
+        recorded = [(i, j, t) for i, (rec, _) in enumerate(self.runs)
+                    for j, t in enumerate(rec) if t is not None]
+        if outputs and recorded:
+            found = torch.autograd.grad(outputs, [t for _, _, t in recorded], seeds,
+                                        create_graph=True, retain_graph=True, allow_unused=True)
+            self.caught = {(i, j): g for (i, j, _), g in zip(recorded, found) if g is not None}
+        outs, grads = self._caught()
+        if not outs:
+            return [None] * len(self.leaves)
+        return torch.autograd.grad(outs, [v._data for v in self.leaves], grads,
+                                   create_graph=True, allow_unused=True)
 
-def run_again_for_late_leaves(nodes: Sequence[FunctionNode], root: torch.Tensor
-                              ) -> LateLeaves | None:
+
+def run_again_for_late_leaves(nodes: Sequence[FunctionNode],
+                              root: torch.Tensor | Sequence[torch.Tensor],
+                              only: Sequence[Variable] | None = None,
+                              keep_graph: bool = False) -> LateLeaves | None:
     """Run again, once, each op of ``nodes`` that took part in the autograd graph recorded from
-    ``root`` and used a leaf switched on since (``leaves_switched_on_late``), for that leaf
-    only; None where there is none (the common case).  Call :meth:`LateLeaves.finish` after the
-    backward from ``root``.
+    ``root`` (or several roots) and used a leaf switched on since (``leaves_switched_on_late``;
+    with ``only``, one of those), for that leaf only; None where there is none (the common
+    case).  Call :meth:`LateLeaves.finish` after the backward from ``root``; with
+    ``keep_graph`` (the other inputs keep their history), :meth:`LateLeaves.gradients`.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -112,6 +140,9 @@ def run_again_for_late_leaves(nodes: Sequence[FunctionNode], root: torch.Tensor
         [1.0, 1.0]
     """
     found = leaves_switched_on_late(nodes, root)
+    if only is not None:
+        wanted = {id(v) for v in only}
+        found = [(leaf, node) for leaf, node in found if id(leaf) in wanted]
     if not found:
         return None
     late: dict[int, list[Variable]] = {}
@@ -125,13 +156,75 @@ def run_again_for_late_leaves(nodes: Sequence[FunctionNode], root: torch.Tensor
         recorded = [None if v is None or v._stops_grad or v._data is None
                     or v._data.grad_fn is None else v._data
                     for v in (ref() for ref in node._outputs)]
-        runs.append((recorded, _run_again(node, late[key])))
-    return LateLeaves(runs)
+        runs.append((recorded, _run_again(node, late[key], keep_graph)))
+    leaves = {id(leaf): leaf for leaf, _ in found}
+    return LateLeaves(runs, leaves.values(), hooked=not keep_graph)
 
 
-def _run_again(node: FunctionNode, leaves: list[Variable]) -> list[torch.Tensor]:
+def grad_of_dynamic_graph(outputs: Sequence[Variable], inputs: Sequence[Variable],
+                          seeds: Sequence[Any], compute: Callable[[], Any]) -> Any:
+    """NNabla's ``nn.grad`` of a dynamic graph: ``compute()`` (which differentiates
+    ``outputs``, seeded with ``seeds`` (None: ones), w.r.t. ``inputs`` by torch's autograd
+    and returns one Variable per input, or the one) run under the gradient marks of now
+    (``grad_marks_of_now``: stops set after the consumers ran), and a late leaf's share (set
+    ``need_grad=True`` after an op that took part used it) added to its result, from that op
+    run again.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=True)
+        >>> w = sd.Variable.from_numpy_array(np.array([3.0, 4.0]))
+        >>> with sd.auto_forward():
+        ...     y = F.sum(x * w)
+        >>> w.need_grad = True
+        >>> with sd.auto_forward():
+        ...     dw, = sd.grad(y, w)
+        >>> dw.d.tolist()
+        [1.0, 2.0]
+    """
+    seeded = [g is not None for g in seeds]
+    nodes = topological_nodes(list(outputs))
+    roots = [t for o in outputs if (t := o._data) is not None and t.grad_fn is not None]
+    late = run_again_for_late_leaves(nodes, roots, inputs, keep_graph=True) if roots else None
+    with grad_marks_of_now(outputs, seeded, nodes):
+        result = compute()
+        if late is None:
+            return result
+        # an output given a seed reads its own stop (grad_marks_of_now)
+        diff = [(t, grad_seed(g, t)) for o, g in zip(outputs, seeds)
+                if (t := o._data) is not None and t.requires_grad
+                and not (o._stops_grad and g is not None)]
+        shares = late.gradients([t for t, _ in diff], [s for _, s in diff])
+    results = [result] if isinstance(result, Variable) else list(result)
+    for leaf, g in zip(late.leaves, shares):
+        if g is None:
+            continue
+        for v, r in zip(inputs, results):
+            if v is leaf:
+                r._data = r._data + g.to(r._data.dtype)
+    return result
+
+
+def grad_seed(g: Any, like: torch.Tensor) -> torch.Tensor:
+    """The seed ``nn.grad`` gives an output ``like``: ones for None, else ``g`` (a number or an
+    array) broadcast to its shape.
+
+    Example:
+        >>> import torch
+        >>> grad_seed(2.0, torch.zeros(2)).tolist()
+        [2.0, 2.0]
+    """
+    if g is None:
+        return torch.ones_like(like)
+    return torch.as_tensor(g, dtype=like.dtype, device=like.device).expand_as(like)
+
+
+def _run_again(node: FunctionNode, leaves: list[Variable], keep_graph: bool
+               ) -> list[torch.Tensor]:
     """The outputs of ``node``'s op run again on its inputs' values, only ``leaves`` needing a
-    gradient; refuses (before it runs) an op whose run again would not give its values."""
+    gradient (with ``keep_graph`` the other inputs keep their history too, for a gradient that
+    is differentiated again); refuses (before it runs) an op whose run again would not give
+    its values."""
     if node.state is not None:
         _refuse(node, leaves[0], "run the op again, and it keeps state from run to run")
     mine = {id(v) for v in leaves}
@@ -144,7 +237,7 @@ def _run_again(node: FunctionNode, leaves: list[Variable]) -> list[torch.Tensor]
         t = _value(a)
         if t is None:
             _refuse(node, leaves[0], "read an input whose value was cleared")
-        return t.detach()
+        return t if keep_graph else t.detach()
 
     spec = node.spec
     targs = [value(a) for a in node.args]

@@ -388,3 +388,33 @@ def grad__dynamic_after_a_stop(nn, F, r):
         dx, = nn.grad([y], [x], grad_outputs=[3.0])
     out["output stopped itself, seed 3"] = dx.d.copy()
     return out
+
+
+@nnabla_case(names=["nnabla.grad", "nnabla.Variable.need_grad", "nnabla.auto_forward"],
+             note="nn.grad in dynamic mode: a leaf set need_grad=True after ops used it gets "
+                  "its gradient through the ops that took part (x * w, h * w; not exp(w)), "
+                  "which can be differentiated again; asked alone, with a seed")
+def grad__dynamic_leaf_switched_on_late(nn, F, r):
+    r.touch("nnabla.grad", "nnabla.Variable.need_grad", "nnabla.auto_forward")
+    X, W = r.randn(2, 3), r.randn(2, 3)
+    out = {}
+    with nn.auto_forward():
+        x = nn.Variable.from_numpy_array(X, need_grad=True)
+        w = nn.Variable.from_numpy_array(W)
+        h = F.tanh(x * w)
+        y = F.sum(h * F.exp(w) + h * w)
+    w.need_grad = True
+    with nn.auto_forward():
+        dw, dx = nn.grad([y], [w, x])
+        out.update({"dw": dw.d.copy(), "dx": dx.d.copy()})
+        out["d sum(dw^2) / dx"] = nn.grad([F.sum(dw * dw)], [x])[0].d.copy()
+        out["dw alone, seed 2"] = nn.grad([y], [w], grad_outputs=[2.0])[0].d.copy()
+    with nn.auto_forward():
+        z = F.sum(F.exp(w) * 3.0)
+        x2 = nn.Variable.from_numpy_array(X)
+        v = F.sum(F.exp(x2) * 2.0)
+    x2.need_grad = True
+    with nn.auto_forward():
+        out["no op took part"] = nn.grad([v], [x2])[0].d.copy()
+        out["from the start"] = nn.grad([z], [w])[0].d.copy()
+    return out
