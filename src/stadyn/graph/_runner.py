@@ -266,14 +266,14 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
     under the marks of ``now``, with the nodes ``plan``'s forward left out of the backward
     still out and those it let take part still in (``marks_to_replay``; marks set for this
     forward and backward only) -- through the plan for those marks, or eagerly where ``plan``
-    ran eagerly.  A graph whose forward has side effects (random numbers, running statistics)
-    refuses: its values would change."""
+    ran eagerly.  A graph whose forward has side effects (random numbers, running statistics,
+    an op's own state) refuses: its values would change.  An op that cannot be traced runs
+    again if it is deterministic: ``_replay_eagerly`` refuses at the first draw or write."""
     if isinstance(plan, StaticPlan):
         _refuse(program_side_effects(plan.fw, len(plan.leaves)))
     else:
-        kept = sorted({n.spec.name for n in plan.nodes
-                       if n.spec.state is not None or not n.spec.traceable})
-        _refuse(kept and "run op(s) that keep state or cannot be run twice: " + ", ".join(kept))
+        kept = sorted({n.spec.name for n in plan.nodes if n.spec.state is not None})
+        _refuse(kept and "run op(s) that keep state from run to run again: " + ", ".join(kept))
     stop, start = marks_to_replay(plan.nodes, plan.leaves, plan.marks, now)
     for v in stop:
         v._stops_grad = True

@@ -4,6 +4,8 @@ source continues from it); the gradients of intermediates after ``forward(clear_
 True)``; ``need_grad=False`` set on an intermediate.
 """
 
+import numpy as np
+
 from compat_harness import nnabla_case
 
 
@@ -417,4 +419,37 @@ def grad__dynamic_leaf_switched_on_late(nn, F, r):
     with nn.auto_forward():
         out["no op took part"] = nn.grad([v], [x2])[0].d.copy()
         out["from the start"] = nn.grad([z], [w])[0].d.copy()
+    return out
+
+
+@nnabla_case(names=["nnabla.Variable.need_grad", "nnabla.functions.mean_subtraction",
+                    "nnabla.functions.roi_align"],
+             note="need_grad=False set after the forward of a graph holding ops that cannot be "
+                  "traced (Stadyn runs it eagerly) but are deterministic: mean_subtraction "
+                  "without its update, roi_align; the gradient stops there as in any graph")
+def need_grad__set_after_forward_eager_graph(nn, F, r):
+    r.touch("nnabla.Variable.need_grad", "nnabla.functions.mean_subtraction",
+            "nnabla.functions.roi_align")
+    X = r.randn(1, 2, 4, 4)
+    out = {}
+
+    def graph():
+        x = nn.Variable.from_numpy_array(X, need_grad=True)
+        mean = nn.Variable.from_numpy_array(np.full((2, 4, 4), 0.25))
+        t = nn.Variable.from_numpy_array(np.array([3.0]))
+        h = F.tanh(x)
+        m = F.mean_subtraction(h, mean, t, update_running_mean=False)
+        boxes = nn.Variable.from_numpy_array(np.array([[0, 0.5, 0.5, 2.5, 3.0]]))
+        a = F.roi_align(m, boxes, (2, 2), (1.0, 1.0), 2)
+        y = F.sum(a * 3.0) + F.sum(F.sin(h) * x)
+        return x, {"h": h, "m": m}, y
+
+    for name in ("h", "m"):
+        x, marks, y = graph()
+        y.forward()
+        marks[name].need_grad = False
+        x.g = 0
+        y.backward()
+        out[f"x.g, {name} set off after the forward"] = x.g.copy()
+        out[f"y, {name} set off after the forward"] = y.d.copy()
     return out
