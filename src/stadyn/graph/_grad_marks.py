@@ -238,16 +238,17 @@ def grad_marks_of_now(outputs: Sequence[Variable], seeded: Sequence[bool],
     ``need_grad`` NNabla does not read (with a seed it multiplies the output first, an op that
     reads it).  ``nodes``: the ops ``outputs`` depend on, where the caller has them.
 
-    Example:
+    Example (``y`` stopped itself and differentiated without a seed: nothing is cut):
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
-        >>> x = sd.Variable.from_numpy_array(np.ones(2), need_grad=True)
+        >>> w = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=True)
         >>> with sd.auto_forward():
-        ...     h = F.tanh(x); y = F.sum(h + x)
-        >>> h.need_grad = False
+        ...     y = F.sum(w * w)
+        >>> y.need_grad = False
         >>> with grad_marks_of_now([y], [False]):
-        ...     dx, = torch.autograd.grad(y.data, x.data)
-        >>> dx.tolist()
-        [1.0, 1.0]
+        ...     y._stops_grad, torch.autograd.grad(y.data, w.data)[0].tolist()
+        (False, [2.0, 4.0])
+        >>> y._stops_grad
+        True
     """
     lifted = [o for o, s in zip(outputs, seeded) if o._stops_grad and not s]
     skip = {id(o) for o in lifted}

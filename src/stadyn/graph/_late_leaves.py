@@ -170,17 +170,17 @@ def grad_of_dynamic_graph(outputs: Sequence[Variable], inputs: Sequence[Variable
     ``need_grad=True`` after an op that took part used it) added to its result, from that op
     run again.
 
-    Example:
+    Example (``b`` switched on after ``x + b`` ran: its gradient, 2 (x + b)):
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
-        >>> x = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=True)
-        >>> w = sd.Variable.from_numpy_array(np.array([3.0, 4.0]))
+        >>> x = sd.Variable.from_numpy_array(np.array([1.0, -1.0]), need_grad=True)
+        >>> b = sd.Variable.from_numpy_array(np.array([0.5, 0.5]))
         >>> with sd.auto_forward():
-        ...     y = F.sum(x * w)
-        >>> w.need_grad = True
+        ...     s = F.sum((x + b) ** 2)
+        >>> b.need_grad = True
         >>> with sd.auto_forward():
-        ...     dw, = sd.grad(y, w)
-        >>> dw.d.tolist()
-        [1.0, 2.0]
+        ...     db, = sd.grad(s, b)
+        >>> db.d.tolist()
+        [3.0, -1.0]
     """
     seeded = [g is not None for g in seeds]
     nodes = topological_nodes(list(outputs))
