@@ -152,6 +152,50 @@ def test_an_eager_graph_replays_without_side_effects_and_refuses_random_numbers(
     assert torch.equal(torch.get_rng_state(), state)      # refused before it drew
 
 
+def _eager_graph(update: bool):
+    """tanh, then NNabla's mean_subtraction (untraceable: the graph runs eagerly)."""
+    x = sd.Variable.from_numpy_array(X.reshape(1, 3), need_grad=True)
+    mean = sd.Variable.from_numpy_array(np.full(3, 0.25, np.float32))
+    t = sd.Variable.from_numpy_array(np.array([3.0], np.float32))
+    h = F.tanh(x)
+    m = F.mean_subtraction(h, mean, t, update_running_mean=update)
+    y = F.sum(m * 3.0 + x)
+    return x, h, mean, t, y
+
+
+def test_an_eager_graph_of_a_deterministic_untraceable_op_honours_a_stop():
+    """Running mean_subtraction without its update again is safe (the case
+    nnabla:need_grad__set_after_forward_eager_graph holds NNabla's gradients)."""
+    x, h, mean, t, y = _eager_graph(update=False)
+    y.forward()
+    assert isinstance(y._plan, EagerPlan)
+    h.need_grad = False
+    x.g = 0
+    y.backward()
+    np.testing.assert_allclose(x.g, np.ones((1, 3)))
+    np.testing.assert_allclose(mean.d, np.full(3, 0.25))
+
+
+def test_an_eager_graph_updating_its_running_mean_or_keeping_state_refuses():
+    x, h, mean, t, y = _eager_graph(update=True)
+    y.forward()
+    before = mean.d.copy(), t.d.copy()
+    h.need_grad = False
+    with pytest.raises(sd.StadynError, match="after its forward.*running statistics"):
+        y.backward()
+    np.testing.assert_array_equal(mean.d, before[0])    # refused before it wrote
+    np.testing.assert_array_equal(t.d, before[1])
+    x = sd.Variable.from_numpy_array(np.ones((1, 2), np.float32), need_grad=True)
+    w = sd.Variable.from_numpy_array(np.array([[0.3125], [-0.875]], np.float32), need_grad=True)
+    i = sd.Variable.from_numpy_array(np.zeros((2, 1), np.float32))
+    h = F.tanh(x)
+    y = F.sum(F.inq_affine(h, w, i, inq_iterations=(5,)))
+    y.forward()
+    h.need_grad = False
+    with pytest.raises(sd.StadynError, match="keep state from run to run.*inq_affine"):
+        y.backward()
+
+
 def _dynamic():
     x = sd.Variable.from_numpy_array(X, need_grad=True)
     with sd.auto_forward():
@@ -197,15 +241,34 @@ def test_dynamic_no_op_took_part_no_gradient_and_no_second_forward(recwarn):
     assert y._plan is None and not [w for w in recwarn if "re-runs" in str(w.message)]
 
 
-def test_dynamic_a_leaf_switched_on_after_its_op_took_part_refuses():
-    """NNabla gives ``w`` a gradient through x * w; torch's recorded graph has none for it."""
+def test_dynamic_a_leaf_switched_on_after_its_op_took_part_gets_its_gradient():
+    """NNabla gives ``w`` a gradient through x * w (the case
+    nnabla:need_grad__dynamic_leaf_switched_on_late); x's is the same as without it."""
     x = sd.Variable.from_numpy_array(X, need_grad=True)
     w = sd.Variable.from_numpy_array(X * 2)
     with sd.auto_forward():
         y = F.sum(F.tanh(x * w))
     w.need_grad = True
-    with pytest.raises(sd.StadynError, match="need_grad=True was set on .* after op 'mul2'"):
+    w.g = 1.0
+    y.backward()
+    slope = 1 - np.tanh(X * X * 2) ** 2
+    np.testing.assert_allclose(w.g, 1 + slope * X, rtol=1e-6)
+    np.testing.assert_allclose(x.g, slope * X * 2, rtol=1e-6)
+
+
+def test_dynamic_a_late_leaf_whose_op_updates_running_statistics_refuses():
+    """Running a training batch normalisation again would update its running mean again."""
+    x = sd.Variable.from_numpy_array(np.arange(6.0).reshape(3, 2), need_grad=True)
+    beta, gamma = (sd.Variable.from_numpy_array(np.full((1, 2), v)) for v in (0.0, 1.0))
+    mean, var = (sd.Variable.from_numpy_array(np.full((1, 2), v)) for v in (0.0, 1.0))
+    with sd.auto_forward():
+        y = F.sum(F.batch_normalization(x, beta, gamma, mean, var, batch_stat=True) * x)
+    after_forward = mean.d.copy()
+    gamma.need_grad = True
+    with pytest.raises(sd.StadynError, match="set on .* after op 'batch_normalization'.*"
+                                             "running statistics"):
         y.backward()
+    np.testing.assert_array_equal(mean.d, after_forward)
 
 
 def _freed(*vs):

@@ -25,6 +25,7 @@ from ._apply import _conform, apply
 from ._context import Context, context, context_scope, get_current_context, set_default_context
 from ._free_axes import conform_unfed_inputs, fed_for_a_run, free_batch_input, has_free_batch
 from ._grad_buffers import release_grads
+from ._late_leaves import grad_of_dynamic_graph, grad_seed
 from ._first_pass import (broadcast_like, first_pass_shape, joint_inference,
                           note as note_first_pass, step_first_pass)
 from ._hoist import hoist_invariants
@@ -85,8 +86,8 @@ __all__ = [
     "plan_passes",
     "plan_layout",
     "standard_layout",
-    # gradient buffers: what zero_grad gives back
-    "release_grads",
+    # gradient buffers: what zero_grad gives back; nn.grad of a dynamic graph
+    "release_grads", "grad_of_dynamic_graph", "grad_seed",
     # the sequence axis: padded values with lengths (_sequence.py)
     "sequence_input", "set_sequences", "sequences_of", "pad_sequences", "is_lengths",
     "new_lengths", "set_sequence_axis", "hoist_invariants", "first_pass_shape", "broadcast_like",

@@ -18,9 +18,9 @@ it happens, in a forward run again eagerly.
 
 Dynamic mode (:func:`stadyn.auto_forward`) follows the same rule with torch's autograd graph
 of the run: an output set ``need_grad=False`` after its consumers ran is cut there
-(:func:`cut_stopped`); a leaf set ``need_grad=True`` after an op that took part used it would
-get a gradient in NNabla that the recorded graph cannot give (:func:`leaves_switched_on_late`:
-the backward refuses it).
+(:func:`cut_stopped`); a leaf set ``need_grad=True`` after an op that took part used it gets a
+gradient in NNabla that the recorded graph does not hold (:func:`leaves_switched_on_late`: the
+backward runs that op again for it, ``_late_leaves.py``).
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -38,17 +38,18 @@ Example:
 
 from __future__ import annotations
 
-from typing import Sequence
+from contextlib import contextmanager
+from typing import Iterator, Sequence
 
 import torch
 import torch.fx as fx
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ._variable import _layout, _marks, FunctionNode, Variable
+from ._variable import _layout, _marks, FunctionNode, topological_nodes, Variable
 
 __all__ = ["gradient_marks", "output_marks", "marks_to_replay", "mark_gradients_changed",
            "program_side_effects", "ReplayGuard", "SideEffect", "cut_stopped",
-           "leaves_switched_on_late"]
+           "leaves_switched_on_late", "grad_marks_of_now"]
 
 
 def mark_gradients_changed() -> None:
@@ -227,18 +228,59 @@ def cut_stopped(variables: Sequence[Variable]) -> list:
     return handles
 
 
+@contextmanager
+def grad_marks_of_now(outputs: Sequence[Variable], seeded: Sequence[bool],
+                      nodes: Sequence[FunctionNode] | None = None) -> Iterator[None]:
+    """Within it, torch's autograd differentiates the dynamic graph of ``outputs`` under the
+    gradient marks of now, as NNabla 1.39's ``nn.grad`` reads them: an op output set
+    ``need_grad=False`` after its consumers ran stops the gradient there (:func:`cut_stopped`),
+    except an output differentiated without a seed (``seeded`` False), whose own
+    ``need_grad`` NNabla does not read (with a seed it multiplies the output first, an op that
+    reads it).  ``nodes``: the ops ``outputs`` depend on, where the caller has them.
+
+    Example (``y`` stopped itself and differentiated without a seed: nothing is cut):
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> w = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=True)
+        >>> with sd.auto_forward():
+        ...     y = F.sum(w * w)
+        >>> y.need_grad = False
+        >>> with grad_marks_of_now([y], [False]):
+        ...     y._stops_grad, torch.autograd.grad(y.data, w.data)[0].tolist()
+        (False, [2.0, 4.0])
+        >>> y._stops_grad
+        True
+    """
+    lifted = [o for o, s in zip(outputs, seeded) if o._stops_grad and not s]
+    skip = {id(o) for o in lifted}
+    if nodes is None:
+        nodes = topological_nodes(list(outputs))
+    inters = [v for node in nodes for ref in node._outputs
+              if (v := ref()) is not None and id(v) not in skip]
+    handles = cut_stopped(inters)
+    for o in lifted:
+        o._stops_grad = False
+    try:
+        yield
+    finally:
+        for o in lifted:
+            o._stops_grad = True
+        for handle in handles:
+            handle.remove()
+
+
 def _cut_at(k: int):
     def cut(grads: tuple) -> tuple:
         return grads[:k] + (None,) + grads[k + 1:]
     return cut
 
 
-def leaves_switched_on_late(nodes: Sequence[FunctionNode], root: torch.Tensor
+def leaves_switched_on_late(nodes: Sequence[FunctionNode],
+                            root: torch.Tensor | Sequence[torch.Tensor]
                             ) -> list[tuple[Variable, FunctionNode]]:
     """The leaves that need a gradient now, but did not when an op of ``nodes`` that takes part
     in the backward (an output has autograd history) used them in dynamic mode: NNabla gives
-    them a gradient through that op; the autograd graph recorded from ``root`` holds none.
-    Looked for only where a gradient mark changed since a node ran.
+    them a gradient through that op; the autograd graph recorded from ``root`` (or each of
+    several roots) holds none.  Looked for only where a gradient mark changed since a node ran.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -266,7 +308,7 @@ def leaves_switched_on_late(nodes: Sequence[FunctionNode], root: torch.Tensor
         return []
     recorded: set[int] = set()
     seen: set = set()
-    stack = [root.grad_fn]
+    stack = [t.grad_fn for t in ((root,) if isinstance(root, torch.Tensor) else root)]
     while stack:
         fn = stack.pop()
         if fn is None or fn in seen:

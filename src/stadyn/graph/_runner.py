@@ -36,15 +36,15 @@ from ._context import context_scope, get_current_context
 from ._function_hooks import _POST as _POST_HOOKS
 from ._function_hooks import _PRE as _PRE_HOOKS
 from ._function_hooks import HookedPlan
-from ._grad_marks import (cut_stopped, gradient_marks, output_marks, leaves_switched_on_late,
-                          mark_gradients_changed, marks_to_replay, program_side_effects,
-                          ReplayGuard, SideEffect)
+from ._grad_marks import (cut_stopped, gradient_marks, output_marks, mark_gradients_changed,
+                          marks_to_replay, program_side_effects, ReplayGuard, SideEffect)
 from ._intermediate_grads import (intermediates_of, retain_intermediate_grads,
                                   take_retained_grads)
 from ._mode import is_training, training
 from ._labels import _active as _labelling
 from ._labels import BUILD_LABEL, LABEL_PREFIX
 from ._numerics import _depth as _checking
+from ._late_leaves import run_again_for_late_leaves
 from ._layout import plan_layout
 from ._plan import (EagerPlan, StaticPlan, TrialPlan, build_plan, check_gradients,
                     needs_backward_pass)
@@ -266,14 +266,14 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
     under the marks of ``now``, with the nodes ``plan``'s forward left out of the backward
     still out and those it let take part still in (``marks_to_replay``; marks set for this
     forward and backward only) -- through the plan for those marks, or eagerly where ``plan``
-    ran eagerly.  A graph whose forward has side effects (random numbers, running statistics)
-    refuses: its values would change."""
+    ran eagerly.  A graph whose forward has side effects (random numbers, running statistics,
+    an op's own state) refuses: its values would change.  An op that cannot be traced runs
+    again if it is deterministic: ``_replay_eagerly`` refuses at the first draw or write."""
     if isinstance(plan, StaticPlan):
         _refuse(program_side_effects(plan.fw, len(plan.leaves)))
     else:
-        kept = sorted({n.spec.name for n in plan.nodes
-                       if n.spec.state is not None or not n.spec.traceable})
-        _refuse(kept and "run op(s) that keep state or cannot be run twice: " + ", ".join(kept))
+        kept = sorted({n.spec.name for n in plan.nodes if n.spec.state is not None})
+        _refuse(kept and "run op(s) that keep state from run to run again: " + ", ".join(kept))
     stop, start = marks_to_replay(plan.nodes, plan.leaves, plan.marks, now)
     for v in stop:
         v._stops_grad = True
@@ -390,7 +390,8 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
     if data is not None and data.grad_fn is not None:
         seed = _seed(var, grad, data)
         inters = intermediates_of(var)
-        _refuse_late_leaves(var, inters, data)
+        # a leaf set need_grad=True after an op that took part used it: that op runs again
+        late = run_again_for_late_leaves(_nodes_of(var, inters), data)
         cuts = cut_stopped(inters)        # need_grad=False set after its consumers ran
         kept = retain_intermediate_grads(inters, clear_buffer)
         # A scalar's seed of 1 is the one torch makes itself.  Passed as a tensor, it would make
@@ -402,6 +403,10 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
         finally:
             for handle in cuts:
                 handle.remove()
+            if late is not None:
+                late.close()
+        if late is not None:
+            late.finish()
         take_retained_grads(kept)
         if _checking[0]:
             sub = Subgraph([var])
@@ -419,20 +424,9 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
     backward(var, grad, clear_buffer)
 
 
-def _refuse_late_leaves(var: Variable, inters: Sequence[Variable], data: torch.Tensor) -> None:
-    """Refuse a dynamic backward where a leaf was set ``need_grad=True`` after an op that takes
-    part used it: NNabla would give it a gradient, the recorded autograd graph cannot."""
-    nodes = list({id(v.parent): v.parent for v in (var, *inters)}.values())
-    late = leaves_switched_on_late(nodes, data)
-    if late:
-        leaf, node = late[0]
-        name = f"{leaf.name!r}" if leaf.name else f"a leaf of shape {leaf.shape}"
-        where = f" (created at {node.where})" if node.where else ""
-        raise StadynError(
-            f"backward: need_grad=True was set on {name} after op '{node.spec.name}'{where} used "
-            "it in dynamic mode (auto_forward); NNabla gives it a gradient through that op, but "
-            "the operations recorded when it ran hold none: set need_grad before the op runs "
-            "(or compute again)")
+def _nodes_of(var: Variable, inters: Sequence[Variable]) -> list:
+    """The nodes that computed ``var`` and ``inters``, each once."""
+    return list({id(v.parent): v.parent for v in (var, *inters)}.values())
 
 
 def _with_backward(plan: StaticPlan) -> StaticPlan:

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from ..graph import Variable
+from ..graph import Variable, get_auto_forward, grad_of_dynamic_graph, grad_seed
 from ._registry import function_of, op
 
 __all__ = ["grad"]
@@ -43,12 +43,7 @@ def _grad(*x, n_outputs: int = 1, grad_outputs: tuple = ()):
         array([6.], dtype=float32)
     """
     outs, ins = x[:n_outputs], x[n_outputs:]
-    seeds = []
-    for o, g in zip(outs, grad_outputs or (None,) * n_outputs):
-        if g is None:
-            seeds.append(torch.ones_like(o))
-        else:
-            seeds.append(torch.as_tensor(g, dtype=o.dtype, device=o.device).expand_as(o))
+    seeds = [grad_seed(g, o) for o, g in zip(outs, grad_outputs or (None,) * n_outputs)]
     diff = [k for k, o in enumerate(outs) if o.requires_grad]
     wrt = [k for k, i in enumerate(ins) if i.requires_grad]
     grads: list = [None] * len(ins)
@@ -87,6 +82,11 @@ def grad(outputs: Variable | Sequence[Variable], inputs: Variable | Sequence[Var
         gos = list(grad_outputs)
     else:
         gos = [grad_outputs]
-    result = function_of("grad")(*outs, *ins, n_outputs=len(outs), grad_outputs=tuple(
-        g if g is None or isinstance(g, (int, float)) else np.asarray(g) for g in gos))
+    seeds = tuple(g if g is None or isinstance(g, (int, float)) else np.asarray(g) for g in gos)
+    def compute():
+        return function_of("grad")(*outs, *ins, n_outputs=len(outs), grad_outputs=seeds)
+
+    # computed now in dynamic mode: under need_grad as it is now, as NNabla's nn.grad reads it
+    result = (grad_of_dynamic_graph(outs, ins, seeds, compute)
+              if get_auto_forward() else compute())
     return [result] if isinstance(result, Variable) else list(result)

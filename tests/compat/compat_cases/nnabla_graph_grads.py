@@ -4,6 +4,8 @@ source continues from it); the gradients of intermediates after ``forward(clear_
 True)``; ``need_grad=False`` set on an intermediate.
 """
 
+import numpy as np
+
 from compat_harness import nnabla_case
 
 
@@ -309,4 +311,145 @@ def need_grad__dynamic_after_the_op_ran(nn, F, r):
     sevens(x, w)
     y.backward()
     grads("leaf off after", ("x", x), ("w", w))
+    return out
+
+
+@nnabla_case(names=["nnabla.Variable.need_grad", "nnabla.auto_forward"],
+             note="dynamic mode: a leaf set need_grad=True after ops used it gets its gradient "
+                  "through the ops that took part (another input needed a gradient when they "
+                  "ran: x * w, tanh(x * w) then reused in another op), none through an op that "
+                  "took none (exp(w)); the other inputs' gradients are unchanged")
+def need_grad__dynamic_leaf_switched_on_late(nn, F, r):
+    r.touch("nnabla.Variable.need_grad", "nnabla.auto_forward")
+    X, W, C = r.randn(2, 3), r.randn(2, 3), r.randn(2, 3)
+    out = {}
+    with nn.auto_forward():
+        x = nn.Variable.from_numpy_array(X, need_grad=True)
+        w = nn.Variable.from_numpy_array(W)
+        c = nn.Variable.from_numpy_array(C)
+        h = F.tanh(x * w)
+        z = F.exp(w)
+        y = F.sum(h * z + h * w + F.sigmoid(w + c))
+    w.need_grad = True
+    x.g, w.g, h.g = 0.0, 7.0, 0.0
+    y.backward()
+    out.update({"x.g": x.g.copy(), "w.g": w.g.copy(), "h.g": h.g.copy()})
+    w.g = 0.0
+    y.backward(grad=2.0)               # again: the recorded ops are kept
+    out["w.g again, seed 2"] = w.g.copy()
+    with nn.auto_forward():            # through an op of several outputs, w used twice in it
+        x = nn.Variable.from_numpy_array(X, need_grad=True)
+        w = nn.Variable.from_numpy_array(W)
+        a, b = F.split(F.stack(x * w, w, axis=0), axis=0)
+        y = F.sum(a * b) + F.sum(F.tanh(b))
+    w.need_grad = True
+    w.g = 0.0
+    y.backward(clear_buffer=True)
+    out["w.g split"] = w.g.copy()
+    return out
+
+
+@nnabla_case(names=["nnabla.grad", "nnabla.Variable.need_grad", "nnabla.auto_forward"],
+             note="nn.grad in dynamic mode reads need_grad as it is when called: an "
+                  "intermediate set False after its consumers ran stops the gradient there "
+                  "(False then True again: it passes); a stopped intermediate asked for gets "
+                  "zeros; an output's own need_grad=False is not read without a seed, and is "
+                  "with one (NNabla multiplies the output by its seed first)")
+def grad__dynamic_after_a_stop(nn, F, r):
+    r.touch("nnabla.grad", "nnabla.Variable.need_grad", "nnabla.auto_forward")
+    X = r.randn(2, 3)
+    out = {}
+
+    def graph():
+        with nn.auto_forward():
+            x = nn.Variable.from_numpy_array(X, need_grad=True)
+            h = F.tanh(x)
+            y = F.sum(h * x + F.sin(h) * 2.0)
+        return x, h, y
+
+    x, h, y = graph()
+    h.need_grad = False
+    with nn.auto_forward():
+        out["stopped"] = nn.grad([y], [x])[0].d.copy()
+        out["stopped, w.r.t. h"] = nn.grad([y], [h])[0].d.copy()
+    h.need_grad = True
+    with nn.auto_forward():
+        out["lifted"] = nn.grad([y], [x])[0].d.copy()
+    x, h, y = graph()
+    with nn.auto_forward():
+        z = F.sum(F.exp(h))
+    h.need_grad = False
+    with nn.auto_forward():
+        dx, = nn.grad([y, z], [x])
+    out["two outputs, stopped"] = dx.d.copy()
+    x, h, y = graph()
+    y.need_grad = False
+    with nn.auto_forward():
+        dx, = nn.grad([y], [x])
+        out["output stopped itself"] = dx.d.copy()
+        dx, = nn.grad([y], [x], grad_outputs=[3.0])
+    out["output stopped itself, seed 3"] = dx.d.copy()
+    return out
+
+
+@nnabla_case(names=["nnabla.grad", "nnabla.Variable.need_grad", "nnabla.auto_forward"],
+             note="nn.grad in dynamic mode: a leaf set need_grad=True after ops used it gets "
+                  "its gradient through the ops that took part (x * w, h * w; not exp(w)), "
+                  "which can be differentiated again; asked alone, with a seed")
+def grad__dynamic_leaf_switched_on_late(nn, F, r):
+    r.touch("nnabla.grad", "nnabla.Variable.need_grad", "nnabla.auto_forward")
+    X, W = r.randn(2, 3), r.randn(2, 3)
+    out = {}
+    with nn.auto_forward():
+        x = nn.Variable.from_numpy_array(X, need_grad=True)
+        w = nn.Variable.from_numpy_array(W)
+        h = F.tanh(x * w)
+        y = F.sum(h * F.exp(w) + h * w)
+    w.need_grad = True
+    with nn.auto_forward():
+        dw, dx = nn.grad([y], [w, x])
+        out.update({"dw": dw.d.copy(), "dx": dx.d.copy()})
+        out["d sum(dw^2) / dx"] = nn.grad([F.sum(dw * dw)], [x])[0].d.copy()
+        out["dw alone, seed 2"] = nn.grad([y], [w], grad_outputs=[2.0])[0].d.copy()
+    with nn.auto_forward():
+        z = F.sum(F.exp(w) * 3.0)
+        x2 = nn.Variable.from_numpy_array(X)
+        v = F.sum(F.exp(x2) * 2.0)
+    x2.need_grad = True
+    with nn.auto_forward():
+        out["no op took part"] = nn.grad([v], [x2])[0].d.copy()
+        out["from the start"] = nn.grad([z], [w])[0].d.copy()
+    return out
+
+
+@nnabla_case(names=["nnabla.Variable.need_grad", "nnabla.functions.mean_subtraction",
+                    "nnabla.functions.roi_align"],
+             note="need_grad=False set after the forward of a graph holding ops that cannot be "
+                  "traced (Stadyn runs it eagerly) but are deterministic: mean_subtraction "
+                  "without its update, roi_align; the gradient stops there as in any graph")
+def need_grad__set_after_forward_eager_graph(nn, F, r):
+    r.touch("nnabla.Variable.need_grad", "nnabla.functions.mean_subtraction",
+            "nnabla.functions.roi_align")
+    X = r.randn(1, 2, 4, 4)
+    out = {}
+
+    def graph():
+        x = nn.Variable.from_numpy_array(X, need_grad=True)
+        mean = nn.Variable.from_numpy_array(np.full((2, 4, 4), 0.25))
+        t = nn.Variable.from_numpy_array(np.array([3.0]))
+        h = F.tanh(x)
+        m = F.mean_subtraction(h, mean, t, update_running_mean=False)
+        boxes = nn.Variable.from_numpy_array(np.array([[0, 0.5, 0.5, 2.5, 3.0]]))
+        a = F.roi_align(m, boxes, (2, 2), (1.0, 1.0), 2)
+        y = F.sum(a * 3.0) + F.sum(F.sin(h) * x)
+        return x, {"h": h, "m": m}, y
+
+    for name in ("h", "m"):
+        x, marks, y = graph()
+        y.forward()
+        marks[name].need_grad = False
+        x.g = 0
+        y.backward()
+        out[f"x.g, {name} set off after the forward"] = x.g.copy()
+        out[f"y, {name} set off after the forward"] = y.d.copy()
     return out
