@@ -41,7 +41,7 @@ from ._config import BrainScriptSource, ConfigRecord, load_config, unused_overri
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
 from ._readers import make_source
-from ._sgd import check_sgd_keys, keep_checkpoint_files, make_learner
+from ._sgd import check_sgd_keys, keep_checkpoint_files, make_learner, parallel_train
 from ._stadyn_library import StadynLibrary
 from ._train_progress import CNTKProgress, EpochResult, TrainSetting
 
@@ -312,6 +312,9 @@ class _Runner:
                 raise ConfigError(f"command '{cmd.name}' (action train) needs '{key}'", *where)
         sgd, sgd_rec = cmd.sgd, rec.get_record("SGD")
         check_sgd_keys(sgd, sgd_rec)   # sgd_config checked the ranges (maxEpochs >= 1, ...)
+        note = parallel_train(sgd, sgd_rec, self.parallel.size)
+        if note is not None:
+            log(note)
         max_epochs, model_path = sgd.max_epochs, cmd.model_path
         start, resume_from = start_epoch(model_path, max_epochs,
                                           rec.get_bool("makeMode", True, inherited=True), log)
