@@ -41,6 +41,7 @@ from ..layers import CNTKInitializer, initial_value
 from ..parametric import current_registry, get_parameter_or_create
 from ._library import Library, cntk_filter_shape, cntk_shape
 from ._loops import PendingState
+from ._reduce_library import ReduceFunctions
 from ._sequence_library import SequenceFunctions
 
 __all__ = ["StadynLibrary", "cntk_initializer"]
@@ -124,7 +125,7 @@ def _spatial_pad(pad: Any, rank: int, layer: str) -> bool | tuple[bool, ...]:
                       f"{pad!r}")
 
 
-class StadynLibrary(SequenceFunctions, Library):
+class StadynLibrary(SequenceFunctions, ReduceFunctions, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.
 
     ``dropout_rate`` is the rate ``Dropout`` nodes are built with (the SGD block's
@@ -167,6 +168,7 @@ class StadynLibrary(SequenceFunctions, Library):
             "ErrorPrediction": self.ClassificationError,
         }
         functions.update(self._init_sequences(sequences))
+        functions.update(self._init_reductions())
         super().__init__(functions)
 
     # ---- bookkeeping ---------------------------------------------------------------------
