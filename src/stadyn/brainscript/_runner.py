@@ -3,7 +3,8 @@
 * ``train``: build the network of ``BrainScriptNetworkBuilder`` with :class:`StadynLibrary`, the
   learner of the ``SGD`` block and the minibatch source of the ``reader`` block; train
   ``maxEpochs`` epochs of ``epochSize`` samples (a full sweep when 0) in minibatches of
-  ``minibatchSize``, printing CNTK's lines; save the model after every epoch (``modelPath.<n>``,
+  ``minibatchSize``, printing CNTK's lines; evaluate the ``cvReader`` set after every epoch
+  (``Finished Epoch[...]: [Validate] ...``); save the model after every epoch (``modelPath.<n>``,
   and ``modelPath`` after the last epoch) with its checkpoint (``<model>.ckp``: learner state,
   sample counts, reader position); on a restart, continue after the last saved epoch.
 * ``test`` / ``eval``: load ``modelPath``, evaluate ``evalNodeNames`` (default: the evaluation and
@@ -36,7 +37,8 @@ from ..parametric import ParameterRegistry, get_parameters, parameter_registry
 from ..train import Trainer, evaluate_sums
 from ._blocks import CommandConfig, RunConfig, per_epoch, run_config
 from ._build import build_network
-from ._cntk_log import CNTKLog, banner, cntk_shape_text, format_criterion, results_line
+from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, results_line,
+                        validation_line)
 from ._config import BrainScriptSource, ConfigRecord, load_config, unused_overrides
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
@@ -235,6 +237,36 @@ class _InputSource:
         return data, count
 
 
+class _Validation:
+    """A train command's ``cvReader`` set, evaluated after each epoch as CNTK's SGD did: the
+    criterion and evaluation nodes over one sweep, in minibatches of the epoch's training
+    ``minibatchSize``, in the inference phase; it logs CNTK's ``Final Results: ...`` and
+    ``Finished Epoch[...]: [Validate] ...`` lines and gives the averages."""
+
+    def __init__(self, network: _Network, nodes: list[Variable], names: list[str],
+                 cmd: CommandConfig, log: CNTKLog):
+        self.network, self.nodes, self.names, self.cmd, self.log = network, nodes, names, cmd, log
+        self.sums = [F.sum(n) for n in nodes]
+        self.inputs = network.inputs_of(nodes)
+
+    def __call__(self, epoch: int) -> dict[str, float]:
+        cmd = self.cmd
+        source = make_source(cmd.cv_reader, max_sweeps=1)
+        inputs = _InputSource(self.inputs, source, _record_loc(cmd.record, "cvReader"))
+        try:
+            result = evaluate_sums(self.sums, inputs, inputs.input_map,
+                                   minibatch_size=per_epoch(cmd.sgd.minibatch_size, epoch))
+        finally:
+            source.close()
+        totals = [[t, result["samples"]] for t in result["sums"]]
+        perplexity = [self.network.library.operation_of(n) == "CrossEntropyWithSoftmax"
+                      for n in self.nodes]
+        self.log(results_line(1, result["minibatches"], self.names, totals,
+                              [[0.0, 0]] * len(totals), perplexity, True))
+        self.log(validation_line(epoch, cmd.sgd.max_epochs, self.names, totals))
+        return {n: t / c if c else 0.0 for n, (t, c) in zip(self.names, totals)}
+
+
 class _Parallel:
     """This process's place in a data-parallel job (``stadyn train --nproc N`` starts the
     workers; each runs the config).  Alone: rank 0 of 1, and every method is a no-op."""
@@ -381,9 +413,14 @@ class _Runner:
             save_model(model_name(model_path, start - 1, max_epochs), *network.model_file_parts())
         setting = TrainSetting(cmd.name, sgd, [crit_name] + eval_names, cmd.trace_level,
                                seed_offset, model_path, keep_checkpoint_files(sgd, sgd_rec))
+        validate = None
+        if cmd.cv_reader is not None:
+            validate = _Validation(network, [criterion] + evals, [crit_name] + eval_names,
+                                   cmd, log)
         progress = CNTKProgress(setting, log, network.library, source,
                                 network.model_file_parts(), parallel, self.epoch_callback,
-                                labels_per_sequence=inputs.labels_per_sequence)
+                                labels_per_sequence=inputs.labels_per_sequence,
+                                validate=validate)
         # CNTK's loop: stop on a NaN where it is logged (the callback), not before the update
         trainer.fit(inputs, inputs.input_map, epochs=max_epochs, epoch_size=epoch_size,
                     minibatch_size=list(sgd.minibatch_size), initial_epoch=start,
