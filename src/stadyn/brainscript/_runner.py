@@ -7,6 +7,7 @@
   (``Finished Epoch[...]: [Validate] ...``); save the model after every epoch (``modelPath.<n>``,
   and ``modelPath`` after the last epoch) with its checkpoint (``<model>.ckp``: learner state,
   sample counts, reader position); on a restart, continue after the last saved epoch.
+* ``write``: the values of ``outputNodeNames`` over the reader, as text files (:mod:`._write`).
 * ``test`` / ``eval``: load ``modelPath``, evaluate ``evalNodeNames`` (default: the evaluation and
   criterion nodes) over one sweep of the ``reader`` and print ``Final Results: ...``.
 
@@ -18,6 +19,7 @@ resuming from them (make mode) are :mod:`._model_files`.
 
 from __future__ import annotations
 
+import dataclasses
 import io as _io
 import os
 import warnings
@@ -43,6 +45,7 @@ from ._model_files import (check_writable, load_model_parameters, model_name, re
 from ._readers import make_source
 from ._sgd import check_sgd_keys, keep_checkpoint_files, make_learner, parallel_train
 from ._train_progress import CNTKProgress, EpochResult, TrainSetting
+from ._write import write_format, write_outputs
 
 __all__ = ["run", "run_config_file", "RunResult", "EpochResult", "EvalResult", "model_name",
            "format_criterion"]
@@ -134,7 +137,11 @@ class _Runner:
         with context_scope(ctx), parameter_registry(ParameterRegistry()):
             if cmd.action == "train":
                 self.result.commands[cmd.name] = self.train(cmd)
-            elif self.parallel.is_main:  # data-parallel workers leave evaluation to rank 0
+            elif not self.parallel.is_main:   # data-parallel workers leave these to rank 0
+                pass
+            elif cmd.action == "write":
+                self.result.commands[cmd.name] = self.write(cmd)
+            else:
                 self.result.commands[cmd.name] = self.evaluate(cmd)
         log(f'Action "{cmd.action}" complete.')
         log()
@@ -234,10 +241,9 @@ class _Runner:
         source.close()
         return progress.results
 
-    # -- test / eval ------------------------------------------------------------------------
-    def evaluate(self, cmd: CommandConfig) -> EvalResult:
-        log, rec = self.log, cmd.record
-        where = record_loc(rec, "action")
+    def _trained_network(self, cmd: CommandConfig) -> CommandNetwork:
+        """A test/eval/write command's network with the parameters of its model file."""
+        where = record_loc(cmd.record, "action")
         if cmd.reader is None:
             raise ConfigError(f"command '{cmd.name}' (action {cmd.action}) needs a 'reader'",
                               *where)
@@ -253,6 +259,40 @@ class _Runner:
             load_model_parameters(cmd.model_path)
         except ModelFileError as exc:
             raise ConfigError(f"cannot load the model: {exc}", *where) from None
+        return network
+
+    # -- write --------------------------------------------------------------------------------
+    def write(self, cmd: CommandConfig) -> dict[str, Any]:
+        """CNTK's ``write`` action (:mod:`._write`)."""
+        rec = cmd.record
+        if cmd.output_path is None:
+            raise ConfigError(f"command '{cmd.name}' (action write) needs 'outputPath' (CNTK's "
+                              "'writer' block is not supported)", *record_loc(rec, "action"))
+        network = self._trained_network(cmd)
+        if cmd.output_node_names:
+            nodes = [network.node(n, record_loc(rec, "outputNodeNames"))
+                     for n in cmd.output_node_names]
+        else:
+            nodes = list(network.output_nodes)
+            if not nodes:
+                raise ConfigError("the network declares no output node (outputNodes = (z)); "
+                                  "name them with outputNodeNames", *record_loc(rec, "action"))
+        names = [network.name(n) for n in nodes]
+        fmt = write_format(rec)
+        reader = dataclasses.replace(cmd.reader, randomize=False)   # as CNTK: in file order
+        source = make_source(reader, max_sweeps=1, warn=self.log.raw)
+        inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"))
+        try:
+            return write_outputs(nodes, names, inputs, (cmd.minibatch_size or (2048,))[0],
+                                 cmd.epoch_size, cmd.output_path, fmt, self.log)
+        finally:
+            source.close()
+
+    # -- test / eval ------------------------------------------------------------------------
+    def evaluate(self, cmd: CommandConfig) -> EvalResult:
+        log, rec = self.log, cmd.record
+        where = record_loc(rec, "action")
+        network = self._trained_network(cmd)
         if cmd.eval_node_names:
             nodes, seen = [], set()
             for name in cmd.eval_node_names:
@@ -376,9 +416,9 @@ def run_config_file(root: ConfigRecord, *, actions: Sequence[str] | None = None,
             raise ConfigError(f"the config runs no {' or '.join(sorted(wanted))} command "
                               f"(its commands: {names})", *record_loc(root, "command"))
     for cmd in commands:
-        if cmd.action not in ("train", "test", "eval"):
+        if cmd.action not in ("train", "test", "eval", "write"):
             raise ConfigError(f"action '{cmd.action}' of command '{cmd.name}' is not supported "
-                              "(train, test or eval)", *record_loc(cmd.record, "action"))
+                              "(train, test, eval or write)", *record_loc(cmd.record, "action"))
     names = "_".join(c.name for c in commands)
     parallel = _Parallel()
     log_path = f"{config.stderr}_{names}.log" if config.stderr and parallel.is_main else None
