@@ -139,6 +139,9 @@ def test_an_unquoted_variable_may_name_a_block():
     assert cfg["R"].get_record("input")["raw"]["alias"] == "S0"
     with pytest.raises(ConfigError, match="names a block"):
         cfg["R"]["quoted"]
+    # inside an array of blocks, as G2P.cntk's deserializers = ({ ... input = $def$ })
+    cfg = parse_config('def = { raw = { dim = 3 } }\nR = { d = ({ type = "T" ; input = $def$ }) }')
+    assert cfg["R"]["d"][0]["input"]["raw"]["dim"] == "3"
 
 
 def test_windows_infinity_reads_as_infinity():

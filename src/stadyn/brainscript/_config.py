@@ -215,16 +215,19 @@ class ConfigRecord(Mapping):
             return ConfigString(self._substitute(value.text, value.loc, active), value.loc, value.quoted)
         if isinstance(value, _List):
             items = [self._resolve(v, f"{path}[{k}]", active) for k, v in enumerate(value.items)]
-            return ConfigList(items, value.loc, self._substitute(value.text, value.loc, active))
+            # the array's text: a block named in it (``({ input = $inputs$ })``) stays as written
+            return ConfigList(items, value.loc,
+                              self._substitute(value.text, value.loc, active, keep_blocks=True))
         if isinstance(value, _Raw):
             return BrainScriptSource(self._substitute(value.text, value.loc, active), value.loc.path,
                                      value.loc.line, value.loc.column)
         raise TypeError(value)  # pragma: no cover - the reader makes only the kinds above
 
-    def _substitute(self, text: str, loc: SourceLocation, active: set) -> str:
+    def _substitute(self, text: str, loc: SourceLocation, active: set,
+                    keep_blocks: bool = False) -> str:
         if "$" not in text:
             return text
-        return _VAR.sub(lambda m: self._variable(m.group(1), loc, active), text)
+        return _VAR.sub(lambda m: self._variable(m.group(1), loc, active, keep_blocks), text)
 
     def _find_variable(self, name: str, loc: SourceLocation, active: set) -> tuple[ConfigRecord, Any]:
         """The block defining ``$name$`` and its entry: the nearest one around, passing over a
@@ -242,7 +245,8 @@ class ConfigRecord(Mapping):
             raise _err(f"unknown variable '${name}$': no key '{name}' in this block or around it", loc)
         return rec, rec._block.entries[name.lower()]
 
-    def _variable(self, name: str, loc: SourceLocation, active: set) -> str:
+    def _variable(self, name: str, loc: SourceLocation, active: set,
+                  keep_blocks: bool = False) -> str:
         rec, _ = self._find_variable(name, loc, active)
         marker = (id(rec), name.lower())
         if len(active) >= NESTING_LIMIT:
@@ -254,7 +258,9 @@ class ConfigRecord(Mapping):
         if isinstance(value, _Scalar):
             return rec._substitute(value.text, entry.loc, active | {marker})
         if isinstance(value, _List):
-            return rec._substitute(value.text, entry.loc, active | {marker})
+            return rec._substitute(value.text, entry.loc, active | {marker}, keep_blocks)
+        if keep_blocks:
+            return f"${name}$"
         raise _err(f"variable '${name}$' names a block, not a value", loc)
 
     # ---- typed getters -----------------------------------------------------------------------
