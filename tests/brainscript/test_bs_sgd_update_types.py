@@ -78,3 +78,10 @@ def test_parallel_train_with_workers_needs_full_precision_data_parallel_sgd():
     sgd, rec = _sgd(PARALLEL.format(method="BlockMomentumSGD", bits=32))
     with pytest.raises(ConfigError, match="BlockMomentumSGD is not supported"):
         parallel_train(sgd, rec, 2)
+
+
+def test_load_best_model_in_the_sgd_block_has_no_effect_as_in_cntk():
+    # ATIS.cntk writes SGD.loadBestModel = true; CNTK read it only inside AutoAdjust
+    sgd, rec = _sgd("learningRatesPerSample = 0.1 ; loadBestModel = true")
+    w = sd.Variable.from_numpy_array(np.ones(1, np.float32), need_grad=True)
+    assert make_learner([w], sgd, rec, epoch_size=10).name == "momentum_sgd"

@@ -40,7 +40,10 @@ _EXTRA = ("gradUpdateType", "useNAG", "useNAGMomentum", "useAdagrad", "normWithA
 #: CNTK keys that only tune memory use or logging on CNTK's own engine: accepted, no effect.
 _NO_EFFECT = ("maxTempMemSizeInSamplesForCNN", "numSubminibatches", "maxSamplesInRAM",
               "numMBsToCUDAProfile", "traceLevel", "disableWkInBatchNormal",
-              "useEvalCriterionControlLR")
+              "useEvalCriterionControlLR",
+              # an AutoAdjust option; CNTK read it only inside an AutoAdjust block, so written
+              # in the SGD block (ATIS.cntk, G2P.cntk) it had no effect
+              "loadBestModel")
 SUPPORTED_SGD_KEYS = _FIELDS + _EXTRA + _NO_EFFECT
 
 
