@@ -249,7 +249,7 @@ class ConfigRecord(Mapping):
                   keep_blocks: bool = False) -> str:
         rec, _ = self._find_variable(name, loc, active)
         marker = (id(rec), name.lower())
-        if len(active) >= NESTING_LIMIT:
+        if len(active) > NESTING_LIMIT:      # (``active`` holds the key being read, too)
             raise _err(f"variable references ('$name$' in the value of a name) nested more than "
                        f"{NESTING_LIMIT} levels deep, at '${name}$'", loc)
         entry = rec._block.entries[name.lower()]
