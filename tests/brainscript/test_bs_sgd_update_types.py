@@ -85,3 +85,39 @@ def test_load_best_model_in_the_sgd_block_has_no_effect_as_in_cntk():
     sgd, rec = _sgd("learningRatesPerSample = 0.1 ; loadBestModel = true")
     w = sd.Variable.from_numpy_array(np.ones(1, np.float32), need_grad=True)
     assert make_learner([w], sgd, rec, epoch_size=10).name == "momentum_sgd"
+
+
+def test_batch_norm_parameters_can_be_exempt_from_regularisation():
+    # CNTK: disableRegInBatchNormalization = true (or a layer's disableRegularization = true)
+    # sets the scale's and bias's regularisation multiplier to 0 (ResNet*_ImageNet1K.cntk)
+    from stadyn.brainscript import build_network
+    from stadyn.brainscript._sgd import disable_reg_in_batch_norm, make_learners
+    from stadyn.brainscript._stadyn_library import StadynLibrary
+
+    text = ("{ x = Input{4:4:2} ; a = BatchNormalizationLayer{spatialRank = 2}(x)\n"
+            "  b = BatchNormalizationLayer{spatialRank = 2, disableRegularization = true}(a)\n"
+            "  z = DenseLayer{3}(b) }")
+    for every, expected in ((False, 1), (True, 2)):
+        with sd.parameter_registry(sd.ParameterRegistry()):
+            lib = StadynLibrary()
+            build_network(text, lib)
+            exempt = lib.unregularized(every)
+            names = sorted(k for k, p in sd.get_parameters().items() if id(p) in exempt)
+            assert len(names) == 2 * expected and all(
+                n.endswith(("/beta", "/gamma")) for n in names)
+    sgd, rec = _sgd("learningRatesPerSample = 0.5 ; momentumAsTimeConstant = 0 ; "
+                    "L2RegWeight = 0.1 ; disableRegInBatchNormalization = true")
+    assert disable_reg_in_batch_norm(sgd, rec)
+    w = sd.Variable.from_numpy_array(np.full(2, 2.0, np.float32), need_grad=True)
+    g = sd.Variable.from_numpy_array(np.full(2, 2.0, np.float32), need_grad=True)
+    learners = make_learners({"dense/W": w, "bn/gamma": g}, sgd, rec, 100, {"bn/gamma"})
+    assert len(learners) == 2
+    for p in (w, g):
+        p.grad = torch.ones(2)
+    for learner in learners:
+        learner.update(4)
+    # one step of 4 samples, no momentum: w -= 0.5 * (1 + 0.1 * 4 * 2); gamma -= 0.5 * 1
+    np.testing.assert_allclose(w.d, 2.0 - 0.5 * (1 + 0.8), rtol=1e-6)
+    np.testing.assert_allclose(g.d, 2.0 - 0.5, rtol=1e-6)
+    sgd, rec = _sgd("learningRatesPerSample = 0.5 ; disableRegInBatchNormalization = true")
+    assert len(make_learners({"dense/W": w, "bn/gamma": g}, sgd, rec, 100, {"bn/gamma"})) == 1

@@ -43,7 +43,8 @@ from ._config import BrainScriptSource, ConfigRecord, load_config, unused_overri
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
 from ._readers import make_source
-from ._sgd import check_sgd_keys, keep_checkpoint_files, make_learner, parallel_train
+from ._sgd import (check_sgd_keys, disable_reg_in_batch_norm, keep_checkpoint_files,
+                   make_learners, parallel_train)
 from ._train_progress import CNTKProgress, EpochResult, TrainSetting
 from ._write import write_format, write_outputs
 
@@ -194,10 +195,12 @@ class _Runner:
         params = network.learnable(criterion)
         if not params:
             raise ConfigError("the criterion depends on no learnable parameter", *loc_of(cmd.network))
-        learner = make_learner(params, sgd, sgd_rec, epoch_size=sgd.epoch_size)
+        exempt = network.library.unregularized(disable_reg_in_batch_norm(sgd, sgd_rec))
+        learners = make_learners(params, sgd, sgd_rec, sgd.epoch_size,
+                                 {k for k, p in params.items() if id(p) in exempt})
         model = network.output_nodes[0] if network.output_nodes else criterion
         parallel = self.parallel
-        trainer = Trainer(model, (criterion, evals[0] if evals else None), [learner],
+        trainer = Trainer(model, (criterion, evals[0] if evals else None), learners,
                           data_parallel=parallel.data_parallel(params),
                           check_numerics=cmd.check_numerics)
 
@@ -218,7 +221,7 @@ class _Runner:
         log()
 
         if resume_from is not None:
-            resume(log, resume_from, trainer, learner, source, start,
+            resume(log, resume_from, trainer, learners, source, start,
                    lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
                    per_sweep=epoch_size is None)
         elif parallel.is_main:

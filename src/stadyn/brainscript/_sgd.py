@@ -13,6 +13,7 @@ step, clipping per sample (``clippingThresholdPerSample * M``).  Per-epoch vecto
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 from collections.abc import Sequence
@@ -36,7 +37,7 @@ _FIELDS = ("maxEpochs", "epochSize", "minibatchSize", "learningRatesPerSample",
 _EXTRA = ("gradUpdateType", "useNAG", "useNAGMomentum", "useAdagrad", "normWithAveMultiplier",
           "varianceTimeConstant", "fsAdagradTargetAvDenom", "rms_gamma", "rms_wgt_inc",
           "rms_wgt_dec", "rms_wgt_max", "rms_wgt_min", "keepCheckPointFiles", "modelPath",
-          "ParallelTrain")
+          "ParallelTrain", "disableRegInBatchNormalization")
 #: CNTK keys that only tune memory use or logging on CNTK's own engine: accepted, no effect.
 _NO_EFFECT = ("maxTempMemSizeInSamplesForCNN", "numSubminibatches", "maxSamplesInRAM",
               "numMBsToCUDAProfile", "traceLevel", "disableWkInBatchNormal",
@@ -213,6 +214,26 @@ def make_learner(parameters: Any, sgd: SGDConfig, record: ConfigRecord | None = 
         _extra_bool(sgd, record, "useNAGMomentum", False)
     factory = LR.nesterov if nag else LR.momentum_sgd
     return factory(parameters, lr, momentum, unit_gain=True, **common)
+
+
+def make_learners(parameters: dict[str, Any], sgd: SGDConfig, record: ConfigRecord | None,
+                  epoch_size: int | None, unregularized: set[str] = frozenset()) -> list[LR.Learner]:
+    """The learners of an ``SGD`` block: :func:`make_learner` for ``parameters``, and, when the
+    block regularises (``L1RegWeight``/``L2RegWeight``), a second one without regularisation
+    for the parameters named in ``unregularized`` (CNTK's regularisation multiplier 0: the scale
+    and bias of batch normalisation with ``disableRegInBatchNormalization``)."""
+    exempt = {k: v for k, v in parameters.items() if k in unregularized}
+    if not exempt or not (sgd.l1_reg_weight or sgd.l2_reg_weight):
+        return [make_learner(parameters, sgd, record, epoch_size=epoch_size)]
+    rest = {k: v for k, v in parameters.items() if k not in unregularized}
+    plain = dataclasses.replace(sgd, l1_reg_weight=0.0, l2_reg_weight=0.0)
+    learners = [make_learner(rest, sgd, record, epoch_size=epoch_size)] if rest else []
+    return learners + [make_learner(exempt, plain, record, epoch_size=epoch_size)]
+
+
+def disable_reg_in_batch_norm(sgd: SGDConfig, record: ConfigRecord | None) -> bool:
+    """``disableRegInBatchNormalization`` (default false)."""
+    return _extra_bool(sgd, record, "disableRegInBatchNormalization", False)
 
 
 def parallel_train(sgd: SGDConfig, record: ConfigRecord | None, workers: int) -> str | None:
