@@ -168,33 +168,28 @@ def test_configs(root: str) -> list[tuple[str, list[str], str]]:
 # ---------------------------------------------------------------------------------------------
 # One config
 # ---------------------------------------------------------------------------------------------
+# (pattern of an error's first line, its label); the first that matches names the gap
+_LABELS = (
+    (r"unknown function '([^']+)'", "BS function {}"),
+    (r"unknown identifier '([^']+)'", "BS identifier {}"),
+    # BS.Network.Load (...), BS.Seq2Seq.*: namespaces Stadyn's sequences.bs lacks
+    (r"record has no member '(Network|Seq2Seq|RNNs)'", "BS.{}"),
+    (r"gradUpdateType = '([^']+)'", "gradUpdateType {}"),
+    (r"unknown or unsupported SGD key '(?i:(AutoAdjust))'", "SGD AutoAdjust"),
+    (r"unknown or unsupported SGD key '([^']+)'", "SGD key {}"),
+    (r"deserializer type '([^']+)'", "reader {}"),
+    (r"unknown variable '\$([^$]+)\$'", "config variable ${}$ undefined"),
+    (r"precision = \"(\w+)\"", "precision {}"),
+)
+
+
 def _label(exc: BaseException) -> str:
     """A short label for what stopped a config."""
     text = str(exc).splitlines()[0]
-    m = re.search(r"unknown function '([^']+)'", text)
-    if m:
-        return f"BS function {m.group(1)}"
-    m = re.search(r"unknown identifier '([^']+)'", text)
-    if m:
-        return f"BS identifier {m.group(1)}"
-    m = re.search(r"record has no member '(Network|Seq2Seq|RNNs)'", text)
-    if m:                     # BS.Network.Load (...), BS.Seq2Seq.*: namespaces Stadyn lacks
-        return f"BS.{m.group(1)}"
-    m = re.search(r"gradUpdateType = '([^']+)'", text)
-    if m:
-        return f"gradUpdateType {m.group(1)}"
-    m = re.search(r"unknown or unsupported SGD key '([^']+)'", text)
-    if m:
-        return "SGD AutoAdjust" if m.group(1).lower() == "autoadjust" else f"SGD key {m.group(1)}"
-    m = re.search(r"deserializer type '([^']+)'", text)
-    if m:
-        return f"reader {m.group(1)}"
-    m = re.search(r"unknown variable '\$([^$]+)\$'", text)
-    if m:
-        return f"config variable ${m.group(1)}$ undefined"
-    m = re.search(r"precision = \"(\w+)\"", text)
-    if m:
-        return f"precision {m.group(1)}"
+    for pattern, label in _LABELS:
+        m = re.search(pattern, text)
+        if m:
+            return label.format(m.group(1))
     text = re.sub(r"^\S+:\d+:\d+: ", "", text)          # drop the location
     return f"{type(exc).__name__}: {text[:90]}"
 
