@@ -68,3 +68,11 @@ def test_reduction_over_the_whole_sample_gives_one_value_per_sample():
     np.testing.assert_allclose(out["zero"], X.reshape(2, -1).mean(1, keepdims=True), atol=1e-6)
     with pytest.raises(ConfigError, match="axis must be 1 .. 3"):
         _run("bad = ReduceSum (x, axis = 4)", "bad")
+
+
+def test_scale_is_an_element_times_either_way_round():
+    # RegrSimple_CIFAR10.cntk writes Scale (features, featScale); cntk.exe's log validates it as
+    # ElementTimes (features, featScale) : [32 x 32 x 3 x *], [1 x 1] -> [32 x 32 x 3 x *]
+    out = _run("f = Constant (0.25) ; a = Scale (x, f) ; b = Scale (f, x)", "a b")
+    np.testing.assert_array_equal(out["a"], X * 0.25)
+    np.testing.assert_array_equal(out["b"], X * 0.25)

@@ -1,4 +1,4 @@
-"""CNTK's reductions and deprecated aliases for :class:`~._stadyn_library.StadynLibrary` (a
+"""CNTK's reductions, ``Scale`` and deprecated aliases for :class:`~._stadyn_library.StadynLibrary` (a
 mixin: it uses the library's ``_value``, ``_node`` and ``has_batch_axis``).
 
 ``ReduceSum``, ``ReduceMean``, ``ReduceMax``, ``ReduceMin`` and ``ReduceLogSum`` are CNTK's
@@ -21,12 +21,20 @@ __all__ = ["ReduceFunctions"]
 
 
 class ReduceFunctions:
-    """``ReduceSum`` & co. and ``RectifiedLinear`` (CNTK's deprecated name of ``ReLU``)."""
+    """``ReduceSum`` & co., ``RectifiedLinear`` (CNTK's deprecated name of ``ReLU``) and
+    ``Scale``."""
 
     def _init_reductions(self) -> dict[str, Any]:
         return {"ReduceSum": self.ReduceSum, "ReduceMean": self.ReduceMean,
                 "ReduceMax": self.ReduceMax, "ReduceMin": self.ReduceMin,
-                "ReduceLogSum": self.ReduceLogSum, "RectifiedLinear": self.ReLU}
+                "ReduceLogSum": self.ReduceLogSum, "RectifiedLinear": self.ReLU,
+                "Scale": self.Scale}
+
+    def Scale(self, scalarScalingFactor, matrix, tag=""):
+        """``matrix`` times a scalar: CNTK built it as an ``ElementTimes`` of its two inputs
+        (its logs validate ``Scale (features, featScale)`` as ``ElementTimes (features,
+        featScale)``), so either argument may be the scalar."""
+        return self.ElementTimes(scalarScalingFactor, matrix, tag)
 
     def _sample_axes(self, x: Variable, axis: Any, what: str) -> tuple[int, ...]:
         lead = 2 if x.sequence_lengths is not None else int(self.has_batch_axis(x))
