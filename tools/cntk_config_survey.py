@@ -103,10 +103,12 @@ def _find_config(root: str, test_dir: str, name: str) -> str | None:
 
 def baseline_counts(test_dir: str) -> list[list[int]]:
     """``[parameters, tensors]`` of each ``Training N parameters in M ...`` line of the test's
-    ``baseline.txt`` (cntk.exe's log), in order."""
-    path = os.path.join(test_dir, "baseline.txt")
-    if not os.path.exists(path):
+    baseline log (cntk.exe's), in order."""
+    logs = sorted(f for f in os.listdir(test_dir) if re.fullmatch(r"baseline.*\.txt", f))
+    if not logs:
         return []
+    # baseline.txt, else the first of baseline.cpu.txt, baseline.gpu.txt, ...
+    path = os.path.join(test_dir, "baseline.txt" if "baseline.txt" in logs else logs[0])
     with open(path, encoding="utf-8", errors="replace") as f:
         return [[int(a), int(b)] for a, b in
                 re.findall(r"Training (\d+) parameters in (\d+)", f.read())]
@@ -131,7 +133,10 @@ def _overrides(text: str) -> list[str]:
     items = []
     try:
         for arg in shlex.split(text.strip()):
-            items += shlex.split(arg) if " " in arg else [arg]
+            for item in shlex.split(arg) if " " in arg else [arg]:
+                # cntk.exe took a bracketed item too ("[command=TrainConvNet:Test]")
+                bracketed = item.startswith("[") and item.endswith("]")
+                items.append(item[1:-1] if bracketed else item)
     except ValueError:
         return []
     return [a for a in items if "=" in a and "$" != a.split("=", 1)[1][:1]
@@ -346,11 +351,12 @@ def markdown(results: list[dict]) -> str:
     """The gap tables (examples, tests), the examples' table and the tests whose parameter
     counts could be compared with cntk.exe's log."""
     lines = []
-    for kind, title in (("example", "Examples/**/*.cntk"),
-                        ("test", "Tests/EndToEndTests runs with a baseline log")):
+    for kind, title in (("example", "Example configs (`Examples/**/*.cntk`)"),
+                        ("test", "End-to-end test runs with a baseline log "
+                                 "(`Tests/EndToEndTests`)")):
         group = [r for r in results if r["kind"] == kind]
         ready = [r for r in group if not r["gaps"]]
-        lines += [f"**{title}**: {len(group)} configs, {len(ready)} with nothing missing.", "",
+        lines += [f"{title}: {len(group)} configs, {len(ready)} with nothing missing.", "",
                   "| gap | configs it blocks |", "| --- | --- |"]
         counts = collections.Counter(g for r in group for g in r["gaps"])
         lines += [f"| {gap} | {n} |" for gap, n in counts.most_common()]
