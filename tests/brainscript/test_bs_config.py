@@ -121,6 +121,44 @@ def test_variable_errors():
         cfg["d"]
 
 
+def test_a_variable_in_its_own_definition_reads_the_enclosing_blocks():
+    # CNTK's ResNet*_ImageNet1K.cntk: modelPath = "$modelPath$" inside a command block
+    cfg = parse_config('modelPath = "/m/ResNet"\nT = { modelPath = "$modelPath$" ; '
+                       'U = { modelPath = "$modelPath$.1" } }\nx = "$x$"')
+    assert cfg["T"]["modelPath"] == "/m/ResNet"
+    assert cfg["T"]["U"]["modelPath"] == "/m/ResNet.1"
+    with pytest.raises(ConfigError, match=r"circular variable reference '\$x\$'"):
+        cfg["x"]
+
+
+def test_an_unquoted_variable_may_name_a_block():
+    # CNTK's G2P.cntk: input = $cntkReaderInputDef$ (CNTK substituted the block's text)
+    cfg = parse_config('dim = 7\ndef = { raw = { alias = "S0" ; dim = $dim$ } }\n'
+                       'R = { input = $def$ ; quoted = "$def$" }', "v.cntk")
+    assert cfg["R"]["input"]["raw"]["dim"] == "7"
+    assert cfg["R"].get_record("input")["raw"]["alias"] == "S0"
+    with pytest.raises(ConfigError, match="names a block"):
+        cfg["R"]["quoted"]
+    # inside an array of blocks, as G2P.cntk's deserializers = ({ ... input = $def$ })
+    cfg = parse_config('def = { raw = { dim = 3 } }\nR = { d = ({ type = "T" ; input = $def$ }) }')
+    assert cfg["R"]["d"][0]["input"]["raw"]["dim"] == "3"
+
+
+def test_windows_infinity_reads_as_infinity():
+    # CNTK's configs write clippingThresholdPerSample = 1#INF (CNTK's ConfigValue read '#inf')
+    cfg = parse_config("T = { SGD = { clippingThresholdPerSample = 1#INF ; lr = 1#inf } }")
+    assert cfg["T"]["SGD"].get_float("clippingThresholdPerSample") == math.inf
+    assert cfg["T"]["SGD"].get_float("lr") == math.inf
+
+
+def test_a_renamed_network_builder_is_not_read_as_config():
+    # CNTK's Speech/QuickE2E: a switched-off BrainScriptNetworkBuilder_plain = [ // ... ]
+    cfg = parse_config("T = { BrainScriptNetworkBuilder_plain = [ // note: a BrainScript comment\n"
+                       "  z = x ] ; a = 1 }")
+    assert cfg["T"]["a"] == "1"
+    assert "// note" in cfg["T"]["BrainScriptNetworkBuilder_plain"].text
+
+
 def test_command_line_overrides_win_and_reach_variables():
     text = 'rootDir = ".." ; dataDir = "$rootDir$/data"\nTrain = { SGD = { maxEpochs = 80 ; mb = 64 } }'
     cfg = parse_config(text, overrides=["rootDir=/mnt", "Train.SGD.maxEpochs=2"])

@@ -329,8 +329,8 @@ def test_unknown_sgd_key_is_named_with_its_location():
     assert "'learningRatePerSample'" in str(err.value)
     assert "did you mean 'learningRatesPerSample'" in str(err.value)
     assert (err.value.path, err.value.line, err.value.column) == ("sgd.cntk", 2, 1)
-    sgd, rec = _sgd("learningRatesPerSample = 0.1 ; gradUpdateType = AdaGrad")
-    with pytest.raises(ConfigError, match="gradUpdateType = 'AdaGrad' is not supported"):
+    sgd, rec = _sgd("learningRatesPerSample = 0.1 ; gradUpdateType = AdaGrd")
+    with pytest.raises(ConfigError, match="gradUpdateType = 'AdaGrd' is not known"):
         make_learner([w], sgd, rec, epoch_size=10)
 
 

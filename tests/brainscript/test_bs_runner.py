@@ -226,6 +226,51 @@ def test_every_evaluation_node_is_logged(mnist, tmp_path):
                      r"ce = \S+ \* 64; perplexity = \S+$", log.getvalue(), re.M)
 
 
+def _mnist_arrays(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    rows = [line.split("|") for line in path.read_text().split("\n") if line]
+    labels = np.array([[float(v) for v in r[1].split()[1:]] for r in rows], dtype=np.float32)
+    features = np.array([[float(v) for v in r[2].split()[1:]] for r in rows], dtype=np.float32)
+    return features, labels
+
+
+def test_cv_reader_is_evaluated_after_each_epoch_as_cntk_did(mnist, tmp_path):
+    # CNTK's SGD: after each epoch, the criterion and evaluation nodes over the cvReader set in
+    # minibatches of the training minibatchSize (64 -> 1 of 64 samples), then the model file
+    path, _, _ = _edited(tmp_path, "    SGD = {\n", """    cvReader = {
+        readerType = "CNTKTextFormatReader"
+        file = "$DataDir$/Test-28x28_cntk_text.txt"
+        input = { features = { dim = 784 ; format = "dense" } ; labels = { dim = 10 } }
+    }
+    SGD = {
+""")
+    log = io.StringIO()
+    result = run(path, [f"dataDir={mnist}", f"outputDir={tmp_path}", "command=trainNetwork",
+                        "trainNetwork.SGD.maxEpochs=2", "trainNetwork.SGD.epochSize=256",
+                        "trainNetwork.SGD.minibatchSize=32"], out=log)
+    text = log.getvalue()
+    validate = re.findall(r"^Final Results: Minibatch\[1-2\]: ce = (\d+\.\d{8}) \* 64; "
+                          r"perplexity = \S+; errs = (\d+\.\d{3})% \* 64\n"
+                          r"Finished Epoch\[ (\d) of 2\]: \[Validate\] ce = \1 \* 64; "
+                          r"errs = \2% \* 64\n", text, re.M)
+    assert [v[2] for v in validate] == ["1", "2"], text
+    order = [text.index(s) for s in ("Finished Epoch[ 1 of 2]: [Training]",
+                                     "Finished Epoch[ 1 of 2]: [Validate]",
+                                     "SGD: Saving checkpoint model")]
+    assert order == sorted(order)
+    # the last validation is the final model's: an independent evaluation on the test file
+    features, labels = _mnist_arrays(mnist / "Test-28x28_cntk_text.txt")
+    net = sd.load(tmp_path / "Models" / "01_OneHidden", batch_size=64)
+    with sd.training(False):
+        z = net(features=features.reshape(64, 1, 28, 28), labels=labels)["out.z"]
+    shifted = z - z.max(1, keepdims=True)
+    logp = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
+    ce, errs = float(validate[1][0]), float(validate[1][1])
+    assert ce == pytest.approx(-(labels * logp).sum(1).mean(), abs=1e-6)
+    assert errs == pytest.approx(100 * (z.argmax(1) != labels.argmax(1)).mean(), abs=1e-3)
+    epochs = result.commands["trainNetwork"]
+    assert epochs[1].validation["ce"] == pytest.approx(ce, abs=1e-8)
+
+
 def test_stderr_key_writes_the_log_to_a_file_too(mnist, tmp_path):
     text = _one_hidden(mnist, tmp_path, "trainNetwork.SGD.maxEpochs=1",
                        f"stderr={tmp_path}/logs/OneHidden_bs_out")

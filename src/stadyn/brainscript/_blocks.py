@@ -357,6 +357,47 @@ def _randomize(rec: ConfigRecord) -> bool:
                    value.loc) from None
 
 
+# CNTK's legacy ImageReader passed the feature stream's block to each of its transformers in
+# this order (ImageReader.cpp); each read its own keys.
+_LEGACY_IMAGE_TRANSFORMS = (
+    ("Crop", {"croptype", "cropsize", "sideratio", "arearatio", "aspectratio", "jittertype",
+              "cropratio", "hflip"}),
+    ("Scale", {"width", "height", "channels", "interpolations", "scalemode", "padvalue"}),
+    ("Color", {"brightnessradius", "contrastradius", "saturationradius"}),
+    ("Mean", {"meanfile"}),
+)
+_LEGACY_IMAGE_UNSUPPORTED = {"intensityfile", "intensitystddev"}
+
+
+def _legacy_image_reader(rec: ConfigRecord) -> tuple[DeserializerConfig, set[str]]:
+    """``readerType = "ImageReader"`` with ``file``, a feature block (``width``, ``height``,
+    ``channels``, ``cropType``, ..., ``meanFile``) and a label block (``labelDim``): the
+    ``ImageDeserializer`` with CNTK's transforms Crop, Scale, Color (when a radius is given) and
+    Mean (when a ``meanFile`` is), in that order; and the names of the two blocks."""
+    blocks = [k for k in rec if isinstance(rec.peek(k), ConfigRecord)]
+    labels = [k for k in blocks if "labelDim" in rec.get_record(k)]
+    features = [k for k in blocks if k not in labels]
+    if len(labels) != 1 or len(features) != 1:
+        raise _err(f"'{rec.path}': an ImageReader needs one feature block (width = ...) and one "
+                   f"label block (labelDim = ...), got {', '.join(blocks) or 'none'}", rec.loc)
+    feat = rec.get_record(features[0])
+    keys = {k.lower(): k for k in feat}
+    for key in sorted(set(keys) & _LEGACY_IMAGE_UNSUPPORTED):
+        raise _err(f"ImageReader: '{keys[key]}' (the intensity transform) is not supported yet",
+                   feat.location(keys[key]))
+    transforms, used = [], set()
+    for kind, names in _LEGACY_IMAGE_TRANSFORMS:
+        mine = {keys[k]: _auto(feat[keys[k]]) for k in sorted(set(keys) & names)}
+        used |= set(mine)
+        if mine or kind in ("Crop", "Scale"):
+            transforms.append(TransformConfig(kind, mine, feat.loc))
+    image = StreamConfig(name=str(features[0]), transforms=tuple(transforms),
+                         params={k: _auto(feat[k]) for k in feat if k not in used})
+    label = _stream(rec.get_record(labels[0]), str(labels[0]))
+    return DeserializerConfig("ImageDeserializer", str(rec.get_str("file")), (image, label),
+                              module="ImageReader", loc=rec.loc), {features[0], labels[0]}
+
+
 def reader_config(rec: ConfigRecord) -> ReaderConfig:
     """Read a ``reader`` (or ``cvReader``) block.
 
@@ -379,13 +420,17 @@ def reader_config(rec: ConfigRecord) -> ReaderConfig:
     elif reader_type is not None and reader_type.lower() in _TEXT_READERS:
         deserializers.append(DeserializerConfig("CNTKTextFormatDeserializer", str(rec.get_str("file")),
                                                 _streams(rec), loc=rec.loc))
+    consumed: set[str] = set()
+    if not deserializers and reader_type is not None and reader_type.lower() == "imagereader":
+        image, consumed = _legacy_image_reader(rec)
+        deserializers.append(image)
     return ReaderConfig(
         deserializers=tuple(deserializers),
         reader_type=None if reader_type is None else str(reader_type),
         randomize=_randomize(rec),
         keep_data_in_memory=rec.get_bool("keepDataInMemory", False),
         verbosity=rec.get_int("verbosity", 0),
-        extra=_extra(rec, _READER_KEYS),
+        extra={k: v for k, v in _extra(rec, _READER_KEYS).items() if k not in consumed},
         loc=rec.loc,
     )
 

@@ -133,6 +133,18 @@ def epoch_line(epoch: int, max_epochs: int, names: Sequence[str],
                    f"{learning_rate:.8g}; epochTime={seconds:.6g}s")
 
 
+def validation_line(epoch: int, max_epochs: int, names: Sequence[str],
+                    totals: Sequence[Sequence[float]]) -> str:
+    """``Finished Epoch[ e of E]: [Validate] <criteria>``: the ``cvReader`` set after an epoch.
+
+    >>> validation_line(0, 2, ["ce", "errs"], [(6924.5, 1000), (997, 1000)])
+    'Finished Epoch[ 1 of 2]: [Validate] ce = 6.92450000 * 1000; errs = 99.700% * 1000'
+    """
+    return f"Finished Epoch[{epoch + 1:2d} of {max_epochs}]: [Validate] " + "".join(
+        format_criterion(name, total, n, semicolon=k + 1 < len(names))
+        for k, (name, (total, n)) in enumerate(zip(names, totals)))
+
+
 def results_line(first: int, last: int, names: Sequence[str], totals: Sequence[Sequence[float]],
                  logged: Sequence[Sequence[float]], perplexity: Sequence[bool],
                  final: bool) -> str:

@@ -21,6 +21,7 @@ Every value remembers its file, line and column; every error names them.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -44,6 +45,7 @@ __all__ = [
 VECTOR_LIMIT = 1 << 20
 
 # `$name$`: a name starts with a letter or `_` and holds none of CNTK's forbidden characters.
+_INF = re.compile(r"[+-]?[0-9.]+#inf", re.I)
 _VAR = re.compile(r"\$([A-Za-z_][^,/<>?;':\"\[\]{}\\|!@#%^&*()+=~` \t\n$]*)\$")
 
 
@@ -146,7 +148,10 @@ class ConfigRecord(Mapping):
         if entry is None:
             return self[key]                 # the missing-key error
         if key.lower() not in self._cache:
-            self._cache[key.lower()] = self._resolve(entry.value, self._child_path(entry.key), set())
+            # the key being read is "active": a ``$key$`` in its own value means the key of an
+            # enclosing block (CNTK's ``modelPath = "$modelPath$"`` in a command block)
+            self._cache[key.lower()] = self._resolve(entry.value, self._child_path(entry.key),
+                                                     {(id(self), key.lower())})
         return self._cache[key.lower()]
 
     def __contains__(self, key: object) -> bool:
@@ -201,30 +206,50 @@ class ConfigRecord(Mapping):
         if isinstance(value, _Block):
             return ConfigRecord(value, self, path)
         if isinstance(value, _Scalar):
+            whole = None if value.quoted else _VAR.fullmatch(value.text.strip())
+            if whole is not None:         # ``input = $readerInputs$``: a block by its name
+                rec, entry = self._find_variable(whole.group(1), value.loc, active)
+                if isinstance(entry.value, _Block):
+                    entry.read = True
+                    return ConfigRecord(entry.value, rec, path)
             return ConfigString(self._substitute(value.text, value.loc, active), value.loc, value.quoted)
         if isinstance(value, _List):
             items = [self._resolve(v, f"{path}[{k}]", active) for k, v in enumerate(value.items)]
-            return ConfigList(items, value.loc, self._substitute(value.text, value.loc, active))
+            # the array's text: a block named in it (``({ input = $inputs$ })``) stays as written
+            return ConfigList(items, value.loc,
+                              self._substitute(value.text, value.loc, active, keep_blocks=True))
         if isinstance(value, _Raw):
             return BrainScriptSource(self._substitute(value.text, value.loc, active), value.loc.path,
                                      value.loc.line, value.loc.column)
         raise TypeError(value)  # pragma: no cover - the reader makes only the kinds above
 
-    def _substitute(self, text: str, loc: SourceLocation, active: set) -> str:
+    def _substitute(self, text: str, loc: SourceLocation, active: set,
+                    keep_blocks: bool = False) -> str:
         if "$" not in text:
             return text
-        return _VAR.sub(lambda m: self._variable(m.group(1), loc, active), text)
+        return _VAR.sub(lambda m: self._variable(m.group(1), loc, active, keep_blocks), text)
 
-    def _variable(self, name: str, loc: SourceLocation, active: set) -> str:
+    def _find_variable(self, name: str, loc: SourceLocation, active: set) -> tuple[ConfigRecord, Any]:
+        """The block defining ``$name$`` and its entry: the nearest one around, passing over a
+        definition whose value is being resolved (``x = "$x$"`` reads the ``x`` of an enclosing
+        block, as CNTK did)."""
         rec: ConfigRecord | None = self
-        while rec is not None and name.lower() not in rec._block.entries:
+        skipped = False
+        while rec is not None and (name.lower() not in rec._block.entries or
+                                   (id(rec), name.lower()) in active):
+            skipped = skipped or name.lower() in rec._block.entries
             rec = rec._parent
+        if rec is None and skipped:
+            raise _err(f"circular variable reference '${name}$'", loc)
         if rec is None:
             raise _err(f"unknown variable '${name}$': no key '{name}' in this block or around it", loc)
+        return rec, rec._block.entries[name.lower()]
+
+    def _variable(self, name: str, loc: SourceLocation, active: set,
+                  keep_blocks: bool = False) -> str:
+        rec, _ = self._find_variable(name, loc, active)
         marker = (id(rec), name.lower())
-        if marker in active:
-            raise _err(f"circular variable reference '${name}$'", loc)
-        if len(active) >= NESTING_LIMIT:
+        if len(active) > NESTING_LIMIT:      # (``active`` holds the key being read, too)
             raise _err(f"variable references ('$name$' in the value of a name) nested more than "
                        f"{NESTING_LIMIT} levels deep, at '${name}$'", loc)
         entry = rec._block.entries[name.lower()]
@@ -233,7 +258,9 @@ class ConfigRecord(Mapping):
         if isinstance(value, _Scalar):
             return rec._substitute(value.text, entry.loc, active | {marker})
         if isinstance(value, _List):
-            return rec._substitute(value.text, entry.loc, active | {marker})
+            return rec._substitute(value.text, entry.loc, active | {marker}, keep_blocks)
+        if keep_blocks:
+            return f"${name}$"
         raise _err(f"variable '${name}$' names a block, not a value", loc)
 
     # ---- typed getters -----------------------------------------------------------------------
@@ -342,7 +369,15 @@ def to_bool(s: str) -> bool:
 
 
 def to_float(s: str) -> float:
-    return float(s.strip())
+    """A number; ``1#INF`` (how Windows printed infinity) is infinity, as CNTK read it.
+
+    >>> to_float(" 0.5 "), to_float("1#INF")
+    (0.5, inf)
+    """
+    text = s.strip()
+    if _INF.fullmatch(text):
+        return math.inf
+    return float(text)
 
 
 def to_int(s: str) -> int:

@@ -211,7 +211,9 @@ class _Reader:
             value_nodes = rest
         else:
             raise self.error(f"expected '=' after key '{head}', got {_describe(rest[0])}", rest[0])
-        if parts[-1].lower() in RAW_KEYS:
+        # a network description, also one renamed to switch it off (CNTK's configs keep
+        # ``BrainScriptNetworkBuilder_plain = [ ... ]`` beside the one in use): not config text
+        if parts[-1].lower().startswith(tuple(RAW_KEYS)):
             value: Any = _Raw(self.source(value_nodes), self.loc(value_nodes[0]))
         else:
             value = self._value(value_nodes, depth)

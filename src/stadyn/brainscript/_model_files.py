@@ -183,10 +183,10 @@ def save_epoch(log: Callable[[str], None], model_path: str, epoch: int, max_epoc
             os.remove(previous)
 
 
-def resume(log: Callable[[str], None], model_file: str, trainer, learner, source, start: int,
+def resume(log: Callable[[str], None], model_file: str, trainer, learners, source, start: int,
            epoch_size: Callable[[], int], per_sweep: bool = False) -> None:
     """Continue from ``model_file`` (CNTK's restart): its parameters, then its checkpoint (the
-    learner's state, counters, the reader's position); without a checkpoint the learner starts
+    learners' state, counters, the reader's position); without a checkpoint the learners start
     afresh at the samples of ``start`` epochs of ``epoch_size()`` samples, as CNTK warned (and,
     ``per_sweep``: an epoch is one sweep, after ``start`` sweeps)."""
     try:
@@ -208,6 +208,7 @@ def resume(log: Callable[[str], None], model_file: str, trainer, learner, source
     position = source.get_checkpoint_state()
     position.update(position=start * epoch_size, samples=start * epoch_size)
     source.restore_from_checkpoint(position)
-    learner.samples_seen = start * epoch_size
-    learner.sweeps_seen = start if per_sweep else 0    # (a schedule per sweep: by epochs)
+    for learner in learners:
+        learner.samples_seen = start * epoch_size
+        learner.sweeps_seen = start if per_sweep else 0    # (a schedule per sweep: by epochs)
     trainer.total_number_of_samples_seen = start * epoch_size

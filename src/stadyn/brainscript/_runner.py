@@ -3,9 +3,11 @@
 * ``train``: build the network of ``BrainScriptNetworkBuilder`` with :class:`StadynLibrary`, the
   learner of the ``SGD`` block and the minibatch source of the ``reader`` block; train
   ``maxEpochs`` epochs of ``epochSize`` samples (a full sweep when 0) in minibatches of
-  ``minibatchSize``, printing CNTK's lines; save the model after every epoch (``modelPath.<n>``,
+  ``minibatchSize``, printing CNTK's lines; evaluate the ``cvReader`` set after every epoch
+  (``Finished Epoch[...]: [Validate] ...``); save the model after every epoch (``modelPath.<n>``,
   and ``modelPath`` after the last epoch) with its checkpoint (``<model>.ckp``: learner state,
   sample counts, reader position); on a restart, continue after the last saved epoch.
+* ``write``: the values of ``outputNodeNames`` over the reader, as text files (:mod:`._write`).
 * ``test`` / ``eval``: load ``modelPath``, evaluate ``evalNodeNames`` (default: the evaluation and
   criterion nodes) over one sweep of the ``reader`` and print ``Final Results: ...``.
 
@@ -17,6 +19,7 @@ resuming from them (make mode) are :mod:`._model_files`.
 
 from __future__ import annotations
 
+import dataclasses
 import io as _io
 import os
 import warnings
@@ -28,22 +31,22 @@ import numpy as np
 import torch
 
 from .. import functions as F
-from .. import io
-from .._errors import ConfigError, ModelFileError, StadynError
+from .._errors import ConfigError, ModelFileError
 from .._random import seed
-from ..graph import Variable, context, context_scope, topological_nodes
-from ..parametric import ParameterRegistry, get_parameters, parameter_registry
+from ..graph import Variable, context, context_scope
+from ..parametric import ParameterRegistry, parameter_registry
 from ..train import Trainer, evaluate_sums
 from ._blocks import CommandConfig, RunConfig, per_epoch, run_config
-from ._build import build_network
-from ._cntk_log import CNTKLog, banner, cntk_shape_text, format_criterion, results_line
+from ._command_network import CommandNetwork, InputSource, Validation, loc_of, record_loc
+from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, results_line)
 from ._config import BrainScriptSource, ConfigRecord, load_config, unused_overrides
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
 from ._readers import make_source
-from ._sgd import check_sgd_keys, keep_checkpoint_files, make_learner
-from ._stadyn_library import StadynLibrary
+from ._sgd import (check_sgd_keys, disable_reg_in_batch_norm, keep_checkpoint_files,
+                   make_learners, parallel_train)
 from ._train_progress import CNTKProgress, EpochResult, TrainSetting
+from ._write import write_format, write_outputs
 
 __all__ = ["run", "run_config_file", "RunResult", "EpochResult", "EvalResult", "model_name",
            "format_criterion"]
@@ -71,170 +74,8 @@ class RunResult:
 
 
 # ---------------------------------------------------------------------------------------------
-# Networks
+# Data-parallel jobs
 # ---------------------------------------------------------------------------------------------
-class _Network:
-    """A network built from BrainScript in the current parameter registry, with name lookups."""
-
-    def __init__(self, source: BrainScriptSource, dropout_rate: float):
-        self.library = StadynLibrary(dropout_rate)
-        self.net = build_network(source, self.library)
-        self.source = source
-        tagged = self.library.tagged
-        self.criterion_nodes = self.net.criterion_nodes or tagged["criterion"]
-        self.evaluation_nodes = self.net.evaluation_nodes or tagged["evaluation"]
-        self.output_nodes = self.net.output_nodes or tagged["output"]
-
-    def name(self, node: Variable) -> str:
-        name = self.net.name_of(node)
-        if name is None:
-            raise ConfigError("a node of the network has no name (give it a member name, "
-                              "e.g. ce = CrossEntropyWithSoftmax(...))", *_loc(self.source))
-        return name
-
-    def node(self, name: str, where: tuple) -> Variable:
-        node = self.net.nodes.get(name)
-        if node is None:
-            for key, value in self.net.nodes.items():
-                if key.lower() == name.lower():
-                    return value
-            names = ", ".join(self.net.nodes)
-            raise ConfigError(f"the network has no node '{name}' (its nodes: {names})", *where)
-        return node
-
-    def inputs_of(self, roots: Sequence[Variable]) -> list[tuple[str, Variable]]:
-        """The ``Input`` nodes ``roots`` depend on, with their names."""
-        leaves = {id(v) for n in topological_nodes(list(roots)) for v in n.inputs
-                  if v.parent is None}
-        leaves |= {id(r) for r in roots}
-        return [(self.name(v), v) for v in self.library.inputs if id(v) in leaves]
-
-    def model_file_parts(self) -> tuple[dict[str, Variable], dict[str, Variable]]:
-        """What the model file holds: every named node computed by the graph, and the inputs."""
-        outputs = {name: v for name, v in self.net.nodes.items()
-                   if isinstance(v, Variable) and v.parent is not None}
-        return outputs, {self.name(v): v for v in self.library.inputs}
-
-    def learnable(self, root: Variable) -> dict[str, Variable]:
-        """The trainable parameters ``root`` depends on, by registry name."""
-        leaves = {id(v) for n in topological_nodes([root]) for v in n.inputs if v.parent is None}
-        return {k: v for k, v in get_parameters().items() if id(v) in leaves}
-
-
-def _sample_shape(var: Variable) -> tuple[int, ...]:
-    """One sample's (one step's, for a sequence input) shape."""
-    return tuple(var.shape[2:] if var.sequence_lengths is not None else var.shape[1:])
-
-
-def _loc(source: Any) -> tuple:
-    loc = getattr(source, "loc", None)
-    return () if loc is None else (loc.path, loc.line, loc.column)
-
-
-def _record_loc(record: ConfigRecord, key: str) -> tuple:
-    try:
-        loc = record.location(key)
-    except KeyError:
-        loc = record.loc
-    return () if loc is None else (loc.path, loc.line, loc.column)
-
-
-class _InputSource:
-    """The reader as a source of the network's inputs, for :meth:`Trainer.fit`: maps the inputs
-    to reader streams (by name, as CNTK did) and reshapes the data to each input's per-sample
-    shape when only the layout differs (784 values -> 1x28x28).  Its minibatches are keyed by
-    the input Variables; checkpoints and sizes are the reader's."""
-
-    def __init__(self, inputs: list[tuple[str, Variable]], source: io.MinibatchSource,
-                 reader_loc: tuple):
-        self.source = source
-        streams = list(source.streams)
-        self.pairs: list[tuple[Variable, str]] = []
-        for name, var in inputs:
-            match = next((s for s in streams if s == name), None) or \
-                next((s for s in streams if s.lower() == name.lower()), None)
-            if match is None:
-                raise ConfigError(f"the reader has no stream for the network input '{name}' "
-                                  f"(its streams: {', '.join(streams)})", *reader_loc)
-            info = source.streams[match]
-            sample = _sample_shape(var)
-            if info.shape is not None and int(np.prod(info.shape)) != int(np.prod(sample)):
-                raise ConfigError(
-                    f"reader stream '{match}' delivers samples of shape {info.shape} "
-                    f"({int(np.prod(info.shape))} values) but the network input '{name}' has "
-                    f"{cntk_shape_text(sample)} ({int(np.prod(sample))} values)",
-                    *reader_loc)
-            self.pairs.append((var, match))
-        self.input_map = {var: stream for var, stream in self.pairs}
-
-    @property
-    def sweep_size(self) -> int:
-        return self.source.sweep_size
-
-    @property
-    def labels_per_sequence(self) -> bool:
-        """Whether some input is a sequence and some is per sequence: the trainer then counts
-        sequences where the reader (and a minibatch size) counts steps."""
-        sequences = [var.sequence_lengths is not None for var, _ in self.pairs]
-        return any(sequences) and not all(sequences)
-
-    def label_sweep_size(self, reader: Any) -> int:
-        """One sweep counted as the trainer counts samples (CNTK's rule: the labels' samples,
-        i.e. sequences where some input is per sequence, steps where all are sequences); the
-        reader's own count when no input is a sequence.  Reads the sweep once (only to resume
-        without a checkpoint: training reads sweeps as it goes)."""
-        if all(var.sequence_lengths is None for var, _ in self.pairs):
-            return self.source.sweep_size
-        per_sequence = any(var.sequence_lengths is None for var, _ in self.pairs)
-        once = make_source(reader, max_sweeps=1)
-        total = 0
-        try:
-            while True:
-                mb = once.next_minibatch(1 << 16, {var: s for var, s in self.pairs})
-                if not mb:
-                    return total
-                parts = [mb[var] for var, _ in self.pairs]
-                total += parts[0].num_sequences if per_sequence else \
-                    max(p.num_samples for p in parts)
-        finally:
-            once.close()
-
-    def get_checkpoint_state(self) -> dict:
-        return self.source.get_checkpoint_state()
-
-    def restore_from_checkpoint(self, state: dict) -> None:
-        self.source.restore_from_checkpoint(state)
-
-    def next_minibatch(self, size: int, input_map=None, **partition) -> dict:
-        """``{input: array}`` of the next ``size`` samples (``{}`` when the data is done); the
-        inputs are this object's own, so ``input_map`` (fit passes :attr:`input_map`) is not
-        read."""
-        return self.read(size, **partition)[0]
-
-    def read(self, size: int, **partition) -> tuple[dict, int]:
-        """The next minibatch and its sample count."""
-        minibatch = self.source.next_minibatch(size, self.input_map, **partition)
-        data: dict[Variable, np.ndarray] = {}
-        count = 0
-        if not minibatch:
-            return data, count
-        for var, stream in self.pairs:
-            mb = minibatch[var]
-            count = mb.num_samples
-            if var.sequence_lengths is not None:      # a sequence input: the trainer pads
-                data[var] = mb
-                continue
-            arr = mb.data
-            sample = tuple(var.shape[1:])
-            if tuple(arr.shape[1:]) != sample:
-                if int(np.prod(arr.shape[1:])) != int(np.prod(sample)):
-                    raise StadynError(f"stream '{stream}' delivered samples of shape "
-                                      f"{tuple(arr.shape[1:])}; the input needs {sample}")
-                arr = arr.reshape((arr.shape[0],) + sample)
-            data[var] = arr
-        return data, count
-
-
 class _Parallel:
     """This process's place in a data-parallel job (``stadyn train --nproc N`` starts the
     workers; each runs the config).  Alone: rank 0 of 1, and every method is a no-op."""
@@ -293,11 +134,15 @@ class _Runner:
         log()
         banner(log, f"{cmd.name} command ({cmd.action} action)")
         log()
-        ctx = _device(cmd.device_id, cmd.precision, _record_loc(cmd.record, "action"))
+        ctx = _device(cmd.device_id, cmd.precision, record_loc(cmd.record, "action"))
         with context_scope(ctx), parameter_registry(ParameterRegistry()):
             if cmd.action == "train":
                 self.result.commands[cmd.name] = self.train(cmd)
-            elif self.parallel.is_main:  # data-parallel workers leave evaluation to rank 0
+            elif not self.parallel.is_main:   # data-parallel workers leave these to rank 0
+                pass
+            elif cmd.action == "write":
+                self.result.commands[cmd.name] = self.write(cmd)
+            else:
                 self.result.commands[cmd.name] = self.evaluate(cmd)
         log(f'Action "{cmd.action}" complete.')
         log()
@@ -305,13 +150,16 @@ class _Runner:
     # -- train ------------------------------------------------------------------------------
     def train(self, cmd: CommandConfig) -> list[EpochResult]:
         log, rec = self.log, cmd.record
-        where = _record_loc(rec, "action")
+        where = record_loc(rec, "action")
         for key, value in (("BrainScriptNetworkBuilder", cmd.network), ("SGD", cmd.sgd),
                            ("reader", cmd.reader), ("modelPath", cmd.model_path)):
             if value is None:
                 raise ConfigError(f"command '{cmd.name}' (action train) needs '{key}'", *where)
         sgd, sgd_rec = cmd.sgd, rec.get_record("SGD")
         check_sgd_keys(sgd, sgd_rec)   # sgd_config checked the ranges (maxEpochs >= 1, ...)
+        note = parallel_train(sgd, sgd_rec, self.parallel.size)
+        if note is not None:
+            log(note)
         max_epochs, model_path = sgd.max_epochs, cmd.model_path
         start, resume_from = start_epoch(model_path, max_epochs,
                                           rec.get_bool("makeMode", True, inherited=True), log)
@@ -326,19 +174,19 @@ class _Runner:
         if not 0 <= seed_offset < 2 ** 32:
             value = rec.lookup("randomSeedOffset")
             raise ConfigError(f"randomSeedOffset must lie in [0, 2**32), got {value}",
-                              *_loc(value))
+                              *loc_of(value))
         seed(seed_offset)  # CNTK's initialisation is deterministic too
-        network = _Network(cmd.network, per_epoch(sgd.dropout_rate, start))
+        network = CommandNetwork(cmd.network, per_epoch(sgd.dropout_rate, start))
         if not network.criterion_nodes:
             raise ConfigError("the network declares no criterion node (criterionNodes = (ce))",
-                              *_loc(cmd.network))
+                              *loc_of(cmd.network))
         criterion = network.criterion_nodes[0]
         crit_name = network.name(criterion)
         evals = [n for n in network.evaluation_nodes if n is not criterion]
         eval_names = [network.name(n) for n in evals]
         source = make_source(cmd.reader, warn=log.raw)
-        reader_loc = _record_loc(rec, "reader")
-        inputs = _InputSource(network.inputs_of([criterion] + evals), source, reader_loc)
+        reader_loc = record_loc(rec, "reader")
+        inputs = InputSource(network.inputs_of([criterion] + evals), source, reader_loc)
         # epochSize = 0: an epoch is one sweep, ended where the reader's sweep ends (fit), so
         # the data is not read once more up front to count a sweep's labels
         epoch_size = sgd.epoch_size or None
@@ -346,11 +194,13 @@ class _Runner:
             raise ConfigError("the training reader delivers no samples", *reader_loc)
         params = network.learnable(criterion)
         if not params:
-            raise ConfigError("the criterion depends on no learnable parameter", *_loc(cmd.network))
-        learner = make_learner(params, sgd, sgd_rec, epoch_size=sgd.epoch_size)
+            raise ConfigError("the criterion depends on no learnable parameter", *loc_of(cmd.network))
+        exempt = network.library.unregularized(disable_reg_in_batch_norm(sgd, sgd_rec))
+        learners = make_learners(params, sgd, sgd_rec, sgd.epoch_size,
+                                 {k for k, p in params.items() if id(p) in exempt})
         model = network.output_nodes[0] if network.output_nodes else criterion
         parallel = self.parallel
-        trainer = Trainer(model, (criterion, evals[0] if evals else None), [learner],
+        trainer = Trainer(model, (criterion, evals[0] if evals else None), learners,
                           data_parallel=parallel.data_parallel(params),
                           check_numerics=cmd.check_numerics)
 
@@ -371,16 +221,21 @@ class _Runner:
         log()
 
         if resume_from is not None:
-            resume(log, resume_from, trainer, learner, source, start,
+            resume(log, resume_from, trainer, learners, source, start,
                    lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
                    per_sweep=epoch_size is None)
         elif parallel.is_main:
             save_model(model_name(model_path, start - 1, max_epochs), *network.model_file_parts())
         setting = TrainSetting(cmd.name, sgd, [crit_name] + eval_names, cmd.trace_level,
                                seed_offset, model_path, keep_checkpoint_files(sgd, sgd_rec))
+        validate = None
+        if cmd.cv_reader is not None:
+            validate = Validation(network, [criterion] + evals, [crit_name] + eval_names,
+                                   cmd, log)
         progress = CNTKProgress(setting, log, network.library, source,
                                 network.model_file_parts(), parallel, self.epoch_callback,
-                                labels_per_sequence=inputs.labels_per_sequence)
+                                labels_per_sequence=inputs.labels_per_sequence,
+                                validate=validate)
         # CNTK's loop: stop on a NaN where it is logged (the callback), not before the update
         trainer.fit(inputs, inputs.input_map, epochs=max_epochs, epoch_size=epoch_size,
                     minibatch_size=list(sgd.minibatch_size), initial_epoch=start,
@@ -389,10 +244,9 @@ class _Runner:
         source.close()
         return progress.results
 
-    # -- test / eval ------------------------------------------------------------------------
-    def evaluate(self, cmd: CommandConfig) -> EvalResult:
-        log, rec = self.log, cmd.record
-        where = _record_loc(rec, "action")
+    def _trained_network(self, cmd: CommandConfig) -> CommandNetwork:
+        """A test/eval/write command's network with the parameters of its model file."""
+        where = record_loc(cmd.record, "action")
         if cmd.reader is None:
             raise ConfigError(f"command '{cmd.name}' (action {cmd.action}) needs a 'reader'",
                               *where)
@@ -400,7 +254,7 @@ class _Runner:
             raise ConfigError(f"command '{cmd.name}' (action {cmd.action}) needs 'modelPath'",
                               *where)
         source_text = cmd.network or self._network_for(cmd)
-        network = _Network(source_text, 0.0)
+        network = CommandNetwork(source_text, 0.0)
         if not os.path.exists(cmd.model_path):
             raise ConfigError(f"model file '{cmd.model_path}' does not exist (train it first)",
                               *where)
@@ -408,10 +262,44 @@ class _Runner:
             load_model_parameters(cmd.model_path)
         except ModelFileError as exc:
             raise ConfigError(f"cannot load the model: {exc}", *where) from None
+        return network
+
+    # -- write --------------------------------------------------------------------------------
+    def write(self, cmd: CommandConfig) -> dict[str, Any]:
+        """CNTK's ``write`` action (:mod:`._write`)."""
+        rec = cmd.record
+        if cmd.output_path is None:
+            raise ConfigError(f"command '{cmd.name}' (action write) needs 'outputPath' (CNTK's "
+                              "'writer' block is not supported)", *record_loc(rec, "action"))
+        network = self._trained_network(cmd)
+        if cmd.output_node_names:
+            nodes = [network.node(n, record_loc(rec, "outputNodeNames"))
+                     for n in cmd.output_node_names]
+        else:
+            nodes = list(network.output_nodes)
+            if not nodes:
+                raise ConfigError("the network declares no output node (outputNodes = (z)); "
+                                  "name them with outputNodeNames", *record_loc(rec, "action"))
+        names = [network.name(n) for n in nodes]
+        fmt = write_format(rec)
+        reader = dataclasses.replace(cmd.reader, randomize=False)   # as CNTK: in file order
+        source = make_source(reader, max_sweeps=1, warn=self.log.raw)
+        inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"))
+        try:
+            return write_outputs(nodes, names, inputs, (cmd.minibatch_size or (2048,))[0],
+                                 cmd.epoch_size, cmd.output_path, fmt, self.log)
+        finally:
+            source.close()
+
+    # -- test / eval ------------------------------------------------------------------------
+    def evaluate(self, cmd: CommandConfig) -> EvalResult:
+        log, rec = self.log, cmd.record
+        where = record_loc(rec, "action")
+        network = self._trained_network(cmd)
         if cmd.eval_node_names:
             nodes, seen = [], set()
             for name in cmd.eval_node_names:
-                node = network.node(name, _record_loc(rec, "evalNodeNames"))
+                node = network.node(name, record_loc(rec, "evalNodeNames"))
                 if id(node) not in seen:
                     seen.add(id(node))
                     nodes.append(node)
@@ -433,7 +321,7 @@ class _Runner:
         names = [network.name(n) for n in nodes]
         sums = [F.sum(n) for n in nodes]
         source = make_source(cmd.reader, max_sweeps=1, warn=log.raw)
-        inputs = _InputSource(network.inputs_of(nodes), source, _record_loc(rec, "reader"))
+        inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"))
         mb_size = (cmd.minibatch_size or (_EVAL_MINIBATCH,))[0]
         limit = cmd.epoch_size or source.sweep_size
         show = rec.get_int("numMBsToShowResult", 100)   # command_config checked them
@@ -486,7 +374,7 @@ class _Runner:
                 return network
         raise ConfigError(f"command '{cmd.name}' has no BrainScriptNetworkBuilder and no block of "
                           f"the config builds the model '{cmd.model_path}'",
-                          *_record_loc(cmd.record, "action"))
+                          *record_loc(cmd.record, "action"))
 
 
 def _warn_unused_overrides(root: ConfigRecord, config: RunConfig) -> None:
@@ -529,22 +417,22 @@ def run_config_file(root: ConfigRecord, *, actions: Sequence[str] | None = None,
         if not commands:
             names = ", ".join(f"{c.name} ({c.action})" for c in config.commands)
             raise ConfigError(f"the config runs no {' or '.join(sorted(wanted))} command "
-                              f"(its commands: {names})", *_record_loc(root, "command"))
+                              f"(its commands: {names})", *record_loc(root, "command"))
     for cmd in commands:
-        if cmd.action not in ("train", "test", "eval"):
+        if cmd.action not in ("train", "test", "eval", "write"):
             raise ConfigError(f"action '{cmd.action}' of command '{cmd.name}' is not supported "
-                              "(train, test or eval)", *_record_loc(cmd.record, "action"))
+                              "(train, test, eval or write)", *record_loc(cmd.record, "action"))
     names = "_".join(c.name for c in commands)
     parallel = _Parallel()
     log_path = f"{config.stderr}_{names}.log" if config.stderr and parallel.is_main else None
     if parallel.is_main:     # before anything runs: not after an epoch of training
         if log_path is not None:
-            check_writable(log_path, "log file (stderr)", _loc(root.get_str("stderr")))
+            check_writable(log_path, "log file (stderr)", loc_of(root.get_str("stderr")))
         for cmd in commands:
             if cmd.action == "train" and cmd.model_path is not None:
                 rec = cmd.record.get_record("SGD") if "SGD" in cmd.record else cmd.record
                 check_writable(cmd.model_path, "model file (modelPath)",
-                                _loc(rec.get_str("modelPath", None, inherited=True)))
+                                loc_of(rec.get_str("modelPath", None, inherited=True)))
     if not parallel.is_main:
         out = _io.StringIO()   # rank 0 writes the log of a data-parallel job
     log = CNTKLog(out, log_path, root.get_bool("timestamping", False))

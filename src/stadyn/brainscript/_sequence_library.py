@@ -36,6 +36,7 @@ from .. import layers as L
 from .. import sequence as S
 from .._errors import ConfigError
 from ..graph import Variable
+from ..layers.cntk_semantics import reshape_sample
 from . import _ast as A
 from ._library import ForwardRef, cntk_shape
 from ._loops import Loops, PendingState
@@ -290,12 +291,28 @@ class SequenceFunctions:
         return self.Splice(inputs, axis=axis, tag=tag)
 
     def Splice(self, inputs, axis=1, tag=""):
-        """The inputs joined along CNTK axis ``axis`` (1: the first, column-major)."""
+        """The inputs joined along CNTK axis ``axis`` (1-based, column-major: for an image
+        ``W:H:C``, ``axis = 3`` joins channels).  As in CNTK, an input of lower rank counts as
+        having trailing dimensions of 1 (``Splice (Constant (1) : Constant (2), axis = 3)`` is
+        ``1 x 1 x 2``); the other dimensions must agree."""
         items = inputs if isinstance(inputs, tuple) else (inputs,)
         values = [self._value(v, "Splice") for v in items]
-        if axis != 1:
-            raise ConfigError(f"Splice: only axis = 1 is supported yet, got {axis!r}")
-        return self._node(F.concatenate(*values, axis=values[0].ndim - 1), "RowStack", tag)
+        if isinstance(axis, bool) or not isinstance(axis, numbers.Integral) or axis < 1:
+            raise ConfigError(f"axis must be an integer >= 1 (column-major), got {axis!r}")
+        leads = [2 if v.sequence_lengths is not None else int(self.has_batch_axis(v))
+                 for v in values]
+        rank = max([int(axis)] + [v.ndim - lead for v, lead in zip(values, leads)])
+        padded = []
+        for v, lead in zip(values, leads):
+            missing = rank - (v.ndim - lead)
+            if missing:        # CNTK's trailing 1s are Stadyn's leading sample axes
+                v = reshape_sample(v, (1,) * missing + v.shape[lead:], lead > 0,
+                                   sequence=lead == 2)
+            padded.append(v)
+        if len(set(leads)) > 1:
+            raise ConfigError("the inputs must all be per sample (or all constant)")
+        joined = F.concatenate(*padded, axis=leads[0] + rank - int(axis))
+        return self._node(joined, "RowStack" if axis == 1 else "Splice", tag)
 
     # ---- layers ------------------------------------------------------------------------------
     def EmbeddingLayer(self, outDim, init="glorotUniform", initValueScale=1, embeddingPath="",

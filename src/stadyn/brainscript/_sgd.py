@@ -13,6 +13,7 @@ step, clipping per sample (``clippingThresholdPerSample * M``).  Per-epoch vecto
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 from collections.abc import Sequence
@@ -33,11 +34,17 @@ _FIELDS = ("maxEpochs", "epochSize", "minibatchSize", "learningRatesPerSample",
            "L2RegWeight", "L1RegWeight", "dropoutRate", "numMBsToShowResult",
            "firstMBsToShowResult", "gradientClippingWithTruncation", "clippingThresholdPerSample")
 #: Further keys this module reads from ``SGDConfig.extra``.
-_EXTRA = ("gradUpdateType", "useNAGMomentum", "keepCheckPointFiles", "modelPath")
+_EXTRA = ("gradUpdateType", "useNAG", "useNAGMomentum", "useAdagrad", "normWithAveMultiplier",
+          "varianceTimeConstant", "fsAdagradTargetAvDenom", "rms_gamma", "rms_wgt_inc",
+          "rms_wgt_dec", "rms_wgt_max", "rms_wgt_min", "keepCheckPointFiles", "modelPath",
+          "ParallelTrain", "disableRegInBatchNormalization")
 #: CNTK keys that only tune memory use or logging on CNTK's own engine: accepted, no effect.
 _NO_EFFECT = ("maxTempMemSizeInSamplesForCNN", "numSubminibatches", "maxSamplesInRAM",
               "numMBsToCUDAProfile", "traceLevel", "disableWkInBatchNormal",
-              "useEvalCriterionControlLR")
+              "useEvalCriterionControlLR",
+              # an AutoAdjust option; CNTK read it only inside an AutoAdjust block, so written
+              # in the SGD block (ATIS.cntk, G2P.cntk) it had no effect
+              "loadBestModel")
 SUPPORTED_SGD_KEYS = _FIELDS + _EXTRA + _NO_EFFECT
 
 
@@ -122,15 +129,50 @@ def momenta_per_sample(sgd: SGDConfig) -> list[float]:
     return [per_epoch(per_mb, i) ** (1.0 / per_epoch(sgd.minibatch_size, i)) for i in range(n)]
 
 
+def _extra_float(sgd: SGDConfig, record: ConfigRecord | None, key: str, default: float,
+                 ok: Any = lambda x: x > 0, what: str = "be > 0") -> float:
+    value = _extra(sgd, key, None)
+    if value is None:
+        return default
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and ok(number)):
+        raise ConfigError(f"SGD key '{key}' must {what}, got '{value}'", *_where(record, key))
+    return number
+
+
+def _update_type(sgd: SGDConfig, record: ConfigRecord | None) -> str:
+    """``gradUpdateType`` in lower case (``useAdagrad = true`` is CNTK's older spelling of
+    AdaGrad)."""
+    kind = str(_extra(sgd, "gradUpdateType", "None")).strip().lower() or "none"
+    if kind == "none" and _extra_bool(sgd, record, "useAdagrad", False):
+        kind = "adagrad"
+    if kind not in ("none", "adagrad", "fsadagrad", "rmsprop"):
+        raise ConfigError(f"gradUpdateType = '{_extra(sgd, 'gradUpdateType', '')}' is not known "
+                          "(None, AdaGrad, FSAdaGrad or RmsProp)", *_where(record, "gradUpdateType"))
+    return kind
+
+
 def make_learner(parameters: Any, sgd: SGDConfig, record: ConfigRecord | None = None,
                  epoch_size: int | None = None) -> LR.Learner:
     """The learner an ``SGD`` block describes, for ``parameters``.
 
     ``parameters`` is a list or a ``{name: Variable}`` mapping (names key the learner's state).
     ``epoch_size`` is the epoch in samples (``None``: one sweep of the data, which the caller
-    supplies later with ``learner.resolve_epoch_size``).  ``gradUpdateType`` other than
-    ``None`` (AdaGrad, RmsProp, FSAdaGrad) is not supported yet; ``useNAGMomentum = true``
-    gives Nesterov momentum.
+    supplies later with ``learner.resolve_epoch_size``).  ``gradUpdateType`` chooses the update
+    as CNTK's ``SGD::UpdateWeights`` did, on the gradient summed over the minibatch with the
+    per-sample learning rate:
+
+    * ``None`` (default): unit-gain momentum SGD; ``useNAG = true``: Nesterov momentum;
+    * ``AdaGrad`` (also ``useAdagrad = true``): ``adagrad``, ``normWithAveMultiplier`` (default
+      true) dividing the step by the mean of the per-element rates;
+    * ``FSAdaGrad``: ``fsadagrad`` with the block's momentum (unit gain) and the variance
+      averaged over ``varianceTimeConstant`` samples (default 720000, two hours of speech);
+    * ``RmsProp``: ``rmsprop`` with ``rms_gamma`` (0.99), ``rms_wgt_inc`` (1.2),
+      ``rms_wgt_dec`` (0.75), ``rms_wgt_max`` (10), ``rms_wgt_min`` (0.1) and
+      ``normWithAveMultiplier``.
 
     >>> import numpy as np, stadyn as sd
     >>> from stadyn.brainscript import SGDConfig
@@ -140,19 +182,89 @@ def make_learner(parameters: Any, sgd: SGDConfig, record: ConfigRecord | None = 
     ('momentum_sgd', 0.01)
     """
     check_sgd_keys(sgd, record)
-    kind = str(_extra(sgd, "gradUpdateType", "None")).strip()
-    if kind.lower() not in ("none", ""):
-        raise ConfigError(f"gradUpdateType = '{kind}' is not supported yet (only None: momentum "
-                          "SGD)", *_where(record, "gradUpdateType"))
+    kind = _update_type(sgd, record)
     lr = SC.learning_parameter_schedule_per_sample(learning_rates_per_sample(sgd),
                                                    epoch_size=epoch_size)
+    common = dict(l1_regularization_weight=sgd.l1_reg_weight,
+                  l2_regularization_weight=sgd.l2_reg_weight,
+                  gradient_clipping_threshold_per_sample=sgd.clipping_threshold_per_sample,
+                  gradient_clipping_with_truncation=sgd.gradient_clipping_with_truncation)
+    ave = _extra_bool(sgd, record, "normWithAveMultiplier", True)
+    if kind == "adagrad":
+        return LR.adagrad(parameters, lr, need_ave_multiplier=ave, **common)
+    if kind == "rmsprop":
+        return LR.rmsprop(parameters, lr,
+                          gamma=_extra_float(sgd, record, "rms_gamma", 0.99),
+                          inc=_extra_float(sgd, record, "rms_wgt_inc", 1.2),
+                          dec=_extra_float(sgd, record, "rms_wgt_dec", 0.75),
+                          max=_extra_float(sgd, record, "rms_wgt_max", 10.0),
+                          min=_extra_float(sgd, record, "rms_wgt_min", 0.1),
+                          need_ave_multiplier=ave, **common)
     momentum = SC.momentum_schedule_per_sample(momenta_per_sample(sgd), epoch_size=epoch_size)
-    factory = LR.nesterov if _extra_bool(sgd, record, "useNAGMomentum", False) else LR.momentum_sgd
-    return factory(parameters, lr, momentum, unit_gain=True,
-                   l1_regularization_weight=sgd.l1_reg_weight,
-                   l2_regularization_weight=sgd.l2_reg_weight,
-                   gradient_clipping_threshold_per_sample=sgd.clipping_threshold_per_sample,
-                   gradient_clipping_with_truncation=sgd.gradient_clipping_with_truncation)
+    if kind == "fsadagrad":
+        denom = _extra_float(sgd, record, "fsAdagradTargetAvDenom", 1.0)
+        if denom != 1.0:
+            raise ConfigError("fsAdagradTargetAvDenom other than 1 is not supported (CNTK kept "
+                              "it for old configs only)", *_where(record, "fsAdagradTargetAvDenom"))
+        variance = SC.momentum_as_time_constant_schedule(
+            _extra_float(sgd, record, "varianceTimeConstant", 2 * 3600 * 100.0))
+        return LR.fsadagrad(parameters, lr, momentum, unit_gain=True, variance_momentum=variance,
+                            **common)
+    nag = _extra_bool(sgd, record, "useNAG", False) or \
+        _extra_bool(sgd, record, "useNAGMomentum", False)
+    factory = LR.nesterov if nag else LR.momentum_sgd
+    return factory(parameters, lr, momentum, unit_gain=True, **common)
+
+
+def make_learners(parameters: dict[str, Any], sgd: SGDConfig, record: ConfigRecord | None,
+                  epoch_size: int | None, unregularized: set[str] = frozenset()) -> list[LR.Learner]:
+    """The learners of an ``SGD`` block: :func:`make_learner` for ``parameters``, and, when the
+    block regularises (``L1RegWeight``/``L2RegWeight``), a second one without regularisation
+    for the parameters named in ``unregularized`` (CNTK's regularisation multiplier 0: the scale
+    and bias of batch normalisation with ``disableRegInBatchNormalization``)."""
+    exempt = {k: v for k, v in parameters.items() if k in unregularized}
+    if not exempt or not (sgd.l1_reg_weight or sgd.l2_reg_weight):
+        return [make_learner(parameters, sgd, record, epoch_size=epoch_size)]
+    rest = {k: v for k, v in parameters.items() if k not in unregularized}
+    plain = dataclasses.replace(sgd, l1_reg_weight=0.0, l2_reg_weight=0.0)
+    learners = [make_learner(rest, sgd, record, epoch_size=epoch_size)] if rest else []
+    return learners + [make_learner(exempt, plain, record, epoch_size=epoch_size)]
+
+
+def disable_reg_in_batch_norm(sgd: SGDConfig, record: ConfigRecord | None) -> bool:
+    """``disableRegInBatchNormalization`` (default false)."""
+    return _extra_bool(sgd, record, "disableRegInBatchNormalization", False)
+
+
+def parallel_train(sgd: SGDConfig, record: ConfigRecord | None, workers: int) -> str | None:
+    """Check an ``SGD.ParallelTrain`` block against the job's ``workers``; the line to log.
+
+    In one process CNTK ignored the block ("ParallelTrain config will be ignored"), and so does
+    Stadyn.  With ``stadyn train --nproc N`` the workers sum their gradients in full precision,
+    which is CNTK's ``DataParallelSGD`` with ``gradientBits = 32`` (its default for float);
+    quantised gradients (``gradientBits`` below 32, 1-bit SGD), ``ModelAveragingSGD`` and
+    ``BlockMomentumSGD`` are other algorithms and are refused there.
+    """
+    block = _extra(sgd, "ParallelTrain", None)
+    if block is None:
+        return None
+    if workers <= 1:
+        return "parallelTrain option is not enabled. ParallelTrain config will be ignored."
+    where = _where(record, "ParallelTrain")
+    if not isinstance(block, ConfigRecord):
+        raise ConfigError("SGD.ParallelTrain must be a block [ parallelizationMethod = ... ]", *where)
+    method = str(block.get_str("parallelizationMethod", "None")).strip()
+    if method.lower() != "dataparallelsgd":
+        raise ConfigError(f"ParallelTrain: parallelizationMethod = {method} is not supported "
+                          "(stadyn train --nproc runs DataParallelSGD with full-precision "
+                          "gradients)", *where)
+    inner = block.get("DataParallelSGD")
+    bits = inner.get_ints("gradientBits", [32]) if isinstance(inner, ConfigRecord) else [32]
+    if any(b < 32 for b in bits):
+        raise ConfigError(f"ParallelTrain: gradientBits = {':'.join(map(str, bits))} (quantised "
+                          "gradients) is not supported; Stadyn sums full-precision gradients "
+                          "(gradientBits = 32)", *where)
+    return None
 
 
 def keep_checkpoint_files(sgd: SGDConfig, record: ConfigRecord | None = None) -> bool:

@@ -41,6 +41,7 @@ from ..layers import CNTKInitializer, initial_value
 from ..parametric import current_registry, get_parameter_or_create
 from ._library import Library, cntk_filter_shape, cntk_shape
 from ._loops import PendingState
+from ._reduce_library import ReduceFunctions
 from ._sequence_library import SequenceFunctions
 
 __all__ = ["StadynLibrary", "cntk_initializer"]
@@ -124,7 +125,7 @@ def _spatial_pad(pad: Any, rank: int, layer: str) -> bool | tuple[bool, ...]:
                       f"{pad!r}")
 
 
-class StadynLibrary(SequenceFunctions, Library):
+class StadynLibrary(SequenceFunctions, ReduceFunctions, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.
 
     ``dropout_rate`` is the rate ``Dropout`` nodes are built with (the SGD block's
@@ -141,6 +142,7 @@ class StadynLibrary(SequenceFunctions, Library):
         self.inputs: list[Variable] = []
         self.tagged: dict[str, list[Variable]] = {t: [] for t in _TAGS}
         self._dropout_nodes: list[Any] = []
+        self._batch_norms: list[tuple[Any, bool]] = []     # (layer, disableRegularization)
         self._operations: dict[int, tuple[Variable, str]] = {}
         self._batched = cntk.BatchAxes()
         self._constants: dict[int, tuple[Variable, float]] = {}
@@ -167,6 +169,7 @@ class StadynLibrary(SequenceFunctions, Library):
             "ErrorPrediction": self.ClassificationError,
         }
         functions.update(self._init_sequences(sequences))
+        functions.update(self._init_reductions())
         super().__init__(functions)
 
     # ---- bookkeeping ---------------------------------------------------------------------
@@ -330,10 +333,19 @@ class StadynLibrary(SequenceFunctions, Library):
         (images), per element otherwise."""
         if blendTimeConstant not in (0, 0.0):
             raise ConfigError("BatchNormalizationLayer: blendTimeConstant is not supported yet")
-        return L.BatchNormalization(map_rank=1 if int(spatialRank) > 0 else None,
-                                    init_scale=float(initialScale),
-                                    normalization_time_constant=float(normalizationTimeConstant),
-                                    epsilon=float(epsilon))
+        layer = L.BatchNormalization(map_rank=1 if int(spatialRank) > 0 else None,
+                                     init_scale=float(initialScale),
+                                     normalization_time_constant=float(normalizationTimeConstant),
+                                     epsilon=float(epsilon))
+        self._batch_norms.append((layer, bool(disableRegularization)))
+        return layer
+
+    def unregularized(self, every_batch_norm: bool) -> set[int]:
+        """The ids of the scale and bias parameters CNTK exempted from L1/L2 regularisation:
+        those of each ``BatchNormalizationLayer`` built with ``disableRegularization = true``,
+        or of all of them (the SGD block's ``disableRegInBatchNormalization = true``)."""
+        return {id(p) for layer, disabled in self._batch_norms if disabled or every_batch_norm
+                for p in getattr(layer, "parameters", ()) if p.need_grad}
 
     # ---- inputs, parameters, constants ---------------------------------------------------
     def Input(self, dims, dynamicAxis="", sparse=False, tag="feature"):

@@ -47,6 +47,7 @@ class EpochResult:
     evaluation: dict[str, float]
     learning_rate_per_sample: float
     seconds: float
+    validation: dict[str, float] | None = None    # the cvReader set's averages, if any
 
 
 @dataclass
@@ -104,8 +105,10 @@ class CNTKProgress(TrainingCallback):
     def __init__(self, setting: TrainSetting, log: CNTKLog, library, source,
                  model_parts: tuple[dict, dict] | None, parallel,
                  epoch_callback: Callable[[str, int], None] | None = None, *,
-                 labels_per_sequence: bool = False):
+                 labels_per_sequence: bool = False,
+                 validate: Callable[[int], dict[str, float]] | None = None):
         self.setting, self.log, self.library = setting, log, library
+        self.validate = validate      # the cvReader set, evaluated after each epoch
         self.source, self.model_parts, self.parallel = source, model_parts, parallel
         self.epoch_callback = epoch_callback
         # a minibatch size counts steps, the epoch size labels (one per sequence): the epoch's
@@ -197,6 +200,9 @@ class CNTKProgress(TrainingCallback):
         if samples == 0 or not math.isfinite(totals[0][0]):
             raise StadynError("The training criterion is not a number (NAN)."
                               if samples else "the reader delivered no samples")
+        validation = None
+        if self.validate is not None and self.parallel.is_main:   # CNTK: before the model file
+            validation = self.validate(epoch)
         if self.parallel.is_main:
             save_epoch(self.log, setting.model_path, epoch, max_epochs, trainer, self.source,
                        self.model_parts, setting.keep_checkpoints, setting.trace_level)
@@ -204,7 +210,8 @@ class CNTKProgress(TrainingCallback):
         names = setting.names
         self.results.append(EpochResult(
             epoch + 1, samples, {names[0]: totals[0][0] / samples},
-            {n: t / max(c, 1) for n, (t, c) in zip(names[1:], totals[1:])}, self.lr, seconds))
+            {n: t / max(c, 1) for n, (t, c) in zip(names[1:], totals[1:])}, self.lr, seconds,
+            validation))
         if self.epoch_callback is not None:
             self.epoch_callback(setting.name, epoch + 1)
 

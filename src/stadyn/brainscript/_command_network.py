@@ -1,0 +1,219 @@
+"""The network a command builds from its ``BrainScriptNetworkBuilder`` and the reader that feeds
+its inputs: :class:`CommandNetwork` (a network built with :class:`StadynLibrary`, with name lookups),
+:class:`InputSource` (the reader as the source of the network's inputs, by stream name) and
+:class:`Validation` (a train command's ``cvReader`` set after each epoch).  Used by the runner
+(:mod:`._runner`) and the ``write`` action (:mod:`._write`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import functions as F
+from .. import io
+from .._errors import ConfigError, StadynError
+from ..graph import Variable, topological_nodes
+from ..parametric import get_parameters
+from ..train import evaluate_sums
+from ._blocks import CommandConfig, per_epoch
+from ._build import build_network
+from ._cntk_log import CNTKLog, cntk_shape_text, results_line, validation_line
+from ._config import BrainScriptSource, ConfigRecord
+from ._readers import make_source
+from ._stadyn_library import StadynLibrary
+
+__all__ = ["CommandNetwork", "InputSource", "Validation", "loc_of", "record_loc"]
+
+
+class CommandNetwork:
+    """A network built from BrainScript in the current parameter registry, with name lookups."""
+
+    def __init__(self, source: BrainScriptSource, dropout_rate: float):
+        self.library = StadynLibrary(dropout_rate)
+        self.net = build_network(source, self.library)
+        self.source = source
+        tagged = self.library.tagged
+        self.criterion_nodes = self.net.criterion_nodes or tagged["criterion"]
+        self.evaluation_nodes = self.net.evaluation_nodes or tagged["evaluation"]
+        self.output_nodes = self.net.output_nodes or tagged["output"]
+
+    def name(self, node: Variable) -> str:
+        name = self.net.name_of(node)
+        if name is None:
+            raise ConfigError("a node of the network has no name (give it a member name, "
+                              "e.g. ce = CrossEntropyWithSoftmax(...))", *loc_of(self.source))
+        return name
+
+    def node(self, name: str, where: tuple) -> Variable:
+        node = self.net.nodes.get(name)
+        if node is None:
+            for key, value in self.net.nodes.items():
+                if key.lower() == name.lower():
+                    return value
+            names = ", ".join(self.net.nodes)
+            raise ConfigError(f"the network has no node '{name}' (its nodes: {names})", *where)
+        return node
+
+    def inputs_of(self, roots: Sequence[Variable]) -> list[tuple[str, Variable]]:
+        """The ``Input`` nodes ``roots`` depend on, with their names."""
+        leaves = {id(v) for n in topological_nodes(list(roots)) for v in n.inputs
+                  if v.parent is None}
+        leaves |= {id(r) for r in roots}
+        return [(self.name(v), v) for v in self.library.inputs if id(v) in leaves]
+
+    def model_file_parts(self) -> tuple[dict[str, Variable], dict[str, Variable]]:
+        """What the model file holds: every named node computed by the graph, and the inputs."""
+        outputs = {name: v for name, v in self.net.nodes.items()
+                   if isinstance(v, Variable) and v.parent is not None}
+        return outputs, {self.name(v): v for v in self.library.inputs}
+
+    def learnable(self, root: Variable) -> dict[str, Variable]:
+        """The trainable parameters ``root`` depends on, by registry name."""
+        leaves = {id(v) for n in topological_nodes([root]) for v in n.inputs if v.parent is None}
+        return {k: v for k, v in get_parameters().items() if id(v) in leaves}
+
+
+def _sample_shape(var: Variable) -> tuple[int, ...]:
+    """One sample's (one step's, for a sequence input) shape."""
+    return tuple(var.shape[2:] if var.sequence_lengths is not None else var.shape[1:])
+
+
+def loc_of(source: Any) -> tuple:
+    loc = getattr(source, "loc", None)
+    return () if loc is None else (loc.path, loc.line, loc.column)
+
+
+def record_loc(record: ConfigRecord, key: str) -> tuple:
+    try:
+        loc = record.location(key)
+    except KeyError:
+        loc = record.loc
+    return () if loc is None else (loc.path, loc.line, loc.column)
+
+
+class InputSource:
+    """The reader as a source of the network's inputs, for :meth:`Trainer.fit`: maps the inputs
+    to reader streams (by name, as CNTK did) and reshapes the data to each input's per-sample
+    shape when only the layout differs (784 values -> 1x28x28).  Its minibatches are keyed by
+    the input Variables; checkpoints and sizes are the reader's."""
+
+    def __init__(self, inputs: list[tuple[str, Variable]], source: io.MinibatchSource,
+                 reader_loc: tuple):
+        self.source = source
+        streams = list(source.streams)
+        self.pairs: list[tuple[Variable, str]] = []
+        for name, var in inputs:
+            match = next((s for s in streams if s == name), None) or \
+                next((s for s in streams if s.lower() == name.lower()), None)
+            if match is None:
+                raise ConfigError(f"the reader has no stream for the network input '{name}' "
+                                  f"(its streams: {', '.join(streams)})", *reader_loc)
+            info = source.streams[match]
+            sample = _sample_shape(var)
+            if info.shape is not None and int(np.prod(info.shape)) != int(np.prod(sample)):
+                raise ConfigError(
+                    f"reader stream '{match}' delivers samples of shape {info.shape} "
+                    f"({int(np.prod(info.shape))} values) but the network input '{name}' has "
+                    f"{cntk_shape_text(sample)} ({int(np.prod(sample))} values)",
+                    *reader_loc)
+            self.pairs.append((var, match))
+        self.input_map = {var: stream for var, stream in self.pairs}
+
+    @property
+    def sweep_size(self) -> int:
+        return self.source.sweep_size
+
+    @property
+    def labels_per_sequence(self) -> bool:
+        """Whether some input is a sequence and some is per sequence: the trainer then counts
+        sequences where the reader (and a minibatch size) counts steps."""
+        sequences = [var.sequence_lengths is not None for var, _ in self.pairs]
+        return any(sequences) and not all(sequences)
+
+    def label_sweep_size(self, reader: Any) -> int:
+        """One sweep counted as the trainer counts samples (CNTK's rule: the labels' samples,
+        i.e. sequences where some input is per sequence, steps where all are sequences); the
+        reader's own count when no input is a sequence.  Reads the sweep once (only to resume
+        without a checkpoint: training reads sweeps as it goes)."""
+        if all(var.sequence_lengths is None for var, _ in self.pairs):
+            return self.source.sweep_size
+        per_sequence = any(var.sequence_lengths is None for var, _ in self.pairs)
+        once = make_source(reader, max_sweeps=1)
+        total = 0
+        try:
+            while True:
+                mb = once.next_minibatch(1 << 16, {var: s for var, s in self.pairs})
+                if not mb:
+                    return total
+                parts = [mb[var] for var, _ in self.pairs]
+                total += parts[0].num_sequences if per_sequence else \
+                    max(p.num_samples for p in parts)
+        finally:
+            once.close()
+
+    def get_checkpoint_state(self) -> dict:
+        return self.source.get_checkpoint_state()
+
+    def restore_from_checkpoint(self, state: dict) -> None:
+        self.source.restore_from_checkpoint(state)
+
+    def next_minibatch(self, size: int, input_map=None, **partition) -> dict:
+        """``{input: array}`` of the next ``size`` samples (``{}`` when the data is done); the
+        inputs are this object's own, so ``input_map`` (fit passes :attr:`input_map`) is not
+        read."""
+        return self.read(size, **partition)[0]
+
+    def read(self, size: int, **partition) -> tuple[dict, int]:
+        """The next minibatch and its sample count."""
+        minibatch = self.source.next_minibatch(size, self.input_map, **partition)
+        data: dict[Variable, np.ndarray] = {}
+        count = 0
+        if not minibatch:
+            return data, count
+        for var, stream in self.pairs:
+            mb = minibatch[var]
+            count = mb.num_samples
+            if var.sequence_lengths is not None:      # a sequence input: the trainer pads
+                data[var] = mb
+                continue
+            arr = mb.data
+            sample = tuple(var.shape[1:])
+            if tuple(arr.shape[1:]) != sample:
+                if int(np.prod(arr.shape[1:])) != int(np.prod(sample)):
+                    raise StadynError(f"stream '{stream}' delivered samples of shape "
+                                      f"{tuple(arr.shape[1:])}; the input needs {sample}")
+                arr = arr.reshape((arr.shape[0],) + sample)
+            data[var] = arr
+        return data, count
+
+
+class Validation:
+    """A train command's ``cvReader`` set, evaluated after each epoch as CNTK's SGD did: the
+    criterion and evaluation nodes over one sweep, in minibatches of the epoch's training
+    ``minibatchSize``, in the inference phase; it logs CNTK's ``Final Results: ...`` and
+    ``Finished Epoch[...]: [Validate] ...`` lines and gives the averages."""
+
+    def __init__(self, network: CommandNetwork, nodes: list[Variable], names: list[str],
+                 cmd: CommandConfig, log: CNTKLog):
+        self.network, self.nodes, self.names, self.cmd, self.log = network, nodes, names, cmd, log
+        self.sums = [F.sum(n) for n in nodes]
+        self.inputs = network.inputs_of(nodes)
+
+    def __call__(self, epoch: int) -> dict[str, float]:
+        cmd = self.cmd
+        source = make_source(cmd.cv_reader, max_sweeps=1)
+        inputs = InputSource(self.inputs, source, record_loc(cmd.record, "cvReader"))
+        try:
+            result = evaluate_sums(self.sums, inputs, inputs.input_map,
+                                   minibatch_size=per_epoch(cmd.sgd.minibatch_size, epoch))
+        finally:
+            source.close()
+        totals = [[t, result["samples"]] for t in result["sums"]]
+        perplexity = [self.network.library.operation_of(n) == "CrossEntropyWithSoftmax"
+                      for n in self.nodes]
+        self.log(results_line(1, result["minibatches"], self.names, totals,
+                              [[0.0, 0]] * len(totals), perplexity, True))
+        self.log(validation_line(epoch, cmd.sgd.max_epochs, self.names, totals))
+        return {n: t / c if c else 0.0 for n, (t, c) in zip(self.names, totals)}

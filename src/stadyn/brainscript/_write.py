@@ -1,0 +1,216 @@
+"""The ``write`` action: CNTK's ``DoWriteOutput`` (``SimpleOutputWriter::WriteOutput`` and
+``ComputationNode::WriteMinibatchWithFormatting``) -- the values of ``outputNodeNames`` (default:
+the network's output nodes) over one sweep of the reader, not randomised, written as text to
+``outputPath.<node name>`` (``outputPath = "-"``: all to standard output).
+
+Each sequence is written as ``sequencePrologue``, its steps (one row per step, separated by
+``sampleSeparator``, the values of a row by ``elementSeparator``) and ``sequenceEpilogue``
+(default ``"\\n"``), with ``sequenceSeparator`` between sequences; a value that is not a
+sequence is a sequence of one step, so the default is one line per sample, its values in CNTK's
+column-major order, each as ``%f`` (``precisionFormat = ".2"``: ``%.2f``).  The ``format``
+block's ``type = "category"`` writes the index of each row's largest value (the last of equal
+ones, as CNTK), as a label of ``labelMappingFile`` if given; ``transpose = false`` writes one
+row per element (prefixed by its ``[w,h,c]`` index when the sample has several axes), the steps
+across.  ``prologue`` and ``epilogue`` frame each file; in every separator ``\\n``, ``\\t``,
+``\\r`` and ``\\s`` are a newline, tab, return and space, ``%s`` the node's name, ``%n`` the
+minibatch's number and ``%x`` (in ``sequencePrologue`` and ``sampleSeparator``) the sample's
+dimensions and the sequence's length.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import numpy as np
+import torch
+
+from .._errors import ConfigError
+from ..graph import Variable, forward_all, training
+from ..train import feed
+from ._command_network import InputSource, loc_of
+from ._config import ConfigRecord
+
+__all__ = ["WriteFormat", "write_format", "write_outputs"]
+
+
+@dataclass(frozen=True)
+class WriteFormat:
+    """A ``write`` command's ``format`` block (CNTK's ``WriteFormattingOptions``)."""
+
+    category: bool = False
+    label_mapping: tuple[str, ...] = ()
+    transpose: bool = True
+    prologue: str = ""
+    epilogue: str = ""
+    sequence_separator: str = ""
+    sequence_prologue: str = ""
+    sequence_epilogue: str = "\n"
+    element_separator: str = " "
+    sample_separator: str = "\n"
+    precision: str = ""
+
+    @property
+    def value_format(self) -> str:
+        kind = "f" if not self.category else ("s" if self.label_mapping else "u")
+        return "%" + self.precision + kind
+
+
+def write_format(record: ConfigRecord) -> WriteFormat:
+    """The ``format`` block of a write command (also from an enclosing block), as CNTK read it.
+
+    >>> from stadyn.brainscript import parse_config
+    >>> f = write_format(parse_config('W = { format = { type = "category" ; '
+    ...                               'sequenceEpilogue = "\\\\n--\\\\n" } }')["W"])
+    >>> f.category, f.sequence_epilogue, f.value_format
+    (True, '\\\\n--\\\\n', '%u')
+    """
+    block = record.lookup("format", None)
+    if block is None:
+        return WriteFormat()
+    if not isinstance(block, ConfigRecord):
+        raise ConfigError("write: 'format' must be a block { type = ... }", *loc_of(block))
+    kind = str(block.get_str("type", "real")).lower()
+    if kind not in ("real", "category"):
+        raise ConfigError(f"write: format type must be 'real' or 'category' ('sparse' is not "
+                          f"supported yet), got '{kind}'", *loc_of(block.get("type")))
+    labels: tuple[str, ...] = ()
+    mapping = block.get_str("labelMappingFile", "")
+    if kind == "category" and str(mapping):
+        try:
+            with open(str(mapping), encoding="utf-8") as f:
+                labels = tuple(line.rstrip("\r\n") for line in f if line.strip())
+        except OSError as exc:
+            raise ConfigError(f"write: cannot read labelMappingFile '{mapping}': "
+                              f"{exc.strerror or exc}", *loc_of(mapping)) from None
+    defaults = WriteFormat()
+    text = {key: str(block.get_str(key, getattr(defaults, attr))) for key, attr in (
+        ("prologue", "prologue"), ("epilogue", "epilogue"),
+        ("sequenceSeparator", "sequence_separator"), ("sequencePrologue", "sequence_prologue"),
+        ("sequenceEpilogue", "sequence_epilogue"), ("elementSeparator", "element_separator"),
+        ("sampleSeparator", "sample_separator"), ("precisionFormat", "precision"))}
+    for key in ("sequencePrologue", "sampleSeparator", "sequenceSeparator", "sequenceEpilogue"):
+        for token in ("%d", "%k"):
+            if token in text[key]:
+                raise ConfigError(f"write: {token} (the reader's sequence id or key) in "
+                                  f"format.{key} is not supported yet", *loc_of(block.get(key)))
+    return WriteFormat(kind == "category", labels, bool(block.get_bool("transpose", True)),
+                       text["prologue"], text["epilogue"], text["sequenceSeparator"],
+                       text["sequencePrologue"], text["sequenceEpilogue"],
+                       text["elementSeparator"], text["sampleSeparator"], text["precisionFormat"])
+
+
+def _processed(fragment: str, name: str, minibatch: int) -> str:
+    """CNTK's ``WriteFormattingOptions::Processed``."""
+    for escape, char in (("\\n", "\n"), ("\\r", "\r"), ("\\t", "\t"), ("\\s", " ")):
+        fragment = fragment.replace(escape, char)
+    return fragment.replace("%s", name).replace("%n", str(minibatch))
+
+
+def _value(fmt: WriteFormat, v: float) -> str:
+    kind = fmt.value_format[-1]
+    if kind == "f":
+        return fmt.value_format % (abs(v) if v == 0 else v)   # no '-0.000000'
+    index = int(v)
+    if kind == "u":
+        return fmt.value_format % index
+    return fmt.value_format % fmt.label_mapping[index % len(fmt.label_mapping)]
+
+
+def _cntk_dims(sample: tuple[int, ...]) -> list[int]:
+    return list(reversed(sample)) or [1]
+
+
+def _write_sequence(out: TextIO, steps: np.ndarray, fmt: WriteFormat, parts: dict[str, str],
+                    sample: tuple[int, ...]) -> None:
+    """One sequence: ``steps`` is ``(T, values...)``, each step's values in Stadyn's order."""
+    rows = steps.reshape(len(steps), -1).astype(np.float64)
+    if fmt.category:             # the index of the largest value, the last of equal ones
+        rows = (rows.shape[1] - 1 - np.argmax(rows[:, ::-1], axis=1)).astype(np.float64)[:, None]
+    shape = "".join(f"{d} " for d in _cntk_dims(sample)) + str(len(rows))
+    prologue = parts["sequence_prologue"].replace("%x", shape)
+    separator = parts["sample_separator"].replace("%x", shape)
+    out.write(prologue)
+    if fmt.transpose:
+        table = rows
+    else:
+        table = rows.T
+    dims = _cntk_dims(sample)
+    strides = np.cumprod([1] + dims[:-1])
+    for j, row in enumerate(table):
+        if j > 0:
+            out.write(separator)
+        if not fmt.transpose and len(dims) > 1 and not fmt.category:
+            index = ",".join(str((j // int(s)) % d) for s, d in zip(strides, dims))
+            out.write(f"[{index}]\t")
+        out.write(parts["element_separator"].join(_value(fmt, float(v)) for v in row))
+    out.write(parts["sequence_epilogue"])
+
+
+def _write_minibatch(out: TextIO, node: Variable, name: str, fmt: WriteFormat,
+                     minibatch: int) -> None:
+    parts = {key: _processed(getattr(fmt, key), name, minibatch) for key in (
+        "sequence_separator", "sequence_prologue", "sequence_epilogue", "element_separator",
+        "sample_separator")}
+    values = node.d
+    if node.sequence_lengths is not None:
+        lengths = [int(n) for n in np.asarray(node.sequence_lengths.d).reshape(-1)]
+        sample = tuple(values.shape[2:])
+        sequences = [values[s, :n] for s, n in enumerate(lengths)]
+    else:
+        sample = tuple(values.shape[1:])
+        sequences = [values[s:s + 1] for s in range(values.shape[0])]
+    for k, steps in enumerate(sequences):
+        if k > 0:              # within a minibatch, as CNTK
+            out.write(parts["sequence_separator"])
+        _write_sequence(out, np.asarray(steps), fmt, parts, sample)
+
+
+def write_outputs(nodes: Sequence[Variable], names: Sequence[str], inputs: InputSource,
+                  minibatch_size: int, max_samples: int | None, output_path: str,
+                  fmt: WriteFormat, log: Any) -> dict[str, Any]:
+    """Evaluate ``nodes`` over ``inputs`` and write them as the module docstring says; logs
+    CNTK's ``Minibatch[k]: ActualMBSize = n`` lines and ``Written to ...``.  Returns
+    ``{"samples", "minibatches", "files"}``."""
+    files: dict[str, TextIO] = {}
+    if output_path == "-":
+        files = {name: sys.stdout for name in names}
+    else:
+        folder = os.path.dirname(output_path)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        for name in names:
+            files[name] = open(f"{output_path}.{name}", "w", encoding="utf-8", newline="\n")
+    total = minibatches = 0
+    try:
+        for name in names:
+            files[name].write(fmt.prologue)
+        with training(False), torch.no_grad():
+            while max_samples is None or total < max_samples:
+                want = minibatch_size if max_samples is None else \
+                    min(minibatch_size, max_samples - total)
+                data, count = inputs.read(want)
+                if not data:
+                    break
+                for var, value in data.items():
+                    feed(var, value)
+                forward_all(list(nodes))
+                for node, name in zip(nodes, names):
+                    _write_minibatch(files[name], node, name, fmt, minibatches)
+                log.raw(f"Minibatch[{minibatches}]: ActualMBSize = {count}")
+                if output_path == "-":
+                    sys.stdout.write("\n")
+                total += count
+                minibatches += 1
+        for name in names:
+            files[name].write(fmt.epilogue)
+    finally:
+        if output_path != "-":
+            for f in files.values():
+                f.close()
+    log.raw(f"Written to {output_path}*\nTotal Samples Evaluated = {total}")
+    return {"samples": total, "minibatches": minibatches,
+            "files": [] if output_path == "-" else [f"{output_path}.{n}" for n in names]}

@@ -1,0 +1,409 @@
+"""Survey CNTK's own ``.cntk`` configs: which ones Stadyn's BrainScript runner can take as written.
+
+CNTK's configs are not part of Stadyn; point this at a CNTK checkout (or its bare git mirror,
+whose config, BrainScript and NDL files are then copied to a scratch folder):
+
+    python tools/cntk_config_survey.py --cntk /path/to/CNTK [--markdown] [--json out.json]
+
+It surveys every ``Examples/**/*.cntk`` with a ``command`` (files without one are only
+included by others) and every end-to-end test of ``Tests/EndToEndTests`` that has a
+``baseline*.txt`` (a cntk.exe log): each ``cntkrun CONFIG "overrides"`` line of its ``run-test``,
+with those overrides.  For each config it does what ``stadyn train`` does before reading data:
+read the config (includes, ``$var$``), read the command blocks, and for each command
+
+* refuse an action other than ``train``/``test``/``eval``;
+* build the network of ``BrainScriptNetworkBuilder`` with ``StadynLibrary`` (Input sizes are the
+  config's own; no data is read) and count its parameters; ``NDLNetworkBuilder`` and
+  ``SimpleNetworkBuilder`` are reported as such;
+* make the learner of the ``SGD`` block on those parameters (``gradUpdateType``, unknown keys);
+* check each ``reader`` / ``cvReader`` block's deserializer types without opening its files
+  (CNTK's legacy ``readerType`` readers are reported by name).
+
+Each gap is one short label (``gradUpdateType FSAdaGrad``, ``BS function OptimizedRNNStack``,
+``NDL``, ``reader HTKMLFReader``, ``action write``); the table counts the configs each gap
+blocks, so the gaps can be closed most-blocking first.  What it found is in
+docs/brainscript.md ("CNTK's example configs").
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import io
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import warnings
+
+_SUFFIXES = (".cntk", ".bs", ".ndl", ".mel", ".config")
+_READERS = {"imagedeserializer", "cntktextformatdeserializer", "cntktextformatreader",
+            "cntkbinaryformatdeserializer", "htkfeaturedeserializer", "htkmlfdeserializer"}
+
+
+# ---------------------------------------------------------------------------------------------
+# The files
+# ---------------------------------------------------------------------------------------------
+def checkout(path: str, scratch: str) -> str:
+    """A folder with CNTK's Examples and Tests/EndToEndTests text files: ``path`` itself, or
+    (a bare git mirror) the needed files copied out of its HEAD."""
+    if os.path.isdir(os.path.join(path, "Examples")):
+        return path
+    names = subprocess.run(["git", "-C", path, "ls-tree", "-r", "--name-only", "HEAD"],
+                           check=True, capture_output=True, text=True).stdout.splitlines()
+    wanted = [n for n in names if n.startswith(("Examples/", "Tests/EndToEndTests/")) and
+              (n.endswith(_SUFFIXES) or re.search(r"/run-test(-common)?$", n) or
+               re.search(r"/baseline[^/]*\.txt$", n))]
+    for name in wanted:
+        target = os.path.join(scratch, name)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        blob = subprocess.run(["git", "-C", path, "show", f"HEAD:{name}"], capture_output=True)
+        if blob.returncode == 0:          # a few blobs are absent from the mirror
+            with open(target, "wb") as f:
+                f.write(blob.stdout)
+    return scratch
+
+
+def example_configs(root: str) -> list[tuple[str, list[str]]]:
+    """Every Examples/**/*.cntk that names a ``command`` (no overrides)."""
+    found = []
+    for folder, _, files in os.walk(os.path.join(root, "Examples")):
+        for name in sorted(files):
+            if name.endswith(".cntk"):
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    if re.search(r"^\s*command\s*=", f.read(), re.M | re.I):
+                        found.append((path, []))
+    return sorted(found)
+
+
+def _find_config(root: str, test_dir: str, name: str) -> str | None:
+    """The config a ``cntkrun NAME`` of ``test_dir`` runs: in the test folder or one above it,
+    else the file of that name under Examples whose folder path shares the most names with the
+    test's."""
+    folder = test_dir
+    while os.path.relpath(folder, root).startswith("Tests"):     # the test's folders first
+        local = os.path.join(folder, name)
+        if os.path.exists(local):
+            return local
+        folder = os.path.dirname(folder)
+    parts = set(os.path.relpath(test_dir, root).split(os.sep))
+    best, score = None, -1
+    for folder, _, files in os.walk(os.path.join(root, "Examples")):
+        if name in files:
+            s = len(parts & set(os.path.relpath(folder, root).split(os.sep)))
+            if s > score:
+                best, score = os.path.join(folder, name), s
+    return best
+
+
+def baseline_counts(test_dir: str) -> list[list[int]]:
+    """``[parameters, tensors]`` of each ``Training N parameters in M ...`` line of the test's
+    baseline log (cntk.exe's), in order."""
+    logs = sorted(f for f in os.listdir(test_dir) if re.fullmatch(r"baseline.*\.txt", f))
+    if not logs:
+        return []
+    # baseline.txt, else the first of baseline.cpu.txt, baseline.gpu.txt, ...
+    path = os.path.join(test_dir, "baseline.txt" if "baseline.txt" in logs else logs[0])
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return [[int(a), int(b)] for a, b in
+                re.findall(r"Training (\d+) parameters in (\d+)", f.read())]
+
+
+def baseline_check(r: dict) -> str:
+    """Whether the parameter counts of the config's train commands, as built here, are those of
+    cntk.exe's log: ``same``, ``differs`` (with both), or empty when there is nothing to
+    compare."""
+    ours = [[c["params"], c["tensors"]] for c in r["commands"].values()
+            if c["action"] == "train" and "params" in c]
+    theirs = r.get("baseline") or []
+    if not ours or not theirs:
+        return ""
+    if all(pair in theirs for pair in ours):      # a test may run several configs
+        return "same"
+    return f"differs: {ours} vs {theirs}"
+
+
+def _overrides(text: str) -> list[str]:
+    """The ``key=value`` items of a ``cntkrun`` line (its quoted argument holds several)."""
+    items = []
+    try:
+        for arg in shlex.split(text.strip()):
+            for item in shlex.split(arg) if " " in arg else [arg]:
+                # cntk.exe took a bracketed item too ("[command=TrainConvNet:Test]")
+                bracketed = item.startswith("[") and item.endswith("]")
+                items.append(item[1:-1] if bracketed else item)
+    except ValueError:
+        return []
+    return [a for a in items if "=" in a and "$" != a.split("=", 1)[1][:1]
+            and not a.lower().startswith(("stderr=", "configfile=", "exitcode="))]
+
+
+def standard_overrides(config: str) -> list[str]:
+    """What CNTK's test driver (``cntkrun``) passes every config: its folders and the CPU."""
+    return ["RunDir=/tmp/run", "DataDir=/tmp/data", f"ConfigDir={os.path.dirname(config)}",
+            "OutputDir=/tmp/run", "DeviceId=-1",
+            # the TIMIT tests' own (run-timit-test-common)
+            "ExpDir=/tmp/run/exp", "ScpDir=/tmp/data", "MlfDir=/tmp/data",
+            f"LibDir={os.path.dirname(config)}/../lib", "DeviceNumber=-1"]
+
+
+def test_configs(root: str) -> list[tuple[str, list[str], str]]:
+    """``(config, overrides, test folder)`` for each ``cntkrun`` of each end-to-end test with a
+    baseline log."""
+    found = []
+    base = os.path.join(root, "Tests", "EndToEndTests")
+    for folder, _, files in os.walk(base):
+        if "run-test" not in files or not any(f.startswith("baseline") for f in files):
+            continue
+        with open(os.path.join(folder, "run-test"), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        for m in re.finditer(r"^\s*cntkrun\s+(\S+)\s*(.*?)(?:\|\||$)", text, re.M):
+            config = _find_config(root, folder, m.group(1))
+            if config is None:
+                continue
+            found.append((config, _overrides(m.group(2)), folder))
+    return sorted(found)
+
+
+# ---------------------------------------------------------------------------------------------
+# One config
+# ---------------------------------------------------------------------------------------------
+# (pattern of an error's first line, its label); the first that matches names the gap
+_LABELS = (
+    (r"unknown function '([^']+)'", "BS function {}"),
+    (r"unknown identifier '([^']+)'", "BS identifier {}"),
+    # BS.Network.Load (...), BS.Seq2Seq.*: namespaces Stadyn's sequences.bs lacks
+    (r"record has no member '(Network|Seq2Seq|RNNs)'", "BS.{}"),
+    (r"gradUpdateType = '([^']+)'", "gradUpdateType {}"),
+    (r"unknown or unsupported SGD key '(?i:(AutoAdjust))'", "SGD AutoAdjust"),
+    (r"unknown or unsupported SGD key '([^']+)'", "SGD key {}"),
+    (r"deserializer type '([^']+)'", "reader {}"),
+    (r"unknown variable '\$([^$]+)\$'", "config variable ${}$ undefined"),
+    (r"precision = \"(\w+)\"", "precision {}"),
+)
+
+
+def _label(exc: BaseException) -> str:
+    """A short label for what stopped a config."""
+    text = str(exc).splitlines()[0]
+    for pattern, label in _LABELS:
+        m = re.search(pattern, text)
+        if m:
+            return label.format(m.group(1))
+    text = re.sub(r"^\S+:\d+:\d+: ", "", text)          # drop the location
+    return f"{type(exc).__name__}: {text[:90]}"
+
+
+def _reader_gaps(reader, what: str) -> list[str]:
+    if reader is None:
+        return []
+    if not reader.deserializers:
+        return [f"reader {reader.reader_type or '(none)'}"]
+    return [f"reader {d.type}" for d in reader.deserializers if d.type.lower() not in _READERS]
+
+
+def _network_gap(cmd) -> str | None:
+    return _network_gap_of(cmd.record)
+
+
+def _network_gap_of(rec) -> str | None:
+    for key, label in (("NDLNetworkBuilder", "NDL"),
+                       ("SimpleNetworkBuilder", "SimpleNetworkBuilder")):
+        if key in rec:
+            return label
+    return None
+
+
+def survey_command(cmd, root_record) -> tuple[list[str], dict]:
+    """The gaps of one command and what was built (``params``: parameter count, ``tensors``)."""
+    import numpy as np
+
+    import stadyn as sd
+    from stadyn.brainscript import StadynLibrary, build_network
+    from stadyn.brainscript._runner import _Runner
+    from stadyn.brainscript._sgd import make_learner
+    from stadyn.graph import topological_nodes
+
+    gaps: list[str] = []
+    info: dict = {}
+    if cmd.action not in ("train", "test", "eval", "write"):
+        gaps.append(f"action {cmd.action}")
+    gaps += _reader_gaps(cmd.reader, "reader")
+    if cmd.cv_reader is not None:
+        gaps += _reader_gaps(cmd.cv_reader, "cvReader")
+    for key in ("AutoAdjust",):
+        if cmd.sgd is not None and any(k.lower() == key.lower() for k in cmd.sgd.extra):
+            gaps.append(f"SGD {key}")
+    if cmd.action == "train" and cmd.sgd is not None:     # the learner on a stand-in parameter
+        with sd.parameter_registry(sd.ParameterRegistry()):
+            try:
+                w = sd.Variable.from_numpy_array(np.zeros(2, np.float32), need_grad=True)
+                make_learner({"w": w}, cmd.sgd, cmd.record.get_record("SGD"), epoch_size=None)
+            except Exception as exc:  # noqa: BLE001
+                gaps.append(_label(exc))
+    network = cmd.network
+    if network is None:
+        gap = _network_gap(cmd)
+        if gap is not None:
+            gaps.append(gap)
+            return gaps, info
+        if cmd.action in ("train",):
+            gaps.append("no network")
+            return gaps, info
+        try:     # test/eval/write: the train command's network (as the runner does)
+            network = _Runner.__new__(_Runner)
+            network.run = type("R", (), {"root": root_record})()
+            network = _Runner._network_for(network, cmd)
+        except Exception:  # noqa: BLE001 - any failure is a finding
+            builders = [k for k in root_record if isinstance(root_record.peek(k), type(
+                root_record)) and _network_gap_of(root_record.peek(k))]
+            gaps.append("model from an NDL/Simple train" if builders else
+                        "network only in a model file (BS.Network.Load, edit)")
+            return gaps, info
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        try:
+            lib = StadynLibrary()
+            net = build_network(network, lib)
+        except RecursionError:
+            gaps.append("recursion")
+            return gaps, info
+        except Exception as exc:  # noqa: BLE001 - any failure is a finding
+            gaps.append(_label(exc))
+            return gaps, info
+        roots = [v for v in net.nodes.values() if isinstance(v, sd.Variable)]
+        leaves = {id(v) for n in topological_nodes(roots) for v in n.inputs if v.parent is None}
+        params = {k: v for k, v in sd.get_parameters().items() if id(v) in leaves}
+        info = {"params": int(sum(p.size for p in params.values())), "tensors": len(params)}
+    return list(dict.fromkeys(gaps)), info
+
+
+def survey_config(path: str, overrides: list[str]) -> dict:
+    """``{"gaps": [...], "commands": {name: info}}`` for one config."""
+    from stadyn.brainscript import load_config, run_config
+
+    result: dict = {"config": path, "overrides": overrides, "gaps": [], "commands": {}}
+    cwd = os.getcwd()
+    os.chdir(os.path.dirname(path))        # includes are relative to the working directory too
+    try:
+        try:
+            root = load_config(path, overrides)
+            run = run_config(root)
+        except RecursionError:
+            result["gaps"].append("recursion")
+            return result
+        except Exception as exc:  # noqa: BLE001
+            result["gaps"].append(_label(exc))
+            return result
+        for cmd in run.commands:
+            gaps, info = survey_command(cmd, root)
+            result["commands"][cmd.name] = {"action": cmd.action, "gaps": gaps, **info}
+            result["gaps"] += [g for g in gaps if g not in result["gaps"]]
+    finally:
+        os.chdir(cwd)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+# ---------------------------------------------------------------------------------------------
+def _quiet(fn, *args):
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+            contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")
+        return fn(*args)
+
+
+def _zero_initialised() -> None:
+    """Stand-in parameter values: every initialiser draws zeros (the networks of ImageNet
+    configs hold 10^8 parameters; the survey needs their shapes, not CNTK's random values)."""
+    from stadyn.brainscript import _stadyn_library
+
+    real = _stadyn_library.cntk_initializer
+    _stadyn_library.cntk_initializer = lambda init, scale=1.0: real("zero", 1.0)
+
+
+def survey(root: str) -> list[dict]:
+    sys.setrecursionlimit(20000)
+    _zero_initialised()
+    results = []
+    for path, overrides in example_configs(root):
+        r = _quiet(survey_config, path, standard_overrides(path) + overrides)
+        r["kind"] = "example"
+        results.append(r)
+    for path, overrides, test in test_configs(root):
+        r = _quiet(survey_config, path, standard_overrides(path) + overrides)
+        r["kind"] = "test"
+        r["test"] = os.path.relpath(test, root)
+        r["baseline"] = baseline_counts(test)
+        results.append(r)
+    for r in results:
+        r["config"] = os.path.relpath(r["config"], root)
+        r["overrides"] = r["overrides"][len(standard_overrides("")):]
+    return results
+
+
+def markdown(results: list[dict]) -> str:
+    """The gap tables (examples, tests), the examples' table and the tests whose parameter
+    counts could be compared with cntk.exe's log."""
+    lines = []
+    for kind, title in (("example", "Example configs (`Examples/**/*.cntk`)"),
+                        ("test", "End-to-end test runs with a baseline log "
+                                 "(`Tests/EndToEndTests`)")):
+        group = [r for r in results if r["kind"] == kind]
+        ready = [r for r in group if not r["gaps"]]
+        lines += [f"{title}: {len(group)} configs, {len(ready)} with nothing missing.", "",
+                  "| gap | configs it blocks |", "| --- | --- |"]
+        counts = collections.Counter(g for r in group for g in r["gaps"])
+        lines += [f"| {gap} | {n} |" for gap, n in counts.most_common()]
+        lines.append("")
+
+    def commands(r: dict) -> str:
+        return "; ".join(f"{n} ({c['action']}" + (f": {c['params']:,}" if "params" in c else "")
+                         + ")" for n, c in r["commands"].items())
+    lines += ["| example config | commands (action: parameters built) | gaps |",
+              "| --- | --- | --- |"]
+    for r in results:
+        if r["kind"] == "example":
+            name = r["config"].replace("Examples/", "", 1)
+            lines.append(f"| {name} | {commands(r)} | {', '.join(r['gaps']) or 'none'} |")
+    checks = [(r, baseline_check(r)) for r in results if r["kind"] == "test"]
+    same = sum(c == "same" for _, c in checks)
+    lines += ["", f"Parameter counts of train commands built here against cntk.exe's baseline "
+              f"logs: {same} the same, {sum(c.startswith('differs') for _, c in checks)} "
+              "different.", "", "| end-to-end test | parameters (tensors) | vs. cntk.exe |",
+              "| --- | --- | --- |"]
+    for r, check in checks:
+        if check:
+            counts = ", ".join(f"{c['params']:,} ({c['tensors']})" for c in r["commands"].values()
+                               if c["action"] == "train" and "params" in c)
+            lines.append(f"| {r['test'].replace('Tests/EndToEndTests/', '')} | {counts} | "
+                         f"{check} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cntk", required=True, help="a CNTK checkout or its bare git mirror")
+    parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as scratch:
+        results = survey(checkout(args.cntk, scratch))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    if args.markdown:
+        print(markdown(results))
+    else:
+        for r in results:
+            print(f"{r['config']} {' '.join(r['overrides'])}: {', '.join(r['gaps']) or 'ok'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
