@@ -23,7 +23,7 @@ from ...graph import (Variable, apply, is_lengths, name_scope, new_lengths, set_
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
            "BLOCKS", "SEQUENCE_AXES", "OUTPUT_INDEX", "name_sequence_axis", "kind_of", "name_of",
-           "op_name_of", "primitive_op_name", "uid_of", "set_uid",
+           "op_name_of", "made_by_cntk_op", "primitive_op_name", "uid_of", "set_uid",
            "set_root_uid", "root_uid_of", "bind_placeholder", "placeholder_like",
            "replace_placeholder",
            "set_op_name", "cntk_name", "classify", "node_name",
@@ -141,6 +141,12 @@ def name_of(v: Variable) -> str:
 def set_op_name(v: Variable, op_name: str) -> None:
     """Record the CNTK op that made the output ``v`` (``Plus``, ``Times``, ...)."""
     _OP_NAMES[v] = op_name
+
+
+def made_by_cntk_op(v: Variable) -> bool:
+    """``v`` is the output of a CNTK op (one :func:`set_op_name` recorded), not of one of the
+    Stadyn ops a CNTK op is made of."""
+    return v in _OP_NAMES
 
 
 def op_name_of(v: Variable) -> str:
