@@ -11,7 +11,6 @@ behaviour lives in Stadyn, this module only maps CNTK's view onto it.
 from __future__ import annotations
 
 import enum
-import weakref
 from typing import Any
 
 import numpy as np
@@ -34,7 +33,7 @@ from ._step_values import step_value
 from ._values import Value, output_value, root_gradient
 
 __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "as_composite", "as_block",
-           "BlockFunction", "combine_outputs", "is_combine"]
+           "BlockFunction", "combine_outputs"]
 
 
 class CloneMethod(enum.Enum):
@@ -641,25 +640,9 @@ def combine_outputs(functions: list) -> Function:
             flat.extend(f._roots())
         else:
             flat.append(unwrap(f))
-    return Function(flat[0]) if len(flat) == 1 else _combined(flat)
-
-
-def _combined(roots: list) -> Function:
-    """A Function of several outputs that CNTK makes a Combine function of (``combine``, a
-    loaded model of several outputs): its graph walks visit that function first."""
-    _COMBINES[roots[0]] = tuple(map(id, roots))
-    return Function(roots[0], roots)
-
-
-# the first output of each Combine function made -> the ids of all its outputs
-_COMBINES: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
-
-
-def is_combine(f: Function) -> bool:
-    """``f`` is a Function of several outputs that CNTK made a Combine function of (see
-    ``_combined``), whose outputs a graph walk lists first (``get_node_outputs``)."""
-    members = f.members or ()
-    return len(members) > 1 and _COMBINES.get(members[0]) == tuple(map(id, members))
+    if len(flat) > 1:
+        G.mark_combine(flat)       # a Combine function: graph walks list its outputs first
+    return Function(flat[0], flat if len(flat) > 1 else None)
 
 
 def as_composite(root_function) -> Function:
@@ -709,8 +692,7 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:
         >>> m.arguments[0].name, m.find_by_name("d").shape
         ('x', (3,))
     """
-    roots = load_roots(model, format)
-    return Function(roots[0]) if len(roots) == 1 else _combined(roots)
+    return combine_outputs(load_roots(model, format))
 
 
 bind(Function=Function,      # Variable.owner and the wrapping of outputs (_mixins, _variables)

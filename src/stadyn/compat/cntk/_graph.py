@@ -23,7 +23,8 @@ from ...graph import (Variable, apply, is_lengths, name_scope, new_lengths, set_
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
            "BLOCKS", "SEQUENCE_AXES", "OUTPUT_INDEX", "name_sequence_axis", "kind_of", "name_of",
-           "op_name_of", "made_by_cntk_op", "primitive_op_name", "uid_of", "set_uid",
+           "op_name_of", "made_by_cntk_op", "mark_combine", "is_combine", "primitive_op_name",
+           "uid_of", "set_uid",
            "set_root_uid", "root_uid_of", "bind_placeholder", "placeholder_like",
            "replace_placeholder",
            "set_op_name", "cntk_name", "classify", "node_name",
@@ -141,6 +142,21 @@ def name_of(v: Variable) -> str:
 def set_op_name(v: Variable, op_name: str) -> None:
     """Record the CNTK op that made the output ``v`` (``Plus``, ``Times``, ...)."""
     _OP_NAMES[v] = op_name
+
+
+# the first output of each Combine function made (C.combine, a loaded model of several
+# outputs) -> the ids of all its outputs
+_COMBINES: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
+
+
+def mark_combine(roots: list) -> None:
+    """Record ``roots`` as the outputs of one CNTK Combine function."""
+    _COMBINES[roots[0]] = tuple(map(id, roots))
+
+
+def is_combine(members) -> bool:
+    """``members`` are the outputs of a Combine function :func:`mark_combine` recorded."""
+    return len(members) > 1 and _COMBINES.get(members[0]) == tuple(map(id, members))
 
 
 def made_by_cntk_op(v: Variable) -> bool:

@@ -17,7 +17,7 @@ from typing import Callable
 
 from .. import _graph as G
 from .._adapt import wrap
-from .._function import Function, is_combine, wrap_variable
+from .._function import Function, wrap_variable
 from .._mixins import GraphObject
 from .._variables import Variable
 
@@ -43,7 +43,7 @@ def _object(node, as_variable: bool = False):
 def _is_combine(node) -> bool:
     """``node`` is a ``combine`` of several outputs (a model saved with its criteria, loaded):
     CNTK's walk visits that Combine function first, then each output's graph."""
-    return isinstance(node, Function) and is_combine(node)
+    return isinstance(node, Function) and G.is_combine(node.members or ())
 
 
 def depth_first_search(root, visitor: Callable, depth: int = 0) -> list:
