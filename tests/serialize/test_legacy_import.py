@@ -255,3 +255,13 @@ def test_a_cntk_model_saved_with_its_criteria_loads_and_computes_them():
         np.testing.assert_allclose(np.asarray(values[o]), data["out_" + o.name], rtol=1e-5,
                                    atol=1e-5, err_msg=o.name)
     assert float(np.asarray(values[model.outputs[2]])) == 3.0      # 3 of 8 not in the top 5
+
+
+def test_the_nodes_of_a_loaded_cntk_model_are_listed_as_cntk_lists_them():
+    """``get_node_outputs`` of a loaded CNTK file lists the file's functions only: the ops an
+    import rule adds (the per-sample errors inside ClassificationError) are passed through,
+    and the Combine's outputs come first (CNTK 2.7's listing, kept by make_cntk_criteria.py)."""
+    import stadyn.compat.cntk as C
+    model = C.load_model(fixture("cntk_criteria.model"))
+    listing = ["%s %s" % (o.name, tuple(o.shape)) for o in C.logging.get_node_outputs(model)]
+    assert listing == list(np.load(fixture("cntk_criteria_outputs.npz"))["listing"])

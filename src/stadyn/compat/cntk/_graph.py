@@ -22,6 +22,7 @@ from ...graph import (Variable, apply, is_lengths, name_scope, new_lengths, set_
                       topological_nodes)
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
+           "IMPORTED_INNER",
            "BLOCKS", "SEQUENCE_AXES", "OUTPUT_INDEX", "name_sequence_axis", "kind_of", "name_of",
            "op_name_of", "made_by_cntk_op", "mark_combine", "is_combine", "primitive_op_name",
            "uid_of", "set_uid",
@@ -38,6 +39,9 @@ SHAPELESS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
 # there): the sequence ops see a step, not a sequence.
 STEP_VALUES: "weakref.WeakSet[Variable]" = weakref.WeakSet()
 LEAF_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+# ops an import rule made inside one of a loaded CNTK file's functions (a weight reshaped for
+# a product): no node of the file, so the walks pass through them
+IMPORTED_INNER: "weakref.WeakSet[Variable]" = weakref.WeakSet()
 _OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _ROOT_UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -333,6 +337,9 @@ def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
         if (kind, id(v)) in visited:
             continue
         visited.add((kind, id(v)))
+        if kind == "op" and v in IMPORTED_INNER:     # not a node of the file: walk through
+            stack[:0] = [(classify_(i), d) for i in node_inputs(node)]
+            continue
         if kind == "block" and d > 0:
             stack.extend((classify_(a), d - 1) for a in BLOCKS[v].arguments)
             stack.append((("op", v), d - 1))
