@@ -8,7 +8,9 @@ The notebooks are not part of Stadyn (they are CNTK's); point this at a CNTK che
 For each notebook NAME (``106A_LSTM_Timeseries_with_Simulated_Data``...) it takes the code
 cells, drops notebook magics, IPython and plotting (``plt``/``matplotlib`` become an object that
 swallows every call), applies the size cuts of ``SETTINGS`` below, writes a tiny stand-in for the
-data the notebook would download (``DATA``), and writes two scripts, ``cntk_NAME.py`` and
+data the notebook would download (``DATA``; the speech files and images of 208 and 301 in
+``cntk_notebook_standins.py``) and for a pretrained model it loads (``MODELS``: written by
+CNTK 2.7 itself with ``cntk_resnet_standin.py``), and writes two scripts, ``cntk_NAME.py`` and
 ``stadyn_NAME.py``, which differ only in their imports (``import cntk as C`` becomes
 ``import stadyn.compat.cntk as C``).  It runs each in its own folder and prints the tail of both
 outputs.  CNTK_LD_LIBRARY_PATH sets CNTK's library path.
@@ -23,12 +25,12 @@ import datetime
 import json
 import os
 import re
-import struct
 import subprocess
 import sys
-import zlib
 
 import numpy as np
+from cntk_notebook_standins import png, write_an4_speech, write_resnet_standin, \
+    write_transfer_images
 
 PRELUDE = '''
 class _Null:
@@ -132,6 +134,19 @@ SETTINGS = {
         ("training_progress_output_freq = 100", "training_progress_output_freq = 10"),
         ("epoch_size = 5000 if isFast", "epoch_size = 1500 if isFast")],
     # -- end of the sequence notebooks' cuts --
+    "208_Speech_Connectionist_Temporal_Classification": [
+        ("C.layers.LSTM(1024)", "C.layers.LSTM(64)"), ("mbsize = 1024", "mbsize = 256"),
+        ("mbs_per_epoch = 10", "mbs_per_epoch = 4"), ("max_epochs = 5", "max_epochs = 3"),
+        ("round(test_result / num_test_minibatches,2)",
+         "print(round(test_result / num_test_minibatches,2))")],
+    "301_Image_Recognition_with_Deep_Transfer_Learning": [
+        ("import IPython.display as D", "D = _Null()"), ("from PIL import Image",
+                                                         "import pil_standin as Image"),
+        ("isFast = True\nC.device.try_set_default_device(C.device.gpu(0))", "isFast = True"),
+        ("data_root = os.path.join('..', 'Examples', 'Image')",
+         "data_root = os.path.join('.', 'Examples', 'Image')"),
+        ("'image_dims': (3, 224, 224)", "'image_dims': (3, 32, 32)"),
+        ("max_training_epochs = 5 if isFast", "max_training_epochs = 2 if isFast")],
 }
 MNIST_CUTS = [("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
               ("num_sweeps_to_train_with = 10", "num_sweeps_to_train_with = 2"),
@@ -210,19 +225,6 @@ def write_dssm(folder: str) -> None:
                     f.write("\t".join(parts) + "\n")
 
 
-def _png(path: str, rgb: np.ndarray) -> None:
-    """An 8-bit RGB PNG of an ``(h, w, 3)`` uint8 array."""
-    h, w, _ = rgb.shape
-    raw = b"".join(b"\0" + rgb[y].tobytes() for y in range(h))
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return (struct.pack(">I", len(data)) + kind + data
-                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
-    with open(path, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
-                + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
-
-
 def write_cifar_images(folder: str) -> None:
     """CIFAR-10 as CNTK 201A leaves it: ``train/%05d.png`` (32x32 padded by 4 pixels of 128),
     ``test/%05d.png``, ``train_map.txt``/``test_map.txt`` (absolute path, tab, label) and
@@ -243,7 +245,7 @@ def write_cifar_images(folder: str) -> None:
                     mean += chw
                     chw = np.pad(chw, ((0, 0), (pad, pad), (pad, pad)), constant_values=128)
                 path = os.path.join(d, name, "%05d.png" % i)
-                _png(path, chw.transpose(1, 2, 0).copy())
+                png(path, chw.transpose(1, 2, 0).copy())
                 map_file.write("%s\t%d\n" % (path, label))
     values = " ".join("%e" % v for v in (mean / 256).ravel())
     with open(os.path.join(d, "CIFAR-10_mean.xml"), "w") as f:
@@ -426,7 +428,11 @@ DATA = {"103B_MNIST_LogisticRegression": write_mnist, "103C_MNIST_MultiLayerPerc
         "303_Deep_Structured_Semantic_Modeling_with_LSTM_Networks": write_dssm,
         # sequence notebooks
         "202_Language_Understanding": write_atis, "204_Sequence_To_Sequence": write_cmudict,
-        "599A_Sequence_To_Sequence": write_cmudict}
+        "599A_Sequence_To_Sequence": write_cmudict,
+        "208_Speech_Connectionist_Temporal_Classification": write_an4_speech,
+        "301_Image_Recognition_with_Deep_Transfer_Learning": write_transfer_images}
+# notebooks that load a pretrained model: a stand-in CNTK 2.7 writes (its python, its env)
+MODELS = {"301_Image_Recognition_with_Deep_Transfer_Learning": write_resnet_standin}
 
 
 def run(name: str, args) -> None:
@@ -444,6 +450,9 @@ def run(name: str, args) -> None:
             f.write(PANDAS_STANDIN)
         if name in DATA:
             DATA[name](folder)
+        if name in MODELS:
+            MODELS[name](folder, args.cntk_python.split(), {"LD_LIBRARY_PATH": os.environ.get(
+                "CNTK_LD_LIBRARY_PATH", "")})
         path = os.path.join(folder, f"{side}_{name}.py")
         with open(path, "w") as f:
             f.write(script(code, cuts, side == "stadyn"))

@@ -109,7 +109,7 @@ class Trainer:
         # per set of input keys: the feeding plan, checked once, and the loss's sequence axis
         self._feed_plans = FeedingPlans(
             self._class_id_inputs, self._missing_message,
-            lambda plan: loss_axis(_unwrap(self.loss_function), plan))
+            lambda plan: loss_axis(self._counted(_unwrap(self.loss_function)), plan))
         self._count_loss_steps = False   # the loss's steps are computed (see _feed)
         # Data-parallel training (stadyn.distributed): the object broadcasts the parameters now,
         # sums gradients and sample counts over the workers after each backward, and says whether
@@ -151,7 +151,7 @@ class Trainer:
         # CNTK counts the loss's samples: a loss per step counts its steps, those of the input
         # its sequence axis comes from (counted again once the loss is computed where its
         # lengths are computed: a slice of the labels); a loss per sequence its sequences
-        lengths = _unwrap(self.loss_function).sequence_lengths
+        lengths = self._counted(_unwrap(self.loss_function)).sequence_lengths
         self._count_loss_steps = lengths is not None and axis is not lengths
         return feed_minibatch(plan, values, axis)
 
@@ -198,7 +198,8 @@ class Trainer:
             return
         for learner in self.parameter_learners:
             learner.zero_grad()
-        steps = [_unwrap(self.loss_function).sequence_lengths] if self._count_loss_steps else []
+        steps = [self._counted(_unwrap(self.loss_function)).sequence_lengths] \
+            if self._count_loss_steps else []
         with training(True):
             forward_all(self._outputs + extra + steps, clear_no_need_grad=True)
             self._loss_sum.backward(clear_buffer=True)
@@ -299,7 +300,7 @@ class Trainer:
         if self._metric_sum is None:
             raise StadynError("Trainer.test_minibatch needs an evaluation function")
         samples = self._feed(arguments, self._metric_arguments, "test_minibatch")
-        metric = self._metric_output
+        metric = self._counted(self._metric_output)
         with training(False), torch.no_grad():
             forward_all([self._metric_sum] + count_roots(metric) + list(outputs),
                         clear_buffer=True)
@@ -349,9 +350,15 @@ class Trainer:
         result = evaluate_sums([self._metric_sum], source, input_map,
                                minibatch_size=minibatch_size, on_minibatch=report,
                                convert=self._minibatch_data,
-                               count=self._metric_output)
+                               count=self._counted(self._metric_output))
         self.summarize_test_progress()
         return result["sums"][0] / max(result["samples"], 1)
+
+    def _counted(self, criterion: Variable) -> Variable:
+        """The Variable whose samples a minibatch counts for ``criterion`` (the loss or the
+        metric): the criterion itself.  A front end whose criteria may be one number for the
+        whole minibatch overrides it (the CNTK layer: CNTK's rule for those)."""
+        return criterion
 
     def _minibatch_data(self, arguments):
         """Minibatch data as given to train/test_minibatch, as this Trainer feeds it (a front

@@ -1,10 +1,15 @@
 """CTC training as CNTK's speech examples write it: ``forward_backward`` over ``labels_to_graph``
 (value and the gradient w.r.t. the network output, with and without ``delayConstraint``, the
 blank first or last, a repeated token) and ``edit_distance_error`` (penalties, squashing,
-ignored tokens; sequences and one-frame samples).
+ignored tokens; sequences and one-frame samples), and training on them as CNTK 208 does (the
+samples a Trainer counts for a criterion that is one number for the minibatch).
 
 The labels are CNTK's frame labels: one-hot rows, 2 at the frame a token starts, 1 where it
 continues."""
+
+import contextlib
+import io
+import re
 
 import numpy as np
 
@@ -119,4 +124,66 @@ def ctc_edit_distance_error(C, r):
     flat = C.edit_distance_error(x, y)
     res["samples"] = flat.eval({x: np.array([[1, 3], [2, 0], [3, 1]], np.float32),
                                 y: np.array([[2, 0], [2, 0], [0, 1]], np.float32)})
+    return res
+
+
+_TIMING = re.compile(r"\d+\.\d+s \( *\d+\.\d+ samples/s\)")
+
+
+@cntk_case(names=["cntk.logging.progress_print", "cntk.Trainer.train_minibatch",
+                  "cntk.Trainer.previous_minibatch_sample_count",
+                  "cntk.Trainer.total_number_of_samples_seen", "cntk.Trainer.test_minibatch",
+                  "cntk.eval.Evaluator.test_minibatch"], rtol=1e-4, atol=1e-5,
+           note="CNTK 208's training: forward_backward and edit_distance_error are one number "
+                "for the minibatch, so CNTK counts the samples of the first input with a "
+                "sequence axis met depth first (the label frames), not the sequences; a "
+                "reduce_sum over all axes of a per-frame loss counts the frames too")
+def ctc_trainer_counts_frames(C, r):
+    r.touch("cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch",
+            "cntk.eval.Evaluator.test_minibatch", "cntk.Trainer.previous_minibatch_sample_count",
+            "cntk.Trainer.total_number_of_samples_seen")
+    labels = C.sequence.input_variable(CLASSES)
+    x = C.sequence.input_variable(3)
+    w = C.parameter((3, CLASSES), init=r.param_value("w", (3, CLASSES)))
+    b = C.parameter((CLASSES,), init=0.1)
+    z = C.times(x, w) + b
+    criteria = C.forward_backward(C.labels_to_graph(labels), z, blankTokenId=CLASSES - 1,
+                                  delayConstraint=3)
+    err = C.edit_distance_error(z, labels, squashInputs=True, tokensToIgnore=[CLASSES - 1])
+    lab = [_frames(toks, n) for toks, n in _SEQUENCES]
+    feats = [r.randn(n, 3).astype(np.float32) for _, n in _SEQUENCES]
+    batches = [([0, 1], ), ([2], ), ([1, 2], )]
+    out = io.StringIO()
+    res = {}
+    with contextlib.redirect_stdout(out):
+        learner = C.momentum_sgd(z.parameters, C.learning_parameter_schedule_per_sample(0.01),
+                                 C.momentum_schedule(0.9))
+        trainer = C.Trainer(z, (criteria, err), learner)
+        printer = C.logging.progress_print.ProgressPrinter(tag="Training", num_epochs=2)
+        counts = []
+        for epoch in range(2):
+            for (ids,) in batches:
+                trainer.train_minibatch({x: [feats[i] for i in ids],
+                                         labels: [lab[i] for i in ids]})
+                printer.update_with_trainer(trainer, with_metric=True)
+                counts.append([trainer.previous_minibatch_sample_count,
+                               trainer.previous_minibatch_loss_average,
+                               trainer.previous_minibatch_evaluation_average,
+                               trainer.total_number_of_samples_seen])
+            printer.epoch_summary(with_metric=True)
+    res["counts"] = counts
+    res["printed"] = [_TIMING.sub("<time>", ln) for ln in out.getvalue().splitlines()
+                      if ln.strip()]
+    res["test"] = trainer.test_minibatch({x: feats, labels: lab})
+    res["evaluator"] = C.eval.Evaluator(err).test_minibatch({x: feats, labels: lab})
+    res["w"] = w.value
+    # a per-frame loss summed over all axes: one number too, counted by its frames
+    y = C.sequence.input_variable(CLASSES)
+    total = C.reduce_sum(C.cross_entropy_with_softmax(z, y), axis=C.Axis.all_axes())
+    sgd = C.sgd(z.parameters, C.learning_parameter_schedule_per_sample(0.01))
+    summed = C.Trainer(z, total, sgd)
+    onehot = [np.minimum(a, 1.0) for a in lab]
+    summed.train_minibatch({x: feats, y: onehot})
+    res["summed"] = [summed.previous_minibatch_sample_count,
+                     summed.previous_minibatch_loss_average]
     return res

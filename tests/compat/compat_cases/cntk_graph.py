@@ -340,3 +340,27 @@ def variable_kinds(C, r):
             "found": sorted([type(n).__name__, n.name] for n in found),
             "inputs": [type(n).__name__ for n in f.inputs],
             "values": [p.value.tolist(), c.value.tolist()]}
+
+
+@cntk_case(names=["cntk.logging.get_node_outputs", "cntk.logging.depth_first_search",
+                  "cntk.combine", "cntk.load_model", "cntk.Function.save"],
+           note="a combine of several outputs is a Combine function CNTK's walks visit first: "
+                "get_node_outputs lists its outputs, then each output's graph (CNTK 301 prints "
+                "the loaded ResNet's nodes so: ce, errs, top5Errs, z, then ce, z, ...)")
+def get_node_outputs__combine(C, r):
+    r.touch("cntk.Function.save")
+    x = C.input_variable(2, name="x")
+    a = C.plus(x, 1.0, name="a")
+    b = C.element_times(a, 2.0, name="b")
+    m = C.combine([b, a])
+
+    def listing(f):
+        return [[o.name, list(o.shape)] for o in C.logging.get_node_outputs(f)]
+    res = {"combine": listing(m), "single": listing(b),
+           "search": [[type(n).__name__ == "Function", n.name]
+                      for n in C.logging.depth_first_search(m, lambda n: True)]}
+    with r.tempdir() as folder:
+        path = folder + "/m.model"
+        m.save(path)
+        res["loaded"] = listing(C.load_model(path))
+    return res

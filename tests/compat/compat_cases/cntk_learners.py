@@ -574,3 +574,36 @@ def reset_learning_rate__learner_minibatch_size(C, r):
             learner.update({w: r.randn(2, 1) * 4}, 4)
             res["%s -> %s" % (key, new)] = [learner.learning_rate(), w.value - before]
     return res
+
+
+@cntk_case(names=["cntk.learners.sgd", "cntk.learners.momentum_sgd", "cntk.learners.nesterov",
+                  "cntk.learners.adam", "cntk.learners.adagrad", "cntk.learners.adadelta",
+                  "cntk.learners.rmsprop", "cntk.learners.fsadagrad", "cntk.learners.universal",
+                  "cntk.glorot_uniform", "cntk.parameter", "cntk.cntk_py.reset_random_seed"],
+           note="each built-in learner draws a seed as it is made (CNTK's LearnerBase: its "
+                "noise injection's), so a parameter made after it takes the next seed: CNTK "
+                "301's second transfer model starts from other values than its first")
+def learners_draw_a_seed(C, r):
+    def value():
+        return C.parameter((4, 3), init=C.glorot_uniform()).value
+    C.cntk_py.reset_random_seed(0)       # count the auto-selected seeds (the harness fixes one)
+    z = C.layers.Dense(2)(C.input_variable(3))
+    lr, mm = C.learning_parameter_schedule(0.1), C.momentum_schedule(0.9)
+    makers = [("sgd", lambda: C.learners.sgd(z.parameters, lr)),
+              ("momentum_sgd", lambda: C.learners.momentum_sgd(
+                  z.parameters, lr, mm, l2_regularization_weight=0.0005)),
+              ("nesterov", lambda: C.learners.nesterov(z.parameters, lr, mm)),
+              ("adam", lambda: C.learners.adam(z.parameters, lr, mm)),
+              ("adagrad", lambda: C.learners.adagrad(z.parameters, lr)),
+              ("adadelta", lambda: C.learners.adadelta(z.parameters, lr)),
+              ("rmsprop", lambda: C.learners.rmsprop(z.parameters, lr, 0.9, 1.1, 0.9, 1.1,
+                                                     0.01)),
+              ("fsadagrad", lambda: C.learners.fsadagrad(z.parameters, lr, mm)),
+              ("universal", lambda: C.learners.universal(
+                  lambda ps, gs: C.combine([C.assign(p, p - 0.1 * g) for p, g in zip(ps, gs)]),
+                  z.parameters))]
+    res = {"first": value()}
+    for name, make in makers:
+        make()
+        res[name] = value()
+    return res

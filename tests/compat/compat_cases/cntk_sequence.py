@@ -169,3 +169,26 @@ seq_case("LSTM_classifier",
          names=["cntk.layers.Embedding", "cntk.layers.Recurrence", "cntk.layers.LSTM",
                 "cntk.sequence.last", "cntk.layers.Dense", "cntk.layers.Sequential"],
          params=True, note="the tutorials' sequence classifier")
+
+
+_REDUCERS = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
+             "reduce_log_sum_exp", "reduce_l1", "reduce_l2", "reduce_sum_square"]
+
+
+@cntk_case(names=["cntk.ops.%s" % n for n in _REDUCERS] + ["cntk.Axis.all_axes"],
+           rtol=1e-4, atol=1e-5,
+           note="over all axes of sequences of different lengths: the steps only, not the "
+                "padding (CNTK 208 counts its CTC loss this way; reduce_mean divides by the "
+                "real steps' values)")
+def reduce__all_axes_of_sequences(C, r):
+    r.touch("cntk.Axis.all_axes")
+    x = C.sequence.input_variable((2, 3), needs_gradient=True)
+    data = [r.rand(n, 2, 3, low=0.5, high=1.5) for n in (4, 1, 3)]
+    res = {}
+    for name in _REDUCERS:
+        f = getattr(C, name)(x, axis=C.Axis.all_axes())
+        value, (grad,) = r.cntk_forward_backward(f, {x: data}, [x])
+        res[name] = f.eval({x: data})
+        res[name + " shape"] = list(f.shape)
+        res[name + " grad"] = np.concatenate([np.asarray(g).reshape(-1, 2, 3) for g in grad])
+    return res

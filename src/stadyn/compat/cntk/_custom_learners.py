@@ -23,6 +23,7 @@ import inspect
 
 import numpy as np
 
+from ..._random import initializer_seed
 from ...learners import Learner
 from ._adapt import unwrap, wrap
 from ._learner_api import CntkCounts
@@ -128,4 +129,6 @@ def universal(update_func, parameters):
                          "(parameters, gradients)")
     gradients = [constant(0, shape=p.shape, dtype=np.float32, name="grad") for p in params]
     result = update_func(params, gradients)
-    return _UniversalLearner(params, gradients, result)
+    learner = _UniversalLearner(params, gradients, result)
+    initializer_seed()          # CNTK's universal learner draws a seed too (see learners.py)
+    return learner

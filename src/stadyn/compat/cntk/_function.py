@@ -640,7 +640,9 @@ def combine_outputs(functions: list) -> Function:
             flat.extend(f._roots())
         else:
             flat.append(unwrap(f))
-    return Function(flat[0]) if len(flat) == 1 else Function(flat[0], flat)
+    if len(flat) > 1:
+        G.mark_combine(flat)       # a Combine function: graph walks list its outputs first
+    return Function(flat[0], flat if len(flat) > 1 else None)
 
 
 def as_composite(root_function) -> Function:
@@ -690,8 +692,7 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:
         >>> m.arguments[0].name, m.find_by_name("d").shape
         ('x', (3,))
     """
-    roots = load_roots(model, format)
-    return Function(roots[0]) if len(roots) == 1 else Function(roots[0], roots)
+    return combine_outputs(load_roots(model, format))
 
 
 bind(Function=Function,      # Variable.owner and the wrapping of outputs (_mixins, _variables)

@@ -22,8 +22,10 @@ from ...graph import (Variable, apply, is_lengths, name_scope, new_lengths, set_
                       topological_nodes)
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
+           "IMPORTED_INNER",
            "BLOCKS", "SEQUENCE_AXES", "OUTPUT_INDEX", "name_sequence_axis", "kind_of", "name_of",
-           "op_name_of", "primitive_op_name", "uid_of", "set_uid",
+           "op_name_of", "made_by_cntk_op", "mark_combine", "is_combine", "primitive_op_name",
+           "uid_of", "set_uid",
            "set_root_uid", "root_uid_of", "bind_placeholder", "placeholder_like",
            "replace_placeholder",
            "set_op_name", "cntk_name", "classify", "node_name",
@@ -37,6 +39,9 @@ SHAPELESS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
 # there): the sequence ops see a step, not a sequence.
 STEP_VALUES: "weakref.WeakSet[Variable]" = weakref.WeakSet()
 LEAF_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+# ops an import rule made inside one of a loaded CNTK file's functions (a weight reshaped for
+# a product): no node of the file, so the walks pass through them
+IMPORTED_INNER: "weakref.WeakSet[Variable]" = weakref.WeakSet()
 _OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _ROOT_UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -141,6 +146,27 @@ def name_of(v: Variable) -> str:
 def set_op_name(v: Variable, op_name: str) -> None:
     """Record the CNTK op that made the output ``v`` (``Plus``, ``Times``, ...)."""
     _OP_NAMES[v] = op_name
+
+
+# the first output of each Combine function made (C.combine, a loaded model of several
+# outputs) -> the ids of all its outputs
+_COMBINES: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
+
+
+def mark_combine(roots: list) -> None:
+    """Record ``roots`` as the outputs of one CNTK Combine function."""
+    _COMBINES[roots[0]] = tuple(map(id, roots))
+
+
+def is_combine(members) -> bool:
+    """``members`` are the outputs of a Combine function :func:`mark_combine` recorded."""
+    return len(members) > 1 and _COMBINES.get(members[0]) == tuple(map(id, members))
+
+
+def made_by_cntk_op(v: Variable) -> bool:
+    """``v`` is the output of a CNTK op (one :func:`set_op_name` recorded), not of one of the
+    Stadyn ops a CNTK op is made of."""
+    return v in _OP_NAMES
 
 
 def op_name_of(v: Variable) -> str:
@@ -311,6 +337,9 @@ def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
         if (kind, id(v)) in visited:
             continue
         visited.add((kind, id(v)))
+        if kind == "op" and v in IMPORTED_INNER:     # not a node of the file: walk through
+            stack[:0] = [(classify_(i), d) for i in node_inputs(node)]
+            continue
         if kind == "block" and d > 0:
             stack.extend((classify_(a), d - 1) for a in BLOCKS[v].arguments)
             stack.append((("op", v), d - 1))

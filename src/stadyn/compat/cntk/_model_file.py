@@ -109,6 +109,8 @@ def load_roots(model, format) -> list:
         G.INPUTS[var] = name.partition("#")[0]
         G.BATCH.add(var)
     _restore_origins(network.origins)
+    if network.origins:
+        _mark_inner(list(network.outputs.values()))
     roots, blocks, arguments, op_named = [], {}, {}, set()
     for key, var in network.outputs.items():
         if key.startswith(_OUT):
@@ -140,6 +142,20 @@ def load_roots(model, format) -> list:
         roots = list(network.outputs.values())
     G.BATCH.forget()
     return roots
+
+
+def _mark_inner(roots: list) -> None:
+    """The ops of a CNTK-written file's graph that none of its functions or blocks made (an
+    import rule's helpers): :data:`G.IMPORTED_INNER`, which the graph walks pass through."""
+    seen, stack = set(), list(roots)
+    while stack:
+        v = stack.pop()
+        if id(v) in seen or v.parent is None:
+            continue
+        seen.add(id(v))
+        if not G.made_by_cntk_op(v) and v not in G.BLOCKS:
+            G.IMPORTED_INNER.add(v)
+        stack.extend(v.parent.inputs)
 
 
 def _restore_origins(origins: list) -> None:

@@ -4,7 +4,7 @@
 ``axis=None`` (or ``Axis.all_static_axes()``) reduces every axis of a sample to one number;
 an int (or a tuple) keeps the reduced axes with size 1 unless ``keepdims=False``;
 ``Axis.default_batch_axis()`` reduces over the samples of a minibatch, ``Axis.all_axes()``
-over everything.
+over everything (of sequences, their steps, not the padding).
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
@@ -49,12 +49,31 @@ def _axes(x, axis) -> tuple[list[int], str]:
             for a in items], "some"
 
 
+# what a padded step of a sequence holds when a reduction over all axes reads it: nothing
+_PADDING = {"ReduceSum": 0.0, "ReduceMean": 0.0, "ReduceMax": -math.inf, "ReduceMin": math.inf,
+            "ReduceProd": 1.0, "ReduceLogSum": -math.inf, "ReduceL1": 0.0, "ReduceL2": 0.0,
+            "ReduceSumSquare": 0.0}
+
+
+def _over_steps(op_name: str, fn, v, axes):
+    """A reduction over all axes of sequences reads their steps only, as CNTK 2.7's (its
+    ``reduce_mean`` divides by the real steps' values): the padded steps hold the
+    reduction's neutral value."""
+    padded, mask = F.sequence_unpack(v, v.sequence_lengths, padding_value=_PADDING[op_name])
+    if op_name != "ReduceMean":
+        return fn(padded, axes, False)
+    values = F.mul_scalar(F.sum(mask), float(math.prod(v.shape[2:])))
+    return F.div2(F.sum(padded, axis=axes, keepdims=False), values)
+
+
 def _reducer(op_name: str, fn):
     def reduce(x, axis=None, keepdims: bool = True, name: str = ""):
         axes, kind = _axes(x, axis)
         v = operand(x)
         if kind == "some":
             out = fn(v, axes, bool(keepdims))
+        elif kind == "all" and getattr(v, "sequence_lengths", None) is not None:
+            out = _over_steps(op_name, fn, v, axes)
         else:
             out = fn(v, axes, False)
         if kind in ("batch", "all"):

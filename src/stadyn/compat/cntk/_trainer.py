@@ -9,9 +9,10 @@ from ...learners import Learner as _Learner
 from ...train import Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._function import Function
+from ._graph import BATCH, made_by_cntk_op
 from ._sequence_begin import SequenceBeginError, SequenceBegins, carrying, split_flags
 
-__all__ = ["Trainer"]
+__all__ = ["Trainer", "counted_variable"]
 
 
 def _as_function(slot: str, doc: str) -> property:
@@ -70,6 +71,32 @@ def _sequence_lengths(arguments) -> list[int] | None:
         if getattr(value, "ndim", 0) >= 3:
             return [int(value.shape[1])] * int(value.shape[0])
     return None
+
+
+def counted_variable(criterion):
+    """CNTK 2.7's Trainer and Evaluator count a minibatch's samples on the criterion, or, where
+    the criterion is one number for the minibatch (no batch axis: CTC's ``forward_backward``,
+    ``edit_distance_error``, a ``reduce_sum`` over all axes), on the first Variable with a batch
+    or sequence axis met depth first through its inputs, in their order: CNTK 208 counts its
+    label frames, not its utterances.  The Variables met are CNTK's: inputs and the outputs of
+    CNTK ops, not those of the Stadyn ops a CNTK op is made of."""
+    if criterion is None or BATCH(criterion) or criterion.sequence_lengths is not None:
+        return criterion
+    seen: set[int] = set()
+
+    def search(v):
+        for x in (v.parent.inputs if v.parent is not None else ()):
+            if id(x) in seen:
+                continue
+            seen.add(id(x))
+            if (BATCH(x) or x.sequence_lengths is not None) and (
+                    x.parent is None or made_by_cntk_op(x)):
+                return x
+            found = search(x)
+            if found is not None:
+                return found
+        return None
+    return search(criterion) or criterion
 
 
 class Trainer(_Trainer):
@@ -221,6 +248,13 @@ class Trainer(_Trainer):
 
     def _minibatch_data(self, arguments):
         return _plain(arguments)
+
+    def _counted(self, criterion):
+        cache = self.__dict__.setdefault("_counted_variables", {})
+        key = id(criterion)
+        if key not in cache:
+            cache[key] = (criterion, counted_variable(criterion))
+        return cache[key][1]
 
     # The native Trainer keeps Stadyn Variables; CNTK code gets Functions.
     model = _as_function("_model", "The model Function given to the Trainer.")

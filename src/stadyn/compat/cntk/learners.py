@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 from ... import learners as _L
+from ..._random import initializer_seed
 from ...learners import (IGNORE, Learner, UnitType, default_unit_gain_value,
                          learning_parameter_schedule,
                          learning_parameter_schedule_per_sample, learning_rate_schedule,
@@ -63,6 +64,9 @@ def _learner(fn, unit_gain: bool = False):
         if unit_gain and len(args) < 3:
             kwargs.setdefault("unit_gain", _UNIT_GAIN_AT_IMPORT)
         learner = as_cntk_learner(fn(list(unwrap(list(parameters))), *args, **kwargs))
+        # CNTK 2.7's built-in learners draw a seed as they are made (their noise injection's),
+        # so the parameters made after one take the next seeds (CNTK 301's second model)
+        initializer_seed()
         lr = args[0] if args else kwargs.get("lr")
         try:
             learner._rate_reference = _reference(lr, kwargs)

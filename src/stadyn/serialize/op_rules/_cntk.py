@@ -49,8 +49,19 @@ def _classification_error_onnx(g, inputs, attrs):
     return g.cast(wrong, g.dtype(z) if g.dtype(z).kind == "f" else np.float32)
 
 
+def _classification_error_cntk(node):
+    """CNTK 2.7's primitive ``ClassificationError(prediction, labels, topN)``, as CNTK saves
+    ``classification_error(z, y, topN=5)`` (``topN`` 1 is saved as a block holding its body):
+    ``topN`` a constant third input; the errors over the sample's last axis summed over the
+    minibatch, one number (CNTK 2.7 evaluates the loaded node so: ResNet_18.model's
+    ``top5Errs``)."""
+    top_n = int(np.asarray(node.const(2)).ravel()[0]) if node.n_inputs > 2 else 1
+    return F.sum(F.classification_error(node.var(0), node.var(1), axis=-1, topN=top_n))
+
+
 register_rules(F.classification_error, onnx_export=_classification_error_onnx,
-               onnx_import=Unmapped(COMPOSITE), nnp_export=_NOT_NNABLA, nnp_import=_NOT_NNABLA)
+               onnx_import=Unmapped(COMPOSITE), nnp_export=_NOT_NNABLA, nnp_import=_NOT_NNABLA,
+               cntk_import={"ClassificationError": _classification_error_cntk})
 
 
 def _cntk_bn_onnx(g, inputs, attrs):

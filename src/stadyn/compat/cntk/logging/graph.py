@@ -40,12 +40,20 @@ def _object(node, as_variable: bool = False):
     return Function(v, view=kind)
 
 
+def _is_combine(node) -> bool:
+    """``node`` is a ``combine`` of several outputs (a model saved with its criteria, loaded):
+    CNTK's walk visits that Combine function first, then each output's graph."""
+    return isinstance(node, Function) and G.is_combine(node.members or ())
+
+
 def depth_first_search(root, visitor: Callable, depth: int = 0) -> list:
     """The functions and variables of ``root``'s graph for which ``visitor`` is true, in CNTK's
-    depth-first order (``depth`` levels into blocks; -1 all).  The visitor sees variables as
-    ``Variable`` objects; what is returned has parameters as ``Parameter`` and constants as
-    ``Constant``, as CNTK's."""
-    return [_object(n) for n in G.search(
+    depth-first order (``depth`` levels into blocks; -1 all; a ``combine`` of several outputs
+    first, as CNTK visits its Combine function).  The visitor sees variables as ``Variable``
+    objects; what is returned has parameters as ``Parameter`` and constants as ``Constant``,
+    as CNTK's."""
+    first = [root] if _is_combine(root) and visitor(root) else []
+    return first + [_object(n) for n in G.search(
         _root(root), lambda n: bool(visitor(_object(n, as_variable=True))), depth)]
 
 
@@ -76,8 +84,9 @@ def find_by_uid(node, node_uid: str, depth: int = 0):
 
 
 def get_node_outputs(node, depth: int = 0) -> list:
-    """The outputs of every function in ``node``'s graph, as Variables."""
-    outs = []
+    """The outputs of every function in ``node``'s graph, as Variables (a ``combine``'s own
+    outputs first, as CNTK lists its Combine function's)."""
+    outs = list(node.outputs) if _is_combine(node) else []
     for kind, v in G.search(_root(node), lambda n: n[0] != "leaf", depth):
         outs.append(wrap_variable(v))
     return outs

@@ -1,0 +1,212 @@
+"""Data stand-ins for CNTK tutorial notebooks that read speech files or a pretrained model
+(``tools/cntk_notebooks.py`` calls these; each writes into the folder a notebook runs in).
+
+* ``write_an4_speech``: CNTK 208's AN4 speech files in the formats CNTK's HTK deserializers
+  read: one HTK feature archive, the script files that cut it into utterances, a master label
+  file of HMM states, the state list with CTC's blank last, and the global statistics.
+* ``png``: an RGB PNG writer (the image stand-ins here and in ``cntk_notebooks.py``).
+* ``write_transfer_images`` and ``write_resnet_standin``: CNTK 301's flowers and animals
+  folders (map files, PNG images under ``.jpg`` names, which CNTK's OpenCV reader and the PIL
+  stand-in read by their content) and a small ResNet written by CNTK 2.7 itself with the node
+  names 301 looks up.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+import zlib
+
+import numpy as np
+
+# -- CNTK 208: AN4 speech (HTK features, scp, MLF, state list) --
+AN4_PHONES = ("aa ae ah ao aw ay b ch d dh eh er ey f g hh ih iy jh k l m n ng ow oy p r s sh "
+              "t th uh uw v w y z zh ax ix el en").split()          # 43 phones, 3 states each
+AN4_STATES = ["sil[2]", "sil[3]", "sil[4]"] + [
+    f"{p}_s{k}_1" for p in AN4_PHONES for k in (2, 3, 4)] + ["s_blank"]   # 133, blank at 132
+AN4_FEATURE_DIM = 33
+
+
+def _htk_archive(path: str, frames: np.ndarray) -> None:
+    """One big-endian HTK file (kind USER, 10 ms frames) holding every utterance's frames."""
+    with open(path, "wb") as f:
+        f.write(struct.pack(">iihh", frames.shape[0], 100000, frames.shape[1] * 4, 9))
+        f.write(frames.astype(">f4").tobytes())
+
+
+def write_an4_speech(folder: str, utterances: int = 24) -> None:
+    """CNTK 208's ``Tests/EndToEndTests/Speech/Data`` at a tiny size.
+
+    ``Features/000000000.chunk`` holds all utterances' 33-value frames, ``glob_0000.scp`` names
+    them (``An4/<n>/<n>/<name>.mfc=Features/000000000.chunk[first,last]``, frames inclusive),
+    ``glob_0000.write.scp`` the first three; ``glob_0000.mlf`` gives each utterance's HMM
+    states (``start end state`` in 100 ns units; a phone's first state line adds the score,
+    phone and word columns an aligner writes, which the readers skip), silence at both ends;
+    ``state_ctc.list`` the 132 states and ``s_blank``; ``GlobalStats/mean.363`` and
+    ``var.363`` one number a line (208 reads these text files with ``np.fromfile`` as raw
+    doubles, on both frameworks alike)."""
+    rs = np.random.RandomState(8)
+    os.makedirs(os.path.join(folder, "Features"), exist_ok=True)
+    os.makedirs(os.path.join(folder, "GlobalStats"), exist_ok=True)
+    with open(os.path.join(folder, "state_ctc.list"), "w") as f:
+        f.write("\n".join(AN4_STATES))                  # no newline after the last, as AN4's
+    centres = rs.normal(0, 1, (len(AN4_STATES), AN4_FEATURE_DIM))
+    frames, scp, mlf = [], [], ["#!MLF!#\n"]
+    start = 0
+    for u in range(utterances):
+        name = f"An4/{100 + u}/{100 + u}/cen{u % 8}-utt{u}-b"
+        phones = list(rs.choice(len(AN4_PHONES), rs.randint(2, 6)))
+        states = [(0, 1, None)] + [(3 + 3 * p + k, rs.randint(1, 4), AN4_PHONES[p] if k == 0
+                                    else None) for p in phones for k in range(3)] + [(2, 2, None)]
+        mlf.append(f'"{name}.lab"\n')
+        t = 0
+        for state, duration, phone in states:
+            extra = f" {rs.normal(0, 30):.6f} {phone} {rs.normal(0, 50):.6f}" if phone else ""
+            mlf.append(f"{t * 100000} {(t + duration) * 100000} {AN4_STATES[state]}{extra}\n")
+            frames.append(centres[state] + rs.normal(0, 0.3, (duration, AN4_FEATURE_DIM)))
+            t += duration
+        mlf.append(".\n")
+        scp.append(f"{name}.mfc=Features/000000000.chunk[{start},{start + t - 1}]\n")
+        start += t
+    _htk_archive(os.path.join(folder, "Features", "000000000.chunk"), np.concatenate(frames))
+    with open(os.path.join(folder, "glob_0000.scp"), "w") as f:
+        f.writelines(scp)
+    with open(os.path.join(folder, "glob_0000.write.scp"), "w") as f:
+        f.writelines(scp[:3])
+    with open(os.path.join(folder, "glob_0000.mlf"), "w") as f:
+        f.writelines(mlf)
+    for name, values in (("mean.363", rs.normal(0, 0.2, 363)),
+                         ("var.363", rs.uniform(0.5, 2.0, 363))):
+        with open(os.path.join(folder, "GlobalStats", name), "w") as f:
+            f.writelines("%.8f\n" % v for v in values)
+
+
+# -- CNTK 301: flowers, animals and the pretrained ResNet --
+PIL_STANDIN = '''
+"""A stand-in for the few PIL calls CNTK 301 makes (Image.open of the stand-in's PNGs, resize,
+new/paste, np.asarray of an image), the same on both frameworks."""
+import builtins
+import struct
+import zlib
+import numpy as np
+
+ANTIALIAS = 1
+
+
+class _Image:
+    def __init__(self, rgb):
+        self.a = rgb
+        self.size = (rgb.shape[1], rgb.shape[0])
+
+    def resize(self, size, method=None):
+        w, h = size
+        rows = (np.arange(h) * self.a.shape[0] // h)
+        cols = (np.arange(w) * self.a.shape[1] // w)
+        return _Image(self.a[rows][:, cols])
+
+    def paste(self, img, mask=None):
+        self.a = img.a.copy()
+
+    def __array__(self, dtype=None, copy=None):
+        return self.a if dtype is None else self.a.astype(dtype)
+
+
+def open(path):
+    with builtins.open(path, "rb") as f:
+        data = f.read()
+    w, h = struct.unpack(">II", data[16:24])
+    raw, pos = b"", 8
+    while pos < len(data):
+        n, = struct.unpack(">I", data[pos:pos + 4])
+        if data[pos + 4:pos + 8] == b"IDAT":
+            raw += data[pos + 8:pos + 8 + n]
+        pos += 12 + n
+    rows = np.frombuffer(zlib.decompress(raw), np.uint8).reshape(h, 1 + 3 * w)[:, 1:]
+    return _Image(rows.reshape(h, w, 3).copy())
+
+
+def new(mode, size, color):
+    return _Image(np.zeros((size[1], size[0], 3), np.uint8) + np.array(color, np.uint8))
+'''
+
+
+def png(path: str, rgb: np.ndarray) -> None:
+    """An 8-bit RGB PNG of an ``(h, w, 3)`` uint8 array (filter 0 rows)."""
+    h, w, _ = rgb.shape
+    raw = b"".join(b"\0" + rgb[y].tobytes() for y in range(h))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def _picture(rs, palette, label, size=(40, 48)):
+    """A noisy picture of class ``label``: its colour, a bar across at a class-given height."""
+    h, w = size
+    img = palette[label][None, None, :] + rs.normal(0, 30, (h, w, 3))
+    img[(label * 7) % (h - 6):(label * 7) % (h - 6) + 6] = 255 - palette[label]
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def write_transfer_images(folder: str) -> None:
+    """CNTK 301's data as it leaves them after their first run (so nothing is downloaded):
+    ``Examples/Image/DataSets/Flowers`` with ``extracted/jpg/image_NNNNN.jpg`` (408 pictures
+    of the 102 classes) and the map files 301 writes (``6k_img_map.txt`` 204 lines,
+    ``1k_img_map.txt`` 60, ``val_map.txt`` 20; absolute path, tab, label), the archive and
+    ``.mat`` files present only by name (301 opens them only when the map files are missing);
+    ``Animals/Train/{Sheep,Wolf}`` (15 pictures each), ``Animals/Test/{Sheep,Wolf}`` (3 each)
+    and three birds in ``Animals/Test``.  The pictures are 48x40 PNGs under ``.jpg`` names
+    (OpenCV reads them by content; so does ``pil_standin.py``, written beside them, which the
+    notebook's PIL calls go to on both frameworks)."""
+    rs = np.random.RandomState(6)
+    with open(os.path.join(folder, "pil_standin.py"), "w") as f:
+        f.write(PIL_STANDIN)
+    root = os.path.abspath(os.path.join(folder, "Examples", "Image", "DataSets"))
+    flowers = os.path.join(root, "Flowers")
+    jpg = os.path.join(flowers, "extracted", "jpg")
+    os.makedirs(jpg, exist_ok=True)
+    for name in ("102flowers.tgz", "imagelabels.mat", "setid.mat"):
+        open(os.path.join(flowers, name), "w").close()
+    palette = rs.randint(0, 256, (102, 3))
+    labels = np.concatenate([np.arange(102)] * 4)
+    rs.shuffle(labels)
+    paths = []
+    for i, label in enumerate(labels):
+        paths.append(os.path.join(jpg, "image_%05d.jpg" % (i + 1)))
+        png(paths[-1], _picture(rs, palette, label))
+    for name, part in (("6k_img_map.txt", slice(0, 204)), ("1k_img_map.txt", slice(204, 264)),
+                       ("val_map.txt", slice(264, 284))):
+        with open(os.path.join(flowers, name), "w") as f:
+            f.writelines("%s\t%d\n" % (p, y) for p, y in zip(paths[part], labels[part]))
+    animals = os.path.join(root, "Animals")
+    for part, count in (("Train", 15), ("Test", 3)):
+        for k, kind in enumerate(("Sheep", "Wolf")):
+            os.makedirs(os.path.join(animals, part, kind), exist_ok=True)
+            for i in range(count):
+                png(os.path.join(animals, part, kind, "%s_%d.jpg" % (kind.lower(), i)),
+                     _picture(rs, palette, k))
+    for i, bird in enumerate(("Bird_in_flight_wings_spread.jpg", "quetzal-bird.jpg",
+                              "Weaver_bird.jpg")):
+        png(os.path.join(animals, "Test", bird), _picture(rs, palette, 50 + i))
+    open(os.path.join(animals, "Animals.zip"), "w").close()
+
+
+def write_resnet_standin(folder: str, cntk_python: list, env: dict) -> None:
+    """``Examples/Image/PretrainedModels/ResNet_18.model``: the small ResNet of
+    ``cntk_resnet_standin.py``, written by CNTK 2.7 (``cntk_python``) once per output folder and
+    copied to each framework's folder."""
+    shared = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(folder))),
+                          "ResNet_18_standin.model")
+    if not os.path.exists(shared):
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                              "cntk_resnet_standin.py")
+        subprocess.run(cntk_python + ["-W", "ignore", script, shared], check=True,
+                       env=dict(os.environ, **env), capture_output=True)
+    target = os.path.join(folder, "Examples", "Image", "PretrainedModels")
+    os.makedirs(target, exist_ok=True)
+    shutil.copyfile(shared, os.path.join(target, "ResNet_18.model"))
