@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -48,6 +49,10 @@ def test_python_blocks_run(page, tmp_path):
         + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     proc = subprocess.run([sys.executable, RUNNER, str(spec)], cwd=work, capture_output=True,
                           text=True, timeout=600, env=env)
+    if proc.returncode != 0 and shutil.which("dot") is None \
+            and "GraphvizMissing" in proc.stderr:
+        pytest.skip(f"{page} draws graphs, which needs Graphviz's 'dot' program (not installed "
+                    "here; .ci/run installs it with apt-get where it can)")
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
     ran = proc.stdout.count("--- running ")
     assert ran == sum(b.skip is None and b.file is None for b in blocks), proc.stdout
