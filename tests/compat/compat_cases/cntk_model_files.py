@@ -133,3 +133,34 @@ def sequence_new_axes_model_file(C, r):
             if isinstance(value, list):
                 res["%s lengths %d" % (o.name, k)] = [len(v) for v in value]
     return res
+
+
+@cntk_case(names=["cntk.load_model", "cntk.Function.save"],
+           note="a model file written by CNTK 2.7 (make_cntk_seq_marks.py) with "
+                "sequence.is_first and is_last (blocks whose body reconciles a constant 0 with "
+                "the sequence and shifts it by one step) and values computed from them: "
+                "x times each mark, element_select of the first mark, the sum of x at each "
+                "last step, the last mark of tanh(x) + 1; the outputs' names, op names and "
+                "axes and their values on ragged minibatches of two sizes, also once saved "
+                "and loaded again (each framework its own file)")
+def sequence_marks_model_file(C, r):
+    z = C.load_model(os.path.join(_FIXTURES, "cntk_seq_marks.model"))
+    r.touch("cntk.Function.eval", "cntk.Function.arguments", "cntk.Function.outputs",
+            "cntk.Variable.dynamic_axes", "cntk.Variable.owner", "cntk.Axis.name",
+            "cntk.Function.op_name", "cntk.Function.save")
+    res = {"outputs": [[o.name, o.owner.op_name, list(o.shape),
+                        [a.name for a in o.dynamic_axes]] for o in z.outputs]}
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "again.model")
+        z.save(path)
+        again = C.load_model(path)
+    for k, lengths in enumerate([(3, 1, 5), (2, 4)]):
+        seqs = [r.randn(n, 3) for n in lengths]
+        for label, f in (("loaded", z), ("saved again", again)):
+            out = f.eval({f.arguments[0]: seqs})
+            for o in f.outputs:
+                value = out[o]
+                res["%s %s %d" % (label, o.name, k)] = _flat(value)
+                if isinstance(value, list):
+                    res["%s %s lengths %d" % (label, o.name, k)] = [len(v) for v in value]
+    return res

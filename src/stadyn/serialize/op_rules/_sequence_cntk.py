@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from ... import functions as F
 from ... import sequence as S
 
 __all__ = ["delay_cntk", "reconcile_cntk", "sequence_slice_cntk", "sequence_reduce_cntk",
@@ -40,13 +41,27 @@ def delay_cntk(node):
 
 def reconcile_cntk(node):
     """``ReconcileDynamicAxis(x, like)``: ``x`` as it is when it has ``like``'s axes; a value
-    per sequence repeated at each of ``like``'s steps."""
+    per sequence repeated at each of ``like``'s steps; a value without dynamic axes (a
+    constant: CNTK's ``sequence.is_first`` / ``is_last`` reconcile a 0 with the sequence) at
+    every step of every sequence of ``like``."""
     a, b = node.lead(0), node.lead(1)
     if a == b:
         return node.var(0)
     if a == 1 and b == 2:
         return S.broadcast_as(node.var(0), node.var(1))
+    if a == 0 and b == 2:
+        return _at_every_step(node.var(0), node.var(1))
     node.unsupported(f"reconciling {node.shape(0)} with the dynamic axes of {node.shape(1)}")
+
+
+def _at_every_step(x, like):
+    """``x`` (no dynamic axes, ``s``) as a sequence ``(B, T, *s)`` on ``like``'s axis: the
+    unpacked mask of ``like`` (1 at real steps, finite whatever ``like`` holds) times ``x``."""
+    _, mask = S.unpack(like)
+    shape = tuple(x.shape)
+    if shape:
+        mask = F.reshape_trailing(mask, (1,) * len(shape), base_axis=2)
+    return S.to_sequence_like(F.mul2(mask, x), like)
 
 
 def _body_types(node) -> list[str]:
