@@ -111,20 +111,24 @@ def _axes_feed(r, lengths):
                 "and mask, a padded unpack, to_sequence of it with lengths from the input, "
                 "sequence.where and sequence.gather: the outputs' names, uids, op names and "
                 "dynamic axes (the axes the ops made are named after the values they came "
-                "from), also once saved and loaded again (each framework its own file), and "
-                "their values on ragged minibatches of two sizes")
+                "from), also once saved and loaded again (each framework its own file), their "
+                "shapes (the unpacked steps a free dimension, -3), and their values on ragged "
+                "minibatches of two sizes")
 def sequence_new_axes_model_file(C, r):
     z = C.load_model(os.path.join(_FIXTURES, "cntk_seq_new_axes.model"))
     r.touch("cntk.Function.eval", "cntk.Function.arguments", "cntk.Function.outputs",
             "cntk.Variable.dynamic_axes", "cntk.Variable.uid", "cntk.Variable.owner",
-            "cntk.Axis.name", "cntk.Function.op_name", "cntk.Function.save")
+            "cntk.Axis.name", "cntk.Function.op_name", "cntk.Function.save",
+            "cntk.variables.VariableMixin.shape")
     res = {"outputs": [[o.name, o.uid, o.owner.op_name, [a.name for a in o.dynamic_axes]]
-                       for o in z.outputs]}
+                       for o in z.outputs],
+           "shapes": [list(o.shape) for o in z.outputs]}
     with r.tempdir() as folder:
         path = os.path.join(folder, "again.model")
         z.save(path)
         again = C.load_model(path)
     res["saved again"] = [[o.name, [a.name for a in o.dynamic_axes]] for o in again.outputs]
+    res["saved again shapes"] = [list(o.shape) for o in again.outputs]
     for k, lengths in enumerate([(3, 1, 5), (2, 4)]):
         out = z.eval({z.arguments[0]: _axes_feed(r, lengths)})
         for o in z.outputs:
