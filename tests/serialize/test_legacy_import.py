@@ -156,8 +156,6 @@ UNMAPPED_CASES = {
     "classification_error_top2": r"no Stadyn op maps: ClassificationError \(function "
                                  r"'ClassificationError\d+'\)",
     "cosine_distance": r"no Stadyn op maps: CosDistance \(function 'CosDistance\d+'\)",
-    "conv_transpose": r"\(Convolution\): cannot be mapped: transposed convolution",
-    "conv_transpose_stride2": r"\(Convolution\): cannot be mapped: transposed convolution",
 }
 
 

@@ -24,6 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ... import functions as F
+from ...layers.cntk_semantics import convolution_transpose
 from ...sequence import reshape_samples
 
 __all__ = ["cntk_same", "cntk_elementwise", "window", "fill", "windowed", "times_cntk"]
@@ -172,9 +173,9 @@ def times_cntk(node):
 
 def convolution_cntk(node):
     """CNTK's ``Convolution(W, x)``: channels first, the kernel over every sample axis (its
-    first entry the input channels); ``transpose`` (``convolution_transpose``) is refused."""
+    first entry the input channels); ``transpose``: :func:`convolution_transpose_cntk`."""
     if node.attr("transpose"):
-        node.unsupported("transposed convolution")
+        return convolution_transpose_cntk(node)
     if not all(node.attr("sharing") or [True]):
         node.unsupported("convolution without weight sharing")
     kernel = tuple(node.attr("kernelShape") or node.shape(0)[1:])
@@ -191,6 +192,29 @@ def convolution_cntk(node):
     return windowed(node, node.var(1), shape, len(kernel) - 1, kernel[1:], node.attr("strides"),
                     node.attr("dilation"), node.attr("autoPadding"), node.attr("lowerPad"),
                     node.attr("upperPad"), False, apply, 0.0)
+
+
+def convolution_transpose_cntk(node):
+    """CNTK's ``convolution_transpose`` (a ``Convolution`` with ``transpose``: ``W`` is
+    ``(in, out, *kernel)``): CNTK's geometry -- auto padding, strides, dilation and
+    ``outputShape`` over the spatial axes (the last entries of its per-axis lists) -- as
+    ``cntk_semantics.convolution_transpose`` computes it for the compat layer."""
+    w_shape, shape = node.shape(0), node.shape(1)
+    n = len(w_shape) - 2
+    if node.lead(1) != 1 or len(shape) != n + 2 or shape[1] != w_shape[0]:
+        node.unsupported(f"transposed convolution of {shape} (batched: {node.batched(1)}) by "
+                         f"{w_shape}: a batch of images with the kernel's input channels is "
+                         "needed")
+    if int(node.attr("groups", 1) or 1) != 1 or not all(node.attr("sharing") or [True]):
+        node.unsupported("transposed convolution with groups or without weight sharing")
+    if any(fill(node.attr("lowerPad"), n, 0)) or any(fill(node.attr("upperPad"), n, 0)):
+        node.unsupported("transposed convolution with explicit padding")
+    out = tuple(int(d) for d in node.attr("outputShape") or ())
+    return convolution_transpose(node.var(1), node.var(0), None,
+                                 fill(node.attr("strides"), n, 1),
+                                 tuple(bool(a) for a in fill(node.attr("autoPadding"), n, False)),
+                                 fill(node.attr("dilation"), n, 1),
+                                 out[len(out) - n:] if any(out) else None)
 
 
 def pooling_cntk(node):
