@@ -28,7 +28,6 @@ KNOWN = {
     "ops_misc": "CNTK's OneHotOp has no import rule",
     "ops_top_k": "CNTK's TopK has no import rule",
     "sequence_scatter": "CNTK's PackedIndex and ScatterPacked have no import rule",
-    "sequence_slice": "Sequence::Slice other than sequence.first / last is refused",
 }
 
 

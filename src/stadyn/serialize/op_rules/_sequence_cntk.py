@@ -69,17 +69,34 @@ def _body_types(node) -> list[str]:
 
 
 def sequence_slice_cntk(node):
-    """``Sequence::Slice`` as CNTK's ``sequence.first`` (a one-step ``PastValue`` marks the
-    first step) and ``sequence.last`` (a ``FutureValue`` the last); other slices are
-    refused."""
+    """``Sequence::Slice``: ``sequence.slice(x, begin, end)``, read off the block's body.  CNTK
+    marks the steps to keep with delays of a constant 0 whose initial state is 1: ``begin > 0``
+    as ``1 - PastValue(begin)``, ``begin < 0`` as ``FutureValue(-begin)``, ``end > 0`` as
+    ``PastValue(end)``, ``end < 0`` as ``1 - FutureValue(-end)`` (both: their product).  A
+    slice of one step (``sequence.first``, ``last``) leaves no sequence axis, as in CNTK."""
+    body = list(node.attr("body") or ())
     types = _body_types(node)
-    delays = [f for f in node.attr("body") or () if f.type in ("PastValue", "FutureValue")]
-    if sorted(types) != sorted(["ReconcileDynamicAxis", "Where", "PackedIndex", "GatherPacked",
-                                delays[0].type if delays else "-"]) or \
-            int(delays[0].attrs.get("offset", 1)) != 1:
-        node.unsupported(f"a sequence slice of {types} (sequence.first and last are read)")
-    fn = S.first if delays[0].type == "PastValue" else S.last
-    return fn(_sequence(node))
+    delays = [f for f in body if f.type in ("PastValue", "FutureValue")]
+    negated = {f.inputs[1] for f in body if f.type == "Minus"}
+    begin = end = 0
+    for f in delays:
+        k = int(f.attrs.get("offset", 1))
+        past, minus = f.type == "PastValue", f.outputs[0] in negated
+        if past == minus:
+            begin = k if past else -k
+        else:
+            end = k if past else -k
+    expected = {"Where", "PackedIndex", "GatherPacked", "ReconcileDynamicAxis"}
+    if not delays or len(delays) > 2 or not expected <= set(types) or \
+            not set(types) <= expected | {"PastValue", "FutureValue", "Minus", "ElementTimes"}:
+        node.unsupported(f"a sequence slice of {types}")
+    x = _sequence(node)
+    if (begin, end) == (0, 1):
+        return S.first(x)
+    if (begin, end) == (-1, 0):
+        return S.last(x)
+    y = S.slice(x, begin, end)
+    return S.first(y) if end - begin == 1 else y
 
 
 def sequence_reduce_cntk(node):
