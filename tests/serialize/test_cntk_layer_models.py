@@ -22,7 +22,6 @@ CASES = sorted({k.split("/")[0] for k in REFERENCE})
 KNOWN = {
     "AttentionModel": "Sequence::BroadcastAs of a value without a batch axis onto a sequence",
     "MaxUnpooling": "CNTK's Unpooling has no import rule",
-    "PastValueWindow": "Sequence::BroadcastAs of a constant onto a sequence",
     "UnfoldFrom": "the loop's ReconcileDynamicAxis has no recorded shape in the file",
     "ops_gather": "CNTK's Gather has no import rule",
     "ops_misc": "CNTK's OneHotOp has no import rule",

@@ -110,7 +110,10 @@ def sequence_reduce_cntk(node):
 
 
 def broadcast_as_cntk(node):
-    """``Sequence::BroadcastAs(x, like)``: ``sequence.broadcast_as``."""
+    """``Sequence::BroadcastAs(x, like)``: ``sequence.broadcast_as``; a value without dynamic
+    axes (``PastValueWindow``'s constants) at every step of every sequence."""
+    if node.lead(0) == 0:
+        return _at_every_step(node.var(0), _sequence(node, 1))
     if node.lead(0) != 1:
         node.unsupported(f"broadcasting {node.shape(0)}: one value per sequence is needed")
     return S.broadcast_as(node.var(0), _sequence(node, 1))
