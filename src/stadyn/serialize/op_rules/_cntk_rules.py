@@ -288,6 +288,25 @@ def sample_axis(node, axis: Any, rank: int) -> int | None:
     return rank - 1 - i if i >= 0 else -i - 1
 
 
+def one_hot_cntk(node):
+    """CNTK's ``OneHotOp`` (``one_hot(x, numClass, axis=onehotAxis)``): each value of ``x``, a
+    class index, as a one-hot vector along a new sample axis (dense, also when CNTK's output
+    is sparse)."""
+    lead, sample = _sample(node, 0)
+    n = int(node.attr("numClass"))
+    rank = len(sample) + 1
+    axis = sample_axis(node, node.attr("onehotAxis") or 0, rank)
+    if axis is None:
+        node.unsupported("one_hot along all static axes")
+    flat = reshape_samples(F.cast(node.var(0), "int64"), lead, (math.prod(sample), 1))
+    hot = reshape_samples(F.cast(F.one_hot(flat, (n,)), "float32"), lead, sample + (n,))
+    if axis != rank - 1:
+        order = list(range(lead + rank - 1))
+        hot = F.transpose(hot, tuple(order[:lead + axis] + [lead + rank - 1] +
+                                     order[lead + axis:]))
+    return hot
+
+
 def _sample(node, i: int) -> tuple[int, tuple]:
     """(offset of the sample axes, the sample shape) of input ``i``."""
     shape = node.shape(i)
