@@ -23,7 +23,6 @@ KNOWN = {
     "AttentionModel": "Sequence::BroadcastAs of a value without a batch axis onto a sequence",
     "MaxUnpooling": "CNTK's Unpooling has no import rule",
     "UnfoldFrom": "the loop's ReconcileDynamicAxis has no recorded shape in the file",
-    "ops_gather": "CNTK's Gather has no import rule",
     "ops_top_k": "CNTK's TopK has no import rule",
     "sequence_scatter": "CNTK's PackedIndex and ScatterPacked have no import rule",
 }

@@ -288,6 +288,17 @@ def sample_axis(node, axis: Any, rank: int) -> int | None:
     return rank - 1 - i if i >= 0 else -i - 1
 
 
+def gather_cntk(node):
+    """CNTK's ``Gather(indices, reference)`` (C++ order; ``gather(reference, indices)``): rows
+    of a ``reference`` without dynamic axes (a table) at the indices, the indices' shape in
+    place of its first axis -- the catalog's ``embed``.  A batched reference, or ``axis``, is
+    refused."""
+    if node.lead(1) or node.attr("axis") is not None:
+        node.unsupported(f"gather from {node.shape(1)} (batched: {node.batched(1)}, axis "
+                         f"{node.attr('axis')}): a table without dynamic axes is read")
+    return F.embed(F.cast(node.var(0), "int64"), node.var(1))
+
+
 def one_hot_cntk(node):
     """CNTK's ``OneHotOp`` (``one_hot(x, numClass, axis=onehotAxis)``): each value of ``x``, a
     class index, as a one-hot vector along a new sample axis (dense, also when CNTK's output
