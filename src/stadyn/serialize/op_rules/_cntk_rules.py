@@ -299,6 +299,24 @@ def gather_cntk(node):
     return F.embed(F.cast(node.var(0), "int64"), node.var(1))
 
 
+def top_k_cntk(node):
+    """CNTK's ``TopK`` (``top_k(x, numItems, axis)``): the largest values along a sample axis,
+    largest first, and their indices as floats (its two outputs)."""
+    lead, sample = _sample(node, 0)
+    axis = sample_axis(node, node.attr("axis") or 0, len(sample))
+    if axis is None:
+        node.unsupported("top_k along all static axes")
+    x, last = node.var(0), lead + len(sample) - 1
+    perm = list(range(last + 1))
+    perm[lead + axis], perm[last] = last, lead + axis     # the axis last and back
+    moved = x if lead + axis == last else F.transpose(x, tuple(perm))
+    values, indices = F.top_k_data(moved, int(node.attr("numItems", 1)), base_axis=last,
+                                   with_index=True)
+    if lead + axis != last:
+        values, indices = F.transpose(values, tuple(perm)), F.transpose(indices, tuple(perm))
+    return values, F.cast(indices, "float32")
+
+
 def one_hot_cntk(node):
     """CNTK's ``OneHotOp`` (``one_hot(x, numClass, axis=onehotAxis)``): each value of ``x``, a
     class index, as a one-hot vector along a new sample axis (dense, also when CNTK's output
