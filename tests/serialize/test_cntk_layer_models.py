@@ -20,7 +20,10 @@ REFERENCE = dict(np.load(os.path.join(FOLDER, "outputs.npz")))
 CASES = sorted({k.split("/")[0] for k in REFERENCE})
 
 KNOWN = {
-    "AttentionModel": "Sequence::BroadcastAs of a value without a batch axis onto a sequence",
+    "AttentionModel": "Sequence::BroadcastAs onto a decoder state that is not a sequence",
+    "AttentionModel_sequences": "the encoder's unpacked steps broadcast along the decoder's "
+                                "sequence: the importer gives sequence_broadcast_as a (12, 1, 1) "
+                                "value where CNTK has one per decoder sequence (ShapeError)",
     "MaxUnpooling": "CNTK's Unpooling has no import rule",
     "UnfoldFrom": "the loop's ReconcileDynamicAxis has no recorded shape in the file",
     "ops_top_k_axis": "top_k along another axis than the last is a block of two outputs "
