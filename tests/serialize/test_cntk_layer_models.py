@@ -30,7 +30,6 @@ KNOWN = {
                       "(TransposeAxes around TopK) whose body the reader sorts wrongly: "
                       "'TransposeAxes15_Output_0' is used before it is computed "
                       "(serialize/_cntk_format.py)",
-    "sequence_scatter": "CNTK's PackedIndex and ScatterPacked have no import rule",
 }
 
 

@@ -2,7 +2,8 @@
 ``ReconcileDynamicAxis`` and the blocks its ``sequence`` module makes (``Sequence::Slice`` for
 ``first``/``last``, ``Sequence::ReduceElements``, ``Sequence::BroadcastAs``,
 ``Sequence::Softmax``), and the ops that leave the sequence axis or make a new one
-(``UnpackSequenceOp``, ``ToSequenceOp``, ``Where``, ``Sequence::Gather``).
+(``UnpackSequenceOp``, ``ToSequenceOp``, ``Where``, ``Sequence::Gather``,
+``Sequence::Scatter``).
 
 A sequence input is ``(B, T, *sample)`` with its lengths (``node.lead(i) == 2``).  The importer
 (``serialize/_legacy_import.py``, ``_legacy_loops.py``) calls a ``Sequence::*`` block's rule
@@ -20,7 +21,7 @@ from ... import sequence as S
 
 __all__ = ["delay_cntk", "reconcile_cntk", "sequence_slice_cntk", "sequence_reduce_cntk",
            "broadcast_as_cntk", "sequence_softmax_cntk", "unpack_cntk", "to_sequence_cntk",
-           "where_cntk", "gather_cntk"]
+           "where_cntk", "gather_cntk", "scatter_cntk"]
 
 
 def _sequence(node, i: int = 0):
@@ -155,16 +156,29 @@ def where_cntk(node):
 
 def gather_cntk(node):
     """``Sequence::Gather(x, condition)``: ``sequence.gather``, the steps of ``x`` whose
-    condition is nonzero, as a new sequence.  The block's inputs come in the order its body
-    reads them; the condition is what its ``Where`` reads."""
+    condition is nonzero, as a new sequence."""
+    c = _condition_index(node, "gather")
+    return S.gather(_sequence(node, 1 - c), _per_step(node, _sequence(node, c), c))
+
+
+def scatter_cntk(node):
+    """``Sequence::Scatter(x, condition)``: ``sequence.scatter``, the steps of ``x`` put back
+    where the condition is nonzero, on the condition's axis (0 elsewhere)."""
+    c = _condition_index(node, "scatter")
+    return S.scatter(_sequence(node, 1 - c), _per_step(node, _sequence(node, c), c))
+
+
+def _condition_index(node, what: str) -> int:
+    """Which of a ``Sequence::Gather`` / ``Scatter`` block's two inputs is the condition: the
+    inputs come in the order the body reads them, and the condition is what its ``Where``
+    reads."""
     body = node.attr("body") or ()
     inner = {o for f in body for o in f.outputs}
     read = list(dict.fromkeys(n for f in body for n in f.inputs if n not in inner))
     where = [f for f in body if f.type == "Where"]
     if len(read) != 2 or len(where) != 1 or where[0].inputs[0] not in read:
-        node.unsupported(f"a sequence gather of {_body_types(node)}")
-    c = read.index(where[0].inputs[0])
-    return S.gather(_sequence(node, 1 - c), _per_step(node, _sequence(node, c), c))
+        node.unsupported(f"a sequence {what} of {_body_types(node)}")
+    return read.index(where[0].inputs[0])
 
 
 def _per_step(node, condition, i: int = 0):
