@@ -154,8 +154,6 @@ UNMAPPED_CASES = {
                            r"is batched",
     "pad_symmetric": r"'Pad\d+' \(Pad\): cannot be mapped: paddingMode 2 \(symmetric",
     "cosine_distance": r"no Stadyn op maps: CosDistance \(function 'CosDistance\d+'\)",
-    "conv_transpose": r"\(Convolution\): cannot be mapped: transposed convolution",
-    "conv_transpose_stride2": r"\(Convolution\): cannot be mapped: transposed convolution",
 }
 
 

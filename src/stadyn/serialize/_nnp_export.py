@@ -107,6 +107,22 @@ class NnpEmitter:
         self._w.add_function("Reshape", [name], [reshaped], {"shape": shape})
         return reshaped
 
+    def statistic(self, name: str, shape: tuple[int, ...]) -> str | None:
+        """``name`` declared in ``shape`` (the same size) instead of its own, for a function
+        that updates it in place (NNabla's ``BatchNormalization`` moves its running statistics
+        on; through a ``Reshape`` it would update a copy): its value is written in that shape.
+        Only for a parameter that no other function reads; None otherwise."""
+        shape = tuple(int(d) for d in shape)
+        if tuple(self.shape(name)) == shape:
+            return name
+        w = self._w
+        if name not in w.params or w.readers.get(name, 0) != 1:
+            return None
+        value, need_grad = w.params[name]
+        w.params[name] = (value.reshape(shape), need_grad)
+        del w.variables[name]
+        return w.declare(name, shape, "Parameter", False)
+
     def variable(self, base: str, shape: tuple[int, ...]) -> str:
         """A new intermediate variable of ``shape`` (named after ``base``) for a rule that
         writes the op as several functions; its first axis is the batch axis when it has the
@@ -181,6 +197,8 @@ class _NetworkWriter:
         self.shapes: dict[str, tuple[int, ...]] = {}
         self.batched: dict[str, bool] = {}
         self.functions: list[Message] = []
+        self.params: OrderedDict[str, tuple[np.ndarray, bool]] = OrderedDict()
+        self.readers: dict[str, int] = {}    # how many functions read each parameter
         self.batch_size = 1            # the message's batch_size field
         self.batch_axis = 1            # the size of the axis written as -1
         self._counts: dict[str, int] = {}
@@ -264,7 +282,7 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
     for iname, v in parts.inputs.items():
         ids[value_key(v)] = w.declare(iname, tuple(v.shape), "Buffer",
                                       bool(v.shape) and v.shape[0] == w.batch_axis)
-    params: OrderedDict[str, tuple[np.ndarray, bool]] = OrderedDict()
+    params = w.params
     for pname, v in parts.parameters.items():
         ids[value_key(v)] = w.declare(pname, tuple(v.shape), "Parameter", False)
         params[pname] = (np.asarray(v.d), bool(v.need_grad))
@@ -274,6 +292,10 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
         cname = w.unique("constant", w.variables)
         ids[value_key(v)] = w.declare(cname, tuple(v.shape), "Parameter", False)
         params[cname] = (np.asarray(v.d), False)
+    for node in parts.nodes:
+        for v in node.spec.split_arguments(node.args, node.kwargs)[0]:
+            if isinstance(v, Variable) and params.get(ids.get(value_key(v), "")) is not None:
+                w.readers[ids[value_key(v)]] = w.readers.get(ids[value_key(v)], 0) + 1
     given = {value_key(v): n for n, v in (names or {}).items() if isinstance(v, Variable)}
     given.update((value_key(v), n) for n, v in parts.outputs.items())
     for node in parts.nodes:
@@ -313,6 +335,11 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
             rule(e, in_names, attrs)
         except _Unsupported as exc:
             raise ExportError(f"{_where(node)}: cannot be written for NNabla: {exc}") from None
+    # a parameter no written function reads (CNTK's sample count of a batch normalisation) is
+    # left out: NNabla has no use for it (and reads a 0-d one back as None)
+    read = {i for f in w.functions for k, i in f if k == "input"} | set(parts.outputs)
+    for pname in [p for p in params if p not in read]:
+        del params[pname], w.variables[pname]
     message: Message = [("name", name), ("batch_size", int(w.batch_size))]
     message += [("variable", v) for v in w.variables.values()]
     message += [("function", f) for f in w.functions]

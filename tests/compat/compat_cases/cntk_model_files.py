@@ -28,6 +28,27 @@ def _for(f, feed):
     return dict((args[a.name], v) for a, v in feed.items())
 
 
+# what the cases reading outputs' names and axes touch
+_AXES_NAMES = ("cntk.Function.eval", "cntk.Function.arguments", "cntk.Function.outputs",
+               "cntk.Variable.dynamic_axes", "cntk.Variable.owner", "cntk.Axis.name",
+               "cntk.Function.op_name", "cntk.Function.save")
+
+
+def _saved_again(C, r, z):
+    """``z`` saved by ``Function.save`` and loaded again."""
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "again.model")
+        z.save(path)
+        return C.load_model(path)
+
+
+def _record(res, label, k, value):
+    """``value`` as ``<label> <k>``, and its sequences' lengths as ``<label> lengths <k>``."""
+    res["%s %d" % (label, k)] = _flat(value)
+    if isinstance(value, list):
+        res["%s lengths %d" % (label, k)] = [len(v) for v in value]
+
+
 def _constants(z):
     """The running statistics and counts, by name and size (the two counts are equal)."""
     found = sorted(z.constants, key=lambda c: (c.name, int(np.prod(c.shape))))
@@ -48,17 +69,13 @@ def sequence_batch_norm_model_file(C, r):
            "outputs": [[o.name, list(o.shape)] for o in z.outputs]}
     for k, c in enumerate(_constants(z)):
         res["constant %d" % k] = c
-    with r.tempdir() as folder:
-        path = os.path.join(folder, "again.model")
-        z.save(path)
-        again = C.load_model(path)
+    again = _saved_again(C, r, z)
     for k, lengths in enumerate([(3, 1, 5), (2, 2)]):
         feed = _bn_feed(r, z, lengths)
         for label, f in (("loaded", z), ("saved again", again)):
             out = f.eval(_for(f, feed))
             for o in f.outputs:
-                res["%s %s %d" % (label, o.name, k)] = _flat(out[o])
-                res["%s %s lengths %d" % (label, o.name, k)] = [len(v) for v in out[o]]
+                _record(res, "%s %s" % (label, o.name), k, out[o])
     return res
 
 
@@ -111,25 +128,44 @@ def _axes_feed(r, lengths):
                 "and mask, a padded unpack, to_sequence of it with lengths from the input, "
                 "sequence.where and sequence.gather: the outputs' names, uids, op names and "
                 "dynamic axes (the axes the ops made are named after the values they came "
-                "from), also once saved and loaded again (each framework its own file), and "
-                "their values on ragged minibatches of two sizes")
+                "from), also once saved and loaded again (each framework its own file), their "
+                "shapes (the unpacked steps a free dimension, -3), and their values on ragged "
+                "minibatches of two sizes")
 def sequence_new_axes_model_file(C, r):
     z = C.load_model(os.path.join(_FIXTURES, "cntk_seq_new_axes.model"))
-    r.touch("cntk.Function.eval", "cntk.Function.arguments", "cntk.Function.outputs",
-            "cntk.Variable.dynamic_axes", "cntk.Variable.uid", "cntk.Variable.owner",
-            "cntk.Axis.name", "cntk.Function.op_name", "cntk.Function.save")
+    r.touch(*_AXES_NAMES)
+    r.touch("cntk.Variable.uid", "cntk.variables.VariableMixin.shape")
     res = {"outputs": [[o.name, o.uid, o.owner.op_name, [a.name for a in o.dynamic_axes]]
-                       for o in z.outputs]}
-    with r.tempdir() as folder:
-        path = os.path.join(folder, "again.model")
-        z.save(path)
-        again = C.load_model(path)
+                       for o in z.outputs],
+           "shapes": [list(o.shape) for o in z.outputs]}
+    again = _saved_again(C, r, z)
     res["saved again"] = [[o.name, [a.name for a in o.dynamic_axes]] for o in again.outputs]
+    res["saved again shapes"] = [list(o.shape) for o in again.outputs]
     for k, lengths in enumerate([(3, 1, 5), (2, 4)]):
         out = z.eval({z.arguments[0]: _axes_feed(r, lengths)})
         for o in z.outputs:
-            value = out[o]
-            res["%s %d" % (o.name, k)] = _flat(value)
-            if isinstance(value, list):
-                res["%s lengths %d" % (o.name, k)] = [len(v) for v in value]
+            _record(res, o.name, k, out[o])
+    return res
+
+
+@cntk_case(names=["cntk.load_model", "cntk.Function.save"],
+           note="a model file written by CNTK 2.7 (make_cntk_seq_marks.py) with "
+                "sequence.is_first and is_last (blocks whose body reconciles a constant 0 with "
+                "the sequence and shifts it by one step) and values computed from them: "
+                "x times each mark, element_select of the first mark, the sum of x at each "
+                "last step, the last mark of tanh(x) + 1; the outputs' names, op names and "
+                "axes and their values on ragged minibatches of two sizes, also once saved "
+                "and loaded again (each framework its own file)")
+def sequence_marks_model_file(C, r):
+    z = C.load_model(os.path.join(_FIXTURES, "cntk_seq_marks.model"))
+    r.touch(*_AXES_NAMES)
+    res = {"outputs": [[o.name, o.owner.op_name, list(o.shape),
+                        [a.name for a in o.dynamic_axes]] for o in z.outputs]}
+    again = _saved_again(C, r, z)
+    for k, lengths in enumerate([(3, 1, 5), (2, 4)]):
+        seqs = [r.randn(n, 3) for n in lengths]
+        for label, f in (("loaded", z), ("saved again", again)):
+            out = f.eval({f.arguments[0]: seqs})
+            for o in f.outputs:
+                _record(res, "%s %s" % (label, o.name), k, out[o])
     return res

@@ -122,3 +122,84 @@ def sequence_axis_names(C, r):
     res["file values"] = np.concatenate(out, 0)
     res["file lengths"] = [len(v) for v in out]
     return res
+
+
+# -- the axes where / gather / to_sequence make, and unpack's free steps -----------------------
+def _axis_names(v, sources):
+    """``v``'s dynamic axes by name, a source's uid in a name written ``<name of source>`` (uids
+    are numbered differently by the two frameworks)."""
+    names = []
+    for a in v.dynamic_axes:
+        name = a.name
+        for label, s in sources:
+            name = name.replace(s.uid, "<%s>" % label)
+        names.append([name, bool(a.is_ordered)])
+    return names
+
+
+@cntk_case(names=["cntk.sequence.where", "cntk.sequence.gather", "cntk.ops.to_sequence",
+                  "cntk.sequence.unpack", "cntk.sequence.slice",
+                  "cntk.variables.VariableMixin.dynamic_axes",
+                  "cntk.variables.VariableMixin.shape"],
+           note="the sequence axes that where, gather (also with new_sequence_axis_typeinfo), "
+                "sequence.slice (derived from the input's axis, a named one too) and "
+                "to_sequence (also with sequence_axis_name_prefix) make, named after the "
+                "uid of their condition or value (written <name> here), and those of values "
+                "computed from them; the shapes of sequence.unpack's value and mask and of "
+                "what is computed from them element by element, whose step axis CNTK shows "
+                "as a free dimension (-3), and of reductions and slices along it, which "
+                "CNTK shows with their size; values on a ragged minibatch",
+           known={"unpacked shape slice of steps": "CNTK's slice of the free step axis has "
+                  "the slice's length (2); Stadyn's the padded length the graph was built with "
+                  "(1), at most the slice's (stadyn.sequence)",
+                  "unpacked shape softmax": "a softmax over a whole sample reshapes it (the "
+                  "compat layer's flatten), and the free dimension is followed through "
+                  "element-wise ops only (compat/cntk/_seq_axes.py)"})
+def sequence_new_axis_names(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.output", "cntk.Function.outputs",
+            "cntk.Axis.name", "cntk.Axis.is_ordered", "cntk.Variable.uid",
+            "cntk.variables.VariableMixin.dynamic_axes", "cntk.variables.VariableMixin.shape")
+    x = C.sequence.input_variable(3, name="x")
+    n = C.sequence.input_variable(1, name="n")
+    plain = C.input_variable((4, 3), name="plain")
+    cond = C.greater(C.reduce_sum(x, axis=0) + C.sequence.is_first(x) * 100.0, 0.0)
+    value, mask = C.sequence.unpack(x, 0.0).outputs
+    padded = C.sequence.unpack(C.tanh(x), 0.5, no_mask_output=True)
+    twice = padded * 2.0
+    sources = [("cond", cond.output), ("n", n), ("padded", padded.output), ("value", value),
+               ("twice", twice.output), ("plain", plain)]
+    made = {"where": C.sequence.where(cond), "where n": C.sequence.where(n),
+            "gather": C.sequence.gather(x, cond),
+            "gather 1 2": C.sequence.gather(x, cond, new_sequence_axis_typeinfo=(1, 2)),
+            "gather 2 -1": C.sequence.gather(x, cond, new_sequence_axis_typeinfo=(2, -1)),
+            "gather 1 0": C.sequence.gather(x, cond, new_sequence_axis_typeinfo=(1, 0)),
+            "to_sequence": C.to_sequence(padded),
+            "to_sequence twice": C.to_sequence(twice),
+            "to_sequence plain": C.to_sequence(plain),
+            "to_sequence prefix": C.to_sequence(padded, sequence_axis_name_prefix="myAxis")}
+    named_x = C.sequence.input_variable(3, sequence_axis=C.Axis("myAxis"), name="named_x")
+    made.update({"slice 0 -1": C.sequence.slice(x, 0, -1), "slice 1 3": C.sequence.slice(x, 1, 3),
+                 "slice -2 0": C.sequence.slice(x, -2, 0),
+                 "slice named 2 -1": C.sequence.slice(named_x, 2, -1),
+                 "gather named 2 1": C.sequence.gather(named_x, C.sequence.is_last(named_x),
+                                                       new_sequence_axis_typeinfo=(2, 1))})
+    made["tanh of gather"] = C.tanh(made["gather"])
+    made["gather plus gather"] = made["gather"] + made["gather"]
+    res = {}
+    for k in sorted(made):
+        res["axes " + k] = _axis_names(made[k].output, sources)
+        res["shape " + k] = list(made[k].output.shape)
+    b = C.input_variable(3, name="b")
+    shaped = {"value": value, "mask": mask, "padded": padded, "twice": twice,
+              "tanh": C.tanh(value), "plus b": value + b, "mask times 2": mask * 2.0,
+              "softmax": C.softmax(value), "reduce over steps": C.reduce_sum(value, axis=0),
+              "slice of steps": C.slice(value, 0, 0, 2),
+              "to_sequence of it": C.to_sequence(value)}
+    for k in sorted(shaped):
+        v = shaped[k].output if hasattr(shaped[k], "output") else shaped[k]
+        res["unpacked shape " + k] = list(v.shape)
+        res["unpacked axes " + k] = _axis_names(v, sources)
+    seqs = [r.randn(k, 3) for k in (3, 1, 5)]
+    res["gather values"] = np.concatenate(made["gather 2 -1"].eval({x: seqs}), 0)
+    res["twice values"] = np.asarray(twice.eval({x: seqs}), np.float32)
+    return res

@@ -9,6 +9,7 @@ import numpy as np
 from ...graph import Variable
 from . import _graph as G
 from ._late import late
+from ._seq_axes import FREE_DIMENSION, free_steps, value_uid
 
 __all__ = ["GraphObject", "TensorOpsMixin", "VariableMixin", "ArrayMixin"]
 
@@ -137,7 +138,8 @@ class VariableMixin:
         if not G.BATCH(v):
             return tuple(v.shape)
         lead = 2 if v.sequence_lengths is not None else 1   # a sequence axis too
-        return tuple(v.shape[lead:])
+        free = free_steps(v)        # sequence.unpack's padded steps: CNTK's free dimension
+        return tuple(FREE_DIMENSION if k in free else d for k, d in enumerate(v.shape))[lead:]
 
     @property
     def dtype(self):
@@ -152,10 +154,7 @@ class VariableMixin:
     @property
     def uid(self) -> str:
         """A unique id (``Input3``, ``Parameter12``, ``Plus9_Output_0``)."""
-        uid = G.uid_of(self.variable)
-        if not self.is_output:
-            return uid
-        return f"{uid}_Output_{G.OUTPUT_INDEX.get(self.variable, 0)}"
+        return value_uid(self.variable)
 
     @property
     def needs_gradient(self) -> bool:

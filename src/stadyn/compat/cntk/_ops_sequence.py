@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ... import sequence as S
 from ._adapt import named, operand, unwrap, wrap
+from ._seq_axes import name_new_axis
 
 __all__ = ["to_sequence", "to_sequence_like"]
 
@@ -21,7 +22,8 @@ __all__ = ["to_sequence", "to_sequence_like"]
 def to_sequence(x, sequence_lengths=None, sequence_axis_name_prefix: str = "toSequence_",
                 name: str = ""):
     """The first axis of each sample of ``x`` as a sequence axis, the sequences
-    ``sequence_lengths`` long (one number per sample; all of it when None).
+    ``sequence_lengths`` long (one number per sample; all of it when None), on the axis
+    ``<sequence_axis_name_prefix><uid of x>`` as in CNTK 2.7.
 
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C
@@ -34,7 +36,8 @@ def to_sequence(x, sequence_lengths=None, sequence_axis_name_prefix: str = "toSe
     """
     v = operand(x)
     n = None if sequence_lengths is None else operand(sequence_lengths)
-    return named(wrap(S.to_sequence(v, n)), name, "ToSequence")
+    out = name_new_axis(S.to_sequence(v, n), str(sequence_axis_name_prefix), v)
+    return named(wrap(out), name, "ToSequence")
 
 
 def to_sequence_like(x, dynamic_axes_like, name: str = ""):

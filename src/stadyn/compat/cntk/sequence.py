@@ -24,12 +24,15 @@ from ._adapt import adapt, batched, named, operand, unwrap, wrap
 from ._adapt import operand as _as_operand
 from ._axis import Axis
 from ._loops import as_loop_sequence
+from ._seq_axes import derived_axis_name, name_new_axis, on_derived_axis
 from ._defaults import default_override_or
 from ._variables import input_dtype
 
 __all__ = ["input_variable", "input", "past_value", "future_value", "reduce_sum", "reduce_max",
            "first", "last", "broadcast_as", "slice", "softmax", "unpack", "is_first", "is_last",
            "delay", "where", "gather", "scatter", "Axis", "default_override_or"]
+
+_WHERE_AXIS = "whereNodeDynamicAxis_conditionVar_"
 
 
 def input_variable(shape, dtype=default_override_or(np.float32), needs_gradient: bool = False,
@@ -134,10 +137,17 @@ def _in_step(v) -> bool:
 
 
 def slice(seq, begin_index: int, end_index: int, name: str = ""):  # noqa: A001
-    """Steps ``begin_index:end_index`` of each sequence (negative: from its end; 0: the end).
+    """Steps ``begin_index:end_index`` of each sequence (negative: from its end; 0: the end),
+    on the axis CNTK 2.7 derives from the input's (``defaultDynamicAxis_times_1_minus_1``).
 
     Example: ``C.sequence.slice(x, 0, -1)``."""
-    return named(wrap(S.slice(unwrap(seq), begin_index, end_index)), name)
+    x, begin, end = unwrap(seq), int(begin_index), int(end_index)
+    out = S.slice(x, begin, end)
+    if begin >= 0 and end <= 0:
+        out = on_derived_axis(out, derived_axis_name(x, 1, end - begin))
+    elif end - begin > 0:
+        out = on_derived_axis(out, derived_axis_name(x, 0, end - begin))
+    return named(wrap(out), name)
 
 
 def unpack(x, padding_value, no_mask_output: bool = False, name: str = ""):
@@ -179,10 +189,10 @@ def delay(x, initial_state=None, time_step: int = 1, name: str = ""):
                  "Delay")
 
 
-def where(condition, new_sequence_axis_typeinfo=None, name: str = ""):
+def where(condition, name: str = ""):
     """The positions of the steps whose ``condition`` is nonzero, as a new sequence (a count
-    ``k`` repeats a position).  ``new_sequence_axis_typeinfo`` only names CNTK's new axis; the
-    values do not depend on it.
+    ``k`` repeats a position), on the axis ``whereNodeDynamicAxis_conditionVar_<uid of
+    condition>`` as in CNTK 2.7.
 
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C
@@ -190,13 +200,23 @@ def where(condition, new_sequence_axis_typeinfo=None, name: str = ""):
         >>> C.sequence.where(c).eval({c: [np.array([[1], [0], [1]], np.float32)]})
         [array([0., 2.], dtype=float32)]
     """
-    return named(wrap(S.where(unwrap(condition))), name, "Where")
+    c = unwrap(condition)
+    return named(wrap(name_new_axis(S.where(c), _WHERE_AXIS, c)), name, "Where")
 
 
 def gather(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
-    """The steps of ``seq`` whose ``condition`` is nonzero, as a new sequence.  Example:
-    ``C.sequence.gather(x, C.greater(x, 0))``."""
-    return named(wrap(S.gather(unwrap(seq), unwrap(condition))), name, "Gather")
+    """The steps of ``seq`` whose ``condition`` is nonzero, as a new sequence, on the axis
+    ``where`` makes (``new_sequence_axis_typeinfo=(scale, add)``: one derived from the
+    condition's, ``<axis>_times_<scale>_plus_<add>``; the values do not depend on it).
+    Example: ``C.sequence.gather(x, C.greater(x, 0))``."""
+    c = unwrap(condition)
+    out = S.gather(unwrap(seq), c)
+    if new_sequence_axis_typeinfo is None:
+        out = name_new_axis(out, _WHERE_AXIS, c)
+    else:
+        scale, add = (int(k) for k in new_sequence_axis_typeinfo)
+        out = on_derived_axis(out, derived_axis_name(c, scale, add))
+    return named(wrap(out), name, "Gather")
 
 
 def scatter(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):

@@ -75,21 +75,45 @@ def _cntk_bn_onnx(g, inputs, attrs):
 
 
 def _cntk_bn_nnp(e, inputs, attrs):
-    """BatchNormalization on the running statistics (``batch_stat`` false); CNTK's training
-    rule (a sample count, a time constant) has no NNabla function"""
+    """BatchNormalization: on the running statistics (``batch_stat`` false), or, in a training
+    network, on the minibatch's with NNabla's ``decay_rate`` ``exp(-M / time_constant)`` for
+    the written batch size M: CNTK's running average for minibatches of that size"""
     x, scale, bias, mean, var = inputs[:5]
     if len(inputs) > 6 and inputs[6] is not None:
         e.unsupported("batch normalisation of a sequence's steps (NNabla has no sequence axis)")
     training = e.training if attrs["batch_stat"] is None else bool(attrs["batch_stat"])
-    if training:
-        e.unsupported("CNTK's batch normalisation in training (its running average counts "
-                      "samples; NNabla's is a decay rate)")
     ndim = len(e.shape(x))
     axes = [1] if attrs["spatial"] else list(range(1, ndim))
+    # NNabla's statistics are shaped like x with 1 on the other axes, CNTK's flat: declared so
+    stat = tuple(e.shape(x)[i] if i in axes else 1 for i in range(ndim))
+    mean, var = (e.statistic(s, stat) or s for s in (mean, var))
+    if training and (e.shape(mean) != stat or e.shape(var) != stat):
+        e.unsupported("running statistics that other functions read too (NNabla updates them "
+                      "in place)")
     batch_normalization_nnp_export(
         e, [x, bias, scale, mean, var],
-        {"output_stat": False, "batch_stat": False, "time_constant": None, "axes": axes,
-         "decay_rate": 0.9, "eps": float(attrs["epsilon"])})
+        {"output_stat": False, "batch_stat": training, "time_constant": None, "axes": axes,
+         "decay_rate": _cntk_bn_decay(e, attrs, e.shape(x)[0]) if training else 0.9,
+         "eps": float(attrs["epsilon"])})
+
+
+def _cntk_bn_decay(e, attrs, samples: int) -> float:
+    """NNabla's decay rate for CNTK's running average over minibatches of ``samples``: CNTK
+    blends a minibatch of M samples in with ``1 - exp(-M / time_constant)`` (0: replaces,
+    infinite: keeps), NNabla with ``1 - decay_rate``; the variance is the unbiased one in
+    both.  What NNabla cannot do is refused: CNTK's first minibatch (a count of 0) replaces
+    the statistics, and ``blend_time_constant`` normalises with the running ones too."""
+    if attrs["blend_time_constant"]:
+        e.unsupported(f"CNTK's blendTimeConstant {attrs['blend_time_constant']} in training "
+                      "(NNabla normalises with the minibatch's statistics alone)")
+    count = e.node.spec.split_arguments(e.node.args, e.node.kwargs)[0][5]
+    if float(np.asarray(count.d)) == 0:
+        e.unsupported("training from statistics that have seen no samples (count 0): CNTK's "
+                      "first minibatch replaces them, NNabla's decay rate would blend into them")
+    tau = float(attrs["time_constant"])
+    if tau == 0:
+        return 0.0
+    return 1.0 if np.isinf(tau) else float(np.exp(-samples / tau))
 
 
 register_rules(F.cntk_batch_normalization, onnx_export=_cntk_bn_onnx, nnp_export=_cntk_bn_nnp,

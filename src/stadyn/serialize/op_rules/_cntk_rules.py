@@ -24,6 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ... import functions as F
+from ...layers.cntk_semantics import convolution_transpose
 from ...sequence import reshape_samples
 
 __all__ = ["cntk_same", "cntk_elementwise", "window", "fill", "windowed", "times_cntk"]
@@ -172,9 +173,9 @@ def times_cntk(node):
 
 def convolution_cntk(node):
     """CNTK's ``Convolution(W, x)``: channels first, the kernel over every sample axis (its
-    first entry the input channels); ``transpose`` (``convolution_transpose``) is refused."""
+    first entry the input channels); ``transpose``: :func:`convolution_transpose_cntk`."""
     if node.attr("transpose"):
-        node.unsupported("transposed convolution")
+        return convolution_transpose_cntk(node)
     if not all(node.attr("sharing") or [True]):
         node.unsupported("convolution without weight sharing")
     kernel = tuple(node.attr("kernelShape") or node.shape(0)[1:])
@@ -191,6 +192,29 @@ def convolution_cntk(node):
     return windowed(node, node.var(1), shape, len(kernel) - 1, kernel[1:], node.attr("strides"),
                     node.attr("dilation"), node.attr("autoPadding"), node.attr("lowerPad"),
                     node.attr("upperPad"), False, apply, 0.0)
+
+
+def convolution_transpose_cntk(node):
+    """CNTK's ``convolution_transpose`` (a ``Convolution`` with ``transpose``: ``W`` is
+    ``(in, out, *kernel)``): CNTK's geometry -- auto padding, strides, dilation and
+    ``outputShape`` over the spatial axes (the last entries of its per-axis lists) -- as
+    ``cntk_semantics.convolution_transpose`` computes it for the compat layer."""
+    w_shape, shape = node.shape(0), node.shape(1)
+    n = len(w_shape) - 2
+    if node.lead(1) != 1 or len(shape) != n + 2 or shape[1] != w_shape[0]:
+        node.unsupported(f"transposed convolution of {shape} (batched: {node.batched(1)}) by "
+                         f"{w_shape}: a batch of images with the kernel's input channels is "
+                         "needed")
+    if int(node.attr("groups", 1) or 1) != 1 or not all(node.attr("sharing") or [True]):
+        node.unsupported("transposed convolution with groups or without weight sharing")
+    if any(fill(node.attr("lowerPad"), n, 0)) or any(fill(node.attr("upperPad"), n, 0)):
+        node.unsupported("transposed convolution with explicit padding")
+    out = tuple(int(d) for d in node.attr("outputShape") or ())
+    return convolution_transpose(node.var(1), node.var(0), None,
+                                 fill(node.attr("strides"), n, 1),
+                                 tuple(bool(a) for a in fill(node.attr("autoPadding"), n, False)),
+                                 fill(node.attr("dilation"), n, 1),
+                                 out[len(out) - n:] if any(out) else None)
 
 
 def pooling_cntk(node):
@@ -262,6 +286,54 @@ def sample_axis(node, axis: Any, rank: int) -> int | None:
     if i == _DYNAMIC:
         node.unsupported(f"an operation along the dynamic axis {getattr(axis, 'name', '')!r}")
     return rank - 1 - i if i >= 0 else -i - 1
+
+
+def gather_cntk(node):
+    """CNTK's ``Gather(indices, reference)`` (C++ order; ``gather(reference, indices)``): rows
+    of a ``reference`` without dynamic axes (a table) at the indices, the indices' shape in
+    place of its first axis -- the catalog's ``embed``.  A batched reference, or ``axis``, is
+    refused."""
+    if node.lead(1) or node.attr("axis") is not None:
+        node.unsupported(f"gather from {node.shape(1)} (batched: {node.batched(1)}, axis "
+                         f"{node.attr('axis')}): a table without dynamic axes is read")
+    return F.embed(F.cast(node.var(0), "int64"), node.var(1))
+
+
+def top_k_cntk(node):
+    """CNTK's ``TopK`` (``top_k(x, numItems, axis)``): the largest values along a sample axis,
+    largest first, and their indices as floats (its two outputs)."""
+    lead, sample = _sample(node, 0)
+    axis = sample_axis(node, node.attr("axis") or 0, len(sample))
+    if axis is None:
+        node.unsupported("top_k along all static axes")
+    x, last = node.var(0), lead + len(sample) - 1
+    perm = list(range(last + 1))
+    perm[lead + axis], perm[last] = last, lead + axis     # the axis last and back
+    moved = x if lead + axis == last else F.transpose(x, tuple(perm))
+    values, indices = F.top_k_data(moved, int(node.attr("numItems", 1)), base_axis=last,
+                                   with_index=True)
+    if lead + axis != last:
+        values, indices = F.transpose(values, tuple(perm)), F.transpose(indices, tuple(perm))
+    return values, F.cast(indices, "float32")
+
+
+def one_hot_cntk(node):
+    """CNTK's ``OneHotOp`` (``one_hot(x, numClass, axis=onehotAxis)``): each value of ``x``, a
+    class index, as a one-hot vector along a new sample axis (dense, also when CNTK's output
+    is sparse)."""
+    lead, sample = _sample(node, 0)
+    n = int(node.attr("numClass"))
+    rank = len(sample) + 1
+    axis = sample_axis(node, node.attr("onehotAxis") or 0, rank)
+    if axis is None:
+        node.unsupported("one_hot along all static axes")
+    flat = reshape_samples(F.cast(node.var(0), "int64"), lead, (math.prod(sample), 1))
+    hot = reshape_samples(F.cast(F.one_hot(flat, (n,)), "float32"), lead, sample + (n,))
+    if axis != rank - 1:
+        order = list(range(lead + rank - 1))
+        hot = F.transpose(hot, tuple(order[:lead + axis] + [lead + rank - 1] +
+                                     order[lead + axis:]))
+    return hot
 
 
 def _sample(node, i: int) -> tuple[int, tuple]:

@@ -1,5 +1,6 @@
 """Rules of the further element-wise functions (``stadyn/ops/_elementwise.py``): ``Floor``,
-``Ceil`` and ``Erf`` both ways; the rest export as ops that import one by one (their
+``Ceil`` and ``Erf`` both ways (``Floor`` also from CNTK, whose ``round`` and ``ceil`` are
+made of it); the rest export as ops that import one by one (their
 straight-through gradients do not matter in an inference graph).  Each is one NNabla function."""
 
 from __future__ import annotations
@@ -8,12 +9,14 @@ import numpy as np
 
 from ... import functions as F
 from ...ops import norm_axis
+from ._cntk_rules import cntk_same
 from ._common import COMPOSITE, import_unary, onnx_unary
 from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 
 register_rules(F.floor, onnx_export=onnx_unary("Floor"),
-               onnx_import={"Floor": import_unary(F.floor)}, nnp_import=nnabla(F.floor, "Floor"))
+               onnx_import={"Floor": import_unary(F.floor)}, nnp_import=nnabla(F.floor, "Floor"),
+               cntk_import={"Floor": cntk_same(F.floor)})
 register_rules(F.ceil, onnx_export=onnx_unary("Ceil"), onnx_import={"Ceil": import_unary(F.ceil)},
                nnp_import=nnabla(F.ceil, "Ceil"))
 register_rules(F.erf, onnx_export=onnx_unary("Erf"), onnx_import={"Erf": import_unary(F.erf)},

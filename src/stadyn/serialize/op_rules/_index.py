@@ -6,6 +6,7 @@ import numpy as np
 
 from ... import functions as F
 from ...ops import norm_axis
+from ._cntk_rules import top_k_cntk
 from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 
@@ -44,7 +45,8 @@ register_rules(F.sort, onnx_export=_ORDERING, onnx_import=_ORDERING,
                                  only_index=bool))
 register_rules(F.top_k_data, onnx_export=_ORDERING, onnx_import=_ORDERING,
                nnp_import=nnabla(F.top_k_data, "TopKData", k=int, abs=bool, reduce=bool,
-                                 base_axis=int, largest=bool, with_index=bool))
+                                 base_axis=int, largest=bool, with_index=bool),
+               cntk_import={"TopK": top_k_cntk})
 
 
 def _cumsum_onnx(g, inputs, attrs):

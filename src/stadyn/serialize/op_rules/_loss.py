@@ -6,6 +6,7 @@ import numpy as np
 
 from ... import functions as F
 from ...ops import norm_axis
+from ._cntk_rules import one_hot_cntk
 from ._common import COMPOSITE
 from ._nnabla import last_axis, last_axis_export, nnabla
 from ._table import Unmapped, register_rules
@@ -189,7 +190,8 @@ def _import_one_hot(node):
 
 
 register_rules(F.one_hot, onnx_export=_one_hot_onnx, onnx_import={"OneHot": _import_one_hot},
-               nnp_import=nnabla(F.one_hot, "OneHot", shape=tuple))
+               nnp_import=nnabla(F.one_hot, "OneHot", shape=tuple),
+               cntk_import={"OneHotOp": one_hot_cntk})
 
 
 def _kl_multinomial_onnx(g, inputs, attrs):

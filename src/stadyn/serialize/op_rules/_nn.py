@@ -16,7 +16,7 @@ import torch
 
 from ... import functions as F
 from ...ops import ntuple, pool_geometry, window_counts
-from ._cntk_rules import (convolution_cntk, dropout_cntk,
+from ._cntk_rules import (convolution_cntk, dropout_cntk, gather_cntk,
                           pooling_cntk, pooling_v1, times_cntk, transpose_times_cntk, v1,
                           V1_WINDOW)
 from ._nnabla import nnabla, shape_or_none, spatial
@@ -553,7 +553,7 @@ def _import_gather(node):
 
 
 register_rules(F.embed, onnx_export=_embed_onnx, onnx_import={"Gather": _import_gather},
-               nnp_import=nnabla(F.embed, "Embed"))
+               nnp_import=nnabla(F.embed, "Embed"), cntk_import={"Gather": gather_cntk})
 
 
 def _fused_batch_normalization_onnx(g, inputs, attrs):

@@ -69,8 +69,28 @@ def _unpooling_onnx(g, inputs, attrs):
     return g.reshape(expanded, merged)
 
 
+def _unpooling_cntk(node):
+    """CNTK's ``Unpooling(x, pooling_input)`` (``MaxUnpooling``): each value of ``x`` back
+    where the maximum of its window was in ``pooling_input``, zeros elsewhere -- for windows
+    that tile the input (strides equal to the window, no padding), as the compat layer's
+    ``unpooling``."""
+    window = tuple(int(k) for k in node.attr("unpoolingWindowShape"))
+    n = len(window)
+    strides = tuple(node.attr("strides") or ())[-n:]
+    if int(node.attr("poolingType", 0)) != 0 or strides != window or \
+            any((node.attr("autoPadding") or [False])[-n:]) or node.lead(1) != 1:
+        node.unsupported(f"unpooling of {window} windows with strides {strides}, padding "
+                         f"{node.attr('autoPadding')}: max unpooling of tiling windows of a "
+                         "batch of images is read")
+    src = node.var(1)
+    peak = F.unpooling(F.stop_gradient(F.max_pooling(src, window, window, True)), window)
+    mask = F.cast(F.greater_equal(F.stop_gradient(src), peak), "float32")
+    return F.mul2(F.unpooling(node.var(0), window), mask)
+
+
 register_rules(F.unpooling, onnx_export=_unpooling_onnx, onnx_import=Unmapped(COMPOSITE),
-               nnp_import=nnabla(F.unpooling, "Unpooling", kernel=tuple, channel_last=bool))
+               nnp_import=nnabla(F.unpooling, "Unpooling", kernel=tuple, channel_last=bool),
+               cntk_import={"Unpooling": _unpooling_cntk})
 
 
 def _tile_onnx(g, inputs, attrs):

@@ -106,7 +106,9 @@ register_rules(F.sequence_gather, onnx_export=Unmapped(_NO_AXIS),
                onnx_import=Unmapped(_NO_IMPORT), cntk_import={"Sequence::Gather": C.gather_cntk})
 register_rules(F.to_sequence, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT),
                cntk_import={"ToSequenceOp": C.to_sequence_cntk})
-for _op in (F.sequence_slice, F.sequence_scatter, F.sequence_full_lengths):
+register_rules(F.sequence_scatter, onnx_export=Unmapped(_NO_AXIS),
+               onnx_import=Unmapped(_NO_IMPORT), cntk_import={"Sequence::Scatter": C.scatter_cntk})
+for _op in (F.sequence_slice, F.sequence_full_lengths):
     register_rules(_op, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT))
 
 

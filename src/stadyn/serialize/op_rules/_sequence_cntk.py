@@ -2,7 +2,8 @@
 ``ReconcileDynamicAxis`` and the blocks its ``sequence`` module makes (``Sequence::Slice`` for
 ``first``/``last``, ``Sequence::ReduceElements``, ``Sequence::BroadcastAs``,
 ``Sequence::Softmax``), and the ops that leave the sequence axis or make a new one
-(``UnpackSequenceOp``, ``ToSequenceOp``, ``Where``, ``Sequence::Gather``).
+(``UnpackSequenceOp``, ``ToSequenceOp``, ``Where``, ``Sequence::Gather``,
+``Sequence::Scatter``).
 
 A sequence input is ``(B, T, *sample)`` with its lengths (``node.lead(i) == 2``).  The importer
 (``serialize/_legacy_import.py``, ``_legacy_loops.py``) calls a ``Sequence::*`` block's rule
@@ -15,11 +16,12 @@ from __future__ import annotations
 
 import math
 
+from ... import functions as F
 from ... import sequence as S
 
 __all__ = ["delay_cntk", "reconcile_cntk", "sequence_slice_cntk", "sequence_reduce_cntk",
            "broadcast_as_cntk", "sequence_softmax_cntk", "unpack_cntk", "to_sequence_cntk",
-           "where_cntk", "gather_cntk"]
+           "where_cntk", "gather_cntk", "scatter_cntk"]
 
 
 def _sequence(node, i: int = 0):
@@ -40,13 +42,27 @@ def delay_cntk(node):
 
 def reconcile_cntk(node):
     """``ReconcileDynamicAxis(x, like)``: ``x`` as it is when it has ``like``'s axes; a value
-    per sequence repeated at each of ``like``'s steps."""
+    per sequence repeated at each of ``like``'s steps; a value without dynamic axes (a
+    constant: CNTK's ``sequence.is_first`` / ``is_last`` reconcile a 0 with the sequence) at
+    every step of every sequence of ``like``."""
     a, b = node.lead(0), node.lead(1)
     if a == b:
         return node.var(0)
     if a == 1 and b == 2:
         return S.broadcast_as(node.var(0), node.var(1))
+    if a == 0 and b == 2:
+        return _at_every_step(node.var(0), node.var(1))
     node.unsupported(f"reconciling {node.shape(0)} with the dynamic axes of {node.shape(1)}")
+
+
+def _at_every_step(x, like):
+    """``x`` (no dynamic axes, ``s``) as a sequence ``(B, T, *s)`` on ``like``'s axis: the
+    unpacked mask of ``like`` (1 at real steps, finite whatever ``like`` holds) times ``x``."""
+    _, mask = S.unpack(like)
+    shape = tuple(x.shape)
+    if shape:
+        mask = F.reshape_trailing(mask, (1,) * len(shape), base_axis=2)
+    return S.to_sequence_like(F.mul2(mask, x), like)
 
 
 def _body_types(node) -> list[str]:
@@ -54,17 +70,34 @@ def _body_types(node) -> list[str]:
 
 
 def sequence_slice_cntk(node):
-    """``Sequence::Slice`` as CNTK's ``sequence.first`` (a one-step ``PastValue`` marks the
-    first step) and ``sequence.last`` (a ``FutureValue`` the last); other slices are
-    refused."""
+    """``Sequence::Slice``: ``sequence.slice(x, begin, end)``, read off the block's body.  CNTK
+    marks the steps to keep with delays of a constant 0 whose initial state is 1: ``begin > 0``
+    as ``1 - PastValue(begin)``, ``begin < 0`` as ``FutureValue(-begin)``, ``end > 0`` as
+    ``PastValue(end)``, ``end < 0`` as ``1 - FutureValue(-end)`` (both: their product).  A
+    slice of one step (``sequence.first``, ``last``) leaves no sequence axis, as in CNTK."""
+    body = list(node.attr("body") or ())
     types = _body_types(node)
-    delays = [f for f in node.attr("body") or () if f.type in ("PastValue", "FutureValue")]
-    if sorted(types) != sorted(["ReconcileDynamicAxis", "Where", "PackedIndex", "GatherPacked",
-                                delays[0].type if delays else "-"]) or \
-            int(delays[0].attrs.get("offset", 1)) != 1:
-        node.unsupported(f"a sequence slice of {types} (sequence.first and last are read)")
-    fn = S.first if delays[0].type == "PastValue" else S.last
-    return fn(_sequence(node))
+    delays = [f for f in body if f.type in ("PastValue", "FutureValue")]
+    negated = {f.inputs[1] for f in body if f.type == "Minus"}
+    begin = end = 0
+    for f in delays:
+        k = int(f.attrs.get("offset", 1))
+        past, minus = f.type == "PastValue", f.outputs[0] in negated
+        if past == minus:
+            begin = k if past else -k
+        else:
+            end = k if past else -k
+    expected = {"Where", "PackedIndex", "GatherPacked", "ReconcileDynamicAxis"}
+    if not delays or len(delays) > 2 or not expected <= set(types) or \
+            not set(types) <= expected | {"PastValue", "FutureValue", "Minus", "ElementTimes"}:
+        node.unsupported(f"a sequence slice of {types}")
+    x = _sequence(node)
+    if (begin, end) == (0, 1):
+        return S.first(x)
+    if (begin, end) == (-1, 0):
+        return S.last(x)
+    y = S.slice(x, begin, end)
+    return S.first(y) if end - begin == 1 else y
 
 
 def sequence_reduce_cntk(node):
@@ -78,7 +111,10 @@ def sequence_reduce_cntk(node):
 
 
 def broadcast_as_cntk(node):
-    """``Sequence::BroadcastAs(x, like)``: ``sequence.broadcast_as``."""
+    """``Sequence::BroadcastAs(x, like)``: ``sequence.broadcast_as``; a value without dynamic
+    axes (``PastValueWindow``'s constants) at every step of every sequence."""
+    if node.lead(0) == 0:
+        return _at_every_step(node.var(0), _sequence(node, 1))
     if node.lead(0) != 1:
         node.unsupported(f"broadcasting {node.shape(0)}: one value per sequence is needed")
     return S.broadcast_as(node.var(0), _sequence(node, 1))
@@ -120,16 +156,29 @@ def where_cntk(node):
 
 def gather_cntk(node):
     """``Sequence::Gather(x, condition)``: ``sequence.gather``, the steps of ``x`` whose
-    condition is nonzero, as a new sequence.  The block's inputs come in the order its body
-    reads them; the condition is what its ``Where`` reads."""
+    condition is nonzero, as a new sequence."""
+    c = _condition_index(node, "gather")
+    return S.gather(_sequence(node, 1 - c), _per_step(node, _sequence(node, c), c))
+
+
+def scatter_cntk(node):
+    """``Sequence::Scatter(x, condition)``: ``sequence.scatter``, the steps of ``x`` put back
+    where the condition is nonzero, on the condition's axis (0 elsewhere)."""
+    c = _condition_index(node, "scatter")
+    return S.scatter(_sequence(node, 1 - c), _per_step(node, _sequence(node, c), c))
+
+
+def _condition_index(node, what: str) -> int:
+    """Which of a ``Sequence::Gather`` / ``Scatter`` block's two inputs is the condition: the
+    inputs come in the order the body reads them, and the condition is what its ``Where``
+    reads."""
     body = node.attr("body") or ()
     inner = {o for f in body for o in f.outputs}
     read = list(dict.fromkeys(n for f in body for n in f.inputs if n not in inner))
     where = [f for f in body if f.type == "Where"]
     if len(read) != 2 or len(where) != 1 or where[0].inputs[0] not in read:
-        node.unsupported(f"a sequence gather of {_body_types(node)}")
-    c = read.index(where[0].inputs[0])
-    return S.gather(_sequence(node, 1 - c), _per_step(node, _sequence(node, c), c))
+        node.unsupported(f"a sequence {what} of {_body_types(node)}")
+    return read.index(where[0].inputs[0])
 
 
 def _per_step(node, condition, i: int = 0):
