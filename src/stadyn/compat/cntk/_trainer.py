@@ -58,20 +58,6 @@ def _sequence_count(arguments) -> int | None:
     return None
 
 
-def _sequence_lengths(arguments) -> list[int] | None:
-    """The lengths of the sequences of the first sequence input of a minibatch (a list of
-    arrays, a reader's sequences, an array of equal sequences), or None."""
-    for value in arguments.values():
-        if isinstance(value, (list, tuple)):
-            return [len(s) for s in value]
-        lengths = getattr(value, "lengths", None)
-        if lengths is not None:
-            return [int(n) for n in lengths]
-        if getattr(value, "ndim", 0) >= 3:
-            return [int(value.shape[1])] * int(value.shape[0])
-    return None
-
-
 class Trainer(_Trainer):
     """``cntk.Trainer(model, (loss, metric), learners, progress_writers)`` -- or
     ``(model, loss, learners)`` without a metric -- or the 2017 betas'
@@ -142,25 +128,26 @@ class Trainer(_Trainer):
         return result
 
     def _begins(self, arguments, flags, what: str):
-        """The recurrences' states set for a minibatch with sequence-begin ``flags`` (made
-        the first time flags come; kept, once made, through every minibatch, flagged or not,
-        as CNTK keeps them), or None where there is nothing to carry."""
+        """The recurrences' states set for a minibatch with sequence-begin ``flags``, or None
+        where the graph has no recurrence.  Made at the Trainer's first minibatch and kept
+        through every minibatch, flagged or not, as CNTK keeps them: a False flag goes on
+        from the previous minibatch whether it came with flags or not."""
         begins = self.__dict__.get("_sequence_begins")
-        if flags is not None and begins is None:
-            begins = self._sequence_begins = SequenceBegins(
-                self._outputs, unflagged=self.__dict__.get("_ran", False))
-        self._ran = True
-        if begins is None or not arguments:
+        if begins is None:
+            begins = self._sequence_begins = SequenceBegins(self._outputs)
+        if not begins.carries or not arguments:
             return None
         if what == "test_minibatch":      # the metric's recurrences: those its graph runs
             part = self.__dict__.get("_metric_begins")
             if part is None:
                 part = self._metric_begins = begins.within([self._metric_sum])
             begins = part
+            if not begins.carries:
+                return None
         if flags is not None and len(flags) != _sequence_count(arguments):
             raise ValueError(f"{what}: {len(flags)} sequence-begin flags for a "
                              f"minibatch of {_sequence_count(arguments)} sequences")
-        begins.begin(flags, _sequence_lengths(arguments), what)
+        begins.begin(flags, what)
         return begins
 
     def _report_learning_rates(self) -> None:
