@@ -109,7 +109,7 @@ def float64_layers_default_options(C, r):
                 "ValueError, and so is a Dense layer (float32 parameters) applied to a float64 "
                 "input; a float32 constant or array in a float64 op is taken as float64 "
                 "and a float64 array in a float32 op as float32; a float64 constant in a "
-                "float32 op CNTK refuses (when it runs; Stadyn when the op is made). Stadyn "
+                "float32 op CNTK refuses (when it runs, as Stadyn now does). Stadyn "
                 "promoted silently (or failed inside torch)")
 def float64_meets_float32(C, r):
     r.touch("cntk.Function.eval")
@@ -143,6 +143,79 @@ def float64_meets_float32(C, r):
         "x32 fed float64": run(lambda: x32 * 2.0, x32, d64),
         "x64 fed float32": run(lambda: x64 * 2.0, x64, d32),
     }
+
+
+def _when_refused(build, run):
+    """Where a graph of a constant of another type fails: ``'built'`` (ValueError when the op
+    is made), ``'run ValueError'`` (when it runs), or its result's type when it runs."""
+    try:
+        f = build()
+    except ValueError:
+        return "built"
+    try:
+        return str(run(f).dtype)
+    except ValueError:
+        return "run ValueError"
+
+
+@cntk_case(names=["cntk.plus", "cntk.minus", "cntk.times", "cntk.element_times", "cntk.splice",
+                  "cntk.constant", "cntk.Function.eval", "cntk.Function.forward",
+                  "cntk.Function.grad", "cntk.Trainer.train_minibatch",
+                  "cntk.Trainer.test_minibatch"],
+           note="a float64 constant in a float32 op (plus, minus, times either way round, "
+                "element_times, splice): CNTK 2.7 builds the op and refuses it when it runs "
+                "(ValueError: Cannot clone Constant with DataType 'Double' to DataType "
+                "'Float'), in eval, forward, grad, train_minibatch and test_minibatch alike; "
+                "in an op of constants only, the first operand's type is the op's (Times: the "
+                "right one) and another type is refused when it runs too, a float32 constant "
+                "in a float64 op included; an op of two outputs of different types is refused "
+                "when it is made. Stadyn refused the op when it was made (and splice not at "
+                "all)")
+def constant_of_another_type_refused_when_run(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.forward", "cntk.Function.grad",
+            "cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch")
+    x = C.input_variable(2, needs_gradient=True)
+    data = r.randn(3, 2)
+
+    def c64(*shape):
+        return C.constant(np.full(shape, 2.0))
+
+    def c32(*shape):
+        return C.constant(np.full(shape, 2.0, np.float32))
+
+    def ev(f):
+        return f.eval({x: data})
+    res = {}
+    for key, build in (("plus", lambda: C.plus(x, c64(2))), ("plus left", lambda: c64(2) + x),
+                       ("minus", lambda: C.minus(x, c64(2))),
+                       ("times", lambda: C.times(x, c64(2, 3))),
+                       ("times left", lambda: C.times(c64(3, 2), x)),
+                       ("element_times", lambda: C.element_times(x, c64(2))),
+                       ("splice", lambda: C.splice(x, c64(2))),
+                       ("splice left", lambda: C.splice(c64(2), x)),
+                       ("sigmoid(c64) + x", lambda: C.sigmoid(c64(2)) + x),
+                       ("(c64 + c64) + x", lambda: (c64(2) + c64(2)) + x)):
+        res[key] = _when_refused(build, ev)
+    res["forward"] = _when_refused(lambda: x + c64(2),
+                                   lambda f: f.forward({x: data})[1][f.output])
+    res["grad"] = _when_refused(lambda: x + c64(2), lambda f: f.grad({x: data}))
+    for key, (a, b) in (("c32 + c64", (c32, c64)), ("c64 + c32", (c64, c32)),
+                        ("c64 + c64", (c64, c64))):
+        res[key] = _when_refused(lambda: C.plus(a(2), b(2)), lambda f: f.eval())
+        res[key + " type"] = str(C.plus(a(2), b(2)).dtype)
+    res["times(c32, c64) type"] = str(C.times(c32(2), c64(2, 3)).dtype)
+    res["splice(c32, c64)"] = _when_refused(lambda: C.splice(c32(2), c64(2)),
+                                            lambda f: f.eval())
+    y = C.input_variable(2)
+    z = x + c64(2)
+    loss = C.squared_error(C.layers.Dense(2, init=0.5)(x), y)
+    trainer = C.Trainer(z, (loss, C.squared_error(z, y)),
+                        [C.sgd(loss.parameters, C.learning_parameter_schedule(0.1))])
+    res["train_minibatch"] = _when_refused(
+        lambda: trainer, lambda t: np.float32(t.train_minibatch({x: data, y: data})))
+    res["test_minibatch"] = _when_refused(
+        lambda: trainer, lambda t: np.float32(t.test_minibatch({x: data, y: data})))
+    return res
 
 
 @cntk_case(names=["cntk.Trainer.train_minibatch", "cntk.layers.default_options"],

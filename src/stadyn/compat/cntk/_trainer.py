@@ -9,6 +9,7 @@ from ...learners import Learner as _Learner
 from ...train import Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._function import Function
+from ._run_checks import check_runnable
 from ._sequence_begin import SequenceBeginError, SequenceBegins, carrying, split_flags
 
 __all__ = ["Trainer"]
@@ -100,6 +101,7 @@ class Trainer(_Trainer):
         0.1``.  A reader's minibatch that ends a sweep (else ``is_sweep_end``) moves schedules
         given per sweep on."""
         arguments, flags = split_flags(arguments)
+        check_runnable(self._outputs)
         if arguments and self.progress_writers:
             self._report_learning_rates()
         if isinstance(arguments, dict):
@@ -199,6 +201,7 @@ class Trainer(_Trainer):
         from where the Trainer's previous minibatch, trained or tested, left it, as
         :meth:`train_minibatch` does)."""
         arguments, flags = split_flags(arguments)
+        check_runnable([self._metric_sum] if self._metric_sum is not None else [])
         begins = self._begins(arguments, flags, "test_minibatch") \
             if self._metric_sum is not None else None
         if begins is None:
