@@ -300,3 +300,58 @@ def float64_classes_and_functions(C, r):
     res["times by Constant(np.eye)"] = C.times(x, eye).eval({x: [r.randn(2, 3).astype(
         np.float32)]})[0]
     return res
+
+
+@cntk_case(names=["cntk.parameter", "cntk.constant", "cntk.Parameter", "cntk.Constant",
+                  "cntk.input_variable", "cntk.layers.default_options", "cntk.layers.Dense",
+                  "cntk.Function.eval", "cntk.Function.grad", "cntk.Trainer.train_minibatch",
+                  "cntk.times"],
+           rtol=2e-3, atol=2e-3,
+           note="float16 on a CPU: CNTK 2.7 makes parameters, constants, inputs and layers "
+                "(default_options(dtype=np.float16)) float16 and computes eval and grad in "
+                "float16; the functions parameter and constant take a float16 array's type "
+                "(the classes default_options'); a float16 and a float32 operand in one op "
+                "are its ValueError when the op is made, a float32 constant in a float16 op "
+                "when it runs; train_minibatch of float16 parameters is its RuntimeError "
+                "(Unsupported data format). Stadyn took float16 as float32 and trained it. "
+                "(Tolerance: float16's rounding.)")
+def float16_on_a_cpu(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.grad", "cntk.Trainer.train_minibatch")
+    res = {}
+    res["types"] = _names(C.parameter((2, 3), dtype=np.float16),
+                          C.parameter(init=np.ones(2, np.float16)),
+                          C.constant(np.ones(2, np.float16)),
+                          C.constant([1.0, 2.0], dtype=np.float16),
+                          C.input_variable(2, dtype=np.float16))
+    with C.layers.default_options(dtype=np.float16):
+        res["default types"] = _names(C.Parameter((2,)), C.Constant(1.0, (2,)),
+                                      C.parameter((2,)), C.constant(1.0, (2,)),
+                                      C.input_variable(2))
+        x = C.input_variable(3)
+        z = C.layers.Dense(4, activation=C.sigmoid)(C.layers.Dense(5)(x))
+    res["parameters"] = r.set_params(z.parameters)
+    res["parameter types"] = _names(*z.parameters)
+    data = r.randn(2, 3).astype(np.float16)
+    res["eval"] = z.eval({x: data})
+    grads = C.reduce_sum(z).grad({x: data}, wrt=z.parameters)
+    res["grads"] = dict(("%s|%d" % (p.name, p.shape[-1]), grads[p]) for p in z.parameters)
+    w = C.parameter((3, 2), init=r.randn(3, 2).astype(np.float16))
+    res["times"] = C.times(x, w).eval({x: data})
+    res["plus 1.5"] = (x + 1.5).eval({x: data})
+    res["f16 + p32"] = _when_refused(lambda: x + C.parameter((3,), init=1.0),
+                                     lambda f: f.eval({x: data}))
+    res["f16 + c32"] = _when_refused(lambda: x + C.constant(np.ones(3, np.float32)),
+                                     lambda f: f.eval({x: data}))
+    x32 = C.input_variable(3)
+    res["f32 + c16"] = _when_refused(lambda: x32 + C.constant(np.ones(3, np.float16)),
+                                     lambda f: f.eval({x32: data.astype(np.float32)}))
+    y = C.input_variable(4, dtype=np.float16)
+    loss = C.squared_error(z, y)
+    trainer = C.Trainer(z, (loss,), [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
+    try:
+        trainer.train_minibatch({x: data, y: r.rand(2, 4).astype(np.float16)})
+        res["train"] = "trained"
+    except RuntimeError:
+        res["train"] = "RuntimeError"
+    res["after"] = r.param_values(z.parameters)
+    return res

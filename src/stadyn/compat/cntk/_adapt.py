@@ -116,7 +116,8 @@ def named(out: Any, name: str = "", op: str | None = None) -> Any:
     return out
 
 
-_FLOAT = {np.dtype(np.float32): "Float", np.dtype(np.float64): "Double"}
+_FLOAT = {np.dtype(np.float32): "Float", np.dtype(np.float64): "Double",
+          np.dtype(np.float16): "Float16"}
 
 
 def _constant(v: Any) -> bool:
@@ -126,7 +127,7 @@ def _constant(v: Any) -> bool:
 
 def operands_dtype(*values: Any, op: str = "") -> np.dtype:
     """The data type an op of ``values`` computes in, as CNTK 2.7 decides it: that of its
-    inputs, parameters and other Functions' outputs (float64 or float32), which must agree
+    inputs, parameters and other Functions' outputs (float64, float32, float16), which must agree
     (CNTK's ValueError otherwise); constants and numbers take it.  With none, that of the
     first constant (``values`` in CNTK's order of the op's operands), else float32."""
     firm = {}
@@ -140,8 +141,7 @@ def operands_dtype(*values: Any, op: str = "") -> np.dtype:
         raise ValueError(f"{op or 'an op'}: operands {wrap(a)!r} and {wrap(b)!r} have different "
                          f"data types '{_FLOAT[np.dtype(a.dtype)]}' and "
                          f"'{_FLOAT[np.dtype(b.dtype)]}' (CNTK 2.7: Primitive op '{op}' passed "
-                         "operands with different DataTypes); make both float32 or both "
-                         "float64")
+                         "operands with different DataTypes); give both one type")
     constants = [np.dtype(v.dtype) for v in map(unwrap, values) if _constant(v)]
     return next(iter(firm), constants[0] if constants else np.dtype(np.float32))
 
@@ -163,12 +163,13 @@ def same_dtype(values: list, op: str = "") -> list:
             cast = F.cast(v, dtype.name)
             if not (firm and np.dtype(v.dtype) == np.float32 and dtype == np.float64):
                 given, wanted = _FLOAT[np.dtype(v.dtype)], _FLOAT[dtype]
+                cntk = f"Cannot clone Constant with DataType '{given}' to DataType '{wanted}'" \
+                    if firm and dtype != np.float16 else \
+                    "an ComputationNodeBasePtr of mismatching precision was passed"
                 refuse_when_run(cast, (
                     f"{op or 'an op'}: the {np.dtype(v.dtype).name} constant {wrap(v)!r} in an "
-                    f"op computing in {dtype.name} (CNTK 2.7, when it runs: " + (
-                        f"Cannot clone Constant with DataType '{given}' to DataType "
-                        f"'{wanted}'" if firm else "an ComputationNodeBasePtr of mismatching "
-                        "precision was passed") + f"); give the constant dtype=np.{dtype.name}"))
+                    f"op computing in {dtype.name} (CNTK 2.7, when it runs: {cntk}); give the "
+                    f"constant dtype=np.{dtype.name}"))
             v = cast
         out.append(v)
     return out

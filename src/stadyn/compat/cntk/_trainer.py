@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ... import io as _io
 from ...learners import Learner as _Learner
 from ...train import Trainer as _Trainer
@@ -102,6 +104,12 @@ class Trainer(_Trainer):
         given per sweep on."""
         arguments, flags = split_flags(arguments)
         check_runnable(self._outputs)
+        halves = [wrap(p) for p in self.parameters if np.dtype(p.dtype) == np.float16]
+        if halves and arguments:
+            raise RuntimeError(
+                f"train_minibatch: the float16 parameters {halves[:3]} are not trained on a "
+                "CPU (CNTK 2.7: Unsupported data format; eval, forward, backward and grad run "
+                "in float16): give the parameters dtype=np.float32")
         if arguments and self.progress_writers:
             self._report_learning_rates()
         if isinstance(arguments, dict):
