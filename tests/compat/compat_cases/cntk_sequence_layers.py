@@ -139,6 +139,19 @@ def BatchNormalization__sequences_trained(C, r):
     return res
 
 
+def _parameters_and_values(r, outs, size):
+    """Each recurrence's parameters (set), shape and values on three sequences of ``x`` (its
+    other arguments: 3 samples of ``size``)."""
+    res = {}
+    data = [r.randn(n, 3) for n in (3, 1, 2)]
+    for k, y in enumerate(outs):
+        res["params %d" % k] = r.set_params(y.parameters)
+        feed = {a: data if a.name == "x" else r.randn(3, size) for a in y.arguments}
+        res["shape %d" % k] = list(y.shape)
+        res["value %d" % k] = np.concatenate(y.eval(feed), 0)
+    return res
+
+
 class _Model(object):
     """A model holding its cells as attributes (a step reaches them by ``self.cell``)."""
 
@@ -170,14 +183,7 @@ def Recurrence__cell_by_attribute_or_computed_index(C, r):
             C.layers.Recurrence(step)(x),
             C.layers.RecurrenceFrom(lambda h, c, inp: recs[k](h, c, inp))(h0, h0, x),
             C.layers.Fold(lambda h, inp: m.cells[k - 1](h, inp))(x)]
-    res = {}
-    data = [r.randn(n, 3) for n in (3, 1, 2)]
-    for j, y in enumerate(outs):
-        res["params %d" % j] = r.set_params(y.parameters)
-        feed = {a: data if a.name == "x" else r.randn(3, 9) for a in y.arguments}
-        res["shape %d" % j] = list(y.shape)
-        res["value %d" % j] = np.concatenate(y.eval(feed), 0)
-    return res
+    return _parameters_and_values(r, outs, 9)
 
 
 @cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.RecurrenceFrom", "cntk.layers.Fold",
@@ -198,11 +204,4 @@ def Recurrence__cell_in_list(C, r):
     outs = [C.layers.Recurrence(step)(x),
             C.layers.RecurrenceFrom(lambda h, c, inp: recs[1](h, c, inp))(h0, c0, x),
             C.layers.Fold(lambda h, inp: cells["gru"](h, inp))(x)]
-    res = {}
-    data = [r.randn(n, 3) for n in (3, 1, 2)]
-    for k, y in enumerate(outs):
-        res["params %d" % k] = r.set_params(y.parameters)
-        feed = {a: data if a.name == "x" else r.randn(3, 6) for a in y.arguments}
-        res["shape %d" % k] = list(y.shape)
-        res["value %d" % k] = np.concatenate(y.eval(feed), 0)
-    return res
+    return _parameters_and_values(r, outs, 6)
