@@ -13,11 +13,13 @@ generator: NNabla's rule, and PyTorch's).
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import torch
 
 __all__ = ["seed", "prng", "auto_seed", "fixed_seed", "set_fixed_seed", "initializer_seed",
-           "restart_auto_seeds"]
+           "restart_auto_seeds", "auto_seeds_kept"]
 
 prng = np.random.RandomState(313)
 _next_auto_seed = [0]
@@ -53,6 +55,26 @@ def restart_auto_seeds(value: int = 0) -> None:
     """
     _next_auto_seed[0] = int(value)
     _fixed[0] = None
+
+
+@contextlib.contextmanager
+def auto_seeds_kept():
+    """Around code whose seeds do not count (a probe calling a user's function once more than
+    the framework would): :func:`auto_seed` counts on afterwards from where it was.
+
+    Example:
+        >>> from stadyn._random import auto_seed, auto_seeds_kept, restart_auto_seeds
+        >>> restart_auto_seeds(5)
+        >>> with auto_seeds_kept():
+        ...     _ = auto_seed()
+        >>> auto_seed()
+        5
+    """
+    kept = _next_auto_seed[0]
+    try:
+        yield
+    finally:
+        _next_auto_seed[0] = kept
 
 
 def fixed_seed() -> int | None:

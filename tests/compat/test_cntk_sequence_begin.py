@@ -1,6 +1,8 @@
 """CNTK's sequence-begin flags where Stadyn refuses what it does not imitate (the cases
-compared with CNTK 2.7 are in compat_cases/cntk_examples.py): a False flag continues a sequence
-only from a previous minibatch of as many sequences, all of one length, as the minibatch."""
+compared with CNTK 2.7 are in compat_cases/cntk_examples.py and cntk_sequence_begin.py): a
+False flag continuing a sequence from a slot of the previous minibatch that does not exist
+(CNTK's error too), from padding, or from past the previous minibatch's values (where CNTK
+reads memory it does not own)."""
 
 import numpy as np
 import pytest
@@ -23,7 +25,7 @@ def _data(lengths, seed=0):
 
 
 @pytest.mark.usefixtures("fresh_parameters")
-def test_a_false_flag_needs_a_previous_minibatch_of_as_many_sequences():
+def test_a_false_flag_needs_a_previous_minibatch_with_that_slot():
     x, y, _, trainer = _trainer()
     xs, ys = _data([3, 3])
     with pytest.raises(ValueError, match="previous minibatch, which had no minibatch"):
@@ -31,19 +33,30 @@ def test_a_false_flag_needs_a_previous_minibatch_of_as_many_sequences():
     trainer.train_minibatch(({x: xs, y: ys}, [True, True]))
     with pytest.raises(ValueError, match="3 sequence-begin flags for a minibatch of 2"):
         trainer.train_minibatch(({x: xs, y: ys}, [False, False, False]))
+    three_x, three_y = _data([3, 3, 3])
+    # CNTK 2.7: RuntimeError (No matching sequence found in the saved previous MBLayout)
+    with pytest.raises(RuntimeError, match=r"sequence 2 from slot 2 of the previous "
+                                           r"minibatch, which put its 2 sequences \(lengths "
+                                           r"\[3, 3\]\) into 2 slots"):
+        trainer.train_minibatch(({x: three_x, y: three_y}, [False, False, False]))
+    # CNTK 2.7 reads sequence 0's state at column (3 - 1) * 3 + 0 of the previous 3 steps by
+    # 2 slots: past them
+    with pytest.raises(ValueError, match="reads its state past the values"):
+        trainer.train_minibatch(({x: three_x, y: three_y}, [False, False, True]))
     one_x, one_y = _data([3])
-    with pytest.raises(ValueError, match="which had 2 sequences"):
-        trainer.train_minibatch(({x: one_x, y: one_y}, [False]))
+    trainer.train_minibatch(({x: one_x, y: one_y}, [False]))     # slot 0, step 1 (see case)
 
 
 @pytest.mark.usefixtures("fresh_parameters")
-def test_sequences_of_several_lengths_are_not_continued():
+def test_a_sequence_is_not_continued_from_padding():
     x, y, _, trainer = _trainer()
     xs, ys = _data([3, 5])
     trainer.train_minibatch(({x: xs, y: ys}, [True, True]))
-    with pytest.raises(ValueError, match=r"same length \(these: \[3, 5\], the previous: "
-                                         r"\[3, 5\]\)"):
+    with pytest.raises(ValueError, match=r"from step 4 of slot 0 of the previous minibatch "
+                                         r"\(sequences of lengths \[3, 5\]\), where that "
+                                         r"slot's sequences had ended"):
         trainer.train_minibatch(({x: xs, y: ys}, [False, True]))
+    trainer.train_minibatch(({x: xs, y: ys}, [True, False]))     # slot 1 ended at step 4
     trainer.train_minibatch(({x: xs, y: ys}, [True, True]))     # starting afresh is fine
 
 

@@ -109,7 +109,7 @@ def float64_layers_default_options(C, r):
                 "ValueError, and so is a Dense layer (float32 parameters) applied to a float64 "
                 "input; a float32 constant or array in a float64 op is taken as float64 "
                 "and a float64 array in a float32 op as float32; a float64 constant in a "
-                "float32 op CNTK refuses (when it runs; Stadyn when the op is made). Stadyn "
+                "float32 op CNTK refuses (when it runs, as Stadyn now does). Stadyn "
                 "promoted silently (or failed inside torch)")
 def float64_meets_float32(C, r):
     r.touch("cntk.Function.eval")
@@ -143,6 +143,79 @@ def float64_meets_float32(C, r):
         "x32 fed float64": run(lambda: x32 * 2.0, x32, d64),
         "x64 fed float32": run(lambda: x64 * 2.0, x64, d32),
     }
+
+
+def _when_refused(build, run):
+    """Where a graph of a constant of another type fails: ``'built'`` (ValueError when the op
+    is made), ``'run ValueError'`` (when it runs), or its result's type when it runs."""
+    try:
+        f = build()
+    except ValueError:
+        return "built"
+    try:
+        return str(run(f).dtype)
+    except ValueError:
+        return "run ValueError"
+
+
+@cntk_case(names=["cntk.plus", "cntk.minus", "cntk.times", "cntk.element_times", "cntk.splice",
+                  "cntk.constant", "cntk.Function.eval", "cntk.Function.forward",
+                  "cntk.Function.grad", "cntk.Trainer.train_minibatch",
+                  "cntk.Trainer.test_minibatch"],
+           note="a float64 constant in a float32 op (plus, minus, times either way round, "
+                "element_times, splice): CNTK 2.7 builds the op and refuses it when it runs "
+                "(ValueError: Cannot clone Constant with DataType 'Double' to DataType "
+                "'Float'), in eval, forward, grad, train_minibatch and test_minibatch alike; "
+                "in an op of constants only, the first operand's type is the op's (Times: the "
+                "right one) and another type is refused when it runs too, a float32 constant "
+                "in a float64 op included; an op of two outputs of different types is refused "
+                "when it is made. Stadyn refused the op when it was made (and splice not at "
+                "all)")
+def constant_of_another_type_refused_when_run(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.forward", "cntk.Function.grad",
+            "cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch")
+    x = C.input_variable(2, needs_gradient=True)
+    data = r.randn(3, 2)
+
+    def c64(*shape):
+        return C.constant(np.full(shape, 2.0))
+
+    def c32(*shape):
+        return C.constant(np.full(shape, 2.0, np.float32))
+
+    def ev(f):
+        return f.eval({x: data})
+    res = {}
+    for key, build in (("plus", lambda: C.plus(x, c64(2))), ("plus left", lambda: c64(2) + x),
+                       ("minus", lambda: C.minus(x, c64(2))),
+                       ("times", lambda: C.times(x, c64(2, 3))),
+                       ("times left", lambda: C.times(c64(3, 2), x)),
+                       ("element_times", lambda: C.element_times(x, c64(2))),
+                       ("splice", lambda: C.splice(x, c64(2))),
+                       ("splice left", lambda: C.splice(c64(2), x)),
+                       ("sigmoid(c64) + x", lambda: C.sigmoid(c64(2)) + x),
+                       ("(c64 + c64) + x", lambda: (c64(2) + c64(2)) + x)):
+        res[key] = _when_refused(build, ev)
+    res["forward"] = _when_refused(lambda: x + c64(2),
+                                   lambda f: f.forward({x: data})[1][f.output])
+    res["grad"] = _when_refused(lambda: x + c64(2), lambda f: f.grad({x: data}))
+    for key, (a, b) in (("c32 + c64", (c32, c64)), ("c64 + c32", (c64, c32)),
+                        ("c64 + c64", (c64, c64))):
+        res[key] = _when_refused(lambda: C.plus(a(2), b(2)), lambda f: f.eval())
+        res[key + " type"] = str(C.plus(a(2), b(2)).dtype)
+    res["times(c32, c64) type"] = str(C.times(c32(2), c64(2, 3)).dtype)
+    res["splice(c32, c64)"] = _when_refused(lambda: C.splice(c32(2), c64(2)),
+                                            lambda f: f.eval())
+    y = C.input_variable(2)
+    z = x + c64(2)
+    loss = C.squared_error(C.layers.Dense(2, init=0.5)(x), y)
+    trainer = C.Trainer(z, (loss, C.squared_error(z, y)),
+                        [C.sgd(loss.parameters, C.learning_parameter_schedule(0.1))])
+    res["train_minibatch"] = _when_refused(
+        lambda: trainer, lambda t: np.float32(t.train_minibatch({x: data, y: data})))
+    res["test_minibatch"] = _when_refused(
+        lambda: trainer, lambda t: np.float32(t.test_minibatch({x: data, y: data})))
+    return res
 
 
 @cntk_case(names=["cntk.Trainer.train_minibatch", "cntk.layers.default_options"],
@@ -226,4 +299,59 @@ def float64_classes_and_functions(C, r):
     eye = C.Constant(np.eye(3))
     res["times by Constant(np.eye)"] = C.times(x, eye).eval({x: [r.randn(2, 3).astype(
         np.float32)]})[0]
+    return res
+
+
+@cntk_case(names=["cntk.parameter", "cntk.constant", "cntk.Parameter", "cntk.Constant",
+                  "cntk.input_variable", "cntk.layers.default_options", "cntk.layers.Dense",
+                  "cntk.Function.eval", "cntk.Function.grad", "cntk.Trainer.train_minibatch",
+                  "cntk.times"],
+           rtol=2e-3, atol=2e-3,
+           note="float16 on a CPU: CNTK 2.7 makes parameters, constants, inputs and layers "
+                "(default_options(dtype=np.float16)) float16 and computes eval and grad in "
+                "float16; the functions parameter and constant take a float16 array's type "
+                "(the classes default_options'); a float16 and a float32 operand in one op "
+                "are its ValueError when the op is made, a float32 constant in a float16 op "
+                "when it runs; train_minibatch of float16 parameters is its RuntimeError "
+                "(Unsupported data format). Stadyn took float16 as float32 and trained it. "
+                "(Tolerance: float16's rounding.)")
+def float16_on_a_cpu(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.grad", "cntk.Trainer.train_minibatch")
+    res = {}
+    res["types"] = _names(C.parameter((2, 3), dtype=np.float16),
+                          C.parameter(init=np.ones(2, np.float16)),
+                          C.constant(np.ones(2, np.float16)),
+                          C.constant([1.0, 2.0], dtype=np.float16),
+                          C.input_variable(2, dtype=np.float16))
+    with C.layers.default_options(dtype=np.float16):
+        res["default types"] = _names(C.Parameter((2,)), C.Constant(1.0, (2,)),
+                                      C.parameter((2,)), C.constant(1.0, (2,)),
+                                      C.input_variable(2))
+        x = C.input_variable(3)
+        z = C.layers.Dense(4, activation=C.sigmoid)(C.layers.Dense(5)(x))
+    res["parameters"] = r.set_params(z.parameters)
+    res["parameter types"] = _names(*z.parameters)
+    data = r.randn(2, 3).astype(np.float16)
+    res["eval"] = z.eval({x: data})
+    grads = C.reduce_sum(z).grad({x: data}, wrt=z.parameters)
+    res["grads"] = dict(("%s|%d" % (p.name, p.shape[-1]), grads[p]) for p in z.parameters)
+    w = C.parameter((3, 2), init=r.randn(3, 2).astype(np.float16))
+    res["times"] = C.times(x, w).eval({x: data})
+    res["plus 1.5"] = (x + 1.5).eval({x: data})
+    res["f16 + p32"] = _when_refused(lambda: x + C.parameter((3,), init=1.0),
+                                     lambda f: f.eval({x: data}))
+    res["f16 + c32"] = _when_refused(lambda: x + C.constant(np.ones(3, np.float32)),
+                                     lambda f: f.eval({x: data}))
+    x32 = C.input_variable(3)
+    res["f32 + c16"] = _when_refused(lambda: x32 + C.constant(np.ones(3, np.float16)),
+                                     lambda f: f.eval({x32: data.astype(np.float32)}))
+    y = C.input_variable(4, dtype=np.float16)
+    loss = C.squared_error(z, y)
+    trainer = C.Trainer(z, (loss,), [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
+    try:
+        trainer.train_minibatch({x: data, y: r.rand(2, 4).astype(np.float16)})
+        res["train"] = "trained"
+    except RuntimeError:
+        res["train"] = "RuntimeError"
+    res["after"] = r.param_values(z.parameters)
     return res

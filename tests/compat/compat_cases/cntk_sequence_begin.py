@@ -97,3 +97,74 @@ def sequence_begin_flags_given_per_input(C, r):
     res["steps"] = out
     res["after"] = r.param_values(z.parameters)
     return res
+
+
+@cntk_case(names=["cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch"],
+           note="CNTK 2.7's recurrences keep the values of every minibatch they run, with "
+                "flags or without: a False flag after minibatches given no flags goes on from "
+                "the last of them (Stadyn refused it: it began keeping states at the first "
+                "minibatch given flags)")
+def sequence_begin_flags_after_unflagged_minibatches(C, r):
+    r.touch("cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch")
+    x, y, z, trainer, params, piece = _model(C, r)
+    res = {"parameters": params}
+    out = []
+
+    def train(a, b, flags=None):
+        xs, ys = piece(a, b)
+        trainer.train_minibatch({x: xs, y: ys} if flags is None else ({x: xs, y: ys}, flags))
+        return float(trainer.previous_minibatch_loss_average)
+    out.append(train(0, 2))
+    out.append(train(2, 4))
+    out.append(train(4, 6, [False, False]))
+    out.append(train(0, 3))
+    xs, ys = piece(3, 6)
+    out.append(float(trainer.test_minibatch(({x: xs, y: ys}, [False, True]))))
+    out.append(train(0, 2))
+    out.append(float(trainer.test_minibatch({x: piece(2, 5)[0], y: piece(2, 5)[1]})))
+    out.append(train(5, 6, [False, False]))
+    res["steps"] = out
+    res["after"] = r.param_values(z.parameters)
+    return res
+
+
+@cntk_case(names=["cntk.Trainer.train_minibatch"],
+           note="a False flag continues the sequence packed into the same slot of the "
+                "previous minibatch (CNTK 2.7's DelayedValueNode: each sequence of a "
+                "minibatch with False flags in its own slot, in order; those of a minibatch "
+                "of whole sequences packed first-fit into slots as long as the longest). With "
+                "fewer or more sequences than the previous minibatch had slots, CNTK reads the "
+                "previous values at column (T - 1) * n + i of its (slot, step) matrix (T its "
+                "steps, n this minibatch's sequences): the state sequence i gets is that of "
+                "slot (T - 1) * n + i mod S (S slots) at step (T - 1) * n + i div S, not its "
+                "slot's last one (Stadyn refused both)")
+def sequence_begin_flags_slots_of_the_previous_minibatch(C, r):
+    r.touch("cntk.Trainer.train_minibatch")
+    x, y, z, trainer, params, _ = _model(C, r)
+    res = {"parameters": params}
+    out = []
+
+    def train(lengths, flags=None):
+        xs = [r.randn(n, 3) for n in lengths]
+        ys = [r.onehot(n, 2) for n in lengths]
+        trainer.train_minibatch({x: xs, y: ys} if flags is None else ({x: xs, y: ys}, flags))
+        return float(trainer.previous_minibatch_loss_average)
+    # fewer sequences: 1 after 2 slots of 5 steps (slot 0, step 2), 2 after 3 slots of 4
+    # steps (slot 0 step 2, slot 1 step 2), 1 after 3 of 5 (slot 1 step 1)
+    for before, after in (((5, 5), [False]), ((4, 4, 4), [False, False]),
+                          ((5, 5, 5), [False]), ((4, 4, 4), [True, False])):
+        out.append(train(before))
+        out.append(train([3] * len(after), after))
+    # whole sequences of several lengths, packed: 2, 5 and 3 steps make slot 0 (2 then 3
+    # steps) and slot 1 (5 steps)
+    out.append(train((2, 5, 3)))
+    out.append(train((2, 4), [False, False]))
+    # continuing from a minibatch that continued (slots in order, lengths of its own), then
+    # more sequences than slots, the new ones starting (sequence 0: slot 1 at step 1)
+    out.append(train((3, 3), [True, True]))
+    out.append(train((4, 2), [False, False]))
+    out.append(train((2, 2, 2)))
+    out.append(train((3, 3, 3, 3), [False, True, True, True]))
+    res["steps"] = out
+    res["after"] = r.param_values(z.parameters)
+    return res

@@ -139,6 +139,53 @@ def BatchNormalization__sequences_trained(C, r):
     return res
 
 
+def _parameters_and_values(r, outs, size):
+    """Each recurrence's parameters (set), shape and values on three sequences of ``x`` (its
+    other arguments: 3 samples of ``size``)."""
+    res = {}
+    data = [r.randn(n, 3) for n in (3, 1, 2)]
+    for k, y in enumerate(outs):
+        res["params %d" % k] = r.set_params(y.parameters)
+        feed = {a: data if a.name == "x" else r.randn(3, size) for a in y.arguments}
+        res["shape %d" % k] = list(y.shape)
+        res["value %d" % k] = np.concatenate(y.eval(feed), 0)
+    return res
+
+
+class _Model(object):
+    """A model holding its cells as attributes (a step reaches them by ``self.cell``)."""
+
+    def __init__(self, C):
+        self.cell = C.layers.LSTM(4)
+        self.other = C.layers.LSTM(6)
+        self.cells = [C.layers.GRU(5), C.layers.GRU(7)]
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.RecurrenceFrom", "cntk.layers.Fold",
+                  "cntk.layers.LSTM", "cntk.layers.GRU", "cntk.ops.functions.Function"],
+           rtol=1e-5, atol=1e-6,
+           note="a step reaching its recurrent cell by an attribute (m.cell(h, c, x)) or a "
+                "computed index (recs[k]) while cells of other state shapes are held too: "
+                "CNTK infers the states' shapes from the cell the step applies (Stadyn "
+                "called the step with one state: no value for the arguments ['inp'])")
+def Recurrence__cell_by_attribute_or_computed_index(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.parameters")
+    x = C.sequence.input_variable(3, name="x")
+    m = _Model(C)
+    recs = [C.layers.LSTM(8), C.layers.LSTM(9)]
+    k = 1
+
+    @C.Function
+    def step(h, c, inp):
+        return m.other(h, c, inp)
+    h0 = C.input_variable(9, name="h0")
+    outs = [C.layers.Recurrence(lambda h, c, inp: m.cell(h, c, inp))(x),
+            C.layers.Recurrence(step)(x),
+            C.layers.RecurrenceFrom(lambda h, c, inp: recs[k](h, c, inp))(h0, h0, x),
+            C.layers.Fold(lambda h, inp: m.cells[k - 1](h, inp))(x)]
+    return _parameters_and_values(r, outs, 9)
+
+
 @cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.RecurrenceFrom", "cntk.layers.Fold",
                   "cntk.layers.LSTM", "cntk.layers.GRU", "cntk.ops.functions.Function"],
            rtol=1e-5, atol=1e-6,
@@ -157,11 +204,4 @@ def Recurrence__cell_in_list(C, r):
     outs = [C.layers.Recurrence(step)(x),
             C.layers.RecurrenceFrom(lambda h, c, inp: recs[1](h, c, inp))(h0, c0, x),
             C.layers.Fold(lambda h, inp: cells["gru"](h, inp))(x)]
-    res = {}
-    data = [r.randn(n, 3) for n in (3, 1, 2)]
-    for k, y in enumerate(outs):
-        res["params %d" % k] = r.set_params(y.parameters)
-        feed = {a: data if a.name == "x" else r.randn(3, 6) for a in y.arguments}
-        res["shape %d" % k] = list(y.shape)
-        res["value %d" % k] = np.concatenate(y.eval(feed), 0)
-    return res
+    return _parameters_and_values(r, outs, 6)

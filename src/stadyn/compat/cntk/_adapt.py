@@ -18,6 +18,7 @@ from ...layers.cntk_semantics import reshape_samples
 from ...graph import Variable
 from ._graph import BATCH, PLACEHOLDERS, SHAPELESS, kind_of, set_op_name
 from ._mixins import GraphObject
+from ._run_checks import refuse_when_run
 
 __all__ = ["ShapelessPlaceholderError", "wrap", "unwrap", "operand", "const", "batched", "named",
            "adapt", "binary", "same_dtype", "operands_dtype", "sample_axis", "sample_axes",
@@ -115,14 +116,20 @@ def named(out: Any, name: str = "", op: str | None = None) -> Any:
     return out
 
 
-_FLOAT = {np.dtype(np.float32): "Float", np.dtype(np.float64): "Double"}
+_FLOAT = {np.dtype(np.float32): "Float", np.dtype(np.float64): "Double",
+          np.dtype(np.float16): "Float16"}
+
+
+def _constant(v: Any) -> bool:
+    """Whether ``v`` is a CNTK Constant (a Stadyn constant leaf) of a floating-point type."""
+    return isinstance(v, Variable) and np.dtype(v.dtype) in _FLOAT and kind_of(v) == "constant"
 
 
 def operands_dtype(*values: Any, op: str = "") -> np.dtype:
     """The data type an op of ``values`` computes in, as CNTK 2.7 decides it: that of its
-    inputs, parameters and other Functions' outputs (float64 or float32), which must agree
-    (CNTK's ValueError otherwise); constants and numbers take it.  float32 when there are
-    none."""
+    inputs, parameters and other Functions' outputs (float64, float32, float16), which must agree
+    (CNTK's ValueError otherwise); constants and numbers take it.  With none, that of the
+    first constant (``values`` in CNTK's order of the op's operands), else float32."""
     firm = {}
     for v in values:
         v = v.variable if isinstance(v, GraphObject) else v
@@ -134,27 +141,36 @@ def operands_dtype(*values: Any, op: str = "") -> np.dtype:
         raise ValueError(f"{op or 'an op'}: operands {wrap(a)!r} and {wrap(b)!r} have different "
                          f"data types '{_FLOAT[np.dtype(a.dtype)]}' and "
                          f"'{_FLOAT[np.dtype(b.dtype)]}' (CNTK 2.7: Primitive op '{op}' passed "
-                         "operands with different DataTypes); make both float32 or both "
-                         "float64")
-    return next(iter(firm), np.dtype(np.float32))
+                         "operands with different DataTypes); give both one type")
+    constants = [np.dtype(v.dtype) for v in map(unwrap, values) if _constant(v)]
+    return next(iter(firm), constants[0] if constants else np.dtype(np.float32))
 
 
 def same_dtype(values: list, op: str = "") -> list:
     """``values`` (Stadyn Variables and others) with their constants in the op's data type
     (:func:`operands_dtype`): a float32 constant in a float64 op is cast, as CNTK clones it;
-    a float64 constant in a float32 op is CNTK's error (raised when it runs, here at once)."""
+    a constant of another type is cast too, and the op refused when it runs, as CNTK 2.7
+    refuses it (:mod:`._run_checks`; a float64 constant in a float32 op: "Cannot clone
+    Constant with DataType 'Double' to DataType 'Float'"; two constants of different types
+    in an op of constants only: "mismatching precision")."""
     dtype = operands_dtype(*values, op=op)
+    firm = any(isinstance(v, Variable) and np.dtype(v.dtype) in _FLOAT and not _constant(v)
+               and kind_of(v) != "placeholder" for v in values)
     out = []
     for v in values:
-        if isinstance(v, Variable) and np.dtype(v.dtype) in _FLOAT and \
-                np.dtype(v.dtype) != dtype and kind_of(v) == "constant":
-            if dtype == np.float32:
-                raise ValueError(f"{op or 'an op'}: the float64 constant {wrap(v)!r} in an op "
-                                 "computing in float32 (CNTK 2.7, when it runs: Cannot clone "
-                                 "Constant with DataType 'Double' to DataType 'Float'); give "
-                                 "the constant dtype=np.float32")
+        if _constant(v) and np.dtype(v.dtype) != dtype:
             from ... import functions as F
-            v = F.cast(v, "float64")
+            cast = F.cast(v, dtype.name)
+            if not (firm and np.dtype(v.dtype) == np.float32 and dtype == np.float64):
+                given, wanted = _FLOAT[np.dtype(v.dtype)], _FLOAT[dtype]
+                cntk = f"Cannot clone Constant with DataType '{given}' to DataType '{wanted}'" \
+                    if firm and dtype != np.float16 else \
+                    "an ComputationNodeBasePtr of mismatching precision was passed"
+                refuse_when_run(cast, (
+                    f"{op or 'an op'}: the {np.dtype(v.dtype).name} constant {wrap(v)!r} in an "
+                    f"op computing in {dtype.name} (CNTK 2.7, when it runs: {cntk}); give the "
+                    f"constant dtype=np.{dtype.name}"))
+            v = cast
         out.append(v)
     return out
 

@@ -26,9 +26,9 @@ from ._late import bind, late
 from ._loops import clone_graph, close_loops, split_loops
 from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
+from ._run_checks import check_runnable
 from ._sequence_begin import carrying, function_begins, split_flags
-from ._signature import _function_of_callable as function_of_callable
-from ._signature import argument_leaves
+from ._signature import _function_of_callable as function_of_callable, argument_leaves
 from ._step_values import step_value
 from ._values import Value, output_value, root_gradient
 
@@ -377,6 +377,7 @@ class Function(GraphObject, TensorOpsMixin):
         assigns = assign_outputs(roots)
         roots += [v for v in assigns if not any(v is r for r in roots)]
         roots += begins.wanted() if begins is not None else []
+        check_runnable(roots)
         with carrying(begins):
             if keep:
                 with training(True):

@@ -314,16 +314,19 @@ def node_inputs(node: tuple[str, Variable]) -> list[Variable]:
 
 def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
            visitor: Callable[[tuple[str, Variable]], bool],
-           depth: int = 0, inside: Variable | None = None) -> list[tuple[str, Variable]]:
+           depth: int = 0, inside: Variable | None = None,
+           stop: list[Variable] = ()) -> list[tuple[str, Variable]]:
     """CNTK's depth-first search from the node ``root`` (or from a list of nodes in order, as
     from the outputs of a ``combine``): each node is visited before its inputs,
     inputs in order; a block is entered only while ``depth`` allows (-1: always), its
     arguments and its inner root then walked after the nodes already waiting.  ``inside``
     (a block's output) keeps the walk inside that block: its arguments are leaves, as the
-    placeholders inside a CNTK block are.  Returns the nodes for which ``visitor`` is true."""
+    placeholders inside a CNTK block are; so are the values ``stop``.  Returns the nodes for
+    which ``visitor`` is true."""
     if depth == -1:
         depth = 1 << 30
     boundary = {id(a) for a in BLOCKS[inside].arguments} if inside is not None else set()
+    boundary |= {id(a) for a in stop}
 
     def classify_(v: Variable) -> tuple[str, Variable]:
         return ("leaf", v) if id(v) in boundary else classify(v)
@@ -373,19 +376,20 @@ def walk_operands(roots: list[Variable], leaves: list[Variable]) -> list[Variabl
     return found + [v for v in leaves if id(v) not in seen]
 
 
-def walk_leaves(roots: list[Variable]) -> Iterator[Variable]:
+def walk_leaves(roots: list[Variable], stop: list[Variable] = ()) -> Iterator[Variable]:
     """The leaves the roots depend on (through every block), each once, in the order of CNTK's
     ``Function.inputs`` (and so of ``parameters``): depth first, each node's inputs in order,
     a block seen from outside (its own parameters, then its arguments), so that a nested
     block's parameters come right after those of the block holding it; then any leaf reached
     only inside a block (a recurrence's step reading an outer value) in the order of a walk
     through the blocks; a recurrent cell's parameters in CNTK's order
-    (:func:`cntk_cell_order`)."""
+    (:func:`cntk_cell_order`).  ``stop``: values taken as leaves, the graphs that compute
+    them not walked (a layer's operands)."""
     seen: set[int] = set()
     leaves = []
     for depth in (0, -1):
         for root in roots:
-            for _, v in search(classify(root), lambda n: n[0] == "leaf", depth):
+            for _, v in search(classify(root), lambda n: n[0] == "leaf", depth, stop=stop):
                 if id(v) not in seen:
                     seen.add(id(v))
                     leaves.append(v)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -78,8 +79,11 @@ class LayerFunction:
         self.op_name = op_name
         self.name = name
         self._signature: Any = None
-        self._applied: list = []    # the last application's outputs (as CNTK's layer keeps
-                                    # its graph): the order of ``parameters``
+        # the last application's outputs, weakly (a CNTK layer is a graph of its own over
+        # placeholders: it keeps none of the graphs it is applied into), which ``parameters``
+        # walks for CNTK's order
+        self._applied: list[weakref.ref] = []
+        self._order: list[Variable] = []
 
     def __call__(self, *args):
         if pending(args, {}, layers=False):      # a placeholder without a shape: wait for it
@@ -103,7 +107,11 @@ class LayerFunction:
         elif isinstance(out, Variable) and self.name:
             out.name = self.name
         outs = out if isinstance(out, tuple) else (out,)
-        self._applied = [o for o in outs if isinstance(o, Variable)]
+        self._applied = [weakref.ref(o) for o in outs if isinstance(o, Variable)]
+        # the order of its own parameters in a walk of the layer's graph alone (its operands'
+        # graphs not entered), for once the graph is gone
+        self._order = list(G.walk_leaves([o for o in outs if isinstance(o, Variable)],
+                                         stop=[v for v in values if isinstance(v, Variable)]))
         if isinstance(out, tuple):          # several outputs: one Function with an output each
             return late("combine_outputs")([wrap(o) for o in out])
         return wrap(out)
@@ -112,13 +120,15 @@ class LayerFunction:
     def parameters(self) -> list:
         """The layer's parameters (after its first application), in CNTK 2.7's order: that of
         its walk from the layer's output (``Function.parameters``), the last step's first; a
-        batch normalisation's running statistics are constants, not listed."""
+        batch normalisation's running statistics are constants, not listed.  (Once that
+        graph is gone, the order of a walk of the layer's own block.)"""
         own = [p for p in self.layer.parameters if G.kind_of(p) == "parameter"]
-        if self._applied:
-            mine = {id(p) for p in own}
-            walked = [v for v in G.walk_leaves(self._applied) if id(v) in mine]
-            taken = {id(v) for v in walked}
-            own = walked + [p for p in own if id(p) not in taken]
+        applied = [ref() for ref in self._applied]
+        mine = {id(p) for p in own}
+        walked = [v for v in (G.walk_leaves(applied) if applied and all(
+            v is not None for v in applied) else self._order) if id(v) in mine]
+        taken = {id(v) for v in walked}
+        own = walked + [p for p in own if id(p) not in taken]
         return [wrap(p) for p in own]
 
     def update_signature(self, *arg_types, **kwarg_types) -> None:

@@ -53,8 +53,8 @@ def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: s
     against as many trailing axes of ``left``.  ``times(x, W)`` for a batched ``x`` is
     ``x @ W``; for a batched ``right`` (``times(W, x, output_rank=0)``) each sample is
     multiplied in turn."""
-    dtype = operands_dtype(left, right, op="Times")
-    a, b = same_dtype([operand(left, dtype), operand(right, dtype)], "Times")
+    dtype = operands_dtype(right, left, op="Times")     # CNTK's Times(right, left)
+    b, a = same_dtype([operand(right, dtype), operand(left, dtype)], "Times")
     if not batched(right):
         out = S.times(a, b, output_rank, batched(left))
         return named(wrap(out), name, "Times")
@@ -150,7 +150,9 @@ def splice(*inputs, axis=-1, name: str = ""):
         from ._ops_math import alias
         return alias(items[0], name)
     rank = max(len(sample_shape(i)) for i in items)
-    vs = [_to_rank(operand(i), i, rank) for i in items]
+    dtype = operands_dtype(*items, op="Splice")
+    vs = [_to_rank(v, i, rank) for v, i in zip(
+        same_dtype([operand(i, dtype) for i in items], "Splice"), items)]
     ref = next((i for i in items if batched(i)), items[0])
     if isinstance(axis, Axis) and axis == Axis.new_leading_axis():
         vs = [reshape_samples(v, lead_axes(i), (1,) + tuple(v.shape[v.ndim - rank:]))

@@ -13,6 +13,7 @@ import inspect
 from typing import Any
 
 from ... import layers as _L
+from ..._random import auto_seeds_kept
 from . import _graph as G
 from ._adapt import unwrap, wrap
 from ._function import combine_outputs
@@ -84,8 +85,20 @@ class FunctionStep:
 
     def __init__(self, fn: Any):
         self.fn = fn
-        self.n_states = max(_arity(fn) - 1, 1)
+        arity = _arity(fn)
+        self.n_states = max(arity - 1, 1)
         self.state_shapes = _inner_state_shapes(fn, self.n_states)
+        if self.state_shapes is None:
+            self.state_shapes = _probed_state_shapes(fn, self.n_states, arity)
+        if self.state_shapes is None and _arity(fn, required=True) > 2:
+            raise ValueError(
+                f"the recurrence step {_where(fn)} takes {self.n_states} states, whose "
+                "shapes Stadyn takes from the recurrent cell (LSTM, GRU, RNNStep) the step "
+                "applies, and it found none, or cells of different state shapes (it looks in "
+                "the step's closure and module globals, in lists and dicts of them by a "
+                "constant subscript, and at the calls the step makes on placeholders); bind "
+                "the cell to a name the step reads: cell = self.cell; "
+                "lambda h, c, x: cell(h, c, x)")
         self.parameters: list = []
 
     def __call__(self, *variables):
@@ -101,8 +114,8 @@ class FunctionStep:
         return out
 
 
-def _arity(fn: Any) -> int:
-    """How many arguments a step function takes."""
+def _arity(fn: Any, required: bool = False) -> int:
+    """How many arguments a step function takes (``required``: without a default)."""
     arguments = getattr(fn, "arguments", None)
     if arguments is not None:
         return len(arguments)
@@ -110,7 +123,8 @@ def _arity(fn: Any) -> int:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return 2
-    return len([p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+    return len([p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                and not (required and p.default is not p.empty)])
 
 
 def _inner_state_shapes(fn: Any, n_states: int) -> Any:
@@ -139,6 +153,42 @@ def _inner_state_shapes(fn: Any, n_states: int) -> Any:
             break
     shapes = {tuple(tuple(s) for s in f.layer.state_shapes) for f in found}
     return list(shapes.pop()) if len(shapes) == 1 else None
+
+
+def _probed_state_shapes(fn: Any, n_states: int, arity: int) -> Any:
+    """The state shapes of the recurrent cell ``fn`` applies, found by calling it on
+    placeholders without a shape (a cell reached by an attribute, ``self.cell``, or a computed
+    index, ``cells[k]``): each call it makes waits as a :class:`Deferred`, which names its
+    layer, as CNTK infers the states' shapes from the cell its step applies.  None unless the
+    cells of ``n_states`` states it applies have one shape."""
+    from ._deferred import Deferred
+    from ._variables import placeholder
+    fn = getattr(fn, "_fn", fn)
+    try:
+        with auto_seeds_kept():     # a layer the step makes takes its seeds when built
+            out = fn(*[placeholder(name=f"state{k}") for k in range(arity)])
+    except Exception:       # a step the probe cannot run: its shapes stay unknown
+        return None
+    shapes, stack, seen = set(), [out], set()
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, Deferred) and id(v) not in seen:
+            seen.add(id(v))
+            cell = getattr(getattr(v._fn, "layer", None), "state_shapes", None)
+            if cell is not None and len(cell) == n_states:
+                shapes.add(tuple(tuple(s) for s in cell))
+            stack.extend(list(v._args) + list(v._kwargs.values()))
+    return list(shapes.pop()) if len(shapes) == 1 else None
+
+
+def _where(fn: Any) -> str:
+    """``'step' (model.py:12)``: a step function's name and where it is defined."""
+    fn = getattr(fn, "_fn", fn)
+    code = getattr(fn, "__code__", None)
+    name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
+    return f"{name!r}" + (f" ({code.co_filename}:{code.co_firstlineno})" if code else "")
 
 
 def _subscripted(code: Any, named: dict) -> list:

@@ -5,16 +5,19 @@ minibatch ended (truncated back-propagation through time, as char_rnn.py trains)
 goes on from the previous minibatch, trained or tested, and the next goes on from it); a
 Function's runs (``eval``, ``forward``) have states of their own.
 
-CNTK 2.7 gives every recurrence of the graph, as its initial state for that sequence, the state
-it reached at the previous minibatch's last step, as a value: no gradient flows back into the
-previous minibatch.  Here each recurrence node of the Trainer's graph (the fused LSTM, GRU and
-plain recurrent kernels, and the ``recurrence`` op) reads, in place of each initial state
-``s0``, ``s0 * begin + carried * (1 - begin)``: two leaves this module sets before each step
-(``begin`` 1 for a sequence that starts, 0 for one that goes on; ``carried`` the states kept
-from the previous step) and puts back to "start afresh" after it, so the graph computes as
-before everywhere else (a run without flags).  The states a step ends in are read from
-its values: a kernel's output at each sequence's last step, and for the fused LSTM the cell,
-computed again from the step's input, output and weights (CNTK's LSTM equations).
+CNTK 2.7 gives every recurrence of the graph, as its initial state for that sequence, a value
+the recurrence computed in the previous minibatch (no gradient flows back into it), whether
+that minibatch came with flags or not: which value, :meth:`_Carry._carried_states` says (the
+previous minibatch's sequences sit in slots, and with as many sequences as slots each goes on
+from its slot's last step).  Here each recurrence node of the graph (the fused LSTM, GRU and
+plain recurrent kernels, and the ``recurrence`` op) reads, once a flag False first comes, in
+place of each initial state ``s0``, ``s0 * begin + carried * (1 - begin)``: two leaves this
+module sets before each step (``begin`` 1 for a sequence that starts, 0 for one that goes on;
+``carried`` the states taken from the previous step) and puts back to "start afresh" after it,
+so the graph computes as before everywhere else.  The states along each sequence are read
+from a step's values, kept from each step (a Trainer's, from its first minibatch on): a
+kernel's outputs, and for the fused LSTM the cells, computed again from the step's input,
+outputs and weights (CNTK's LSTM equations) when a flag False asks for them.
 """
 
 from __future__ import annotations
@@ -97,8 +100,9 @@ def _flagged(value) -> bool:
 
 
 class _Carry:
-    """One recurrence node: where its initial states are, the leaves that replace them and
-    the values a step's final states are computed from."""
+    """One recurrence node: where its initial states are, the leaves that replace them (once
+    a flag False first comes) and the values its states along each sequence are computed
+    from, kept from the last minibatch it ran."""
 
     def __init__(self, node):
         self.node = node
@@ -106,98 +110,163 @@ class _Carry:
         inputs, attrs = node.spec.split_arguments(node.args, node.kwargs)
         self.go_backwards = bool(attrs.get("go_backwards", False))
         self.lengths = inputs[0] if name == "recurrence" else inputs[1]
+        self.unsupported = None     # why its states cannot be carried, if so
         if name == "recurrence":
             step, n_seq = attrs["step"], int(attrs.get("n_sequences", 1))
-            positions = list(range(1 + n_seq, 1 + n_seq + len(step.states)))
+            self.positions = list(range(1 + n_seq, 1 + n_seq + len(step.states)))
             shapes = list(step.state_shapes)
-            outputs = node.outputs
-            if any(o is None for o in outputs):
-                raise ValueError("train_minibatch with sequence-begin flags: a recurrence "
-                                 f"({node.scope or 'unnamed'}) returns states nobody kept "
-                                 "(an LSTM step run op by op); Stadyn carries the states of "
-                                 "the fused recurrences and of recurrences whose states are "
-                                 "all outputs")
-            self.sequences = list(outputs)
+            self.sequences = list(node.outputs)
+            if any(o is None for o in self.sequences):
+                self.unsupported = (
+                    f"a recurrence ({node.scope or 'unnamed'}) returns states nobody kept "
+                    "(an LSTM step run op by op); Stadyn carries the states of the fused "
+                    "recurrences and of recurrences whose states are all outputs")
         else:
-            positions = [2, 3] if name == "cntk_lstm_sequence" else [2]
+            self.positions = [2, 3] if name == "cntk_lstm_sequence" else [2]
             size = int(inputs[5 if name == "cntk_lstm_sequence" else 4].shape[0])
-            shapes = [(size,)] * len(positions)
+            shapes = [(size,)] * len(self.positions)
             self.sequences = [node.outputs[0]]
         self.kind = name
         self.shapes = shapes
-        dtype = np.dtype(node.outputs[0].dtype)       # the recurrence's (float64 models)
-        self.begin = Variable.from_numpy_array(np.ones((), dtype), dtype=dtype)
-        self.carried = [Variable.from_numpy_array(np.zeros(s, dtype), dtype=dtype)
-                        for s in shapes]
-        self.initial = []
-        for k, carried in zip(positions, self.carried):
-            original = inputs[k]
-            chosen = original * self.begin + carried * (1.0 - self.begin)
-            node.set_input(k, chosen)
-            self.initial.append(chosen)
-        # the values the final states are computed from, kept as outputs of the step (the
-        # weights as copies: an identity of a parameter may share its memory, which the
-        # update then overwrites)
+        self.dtype = np.dtype(node.outputs[0].dtype)       # the recurrence's (float64 models)
+        self.begin: Variable | None = None     # the leaves, made when a flag False first comes
+        self.carried: list[Variable] = []
+        self.initial = [inputs[k] for k in self.positions]
+        # the values the states are computed from, kept as outputs of the step (the weights
+        # as copies: an identity of a parameter may share its memory, which the update then
+        # overwrites)
         self.step_inputs = [F.identity(inputs[0])] + [v * 1.0 for v in inputs[4:7]] \
-            if name == "cntk_lstm_sequence" else []
-        self.kept: list[np.ndarray] | None = None
-        self.kept_lengths: list[int] = []
-        self.unflagged = False   # minibatches ran before these states were kept (see set)
+            if name == "cntk_lstm_sequence" and self.unsupported is None else []
+        self.last: dict | None = None       # the last minibatch's values (see keep)
 
     def wanted(self) -> list[Variable]:
+        if self.unsupported is not None:
+            return []
         return self.sequences + self.initial + self.step_inputs + [self.lengths]
 
-    def set(self, flags: list[bool] | None, lengths: Sequence[int] | None = None,
-            what: str = "train_minibatch") -> None:
-        """Begin every sequence afresh (``flags`` None) or as ``flags`` say (``lengths``: the
-        minibatch's sequences' lengths; ``what``: the call, for errors)."""
+    def _rewire(self) -> None:
+        """Make the node read ``s0 * begin + carried * (1 - begin)`` for each initial state
+        ``s0`` (begin 1: the graph computes what it did)."""
+        self.begin = Variable.from_numpy_array(np.ones((), self.dtype), dtype=self.dtype)
+        self.carried = [Variable.from_numpy_array(np.zeros(s, self.dtype), dtype=self.dtype)
+                        for s in self.shapes]
+        for k, (original, carried) in enumerate(zip(self.initial, self.carried)):
+            chosen = original * self.begin + carried * (1.0 - self.begin)
+            self.node.set_input(self.positions[k], chosen)
+            self.initial[k] = chosen
+
+    def set(self, flags: list[bool] | None, what: str = "train_minibatch") -> None:
+        """Begin every sequence afresh (``flags`` None) or as ``flags`` say (``what``: the
+        call, for errors)."""
         if flags is None or all(flags):
-            _assign(self.begin, np.ones(()))
-            for v, shape in zip(self.carried, self.shapes):
-                _assign(v, np.zeros(shape))
+            if self.begin is not None:
+                _assign(self.begin, np.ones(()))
+                for v, shape in zip(self.carried, self.shapes):
+                    _assign(v, np.zeros(shape))
             return
+        if self.unsupported is not None:
+            raise ValueError(f"{what} with sequence-begin flags: {self.unsupported}")
         if self.go_backwards:
             raise ValueError(f"{what}: a sequence-begin flag False continues a "
                              "recurrence from the previous minibatch, which a recurrence that "
                              "goes backwards cannot")
-        if self.kept is None:
+        if self.last is None:
             raise SequenceBeginError(
                 f"{what}: sequence-begin flags {flags} continue {len(flags)} sequences from the "
                 "previous minibatch, which had no minibatch (CNTK 2.7: No matching sequence "
-                "found in the saved previous MBLayout)" + (
-                    "; Stadyn carries states from the minibatches after the first one given "
-                    "flags only: give the first its flags ([True] * n)" if self.unflagged
-                    else ""))
-        if len(self.kept[0]) != len(flags):
-            raise SequenceBeginError(
-                f"{what}: sequence-begin flags {flags} continue {len(flags)} sequences from "
-                f"the previous minibatch, which had {len(self.kept[0])} sequences")
-        if len(set(self.kept_lengths)) > 1 or lengths is None or len(set(lengths)) > 1:
-            # CNTK 2.7 then pairs the sequences by the slots it packs them into and carries
-            # the value at each slot's last step, past a shorter sequence's end
-            raise ValueError(f"{what}: sequence-begin flags False continue sequences "
-                             "only where every sequence of this minibatch and of the previous "
-                             "one has the same length (these: "
-                             f"{list(lengths) if lengths is not None else 'unknown'}, the "
-                             f"previous: {list(self.kept_lengths)})")
+                "found in the saved previous MBLayout)")
+        states = self._carried_states(flags, what)
+        if self.begin is None:
+            self._rewire()
         _assign(self.begin, np.asarray(flags, np.float64).reshape(-1, 1))
-        for v, state in zip(self.carried, self.kept):
+        for v, state in zip(self.carried, states):
             _assign(v, state)
 
-    def keep(self, values: dict, batch_lengths: np.ndarray) -> None:
-        """The states each sequence ended in (at its last step) in the step just run."""
-        self.kept_lengths = [int(n) for n in batch_lengths]
-        last = np.maximum(batch_lengths.astype(np.int64) - 1, 0)
-        rows = np.arange(len(last))
+    def _carried_states(self, flags: list[bool], what: str) -> list[np.ndarray]:
+        """Each state's value, one row per sequence of a minibatch with ``flags``: zeros
+        where a sequence begins, and where it goes on what CNTK 2.7 carries into it.
+
+        CNTK 2.7 (``DelayedValueNode``) keeps the previous minibatch's values as a matrix of
+        ``T`` steps by ``S`` slots (its sequences packed into slots, see :func:`_slots`), and
+        reads the values sequence ``i`` of this minibatch (of ``n`` sequences, each in its own
+        slot) goes on from at column ``(T - 1) * n + i`` of it: slot ``i``'s last step when
+        ``n == S``, another slot and step when not."""
+        lengths, packed = self.last["lengths"], self.last["packed"]
+        steps, slots, n = max(lengths), _slots(lengths, packed), len(flags)
+        flagged = f"{what}: sequence-begin flags {flags}"
+        for i, flag in enumerate(flags):
+            if not flag and i >= len(slots):
+                raise SequenceBeginError(
+                    f"{flagged} continue sequence {i} from slot {i} of the previous minibatch, "
+                    f"which put its {len(lengths)} sequences (lengths {lengths}) into "
+                    f"{len(slots)} slots (CNTK 2.7: No matching sequence found in the saved "
+                    "previous MBLayout)")
+        trajectories = self._trajectories()
+        rows = [np.zeros((n,) + tuple(s), self.dtype) for s in self.shapes]
+        for i, flag in enumerate(flags):
+            if flag:
+                continue
+            step, slot = divmod((steps - 1) * n + i, len(slots))
+            if step >= steps:
+                raise ValueError(
+                    f"{flagged} continue sequence {i} of {n} from a previous minibatch of "
+                    f"{len(slots)} slots of {steps} steps: CNTK 2.7 reads its state past the "
+                    "values the previous minibatch kept (column (T - 1) * n + i of its T "
+                    "steps by S slots), which Stadyn cannot imitate; continue as many "
+                    "sequences as the previous minibatch had, or fewer")
+            found = [(j, step - t0) for j, t0 in slots[slot] if t0 <= step < t0 + lengths[j]]
+            if not found:
+                raise ValueError(
+                    f"{flagged} continue sequence {i} from step {step} of slot {slot} of the "
+                    f"previous minibatch (sequences of lengths {lengths}), where that slot's "
+                    "sequences had ended: CNTK 2.7 carries the value its recurrence computed "
+                    "on the padding there, which Stadyn does not compute; give the previous "
+                    "minibatch sequences of one length, or begin this one afresh")
+            j, t = found[0]
+            for row, trajectory in zip(rows, trajectories):
+                row[i] = trajectory[j, t]
+        return rows
+
+    def _trajectories(self) -> list[np.ndarray]:
+        """The states along every sequence of the last minibatch, ``(batch, steps, *shape)``
+        each (the LSTM's cells computed from its inputs)."""
+        values = self.last["values"]
         if self.kind == "cntk_lstm_sequence":
             h = values[id(self.sequences[0])]
-            c = _lstm_cells(values, self, h, batch_lengths)
-            self.kept = [h[rows, last], c[rows, last].astype(h.dtype)]
-        else:
-            self.kept = [values[id(s)][rows, last] for s in self.sequences]
+            return [h, _lstm_cells(values, self, h).astype(h.dtype)]
+        return [values[id(s)] for s in self.sequences]
+
+    def keep(self, values: dict, packed: bool) -> None:
+        """Keep what the states along each sequence of the minibatch just run are computed
+        from (``values``: ``{id(variable): array}``; ``packed``: whether it held whole
+        sequences only, which CNTK packs into slots)."""
+        if self.unsupported is not None:
+            return
+        lengths = [int(n) for n in np.asarray(values[id(self.lengths)]).reshape(-1)]
+        self.last = {"values": {id(v): np.array(values[id(v)]) for v in self.wanted()},
+                     "lengths": lengths, "packed": packed}
 
 
-def _lstm_cells(values: dict, carry: _Carry, h: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def _slots(lengths: list[int], packed: bool) -> list[list[tuple[int, int]]]:
+    """How CNTK 2.7 lays a minibatch's sequences (of ``lengths``) into parallel slots: one
+    slot each, in order, where some continue a sequence (``packed`` False), where there is
+    one sequence, or one step; else first fit (``MBLayout::InitAsPackedSequences``): each
+    sequence, in order, after the sequences of the first slot it fits into (slots as long as
+    the longest sequence), or in a new slot.  Per slot, ``(sequence, first step)`` pairs."""
+    if not packed or len(lengths) == 1 or max(lengths) == 1:
+        return [[(j, 0)] for j in range(len(lengths))]
+    width, slots, used = max(lengths), [], []
+    for j, n in enumerate(lengths):
+        s = next((s for s, u in enumerate(used) if u + n <= width), len(used))
+        if s == len(used):
+            slots.append([])
+            used.append(0)
+        slots[s].append((j, used[s]))
+        used[s] += n
+    return slots
+
+
+def _lstm_cells(values: dict, carry: _Carry, h: np.ndarray) -> np.ndarray:
     """The cell states of CNTK's LSTM (gates ``i, c, f, o`` in ``W``'s columns) along each
     sequence, from the step's input ``x``, its outputs ``h`` and weights: every gate is
     known once the previous output is, so only the cell's own recurrence is run."""
@@ -226,28 +295,31 @@ def _assign(v: Variable, array: np.ndarray) -> None:
 
 
 class SequenceBegins:
-    """The recurrences of a Trainer's graph made to take CNTK's sequence-begin flags (see the
-    module docstring); made the first time a minibatch comes with flags."""
+    """The recurrences of a graph made to take CNTK's sequence-begin flags (see the module
+    docstring): a Trainer's, made at its first minibatch; a Function's, at its first run
+    with flags."""
 
-    def __init__(self, roots: Sequence[Variable], unflagged: bool = False):
-        """``unflagged``: minibatches without flags ran before (their states were not kept,
-        which an error then says)."""
+    def __init__(self, roots: Sequence[Variable]):
         nodes = [n for n in Subgraph(list(roots)).nodes
                  if n.spec.name in _KERNELS + ("recurrence",)]
         self.carries = [_Carry(n) for n in nodes]
-        for c in self.carries:
-            c.unflagged = unflagged
+        self.packed = True      # whether this minibatch holds whole sequences only
 
     def wanted(self) -> list[Variable]:
         """What a step must also compute for :meth:`keep`."""
         return [v for c in self.carries for v in c.wanted()]
 
-    def begin(self, flags: list[bool] | None, lengths: Sequence[int] | None = None,
-              what: str = "train_minibatch") -> None:
+    def begin(self, flags: list[bool] | None, what: str = "train_minibatch") -> None:
         """Set the recurrences' initial states for a minibatch with ``flags`` (None: every
-        sequence starts) whose sequences have ``lengths`` (``what``: the call, for errors)."""
-        for c in self.carries:
-            c.set(flags, lengths, what)
+        sequence starts; ``what``: the call, for errors)."""
+        try:
+            for c in self.carries:
+                c.set(flags, what)
+        except BaseException:
+            for c in self.carries:      # refused: the graph computes as without flags
+                c.set(None)
+            raise
+        self.packed = flags is None or all(flags)
 
     def within(self, roots: Sequence[Variable]) -> "SequenceBegins":
         """The part of these recurrences that computing ``roots`` runs, sharing their states
@@ -256,13 +328,15 @@ class SequenceBegins:
         nodes = {id(n) for n in Subgraph(list(roots)).nodes}
         part = SequenceBegins.__new__(SequenceBegins)
         part.carries = [c for c in self.carries if id(c.node) in nodes]
+        part.packed = True
         return part
 
     def keep(self, values: dict) -> None:
-        """Keep the states the step just run ended in (``values``: ``{id(variable): array}``
-        of :meth:`wanted`), and put the recurrences back to starting afresh."""
+        """Keep what the states the step just run went through are computed from
+        (``values``: ``{id(variable): array}`` of :meth:`wanted`), and put the recurrences
+        back to starting afresh."""
         for c in self.carries:
-            c.keep(values, np.asarray(values[id(c.lengths)]))
+            c.keep(values, self.packed)
             c.set(None)
 
 
@@ -279,9 +353,7 @@ def function_begins(roots: Sequence[Variable], flags: list[bool] | None):
         if flags is None:
             return None
         begins = _FUNCTIONS[roots[0]] = SequenceBegins(roots)
-    fed = [c.lengths for c in begins.carries if c.lengths.parent is None]
-    lengths = [int(n) for n in np.asarray(fed[0].d).reshape(-1)] if fed else None
-    begins.begin(flags, lengths, "Function.eval")
+    begins.begin(flags, "Function.eval")
     return begins
 
 

@@ -173,9 +173,12 @@ class _Deferred:
         values = [given[n] for n in names]
         with joint_inference():          # CNTK infers the Function's graph with its operands
             out = self._fn(*values)
-        self._applied = _in_signature_order(_as_function(out), values)
+        applied = _in_signature_order(_as_function(out), values)
+        # its parameters, not the graph (CNTK's Function is a graph over placeholders of its
+        # own: the graphs it is applied into are the caller's to keep or drop)
+        self._parameters = applied.parameters
         self._types = [(v.shape, v.is_sparse, v.dynamic_axes) for v in values]
-        return self._applied
+        return applied
 
     def save(self, filename, *args, **kwargs) -> None:
         """Save the graph for the types of the operands it was last applied to, each argument
@@ -210,11 +213,11 @@ class _Deferred:
     def parameters(self) -> list:
         """The parameters of the graph it built when last applied (its layers hold them; CNTK
         lists them before, from its placeholders)."""
-        applied = getattr(self, "_applied", None)
-        if applied is None:
+        parameters = getattr(self, "_parameters", None)
+        if parameters is None:
             raise ValueError(f"{self.name}: its arguments have no types, so its parameters are "
                              "known once it is applied to Functions or Variables")
-        return applied.parameters
+        return list(parameters)
 
     def __repr__(self) -> str:
         return f"Composite({self.name}: untyped arguments {[p.name for p in self._placeholders]})"

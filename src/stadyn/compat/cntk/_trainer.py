@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ... import io as _io
 from ...learners import Learner as _Learner
 from ...train import Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._function import Function
 from ._graph import BATCH, made_by_cntk_op
+from ._run_checks import check_runnable
 from ._sequence_begin import SequenceBeginError, SequenceBegins, carrying, split_flags
 
 __all__ = ["Trainer", "counted_variable"]
@@ -56,20 +59,6 @@ def _sequence_count(arguments) -> int | None:
             return int(value.num_sequences)
         if hasattr(value, "shape") and len(value.shape):
             return int(value.shape[0])
-    return None
-
-
-def _sequence_lengths(arguments) -> list[int] | None:
-    """The lengths of the sequences of the first sequence input of a minibatch (a list of
-    arrays, a reader's sequences, an array of equal sequences), or None."""
-    for value in arguments.values():
-        if isinstance(value, (list, tuple)):
-            return [len(s) for s in value]
-        lengths = getattr(value, "lengths", None)
-        if lengths is not None:
-            return [int(n) for n in lengths]
-        if getattr(value, "ndim", 0) >= 3:
-            return [int(value.shape[1])] * int(value.shape[0])
     return None
 
 
@@ -141,6 +130,13 @@ class Trainer(_Trainer):
         0.1``.  A reader's minibatch that ends a sweep (else ``is_sweep_end``) moves schedules
         given per sweep on."""
         arguments, flags = split_flags(arguments)
+        check_runnable(self._outputs)
+        halves = [wrap(p) for p in self.parameters if np.dtype(p.dtype) == np.float16]
+        if halves and arguments:
+            raise RuntimeError(
+                f"train_minibatch: the float16 parameters {halves[:3]} are not trained on a "
+                "CPU (CNTK 2.7: Unsupported data format; eval, forward, backward and grad run "
+                "in float16): give the parameters dtype=np.float32")
         if arguments and self.progress_writers:
             self._report_learning_rates()
         if isinstance(arguments, dict):
@@ -169,25 +165,26 @@ class Trainer(_Trainer):
         return result
 
     def _begins(self, arguments, flags, what: str):
-        """The recurrences' states set for a minibatch with sequence-begin ``flags`` (made
-        the first time flags come; kept, once made, through every minibatch, flagged or not,
-        as CNTK keeps them), or None where there is nothing to carry."""
+        """The recurrences' states set for a minibatch with sequence-begin ``flags``, or None
+        where the graph has no recurrence.  Made at the Trainer's first minibatch and kept
+        through every minibatch, flagged or not, as CNTK keeps them: a False flag goes on
+        from the previous minibatch whether it came with flags or not."""
         begins = self.__dict__.get("_sequence_begins")
-        if flags is not None and begins is None:
-            begins = self._sequence_begins = SequenceBegins(
-                self._outputs, unflagged=self.__dict__.get("_ran", False))
-        self._ran = True
-        if begins is None or not arguments:
+        if begins is None:
+            begins = self._sequence_begins = SequenceBegins(self._outputs)
+        if not begins.carries or not arguments:
             return None
         if what == "test_minibatch":      # the metric's recurrences: those its graph runs
             part = self.__dict__.get("_metric_begins")
             if part is None:
                 part = self._metric_begins = begins.within([self._metric_sum])
             begins = part
+            if not begins.carries:
+                return None
         if flags is not None and len(flags) != _sequence_count(arguments):
             raise ValueError(f"{what}: {len(flags)} sequence-begin flags for a "
                              f"minibatch of {_sequence_count(arguments)} sequences")
-        begins.begin(flags, _sequence_lengths(arguments), what)
+        begins.begin(flags, what)
         return begins
 
     def _report_learning_rates(self) -> None:
@@ -239,6 +236,7 @@ class Trainer(_Trainer):
         from where the Trainer's previous minibatch, trained or tested, left it, as
         :meth:`train_minibatch` does)."""
         arguments, flags = split_flags(arguments)
+        check_runnable([self._metric_sum] if self._metric_sum is not None else [])
         begins = self._begins(arguments, flags, "test_minibatch") \
             if self._metric_sum is not None else None
         if begins is None:

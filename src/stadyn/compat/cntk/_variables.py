@@ -233,22 +233,25 @@ class Record(dict):
 
 def value_dtype(value, dtype) -> np.dtype:
     """The data type of a constant made from ``value`` with ``dtype`` (None: CNTK 2.7's rule:
-    a float64 NumPy array's float64, anything else float32).
+    a float64 or float16 NumPy array's type, anything else float32).
 
     >>> value_dtype(np.zeros(2), None), value_dtype([1.0], None), value_dtype(1.0, np.float64)
     (dtype('float64'), dtype('float32'), dtype('float64'))
     """
     if dtype is None:
-        dtype = np.float64 if isinstance(value, np.ndarray) and value.dtype == np.float64 \
+        dtype = value.dtype if isinstance(value, np.ndarray) and value.dtype in _OWN_TYPES \
             else np.float32
     return np.dtype(dtype)
 
 
+_OWN_TYPES = (np.dtype(np.float64), np.dtype(np.float16))
+
+
 def parameter_dtype(value, dtype) -> np.dtype:
-    """A parameter's data type (as :func:`value_dtype`): float64 or float32, the types
-    Stadyn's learners keep CNTK's parameters in (float16 is taken as float32)."""
+    """A parameter's data type (as :func:`value_dtype`): float64, float16 (which CNTK 2.7
+    computes in on a CPU but does not train there: ``Trainer.train_minibatch``) or float32."""
     dt = value_dtype(value, dtype)
-    return dt if dt == np.float64 else np.dtype(np.float32)
+    return dt if dt in _OWN_TYPES else np.dtype(np.float32)
 
 
 def input_dtype(dtype) -> np.dtype:

@@ -1,0 +1,39 @@
+"""What CNTK 2.7 accepts when a graph is built but refuses when it runs: an op given a constant
+of another data type than the op computes in (``x + C.constant(np.ones(2))`` for a float32
+``x``: CNTK's "Cannot clone Constant with DataType 'Double' to DataType 'Float'" at the first
+``eval``, ``forward`` or ``train_minibatch``).  The op is built, with the constant cast, and the
+cast is marked; every run of a graph holding a marked value raises :class:`DataTypeError`."""
+
+from __future__ import annotations
+
+import weakref
+from typing import Sequence
+
+from ...graph import Subgraph, Variable, format_location, user_location
+
+__all__ = ["DataTypeError", "refuse_when_run", "check_runnable"]
+
+
+class DataTypeError(ValueError, RuntimeError):
+    """A constant of another data type than its op's, met when the graph runs: CNTK 2.7's
+    ValueError (for some float16 ops its RuntimeError; both catch this)."""
+
+
+_REFUSED: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+
+
+def refuse_when_run(value: Variable, message: str) -> None:
+    """Make every run of a graph holding ``value`` raise :class:`DataTypeError` with
+    ``message`` and the user's line that built it."""
+    where = format_location(user_location())
+    _REFUSED[value] = message + (f" (the op built at {where})" if where else "")
+
+
+def check_runnable(roots: Sequence[Variable]) -> None:
+    """Raise the :class:`DataTypeError` of the first marked value computing ``roots`` needs."""
+    if not _REFUSED:
+        return
+    for node in Subgraph([r for r in roots if isinstance(r, Variable)]).nodes:
+        for out in node.outputs:
+            if out is not None and out in _REFUSED:
+                raise DataTypeError(_REFUSED[out])
