@@ -1,0 +1,95 @@
+"""Run nnabla-examples' model-compression programs on MNIST (``compression/mnist/svd`` of
+sony/nnabla-examples: ``classification.py`` trains the reference LeNet, ``classification_svd.py``
+factorises its ``fc3`` by a truncated SVD into two smaller affine layers and fine-tunes the
+result), unchanged, at a tiny size, one after another in this process, and write what their
+monitors recorded and a digest of the parameters they saved as JSON.  The same file runs on
+NNabla 1.39 (which made ``refs/nnabla139_examples_extra.json``) and, with ``--stadyn``, on
+Stadyn through ``examples/nnabla/on_stadyn.py``'s import hook.
+
+    python tests/examples/nnabla_examples_extra.py EXAMPLES WORK OUT.json [--stadyn] [--only=R,..]
+
+The reference file is this, run on NNabla 1.39 (``/work/peers/nnabla/bin/python ... WORK
+tests/examples/refs/nnabla139_examples_extra.json``).
+
+EXAMPLES holds ``compression/mnist/svd`` (a checkout or an archive of the repository); WORK is
+an empty folder: MNIST's stand-in (``examples/nnabla/mnist_standin.py``) is written to
+``WORK/home/nnabla_data``, where the programs' ``mnist_data.py`` finds it through NNabla's
+download cache, and each program writes under ``WORK/<run>``.  Only the harness around the
+programs differs from a user's shell: NumPy is seeded 0 before each, and a two-line ``six``
+stands in where the package is not installed.
+"""
+
+import json
+import os
+import runpy
+import sys
+import time
+import traceback
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nnabla_example_runs as record  # noqa: E402
+
+PROGRAMS = ("compression/mnist/svd",)
+N_TRAIN, N_TEST = 300, 200
+TINY = "-c cpu -b 16 --max-iter 20 --val-interval 10 --val-iter 2 -m {out} -o {out}"
+
+# (run, program, arguments); {out} is WORK/<run>, {work} is WORK.
+RUNS = [
+    ("svd_reference", "compression/mnist/svd/classification.py", TINY),
+    # fc3 (800 -> 50) of the reference's last parameters, factorised at half its parameters
+    ("svd", "compression/mnist/svd/classification_svd.py",
+     TINY + " -T {work}/svd_reference/params_000020.h5"),
+]
+
+
+def main(argv):
+    examples, work, out_path = (os.path.abspath(a) for a in argv[:3])
+    stadyn = "--stadyn" in argv
+    sys.path.insert(0, os.path.join(ROOT, "examples", "nnabla"))
+    if stadyn:
+        import on_stadyn
+        on_stadyn.install()
+    import mnist_standin
+    os.environ["HOME"] = os.path.join(work, "home")
+    mnist_standin.write_mnist(os.path.join(work, "home", "nnabla_data"), N_TRAIN, N_TEST)
+    record.six_if_missing(work)
+    import nnabla as nn
+    results = {}
+    only = [a.split("=", 1)[1].split(",") for a in argv if a.startswith("--only=")]
+    for run, program, args in RUNS:
+        if only and run not in only[0]:
+            continue
+        folder = os.path.join(work, run)
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(examples, program)
+        sys.argv = [path] + args.format(out=folder, work=work).split()
+        sys.path.insert(0, os.path.dirname(path))
+        np.random.seed(0)
+        nn.clear_parameters()
+        cwd = os.getcwd()
+        os.chdir(folder)
+        error, start = None, time.time()
+        try:
+            runpy.run_path(path, run_name="__main__")
+        except BaseException as exc:  # noqa: BLE001 - a program's failure is a result
+            error = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-500:]
+        finally:
+            os.chdir(cwd)
+            sys.path.remove(os.path.dirname(path))
+            for name in ("args", "models", "mnist_data"):
+                sys.modules.pop(name, None)     # programs' own modules: each run its own
+        results[run] = {"error": error, "series": record.series(folder),
+                        "files": record.files(folder),
+                        "finite": record.finite_parameters(folder),
+                        "parameters": record.parameter_digest(folder)}
+        if stadyn:                              # (the reference file has no timings)
+            results[run]["seconds"] = round(time.time() - start, 1)
+    with open(out_path, "w") as f:
+        json.dump(results, f, indent=1, sort_keys=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
