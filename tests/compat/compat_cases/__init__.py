@@ -28,7 +28,7 @@ MODULES = {
                "nnabla_conv", "nnabla_inq", "nnabla_functions_rare", "nnabla_examples",
                "nnabla_graph_debug", "nnabla_examples_more", "nnabla_graph_grads",
                "nnabla_variable_dtypes", "nnabla_inspection_tools", "nnabla_examples_gan",
-               "nnabla_internals", "nnabla_loading"],
+               "nnabla_internals", "nnabla_loading", "nnabla_examples_vqvae"],
 }
 
 
