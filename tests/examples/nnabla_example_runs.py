@@ -23,13 +23,13 @@ def files(folder):
 
 
 def _parameter_files(folder):
-    """``{file name: {parameter name: array}}`` of every ``*.h5`` parameter file under
-    ``folder`` (solver states left out)."""
+    """``{file: {parameter name: array}}`` of every ``*.h5`` parameter file under ``folder``,
+    by its path there (solver states left out)."""
     import h5py
     out = {}
     for path in sorted(glob.glob(os.path.join(folder, "**", "*.h5"), recursive=True)):
-        name = os.path.basename(path)
-        if "states" in name or "solver" in name:
+        name = os.path.relpath(path, folder).replace(os.sep, "/")
+        if "states" in os.path.basename(name) or "solver" in os.path.basename(name):
             continue
         with h5py.File(path, "r") as f:
             arrays = {}
@@ -70,3 +70,21 @@ def six_if_missing(work):
             f.write("import sys\nclass moves:\n    range = range\n"
                     "sys.modules['six.moves'] = moves\n")
         sys.path.insert(0, shim)
+
+
+def stub_if_missing(names, **attributes):
+    """Empty modules (with ``attributes``, ``{name: value}``, set on each) for those of ``names``
+    that cannot be imported, for programs that import a GPU-only package at the top of a file
+    whose functions the run never calls (VQ-VAE's ``data/imagenet.py`` imports NVIDIA DALI for
+    ImageNet alone)."""
+    import importlib
+    import sys
+    import types
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            module = types.ModuleType(name)
+            for key, value in attributes.items():
+                setattr(module, key, value)
+            sys.modules[name] = module

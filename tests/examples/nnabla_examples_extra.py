@@ -32,7 +32,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nnabla_example_runs as record  # noqa: E402
 
-PROGRAMS = ("compression/mnist/svd",)
+PROGRAMS = ("compression/mnist/svd", "image-generation/variational-auto-encoder/vq-vae",
+            "image-classification/mnist-collection", "image-classification/cifar10-100", "utils")
 N_TRAIN, N_TEST = 300, 200
 TINY = "-c cpu -b 16 --max-iter 20 --val-interval 10 --val-iter 2 -m {out} -o {out}"
 
@@ -42,7 +43,55 @@ RUNS = [
     # fc3 (800 -> 50) of the reference's last parameters, factorised at half its parameters
     ("svd", "compression/mnist/svd/classification_svd.py",
      TINY + " -T {work}/svd_reference/params_000020.h5"),
+    # VQ-VAE in dynamic mode (nn.set_auto_forward(True)); main.py reads configs/mnist.yaml from
+    # its working folder, the user's configuration: CONFIGS below
+    ("vqvae", "image-generation/variational-auto-encoder/vq-vae/main.py", "--data mnist"),
 ]
+# The configuration files a run reads from its working folder (the repository's own, at a
+# tiny size, on the CPU); {out} is WORK/<run>.
+CONFIGS = {
+    "vqvae": ("configs/mnist.yaml", """\
+model:
+  in_channels: 1
+  num_hidden: 16
+  num_res_hidden: 8
+  num_res_layers: 1
+  embedding_dim: 16
+  num_embeddings: 10
+  commitment_cost: 0.25
+  saved_models_dir: {out}/models/
+  checkpoint: {out}/models/epoch_1/
+  rng: 313
+  decay: 0.99
+train:
+  batch_size: 32
+  num_training_updates: 100
+  learning_rate: 1.0e-3
+  weight_decay: 1.0e-5
+  num_epochs: 2
+  save_param_step_interval: 1
+  logger_step_interval: 1
+  learning_rate_decay_epochs: [1]
+  learning_rate_decay_factor: 0.5
+  solver: adam
+val:
+  batch_size: 32
+  interval: 1
+monitor:
+  path: {out}/
+  train_loss: Training-loss-mnist
+  train_recon: Training-reconstructions-mnist
+  val_loss: Validation-loss-mnist
+  val_recon: Validation-reconstructions-mnist
+dataset:
+  name: mnist
+  with_memory_cache: False
+  with_file_cache: False
+  shuffle: True
+extension_module: cpu
+device_id: '0'
+"""),
+}
 
 
 def main(argv):
@@ -56,6 +105,11 @@ def main(argv):
     os.environ["HOME"] = os.path.join(work, "home")
     mnist_standin.write_mnist(os.path.join(work, "home", "nnabla_data"), N_TRAIN, N_TEST)
     record.six_if_missing(work)
+    # VQ-VAE's data package imports its ImageNet reader, written on NVIDIA DALI and NNabla's CUDA
+    # extension, with its MNIST one
+    record.stub_if_missing(["nvidia", "nvidia.dali", "nvidia.dali.pipeline", "nvidia.dali.ops",
+                            "nvidia.dali.types", "nnabla_ext.cuda", "nnabla_ext.cuda.experimental"],
+                           Pipeline=object, dali_iterator=None)
     import nnabla as nn
     results = {}
     only = [a.split("=", 1)[1].split(",") for a in argv if a.startswith("--only=")]
@@ -64,6 +118,11 @@ def main(argv):
             continue
         folder = os.path.join(work, run)
         os.makedirs(folder, exist_ok=True)
+        if run in CONFIGS:
+            name, text = CONFIGS[run]
+            os.makedirs(os.path.dirname(os.path.join(folder, name)), exist_ok=True)
+            with open(os.path.join(folder, name), "w") as f:
+                f.write(text.format(out=folder))
         path = os.path.join(examples, program)
         sys.argv = [path] + args.format(out=folder, work=work).split()
         sys.path.insert(0, os.path.dirname(path))
@@ -79,8 +138,11 @@ def main(argv):
         finally:
             os.chdir(cwd)
             sys.path.remove(os.path.dirname(path))
-            for name in ("args", "models", "mnist_data"):
-                sys.modules.pop(name, None)     # programs' own modules: each run its own
+            for name in list(sys.modules):  # programs' own modules: each run its own
+                if name.split(".")[0] in ("args", "models", "mnist_data", "trainers", "data",
+                                          "neu"):
+                    sys.modules.pop(name)
+            nn.set_auto_forward(False)
         results[run] = {"error": error, "series": record.series(folder),
                         "files": record.files(folder),
                         "finite": record.finite_parameters(folder),
