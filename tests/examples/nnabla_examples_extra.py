@@ -9,7 +9,9 @@ Stadyn through ``examples/nnabla/on_stadyn.py``'s import hook.
     python tests/examples/nnabla_examples_extra.py EXAMPLES WORK OUT.json [--stadyn] [--only=R,..]
 
 The reference file is this, run on NNabla 1.39 (``/work/peers/nnabla/bin/python ... WORK
-tests/examples/refs/nnabla139_examples_extra.json``).
+tests/examples/refs/nnabla139_examples_extra.json``; VQ-VAE plots with matplotlib, which NNabla
+1.39's environment here lacks: it was put on ``PYTHONPATH``, with ``MPLBACKEND=Agg``).  NNabla
+1.39's VQ-VAE numbers vary from run to run (its second epoch's loss by 5%).
 
 EXAMPLES holds ``compression/mnist/svd`` (a checkout or an archive of the repository); WORK is
 an empty folder: MNIST's stand-in (``examples/nnabla/mnist_standin.py``) is written to
@@ -19,12 +21,8 @@ programs differs from a user's shell: NumPy is seeded 0 before each, and a two-l
 stands in where the package is not installed.
 """
 
-import json
 import os
-import runpy
 import sys
-import time
-import traceback
 
 import numpy as np
 
@@ -95,14 +93,8 @@ device_id: '0'
 
 
 def main(argv):
-    examples, work, out_path = (os.path.abspath(a) for a in argv[:3])
-    stadyn = "--stadyn" in argv
-    sys.path.insert(0, os.path.join(ROOT, "examples", "nnabla"))
-    if stadyn:
-        import on_stadyn
-        on_stadyn.install()
+    examples, work, out_path, stadyn = record.begin(argv, ROOT)
     import mnist_standin
-    os.environ["HOME"] = os.path.join(work, "home")
     mnist_standin.write_mnist(os.path.join(work, "home", "nnabla_data"), N_TRAIN, N_TEST)
     record.six_if_missing(work)
     # VQ-VAE's data package imports its ImageNet reader, written on NVIDIA DALI and NNabla's CUDA
@@ -112,45 +104,22 @@ def main(argv):
                            Pipeline=object, dali_iterator=None)
     import nnabla as nn
     results = {}
-    only = [a.split("=", 1)[1].split(",") for a in argv if a.startswith("--only=")]
-    for run, program, args in RUNS:
-        if only and run not in only[0]:
-            continue
-        folder = os.path.join(work, run)
-        os.makedirs(folder, exist_ok=True)
+    for run, program, args, folder in record.selected(RUNS, argv, work):
         if run in CONFIGS:
             name, text = CONFIGS[run]
             os.makedirs(os.path.dirname(os.path.join(folder, name)), exist_ok=True)
             with open(os.path.join(folder, name), "w") as f:
                 f.write(text.format(out=folder))
-        path = os.path.join(examples, program)
-        sys.argv = [path] + args.format(out=folder, work=work).split()
-        sys.path.insert(0, os.path.dirname(path))
         np.random.seed(0)
         nn.clear_parameters()
-        cwd = os.getcwd()
-        os.chdir(folder)
-        error, start = None, time.time()
         try:
-            runpy.run_path(path, run_name="__main__")
-        except BaseException as exc:  # noqa: BLE001 - a program's failure is a result
-            error = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-500:]
+            error, seconds = record.run_beside_its_modules(
+                os.path.join(examples, program), args.format(out=folder, work=work).split(),
+                folder, ("args", "models", "mnist_data", "trainers", "data", "neu"))
         finally:
-            os.chdir(cwd)
-            sys.path.remove(os.path.dirname(path))
-            for name in list(sys.modules):  # programs' own modules: each run its own
-                if name.split(".")[0] in ("args", "models", "mnist_data", "trainers", "data",
-                                          "neu"):
-                    sys.modules.pop(name)
             nn.set_auto_forward(False)
-        results[run] = {"error": error, "series": record.series(folder),
-                        "files": record.files(folder),
-                        "finite": record.finite_parameters(folder),
-                        "parameters": record.parameter_digest(folder)}
-        if stadyn:                              # (the reference file has no timings)
-            results[run]["seconds"] = round(time.time() - start, 1)
-    with open(out_path, "w") as f:
-        json.dump(results, f, indent=1, sort_keys=True)
+        results[run] = record.result(folder, error, seconds, stadyn, digest=True)
+    record.write_results(results, out_path)
 
 
 if __name__ == "__main__":

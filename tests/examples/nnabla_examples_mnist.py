@@ -19,12 +19,8 @@ from NumPy 1.24; ``siamese.py`` uses it) is put back, and a two-line ``six`` sta
 the package is not installed.
 """
 
-import json
 import os
-import runpy
 import sys
-import time
-import traceback
 
 import numpy as np
 
@@ -76,34 +72,15 @@ def main(argv):
     sys.path.insert(0, programs)
     import nnabla as nn
     results = {}
-    only = [a.split("=", 1)[1].split(",") for a in argv if a.startswith("--only=")]
-    for run, program, args in RUNS:
-        if only and run not in only[0]:
-            continue
-        folder = os.path.join(work, run)
-        os.makedirs(folder, exist_ok=True)
+    for run, program, args, folder in record.selected(RUNS, argv, work):
         paths = ["-o", folder] + ([] if program in NO_MONITOR_PATH else ["-m", folder])
-        sys.argv = [os.path.join(programs, program)] + args.format(work=work).split() + paths
         np.random.seed(0)
         nn.clear_parameters()
-        cwd = os.getcwd()
-        os.chdir(folder)
-        error, start = None, time.time()
-        try:
-            runpy.run_path(sys.argv[0], run_name="__main__")
-        except BaseException as exc:  # noqa: BLE001 - a program's failure is a result
-            error = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-500:]
-        finally:
-            os.chdir(cwd)
-        results[run] = {"error": error, "series": record.series(folder),
-                        "files": sorted(os.listdir(folder)),
-                        "finite": record.finite_parameters(folder)}
-        if run in DIGEST:
-            results[run]["parameters"] = record.parameter_digest(folder)
-        if stadyn:                              # (the reference file has no timings)
-            results[run]["seconds"] = round(time.time() - start, 1)
-    with open(out_path, "w") as f:
-        json.dump(results, f, indent=1, sort_keys=True)
+        error, seconds = record.run_program(os.path.join(programs, program),
+                                            args.format(work=work).split() + paths, folder)
+        results[run] = record.result(folder, error, seconds, stadyn,
+                                     names=sorted(os.listdir(folder)), digest=run in DIGEST)
+    record.write_results(results, out_path)
 
 
 if __name__ == "__main__":
