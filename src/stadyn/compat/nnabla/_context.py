@@ -66,29 +66,15 @@ class Context:
         self.device_id = device_id
         self._native: tuple | None = None
 
-    @property
-    def backend(self) -> list[str]:
-        return self._backend
-
-    @backend.setter
-    def backend(self, value: Any) -> None:
-        self._backend = [_text(v) for v in value]
-
-    @property
-    def array_class(self) -> str:
-        return self._array_class
-
-    @array_class.setter
-    def array_class(self, value: str) -> None:
-        self._array_class = _text(value)
-
-    @property
-    def device_id(self) -> str:
-        return self._device_id
-
-    @device_id.setter
-    def device_id(self, value: str) -> None:
-        self._device_id = _text(value)
+    backend = property(lambda self: self._backend,
+                       lambda self, value: setattr(self, "_backend", [_text(v) for v in value]),
+                       doc="The backends, ``'extension:type'`` strings, the first one used.")
+    array_class = property(lambda self: self._array_class,
+                           lambda self, value: setattr(self, "_array_class", _text(value)),
+                           doc="The array class's name (NNabla's bookkeeping).")
+    device_id = property(lambda self: self._device_id,
+                         lambda self, value: setattr(self, "_device_id", _text(value)),
+                         doc="The device, a string (``''`` in the CPU extension's context).")
 
     def __repr__(self) -> str:
         return (f"Context(backend={self.backend!r}, array_class={self.array_class!r}, "
