@@ -19,16 +19,14 @@ from NumPy 1.24; ``siamese.py`` uses it) is put back, and a two-line ``six`` sta
 the package is not installed.
 """
 
-import json
 import os
-import runpy
 import sys
-import time
-import traceback
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nnabla_example_runs as record  # noqa: E402
 N_TRAIN, N_TEST = 300, 200
 
 # (run, program, arguments); every run also gets -o WORK/<run> (and -m where it takes one).
@@ -52,30 +50,9 @@ RUNS = [
                                         "--val-iter 1"),
 ]
 NO_MONITOR_PATH = {"vat.py"}
-
-
-def _series(folder):
-    """``{name: [[iteration, value], ...]}`` of every ``*.series.txt`` in ``folder``."""
-    out = {}
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".series.txt"):
-            rows = np.loadtxt(os.path.join(folder, name), ndmin=2)
-            out[name[:-len(".series.txt")]] = rows.tolist()
-    return out
-
-
-def _finite_parameters(folder):
-    """Whether every ``*.h5`` parameter file the run wrote holds finite values only."""
-    import h5py
-    finite = {}
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".h5") and "states" not in name:
-            with h5py.File(os.path.join(folder, name), "r") as f:
-                values = []
-                f.visititems(lambda k, o: values.append(np.asarray(o[()]))
-                             if isinstance(o, h5py.Dataset) else None)
-            finite[name] = bool(all(np.isfinite(v).all() for v in values))
-    return finite
+# VAT's monitors average over 240 iterations and write nothing in 2: its saved parameters are
+# compared instead (a digest of each, nnabla_example_runs.parameter_digest)
+DIGEST = {"vat"}
 
 
 def main(argv):
@@ -90,45 +67,20 @@ def main(argv):
     import mnist_standin
     os.environ["HOME"] = os.path.join(work, "home")
     mnist_standin.write_mnist(os.path.join(work, "home", "nnabla_data"), N_TRAIN, N_TEST)
-    try:
-        import six  # noqa: F401
-    except ImportError:
-        shim = os.path.join(work, "shim")
-        os.makedirs(shim, exist_ok=True)
-        with open(os.path.join(shim, "six.py"), "w") as f:
-            f.write("import sys\nclass moves:\n    range = range\n"
-                    "sys.modules['six.moves'] = moves\n")
-        sys.path.insert(0, shim)
+    record.six_if_missing(work)
     np.int = int                                   # siamese.py: (l0 == l1).astype(np.int)
     sys.path.insert(0, programs)
     import nnabla as nn
     results = {}
-    only = [a.split("=", 1)[1].split(",") for a in argv if a.startswith("--only=")]
-    for run, program, args in RUNS:
-        if only and run not in only[0]:
-            continue
-        folder = os.path.join(work, run)
-        os.makedirs(folder, exist_ok=True)
+    for run, program, args, folder in record.selected(RUNS, argv, work):
         paths = ["-o", folder] + ([] if program in NO_MONITOR_PATH else ["-m", folder])
-        sys.argv = [os.path.join(programs, program)] + args.format(work=work).split() + paths
         np.random.seed(0)
         nn.clear_parameters()
-        cwd = os.getcwd()
-        os.chdir(folder)
-        error, start = None, time.time()
-        try:
-            runpy.run_path(sys.argv[0], run_name="__main__")
-        except BaseException as exc:  # noqa: BLE001 - a program's failure is a result
-            error = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-500:]
-        finally:
-            os.chdir(cwd)
-        results[run] = {"error": error, "series": _series(folder),
-                        "files": sorted(os.listdir(folder)),
-                        "finite": _finite_parameters(folder)}
-        if stadyn:                              # (the reference file has no timings)
-            results[run]["seconds"] = round(time.time() - start, 1)
-    with open(out_path, "w") as f:
-        json.dump(results, f, indent=1, sort_keys=True)
+        error, seconds = record.run_program(os.path.join(programs, program),
+                                            args.format(work=work).split() + paths, folder)
+        results[run] = record.result(folder, error, seconds, stadyn,
+                                     names=sorted(os.listdir(folder)), digest=run in DIGEST)
+    record.write_results(results, out_path)
 
 
 if __name__ == "__main__":

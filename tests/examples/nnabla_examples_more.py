@@ -26,18 +26,15 @@ which ops with ``seed=-1`` draw from: the LSTM's dropout), the process runs with
 (gone from NumPy 1.24; MAML's data generator uses it) is put back.
 """
 
-import glob
-import json
 import os
 import random
-import runpy
 import sys
-import time
-import traceback
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nnabla_example_runs as record  # noqa: E402
 PROGRAMS = ("language-modeling/word2vec", "language-modeling/lstm", "meta-learning/maml",
             "image-generation/wgan", "utils")
 N_WORDS = 600            # PTB stand-in: training words (validation and test: a fifth each)
@@ -67,51 +64,14 @@ RUNS = [
 ]
 
 
-def _series(folder):
-    """``{name: [[iteration, value], ...]}`` of every ``*.series.txt`` under ``folder``."""
-    out = {}
-    for path in sorted(glob.glob(os.path.join(folder, "**", "*.series.txt"), recursive=True)):
-        rows = np.loadtxt(path, ndmin=2)
-        out[os.path.basename(path)[:-len(".series.txt")]] = rows.tolist()
-    return out
-
-
-def _files(folder):
-    """The files under ``folder``, by name (MAML's folder name holds ``strtobool``'s result,
-    which is 0 on Python 3.10 and False on later ones)."""
-    return sorted(name for _, _, names in os.walk(folder) for name in names)
-
-
-def _finite_parameters(folder):
-    """Whether every ``*.h5`` parameter file the run wrote holds finite values only."""
-    import h5py
-    finite = {}
-    for path in sorted(glob.glob(os.path.join(folder, "**", "*.h5"), recursive=True)):
-        name = os.path.basename(path)
-        if "states" in name:
-            continue
-        with h5py.File(path, "r") as f:
-            values = []
-            f.visititems(lambda k, o: values.append(np.asarray(o[()]))
-                         if isinstance(o, h5py.Dataset) else None)
-        finite[name] = bool(all(np.isfinite(v).all() for v in values))
-    return finite
-
-
 def main(argv):
     if os.environ.get("PYTHONHASHSEED") != "0":
         os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *argv],
                   dict(os.environ, PYTHONHASHSEED="0"))
-    examples, work, out_path = (os.path.abspath(a) for a in argv[:3])
-    stadyn = "--stadyn" in argv
-    sys.path.insert(0, os.path.join(ROOT, "examples", "nnabla"))
-    if stadyn:
-        import on_stadyn
-        on_stadyn.install()
+    examples, work, out_path, stadyn = record.begin(argv, ROOT)
     import cifar10_standin
     import omniglot_standin
     import ptb_standin
-    os.environ["HOME"] = os.path.join(work, "home")
     ptb = os.path.join(work, "ptb")
     ptb_standin.write_ptb(ptb, N_WORDS, N_WORDS // 5, N_WORDS // 5)
     os.makedirs(os.path.join(work, "home", "nnabla_data"), exist_ok=True)
@@ -126,44 +86,24 @@ def main(argv):
     np.int = int                    # data_generator_maml.py: np.zeros(..., dtype=np.int)
     import nnabla as nn
     results = {}
-    for run, program, args in RUNS:
-        if only and run not in only[0]:
-            continue
-        folder = os.path.join(work, run)
-        os.makedirs(folder, exist_ok=True)
+    for run, program, args, folder in record.selected(RUNS, argv, work):
         if run == "lstm":           # train.py reads ptb.*.txt from its working folder
             for part in ("train", "valid", "test"):
                 with open(os.path.join(ptb, f"ptb.{part}.txt"), "rb") as src, \
                         open(os.path.join(folder, f"ptb.{part}.txt"), "wb") as dst:
                     dst.write(src.read())
-        path = os.path.join(examples, program)
-        sys.argv = [path] + args.format(out=folder, work=work).split()
-        sys.path.insert(0, os.path.dirname(path))
         np.random.seed(0)
         random.seed(0)
         if stadyn:      # the draws of ops with seed=-1 (the LSTM's dropout): each run the same
             import torch
             torch.manual_seed(0)
         nn.clear_parameters()
-        cwd = os.getcwd()
-        os.chdir(folder)
-        error, start = None, time.time()
-        try:
-            runpy.run_path(path, run_name="__main__")
-        except BaseException as exc:  # noqa: BLE001 - a program's failure is a result
-            error = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-500:]
-        finally:
-            os.chdir(cwd)
-            sys.path.remove(os.path.dirname(path))
-            for name in ("args", "net", "data_generator_maml", "_checkpoint_util", "models",
-                         "helpers", "cifar10_data"):
-                sys.modules.pop(name, None)     # programs' own modules: each run its own
-        results[run] = {"error": error, "series": _series(folder), "files": _files(folder),
-                        "finite": _finite_parameters(folder)}
-        if stadyn:                              # (the reference file has no timings)
-            results[run]["seconds"] = round(time.time() - start, 1)
-    with open(out_path, "w") as f:
-        json.dump(results, f, indent=1, sort_keys=True)
+        error, seconds = record.run_beside_its_modules(
+            os.path.join(examples, program), args.format(out=folder, work=work).split(), folder,
+            ("args", "net", "data_generator_maml", "_checkpoint_util", "models", "helpers",
+             "cifar10_data"))
+        results[run] = record.result(folder, error, seconds, stadyn)
+    record.write_results(results, out_path)
 
 
 if __name__ == "__main__":

@@ -46,3 +46,18 @@ def run_driver(driver: str, args, result: str, reference: str, timeout: int, **e
         mine = json.load(f)
     with open(os.path.join(HERE, "refs", reference)) as f:
         return mine, json.load(f)
+
+
+def nnabla_examples_run(tmp_path_factory, driver: str, programs, reference: str, **env_vars):
+    """Run the driver ``tests/examples/<driver>`` on Stadyn over ``programs`` of a copy of
+    sony/nnabla-examples (``$STADYN_NNABLA_EXAMPLES``, a checkout or a bare repository, by
+    default the mirror at ``/work/.mirror/sony+nnabla-examples/repo``; the test skips without
+    one); return ``(its result, NNabla 1.39's refs/<reference>)``."""
+    source = os.environ.get("STADYN_NNABLA_EXAMPLES", "/work/.mirror/sony+nnabla-examples/repo")
+    base = tmp_path_factory.mktemp(driver.rsplit(".", 1)[0])
+    examples = program_copy(source, programs, base, "sony/nnabla-examples",
+                            "STADYN_NNABLA_EXAMPLES")
+    work = base / "work"
+    work.mkdir()
+    return run_driver(driver, [examples, str(work), str(base / "stadyn.json"), "--stadyn"],
+                      base / "stadyn.json", reference, 600, **env_vars)

@@ -35,6 +35,12 @@ SAME = ["lenet", "lenet_resume", "dcgan", "siamese", "bincon", "bwn", "binnet"]
 CLOSE = {"resnet": 2e-3}
 # VAE: F.randn in the graph draws other numbers than NNabla's generator; it runs and trains.
 RAN = ["vae"]
+# VAT: same seeds and noise (NumPy's), compared by its trained parameters (its monitors write
+# nothing in 2 iterations).  The affine layers' biases before batch normalisation get a
+# gradient that is 0 in exact arithmetic (the normalisation subtracts the batch mean), and
+# Adam turns the float residues (NNabla's and Stadyn's differ) into steps of up to its learning
+# rate; the running means absorb those biases.  Everything else is NNabla's to ~1e-5.
+NOISE_DRIVEN = ("fc1/affine/b", "fc2/affine/b", "fc1/bn/mean", "fc2/bn/mean")
 
 
 @pytest.fixture(scope="module")
@@ -89,3 +95,21 @@ def test_monitored_losses_are_close_to_nnabla_139s(runs, run):
 def test_the_trained_parameters_are_finite(runs, run):
     mine, _ = runs
     assert mine[run]["finite"] and all(mine[run]["finite"].values()), mine[run]["finite"]
+
+
+def test_vat_trains_the_parameters_nnabla_139_trains(runs):
+    """VAT reads ``r.grad``, the gradient ``backward`` leaves on an intermediate Variable, to
+    make its adversarial direction: before Stadyn kept it, the parameters became NaN."""
+    mine, real = runs
+    ours, theirs = mine["vat"]["parameters"], real["vat"]["parameters"]
+    assert set(ours) == set(theirs) == {"params_000002.h5"}
+    for file, params in theirs.items():
+        assert set(ours[file]) == set(params)
+        for name, digest in params.items():
+            if name in NOISE_DRIVEN:
+                # 4 Adam updates (2 iterations, labeled and unlabeled), each under lr 2e-3
+                np.testing.assert_allclose(ours[file][name][2:], digest[2:], rtol=0, atol=1e-2,
+                                           err_msg=name)
+            else:
+                np.testing.assert_allclose(ours[file][name], digest, rtol=1e-3, atol=1e-6,
+                                           err_msg=name)

@@ -31,10 +31,7 @@ KNOWN = {
             "(whatever memory holds), Stadyn zeros; the persistent value after agrees",
     },
     "mixed_precision_training": {},         # its fragments fail alike; the added cell agrees
-    "by_examples": {
-        28: "nn.Context's repr is Stadyn's Context(backend='cpu', ..), not NNabla's "
-            "Context(backend=['cpu:float'], array_class=..)",
-    },
+    "by_examples": {},                      # nn.Context prints NNabla's fields (cell 28)
 }
 
 

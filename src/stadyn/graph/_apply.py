@@ -99,6 +99,14 @@ def _value(v: Variable):
     return t.detach() if v._stops_grad and t is not None else t
 
 
+def _eager_value(v: Variable):
+    """:func:`_value` for an op run in the dynamic mode: a buffer a backward's ``clear_buffer``
+    freed reads as the zeros its ``.d`` shows (NNabla's op reads the freed memory, whatever it
+    holds: nnabla-examples' VQ-VAE draws its reconstructions from an output so cleared)."""
+    t = _value(v)
+    return Variable.data.fget(v) if t is None else t
+
+
 def infer_from_values(spec, args: tuple, kwargs: dict):
     """The output meta tensors of an op whose shape depends on its inputs' values
     (``spec.value_shape``), found by running it on the values its input Variables hold."""
@@ -136,8 +144,8 @@ def apply(spec, args: tuple, kwargs: dict):
     node = cls._node_class(spec, args, kwargs, tuple(inputs), scope, user_location())
     if is_auto_forward():
         node.ran_under = _marks[0]     # a backward checks the marks set since (_grad_marks.py)
-        targs = [_value(a) if isinstance(a, Variable) else a for a in args]
-        tkw = ({k: (_value(v) if isinstance(v, Variable) else v) for k, v in kwargs.items()}
+        targs = [_eager_value(a) if isinstance(a, Variable) else a for a in args]
+        tkw = ({k: (_eager_value(v) if isinstance(v, Variable) else v) for k, v in kwargs.items()}
                if kwargs else kwargs)
         if node.state is not None:
             tkw = {**tkw, "state": node.state}

@@ -146,6 +146,12 @@ class DataIterator:
     def variables(self) -> tuple[str, ...]:
         return self._variables
 
+    @property
+    def _data_source(self) -> DataSource:
+        """The source read, by NNabla's private name (nnabla-examples' VQ-VAE takes its images'
+        variance from ``data_loader._data_source._images``)."""
+        return self._source
+
     def register_epoch_begin_callback(self, callback: Callable[[int], Any]) -> None:
         self._begin.append(callback)
 

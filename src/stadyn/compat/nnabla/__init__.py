@@ -8,9 +8,8 @@ Example:
     (2, 3)
 """
 
-from ...graph import (Context, auto_forward, context_scope, forward_all,
-                      get_auto_forward, get_current_context, recompute, recompute_fn,
-                      set_auto_forward, set_default_context, set_global_recompute)
+from ...graph import (auto_forward, forward_all, get_auto_forward, recompute, recompute_fn,
+                      set_auto_forward, set_global_recompute)
 from ...ops import grad
 from ...parametric import clear_parameters, parameter_scope
 from ...serialize import load_parameters, save_parameters
@@ -19,6 +18,7 @@ from ...solvers import (set_solver_post_hook, set_solver_pre_hook, unset_solver_
 from ..._random import seed
 from ._arrays import (add_available_context, array_classes, available_contexts,
                       prefer_cached_array, reset_array_preference)
+from ._context import Context, context_scope, get_current_context, set_default_context
 from ._callback import (set_function_post_hook, set_function_pre_hook, unset_function_post_hook,
                         unset_function_pre_hook)
 from ._module import Module, Sequential

@@ -14,7 +14,7 @@ Example:
     ... def scaled(ctx, x, scale=2.0):
     ...     return x * scale, ctx.backend
     >>> scaled(3.0)
-    (6.0, 'cpu')
+    (6.0, ['cpu:float'])
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-from ...graph import get_current_context
+from ._context import get_current_context
 
 __all__ = ["FUNCTION_API_HEADER", "FUNCTION_API_BODY", "function_api", "solver_api"]
 

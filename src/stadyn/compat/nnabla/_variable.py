@@ -177,6 +177,31 @@ class Variable(_Core):
             setattr(self, key, value)
         return self
 
+    def reshape(self, shape: Any, unlink: bool = False) -> "Variable":
+        """This Variable in another ``shape`` (one entry may be -1): NNabla's method.  By
+        default the result is ``F.reshape(self, shape)``, in the graph (the gradient flows back
+        to this Variable); ``unlink=True`` gives a leaf viewing this one's value and gradient
+        in the new shape, with its ``need_grad``.
+
+        Example:
+            >>> import numpy as np
+            >>> import stadyn.compat.nnabla as nn
+            >>> x = nn.Variable.from_numpy_array(np.arange(6.0), need_grad=True)
+            >>> y = x.reshape((-1, 3)); y.forward(); y.shape, y.parent is not None
+            ((2, 3), True)
+            >>> v = x.reshape((3, 2), unlink=True); v.d[0, 0] = 7.0; float(x.d[0])
+            7.0
+        """
+        if not unlink:
+            from ...functions import reshape
+            return reshape(self, tuple(shape))
+        _Core.g.fget(self)                  # the gradient's buffer, allocated on first read
+        value, grad = data_of(self).view(tuple(shape)), grad_of(self).view(tuple(shape))
+        leaf = Variable(tuple(value.shape), need_grad=self.need_grad)
+        _Core.data.fset(leaf, value)
+        _Core.grad.fset(leaf, grad)
+        return leaf
+
     def visit(self, f) -> None:
         """Call ``f(function)`` for every function this Variable depends on, in forward order
         (inputs first), each an NNabla :class:`~stadyn.compat.nnabla._function.Function`.

@@ -35,7 +35,8 @@ import numpy as np
 import torch
 
 from ... import distributed as D
-from ...graph import Context, Variable, data_of, grad_of
+from ...graph import Context as _StadynContext, Variable, data_of, grad_of
+from ._context import Context
 from ._ndarray import NdArray
 
 __all__ = ["MultiProcessDataParallelCommunicator", "MultiProcessDataParalellCommunicator",
@@ -91,6 +92,8 @@ def DataParallelCommunicator(ctx: Any) -> Communicator:  # noqa: N802 - NNabla's
     """
     kind = {"float32": "float", "float16": "half", "bfloat16": "bfloat16"}
     if isinstance(ctx, Context):
+        where = ", ".join(ctx.backend)
+    elif isinstance(ctx, _StadynContext):
         where = f"{ctx.backend}:{kind.get(str(ctx.dtype), ctx.dtype)}"
     else:
         where = repr(ctx)

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from ...graph import Context, context
+from ._context import Context
 from .logger import logger
 
 __all__ = ["get_extension_context", "import_extension_module", "list_extensions"]
@@ -29,18 +29,35 @@ _ARRAY_CLASSES = {"cpu": ["CpuCachedArray", "CpuArray", "CpuDlpackArray"],
                   "cuda": ["CudaCachedArray", "CudaArray", "CudaDlpackArray"]}
 
 
-def get_extension_context(ext_name: str = "cpu", device_id: int | str = 0,
+def get_extension_context(ext_name: str = "cpu", device_id: int | str = "0",
                           type_config: str = "float") -> Context:
-    """NNabla's ``get_extension_context``: ``'cpu'``, ``'cuda'`` or ``'cudnn'``.
+    """NNabla's ``get_extension_context``: ``'cpu'``, ``'cuda'`` or ``'cudnn'``, as NNabla's
+    :class:`~stadyn.compat.nnabla.Context` (its fields are NNabla 1.39's: the CPU's has
+    ``device_id=''``, a CUDA one the ``device_id`` given, as a string).
 
-    Without CUDA, ``'cuda'``/``'cudnn'`` fall back to the CPU with a warning, so GPU scripts run.
+    Without CUDA, ``'cuda'``/``'cudnn'`` run on the CPU with a warning, so GPU scripts run.
 
     Example:
         >>> from stadyn.compat.nnabla.ext_utils import get_extension_context
-        >>> get_extension_context('cpu').backend
-        'cpu'
+        >>> get_extension_context('cpu')
+        Context(backend=['cpu:float'], array_class='CpuCachedArray', device_id='')
     """
-    return context(ext_name, int(device_id), _TYPE_CONFIG.get(type_config, type_config))
+    if type_config not in _TYPE_CONFIG and type_config not in _TYPE_CONFIG.values():
+        raise ValueError(f"Unknown data type config is given {type_config}")
+    kind = {"float32": "float", "float16": "half"}.get(type_config, type_config)
+    kind = "half" if kind == "mixed_half" else kind
+    name = str(ext_name).lower()
+    if name == "cpu":
+        backend = [f"cpu:{kind}"] + (["cpu:float"] if kind != "float" else [])
+        ctx = Context(backend, "CpuCachedArray", "")
+    elif name in ("cuda", "cudnn"):
+        backend = ([f"cudnn:{kind}"] if name == "cudnn" else []) + [f"cuda:{kind}"]
+        backend += ["cpu:float"] if kind == "float" else [f"cpu:{kind}", "cpu:float"]
+        ctx = Context(backend, "CudaCachedArray", str(device_id))
+    else:
+        raise ModuleNotFoundError(f"No module named 'nnabla_ext.{ext_name}'")
+    ctx._to_stadyn()              # the device asked for is checked (and CUDA's fallback warned) now
+    return ctx
 
 
 class _Extension:
@@ -55,7 +72,7 @@ class _Extension:
         if type_config not in ("float", "half", "mixed_half", "bfloat16"):
             raise ValueError(f"Unknown data type config is given {type_config}")
         return get_extension_context(self._ext if self._cuda else "cpu",
-                                     kw.get("device_id", 0), type_config)
+                                     str(kw.get("device_id", "0")), type_config)
 
     def get_devices(self) -> list[str]:
         return [str(i) for i in range(self.get_device_count())]

@@ -52,7 +52,8 @@ globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(getattr(_com
                   for _n in _composed.__all__})
 
 # NNabla's ``functions`` module also holds (imported there) the mode and context getters.
-from ...graph import get_auto_forward, get_current_context  # noqa: E402
+from ...graph import get_auto_forward  # noqa: E402
+from ._context import get_current_context  # noqa: E402
 
 __all__ += ["get_auto_forward", "get_current_context"]
 
