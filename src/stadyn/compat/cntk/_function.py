@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from ... import functions as F
 from ...graph import Variable, forward_all, is_lengths, topological_nodes, training
 from ...train import feed
 from . import _graph as G
@@ -32,8 +31,7 @@ from ._signature import _function_of_callable as function_of_callable, argument_
 from ._step_values import step_value
 from ._values import Value, output_value, root_gradient
 
-__all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "as_composite", "as_block",
-           "BlockFunction", "combine_outputs"]
+__all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "combine_outputs"]
 
 
 class CloneMethod(enum.Enum):
@@ -644,40 +642,6 @@ def combine_outputs(functions: list) -> Function:
     if len(flat) > 1:
         G.mark_combine(flat)       # a Combine function: graph walks list its outputs first
     return Function(flat[0], flat if len(flat) > 1 else None)
-
-
-def as_composite(root_function) -> Function:
-    """The composite Function of ``root_function``'s graph."""
-    return Function(unwrap(root_function))
-
-
-def as_block(composite, block_arguments_map, block_op_name: str,
-             block_instance_name: str = "") -> Function:
-    """``composite`` as one block named ``block_instance_name`` of kind ``block_op_name``;
-    ``block_arguments_map`` pairs its placeholders with the actual arguments."""
-    out = unwrap(composite)
-    pairs = [(unwrap(p), unwrap(a)) for p, a in block_arguments_map]
-    if pairs:
-        out = G.rebuild([out], dict(pairs), "share")[0]
-        if out.parent is None:
-            out = F.identity(out)
-    G.BLOCKS[out] = G.Block(block_op_name, block_instance_name, tuple(a for _, a in pairs))
-    return Function(out)
-
-
-def BlockFunction(op_name: str, name: str):
-    """Decorator: a Python function of Functions whose result is one block (``op_name``)."""
-    def decorate(fn):
-        def block(*args):
-            out = fn(*args)
-            v = unwrap(out)
-            if v.parent is None or v in G.BLOCKS:
-                v = F.identity(v)
-            G.BLOCKS[v] = G.Block(op_name, name, tuple(unwrap(a) for a in args))
-            return Function(v)
-        block.__name__ = getattr(fn, "__name__", op_name)
-        return block
-    return decorate
 
 
 def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:

@@ -24,7 +24,8 @@ import numpy as np
 from . import typing
 from .._axis import Axis
 from .._defaults import default_override_or, get_default_override, is_default_override
-from .._function import BlockFunction, Function
+from .._blocks import BlockFunction
+from .._function import Function
 from .._layers import (Activation, AveragePooling, BatchNormalization, Convolution, Convolution1D,
                       Convolution2D, Convolution3D, ConvolutionTranspose, ConvolutionTranspose1D,
                       ConvolutionTranspose2D, ConvolutionTranspose3D, Dense, Dropout, Embedding,

@@ -10,7 +10,8 @@ Example:
 """
 
 from .._defaults import default_override_or, get_default_override
-from .._function import BlockFunction, Function
+from .._blocks import BlockFunction
+from .._function import Function
 from .._layers import Stabilizer, identity
 from .._recurrent import GRU, LSTM, Fold, Recurrence, RecurrenceFrom, RNNStep
 from .._sequence_layers import (Delay, ForwardDeclaration, PastValueWindow, RNNUnit,

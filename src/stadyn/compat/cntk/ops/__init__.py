@@ -23,8 +23,8 @@ from .._ops_crop_auto import crop_automatic, crop_automatic_with_ancestors
 from .._ops_ctc import forward_backward, labels_to_graph
 from .._ops_sampling import random_sample, random_sample_inclusion_frequency
 from .._defaults import default_override_or, get_default_override
-from .._function import (BlockFunction, CloneMethod, Function, ModelFormat, as_block,
-                        as_composite, combine_outputs, load_model)
+from .._blocks import BlockFunction, as_block, as_composite
+from .._function import CloneMethod, Function, ModelFormat, combine_outputs, load_model
 from .._ops_losses import (binary_cross_entropy, classification_error, cosine_distance,
                           cross_entropy_with_softmax, fmeasure, squared_error,
                           weighted_binary_cross_entropy)

@@ -32,7 +32,8 @@ import numpy as np
 from .... import functions as F
 from .. import _graph as G
 from .._adapt import operand
-from .._function import (BlockFunction, CloneMethod, Function, ModelFormat, load_model)
+from .._blocks import BlockFunction
+from .._function import CloneMethod, Function, ModelFormat, load_model
 from .._mixins import GraphObject
 from .._values import Value
 from .._variables import Record, Variable

@@ -1,0 +1,59 @@
+"""CNTK's blocks: ``as_block``, ``as_composite`` and the ``BlockFunction`` decorator
+(``cntk.ops.as_block``, ``cntk.layers.BlockFunction``): a piece of graph shown as one
+Function of a named kind, whose walks (``get_node_outputs``, ``find_by_name``) see it whole.
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> @C.BlockFunction("Double", "twice")
+    ... def twice(x):
+    ...     return x * 2
+    >>> x = C.input_variable(2)
+    >>> f = twice(x)
+    >>> f.root_function.op_name, f.root_function.is_block, f.name
+    ('Double', True, 'twice')
+    >>> f.eval({x: np.ones((1, 2), np.float32)}).tolist()
+    [[2.0, 2.0]]
+"""
+
+from __future__ import annotations
+
+from ... import functions as F
+from . import _graph as G
+from ._adapt import unwrap
+from ._function import Function
+
+__all__ = ["as_block", "as_composite", "BlockFunction"]
+
+
+def as_composite(root_function) -> Function:
+    """The composite Function of ``root_function``'s graph."""
+    return Function(unwrap(root_function))
+
+
+def as_block(composite, block_arguments_map, block_op_name: str,
+             block_instance_name: str = "") -> Function:
+    """``composite`` as one block named ``block_instance_name`` of kind ``block_op_name``;
+    ``block_arguments_map`` pairs its placeholders with the actual arguments."""
+    out = unwrap(composite)
+    pairs = [(unwrap(p), unwrap(a)) for p, a in block_arguments_map]
+    if pairs:
+        out = G.rebuild([out], dict(pairs), "share")[0]
+        if out.parent is None:
+            out = F.identity(out)
+    G.BLOCKS[out] = G.Block(block_op_name, block_instance_name, tuple(a for _, a in pairs))
+    return Function(out)
+
+
+def BlockFunction(op_name: str, name: str):
+    """Decorator: a Python function of Functions whose result is one block (``op_name``)."""
+    def decorate(fn):
+        def block(*args):
+            out = fn(*args)
+            v = unwrap(out)
+            if v.parent is None or v in G.BLOCKS:
+                v = F.identity(v)
+            G.BLOCKS[v] = G.Block(op_name, name, tuple(unwrap(a) for a in args))
+            return Function(v)
+        block.__name__ = getattr(fn, "__name__", op_name)
+        return block
+    return decorate
