@@ -15,7 +15,7 @@ from typing import Sequence
 
 import torch
 
-from ..graph import Subgraph, Variable, interpret
+from ..graph import Subgraph, Variable, graph_structure, interpret
 from ._registry import op
 from ._sequence import step_mask
 
@@ -47,6 +47,25 @@ class StepFunction:
         self.captured = [v for v in sub.leaves if id(v) not in own]
         self.leaves = self.states + self.inputs + self.captured
         self.state_shapes = [tuple(v.shape[1:]) for v in self.outputs]
+
+    def structure_key(self) -> tuple | None:
+        """The step's graph by structure (:func:`stadyn.graph.graph_structure`: its ops,
+        attributes and inputs by position, nested steps too), its count of states and inputs
+        and the states' shapes; None when some op cannot be keyed by value.  A static plan
+        built for a graph holding this step serves a graph holding an equal one.
+
+        Example:
+            >>> import stadyn as sd, stadyn.functions as F
+            >>> def running_sum():
+            ...     h, x = sd.Variable((1, 2)), sd.Variable((1, 2))
+            ...     return StepFunction([h], [x], [h + x])
+            >>> running_sum().structure_key() == running_sum().structure_key()
+            True
+        """
+        graph = graph_structure(self.leaves, self.nodes, self.outputs)
+        if graph is None:
+            return None
+        return graph, len(self.states), len(self.inputs), tuple(self.state_shapes)
 
     def __call__(self, tensors: Sequence[torch.Tensor]) -> list:
         return interpret(self.nodes, self.leaves, tensors, self.outputs)
