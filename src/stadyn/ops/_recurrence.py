@@ -76,7 +76,9 @@ class StepFunction:
 
 def _zero_padding(y: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """``y`` ``(B, T, ...)`` with its padded steps 0 (``mask``: ``step_mask``'s ``(B, T)``)."""
-    return torch.where(mask.reshape(mask.shape + (1,) * (y.ndim - 2)), y, y.new_zeros(()))
+    if y.ndim > 2:
+        mask = mask.reshape(mask.shape + (1,) * (y.ndim - 2))
+    return torch.where(mask, y, y.new_zeros(()))
 
 
 def _parts(x, step, n_sequences):
