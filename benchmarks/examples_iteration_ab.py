@@ -56,22 +56,29 @@ def _worker(run, count, examples, work, out):
     print(json.dumps({"builds": len(built), "error": error}))
 
 
-def _measure(tree, run, count, examples):
+def child_run(tree, script, args, what):
+    """Run ``script`` with ``args`` in a fresh process on ``tree``'s ``src`` (one thread, from
+    the repository's root); its process CPU seconds and the JSON it printed last, which must
+    hold ``error`` (None, or the run exits naming ``what``)."""
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONHASHSEED="0",
                PYTHONPATH=os.path.join(os.path.abspath(tree), "src"))
-    with tempfile.TemporaryDirectory() as work:
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        out = subprocess.run([sys.executable, os.path.abspath(__file__), examples, "--worker",
-                              run, str(count), os.path.join(work, "w"),
-                              os.path.join(work, "out.json")],
-                             env=env, capture_output=True, text=True, cwd=ROOT)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run([sys.executable, script, *args], env=env, capture_output=True,
+                         text=True, cwd=ROOT)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if out.returncode != 0:
-        raise SystemExit(f"{tree} {run} {count}: exit {out.returncode}\n{out.stderr[-3000:]}")
+        raise SystemExit(f"{what}: exit {out.returncode}\n{out.stderr[-3000:]}")
     result = json.loads(out.stdout.strip().splitlines()[-1])
     if result["error"]:
-        raise SystemExit(f"{tree} {run} {count}: {result['error']}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        raise SystemExit(f"{what}: {result['error']}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), result
+
+
+def _measure(tree, run, count, examples):
+    with tempfile.TemporaryDirectory() as work:
+        cpu, result = child_run(tree, os.path.abspath(__file__),
+                                [examples, "--worker", run, str(count), os.path.join(work, "w"),
+                                 os.path.join(work, "out.json")], f"{tree} {run} {count}")
     return cpu, result["builds"]
 
 

@@ -14,13 +14,14 @@ HERE = os.path.join(ROOT, "tests", "examples")
 
 
 def program_copy(source: str, paths, base, what: str, env_var: str) -> str:
-    """A folder holding ``paths`` of ``source``: ``source`` itself when it is a checkout with
-    them, else ``git archive HEAD`` of the bare repository ``source`` extracted under ``base``.
-    Skips (naming ``env_var``) when there is no ``source`` or its HEAD lacks a path."""
+    """A folder holding ``paths`` (folders or files) of ``source``: ``source`` itself when it is
+    a checkout with them, else ``git archive HEAD`` of the bare repository ``source``
+    extracted under ``base``.  Skips (naming ``env_var``) when there is no ``source`` or its
+    HEAD lacks a path."""
     if not os.path.exists(source):
         pytest.skip(f"no copy of {what} at {source} (set {env_var} to a checkout or a bare "
                     "repository to run its programs)")
-    if all(os.path.isdir(os.path.join(source, p)) for p in paths):
+    if all(os.path.exists(os.path.join(source, p)) for p in paths):
         return source
     out = os.path.join(str(base), "repo")
     os.makedirs(out)

@@ -156,3 +156,47 @@ def test_graphs_rebuilt_alike_under_clear_no_need_grad_share_the_values_kept_for
         if seed == 2:
             np.testing.assert_allclose(h.g, dh, rtol=1e-4, atol=1e-6)
     assert len(builds) == 1
+
+
+def _decayed_sum(x, w, decay):
+    """A recurrence whose step reads a parameter: ``h_t = decay * h_{t-1} + tanh(x_t * w)``."""
+    (y,) = sd.sequence.recurrence(lambda h, u: h * decay + F.tanh(u * w), [x], [0.0], [(2,)])
+    return F.sum(y)
+
+
+def _sequences(seed):
+    rng = np.random.RandomState(seed)
+    return [rng.randn(n, 2).astype(np.float32) for n in (3, 1)]
+
+
+def _decayed_sum_expected(seqs, w, decay):
+    total = 0.0
+    for s in seqs:
+        h = np.zeros(2)
+        for u in s:
+            h = decay * h + np.tanh(u * w)
+            total += h.sum()
+    return total
+
+
+def test_graphs_holding_a_recurrence_rebuilt_alike_share_one_build(builds):
+    """A recurrence's step is a graph of its own (an attribute of the op): keyed by its
+    structure, a graph rebuilt with an equal step (a greedy decoder read again, an attention
+    exposed from its step at every call) replays the first one's plan; a step of another
+    structure (another attribute inside it) gets a build of its own."""
+    w = sd.Variable.from_numpy_array(np.array([0.5, -1.0], np.float32))
+    for seed in range(3):
+        x = sd.sequence.input_variable(2)
+        loss = _decayed_sum(x, w, 0.5)
+        x.d = _sequences(seed)
+        loss.forward()
+        assert float(loss.d) == pytest.approx(
+            _decayed_sum_expected(_sequences(seed), w.d, 0.5), rel=1e-5)
+    assert len(builds) == 1
+    x = sd.sequence.input_variable(2)
+    other = _decayed_sum(x, w, 0.25)
+    x.d = _sequences(0)
+    other.forward()
+    assert len(builds) == 2
+    assert float(other.d) == pytest.approx(_decayed_sum_expected(_sequences(0), w.d, 0.25),
+                                           rel=1e-5)

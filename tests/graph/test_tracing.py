@@ -127,3 +127,47 @@ def test_collector_paused_during_build_only(monkeypatch):
     with pytest.warns(RuntimeWarning, match="a trace that fails"):
         F.sum(loss * 2).forward()       # the failed build falls back to running eagerly
     assert seen == [False, False] and gc.isenabled()
+
+
+def _traced(monkeypatch) -> list:
+    from stadyn.graph import _plan
+    seen = []
+    original = _plan.trace_fake
+
+    def recording(fn, *args):
+        gm = original(fn, *args)
+        seen.append([str(n.target) for n in gm.graph.nodes if n.op == "call_function"])
+        return gm
+    monkeypatch.setattr(_plan, "trace_fake", recording)
+    return seen
+
+
+def test_a_forward_run_without_gradients_is_traced_without_them(monkeypatch):
+    """A static forward run under ``torch.no_grad`` (CNTK's ``eval``) is traced so: autograd
+    records nothing, so no saved output is detached into the trace at every op that saves
+    one; the values are the loss's own."""
+    seen = _traced(monkeypatch)
+    loss = _recurrent_loss(4)
+    with torch.no_grad():
+        loss.forward()
+    assert len(seen) == 1 and "aten.tanh.default" in seen[0]
+    assert "aten.detach.default" not in seen[0]
+    x = np.random.RandomState(0).rand(3, 4, 4)
+    params = sd.get_parameters()
+    w, b = params["cell/affine/W"].d, params["cell/affine/b"].d
+    h, want = np.zeros((3, 5)), 0.0
+    for t in range(4):
+        h = np.tanh(np.concatenate([x[:, t], h], axis=1) @ w + b)
+        want += (h * h).sum()
+    assert float(loss.d) == pytest.approx(want, rel=1e-5)
+
+
+def test_a_grad_op_run_without_gradients_still_differentiates():
+    """``sd.grad`` in a static graph run under ``torch.no_grad`` gives the gradient (its
+    forward differentiates: traced with gradients on), as before forward-only plans were
+    traced in the forward's own grad mode."""
+    x = sd.Variable.from_numpy_array(np.array([1.0, 3.0]), need_grad=True)
+    (g,) = sd.grad([F.sum(x * x)], [x])
+    with torch.no_grad():
+        g.forward()
+    assert g.d.tolist() == [2.0, 6.0]

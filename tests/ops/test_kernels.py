@@ -96,6 +96,36 @@ def test_small_and_bf16_products_keep_atens_kernel():
     assert "stadyn_kernels.linear_onednn.default" not in _targets(lambda x, w: K.linear(x, w), *large16)
 
 
+def _call_targets(fn, *args) -> list[str]:
+    gm = make_fx(fn, tracing_mode="fake")(*args)
+    return [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_small_affine_traces_one_product_equal_to_torch_linear_bit_for_bit(bias):
+    """An affine of operands already of the product's shapes (an LSTM step's ``h W``) traces
+    to the product alone: no reshape, no transpose (``F.linear(x, w.t())`` recorded two
+    transposes and four reshapes at every step of an unrolled recurrence); its values and
+    gradients are torch's ``linear``'s to the bit."""
+    affine = F.affine.spec.impl                 # the op's implementation, as a plan traces it
+    rng = np.random.RandomState(0)
+    xd, wd, bd = rng.randn(3, 5), rng.randn(5, 4), rng.randn(4)
+    args = [torch.tensor(xd, dtype=torch.float32), torch.tensor(wd, dtype=torch.float32)]
+    if bias:
+        args.append(torch.tensor(bd, dtype=torch.float32))
+    assert _call_targets(lambda *a: affine(*a), *args) == [
+        "aten.addmm.default" if bias else "aten.mm.default"]
+    mine = [a.clone().requires_grad_(True) for a in args]
+    ref = [a.clone().requires_grad_(True) for a in args]
+    y = affine(*mine)
+    want = torch.nn.functional.linear(ref[0], ref[1].t(), ref[2] if bias else None)
+    assert torch.equal(y, want)
+    (y * y).sum().backward()
+    (want * want).sum().backward()
+    for a, b in zip(mine, ref):
+        assert torch.equal(a.grad, b.grad)
+
+
 @needs_onednn
 def test_large_affine_static_equals_dynamic_bit_for_bit():
     rng = np.random.RandomState(1)

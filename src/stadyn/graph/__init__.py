@@ -46,6 +46,7 @@ from ._function_hooks import (set_function_post_hook, set_function_pre_hook,
                               unset_function_post_hook, unset_function_pre_hook)
 from ._tracing import collector_paused, program_module, realize, trace_fake
 from ._plan import EagerPlan, StaticPlan, TrialPlan, build_plan, untraceable_ops
+from ._plan_reuse import graph_structure
 from ._runner import forward_all
 from ._scope import current_scope, name_scope
 from ._sequence import (is_lengths, new_lengths, pad_sequences, sequence_input, sequences_of,
@@ -81,6 +82,7 @@ __all__ = [
     "leaf_tensor", "interpret", "refresh_shapes", "Shapes",
     # static graphs: plans, lowering, the passes a whole-step program reuses
     "forward_all", "StaticPlan", "EagerPlan", "TrialPlan", "build_plan", "bump_graph_version",
+    "graph_structure",
     "partition", "trace_fake", "program_module", "realize", "collector_paused",
     "simplify", "drop_dead_code", "defer_products", "reuse_dead_inputs", "fuse_convolution_relu",
     "plan_passes",

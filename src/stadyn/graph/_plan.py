@@ -460,7 +460,12 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
     if not needs_backward:
         def forward_only(*ts):
             return tuple(values_of(ts))
-        with torch.enable_grad():
+        # A forward run without gradients is traced without them: autograd records nothing,
+        # so no op's saved output is detached into the trace (an unrolled LSTM saves most of
+        # its values).  A graph holding a ``grad`` op differentiates inside its forward,
+        # whatever the mode: traced with gradients on.
+        grad = torch.is_grad_enabled() or _differentiates(nodes)
+        with torch.set_grad_enabled(grad):
             fw = trace_fake(forward_only, *leaf_tensors)
         plan_passes(fw)
         cast_slots = cast_parameters_into_buffers(fw, leaf_tensors, len(fill))
@@ -526,6 +531,19 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
                       diff_roots, copy_grad, out_slots, cast_slots,
                       grad_inters=[inters[k] for k in positions], copy_inter=copy_inter,
                       all_inters=inters, raw_bw=raw, positions=positions, kept=kept)
+
+
+def _differentiates(nodes) -> bool:
+    """Whether a ``grad`` op is among ``nodes`` or in a graph one of them holds as an attribute
+    (a recurrence's step)."""
+    for node in nodes:
+        if node.spec.name == "grad":
+            return True
+        for a in list(node.args) + list(node.kwargs.values()):
+            inner = getattr(a, "nodes", None)
+            if isinstance(inner, list) and not isinstance(a, Variable) and _differentiates(inner):
+                return True
+    return False
 
 
 def keep_read_values(fw: fx.GraphModule, n_fill: int, rest: Sequence[Variable]

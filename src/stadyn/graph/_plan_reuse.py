@@ -18,6 +18,10 @@ but their position in the graph, so any graph with the same *structure* can run 
 
 :func:`structure` is that key (None for a graph it cannot describe by value: an op holding a
 tensor, an array or a function as an attribute, an op with state, which runs eagerly anyway).
+An attribute that is itself a graph (a recurrence's step, ``ops.StepFunction``) is keyed by
+its own structure (:func:`graph_structure`, asked through the attribute's ``structure_key``
+method), so a graph rebuilt with a recurrence in it (a greedy decoder, an attention read out
+of its step) replays the plan of the first too.
 The runner asks :func:`reuse` before it builds a plan and gives :func:`remember` each static
 plan it built.  What is kept (:class:`_Template`, at most :data:`MAX_TEMPLATES`, least recently
 used dropped first) holds the generated programs and positions only, never a Variable, so a
@@ -53,7 +57,7 @@ from ._plan import StaticPlan
 from ._subgraph import Subgraph
 from ._variable import Variable
 
-__all__ = ["structure", "reuse", "remember", "clear", "MAX_TEMPLATES"]
+__all__ = ["structure", "graph_structure", "reuse", "remember", "clear", "MAX_TEMPLATES"]
 
 #: Structures whose plans are kept for graphs rebuilt alike.
 MAX_TEMPLATES = 64
@@ -84,25 +88,49 @@ def _attribute(a: Any, where: dict) -> Any:
     if t is slice:
         return (t, _attribute(a.start, where), _attribute(a.stop, where),
                 _attribute(a.step, where))
+    keyed = getattr(a, "structure_key", None)
+    if callable(keyed) and not isinstance(a, (torch.Tensor, np.ndarray)):
+        found = keyed()                    # a graph of its own (a recurrence's step)
+        if found is not None:
+            return (t, found)
     raise _Unkeyed
 
 
 def structure(subgraph: Subgraph) -> tuple | None:
     """The structure of ``subgraph`` (see the module docstring), or None when some op's
     attributes cannot be keyed by value."""
+    return graph_structure(subgraph.leaves, subgraph.nodes, subgraph.roots)
+
+
+def graph_structure(leaves, nodes, roots) -> tuple | None:
+    """The structure of the graph of ``nodes`` (in execution order) over ``leaves`` giving
+    ``roots``: ops, attributes, inputs and roots by position (see the module docstring); None
+    when some op's attributes cannot be keyed by value.
+
+    Example (one step of a recurrence, recorded twice alike):
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> def step():
+        ...     h, x = sd.Variable((1, 2)), sd.Variable((1, 2))
+        ...     return [h, x], [F.tanh(h + x)]
+        >>> (l1, r1), (l2, r2) = step(), step()
+        >>> from stadyn.graph import Subgraph
+        >>> key = lambda leaves, roots: graph_structure(leaves, Subgraph(roots).nodes, roots)
+        >>> key(l1, r1) == key(l2, r2)
+        True
+    """
     where: dict[int, Any] = {}
     first: dict[int, int] = {}
-    leaves = []
-    for k, v in enumerate(subgraph.leaves):
+    keyed_leaves = []
+    for k, v in enumerate(leaves):
         where[id(v)] = ("leaf", k)
         shared = first.setdefault(id(v._data), k) if v._alias is None and v._data is not None \
             else k
-        leaves.append((v._alias is not None, shared))
-    for i, node in enumerate(subgraph.nodes):
+        keyed_leaves.append((v._alias is not None, shared))
+    for i, node in enumerate(nodes):
         where[id(node)] = ("op", i)
     ops = []
     try:
-        for node in subgraph.nodes:
+        for node in nodes:
             if node.state is not None:
                 return None
             args = tuple(_attribute(a, where) for a in node.args)
@@ -111,10 +139,10 @@ def structure(subgraph: Subgraph) -> tuple | None:
                              v is not None and bool(v.recompute))
                             for v in (ref() for ref in node._outputs))
             ops.append((node.spec, args, kwargs, outputs))   # a spec hashes by identity
-        roots = tuple(_attribute(r, where) for r in subgraph.roots)
+        keyed_roots = tuple(_attribute(r, where) for r in roots)
     except _Unkeyed:
         return None
-    return (tuple(ops), roots, tuple(leaves))
+    return (tuple(ops), keyed_roots, tuple(keyed_leaves))
 
 
 class _Template:

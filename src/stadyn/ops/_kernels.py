@@ -161,7 +161,10 @@ def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> t
     """
     if _onednn_ok(x, w):
         return _linear_onednn(x, w, b)
-    return torch.nn.functional.linear(x, w.t(), b)
+    # What ``torch.nn.functional.linear(x, w.t(), b)`` runs for a matrix (addmm, or mm without
+    # a bias, of ``w.t().t()``: ``w``'s own strides), without the two transposes, which a
+    # trace records at every step of an unrolled recurrence.
+    return torch.mm(x, w) if b is None else torch.addmm(b, x, w)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -38,10 +38,13 @@ def affine(x, weight, bias=None, base_axis=1):
     """
     batch = tuple(x.shape[:base_axis])
     out_shape = tuple(weight.shape[1:])
-    w = weight.reshape(weight.shape[0], -1)
-    b = bias.reshape(-1) if bias is not None else None
-    y = kernels.linear(x.reshape(math.prod(batch), -1), w, b)
-    return y.reshape(batch + out_shape)
+    # Operands already of the product's shapes are not reshaped: a reshape to the same shape
+    # is one more node to trace at every step of an unrolled recurrence.
+    w = weight if weight.ndim == 2 else weight.reshape(weight.shape[0], -1)
+    b = bias if bias is None or bias.ndim == 1 else bias.reshape(-1)
+    flat = x.ndim == 2 and base_axis == 1
+    y = kernels.linear(x if flat else x.reshape(math.prod(batch), -1), w, b)
+    return y if flat and weight.ndim == 2 else y.reshape(batch + out_shape)
 
 
 def _to_channel_first(x, channel_last, n):

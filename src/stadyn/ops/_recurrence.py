@@ -15,7 +15,7 @@ from typing import Sequence
 
 import torch
 
-from ..graph import Subgraph, Variable, interpret
+from ..graph import Subgraph, Variable, graph_structure, interpret
 from ._registry import op
 from ._sequence import step_mask
 
@@ -48,6 +48,25 @@ class StepFunction:
         self.leaves = self.states + self.inputs + self.captured
         self.state_shapes = [tuple(v.shape[1:]) for v in self.outputs]
 
+    def structure_key(self) -> tuple | None:
+        """The step's graph by structure (:func:`stadyn.graph.graph_structure`: its ops,
+        attributes and inputs by position, nested steps too), its count of states and inputs
+        and the states' shapes; None when some op cannot be keyed by value.  A static plan
+        built for a graph holding this step serves a graph holding an equal one.
+
+        Example:
+            >>> import stadyn as sd, stadyn.functions as F
+            >>> def running_sum():
+            ...     h, x = sd.Variable((1, 2)), sd.Variable((1, 2))
+            ...     return StepFunction([h], [x], [h + x])
+            >>> running_sum().structure_key() == running_sum().structure_key()
+            True
+        """
+        graph = graph_structure(self.leaves, self.nodes, self.outputs)
+        if graph is None:
+            return None
+        return graph, len(self.states), len(self.inputs), tuple(self.state_shapes)
+
     def __call__(self, tensors: Sequence[torch.Tensor]) -> list:
         return interpret(self.nodes, self.leaves, tensors, self.outputs)
 
@@ -57,7 +76,9 @@ class StepFunction:
 
 def _zero_padding(y: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """``y`` ``(B, T, ...)`` with its padded steps 0 (``mask``: ``step_mask``'s ``(B, T)``)."""
-    return torch.where(mask.reshape(mask.shape + (1,) * (y.ndim - 2)), y, y.new_zeros(()))
+    if y.ndim > 2:
+        mask = mask.reshape(mask.shape + (1,) * (y.ndim - 2))
+    return torch.where(mask, y, y.new_zeros(()))
 
 
 def _parts(x, step, n_sequences):

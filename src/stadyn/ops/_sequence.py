@@ -27,9 +27,12 @@ def step_mask(lengths: torch.Tensor, steps: int, ndim: int = 2) -> torch.Tensor:
         >>> step_mask(torch.tensor([2, 1]), 3).tolist()
         [[True, True, False], [True, False, False]]
     """
-    t = torch.arange(steps, device=lengths.device)
-    mask = t.unsqueeze(0) < lengths.unsqueeze(1)
-    return mask.reshape(mask.shape + (1,) * (ndim - 2))
+    if steps == 1:              # one step (a recurrence stepped inside a loop): 2 ops, not 4
+        mask = (lengths > 0).unsqueeze(1)
+    else:
+        t = torch.arange(steps, device=lengths.device)
+        mask = t.unsqueeze(0) < lengths.unsqueeze(1)
+    return mask if ndim == 2 else mask.reshape(mask.shape + (1,) * (ndim - 2))
 
 
 def _masked(x: torch.Tensor, lengths: torch.Tensor, fill: float) -> torch.Tensor:
