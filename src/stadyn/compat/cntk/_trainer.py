@@ -155,12 +155,13 @@ class Trainer(_Trainer):
         if begins is None:
             result = super().train_minibatch(_plain(arguments), outputs, device, is_sweep_end)
         else:
-            wanted = begins.wanted()
             mine = list(outputs or ())
+            asked = mine + begins.wanted()     # none when no False flag needs the states yet
             with carrying(begins):
-                _, values = super().train_minibatch(_plain(arguments), mine + wanted, device,
-                                                    is_sweep_end)
-            result = (True, {o: values[o] for o in mine}) if mine else True
+                got = super().train_minibatch(_plain(arguments), asked or None, device,
+                                              is_sweep_end)
+            updated, values = got if asked else (got, {})
+            result = (updated, {o: values[o] for o in mine}) if mine else updated
         self._trained = bool(arguments) or self.__dict__.get("_trained", False)
         return result
 
