@@ -317,3 +317,33 @@ def function_load(C, r):
                 "cntk.Function.arguments")
         return {"before": f.eval({x: data}), "loaded": g.eval({g.arguments[0]: data}),
                 "n_arguments": len(g.arguments)}
+
+
+@cntk_case(names=["cntk.ops.times", "cntk.Trainer.test_minibatch"])
+def misuse_gives_the_error_types(C, r):
+    """``times`` of a Python scalar on the right (CNTK: a ValueError about ranks when built;
+    Stadyn raised AttributeError) and ``test_minibatch`` of a Trainer made without a metric
+    (CNTK: ValueError; Stadyn raised its own StadynError).  A scalar on the left CNTK builds and
+    refuses at the first run (RuntimeError); Stadyn refuses it when built (ValueError)."""
+    x = C.input_variable(3)
+    res = {}
+    try:
+        C.times(x, 2.0)
+        res["times_scalar_right"] = "built"
+    except ValueError:
+        res["times_scalar_right"] = "ValueError"
+    except Exception as exc:  # noqa: BLE001 - the type is what is compared
+        res["times_scalar_right"] = type(exc).__name__
+    z = C.layers.Dense(2)(x)
+    y = C.input_variable(2)
+    trainer = C.Trainer(z, C.cross_entropy_with_softmax(z, y),
+                        [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
+    r.touch("cntk.Trainer.test_minibatch")
+    try:
+        trainer.test_minibatch({x: r.randn(2, 3), y: np.eye(2, dtype=np.float32)})
+        res["test_without_metric"] = "returned"
+    except ValueError:
+        res["test_without_metric"] = "ValueError"
+    except Exception as exc:  # noqa: BLE001
+        res["test_without_metric"] = type(exc).__name__
+    return res

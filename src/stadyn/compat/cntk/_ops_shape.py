@@ -55,6 +55,11 @@ def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: s
     multiplied in turn."""
     dtype = operands_dtype(right, left, op="Times")     # CNTK's Times(right, left)
     b, a = same_dtype([operand(right, dtype), operand(left, dtype)], "Times")
+    for side, v in (("left", a), ("right", b)):
+        if not getattr(v, "shape", ()):
+            # CNTK 2.7: a ValueError (right) or RuntimeError (left) about ranks
+            raise ValueError(f"times: the {side} operand is a scalar ({v!r}); times multiplies "
+                             "tensors of rank 1 or more (a scalar factor: element_times or *)")
     if not batched(right):
         out = S.times(a, b, output_rank, batched(left))
         return named(wrap(out), name, "Times")

@@ -237,7 +237,11 @@ class Trainer(_Trainer):
         from where the Trainer's previous minibatch, trained or tested, left it, as
         :meth:`train_minibatch` does)."""
         arguments, flags = split_flags(arguments)
-        check_runnable([self._metric_sum] if self._metric_sum is not None else [])
+        if self._metric_sum is None:
+            raise ValueError("Trainer.test_minibatch: this Trainer was made without an "
+                             "evaluation function (a metric), so there is nothing to test "
+                             "(give Trainer(model, (loss, metric), ...))")
+        check_runnable([self._metric_sum])
         begins = self._begins(arguments, flags, "test_minibatch") \
             if self._metric_sum is not None else None
         if begins is None:
