@@ -45,7 +45,7 @@ LAYERS = [
     "solvers", "amp", "parametric", "functions", "ops", "graph", "io", "leaf",
 ]
 FACADES = {"stadyn.__main__": "cli", "stadyn.functions": "functions",
-           "stadyn.sequence": "functions",
+           "stadyn.sequence": "functions", "stadyn.cntk_semantics": "functions",
            "stadyn.parametric_functions": "parametric", "stadyn.initializer": "parametric",
            "stadyn.amp": "amp", "stadyn.compat": "compat.cntk"}
 LEAF_MODULES = {"stadyn._errors", "stadyn._random", "stadyn._fileutil", "stadyn._logging",

@@ -61,7 +61,7 @@ SECTIONS = [
         "stadyn.compat.cntk.ops.functions"]),
     ("Internals for extending Stadyn", [
         "stadyn.graph", "stadyn.ops", "stadyn.parametric", "stadyn.parametric.initializers",
-        "stadyn.layers.cntk_semantics"]),
+        "stadyn.cntk_semantics"]),
 ]
 
 MODULES = [name for _, names in SECTIONS for name in names]

@@ -15,7 +15,7 @@ from typing import Any
 from .. import functions as F
 from .._errors import ConfigError
 from ..graph import Variable
-from ..layers.cntk_semantics import reshape_sample
+from ..cntk_semantics import reshape_sample
 
 __all__ = ["ReduceFunctions"]
 

@@ -36,7 +36,7 @@ from .. import layers as L
 from .. import sequence as S
 from .._errors import ConfigError
 from ..graph import Variable
-from ..layers.cntk_semantics import reshape_sample
+from ..cntk_semantics import reshape_sample
 from . import _ast as A
 from ._library import ForwardRef, cntk_shape
 from ._loops import Loops, PendingState

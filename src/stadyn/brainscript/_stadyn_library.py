@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..layers import cntk_semantics as cntk
+from .. import cntk_semantics as cntk
 from .. import functions as F
 from .. import layers as L
 from .._errors import ConfigError, ShapeError

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from . import cntk_semantics as S
+from .. import cntk_semantics as S
 from .. import functions as F
 from .._errors import StadynError
 from ..graph import Variable, current_scope, first_pass_shape, name_scope

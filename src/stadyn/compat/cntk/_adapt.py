@@ -13,8 +13,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...layers import cntk_semantics as S
-from ...layers.cntk_semantics import reshape_samples
+from ... import cntk_semantics as S
+from ...cntk_semantics import reshape_samples
 from ...graph import Variable
 from ._graph import BATCH, PLACEHOLDERS, SHAPELESS, kind_of, set_op_name
 from ._mixins import GraphObject

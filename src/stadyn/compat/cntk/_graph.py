@@ -16,7 +16,7 @@ import re
 import weakref
 from typing import Callable, Iterator
 
-from ...layers.cntk_semantics import BatchAxes, reshape_sample
+from ...cntk_semantics import BatchAxes, reshape_sample
 from ...sequence import input_variable as sequence_input_variable
 from ...graph import (Variable, apply, is_lengths, name_scope, new_lengths, set_sequence_axis,
                       topological_nodes)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...layers import cntk_semantics as S
+from ... import cntk_semantics as S
 from ... import functions as F
 from ._deferred import defer_module
 from ._adapt import batched, const, named, operand, sample_shape, wrap

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from ...layers import cntk_semantics as S
+from ... import cntk_semantics as S
 from ... import functions as F
 from . import _graph as G
 from ._deferred import defer_module

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ...layers import cntk_semantics as S
+from ... import cntk_semantics as S
 from ... import functions as F
 from ... import sequence as Seq
 from . import _graph as G

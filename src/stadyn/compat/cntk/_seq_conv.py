@@ -17,7 +17,7 @@ import math
 from ... import functions as F
 from ... import sequence as S
 from ...layers import Layer, default_override_or, glorot_uniform, resolve
-from ...layers.cntk_semantics import auto_padding
+from ...cntk_semantics import auto_padding
 from ._layers import LayerFunction, _native
 
 __all__ = ["SequentialConvolution"]

@@ -24,6 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ... import functions as F
+from ...cntk_semantics import convolution_transpose
 from ...sequence import reshape_samples
 
 __all__ = ["cntk_same", "cntk_elementwise", "window", "fill", "windowed", "times_cntk"]
@@ -209,8 +210,6 @@ def convolution_transpose_cntk(node):
     if any(fill(node.attr("lowerPad"), n, 0)) or any(fill(node.attr("upperPad"), n, 0)):
         node.unsupported("transposed convolution with explicit padding")
     out = tuple(int(d) for d in node.attr("outputShape") or ())
-    # imported here: stadyn.layers is not loaded to read a model file that does not need it
-    from ...layers.cntk_semantics import convolution_transpose
     return convolution_transpose(node.var(1), node.var(0), None,
                                  fill(node.attr("strides"), n, 1),
                                  tuple(bool(a) for a in fill(node.attr("autoPadding"), n, False)),

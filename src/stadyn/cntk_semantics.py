@@ -18,7 +18,7 @@ axis in front (Stadyn's axis 0).  The rules that follow from that live here:
   and pooling (padding never wins a max; an average counts only the values inside).
 
 Example:
-    >>> import stadyn as sd, stadyn.layers.cntk_semantics as S
+    >>> import stadyn as sd, stadyn.cntk_semantics as S
     >>> x = sd.Variable((4, 2, 3))            # a batch of 4 samples of shape (2, 3)
     >>> S.times(x, sd.Variable((3, 5)), batched=True).shape
     (4, 2, 5)
@@ -32,10 +32,10 @@ import math
 import weakref
 from typing import Callable, Sequence
 
-from .. import functions as F
-from .._errors import ShapeError
-from ..graph import Variable
-from ..sequence import reshape_samples
+from . import functions as F
+from ._errors import ShapeError
+from .graph import Variable
+from .sequence import reshape_samples
 
 __all__ = ["BatchAxes", "static_axis", "times", "input_base_axis", "reshape_sample",
            "reshape_samples", "over_sample", "broadcast_pair", "auto_padding", "convolution",
