@@ -42,7 +42,8 @@ import warnings
 
 _SUFFIXES = (".cntk", ".bs", ".ndl", ".mel", ".config")
 _READERS = {"imagedeserializer", "cntktextformatdeserializer", "cntktextformatreader",
-            "cntkbinaryformatdeserializer", "htkfeaturedeserializer", "htkmlfdeserializer"}
+            "cntkbinaryformatdeserializer", "htkfeaturedeserializer", "htkmlfdeserializer",
+            "lmsequencereader"}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from stadyn._errors import ConfigError
 
 from ._ast import SourceLocation
 from ._config import BrainScriptSource, ConfigList, ConfigRecord, ConfigString, to_bool, to_float, to_int
+from ._legacy_readers import LEGACY_READERS, legacy_reader
 
 __all__ = [
     "SGDConfig", "TransformConfig", "StreamConfig", "DeserializerConfig", "ReaderConfig",
@@ -421,16 +422,26 @@ def reader_config(rec: ConfigRecord) -> ReaderConfig:
         deserializers.append(DeserializerConfig("CNTKTextFormatDeserializer", str(rec.get_str("file")),
                                                 _streams(rec), loc=rec.loc))
     consumed: set[str] = set()
+    legacy = None
     if not deserializers and reader_type is not None and reader_type.lower() == "imagereader":
         image, consumed = _legacy_image_reader(rec)
         deserializers.append(image)
+    elif not deserializers and reader_type is not None and reader_type.lower() in LEGACY_READERS:
+        legacy = legacy_reader(rec, str(reader_type))       # HTKMLFReader, LMSequenceReader
+        deserializers += [DeserializerConfig(d.type, d.file, tuple(_stream(s, n) for n, s in
+                                                                   d.streams),
+                                             module=str(reader_type), params=d.params, loc=rec.loc)
+                          for d in legacy.deserializers]
+        consumed = {k.lower() for k in legacy.consumed}
     return ReaderConfig(
         deserializers=tuple(deserializers),
         reader_type=None if reader_type is None else str(reader_type),
-        randomize=_randomize(rec),
+        randomize=_randomize(rec) if legacy is None else legacy.randomize,
         keep_data_in_memory=rec.get_bool("keepDataInMemory", False),
         verbosity=rec.get_int("verbosity", 0),
-        extra={k: v for k, v in _extra(rec, _READER_KEYS).items() if k not in consumed},
+        extra={**{k: v for k, v in _extra(rec, _READER_KEYS).items()
+                  if k not in consumed and k.lower() not in consumed},
+               **({} if legacy is None else legacy.extra)},
         loc=rec.loc,
     )
 

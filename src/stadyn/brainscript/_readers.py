@@ -11,7 +11,9 @@ written ``readerType = "CNTKTextFormatReader"`` with ``file`` and ``input``; str
 ``HTKMLFDeserializer`` (a stream with ``labelDim``, ``mlfFile`` or ``mlfFileList``,
 ``labelMappingFile``, ``phoneBoundaries``).  Several deserializers are joined by sequence key.
 ``randomize`` (CNTK's default: true) shuffles every sweep; ``frameMode = true`` makes every frame
-a sample.
+a sample.  CNTK's older ``readerType = "HTKMLFReader"`` blocks come here as that speech pair, and
+``readerType = "LMSequenceReader"`` as an ``LMSequenceReader`` deserializer (``_legacy_readers``
+reads those blocks; this module opens the word-class and label mapping files).
 
 Keys this module does not use are reported (as warnings through ``warn``), since CNTK accepted
 many reader keys that only tune its own engine.
@@ -19,6 +21,7 @@ many reader keys that only tune its own engine.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +30,7 @@ from .._errors import ConfigError, DataError
 from ..io import transforms as xforms
 from ._ast import SourceLocation
 from ._blocks import DeserializerConfig, ReaderConfig, StreamConfig, TransformConfig
+from ._legacy_readers import LEGACY_READERS
 
 __all__ = ["make_source", "stream_names"]
 
@@ -34,12 +38,21 @@ __all__ = ["make_source", "stream_names"]
 _READER_NO_EFFECT = {"randomizationwindow", "samplebasedrandomizationwindow", "prefetch",
                      "multithreadeddeserialization", "truncated",
                      "maxerrors", "tracelevel", "cachedir", "randomizationseed",
-                     "numcputhreads"}
+                     "numcputhreads",
+                     # the legacy readers' (HTKMLFReader, LMSequenceReader): their engine, their
+                     # random generator, and LMSequenceReader's binary cache of the text
+                     "minibatchmode", "usemersennetwisterrand", "cacheblocksize", "writertype",
+                     "wfile", "wsize", "wrecords", "windowsize"}
+# stream keys of the legacy readers' blocks that only described CNTK's own buffers or were
+# checked when the block was read (type = "real", labelType = "category", ...)
+_LEGACY_STREAM_KEYS = {"type", "labeltype", "sectiontype", "mode", "elementsize", "wrecords",
+                       "mapping", "category", "beginsequence", "endsequence"}
 _IMAGE_TYPES = {"imagedeserializer"}
 _TEXT_TYPES = {"cntktextformatdeserializer", "cntktextformatreader"}
 _BINARY_TYPES = {"cntkbinaryformatdeserializer"}
 _HTK_FEATURE_TYPES = {"htkfeaturedeserializer"}
 _HTK_LABEL_TYPES = {"htkmlfdeserializer"}
+_LM_TYPES = {"lmsequencereader"}
 # stream keys the HTK and binary deserializers read (beyond dim / labelDim / alias)
 _USED_STREAM_KEYS = {"scpfile", "contextwindow", "expandtoutterance", "maxsequencesize",
                      "mlffile", "mlffilelist", "labelmappingfile", "phoneboundaries"}
@@ -187,17 +200,40 @@ def _binary(d: DeserializerConfig) -> io.CBFDeserializer:
     return io.CBFDeserializer(d.file, io.StreamDefs(**defs))
 
 
+def _lm_text(d: DeserializerConfig) -> io.LMSequenceDeserializer:
+    """``readerType = "LMSequenceReader"``: words numbered by the label mapping file when it
+    exists, else by ``wordclass`` (as CNTK; it wrote the mapping file when it was missing)."""
+    p = {k.lower(): v for k, v in d.params.items()}
+    classes = io.read_word_classes(str(p["wordclass"])) if p.get("wordclass") else None
+    mapping = p.get("labelmappingfile")
+    if mapping and os.path.exists(str(mapping)):
+        vocabulary = io.read_state_list(str(mapping))
+    elif classes is not None:
+        vocabulary = dict(classes.ids)
+    else:
+        raise _err("LMSequenceReader: the words need numbers: give wordclass = \"...\" (lines "
+                   "'id count word class') or an existing labelMappingFile", d.loc)
+    if p["mode"] == "class" and classes is None:
+        raise _err("LMSequenceReader: mode = \"class\" (the default) needs wordclass = \"...\"",
+                   d.loc)
+    dim = max(int(p.get("labeldim") or 0), max(vocabulary.values()) + 1)
+    return io.LMSequenceDeserializer(d.file, vocabulary, d.streams[0].name, dim, p["output"],
+                                     output=p["mode"], classes=classes, unk=str(p["unk"]))
+
+
 def _unused(reader: ReaderConfig, warn: Callable[[str], None]) -> None:
     for key in reader.extra:
         if key.lower() not in _READER_NO_EFFECT | {"framemode"}:
             warn(f"WARNING: reader key '{key}' is not used by Stadyn")
     for d in reader.deserializers:
         for key in d.params:
-            if key.lower() not in _READER_NO_EFFECT:
+            if key.lower() not in _READER_NO_EFFECT and d.type.lower() not in _LM_TYPES:
                 warn(f"WARNING: deserializer key '{key}' ({d.type}) is not used by Stadyn")
         for s in d.streams:
             for key in s.params:
-                if key.lower() not in _USED_STREAM_KEYS:
+                legacy = d.module is not None and d.module.lower() in LEGACY_READERS
+                if key.lower() not in _USED_STREAM_KEYS and not (
+                        legacy and key.lower() in _LEGACY_STREAM_KEYS):
                     warn(f"WARNING: stream key '{s.name}.{key}' is not used by Stadyn")
 
 
@@ -236,10 +272,13 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
             made.append(_htk_features(d))
         elif kind in _HTK_LABEL_TYPES:
             made.append(_htk_labels(d))
+        elif kind in _LM_TYPES:
+            made.append(_lm_text(d))
         else:
             raise _err(f"deserializer type '{d.type}' is not supported (use ImageDeserializer, "
                        "CNTKTextFormatDeserializer, CNTKBinaryFormatDeserializer, "
-                       "HTKFeatureDeserializer or HTKMLFDeserializer)", d.loc)
+                       "HTKFeatureDeserializer or HTKMLFDeserializer, or readerType = "
+                       "\"HTKMLFReader\" or \"LMSequenceReader\")", d.loc)
     seed = reader.extra.get("randomizationSeed", 0)
     try:
         seed = int(str(seed))

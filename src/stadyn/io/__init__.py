@@ -28,6 +28,7 @@ from ._htk_file import (HTKHeader, ScriptEntry, read_htk_features, read_htk_head
 from ._image import decode_image, encode_image
 from ._image_deserializer import ImageDeserializer
 from ._limits import DEFAULT_LIMITS, get_limits, set_limits
+from ._lm_text import LMSequenceDeserializer, WordClasses, read_word_classes
 from ._map_file import MapEntry, read_map_file, scan_image_folder, write_map_file
 from ._mean_file import read_mean_file, write_mean_file
 from ._mlf import HTKMLFDeserializer, read_mlf, read_state_list
@@ -49,7 +50,8 @@ __all__ = [
     # deserializers
     "Deserializer", "ImageDeserializer", "CTFDeserializer", "RecordIODeserializer",
     "NumpyDeserializer", "Base64ImageDeserializer", "CBFDeserializer", "HTKFeatureDeserializer",
-    "HTKMLFDeserializer", "ChunkedDeserializer", "StreamDef", "StreamDefs", "StreamInformation",
+    "HTKMLFDeserializer", "LMSequenceDeserializer", "ChunkedDeserializer", "StreamDef",
+    "StreamDefs", "StreamInformation",
     "StreamSpec", "StreamBatch", "Record", "SampleRandom",
     # sources
     "MinibatchSource", "MinibatchData", "MinibatchSourceFromData", "FULL_DATA_SWEEP",
@@ -64,7 +66,7 @@ __all__ = [
     "pack_image", "unpack_image", "read_idx_file", "write_idx_file", "ListEntry",
     "read_list_file", "write_list_file", "write_cbf", "HTKHeader", "ScriptEntry",
     "read_htk_header", "read_htk_features", "write_htk_features", "read_script_file",
-    "read_mlf", "read_state_list",
+    "read_mlf", "read_state_list", "read_word_classes", "WordClasses",
     # bounds on what an input file may make the readers allocate
     "get_limits", "set_limits", "DEFAULT_LIMITS",
     # tools (``stadyn data ...``)

@@ -1,0 +1,223 @@
+"""CNTK's older reader blocks, read as deserializers: ``readerType = "HTKMLFReader"`` (also
+``"HTKDeserializers"``, which took the same block) and ``readerType = "LMSequenceReader"``.
+
+These readers had no ``deserializers`` list: their block names each input in a sub-block.
+
+* HTK: a sub-block with ``scpFile`` is a feature stream (``dim``, ``contextWindow``,
+  ``type = "real"``), one with ``mlfFile`` or ``mlfFileList`` a label stream (``labelDim``,
+  ``labelMappingFile``, ``labelType = "category"``).  Reader keys are looked up in the
+  enclosing blocks too, as CNTK did (``frameMode = false ; truncated = true`` are often set at
+  the top of a config): ``frameMode`` (default **true** for these readers), ``truncated``,
+  ``readMethod`` (``blockRandomize`` or ``none``) and ``randomize`` (``auto``, ``none`` or a
+  window size).
+* LMSequenceReader: ``file`` (one sentence a line), ``wordclass`` (the vocabulary, lines
+  ``id count word class``), ``unk``; a features sub-block (``dim``; ``mode = "class"`` or
+  ``"softmax"``) names the input stream, the one-hot of each word; of the two label sub-blocks
+  (those with ``labelType``, ``labelDim`` or ``labelMappingFile``), CNTK took the first by name
+  as the input's labels and the second (``labelType = "nextWord"``) as the output stream.
+
+What Stadyn does not do is a ConfigError naming the key: truncated back-propagation
+(``truncated = true``), HTKMLFReader's whole-utterance minibatches (``frameMode = false``, a
+fixed ``nbruttsineachrecurrentiter`` utterances a minibatch; ``readerType = "HTKDeserializers"``
+fills minibatches by sample count and is taken), LMSequenceReader's minibatches of
+``nbruttsineachrecurrentiter`` sentences of one length (``0``, fill by token count, is taken),
+lattices (``denlatTocFile``), ``prefixPathInSCP``, ``mode = "nce"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._errors import ConfigError
+from ._config import ConfigRecord, to_bool, to_int
+
+__all__ = ["LEGACY_READERS", "LegacyDeserializer", "LegacyReader", "legacy_reader"]
+
+LEGACY_READERS = {"htkmlfreader", "htkdeserializers", "lmsequencereader"}
+_LABEL_KEYS = ("labelMappingFile", "labelDim", "labelType")
+
+
+@dataclass
+class LegacyDeserializer:
+    """One deserializer of a legacy block: its type, data file, stream sub-blocks (name,
+    block) and parameters."""
+
+    type: str
+    file: str = ""
+    streams: list[tuple[str, ConfigRecord]] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class LegacyReader:
+    deserializers: list[LegacyDeserializer]
+    consumed: set[str]          # reader keys read here (not reported as unused)
+    randomize: bool
+    extra: dict[str, Any]       # settings for make_source (frameMode)
+
+
+def _err(message: str, rec: ConfigRecord, key: str | None = None) -> ConfigError:
+    loc = rec.loc
+    if key is not None:
+        owner = rec
+        while owner is not None and key not in owner:
+            owner = owner.parent
+        if owner is not None:
+            loc = owner.location(key)
+    return ConfigError(message, loc.path, loc.line, loc.column) if loc else ConfigError(message)
+
+
+def _flag(rec: ConfigRecord, key: str, default: bool) -> bool:
+    value = rec.lookup(key, None)
+    if value is None:
+        return default
+    try:
+        return to_bool(str(value))
+    except ValueError:
+        raise _err(f"'{key}' must be true or false, got '{value}'", rec, key) from None
+
+
+def _subblocks(rec: ConfigRecord) -> list[tuple[str, ConfigRecord]]:
+    return [(str(k), rec.peek(k)) for k in rec if isinstance(rec.peek(k), ConfigRecord)]
+
+
+def _str(rec: ConfigRecord, key: str, default: str) -> str:
+    return str(rec.get_str(key, default))
+
+
+def _randomize(rec: ConfigRecord, reader: str) -> bool:
+    """CNTK's ``randomize`` (``auto``, ``none`` or a window in samples) with ``readMethod``."""
+    value = rec.lookup("randomize", None)
+    window = True
+    if value is not None:
+        text = str(value).lower()
+        if text in ("none", "false"):
+            window = False
+        elif text not in ("auto", "true"):
+            try:
+                window = to_int(str(value)) > 0
+            except ValueError:
+                raise _err(f"{reader}: 'randomize' must be auto, none or a window size, got "
+                           f"'{value}'", rec, "randomize") from None
+    method = str(rec.lookup("readMethod", "blockRandomize")).lower()
+    if method == "none":
+        return False
+    if method not in ("blockrandomize", "rollingwindow"):
+        raise _err(f"{reader}: 'readMethod' must be blockRandomize or none, got '{method}'",
+                   rec, "readMethod")
+    if not window:
+        raise _err(f"{reader}: 'randomize' cannot be none when 'readMethod' is blockRandomize "
+                   "(CNTK's rule; use readMethod = \"none\")", rec, "randomize")
+    return True
+
+
+def _htk(rec: ConfigRecord, reader: str) -> LegacyReader:
+    features, labels = [], []
+    for name, sub in _subblocks(rec):
+        if "scpFile" in sub:
+            kind = _str(sub, "type", "real")
+            if kind.lower() != "real":
+                raise _err(f"{reader}: feature '{name}' has type '{kind}'; features are "
+                           "type = \"real\"", sub, "type")
+            features.append((name, sub))
+        elif "mlfFile" in sub or "mlfFileList" in sub:
+            kind = _str(sub, "labelType", _str(sub, "type", "category"))
+            if kind.lower() != "category":
+                raise _err(f"{reader}: label '{name}' has labelType '{kind}'; labels are "
+                           "labelType = \"category\"", sub, "labelType" if "labelType" in sub
+                           else "type")
+            labels.append((name, sub))
+        else:
+            for key in ("phoneFile", "denlatTocFile"):
+                if key in sub:
+                    raise _err(f"{reader}: '{name}.{key}' (HMM and lattice inputs for sequence "
+                               "training) is not supported", sub, key)
+    for name, sub in features:
+        if "prefixPathInSCP" in sub:
+            raise _err(f"{reader}: '{name}.prefixPathInSCP' is not supported; write the paths "
+                       "into the script file (a path that starts with ... is relative to it)",
+                       sub, "prefixPathInSCP")
+    if not features:
+        raise _err(f"{reader}: the reader block has no feature block (one with scpFile = ...)",
+                   rec)
+    frame_mode = _flag(rec, "frameMode", True)
+    truncated = _flag(rec, "truncated", False)
+    if frame_mode and truncated:
+        raise _err(f"{reader}: 'truncated' cannot be true in frame mode (frameMode = true is "
+                   "the default of this reader)", rec, "truncated")
+    if truncated:
+        raise _err(f"{reader}: 'truncated = true' (truncated back-propagation through time, "
+                   "nbruttsineachrecurrentiter utterances cut into minibatch-size pieces) is not "
+                   "supported", rec, "truncated")
+    if not frame_mode and reader.lower() == "htkmlfreader":
+        raise _err(f"{reader}: 'frameMode = false' (whole utterances, a fixed "
+                   "nbruttsineachrecurrentiter of them a minibatch) is not supported; "
+                   "readerType = \"HTKDeserializers\" takes this block and fills each minibatch "
+                   "with whole utterances up to the minibatch size", rec, "frameMode")
+    made = [LegacyDeserializer("HTKFeatureDeserializer", streams=features)]
+    made += [LegacyDeserializer("HTKMLFDeserializer", streams=[s]) for s in labels]
+    consumed = {n for n, _ in features + labels} | {"readMethod", "frameMode", "truncated"}
+    return LegacyReader(made, consumed, _randomize(rec, reader),
+                        {"frameMode": "true" if frame_mode else "false"})
+
+
+def _is_label(sub: ConfigRecord) -> bool:
+    return any(k in sub for k in _LABEL_KEYS) or \
+        str(sub.get_str("sectionType", "")).lower() == "labels"
+
+
+def _lm(rec: ConfigRecord, reader: str) -> LegacyReader:
+    blocks = sorted(_subblocks(rec), key=lambda b: b[0].lower())
+    labels = [(n, s) for n, s in blocks if _is_label(s)]
+    features = [(n, s) for n, s in blocks if not _is_label(s) and "dim" in s]
+    if len(labels) != 2:
+        raise _err(f"{reader}: expected two label blocks (labelType = ...: the input words and "
+                   f"the output, labelType = \"nextWord\"), got "
+                   f"{', '.join(n for n, _ in labels) or 'none'}", rec)
+    if not features:
+        raise _err(f"{reader}: no features block (features = [ dim = 0 ]): it names the input "
+                   "stream", rec)
+    (in_name, label_in), (out_name, label_out) = labels
+    kind_in = _str(label_in, "labelType", "category").lower()
+    if kind_in != "category":
+        raise _err(f"{reader}: the input labels '{in_name}' must have labelType = \"category\", "
+                   f"got '{kind_in}'", label_in, "labelType")
+    kind_out = _str(label_out, "labelType", "category").lower()
+    if kind_out not in ("nextword", "none"):
+        raise _err(f"{reader}: output labels '{out_name}' with labelType = '{kind_out}' (pairs "
+                   "of words in the file) are not supported; use labelType = \"nextWord\"",
+                   label_out, "labelType")
+    feature_name, feature = features[0]
+    mode = _str(feature, "mode", "class").lower()
+    if mode not in ("class", "softmax"):
+        raise _err(f"{reader}: mode = '{mode}' is not supported (use class or softmax)", feature,
+                   "mode")
+    parallel = rec.lookup("nbruttsineachrecurrentiter", None)
+    if parallel is not None and str(parallel).strip() not in ("0",):
+        raise _err(f"{reader}: 'nbruttsineachrecurrentiter = {parallel}' (that many sentences of "
+                   "one length a minibatch, cut into minibatch-size pieces) is not supported; "
+                   "nbruttsineachrecurrentiter = 0 fills each minibatch with whole sentences up "
+                   "to the minibatch size", rec, "nbruttsineachrecurrentiter")
+    params: dict[str, Any] = {
+        "wordclass": rec.get_str("wordclass", None), "unk": _str(rec, "unk", "<unk>"),
+        "mode": "none" if kind_out == "none" else mode,
+        "labelDim": label_in.get_int("labelDim", 0),
+        "labelMappingFile": label_in.get_str("labelMappingFile", None),
+        "output": None if kind_out == "none" else out_name,
+    }
+    file = rec.get_str("file", None)
+    if file is None:
+        raise _err(f"{reader}: the reader block needs file = \"...\" (the text)", rec)
+    made = [LegacyDeserializer("LMSequenceReader", str(file), [(feature_name, feature)], params)]
+    consumed = {n for n, _ in blocks} | {"file", "wordclass", "unk", "nbruttsineachrecurrentiter"}
+    # CNTK's reader shuffled the sentences whatever 'randomize' said
+    return LegacyReader(made, consumed, True, {})
+
+
+def legacy_reader(rec: ConfigRecord, reader_type: str) -> LegacyReader:
+    """The deserializers of a legacy reader block (``reader_type`` in ``LEGACY_READERS``)."""
+    if reader_type.lower() == "lmsequencereader":
+        return _lm(rec, reader_type)
+    return _htk(rec, reader_type)
+

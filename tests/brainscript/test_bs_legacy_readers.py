@@ -1,0 +1,273 @@
+"""CNTK's older reader blocks, ``readerType = "HTKMLFReader"`` and ``"LMSequenceReader"``, on the
+configs and data of CNTK's own repository: what the reader delivers is checked against the files
+read by hand with NumPy, and its utterance, frame, sentence and sample counts against those
+cntk.exe printed in its baseline logs.
+
+The configs and data are read from a copy of CNTK, ``$STADYN_CNTK_SOURCE`` (a checkout, or a
+bare git repository whose HEAD is read), by default ``/work/.mirror/yaochengji+CNTK/repo``;
+without one these tests skip.  (The AN4 feature file is not in CNTK's repository: a stand-in
+with the frame count of its script file is written, sparse, with known values in its first
+utterances.)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+from stadyn._errors import ConfigError, DataError
+from stadyn.brainscript import load_config, parse_config, reader_config, run_config
+from stadyn.brainscript._readers import _lm_text, make_source
+
+SOURCE = os.environ.get("STADYN_CNTK_SOURCE", "/work/.mirror/yaochengji+CNTK/repo")
+SPEECH = "Tests/EndToEndTests/Speech"
+PTB = "Examples/SequenceToSequence/PennTreebank"
+
+
+def _cntk_file(path: str) -> bytes:
+    if os.path.isdir(os.path.join(SOURCE, "Examples")):
+        with open(os.path.join(SOURCE, path), "rb") as f:
+            return f.read()
+    if not os.path.isdir(SOURCE):
+        pytest.skip(f"no copy of CNTK at {SOURCE} (set STADYN_CNTK_SOURCE)")
+    got = subprocess.run(["git", "--git-dir", SOURCE, "show", f"HEAD:{path}"],
+                         capture_output=True)
+    if got.returncode:
+        pytest.skip(f"{path} is not in the CNTK copy at {SOURCE}")
+    return got.stdout
+
+
+def _copy(target, path: str, name: str | None = None):
+    out = target / (name or os.path.basename(path))
+    out.write_bytes(_cntk_file(path))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# HTKMLFReader: Tests/EndToEndTests/Speech/QuickE2E
+# ---------------------------------------------------------------------------------------------
+DIM = 363
+
+
+def _stand_in_features(data, frames: int, filled: int) -> np.ndarray:
+    """The AN4 feature file: an HTK header (USER, 10 ms, 363 float32 values a frame) and
+    ``frames`` frames, the first ``filled`` with known values (the rest sparse zeros)."""
+    values = (np.arange(filled, dtype=np.float32)[:, None] * 1000
+              + np.arange(DIM, dtype=np.float32)[None, :])
+    os.makedirs(data / "Features")
+    with open(data / "Features" / "000000000.chunk", "wb") as f:
+        f.write(np.array([frames, 100000], ">i4").tobytes() + np.array([DIM * 4, 9], ">i2")
+                .tobytes())
+        f.write(values.astype(">f4").tobytes())
+        f.truncate(12 + frames * DIM * 4)
+    return values
+
+
+def _mlf_by_hand(text: str, states: list[str]) -> dict[str, np.ndarray]:
+    """Utterance key -> class id of each frame (HTK times in 100 ns)."""
+    out, key, ids = {}, None, []
+    for line in text.splitlines()[1:]:
+        if line.startswith('"'):
+            key, ids = os.path.splitext(line.strip('"').rsplit("/", 1)[-1])[0], []
+        elif line.strip() == ".":
+            out[key] = np.array(ids)
+        elif line.strip():
+            start, end, state = line.split()[:3]
+            ids += [states.index(state)] * ((int(end) - int(start)) // 100000)
+    return out
+
+
+@pytest.fixture(scope="module")
+def quick_e2e(tmp_path_factory):
+    data = tmp_path_factory.mktemp("an4")
+    config = _copy(data, f"{SPEECH}/QuickE2E/cntk.cntk")
+    # its "minibatchSize = 64:256:1024:" ends in a ':' that Stadyn's config reader refuses
+    config.write_text(config.read_text().replace("64:256:1024:", "64:256:1024"))
+    scp = _copy(data, f"{SPEECH}/Data/glob_0000.scp")
+    mlf = _copy(data, f"{SPEECH}/Data/glob_0000.mlf")
+    _copy(data, f"{SPEECH}/Data/state.list")
+    log = _cntk_file(f"{SPEECH}/QuickE2E/baseline.cpu.txt").decode("utf-8", "replace")
+    ranges = [tuple(map(int, m)) for m in re.findall(r"\[(\d+),(\d+)\]", scp.read_text())]
+    values = _stand_in_features(data, ranges[-1][1] + 1, ranges[2][1] + 1)
+    states = [s for s in (data / "state.list").read_text().split() if s]
+    return dict(data=data, config=config, ranges=ranges, values=values, log=log,
+                labels=_mlf_by_hand(mlf.read_text(), states), keys=[
+                    os.path.splitext(ln.split("=")[0].rsplit("/", 1)[-1])[0]
+                    for ln in scp.read_text().splitlines()])
+
+
+def _speech_reader(case, *overrides):
+    root = load_config(str(case["config"]), [f"DataDir={case['data']}", "RunDir=/tmp/x",
+                                             "DeviceId=-1", *overrides])
+    return run_config(root).command("speechTrain").reader
+
+
+def test_htkmlfreader_block_counts_are_cntk_exes(quick_e2e, monkeypatch):
+    # scpFile = "glob_0000.scp" and the script's paths are relative to the run folder
+    monkeypatch.chdir(quick_e2e["data"])
+    reader = _speech_reader(quick_e2e)
+    assert [d.type for d in reader.deserializers] == ["HTKFeatureDeserializer",
+                                                      "HTKMLFDeserializer"]
+    warnings = []
+    source = make_source(reader, warn=warnings.append)
+    assert warnings == []                 # readMethod, miniBatchMode, ...: all accounted for
+    # "feature set 0: 252734 frames in 948 out of 948 utterances"; "total 132 state names";
+    # "reading MLF file ... total 948 entries"
+    frames, utterances = map(int, re.search(r"feature set 0: (\d+) frames in (\d+) out of",
+                                            quick_e2e["log"]).groups())
+    assert len(quick_e2e["ranges"]) == utterances == 948
+    assert sum(b - a + 1 for a, b in quick_e2e["ranges"]) == frames
+    assert sum(len(v) for v in quick_e2e["labels"].values()) == frames
+    assert int(re.search(r"total (\d+) state names", quick_e2e["log"]).group(1)) == 132
+    # frame mode (this reader's default): minibatches of 64 frames, as the log's "* 640" a
+    # 10 minibatches; 20480 samples an epoch
+    counts = [int(n) for n in re.findall(r"Epoch\[ 1 of 3\]-Minibatch\[.*?\* (\d+);",
+                                         quick_e2e["log"])]
+    assert counts and set(counts) == {640}
+    seen = 0
+    for _ in range(10):
+        mb = source.next_minibatch(64)
+        assert mb["features"].num_samples == mb["labels"].num_samples == 64
+        assert mb["features"].data.shape == (64, DIM) and mb["labels"].data.shape == (64, 132)
+        seen += mb["features"].num_samples
+    assert seen == counts[0]
+
+
+def test_htkmlfreader_frames_and_labels_by_hand(quick_e2e, monkeypatch):
+    monkeypatch.chdir(quick_e2e["data"])
+    reader = _speech_reader(quick_e2e, 'speechTrain=[reader=[readMethod="none"]]')
+    assert reader.randomize is False
+    source = make_source(reader)
+    first_three = quick_e2e["ranges"][2][1] + 1
+    mb = source.next_minibatch(first_three)
+    np.testing.assert_array_equal(mb["features"].data, quick_e2e["values"])
+    expected = np.concatenate([quick_e2e["labels"][k] for k in quick_e2e["keys"][:3]])
+    np.testing.assert_array_equal(mb["labels"].data.argmax(-1), expected)
+    assert (mb["labels"].data.sum(-1) == 1).all()
+
+
+def test_htkmlfreader_sequence_mode_and_what_is_refused(quick_e2e, monkeypatch):
+    monkeypatch.chdir(quick_e2e["data"])
+    # readerType = "HTKDeserializers" takes the same block; frameMode = false: whole utterances
+    reader = _speech_reader(quick_e2e, 'speechTrain=[reader=[readerType="HTKDeserializers"]]',
+                            'speechTrain=[reader=[readMethod="none"]]', "frameMode=false")
+    mb = make_source(reader).next_minibatch(400)
+    a, b = quick_e2e["ranges"][0]
+    assert mb["features"].lengths.tolist() == [b - a + 1]
+    np.testing.assert_array_equal(mb["features"].data[0], quick_e2e["values"][:b - a + 1])
+    for overrides, words in [
+            (["frameMode=false"], "'frameMode = false' .* not supported; readerType = "
+             "\"HTKDeserializers\""),
+            (["frameMode=false", "truncated=true"], "'truncated = true' .* not supported"),
+            (["truncated=true"], "'truncated' cannot be true in frame mode"),
+            (["speechTrain=[reader=[randomize=none]]"], "'randomize' cannot be none when "
+             "'readMethod' is blockRandomize"),
+            (["speechTrain=[reader=[features=[type=\"perceptual\"]]]"], "features are type = "
+             "\"real\"")]:
+        with pytest.raises(ConfigError, match=words) as info:
+            _speech_reader(quick_e2e, *overrides)
+        assert info.value.line is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# LMSequenceReader: Examples/SequenceToSequence/PennTreebank/Config/rnn.cntk
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def ptb(tmp_path_factory):
+    data = tmp_path_factory.mktemp("ptb")
+    config = _copy(data, f"{PTB}/Config/rnn.cntk")
+    vocab = _copy(data, f"{PTB}/Data/vocab.txt")
+    valid = _copy(data, f"{PTB}/Data/ptb.valid.txt")
+    _copy(data, f"{PTB}/Data/ptb.test.txt")
+    log = _cntk_file("Tests/EndToEndTests/Examples/Text/PennTreebank/RNN/baseline.linux.cpu.txt")
+    table = [ln.split() for ln in vocab.read_text().splitlines() if ln.strip()]
+    return dict(data=data, config=config, valid=valid, log=log.decode("utf-8", "replace"),
+                ids={w: int(i) for i, _, w, _ in table}, cls={int(i): int(c) for i, _, _, c in table})
+
+
+def _lm_reader(case, command, *overrides):
+    root = load_config(str(case["config"]), [
+        f"DataDir={case['data']}", f"OutputDir={case['data']}/out", f"command={command}",
+        # as the end-to-end test's run-test does
+        f'{command}=[reader=[wordclass="{case["data"]}/vocab.txt"]]',
+        f'train=[cvReader=[wordclass="{case["data"]}/vocab.txt"]]',
+        f"{command}=[reader=[nbruttsineachrecurrentiter=0]]", *overrides])
+    return run_config(root).command(command)
+
+
+def test_lmsequencereader_sentence_and_sample_counts_are_cntk_exes(ptb):
+    cmd = _lm_reader(ptb, "train")
+    # the cvReader reads ptb.valid.txt: "LMSequenceReader: Reading epoch data... 3370 sequences
+    # read." and "Final Results: Minibatch[1-704]: ... * 73760" (every word but the first of a
+    # sentence is a sample)
+    reads = [int(n) for n in re.findall(r"Reading epoch data\.\.\. (\d+) sequences", ptb["log"])]
+    validated = {int(n) for n in re.findall(r"Finished Epoch\[.*\[Validate\].* \* (\d+)",
+                                            ptb["log"])}
+    valid = _lm_text(cmd.cv_reader.deserializers[0])
+    assert len(valid) == 3370 and 3370 in reads
+    assert validated == {int(valid.sequence_lengths().sum())} == {73760}
+    # through the source (whole sentences a minibatch; a sweep of 10,000-wide one-hot rows is
+    # 3 GB, so two minibatches here)
+    source = make_source(cmd.cv_reader)
+    for _ in range(2):
+        mb = source.next_minibatch(256)
+        assert 0 < mb["features"].num_samples <= 256
+        assert mb["labels"].num_samples == mb["features"].num_samples
+        assert mb["features"].data.shape[-1] == 10000 and mb["labels"].data.shape[-1] == 4
+    # the test command reads ptb.test.txt: "3760 sequences read."
+    assert len(_lm_text(_lm_reader(ptb, "test").reader.deserializers[0])) == 3760
+    assert 3760 in reads
+
+
+def test_lmsequencereader_word_ids_and_classes_by_hand(ptb):
+    reader = _lm_reader(ptb, "train").cv_reader
+    deserializer = _lm_text(reader.deserializers[0])
+    first = [w for w in ptb["valid"].read_text().splitlines()[0].split()]
+    ids = np.array([ptb["ids"].get(w, ptb["ids"]["<unk>"]) for w in first])
+    sample = deserializer.read(0)
+    assert sample["features"].shape == (len(ids) - 1, 10000)
+    np.testing.assert_array_equal(sample["features"].argmax(-1), ids[:-1])
+    assert (sample["features"].sum(-1) == 1).all()
+    labels = sample["labels"]          # mode = "class": word, class, class begin, class end
+    np.testing.assert_array_equal(labels[:, 0], ids[1:])
+    classes = np.array([ptb["cls"][i] for i in ids[1:]])
+    np.testing.assert_array_equal(labels[:, 1], classes)
+    for c, begin, end in zip(classes, labels[:, 2], labels[:, 3]):
+        members = [i for i, k in ptb["cls"].items() if k == c]
+        assert (begin, end) == (min(members), max(members) + 1)
+
+
+def test_lmsequencereader_softmax_mode_and_errors(tmp_path):
+    (tmp_path / "v.txt").write_text("0 9 </s> 0\n1 5 a 0\n2 3 b 1\n3 1 <unk> 1\n")
+    (tmp_path / "t.txt").write_text("</s> a b </s>\n</s> </s>\n</s> zzz a </s>\n")
+
+    def reader(extra="", labels_type="nextWord", parallel=0):
+        return reader_config(parse_config(f"""reader = [ readerType = "LMSequenceReader"
+            file = "{tmp_path / 't.txt'}" ; wordclass = "{tmp_path / 'v.txt'}"
+            nbruttsineachrecurrentiter = {parallel} ; {extra}
+            words = [ dim = 0 ; mode = "softmax" ]
+            labelIn = [ labelType = "category" ; labelDim = 4 ]
+            labels = [ labelType = "{labels_type}" ] ]""", "lm.cntk")["reader"])
+
+    d = _lm_text(reader().deserializers[0])
+    assert len(d) == 2 and d.sequence_lengths().tolist() == [3, 3]
+    assert d.read(1)["words"].argmax(-1).tolist() == [0, 3, 1]        # zzz -> <unk>
+    assert d.read(0)["labels"][:, 0].tolist() == [1, 2, np.float32(1e-6)]  # CNTK's 0 -> 1e-6
+    for kwargs, words in [({"parallel": 1}, "'nbruttsineachrecurrentiter = 1' .* not supported"),
+                          ({"labels_type": "category"}, "labelType = 'category'"),
+                          ({"extra": "randomize = maybe"}, None)]:
+        if words is None:
+            reader(**kwargs)                # CNTK's reader ignored randomize
+            continue
+        with pytest.raises(ConfigError, match=words) as info:
+            reader(**kwargs)
+        assert info.value.path == "lm.cntk"
+    (tmp_path / "t.txt").write_text("</s> a c </s>\n")
+    (tmp_path / "v.txt").write_text("0 9 </s> 0\n1 5 a 0\n")
+    with pytest.raises(DataError, match="'c' is not in the vocabulary") as err:
+        make_source(reader())
+    assert err.value.line == 1
