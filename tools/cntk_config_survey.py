@@ -17,7 +17,8 @@ read the config (includes, ``$var$``), read the command blocks, and for each com
   ``SimpleNetworkBuilder`` are reported as such;
 * make the learner of the ``SGD`` block on those parameters (``gradUpdateType``, unknown keys);
 * check each ``reader`` / ``cvReader`` block's deserializer types without opening its files
-  (CNTK's legacy ``readerType`` readers are reported by name).
+  (CNTK's legacy ``readerType`` readers Stadyn lacks are reported by name; settings of the ones
+  it reads that it refuses, by reader and key: ``reader HTKMLFReader truncated``).
 
 Each gap is one short label (``gradUpdateType FSAdaGrad``, ``BS function OptimizedRNNStack``,
 ``NDL``, ``reader HTKMLFReader``, ``action write``); the table counts the configs each gap
@@ -205,7 +206,10 @@ def _reader_gaps(reader, what: str) -> list[str]:
         return []
     if not reader.deserializers:
         return [f"reader {reader.reader_type or '(none)'}"]
-    return [f"reader {d.type}" for d in reader.deserializers if d.type.lower() not in _READERS]
+    # a legacy reader's settings Stadyn refuses when it opens the reader (truncated, ...)
+    refused = [f"reader {reader.reader_type} {label}" for label, _ in reader.refused]
+    return refused + [f"reader {d.type}" for d in reader.deserializers
+                      if d.type.lower() not in _READERS]
 
 
 def _network_gap(cmd) -> str | None:
@@ -302,6 +306,7 @@ def survey_config(path: str, overrides: list[str]) -> dict:
             return result
         for cmd in run.commands:
             gaps, info = survey_command(cmd, root)
+            gaps = list(dict.fromkeys(gaps))      # a reader and a cvReader may share a gap
             result["commands"][cmd.name] = {"action": cmd.action, "gaps": gaps, **info}
             result["gaps"] += [g for g in gaps if g not in result["gaps"]]
     finally:

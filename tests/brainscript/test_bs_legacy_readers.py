@@ -12,6 +12,7 @@ utterances.)
 
 from __future__ import annotations
 
+import io as pyio
 import os
 import re
 import subprocess
@@ -20,7 +21,7 @@ import numpy as np
 import pytest
 
 from stadyn._errors import ConfigError, DataError
-from stadyn.brainscript import load_config, parse_config, reader_config, run_config
+from stadyn.brainscript import load_config, parse_config, reader_config, run, run_config
 from stadyn.brainscript._readers import _lm_text, make_source
 
 SOURCE = os.environ.get("STADYN_CNTK_SOURCE", "/work/.mirror/yaochengji+CNTK/repo")
@@ -169,8 +170,47 @@ def test_htkmlfreader_sequence_mode_and_what_is_refused(quick_e2e, monkeypatch):
             (["speechTrain=[reader=[features=[type=\"perceptual\"]]]"], "features are type = "
              "\"real\"")]:
         with pytest.raises(ConfigError, match=words) as info:
-            _speech_reader(quick_e2e, *overrides)
+            make_source(_speech_reader(quick_e2e, *overrides))   # read, or opened
         assert info.value.line is not None
+    # what Stadyn does not do is refused when the reader is opened; the block reads (the survey
+    # names the key)
+    assert [label for label, _ in _speech_reader(quick_e2e, "frameMode=false",
+                                                 "truncated=true").refused] == ["truncated"]
+    # CNTK's rollingWindow reader takes randomize = none
+    assert _speech_reader(quick_e2e, 'speechTrain=[reader=[readMethod="rollingWindow"]]',
+                          "speechTrain=[reader=[randomize=none]]").randomize is False
+
+
+# QuickE2E's network is a SimpleNetworkBuilder (which Stadyn lacks): the same layers in BrainScript
+_NETWORK = """    BrainScriptNetworkBuilder = {
+        features = Input {363} ; labels = Input {132}
+        z = DenseLayer {132} (DenseLayer {512, activation=Sigmoid} (
+                              DenseLayer {512, activation=Sigmoid} (features)))
+        ce = CrossEntropyWithSoftmax (labels, z) ; errs = ClassificationError (labels, z)
+        criterionNodes = (ce) ; evaluationNodes = (errs) ; outputNodes = (z)
+    }
+"""
+
+
+def test_quick_e2e_trains_from_its_htkmlfreader_block(quick_e2e, monkeypatch, tmp_path):
+    text = quick_e2e["config"].read_text()
+    text = text[:text.index("    SimpleNetworkBuilder = [")] + _NETWORK + text[
+        text.index("    SGD = ["):]
+    text = re.sub(r"AutoAdjust = \[.*?\]\n", "", text, flags=re.S)   # another feature
+    config = quick_e2e["data"] / "quick_bs.cntk"
+    config.write_text(text)
+    monkeypatch.chdir(quick_e2e["data"])
+    log = pyio.StringIO()
+    run(str(config), [f"DataDir={quick_e2e['data']}", f"RunDir={tmp_path}", "DeviceId=-1",
+                      "speechTrain=[SGD=[maxEpochs=1]]", "speechTrain=[SGD=[epochSize=640]]"],
+        out=log)
+    ours, theirs = log.getvalue(), quick_e2e["log"]
+    # "Training 516740 parameters in 6 out of 6 parameter tensors", 10 minibatches of 64 frames
+    # a logged line ("* 640")
+    count = re.compile(r"Training (\d+) parameters in (\d+)")
+    assert count.findall(ours) == count.findall(theirs)[:1] == [("516740", "6")]
+    assert re.findall(r"Minibatch\[.*?\* (\d+);", ours) == ["640"]
+    assert re.search(r"Finished Epoch\[ 1 of 1\]: \[Training\] .* totalSamplesSeen = 640", ours)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -264,7 +304,7 @@ def test_lmsequencereader_softmax_mode_and_errors(tmp_path):
             reader(**kwargs)                # CNTK's reader ignored randomize
             continue
         with pytest.raises(ConfigError, match=words) as info:
-            reader(**kwargs)
+            make_source(reader(**kwargs))
         assert info.value.path == "lm.cntk"
     (tmp_path / "t.txt").write_text("</s> a c </s>\n")
     (tmp_path / "v.txt").write_text("0 9 </s> 0\n1 5 a 0\n")

@@ -284,6 +284,8 @@ class ReaderConfig:
     verbosity: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict)
     loc: SourceLocation | None = field(default=None, compare=False, repr=False)
+    # a legacy reader's settings Stadyn does not do: (short label, the error opening it raises)
+    refused: tuple[tuple[str, ConfigError], ...] = field(default=(), compare=False, repr=False)
 
 
 _STREAM_KEYS = {"dim", "format", "labeldim", "alias", "transforms"}
@@ -443,6 +445,7 @@ def reader_config(rec: ConfigRecord) -> ReaderConfig:
                   if k not in consumed and k.lower() not in consumed},
                **({} if legacy is None else legacy.extra)},
         loc=rec.loc,
+        refused=() if legacy is None else tuple(legacy.refused),
     )
 
 

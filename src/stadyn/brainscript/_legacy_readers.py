@@ -16,7 +16,9 @@ These readers had no ``deserializers`` list: their block names each input in a s
   (those with ``labelType``, ``labelDim`` or ``labelMappingFile``), CNTK took the first by name
   as the input's labels and the second (``labelType = "nextWord"``) as the output stream.
 
-What Stadyn does not do is a ConfigError naming the key: truncated back-propagation
+What Stadyn does not do is refused with a ConfigError naming the key when the reader is opened
+(the block itself is still read, so a survey of configs sees every other gap): truncated
+back-propagation
 (``truncated = true``), HTKMLFReader's whole-utterance minibatches (``frameMode = false``, a
 fixed ``nbruttsineachrecurrentiter`` utterances a minibatch; ``readerType = "HTKDeserializers"``
 fills minibatches by sample count and is taken), LMSequenceReader's minibatches of
@@ -55,6 +57,8 @@ class LegacyReader:
     consumed: set[str]          # reader keys read here (not reported as unused)
     randomize: bool
     extra: dict[str, Any]       # settings for make_source (frameMode)
+    # what Stadyn does not do: (short label, the error to raise when the reader is opened)
+    refused: list[tuple[str, ConfigError]] = field(default_factory=list)
 
 
 def _err(message: str, rec: ConfigRecord, key: str | None = None) -> ConfigError:
@@ -103,10 +107,12 @@ def _randomize(rec: ConfigRecord, reader: str) -> bool:
     method = str(rec.lookup("readMethod", "blockRandomize")).lower()
     if method == "none":
         return False
+    if method == "rollingwindow":          # CNTK's other randomizer; Stadyn shuffles its own way
+        return window
     if method not in ("blockrandomize", "rollingwindow"):
-        raise _err(f"{reader}: 'readMethod' must be blockRandomize or none, got '{method}'",
+        raise _err(f"{reader}: 'readMethod' must be blockRandomize, rollingWindow or none, got '{method}'",
                    rec, "readMethod")
-    if not window:
+    if not window and method == "blockrandomize":
         raise _err(f"{reader}: 'randomize' cannot be none when 'readMethod' is blockRandomize "
                    "(CNTK's rule; use readMethod = \"none\")", rec, "randomize")
     return True
@@ -114,6 +120,7 @@ def _randomize(rec: ConfigRecord, reader: str) -> bool:
 
 def _htk(rec: ConfigRecord, reader: str) -> LegacyReader:
     features, labels = [], []
+    refused: list[tuple[str, ConfigError]] = []
     for name, sub in _subblocks(rec):
         if "scpFile" in sub:
             kind = _str(sub, "type", "real")
@@ -131,13 +138,15 @@ def _htk(rec: ConfigRecord, reader: str) -> LegacyReader:
         else:
             for key in ("phoneFile", "denlatTocFile"):
                 if key in sub:
-                    raise _err(f"{reader}: '{name}.{key}' (HMM and lattice inputs for sequence "
-                               "training) is not supported", sub, key)
+                    refused.append((key, _err(f"{reader}: '{name}.{key}' (HMM and lattice inputs "
+                                              "for sequence training) is not supported", sub,
+                                              key)))
     for name, sub in features:
         if "prefixPathInSCP" in sub:
-            raise _err(f"{reader}: '{name}.prefixPathInSCP' is not supported; write the paths "
-                       "into the script file (a path that starts with ... is relative to it)",
-                       sub, "prefixPathInSCP")
+            refused.append(("prefixPathInSCP", _err(
+                f"{reader}: '{name}.prefixPathInSCP' is not supported; write the paths into the "
+                "script file (a path that starts with ... is relative to it)", sub,
+                "prefixPathInSCP")))
     if not features:
         raise _err(f"{reader}: the reader block has no feature block (one with scpFile = ...)",
                    rec)
@@ -147,19 +156,21 @@ def _htk(rec: ConfigRecord, reader: str) -> LegacyReader:
         raise _err(f"{reader}: 'truncated' cannot be true in frame mode (frameMode = true is "
                    "the default of this reader)", rec, "truncated")
     if truncated:
-        raise _err(f"{reader}: 'truncated = true' (truncated back-propagation through time, "
-                   "nbruttsineachrecurrentiter utterances cut into minibatch-size pieces) is not "
-                   "supported", rec, "truncated")
-    if not frame_mode and reader.lower() == "htkmlfreader":
-        raise _err(f"{reader}: 'frameMode = false' (whole utterances, a fixed "
-                   "nbruttsineachrecurrentiter of them a minibatch) is not supported; "
-                   "readerType = \"HTKDeserializers\" takes this block and fills each minibatch "
-                   "with whole utterances up to the minibatch size", rec, "frameMode")
+        refused.append(("truncated", _err(
+            f"{reader}: 'truncated = true' (truncated back-propagation through time, "
+            "nbruttsineachrecurrentiter utterances cut into minibatch-size pieces) is not "
+            "supported", rec, "truncated")))
+    elif not frame_mode and reader.lower() == "htkmlfreader":
+        refused.append(("frameMode = false", _err(
+            f"{reader}: 'frameMode = false' (whole utterances, a fixed "
+            "nbruttsineachrecurrentiter of them a minibatch) is not supported; readerType = "
+            "\"HTKDeserializers\" takes this block and fills each minibatch with whole "
+            "utterances up to the minibatch size", rec, "frameMode")))
     made = [LegacyDeserializer("HTKFeatureDeserializer", streams=features)]
     made += [LegacyDeserializer("HTKMLFDeserializer", streams=[s]) for s in labels]
     consumed = {n for n, _ in features + labels} | {"readMethod", "frameMode", "truncated"}
     return LegacyReader(made, consumed, _randomize(rec, reader),
-                        {"frameMode": "true" if frame_mode else "false"})
+                        {"frameMode": "true" if frame_mode else "false"}, refused)
 
 
 def _is_label(sub: ConfigRecord) -> bool:
@@ -183,22 +194,26 @@ def _lm(rec: ConfigRecord, reader: str) -> LegacyReader:
     if kind_in != "category":
         raise _err(f"{reader}: the input labels '{in_name}' must have labelType = \"category\", "
                    f"got '{kind_in}'", label_in, "labelType")
+    refused: list[tuple[str, ConfigError]] = []
     kind_out = _str(label_out, "labelType", "category").lower()
     if kind_out not in ("nextword", "none"):
-        raise _err(f"{reader}: output labels '{out_name}' with labelType = '{kind_out}' (pairs "
-                   "of words in the file) are not supported; use labelType = \"nextWord\"",
-                   label_out, "labelType")
+        refused.append((f"labelType {kind_out}", _err(
+            f"{reader}: output labels '{out_name}' with labelType = '{kind_out}' (pairs of "
+            "words in the file) are not supported; use labelType = \"nextWord\"", label_out,
+            "labelType")))
     feature_name, feature = features[0]
     mode = _str(feature, "mode", "class").lower()
     if mode not in ("class", "softmax"):
-        raise _err(f"{reader}: mode = '{mode}' is not supported (use class or softmax)", feature,
-                   "mode")
+        refused.append((f"mode {mode}", _err(
+            f"{reader}: mode = '{mode}' is not supported (use class or softmax)", feature,
+            "mode")))
     parallel = rec.lookup("nbruttsineachrecurrentiter", None)
     if parallel is not None and str(parallel).strip() not in ("0",):
-        raise _err(f"{reader}: 'nbruttsineachrecurrentiter = {parallel}' (that many sentences of "
-                   "one length a minibatch, cut into minibatch-size pieces) is not supported; "
-                   "nbruttsineachrecurrentiter = 0 fills each minibatch with whole sentences up "
-                   "to the minibatch size", rec, "nbruttsineachrecurrentiter")
+        refused.append(("nbruttsineachrecurrentiter", _err(
+            f"{reader}: 'nbruttsineachrecurrentiter = {parallel}' (that many sentences of one "
+            "length a minibatch, cut into minibatch-size pieces) is not supported; "
+            "nbruttsineachrecurrentiter = 0 fills each minibatch with whole sentences up to the "
+            "minibatch size", rec, "nbruttsineachrecurrentiter")))
     params: dict[str, Any] = {
         "wordclass": rec.get_str("wordclass", None), "unk": _str(rec, "unk", "<unk>"),
         "mode": "none" if kind_out == "none" else mode,
@@ -212,7 +227,7 @@ def _lm(rec: ConfigRecord, reader: str) -> LegacyReader:
     made = [LegacyDeserializer("LMSequenceReader", str(file), [(feature_name, feature)], params)]
     consumed = {n for n, _ in blocks} | {"file", "wordclass", "unk", "nbruttsineachrecurrentiter"}
     # CNTK's reader shuffled the sentences whatever 'randomize' said
-    return LegacyReader(made, consumed, True, {})
+    return LegacyReader(made, consumed, True, {}, refused)
 
 
 def legacy_reader(rec: ConfigRecord, reader_type: str) -> LegacyReader:

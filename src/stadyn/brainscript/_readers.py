@@ -257,6 +257,8 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
         raise _err(f"the reader block{kind} defines no deserializers (use deserializers = ({{ type "
                    "= \"ImageDeserializer\" ... }}) or readerType = \"CNTKTextFormatReader\")",
                    reader.loc)
+    if reader.refused:
+        raise reader.refused[0][1]
     if warn is not None:
         _unused(reader, warn)
     made = []
