@@ -17,8 +17,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .._errors import DataError
-from .._fileutil import refuse_special_file
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
+from ._mlf import _read_text
 from ._random import SampleRandom
 
 __all__ = ["LMSequenceDeserializer", "WordClasses", "read_word_classes"]
@@ -27,16 +27,7 @@ _OUTPUTS = ("class", "softmax", "none")
 
 
 def _read_lines(path: str, what: str) -> list[str]:
-    refuse_special_file(path, DataError)
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read().split("\n")
-    except FileNotFoundError:
-        raise DataError(f"{what} does not exist", path) from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{what} is not UTF-8 text: {exc.reason}", path) from None
-    except OSError as exc:
-        raise DataError(f"cannot read the {what}: {exc.strerror or exc}", path) from None
+    return _read_text(path, what).split("\n")
 
 
 @dataclass(frozen=True)
