@@ -165,6 +165,8 @@ def test_htkmlfreader_sequence_mode_and_what_is_refused(quick_e2e, monkeypatch):
              "\"HTKDeserializers\""),
             (["frameMode=false", "truncated=true"], "'truncated = true' .* not supported"),
             (["truncated=true"], "'truncated' cannot be true in frame mode"),
+            (["speechTrain=[reader=[nbruttsineachrecurrentiter=4]]"], "cannot be more than 1 "
+             "in frame mode"),
             (["speechTrain=[reader=[randomize=none]]"], "'randomize' cannot be none when "
              "'readMethod' is blockRandomize"),
             (["speechTrain=[reader=[features=[type=\"perceptual\"]]]"], "features are type = "
@@ -306,6 +308,10 @@ def test_lmsequencereader_softmax_mode_and_errors(tmp_path):
         with pytest.raises(ConfigError, match=words) as info:
             make_source(reader(**kwargs))
         assert info.value.path == "lm.cntk"
+    # an existing labelMappingFile numbers the words (one a line), not the word-class file
+    (tmp_path / "map.txt").write_text("b\n</s>\na\n<unk>\n")
+    mapped = reader(extra=f'labelIn = [ labelMappingFile = "{tmp_path / "map.txt"}" ]')
+    assert _lm_text(mapped.deserializers[0]).tokens(0).tolist() == [1, 2, 0, 1]
     (tmp_path / "t.txt").write_text("</s> a c </s>\n")
     (tmp_path / "v.txt").write_text("0 9 </s> 0\n1 5 a 0\n")
     with pytest.raises(DataError, match="'c' is not in the vocabulary") as err:

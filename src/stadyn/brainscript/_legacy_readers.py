@@ -152,6 +152,12 @@ def _htk(rec: ConfigRecord, reader: str) -> LegacyReader:
                    rec)
     frame_mode = _flag(rec, "frameMode", True)
     truncated = _flag(rec, "truncated", False)
+    parallel = rec.lookup("nbruttsineachrecurrentiter", None)
+    counts = [] if parallel is None else str(parallel).replace(":", " ").split()
+    if frame_mode and reader.lower() == "htkmlfreader" and any(c != "1" for c in counts):
+        raise _err(f"{reader}: 'nbruttsineachrecurrentiter' cannot be more than 1 in frame mode "
+                   "(CNTK's rule; frameMode = true is the default of this reader)", rec,
+                   "nbruttsineachrecurrentiter")
     if frame_mode and truncated:
         raise _err(f"{reader}: 'truncated' cannot be true in frame mode (frameMode = true is "
                    "the default of this reader)", rec, "truncated")
