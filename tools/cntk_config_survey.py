@@ -15,7 +15,8 @@ read the config (includes, ``$var$``), read the command blocks, and for each com
 * build the network of ``BrainScriptNetworkBuilder`` with ``StadynLibrary`` (Input sizes are the
   config's own; no data is read) and count its parameters; ``NDLNetworkBuilder`` and
   ``SimpleNetworkBuilder`` are reported as such;
-* make the learner of the ``SGD`` block on those parameters (``gradUpdateType``, unknown keys);
+* make the learner of the ``SGD`` block on those parameters (``gradUpdateType``, unknown keys,
+  the ``AutoAdjust`` block);
 * check each ``reader`` / ``cvReader`` block's deserializer types without opening its files
   (CNTK's legacy ``readerType`` readers are reported by name).
 
@@ -180,7 +181,8 @@ _LABELS = (
     # BS.Network.Load (...), BS.Seq2Seq.*: namespaces Stadyn's sequences.bs lacks
     (r"record has no member '(Network|Seq2Seq|RNNs)'", "BS.{}"),
     (r"gradUpdateType = '([^']+)'", "gradUpdateType {}"),
-    (r"unknown or unsupported SGD key '(?i:(AutoAdjust))'", "SGD AutoAdjust"),
+    (r"AutoAdjust: (autoAdjustMinibatch) = true", "AutoAdjust {}"),
+    (r"AutoAdjust: autoAdjustLR = (\w+)", "AutoAdjust autoAdjustLR {}"),
     (r"unknown or unsupported SGD key '([^']+)'", "SGD key {}"),
     (r"deserializer type '([^']+)'", "reader {}"),
     (r"unknown variable '\$([^$]+)\$'", "config variable ${}$ undefined"),
@@ -236,9 +238,6 @@ def survey_command(cmd, root_record) -> tuple[list[str], dict]:
     gaps += _reader_gaps(cmd.reader, "reader")
     if cmd.cv_reader is not None:
         gaps += _reader_gaps(cmd.cv_reader, "cvReader")
-    for key in ("AutoAdjust",):
-        if cmd.sgd is not None and any(k.lower() == key.lower() for k in cmd.sgd.extra):
-            gaps.append(f"SGD {key}")
     if cmd.action == "train" and cmd.sgd is not None:     # the learner on a stand-in parameter
         with sd.parameter_registry(sd.ParameterRegistry()):
             try:

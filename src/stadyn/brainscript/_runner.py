@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from .. import functions as F
-from .._errors import ConfigError, ModelFileError
+from .._errors import ConfigError, ModelFileError, StadynError
 from .._random import seed
 from ..graph import Variable, context, context_scope
 from ..parametric import ParameterRegistry, parameter_registry
@@ -43,9 +43,11 @@ from ._config import BrainScriptSource, ConfigRecord, load_config, unused_overri
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
 from ._readers import make_source
+from ._autoadjust import auto_adjust, initial_state, min_learning_rate
 from ._sgd import (check_sgd_keys, disable_reg_in_batch_norm, keep_checkpoint_files,
                    make_learners, parallel_train)
-from ._train_progress import CNTKProgress, EpochResult, TrainSetting
+from ._train_progress import (CNTKProgress, EpochResult, RepeatEpoch, TrainingComplete,
+                              TrainSetting)
 from ._write import write_format, write_outputs
 
 __all__ = ["run", "run_config_file", "RunResult", "EpochResult", "EvalResult", "model_name",
@@ -160,6 +162,11 @@ class _Runner:
         note = parallel_train(sgd, sgd_rec, self.parallel.size)
         if note is not None:
             log(note)
+        adjust = auto_adjust(sgd_rec.get("AutoAdjust"), sgd_rec)
+        if adjust is not None and self.parallel.size > 1:
+            raise ConfigError("AutoAdjust (autoAdjustLR) is not supported in a data-parallel "
+                              "job yet (stadyn train --nproc); train in one process",
+                              *record_loc(sgd_rec, "AutoAdjust"))
         max_epochs, model_path = sgd.max_epochs, cmd.model_path
         start, resume_from = start_epoch(model_path, max_epochs,
                                           rec.get_bool("makeMode", True, inherited=True), log)
@@ -220,14 +227,16 @@ class _Runner:
             log(f"Training {count} parameters in {len(params)} parameter tensors.")
         log()
 
+        checkpoint = None
         if resume_from is not None:
-            resume(log, resume_from, trainer, learners, source, start,
-                   lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
-                   per_sweep=epoch_size is None)
+            checkpoint = resume(log, resume_from, trainer, learners, source, start,
+                                lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
+                                per_sweep=epoch_size is None)
         elif parallel.is_main:
             save_model(model_name(model_path, start - 1, max_epochs), *network.model_file_parts())
         setting = TrainSetting(cmd.name, sgd, [crit_name] + eval_names, cmd.trace_level,
-                               seed_offset, model_path, keep_checkpoint_files(sgd, sgd_rec))
+                               seed_offset, model_path, keep_checkpoint_files(sgd, sgd_rec),
+                               adjust, min_learning_rate(sgd_rec))
         validate = None
         if cmd.cv_reader is not None:
             validate = Validation(network, [criterion] + evals, [crit_name] + eval_names,
@@ -236,11 +245,28 @@ class _Runner:
                                 network.model_file_parts(), parallel, self.epoch_callback,
                                 labels_per_sequence=inputs.labels_per_sequence,
                                 validate=validate)
-        # CNTK's loop: stop on a NaN where it is logged (the callback), not before the update
-        trainer.fit(inputs, inputs.input_map, epochs=max_epochs, epoch_size=epoch_size,
-                    minibatch_size=list(sgd.minibatch_size), initial_epoch=start,
-                    outputs=[F.sum(n) for n in evals[1:]], stop_on_nonfinite=False,
-                    callbacks=[progress], progress_bar=False)
+        if adjust is not None:
+            info = (checkpoint or {}).get("auto_adjust")
+            try:
+                progress.lr_state = initial_state(adjust, start, progress.fixed_epochs,
+                                                  tuple(info) if info else None)
+            except StadynError as exc:
+                raise ConfigError(str(exc), *record_loc(sgd_rec, "AutoAdjust")) from None
+        epoch = start
+        while True:    # once, unless AutoAdjust rolls back an epoch (it is then trained again)
+            try:
+                # CNTK's loop: stop on a NaN where it is logged (the callback), not before the
+                # update
+                trainer.fit(inputs, inputs.input_map, epochs=max_epochs, epoch_size=epoch_size,
+                            minibatch_size=list(sgd.minibatch_size), initial_epoch=epoch,
+                            outputs=[F.sum(n) for n in evals[1:]], stop_on_nonfinite=False,
+                            callbacks=[progress], progress_bar=False)
+            except RepeatEpoch as again:
+                epoch = again.epoch
+                continue
+            except TrainingComplete:
+                pass
+            break
         source.close()
         return progress.results
 

@@ -22,6 +22,7 @@ from typing import Any
 from .. import learners as LR
 from .. import schedules as SC
 from .._errors import ConfigError
+from ._autoadjust import auto_adjust, min_learning_rate
 from ._blocks import SGDConfig, per_epoch
 from ._config import ConfigRecord
 
@@ -37,7 +38,8 @@ _FIELDS = ("maxEpochs", "epochSize", "minibatchSize", "learningRatesPerSample",
 _EXTRA = ("gradUpdateType", "useNAG", "useNAGMomentum", "useAdagrad", "normWithAveMultiplier",
           "varianceTimeConstant", "fsAdagradTargetAvDenom", "rms_gamma", "rms_wgt_inc",
           "rms_wgt_dec", "rms_wgt_max", "rms_wgt_min", "keepCheckPointFiles", "modelPath",
-          "ParallelTrain", "disableRegInBatchNormalization")
+          "ParallelTrain", "disableRegInBatchNormalization", "AutoAdjust",
+          "minLearningRatePerSample")
 #: CNTK keys that only tune memory use or logging on CNTK's own engine: accepted, no effect.
 _NO_EFFECT = ("maxTempMemSizeInSamplesForCNN", "numSubminibatches", "maxSamplesInRAM",
               "numMBsToCUDAProfile", "traceLevel", "disableWkInBatchNormal",
@@ -59,6 +61,9 @@ def check_sgd_keys(sgd: SGDConfig, record: ConfigRecord | None) -> None:
             f" (supported: {', '.join(_FIELDS + _EXTRA)})"
         where = _where(record, key)
         raise ConfigError(f"unknown or unsupported SGD key '{key}'{hint}", *where)
+    auto_adjust(_extra(sgd, "AutoAdjust", None), record)     # its keys and values
+    if record is not None:
+        min_learning_rate(record)
 
 
 def _where(record: ConfigRecord | None, key: str) -> tuple:
