@@ -11,7 +11,8 @@ included by others) and every end-to-end test of ``Tests/EndToEndTests`` that ha
 with those overrides.  For each config it does what ``stadyn train`` does before reading data:
 read the config (includes, ``$var$``), read the command blocks, and for each command
 
-* refuse an action other than ``train``/``test``/``eval``;
+* refuse an action other than ``train``/``test``/``eval``/``write``/``edit`` (and an ``edit`` by
+  a MEL script);
 * build the network of ``BrainScriptNetworkBuilder`` with ``StadynLibrary`` (Input sizes are the
   config's own; no data is read) and count its parameters; ``NDLNetworkBuilder`` and
   ``SimpleNetworkBuilder`` are reported as such;
@@ -233,8 +234,10 @@ def survey_command(cmd, root_record) -> tuple[list[str], dict]:
 
     gaps: list[str] = []
     info: dict = {}
-    if cmd.action not in ("train", "test", "eval", "write"):
+    if cmd.action not in ("train", "test", "eval", "write", "edit"):
         gaps.append(f"action {cmd.action}")
+    if cmd.action == "edit" and cmd.network is None:
+        return gaps + ["action edit with a MEL script (editPath)"], info
     gaps += _reader_gaps(cmd.reader, "reader")
     if cmd.cv_reader is not None:
         gaps += _reader_gaps(cmd.cv_reader, "cvReader")

@@ -8,6 +8,9 @@
   and ``modelPath`` after the last epoch) with its checkpoint (``<model>.ckp``: learner state,
   sample counts, reader position); on a restart, continue after the last saved epoch.
 * ``write``: the values of ``outputNodeNames`` over the reader, as text files (:mod:`._write`).
+* ``edit``: CNTK's BrainScript variant: build ``BrainScriptNetworkBuilder`` and save it as
+  ``outputModelPath`` (skipped in make mode when that file exists); the MEL variant
+  (``editPath``) is refused, naming the key.
 * ``test`` / ``eval``: load ``modelPath``, evaluate ``evalNodeNames`` (default: the evaluation and
   criterion nodes) over one sweep of the ``reader`` and print ``Final Results: ...``.
 
@@ -33,7 +36,7 @@ import torch
 from .. import functions as F
 from .._errors import ConfigError, ModelFileError, StadynError
 from .._random import seed
-from ..graph import Variable, context, context_scope
+from ..graph import Variable, context, context_scope, topological_nodes
 from ..parametric import ParameterRegistry, parameter_registry
 from ..train import Trainer, evaluate_sums
 from ._blocks import CommandConfig, RunConfig, per_epoch, run_config
@@ -144,6 +147,8 @@ class _Runner:
                 pass
             elif cmd.action == "write":
                 self.result.commands[cmd.name] = self.write(cmd)
+            elif cmd.action == "edit":
+                self.result.commands[cmd.name] = self.edit(cmd)
             else:
                 self.result.commands[cmd.name] = self.evaluate(cmd)
         log(f'Action "{cmd.action}" complete.')
@@ -317,6 +322,27 @@ class _Runner:
         finally:
             source.close()
 
+    # -- edit ---------------------------------------------------------------------------------
+    def edit(self, cmd: CommandConfig) -> str | None:
+        """CNTK's ``edit`` action (``DoEdit``): the network of ``BrainScriptNetworkBuilder``
+        saved as ``outputModelPath``; the model file's path, or None when make mode skipped
+        it."""
+        rec = cmd.record
+        check_edit(cmd)
+        output = str(rec.get_str("outputModelPath"))
+        if rec.get_bool("makeMode", True, inherited=True) and os.path.exists(output):
+            self.log(f"'{output}' exists, skipping. Specify makeMode=false to force executing "
+                     "the action.")
+            return None
+        network = CommandNetwork(cmd.network, 0.0)
+        outputs, inputs = network.model_file_parts()
+        save_model(output, outputs, inputs)
+        nodes = {id(v) for n in topological_nodes(list(outputs.values()))
+                 for v in (*n.inputs, *n.outputs) if v is not None}
+        self.log()
+        self.log(f"Model with {len(nodes)} nodes saved as '{output}'.")
+        return output
+
     # -- test / eval ------------------------------------------------------------------------
     def evaluate(self, cmd: CommandConfig) -> EvalResult:
         log, rec = self.log, cmd.record
@@ -403,6 +429,21 @@ class _Runner:
                           *record_loc(cmd.record, "action"))
 
 
+def check_edit(cmd: CommandConfig) -> None:
+    """An ``edit`` command Stadyn can run: CNTK's BrainScript variant (``BrainScriptNetworkBuilder``
+    and ``outputModelPath``); the MEL variant (``editPath``) is refused, naming the key."""
+    rec = cmd.record
+    if cmd.network is None:
+        key = "editPath" if "editPath" in rec else "action"
+        raise ConfigError(f"command '{cmd.name}' (action edit): editing a model with a MEL "
+                          "script (editPath; CNTK's deprecated Model Editing Language) is not "
+                          "supported; CNTK's BrainScript variant needs BrainScriptNetworkBuilder "
+                          "and outputModelPath", *record_loc(rec, key))
+    if "outputModelPath" not in rec:
+        raise ConfigError(f"command '{cmd.name}' (action edit) needs 'outputModelPath'",
+                          *record_loc(rec, "action"))
+
+
 def _warn_unused_overrides(root: ConfigRecord, config: RunConfig) -> None:
     """Warn, before anything runs, about each command-line override nothing reads (``maxEpochs=1``
     at the top level, where CNTK's configs read ``Train.SGD.maxEpochs``)."""
@@ -445,9 +486,12 @@ def run_config_file(root: ConfigRecord, *, actions: Sequence[str] | None = None,
             raise ConfigError(f"the config runs no {' or '.join(sorted(wanted))} command "
                               f"(its commands: {names})", *record_loc(root, "command"))
     for cmd in commands:
-        if cmd.action not in ("train", "test", "eval", "write"):
+        if cmd.action not in ("train", "test", "eval", "write", "edit"):
             raise ConfigError(f"action '{cmd.action}' of command '{cmd.name}' is not supported "
-                              "(train, test, eval or write)", *record_loc(cmd.record, "action"))
+                              "(train, test, eval, write or edit)",
+                              *record_loc(cmd.record, "action"))
+        if cmd.action == "edit":
+            check_edit(cmd)
     names = "_".join(c.name for c in commands)
     parallel = _Parallel()
     log_path = f"{config.stderr}_{names}.log" if config.stderr and parallel.is_main else None
