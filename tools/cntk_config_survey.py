@@ -228,6 +228,7 @@ def survey_command(cmd, root_record) -> tuple[list[str], dict]:
 
     import stadyn as sd
     from stadyn.brainscript import StadynLibrary, build_network
+    from stadyn.brainscript._autoadjust import auto_adjust
     from stadyn.brainscript._runner import _Runner
     from stadyn.brainscript._sgd import make_learner
     from stadyn.graph import topological_nodes
@@ -245,7 +246,9 @@ def survey_command(cmd, root_record) -> tuple[list[str], dict]:
         with sd.parameter_registry(sd.ParameterRegistry()):
             try:
                 w = sd.Variable.from_numpy_array(np.zeros(2, np.float32), need_grad=True)
-                make_learner({"w": w}, cmd.sgd, cmd.record.get_record("SGD"), epoch_size=None)
+                sgd_record = cmd.record.get_record("SGD")
+                make_learner({"w": w}, cmd.sgd, sgd_record, epoch_size=None)
+                auto_adjust(sgd_record.get("AutoAdjust"), sgd_record)
             except Exception as exc:  # noqa: BLE001
                 gaps.append(_label(exc))
     network = cmd.network

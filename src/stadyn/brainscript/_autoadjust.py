@@ -34,6 +34,7 @@ import numpy as np
 
 from .._errors import ConfigError, StadynError
 from ._config import ConfigRecord
+from ._sgd import _where
 
 __all__ = ["AutoAdjust", "LRState", "Step", "auto_adjust", "after_epoch", "initial_state",
            "min_learning_rate"]
@@ -103,16 +104,6 @@ class Step:
 # ---------------------------------------------------------------------------------------------
 # Settings
 # ---------------------------------------------------------------------------------------------
-def _where(record: ConfigRecord | None, key: str) -> tuple:
-    if record is None:
-        return ()
-    try:
-        loc = record.location(key)
-    except KeyError:
-        loc = record.loc
-    return () if loc is None else (loc.path, loc.line, loc.column)
-
-
 def auto_adjust(block, record: ConfigRecord | None = None) -> AutoAdjust | None:
     """The settings of ``SGD.AutoAdjust`` (a :class:`ConfigRecord`; ``record`` is the SGD block,
     for messages), or ``None`` when it does not adjust (``autoAdjustLR`` none or false).

@@ -168,6 +168,7 @@ class _Runner:
         if note is not None:
             log(note)
         adjust = auto_adjust(sgd_rec.get("AutoAdjust"), sgd_rec)
+        min_lr = min_learning_rate(sgd_rec)
         if adjust is not None and self.parallel.size > 1:
             raise ConfigError("AutoAdjust (autoAdjustLR) is not supported in a data-parallel "
                               "job yet (stadyn train --nproc); train in one process",
@@ -241,7 +242,7 @@ class _Runner:
             save_model(model_name(model_path, start - 1, max_epochs), *network.model_file_parts())
         setting = TrainSetting(cmd.name, sgd, [crit_name] + eval_names, cmd.trace_level,
                                seed_offset, model_path, keep_checkpoint_files(sgd, sgd_rec),
-                               adjust, min_learning_rate(sgd_rec))
+                               adjust, min_lr)
         validate = None
         if cmd.cv_reader is not None:
             validate = Validation(network, [criterion] + evals, [crit_name] + eval_names,

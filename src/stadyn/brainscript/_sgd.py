@@ -22,7 +22,6 @@ from typing import Any
 from .. import learners as LR
 from .. import schedules as SC
 from .._errors import ConfigError
-from ._autoadjust import auto_adjust, min_learning_rate
 from ._blocks import SGDConfig, per_epoch
 from ._config import ConfigRecord
 
@@ -61,9 +60,6 @@ def check_sgd_keys(sgd: SGDConfig, record: ConfigRecord | None) -> None:
             f" (supported: {', '.join(_FIELDS + _EXTRA)})"
         where = _where(record, key)
         raise ConfigError(f"unknown or unsupported SGD key '{key}'{hint}", *where)
-    auto_adjust(_extra(sgd, "AutoAdjust", None), record)     # its keys and values
-    if record is not None:
-        min_learning_rate(record)
 
 
 def _where(record: ConfigRecord | None, key: str) -> tuple:
