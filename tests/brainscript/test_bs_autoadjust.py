@@ -304,3 +304,24 @@ def test_learning_rates_per_sweep_move_on_with_epoch_size_0(data, tmp_path):
     for a, b in zip(_parameters(tmp_path / "a" / "Models" / "reg"),
                     _parameters(tmp_path / "b" / "Models" / "reg")):
         np.testing.assert_array_equal(a, b)
+
+
+def test_the_controlling_loss_is_cntks_lr_control_criterion():
+    # SGD.cpp: the training criterion, or the first evaluation node's with
+    # UseEvalCriterionControlLR; the cvReader set's (same order) when it exists and
+    # UseCVSetControlLRIfCVExists
+    from stadyn.brainscript import SGDConfig
+    from stadyn.brainscript._train_progress import CNTKProgress, TrainSetting
+
+    def criterion(adjust: AutoAdjust, validation):
+        setting = TrainSetting("t", SGDConfig(1), ["ce", "errs"], 0, 0, "m", False, adjust)
+        progress = CNTKProgress(setting, None, None, None, None, None)
+        progress.totals = [[6.0, 3], [1.5, 3]]
+        return progress._control_criterion(validation)
+
+    cv = {"ce": 0.7, "errs": 0.1}
+    assert criterion(AutoAdjust(), None) == 2.0
+    assert criterion(AutoAdjust(use_eval_criterion=True), None) == 0.5
+    assert criterion(AutoAdjust(), cv) == 0.7
+    assert criterion(AutoAdjust(use_eval_criterion=True), cv) == 0.1
+    assert criterion(AutoAdjust(use_cv_set=False), cv) == 2.0

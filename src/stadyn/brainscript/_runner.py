@@ -14,10 +14,12 @@
 * ``test`` / ``eval``: load ``modelPath``, evaluate ``evalNodeNames`` (default: the evaluation and
   criterion nodes) over one sweep of the ``reader`` and print ``Final Results: ...``.
 
-Training is :meth:`stadyn.train.Trainer.fit` (the runner has no epoch loop of its own) with one
-callback, :class:`._train_progress.CNTKProgress`, that prints CNTK's lines (formatted by
-:mod:`._cntk_log`), checks for NaNs where CNTK did and saves the model files; the model files and
-resuming from them (make mode) are :mod:`._model_files`.
+Training is :meth:`stadyn.train.Trainer.fit` (the runner has no epoch loop of its own; it calls
+``fit`` again only where ``AutoAdjust`` rolled an epoch back) with one callback,
+:class:`._train_progress.CNTKProgress`, that prints CNTK's lines (formatted by
+:mod:`._cntk_log`), checks for NaNs where CNTK did, applies ``AutoAdjust`` (:mod:`._autoadjust`)
+and saves the model files; the model files and resuming from them (make mode) are
+:mod:`._model_files`.
 """
 
 from __future__ import annotations
