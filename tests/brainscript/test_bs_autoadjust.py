@@ -325,3 +325,18 @@ def test_the_controlling_loss_is_cntks_lr_control_criterion():
     assert criterion(AutoAdjust(), cv) == 0.7
     assert criterion(AutoAdjust(use_eval_criterion=True), cv) == 0.1
     assert criterion(AutoAdjust(use_cv_set=False), cv) == 2.0
+
+
+def test_the_rate_carried_on_is_cntks_float_rate_per_mb_divided_in_double():
+    # SGD.h GetLearningRatePerSample: the float of learningRatesPerMB over the minibatch size,
+    # in double: 0.1f / 3 = 0.0333333338 (%.8g 0.033333334; the float of 0.1 / 3 prints
+    # 0.033333335); AutoAdjust multiplies that value
+    from stadyn.brainscript import SGDConfig
+    from stadyn.brainscript._sgd import cntk_learning_rate
+
+    sgd = SGDConfig(1, minibatch_size=(3,), learning_rates_per_mb=(0.1,))
+    assert f"{cntk_learning_rate(sgd, 0):.8g}" == "0.033333334"
+    step = after_epoch(AutoAdjust(decrease_factor=0.5, load_best_model=False),
+                       LRState(lr=math.nan, prev_criterion=1.0), 1, cntk_learning_rate(sgd, 1),
+                       1.5, 1)
+    assert step.lines == ("learnRatePerSample reduced to 0.016666667",)

@@ -35,7 +35,7 @@ from ._autoadjust import AutoAdjust, LRState, after_epoch
 from ._blocks import SGDConfig, per_epoch
 from ._cntk_log import CNTKLog, epoch_line, minibatch_line
 from ._model_files import model_name, roll_back, save_epoch, save_model
-from ._sgd import learning_rates_per_sample, momenta_per_sample
+from ._sgd import cntk_learning_rate, momenta_per_sample
 
 __all__ = ["EpochResult", "CNTKProgress", "RepeatEpoch", "TrainingComplete"]
 
@@ -159,7 +159,7 @@ class CNTKProgress(TrainingCallback):
             self.dropout = rate
         self.epoch = epoch
         self.mb_size = per_epoch(sgd.minibatch_size, epoch)
-        self.lr = float(np.float32(per_epoch(learning_rates_per_sample(sgd), epoch)))
+        self.lr = cntk_learning_rate(sgd, epoch)
         if setting.auto_adjust is not None and epoch >= self.fixed_epochs:
             self.lr = self.lr_state.lr              # the rate AutoAdjust carried on
             for learner in trainer.parameter_learners:
