@@ -340,3 +340,15 @@ def test_the_rate_carried_on_is_cntks_float_rate_per_mb_divided_in_double():
                        LRState(lr=math.nan, prev_criterion=1.0), 1, cntk_learning_rate(sgd, 1),
                        1.5, 1)
     assert step.lines == ("learnRatePerSample reduced to 0.016666667",)
+
+
+def test_raising_max_epochs_rolls_back_to_the_final_model_it_continued_from(adjusted, data,
+                                                                           tmp_path):
+    # (a Stadyn extension: a finished run continues when maxEpochs is raised) the model of
+    # epoch 2 is then modelPath itself, not modelPath.2
+    text, _, _ = adjusted
+    _run(data, tmp_path, "0.2", ADJUST, "train.SGD.maxEpochs=2")
+    more, _ = _run(data, tmp_path, "0.2", ADJUST)
+    assert _finished(more) == _finished(text)[2:]
+    assert ("Loading (rolling back to) previous model with best training-criterion value: "
+            f"{tmp_path}/Models/reg.\n") in more

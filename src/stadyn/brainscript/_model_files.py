@@ -19,7 +19,7 @@ from ..serialize import is_model_file, load, load_parameters, save, save_paramet
 from ..train import feed, read_checkpoint_state
 
 __all__ = ["model_name", "start_epoch", "check_writable", "save_model", "load_model_parameters",
-           "save_epoch", "resume", "roll_back"]
+           "save_epoch", "resume", "roll_back", "epoch_model"]
 
 
 def model_name(model_path: str, epoch: int, max_epochs: int) -> str:
@@ -204,6 +204,18 @@ def _restore(model_file: str, trainer, source, what: str) -> dict:
     return state
 
 
+def epoch_model(model_path: str, epoch: int, max_epochs: int) -> str:
+    """The model file of 0-based ``epoch`` in this run: :func:`model_name`, or ``modelPath``
+    itself when that is the final model of a run whose ``maxEpochs`` was raised since (its
+    checkpoint finished ``epoch + 1`` epochs; :func:`start_epoch` continues from it)."""
+    name = model_name(model_path, epoch, max_epochs)
+    if not os.path.exists(name + ".ckp") and os.path.exists(model_path + ".ckp"):
+        state = _checkpoint_state(model_path + ".ckp") or {}
+        if state.get("epochs_finished") == epoch + 1:
+            return model_path
+    return name
+
+
 def roll_back(model_path: str, target: int, max_epochs: int, trainer, source,
               removed: tuple[int, ...], extra: dict | None, write: bool) -> None:
     """AutoAdjust's rollback (CNTK's ``loadBestModel``): the model and the checkpoint of 0-based
@@ -211,7 +223,7 @@ def roll_back(model_path: str, target: int, max_epochs: int, trainer, source,
     epoch reads the data the failed one read); with ``write`` (the job's main process) the
     model and checkpoint files of the epochs in ``removed`` are deleted and the target's
     checkpoint is written again with ``extra`` (the new learning rate)."""
-    name = model_name(model_path, target, max_epochs)
+    name = epoch_model(model_path, target, max_epochs)
     if not os.path.exists(name + ".ckp"):
         raise ConfigError(f"AutoAdjust: cannot roll back to '{name}': its checkpoint "
                           f"'{name}.ckp' is missing")

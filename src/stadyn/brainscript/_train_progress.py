@@ -34,7 +34,7 @@ from ..train import TrainingCallback
 from ._autoadjust import AutoAdjust, LRState, after_epoch
 from ._blocks import SGDConfig, per_epoch
 from ._cntk_log import CNTKLog, epoch_line, minibatch_line
-from ._model_files import model_name, roll_back, save_epoch, save_model
+from ._model_files import epoch_model, roll_back, save_epoch, save_model
 from ._sgd import cntk_learning_rate, momenta_per_sample
 
 __all__ = ["EpochResult", "CNTKProgress", "RepeatEpoch", "TrainingComplete"]
@@ -273,7 +273,7 @@ class CNTKProgress(TrainingCallback):
         adjust, max_epochs = setting.auto_adjust, setting.sgd.max_epochs
         step = after_epoch(adjust, self.lr_state, epoch, self.lr,
                            self._control_criterion(validation), self.fixed_epochs,
-                           lambda e: model_name(setting.model_path, e, max_epochs))
+                           lambda e: epoch_model(setting.model_path, e, max_epochs))
         self.lr_state = step.state
         for line in step.lines:
             (log if line else log.raw)(line)
