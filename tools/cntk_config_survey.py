@@ -11,11 +11,13 @@ included by others) and every end-to-end test of ``Tests/EndToEndTests`` that ha
 with those overrides.  For each config it does what ``stadyn train`` does before reading data:
 read the config (includes, ``$var$``), read the command blocks, and for each command
 
-* refuse an action other than ``train``/``test``/``eval``;
+* refuse an action other than ``train``/``test``/``eval``/``write``/``edit`` (and an ``edit`` by
+  a MEL script);
 * build the network of ``BrainScriptNetworkBuilder`` with ``StadynLibrary`` (Input sizes are the
   config's own; no data is read) and count its parameters; ``NDLNetworkBuilder`` and
   ``SimpleNetworkBuilder`` are reported as such;
-* make the learner of the ``SGD`` block on those parameters (``gradUpdateType``, unknown keys);
+* make the learner of the ``SGD`` block on those parameters (``gradUpdateType``, unknown keys,
+  the ``AutoAdjust`` block);
 * check each ``reader`` / ``cvReader`` block's deserializer types without opening its files
   (CNTK's legacy ``readerType`` readers Stadyn lacks are reported by name; settings of the ones
   it reads that it refuses, by reader and key: ``reader HTKMLFReader truncated``).
@@ -182,7 +184,8 @@ _LABELS = (
     # BS.Network.Load (...), BS.Seq2Seq.*: namespaces Stadyn's sequences.bs lacks
     (r"record has no member '(Network|Seq2Seq|RNNs)'", "BS.{}"),
     (r"gradUpdateType = '([^']+)'", "gradUpdateType {}"),
-    (r"unknown or unsupported SGD key '(?i:(AutoAdjust))'", "SGD AutoAdjust"),
+    (r"AutoAdjust: (autoAdjustMinibatch) = true", "AutoAdjust {}"),
+    (r"AutoAdjust: autoAdjustLR = (\w+)", "AutoAdjust autoAdjustLR {}"),
     (r"unknown or unsupported SGD key '([^']+)'", "SGD key {}"),
     (r"deserializer type '([^']+)'", "reader {}"),
     (r"unknown variable '\$([^$]+)\$'", "config variable ${}$ undefined"),
@@ -230,25 +233,27 @@ def survey_command(cmd, root_record) -> tuple[list[str], dict]:
 
     import stadyn as sd
     from stadyn.brainscript import StadynLibrary, build_network
+    from stadyn.brainscript._autoadjust import auto_adjust
     from stadyn.brainscript._runner import _Runner
     from stadyn.brainscript._sgd import make_learner
     from stadyn.graph import topological_nodes
 
     gaps: list[str] = []
     info: dict = {}
-    if cmd.action not in ("train", "test", "eval", "write"):
+    if cmd.action not in ("train", "test", "eval", "write", "edit"):
         gaps.append(f"action {cmd.action}")
+    if cmd.action == "edit" and cmd.network is None:
+        return gaps + ["action edit with a MEL script (editPath)"], info
     gaps += _reader_gaps(cmd.reader, "reader")
     if cmd.cv_reader is not None:
         gaps += _reader_gaps(cmd.cv_reader, "cvReader")
-    for key in ("AutoAdjust",):
-        if cmd.sgd is not None and any(k.lower() == key.lower() for k in cmd.sgd.extra):
-            gaps.append(f"SGD {key}")
     if cmd.action == "train" and cmd.sgd is not None:     # the learner on a stand-in parameter
         with sd.parameter_registry(sd.ParameterRegistry()):
             try:
                 w = sd.Variable.from_numpy_array(np.zeros(2, np.float32), need_grad=True)
-                make_learner({"w": w}, cmd.sgd, cmd.record.get_record("SGD"), epoch_size=None)
+                sgd_record = cmd.record.get_record("SGD")
+                make_learner({"w": w}, cmd.sgd, sgd_record, epoch_size=None)
+                auto_adjust(sgd_record.get("AutoAdjust"), sgd_record)
             except Exception as exc:  # noqa: BLE001
                 gaps.append(_label(exc))
     network = cmd.network

@@ -166,7 +166,10 @@ class InputSource:
         return self.read(size, **partition)[0]
 
     def read(self, size: int, **partition) -> tuple[dict, int]:
-        """The next minibatch and its sample count."""
+        """The next minibatch and its sample count.  Each input's data stays the reader's
+        :class:`~stadyn.io.MinibatchData` (reshaped where needed), so the trainer sees the end
+        of a sweep, where learning rates given per epoch of one sweep (``epochSize = 0``) move
+        on."""
         minibatch = self.source.next_minibatch(size, self.input_map, **partition)
         data: dict[Variable, np.ndarray] = {}
         count = 0
@@ -185,7 +188,8 @@ class InputSource:
                     raise StadynError(f"stream '{stream}' delivered samples of shape "
                                       f"{tuple(arr.shape[1:])}; the input needs {sample}")
                 arr = arr.reshape((arr.shape[0],) + sample)
-            data[var] = arr
+            data[var] = io.MinibatchData(arr, mb.num_samples, mb.num_sequences, mb.end_of_sweep,
+                                         is_sparse=mb.is_sparse)
         return data, count
 
 

@@ -19,7 +19,7 @@ from ..serialize import is_model_file, load, load_parameters, save, save_paramet
 from ..train import feed, read_checkpoint_state
 
 __all__ = ["model_name", "start_epoch", "check_writable", "save_model", "load_model_parameters",
-           "save_epoch", "resume"]
+           "save_epoch", "resume", "roll_back", "epoch_model"]
 
 
 def model_name(model_path: str, epoch: int, max_epochs: int) -> str:
@@ -165,43 +165,93 @@ def load_model_parameters(path: str) -> None:
 
 
 def save_epoch(log: Callable[[str], None], model_path: str, epoch: int, max_epochs: int, trainer,
-               source, model: tuple[dict, dict], keep: bool, trace_level: int) -> None:
+               source, model: tuple[dict, dict], keep: bool, trace_level: int,
+               extra: dict | None = None, drop: tuple[int, ...] | None = None) -> None:
     """After 0-based ``epoch``: the checkpoint ``<model>.ckp`` (the Trainer's, with the epochs
-    finished and the reader's position), then the model file; the previous epoch's checkpoint
-    is removed unless ``keep`` (``keepCheckPointFiles``)."""
+    finished, the reader's position and ``extra``), then the model file.  Unless ``keep``
+    (``keepCheckPointFiles``) the checkpoints of the epochs in ``drop`` are removed (default:
+    the previous epoch's; AutoAdjust's rollback keeps the ones it may need)."""
     name = model_name(model_path, epoch, max_epochs)
     os.makedirs(os.path.dirname(os.path.abspath(name)), exist_ok=True)
     state = {"epochs_finished": epoch + 1, "max_epochs": max_epochs,
-             "reader": source.get_checkpoint_state()}
+             "reader": source.get_checkpoint_state(), **(extra or {})}
     trainer.save_checkpoint(name + ".ckp", external_state=state)
     if trace_level > 0:
         log(f"SGD: Saving checkpoint model '{name}'")
     save_model(name, *model)
-    if not keep and epoch > 0:
-        previous = model_name(model_path, epoch - 1, max_epochs) + ".ckp"
-        if previous != name + ".ckp" and os.path.exists(previous):
+    if keep:
+        return
+    for e in (epoch - 1,) if drop is None else drop:
+        previous = model_name(model_path, e, max_epochs) + ".ckp"
+        if e >= 0 and previous != name + ".ckp" and os.path.exists(previous):
             os.remove(previous)
 
 
+def _restore(model_file: str, trainer, source, what: str) -> dict:
+    """The parameters of ``model_file``, then the trainer and the reader from its checkpoint;
+    the checkpoint's external state."""
+    try:
+        load_model_parameters(model_file)
+    except ModelFileError as exc:
+        raise ConfigError(f"cannot {what} '{model_file}': {exc}") from None
+    ckp = model_file + ".ckp"
+    state = trainer.restore_from_checkpoint(ckp)
+    try:
+        source.restore_from_checkpoint(state["reader"])
+    except (KeyError, ValueError) as exc:
+        raise ConfigError(f"'{ckp}' does not fit this reader ({exc}); delete it to "
+                          "start the reader afresh") from None
+    return state
+
+
+def epoch_model(model_path: str, epoch: int, max_epochs: int) -> str:
+    """The model file of 0-based ``epoch`` in this run: :func:`model_name`, or ``modelPath``
+    itself when that is the final model of a run whose ``maxEpochs`` was raised since (its
+    checkpoint finished ``epoch + 1`` epochs; :func:`start_epoch` continues from it)."""
+    name = model_name(model_path, epoch, max_epochs)
+    if not os.path.exists(name + ".ckp") and os.path.exists(model_path + ".ckp"):
+        state = _checkpoint_state(model_path + ".ckp") or {}
+        if state.get("epochs_finished") == epoch + 1:
+            return model_path
+    return name
+
+
+def roll_back(model_path: str, target: int, max_epochs: int, trainer, source,
+              removed: tuple[int, ...], extra: dict | None, write: bool) -> None:
+    """AutoAdjust's rollback (CNTK's ``loadBestModel``): the model and the checkpoint of 0-based
+    epoch ``target`` (parameters, learner state, counters, the reader's position, so the next
+    epoch reads the data the failed one read); with ``write`` (the job's main process) the
+    model and checkpoint files of the epochs in ``removed`` are deleted and the target's
+    checkpoint is written again with ``extra`` (the new learning rate)."""
+    name = epoch_model(model_path, target, max_epochs)
+    if not os.path.exists(name + ".ckp"):
+        raise ConfigError(f"AutoAdjust: cannot roll back to '{name}': its checkpoint "
+                          f"'{name}.ckp' is missing")
+    state = _restore(name, trainer, source, "roll back to")
+    if not write:
+        return
+    for e in removed:
+        for path in (model_name(model_path, e, max_epochs),
+                     model_name(model_path, e, max_epochs) + ".ckp"):
+            if os.path.exists(path):
+                os.remove(path)
+    if extra is not None:
+        trainer.save_checkpoint(name + ".ckp", external_state={**state, **extra})
+
+
 def resume(log: Callable[[str], None], model_file: str, trainer, learners, source, start: int,
-           epoch_size: Callable[[], int], per_sweep: bool = False) -> None:
+           epoch_size: Callable[[], int], per_sweep: bool = False) -> dict | None:
     """Continue from ``model_file`` (CNTK's restart): its parameters, then its checkpoint (the
-    learners' state, counters, the reader's position); without a checkpoint the learners start
-    afresh at the samples of ``start`` epochs of ``epoch_size()`` samples, as CNTK warned (and,
-    ``per_sweep``: an epoch is one sweep, after ``start`` sweeps)."""
+    learners' state, counters, the reader's position), whose external state is returned;
+    without a checkpoint (``None``) the learners start afresh at the samples of ``start``
+    epochs of ``epoch_size()`` samples, as CNTK warned (and, ``per_sweep``: an epoch is one
+    sweep, after ``start`` sweeps)."""
+    if os.path.exists(model_file + ".ckp"):
+        return _restore(model_file, trainer, source, "continue from")
     try:
         load_model_parameters(model_file)
     except ModelFileError as exc:
         raise ConfigError(f"cannot continue from '{model_file}': {exc}") from None
-    ckp = model_file + ".ckp"
-    if os.path.exists(ckp):
-        state = trainer.restore_from_checkpoint(ckp)
-        try:
-            source.restore_from_checkpoint(state["reader"])
-        except (KeyError, ValueError) as exc:
-            raise ConfigError(f"'{ckp}' does not fit this reader ({exc}); delete it to "
-                              "start the reader afresh") from None
-        return
     log("Warning: Checkpoint file is missing. Parameter-learning state (such as "
         "momentum) will be reset.")
     epoch_size = epoch_size()
@@ -212,3 +262,4 @@ def resume(log: Callable[[str], None], model_file: str, trainer, learners, sourc
         learner.samples_seen = start * epoch_size
         learner.sweeps_seen = start if per_sweep else 0    # (a schedule per sweep: by epochs)
     trainer.total_number_of_samples_seen = start * epoch_size
+    return None

@@ -8,13 +8,18 @@
   and ``modelPath`` after the last epoch) with its checkpoint (``<model>.ckp``: learner state,
   sample counts, reader position); on a restart, continue after the last saved epoch.
 * ``write``: the values of ``outputNodeNames`` over the reader, as text files (:mod:`._write`).
+* ``edit``: CNTK's BrainScript variant: build ``BrainScriptNetworkBuilder`` and save it as
+  ``outputModelPath`` (skipped in make mode when that file exists); the MEL variant
+  (``editPath``) is refused, naming the key.
 * ``test`` / ``eval``: load ``modelPath``, evaluate ``evalNodeNames`` (default: the evaluation and
   criterion nodes) over one sweep of the ``reader`` and print ``Final Results: ...``.
 
-Training is :meth:`stadyn.train.Trainer.fit` (the runner has no epoch loop of its own) with one
-callback, :class:`._train_progress.CNTKProgress`, that prints CNTK's lines (formatted by
-:mod:`._cntk_log`), checks for NaNs where CNTK did and saves the model files; the model files and
-resuming from them (make mode) are :mod:`._model_files`.
+Training is :meth:`stadyn.train.Trainer.fit` (the runner has no epoch loop of its own; it calls
+``fit`` again only where ``AutoAdjust`` rolled an epoch back) with one callback,
+:class:`._train_progress.CNTKProgress`, that prints CNTK's lines (formatted by
+:mod:`._cntk_log`), checks for NaNs where CNTK did, applies ``AutoAdjust`` (:mod:`._autoadjust`)
+and saves the model files; the model files and resuming from them (make mode) are
+:mod:`._model_files`.
 """
 
 from __future__ import annotations
@@ -31,9 +36,9 @@ import numpy as np
 import torch
 
 from .. import functions as F
-from .._errors import ConfigError, ModelFileError
+from .._errors import ConfigError, ModelFileError, StadynError
 from .._random import seed
-from ..graph import Variable, context, context_scope
+from ..graph import Variable, context, context_scope, topological_nodes
 from ..parametric import ParameterRegistry, parameter_registry
 from ..train import Trainer, evaluate_sums
 from ._blocks import CommandConfig, RunConfig, per_epoch, run_config
@@ -43,9 +48,11 @@ from ._config import BrainScriptSource, ConfigRecord, load_config, unused_overri
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
 from ._readers import make_source
+from ._autoadjust import auto_adjust, initial_state, min_learning_rate
 from ._sgd import (check_sgd_keys, disable_reg_in_batch_norm, keep_checkpoint_files,
                    make_learners, parallel_train)
-from ._train_progress import CNTKProgress, EpochResult, TrainSetting
+from ._train_progress import (CNTKProgress, EpochResult, RepeatEpoch, TrainingComplete,
+                              TrainSetting)
 from ._write import write_format, write_outputs
 
 __all__ = ["run", "run_config_file", "RunResult", "EpochResult", "EvalResult", "model_name",
@@ -142,6 +149,8 @@ class _Runner:
                 pass
             elif cmd.action == "write":
                 self.result.commands[cmd.name] = self.write(cmd)
+            elif cmd.action == "edit":
+                self.result.commands[cmd.name] = self.edit(cmd)
             else:
                 self.result.commands[cmd.name] = self.evaluate(cmd)
         log(f'Action "{cmd.action}" complete.')
@@ -160,6 +169,12 @@ class _Runner:
         note = parallel_train(sgd, sgd_rec, self.parallel.size)
         if note is not None:
             log(note)
+        adjust = auto_adjust(sgd_rec.get("AutoAdjust"), sgd_rec)
+        min_lr = min_learning_rate(sgd_rec)
+        if adjust is not None and self.parallel.size > 1:
+            raise ConfigError("AutoAdjust (autoAdjustLR) is not supported in a data-parallel "
+                              "job yet (stadyn train --nproc); train in one process",
+                              *record_loc(sgd_rec, "AutoAdjust"))
         max_epochs, model_path = sgd.max_epochs, cmd.model_path
         start, resume_from = start_epoch(model_path, max_epochs,
                                           rec.get_bool("makeMode", True, inherited=True), log)
@@ -220,14 +235,16 @@ class _Runner:
             log(f"Training {count} parameters in {len(params)} parameter tensors.")
         log()
 
+        checkpoint = None
         if resume_from is not None:
-            resume(log, resume_from, trainer, learners, source, start,
-                   lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
-                   per_sweep=epoch_size is None)
+            checkpoint = resume(log, resume_from, trainer, learners, source, start,
+                                lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
+                                per_sweep=epoch_size is None)
         elif parallel.is_main:
             save_model(model_name(model_path, start - 1, max_epochs), *network.model_file_parts())
         setting = TrainSetting(cmd.name, sgd, [crit_name] + eval_names, cmd.trace_level,
-                               seed_offset, model_path, keep_checkpoint_files(sgd, sgd_rec))
+                               seed_offset, model_path, keep_checkpoint_files(sgd, sgd_rec),
+                               adjust, min_lr)
         validate = None
         if cmd.cv_reader is not None:
             validate = Validation(network, [criterion] + evals, [crit_name] + eval_names,
@@ -236,11 +253,28 @@ class _Runner:
                                 network.model_file_parts(), parallel, self.epoch_callback,
                                 labels_per_sequence=inputs.labels_per_sequence,
                                 validate=validate)
-        # CNTK's loop: stop on a NaN where it is logged (the callback), not before the update
-        trainer.fit(inputs, inputs.input_map, epochs=max_epochs, epoch_size=epoch_size,
-                    minibatch_size=list(sgd.minibatch_size), initial_epoch=start,
-                    outputs=[F.sum(n) for n in evals[1:]], stop_on_nonfinite=False,
-                    callbacks=[progress], progress_bar=False)
+        if adjust is not None:
+            info = (checkpoint or {}).get("auto_adjust")
+            try:
+                progress.lr_state = initial_state(adjust, start, progress.fixed_epochs,
+                                                  tuple(info) if info else None)
+            except StadynError as exc:
+                raise ConfigError(str(exc), *record_loc(sgd_rec, "AutoAdjust")) from None
+        epoch = start
+        while True:    # once, unless AutoAdjust rolls back an epoch (it is then trained again)
+            try:
+                # CNTK's loop: stop on a NaN where it is logged (the callback), not before the
+                # update
+                trainer.fit(inputs, inputs.input_map, epochs=max_epochs, epoch_size=epoch_size,
+                            minibatch_size=list(sgd.minibatch_size), initial_epoch=epoch,
+                            outputs=[F.sum(n) for n in evals[1:]], stop_on_nonfinite=False,
+                            callbacks=[progress], progress_bar=False)
+            except RepeatEpoch as again:
+                epoch = again.epoch
+                continue
+            except TrainingComplete:
+                pass
+            break
         source.close()
         return progress.results
 
@@ -290,6 +324,27 @@ class _Runner:
                                  cmd.epoch_size, cmd.output_path, fmt, self.log)
         finally:
             source.close()
+
+    # -- edit ---------------------------------------------------------------------------------
+    def edit(self, cmd: CommandConfig) -> str | None:
+        """CNTK's ``edit`` action (``DoEdit``): the network of ``BrainScriptNetworkBuilder``
+        saved as ``outputModelPath``; the model file's path, or None when make mode skipped
+        it."""
+        rec = cmd.record
+        check_edit(cmd)
+        output = str(rec.get_str("outputModelPath"))
+        if rec.get_bool("makeMode", True, inherited=True) and os.path.exists(output):
+            self.log(f"'{output}' exists, skipping. Specify makeMode=false to force executing "
+                     "the action.")
+            return None
+        network = CommandNetwork(cmd.network, 0.0)
+        outputs, inputs = network.model_file_parts()
+        save_model(output, outputs, inputs)
+        nodes = {id(v) for n in topological_nodes(list(outputs.values()))
+                 for v in (*n.inputs, *n.outputs) if v is not None}
+        self.log()
+        self.log(f"Model with {len(nodes)} nodes saved as '{output}'.")
+        return output
 
     # -- test / eval ------------------------------------------------------------------------
     def evaluate(self, cmd: CommandConfig) -> EvalResult:
@@ -377,6 +432,21 @@ class _Runner:
                           *record_loc(cmd.record, "action"))
 
 
+def check_edit(cmd: CommandConfig) -> None:
+    """An ``edit`` command Stadyn can run: CNTK's BrainScript variant (``BrainScriptNetworkBuilder``
+    and ``outputModelPath``); the MEL variant (``editPath``) is refused, naming the key."""
+    rec = cmd.record
+    if cmd.network is None:
+        key = "editPath" if "editPath" in rec else "action"
+        raise ConfigError(f"command '{cmd.name}' (action edit): editing a model with a MEL "
+                          "script (editPath; CNTK's deprecated Model Editing Language) is not "
+                          "supported; CNTK's BrainScript variant needs BrainScriptNetworkBuilder "
+                          "and outputModelPath", *record_loc(rec, key))
+    if "outputModelPath" not in rec:
+        raise ConfigError(f"command '{cmd.name}' (action edit) needs 'outputModelPath'",
+                          *record_loc(rec, "action"))
+
+
 def _warn_unused_overrides(root: ConfigRecord, config: RunConfig) -> None:
     """Warn, before anything runs, about each command-line override nothing reads (``maxEpochs=1``
     at the top level, where CNTK's configs read ``Train.SGD.maxEpochs``)."""
@@ -419,9 +489,12 @@ def run_config_file(root: ConfigRecord, *, actions: Sequence[str] | None = None,
             raise ConfigError(f"the config runs no {' or '.join(sorted(wanted))} command "
                               f"(its commands: {names})", *record_loc(root, "command"))
     for cmd in commands:
-        if cmd.action not in ("train", "test", "eval", "write"):
+        if cmd.action not in ("train", "test", "eval", "write", "edit"):
             raise ConfigError(f"action '{cmd.action}' of command '{cmd.name}' is not supported "
-                              "(train, test, eval or write)", *record_loc(cmd.record, "action"))
+                              "(train, test, eval, write or edit)",
+                              *record_loc(cmd.record, "action"))
+        if cmd.action == "edit":
+            check_edit(cmd)
     names = "_".join(c.name for c in commands)
     parallel = _Parallel()
     log_path = f"{config.stderr}_{names}.log" if config.stderr and parallel.is_main else None

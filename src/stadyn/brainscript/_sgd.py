@@ -19,6 +19,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from .. import learners as LR
 from .. import schedules as SC
 from .._errors import ConfigError
@@ -37,7 +39,8 @@ _FIELDS = ("maxEpochs", "epochSize", "minibatchSize", "learningRatesPerSample",
 _EXTRA = ("gradUpdateType", "useNAG", "useNAGMomentum", "useAdagrad", "normWithAveMultiplier",
           "varianceTimeConstant", "fsAdagradTargetAvDenom", "rms_gamma", "rms_wgt_inc",
           "rms_wgt_dec", "rms_wgt_max", "rms_wgt_min", "keepCheckPointFiles", "modelPath",
-          "ParallelTrain", "disableRegInBatchNormalization")
+          "ParallelTrain", "disableRegInBatchNormalization", "AutoAdjust",
+          "minLearningRatePerSample")
 #: CNTK keys that only tune memory use or logging on CNTK's own engine: accepted, no effect.
 _NO_EFFECT = ("maxTempMemSizeInSamplesForCNN", "numSubminibatches", "maxSamplesInRAM",
               "numMBsToCUDAProfile", "traceLevel", "disableWkInBatchNormal",
@@ -108,6 +111,23 @@ def learning_rates_per_sample(sgd: SGDConfig) -> list[float]:
     lr_mb = sgd.learning_rates_per_mb or (0.0,)
     n = _span(lr_mb, sgd.minibatch_size)
     return [per_epoch(lr_mb, i) / per_epoch(sgd.minibatch_size, i) for i in range(n)]
+
+
+def cntk_learning_rate(sgd: SGDConfig, epoch: int) -> float:
+    """0-based ``epoch``'s rate per sample as CNTK's SGD loop held it (and logged it): the
+    config's value as a float, divided (in double) by the epoch's ``minibatchSize`` for
+    ``learningRatesPerMB``.
+
+    >>> from stadyn.brainscript import SGDConfig
+    >>> cntk_learning_rate(SGDConfig(1, learning_rates_per_sample=(0.01,)), 0)
+    0.009999999776482582
+    >>> cntk_learning_rate(SGDConfig(1, minibatch_size=(64,), learning_rates_per_mb=(0.1,)), 0)
+    0.0015625000232830644
+    """
+    if sgd.learning_rates_per_sample is not None:
+        return float(np.float32(per_epoch(sgd.learning_rates_per_sample, epoch)))
+    lr_mb = float(np.float32(per_epoch(sgd.learning_rates_per_mb or (0.0,), epoch)))
+    return lr_mb / per_epoch(sgd.minibatch_size, epoch)
 
 
 def momenta_per_sample(sgd: SGDConfig) -> list[float]:

@@ -9,9 +9,12 @@ each epoch and minibatch.
   the other evaluation nodes (fit's extra ``outputs``) to the epoch's totals; print a
   ``Minibatch[...]`` line every ``numMBsToShowResult`` minibatches, and after it stop on a NaN
   criterion, as CNTK did (so the minibatch that made it has been applied and logged).
-* **Epoch end**: print ``Finished Epoch[...]``, stop on a NaN criterion or an empty epoch, write
-  the model file and its checkpoint (:func:`._model_files.save_epoch`), wait for the other
-  workers, and call the runner's ``epoch_callback``.
+* **Epoch end**: print ``Finished Epoch[...]``, stop on a NaN criterion or an empty epoch,
+  evaluate the ``cvReader`` set, apply the ``AutoAdjust`` learning-rate control
+  (:mod:`._autoadjust`: a rollback raises :class:`RepeatEpoch`, the end of training
+  :class:`TrainingComplete`, which the runner catches), write the model file and its checkpoint
+  (:func:`._model_files.save_epoch`), wait for the other workers, and call the runner's
+  ``epoch_callback``.
 """
 
 from __future__ import annotations
@@ -25,14 +28,16 @@ from typing import Any
 import numpy as np
 import torch
 
+from .. import schedules as SC
 from .._errors import StadynError
 from ..train import TrainingCallback
+from ._autoadjust import AutoAdjust, LRState, after_epoch
 from ._blocks import SGDConfig, per_epoch
 from ._cntk_log import CNTKLog, epoch_line, minibatch_line
-from ._model_files import save_epoch
-from ._sgd import learning_rates_per_sample, momenta_per_sample
+from ._model_files import epoch_model, roll_back, save_epoch, save_model
+from ._sgd import cntk_learning_rate, momenta_per_sample
 
-__all__ = ["EpochResult", "CNTKProgress"]
+__all__ = ["EpochResult", "CNTKProgress", "RepeatEpoch", "TrainingComplete"]
 
 _SIZE_MAX = float(2 ** 64 - 1)        # CNTK's requestDataSize
 
@@ -48,6 +53,20 @@ class EpochResult:
     learning_rate_per_sample: float
     seconds: float
     validation: dict[str, float] | None = None    # the cvReader set's averages, if any
+    rolled_back: bool = False       # AutoAdjust rolled this epoch back (it is trained again)
+
+
+class RepeatEpoch(Exception):
+    """AutoAdjust rolled back: training goes on at 0-based ``epoch``."""
+
+    def __init__(self, epoch: int):
+        super().__init__(epoch)
+        self.epoch = epoch
+
+
+class TrainingComplete(Exception):
+    """Training ends before ``maxEpochs`` (the learning rate fell below
+    ``minLearningRatePerSample``, or AutoAdjust's ``continueReduce`` finished)."""
 
 
 @dataclass
@@ -61,6 +80,8 @@ class TrainSetting:
     seed_offset: int                # randomSeedOffset
     model_path: str
     keep_checkpoints: bool          # keepCheckPointFiles
+    auto_adjust: AutoAdjust | None = None    # SGD.AutoAdjust (adjustAfterEpoch)
+    min_lr: float = float(np.float32(1e-9))  # minLearningRatePerSample
 
 
 class CNTKProgress(TrainingCallback):
@@ -119,6 +140,9 @@ class CNTKProgress(TrainingCallback):
         self.max_computed = float(sgd.epoch_size) if sgd.epoch_size else _SIZE_MAX
         self.dropout = 0.0        # the rate last set (and logged); a resumed run logs it again
         self.results: list[EpochResult] = []
+        self.lr_state: LRState | None = None     # AutoAdjust's (the runner sets the first)
+        rates = sgd.learning_rates_per_sample or sgd.learning_rates_per_mb or ()
+        self.fixed_epochs = len(rates)           # epochs with an explicit learning rate
 
     # -- epoch start --------------------------------------------------------------------------
     def on_epoch_begin(self, trainer, epoch: int) -> None:
@@ -135,7 +159,17 @@ class CNTKProgress(TrainingCallback):
             self.dropout = rate
         self.epoch = epoch
         self.mb_size = per_epoch(sgd.minibatch_size, epoch)
-        self.lr = float(np.float32(per_epoch(learning_rates_per_sample(sgd), epoch)))
+        self.lr = cntk_learning_rate(sgd, epoch)
+        if setting.auto_adjust is not None and epoch >= self.fixed_epochs:
+            self.lr = self.lr_state.lr              # the rate AutoAdjust carried on
+            for learner in trainer.parameter_learners:
+                learner.reset_learning_rate(SC.learning_parameter_schedule_per_sample(self.lr))
+        if self.lr < setting.min_lr:
+            log(f"Learn Rate Per Sample for Epoch[{epoch + 1}] = {self.lr:.8g} is less than "
+                f"minLearningRatePerSample {setting.min_lr:.8g}. Training complete.")
+            if setting.auto_adjust is not None and self.parallel.is_main:
+                save_model(setting.model_path, *self.model_parts)
+            raise TrainingComplete()
         if setting.trace_level > 0:
             m = per_epoch(momenta_per_sample(sgd), epoch)
             tc = 0.0 if m == 0.0 or m >= 1.0 else -1.0 / math.log(m)
@@ -203,15 +237,63 @@ class CNTKProgress(TrainingCallback):
         validation = None
         if self.validate is not None and self.parallel.is_main:   # CNTK: before the model file
             validation = self.validate(epoch)
-        if self.parallel.is_main:
-            save_epoch(self.log, setting.model_path, epoch, max_epochs, trainer, self.source,
-                       self.model_parts, setting.keep_checkpoints, setting.trace_level)
-        self.parallel.barrier()
         names = setting.names
-        self.results.append(EpochResult(
+        result = EpochResult(
             epoch + 1, samples, {names[0]: totals[0][0] / samples},
             {n: t / max(c, 1) for n, (t, c) in zip(names[1:], totals[1:])}, self.lr, seconds,
-            validation))
+            validation)
+        recorded, drop, late = None, None, ()
+        if setting.auto_adjust is not None:
+            recorded, drop, late = self._adjust(trainer, epoch, validation, result)
+        if self.parallel.is_main:
+            save_epoch(self.log, setting.model_path, epoch, max_epochs, trainer, self.source,
+                       self.model_parts, setting.keep_checkpoints, setting.trace_level,
+                       recorded, drop)
+        for line in late:
+            self.log(line)
+        self.parallel.barrier()
+        self.results.append(result)
         if self.epoch_callback is not None:
             self.epoch_callback(setting.name, epoch + 1)
 
+    def _control_criterion(self, validation: dict[str, float] | None) -> float:
+        """The loss AutoAdjust compares (CNTK's ``lrControlCriterion``)."""
+        adjust, names, totals = self.setting.auto_adjust, self.setting.names, self.totals
+        use_eval = adjust.use_eval_criterion and len(names) > 1
+        criterion = totals[1][0] / max(totals[1][1], 1) if use_eval else \
+            totals[0][0] / totals[0][1]
+        if validation is not None and adjust.use_cv_set:
+            criterion = validation[names[1] if use_eval else names[0]]
+        return criterion
+
+    def _adjust(self, trainer, epoch: int, validation, result: EpochResult):
+        """AutoAdjust after ``epoch``: log its decision and carry it out; returns what the
+        epoch's checkpoint records and which checkpoints go, and the lines after the save."""
+        setting, log = self.setting, self.log
+        adjust, max_epochs = setting.auto_adjust, setting.sgd.max_epochs
+        step = after_epoch(adjust, self.lr_state, epoch, self.lr,
+                           self._control_criterion(validation), self.fixed_epochs,
+                           lambda e: epoch_model(setting.model_path, e, max_epochs))
+        self.lr_state = step.state
+        for line in step.lines:
+            (log if line else log.raw)(line)
+        main = self.parallel.is_main
+        if step.rollback_to is not None:
+            info = {"auto_adjust": list(step.state.saved[step.rollback_to])}
+            roll_back(setting.model_path, step.rollback_to, max_epochs, trainer, self.source,
+                      step.removed, None if step.stop else info, main)
+            result.rolled_back = not step.stop
+        if step.stop:
+            if main:
+                save_model(setting.model_path, *self.model_parts)
+            self.parallel.barrier()
+            self.results.append(result)
+            raise TrainingComplete()
+        if step.rollback_to is not None:
+            for line in step.late_lines:
+                log(line)
+            self.parallel.barrier()
+            self.results.append(result)
+            raise RepeatEpoch(step.rollback_to + 1)
+        drop = step.drop_checkpoints if adjust.load_best_model else None
+        return {"auto_adjust": list(step.state.saved[epoch])}, drop, step.late_lines
