@@ -370,3 +370,12 @@ def test_a_byte_that_is_not_utf8_is_located(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_config(main)
     assert str(info.value).startswith(f"{bad}:3:32: the config file is not UTF-8 text")
+
+
+def test_a_slash_slash_line_is_a_key_nothing_reads():
+    # CNTK's ConfigParser (Config.h: Parse/ParseValue) only knows '#' comments; a line
+    # "// Note: a, b = 2" is two items, the key "// Note: a" (true) and b = 2, as in
+    # Tests/EndToEndTests/Speech/LSTM/cntk.cntk, whose line 9 is such a note.
+    cfg = parse_config("x = 1\n// Note: a, b = 2\n  // y = [ z = 3 ]\nT = { // inner note\n q = 4 }")
+    assert sorted(cfg) == ["T", "b", "x"]
+    assert cfg["b"] == "2" and sorted(cfg.get_record("T")) == ["q"]

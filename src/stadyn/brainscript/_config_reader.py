@@ -189,6 +189,10 @@ class _Reader:
         head = item[0]
         if not _is(head, "WORD"):
             raise self.error(f"expected a key (as in 'name = value'), got {_describe(head)}", head)
+        if str(head).startswith("//"):
+            # CNTK's reader took everything before a separator or '=' as a key, so a line such
+            # as "// Note: ..." became a key named by its text, which nothing reads: skip it.
+            return
         parts = str(head).split(".")
         if not all(p.isidentifier() for p in parts):
             raise self.error(f"invalid key '{head}': a key is a name, or names joined by '.'", head)
