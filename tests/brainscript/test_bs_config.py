@@ -13,6 +13,7 @@ from stadyn.brainscript import (
     ConfigList,
     ConfigRecord,
     ConfigString,
+    command_config,
     command_names,
     expand_repeats,
     load_config,
@@ -379,3 +380,15 @@ def test_a_slash_slash_line_is_a_key_nothing_reads():
     cfg = parse_config("x = 1\n// Note: a, b = 2\n  // y = [ z = 3 ]\nT = { // inner note\n q = 4 }")
     assert sorted(cfg) == ["T", "b", "x"]
     assert cfg["b"] == "2" and sorted(cfg.get_record("T")) == ["q"]
+
+
+def test_a_command_uses_the_network_of_the_blocks_around_it():
+    # CNTK's NetworkFactory looks the builder up with config.Exists, which searches the
+    # enclosing blocks: G2P.cntk defines BrainScriptNetworkBuilder at the top level only.
+    root = parse_config("command = train:write\nBrainScriptNetworkBuilder = { z = 1 }\n"
+                        "train = { action = train }\nwrite = { action = write\n"
+                        "  BrainScriptNetworkBuilder = { z = 2 } }\n"
+                        "ndl = { action = train ; NDLNetworkBuilder = { x = 1 } }")
+    assert "z = 1" in command_config(root, "train").network.text
+    assert "z = 2" in command_config(root, "write").network.text
+    assert command_config(root, "ndl").network is None

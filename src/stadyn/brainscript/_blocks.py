@@ -528,6 +528,17 @@ def _precision(rec: ConfigRecord) -> str:
     return str(value).lower()
 
 
+def _network(rec: ConfigRecord) -> Any:
+    """The command's ``BrainScriptNetworkBuilder`` (or its old name), from the command's block
+    or the nearest block around it, as CNTK's ``config.Exists`` looks outwards
+    (NetworkFactory.cpp: ``createNetwork``, ``SimpleNetworkBuilder`` and
+    ``NDLNetworkBuilder`` come first; G2P.cntk's ``train`` uses the top level's)."""
+    if any(rec.lookup(k, None) is not None for k in ("SimpleNetworkBuilder", "NDLNetworkBuilder")):
+        return None
+    network = rec.lookup("BrainScriptNetworkBuilder", None)
+    return network if network is not None else rec.lookup("ExperimentalNetworkBuilder", None)
+
+
 def command_config(root: ConfigRecord, name: str) -> CommandConfig:
     """Read the command block ``name`` of ``root``.
 
@@ -543,7 +554,7 @@ def command_config(root: ConfigRecord, name: str) -> CommandConfig:
     rec = root.get_record(name)
     if "action" not in rec:
         raise _err(f"command block '{name}' has no 'action' (train, test or eval)", rec.loc)
-    network = rec.get("BrainScriptNetworkBuilder", rec.get("ExperimentalNetworkBuilder"))
+    network = _network(rec)
     if network is not None and not isinstance(network, BrainScriptSource):  # pragma: no cover
         raise _err(f"'{name}.BrainScriptNetworkBuilder' must be BrainScript", rec.loc)
     sgd_rec = rec.get_record("SGD") if "SGD" in rec else None
