@@ -82,6 +82,10 @@ def main():
         lambda t: C.convolution_transpose(C.constant(w_deconv), t, strides=(2, 2),
                                           auto_padding=[False, True, True]),
         img, (3, 4, 4)).tolist()
+    for kind, name in ((C.MAX_POOLING, "max_pooling"), (C.AVG_POOLING, "average_pooling")):
+        # MaxPooling (x, 2, 3, 2, 1): a window 2 wide, 3 high, every 2 columns and each row
+        refs[name] = run(lambda t: C.pooling(t, kind, (3, 2), strides=(1, 2),
+                                             auto_padding=[False]), img, (3, 4, 4)).tolist()
     with open(OUT, "w") as f:
         json.dump(refs, f)
     print("wrote", OUT)

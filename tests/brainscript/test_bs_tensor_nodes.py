@@ -114,3 +114,17 @@ def test_errors_name_the_function():
         _run("x = Input {5:4:3} ; f = FlattenDimensions (x, 3, 2)", "f", {"x": "x"})
     with pytest.raises(ConfigError, match="Slice: index range"):
         _run("x = Input {5:4:3} ; r = RowSlice (4, 2, x)", "r", {"x": "x"})
+
+
+def test_deprecated_image_nodes_of_quick_e2e():
+    # Tests/EndToEndTests/Image/QuickE2E/cntk.cntk: ImageInput, MaxPooling, AveragePooling and a
+    # Convolution whose weight is a [maps x kernel elements] Parameter matrix
+    out = _run("""x = ImageInput (4, 4, 3, imageLayout = "cudnn")
+        m = MaxPooling (x, 2, 3, 2, 1, imageLayout = "cudnn")
+        a = AveragePooling (x, 2, 3, 2, 1)
+        W = Parameter (5, 3 * 3 * 3)
+        c = Convolution (W, x, (3:3:3), mapDims = 5, stride = (1:1:3), autoPadding = false,
+                         imageLayout = "cudnn")""", "m a c", {"x": "img"})
+    np.testing.assert_allclose(out["m"], _ref("max_pooling"), rtol=1e-6)
+    np.testing.assert_allclose(out["a"], _ref("average_pooling"), rtol=1e-5)
+    assert out["c"].shape == (2, 5, 2, 2)

@@ -15,7 +15,9 @@ sample is Stadyn's sample axis ``r - k``.
   the higher axis (a ``[N]`` vector transposes to ``[1 x N]``);
 * ``Hardmax``, ``SumElements``, ``TransposeTimes``;
 * ``Convolution``: the raw convolution node (kernel, map count, stride, padding as CNTK takes
-  them), whose kernel may span the channel axis too (the 3-D kernels of an LRN).
+  them), whose kernel may span the channel axis too (the 3-D kernels of an LRN);
+* CNTK's deprecated image nodes ``ImageInput``, ``MaxPooling`` and ``AveragePooling`` (window and
+  subsampling given as width and height, no padding).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 from .. import functions as F
 from .. import sequence as S
 from .._errors import ConfigError
-from ..cntk_semantics import convolution, reshape_sample
+from ..cntk_semantics import convolution, pooling, reshape_sample
 from ..graph import Variable
 
 __all__ = ["TensorFunctions"]
@@ -74,7 +76,9 @@ class TensorFunctions:
                 "Slice": self.Slice, "RowSlice": self.RowSlice,
                 "TransposeDimensions": self.TransposeDimensions, "Transpose": self.Transpose,
                 "Hardmax": self.Hardmax, "SumElements": self.SumElements,
-                "TransposeTimes": self.TransposeTimes, "Convolution": self.Convolution}
+                "TransposeTimes": self.TransposeTimes, "Convolution": self.Convolution,
+                "ImageInput": self.ImageInput, "MaxPooling": self.MaxPooling,
+                "AveragePooling": self.AveragePooling}
 
     def _lead(self, x: Variable) -> int:
         """The leading non-sample axes of ``x``: 2 for a sequence, 1 for a batch, else 0."""
@@ -286,6 +290,54 @@ class TensorFunctions:
                         tuple(bool(p) for p in reversed(pads[:-1])),
                         tuple(reversed(dil[:-1])))
         return self._node(y, "Convolution", tag)
+
+
+    # ---- deprecated image nodes ----------------------------------------------------------
+    def ImageInput(self, imageWidth, imageHeight, imageChannels, imageLayout="CHW",
+                   dynamicAxis="", tag="feature"):
+        """``Input`` of an image: ``imageWidth : imageHeight : imageChannels`` in the ``CHW``
+        (``cudnn``) layout, ``imageChannels : imageWidth : imageHeight`` in the legacy
+        ``HWC``."""
+        dims = tuple(_int(v, f"ImageInput: {n}") for v, n in (
+            (imageWidth, "imageWidth"), (imageHeight, "imageHeight"),
+            (imageChannels, "imageChannels")))
+        layout = str(imageLayout).lower()
+        if layout not in ("chw", "cudnn", "hwc", "legacy"):
+            raise ConfigError(f"ImageInput: imageLayout must be CHW, cudnn or HWC, got "
+                              f"'{imageLayout}'")
+        if layout in ("hwc", "legacy"):
+            dims = (dims[2], dims[0], dims[1])
+        return self.Input(dims, dynamicAxis=dynamicAxis, tag=tag)
+
+    def MaxPooling(self, input, windowWidth, windowHeight, horizontalSubsample,  # noqa: A002
+                   verticalSubsample, imageLayout="CHW", tag=""):
+        """Max pooling of ``windowWidth x windowHeight`` windows every ``horizontalSubsample``
+        columns and ``verticalSubsample`` rows, without padding."""
+        return self._legacy_pooling(input, windowWidth, windowHeight, horizontalSubsample,
+                                    verticalSubsample, imageLayout, tag, "MaxPooling")
+
+    def AveragePooling(self, input, windowWidth, windowHeight, horizontalSubsample,  # noqa: A002
+                       verticalSubsample, imageLayout="CHW", tag=""):
+        """Average pooling, as ``MaxPooling``."""
+        return self._legacy_pooling(input, windowWidth, windowHeight, horizontalSubsample,
+                                    verticalSubsample, imageLayout, tag, "AveragePooling")
+
+    def _legacy_pooling(self, input, w, h, sw, sh, layout, tag, what):  # noqa: A002
+        x = self._value(input, what)
+        if str(layout).lower() not in ("chw", "cudnn"):
+            raise ConfigError(f"{what}: imageLayout '{layout}' is not supported (CHW, cudnn)")
+        if self._lead(x) != 1 or x.ndim != 4:
+            raise ConfigError(f"{what}: needs a minibatch of W:H:C images, got shape "
+                              f"{tuple(reversed(x.shape[1:]))} (column-major)")
+        window = (_int(h, f"{what}: windowHeight"), _int(w, f"{what}: windowWidth"))
+        strides = (_int(sh, f"{what}: verticalSubsample"),
+                   _int(sw, f"{what}: horizontalSubsample"))
+        if min(window + strides) < 1 or window[0] > x.shape[2] or window[1] > x.shape[3]:
+            raise ConfigError(f"{what}: window {window[1]} x {window[0]} and subsampling "
+                              f"{strides[1]} x {strides[0]} do not fit an image "
+                              f"{x.shape[3]} x {x.shape[2]}")
+        y = pooling(x, window, strides, False, average=what == "AveragePooling")
+        return self._node(y, what, tag)
 
 
 def _as_tuple(value: Any) -> tuple:
