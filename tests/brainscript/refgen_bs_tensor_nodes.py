@@ -86,6 +86,10 @@ def main():
         # MaxPooling (x, 2, 3, 2, 1): a window 2 wide, 3 high, every 2 columns and each row
         refs[name] = run(lambda t: C.pooling(t, kind, (3, 2), strides=(1, 2),
                                              auto_padding=[False]), img, (3, 4, 4)).tolist()
+    # MaxUnpoolingLayer {(2:2), stride = (2:2)} (MaxPoolingLayer {(2:2), stride = (2:2)} (x), x)
+    refs["max_unpooling"] = run(
+        lambda t: C.unpooling(C.pooling(t, C.MAX_POOLING, (2, 2), strides=(2, 2)), t,
+                              C.MAX_UNPOOLING, (2, 2), strides=(2, 2)), img, (3, 4, 4)).tolist()
     with open(OUT, "w") as f:
         json.dump(refs, f)
     print("wrote", OUT)

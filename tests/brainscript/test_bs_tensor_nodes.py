@@ -128,3 +128,11 @@ def test_deprecated_image_nodes_of_quick_e2e():
     np.testing.assert_allclose(out["m"], _ref("max_pooling"), rtol=1e-6)
     np.testing.assert_allclose(out["a"], _ref("average_pooling"), rtol=1e-5)
     assert out["c"].shape == (2, 5, 2, 2)
+
+
+def test_max_unpooling_layer_of_the_deconvolution_example():
+    # 07_Deconvolution_BS.cntk: MaxUnpoolingLayer {(4:4), stride=(4:4)} (pool1, conv1)
+    out = _run("""x = Input {4:4:3}
+        p = MaxPoolingLayer {(2:2), stride = (2:2)} (x)
+        u = MaxUnpoolingLayer {(2:2), stride = (2:2)} (p, x)""", "u", {"x": "img"})
+    np.testing.assert_array_equal(out["u"], _ref("max_unpooling"))

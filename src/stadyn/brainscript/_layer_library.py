@@ -113,6 +113,7 @@ class LayerFunctions:
                 "ConvolutionTransposeLayer": self.ConvolutionTransposeLayer,
                 "MaxPoolingLayer": self.MaxPoolingLayer,
                 "AveragePoolingLayer": self.AveragePoolingLayer,
+                "MaxUnpoolingLayer": self.MaxUnpoolingLayer,
                 "BatchNormalizationLayer": self.BatchNormalizationLayer}
 
     def LinearLayer(self, outDim, bias=True, init="glorotUniform", initValueScale=1,
@@ -205,6 +206,17 @@ class LayerFunctions:
             raise ConfigError("AveragePoolingLayer: includePad = true is not supported yet")
         return self._pooling(L.AveragePooling, "AveragePoolingLayer", filterShape, stride, pad,
                              lowerPad, upperPad, ceilOutDim)
+
+    def MaxUnpoolingLayer(self, filterShape, stride=1, pad=False, lowerPad=0, upperPad=0):
+        """A function ``(unpoolInput, poolInput)``: CNTK's ``MaxUnpooling`` node with this
+        window, stride and padding."""
+        _positive_ints(filterShape, "MaxUnpoolingLayer: filterShape")
+        _positive_ints(stride, "MaxUnpoolingLayer: stride")
+
+        def apply(unpoolInput, poolInput):
+            return self.MaxUnpooling(unpoolInput, poolInput, filterShape, stride=stride,
+                                     autoPadding=pad, lowerPad=lowerPad, upperPad=upperPad)
+        return apply
 
     def _pooling(self, cls, name, filterShape, stride, pad, lowerPad, upperPad, ceilOutDim):
         _positive_ints(filterShape, f"{name}: filterShape")
