@@ -33,12 +33,12 @@ def _run(text: str, names: str, inputs: dict, params: dict | None = None) -> dic
             feed(net.nodes[name], _ref(value))
         for name, value in (params or {}).items():
             net.nodes[name].d = _ref(value).reshape(net.nodes[name].shape)
-        out = {}
-        for name in names.split():
-            node = net.nodes[name]
-            node.forward()
-            out[name] = node.d.copy()
-        return out
+        return {name: _forward(net.nodes[name]) for name in names.split()}
+
+
+def _forward(node) -> np.ndarray:
+    node.forward()
+    return node.d.copy()
 
 
 def test_lrn_of_cntk_example_configs():
@@ -104,9 +104,8 @@ def test_convolution_transpose_layer():
         assert w.shape == (3, 2, 3, 3)              # CNTK's [3 x 3 x 2 x 3]
         w.d = _ref("w_deconv")
         feed(net.nodes["x"], _ref("img"))
-        y = net.nodes["y"]
-        y.forward()
-        np.testing.assert_allclose(y.d, _ref("deconvolution"), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(_forward(net.nodes["y"]), _ref("deconvolution"), rtol=1e-5,
+                                   atol=1e-6)
 
 
 def test_errors_name_the_function():
@@ -136,3 +135,29 @@ def test_max_unpooling_layer_of_the_deconvolution_example():
         p = MaxPoolingLayer {(2:2), stride = (2:2)} (x)
         u = MaxUnpoolingLayer {(2:2), stride = (2:2)} (p, x)""", "u", {"x": "img"})
     np.testing.assert_array_equal(out["u"], _ref("max_unpooling"))
+
+
+def test_a_criterion_built_from_these_nodes_trains():
+    # The hand-made criterion of CNTK's Speech/LSTM and G2P configs:
+    # SumElements (ReduceLogSum (z) - TransposeTimes (labels, z)); its gradient w.r.t. the
+    # bias of z is sum over the minibatch of softmax (z) - labels (rows past RowSlice: 0)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network("""{ x = Input {5:4:3} ; labels = Input {4}
+            h = FlattenDimensions (Transpose (Transpose (x)), 1, 3)
+            z = RowSlice (0, 4, DenseLayer {6} (h))
+            ce = SumElements (ReduceLogSum (z) - TransposeTimes (labels, z))
+            err = SumElements (Constant (1) - TransposeTimes (labels, Hardmax (z))) }""",
+                            StadynLibrary())
+        labels = np.eye(4, dtype=np.float32)[[1, 3]]
+        feed(net.nodes["x"], _ref("x"))
+        feed(net.nodes["labels"], labels)
+        z, err = _forward(net.nodes["z"]), _forward(net.nodes["err"])
+        ce = net.nodes["ce"]
+        ce.forward()
+        ce.backward()
+        bias = sd.get_parameters()["dense/b"]
+    soft = np.exp(z - z.max(axis=1, keepdims=True))
+    soft /= soft.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(bias.g[:4], (soft - labels).sum(axis=0), rtol=1e-4, atol=1e-6)
+    np.testing.assert_array_equal(bias.g[4:], 0)
+    assert err[0] == (z.argmax(axis=1) != labels.argmax(axis=1)).sum()
