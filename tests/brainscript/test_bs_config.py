@@ -392,3 +392,16 @@ def test_a_command_uses_the_network_of_the_blocks_around_it():
     assert "z = 1" in command_config(root, "train").network.text
     assert "z = 2" in command_config(root, "write").network.text
     assert command_config(root, "ndl").network is None
+
+
+def test_an_override_continues_in_the_next_argument_while_its_brackets_are_open():
+    # cntk.exe joins its arguments with newlines (Config.cpp ParseCommandLine); the TIMIT
+    # WriteBottleneck test passes an unquoted override that bash splits at its spaces
+    args = ['T=[reader=[deserializers=([type="HTKFeatureDeserializer"',
+            'module="HTKDeserializers"', 'input=[features=[dim=363]]])]]', "x=1"]
+    cfg = parse_config("T = { reader = { randomize = true } }", overrides=args)
+    (d,) = cfg.get_record("T").get_record("reader")["deserializers"]
+    assert d.get_str("module") == "HTKDeserializers" and cfg.get_int("x") == 1
+    assert d.get_record("input").get_record("features").get_int("dim") == 363
+    with pytest.raises(ConfigError, match=r"<command line 1>:2:"):
+        parse_config("a = 1", overrides=["T=[b=1", "c=]"])
