@@ -236,7 +236,7 @@ def test_brainscript_errors_point_into_the_cntk_file():
     ("a b = 1", 1, 3, ["expected '=' after key 'a'", "'b'"]),
     ("a =", 1, 3, ["no value given for 'a'"]),
     ("a = x = y", 1, 7, ["unexpected '='"]),
-    ("a = 1::2", 1, 6, ["empty item"]),
+    ("a = :", 1, 5, ["':' array without items"]),
     ("9a = 1", 1, 1, ["invalid key '9a'"]),
     ("{ x = 1 }", 1, 1, ["expected a key"]),
 ])
@@ -405,3 +405,11 @@ def test_an_override_continues_in_the_next_argument_while_its_brackets_are_open(
     assert d.get_record("input").get_record("features").get_int("dim") == 363
     with pytest.raises(ConfigError, match=r"<command line 1>:2:"):
         parse_config("a = 1", overrides=["T=[b=1", "c=]"])
+
+
+def test_empty_items_of_a_colon_array_are_skipped_as_in_cntk():
+    # CNTK's ConfigArray (Config.h) skips runs of separators; Tests/EndToEndTests/Speech/
+    # QuickE2E/cntk.cntk has 'minibatchSize = 64:256:1024:'
+    cfg = parse_config("mb = 64:256:1024:\nb = 1::2\nc = 5:")
+    assert cfg.get_ints("mb") == [64, 256, 1024] and cfg.get_ints("b") == [1, 2]
+    assert cfg.get_ints("c") == [5]
