@@ -161,3 +161,23 @@ def test_a_criterion_built_from_these_nodes_trains():
     np.testing.assert_allclose(bias.g[:4], (soft - labels).sum(axis=0), rtol=1e-4, atol=1e-6)
     np.testing.assert_array_equal(bias.g[4:], 0)
     assert err[0] == (z.argmax(axis=1) != labels.argmax(axis=1)).sum()
+
+
+@pytest.mark.parametrize("text, dims, fans", [
+    # ConvolutionTransposeLayer's W is a ParameterTensor [5:5:1:1]: fanOut = 5, fanIn = 5*1*1
+    ("L = ConvolutionTransposeLayer {1, (5:5), 1, bias = false, initValueScale = 1}\n"
+     "y = L (x)", (5, 5, 1, 1), (5, 5)),
+    # a ParameterTensor with a kernel's ranks: fanIn = 3*3*2, fanOut = 3*3*4
+    ("W = ParameterTensor {(3:3:2:4), init = 'glorotUniform', initFilterRank = 2, "
+     "initOutputRank = -1}\ny = W", (3, 3, 2, 4), (18, 36)),
+    ("W = ParameterTensor {(6:2:4), init = 'glorotUniform'}\ny = W", (6, 2, 4), (8, 6)),
+])
+def test_random_parameters_draw_with_cntk_fans(text, dims, fans):
+    # CNTK's InitRandom (InputAndParamNodes.cpp): glorotUniform is U(+-sqrt(6 / (fanIn + fanOut)))
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network("{ x = Input {8:8:1}\n" + text + " }", StadynLibrary())
+        _forward(net.nodes["y"])
+        (w,) = sd.get_parameters().values()
+    limit = np.sqrt(6.0 / sum(fans))
+    assert tuple(reversed(w.shape)) == dims
+    assert np.abs(w.d).max() <= limit and np.abs(w.d).max() > 0.6 * limit

@@ -10,6 +10,7 @@ strides and pads are CNTK's, column-major (``(3:5)`` is 3 wide, 5 high).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .. import layers as L
@@ -18,7 +19,7 @@ from ..layers import CNTKInitializer
 from ._library import cntk_filter_shape, cntk_shape
 from ._sequence_library import NONE
 
-__all__ = ["LayerFunctions", "cntk_initializer"]
+__all__ = ["LayerFunctions", "cntk_initializer", "cntk_fans"]
 
 def _identity(x):
     return x
@@ -59,6 +60,41 @@ def cntk_initializer(init: str, scale: float = 1.0) -> Any:
                           "heNormal, xavier, gaussian, uniform, uniformBS, normal, truncNormal or "
                           "zero")
     return make()
+
+
+def cntk_fans(dims: tuple[int, ...], filter_rank: int = 0, output_rank: int = 1
+              ) -> tuple[int, int]:
+    """CNTK's fan-in and fan-out of a parameter of (column-major) ``dims`` for its random
+    initialisation (LearnableParameter's ``initFilterRank``, ``initOutputRank``; a negative
+    output rank counts from the right, as a convolution kernel's).
+
+    >>> cntk_fans((5, 5, 1, 1)), cntk_fans((3, 3, 16, 32), 2, -1)
+    ((5, 5), (144, 288))
+    """
+    if filter_rank + abs(output_rank) > len(dims):
+        raise ConfigError(f"initFilterRank {filter_rank} and initOutputRank {output_rank} "
+                          f"exceed the rank of {dims}")
+    filter_size = math.prod(dims[:filter_rank])
+    begin = filter_rank + max(output_rank, 0)
+    end = len(dims) if output_rank >= 0 else len(dims) + output_rank
+    fan_in = filter_size * math.prod(dims[begin:end])
+    return fan_in, math.prod(dims) * filter_size // fan_in
+
+
+class _FixedFans(CNTKInitializer):
+    """A CNTK initialiser that draws with the fans CNTK computes for the parameter, whatever
+    the layer that makes it passes."""
+
+    def __init__(self, init: CNTKInitializer, fan_in: int, fan_out: int) -> None:
+        super().__init__(init.kind, init.scale, init.mode, init.gain, init.seed,
+                         init.output_rank, init.filter_rank)
+        self.fans = (fan_in, fan_out)
+
+    def with_seed(self, seed: int) -> CNTKInitializer:
+        return _FixedFans(super().with_seed(seed), *self.fans)
+
+    def __call__(self, shape, fan_in: int, fan_out: int):
+        return super().__call__(shape, *self.fans)
 
 
 def _bool(value: Any, what: str) -> bool:
@@ -183,9 +219,15 @@ class LayerFunctions:
             dims = outputShape if isinstance(outputShape, tuple) else (outputShape,)
             _positive_ints(dims, f"{what}: outputShape")
             shape = tuple(reversed(dims[:rank]))
+        # W is a ParameterTensor [filterShape : numOutputChannels : numInputChannels] with
+        # ParameterTensor's fans (initOutputRank = 1: the first axis is the output's)
+        dims = _as_dims(filterShape) + (int(numOutputChannels), int(numInputChannels))
+        initializer = cntk_initializer(init, initValueScale)
+        if isinstance(initializer, CNTKInitializer):
+            initializer = _FixedFans(initializer, *cntk_fans(dims))
         layer = L.ConvolutionTranspose(kernel, int(numOutputChannels),
                                        activation=activation or _identity,
-                                       init=cntk_initializer(init, initValueScale),
+                                       init=initializer,
                                        pad=_spatial_pad(pad, rank, what),
                                        strides=_strides(stride, rank),
                                        bias=_bool(bias, f"{what}: bias"),
@@ -251,6 +293,10 @@ class LayerFunctions:
         or of all of them (the SGD block's ``disableRegInBatchNormalization = true``)."""
         return {id(p) for layer, disabled in self._batch_norms if disabled or every_batch_norm
                 for p in getattr(layer, "parameters", ()) if p.need_grad}
+
+
+def _as_dims(value: Any) -> tuple[int, ...]:
+    return tuple(value) if isinstance(value, tuple) else (value,)
 
 
 class _InputChannels:

@@ -38,7 +38,7 @@ from ..graph import Variable
 from ..inspect import trace
 from ..layers import initial_value
 from ..parametric import current_registry, get_parameter_or_create
-from ._layer_library import LayerFunctions, _positive_ints, cntk_initializer
+from ._layer_library import LayerFunctions, _positive_ints, cntk_fans, cntk_initializer
 from ._library import Library, cntk_shape
 from ._loops import PendingState
 from ._reduce_library import ReduceFunctions
@@ -198,16 +198,18 @@ class StadynLibrary(SequenceFunctions, ReduceFunctions, TensorFunctions, LayerFu
                                initFromLiteral, tag, "Parameter")
 
     def ParameterTensor(self, dims, learningRateMultiplier=1.0, init="", initValueScale=1,
-                        value=0, initValue="", initFromFilePath="", initFromLiteral="",
-                        initOnCPUOnly=True, randomSeed=-1, tag=""):
-        """A learnable tensor of shape ``dims`` (column-major)."""
+                        value=0, initValue="", initFilterRank=0, initOutputRank=1,
+                        initFromFilePath="", initFromLiteral="", initOnCPUOnly=True,
+                        randomSeed=-1, tag=""):
+        """A learnable tensor of shape ``dims`` (column-major); a random ``init`` draws with
+        CNTK's fans for ``initFilterRank`` and ``initOutputRank``."""
         dims = dims if isinstance(dims, tuple) else (dims,)
         return self._parameter(dims, learningRateMultiplier, init, initValueScale, value,
                                initValue, initFromFilePath, initFromLiteral, tag,
-                               "ParameterTensor")
+                               "ParameterTensor", (int(initFilterRank), int(initOutputRank)))
 
     def _parameter(self, cntk_dims, lr_multiplier, init, scale, value, init_value, from_file,
-                   from_literal, tag, what):
+                   from_literal, tag, what, ranks=(0, 1)):
         if from_file or from_literal:
             raise ConfigError(f"{what}: initFromFilePath and initFromLiteral are not supported "
                               "yet")
@@ -226,13 +228,12 @@ class StadynLibrary(SequenceFunctions, ReduceFunctions, TensorFunctions, LayerFu
         need_grad = float(lr_multiplier) != 0.0
         shape = cntk_shape(cntk_dims)
         if 0 in shape:
-            return _PendingParameter(self, shape, initializer, need_grad, tag)
-        return self._make_parameter(shape, initializer, need_grad, tag)
+            return _PendingParameter(self, shape, initializer, need_grad, tag, ranks)
+        return self._make_parameter(shape, initializer, need_grad, tag, ranks)
 
-    def _make_parameter(self, shape, initializer, need_grad, tag):
+    def _make_parameter(self, shape, initializer, need_grad, tag, ranks=(0, 1)):
         registry_name = _claim("parameter") + "/W"
-        fan_out = shape[-1] if shape else 1
-        fan_in = int(np.prod(shape[:-1])) if len(shape) > 1 else 1
+        fan_in, fan_out = cntk_fans(tuple(reversed(shape)), *ranks) if shape else (1, 1)
         value = initial_value(initializer, shape, fan_in, fan_out)
         v = get_parameter_or_create(registry_name, shape, value, need_grad)
         return self._node(v, "LearnableParameter", tag or "")
@@ -406,9 +407,9 @@ class _PendingParameter:
     """A ``Parameter`` whose input dimension (0, CNTK's ``Inferred``) the first ``Times`` sets."""
 
     def __init__(self, library: StadynLibrary, shape: tuple[int, ...], initializer: Any,
-                 need_grad: bool, tag: str):
+                 need_grad: bool, tag: str, ranks: tuple[int, int] = (0, 1)):
         self.library, self.shape, self.initializer = library, shape, initializer
-        self.need_grad, self.tag = need_grad, tag
+        self.need_grad, self.tag, self.ranks = need_grad, tag, ranks
         self.variable: Variable | None = None
 
     def materialize(self, data: Variable, output_rank: int) -> Variable:
@@ -425,7 +426,8 @@ class _PendingParameter:
             (int(np.prod(sample)),)
         known = self.shape[:in_rank]
         shape = tuple(k or i for k, i in zip(known, inferred)) + tuple(out)
-        self.variable = lib._make_parameter(shape, self.initializer, self.need_grad, self.tag)
+        self.variable = lib._make_parameter(shape, self.initializer, self.need_grad, self.tag,
+                                            self.ranks)
         return self.variable
 
     def __repr__(self) -> str:
