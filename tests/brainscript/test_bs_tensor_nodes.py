@@ -113,6 +113,10 @@ def test_errors_name_the_function():
         _run("x = Input {5:4:3} ; f = FlattenDimensions (x, 3, 2)", "f", {"x": "x"})
     with pytest.raises(ConfigError, match="Slice: index range"):
         _run("x = Input {5:4:3} ; r = RowSlice (4, 2, x)", "r", {"x": "x"})
+    # the evaluator names the function once, also where the library's message names it
+    with pytest.raises(ConfigError) as info:
+        _run("x = Input {5:4:3} ; r = Slice (0, 9, x)", "r", {"x": "x"})
+    assert info.value.reason.startswith("Slice: index range") and info.value.line == 1
 
 
 def test_deprecated_image_nodes_of_quick_e2e():
