@@ -332,10 +332,11 @@ def _quiet(fn, *args):
 def _zero_initialised() -> None:
     """Stand-in parameter values: every initialiser draws zeros (the networks of ImageNet
     configs hold 10^8 parameters; the survey needs their shapes, not CNTK's random values)."""
-    from stadyn.brainscript import _stadyn_library
+    from stadyn.brainscript import _layer_library, _stadyn_library
 
-    real = _stadyn_library.cntk_initializer
-    _stadyn_library.cntk_initializer = lambda init, scale=1.0: real("zero", 1.0)
+    real = _layer_library.cntk_initializer
+    for module in (_layer_library, _stadyn_library):
+        module.cntk_initializer = lambda init, scale=1.0: real("zero", 1.0)
 
 
 def survey(root: str) -> list[dict]:

@@ -13,6 +13,7 @@ from stadyn.brainscript import (
     ConfigList,
     ConfigRecord,
     ConfigString,
+    command_config,
     command_names,
     expand_repeats,
     load_config,
@@ -235,7 +236,7 @@ def test_brainscript_errors_point_into_the_cntk_file():
     ("a b = 1", 1, 3, ["expected '=' after key 'a'", "'b'"]),
     ("a =", 1, 3, ["no value given for 'a'"]),
     ("a = x = y", 1, 7, ["unexpected '='"]),
-    ("a = 1::2", 1, 6, ["empty item"]),
+    ("a = :", 1, 5, ["':' array without items"]),
     ("9a = 1", 1, 1, ["invalid key '9a'"]),
     ("{ x = 1 }", 1, 1, ["expected a key"]),
 ])
@@ -370,3 +371,45 @@ def test_a_byte_that_is_not_utf8_is_located(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_config(main)
     assert str(info.value).startswith(f"{bad}:3:32: the config file is not UTF-8 text")
+
+
+def test_a_slash_slash_line_is_a_key_nothing_reads():
+    # CNTK's ConfigParser (Config.h: Parse/ParseValue) only knows '#' comments; a line
+    # "// Note: a, b = 2" is two items, the key "// Note: a" (true) and b = 2, as in
+    # Tests/EndToEndTests/Speech/LSTM/cntk.cntk, whose line 9 is such a note.
+    cfg = parse_config("x = 1\n// Note: a, b = 2\n  // y = [ z = 3 ]\nT = { // inner note\n q = 4 }")
+    assert sorted(cfg) == ["T", "b", "x"]
+    assert cfg["b"] == "2" and sorted(cfg.get_record("T")) == ["q"]
+
+
+def test_a_command_uses_the_network_of_the_blocks_around_it():
+    # CNTK's NetworkFactory looks the builder up with config.Exists, which searches the
+    # enclosing blocks: G2P.cntk defines BrainScriptNetworkBuilder at the top level only.
+    root = parse_config("command = train:write\nBrainScriptNetworkBuilder = { z = 1 }\n"
+                        "train = { action = train }\nwrite = { action = write\n"
+                        "  BrainScriptNetworkBuilder = { z = 2 } }\n"
+                        "ndl = { action = train ; NDLNetworkBuilder = { x = 1 } }")
+    assert "z = 1" in command_config(root, "train").network.text
+    assert "z = 2" in command_config(root, "write").network.text
+    assert command_config(root, "ndl").network is None
+
+
+def test_an_override_continues_in_the_next_argument_while_its_brackets_are_open():
+    # cntk.exe joins its arguments with newlines (Config.cpp ParseCommandLine); the TIMIT
+    # WriteBottleneck test passes an unquoted override that bash splits at its spaces
+    args = ['T=[reader=[deserializers=([type="HTKFeatureDeserializer"',
+            'module="HTKDeserializers"', 'input=[features=[dim=363]]])]]', "x=1"]
+    cfg = parse_config("T = { reader = { randomize = true } }", overrides=args)
+    (d,) = cfg.get_record("T").get_record("reader")["deserializers"]
+    assert d.get_str("module") == "HTKDeserializers" and cfg.get_int("x") == 1
+    assert d.get_record("input").get_record("features").get_int("dim") == 363
+    with pytest.raises(ConfigError, match=r"<command line 1>:2:"):
+        parse_config("a = 1", overrides=["T=[b=1", "c=]"])
+
+
+def test_empty_items_of_a_colon_array_are_skipped_as_in_cntk():
+    # CNTK's ConfigArray (Config.h) skips runs of separators; Tests/EndToEndTests/Speech/
+    # QuickE2E/cntk.cntk has 'minibatchSize = 64:256:1024:'
+    cfg = parse_config("mb = 64:256:1024:\nb = 1::2\nc = 5:")
+    assert cfg.get_ints("mb") == [64, 256, 1024] and cfg.get_ints("b") == [1, 2]
+    assert cfg.get_ints("c") == [5]

@@ -459,8 +459,35 @@ _OVERRIDE_SOURCE = "<command line "
 
 
 def _apply_overrides(root: _Block, overrides: Sequence[str]) -> None:
-    for k, item in enumerate(overrides):
-        _Reader(str(item), f"{_OVERRIDE_SOURCE}{k + 1}>").read(root)
+    """Read the overrides in order.  cntk.exe joined its arguments with newlines into one config
+    text (Config.cpp, ParseCommandLine), so an item whose brackets are still open continues in
+    the next argument (``T=[reader=[a=1`` ``b=2]]``, as a shell splits an unquoted override):
+    such arguments are read together, as the lines of one ``<command line N>``."""
+    k = 0
+    while k < len(overrides):
+        text, first = str(overrides[k]), k
+        while _open_brackets(text) > 0 and k + 1 < len(overrides):
+            k += 1
+            text += "\n" + str(overrides[k])
+        _Reader(text, f"{_OVERRIDE_SOURCE}{first + 1}>").read(root)
+        k += 1
+
+
+def _open_brackets(text: str) -> int:
+    """How many of ``text``'s brackets are still open at its end (quoted text not counted).
+
+    >>> _open_brackets('T=[r=([type="a]" x'), _open_brackets("a=(1:2)")
+    (3, 0)
+    """
+    depth, quoted = 0, False
+    for ch in text:
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in "[{(":
+            depth += 1
+        elif not quoted and ch in "]})":
+            depth -= 1
+    return depth
 
 
 def unused_overrides(root: ConfigRecord) -> list[tuple[str, list[str]]]:

@@ -189,6 +189,10 @@ class _Reader:
         head = item[0]
         if not _is(head, "WORD"):
             raise self.error(f"expected a key (as in 'name = value'), got {_describe(head)}", head)
+        if str(head).startswith("//"):
+            # CNTK's reader took everything before a separator or '=' as a key, so a line such
+            # as "// Note: ..." became a key named by its text, which nothing reads: skip it.
+            return
         parts = str(head).split(".")
         if not all(p.isidentifier() for p in parts):
             raise self.error(f"invalid key '{head}': a key is a name, or names joined by '.'", head)
@@ -226,11 +230,11 @@ class _Reader:
         elements = _split(nodes, ("COLON",), keep_empty=True)
         if len(elements) == 1:
             return self._element(elements[0], depth)
-        for k, elem in enumerate(elements):
-            if not elem:
-                where = nodes[0] if k == 0 else _colon_before(nodes, k)
-                raise self.error("empty item in a ':' array", where)
-        return _List([self._element(e, depth) for e in elements], self.source(nodes),
+        # CNTK's ConfigArray skips empty items: 'minibatchSize = 64:256:1024:' is 3 values
+        items = [e for e in elements if e]
+        if not items:
+            raise self.error("a ':' array without items", nodes[0])
+        return _List([self._element(e, depth) for e in items], self.source(nodes),
                      self.loc(nodes[0]))
 
     def _element(self, nodes: list[Any], depth: int) -> Any:
@@ -325,11 +329,6 @@ def _split(nodes: Sequence[Any], seps: tuple[str, ...], keep_empty: bool = False
         else:
             parts[-1].append(n)
     return parts if keep_empty else [p for p in parts if p]
-
-
-def _colon_before(nodes: Sequence[Any], k: int) -> Any:
-    colons = [n for n in nodes if _is(n, "COLON")]
-    return colons[min(k, len(colons)) - 1]
 
 
 def _end_loc(text: str, path: str | None) -> SourceLocation:

@@ -277,7 +277,10 @@ class Evaluator:
         except ConfigError as err:
             if err.line is not None:
                 raise
-            raise _err(f"{name}: {err.reason}", loc) from err
+            # a library function's message may already start with its name ("Times: ...")
+            prefix = f"{name}: "
+            reason = err.reason if err.reason.startswith(prefix) else prefix + err.reason
+            raise _err(reason, loc) from err
         except (StadynError, NotImplementedError) as err:
             raise _err(f"{name}: {err}", loc) from err
 

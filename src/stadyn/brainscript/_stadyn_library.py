@@ -33,16 +33,17 @@ import numpy as np
 
 from .. import cntk_semantics as cntk
 from .. import functions as F
-from .. import layers as L
 from .._errors import ConfigError, ShapeError
 from ..graph import Variable
 from ..inspect import trace
-from ..layers import CNTKInitializer, initial_value
+from ..layers import initial_value
 from ..parametric import current_registry, get_parameter_or_create
-from ._library import Library, cntk_filter_shape, cntk_shape
+from ._layer_library import LayerFunctions, _positive_ints, cntk_fans, cntk_initializer
+from ._library import Library, cntk_shape
 from ._loops import PendingState
 from ._reduce_library import ReduceFunctions
 from ._sequence_library import SequenceFunctions
+from ._tensor_library import TensorFunctions
 
 __all__ = ["StadynLibrary", "cntk_initializer"]
 
@@ -50,82 +51,7 @@ __all__ = ["StadynLibrary", "cntk_initializer"]
 _TAGS = ("feature", "label", "criterion", "evaluation", "output")
 
 
-def _identity(x):
-    return x
-
-
-def cntk_initializer(init: str, scale: float = 1.0) -> Any:
-    """A Stadyn initialiser for a CNTK ``init`` name, scaled by ``initValueScale``.
-
-    CNTK's distributions (``LearnableParameter``'s random initialisation): ``glorotUniform``
-    U(±sqrt(6/(fanIn+fanOut))), ``glorotNormal`` N(0, 2/(fanIn+fanOut)), ``heUniform``
-    U(±sqrt(6/fanIn)), ``heNormal`` N(0, 2/fanIn), ``xavier`` U(±sqrt(3/fanIn)), ``gaussian``
-    N(0, (0.2/sqrt(fanIn))²), ``uniform`` U(±1), ``uniformBS`` U(±0.05), ``normal`` N(0, 1),
-    ``truncNormal``; ``zero`` is 0.  The range (or standard deviation) is multiplied by
-    ``scale``.
-
-    >>> cntk_initializer('glorotUniform')
-    CNTKInitializer(uniform, scale=1.0, mode=avg)
-    >>> cntk_initializer('zero')
-    0.0
-    """
-    s = float(scale)
-    kinds = {
-        "glorotuniform": lambda: L.glorot_uniform(s),
-        "glorotnormal": lambda: L.glorot_normal(s),
-        "heuniform": lambda: L.he_uniform(s),
-        "henormal": lambda: L.he_normal(s),
-        "xavier": lambda: CNTKInitializer("uniform", s, "in", 1.0),
-        "gaussian": lambda: CNTKInitializer("normal", 0.2 * s, "in", 1.0),
-        "uniform": lambda: L.uniform(s),
-        "uniformbs": lambda: L.uniform(0.05 * s),
-        "normal": lambda: L.normal(s),
-        "truncnormal": lambda: L.truncated_normal(s),
-        "zero": lambda: 0.0,
-    }
-    make = kinds.get(str(init).lower())
-    if make is None:
-        raise ConfigError(f"unknown init '{init}'; use glorotUniform, glorotNormal, heUniform, "
-                          "heNormal, xavier, gaussian, uniform, uniformBS, normal, truncNormal or "
-                          "zero")
-    return make()
-
-
-def _bool(value: Any, what: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    raise ConfigError(f"{what} must be true or false, got {value!r}")
-
-
-def _positive_ints(value: Any, what: str) -> int | tuple[int, ...]:
-    items = value if isinstance(value, tuple) else (value,)
-    for v in items:
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ConfigError(f"{what} must be a positive integer or an array of them, got "
-                              f"{value!r}")
-    return value
-
-
-def _zero_pads(lower: Any, upper: Any, layer: str) -> None:
-    for name, v in (("lowerPad", lower), ("upperPad", upper)):
-        items = v if isinstance(v, tuple) else (v,)
-        if any(x != 0 for x in items):
-            raise ConfigError(f"{layer}: explicit {name} is not supported yet (use pad = true "
-                              "for CNTK's automatic padding)")
-
-
-def _spatial_pad(pad: Any, rank: int, layer: str) -> bool | tuple[bool, ...]:
-    """CNTK's ``pad``: a boolean, or one per axis of the kernel (W:H[:C], column-major)."""
-    if isinstance(pad, bool):
-        return pad
-    if isinstance(pad, tuple) and all(isinstance(p, bool) for p in pad) and len(pad) >= rank:
-        spatial = tuple(reversed(pad[:rank]))  # (W, H) -> (H, W); a channel entry is dropped
-        return spatial if len(set(spatial)) > 1 else spatial[0]
-    raise ConfigError(f"{layer}: pad must be true, false or one boolean per filter axis, got "
-                      f"{pad!r}")
-
-
-class StadynLibrary(SequenceFunctions, ReduceFunctions, Library):
+class StadynLibrary(SequenceFunctions, ReduceFunctions, TensorFunctions, LayerFunctions, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.
 
     ``dropout_rate`` is the rate ``Dropout`` nodes are built with (the SGD block's
@@ -142,24 +68,17 @@ class StadynLibrary(SequenceFunctions, ReduceFunctions, Library):
         self.inputs: list[Variable] = []
         self.tagged: dict[str, list[Variable]] = {t: [] for t in _TAGS}
         self._dropout_nodes: list[Any] = []
-        self._batch_norms: list[tuple[Any, bool]] = []     # (layer, disableRegularization)
         self._operations: dict[int, tuple[Variable, str]] = {}
         self._batched = cntk.BatchAxes()
         self._constants: dict[int, tuple[Variable, float]] = {}
         functions: dict[str, Callable[..., Any]] = {
-            # layers
-            "LinearLayer": self.LinearLayer, "DenseLayer": self.DenseLayer,
-            "ConvolutionalLayer": self.ConvolutionalLayer,
-            "MaxPoolingLayer": self.MaxPoolingLayer,
-            "AveragePoolingLayer": self.AveragePoolingLayer,
-            "BatchNormalizationLayer": self.BatchNormalizationLayer,
             # inputs and parameters
             "Input": self.Input, "Parameter": self.Parameter,
             "ParameterTensor": self.ParameterTensor, "Constant": self.Constant,
             # nodes
             "Times": self.Times, "Plus": self.Plus, "Minus": self.Minus,
             "ElementTimes": self.ElementTimes, "Negate": self.Negate,
-            "Reciprocal": self.Reciprocal, "Reshape": self.Reshape, "Pass": self.Pass,
+            "Reciprocal": self.Reciprocal, "Pass": self.Pass,
             "Trace": self.Trace,
             "ReLU": self.ReLU, "Sigmoid": self.Sigmoid, "Tanh": self.Tanh,
             "Softmax": self.Softmax, "LogSoftmax": self.LogSoftmax, "Exp": self.Exp,
@@ -168,8 +87,10 @@ class StadynLibrary(SequenceFunctions, ReduceFunctions, Library):
             "ClassificationError": self.ClassificationError,
             "ErrorPrediction": self.ClassificationError,
         }
+        functions.update(self._init_layers())
         functions.update(self._init_sequences(sequences))
         functions.update(self._init_reductions())
+        functions.update(self._init_tensors())
         super().__init__(functions)
 
     # ---- bookkeeping ---------------------------------------------------------------------
@@ -257,96 +178,6 @@ class StadynLibrary(SequenceFunctions, ReduceFunctions, Library):
                 node.set_attribute("p", rate)
         return len(self._dropout_nodes)
 
-    # ---- layers --------------------------------------------------------------------------
-    def LinearLayer(self, outDim, bias=True, init="glorotUniform", initValueScale=1,
-                    inputRank=None, mapRank=None, initBias=0):
-        """``W x + b``, ``W`` of shape ``outDim : Inferred`` (a :class:`stadyn.layers.Dense`)."""
-        return self.DenseLayer(outDim, bias=bias, activation=None, init=init,
-                               initValueScale=initValueScale, inputRank=inputRank,
-                               mapRank=mapRank, initBias=initBias)
-
-    def DenseLayer(self, outDim, bias=True, activation=None, init="glorotUniform",
-                   initValueScale=1, inputRank=None, mapRank=None, initBias=0):
-        """``activation(W x + b)`` (a :class:`stadyn.layers.Dense`)."""
-        shape = cntk_shape(_positive_ints(outDim, "DenseLayer: outDim"))
-        if activation is not None and not callable(activation):
-            raise ConfigError(f"DenseLayer: activation must be a function, got {activation!r}")
-        return L.Dense(shape if len(shape) > 1 else shape[0], activation=activation or _identity,
-                       init=cntk_initializer(init, initValueScale),
-                       bias=_bool(bias, "DenseLayer: bias"), init_bias=float(initBias),
-                       input_rank=inputRank, map_rank=mapRank)
-
-    def ConvolutionalLayer(self, numOutputChannels, filterShape, bias=True, activation=None,
-                           init="glorotUniform", initValueScale=1, initBias=0, stride=1,
-                           pad=False, lowerPad=0, upperPad=0, dilation=1,
-                           maxTempMemSizeInSamples=0):
-        """A :class:`stadyn.layers.Convolution`; ``filterShape``, ``stride`` and ``dilation`` are
-        column-major (``(3:5)`` is 3 wide, 5 high), ``pad = true`` is CNTK's auto-padding."""
-        _positive_ints(numOutputChannels, "ConvolutionalLayer: numOutputChannels")
-        _positive_ints(filterShape, "ConvolutionalLayer: filterShape")
-        _positive_ints(stride, "ConvolutionalLayer: stride")
-        _positive_ints(dilation, "ConvolutionalLayer: dilation")
-        _zero_pads(lowerPad, upperPad, "ConvolutionalLayer")
-        if activation is not None and not callable(activation):
-            raise ConfigError(f"ConvolutionalLayer: activation must be a function, got "
-                              f"{activation!r}")
-        kernel = cntk_filter_shape(filterShape)
-        rank = len(kernel) if isinstance(kernel, tuple) else 1
-        return L.Convolution(kernel, int(numOutputChannels), activation=activation or _identity,
-                             init=cntk_initializer(init, initValueScale),
-                             pad=_spatial_pad(pad, rank, "ConvolutionalLayer"),
-                             strides=_strides(stride, rank),
-                             bias=_bool(bias, "ConvolutionalLayer: bias"),
-                             init_bias=float(initBias), dilation=_strides(dilation, rank))
-
-    def MaxPoolingLayer(self, filterShape, stride=1, pad=False, lowerPad=0, upperPad=0,
-                        ceilOutDim=False):
-        """A :class:`stadyn.layers.MaxPooling` (``pad = false`` by default, as in CNTK)."""
-        return self._pooling(L.MaxPooling, "MaxPoolingLayer", filterShape, stride, pad, lowerPad,
-                             upperPad, ceilOutDim)
-
-    def AveragePoolingLayer(self, filterShape, stride=1, pad=False, lowerPad=0, upperPad=0,
-                            ceilOutDim=False, includePad=False):
-        """A :class:`stadyn.layers.AveragePooling` (padding not counted: ``includePad = false``)."""
-        if _bool(includePad, "AveragePoolingLayer: includePad"):
-            raise ConfigError("AveragePoolingLayer: includePad = true is not supported yet")
-        return self._pooling(L.AveragePooling, "AveragePoolingLayer", filterShape, stride, pad,
-                             lowerPad, upperPad, ceilOutDim)
-
-    def _pooling(self, cls, name, filterShape, stride, pad, lowerPad, upperPad, ceilOutDim):
-        _positive_ints(filterShape, f"{name}: filterShape")
-        _positive_ints(stride, f"{name}: stride")
-        _zero_pads(lowerPad, upperPad, name)
-        if _bool(ceilOutDim, f"{name}: ceilOutDim"):
-            raise ConfigError(f"{name}: ceilOutDim = true is not supported yet")
-        window = cntk_filter_shape(filterShape)
-        rank = len(window) if isinstance(window, tuple) else 1
-        padding = _spatial_pad(pad, rank, name)
-        if isinstance(padding, tuple):
-            raise ConfigError(f"{name}: padding some axes and not others is not supported yet")
-        return cls(window, _strides(stride, rank), pad=padding)
-
-    def BatchNormalizationLayer(self, spatialRank=0, initialScale=1,
-                                normalizationTimeConstant=5000, blendTimeConstant=0,
-                                epsilon=0.00001, useCntkEngine=False, disableRegularization=False):
-        """A :class:`stadyn.layers.BatchNormalization`: per channel when ``spatialRank > 0``
-        (images), per element otherwise."""
-        if blendTimeConstant not in (0, 0.0):
-            raise ConfigError("BatchNormalizationLayer: blendTimeConstant is not supported yet")
-        layer = L.BatchNormalization(map_rank=1 if int(spatialRank) > 0 else None,
-                                     init_scale=float(initialScale),
-                                     normalization_time_constant=float(normalizationTimeConstant),
-                                     epsilon=float(epsilon))
-        self._batch_norms.append((layer, bool(disableRegularization)))
-        return layer
-
-    def unregularized(self, every_batch_norm: bool) -> set[int]:
-        """The ids of the scale and bias parameters CNTK exempted from L1/L2 regularisation:
-        those of each ``BatchNormalizationLayer`` built with ``disableRegularization = true``,
-        or of all of them (the SGD block's ``disableRegInBatchNormalization = true``)."""
-        return {id(p) for layer, disabled in self._batch_norms if disabled or every_batch_norm
-                for p in getattr(layer, "parameters", ()) if p.need_grad}
-
     # ---- inputs, parameters, constants ---------------------------------------------------
     def Input(self, dims, dynamicAxis="", sparse=False, tag="feature"):
         """A graph input of per-sample shape ``dims`` (column-major), with a batch axis of 1 that
@@ -367,16 +198,18 @@ class StadynLibrary(SequenceFunctions, ReduceFunctions, Library):
                                initFromLiteral, tag, "Parameter")
 
     def ParameterTensor(self, dims, learningRateMultiplier=1.0, init="", initValueScale=1,
-                        value=0, initValue="", initFromFilePath="", initFromLiteral="",
-                        initOnCPUOnly=True, randomSeed=-1, tag=""):
-        """A learnable tensor of shape ``dims`` (column-major)."""
+                        value=0, initValue="", initFilterRank=0, initOutputRank=1,
+                        initFromFilePath="", initFromLiteral="", initOnCPUOnly=True,
+                        randomSeed=-1, tag=""):
+        """A learnable tensor of shape ``dims`` (column-major); a random ``init`` draws with
+        CNTK's fans for ``initFilterRank`` and ``initOutputRank``."""
         dims = dims if isinstance(dims, tuple) else (dims,)
         return self._parameter(dims, learningRateMultiplier, init, initValueScale, value,
                                initValue, initFromFilePath, initFromLiteral, tag,
-                               "ParameterTensor")
+                               "ParameterTensor", (int(initFilterRank), int(initOutputRank)))
 
     def _parameter(self, cntk_dims, lr_multiplier, init, scale, value, init_value, from_file,
-                   from_literal, tag, what):
+                   from_literal, tag, what, ranks=(0, 1)):
         if from_file or from_literal:
             raise ConfigError(f"{what}: initFromFilePath and initFromLiteral are not supported "
                               "yet")
@@ -395,13 +228,12 @@ class StadynLibrary(SequenceFunctions, ReduceFunctions, Library):
         need_grad = float(lr_multiplier) != 0.0
         shape = cntk_shape(cntk_dims)
         if 0 in shape:
-            return _PendingParameter(self, shape, initializer, need_grad, tag)
-        return self._make_parameter(shape, initializer, need_grad, tag)
+            return _PendingParameter(self, shape, initializer, need_grad, tag, ranks)
+        return self._make_parameter(shape, initializer, need_grad, tag, ranks)
 
-    def _make_parameter(self, shape, initializer, need_grad, tag):
+    def _make_parameter(self, shape, initializer, need_grad, tag, ranks=(0, 1)):
         registry_name = _claim("parameter") + "/W"
-        fan_out = shape[-1] if shape else 1
-        fan_in = int(np.prod(shape[:-1])) if len(shape) > 1 else 1
+        fan_in, fan_out = cntk_fans(tuple(reversed(shape)), *ranks) if shape else (1, 1)
         value = initial_value(initializer, shape, fan_in, fan_out)
         v = get_parameter_or_create(registry_name, shape, value, need_grad)
         return self._node(v, "LearnableParameter", tag or "")
@@ -482,19 +314,6 @@ class StadynLibrary(SequenceFunctions, ReduceFunctions, Library):
 
     def Reciprocal(self, _, tag=""):
         return self._node(F.r_div_scalar(self._value(_, "Reciprocal"), 1.0), "Reciprocal", tag)
-
-    def Reshape(self, _, shape, beginAxis=0, endAxis=0, tag=""):
-        """The sample reshaped to ``shape`` (column-major); the batch axis is kept."""
-        x = self._value(_, "Reshape")
-        if beginAxis != 0 or endAxis != 0:
-            raise ConfigError("Reshape: beginAxis/endAxis are not supported yet")
-        new = cntk_shape(_positive_ints(shape, "Reshape: shape"))
-        batched = self.has_batch_axis(x)
-        old = x.shape[1:] if batched else x.shape
-        if int(np.prod(old)) != int(np.prod(new)):
-            raise ConfigError(f"Reshape: cannot reshape a sample of shape "
-                              f"{tuple(reversed(old))} to {tuple(reversed(new))} (column-major)")
-        return self._node(cntk.reshape_sample(x, new, batched), "Reshape", tag)
 
     def Pass(self, _, tag=""):
         return self._node(F.identity(self._value(_, "Pass")), "Pass", tag)
@@ -580,13 +399,6 @@ def _axis(axis: Any, z: Variable) -> int:
     return cntk.static_axis(axis, z.ndim, batched=True, column_major=True)
 
 
-def _strides(value: Any, rank: int) -> int | tuple[int, ...]:
-    mapped = cntk_filter_shape(value)
-    if isinstance(mapped, tuple) and len(mapped) > rank:
-        mapped = mapped[len(mapped) - rank:]  # a trailing (column-major) channel stride is dropped
-    return mapped
-
-
 def _claim(base: str) -> str:
     return current_registry().claim(base)
 
@@ -595,9 +407,9 @@ class _PendingParameter:
     """A ``Parameter`` whose input dimension (0, CNTK's ``Inferred``) the first ``Times`` sets."""
 
     def __init__(self, library: StadynLibrary, shape: tuple[int, ...], initializer: Any,
-                 need_grad: bool, tag: str):
+                 need_grad: bool, tag: str, ranks: tuple[int, int] = (0, 1)):
         self.library, self.shape, self.initializer = library, shape, initializer
-        self.need_grad, self.tag = need_grad, tag
+        self.need_grad, self.tag, self.ranks = need_grad, tag, ranks
         self.variable: Variable | None = None
 
     def materialize(self, data: Variable, output_rank: int) -> Variable:
@@ -614,7 +426,8 @@ class _PendingParameter:
             (int(np.prod(sample)),)
         known = self.shape[:in_rank]
         shape = tuple(k or i for k, i in zip(known, inferred)) + tuple(out)
-        self.variable = lib._make_parameter(shape, self.initializer, self.need_grad, self.tag)
+        self.variable = lib._make_parameter(shape, self.initializer, self.need_grad, self.tag,
+                                            self.ranks)
         return self.variable
 
     def __repr__(self) -> str:

@@ -1,0 +1,329 @@
+"""CNTK's layer functions for :class:`~._stadyn_library.StadynLibrary` (a mixin), and the CNTK
+``init`` names as Stadyn initialisers.
+
+``LinearLayer``, ``DenseLayer``, ``ConvolutionalLayer``, ``ConvolutionTransposeLayer``,
+``MaxPoolingLayer``, ``AveragePoolingLayer`` and ``BatchNormalizationLayer`` return Stadyn layer
+objects (:mod:`stadyn.layers`), so a BrainScript network and the same network written in Python
+create the same parameters (names, shapes, initial values) and the same ops.  Filter shapes,
+strides and pads are CNTK's, column-major (``(3:5)`` is 3 wide, 5 high).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .. import layers as L
+from .._errors import ConfigError
+from ..layers import CNTKInitializer
+from ._library import cntk_filter_shape, cntk_shape
+from ._sequence_library import NONE
+
+__all__ = ["LayerFunctions", "cntk_initializer", "cntk_fans"]
+
+def _identity(x):
+    return x
+
+
+def cntk_initializer(init: str, scale: float = 1.0) -> Any:
+    """A Stadyn initialiser for a CNTK ``init`` name, scaled by ``initValueScale``.
+
+    CNTK's distributions (``LearnableParameter``'s random initialisation): ``glorotUniform``
+    U(±sqrt(6/(fanIn+fanOut))), ``glorotNormal`` N(0, 2/(fanIn+fanOut)), ``heUniform``
+    U(±sqrt(6/fanIn)), ``heNormal`` N(0, 2/fanIn), ``xavier`` U(±sqrt(3/fanIn)), ``gaussian``
+    N(0, (0.2/sqrt(fanIn))²), ``uniform`` U(±1), ``uniformBS`` U(±0.05), ``normal`` N(0, 1),
+    ``truncNormal``; ``zero`` is 0.  The range (or standard deviation) is multiplied by
+    ``scale``.
+
+    >>> cntk_initializer('glorotUniform')
+    CNTKInitializer(uniform, scale=1.0, mode=avg)
+    >>> cntk_initializer('zero')
+    0.0
+    """
+    s = float(scale)
+    kinds = {
+        "glorotuniform": lambda: L.glorot_uniform(s),
+        "glorotnormal": lambda: L.glorot_normal(s),
+        "heuniform": lambda: L.he_uniform(s),
+        "henormal": lambda: L.he_normal(s),
+        "xavier": lambda: CNTKInitializer("uniform", s, "in", 1.0),
+        "gaussian": lambda: CNTKInitializer("normal", 0.2 * s, "in", 1.0),
+        "uniform": lambda: L.uniform(s),
+        "uniformbs": lambda: L.uniform(0.05 * s),
+        "normal": lambda: L.normal(s),
+        "truncnormal": lambda: L.truncated_normal(s),
+        "zero": lambda: 0.0,
+    }
+    make = kinds.get(str(init).lower())
+    if make is None:
+        raise ConfigError(f"unknown init '{init}'; use glorotUniform, glorotNormal, heUniform, "
+                          "heNormal, xavier, gaussian, uniform, uniformBS, normal, truncNormal or "
+                          "zero")
+    return make()
+
+
+def cntk_fans(dims: tuple[int, ...], filter_rank: int = 0, output_rank: int = 1
+              ) -> tuple[int, int]:
+    """CNTK's fan-in and fan-out of a parameter of (column-major) ``dims`` for its random
+    initialisation (LearnableParameter's ``initFilterRank``, ``initOutputRank``; a negative
+    output rank counts from the right, as a convolution kernel's).
+
+    >>> cntk_fans((5, 5, 1, 1)), cntk_fans((3, 3, 16, 32), 2, -1)
+    ((5, 5), (144, 288))
+    """
+    if filter_rank + abs(output_rank) > len(dims):
+        raise ConfigError(f"initFilterRank {filter_rank} and initOutputRank {output_rank} "
+                          f"exceed the rank of {dims}")
+    filter_size = math.prod(dims[:filter_rank])
+    begin = filter_rank + max(output_rank, 0)
+    end = len(dims) if output_rank >= 0 else len(dims) + output_rank
+    fan_in = filter_size * math.prod(dims[begin:end])
+    return fan_in, math.prod(dims) * filter_size // fan_in
+
+
+class _FixedFans(CNTKInitializer):
+    """A CNTK initialiser that draws with the fans CNTK computes for the parameter, whatever
+    the layer that makes it passes."""
+
+    def __init__(self, init: CNTKInitializer, fan_in: int, fan_out: int) -> None:
+        super().__init__(init.kind, init.scale, init.mode, init.gain, init.seed,
+                         init.output_rank, init.filter_rank)
+        self.fans = (fan_in, fan_out)
+
+    def with_seed(self, seed: int) -> CNTKInitializer:
+        return _FixedFans(super().with_seed(seed), *self.fans)
+
+    def __call__(self, shape, fan_in: int, fan_out: int):
+        return super().__call__(shape, *self.fans)
+
+
+def _bool(value: Any, what: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ConfigError(f"{what} must be true or false, got {value!r}")
+
+
+def _positive_ints(value: Any, what: str) -> int | tuple[int, ...]:
+    items = value if isinstance(value, tuple) else (value,)
+    for v in items:
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ConfigError(f"{what} must be a positive integer or an array of them, got "
+                              f"{value!r}")
+    return value
+
+
+def _zero_pads(lower: Any, upper: Any, layer: str) -> None:
+    for name, v in (("lowerPad", lower), ("upperPad", upper)):
+        items = v if isinstance(v, tuple) else (v,)
+        if any(x != 0 for x in items):
+            raise ConfigError(f"{layer}: explicit {name} is not supported yet (use pad = true "
+                              "for CNTK's automatic padding)")
+
+
+def _spatial_pad(pad: Any, rank: int, layer: str) -> bool | tuple[bool, ...]:
+    """CNTK's ``pad``: a boolean, or one per axis of the kernel (W:H[:C], column-major)."""
+    if isinstance(pad, bool):
+        return pad
+    if isinstance(pad, tuple) and all(isinstance(p, bool) for p in pad) and len(pad) >= rank:
+        spatial = tuple(reversed(pad[:rank]))  # (W, H) -> (H, W); a channel entry is dropped
+        return spatial if len(set(spatial)) > 1 else spatial[0]
+    raise ConfigError(f"{layer}: pad must be true, false or one boolean per filter axis, got "
+                      f"{pad!r}")
+
+
+def _strides(value: Any, rank: int) -> int | tuple[int, ...]:
+    mapped = cntk_filter_shape(value)
+    if isinstance(mapped, tuple) and len(mapped) > rank:
+        mapped = mapped[len(mapped) - rank:]  # a trailing (column-major) channel stride is dropped
+    return mapped
+
+
+class LayerFunctions:
+    """The layer constructors of CNTK's core library; the library keeps the batch
+    normalisations it built (:meth:`unregularized`)."""
+
+    def _init_layers(self) -> dict[str, Any]:
+        self._batch_norms: list[tuple[Any, bool]] = []     # (layer, disableRegularization)
+        return {"LinearLayer": self.LinearLayer, "DenseLayer": self.DenseLayer,
+                "ConvolutionalLayer": self.ConvolutionalLayer,
+                "ConvolutionTransposeLayer": self.ConvolutionTransposeLayer,
+                "MaxPoolingLayer": self.MaxPoolingLayer,
+                "AveragePoolingLayer": self.AveragePoolingLayer,
+                "MaxUnpoolingLayer": self.MaxUnpoolingLayer,
+                "BatchNormalizationLayer": self.BatchNormalizationLayer}
+
+    def LinearLayer(self, outDim, bias=True, init="glorotUniform", initValueScale=1,
+                    inputRank=None, mapRank=None, initBias=0):
+        """``W x + b``, ``W`` of shape ``outDim : Inferred`` (a :class:`stadyn.layers.Dense`)."""
+        return self.DenseLayer(outDim, bias=bias, activation=None, init=init,
+                               initValueScale=initValueScale, inputRank=inputRank,
+                               mapRank=mapRank, initBias=initBias)
+
+    def DenseLayer(self, outDim, bias=True, activation=None, init="glorotUniform",
+                   initValueScale=1, inputRank=None, mapRank=None, initBias=0):
+        """``activation(W x + b)`` (a :class:`stadyn.layers.Dense`)."""
+        shape = cntk_shape(_positive_ints(outDim, "DenseLayer: outDim"))
+        if activation is not None and not callable(activation):
+            raise ConfigError(f"DenseLayer: activation must be a function, got {activation!r}")
+        return L.Dense(shape if len(shape) > 1 else shape[0], activation=activation or _identity,
+                       init=cntk_initializer(init, initValueScale),
+                       bias=_bool(bias, "DenseLayer: bias"), init_bias=float(initBias),
+                       input_rank=inputRank, map_rank=mapRank)
+
+    def ConvolutionalLayer(self, numOutputChannels, filterShape, bias=True, activation=None,
+                           init="glorotUniform", initValueScale=1, initBias=0, stride=1,
+                           pad=False, lowerPad=0, upperPad=0, dilation=1,
+                           maxTempMemSizeInSamples=0):
+        """A :class:`stadyn.layers.Convolution`; ``filterShape``, ``stride`` and ``dilation`` are
+        column-major (``(3:5)`` is 3 wide, 5 high), ``pad = true`` is CNTK's auto-padding."""
+        _positive_ints(numOutputChannels, "ConvolutionalLayer: numOutputChannels")
+        _positive_ints(filterShape, "ConvolutionalLayer: filterShape")
+        _positive_ints(stride, "ConvolutionalLayer: stride")
+        _positive_ints(dilation, "ConvolutionalLayer: dilation")
+        _zero_pads(lowerPad, upperPad, "ConvolutionalLayer")
+        if activation is not None and not callable(activation):
+            raise ConfigError(f"ConvolutionalLayer: activation must be a function, got "
+                              f"{activation!r}")
+        kernel = cntk_filter_shape(filterShape)
+        rank = len(kernel) if isinstance(kernel, tuple) else 1
+        return L.Convolution(kernel, int(numOutputChannels), activation=activation or _identity,
+                             init=cntk_initializer(init, initValueScale),
+                             pad=_spatial_pad(pad, rank, "ConvolutionalLayer"),
+                             strides=_strides(stride, rank),
+                             bias=_bool(bias, "ConvolutionalLayer: bias"),
+                             init_bias=float(initBias), dilation=_strides(dilation, rank))
+
+    def ConvolutionTransposeLayer(self, numOutputChannels, filterShape, numInputChannels,
+                                  bias=True, activation=None, init="glorotUniform",
+                                  initValueScale=0.001, initBias=0, stride=1, pad=False,
+                                  lowerPad=0, upperPad=0, outputShape=None, dilation=1,
+                                  maxTempMemSizeInSamples=0):
+        """A :class:`stadyn.layers.ConvolutionTranspose` (deconvolution) from
+        ``numInputChannels`` to ``numOutputChannels`` channels; ``W`` is CNTK's
+        ``filterShape : numOutputChannels : numInputChannels`` tensor, ``b`` its
+        ``1 : 1 : numOutputChannels``; ``outputShape`` (column-major, spatial axes first) fixes
+        the output's size where the stride leaves it open."""
+        what = "ConvolutionTransposeLayer"
+        _positive_ints(numOutputChannels, f"{what}: numOutputChannels")
+        _positive_ints(numInputChannels, f"{what}: numInputChannels")
+        _positive_ints(filterShape, f"{what}: filterShape")
+        _positive_ints(stride, f"{what}: stride")
+        _positive_ints(dilation, f"{what}: dilation")
+        _zero_pads(lowerPad, upperPad, what)
+        if activation is not None and not callable(activation):
+            raise ConfigError(f"{what}: activation must be a function, got {activation!r}")
+        kernel = cntk_filter_shape(filterShape)
+        rank = len(kernel) if isinstance(kernel, tuple) else 1
+        shape = None
+        if outputShape is not None and outputShape is not NONE:
+            dims = outputShape if isinstance(outputShape, tuple) else (outputShape,)
+            _positive_ints(dims, f"{what}: outputShape")
+            shape = tuple(reversed(dims[:rank]))
+        # W is a ParameterTensor [filterShape : numOutputChannels : numInputChannels] with
+        # ParameterTensor's fans (initOutputRank = 1: the first axis is the output's)
+        dims = _as_dims(filterShape) + (int(numOutputChannels), int(numInputChannels))
+        initializer = cntk_initializer(init, initValueScale)
+        if isinstance(initializer, CNTKInitializer):
+            initializer = _FixedFans(initializer, *cntk_fans(dims))
+        layer = L.ConvolutionTranspose(kernel, int(numOutputChannels),
+                                       activation=activation or _identity,
+                                       init=initializer,
+                                       pad=_spatial_pad(pad, rank, what),
+                                       strides=_strides(stride, rank),
+                                       bias=_bool(bias, f"{what}: bias"),
+                                       init_bias=float(initBias), output_shape=shape,
+                                       dilation=_strides(dilation, rank))
+        return _InputChannels(layer, int(numInputChannels), what)
+
+    def MaxPoolingLayer(self, filterShape, stride=1, pad=False, lowerPad=0, upperPad=0,
+                        ceilOutDim=False):
+        """A :class:`stadyn.layers.MaxPooling` (``pad = false`` by default, as in CNTK)."""
+        return self._pooling(L.MaxPooling, "MaxPoolingLayer", filterShape, stride, pad, lowerPad,
+                             upperPad, ceilOutDim)
+
+    def AveragePoolingLayer(self, filterShape, stride=1, pad=False, lowerPad=0, upperPad=0,
+                            ceilOutDim=False, includePad=False):
+        """A :class:`stadyn.layers.AveragePooling` (padding not counted: ``includePad = false``)."""
+        if _bool(includePad, "AveragePoolingLayer: includePad"):
+            raise ConfigError("AveragePoolingLayer: includePad = true is not supported yet")
+        return self._pooling(L.AveragePooling, "AveragePoolingLayer", filterShape, stride, pad,
+                             lowerPad, upperPad, ceilOutDim)
+
+    def MaxUnpoolingLayer(self, filterShape, stride=1, pad=False, lowerPad=0, upperPad=0):
+        """A function ``(unpoolInput, poolInput)``: CNTK's ``MaxUnpooling`` node with this
+        window, stride and padding."""
+        _positive_ints(filterShape, "MaxUnpoolingLayer: filterShape")
+        _positive_ints(stride, "MaxUnpoolingLayer: stride")
+
+        def apply(unpoolInput, poolInput):
+            return self.MaxUnpooling(unpoolInput, poolInput, filterShape, stride=stride,
+                                     autoPadding=pad, lowerPad=lowerPad, upperPad=upperPad)
+        return apply
+
+    def _pooling(self, cls, name, filterShape, stride, pad, lowerPad, upperPad, ceilOutDim):
+        _positive_ints(filterShape, f"{name}: filterShape")
+        _positive_ints(stride, f"{name}: stride")
+        _zero_pads(lowerPad, upperPad, name)
+        if _bool(ceilOutDim, f"{name}: ceilOutDim"):
+            raise ConfigError(f"{name}: ceilOutDim = true is not supported yet")
+        window = cntk_filter_shape(filterShape)
+        rank = len(window) if isinstance(window, tuple) else 1
+        padding = _spatial_pad(pad, rank, name)
+        if isinstance(padding, tuple):
+            raise ConfigError(f"{name}: padding some axes and not others is not supported yet")
+        return cls(window, _strides(stride, rank), pad=padding)
+
+    def BatchNormalizationLayer(self, spatialRank=0, initialScale=1,
+                                normalizationTimeConstant=5000, blendTimeConstant=0,
+                                epsilon=0.00001, useCntkEngine=False, disableRegularization=False):
+        """A :class:`stadyn.layers.BatchNormalization`: per channel when ``spatialRank > 0``
+        (images), per element otherwise."""
+        if blendTimeConstant not in (0, 0.0):
+            raise ConfigError("BatchNormalizationLayer: blendTimeConstant is not supported yet")
+        layer = L.BatchNormalization(map_rank=1 if int(spatialRank) > 0 else None,
+                                     init_scale=float(initialScale),
+                                     normalization_time_constant=float(normalizationTimeConstant),
+                                     epsilon=float(epsilon))
+        self._batch_norms.append((layer, bool(disableRegularization)))
+        return layer
+
+    def unregularized(self, every_batch_norm: bool) -> set[int]:
+        """The ids of the scale and bias parameters CNTK exempted from L1/L2 regularisation:
+        those of each ``BatchNormalizationLayer`` built with ``disableRegularization = true``,
+        or of all of them (the SGD block's ``disableRegInBatchNormalization = true``)."""
+        return {id(p) for layer, disabled in self._batch_norms if disabled or every_batch_norm
+                for p in getattr(layer, "parameters", ()) if p.need_grad}
+
+
+def _as_dims(value: Any) -> tuple[int, ...]:
+    return tuple(value) if isinstance(value, tuple) else (value,)
+
+
+class _InputChannels:
+    """A ``ConvolutionTransposeLayer``: checks its input's channel count (CNTK's
+    ``numInputChannels``, the last dimension of ``W``), and, where no ``outputShape`` is
+    given, sizes an auto-padded axis as CNTK does (ConvolveGeometry::ComputeInputShape: the
+    smallest input a strided convolution maps to the given size, ``(size - 1) * stride + 1``)."""
+
+    def __init__(self, layer: Any, channels: int, what: str) -> None:
+        self.layer, self.channels, self.what = layer, channels, what
+        self.fixed = layer.output_shape is not None
+
+    def __call__(self, x: Any) -> Any:
+        got = x.shape[1] if getattr(x, "ndim", 0) > 1 else None
+        if got != self.channels:
+            raise ConfigError(f"{self.what}: numInputChannels is {self.channels}, but the input "
+                              f"has {got} channels (input shape {tuple(x.shape)})")
+        layer = self.layer
+        if not self.fixed:
+            n = len(layer.filter_shape)
+            pads = layer.pad if isinstance(layer.pad, tuple) else (layer.pad,) * n
+            spans = [d * (k - 1) + 1 for k, d in zip(layer.filter_shape, layer.dilation)]
+            layer.output_shape = tuple(
+                (i - 1) * s + (1 if p else span)
+                for i, s, p, span in zip(x.shape[-n:], layer.strides, pads, spans))
+        return layer(x)
+
+    @property
+    def parameters(self) -> Any:
+        return getattr(self.layer, "parameters", ())

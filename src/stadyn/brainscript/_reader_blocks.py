@@ -1,0 +1,243 @@
+"""The ``reader`` and ``cvReader`` blocks of a ``.cntk`` command as dataclasses
+(:func:`reader_config`): deserializers, their streams and image transforms, and CNTK's legacy
+``readerType`` readers given as the deserializers they stand for."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._errors import ConfigError
+from ._ast import SourceLocation
+from ._block_values import _auto, _err, _extra
+from ._config import ConfigList, ConfigRecord, to_bool
+from ._legacy_readers import LEGACY_READERS, legacy_reader
+
+__all__ = ["TransformConfig", "StreamConfig", "DeserializerConfig", "ReaderConfig",
+           "reader_config"]
+
+
+@dataclass(frozen=True)
+class TransformConfig:
+    """One image transform: ``type`` (``Crop``, ``Scale``, ``Mean``, ``Transpose``, ``Color``,
+    ...) and its other keys with numbers and booleans converted (``sideRatio = 0.8`` -> 0.8,
+    ``sideRatio = 0.5:0.9`` -> [0.5, 0.9], ``cropType = "RandomSide"`` -> "RandomSide")."""
+
+    type: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    loc: SourceLocation | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class StreamConfig:
+    """One input stream of a deserializer (``features = { dim = 784 ; format = "dense" }``)."""
+
+    name: str
+    dim: int | None = None
+    format: str | None = None
+    label_dim: int | None = None
+    alias: str | None = None
+    transforms: tuple[TransformConfig, ...] = ()
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_label(self) -> bool:
+        """An image deserializer's label stream (it has ``labelDim``)."""
+        return self.label_dim is not None
+
+
+@dataclass(frozen=True)
+class DeserializerConfig:
+    """A deserializer: ``type`` (``ImageDeserializer``, ``CNTKTextFormatDeserializer``), the data
+    ``file`` (map file or CTF file) and its streams in file order."""
+
+    type: str
+    file: str
+    streams: tuple[StreamConfig, ...] = ()
+    module: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    loc: SourceLocation | None = field(default=None, compare=False, repr=False)
+
+    def stream(self, name: str) -> StreamConfig:
+        for s in self.streams:
+            if s.name.lower() == name.lower():
+                return s
+        raise _err(f"deserializer '{self.type}' has no stream '{name}'", self.loc)
+
+
+@dataclass(frozen=True)
+class ReaderConfig:
+    """A ``reader`` block.  ``readerType = "CNTKTextFormatReader"`` with ``file``/``input`` is
+    given as one ``CNTKTextFormatDeserializer``; ``reader_type`` keeps what the file said."""
+
+    deserializers: tuple[DeserializerConfig, ...] = ()
+    reader_type: str | None = None
+    randomize: bool = True
+    keep_data_in_memory: bool = False
+    verbosity: int = 0
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    loc: SourceLocation | None = field(default=None, compare=False, repr=False)
+    # a legacy reader's settings Stadyn does not do: (short label, the error opening it raises)
+    refused: tuple[tuple[str, ConfigError], ...] = field(default=(), compare=False, repr=False)
+
+
+_STREAM_KEYS = {"dim", "format", "labeldim", "alias", "transforms"}
+_DESERIALIZER_KEYS = {"type", "file", "input", "module"}
+_READER_KEYS = {"deserializers", "readertype", "randomize", "keepdatainmemory", "verbosity",
+                "file", "input"}
+_TEXT_READERS = {"cntktextformatreader", "cntktextformatdeserializer"}
+_FILELESS = {"htkfeaturedeserializer", "htkmlfdeserializer"}
+
+
+def _transform(value: Any, owner: ConfigRecord) -> TransformConfig:
+    if not isinstance(value, ConfigRecord):
+        raise _err(f"'{owner.path}.transforms' must list blocks {{ type = ... }}", getattr(value, "loc", owner.loc))
+    params = {k: _auto(value[k]) for k in value if k.lower() != "type"}
+    return TransformConfig(str(value.get_str("type")), params, value.loc)
+
+
+def _stream(rec: ConfigRecord, name: str) -> StreamConfig:
+    transforms = rec.get("transforms")
+    if transforms is None:
+        items: list = []
+    elif isinstance(transforms, ConfigList):
+        items = list(transforms)
+    else:
+        items = [transforms]
+    fmt = rec.get_str("format", None)
+    alias = rec.get_str("alias", None)
+    return StreamConfig(
+        name=name,
+        dim=rec.get_int("dim", None),
+        format=None if fmt is None else str(fmt),
+        label_dim=rec.get_int("labelDim", None),
+        alias=None if alias is None else str(alias),
+        transforms=tuple(_transform(t, rec) for t in items),
+        params={k: _auto(rec[k]) for k in rec if k.lower() not in _STREAM_KEYS},
+    )
+
+
+def _streams(rec: ConfigRecord) -> tuple[StreamConfig, ...]:
+    inputs = rec.get_record("input")
+    return tuple(_stream(inputs.get_record(name), str(name)) for name in inputs)
+
+
+def _deserializer(rec: ConfigRecord, default_type: str | None = None) -> DeserializerConfig:
+    dtype = rec.get_str("type", default_type)
+    if dtype is None:
+        raise _err(f"deserializer '{rec.path}' needs a 'type'", rec.loc)
+    module = rec.get_str("module", None)
+    # HTK deserializers name their files in their streams (scpFile, mlfFile)
+    file = rec.get_str("file", None) if str(dtype).lower() in _FILELESS else rec.get_str("file")
+    return DeserializerConfig(
+        type=str(dtype),
+        file="" if file is None else str(file),
+        streams=_streams(rec),
+        module=None if module is None else str(module),
+        params={k: _auto(rec[k]) for k in rec if k.lower() not in _DESERIALIZER_KEYS},
+        loc=rec.loc,
+    )
+
+
+def _randomize(rec: ConfigRecord) -> bool:
+    value = rec.get_str("randomize", None)
+    if value is None:
+        return True
+    low = value.lower()
+    if low in ("auto", "none"):
+        return low == "auto"
+    try:
+        return to_bool(value)
+    except ValueError:
+        raise _err(f"'{rec.key_path('randomize')}' must be true, false, auto or none, got '{value}'",
+                   value.loc) from None
+
+
+# CNTK's legacy ImageReader passed the feature stream's block to each of its transformers in
+# this order (ImageReader.cpp); each read its own keys.
+_LEGACY_IMAGE_TRANSFORMS = (
+    ("Crop", {"croptype", "cropsize", "sideratio", "arearatio", "aspectratio", "jittertype",
+              "cropratio", "hflip"}),
+    ("Scale", {"width", "height", "channels", "interpolations", "scalemode", "padvalue"}),
+    ("Color", {"brightnessradius", "contrastradius", "saturationradius"}),
+    ("Mean", {"meanfile"}),
+)
+_LEGACY_IMAGE_UNSUPPORTED = {"intensityfile", "intensitystddev"}
+
+
+def _legacy_image_reader(rec: ConfigRecord) -> tuple[DeserializerConfig, set[str]]:
+    """``readerType = "ImageReader"`` with ``file``, a feature block (``width``, ``height``,
+    ``channels``, ``cropType``, ..., ``meanFile``) and a label block (``labelDim``): the
+    ``ImageDeserializer`` with CNTK's transforms Crop, Scale, Color (when a radius is given) and
+    Mean (when a ``meanFile`` is), in that order; and the names of the two blocks."""
+    blocks = [k for k in rec if isinstance(rec.peek(k), ConfigRecord)]
+    labels = [k for k in blocks if "labelDim" in rec.get_record(k)]
+    features = [k for k in blocks if k not in labels]
+    if len(labels) != 1 or len(features) != 1:
+        raise _err(f"'{rec.path}': an ImageReader needs one feature block (width = ...) and one "
+                   f"label block (labelDim = ...), got {', '.join(blocks) or 'none'}", rec.loc)
+    feat = rec.get_record(features[0])
+    keys = {k.lower(): k for k in feat}
+    for key in sorted(set(keys) & _LEGACY_IMAGE_UNSUPPORTED):
+        raise _err(f"ImageReader: '{keys[key]}' (the intensity transform) is not supported yet",
+                   feat.location(keys[key]))
+    transforms, used = [], set()
+    for kind, names in _LEGACY_IMAGE_TRANSFORMS:
+        mine = {keys[k]: _auto(feat[keys[k]]) for k in sorted(set(keys) & names)}
+        used |= set(mine)
+        if mine or kind in ("Crop", "Scale"):
+            transforms.append(TransformConfig(kind, mine, feat.loc))
+    image = StreamConfig(name=str(features[0]), transforms=tuple(transforms),
+                         params={k: _auto(feat[k]) for k in feat if k not in used})
+    label = _stream(rec.get_record(labels[0]), str(labels[0]))
+    return DeserializerConfig("ImageDeserializer", str(rec.get_str("file")), (image, label),
+                              module="ImageReader", loc=rec.loc), {features[0], labels[0]}
+
+
+def reader_config(rec: ConfigRecord) -> ReaderConfig:
+    """Read a ``reader`` (or ``cvReader``) block.
+
+    >>> from stadyn.brainscript import parse_config
+    >>> r = reader_config(parse_config('''reader = { readerType = "CNTKTextFormatReader"
+    ...     file = "t.txt" ; input = { features = { dim = 784 ; format = "dense" } } }''')["reader"])
+    >>> r.deserializers[0].type, r.deserializers[0].streams[0].dim
+    ('CNTKTextFormatDeserializer', 784)
+    """
+    reader_type = rec.get_str("readerType", None)
+    deserializers: list[DeserializerConfig] = []
+    if "deserializers" in rec:
+        value = rec["deserializers"]
+        items = list(value) if isinstance(value, ConfigList) else [value]
+        for item in items:
+            if not isinstance(item, ConfigRecord):
+                raise _err(f"'{rec.key_path('deserializers')}' must list blocks {{ type = ... }}",
+                           getattr(item, "loc", rec.loc))
+            deserializers.append(_deserializer(item))
+    elif reader_type is not None and reader_type.lower() in _TEXT_READERS:
+        deserializers.append(DeserializerConfig("CNTKTextFormatDeserializer", str(rec.get_str("file")),
+                                                _streams(rec), loc=rec.loc))
+    consumed: set[str] = set()
+    legacy = None
+    if not deserializers and reader_type is not None and reader_type.lower() == "imagereader":
+        image, consumed = _legacy_image_reader(rec)
+        deserializers.append(image)
+    elif not deserializers and reader_type is not None and reader_type.lower() in LEGACY_READERS:
+        legacy = legacy_reader(rec, str(reader_type))       # HTKMLFReader, LMSequenceReader
+        deserializers += [DeserializerConfig(d.type, d.file, tuple(_stream(s, n) for n, s in
+                                                                   d.streams),
+                                             module=str(reader_type), params=d.params, loc=rec.loc)
+                          for d in legacy.deserializers]
+        consumed = {k.lower() for k in legacy.consumed}
+    return ReaderConfig(
+        deserializers=tuple(deserializers),
+        reader_type=None if reader_type is None else str(reader_type),
+        randomize=_randomize(rec) if legacy is None else legacy.randomize,
+        keep_data_in_memory=rec.get_bool("keepDataInMemory", False),
+        verbosity=rec.get_int("verbosity", 0),
+        extra={**{k: v for k, v in _extra(rec, _READER_KEYS).items()
+                  if k not in consumed and k.lower() not in consumed},
+               **({} if legacy is None else legacy.extra)},
+        loc=rec.loc,
+        refused=() if legacy is None else tuple(legacy.refused),
+    )

@@ -1,0 +1,375 @@
+"""CNTK's tensor-shaping and matrix nodes for :class:`~._stadyn_library.StadynLibrary` (a mixin:
+it uses the library's ``_value``, ``_node`` and ``has_batch_axis``).
+
+Axes are CNTK's: 1-based and column-major (axis 1 of a ``W:H:C`` image is its width), over each
+sample's static axes; the batch and sequence axes are never touched.  Stadyn's per-sample
+shape is CNTK's reversed (:func:`~._library.cntk_shape`), so CNTK axis ``k`` of a rank-``r``
+sample is Stadyn's sample axis ``r - k``.
+
+* ``Reshape``/``NewReshape`` (with ``beginAxis``/``endAxis``), ``ReshapeDimension``,
+  ``FlattenDimensions``, ``SplitDimension``: CNTK's ``Reshape`` node, a sub-range of the axes
+  replaced (a 0 in the new dimensions is inferred);
+* ``Slice`` and ``RowSlice``: CNTK's ``Slice`` node (negative indices count from the end, an
+  ``endIndex`` of 0 is the end; ``axis = -1`` slices the sequence axis);
+* ``TransposeDimensions`` and ``Transpose``: two axes swapped, the sample's rank grown to reach
+  the higher axis (a ``[N]`` vector transposes to ``[1 x N]``);
+* ``Hardmax``, ``SumElements``, ``TransposeTimes``;
+* ``Convolution``: the raw convolution node (kernel, map count, stride, padding as CNTK takes
+  them), whose kernel may span the channel axis too (the 3-D kernels of an LRN);
+* ``MaxUnpooling``: each value of a max pooling's output put back where its window's maximum
+  was (the gradient flows to the values only, as in CNTK);
+* CNTK's deprecated image nodes ``ImageInput``, ``MaxPooling`` and ``AveragePooling`` (window and
+  subsampling given as width and height, no padding).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from typing import Any
+
+from .. import functions as F
+from .. import sequence as S
+from .._errors import ConfigError
+from ..cntk_semantics import auto_padding, convolution, pooling, reshape_sample
+from ..graph import Variable
+
+__all__ = ["TensorFunctions"]
+
+
+def _int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ConfigError(f"{what} must be an integer, got {value!r}")
+    return int(value)
+
+
+def _dims(value: Any, what: str, zero: bool = True) -> tuple[int, ...]:
+    items = value if isinstance(value, tuple) else (value,)
+    low = 0 if zero else 1
+    for v in items:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < low:
+            raise ConfigError(f"{what} must be {'non-negative' if zero else 'positive'} "
+                              f"integers, got {value!r}")
+    return tuple(int(v) for v in items)
+
+
+def _fix(value: Any, filter_rank: int, rank: int, fill: Any, given: tuple = ()) -> tuple:
+    """CNTK's per-axis convolution setting for a rank-``rank`` input (ConvolutionNodeBase's
+    FixVectorShape): the last value repeated up to the kernel's rank, then the input's
+    dimension (``given``) or ``fill`` for each axis the kernel left out."""
+    items = list(value) if isinstance(value, tuple) else [value]
+    while len(items) < filter_rank:
+        items.append(items[-1])
+    while len(items) < rank:
+        items.append(given[len(items)] if len(items) < len(given) else fill)
+    return tuple(items)
+
+
+class TensorFunctions:
+    """CNTK's reshaping, slicing, transposing, matrix and raw convolution nodes."""
+
+    def _init_tensors(self) -> dict[str, Any]:
+        return {"Reshape": self.Reshape, "NewReshape": self.Reshape,
+                "ReshapeDimension": self.ReshapeDimension,
+                "FlattenDimensions": self.FlattenDimensions,
+                "SplitDimension": self.SplitDimension,
+                "Slice": self.Slice, "RowSlice": self.RowSlice,
+                "TransposeDimensions": self.TransposeDimensions, "Transpose": self.Transpose,
+                "Hardmax": self.Hardmax, "SumElements": self.SumElements,
+                "TransposeTimes": self.TransposeTimes, "Convolution": self.Convolution,
+                "ImageInput": self.ImageInput, "MaxPooling": self.MaxPooling,
+                "AveragePooling": self.AveragePooling, "MaxUnpooling": self.MaxUnpooling}
+
+    def _lead(self, x: Variable) -> int:
+        """The leading non-sample axes of ``x``: 2 for a sequence, 1 for a batch, else 0."""
+        return 2 if x.sequence_lengths is not None else int(self.has_batch_axis(x))
+
+    # ---- reshaping ----------------------------------------------------------------------
+    def Reshape(self, _, shape, beginAxis=0, endAxis=0, tag=""):
+        """CNTK axes ``beginAxis`` to ``endAxis - 1`` (1-based; 0: from the first, to the
+        last) of each sample reshaped to ``shape`` (column-major; one 0 is inferred)."""
+        x = self._value(_, "Reshape")
+        new = _dims(shape, "Reshape: shape")
+        lead = self._lead(x)
+        sample = tuple(reversed(x.shape[lead:]))         # CNTK's order
+        rank = len(sample)
+        b = _int(beginAxis, "Reshape: beginAxis")
+        e = _int(endAxis, "Reshape: endAxis")
+        begin = b - 1 if b > 0 else 0
+        end = e - 1 if e > 0 else rank
+        if not 0 <= begin <= end <= rank:
+            raise ConfigError(f"Reshape: axes {beginAxis} to {endAxis} do not fit a sample of "
+                              f"shape {sample} (column-major)")
+        size = math.prod(sample[begin:end])
+        if new.count(0) > 1:
+            raise ConfigError(f"Reshape: more than one dimension of {new} is 0 (inferred)")
+        known = math.prod(d for d in new if d)
+        if (0 in new and (known == 0 or size % known)) or (0 not in new and known != size):
+            raise ConfigError(f"Reshape: cannot reshape the sample's dimensions "
+                              f"{sample[begin:end]} (of {sample}, column-major) to {new}")
+        row_major = tuple(-1 if d == 0 else d for d in reversed(new))
+        y = reshape_sample(x, row_major, lead > 0, rank - end, rank - begin, sequence=lead == 2)
+        return self._node(y, "Reshape", tag)
+
+    def ReshapeDimension(self, x, axis, tensorShape, tag=""):
+        """CNTK axis ``axis`` split into ``tensorShape``."""
+        a = _int(axis, "ReshapeDimension: axis")
+        return self.Reshape(x, tensorShape, beginAxis=a, endAxis=a + 1, tag=tag)
+
+    def FlattenDimensions(self, x, axis, num, tag=""):
+        """CNTK axes ``axis`` to ``axis + num - 1`` merged into one."""
+        a, n = _int(axis, "FlattenDimensions: axis"), _int(num, "FlattenDimensions: num")
+        return self.Reshape(x, 0, beginAxis=a, endAxis=a + n, tag=tag)
+
+    def SplitDimension(self, x, axis, N, tag=""):
+        """CNTK axis ``axis`` split into ``(dim / N) : N``."""
+        a = _int(axis, "SplitDimension: axis")
+        return self.Reshape(x, (0, _int(N, "SplitDimension: N")), beginAxis=a, endAxis=a + 1,
+                            tag=tag)
+
+    # ---- slicing and transposing --------------------------------------------------------
+    def Slice(self, beginIndex, endIndex, input, axis=1, tag=""):  # noqa: A002 - CNTK's name
+        """Elements ``beginIndex`` to ``endIndex - 1`` along CNTK axis ``axis`` (negative
+        indices count from the end; ``endIndex = 0`` is the end); ``axis = -1`` slices each
+        sequence's steps."""
+        x = self._value(input, "Slice")
+        begin, end = _int(beginIndex, "Slice: beginIndex"), _int(endIndex, "Slice: endIndex")
+        a = _int(axis, "Slice: axis")
+        if a < 0:
+            if x.sequence_lengths is None:
+                raise ConfigError("Slice: axis = -1 (the sequence axis) needs a sequence")
+            return self._node(S.slice(x, begin, end), "Slice", tag)
+        lead = self._lead(x)
+        rank = x.ndim - lead
+        if not 1 <= a <= rank:
+            raise ConfigError(f"Slice: axis must be 1 .. {rank} (column-major) or -1, got {a}")
+        ax = lead + rank - a
+        dim = x.shape[ax]
+        lo = begin if begin >= 0 else begin + dim
+        hi = end if end > 0 else end + dim
+        if not 0 <= lo < hi <= dim:
+            raise ConfigError(f"Slice: index range [{begin}, {end}) is empty or outside axis {a} "
+                              f"of dimension {dim}")
+        start = [None] * x.ndim
+        stop = [None] * x.ndim
+        start[ax], stop[ax] = lo, hi
+        return self._node(F.slice(x, start, stop, [1] * x.ndim), "Slice", tag)
+
+    def RowSlice(self, beginIndex, numRows, input, tag=""):  # noqa: A002 - CNTK's name
+        """``numRows`` rows (CNTK axis 1) from ``beginIndex`` on."""
+        begin = _int(beginIndex, "RowSlice: beginIndex")
+        return self.Slice(begin, begin + _int(numRows, "RowSlice: numRows"), input, axis=1,
+                          tag=tag)
+
+    def TransposeDimensions(self, _, axis1, axis2, tag=""):
+        """CNTK axes ``axis1`` and ``axis2`` swapped; a sample of lower rank first gets axes
+        of dimension 1 (a ``[N]`` vector becomes ``[1 x N]``)."""
+        x = self._value(_, "TransposeDimensions")
+        a1 = _int(axis1, "TransposeDimensions: axis1")
+        a2 = _int(axis2, "TransposeDimensions: axis2")
+        if a1 < 1 or a2 < 1:
+            raise ConfigError(f"TransposeDimensions: axes are 1-based static axes, got {a1} and "
+                              f"{a2}")
+        lead = self._lead(x)
+        sample = tuple(x.shape[lead:])
+        rank = max(len(sample), a1, a2)
+        if rank > len(sample):
+            x = reshape_sample(x, (1,) * (rank - len(sample)) + sample, lead > 0,
+                               sequence=lead == 2)
+        i1, i2 = lead + rank - a1, lead + rank - a2
+        perm = list(range(x.ndim))
+        perm[i1], perm[i2] = i2, i1
+        y = x if a1 == a2 else F.transpose(x, tuple(perm))
+        return self._node(y, "TransposeDimensions", tag)
+
+    def Transpose(self, x, tag=""):
+        """CNTK axes 1 and 2 swapped."""
+        return self.TransposeDimensions(x, 1, 2, tag=tag)
+
+    # ---- matrix nodes -------------------------------------------------------------------
+    def Hardmax(self, z, tag=""):
+        """1 at the first largest element of each sample, 0 elsewhere (no gradient flows)."""
+        x = self._value(z, "Hardmax")
+        lead = self._lead(x)
+        sample = tuple(x.shape[lead:])
+        n = math.prod(sample)
+        flat = S.reshape_samples(F.stop_gradient(x), lead, (n,))
+        index = F.max(flat, axis=flat.ndim - 1, keepdims=True, only_index=True)
+        hot = F.cast(F.one_hot(F.cast(index, "int64"), (n,)), np.dtype(x.dtype).name)
+        return self._node(S.reshape_samples(hot, lead, sample), "Hardmax", tag)
+
+    def SumElements(self, matrix, tag=""):
+        """The sum of all elements, over the minibatch (and each sequence's steps) too: one
+        number for the whole minibatch, as CNTK's ``SumElements`` node."""
+        x = self._value(matrix, "SumElements")
+        if x.sequence_lengths is not None:
+            x = S.reduce_sum(x)            # a padded step adds nothing
+        return self._node(F.reshape(F.sum(x), (1,)), "SumElements", tag)
+
+    def TransposeTimes(self, leftMatrix, rightMatrix, tag=""):
+        """``leftMatrix^T rightMatrix``: a ``[M x N]`` matrix (or ``[M]`` vector) parameter
+        transposed times ``[M]`` data gives ``[N]`` (``[1]``); two ``[M]`` data vectors give
+        their dot product per sample, ``[1]``."""
+        a = self._value(leftMatrix, "TransposeTimes")
+        b = self._value(rightMatrix, "TransposeTimes")
+        if self.has_batch_axis(a):
+            if not self.has_batch_axis(b):
+                raise ConfigError("TransposeTimes: a data left operand needs data on the right")
+            la, lb = self._lead(a), self._lead(b)
+            if a.shape[la:] != b.shape[lb:] or len(a.shape[la:]) != 1:
+                raise ConfigError(f"TransposeTimes: two data vectors must have the same "
+                                  f"dimension, got {tuple(reversed(a.shape[la:]))} and "
+                                  f"{tuple(reversed(b.shape[lb:]))}")
+            y = F.sum(F.mul2(a, b), axis=a.ndim - 1, keepdims=True)
+            return self._node(y, "TransposeTimes", tag)
+        if a.ndim == 1:
+            a = F.reshape(a, (1, a.shape[0]))           # [M] is [M x 1]
+        if a.ndim != 2:
+            raise ConfigError(f"TransposeTimes: the left operand must be a matrix [M x N], got "
+                              f"{tuple(reversed(a.shape))} (column-major)")
+        # Stadyn keeps a CNTK [M x N] matrix as (N, M): its transpose is Times' [N x M] weight
+        return self._node(self.Times(F.transpose(a, (1, 0)), b), "TransposeTimes", tag)
+
+    # ---- the raw convolution -------------------------------------------------------------
+    def Convolution(self, weightNode, inputValueNode, kernelDims, mapDims=0, stride=1,
+                    sharing=True, autoPadding=True, lowerPad=0, upperPad=0, dilation=1,
+                    imageLayout="CHW", maxTempMemSizeInSamples=0, tag=""):
+        """CNTK's ``Convolution`` node: ``kernelDims`` (column-major) over the first axes of
+        each sample, the axes it leaves out reduced over whole; the last axis holds the input
+        channels, which the kernel spans whole, and becomes ``mapDims`` output maps.  The
+        weight is ``[kernel x maps]`` (any shape with that many elements, e.g. a
+        ``ParameterTensor``), or a ``[maps x kernel elements]`` ``Parameter`` matrix."""
+        what = "Convolution"
+        x = self._value(inputValueNode, what)
+        lead = self._lead(x)
+        if lead != 1:
+            raise ConfigError(f"{what}: the input must be a minibatch of samples (not a "
+                              "sequence, not a parameter)")
+        dims = tuple(reversed(x.shape[1:]))               # CNTK order
+        rank = len(dims)
+        kernel = _dims(kernelDims, f"{what}: kernelDims", zero=False)
+        if not 2 <= rank <= 4 or len(kernel) > rank:
+            raise ConfigError(f"{what}: a kernel {kernel} over a sample {dims} (column-major) is "
+                              "not supported (1 to 3 axes plus the channel axis)")
+        filter_rank = len(kernel)
+        kernel = _fix(kernel, filter_rank, rank, 1, dims)
+        strides = _fix(_dims(stride, f"{what}: stride", zero=False), filter_rank, rank, 1, dims)
+        pads = _fix(autoPadding, filter_rank, rank, False)
+        dil = _fix(_dims(dilation, f"{what}: dilation", zero=False)[:filter_rank], filter_rank,
+                   rank, 1)
+        if len(strides) > rank or len(pads) > rank:
+            raise ConfigError(f"{what}: stride or autoPadding has more entries than the input "
+                              f"{dims} has axes")
+        if not all(v is True for v in _as_tuple(sharing)):
+            raise ConfigError(f"{what}: sharing = false is not supported")
+        if any(v != 0 for v in _as_tuple(lowerPad) + _as_tuple(upperPad)):
+            raise ConfigError(f"{what}: explicit lowerPad/upperPad are not supported yet (use "
+                              "autoPadding)")
+        if str(imageLayout).lower() not in ("chw", "cudnn"):
+            raise ConfigError(f"{what}: imageLayout '{imageLayout}' is not supported (CHW, "
+                              "cudnn)")
+        channels = dims[-1]
+        if kernel[-1] != channels:
+            raise ConfigError(f"{what}: the kernel must span the last (channel) axis whole: "
+                              f"kernel {kernel}, input {dims} (column-major)")
+        maps = math.prod(_dims(mapDims, f"{what}: mapDims", zero=False)) if mapDims else None
+        spatial = kernel[:-1]
+        n_kernel = math.prod(kernel)
+        w = weightNode
+        w = self._value(weightNode, what)
+        if maps is None:
+            maps = w.size // n_kernel
+        if w.size != n_kernel * maps:
+            raise ConfigError(f"{what}: the weight {tuple(reversed(w.shape))} (column-major) "
+                              f"must have kernel {kernel} x {maps} maps = {n_kernel * maps} "
+                              "elements")
+        if w.ndim == 2 and w.shape == (n_kernel, maps) and maps > 1:
+            w = F.transpose(w, (1, 0))     # a [maps x kernel elements] matrix
+        weight = F.reshape(w, (maps, channels) + tuple(reversed(spatial)))
+        y = convolution(x, weight, None, tuple(reversed(strides[:-1])),
+                        tuple(bool(p) for p in reversed(pads[:-1])),
+                        tuple(reversed(dil[:-1])))
+        return self._node(y, "Convolution", tag)
+
+
+    # ---- deprecated image nodes ----------------------------------------------------------
+    def ImageInput(self, imageWidth, imageHeight, imageChannels, imageLayout="CHW",
+                   dynamicAxis="", tag="feature"):
+        """``Input`` of an image: ``imageWidth : imageHeight : imageChannels`` in the ``CHW``
+        (``cudnn``) layout, ``imageChannels : imageWidth : imageHeight`` in the legacy
+        ``HWC``."""
+        dims = tuple(_int(v, f"ImageInput: {n}") for v, n in (
+            (imageWidth, "imageWidth"), (imageHeight, "imageHeight"),
+            (imageChannels, "imageChannels")))
+        layout = str(imageLayout).lower()
+        if layout not in ("chw", "cudnn", "hwc", "legacy"):
+            raise ConfigError(f"ImageInput: imageLayout must be CHW, cudnn or HWC, got "
+                              f"'{imageLayout}'")
+        if layout in ("hwc", "legacy"):
+            dims = (dims[2], dims[0], dims[1])
+        return self.Input(dims, dynamicAxis=dynamicAxis, tag=tag)
+
+    def MaxPooling(self, input, windowWidth, windowHeight, horizontalSubsample,  # noqa: A002
+                   verticalSubsample, imageLayout="CHW", tag=""):
+        """Max pooling of ``windowWidth x windowHeight`` windows every ``horizontalSubsample``
+        columns and ``verticalSubsample`` rows, without padding."""
+        return self._legacy_pooling(input, windowWidth, windowHeight, horizontalSubsample,
+                                    verticalSubsample, imageLayout, tag, "MaxPooling")
+
+    def AveragePooling(self, input, windowWidth, windowHeight, horizontalSubsample,  # noqa: A002
+                       verticalSubsample, imageLayout="CHW", tag=""):
+        """Average pooling, as ``MaxPooling``."""
+        return self._legacy_pooling(input, windowWidth, windowHeight, horizontalSubsample,
+                                    verticalSubsample, imageLayout, tag, "AveragePooling")
+
+    def _legacy_pooling(self, input, w, h, sw, sh, layout, tag, what):  # noqa: A002
+        x = self._value(input, what)
+        if str(layout).lower() not in ("chw", "cudnn"):
+            raise ConfigError(f"{what}: imageLayout '{layout}' is not supported (CHW, cudnn)")
+        if self._lead(x) != 1 or x.ndim != 4:
+            raise ConfigError(f"{what}: needs a minibatch of W:H:C images, got shape "
+                              f"{tuple(reversed(x.shape[1:]))} (column-major)")
+        window = (_int(h, f"{what}: windowHeight"), _int(w, f"{what}: windowWidth"))
+        strides = (_int(sh, f"{what}: verticalSubsample"),
+                   _int(sw, f"{what}: horizontalSubsample"))
+        if min(window + strides) < 1 or window[0] > x.shape[2] or window[1] > x.shape[3]:
+            raise ConfigError(f"{what}: window {window[1]} x {window[0]} and subsampling "
+                              f"{strides[1]} x {strides[0]} do not fit an image "
+                              f"{x.shape[3]} x {x.shape[2]}")
+        y = pooling(x, window, strides, False, average=what == "AveragePooling")
+        return self._node(y, what, tag)
+
+
+    def MaxUnpooling(self, unpoolInput, poolInput, kernelDims, stride=1, autoPadding=True,
+                     lowerPad=0, upperPad=0, imageLayout="CHW", tag=""):
+        """``unpoolInput`` (the output of a max pooling of ``poolInput`` with this window,
+        stride and padding) spread to ``poolInput``'s shape: each value at its window's
+        maximum, zeros elsewhere."""
+        what = "MaxUnpooling"
+        y, x = self._value(unpoolInput, what), self._value(poolInput, what)
+        if self._lead(x) != 1 or x.ndim != 4 or self._lead(y) != 1:
+            raise ConfigError(f"{what}: needs minibatches of W:H:C images")
+        if any(v != 0 for v in _as_tuple(lowerPad) + _as_tuple(upperPad)):
+            raise ConfigError(f"{what}: explicit lowerPad/upperPad are not supported yet")
+        window = _fix(_dims(kernelDims, f"{what}: kernelDims", zero=False), 2, 2, 1)[:2]
+        strides = _fix(_dims(stride, f"{what}: stride", zero=False), 2, 2, 1)[:2]
+        pads = _fix(autoPadding, 2, 2, False)[:2]
+        window, strides, pads = window[::-1], strides[::-1], pads[::-1]    # (H, W)
+        widths = auto_padding(tuple(x.shape[2:]), window, strides, None, pads)
+        if any(lo != hi for lo, hi in widths):
+            raise ConfigError(f"{what}: auto-padding {widths} that is not the same on both "
+                              "sides is not supported yet")
+        pooled = pooling(x, window, strides, pads, average=False)
+        if tuple(pooled.shape[1:]) != tuple(y.shape[1:]):
+            raise ConfigError(f"{what}: the values {tuple(reversed(y.shape[1:]))} are not the "
+                              f"shape of this pooling of {tuple(reversed(x.shape[1:]))}, "
+                              f"{tuple(reversed(pooled.shape[1:]))} (column-major)")
+        out = F.max_pooling_backward(y, F.stop_gradient(x), window, strides, True,
+                                     tuple(lo for lo, _ in widths))
+        return self._node(out, what, tag)
+
+
+def _as_tuple(value: Any) -> tuple:
+    return value if isinstance(value, tuple) else (value,)
