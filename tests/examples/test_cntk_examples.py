@@ -47,8 +47,9 @@ ALIKE = ["mnist_complex", "convnet_mnist", "convnet_cifar10", "convnetlrn_cifar1
 STOPS_IN_CNTK = ["language_understanding"]
 # Also run by the driver, left out here for time (docs/cntk-examples.md): resnet20_cifar10
 # (runs; 15 s).  sequence2sequence (CMUDict with attention: every line CNTK 2.7's, each greedy
-# decoding and attention matrix included) is in SAME since its plans are built in about half
-# the time (about 27 s of CPU for the whole driver process on the loaded 2-core machine).
+# decoding and attention matrix included) is in SAME: about 3 s of the driver process's CPU
+# (its graphs holding loops run eagerly instead of unrolling the loops into plans; about 25 s
+# when every graph was lowered at once).
 
 
 @pytest.fixture(scope="module")
