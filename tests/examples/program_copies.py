@@ -2,12 +2,18 @@
 ``Examples/``): a copy of the programs read from a checkout or a bare git repository (the test
 skips without one), and a run of a test's driver under Stadyn whose JSON result it reads."""
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 
 import pytest
+
+try:
+    import fcntl
+except ImportError:                       # pragma: no cover - not POSIX
+    fcntl = None
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.join(ROOT, "tests", "examples")
@@ -24,7 +30,7 @@ def program_copy(source: str, paths, base, what: str, env_var: str) -> str:
     if all(os.path.exists(os.path.join(source, p)) for p in paths):
         return source
     out = os.path.join(str(base), "repo")
-    os.makedirs(out)
+    os.makedirs(out, exist_ok=True)     # (a worker whose driver run failed made it)
     for path in paths:
         archive = subprocess.run(["git", "--git-dir", source, "archive", "HEAD", path],
                                  capture_output=True, timeout=120)
@@ -32,6 +38,34 @@ def program_copy(source: str, paths, base, what: str, env_var: str) -> str:
             pytest.skip(f"{source}: no {path} in its HEAD")
         subprocess.run(["tar", "-x", "-C", out], input=archive.stdout, check=True, timeout=120)
     return out
+
+
+@contextlib.contextmanager
+def shared_folder(tmp_path_factory, name: str):
+    """A folder for ``name`` that every pytest-xdist worker of this test run shares, locked
+    while the block runs; a new temporary folder without xdist.  xdist's ``load`` schedule
+    may send a module's tests to both workers, and then each ran the module's fixture (a
+    module's fixture whose tests both workers got wrote its driver's JSON twice): with this the
+    first worker does the work and the other, waiting on the lock, reads what it left."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not os.environ.get("PYTEST_XDIST_WORKER") or not run or fcntl is None:
+        yield tmp_path_factory.mktemp(name)
+        return
+    # the workers' base folders are popen-gw0, popen-gw1, ... of one folder per run
+    folder = tmp_path_factory.getbasetemp().parent / f"{name}-{run}"
+    folder.mkdir(exist_ok=True)
+    with open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield folder
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def committed_reference(name: str):
+    """The committed reference ``refs/<name>``."""
+    with open(os.path.join(HERE, "refs", name)) as f:
+        return json.load(f)
 
 
 def run_driver(driver: str, args, result: str, reference: str, timeout: int, **env_vars):
@@ -44,9 +78,7 @@ def run_driver(driver: str, args, result: str, reference: str, timeout: int, **e
                           capture_output=True, text=True, timeout=timeout, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     with open(result) as f:
-        mine = json.load(f)
-    with open(os.path.join(HERE, "refs", reference)) as f:
-        return mine, json.load(f)
+        return json.load(f), committed_reference(reference)
 
 
 def nnabla_examples_run(tmp_path_factory, driver: str, programs, reference: str, **env_vars):

@@ -75,11 +75,22 @@ def test_sequences_of_new_lengths_are_lowered_once_with_the_results_of_a_plan_ea
     # (the plans of the first run are forgotten: the same graph built again would replay them,
     # _plan_reuse.py, and this counts what the second run builds on its own)
     _plan_reuse.clear()
+    with monkeypatch.context() as m:
+        m.setattr(_runner, "BUILD_RUNS", 0)     # a graph holding a loop lowered at once too
+        built = _count_builds(m)
+        losses, params = _train_tagger(minibatches, cell)
+        assert len(built) == 1  # the first shape only; five ran as trials (the eager plan's
+        #                         new shapes inferred every shape again before)
+    assert losses == ref_losses             # bit for bit
+    for p, q in zip(params, ref_params):
+        np.testing.assert_array_equal(p, q)
+    # By default the recurrence's graph rents its first shape too (a build costs about
+    # BUILD_RUNS eager runs): six minibatches build nothing, with the same results.
+    _plan_reuse.clear()
     built = _count_builds(monkeypatch)
     losses, params = _train_tagger(minibatches, cell)
-    assert len(built) == 1      # the first shape only; five ran as trials (the eager plan's
-    #                             new shapes inferred every shape again before)
-    assert losses == ref_losses             # bit for bit
+    assert len(built) == (0 if cell == "RNNStep" else 1)   # (the fused LSTM holds no loop)
+    assert losses == ref_losses
     for p, q in zip(params, ref_params):
         np.testing.assert_array_equal(p, q)
 
@@ -169,3 +180,39 @@ def test_flipping_an_outputs_need_grad_reuses_the_plans_of_both(monkeypatch):
             y.backward()
             np.testing.assert_allclose(x.g, expected if flag else 0.0, rtol=1e-4, atol=1e-6)
     assert len(built) <= 2, len(built)
+
+
+def test_a_graph_holding_a_loop_runs_its_first_shape_eagerly_until_that_costs_a_build(
+        monkeypatch):
+    """A recurrence's graph (a trace unrolls its loop: seconds a build) is not lowered at its
+    first forward: the run is a trial whose seconds, times BUILD_RUNS, price the build; once
+    the trials cost that, the plan is built and gives the trials' values bit for bit."""
+    from stadyn.ops import StepFunction
+    built = _count_builds(monkeypatch)
+    h, u = sd.Variable((1, 2)), sd.Variable((1, 2))
+    step = StepFunction([h], [u], [F.tanh(h * 0.5 + u)])
+    rng = np.random.RandomState(0)
+    xs = sd.Variable.from_numpy_array(rng.randn(2, 5, 2).astype(np.float32))
+    n = sd.Variable.from_numpy_array(np.array([5, 3]))
+    h0 = sd.Variable.from_numpy_array(np.float32(0.25))
+    y = F.recurrence(n, xs, h0, step=step)
+    y.forward()
+    trial = y._plan
+    assert isinstance(trial, TrialPlan) and not built
+    entry = next(iter(y._plans.values()))
+    (flags, price), = entry.built.items()
+    assert price == _runner.BUILD_RUNS * trial.spent > 0
+    eager = y.d.copy()
+    y.forward()
+    assert y._plan is trial and not built
+    entry.built[flags] = trial.spent                # as if its runs had cost a build by now
+    y.forward()
+    assert isinstance(y._plan, StaticPlan) and len(built) == 1
+    np.testing.assert_array_equal(y.d, eager)
+    # the values a NumPy loop gives (padded steps 0)
+    x, want, state = xs.d, np.zeros((2, 5, 2), np.float32), np.full((2, 2), 0.25, np.float32)
+    for t in range(5):
+        state = np.tanh(state * 0.5 + x[:, t])
+        want[:, t] = state
+    want[1, 3:] = 0
+    np.testing.assert_allclose(eager, want, rtol=1e-6, atol=1e-6)

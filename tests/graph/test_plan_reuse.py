@@ -179,11 +179,14 @@ def _decayed_sum_expected(seqs, w, decay):
     return total
 
 
-def test_graphs_holding_a_recurrence_rebuilt_alike_share_one_build(builds):
+def test_graphs_holding_a_recurrence_rebuilt_alike_share_one_build(builds, monkeypatch):
     """A recurrence's step is a graph of its own (an attribute of the op): keyed by its
     structure, a graph rebuilt with an equal step (a greedy decoder read again, an attention
     exposed from its step at every call) replays the first one's plan; a step of another
-    structure (another attribute inside it) gets a build of its own."""
+    structure (another attribute inside it) gets a build of its own.  (Each graph is lowered
+    at its first forward here: by default a graph holding a loop runs eagerly first.)"""
+    from stadyn.graph import _runner
+    monkeypatch.setattr(_runner, "BUILD_RUNS", 0)
     w = sd.Variable.from_numpy_array(np.array([0.5, -1.0], np.float32))
     for seed in range(3):
         x = sd.sequence.input_variable(2)

@@ -49,7 +49,7 @@ from ._tracing import collector_paused, realize, trace_fake
 from ._shared_values import set_output
 from ._variable import FunctionNode, Variable
 
-__all__ = ["StaticPlan", "EagerPlan", "TrialPlan", "build_plan", "untraceable_ops"]
+__all__ = ["StaticPlan", "EagerPlan", "TrialPlan", "build_plan", "untraceable_ops", "holds_loop"]
 
 
 def untraceable_ops(nodes) -> list[str]:
@@ -533,17 +533,31 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
                       all_inters=inters, raw_bw=raw, positions=positions, kept=kept)
 
 
+def _inner_graphs(node) -> list:
+    """The node lists of the graphs ``node`` holds as attributes (a recurrence's step)."""
+    return [inner for a in list(node.args) + list(node.kwargs.values())
+            if not isinstance(a, Variable) and isinstance(inner := getattr(a, "nodes", None),
+                                                          list)]
+
+
 def _differentiates(nodes) -> bool:
     """Whether a ``grad`` op is among ``nodes`` or in a graph one of them holds as an attribute
     (a recurrence's step)."""
-    for node in nodes:
-        if node.spec.name == "grad":
-            return True
-        for a in list(node.args) + list(node.kwargs.values()):
-            inner = getattr(a, "nodes", None)
-            if isinstance(inner, list) and not isinstance(a, Variable) and _differentiates(inner):
-                return True
-    return False
+    return any(node.spec.name == "grad" or any(_differentiates(g) for g in _inner_graphs(node))
+               for node in nodes)
+
+
+def holds_loop(nodes) -> bool:
+    """Whether an op among ``nodes`` holds a graph as an attribute, which it runs step after
+    step (a recurrence's step): a trace of ``nodes`` unrolls that loop.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import Subgraph
+        >>> holds_loop(Subgraph([F.tanh(sd.Variable((2,)))]).nodes)
+        False
+    """
+    return any(_inner_graphs(node) for node in nodes)
 
 
 def keep_read_values(fw: fx.GraphModule, n_fill: int, rest: Sequence[Variable]

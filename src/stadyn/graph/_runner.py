@@ -16,6 +16,14 @@ its plan; a graph whose plan runs eagerly anyway (an op that cannot be traced) r
 shape as a trial for good.  At most :data:`MAX_PLANS` plans and :data:`MAX_TRIALS` trial
 signatures are kept per set of roots, the least recently used dropped first.
 
+A graph holding a loop (an op whose attribute is a graph run step after step: a recurrence)
+rents its first signature too: a trace unrolls every step of the loop, so its build costs
+what about :data:`BUILD_RUNS` eager runs cost (CNTK's Sequence2Sequence.py: 3-6 s per plan of
+its decoders, 0.04-0.1 s per eager forward).  Its runs are trials, and until a plan is built
+for its flags the fastest of their forwards, times ``BUILD_RUNS``, stands for the build's
+seconds: an evaluation run a few times (a greedy decoder, an attention matrix printed once)
+is never lowered, a graph run as many times as its build costs is.
+
 :func:`backward` runs the backward program of the plan of a root's last forward, or torch's
 autograd in dynamic mode.
 """
@@ -47,19 +55,22 @@ from ._numerics import _depth as _checking
 from ._late_leaves import run_again_for_late_leaves
 from ._layout import plan_layout
 from ._plan import (EagerPlan, StaticPlan, TrialPlan, build_plan, check_gradients,
-                    needs_backward_pass)
+                    holds_loop, needs_backward_pass)
 from ._deferred_backward import Deferred, deferrable
 from ._plan_reuse import remember, reuse, structure
 from ._subgraph import leaf_tensor, Subgraph
 from ._variable import Variable, gradient_marks_version, graph_version, layout_version
 
-__all__ = ["run_forward", "forward_all", "backward", "MAX_PLANS", "MAX_TRIALS"]
+__all__ = ["run_forward", "forward_all", "backward", "MAX_PLANS", "MAX_TRIALS", "BUILD_RUNS"]
 
 #: Plans kept per set of roots (each holds generated code and, in a half-precision context,
 #: buffers); the least recently used is dropped past it.
 MAX_PLANS = 32
 #: New signatures per set of roots whose eager runs are counted towards a build.
 MAX_TRIALS = 64
+#: About how many eager runs of a graph holding a loop cost as much as lowering it (the price
+#: its first signature's trial runs pay before a build; 0 lowers such a graph at once too).
+BUILD_RUNS = 50
 
 
 class _PlanCache:
@@ -72,10 +83,12 @@ class _PlanCache:
     flags a plan was built for, the fastest build's seconds: what a trial must spend first
     (infinite where the plan runs eagerly anyway: ``eager`` holds why).  Only the latest
     trial plan is kept (``trial``, its key ``trial_key``): an earlier one would hold on to
-    its last run's values and autograd graph."""
+    its last run's values and autograd graph.  ``pricing`` holds the flags whose build's
+    seconds the trial runs estimate (a graph holding a loop, nothing built for them yet)."""
 
     __slots__ = ("graph_version", "subgraph", "plans", "trials", "built", "eager", "last",
-                 "last_key", "trial", "trial_key", "marks", "marks_version", "differentiated")
+                 "last_key", "trial", "trial_key", "marks", "marks_version", "differentiated",
+                 "pricing")
 
     def __init__(self, subgraph: Subgraph):
         self.graph_version = graph_version()
@@ -93,6 +106,7 @@ class _PlanCache:
         # Plans of these roots are built with their backward (one was, or a backward was asked
         # of a plan that had none): no forward-only plan (_deferred_backward.py) any more.
         self.differentiated = False
+        self.pricing: set = set()
 
     def plan_for(self, flags: tuple, keep_all: bool) -> StaticPlan | EagerPlan:
         """The plan for the leaves' current signature under ``flags``: cached, a trial run of
@@ -107,6 +121,9 @@ class _PlanCache:
             self.plans.move_to_end(key)
             return plan
         spent = self.trials.get(key)
+        if spent is None and self._rent_first(flags, keep_all):
+            self.built[flags] = math.inf            # priced by its trials' runs
+            self.pricing.add(flags)
         if spent is None and self._try_first(flags, keep_all):
             spent = self.trials[key] = 0.0
             if len(self.trials) > MAX_TRIALS:
@@ -121,6 +138,7 @@ class _PlanCache:
             return trial
         self.trials.pop(key, None)
         plan, seconds = self._build(key, flags, keep_all)
+        self.pricing.discard(flags)
         if isinstance(plan, StaticPlan):
             self.built[flags] = min(seconds, self.built.get(flags, seconds))
         elif flags not in self.built:
@@ -164,6 +182,14 @@ class _PlanCache:
             self.differentiated = True
         return plan, seconds
 
+    def priced(self, plan, flags: tuple, seconds: float) -> None:
+        """After a forward of ``plan`` under ``flags`` that took ``seconds``: a trial run of a
+        graph holding a loop, nothing built for its flags yet, prices the build at
+        ``BUILD_RUNS`` times its fastest run (a first run's one-time costs, lazy imports,
+        count once)."""
+        if plan is self.trial and flags in self.pricing:
+            self.built[flags] = min(self.built[flags], BUILD_RUNS * seconds)
+
     def _gradient_marks(self) -> tuple:
         """Which op outputs of the graph stop (``need_grad=False``) or start (``True``) the
         gradient, by position: a plan is built for one set of marks (read again only when some
@@ -178,6 +204,15 @@ class _PlanCache:
         for these flags, the profiler labels nothing, and the plan would keep the standard
         layout (a channels-last plan's convolutions sum in another order than eager ones)."""
         if flags not in self.built or flags[4]:
+            return False
+        return keep_all or not plan_layout(self.subgraph.nodes, self.subgraph.leaf_tensors())
+
+    def _rent_first(self, flags: tuple, keep_all: bool) -> bool:
+        """Whether the first signature under ``flags`` runs eagerly first: nothing was built
+        for them, the graph holds a loop (which a trace unrolls) and runs in the standard
+        layout (as :meth:`_try_first`)."""
+        if BUILD_RUNS <= 0 or flags in self.built or flags[4] \
+                or not holds_loop(self.subgraph.nodes):
             return False
         return keep_all or not plan_layout(self.subgraph.nodes, self.subgraph.leaf_tensors())
 
@@ -235,7 +270,11 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
         entry.last, entry.last_key = plan, fast
     if getattr(plan, "deferred", None) is not None:
         plan.deferred.keep(plan)
+    pricing = bool(entry.pricing) and isinstance(plan, TrialPlan)
+    spent = plan.spent if pricing else 0.0
     plan.run()
+    if pricing:
+        entry.priced(plan, fast[:5], plan.spent - spent)
     if plan.marks is None:          # a plan is built for one set of gradient marks
         plan.marks = gradient_marks(plan.nodes, plan.leaves)
     plan.marks_seen, plan.keep_all = gradient_marks_version(), keep_all
