@@ -357,7 +357,8 @@ def convolution_transpose(x: Variable, weight: Variable, bias: Variable | None,
     if output_shape is not None:
         wanted = [int(v) for v in tuple(output_shape)[-n:]]
     else:
-        wanted = [i * s if on else nat for i, s, on, nat in zip(sizes, strides, flags, natural)]
+        wanted = [(i - 1) * s + 1 if on else nat
+                  for i, s, on, nat in zip(sizes, strides, flags, natural)]
     pads = auto_padding(wanted, kernel, strides, dilation, flags)
     lows = [lo for lo, _ in pads]
     extra = [max(0, lo + w - nat) for lo, w, nat in zip(lows, wanted, natural)]

@@ -14,6 +14,16 @@ layer_case("ConvolutionTranspose2D", lambda C: C.layers.ConvolutionTranspose2D((
            (3, 4, 4), ["cntk.layers.ConvolutionTranspose2D"])
 layer_case("ConvolutionTranspose3D", lambda C: C.layers.ConvolutionTranspose3D((2, 2, 2), 2),
            (1, 2, 3, 3), ["cntk.layers.ConvolutionTranspose3D"])
+# auto-padded transposed convolutions with strides: CNTK makes (size - 1) * stride + 1 outputs
+# whatever the kernel
+layer_case("ConvolutionTranspose__pad_strides", lambda C: C.layers.ConvolutionTranspose(
+    (3, 3), 2, pad=True, strides=2), (3, 4, 4), ["cntk.layers.ConvolutionTranspose"])
+layer_case("ConvolutionTranspose__pad_even_kernel", lambda C: C.layers.ConvolutionTranspose(
+    (4, 4), 2, pad=True, strides=2), (2, 5, 5), ["cntk.layers.ConvolutionTranspose"])
+layer_case("ConvolutionTranspose__pad_stride_3", lambda C: C.layers.ConvolutionTranspose(
+    (3, 3), 2, pad=True, strides=3), (2, 4, 4), ["cntk.layers.ConvolutionTranspose"])
+layer_case("ConvolutionTranspose__pad_kernel_1", lambda C: C.layers.ConvolutionTranspose(
+    (1, 1), 2, pad=True, strides=2), (2, 3, 3), ["cntk.layers.ConvolutionTranspose"])
 layer_case("LayerNormalization", lambda C: C.layers.LayerNormalization(), (5,),
            ["cntk.layers.LayerNormalization"])
 layer_case("LayerNormalization__matrix", lambda C: C.layers.LayerNormalization(
