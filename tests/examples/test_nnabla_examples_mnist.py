@@ -19,8 +19,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.join(ROOT, "tests", "examples")
 sys.path.insert(0, HERE)
-from program_copies import program_copy, run_driver  # noqa: E402
-SOURCE = os.environ.get("STADYN_NNABLA_EXAMPLES", "/work/.mirror/sony+nnabla-examples/repo")
+from program_copies import nnabla_examples_run  # noqa: E402
 PROGRAMS = ("image-classification/mnist-collection", "utils")
 
 # Same seed, same data order, same initial parameters, no random op in the graph: the monitors
@@ -45,14 +44,8 @@ NOISE_DRIVEN = ("fc1/affine/b", "fc2/affine/b", "fc1/bn/mean", "fc2/bn/mean")
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    base = tmp_path_factory.mktemp("nnabla_examples")
-    examples = program_copy(SOURCE, PROGRAMS, base, "sony/nnabla-examples",
-                            "STADYN_NNABLA_EXAMPLES")
-    work = base / "work"
-    work.mkdir()
-    return run_driver("nnabla_examples_mnist.py",
-                      [examples, str(work), str(base / "stadyn.json"), "--stadyn"],
-                      base / "stadyn.json", "nnabla139_examples_mnist.json", 600)
+    return nnabla_examples_run(tmp_path_factory, "nnabla_examples_mnist.py", PROGRAMS,
+                               "nnabla139_examples_mnist.json")
 
 
 

@@ -19,9 +19,8 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.join(ROOT, "tests", "examples")
-SOURCE = os.environ.get("STADYN_NNABLA_EXAMPLES", "/work/.mirror/sony+nnabla-examples/repo")
 sys.path.insert(0, HERE)
-from program_copies import program_copy, run_driver  # noqa: E402
+from program_copies import nnabla_examples_run  # noqa: E402
 from nnabla_examples_more import PROGRAMS  # noqa: E402
 
 # Same seeds, same data order, same initial parameters, no random op in the graph: the monitors
@@ -40,15 +39,9 @@ CLOSE = ["wgan_deconv", "wgan_linear"]
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    base = tmp_path_factory.mktemp("nnabla_examples_more")
-    examples = program_copy(SOURCE, PROGRAMS, base, "sony/nnabla-examples",
-                            "STADYN_NNABLA_EXAMPLES")
-    work = base / "work"
-    work.mkdir()
-    return run_driver("nnabla_examples_more.py",
-                      [examples, str(work), str(base / "stadyn.json"), "--stadyn"],
-                      base / "stadyn.json", "nnabla139_examples_more.json", 600,
-                      PYTHONHASHSEED="0")
+    return nnabla_examples_run(tmp_path_factory, "nnabla_examples_more.py", PROGRAMS,
+                               "nnabla139_examples_more.json",
+                               PYTHONHASHSEED="0")
 
 
 def _series(result):
