@@ -98,6 +98,23 @@ def test_cntk_2x_reading_wins_when_learners_come_third():
     assert trainer.train_minibatch({x: np.ones((2, 2)), y: _one_hot([0, 2])})
 
 
+def test_testing_a_trainer_without_a_metric_is_a_value_error_and_a_stadyn_error():
+    """CNTK 2.7's ``test_minibatch`` of a Trainer made without a metric raises ValueError
+    (reference ``misuse_gives_the_error_types``); the native Trainer's error is a
+    StadynError too, for ``test_minibatch`` and ``evaluate`` alike."""
+    x, y = sd.Variable((2, 2)), sd.Variable((2, 3))
+    z = L.Dense(3)(x)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters(sd.get_parameters())
+    trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y),), [solver])
+    data = {x: np.ones((2, 2)), y: _one_hot([0, 2])}
+    for call in (lambda: trainer.test_minibatch(data),
+                 lambda: trainer.evaluate([data], {x: x, y: y})):
+        with pytest.raises(ValueError, match="without an evaluation function") as caught:
+            call()
+        assert isinstance(caught.value, sd.StadynError)
+
+
 def test_a_learner_that_is_not_an_optimizer_is_refused():
     x, y = sd.Variable((2, 2)), sd.Variable((2, 3))
     z = L.Dense(3)(x)

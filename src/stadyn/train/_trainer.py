@@ -28,7 +28,12 @@ from ._feeding import (FeedingPlans, _class_id_inputs, count_roots, feed_minibat
 from ._feeding import unwrap_input as _unwrap
 from ._fit import NonFiniteLossError, _NonFiniteLoss, fit
 
-__all__ = ["Trainer", "NonFiniteLossError"]
+__all__ = ["Trainer", "NonFiniteLossError", "NoMetricError"]
+
+
+class NoMetricError(StadynError, ValueError):
+    """``test_minibatch`` or ``evaluate`` of a Trainer made without a metric (an evaluation
+    function): there is nothing to test.  A ``ValueError`` too, as CNTK 2.7 raises."""
 
 
 def _total(v: Variable) -> Variable:
@@ -298,7 +303,9 @@ class Trainer:
         """:meth:`test_minibatch`, computing ``outputs`` (Variables of the metric's graph)
         too: their values are in their ``.d`` afterwards."""
         if self._metric_sum is None:
-            raise StadynError("Trainer.test_minibatch needs an evaluation function")
+            raise NoMetricError("Trainer.test_minibatch: this Trainer was made without an "
+                                "evaluation function (a metric), so there is nothing to test "
+                                "(give Trainer(model, (loss, metric), ...))")
         samples = self._feed(arguments, self._metric_arguments, "test_minibatch")
         metric = self._counted(self._metric_output)
         with training(False), torch.no_grad():
@@ -340,7 +347,9 @@ class Trainer:
         by the metric's samples).  The loop
         is :func:`~stadyn.train.evaluate_sums`."""
         if self._metric_sum is None:
-            raise StadynError("Trainer.evaluate needs an evaluation function")
+            raise NoMetricError("Trainer.evaluate: this Trainer was made without an evaluation "
+                                "function (a metric), so there is nothing to evaluate "
+                                "(give Trainer(model, (loss, metric), ...))")
         input_map = self._input_map(source, input_map)
         writers = self._writers()
 

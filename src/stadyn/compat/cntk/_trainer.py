@@ -237,13 +237,10 @@ class Trainer(_Trainer):
         from where the Trainer's previous minibatch, trained or tested, left it, as
         :meth:`train_minibatch` does)."""
         arguments, flags = split_flags(arguments)
-        if self._metric_sum is None:
-            raise ValueError("Trainer.test_minibatch: this Trainer was made without an "
-                             "evaluation function (a metric), so there is nothing to test "
-                             "(give Trainer(model, (loss, metric), ...))")
+        if self._metric_sum is None:     # the native Trainer's NoMetricError (a ValueError)
+            return super().test_minibatch(_plain(arguments), device)
         check_runnable([self._metric_sum])
-        begins = self._begins(arguments, flags, "test_minibatch") \
-            if self._metric_sum is not None else None
+        begins = self._begins(arguments, flags, "test_minibatch")
         if begins is None:
             return super().test_minibatch(_plain(arguments), device)
         with carrying(begins):
