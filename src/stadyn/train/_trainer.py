@@ -177,15 +177,21 @@ class Trainer:
         pair ``(True, {output: array})``, as CNTK's.  A minibatch that ends a data sweep (a
         reader's ``end_of_sweep``; for arrays, ``is_sweep_end``) moves the learners' schedules
         given per sweep on (:meth:`stadyn.learners.Learner.end_sweep`)."""
-        if not arguments:
-            return False
         outputs = list(outputs or ())
+        updated, values = self._train_minibatch(arguments, outputs, is_sweep_end)
+        return (updated, values) if outputs and updated else updated
+
+    def _train_minibatch(self, arguments, outputs: Sequence[Variable],
+                         is_sweep_end: bool | None = None) -> tuple[bool, dict]:
+        """:meth:`train_minibatch` with one kind of result whatever was asked for, for front
+        ends that ask for outputs of their own: ``(updated, {output: array})``, the dict empty
+        when ``outputs`` is (or the minibatch was, when nothing is updated)."""
+        if not arguments:
+            return False, {}
         self._train(arguments, outputs, finite_only=False)
         if _ends_sweep(arguments, is_sweep_end):
             for learner in self.parameter_learners:
                 learner.end_sweep()
-        if not outputs:
-            return True
         return True, {o: _unwrap(o).d.copy() for o in outputs}
 
     def _train(self, arguments, outputs: Sequence[Variable], finite_only: bool) -> None:
