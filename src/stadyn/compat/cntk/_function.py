@@ -402,6 +402,7 @@ class Function(GraphObject, TensorOpsMixin):
         if state is None:
             raise ValueError("backward: the forward() before it kept no intermediate results "
                              "(set keep_for_backward to the outputs in root_gradients)")
+        _check_differentiable(variables, "backward")
         roots = [unwrap(root) for root in root_gradients]
         leaves = [v for v in _leaves_of(roots) if v.need_grad]
         saved = [(v, v.grad) for v in leaves]
@@ -443,6 +444,7 @@ class Function(GraphObject, TensorOpsMixin):
         if not wrt:
             raise ValueError(f"Function '{self}' Backward: List of inputs to compute gradients "
                              "for, must not be empty.")
+        _check_differentiable(wrt, "grad")
         root = self.output if grad_root is None else grad_root
         state, values = self.forward(at, [root] + list(outputs or []), {root})
         if state.flags is not None and not all(state.flags):
@@ -596,6 +598,24 @@ class Function(GraphObject, TensorOpsMixin):
         label = f"{self.name}: " if self.name else ""
         shapes = ", ".join(f"Tensor{list(o.shape)}" for o in self.outputs)
         return f"{label}{self.op_name}({args}) -> {shapes}"
+
+
+def _check_differentiable(variables, what: str) -> None:
+    """CNTK 2.7 differentiates w.r.t. parameters and inputs made with ``needs_gradient=True``
+    only; asking for another Variable's gradient is its ValueError."""
+    for v in variables:
+        var = unwrap(v)
+        kind = G.kind_of(var)
+        if kind == "output":
+            raise ValueError(f"Function.{what}: a gradient asked for {v!r}, which the graph "
+                             "computes: CNTK gives gradients w.r.t. the graph's leaves (inputs "
+                             "and parameters) only")
+        if not var.need_grad:
+            made = "a constant" if kind == "constant" else \
+                "an input made without needs_gradient=True"
+            raise ValueError(f"Function.{what}: a gradient asked for {v!r}, {made}: CNTK gives "
+                             "gradients w.r.t. parameters and inputs made with "
+                             "needs_gradient=True only")
 
 
 def _leaves_of(roots: list[Variable]) -> list[Variable]:
