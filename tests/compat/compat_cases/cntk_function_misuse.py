@@ -6,12 +6,18 @@ import numpy as np
 from compat_harness import cntk_case
 
 
+def _error(exc):
+    """The built-in exception type ``exc`` is (the first in its class's order): what is
+    compared, Stadyn's errors being subclasses of the built-in ones CNTK raises."""
+    return next(c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins")
+
+
 def _outcome(call):
     """The call's result, or the type of the error it raised (what is compared)."""
     try:
         return call()
     except Exception as exc:  # noqa: BLE001 - the type is what is compared
-        return type(exc).__name__
+        return _error(exc)
 
 
 @cntk_case(names=["cntk.Function.grad", "cntk.Function.backward", "cntk.Function.forward"],
@@ -41,3 +47,54 @@ def gradients_of_variables_that_have_none(C, r):
                              ("p", {p})):
         res["backward_" + label] = _outcome(lambda: backward(variables))
     return res
+
+
+def _iterate(f, limit=6):
+    """The shapes of the items ``for v in f`` gives (at most ``limit``), then how it ended:
+    ``"end"``, ``"limit"`` or the type of the error raised."""
+    shapes = []
+    try:
+        for v in f:
+            if len(shapes) == limit:
+                return shapes, "limit"
+            shapes.append(list(v.shape))
+    except Exception as exc:  # noqa: BLE001 - the type is what is compared
+        return shapes, _error(exc)
+    return shapes, "end"
+
+
+@cntk_case(names=["cntk.Function.__getitem__", "cntk.ops.slice"],
+           note="CNTK 2.7 refuses a slice that selects elements past an axis's end, or none, "
+                "with a RuntimeError when the op is made (begin and end read from the end when "
+                "negative, end 0 the axis's end): iterating over a Function of a known shape "
+                "gives its elements, then that RuntimeError; a Function whose shape is not "
+                "known yet (an op on a placeholder without a shape) gives slices without end, "
+                "as Stadyn's does. Stadyn made empty or clipped slices, so iterating never "
+                "ended and unpacking hung")
+def iterating_and_slicing_past_the_end(C, r):
+    r.touch("cntk.Function.__getitem__")
+    y = C.input_variable((3, 4), name="y")
+    g = C.tanh(y)
+    data = r.randn(2, 3, 4)
+    res = {}
+    ranges = ((3, 4), (5, 6), (1, 10), (-5, -4), (-4, 0), (-3, 0), (2, 1), (1, 1), (0, 3),
+              (2, 0), (-1, 0), (0, 4), (3, 0), (0, -3), (0, -4), (-4, -3), (0, -1), (1, -1))
+    res["slices"] = [_outcome(lambda: list(C.slice(y, 0, b, e).shape)) for b, e in ranges]
+    res["slice_values"] = C.slice(y, 0, -2, 0).eval({y: data})
+    res["strided"] = _outcome(lambda: list(C.slice(y, 1, 0, 5, 2).shape))
+    res["indexed"] = [_outcome(lambda: list(g[k].shape)) for k in (2, 3, -3, -4)]
+    res["sliced"] = [_outcome(lambda: list(g[s].shape))
+                     for s in (slice(1, 5), slice(-5, None), slice(None, 10), slice(3, None),
+                               slice(1, None), slice(None, -1))]
+    res["iterated"] = _iterate(g)
+    res["iterated_input"] = _iterate(C.input_variable(2))
+
+    def unpack():
+        a, b, c = g
+        return [list(a.shape), list(b.shape), list(c.shape)]
+    res["unpacked"] = _outcome(unpack)
+    res["first_two"] = _outcome(lambda: [list(v.shape) for _, v in zip(range(2), g)])
+    ph = C.placeholder()
+    res["shapeless_iterated"] = len(_iterate(C.splice(ph, ph), limit=4)[0])
+    return res
+

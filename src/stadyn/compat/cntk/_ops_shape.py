@@ -28,6 +28,7 @@ from ._deferred import defer_module
 from ._adapt import (batched, lead_axes, named, operand, operands_dtype, reshape_samples,
                      same_dtype, sample_axis, sample_shape, wrap)
 from ._axis import Axis
+from ._seq_axes import free_steps
 
 __all__ = ["times", "times_transpose", "reshape", "splice", "slice", "transpose", "swapaxes",
            "expand_dims", "squeeze", "flatten", "pad", "gather", "one_hot", "zeros_like",
@@ -218,12 +219,18 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
         if strides is not None else [1] * len(axes)
     v = operand(x)
     start, stop, step = [None] * v.ndim, [None] * v.ndim, [1] * v.ndim
+    free = free_steps(v)
     for a, b, e, s in zip(axes, begins, ends, steps):
         k = _axis_index(x, a)
         size = v.shape[k]
         b, e = int(b), int(e)
         start[k] = b + size if b < 0 else b
-        stop[k] = size if e == 0 else (e + size if e < 0 else e)
+        stop[k] = e + size if e <= 0 else e
+        if k not in free and not 0 <= start[k] < stop[k] <= size:
+            # CNTK 2.7 refuses it when the op is made (so iterating a Function ends)
+            raise RuntimeError(f"slice: the range [{b}, {e}) of axis {a}, read as "
+                               f"[{start[k]}, {stop[k]}), selects no elements or elements "
+                               f"past the {size} of the axis of {x!r}")
         step[k] = int(s or 1)
     return named(wrap(F.slice(v, start, stop, step)), name, "Slice")
 
