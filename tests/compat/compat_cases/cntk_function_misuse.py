@@ -98,3 +98,45 @@ def iterating_and_slicing_past_the_end(C, r):
     res["shapeless_iterated"] = len(_iterate(C.splice(ph, ph), limit=4)[0])
     return res
 
+
+def _build_and_run(C, make, feed):
+    """How CNTK meets an op: ``[when, what]`` -- ``["built", shape]`` then the run's outcome
+    (``["ran", shape]`` or ``["run", error type]``), or ``["build", error type]``."""
+    try:
+        f = make()
+    except Exception as exc:  # noqa: BLE001 - the type is what is compared
+        return ["build", _error(exc)]
+    out = [["built", list(f.shape)], ["composed", list((f + 1).shape)]]
+    try:
+        value = f.eval(feed) if f.arguments else f.eval()
+        out.append(["ran", list(np.asarray(value).shape)])
+    except Exception as exc:  # noqa: BLE001
+        out.append(["run", _error(exc)])
+    return out
+
+
+@cntk_case(names=["cntk.ops.times", "cntk.ops.times_transpose", "cntk.Function.eval"],
+           note="times of a scalar on the left (a Python number, a NumPy scalar or a constant "
+                "of shape ()): CNTK 2.7 builds it, of the right operand's shape, composes it, "
+                "and refuses it at the first run with a RuntimeError (Times operation changed "
+                "during final validation); Stadyn refused it when built, with a ValueError. "
+                "A scalar on the right is CNTK's ValueError when built (as Stadyn's); "
+                "times_transpose of a scalar on the left its RuntimeError when built")
+def times_of_a_scalar(C, r):
+    r.touch("cntk.Function.eval")
+    x = C.input_variable(3, name="x")
+    feed = {x: r.randn(2, 3)}
+    vector = C.constant(r.randn(2))
+    res = {}
+    for label, make in (("python_left", lambda: C.times(2.0, x)),
+                        ("int_left", lambda: C.times(2, x)),
+                        ("numpy_left", lambda: C.times(np.float32(2), x)),
+                        ("constant_left", lambda: C.times(C.constant(2.0), x)),
+                        ("left_of_a_constant", lambda: C.times(2.0, vector)),
+                        ("python_right", lambda: C.times(x, 2.0)),
+                        ("constant_right", lambda: C.times(x, C.constant(2.0))),
+                        ("both", lambda: C.times(2.0, 3.0)),
+                        ("list_left", lambda: C.times([2.0], x)),
+                        ("transpose_left", lambda: C.times_transpose(2.0, x))):
+        res[label] = _build_and_run(C, make, feed)
+    return res

@@ -28,6 +28,7 @@ from ._deferred import defer_module
 from ._adapt import (batched, lead_axes, named, operand, operands_dtype, reshape_samples,
                      same_dtype, sample_axis, sample_shape, wrap)
 from ._axis import Axis
+from ._run_checks import InvalidAtRunError, refuse_when_run
 from ._seq_axes import free_steps
 
 __all__ = ["times", "times_transpose", "reshape", "splice", "slice", "transpose", "swapaxes",
@@ -56,11 +57,17 @@ def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: s
     multiplied in turn."""
     dtype = operands_dtype(right, left, op="Times")     # CNTK's Times(right, left)
     b, a = same_dtype([operand(right, dtype), operand(left, dtype)], "Times")
-    for side, v in (("left", a), ("right", b)):
-        if not getattr(v, "shape", ()):
-            # CNTK 2.7: a ValueError (right) or RuntimeError (left) about ranks
-            raise ValueError(f"times: the {side} operand is a scalar ({v!r}); times multiplies "
-                             "tensors of rank 1 or more (a scalar factor: element_times or *)")
+    scalar = "times: the {} operand {!r} is a scalar; times multiplies tensors of rank 1 or " \
+        "more (a scalar factor: element_times or *)"
+    if not getattr(b, "shape", ()):     # CNTK 2.7: a ValueError about ranks when built
+        raise ValueError(scalar.format("right", right))
+    if not getattr(a, "shape", ()):
+        # CNTK 2.7 builds it, of the right operand's shape, and refuses it when it first runs
+        out = named(wrap(F.mul2(b, a) if hasattr(a, "shape") else F.mul_scalar(b, float(a))),
+                    name, "Times")
+        refuse_when_run(out.variable, scalar.format("left", left) + " (CNTK 2.7: Times "
+                        "operation changed during final validation)", InvalidAtRunError)
+        return out
     if not batched(right):
         out = S.times(a, b, output_rank, batched(left))
         return named(wrap(out), name, "Times")
@@ -123,6 +130,9 @@ def times_transpose(left, right, name: str = ""):
         (3, 2)
     """
     rank = len(sample_shape(right))
+    if rank and not sample_shape(left):     # CNTK 2.7: a RuntimeError when built
+        raise RuntimeError(f"times_transpose: the left operand {left!r} is a scalar; it "
+                           "reduces over one axis of the left operand, which has none")
     if rank not in (1, 2):
         raise ValueError(f"times_transpose: the right operand must be a vector or a matrix, "
                          f"not of shape {tuple(sample_shape(right))}")
