@@ -94,3 +94,24 @@ def test_test_minibatch_refuses_what_train_minibatch_refuses_naming_itself():
     trainer.train_minibatch(({x: xs, y: ys}, [True, True]))
     trainer.test_minibatch(({x: xs, y: ys}, [False, False]))       # goes on from the training
     trainer.train_minibatch(({x: xs, y: ys}, [False, False]))      # and on from the test
+
+
+@pytest.mark.usefixtures("fresh_parameters")
+def test_a_recurrence_that_carries_nothing_trains_with_flags_and_outputs():
+    """A peephole LSTM's recurrence (run op by op) keeps no states to carry: a minibatch with
+    flags all True still trains, returning ``True`` or, with outputs, ``(True, {z: values})``
+    as the step computed them (a rate of 0: ``z.eval`` gives the same values); a False flag is
+    refused naming the recurrence.  (The merge of efcb923's branches unpacked a bool here.)"""
+    x, y = C.sequence.input_variable(3), C.sequence.input_variable(2)
+    z = C.layers.Recurrence(C.layers.LSTM(2, use_peepholes=True))(x)
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [C.sgd(z.parameters, C.learning_parameter_schedule(0.0))])
+    xs, ys = _data([3, 3])
+    assert trainer.train_minibatch(({x: xs, y: ys}, [True, True])) is True
+    updated, values = trainer.train_minibatch(({x: xs, y: ys}, [True, True]), outputs=[z.output])
+    assert updated is True and list(values) == [z.output]
+    np.testing.assert_allclose(np.stack(values[z.output]), np.stack(z.eval({x: xs})),
+                               rtol=1e-6, atol=1e-7)
+    assert trainer.train_minibatch({x: xs, y: ys}, outputs=[]) is True
+    with pytest.raises(ValueError, match="states nobody kept"):
+        trainer.train_minibatch(({x: xs, y: ys}, [False, True]))

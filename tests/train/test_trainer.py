@@ -98,6 +98,23 @@ def test_cntk_2x_reading_wins_when_learners_come_third():
     assert trainer.train_minibatch({x: np.ones((2, 2)), y: _one_hot([0, 2])})
 
 
+def test_testing_a_trainer_without_a_metric_is_a_value_error_and_a_stadyn_error():
+    """CNTK 2.7's ``test_minibatch`` of a Trainer made without a metric raises ValueError
+    (reference ``misuse_gives_the_error_types``); the native Trainer's error is a
+    StadynError too, for ``test_minibatch`` and ``evaluate`` alike."""
+    x, y = sd.Variable((2, 2)), sd.Variable((2, 3))
+    z = L.Dense(3)(x)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters(sd.get_parameters())
+    trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y),), [solver])
+    data = {x: np.ones((2, 2)), y: _one_hot([0, 2])}
+    for call in (lambda: trainer.test_minibatch(data),
+                 lambda: trainer.evaluate([data], {x: x, y: y})):
+        with pytest.raises(ValueError, match="without an evaluation function") as caught:
+            call()
+        assert isinstance(caught.value, sd.StadynError)
+
+
 def test_a_learner_that_is_not_an_optimizer_is_refused():
     x, y = sd.Variable((2, 2)), sd.Variable((2, 3))
     z = L.Dense(3)(x)
@@ -427,3 +444,22 @@ def test_train_minibatch_returns_the_outputs_asked_for_in_every_mode(compile_mod
         W, b = W - 0.1 * xb.T @ dy, b - 0.1 * dy.sum(0)
     np.testing.assert_allclose(params["fc/affine/W"].d, W, rtol=1e-5, atol=1e-6)
     assert trainer.train_minibatch({x: batches[0][0], t: batches[0][1]}) is True
+
+
+def test_the_step_for_front_ends_always_gives_a_flag_and_a_dict():
+    """``_train_minibatch`` (what the CNTK Trainer calls, asking for outputs of its own or
+    none) gives ``(updated, {output: array})`` whatever was asked for, while the public
+    ``train_minibatch`` gives a bool without outputs and CNTK's pair with them."""
+    x, y, trainer = _dense_trainer()
+    data = {x: np.ones((2, 4), np.float32), y: _one_hot([0, 2])}
+    z = trainer.model
+    assert trainer._train_minibatch(data, []) == (True, {})
+    assert trainer._train_minibatch({}, [z]) == (False, {})
+    w, b = (p.d.copy() for p in trainer.parameters)
+    updated, values = trainer._train_minibatch(data, [z])
+    assert updated is True and list(values) == [z]
+    np.testing.assert_allclose(values[z], np.ones((2, 4)) @ w + b, rtol=1e-6)
+    assert trainer.train_minibatch(data) is True
+    assert trainer.train_minibatch({}, outputs=[z]) is False
+    updated, values = trainer.train_minibatch(data, outputs=[z])
+    assert updated is True and list(values) == [z]

@@ -6,11 +6,12 @@ from ._evaluate import evaluate_sums
 from ._monitor import (Monitor, MonitorError, MonitorImage, MonitorImageTile, MonitorSeries,
                        MonitorTimeElapsed, plot_series, plot_time_elapsed, tile_images)
 from ._feeding import feed
-from ._trainer import NonFiniteLossError, Trainer
+from ._trainer import NoMetricError, NonFiniteLossError, Trainer
 from .progress import (CSVProgressWriter, ProgressBarWriter, ProgressPrinter, ProgressWriter,
                        TensorBoardProgressWriter, log_number_of_parameters)
 
-__all__ = ["Trainer", "TrainingCallback", "NonFiniteLossError", "feed", "evaluate_sums",
+__all__ = ["Trainer", "TrainingCallback", "NonFiniteLossError", "NoMetricError",
+           "feed", "evaluate_sums",
            "read_checkpoint_state",
            "ProgressWriter", "ProgressPrinter", "ProgressBarWriter", "TensorBoardProgressWriter",
            "CSVProgressWriter", "log_number_of_parameters", "Monitor", "MonitorError",

@@ -28,7 +28,12 @@ from ._feeding import (FeedingPlans, _class_id_inputs, count_roots, feed_minibat
 from ._feeding import unwrap_input as _unwrap
 from ._fit import NonFiniteLossError, _NonFiniteLoss, fit
 
-__all__ = ["Trainer", "NonFiniteLossError"]
+__all__ = ["Trainer", "NonFiniteLossError", "NoMetricError"]
+
+
+class NoMetricError(StadynError, ValueError):
+    """``test_minibatch`` or ``evaluate`` of a Trainer made without a metric (an evaluation
+    function): there is nothing to test.  A ``ValueError`` too, as CNTK 2.7 raises."""
 
 
 def _total(v: Variable) -> Variable:
@@ -172,15 +177,21 @@ class Trainer:
         pair ``(True, {output: array})``, as CNTK's.  A minibatch that ends a data sweep (a
         reader's ``end_of_sweep``; for arrays, ``is_sweep_end``) moves the learners' schedules
         given per sweep on (:meth:`stadyn.learners.Learner.end_sweep`)."""
-        if not arguments:
-            return False
         outputs = list(outputs or ())
+        updated, values = self._train_minibatch(arguments, outputs, is_sweep_end)
+        return (updated, values) if outputs and updated else updated
+
+    def _train_minibatch(self, arguments, outputs: Sequence[Variable],
+                         is_sweep_end: bool | None = None) -> tuple[bool, dict]:
+        """:meth:`train_minibatch` with one kind of result whatever was asked for, for front
+        ends that ask for outputs of their own: ``(updated, {output: array})``, the dict empty
+        when ``outputs`` is (or the minibatch was, when nothing is updated)."""
+        if not arguments:
+            return False, {}
         self._train(arguments, outputs, finite_only=False)
         if _ends_sweep(arguments, is_sweep_end):
             for learner in self.parameter_learners:
                 learner.end_sweep()
-        if not outputs:
-            return True
         return True, {o: _unwrap(o).d.copy() for o in outputs}
 
     def _train(self, arguments, outputs: Sequence[Variable], finite_only: bool) -> None:
@@ -298,7 +309,9 @@ class Trainer:
         """:meth:`test_minibatch`, computing ``outputs`` (Variables of the metric's graph)
         too: their values are in their ``.d`` afterwards."""
         if self._metric_sum is None:
-            raise StadynError("Trainer.test_minibatch needs an evaluation function")
+            raise NoMetricError("Trainer.test_minibatch: this Trainer was made without an "
+                                "evaluation function (a metric), so there is nothing to test "
+                                "(give Trainer(model, (loss, metric), ...))")
         samples = self._feed(arguments, self._metric_arguments, "test_minibatch")
         metric = self._counted(self._metric_output)
         with training(False), torch.no_grad():
@@ -340,7 +353,9 @@ class Trainer:
         by the metric's samples).  The loop
         is :func:`~stadyn.train.evaluate_sums`."""
         if self._metric_sum is None:
-            raise StadynError("Trainer.evaluate needs an evaluation function")
+            raise NoMetricError("Trainer.evaluate: this Trainer was made without an evaluation "
+                                "function (a metric), so there is nothing to evaluate "
+                                "(give Trainer(model, (loss, metric), ...))")
         input_map = self._input_map(source, input_map)
         writers = self._writers()
 

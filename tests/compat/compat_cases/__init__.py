@@ -18,7 +18,7 @@ MODULES = {
              "cntk_ranking", "cntk_user_source", "cntk_user_deserializer", "cntk_sampling",
              "cntk_ctc", "cntk_tutorials", "cntk_train_sequence", "cntk_randomization",
              "cntk_image_notebooks", "cntk_seq_notebooks", "cntk_decoding",
-             "cntk_sequence_begin", "cntk_dtypes"],
+             "cntk_sequence_begin", "cntk_dtypes", "cntk_function_misuse"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
                "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn", "nnabla_save",
                "nnabla_augment", "nnabla_functions_extra", "nnabla_solvers_more",

@@ -324,7 +324,7 @@ def misuse_gives_the_error_types(C, r):
     """``times`` of a Python scalar on the right (CNTK: a ValueError about ranks when built;
     Stadyn raised AttributeError) and ``test_minibatch`` of a Trainer made without a metric
     (CNTK: ValueError; Stadyn raised its own StadynError).  A scalar on the left CNTK builds and
-    refuses at the first run (RuntimeError); Stadyn refuses it when built (ValueError)."""
+    refuses at the first run (RuntimeError), as Stadyn does: case ``times_of_a_scalar``."""
     x = C.input_variable(3)
     res = {}
     try:

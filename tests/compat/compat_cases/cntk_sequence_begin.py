@@ -168,3 +168,49 @@ def sequence_begin_flags_slots_of_the_previous_minibatch(C, r):
     res["steps"] = out
     res["after"] = r.param_values(z.parameters)
     return res
+
+
+def _first_steps(values):
+    """Each sequence's first step (an eval's list of sequences, or a dict of one output)."""
+    if isinstance(values, dict):
+        values = list(values.values())[0]
+    return np.stack([np.asarray(v)[0] for v in values])
+
+
+@cntk_case(names=["cntk.Function.eval", "cntk.Function.forward", "cntk.Function.grad"],
+           note="a Function's recurrences keep the states of every run, flagged or not: a "
+                "False flag (in an (arguments, flags) pair or an input's (data, flags)) goes on "
+                "from the Function's previous eval, forward, grad or call on data (CNTK 2.7; "
+                "Stadyn refused a False flag until the Function had run with flags, and a grad "
+                "after a flagged run counted the output twice). grad of a run with a False "
+                "flag is CNTK's ValueError (the layout of the gradient it seeds is not the "
+                "forward's)")
+def sequence_begin_flags_function_runs_without_flags(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.forward", "cntk.Function.grad")
+    res = {}
+    for kind in ("rnn", "lstm"):
+        x = C.sequence.input_variable(2, name="x", needs_gradient=True)
+        step = C.layers.RNNStep(3, activation=C.tanh) if kind == "rnn" else C.layers.LSTM(3)
+        z = C.layers.Recurrence(step)(x)
+        res[kind + "_parameters"] = r.set_params(z.parameters)
+        a = [r.randn(3, 2), r.randn(3, 2)]
+        b = [r.randn(3, 2), r.randn(3, 2)]
+        out = [_first_steps(z.eval({x: a}))]
+        for flags in ([False, False], [False, False], [True, False]):
+            out.append(_first_steps(z.eval(({x: b}, flags))))
+        out.append(_first_steps(z.eval({x: (b, [False, True])})))
+        out.append(_first_steps(z.eval({x: b})))
+        out.append(_first_steps(z.eval(({x: b}, [False, False]))))
+        z.forward({x: a})
+        out.append(_first_steps(z.eval(({x: b}, [False, False]))))
+        z.forward({x: a}, None, set(z.outputs))
+        out.append(_first_steps(z.forward(({x: b}, [False, True]))[1]))
+        out.append(_first_steps(z(a)))
+        out.append(_first_steps(z.eval(({x: b[:1]}, [False]))))
+        res[kind + "_first_steps"] = np.stack(out[:-1])
+        res[kind + "_one_sequence"] = out[-1]
+        res[kind + "_grad"] = np.stack(z.grad({x: a}))
+        res[kind + "_grad_begun"] = np.stack(z.grad(({x: b}, [True, True])))
+        res[kind + "_grad_continued"] = _attempt(
+            lambda: np.stack(z.grad(({x: b}, [False, True]))))
+    return res

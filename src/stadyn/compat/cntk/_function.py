@@ -368,13 +368,15 @@ class Function(GraphObject, TensorOpsMixin):
         wanted = self.outputs if outputs is None else list(outputs)
         keep = bool(keep_for_backward)
         roots = self._roots()
-        begins = function_begins(roots, flags)  # flags: recurrences go on from the last run
+        begins = function_begins(roots, flags,  # recurrences go on from the last run
+                                 "Function.forward" if keep else "Function.eval")
         roots += [unwrap(o) for o in wanted if not any(unwrap(o) is v for v in roots)]
         roots += [v.sequence_lengths for v in list(roots)          # computed lengths (a slice)
                   if v.sequence_lengths is not None and v.sequence_lengths.parent is not None]
         assigns = assign_outputs(roots)
         roots += [v for v in assigns if not any(v is r for r in roots)]
-        roots += begins.wanted() if begins is not None else []
+        roots += [v for v in (begins.wanted() if begins is not None else [])
+                  if not any(v is r for r in roots)]
         check_runnable(roots)
         with carrying(begins):
             if keep:
@@ -390,7 +392,7 @@ class Function(GraphObject, TensorOpsMixin):
         pending = pending_assignments(assigns)
         if not keep:
             apply_assignments(pending)      # training: after the backward
-        return (_State(self, pending) if keep else None), values
+        return (_State(self, pending, flags) if keep else None), values
 
     def backward(self, state, root_gradients: dict, variables, as_numpy: bool = True) -> dict:
         """CNTK's ``backward``: the gradients w.r.t. ``variables`` (inputs made with
@@ -400,6 +402,7 @@ class Function(GraphObject, TensorOpsMixin):
         if state is None:
             raise ValueError("backward: the forward() before it kept no intermediate results "
                              "(set keep_for_backward to the outputs in root_gradients)")
+        _check_differentiable(variables, "backward")
         roots = [unwrap(root) for root in root_gradients]
         leaves = [v for v in _leaves_of(roots) if v.need_grad]
         saved = [(v, v.grad) for v in leaves]
@@ -441,8 +444,15 @@ class Function(GraphObject, TensorOpsMixin):
         if not wrt:
             raise ValueError(f"Function '{self}' Backward: List of inputs to compute gradients "
                              "for, must not be empty.")
+        _check_differentiable(wrt, "grad")
         root = self.output if grad_root is None else grad_root
         state, values = self.forward(at, [root] + list(outputs or []), {root})
+        if state.flags is not None and not all(state.flags):
+            raise ValueError(
+                f"Function.grad: sequence-begin flags {state.flags} continue sequences from "
+                "the previous run, and CNTK 2.7 refuses to differentiate such a run with grad "
+                "(the layout of the gradient it seeds is incompatible with the one computed "
+                "during the forward call); begin every sequence, or call forward and backward")
         ones = values[root]
         ones = [np.ones_like(o) for o in ones] if isinstance(ones, list) else np.ones_like(ones)
         grads = self.backward(state, {root: ones}, wrt)
@@ -590,6 +600,24 @@ class Function(GraphObject, TensorOpsMixin):
         return f"{label}{self.op_name}({args}) -> {shapes}"
 
 
+def _check_differentiable(variables, what: str) -> None:
+    """CNTK 2.7 differentiates w.r.t. parameters and inputs made with ``needs_gradient=True``
+    only; asking for another Variable's gradient is its ValueError."""
+    for v in variables:
+        var = unwrap(v)
+        kind = G.kind_of(var)
+        if kind == "output":
+            raise ValueError(f"Function.{what}: a gradient asked for {v!r}, which the graph "
+                             "computes: CNTK gives gradients w.r.t. the graph's leaves (inputs "
+                             "and parameters) only")
+        if not var.need_grad:
+            made = "a constant" if kind == "constant" else \
+                "an input made without needs_gradient=True"
+            raise ValueError(f"Function.{what}: a gradient asked for {v!r}, {made}: CNTK gives "
+                             "gradients w.r.t. parameters and inputs made with "
+                             "needs_gradient=True only")
+
+
 def _leaves_of(roots: list[Variable]) -> list[Variable]:
     """The leaves the roots depend on, each once."""
     seen: dict[int, Variable] = {id(r): r for r in roots if r.parent is None}
@@ -603,11 +631,12 @@ def _leaves_of(roots: list[Variable]) -> list[Variable]:
 class _State:
     """What ``forward(keep_for_backward=...)`` hands to ``backward``."""
 
-    __slots__ = ("function", "assignments")
+    __slots__ = ("function", "assignments", "flags")
 
-    def __init__(self, function: Function, assignments: list):
+    def __init__(self, function: Function, assignments: list, flags: list[bool] | None):
         self.function = function
         self.assignments = assignments       # assign ops' writes, made after the backward
+        self.flags = flags                   # the run's sequence-begin flags, if given
 
 
 def wrap_variable(v: Variable):

@@ -28,6 +28,8 @@ from ._deferred import defer_module
 from ._adapt import (batched, lead_axes, named, operand, operands_dtype, reshape_samples,
                      same_dtype, sample_axis, sample_shape, wrap)
 from ._axis import Axis
+from ._run_checks import InvalidAtRunError, refuse_when_run
+from ._seq_axes import free_steps
 
 __all__ = ["times", "times_transpose", "reshape", "splice", "slice", "transpose", "swapaxes",
            "expand_dims", "squeeze", "flatten", "pad", "gather", "one_hot", "zeros_like",
@@ -55,11 +57,17 @@ def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: s
     multiplied in turn."""
     dtype = operands_dtype(right, left, op="Times")     # CNTK's Times(right, left)
     b, a = same_dtype([operand(right, dtype), operand(left, dtype)], "Times")
-    for side, v in (("left", a), ("right", b)):
-        if not getattr(v, "shape", ()):
-            # CNTK 2.7: a ValueError (right) or RuntimeError (left) about ranks
-            raise ValueError(f"times: the {side} operand is a scalar ({v!r}); times multiplies "
-                             "tensors of rank 1 or more (a scalar factor: element_times or *)")
+    scalar = "times: the {} operand {!r} is a scalar; times multiplies tensors of rank 1 or " \
+        "more (a scalar factor: element_times or *)"
+    if not getattr(b, "shape", ()):     # CNTK 2.7: a ValueError about ranks when built
+        raise ValueError(scalar.format("right", right))
+    if not getattr(a, "shape", ()):
+        # CNTK 2.7 builds it, of the right operand's shape, and refuses it when it first runs
+        out = named(wrap(F.mul2(b, a) if hasattr(a, "shape") else F.mul_scalar(b, float(a))),
+                    name, "Times")
+        refuse_when_run(out.variable, scalar.format("left", left) + " (CNTK 2.7: Times "
+                        "operation changed during final validation)", InvalidAtRunError)
+        return out
     if not batched(right):
         out = S.times(a, b, output_rank, batched(left))
         return named(wrap(out), name, "Times")
@@ -122,6 +130,9 @@ def times_transpose(left, right, name: str = ""):
         (3, 2)
     """
     rank = len(sample_shape(right))
+    if rank and not sample_shape(left):     # CNTK 2.7: a RuntimeError when built
+        raise RuntimeError(f"times_transpose: the left operand {left!r} is a scalar; it "
+                           "reduces over one axis of the left operand, which has none")
     if rank not in (1, 2):
         raise ValueError(f"times_transpose: the right operand must be a vector or a matrix, "
                          f"not of shape {tuple(sample_shape(right))}")
@@ -218,12 +229,18 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
         if strides is not None else [1] * len(axes)
     v = operand(x)
     start, stop, step = [None] * v.ndim, [None] * v.ndim, [1] * v.ndim
+    free = free_steps(v)
     for a, b, e, s in zip(axes, begins, ends, steps):
         k = _axis_index(x, a)
         size = v.shape[k]
         b, e = int(b), int(e)
         start[k] = b + size if b < 0 else b
-        stop[k] = size if e == 0 else (e + size if e < 0 else e)
+        stop[k] = e + size if e <= 0 else e
+        if k not in free and not 0 <= start[k] < stop[k] <= size:
+            # CNTK 2.7 refuses it when the op is made (so iterating a Function ends)
+            raise RuntimeError(f"slice: the range [{b}, {e}) of axis {a}, read as "
+                               f"[{start[k]}, {stop[k]}), selects no elements or elements "
+                               f"past the {size} of the axis of {x!r}")
         step[k] = int(s or 1)
     return named(wrap(F.slice(v, start, stop, step)), name, "Slice")
 

@@ -2,7 +2,9 @@
 of another data type than the op computes in (``x + C.constant(np.ones(2))`` for a float32
 ``x``: CNTK's "Cannot clone Constant with DataType 'Double' to DataType 'Float'" at the first
 ``eval``, ``forward`` or ``train_minibatch``).  The op is built, with the constant cast, and the
-cast is marked; every run of a graph holding a marked value raises :class:`DataTypeError`."""
+cast is marked; every run of a graph holding a marked value raises :class:`DataTypeError`.
+Likewise an op CNTK builds whose graph fails its validation at the first run (``times`` of a
+scalar on the left): :class:`InvalidAtRunError`."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from typing import Sequence
 
 from ...graph import Subgraph, Variable, format_location, user_location
 
-__all__ = ["DataTypeError", "refuse_when_run", "check_runnable"]
+__all__ = ["DataTypeError", "InvalidAtRunError", "refuse_when_run", "check_runnable"]
 
 
 class DataTypeError(ValueError, RuntimeError):
@@ -19,21 +21,28 @@ class DataTypeError(ValueError, RuntimeError):
     ValueError (for some float16 ops its RuntimeError; both catch this)."""
 
 
-_REFUSED: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+class InvalidAtRunError(RuntimeError):
+    """An op CNTK 2.7 builds but refuses when its graph first runs (its validation then
+    fails): CNTK's RuntimeError, met at the first ``eval``, ``forward`` or
+    ``train_minibatch``."""
 
 
-def refuse_when_run(value: Variable, message: str) -> None:
-    """Make every run of a graph holding ``value`` raise :class:`DataTypeError` with
-    ``message`` and the user's line that built it."""
+_REFUSED: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
+
+
+def refuse_when_run(value: Variable, message: str, error: type = DataTypeError) -> None:
+    """Make every run of a graph holding ``value`` raise ``error`` with ``message`` and the
+    user's line that built it."""
     where = format_location(user_location())
-    _REFUSED[value] = message + (f" (the op built at {where})" if where else "")
+    _REFUSED[value] = (error, message + (f" (the op built at {where})" if where else ""))
 
 
 def check_runnable(roots: Sequence[Variable]) -> None:
-    """Raise the :class:`DataTypeError` of the first marked value computing ``roots`` needs."""
+    """Raise the error of the first marked value computing ``roots`` needs."""
     if not _REFUSED:
         return
     for node in Subgraph([r for r in roots if isinstance(r, Variable)]).nodes:
         for out in node.outputs:
             if out is not None and out in _REFUSED:
-                raise DataTypeError(_REFUSED[out])
+                error, message = _REFUSED[out]
+                raise error(message)

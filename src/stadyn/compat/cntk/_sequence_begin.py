@@ -15,7 +15,7 @@ place of each initial state ``s0``, ``s0 * begin + carried * (1 - begin)``: two 
 module sets before each step (``begin`` 1 for a sequence that starts, 0 for one that goes on;
 ``carried`` the states taken from the previous step) and puts back to "start afresh" after it,
 so the graph computes as before everywhere else.  The states along each sequence are read
-from a step's values, kept from each step (a Trainer's, from its first minibatch on): a
+from a step's values, kept from each run (a Trainer's or a Function's, from its first on): a
 kernel's outputs, and for the fused LSTM the cells, computed again from the step's input,
 outputs and weights (CNTK's LSTM equations) when a flag False asks for them.
 """
@@ -116,19 +116,20 @@ class _Carry:
             self.positions = list(range(1 + n_seq, 1 + n_seq + len(step.states)))
             shapes = list(step.state_shapes)
             self.sequences = list(node.outputs)
-            if any(o is None for o in self.sequences):
-                self.unsupported = (
-                    f"a recurrence ({node.scope or 'unnamed'}) returns states nobody kept "
-                    "(an LSTM step run op by op); Stadyn carries the states of the fused "
-                    "recurrences and of recurrences whose states are all outputs")
         else:
             self.positions = [2, 3] if name == "cntk_lstm_sequence" else [2]
             size = int(inputs[5 if name == "cntk_lstm_sequence" else 4].shape[0])
             shapes = [(size,)] * len(self.positions)
             self.sequences = [node.outputs[0]]
+        if any(o is None for o in self.sequences):
+            self.unsupported = (
+                f"a recurrence ({node.scope or 'unnamed'}) returns states nobody kept "
+                "(an LSTM step run op by op); Stadyn carries the states of the fused "
+                "recurrences and of recurrences whose states are all outputs")
         self.kind = name
         self.shapes = shapes
-        self.dtype = np.dtype(node.outputs[0].dtype)       # the recurrence's (float64 models)
+        alive = next((o for o in node.outputs if o is not None), inputs[self.positions[0]])
+        self.dtype = np.dtype(alive.dtype)       # the recurrence's (float64 models)
         self.begin: Variable | None = None     # the leaves, made when a flag False first comes
         self.carried: list[Variable] = []
         self.initial = [inputs[k] for k in self.positions]
@@ -340,20 +341,26 @@ class SequenceBegins:
             c.set(None)
 
 
-# a Function's runs: one SequenceBegins per output (CNTK: per Function), made at the first run
-# with flags
-_FUNCTIONS: "weakref.WeakKeyDictionary[Variable, SequenceBegins]" = weakref.WeakKeyDictionary()
+# a Function's runs: one SequenceBegins per set of outputs (CNTK: per Function), made at its
+# first run; keyed by the first output, then by every output's id
+_FUNCTIONS: "weakref.WeakKeyDictionary[Variable, dict]" = weakref.WeakKeyDictionary()
 
 
-def function_begins(roots: Sequence[Variable], flags: list[bool] | None):
+def function_begins(roots: Sequence[Variable], flags: list[bool] | None,
+                    what: str = "Function.eval"):
     """The :class:`SequenceBegins` of a Function's graph (its outputs ``roots``, fed already)
-    set for a run with ``flags``; None for a Function never run with flags."""
-    begins = _FUNCTIONS.get(roots[0])
+    set for a run with ``flags`` (None: every sequence begins); None for a graph without
+    recurrences.  Made at the Function's first run and kept through every run, with flags or
+    without, as CNTK 2.7 keeps them: a False flag goes on from the Function's previous run
+    (``eval``, ``forward``, ``grad`` or a call on data alike)."""
+    made = _FUNCTIONS.setdefault(roots[0], {})
+    key = tuple(map(id, roots))
+    begins = made.get(key)
     if begins is None:
-        if flags is None:
-            return None
-        begins = _FUNCTIONS[roots[0]] = SequenceBegins(roots)
-    begins.begin(flags, "Function.eval")
+        begins = made[key] = SequenceBegins(roots)
+    if not begins.carries:
+        return None
+    begins.begin(flags, what)
     return begins
 
 

@@ -152,18 +152,12 @@ class Trainer(_Trainer):
                 "Trainer's first train_minibatch, and test_minibatch calls before it do not "
                 "count (CNTK 2.7: No matching sequence found in the saved previous MBLayout)")
         begins = self._begins(arguments, flags, "train_minibatch")
-        if begins is None:
-            result = super().train_minibatch(_plain(arguments), outputs, device, is_sweep_end)
-        else:
-            mine = list(outputs or ())
-            asked = mine + begins.wanted()     # none when no False flag needs the states yet
-            with carrying(begins):
-                got = super().train_minibatch(_plain(arguments), asked or None, device,
-                                              is_sweep_end)
-            updated, values = got if asked else (got, {})
-            result = (updated, {o: values[o] for o in mine}) if mine else updated
+        mine = list(outputs or ())
+        asked = mine + (begins.wanted() if begins is not None else [])    # and the states
+        with carrying(begins):
+            updated, values = self._train_minibatch(_plain(arguments), asked, is_sweep_end)
         self._trained = bool(arguments) or self.__dict__.get("_trained", False)
-        return result
+        return (updated, {o: values[o] for o in mine}) if mine and updated else updated
 
     def _begins(self, arguments, flags, what: str):
         """The recurrences' states set for a minibatch with sequence-begin ``flags``, or None
@@ -237,13 +231,10 @@ class Trainer(_Trainer):
         from where the Trainer's previous minibatch, trained or tested, left it, as
         :meth:`train_minibatch` does)."""
         arguments, flags = split_flags(arguments)
-        if self._metric_sum is None:
-            raise ValueError("Trainer.test_minibatch: this Trainer was made without an "
-                             "evaluation function (a metric), so there is nothing to test "
-                             "(give Trainer(model, (loss, metric), ...))")
+        if self._metric_sum is None:     # the native Trainer's NoMetricError (a ValueError)
+            return super().test_minibatch(_plain(arguments), device)
         check_runnable([self._metric_sum])
-        begins = self._begins(arguments, flags, "test_minibatch") \
-            if self._metric_sum is not None else None
+        begins = self._begins(arguments, flags, "test_minibatch")
         if begins is None:
             return super().test_minibatch(_plain(arguments), device)
         with carrying(begins):
