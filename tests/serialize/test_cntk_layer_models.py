@@ -25,10 +25,6 @@ KNOWN = {
                                 "sequence: the importer gives sequence_broadcast_as a (12, 1, 1) "
                                 "value where CNTK has one per decoder sequence (ShapeError)",
     "UnfoldFrom": "the loop's ReconcileDynamicAxis has no recorded shape in the file",
-    "ops_top_k_axis": "top_k along another axis than the last is a block of two outputs "
-                      "(TransposeAxes around TopK) whose body the reader sorts wrongly: "
-                      "'TransposeAxes15_Output_0' is used before it is computed "
-                      "(serialize/_cntk_format.py)",
 }
 
 
