@@ -24,7 +24,6 @@ KNOWN = {
     "AttentionModel_sequences": "the encoder's unpacked steps broadcast along the decoder's "
                                 "sequence: the importer gives sequence_broadcast_as a (12, 1, 1) "
                                 "value where CNTK has one per decoder sequence (ShapeError)",
-    "UnfoldFrom": "the loop's ReconcileDynamicAxis has no recorded shape in the file",
 }
 
 
