@@ -21,9 +21,6 @@ CASES = sorted({k.split("/")[0] for k in REFERENCE})
 
 KNOWN = {
     "AttentionModel": "Sequence::BroadcastAs onto a decoder state that is not a sequence",
-    "AttentionModel_sequences": "the encoder's unpacked steps broadcast along the decoder's "
-                                "sequence: the importer gives sequence_broadcast_as a (12, 1, 1) "
-                                "value where CNTK has one per decoder sequence (ShapeError)",
 }
 
 
