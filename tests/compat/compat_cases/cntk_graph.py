@@ -364,3 +364,22 @@ def get_node_outputs__combine(C, r):
         m.save(path)
         res["loaded"] = listing(C.load_model(path))
     return res
+
+
+@cntk_case(names=["cntk.logging.get_node_outputs", "cntk.ops.top_k"],
+           note="top_k is one function of two outputs (values, indices): get_node_outputs lists "
+                "both, with one uid (TopK<n>_Output_0, _1) and CNTK's name of the indices; "
+                "along another axis than the last too (a block in CNTK)")
+def get_node_outputs__top_k(C, r):
+    import re
+
+    def listing(f):
+        outs = C.logging.get_node_outputs(f)
+        return [[o.name, list(o.shape), re.sub(r"\d+_Output", "#_Output", o.uid), o.owner.op_name]
+                for o in outs] + [len({o.uid.rpartition("_Output_")[0] for o in outs})]
+    x = C.input_variable(5, name="x")
+    t = C.top_k(x, 1)
+    named = C.top_k(C.sin(x), 2, name="tk")
+    along = C.top_k(C.input_variable((3, 4)), 2, axis=0)
+    return {"top_k": listing(t), "named": listing(named), "axis0": listing(along),
+            "outputs": [[o.name, re.sub(r"\d+_Output", "#_Output", o.uid)] for o in named.outputs]}

@@ -173,11 +173,18 @@ def top_k(x, k: int, axis=-1, name: str = ""):
     perm[ax], perm[last] = last, ax                 # the axis last and back (its own inverse)
     moved = v if ax == last else F.transpose(v, tuple(perm))
     values, indices = F.top_k_data(moved, int(k), base_axis=last, with_index=True)
+    inner = [indices]
     if ax != last:
+        inner += [moved, values]
         values, indices = F.transpose(values, tuple(perm)), F.transpose(indices, tuple(perm))
+        inner.append(indices)
+    G.INNER_OPS.update(inner)
+    indices = F.cast(indices, "float32")
     values.name = name or None
-    G.set_op_name(values, "TopK")
-    return Function(values, [values, F.cast(indices, "float32")])
+    indices.name = name + "_TopKIndexMask" if name else None     # CNTK 2.7's name of it
+    # one function, as CNTK's (TopK5_Output_0, _1; another axis: a block, Block9_Output_0, _1)
+    G.mark_outputs([values, indices], "TopK", block=ax != last)
+    return Function(values, [values, indices])
 
 
 # ops on placeholders without a shape (or on layers) wait for their shapes
