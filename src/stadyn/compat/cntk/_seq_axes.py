@@ -54,8 +54,9 @@ def name_new_axis(out: Variable, prefix: str, source: Variable) -> Variable:
 def derived_axis_name(source: Variable, scale: int, add: int) -> str:
     """The axis CNTK derives from ``source``'s sequence axis for sequences ``scale`` times as
     long plus ``add`` steps (``GetDerivedDynamicAxes``: ``gather``'s
-    ``new_sequence_axis_typeinfo``, ``sequence.slice``); a slice of one step deletes the axis
-    in CNTK, and is left on the default axis here."""
+    ``new_sequence_axis_typeinfo``, ``sequence.slice``); ``(0, 1)`` (one step: CNTK deletes
+    the axis, and so does ``sequence.slice``; ``gather`` keeps a sequence) is the default
+    axis."""
     base = G.SEQUENCE_AXES.get(source.sequence_lengths) if \
         source.sequence_lengths is not None else None
     name = base.name if base is not None else Axis.default_dynamic_axis().name

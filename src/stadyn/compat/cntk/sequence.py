@@ -138,10 +138,15 @@ def _in_step(v) -> bool:
 
 def slice(seq, begin_index: int, end_index: int, name: str = ""):  # noqa: A001
     """Steps ``begin_index:end_index`` of each sequence (negative: from its end; 0: the end),
-    on the axis CNTK 2.7 derives from the input's (``defaultDynamicAxis_times_1_minus_1``).
+    on the axis CNTK 2.7 derives from the input's (``defaultDynamicAxis_times_1_minus_1``); a
+    slice of one step is no sequence, one value per sequence, as CNTK 2.7's.
 
     Example: ``C.sequence.slice(x, 0, -1)``."""
     x, begin, end = unwrap(seq), int(begin_index), int(end_index)
+    if end - begin == 1:    # one step: CNTK 2.7 deletes the sequence axis, as sequence.first
+        out = S.first(x) if begin == 0 else S.last(x) if end == 0 else \
+            S.first(S.slice(x, begin, end))
+        return named(wrap(out), name)
     out = S.slice(x, begin, end)
     if begin >= 0 and end <= 0:
         out = on_derived_axis(out, derived_axis_name(x, 1, end - begin))
