@@ -55,6 +55,9 @@ _PADDING = {"ReduceSum": 0.0, "ReduceMean": 0.0, "ReduceMax": -math.inf, "Reduce
             "ReduceSumSquare": 0.0}
 
 
+_BLOCKS = ("ReduceL1", "ReduceL2", "ReduceSumSquare")
+
+
 def _over_steps(op_name: str, fn, v, axes):
     """A reduction over all axes of sequences reads their steps only, as CNTK 2.7's (its
     ``reduce_mean`` divides by the real steps' values): the padded steps hold the
@@ -78,7 +81,9 @@ def _reducer(op_name: str, fn):
             out = fn(v, axes, False)
         if kind in ("batch", "all"):
             G.BATCH.unmark(out)
-        return named(wrap(out), name, op_name)
+        # CNTK 2.7 shows its ReduceL1, ReduceL2 and ReduceSumSquare blocks by these names, the
+        # others as its primitive ReduceElements
+        return named(wrap(out), name, op_name if op_name in _BLOCKS else "ReduceElements")
     reduce.__doc__ = (f"``{op_name}`` over ``axis`` (see the module docstring).")
     return reduce
 
@@ -118,7 +123,7 @@ def _arg(fn, op_name: str):
             out = fn(flat, axis=flat.ndim - 1, keepdims=False, only_index=True)
         else:
             out = fn(v, axis=sample_axis(x, int(axis)), keepdims=True, only_index=True)
-        return named(wrap(F.cast(out, "float32")), name, op_name)
+        return named(wrap(F.cast(out, "float32")), name, "ReduceElements")
     return arg
 
 

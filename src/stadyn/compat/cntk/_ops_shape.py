@@ -263,7 +263,7 @@ def transpose(x, perm, name: str = ""):
     lead = lead_axes(x)
     axes = [_axis_index(x, p) for p in perm]
     return named(wrap(F.transpose(operand(x), tuple(range(lead)) + tuple(axes))), name,
-                 "Transpose")
+                 "TransposeAxes")
 
 
 def swapaxes(x, axis1: int = 0, axis2: int = 1, name: str = ""):
@@ -395,13 +395,13 @@ def one_hot(x, num_classes: int, sparse_output: bool = False, axis=-1, name: str
 
 def zeros_like(x, name: str = ""):
     """Zeros of ``x``'s shape."""
-    return named(wrap(F.mul_scalar(F.stop_gradient(operand(x)), 0.0)), name, "ZerosLike")
+    return named(wrap(F.mul_scalar(F.stop_gradient(operand(x)), 0.0)), name, "ConstantOp")
 
 
 def ones_like(x, name: str = ""):
     """Ones of ``x``'s shape."""
     out = F.add_scalar(F.mul_scalar(F.stop_gradient(operand(x)), 0.0), 1.0)
-    return named(wrap(out), name, "OnesLike")
+    return named(wrap(out), name, "ConstantOp")
 
 
 def eye_like(x, sparse_output: bool = True, name: str = ""):
