@@ -418,24 +418,8 @@ def _sort(functions: list[LegacyFunction], available: list[str], path: str,
     (a recurrence, whose delays read it); otherwise the function that computes it goes first.
     """
     produced = {o for f in functions for o in f.outputs}
-    stand_ins = {n for n in available if n in produced}
-    ready = set(available) - stand_ins
-    pending, out = list(functions), []
-    while pending:
-        rest = []
-        for f in pending:
-            if all(i in ready for i in f.inputs):
-                out.append(f)
-                ready.update(f.outputs)
-            else:
-                rest.append(f)
-        if len(rest) == len(pending):       # a cycle: its stand-ins break it, as CNTK's do
-            waiting = {i for f in rest for i in f.inputs if i in stand_ins and i not in ready}
-            if not waiting:
-                break
-            ready.update(waiting)
-        pending = rest
-    return sort_functions(out + pending, available, path, where)
+    return sort_functions(functions, available, path, where,
+                          cycle_breakers=[n for n in available if n in produced])
 
 
 def _legacy_function(f: dict, outputs: tuple[str, ...], path: str) -> LegacyFunction:
