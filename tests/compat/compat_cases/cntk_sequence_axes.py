@@ -151,11 +151,7 @@ def _axis_names(v, sources):
                 "CNTK shows with their size; values on a ragged minibatch",
            known={"unpacked shape slice of steps": "CNTK's slice of the free step axis has "
                   "the slice's length (2); Stadyn's the padded length the graph was built with "
-                  "(1), at most the slice's (stadyn.sequence)",
-                  "unpacked shape softmax": "a softmax over a whole sample flattens it with "
-                  "the padded length the graph was built with (cntk_semantics.over_sample), so "
-                  "the steps are no free dimension there (and the values are each step's own "
-                  "softmax when run on longer sequences)"})
+                  "(1), at most the slice's (stadyn.sequence)"})
 def sequence_new_axis_names(C, r):
     r.touch("cntk.Function.eval", "cntk.Function.output", "cntk.Function.outputs",
             "cntk.Axis.name", "cntk.Axis.is_ordered", "cntk.Variable.uid",
@@ -210,12 +206,13 @@ def sequence_new_axis_names(C, r):
                   "cntk.ops.expand_dims", "cntk.ops.slice", "cntk.ops.reduce_sum",
                   "cntk.ops.reduce_mean", "cntk.ops.reduce_max", "cntk.ops.argmax",
                   "cntk.ops.splice", "cntk.ops.transpose", "cntk.ops.swapaxes", "cntk.ops.pad",
-                  "cntk.ops.one_hot", "cntk.variables.VariableMixin.shape"],
+                  "cntk.ops.one_hot", "cntk.ops.softmax", "cntk.variables.VariableMixin.shape"],
            note="which ops keep sequence.unpack's steps, CNTK's free dimension (-3), in .shape "
                 "(times, reshapes of the axes after it or of it with all after it into -1, "
                 "expand_dims, slices and pads of other axes, reductions over other axes, "
-                "splices, transposes) and which do not (a reshape of every axis into a shape "
-                "without -1, reductions over it), and their values on ragged sequences "
+                "splices, transposes, a softmax over the whole sample) and which do not (a "
+                "reshape of every axis into a shape without -1, reductions over it), and their "
+                "values on ragged sequences "
                 "(lengths 3, 1, 4): the steps keep the size they have when run")
 def unpacked_free_dimension_through_ops(C, r):
     r.touch("cntk.Function.eval", "cntk.Function.output",
@@ -237,7 +234,8 @@ def unpacked_free_dimension_through_ops(C, r):
             "splice samples": C.splice(u, u, axis=1), "splice steps": C.splice(u, u, axis=0),
             "transpose": C.transpose(u, (1, 0)), "swapaxes": C.swapaxes(u, 0, 1),
             "pad": C.pad(u, [(0, 0), (1, 1)]),
-            "one_hot": C.one_hot(C.argmax(u, axis=1), 4)}
+            "one_hot": C.one_hot(C.argmax(u, axis=1), 4),
+            "softmax of sample": C.softmax(u)}
     seqs = [r.randn(k, 4) for k in (3, 1, 4)]
     res = {}
     for k in sorted(made):

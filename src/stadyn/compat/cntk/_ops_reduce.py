@@ -27,6 +27,7 @@ from ._deferred import defer_module
 from ._adapt import (batched, lead_axes, named, operand, reshape_samples, sample_axes,
                      sample_axis, sample_shape, wrap)
 from ._axis import Axis
+from ._seq_axes import free_steps
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
            "reduce_log_sum_exp", "reduce_l1", "reduce_l2", "reduce_sum_square", "argmax",
@@ -140,7 +141,13 @@ def _along(fn, x, axis):
     if axis is not None:
         a = axis.static_axis_index() if isinstance(axis, Axis) else int(axis)
         return fn(operand(x), axis=sample_axis(x, a))
-    return S.over_sample(fn, operand(x), batched(x), sequence=lead_axes(x) == 2)
+    v = operand(x)
+    if lead_axes(x) == 1 and free_steps(v) == {1}:
+        # sequence.unpack's steps first (CNTK's free dimension): flattened with the sample's
+        # other axes whatever their number when run, and back
+        flat = F.reshape_trailing(v, (-1,), base_axis=1)
+        return F.reshape_trailing(fn(flat, axis=1), (-1,) + tuple(v.shape[2:]), base_axis=1)
+    return S.over_sample(fn, v, batched(x), sequence=lead_axes(x) == 2)
 
 
 def softmax(x, axis=None, name: str = ""):
