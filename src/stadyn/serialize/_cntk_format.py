@@ -399,12 +399,27 @@ def _model(path: str, top: dict) -> LegacyModel:
         raise fail(path, f"the root {root!r} is not one of the model's functions")
     top_level = [functions[f["uid"]] for f in raw if f["uid"] not in inner]
     leaves = [n for n, v in variables.items()]
-    net = LegacyNetwork("main", sort_functions(top_level, leaves, path, "the model"), variables)
+    net = LegacyNetwork("main", _sort(top_level, leaves, path, "the model"), variables)
     net.inputs = [n for n, v in variables.items() if v.kind == "input"]
     net.outputs = list(outputs[root])
     extras = {"version": top.get("version"), "uid": top.get("uid"), "name": top.get("name", ""),
               "root": root}
     return LegacyModel("cntk-v2", path, OrderedDict(main=net), params, extras)
+
+
+def _sort(functions: list[LegacyFunction], available: list[str], path: str,
+           where: str) -> list[LegacyFunction]:
+    """``functions`` in an order where each reads what is computed before it.
+
+    CNTK 2.7 saves a function read a second time (a cycle's edge, but also the second output of
+    a function read by another branch: ``top_k`` on a non-last axis) as a placeholder whose uid
+    is that output's, and its loader puts the output back in place of the placeholder.  Such a
+    stand-in counts here as computed only where the functions read each other in a cycle
+    (a recurrence, whose delays read it); otherwise the function that computes it goes first.
+    """
+    produced = {o for f in functions for o in f.outputs}
+    return sort_functions(functions, available, path, where,
+                          cycle_breakers=[n for n in available if n in produced])
 
 
 def _legacy_function(f: dict, outputs: tuple[str, ...], path: str) -> LegacyFunction:
@@ -454,7 +469,7 @@ def _attach_body(block: LegacyFunction, f: dict, functions: dict, by_uid: dict, 
     root_outputs = functions[root].outputs
     read = [i for g in members for i in g.inputs if i in variables]
     leaves = OrderedDict((k, variables[k]) for k in list(arguments) + read if k in variables)
-    net = LegacyNetwork(composite.get("uid", root), sort_functions(members, available, path, where),
+    net = LegacyNetwork(composite.get("uid", root), _sort(members, available, path, where),
                         leaves, inputs=list(arguments), outputs=list(root_outputs))
     block.body = net
     block.meta["arguments"] = arguments

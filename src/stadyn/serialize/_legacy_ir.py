@@ -220,11 +220,14 @@ def read_limited(path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> bytes:
 
 
 def sort_functions(functions: list[LegacyFunction], available: Iterable[str], path: str,
-                   where: str) -> list[LegacyFunction]:
+                   where: str, cycle_breakers: Iterable[str] = ()) -> list[LegacyFunction]:
     """``functions`` in an order where each input is available before use (the file's order
-    where it already is one); ``available`` names the leaves.  A cycle, or an input nothing
-    produces, is a :class:`ModelFileError` naming the function."""
-    ready = set(available)
+    where it already is one); ``available`` names the leaves, ``cycle_breakers`` values that
+    count as available only where the functions left read each other in a cycle (CNTK's
+    placeholders standing for a function's output).  A cycle, or an input nothing produces,
+    is a :class:`ModelFileError` naming the function."""
+    breakers = set(cycle_breakers)
+    ready = set(available) - breakers
     pending = list(functions)
     out: list[LegacyFunction] = []
     while pending:
@@ -235,7 +238,10 @@ def sort_functions(functions: list[LegacyFunction], available: Iterable[str], pa
                 ready.update(f.outputs)
             else:
                 rest.append(f)
-        if len(rest) == len(pending):
+        waiting = {i for f in rest for i in f.inputs if i in breakers and i not in ready}
+        if len(rest) == len(pending) and waiting:
+            ready.update(waiting)
+        elif len(rest) == len(pending):
             f = rest[0]
             missing = sorted(i for i in f.inputs if i not in ready)
             produced = {o for g in rest for o in g.outputs}

@@ -232,6 +232,93 @@ def _step_order(functions: list[LegacyFunction], fail: Callable[[str], Exception
     return order
 
 
+def _recorded_shape(b: Any, name: str) -> tuple[int, ...] | None:
+    """The shape of one sample of ``name`` as the file records it (a leaf, or a placeholder
+    CNTK saved in place of a loop's value), ``None`` where it records none."""
+    lv = b.variables.get(name)
+    if lv is None or lv.shape is None or any(s < 0 for s in lv.shape):
+        return None
+    return tuple(lv.shape)
+
+
+def _infer_state_shapes(b: Any, delays: list[LegacyFunction], shapes: list, made: dict,
+                        steps: list[tuple[str, Variable]], network: LegacyNetwork,
+                        where: str) -> list[tuple[int, ...]]:
+    """``shapes`` with each the file does not record (a delay reading a function's output,
+    ``ReconcileDynamicAxis`` in ``UnfoldFrom``) inferred as CNTK 2.7 does at load: the
+    functions between the values of known shape (the loop's recorded placeholders, the other
+    delays, the sequences it reads) and the delay's input are built once on one step."""
+    missing = [k for k, shape in enumerate(shapes) if shape is None]
+    if not missing:
+        return shapes
+    shapes = list(shapes)
+    with auto_forward(False), _one_step(b):
+        known = [(n, _recorded_shape(b, n)) for n in made]
+        known += [(d.outputs[0], shape) for d, shape in zip(delays, shapes) if shape is not None]
+        for n, shape in known:
+            if shape is not None:
+                b.env[n] = Variable((1,) + shape)
+                b.batched.add(id(b.env[n]))
+        for n, value in steps:
+            b.env[n] = Variable((1,) + tuple(value.shape[2:]), dtype=value.dtype)
+            b.batched.add(id(b.env[n]))
+        for k in missing:
+            d = delays[k]
+            try:
+                shapes[k] = tuple(_trial(b, d.inputs[0], made, network).shape[1:])
+            except (ModelFileError, _NoShape) as exc:
+                raise b.fail(f"{where}: the file does not record the shape of "
+                             f"{d.inputs[0]!r}, which {d.name!r} ({d.type}) delays, and it "
+                             f"cannot be inferred ({exc})") from None
+    return shapes
+
+
+class _NoShape(Exception):
+    """A value of the loop whose shape is neither recorded nor computable before the step."""
+
+
+def _trial(b: Any, name: str, made: dict, network: LegacyNetwork) -> Variable:
+    """``name`` built from the values in ``b.env`` (the functions of the loop ``made`` it
+    needs, each once, without recursion)."""
+    work, visiting = [(name, False)], set()
+    while work:
+        n, ready = work.pop()
+        if n in b.env:
+            continue
+        f = made.get(n)
+        if f is None:
+            b.value(n, network)
+        elif f.type in DELAYS:
+            raise _NoShape(f"it reads {f.name!r} ({f.type}), whose shape is not known")
+        elif ready:
+            b.call(f, [b.env[i] for i in f.inputs])
+        elif f.name in visiting:
+            raise _NoShape(f"{f.name!r} ({f.type}) reads its own output")
+        else:
+            visiting.add(f.name)
+            work += [(n, True)] + [(i, False) for i in f.inputs if i not in b.env]
+    return b.env[name]
+
+
+class _one_step:
+    """The importer ``b`` building one step of a loop: its values and records are dropped
+    afterwards (the step's Variables leave the importer's books; ids are reused)."""
+
+    def __init__(self, b: Any):
+        self.b = b
+
+    def __enter__(self):
+        b = self.b
+        self.saved = (b.env, set(b.batched))
+        b.env, b.recording = dict(b.env), False
+        return self
+
+    def __exit__(self, *exc):
+        self.b.env, self.b.batched = self.saved
+        self.b.recording = True
+        return False
+
+
 def build_loop(b: Any, comp: list[LegacyFunction], network: LegacyNetwork,
                read_outside: set[str]) -> None:
     """Build the loop ``comp`` as one recurrence with the importer ``b`` (its ``value``,
@@ -258,13 +345,8 @@ def build_loop(b: Any, comp: list[LegacyFunction], network: LegacyNetwork,
         if len(d.inputs) != 2 or d.inputs[1] in made:
             raise unsupported(f"{d.name!r} ({d.type}) takes its initial state from inside the "
                               "loop")
-        lv = b.variables.get(d.inputs[0])
-        shape = tuple(lv.shape) if lv is not None and lv.shape is not None else None
-        if shape is None or any(s < 0 for s in shape):
-            raise b.fail(f"{where}: the file does not record the shape of {d.inputs[0]!r}, "
-                         f"which {d.name!r} ({d.type}) delays")
         offsets.append(offset)
-        shapes.append(shape)
+        shapes.append(_recorded_shape(b, d.inputs[0]))
     others = [f for f in comp if f not in delays]
     inner = [f for f in others if f.type in DELAYS or str(f.type).startswith("Sequence::")]
     if inner:
@@ -281,14 +363,14 @@ def build_loop(b: Any, comp: list[LegacyFunction], network: LegacyNetwork,
         if init.sequence_lengths is not None:
             raise unsupported(f"{d.name!r} ({d.type}) has a sequence as its initial state")
 
+    shapes = _infer_state_shapes(b, delays, shapes, made, [(n, values[n]) for n in steps],
+                                 network, where)
     with auto_forward(False):
         registers = [[Variable((1,) + shape) for _ in range(k)]
                      for shape, k in zip(shapes, offsets)]
         xs = [Variable((1,) + tuple(values[n].shape[2:]), dtype=values[n].dtype)
               for n in steps]
-        outer_env, b.env, b.recording = b.env, dict(b.env), False
-        outer_batched = set(b.batched)
-        try:
+        with _one_step(b):
             for n, x in zip(steps, xs):
                 b.env[n] = x
             for d, register in zip(delays, registers):
@@ -301,10 +383,8 @@ def build_loop(b: Any, comp: list[LegacyFunction], network: LegacyNetwork,
             except ModelFileError as exc:
                 raise type(exc)(f"{exc} (in one step of {where.split(': ', 1)[1]}, whose "
                                 "delayed values have the shapes "
-                                f"{', '.join(map(str, shapes))} the file records)") from None
+                                f"{', '.join(map(str, shapes))})") from None
             step = {n: b.env[n] for n in made if n in b.env}
-        finally:     # the step's Variables leave the importer's books (ids are reused)
-            b.env, b.recording, b.batched = outer_env, True, outer_batched
         states: list[Variable] = []
         news: list[Variable] = []
         initial: list[Any] = []

@@ -364,3 +364,65 @@ def get_node_outputs__combine(C, r):
         m.save(path)
         res["loaded"] = listing(C.load_model(path))
     return res
+
+
+@cntk_case(names=["cntk.logging.get_node_outputs", "cntk.ops.top_k"],
+           note="top_k is one function of two outputs (values, indices): get_node_outputs lists "
+                "both, with one uid (TopK<n>_Output_0, _1) and CNTK's name of the indices; "
+                "along another axis than the last too (a block in CNTK)")
+def get_node_outputs__top_k(C, r):
+    import re
+
+    def listing(f):
+        outs = C.logging.get_node_outputs(f)
+        return [[o.name, list(o.shape), re.sub(r"\d+_Output", "#_Output", o.uid), o.owner.op_name]
+                for o in outs] + [len({o.uid.rpartition("_Output_")[0] for o in outs})]
+    x = C.input_variable(5, name="x")
+    t = C.top_k(x, 1)
+    named = C.top_k(C.sin(x), 2, name="tk")
+    along = C.top_k(C.input_variable((3, 4)), 2, axis=0)
+    return {"top_k": listing(t), "named": listing(named), "axis0": listing(along),
+            "outputs": [[o.name, re.sub(r"\d+_Output", "#_Output", o.uid)] for o in named.outputs]}
+
+
+@cntk_case(names=["cntk.Function.op_name", "cntk.Function.root_function", "cntk.ops.square",
+                  "cntk.ops.ceil", "cntk.ops.round", "cntk.ops.alias", "cntk.ops.reduce_sum",
+                  "cntk.ops.reduce_mean", "cntk.ops.reduce_max", "cntk.ops.reduce_min",
+                  "cntk.ops.reduce_prod", "cntk.ops.reduce_log_sum_exp", "cntk.ops.reduce_l1",
+                  "cntk.ops.argmax", "cntk.ops.argmin", "cntk.ops.transpose",
+                  "cntk.ops.zeros_like", "cntk.ops.ones_like", "cntk.ops.cosine_distance",
+                  "cntk.ops.to_sequence", "cntk.ops.to_sequence_like", "cntk.sequence.unpack",
+                  "cntk.sequence.delay"],
+           note="the op_name of the root function of common ops built in code, and its uid's "
+                "prefix (CNTK's ceil is Negate of Floor, round Floor, square ElementTimes; "
+                "its reductions and argmax ReduceElements); sequence.unpack is one function "
+                "of two outputs")
+def op_names_of_ops(C, r):
+    import re
+    r.touch("cntk.Function.op_name", "cntk.Function.root_function", "cntk.Function.uid")
+    x = C.input_variable(3, name="x")
+    m = C.input_variable((2, 3), name="m")
+    s = C.sequence.input_variable(3, name="s")
+    made = {"square": C.square(x), "ceil": C.ceil(x), "round": C.round(x), "alias": C.alias(x),
+            "reduce_sum": C.reduce_sum(x), "reduce_mean": C.reduce_mean(x, axis=0),
+            "reduce_max": C.reduce_max(x), "reduce_min": C.reduce_min(x),
+            "reduce_prod": C.reduce_prod(x), "reduce_log_sum_exp": C.reduce_log_sum_exp(x),
+            "reduce_l1": C.reduce_l1(x), "argmax": C.argmax(x), "argmin": C.argmin(x),
+            "transpose": C.transpose(m, (1, 0)), "zeros_like": C.zeros_like(x),
+            "ones_like": C.ones_like(x), "cosine_distance": C.cosine_distance(x, x),
+            "to_sequence": C.to_sequence(m),
+            "to_sequence_like": C.to_sequence_like(C.sequence.unpack(s, 0, True), s),
+            "unpack no mask": C.sequence.unpack(s, 0, no_mask_output=True),
+            "delay": C.sequence.delay(s), "delay back": C.sequence.delay(s, time_step=-1)}
+    res = {}
+    for k in sorted(made):
+        root = made[k].root_function
+        res[k] = [root.op_name]
+        if not k.startswith("reduce"):      # (CNTK's Python makes its reductions blocks)
+            res[k].append(re.sub(r"\d+$", "", root.uid))
+    unpacked = C.sequence.unpack(s, 0, name="u")
+    res["unpack outputs"] = [[o.name, re.sub(r"\d+_Output", "#_Output", o.uid),
+                              o.owner.op_name] for o in unpacked.outputs]
+    res["unpack nodes"] = [[o.name, re.sub(r"\d+_Output", "#_Output", o.uid)]
+                           for o in C.logging.get_node_outputs(unpacked)]
+    return res

@@ -101,6 +101,14 @@ seq_case("slice__negative", lambda C, x: C.sequence.slice(x, -2, 0),
          names=["cntk.sequence.slice"])
 seq_case("slice__both", lambda C, x: C.sequence.slice(x, 0, -1), lengths=(3, 2, 5),
          names=["cntk.sequence.slice"])
+# a slice of one step deletes the sequence axis in CNTK 2.7 (one value per sequence)
+seq_case("slice__one_step", lambda C, x: C.sequence.slice(x, 1, 2), lengths=(3, 2, 5),
+         names=["cntk.sequence.slice"])
+seq_case("slice__one_step_from_end", lambda C, x: C.sequence.slice(x, -2, -1),
+         lengths=(3, 2, 5), names=["cntk.sequence.slice"])
+seq_case("slice__one_step_plus_last",
+         lambda C, x: C.tanh(C.sequence.slice(x, 0, 1)) + C.sequence.last(x), lengths=(3, 2, 5),
+         names=["cntk.sequence.slice", "cntk.sequence.last"])
 seq_case("past_value", lambda C, x: C.sequence.past_value(x))
 seq_case("past_value__initial_state_time_step",
          lambda C, x: C.sequence.past_value(x, initial_state=0.5, time_step=2),

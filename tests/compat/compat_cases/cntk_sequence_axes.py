@@ -151,10 +151,7 @@ def _axis_names(v, sources):
                 "CNTK shows with their size; values on a ragged minibatch",
            known={"unpacked shape slice of steps": "CNTK's slice of the free step axis has "
                   "the slice's length (2); Stadyn's the padded length the graph was built with "
-                  "(1), at most the slice's (stadyn.sequence)",
-                  "unpacked shape softmax": "a softmax over a whole sample reshapes it (the "
-                  "compat layer's flatten), and the free dimension is followed through "
-                  "element-wise ops only (compat/cntk/_seq_axes.py)"})
+                  "(1), at most the slice's (stadyn.sequence)"})
 def sequence_new_axis_names(C, r):
     r.touch("cntk.Function.eval", "cntk.Function.output", "cntk.Function.outputs",
             "cntk.Axis.name", "cntk.Axis.is_ordered", "cntk.Variable.uid",
@@ -202,4 +199,47 @@ def sequence_new_axis_names(C, r):
     seqs = [r.randn(k, 3) for k in (3, 1, 5)]
     res["gather values"] = np.concatenate(made["gather 2 -1"].eval({x: seqs}), 0)
     res["twice values"] = np.asarray(twice.eval({x: seqs}), np.float32)
+    return res
+
+
+@cntk_case(names=["cntk.sequence.unpack", "cntk.ops.times", "cntk.ops.reshape",
+                  "cntk.ops.expand_dims", "cntk.ops.slice", "cntk.ops.reduce_sum",
+                  "cntk.ops.reduce_mean", "cntk.ops.reduce_max", "cntk.ops.argmax",
+                  "cntk.ops.splice", "cntk.ops.transpose", "cntk.ops.swapaxes", "cntk.ops.pad",
+                  "cntk.ops.one_hot", "cntk.ops.softmax", "cntk.variables.VariableMixin.shape"],
+           note="which ops keep sequence.unpack's steps, CNTK's free dimension (-3), in .shape "
+                "(times, reshapes of the axes after it or of it with all after it into -1, "
+                "expand_dims, slices and pads of other axes, reductions over other axes, "
+                "splices, transposes, a softmax over the whole sample) and which do not (a "
+                "reshape of every axis into a shape without -1, reductions over it), and their "
+                "values on ragged sequences "
+                "(lengths 3, 1, 4): the steps keep the size they have when run")
+def unpacked_free_dimension_through_ops(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.output",
+            "cntk.variables.VariableMixin.shape")
+    x = C.sequence.input_variable(4, name="x")
+    u = C.sequence.unpack(x, 0.0, no_mask_output=True)
+    w = C.constant(r.randn(4, 3))
+    made = {"times": C.times(u, w), "tanh of times": C.tanh(C.times(u, w)),
+            "reshape after steps": C.reshape(u, (2, 2), begin_axis=1),
+            "reshape new axis": C.reshape(u, (1, 4), begin_axis=1, end_axis=2),
+            "reshape into -1": C.reshape(u, (-1,)),
+            "reshape all": C.reshape(u, (4, 1)),
+            "expand_dims": C.expand_dims(u, 0),
+            "slice of samples": C.slice(u, 1, 1, 3),
+            "sum over samples": C.reduce_sum(u, axis=1),
+            "sum over steps": C.reduce_sum(u, axis=0), "sum of all": C.reduce_sum(u),
+            "mean": C.reduce_mean(u, axis=1), "max": C.reduce_max(u, axis=1),
+            "argmax": C.argmax(u, axis=1),
+            "splice samples": C.splice(u, u, axis=1), "splice steps": C.splice(u, u, axis=0),
+            "transpose": C.transpose(u, (1, 0)), "swapaxes": C.swapaxes(u, 0, 1),
+            "pad": C.pad(u, [(0, 0), (1, 1)]),
+            "one_hot": C.one_hot(C.argmax(u, axis=1), 4),
+            "softmax of sample": C.softmax(u)}
+    seqs = [r.randn(k, 4) for k in (3, 1, 4)]
+    res = {}
+    for k in sorted(made):
+        res["shape " + k] = list(made[k].output.shape)
+        if k != "reshape all":          # CNTK's value of it is not one of a reshape
+            res["value " + k] = np.asarray(made[k].eval({x: seqs}), np.float32)
     return res

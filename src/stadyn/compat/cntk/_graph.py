@@ -22,7 +22,7 @@ from ...graph import (Variable, apply, is_lengths, name_scope, new_lengths, set_
                       topological_nodes)
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
-           "IMPORTED_INNER",
+           "INNER_OPS", "mark_outputs", "outputs_of",
            "BLOCKS", "SEQUENCE_AXES", "OUTPUT_INDEX", "name_sequence_axis", "kind_of", "name_of",
            "op_name_of", "made_by_cntk_op", "mark_combine", "is_combine", "primitive_op_name",
            "uid_of", "set_uid",
@@ -39,15 +39,20 @@ SHAPELESS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
 # there): the sequence ops see a step, not a sequence.
 STEP_VALUES: "weakref.WeakSet[Variable]" = weakref.WeakSet()
 LEAF_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
-# ops an import rule made inside one of a loaded CNTK file's functions (a weight reshaped for
-# a product): no node of the file, so the walks pass through them
-IMPORTED_INNER: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+# ops that are no function CNTK shows, so the walks pass through them: those an import rule
+# made inside one of a loaded CNTK file's functions (a weight reshaped for a product), those
+# one CNTK op is made of (the transposes of ``top_k`` along another axis than the last)
+INNER_OPS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
 _OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _ROOT_UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 # Which output of its function a Variable is, where not the first (a loaded unpack's mask):
 # its uid is ``<function uid>_Output_<k>``.
 OUTPUT_INDEX: "weakref.WeakKeyDictionary[Variable, int]" = weakref.WeakKeyDictionary()
+# The outputs of a CNTK function of several (``top_k``'s values and indices): each output
+# after the first -> the first, which stands for the function in the walks; the first -> all.
+_FIRST_OUTPUT: "weakref.WeakKeyDictionary[Variable, Variable]" = weakref.WeakKeyDictionary()
+_ALL_OUTPUTS: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
 _uid_counter = itertools.count()
 
 # Which Variables carry the batch axis: inputs (and batched placeholders) and what is computed
@@ -163,6 +168,32 @@ def is_combine(members) -> bool:
     return len(members) > 1 and _COMBINES.get(members[0]) == tuple(map(id, members))
 
 
+def mark_outputs(outputs: list[Variable], op_name: str, block: bool = False) -> None:
+    """Record ``outputs`` as those of one CNTK function ``op_name`` (``TopK``): one uid,
+    ``<uid>_Output_<k>`` (``Block<n>`` where CNTK makes a block of it), and one node of the
+    walks, which lists them all."""
+    first = outputs[0]
+    set_op_name(first, op_name)
+    if block:
+        set_uid(first, f"Block{next(_uid_counter)}")
+    uid = uid_of(first)
+    for k, v in enumerate(outputs[1:], 1):
+        set_op_name(v, op_name)
+        set_uid(v, uid)
+        OUTPUT_INDEX[v] = k
+        _FIRST_OUTPUT[v] = first
+    _ALL_OUTPUTS[first] = tuple(weakref.ref(v) for v in outputs)
+
+
+def outputs_of(v: Variable) -> list[Variable]:
+    """The outputs of the function that made ``v`` (``v`` alone but for :func:`mark_outputs`)."""
+    first = _FIRST_OUTPUT.get(v, v)
+    refs = _ALL_OUTPUTS.get(first)
+    if refs is None:
+        return [v]
+    return [o for o in (r() for r in refs) if o is not None]
+
+
 def made_by_cntk_op(v: Variable) -> bool:
     """``v`` is the output of a CNTK op (one :func:`set_op_name` recorded), not of one of the
     Stadyn ops a CNTK op is made of."""
@@ -221,7 +252,9 @@ def classify(v: Variable) -> tuple[str, Variable]:
     """The walk's node for the function (or leaf) behind ``v``."""
     if v.parent is None or v in PLACEHOLDERS:
         return ("leaf", v)
-    return ("block", v) if v in BLOCKS else ("op", v)
+    if v in BLOCKS:
+        return ("block", v)
+    return ("op", _FIRST_OUTPUT.get(v, v))
 
 
 def node_name(node: tuple[str, Variable]) -> str:
@@ -340,7 +373,7 @@ def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
         if (kind, id(v)) in visited:
             continue
         visited.add((kind, id(v)))
-        if kind == "op" and v in IMPORTED_INNER:     # not a node of the file: walk through
+        if kind == "op" and v in INNER_OPS:     # not a node of the file: walk through
             stack[:0] = [(classify_(i), d) for i in node_inputs(node)]
             continue
         if kind == "block" and d > 0:

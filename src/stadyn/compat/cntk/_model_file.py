@@ -146,7 +146,7 @@ def load_roots(model, format) -> list:
 
 def _mark_inner(roots: list) -> None:
     """The ops of a CNTK-written file's graph that none of its functions or blocks made (an
-    import rule's helpers): :data:`G.IMPORTED_INNER`, which the graph walks pass through."""
+    import rule's helpers): :data:`G.INNER_OPS`, which the graph walks pass through."""
     seen, stack = set(), list(roots)
     while stack:
         v = stack.pop()
@@ -154,7 +154,7 @@ def _mark_inner(roots: list) -> None:
             continue
         seen.add(id(v))
         if not G.made_by_cntk_op(v) and v not in G.BLOCKS:
-            G.IMPORTED_INNER.add(v)
+            G.INNER_OPS.add(v)
         stack.extend(v.parent.inputs)
 
 

@@ -105,7 +105,7 @@ def cosine_distance(x, y, name: str = ""):
     dot = F.sum(operand(xy), axis=axes)
     nx = F.sqrt(F.sum(F.mul2(operand(x), operand(x)), axis=sample_axes(x)))
     ny = F.sqrt(F.sum(F.mul2(operand(y), operand(y)), axis=sample_axes(y)))
-    return named(wrap(F.div2(dot, F.mul2(nx, ny))), name, "CosineDistance")
+    return named(wrap(F.div2(dot, F.mul2(nx, ny))), name, "CosDistance")
 
 
 def fmeasure(output, target, beta: float = 1, name: str = ""):

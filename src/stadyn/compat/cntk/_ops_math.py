@@ -52,7 +52,7 @@ exp = _u("exp", "Exp", F.exp, "``e ** x``.")
 log = _u("log", "Log", F.log, "The natural logarithm.")
 sqrt = _u("sqrt", "Sqrt", F.sqrt, "The square root.")
 abs = _u("abs", "Abs", F.abs, "The absolute value.")  # noqa: A001
-square = _u("square", "Square", lambda v: F.mul2(v, v), "``x * x``.")
+square = _u("square", "ElementTimes", lambda v: F.mul2(v, v), "``x * x``.")
 negate = _u("negate", "Negate", lambda v: F.mul_scalar(v, -1.0), "``-x``.")
 reciprocal = _u("reciprocal", "Reciprocal", lambda v: F.r_div_scalar(v, 1.0), "``1 / x``.")
 
@@ -74,8 +74,8 @@ def _ceil(v):
 
 
 floor = _u("floor", "Floor", _floor, "Rounded down (no gradient).")
-ceil = _u("ceil", "Ceil", _ceil, "Rounded up (no gradient).")
-round = _u("round", "Round", lambda v: _floor(F.add_scalar(v, 0.5)),  # noqa: A001
+ceil = _u("ceil", "Negate", _ceil, "Rounded up (no gradient).")
+round = _u("round", "Floor", lambda v: _floor(F.add_scalar(v, 0.5)),  # noqa: A001
            "Rounded to the nearest integer, halves up (``floor(x + 0.5)``; no gradient).")
 sin = _u("sin", "Sin", lambda v: F.sin(v), "The sine.")
 cos = _u("cos", "Cos", lambda v: F.cos(v), "The cosine.")
@@ -107,7 +107,7 @@ stop_gradient = _u("stop_gradient", "StopGradient", F.stop_gradient,
 
 def alias(x, name: str = ""):
     """The same values as a new node (under another name)."""
-    return named(wrap(F.identity(operand(x))), name, "Alias")
+    return named(wrap(F.identity(operand(x))), name, "NoOp")
 
 
 def elu(x, alpha: float = 1.0, name: str = ""):

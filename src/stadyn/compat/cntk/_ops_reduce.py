@@ -27,6 +27,7 @@ from ._deferred import defer_module
 from ._adapt import (batched, lead_axes, named, operand, reshape_samples, sample_axes,
                      sample_axis, sample_shape, wrap)
 from ._axis import Axis
+from ._seq_axes import free_steps
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
            "reduce_log_sum_exp", "reduce_l1", "reduce_l2", "reduce_sum_square", "argmax",
@@ -55,6 +56,9 @@ _PADDING = {"ReduceSum": 0.0, "ReduceMean": 0.0, "ReduceMax": -math.inf, "Reduce
             "ReduceSumSquare": 0.0}
 
 
+_BLOCKS = ("ReduceL1", "ReduceL2", "ReduceSumSquare")
+
+
 def _over_steps(op_name: str, fn, v, axes):
     """A reduction over all axes of sequences reads their steps only, as CNTK 2.7's (its
     ``reduce_mean`` divides by the real steps' values): the padded steps hold the
@@ -78,7 +82,9 @@ def _reducer(op_name: str, fn):
             out = fn(v, axes, False)
         if kind in ("batch", "all"):
             G.BATCH.unmark(out)
-        return named(wrap(out), name, op_name)
+        # CNTK 2.7 shows its ReduceL1, ReduceL2 and ReduceSumSquare blocks by these names, the
+        # others as its primitive ReduceElements
+        return named(wrap(out), name, op_name if op_name in _BLOCKS else "ReduceElements")
     reduce.__doc__ = (f"``{op_name}`` over ``axis`` (see the module docstring).")
     return reduce
 
@@ -118,7 +124,7 @@ def _arg(fn, op_name: str):
             out = fn(flat, axis=flat.ndim - 1, keepdims=False, only_index=True)
         else:
             out = fn(v, axis=sample_axis(x, int(axis)), keepdims=True, only_index=True)
-        return named(wrap(F.cast(out, "float32")), name, op_name)
+        return named(wrap(F.cast(out, "float32")), name, "ReduceElements")
     return arg
 
 
@@ -135,7 +141,13 @@ def _along(fn, x, axis):
     if axis is not None:
         a = axis.static_axis_index() if isinstance(axis, Axis) else int(axis)
         return fn(operand(x), axis=sample_axis(x, a))
-    return S.over_sample(fn, operand(x), batched(x), sequence=lead_axes(x) == 2)
+    v = operand(x)
+    if lead_axes(x) == 1 and free_steps(v) == {1}:
+        # sequence.unpack's steps first (CNTK's free dimension): flattened with the sample's
+        # other axes whatever their number when run, and back
+        flat = F.reshape_trailing(v, (-1,), base_axis=1)
+        return F.reshape_trailing(fn(flat, axis=1), (-1,) + tuple(v.shape[2:]), base_axis=1)
+    return S.over_sample(fn, v, batched(x), sequence=lead_axes(x) == 2)
 
 
 def softmax(x, axis=None, name: str = ""):
@@ -173,11 +185,18 @@ def top_k(x, k: int, axis=-1, name: str = ""):
     perm[ax], perm[last] = last, ax                 # the axis last and back (its own inverse)
     moved = v if ax == last else F.transpose(v, tuple(perm))
     values, indices = F.top_k_data(moved, int(k), base_axis=last, with_index=True)
+    inner = [indices]
     if ax != last:
+        inner += [moved, values]
         values, indices = F.transpose(values, tuple(perm)), F.transpose(indices, tuple(perm))
+        inner.append(indices)
+    G.INNER_OPS.update(inner)
+    indices = F.cast(indices, "float32")
     values.name = name or None
-    G.set_op_name(values, "TopK")
-    return Function(values, [values, F.cast(indices, "float32")])
+    indices.name = name + "_TopKIndexMask" if name else None     # CNTK 2.7's name of it
+    # one function, as CNTK's (TopK5_Output_0, _1; another axis: a block, Block9_Output_0, _1)
+    G.mark_outputs([values, indices], "TopK", block=ax != last)
+    return Function(values, [values, indices])
 
 
 # ops on placeholders without a shape (or on layers) wait for their shapes

@@ -37,12 +37,12 @@ def to_sequence(x, sequence_lengths=None, sequence_axis_name_prefix: str = "toSe
     v = operand(x)
     n = None if sequence_lengths is None else operand(sequence_lengths)
     out = name_new_axis(S.to_sequence(v, n), str(sequence_axis_name_prefix), v)
-    return named(wrap(out), name, "ToSequence")
+    return named(wrap(out), name, "ToSequenceOp")
 
 
 def to_sequence_like(x, dynamic_axes_like, name: str = ""):
     """The first axis of each sample of ``x`` as the sequence axis of ``dynamic_axes_like``
     (same lengths).  Example: ``C.to_sequence_like(C.sequence.unpack(h, 0, True), h)``."""
     return named(wrap(S.to_sequence_like(operand(x), unwrap(dynamic_axes_like))), name,
-                 "ToSequenceLike")
+                 "ToSequenceLikeOp")
 

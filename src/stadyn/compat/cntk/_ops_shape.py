@@ -151,8 +151,37 @@ def reshape(x, shape, begin_axis=None, end_axis=None, name: str = ""):
     # CNTK counts a negative axis from the end of the sample: -1 is its last axis
     begin = begin + rank if begin is not None and begin < 0 else begin
     end = end + rank if end is not None and end < 0 else end
-    out = S.reshape_sample(operand(x), shape, batched(x), begin, end, sequence=lead_axes(x) == 2)
+    v = operand(x)
+    out = _reshape_after_steps(v, shape, begin, end) if lead_axes(x) == 1 else None
+    if out is None:
+        out = S.reshape_sample(v, shape, batched(x), begin, end, sequence=lead_axes(x) == 2)
     return named(wrap(out), name, "Reshape")
+
+
+def _reshape_after_steps(v, shape: tuple, begin, end):
+    """The reshape of a value holding ``sequence.unpack``'s padded steps (CNTK's free
+    dimension), which keep the size they have when run: of the axes after them (``expand_dims``,
+    a new shape that starts with the steps), or of them and the axes after them into a shape
+    with a -1 (which the steps join); None otherwise."""
+    free = [a - 1 for a in free_steps(v)]
+    if not free:
+        return None
+    sample = tuple(v.shape[1:])
+    b = 0 if begin is None else begin % (len(sample) + 1)
+    e = len(sample) if end is None else end % (len(sample) + 1)
+    need = max(free) + 1 - b          # a new shape that starts as the sample does keeps them
+    if 0 < need <= len(shape) and shape[:need] == sample[b:b + need] and -1 not in shape[:need]:
+        b, shape = b + need, shape[need:]
+    if all(a < b for a in free) and shape.count(-1) <= 1:
+        known = math.prod(s for s in shape if s != -1)
+        size = math.prod(sample[b:e])
+        new = tuple(size // known if s == -1 and known else s for s in shape)
+        if math.prod(new) != size:
+            raise ValueError(f"reshape: cannot reshape a sample's axes {sample[b:e]} to {shape}")
+        return F.reshape_trailing(v, new + sample[e:], base_axis=1 + b)
+    if shape.count(-1) == 1 and all(b <= a < e for a in free):
+        return F.reshape_trailing(v, shape + sample[e:], base_axis=1 + b)
+    return None
 
 
 def splice(*inputs, axis=-1, name: str = ""):
@@ -250,7 +279,7 @@ def transpose(x, perm, name: str = ""):
     lead = lead_axes(x)
     axes = [_axis_index(x, p) for p in perm]
     return named(wrap(F.transpose(operand(x), tuple(range(lead)) + tuple(axes))), name,
-                 "Transpose")
+                 "TransposeAxes")
 
 
 def swapaxes(x, axis1: int = 0, axis2: int = 1, name: str = ""):
@@ -366,9 +395,10 @@ def one_hot(x, num_classes: int, sparse_output: bool = False, axis=-1, name: str
     v = operand(x)
     shape = tuple(sample_shape(x))
     n = lead_axes(x)
-    flat = reshape_samples(F.cast(v, "int64"), n, (math.prod(shape) or 1, 1))
-    hot = F.cast(F.one_hot(flat, (int(num_classes),)), "float32")
-    out = reshape_samples(hot, n, shape + (int(num_classes),))
+    # each index on an axis of its own: no size is written into the graph (sequence.unpack's
+    # steps keep the size they have when run)
+    index = F.reshape_trailing(F.cast(v, "int64"), (1,), base_axis=v.ndim)
+    out = F.cast(F.one_hot(index, (int(num_classes),)), "float32")
     ax = axis.static_axis_index() if isinstance(axis, Axis) else int(axis)
     rank = len(shape) + 1
     ax = ax % rank
@@ -381,13 +411,13 @@ def one_hot(x, num_classes: int, sparse_output: bool = False, axis=-1, name: str
 
 def zeros_like(x, name: str = ""):
     """Zeros of ``x``'s shape."""
-    return named(wrap(F.mul_scalar(F.stop_gradient(operand(x)), 0.0)), name, "ZerosLike")
+    return named(wrap(F.mul_scalar(F.stop_gradient(operand(x)), 0.0)), name, "ConstantOp")
 
 
 def ones_like(x, name: str = ""):
     """Ones of ``x``'s shape."""
     out = F.add_scalar(F.mul_scalar(F.stop_gradient(operand(x)), 0.0), 1.0)
-    return named(wrap(out), name, "OnesLike")
+    return named(wrap(out), name, "ConstantOp")
 
 
 def eye_like(x, sparse_output: bool = True, name: str = ""):

@@ -11,7 +11,10 @@
   is on the same axis.
 * The **unpacked steps**: ``sequence.unpack`` makes the padded step axis a static one that
   CNTK shows as a free dimension (``-3``: ``(-3, 3)`` for steps of 3, ``(-3,)`` for the mask);
-  so do the values computed from it element by element (``tanh``, ``* 2``, ``+ b``).
+  so do the values computed from it by ops that keep that axis, as CNTK 2.7's ``.shape`` shows:
+  element by element (``tanh``, ``* 2``, ``+ b``), ``times`` by a weight, ``reshape`` of the
+  axes after it (or of it with all after it: ``(-3,)``), ``slice``/``pad`` of other axes,
+  ``transpose``, reductions over other axes, ``splice``.
 
 Example:
     >>> import stadyn.compat.cntk as C
@@ -51,8 +54,9 @@ def name_new_axis(out: Variable, prefix: str, source: Variable) -> Variable:
 def derived_axis_name(source: Variable, scale: int, add: int) -> str:
     """The axis CNTK derives from ``source``'s sequence axis for sequences ``scale`` times as
     long plus ``add`` steps (``GetDerivedDynamicAxes``: ``gather``'s
-    ``new_sequence_axis_typeinfo``, ``sequence.slice``); a slice of one step deletes the axis
-    in CNTK, and is left on the default axis here."""
+    ``new_sequence_axis_typeinfo``, ``sequence.slice``); ``(0, 1)`` (one step: CNTK deletes
+    the axis, and so does ``sequence.slice``; ``gather`` keeps a sequence) is the default
+    axis."""
     base = G.SEQUENCE_AXES.get(source.sequence_lengths) if \
         source.sequence_lengths is not None else None
     name = base.name if base is not None else Axis.default_dynamic_axis().name
@@ -79,8 +83,8 @@ def on_derived_axis(out: Variable, name: str) -> Variable:
 def free_steps(v: Variable) -> frozenset:
     """The axes of ``v``'s shape (batch axis included) that hold ``sequence.unpack``'s padded
     steps: those of an unpack's outputs, and of values without a sequence axis computed from
-    them element by element, from inputs of the output's rank, where the axis keeps its
-    size."""
+    them by ops that keep the axis (:func:`_kept_steps`, as CNTK 2.7 keeps its free dimension
+    in ``.shape``)."""
     found: dict[int, frozenset] = {}
     stack = [v]
     while stack:
@@ -94,19 +98,80 @@ def free_steps(v: Variable) -> frozenset:
         if node.spec.name == "sequence_unpack":
             found[id(u)] = frozenset({1})
             continue
-        if node.spec.category not in _ELEMENTWISE and node.spec.name != "identity":
+        inputs = [i for i in node.inputs if isinstance(i, Variable)]
+        if not _carries(node):
             found[id(u)] = frozenset()
             continue
-        inputs = [i for i in node.inputs if isinstance(i, Variable)]
         pending = [i for i in inputs if id(i) not in found]
         if pending:
             stack.append(u)
             stack.extend(pending)
             continue
-        shape, axes = tuple(u.shape), set()
+        axes: set = set()
         if u.sequence_lengths is None:      # (a sequence masked by an unpack's mask is not)
             for i in inputs:
-                if len(i.shape) == len(shape):
-                    axes.update(a for a in found[id(i)] if shape[a] == i.shape[a])
+                if found[id(i)]:
+                    axes |= _kept_steps(node, i, found[id(i)], tuple(u.shape))
         found[id(u)] = frozenset(axes)
     return found[id(v)]
+
+
+_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod"})
+_SAME_AXES = frozenset({"identity", "cast", "stop_gradient", "softmax", "log_softmax"})
+_MOVING = frozenset({"slice", "pad", "transpose", "concatenate", "affine", "reshape",
+                     "reshape_trailing", "one_hot"})
+
+
+def _carries(node) -> bool:
+    name = node.spec.name
+    return node.spec.category in _ELEMENTWISE or name in _SAME_AXES | _REDUCTIONS | _MOVING
+
+
+def _arg(node, name: str, index: int, default=None):
+    if name in node.kwargs:
+        return node.kwargs[name]
+    return node.args[index] if len(node.args) > index else default
+
+
+def _kept_steps(node, x: Variable, free: frozenset, shape: tuple) -> set:
+    """The axes of the output (of ``shape``) of ``node`` that hold the unpacked steps its input
+    ``x`` holds on the axes ``free`` (CNTK 2.7: kept through element-wise ops, products over
+    the sample's last axes, reshapes, slices and pads of other axes, transposes, reductions
+    over other axes, splices; a reshape of the steps with the axes after them is one axis of
+    unpacked steps; a slice of the steps holds its static number of steps)."""
+    name, rank = node.spec.name, len(x.shape)
+    if node.spec.category in _ELEMENTWISE or name in _SAME_AXES:
+        return {a for a in free if len(shape) == rank and shape[a] == x.shape[a]}
+    if name in _REDUCTIONS:
+        axis = _arg(node, "axis", 1)
+        axes = set(range(rank)) if axis is None else {
+            a % rank for a in (axis if isinstance(axis, (list, tuple)) else [axis])}
+        if _arg(node, "keepdims", 2, False):
+            return set(free) - axes
+        return {a - sum(r < a for r in axes) for a in free if a not in axes}
+    if name == "concatenate":
+        return set(free) if len(shape) == rank else set()
+    if name == "transpose":
+        order = [int(a) for a in _arg(node, "axes", 1, ())]
+        return {k for k, a in enumerate(order) if a in free}
+    if name == "slice":
+        start, stop = _arg(node, "start", 1) or (), _arg(node, "stop", 2) or ()
+        return {a for a in free if (a >= len(start) or start[a] is None)
+                and (a >= len(stop) or stop[a] is None)}
+    if name == "pad":
+        width = tuple(_arg(node, "pad_width", 1, ()))
+        first = rank - len(width) // 2           # the pairs pad the last axes
+        return {a for a in free if a < first or not any(width[2 * (a - first):2 * (a - first) + 2])}
+    if name == "one_hot":                        # the last axis, of indices, made classes
+        return {a for a in free if a < rank - 1}
+    if name == "affine":
+        return {a for a in free if a < int(_arg(node, "base_axis", 3, 1))}
+    if name == "reshape_trailing":
+        base, new = int(_arg(node, "base_axis", 2, 1)), tuple(_arg(node, "shape", 1, ()))
+        kept = {a for a in free if a < base}
+        if any(a >= base for a in free) and -1 in new:
+            kept.add(base + new.index(-1))       # the steps and the axes after them, merged
+        return kept
+    if name == "reshape":                        # the axes after the steps reshaped
+        return {a for a in free if shape[:a + 1] == tuple(x.shape[:a + 1])}
+    return set()

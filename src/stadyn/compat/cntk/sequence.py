@@ -138,10 +138,15 @@ def _in_step(v) -> bool:
 
 def slice(seq, begin_index: int, end_index: int, name: str = ""):  # noqa: A001
     """Steps ``begin_index:end_index`` of each sequence (negative: from its end; 0: the end),
-    on the axis CNTK 2.7 derives from the input's (``defaultDynamicAxis_times_1_minus_1``).
+    on the axis CNTK 2.7 derives from the input's (``defaultDynamicAxis_times_1_minus_1``); a
+    slice of one step is no sequence, one value per sequence, as CNTK 2.7's.
 
     Example: ``C.sequence.slice(x, 0, -1)``."""
     x, begin, end = unwrap(seq), int(begin_index), int(end_index)
+    if end - begin == 1:    # one step: CNTK 2.7 deletes the sequence axis, as sequence.first
+        out = S.first(x) if begin == 0 else S.last(x) if end == 0 else \
+            S.first(S.slice(x, begin, end))
+        return named(wrap(out), name)
     out = S.slice(x, begin, end)
     if begin >= 0 and end <= 0:
         out = on_derived_axis(out, derived_axis_name(x, 1, end - begin))
@@ -151,15 +156,20 @@ def slice(seq, begin_index: int, end_index: int, name: str = ""):  # noqa: A001
 
 
 def unpack(x, padding_value, no_mask_output: bool = False, name: str = ""):
-    """The sequences as a plain value padded with ``padding_value``, and its mask (``combine``
-    of both, as CNTK's; only the value with ``no_mask_output``).
+    """The sequences as a plain value padded with ``padding_value``, and its mask: one
+    function of two outputs, CNTK 2.7's ``UnpackSequenceOp`` (``UnpackSequenceOp5_Output_0``,
+    ``_1``; the mask of ``unpack(x, 0, name='u')`` is named ``u_UnpackSequenceMask``); only
+    the value with ``no_mask_output``.
 
     Example: ``C.sequence.unpack(x, 0.0, no_mask_output=True)``."""
     value, mask = S.unpack(unwrap(x), float(padding_value))
     if no_mask_output:
-        return named(wrap(value), name)
-    from .ops import combine
-    return combine([wrap(value), wrap(mask)], name=name)
+        return named(wrap(value), name, "UnpackSequenceOp")
+    from ._function import Function
+    value.name = name or None
+    mask.name = name + "_UnpackSequenceMask" if name else None
+    G.mark_outputs([value, mask], "UnpackSequenceOp")
+    return Function(value, [value, mask])
 
 
 def _ones(x):
@@ -185,8 +195,10 @@ def is_last(seq, name: str = ""):
 def delay(x, initial_state=None, time_step: int = 1, name: str = ""):
     """``past_value`` for a positive ``time_step``, ``future_value`` for a negative one, ``x``
     for 0.  Example: ``C.sequence.delay(x, time_step=-1)`` is each next step."""
-    return named(wrap(S.delay(_seq_operand(x), _initial(initial_state), time_step)), name,
-                 "Delay")
+    out = S.delay(_seq_operand(x), _initial(initial_state), time_step)
+    if time_step == 0:
+        return named(wrap(out), name)
+    return named(wrap(out), name, "PastValue" if time_step > 0 else "FutureValue")
 
 
 def where(condition, name: str = ""):

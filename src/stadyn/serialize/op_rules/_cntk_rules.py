@@ -381,7 +381,9 @@ def reduce_cntk(node):
 
 def reshape_cntk(node):
     """CNTK's ``Reshape``: ``newShape`` replaces the sample axes from ``beginAxis`` to
-    ``endAxis`` (``0`` copies a dimension, ``-1`` is inferred)."""
+    ``endAxis`` (``0`` copies a dimension, ``-1`` is inferred); the sample axes before them
+    keep whatever size they have when run (CNTK's free dimension, the padded steps of
+    ``sequence.unpack``, is one)."""
     lead, sample = _sample(node, 0)
     rank = len(sample)
     begin = node.attr("beginAxis")
@@ -400,6 +402,8 @@ def reshape_cntk(node):
         new[new.index(-1)] = math.prod(old) // known if known else 0
     if math.prod(new) != math.prod(old):
         node.unsupported(f"reshaping {old} into {tuple(new)}")
+    if lo:    # the axes before the range keep their sizes when run (sequence.unpack's steps)
+        return F.reshape_trailing(node.var(0), tuple(new) + sample[hi:], base_axis=lead + lo)
     return reshape_samples(node.var(0), lead, sample[:lo] + tuple(new) + sample[hi:])
 
 

@@ -112,7 +112,11 @@ def sequence_reduce_cntk(node):
 
 def broadcast_as_cntk(node):
     """``Sequence::BroadcastAs(x, like)``: ``sequence.broadcast_as``; a value without dynamic
-    axes (``PastValueWindow``'s constants) at every step of every sequence."""
+    axes (``PastValueWindow``'s constants) at every step of every sequence; onto a value
+    without a sequence axis (``AttentionModel`` on a decoder state that is not a sequence) a
+    value per sample is that value, as CNTK's ``ReconcileDynamicAxis`` inside gives."""
+    if node.lead(0) == 1 and node.lead(1) == 1:
+        return node.var(0)
     if node.lead(0) == 0:
         return _at_every_step(node.var(0), _sequence(node, 1))
     if node.lead(0) != 1:
