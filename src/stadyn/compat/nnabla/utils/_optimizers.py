@@ -9,7 +9,6 @@ NNabla's proto3 fields read as zero where the file leaves them out; so do these.
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from typing import Any
 
@@ -18,6 +17,7 @@ import numpy as np
 from .. import solvers as S
 from ..functions import sink
 from .communicator_util import current_communicator
+from ._load_sections import generator, matching_names
 from .learning_rate_scheduler import (CosineScheduler, ExponentialScheduler,
                                       LinearWarmupScheduler, PolynomialScheduler, StepScheduler)
 
@@ -51,8 +51,8 @@ class NnpOptimizer:
     """An optimizer of a loaded file, with NNabla's attributes: ``name``, ``proto`` (the file's
     fields), ``order``, ``start_iter``/``end_iter``, ``update_interval``, ``comm``, ``solver``,
     ``weight_decay``, ``lr_decay``, ``lr_decay_interval``, ``scheduler``, ``solver_checkpoint``
-    (when the file saved its states); after linking ``network``, ``data_iterators`` (None each:
-    no iterators are prepared), ``dataset_assign``, ``generator_assign``, ``loss_variables``,
+    (when the file saved its states); after linking ``network``, ``data_iterators`` (dataset name ->
+    that dataset's ``data_iterator``), ``dataset_assign``, ``generator_assign``, ``loss_variables``,
     ``parameter_learning_rate_multipliers``, ``parameters`` and ``target``."""
 
     def __repr__(self) -> str:
@@ -151,19 +151,9 @@ def make_optimizer(fields: dict, proto: Any, checkpoint: Any, where: str) -> Nnp
     return o
 
 
-def _matching(name: str, names: list[str], where: str) -> list[str]:
-    """NNabla's parameter patterns: a name, or one with ``{...}`` standing for ``[n]``."""
-    if name in names:
-        return [name]
-    pattern = re.compile(re.sub(r"{[^}]*}", r"\\[[\\d+]\\]", name))
-    found = [n for n in names if re.match(pattern, n)]
-    if not found:
-        raise ValueError(f"{where}: variable {name!r} is not found")
-    return found
-
-
-def link_optimizer(o: NnpOptimizer, networks: Any, restore: Any) -> None:
-    """Tie ``o`` to its network (of ``networks``, what ``load`` built by name): its data,
+def link_optimizer(o: NnpOptimizer, networks: Any, datasets: Any, restore: Any) -> None:
+    """Tie ``o`` to its network (of ``networks``, what ``load`` built by name) and its datasets'
+    iterators (of ``datasets``, ``info.datasets``): its data,
     generator and loss variables, the parameters it trains (learning-rate multiplier > 0; the
     others lose ``need_grad``) set on the solver, the saved states given back with ``restore``
     (``restore_optimizer_state``), the loss gradients set to ``1 / size`` and ``target``.
@@ -171,7 +161,7 @@ def link_optimizer(o: NnpOptimizer, networks: Any, restore: Any) -> None:
     Example:
         >>> o = make_optimizer({"name": "o", "network_name": "n", "solver": {"type": "Sgd"}},
         ...                    None, None, "net.nntxt")
-        >>> link_optimizer(o, {}, None)
+        >>> link_optimizer(o, {}, {}, None)
         Traceback (most recent call last):
         ValueError: optimizer 'o': network 'n' is not in the files
     """
@@ -181,20 +171,21 @@ def link_optimizer(o: NnpOptimizer, networks: Any, restore: Any) -> None:
     if network is None:
         raise ValueError(f"{where}: network {fields.get('network_name')!r} is not in the files")
     o.network = network
-    o.data_iterators = OrderedDict((d, None) for d in fields.get("dataset_name") or [])
+    o.data_iterators = OrderedDict((d, getattr(datasets.get(d), "data_iterator", None))
+                                   for d in fields.get("dataset_name") or [])
     variables = network.variables
 
     def entries(key: str):
         return [e for e in fields.get(key) or [] if isinstance(e, dict)]
     o.dataset_assign = OrderedDict((variables[e["variable_name"]], e.get("data_name", ""))
                                    for e in entries("data_variable"))
-    o.generator_assign = OrderedDict((variables[e["variable_name"]], e.get("type", ""))
+    o.generator_assign = OrderedDict((variables[e["variable_name"]], generator(e, where))
                                      for e in entries("generator_variable"))
     o.loss_variables = [variables[e["variable_name"]] for e in entries("loss_variable")]
     o.parameter_learning_rate_multipliers = OrderedDict()
     names = list(network.parameters) + [n for n in variables if n not in network.parameters]
     for e in entries("parameter_variable"):
-        for name in _matching(e["variable_name"], names, where):
+        for name in matching_names(e["variable_name"], names, where):
             v = network.parameters.get(name) or variables[name]
             o.parameter_learning_rate_multipliers[v] = float(
                 _num(e, "learning_rate_multiplier"))
