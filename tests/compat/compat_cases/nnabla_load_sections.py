@@ -2,7 +2,7 @@
 configuration (``info.executors``, ``info.monitors``, ``info.datasets``,
 ``info.training_config``): the attributes programs read, the sinks they run
 (``forward_target``, ``backward_target``, a monitor's ``target``) and the initializers of
-generator variables."""
+generator variables; and a file's parameter meeting a registered one of another shape."""
 
 import os
 
@@ -169,4 +169,31 @@ def load_monitor_attributes(nn, r):
         res[name + " generated"] = _feed(r, m.dataset_assign, m.generator_assign)
         m.target.forward()
         res[name + " values"] = [v.variable_instance.d.copy() for v in m.monitor_variables]
+    return res
+
+
+@nnabla_case(names=[L_ + "load"],
+             note="a file's parameter meets a registered one: of another shape, load raises "
+                  "ValueError naming both shapes; of its shape, the file's values and need_grad "
+                  "go into it")
+def load_parameter_of_another_shape(nn, r):
+    res = {}
+    L = r.module("nnabla.utils.load")
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "net.nntxt")
+        with open(path, "w") as f:
+            f.write(_NET)
+        nn.clear_parameters()
+        nn.parameter.get_parameter_or_create("fc/W", (2, 2))
+        try:
+            L.load([path], prepare_data_iterator=False)
+            res["other shape"] = ["loaded", nn.get_parameters()["fc/W"].shape]
+        except ValueError as e:
+            res["other shape"] = ["ValueError", "(2, 2)" in str(e), "(3, 1)" in str(e),
+                                  "W" in str(e)]
+        nn.clear_parameters()
+        w = nn.parameter.get_parameter_or_create("fc/W", (3, 1), need_grad=False)
+        L.load([path], prepare_data_iterator=False)
+        params = nn.get_parameters(grad_only=False)
+        res["same shape"] = [params["fc/W"].need_grad, params["fc/W"].d.copy(), w.d.copy()]
     return res

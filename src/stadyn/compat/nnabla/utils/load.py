@@ -2,6 +2,8 @@
 the object NNabla's ``load`` returns -- ``networks``, ``executors``, ``optimizers``,
 ``datasets``, ``monitors``, ``training_config`` and ``global_config`` -- with each network built
 as a Stadyn graph (``stadyn.load_nnp``) over parameters in the current registry, without NNabla.
+A file's parameter goes into the registry's parameter of that name (its ``need_grad`` becomes
+the file's); one of another shape there is a ``ValueError``, as NNabla's.
 
 Each optimizer is NNabla's object (``_optimizers.py``): a solver of the file's type and
 hyper-parameters (``nnabla.solvers``), its scheduler, and -- tied to its network -- the network's
@@ -30,6 +32,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ...._errors import ModelFileError
 from ....graph import Variable
 from ....parametric import current_registry
 from ....serialize import load_nnp, read_legacy_model
@@ -184,7 +187,16 @@ def base_load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
             continue
         for name, p in () if exclude_parameter else model.parameters.items():
             existing = registry.get(name)
-            if existing is not None and tuple(existing.shape) == p.value.shape:
+            if existing is not None:
+                # NNabla's get_parameter_or_create: the values go into the parameter there,
+                # its need_grad becomes the file's, and another shape is refused
+                if tuple(existing.shape) != p.value.shape:
+                    raise ModelFileError(
+                        f"{path}: the size of existing parameter {name!r} "
+                        f"{tuple(existing.shape)} is different from the size of new parameter "
+                        f"{p.value.shape} in the file (to clear all parameters, call "
+                        "nn.clear_parameters())")
+                existing.need_grad = bool(p.need_grad)
                 existing.d = p.value
             else:
                 var = Variable(p.value.shape, need_grad=p.need_grad)
