@@ -14,12 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from ....serialize import nnabla_scheduler
 from .. import solvers as S
 from ..functions import sink
 from .communicator_util import current_communicator
 from ._load_sections import generator, matching_names
-from .learning_rate_scheduler import (CosineScheduler, ExponentialScheduler,
-                                      LinearWarmupScheduler, PolynomialScheduler, StepScheduler)
 
 __all__ = ["NnpOptimizer", "make_optimizer", "link_optimizer"]
 
@@ -64,48 +63,6 @@ def _num(fields: dict, key: str, default: float = 0.0) -> float:
     return default if value is None else value
 
 
-def _with_max_iter(make: Any, max_iter: int) -> Any:
-    """The scheduler ``make(max_iter)`` with the file's ``max_iter`` even where it is not
-    positive (0 when the file sets none): NNabla's ``load`` takes such a file, and its
-    scheduler divides by zero (``ZeroDivisionError``) only when asked for a rate."""
-    scheduler = make(max(max_iter, 1))
-    scheduler.max_iter = max_iter
-    return scheduler
-
-
-def _scheduler(solver: dict, init_lr: float, comm_size: int, where: str) -> Any:
-    kind = solver.get("lr_scheduler_type") or ""
-    lr_decay, interval = _num(solver, "lr_decay"), int(_num(solver, "lr_decay_interval"))
-    scheduler = ExponentialScheduler(init_lr, 1.0, 1)
-    param = solver.get({"Polynomial": "polynomial_scheduler_param",
-                        "Cosine": "cosine_scheduler_param",
-                        "Exponential": "exponential_scheduler_param",
-                        "Step": "step_scheduler_param"}.get(kind, "")) or {}
-    max_iter = int(_num(param, "max_iter")) // comm_size
-    if kind == "Polynomial" and _num(param, "power") != 0.0:
-        scheduler = _with_max_iter(
-            lambda m: PolynomialScheduler(init_lr, m, _num(param, "power")), max_iter)
-    elif kind == "Cosine":
-        scheduler = _with_max_iter(lambda m: CosineScheduler(init_lr, m), max_iter)
-    elif kind == "Exponential" and _num(param, "gamma") != 1.0:
-        step = int(_num(param, "iter_interval"))
-        scheduler = ExponentialScheduler(init_lr, _num(param, "gamma"),
-                                         step // comm_size if step > comm_size else 1)
-    elif kind == "Step" and _num(param, "gamma") != 1.0 and param.get("iter_steps"):
-        scheduler = StepScheduler(init_lr, _num(param, "gamma"),
-                                  [int(s) // comm_size for s in param["iter_steps"]])
-    elif kind == "" and (interval != 0 or lr_decay != 0.0):
-        scheduler = ExponentialScheduler(init_lr, lr_decay if lr_decay > 0.0 else 1.0,
-                                         interval // comm_size if interval > comm_size else 1)
-    elif kind not in ("", "Polynomial", "Cosine", "Exponential", "Step"):
-        raise ValueError(f"{where}: learning rate scheduler {kind!r} is not supported")
-    warmup = solver.get("linear_warmup_scheduler_param") or {}
-    if (solver.get("lr_warmup_scheduler_type") == "Linear"
-            and int(_num(warmup, "warmup_iter")) >= comm_size):
-        scheduler = LinearWarmupScheduler(scheduler, int(_num(warmup, "warmup_iter")) // comm_size)
-    return scheduler
-
-
 def make_optimizer(fields: dict, proto: Any, checkpoint: Any, where: str) -> NnpOptimizer:
     """The optimizer of the file's ``fields`` (an ``optimizer`` section as
     ``read_legacy_model`` keeps it; ``proto`` is what ``optimizer.proto`` shows of it), its
@@ -147,7 +104,7 @@ def make_optimizer(fields: dict, proto: Any, checkpoint: Any, where: str) -> Nnp
     lr_decay, lr_interval = _num(solver, "lr_decay"), int(_num(solver, "lr_decay_interval"))
     o.lr_decay = lr_decay if lr_decay > 0.0 else 1.0
     o.lr_decay_interval = lr_interval if lr_interval > 0 else 1
-    o.scheduler = _scheduler(solver, args[0], comm_size, where)
+    o.scheduler = nnabla_scheduler(solver, args[0], comm_size, where)
     return o
 
 
