@@ -81,13 +81,17 @@ def _generator(g):
     return [type(g).__name__] + [[a, getattr(g, a)] for a in _GENERATOR_ATTRS if hasattr(g, a)]
 
 
-def _load(nn, r, text, **kwargs):
+def _load(nn, r, text, before=None, **kwargs):
+    """``load`` of ``text`` written to a file, the parameters cleared and ``before()`` run
+    first."""
     L = r.module("nnabla.utils.load")
     with r.tempdir() as folder:
         path = os.path.join(folder, "net.nntxt")
         with open(path, "w") as f:
             f.write(text)
         nn.clear_parameters()
+        if before is not None:
+            before()
         return L.load([path], **kwargs)
 
 
@@ -178,22 +182,16 @@ def load_monitor_attributes(nn, r):
                   "go into it")
 def load_parameter_of_another_shape(nn, r):
     res = {}
-    L = r.module("nnabla.utils.load")
-    with r.tempdir() as folder:
-        path = os.path.join(folder, "net.nntxt")
-        with open(path, "w") as f:
-            f.write(_NET)
-        nn.clear_parameters()
-        nn.parameter.get_parameter_or_create("fc/W", (2, 2))
-        try:
-            L.load([path], prepare_data_iterator=False)
-            res["other shape"] = ["loaded", nn.get_parameters()["fc/W"].shape]
-        except ValueError as e:
-            res["other shape"] = ["ValueError", "(2, 2)" in str(e), "(3, 1)" in str(e),
-                                  "W" in str(e)]
-        nn.clear_parameters()
-        w = nn.parameter.get_parameter_or_create("fc/W", (3, 1), need_grad=False)
-        L.load([path], prepare_data_iterator=False)
-        params = nn.get_parameters(grad_only=False)
-        res["same shape"] = [params["fc/W"].need_grad, params["fc/W"].d.copy(), w.d.copy()]
+    gpoc = nn.parameter.get_parameter_or_create
+    try:
+        _load(nn, r, _NET, lambda: gpoc("fc/W", (2, 2)), prepare_data_iterator=False)
+        res["other shape"] = ["loaded", nn.get_parameters()["fc/W"].shape]
+    except ValueError as e:
+        res["other shape"] = ["ValueError", "(2, 2)" in str(e), "(3, 1)" in str(e),
+                              "W" in str(e)]
+    made = []
+    _load(nn, r, _NET, lambda: made.append(gpoc("fc/W", (3, 1), need_grad=False)),
+          prepare_data_iterator=False)
+    params = nn.get_parameters(grad_only=False)
+    res["same shape"] = [params["fc/W"].need_grad, params["fc/W"].d.copy(), made[0].d.copy()]
     return res
