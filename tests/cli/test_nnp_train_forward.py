@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import zipfile
 
 import numpy as np
 import pytest
@@ -189,3 +190,36 @@ def test_a_stadyn_written_config_trains_in_nnabla_cli_as_in_stadyn(tmp_path):
     assert list(ours) == list(theirs)
     for name in ours:
         np.testing.assert_allclose(ours[name].value, theirs[name].value, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fields", [
+    'lr_scheduler_type: "Step" step_scheduler_param { gamma: 0.5 iter_steps: 2 iter_steps: 4 }',
+    'lr_scheduler_type: "Polynomial" polynomial_scheduler_param { max_iter: 5 power: 2.0 } '
+    'lr_warmup_scheduler_type: "Linear" linear_warmup_scheduler_param { warmup_iter: 3 }',
+    'lr_scheduler_type: "Cosine" cosine_scheduler_param { max_iter: 6 }',
+    'lr_scheduler_type: "Exponential" exponential_scheduler_param { gamma: 0.5 '
+    'iter_interval: 2 }',
+    "lr_decay: 0.5 lr_decay_interval: 2"])
+def test_train_sets_each_iterations_rate_from_the_files_scheduler(tmp_path, fields):
+    """nnabla_cli train sets the rate of iteration i to the optimizer's scheduler's
+    get_learning_rate(i); nnabla.utils.load builds that scheduler (its rates are NNabla 1.39's:
+    the load_scheduler__* compat cases)."""
+    from stadyn.cli._nnp_run import train_nnp
+    from stadyn.compat.nnabla.utils.load import load
+    shutil.copytree(os.path.join(FIX, "data"), tmp_path / "data")
+    with zipfile.ZipFile(NNP) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    old = "    lr_decay: 1.0\n    lr_decay_interval: 1\n"
+    text = members["network.nntxt"].decode()
+    assert old in text
+    members["network.nntxt"] = text.replace(old, fields + "\n").encode()
+    path = str(tmp_path / "scheduled.nnp")
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    report = train_nnp(path, str(tmp_path / "out"), epochs=2, log=lambda line: None)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        scheduler = load([path], prepare_data_iterator=False).optimizers["optimizer"].scheduler
+    expected = [scheduler.get_learning_rate(i) for i in range(6)]   # 2 epochs of 3 iterations
+    assert len(set(expected)) > 1
+    np.testing.assert_allclose(report["rates"], expected, rtol=1e-6)

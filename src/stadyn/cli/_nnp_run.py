@@ -124,8 +124,11 @@ def _evaluate(net: Any, outputs: list[str], dataset: dict, nnp: str, data_map: d
 def train_nnp(path: str, outdir: str, epochs: int | None = None,
               log: Callable[[str], None] = print) -> dict:
     """Train the first optimizer of the NNabla file ``path`` (see the module docstring);
-    returns ``{"costs": [mean loss per epoch], "monitors": {name: [value per epoch]},
-    "result": path of results.nnp}``.
+    returns ``{"costs": [mean loss per epoch], "rates": [learning rate per iteration],
+    "monitors": {name: [value per epoch]}, "result": path of results.nnp}``.  The rate of each
+    iteration is the file's scheduler's (``lr_scheduler_type`` Polynomial, Cosine, Step,
+    Exponential or the older ``lr_decay`` / ``lr_decay_interval``, and the Linear warm-up), as
+    ``nnabla_cli train`` sets it.
 
     Example (a one-layer classifier on a 4-row CSV)::
 
@@ -134,7 +137,7 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
     from .. import functions as F
     from ..graph import training
     from ..parametric import ParameterRegistry, parameter_registry
-    from ..serialize import load_nnp, read_legacy_model, write_with_parameters
+    from ..serialize import load_nnp, nnabla_scheduler, read_legacy_model, write_with_parameters
     model = read_legacy_model(path)
     if model.format != "nnp":
         raise StadynError(f"{path}: not an NNabla file (stadyn train runs .nnp training "
@@ -204,23 +207,23 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
     data_map = {e.get("variable_name"): e.get("data_name") for e in
                 _entries(opt.get("data_variable"))}
     it, csv_path = _iterator(dataset, path)
-    lr_decay = float(spec.get("lr_decay", 1.0) or 1.0)
-    interval = int(spec.get("lr_decay_interval", 1) or 1)
+    # nnabla_cli train: the file's scheduler gives the rate of each iteration (0, 1, ...)
+    scheduler = nnabla_scheduler(spec, solver.learning_rate(), 1,
+                                 f"{path}: optimizer {opt.get('name')!r}")
     weight_decay = float(spec.get("weight_decay", 0.0) or 0.0)
-    report = {"costs": [], "monitors": OrderedDict((k, []) for k in monitors)}
+    report = {"costs": [], "rates": [], "monitors": OrderedDict((k, []) for k in monitors)}
     os.makedirs(outdir, exist_ok=True)
     try:
         feeds = _feeds(net, it.variables, data_map, f"{csv_path}")
         iters = int(config.get("iter_per_epoch") or 0) or max(1, math.ceil(it.size /
                                                                             it.batch_size))
-        initial_lr = solver.learning_rate()
         step = 0
         for epoch in range(1, max_epoch + 1):
             cost = 0.0
             with parameter_registry(registry), training(True):
                 for _ in range(iters):
-                    if lr_decay != 1.0:         # nnabla_cli: every lr_decay_interval iterations
-                        solver.set_learning_rate(initial_lr * lr_decay ** (step // interval))
+                    solver.set_learning_rate(scheduler.get_learning_rate(step))
+                    report["rates"].append(solver.learning_rate())
                     step += 1
                     _set_inputs(net, feeds, it.next())
                     total.forward()

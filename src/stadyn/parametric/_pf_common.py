@@ -43,9 +43,11 @@ def pf_scope(name: str | None, own: str):
 def parameter(name: str, shape: Sequence[int], initializer: Any, fix_parameters: bool = False,
               need_grad: bool = True, apply: Any = None) -> Variable:
     """The parameter ``name`` of the current scope as NNabla's parametric functions ask for it:
-    registered with ``need_grad`` and, with ``fix_parameters``, seen by the graph through a
-    view that needs no gradient (``get_parameters()`` still lists it as trainable); ``apply``
-    (NNabla's ``apply_w``/``apply_b``) maps the parameter before use.
+    registered with ``need_grad`` (an existing parameter's flag is set to it, as NNabla 1.39
+    does: ``PF.affine`` over a ``W`` registered with ``need_grad=False`` trains it) and, with
+    ``fix_parameters``, seen by the graph through a view that needs no gradient
+    (``get_parameters()`` still lists it as trainable); ``apply`` (NNabla's
+    ``apply_w``/``apply_b``) maps the parameter before use.
 
     Example:
         >>> import stadyn as sd
@@ -56,7 +58,7 @@ def parameter(name: str, shape: Sequence[int], initializer: Any, fix_parameters:
     """
     as_need_grad = (not fix_parameters) if need_grad else None
     var = get_parameter_or_create(name, tuple(int(s) for s in shape), initializer, need_grad,
-                                  as_need_grad)
+                                  as_need_grad, overwrite_need_grad=True)
     return apply(var) if apply is not None else var
 
 

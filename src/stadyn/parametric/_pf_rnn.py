@@ -14,8 +14,8 @@ from .._errors import ShapeError
 from ..graph import Variable
 from . import initializers as I
 from ._pf import affine
-from ._pf_common import pf_scope
-from ._registry import get_parameter_or_create, parameter_scope
+from ._pf_common import parameter, pf_scope
+from ._registry import parameter_scope
 
 __all__ = ["lstm_cell", "lstm", "gru", "rnn"]
 
@@ -71,20 +71,19 @@ def _stacked(fn: str, x: Variable, h: Variable, gates: tuple, bias_gates: tuple,
     lead = (directions,) + gates + (hidden,)
     if w0_init is None:
         w0_init = _glorot(lead + (inputs,), lead + (hidden,), inputs, hidden, rng)
-    w0 = get_parameter_or_create("weight_l0", lead + (inputs + hidden,), w0_init,
-                                 not fix_parameters)
+    w0 = parameter("weight_l0", lead + (inputs + hidden,), w0_init, fix_parameters)
     w = None
     if layers > 1:
         upper = (layers - 1,) + lead
         if w_init is None:
             w_init = _glorot(upper + (directions * hidden,), upper + (hidden,),
                              directions * hidden, hidden, rng)
-        w = get_parameter_or_create("weight", upper + (directions * hidden + hidden,), w_init,
-                                    not fix_parameters)
+        w = parameter("weight", upper + (directions * hidden + hidden,), w_init,
+                      fix_parameters)
     b = None
     if with_bias:
-        b = get_parameter_or_create("bias", (layers, directions) + bias_gates + (hidden,),
-                                    b_init or I.ConstantInitializer(0.0), not fix_parameters)
+        b = parameter("bias", (layers, directions) + bias_gates + (hidden,),
+                      b_init or I.ConstantInitializer(0.0), fix_parameters)
     return w0, w, b, layers
 
 

@@ -147,13 +147,18 @@ def _initial_value(initializer: Any, shape: Sequence[int], name: str,
 
 def get_parameter_or_create(name: str, shape: Sequence[int] | None = None,
                             initializer: Any = None, need_grad: bool = True,
-                            as_need_grad: bool | None = None, dtype: Any = None) -> Variable:
+                            as_need_grad: bool | None = None, dtype: Any = None, *,
+                            overwrite_need_grad: bool = False) -> Variable:
     """The parameter ``name`` in the current scope, created with ``initializer`` if missing.
 
     Asking for an existing parameter with another shape is an error naming it.  ``as_need_grad``
     returns a view of the parameter with that ``need_grad`` (e.g. to freeze it in one graph);
     inside ``stadyn.graph.no_grad`` it is always a view without gradient.  ``dtype`` is a new
     parameter's element type (default float32; ``np.float64`` for CNTK's double parameters).
+    With ``overwrite_need_grad`` (NNabla's rule, which its parametric functions and
+    ``nnabla.parameter.get_parameter_or_create`` follow), asking for an existing parameter with
+    another ``need_grad`` sets the registered parameter's flag to it; without, an existing
+    parameter keeps its own.
 
     Example:
         >>> import stadyn as sd
@@ -172,6 +177,8 @@ def get_parameter_or_create(name: str, shape: Sequence[int] | None = None,
         if shape is not None and tuple(int(s) for s in shape) != var.shape:
             raise ParameterError(f"parameter '{path}' exists with shape {var.shape}; it was asked "
                                  f"for again with shape {tuple(shape)}")
+        if overwrite_need_grad and var.need_grad != bool(need_grad):
+            var.need_grad = bool(need_grad)
         if as_need_grad is not None and bool(as_need_grad) != var.need_grad:
             return _frozen_view(var, path, bool(as_need_grad))
         return var

@@ -11,6 +11,7 @@ from ._load import load, model_info
 from ._legacy_ir import (LegacyFunction, LegacyModel, LegacyNetwork, LegacyOrigin,
                          LegacyParameter, LegacyVariable)
 from ._model import is_model_file
+from ._nnabla_schedulers import nnabla_scheduler
 from ._nnabla_solver_states import optimizer_states, read_nnabla_optimizer_states
 from ._model_save import save
 from ._nnp_save import SOLVER_FIELDS, NnpWriter, save_nnp, write_with_parameters
@@ -30,5 +31,5 @@ __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "save", 
            "OnnxUnsupported", "UnsupportedModelError", "read_legacy_model", "load_nnp",
            "load_cntk", "is_legacy_model_file", "save_nnp", "NnpWriter",
            "write_with_parameters", "SOLVER_FIELDS", "LegacyModel",
-           "read_nnabla_optimizer_states", "optimizer_states",
+           "read_nnabla_optimizer_states", "optimizer_states", "nnabla_scheduler",
            "LegacyNetwork", "LegacyFunction", "LegacyVariable", "LegacyParameter", "LegacyOrigin"]

@@ -180,3 +180,58 @@ def PF_initial_values__slopes_depthwise(nn, PF, r):
 pf_case("PF_spectral_norm", lambda nn, PF, x: PF.affine(
     x, 3, apply_w=lambda w: PF.spectral_norm(w, dim=1), name="sn"), (2, 5),
     [P + "spectral_norm", P + "affine"], rtol=1e-4)
+
+
+def _need_grads(nn):
+    return sorted([k, v.need_grad] for k, v in nn.get_parameters(grad_only=False).items())
+
+
+@nnabla_case(names=[P + "affine", P + "convolution", P + "rnn", P + "batch_normalization",
+                    "nnabla.parameter.get_parameter_or_create"],
+             note="a parametric function fetching a parameter registered with need_grad=False "
+                  "sets its need_grad to True (NNabla's get_parameter_or_create overwrites the "
+                  "flag; with fix_parameters too, whose graph view needs no gradient); the "
+                  "output needs a gradient unless every input's view is fixed; BN's running "
+                  "statistics asked for with need_grad=False lose a True one")
+def PF_fetch_parameter_registered_without_grad(nn, PF, r):
+    res = {}
+    for x_grad in (False, True):
+        for fix in (False, True):
+            nn.clear_parameters()
+            w = nn.parameter.get_parameter_or_create("affine/W", (2, 3), need_grad=False)
+            w.d = r.randn(2, 3)
+            nn.parameter.get_parameter_or_create("affine/b", (3,), need_grad=False)
+            x = nn.Variable.from_numpy_array(r.randn(4, 2), need_grad=x_grad)
+            y = PF.affine(x, 3, fix_parameters=fix)
+            key = "affine x_grad=%s fix=%s" % (x_grad, fix)
+            res[key] = [_need_grads(nn), y.need_grad, sorted(nn.get_parameters())]
+            y.forward()
+            for p in nn.get_parameters(grad_only=False).values():
+                p.grad.zero()
+            y.backward(np.ones((4, 3), np.float32))
+            res[key + " grads"] = sorted([k, v.g.copy()] for k, v in
+                                         nn.get_parameters(grad_only=False).items())
+    nn.clear_parameters()
+    nn.parameter.get_parameter_or_create("conv/W", (3, 2, 3, 3), need_grad=False)
+    y = PF.convolution(nn.Variable((1, 2, 5, 5), need_grad=False), 3, (3, 3))
+    res["convolution"] = [_need_grads(nn), y.need_grad]
+    for fix in (False, True):
+        nn.clear_parameters()
+        nn.parameter.get_parameter_or_create("rnn/weight_l0", (1, 4, 7), need_grad=False)
+        y, _ = PF.rnn(nn.Variable((2, 1, 3), need_grad=False),
+                      nn.Variable((1, 1, 1, 4), need_grad=False), fix_parameters=fix)
+        res["rnn fix=%s" % fix] = [_need_grads(nn), y.need_grad]
+    nn.clear_parameters()
+    nn.parameter.get_parameter_or_create("bn/mean", (1, 2, 1, 1), need_grad=True)
+    nn.parameter.get_parameter_or_create("bn/gamma", (1, 2, 1, 1), need_grad=False)
+    PF.batch_normalization(nn.Variable((2, 2, 3, 3)), name="bn")
+    res["batch_normalization"] = _need_grads(nn)
+    nn.clear_parameters()
+    nn.parameter.get_parameter_or_create("W", (2, 3), need_grad=False)
+    v = nn.parameter.get_parameter_or_create("W", (2, 3))
+    res["get_parameter_or_create"] = [_need_grads(nn), v.need_grad]
+    v = nn.parameter.get_parameter_or_create("W", (2, 3), need_grad=False)
+    res["again with need_grad=False"] = [_need_grads(nn), v.need_grad]
+    v = nn.parameter.get_parameter_or_create("W", (2, 3), need_grad=True, as_need_grad=False)
+    res["need_grad=True as_need_grad=False"] = [_need_grads(nn), v.need_grad]
+    return res

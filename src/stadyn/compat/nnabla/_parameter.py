@@ -29,6 +29,8 @@ def get_parameters(*args, **kwargs):
 
 @functools.wraps(_parametric.get_parameter_or_create)
 def get_parameter_or_create(*args, **kwargs):
+    # NNabla's: asking for an existing parameter with another need_grad sets its flag
+    kwargs.setdefault("overwrite_need_grad", True)
     return as_nnabla(_parametric.get_parameter_or_create(*args, **kwargs))
 
 

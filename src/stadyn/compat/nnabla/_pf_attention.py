@@ -67,7 +67,7 @@ def multi_head_attention(query, key, value, num_heads=12, dropout=0.0, k_embed_d
 
     def param(pname, shape, default):
         return get_parameter_or_create(pname, shape, init.get(pname, default), True,
-                                       not fix_parameters)
+                                       not fix_parameters, overwrite_need_grad=True)
     with _scope(name, "multi_head_attention"):
         qw = param("q_weight", (q_in, embed), glorot(q_in, embed))
         kw = param("k_weight", (k_in, embed), glorot(k_in, embed))

@@ -9,17 +9,16 @@ NNabla's proto3 fields read as zero where the file leaves them out; so do these.
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
+from ....serialize import nnabla_scheduler
 from .. import solvers as S
 from ..functions import sink
 from .communicator_util import current_communicator
-from .learning_rate_scheduler import (CosineScheduler, ExponentialScheduler,
-                                      LinearWarmupScheduler, PolynomialScheduler, StepScheduler)
+from ._load_sections import generator, matching_names
 
 __all__ = ["NnpOptimizer", "make_optimizer", "link_optimizer"]
 
@@ -51,8 +50,8 @@ class NnpOptimizer:
     """An optimizer of a loaded file, with NNabla's attributes: ``name``, ``proto`` (the file's
     fields), ``order``, ``start_iter``/``end_iter``, ``update_interval``, ``comm``, ``solver``,
     ``weight_decay``, ``lr_decay``, ``lr_decay_interval``, ``scheduler``, ``solver_checkpoint``
-    (when the file saved its states); after linking ``network``, ``data_iterators`` (None each:
-    no iterators are prepared), ``dataset_assign``, ``generator_assign``, ``loss_variables``,
+    (when the file saved its states); after linking ``network``, ``data_iterators`` (dataset name ->
+    that dataset's ``data_iterator``), ``dataset_assign``, ``generator_assign``, ``loss_variables``,
     ``parameter_learning_rate_multipliers``, ``parameters`` and ``target``."""
 
     def __repr__(self) -> str:
@@ -62,48 +61,6 @@ class NnpOptimizer:
 def _num(fields: dict, key: str, default: float = 0.0) -> float:
     value = fields.get(key)
     return default if value is None else value
-
-
-def _with_max_iter(make: Any, max_iter: int) -> Any:
-    """The scheduler ``make(max_iter)`` with the file's ``max_iter`` even where it is not
-    positive (0 when the file sets none): NNabla's ``load`` takes such a file, and its
-    scheduler divides by zero (``ZeroDivisionError``) only when asked for a rate."""
-    scheduler = make(max(max_iter, 1))
-    scheduler.max_iter = max_iter
-    return scheduler
-
-
-def _scheduler(solver: dict, init_lr: float, comm_size: int, where: str) -> Any:
-    kind = solver.get("lr_scheduler_type") or ""
-    lr_decay, interval = _num(solver, "lr_decay"), int(_num(solver, "lr_decay_interval"))
-    scheduler = ExponentialScheduler(init_lr, 1.0, 1)
-    param = solver.get({"Polynomial": "polynomial_scheduler_param",
-                        "Cosine": "cosine_scheduler_param",
-                        "Exponential": "exponential_scheduler_param",
-                        "Step": "step_scheduler_param"}.get(kind, "")) or {}
-    max_iter = int(_num(param, "max_iter")) // comm_size
-    if kind == "Polynomial" and _num(param, "power") != 0.0:
-        scheduler = _with_max_iter(
-            lambda m: PolynomialScheduler(init_lr, m, _num(param, "power")), max_iter)
-    elif kind == "Cosine":
-        scheduler = _with_max_iter(lambda m: CosineScheduler(init_lr, m), max_iter)
-    elif kind == "Exponential" and _num(param, "gamma") != 1.0:
-        step = int(_num(param, "iter_interval"))
-        scheduler = ExponentialScheduler(init_lr, _num(param, "gamma"),
-                                         step // comm_size if step > comm_size else 1)
-    elif kind == "Step" and _num(param, "gamma") != 1.0 and param.get("iter_steps"):
-        scheduler = StepScheduler(init_lr, _num(param, "gamma"),
-                                  [int(s) // comm_size for s in param["iter_steps"]])
-    elif kind == "" and (interval != 0 or lr_decay != 0.0):
-        scheduler = ExponentialScheduler(init_lr, lr_decay if lr_decay > 0.0 else 1.0,
-                                         interval // comm_size if interval > comm_size else 1)
-    elif kind not in ("", "Polynomial", "Cosine", "Exponential", "Step"):
-        raise ValueError(f"{where}: learning rate scheduler {kind!r} is not supported")
-    warmup = solver.get("linear_warmup_scheduler_param") or {}
-    if (solver.get("lr_warmup_scheduler_type") == "Linear"
-            and int(_num(warmup, "warmup_iter")) >= comm_size):
-        scheduler = LinearWarmupScheduler(scheduler, int(_num(warmup, "warmup_iter")) // comm_size)
-    return scheduler
 
 
 def make_optimizer(fields: dict, proto: Any, checkpoint: Any, where: str) -> NnpOptimizer:
@@ -147,23 +104,13 @@ def make_optimizer(fields: dict, proto: Any, checkpoint: Any, where: str) -> Nnp
     lr_decay, lr_interval = _num(solver, "lr_decay"), int(_num(solver, "lr_decay_interval"))
     o.lr_decay = lr_decay if lr_decay > 0.0 else 1.0
     o.lr_decay_interval = lr_interval if lr_interval > 0 else 1
-    o.scheduler = _scheduler(solver, args[0], comm_size, where)
+    o.scheduler = nnabla_scheduler(solver, args[0], comm_size, where)
     return o
 
 
-def _matching(name: str, names: list[str], where: str) -> list[str]:
-    """NNabla's parameter patterns: a name, or one with ``{...}`` standing for ``[n]``."""
-    if name in names:
-        return [name]
-    pattern = re.compile(re.sub(r"{[^}]*}", r"\\[[\\d+]\\]", name))
-    found = [n for n in names if re.match(pattern, n)]
-    if not found:
-        raise ValueError(f"{where}: variable {name!r} is not found")
-    return found
-
-
-def link_optimizer(o: NnpOptimizer, networks: Any, restore: Any) -> None:
-    """Tie ``o`` to its network (of ``networks``, what ``load`` built by name): its data,
+def link_optimizer(o: NnpOptimizer, networks: Any, datasets: Any, restore: Any) -> None:
+    """Tie ``o`` to its network (of ``networks``, what ``load`` built by name) and its datasets'
+    iterators (of ``datasets``, ``info.datasets``): its data,
     generator and loss variables, the parameters it trains (learning-rate multiplier > 0; the
     others lose ``need_grad``) set on the solver, the saved states given back with ``restore``
     (``restore_optimizer_state``), the loss gradients set to ``1 / size`` and ``target``.
@@ -171,7 +118,7 @@ def link_optimizer(o: NnpOptimizer, networks: Any, restore: Any) -> None:
     Example:
         >>> o = make_optimizer({"name": "o", "network_name": "n", "solver": {"type": "Sgd"}},
         ...                    None, None, "net.nntxt")
-        >>> link_optimizer(o, {}, None)
+        >>> link_optimizer(o, {}, {}, None)
         Traceback (most recent call last):
         ValueError: optimizer 'o': network 'n' is not in the files
     """
@@ -181,20 +128,21 @@ def link_optimizer(o: NnpOptimizer, networks: Any, restore: Any) -> None:
     if network is None:
         raise ValueError(f"{where}: network {fields.get('network_name')!r} is not in the files")
     o.network = network
-    o.data_iterators = OrderedDict((d, None) for d in fields.get("dataset_name") or [])
+    o.data_iterators = OrderedDict((d, getattr(datasets.get(d), "data_iterator", None))
+                                   for d in fields.get("dataset_name") or [])
     variables = network.variables
 
     def entries(key: str):
         return [e for e in fields.get(key) or [] if isinstance(e, dict)]
     o.dataset_assign = OrderedDict((variables[e["variable_name"]], e.get("data_name", ""))
                                    for e in entries("data_variable"))
-    o.generator_assign = OrderedDict((variables[e["variable_name"]], e.get("type", ""))
+    o.generator_assign = OrderedDict((variables[e["variable_name"]], generator(e, where))
                                      for e in entries("generator_variable"))
     o.loss_variables = [variables[e["variable_name"]] for e in entries("loss_variable")]
     o.parameter_learning_rate_multipliers = OrderedDict()
     names = list(network.parameters) + [n for n in variables if n not in network.parameters]
     for e in entries("parameter_variable"):
-        for name in _matching(e["variable_name"], names, where):
+        for name in matching_names(e["variable_name"], names, where):
             v = network.parameters.get(name) or variables[name]
             o.parameter_learning_rate_multipliers[v] = float(
                 _num(e, "learning_rate_multiplier"))

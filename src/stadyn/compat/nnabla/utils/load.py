@@ -1,14 +1,18 @@
 """``nnabla.utils.load`` on Stadyn: :func:`load` reads NNabla ``.nnp`` / ``.nntxt`` files into
-the object NNabla's ``load`` returns -- ``networks``, ``executors`` (with ``dataset_assign``,
-``output_assign``, ``generator_assign``), ``optimizers``, ``datasets``, ``monitors``,
-``training_config`` and ``global_config`` -- with each network built as a Stadyn graph
-(``stadyn.load_nnp``) over parameters in the current registry, without NNabla.
+the object NNabla's ``load`` returns -- ``networks``, ``executors``, ``optimizers``,
+``datasets``, ``monitors``, ``training_config`` and ``global_config`` -- with each network built
+as a Stadyn graph (``stadyn.load_nnp``) over parameters in the current registry, without NNabla.
+A file's parameter goes into the registry's parameter of that name (its ``need_grad`` becomes
+the file's); one of another shape there is a ``ValueError``, as NNabla's.
 
 Each optimizer is NNabla's object (``_optimizers.py``): a solver of the file's type and
 hyper-parameters (``nnabla.solvers``), its scheduler, and -- tied to its network -- the network's
 parameters set on the solver and the states saved with it (an ``.nnp``'s ``*.optimizer``
-members, or the file's ``solver.states``) restored.  The dataset, monitor and config sections are
-the file's own (dicts of the protobuf fields); no data iterators are prepared from them.
+members, or the file's ``solver.states``) restored.  The executors, monitors, datasets and
+training configuration are NNabla's objects too (``_load_sections.py``: an executor's
+``forward_target``, ``parameters``, ``backward_target`` ..., a monitor's ``monitor_variables``
+and ``target``, a dataset's ``data_iterator``); ``global_config`` is the file's section (a dict
+of its fields).
 
 As NNabla's module, it also holds the names its loader is built from: the initializers and
 learning-rate schedulers a file's parameters and optimizers name, ``data_iterator_csv_dataset``
@@ -28,6 +32,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ...._errors import ModelFileError
 from ....graph import Variable
 from ....parametric import current_registry
 from ....serialize import load_nnp, read_legacy_model
@@ -39,6 +44,7 @@ from .create_cache import CreateCache
 from ._file_loaders import (_Fields, get_initial_file_loader, load_files,
                             optimizer_checkpoints, restore_optimizer_state)
 from ._file_parameters import scope_parameters
+from ._load_sections import NnpExecutor, NnpMonitor, make_datasets, make_training_config
 from ._optimizers import link_optimizer, make_optimizer
 from ._identity_remover import IdentityRemover
 from .data_iterator import data_iterator_cache, data_iterator_csv_dataset
@@ -69,41 +75,6 @@ class _NnpVariable:
 
     def __repr__(self) -> str:
         return f"<_NnpVariable {self.name!r} {self.shape}>"
-
-
-class _NnpExecutor:
-    """An executor: as :func:`base_load` leaves it, its ``proto`` (the file's fields),
-    ``num_evaluations``, ``repeat_evaluation_type``, ``need_back_propagation`` and
-    ``no_image_normalization``, with ``network`` None; :func:`link_components` then sets its
-    ``network`` (the entry of ``info.networks``) and, keyed by the network's variables,
-    ``dataset_assign`` (-> data name), ``output_assign`` (-> ``[type, data name]``) and
-    ``generator_assign`` (-> generator type)."""
-
-    def __init__(self, name: str, proto: dict):
-        self.name = name
-        self.proto = proto
-        self.network = None
-        self.num_evaluations = int(proto.get("num_evaluations") or 1)
-        self.repeat_evaluation_type = proto.get("repeat_evaluation_type", "")
-        self.need_back_propagation = bool(proto.get("need_back_propagation", False))
-        self.no_image_normalization = bool(proto.get("no_image_normalization", False))
-
-    def _link(self, networks: Any) -> None:
-        proto = self.proto
-        network = networks.get(proto.get("network_name"))
-        if network is None:
-            raise ValueError(f"executor {self.name!r}: network {proto.get('network_name')!r} "
-                             f"is not in the files")
-        self.network = network
-
-        def assign(key: str, value) -> "OrderedDict[_NnpVariable, Any]":
-            return OrderedDict((network.variables[e["variable_name"]], value(e))
-                               for e in proto.get(key) or [] if isinstance(e, dict))
-        self.dataset_assign = assign("data_variable", lambda e: e.get("data_name", ""))
-        # NNabla keeps an output's type (proto3: absent when empty) beside its data name
-        self.output_assign = assign("output_variable",
-                                    lambda e: [e.get("type", ""), e.get("data_name", "")])
-        self.generator_assign = assign("generator_variable", lambda e: e.get("type", ""))
 
 
 class _NnpInfo(SimpleNamespace):
@@ -209,13 +180,23 @@ def base_load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
                    global_config=None)
     registry = current_registry()
     rng = np.random.RandomState(0)      # NNabla's, for parameters made from initializers
+    dataset_sections, config = OrderedDict(), None
     for path in paths:
         model = read_legacy_model(path)
         if exclude_parameter and parameter_only:
             continue
         for name, p in () if exclude_parameter else model.parameters.items():
             existing = registry.get(name)
-            if existing is not None and tuple(existing.shape) == p.value.shape:
+            if existing is not None:
+                # NNabla's get_parameter_or_create: the values go into the parameter there,
+                # its need_grad becomes the file's, and another shape is refused
+                if tuple(existing.shape) != p.value.shape:
+                    raise ModelFileError(
+                        f"{path}: the size of existing parameter {name!r} "
+                        f"{tuple(existing.shape)} is different from the size of new parameter "
+                        f"{p.value.shape} in the file (to clear all parameters, call "
+                        "nn.clear_parameters())")
+                existing.need_grad = bool(p.need_grad)
                 existing.d = p.value
             else:
                 var = Variable(p.value.shape, need_grad=p.need_grad)
@@ -229,27 +210,38 @@ def base_load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
         for name in model.networks:
             info.networks[name] = _network(model, name, batch_size)
         for name, proto in (model.extras.get("executors") or {}).items():
-            info.executors[name] = _NnpExecutor(name, proto)
+            info.executors[name] = NnpExecutor(name, proto)
+        for name, fields in (model.extras.get("monitors") or {}).items():
+            info.monitors[name] = NnpMonitor(name, fields)
         checkpoints = optimizer_checkpoints(path)
         for name, fields in (model.extras.get("optimizers") or {}).items():
             info.optimizers[name] = make_optimizer(fields, _Fields(fields),
                                                    checkpoints.get(name), str(path))
-        for key in ("datasets", "monitors"):
-            getattr(info, key).update(model.extras.get(key) or {})
-        info.training_config = model.extras.get("training_config", info.training_config)
+        dataset_sections.update(model.extras.get("datasets") or {})
+        config = model.extras.get("training_config", config)
         info.global_config = model.extras.get("global_config", info.global_config)
+    info.training_config = make_training_config(config)
+    if prepare_data_iterator is None:       # NNabla's: as the configuration trains
+        prepare_data_iterator = info.training_config is not None and \
+            info.training_config.max_epoch > 0
+    info.datasets = make_datasets(dataset_sections, bool(prepare_data_iterator))
     return info
 
 
 def link_components(info: _NnpInfo) -> None:
-    """The second half of :func:`load`: tie each executor of ``info`` (what :func:`base_load`
-    returned) to its network and its data, output and generator variables, and each optimizer
-    to its network (parameters set on its solver, saved states restored).
+    """The second half of :func:`load`, in NNabla's order: tie each optimizer of ``info`` (what
+    :func:`base_load` returned) to its network (parameters set on its solver, saved states
+    restored) and datasets, each monitor to its network, datasets and monitored variables, and
+    each executor to its network and its data, generator, output, parameter and loss variables
+    (``forward_target``, ``backward_target``).
 
     Example:
-        >>> link_components(_NnpInfo(executors={}, optimizers={}, networks={}))
+        >>> link_components(_NnpInfo(executors={}, optimizers={}, monitors={}, networks={},
+        ...                          datasets={}))
     """
+    for o in info.optimizers.values():
+        link_optimizer(o, info.networks, info.datasets, restore_optimizer_state)
+    for monitor in info.monitors.values():
+        monitor._link(info.networks, info.datasets)
     for executor in info.executors.values():
         executor._link(info.networks)
-    for o in info.optimizers.values():
-        link_optimizer(o, info.networks, restore_optimizer_state)

@@ -1,0 +1,252 @@
+"""The executors, monitors, datasets and training configuration of NNabla 1.39's ``load``
+(``info.executors``, ``info.monitors``, ``info.datasets``, ``info.training_config``): objects
+with the attributes NNabla's have, made from the sections ``read_legacy_model`` keeps as dicts.
+
+As NNabla's, :func:`load` makes the executors and monitors first (``proto``, ``network`` None and
+the executor's counts and flags) and ``link_components`` ties them to their networks: the data,
+generator (NNabla's initializer for the file's type and multiplier), output, parameter and loss
+variables keyed by the network's variables, and the sinks NNabla runs (an executor's
+``forward_target`` over its outputs and, with ``need_back_propagation``, ``backward_target``
+over its losses; a monitor's ``target`` over its monitored variables).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from ..functions import sink
+from ..initializer import (ConstantInitializer, NormalInitializer, RangeInitializer,
+                           UniformInitializer)
+from ._file_loaders import _Fields
+from .data_iterator import data_iterator_cache, data_iterator_csv_dataset
+
+__all__ = ["NnpExecutor", "NnpMonitor", "NnpDataset", "TrainingConfig", "generator",
+           "matching_names", "make_datasets", "make_training_config"]
+
+
+def generator(entry: dict, where: str) -> Any:
+    """NNabla's initializer for a ``generator_variable`` entry of a file (its ``type`` and
+    ``multiplier``: ``Normal`` sigma, ``Uniform`` +-limit, ``Range`` step from 0, ``Constant``
+    value).
+
+    Example:
+        >>> generator({"type": "Uniform", "multiplier": 0.5}, "executor 'run'")
+        UniformInitializer(lim=(-0.5, 0.5))
+    """
+    kind, m = entry.get("type", ""), float(entry.get("multiplier") or 0.0)
+    if kind == "Normal":
+        return NormalInitializer(sigma=m)
+    if kind == "Uniform":
+        return UniformInitializer(lim=(-m, m))
+    if kind == "Range":
+        return RangeInitializer(start=0, step=m)
+    if kind == "Constant":
+        return ConstantInitializer(value=m)
+    raise ValueError(f"{where}: generator type {kind!r} of variable "
+                     f"{entry.get('variable_name')!r} is not supported (Normal, Uniform, Range, "
+                     "Constant)")
+
+
+def matching_names(name: str, names: list[str], where: str) -> list[str]:
+    """NNabla's parameter patterns: a name, or one with ``{...}`` standing for ``[n]``.
+
+    Example:
+        >>> matching_names("w{i}", ["w[0]", "w[1]", "b"], "executor 'run'")
+        ['w[0]', 'w[1]']
+    """
+    if name in names:
+        return [name]
+    pattern = re.compile(re.sub(r"{[^}]*}", r"\\[[\\d+]\\]", name))
+    found = [n for n in names if re.match(pattern, n)]
+    if not found:
+        raise ValueError(f"{where}: variable {name!r} is not found")
+    return found
+
+
+def _entries(fields: dict, key: str) -> list[dict]:
+    return [e for e in fields.get(key) or [] if isinstance(e, dict)]
+
+
+def _network_of(fields: dict, networks: Any, where: str) -> Any:
+    network = networks.get(fields.get("network_name"))
+    if network is None:
+        raise ValueError(f"{where}: network {fields.get('network_name')!r} is not in the files")
+    return network
+
+
+def _variable(network: Any, name: str, where: str) -> Any:
+    try:
+        return network.variables[name]
+    except KeyError:
+        raise ValueError(f"{where}: variable {name!r} is not a variable of network "
+                         f"{network.name!r}") from None
+
+
+def _target(variables: list, where: str, what: str, **kwargs) -> Any:
+    instances = [v.variable_instance for v in variables]
+    if not instances or any(v is None for v in instances):
+        raise ValueError(f"{where}: NNabla's load makes a sink of its {what}, and "
+                         + ("it names none" if not instances else
+                            "some of them are not computed by the network"))
+    return sink(*instances, **kwargs)
+
+
+class NnpExecutor:
+    """An executor of a loaded file, as NNabla's: ``proto`` (the file's fields, by attribute),
+    ``num_evaluations``, ``repeat_evaluation_type``, ``need_back_propagation``,
+    ``no_image_normalization`` and ``network`` (None until linked).  Linking sets ``network``
+    (the entry of ``info.networks``), ``dataset_assign`` (variable -> data name),
+    ``generator_assign`` (variable -> initializer), ``output_assign`` (variable -> ``[type,
+    data name]``), ``parameters`` (variable -> name, for the file's ``parameter_variable``
+    patterns), ``forward_target`` (a sink of the outputs) and, with ``need_back_propagation``,
+    ``loss_variables``, ``parameter_learning_rate_multipliers`` and ``backward_target`` (a
+    sink of the losses)."""
+
+    def __init__(self, name: str, fields: dict):
+        self.name = name
+        self._fields = fields
+        self.proto = _Fields(fields)
+        self.network = None
+        self.num_evaluations = int(fields.get("num_evaluations") or 0) or 1
+        self.repeat_evaluation_type = fields.get("repeat_evaluation_type", "")
+        self.need_back_propagation = bool(fields.get("need_back_propagation", False))
+        self.no_image_normalization = bool(fields.get("no_image_normalization", False))
+
+    def __repr__(self) -> str:
+        return f"<NnpExecutor {self.name!r}>"
+
+    def _link(self, networks: Any) -> None:
+        fields, where = self._fields, f"executor {self.name!r}"
+        network = self.network = _network_of(fields, networks, where)
+
+        def assign(key: str, value) -> "OrderedDict[Any, Any]":
+            return OrderedDict((_variable(network, e["variable_name"], where), value(e))
+                               for e in _entries(fields, key))
+        self.dataset_assign = assign("data_variable", lambda e: e.get("data_name", ""))
+        self.generator_assign = assign("generator_variable", lambda e: generator(e, where))
+        # NNabla keeps an output's type (proto3: absent when empty) beside its data name
+        self.output_assign = assign("output_variable",
+                                    lambda e: [e.get("type", ""), e.get("data_name", "")])
+        names = list(itertools.chain(network.parameters, network.variables))
+        self.parameters = OrderedDict()
+        multipliers = OrderedDict()
+        for e in _entries(fields, "parameter_variable"):
+            for name in matching_names(e["variable_name"], names, where):
+                if name in network.parameters:
+                    self.parameters[network.parameters[name]] = name
+                if name in network.variables:
+                    self.parameters[network.variables[name]] = name
+                v = network.parameters.get(name) or network.variables[name]
+                multipliers[v] = float(e.get("learning_rate_multiplier") or 0.0)
+        self.forward_target = _target(list(self.output_assign), where, "output variables")
+        if self.need_back_propagation:
+            self.loss_variables = [_variable(network, e["variable_name"], where)
+                                   for e in _entries(fields, "loss_variable")]
+            self.parameter_learning_rate_multipliers = multipliers
+            self.backward_target = _target(self.loss_variables, where, "loss variables")
+
+
+class NnpMonitor:
+    """A monitor of a loaded file, as NNabla's: ``proto`` and ``network`` (None until linked);
+    linking sets ``network``, ``data_iterators`` (dataset name -> that dataset's
+    ``data_iterator``), ``dataset_assign``, ``generator_assign``, ``monitor_variables`` (the
+    network's variables, in the file's order) and ``target`` (a sink of them)."""
+
+    def __init__(self, name: str, fields: dict):
+        self.name = name
+        self._fields = fields
+        self.proto = _Fields(fields)
+        self.network = None
+
+    def __repr__(self) -> str:
+        return f"<NnpMonitor {self.name!r}>"
+
+    def _link(self, networks: Any, datasets: Any) -> None:
+        fields, where = self._fields, f"monitor {self.name!r}"
+        network = self.network = _network_of(fields, networks, where)
+        self.data_iterators = OrderedDict(
+            (d, getattr(datasets.get(d), "data_iterator", None))
+            for d in fields.get("dataset_name") or [])
+        self.dataset_assign = OrderedDict(
+            (_variable(network, e["variable_name"], where), e.get("data_name", ""))
+            for e in _entries(fields, "data_variable"))
+        self.generator_assign = OrderedDict(
+            (_variable(network, e["variable_name"], where), generator(e, where))
+            for e in _entries(fields, "generator_variable"))
+        self.monitor_variables = [_variable(network, e["variable_name"], where)
+                                  for e in _entries(fields, "monitor_variable")]
+        self.target = _target(self.monitor_variables, where, "monitor variables")
+
+
+class NnpDataset:
+    """A dataset of a loaded file, as NNabla's: ``uri``, ``cache_dir``, ``normalize`` (not the
+    file's ``no_image_normalization``) and ``data_iterator``: with ``prepare_data_iterator``,
+    a function making NNabla's iterator over the dataset (its cache folder's when that holds a
+    cache, else the CSV file's), otherwise None."""
+
+    def __init__(self, fields: dict, prepare: bool, index: int):
+        self.uri = fields.get("uri", "")
+        self.cache_dir = fields.get("cache_dir", "")
+        self.normalize = not fields.get("no_image_normalization", False)
+        self.data_iterator = None
+        if not prepare:
+            return
+        batch_size = int(fields.get("batch_size") or 0)
+        shuffle = bool(fields.get("shuffle", False))
+        cache_dir = self.cache_dir or None
+        rng = np.random.RandomState(index)     # NNabla's: one seed per dataset, by position
+        cached = (cache_dir is not None and not fields.get("overwrite_cache", False)
+                  and os.path.isdir(cache_dir) and os.listdir(cache_dir))
+        if cached:
+            self.data_iterator = lambda: data_iterator_cache(
+                cache_dir, batch_size, shuffle, rng=rng, normalize=self.normalize)
+        else:
+            self.data_iterator = lambda: data_iterator_csv_dataset(
+                self.uri, batch_size, shuffle, rng=rng, normalize=self.normalize,
+                cache_dir=cache_dir)
+
+    def __repr__(self) -> str:
+        return f"<NnpDataset {self.uri!r}>"
+
+
+def make_datasets(sections: dict, prepare: bool) -> "OrderedDict[str, NnpDataset]":
+    """``info.datasets`` of the file's dataset sections (name -> fields).
+
+    Example:
+        >>> d = make_datasets({"train": {"uri": "train.csv", "batch_size": 4}}, False)
+        >>> d["train"].uri, d["train"].normalize, d["train"].data_iterator
+        ('train.csv', True, None)
+    """
+    return OrderedDict((name, NnpDataset(fields, prepare, i))
+                       for i, (name, fields) in enumerate(sections.items()))
+
+
+class TrainingConfig:
+    """``info.training_config``: ``max_epoch``, ``iter_per_epoch``, ``save_best`` and
+    ``monitor_interval`` (10 where the file gives none)."""
+
+    def __init__(self, fields: dict):
+        self.max_epoch = int(fields.get("max_epoch") or 0)
+        self.iter_per_epoch = int(fields.get("iter_per_epoch") or 0)
+        self.save_best = bool(fields.get("save_best", False))
+        interval = int(fields.get("monitor_interval") or 0)
+        self.monitor_interval = interval if interval > 0 else 10
+
+    def __repr__(self) -> str:
+        return f"<TrainingConfig max_epoch={self.max_epoch}>"
+
+
+def make_training_config(fields: Any) -> TrainingConfig | None:
+    """``info.training_config`` of the file's section (None where the files have none).
+
+    Example:
+        >>> make_training_config({"max_epoch": 3}).monitor_interval
+        10
+    """
+    return TrainingConfig(fields) if isinstance(fields, dict) else None
