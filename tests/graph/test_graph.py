@@ -176,6 +176,19 @@ def test_forward_all_runs_outputs_together():
     assert (float(a.d), float(b.d), float(c.d)) == (9.0, 5.0, 6.0)
 
 
+@pytest.mark.parametrize("clear_no_need_grad", [False, True])
+def test_a_root_given_twice_to_forward_all_is_one_root(clear_no_need_grad):
+    """NNabla 1.39: ``forward_all([y, y])`` then ``y.backward()`` gives the gradient once
+    (x.g = [0.39322, 0.20999, 0.09035] for both; Stadyn gave twice that)."""
+    values = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    x = sd.Variable.from_numpy_array(values, need_grad=True)
+    y = F.sum(F.tanh(x * 0.5))
+    sd.forward_all([y, y], clear_no_need_grad=clear_no_need_grad)
+    y.backward()
+    np.testing.assert_allclose(y.d, np.tanh(values * 0.5).sum(), rtol=1e-6)
+    np.testing.assert_allclose(x.g, 0.5 * (1 - np.tanh(values * 0.5) ** 2), rtol=1e-6)
+
+
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_higher_order_gradients(dynamic):
     x = sd.Variable.from_numpy_array(np.array([2.0, -1.0]), need_grad=True)

@@ -238,6 +238,9 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
         >>> run_forward([y]) is run_forward([y]), float(y.d)
         (True, 5.0)
     """
+    # a root given twice is one root (NNabla's forward_all([y, y]) then y.backward() gives the
+    # gradient once; a repeated root seeded its backward twice)
+    roots = list({id(r): r for r in roots}.values())
     head = roots[0]
     if head._plans is None:
         head._plans = {}
