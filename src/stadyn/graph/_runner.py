@@ -238,9 +238,6 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
         >>> run_forward([y]) is run_forward([y]), float(y.d)
         (True, 5.0)
     """
-    # a root given twice is one root (NNabla's forward_all([y, y]) then y.backward() gives the
-    # gradient once; a repeated root seeded its backward twice)
-    roots = list({id(r): r for r in roots}.values())
     head = roots[0]
     if head._plans is None:
         head._plans = {}
@@ -298,7 +295,11 @@ def forward_all(variables: Sequence[Variable], clear_buffer: bool = False,
         >>> float(a.d), float(b.d)
         (3.0, 2.0)
     """
-    run_forward(list(variables), clear_buffer=clear_buffer, clear_no_need_grad=clear_no_need_grad)
+    # a root given twice is one root (NNabla's forward_all([y, y]) then y.backward() gives the
+    # gradient once; a repeated root seeded its backward twice).  Only here: a single-root
+    # forward (Variable.forward, every step) has nothing to drop.
+    roots = list({id(v): v for v in variables}.values())
+    run_forward(roots, clear_buffer=clear_buffer, clear_no_need_grad=clear_no_need_grad)
 
 
 def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, now: tuple,
