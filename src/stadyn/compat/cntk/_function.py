@@ -375,8 +375,7 @@ class Function(GraphObject, TensorOpsMixin):
                   if v.sequence_lengths is not None and v.sequence_lengths.parent is not None]
         assigns = assign_outputs(roots)
         roots += [v for v in assigns if not any(v is r for r in roots)]
-        roots += [v for v in (begins.wanted() if begins is not None else [])
-                  if not any(v is r for r in roots)]
+        roots += begins.wanted() if begins is not None else []   # (forward_all drops repeats)
         check_runnable(roots)
         with carrying(begins):
             if keep:
