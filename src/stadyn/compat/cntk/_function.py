@@ -370,12 +370,12 @@ class Function(GraphObject, TensorOpsMixin):
         roots = self._roots()
         begins = function_begins(roots, flags,  # recurrences go on from the last run
                                  "Function.forward" if keep else "Function.eval")
-        roots += [unwrap(o) for o in wanted if not any(unwrap(o) is v for v in roots)]
+        roots += [unwrap(o) for o in wanted]                  # (forward_all drops repeats)
         roots += [v.sequence_lengths for v in list(roots)          # computed lengths (a slice)
                   if v.sequence_lengths is not None and v.sequence_lengths.parent is not None]
         assigns = assign_outputs(roots)
-        roots += [v for v in assigns if not any(v is r for r in roots)]
-        roots += begins.wanted() if begins is not None else []   # (forward_all drops repeats)
+        roots += assigns
+        roots += begins.wanted() if begins is not None else []
         check_runnable(roots)
         with carrying(begins):
             if keep:

@@ -131,8 +131,8 @@ class Trainer(_Trainer):
         given per sweep on."""
         arguments, flags = split_flags(arguments)
         check_runnable(self._outputs)
-        halves = [wrap(p) for p in self.parameters if np.dtype(p.dtype) == np.float16]
-        if halves and arguments:
+        if arguments and self._has_float16_parameters():
+            halves = [wrap(p) for p in self.parameters if np.dtype(p.dtype) == np.float16]
             raise RuntimeError(
                 f"train_minibatch: the float16 parameters {halves[:3]} are not trained on a "
                 "CPU (CNTK 2.7: Unsupported data format; eval, forward, backward and grad run "
@@ -158,6 +158,15 @@ class Trainer(_Trainer):
             updated, values = self._train_minibatch(_plain(arguments), asked, is_sweep_end)
         self._trained = bool(arguments) or self.__dict__.get("_trained", False)
         return (updated, {o: values[o] for o in mine}) if mine and updated else updated
+
+    def _has_float16_parameters(self) -> bool:
+        """Whether a learner updates a float16 parameter (CNTK 2.7 trains none on a CPU);
+        looked up once, as the learners' parameters are fixed."""
+        has = self.__dict__.get("_float16_parameters")
+        if has is None:
+            has = self._float16_parameters = any(np.dtype(p.dtype) == np.float16
+                                                 for p in self.parameters)
+        return has
 
     def _begins(self, arguments, flags, what: str):
         """The recurrences' states set for a minibatch with sequence-begin ``flags``, or None
