@@ -295,7 +295,9 @@ class LayerFunctions:
                 for p in getattr(layer, "parameters", ()) if p.need_grad}
 
 
-def _as_dims(value: Any) -> tuple[int, ...]:
+def _as_dims(value: Any) -> tuple:
+    """A BrainScript array as a tuple, a lone value as a 1-tuple (also used by
+    ``_tensor_library``)."""
     return tuple(value) if isinstance(value, tuple) else (value,)
 
 

@@ -109,10 +109,10 @@ def _randomize(rec: ConfigRecord, reader: str) -> bool:
         return False
     if method == "rollingwindow":          # CNTK's other randomizer; Stadyn shuffles its own way
         return window
-    if method not in ("blockrandomize", "rollingwindow"):
+    if method != "blockrandomize":
         raise _err(f"{reader}: 'readMethod' must be blockRandomize, rollingWindow or none, got '{method}'",
                    rec, "readMethod")
-    if not window and method == "blockrandomize":
+    if not window:
         raise _err(f"{reader}: 'randomize' cannot be none when 'readMethod' is blockRandomize "
                    "(CNTK's rule; use readMethod = \"none\")", rec, "randomize")
     return True

@@ -229,9 +229,9 @@ def _unused(reader: ReaderConfig, warn: Callable[[str], None]) -> None:
         for key in d.params:
             if key.lower() not in _READER_NO_EFFECT and d.type.lower() not in _LM_TYPES:
                 warn(f"WARNING: deserializer key '{key}' ({d.type}) is not used by Stadyn")
+        legacy = d.module is not None and d.module.lower() in LEGACY_READERS
         for s in d.streams:
             for key in s.params:
-                legacy = d.module is not None and d.module.lower() in LEGACY_READERS
                 if key.lower() not in _USED_STREAM_KEYS and not (
                         legacy and key.lower() in _LEGACY_STREAM_KEYS):
                     warn(f"WARNING: stream key '{s.name}.{key}' is not used by Stadyn")

@@ -329,9 +329,8 @@ class _Runner:
     def edit(self, cmd: CommandConfig) -> str | None:
         """CNTK's ``edit`` action (``DoEdit``): the network of ``BrainScriptNetworkBuilder``
         saved as ``outputModelPath``; the model file's path, or None when make mode skipped
-        it."""
+        it (run_config_file has already checked the command with check_edit)."""
         rec = cmd.record
-        check_edit(cmd)
         output = str(rec.get_str("outputModelPath"))
         if rec.get_bool("makeMode", True, inherited=True) and os.path.exists(output):
             self.log(f"'{output}' exists, skipping. Specify makeMode=false to force executing "

@@ -35,6 +35,7 @@ from .. import sequence as S
 from .._errors import ConfigError
 from ..cntk_semantics import auto_padding, convolution, pooling, reshape_sample
 from ..graph import Variable
+from ._layer_library import _as_dims
 
 __all__ = ["TensorFunctions"]
 
@@ -262,9 +263,9 @@ class TensorFunctions:
         if len(strides) > rank or len(pads) > rank:
             raise ConfigError(f"{what}: stride or autoPadding has more entries than the input "
                               f"{dims} has axes")
-        if not all(v is True for v in _as_tuple(sharing)):
+        if not all(v is True for v in _as_dims(sharing)):
             raise ConfigError(f"{what}: sharing = false is not supported")
-        if any(v != 0 for v in _as_tuple(lowerPad) + _as_tuple(upperPad)):
+        if any(v != 0 for v in _as_dims(lowerPad) + _as_dims(upperPad)):
             raise ConfigError(f"{what}: explicit lowerPad/upperPad are not supported yet (use "
                               "autoPadding)")
         if str(imageLayout).lower() not in ("chw", "cudnn"):
@@ -351,7 +352,7 @@ class TensorFunctions:
         y, x = self._value(unpoolInput, what), self._value(poolInput, what)
         if self._lead(x) != 1 or x.ndim != 4 or self._lead(y) != 1:
             raise ConfigError(f"{what}: needs minibatches of W:H:C images")
-        if any(v != 0 for v in _as_tuple(lowerPad) + _as_tuple(upperPad)):
+        if any(v != 0 for v in _as_dims(lowerPad) + _as_dims(upperPad)):
             raise ConfigError(f"{what}: explicit lowerPad/upperPad are not supported yet")
         window = _fix(_dims(kernelDims, f"{what}: kernelDims", zero=False), 2, 2, 1)[:2]
         strides = _fix(_dims(stride, f"{what}: stride", zero=False), 2, 2, 1)[:2]
@@ -369,7 +370,3 @@ class TensorFunctions:
         out = F.max_pooling_backward(y, F.stop_gradient(x), window, strides, True,
                                      tuple(lo for lo, _ in widths))
         return self._node(out, what, tag)
-
-
-def _as_tuple(value: Any) -> tuple:
-    return value if isinstance(value, tuple) else (value,)

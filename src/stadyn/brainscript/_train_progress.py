@@ -294,6 +294,6 @@ class CNTKProgress(TrainingCallback):
                 log(line)
             self.parallel.barrier()
             self.results.append(result)
-            raise RepeatEpoch(step.rollback_to + 1)
+            raise RepeatEpoch(step.next_epoch)
         drop = step.drop_checkpoints if adjust.load_best_model else None
         return {"auto_adjust": list(step.state.saved[epoch])}, drop, step.late_lines
