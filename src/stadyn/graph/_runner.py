@@ -121,15 +121,13 @@ class _PlanCache:
             self.plans.move_to_end(key)
             return plan
         spent = self.trials.get(key)
-        if spent is None:
-            rent = self._rent_first(flags, keep_all)
-            if rent:
-                self.built[flags] = math.inf        # priced by its trials' runs
-                self.pricing.add(flags)
-            if rent or self._try_first(flags, keep_all):     # (one layout check, not two)
-                spent = self.trials[key] = 0.0
-                if len(self.trials) > MAX_TRIALS:
-                    self.trials.popitem(last=False)
+        if spent is None and self._rent_first(flags, keep_all):
+            self.built[flags] = math.inf            # priced by its trials' runs
+            self.pricing.add(flags)
+        if spent is None and self._try_first(flags, keep_all):
+            spent = self.trials[key] = 0.0
+            if len(self.trials) > MAX_TRIALS:
+                self.trials.popitem(last=False)
         if spent is not None and spent < self.built[flags]:
             self.trials.move_to_end(key)
             trial = TrialPlan(self.subgraph.roots, self.subgraph.nodes, self.subgraph.leaves,
