@@ -12,7 +12,6 @@ over its losses; a monitor's ``target`` over its monitored variables).
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 from collections import OrderedDict
@@ -28,7 +27,7 @@ from .data_iterator import data_iterator_cache, data_iterator_csv_dataset
 
 __all__ = ["NnpExecutor", "NnpMonitor", "NnpDataset", "TrainingConfig", "generator",
            "matching_names", "entries", "network_of", "variable", "assign", "link_inputs",
-           "data_iterators",
+           "data_iterators", "parameter_variables",
            "make_datasets", "make_training_config"]
 
 
@@ -118,6 +117,18 @@ def data_iterators(fields: dict, datasets: Any) -> "OrderedDict[str, Any]":
                        for d in fields.get("dataset_name") or [])
 
 
+def parameter_variables(network: Any, fields: dict, where: str) -> list[tuple[str, Any, float]]:
+    """``(name, variable, learning-rate multiplier)`` of each of ``network``'s parameters and
+    variables that the file's ``parameter_variable`` patterns match, in the file's order (a
+    parameter before a variable of the same name); the multiplier reads 0 where left out."""
+    names = list(network.parameters) + [n for n in network.variables
+                                        if n not in network.parameters]
+    return [(name, network.parameters.get(name) or network.variables[name],
+             float(e.get("learning_rate_multiplier") or 0.0))
+            for e in entries(fields, "parameter_variable")
+            for name in matching_names(e["variable_name"], names, where)]
+
+
 def _target(variables: list, where: str, what: str, **kwargs) -> Any:
     instances = [v.variable_instance for v in variables]
     if not instances or any(v is None for v in instances):
@@ -158,17 +169,14 @@ class NnpExecutor:
         # NNabla keeps an output's type (proto3: absent when empty) beside its data name
         self.output_assign = assign(network, fields, "output_variable",
                                     lambda e: [e.get("type", ""), e.get("data_name", "")], where)
-        names = list(itertools.chain(network.parameters, network.variables))
         self.parameters = OrderedDict()
         multipliers = OrderedDict()
-        for e in entries(fields, "parameter_variable"):
-            for name in matching_names(e["variable_name"], names, where):
-                if name in network.parameters:
-                    self.parameters[network.parameters[name]] = name
-                if name in network.variables:
-                    self.parameters[network.variables[name]] = name
-                v = network.parameters.get(name) or network.variables[name]
-                multipliers[v] = float(e.get("learning_rate_multiplier") or 0.0)
+        for name, v, rate in parameter_variables(network, fields, where):
+            if name in network.parameters:
+                self.parameters[network.parameters[name]] = name
+            if name in network.variables:
+                self.parameters[network.variables[name]] = name
+            multipliers[v] = rate
         self.forward_target = _target(list(self.output_assign), where, "output variables")
         if self.need_back_propagation:
             self.loss_variables = [variable(network, e["variable_name"], where)

@@ -18,8 +18,8 @@ from ....serialize import nnabla_scheduler
 from .. import solvers as S
 from ..functions import sink
 from .communicator_util import current_communicator
-from ._load_sections import (data_iterators, entries, link_inputs, matching_names, network_of,
-                             variable)
+from ._load_sections import (data_iterators, entries, link_inputs, network_of,
+                             parameter_variables, variable)
 
 __all__ = ["NnpOptimizer", "make_optimizer", "link_optimizer"]
 
@@ -131,13 +131,8 @@ def link_optimizer(o: NnpOptimizer, networks: Any, datasets: Any, restore: Any) 
     o.loss_variables = [variable(network, e["variable_name"], where)
                         for e in entries(fields, "loss_variable")]
     o.parameter_learning_rate_multipliers = OrderedDict()
-    names = list(network.parameters) + [n for n in network.variables
-                                        if n not in network.parameters]
-    for e in entries(fields, "parameter_variable"):
-        for name in matching_names(e["variable_name"], names, where):
-            v = network.parameters.get(name) or network.variables[name]
-            o.parameter_learning_rate_multipliers[v] = float(
-                _num(e, "learning_rate_multiplier"))
+    for _, v, rate in parameter_variables(network, fields, where):
+        o.parameter_learning_rate_multipliers[v] = rate
     parameters = {}
     for v, rate in o.parameter_learning_rate_multipliers.items():
         if rate > 0.0:
