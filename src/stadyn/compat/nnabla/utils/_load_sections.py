@@ -12,7 +12,6 @@ over its losses; a monitor's ``target`` over its monitored variables).
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 from collections import OrderedDict
@@ -27,7 +26,9 @@ from ._file_loaders import _Fields
 from .data_iterator import data_iterator_cache, data_iterator_csv_dataset
 
 __all__ = ["NnpExecutor", "NnpMonitor", "NnpDataset", "TrainingConfig", "generator",
-           "matching_names", "make_datasets", "make_training_config"]
+           "matching_names", "entries", "network_of", "variable", "assign", "link_inputs",
+           "data_iterators", "parameter_variables",
+           "make_datasets", "make_training_config"]
 
 
 def generator(entry: dict, where: str) -> Any:
@@ -69,23 +70,63 @@ def matching_names(name: str, names: list[str], where: str) -> list[str]:
     return found
 
 
-def _entries(fields: dict, key: str) -> list[dict]:
+def entries(fields: dict, key: str) -> list[dict]:
+    """The entries (dicts) of the file's repeated field ``key`` of ``fields``."""
     return [e for e in fields.get(key) or [] if isinstance(e, dict)]
 
 
-def _network_of(fields: dict, networks: Any, where: str) -> Any:
+def network_of(fields: dict, networks: Any, where: str) -> Any:
+    """The network of ``networks`` that ``fields`` names (``network_name``); a ValueError naming
+    ``where`` when the files have none of that name."""
     network = networks.get(fields.get("network_name"))
     if network is None:
         raise ValueError(f"{where}: network {fields.get('network_name')!r} is not in the files")
     return network
 
 
-def _variable(network: Any, name: str, where: str) -> Any:
+def variable(network: Any, name: str, where: str) -> Any:
+    """The variable ``name`` of ``network``; a ValueError naming ``where`` when it has none."""
     try:
         return network.variables[name]
     except KeyError:
         raise ValueError(f"{where}: variable {name!r} is not a variable of network "
                          f"{network.name!r}") from None
+
+
+def assign(network: Any, fields: dict, key: str, value: Any,
+           where: str) -> "OrderedDict[Any, Any]":
+    """The variables of ``network`` that the entries of ``fields[key]`` name, each mapped to
+    ``value(entry)``, in the file's order."""
+    return OrderedDict((variable(network, e["variable_name"], where), value(e))
+                       for e in entries(fields, key))
+
+
+def link_inputs(owner: Any, network: Any, fields: dict, where: str) -> None:
+    """Set ``owner.dataset_assign`` (variable -> data name) and ``owner.generator_assign``
+    (variable -> initializer) of the file's data and generator variables."""
+    owner.dataset_assign = assign(network, fields, "data_variable",
+                                  lambda e: e.get("data_name", ""), where)
+    owner.generator_assign = assign(network, fields, "generator_variable",
+                                    lambda e: generator(e, where), where)
+
+
+def data_iterators(fields: dict, datasets: Any) -> "OrderedDict[str, Any]":
+    """Dataset name -> that dataset's ``data_iterator`` (None for one not in ``datasets``), for
+    the file's ``dataset_name`` list."""
+    return OrderedDict((d, getattr(datasets.get(d), "data_iterator", None))
+                       for d in fields.get("dataset_name") or [])
+
+
+def parameter_variables(network: Any, fields: dict, where: str) -> list[tuple[str, Any, float]]:
+    """``(name, variable, learning-rate multiplier)`` of each of ``network``'s parameters and
+    variables that the file's ``parameter_variable`` patterns match, in the file's order (a
+    parameter before a variable of the same name); the multiplier reads 0 where left out."""
+    names = list(network.parameters) + [n for n in network.variables
+                                        if n not in network.parameters]
+    return [(name, network.parameters.get(name) or network.variables[name],
+             float(e.get("learning_rate_multiplier") or 0.0))
+            for e in entries(fields, "parameter_variable")
+            for name in matching_names(e["variable_name"], names, where)]
 
 
 def _target(variables: list, where: str, what: str, **kwargs) -> Any:
@@ -123,31 +164,23 @@ class NnpExecutor:
 
     def _link(self, networks: Any) -> None:
         fields, where = self._fields, f"executor {self.name!r}"
-        network = self.network = _network_of(fields, networks, where)
-
-        def assign(key: str, value) -> "OrderedDict[Any, Any]":
-            return OrderedDict((_variable(network, e["variable_name"], where), value(e))
-                               for e in _entries(fields, key))
-        self.dataset_assign = assign("data_variable", lambda e: e.get("data_name", ""))
-        self.generator_assign = assign("generator_variable", lambda e: generator(e, where))
+        network = self.network = network_of(fields, networks, where)
+        link_inputs(self, network, fields, where)
         # NNabla keeps an output's type (proto3: absent when empty) beside its data name
-        self.output_assign = assign("output_variable",
-                                    lambda e: [e.get("type", ""), e.get("data_name", "")])
-        names = list(itertools.chain(network.parameters, network.variables))
+        self.output_assign = assign(network, fields, "output_variable",
+                                    lambda e: [e.get("type", ""), e.get("data_name", "")], where)
         self.parameters = OrderedDict()
         multipliers = OrderedDict()
-        for e in _entries(fields, "parameter_variable"):
-            for name in matching_names(e["variable_name"], names, where):
-                if name in network.parameters:
-                    self.parameters[network.parameters[name]] = name
-                if name in network.variables:
-                    self.parameters[network.variables[name]] = name
-                v = network.parameters.get(name) or network.variables[name]
-                multipliers[v] = float(e.get("learning_rate_multiplier") or 0.0)
+        for name, v, rate in parameter_variables(network, fields, where):
+            if name in network.parameters:
+                self.parameters[network.parameters[name]] = name
+            if name in network.variables:
+                self.parameters[network.variables[name]] = name
+            multipliers[v] = rate
         self.forward_target = _target(list(self.output_assign), where, "output variables")
         if self.need_back_propagation:
-            self.loss_variables = [_variable(network, e["variable_name"], where)
-                                   for e in _entries(fields, "loss_variable")]
+            self.loss_variables = [variable(network, e["variable_name"], where)
+                                   for e in entries(fields, "loss_variable")]
             self.parameter_learning_rate_multipliers = multipliers
             self.backward_target = _target(self.loss_variables, where, "loss variables")
 
@@ -169,18 +202,11 @@ class NnpMonitor:
 
     def _link(self, networks: Any, datasets: Any) -> None:
         fields, where = self._fields, f"monitor {self.name!r}"
-        network = self.network = _network_of(fields, networks, where)
-        self.data_iterators = OrderedDict(
-            (d, getattr(datasets.get(d), "data_iterator", None))
-            for d in fields.get("dataset_name") or [])
-        self.dataset_assign = OrderedDict(
-            (_variable(network, e["variable_name"], where), e.get("data_name", ""))
-            for e in _entries(fields, "data_variable"))
-        self.generator_assign = OrderedDict(
-            (_variable(network, e["variable_name"], where), generator(e, where))
-            for e in _entries(fields, "generator_variable"))
-        self.monitor_variables = [_variable(network, e["variable_name"], where)
-                                  for e in _entries(fields, "monitor_variable")]
+        network = self.network = network_of(fields, networks, where)
+        self.data_iterators = data_iterators(fields, datasets)
+        link_inputs(self, network, fields, where)
+        self.monitor_variables = [variable(network, e["variable_name"], where)
+                                  for e in entries(fields, "monitor_variable")]
         self.target = _target(self.monitor_variables, where, "monitor variables")
 
 

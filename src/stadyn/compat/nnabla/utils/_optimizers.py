@@ -18,7 +18,8 @@ from ....serialize import nnabla_scheduler
 from .. import solvers as S
 from ..functions import sink
 from .communicator_util import current_communicator
-from ._load_sections import generator, matching_names
+from ._load_sections import (data_iterators, entries, link_inputs, network_of,
+                             parameter_variables, variable)
 
 __all__ = ["NnpOptimizer", "make_optimizer", "link_optimizer"]
 
@@ -124,28 +125,14 @@ def link_optimizer(o: NnpOptimizer, networks: Any, datasets: Any, restore: Any) 
     """
     fields = o._fields
     where = f"optimizer {o.name!r}"
-    network = networks.get(fields.get("network_name"))
-    if network is None:
-        raise ValueError(f"{where}: network {fields.get('network_name')!r} is not in the files")
-    o.network = network
-    o.data_iterators = OrderedDict((d, getattr(datasets.get(d), "data_iterator", None))
-                                   for d in fields.get("dataset_name") or [])
-    variables = network.variables
-
-    def entries(key: str):
-        return [e for e in fields.get(key) or [] if isinstance(e, dict)]
-    o.dataset_assign = OrderedDict((variables[e["variable_name"]], e.get("data_name", ""))
-                                   for e in entries("data_variable"))
-    o.generator_assign = OrderedDict((variables[e["variable_name"]], generator(e, where))
-                                     for e in entries("generator_variable"))
-    o.loss_variables = [variables[e["variable_name"]] for e in entries("loss_variable")]
+    network = o.network = network_of(fields, networks, where)
+    o.data_iterators = data_iterators(fields, datasets)
+    link_inputs(o, network, fields, where)
+    o.loss_variables = [variable(network, e["variable_name"], where)
+                        for e in entries(fields, "loss_variable")]
     o.parameter_learning_rate_multipliers = OrderedDict()
-    names = list(network.parameters) + [n for n in variables if n not in network.parameters]
-    for e in entries("parameter_variable"):
-        for name in matching_names(e["variable_name"], names, where):
-            v = network.parameters.get(name) or variables[name]
-            o.parameter_learning_rate_multipliers[v] = float(
-                _num(e, "learning_rate_multiplier"))
+    for _, v, rate in parameter_variables(network, fields, where):
+        o.parameter_learning_rate_multipliers[v] = rate
     parameters = {}
     for v, rate in o.parameter_learning_rate_multipliers.items():
         if rate > 0.0:
