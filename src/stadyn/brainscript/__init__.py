@@ -44,7 +44,8 @@ from ._config import (
     load_config,
     parse_config,
 )
-from ._evaluator import BSArray, BSFunction, Evaluator, Network, Record, evaluate, evaluate_network
+from ._evaluator import BSArray, BSFunction, Evaluator, Record, evaluate
+from ._network import Network, evaluate_network
 from ._library import NODE_OPERATOR_HOOKS, Composition, Library, cntk_filter_shape, cntk_shape
 from ._build import build_network
 from ._parser import parse_expression, parse_file, parse_members

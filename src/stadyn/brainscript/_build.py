@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._config import BrainScriptSource
-from ._evaluator import Network, evaluate_network
+from ._network import Network, evaluate_network
 from ._library import Library
 
 __all__ = ["build_network"]

@@ -10,11 +10,8 @@ strings, booleans, :class:`Record`, :class:`BSArray`, :class:`BSFunction` and wh
 - a function call evaluates its arguments lazily in the caller's scope; the body sees the
   parameters, then the scope where the function was defined (closures); an optional
   parameter's default is evaluated in the defining scope;
-- node operands go to library hooks: node ``*`` node is ``times`` (matrix product), a scalar
-  ``*`` node and ``.*`` are ``element_times``, ``x / number`` is ``x .* (1/number)``;
-- ``f >> g`` composes (``g(f(x))``), ``array << n`` drops the first n items, ``r with s`` edits a
-  record: members of ``s`` replace those of ``r``, and ``r``'s own members are re-evaluated
-  against the edited record (``s``'s members keep their own scope).
+- operators and ``if`` are :mod:`._operators` (node operands go to the library's hooks);
+  a network description's node lists are collected by :mod:`._network`.
 """
 
 from __future__ import annotations
@@ -25,28 +22,26 @@ import inspect
 import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from stadyn._errors import ConfigError, StadynError
 from stadyn.graph import source_location
 
 from . import _ast as A
-from ._library import NODE_OPERATOR_HOOKS, ForwardRef, Library
+from ._library import ForwardRef, Library
+from ._operators import OperatorsMixin, line_of
 from ._values import BSArray, BSFunction, CycleError, Record, Thunk, _err, _is_number, _num
 
-__all__ = ["Evaluator", "Record", "BSArray", "BSFunction", "Thunk", "Network", "evaluate",
-           "evaluate_network"]
+__all__ = ["Evaluator", "Record", "BSArray", "BSFunction", "Thunk", "evaluate"]
 
 _MAX_ARRAY = 10_000_000  # a guard against array[0..1e15](...) exhausting memory when converted
-_NETWORK_KEYS = ("featureNodes", "labelNodes", "criterionNodes", "evaluationNodes", "outputNodes")
 
 
 # ---------------------------------------------------------------------------------------------
 # the evaluator
 # ---------------------------------------------------------------------------------------------
 
-class Evaluator:
+class Evaluator(OperatorsMixin):
     """Evaluates AST nodes against a :class:`Library`.
 
     >>> from stadyn.brainscript._parser import parse_members
@@ -228,7 +223,7 @@ class Evaluator:
         named = {k: self._to_python(v.force()) for k, v in kwargs.items()}
         _check_signature(fn, pos, named, name, loc)
         self.library.prepare_args(pos, named)
-        with source_location(_line_of(loc)):     # nodes it makes name the config's line
+        with source_location(line_of(loc)):     # nodes it makes name the config's line
             result = self._guard(lambda: fn(*pos, **named), loc, name)
         return self._from_python(result, loc)
 
@@ -261,7 +256,7 @@ class Evaluator:
                     raise
                 again.thunk.when_done(define)
                 return
-            with source_location(_line_of(loc)):
+            with source_location(line_of(loc)):
                 self._guard(lambda: self.library.define_forward(ref, value), loc, name)
         waits_for.when_done(define)
         if key in kwargs:
@@ -290,105 +285,6 @@ class Evaluator:
         if isinstance(v, (Record, BSArray)) or self.library.is_node(v):
             return False
         return callable(v)
-
-    # ---- operators -------------------------------------------------------------------------
-    def _unary(self, e: A.Unary, scope):
-        v = self.eval(e.operand, scope)
-        if e.op == "!":
-            if isinstance(v, bool):
-                return not v
-            if self.library.is_node(v):
-                return self._hook("minus", (1, v), e.loc, "!")
-        elif _is_number(v):
-            return -v if e.op == "-" else v
-        elif self.library.is_node(v):
-            return self._hook("negate", (v,), e.loc, "-") if e.op == "-" else v
-        raise _err(f"operator '{e.op}' cannot be applied to {self._type(v)}", e.loc)
-
-    def _if(self, e: A.If, scope):
-        cond = self.eval(e.cond, scope)
-        if isinstance(cond, bool):
-            return self.eval(e.then if cond else e.orelse, scope)
-        if self.library.is_node(cond):
-            return self._hook("if_then_else", (cond, self.eval(e.then, scope), self.eval(e.orelse, scope)),
-                              e.loc, "if")
-        raise _err(f"the condition of 'if' must be a boolean, got {self._type(cond)}", e.cond.loc)
-
-    def _binary(self, e: A.Binary, scope):
-        left = self.eval(e.left, scope)
-        if e.op in ("&&", "||") and isinstance(left, bool):
-            if left == (e.op == "||"):
-                return left  # short circuit
-            right = self.eval(e.right, scope)
-            if isinstance(right, bool):
-                return right
-            raise _err(f"operator '{e.op}' cannot be applied to boolean and {self._type(right)}", e.loc)
-        right = self.eval(e.right, scope)
-        return self.binary(e.op, left, right, e.loc)
-
-    def binary(self, op: str, a: Any, b: Any, loc: A.SourceLocation | None) -> Any:
-        """Apply infix operator ``op`` to two values, as BrainScript does."""
-        if _is_number(a) and _is_number(b):
-            return _number_op(op, a, b, loc)
-        if isinstance(a, str) and isinstance(b, str):
-            if op == "+":
-                return a + b
-            if op in _COMPARE:
-                return _COMPARE[op](a, b)
-        elif isinstance(a, bool) and isinstance(b, bool):
-            if op in _COMPARE:
-                return _COMPARE[op](a, b)
-            if op in ("&&", "||"):
-                return (a and b) if op == "&&" else (a or b)
-        elif self.library.is_node(a) or self.library.is_node(b):
-            return self._node_op(op, a, b, loc)
-        elif op == ">>" and self._is_function(a) and self._is_function(b):
-            return self.library.compose(a, b)
-        elif op == "<<" and isinstance(a, (BSArray, tuple, list)) and _is_number(b):
-            n = self._int(b, loc, "shift count")
-            return BSArray.of_values([a[k] for k in range(max(n, 0), len(a))], loc)
-        elif op == "with" and isinstance(a, Record) and isinstance(b, Record):
-            return _with(a, b)
-        raise _err(f"operator '{op}' cannot be applied to {self._type(a)} and {self._type(b)}", loc)
-
-    def _node_op(self, op: str, a: Any, b: Any, loc):
-        for v in (a, b):
-            if not (self.library.is_node(v) or _is_number(v)):
-                raise _err(f"operator '{op}' cannot be applied to {self._type(a)} and {self._type(b)}", loc)
-        if op == "*" and (_is_number(a) or _is_number(b)):
-            return self._hook("element_times", (a, b), loc, op)
-        if op == "/":
-            if _is_number(b):
-                inverse = math.inf if b == 0 else 1 / b
-                return self._hook("element_times", (a, _num(inverse)), loc, op)
-            if _is_number(a):
-                if a != 1:
-                    raise _err("a number divided by a node is only supported as 1/x", loc)
-                return self._hook("reciprocal", (b,), loc, op)
-            raise _err("division of a node by a node is not supported (use ElementDivide)", loc)
-        if op == "&&":  # as CNTK: element-wise product of 0/1 values
-            return self._hook("element_times", (a, b), loc, op)
-        hook = NODE_OPERATOR_HOOKS.get(op)
-        if hook is None:
-            raise _err(f"operator '{op}' is not supported on nodes", loc)
-        return self._hook(hook, (a, b), loc, op)
-
-    def _hook(self, hook: str, args: tuple, loc, op: str) -> Any:
-        try:
-            with source_location(_line_of(loc)):
-                values = list(args)
-                self.library.prepare_args(values, {})
-                return getattr(self.library, hook)(*values)
-        except CycleError:
-            raise
-        except NotImplementedError as err:
-            raise _err(f"operator '{op}' on nodes: {err}", loc) from None
-        except ConfigError as err:
-            if err.line is not None:
-                raise
-            raise _err(f"operator '{op}': {err.reason}", loc) from err
-        except StadynError as err:
-            raise _err(f"operator '{op}': {err}", loc) from err
 
     # ---- prelude (used where the library defines no such name) ------------------------------
     def _sequential(self, array_of_functions: Any) -> Any:
@@ -467,54 +363,6 @@ _DISPATCH = {
     A.Call: "_call", A.Unary: "_unary", A.If: "_if", A.Binary: "_binary",
 }
 
-_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
-    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
-}
-
-
-def _number_op(op: str, a: int | float, b: int | float, loc: A.SourceLocation | None) -> Any:
-    """Double arithmetic as C does it (x/0 is inf, invalid results are nan)."""
-    if op in _COMPARE:
-        return _COMPARE[op](a, b)
-    if op == "+":
-        return _num(a + b)
-    if op == "-":
-        return _num(a - b)
-    if op == "*":
-        return _num(a * b)
-    if op == "/":
-        if b == 0:
-            return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a)
-        return _num(a / b)
-    if op == "%":
-        return math.nan if b == 0 or math.isinf(a) else _num(math.fmod(a, b))
-    if op == "**":
-        try:
-            return _num(math.pow(a, b))
-        except OverflowError:
-            return math.inf
-        except ValueError:
-            return math.nan
-    raise _err(f"operator '{op}' cannot be applied to a number and a number", loc)
-
-
-def _line_of(loc: A.SourceLocation | None) -> tuple[str, int] | None:
-    """The ``(file, line)`` graph nodes made at ``loc`` record (``<string>`` for a config given
-    as text)."""
-    return None if loc is None else (loc.path or "<string>", loc.line)
-
-
-def _with(a: Record, b: Record) -> Record:
-    """``a with b``: ``a``'s members re-bound to the new record, ``b``'s members on top."""
-    rec = Record(a._parent, b.loc)
-    for name, rebind in a._rebind.items():
-        if name not in b._members:
-            rec._define(name, rebind(rec), rebind)
-    for name, thunk in b._members.items():
-        rec._define(name, thunk)
-    return rec
-
 
 def _callee_name(e: A.Expr) -> str:
     if isinstance(e, A.Ident):
@@ -546,34 +394,6 @@ def _check_signature(fn, args, kwargs, name, loc) -> None:
         raise _err(f"{name}: {err}", loc) from None
 
 
-# ---------------------------------------------------------------------------------------------
-# networks
-# ---------------------------------------------------------------------------------------------
-
-@dataclass
-class Network:
-    """An evaluated ``BrainScriptNetworkBuilder`` record and its special node lists.
-
-    ``nodes`` names every node reachable through the record's members (``z``, ``out.z``,
-    ``arr[0]``), in definition order; ``name_of`` finds a node's name.
-    """
-
-    record: Record
-    feature_nodes: list[Any] = field(default_factory=list)
-    label_nodes: list[Any] = field(default_factory=list)
-    criterion_nodes: list[Any] = field(default_factory=list)
-    evaluation_nodes: list[Any] = field(default_factory=list)
-    output_nodes: list[Any] = field(default_factory=list)
-    nodes: dict[str, Any] = field(default_factory=dict)
-
-    def name_of(self, node: Any) -> str | None:
-        """The first member path under which ``node`` appears, or ``None``."""
-        for name, value in self.nodes.items():
-            if value is node:
-                return name
-        return None
-
-
 def evaluate(expr: A.Expr, library: Library | None = None) -> Any:
     """Evaluate a parsed BrainScript expression or record with ``library``.
 
@@ -582,68 +402,3 @@ def evaluate(expr: A.Expr, library: Library | None = None) -> Any:
     3
     """
     return Evaluator(library).evaluate(expr)
-
-
-def evaluate_network(expr: A.Expr, library: Library) -> Network:
-    """Evaluate a network description and collect its special and named nodes.
-
-    Every member is evaluated (as CNTK builds every node a network record defines), so a
-    mistake anywhere in the record is reported.
-
-    >>> from stadyn.brainscript._parser import parse_expression
-    >>> class Nodes(Library):
-    ...     def is_node(self, v): return isinstance(v, str) and v.startswith("node:")
-    >>> lib = Nodes({"Input": lambda dims: f"node:input{dims}"})
-    >>> net = evaluate_network(parse_expression("{ f = Input{3} ; outputNodes = (f) }"), lib)
-    >>> net.output_nodes, net.name_of(net.output_nodes[0])
-    (['node:input3'], 'f')
-    """
-    library.prepare(expr)
-    ev = Evaluator(library)
-    value = ev.evaluate(expr)
-    if not isinstance(value, Record):
-        raise _err(f"a network description must be a record, got {ev._type(value)}", expr.loc)
-    net = Network(value)
-    try:
-        _collect_nodes(ev, value, "", net.nodes, set())
-        net.nodes = dict(zip(net.nodes, library.resolve_all(list(net.nodes.values()))))
-        for key, attr in zip(_NETWORK_KEYS, ("feature_nodes", "label_nodes", "criterion_nodes",
-                                             "evaluation_nodes", "output_nodes")):
-            if key in value:
-                setattr(net, attr, _node_list(ev, value[key], key, value._members[key].loc))
-    except RecursionError:
-        raise _err("evaluation nested too deeply", ev._last_loc) from None
-    return net
-
-
-def _node_list(ev: Evaluator, v: Any, key: str, loc) -> list[Any]:
-    items = list(ev._to_python(v)) if isinstance(v, BSArray) else [v]
-    items = [ev.library.resolve(item) for item in items]
-    for item in items:
-        if not ev.library.is_node(item):
-            raise _err(f"'{key}' must list nodes, but holds {ev._type(item)}", loc)
-    return items
-
-
-def _collect_nodes(ev: Evaluator, rec: Record, prefix: str, out: dict[str, Any],
-                   seen: set[int]) -> None:
-    if id(rec) in seen:
-        return
-    seen.add(id(rec))
-    for name in rec:
-        if name in _NETWORK_KEYS:
-            continue
-        value = rec[name]
-        _collect_value(ev, value, prefix + name, out, seen)
-
-
-def _collect_value(ev: Evaluator, value: Any, path: str, out: dict[str, Any],
-                   seen: set[int]) -> None:
-    if ev.library.is_node(value):
-        out.setdefault(path, value)
-    elif isinstance(value, Record):
-        _collect_nodes(ev, value, path + ".", out, seen)
-    elif isinstance(value, BSArray) and id(value) not in seen:
-        seen.add(id(value))
-        for k in range(len(value)):
-            _collect_value(ev, value.thunk(k).force(), f"{path}[{value.first + k}]", out, seen)

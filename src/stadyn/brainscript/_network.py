@@ -1,0 +1,104 @@
+"""A network description's evaluation: the record, its special node lists and its named nodes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import _ast as A
+from ._evaluator import Evaluator
+from ._library import Library
+from ._values import BSArray, Record, _err
+
+__all__ = ["Network", "evaluate_network"]
+
+_NETWORK_KEYS = ("featureNodes", "labelNodes", "criterionNodes", "evaluationNodes", "outputNodes")
+
+
+@dataclass
+class Network:
+    """An evaluated ``BrainScriptNetworkBuilder`` record and its special node lists.
+
+    ``nodes`` names every node reachable through the record's members (``z``, ``out.z``,
+    ``arr[0]``), in definition order; ``name_of`` finds a node's name.
+    """
+
+    record: Record
+    feature_nodes: list[Any] = field(default_factory=list)
+    label_nodes: list[Any] = field(default_factory=list)
+    criterion_nodes: list[Any] = field(default_factory=list)
+    evaluation_nodes: list[Any] = field(default_factory=list)
+    output_nodes: list[Any] = field(default_factory=list)
+    nodes: dict[str, Any] = field(default_factory=dict)
+
+    def name_of(self, node: Any) -> str | None:
+        """The first member path under which ``node`` appears, or ``None``."""
+        for name, value in self.nodes.items():
+            if value is node:
+                return name
+        return None
+
+
+def evaluate_network(expr: A.Expr, library: Library) -> Network:
+    """Evaluate a network description and collect its special and named nodes.
+
+    Every member is evaluated (as CNTK builds every node a network record defines), so a
+    mistake anywhere in the record is reported.
+
+    >>> from stadyn.brainscript._parser import parse_expression
+    >>> class Nodes(Library):
+    ...     def is_node(self, v): return isinstance(v, str) and v.startswith("node:")
+    >>> lib = Nodes({"Input": lambda dims: f"node:input{dims}"})
+    >>> net = evaluate_network(parse_expression("{ f = Input{3} ; outputNodes = (f) }"), lib)
+    >>> net.output_nodes, net.name_of(net.output_nodes[0])
+    (['node:input3'], 'f')
+    """
+    library.prepare(expr)
+    ev = Evaluator(library)
+    value = ev.evaluate(expr)
+    if not isinstance(value, Record):
+        raise _err(f"a network description must be a record, got {ev._type(value)}", expr.loc)
+    net = Network(value)
+    try:
+        _collect_nodes(ev, value, "", net.nodes, set())
+        net.nodes = dict(zip(net.nodes, library.resolve_all(list(net.nodes.values()))))
+        for key, attr in zip(_NETWORK_KEYS, ("feature_nodes", "label_nodes", "criterion_nodes",
+                                             "evaluation_nodes", "output_nodes")):
+            if key in value:
+                setattr(net, attr, _node_list(ev, value[key], key, value._members[key].loc))
+    except RecursionError:
+        raise _err("evaluation nested too deeply", ev._last_loc) from None
+    return net
+
+
+def _node_list(ev: Evaluator, v: Any, key: str, loc) -> list[Any]:
+    items = list(ev._to_python(v)) if isinstance(v, BSArray) else [v]
+    items = [ev.library.resolve(item) for item in items]
+    for item in items:
+        if not ev.library.is_node(item):
+            raise _err(f"'{key}' must list nodes, but holds {ev._type(item)}", loc)
+    return items
+
+
+def _collect_nodes(ev: Evaluator, rec: Record, prefix: str, out: dict[str, Any],
+                   seen: set[int]) -> None:
+    if id(rec) in seen:
+        return
+    seen.add(id(rec))
+    for name in rec:
+        if name in _NETWORK_KEYS:
+            continue
+        value = rec[name]
+        _collect_value(ev, value, prefix + name, out, seen)
+
+
+def _collect_value(ev: Evaluator, value: Any, path: str, out: dict[str, Any],
+                   seen: set[int]) -> None:
+    if ev.library.is_node(value):
+        out.setdefault(path, value)
+    elif isinstance(value, Record):
+        _collect_nodes(ev, value, path + ".", out, seen)
+    elif isinstance(value, BSArray) and id(value) not in seen:
+        seen.add(id(value))
+        for k in range(len(value)):
+            _collect_value(ev, value.thunk(k).force(), f"{path}[{value.first + k}]", out, seen)
