@@ -215,8 +215,7 @@ class Validation:
         finally:
             source.close()
         totals = [[t, result["samples"]] for t in result["sums"]]
-        perplexity = [self.network.library.operation_of(n) == "CrossEntropyWithSoftmax"
-                      for n in self.nodes]
+        perplexity = [self.network.library.shows_perplexity(n) for n in self.nodes]
         self.log(results_line(1, result["minibatches"], self.names, totals,
                               [[0.0, 0]] * len(totals), perplexity, True))
         self.log(validation_line(epoch, cmd.sgd.max_epochs, self.names, totals))

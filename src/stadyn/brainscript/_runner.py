@@ -402,8 +402,7 @@ class _Runner:
         return EvalResult({n: (t / c if c else 0.0, c) for n, (t, c) in zip(names, totals)}, mbs)
 
     def _eval_line(self, first, last, names, nodes, totals, logged, network, final) -> None:
-        perplexity = [network.library.operation_of(n) == "CrossEntropyWithSoftmax"
-                      for n in nodes]
+        perplexity = [network.library.shows_perplexity(n) for n in nodes]
         self.log(results_line(first, last, names, totals, logged, perplexity, final))
 
     def _network_for(self, cmd: CommandConfig) -> BrainScriptSource:

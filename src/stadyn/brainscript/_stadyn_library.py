@@ -38,6 +38,7 @@ from ..graph import Variable
 from ..inspect import trace
 from ..layers import initial_value
 from ..parametric import current_registry, get_parameter_or_create
+from ._criterion_library import CriterionFunctions
 from ._layer_library import LayerFunctions, _positive_ints, cntk_fans, cntk_initializer
 from ._library import Library, cntk_shape
 from ._loops import PendingState
@@ -51,7 +52,8 @@ __all__ = ["StadynLibrary", "cntk_initializer"]
 _TAGS = ("feature", "label", "criterion", "evaluation", "output")
 
 
-class StadynLibrary(SequenceFunctions, ReduceFunctions, TensorFunctions, LayerFunctions, Library):
+class StadynLibrary(SequenceFunctions, ReduceFunctions, TensorFunctions, CriterionFunctions,
+                    LayerFunctions, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.
 
     ``dropout_rate`` is the rate ``Dropout`` nodes are built with (the SGD block's
@@ -91,6 +93,7 @@ class StadynLibrary(SequenceFunctions, ReduceFunctions, TensorFunctions, LayerFu
         functions.update(self._init_sequences(sequences))
         functions.update(self._init_reductions())
         functions.update(self._init_tensors())
+        functions.update(self._init_criteria())
         super().__init__(functions)
 
     # ---- bookkeeping ---------------------------------------------------------------------
@@ -112,6 +115,12 @@ class StadynLibrary(SequenceFunctions, ReduceFunctions, TensorFunctions, LayerFu
 
     def _initializer(self, init: str, scale: float) -> Any:
         return cntk_initializer(init, scale)
+
+    def shows_perplexity(self, node: Any) -> bool:
+        """Whether CNTK's evaluation lines give ``node``'s perplexity (``exp`` of its average):
+        the cross-entropy criteria (``SimpleEvaluator.h``)."""
+        return self.operation_of(node) in ("CrossEntropyWithSoftmax",
+                                           "ClassBasedCrossEntropyWithSoftmax")
 
     def operation_of(self, node: Any) -> str | None:
         """The CNTK operation that made ``node`` (``CrossEntropyWithSoftmax``, ...), if known."""

@@ -1,0 +1,97 @@
+"""CNTK's class-factored softmax criterion for :class:`~._stadyn_library.StadynLibrary` (a mixin:
+it uses the library's ``_value``, ``_node`` and ``has_batch_axis``).
+
+``ClassBasedCrossEntropyWithSoftmax (labelClassDescriptorVectorSequence, mainInputInfo,
+mainWeight, classLogProbsBeforeSoftmax)`` is CNTK's ``ClassBasedCrossEntropyWithSoftmaxNode``
+(``TrainingNodes.h``): a language model's output layer that factors ``P(word)`` into
+``P(class) * P(word | class)``.  Per sample (time step):
+
+- the label has 4 rows, as ``LMSequenceReader`` writes them for ``mode = "class"``: the word id
+  ``y``, its class ``c``, and the first and one-past-last word id of that class (the words of a
+  class are numbered together);
+- ``mainWeight`` is ``[hiddenDim x vocabularySize]``; the words of the class score
+  ``h' W[:, first:last]`` and the criterion is ``-(log softmax of those scores at y - first) -
+  (log softmax (classLogProbsBeforeSoftmax) at c)``.
+
+CNTK's node gave the sum over the minibatch; here, as for ``CrossEntropyWithSoftmax``, it is one
+value per sample that the trainer sums.  The words outside the class are masked rather than
+sliced out, so the cost is that of the full vocabulary (the value and gradients are the same).
+A sample whose class range is empty (a sequence's padding) contributes 0; a word outside its
+class range gives a value of about 1e30 (CNTK stopped with a LogicError).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import functions as F
+from .._errors import ConfigError
+from ..graph import Variable
+
+__all__ = ["CriterionFunctions"]
+
+_MASKED = -1e30      # the score of a word outside the sample's class (exp() is 0 in float32)
+
+
+class CriterionFunctions:
+    """``ClassBasedCrossEntropyWithSoftmax``."""
+
+    def _init_criteria(self) -> dict[str, Any]:
+        return {"ClassBasedCrossEntropyWithSoftmax": self.ClassBasedCrossEntropyWithSoftmax}
+
+    def ClassBasedCrossEntropyWithSoftmax(self, labelClassDescriptorVectorSequence, mainInputInfo,
+                                          mainWeight, classLogProbsBeforeSoftmax, tag=""):
+        """The class-factored cross entropy of each sample (see the module's description)."""
+        what = "ClassBasedCrossEntropyWithSoftmax"
+        label = self._value(labelClassDescriptorVectorSequence, what)
+        hidden = self._value(mainInputInfo, what)
+        weight = self._value(mainWeight, what)
+        classes = self._value(classLogProbsBeforeSoftmax, what)
+        _check_shapes(self, label, hidden, weight, classes)
+        word, cls, first, last = (_row(label, k) for k in range(4))
+        scores = F.affine(hidden, F.transpose(weight, (1, 0)), base_axis=hidden.ndim - 1)
+        ids = F.arange(0, weight.shape[0])
+        inside = F.mul2(F.greater_equal(ids, first), F.less(ids, last))
+        masked = F.where(inside, scores, F.add_scalar(F.mul_scalar(scores, 0.0), _MASKED))
+        word_term = _pick(F.log_softmax(masked, axis=-1), word)
+        class_term = _pick(F.log_softmax(classes, axis=-1), cls)
+        value = F.mul_scalar(F.add2(word_term, class_term), -1.0)
+        present = F.greater(last, first)          # a sequence's padding: an empty range
+        return self._node(F.mul2(value, present), what, tag)
+
+
+def _row(label: Variable, k: int) -> Variable:
+    """Row ``k`` of each sample's label, kept as an axis of 1."""
+    start = [None] * (label.ndim - 1) + [k]
+    stop = [None] * (label.ndim - 1) + [k + 1]
+    return F.slice(label, start, stop, [1] * label.ndim)
+
+
+def _pick(log_probs: Variable, index: Variable) -> Variable:
+    """``log_probs[..., index]`` (``index`` has an axis of 1 last, which is kept)."""
+    return F.take_along_axis(log_probs, F.cast(index, "int64"), axis=-1)
+
+
+def _check_shapes(lib: Any, label: Variable, hidden: Variable, weight: Variable,
+                  classes: Variable) -> None:
+    """CNTK's validation: 4 label rows, the weight's rows the hidden dimension, one layout."""
+    def cntk(v: Variable) -> str:
+        return ":".join(str(d) for d in reversed(v.shape[_lead(lib, v):])) or "scalar"
+    if label.ndim - _lead(lib, label) != 1 or label.shape[-1] != 4:
+        raise ConfigError("ClassBasedCrossEntropyWithSoftmax: the label must have 4 rows (word, "
+                          f"class, first and one-past-last word of the class), got [{cntk(label)}]")
+    if hidden.ndim - _lead(lib, hidden) != 1 or classes.ndim - _lead(lib, classes) != 1:
+        raise ConfigError("ClassBasedCrossEntropyWithSoftmax: the hidden activation and the class "
+                          f"scores must be vectors, got [{cntk(hidden)}] and [{cntk(classes)}]")
+    if lib.has_batch_axis(weight) or weight.ndim != 2 or weight.shape[1] != hidden.shape[-1]:
+        raise ConfigError("ClassBasedCrossEntropyWithSoftmax: mainWeight must be a [hiddenDim x "
+                          f"vocabularySize] parameter with hiddenDim {hidden.shape[-1]}, got "
+                          f"[{cntk(weight)}]")
+    if len({_lead(lib, v) for v in (label, hidden, classes)}) != 1:
+        raise ConfigError("ClassBasedCrossEntropyWithSoftmax: the label, the hidden activation "
+                          "and the class scores must have the same layout (all sequences or "
+                          "all not)")
+
+
+def _lead(lib: Any, v: Variable) -> int:
+    return 2 if v.sequence_lengths is not None else int(lib.has_batch_axis(v))
