@@ -67,7 +67,9 @@ class CommandNetwork:
         """What the model file holds: every named node computed by the graph, and the inputs."""
         outputs = {name: v for name, v in self.net.nodes.items()
                    if isinstance(v, Variable) and v.parent is not None}
-        return outputs, {self.name(v): v for v in self.library.inputs}
+        inputs = [v for v in self.library.inputs     # a loaded network's unused inputs: out
+                  if self.net.name_of(v) is not None or not self.library.is_loaded(v)]
+        return outputs, {self.name(v): v for v in inputs}
 
     def learnable(self, root: Variable) -> dict[str, Variable]:
         """The trainable parameters ``root`` depends on, by registry name."""

@@ -183,6 +183,11 @@ class Library:
         """:meth:`resolve` for many nodes at once (a network's named nodes)."""
         return [self.resolve(v) for v in values]
 
+    def own_names(self, nodes: list[Any]) -> dict[str, Any]:
+        """Names the nodes ``nodes`` reach already have (a loaded network's nodes keep their
+        names, as in CNTK); a network description's own member names come first."""
+        return {}
+
     def script_prelude(self) -> str | None:
         """BrainScript source of further definitions (a record's members), evaluated on first
         use; its names are found after the library's functions."""

@@ -62,6 +62,7 @@ def evaluate_network(expr: A.Expr, library: Library) -> Network:
     try:
         _collect_nodes(ev, value, "", net.nodes, set())
         net.nodes = dict(zip(net.nodes, library.resolve_all(list(net.nodes.values()))))
+        _add_own_names(net, library, expr.loc)
         for key, attr in zip(_NETWORK_KEYS, ("feature_nodes", "label_nodes", "criterion_nodes",
                                              "evaluation_nodes", "output_nodes")):
             if key in value:
@@ -69,6 +70,24 @@ def evaluate_network(expr: A.Expr, library: Library) -> Network:
     except RecursionError:
         raise _err("evaluation nested too deeply", ev._last_loc) from None
     return net
+
+
+def _add_own_names(net: Network, library: Library, loc) -> None:
+    """The names the nodes reached already have (a loaded network's) for those the record does
+    not name: as CNTK, another node of the same name is an error, unless the name holds ``.``, ``[`` or
+    ``]`` (then ``_`` is put before it until it is free)."""
+    named = {id(v) for v in net.nodes.values()}
+    for name, node in library.own_names(list(net.nodes.values())).items():
+        if id(node) in named:       # a member of the record: named after it (CNTK renames it)
+            continue
+        while name in net.nodes and net.nodes[name] is not node:
+            if not any(c in name for c in ".[]"):
+                member = net.record._members.get(name)
+                raise _err(f"two different nodes are named '{name}' (one of a loaded network); "
+                           "CNTK refused such a network (duplicated name)",
+                           member.loc if member is not None else loc)
+            name = "_" + name
+        net.nodes.setdefault(name, node)
 
 
 def _node_list(ev: Evaluator, v: Any, key: str, loc) -> list[Any]:
@@ -96,7 +115,7 @@ def _collect_value(ev: Evaluator, value: Any, path: str, out: dict[str, Any],
                    seen: set[int]) -> None:
     if ev.library.is_node(value):
         out.setdefault(path, value)
-    elif isinstance(value, Record):
+    elif isinstance(value, Record) and value.network is None:
         _collect_nodes(ev, value, path + ".", out, seen)
     elif isinstance(value, BSArray) and id(value) not in seen:
         seen.add(id(value))

@@ -66,6 +66,9 @@ def _names(expr: Any, out: set[str]) -> set[str]:
         e = stack.pop()
         if isinstance(e, A.Ident):
             out.add(e.name)
+        if isinstance(e, A.MemberAccess) and isinstance(e.obj, A.Ident) and \
+                (e.obj.name, e.name) == ("BS", "Network"):
+            continue          # BS.Network.Load & co. are no sequence functions
         if isinstance(e, (list, tuple)):
             stack.extend(e)
         elif hasattr(e, "__dataclass_fields__"):

@@ -42,6 +42,7 @@ from ._criterion_library import CriterionFunctions
 from ._layer_library import LayerFunctions, _positive_ints, cntk_fans, cntk_initializer
 from ._library import Library, cntk_shape
 from ._loops import PendingState
+from ._network_library import NetworkFunctions
 from ._reduce_library import ReduceFunctions
 from ._sequence_library import SequenceFunctions
 from ._tensor_library import TensorFunctions
@@ -53,7 +54,7 @@ _TAGS = ("feature", "label", "criterion", "evaluation", "output")
 
 
 class StadynLibrary(SequenceFunctions, ReduceFunctions, TensorFunctions, CriterionFunctions,
-                    LayerFunctions, Library):
+                    NetworkFunctions, LayerFunctions, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.
 
     ``dropout_rate`` is the rate ``Dropout`` nodes are built with (the SGD block's
@@ -94,6 +95,7 @@ class StadynLibrary(SequenceFunctions, ReduceFunctions, TensorFunctions, Criteri
         functions.update(self._init_reductions())
         functions.update(self._init_tensors())
         functions.update(self._init_criteria())
+        functions.update(self._init_networks())
         super().__init__(functions)
 
     # ---- bookkeeping ---------------------------------------------------------------------

@@ -123,6 +123,9 @@ class Record(Mapping):
     """A BrainScript record: lazily evaluated members plus the scope it was defined in.
 
     As a Python mapping it exposes its own members only, evaluating each on access.
+    ``network`` is set on a record that stands for a whole network (``BS.Network.Load``): its
+    members are that network's nodes by name, and a network description holding it as a member
+    does not take them all in (CNTK's ``ComputationNetwork`` as a config value).
     """
 
     def __init__(self, parent: Record | None = None, loc: A.SourceLocation | None = None) -> None:
@@ -131,6 +134,17 @@ class Record(Mapping):
         # how to re-create each member against another record (for `with`)
         self._rebind: dict[str, Callable[[Record], Thunk]] = {}
         self.loc = loc
+        self.network: Any = None
+
+    @classmethod
+    def of_values(cls, values: Mapping[str, Any], loc: A.SourceLocation | None = None,
+                  network: Any = None) -> Record:
+        """A record of computed values (members in the mapping's order)."""
+        rec = cls(None, loc)
+        for name, value in values.items():
+            rec._define(name, Thunk.of(value))
+        rec.network = network
+        return rec
 
     def _define(self, name: str, thunk: Thunk, rebind: Callable[[Record], Thunk] | None = None) -> None:
         self._members[name] = thunk

@@ -1,0 +1,234 @@
+"""CNTK's network-level BrainScript operations, ``BS.Network`` in CNTK.core.bs (implemented in
+CNTK's ``ComputationNetworkScripting.cpp``), for :class:`~._stadyn_library.StadynLibrary` (a
+mixin: it uses the library's ``_value``, ``_node``, ``_batched`` and ``inputs``).
+
+- ``BS.Network.Load (pathName)``: a model file (Stadyn's, as ``stadyn train`` writes it, or a
+  CNTK 2 model) as a record of its nodes by name (CNTK's ``ComputationNetworkFromFile``; a name
+  with a ``.`` is reached with ``_`` instead, names with ``[`` not at all).  Its nodes keep their
+  names in the network that uses them (an input is fed from the reader stream of its name), its
+  parameters join the command's and are trained with it; a network description that holds the
+  loaded network as a member takes in only the nodes its other members reach.
+- ``BS.Network.CloneFunction (inputNodes, outputNodes, parameters = "learnable")``: a function
+  that copies the part of a network between ``inputNodes`` (a node or an array of nodes, the
+  function's arguments in that order) and ``outputNodes`` (a node, or a record of nodes: the
+  function then returns a record with the same members).  The parameters the outputs depend on
+  are copied with their current values and stay learnable (``"learnable"``), are copied and
+  frozen (``"constant"``: not trained) or are shared with the original (``"shared"``); inputs
+  not listed, and nodes that depend on neither the listed inputs nor a copied parameter, are
+  shared.  Each call makes a new copy.
+- ``BS.Network.Edit (inputModel, editFunctions, additionalRoots)``: a new network in which every
+  node of ``inputModel`` is offered to the edit functions in turn (the first that returns
+  another node replaces it); the nodes that depend on a replaced node are made again, the rest
+  are shared.  ``BS.Network.Editing.ReplaceLinksToNode (old, new)`` and
+  ``ReplaceLinksToNamedNode (name, new)`` make such functions.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .._errors import ConfigError, StadynError
+from ..graph import Variable, apply, name_scope, topological_nodes
+from ..parametric import current_registry, get_parameter_or_create
+from ..serialize import load
+from ._values import Record
+
+__all__ = ["NetworkFunctions", "replay"]
+
+_TREATMENTS = ("learnable", "constant", "shared")
+
+
+class NetworkFunctions:
+    """``BS.Network.Load``, ``CloneFunction``, ``Edit`` and ``IsSameObject``."""
+
+    def _init_networks(self) -> dict[str, Any]:
+        self._own_names: dict[int, tuple[Variable, str]] = {}
+        return {"_NetworkLoad": self._NetworkLoad, "_CloneFunction": self._CloneFunction,
+                "_NetworkEdit": self._NetworkEdit, "IsSameObject": self.IsSameObject,
+                "_ReplaceLinksToNamedNode": self._ReplaceLinksToNamedNode}
+
+    # ---- Load -------------------------------------------------------------------------------
+    def _NetworkLoad(self, pathName):
+        path = str(pathName)
+        if not os.path.isfile(path):
+            raise ConfigError(f"BS.Network.Load: the model file '{path}' does not exist")
+        try:
+            loaded = load(path)
+        except (StadynError, OSError) as exc:
+            raise ConfigError(f"BS.Network.Load: cannot load '{path}': {exc}") from None
+        registry = current_registry()
+        scope = registry.claim("Load")
+        for name, parameter in loaded.registry.items():
+            registry.set(f"{scope}/{name}", parameter)
+        nodes: dict[str, Variable] = {}
+        for name, v in loaded.inputs.items():
+            self.inputs.append(v)
+            self._batched.add(v)
+            nodes[name] = self._node(v, "InputValue")
+        for name, v in loaded.outputs.items():
+            nodes.setdefault(name, v)
+        named = [(origin.name, v) for v, origin in loaded.origins if origin.name]
+        for name, v in named:        # a CNTK model: what find_by_name finds (one node a name)
+            if sum(n == name for n, _ in named) == 1:
+                nodes.setdefault(name, v)
+        return self._network_record(nodes, loaded)
+
+    def _network_record(self, nodes: Mapping[str, Variable], network: Any) -> Record:
+        """A network's record: members named as CNTK's network gives them (``.`` as ``_``)."""
+        members = {}
+        for name, v in nodes.items():
+            self._own_names.setdefault(id(v), (v, name))
+            key = name.replace(".", "_")
+            if "[" not in key and "$" not in key:
+                members.setdefault(key, v)
+        return Record.of_values(members, network=network)
+
+    def own_names(self, nodes: list[Any]) -> dict[str, Any]:
+        reached = _reached([v for v in nodes if isinstance(v, Variable)])
+        return {name: v for key, (v, name) in self._own_names.items() if key in reached}
+
+    def is_loaded(self, v: Any) -> bool:
+        """Whether ``v`` is a node of a loaded network (it has a name of its own)."""
+        entry = self._own_names.get(id(v))
+        return entry is not None and entry[0] is v
+
+    # ---- CloneFunction ----------------------------------------------------------------------
+    def _CloneFunction(self, inputNodes, outputNodes, parameters="learnable"):
+        what = "BS.Network.CloneFunction"
+        inputs = [self._value(v, what) for v in _items(inputNodes)]
+        if isinstance(outputNodes, Mapping):
+            outputs = {k: self._value(v, what) for k, v in outputNodes.items()}
+        else:
+            outputs = {"": self._value(outputNodes, what)}
+        if not outputs:
+            raise ConfigError(f"{what}: at least one output node must be given")
+        if parameters not in _TREATMENTS:
+            raise ConfigError(f"{what}: parameters must be 'learnable', 'constant' or 'shared', "
+                              f"got {parameters!r}")
+        reached = _reached(list(outputs.values()))
+        for k, v in enumerate(inputs):
+            if id(v) not in reached:
+                raise ConfigError(f"{what}: no output depends on input {k + 1} "
+                                  f"({self._describe(v)})")
+        copied = [] if parameters == "shared" else \
+            [(name, p) for name, p in current_registry().items() if id(p) in reached]
+
+        def cloned(*args: Any) -> Any:
+            if len(args) != len(inputs):
+                raise ConfigError(f"the function CloneFunction made takes {len(inputs)} "
+                                  f"input(s), got {len(args)}")
+            subs = [(old, self._value(new, "the cloned function")) for old, new in
+                    zip(inputs, args)]
+            scope = current_registry().claim("clone") if copied else ""
+            for name, p in copied:
+                value = get_parameter_or_create(f"{scope}/{name}", p.shape, p.d.copy(),
+                                                p.need_grad and parameters == "learnable")
+                subs.append((p, self._node(value, "LearnableParameter")))
+            made = replay(list(outputs.values()), subs)
+            result = {k: made.get(id(v), v) for k, v in outputs.items()}
+            return result[""] if "" in result else result
+        return cloned
+
+    def _describe(self, v: Variable) -> str:
+        entry = self._own_names.get(id(v))
+        return f"'{entry[1]}'" if entry is not None and entry[0] is v else \
+            f"a node of shape {tuple(v.shape)}"
+
+    # ---- Edit -------------------------------------------------------------------------------
+    def _NetworkEdit(self, inputModel, editFunctions, additionalRoots):
+        what = "BS.Network.Edit"
+        if not isinstance(inputModel, Record) or inputModel.network is None:
+            raise ConfigError(f"{what}: inputModel must be a network (BS.Network.Load, "
+                              f"BS.Network.Edit), got {type(inputModel).__name__}")
+        functions = _items(editFunctions)
+        for f in functions:
+            if not callable(f) or self.is_node(f):
+                raise ConfigError(f"{what}: editFunctions must be functions of a node")
+        members = {name: self._value(v, what) for name, v in inputModel.items()}
+        names = {id(v): self._own_names.get(id(v), (v, name))[1] for name, v in members.items()}
+        roots = list(members.values()) + [self._value(v, what) for v in _items(additionalRoots)]
+        subs = []
+        for v in _graph_variables(list(members.values())):
+            for f in functions:
+                new = f(v)
+                if new is not v:
+                    subs.append((v, self._value(new, what)))
+                    break
+        made = replay(roots, subs)
+        replaced = {id(old) for old, _ in subs}       # (a replacement keeps its own name)
+        edited = {names[id(v)]: v if id(v) in replaced else made.get(id(v), v)
+                  for v in members.values()}
+        return self._network_record(edited, inputModel.network)
+
+    def IsSameObject(self, a, b):
+        """Whether ``a`` and ``b`` are the same object (node, record, ...)."""
+        return a is b
+
+    def _ReplaceLinksToNamedNode(self, name, replacement) -> Callable[[Any], Any]:
+        def edit(node: Any) -> Any:
+            entry = self._own_names.get(id(node))
+            return replacement if entry is not None and entry[0] is node and \
+                entry[1] == name else node
+        return edit
+
+
+def replay(roots: list[Variable], subs: list[tuple[Variable, Variable]]) -> dict[int, Variable]:
+    """The graph of ``roots`` with each ``(old, new)`` of ``subs`` put in: every op that reads a
+    replaced Variable (or one made again) is applied again, the rest is kept.  Returns
+    ``{id(old): new}`` for everything replaced or made again (a sequence read through its
+    lengths reads the substitute's)."""
+    mapping: dict[int, Variable] = {}
+    for old, new in subs:
+        mapping[id(old)] = new
+        if old.sequence_lengths is not None and new.sequence_lengths is not None:
+            mapping.setdefault(id(old.sequence_lengths), new.sequence_lengths)
+
+    def sub(a: Any) -> Any:
+        if isinstance(a, Variable):
+            return mapping.get(id(a), a)
+        if isinstance(a, (list, tuple)) and any(isinstance(x, Variable) for x in a):
+            return type(a)(sub(x) for x in a)
+        return a
+
+    for node in topological_nodes(list(roots)):
+        outputs = [o for o in node.outputs if o is not None]
+        if (outputs and all(id(o) in mapping for o in outputs)) or \
+                not any(id(i) in mapping for i in node.inputs):
+            continue
+        args = tuple(sub(a) for a in node.args)
+        kwargs = {k: sub(a) for k, a in node.kwargs.items()}
+        with name_scope(node.scope, absolute=True):
+            made = apply(node.spec, args, kwargs)
+        for old, new in zip(node.outputs, made if isinstance(made, tuple) else (made,)):
+            if old is not None:
+                mapping[id(old)] = new
+    return mapping
+
+
+def _items(v: Any) -> list[Any]:
+    return list(v) if isinstance(v, (tuple, list)) else [v]
+
+
+def _reached(roots: list[Variable]) -> set[int]:
+    reached = {id(v) for v in roots}
+    for n in topological_nodes(roots):
+        reached.update(id(v) for v in (*n.inputs, *n.outputs) if v is not None)
+    return reached
+
+
+def _graph_variables(roots: list[Variable]) -> list[Variable]:
+    """Every Variable of the graph of ``roots`` once, inputs before what reads them."""
+    seen: set[int] = set()
+    out: list[Variable] = []
+    for n in topological_nodes(roots):
+        for v in (*n.inputs, *n.outputs):
+            if v is not None and id(v) not in seen:
+                seen.add(id(v))
+                out.append(v)
+    for v in roots:
+        if id(v) not in seen:
+            seen.add(id(v))
+            out.append(v)
+    return out
