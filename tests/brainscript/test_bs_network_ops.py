@@ -202,3 +202,22 @@ def test_the_loaded_graph_is_stadyns_own(trained):
         total = F.sum(net.nodes["z"])
         total.forward()
         assert total.d.shape == ()
+
+
+def test_a_whole_loaded_network_trains_on_with_its_criterion(trained):
+    """Speech/LSTM's cntk.cntk: ``BrainScriptNetworkBuilder = (BS.Network.Load (...))``; the
+    loaded losses are the criteria, its metrics the evaluation nodes (CNTK's model file named
+    them; Stadyn's holds the ops)."""
+    folder, x, y = trained
+    log = _run(folder, "command = more\n" + TRAIN + f"""
+more = [ action = "train" ; modelPath = "Models/more"
+  BrainScriptNetworkBuilder = (BS.Network.Load ("Models/net"))
+  SGD = [ epochSize = 0 ; minibatchSize = 64 ; learningRatesPerSample = 0.001 ; maxEpochs = 1 ]
+  {READER} ]
+""")
+    assert "Training criterion:   ce = CrossEntropyWithSoftmax" in log
+    errs = float(re.search(r"Finished Epoch\[ 1 of 1\]: \[Training\] ce = [0-9.]+ \* 64; "
+                           r"errs = ([0-9.]+)%", log)[1])
+    z = sd.load(str(folder / "Models" / "net"))(features=x)["z"]   # (one minibatch: before its update)
+    assert errs == pytest.approx(100 * np.mean(z.argmax(-1) != y), abs=1e-3)
+    assert "Evaluation criterion: errs = ClassificationError" in log

@@ -33,11 +33,12 @@ from .._errors import ConfigError, StadynError
 from ..graph import Variable, apply, name_scope, topological_nodes
 from ..parametric import current_registry, get_parameter_or_create
 from ..serialize import load
-from ._values import Record
+from ._values import BSArray, Record
 
 __all__ = ["NetworkFunctions", "replay"]
 
 _TREATMENTS = ("learnable", "constant", "shared")
+_GROUPS = {"loss": "criterionNodes", "metric": "evaluationNodes"}
 
 
 class NetworkFunctions:
@@ -67,17 +68,29 @@ class NetworkFunctions:
             self.inputs.append(v)
             self._batched.add(v)
             nodes[name] = self._node(v, "InputValue")
+        for v, origin in loaded.origins:    # a CNTK model: its own operation names
+            if origin.kind == "function" and origin.op_name and self.operation_of(v) is None:
+                self._node(v, origin.op_name)
+        # a model file does not say which nodes were criteria: its losses and its metrics
+        groups: dict[str, list[Variable]] = {}
         for name, v in loaded.outputs.items():
+            if self.operation_of(v) is None and v.parent is not None:
+                self._node(v, _operation(v))
+            group = _GROUPS.get(v.parent.spec.category if v.parent is not None else "")
+            if group is not None and all(u is not v for u in groups.get(group, ())):
+                groups.setdefault(group, []).append(v)
             nodes.setdefault(name, v)
         named = [(origin.name, v) for v, origin in loaded.origins if origin.name]
         for name, v in named:        # a CNTK model: what find_by_name finds (one node a name)
             if sum(n == name for n, _ in named) == 1:
                 nodes.setdefault(name, v)
-        return self._network_record(nodes, loaded)
+        return self._network_record(nodes, loaded, groups)
 
-    def _network_record(self, nodes: Mapping[str, Variable], network: Any) -> Record:
-        """A network's record: members named as CNTK's network gives them (``.`` as ``_``)."""
-        members = {}
+    def _network_record(self, nodes: Mapping[str, Variable], network: Any,
+                        groups: Mapping[str, list[Variable]]) -> Record:
+        """A network's record: members named as CNTK's network gives them (``.`` as ``_``),
+        and its node groups (``criterionNodes``, ...)."""
+        members: dict[str, Any] = {key: BSArray.of_values(v) for key, v in groups.items()}
         for name, v in nodes.items():
             self._own_names.setdefault(id(v), (v, name))
             key = name.replace(".", "_")
@@ -146,7 +159,9 @@ class NetworkFunctions:
         for f in functions:
             if not callable(f) or self.is_node(f):
                 raise ConfigError(f"{what}: editFunctions must be functions of a node")
-        members = {name: self._value(v, what) for name, v in inputModel.items()}
+        groups = {key: list(v) for key, v in inputModel.items() if key in _GROUPS.values()}
+        members = {name: self._value(v, what) for name, v in inputModel.items()
+                   if name not in groups}
         names = {id(v): self._own_names.get(id(v), (v, name))[1] for name, v in members.items()}
         roots = list(members.values()) + [self._value(v, what) for v in _items(additionalRoots)]
         subs = []
@@ -160,7 +175,8 @@ class NetworkFunctions:
         replaced = {id(old) for old, _ in subs}       # (a replacement keeps its own name)
         edited = {names[id(v)]: v if id(v) in replaced else made.get(id(v), v)
                   for v in members.values()}
-        return self._network_record(edited, inputModel.network)
+        groups = {key: [made.get(id(v), v) for v in nodes] for key, nodes in groups.items()}
+        return self._network_record(edited, inputModel.network, groups)
 
     def IsSameObject(self, a, b):
         """Whether ``a`` and ``b`` are the same object (node, record, ...)."""
@@ -205,6 +221,12 @@ def replay(roots: list[Variable], subs: list[tuple[Variable, Variable]]) -> dict
             if old is not None:
                 mapping[id(old)] = new
     return mapping
+
+
+def _operation(v: Variable) -> str:
+    """The CNTK operation of a loaded node: the op that computes it, in CNTK's spelling
+    (``cross_entropy_with_softmax``: ``CrossEntropyWithSoftmax``)."""
+    return "".join(part.capitalize() for part in v.parent.spec.name.split("_"))
 
 
 def _items(v: Any) -> list[Any]:
