@@ -190,6 +190,8 @@ _LABELS = (
     (r"deserializer type '([^']+)'", "reader {}"),
     (r"unknown variable '\$([^$]+)\$'", "config variable ${}$ undefined"),
     (r"precision = \"(\w+)\"", "precision {}"),
+    (r"(BS.Network.Load): the model file .* does not exist", "{} of a file from outside the "
+                                                             "config"),
 )
 
 
@@ -225,6 +227,48 @@ def _network_gap_of(rec) -> str | None:
         if key in rec:
             return label
     return None
+
+
+def _stand_in_models(root, load):
+    """``BS.Network.Load`` for the survey: a model file a train or edit command of the config
+    writes (``modelPath``, ``outputModelPath``) is that command's network, built afresh (the
+    survey runs no command); any other file is loaded as it is."""
+    import stadyn as sd
+    from stadyn.brainscript import StadynLibrary, build_network
+    from stadyn.brainscript._config import ConfigRecord
+
+    writers = {}
+    for key in root:
+        block = root.peek(key)
+        if not isinstance(block, ConfigRecord) or "BrainScriptNetworkBuilder" not in block:
+            continue
+        action = str(block.get_str("action", "", inherited=True))
+        path = block.get_str("outputModelPath", None) if action == "edit" else \
+            block.get_str("modelPath", None, inherited=True)
+        sgd = block.get("SGD")
+        if action == "train" and isinstance(sgd, ConfigRecord) and "modelPath" in sgd:
+            path = sgd.get_str("modelPath")
+        if path is not None and action in ("train", "edit"):
+            writers.setdefault(str(path), block["BrainScriptNetworkBuilder"])
+    building = set()
+
+    def loader(path):
+        if os.path.exists(path) or path not in writers or path in building:
+            return load(path)
+        building.add(path)
+        registry = sd.ParameterRegistry()
+        try:
+            with sd.parameter_registry(registry):
+                lib = StadynLibrary()
+                lib.model_loader = loader
+                net = build_network(writers[path], lib)
+        finally:
+            building.discard(path)
+        outputs = {k: v for k, v in net.nodes.items()
+                   if isinstance(v, sd.Variable) and v.parent is not None}
+        inputs = {net.name_of(v): v for v in lib.inputs if net.name_of(v) is not None}
+        return sd.Network(inputs, outputs, registry)
+    return loader
 
 
 def survey_command(cmd, root_record) -> tuple[list[str], dict]:
@@ -278,6 +322,7 @@ def survey_command(cmd, root_record) -> tuple[list[str], dict]:
     with sd.parameter_registry(sd.ParameterRegistry()):
         try:
             lib = StadynLibrary()
+            lib.model_loader = _stand_in_models(root_record, lib.model_loader)
             net = build_network(network, lib)
         except RecursionError:
             gaps.append("recursion")

@@ -221,3 +221,23 @@ more = [ action = "train" ; modelPath = "Models/more"
     z = sd.load(str(folder / "Models" / "net"))(features=x)["z"]   # (one minibatch: before its update)
     assert errs == pytest.approx(100 * np.mean(z.argmax(-1) != y), abs=1e-3)
     assert "Evaluation criterion: errs = ClassificationError" in log
+
+
+def test_inputs_beside_a_loaded_sequence_model_are_sequences(tmp_path):
+    """CNTK's Inputs all have the sequence axis; Stadyn makes them sequences where the network
+    uses sequence functions, or (ATIS.cntk's Test command) loads a model of sequences."""
+    from stadyn.brainscript._command_network import CommandNetwork
+    from stadyn.brainscript._config import BrainScriptSource
+    from stadyn.brainscript._model_files import save_model
+
+    for model, hidden in (("seq", "RecurrentLSTMLayer {4} (features)"), ("flat", "features")):
+        with sd.parameter_registry(sd.ParameterRegistry()):
+            made = CommandNetwork(BrainScriptSource(f"""[ features = Input {{3}}
+                labels = Input {{2}} ; z = LinearLayer {{2}} ({hidden})
+                ce = CrossEntropyWithSoftmax (labels, z) ]"""), 0.0)
+            save_model(str(tmp_path / model), *made.model_file_parts())
+        with sd.parameter_registry(sd.ParameterRegistry()):
+            net = build_network(f"""{{ labels = Input {{2}}
+                m = BS.Network.Load ("{tmp_path / model}")
+                errs = ClassificationError (labels, m.z) }}""", StadynLibrary())
+            assert (net.nodes["labels"].sequence_lengths is not None) == (model == "seq")

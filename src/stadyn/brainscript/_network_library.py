@@ -33,9 +33,10 @@ from .._errors import ConfigError, StadynError
 from ..graph import Variable, apply, name_scope, topological_nodes
 from ..parametric import current_registry, get_parameter_or_create
 from ..serialize import load
+from . import _ast as A
 from ._values import BSArray, Record
 
-__all__ = ["NetworkFunctions", "replay"]
+__all__ = ["NetworkFunctions", "load_model_file", "replay"]
 
 _TREATMENTS = ("learnable", "constant", "shared")
 _GROUPS = {"loss": "criterionNodes", "metric": "evaluationNodes"}
@@ -44,8 +45,15 @@ _GROUPS = {"loss": "criterionNodes", "metric": "evaluationNodes"}
 class NetworkFunctions:
     """``BS.Network.Load``, ``CloneFunction``, ``Edit`` and ``IsSameObject``."""
 
+    #: how ``BS.Network.Load`` reads a model file: ``path -> stadyn.serialize.Network`` (a tool
+    #: that builds networks without running the commands before, such as
+    #: ``tools/cntk_config_survey.py``, puts a stand-in for a file a command would write)
+    model_loader: Callable[[str], Any]
+
     def _init_networks(self) -> dict[str, Any]:
         self._own_names: dict[int, tuple[Variable, str]] = {}
+        self._peeked: dict[str, Any] = {}
+        self.model_loader = load_model_file
         return {"_NetworkLoad": self._NetworkLoad, "_CloneFunction": self._CloneFunction,
                 "_NetworkEdit": self._NetworkEdit, "IsSameObject": self.IsSameObject,
                 "_ReplaceLinksToNamedNode": self._ReplaceLinksToNamedNode}
@@ -53,12 +61,7 @@ class NetworkFunctions:
     # ---- Load -------------------------------------------------------------------------------
     def _NetworkLoad(self, pathName):
         path = str(pathName)
-        if not os.path.isfile(path):
-            raise ConfigError(f"BS.Network.Load: the model file '{path}' does not exist")
-        try:
-            loaded = load(path)
-        except (StadynError, OSError) as exc:
-            raise ConfigError(f"BS.Network.Load: cannot load '{path}': {exc}") from None
+        loaded = self._peeked.pop(path, None) or self.model_loader(path)
         registry = current_registry()
         scope = registry.claim("Load")
         for name, parameter in loaded.registry.items():
@@ -85,6 +88,20 @@ class NetworkFunctions:
             if sum(n == name for n, _ in named) == 1:
                 nodes.setdefault(name, v)
         return self._network_record(nodes, loaded, groups)
+
+    def loads_sequences(self, expr: Any) -> bool:
+        """Whether a network description loads (``BS.Network.Load ("path")``, a literal path)
+        a model whose inputs are sequences: then its own Inputs are sequences too, as in CNTK,
+        where every Input has the default sequence axis.  (A file that cannot be loaded says
+        no; ``Load`` reports it when it is evaluated.)"""
+        found = False
+        for path in _literal_loads(expr):
+            try:
+                loaded = self._peeked[path] = self._peeked.get(path) or self.model_loader(path)
+            except (ConfigError, StadynError):
+                continue
+            found = found or any(v.sequence_lengths is not None for v in loaded.inputs.values())
+        return found
 
     def _network_record(self, nodes: Mapping[str, Variable], network: Any,
                         groups: Mapping[str, list[Variable]]) -> Record:
@@ -190,6 +207,16 @@ class NetworkFunctions:
         return edit
 
 
+def load_model_file(path: str) -> Any:
+    """``BS.Network.Load``'s model file (:func:`stadyn.load`), its errors as ConfigErrors."""
+    if not os.path.isfile(path):
+        raise ConfigError(f"BS.Network.Load: the model file '{path}' does not exist")
+    try:
+        return load(path)
+    except (StadynError, OSError) as exc:
+        raise ConfigError(f"BS.Network.Load: cannot load '{path}': {exc}") from None
+
+
 def replay(roots: list[Variable], subs: list[tuple[Variable, Variable]]) -> dict[int, Variable]:
     """The graph of ``roots`` with each ``(old, new)`` of ``subs`` put in: every op that reads a
     replaced Variable (or one made again) is applied again, the rest is kept.  Returns
@@ -227,6 +254,23 @@ def _operation(v: Variable) -> str:
     """The CNTK operation of a loaded node: the op that computes it, in CNTK's spelling
     (``cross_entropy_with_softmax``: ``CrossEntropyWithSoftmax``)."""
     return "".join(part.capitalize() for part in v.parent.spec.name.split("_"))
+
+
+def _literal_loads(expr: Any) -> list[str]:
+    """The paths of the ``BS.Network.Load ("path")`` calls of an AST."""
+    paths, stack = [], [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, A.Call) and isinstance(e.func, A.MemberAccess) and \
+                e.func.name == "Load" and isinstance(e.func.obj, A.MemberAccess) and \
+                e.func.obj.name == "Network" and len(e.args) == 1 and \
+                isinstance(e.args[0].value, A.String):
+            paths.append(e.args[0].value.value)
+        if isinstance(e, (list, tuple)):
+            stack.extend(e)
+        elif hasattr(e, "__dataclass_fields__"):
+            stack.extend(getattr(e, f) for f in e.__dataclass_fields__ if f != "loc")
+    return paths
 
 
 def _items(v: Any) -> list[Any]:

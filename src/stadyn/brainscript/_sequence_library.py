@@ -150,8 +150,8 @@ class SequenceFunctions:
 
     def prepare(self, expr: Any) -> None:
         uses, declares = uses_sequences(expr)
-        if self.sequences is None:
-            self.sequences = uses
+        if self.sequences is None:      # (a loaded model of sequences: _network_library.py)
+            self.sequences = uses or self.loads_sequences(expr)
         self._declares_axis = declares
 
     def compose(self, f, g):
