@@ -239,5 +239,19 @@ def test_inputs_beside_a_loaded_sequence_model_are_sequences(tmp_path):
         with sd.parameter_registry(sd.ParameterRegistry()):
             net = build_network(f"""{{ labels = Input {{2}}
                 m = BS.Network.Load ("{tmp_path / model}")
-                errs = ClassificationError (labels, m.z) }}""", StadynLibrary())
+                errs = ClassificationError (labels, m.z)
+                f = BS.Network.CloneFunction (m.features, m.z, parameters = "constant")
+                x = Input {{3}} ; y = f (x) }}""", StadynLibrary())
             assert (net.nodes["labels"].sequence_lengths is not None) == (model == "seq")
+            # the copy of the recurrence computes what the loaded one does, on its own weights
+            x = np.random.default_rng(0).normal(size=(2, 5, 3) if model == "seq" else (2, 3))
+            y, z = net.nodes["y"], net.record["m"]["z"]
+            feed(net.nodes["x"], x.astype(np.float32))
+            feed(net.record["m"]["features"], x.astype(np.float32))
+            y.forward()
+            z.forward()
+            np.testing.assert_allclose(y.d, z.d, rtol=1e-6)
+            copies = _parameters_of(y)
+            assert len(copies) == (5 if model == "seq" else 2)
+            assert not {id(v) for v in copies.values()} & {id(v) for v in
+                                                          _parameters_of(z).values()}
