@@ -426,3 +426,18 @@ def op_names_of_ops(C, r):
     res["unpack nodes"] = [[o.name, re.sub(r"\d+_Output", "#_Output", o.uid)]
                            for o in C.logging.get_node_outputs(unpacked)]
     return res
+
+
+@cntk_case(names=["cntk.layers.Label", "cntk.layers.Recurrence", "cntk.ops.combine"],
+           note="a value named inside a Recurrence's step, looked up twice: the same Function "
+                "(one uid) both times, and combine keeps each of its three roots")
+def step_value_looked_up_twice(C, r):
+    r.touch("cntk.Function.uid", "cntk.Function.outputs", "cntk.Function.eval")
+    x = C.sequence.input_variable(2, name="x")
+    y = C.layers.Recurrence(lambda h, u: C.layers.Label("doubled")(h * 2.0) + u)(x)
+    a, b = y.doubled, y.doubled
+    out = C.combine([y, a, b])
+    values = out.eval({x: [r.randn(3, 2), r.randn(2, 2)]})
+    return {"same uid": a.uid == b.uid, "same output uid": a.output.uid == b.output.uid,
+            "combined outputs": len(out.outputs),
+            "values": [np.concatenate(values[o]) for o in out.outputs]}

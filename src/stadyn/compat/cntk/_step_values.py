@@ -9,7 +9,10 @@ name), it is given out as the sequence of its values: the ``recurrence`` op hold
 applied once more with the value as one more state (its previous value unused), which
 returns it step by step; a step inside another loop's step (a decoder's recurrence in the
 greedy loop) does the same at each level.  The copy computes what the model computes (the
-same inputs and parameters), so ``C.combine([model, weights])`` gives both.
+same inputs and parameters), so ``C.combine([model, weights])`` gives both.  The sequence is
+made once per recurrence and value: looked up again, it is the same Variable (CNTK gives the
+same Function, uid included), and the copy is not built again (``Sequence2Sequence.py``'s
+``debug_attention`` looks up ``model.attention_model.attention_weights`` on every call).
 
 A step's blocks (``AttentionModel`` named ``attention_model``) are found through the graph
 recorded before the step's invariant values were hoisted out of it (``FunctionStep`` keeps
@@ -30,6 +33,9 @@ __all__ = ["note_step_blocks", "step_value"]
 
 # a step's first placeholder -> the named blocks its recorded graph held [(output, name)]
 _STEP_BLOCKS: "weakref.WeakKeyDictionary[Variable, list]" = weakref.WeakKeyDictionary()
+# the outermost recurrence node of a path -> {(the inner nodes' ids, the value's id): the
+# sequence made for it} (the inner nodes and the value live in that node's step)
+_EXPOSED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def note_step_blocks(placeholders, outputs) -> None:
@@ -55,13 +61,19 @@ def step_value(roots: list, name: str):
         >>> out = C.combine([y, doubled]).eval({x: [np.ones((3, 1), np.float32)]})
         >>> [v[0].ravel().tolist() for v in out.values()]
         [[1.0, 3.0, 7.0], [0.0, 2.0, 6.0]]
+        >>> y.doubled.uid == doubled.uid            # one sequence per value, as in CNTK
+        True
     """
     path, target = _locate(roots, name, set())
     if target is None:
         return None
     from ._adapt import wrap
-    with auto_forward(False):
-        return wrap(_expose(path, target))
+    made = _EXPOSED.setdefault(path[0], {})
+    key = (tuple(id(n) for n in path[1:]), id(target))
+    if key not in made:
+        with auto_forward(False):
+            made[key] = _expose(path, target)
+    return wrap(made[key])
 
 
 def _attrs(node) -> tuple[list, dict]:
