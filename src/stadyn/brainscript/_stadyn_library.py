@@ -41,6 +41,7 @@ from ..parametric import current_registry, get_parameter_or_create
 from ._layer_library import LayerFunctions, _positive_ints, cntk_fans, cntk_initializer
 from ._library import Library, cntk_shape
 from ._loops import PendingState
+from ._precompute_library import PreComputeFunctions
 from ._reduce_library import ReduceFunctions
 from ._sequence_library import SequenceFunctions
 from ._tensor_library import TensorFunctions
@@ -51,7 +52,7 @@ __all__ = ["StadynLibrary", "cntk_initializer"]
 _TAGS = ("feature", "label", "criterion", "evaluation", "output")
 
 
-class StadynLibrary(SequenceFunctions, ReduceFunctions, TensorFunctions, LayerFunctions, Library):
+class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, TensorFunctions, LayerFunctions, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.
 
     ``dropout_rate`` is the rate ``Dropout`` nodes are built with (the SGD block's

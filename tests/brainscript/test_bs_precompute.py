@@ -1,0 +1,207 @@
+"""CNTK's pre-computed nodes (``Mean``, ``InvStdDev``, ``MeanVarNorm``, ``LogPrior``,
+``FeatureMVNLayer``) and the data pass before training that sets them.
+
+The running estimates are checked against NumPy over the same samples; the whole pass, in a
+run of CNTK's end-to-end test Tests/EndToEndTests/Speech/Simple (its data is in CNTK's
+repository, ``$STADYN_CNTK_SOURCE``; without it that test skips), against cntk.exe's baseline
+log: the precompute lines, the momentum CNTK logged, and the losses and errors of the first two
+epochs.  The test's network is CNTK's ``SimpleNetworkBuilder`` network written in BrainScript
+(Stadyn lacks SimpleNetworkBuilder): features normalised by ``Mean``/``InvStdDev``, two sigmoid
+layers of 50, ``ScaledLogLikelihood = HLast - Log(Mean(labels))``, the weights drawn as CNTK's
+``uniform`` (U(+-0.05)) with the seeds 1, 2, 3 SimpleNetworkBuilder gave them.
+"""
+
+from __future__ import annotations
+
+import io as pyio
+import os
+import re
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+from stadyn import ConfigError
+from stadyn.brainscript import StadynLibrary, build_network, run
+from stadyn.brainscript._model_files import load_model_parameters
+from stadyn.brainscript._precompute import RunningStatistics
+from stadyn.brainscript._sgd import momenta_per_sample
+from stadyn.brainscript import SGDConfig
+from stadyn.train import feed
+from test_bs_legacy_readers import _cntk_file, _copy
+
+SIMPLE = "Tests/EndToEndTests/Speech/Simple"
+
+
+# ---------------------------------------------------------------------------------------------
+# The running estimates
+# ---------------------------------------------------------------------------------------------
+def test_running_mean_and_inv_std_dev_are_numpys_over_all_samples():
+    rng = np.random.RandomState(0)
+    x = (rng.randn(1000, 5) * [1, 10, 0.1, 3, 0] + [0, 5, -2, 100, 7]).astype(np.float32)
+    mean, inv = RunningStatistics((5,), False), RunningStatistics((5,), True)
+    start = 0
+    for size in [1, 7, 256, 100, 300, 336]:            # uneven minibatches, 1000 samples
+        mean.add(x[start:start + size])
+        inv.add(x[start:start + size])
+        start += size
+    want = x.astype(np.float64)
+    np.testing.assert_allclose(mean.mean, want.mean(0), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(inv.mean, want.mean(0), rtol=1e-6, atol=1e-6)
+    # the variance divides by the sample count; a constant column is floored at 1e-10
+    std = want.std(0)
+    np.testing.assert_allclose(inv.inv_std_dev()[:4], 1 / std[:4], rtol=1e-5)
+    assert inv.inv_std_dev()[4] == np.float32(1e5)
+
+
+# ---------------------------------------------------------------------------------------------
+# The BrainScript names
+# ---------------------------------------------------------------------------------------------
+def test_the_names_build_cntks_definitions():
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        lib = StadynLibrary()
+        net = build_network("""{ features = Input {3} ; labels = Input {4}
+            a = MeanVarNorm (features) ; b = FeatureMVNLayer {} (features)
+            m = Mean (features) ; s = InvStdDev (features)
+            c = PerDimMeanVarNormalization (features, m, s)
+            d = PerDimMeanVarDeNormalization (c, m, s)
+            p = LogPrior (labels) ; q = LogPriorLayer {} (labels) }""", lib)
+        assert [n.operation for n in lib.precompute_nodes] == \
+            ["Mean", "InvStdDev", "Mean", "InvStdDev", "Mean", "InvStdDev", "Mean", "Mean"]
+        assert not sd.get_parameters()                 # nothing learnable
+        for n in lib.precompute_nodes:                 # set them as the pass would
+            n.value.d = np.full(n.value.shape, 2.0 if n.operation == "Mean" else 4.0)
+        x = np.arange(6, dtype=np.float32).reshape(2, 3)
+        feed(net.nodes["features"], x)
+        for name, want in (("a", (x - 2) * 4), ("b", (x - 2) * 4), ("c", (x - 2) * 4),
+                           ("d", x)):
+            net.nodes[name].forward()
+            np.testing.assert_allclose(net.nodes[name].d, want)
+        net.nodes["p"].forward()
+        np.testing.assert_allclose(net.nodes["p"].d, np.log(np.full(4, 2.0)))
+        assert net.nodes["p"].shape == (4,)            # no batch axis: one prior
+
+
+def test_a_precomputed_node_needs_data():
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError, match="Mean: its input must come in minibatches") as e:
+            build_network("{ w = ParameterTensor {3}\n m = Mean (w) }", StadynLibrary())
+    assert e.value.line == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# The momentum CNTK applied: its per-sample value kept as a float32
+# ---------------------------------------------------------------------------------------------
+def test_a_momentum_time_constant_is_rounded_to_float_as_cntk_did():
+    # Speech/Simple's baseline: "effective momentum = 0.950085  momentum as time constant =
+    # 2499.8 samples" for momentumAsTimeConstant = 2500, minibatchSize = 128; in double it
+    # would be exp(-128/2500) = 0.950089
+    m = momenta_per_sample(SGDConfig(1, minibatch_size=(128,), momentum_as_time_constant=(2500,)))
+    assert f"{m[0] ** 128:f} {-1 / np.log(m[0]):.1f}" == "0.950085 2499.8"
+    assert f"{np.exp(-128 / 2500):f}" == "0.950089"
+
+
+# ---------------------------------------------------------------------------------------------
+# Speech/Simple against cntk.exe's log
+# ---------------------------------------------------------------------------------------------
+_NETWORK = """    BrainScriptNetworkBuilder = {
+        # Stadyn's seeds count from 0, SimpleNetworkBuilder's from 1: this one takes seed 0
+        unused = ParameterTensor {1, learningRateMultiplier = 0}
+        features = Input {2} ; labels = Input {2}
+        MeanOfFeatures = Mean (features) ; InvStdOfFeatures = InvStdDev (features)
+        MVNormalizedFeatures = PerDimMeanVarNormalization (features, MeanOfFeatures, InvStdOfFeatures)
+        # SimpleNetworkBuilder's "uniform" is cntk.exe's U(+-0.05)
+        W0 = ParameterTensor {(50:2), init = 'uniform', initValueScale = 0.05}
+        B0 = ParameterTensor {50, initValue = 0}
+        H1 = Sigmoid (W0 * MVNormalizedFeatures + B0)
+        W1 = ParameterTensor {(50:50), init = 'uniform', initValueScale = 0.05}
+        B1 = ParameterTensor {50, initValue = 0}
+        H2 = Sigmoid (W1 * H1 + B1)
+        W2 = ParameterTensor {(2:50), init = 'uniform', initValueScale = 0.05}
+        B2 = ParameterTensor {2, initValue = 0}
+        HLast = W2 * H2 + B2
+        CE = CrossEntropyWithSoftmax (labels, HLast)
+        EvalClassificationError = ClassificationError (labels, HLast)
+        Prior = Mean (labels) ; LogOfPrior = Log (Prior)
+        ScaledLogLikelihood = HLast - LogOfPrior
+        criterionNodes = (CE) ; evaluationNodes = (EvalClassificationError)
+        outputNodes = (ScaledLogLikelihood)
+    }
+"""
+
+
+@pytest.fixture(scope="module")
+def simple(tmp_path_factory):
+    data = tmp_path_factory.mktemp("simple")
+    config = _copy(data, f"{SIMPLE}/cntk.cntk")
+    train = _copy(data, "Tests/EndToEndTests/Speech/Data/SimpleDataTrain_cntk_text.txt")
+    text = config.read_text()
+    text = text[:text.index("    SimpleNetworkBuilder=[")] + _NETWORK + text[
+        text.index("    SGD=["):]
+    config.write_text(text.replace("command=Simple_Demo:Simple_Demo_Output",
+                                   "command=Simple_Demo"))
+    log = _cntk_file(f"{SIMPLE}/baseline.cpu.txt").decode("utf-8", "replace")
+    rows = [ln.split() for ln in train.read_text().splitlines() if ln.strip()]
+    labels = np.array([[float(v) for v in r[1:3]] for r in rows])
+    features = np.array([[float(v) for v in r[4:6]] for r in rows])
+    out = pyio.StringIO()
+    run(str(config), [f"DataDir={data}", f"RunDir={data}/run", "makeMode=true",
+                      "Simple_Demo=[SGD=[maxEpochs=2]]"], out=out)
+    return dict(data=data, config=config, log=log, ours=out.getvalue(), labels=labels,
+                features=features)
+
+
+def _numbers(line: str) -> list[str]:
+    return re.findall(r"= (\d+\.\d+) \* (\d+)", line)
+
+
+def test_speech_simple_precomputes_and_trains_as_cntk_exe(simple):
+    ours, theirs = simple["ours"], simple["log"]
+    # the pass, in cntk.exe's words
+    pass_lines = re.compile(r"Precomputing --> .*|\t\w+ = (?:Mean|InvStdDev)\(\)")
+    first_run = theirs[:theirs.index("Finished Epoch[ 1 of 50]")]
+    assert pass_lines.findall(re.sub(r"^\S+ \S+: ", "", first_run, flags=re.M)) == \
+        pass_lines.findall(ours) == [
+            "Precomputing --> 3 PreCompute nodes found.", "\tMeanOfFeatures = Mean()",
+            "\tInvStdOfFeatures = InvStdDev()", "\tPrior = Mean()", "Precomputing --> Completed."]
+    assert ours.index("Precomputing --> Completed.") < ours.index("Starting Epoch 1:")
+    assert "effective momentum = 0.950085  momentum as time constant = 2499.8 samples" in ours
+    # Losses and errors of the first two epochs: 14 minibatch lines and 2 epoch lines.  The
+    # error counts are cntk.exe's exactly.  The losses are float32 sums in another order than
+    # cntk.exe's (MKL's): in epoch 1 they agree to 1e-6 (the printed 8th decimal differs by
+    # up to 3e-7); in epoch 2, where the network leaves its plateau (0.71 -> 0.21), the
+    # difference grows to 1.3e-5.
+    line = re.compile(r"(?:Epoch\[ [12] of \d+\]-Minibatch\[.*|Finished Epoch\[ [12] of "
+                      r"\d+\]: \[Training\].*)")
+    mine, cntk = line.findall(ours), line.findall(theirs)[:16]
+    assert len(mine) == len(cntk) == 16
+    for i, (a, b) in enumerate(zip(mine, cntk)):
+        (loss_a, n_a), (err_a, m_a) = _numbers(a)[:2]
+        (loss_b, n_b), (err_b, m_b) = _numbers(b)[:2]
+        assert (err_a, n_a, m_a) == (err_b, n_b, m_b)
+        assert float(loss_a) == pytest.approx(float(loss_b), abs=1e-6 if i < 8 else 2e-5)
+
+
+def test_precomputed_values_are_numpys_and_saved_in_the_model(simple):
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        load_model_parameters(str(simple["data"] / "run" / "models" / "simple.dnn.0"))
+        values = sd.get_parameters(grad_only=False)
+        mean, inv, prior = values["mean/value"], values["invStdDev/value"], \
+            values["mean_1/value"]
+        np.testing.assert_allclose(mean.d, simple["features"].mean(0), rtol=1e-6)
+        np.testing.assert_allclose(inv.d, 1 / simple["features"].std(0), rtol=1e-6)
+        np.testing.assert_allclose(prior.d, simple["labels"].mean(0), rtol=1e-6)
+
+
+def test_a_restart_reads_the_values_from_the_model_file(simple):
+    os.remove(simple["data"] / "run" / "models" / "simple.dnn")
+    out = pyio.StringIO()
+    run(str(simple["config"]), [f"DataDir={simple['data']}", f"RunDir={simple['data']}/run",
+                                "makeMode=true", "Simple_Demo=[SGD=[maxEpochs=2]]"], out=out)
+    log = out.getvalue()
+    assert "Starting from checkpoint" in log and "Precomputing -->" not in log
+    assert "No PreCompute nodes found, or all already computed. Skipping pre-computation " \
+        "step." in log
+    # the same second epoch as the run that computed them
+    second = re.compile(r"Finished Epoch\[ 2 of 2\].*?;.*?;")
+    assert second.findall(log) == second.findall(simple["ours"])
