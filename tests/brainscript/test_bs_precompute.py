@@ -205,3 +205,60 @@ def test_a_restart_reads_the_values_from_the_model_file(simple):
     # the same second epoch as the run that computed them
     second = re.compile(r"Finished Epoch\[ 2 of 2\].*?;.*?;")
     assert second.findall(log) == second.findall(simple["ours"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Sequences: every step counts once, the padding never
+# ---------------------------------------------------------------------------------------------
+_SEQUENCE_CONFIG = """
+command = Train ; deviceId = -1 ; makeMode = false ; traceLevel = 1
+modelPath = "$OutputDir$/seq.dnn"
+Train = [
+    action = "train"
+    BrainScriptNetworkBuilder = [
+        t = DynamicAxis{}
+        features = Input {3, dynamicAxis = t} ; labels = Input {2}
+        norm = MeanVarNorm (features)
+        twice = Mean (features .* 2) ; shifted = features - twice
+        z = DenseLayer {2} (BS.Sequences.Last (norm))
+        prior = LogPrior (labels)
+        ce = CrossEntropyWithSoftmax (labels, z)
+        criterionNodes = (ce) ; outputNodes = (z)
+    ]
+    SGD = [ minibatchSize = 7 ; learningRatesPerSample = 0.01 ; maxEpochs = 1 ]
+    reader = [
+        readerType = "CNTKTextFormatReader" ; file = "$DataDir$/seq.ctf" ; randomize = true
+        input = [ features = [ dim = 3 ; format = "dense" ] ; labels = [ dim = 2 ; format = "dense" ] ]
+    ]
+]
+"""
+
+
+def test_a_sequences_steps_are_its_samples(tmp_path):
+    rng = np.random.RandomState(1)
+    frames, labels = [], []
+    with open(tmp_path / "seq.ctf", "w") as f:
+        for s in range(9):
+            label = [1, 0] if s % 3 else [0, 1]
+            labels.append(label)
+            for t in range(1 + s % 4):                     # 1 to 4 steps: padded minibatches
+                x = rng.randn(3) * [1, 5, 0.2] + [3, -1, 0]
+                frames.append(x)
+                y = f"\t|labels {label[0]} {label[1]}" if t == 0 else ""
+                f.write(f"{s}\t|features {x[0]:.6f} {x[1]:.6f} {x[2]:.6f}{y}\n")
+    (tmp_path / "seq.cntk").write_text(_SEQUENCE_CONFIG)
+    frames = np.round(np.array(frames), 6)
+    out = pyio.StringIO()
+    run(str(tmp_path / "seq.cntk"), [f"DataDir={tmp_path}", f"OutputDir={tmp_path}"], out=out)
+    assert "Precomputing --> 4 PreCompute nodes found." in out.getvalue()
+    for line in ("\tnorm.mean = Mean()", "\tnorm.invStdDev = InvStdDev()", "\ttwice = Mean()",
+                 "\tprior._ = Mean()"):
+        assert line in out.getvalue()
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        load_model_parameters(str(tmp_path / "seq.dnn.0"))
+        values = sd.get_parameters(grad_only=False)
+        np.testing.assert_allclose(values["mean/value"].d, frames.mean(0), rtol=1e-5)
+        np.testing.assert_allclose(values["invStdDev/value"].d, 1 / frames.std(0), rtol=1e-5)
+        np.testing.assert_allclose(values["mean_1/value"].d, 2 * frames.mean(0), rtol=1e-5)
+        # one label per sequence: the prior counts sequences
+        np.testing.assert_allclose(values["mean_2/value"].d, np.mean(labels, 0), rtol=1e-6)
