@@ -28,7 +28,7 @@ from stadyn.brainscript._precompute import RunningStatistics
 from stadyn.brainscript._sgd import momenta_per_sample
 from stadyn.brainscript import SGDConfig
 from stadyn.train import feed
-from test_bs_legacy_readers import _cntk_file, _copy
+from test_bs_legacy_readers import _cntk_file, _copy, quick_e2e  # noqa: F401 (a fixture)
 
 SIMPLE = "Tests/EndToEndTests/Speech/Simple"
 
@@ -262,3 +262,39 @@ def test_a_sequences_steps_are_its_samples(tmp_path):
         np.testing.assert_allclose(values["mean_1/value"].d, 2 * frames.mean(0), rtol=1e-5)
         # one label per sequence: the prior counts sequences
         np.testing.assert_allclose(values["mean_2/value"].d, np.mean(labels, 0), rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------
+# QuickE2E's own BrainScript network (FeatureMVNLayer{}, LogPrior) on its HTKMLFReader block
+# ---------------------------------------------------------------------------------------------
+def test_quick_e2e_feature_mvn_layer_over_one_epoch_of_frames(quick_e2e, monkeypatch,  # noqa: F811
+                                                              tmp_path):
+    # The AN4 features are not in CNTK's repository (a stand-in with known values in its first
+    # utterances), so its losses cannot be compared with the baseline's; the pass can.  Its
+    # SimpleNetworkBuilder is switched off as its NOTE says, and of its two BrainScript
+    # versions the "plain" one (MeanVarNorm, LogPrior) is switched on.
+    monkeypatch.chdir(quick_e2e["data"])
+    config = quick_e2e["config"]
+    text = config.read_text().replace("    SimpleNetworkBuilder = [", "    Simple_off = [")
+    text = text.replace("    BrainScriptNetworkBuilder = (", "    Composed_off = (").replace(
+        "    BrainScriptNetworkBuilder_plain = [", "    BrainScriptNetworkBuilder = [")
+    (tmp_path / "bs.cntk").write_text(text)
+    out = pyio.StringIO()
+    run(str(tmp_path / "bs.cntk"), [
+        f"DataDir={quick_e2e['data']}", f"RunDir={tmp_path}", "DeviceId=-1",
+        'speechTrain=[reader=[readMethod="none"]]', "speechTrain=[SGD=[maxEpochs=1]]",
+        "speechTrain=[SGD=[epochSize=640]]",
+        "speechTrain=[SGD=[UseAllDataForPreComputedNode=false]]"], out=out)
+    log = out.getvalue()
+    # cntk.exe's count for its SimpleNetworkBuilder twin: 516740 parameters, 3 such nodes
+    assert "Training 516740 parameters in 6 out of 6 parameter tensors" in log
+    assert "Precomputing --> 3 PreCompute nodes found." in log
+    frames = quick_e2e["values"][:640].astype(np.float64)   # epochSize frames, in file order
+    labels = np.concatenate([quick_e2e["labels"][k] for k in quick_e2e["keys"][:3]])[:640]
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        load_model_parameters(str(tmp_path / "models" / "cntkSpeech.dnn.0"))
+        values = sd.get_parameters(grad_only=False)
+        np.testing.assert_allclose(values["mean/value"].d, frames.mean(0), rtol=1e-6)
+        np.testing.assert_allclose(values["invStdDev/value"].d, 1 / frames.std(0), rtol=1e-5)
+        np.testing.assert_allclose(values["mean_1/value"].d,
+                                   np.bincount(labels, minlength=132) / 640, atol=1e-7)
