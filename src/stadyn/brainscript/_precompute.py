@@ -110,7 +110,6 @@ def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog,
         if cmd.trace_level > 0:
             log("No PreCompute nodes found, or all already computed. Skipping pre-computation "
                 "step.")
-            raw()
         return False
     raw()
     log(f"Precomputing --> {len(nodes)} PreCompute nodes found.")
