@@ -14,8 +14,10 @@ layers of 50, ``ScaledLogLikelihood = HLast - Log(Mean(labels))``, the weights d
 from __future__ import annotations
 
 import io as pyio
+import json
 import os
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -52,6 +54,18 @@ def test_running_mean_and_inv_std_dev_are_numpys_over_all_samples():
     std = want.std(0)
     np.testing.assert_allclose(inv.inv_std_dev()[:4], 1 / std[:4], rtol=1e-5)
     assert inv.inv_std_dev()[4] == np.float32(1e5)
+
+
+def test_one_minibatch_gives_cntk_27s_own_nodes_values():
+    # CNTK 2.7's Mean and InvStdDev nodes (cntk.exe's) over 50 samples in one minibatch
+    # (refgen_bs_precompute.py); the third value is constant: 1 / sqrt(1e-10)
+    ref = json.loads((Path(__file__).parents[1] / "fixtures" / "brainscript" /
+                      "precompute_cntk27.json").read_text())
+    stats = RunningStatistics((3,), True)
+    stats.add(np.array(ref["samples"], np.float32))
+    assert stats.mean.tolist() == ref["mean"]                  # to the bit
+    assert stats.inv_std_dev().tolist() == ref["inv_std_dev"]
+    assert ref["inv_std_dev"][2] == 1e5
 
 
 # ---------------------------------------------------------------------------------------------
