@@ -12,7 +12,7 @@ with the other parameters.  From ``CNTK.core.bs``:
 * ``LogPrior(labels) = Log(Mean(labels))`` (the log of the class frequencies) and
   ``LogPriorLayer{}``;
 * ``PerDimMeanVarDeNormalization(x, mean, invStdDev) = x ./ invStdDev + mean`` (its own node in
-  CNTK, which refuses a gradient through it).
+  CNTK, which refused a gradient through it; Stadyn's passes one).
 """
 
 from __future__ import annotations
