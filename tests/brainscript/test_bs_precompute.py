@@ -223,6 +223,17 @@ def test_a_restart_reads_the_values_from_the_model_file(simple):
     assert second.findall(log) == second.findall(simple["ours"])
 
 
+def test_the_write_action_reads_the_prior_from_the_model_file(simple):
+    # Speech/Simple's second command writes ScaledLogLikelihood = HLast - Log(Prior) of the
+    # test set; with the prior not read back it would be log(0): infinite
+    test = _copy(simple["data"], "Tests/EndToEndTests/Speech/Data/SimpleDataTest_cntk_text.txt")
+    run(str(simple["config"]), [f"DataDir={simple['data']}", f"RunDir={simple['data']}/run",
+                                "command=Simple_Demo_Output"], out=pyio.StringIO())
+    written = np.loadtxt(simple["data"] / "run" / "SimpleOutput.ScaledLogLikelihood")
+    rows = [ln for ln in test.read_text().splitlines() if ln.strip()]
+    assert written.shape == (len(rows), 2) and np.isfinite(written).all()
+
+
 # ---------------------------------------------------------------------------------------------
 # Sequences: every step counts once, the padding never
 # ---------------------------------------------------------------------------------------------
