@@ -283,16 +283,21 @@ def _sgd(text: str):
 
 
 def test_sgd_rates_are_per_sample_as_in_cntk():
+    # CNTK's SGD keeps the config's vectors as float32 (floatargvector): a rate per MB is the
+    # float32 value divided in double, a time constant's momentum exp(-1/tc) rounded to float32
+    f32 = np.float32
     cifar = _train_command(CIFAR).sgd
     lr = learning_rates_per_sample(cifar)
-    assert lr[0] == 0.0015625 and lr[20] == 0.00046875 and lr[-1] == 0.000015625
+    assert lr[0] == f32(0.0015625) and lr[20] == f32(0.00046875) and lr[-1] == f32(0.000015625)
     m = momenta_per_sample(cifar)
-    assert m[0] == 0.0 and m[20] == math.exp(-1 / 600) and m[-1] == math.exp(-1 / 1200)
+    assert m[0] == 0.0 and m[20] == f32(math.exp(-1 / 600)) and m[-1] == f32(math.exp(-1 / 1200))
     per_mb, _ = _sgd("minibatchSize = 32:64 ; learningRatesPerMB = 0.64 ; momentumPerMB = 0.9")
-    assert learning_rates_per_sample(per_mb) == [0.02, 0.01]
-    assert momenta_per_sample(per_mb) == [0.9 ** (1 / 32), 0.9 ** (1 / 64)]
+    assert learning_rates_per_sample(per_mb) == [float(f32(0.64)) / 32, float(f32(0.64)) / 64]
+    assert momenta_per_sample(per_mb) == [float(f32(0.9)) ** (1 / 32),
+                                          float(f32(0.9)) ** (1 / 64)]
     default, _ = _sgd("minibatchSize = 16 ; learningRatesPerSample = 0.1")
-    assert momenta_per_sample(default) == [0.9 ** (1 / 16)]   # CNTK's momentumPerMB = 0.9
+    # CNTK's momentumPerMB = 0.9
+    assert momenta_per_sample(default) == [float(f32(0.9)) ** (1 / 16)]
 
 
 def test_sgd_learner_follows_the_epoch_schedule():
@@ -309,7 +314,7 @@ def test_sgd_learner_follows_the_epoch_schedule():
         rates.append(learner.learning_rate())
         w.grad = torch.zeros(2)
         learner.update(4)
-    assert rates == [0.5, 0.5, 0.5, 0.5, 0.1, 0.1]
+    assert rates == [0.5, 0.5, 0.5, 0.5, float(np.float32(0.1)), float(np.float32(0.1))]
     # one step by hand: per-sample lr 0.5, momentum exp(-4/8) on 4 samples, unit gain, L2 * 4
     w2 = sd.Variable.from_numpy_array(np.ones(1, dtype=np.float32), need_grad=True)
     sgd2, rec2 = _sgd("learningRatesPerSample = 0.5 ; momentumAsTimeConstant = 8 ; "
@@ -317,7 +322,7 @@ def test_sgd_learner_follows_the_epoch_schedule():
     learner2 = make_learner([w2], sgd2, rec2, epoch_size=8)
     w2.grad = torch.tensor([2.0])
     learner2.update(4)
-    m = math.exp(-4 / 8)
+    m = float(np.float32(math.exp(-1 / 8))) ** 4
     assert w2.d[0] == pytest.approx(1 - 0.5 * (1 - m) * (2.0 + 0.01 * 4 * 1.0), rel=1e-6)
 
 

@@ -317,3 +317,18 @@ def test_lmsequencereader_softmax_mode_and_errors(tmp_path):
     with pytest.raises(DataError, match="'c' is not in the vocabulary") as err:
         make_source(reader())
     assert err.value.line == 1
+
+
+@pytest.mark.parametrize("text, message, at", [
+    ("frameMode = maybe\n", "'frameMode' must be a boolean (true/false), got 'maybe'", (1, 13)),
+    ("x = 1\n", "'reader.truncated' must be a boolean (true/false), got '2'", (2, 54)),
+])
+def test_a_bad_boolean_is_named_in_the_block_that_sets_it(text, message, at):
+    # frameMode and truncated may be set around the reader block (CNTK's Speech configs set
+    # them at the top level); one reading of booleans, the config reader's
+    with pytest.raises(ConfigError) as err:
+        reader_config(parse_config(text + 'reader = { readerType = "HTKMLFReader" ; '
+                                   'truncated = 2 ; features = { dim = 3 ; scpFile = "a.scp" } '
+                                   '; labels = { mlfFile = "a.mlf" ; labelDim = 2 } }',
+                                   "r.cntk")["reader"])
+    assert message in str(err.value) and (err.value.line, err.value.column) == at

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import ConfigError
-from ._config import ConfigRecord, to_bool, to_int
+from ._config import ConfigRecord, to_int
 
 __all__ = ["LEGACY_READERS", "LegacyDeserializer", "LegacyReader", "legacy_reader"]
 
@@ -61,25 +61,26 @@ class LegacyReader:
     refused: list[tuple[str, ConfigError]] = field(default_factory=list)
 
 
+def _owner(rec: ConfigRecord, key: str) -> ConfigRecord | None:
+    """The block that sets ``key``: ``rec`` or the nearest block around it (CNTK's lookup)."""
+    while rec is not None and key not in rec:
+        rec = rec.parent
+    return rec
+
+
 def _err(message: str, rec: ConfigRecord, key: str | None = None) -> ConfigError:
     loc = rec.loc
-    if key is not None:
-        owner = rec
-        while owner is not None and key not in owner:
-            owner = owner.parent
-        if owner is not None:
-            loc = owner.location(key)
+    owner = None if key is None else _owner(rec, key)
+    if owner is not None:
+        loc = owner.location(key)
     return ConfigError(message, loc.path, loc.line, loc.column) if loc else ConfigError(message)
 
 
 def _flag(rec: ConfigRecord, key: str, default: bool) -> bool:
-    value = rec.lookup(key, None)
-    if value is None:
-        return default
-    try:
-        return to_bool(str(value))
-    except ValueError:
-        raise _err(f"'{key}' must be true or false, got '{value}'", rec, key) from None
+    """A boolean set in ``rec`` or a block around it, read (and refused) by the block that
+    sets it (``'frameMode' must be a boolean``, not ``'reader.frameMode'``)."""
+    owner = _owner(rec, key)
+    return default if owner is None else owner.get_bool(key)
 
 
 def _subblocks(rec: ConfigRecord) -> list[tuple[str, ConfigRecord]]:

@@ -45,6 +45,7 @@ from ._blocks import CommandConfig, RunConfig, per_epoch, run_config
 from ._command_network import CommandNetwork, InputSource, Validation, loc_of, record_loc
 from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, results_line)
 from ._config import BrainScriptSource, ConfigRecord, load_config, unused_overrides
+from ._precompute import precompute
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
 from ._readers import make_source
@@ -236,12 +237,16 @@ class _Runner:
         log()
 
         checkpoint = None
-        if resume_from is not None:
+        if resume_from is not None:    # the model file holds the pre-computed values
             checkpoint = resume(log, resume_from, trainer, learners, source, start,
                                 lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
                                 per_sweep=epoch_size is None)
-        elif parallel.is_main:
-            save_model(model_name(model_path, start - 1, max_epochs), *network.model_file_parts())
+            precompute(network, cmd, log, done=True)
+        else:
+            precompute(network, cmd, log)
+            if parallel.is_main:
+                save_model(model_name(model_path, start - 1, max_epochs),
+                           *network.model_file_parts())
         setting = TrainSetting(cmd.name, sgd, [crit_name] + eval_names, cmd.trace_level,
                                seed_offset, model_path, keep_checkpoint_files(sgd, sgd_rec),
                                adjust, min_lr)

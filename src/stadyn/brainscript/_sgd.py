@@ -40,7 +40,7 @@ _EXTRA = ("gradUpdateType", "useNAG", "useNAGMomentum", "useAdagrad", "normWithA
           "varianceTimeConstant", "fsAdagradTargetAvDenom", "rms_gamma", "rms_wgt_inc",
           "rms_wgt_dec", "rms_wgt_max", "rms_wgt_min", "keepCheckPointFiles", "modelPath",
           "ParallelTrain", "disableRegInBatchNormalization", "AutoAdjust",
-          "minLearningRatePerSample")
+          "minLearningRatePerSample", "UseAllDataForPreComputedNode")
 #: CNTK keys that only tune memory use or logging on CNTK's own engine: accepted, no effect.
 _NO_EFFECT = ("maxTempMemSizeInSamplesForCNN", "numSubminibatches", "maxSamplesInRAM",
               "numMBsToCUDAProfile", "traceLevel", "disableWkInBatchNormal",
@@ -97,56 +97,55 @@ def _span(*vectors: Sequence[Any] | None) -> int:
     return max(len(v) for v in vectors if v is not None)
 
 
+def _f32(value: float) -> float:
+    """``value`` as CNTK's ``floatargvector`` held it (a float32), back in a Python float."""
+    return float(np.float32(value))
+
+
 def learning_rates_per_sample(sgd: SGDConfig) -> list[float]:
-    """The per-epoch learning rates per sample (``learningRatesPerMB`` divided by the epoch's
-    minibatch size, as CNTK's BrainScript trainer does); the last value repeats.
+    """The per-epoch learning rates per sample, as CNTK's SGD held, applied and logged them
+    (``GetLearningRatePerSample``): the config's value as a float32, divided (in double) by
+    the epoch's ``minibatchSize`` for ``learningRatesPerMB``; the last value repeats.
 
     >>> from stadyn.brainscript import SGDConfig
-    >>> sgd = SGDConfig(2, minibatch_size=(64,), learning_rates_per_mb=(0.64, 0.32))
+    >>> learning_rates_per_sample(SGDConfig(1, learning_rates_per_sample=(0.01,)))
+    [0.009999999776482582]
+    >>> sgd = SGDConfig(2, minibatch_size=(64,), learning_rates_per_mb=(0.1, 0.32))
     >>> learning_rates_per_sample(sgd)
-    [0.01, 0.005]
+    [0.0015625000232830644, 0.004999999888241291]
     """
     if sgd.learning_rates_per_sample is not None:
-        return [float(v) for v in sgd.learning_rates_per_sample]
+        return [_f32(v) for v in sgd.learning_rates_per_sample]
     lr_mb = sgd.learning_rates_per_mb or (0.0,)
     n = _span(lr_mb, sgd.minibatch_size)
-    return [per_epoch(lr_mb, i) / per_epoch(sgd.minibatch_size, i) for i in range(n)]
+    return [_f32(per_epoch(lr_mb, i)) / per_epoch(sgd.minibatch_size, i) for i in range(n)]
 
 
 def cntk_learning_rate(sgd: SGDConfig, epoch: int) -> float:
-    """0-based ``epoch``'s rate per sample as CNTK's SGD loop held it (and logged it): the
-    config's value as a float, divided (in double) by the epoch's ``minibatchSize`` for
-    ``learningRatesPerMB``.
-
-    >>> from stadyn.brainscript import SGDConfig
-    >>> cntk_learning_rate(SGDConfig(1, learning_rates_per_sample=(0.01,)), 0)
-    0.009999999776482582
-    >>> cntk_learning_rate(SGDConfig(1, minibatch_size=(64,), learning_rates_per_mb=(0.1,)), 0)
-    0.0015625000232830644
-    """
-    if sgd.learning_rates_per_sample is not None:
-        return float(np.float32(per_epoch(sgd.learning_rates_per_sample, epoch)))
-    lr_mb = float(np.float32(per_epoch(sgd.learning_rates_per_mb or (0.0,), epoch)))
-    return lr_mb / per_epoch(sgd.minibatch_size, epoch)
+    """0-based ``epoch``'s rate per sample (:func:`learning_rates_per_sample`)."""
+    return per_epoch(learning_rates_per_sample(sgd), epoch)
 
 
 def momenta_per_sample(sgd: SGDConfig) -> list[float]:
-    """The per-epoch momenta per sample: ``exp(-1/tc)`` for time constants (0 for 0),
-    ``m ** (1/minibatchSize)`` for ``momentumPerMB`` (CNTK's default is ``momentumPerMB = 0.9``).
+    """The per-epoch momenta per sample, as CNTK's SGD held them (``GetMomentumPerSample``,
+    its float32 vectors kept): ``exp(-1/tc)`` rounded to float32 for time constants (0 for 0),
+    ``m ** (1/minibatchSize)`` of the float32 ``momentumPerMB`` (CNTK's default is
+    ``momentumPerMB = 0.9``), the float32 ``momentumPerSample``.
 
     >>> from stadyn.brainscript import SGDConfig
-    >>> import math
-    >>> m = momenta_per_sample(SGDConfig(1, momentum_as_time_constant=(0.0, 600.0)))
-    >>> m[0], m[1] == math.exp(-1 / 600)
-    (0.0, True)
+    >>> m = momenta_per_sample(SGDConfig(1, momentum_as_time_constant=(0.0, 2500.0)))
+    >>> m[0], m[1], round(m[1] ** 128, 6)     # CNTK's log: effective momentum = 0.950085
+    (0.0, 0.9996000528335571, 0.950085)
     """
     if sgd.momentum_as_time_constant is not None:
-        return [0.0 if tc == 0 else math.exp(-1.0 / tc) for tc in sgd.momentum_as_time_constant]
+        return [0.0 if tc == 0 else _f32(math.exp(-1.0 / _f32(tc)))
+                for tc in sgd.momentum_as_time_constant]
     if sgd.momentum_per_sample is not None:
-        return [float(m) for m in sgd.momentum_per_sample]
+        return [_f32(m) for m in sgd.momentum_per_sample]
     per_mb = sgd.momentum_per_mb if sgd.momentum_per_mb is not None else (0.9,)
     n = _span(per_mb, sgd.minibatch_size)
-    return [per_epoch(per_mb, i) ** (1.0 / per_epoch(sgd.minibatch_size, i)) for i in range(n)]
+    return [_f32(per_epoch(per_mb, i)) ** (1.0 / per_epoch(sgd.minibatch_size, i))
+            for i in range(n)]
 
 
 def _extra_float(sgd: SGDConfig, record: ConfigRecord | None, key: str, default: float,
@@ -199,7 +198,7 @@ def make_learner(parameters: Any, sgd: SGDConfig, record: ConfigRecord | None = 
     >>> w = sd.Variable.from_numpy_array(np.zeros(3), need_grad=True)
     >>> learner = make_learner([w], SGDConfig(1, learning_rates_per_sample=(0.01,)), epoch_size=100)
     >>> learner.name, learner.learning_rate()
-    ('momentum_sgd', 0.01)
+    ('momentum_sgd', 0.009999999776482582)
     """
     check_sgd_keys(sgd, record)
     kind = _update_type(sgd, record)

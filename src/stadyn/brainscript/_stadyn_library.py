@@ -43,6 +43,7 @@ from ._layer_library import LayerFunctions, _positive_ints, cntk_fans, cntk_init
 from ._library import Library, cntk_shape
 from ._loops import PendingState
 from ._network_library import NetworkFunctions
+from ._precompute_library import PreComputeFunctions
 from ._reduce_library import ReduceFunctions
 from ._sequence_library import SequenceFunctions
 from ._tensor_library import TensorFunctions
@@ -53,8 +54,8 @@ __all__ = ["StadynLibrary", "cntk_initializer"]
 _TAGS = ("feature", "label", "criterion", "evaluation", "output")
 
 
-class StadynLibrary(SequenceFunctions, ReduceFunctions, TensorFunctions, CriterionFunctions,
-                    NetworkFunctions, LayerFunctions, Library):
+class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, TensorFunctions,
+                    CriterionFunctions, NetworkFunctions, LayerFunctions, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.
 
     ``dropout_rate`` is the rate ``Dropout`` nodes are built with (the SGD block's

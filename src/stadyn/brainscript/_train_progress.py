@@ -167,7 +167,7 @@ class CNTKProgress(TrainingCallback):
         if self.lr < setting.min_lr:
             log(f"Learn Rate Per Sample for Epoch[{epoch + 1}] = {self.lr:.8g} is less than "
                 f"minLearningRatePerSample {setting.min_lr:.8g}. Training complete.")
-            if setting.auto_adjust is not None and self.parallel.is_main:
+            if setting.auto_adjust is not None:      # (one process: see _adjust)
                 save_model(setting.model_path, *self.model_parts)
             raise TrainingComplete()
         if setting.trace_level > 0:
@@ -268,7 +268,9 @@ class CNTKProgress(TrainingCallback):
 
     def _adjust(self, trainer, epoch: int, validation, result: EpochResult):
         """AutoAdjust after ``epoch``: log its decision and carry it out; returns what the
-        epoch's checkpoint records and which checkpoints go, and the lines after the save."""
+        epoch's checkpoint records and which checkpoints go, and the lines after the save.
+        (AutoAdjust runs in one process only: the runner refuses it in a data-parallel job, so
+        this process writes the files and waits for no other.)"""
         setting, log = self.setting, self.log
         adjust, max_epochs = setting.auto_adjust, setting.sgd.max_epochs
         step = after_epoch(adjust, self.lr_state, epoch, self.lr,
@@ -277,22 +279,18 @@ class CNTKProgress(TrainingCallback):
         self.lr_state = step.state
         for line in step.lines:
             (log if line else log.raw)(line)
-        main = self.parallel.is_main
         if step.rollback_to is not None:
             info = {"auto_adjust": list(step.state.saved[step.rollback_to])}
             roll_back(setting.model_path, step.rollback_to, max_epochs, trainer, self.source,
-                      step.removed, None if step.stop else info, main)
+                      step.removed, None if step.stop else info, True)
             result.rolled_back = not step.stop
         if step.stop:
-            if main:
-                save_model(setting.model_path, *self.model_parts)
-            self.parallel.barrier()
+            save_model(setting.model_path, *self.model_parts)
             self.results.append(result)
             raise TrainingComplete()
         if step.rollback_to is not None:
             for line in step.late_lines:
                 log(line)
-            self.parallel.barrier()
             self.results.append(result)
             raise RepeatEpoch(step.next_epoch)
         drop = step.drop_checkpoints if adjust.load_best_model else None

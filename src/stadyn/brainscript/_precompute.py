@@ -1,0 +1,153 @@
+"""The data pass before training that sets CNTK's pre-computed nodes (``Mean``, ``InvStdDev``,
+so ``MeanVarNorm`` and ``LogPrior``), as CNTK's ``SGD::PreCompute`` ran it.
+
+* It runs once, before the first epoch of a train command that starts afresh, after the
+  network is built and before the untrained model ``modelPath.0`` is saved; the values are
+  parameters of the model files, so a restart, ``test``, ``eval`` and ``write`` read them back
+  and nothing is computed again ("No PreCompute nodes found, or all already computed").
+* Its data is the training reader's: a reader of its own in epoch 0's order, in minibatches of
+  the first epoch's ``minibatchSize``, over one whole sweep (``SGD.UseAllDataForPreComputedNode
+  = true``, the default) or the first ``epochSize`` samples (``false``).  Training then reads
+  epoch 0 from the start.
+* Every sample counts once: the frames of a sequence, never its padding.
+* The running estimates are CNTK's, in float32 (``PreComputeNodes.h``): per minibatch of ``n``
+  new samples after ``N`` seen, ``alpha = 1 / (N + n)``, ``beta = N / (N + n)``,
+  ``mean' = beta mean + alpha sum(x)``, and for ``InvStdDev``
+  ``var' = beta (var + (mean - mean')**2) + alpha sum((x - mean')**2)`` (the variance of all
+  samples, divided by their count); at the end ``1 / sqrt(max(var, 1e-10))``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .._errors import ConfigError
+from ..graph import Variable, forward_all, topological_nodes, training
+from ..train import feed
+from ._cntk_log import CNTKLog
+from ._command_network import CommandNetwork, InputSource, record_loc
+from ._blocks import CommandConfig
+from ._config import ConfigRecord
+from ._precompute_library import PreComputeNode
+from ._readers import make_source
+
+__all__ = ["RunningStatistics", "precompute", "use_all_data"]
+
+#: CNTK's floor of the variance before its square root (``InvStdDevNode``'s ``sqrtFloor``).
+VARIANCE_FLOOR = np.float32(1e-10)
+
+
+class RunningStatistics:
+    """CNTK's running mean (and variance) of samples added a minibatch at a time, in float32.
+
+    >>> s = RunningStatistics((2,), variance=True)
+    >>> s.add(np.array([[1, 0], [3, 0]], np.float32)); s.add(np.array([[5, 0]], np.float32))
+    >>> s.mean.tolist(), s.inv_std_dev().tolist()       # var = 8/3; a constant column: 1e-10
+    ([3.0, 0.0], [0.6123723983764648, 100000.0])
+    """
+
+    def __init__(self, shape: tuple[int, ...], variance: bool):
+        self.count = 0
+        self.mean = np.zeros(shape, np.float32)
+        self.var = np.zeros(shape, np.float32) if variance else None
+
+    def add(self, samples: np.ndarray) -> None:
+        """Add ``samples`` (first axis: the samples)."""
+        n = int(samples.shape[0])
+        total = self.count + n or 1
+        alpha = np.float32(1.0) / np.float32(total)
+        beta = np.float32(self.count) / np.float32(total)
+        x = samples.astype(np.float32, copy=False)
+        old = self.mean
+        self.mean = (beta * old + alpha * x.sum(axis=0, dtype=np.float64)).astype(np.float32)
+        if self.var is not None:
+            shift = np.square(old - self.mean, dtype=np.float32)
+            spread = np.square(x - self.mean, dtype=np.float32).sum(axis=0, dtype=np.float64)
+            self.var = (beta * (self.var + shift) + alpha * spread).astype(np.float32)
+        self.count += n
+
+    def inv_std_dev(self) -> np.ndarray:
+        return (np.float32(1.0) / np.sqrt(np.maximum(self.var, VARIANCE_FLOOR))).astype(np.float32)
+
+
+def use_all_data(sgd_record: ConfigRecord) -> bool:
+    """``SGD.UseAllDataForPreComputedNode`` (default true: one sweep; false: one epoch)."""
+    return sgd_record.get_bool("UseAllDataForPreComputedNode", True)
+
+
+def _log_name(network: CommandNetwork, node: PreComputeNode) -> str:
+    """The name CNTK's log gives the node: its member name, else (made inside ``MeanVarNorm``
+    or ``LogPrior``) the member that holds it, dot, the name in CNTK's definition."""
+    name = network.net.name_of(node.value)
+    if name is not None:
+        return name
+    for owner, value in network.net.nodes.items():
+        if isinstance(value, Variable) and value.parent is not None and any(
+                node.value is v for n in topological_nodes([value]) for v in n.inputs):
+            return f"{owner}.{node.member or node.operation}"
+    return node.name
+
+
+def _samples(x: Variable) -> np.ndarray:
+    """The values of ``x`` in this minibatch, one row per sample (a sequence's valid steps)."""
+    data = x.d
+    if x.sequence_lengths is None:
+        return np.asarray(data).reshape((data.shape[0],) + tuple(x.shape[1:]))
+    lengths = np.asarray(x.sequence_lengths.d).astype(np.int64).reshape(-1)
+    mask = np.arange(data.shape[1])[None, :] < lengths[:, None]
+    return np.asarray(data)[mask]
+
+
+def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog,
+               done: bool = False) -> bool:
+    """Set the network's pre-computed nodes from the training data (see the module) unless
+    they are ``done`` (loaded from a model file); log CNTK's lines.  Returns whether a pass
+    ran."""
+    nodes = [] if done else network.library.precompute_nodes
+    raw = log.raw
+    if not nodes:
+        if cmd.trace_level > 0:
+            log("No PreCompute nodes found, or all already computed. Skipping pre-computation "
+                "step.")
+        return False
+    raw()
+    log(f"Precomputing --> {len(nodes)} PreCompute nodes found.")
+    raw()
+    if cmd.trace_level > 0:
+        for node in nodes:
+            log(f"\t{_log_name(network, node)} = {node.operation}()")
+    sgd_rec = cmd.record.get_record("SGD")
+    limit = None if use_all_data(sgd_rec) else cmd.sgd.epoch_size
+    reader_loc = record_loc(cmd.record, "reader")
+    source = make_source(cmd.reader, max_sweeps=1, warn=lambda _: None)  # said once
+    stats = [RunningStatistics(tuple(n.value.shape), n.operation == "InvStdDev") for n in nodes]
+    computed = [n.input for n in nodes if n.input.parent is not None]
+    try:
+        inputs = InputSource(network.inputs_of([n.input for n in nodes]), source, reader_loc)
+        seen = 0
+        while limit is None or seen < limit:
+            size = cmd.sgd.minibatch_size[0]
+            data, count = inputs.read(size if limit is None else min(size, limit - seen))
+            if not data:
+                break
+            seen += count
+            for var, value in data.items():
+                feed(var, value)
+            if computed:
+                with training(False), torch.no_grad():
+                    forward_all(computed, clear_buffer=False)
+            for node, stat in zip(nodes, stats):
+                stat.add(_samples(node.input))
+    finally:
+        source.close()
+    for node, stat in zip(nodes, stats):
+        if stat.count == 0:
+            raise ConfigError(f"{node.operation}: the training reader delivered no samples to "
+                              "compute it from", *reader_loc)
+        value = stat.mean if node.operation == "Mean" else stat.inv_std_dev()
+        node.value.d = value.reshape(node.value.shape)
+    raw()
+    log("Precomputing --> Completed.")
+    raw()
+    return True

@@ -1,0 +1,110 @@
+"""CNTK's pre-computed nodes for :class:`~._stadyn_library.StadynLibrary` (a mixin: it uses the
+library's ``_value``, ``_node``, ``has_batch_axis``, ``Minus``, ``ElementTimes`` and ``Log``).
+
+``Mean(x)`` and ``InvStdDev(x)`` are values estimated from the training data before the first
+epoch (CNTK's ``PreComputeNodes``): each is a non-learnable parameter of ``x``'s sample shape,
+zero until the runner's data pass (:mod:`._precompute`) sets it, then saved in the model files
+with the other parameters.  From ``CNTK.core.bs``:
+
+* ``PerDimMeanVarNormalization(x, mean, invStdDev) = (x - mean) .* invStdDev``;
+* ``MeanVarNorm(feat) = PerDimMeanVarNormalization(feat, Mean(feat), InvStdDev(feat))`` and
+  ``FeatureMVNLayer{}``, the same as a layer;
+* ``LogPrior(labels) = Log(Mean(labels))`` (the log of the class frequencies) and
+  ``LogPriorLayer{}``;
+* ``PerDimMeanVarDeNormalization(x, mean, invStdDev) = x ./ invStdDev + mean`` (its own node in
+  CNTK, which refused a gradient through it; Stadyn's passes one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import functions as F
+from .._errors import ConfigError
+from ..graph import Variable
+from ..parametric import current_registry, get_parameter_or_create
+
+__all__ = ["PreComputeFunctions", "PreComputeNode"]
+
+
+@dataclass
+class PreComputeNode:
+    """One pre-computed node: its CNTK operation (``Mean`` or ``InvStdDev``), the node whose
+    samples it summarises, the parameter that holds its value (named ``name`` in the
+    parameter registry and the model files) and, for one made inside ``MeanVarNorm`` or
+    ``LogPrior``, the member name CNTK's definition gave it there (``mean``, ``invStdDev``,
+    ``_``: the log calls it ``featNorm.mean``)."""
+
+    operation: str
+    input: Variable
+    value: Variable
+    name: str
+    member: str | None = None
+
+
+class PreComputeFunctions:
+    """``Mean``, ``InvStdDev``, ``MeanVarNorm``, ``PerDimMeanVarNormalization``,
+    ``PerDimMeanVarDeNormalization``, ``LogPrior``, ``FeatureMVNLayer``, ``LogPriorLayer``.
+
+    The nodes made are listed, in the order made, in :attr:`precompute_nodes`.  The library
+    registers these names itself: its constructor reaches this class's ``__init__`` through
+    ``super().__init__(functions)``.
+    """
+
+    def __init__(self, functions: dict[str, Any]) -> None:
+        self.precompute_nodes: list[PreComputeNode] = []
+        super().__init__({**functions, **{
+            "Mean": self.Mean, "InvStdDev": self.InvStdDev,
+            "PerDimMeanVarNormalization": self.PerDimMeanVarNormalization,
+            "PerDimMeanVarDeNormalization": self.PerDimMeanVarDeNormalization,
+            "MeanVarNorm": self.MeanVarNorm, "LogPrior": self.LogPrior,
+            "FeatureMVNLayer": self.FeatureMVNLayer, "LogPriorLayer": self.LogPriorLayer}})
+
+    def Mean(self, dataVectorSequence, tag=""):
+        """The mean of the samples (a sequence's steps) of the training data, per element."""
+        return self._precomputed(dataVectorSequence, "Mean", tag)
+
+    def InvStdDev(self, dataVectorSequence, tag=""):
+        """``1 / sqrt(var)`` per element over the training data (the variance divided by the
+        sample count, floored at 1e-10)."""
+        return self._precomputed(dataVectorSequence, "InvStdDev", tag)
+
+    def PerDimMeanVarNormalization(self, x, mean, invStdDev):
+        return self.ElementTimes(self.Minus(x, mean), invStdDev)
+
+    def PerDimMeanVarDeNormalization(self, dataVectorSequence, meanVector, invStdDevVector,
+                                     tag=""):
+        what = "PerDimMeanVarDeNormalization"
+        x = self._value(dataVectorSequence, what)
+        mean, inv = self._value(meanVector, what), self._value(invStdDevVector, what)
+        return self._node(F.add2(F.div2(x, inv), mean), what, tag)
+
+    def MeanVarNorm(self, feat):
+        mean = self._precomputed(feat, "Mean", "", "mean")
+        return self.PerDimMeanVarNormalization(feat, mean,
+                                               self._precomputed(feat, "InvStdDev", "", "invStdDev"))
+
+    def LogPrior(self, labels):
+        return self.Log(self._precomputed(labels, "Mean", "", "_"))
+
+    def FeatureMVNLayer(self):
+        return self.MeanVarNorm
+
+    def LogPriorLayer(self):
+        return self.LogPrior
+
+    def _precomputed(self, x: Any, operation: str, tag: str, member: str | None = None
+                     ) -> Variable:
+        v = self._value(x, operation)
+        if not self.has_batch_axis(v):
+            raise ConfigError(f"{operation}: its input must come in minibatches of samples (depend "
+                              "on an Input); it is computed from the training data")
+        lead = 2 if v.sequence_lengths is not None else 1
+        shape = tuple(v.shape[lead:])
+        name = current_registry().claim(operation[0].lower() + operation[1:]) + "/value"
+        value = get_parameter_or_create(name, shape, np.zeros(shape, np.float32), need_grad=False)
+        self.precompute_nodes.append(PreComputeNode(operation, v, value, name, member))
+        return self._node(value, operation, tag)
