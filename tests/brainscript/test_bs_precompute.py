@@ -124,14 +124,14 @@ _NETWORK = """    BrainScriptNetworkBuilder = {
         features = Input {2} ; labels = Input {2}
         MeanOfFeatures = Mean (features) ; InvStdOfFeatures = InvStdDev (features)
         MVNormalizedFeatures = PerDimMeanVarNormalization (features, MeanOfFeatures, InvStdOfFeatures)
-        # SimpleNetworkBuilder's "uniform" is cntk.exe's U(+-0.05)
-        W0 = ParameterTensor {(50:2), init = 'uniform', initValueScale = 0.05}
+        # BrainScript's 'uniform' is cntk.exe's U(+-0.05), as SimpleNetworkBuilder's
+        W0 = ParameterTensor {(50:2), init = 'uniform', initValueScale = 1}
         B0 = ParameterTensor {50, initValue = 0}
         H1 = Sigmoid (W0 * MVNormalizedFeatures + B0)
-        W1 = ParameterTensor {(50:50), init = 'uniform', initValueScale = 0.05}
+        W1 = ParameterTensor {(50:50), init = 'uniform', initValueScale = 1}
         B1 = ParameterTensor {50, initValue = 0}
         H2 = Sigmoid (W1 * H1 + B1)
-        W2 = ParameterTensor {(2:50), init = 'uniform', initValueScale = 0.05}
+        W2 = ParameterTensor {(2:50), init = 'uniform', initValueScale = 1}
         B2 = ParameterTensor {2, initValue = 0}
         HLast = W2 * H2 + B2
         CE = CrossEntropyWithSoftmax (labels, HLast)

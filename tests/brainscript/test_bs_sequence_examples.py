@@ -27,13 +27,15 @@ def _train(config: str, tmp_path: Path, *overrides: str):
 def test_atis_slot_tagging_config_trains(tmp_path):
     # a BS.RNNs.RecurrentLSTMPStack: a loop written in BrainScript, run as one recurrence
     make_data.atis(str(tmp_path / "ATIS.train.ctf"), 24, 1, lengths=(3, 5))
-    epochs, log = _train("ATIS.cntk", tmp_path, "Train.SGD.maxEpochs=4",
-                         "Train.SGD.learningRatesPerSample=0.02")
+    # the weights start as cntk.exe starts them: 'uniform' is U(+-0.05) times initValueScale,
+    # so this small LSTM leaves the prior's plateau (about 2.06) only after some 8 epochs
+    epochs, log = _train("ATIS.cntk", tmp_path, "Train.SGD.maxEpochs=12",
+                         "Train.SGD.learningRatesPerSample=0.05")
     losses = [e.criterion["cr"] for e in epochs]
-    assert len(losses) == 4 and losses[-1] < 0.8 * losses[0], losses
+    assert len(losses) == 12 and losses[-1] < 0.8 * losses[0], losses
     # samples are the labels' steps: every word of the 24 sentences, each epoch
     steps = sum(1 for _ in open(tmp_path / "ATIS.train.ctf"))
-    assert [e.samples for e in epochs] == [steps] * 4
+    assert [e.samples for e in epochs] == [steps] * 12
     assert "cr = " in log and f"* {steps}; errs = " in log
 
 

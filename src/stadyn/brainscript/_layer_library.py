@@ -31,9 +31,9 @@ def cntk_initializer(init: str, scale: float = 1.0) -> Any:
     CNTK's distributions (``LearnableParameter``'s random initialisation): ``glorotUniform``
     U(±sqrt(6/(fanIn+fanOut))), ``glorotNormal`` N(0, 2/(fanIn+fanOut)), ``heUniform``
     U(±sqrt(6/fanIn)), ``heNormal`` N(0, 2/fanIn), ``xavier`` U(±sqrt(3/fanIn)), ``gaussian``
-    N(0, (0.2/sqrt(fanIn))²), ``uniform`` U(±1), ``uniformBS`` U(±0.05), ``normal`` N(0, 1),
-    ``truncNormal``; ``zero`` is 0.  The range (or standard deviation) is multiplied by
-    ``scale``.
+    N(0, (0.2/sqrt(fanIn))²), ``uniform`` U(±0.05) (BrainScript's legacy meaning, CNTK's
+    ``UniformBSInitializerTypeName``), ``uniform1`` U(±1), ``normal`` N(0, 1), ``truncNormal``;
+    ``zero`` is 0.  The range (or standard deviation) is multiplied by ``scale``.
 
     >>> cntk_initializer('glorotUniform')
     CNTKInitializer(uniform, scale=1.0, mode=avg)
@@ -48,8 +48,8 @@ def cntk_initializer(init: str, scale: float = 1.0) -> Any:
         "henormal": lambda: L.he_normal(s),
         "xavier": lambda: CNTKInitializer("uniform", s, "in", 1.0),
         "gaussian": lambda: CNTKInitializer("normal", 0.2 * s, "in", 1.0),
-        "uniform": lambda: L.uniform(s),
-        "uniformbs": lambda: L.uniform(0.05 * s),
+        "uniform": lambda: L.uniform(0.05 * s),
+        "uniform1": lambda: L.uniform(s),
         "normal": lambda: L.normal(s),
         "truncnormal": lambda: L.truncated_normal(s),
         "zero": lambda: 0.0,
@@ -57,7 +57,7 @@ def cntk_initializer(init: str, scale: float = 1.0) -> Any:
     make = kinds.get(str(init).lower())
     if make is None:
         raise ConfigError(f"unknown init '{init}'; use glorotUniform, glorotNormal, heUniform, "
-                          "heNormal, xavier, gaussian, uniform, uniformBS, normal, truncNormal or "
+                          "heNormal, xavier, gaussian, uniform, uniform1, normal, truncNormal or "
                           "zero")
     return make()
 
