@@ -22,7 +22,7 @@ from ...graph import (Variable, apply, is_lengths, name_scope, new_lengths, set_
                       topological_nodes)
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
-           "INNER_OPS", "mark_outputs", "outputs_of",
+           "INNER_OPS", "mark_outputs", "outputs_of", "function_outputs", "mark_block",
            "BLOCKS", "SEQUENCE_AXES", "OUTPUT_INDEX", "name_sequence_axis", "kind_of", "name_of",
            "op_name_of", "made_by_cntk_op", "mark_combine", "is_combine", "primitive_op_name",
            "uid_of", "set_uid",
@@ -194,6 +194,25 @@ def outputs_of(v: Variable) -> list[Variable]:
     return [o for o in (r() for r in refs) if o is not None]
 
 
+def function_outputs(members) -> "tuple[Variable, ...] | None":
+    """``members`` if they are all the outputs of one CNTK function, in order (``top_k``'s
+    values and indices, an unpack's value and mask), else None (a ``combine`` of several)."""
+    if is_combine(members):
+        return None
+    outs = outputs_of(members[0])
+    same = len(outs) == len(members) and all(a is b for a, b in zip(outs, members))
+    return tuple(outs) if same else None
+
+
+def mark_block(out: Variable, op_name: str, name: str, arguments, root_op: str) -> None:
+    """Show the op that made ``out`` as CNTK 2.7 builds it, as a block: of kind ``op_name``
+    (``Sequence::Slice`` for ``sequence.first``), named ``name``, over ``arguments``, around
+    the primitive op ``root_op`` (``GatherPacked``); the op inside has no name of its own."""
+    BLOCKS[out] = Block(op_name, name, tuple(arguments))
+    set_op_name(out, root_op)
+    out.name = None
+
+
 def made_by_cntk_op(v: Variable) -> bool:
     """``v`` is the output of a CNTK op (one :func:`set_op_name` recorded), not of one of the
     Stadyn ops a CNTK op is made of."""
@@ -222,7 +241,8 @@ def uid_of(v: Variable) -> str:
     uid = _UIDS.get(v)
     if uid is None:
         kind = kind_of(v)
-        prefix = op_name_of(v) if kind == "output" else kind.capitalize()
+        prefix = ("Block" if v in BLOCKS else op_name_of(v)) if kind == "output" else \
+            kind.capitalize()
         uid = _UIDS[v] = f"{prefix}{next(_uid_counter)}"
     return uid
 
@@ -239,8 +259,12 @@ def set_root_uid(v: Variable, uid: str) -> None:
 
 
 def root_uid_of(v: Variable) -> str:
-    """The uid of the primitive op that made ``v`` -- inside a block, the block's root."""
-    return _ROOT_UIDS.get(v) or uid_of(v)
+    """The uid of the primitive op that made ``v`` -- inside a block, the block's root
+    (``GatherPacked12`` in the block ``Block13``)."""
+    uid = _ROOT_UIDS.get(v)
+    if uid is None and v in BLOCKS:
+        uid = _ROOT_UIDS[v] = f"{primitive_op_name(v)}{next(_uid_counter)}"
+    return uid or uid_of(v)
 
 
 # -- CNTK's depth-first search -----------------------------------------------------------------
