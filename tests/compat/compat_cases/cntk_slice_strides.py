@@ -77,3 +77,48 @@ def slice__unpacked_steps_reversed(C, r):
     twice = C.slice(C.slice(u, 0, 0, 0, strides=-1), 0, -1, 0)
     res["twice"] = [list(twice.shape), twice.eval({s: data})]
     return res
+
+
+def _built_and_run(make, feeds):
+    """``["built", shape]`` and each run's outcome (its values, or the error type), or
+    ``["build", error type]``."""
+    try:
+        f = make()
+    except Exception as exc:  # noqa: BLE001 - the type is what is compared
+        return ["build", _error(exc)]
+    out = ["built", list(f.shape)]
+    for feed in feeds:
+        out.append(_outcome(lambda: f.eval(feed)))
+    return out
+
+
+@cntk_case(names=["cntk.layers.Dense", "cntk.ops.times", "cntk.sequence.unpack"],
+           note="sequence.unpack's steps are a free dimension (-3): a Dense whose weight would "
+                "take its input dimensions from them is CNTK 2.7's ValueError when applied "
+                "(Stadyn made W with the step count the graph was built with, then failed on "
+                "longer minibatches); with input_rank=1 or map_rank=1 it applies to each step. "
+                "times(W, steps) reduces the steps against W's last axis, their number taken "
+                "from W when built (Stadyn refused it with the built step count), and a run of "
+                "another padded length is a ValueError")
+def unpacked_steps_in_products(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.shape")
+    s = C.sequence.input_variable(7, name="s")
+    u = C.sequence.unpack(s, 0, no_mask_output=True)
+    four = {s: [r.randn(4, 7), r.randn(2, 7)]}
+    three = {s: [r.randn(3, 7)]}
+    w = C.parameter((2, 4), init=r.randn(2, 4), name="w")
+    before_any_run = _built_and_run(lambda: C.times(w, u), [four, three])
+    return {
+        "times w steps": before_any_run,
+        "dense": _built_and_run(lambda: C.layers.Dense(2)(u), []),
+        "dense in sequential": _built_and_run(
+            lambda: C.layers.Sequential([C.layers.Dense(3, input_rank=1),
+                                         C.layers.Dense(2)])(u), []),
+        "dense after tanh": _built_and_run(lambda: C.layers.Dense(2)(C.tanh(u)), []),
+        "dense per step": _built_and_run(
+            lambda: C.layers.Dense(2, init=C.glorot_uniform(seed=1), input_rank=1)(u),
+            [four])[:2],
+        "dense map_rank": _built_and_run(
+            lambda: C.layers.Dense(2, map_rank=1)(u), [four])[:2],
+        "times w steps again": _built_and_run(lambda: C.times(w, C.tanh(u)), [four]),
+    }

@@ -107,6 +107,9 @@ def _times_batched_right(w, x, output_rank: int, n: int):
         raise ValueError(f"times: output_rank {output_rank} exceeds the rank of {sample}")
     in_shape, out_shape = sample[:in_rank], sample[in_rank:]
     lead = tuple(w.shape[:w.ndim - in_rank])
+    if in_rank and n == 1 and 1 in free_steps(x) and \
+            tuple(w.shape[w.ndim - in_rank + 1:]) == in_shape[1:]:
+        return _times_over_steps(w, x, lead, in_shape, out_shape)
     if tuple(w.shape[w.ndim - in_rank:]) != in_shape:
         raise ValueError(f"times: {tuple(w.shape)} cannot multiply samples of shape {sample}")
     k, m, r = math.prod(in_shape), math.prod(lead), math.prod(out_shape)
@@ -115,6 +118,20 @@ def _times_batched_right(w, x, output_rank: int, n: int):
     wt = F.transpose(F.reshape(w, (m, k)), (1, 0))                     # (k, m)
     y = F.transpose(F.affine(xs, wt, None, n + 1), keep + (n + 1, n))  # (..., m, r)
     return reshape_samples(y, n, lead + out_shape)
+
+
+def _times_over_steps(w, x, lead: tuple, in_shape: tuple, out_shape: tuple):
+    """``w`` times each sample of ``x`` whose first sample axis, reduced, holds
+    ``sequence.unpack``'s steps (CNTK's free dimension): their number is ``w``'s, whatever
+    the graph was built with, as CNTK 2.7 infers it; a run of another padded length is a
+    ValueError.  (The steps are broadcast against ``w``'s axis, so a graph built before its
+    input was fed, of one step, takes any ``w``.)"""
+    steps = int(w.shape[w.ndim - len(in_shape)])
+    rest, m, r = math.prod(in_shape[1:]), math.prod(lead), math.prod(out_shape)
+    xs = F.reshape_trailing(x, (1, -1, rest, r), base_axis=1)         # (B, 1, T, rest, r)
+    ws = F.reshape(w, (1, m, steps, rest, 1))
+    y = F.sum(F.mul2(xs, ws), axis=[2, 3])                           # (B, m, r)
+    return reshape_samples(y, 1, lead + out_shape)
 
 
 def times_transpose(left, right, name: str = ""):
