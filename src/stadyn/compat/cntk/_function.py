@@ -149,8 +149,8 @@ class Function(GraphObject, TensorOpsMixin):
         if self.members and len(self.members) > 1 and G.function_outputs(self.members) is None:
             return self                 # (a combine of several functions' outputs)
         view = "op" if self._view == "op" else ("block" if self.variable in G.BLOCKS else "op")
-        if len(outs) > 1 and view == "op":
-            return Function(outs[0], list(outs), view="op")
+        if len(outs) > 1:
+            return Function(outs[0], list(outs), view=view)
         return Function(self.variable, view=view)
 
     @property
