@@ -1,7 +1,7 @@
 """What CNTK 2.7 shows as the root of a Function: the one function behind several outputs
-(``top_k``, ``sequence.unpack``), and the ops it builds as blocks (the sequence ops, ``sum``,
-``mean``): ``root_function``'s ``op_name``, ``name``, ``is_block``, ``uid`` and its
-``block_root``."""
+(``top_k``, ``sequence.unpack``, also in a loaded file), the ops it builds as blocks (the
+sequence ops, ``sum``, ``mean``): ``root_function``'s ``op_name``, ``name``, ``is_block``,
+``uid`` and its ``block_root``; and the tree of pairs its n-ary element-wise ops build."""
 
 import os
 import re
@@ -131,4 +131,41 @@ def loaded_top_k_is_one_function(C, r):
         value = z.eval({x: r.randn(*((2,) + tuple(x.shape)))})
         res[name + " value"] = [value[o] for o in z.outputs] if isinstance(value, dict) \
             else value
+    return res
+
+
+@cntk_case(names=["cntk.ops.plus", "cntk.ops.element_times", "cntk.ops.element_max",
+                  "cntk.ops.element_min", "cntk.ops.log_add_exp",
+                  "cntk.ops.associative_multi_arg"],
+           note="CNTK 2.7's plus, element_times, element_max, element_min and log_add_exp take "
+                "two or more operands, built as a tree of pairs (f(a, f(b, c)), "
+                "f(f(a, b), f(c, d))) whose outermost op takes the name (name=, or a string "
+                "after the operands). Stadyn's took two (a TypeError for three). (log_add_exp's "
+                "inner ops are Stadyn's: only its value and root op are compared.)")
+def n_ary_element_wise_ops(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.root_function", "cntk.Function.op_name",
+            "cntk.Function.inputs", "cntk.Function.name", "cntk.variables.VariableMixin.owner")
+    xs = [C.input_variable(3, name=n) for n in "xyzw"]
+    feed = dict(zip(xs, [r.randn(2, 3) for _ in xs]))
+    x, y, z, w = xs
+
+    def tree(f):
+        """The ops of ``f``'s tree: each op's name, op_name and its inputs' names."""
+        rf = f.root_function
+        inner = [i.owner for i in rf.inputs if i.is_output]
+        return [[g.name, g.op_name, [i.name for i in g.inputs]] for g in [rf] + inner]
+    made = {"plus 3": C.plus(x, y, z, name="p3"), "plus 4": C.plus(x, y, z, w),
+            "plus name after": C.plus(x, y, z, "pn"), "plus 2 name after": C.plus(x, y, "two"),
+            "element_times 3": C.element_times(x, y, z),
+            "element_max 4": C.element_max(x, y, z, w, name="mx"),
+            "element_min 3": C.element_min(x, y, z),
+            "multi_arg": C.associative_multi_arg(C.element_times)(x, y, z, w)}
+    res = {}
+    for k in sorted(made):
+        f = made[k]
+        res[k] = tree(f)
+        res[k + " value"] = f.eval({a: feed[a] for a in f.arguments})
+    lae = C.log_add_exp(x, y, z, name="l3")
+    res["log_add_exp 3"] = [lae.name, lae.root_function.op_name, lae.eval({a: feed[a] for a in
+                                                                          (x, y, z)})]
     return res

@@ -314,18 +314,29 @@ def element_select(flag, value_if_true, value_if_false, name: str = ""):
 
 
 def associative_multi_arg(f):
-    """``f(a, b)`` made to take any number of operands, folded pairwise (``sum(a, b, c)``)."""
+    """``f(a, b)`` made to take two or more operands, as CNTK 2.7's decorator does: a tree
+    of pairs (``f(a, b, c)`` is ``f(a, f(b, c))``, ``f(a, b, c, d)`` ``f(f(a, b), f(c, d))``),
+    the name (``name=``, or a string after the operands) given to the outermost."""
     @functools.wraps(f)
-    def multi(*operands, name: str = ""):
-        items = list(operands[0]) if len(operands) == 1 and isinstance(
-            operands[0], (list, tuple)) else list(operands)
-        if not items:
-            raise ValueError(f"{f.__name__}: give at least one operand")
-        out = items[0]
-        for item in items[1:]:
-            out = f(out, item)
-        return named(out if len(items) > 1 else alias(out), name)
+    def multi(arg1, arg2, *more, name: str = ""):
+        if not name and more and isinstance(more[-1], str):
+            name, more = more[-1], more[:-1]
+
+        def tree(args, name):
+            n = len(args)
+            if n > 2:
+                return f(tree(args[:n // 2], ""), tree(args[n // 2:], ""), name=name)
+            return f(args[0], args[1], name=name) if n == 2 else args[0]
+        return tree((arg1, arg2) + tuple(more), name)
     return multi
+
+
+# CNTK 2.7's n-ary element-wise ops
+plus = associative_multi_arg(plus)
+element_times = associative_multi_arg(element_times)
+element_max = associative_multi_arg(element_max)
+element_min = associative_multi_arg(element_min)
+log_add_exp = associative_multi_arg(log_add_exp)
 
 
 def _items(operands) -> list:
