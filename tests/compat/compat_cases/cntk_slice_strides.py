@@ -3,17 +3,7 @@ its last element (``C.slice(x, 0, 0, 0, strides=-1)`` reverses the axis), and th
 CNTK 2.7 makes when the op is built (a stride of 0 or longer than the range, a dynamic axis)."""
 
 from compat_harness import cntk_case
-
-
-def _error(exc):
-    return next(c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins")
-
-
-def _outcome(call):
-    try:
-        return call()
-    except Exception as exc:  # noqa: BLE001 - the type is what is compared
-        return _error(exc)
+from compat_cases.cntk_function_misuse import _error, _outcome
 
 
 # (begin, end, stride) along an axis of 6: defaults (0 is the axis's end), counting from the
