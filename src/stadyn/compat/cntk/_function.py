@@ -112,10 +112,13 @@ class Function(GraphObject, TensorOpsMixin):
 
     @property
     def name(self) -> str:
-        """The name of the root function (a layer's ``name``, an op's ``name=``)."""
-        if self.members and len(self.members) > 1:
-            return ""
+        """The name of the root function (a layer's ``name``, an op's ``name=``; a function of
+        several outputs, ``top_k``'s, is named by its first)."""
+        if self.members and len(self.members) > 1 and G.function_outputs(self.members) is None:
+            return ""                   # (a combine of several functions' outputs)
         kind, v = self._node()
+        if kind == "op":
+            v = G.outputs_of(v)[0]
         return G.node_name((kind, v)) if kind != "leaf" else G.name_of(v)
 
     @name.setter
@@ -140,10 +143,14 @@ class Function(GraphObject, TensorOpsMixin):
 
     @property
     def root_function(self) -> "Function":
-        """The op (or block) that made the output."""
-        if self.members and len(self.members) > 1:
-            return self
+        """The op (or block) that made the output; that of all the outputs of a function of
+        several (``top_k``, ``sequence.unpack``), with them all."""
+        outs = G.outputs_of(self.variable)
+        if self.members and len(self.members) > 1 and G.function_outputs(self.members) is None:
+            return self                 # (a combine of several functions' outputs)
         view = "op" if self._view == "op" else ("block" if self.variable in G.BLOCKS else "op")
+        if len(outs) > 1:
+            return Function(outs[0], list(outs), view=view)
         return Function(self.variable, view=view)
 
     @property

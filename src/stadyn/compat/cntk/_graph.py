@@ -22,7 +22,8 @@ from ...graph import (Variable, apply, is_lengths, name_scope, new_lengths, set_
                       topological_nodes)
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
-           "INNER_OPS", "mark_outputs", "outputs_of",
+           "INNER_OPS", "mark_outputs", "link_outputs", "outputs_of", "function_outputs",
+           "mark_block",
            "BLOCKS", "SEQUENCE_AXES", "OUTPUT_INDEX", "name_sequence_axis", "kind_of", "name_of",
            "op_name_of", "made_by_cntk_op", "mark_combine", "is_combine", "primitive_op_name",
            "uid_of", "set_uid",
@@ -50,8 +51,10 @@ _ROOT_UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictiona
 # its uid is ``<function uid>_Output_<k>``.
 OUTPUT_INDEX: "weakref.WeakKeyDictionary[Variable, int]" = weakref.WeakKeyDictionary()
 # The outputs of a CNTK function of several (``top_k``'s values and indices): each output
-# after the first -> the first, which stands for the function in the walks; the first -> all.
-_FIRST_OUTPUT: "weakref.WeakKeyDictionary[Variable, Variable]" = weakref.WeakKeyDictionary()
+# after the first -> the first (weakly), which stands for the function in the walks; the
+# first -> the others, kept while it lives (CNTK lists an output no one reads, top_k's
+# indices, among the function's).
+_FIRST_OUTPUT: "weakref.WeakKeyDictionary[Variable, weakref.ref]" = weakref.WeakKeyDictionary()
 _ALL_OUTPUTS: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
 _uid_counter = itertools.count()
 
@@ -177,21 +180,53 @@ def mark_outputs(outputs: list[Variable], op_name: str, block: bool = False) -> 
     if block:
         set_uid(first, f"Block{next(_uid_counter)}")
     uid = uid_of(first)
-    for k, v in enumerate(outputs[1:], 1):
+    for v in outputs[1:]:
         set_op_name(v, op_name)
         set_uid(v, uid)
+    link_outputs(outputs)
+
+
+def link_outputs(outputs: list[Variable]) -> None:
+    """Record ``outputs`` (in order) as those of one CNTK function (a loaded file's ``TopK``):
+    the walks see one node for them, :func:`outputs_of` lists them all."""
+    first = outputs[0]
+    for k, v in enumerate(outputs[1:], 1):
         OUTPUT_INDEX[v] = k
-        _FIRST_OUTPUT[v] = first
-    _ALL_OUTPUTS[first] = tuple(weakref.ref(v) for v in outputs)
+        _FIRST_OUTPUT[v] = weakref.ref(first)
+    _ALL_OUTPUTS[first] = tuple(outputs[1:])
+
+
+def _first_output(v: Variable) -> Variable:
+    """The first output of the function that made ``v`` (``v`` itself where it is)."""
+    ref = _FIRST_OUTPUT.get(v)
+    first = ref() if ref is not None else None
+    return v if first is None else first
 
 
 def outputs_of(v: Variable) -> list[Variable]:
     """The outputs of the function that made ``v`` (``v`` alone but for :func:`mark_outputs`)."""
-    first = _FIRST_OUTPUT.get(v, v)
-    refs = _ALL_OUTPUTS.get(first)
-    if refs is None:
-        return [v]
-    return [o for o in (r() for r in refs) if o is not None]
+    first = _first_output(v)
+    others = _ALL_OUTPUTS.get(first)
+    return [v] if others is None else [first, *others]
+
+
+def function_outputs(members) -> "tuple[Variable, ...] | None":
+    """``members`` if they are all the outputs of one CNTK function, in order (``top_k``'s
+    values and indices, an unpack's value and mask), else None (a ``combine`` of several)."""
+    if is_combine(members):
+        return None
+    outs = outputs_of(members[0])
+    same = len(outs) == len(members) and all(a is b for a, b in zip(outs, members))
+    return tuple(outs) if same else None
+
+
+def mark_block(out: Variable, op_name: str, name: str, arguments, root_op: str) -> None:
+    """Show the op that made ``out`` as CNTK 2.7 builds it, as a block: of kind ``op_name``
+    (``Sequence::Slice`` for ``sequence.first``), named ``name``, over ``arguments``, around
+    the primitive op ``root_op`` (``GatherPacked``); the op inside has no name of its own."""
+    BLOCKS[out] = Block(op_name, name, tuple(arguments))
+    set_op_name(out, root_op)
+    out.name = None
 
 
 def made_by_cntk_op(v: Variable) -> bool:
@@ -222,7 +257,8 @@ def uid_of(v: Variable) -> str:
     uid = _UIDS.get(v)
     if uid is None:
         kind = kind_of(v)
-        prefix = op_name_of(v) if kind == "output" else kind.capitalize()
+        prefix = ("Block" if v in BLOCKS else op_name_of(v)) if kind == "output" else \
+            kind.capitalize()
         uid = _UIDS[v] = f"{prefix}{next(_uid_counter)}"
     return uid
 
@@ -239,8 +275,12 @@ def set_root_uid(v: Variable, uid: str) -> None:
 
 
 def root_uid_of(v: Variable) -> str:
-    """The uid of the primitive op that made ``v`` -- inside a block, the block's root."""
-    return _ROOT_UIDS.get(v) or uid_of(v)
+    """The uid of the primitive op that made ``v`` -- inside a block, the block's root
+    (``GatherPacked12`` in the block ``Block13``)."""
+    uid = _ROOT_UIDS.get(v)
+    if uid is None and v in BLOCKS:
+        uid = _ROOT_UIDS[v] = f"{primitive_op_name(v)}{next(_uid_counter)}"
+    return uid or uid_of(v)
 
 
 # -- CNTK's depth-first search -----------------------------------------------------------------
@@ -252,9 +292,7 @@ def classify(v: Variable) -> tuple[str, Variable]:
     """The walk's node for the function (or leaf) behind ``v``."""
     if v.parent is None or v in PLACEHOLDERS:
         return ("leaf", v)
-    if v in BLOCKS:
-        return ("block", v)
-    return ("op", _FIRST_OUTPUT.get(v, v))
+    return ("block" if v in BLOCKS else "op", _first_output(v))
 
 
 def node_name(node: tuple[str, Variable]) -> str:

@@ -25,6 +25,7 @@ from ._deferred import LAYER_CLASSES, Deferred, pending
 from ._late import late
 from ._mixins import GraphObject
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
+from ._seq_axes import free_steps
 
 __all__ = ["LayerFunction", "Sequential", "For", "LayerStack", "SequentialClique", "ResNetBlock",
            "default_options", "default_options_for", "Dense", "Convolution", "Convolution1D",
@@ -94,6 +95,7 @@ class LayerFunction:
                                 "signature first (update_signature)")
             return self._signature(*args)
         values = [operand(a) for a in args]
+        _refuse_weights_over_steps(self.layer, values)
         with joint_inference():          # CNTK infers the layer's graph with its operands
             out = self.layer(*values)
         # CNTK's layers compute in their parameters' data type (float64 under
@@ -176,6 +178,28 @@ class LayerFunction:
 
 
 LAYER_CLASSES.append(LayerFunction)      # an operand _deferred waits for
+
+
+def _refuse_weights_over_steps(layer: Any, values: list) -> None:
+    """CNTK 2.7 refuses a ``Dense`` whose weight would take its input dimensions from
+    ``sequence.unpack``'s padded steps (a free dimension, -3): their number is the run's, so
+    the weight would have none (a ValueError when applied); ``input_rank``/``map_rank`` that
+    leave the steps out apply it to each step."""
+    if not isinstance(layer, _L.Dense) or layer.parameters or len(values) != 1:
+        return
+    x = values[0]
+    if not isinstance(x, Variable) or x.sequence_lengths is not None:
+        return
+    free = free_steps(x)
+    if layer.input_rank is not None:
+        base = x.ndim - int(layer.input_rank)
+    else:
+        base = 1 + int(layer.map_rank or 0)
+    if any(a >= base for a in free):
+        raise ValueError(f"Dense: its weight W cannot take its input dimensions from the "
+                         f"steps of sequence.unpack (a free dimension, -3) of its input of "
+                         f"shape {wrap(x).shape} (CNTK 2.7 refuses it too); apply it to each "
+                         "step with input_rank=1 or map_rank=1")
 
 
 def _sublayer(layer: Any, name: str) -> "LayerFunction | None":

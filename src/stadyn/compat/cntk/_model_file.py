@@ -161,8 +161,12 @@ def _mark_inner(roots: list) -> None:
 def _restore_origins(origins: list) -> None:
     """What a CNTK-written file says of each node (``Network.origins``): inputs', parameters'
     and functions' names and uids, CNTK's op names and the blocks (layers), so that
-    ``find_by_name``, ``uid`` and cloning from inner nodes see the file's graph."""
+    ``find_by_name``, ``uid`` and cloning from inner nodes see the file's graph; the outputs
+    of a function of several (``TopK``) are one node of the walks."""
+    several: dict = {}
     for var, origin in origins:
+        if origin.kind in ("function", "block"):
+            several.setdefault(origin.uid, {})[origin.output] = var
         if origin.kind == "block":
             G.set_root_uid(var, G.uid_of(var))      # the root op recorded before it
         G.set_uid(var, origin.uid)
@@ -180,6 +184,9 @@ def _restore_origins(origins: list) -> None:
                 G.OUTPUT_INDEX[var] = origin.output     # uid <function uid>_Output_<k>
         elif origin.kind == "block":
             G.BLOCKS[var] = G.Block(origin.op_name, origin.name, origin.arguments)
+    for outputs in several.values():
+        if len(outputs) > 1 and sorted(outputs) == list(range(len(outputs))):
+            G.link_outputs([outputs[k] for k in range(len(outputs))])
 
 
 def restore_parameters(mine: list, filename) -> None:

@@ -19,7 +19,9 @@ import numpy as np
 
 from ... import functions as F
 from ._deferred import defer_module
+from . import _graph as G
 from ._adapt import binary, named, operand, wrap
+from ._mixins import GraphObject
 
 __all__ = ["relu", "sigmoid", "tanh", "elu", "selu", "leaky_relu", "param_relu", "softplus",
            "softsign", "hard_sigmoid", "exp", "log", "sqrt", "square", "abs", "negate",
@@ -312,31 +314,74 @@ def element_select(flag, value_if_true, value_if_false, name: str = ""):
 
 
 def associative_multi_arg(f):
-    """``f(a, b)`` made to take any number of operands, folded pairwise (``sum(a, b, c)``)."""
+    """``f(a, b)`` made to take two or more operands, as CNTK 2.7's decorator does: a tree
+    of pairs (``f(a, b, c)`` is ``f(a, f(b, c))``, ``f(a, b, c, d)`` ``f(f(a, b), f(c, d))``),
+    the name (``name=``, or a string after the operands) given to the outermost."""
     @functools.wraps(f)
-    def multi(*operands, name: str = ""):
-        items = list(operands[0]) if len(operands) == 1 and isinstance(
-            operands[0], (list, tuple)) else list(operands)
-        if not items:
-            raise ValueError(f"{f.__name__}: give at least one operand")
-        out = items[0]
-        for item in items[1:]:
-            out = f(out, item)
-        return named(out if len(items) > 1 else alias(out), name)
+    def multi(arg1, arg2, *more, name: str = ""):
+        if not name and more and isinstance(more[-1], str):
+            name, more = more[-1], more[:-1]
+
+        def tree(args, name):
+            n = len(args)
+            if n > 2:
+                return f(tree(args[:n // 2], ""), tree(args[n // 2:], ""), name=name)
+            return f(args[0], args[1], name=name) if n == 2 else args[0]
+        return tree((arg1, arg2) + tuple(more), name)
     return multi
 
 
-sum = associative_multi_arg(plus)  # noqa: A001
-sum.__name__ = sum.__qualname__ = "sum"
-sum.__doc__ = "The sum of any number of operands (``sum(a, b, c)``, or a list)."
+# CNTK 2.7's n-ary element-wise ops
+plus = associative_multi_arg(plus)
+element_times = associative_multi_arg(element_times)
+element_max = associative_multi_arg(element_max)
+element_min = associative_multi_arg(element_min)
+log_add_exp = associative_multi_arg(log_add_exp)
+
+
+def _items(operands) -> list:
+    """``f(a, b, c)`` or ``f([a, b, c])``'s operands, a Function of several outputs giving
+    them all (CNTK 2.7's ``sum`` and ``mean``)."""
+    items = list(operands[0]) if len(operands) == 1 and isinstance(
+        operands[0], (list, tuple)) else list(operands)
+    if not items:
+        raise ValueError("give at least one operand")
+    return [o for item in items for o in (
+        item.outputs if isinstance(item, GraphObject) and len(getattr(item, "outputs", ())) > 1
+        else [item])]
+
+
+def _n_ary_block(out, op_name: str, root_op: str, name: str, items: list):
+    """``out`` shown as CNTK 2.7 builds ``sum``/``mean``: a block ``op_name`` over the
+    operands around ``root_op``."""
+    v = out.variable
+    if v.parent is None or v in G.BLOCKS:
+        return named(out, name)
+    G.mark_block(v, op_name, name, [i.variable for i in items if isinstance(i, GraphObject)],
+                 root_op)
+    return out
+
+
+def sum(*operands, name: str = ""):  # noqa: A001
+    """The sum of any number of operands (``sum(a, b, c)``, or a list), folded from the left:
+    CNTK 2.7's block ``Sum`` around its last ``Plus`` (around ``Combine`` for one operand)."""
+    items = _items(operands)
+    out = items[0]
+    for item in items[1:]:
+        out = plus(out, item)
+    out = out if len(items) > 1 else alias(out)
+    return _n_ary_block(out, "Sum", "Plus" if len(items) > 1 else "Combine", name, items)
 
 
 def mean(*operands, name: str = ""):
-    """The element-wise mean of the operands."""
-    items = list(operands[0]) if len(operands) == 1 and isinstance(
-        operands[0], (list, tuple)) else list(operands)
-    total = sum(items)
-    return named(element_times(total, 1.0 / len(items)), name, "Mean")
+    """The element-wise mean of the operands: CNTK 2.7's block ``Mean`` (around
+    ``ElementDivide``)."""
+    items = _items(operands)
+    total = items[0]
+    for item in items[1:]:
+        total = plus(total, item)
+    out = element_times(total, 1.0 / len(items))
+    return _n_ary_block(out, "Mean", "ElementDivide", name, items)
 
 
 # ops on placeholders without a shape (or on layers) wait for their shapes

@@ -107,6 +107,9 @@ def _times_batched_right(w, x, output_rank: int, n: int):
         raise ValueError(f"times: output_rank {output_rank} exceeds the rank of {sample}")
     in_shape, out_shape = sample[:in_rank], sample[in_rank:]
     lead = tuple(w.shape[:w.ndim - in_rank])
+    if in_rank and n == 1 and 1 in free_steps(x) and \
+            tuple(w.shape[w.ndim - in_rank + 1:]) == in_shape[1:]:
+        return _times_over_steps(w, x, lead, in_shape, out_shape)
     if tuple(w.shape[w.ndim - in_rank:]) != in_shape:
         raise ValueError(f"times: {tuple(w.shape)} cannot multiply samples of shape {sample}")
     k, m, r = math.prod(in_shape), math.prod(lead), math.prod(out_shape)
@@ -115,6 +118,20 @@ def _times_batched_right(w, x, output_rank: int, n: int):
     wt = F.transpose(F.reshape(w, (m, k)), (1, 0))                     # (k, m)
     y = F.transpose(F.affine(xs, wt, None, n + 1), keep + (n + 1, n))  # (..., m, r)
     return reshape_samples(y, n, lead + out_shape)
+
+
+def _times_over_steps(w, x, lead: tuple, in_shape: tuple, out_shape: tuple):
+    """``w`` times each sample of ``x`` whose first sample axis, reduced, holds
+    ``sequence.unpack``'s steps (CNTK's free dimension): their number is ``w``'s, whatever
+    the graph was built with, as CNTK 2.7 infers it; a run of another padded length is a
+    ValueError.  (The steps are broadcast against ``w``'s axis, so a graph built before its
+    input was fed, of one step, takes any ``w``.)"""
+    steps = int(w.shape[w.ndim - len(in_shape)])
+    rest, m, r = math.prod(in_shape[1:]), math.prod(lead), math.prod(out_shape)
+    xs = F.reshape_trailing(x, (1, -1, rest, r), base_axis=1)         # (B, 1, T, rest, r)
+    ws = F.reshape(w, (1, m, steps, rest, 1))
+    y = F.sum(F.mul2(xs, ws), axis=[2, 3])                           # (B, m, r)
+    return reshape_samples(y, 1, lead + out_shape)
 
 
 def times_transpose(left, right, name: str = ""):
@@ -250,28 +267,57 @@ def _match_batch(v, item, ref, lead: int | None = None):
 
 def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noqa: A001
     """``x`` sliced along the per-sample ``axis`` (or several: lists) from ``begin_index`` to
-    ``end_index`` (0: to the end; negative: from the end) every ``strides``."""
+    ``end_index`` (0: to the end; negative: from the end) every ``strides``.  A negative
+    stride walks the same range ``[begin, end)`` backwards from its last element, as CNTK 2.7
+    does (``C.slice(x, 0, 0, 0, strides=-1)`` reverses the axis)."""
     axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
     begins = list(begin_index) if isinstance(begin_index, (list, tuple)) else [begin_index]
     ends = list(end_index) if isinstance(end_index, (list, tuple)) else [end_index]
     steps = (list(strides) if isinstance(strides, (list, tuple)) else [strides]) \
         if strides is not None else [1] * len(axes)
+    if any(isinstance(a, Axis) and not a.is_static_axis for a in axes):
+        raise RuntimeError("Slice: Invalid axis argument provided. Slice along a dynamic axis "
+                           "is unsupported (CNTK 2.7); slice a sequence along its steps with "
+                           "C.sequence.slice")
     v = operand(x)
     start, stop, step = [None] * v.ndim, [None] * v.ndim, [1] * v.ndim
+    flipped = []
     free = free_steps(v)
     for a, b, e, s in zip(axes, begins, ends, steps):
         k = _axis_index(x, a)
-        size = v.shape[k]
-        b, e = int(b), int(e)
-        start[k] = b + size if b < 0 else b
-        stop[k] = e + size if e <= 0 else e
-        if k not in free and not 0 <= start[k] < stop[k] <= size:
-            # CNTK 2.7 refuses it when the op is made (so iterating a Function ends)
-            raise RuntimeError(f"slice: the range [{b}, {e}) of axis {a}, read as "
-                               f"[{start[k]}, {stop[k]}), selects no elements or elements "
-                               f"past the {size} of the axis of {x!r}")
-        step[k] = int(s or 1)
-    return named(wrap(F.slice(v, start, stop, step)), name, "Slice")
+        b, e, s = int(b), int(e), int(s if s is not None else 1)
+        if k not in free:
+            _check_slice(x, a, v.shape[k], b, e, s)
+        # Python's slice of the range, counted from the end where CNTK counts so (an axis of
+        # unpacked steps has its length only when the graph runs); a negative stride walks
+        # the range reversed
+        start[k], stop[k] = b, (e if e != 0 else None)
+        if s < 0:
+            flipped.append(k)
+        step[k] = abs(s)
+    if not flipped:
+        return named(wrap(F.slice(v, start, stop, step)), name, "Slice")
+    whole = [None] * v.ndim
+    ranged = F.flip(F.slice(v, start, stop), axes=flipped)
+    return named(wrap(F.slice(ranged, whole, whole, step)), name, "Slice")
+
+
+def _check_slice(x, axis, size: int, b: int, e: int, s: int) -> None:
+    """CNTK 2.7's refusals of a slice when it is made (so iterating a Function ends): a range
+    selecting nothing or elements past the axis's end, a stride of 0 or longer than the
+    range."""
+    begin = b + size if b < 0 else b
+    end = e + size if e <= 0 else e
+    if not 0 <= begin < end <= size:
+        raise RuntimeError(f"slice: the range [{b}, {e}) of axis {axis}, read as "
+                           f"[{begin}, {end}), selects no elements or elements past the "
+                           f"{size} of the axis of {x!r}")
+    if s == 0:
+        raise RuntimeError(f"slice: a stride of 0 along axis {axis} of {x!r} (CNTK 2.7: "
+                           "Narrow with stride 0 is not supported)")
+    if abs(s) > end - begin:
+        raise RuntimeError(f"slice: the stride {s} along axis {axis} of {x!r} is longer "
+                           f"than the range [{begin}, {end}) it walks")
 
 
 def transpose(x, perm, name: str = ""):

@@ -117,7 +117,7 @@ def free_steps(v: Variable) -> frozenset:
 
 
 _REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod"})
-_SAME_AXES = frozenset({"identity", "cast", "stop_gradient", "softmax", "log_softmax"})
+_SAME_AXES = frozenset({"identity", "cast", "stop_gradient", "softmax", "log_softmax", "flip"})
 _MOVING = frozenset({"slice", "pad", "transpose", "concatenate", "affine", "reshape",
                      "reshape_trailing", "one_hot"})
 
@@ -136,9 +136,10 @@ def _arg(node, name: str, index: int, default=None):
 def _kept_steps(node, x: Variable, free: frozenset, shape: tuple) -> set:
     """The axes of the output (of ``shape``) of ``node`` that hold the unpacked steps its input
     ``x`` holds on the axes ``free`` (CNTK 2.7: kept through element-wise ops, products over
-    the sample's last axes, reshapes, slices and pads of other axes, transposes, reductions
-    over other axes, splices; a reshape of the steps with the axes after them is one axis of
-    unpacked steps; a slice of the steps holds its static number of steps)."""
+    the sample's last axes, reshapes, slices and pads of other axes, reversals, transposes,
+    reductions over other axes, splices; a reshape of the steps with the axes after them is one
+    axis of unpacked steps; a slice of the steps counted from the start at both ends holds its
+    static number of steps, one counted from the end keeps them)."""
     name, rank = node.spec.name, len(x.shape)
     if node.spec.category in _ELEMENTWISE or name in _SAME_AXES:
         return {a for a in free if len(shape) == rank and shape[a] == x.shape[a]}
@@ -154,10 +155,10 @@ def _kept_steps(node, x: Variable, free: frozenset, shape: tuple) -> set:
     if name == "transpose":
         order = [int(a) for a in _arg(node, "axes", 1, ())]
         return {k for k, a in enumerate(order) if a in free}
-    if name == "slice":
+    if name == "slice":     # CNTK 2.7: a range counted from the start at both ends is static
         start, stop = _arg(node, "start", 1) or (), _arg(node, "stop", 2) or ()
-        return {a for a in free if (a >= len(start) or start[a] is None)
-                and (a >= len(stop) or stop[a] is None)}
+        return {a for a in free if not ((a >= len(start) or (start[a] or 0) >= 0)
+                                        and a < len(stop) and (stop[a] or 0) > 0)}
     if name == "pad":
         width = tuple(_arg(node, "pad_width", 1, ()))
         first = rank - len(width) // 2           # the pairs pad the last axes

@@ -87,11 +87,54 @@ def future_value(x, initial_state=None, time_step: int = 1, name: str = ""):
     return named(wrap(S.future_value(_seq_operand(x), _initial(initial_state), time_step)), name)
 
 
-reduce_sum = adapt(S.reduce_sum, "reduce_sum")
-reduce_max = adapt(S.reduce_max, "reduce_max")
-first = adapt(S.first, "first")
-last = adapt(S.last, "last")
-softmax = adapt(S.softmax, "softmax")
+def _block(out, op_name: str, root_op: str, name: str, *arguments):
+    """``out`` (a Function) shown as CNTK 2.7 builds its op: a block of kind ``op_name``
+    (``Sequence::Slice``) named ``name`` over ``arguments``, around the primitive ``root_op``
+    (``GatherPacked``), so ``root_function.op_name``, ``is_block`` and ``block_root`` read
+    as CNTK's.  A value the op returned as it was (an input, another block) is left alone."""
+    v = unwrap(out)
+    args = [unwrap(a) for a in arguments]
+    if v.parent is None or v in G.BLOCKS or any(v is a for a in args):
+        return named(out, name)
+    G.mark_block(v, op_name, name, args, root_op)
+    return out
+
+
+_reduce_sum = adapt(S.reduce_sum, "reduce_sum")
+_reduce_max = adapt(S.reduce_max, "reduce_max")
+_first = adapt(S.first, "first")
+_last = adapt(S.last, "last")
+_softmax = adapt(S.softmax, "softmax")
+
+
+def reduce_sum(seq, name: str = ""):
+    """The sum over each sequence's steps, one value per sequence (CNTK 2.7's block
+    ``Sequence::ReduceElements``).  Example: ``C.sequence.reduce_sum(x)``."""
+    return _block(_reduce_sum(seq), "Sequence::ReduceElements", "ReduceElements", name, seq)
+
+
+def reduce_max(seq, name: str = ""):
+    """The largest value over each sequence's steps (a ``Sequence::ReduceElements`` block).
+    Example: ``C.sequence.reduce_max(x)``."""
+    return _block(_reduce_max(seq), "Sequence::ReduceElements", "ReduceElements", name, seq)
+
+
+def first(seq, name: str = ""):
+    """Each sequence's first step (CNTK 2.7's block ``Sequence::Slice`` around
+    ``GatherPacked``).  Example: ``C.sequence.first(x)``."""
+    return _block(_first(seq), "Sequence::Slice", "GatherPacked", name, seq)
+
+
+def last(seq, name: str = ""):
+    """Each sequence's last step (a ``Sequence::Slice`` block).
+    Example: ``C.sequence.last(x)``."""
+    return _block(_last(seq), "Sequence::Slice", "GatherPacked", name, seq)
+
+
+def softmax(seq, name: str = ""):
+    """The softmax over each sequence's steps (CNTK 2.7's block ``Sequence::Softmax``).
+    Example: ``C.sequence.softmax(x)``."""
+    return _block(_softmax(seq), "Sequence::Softmax", "ElementDivide", name, seq)
 
 
 def broadcast_as(operand, broadcast_as_operand, name: str = ""):
@@ -106,7 +149,8 @@ def broadcast_as(operand, broadcast_as_operand, name: str = ""):
             broadcast_like(unwrap(operand), like)
         return operand
     value = unwrap(operand) if batched(operand) else _per_sequence(operand, like)
-    return named(wrap(S.broadcast_as(value, like)), name)
+    return _block(wrap(S.broadcast_as(value, like)), "Sequence::BroadcastAs",
+                  "ReconcileDynamicAxis", name, value, like)
 
 
 def _per_sequence(value, like):
@@ -146,13 +190,15 @@ def slice(seq, begin_index: int, end_index: int, name: str = ""):  # noqa: A001
     if end - begin == 1:    # one step: CNTK 2.7 deletes the sequence axis, as sequence.first
         out = S.first(x) if begin == 0 else S.last(x) if end == 0 else \
             S.first(S.slice(x, begin, end))
-        return named(wrap(out), name)
+        return _block(wrap(out), "Sequence::Slice", "GatherPacked", name, x)
     out = S.slice(x, begin, end)
     if begin >= 0 and end <= 0:
         out = on_derived_axis(out, derived_axis_name(x, 1, end - begin))
     elif end - begin > 0:
         out = on_derived_axis(out, derived_axis_name(x, 0, end - begin))
-    return named(wrap(out), name)
+    if begin == 0 and end == 0:     # (CNTK 2.7 returns the sequence itself)
+        return named(wrap(out), name)
+    return _block(wrap(out), "Sequence::Slice", "GatherPacked", name, x)
 
 
 def unpack(x, padding_value, no_mask_output: bool = False, name: str = ""):
@@ -183,13 +229,15 @@ def _ones(x):
 def is_first(seq, name: str = ""):
     """1 at each sequence's first step, 0 elsewhere.  Example: ``C.sequence.is_first(x)``."""
     ones = _ones(seq)
-    return named(wrap(ones - S.past_value(ones, 0.0)), name)
+    return _block(wrap(ones - S.past_value(ones, 0.0)), "Sequence::IsFirst", "PastValue", name,
+                  seq)
 
 
 def is_last(seq, name: str = ""):
     """1 at each sequence's last step, 0 elsewhere.  Example: ``C.sequence.is_last(x)``."""
     ones = _ones(seq)
-    return named(wrap(ones - S.future_value(ones, 0.0)), name)
+    return _block(wrap(ones - S.future_value(ones, 0.0)), "Sequence::IsLast", "FutureValue",
+                  name, seq)
 
 
 def delay(x, initial_state=None, time_step: int = 1, name: str = ""):
@@ -228,13 +276,14 @@ def gather(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
     else:
         scale, add = (int(k) for k in new_sequence_axis_typeinfo)
         out = on_derived_axis(out, derived_axis_name(c, scale, add))
-    return named(wrap(out), name, "Gather")
+    return _block(wrap(out), "Sequence::Gather", "GatherPacked", name, seq, c)
 
 
 def scatter(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
     """The steps of ``seq`` put where ``condition`` is nonzero, on its axis (0 elsewhere).
     Example: ``C.sequence.scatter(C.sequence.gather(x, c), c)``."""
-    return named(wrap(S.scatter(unwrap(seq), unwrap(condition))), name, "Scatter")
+    return _block(wrap(S.scatter(unwrap(seq), unwrap(condition))), "Sequence::Scatter",
+                  "ScatterPacked", name, seq, condition)
 
 
 # ops on placeholders without a shape (or on layers) wait for their shapes

@@ -88,7 +88,7 @@ def get_node_outputs(node, depth: int = 0) -> list:
     outputs first, as CNTK lists its Combine function's)."""
     outs = list(node.outputs) if _is_combine(node) else []
     for kind, v in G.search(_root(node), lambda n: n[0] != "leaf", depth):
-        outs += [wrap_variable(o) for o in (G.outputs_of(v) if kind == "op" else [v])]
+        outs += [wrap_variable(o) for o in G.outputs_of(v)]
     return outs
 
 
