@@ -119,8 +119,6 @@ def test_a_momentum_time_constant_is_rounded_to_float_as_cntk_did():
 # Speech/Simple against cntk.exe's log
 # ---------------------------------------------------------------------------------------------
 _NETWORK = """    BrainScriptNetworkBuilder = {
-        # Stadyn's seeds count from 0, SimpleNetworkBuilder's from 1: this one takes seed 0
-        unused = ParameterTensor {1, learningRateMultiplier = 0}
         features = Input {2} ; labels = Input {2}
         MeanOfFeatures = Mean (features) ; InvStdOfFeatures = InvStdDev (features)
         MVNormalizedFeatures = PerDimMeanVarNormalization (features, MeanOfFeatures, InvStdOfFeatures)

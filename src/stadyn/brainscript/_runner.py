@@ -37,7 +37,7 @@ import torch
 
 from .. import functions as F
 from .._errors import ConfigError, ModelFileError, StadynError
-from .._random import seed
+from .._random import restart_auto_seeds, seed
 from ..graph import Variable, context, context_scope, topological_nodes
 from ..parametric import ParameterRegistry, parameter_registry
 from ..train import Trainer, evaluate_sums
@@ -192,6 +192,9 @@ class _Runner:
             raise ConfigError(f"randomSeedOffset must lie in [0, 2**32), got {value}",
                               *loc_of(value))
         seed(seed_offset)  # CNTK's initialisation is deterministic too
+        # cntk.exe's BrainScript parameters count their seeds from 1, whatever the offset (a
+        # static counter in LearnableParameter; randomSeedOffset reaches only NDL networks)
+        restart_auto_seeds(1)
         network = CommandNetwork(cmd.network, per_epoch(sgd.dropout_rate, start))
         if not network.criterion_nodes:
             raise ConfigError("the network declares no criterion node (criterionNodes = (ce))",

@@ -36,7 +36,8 @@ from .. import functions as F
 from .._errors import ConfigError, ShapeError
 from ..graph import Variable
 from ..inspect import trace
-from ..layers import initial_value
+from .._random import initializer_seed
+from ..layers import CNTKInitializer, initial_value
 from ..parametric import current_registry, get_parameter_or_create
 from ._criterion_library import CriterionFunctions
 from ._layer_library import LayerFunctions, _positive_ints, cntk_fans, cntk_initializer
@@ -207,7 +208,7 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         ``inputDim = 0`` is inferred by the first ``Times`` that uses it."""
         return self._parameter((outputDim, inputDim), learningRateMultiplier, init,
                                initValueScale, value, initValue, initFromFilePath,
-                               initFromLiteral, tag, "Parameter")
+                               initFromLiteral, tag, "Parameter", random_seed=randomSeed)
 
     def ParameterTensor(self, dims, learningRateMultiplier=1.0, init="", initValueScale=1,
                         value=0, initValue="", initFilterRank=0, initOutputRank=1,
@@ -218,10 +219,11 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         dims = dims if isinstance(dims, tuple) else (dims,)
         return self._parameter(dims, learningRateMultiplier, init, initValueScale, value,
                                initValue, initFromFilePath, initFromLiteral, tag,
-                               "ParameterTensor", (int(initFilterRank), int(initOutputRank)))
+                               "ParameterTensor", (int(initFilterRank), int(initOutputRank)),
+                               random_seed=randomSeed)
 
     def _parameter(self, cntk_dims, lr_multiplier, init, scale, value, init_value, from_file,
-                   from_literal, tag, what, ranks=(0, 1)):
+                   from_literal, tag, what, ranks=(0, 1), random_seed=-1):
         if from_file or from_literal:
             raise ConfigError(f"{what}: initFromFilePath and initFromLiteral are not supported "
                               "yet")
@@ -237,6 +239,11 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
             initializer = float(value)
         else:
             initializer = cntk_initializer(init or "uniform", scale)
+        if isinstance(initializer, CNTKInitializer):
+            # cntk.exe's LearnableParameter takes its seed when it is made, even when its shape
+            # is inferred later: 'randomSeed' if given, else the next of the count
+            forced = int(random_seed)
+            initializer = initializer.with_seed(forced if forced >= 0 else initializer_seed())
         need_grad = float(lr_multiplier) != 0.0
         shape = cntk_shape(cntk_dims)
         if 0 in shape:
