@@ -153,9 +153,10 @@ class Trainer(_Trainer):
                 "count (CNTK 2.7: No matching sequence found in the saved previous MBLayout)")
         begins = self._begins(arguments, flags, "train_minibatch")
         mine = list(outputs or ())
-        asked = mine + (begins.wanted() if begins is not None else [])    # and the states
+        carried = begins.wanted() if begins is not None else []      # the states' values
         with carrying(begins):
-            updated, values = self._train_minibatch(_plain(arguments), asked, is_sweep_end)
+            updated, values = self._train_minibatch(_plain(arguments), mine, is_sweep_end,
+                                                    carried)
         self._trained = bool(arguments) or self.__dict__.get("_trained", False)
         return (updated, {o: values[o] for o in mine}) if mine and updated else updated
 
