@@ -54,7 +54,8 @@ from ._sequence import (is_lengths, new_lengths, pad_sequences, sequence_input, 
 from ._spec import OpSpec
 from ._subgraph import (CONSTANT, INPUT, PARAMETER, VIEW, Subgraph, leaf_tensor, output_key,
                         value_key)
-from ._variable import FunctionNode, Variable, bump_graph_version, to_torch_dtype, topological_nodes
+from ._variable import (FunctionNode, Variable, bump_graph_version, graph_version,
+                        to_torch_dtype, topological_nodes)
 from ._shared_values import hand_out, read_value_of, set_output
 from ._tensors import data_of, grad_of
 
@@ -82,7 +83,7 @@ __all__ = [
     "leaf_tensor", "interpret", "refresh_shapes", "Shapes",
     # static graphs: plans, lowering, the passes a whole-step program reuses
     "forward_all", "StaticPlan", "EagerPlan", "TrialPlan", "build_plan", "bump_graph_version",
-    "graph_structure",
+    "graph_version", "graph_structure",
     "partition", "trace_fake", "program_module", "realize", "collector_paused",
     "simplify", "drop_dead_code", "defer_products", "reuse_dead_inputs", "fuse_convolution_relu",
     "plan_passes",

@@ -182,13 +182,16 @@ class Trainer:
         return (updated, values) if outputs and updated else updated
 
     def _train_minibatch(self, arguments, outputs: Sequence[Variable],
-                         is_sweep_end: bool | None = None) -> tuple[bool, dict]:
+                         is_sweep_end: bool | None = None,
+                         computed: Sequence[Variable] = ()) -> tuple[bool, dict]:
         """:meth:`train_minibatch` with one kind of result whatever was asked for, for front
         ends that ask for outputs of their own: ``(updated, {output: array})``, the dict empty
-        when ``outputs`` is (or the minibatch was, when nothing is updated)."""
+        when ``outputs`` is (or the minibatch was, when nothing is updated); ``computed``:
+        Variables computed with the step too, their values left in their ``.d`` (not
+        copied)."""
         if not arguments:
             return False, {}
-        self._train(arguments, outputs, finite_only=False)
+        self._train(arguments, list(outputs) + list(computed), finite_only=False)
         if _ends_sweep(arguments, is_sweep_end):
             for learner in self.parameter_learners:
                 learner.end_sweep()

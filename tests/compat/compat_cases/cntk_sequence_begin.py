@@ -24,6 +24,16 @@ def _model(C, r):
     return x, y, z, trainer, params, piece
 
 
+def _training(x, y, trainer, piece, losses: list):
+    """``train(a, b, flags=None)``: a minibatch of steps ``a:b`` of the sequences (with
+    ``flags``, if given), its loss appended to ``losses``."""
+    def train(a, b, flags=None):
+        xs, ys = piece(a, b)
+        trainer.train_minibatch({x: xs, y: ys} if flags is None else ({x: xs, y: ys}, flags))
+        losses.append(float(trainer.previous_minibatch_loss_average))
+    return train
+
+
 def _attempt(call):
     """The call's result, or the kind of error CNTK 2.7 raises (RuntimeError before
     ValueError: Stadyn's error for a missing previous minibatch is both)."""
@@ -109,20 +119,16 @@ def sequence_begin_flags_after_unflagged_minibatches(C, r):
     x, y, z, trainer, params, piece = _model(C, r)
     res = {"parameters": params}
     out = []
-
-    def train(a, b, flags=None):
-        xs, ys = piece(a, b)
-        trainer.train_minibatch({x: xs, y: ys} if flags is None else ({x: xs, y: ys}, flags))
-        return float(trainer.previous_minibatch_loss_average)
-    out.append(train(0, 2))
-    out.append(train(2, 4))
-    out.append(train(4, 6, [False, False]))
-    out.append(train(0, 3))
+    train = _training(x, y, trainer, piece, out)
+    train(0, 2)
+    train(2, 4)
+    train(4, 6, [False, False])
+    train(0, 3)
     xs, ys = piece(3, 6)
     out.append(float(trainer.test_minibatch(({x: xs, y: ys}, [False, True]))))
-    out.append(train(0, 2))
+    train(0, 2)
     out.append(float(trainer.test_minibatch({x: piece(2, 5)[0], y: piece(2, 5)[1]})))
-    out.append(train(5, 6, [False, False]))
+    train(5, 6, [False, False])
     res["steps"] = out
     res["after"] = r.param_values(z.parameters)
     return res
@@ -213,4 +219,64 @@ def sequence_begin_flags_function_runs_without_flags(C, r):
         res[kind + "_grad_begun"] = np.stack(z.grad(({x: b}, [True, True])))
         res[kind + "_grad_continued"] = _attempt(
             lambda: np.stack(z.grad(({x: b}, [False, True]))))
+    return res
+
+
+@cntk_case(names=["cntk.combine", "cntk.Function.eval"],
+           note="a combine is a Function of its own: its runs carry their recurrences' states "
+                "apart from those of the Functions combined, so its first False "
+                "sequence-begin flag has no previous run to go on from (CNTK 2.7's "
+                "RuntimeError), whether it combines z, [z], [z.output] or another combine, "
+                "and z goes on from its own runs, not the combine's (Stadyn keyed the state "
+                "by the outputs, so C.combine([z]) shared z's, and two combines of the same "
+                "outputs each other's)")
+def sequence_begin_flags_combine_runs_on_its_own(C, r):
+    r.touch("cntk.Function.eval")
+    x = C.sequence.input_variable(2, name="x")
+    z = C.layers.Recurrence(C.layers.RNNStep(3, activation=C.tanh))(x)
+    res = {"parameters": r.set_params(z.parameters)}
+    a = [r.randn(3, 2), r.randn(3, 2)]
+    b = [r.randn(3, 2), r.randn(3, 2)]
+    going_on = ({x: b}, [False, False])
+    z.eval({x: a})
+    c = C.combine([z])
+    res["combine_first"] = _attempt(lambda: _first_steps(c.eval(going_on)))
+    res["z_after_a"] = _first_steps(z.eval(going_on))     # from z's eval of a
+    c.eval({x: a})
+    res["combine_after_a"] = _first_steps(c.eval(going_on))     # the same, from c's own
+    res["z_after_b"] = _first_steps(z.eval(going_on))     # from z's previous run, not c's
+    for name, made in (("z", lambda: C.combine(z)), ("output", lambda: C.combine([z.output])),
+                       ("combine", lambda: C.combine([c]))):
+        res["first_of_combine_" + name] = _attempt(lambda: _first_steps(made().eval(going_on)))
+    two = C.combine([z, z * 2.0])
+    two.eval({x: a})
+    values = two.eval(going_on)
+    res["two_outputs"] = np.stack([_first_steps(values[o]) for o in two.outputs])
+    res["two_outputs_again"] = _attempt(lambda: _first_steps(
+        C.combine([z, z * 2.0]).eval(going_on)))
+    return res
+
+
+@cntk_case(names=["cntk.Trainer.train_minibatch", "cntk.Function.eval"],
+           note="a Trainer and a Function over one graph each carry their own states, "
+                "whichever ran first: the Trainer's False flags go on from its own previous "
+                "minibatch after the Function's runs with flags, and the Function's from its "
+                "own previous run (Stadyn spliced each one's states into the recurrence at "
+                "its first False flag, and a Function that had run before the Trainer's "
+                "splice undid it: the Trainer's next False flags began afresh)")
+def sequence_begin_flags_trainer_and_function_of_one_graph(C, r):
+    r.touch("cntk.Trainer.train_minibatch", "cntk.Function.eval")
+    x, y, z, trainer, params, piece = _model(C, r)
+    res = {"parameters": params}
+    losses = []
+    train = _training(x, y, trainer, piece, losses)
+    z.eval({x: piece(0, 2)[0]})         # the Function runs before the Trainer
+    train(0, 2, [True, True])
+    train(2, 4, [False, False])
+    res["function_goes_on"] = _first_steps(z.eval(({x: piece(2, 4)[0]}, [False, False])))
+    train(4, 6, [False, False])
+    res["function_goes_on_again"] = _first_steps(z.eval(({x: piece(4, 6)[0]},
+                                                         [False, True])))
+    res["losses"] = np.array(losses)
+    res["after"] = r.param_values(z.parameters)
     return res

@@ -4,7 +4,8 @@ A :class:`Function` wraps the Stadyn :class:`~stadyn.graph.Variable` its root co
 shows the graph as CNTK does (``arguments``, ``parameters``, ``constants``, ``inputs``, blocks
 for applied layers, names reached as attributes: ``z.W``, ``model.conv1.b``), evaluates it
 (``eval``, ``forward``/``backward``, ``grad``), rebuilds it (``clone``, calling it on other
-Functions, ``replace_placeholders``) and saves it.  The evaluation runs Stadyn's static graph;
+Functions, ``replace_placeholders``) and saves it.  The evaluation runs Stadyn's static graph
+(the runs, and what a Function keeps from one to the next, are :mod:`._function_runs`);
 behaviour lives in Stadyn, this module only maps CNTK's view onto it.
 """
 
@@ -13,23 +14,16 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-import numpy as np
-import torch
-
-from ...graph import Variable, forward_all, is_lengths, topological_nodes, training
-from ...train import feed
+from ...graph import Variable, is_lengths
 from . import _graph as G
 from ._adapt import unwrap, wrap
-from ._assign import apply_assignments, assign_outputs, pending_assignments
-from ._late import bind, late
+from ._function_runs import FunctionRuns, RunState
+from ._late import bind
 from ._loops import clone_graph, close_loops, split_loops
 from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
-from ._run_checks import check_runnable
-from ._sequence_begin import carrying, function_begins, split_flags
 from ._signature import _function_of_callable as function_of_callable, argument_leaves
 from ._step_values import step_value
-from ._values import Value, output_value, root_gradient
 
 __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "combine_outputs"]
 
@@ -54,7 +48,7 @@ def _as_method(method: Any) -> str:
 _CUSTOM: "dict[int, dict]" = {}
 
 
-class Function(GraphObject, TensorOpsMixin):
+class Function(GraphObject, TensorOpsMixin, FunctionRuns):
     """A CNTK Function.
 
     A layer or op applied to inputs gives the *composite* Function of the graph up to its
@@ -71,7 +65,7 @@ class Function(GraphObject, TensorOpsMixin):
         [[3.0, 3.0]]
     """
 
-    __slots__ = ("members", "_view")
+    __slots__ = ("members", "_view", "_runs")
 
     def __new__(cls, variable=None, *args, **kwargs):
         if callable(variable) and not isinstance(variable, (Variable, GraphObject)):
@@ -79,12 +73,13 @@ class Function(GraphObject, TensorOpsMixin):
         return super().__new__(cls)
 
     def __init__(self, variable: Variable, members: "list[Variable] | None" = None,
-                 view: str = "composite"):
+                 view: str = "composite", runs: RunState | None = None):
         if not isinstance(variable, Variable):          # made by __new__ from a Python function
             return
         super().__init__(variable)
         self.members = members
         self._view = view
+        self._runs = runs       # a combine's own run state (else the outputs' shared one)
 
     @staticmethod
     def with_signature(*types, **named_types):
@@ -302,187 +297,6 @@ class Function(GraphObject, TensorOpsMixin):
             return getattr(self.output, name)
         raise AttributeError(f"neither the Function nor its output has '{name}'")
 
-    # -- evaluation -----------------------------------------------------------------------------
-    def _bind(self, arguments: Any) -> list[bool] | None:
-        """Feed ``arguments``; returns the sequence-begin flags given with them, or None."""
-        if arguments is None:
-            return None
-        arguments, flags = split_flags(arguments)
-        args = self.arguments
-        if not isinstance(arguments, dict):
-            if len(args) != 1:
-                raise ValueError(f"give a dict of {{input: data}} for a Function with "
-                                 f"{len(args)} inputs")
-            arguments = {args[0]: arguments}
-        by_name = {a.name: a for a in args}
-        for key, value in arguments.items():
-            target = by_name.get(key) if isinstance(key, str) else key
-            if target is None:
-                raise ValueError(f"no input named {key!r}")
-            if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], list):
-                value, flags = value[0], [bool(f) for f in value[1]]    # (data, sequence starts)
-            if unwrap(target).sequence_lengths is not None and (
-                    isinstance(value, list) or getattr(value, "lengths", None) is not None):
-                feed(unwrap(target), value)      # one array per sequence, of its own length
-                continue
-            if isinstance(value, list) and value and not isinstance(value[0], (int, float)):
-                value = np.stack([np.asarray(v, dtype=np.dtype(unwrap(target).dtype))
-                                  for v in value])
-            var = unwrap(target)
-            if hasattr(value, "asarray") and not isinstance(value, np.ndarray):
-                value = value.asarray()
-            arr = np.asarray(value, dtype=np.dtype(var.dtype)) if not isinstance(
-                value, torch.Tensor) else value
-            if G.BATCH(var) and arr.ndim == var.ndim + 1 and arr.shape[1] == 1 and \
-                    tuple(arr.shape[2:]) == tuple(var.shape[1:]):
-                arr = arr.reshape((arr.shape[0],) + tuple(var.shape[1:]))   # (N, 1, ...) data
-            if G.BATCH(var) and tuple(arr.shape) == tuple(var.shape[1:]):
-                arr = arr[None]     # one sample, of the input's very shape (CNTK reads it so)
-            feed(var, arr)
-        return flags
-
-    def eval(self, arguments: Any = None, outputs=None, device=None, as_numpy: bool = True):
-        """The outputs' values for ``arguments`` (``{input: data}``, or the data of the only
-        input) in the inference phase: one array, or ``{output: array}`` for several.
-
-        Example:
-            >>> import numpy as np, stadyn.compat.cntk as C
-            >>> x = C.input_variable(2)
-            >>> C.sigmoid(x).eval(np.zeros((1, 2), np.float32)).tolist()
-            [[0.5, 0.5]]
-        """
-        wanted = self.outputs if outputs is None else list(outputs)
-        _, values = self.forward(arguments, wanted, device=device, as_numpy=as_numpy)
-        return values[wanted[0]] if len(wanted) == 1 else values
-
-    def forward(self, arguments: Any, outputs=None, keep_for_backward=None, device=None,
-                as_numpy: bool = True):
-        """CNTK's ``forward``: ``(state, {output: value})``.  With ``keep_for_backward`` the
-        graph runs in the training phase and ``state`` is what :meth:`backward` takes; without,
-        in the inference phase and ``state`` is None.
-
-        Example:
-            >>> import numpy as np, stadyn.compat.cntk as C
-            >>> x = C.input_variable(2, needs_gradient=True)
-            >>> f = C.sigmoid(x)
-            >>> state, out = f.forward({x: np.zeros((1, 2), np.float32)}, [f.output], {f.output})
-            >>> out[f.output].tolist()
-            [[0.5, 0.5]]
-            >>> f.backward(state, {f.output: np.ones((1, 2), np.float32)}, {x})[x].tolist()
-            [[0.25, 0.25]]
-        """
-        flags = self._bind(arguments)
-        wanted = self.outputs if outputs is None else list(outputs)
-        keep = bool(keep_for_backward)
-        roots = self._roots()
-        begins = function_begins(roots, flags,  # recurrences go on from the last run
-                                 "Function.forward" if keep else "Function.eval")
-        roots += [unwrap(o) for o in wanted]                  # (forward_all drops repeats)
-        roots += [v.sequence_lengths for v in list(roots)          # computed lengths (a slice)
-                  if v.sequence_lengths is not None and v.sequence_lengths.parent is not None]
-        assigns = assign_outputs(roots)
-        roots += assigns
-        roots += begins.wanted() if begins is not None else []
-        check_runnable(roots)
-        with carrying(begins):
-            if keep:
-                with training(True):
-                    forward_all(roots, clear_no_need_grad=True)
-            else:
-                with training(False), torch.no_grad():
-                    forward_all(roots, clear_buffer=True)
-        values = {o: output_value(unwrap(o)) for o in wanted}
-        if not as_numpy:        # CNTK's Value objects (a dense batch; sequences stay lists)
-            values = {o: Value(batch=v) if isinstance(v, np.ndarray) else v
-                      for o, v in values.items()}
-        pending = pending_assignments(assigns)
-        if not keep:
-            apply_assignments(pending)      # training: after the backward
-        return (_State(self, pending, flags) if keep else None), values
-
-    def backward(self, state, root_gradients: dict, variables, as_numpy: bool = True) -> dict:
-        """CNTK's ``backward``: the gradients w.r.t. ``variables`` (inputs made with
-        ``needs_gradient=True``, or parameters) of ``sum(output * root_gradient)`` over the
-        given outputs, after a :meth:`forward` that kept state.  Parameters' own gradients are
-        left as they were."""
-        if state is None:
-            raise ValueError("backward: the forward() before it kept no intermediate results "
-                             "(set keep_for_backward to the outputs in root_gradients)")
-        _check_differentiable(variables, "backward")
-        roots = [unwrap(root) for root in root_gradients]
-        leaves = [v for v in _leaves_of(roots) if v.need_grad]
-        saved = [(v, v.grad) for v in leaves]
-        for v in leaves:
-            v.grad = None
-        try:
-            for root, seed in root_gradients.items():
-                unwrap(root).backward(root_gradient(unwrap(root), seed))
-            out = {}
-            for v in variables:
-                var = unwrap(v)
-                out[v] = output_value(var, var.g if var.grad is not None else
-                                np.zeros(var.shape, np.float32))     # per sequence, too
-            apply_assignments(state.assignments)
-            return out
-        finally:
-            for v, g in saved:
-                v.grad = g
-
-    def grad(self, at: Any, wrt=None, outputs=None, device=None, as_numpy: bool = True,
-             grad_root=None):
-        """The gradient of the sum of this Function's values w.r.t. ``wrt`` (default: the
-        arguments made with ``needs_gradient=True``; a ValueError when there are none, or when
-        ``wrt`` is empty): one array for one ``wrt``, else a dict; with ``outputs``,
-        ``(gradients, values)``.
-
-        Example:
-            >>> import numpy as np, stadyn.compat.cntk as C
-            >>> x = C.input_variable(1, needs_gradient=True)
-            >>> C.sqrt(x).grad({x: np.array([[1.0], [4.0]], np.float32)}).ravel().tolist()
-            [0.5, 0.25]
-        """
-        if wrt is None:
-            wrt = [a for a in self.arguments if a.needs_gradient]
-            if not wrt:
-                raise ValueError(f"None of the Function '{self}' arguments have "
-                                 "'needs_gradient == True'")
-        wrt = list(wrt)
-        if not wrt:
-            raise ValueError(f"Function '{self}' Backward: List of inputs to compute gradients "
-                             "for, must not be empty.")
-        _check_differentiable(wrt, "grad")
-        root = self.output if grad_root is None else grad_root
-        state, values = self.forward(at, [root] + list(outputs or []), {root})
-        if state.flags is not None and not all(state.flags):
-            raise ValueError(
-                f"Function.grad: sequence-begin flags {state.flags} continue sequences from "
-                "the previous run, and CNTK 2.7 refuses to differentiate such a run with grad "
-                "(the layout of the gradient it seeds is incompatible with the one computed "
-                "during the forward call); begin every sequence, or call forward and backward")
-        ones = values[root]
-        ones = [np.ones_like(o) for o in ones] if isinstance(ones, list) else np.ones_like(ones)
-        grads = self.backward(state, {root: ones}, wrt)
-        grads = grads[wrt[0]] if len(wrt) == 1 else grads
-        if not outputs:
-            return grads
-        values = {o: values[o] for o in outputs}
-        return grads, (next(iter(values.values())) if len(values) == 1 else values)
-
-    def train(self, minibatch_source, *args, **kwargs):
-        """CNTK's ``Function.train``: a Trainer on this criterion (loss, or ``(loss, metric)``)
-        run by a training session over a reader or a tuple of arrays; ``callbacks``: progress
-        writers and configs.  Returns ``epoch_summaries``, ``updates`` (, ``test_summary``);
-        the arguments and an example: ``stadyn.compat.cntk._training.train_function``."""
-        return late("train_function")(self, minibatch_source, *args, **kwargs)
-
-    def test(self, minibatch_source, minibatch_size: int = 32, streams=None,
-             model_inputs_to_streams=None, callbacks=None):
-        """The average of this criterion Function (a metric, or ``(loss, metric)`` combined)
-        over one sweep of ``minibatch_source``: a ``TestSummary`` with ``metric`` and
-        ``samples``."""
-        return late("evaluate_function")(self, minibatch_source, minibatch_size, streams,
-                                 model_inputs_to_streams, callbacks)
-
     # -- rebuilding -----------------------------------------------------------------------------
     def clone(self, method, substitutions: dict | None = None) -> "Function":
         """A copy of the graph: parameters shared, cloned or frozen (:class:`CloneMethod`);
@@ -606,45 +420,6 @@ class Function(GraphObject, TensorOpsMixin):
         return f"{label}{self.op_name}({args}) -> {shapes}"
 
 
-def _check_differentiable(variables, what: str) -> None:
-    """CNTK 2.7 differentiates w.r.t. parameters and inputs made with ``needs_gradient=True``
-    only; asking for another Variable's gradient is its ValueError."""
-    for v in variables:
-        var = unwrap(v)
-        kind = G.kind_of(var)
-        if kind == "output":
-            raise ValueError(f"Function.{what}: a gradient asked for {v!r}, which the graph "
-                             "computes: CNTK gives gradients w.r.t. the graph's leaves (inputs "
-                             "and parameters) only")
-        if not var.need_grad:
-            made = "a constant" if kind == "constant" else \
-                "an input made without needs_gradient=True"
-            raise ValueError(f"Function.{what}: a gradient asked for {v!r}, {made}: CNTK gives "
-                             "gradients w.r.t. parameters and inputs made with "
-                             "needs_gradient=True only")
-
-
-def _leaves_of(roots: list[Variable]) -> list[Variable]:
-    """The leaves the roots depend on, each once."""
-    seen: dict[int, Variable] = {id(r): r for r in roots if r.parent is None}
-    for node in topological_nodes(roots):
-        for v in node.inputs:
-            if v.parent is None:
-                seen.setdefault(id(v), v)
-    return list(seen.values())
-
-
-class _State:
-    """What ``forward(keep_for_backward=...)`` hands to ``backward``."""
-
-    __slots__ = ("function", "assignments", "flags")
-
-    def __init__(self, function: Function, assignments: list, flags: list[bool] | None):
-        self.function = function
-        self.assignments = assignments       # assign ops' writes, made after the backward
-        self.flags = flags                   # the run's sequence-begin flags, if given
-
-
 def wrap_variable(v: Variable):
     """``v`` as a CNTK Variable (an output shown as a Variable, not as a Function)."""
     from ._variables import of
@@ -667,7 +442,9 @@ def _bound_placeholder(new: Variable, old: Variable) -> Variable:
 
 
 def combine_outputs(functions: list) -> Function:
-    """Several Functions' outputs as one Function."""
+    """Several Functions' outputs as one Function: a Function of its own, as CNTK's Combine
+    is, whose runs keep their state apart from those of the Functions combined (CNTK 2.7:
+    ``C.combine([z])`` has no previous run to go on from after ``z``'s)."""
     flat: list[Variable] = []
     for f in functions:
         if isinstance(f, Function):
@@ -676,7 +453,7 @@ def combine_outputs(functions: list) -> Function:
             flat.append(unwrap(f))
     if len(flat) > 1:
         G.mark_combine(flat)       # a Combine function: graph walks list its outputs first
-    return Function(flat[0], flat if len(flat) > 1 else None)
+    return Function(flat[0], flat if len(flat) > 1 else None, runs=RunState())
 
 
 def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:

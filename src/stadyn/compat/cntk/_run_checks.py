@@ -4,16 +4,21 @@ of another data type than the op computes in (``x + C.constant(np.ones(2))`` for
 ``eval``, ``forward`` or ``train_minibatch``).  The op is built, with the constant cast, and the
 cast is marked; every run of a graph holding a marked value raises :class:`DataTypeError`.
 Likewise an op CNTK builds whose graph fails its validation at the first run (``times`` of a
-scalar on the left): :class:`InvalidAtRunError`."""
+scalar on the left): :class:`InvalidAtRunError`.
+
+A graph changes only where it is rewired, which counts a new graph version, and a value is
+marked when its op is built, so a Function or Trainer checks its graph once
+(:class:`RunnableCheck`) and again only after either happened."""
 
 from __future__ import annotations
 
 import weakref
 from typing import Sequence
 
-from ...graph import Subgraph, Variable, format_location, user_location
+from ...graph import Subgraph, Variable, format_location, graph_version, user_location
 
-__all__ = ["DataTypeError", "InvalidAtRunError", "refuse_when_run", "check_runnable"]
+__all__ = ["DataTypeError", "InvalidAtRunError", "refuse_when_run", "check_runnable",
+           "RunnableCheck"]
 
 
 class DataTypeError(ValueError, RuntimeError):
@@ -28,6 +33,7 @@ class InvalidAtRunError(RuntimeError):
 
 
 _REFUSED: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
+_MARKED = [0]       # the values marked so far
 
 
 def refuse_when_run(value: Variable, message: str, error: type = DataTypeError) -> None:
@@ -35,6 +41,7 @@ def refuse_when_run(value: Variable, message: str, error: type = DataTypeError) 
     user's line that built it."""
     where = format_location(user_location())
     _REFUSED[value] = (error, message + (f" (the op built at {where})" if where else ""))
+    _MARKED[0] += 1
 
 
 def check_runnable(roots: Sequence[Variable]) -> None:
@@ -46,3 +53,26 @@ def check_runnable(roots: Sequence[Variable]) -> None:
             if out is not None and out in _REFUSED:
                 error, message = _REFUSED[out]
                 raise error(message)
+
+
+class RunnableCheck:
+    """:func:`check_runnable` for one caller's runs (a Function's, a Trainer's): the graph of
+    the roots is walked at the first run, and again only where other roots are given, the
+    graph was rewired or a value was marked since; a refused graph raises every time."""
+
+    __slots__ = ("_roots", "_versions")
+
+    def __init__(self):
+        self._roots: list[weakref.ref] = []
+        self._versions: tuple[int, int] | None = None
+
+    def __call__(self, roots: Sequence[Variable]) -> None:
+        if not _REFUSED:
+            return
+        versions = (graph_version(), _MARKED[0])
+        if versions == self._versions and len(roots) == len(self._roots) and all(
+                r is seen() for r, seen in zip(roots, self._roots)):
+            return
+        check_runnable(roots)
+        self._roots = [weakref.ref(r) for r in roots]
+        self._versions = versions

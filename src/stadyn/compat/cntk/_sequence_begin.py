@@ -15,9 +15,10 @@ place of each initial state ``s0``, ``s0 * begin + carried * (1 - begin)``: two 
 module sets before each step (``begin`` 1 for a sequence that starts, 0 for one that goes on;
 ``carried`` the states taken from the previous step) and puts back to "start afresh" after it,
 so the graph computes as before everywhere else.  The states along each sequence are read
-from a step's values, kept from each run (a Trainer's or a Function's, from its first on): a
-kernel's outputs, and for the fused LSTM the cells, computed again from the step's input,
-outputs and weights (CNTK's LSTM equations) when a flag False asks for them.
+from a step's values, kept from each run (a Trainer's or a Function's, from its first on) as
+the tensors it computed (a run makes new ones: only leaves' values are copied) and read into
+NumPy only when a flag False asks for them: a kernel's outputs, and for the fused LSTM the
+cells, computed again from the step's input, outputs and weights (CNTK's LSTM equations).
 """
 
 from __future__ import annotations
@@ -30,10 +31,9 @@ import numpy as np
 import torch
 
 from ... import functions as F
-from ...graph import Subgraph, Variable
+from ...graph import FunctionNode, Subgraph, Variable
 
-__all__ = ["SequenceBeginError", "SequenceBegins", "carrying", "function_begins",
-           "split_flags"]
+__all__ = ["SequenceBeginError", "SequenceBegins", "carrying", "split_flags"]
 
 _KERNELS = ("cntk_lstm_sequence", "cntk_gru_sequence", "cntk_rnn_sequence")
 
@@ -99,10 +99,41 @@ def _flagged(value) -> bool:
     return isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], list)
 
 
+class _Splice:
+    """The leaves spliced into one recurrence node's initial states at the first flag False
+    (``s0 * begin + carried * (1 - begin)`` for each ``s0``; ``begin`` 1: the graph computes
+    what it did).  One per node, shared by every Trainer and Function whose runs carry its
+    states: each sets the leaves for its run from its own previous run, and puts them back
+    after it.  Those hold it; the node's entry in ``_SPLICES`` is a weak reference (a run's
+    roots lead to its plan and every node of it, so a registry holding the splice would keep
+    the graph alive for ever), and once they are gone the node reads ``s0`` through it."""
+
+    def __init__(self, carry: "_Carry"):
+        dtype = carry.dtype
+        self.begin = Variable.from_numpy_array(np.ones((), dtype), dtype=dtype)
+        self.carried = [Variable.from_numpy_array(np.zeros(s, dtype), dtype=dtype)
+                        for s in carry.shapes]
+        self.initial = []       # what the node reads in place of each initial state
+        for position, original, carried in zip(carry.positions, carry.initial, self.carried):
+            chosen = original * self.begin + carried * (1.0 - self.begin)
+            carry.node.set_input(position, chosen)
+            self.initial.append(chosen)
+        self.fresh = True       # whether the node reads its own initial states
+
+
+_SPLICES: "weakref.WeakKeyDictionary[FunctionNode, weakref.ref]" = weakref.WeakKeyDictionary()
+
+
+def _splice_of(node: FunctionNode) -> _Splice | None:
+    """The splice a Trainer's or Function's runs of ``node`` made and still hold, if any."""
+    ref = _SPLICES.get(node)
+    return None if ref is None else ref()
+
+
 class _Carry:
-    """One recurrence node: where its initial states are, the leaves that replace them (once
-    a flag False first comes) and the values its states along each sequence are computed
-    from, kept from the last minibatch it ran."""
+    """One recurrence node as one Trainer or Function runs it: where its initial states are
+    and the values its states along each sequence are computed from, kept from the last
+    minibatch it ran."""
 
     def __init__(self, node):
         self.node = node
@@ -130,40 +161,36 @@ class _Carry:
         self.shapes = shapes
         alive = next((o for o in node.outputs if o is not None), inputs[self.positions[0]])
         self.dtype = np.dtype(alive.dtype)       # the recurrence's (float64 models)
-        self.begin: Variable | None = None     # the leaves, made when a flag False first comes
-        self.carried: list[Variable] = []
-        self.initial = [inputs[k] for k in self.positions]
+        self._initial = [inputs[k] for k in self.positions]
         # the values the states are computed from, kept as outputs of the step (the weights
         # as copies: an identity of a parameter may share its memory, which the update then
         # overwrites)
         self.step_inputs = [F.identity(inputs[0])] + [v * 1.0 for v in inputs[4:7]] \
             if name == "cntk_lstm_sequence" and self.unsupported is None else []
         self.last: dict | None = None       # the last minibatch's values (see keep)
+        self.splice: _Splice | None = None      # the node's, once a flag False came
+
+    @property
+    def initial(self) -> list[Variable]:
+        """What the node reads as its initial states (spliced, once a flag False came)."""
+        splice = self.splice or _splice_of(self.node)
+        return self._initial if splice is None else splice.initial
 
     def wanted(self) -> list[Variable]:
         if self.unsupported is not None:
             return []
         return self.sequences + self.initial + self.step_inputs + [self.lengths]
 
-    def _rewire(self) -> None:
-        """Make the node read ``s0 * begin + carried * (1 - begin)`` for each initial state
-        ``s0`` (begin 1: the graph computes what it did)."""
-        self.begin = Variable.from_numpy_array(np.ones((), self.dtype), dtype=self.dtype)
-        self.carried = [Variable.from_numpy_array(np.zeros(s, self.dtype), dtype=self.dtype)
-                        for s in self.shapes]
-        for k, (original, carried) in enumerate(zip(self.initial, self.carried)):
-            chosen = original * self.begin + carried * (1.0 - self.begin)
-            self.node.set_input(self.positions[k], chosen)
-            self.initial[k] = chosen
-
     def set(self, flags: list[bool] | None, what: str = "train_minibatch") -> None:
         """Begin every sequence afresh (``flags`` None) or as ``flags`` say (``what``: the
         call, for errors)."""
         if flags is None or all(flags):
-            if self.begin is not None:
-                _assign(self.begin, np.ones(()))
-                for v, shape in zip(self.carried, self.shapes):
+            splice = self.splice or _splice_of(self.node)
+            if splice is not None and not splice.fresh:
+                _assign(splice.begin, np.ones(()))
+                for v, shape in zip(splice.carried, self.shapes):
                     _assign(v, np.zeros(shape))
+                splice.fresh = True
             return
         if self.unsupported is not None:
             raise ValueError(f"{what} with sequence-begin flags: {self.unsupported}")
@@ -177,11 +204,12 @@ class _Carry:
                 "previous minibatch, which had no minibatch (CNTK 2.7: No matching sequence "
                 "found in the saved previous MBLayout)")
         states = self._carried_states(flags, what)
-        if self.begin is None:
-            self._rewire()
-        _assign(self.begin, np.asarray(flags, np.float64).reshape(-1, 1))
-        for v, state in zip(self.carried, states):
+        splice = self.splice = self.splice or _splice_of(self.node) or _Splice(self)
+        _SPLICES[self.node] = weakref.ref(splice)
+        _assign(splice.begin, np.asarray(flags, np.float64).reshape(-1, 1))
+        for v, state in zip(splice.carried, states):
             _assign(v, state)
+        splice.fresh = False
 
     def _carried_states(self, flags: list[bool], what: str) -> list[np.ndarray]:
         """Each state's value, one row per sequence of a minibatch with ``flags``: zeros
@@ -192,7 +220,7 @@ class _Carry:
         reads the values sequence ``i`` of this minibatch (of ``n`` sequences, each in its own
         slot) goes on from at column ``(T - 1) * n + i`` of it: slot ``i``'s last step when
         ``n == S``, another slot and step when not."""
-        lengths, packed = self.last["lengths"], self.last["packed"]
+        lengths, packed = self._value(self.lengths).reshape(-1).tolist(), self.last["packed"]
         steps, slots, n = max(lengths), _slots(lengths, packed), len(flags)
         flagged = f"{what}: sequence-begin flags {flags}"
         for i, flag in enumerate(flags):
@@ -231,21 +259,28 @@ class _Carry:
     def _trajectories(self) -> list[np.ndarray]:
         """The states along every sequence of the last minibatch, ``(batch, steps, *shape)``
         each (the LSTM's cells computed from its inputs)."""
-        values = self.last["values"]
         if self.kind == "cntk_lstm_sequence":
-            h = values[id(self.sequences[0])]
-            return [h, _lstm_cells(values, self, h).astype(h.dtype)]
-        return [values[id(s)] for s in self.sequences]
+            h = self._value(self.sequences[0])
+            return [h, _lstm_cells(self, h).astype(h.dtype)]
+        return [self._value(s) for s in self.sequences]
 
-    def keep(self, values: dict, packed: bool) -> None:
+    def _value(self, v: Variable) -> np.ndarray:
+        """The value ``v`` had in the last minibatch, as a NumPy array."""
+        t = self.last["values"][id(v)].cpu()
+        return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
+
+    def keep(self, packed: bool) -> None:
         """Keep what the states along each sequence of the minibatch just run are computed
-        from (``values``: ``{id(variable): array}``; ``packed``: whether it held whole
-        sequences only, which CNTK packs into slots)."""
+        from (``packed``: whether it held whole sequences only, which CNTK packs into slots):
+        the tensors the run made, and copies of the leaves' (and of the input's, which may
+        be a leaf's), which a feed or an update may overwrite before a flag False reads
+        them."""
         if self.unsupported is not None:
             return
-        lengths = [int(n) for n in np.asarray(values[id(self.lengths)]).reshape(-1)]
-        self.last = {"values": {id(v): np.array(values[id(v)]) for v in self.wanted()},
-                     "lengths": lengths, "packed": packed}
+        shared = self.step_inputs[:1]
+        self.last = {"values": {id(v): v.data.detach().clone() if v.parent is None or any(
+            v is s for s in shared) else v.data.detach() for v in self.wanted()},
+            "packed": packed, "initial": self.initial}     # (spliced later, maybe)
 
 
 def _slots(lengths: list[int], packed: bool) -> list[list[tuple[int, int]]]:
@@ -267,17 +302,17 @@ def _slots(lengths: list[int], packed: bool) -> list[list[tuple[int, int]]]:
     return slots
 
 
-def _lstm_cells(values: dict, carry: _Carry, h: np.ndarray) -> np.ndarray:
+def _lstm_cells(carry: _Carry, h: np.ndarray) -> np.ndarray:
     """The cell states of CNTK's LSTM (gates ``i, c, f, o`` in ``W``'s columns) along each
     sequence, from the step's input ``x``, its outputs ``h`` and weights: every gate is
     known once the previous output is, so only the cell's own recurrence is run."""
-    x, w, hw, b = (torch.from_numpy(np.asarray(values[id(v)], np.float64))
+    x, w, hw, b = (torch.from_numpy(np.asarray(carry._value(v), np.float64))
                    for v in carry.step_inputs)
     h = torch.from_numpy(np.asarray(h, np.float64))
     batch, steps = x.shape[:2]
-    h0, c0 = (torch.from_numpy(np.broadcast_to(np.asarray(values[id(v)], np.float64),
+    h0, c0 = (torch.from_numpy(np.broadcast_to(np.asarray(carry._value(v), np.float64),
                                                (batch, hw.shape[0])).copy())
-              for v in carry.initial)
+              for v in carry.last["initial"])
     previous = torch.cat([h0.unsqueeze(1), h[:, :-1]], 1)
     proj = x @ w + previous @ hw + b
     i, g, f, _ = proj.reshape(batch, steps, 4, -1).unbind(2)
@@ -307,8 +342,9 @@ class SequenceBegins:
         self.packed = True      # whether this minibatch holds whole sequences only
 
     def wanted(self) -> list[Variable]:
-        """What a step must also compute for :meth:`keep`."""
-        return [v for c in self.carries for v in c.wanted()]
+        """What a step must also compute for :meth:`keep` (not the leaves it reads, whose
+        values are there without computing)."""
+        return [v for c in self.carries for v in c.wanted() if v.parent is not None]
 
     def begin(self, flags: list[bool] | None, what: str = "train_minibatch") -> None:
         """Set the recurrences' initial states for a minibatch with ``flags`` (None: every
@@ -332,36 +368,12 @@ class SequenceBegins:
         part.packed = True
         return part
 
-    def keep(self, values: dict) -> None:
-        """Keep what the states the step just run went through are computed from
-        (``values``: ``{id(variable): array}`` of :meth:`wanted`), and put the recurrences
-        back to starting afresh."""
+    def keep(self) -> None:
+        """Keep what the states the step just run went through are computed from (after a
+        run of :meth:`wanted`), and put the recurrences back to starting afresh."""
         for c in self.carries:
-            c.keep(values, self.packed)
+            c.keep(self.packed)
             c.set(None)
-
-
-# a Function's runs: one SequenceBegins per set of outputs (CNTK: per Function), made at its
-# first run; keyed by the first output, then by every output's id
-_FUNCTIONS: "weakref.WeakKeyDictionary[Variable, dict]" = weakref.WeakKeyDictionary()
-
-
-def function_begins(roots: Sequence[Variable], flags: list[bool] | None,
-                    what: str = "Function.eval"):
-    """The :class:`SequenceBegins` of a Function's graph (its outputs ``roots``, fed already)
-    set for a run with ``flags`` (None: every sequence begins); None for a graph without
-    recurrences.  Made at the Function's first run and kept through every run, with flags or
-    without, as CNTK 2.7 keeps them: a False flag goes on from the Function's previous run
-    (``eval``, ``forward``, ``grad`` or a call on data alike)."""
-    made = _FUNCTIONS.setdefault(roots[0], {})
-    key = tuple(map(id, roots))
-    begins = made.get(key)
-    if begins is None:
-        begins = made[key] = SequenceBegins(roots)
-    if not begins.carries:
-        return None
-    begins.begin(flags, what)
-    return begins
 
 
 @contextlib.contextmanager
@@ -376,4 +388,4 @@ def carrying(begins: SequenceBegins | None):
     except BaseException:
         begins.begin(None)
         raise
-    begins.keep({id(v): v.d for v in begins.wanted()})
+    begins.keep()

@@ -12,7 +12,7 @@ from ...train import Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._function import Function
 from ._graph import BATCH, made_by_cntk_op
-from ._run_checks import check_runnable
+from ._run_checks import RunnableCheck
 from ._sequence_begin import SequenceBeginError, SequenceBegins, carrying, split_flags
 
 __all__ = ["Trainer", "counted_variable"]
@@ -130,7 +130,7 @@ class Trainer(_Trainer):
         0.1``.  A reader's minibatch that ends a sweep (else ``is_sweep_end``) moves schedules
         given per sweep on."""
         arguments, flags = split_flags(arguments)
-        check_runnable(self._outputs)
+        self._runnable("train", self._outputs)
         if arguments and self._has_float16_parameters():
             halves = [wrap(p) for p in self.parameters if np.dtype(p.dtype) == np.float16]
             raise RuntimeError(
@@ -153,11 +153,21 @@ class Trainer(_Trainer):
                 "count (CNTK 2.7: No matching sequence found in the saved previous MBLayout)")
         begins = self._begins(arguments, flags, "train_minibatch")
         mine = list(outputs or ())
-        asked = mine + (begins.wanted() if begins is not None else [])    # and the states
+        carried = begins.wanted() if begins is not None else []      # the states' values
         with carrying(begins):
-            updated, values = self._train_minibatch(_plain(arguments), asked, is_sweep_end)
+            updated, values = self._train_minibatch(_plain(arguments), mine, is_sweep_end,
+                                                    carried)
         self._trained = bool(arguments) or self.__dict__.get("_trained", False)
         return (updated, {o: values[o] for o in mine}) if mine and updated else updated
+
+    def _runnable(self, run: str, roots) -> None:
+        """Raise where CNTK 2.7 refuses to run the graph of ``roots`` (see :mod:`._run_checks`;
+        checked at the first ``run`` and again only where the graph could have changed)."""
+        checks = self.__dict__.setdefault("_runnable_checks", {})
+        check = checks.get(run)
+        if check is None:
+            check = checks[run] = RunnableCheck()
+        check(roots)
 
     def _has_float16_parameters(self) -> bool:
         """Whether a learner updates a float16 parameter (CNTK 2.7 trains none on a CPU);
@@ -242,7 +252,7 @@ class Trainer(_Trainer):
         arguments, flags = split_flags(arguments)
         if self._metric_sum is None:     # the native Trainer's NoMetricError (a ValueError)
             return super().test_minibatch(_plain(arguments), device)
-        check_runnable([self._metric_sum])
+        self._runnable("test", [self._metric_sum])
         begins = self._begins(arguments, flags, "test_minibatch")
         if begins is None:
             return super().test_minibatch(_plain(arguments), device)

@@ -1,0 +1,309 @@
+"""A CNTK Function's runs: feeding its arguments, ``eval``, ``forward``/``backward``,
+``grad``, and ``train``/``test`` (:class:`FunctionRuns`, mixed into
+:class:`~stadyn.compat.cntk.Function`), and what a Function keeps from one run to the next
+(:class:`RunState`): its recurrences' carried states (CNTK 2.7 carries them from every run, so
+that a False sequence-begin flag goes on from the previous one; see :mod:`._sequence_begin`)
+and whether its graph may run (:mod:`._run_checks`).
+
+CNTK keeps that state per Function.  Here a Function holds it from its first run on, and a
+Function over the same outputs (``trainer.model``, a Function wrapped again) shares it while
+one that ran is alive; ``combine`` makes a Function of its own (``C.combine([z])`` starts with
+no previous run even where ``z`` has one, as in CNTK 2.7), whose :class:`RunState` no other
+Function shares.  Nothing else holds the state, so it goes with the Functions: the values a
+run keeps lead back to the graph's outputs (each root of a run refers to its plan, which
+refers to every root), which a registry holding the state would keep alive for ever.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import numpy as np
+import torch
+
+from ...graph import Variable, forward_all, topological_nodes, training
+from ...train import feed
+from . import _graph as G
+from ._adapt import unwrap
+from ._assign import apply_assignments, assign_outputs, pending_assignments
+from ._late import late
+from ._run_checks import RunnableCheck
+from ._sequence_begin import SequenceBegins, carrying, split_flags
+from ._values import Value, output_value, root_gradient
+
+__all__ = ["FunctionRuns", "RunState"]
+
+
+class RunState:
+    """What a Function keeps from one run to the next: its recurrences' states
+    (:class:`SequenceBegins`, made at its first run) and whether its graph may run."""
+
+    __slots__ = ("begins", "runnable", "__weakref__")
+
+    def __init__(self):
+        self.begins: SequenceBegins | None = None
+        self.runnable = RunnableCheck()
+
+    def recurrences(self, roots: list[Variable]) -> SequenceBegins | None:
+        """The recurrences of the graph of the Function's outputs ``roots`` whose states its
+        runs carry, or None for a graph without recurrences."""
+        if self.begins is None:
+            self.begins = SequenceBegins(roots)
+        return self.begins if self.begins.carries else None
+
+
+# the RunStates of Functions other than combines, held by those Functions: per first output,
+# then per every output's id
+_SHARED: "weakref.WeakKeyDictionary[Variable, weakref.WeakValueDictionary]" = \
+    weakref.WeakKeyDictionary()
+
+
+class FunctionRuns:
+    """``Function``'s runs (mixed into it; it gives ``_roots``, ``arguments``, ``outputs``,
+    ``output`` and the ``_runs`` slot: its :class:`RunState`, None until its first run but for
+    a combine's)."""
+
+    __slots__ = ()
+
+    def _run_state(self) -> RunState:
+        state = self._runs
+        if state is None:       # the first run: that of a Function over the same outputs
+            roots = self._roots()
+            shared = _SHARED.get(roots[0])
+            if shared is None:
+                shared = _SHARED[roots[0]] = weakref.WeakValueDictionary()
+            key = tuple(map(id, roots))
+            state = shared.get(key)
+            if state is None:
+                state = shared[key] = RunState()
+            self._runs = state
+        return state
+
+    def _bind(self, arguments: Any) -> list[bool] | None:
+        """Feed ``arguments``; returns the sequence-begin flags given with them, or None."""
+        if arguments is None:
+            return None
+        arguments, flags = split_flags(arguments)
+        if not isinstance(arguments, dict):
+            args = self.arguments
+            if len(args) != 1:
+                raise ValueError(f"give a dict of {{input: data}} for a Function with "
+                                 f"{len(args)} inputs")
+            arguments = {args[0]: arguments}
+        by_name = None      # the arguments by name, looked up (a walk of the graph) if asked
+        for key, value in arguments.items():
+            target = key
+            if isinstance(key, str):
+                if by_name is None:
+                    by_name = {a.name: a for a in self.arguments}
+                target = by_name.get(key)
+            if target is None:
+                raise ValueError(f"no input named {key!r}")
+            if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], list):
+                value, flags = value[0], [bool(f) for f in value[1]]    # (data, sequence starts)
+            if unwrap(target).sequence_lengths is not None and (
+                    isinstance(value, list) or getattr(value, "lengths", None) is not None):
+                feed(unwrap(target), value)      # one array per sequence, of its own length
+                continue
+            if isinstance(value, list) and value and not isinstance(value[0], (int, float)):
+                value = np.stack([np.asarray(v, dtype=np.dtype(unwrap(target).dtype))
+                                  for v in value])
+            var = unwrap(target)
+            if hasattr(value, "asarray") and not isinstance(value, np.ndarray):
+                value = value.asarray()
+            arr = np.asarray(value, dtype=np.dtype(var.dtype)) if not isinstance(
+                value, torch.Tensor) else value
+            if G.BATCH(var) and arr.ndim == var.ndim + 1 and arr.shape[1] == 1 and \
+                    tuple(arr.shape[2:]) == tuple(var.shape[1:]):
+                arr = arr.reshape((arr.shape[0],) + tuple(var.shape[1:]))   # (N, 1, ...) data
+            if G.BATCH(var) and tuple(arr.shape) == tuple(var.shape[1:]):
+                arr = arr[None]     # one sample, of the input's very shape (CNTK reads it so)
+            feed(var, arr)
+        return flags
+
+    def eval(self, arguments: Any = None, outputs=None, device=None, as_numpy: bool = True):
+        """The outputs' values for ``arguments`` (``{input: data}``, or the data of the only
+        input) in the inference phase: one array, or ``{output: array}`` for several.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> x = C.input_variable(2)
+            >>> C.sigmoid(x).eval(np.zeros((1, 2), np.float32)).tolist()
+            [[0.5, 0.5]]
+        """
+        wanted = self.outputs if outputs is None else list(outputs)
+        _, values = self.forward(arguments, wanted, device=device, as_numpy=as_numpy)
+        return values[wanted[0]] if len(wanted) == 1 else values
+
+    def forward(self, arguments: Any, outputs=None, keep_for_backward=None, device=None,
+                as_numpy: bool = True):
+        """CNTK's ``forward``: ``(state, {output: value})``.  With ``keep_for_backward`` the
+        graph runs in the training phase and ``state`` is what :meth:`backward` takes; without,
+        in the inference phase and ``state`` is None.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> x = C.input_variable(2, needs_gradient=True)
+            >>> f = C.sigmoid(x)
+            >>> state, out = f.forward({x: np.zeros((1, 2), np.float32)}, [f.output], {f.output})
+            >>> out[f.output].tolist()
+            [[0.5, 0.5]]
+            >>> f.backward(state, {f.output: np.ones((1, 2), np.float32)}, {x})[x].tolist()
+            [[0.25, 0.25]]
+        """
+        flags = self._bind(arguments)
+        wanted = self.outputs if outputs is None else list(outputs)
+        keep = bool(keep_for_backward)
+        roots = self._roots()
+        state = self._run_state()
+        begins = state.recurrences(roots)
+        roots += [unwrap(o) for o in wanted]                  # (forward_all drops repeats)
+        roots += [v.sequence_lengths for v in list(roots)          # computed lengths (a slice)
+                  if v.sequence_lengths is not None and v.sequence_lengths.parent is not None]
+        assigns = assign_outputs(roots)
+        roots += assigns
+        state.runnable(roots)
+        if begins is not None:      # the recurrences go on from the last run where flags say
+            begins.begin(flags, "Function.forward" if keep else "Function.eval")
+            roots += begins.wanted()
+        with carrying(begins):
+            if keep:
+                with training(True):
+                    forward_all(roots, clear_no_need_grad=True)
+            else:
+                with training(False), torch.no_grad():
+                    forward_all(roots, clear_buffer=True)
+        values = {o: output_value(unwrap(o)) for o in wanted}
+        if not as_numpy:        # CNTK's Value objects (a dense batch; sequences stay lists)
+            values = {o: Value(batch=v) if isinstance(v, np.ndarray) else v
+                      for o, v in values.items()}
+        pending = pending_assignments(assigns)
+        if not keep:
+            apply_assignments(pending)      # training: after the backward
+        return (_ForwardState(self, pending, flags) if keep else None), values
+
+    def backward(self, state, root_gradients: dict, variables, as_numpy: bool = True) -> dict:
+        """CNTK's ``backward``: the gradients w.r.t. ``variables`` (inputs made with
+        ``needs_gradient=True``, or parameters) of ``sum(output * root_gradient)`` over the
+        given outputs, after a :meth:`forward` that kept state.  Parameters' own gradients are
+        left as they were."""
+        if state is None:
+            raise ValueError("backward: the forward() before it kept no intermediate results "
+                             "(set keep_for_backward to the outputs in root_gradients)")
+        _check_differentiable(variables, "backward")
+        roots = [unwrap(root) for root in root_gradients]
+        leaves = [v for v in _leaves_of(roots) if v.need_grad]
+        saved = [(v, v.grad) for v in leaves]
+        for v in leaves:
+            v.grad = None
+        try:
+            for root, seed in root_gradients.items():
+                unwrap(root).backward(root_gradient(unwrap(root), seed))
+            out = {}
+            for v in variables:
+                var = unwrap(v)
+                out[v] = output_value(var, var.g if var.grad is not None else
+                                np.zeros(var.shape, np.float32))     # per sequence, too
+            apply_assignments(state.assignments)
+            return out
+        finally:
+            for v, g in saved:
+                v.grad = g
+
+    def grad(self, at: Any, wrt=None, outputs=None, device=None, as_numpy: bool = True,
+             grad_root=None):
+        """The gradient of the sum of this Function's values w.r.t. ``wrt`` (default: the
+        arguments made with ``needs_gradient=True``; a ValueError when there are none, or when
+        ``wrt`` is empty): one array for one ``wrt``, else a dict; with ``outputs``,
+        ``(gradients, values)``.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> x = C.input_variable(1, needs_gradient=True)
+            >>> C.sqrt(x).grad({x: np.array([[1.0], [4.0]], np.float32)}).ravel().tolist()
+            [0.5, 0.25]
+        """
+        if wrt is None:
+            wrt = [a for a in self.arguments if a.needs_gradient]
+            if not wrt:
+                raise ValueError(f"None of the Function '{self}' arguments have "
+                                 "'needs_gradient == True'")
+        wrt = list(wrt)
+        if not wrt:
+            raise ValueError(f"Function '{self}' Backward: List of inputs to compute gradients "
+                             "for, must not be empty.")
+        _check_differentiable(wrt, "grad")
+        root = self.output if grad_root is None else grad_root
+        state, values = self.forward(at, [root] + list(outputs or []), {root})
+        if state.flags is not None and not all(state.flags):
+            raise ValueError(
+                f"Function.grad: sequence-begin flags {state.flags} continue sequences from "
+                "the previous run, and CNTK 2.7 refuses to differentiate such a run with grad "
+                "(the layout of the gradient it seeds is incompatible with the one computed "
+                "during the forward call); begin every sequence, or call forward and backward")
+        ones = values[root]
+        ones = [np.ones_like(o) for o in ones] if isinstance(ones, list) else np.ones_like(ones)
+        grads = self.backward(state, {root: ones}, wrt)
+        grads = grads[wrt[0]] if len(wrt) == 1 else grads
+        if not outputs:
+            return grads
+        values = {o: values[o] for o in outputs}
+        return grads, (next(iter(values.values())) if len(values) == 1 else values)
+
+    def train(self, minibatch_source, *args, **kwargs):
+        """CNTK's ``Function.train``: a Trainer on this criterion (loss, or ``(loss, metric)``)
+        run by a training session over a reader or a tuple of arrays; ``callbacks``: progress
+        writers and configs.  Returns ``epoch_summaries``, ``updates`` (, ``test_summary``);
+        the arguments and an example: ``stadyn.compat.cntk._training.train_function``."""
+        return late("train_function")(self, minibatch_source, *args, **kwargs)
+
+    def test(self, minibatch_source, minibatch_size: int = 32, streams=None,
+             model_inputs_to_streams=None, callbacks=None):
+        """The average of this criterion Function (a metric, or ``(loss, metric)`` combined)
+        over one sweep of ``minibatch_source``: a ``TestSummary`` with ``metric`` and
+        ``samples``."""
+        return late("evaluate_function")(self, minibatch_source, minibatch_size, streams,
+                                 model_inputs_to_streams, callbacks)
+
+
+
+def _check_differentiable(variables, what: str) -> None:
+    """CNTK 2.7 differentiates w.r.t. parameters and inputs made with ``needs_gradient=True``
+    only; asking for another Variable's gradient is its ValueError."""
+    for v in variables:
+        var = unwrap(v)
+        kind = G.kind_of(var)
+        if kind == "output":
+            raise ValueError(f"Function.{what}: a gradient asked for {v!r}, which the graph "
+                             "computes: CNTK gives gradients w.r.t. the graph's leaves (inputs "
+                             "and parameters) only")
+        if not var.need_grad:
+            made = "a constant" if kind == "constant" else \
+                "an input made without needs_gradient=True"
+            raise ValueError(f"Function.{what}: a gradient asked for {v!r}, {made}: CNTK gives "
+                             "gradients w.r.t. parameters and inputs made with "
+                             "needs_gradient=True only")
+
+
+def _leaves_of(roots: list[Variable]) -> list[Variable]:
+    """The leaves the roots depend on, each once."""
+    seen: dict[int, Variable] = {id(r): r for r in roots if r.parent is None}
+    for node in topological_nodes(roots):
+        for v in node.inputs:
+            if v.parent is None:
+                seen.setdefault(id(v), v)
+    return list(seen.values())
+
+
+class _ForwardState:
+    """What ``forward(keep_for_backward=...)`` hands to ``backward``."""
+
+    __slots__ = ("function", "assignments", "flags")
+
+    def __init__(self, function: "FunctionRuns", assignments: list, flags: list[bool] | None):
+        self.function = function
+        self.assignments = assignments       # assign ops' writes, made after the backward
+        self.flags = flags                   # the run's sequence-begin flags, if given
+
+

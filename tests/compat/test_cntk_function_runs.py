@@ -1,0 +1,91 @@
+"""What a CNTK Function keeps from one run to the next (compat/cntk/_function_runs.py): its
+graph's run check, made once and again only where the graph changed, and its recurrences'
+carried states, which go with the Function.  (The states' values are compared with CNTK 2.7 in
+compat_cases/cntk_sequence_begin.py.)"""
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import stadyn.compat.cntk as C
+from stadyn.compat.cntk import _run_checks
+
+pytestmark = pytest.mark.usefixtures("fresh_parameters")
+
+
+def _counting_checks(monkeypatch) -> list:
+    """Record the roots of every walk of a graph for refused values."""
+    walks = []
+    check = _run_checks.check_runnable
+
+    def counted(roots):
+        walks.append(list(roots))
+        check(roots)
+    monkeypatch.setattr(_run_checks, "check_runnable", counted)
+    return walks
+
+
+def test_a_graph_is_checked_once_and_again_after_a_rewire(monkeypatch):
+    x = C.input_variable(2, name="x")
+    refused = x + C.constant(np.ones(2))     # float64: CNTK refuses it when it runs
+    data = np.ones((1, 2), np.float32)
+    p = C.placeholder(shape=(2,))
+    f = C.tanh(p)
+    f.replace_placeholders({p: x})
+    walks = _counting_checks(monkeypatch)
+    for _ in range(3):
+        np.testing.assert_allclose(f.eval({x: data}), np.tanh(data), rtol=1e-6)
+    assert len(walks) == 1      # the old code walked the graph at every run
+    for _ in range(2):          # a refused graph raises at every run
+        with pytest.raises(_run_checks.DataTypeError, match="float64 constant"):
+            refused.eval({x: data})
+    q = C.placeholder(shape=(2,))
+    g = C.tanh(q)
+    np.testing.assert_allclose(g.eval({q: data}), np.tanh(data), rtol=1e-6)
+    g.replace_placeholders({q: refused})     # a rewire: checked again, and refused
+    with pytest.raises(_run_checks.DataTypeError, match="float64 constant"):
+        g.eval({x: data})
+
+
+def test_a_trainer_checks_its_graph_once(monkeypatch):
+    x, y = C.input_variable(2), C.input_variable(2)
+    refused = C.input_variable(2) + C.constant(np.ones(2))     # alive, in another graph
+    z = C.layers.Dense(2)(x)
+    trainer = C.Trainer(z, (C.squared_error(z, y), C.squared_error(z, y)),
+                        [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
+    walks = _counting_checks(monkeypatch)
+    data = {x: np.ones((2, 2), np.float32), y: np.zeros((2, 2), np.float32)}
+    for _ in range(3):
+        trainer.train_minibatch(data)
+        trainer.test_minibatch(data)
+    assert len(walks) == 2 and refused is not None      # once to train, once to test
+
+
+def test_a_functions_carried_states_go_with_it():
+    """A recurrent Function's states (kept from every run) hold its graph only while a
+    Function over its outputs does: a registry of them kept every such graph for ever."""
+    alive = []
+    for _ in range(2):
+        x = C.sequence.input_variable(2)
+        z = C.layers.Recurrence(C.layers.RNNStep(3))(x)
+        z.eval({x: [np.ones((3, 2), np.float32)]})
+        alive.append(weakref.ref(z.variable))
+        del x, z
+    gc.collect()
+    assert [r() for r in alive] == [None, None]
+
+
+def test_functions_over_the_same_outputs_share_their_states():
+    """As CNTK's Python objects over one Function share its state: a Function made again over
+    ``z``'s output (``trainer.model``, ``C.as_composite``) goes on from ``z``'s run, as the
+    second half of one run over both pieces computes."""
+    x = C.sequence.input_variable(2)
+    z = C.layers.Recurrence(C.layers.RNNStep(3))(x)
+    rs = np.random.RandomState(0)
+    a, b = rs.randn(3, 2).astype(np.float32), rs.randn(3, 2).astype(np.float32)
+    whole = z.eval({x: [np.concatenate([a, b])]})[0]
+    z.eval({x: [a]})
+    went_on = C.as_composite(z).eval(({x: [b]}, [False]))[0]
+    np.testing.assert_allclose(went_on, whole[3:], rtol=1e-5, atol=1e-6)
