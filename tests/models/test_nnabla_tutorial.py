@@ -52,11 +52,20 @@ def test_static_and_dynamic_losses_are_bit_identical():
 
 
 def test_the_tutorial_runs_with_only_imports_changed(tmp_path):
+    """The tutorial's script runs as written.  To fit CI its workload is cut in two places, both
+    arguments of calls it makes: two epochs instead of thirty, and the digits 0 and 1 only
+    (scikit-learn's ``load_digits(n_class=2)``: 360 images, 22 or 21 iterations an epoch,
+    against 112 or 111 for all 1797).  That took this test from ~117 s to ~25 s of CPU.
+
+    Both trainings must at least halve their mean loss from the first epoch to the second: they
+    end at 0.21x (static) and 0.03x (dynamic) of it, while the same script with its
+    ``solver.update()`` calls removed stays at 1.00x (2.128 -> 2.130, 2.540 -> 2.548).
+    """
     source = open(TUTORIAL).read()
-    assert source.count("range(30)") == 2
-    # The script is the tutorial verbatim; only its epoch count is cut here to fit CI.
+    assert source.count("range(30)") == 2 and source.count("load_digits()") == 1
     script = tmp_path / "tutorial.py"
-    script.write_text(source.replace("range(30)", "range(2)"))
+    script.write_text(source.replace("range(30)", "range(2)")
+                      .replace("load_digits()", "load_digits(n_class=2)"))
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=900, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -66,39 +75,52 @@ def test_the_tutorial_runs_with_only_imports_changed(tmp_path):
     else:
         assert "CUDA is not available" in proc.stderr        # 'cudnn' fell back to the CPU
     lines = re.findall(r"^\[(\d+) ([0-9.e+-]+) (\d+)\]$", proc.stdout, re.M)
-    assert [(int(e), int(i)) for e, _, i in lines] == [(0, 112), (1, 111)] * 2
+    assert [(int(e), int(i)) for e, _, i in lines] == [(0, 22), (1, 21)] * 2
     static, dynamic = [float(v) for _, v, _ in lines[:2]], [float(v) for _, v, _ in lines[2:]]
-    assert static[1] < static[0] and dynamic[1] < dynamic[0]
+    assert static[1] < 0.5 * static[0] and dynamic[1] < 0.5 * dynamic[0], (static, dynamic)
 
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("one_torch_thread")
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
-def test_ten_static_epochs_reach_95_percent_on_held_out_digits(precision):
-    """Ten epochs of the tutorial's training (static graph) learn the digits, in fp32 and in a
+def test_three_static_epochs_learn_the_held_out_digits(precision):
+    """Three epochs of the tutorial's training (static graph) learn the digits, in fp32 and in a
     bfloat16 context (products and convolutions in bf16, fp32 master weights and Adam state).
-    The two precisions are two tests, so CI's two workers share them (each takes minutes).
+    The two precisions are two tests, so CI's two workers share them.
 
-    The bar sits below the spread of single runs: ten-epoch runs end anywhere between 93.6% and
-    98.3% on these 359 held-out images (one image is 0.28 points) as the seed or merely the
-    kernels' rounding change — fp32 over seeds 0-4 gave 98.1/96.1/97.5/96.4/98.3 with MKL's
-    products and 97.8/98.1/93.6/95.8/98.3 with oneDNN's, which agree to 1e-6 per product
-    (benchmarks/bf16_accuracy.py, docs/performance.md).  A bar inside that spread (this test
-    used 97%) asserts the luck of one seed on one CPU, not the training.  Broken training (a
-    wrong gradient, a stale weight, a lost update) ends far lower.
+    The bar sits below the spread of single runs.  After three epochs, held-out accuracy on
+    these 359 images (one image is 0.28 points) over seeds 0-4, one thread, was
+    95.0/96.9/95.0/89.1/96.9% in fp32 and 96.1/95.0/95.0/94.7/95.3% in bf16; after the second
+    epoch single runs still dip to 87.7%: the spread is wide.  The bar, 85%, is below all of
+    it (``benchmarks/digits_epoch_accuracy.py``, results in
+    ``benchmarks/results_digits_epochs.json``, docs/performance.md "The digits CNN in the
+    test suite").  Negated convolution-weight gradients (blocks 2-11) end at 11.7%, far below,
+    and keep 0.81 of the first epoch's mean loss (correct runs: 0.08-0.14, the bar 0.25).
+    (Ten epochs against a 95% bar took 206 s in fp32 and 130 s in bf16 in CI.)
 
-    The thread count is part of that luck: two intra-op threads sum the products in another
-    order, and seed 0 then ends at 93.0% (one thread, as every CI worker runs: above 95%).  The
-    test runs on one thread (``one_torch_thread``), so a run by hand is the run CI makes.
+    Accuracy alone does not see a stale weight: with the whole convolution stack frozen at its
+    initial values (only the two affine layers trained) seed 0 ends at 97.5%, above the correct
+    run, and with the classifier frozen at 95.5%.  So the test also asserts that training moved
+    every trainable parameter (one Adam step moves each by up to 1e-3).
+
+    The thread count is part of a single run's luck (two threads sum the products in another
+    order); the test runs on one thread (``one_torch_thread``), as every CI worker does.
     """
     digits = load_digits_source()
     train_idx, test_idx = split_indices(len(digits), 0.2, 0)
     ctx = sd.context("cpu", dtype="bfloat16") if precision == "bf16" else None
-    result, registry = train_digits_cnn("static", digits.subset(train_idx), 10,
-                                        log=lambda *_: None, ctx=ctx)
+    train = digits.subset(train_idx)
+    _, initial = train_digits_cnn("static", train, 0, log=lambda *_: None, ctx=ctx)
+    result, registry = train_digits_cnn("static", train, 3, log=lambda *_: None, ctx=ctx)
     accuracy = evaluate(registry, digits.subset(test_idx), ctx=ctx)
+    with sd.parameter_registry(initial):
+        before = {k: v.d.copy() for k, v in sd.get_parameters().items()}
+    with sd.parameter_registry(registry):
+        after = {k: v.d for k, v in sd.get_parameters().items()}
+    assert len(before) == len(after) == 52
+    assert [k for k in after if np.array_equal(after[k], before[k])] == []
     assert result.epoch_losses[-1] < 0.25 * result.epoch_losses[0]
-    assert accuracy >= 0.95, f"{precision} held-out accuracy {accuracy:.4f}"
+    assert accuracy >= 0.85, f"{precision} held-out accuracy {accuracy:.4f}"
 
 
 def test_demo_prints_the_table_and_writes_the_plot(tmp_path):
