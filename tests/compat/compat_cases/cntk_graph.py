@@ -441,3 +441,16 @@ def step_value_looked_up_twice(C, r):
     return {"same uid": a.uid == b.uid, "same output uid": a.output.uid == b.output.uid,
             "combined outputs": len(out.outputs),
             "values": [np.concatenate(values[o]) for o in out.outputs]}
+
+
+@cntk_case(names=["cntk.layers.Dense"],
+           note="a node named like a Variable member ('shape', 'name', 'dtype') does not hide "
+                "the member: CNTK looks names up in the graph only when they are no member")
+def member_names_are_not_graph_lookups(C, r):
+    r.touch("cntk.Function.shape", "cntk.Function.dtype")
+    x = C.input_variable(3)
+    h = C.layers.Dense(4, name="shape")(x)
+    h = C.layers.Dense(4, name="dtype")(h)
+    z = C.layers.Dense(2, name="out")(h)
+    return {"shape": tuple(z.shape), "dtype": str(np.dtype(z.dtype)),
+            "named node found": z.out.name, "its shape": tuple(z.out.shape)}

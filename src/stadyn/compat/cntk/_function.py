@@ -285,15 +285,19 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
     def __getattr__(self, name: str):
         if name.startswith("_") or name in ("members", "variable"):
             raise AttributeError(name)
-        start = Function(self.variable, view="op") if self._view == "block" else self
-        found = start.find_by_name(name, depth=1)    # else inside a recurrence's step:
-        if found is not None or (found := step_value(self._roots(), name)) is not None:
-            return found
+        from ._mixins import VariableMixin
+        # as CNTK: a member name of Function or Variable ('shape', 'name') is never looked up in
+        # the graph, so a node named so does not hide it (and the graph is not walked for it)
+        member = hasattr(VariableMixin, name) or hasattr(type(self), name)
+        if not member and name not in ("outputs", "output", "this"):
+            start = Function(self.variable, view="op") if self._view == "block" else self
+            found = start.find_by_name(name, depth=1)    # else inside a recurrence's step:
+            if found is not None or (found := step_value(self._roots(), name)) is not None:
+                return found
         if self.members and len(self.members) > 1:
             raise AttributeError(f"Function has no '{name}' and it cannot be looked up in its "
                                  "outputs because it has more than one")
-        from ._mixins import VariableMixin
-        if hasattr(VariableMixin, name):
+        if member:
             return getattr(self.output, name)
         raise AttributeError(f"neither the Function nor its output has '{name}'")
 
