@@ -3,8 +3,7 @@ file's context made the current one), the arguments it keeps (``batch_size``, ..
 parameter scope, ``prepare_data_iterator=None``; and a loaded network's functions and
 variables (``functions``, ``inputs``, ``outputs``, a Sink's ``info``)."""
 
-import os
-
+from compat_cases.nnabla_load_sections import _load
 from compat_harness import nnabla_case
 
 L_ = "nnabla.utils.load."
@@ -29,16 +28,6 @@ _GLOBAL = ('global_config { default_context { backends: "cpu:float" '
            'array_class: "CpuArray" device_id: "0" } }\n')
 _DATASET = 'dataset { name: "d" uri: "nowhere.csv" batch_size: 2 }\n'
 _TRAINING = "training_config { max_epoch: %d }\n"
-
-
-def _load(nn, r, text, **kwargs):
-    L = r.module("nnabla.utils.load")
-    with r.tempdir() as folder:
-        path = os.path.join(folder, "net.nntxt")
-        with open(path, "w") as f:
-            f.write(text)
-        nn.clear_parameters()
-        return L.load([path], **kwargs)
 
 
 def _ctx(ctx):
