@@ -74,6 +74,25 @@ def test_train_lowers_the_loss_and_writes_a_trained_file_that_loads_back(tmp_pat
     assert (tmp_path / "out" / "monitoring_report.yml").read_text().startswith("1:\n  cost: ")
 
 
+def test_results_nnp_holds_the_epoch_nnabla_cli_saves_as_best(tmp_path):
+    """nnabla_cli train evaluates epochs 1-5 and every monitor_interval-th (10 here) and, with
+    save_best, saves the parameters of an evaluated epoch whose valid_error is at most the best
+    so far as results.nnp; results_current_<max_epoch>.nnp holds the last epoch's."""
+    from stadyn.cli._nnp_run import train_nnp
+    report = train_nnp(NNP, str(tmp_path / "out"), log=lambda line: None)
+    errors = report["monitors"]["valid_error"]
+    assert len(errors) == 6
+    best, expected = None, None
+    for epoch, error in enumerate(errors[:5], 1):      # epoch 6 is not evaluated
+        if not best or error <= best:
+            best, expected = error, epoch
+    assert report["best_epoch"] == expected
+    kept = read_legacy_model(report["result"]).parameters
+    last = read_legacy_model(tmp_path / "out" / "results_current_6.nnp").parameters
+    assert list(kept) == list(last)
+    assert not np.allclose(kept["fc1/affine/W"].value, last["fc1/affine/W"].value)
+
+
 def test_forward_writes_the_executor_outputs_nnabla_computed(tmp_path):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -119,9 +138,10 @@ def test_the_trained_file_runs_in_nnabla_as_in_stadyn(tmp_path):
     np.testing.assert_allclose(got, sd.load(result)(x=x)["prob"], rtol=1e-5, atol=1e-6)
 
 
-def _write_stadyn_config(path, shuffle):
+def _write_stadyn_config(path, shuffle, lr_decay=1, lr_decay_interval=1):
     """The fixture's configuration written by Stadyn's ``nnabla.utils.save`` (Stadyn's initial
-    parameters, absolute CSV paths, weight decay)."""
+    parameters, absolute CSV paths, weight decay, ``lr_decay`` every ``lr_decay_interval``
+    iterations)."""
     from stadyn.compat import nnabla as nn
     from stadyn.compat.nnabla import functions as F_, parametric_functions as PF_
     from stadyn.compat.nnabla import solvers as S_
@@ -149,8 +169,8 @@ def _write_stadyn_config(path, shuffle):
                 {"name": "runtime", "batch_size": 8, "outputs": {"prob": prob},
                  "names": {"x": x}}],
             "optimizers": [{"name": "optimizer", "solver": solver, "network": "training",
-                            "dataset": "train", "weight_decay": 0.01, "lr_decay": 1,
-                            "lr_decay_interval": 1, "update_interval": 1}],
+                            "dataset": "train", "weight_decay": 0.01, "lr_decay": lr_decay,
+                            "lr_decay_interval": lr_decay_interval, "update_interval": 1}],
             "datasets": [
                 {"name": n, "uri": os.path.join(data, f"{n}.csv"),
                  "cache_dir": str(path.parent / f"{n}.cache"), "variables": {"x": x, "y": t},
@@ -163,9 +183,12 @@ def _write_stadyn_config(path, shuffle):
 
 @pytest.mark.skipif(not os.path.exists(os.path.join(os.path.dirname(NNABLA), "nnabla_cli")),
                     reason="the real NNabla 1.39 venv (nnabla_cli) is not here")
-def test_a_stadyn_written_config_trains_in_nnabla_cli_as_in_stadyn(tmp_path):
+@pytest.mark.parametrize("decay", [(1, 1), (0.5, 3)])
+def test_a_stadyn_written_config_trains_in_nnabla_cli_as_in_stadyn(tmp_path, decay):
+    """With lr_decay 0.5 every 3 iterations, the first epoch has the lowest valid_error:
+    results.nnp holds its parameters (save_best), results_current_3.nnp the last epoch's."""
     path = tmp_path / "config.nnp"
-    _write_stadyn_config(path, shuffle=False)          # the same batches in both
+    _write_stadyn_config(path, False, *decay)          # the same batches in both
     # nnabla_cli train initialises the parameters afresh unless -p names a file to start from;
     # stadyn train starts from the file's
     (tmp_path / "nnabla").mkdir()
@@ -185,11 +208,13 @@ def test_a_stadyn_written_config_trains_in_nnabla_cli_as_in_stadyn(tmp_path):
     np.testing.assert_allclose(costs, nnabla_costs, rtol=1e-4)
     np.testing.assert_allclose(errors, nnabla_errors, rtol=1e-4)
     assert costs[-1] < costs[0]
-    ours = read_legacy_model(tmp_path / "stadyn" / "results.nnp").parameters
-    theirs = read_legacy_model(tmp_path / "nnabla" / "results.nnp").parameters
-    assert list(ours) == list(theirs)
-    for name in ours:
-        np.testing.assert_allclose(ours[name].value, theirs[name].value, rtol=1e-5, atol=1e-6)
+    for result in ("results.nnp", "results_current_3.nnp"):
+        ours = read_legacy_model(tmp_path / "stadyn" / result).parameters
+        theirs = read_legacy_model(tmp_path / "nnabla" / result).parameters
+        assert list(ours) == list(theirs)
+        for name in ours:
+            np.testing.assert_allclose(ours[name].value, theirs[name].value, rtol=1e-5,
+                                       atol=1e-6, err_msg=f"{result}: {name}")
 
 
 @pytest.mark.parametrize("fields", [

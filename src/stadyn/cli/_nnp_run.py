@@ -6,8 +6,9 @@ files (NNabla's format: one sample per row, ``x:image,y:label`` columns of value
 names; :class:`stadyn.io.CsvDataSource`) and a ``training_config`` (``max_epoch``,
 ``iter_per_epoch``).  :func:`train_nnp` trains the optimizer's network with the file's solver
 for its epochs, evaluates the monitors after each epoch and writes ``results.nnp`` (the file
-with the trained parameters) and ``monitoring_report.yml``; :func:`forward_nnp` runs an
-executor on a CSV file and writes ``output_result.csv``.
+with the parameters of the best epoch, as ``nnabla_cli train`` chooses it),
+``results_current_<max_epoch>.nnp`` (those of the last) and ``monitoring_report.yml``;
+:func:`forward_nnp` runs an executor on a CSV file and writes ``output_result.csv``.
 
 A dataset's ``uri`` is a CSV path: absolute, or relative to the working folder or, failing
 that, to the ``.nnp`` file's folder.
@@ -125,10 +126,14 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
               log: Callable[[str], None] = print) -> dict:
     """Train the first optimizer of the NNabla file ``path`` (see the module docstring);
     returns ``{"costs": [mean loss per epoch], "rates": [learning rate per iteration],
-    "monitors": {name: [value per epoch]}, "result": path of results.nnp}``.  The rate of each
-    iteration is the file's scheduler's (``lr_scheduler_type`` Polynomial, Cosine, Step,
-    Exponential or the older ``lr_decay`` / ``lr_decay_interval``, and the Linear warm-up), as
-    ``nnabla_cli train`` sets it.
+    "monitors": {name: [value per epoch]}, "result": path of results.nnp, "best_epoch": the
+    epoch whose parameters it holds, "current": path of results_current_<max_epoch>.nnp (the
+    last epoch's)}``.  The rate of each iteration is the file's scheduler's
+    (``lr_scheduler_type`` Polynomial, Cosine, Step, Exponential or the older ``lr_decay`` /
+    ``lr_decay_interval``, and the Linear warm-up), as ``nnabla_cli train`` sets it; and as it
+    saves them, ``results.nnp`` holds the parameters of the last epoch ``nnabla_cli`` evaluates
+    (epochs 1 to 5 and every ``monitor_interval``-th, default 10) whose monitor ``valid_error``
+    is at most the best so far (any evaluated epoch without ``training_config.save_best``).
 
     Example (a one-layer classifier on a 4-row CSV)::
 
@@ -211,7 +216,20 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
     scheduler = nnabla_scheduler(spec, solver.learning_rate(), 1,
                                  f"{path}: optimizer {opt.get('name')!r}")
     weight_decay = float(spec.get("weight_decay", 0.0) or 0.0)
-    report = {"costs": [], "rates": [], "monitors": OrderedDict((k, []) for k in monitors)}
+    report = {"costs": [], "rates": [], "monitors": OrderedDict((k, []) for k in monitors),
+              "best_epoch": None}
+    # nnabla_cli train: results.nnp holds the parameters of the last epoch it evaluated whose
+    # valid_error was at most the best so far (every evaluated epoch without save_best, or
+    # while the best is 0); it evaluates epochs 1-5 and every monitor_interval-th
+    save_best = bool(config.get("save_best", False))
+    interval = int(config.get("monitor_interval") or 0)
+    interval = interval if interval > 0 else 10
+    best_error, best = None, None
+
+    def current() -> OrderedDict:
+        return OrderedDict((name, (np.array(registry.get(name).d), bool(registry.get(name)
+                                                                         .need_grad)))
+                           for name in model.parameters if name in registry)
     os.makedirs(outdir, exist_ok=True)
     try:
         feeds = _feeds(net, it.variables, data_map, f"{csv_path}")
@@ -241,20 +259,25 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
                     report["monitors"][mname].append(value)
                     line += f" {mname}={value:.6f}"
             log(line)
+            if epoch % interval == 0 or epoch <= 5:
+                valid_error = (report["monitors"]["valid_error"][-1]
+                               if "valid_error" in monitors else 0.0)
+                if not save_best or not best_error or valid_error <= best_error:
+                    best_error, best = valid_error, current()
+                    report["best_epoch"] = epoch
     finally:
         it.close()
-    params = OrderedDict((name, (np.asarray(registry.get(name).d), bool(registry.get(name)
-                                                                         .need_grad)))
-                         for name in model.parameters if name in registry)
+    final = os.path.join(outdir, f"results_current_{max_epoch}.nnp")
+    write_with_parameters(path, final, current())
     result = os.path.join(outdir, "results.nnp")
-    write_with_parameters(path, result, params)
+    write_with_parameters(path, result, best if best is not None else current())
     with open(os.path.join(outdir, "monitoring_report.yml"), "w", encoding="utf-8") as f:
         for i, c in enumerate(report["costs"]):
             f.write(f"{i + 1}:\n  cost: {c!r}\n")
             for mname, values in report["monitors"].items():
                 f.write(f"  {mname}: {values[i]!r}\n")
-    report["result"] = result
-    log(f"trained parameters saved in {result}")
+    report["result"], report["current"] = result, final
+    log(f"trained parameters saved in {result} (epoch {report['best_epoch']}) and {final}")
     return report
 
 

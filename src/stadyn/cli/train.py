@@ -112,7 +112,8 @@ def add_parser(subparsers) -> None:
                    help="record the run with sd.profile: time per scope and op in "
                         "DIR/profile.txt, a Chrome/Perfetto trace in DIR/trace.json")
     p.add_argument("-o", "--outdir", default=None,
-                   help="with an .nnp: the folder for results.nnp (default: the current one)")
+                   help="with an .nnp: the folder for results.nnp (the best epoch) and "
+                        "results_current_N.nnp (default: the current one)")
     p.add_argument("--epochs", type=count(), default=None,
                    help="with an .nnp: epochs to run instead of the file's max_epoch")
     p.set_defaults(func=_run)

@@ -128,3 +128,21 @@ pf_case("PF_transformer",
             num_decoder_layers=1, dim_feedforward=6, dropout=0.0, memory_key_padding_mask=m[1],
             src_key_padding_mask=m[1]),),
         {"src": (LS, B, 4), "tgt": (LT, B, 4)}, ["transformer"], mask_lens=(LT, LS))
+
+
+@nnabla_case(names=[P + "multi_head_attention"],
+             note="a non-integer k_embed_dim / v_embed_dim / out_dim: NNabla truncates each "
+                  "parameter dimension to an int, as its other parametric functions do")
+def PF_multi_head_attention_float_dims(nn, F, PF, r):
+    res = {}
+    for dims in ((4.0, 6.0, 5.0), (4.5, 6.9, 5.2)):
+        nn.clear_parameters()
+        x = nn.Variable.from_numpy_array(r.randn(LT, B, 4), need_grad=True)
+        kv = nn.Variable.from_numpy_array(r.randn(LS, B, 6), need_grad=True)
+        y, _ = PF.multi_head_attention(x, kv, kv, num_heads=2, k_embed_dim=dims[0],
+                                       v_embed_dim=dims[1], out_dim=dims[2])
+        key = "dims %s" % (dims,)
+        res[key + " params"] = r.set_params(nn.get_parameters())
+        y.forward()
+        res[key + " out"] = y.d.copy()
+    return res

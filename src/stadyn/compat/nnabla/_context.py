@@ -32,9 +32,26 @@ from ... import graph
 
 __all__ = ["Context", "context_scope", "get_current_context", "set_default_context"]
 
-# NNabla's type configurations and the dtype Stadyn computes in for each.
-_DTYPES = {"float": "float32", "half": "float16", "mixed_half": "float16",
-           "bfloat16": "bfloat16"}
+# NNabla's type configurations and the dtype Stadyn computes in for each, and the type
+# configuration a context of each dtype names (``mixed_half`` computes in float16 too).  The
+# one table of ``ext_utils``, ``communicators`` and this module.
+DTYPES = {"float": "float32", "half": "float16", "mixed_half": "float16", "bfloat16": "bfloat16"}
+TYPE_CONFIGS = {"float32": "float", "float16": "half", "bfloat16": "bfloat16"}
+
+
+def backends_for(extension: str, kind: str) -> list[str]:
+    """The backends of NNabla's context of ``extension`` (``'cpu'``, ``'cuda'`` or
+    ``'cudnn'``) with type configuration ``kind``, as NNabla 1.39's extensions list them (the
+    CPU's float last, to fall back on).
+
+    Example:
+        >>> backends_for("cpu", "half"), backends_for("cudnn", "float")
+        (['cpu:half', 'cpu:float'], ['cudnn:float', 'cuda:float', 'cpu:float'])
+    """
+    if extension == "cpu":
+        return [f"cpu:{kind}"] + (["cpu:float"] if kind != "float" else [])
+    backend = ([f"cudnn:{kind}"] if extension == "cudnn" else []) + [f"cuda:{kind}"]
+    return backend + (["cpu:float"] if kind == "float" else [f"cpu:{kind}", "cpu:float"])
 
 
 def _text(value: Any) -> str:
@@ -90,22 +107,18 @@ class Context:
         if self._native is None or self._native[0] != key:
             first = self.backend[0] if self.backend else "cpu:float"
             extension, _, kind = first.partition(":")
-            if kind not in _DTYPES:
+            if kind not in DTYPES:
                 raise ValueError(f"{self!r}: unknown type {kind!r} in backend {first!r}; "
-                                 f"expected one of {sorted(_DTYPES)}")
-            native = graph.context(extension, self.device_id or None, _DTYPES[kind])
+                                 f"expected one of {sorted(DTYPES)}")
+            native = graph.context(extension, self.device_id or None, DTYPES[kind])
             self._native = (key, native)
         return self._native[1]
 
 
 def describe(native: graph.Context) -> Context:
     """The NNabla context naming Stadyn's ``native`` one (NNabla's default for the default)."""
-    kind = {"float16": "half", "bfloat16": "bfloat16"}.get(native.dtype, "float")
-    if native.backend == "cpu":
-        backend = [f"cpu:{kind}"] + (["cpu:float"] if kind != "float" else [])
-    else:
-        backend = [f"cudnn:{kind}", f"cuda:{kind}"] + (["cpu:float"] if kind == "float"
-                                                       else [f"cpu:{kind}", "cpu:float"])
+    kind = TYPE_CONFIGS.get(native.dtype, "float")
+    backend = backends_for("cpu" if native.backend == "cpu" else "cudnn", kind)
     ctx = Context(backend, "", str(native.device_id))
     ctx._native = ((tuple(backend), ctx.device_id), native)
     return ctx

@@ -15,7 +15,7 @@ Example:
 import functools
 from collections import OrderedDict
 
-from ...graph import no_grad
+from ...graph import is_no_grad, no_grad
 from ... import parametric as _parametric
 from ._variable import as_nnabla
 
@@ -27,11 +27,41 @@ def get_parameters(*args, **kwargs):
     return as_nnabla(_parametric.get_parameters(*args, **kwargs))
 
 
-@functools.wraps(_parametric.get_parameter_or_create)
-def get_parameter_or_create(*args, **kwargs):
-    # NNabla's: asking for an existing parameter with another need_grad sets its flag
-    kwargs.setdefault("overwrite_need_grad", True)
-    return as_nnabla(_parametric.get_parameter_or_create(*args, **kwargs))
+def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
+                            as_need_grad=None, dtype=None):
+    """The parameter ``name`` of the current scope, registered with ``initializer`` if missing,
+    as NNabla 1.39 hands it out: a new Variable on each call, viewing the registered one's value
+    and gradient (``a is b`` is False for two calls, but ``a.d = ...`` shows in ``b.d`` and in
+    ``nn.get_parameters()``; a backward through it accumulates into the registered gradient).
+
+    * ``need_grad`` is registered: asking for an existing parameter with another one sets the
+      registered flag (the values are kept).
+    * ``as_need_grad`` (default ``need_grad``; always False inside ``nn.no_grad()``) is the
+      returned view's own flag, which leaves the registered one alone: ``need_grad=False,
+      as_need_grad=True`` gives a trainable view of a parameter that ``nn.get_parameters()``
+      (and so a solver given it) leaves out.  Setting ``need_grad`` on the view later changes
+      the view only.
+    * The view is named by the last part of ``name`` (``"W"`` for ``"fc/W"``), as NNabla's;
+      ``dtype`` is Stadyn's (a new parameter's element type, default float32).
+
+    Example:
+        >>> import stadyn as sd
+        >>> import stadyn.compat.nnabla as nn
+        >>> with sd.parameter_registry(sd.ParameterRegistry()), nn.parameter_scope("net"):
+        ...     a = nn.parameter.get_parameter_or_create("W", (2,))
+        ...     b = nn.parameter.get_parameter_or_create("W", (2,))
+        ...     a.d = [1.0, 2.0]
+        ...     a is b, b.d.tolist(), nn.get_parameters()["W"].d.tolist()
+        (False, [1.0, 2.0], [1.0, 2.0])
+    """
+    _parametric.get_parameter_or_create(name, shape, initializer, need_grad, dtype=dtype,
+                                        overwrite_need_grad=True)
+    registered = as_nnabla(_parametric.get_parameter(name))
+    if as_need_grad is None:
+        as_need_grad = need_grad
+    view = registered.get_unlinked_variable(need_grad=bool(as_need_grad) and not is_no_grad())
+    view.name = name.rsplit("/", 1)[-1]
+    return view
 
 
 def get_current_parameter_scope():

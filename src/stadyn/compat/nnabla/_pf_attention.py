@@ -66,8 +66,11 @@ def multi_head_attention(query, key, value, num_heads=12, dropout=0.0, k_embed_d
         return UniformInitializer(calc_uniform_lim_glorot(inmaps, outmaps), rng)
 
     def param(pname, shape, default):
-        return get_parameter_or_create(pname, shape, init.get(pname, default), True,
-                                       not fix_parameters, overwrite_need_grad=True)
+        # as the PF functions' ``parameter()``: NNabla truncates a dimension to an int
+        # (k_embed_dim=4.5 makes a (D_q, 4) weight)
+        return get_parameter_or_create(pname, tuple(int(s) for s in shape),
+                                       init.get(pname, default), True, not fix_parameters,
+                                       overwrite_need_grad=True)
     with _scope(name, "multi_head_attention"):
         qw = param("q_weight", (q_in, embed), glorot(q_in, embed))
         kw = param("k_weight", (k_in, embed), glorot(k_in, embed))

@@ -36,7 +36,7 @@ import torch
 
 from ... import distributed as D
 from ...graph import Context as _StadynContext, Variable, data_of, grad_of
-from ._context import Context
+from ._context import TYPE_CONFIGS, Context
 from ._ndarray import NdArray
 
 __all__ = ["MultiProcessDataParallelCommunicator", "MultiProcessDataParalellCommunicator",
@@ -90,11 +90,10 @@ def DataParallelCommunicator(ctx: Any) -> Communicator:  # noqa: N802 - NNabla's
         ...     print(str(exc).splitlines()[0])
         DataParallelCommunicator: no communicator for any of [cpu:float]
     """
-    kind = {"float32": "float", "float16": "half", "bfloat16": "bfloat16"}
     if isinstance(ctx, Context):
         where = ", ".join(ctx.backend)
     elif isinstance(ctx, _StadynContext):
-        where = f"{ctx.backend}:{kind.get(str(ctx.dtype), ctx.dtype)}"
+        where = f"{ctx.backend}:{TYPE_CONFIGS.get(str(ctx.dtype), ctx.dtype)}"
     else:
         where = repr(ctx)
     raise RuntimeError(f"DataParallelCommunicator: no communicator for any of [{where}]\n"

@@ -17,13 +17,10 @@ from typing import Any
 
 import torch
 
-from ._context import Context
+from ._context import DTYPES, TYPE_CONFIGS, Context, backends_for
 from .logger import logger
 
 __all__ = ["get_extension_context", "import_extension_module", "list_extensions"]
-
-_TYPE_CONFIG = {"float": "float32", "half": "float16", "mixed_half": "float16",
-                "bfloat16": "bfloat16"}
 
 _ARRAY_CLASSES = {"cpu": ["CpuCachedArray", "CpuArray", "CpuDlpackArray"],
                   "cuda": ["CudaCachedArray", "CudaArray", "CudaDlpackArray"]}
@@ -42,18 +39,14 @@ def get_extension_context(ext_name: str = "cpu", device_id: int | str = "0",
         >>> get_extension_context('cpu')
         Context(backend=['cpu:float'], array_class='CpuCachedArray', device_id='')
     """
-    if type_config not in _TYPE_CONFIG and type_config not in _TYPE_CONFIG.values():
+    if type_config not in DTYPES and type_config not in DTYPES.values():
         raise ValueError(f"Unknown data type config is given {type_config}")
-    kind = {"float32": "float", "float16": "half"}.get(type_config, type_config)
-    kind = "half" if kind == "mixed_half" else kind
+    kind = TYPE_CONFIGS[DTYPES.get(type_config, type_config)]
     name = str(ext_name).lower()
     if name == "cpu":
-        backend = [f"cpu:{kind}"] + (["cpu:float"] if kind != "float" else [])
-        ctx = Context(backend, "CpuCachedArray", "")
+        ctx = Context(backends_for("cpu", kind), "CpuCachedArray", "")
     elif name in ("cuda", "cudnn"):
-        backend = ([f"cudnn:{kind}"] if name == "cudnn" else []) + [f"cuda:{kind}"]
-        backend += ["cpu:float"] if kind == "float" else [f"cpu:{kind}", "cpu:float"]
-        ctx = Context(backend, "CudaCachedArray", str(device_id))
+        ctx = Context(backends_for(name, kind), "CudaCachedArray", str(device_id))
     else:
         raise ModuleNotFoundError(f"No module named 'nnabla_ext.{ext_name}'")
     ctx._to_stadyn()              # the device asked for is checked (and CUDA's fallback warned) now

@@ -9,8 +9,9 @@ Example:
     >>> import stadyn.compat.nnabla as nn
     >>> with sd.parameter_registry(sd.ParameterRegistry()), nn.parameter_scope("net"):
     ...     w = nn.parameter.get_parameter_or_create("W", (2,))
-    ...     nn.parameter.get_parameter("W") is w, nn.parameter.get_parameter("b")
-    (True, None)
+    ...     w.d = [1.0, 2.0]
+    ...     nn.parameter.get_parameter("W").d.tolist(), nn.parameter.get_parameter("b")
+    ([1.0, 2.0], None)
 """
 
 import functools

@@ -11,8 +11,15 @@ parameters set on the solver and the states saved with it (an ``.nnp``'s ``*.opt
 members, or the file's ``solver.states``) restored.  The executors, monitors, datasets and
 training configuration are NNabla's objects too (``_load_sections.py``: an executor's
 ``forward_target``, ``parameters``, ``backward_target`` ..., a monitor's ``monitor_variables``
-and ``target``, a dataset's ``data_iterator``); ``global_config`` is the file's section (a dict
-of its fields).
+and ``target``, a dataset's ``data_iterator``).  ``global_config.default_context`` and
+``default_context`` are NNabla's contexts, and a file's ``global_config`` becomes the current
+context, as NNabla's ``load`` makes it (``_load_config.py``).  A network's ``functions`` are
+NNabla's proto functions (``type``, ``args``, ``function_instance``) and its Variables
+``nn.Variable``s, so ``variable_instance.parent.info.type_name`` is ``"Sink"`` for a sink.
+``info.parameter_scope`` is ``nn.get_current_parameter_scope()`` after loading (NNabla's is
+the live scope dict; this is a snapshot).  NNabla's ``proto``, ``proto_graph`` (its protobuf
+message and ``nnabla.core.graph_def`` objects) and ``renamed_variables`` (the identities
+named ``$EC$/...`` it removes; Stadyn keeps them as ops) are not here.
 
 As NNabla's module, it also holds the names its loader is built from: the initializers and
 learning-rate schedulers a file's parameters and optimizers name, ``data_iterator_csv_dataset``
@@ -33,10 +40,13 @@ from typing import Any, Iterable
 import numpy as np
 
 from ...._errors import ModelFileError
-from ....graph import Variable
+from ....graph import Variable, topological_nodes
 from ....parametric import current_registry
 from ....serialize import load_nnp, read_legacy_model
 
+from .._function import as_function
+from .._parameter import get_current_parameter_scope
+from .._variable import as_nnabla
 from ..initializer import (ConstantInitializer, NormalInitializer, RangeInitializer,
                            UniformInitializer)
 from .communicator_util import current_communicator, single_or_rankzero
@@ -44,6 +54,7 @@ from .create_cache import CreateCache
 from ._file_loaders import (_Fields, get_initial_file_loader, load_files,
                             optimizer_checkpoints, restore_optimizer_state)
 from ._file_parameters import scope_parameters
+from ._load_config import load_contexts
 from ._load_sections import NnpExecutor, NnpMonitor, make_datasets, make_training_config
 from ._optimizers import link_optimizer, make_optimizer
 from ._identity_remover import IdentityRemover
@@ -63,18 +74,44 @@ __all__ += ["ConstantInitializer", "NormalInitializer", "RangeInitializer", "Uni
 class _NnpVariable:
     """A variable of a loaded network as NNabla's ``load`` shows it (its proto variable):
     ``name``, ``shape`` as the file declares it (``-1`` for the batch), ``type``
-    (``"Buffer"`` or ``"Parameter"``), ``need_grad`` and the Stadyn Variable as
-    ``variable_instance`` (None for a buffer no output depends on)."""
+    (``"Buffer"`` or ``"Parameter"``), ``need_grad``, ``parent`` (the name of the function
+    writing it, or None), ``required`` (the names of the functions reading it) and the
+    Variable as ``variable_instance`` (an ``nn.Variable``; None for a buffer no output depends
+    on)."""
 
-    def __init__(self, name: str, variable: Any, shape: Any, parameter: bool = False):
+    def __init__(self, name: str, variable: Any, shape: Any, parameter: bool = False,
+                 parent: str | None = None, required: list | None = None):
         self.name = name
         self.variable_instance = variable
         self.shape = list(shape if shape is not None else getattr(variable, "shape", ()))
         self.type = "Parameter" if parameter else "Buffer"
         self.need_grad = parameter
+        self.parent = parent
+        self.required = list(required or [])
 
     def __repr__(self) -> str:
         return f"<_NnpVariable {self.name!r} {self.shape}>"
+
+
+class _NnpFunction:
+    """A function of a loaded network as NNabla's ``load`` shows it (its proto function):
+    ``name``, ``type`` (``"Affine"``, ``"Sink"``), ``inputs`` and ``outputs`` (variable names),
+    ``args`` (the fields the file gives it: NNabla also lists those the file leaves at their
+    defaults) and ``function_instance``, the function of the built graph (``info.type_name``,
+    ``info.args``; None where no output depends on it)."""
+
+    def __init__(self, f: Any, instance: Any):
+        self.name, self.type = f.name, f.type
+        self.inputs, self.outputs = list(f.inputs), list(f.outputs)
+        self.args = {k: _listed(v) for k, v in f.attrs.items()}
+        self.function_instance = instance
+
+    def __repr__(self) -> str:
+        return f"<_NnpFunction {self.name!r} {self.type}>"
+
+
+def _listed(value: Any) -> Any:
+    return [_listed(v) for v in value] if isinstance(value, tuple) else value
 
 
 class _NnpInfo(SimpleNamespace):
@@ -97,24 +134,39 @@ def _built_buffers(model: Any, network: Any, net: Any) -> dict:
 def _network(model: Any, name: str, batch_size: int | None) -> SimpleNamespace:
     """Network ``name`` of ``model`` built over the current registry, as NNabla's ``load``
     shows it: ``variables`` (every buffer, in the file's order), ``parameters`` (those its
-    functions read, ``need_grad`` set as NNabla sets it), ``name``, ``batch_size`` (the
-    file's) and Stadyn's :class:`stadyn.Network` as ``network``."""
+    functions read, ``need_grad`` set as NNabla sets it), ``functions`` (by name, in the
+    file's order), ``inputs`` and ``outputs`` (variable names), ``name``, ``batch_size`` (the
+    file's) and Stadyn's :class:`stadyn.Network` as ``network``.  Its Variables are
+    ``nn.Variable``s and its functions NNabla's (``parent.info.type_name``)."""
     registry = current_registry()
     net = load_nnp(model, network=name, batch_size=batch_size, registry=registry)
     network = model.networks[name]
-    built = _built_buffers(model, network, net)
-    read = {i for f in network.all_functions() for i in f.inputs}
+    built = as_nnabla(_built_buffers(model, network, net))
+    for node in topological_nodes(list(built.values())):
+        as_function(node)           # a function of the graph: NNabla's info.type_name, args
+    parents, readers = {}, {}
+    functions = OrderedDict()
+    for f in network.all_functions():
+        out = built.get(f.outputs[0]) if f.outputs else None
+        functions[f.name] = _NnpFunction(f, None if out is None else out.parent)
+        for o in f.outputs:
+            parents[o] = f.name
+        for i in f.inputs:
+            readers.setdefault(i, []).append(f.name)
     variables, parameters = OrderedDict(), OrderedDict()
     for k, v in network.variables.items():
         if v.kind == "parameter":
-            if k in read and registry.get(k) is not None:
-                var = registry.get(k)
+            if k in readers and registry.get(k) is not None:
+                var = as_nnabla(registry.get(k))
                 var.need_grad = True        # NNabla's get_parameter_or_create sets it
-                parameters[k] = _NnpVariable(k, var, v.shape, parameter=True)
+                parameters[k] = _NnpVariable(k, var, v.shape, True, None, readers[k])
         else:
-            variables[k] = _NnpVariable(k, built.get(k), v.shape)
+            variables[k] = _NnpVariable(k, built.get(k), v.shape, False, parents.get(k),
+                                        readers.get(k))
     return SimpleNamespace(name=name, batch_size=network.batch_size, variables=variables,
-                           parameters=parameters, network=net)
+                           parameters=parameters, functions=functions,
+                           inputs=list(network.inputs), outputs=list(network.outputs),
+                           network=net)
 
 
 def load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
@@ -176,13 +228,21 @@ def base_load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
     """
     paths = [filenames] if isinstance(filenames, (str, os.PathLike)) else list(filenames)
     info = _NnpInfo(networks=OrderedDict(), executors=OrderedDict(), optimizers=OrderedDict(),
-                   datasets=OrderedDict(), monitors=OrderedDict(), training_config=None,
-                   global_config=None)
+                    datasets=OrderedDict(), monitors=OrderedDict(), training_config=None,
+                    global_config=None, default_context=None, batch_size=batch_size,
+                    prepare_data_iterator=prepare_data_iterator,
+                    exclude_parameter=exclude_parameter, parameter_only=parameter_only,
+                    parameter_scope=None)
     registry = current_registry()
     rng = np.random.RandomState(0)      # NNabla's, for parameters made from initializers
+    models = [read_legacy_model(path) for path in paths]
+    # the file's context is the current one before the networks are built, as NNabla's
+    global_fields = None
+    for model in models:
+        global_fields = model.extras.get("global_config", global_fields)
+    info.global_config, info.default_context = load_contexts(global_fields, context)
     dataset_sections, config = OrderedDict(), None
-    for path in paths:
-        model = read_legacy_model(path)
+    for path, model in zip(paths, models):
         if exclude_parameter and parameter_only:
             continue
         for name, p in () if exclude_parameter else model.parameters.items():
@@ -219,12 +279,12 @@ def base_load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
                                                    checkpoints.get(name), str(path))
         dataset_sections.update(model.extras.get("datasets") or {})
         config = model.extras.get("training_config", config)
-        info.global_config = model.extras.get("global_config", info.global_config)
     info.training_config = make_training_config(config)
     if prepare_data_iterator is None:       # NNabla's: as the configuration trains
         prepare_data_iterator = info.training_config is not None and \
             info.training_config.max_epoch > 0
     info.datasets = make_datasets(dataset_sections, bool(prepare_data_iterator))
+    info.parameter_scope = get_current_parameter_scope()
     return info
 
 
