@@ -87,6 +87,12 @@ def release_grads(variables: Iterable[Variable]) -> None:
             # that link for the next backward, as zeros (NNabla zeroes the shared array)
             t.grad.zero_()
             continue
+        if t is not None and v.parent is None and getattr(t.grad, "shared_with_views", False):
+            # the source of views (``leaf_tensor``): a plan built already accumulates the
+            # views' gradients into this buffer, so it is zeroed, not dropped (NNabla zeroes
+            # the shared array; a forward may come before the solver's zero_grad)
+            t.grad.zero_()
+            continue
         if t is not None and v.parent is None:
             g = t.grad
             buffer = getattr(t, _ATTR, None)

@@ -87,6 +87,7 @@ def _shared_grad(source: Variable, like: torch.Tensor) -> torch.Tensor:
     if g is None or g.shape != like.shape or g.dtype != like.dtype or g.device != like.device:
         g = torch.zeros_like(like, requires_grad=False)
         Variable.grad.fset(source, g)
+    g.shared_with_views = True    # zero_grad zeroes it in place (release_grads), never drops it
     return g
 
 
