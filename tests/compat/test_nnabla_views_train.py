@@ -27,7 +27,8 @@ def _fresh():
 
 
 @pytest.mark.parametrize("auto_forward", [True, False], ids=["dynamic", "static"])
-@pytest.mark.parametrize("zero_first", [True, False], ids=["zero_grad-forward", "forward-zero_grad"])
+@pytest.mark.parametrize("zero_first", [True, False],
+                         ids=["zero_grad-forward", "forward-zero_grad"])
 def test_a_parameter_view_trains(auto_forward, zero_first):
     nn.set_auto_forward(auto_forward)
     with nn.parameter_scope("vq"):
