@@ -140,3 +140,16 @@ def times_of_a_scalar(C, r):
                         ("transpose_left", lambda: C.times_transpose(2.0, x))):
         res[label] = _build_and_run(C, make, feed)
     return res
+
+
+@cntk_case(names=["cntk.ops.top_k", "cntk.sequence.unpack"],
+           note="the output of a Function with two outputs is CNTK's RuntimeError (it cannot be "
+                "implicitly converted to a Variable); Stadyn raised ValueError")
+def output_of_a_two_output_function(C, r):
+    r.touch("cntk.Function.output", "cntk.Function.outputs")
+    x = C.input_variable(4)
+    s = C.sequence.input_variable(3)
+    res = {}
+    for name, f in (("top_k", C.top_k(x, 2)), ("unpack", C.sequence.unpack(s, 0.0))):
+        res[name] = [_outcome(lambda: f.output), len(f.outputs)]
+    return res

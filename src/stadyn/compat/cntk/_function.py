@@ -126,9 +126,10 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
 
     @property
     def output(self):
-        """The only output, as a Variable (a ValueError when there are several)."""
+        """The only output, as a Variable (CNTK's RuntimeError when there are several)."""
         if self.members and len(self.members) > 1:
-            raise ValueError(f"this Function has {len(self.members)} outputs; use .outputs")
+            raise RuntimeError(f"this Function has {len(self.members)} outputs and cannot be "
+                               "implicitly converted to a Variable; use .outputs")
         return wrap_variable(self.variable)
 
     @property
