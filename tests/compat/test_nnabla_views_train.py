@@ -66,3 +66,28 @@ def test_an_unlinked_leaf_shares_its_gradient(auto_forward):
     loss.backward()
     np.testing.assert_allclose(u.g, [2.0, 4.0, 6.0])
     np.testing.assert_allclose(x.g, [2.0, 4.0, 6.0])
+
+
+@pytest.mark.parametrize("auto_forward", [True, False], ids=["dynamic", "static"])
+def test_a_parameter_no_backward_reached_is_not_updated(auto_forward):
+    """NNabla's solvers skip a parameter whose gradient nothing wrote since ``zero_grad``: a
+    view frozen after the first step (``need_grad = False``, fine-tuning's freeze) keeps the
+    first step's value under Adam, whose state would otherwise keep moving it.  NNabla 1.39
+    prints [0.9, 0.9] after each of the three steps (lr 0.1 from ones: Adam's first step is
+    lr * sign(g))."""
+    nn.set_auto_forward(auto_forward)
+    w = nn.parameter.get_parameter_or_create("W", (2,), np.ones(2, np.float32))
+    solver = S.Adam(0.1)
+    solver.set_parameters(nn.get_parameters())
+    for step in range(3):
+        w.need_grad = step == 0
+        if auto_forward:
+            solver.zero_grad()
+            y = F.sum(w * w)
+        else:
+            y = F.sum(w * w)
+            y.forward()
+            solver.zero_grad()
+        y.backward()
+        solver.update()
+        np.testing.assert_allclose(nn.get_parameters()["W"].d, [0.9, 0.9], rtol=1e-6)

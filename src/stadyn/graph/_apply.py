@@ -28,7 +28,7 @@ from ._scope import current_scope
 from ._sequence import propagate
 from ._shape_cache import key as shape_key
 from ._shape_cache import store as store_shapes
-from ._subgraph import leaf_tensor
+from ._subgraph import run_tensor
 from ._tensors import data_of
 from ._variable import _marks, Variable
 
@@ -93,18 +93,12 @@ def _meta(v: Variable) -> torch.Tensor:
 def _value(v: Variable):
     """The tensor an op computes with in the dynamic mode: a view's (``unlinked``, a fixed
     parameter) is its source's value, cut from the source's history; a view that needs a
-    gradient reaches its source's gradient (NNabla shares the arrays): the source leaf's own
-    tensor, else a leaf whose gradient is the source's buffer (``leaf_tensor``); an
+    gradient reaches its source's gradient (NNabla shares the arrays; ``run_tensor``); an
     output set ``need_grad=False`` gives its value without gradient (its own keeps its history:
     a backward cuts it there)."""
     if v._alias is not None:
         if v._need_grad and torch.is_grad_enabled():
-            source = v._alias
-            t = source._data
-            if source.parent is None and source._alias is None and t is not None \
-                    and t.requires_grad:
-                return t    # the source leaf itself: its gradient, whenever it is zeroed
-            return leaf_tensor(v)
+            return run_tensor(v)
         return data_of(v._alias).detach()
     t = v._data
     return t.detach() if v._stops_grad and t is not None else t

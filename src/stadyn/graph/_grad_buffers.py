@@ -87,12 +87,6 @@ def release_grads(variables: Iterable[Variable]) -> None:
             # that link for the next backward, as zeros (NNabla zeroes the shared array)
             t.grad.zero_()
             continue
-        if t is not None and v.parent is None and getattr(t.grad, "shared_with_views", False):
-            # the source of views (``leaf_tensor``): a plan built already accumulates the
-            # views' gradients into this buffer, so it is zeroed, not dropped (NNabla zeroes
-            # the shared array; a forward may come before the solver's zero_grad)
-            t.grad.zero_()
-            continue
         if t is not None and v.parent is None:
             g = t.grad
             buffer = getattr(t, _ATTR, None)
@@ -139,6 +133,12 @@ def accumulate_grads(leaves: Sequence[Variable], grads: Sequence[torch.Tensor],
     olds, news = [], []
     for k, (v, g) in enumerate(zip(leaves, grads)):
         t = v._data
+        source = v._alias
+        if source is not None and source.parent is None and source._alias is None \
+                and source._data is not None and source._data.requires_grad:
+            # a view of a parameter: its gradient is the parameter's as it is now (a
+            # zero_grad after the forward dropped the one the view's leaf was given)
+            t = source._data
         if t.grad is None:
             if (must_copy[k] if must_copy is not None else g._base is not None) \
                     or g.dtype != t.dtype:

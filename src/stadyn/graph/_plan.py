@@ -44,7 +44,7 @@ from ._numerics import not_finite
 from ._partition import partition
 from ._passes import (aliased_outputs, cast_parameters_into_buffers, defer_output_casts,
                       drop_dead_code, plan_passes, write_products_into_buffers)
-from ._subgraph import Subgraph, leaf_tensor
+from ._subgraph import Subgraph, leaf_tensor, run_tensor
 from ._tracing import collector_paused, realize, trace_fake
 from ._shared_values import set_output
 from ._variable import FunctionNode, Variable
@@ -279,7 +279,7 @@ class EagerPlan:
 
     def run(self) -> None:
         self.shapes.restore()
-        tensors = [leaf_tensor(v) for v in self.leaves]
+        tensors = [run_tensor(v) for v in self.leaves]
         others = [v for ref in self._others if (v := ref()) is not None] if self.has_backward \
             else []
         with torch.set_grad_enabled(self.has_backward):
@@ -346,7 +346,7 @@ class TrialPlan(EagerPlan):
 
     def run(self) -> None:
         start = time.perf_counter()
-        tensors = [leaf_tensor(v) for v in self.leaves]
+        tensors = [run_tensor(v) for v in self.leaves]
         others = [v for ref in self._others if (v := ref()) is not None]
         with torch.set_grad_enabled(self.has_backward):
             outs = interpret(self.nodes, self.leaves, tensors, self.fill + others,

@@ -80,6 +80,29 @@ def leaf_tensor(v: Variable) -> torch.Tensor:
     return v._data
 
 
+def run_tensor(v: Variable) -> torch.Tensor:
+    """The tensor an eager run (the dynamic mode, an :class:`EagerPlan`) computes with for the
+    leaf ``v``: for a view that needs a gradient, of a parameter (a leaf whose tensor needs
+    one), that parameter's own tensor, so the backward adds into the parameter's gradient as
+    it is then (NNabla shares the arrays; a ``zero_grad`` between forward and backward drops
+    it, and the solver skips a parameter nothing wrote since); else :func:`leaf_tensor`.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> from stadyn.graph._subgraph import run_tensor
+        >>> w = sd.Variable.from_numpy_array(np.ones(2), need_grad=True)
+        >>> run_tensor(w.unlinked(need_grad=True)) is run_tensor(w) is w.data
+        True
+    """
+    source = v._alias
+    if source is not None and v._need_grad and source.parent is None \
+            and source._alias is None:
+        t = source._data
+        if t is not None and t.requires_grad:
+            return t
+    return leaf_tensor(v)
+
+
 def _shared_grad(source: Variable, like: torch.Tensor) -> torch.Tensor:
     """``source``'s gradient buffer (zeros made for it if it has none, or one of another
     shape): what a view of it accumulates into."""
@@ -87,7 +110,6 @@ def _shared_grad(source: Variable, like: torch.Tensor) -> torch.Tensor:
     if g is None or g.shape != like.shape or g.dtype != like.dtype or g.device != like.device:
         g = torch.zeros_like(like, requires_grad=False)
         Variable.grad.fset(source, g)
-    g.shared_with_views = True    # zero_grad zeroes it in place (release_grads), never drops it
     return g
 
 
