@@ -120,6 +120,11 @@ class Trainer(_Trainer):
         super().__init__(unwrap(model), tuple(unwrap(c) for c in criterion),
                          unwrap(parameter_learners), unwrap(progress_writers), *unwrap(args),
                          **kwargs)
+        # the model's carried states live as long as the Trainer, as in CNTK, where
+        # ``trainer.model`` is one Function: each ``trainer.model`` here is a new Function over
+        # the same outputs, which shares the state this holds
+        model = self.model
+        self._model_runs = model._run_state() if model is not None else None
 
     def train_minibatch(self, arguments, outputs=None, device=None, is_sweep_end=None):
         """Train on one minibatch (``{input: data}``; CNTK's ``(N, 1, ...)`` minibatch data
