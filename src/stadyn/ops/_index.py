@@ -106,7 +106,9 @@ def top_k_data(x, k, abs=False, reduce=True, base_axis=1, largest=True,  # noqa:
     base_axis = norm_axis(base_axis, x.ndim)
     flat = x.reshape(tuple(x.shape[:base_axis]) + (-1,))
     key = flat.abs() if abs else flat
-    _, index = torch.topk(key, int(k), dim=-1, largest=bool(largest), sorted=True)
+    # a stable sort: among equal values the lowest index comes first, as in NNabla and CNTK
+    # (torch.topk leaves the order of ties to the kernel: [2, 4] for [0, 1, 9, 2, 2])
+    index = torch.sort(key, dim=-1, descending=bool(largest), stable=True).indices[..., :int(k)]
     values = torch.gather(flat, -1, index)
     if not reduce:   # NNabla passes the whole gradient back here, not only the kept values
         kept = torch.zeros_like(flat).scatter(-1, index, values).reshape(x.shape)
