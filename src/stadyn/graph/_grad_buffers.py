@@ -22,6 +22,7 @@ from typing import Iterable, Sequence
 
 import torch
 
+from ._subgraph import parameter_tensor_of_view
 from ._variable import Variable
 
 __all__ = ["release_grads", "accumulate_grads", "grad_out_buffer"]
@@ -132,13 +133,11 @@ def accumulate_grads(leaves: Sequence[Variable], grads: Sequence[torch.Tensor],
     """
     olds, news = [], []
     for k, (v, g) in enumerate(zip(leaves, grads)):
-        t = v._data
-        source = v._alias
-        if source is not None and source.parent is None and source._alias is None \
-                and source._data is not None and source._data.requires_grad:
-            # a view of a parameter: its gradient is the parameter's as it is now (a
-            # zero_grad after the forward dropped the one the view's leaf was given)
-            t = source._data
+        # a view of a parameter: its gradient is the parameter's as it is now (a zero_grad
+        # after the forward dropped the one the view's leaf was given)
+        t = parameter_tensor_of_view(v)
+        if t is None:
+            t = v._data
         if t.grad is None:
             if (must_copy[k] if must_copy is not None else g._base is not None) \
                     or g.dtype != t.dtype:

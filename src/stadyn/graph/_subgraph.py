@@ -94,13 +94,18 @@ def run_tensor(v: Variable) -> torch.Tensor:
         >>> run_tensor(w.unlinked(need_grad=True)) is run_tensor(w) is w.data
         True
     """
+    t = parameter_tensor_of_view(v) if v._need_grad else None
+    return t if t is not None else leaf_tensor(v)
+
+
+def parameter_tensor_of_view(v: Variable) -> torch.Tensor | None:
+    """The tensor of the parameter ``v`` views (its source: a leaf whose tensor needs a
+    gradient), or None when ``v`` is no view of one: where a view's gradient belongs."""
     source = v._alias
-    if source is not None and v._need_grad and source.parent is None \
-            and source._alias is None:
-        t = source._data
-        if t is not None and t.requires_grad:
-            return t
-    return leaf_tensor(v)
+    if source is None or source.parent is not None or source._alias is not None:
+        return None
+    t = source._data
+    return t if t is not None and t.requires_grad else None
 
 
 def _shared_grad(source: Variable, like: torch.Tensor) -> torch.Tensor:
