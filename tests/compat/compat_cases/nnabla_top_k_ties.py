@@ -1,0 +1,95 @@
+"""``top_k_data`` and ``top_k_grad`` among equal values: which indices NNabla 1.39 takes, and
+in which order.
+
+NNabla 1.39 gives indices ``[[2, 3], [0, 1]]`` for ``[[0, 1, 9, 2, 2], [3, 3, 3, 1, 0]]`` and
+k = 2 (the lowest index first, as Stadyn's stable sort); ``torch.topk`` left the order of ties
+to its kernel (``[[2, 4], [1, 2]]``).  NNabla keeps a heap of the k first values and replaces
+its smallest only by a strictly greater one, then sorts the heap: with more ties the order is
+the heap's, ``[2, 4, 3]`` for ``[0, 1, 9, 2, 2, 2]`` and k = 3.
+"""
+
+import numpy as np
+
+from compat_harness import nnabla_case
+
+DATA = np.array([[0, 1, 9, 2, 2], [3, 3, 3, 1, 0]], np.float32)
+SIGNED = np.array([[0, -1, 9, 2, -2], [3, -3, 3, -1, 0]], np.float32)
+# more ties: a threshold shared by three, a tie for the top, all equal, alternating
+ROWS = np.array([[0, 1, 9, 2, 2, 2], [1, 1, 5, 0, 0, 0], [3, 3, 3, 3, 3, 3],
+                 [2, 7, 2, 7, 2, 7]], np.float32)
+_ORDER = ("ops/_index.py top_k_data takes a stable sort's first k (the lowest index first "
+          "among ties); NNabla 1.39 orders ties by its heap (utils/top_k.hpp): [2, 4, 3] for "
+          "[0, 1, 9, 2, 2, 2] and k = 3 (the same indices, another order)")
+_GRAD = ("ops/_nnabla_grad.py top_k_grad picks with torch.topk, which leaves ties to its "
+         "kernel: it passes the gradients at [2, 4] of [0, 1, 9, 2, 2], NNabla 1.39 those at "
+         "[2, 3] (its heap keeps the first of equal values)")
+_INDEX_DTYPE = ("NNabla's indices are uint64 (size_t); Stadyn's (stadyn.ops, native) are "
+                "int64")
+
+
+@nnabla_case(names=["nnabla.functions.top_k_data"],
+             note="ties: values, indices and the gradient (to the indices taken), largest and "
+                  "smallest, abs (3 and -3 tie), reduce=False (which values stay); ROWS: more "
+                  "ties, where NNabla's order is its heap's, and base_axis over a 3-d input",
+             known=dict([("ties k=%d indices" % k, _ORDER) for k in (2, 3, 4)]
+                        + [("ties smallest k=%d indices" % k, _ORDER) for k in (2, 3)]
+                        + [("3-d k=3 indices", _ORDER), ("index dtype", _INDEX_DTYPE)]))
+def top_k_data__ties(nn, F, r):
+    res = {}
+    x = nn.Variable.from_numpy_array(DATA, need_grad=True)
+    for label, kw in (("", {}), ("smallest ", {"largest": False})):
+        values, index = F.top_k_data(x, 2, with_index=True, **kw)
+        values.forward()
+        index.forward()
+        x.g = 0
+        values.backward(r.weights_like(values.d))
+        res[label + "values"] = values.d.copy()
+        res[label + "indices"] = index.d.astype(np.int64)
+        res[label + "grad"] = x.g.copy()
+    signed = nn.Variable.from_numpy_array(SIGNED, need_grad=True)
+    for label, kw in (("abs", {"abs": True}), ("no reduce", {"reduce": False}),
+                      ("no reduce abs", {"reduce": False, "abs": True}),
+                      ("no reduce smallest", {"reduce": False, "largest": False})):
+        y = F.top_k_data(signed, 2, **kw)
+        y.forward()
+        signed.g = 0
+        y.backward(r.weights_like(y.d))
+        res[label] = y.d.copy()
+        res[label + " grad"] = signed.g.copy()
+    rows = nn.Variable.from_numpy_array(ROWS)
+    for k in (1, 2, 3, 4):
+        values, index = F.top_k_data(rows, k, with_index=True)
+        values.forward()
+        index.forward()
+        res["ties k=%d values" % k] = values.d.copy()
+        res["ties k=%d indices" % k] = index.d.astype(np.int64)
+    for k in (2, 3):
+        values, index = F.top_k_data(rows, k, largest=False, with_index=True)
+        values.forward()
+        index.forward()
+        res["ties smallest k=%d values" % k] = values.d.copy()
+        res["ties smallest k=%d indices" % k] = index.d.astype(np.int64)
+    cube = nn.Variable.from_numpy_array(DATA.reshape(2, 1, 5))
+    values, index = F.top_k_data(cube, 3, base_axis=1, with_index=True)
+    values.forward()
+    index.forward()
+    res["3-d k=3 values"] = values.d.copy()
+    res["3-d k=3 indices"] = index.d.astype(np.int64)
+    res["index dtype"] = str(index.d.dtype)
+    return res
+
+
+@nnabla_case(names=["nnabla.functions.top_k_grad"],
+             note="the gradients passed back among equal ones, with and without abs",
+             known={"grad": _GRAD, "abs grad": _GRAD})
+def top_k_grad__ties(nn, F, r):
+    res = {}
+    x = nn.Variable.from_numpy_array(r.randn(2, 5), need_grad=True)
+    for label, kw, g in (("", {}, DATA), ("abs ", {"abs": True}, SIGNED)):
+        y = F.top_k_grad(x, 2, **kw)
+        y.forward()
+        x.g = 0
+        y.backward(g)
+        res[label + "out"] = y.d.copy()
+        res[label + "grad"] = x.g.copy()
+    return res
