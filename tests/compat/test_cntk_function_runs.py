@@ -1,7 +1,8 @@
 """What a CNTK Function keeps from one run to the next (compat/cntk/_function_runs.py): its
 graph's run check, made once and again only where the graph changed, and its recurrences'
 carried states, which go with the Function.  (The states' values are compared with CNTK 2.7 in
-compat_cases/cntk_sequence_begin.py.)"""
+compat_cases/cntk_sequence_begin.py, and those ``trainer.model`` goes on from in
+compat_cases/cntk_runs_state.py.)"""
 
 import gc
 import weakref
@@ -90,23 +91,3 @@ def test_functions_over_the_same_outputs_share_their_states():
     went_on = C.as_composite(z).eval(({x: [b]}, [False]))[0]
     np.testing.assert_allclose(went_on, whole[3:], rtol=1e-5, atol=1e-6)
 
-
-def test_trainer_model_carries_states_from_one_eval_to_the_next():
-    """``trainer.model`` is a new Function each time (as CNTK's Python wrapper), but its carried
-    states are the Trainer's model's: two ``trainer.model.eval`` calls, the second with flags
-    False, continue as CNTK 2.7 does (it printed these last-step outputs for this script; the
-    states died with the first temporary Function and the second eval raised
-    SequenceBeginError)."""
-    np.random.seed(0)
-    C.cntk_py.reset_random_seed(0)      # the seeds of a fresh CNTK process
-    x, y = C.sequence.input_variable(3), C.sequence.input_variable(2)
-    z = C.layers.Sequential([C.layers.Recurrence(C.layers.LSTM(2)), C.layers.Dense(2)])(x)
-    loss = C.squared_error(z, y)
-    trainer = C.Trainer(z, (loss, loss), [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
-    a = [np.random.rand(4, 3).astype(np.float32) for _ in range(2)]
-    b = [np.random.rand(4, 2).astype(np.float32) for _ in range(2)]
-    trainer.train_minibatch({x: (a, [True, True]), y: b})
-    trainer.model.eval({x: (a, [True, True])})
-    second = trainer.model.eval({x: (a, [False, False])})
-    np.testing.assert_allclose(np.array(second)[:, -1],
-                               [[0.06445, 0.18499], [-0.00516, 0.11059]], atol=1e-5)
