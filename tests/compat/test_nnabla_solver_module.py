@@ -1,21 +1,10 @@
-"""``import nnabla.solver as S`` (NNabla's VAE, siamese and VAT tutorials) gives the solvers."""
+"""``import nnabla.solver as S`` (NNabla's VAE, siamese and VAT tutorials) gives the solvers:
+through the import hook here; which solvers the module holds is compared with NNabla 1.39 in
+compat_cases/nnabla_solver_module.py."""
 
 import os
 import subprocess
 import sys
-
-import stadyn.compat.nnabla.solver as S
-import stadyn.compat.nnabla.solvers as SS
-
-# The solver classes in NNabla 1.39's nnabla.solver (dir() on the real module)
-NNABLA_139 = ["AMSBound", "AMSGRAD", "AdaBelief", "AdaBound", "Adadelta", "Adagrad", "Adam",
-              "AdamW", "Adamax", "Lamb", "Lars", "Lion", "Momentum", "Nesterov", "RMSprop",
-              "RMSpropGraves", "Sgd", "SgdW", "Solver", "SolverState"]
-
-
-def test_nnabla_solver_holds_nnabla_139s_solver_classes():
-    for name in NNABLA_139:
-        assert getattr(S, name) is getattr(SS, name)
 
 
 def test_import_nnabla_solver_runs_through_the_import_hook(tmp_path):
