@@ -25,7 +25,8 @@ def _feed(x, batch):
 @pytest.mark.parametrize("flags", FLAGS, ids=["keep_all", "clear_no_need_grad", "clear_buffer"])
 def test_an_intermediate_has_the_batch_a_cached_plan_just_ran(flags):
     """4, 5, then 4 again: the third forward replays the plan cached for 4 and ``h`` reports
-    (4, 5), as NNabla 1.39 does for each of these flags (the old code kept (5, 5))."""
+    (4, 5), as NNabla 1.39 does for each of these flags (the old code kept (5, 5); compat case
+    ``nnabla:an_intermediate_has_the_batch_just_run``)."""
     x = sd.Variable((4, 3))
     h = F.tanh(PF.affine(x, 5))
     y = F.sum(h)

@@ -178,8 +178,8 @@ def test_forward_all_runs_outputs_together():
 
 @pytest.mark.parametrize("clear_no_need_grad", [False, True])
 def test_a_root_given_twice_to_forward_all_is_one_root(clear_no_need_grad):
-    """NNabla 1.39: ``forward_all([y, y])`` then ``y.backward()`` gives the gradient once
-    (x.g = [0.39322, 0.20999, 0.09035] for both; Stadyn gave twice that)."""
+    """``forward_all([y, y])`` then ``y.backward()`` gives the gradient once, as NNabla 1.39
+    (compat case ``nnabla:forward_all_a_root_given_twice``); Stadyn gave twice that."""
     values = np.array([1.0, 2.0, 3.0], dtype=np.float32)
     x = sd.Variable.from_numpy_array(values, need_grad=True)
     y = F.sum(F.tanh(x * 0.5))
@@ -580,7 +580,8 @@ def test_value_key_is_shared_by_variables_standing_for_one_output():
 
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_grad_gives_zeros_for_an_input_without_need_grad(dynamic):
-    """NNabla 1.39's nn.grad gives zeros here (a constant's derivative), rather than failing."""
+    """NNabla 1.39's nn.grad gives zeros here (a constant's derivative), rather than failing
+    (compat case ``nnabla:grad_of_an_input_without_need_grad``)."""
     x = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=False)
     w = sd.Variable.from_numpy_array(np.array([3.0, 4.0]), need_grad=True)
     with sd.auto_forward(dynamic):

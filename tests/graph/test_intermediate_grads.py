@@ -113,7 +113,8 @@ def test_a_backward_after_a_clearing_forward_gives_every_gradient():
 
 def test_an_intermediates_gradient_follows_a_new_shape():
     """NNabla 1.39 resizes an intermediate's gradient with the Variable (h.g of a batch of 6
-    after one of 3 is 6 long); it kept the old batch's array."""
+    after one of 3 is 6 long; compat case ``nnabla:an_intermediates_gradient_follows_a_new_shape``);
+    it kept the old batch's array."""
     x = sd.Variable.from_numpy_array(np.ones(3, np.float32), need_grad=True)
     h = F.tanh(x)
     y = F.sum(h * 3.0)
