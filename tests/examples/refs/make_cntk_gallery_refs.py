@@ -4,9 +4,11 @@ cntk27_<program>.txt beside this script (the program's name without
 .py).
 
     LD_LIBRARY_PATH=/work/peers/cntk27/shimlib /work/peers/cntk27/venv36/bin/python -W ignore \\
-        make_cntk_gallery_refs.py DATA_DIR
+        make_cntk_gallery_refs.py DATA_DIR SEQUENCES_DIR [PROGRAM ...]
 
-DATA_DIR holds the files of examples/cntk/prepare_digits.py.
+DATA_DIR holds the files of examples/cntk/prepare_digits.py, SEQUENCES_DIR those of
+examples/cntk/prepare_sequences.py (the programs reading them say so in their header); the
+PROGRAMs (names without .py: sequence_to_sequence) are the only ones run, when given.
 """
 import json
 import os
@@ -21,7 +23,8 @@ STADYN_IMPORT = "\nimport stadyn.compat.cntk as C\n"
 
 
 def main():
-    data = os.path.abspath(sys.argv[1])
+    digits, sequences = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    only = sys.argv[3:]
     runs = json.load(open(os.path.join(HERE, "tiny_runs.json")))
     folder = tempfile.mkdtemp()
     try:
@@ -31,6 +34,9 @@ def main():
             source = open(os.path.join(EXAMPLES, name)).read()
             assert source.count(STADYN_IMPORT) == 1, name
             stem = os.path.splitext(os.path.basename(name))[0]
+            if only and stem not in only:
+                continue
+            data = sequences if "prepare_sequences.py" in source else digits
             script = os.path.join(folder, stem + ".py")
             with open(script, "w") as f:
                 f.write(source.replace(STADYN_IMPORT, "\nimport cntk as C\n"))
