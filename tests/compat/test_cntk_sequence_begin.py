@@ -1,8 +1,8 @@
 """CNTK's sequence-begin flags where Stadyn refuses what it does not imitate (the cases
 compared with CNTK 2.7 are in compat_cases/cntk_examples.py and cntk_sequence_begin.py): a
 False flag continuing a sequence from a slot of the previous minibatch that does not exist
-(CNTK's error too), from padding, or from past the previous minibatch's values (where CNTK
-reads memory it does not own)."""
+(CNTK's error too: compat_cases/cntk_runs_state.py), from padding, or from past the previous
+minibatch's values (where CNTK reads memory it does not own)."""
 
 import numpy as np
 import pytest
@@ -34,7 +34,7 @@ def test_a_false_flag_needs_a_previous_minibatch_with_that_slot():
     with pytest.raises(ValueError, match="3 sequence-begin flags for a minibatch of 2"):
         trainer.train_minibatch(({x: xs, y: ys}, [False, False, False]))
     three_x, three_y = _data([3, 3, 3])
-    # CNTK 2.7: RuntimeError (No matching sequence found in the saved previous MBLayout)
+    # CNTK 2.7's RuntimeError too (compat case sequence_begin_flags_from_a_slot_the_last_...)
     with pytest.raises(RuntimeError, match=r"sequence 2 from slot 2 of the previous "
                                            r"minibatch, which put its 2 sequences \(lengths "
                                            r"\[3, 3\]\) into 2 slots"):
