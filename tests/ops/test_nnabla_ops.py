@@ -1,7 +1,10 @@
 """What the op harness (test_ops.py) cannot check for NNabla's further functions: gradients that
 are not derivatives (straight-through binarisers, ``sink``, ``top_k_data(reduce=False)``), the
 seeding of the random sources in both modes, ``clip_by_value`` with numbers, and ``assign`` in
-a static graph.  Expectations are NNabla 1.39's rules, written out by hand."""
+a static graph.  Expectations are NNabla 1.39's rules, written out by hand; NNabla 1.39's own
+outputs on values at the same edges (|x| = 1, the clipping bounds, halves, 0) are compared in
+the compat cases binary_tanh, binary_sigmoid, clip_by_value, top_k_data__abs_no_reduce, floor,
+ceil, round, sign and sink (tests/compat/compat_cases/nnabla_functions_more.py)."""
 
 from __future__ import annotations
 
