@@ -46,7 +46,7 @@ __all__ = ["SequenceFunctions", "NONE", "uses_sequences"]
 # Names whose use makes a network a sequence network (its Inputs then carry a sequence axis).
 SEQUENCE_NAMES = frozenset({
     "PastValue", "FutureValue", "Delay", "DelayLayer", "RecurrentLSTMLayer",
-    "RecurrentLSTMLayerStack", "DynamicAxis", "BS"})
+    "RecurrentLSTMLayerStack", "DynamicAxis", "OptimizedRNNStack", "BS"})
 
 
 class _NoneValue:

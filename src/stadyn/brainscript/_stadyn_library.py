@@ -44,8 +44,10 @@ from ._layer_library import LayerFunctions, _positive_ints, cntk_fans, cntk_init
 from ._library import Library, cntk_shape
 from ._loops import PendingState
 from ._network_library import NetworkFunctions
+from ._norm_library import NormFunctions
 from ._precompute_library import PreComputeFunctions
 from ._reduce_library import ReduceFunctions
+from ._rnnstack_library import RNNStackFunctions
 from ._sequence_library import SequenceFunctions
 from ._tensor_library import TensorFunctions
 
@@ -56,7 +58,8 @@ _TAGS = ("feature", "label", "criterion", "evaluation", "output")
 
 
 class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, TensorFunctions,
-                    CriterionFunctions, NetworkFunctions, LayerFunctions, Library):
+                    CriterionFunctions, NetworkFunctions, LayerFunctions, NormFunctions,
+                    RNNStackFunctions, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.
 
     ``dropout_rate`` is the rate ``Dropout`` nodes are built with (the SGD block's
@@ -98,6 +101,8 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         functions.update(self._init_tensors())
         functions.update(self._init_criteria())
         functions.update(self._init_networks())
+        functions.update(self._init_norms())
+        functions.update(self._init_rnnstacks())
         super().__init__(functions)
 
     # ---- bookkeeping ---------------------------------------------------------------------
