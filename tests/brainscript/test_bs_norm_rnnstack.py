@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -22,7 +23,7 @@ import pytest
 import stadyn as sd
 import stadyn.functions as F
 from stadyn._errors import ConfigError
-from stadyn.brainscript import StadynLibrary, build_network
+from stadyn.brainscript import StadynLibrary, build_network, run
 from stadyn.train import feed
 
 TESTS = Path(__file__).parent.parent
@@ -79,6 +80,28 @@ def test_layer_normalization_has_no_epsilon_and_shares_its_parameters():
         net.nodes[name].forward()
     assert net.nodes["y"].d.tolist() == [[3.0, -1.0, -1.0, 3.0]]
     np.testing.assert_allclose(net.nodes["z"].d, [[3.0, -1.0, -1.0, 3.0]], rtol=1e-6)
+
+
+def test_layer_normalization_of_sequences_normalises_each_step_and_ignores_padding():
+    """Each step is a sample; a padded step (variance 0) must not put NaN into the gain's and
+    the bias's gradients (cntk.exe has no padding)."""
+    net, params = _build("""t = DynamicAxis{} ; x = Input {4, dynamicAxis = t}
+        y = LayerNormalizationLayer {initScale = 2, initBias = 0.5} (x)""")
+    gain, bias = params["parameter/W"], params["parameter_1/W"]
+    rng = np.random.RandomState(7)
+    xs = [rng.uniform(-1, 1, (n, 4)).astype(np.float32) for n in (3, 1, 2)]
+    net.nodes["x"].d = xs
+    y = net.nodes["y"]
+    loss = F.sum(sd.sequence.reduce_sum(F.mul2(y, y)))
+    loss.forward()
+    loss.backward()
+    steps = np.concatenate(xs).astype(np.float64)
+    x_hat = (steps - steps.mean(1, keepdims=True)) / steps.std(1, keepdims=True)
+    want = 2.0 * x_hat + 0.5
+    for got, expect in zip(sd.sequence.unpack_value(y), np.split(want, [3, 4])):
+        np.testing.assert_allclose(got, expect, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(gain.g, [np.sum(2.0 * want * x_hat)], rtol=1e-4)
+    np.testing.assert_allclose(bias.g, [np.sum(2.0 * want)], rtol=1e-4)
 
 
 def test_layer_normalization_arguments_are_cntk_core_bs_s():
@@ -208,3 +231,56 @@ def test_optimized_rnn_stack_refuses_what_cntk_refuses():
 def test_inferred_is_a_dimension_the_first_use_sets():
     net, params = _build("x = Input{5} ; W = Parameter (4, Inferred) ; y = W * x ; n = Inferred")
     assert params["parameter/W"].shape == (5, 4) and net.nodes["y"].shape == (1, 4)
+
+
+# ---- a config that uses them, as CNTK's Speech/LSTM test does -----------------------------------
+_CONFIG = """command = create:train
+precision = "float" ; deviceId = -1 ; makeMode = false
+modelPath = "$OutputDir$/m.dnn"
+create = {
+    action = "edit"
+    outputModelPath = "$modelPath$.initial"
+    BrainScriptNetworkBuilder = {
+        features = Input {6} ; labels = Input {2}
+        model = Sequential (
+            LayerNormalizationLayer {} :
+            (_ => OptimizedRNNStack (ParameterTensor {0:0, initOutputRank = -1, init = 'heNormal'},
+                                     _, 8, numLayers = 2, bidirectional = true)) :
+            (x => DiagTimes (Parameter (16, 1, init = 'fixedValue', value = 1), x)) :
+            DenseLayer {2}
+        )
+        z = model (features)
+        ce = CrossEntropyWithSoftmax (labels, z)
+        criterionNodes = (ce) ; outputNodes = (z)
+    }
+}
+train = {
+    action = "train"
+    BrainScriptNetworkBuilder = (BS.Network.Load ("$modelPath$.initial"))
+    SGD = { epochSize = 0 ; maxEpochs = 2 ; minibatchSize = 32 ; learningRatesPerSample = 0.05 }
+    reader = { readerType = "CNTKTextFormatReader" ; file = "$OutputDir$/train.ctf"
+        input = { features = { alias = "x" ; dim = 6 ; format = "dense" }
+                  labels = { alias = "y" ; dim = 2 ; format = "dense" } } }
+}
+"""
+
+
+def test_a_config_saves_and_trains_the_network_they_build(tmp_path):
+    """CNTK's Speech/LSTM pattern: an ``edit`` command saves the network, ``train`` loads it
+    with ``BS.Network.Load``; the losses stay finite (padded steps in the layer norm)."""
+    rng = np.random.RandomState(0)
+    lines = []
+    for s in range(12):
+        for _ in range(rng.randint(2, 6)):
+            x = rng.randn(6)
+            label = "1 0" if x[:3].sum() > 0 else "0 1"
+            lines.append(f"{s} |x {' '.join(f'{v:.3f}' for v in x)} |y {label}")
+    (tmp_path / "train.ctf").write_text("\n".join(lines) + "\n")
+    (tmp_path / "lstm.cntk").write_text(_CONFIG)
+    out = io.StringIO()
+    result = run(tmp_path / "lstm.cntk", [f"OutputDir={tmp_path}"], out=out)
+    log = out.getvalue()
+    # LN 2 + the stack's [8 x 336] (2 layers, 2 directions, over 6 then 16 inputs) + 16 + 34
+    assert "Training 2740 parameters in 6 parameter tensors." in log
+    losses = [e.criterion["ce"] for e in result.commands["train"]]
+    assert len(losses) == 2 and all(np.isfinite(losses))

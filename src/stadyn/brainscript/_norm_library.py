@@ -26,6 +26,7 @@ import math
 from typing import Any
 
 from .. import functions as F
+from .. import sequence as S
 from .._errors import ConfigError
 from ..graph import Variable
 from ._cntk_log import cntk_shape_text
@@ -94,8 +95,14 @@ class _LayerNormalization:
         v = lib._value(x, what)
         axes = lib._sample_axes(v, None, what)
         x0 = F.sub2(v, F.mean(v, axes, keepdims=True))
-        std = F.sqrt(F.mean(F.mul2(x0, x0), axes, keepdims=True))
-        x_hat = F.div2(x0, std)
+        variance = F.mean(F.mul2(x0, x0), axes, keepdims=True)
+        if v.sequence_lengths is not None:
+            # a padded step (not data: cntk.exe has none) has variance 1, not 0, so that its
+            # 0 / 0 does not put NaN into the gradients of the gain and the bias
+            _, real = S.unpack(v)
+            padded = F.r_sub_scalar(S.reshape_samples(real, 2, (1,) * len(axes)), 1.0)
+            variance = F.add2(variance, padded)
+        x_hat = F.div2(x0, F.sqrt(variance))
         return lib._node(F.add2(F.mul2(x_hat, self.gain), self.bias), "Plus")
 
     def __repr__(self) -> str:
