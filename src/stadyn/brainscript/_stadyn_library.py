@@ -141,6 +141,7 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         return self._batched(v)
 
     def _value(self, v: Any, what: str) -> Variable:
+        v = self._loops.settle(v)
         if isinstance(v, _PendingParameter):
             raise ConfigError(f"{what}: the parameter's inferred dimension is not known yet "
                               "(use it in a Times first, or give its input dimension)")
@@ -308,6 +309,9 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         return self._node(self._binary(_, y, "ElementTimes"), "ElementTimes", tag)
 
     def _binary(self, a: Any, b: Any, op: str) -> Variable:
+        deferred = self._deferred(a, b, lambda x, y: self._binary(x, y, op))
+        if deferred is not None:      # a pending delay times a scalar: its dimensions later
+            return deferred
         if isinstance(a, PendingState) or isinstance(b, PendingState):
             a = self._materialized(a, b, isinstance(b, Variable) and self.has_batch_axis(b))
             b = self._materialized(b, a, isinstance(a, Variable) and self.has_batch_axis(a))
