@@ -171,3 +171,36 @@ def test_a_delay_whose_size_cannot_be_inferred_is_reported():
     with pytest.raises(ConfigError) as info:
         _build("{ x = Input{2}\n  h = Tanh (PastValue (0, h)) }", "size.bs")
     assert "dimensions" in info.value.reason and info.value.path == "size.bs"
+
+
+@pytest.mark.parametrize("scale, factor", [("Exp (ParameterTensor ((1), initValue = 0.5))",
+                                            np.exp(0.5)), ("0.5", 0.5)],
+                         ids=["a [1] parameter", "a number"])
+def test_a_scalar_times_a_delay_of_unknown_dimensions_takes_them_from_the_next_times(scale,
+                                                                                      factor):
+    """CNTK's Speech/LSTM regression model: ``H * Stabilize (PastValue (0, h))`` with the
+    stabiliser a ``[1]`` parameter times the delay.  The product broadcasts, so the delay's
+    dimensions are H's input dimensions (4), not the scalar's (1): CNTK infers them from the
+    value delayed.  Before: "Times: the data's shape (1, 1) does not end in 4 elements"."""
+    net, params = _build(f"""{{ x = Input{{3}}
+        W = Parameter (4, 3, init = 'uniform') ; H = Parameter (4, 4, init = 'uniform')
+        beta = {scale}
+        h = Tanh (W * x + H * (beta .* PastValue (0, h))) }}""")
+    w, hw = (params[k].d.astype(np.float64) for k in ("parameter/W", "parameter_1/W"))
+    xs = _sequences(3, 6)
+    for got, seq in zip(_run(net, "h", {"x": xs}), xs):
+        prev, want = np.full(4, 0.1), []
+        for x in seq.astype(np.float64):
+            prev = np.tanh(x @ w + (factor * prev) @ hw)
+            want.append(prev)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_scalar_times_a_delay_still_gives_a_one_dimensional_loop_its_dimension():
+    """Where nothing else gives the delay's dimensions, the scalar's are taken (as before)."""
+    net, _ = _build("""{ x = Input{1}
+        beta = Exp (ParameterTensor ((1), initValue = 0))
+        s = x + beta .* PastValue (0, s, defaultHiddenActivation = 0) }""")
+    xs = [np.array([[1.0], [2.0], [3.0]], np.float32)]
+    (got,) = _run(net, "s", {"x": xs})
+    np.testing.assert_allclose(got.ravel(), [1.0, 3.0, 6.0])

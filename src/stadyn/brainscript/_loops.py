@@ -37,7 +37,7 @@ from ..graph import Variable, auto_forward
 from ..ops import StepFunction
 from ._library import ForwardRef
 
-__all__ = ["Loops", "PendingState"]
+__all__ = ["Loops", "PendingState", "PendingMap"]
 
 
 @dataclass(eq=False)
@@ -77,6 +77,22 @@ class PendingState:
 
     def __repr__(self) -> str:
         return f"PastValue/FutureValue at {self.where} (dimensions inferred later)"
+
+
+class PendingMap(PendingState):
+    """``fn`` of a pending delay, made when the delay's dimensions become known.
+
+    An element-wise operation of a pending delay and a partner of one element per step (CNTK's
+    stabiliser ``beta .* PastValue (0, h)``, ``beta`` a ``[1]`` parameter) broadcasts: its
+    result has the delay's dimensions, which the next operation gives (a ``Times``: its
+    input dimensions).  Where a node is needed first, the partner's dimensions are taken
+    (``fallback``; None for a number: the dimensions stay unknown).
+    """
+
+    def __init__(self, inner: PendingState, fn: Callable[[Variable], Any],
+                 fallback: tuple[int, ...] | None):
+        super().__init__(inner.loop, inner.ref, inner.initial, inner.time_step, inner.where)
+        self.inner, self.fn, self.fallback = inner, fn, fallback
 
 
 def _where(ref_or_loc: Any) -> str:
@@ -181,13 +197,25 @@ class Loops:
         return fn(x, initial, time_step)
 
     def materialize(self, pending: PendingState, shape: tuple[int, ...]) -> Variable:
-        """The state placeholder of ``pending``, now of per-step shape ``shape``."""
+        """The state placeholder of ``pending``, now of per-step shape ``shape`` (of a
+        :class:`PendingMap`: its function of that placeholder)."""
+        if isinstance(pending, PendingMap):
+            if pending.variable is None:
+                pending.variable = pending.fn(self.materialize(pending.inner, shape))
+            return pending.variable
         if pending.variable is None:
             states = self._chain(pending.loop.root(), tuple(shape), pending.initial,
                                  pending.time_step, pending.where)
             states[0].ref = pending.ref
             pending.variable = states[-1].placeholder
         return pending.variable
+
+    def settle(self, v: Any) -> Any:
+        """A :class:`PendingMap` made with its fallback dimensions where a node is needed now;
+        anything else as it is."""
+        if isinstance(v, PendingMap) and (v.variable is not None or v.fallback is not None):
+            return self.materialize(v, v.fallback)
+        return v
 
     def step_shape(self, v: Variable, batched: bool) -> tuple[int, ...]:
         """The shape of one step of ``v`` (a sequence, a loop value, a batch or a tensor)."""
@@ -213,6 +241,7 @@ class Loops:
         """The value of a delay input passed as ``ref``; closes its loop when nothing of the
         loop is pending any more."""
         _, pending = self._pending.pop(id(ref))
+        value = self.settle(value)
         if pending.variable is None:
             raise ConfigError(f"the dimensions of the delay at {pending.where} cannot be "
                               "inferred; give them as its first argument (PastValue (dims, x))")
@@ -235,6 +264,7 @@ class Loops:
         step inputs of that loop."""
         loops = []
         for k, v in enumerate(values):
+            values[k] = v = _made(v)
             if isinstance(v, Variable):
                 loop = self.loop_of(v)
                 if loop is not None and loop.closed:
@@ -293,6 +323,7 @@ class Loops:
     def resolve_all(self, values: list[Any]) -> list[Any]:
         """:meth:`resolve` for many values; the loop values among them that no recurrence
         computes yet are computed by one more recurrence per loop."""
+        values = [_made(v) for v in values]
         wanted: dict[int, tuple[_Loop, list[Variable]]] = {}
         for v in values:
             loop = self.loop_of(v)
@@ -313,6 +344,7 @@ class Loops:
 
     def resolve(self, v: Any) -> Any:
         """A node of a closed loop as its whole sequence; anything else as it is."""
+        v = _made(v)
         if not isinstance(v, Variable):
             return v
         loop = self.loop_of(v)
@@ -335,3 +367,8 @@ class Loops:
             return loop.outputs[id(v)][1]
         loop.outputs[id(v)] = (v, y)
         return y
+
+
+def _made(v: Any) -> Any:
+    """The node a :class:`PendingMap` has made by now; anything else as it is."""
+    return v.variable if isinstance(v, PendingMap) and v.variable is not None else v

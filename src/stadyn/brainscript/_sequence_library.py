@@ -27,6 +27,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import numbers
 from importlib import resources
 from typing import Any
@@ -39,14 +40,14 @@ from ..graph import Variable
 from ..cntk_semantics import reshape_sample
 from . import _ast as A
 from ._library import ForwardRef, cntk_shape
-from ._loops import Loops, PendingState
+from ._loops import Loops, PendingMap, PendingState
 
 __all__ = ["SequenceFunctions", "NONE", "uses_sequences"]
 
 # Names whose use makes a network a sequence network (its Inputs then carry a sequence axis).
 SEQUENCE_NAMES = frozenset({
     "PastValue", "FutureValue", "Delay", "DelayLayer", "RecurrentLSTMLayer",
-    "RecurrentLSTMLayerStack", "DynamicAxis", "BS"})
+    "RecurrentLSTMLayerStack", "DynamicAxis", "OptimizedRNNStack", "BS"})
 
 
 class _NoneValue:
@@ -218,6 +219,28 @@ class SequenceFunctions:
         if isinstance(v, PendingState) and isinstance(like, Variable):
             return self._loops.materialize(v, self._loops.step_shape(like, batched_like))
         return v
+
+    def _deferred(self, a: Any, b: Any, fn: Any) -> PendingMap | None:
+        """``fn (a, b)`` made later (a :class:`~._loops.PendingMap`) where one of them is a
+        delay whose dimensions are not known yet and the other has one element per step: the
+        result has the delay's dimensions, which the next operation gives."""
+        for pending, other in ((a, b), (b, a)):
+            if not isinstance(pending, PendingState) or pending.variable is not None:
+                continue
+            if isinstance(other, numbers.Real) and not isinstance(other, bool):
+                fallback = None
+            elif isinstance(other, Variable) and not isinstance(other, PendingState):
+                fallback = self._loops.step_shape(other, self.has_batch_axis(other))
+                if math.prod(fallback) != 1:
+                    return None
+            else:
+                return None
+            def later(v: Variable, first: bool = pending is a) -> Any:
+                args = [v, b] if first else [a, v]
+                self._loops.prepare(args)      # a sequence from outside: one step of it
+                return fn(*args)
+            return PendingMap(pending, later, fallback)
+        return None
 
     # ---- sequence functions -----------------------------------------------------------------
     def _seq(self, x: Any, what: str) -> Variable:

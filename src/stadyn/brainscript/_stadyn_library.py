@@ -44,8 +44,10 @@ from ._layer_library import LayerFunctions, _positive_ints, cntk_fans, cntk_init
 from ._library import Library, cntk_shape
 from ._loops import PendingState
 from ._network_library import NetworkFunctions
+from ._norm_library import NormFunctions
 from ._precompute_library import PreComputeFunctions
 from ._reduce_library import ReduceFunctions
+from ._rnnstack_library import RNNStackFunctions
 from ._sequence_library import SequenceFunctions
 from ._tensor_library import TensorFunctions
 
@@ -56,7 +58,8 @@ _TAGS = ("feature", "label", "criterion", "evaluation", "output")
 
 
 class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, TensorFunctions,
-                    CriterionFunctions, NetworkFunctions, LayerFunctions, Library):
+                    CriterionFunctions, NetworkFunctions, LayerFunctions, NormFunctions,
+                    RNNStackFunctions, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.
 
     ``dropout_rate`` is the rate ``Dropout`` nodes are built with (the SGD block's
@@ -98,6 +101,8 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         functions.update(self._init_tensors())
         functions.update(self._init_criteria())
         functions.update(self._init_networks())
+        functions.update(self._init_norms())
+        functions.update(self._init_rnnstacks())
         super().__init__(functions)
 
     # ---- bookkeeping ---------------------------------------------------------------------
@@ -136,6 +141,7 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         return self._batched(v)
 
     def _value(self, v: Any, what: str) -> Variable:
+        v = self._loops.settle(v)
         if isinstance(v, _PendingParameter):
             raise ConfigError(f"{what}: the parameter's inferred dimension is not known yet "
                               "(use it in a Times first, or give its input dimension)")
@@ -303,6 +309,9 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         return self._node(self._binary(_, y, "ElementTimes"), "ElementTimes", tag)
 
     def _binary(self, a: Any, b: Any, op: str) -> Variable:
+        deferred = self._deferred(a, b, lambda x, y: self._binary(x, y, op))
+        if deferred is not None:      # a pending delay times a scalar: its dimensions later
+            return deferred
         if isinstance(a, PendingState) or isinstance(b, PendingState):
             a = self._materialized(a, b, isinstance(b, Variable) and self.has_batch_axis(b))
             b = self._materialized(b, a, isinstance(a, Variable) and self.has_batch_axis(a))
