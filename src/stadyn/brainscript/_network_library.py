@@ -1,6 +1,7 @@
 """CNTK's network-level BrainScript operations, ``BS.Network`` in CNTK.core.bs (implemented in
 CNTK's ``ComputationNetworkScripting.cpp``), for :class:`~._stadyn_library.StadynLibrary` (a
-mixin: it uses the library's ``_value``, ``_node``, ``_batched`` and ``inputs``).
+mixin: it uses the library's ``_value``, ``_node``, ``_batched``, ``inputs``,
+``precompute_nodes`` and ``precomputed_copy``).
 
 - ``BS.Network.Load (pathName)``: a model file (Stadyn's, as ``stadyn train`` writes it, or a
   CNTK 2 model) as a record of its nodes by name (CNTK's ``ComputationNetworkFromFile``; a name
@@ -15,7 +16,10 @@ mixin: it uses the library's ``_value``, ``_node``, ``_batched`` and ``inputs``)
   are copied with their current values and stay learnable (``"learnable"``), are copied and
   frozen (``"constant"``: not trained) or are shared with the original (``"shared"``); inputs
   not listed, and nodes that depend on neither the listed inputs nor a copied parameter, are
-  shared.  Each call makes a new copy.
+  shared.  A pre-computed node (``Mean``, ``InvStdDev``: ``MeanVarNorm``, ``LogPrior``) whose
+  input is copied is a new pre-computed node, which the data pass before training computes
+  from the copy's own input, whatever ``parameters`` says; one of a loaded model is computed
+  already and keeps its values (copied or shared as a parameter).  Each call makes a new copy.
 - ``BS.Network.Edit (inputModel, editFunctions, additionalRoots)``: a new network in which every
   node of ``inputModel`` is offered to the edit functions in turn (the first that returns
   another node replaces it); the nodes that depend on a replaced node are made again, the rest
@@ -142,8 +146,14 @@ class NetworkFunctions:
             if id(v) not in reached:
                 raise ConfigError(f"{what}: no output depends on input {k + 1} "
                                   f"({self._describe(v)})")
+        # the pre-computed nodes the outputs read that the data pass has yet to compute (in the
+        # order made: a node's input before the node); those of a loaded model are computed
+        # (their values came with it) and are copied or shared as its other parameters
+        pending = [n for n in self.precompute_nodes if id(n.value) in reached]
+        skip = {id(n.value) for n in pending}
         copied = [] if parameters == "shared" else \
-            [(name, p) for name, p in current_registry().items() if id(p) in reached]
+            [(name, p) for name, p in current_registry().items()
+             if id(p) in reached and id(p) not in skip]
 
         def cloned(*args: Any) -> Any:
             if len(args) != len(inputs):
@@ -156,7 +166,14 @@ class NetworkFunctions:
                 value = get_parameter_or_create(f"{scope}/{name}", p.shape, p.d.copy(),
                                                 p.need_grad and parameters == "learnable")
                 subs.append((p, self._node(value, "LearnableParameter")))
-            made = replay(list(outputs.values()), subs)
+            made = replay([], subs)
+            # CNTK copies a pre-computed node whose input is copied: a new node, which the data
+            # pass computes from the copy's input; the others are shared
+            for node in pending:
+                made = replay([node.input], [], made)
+                if id(node.input) in made:
+                    made[id(node.value)] = self.precomputed_copy(node, made[id(node.input)])
+            made = replay(list(outputs.values()), [], made)
             result = {k: made.get(id(v), v) for k, v in outputs.items()}
             return result[""] if "" in result else result
         return cloned
@@ -217,12 +234,14 @@ def load_model_file(path: str) -> Any:
         raise ConfigError(f"BS.Network.Load: cannot load '{path}': {exc}") from None
 
 
-def replay(roots: list[Variable], subs: list[tuple[Variable, Variable]]) -> dict[int, Variable]:
+def replay(roots: list[Variable], subs: list[tuple[Variable, Variable]],
+           made: dict[int, Variable] | None = None) -> dict[int, Variable]:
     """The graph of ``roots`` with each ``(old, new)`` of ``subs`` put in: every op that reads a
     replaced Variable (or one made again) is applied again, the rest is kept.  Returns
     ``{id(old): new}`` for everything replaced or made again (a sequence read through its
-    lengths reads the substitute's)."""
-    mapping: dict[int, Variable] = {}
+    lengths reads the substitute's); ``made``, such a mapping of an earlier replay, goes on
+    (what it holds is not made again)."""
+    mapping: dict[int, Variable] = dict(made or {})
     for old, new in subs:
         mapping[id(old)] = new
         if old.sequence_lengths is not None and new.sequence_lengths is not None:

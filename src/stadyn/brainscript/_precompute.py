@@ -78,14 +78,17 @@ def use_all_data(sgd_record: ConfigRecord) -> bool:
 
 def _log_name(network: CommandNetwork, node: PreComputeNode) -> str:
     """The name CNTK's log gives the node: its member name, else (made inside ``MeanVarNorm``
-    or ``LogPrior``) the member that holds it, dot, the name in CNTK's definition."""
+    or ``LogPrior``) the member that holds it, dot, the name in CNTK's definition (for a copy
+    ``CloneFunction`` made: the original's name)."""
     name = network.net.name_of(node.value)
     if name is not None:
         return name
     for owner, value in network.net.nodes.items():
         if isinstance(value, Variable) and value.parent is not None and any(
                 node.value is v for n in topological_nodes([value]) for v in n.inputs):
-            return f"{owner}.{node.member or node.operation}"
+            inner = _log_name(network, node.original) if node.original is not None else \
+                node.member or node.operation
+            return f"{owner}.{inner}"
     return node.name
 
 

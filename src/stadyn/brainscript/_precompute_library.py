@@ -36,13 +36,15 @@ class PreComputeNode:
     samples it summarises, the parameter that holds its value (named ``name`` in the
     parameter registry and the model files) and, for one made inside ``MeanVarNorm`` or
     ``LogPrior``, the member name CNTK's definition gave it there (``mean``, ``invStdDev``,
-    ``_``: the log calls it ``featNorm.mean``)."""
+    ``_``: the log calls it ``featNorm.mean``); for a copy ``BS.Network.CloneFunction`` made,
+    the node it copies (the log calls it ``<member>.<the original's name>``)."""
 
     operation: str
     input: Variable
     value: Variable
     name: str
     member: str | None = None
+    original: PreComputeNode | None = None
 
 
 class PreComputeFunctions:
@@ -95,6 +97,14 @@ class PreComputeFunctions:
 
     def LogPriorLayer(self):
         return self.LogPrior
+
+    def precomputed_copy(self, node: PreComputeNode, x: Variable) -> Variable:
+        """A new pre-computed node like ``node`` over ``x`` (``BS.Network.CloneFunction``'s copy
+        of a node the data pass has not computed yet: the pass computes the copy from its own
+        input, as CNTK's, where the copy is a new ``Mean``/``InvStdDev`` node)."""
+        v = self._precomputed(x, node.operation, "", node.member)
+        self.precompute_nodes[-1].original = node
+        return v
 
     def _precomputed(self, x: Any, operation: str, tag: str, member: str | None = None
                      ) -> Variable:

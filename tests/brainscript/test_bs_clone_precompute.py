@@ -1,0 +1,167 @@
+"""``BS.Network.CloneFunction`` of a part of a network that holds pre-computed nodes (``Mean``,
+``InvStdDev``: ``MeanVarNorm``).
+
+CNTK (``ComputationNetworkScripting.cpp``, ``CloneFunctionConfigLambda``) copies every node that
+depends on the function's inputs; a ``Mean`` over a copied input is a new ``Mean`` node, not yet
+computed, which SGD's data pass computes from its own input (``GetNodesRequiringPreComputation``
+lists every node whose ``HasComputed()`` is false), whatever ``parameters`` says (only
+LearnableParameters are frozen or shared).  A ``Mean`` that is computed already (a loaded
+model's) is copied with its values (``CopyTo`` copies ``m_hasComputed``) and not computed again.
+
+The expectations are NumPy's: the mean and ``1 / std`` (the variance divided by the sample
+count, floored at 1e-10 as ``InvStdDevNode``) of the data the copy reads, in float32.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+from stadyn.brainscript import StadynLibrary, build_network
+from stadyn.brainscript._runner import run
+
+READER = """reader = [ readerType = "CNTKTextFormatReader" ; file = "data.txt" ; randomize = false
+    input = [ features = [ dim = 3 ; format = "dense" ] ; other = [ dim = 3 ; format = "dense" ]
+              labels = [ dim = 2 ; format = "dense" ] ] ]"""
+
+SGD = "SGD = [ epochSize = 0 ; minibatchSize = 16 ; learningRatesPerSample = 0.05 ; maxEpochs = 3 ]"
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    """64 samples: ``features`` and ``other`` of different means and scales (``other``'s last
+    column constant, so its variance is floored); the label is a linear function of ``other``
+    far from the origin, which a linear layer learns only from the normalised values."""
+    folder = tmp_path_factory.mktemp("clone")
+    rng = np.random.default_rng(0)
+    features = np.round(rng.normal(size=(64, 3)) * [2, 0.5, 3] + [1, -4, 10], 4)
+    other = np.round(rng.normal(size=(64, 3)) * [1, 10, 0] + [0, 50, 7], 4)
+    y = (other[:, 0] + (other[:, 1] - 50) / 10 > 0).astype(int)
+    (folder / "data.txt").write_text("".join(
+        f"|features {' '.join(f'{v:.4f}' for v in f)} |other {' '.join(f'{v:.4f}' for v in o)}"
+        f" |labels {1 - k} {k}\n" for f, o, k in zip(features, other, y)))
+    return folder, features.astype(np.float32), other.astype(np.float32), y
+
+
+def _normalised(x: np.ndarray) -> np.ndarray:
+    x64 = x.astype(np.float64)
+    var = np.maximum(x64.var(0), 1e-10)
+    return ((x64 - x64.mean(0)) / np.sqrt(var)).astype(np.float32)
+
+
+def _run(folder: Path, text: str) -> str:
+    (folder / "cmd.cntk").write_text(text)
+    out = io.StringIO()
+    cwd = Path.cwd()
+    try:
+        os.chdir(folder)
+        run(str(folder / "cmd.cntk"), out=out)
+    finally:
+        os.chdir(cwd)
+    return out.getvalue()
+
+
+def _train(name: str, network: str) -> str:
+    return f"""command = {name}
+deviceId = -1 ; traceLevel = 1
+{name} = [ action = "train" ; modelPath = "Models/{name}"
+  BrainScriptNetworkBuilder = [
+    labels = Input {{2}}
+{network}
+    ce = CrossEntropyWithSoftmax (labels, z)
+    errs = ClassificationError (labels, z)
+    criterionNodes = (ce) ; evaluationNodes = (errs) ; outputNodes = (z) ]
+  {SGD}
+  {READER} ]
+"""
+
+
+def _errors(log: str) -> list[float]:
+    return [float(line.split("errs = ")[1].split("%")[0])
+            for line in log.splitlines() if line.startswith("Finished Epoch")]
+
+
+def test_a_cloned_mean_var_norm_is_computed_from_the_clones_input(data):
+    folder, features, other, _ = data
+    log = _run(folder, _train("clones", """
+    features = Input {3} ; other = Input {3}
+    norm = MeanVarNorm (features)
+    f = BS.Network.CloneFunction (features, norm)
+    g = BS.Network.CloneFunction (features, norm, parameters = "constant")
+    s = BS.Network.CloneFunction (features, norm, parameters = "shared")
+    a = f (other) ; b = g (other) ; c = s (other) ; d = f (features)
+    z = LinearLayer {2} (a + b + c + d)"""))
+    # the original pair and a new pair per call, each computed by the data pass
+    assert "Precomputing --> 10 PreCompute nodes found." in log
+    for line in ("\tnorm.mean = Mean()", "\tnorm.invStdDev = InvStdDev()",
+                 "\ta.norm.mean = Mean()", "\td.norm.invStdDev = InvStdDev()"):
+        assert line in log
+    # the untrained model, written after the pass: each copy holds its own input's values
+    model = sd.load(str(folder / "Models" / "clones.0"))
+    stats = {k.split("/")[0]: v.d for k, v in model.parameters.items() if not v.need_grad}
+    x, o = features.astype(np.float64), other.astype(np.float64)
+    for want_mean, want_inv, copies in ((x.mean(0), 1 / x.std(0), 2),
+                                        (o.mean(0), 1 / np.sqrt(np.maximum(o.var(0), 1e-10)), 3)):
+        means = [k for k, v in stats.items() if k.startswith("mean")
+                 and np.allclose(v, want_mean, rtol=1e-6, atol=1e-6)]
+        invs = [k for k, v in stats.items() if k.startswith("invStdDev")
+                and np.allclose(v, want_inv, rtol=1e-5)]
+        assert len(means) == len(invs) == copies, stats
+    assert np.float32(1e5) in [v[2] for v in stats.values()]       # other's constant column
+    values = model(features=features, other=other)
+    for name in ("a", "b", "c"):     # (the constant column: (x - mean) * 1e5, mean's rounding)
+        np.testing.assert_allclose(values[name][:, :2], _normalised(other)[:, :2], rtol=1e-5,
+                                   atol=1e-5)
+    for name in ("d", "norm"):
+        np.testing.assert_allclose(values[name], _normalised(features), rtol=1e-5, atol=1e-5)
+
+
+def test_a_network_reading_a_cloned_normalisation_learns(data):
+    folder, *_ = data
+    log = _run(folder, _train("learns", """
+    features = Input {3} ; other = Input {3}
+    norm = MeanVarNorm (features)
+    f = BS.Network.CloneFunction (features, norm)
+    z = LinearLayer {2} (f (other))"""))
+    # 40.6% of the labels are 1: a network that sees zeros stays there (it did, before)
+    errors = _errors(log)
+    assert len(errors) == 3 and errors[-1] < 10 < errors[0], log
+
+
+def test_a_clone_of_a_loaded_computed_mean_keeps_its_values(data):
+    folder, features, other, _ = data
+    _run(folder, _train("first", """
+    features = Input {3}
+    norm = MeanVarNorm (features)
+    z = LinearLayer {2} (norm)"""))
+    log = _run(folder, _train("second", """
+    other = Input {3}
+    m = BS.Network.Load ("Models/first")
+    f = BS.Network.CloneFunction (m.features, m.norm)
+    n = f (other)
+    z = LinearLayer {2} (n)"""))
+    # CNTK copies hasComputed: nothing to compute, the copy normalises with the features' values
+    assert "Precomputing -->" not in log
+    assert "No PreCompute nodes found, or all already computed. Skipping pre-computation " \
+        "step." in log
+    x = features.astype(np.float64)
+    want = (other - x.mean(0)) / x.std(0)
+    n = sd.load(str(folder / "Models" / "second"))(other=other)["n"]
+    np.testing.assert_allclose(n, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_mean_before_the_cloned_input_is_shared():
+    # CloneFunction (h, z): the Mean that made h depends on no input of the function, so it is
+    # the original's (CNTK copies only what depends on the function's inputs)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        lib = StadynLibrary()
+        net = build_network("""{ features = Input {3}
+            h = MeanVarNorm (features) ; z = DenseLayer {2} (h)
+            f = BS.Network.CloneFunction (h, z) ; y = f (h) }""", lib)
+        assert len(lib.precompute_nodes) == 2
+        assert net.nodes["y"] is not net.nodes["z"]
