@@ -1,5 +1,6 @@
-"""``BS.Network.CloneFunction`` of a part of a network that holds pre-computed nodes (``Mean``,
-``InvStdDev``: ``MeanVarNorm``).
+"""``BS.Network.CloneFunction`` and ``BS.Network.Edit`` of a part of a network that holds
+pre-computed nodes (``Mean``, ``InvStdDev``: ``MeanVarNorm``), and ``BS.Network.Load`` of a model
+whose pre-computed values were never computed.
 
 CNTK (``ComputationNetworkScripting.cpp``, ``CloneFunctionConfigLambda``) copies every node that
 depends on the function's inputs; a ``Mean`` over a copied input is a new ``Mean`` node, not yet
@@ -7,6 +8,8 @@ computed, which SGD's data pass computes from its own input (``GetNodesRequiring
 lists every node whose ``HasComputed()`` is false), whatever ``parameters`` says (only
 LearnableParameters are frozen or shared).  A ``Mean`` that is computed already (a loaded
 model's) is copied with its values (``CopyTo`` copies ``m_hasComputed``) and not computed again.
+  Edit likewise duplicates every node that reads an edited one (``ComputationNetworkWithEdits``):
+a ``Mean`` over an edited input is a new node the pass computes.
 
 The expectations are NumPy's: the mean and ``1 / std`` (the variance divided by the sample
 count, floored at 1e-10 as ``InvStdDevNode``) of the data the copy reads, in float32.
@@ -22,6 +25,7 @@ import numpy as np
 import pytest
 
 import stadyn as sd
+from stadyn import ConfigError
 from stadyn.brainscript import StadynLibrary, build_network
 from stadyn.brainscript._runner import run
 
@@ -165,3 +169,48 @@ def test_a_mean_before_the_cloned_input_is_shared():
             f = BS.Network.CloneFunction (h, z) ; y = f (h) }""", lib)
         assert len(lib.precompute_nodes) == 2
         assert net.nodes["y"] is not net.nodes["z"]
+
+
+def test_an_edited_input_under_a_mean_var_norm_gets_its_own_statistics(data):
+    # e1 normalises the loaded model's h; e2 feeds the model 'other' instead of its features:
+    # the copy of e1's Mean is computed over h (other), not over h (features)
+    folder, _, other, _ = data
+    _run(folder, _train("base", """
+    features = Input {3}
+    h = DenseLayer {3} (features)
+    z = LinearLayer {2} (h)"""))
+    log = _run(folder, _train("edited", """
+    other = Input {3}
+    m = BS.Network.Load ("Models/base")
+    e1 = BS.Network.Edit (m, BS.Network.Editing.ReplaceLinksToNode (m.h, MeanVarNorm (m.h)), m.z)
+    e2 = BS.Network.Edit (e1, BS.Network.Editing.ReplaceLinksToNode (e1.features, other), e1.z)
+    z = e2.z"""))
+    assert "Precomputing --> 2 PreCompute nodes found." in log
+    h = sd.load(str(folder / "Models" / "base"))(features=other)["h"].astype(np.float64)
+    stats = {k.split("_")[0]: v.d for k, v in
+             sd.load(str(folder / "Models" / "edited.0")).parameters.items() if not v.need_grad}
+    np.testing.assert_allclose(stats["mean"], h.mean(0), rtol=1e-5)
+    np.testing.assert_allclose(stats["invStdDev"], 1 / h.std(0), rtol=1e-5)
+
+
+def test_loading_a_model_saved_before_its_data_pass_is_an_error(data):
+    # the edit action saves the network as built: its Mean and InvStdDev never computed (CNTK:
+    # hasComputed = false; its next train command computed them from the loaded network's
+    # nodes, which a Stadyn model file does not record), so they must not load as zeros
+    folder, *_ = data
+    _run(folder, """command = make
+deviceId = -1
+make = [ action = "edit" ; outputModelPath = "Models/raw" ; makeMode = false
+  BrainScriptNetworkBuilder = [ features = Input {3} ; n = MeanVarNorm (features) ] ]
+""")
+    cwd = Path.cwd()
+    try:
+        os.chdir(folder)
+        with sd.parameter_registry(sd.ParameterRegistry()), pytest.raises(
+                ConfigError, match=r"'Models/raw' holds a pre-computed value that was never "
+                r"computed \('mean/value' is not a number\)") as e:
+            build_network('{ features = Input {3}\n m = BS.Network.Load ("Models/raw") }',
+                          StadynLibrary())
+    finally:
+        os.chdir(cwd)
+    assert e.value.line == 2

@@ -100,3 +100,26 @@ def test_a_run_stopped_in_epoch_1_restarts_from_model_0_without_the_data_pass(tm
     assert sorted(ours) == sorted(theirs)
     for name in ours:
         np.testing.assert_array_equal(ours[name].d, theirs[name].d)
+
+
+def test_a_model_0_the_edit_action_wrote_is_trained_on_after_its_data_pass(tmp_path):
+    # CNTK's discriminative pre-training pattern: an edit command writes modelPath.0 and the
+    # train command starts from it; its Mean/InvStdDev were never computed (hasComputed =
+    # false), so the pass runs now, and .0 is written again with them (PreCompute returned true)
+    folder = _folder(tmp_path, "edited")
+    network = CONFIG[CONFIG.index("  BrainScriptNetworkBuilder"):CONFIG.index("  SGD = [")]
+    (folder / "cmd.cntk").write_text(CONFIG.replace("command = train", "command = make:train")
+                                     + 'make = [ action = "edit" ; outputModelPath = '
+                                     '"Models/net.0"\n' + network + "]\n")
+    log = _run(folder)
+    assert "Starting from checkpoint. Loading network from 'Models/net.0'." in log
+    assert "Precomputing --> 3 PreCompute nodes found." in log
+    rows = [line.split("|") for line in (folder / "data.txt").read_text().splitlines()]
+    x = np.array([[float(v) for v in r[1].split()[1:]] for r in rows])
+    labels = np.array([[float(v) for v in r[2].split()[1:]] for r in rows])
+    stats = {k: v.d for k, v in sd.load(str(folder / "Models" / "net.0")).parameters.items()
+             if not v.need_grad}
+    np.testing.assert_allclose(stats["mean/value"], x.mean(0), rtol=1e-5)
+    np.testing.assert_allclose(stats["invStdDev/value"], 1 / x.std(0), rtol=1e-5)
+    np.testing.assert_allclose(stats["mean_1/value"], labels.mean(0), rtol=1e-6)
+    assert len(_epochs(log)) == 2

@@ -8,7 +8,9 @@ mixin: it uses the library's ``_value``, ``_node``, ``_batched``, ``inputs``,
   with a ``.`` is reached with ``_`` instead, names with ``[`` not at all).  Its nodes keep their
   names in the network that uses them (an input is fed from the reader stream of its name), its
   parameters join the command's and are trained with it; a network description that holds the
-  loaded network as a member takes in only the nodes its other members reach.
+  loaded network as a member takes in only the nodes its other members reach.  A model saved
+  before the data pass that computes its ``Mean``/``InvStdDev`` values (by the ``edit``
+  action: they are NaN) is refused, naming the value.
 - ``BS.Network.CloneFunction (inputNodes, outputNodes, parameters = "learnable")``: a function
   that copies the part of a network between ``inputNodes`` (a node or an array of nodes, the
   function's arguments in that order) and ``outputNodes`` (a node, or a record of nodes: the
@@ -32,6 +34,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
+
+import numpy as np
 
 from .._errors import ConfigError, StadynError
 from ..graph import Variable, apply, name_scope, topological_nodes
@@ -66,6 +70,14 @@ class NetworkFunctions:
     def _NetworkLoad(self, pathName):
         path = str(pathName)
         loaded = self._peeked.pop(path, None) or self.model_loader(path)
+        for name, p in loaded.registry.items():
+            if not p.need_grad and p.size and np.isnan(np.asarray(p.d)).all():
+                raise ConfigError(
+                    f"BS.Network.Load: '{path}' holds a pre-computed value that was never "
+                    f"computed ('{name}' is not a number): the model was saved before the data "
+                    "pass (by an edit action). CNTK computed it in the next train command; "
+                    "Stadyn cannot (the file does not say from what): train the network that "
+                    "makes it first, or load that network's trained model")
         registry = current_registry()
         scope = registry.claim("Load")
         for name, parameter in loaded.registry.items():
@@ -166,17 +178,22 @@ class NetworkFunctions:
                 value = get_parameter_or_create(f"{scope}/{name}", p.shape, p.d.copy(),
                                                 p.need_grad and parameters == "learnable")
                 subs.append((p, self._node(value, "LearnableParameter")))
-            made = replay([], subs)
-            # CNTK copies a pre-computed node whose input is copied: a new node, which the data
-            # pass computes from the copy's input; the others are shared
-            for node in pending:
-                made = replay([node.input], [], made)
-                if id(node.input) in made:
-                    made[id(node.value)] = self.precomputed_copy(node, made[id(node.input)])
-            made = replay(list(outputs.values()), [], made)
+            made = self._remake(list(outputs.values()), subs, pending)
             result = {k: made.get(id(v), v) for k, v in outputs.items()}
             return result[""] if "" in result else result
         return cloned
+
+    def _remake(self, roots: list[Variable], subs: list[tuple[Variable, Variable]],
+                pending: list[Any]) -> dict[int, Variable]:
+        """:func:`replay` where a pre-computed node of ``pending`` (not computed yet, in the
+        order made) whose input is made again is made again too, as CNTK's CloneFunction and
+        Edit duplicate it: a new node, which the data pass computes from the new input."""
+        made = replay([], subs)
+        for node in pending:
+            made = replay([node.input], [], made)
+            if id(node.input) in made and id(node.value) not in made:
+                made[id(node.value)] = self.precomputed_copy(node, made[id(node.input)])
+        return replay(roots, [], made)
 
     def _describe(self, v: Variable) -> str:
         entry = self._own_names.get(id(v))
@@ -205,7 +222,9 @@ class NetworkFunctions:
                 if new is not v:
                     subs.append((v, self._value(new, what)))
                     break
-        made = replay(roots, subs)
+        reached = _reached(roots)
+        made = self._remake(roots, subs, [n for n in self.precompute_nodes
+                                          if id(n.value) in reached])
         replaced = {id(old) for old, _ in subs}       # (a replacement keeps its own name)
         edited = {names[id(v)]: v if id(v) in replaced else made.get(id(v), v)
                   for v in members.values()}

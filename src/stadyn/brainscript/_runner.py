@@ -244,12 +244,11 @@ class _Runner:
             checkpoint = resume(log, resume_from, trainer, learners, source, start,
                                 lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
                                 per_sweep=epoch_size is None)
-            precompute(network, cmd, log, done=True)
-        else:
-            precompute(network, cmd, log)
-            if parallel.is_main:
-                save_model(model_name(model_path, start - 1, max_epochs),
-                           *network.model_file_parts())
+        # CNTK: the model before the start epoch is saved unless it was loaded and the pass
+        # computed nothing (a model file written before the pass has values to compute)
+        if (precompute(network, cmd, log) or resume_from is None) and parallel.is_main:
+            save_model(model_name(model_path, start - 1, max_epochs),
+                       *network.model_file_parts())
         setting = TrainSetting(cmd.name, sgd, [crit_name] + eval_names, cmd.trace_level,
                                seed_offset, model_path, keep_checkpoint_files(sgd, sgd_rec),
                                adjust, min_lr)
