@@ -17,7 +17,6 @@ count, floored at 1e-10 as ``InvStdDevNode``) of the data the copy reads, in flo
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 
@@ -27,7 +26,7 @@ import pytest
 import stadyn as sd
 from stadyn import ConfigError
 from stadyn.brainscript import StadynLibrary, build_network
-from stadyn.brainscript._runner import run
+from test_bs_network_ops import _run
 
 READER = """reader = [ readerType = "CNTKTextFormatReader" ; file = "data.txt" ; randomize = false
     input = [ features = [ dim = 3 ; format = "dense" ] ; other = [ dim = 3 ; format = "dense" ]
@@ -56,18 +55,6 @@ def _normalised(x: np.ndarray) -> np.ndarray:
     x64 = x.astype(np.float64)
     var = np.maximum(x64.var(0), 1e-10)
     return ((x64 - x64.mean(0)) / np.sqrt(var)).astype(np.float32)
-
-
-def _run(folder: Path, text: str) -> str:
-    (folder / "cmd.cntk").write_text(text)
-    out = io.StringIO()
-    cwd = Path.cwd()
-    try:
-        os.chdir(folder)
-        run(str(folder / "cmd.cntk"), out=out)
-    finally:
-        os.chdir(cwd)
-    return out.getvalue()
 
 
 def _train(name: str, network: str) -> str:

@@ -9,7 +9,6 @@ uninterrupted run's."""
 
 from __future__ import annotations
 
-import io
 import os
 import re
 from pathlib import Path
@@ -19,7 +18,7 @@ import pytest
 
 import stadyn as sd
 from stadyn.brainscript import _precompute, _train_progress
-from stadyn.brainscript._runner import run
+from test_bs_network_ops import _run
 
 CONFIG = """command = train
 deviceId = -1 ; traceLevel = 1
@@ -48,19 +47,7 @@ def _folder(root: Path, name: str) -> Path:
     (folder / "data.txt").write_text("".join(
         f"|features {' '.join(f'{v:.4f}' for v in row)} |labels {1 - k} {k}\n"
         for row, k in zip(x, y)))
-    (folder / "cmd.cntk").write_text(CONFIG)
     return folder
-
-
-def _run(folder: Path) -> str:
-    out = io.StringIO()
-    cwd = Path.cwd()
-    try:
-        os.chdir(folder)
-        run(str(folder / "cmd.cntk"), out=out)
-    finally:
-        os.chdir(cwd)
-    return out.getvalue()
 
 
 def _epochs(log: str) -> list[str]:
@@ -70,7 +57,7 @@ def _epochs(log: str) -> list[str]:
 
 def test_a_run_stopped_in_epoch_1_restarts_from_model_0_without_the_data_pass(tmp_path,
                                                                               monkeypatch):
-    whole = _run(_folder(tmp_path, "whole"))
+    whole = _run(_folder(tmp_path, "whole"), CONFIG)
     assert "Precomputing --> 3 PreCompute nodes found." in whole
     folder = _folder(tmp_path, "stopped")
     with monkeypatch.context() as m:               # stopped as epoch 1 begins
@@ -78,7 +65,7 @@ def test_a_run_stopped_in_epoch_1_restarts_from_model_0_without_the_data_pass(tm
             raise KeyboardInterrupt
         m.setattr(_train_progress.CNTKProgress, "on_epoch_begin", interrupt)
         with pytest.raises(KeyboardInterrupt):
-            _run(folder)
+            _run(folder, CONFIG)
     models = folder / "Models"
     assert sorted(os.listdir(models)) == ["net.0"]
     written = (models / "net.0").read_bytes()
@@ -86,7 +73,7 @@ def test_a_run_stopped_in_epoch_1_restarts_from_model_0_without_the_data_pass(tm
         def no_pass(self, samples):
             raise AssertionError("the data pass ran again")
         m.setattr(_precompute.RunningStatistics, "add", no_pass)
-        again = _run(folder)
+        again = _run(folder, CONFIG)
     assert "Starting from checkpoint. Loading network from 'Models/net.0'." in again
     assert "Creating virgin network." not in again and "Precomputing -->" not in again
     assert "No PreCompute nodes found, or all already computed. Skipping pre-computation " \
@@ -108,10 +95,8 @@ def test_a_model_0_the_edit_action_wrote_is_trained_on_after_its_data_pass(tmp_p
     # false), so the pass runs now, and .0 is written again with them (PreCompute returned true)
     folder = _folder(tmp_path, "edited")
     network = CONFIG[CONFIG.index("  BrainScriptNetworkBuilder"):CONFIG.index("  SGD = [")]
-    (folder / "cmd.cntk").write_text(CONFIG.replace("command = train", "command = make:train")
-                                     + 'make = [ action = "edit" ; outputModelPath = '
-                                     '"Models/net.0"\n' + network + "]\n")
-    log = _run(folder)
+    log = _run(folder, CONFIG.replace("command = train", "command = make:train")
+               + 'make = [ action = "edit" ; outputModelPath = "Models/net.0"\n' + network + "]\n")
     assert "Starting from checkpoint. Loading network from 'Models/net.0'." in log
     assert "Precomputing --> 3 PreCompute nodes found." in log
     rows = [line.split("|") for line in (folder / "data.txt").read_text().splitlines()]
