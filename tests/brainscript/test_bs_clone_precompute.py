@@ -201,3 +201,21 @@ make = [ action = "edit" ; outputModelPath = "Models/raw" ; makeMode = false
     finally:
         os.chdir(cwd)
     assert e.value.line == 2
+
+
+def test_testing_a_model_saved_before_its_data_pass_is_an_error(data):
+    # (CNTK evaluated it with whatever its uncomputed nodes held; Stadyn's would be NaN)
+    folder, *_ = data
+    network = """BrainScriptNetworkBuilder = [ features = Input {3} ; labels = Input {2}
+    n = MeanVarNorm (features) ; z = LinearLayer {2} (n)
+    ce = CrossEntropyWithSoftmax (labels, z) ; criterionNodes = (ce) ]"""
+    with pytest.raises(ConfigError, match=r"the model 'Models/untrained' holds no computed value "
+                       r"for the pre-computed node\(s\) n.mean, n.invStdDev \(Mean, InvStdDev\)"):
+        _run(folder, f"""command = make:check
+deviceId = -1 ; makeMode = false ; modelPath = "Models/untrained"
+make = [ action = "edit" ; outputModelPath = "Models/untrained"
+  {network} ]
+check = [ action = "test"
+  {network}
+  {READER} ]
+""")

@@ -35,7 +35,7 @@ from ._config import ConfigRecord
 from ._precompute_library import PreComputeNode
 from ._readers import make_source
 
-__all__ = ["RunningStatistics", "precompute", "use_all_data"]
+__all__ = ["RunningStatistics", "check_computed", "precompute", "uncomputed", "use_all_data"]
 
 #: CNTK's floor of the variance before its square root (``InvStdDevNode``'s ``sqrtFloor``).
 VARIANCE_FLOOR = np.float32(1e-10)
@@ -106,15 +106,30 @@ def _samples(x: Variable) -> np.ndarray:
     return np.asarray(data)[mask]
 
 
-def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog) -> bool:
-    """Set the network's pre-computed nodes that are not computed yet (CNTK's
-    ``GetNodesRequiringPreComputation``: those of the network whose value has not been computed
-    or read from a model file) from the training data (see the module); log CNTK's lines.
-    Returns whether a pass ran."""
+def uncomputed(network: CommandNetwork) -> list[PreComputeNode]:
+    """The network's pre-computed nodes whose value has been neither computed nor read from a
+    model file (CNTK's ``GetNodesRequiringPreComputation``): those its named nodes reach."""
     named = [v for v in network.net.nodes.values() if isinstance(v, Variable)]
     reached = {id(v) for v in named} | {id(v) for n in topological_nodes(named) for v in n.inputs}
-    nodes = [n for n in network.library.precompute_nodes
-             if id(n.value) in reached and not n.computed]
+    return [n for n in network.library.precompute_nodes
+            if id(n.value) in reached and not n.computed]
+
+
+def check_computed(network: CommandNetwork, model_path: str, where: tuple) -> None:
+    """A ConfigError at ``where`` if a pre-computed value of the network did not come with the
+    model file ``model_path`` (a ``test``, ``eval`` or ``write`` command's): it would be NaN."""
+    missing = [_log_name(network, n) for n in uncomputed(network)]
+    if missing:
+        raise ConfigError(f"the model '{model_path}' holds no computed value for the "
+                          f"pre-computed node(s) {', '.join(missing)} (Mean, InvStdDev): it was "
+                          "saved before the data pass of a train command (by an edit action) "
+                          "or by another network; train it first", *where)
+
+
+def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog) -> bool:
+    """Set the network's pre-computed nodes that are not computed yet (:func:`uncomputed`) from
+    the training data (see the module); log CNTK's lines.  Returns whether a pass ran."""
+    nodes = uncomputed(network)
     raw = log.raw
     if not nodes:
         if cmd.trace_level > 0:

@@ -39,8 +39,8 @@ class PreComputeNode:
     samples it summarises, the parameter that holds its value (named ``name`` in the
     parameter registry and the model files) and, for one made inside ``MeanVarNorm`` or
     ``LogPrior``, the member name CNTK's definition gave it there (``mean``, ``invStdDev``,
-    ``_``: the log calls it ``featNorm.mean``); for a copy ``BS.Network.CloneFunction`` made,
-    the node it copies (the log calls it ``<member>.<the original's name>``)."""
+    ``_``: the log calls it ``featNorm.mean``); for a copy ``BS.Network.CloneFunction`` or
+    ``Edit`` made, the node it copies (the log calls it ``<member>.<the original's name>``)."""
 
     operation: str
     input: Variable
@@ -107,9 +107,9 @@ class PreComputeFunctions:
         return self.LogPrior
 
     def precomputed_copy(self, node: PreComputeNode, x: Variable) -> Variable:
-        """A new pre-computed node like ``node`` over ``x`` (``BS.Network.CloneFunction``'s copy
-        of a node the data pass has not computed yet: the pass computes the copy from its own
-        input, as CNTK's, where the copy is a new ``Mean``/``InvStdDev`` node)."""
+        """A new pre-computed node like ``node`` over ``x`` (``BS.Network.CloneFunction``'s or
+        ``Edit``'s copy of a node the data pass has not computed yet: the pass computes the copy
+        from its own input, as CNTK's, where the copy is a new ``Mean``/``InvStdDev`` node)."""
         v = self._precomputed(x, node.operation, "", node.member)
         self.precompute_nodes[-1].original = node
         return v

@@ -45,7 +45,7 @@ from ._blocks import CommandConfig, RunConfig, per_epoch, run_config
 from ._command_network import CommandNetwork, InputSource, Validation, loc_of, record_loc
 from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, results_line)
 from ._config import BrainScriptSource, ConfigRecord, load_config, unused_overrides
-from ._precompute import precompute
+from ._precompute import check_computed, precompute
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
 from ._readers import make_source
@@ -303,6 +303,7 @@ class _Runner:
             load_model_parameters(cmd.model_path)
         except ModelFileError as exc:
             raise ConfigError(f"cannot load the model: {exc}", *where) from None
+        check_computed(network, cmd.model_path, where)
         return network
 
     # -- write --------------------------------------------------------------------------------
