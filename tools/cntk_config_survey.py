@@ -233,6 +233,8 @@ def _stand_in_models(root, load):
     """``BS.Network.Load`` for the survey: a model file a train or edit command of the config
     writes (``modelPath``, ``outputModelPath``) is that command's network, built afresh (the
     survey runs no command); any other file is loaded as it is."""
+    import numpy as np
+
     import stadyn as sd
     from stadyn.brainscript import StadynLibrary, build_network
     from stadyn.brainscript._config import ConfigRecord
@@ -262,6 +264,8 @@ def _stand_in_models(root, load):
                 lib = StadynLibrary()
                 lib.model_loader = loader
                 net = build_network(writers[path], lib)
+            for node in lib.precompute_nodes:   # computed, as in the file the command writes
+                node.value.d = np.zeros(node.value.shape, np.float32)
         finally:
             building.discard(path)
         outputs = {k: v for k, v in net.nodes.items()

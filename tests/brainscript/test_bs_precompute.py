@@ -323,3 +323,29 @@ def test_quick_e2e_feature_mvn_layer_over_one_epoch_of_frames(quick_e2e, monkeyp
         np.testing.assert_allclose(values["invStdDev/value"].d, 1 / frames.std(0), rtol=1e-5)
         np.testing.assert_allclose(values["mean_1/value"].d,
                                    np.bincount(labels, minlength=132) / 640, atol=1e-7)
+
+
+def test_a_normalisation_of_a_normalisation_reads_cntks_zeros_during_the_pass(tmp_path):
+    # Values not computed are NaN, but while the pass runs they are 0, as CNTK's
+    # MarkComputed(false) sets them (InvStdDev stays 0 until the end): the outer MeanVarNorm
+    # sees (x - mean) * 0 = 0, so its mean is 0 and its InvStdDev 1 / sqrt(1e-10)
+    (tmp_path / "d.ctf").write_text("".join(f"|x {k} {k * k} |y {k % 2} {1 - k % 2}\n"
+                                            for k in range(8)))
+    (tmp_path / "n.cntk").write_text(f"""command = T ; deviceId = -1 ; makeMode = false
+T = [ action = "train" ; modelPath = "{tmp_path}/m"
+  BrainScriptNetworkBuilder = [ x = Input {{2}} ; y = Input {{2}}
+    n = MeanVarNorm (MeanVarNorm (x)) ; z = DenseLayer {{2}} (n)
+    ce = CrossEntropyWithSoftmax (y, z) ; criterionNodes = (ce) ]
+  SGD = [ minibatchSize = 3 ; learningRatesPerSample = 0.001 ; maxEpochs = 1 ]
+  reader = [ readerType = "CNTKTextFormatReader" ; file = "{tmp_path}/d.ctf"
+             input = [ x = [ dim = 2 ; format = "dense" ] ; y = [ dim = 2 ] ] ] ]
+""")
+    run(str(tmp_path / "n.cntk"), out=pyio.StringIO())
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        load_model_parameters(str(tmp_path / "m.0"))
+        values = sd.get_parameters(grad_only=False)
+        x = np.array([[k, k * k] for k in range(8)], np.float64)
+        np.testing.assert_allclose(values["mean/value"].d, x.mean(0), rtol=1e-6)
+        np.testing.assert_allclose(values["invStdDev/value"].d, 1 / x.std(0), rtol=1e-6)
+        assert values["mean_1/value"].d.tolist() == [0, 0]
+        assert values["invStdDev_1/value"].d.tolist() == [1e5, 1e5]

@@ -56,15 +56,20 @@ def start_epoch(model_path: str, max_epochs: int, make_mode: bool,
     """(0-based epoch to start at, model file to load) — CNTK's ``DetermineStartEpoch``.
 
     The latest model file that is up to date with the one before it decides; none means a fresh
-    start (-1 as in CNTK, returned as 0 with no file).  Stadyn extension: when the final model
-    exists but its checkpoint says it finished fewer than ``max_epochs`` epochs (``maxEpochs`` was
-    raised since), training continues from it instead of stopping.
+    start (-1 as in CNTK, returned as 0 with no file).  Only ``modelPath.0`` (the untrained
+    model, written after the pre-compute pass: a run stopped in its first epoch) starts epoch 0
+    from it, as CNTK (its pre-computed values are not computed again).  Stadyn extension: when
+    the final model exists but its checkpoint says it finished fewer than ``max_epochs`` epochs
+    (``maxEpochs`` was raised since), training continues from it instead of stopping.
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "net")
     >>> start_epoch(path, 10 ** 23, True, print)        # nothing saved yet: a fresh start
     (0, None)
-    >>> open(path + ".0", "w").close(); open(path + ".1", "w").close()
+    >>> open(path + ".0", "w").close()
+    >>> start_epoch(path, 10 ** 23, True, print)        # epoch 1 from the untrained model
+    (0, '...net.0')
+    >>> open(path + ".1", "w").close()
     >>> start_epoch(path, 10 ** 23, True, print)        # continues after epoch 1
     (1, '...net.1')
     """
@@ -85,7 +90,7 @@ def start_epoch(model_path: str, max_epochs: int, make_mode: bool,
             return finished, model_path
         log(f"Final model exists: {model_path}")
         return max_epochs, None
-    if first <= 0:
+    if first < 0:
         return 0, None
     return first, model_name(model_path, first - 1, max_epochs)
 
@@ -187,13 +192,18 @@ def save_epoch(log: Callable[[str], None], model_path: str, epoch: int, max_epoc
             os.remove(previous)
 
 
-def _restore(model_file: str, trainer, source, what: str) -> dict:
-    """The parameters of ``model_file``, then the trainer and the reader from its checkpoint;
-    the checkpoint's external state."""
+def _read_parameters(model_file: str, what: str) -> None:
+    """:func:`load_model_parameters`, a damaged file a ConfigError: cannot ``what`` it."""
     try:
         load_model_parameters(model_file)
     except ModelFileError as exc:
         raise ConfigError(f"cannot {what} '{model_file}': {exc}") from None
+
+
+def _restore(model_file: str, trainer, source, what: str) -> dict:
+    """The parameters of ``model_file``, then the trainer and the reader from its checkpoint;
+    the checkpoint's external state."""
+    _read_parameters(model_file, what)
     ckp = model_file + ".ckp"
     state = trainer.restore_from_checkpoint(ckp)
     try:
@@ -245,13 +255,13 @@ def resume(log: Callable[[str], None], model_file: str, trainer, learners, sourc
     learners' state, counters, the reader's position), whose external state is returned;
     without a checkpoint (``None``) the learners start afresh at the samples of ``start``
     epochs of ``epoch_size()`` samples, as CNTK warned (and, ``per_sweep``: an epoch is one
-    sweep, after ``start`` sweeps)."""
-    if os.path.exists(model_file + ".ckp"):
+    sweep, after ``start`` sweeps).  At ``start`` 0 (``modelPath.0``, which has no checkpoint)
+    only the parameters are read: everything else starts afresh, and CNTK warned nothing."""
+    if start > 0 and os.path.exists(model_file + ".ckp"):
         return _restore(model_file, trainer, source, "continue from")
-    try:
-        load_model_parameters(model_file)
-    except ModelFileError as exc:
-        raise ConfigError(f"cannot continue from '{model_file}': {exc}") from None
+    _read_parameters(model_file, "continue from")
+    if start == 0:
+        return None
     log("Warning: Checkpoint file is missing. Parameter-learning state (such as "
         "momentum) will be reset.")
     epoch_size = epoch_size()

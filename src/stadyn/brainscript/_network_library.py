@@ -1,13 +1,16 @@
 """CNTK's network-level BrainScript operations, ``BS.Network`` in CNTK.core.bs (implemented in
 CNTK's ``ComputationNetworkScripting.cpp``), for :class:`~._stadyn_library.StadynLibrary` (a
-mixin: it uses the library's ``_value``, ``_node``, ``_batched`` and ``inputs``).
+mixin: it uses the library's ``_value``, ``_node``, ``_batched``, ``inputs``,
+``precompute_nodes`` and ``precomputed_copy``).
 
 - ``BS.Network.Load (pathName)``: a model file (Stadyn's, as ``stadyn train`` writes it, or a
   CNTK 2 model) as a record of its nodes by name (CNTK's ``ComputationNetworkFromFile``; a name
   with a ``.`` is reached with ``_`` instead, names with ``[`` not at all).  Its nodes keep their
   names in the network that uses them (an input is fed from the reader stream of its name), its
   parameters join the command's and are trained with it; a network description that holds the
-  loaded network as a member takes in only the nodes its other members reach.
+  loaded network as a member takes in only the nodes its other members reach.  A model saved
+  before the data pass that computes its ``Mean``/``InvStdDev`` values (by the ``edit``
+  action: they are NaN) is refused, naming the value.
 - ``BS.Network.CloneFunction (inputNodes, outputNodes, parameters = "learnable")``: a function
   that copies the part of a network between ``inputNodes`` (a node or an array of nodes, the
   function's arguments in that order) and ``outputNodes`` (a node, or a record of nodes: the
@@ -15,7 +18,10 @@ mixin: it uses the library's ``_value``, ``_node``, ``_batched`` and ``inputs``)
   are copied with their current values and stay learnable (``"learnable"``), are copied and
   frozen (``"constant"``: not trained) or are shared with the original (``"shared"``); inputs
   not listed, and nodes that depend on neither the listed inputs nor a copied parameter, are
-  shared.  Each call makes a new copy.
+  shared.  A pre-computed node (``Mean``, ``InvStdDev``: ``MeanVarNorm``, ``LogPrior``) whose
+  input is copied is a new pre-computed node, which the data pass before training computes
+  from the copy's own input, whatever ``parameters`` says; one of a loaded model is computed
+  already and keeps its values (copied or shared as a parameter).  Each call makes a new copy.
 - ``BS.Network.Edit (inputModel, editFunctions, additionalRoots)``: a new network in which every
   node of ``inputModel`` is offered to the edit functions in turn (the first that returns
   another node replaces it); the nodes that depend on a replaced node are made again, the rest
@@ -28,6 +34,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
+
+import numpy as np
 
 from .._errors import ConfigError, StadynError
 from ..graph import Variable, apply, name_scope, topological_nodes
@@ -62,6 +70,14 @@ class NetworkFunctions:
     def _NetworkLoad(self, pathName):
         path = str(pathName)
         loaded = self._peeked.pop(path, None) or self.model_loader(path)
+        for name, p in loaded.registry.items():
+            if not p.need_grad and p.size and np.isnan(np.asarray(p.d)).all():
+                raise ConfigError(
+                    f"BS.Network.Load: '{path}' holds a pre-computed value that was never "
+                    f"computed ('{name}' is not a number): the model was saved before the data "
+                    "pass (by an edit action). CNTK computed it in the next train command; "
+                    "Stadyn cannot (the file does not say from what): train the network that "
+                    "makes it first, or load that network's trained model")
         registry = current_registry()
         scope = registry.claim("Load")
         for name, parameter in loaded.registry.items():
@@ -142,8 +158,14 @@ class NetworkFunctions:
             if id(v) not in reached:
                 raise ConfigError(f"{what}: no output depends on input {k + 1} "
                                   f"({self._describe(v)})")
+        # the pre-computed nodes the outputs read that the data pass has yet to compute (in the
+        # order made: a node's input before the node); those of a loaded model are computed
+        # (their values came with it) and are copied or shared as its other parameters
+        pending = [n for n in self.precompute_nodes if id(n.value) in reached]
+        skip = {id(n.value) for n in pending}
         copied = [] if parameters == "shared" else \
-            [(name, p) for name, p in current_registry().items() if id(p) in reached]
+            [(name, p) for name, p in current_registry().items()
+             if id(p) in reached and id(p) not in skip]
 
         def cloned(*args: Any) -> Any:
             if len(args) != len(inputs):
@@ -156,10 +178,22 @@ class NetworkFunctions:
                 value = get_parameter_or_create(f"{scope}/{name}", p.shape, p.d.copy(),
                                                 p.need_grad and parameters == "learnable")
                 subs.append((p, self._node(value, "LearnableParameter")))
-            made = replay(list(outputs.values()), subs)
+            made = self._remake(list(outputs.values()), subs, pending)
             result = {k: made.get(id(v), v) for k, v in outputs.items()}
             return result[""] if "" in result else result
         return cloned
+
+    def _remake(self, roots: list[Variable], subs: list[tuple[Variable, Variable]],
+                pending: list[Any]) -> dict[int, Variable]:
+        """:func:`replay` where a pre-computed node of ``pending`` (not computed yet, in the
+        order made) whose input is made again is made again too, as CNTK's CloneFunction and
+        Edit duplicate it: a new node, which the data pass computes from the new input."""
+        made = replay([], subs)
+        for node in pending:
+            made = replay([node.input], [], made)
+            if id(node.input) in made and id(node.value) not in made:
+                made[id(node.value)] = self.precomputed_copy(node, made[id(node.input)])
+        return replay(roots, [], made)
 
     def _describe(self, v: Variable) -> str:
         entry = self._own_names.get(id(v))
@@ -188,7 +222,9 @@ class NetworkFunctions:
                 if new is not v:
                     subs.append((v, self._value(new, what)))
                     break
-        made = replay(roots, subs)
+        reached = _reached(roots)
+        made = self._remake(roots, subs, [n for n in self.precompute_nodes
+                                          if id(n.value) in reached])
         replaced = {id(old) for old, _ in subs}       # (a replacement keeps its own name)
         edited = {names[id(v)]: v if id(v) in replaced else made.get(id(v), v)
                   for v in members.values()}
@@ -217,12 +253,14 @@ def load_model_file(path: str) -> Any:
         raise ConfigError(f"BS.Network.Load: cannot load '{path}': {exc}") from None
 
 
-def replay(roots: list[Variable], subs: list[tuple[Variable, Variable]]) -> dict[int, Variable]:
+def replay(roots: list[Variable], subs: list[tuple[Variable, Variable]],
+           made: dict[int, Variable] | None = None) -> dict[int, Variable]:
     """The graph of ``roots`` with each ``(old, new)`` of ``subs`` put in: every op that reads a
     replaced Variable (or one made again) is applied again, the rest is kept.  Returns
     ``{id(old): new}`` for everything replaced or made again (a sequence read through its
-    lengths reads the substitute's)."""
-    mapping: dict[int, Variable] = {}
+    lengths reads the substitute's); ``made``, such a mapping of an earlier replay, goes on
+    (what it holds is not made again)."""
+    mapping: dict[int, Variable] = dict(made or {})
     for old, new in subs:
         mapping[id(old)] = new
         if old.sequence_lengths is not None and new.sequence_lengths is not None:

@@ -4,7 +4,10 @@ so ``MeanVarNorm`` and ``LogPrior``), as CNTK's ``SGD::PreCompute`` ran it.
 * It runs once, before the first epoch of a train command that starts afresh, after the
   network is built and before the untrained model ``modelPath.0`` is saved; the values are
   parameters of the model files, so a restart, ``test``, ``eval`` and ``write`` read them back
-  and nothing is computed again ("No PreCompute nodes found, or all already computed").
+  and nothing is computed again ("No PreCompute nodes found, or all already computed").  Only
+  the nodes of the network (reached from its named nodes) whose value is not computed yet
+  (NaN: :mod:`._precompute_library`) count; a restart from a model file written before the
+  pass (the ``edit`` action's ``modelPath.0``) computes them then, as CNTK.
 * Its data is the training reader's: a reader of its own in epoch 0's order, in minibatches of
   the first epoch's ``minibatchSize``, over one whole sweep (``SGD.UseAllDataForPreComputedNode
   = true``, the default) or the first ``epochSize`` samples (``false``).  Training then reads
@@ -32,7 +35,7 @@ from ._config import ConfigRecord
 from ._precompute_library import PreComputeNode
 from ._readers import make_source
 
-__all__ = ["RunningStatistics", "precompute", "use_all_data"]
+__all__ = ["RunningStatistics", "check_computed", "precompute", "uncomputed", "use_all_data"]
 
 #: CNTK's floor of the variance before its square root (``InvStdDevNode``'s ``sqrtFloor``).
 VARIANCE_FLOOR = np.float32(1e-10)
@@ -76,17 +79,21 @@ def use_all_data(sgd_record: ConfigRecord) -> bool:
     return sgd_record.get_bool("UseAllDataForPreComputedNode", True)
 
 
-def _log_name(network: CommandNetwork, node: PreComputeNode) -> str:
+def _log_name(network: CommandNetwork, node: PreComputeNode, alone: str | None = None) -> str:
     """The name CNTK's log gives the node: its member name, else (made inside ``MeanVarNorm``
-    or ``LogPrior``) the member that holds it, dot, the name in CNTK's definition."""
+    or ``LogPrior``) the member that holds it, dot, the name in CNTK's definition (for a copy
+    ``CloneFunction`` or ``Edit`` made: the original's name, else ``alone``)."""
     name = network.net.name_of(node.value)
     if name is not None:
         return name
     for owner, value in network.net.nodes.items():
         if isinstance(value, Variable) and value.parent is not None and any(
                 node.value is v for n in topological_nodes([value]) for v in n.inputs):
-            return f"{owner}.{node.member or node.operation}"
-    return node.name
+            original = node.original
+            inner = node.member or node.operation if original is None else \
+                _log_name(network, original, original.member or original.operation)
+            return f"{owner}.{inner}"
+    return node.name if alone is None else alone
 
 
 def _samples(x: Variable) -> np.ndarray:
@@ -99,12 +106,30 @@ def _samples(x: Variable) -> np.ndarray:
     return np.asarray(data)[mask]
 
 
-def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog,
-               done: bool = False) -> bool:
-    """Set the network's pre-computed nodes from the training data (see the module) unless
-    they are ``done`` (loaded from a model file); log CNTK's lines.  Returns whether a pass
-    ran."""
-    nodes = [] if done else network.library.precompute_nodes
+def uncomputed(network: CommandNetwork) -> list[PreComputeNode]:
+    """The network's pre-computed nodes whose value has been neither computed nor read from a
+    model file (CNTK's ``GetNodesRequiringPreComputation``): those its named nodes reach."""
+    named = [v for v in network.net.nodes.values() if isinstance(v, Variable)]
+    reached = {id(v) for v in named} | {id(v) for n in topological_nodes(named) for v in n.inputs}
+    return [n for n in network.library.precompute_nodes
+            if id(n.value) in reached and not n.computed]
+
+
+def check_computed(network: CommandNetwork, model_path: str, where: tuple) -> None:
+    """A ConfigError at ``where`` if a pre-computed value of the network did not come with the
+    model file ``model_path`` (a ``test``, ``eval`` or ``write`` command's): it would be NaN."""
+    missing = [_log_name(network, n) for n in uncomputed(network)]
+    if missing:
+        raise ConfigError(f"the model '{model_path}' holds no computed value for the "
+                          f"pre-computed node(s) {', '.join(missing)} (Mean, InvStdDev): it was "
+                          "saved before the data pass of a train command (by an edit action) "
+                          "or by another network; train it first", *where)
+
+
+def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog) -> bool:
+    """Set the network's pre-computed nodes that are not computed yet (:func:`uncomputed`) from
+    the training data (see the module); log CNTK's lines.  Returns whether a pass ran."""
+    nodes = uncomputed(network)
     raw = log.raw
     if not nodes:
         if cmd.trace_level > 0:
@@ -122,6 +147,8 @@ def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog,
     reader_loc = record_loc(cmd.record, "reader")
     source = make_source(cmd.reader, max_sweeps=1, warn=lambda _: None)  # said once
     stats = [RunningStatistics(tuple(n.value.shape), n.operation == "InvStdDev") for n in nodes]
+    for node in nodes:   # CNTK's MarkComputed(false): 0 while the pass runs (a node read by
+        node.value.d = np.zeros(node.value.shape, np.float32)   # another's input: as CNTK's)
     computed = [n.input for n in nodes if n.input.parent is not None]
     try:
         inputs = InputSource(network.inputs_of([n.input for n in nodes]), source, reader_loc)

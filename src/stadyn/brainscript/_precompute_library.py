@@ -3,8 +3,11 @@ library's ``_value``, ``_node``, ``has_batch_axis``, ``Minus``, ``ElementTimes``
 
 ``Mean(x)`` and ``InvStdDev(x)`` are values estimated from the training data before the first
 epoch (CNTK's ``PreComputeNodes``): each is a non-learnable parameter of ``x``'s sample shape,
-zero until the runner's data pass (:mod:`._precompute`) sets it, then saved in the model files
-with the other parameters.  From ``CNTK.core.bs``:
+not a number (NaN) until the runner's data pass (:mod:`._precompute`) sets it, then saved in the
+model files with the other parameters.  NaN is CNTK's ``hasComputed = false``: a model file
+written before the pass (by the ``edit`` action) holds it, so a restart from such a file
+computes the values (as CNTK), and a value never computed shows as NaN, never as a silent 0.
+From ``CNTK.core.bs``:
 
 * ``PerDimMeanVarNormalization(x, mean, invStdDev) = (x - mean) .* invStdDev``;
 * ``MeanVarNorm(feat) = PerDimMeanVarNormalization(feat, Mean(feat), InvStdDev(feat))`` and
@@ -36,13 +39,20 @@ class PreComputeNode:
     samples it summarises, the parameter that holds its value (named ``name`` in the
     parameter registry and the model files) and, for one made inside ``MeanVarNorm`` or
     ``LogPrior``, the member name CNTK's definition gave it there (``mean``, ``invStdDev``,
-    ``_``: the log calls it ``featNorm.mean``)."""
+    ``_``: the log calls it ``featNorm.mean``); for a copy ``BS.Network.CloneFunction`` or
+    ``Edit`` made, the node it copies (the log calls it ``<member>.<the original's name>``)."""
 
     operation: str
     input: Variable
     value: Variable
     name: str
     member: str | None = None
+    original: PreComputeNode | None = None
+
+    @property
+    def computed(self) -> bool:
+        """Whether the value has been computed (or read from a model file that holds it)."""
+        return not bool(np.isnan(self.value.d).all())
 
 
 class PreComputeFunctions:
@@ -96,6 +106,14 @@ class PreComputeFunctions:
     def LogPriorLayer(self):
         return self.LogPrior
 
+    def precomputed_copy(self, node: PreComputeNode, x: Variable) -> Variable:
+        """A new pre-computed node like ``node`` over ``x`` (``BS.Network.CloneFunction``'s or
+        ``Edit``'s copy of a node the data pass has not computed yet: the pass computes the copy
+        from its own input, as CNTK's, where the copy is a new ``Mean``/``InvStdDev`` node)."""
+        v = self._precomputed(x, node.operation, "", node.member)
+        self.precompute_nodes[-1].original = node
+        return v
+
     def _precomputed(self, x: Any, operation: str, tag: str, member: str | None = None
                      ) -> Variable:
         v = self._value(x, operation)
@@ -105,6 +123,7 @@ class PreComputeFunctions:
         lead = 2 if v.sequence_lengths is not None else 1
         shape = tuple(v.shape[lead:])
         name = current_registry().claim(operation[0].lower() + operation[1:]) + "/value"
-        value = get_parameter_or_create(name, shape, np.zeros(shape, np.float32), need_grad=False)
+        value = get_parameter_or_create(name, shape, np.full(shape, np.nan, np.float32),
+                                        need_grad=False)
         self.precompute_nodes.append(PreComputeNode(operation, v, value, name, member))
         return self._node(value, operation, tag)

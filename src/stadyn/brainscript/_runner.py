@@ -45,7 +45,7 @@ from ._blocks import CommandConfig, RunConfig, per_epoch, run_config
 from ._command_network import CommandNetwork, InputSource, Validation, loc_of, record_loc
 from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, results_line)
 from ._config import BrainScriptSource, ConfigRecord, load_config, unused_overrides
-from ._precompute import precompute
+from ._precompute import check_computed, precompute
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
 from ._readers import make_source
@@ -244,12 +244,11 @@ class _Runner:
             checkpoint = resume(log, resume_from, trainer, learners, source, start,
                                 lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
                                 per_sweep=epoch_size is None)
-            precompute(network, cmd, log, done=True)
-        else:
-            precompute(network, cmd, log)
-            if parallel.is_main:
-                save_model(model_name(model_path, start - 1, max_epochs),
-                           *network.model_file_parts())
+        # CNTK: the model before the start epoch is saved unless it was loaded and the pass
+        # computed nothing (a model file written before the pass has values to compute)
+        if (precompute(network, cmd, log) or resume_from is None) and parallel.is_main:
+            save_model(model_name(model_path, start - 1, max_epochs),
+                       *network.model_file_parts())
         setting = TrainSetting(cmd.name, sgd, [crit_name] + eval_names, cmd.trace_level,
                                seed_offset, model_path, keep_checkpoint_files(sgd, sgd_rec),
                                adjust, min_lr)
@@ -304,6 +303,7 @@ class _Runner:
             load_model_parameters(cmd.model_path)
         except ModelFileError as exc:
             raise ConfigError(f"cannot load the model: {exc}", *where) from None
+        check_computed(network, cmd.model_path, where)
         return network
 
     # -- write --------------------------------------------------------------------------------
