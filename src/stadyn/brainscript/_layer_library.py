@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from .. import layers as L
 from .._errors import ConfigError
 from ..layers import CNTKInitializer
@@ -35,6 +37,9 @@ def cntk_initializer(init: str, scale: float = 1.0) -> Any:
     ``UniformBSInitializerTypeName``), ``uniform1`` U(±1), ``normal`` N(0, 1), ``truncNormal``;
     ``zero`` is 0.  The range (or standard deviation) is multiplied by ``scale``.
 
+    As in cntk.exe, the range is the distribution's own one rounded to float32, times the
+    scale in float32 (so ``uniform`` with ``initValueScale = 0.1`` is U(±0.05f * 0.1f)).
+
     >>> cntk_initializer('glorotUniform')
     CNTKInitializer(uniform, scale=1.0, mode=avg)
     >>> cntk_initializer('zero')
@@ -47,8 +52,10 @@ def cntk_initializer(init: str, scale: float = 1.0) -> Any:
         "heuniform": lambda: L.he_uniform(s),
         "henormal": lambda: L.he_normal(s),
         "xavier": lambda: CNTKInitializer("uniform", s, "in", 1.0),
-        "gaussian": lambda: CNTKInitializer("normal", 0.2 * s, "in", 1.0),
-        "uniform": lambda: L.uniform(0.05 * s),
+        # N(0, 0.2/sqrt(fanIn)): a variance of 0.04 / fanIn
+        "gaussian": lambda: CNTKInitializer("normal", s, "in", 0.04),
+        # U(±0.05f): the variance gain whose uniform range is 0.05f (sqrt(3 * gain))
+        "uniform": lambda: CNTKInitializer("uniform", s, "none", _UNIFORM_BS_GAIN),
         "uniform1": lambda: L.uniform(s),
         "normal": lambda: L.normal(s),
         "truncnormal": lambda: L.truncated_normal(s),
@@ -60,6 +67,10 @@ def cntk_initializer(init: str, scale: float = 1.0) -> Any:
                           "heNormal, xavier, gaussian, uniform, uniform1, normal, truncNormal or "
                           "zero")
     return make()
+
+
+# BrainScript's 'uniform' (cntk.exe's UniformBSInitializerTypeName): U(±0.05f) before the scale
+_UNIFORM_BS_GAIN = float(np.float32(0.05)) ** 2 / 3
 
 
 def cntk_fans(dims: tuple[int, ...], filter_rank: int = 0, output_rank: int = 1
