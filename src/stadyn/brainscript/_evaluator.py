@@ -28,7 +28,7 @@ from stadyn._errors import ConfigError, StadynError
 from stadyn.graph import source_location
 
 from . import _ast as A
-from ._library import ForwardRef, Library
+from ._library import Composition, ForwardRef, Library
 from ._operators import OperatorsMixin, line_of
 from ._values import BSArray, BSFunction, CycleError, Record, Thunk, _err, _is_number, _num
 
@@ -214,8 +214,12 @@ class Evaluator(OperatorsMixin):
         """Apply a BrainScript or library function to (lazy) arguments."""
         if isinstance(fn, BSFunction):
             return fn.apply(args, kwargs, loc)
+        if isinstance(fn, Composition) and fn.nested:     # Sequential (F : G): G (F (x))
+            inner = Thunk(lambda: fn.link(self.call(fn.f, args, kwargs, loc, name)), "", loc)
+            return self.call(fn.g, [inner], {}, loc, name)
         if not self._is_function(fn):
             raise _err(f"'{name}' is {self._type(fn)}, which cannot be called", loc)
+        self.library.before_apply(fn)
         delay = self.library.delay_input(fn)
         if delay is not None:
             args, kwargs = self._delay_args(delay, args, kwargs, loc, name)
@@ -294,7 +298,7 @@ class Evaluator(OperatorsMixin):
                 raise ConfigError(f"item {k} is {self._type(f)}, not a function")
         if not fns:
             return lambda x: x
-        return functools.reduce(self.library.compose, fns)
+        return functools.reduce(lambda f, g: self.library.compose(f, g, nested=True), fns)
 
     def _layer_stack(self, n: Any, c: Any) -> Any:
         count = self._int(n, None, "LayerStack count")
