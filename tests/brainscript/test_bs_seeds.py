@@ -12,6 +12,7 @@ found by drawing its values again with each candidate seed.
 
 from __future__ import annotations
 
+import io as pyio
 import math
 import re
 
@@ -21,7 +22,8 @@ import pytest
 import stadyn as sd
 from stadyn._mt19937 import uniform_floats
 from stadyn._random import restart_auto_seeds
-from stadyn.brainscript import StadynLibrary, build_network, load_config, run_config
+from stadyn.brainscript import StadynLibrary, build_network, load_config, run, run_config
+from stadyn.brainscript._model_files import load_model_parameters
 from test_bs_legacy_readers import _cntk_file
 
 EXAMPLES = "Tests/EndToEndTests/Examples/Image"
@@ -299,3 +301,66 @@ def test_a_scaled_he_uniform_layer_draws_the_float32_range():
     in_float = np.float32(math.sqrt(6 / 37)) * np.float32(0.3)
     assert in_float != np.float32(math.sqrt(6 / 37) * 0.3)
     assert np.array_equal(w.ravel(), uniform_floats(1, w.size, float(in_float)))
+
+
+# ---------------------------------------------------------------------------------------------
+# One count for the whole run
+# ---------------------------------------------------------------------------------------------
+_RUN = """
+command = TrainA:TestA:TrainB
+deviceId = -1 ; traceLevel = 0 ; makeMode = true
+Data = [ readerType = "CNTKTextFormatReader" ; file = "$DataDir$/data.ctf" ; randomize = false
+         input = [ features = [ dim = 3 ; format = "dense" ] ; labels = [ dim = 2 ; format = "dense" ] ] ]
+TrainA = [
+    action = "train" ; modelPath = "$DataDir$/a.dnn" ; reader = $Data$
+    SGD = [ minibatchSize = 4 ; learningRatesPerSample = 0.01 ; maxEpochs = 1 ]
+    BrainScriptNetworkBuilder = [
+        features = Input {3} ; labels = Input {2}
+        z = Sequential (DenseLayer {4} : LinearLayer {2}) (features)
+        ce = CrossEntropyWithSoftmax (labels, z) ; criterionNodes = (ce) ]
+]
+TestA = [ action = "test" ; modelPath = "$DataDir$/a.dnn" ; reader = $Data$ ]
+TrainB = [
+    action = "train" ; modelPath = "$DataDir$/b.dnn" ; reader = $Data$
+    SGD = [ minibatchSize = 4 ; learningRatesPerSample = 0.01 ; maxEpochs = 1 ]
+    BrainScriptNetworkBuilder = [
+        features = Input {3} ; labels = Input {2}
+        z = LinearLayer {2} (features)
+        ce = CrossEntropyWithSoftmax (labels, z) ; criterionNodes = (ce) ]
+]
+"""
+
+
+def _initial_seeds(model: str) -> list[int]:
+    """The seeds of the weights in the model file written before the first epoch."""
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        load_model_parameters(model)
+        return [_seed_of(w, "glorotUniform", w.shape[1], w.shape[0]) for w in _weights()]
+
+
+def test_the_seeds_count_on_through_the_commands_of_a_run(tmp_path):
+    rng = np.random.RandomState(0)
+    with open(tmp_path / "data.ctf", "w") as f:
+        for _ in range(8):
+            x, k = rng.randn(3), rng.randint(2)
+            f.write(f"|features {x[0]:.4f} {x[1]:.4f} {x[2]:.4f} |labels {1 - k} {k}\n")
+    (tmp_path / "run.cntk").write_text(_RUN)
+    overrides = [f"DataDir={tmp_path}"]
+    run(str(tmp_path / "run.cntk"), overrides, out=pyio.StringIO())
+    # TrainA: the LinearLayer 1, the DenseLayer 2; TestA reads a.dnn (cntk.exe makes nothing);
+    # TrainB's LinearLayer goes on with 3
+    assert _initial_seeds(str(tmp_path / "a.dnn.0")) == [2, 1]
+    assert _initial_seeds(str(tmp_path / "b.dnn.0")) == [3]
+    # a new run is a new cntk.exe process: TrainA is done (its model exists: cntk.exe builds
+    # nothing), so TrainB, trained again, starts from 1
+    for name in ("b.dnn", "b.dnn.0", "b.dnn.ckp"):
+        (tmp_path / name).unlink()
+    run(str(tmp_path / "run.cntk"), overrides, out=pyio.StringIO())
+    assert _initial_seeds(str(tmp_path / "b.dnn.0")) == [1]
+    # nor does it for a command that continues from its checkpoint (a second epoch of TrainA)
+    for name in ("b.dnn", "b.dnn.0", "b.dnn.ckp"):
+        (tmp_path / name).unlink()
+    out = pyio.StringIO()
+    run(str(tmp_path / "run.cntk"), overrides + ["TrainA.SGD.maxEpochs=2"], out=out)
+    assert "Starting from checkpoint" in out.getvalue()
+    assert _initial_seeds(str(tmp_path / "b.dnn.0")) == [1]
