@@ -10,8 +10,12 @@ strings, booleans, :class:`Record`, :class:`BSArray`, :class:`BSFunction` and wh
 - a function call evaluates its arguments lazily in the caller's scope; the body sees the
   parameters, then the scope where the function was defined (closures); an optional
   parameter's default is evaluated in the defining scope;
+- ``Sequential (F : G)`` applied to ``x`` is ``G (F (x))`` with ``F (x)`` evaluated when
+  ``G`` asks for it (CNTK.core.bs), ``F >> G`` applies ``F`` first; a library function hears
+  of its application before its arguments are evaluated (``Library.before_apply``);
 - operators and ``if`` are :mod:`._operators` (node operands go to the library's hooks);
-  a network description's node lists are collected by :mod:`._network`.
+  a network description's node lists are collected by :mod:`._network`, which evaluates the
+  members in cntk.exe's order.
 """
 
 from __future__ import annotations
