@@ -7,6 +7,7 @@ CNTK's BrainScript unit conversions (SGD.cpp) and numpy references for the opera
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from pathlib import Path
@@ -18,6 +19,7 @@ import torch
 import stadyn as sd
 import stadyn.functions as F
 from stadyn._errors import ConfigError
+from stadyn._random import set_fixed_seed
 from stadyn.brainscript import (build_network, load_config, parse_config, reader_config,
                                 run_config)
 from stadyn.brainscript._readers import make_source
@@ -87,14 +89,25 @@ def _padded_cifar_source():
     return type(source)(text, source.path, source.line, source.column)
 
 
+@contextlib.contextmanager
+def _fixed_seed(value: int):
+    sd.seed(value)
+    set_fixed_seed(value)
+    try:
+        yield
+    finally:
+        set_fixed_seed(None)
+
+
 def test_cifar_network_with_padded_pooling_is_the_python_model():
     """Same parameters (names, shapes, initial values) and bit-identical outputs as
-    stadyn.models.cifar_convnet_layers: the library maps to the same layers and kernels."""
+    stadyn.models.cifar_convnet_layers: the library maps to the same layers and kernels.
+    Every layer draws with seed 7 (CNTK's fixed seed): cntk.exe counts a BrainScript network's
+    seeds from its output layer, CNTK's Python layers from the first one made."""
     x = np.random.default_rng(0).uniform(0, 255, (2, 3, 32, 32)).astype(np.float32)
     outputs, params = [], []
     for build in ("brainscript", "python"):
-        with sd.parameter_registry(sd.ParameterRegistry()):
-            sd.seed(7)
+        with sd.parameter_registry(sd.ParameterRegistry()), _fixed_seed(7):
             if build == "brainscript":
                 net, _ = _build(_padded_cifar_source(), StadynLibrary(0.5))
                 model = net.record["model"]

@@ -86,7 +86,9 @@ def test_cifar_network():
     pool = ("MaxPoolingLayer", ((3, 3),), {"stride": (2, 2)})
     assert layers == [conv, conv, pool, conv, conv, pool, ("DenseLayer", (256,), {}),
                       ("DenseLayer", (128,), {}), ("LinearLayer", (10,), {})]
-    assert lib.calls_to("Input") == [("Input", ((32, 32, 3),), {}), ("Input", (10,), {})]
+    # made in cntk.exe's order: criterionNodes = (ce) first, ce = CrossEntropyWithSoftmax
+    # (labels, z) asks for labels first
+    assert lib.calls_to("Input") == [("Input", (10,), {}), ("Input", ((32, 32, 3),), {})]
     features, labels = net.feature_nodes[0], net.label_nodes[0]
     assert cntk_shape(features.inputs[0]) == (3, 32, 32) and cntk_shape(labels.inputs[0]) == (10,)
     assert cntk_filter_shape(pool[2]["stride"]) == (2, 2)
@@ -143,7 +145,7 @@ def test_mnist_network():
                       ("ConvolutionalLayer", (48, (3, 3)), {"pad": False}), pool,
                       ("ConvolutionalLayer", (64, (3, 3)), {"pad": False}),
                       ("DenseLayer", (96,), {}), ("LinearLayer", (10,), {})]
-    assert lib.calls_to("Input") == [("Input", ((28, 28, 1),), {}), ("Input", (10,), {})]
+    assert lib.calls_to("Input") == [("Input", (10,), {}), ("Input", ((28, 28, 1),), {})]
     assert lib.calls_to("Constant") == [("Constant", (1 / 256,), {})]  # Scale{f} = x => Constant(f) .* x
     (ol,) = net.output_nodes
     assert ol.chain() == ["Constant", "ElementTimes", "ConvolutionalLayer", "ReLU", "MaxPoolingLayer",

@@ -122,14 +122,15 @@ _NETWORK = """    BrainScriptNetworkBuilder = {
         features = Input {2} ; labels = Input {2}
         MeanOfFeatures = Mean (features) ; InvStdOfFeatures = InvStdDev (features)
         MVNormalizedFeatures = PerDimMeanVarNormalization (features, MeanOfFeatures, InvStdOfFeatures)
-        # BrainScript's 'uniform' is cntk.exe's U(+-0.05), as SimpleNetworkBuilder's
-        W0 = ParameterTensor {(50:2), init = 'uniform', initValueScale = 1}
+        # BrainScript's 'uniform' is cntk.exe's U(+-0.05), as SimpleNetworkBuilder's, with its
+        # seeds (in BrainScript cntk.exe would count from the criterion: W2 1, W1 2, W0 3)
+        W0 = ParameterTensor {(50:2), init = 'uniform', initValueScale = 1, randomSeed = 1}
         B0 = ParameterTensor {50, initValue = 0}
         H1 = Sigmoid (W0 * MVNormalizedFeatures + B0)
-        W1 = ParameterTensor {(50:50), init = 'uniform', initValueScale = 1}
+        W1 = ParameterTensor {(50:50), init = 'uniform', initValueScale = 1, randomSeed = 2}
         B1 = ParameterTensor {50, initValue = 0}
         H2 = Sigmoid (W1 * H1 + B1)
-        W2 = ParameterTensor {(2:50), init = 'uniform', initValueScale = 1}
+        W2 = ParameterTensor {(2:50), init = 'uniform', initValueScale = 1, randomSeed = 3}
         B2 = ParameterTensor {2, initValue = 0}
         HLast = W2 * H2 + B2
         CE = CrossEntropyWithSoftmax (labels, HLast)
@@ -284,9 +285,10 @@ def test_a_sequences_steps_are_its_samples(tmp_path):
         values = sd.get_parameters(grad_only=False)
         np.testing.assert_allclose(values["mean/value"].d, frames.mean(0), rtol=1e-5)
         np.testing.assert_allclose(values["invStdDev/value"].d, 1 / frames.std(0), rtol=1e-5)
-        np.testing.assert_allclose(values["mean_1/value"].d, 2 * frames.mean(0), rtol=1e-5)
+        # made in cntk.exe's order (criterionNodes, then the members by name): prior, twice
+        np.testing.assert_allclose(values["mean_2/value"].d, 2 * frames.mean(0), rtol=1e-5)
         # one label per sequence: the prior counts sequences
-        np.testing.assert_allclose(values["mean_2/value"].d, np.mean(labels, 0), rtol=1e-6)
+        np.testing.assert_allclose(values["mean_1/value"].d, np.mean(labels, 0), rtol=1e-6)
 
 
 # ---------------------------------------------------------------------------------------------

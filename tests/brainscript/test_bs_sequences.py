@@ -60,9 +60,7 @@ def test_recursive_definition_runs_a_loop_like_numpy():
         s = x + PastValue (0, s, defaultHiddenActivation = 0)     # dims inferred from x
         back = Tanh (W * x + H * FutureValue (0, back))            # a loop running backwards
     }""")
-    w = params["parameter/W"].d
-    hw = params["parameter_1/W"].d
-    b = params["parameter_2/W"].d
+    w, hw, b = (net.nodes[name].d for name in ("W", "H", "b"))
     xs = _sequences(3, 1)
 
     def loop(seq, h0, backwards=False, bias=True):

@@ -64,11 +64,14 @@ class CommandNetwork:
         return [(self.name(v), v) for v in self.library.inputs if id(v) in leaves]
 
     def model_file_parts(self) -> tuple[dict[str, Variable], dict[str, Variable]]:
-        """What the model file holds: every named node computed by the graph, and the inputs."""
+        """What the model file holds: every named node computed by the graph, and the inputs
+        (those the description names in its order, then the others as made)."""
         outputs = {name: v for name, v in self.net.nodes.items()
                    if isinstance(v, Variable) and v.parent is not None}
         inputs = [v for v in self.library.inputs     # a loaded network's unused inputs: out
                   if self.net.name_of(v) is not None or not self.library.is_loaded(v)]
+        order = {id(v): k for k, v in enumerate(self.net.nodes.values())}
+        inputs.sort(key=lambda v: order.get(id(v), len(order)))
         return outputs, {self.name(v): v for v in inputs}
 
     def learnable(self, root: Variable) -> dict[str, Variable]:

@@ -10,8 +10,12 @@ strings, booleans, :class:`Record`, :class:`BSArray`, :class:`BSFunction` and wh
 - a function call evaluates its arguments lazily in the caller's scope; the body sees the
   parameters, then the scope where the function was defined (closures); an optional
   parameter's default is evaluated in the defining scope;
+- ``Sequential (F : G)`` applied to ``x`` is ``G (F (x))`` with ``F (x)`` evaluated when
+  ``G`` asks for it (CNTK.core.bs), ``F >> G`` applies ``F`` first; a library function hears
+  of its application before its arguments are evaluated (``Library.before_apply``);
 - operators and ``if`` are :mod:`._operators` (node operands go to the library's hooks);
-  a network description's node lists are collected by :mod:`._network`.
+  a network description's node lists are collected by :mod:`._network`, which evaluates the
+  members in cntk.exe's order.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from stadyn._errors import ConfigError, StadynError
 from stadyn.graph import source_location
 
 from . import _ast as A
-from ._library import ForwardRef, Library
+from ._library import Composition, ForwardRef, Library
 from ._operators import OperatorsMixin, line_of
 from ._values import BSArray, BSFunction, CycleError, Record, Thunk, _err, _is_number, _num
 
@@ -214,8 +218,12 @@ class Evaluator(OperatorsMixin):
         """Apply a BrainScript or library function to (lazy) arguments."""
         if isinstance(fn, BSFunction):
             return fn.apply(args, kwargs, loc)
+        if isinstance(fn, Composition) and fn.nested:     # Sequential (F : G): G (F (x))
+            inner = Thunk(lambda: fn.link(self.call(fn.f, args, kwargs, loc, name)), "", loc)
+            return self.call(fn.g, [inner], {}, loc, name)
         if not self._is_function(fn):
             raise _err(f"'{name}' is {self._type(fn)}, which cannot be called", loc)
+        self.library.before_apply(fn)
         delay = self.library.delay_input(fn)
         if delay is not None:
             args, kwargs = self._delay_args(delay, args, kwargs, loc, name)
@@ -294,7 +302,7 @@ class Evaluator(OperatorsMixin):
                 raise ConfigError(f"item {k} is {self._type(f)}, not a function")
         if not fns:
             return lambda x: x
-        return functools.reduce(self.library.compose, fns)
+        return functools.reduce(lambda f, g: self.library.compose(f, g, nested=True), fns)
 
     def _layer_stack(self, n: Any, c: Any) -> Any:
         count = self._int(n, None, "LayerStack count")

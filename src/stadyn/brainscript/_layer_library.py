@@ -13,8 +13,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from .. import layers as L
 from .._errors import ConfigError
+from .._random import initializer_seed
 from ..layers import CNTKInitializer
 from ._library import cntk_filter_shape, cntk_shape
 from ._sequence_library import NONE
@@ -35,6 +38,9 @@ def cntk_initializer(init: str, scale: float = 1.0) -> Any:
     ``UniformBSInitializerTypeName``), ``uniform1`` U(±1), ``normal`` N(0, 1), ``truncNormal``;
     ``zero`` is 0.  The range (or standard deviation) is multiplied by ``scale``.
 
+    As in cntk.exe, the range is the distribution's own one rounded to float32, times the
+    scale in float32 (so ``uniform`` with ``initValueScale = 0.1`` is U(±0.05f * 0.1f)).
+
     >>> cntk_initializer('glorotUniform')
     CNTKInitializer(uniform, scale=1.0, mode=avg)
     >>> cntk_initializer('zero')
@@ -47,8 +53,10 @@ def cntk_initializer(init: str, scale: float = 1.0) -> Any:
         "heuniform": lambda: L.he_uniform(s),
         "henormal": lambda: L.he_normal(s),
         "xavier": lambda: CNTKInitializer("uniform", s, "in", 1.0),
-        "gaussian": lambda: CNTKInitializer("normal", 0.2 * s, "in", 1.0),
-        "uniform": lambda: L.uniform(0.05 * s),
+        # N(0, 0.2/sqrt(fanIn)): a variance of 0.04 / fanIn
+        "gaussian": lambda: CNTKInitializer("normal", s, "in", 0.04),
+        # U(±0.05f): the variance gain whose uniform range is 0.05f (sqrt(3 * gain))
+        "uniform": lambda: CNTKInitializer("uniform", s, "none", _UNIFORM_BS_GAIN),
         "uniform1": lambda: L.uniform(s),
         "normal": lambda: L.normal(s),
         "truncnormal": lambda: L.truncated_normal(s),
@@ -60,6 +68,10 @@ def cntk_initializer(init: str, scale: float = 1.0) -> Any:
                           "heNormal, xavier, gaussian, uniform, uniform1, normal, truncNormal or "
                           "zero")
     return make()
+
+
+# BrainScript's 'uniform' (cntk.exe's UniformBSInitializerTypeName): U(±0.05f) before the scale
+_UNIFORM_BS_GAIN = float(np.float32(0.05)) ** 2 / 3
 
 
 def cntk_fans(dims: tuple[int, ...], filter_rank: int = 0, output_rank: int = 1
@@ -95,6 +107,34 @@ class _FixedFans(CNTKInitializer):
 
     def __call__(self, shape, fan_in: int, fan_out: int):
         return super().__call__(shape, *self.fans)
+
+
+_UNCLAIMED = object()    # the seed of a _SeedOnApply not taken yet
+
+
+class _SeedOnApply(CNTKInitializer):
+    """A layer's random initialiser that takes its seed, the next of cntk.exe's count, when
+    :meth:`claim` is called: when the evaluator applies the layer (``before_apply``), before
+    the layer's input is evaluated.  cntk.exe's layer records (CNTK.core.bs) make their weight
+    when ``apply`` first names it (``Times (W, x)``: ``W`` before ``x``), so in ``Sequential (A
+    : B)`` the weight of ``B`` takes the earlier seed.  A layer applied only from Python takes
+    it when its weight is drawn."""
+
+    def __init__(self, init: CNTKInitializer) -> None:
+        super().__init__(init.kind, init.scale, init.mode, init.gain, _UNCLAIMED,  # type: ignore[arg-type]
+                         init.output_rank, init.filter_rank)
+        self.inner = init
+
+    def claim(self) -> None:
+        if self.seed is _UNCLAIMED:
+            self.seed = initializer_seed()
+
+    def with_seed(self, seed: int) -> CNTKInitializer:
+        return self.inner.with_seed(seed)
+
+    def __call__(self, shape, fan_in: int, fan_out: int):
+        self.claim()
+        return self.inner.with_seed(self.seed)(shape, fan_in, fan_out)  # type: ignore[arg-type]
 
 
 def _bool(value: Any, what: str) -> bool:
@@ -144,6 +184,7 @@ class LayerFunctions:
 
     def _init_layers(self) -> dict[str, Any]:
         self._batch_norms: list[tuple[Any, bool]] = []     # (layer, disableRegularization)
+        self._unclaimed: dict[int, tuple[Any, _SeedOnApply]] = {}   # id(layer) -> its init
         return {"LinearLayer": self.LinearLayer, "DenseLayer": self.DenseLayer,
                 "ConvolutionalLayer": self.ConvolutionalLayer,
                 "ConvolutionTransposeLayer": self.ConvolutionTransposeLayer,
@@ -152,6 +193,31 @@ class LayerFunctions:
                 "MaxUnpoolingLayer": self.MaxUnpoolingLayer,
                 "BatchNormalizationLayer": self.BatchNormalizationLayer}
 
+    # ---- seeds, in cntk.exe's order -----------------------------------------------------------
+    def _seed_on_apply(self, init: Any) -> Any:
+        """``init`` as an initialiser whose seed :meth:`before_apply` takes (a random one
+        without a seed; anything else as it is); give it to :meth:`_claims_on_apply` with the
+        layer made from it."""
+        if isinstance(init, CNTKInitializer) and init.seed is None:
+            return _SeedOnApply(init)
+        return init
+
+    def _claims_on_apply(self, layer: Any, init: Any) -> Any:
+        """``layer``, made with ``init`` (:meth:`_seed_on_apply`), takes its seed when the
+        evaluator first applies it."""
+        if isinstance(init, _SeedOnApply):
+            self._unclaimed[id(layer)] = (layer, init)
+        return layer
+
+    def before_apply(self, fn: Any) -> None:
+        """The seed of the layer ``fn`` when the evaluator first applies it, before its input
+        is evaluated (as cntk.exe's layers make their weight first: :class:`_SeedOnApply`)."""
+        entry = self._unclaimed.get(id(fn))
+        if entry is not None and entry[0] is fn:
+            del self._unclaimed[id(fn)]
+            entry[1].claim()
+
+    # ---- layers ---------------------------------------------------------------------------------
     def LinearLayer(self, outDim, bias=True, init="glorotUniform", initValueScale=1,
                     inputRank=None, mapRank=None, initBias=0):
         """``W x + b``, ``W`` of shape ``outDim : Inferred`` (a :class:`stadyn.layers.Dense`)."""
@@ -165,10 +231,12 @@ class LayerFunctions:
         shape = cntk_shape(_positive_ints(outDim, "DenseLayer: outDim"))
         if activation is not None and not callable(activation):
             raise ConfigError(f"DenseLayer: activation must be a function, got {activation!r}")
-        return L.Dense(shape if len(shape) > 1 else shape[0], activation=activation or _identity,
-                       init=cntk_initializer(init, initValueScale),
-                       bias=_bool(bias, "DenseLayer: bias"), init_bias=float(initBias),
-                       input_rank=inputRank, map_rank=mapRank)
+        initializer = self._seed_on_apply(cntk_initializer(init, initValueScale))
+        layer = L.Dense(shape if len(shape) > 1 else shape[0],
+                        activation=activation or _identity, init=initializer,
+                        bias=_bool(bias, "DenseLayer: bias"), init_bias=float(initBias),
+                        input_rank=inputRank, map_rank=mapRank)
+        return self._claims_on_apply(layer, initializer)
 
     def ConvolutionalLayer(self, numOutputChannels, filterShape, bias=True, activation=None,
                            init="glorotUniform", initValueScale=1, initBias=0, stride=1,
@@ -186,12 +254,14 @@ class LayerFunctions:
                               f"{activation!r}")
         kernel = cntk_filter_shape(filterShape)
         rank = len(kernel) if isinstance(kernel, tuple) else 1
-        return L.Convolution(kernel, int(numOutputChannels), activation=activation or _identity,
-                             init=cntk_initializer(init, initValueScale),
-                             pad=_spatial_pad(pad, rank, "ConvolutionalLayer"),
-                             strides=_strides(stride, rank),
-                             bias=_bool(bias, "ConvolutionalLayer: bias"),
-                             init_bias=float(initBias), dilation=_strides(dilation, rank))
+        initializer = self._seed_on_apply(cntk_initializer(init, initValueScale))
+        layer = L.Convolution(kernel, int(numOutputChannels),
+                              activation=activation or _identity, init=initializer,
+                              pad=_spatial_pad(pad, rank, "ConvolutionalLayer"),
+                              strides=_strides(stride, rank),
+                              bias=_bool(bias, "ConvolutionalLayer: bias"),
+                              init_bias=float(initBias), dilation=_strides(dilation, rank))
+        return self._claims_on_apply(layer, initializer)
 
     def ConvolutionTransposeLayer(self, numOutputChannels, filterShape, numInputChannels,
                                   bias=True, activation=None, init="glorotUniform",
@@ -224,7 +294,7 @@ class LayerFunctions:
         dims = _as_dims(filterShape) + (int(numOutputChannels), int(numInputChannels))
         initializer = cntk_initializer(init, initValueScale)
         if isinstance(initializer, CNTKInitializer):
-            initializer = _FixedFans(initializer, *cntk_fans(dims))
+            initializer = self._seed_on_apply(_FixedFans(initializer, *cntk_fans(dims)))
         layer = L.ConvolutionTranspose(kernel, int(numOutputChannels),
                                        activation=activation or _identity,
                                        init=initializer,
@@ -233,7 +303,8 @@ class LayerFunctions:
                                        bias=_bool(bias, f"{what}: bias"),
                                        init_bias=float(initBias), output_shape=shape,
                                        dilation=_strides(dilation, rank))
-        return _InputChannels(layer, int(numInputChannels), what)
+        return self._claims_on_apply(_InputChannels(layer, int(numInputChannels), what),
+                                     initializer)
 
     def MaxPoolingLayer(self, filterShape, stride=1, pad=False, lowerPad=0, upperPad=0,
                         ceilOutDim=False):

@@ -34,22 +34,36 @@ NODE_OPERATOR_HOOKS: dict[str, str] = {
 
 
 class Composition:
-    """``f >> g``: a callable that applies ``f`` to its arguments, then ``g`` to the result.
+    """``f >> g``: a callable that applies ``f`` to its arguments, then ``g`` to the result
+    (passed through ``link``, an engine's hook, first).
+
+    A step of ``Sequential`` is ``nested``: cntk.exe applies ``Sequential (F : G)`` as ``G
+    (F (x))`` (CNTK.core.bs), so ``G`` starts first and ``F (x)`` is evaluated when ``G`` asks
+    for it, where ``F >> G`` applies ``F`` first.  The order shows where a layer makes its
+    parameters (their seeds count in that order); the evaluator applies a nested composition
+    that way, and from Python both apply ``f``, then ``g``.
 
     >>> inc = lambda x: x + 1
     >>> Composition(inc, lambda x: 2 * x)(3)
     8
     """
 
-    def __init__(self, f: Callable[..., Any], g: Callable[[Any], Any]) -> None:
+    def __init__(self, f: Callable[..., Any], g: Callable[[Any], Any],
+                 link: Callable[[Any], Any] | None = None, nested: bool = False) -> None:
         self.f = f
         self.g = g
+        self.link = link if link is not None else _same
+        self.nested = nested
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.g(self.f(*args, **kwargs))
+        return self.g(self.link(self.f(*args, **kwargs)))
 
     def __repr__(self) -> str:
         return f"Composition({self.f!r}, {self.g!r})"
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 class ForwardRef:
@@ -197,9 +211,16 @@ class Library:
         """Called with a network description's AST before it is evaluated."""
 
     # ---- functions and classes -----------------------------------------------------------
-    def compose(self, f: Callable[..., Any], g: Callable[[Any], Any]) -> Callable[..., Any]:
-        """``f >> g`` (and each step of ``Sequential``): apply ``f``, then ``g``."""
-        return Composition(f, g)
+    def compose(self, f: Callable[..., Any], g: Callable[[Any], Any],
+                nested: bool = False) -> Callable[..., Any]:
+        """``f >> g``, and each step of ``Sequential`` (``nested``): apply ``f``, then ``g``
+        (see :class:`Composition`)."""
+        return Composition(f, g, nested=nested)
+
+    def before_apply(self, fn: Callable[..., Any]) -> None:
+        """Called when the evaluator applies the library callable ``fn``, before it evaluates
+        the arguments (Stadyn's layers take their parameters' seeds here, as cntk.exe's layers
+        make their weights before they evaluate their input); the default does nothing."""
 
     def new(self, class_name: str, value: Any) -> Any:
         """``new ClassName value``; ``new ComputationNetwork {...}`` is the record itself."""

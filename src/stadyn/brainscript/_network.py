@@ -60,6 +60,7 @@ def evaluate_network(expr: A.Expr, library: Library) -> Network:
         raise _err(f"a network description must be a record, got {ev._type(value)}", expr.loc)
     net = Network(value)
     try:
+        _evaluate_in_cntk_order(ev, value)
         _collect_nodes(ev, value, "", net.nodes, set())
         net.nodes = dict(zip(net.nodes, library.resolve_all(list(net.nodes.values()))))
         _add_own_names(net, library, expr.loc)
@@ -70,6 +71,22 @@ def evaluate_network(expr: A.Expr, library: Library) -> Network:
     except RecursionError:
         raise _err("evaluation nested too deeply", ev._last_loc) from None
     return net
+
+
+def _evaluate_in_cntk_order(ev: Evaluator, rec: Record) -> None:
+    """Evaluate the record's members in the order cntk.exe's ComputationNetwork constructor
+    asks for them: the special node lists (``criterionNodes``, ``evaluationNodes``, ...; each
+    list's nodes in order), then every member, each time in the order of the member names
+    (cntk.exe keeps a record's members in a sorted map).  Evaluation is lazy, so a node, and
+    a parameter's seed, is made when first needed: ``ce = CrossEntropyWithSoftmax (labels,
+    z)`` with ``criterionNodes = (ce)`` makes the output layer's weight first, as cntk.exe
+    does (its logs show the output layer's weight with seed 1)."""
+    names = sorted(rec)
+    for name in names:
+        if name in _NETWORK_KEYS:
+            ev._to_python(rec[name])
+    for name in names:
+        rec[name]
 
 
 def _add_own_names(net: Network, library: Library, loc) -> None:

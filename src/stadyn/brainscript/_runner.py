@@ -24,6 +24,7 @@ and saves the model files; the model files and resuming from them (make mode) ar
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io as _io
 import os
@@ -37,7 +38,7 @@ import torch
 
 from .. import functions as F
 from .._errors import ConfigError, ModelFileError, StadynError
-from .._random import restart_auto_seeds, seed
+from .._random import auto_seeds_kept, restart_auto_seeds, seed
 from ..graph import Variable, context, context_scope, topological_nodes
 from ..parametric import ParameterRegistry, parameter_registry
 from ..train import Trainer, evaluate_sums
@@ -191,11 +192,14 @@ class _Runner:
             value = rec.lookup("randomSeedOffset")
             raise ConfigError(f"randomSeedOffset must lie in [0, 2**32), got {value}",
                               *loc_of(value))
-        seed(seed_offset)  # CNTK's initialisation is deterministic too
-        # cntk.exe's BrainScript parameters count their seeds from 1, whatever the offset (a
-        # static counter in LearnableParameter; randomSeedOffset reaches only NDL networks)
-        restart_auto_seeds(1)
-        network = CommandNetwork(cmd.network, per_epoch(sgd.dropout_rate, start))
+        # the offset seeds the per-epoch random streams; the parameters' seeds go on counting
+        # (run_config_file), whatever the offset: randomSeedOffset reaches only NDL networks
+        with auto_seeds_kept():
+            seed(seed_offset)
+        # cntk.exe loads a checkpoint without evaluating the network description: its
+        # parameters take no seeds then
+        with auto_seeds_kept() if resume_from is not None else contextlib.nullcontext():
+            network = CommandNetwork(cmd.network, per_epoch(sgd.dropout_rate, start))
         if not network.criterion_nodes:
             raise ConfigError("the network declares no criterion node (criterionNodes = (ce))",
                               *loc_of(cmd.network))
@@ -294,8 +298,11 @@ class _Runner:
         if cmd.model_path is None:
             raise ConfigError(f"command '{cmd.name}' (action {cmd.action}) needs 'modelPath'",
                               *where)
-        source_text = cmd.network or self._network_for(cmd)
-        network = CommandNetwork(source_text, 0.0)
+        if cmd.network is not None:        # cntk.exe evaluates the command's description
+            network = CommandNetwork(cmd.network, 0.0)
+        else:                              # cntk.exe read the model file: no seeds taken
+            with auto_seeds_kept():
+                network = CommandNetwork(self._network_for(cmd), 0.0)
         if not os.path.exists(cmd.model_path):
             raise ConfigError(f"model file '{cmd.model_path}' does not exist (train it first)",
                               *where)
@@ -517,6 +524,10 @@ def run_config_file(root: ConfigRecord, *, actions: Sequence[str] | None = None,
     log = CNTKLog(out, log_path, root.get_bool("timestamping", False))
     if parallel.is_main:
         _warn_unused_overrides(root, config)
+    # cntk.exe's BrainScript parameters count their seeds from 1 for the whole process, over
+    # all its commands (a function-local static in LearnableParameter's constructor): a run
+    # is one such process
+    restart_auto_seeds(1)
     try:
         log(f"Commands: {' '.join(c.name for c in commands)}")
         log(f'precision = "{config.precision}"')

@@ -39,7 +39,7 @@ from .._errors import ConfigError
 from ..graph import Variable
 from ..cntk_semantics import reshape_sample
 from . import _ast as A
-from ._library import ForwardRef, cntk_shape
+from ._library import Composition, ForwardRef, cntk_shape
 from ._loops import Loops, PendingMap, PendingState
 
 __all__ = ["SequenceFunctions", "NONE", "uses_sequences"]
@@ -155,12 +155,8 @@ class SequenceFunctions:
             self.sequences = uses or self.loads_sequences(expr)
         self._declares_axis = declares
 
-    def compose(self, f, g):
-        loops = self._loops
-
-        def composed(*args, **kwargs):
-            return g(loops.resolve(f(*args, **kwargs)))
-        return composed
+    def compose(self, f, g, nested=False):
+        return Composition(f, g, self._loops.resolve, nested)
 
     # ---- inputs ----------------------------------------------------------------------------
     def _make_input(self, shape: tuple[int, ...], dynamic_axis: Any) -> Variable:
@@ -349,7 +345,8 @@ class SequenceFunctions:
             raise ConfigError("EmbeddingLayer: embeddingPath is not supported yet")
         if transpose:
             raise ConfigError("EmbeddingLayer: transpose = true is not supported yet")
-        return L.Embedding(int(outDim), init=self._initializer(init, initValueScale))
+        initializer = self._seed_on_apply(self._initializer(init, initValueScale))
+        return self._claims_on_apply(L.Embedding(int(outDim), init=initializer), initializer)
 
     def RecurrentLSTMLayer(self, outputDim, cellShape=NONE, goBackwards=False,
                            usePeepholes=False, trainInitialState=False, init="glorotUniform",

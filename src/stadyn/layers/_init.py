@@ -55,14 +55,14 @@ class CNTKInitializer:
             variance3 = {"avg": 6.0 * self.gain / max(fan_in + fan_out, 1),
                          "in": 3.0 * self.gain / max(fan_in, 1),
                          "out": 3.0 * self.gain / max(fan_out, 1), "none": 3.0 * self.gain}
-            limit = self.scale * math.sqrt(variance3[self.mode])
+            limit = _scaled(math.sqrt(variance3[self.mode]), self.scale)
             count = int(np.prod(shape, dtype=np.int64))
             return uniform_floats(seed, count, limit).reshape(tuple(shape))
         # normal kinds: CNTK's distribution, NumPy's numbers (CNTK draws Boost's ziggurat)
         rng = np.random.RandomState(seed % 2 ** 32)
         fan = {"avg": (fan_in + fan_out) / 2.0, "in": fan_in, "out": fan_out, "none": 1.0}[
             self.mode]
-        std = self.scale * math.sqrt(self.gain / max(fan, 1e-12))
+        std = _scaled(math.sqrt(self.gain / max(fan, 1e-12)), self.scale)
         if self.kind == "truncated":
             values = rng.randn(*shape)
             bad = np.abs(values) > 2
@@ -71,6 +71,19 @@ class CNTKInitializer:
                 bad = np.abs(values) > 2
             return (values * std).astype(np.float32)
         return (rng.randn(*shape) * std).astype(np.float32)
+
+
+def _scaled(base: float, scale: float) -> float:
+    """The range (or standard deviation) CNTK draws with: the distribution's own one, computed
+    in double, rounded to float32, times the scale rounded to float32, in float32
+    (LearnableParameter::InitRandom's ``ElemType range = (ElemType)opts.second; range *=
+    initValueScale``, for BrainScript and the Python API alike).
+
+    Example:
+        >>> _scaled(0.05, 0.1), float(np.float32(0.05 * 0.1))    # not the double product's
+        (0.005000000353902578, 0.004999999888241291)
+    """
+    return float(np.float32(base) * np.float32(scale))
 
 
 def _rank(rank) -> int | None:
