@@ -118,6 +118,7 @@ def test_diag_times_scales_each_row_and_sums_the_vectors_gradient_over_the_colum
         y = DiagTimes (d, x)
         e = Parameter (Inferred, 1, init = 'uniform')     # [0 x 1]: its rows from the data's
         z = DiagTimes (e, x)""")
+    # members are made in cntk.exe's order (by name): d, then e, whose shape comes from the data
     d, e = params["parameter/W"], params["parameter_1/W"]
     assert d.shape == (1, 8) and e.shape == (1, 8)
     rng = np.random.RandomState(3)
@@ -143,7 +144,7 @@ def test_diag_times_of_a_matrix_without_batch_axis_scales_its_rows():
     net, params = _build("""d = Parameter (3, 1, init = 'uniform')
         M = Parameter (3, 2, init = 'uniform')
         y = DiagTimes (d, M)""")
-    d, m = params["parameter/W"], params["parameter_1/W"]
+    d, m = net.nodes["d"], net.nodes["M"]   # by name: cntk.exe makes them in its own order
     y = net.nodes["y"]
     y.forward()
     # CNTK's [3 x 2] matrix is Stadyn's (2, 3): row i (CNTK) is Stadyn's last index i

@@ -184,7 +184,7 @@ def test_a_scalar_times_a_delay_of_unknown_dimensions_takes_them_from_the_next_t
         W = Parameter (4, 3, init = 'uniform') ; H = Parameter (4, 4, init = 'uniform')
         beta = {scale}
         h = Tanh (W * x + H * (beta .* PastValue (0, h))) }}""")
-    w, hw = (params[k].d.astype(np.float64) for k in ("parameter/W", "parameter_1/W"))
+    w, hw = (net.nodes[k].d.astype(np.float64) for k in ("W", "H"))
     xs = _sequences(3, 6)
     for got, seq in zip(_run(net, "h", {"x": xs}), xs):
         prev, want = np.full(4, 0.1), []
