@@ -155,6 +155,12 @@ class InputSource:
         finally:
             once.close()
 
+    @property
+    def start_epoch(self):
+        """The reader's own start of an epoch where it ends its epochs itself (an utterance-mode
+        HTKMLFReader's, :class:`~stadyn.io.UtteranceSource`), else None (``Trainer.fit``)."""
+        return getattr(self.source, "start_epoch", None)
+
     def get_checkpoint_state(self) -> dict:
         return self.source.get_checkpoint_state()
 
@@ -180,18 +186,21 @@ class InputSource:
         for var, stream in self.pairs:
             mb = minibatch[var]
             count = mb.num_samples
-            if var.sequence_lengths is not None:      # a sequence input: the trainer pads
+            arr = mb.data
+            # a sequence input's data stays padded (N, T, ...) with its lengths; the trainer
+            # unpads it
+            lead = 2 if var.sequence_lengths is not None and mb.lengths is not None else 1
+            sample = _sample_shape(var) if lead == 2 else tuple(var.shape[1:])
+            if tuple(arr.shape[lead:]) != sample:
+                if int(np.prod(arr.shape[lead:])) != int(np.prod(sample)):
+                    raise StadynError(f"stream '{stream}' delivered samples of shape "
+                                      f"{tuple(arr.shape[lead:])}; the input needs {sample}")
+                arr = arr.reshape(arr.shape[:lead] + sample)
+            elif lead == 2 or var.sequence_lengths is not None:
                 data[var] = mb
                 continue
-            arr = mb.data
-            sample = tuple(var.shape[1:])
-            if tuple(arr.shape[1:]) != sample:
-                if int(np.prod(arr.shape[1:])) != int(np.prod(sample)):
-                    raise StadynError(f"stream '{stream}' delivered samples of shape "
-                                      f"{tuple(arr.shape[1:])}; the input needs {sample}")
-                arr = arr.reshape((arr.shape[0],) + sample)
             data[var] = io.MinibatchData(arr, mb.num_samples, mb.num_sequences, mb.end_of_sweep,
-                                         is_sparse=mb.is_sparse)
+                                         mb.lengths if lead == 2 else None, mb.is_sparse)
         return data, count
 
 

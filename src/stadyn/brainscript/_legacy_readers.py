@@ -162,22 +162,44 @@ def _htk(rec: ConfigRecord, reader: str) -> LegacyReader:
     if frame_mode and truncated:
         raise _err(f"{reader}: 'truncated' cannot be true in frame mode (frameMode = true is "
                    "the default of this reader)", rec, "truncated")
+    extra: dict[str, Any] = {"frameMode": "true" if frame_mode else "false"}
     if truncated:
         refused.append(("truncated", _err(
             f"{reader}: 'truncated = true' (truncated back-propagation through time, "
             "nbruttsineachrecurrentiter utterances cut into minibatch-size pieces) is not "
             "supported", rec, "truncated")))
     elif not frame_mode and reader.lower() == "htkmlfreader":
-        refused.append(("frameMode = false", _err(
-            f"{reader}: 'frameMode = false' (whole utterances, a fixed "
-            "nbruttsineachrecurrentiter of them a minibatch) is not supported; readerType = "
-            "\"HTKDeserializers\" takes this block and fills each minibatch with whole "
-            "utterances up to the minibatch size", rec, "frameMode")))
+        extra.update(_utterance_mode(rec, reader, counts))
     made = [LegacyDeserializer("HTKFeatureDeserializer", streams=features)]
     made += [LegacyDeserializer("HTKMLFDeserializer", streams=[s]) for s in labels]
-    consumed = {n for n, _ in features + labels} | {"readMethod", "frameMode", "truncated"}
-    return LegacyReader(made, consumed, _randomize(rec, reader),
-                        {"frameMode": "true" if frame_mode else "false"}, refused)
+    consumed = {n for n, _ in features + labels} | {"readMethod", "frameMode", "truncated",
+                                                    "nbruttsineachrecurrentiter"}
+    return LegacyReader(made, consumed, _randomize(rec, reader), extra, refused)
+
+
+def _utterance_mode(rec: ConfigRecord, reader: str, counts: list[str]) -> dict[str, Any]:
+    """HTKMLFReader's whole-utterance minibatches: the settings of its
+    :class:`~stadyn.io.UtteranceSource` (parallel sequences; the randomization window in
+    frames, None for ``auto``)."""
+    if len(set(counts)) > 1:
+        raise _err(f"{reader}: 'nbruttsineachrecurrentiter' changing from epoch to epoch "
+                   f"('{':'.join(counts)}') is not supported; give one number", rec,
+                   "nbruttsineachrecurrentiter")
+    try:
+        parallel = to_int(counts[0]) if counts else 1
+    except ValueError:
+        parallel = 0
+    if parallel < 1:
+        raise _err(f"{reader}: 'nbruttsineachrecurrentiter' must be a whole number >= 1, got "
+                   f"'{counts[0]}'", rec, "nbruttsineachrecurrentiter")
+    method = str(rec.lookup("readMethod", "blockRandomize")).lower()
+    if method == "rollingwindow":
+        raise _err(f"{reader}: readMethod = \"rollingWindow\" reads frames; frameMode = false "
+                   "needs readMethod = \"blockRandomize\"", rec, "readMethod")
+    window = str(rec.lookup("randomize", "auto")).lower()
+    return {"parallelSequences": parallel,
+            "randomizationRange": None if window in ("auto", "true", "none", "false")
+            else to_int(window)}
 
 
 def _is_label(sub: ConfigRecord) -> bool:

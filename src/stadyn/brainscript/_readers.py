@@ -47,6 +47,8 @@ _READER_NO_EFFECT = {"randomizationwindow", "samplebasedrandomizationwindow", "p
 # checked when the block was read (type = "real", labelType = "category", ...)
 _LEGACY_STREAM_KEYS = {"type", "labeltype", "sectiontype", "mode", "elementsize", "wrecords",
                        "mapping", "category", "beginsequence", "endsequence"}
+# what _legacy_readers passes on in ReaderConfig.extra (the utterance mode's settings)
+_LEGACY_SETTINGS = {"framemode", "parallelsequences", "randomizationrange"}
 _IMAGE_TYPES = {"imagedeserializer"}
 _TEXT_TYPES = {"cntktextformatdeserializer", "cntktextformatreader"}
 _BINARY_TYPES = {"cntkbinaryformatdeserializer"}
@@ -223,7 +225,7 @@ def _lm_text(d: DeserializerConfig) -> io.LMSequenceDeserializer:
 
 def _unused(reader: ReaderConfig, warn: Callable[[str], None]) -> None:
     for key in reader.extra:
-        if key.lower() not in _READER_NO_EFFECT | {"framemode"}:
+        if key.lower() not in _READER_NO_EFFECT | _LEGACY_SETTINGS:
             warn(f"WARNING: reader key '{key}' is not used by Stadyn")
     for d in reader.deserializers:
         for key in d.params:
@@ -289,6 +291,12 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     frame_mode = next((v for k, v in reader.extra.items() if k.lower() == "framemode"), False)
     if str(frame_mode).lower() not in ("true", "false"):
         raise _err(f"frameMode must be true or false, got '{frame_mode}'", reader.loc)
+    parallel = reader.extra.get("parallelSequences")
+    if parallel is not None:          # HTKMLFReader, frameMode = false: _legacy_readers
+        window = reader.extra.get("randomizationRange")
+        return io.UtteranceSource(made, int(parallel), randomize=reader.randomize,
+                                  randomization_range=io.AUTO_RANDOMIZATION_RANGE
+                                  if window is None else int(window))
     return io.MinibatchSource(made, max_sweeps=max_sweeps, randomize=reader.randomize,
                               randomization_seed=seed,
                               frame_mode=str(frame_mode).lower() == "true")
