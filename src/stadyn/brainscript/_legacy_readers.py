@@ -9,7 +9,10 @@ These readers had no ``deserializers`` list: their block names each input in a s
   enclosing blocks too, as CNTK did (``frameMode = false ; truncated = true`` are often set at
   the top of a config): ``frameMode`` (default **true** for these readers), ``truncated``,
   ``readMethod`` (``blockRandomize`` or ``none``) and ``randomize`` (``auto``, ``none`` or a
-  window size).
+  window size).  HTKMLFReader's ``frameMode = false`` (whole utterances,
+  ``nbruttsineachrecurrentiter`` of them in parallel) is read by ``io.UtteranceSource``, which
+  makes cntk.exe's minibatches and epochs (``make_source`` opens it with the settings put in
+  ``extra`` here: ``parallelSequences``, ``randomizationRange``).
 * LMSequenceReader: ``file`` (one sentence a line), ``wordclass`` (the vocabulary, lines
   ``id count word class``), ``unk``; a features sub-block (``dim``; ``mode = "class"`` or
   ``"softmax"``) names the input stream, the one-hot of each word; of the two label sub-blocks
@@ -18,10 +21,7 @@ These readers had no ``deserializers`` list: their block names each input in a s
 
 What Stadyn does not do is refused with a ConfigError naming the key when the reader is opened
 (the block itself is still read, so a survey of configs sees every other gap): truncated
-back-propagation
-(``truncated = true``), HTKMLFReader's whole-utterance minibatches (``frameMode = false``, a
-fixed ``nbruttsineachrecurrentiter`` utterances a minibatch; ``readerType = "HTKDeserializers"``
-fills minibatches by sample count and is taken), LMSequenceReader's minibatches of
+back-propagation (``truncated = true``), LMSequenceReader's minibatches of
 ``nbruttsineachrecurrentiter`` sentences of one length (``0``, fill by token count, is taken),
 lattices (``denlatTocFile``), ``prefixPathInSCP``, ``mode = "nce"``.
 """

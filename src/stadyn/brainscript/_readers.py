@@ -11,8 +11,9 @@ written ``readerType = "CNTKTextFormatReader"`` with ``file`` and ``input``; str
 ``HTKMLFDeserializer`` (a stream with ``labelDim``, ``mlfFile`` or ``mlfFileList``,
 ``labelMappingFile``, ``phoneBoundaries``).  Several deserializers are joined by sequence key.
 ``randomize`` (CNTK's default: true) shuffles every sweep; ``frameMode = true`` makes every frame
-a sample.  CNTK's older ``readerType = "HTKMLFReader"`` blocks come here as that speech pair, and
-``readerType = "LMSequenceReader"`` as an ``LMSequenceReader`` deserializer (``_legacy_readers``
+a sample.  CNTK's older ``readerType = "HTKMLFReader"`` blocks come here as that speech pair
+(with ``frameMode = false`` read by :class:`stadyn.io.UtteranceSource`, cntk.exe's
+whole-utterance minibatches), and ``readerType = "LMSequenceReader"`` as an ``LMSequenceReader`` deserializer (``_legacy_readers``
 reads those blocks; this module opens the word-class and label mapping files).
 
 Keys this module does not use are reported (as warnings through ``warn``), since CNTK accepted
