@@ -293,6 +293,8 @@ def test_utterance_mode_packing_by_hand():
     # Minibatch 2: u2 and u1 again (cntk.exe counted it twice); then the first buffer is empty
     source = io.UtteranceSource(_Utterances([10, 10, 10]), 2, randomize=False)
     assert _epoch(source, 0, 30, 1) == [[[0, 1], 20], [[2, 1], 20]]
+    source.start_epoch(0, 30, 1)           # the sweep ends with the epoch's last minibatch
+    assert [source.next_minibatch(1)["x"].end_of_sweep for _ in range(2)] == [False, True]
     # lengths 8, 3, 4, 5, 2: minibatch 1 is 8 steps (u0, u1); the refilled u2 (4) is packed
     # behind u1 (3 + 4 < 8), its buffer refilled with u4 (2: 2 + 7 is not < 8); u3 (5) waits.
     # Minibatch 2: u4 and u3, 5 steps

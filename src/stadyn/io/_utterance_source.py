@@ -255,7 +255,10 @@ class UtteranceSource(MinibatchSource):
 
     def _ends_sweep(self) -> bool:
         """Whether the minibatch just packed completes a sweep: its last sequence is placed and
-        no earlier one of that sweep waits in a buffer."""
+        no earlier one of that sweep waits in a buffer (once the iterator is done, the epoch's
+        last minibatch: the repeated sequences before it are of the sweep too)."""
+        if self._no_data and self._buffers[0] is not None:
+            return False
         done = {s for s in self._sweep_ends if all(w > s for w in self._unplaced.values())}
         self._sweep_ends -= done
         return bool(done)
