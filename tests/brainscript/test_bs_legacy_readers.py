@@ -166,6 +166,8 @@ def test_htkmlfreader_sequence_mode_and_what_is_refused(quick_e2e, monkeypatch):
             (["frameMode=false", "truncated=true"], "'truncated = true' .* not supported"),
             (["frameMode=false", "speechTrain=[reader=[nbruttsineachrecurrentiter=2:4]]"],
              "changing from epoch to epoch"),
+            (["frameMode=false", "speechTrain=[reader=[maxUtteranceLength=0]]"],
+             "'maxUtteranceLength' must be a whole number >= 1"),
             (["frameMode=false", 'speechTrain=[reader=[readMethod="rollingWindow"]]'],
              "frameMode = false needs readMethod = \"blockRandomize\""),
             (["truncated=true"], "'truncated' cannot be true in frame mode"),
@@ -307,6 +309,10 @@ def test_utterance_mode_packing_by_hand():
     # requests of 9 frames join utterances while they stay below 9 frames together: u0 + u1
     # (6), u2 + u3 (7), u4; each joined pair is one sequence
     assert _epoch(source, 0, 16, 9) == [[[0], 6], [[2], 7], [[4], 3]]
+    # utterances longer than maxUtteranceLength are left out (u3: 4 frames > 3)
+    short = io.UtteranceSource(_Utterances([3, 3, 3, 4, 3]), 1, randomize=False,
+                               max_utterance_length=3)
+    assert short.sweep_size == 12 and _epoch(short, 0, 12, 1) == [[[k], 3] for k in (0, 1, 2, 4)]
     source.start_epoch(0, 16, 9)
     assert source.next_minibatch(9)["x"].data[0, :, 0].tolist() == [0, 0, 0, 1, 1, 1]
 

@@ -12,7 +12,7 @@ These readers had no ``deserializers`` list: their block names each input in a s
   window size).  HTKMLFReader's ``frameMode = false`` (whole utterances,
   ``nbruttsineachrecurrentiter`` of them in parallel) is read by ``io.UtteranceSource``, which
   makes cntk.exe's minibatches and epochs (``make_source`` opens it with the settings put in
-  ``extra`` here: ``parallelSequences``, ``randomizationRange``).
+  ``extra`` here: ``parallelSequences``, ``randomizationRange``, ``maxUtteranceLength``).
 * LMSequenceReader: ``file`` (one sentence a line), ``wordclass`` (the vocabulary, lines
   ``id count word class``), ``unk``; a features sub-block (``dim``; ``mode = "class"`` or
   ``"softmax"``) names the input stream, the one-hot of each word; of the two label sub-blocks
@@ -173,7 +173,8 @@ def _htk(rec: ConfigRecord, reader: str) -> LegacyReader:
     made = [LegacyDeserializer("HTKFeatureDeserializer", streams=features)]
     made += [LegacyDeserializer("HTKMLFDeserializer", streams=[s]) for s in labels]
     consumed = {n for n, _ in features + labels} | {"readMethod", "frameMode", "truncated",
-                                                    "nbruttsineachrecurrentiter"}
+                                                    "nbruttsineachrecurrentiter",
+                                                    "maxUtteranceLength"}
     return LegacyReader(made, consumed, _randomize(rec, reader), extra, refused)
 
 
@@ -197,7 +198,15 @@ def _utterance_mode(rec: ConfigRecord, reader: str, counts: list[str]) -> dict[s
         raise _err(f"{reader}: readMethod = \"rollingWindow\" reads frames; frameMode = false "
                    "needs readMethod = \"blockRandomize\"", rec, "readMethod")
     window = str(rec.lookup("randomize", "auto")).lower()
-    return {"parallelSequences": parallel,
+    longest = rec.lookup("maxUtteranceLength", 10000)
+    try:
+        longest = to_int(str(longest))
+    except ValueError:
+        longest = 0
+    if longest < 1:
+        raise _err(f"{reader}: 'maxUtteranceLength' must be a whole number >= 1, got "
+                   f"'{rec.lookup('maxUtteranceLength')}'", rec, "maxUtteranceLength")
+    return {"parallelSequences": parallel, "maxUtteranceLength": longest,
             "randomizationRange": None if window in ("auto", "true", "none", "false")
             else to_int(window)}
 

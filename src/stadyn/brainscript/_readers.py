@@ -49,7 +49,8 @@ _READER_NO_EFFECT = {"randomizationwindow", "samplebasedrandomizationwindow", "p
 _LEGACY_STREAM_KEYS = {"type", "labeltype", "sectiontype", "mode", "elementsize", "wrecords",
                        "mapping", "category", "beginsequence", "endsequence"}
 # what _legacy_readers passes on in ReaderConfig.extra (the utterance mode's settings)
-_LEGACY_SETTINGS = {"framemode", "parallelsequences", "randomizationrange"}
+_LEGACY_SETTINGS = {"framemode", "parallelsequences", "randomizationrange",
+                    "maxutterancelength"}
 _IMAGE_TYPES = {"imagedeserializer"}
 _TEXT_TYPES = {"cntktextformatdeserializer", "cntktextformatreader"}
 _BINARY_TYPES = {"cntkbinaryformatdeserializer"}
@@ -297,7 +298,8 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
         window = reader.extra.get("randomizationRange")
         return io.UtteranceSource(made, int(parallel), randomize=reader.randomize,
                                   randomization_range=io.AUTO_RANDOMIZATION_RANGE
-                                  if window is None else int(window))
+                                  if window is None else int(window),
+                                  max_utterance_length=int(reader.extra["maxUtteranceLength"]))
     return io.MinibatchSource(made, max_sweeps=max_sweeps, randomize=reader.randomize,
                               randomization_seed=seed,
                               frame_mode=str(frame_mode).lower() == "true")

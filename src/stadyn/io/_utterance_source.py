@@ -159,11 +159,14 @@ class UtteranceSource(MinibatchSource):
         parallel: buffers (parallel sequences) a minibatch has.
         randomize: the order of :func:`utterance_order` (else the file order).
         randomization_range: cntk.exe's ``randomize`` window in frames.
+        max_utterance_length: longer utterances are left out (cntk.exe's
+            ``maxUtteranceLength``, 10000 frames by default).
     """
 
     def __init__(self, deserializers: Deserializer | Sequence[Deserializer], parallel: int,
                  randomize: bool = True,
-                 randomization_range: int = AUTO_RANDOMIZATION_RANGE):
+                 randomization_range: int = AUTO_RANDOMIZATION_RANGE,
+                 max_utterance_length: int = 10000):
         super().__init__(deserializers, randomize=False)
         if self._lengths is None or not all(s.is_sequence for s in self._streams.values()):
             raise ValueError("UtteranceSource: every stream must be a sequence stream")
@@ -171,6 +174,10 @@ class UtteranceSource(MinibatchSource):
             raise ValueError(f"UtteranceSource: parallel must be >= 1, got {parallel}")
         self.parallel = int(parallel)
         self.lengths = np.asarray(self._lengths, np.int64)
+        self._kept = np.flatnonzero(self.lengths <= int(max_utterance_length))
+        if not len(self._kept):
+            raise ValueError(f"UtteranceSource: every utterance is longer than "
+                             f"max_utterance_length = {max_utterance_length} frames")
         self._shuffle = bool(randomize)
         self._range = int(randomization_range)
         self._sweeps: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -182,6 +189,11 @@ class UtteranceSource(MinibatchSource):
 
     # -- the order of a sweep
 
+    @property
+    def sweep_size(self) -> int:
+        """Frames in one sweep (of the utterances kept)."""
+        return int(self.lengths[self._kept].sum())
+
     def sweep_order(self, sweep: int) -> np.ndarray:
         return self._sweep(sweep)[0]
 
@@ -191,8 +203,9 @@ class UtteranceSource(MinibatchSource):
 
     def _sweep(self, sweep: int) -> tuple[np.ndarray, np.ndarray]:
         if sweep not in self._sweeps:
-            order = (utterance_order(self.lengths, sweep, self._range) if self._shuffle
-                     else np.arange(len(self.lengths)))
+            kept = self._kept
+            order = (kept[utterance_order(self.lengths[kept], sweep, self._range)]
+                     if self._shuffle else kept)
             starts = np.concatenate([[0], np.cumsum(self.lengths[order])[:-1]])
             self._sweeps = {k: v for k, v in self._sweeps.items() if k >= sweep - 1}
             self._sweeps[sweep] = (order, starts)
