@@ -245,6 +245,14 @@ def test_full_utterance_training_reads_cntk_exes_minibatches(quick_e2e, monkeypa
         z = DenseLayer {132} (RecurrentLSTMLayer {3} (features))
         ce = CrossEntropyWithSoftmax (labels, z) ; err = ClassificationError (labels, z)
         criterionNodes = (ce) ; evaluationNodes = (err) }""")
+    # a cvReader over the first 6 utterances, one at a time (no buffers to pack)
+    reader = text[text.index("    reader = {"):]
+    reader = reader[:reader.index("\n    }\n") + 7]
+    text = text.replace(reader, reader + reader.replace("reader = {", "cvReader = {").replace(
+        "glob_0000.scp", "cv.scp").replace("nbruttsineachrecurrentiter = 32",
+                                           "nbruttsineachrecurrentiter = 1"))
+    scp = (quick_e2e["data"] / "glob_0000.scp").read_text().splitlines()
+    (quick_e2e["data"] / "cv.scp").write_text("\n".join(scp[:6]) + "\n")
     config = tmp_path / "lstm_small.cntk"
     config.write_text(text)
     monkeypatch.chdir(quick_e2e["data"])
@@ -258,6 +266,13 @@ def test_full_utterance_training_reads_cntk_exes_minibatches(quick_e2e, monkeypa
     assert [int(n) for n in re.findall(r"Finished Epoch\[ \d of 2\]: \[Training\] ce = \S+ "
                                         r"\* (\d+)", ours)] == epochs
     assert "learningRatePerSample = 0.025" in ours        # 0.5 a minibatch of 20
+    # validation counts the frames of the 6 utterances (not the sequences) and sums the
+    # per-frame criteria over real frames only: an error rate of at most 1
+    frames = sum(b - a + 1 for a, b in quick_e2e["ranges"][:6])
+    validated = re.findall(r"\[Validate\] ce = (\S+) \* (\d+); err = (\S+) \* (\d+)", ours)
+    assert len(validated) == 2
+    for ce, n, err, m in validated:
+        assert int(n) == int(m) == frames and 0 <= float(err) <= 1 and 0 < float(ce) < 10
 
 
 class _Utterances(io.Deserializer):

@@ -77,6 +77,14 @@ class CommandNetwork:
         return {k: v for k, v in get_parameters().items() if id(v) in leaves}
 
 
+def _total(node: Variable) -> Variable:
+    """A criterion's sum over a minibatch: over each sequence's real steps where it is per
+    step (a padded step adds nothing), as the trainer sums its loss."""
+    if node.sequence_lengths is not None:
+        node = F.sequence_reduce_sum(node, node.sequence_lengths)
+    return F.sum(node)
+
+
 def _sample_shape(var: Variable) -> tuple[int, ...]:
     """One sample's (one step's, for a sequence input) shape."""
     return tuple(var.shape[2:] if var.sequence_lengths is not None else var.shape[1:])
@@ -213,7 +221,7 @@ class Validation:
     def __init__(self, network: CommandNetwork, nodes: list[Variable], names: list[str],
                  cmd: CommandConfig, log: CNTKLog):
         self.network, self.nodes, self.names, self.cmd, self.log = network, nodes, names, cmd, log
-        self.sums = [F.sum(n) for n in nodes]
+        self.sums = [_total(n) for n in nodes]
         self.inputs = network.inputs_of(nodes)
 
     def __call__(self, epoch: int) -> dict[str, float]:
@@ -221,8 +229,11 @@ class Validation:
         source = make_source(cmd.cv_reader, max_sweeps=1)
         inputs = InputSource(self.inputs, source, record_loc(cmd.record, "cvReader"))
         try:
+            # samples as CNTK counted them: the criterion's (a per-frame criterion over
+            # sequences counts frames, whatever axes its inputs are on)
             result = evaluate_sums(self.sums, inputs, inputs.input_map,
-                                   minibatch_size=per_epoch(cmd.sgd.minibatch_size, epoch))
+                                   minibatch_size=per_epoch(cmd.sgd.minibatch_size, epoch),
+                                   count=self.nodes[0])
         finally:
             source.close()
         totals = [[t, result["samples"]] for t in result["sums"]]
