@@ -241,8 +241,9 @@ def test_full_utterance_training_reads_cntk_exes_minibatches(quick_e2e, monkeypa
     text = _cntk_file(f"{SPEECH}/LSTM/cntk.cntk").decode()
     text = text.replace("command = speechCreate:speechTrain", "command = speechTrain")
     text = text.replace('BS.Network.Load("$modelPath$.initial")', """{
-        features = Input {363} ; labels = Input {132}
-        z = DenseLayer {132} (RecurrentLSTMLayer {3} (features))
+        features = Input ((1 : 363)) ; labels = Input {132}   # fed 363 values a frame
+        x = FlattenDimensions (Transpose (features), 1, 2)      # (as the config's network)
+        z = DenseLayer {132} (RecurrentLSTMLayer {3} (x))
         ce = CrossEntropyWithSoftmax (labels, z) ; err = ClassificationError (labels, z)
         criterionNodes = (ce) ; evaluationNodes = (err) }""")
     # a cvReader over the first 6 utterances, one at a time (no buffers to pack)

@@ -195,20 +195,28 @@ class InputSource:
             mb = minibatch[var]
             count = mb.num_samples
             arr = mb.data
-            # a sequence input's data stays padded (N, T, ...) with its lengths; the trainer
-            # unpads it
-            lead = 2 if var.sequence_lengths is not None and mb.lengths is not None else 1
-            sample = _sample_shape(var) if lead == 2 else tuple(var.shape[1:])
-            if tuple(arr.shape[lead:]) != sample:
-                if int(np.prod(arr.shape[lead:])) != int(np.prod(sample)):
-                    raise StadynError(f"stream '{stream}' delivered samples of shape "
-                                      f"{tuple(arr.shape[lead:])}; the input needs {sample}")
-                arr = arr.reshape(arr.shape[:lead] + sample)
-            elif lead == 2 or var.sequence_lengths is not None:
-                data[var] = mb
+            if var.sequence_lengths is not None:
+                # a sequence input: padded (N, T, ...) with its lengths (the trainer unpads
+                # it), each step reshaped where only its layout differs
+                step = _sample_shape(var)
+                if mb.lengths is None or tuple(arr.shape[2:]) == step:
+                    data[var] = mb
+                    continue
+                if int(np.prod(arr.shape[2:])) != int(np.prod(step)):
+                    raise StadynError(f"stream '{stream}' delivered steps of shape "
+                                      f"{tuple(arr.shape[2:])}; the input needs {step}")
+                data[var] = io.MinibatchData(arr.reshape(arr.shape[:2] + step), mb.num_samples,
+                                             mb.num_sequences, mb.end_of_sweep, mb.lengths,
+                                             mb.is_sparse)
                 continue
+            sample = tuple(var.shape[1:])
+            if tuple(arr.shape[1:]) != sample:
+                if int(np.prod(arr.shape[1:])) != int(np.prod(sample)):
+                    raise StadynError(f"stream '{stream}' delivered samples of shape "
+                                      f"{tuple(arr.shape[1:])}; the input needs {sample}")
+                arr = arr.reshape((arr.shape[0],) + sample)
             data[var] = io.MinibatchData(arr, mb.num_samples, mb.num_sequences, mb.end_of_sweep,
-                                         mb.lengths if lead == 2 else None, mb.is_sparse)
+                                         is_sparse=mb.is_sparse)
         return data, count
 
 
