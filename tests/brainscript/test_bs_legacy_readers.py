@@ -239,19 +239,23 @@ def test_full_utterance_training_reads_cntk_exes_minibatches(quick_e2e, monkeypa
     # its edit action's model file; the AN4 features are not in CNTK's repository, so the
     # losses are not cntk.exe's): the logged minibatch and epoch sample counts are
     text = _cntk_file(f"{SPEECH}/LSTM/cntk.cntk").decode()
-    text = text.replace("command = speechCreate:speechTrain", "command = speechTrain")
-    text = text.replace('BS.Network.Load("$modelPath$.initial")', """{
+    text = text.replace("command = speechCreate:speechTrain", "command = speechTrain:speechTest")
+    network = """{
         features = Input ((1 : 363)) ; labels = Input {132}   # fed 363 values a frame
         x = FlattenDimensions (Transpose (features), 1, 2)      # (as the config's network)
         z = DenseLayer {132} (RecurrentLSTMLayer {3} (x))
         ce = CrossEntropyWithSoftmax (labels, z) ; err = ClassificationError (labels, z)
-        criterionNodes = (ce) ; evaluationNodes = (err) }""")
-    # a cvReader over the first 6 utterances, one at a time (no buffers to pack)
+        criterionNodes = (ce) ; evaluationNodes = (err) }"""
+    text = text.replace('BS.Network.Load("$modelPath$.initial")', network)
+    # a cvReader (and a test command) over the first 6 utterances, one at a time (no buffers
+    # to pack)
     reader = text[text.index("    reader = {"):]
     reader = reader[:reader.index("\n    }\n") + 7]
-    text = text.replace(reader, reader + reader.replace("reader = {", "cvReader = {").replace(
-        "glob_0000.scp", "cv.scp").replace("nbruttsineachrecurrentiter = 32",
-                                           "nbruttsineachrecurrentiter = 1"))
+    six = reader.replace("glob_0000.scp", "cv.scp").replace("nbruttsineachrecurrentiter = 32",
+                                                            "nbruttsineachrecurrentiter = 1")
+    text = text.replace(reader, reader + six.replace("reader = {", "cvReader = {"))
+    text += ("speechTest = {\n    action = \"test\"\n    BrainScriptNetworkBuilder = " + network
+             + "\n" + six + "}\n")
     scp = (quick_e2e["data"] / "glob_0000.scp").read_text().splitlines()
     (quick_e2e["data"] / "cv.scp").write_text("\n".join(scp[:6]) + "\n")
     config = tmp_path / "lstm_small.cntk"
@@ -274,6 +278,11 @@ def test_full_utterance_training_reads_cntk_exes_minibatches(quick_e2e, monkeypa
     assert len(validated) == 2
     for ce, n, err, m in validated:
         assert int(n) == int(m) == frames and 0 <= float(err) <= 1 and 0 < float(ce) < 10
+    # so does the test command, over the same utterances with the trained model (in
+    # minibatches of 40960 frames, CNTK's default: u0..u4 joined into one sequence, u5)
+    final = re.search(r"Final Results: Minibatch\[1-2\]: err = (\S+) \* (\d+); "
+                      r"ce = \S+ \* (\d+)", ours)
+    assert final and int(final[2]) == int(final[3]) == frames and 0 <= float(final[1]) <= 1
 
 
 class _Utterances(io.Deserializer):

@@ -24,7 +24,8 @@ from ._config import BrainScriptSource, ConfigRecord
 from ._readers import make_source
 from ._stadyn_library import StadynLibrary
 
-__all__ = ["CommandNetwork", "InputSource", "Validation", "loc_of", "record_loc"]
+__all__ = ["CommandNetwork", "InputSource", "Validation", "criterion_total", "loc_of",
+           "record_loc"]
 
 
 class CommandNetwork:
@@ -77,7 +78,7 @@ class CommandNetwork:
         return {k: v for k, v in get_parameters().items() if id(v) in leaves}
 
 
-def _total(node: Variable) -> Variable:
+def criterion_total(node: Variable) -> Variable:
     """A criterion's sum over a minibatch: over each sequence's real steps where it is per
     step (a padded step adds nothing), as the trainer sums its loss."""
     if node.sequence_lengths is not None:
@@ -229,7 +230,7 @@ class Validation:
     def __init__(self, network: CommandNetwork, nodes: list[Variable], names: list[str],
                  cmd: CommandConfig, log: CNTKLog):
         self.network, self.nodes, self.names, self.cmd, self.log = network, nodes, names, cmd, log
-        self.sums = [_total(n) for n in nodes]
+        self.sums = [criterion_total(n) for n in nodes]
         self.inputs = network.inputs_of(nodes)
 
     def __call__(self, epoch: int) -> dict[str, float]:
