@@ -166,6 +166,8 @@ def test_htkmlfreader_sequence_mode_and_what_is_refused(quick_e2e, monkeypatch):
             (["frameMode=false", "truncated=true"], "'truncated = true' .* not supported"),
             (["frameMode=false", "speechTrain=[reader=[nbruttsineachrecurrentiter=2:4]]"],
              "changing from epoch to epoch"),
+            (["frameMode=false", 'speechTrain=[reader=[randomize="abc"]]'],
+             "'randomize' must be auto, none or a window size"),
             (["frameMode=false", "speechTrain=[reader=[maxUtteranceLength=0]]"],
              "'maxUtteranceLength' must be a whole number >= 1"),
             (["frameMode=false", 'speechTrain=[reader=[readMethod="rollingWindow"]]'],

@@ -197,6 +197,7 @@ def _utterance_mode(rec: ConfigRecord, reader: str, counts: list[str]) -> dict[s
     if method == "rollingwindow":
         raise _err(f"{reader}: readMethod = \"rollingWindow\" reads frames; frameMode = false "
                    "needs readMethod = \"blockRandomize\"", rec, "readMethod")
+    _randomize(rec, reader)                    # checks randomize and readMethod first
     window = str(rec.lookup("randomize", "auto")).lower()
     longest = rec.lookup("maxUtteranceLength", 10000)
     try:
