@@ -329,6 +329,11 @@ def test_utterance_mode_packing_by_hand():
     # Minibatch 2: u4 and u3, 5 steps
     source = io.UtteranceSource(_Utterances([8, 3, 4, 5, 2]), 2, randomize=False)
     assert _epoch(source, 0, 22, 1) == [[[0, 1, 2], 15], [[4, 3], 7]]
+    # lengths 10, 2, 3, 9: u2 is packed behind u1 and the first buffer, refilled once the
+    # iterator is done, is empty: the epoch ends, and u3, waiting in the second buffer, is never
+    # read (cntk.exe's end test looks at the first buffer only)
+    source = io.UtteranceSource(_Utterances([10, 2, 3, 9]), 2, randomize=False)
+    assert _epoch(source, 0, 24, 1) == [[[0, 1, 2], 15]]
     # an epoch takes the utterances that start in its frames: [6, 12) holds the starts of u2
     # (at 6) and u3 (at 9), not u4 (at 13)
     source = io.UtteranceSource(_Utterances([3, 3, 3, 4, 3]), 1, randomize=False)

@@ -19,7 +19,9 @@ on a timeline of frames: epoch ``e`` of ``epoch_size`` frames takes the utteranc
 in ``[e * epoch_size, (e + 1) * epoch_size)``, so its sample count is near, not equal to,
 the epoch size.  An epoch ends when the first buffer is empty once the iterator is; the other
 buffers are then no longer refilled and keep their last sequence, which cntk.exe placed again
-(it counted those frames twice; so does this source).
+(it counted those frames twice; so does this source), and a sequence still waiting in one of
+them when the first runs empty is not read at all (with 32 buffers, a sweep of the AN4 test
+data reads 920 of its 948 utterances, 13 of them twice).
 """
 
 from __future__ import annotations
