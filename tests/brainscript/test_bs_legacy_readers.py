@@ -20,9 +20,11 @@ import subprocess
 import numpy as np
 import pytest
 
+from stadyn import io
 from stadyn._errors import ConfigError, DataError
 from stadyn.brainscript import load_config, parse_config, reader_config, run, run_config
 from stadyn.brainscript._readers import _lm_text, make_source
+from stadyn.io._deserializer import pad_sequences
 
 SOURCE = os.environ.get("STADYN_CNTK_SOURCE", "/work/.mirror/yaochengji+CNTK/repo")
 SPEECH = "Tests/EndToEndTests/Speech"
@@ -161,9 +163,15 @@ def test_htkmlfreader_sequence_mode_and_what_is_refused(quick_e2e, monkeypatch):
     assert mb["features"].lengths.tolist() == [b - a + 1]
     np.testing.assert_array_equal(mb["features"].data[0], quick_e2e["values"][:b - a + 1])
     for overrides, words in [
-            (["frameMode=false"], "'frameMode = false' .* not supported; readerType = "
-             "\"HTKDeserializers\""),
             (["frameMode=false", "truncated=true"], "'truncated = true' .* not supported"),
+            (["frameMode=false", "speechTrain=[reader=[nbruttsineachrecurrentiter=2:4]]"],
+             "changing from epoch to epoch"),
+            (["frameMode=false", 'speechTrain=[reader=[randomize="abc"]]'],
+             "'randomize' must be auto, none or a window size"),
+            (["frameMode=false", "speechTrain=[reader=[maxUtteranceLength=0]]"],
+             "'maxUtteranceLength' must be a whole number >= 1"),
+            (["frameMode=false", 'speechTrain=[reader=[readMethod="rollingWindow"]]'],
+             "frameMode = false needs readMethod = \"blockRandomize\""),
             (["truncated=true"], "'truncated' cannot be true in frame mode"),
             (["speechTrain=[reader=[nbruttsineachrecurrentiter=4]]"], "cannot be more than 1 "
              "in frame mode"),
@@ -181,6 +189,174 @@ def test_htkmlfreader_sequence_mode_and_what_is_refused(quick_e2e, monkeypatch):
     # CNTK's rollingWindow reader takes randomize = none
     assert _speech_reader(quick_e2e, 'speechTrain=[reader=[readMethod="rollingWindow"]]',
                           "speechTrain=[reader=[randomize=none]]").randomize is False
+
+
+# ---------------------------------------------------------------------------------------------
+# HTKMLFReader, frameMode = false: Tests/EndToEndTests/Speech/LSTM (FullUtterance)
+# ---------------------------------------------------------------------------------------------
+_FULL_UTTERANCE = ["truncated=false", "speechTrain=[reader=[nbruttsineachrecurrentiter=2]]",
+                   "speechTrain=[SGD=[epochSize=2560]]", "speechTrain=[SGD=[maxEpochs=2]]",
+                   "speechTrain=[SGD=[numMBsToShowResult=1]]"]
+
+
+def _full_utterance_log() -> tuple[list[list[int]], list[int]]:
+    """cntk.exe's FullUtterance run: each minibatch's samples ("* 886") and each epoch's."""
+    log = _cntk_file(f"{SPEECH}/LSTM/FullUtterance/baseline.cpu.txt").decode("utf-8", "replace")
+    per_mb = [[int(n) for n in re.findall(rf"Epoch\[ {e} of 2\]-Minibatch\[.*?\* (\d+);", log)]
+              for e in (1, 2)]
+    epochs = [int(n) for n in re.findall(r"Finished Epoch\[ \d of 2\]: \[Training\] ce = "
+                                          r"\S+ \* (\d+)", log)]
+    return per_mb, epochs
+
+
+def test_htkmlfreader_whole_utterances_are_cntk_exes_minibatches(quick_e2e, monkeypatch):
+    monkeypatch.chdir(quick_e2e["data"])
+    config = _copy(quick_e2e["data"], f"{SPEECH}/LSTM/cntk.cntk", "lstm.cntk")
+    root = load_config(str(config), [f"DataDir={quick_e2e['data']}", "RunDir=/tmp/x",
+                                     "DeviceId=-1", *_FULL_UTTERANCE])
+    reader = run_config(root).command("speechTrain").reader
+    source = make_source(reader)
+    per_mb, epochs = _full_utterance_log()
+    # [886, 226, 526, 946] and [594, 386, 884, 946]: two utterances a minibatch, a third
+    # packed behind a short one; epochs of 2584 and 2810 frames for an epochSize of 2560
+    assert epochs == [2584, 2810] and [sum(c) for c in per_mb] == epochs
+    by_labels = {tuple(v): k for k, v in quick_e2e["labels"].items()}
+    seen = []
+    for epoch, counts in enumerate(per_mb):
+        source.start_epoch(epoch, 2560, 20)
+        got = []
+        while mb := source.next_minibatch(20):
+            feats, labels = mb["features"], mb["labels"]
+            assert feats.lengths.tolist() == labels.lengths.tolist()
+            assert labels.num_samples == feats.num_samples == int(feats.lengths.sum())
+            got.append(feats.num_samples)
+            for row, n in zip(labels.data, labels.lengths):     # each sequence: an utterance
+                seen.append(by_labels[tuple(row[:n].argmax(-1))])
+        assert got == counts
+    assert len(seen) == len(set(seen)) == 8 + 10
+
+
+def test_full_utterance_training_reads_cntk_exes_minibatches(quick_e2e, monkeypatch, tmp_path):
+    # the LSTM config's reader and SGD blocks, a small recurrent network (the config's own loads
+    # its edit action's model file; the AN4 features are not in CNTK's repository, so the
+    # losses are not cntk.exe's): the logged minibatch and epoch sample counts are
+    text = _cntk_file(f"{SPEECH}/LSTM/cntk.cntk").decode()
+    text = text.replace("command = speechCreate:speechTrain", "command = speechTrain:speechTest")
+    network = """{
+        features = Input ((1 : 363)) ; labels = Input {132}   # fed 363 values a frame
+        x = FlattenDimensions (Transpose (features), 1, 2)      # (as the config's network)
+        z = DenseLayer {132} (RecurrentLSTMLayer {3} (x))
+        ce = CrossEntropyWithSoftmax (labels, z) ; err = ClassificationError (labels, z)
+        criterionNodes = (ce) ; evaluationNodes = (err) }"""
+    text = text.replace('BS.Network.Load("$modelPath$.initial")', network)
+    # a cvReader (and a test command) over the first 6 utterances, one at a time (no buffers
+    # to pack)
+    reader = text[text.index("    reader = {"):]
+    reader = reader[:reader.index("\n    }\n") + 7]
+    six = reader.replace("glob_0000.scp", "cv.scp").replace("nbruttsineachrecurrentiter = 32",
+                                                            "nbruttsineachrecurrentiter = 1")
+    text = text.replace(reader, reader + six.replace("reader = {", "cvReader = {"))
+    text += ("speechTest = {\n    action = \"test\"\n    BrainScriptNetworkBuilder = " + network
+             + "\n" + six + "}\n")
+    scp = (quick_e2e["data"] / "glob_0000.scp").read_text().splitlines()
+    (quick_e2e["data"] / "cv.scp").write_text("\n".join(scp[:6]) + "\n")
+    config = tmp_path / "lstm_small.cntk"
+    config.write_text(text)
+    monkeypatch.chdir(quick_e2e["data"])
+    log = pyio.StringIO()
+    run(str(config), [f"DataDir={quick_e2e['data']}", f"RunDir={tmp_path}", "DeviceId=-1",
+                      *_FULL_UTTERANCE], out=log)
+    per_mb, epochs = _full_utterance_log()
+    ours = log.getvalue()
+    assert [[int(n) for n in re.findall(rf"Epoch\[ {e} of 2\]-Minibatch\[.*?\* (\d+);", ours)]
+            for e in (1, 2)] == per_mb
+    assert [int(n) for n in re.findall(r"Finished Epoch\[ \d of 2\]: \[Training\] ce = \S+ "
+                                        r"\* (\d+)", ours)] == epochs
+    assert "learningRatePerSample = 0.025" in ours        # 0.5 a minibatch of 20
+    # validation counts the frames of the 6 utterances (not the sequences) and sums the
+    # per-frame criteria over real frames only: an error rate of at most 1
+    frames = sum(b - a + 1 for a, b in quick_e2e["ranges"][:6])
+    validated = re.findall(r"\[Validate\] ce = (\S+) \* (\d+); err = (\S+) \* (\d+)", ours)
+    assert len(validated) == 2
+    for ce, n, err, m in validated:
+        assert int(n) == int(m) == frames and 0 <= float(err) <= 1 and 0 < float(ce) < 10
+    # so does the test command, over the same utterances with the trained model (in
+    # minibatches of 40960 frames, CNTK's default: u0..u4 joined into one sequence, u5)
+    final = re.search(r"Final Results: Minibatch\[1-2\]: err = (\S+) \* (\d+); "
+                      r"ce = \S+ \* (\d+)", ours)
+    assert final and int(final[2]) == int(final[3]) == frames and 0 <= float(final[1]) <= 1
+
+
+class _Utterances(io.Deserializer):
+    """Sequences of given lengths whose every step holds the sequence's number."""
+
+    def __init__(self, lengths):
+        self.lengths = np.asarray(lengths)
+
+    def __len__(self):
+        return len(self.lengths)
+
+    def sequence_lengths(self):
+        return self.lengths
+
+    def stream_specs(self):
+        return {"x": io.StreamSpec((1,), np.dtype("f4"), is_sequence=True)}
+
+    def read_batch(self, ids, rngs):
+        return {"x": pad_sequences([np.full((self.lengths[i], 1), i, "f4") for i in ids], (1,),
+                                   np.dtype("f4"))}
+
+
+def _epoch(source, epoch, size, request):
+    source.start_epoch(epoch, size, request)
+    out = []
+    while mb := source.next_minibatch(request):
+        out.append([[int(s[0, 0]) for s in mb["x"].as_sequences()], mb["x"].num_samples])
+    return out
+
+
+def test_utterance_mode_packing_by_hand():
+    # file order, two parallel sequences; cntk.exe's HTKMLFReader.cpp by hand:
+    # start: buffers u0, u1.  Minibatch 1 (10 steps): u0, u1; refilled with u2 (the iterator
+    # is done), the second buffer keeps u1; u2 fits nowhere (10 + 10 is not < 10).
+    # Minibatch 2: u2 and u1 again (cntk.exe counted it twice); then the first buffer is empty
+    source = io.UtteranceSource(_Utterances([10, 10, 10]), 2, randomize=False)
+    assert _epoch(source, 0, 30, 1) == [[[0, 1], 20], [[2, 1], 20]]
+    source.start_epoch(0, 30, 1)           # the sweep ends with the epoch's last minibatch
+    assert [source.next_minibatch(1)["x"].end_of_sweep for _ in range(2)] == [False, True]
+    # lengths 8, 3, 4, 5, 2: minibatch 1 is 8 steps (u0, u1); the refilled u2 (4) is packed
+    # behind u1 (3 + 4 < 8), its buffer refilled with u4 (2: 2 + 7 is not < 8); u3 (5) waits.
+    # Minibatch 2: u4 and u3, 5 steps
+    source = io.UtteranceSource(_Utterances([8, 3, 4, 5, 2]), 2, randomize=False)
+    assert _epoch(source, 0, 22, 1) == [[[0, 1, 2], 15], [[4, 3], 7]]
+    # lengths 10, 2, 3, 9: u2 is packed behind u1 and the first buffer, refilled once the
+    # iterator is done, is empty: the epoch ends, and u3, waiting in the second buffer, is never
+    # read (cntk.exe's end test looks at the first buffer only)
+    source = io.UtteranceSource(_Utterances([10, 2, 3, 9]), 2, randomize=False)
+    assert _epoch(source, 0, 24, 1) == [[[0, 1, 2], 15]]
+    # an epoch takes the utterances that start in its frames: [6, 12) holds the starts of u2
+    # (at 6) and u3 (at 9), not u4 (at 13)
+    source = io.UtteranceSource(_Utterances([3, 3, 3, 4, 3]), 1, randomize=False)
+    assert _epoch(source, 1, 6, 1) == [[[2], 3], [[3], 4]]
+    # requests of 9 frames join utterances while they stay below 9 frames together: u0 + u1
+    # (6), u2 + u3 (7), u4; each joined pair is one sequence
+    assert _epoch(source, 0, 16, 9) == [[[0], 6], [[2], 7], [[4], 3]]
+    # utterances longer than maxUtteranceLength are left out (u3: 4 frames > 3)
+    short = io.UtteranceSource(_Utterances([3, 3, 3, 4, 3]), 1, randomize=False,
+                               max_utterance_length=3)
+    assert short.sweep_size == 12 and _epoch(short, 0, 12, 1) == [[[k], 3] for k in (0, 1, 2, 4)]
+    source.start_epoch(0, 16, 9)
+    assert source.next_minibatch(9)["x"].data[0, :, 0].tolist() == [0, 0, 0, 1, 1, 1]
+
+
+def test_utterance_order_is_a_permutation_of_the_sweep():
+    lengths = np.full(300, 1000)           # chunks of 91 utterances (over 90,000 frames)
+    order = io.utterance_order(lengths, 3)
+    assert sorted(order.tolist()) == list(range(300))
+    assert io.utterance_order(lengths, 3).tolist() == order.tolist()    # a function of the sweep
+    assert io.utterance_order(lengths, 4).tolist() != order.tolist()
+    near = io.utterance_order(lengths, 3, 200_000)     # a window of about two chunks
+    assert sorted(near.tolist()) == list(range(300)) and near.tolist() != order.tolist()
 
 
 # QuickE2E's network is a SimpleNetworkBuilder (which Stadyn lacks): the same layers in BrainScript

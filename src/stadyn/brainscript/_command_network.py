@@ -24,7 +24,8 @@ from ._config import BrainScriptSource, ConfigRecord
 from ._readers import make_source
 from ._stadyn_library import StadynLibrary
 
-__all__ = ["CommandNetwork", "InputSource", "Validation", "loc_of", "record_loc"]
+__all__ = ["CommandNetwork", "InputSource", "Validation", "criterion_total", "loc_of",
+           "record_loc"]
 
 
 class CommandNetwork:
@@ -78,6 +79,14 @@ class CommandNetwork:
         """The trainable parameters ``root`` depends on, by registry name."""
         leaves = {id(v) for n in topological_nodes([root]) for v in n.inputs if v.parent is None}
         return {k: v for k, v in get_parameters().items() if id(v) in leaves}
+
+
+def criterion_total(node: Variable) -> Variable:
+    """A criterion's sum over a minibatch: over each sequence's real steps where it is per
+    step (a padded step adds nothing), as the trainer sums its loss."""
+    if node.sequence_lengths is not None:
+        node = F.sequence_reduce_sum(node, node.sequence_lengths)
+    return F.sum(node)
 
 
 def _sample_shape(var: Variable) -> tuple[int, ...]:
@@ -158,6 +167,12 @@ class InputSource:
         finally:
             once.close()
 
+    @property
+    def start_epoch(self):
+        """The reader's own start of an epoch where it ends its epochs itself (an utterance-mode
+        HTKMLFReader's, :class:`~stadyn.io.UtteranceSource`), else None (``Trainer.fit``)."""
+        return getattr(self.source, "start_epoch", None)
+
     def get_checkpoint_state(self) -> dict:
         return self.source.get_checkpoint_state()
 
@@ -183,10 +198,21 @@ class InputSource:
         for var, stream in self.pairs:
             mb = minibatch[var]
             count = mb.num_samples
-            if var.sequence_lengths is not None:      # a sequence input: the trainer pads
-                data[var] = mb
-                continue
             arr = mb.data
+            if var.sequence_lengths is not None:
+                # a sequence input: padded (N, T, ...) with its lengths (the trainer unpads
+                # it), each step reshaped where only its layout differs
+                step = _sample_shape(var)
+                if mb.lengths is None or tuple(arr.shape[2:]) == step:
+                    data[var] = mb
+                    continue
+                if int(np.prod(arr.shape[2:])) != int(np.prod(step)):
+                    raise StadynError(f"stream '{stream}' delivered steps of shape "
+                                      f"{tuple(arr.shape[2:])}; the input needs {step}")
+                data[var] = io.MinibatchData(arr.reshape(arr.shape[:2] + step), mb.num_samples,
+                                             mb.num_sequences, mb.end_of_sweep, mb.lengths,
+                                             mb.is_sparse)
+                continue
             sample = tuple(var.shape[1:])
             if tuple(arr.shape[1:]) != sample:
                 if int(np.prod(arr.shape[1:])) != int(np.prod(sample)):
@@ -207,7 +233,7 @@ class Validation:
     def __init__(self, network: CommandNetwork, nodes: list[Variable], names: list[str],
                  cmd: CommandConfig, log: CNTKLog):
         self.network, self.nodes, self.names, self.cmd, self.log = network, nodes, names, cmd, log
-        self.sums = [F.sum(n) for n in nodes]
+        self.sums = [criterion_total(n) for n in nodes]
         self.inputs = network.inputs_of(nodes)
 
     def __call__(self, epoch: int) -> dict[str, float]:
@@ -215,8 +241,11 @@ class Validation:
         source = make_source(cmd.cv_reader, max_sweeps=1)
         inputs = InputSource(self.inputs, source, record_loc(cmd.record, "cvReader"))
         try:
+            # samples as CNTK counted them: the criterion's (a per-frame criterion over
+            # sequences counts frames, whatever axes its inputs are on)
             result = evaluate_sums(self.sums, inputs, inputs.input_map,
-                                   minibatch_size=per_epoch(cmd.sgd.minibatch_size, epoch))
+                                   minibatch_size=per_epoch(cmd.sgd.minibatch_size, epoch),
+                                   count=self.nodes[0])
         finally:
             source.close()
         totals = [[t, result["samples"]] for t in result["sums"]]

@@ -9,7 +9,10 @@ These readers had no ``deserializers`` list: their block names each input in a s
   enclosing blocks too, as CNTK did (``frameMode = false ; truncated = true`` are often set at
   the top of a config): ``frameMode`` (default **true** for these readers), ``truncated``,
   ``readMethod`` (``blockRandomize`` or ``none``) and ``randomize`` (``auto``, ``none`` or a
-  window size).
+  window size).  HTKMLFReader's ``frameMode = false`` (whole utterances,
+  ``nbruttsineachrecurrentiter`` of them in parallel) is read by ``io.UtteranceSource``, which
+  makes cntk.exe's minibatches and epochs (``make_source`` opens it with the settings put in
+  ``extra`` here: ``parallelSequences``, ``randomizationRange``, ``maxUtteranceLength``).
 * LMSequenceReader: ``file`` (one sentence a line), ``wordclass`` (the vocabulary, lines
   ``id count word class``), ``unk``; a features sub-block (``dim``; ``mode = "class"`` or
   ``"softmax"``) names the input stream, the one-hot of each word; of the two label sub-blocks
@@ -18,10 +21,7 @@ These readers had no ``deserializers`` list: their block names each input in a s
 
 What Stadyn does not do is refused with a ConfigError naming the key when the reader is opened
 (the block itself is still read, so a survey of configs sees every other gap): truncated
-back-propagation
-(``truncated = true``), HTKMLFReader's whole-utterance minibatches (``frameMode = false``, a
-fixed ``nbruttsineachrecurrentiter`` utterances a minibatch; ``readerType = "HTKDeserializers"``
-fills minibatches by sample count and is taken), LMSequenceReader's minibatches of
+back-propagation (``truncated = true``), LMSequenceReader's minibatches of
 ``nbruttsineachrecurrentiter`` sentences of one length (``0``, fill by token count, is taken),
 lattices (``denlatTocFile``), ``prefixPathInSCP``, ``mode = "nce"``.
 """
@@ -162,22 +162,54 @@ def _htk(rec: ConfigRecord, reader: str) -> LegacyReader:
     if frame_mode and truncated:
         raise _err(f"{reader}: 'truncated' cannot be true in frame mode (frameMode = true is "
                    "the default of this reader)", rec, "truncated")
+    extra: dict[str, Any] = {"frameMode": "true" if frame_mode else "false"}
     if truncated:
         refused.append(("truncated", _err(
             f"{reader}: 'truncated = true' (truncated back-propagation through time, "
             "nbruttsineachrecurrentiter utterances cut into minibatch-size pieces) is not "
             "supported", rec, "truncated")))
     elif not frame_mode and reader.lower() == "htkmlfreader":
-        refused.append(("frameMode = false", _err(
-            f"{reader}: 'frameMode = false' (whole utterances, a fixed "
-            "nbruttsineachrecurrentiter of them a minibatch) is not supported; readerType = "
-            "\"HTKDeserializers\" takes this block and fills each minibatch with whole "
-            "utterances up to the minibatch size", rec, "frameMode")))
+        extra.update(_utterance_mode(rec, reader, counts))
     made = [LegacyDeserializer("HTKFeatureDeserializer", streams=features)]
     made += [LegacyDeserializer("HTKMLFDeserializer", streams=[s]) for s in labels]
-    consumed = {n for n, _ in features + labels} | {"readMethod", "frameMode", "truncated"}
-    return LegacyReader(made, consumed, _randomize(rec, reader),
-                        {"frameMode": "true" if frame_mode else "false"}, refused)
+    consumed = {n for n, _ in features + labels} | {"readMethod", "frameMode", "truncated",
+                                                    "nbruttsineachrecurrentiter",
+                                                    "maxUtteranceLength"}
+    return LegacyReader(made, consumed, _randomize(rec, reader), extra, refused)
+
+
+def _utterance_mode(rec: ConfigRecord, reader: str, counts: list[str]) -> dict[str, Any]:
+    """HTKMLFReader's whole-utterance minibatches: the settings of its
+    :class:`~stadyn.io.UtteranceSource` (parallel sequences; the randomization window in
+    frames, None for ``auto``)."""
+    if len(set(counts)) > 1:
+        raise _err(f"{reader}: 'nbruttsineachrecurrentiter' changing from epoch to epoch "
+                   f"('{':'.join(counts)}') is not supported; give one number", rec,
+                   "nbruttsineachrecurrentiter")
+    try:
+        parallel = to_int(counts[0]) if counts else 1
+    except ValueError:
+        parallel = 0
+    if parallel < 1:
+        raise _err(f"{reader}: 'nbruttsineachrecurrentiter' must be a whole number >= 1, got "
+                   f"'{counts[0]}'", rec, "nbruttsineachrecurrentiter")
+    method = str(rec.lookup("readMethod", "blockRandomize")).lower()
+    if method == "rollingwindow":
+        raise _err(f"{reader}: readMethod = \"rollingWindow\" reads frames; frameMode = false "
+                   "needs readMethod = \"blockRandomize\"", rec, "readMethod")
+    _randomize(rec, reader)                    # checks randomize and readMethod first
+    window = str(rec.lookup("randomize", "auto")).lower()
+    longest = rec.lookup("maxUtteranceLength", 10000)
+    try:
+        longest = to_int(str(longest))
+    except ValueError:
+        longest = 0
+    if longest < 1:
+        raise _err(f"{reader}: 'maxUtteranceLength' must be a whole number >= 1, got "
+                   f"'{rec.lookup('maxUtteranceLength')}'", rec, "maxUtteranceLength")
+    return {"parallelSequences": parallel, "maxUtteranceLength": longest,
+            "randomizationRange": None if window in ("auto", "true", "none", "false")
+            else to_int(window)}
 
 
 def _is_label(sub: ConfigRecord) -> bool:

@@ -11,8 +11,9 @@ written ``readerType = "CNTKTextFormatReader"`` with ``file`` and ``input``; str
 ``HTKMLFDeserializer`` (a stream with ``labelDim``, ``mlfFile`` or ``mlfFileList``,
 ``labelMappingFile``, ``phoneBoundaries``).  Several deserializers are joined by sequence key.
 ``randomize`` (CNTK's default: true) shuffles every sweep; ``frameMode = true`` makes every frame
-a sample.  CNTK's older ``readerType = "HTKMLFReader"`` blocks come here as that speech pair, and
-``readerType = "LMSequenceReader"`` as an ``LMSequenceReader`` deserializer (``_legacy_readers``
+a sample.  CNTK's older ``readerType = "HTKMLFReader"`` blocks come here as that speech pair
+(with ``frameMode = false`` read by :class:`stadyn.io.UtteranceSource`, cntk.exe's
+whole-utterance minibatches), and ``readerType = "LMSequenceReader"`` as an ``LMSequenceReader`` deserializer (``_legacy_readers``
 reads those blocks; this module opens the word-class and label mapping files).
 
 Keys this module does not use are reported (as warnings through ``warn``), since CNTK accepted
@@ -47,6 +48,9 @@ _READER_NO_EFFECT = {"randomizationwindow", "samplebasedrandomizationwindow", "p
 # checked when the block was read (type = "real", labelType = "category", ...)
 _LEGACY_STREAM_KEYS = {"type", "labeltype", "sectiontype", "mode", "elementsize", "wrecords",
                        "mapping", "category", "beginsequence", "endsequence"}
+# what _legacy_readers passes on in ReaderConfig.extra (the utterance mode's settings)
+_LEGACY_SETTINGS = {"framemode", "parallelsequences", "randomizationrange",
+                    "maxutterancelength"}
 _IMAGE_TYPES = {"imagedeserializer"}
 _TEXT_TYPES = {"cntktextformatdeserializer", "cntktextformatreader"}
 _BINARY_TYPES = {"cntkbinaryformatdeserializer"}
@@ -223,7 +227,7 @@ def _lm_text(d: DeserializerConfig) -> io.LMSequenceDeserializer:
 
 def _unused(reader: ReaderConfig, warn: Callable[[str], None]) -> None:
     for key in reader.extra:
-        if key.lower() not in _READER_NO_EFFECT | {"framemode"}:
+        if key.lower() not in _READER_NO_EFFECT | _LEGACY_SETTINGS:
             warn(f"WARNING: reader key '{key}' is not used by Stadyn")
     for d in reader.deserializers:
         for key in d.params:
@@ -289,6 +293,13 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     frame_mode = next((v for k, v in reader.extra.items() if k.lower() == "framemode"), False)
     if str(frame_mode).lower() not in ("true", "false"):
         raise _err(f"frameMode must be true or false, got '{frame_mode}'", reader.loc)
+    parallel = reader.extra.get("parallelSequences")
+    if parallel is not None:          # HTKMLFReader, frameMode = false: _legacy_readers
+        window = reader.extra.get("randomizationRange")
+        return io.UtteranceSource(made, int(parallel), randomize=reader.randomize,
+                                  randomization_range=io.AUTO_RANDOMIZATION_RANGE
+                                  if window is None else int(window),
+                                  max_utterance_length=int(reader.extra["maxUtteranceLength"]))
     return io.MinibatchSource(made, max_sweeps=max_sweeps, randomize=reader.randomize,
                               randomization_seed=seed,
                               frame_mode=str(frame_mode).lower() == "true")

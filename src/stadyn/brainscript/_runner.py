@@ -43,7 +43,8 @@ from ..graph import Variable, context, context_scope, topological_nodes
 from ..parametric import ParameterRegistry, parameter_registry
 from ..train import Trainer, evaluate_sums
 from ._blocks import CommandConfig, RunConfig, per_epoch, run_config
-from ._command_network import CommandNetwork, InputSource, Validation, loc_of, record_loc
+from ._command_network import (CommandNetwork, InputSource, Validation, criterion_total, loc_of,
+                               record_loc)
 from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, results_line)
 from ._config import BrainScriptSource, ConfigRecord, load_config, unused_overrides
 from ._precompute import check_computed, precompute
@@ -388,7 +389,7 @@ class _Runner:
                 raise ConfigError(f"node '{network.name(node)}': criterion nodes to evaluate must "
                                   "have dimension 1x1 (one value per sample)", *where)
         names = [network.name(n) for n in nodes]
-        sums = [F.sum(n) for n in nodes]
+        sums = [criterion_total(n) for n in nodes]     # over real steps of sequences
         source = make_source(cmd.reader, max_sweeps=1, warn=log.raw)
         inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"))
         mb_size = (cmd.minibatch_size or (_EVAL_MINIBATCH,))[0]
@@ -408,7 +409,8 @@ class _Runner:
                 logged = [list(t) for t in totals]
                 mbs_logged = mbs
         mbs = evaluate_sums(sums, inputs, inputs.input_map, minibatch_size=mb_size,
-                            max_samples=limit, on_minibatch=show_results)["minibatches"]
+                            max_samples=limit, on_minibatch=show_results,
+                            count=nodes[0])["minibatches"]      # the criterion's samples
         source.close()
         if cmd.trace_level > 0 and totals and totals[0][1] > logged[0][1]:
             self._eval_line(mbs_logged + 1, mbs, names, nodes, totals, logged, network, False)

@@ -42,6 +42,7 @@ from ._recordio import (MAGIC, IndexedRecordIO, IRHeader, ListEntry, RecordIORea
 from ._source import (DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS, FULL_DATA_SWEEP, INFINITE_SAMPLES,
                       INFINITELY_REPEAT, MinibatchData, MinibatchSource, MinibatchSourceFromData)
 from ._streams import Record, StreamDef, StreamDefs, StreamInformation
+from ._utterance_source import AUTO_RANDOMIZATION_RANGE, UtteranceSource, utterance_order
 from ._tools import (compute_mean, convert_cifar10, dump_rec, make_image_list, make_map_file,
                      pack_list)
 from ._workers import WorkerError
@@ -56,7 +57,7 @@ __all__ = [
     # sources
     "MinibatchSource", "MinibatchData", "MinibatchSourceFromData", "FULL_DATA_SWEEP",
     "INFINITELY_REPEAT", "INFINITE_SAMPLES", "DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS",
-    "WorkerError",
+    "WorkerError", "UtteranceSource", "utterance_order", "AUTO_RANDOMIZATION_RANGE",
     # transforms
     "transforms",
     # file formats

@@ -126,6 +126,9 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
     size = epoch_size or source.sweep_size
     by_sweep = not epoch_size       # an epoch is one sweep (CNTK's epochSize = 0)
     same_units = True               # the trainer counts samples as the reader does (so far)
+    # a reader that ends its own epochs (CNTK's legacy HTKMLFReader in utterance mode): told
+    # each epoch's number, size and minibatch size, read until it gives no more
+    begin_epoch = getattr(source, "start_epoch", None)
     sizes = _minibatch_sizes(minibatch_size)
     first = checked_count(initial_epoch, "Trainer.fit: initial_epoch", 0)
     outputs = list(outputs)     # a compiled step computes them too (one program per set)
@@ -165,11 +168,14 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
             batch = sizes(epoch)
             for hook in hooks:
                 hook.on_epoch_begin(trainer, epoch)
-            while seen < size:
+            if begin_epoch is not None:
+                begin_epoch(epoch, size, batch)
+            while seen < size or begin_epoch is not None:
                 # a request counts what the reader counts: cut to the epoch's end while the
                 # trainer counts the same, else (labels per sequence of sequence inputs) to
                 # the sweep's end where an epoch is a sweep
-                request = (min(batch, size - seen) if same_units else
+                request = (batch if begin_epoch is not None else
+                           min(batch, size - seen) if same_units else
                            max(min(batch, source.sweep_size - read_total), 1) if by_sweep
                            else batch)
                 data = source.next_minibatch(request, input_map=input_map, **partition)
@@ -221,7 +227,7 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
             for hook in hooks:
                 hook.on_epoch_end(trainer, record)
             history.append(record)
-            if seen < size and not swept:
+            if seen < size and not swept and begin_epoch is None:
                 break           # the source ran out (max_samples / max_sweeps)
     finally:
         if bar is not None:
