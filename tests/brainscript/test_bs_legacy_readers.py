@@ -20,11 +20,15 @@ import subprocess
 import numpy as np
 import pytest
 
+import stadyn as sd
+import stadyn.functions as F
 from stadyn import io
 from stadyn._errors import ConfigError, DataError
 from stadyn.brainscript import load_config, parse_config, reader_config, run, run_config
+from stadyn.brainscript._command_network import criterion_total
 from stadyn.brainscript._readers import _lm_text, make_source
 from stadyn.io._deserializer import pad_sequences
+from stadyn.train import evaluate_sums
 
 SOURCE = os.environ.get("STADYN_CNTK_SOURCE", "/work/.mirror/yaochengji+CNTK/repo")
 SPEECH = "Tests/EndToEndTests/Speech"
@@ -347,6 +351,27 @@ def test_utterance_mode_packing_by_hand():
     assert short.sweep_size == 12 and _epoch(short, 0, 12, 1) == [[[k], 3] for k in (0, 1, 2, 4)]
     source.start_epoch(0, 16, 9)
     assert source.next_minibatch(9)["x"].data[0, :, 0].tolist() == [0, 0, 0, 1, 1, 1]
+
+
+def test_an_epoch_that_leaves_a_sequence_unread_still_ends_its_sweep_and_is_evaluated_whole():
+    # [10, 2, 3, 9] in two buffers (above): u3, the sweep's last, is never read, yet the epoch's
+    # one minibatch ends the sweep (before: never flagged, so per-sweep schedules stalled)
+    source = io.UtteranceSource(_Utterances([10, 2, 3, 9]), 2, randomize=False)
+    source.start_epoch(0, 24, 1)
+    assert source.next_minibatch(1)["x"].end_of_sweep and not source.next_minibatch(1)
+    # evaluation reads the epoch to its end, as cntk.exe's evaluator did: the repeated
+    # sequences take the frames read past the sweep's 271 after two minibatches (276), and the
+    # third (125 frames) was dropped before
+    lengths = [2, 37, 11, 23, 12, 3, 17, 33, 1, 39, 20, 14, 31, 25, 3]
+    source = io.UtteranceSource(_Utterances(lengths), 4, randomize=False)
+    read = _epoch(source, 0, source.sweep_size, 20)
+    assert source.sweep_size == 271 and [n for _, n in read] == [126, 150, 125]
+    x = sd.sequence.input_variable((1,))
+    ones = F.add_scalar(F.mul_scalar(x, 0.0), 1.0)         # 1 a real step
+    result = evaluate_sums([criterion_total(ones)], io.UtteranceSource(_Utterances(lengths), 4,
+                                                             randomize=False),
+                           {x: "x"}, minibatch_size=20, count=ones)
+    assert result == {"sums": [401.0], "samples": 401, "minibatches": 3}
 
 
 def test_utterance_order_is_a_permutation_of_the_sweep():

@@ -274,6 +274,13 @@ class UtteranceSource(MinibatchSource):
         last minibatch: the repeated sequences before it are of the sweep too)."""
         if self._no_data and self._buffers[0] is not None:
             return False
+        if self._no_data:
+            # the epoch's last minibatch: a sequence still waiting in a buffer is never read
+            # (cntk.exe's quirk above), so a sweep whose end it held ends here too
+            for unit in self._buffers:
+                if unit is not None and id(unit) in self._unplaced and unit[2]:
+                    self._sweep_ends.add(unit[1])
+            self._unplaced = {}
         done = {s for s in self._sweep_ends if all(w > s for w in self._unplaced.values())}
         self._sweep_ends -= done
         return bool(done)

@@ -62,8 +62,12 @@ def evaluate_sums(sums: Sequence[Variable], source, input_map: Mapping | None = 
     plans = FeedingPlans(class_ids, _missing_message)
     totals = [0.0] * len(sums)
     seen = read = minibatches = 0
-    while (read if sweep else seen) < limit:
-        data = source.next_minibatch(min(minibatch_size, limit - (read if sweep else seen)),
+    # a reader that ends its own epochs (CNTK's legacy HTKMLFReader in utterance mode, which
+    # reads some sequences twice) is read until it gives no more, as cntk.exe's evaluator did
+    own_end = sweep and getattr(source, "start_epoch", None) is not None
+    while own_end or (read if sweep else seen) < limit:
+        data = source.next_minibatch(minibatch_size if own_end else
+                                     min(minibatch_size, limit - (read if sweep else seen)),
                                      input_map=input_map)
         if not data:
             break
