@@ -8,7 +8,7 @@ from ...cntk_semantics import reshape_sample
 from ...graph import Variable, apply, name_scope, new_lengths, set_sequence_axis, topological_nodes
 from ...sequence import input_variable as sequence_input_variable
 from ._graph import (BATCH, BLOCKS, INPUTS, LEAF_NAMES, PLACEHOLDERS, SHAPELESS, Block,
-                     made_by_cntk_op, primitive_op_name, set_op_name)
+                     made_by_cntk_op, primitive_op_name, seen_through, set_op_name)
 
 __all__ = ["rebuild"]
 
@@ -55,7 +55,8 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
     """The graph computing ``roots`` made again with each op call replayed: Variables in
     ``substitutions`` (``{old: new}``) replaced, parameters shared, cloned or frozen
     (``method``), inputs kept or (``clone_inputs``) cloned, names, op names and blocks carried
-    over.  Returns the new roots."""
+    over, values the sequence-begin flags spliced in (:func:`~._graph.mark_spliced`) left out.
+    Returns the new roots."""
     mapping: dict[int, Variable] = {id(old): new for old, new in substitutions.items()}
     for old, new in substitutions.items():
         # ops that read a substituted sequence input's lengths (a recurrence loaded from a
@@ -67,6 +68,9 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
     keep = [old for old in substitutions]   # ids stay valid while the map is used
 
     def new_of(v: Variable) -> Variable:
+        original = seen_through(v)
+        if original is not v:       # a sequence-begin splice: the copy reads what it stood for
+            return new_of(original)
         mapped = mapping.get(id(v))
         if mapped is None:
             if v.parent is not None:

@@ -29,12 +29,14 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "
            "INNER_OPS", "mark_outputs", "link_outputs", "outputs_of", "function_outputs",
            "mark_block",
            "BLOCKS", "SEQUENCE_AXES", "OUTPUT_INDEX", "name_sequence_axis", "kind_of", "name_of",
-           "op_name_of", "made_by_cntk_op", "mark_combine", "is_combine", "primitive_op_name",
+           "op_name_of", "made_by_cntk_op", "mark_combine", "is_combine",
+           "Combine", "combine_of", "primitive_op_name",
            "uid_of", "set_uid",
            "set_root_uid", "root_uid_of", "bind_placeholder", "placeholder_like",
            "replace_placeholder",
            "set_op_name", "cntk_name", "classify", "node_name",
-           "node_inputs", "block_inner_leaves", "search", "walk_leaves"]
+           "node_inputs", "block_inner_leaves", "search", "walk_leaves", "mark_spliced",
+           "seen_through", "shown_inputs", "is_splice_leaf"]
 
 # What CNTK knows of a Variable and Stadyn does not (weak: a Variable's entries die with it).
 INPUTS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -200,19 +202,41 @@ def set_op_name(v: Variable, op_name: str) -> None:
     _OP_NAMES[v] = op_name
 
 
-# the first output of each Combine function made (C.combine, a loaded model of several
-# outputs) -> the ids of all its outputs
-_COMBINES: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
+class Combine:
+    """A CNTK Combine function (``C.combine``, a loaded model of several functions' outputs):
+    its ``name`` and ``uid``; ``members``: the ids of its outputs, in order."""
+
+    __slots__ = ("members", "name", "uid")
+
+    def __init__(self, members: tuple, name: str):
+        self.members = members
+        self.name = name
+        self.uid = f"Combine{next(_uid_counter)}"
 
 
-def mark_combine(roots: list) -> None:
-    """Record ``roots`` as the outputs of one CNTK Combine function."""
-    _COMBINES[roots[0]] = tuple(map(id, roots))
+# the first output of each Combine function made -> {the ids of all its outputs: its Combine}
+_COMBINES: "weakref.WeakKeyDictionary[Variable, dict]" = weakref.WeakKeyDictionary()
+
+
+def mark_combine(roots: list, name: str = "") -> Combine:
+    """Record ``roots`` as the outputs of one CNTK Combine function named ``name``; returns
+    it (combines of the same outputs are Combine functions of their own)."""
+    members = tuple(map(id, roots))
+    made = _COMBINES.setdefault(roots[0], {})[members] = Combine(members, name)
+    return made
+
+
+def combine_of(members) -> "Combine | None":
+    """The Combine function last made of the outputs ``members`` (:func:`mark_combine`), or
+    None."""
+    if not members:
+        return None
+    return _COMBINES.get(members[0], {}).get(tuple(map(id, members)))
 
 
 def is_combine(members) -> bool:
-    """``members`` are the outputs of a Combine function :func:`mark_combine` recorded."""
-    return len(members) > 1 and _COMBINES.get(members[0]) == tuple(map(id, members))
+    """``members`` are several outputs of a Combine function :func:`mark_combine` recorded."""
+    return len(members) > 1 and combine_of(members) is not None
 
 
 def mark_outputs(outputs: list[Variable], op_name: str, block: bool = False) -> None:
@@ -256,9 +280,7 @@ def outputs_of(v: Variable) -> list[Variable]:
 
 def function_outputs(members) -> "tuple[Variable, ...] | None":
     """``members`` if they are all the outputs of one CNTK function, in order (``top_k``'s
-    values and indices, an unpack's value and mask), else None (a ``combine`` of several)."""
-    if is_combine(members):
-        return None
+    values and indices, an unpack's value and mask), else None (outputs of several)."""
     outs = outputs_of(members[0])
     same = len(outs) == len(members) and all(a is b for a, b in zip(outs, members))
     return tuple(outs) if same else None
@@ -325,6 +347,40 @@ def root_uid_of(v: Variable) -> str:
     if uid is None and v in BLOCKS:
         uid = _ROOT_UIDS[v] = f"{primitive_op_name(v)}{next(_uid_counter)}"
     return uid or uid_of(v)
+
+
+# Values the sequence-begin flags splice in where a recurrence reads an initial state
+# (``_sequence_begin``: ``s0 * begin + carried * (1 - begin)``) -> the value each stands for:
+# CNTK's graph does not change when flags are given, so the walks, clones and saves see that.
+# The leaves such a value is computed from besides the original are set by the runs, not fed.
+_SPLICED: "weakref.WeakKeyDictionary[Variable, weakref.ref]" = weakref.WeakKeyDictionary()
+_SPLICE_LEAVES: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+
+
+def mark_spliced(spliced: Variable, original: Variable, leaves=()) -> None:
+    """Record ``spliced`` as standing, in CNTK's view of the graph, for ``original`` (which it
+    is computed from, with the ``leaves`` the runs set)."""
+    _SPLICED[spliced] = weakref.ref(original)
+    _SPLICE_LEAVES.update(leaves)
+
+
+def is_splice_leaf(v: Variable) -> bool:
+    """``v`` is one of the leaves a spliced value is computed from (:func:`mark_spliced`)."""
+    return v in _SPLICE_LEAVES
+
+
+def seen_through(v: Variable) -> Variable:
+    """The value CNTK's view of the graph shows in place of ``v`` (``v`` itself but for a
+    value :func:`mark_spliced` recorded)."""
+    ref = _SPLICED.get(v)
+    original = ref() if ref is not None else None
+    return v if original is None else original
+
+
+def shown_inputs(v: Variable) -> list[Variable]:
+    """The inputs CNTK shows for the op that made ``v``: a sequence op's lengths input is
+    Stadyn's layout, no input CNTK shows; a spliced value is seen through."""
+    return [seen_through(i) for i in v.parent.inputs if not is_lengths(i)]
 
 
 # -- CNTK's depth-first search -----------------------------------------------------------------
@@ -410,8 +466,7 @@ def block_inner_leaves(out: Variable) -> list[Variable]:
                 leaves.append(v)
             continue
         stop.add(id(v))                      # an op's output: walked once
-        # a sequence op's lengths input is Stadyn's layout, no input CNTK shows
-        stack.extend(reversed([i for i in v.parent.inputs if not is_lengths(i)]))
+        stack.extend(reversed(shown_inputs(v)))
     return cntk_cell_order(leaves)
 
 
@@ -422,8 +477,7 @@ def node_inputs(node: tuple[str, Variable]) -> list[Variable]:
     if kind == "block":
         return block_inner_leaves(v) + list(BLOCKS[v].arguments)
     if kind == "op" and v.parent is not None:
-        # a sequence op's lengths input is Stadyn's layout, no input CNTK shows
-        return [i for i in v.parent.inputs if not is_lengths(i)]
+        return shown_inputs(v)
     return []
 
 
@@ -487,7 +541,7 @@ def walk_operands(roots: list[Variable], leaves: list[Variable]) -> list[Variabl
         elif kind == "block":
             stack.extend(reversed(BLOCKS[v].arguments))
         elif v.parent is not None:
-            stack.extend(reversed(list(v.parent.inputs)))
+            stack.extend(reversed([seen_through(i) for i in v.parent.inputs]))
     return found + [v for v in leaves if id(v) not in seen]
 
 

@@ -11,7 +11,7 @@ from ...learners import Learner as _Learner
 from ...train import Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._function import Function
-from ._graph import BATCH, made_by_cntk_op
+from ._graph import BATCH, is_splice_leaf, made_by_cntk_op
 from ._run_checks import RunnableCheck
 from ._sequence_begin import SequenceBeginError, SequenceBegins, carrying, split_flags
 
@@ -120,6 +120,10 @@ class Trainer(_Trainer):
         super().__init__(unwrap(model), tuple(unwrap(c) for c in criterion),
                          unwrap(parameter_learners), unwrap(progress_writers), *unwrap(args),
                          **kwargs)
+        # the leaves sequence-begin flags splice into a recurrence (where a Function of the
+        # model ran with flags before this Trainer was made) are set by the runs, not fed
+        self.arguments = [v for v in self.arguments if not is_splice_leaf(v)]
+        self._metric_arguments = [v for v in self._metric_arguments if not is_splice_leaf(v)]
         # the model's carried states live as long as the Trainer, as in CNTK, where
         # ``trainer.model`` is one Function: each ``trainer.model`` here is a new Function over
         # the same outputs, which shares the state this holds
