@@ -5,6 +5,7 @@ function of a ``combine`` (a Combine function, of one output too) and of a saved
 
 import os
 import re
+import warnings
 
 import numpy as np
 
@@ -144,3 +145,67 @@ def top_k_saved_and_loaded_keeps_its_root(C, r):
                 if isinstance(values, dict) else values
     return res
 
+
+_MEMBER_NAMES = ["cntk.Function.signature", "cntk.Function.update_signature",
+                 "cntk.Function.declare_args", "cntk.Trainer.total_number_of_units_seen",
+                 "cntk.Trainer.print_node_timing", "cntk.variables.VariableMixin.has_batch_axis",
+                 "cntk.variables.VariableMixin.has_sequence_axis"]
+
+
+@cntk_case(names=_MEMBER_NAMES + ["cntk.train.DataUnit"],
+           note="members of CNTK 2.7's Function, Trainer and Variable Stadyn lacked: "
+                "signature (the arguments as a tuple), update_signature (placeholders replaced "
+                "in place by inputs of the given shapes or types, named as they were; a "
+                "@Function of untyped arguments built on them), declare_args (the betas' "
+                "spelling, deprecated), the Trainer's total_number_of_units_seen (samples, "
+                "minibatches, minibatches ending a sweep) and print_node_timing, and "
+                "has_batch_axis / has_sequence_axis (a placeholder: False, True)")
+def function_trainer_and_variable_members(C, r):
+    r.touch(*_MEMBER_NAMES)
+    res = {}
+    x = C.input_variable(3, name="x")
+    z = C.layers.Dense(2, name="d")(x)
+    res["signature"] = [type(z.signature).__name__] + [[a.name, list(a.shape)]
+                                                      for a in z.signature]
+
+    @C.Function
+    def f(a, b):
+        return a * 2 + b
+    res["untyped"] = [[a.name, list(a.shape), a.is_placeholder] for a in f.signature]
+    f.update_signature(3, b=(3,))
+    res["typed"] = [[a.name, list(a.shape), a.is_input] for a in f.signature]
+    res["typed value"] = f(r.randn(2, 3), r.randn(2, 3))
+    try:
+        f.update_signature(3)
+        res["too few types"] = "no error"
+    except TypeError:
+        res["too few types"] = "TypeError"
+    g = C.plus(C.placeholder(2, name="p"), 1.0)
+    g.update_signature(C.layers.typing.Tensor[2])
+    res["placeholder typed"] = [[a.name, list(a.shape), a.is_input] for a in g.arguments]
+    h = C.element_times(C.placeholder(4, name="q"), 3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)     # (asked for, as CNTK warns)
+        h.declare_args(4)
+    res["declared"] = [[a.name, list(a.shape), a.is_input] for a in h.arguments]
+    res["declared value"] = h.eval(r.randn(2, 4))
+
+    y = C.input_variable(2)
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
+    data = {x: r.randn(2, 3), y: r.onehot(2, 2)}
+    units = []
+    for end in (False, True, False, True, True):
+        trainer.train_minibatch(data, is_sweep_end=end)
+        units.append([trainer.total_number_of_units_seen(u) for u in
+                      (C.DataUnit.sample, C.DataUnit.minibatch, C.DataUnit.sweep)])
+    trainer.test_minibatch(data)
+    units.append([trainer.total_number_of_units_seen(C.DataUnit.sample)])
+    res["units seen"] = units
+    res["print_node_timing"] = repr(trainer.print_node_timing())
+
+    s = C.sequence.input_variable(2)
+    res["axes"] = [[v.has_batch_axis(), v.has_sequence_axis()] for v in (
+        x, s, C.parameter((2,)), C.constant(1.0), (x + 1).output, C.sequence.last(s).output,
+        C.placeholder(), C.placeholder(3))]
+    return res

@@ -12,6 +12,7 @@ behaviour lives in Stadyn, this module only maps CNTK's view onto it.
 from __future__ import annotations
 
 import enum
+import warnings
 from typing import Any
 
 from ...graph import Variable, is_lengths
@@ -23,6 +24,7 @@ from ._loops import clone_graph, close_loops, split_loops
 from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
 from ._signature import _function_of_callable as function_of_callable, argument_leaves
+from ._signature import _input_of_type as input_of_type
 from ._step_values import step_value
 
 __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "combine_outputs"]
@@ -237,6 +239,43 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
                  if G.kind_of(v) in ("input", "placeholder")
                  and not is_lengths(v)]     # a sequence input's lengths come with its data
         return [wrap_variable(v) for v in G.in_argument_order(self.variable, found)]
+
+    @property
+    def signature(self) -> tuple:
+        """The arguments, as a tuple: those a call takes, in order."""
+        return tuple(self.arguments)
+
+    def update_signature(self, *arg_types, **kwarg_types) -> None:
+        """Give the arguments types, in place: each placeholder is replaced by an input of the
+        given per-sample shape or type (``3``, ``(3, 2)``, ``Tensor[3]``,
+        ``Sequence[Tensor[3]]``; None leaves it), named as it was.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> f = C.plus(C.placeholder(2, name="p"), 1.0)
+            >>> f.update_signature(2)
+            >>> [(a.name, a.shape, a.is_input) for a in f.arguments]
+            [('p', (2,), True)]
+        """
+        params = self.signature
+        if len(arg_types) + len(kwarg_types) != len(params):
+            raise TypeError(f"CNTK Function expected {len(params)} arguments, got "
+                            f"{len(arg_types) + len(kwarg_types)}")
+        mapping = self.argument_map(*arg_types, **kwarg_types)
+        self.replace_placeholders({p: input_of_type(t, p.name) for p, t in mapping.items()
+                                   if t is not None})
+
+    def declare_args(self, *arg_types) -> None:
+        """The 2017 betas' :meth:`update_signature` (deprecated): the placeholders, in order,
+        replaced by the given Variables or by inputs of the given shapes."""
+        warnings.warn("This will be removed in future versions. Please use "
+                      "update_signature(...) instead", DeprecationWarning, stacklevel=2)
+        placeholders = self.placeholders
+        if len(arg_types) != len(placeholders):
+            raise TypeError(f"CNTK Function.declare_args() expected {len(placeholders)} "
+                            f"arguments, got {len(arg_types)}")
+        self.replace_placeholders({p: t if isinstance(t, GraphObject) else input_of_type(t)
+                                   for p, t in zip(placeholders, arg_types)})
 
     @property
     def parameters(self) -> list:
