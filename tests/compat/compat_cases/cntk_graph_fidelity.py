@@ -88,15 +88,20 @@ def _root(f):
             "arguments": [a.name for a in f.arguments]}
 
 
-@cntk_case(names=_ROOT_NAMES + ["cntk.ops.combine"],
+@cntk_case(names=_ROOT_NAMES + ["cntk.ops.combine", "cntk.logging.get_node_outputs",
+                                "cntk.logging.depth_first_search",
+                                "cntk.logging.graph.find_all_with_name",
+                                "cntk.Function.find_all_with_name"],
            note="CNTK 2.7's combine makes a Combine function (of one output too): the "
                 "composite's root_function is it (op_name Combine, uid Combine<n>, the name "
                 "given to combine, its inputs the outputs it combines, which keep their "
                 "names). Stadyn gave the composite itself as the root of several outputs, the "
                 "first output's op for one, and combine(..., name=) renamed the first output; "
-                "a composite's uid was CompositeFunction<its root's uid>")
+                "a composite's uid was CompositeFunction<its root's uid>. The walks visit the "
+                "Combine first (get_node_outputs, depth_first_search, find_all_with_name: "
+                "Stadyn's did so for several outputs only, and never found it by name)")
 def combine_root_function(C, r):
-    r.touch(*_ROOT_NAMES)
+    r.touch(*(_ROOT_NAMES + ["cntk.Function.find_all_with_name"]))
     x = C.input_variable(5, name="x")
     a = C.plus(x, 1.0, name="a")
     b = C.tanh(x, name="b")
@@ -106,8 +111,14 @@ def combine_root_function(C, r):
     made = {"two": C.combine([a, b]), "one": C.combine([a]), "named": C.combine([a, b], name="cc"),
             "blocks": C.combine([d1, d2]), "plus": a}
     for k in sorted(made):
-        for part, value in _root(made[k]).items():
+        f = made[k]
+        for part, value in _root(f).items():
             res[k + " " + part] = value
+        res[k + " node outputs"] = [_uid(o) for o in C.logging.get_node_outputs(f)]
+        res[k + " search"] = [[n.name, _uid(n)] for n in
+                              C.logging.depth_first_search(f, lambda n: True)]
+        res[k + " by name"] = [_uid(n) for n in f.find_all_with_name("cc")] + \
+            [_uid(n) for n in C.logging.find_all_with_name(f, "cc")]
     res["values"] = [made["named"].eval({x: r.randn(2, 5)})[o] for o in made["named"].outputs]
     return res
 

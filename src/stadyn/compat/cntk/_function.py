@@ -323,10 +323,13 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         return self.variable if self._view == "op" and self.variable in G.BLOCKS else None
 
     def find_all_with_name(self, name: str, depth: int = 0) -> list:
-        """Every function and variable named ``name`` (``depth`` levels into blocks; -1 all)."""
-        return [_wrap_node(n) for n in G.search(self._walk_start(),
-                                                 lambda n: G.node_name(n) == name,
-                                                 depth, self._inside())]
+        """Every function and variable named ``name`` (``depth`` levels into blocks; -1 all; a
+        ``combine``'s Combine function first)."""
+        combine = self._combine()
+        first = [self.root_function] if combine is not None and combine.name == name else []
+        return first + [_wrap_node(n) for n in G.search(self._walk_start(),
+                                                         lambda n: G.node_name(n) == name,
+                                                         depth, self._inside())]
 
     def find_by_name(self, name: str, depth: int = 0):
         """The function or variable named ``name``; None when there is none, a ValueError when
