@@ -20,7 +20,7 @@ MODULES = {
              "cntk_image_notebooks", "cntk_seq_notebooks", "cntk_decoding",
              "cntk_sequence_begin", "cntk_dtypes", "cntk_function_misuse",
              "cntk_slice_strides", "cntk_function_roots", "cntk_top_k_ties",
-             "cntk_runs_state", "cntk_loaded_model"],
+             "cntk_runs_state", "cntk_loaded_model", "cntk_graph_fidelity"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
                "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn", "nnabla_save",
                "nnabla_augment", "nnabla_functions_extra", "nnabla_solvers_more",

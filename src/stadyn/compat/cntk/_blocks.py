@@ -20,6 +20,7 @@ from __future__ import annotations
 from ... import functions as F
 from . import _graph as G
 from ._adapt import unwrap
+from ._clone import rebuild
 from ._function import Function
 
 __all__ = ["as_block", "as_composite", "BlockFunction"]
@@ -37,7 +38,7 @@ def as_block(composite, block_arguments_map, block_op_name: str,
     out = unwrap(composite)
     pairs = [(unwrap(p), unwrap(a)) for p, a in block_arguments_map]
     if pairs:
-        out = G.rebuild([out], dict(pairs), "share")[0]
+        out = rebuild([out], dict(pairs), "share")[0]
         if out.parent is None:
             out = F.identity(out)
     G.BLOCKS[out] = G.Block(block_op_name, block_instance_name, tuple(a for _, a in pairs))

@@ -12,6 +12,7 @@ behaviour lives in Stadyn, this module only maps CNTK's view onto it.
 from __future__ import annotations
 
 import enum
+import warnings
 from typing import Any
 
 from ...graph import Variable, is_lengths
@@ -23,6 +24,7 @@ from ._loops import clone_graph, close_loops, split_loops
 from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
 from ._signature import _function_of_callable as function_of_callable, argument_leaves
+from ._signature import _input_of_type as input_of_type
 from ._step_values import step_value
 
 __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "combine_outputs"]
@@ -65,7 +67,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         [[3.0, 3.0]]
     """
 
-    __slots__ = ("members", "_view", "_runs")
+    __slots__ = ("members", "_view", "_runs", "_combined")
 
     def __new__(cls, variable=None, *args, **kwargs):
         if callable(variable) and not isinstance(variable, (Variable, GraphObject)):
@@ -73,13 +75,15 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         return super().__new__(cls)
 
     def __init__(self, variable: Variable, members: "list[Variable] | None" = None,
-                 view: str = "composite", runs: RunState | None = None):
+                 view: str = "composite", runs: RunState | None = None,
+                 combined: "G.Combine | None" = None):
         if not isinstance(variable, Variable):          # made by __new__ from a Python function
             return
         super().__init__(variable)
         self.members = members
         self._view = view
         self._runs = runs       # a combine's own run state (else the outputs' shared one)
+        self._combined = combined   # the Combine function a combine made
 
     @staticmethod
     def with_signature(*types, **named_types):
@@ -96,9 +100,13 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
             return ("op", self.variable)
         return G.classify(self.variable)
 
+    def _combine(self) -> "G.Combine | None":
+        """The Combine function this Function is (or is the composite of), if any."""
+        return self._combined if self._view in ("composite", "combine") else None
+
     def _walk_start(self) -> "list[tuple[str, Variable]]":
         """Where CNTK's walk starts: the root function, or each output of a ``combine``."""
-        if self._view == "composite" and self.members and len(self.members) > 1:
+        if self._view in ("composite", "combine") and self.members and len(self.members) > 1:
             return [G.classify(v) for v in self.members]
         return [self._node()]
 
@@ -108,9 +116,12 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
     @property
     def name(self) -> str:
         """The name of the root function (a layer's ``name``, an op's ``name=``; a function of
-        several outputs, ``top_k``'s, is named by its first)."""
+        several outputs, ``top_k``'s, is named by its first; a ``combine``, as it was named)."""
+        combine = self._combine()
+        if combine is not None:
+            return combine.name
         if self.members and len(self.members) > 1 and G.function_outputs(self.members) is None:
-            return ""                   # (a combine of several functions' outputs)
+            return ""                   # (outputs of several functions, combined)
         kind, v = self._node()
         if kind == "op":
             v = G.outputs_of(v)[0]
@@ -118,6 +129,10 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
 
     @name.setter
     def name(self, value: str) -> None:
+        combine = self._combine()
+        if combine is not None:
+            combine.name = value        # (the outputs keep theirs)
+            return
         block = G.BLOCKS.get(self.variable)
         if block is not None and self._view != "op":
             block.name = value
@@ -140,10 +155,14 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
     @property
     def root_function(self) -> "Function":
         """The op (or block) that made the output; that of all the outputs of a function of
-        several (``top_k``, ``sequence.unpack``), with them all."""
+        several (``top_k``, ``sequence.unpack``), with them all; a ``combine``'s Combine
+        function."""
         outs = G.outputs_of(self.variable)
+        if self._combine() is not None:
+            return Function(self.variable, self.members, view="combine", runs=self._runs,
+                            combined=self._combined)
         if self.members and len(self.members) > 1 and G.function_outputs(self.members) is None:
-            return self                 # (a combine of several functions' outputs)
+            return self                 # (outputs of several functions, combined)
         view = "op" if self._view == "op" else ("block" if self.variable in G.BLOCKS else "op")
         if len(outs) > 1:
             return Function(outs[0], list(outs), view=view)
@@ -159,8 +178,8 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
 
     @property
     def is_primitive(self) -> bool:
-        """A root function: an op, or a block (which is one op of its graph)."""
-        return self._view in ("op", "block")
+        """A root function: an op, a block (which is one op of its graph), a Combine."""
+        return self._view in ("op", "block", "combine")
 
     @property
     def block_root(self) -> "Function":
@@ -180,9 +199,11 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
     @property
     def op_name(self) -> str:
         """``CompositeFunctionOpName`` for a composite; the op's (``Plus``) or the layer's
-        (``Dense``) name for a root function."""
+        (``Dense``) name for a root function; ``Combine`` for a ``combine``'s."""
         if self._view == "composite":
             return "CompositeFunctionOpName"
+        if self._view == "combine":
+            return "Combine"
         if self._view == "op":
             known = G.op_name_of(self.variable) if self.variable not in G.BLOCKS else None
             return known or G.primitive_op_name(self.variable)
@@ -190,16 +211,22 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
 
     @property
     def uid(self) -> str:
-        """A unique id (``CompositeFunction10``, ``Plus9``)."""
+        """A unique id (``CompositeFunction10``, ``Plus9``, ``Combine11``)."""
         if self._view == "op" and self.variable in G.BLOCKS:
             return G.root_uid_of(self.variable)         # the op inside the block
-        base = G.uid_of(self.variable)
-        return f"CompositeFunction{base}" if self._view == "composite" else base
+        combine = self._combine()
+        base = combine.uid if combine is not None else G.uid_of(self.variable)
+        if self._view == "composite":       # (its number: that of its root's uid)
+            return "CompositeFunction" + "".join(c for c in base if c.isdigit())
+        return base
 
     @property
     def inputs(self) -> list:
         """A composite's leaves (arguments, parameters, constants); a root function's own
-        inputs (a block's: its parameters, then its arguments)."""
+        inputs (a block's: its parameters, then its arguments; a Combine's: the outputs it
+        combines)."""
+        if self._view == "combine":
+            return self.outputs
         if self._view == "composite":
             return [wrap_variable(v) for v in self._leaves()]
         return [wrap_variable(v) for v in G.node_inputs(
@@ -212,6 +239,43 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
                  if G.kind_of(v) in ("input", "placeholder")
                  and not is_lengths(v)]     # a sequence input's lengths come with its data
         return [wrap_variable(v) for v in G.in_argument_order(self.variable, found)]
+
+    @property
+    def signature(self) -> tuple:
+        """The arguments, as a tuple: those a call takes, in order."""
+        return tuple(self.arguments)
+
+    def update_signature(self, *arg_types, **kwarg_types) -> None:
+        """Give the arguments types, in place: each placeholder is replaced by an input of the
+        given per-sample shape or type (``3``, ``(3, 2)``, ``Tensor[3]``,
+        ``Sequence[Tensor[3]]``; None leaves it), named as it was.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> f = C.plus(C.placeholder(2, name="p"), 1.0)
+            >>> f.update_signature(2)
+            >>> [(a.name, a.shape, a.is_input) for a in f.arguments]
+            [('p', (2,), True)]
+        """
+        params = self.signature
+        if len(arg_types) + len(kwarg_types) != len(params):
+            raise TypeError(f"CNTK Function expected {len(params)} arguments, got "
+                            f"{len(arg_types) + len(kwarg_types)}")
+        mapping = self.argument_map(*arg_types, **kwarg_types)
+        self.replace_placeholders({p: input_of_type(t, p.name) for p, t in mapping.items()
+                                   if t is not None})
+
+    def declare_args(self, *arg_types) -> None:
+        """The 2017 betas' :meth:`update_signature` (deprecated): the placeholders, in order,
+        replaced by the given Variables or by inputs of the given shapes."""
+        warnings.warn("This will be removed in future versions. Please use "
+                      "update_signature(...) instead", DeprecationWarning, stacklevel=2)
+        placeholders = self.placeholders
+        if len(arg_types) != len(placeholders):
+            raise TypeError(f"CNTK Function.declare_args() expected {len(placeholders)} "
+                            f"arguments, got {len(arg_types)}")
+        self.replace_placeholders({p: t if isinstance(t, GraphObject) else input_of_type(t)
+                                   for p, t in zip(placeholders, arg_types)})
 
     @property
     def parameters(self) -> list:
@@ -259,10 +323,13 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         return self.variable if self._view == "op" and self.variable in G.BLOCKS else None
 
     def find_all_with_name(self, name: str, depth: int = 0) -> list:
-        """Every function and variable named ``name`` (``depth`` levels into blocks; -1 all)."""
-        return [_wrap_node(n) for n in G.search(self._walk_start(),
-                                                 lambda n: G.node_name(n) == name,
-                                                 depth, self._inside())]
+        """Every function and variable named ``name`` (``depth`` levels into blocks; -1 all; a
+        ``combine``'s Combine function first)."""
+        combine = self._combine()
+        first = [self.root_function] if combine is not None and combine.name == name else []
+        return first + [_wrap_node(n) for n in G.search(self._walk_start(),
+                                                         lambda n: G.node_name(n) == name,
+                                                         depth, self._inside())]
 
     def find_by_name(self, name: str, depth: int = 0):
         """The function or variable named ``name``; None when there is none, a ValueError when
@@ -401,7 +468,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
              use_external_files_to_store_parameters: bool = False) -> None:
         """Save the graph of the outputs (a Stadyn model file keeping CNTK's names; ONNX with
         ``ModelFormat.ONNX``)."""
-        save_roots(self._roots(), self.arguments, filename, format)
+        save_roots(self._roots(), self.arguments, filename, format, self._combine())
 
     save_model = save  # the 2017 betas' name
 
@@ -446,19 +513,19 @@ def _bound_placeholder(new: Variable, old: Variable) -> Variable:
     return new
 
 
-def combine_outputs(functions: list) -> Function:
-    """Several Functions' outputs as one Function: a Function of its own, as CNTK's Combine
-    is, whose runs keep their state apart from those of the Functions combined (CNTK 2.7:
-    ``C.combine([z])`` has no previous run to go on from after ``z``'s)."""
+def combine_outputs(functions: list, name: str = "") -> Function:
+    """Functions' outputs as one Function whose root is a Combine function named ``name`` (one
+    output too, as CNTK's): a Function of its own, whose runs keep their state apart from
+    those of the Functions combined (CNTK 2.7: ``C.combine([z])`` has no previous run to go on
+    from after ``z``'s)."""
     flat: list[Variable] = []
     for f in functions:
         if isinstance(f, Function):
             flat.extend(f._roots())
         else:
             flat.append(unwrap(f))
-    if len(flat) > 1:
-        G.mark_combine(flat)       # a Combine function: graph walks list its outputs first
-    return Function(flat[0], flat if len(flat) > 1 else None, runs=RunState())
+    combined = G.mark_combine(flat, name)   # (graph walks list its outputs first)
+    return Function(flat[0], flat, runs=RunState(), combined=combined)
 
 
 def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:
@@ -474,7 +541,10 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:
         >>> m.arguments[0].name, m.find_by_name("d").shape
         ('x', (3,))
     """
-    return combine_outputs(load_roots(model, format))
+    roots, combine = load_roots(model, format)
+    if combine is None and (len(roots) == 1 or G.function_outputs(roots) is not None):
+        return Function(roots[0], roots if len(roots) > 1 else None, runs=RunState())
+    return combine_outputs(roots, combine or "")
 
 
 bind(Function=Function,      # Variable.owner and the wrapping of outputs (_mixins, _variables)

@@ -5,8 +5,14 @@ Functions (primitive ops, and *blocks*: a layer applied to its arguments).  Stad
 Variables and op nodes only, so this module keeps what CNTK adds, per Variable and held weakly:
 the names of inputs and placeholders, the CNTK op name of an output, the block a layer
 application made, a unique id.  On that it builds CNTK's depth-first search (what
-``find_by_name`` and ``cntk.logging.graph`` walk, with its ``depth`` into blocks) and cloning: a
-graph's op calls replayed with substitutions, its parameters shared, copied or frozen.
+``find_by_name`` and ``cntk.logging.graph`` walk, with its ``depth`` into blocks).  Cloning is
+:mod:`._clone`.
+
+Nothing here holds a graph alive: what is kept per Variable is keyed weakly, and a value kept
+for a Variable refers to other Variables only weakly where they are computed into it (a
+block's arguments): a run of a graph makes each of its roots refer to every other (through
+the run's plan), so a strong reference from an entry to a run's root would keep its key, and
+the whole graph, alive for ever.
 """
 
 from __future__ import annotations
@@ -16,21 +22,21 @@ import re
 import weakref
 from typing import Callable, Iterator
 
-from ...cntk_semantics import BatchAxes, reshape_sample
-from ...sequence import input_variable as sequence_input_variable
-from ...graph import (Variable, apply, is_lengths, name_scope, new_lengths, set_sequence_axis,
-                      topological_nodes)
+from ...cntk_semantics import BatchAxes
+from ...graph import Variable, is_lengths, new_lengths, set_sequence_axis
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
            "INNER_OPS", "mark_outputs", "link_outputs", "outputs_of", "function_outputs",
            "mark_block",
            "BLOCKS", "SEQUENCE_AXES", "OUTPUT_INDEX", "name_sequence_axis", "kind_of", "name_of",
-           "op_name_of", "made_by_cntk_op", "mark_combine", "is_combine", "primitive_op_name",
+           "op_name_of", "made_by_cntk_op", "mark_combine", "is_combine",
+           "Combine", "combine_of", "primitive_op_name",
            "uid_of", "set_uid",
            "set_root_uid", "root_uid_of", "bind_placeholder", "placeholder_like",
            "replace_placeholder",
            "set_op_name", "cntk_name", "classify", "node_name",
-           "node_inputs", "block_inner_leaves", "search", "walk_leaves", "rebuild"]
+           "node_inputs", "block_inner_leaves", "search", "walk_leaves", "mark_spliced",
+           "seen_through", "shown_inputs", "is_splice_leaf"]
 
 # What CNTK knows of a Variable and Stadyn does not (weak: a Variable's entries die with it).
 INPUTS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -69,17 +75,57 @@ _BN_NAMES = {"beta": "bias", "gamma": "scale", "mean": "aggregate_mean",
 
 class Block:
     """A layer applied to ``arguments``: CNTK's block function (``op_name`` is the layer's kind,
-    ``Dense``; ``name`` the name it was given)."""
+    ``Dense``; ``name`` the name it was given).
 
-    __slots__ = ("op_name", "name", "arguments", "__weakref__")
+    Kept in :data:`BLOCKS` under the block's output, it holds the arguments that output is
+    computed from weakly (the output holds them), the others (an argument the layer ignores)
+    as given: an argument can be a root of the same runs as the output, and so refer to it."""
+
+    __slots__ = ("op_name", "name", "_arguments", "__weakref__")
 
     def __init__(self, op_name: str, name: str, arguments: tuple):
         self.op_name = op_name
         self.name = name
-        self.arguments = tuple(arguments)
+        self._arguments = tuple(arguments)
+
+    @property
+    def arguments(self) -> tuple:
+        return tuple(a() if isinstance(a, weakref.ref) else a for a in self._arguments)
+
+    def held_by(self, out: Variable) -> None:
+        """Refer weakly to the arguments ``out`` is computed from."""
+        args = self.arguments
+        reached = _reached_from(out, [a for a in args if isinstance(a, Variable)])
+        self._arguments = tuple(weakref.ref(a) if id(a) in reached else a for a in args)
 
 
-BLOCKS: "weakref.WeakKeyDictionary[Variable, Block]" = weakref.WeakKeyDictionary()
+def _reached_from(out: Variable, targets: list[Variable]) -> set[int]:
+    """The ids of the ``targets`` that ``out`` is computed from (or is)."""
+    wanted = {id(t) for t in targets}
+    found, seen, stack = set(), set(), [out]
+    while stack and found != wanted:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if id(v) in wanted:
+            found.add(id(v))
+            continue            # (what the argument is computed from is no concern here)
+        if v.parent is not None:
+            stack.extend(v.parent.inputs)
+    return found
+
+
+class _Blocks(weakref.WeakKeyDictionary):
+    """Output -> :class:`Block`, each block holding its arguments as :meth:`Block.held_by`
+    says."""
+
+    def __setitem__(self, out: Variable, block: Block) -> None:
+        block.held_by(out)
+        super().__setitem__(out, block)
+
+
+BLOCKS: "weakref.WeakKeyDictionary[Variable, Block]" = _Blocks()
 
 # A named sequence axis (``C.Axis('inputAxis')``, by its ``cntk.Axis``), keyed by the sequences'
 # lengths Variable: every value computed step by step from a sequence shares its lengths, so
@@ -156,19 +202,41 @@ def set_op_name(v: Variable, op_name: str) -> None:
     _OP_NAMES[v] = op_name
 
 
-# the first output of each Combine function made (C.combine, a loaded model of several
-# outputs) -> the ids of all its outputs
-_COMBINES: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
+class Combine:
+    """A CNTK Combine function (``C.combine``, a loaded model of several functions' outputs):
+    its ``name`` and ``uid``; ``members``: the ids of its outputs, in order."""
+
+    __slots__ = ("members", "name", "uid")
+
+    def __init__(self, members: tuple, name: str):
+        self.members = members
+        self.name = name
+        self.uid = f"Combine{next(_uid_counter)}"
 
 
-def mark_combine(roots: list) -> None:
-    """Record ``roots`` as the outputs of one CNTK Combine function."""
-    _COMBINES[roots[0]] = tuple(map(id, roots))
+# the first output of each Combine function made -> {the ids of all its outputs: its Combine}
+_COMBINES: "weakref.WeakKeyDictionary[Variable, dict]" = weakref.WeakKeyDictionary()
+
+
+def mark_combine(roots: list, name: str = "") -> Combine:
+    """Record ``roots`` as the outputs of one CNTK Combine function named ``name``; returns
+    it (combines of the same outputs are Combine functions of their own)."""
+    members = tuple(map(id, roots))
+    made = _COMBINES.setdefault(roots[0], {})[members] = Combine(members, name)
+    return made
+
+
+def combine_of(members) -> "Combine | None":
+    """The Combine function last made of the outputs ``members`` (:func:`mark_combine`), or
+    None."""
+    if not members:
+        return None
+    return _COMBINES.get(members[0], {}).get(tuple(map(id, members)))
 
 
 def is_combine(members) -> bool:
-    """``members`` are the outputs of a Combine function :func:`mark_combine` recorded."""
-    return len(members) > 1 and _COMBINES.get(members[0]) == tuple(map(id, members))
+    """``members`` are several outputs of a Combine function :func:`mark_combine` recorded."""
+    return len(members) > 1 and combine_of(members) is not None
 
 
 def mark_outputs(outputs: list[Variable], op_name: str, block: bool = False) -> None:
@@ -212,9 +280,7 @@ def outputs_of(v: Variable) -> list[Variable]:
 
 def function_outputs(members) -> "tuple[Variable, ...] | None":
     """``members`` if they are all the outputs of one CNTK function, in order (``top_k``'s
-    values and indices, an unpack's value and mask), else None (a ``combine`` of several)."""
-    if is_combine(members):
-        return None
+    values and indices, an unpack's value and mask), else None (outputs of several)."""
     outs = outputs_of(members[0])
     same = len(outs) == len(members) and all(a is b for a, b in zip(outs, members))
     return tuple(outs) if same else None
@@ -281,6 +347,40 @@ def root_uid_of(v: Variable) -> str:
     if uid is None and v in BLOCKS:
         uid = _ROOT_UIDS[v] = f"{primitive_op_name(v)}{next(_uid_counter)}"
     return uid or uid_of(v)
+
+
+# Values the sequence-begin flags splice in where a recurrence reads an initial state
+# (``_sequence_begin``: ``s0 * begin + carried * (1 - begin)``) -> the value each stands for:
+# CNTK's graph does not change when flags are given, so the walks, clones and saves see that.
+# The leaves such a value is computed from besides the original are set by the runs, not fed.
+_SPLICED: "weakref.WeakKeyDictionary[Variable, weakref.ref]" = weakref.WeakKeyDictionary()
+_SPLICE_LEAVES: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+
+
+def mark_spliced(spliced: Variable, original: Variable, leaves=()) -> None:
+    """Record ``spliced`` as standing, in CNTK's view of the graph, for ``original`` (which it
+    is computed from, with the ``leaves`` the runs set)."""
+    _SPLICED[spliced] = weakref.ref(original)
+    _SPLICE_LEAVES.update(leaves)
+
+
+def is_splice_leaf(v: Variable) -> bool:
+    """``v`` is one of the leaves a spliced value is computed from (:func:`mark_spliced`)."""
+    return v in _SPLICE_LEAVES
+
+
+def seen_through(v: Variable) -> Variable:
+    """The value CNTK's view of the graph shows in place of ``v`` (``v`` itself but for a
+    value :func:`mark_spliced` recorded)."""
+    ref = _SPLICED.get(v)
+    original = ref() if ref is not None else None
+    return v if original is None else original
+
+
+def shown_inputs(v: Variable) -> list[Variable]:
+    """The inputs CNTK shows for the op that made ``v``: a sequence op's lengths input is
+    Stadyn's layout, no input CNTK shows; a spliced value is seen through."""
+    return [seen_through(i) for i in v.parent.inputs if not is_lengths(i)]
 
 
 # -- CNTK's depth-first search -----------------------------------------------------------------
@@ -366,8 +466,7 @@ def block_inner_leaves(out: Variable) -> list[Variable]:
                 leaves.append(v)
             continue
         stop.add(id(v))                      # an op's output: walked once
-        # a sequence op's lengths input is Stadyn's layout, no input CNTK shows
-        stack.extend(reversed([i for i in v.parent.inputs if not is_lengths(i)]))
+        stack.extend(reversed(shown_inputs(v)))
     return cntk_cell_order(leaves)
 
 
@@ -378,8 +477,7 @@ def node_inputs(node: tuple[str, Variable]) -> list[Variable]:
     if kind == "block":
         return block_inner_leaves(v) + list(BLOCKS[v].arguments)
     if kind == "op" and v.parent is not None:
-        # a sequence op's lengths input is Stadyn's layout, no input CNTK shows
-        return [i for i in v.parent.inputs if not is_lengths(i)]
+        return shown_inputs(v)
     return []
 
 
@@ -443,7 +541,7 @@ def walk_operands(roots: list[Variable], leaves: list[Variable]) -> list[Variabl
         elif kind == "block":
             stack.extend(reversed(BLOCKS[v].arguments))
         elif v.parent is not None:
-            stack.extend(reversed(list(v.parent.inputs)))
+            stack.extend(reversed([seen_through(i) for i in v.parent.inputs]))
     return found + [v for v in leaves if id(v) not in seen]
 
 
@@ -508,153 +606,3 @@ def replace_placeholder(ph: Variable, new: Variable) -> None:
     del PLACEHOLDERS[ph]
     ph.rewire_on(F.identity(new))
     BATCH.forget()
-
-
-# -- cloning -----------------------------------------------------------------------------------
-
-
-def _copy_leaf(v: Variable, method: str) -> Variable:
-    """A parameter for a clone: ``share`` keeps it, ``clone`` copies it, ``freeze`` makes a
-    constant of its value.  Constants are kept.  A copy gets a path of its own in the
-    registry's name space (``dense_1/W`` for ``dense/W``) and the same CNTK name."""
-    if method == "share" or not v.need_grad:
-        return v
-    from ...parametric import current_registry
-    new = Variable.from_numpy_array(v.d.copy(), need_grad=method == "clone")
-    scope, _, last = (v.name or "parameter").rpartition("/")
-    claimed = current_registry().claim(scope or last)
-    new.name = f"{claimed}/{last}" if scope else claimed
-    if v in LEAF_NAMES:
-        LEAF_NAMES[new] = LEAF_NAMES[v]
-    elif not scope:
-        LEAF_NAMES[new] = last
-    return new
-
-
-def _copy_input(v: Variable) -> Variable:
-    """A new input (or placeholder) like ``v`` (a sequence input: on a sequence axis too)."""
-    if v.sequence_lengths is not None and v in INPUTS:
-        new = sequence_input_variable(tuple(v.shape[2:]), dtype=v.dtype, need_grad=v.need_grad)
-    else:
-        new = Variable(v.shape, need_grad=v.need_grad, dtype=v.dtype)
-        if v.sequence_lengths is not None:
-            set_sequence_axis(new, new_lengths())
-    if v in INPUTS:
-        INPUTS[new] = INPUTS[v]
-    else:
-        PLACEHOLDERS[new] = PLACEHOLDERS[v]
-        if v in SHAPELESS:
-            SHAPELESS.add(new)
-    if BATCH(v):
-        BATCH.add(new)
-    return new
-
-
-def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
-            clone_inputs: bool = False) -> list[Variable]:
-    """The graph computing ``roots`` made again with each op call replayed: Variables in
-    ``substitutions`` (``{old: new}``) replaced, parameters shared, cloned or frozen
-    (``method``), inputs kept or (``clone_inputs``) cloned, names, op names and blocks carried
-    over.  Returns the new roots."""
-    mapping: dict[int, Variable] = {id(old): new for old, new in substitutions.items()}
-    for old, new in substitutions.items():
-        # ops that read a substituted sequence input's lengths (a recurrence loaded from a
-        # file takes them as an input) read the substitute's
-        lengths = old.sequence_lengths
-        if (old.parent is None and lengths is not None and lengths.parent is None
-                and new.sequence_lengths is not None):
-            mapping.setdefault(id(lengths), new.sequence_lengths)
-    keep = [old for old in substitutions]   # ids stay valid while the map is used
-
-    def new_of(v: Variable) -> Variable:
-        mapped = mapping.get(id(v))
-        if mapped is None:
-            if v.parent is not None:
-                mapped = v
-            elif v in INPUTS or v in PLACEHOLDERS:
-                mapped = _copy_input(v) if clone_inputs else v
-                if mapped is not v and v.sequence_lengths is not None:
-                    # ops reading the input's lengths read the copy's
-                    mapping[id(v.sequence_lengths)] = mapped.sequence_lengths
-            else:
-                mapped = _copy_leaf(v, method)
-            mapping[id(v)] = mapped
-        return mapped
-
-    if clone_inputs:        # inputs first: their copies' lengths stand for theirs
-        for node in topological_nodes(roots):
-            for i in node.inputs:
-                if i.parent is None and (i in INPUTS or i in PLACEHOLDERS):
-                    new_of(i)
-    for node in topological_nodes(roots):
-        outputs = node.outputs
-        if all(o is not None and id(o) in mapping for o in outputs):
-            continue   # a substituted output: nothing upstream of it is needed
-        inputs = [new_of(i) for i in node.inputs]
-        if all(a is b for a, b in zip(inputs, node.inputs)):
-            for o in outputs:
-                if o is not None:
-                    mapping.setdefault(id(o), o)
-            continue
-        swap = {id(a): b for a, b in zip(node.inputs, inputs)}
-        args = tuple(swap.get(id(a), a) if isinstance(a, Variable) else a for a in node.args)
-        kwargs = {k: (swap.get(id(a), a) if isinstance(a, Variable) else a)
-                  for k, a in node.kwargs.items()}
-        args, kwargs = _base_axis_kept(node, args, kwargs, inputs)
-        if node.spec.name == "recurrence":
-            args = tuple(_as_recorded_steps(new, old) for new, old in zip(args, node.args))
-        with name_scope(node.scope, absolute=True):
-            made = apply(node.spec, args, kwargs)
-        made = made if isinstance(made, tuple) else (made,)
-        for old, new in zip(outputs, made):
-            if old is None:
-                continue
-            new.name = old.name
-            if old in _OP_NAMES:
-                _OP_NAMES[new] = _OP_NAMES[old]
-            mapping[id(old)] = new
-    for node in topological_nodes(roots):
-        for old in node.outputs:
-            block = BLOCKS.get(old) if old is not None else None
-            new = mapping.get(id(old)) if old is not None else None
-            if block is not None and new is not None and new is not old:
-                BLOCKS[new] = Block(block.op_name, block.name,
-                                    tuple(new_of(a) for a in block.arguments))
-    del keep
-    return [new_of(r) if r.parent is None or r in PLACEHOLDERS else mapping.get(id(r), r)
-            for r in roots]
-
-
-def _base_axis_kept(node, args: tuple, kwargs: dict, inputs: list) -> tuple[tuple, dict]:
-    """``(args, kwargs)`` of an op with a ``base_axis`` (``affine``: CNTK's ``times``) whose
-    first input took another rank: the base axis keeps its distance from the last axis, as
-    CNTK's ``times`` maps the leading axes of a value it was not built for (a decoder saved
-    for a history of ``(1, 1, 69)`` applied to one of ``(69,)``), when the reduced axes hold as
-    many elements."""
-    if "base_axis" not in node.spec.attrs or not inputs or \
-            len(inputs[0].shape) == len(node.inputs[0].shape):
-        return args, kwargs
-    old, new = tuple(node.inputs[0].shape), tuple(inputs[0].shape)
-    base = node.spec.attributes(node.args, node.kwargs)["base_axis"]
-    moved = base + len(new) - len(old)
-    if moved < 1 or moved >= len(new) or new[moved:] != old[base:]:
-        return args, kwargs
-    at = list(node.spec.signature.parameters).index("base_axis")
-    if at < len(args):
-        return args[:at] + (moved,) + args[at + 1:], kwargs
-    return args, dict(kwargs, base_axis=moved)
-
-
-def _as_recorded_steps(new, old):
-    """A recurrence's sequence input ``new`` for a step recorded on steps of ``old``'s shape
-    that only adds leading axes of 1 (a decoder saved for a history of ``(1, 1, 69)`` given
-    labels of ``(69,)``): reshaped to it, as CNTK's ops broadcast the leading axes of 1 (its
-    splice with the attention's ``(1, 1, H)`` gives ``(1, 1, E + H)`` either way)."""
-    if not isinstance(new, Variable) or not isinstance(old, Variable) or new is old or \
-            new.sequence_lengths is None or old.sequence_lengths is None:
-        return new
-    have, want = tuple(new.shape[2:]), tuple(old.shape[2:])
-    extra = len(want) - len(have)
-    if extra <= 0 or want[extra:] != have or any(d != 1 for d in want[:extra]):
-        return new
-    return reshape_sample(new, want, batched=True, sequence=True)

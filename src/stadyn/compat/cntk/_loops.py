@@ -24,6 +24,7 @@ from ..._errors import StadynError
 from ...graph import (Variable, apply, name_scope, new_lengths, set_sequence_axis,
                       topological_nodes)
 from . import _graph as G
+from ._clone import rebuild
 from ._nested import NESTED, NestedRecurrence, as_step
 
 __all__ = ["as_loop_sequence", "split_loops", "close_loops", "clone_graph", "LoopError"]
@@ -204,7 +205,7 @@ def clone_graph(roots: list, subs: dict, method: str) -> list:
             ph = G.placeholder_like(old)
             late_subs[ph] = new
             subs[old] = ph
-    made = G.rebuild(list(roots) + list(late_subs.values()), subs, method, clone_inputs=True)
+    made = rebuild(list(roots) + list(late_subs.values()), subs, method, clone_inputs=True)
     if late_subs:
         plain, loops = split_loops(dict(zip(late_subs, made[len(roots):])))
         for ph, new in plain.items():
@@ -219,8 +220,13 @@ def _way(backwards: bool) -> str:
 
 
 def _rewire(v: Variable, y: Variable) -> None:
-    """``v`` computed as ``y`` from now on (a sequence with ``y``'s axis)."""
+    """``v`` computed as ``y`` from now on (a sequence with ``y``'s axis).  A block whose output
+    ``v`` is is filed again: ``v`` is no longer computed from the block's arguments, so the
+    block holds them itself (:class:`~._graph.Block`)."""
+    block = G.BLOCKS.get(v)
     v.rewire_as(F.identity(y))
+    if block is not None:
+        G.BLOCKS[v] = block
 
 
 def _one_step(x: Variable) -> Variable:

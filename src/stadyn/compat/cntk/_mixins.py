@@ -198,6 +198,16 @@ class VariableMixin:
                     G.SEQUENCE_AXES.get(lengths) or Axis.default_dynamic_axis())
         return (Axis.default_batch_axis(),) if G.BATCH(self.variable) else ()
 
+    def has_batch_axis(self) -> bool:
+        """Whether it has the batch axis (a placeholder, whose axes are not known until it is
+        bound, has not: CNTK 2.7's answer)."""
+        return G.BATCH(self.variable) and not self.is_placeholder
+
+    def has_sequence_axis(self) -> bool:
+        """Whether it has a sequence axis (a placeholder, whose axes are not known until it is
+        bound, has: CNTK 2.7's answer)."""
+        return self.variable.sequence_lengths is not None or self.is_placeholder
+
     @property
     def owner(self):
         """The Function this is the output of (RuntimeError for inputs, parameters, ...)."""

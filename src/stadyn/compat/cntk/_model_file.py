@@ -11,8 +11,10 @@ import enum
 import os
 from collections import OrderedDict
 
+from ...graph import topological_nodes
 from . import _graph as G
 from ._axis import Axis
+from ._clone import rebuild
 
 __all__ = ["ModelFormat", "save_roots", "load_roots", "restore_parameters"]
 
@@ -23,14 +25,16 @@ class ModelFormat(enum.Enum):
     CNTKv2 = 0
     ONNX = 1
 
-_OUT, _NODE, _ARG, _AXIS = "output:", "node:", "arg:", "axis:"
+_OUT, _NODE, _ARG, _AXIS, _SEVERAL, _COMBINE = ("output:", "node:", "arg:", "axis:", "outputs:",
+                                               "combine:")
 
 
 def _named_nodes(roots) -> list:
-    """The named functions (and blocks) of the graph behind ``roots``, each once."""
+    """The named functions and the blocks of the graph behind ``roots``, each once."""
     found, seen = [], set()
     for root in roots:
-        for kind, v in G.search(G.classify(root), lambda n: n[0] != "leaf" and G.node_name(n),
+        for kind, v in G.search(G.classify(root),
+                                lambda n: n[0] == "block" or (n[0] != "leaf" and G.node_name(n)),
                                 -1):
             key = (kind, id(v))
             if key not in seen:
@@ -48,10 +52,16 @@ def _unused(name: str, taken) -> str:
     return out
 
 
-def save_roots(roots: list, arguments: list, filename, format) -> None:
+def save_roots(roots: list, arguments: list, filename, format, combine=None) -> None:
     """Save the graph of the Stadyn Variables ``roots`` with its CNTK ``arguments`` (their
-    names become the file's input names) and every named function inside."""
+    names become the file's input names) and every named function inside; ``combine``: the
+    Combine function whose outputs the roots are, if they are a ``combine``'s."""
     from ... import serialize
+    if any(G.seen_through(i) is not i for node in topological_nodes(roots)
+           for i in node.inputs):
+        # what the sequence-begin flags spliced in is no part of the graph CNTK saves (the
+        # copy reads the same inputs and parameters)
+        roots = rebuild(roots, {}, "share")
     path = os.fspath(filename)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
@@ -71,6 +81,8 @@ def save_roots(roots: list, arguments: list, filename, format) -> None:
         outputs[_unused("y" if len(roots) == 1 else f"y{k}", inputs)] = root
     for k, root in enumerate(roots):
         outputs[f"{_OUT}{k}:{G.name_of(root)}"] = root
+    if combine is not None:         # (the loaded model's root is a Combine function again)
+        outputs[f"{_COMBINE}{combine.name}"] = roots[0]
     for k, (kind, v) in enumerate(_named_nodes(roots)):
         op_name = G.op_name_of(v) if kind == "block" else G.primitive_op_name(v)
         # (op names such as Sequence::Gather hold colons: written as %3A)
@@ -79,6 +91,13 @@ def save_roots(roots: list, arguments: list, filename, format) -> None:
         if kind == "block":
             for j, a in enumerate(G.BLOCKS[v].arguments):
                 outputs[f"{_ARG}{k}:{j}"] = a
+    # the functions of several outputs (top_k's values and indices): each output, so that the
+    # loaded graph shows one function for them
+    several = [G.outputs_of(v) for kind, v in G.search(
+        [G.classify(r) for r in roots], lambda n: n[0] == "op", -1)]
+    for k, outs in enumerate(o for o in several if len(o) > 1):
+        for j, v in enumerate(outs):
+            outputs[f"{_SEVERAL}{k}:{j}:{G.primitive_op_name(v)}"] = v
     # inputs and outputs on a named sequence axis (declared, or made by where, to_sequence)
     for k, v in [(str(k), v) for k, v in enumerate(inputs.values())] + \
             [(f"y{k}", v) for k, v in enumerate(roots)]:
@@ -89,9 +108,11 @@ def save_roots(roots: list, arguments: list, filename, format) -> None:
     serialize.save(path, outputs, inputs)
 
 
-def load_roots(model, format) -> list:
+def load_roots(model, format) -> "tuple[list, str | None]":
     """The outputs (Stadyn Variables) of the graph saved in ``model`` (a file name, or the
-    file's bytes), with CNTK's names, blocks and inputs restored."""
+    file's bytes), with CNTK's names, blocks and inputs restored; and the name of the Combine
+    function they are the outputs of (None if they are not a combine's: a model of one output,
+    or of one function's outputs, saved by Stadyn)."""
     from ... import serialize
     if isinstance(model, (bytes, bytearray)):
         import tempfile
@@ -111,7 +132,10 @@ def load_roots(model, format) -> list:
     _restore_origins(network.origins)
     if network.origins:
         _mark_inner(list(network.outputs.values()))
-    roots, blocks, arguments, op_named = [], {}, {}, set()
+    roots, blocks, arguments, op_named, several = [], {}, {}, set(), {}
+    # CNTK-written files: taken as a Combine where they hold several outputs (CNTK's file says
+    # what its root function is; Stadyn's reader does not yet)
+    combine = "" if network.origins and len(network.outputs) > 1 else None
     for key, var in network.outputs.items():
         if key.startswith(_OUT):
             var.name = key.split(":", 2)[2] or None
@@ -126,12 +150,20 @@ def load_roots(model, format) -> list:
                 op_named.add(id(var))
                 if op_name:
                     G.set_op_name(var, op_name)
+        elif key.startswith(_COMBINE):
+            combine = key[len(_COMBINE):]
+        elif key.startswith(_SEVERAL):
+            _, k, j, op_name = key.split(":", 3)
+            several.setdefault(int(k), []).append((int(j), var, op_name))
         elif key.startswith(_ARG):
             _, k, j = key.split(":")
             arguments.setdefault(int(k), []).append((int(j), var))
         elif key.startswith(_AXIS) and var.sequence_lengths is not None:
             _, _, ordered, name = key.split(":", 3)
             G.SEQUENCE_AXES[var.sequence_lengths] = Axis(name, bool(int(ordered)))
+    for outs in several.values():
+        outs.sort(key=lambda item: item[0])
+        G.mark_outputs([v for _, v, _ in outs], outs[0][2])
     for k, (var, op_name, name) in blocks.items():
         args = tuple(a for _, a in sorted(arguments.get(k, []), key=lambda item: item[0]))
         G.BLOCKS[var] = G.Block(op_name, name, args)
@@ -140,8 +172,9 @@ def load_roots(model, format) -> list:
             var.name = None     # a block's name is the block's, not that of the op inside it
     if not roots:                      # a file written by Stadyn itself, or ONNX
         roots = list(network.outputs.values())
+        combine = "" if len(roots) > 1 else None
     G.BATCH.forget()
-    return roots
+    return roots, combine
 
 
 def _mark_inner(roots: list) -> None:

@@ -32,6 +32,7 @@ import torch
 
 from ... import functions as F
 from ...graph import FunctionNode, Subgraph, Variable
+from . import _graph as G
 
 __all__ = ["SequenceBeginError", "SequenceBegins", "carrying", "split_flags"]
 
@@ -116,6 +117,7 @@ class _Splice:
         self.initial = []       # what the node reads in place of each initial state
         for position, original, carried in zip(carry.positions, carry.initial, self.carried):
             chosen = original * self.begin + carried * (1.0 - self.begin)
+            G.mark_spliced(chosen, original, (self.begin, carried))   # (CNTK's graph is as it was)
             carry.node.set_input(position, chosen)
             self.initial.append(chosen)
         self.fresh = True       # whether the node reads its own initial states

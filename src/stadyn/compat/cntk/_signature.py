@@ -140,22 +140,60 @@ def _as_function(out):
 class _Deferred:
     """``@C.Function`` of a Python function with untyped arguments: its ``arguments`` are
     placeholders of unknown shape (``(-2,)``, as CNTK shows them); calling it on Functions or
-    Variables builds the graph for their shapes."""
+    Variables builds the graph for their shapes; once given types (``update_signature``) it
+    is the Function of its graph on inputs of those types."""
 
     def __init__(self, fn, placeholders: list):
         self._fn = fn
         self._placeholders = list(placeholders)
+        self._typed = None          # the Function update_signature built
         self.name = getattr(fn, "__name__", "")
 
     @property
     def arguments(self) -> list:
-        """The untyped arguments: placeholders without a shape."""
+        """The untyped arguments: placeholders without a shape (once typed, the inputs)."""
+        if self._typed is not None:
+            return self._typed.arguments
         return list(self._placeholders)
 
     placeholders = arguments
 
-    def __call__(self, *args, **kwargs):
-        names = [p.name for p in self._placeholders]
+    @property
+    def signature(self) -> tuple:
+        """The arguments, as a tuple."""
+        return tuple(self.arguments)
+
+    def update_signature(self, *arg_types, **kwarg_types) -> None:
+        """Give the arguments types (``3``, ``(3, 2)``, ``Tensor[3]``, ``Sequence[...]``), in
+        place: the graph is built on inputs of those types, named after the arguments, and
+        this is its Function from now on.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> @C.Function
+            ... def f(a, b):
+            ...     return C.layers.Dense(2, init=1.0)(a) + b
+            >>> f.update_signature(3, b=2)
+            >>> [(v.name, v.shape) for v in f.arguments], f(np.ones((1, 3), np.float32),
+            ...                                              np.ones((1, 2), np.float32)).tolist()
+            ([('a', (3,)), ('b', (2,))], [[4.0, 4.0]])
+        """
+        names = [p.name for p in self.signature]
+        if len(arg_types) + len(kwarg_types) != len(names):
+            raise TypeError(f"CNTK Function expected {len(names)} arguments, got "
+                            f"{len(arg_types) + len(kwarg_types)}")
+        given = self._by_name(names, arg_types, kwarg_types)
+        if self._typed is not None:
+            self._typed.update_signature(*[given[n] for n in names])
+            return
+        if any(t is None for t in given.values()):
+            raise ValueError(f"{self.name}: update_signature needs a type for every argument "
+                             "(its graph needs their shapes)")
+        inputs = [_input_of_type(given[n], n) for n in names]
+        self._typed = _in_signature_order(_as_function(self._fn(*inputs)), inputs)
+
+    def _by_name(self, names: list, args: tuple, kwargs: dict) -> dict:
+        """``{argument name: value}`` from positional and keyword values."""
         if len(args) > len(names):
             raise TypeError(f"{self.name} takes {len(names)} arguments, {len(args)} given")
         given = dict(zip(names, args))
@@ -163,6 +201,19 @@ class _Deferred:
             if key not in names:
                 raise TypeError(f"{self.name} has no argument named {key!r}")
             given[key] = value
+        return given
+
+    def __getattr__(self, name: str):
+        typed = self.__dict__.get("_typed")
+        if typed is None or name.startswith("_"):
+            raise AttributeError(f"{type(self).__name__} has no {name!r}")
+        return getattr(typed, name)
+
+    def __call__(self, *args, **kwargs):
+        if self._typed is not None:
+            return self._typed(*args, **kwargs)
+        names = [p.name for p in self._placeholders]
+        given = self._by_name(names, args, kwargs)
         missing = [n for n in names if n not in given]
         if missing:
             raise TypeError(f"{self.name}: no value for the arguments {missing}")
@@ -199,7 +250,10 @@ class _Deferred:
             >>> [(a.name, a.shape) for a in C.Function.load(path).arguments]
             [('x', (3,))]
         """
-        types = getattr(self, "_types", None)
+        if self._typed is not None:
+            self._typed.save(filename, *args, **kwargs)
+            return
+        types = self.__dict__.get("_types")
         if types is None:
             raise ValueError(f"{self.name}: its arguments have no types, so it is saved once it "
                              "has been applied to Functions or Variables (their types are "
@@ -213,7 +267,9 @@ class _Deferred:
     def parameters(self) -> list:
         """The parameters of the graph it built when last applied (its layers hold them; CNTK
         lists them before, from its placeholders)."""
-        parameters = getattr(self, "_parameters", None)
+        if self._typed is not None:
+            return self._typed.parameters
+        parameters = self.__dict__.get("_parameters")
         if parameters is None:
             raise ValueError(f"{self.name}: its arguments have no types, so its parameters are "
                              "known once it is applied to Functions or Variables")

@@ -11,7 +11,7 @@ from ...learners import Learner as _Learner
 from ...train import Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._function import Function
-from ._graph import BATCH, made_by_cntk_op
+from ._graph import BATCH, is_splice_leaf, made_by_cntk_op
 from ._run_checks import RunnableCheck
 from ._sequence_begin import SequenceBeginError, SequenceBegins, carrying, split_flags
 
@@ -120,6 +120,10 @@ class Trainer(_Trainer):
         super().__init__(unwrap(model), tuple(unwrap(c) for c in criterion),
                          unwrap(parameter_learners), unwrap(progress_writers), *unwrap(args),
                          **kwargs)
+        # the leaves sequence-begin flags splice into a recurrence (where a Function of the
+        # model ran with flags before this Trainer was made) are set by the runs, not fed
+        self.arguments = [v for v in self.arguments if not is_splice_leaf(v)]
+        self._metric_arguments = [v for v in self._metric_arguments if not is_splice_leaf(v)]
         # the model's carried states live as long as the Trainer, as in CNTK, where
         # ``trainer.model`` is one Function: each ``trainer.model`` here is a new Function over
         # the same outputs, which shares the state this holds
@@ -163,7 +167,32 @@ class Trainer(_Trainer):
             updated, values = self._train_minibatch(_plain(arguments), mine, is_sweep_end,
                                                     carried)
         self._trained = bool(arguments) or self.__dict__.get("_trained", False)
+        if arguments and is_sweep_end:
+            self._sweeps_seen = self.__dict__.get("_sweeps_seen", 0) + 1
         return (updated, {o: values[o] for o in mine}) if mine and updated else updated
+
+    def total_number_of_units_seen(self, unit) -> int:
+        """The samples, minibatches or sweeps (``DataUnit``) trained on so far (a sweep: a
+        minibatch ending one, by its reader or ``is_sweep_end``).
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> x, y = C.input_variable(3), C.input_variable(2)
+            >>> z = C.layers.Dense(2)(x)
+            >>> trainer = C.Trainer(z, C.cross_entropy_with_softmax(z, y),
+            ...                     [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
+            >>> _ = trainer.train_minibatch({x: np.ones((2, 3)), y: np.eye(2)}, is_sweep_end=True)
+            >>> [trainer.total_number_of_units_seen(u) for u in C.DataUnit]
+            [2, 1, 1]
+        """
+        counts = {1: self.total_number_of_samples_seen, 2: self.minibatches_seen,  # DataUnit's
+                  0: self.__dict__.get("_sweeps_seen", 0)}     # sample, minibatch, sweep
+        if int(unit) not in counts:
+            raise ValueError(f"total_number_of_units_seen: {unit!r} is no DataUnit")
+        return counts[int(unit)]
+
+    def print_node_timing(self) -> None:
+        """Accepted for compatibility: Stadyn keeps no per-node timings."""
 
     def _runnable(self, run: str, roots) -> None:
         """Raise where CNTK 2.7 refuses to run the graph of ``roots`` (see :mod:`._run_checks`;

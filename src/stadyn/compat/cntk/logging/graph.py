@@ -41,9 +41,10 @@ def _object(node, as_variable: bool = False):
 
 
 def _is_combine(node) -> bool:
-    """``node`` is a ``combine`` of several outputs (a model saved with its criteria, loaded):
+    """``node`` is a ``combine`` (of one output too; a model saved with its criteria, loaded):
     CNTK's walk visits that Combine function first, then each output's graph."""
-    return isinstance(node, Function) and G.is_combine(node.members or ())
+    return isinstance(node, Function) and node.is_composite and \
+        node.root_function.op_name == "Combine"
 
 
 def depth_first_search(root, visitor: Callable, depth: int = 0) -> list:
@@ -52,15 +53,17 @@ def depth_first_search(root, visitor: Callable, depth: int = 0) -> list:
     first, as CNTK visits its Combine function).  The visitor sees variables as ``Variable``
     objects; what is returned has parameters as ``Parameter`` and constants as ``Constant``,
     as CNTK's."""
-    first = [root] if _is_combine(root) and visitor(root) else []
+    first = [root.root_function] if _is_combine(root) and visitor(root.root_function) else []
     return first + [_object(n) for n in G.search(
         _root(root), lambda n: bool(visitor(_object(n, as_variable=True))), depth)]
 
 
 def find_all_with_name(node, node_name: str, depth: int = 0) -> list:
     """Every function or variable named ``node_name``."""
-    return [_object(n) for n in G.search(_root(node), lambda n: G.node_name(n) == node_name,
-                                          depth)]
+    first = [node.root_function] if _is_combine(node) and \
+        node.root_function.name == node_name else []
+    return first + [_object(n) for n in G.search(_root(node),
+                                                  lambda n: G.node_name(n) == node_name, depth)]
 
 
 def find_by_name(node, node_name: str, depth: int = 0):

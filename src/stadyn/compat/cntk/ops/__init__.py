@@ -80,10 +80,7 @@ def combine(*operands, name: str = ""):
     items = []
     for op in operands:
         items.extend(op if isinstance(op, (list, tuple)) else [op])
-    out = combine_outputs(items)
-    if name:
-        out.name = name
-    return out
+    return combine_outputs(items, name)
 
 
 combine = _deferrable(combine)       # of ops waiting for their placeholders' shapes: waits too

@@ -1,0 +1,164 @@
+"""Cloning a CNTK graph: its op calls replayed with substitutions, its parameters shared, copied
+or frozen (``Function.clone``, calling a Function on other Functions, ``as_block``), CNTK's
+names, op names and blocks carried over to the copy."""
+
+from __future__ import annotations
+
+from ...cntk_semantics import reshape_sample
+from ...graph import Variable, apply, name_scope, new_lengths, set_sequence_axis, topological_nodes
+from ...sequence import input_variable as sequence_input_variable
+from ._graph import (BATCH, BLOCKS, INPUTS, LEAF_NAMES, PLACEHOLDERS, SHAPELESS, Block,
+                     made_by_cntk_op, primitive_op_name, seen_through, set_op_name)
+
+__all__ = ["rebuild"]
+
+
+def _copy_leaf(v: Variable, method: str) -> Variable:
+    """A parameter for a clone: ``share`` keeps it, ``clone`` copies it, ``freeze`` makes a
+    constant of its value.  Constants are kept.  A copy gets a path of its own in the
+    registry's name space (``dense_1/W`` for ``dense/W``) and the same CNTK name."""
+    if method == "share" or not v.need_grad:
+        return v
+    from ...parametric import current_registry
+    new = Variable.from_numpy_array(v.d.copy(), need_grad=method == "clone")
+    scope, _, last = (v.name or "parameter").rpartition("/")
+    claimed = current_registry().claim(scope or last)
+    new.name = f"{claimed}/{last}" if scope else claimed
+    if v in LEAF_NAMES:
+        LEAF_NAMES[new] = LEAF_NAMES[v]
+    elif not scope:
+        LEAF_NAMES[new] = last
+    return new
+
+
+def _copy_input(v: Variable) -> Variable:
+    """A new input (or placeholder) like ``v`` (a sequence input: on a sequence axis too)."""
+    if v.sequence_lengths is not None and v in INPUTS:
+        new = sequence_input_variable(tuple(v.shape[2:]), dtype=v.dtype, need_grad=v.need_grad)
+    else:
+        new = Variable(v.shape, need_grad=v.need_grad, dtype=v.dtype)
+        if v.sequence_lengths is not None:
+            set_sequence_axis(new, new_lengths())
+    if v in INPUTS:
+        INPUTS[new] = INPUTS[v]
+    else:
+        PLACEHOLDERS[new] = PLACEHOLDERS[v]
+        if v in SHAPELESS:
+            SHAPELESS.add(new)
+    if BATCH(v):
+        BATCH.add(new)
+    return new
+
+
+def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
+            clone_inputs: bool = False) -> list[Variable]:
+    """The graph computing ``roots`` made again with each op call replayed: Variables in
+    ``substitutions`` (``{old: new}``) replaced, parameters shared, cloned or frozen
+    (``method``), inputs kept or (``clone_inputs``) cloned, names, op names and blocks carried
+    over, values the sequence-begin flags spliced in (:func:`~._graph.mark_spliced`) left out.
+    Returns the new roots."""
+    mapping: dict[int, Variable] = {id(old): new for old, new in substitutions.items()}
+    for old, new in substitutions.items():
+        # ops that read a substituted sequence input's lengths (a recurrence loaded from a
+        # file takes them as an input) read the substitute's
+        lengths = old.sequence_lengths
+        if (old.parent is None and lengths is not None and lengths.parent is None
+                and new.sequence_lengths is not None):
+            mapping.setdefault(id(lengths), new.sequence_lengths)
+    keep = [old for old in substitutions]   # ids stay valid while the map is used
+
+    def new_of(v: Variable) -> Variable:
+        original = seen_through(v)
+        if original is not v:       # a sequence-begin splice: the copy reads what it stood for
+            return new_of(original)
+        mapped = mapping.get(id(v))
+        if mapped is None:
+            if v.parent is not None:
+                mapped = v
+            elif v in INPUTS or v in PLACEHOLDERS:
+                mapped = _copy_input(v) if clone_inputs else v
+                if mapped is not v and v.sequence_lengths is not None:
+                    # ops reading the input's lengths read the copy's
+                    mapping[id(v.sequence_lengths)] = mapped.sequence_lengths
+            else:
+                mapped = _copy_leaf(v, method)
+            mapping[id(v)] = mapped
+        return mapped
+
+    if clone_inputs:        # inputs first: their copies' lengths stand for theirs
+        for node in topological_nodes(roots):
+            for i in node.inputs:
+                if i.parent is None and (i in INPUTS or i in PLACEHOLDERS):
+                    new_of(i)
+    for node in topological_nodes(roots):
+        outputs = node.outputs
+        if all(o is not None and id(o) in mapping for o in outputs):
+            continue   # a substituted output: nothing upstream of it is needed
+        inputs = [new_of(i) for i in node.inputs]
+        if all(a is b for a, b in zip(inputs, node.inputs)):
+            for o in outputs:
+                if o is not None:
+                    mapping.setdefault(id(o), o)
+            continue
+        swap = {id(a): b for a, b in zip(node.inputs, inputs)}
+        args = tuple(swap.get(id(a), a) if isinstance(a, Variable) else a for a in node.args)
+        kwargs = {k: (swap.get(id(a), a) if isinstance(a, Variable) else a)
+                  for k, a in node.kwargs.items()}
+        args, kwargs = _base_axis_kept(node, args, kwargs, inputs)
+        if node.spec.name == "recurrence":
+            args = tuple(_as_recorded_steps(new, old) for new, old in zip(args, node.args))
+        with name_scope(node.scope, absolute=True):
+            made = apply(node.spec, args, kwargs)
+        made = made if isinstance(made, tuple) else (made,)
+        for old, new in zip(outputs, made):
+            if old is None:
+                continue
+            new.name = old.name
+            if made_by_cntk_op(old):
+                set_op_name(new, primitive_op_name(old))
+            mapping[id(old)] = new
+    for node in topological_nodes(roots):
+        for old in node.outputs:
+            block = BLOCKS.get(old) if old is not None else None
+            new = mapping.get(id(old)) if old is not None else None
+            if block is not None and new is not None and new is not old:
+                BLOCKS[new] = Block(block.op_name, block.name,
+                                    tuple(new_of(a) for a in block.arguments))
+    del keep
+    return [new_of(r) if r.parent is None or r in PLACEHOLDERS else mapping.get(id(r), r)
+            for r in roots]
+
+
+def _base_axis_kept(node, args: tuple, kwargs: dict, inputs: list) -> tuple[tuple, dict]:
+    """``(args, kwargs)`` of an op with a ``base_axis`` (``affine``: CNTK's ``times``) whose
+    first input took another rank: the base axis keeps its distance from the last axis, as
+    CNTK's ``times`` maps the leading axes of a value it was not built for (a decoder saved
+    for a history of ``(1, 1, 69)`` applied to one of ``(69,)``), when the reduced axes hold as
+    many elements."""
+    if "base_axis" not in node.spec.attrs or not inputs or \
+            len(inputs[0].shape) == len(node.inputs[0].shape):
+        return args, kwargs
+    old, new = tuple(node.inputs[0].shape), tuple(inputs[0].shape)
+    base = node.spec.attributes(node.args, node.kwargs)["base_axis"]
+    moved = base + len(new) - len(old)
+    if moved < 1 or moved >= len(new) or new[moved:] != old[base:]:
+        return args, kwargs
+    at = list(node.spec.signature.parameters).index("base_axis")
+    if at < len(args):
+        return args[:at] + (moved,) + args[at + 1:], kwargs
+    return args, dict(kwargs, base_axis=moved)
+
+
+def _as_recorded_steps(new, old):
+    """A recurrence's sequence input ``new`` for a step recorded on steps of ``old``'s shape
+    that only adds leading axes of 1 (a decoder saved for a history of ``(1, 1, 69)`` given
+    labels of ``(69,)``): reshaped to it, as CNTK's ops broadcast the leading axes of 1 (its
+    splice with the attention's ``(1, 1, H)`` gives ``(1, 1, E + H)`` either way)."""
+    if not isinstance(new, Variable) or not isinstance(old, Variable) or new is old or \
+            new.sequence_lengths is None or old.sequence_lengths is None:
+        return new
+    have, want = tuple(new.shape[2:]), tuple(old.shape[2:])
+    extra = len(want) - len(have)
+    if extra <= 0 or want[extra:] != have or any(d != 1 for d in want[:extra]):
+        return new
+    return reshape_sample(new, want, batched=True, sequence=True)

@@ -1,0 +1,78 @@
+"""A CNTK model's graph goes when the program drops it: what the compat layer keeps per
+Variable (``compat/cntk/_graph.py``: blocks, names, op names) must not hold it.
+
+A run makes each of its roots refer to every other (through the run's plan), so a registry
+entry keyed by a graph's output that refers strongly to another root of a run of it (a block's
+argument whose states a recurrence carries) keeps its key alive for ever.  CNTK frees such a
+model once the program holds nothing of it; the expectation here is that all of them go."""
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import stadyn.compat.cntk as C
+from stadyn.compat.cntk._adapt import unwrap
+
+pytestmark = pytest.mark.usefixtures("fresh_parameters")
+
+
+def _sequences():
+    return [np.ones((2, 3), np.float32), np.full((2, 3), 0.5, np.float32)]
+
+
+def _evaluated():
+    """A recurrence followed by blocks (``sequence.last``, ``Dense``), evaluated twice, the
+    second time going on from the first (a False sequence-begin flag)."""
+    x = C.sequence.input_variable(3)
+    z = C.layers.Sequential([C.layers.Recurrence(C.layers.LSTM(4)), C.sequence.last,
+                             C.layers.Dense(2)])(x)
+    z.eval({x: _sequences()})
+    z.eval(({x: _sequences()}, [False, True]))
+    return z
+
+
+def _trained():
+    """A recurrence followed by a Dense block, trained two minibatches by a Trainer."""
+    x, y = C.sequence.input_variable(3), C.sequence.input_variable(2)
+    z = C.layers.Sequential([C.layers.Recurrence(C.layers.GRU(4)), C.layers.Dense(2)])(x)
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), None),
+                        [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
+    labels = [np.eye(2, dtype=np.float32)[[0, 1]], np.eye(2, dtype=np.float32)[[1, 0]]]
+    trainer.train_minibatch({x: _sequences(), y: labels})
+    trainer.train_minibatch(({x: _sequences(), y: labels}, [False, False]))
+    return z
+
+
+@pytest.mark.parametrize("build", [_evaluated, _trained, lambda: _greedy()],
+                         ids=["eval", "trainer", "closed loop"])
+def test_models_built_in_a_loop_and_dropped_are_freed(build):
+    kept = []
+    for _ in range(4):
+        model = build()
+        kept.append(weakref.ref(unwrap(model)))
+        del model
+    gc.collect()
+    assert sum(ref() is not None for ref in kept) == 0
+
+
+
+def _greedy():
+    """A graph loop closed by a clone (CNTK 599A's greedy decoder): the Dense block's output,
+    inside the loop, is rewired onto the recurrence the loop runs as."""
+    x = C.sequence.input_variable(2)
+    hook = C.alias(x)
+    model = C.layers.Dense(2)(C.layers.Recurrence(C.layers.GRU(3))(
+        C.sequence.past_value(hook) + x))
+    greedy = model.clone(C.CloneMethod.share, {hook.output: C.hardmax(model).output})
+    return greedy
+
+
+def test_a_block_inside_a_closed_loop_keeps_its_arguments_when_the_program_drops_them():
+    greedy = _greedy()
+    gc.collect()
+    assert [a.shape for a in greedy.arguments] == [(2,)]
+    assert len(greedy.parameters) == 6          # Dense's W, b; GRU's b, W, H, H1
+    out = greedy.eval({greedy.arguments[0]: [np.ones((3, 2), np.float32)]})
+    assert [s.shape for s in out] == [(3, 2)]
