@@ -90,6 +90,9 @@ class Solver(Optimizer):
 
         ``reset`` replaces the current set (dropping all state); with ``reset=False`` the given
         parameters are added, and ``retain_state=True`` keeps the state of those already known.
+        As in NNabla 1.39, with ``reset=False`` a name the solver already has keeps the
+        Variable it was first given (a new Variable under that name is not updated; without
+        ``retain_state`` only its state starts afresh).
         """
         if reset:
             self._params.clear()
@@ -103,8 +106,10 @@ class Solver(Optimizer):
                 if old.shape != var.shape:  # NNabla's check: the state must fit the new one
                     raise ParameterError(f"{self.name}.set_parameters: cannot retain the state "
                                          f"of '{name}': shape {var.shape} != {old.shape}")
-            else:
-                self._states[name] = self._init_state(data_of(var))
+                continue
+            if old is not None:
+                var = old                   # NNabla's solver keeps the Variable it has
+            self._states[name] = self._init_state(data_of(var))
             self._params[name] = var
 
     def remove_parameters(self, keys) -> None:

@@ -31,7 +31,7 @@ MODULES = {
                "nnabla_variable_dtypes", "nnabla_inspection_tools", "nnabla_examples_gan",
                "nnabla_internals", "nnabla_loading", "nnabla_load_params",
                "nnabla_load_schedulers", "nnabla_examples_vqvae", "nnabla_load_sections",
-               "nnabla_parameter_views", "nnabla_load_info"],
+               "nnabla_parameter_views", "nnabla_load_info", "nnabla_fidelity_2"],
 }
 
 
