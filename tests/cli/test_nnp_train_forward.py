@@ -285,6 +285,28 @@ def _nan_valid_config(tmp_path):
     return path
 
 
+def _short_valid_config(tmp_path, samples=12):
+    """The first ``samples`` validation samples, batches of 8: nnabla_cli train evaluates a
+    monitor over ``samples // 8`` batches (none for 4: valid_error 0.0), its reader going on
+    from where the last evaluation left it (for 12: samples 0-7, then 8-11 and 0-3, ...).
+    NNabla 1.39 prints valid_error 0.787497, 0.757799, 0.720723, 0.694463, 0.705992 for 12."""
+    shutil.copytree(os.path.join(FIX, "data", "valid_images"), tmp_path / "valid_images")
+    with open(os.path.join(FIX, "data", "valid.csv")) as f:
+        rows = f.read().splitlines()
+    (tmp_path / "valid.csv").write_text("\n".join(rows[:samples + 1]) + "\n")
+    path = tmp_path / "config.nnp"
+    _write_stadyn_config(path, False, max_epoch=6, valid=str(tmp_path / "valid.csv"))
+    return path
+
+
+def test_a_monitor_smaller_than_a_batch_reads_nothing_as_in_nnabla_cli(tmp_path):
+    from stadyn.cli._nnp_run import train_nnp
+    report = train_nnp(str(_short_valid_config(tmp_path, 4)), str(tmp_path / "out"),
+                       log=lambda line: None)
+    assert report["monitors"]["valid_error"][:5] == [0.0] * 5     # epochs 1-5, evaluated
+    assert report["best_epoch"] == 5
+
+
 def test_a_nan_cost_stops_training_and_keeps_what_nnabla_cli_saved(tmp_path):
     from stadyn.cli._nnp_run import train_nnp
     lines = []
@@ -324,8 +346,8 @@ def test_a_nan_valid_error_counts_as_zero_as_in_nnabla_cli(tmp_path):
 
 @pytest.mark.skipif(not os.path.exists(os.path.join(os.path.dirname(NNABLA), "nnabla_cli")),
                     reason="the real NNabla 1.39 venv (nnabla_cli) is not here")
-@pytest.mark.parametrize("make", [_diverging_config, _nan_valid_config])
-def test_nnabla_cli_and_stadyn_train_save_the_same_files_on_nan(tmp_path, make):
+@pytest.mark.parametrize("make", [_diverging_config, _nan_valid_config, _short_valid_config])
+def test_nnabla_cli_and_stadyn_train_save_the_same_files_and_errors(tmp_path, make):
     path = make(tmp_path)
     (tmp_path / "nnabla").mkdir()
     proc = subprocess.run([os.path.join(os.path.dirname(NNABLA), "nnabla_cli"), "train", "-c",
@@ -335,6 +357,11 @@ def test_nnabla_cli_and_stadyn_train_save_the_same_files_on_nan(tmp_path, make):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["train", str(path), "-o", str(tmp_path / "stadyn")]) == 0
+    theirs_errors = re.findall(r"valid_error=([0-9.]+)", proc.stdout + proc.stderr)
+    ours_errors = re.findall(r"valid_error=([0-9.]+)", out.getvalue())
+    # Stadyn also prints the epochs nnabla_cli does not evaluate (6 here)
+    np.testing.assert_allclose(np.array(ours_errors[:len(theirs_errors)], float),
+                               np.array(theirs_errors, float), rtol=1e-4, atol=1e-6)
     theirs = sorted(f for f in os.listdir(tmp_path / "nnabla") if f.endswith((".nnp", ".yml")))
     assert sorted(os.listdir(tmp_path / "stadyn")) == theirs
     assert _report_keys(tmp_path / "stadyn" / "monitoring_report.yml") == _report_keys(

@@ -107,22 +107,18 @@ def _iterator(dataset: dict, nnp: str, shuffle: bool | None = None, seed: int = 
     return it, path
 
 
-def _evaluate(net: Any, outputs: list[str], dataset: dict, nnp: str, data_map: dict) -> float:
-    """The mean of ``outputs`` over one pass of ``dataset`` (inference phase)."""
+def _evaluate(net: Any, outputs: list[str], it: Any, feeds: list, batches: int) -> float:
+    """The mean of ``outputs`` over ``batches`` batches of ``it`` (inference phase; 0.0 for
+    none)."""
     from ..graph import forward_all, training
-    it, path = _iterator(dataset, nnp, shuffle=False)
-    try:
-        feeds = _feeds(net, it.variables, data_map, f"{nnp}: dataset {dataset.get('name')!r}")
-        total, count = 0.0, 0
-        for _ in range(max(1, math.ceil(it.size / it.batch_size))):
-            _set_inputs(net, feeds, it.next())
-            with training(False):
-                forward_all([net.outputs[o] for o in outputs])
-            total += sum(float(np.mean(net.outputs[o].d)) for o in outputs)
-            count += 1
-        return total / count
-    finally:
-        it.close()
+    total, count = 0.0, 0
+    for _ in range(batches):
+        _set_inputs(net, feeds, it.next())
+        with training(False):
+            forward_all([net.outputs[o] for o in outputs])
+        total += sum(float(np.mean(net.outputs[o].d)) for o in outputs)
+        count += 1
+    return total / count if count else 0.0
 
 
 def train_nnp(path: str, outdir: str, epochs: int | None = None,
@@ -136,7 +132,8 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
     (``lr_scheduler_type`` Polynomial, Cosine, Step, Exponential or the older ``lr_decay`` /
     ``lr_decay_interval``, and the Linear warm-up), as ``nnabla_cli train`` sets it; and as it
     saves them, ``results.nnp`` holds the parameters of the last epoch ``nnabla_cli`` evaluates
-    (epochs 1 to 5 and every ``monitor_interval``-th, default 10) whose monitor ``valid_error``
+    (epochs 1 to 5 and every ``monitor_interval``-th, default 10: there a monitor's reader,
+    kept for the run, gives ``size // batch_size`` batches) whose monitor ``valid_error``
     is at most the best so far (any evaluated epoch without ``training_config.save_best``).
     As there, a monitor value of an evaluated epoch that is NaN or infinite is recorded and
     compared as 0.0 (so such an epoch is saved as the best), and a NaN or infinite sum of an
@@ -223,6 +220,8 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
     data_map = {e.get("variable_name"): e.get("data_name") for e in
                 _entries(opt.get("data_variable"))}
     it, csv_path = _iterator(dataset, path)
+    # one iterator per monitor for the whole run (nnabla_cli train's), in file order
+    readers = OrderedDict()
     # nnabla_cli train: the file's scheduler gives the rate of each iteration (0, 1, ...)
     scheduler = nnabla_scheduler(spec, solver.learning_rate(), 1,
                                  f"{path}: optimizer {opt.get('name')!r}")
@@ -249,6 +248,10 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
     completed = True
     try:
         feeds = _feeds(net, it.variables, data_map, f"{csv_path}")
+        for mname, (mnet, watched, mdata, mmap) in monitors.items():
+            mit, _ = _iterator(mdata, path, shuffle=False)
+            readers[mname] = (mit, _feeds(mnet, mit.variables, mmap,
+                                          f"{path}: dataset {mdata.get('name')!r}"))
         iters = int(config.get("iter_per_epoch") or 0) or max(1, math.ceil(it.size /
                                                                             it.batch_size))
         step = 0
@@ -280,7 +283,18 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
             line = f"epoch {epoch} of {max_epoch} cost={cost / iters:.6f}"
             with parameter_registry(registry):
                 for mname, (mnet, watched, mdata, mmap) in monitors.items():
-                    value = _evaluate(mnet, watched, mdata, path, mmap)
+                    mit, mfeeds = readers[mname]
+                    if evaluated(epoch):
+                        # nnabla_cli train: size // batch_size batches, its reader going on
+                        # from where the last evaluation left it
+                        value = _evaluate(mnet, watched, mit, mfeeds, mit.size // mit.batch_size)
+                    else:   # an epoch nnabla_cli does not evaluate: one pass, its own reader
+                        once, _ = _iterator(mdata, path, shuffle=False)
+                        try:
+                            value = _evaluate(mnet, watched, once, mfeeds,
+                                              max(1, math.ceil(once.size / once.batch_size)))
+                        finally:
+                            once.close()
                     if evaluated(epoch) and not math.isfinite(value):
                         log("Validation error is Nan")
                         value = 0.0      # as nnabla_cli train records and compares it
@@ -297,6 +311,8 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
                 snapshot = (epoch, current())
     finally:
         it.close()
+        for mit, _ in readers.values():
+            mit.close()
     # a finished run writes the last epoch's parameters; one stopped by a NaN cost keeps
     # what nnabla_cli had saved by then (epochs 1, 12, 23, ...; and no results.nnp before
     # an evaluated epoch)
