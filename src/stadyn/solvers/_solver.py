@@ -88,11 +88,8 @@ class Solver(Optimizer):
                        retain_state: bool = False) -> None:
         """Set the parameters to update.
 
-        ``reset`` replaces the current set (dropping all state); with ``reset=False`` the given
-        parameters are added, and ``retain_state=True`` keeps the state of those already known.
-        As in NNabla 1.39, with ``reset=False`` a name the solver already has keeps the
-        Variable it was first given (a new Variable under that name is not updated; without
-        ``retain_state`` only its state starts afresh).
+        ``reset`` replaces the set, dropping all state; ``reset=False`` adds the given ones, but a
+        known name keeps its Variable (NNabla 1.39's) and, with ``retain_state``, its state.
         """
         if reset:
             self._params.clear()
@@ -107,10 +104,8 @@ class Solver(Optimizer):
                     raise ParameterError(f"{self.name}.set_parameters: cannot retain the state "
                                          f"of '{name}': shape {var.shape} != {old.shape}")
                 continue
-            if old is not None:
-                var = old                   # NNabla's solver keeps the Variable it has
+            self._params[name] = var = var if old is None else old
             self._states[name] = self._init_state(data_of(var))
-            self._params[name] = var
 
     def remove_parameters(self, keys) -> None:
         for k in keys:
