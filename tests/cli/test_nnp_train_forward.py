@@ -71,7 +71,8 @@ def test_train_lowers_the_loss_and_writes_a_trained_file_that_loads_back(tmp_pat
         net = sd.load(path, batch_size=len(x))
         return float(np.mean(net(x=x)["prob"].argmax(1) == y))
     assert accuracy(result) > accuracy(NNP)
-    assert (tmp_path / "out" / "monitoring_report.yml").read_text().startswith("1:\n  cost: ")
+    # nnabla_cli train numbers the epochs of its report from 0
+    assert (tmp_path / "out" / "monitoring_report.yml").read_text().startswith("0:\n  cost: ")
 
 
 def test_results_nnp_holds_the_epoch_nnabla_cli_saves_as_best(tmp_path):
@@ -138,10 +139,12 @@ def test_the_trained_file_runs_in_nnabla_as_in_stadyn(tmp_path):
     np.testing.assert_allclose(got, sd.load(result)(x=x)["prob"], rtol=1e-5, atol=1e-6)
 
 
-def _write_stadyn_config(path, shuffle, lr_decay=1, lr_decay_interval=1):
+def _write_stadyn_config(path, shuffle, lr_decay=1, lr_decay_interval=1, max_epoch=3,
+                         valid=None):
     """The fixture's configuration written by Stadyn's ``nnabla.utils.save`` (Stadyn's initial
     parameters, absolute CSV paths, weight decay, ``lr_decay`` every ``lr_decay_interval``
-    iterations)."""
+    iterations, ``max_epoch`` epochs of 3 iterations; ``valid``: the validation CSV, default
+    the fixture's)."""
     from stadyn.compat import nnabla as nn
     from stadyn.compat.nnabla import functions as F_, parametric_functions as PF_
     from stadyn.compat.nnabla import solvers as S_
@@ -160,7 +163,7 @@ def _write_stadyn_config(path, shuffle, lr_decay=1, lr_decay_interval=1):
         data = os.path.abspath(os.path.join(FIX, "data"))
         save(str(path), {
             "global_config": {"default_context": nn.get_current_context()},
-            "training_config": {"max_epoch": 3, "iter_per_epoch": 3, "save_best": True},
+            "training_config": {"max_epoch": max_epoch, "iter_per_epoch": 3, "save_best": True},
             "networks": [
                 {"name": "training", "batch_size": 8, "outputs": {"loss": loss},
                  "names": {"x": x, "y": t}},
@@ -172,7 +175,8 @@ def _write_stadyn_config(path, shuffle, lr_decay=1, lr_decay_interval=1):
                             "dataset": "train", "weight_decay": 0.01, "lr_decay": lr_decay,
                             "lr_decay_interval": lr_decay_interval, "update_interval": 1}],
             "datasets": [
-                {"name": n, "uri": os.path.join(data, f"{n}.csv"),
+                {"name": n, "uri": valid if n == "valid" and valid else os.path.join(data,
+                                                                                    f"{n}.csv"),
                  "cache_dir": str(path.parent / f"{n}.cache"), "variables": {"x": x, "y": t},
                  "shuffle": shuffle, "batch_size": 8, "no_image_normalization": True}
                 for n in ("train", "valid")],
@@ -248,3 +252,124 @@ def test_train_sets_each_iterations_rate_from_the_files_scheduler(tmp_path, fiel
     expected = [scheduler.get_learning_rate(i) for i in range(6)]   # 2 epochs of 3 iterations
     assert len(set(expected)) > 1
     np.testing.assert_allclose(report["rates"], expected, rtol=1e-6)
+
+
+def _report_keys(path):
+    """The epochs (as nnabla_cli numbers them: from 0) and fields of a monitoring_report.yml."""
+    return [line.split(":")[0].strip() for line in path.read_text().splitlines()]
+
+
+def _diverging_config(tmp_path):
+    """The rate grows 1e12-fold each epoch (3 iterations): NNabla 1.39's nnabla_cli train, run
+    on this file, logs epoch 1, then ``Cost is Nan`` in epoch 2 and ``Training Incompleted.``;
+    it leaves results.nnp (epoch 1's parameters, its only evaluated epoch), results_current_1.nnp
+    (saved at epoch 1, as it saves the current parameters at epochs 1, 12, 23, ...) and a
+    monitoring_report.yml of epoch "0" only."""
+    path = tmp_path / "config.nnp"
+    _write_stadyn_config(path, False, 1e12, 3, max_epoch=6)
+    return path
+
+
+def _nan_valid_config(tmp_path):
+    """One validation sample holds inf, so every valid_error is NaN: NNabla 1.39 logs
+    ``Validation error is Nan`` and records and compares it as 0.0, so with save_best every
+    evaluated epoch (1-5 of 6) is at most the best and results.nnp holds epoch 5's parameters;
+    monitoring_report.yml has no valid_error for epoch 6 (index 5), which it does not evaluate."""
+    shutil.copytree(os.path.join(FIX, "data", "valid_images"), tmp_path / "valid_images")
+    shutil.copy(os.path.join(FIX, "data", "valid.csv"), tmp_path / "valid.csv")
+    image = tmp_path / "valid_images" / "3.csv"
+    rows = image.read_text().splitlines()
+    image.write_text("\n".join(["inf,0.1,0.2,0.3"] + rows[1:]) + "\n")
+    path = tmp_path / "config.nnp"
+    _write_stadyn_config(path, False, max_epoch=6, valid=str(tmp_path / "valid.csv"))
+    return path
+
+
+def _short_valid_config(tmp_path, samples=12):
+    """The first ``samples`` validation samples, batches of 8: nnabla_cli train evaluates a
+    monitor over ``samples // 8`` batches (none for 4: valid_error 0.0), its reader going on
+    from where the last evaluation left it (for 12: samples 0-7, then 8-11 and 0-3, ...).
+    NNabla 1.39 prints valid_error 0.787497, 0.757799, 0.720723, 0.694463, 0.705992 for 12."""
+    shutil.copytree(os.path.join(FIX, "data", "valid_images"), tmp_path / "valid_images")
+    with open(os.path.join(FIX, "data", "valid.csv")) as f:
+        rows = f.read().splitlines()
+    (tmp_path / "valid.csv").write_text("\n".join(rows[:samples + 1]) + "\n")
+    path = tmp_path / "config.nnp"
+    _write_stadyn_config(path, False, max_epoch=6, valid=str(tmp_path / "valid.csv"))
+    return path
+
+
+def test_a_monitor_smaller_than_a_batch_reads_nothing_as_in_nnabla_cli(tmp_path):
+    from stadyn.cli._nnp_run import train_nnp
+    report = train_nnp(str(_short_valid_config(tmp_path, 4)), str(tmp_path / "out"),
+                       log=lambda line: None)
+    assert report["monitors"]["valid_error"][:5] == [0.0] * 5     # epochs 1-5, evaluated
+    assert report["best_epoch"] == 5
+
+
+def test_a_nan_cost_stops_training_and_keeps_what_nnabla_cli_saved(tmp_path):
+    from stadyn.cli._nnp_run import train_nnp
+    lines = []
+    report = train_nnp(str(_diverging_config(tmp_path)), str(tmp_path / "out"),
+                       log=lines.append)
+    assert lines[0].startswith("epoch 1 of 6 cost=") and lines[1] == "Cost is Nan"
+    assert lines[2].startswith("Training Incompleted.") and len(lines) == 3
+    assert not report["completed"] and report["best_epoch"] == 1
+    assert len(report["costs"]) == 1
+    assert sorted(os.listdir(tmp_path / "out")) == ["monitoring_report.yml", "results.nnp",
+                                                    "results_current_1.nnp"]
+    assert _report_keys(tmp_path / "out" / "monitoring_report.yml") == ["0", "cost",
+                                                                        "valid_error"]
+    # results.nnp holds what one epoch of training gives
+    one = train_nnp(str(tmp_path / "config.nnp"), str(tmp_path / "one"), epochs=1,
+                    log=lambda line: None)
+    kept = read_legacy_model(report["result"]).parameters
+    after_one = read_legacy_model(one["current"]).parameters
+    for name in kept:
+        np.testing.assert_array_equal(kept[name].value, after_one[name].value)
+        assert np.isfinite(kept[name].value).all()
+
+
+def test_a_nan_valid_error_counts_as_zero_as_in_nnabla_cli(tmp_path):
+    from stadyn.cli._nnp_run import train_nnp
+    lines = []
+    report = train_nnp(str(_nan_valid_config(tmp_path)), str(tmp_path / "out"),
+                       log=lines.append)
+    assert report["completed"]
+    assert report["monitors"]["valid_error"][:5] == [0.0] * 5
+    assert lines.count("Validation error is Nan") == 5
+    assert report["best_epoch"] == 5
+    assert _report_keys(tmp_path / "out" / "monitoring_report.yml") == (
+        ["0", "cost", "valid_error", "1", "cost", "valid_error", "2", "cost", "valid_error",
+         "3", "cost", "valid_error", "4", "cost", "valid_error", "5", "cost"])
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(os.path.dirname(NNABLA), "nnabla_cli")),
+                    reason="the real NNabla 1.39 venv (nnabla_cli) is not here")
+@pytest.mark.parametrize("make", [_diverging_config, _nan_valid_config, _short_valid_config])
+def test_nnabla_cli_and_stadyn_train_save_the_same_files_and_errors(tmp_path, make):
+    path = make(tmp_path)
+    (tmp_path / "nnabla").mkdir()
+    proc = subprocess.run([os.path.join(os.path.dirname(NNABLA), "nnabla_cli"), "train", "-c",
+                           str(path), "-p", str(path), "-o", str(tmp_path / "nnabla")],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["train", str(path), "-o", str(tmp_path / "stadyn")]) == 0
+    theirs_errors = re.findall(r"valid_error=([0-9.]+)", proc.stdout + proc.stderr)
+    ours_errors = re.findall(r"valid_error=([0-9.]+)", out.getvalue())
+    # Stadyn also prints the epochs nnabla_cli does not evaluate (6 here)
+    np.testing.assert_allclose(np.array(ours_errors[:len(theirs_errors)], float),
+                               np.array(theirs_errors, float), rtol=1e-4, atol=1e-6)
+    theirs = sorted(f for f in os.listdir(tmp_path / "nnabla") if f.endswith((".nnp", ".yml")))
+    assert sorted(os.listdir(tmp_path / "stadyn")) == theirs
+    assert _report_keys(tmp_path / "stadyn" / "monitoring_report.yml") == _report_keys(
+        tmp_path / "nnabla" / "monitoring_report.yml")
+    for result in theirs:
+        if result.endswith(".nnp"):
+            ours = read_legacy_model(tmp_path / "stadyn" / result).parameters
+            nnabla = read_legacy_model(tmp_path / "nnabla" / result).parameters
+            for name in ours:
+                np.testing.assert_allclose(ours[name].value, nnabla[name].value, rtol=1e-5,
+                                           atol=1e-6, err_msg=f"{result}: {name}")

@@ -7,7 +7,10 @@ names; :class:`stadyn.io.CsvDataSource`) and a ``training_config`` (``max_epoch`
 ``iter_per_epoch``).  :func:`train_nnp` trains the optimizer's network with the file's solver
 for its epochs, evaluates the monitors after each epoch and writes ``results.nnp`` (the file
 with the parameters of the best epoch, as ``nnabla_cli train`` chooses it),
-``results_current_<max_epoch>.nnp`` (those of the last) and ``monitoring_report.yml``;
+``results_current_<max_epoch>.nnp`` (those of the last) and ``monitoring_report.yml``
+(NNabla's: epochs numbered from 0, monitors of the evaluated epochs); as ``nnabla_cli train``,
+a NaN or infinite cost stops the training (``Cost is Nan``) and a NaN or infinite monitor
+value of an evaluated epoch counts as 0.0 (``Validation error is Nan``);
 :func:`forward_nnp` runs an executor on a CSV file and writes ``output_result.csv``.
 
 A dataset's ``uri`` is a CSV path: absolute, or relative to the working folder or, failing
@@ -104,22 +107,18 @@ def _iterator(dataset: dict, nnp: str, shuffle: bool | None = None, seed: int = 
     return it, path
 
 
-def _evaluate(net: Any, outputs: list[str], dataset: dict, nnp: str, data_map: dict) -> float:
-    """The mean of ``outputs`` over one pass of ``dataset`` (inference phase)."""
+def _evaluate(net: Any, outputs: list[str], it: Any, feeds: list, batches: int) -> float:
+    """The mean of ``outputs`` over ``batches`` batches of ``it`` (inference phase; 0.0 for
+    none)."""
     from ..graph import forward_all, training
-    it, path = _iterator(dataset, nnp, shuffle=False)
-    try:
-        feeds = _feeds(net, it.variables, data_map, f"{nnp}: dataset {dataset.get('name')!r}")
-        total, count = 0.0, 0
-        for _ in range(max(1, math.ceil(it.size / it.batch_size))):
-            _set_inputs(net, feeds, it.next())
-            with training(False):
-                forward_all([net.outputs[o] for o in outputs])
-            total += sum(float(np.mean(net.outputs[o].d)) for o in outputs)
-            count += 1
-        return total / count
-    finally:
-        it.close()
+    total, count = 0.0, 0
+    for _ in range(batches):
+        _set_inputs(net, feeds, it.next())
+        with training(False):
+            forward_all([net.outputs[o] for o in outputs])
+        total += sum(float(np.mean(net.outputs[o].d)) for o in outputs)
+        count += 1
+    return total / count if count else 0.0
 
 
 def train_nnp(path: str, outdir: str, epochs: int | None = None,
@@ -128,12 +127,21 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
     returns ``{"costs": [mean loss per epoch], "rates": [learning rate per iteration],
     "monitors": {name: [value per epoch]}, "result": path of results.nnp, "best_epoch": the
     epoch whose parameters it holds, "current": path of results_current_<max_epoch>.nnp (the
-    last epoch's)}``.  The rate of each iteration is the file's scheduler's
+    last epoch's), "completed": False when a NaN cost stopped it}`` (paths None when not
+    written).  The rate of each iteration is the file's scheduler's
     (``lr_scheduler_type`` Polynomial, Cosine, Step, Exponential or the older ``lr_decay`` /
     ``lr_decay_interval``, and the Linear warm-up), as ``nnabla_cli train`` sets it; and as it
     saves them, ``results.nnp`` holds the parameters of the last epoch ``nnabla_cli`` evaluates
-    (epochs 1 to 5 and every ``monitor_interval``-th, default 10) whose monitor ``valid_error``
+    (epochs 1 to 5 and every ``monitor_interval``-th, default 10: there a monitor's reader,
+    kept for the run, gives ``size // batch_size`` batches) whose monitor ``valid_error``
     is at most the best so far (any evaluated epoch without ``training_config.save_best``).
+    As there, a monitor value of an evaluated epoch that is NaN or infinite is recorded and
+    compared as 0.0 (so such an epoch is saved as the best), and a NaN or infinite sum of an
+    epoch's losses stops the training before that epoch is evaluated: ``"completed"`` is then
+    False, ``results.nnp`` holds the best epoch so far (none is written when the first epoch
+    did not finish) and ``results_current_<E>.nnp`` the parameters of epoch E, the last of 1,
+    12, 23, ... that finished (``nnabla_cli`` saves the current parameters every 11 epochs or
+    3 minutes; Stadyn does not model the clock).
 
     Example (a one-layer classifier on a 4-row CSV)::
 
@@ -212,6 +220,8 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
     data_map = {e.get("variable_name"): e.get("data_name") for e in
                 _entries(opt.get("data_variable"))}
     it, csv_path = _iterator(dataset, path)
+    # one iterator per monitor for the whole run (nnabla_cli train's), in file order
+    readers = OrderedDict()
     # nnabla_cli train: the file's scheduler gives the rate of each iteration (0, 1, ...)
     scheduler = nnabla_scheduler(spec, solver.learning_rate(), 1,
                                  f"{path}: optimizer {opt.get('name')!r}")
@@ -226,20 +236,29 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
     interval = interval if interval > 0 else 10
     best_error, best = None, None
 
+    def evaluated(epoch: int) -> bool:
+        return epoch % interval == 0 or epoch <= 5
+
     def current() -> OrderedDict:
         return OrderedDict((name, (np.array(registry.get(name).d), bool(registry.get(name)
                                                                          .need_grad)))
                            for name in model.parameters if name in registry)
     os.makedirs(outdir, exist_ok=True)
+    snapshot = None          # (epoch, parameters) of nnabla_cli's last periodic results_current
+    completed = True
     try:
         feeds = _feeds(net, it.variables, data_map, f"{csv_path}")
+        for mname, (mnet, watched, mdata, mmap) in monitors.items():
+            mit, _ = _iterator(mdata, path, shuffle=False)
+            readers[mname] = (mit, _feeds(mnet, mit.variables, mmap,
+                                          f"{path}: dataset {mdata.get('name')!r}"))
         iters = int(config.get("iter_per_epoch") or 0) or max(1, math.ceil(it.size /
                                                                             it.batch_size))
         step = 0
         for epoch in range(1, max_epoch + 1):
             cost = 0.0
             with parameter_registry(registry), training(True):
-                for _ in range(iters):
+                for i in range(iters):
                     solver.set_learning_rate(scheduler.get_learning_rate(step))
                     report["rates"].append(solver.learning_rate())
                     step += 1
@@ -250,34 +269,76 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
                     if weight_decay:
                         solver.weight_decay(weight_decay)
                     solver.update()
-                    cost += sum(float(np.mean(net.outputs[n].d)) for n in losses)
+                    loss = sum(float(np.mean(net.outputs[n].d)) for n in losses)
+                    # nnabla_cli train checks the epoch's sum after each iteration: of the
+                    # losses before this one, and this one too at the epoch's last
+                    if not math.isfinite(cost + loss if i == iters - 1 else cost):
+                        completed = False
+                        break
+                    cost += loss
+            if not completed:
+                log("Cost is Nan")
+                break
             report["costs"].append(cost / iters)
             line = f"epoch {epoch} of {max_epoch} cost={cost / iters:.6f}"
             with parameter_registry(registry):
                 for mname, (mnet, watched, mdata, mmap) in monitors.items():
-                    value = _evaluate(mnet, watched, mdata, path, mmap)
+                    mit, mfeeds = readers[mname]
+                    if evaluated(epoch):
+                        # nnabla_cli train: size // batch_size batches, its reader going on
+                        # from where the last evaluation left it
+                        value = _evaluate(mnet, watched, mit, mfeeds, mit.size // mit.batch_size)
+                    else:   # an epoch nnabla_cli does not evaluate: one pass, its own reader
+                        once, _ = _iterator(mdata, path, shuffle=False)
+                        try:
+                            value = _evaluate(mnet, watched, once, mfeeds,
+                                              max(1, math.ceil(once.size / once.batch_size)))
+                        finally:
+                            once.close()
+                    if evaluated(epoch) and not math.isfinite(value):
+                        log("Validation error is Nan")
+                        value = 0.0      # as nnabla_cli train records and compares it
                     report["monitors"][mname].append(value)
                     line += f" {mname}={value:.6f}"
             log(line)
-            if epoch % interval == 0 or epoch <= 5:
+            if evaluated(epoch):
                 valid_error = (report["monitors"]["valid_error"][-1]
                                if "valid_error" in monitors else 0.0)
                 if not save_best or not best_error or valid_error <= best_error:
                     best_error, best = valid_error, current()
                     report["best_epoch"] = epoch
+            if snapshot is None or epoch - snapshot[0] > 10:
+                snapshot = (epoch, current())
     finally:
         it.close()
-    final = os.path.join(outdir, f"results_current_{max_epoch}.nnp")
-    write_with_parameters(path, final, current())
-    result = os.path.join(outdir, "results.nnp")
-    write_with_parameters(path, result, best if best is not None else current())
-    with open(os.path.join(outdir, "monitoring_report.yml"), "w", encoding="utf-8") as f:
-        for i, c in enumerate(report["costs"]):
-            f.write(f"{i + 1}:\n  cost: {c!r}\n")
-            for mname, values in report["monitors"].items():
-                f.write(f"  {mname}: {values[i]!r}\n")
+        for mit, _ in readers.values():
+            mit.close()
+    # a finished run writes the last epoch's parameters; one stopped by a NaN cost keeps
+    # what nnabla_cli had saved by then (epochs 1, 12, 23, ...; and no results.nnp before
+    # an evaluated epoch)
+    if completed:
+        snapshot = (max_epoch, current())
+    final = result = None
+    if snapshot is not None:
+        final = os.path.join(outdir, f"results_current_{snapshot[0]}.nnp")
+        write_with_parameters(path, final, snapshot[1])
+    if best is not None or completed:
+        result = os.path.join(outdir, "results.nnp")
+        write_with_parameters(path, result, best if best is not None else current())
+    if report["costs"]:
+        with open(os.path.join(outdir, "monitoring_report.yml"), "w", encoding="utf-8") as f:
+            for i, c in enumerate(report["costs"]):
+                f.write(f"{i}:\n  cost: {c!r}\n")     # nnabla_cli counts epochs from 0 here
+                if evaluated(i + 1):
+                    for mname, values in report["monitors"].items():
+                        f.write(f"  {mname}: {values[i]!r}\n")
+    report["completed"] = completed
     report["result"], report["current"] = result, final
-    log(f"trained parameters saved in {result} (epoch {report['best_epoch']}) and {final}")
+    if completed:
+        log(f"trained parameters saved in {result} (epoch {report['best_epoch']}) and {final}")
+    else:
+        log(f"Training Incompleted. Saved: {result or 'no results.nnp'} (epoch "
+            f"{report['best_epoch']}), {final or 'no results_current'}")
     return report
 
 

@@ -17,7 +17,7 @@ import torch
 
 from ._registry import op
 from ._sequence_axis import gather_rule, top_k_rule, unless_axes
-from ._util import norm_axis
+from ._util import norm_axis, top_k_index
 
 _C = "indexing"
 
@@ -106,9 +106,7 @@ def top_k_data(x, k, abs=False, reduce=True, base_axis=1, largest=True,  # noqa:
     base_axis = norm_axis(base_axis, x.ndim)
     flat = x.reshape(tuple(x.shape[:base_axis]) + (-1,))
     key = flat.abs() if abs else flat
-    # a stable sort: among equal values the lowest index comes first, as in NNabla and CNTK
-    # (torch.topk leaves the order of ties to the kernel: [2, 4] for [0, 1, 9, 2, 2])
-    index = torch.sort(key, dim=-1, descending=bool(largest), stable=True).indices[..., :int(k)]
+    index = top_k_index(key, k, largest)   # the lowest index first among equal values
     values = torch.gather(flat, -1, index)
     if not reduce:   # NNabla passes the whole gradient back here, not only the kept values
         kept = torch.zeros_like(flat).scatter(-1, index, values).reshape(x.shape)

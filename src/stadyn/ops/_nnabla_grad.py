@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 
 from ._registry import op
-from ._util import norm_axes
+from ._util import norm_axes, top_k_index
 
 _C = "misc"
 
@@ -57,7 +57,7 @@ class _TopKGrad(torch.autograd.Function):
         flat = grad.reshape(tuple(grad.shape[:ctx.base_axis]) + (-1,))
         key = flat.abs() if ctx.use_abs else flat
         keep = torch.zeros_like(flat, dtype=torch.bool)
-        keep.scatter_(-1, key.topk(ctx.k, dim=-1).indices, True)
+        keep.scatter_(-1, top_k_index(key, ctx.k), True)   # NNabla's: lowest index among ties
         return torch.where(keep, flat, 0.0).reshape(grad.shape), None, None, None
 
 
@@ -104,7 +104,8 @@ def clip_grad_by_norm(x, clip_norm=None, axes=None):
 def top_k_grad(x, k, abs=False, base_axis=1):  # noqa: A002 - NNabla's name
     """``x`` unchanged; backward, only the ``k`` largest gradient values (``abs``: of the
     largest magnitude) of each sample pass, the rest are zero (NNabla's ``top_k_grad``; a
-    sample is the axes from ``base_axis`` on).
+    sample is the axes from ``base_axis`` on).  Among equal values the lowest positions pass,
+    as in NNabla 1.39.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F

@@ -50,6 +50,18 @@ def norm_axes(axis: Any, ndim: int) -> list[int] | None:
     return [norm_axis(int(a), ndim) for a in axis]
 
 
+def top_k_index(key: torch.Tensor, k: int, largest: bool = True) -> torch.Tensor:
+    """The positions of the ``k`` largest (``largest=False``: smallest) entries of ``key`` along
+    its last axis, in order; among equal entries the lowest position comes first, as NNabla 1.39
+    and CNTK 2.7 choose them (``torch.topk`` leaves ties to its kernel).
+
+    Example:
+        >>> top_k_index(torch.tensor([[0.0, 1.0, 9.0, 2.0, 2.0]]), 2).tolist()
+        [[2, 3]]
+    """
+    return torch.sort(key, dim=-1, descending=bool(largest), stable=True).indices[..., :int(k)]
+
+
 def batch_flatten(x: torch.Tensor, base_axis: int) -> tuple[torch.Tensor, Sequence[int]]:
     """Merge the dims before ``base_axis`` into one batch dim (kept shape returned)."""
     batch = x.shape[:base_axis]

@@ -88,8 +88,8 @@ class Solver(Optimizer):
                        retain_state: bool = False) -> None:
         """Set the parameters to update.
 
-        ``reset`` replaces the current set (dropping all state); with ``reset=False`` the given
-        parameters are added, and ``retain_state=True`` keeps the state of those already known.
+        ``reset`` replaces the set, dropping all state; ``reset=False`` adds the given ones, but a
+        known name keeps its Variable (NNabla 1.39's) and, with ``retain_state``, its state.
         """
         if reset:
             self._params.clear()
@@ -103,9 +103,9 @@ class Solver(Optimizer):
                 if old.shape != var.shape:  # NNabla's check: the state must fit the new one
                     raise ParameterError(f"{self.name}.set_parameters: cannot retain the state "
                                          f"of '{name}': shape {var.shape} != {old.shape}")
-            else:
-                self._states[name] = self._init_state(data_of(var))
-            self._params[name] = var
+                continue
+            self._params[name] = var = var if old is None else old
+            self._states[name] = self._init_state(data_of(var))
 
     def remove_parameters(self, keys) -> None:
         for k in keys:
