@@ -154,5 +154,30 @@ def test_model_file_tags_round_trip(tmp_path):
     assert sd.load(path).tags == {"s": ["criterion", "evaluation"]}
     sd.save(path, {"y": y}, {"x": x})
     assert sd.load(path).tags == {}
-    with pytest.raises(ExportError, match=r"tags given for \['z'\], which are not outputs"):
+    with pytest.raises(ExportError, match=r"tags given for \[.z.\], which are neither"):
         sd.save(path, {"y": y}, {"x": x}, tags={"z": ["output"]})
+
+
+def test_pre_computed_values_of_an_edit_actions_model_are_computed_by_the_train_command(
+        tmp_path):
+    # the LSTM config's speechCreate saves MeanVarNorm's Mean and InvStdDev before any data
+    # pass (NaN); cntk.exe's speechTrain computes them ('Precomputing --> 3 PreCompute nodes
+    # found.') from the training data: the model file says from what (their input, tagged)
+    data, labels = _data(tmp_path)
+    network = NETWORK.replace("z = W * features", "z = W * MeanVarNorm (features)")
+    text = _config(tmp_path, data, "create:train", network,
+                   train_network='(BS.Network.Load ("$modelPath$.initial"))')
+    log = _run(tmp_path, text)
+    assert "Precomputing --> 2 PreCompute nodes found." in log
+    assert "\tz.mean = Mean()\n" in log and "\tz.invStdDev = InvStdDev()\n" in log
+    frames = np.array([[float(v) for v in line.split("|features ")[1].split("|")[0].split()]
+                       for line in data.read_text().splitlines()])
+    saved = sd.load(f"{tmp_path}/m.dnn.initial")
+    nan = [k for k, p in saved.parameters.items() if np.isnan(p.d).all()]
+    assert len(nan) == 2
+    trained = sd.load(f"{tmp_path}/m.dnn").parameters       # (under the Load's scope)
+    mean, inv = ([p for k, p in trained.items() if k.endswith("/" + name)] for name in nan)
+    assert len(mean) == len(inv) == 1
+    np.testing.assert_allclose(mean[0].d.reshape(-1), frames.mean(0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(inv[0].d.reshape(-1), 1 / frames.std(0), rtol=1e-4)
+    assert len(_minibatches(log)) == len(PACKED)

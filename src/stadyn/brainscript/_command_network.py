@@ -93,13 +93,26 @@ class CommandNetwork:
                   if self.net.name_of(v) is not None or not self.library.is_loaded(v)]
         order = {id(v): k for k, v in enumerate(self.net.nodes.values())}
         inputs.sort(key=lambda v: order.get(id(v), len(order)))
+        named = {id(v): name for name, v in outputs.items() if self.net.name_of(v) == name}
+        inputs_by_name = {self.name(v): v for v in inputs}
+        named.update((id(v), name) for name, v in inputs_by_name.items())
         tags: dict[str, list[str]] = {}
+        reached = {id(v) for n in topological_nodes(list(outputs.values())) for v in n.inputs}
+        for node in self.library.precompute_nodes:   # what a pre-computed node is computed
+            if id(node.value) not in reached:       # from: its input, tagged (for a model
+                continue                            # saved before the data pass: edit)
+            key = named.get(id(node.input))
+            if key is None:
+                key = named[id(node.input)] = f"{node.name}$input"
+                outputs[key] = node.input
+            tags.setdefault(key, []).append(
+                f"precompute:{node.operation}:{node.name}:{node.member or ''}")
         for tag, nodes in (("criterion", self.criterion_nodes),
                            ("evaluation", self.evaluation_nodes), ("output", self.output_nodes)):
-            for name, v in outputs.items():
+            for name, v in list(outputs.items()):
                 if any(v is n for n in nodes) and self.net.name_of(v) == name:
                     tags.setdefault(name, []).append(tag)
-        return outputs, {self.name(v): v for v in inputs}, tags
+        return outputs, inputs_by_name, tags
 
     def learnable(self, root: Variable) -> dict[str, Variable]:
         """The trainable parameters ``root`` depends on, by registry name."""

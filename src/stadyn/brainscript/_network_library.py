@@ -13,7 +13,9 @@ mixin: it uses the library's ``_value``, ``_node``, ``_batched``, ``inputs``,
   so (``stadyn train`` and the ``edit`` action save the tags), else its losses and metrics; a
   ``SumElements`` node is again one number for the minibatch (no batch axis).  A model saved
   before the data pass that computes its ``Mean``/``InvStdDev`` values (by the ``edit``
-  action: they are NaN) is refused, naming the value.
+  action: they are NaN) gives them back as pre-computed nodes still to compute (the model file
+  tags the node each is computed from), which the next ``train`` command's data pass computes,
+  as CNTK's; one whose file does not say from what is refused, naming the value.
 - ``BS.Network.CloneFunction (inputNodes, outputNodes, parameters = "learnable")``: a function
   that copies the part of a network between ``inputNodes`` (a node or an array of nodes, the
   function's arguments in that order) and ``outputNodes`` (a node, or a record of nodes: the
@@ -45,6 +47,7 @@ from ..graph import Variable, apply, name_scope, topological_nodes
 from ..parametric import current_registry, get_parameter_or_create
 from ..serialize import load
 from . import _ast as A
+from ._precompute_library import PreComputeNode
 from ._values import BSArray, Record
 
 __all__ = ["NetworkFunctions", "load_model_file", "replay"]
@@ -75,14 +78,27 @@ class NetworkFunctions:
     def _NetworkLoad(self, pathName):
         path = str(pathName)
         loaded = self._peeked.pop(path, None) or self.model_loader(path)
+        tags = getattr(loaded, "tags", None) or {}
+        # pre-computed values the file says how to compute (a Stadyn model file tags the input
+        # of each: "precompute:<Mean|InvStdDev>:<parameter>"), computed by the next data pass
+        pending = {}
+        for name, items in tags.items():
+            for tag in items:
+                kind, operation, rest = (tag.split(":", 2) + ["", ""])[:3]
+                parameter, _, member = rest.rpartition(":")
+                if kind == "precompute" and operation in ("Mean", "InvStdDev"):
+                    pending[parameter] = (operation, name, member or None)
         for name, p in loaded.registry.items():
+            if name in pending:
+                continue
             if not p.need_grad and p.size and np.isnan(np.asarray(p.d)).all():
                 raise ConfigError(
                     f"BS.Network.Load: '{path}' holds a pre-computed value that was never "
                     f"computed ('{name}' is not a number): the model was saved before the data "
                     "pass (by an edit action). CNTK computed it in the next train command; "
-                    "Stadyn cannot (the file does not say from what): train the network that "
-                    "makes it first, or load that network's trained model")
+                    "Stadyn cannot (the file does not say from what: it was not saved by a "
+                    "BrainScript command of this Stadyn): train the network that makes it "
+                    "first, or load that network's trained model")
         registry = current_registry()
         scope = registry.claim("Load")
         for name, parameter in loaded.registry.items():
@@ -97,18 +113,25 @@ class NetworkFunctions:
                 if v is not None and _sums_everything(v):
                     self._batched.unmark(v)
                     self._node(v, "SumElements")
+        for parameter, p in loaded.registry.items():      # (in the order they were made)
+            if parameter not in pending or not np.isnan(np.asarray(p.d)).all():
+                continue
+            operation, name, member = pending[parameter]
+            source = loaded.outputs.get(name, loaded.inputs.get(name))
+            if source is not None:
+                self.precompute_nodes.append(
+                    PreComputeNode(operation, source, p, f"{scope}/{parameter}", member))
         for v, origin in loaded.origins:    # a CNTK model: its own operation names
             if origin.kind == "function" and origin.op_name and self.operation_of(v) is None:
                 self._node(v, origin.op_name)
         # the criterion, evaluation and output nodes: those the model file tags as such (a
         # Stadyn model file saved by a BrainScript command: CNTK's node tags); a file without
         # tags (a CNTK model, a model saved from Python) has its losses and its metrics
-        tags = getattr(loaded, "tags", None) or {}
         groups: dict[str, list[Variable]] = {}
         for name, v in loaded.outputs.items():
             if self.operation_of(v) is None and v.parent is not None:
                 self._node(v, _operation(v))
-            if tags:
+            if any(t in _TAGGED for items in tags.values() for t in items):
                 found = [_TAGGED[t] for t in tags.get(name, ()) if t in _TAGGED]
             else:
                 found = [_GROUPS[c] for c in [v.parent.spec.category if v.parent is not None

@@ -178,7 +178,7 @@ def _load_network(path: str, members: dict[str, bytes], registry: ParameterRegis
     tags = network.get("tags", {})
     _check(isinstance(tags, dict) and all(
         isinstance(v, list) and all(isinstance(t, str) for t in v) for v in tags.values()),
-        "network.json: 'tags' must map output names to lists of strings")
+        "network.json: 'tags' must map input and output names to lists of strings")
     records = _variables(network, version)
     n = len(records)
     params = _load_tensors(members["parameters.safetensors"], "parameters.safetensors")
@@ -261,8 +261,9 @@ def _load_network(path: str, members: dict[str, bytes], registry: ParameterRegis
     _check(len(network["inputs"]) == len(inputs), "network.json: 'inputs' does not list every "
                                                   "input variable")
     _check(outputs, "network.json: the model has no outputs")
-    unknown = sorted(set(tags) - set(outputs))
-    _check(not unknown, f"network.json: 'tags' names {unknown}, which are not outputs")
+    unknown = sorted(set(tags) - set(outputs) - set(inputs))
+    _check(not unknown, f"network.json: 'tags' names {unknown}, which are neither inputs nor "
+                        "outputs")
     staged.commit()
     return Network(inputs, outputs, registry, source=path, solver_state=solver_state,
                    info={"kind": f"Stadyn model file (format version {version})"}, tags=tags)

@@ -83,7 +83,7 @@ class Network:
         self.source = source
         self.solver_state = solver_state
         self._info = dict(info or {})
-        #: the tags saved with the outputs (``save(..., tags=)``): output name -> its tags
+        #: the tags saved with the inputs and outputs (``save(..., tags=)``): name -> its tags
         #: (``criterion``, ``evaluation``, ``output``, ...); empty when the file gives none
         self.tags: dict[str, list[str]] = {k: list(v) for k, v in (tags or {}).items()}
         #: for a network built from an NNabla or CNTK file: ``(Variable, LegacyOrigin)`` for
