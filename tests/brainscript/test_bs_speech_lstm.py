@@ -181,3 +181,16 @@ def test_pre_computed_values_of_an_edit_actions_model_are_computed_by_the_train_
     np.testing.assert_allclose(mean[0].d.reshape(-1), frames.mean(0), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(inv[0].d.reshape(-1), 1 / frames.std(0), rtol=1e-4)
     assert len(_minibatches(log)) == len(PACKED)
+
+
+def test_a_test_command_counts_a_whole_minibatch_criterion_in_frames(tmp_path):
+    # cntk.exe's SimpleEvaluator counts as its SGD (GetNumSamplesWithLabelOfNetwork)
+    data, labels = _data(tmp_path)
+    text = _config(tmp_path, data, "train:check")
+    reader = TRAIN[TRAIN.index("    reader = {"):TRAIN.rindex("}")].replace("DATA", str(data))
+    text += f"check = {{\n    action = \"test\"\n    minibatchSize = 8\n{reader}\n}}\n"
+    log = _run(tmp_path, text)
+    final = re.search(r"Final Results: Minibatch\[1-(\d+)\]: err = (\S+) \* (\d+); "
+                      r"ce = \S+ \* (\d+)", log)
+    assert final, log[-800:]
+    assert int(final[3]) == int(final[4]) == sum(LENGTHS)

@@ -424,7 +424,7 @@ class _Runner:
                 mbs_logged = mbs
         mbs = evaluate_sums(sums, inputs, inputs.input_map, minibatch_size=mb_size,
                             max_samples=limit, on_minibatch=show_results,
-                            count=nodes[0])["minibatches"]      # the criterion's samples
+                            count=network.counted(nodes[0], nodes))["minibatches"]
         source.close()
         if cmd.trace_level > 0 and totals and totals[0][1] > logged[0][1]:
             self._eval_line(mbs_logged + 1, mbs, names, nodes, totals, logged, network, False)
