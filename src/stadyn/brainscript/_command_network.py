@@ -64,16 +64,55 @@ class CommandNetwork:
         leaves |= {id(r) for r in roots}
         return [(self.name(v), v) for v in self.library.inputs if id(v) in leaves]
 
-    def model_file_parts(self) -> tuple[dict[str, Variable], dict[str, Variable]]:
-        """What the model file holds: every named node computed by the graph, and the inputs
-        (those the description names in its order, then the others as made)."""
+    def counted(self, node: Variable, roots: Sequence[Variable]) -> Variable:
+        """The Variable whose samples a minibatch counts for the criterion ``node`` (cntk.exe's
+        rule, ``CriterionAccumulator::GetNumSamples``): a criterion per sample (per step, per
+        sequence) counts its own; one that is a single number for the minibatch (``SumElements``
+        of a per-frame criterion: it has no MBLayout) counts the network's samples
+        (``GetNumSamplesWithLabelOfNetwork``: the real steps of the default sequence axis).  In
+        Stadyn that axis is the sequence axis of the inputs, or, where the network declares a
+        ``DynamicAxis`` of its own, the batch axis of the inputs that are not on it (one sample
+        a sequence); ``roots`` are the nodes trained or evaluated with ``node``, whose inputs
+        are fed."""
+        if self.library.has_batch_axis(node) or node.sequence_lengths is not None:
+            return node
+        fed = [v for _, v in self.inputs_of(list(roots))]
+        plain = [v for v in fed if v.sequence_lengths is None]
+        default = plain if plain and len(plain) < len(fed) else fed
+        return default[0] if default else node
+
+    def model_file_parts(self) -> tuple[dict[str, Variable], dict[str, Variable],
+                                        dict[str, list[str]]]:
+        """What the model file holds: every named node computed by the graph, the inputs
+        (those the description names in its order, then the others as made), and the tags of
+        the named nodes that are criterion, evaluation or output nodes (CNTK keeps a node's
+        tag in its model file: ``BS.Network.Load`` gives them back)."""
         outputs = {name: v for name, v in self.net.nodes.items()
                    if isinstance(v, Variable) and v.parent is not None}
         inputs = [v for v in self.library.inputs     # a loaded network's unused inputs: out
                   if self.net.name_of(v) is not None or not self.library.is_loaded(v)]
         order = {id(v): k for k, v in enumerate(self.net.nodes.values())}
         inputs.sort(key=lambda v: order.get(id(v), len(order)))
-        return outputs, {self.name(v): v for v in inputs}
+        named = {id(v): name for name, v in outputs.items() if self.net.name_of(v) == name}
+        inputs_by_name = {self.name(v): v for v in inputs}
+        named.update((id(v), name) for name, v in inputs_by_name.items())
+        tags: dict[str, list[str]] = {}
+        reached = {id(v) for n in topological_nodes(list(outputs.values())) for v in n.inputs}
+        for node in self.library.precompute_nodes:   # what a pre-computed node is computed
+            if id(node.value) not in reached:       # from: its input, tagged (for a model
+                continue                            # saved before the data pass: edit)
+            key = named.get(id(node.input))
+            if key is None:
+                key = named[id(node.input)] = f"{node.name}$input"
+                outputs[key] = node.input
+            tags.setdefault(key, []).append(
+                f"precompute:{node.operation}:{node.name}:{node.member or ''}")
+        for tag, nodes in (("criterion", self.criterion_nodes),
+                           ("evaluation", self.evaluation_nodes), ("output", self.output_nodes)):
+            for name, v in list(outputs.items()):
+                if any(v is n for n in nodes) and self.net.name_of(v) == name:
+                    tags.setdefault(name, []).append(tag)
+        return outputs, inputs_by_name, tags
 
     def learnable(self, root: Variable) -> dict[str, Variable]:
         """The trainable parameters ``root`` depends on, by registry name."""
@@ -245,7 +284,7 @@ class Validation:
             # sequences counts frames, whatever axes its inputs are on)
             result = evaluate_sums(self.sums, inputs, inputs.input_map,
                                    minibatch_size=per_epoch(cmd.sgd.minibatch_size, epoch),
-                                   count=self.nodes[0])
+                                   count=self.network.counted(self.nodes[0], self.nodes))
         finally:
             source.close()
         totals = [[t, result["samples"]] for t in result["sums"]]

@@ -143,9 +143,11 @@ def _saved_epochs(model_path: str, max_epochs: int) -> list[int]:
     return sorted(set(epochs), reverse=True)
 
 
-def save_model(path: str, outputs: dict[str, Variable], inputs: dict[str, Variable]) -> None:
+def save_model(path: str, outputs: dict[str, Variable], inputs: dict[str, Variable],
+               tags: dict[str, list[str]] | None = None) -> None:
     """Write the model file: a Stadyn model file (:func:`stadyn.save`: the graph of every named
-    node, its inputs and the parameters; recurrent networks too).  A graph that model files
+    node, its inputs and the parameters, and ``tags``, the criterion, evaluation and output
+    nodes by name, for ``BS.Network.Load``; recurrent networks too).  A graph that model files
     cannot hold (a node declared ``unstorable``) is written as a parameter file;
     ``test``/``eval`` rebuild the network from the config either way."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -156,7 +158,7 @@ def save_model(path: str, outputs: dict[str, Variable], inputs: dict[str, Variab
     for v in inputs.values():  # the graph was built for a batch of 1; the trainer resized inputs
         if v.shape[0] != 1:
             feed(v, np.zeros((1,) + tuple(v.shape[1:]), dtype=np.float32))
-    save(path, outputs, inputs)
+    save(path, outputs, inputs, tags=tags)
 
 
 def load_model_parameters(path: str) -> None:

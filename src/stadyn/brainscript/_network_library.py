@@ -8,9 +8,14 @@ mixin: it uses the library's ``_value``, ``_node``, ``_batched``, ``inputs``,
   with a ``.`` is reached with ``_`` instead, names with ``[`` not at all).  Its nodes keep their
   names in the network that uses them (an input is fed from the reader stream of its name), its
   parameters join the command's and are trained with it; a network description that holds the
-  loaded network as a member takes in only the nodes its other members reach.  A model saved
+  loaded network as a member takes in only the nodes its other members reach.  Its
+  ``criterionNodes``, ``evaluationNodes`` and ``outputNodes`` are the nodes the model file tags
+  so (``stadyn train`` and the ``edit`` action save the tags), else its losses and metrics; a
+  ``SumElements`` node is again one number for the minibatch (no batch axis).  A model saved
   before the data pass that computes its ``Mean``/``InvStdDev`` values (by the ``edit``
-  action: they are NaN) is refused, naming the value.
+  action: they are NaN) gives them back as pre-computed nodes still to compute (the model file
+  tags the node each is computed from), which the next ``train`` command's data pass computes,
+  as CNTK's; one whose file does not say from what is refused, naming the value.
 - ``BS.Network.CloneFunction (inputNodes, outputNodes, parameters = "learnable")``: a function
   that copies the part of a network between ``inputNodes`` (a node or an array of nodes, the
   function's arguments in that order) and ``outputNodes`` (a node, or a record of nodes: the
@@ -42,12 +47,15 @@ from ..graph import Variable, apply, name_scope, topological_nodes
 from ..parametric import current_registry, get_parameter_or_create
 from ..serialize import load
 from . import _ast as A
+from ._precompute_library import PreComputeNode
 from ._values import BSArray, Record
 
 __all__ = ["NetworkFunctions", "load_model_file", "replay"]
 
 _TREATMENTS = ("learnable", "constant", "shared")
 _GROUPS = {"loss": "criterionNodes", "metric": "evaluationNodes"}
+_TAGGED = {"criterion": "criterionNodes", "evaluation": "evaluationNodes",
+           "output": "outputNodes"}
 
 
 class NetworkFunctions:
@@ -70,14 +78,27 @@ class NetworkFunctions:
     def _NetworkLoad(self, pathName):
         path = str(pathName)
         loaded = self._peeked.pop(path, None) or self.model_loader(path)
+        tags = getattr(loaded, "tags", None) or {}
+        # pre-computed values the file says how to compute (a Stadyn model file tags the input
+        # of each: "precompute:<Mean|InvStdDev>:<parameter>"), computed by the next data pass
+        pending = {}
+        for name, items in tags.items():
+            for tag in items:
+                kind, operation, rest = (tag.split(":", 2) + ["", ""])[:3]
+                parameter, _, member = rest.rpartition(":")
+                if kind == "precompute" and operation in ("Mean", "InvStdDev"):
+                    pending[parameter] = (operation, name, member or None)
         for name, p in loaded.registry.items():
+            if name in pending:
+                continue
             if not p.need_grad and p.size and np.isnan(np.asarray(p.d)).all():
                 raise ConfigError(
                     f"BS.Network.Load: '{path}' holds a pre-computed value that was never "
                     f"computed ('{name}' is not a number): the model was saved before the data "
                     "pass (by an edit action). CNTK computed it in the next train command; "
-                    "Stadyn cannot (the file does not say from what): train the network that "
-                    "makes it first, or load that network's trained model")
+                    "Stadyn cannot (the file does not say from what: it was not saved by a "
+                    "BrainScript command of this Stadyn): train the network that makes it "
+                    "first, or load that network's trained model")
         registry = current_registry()
         scope = registry.claim("Load")
         for name, parameter in loaded.registry.items():
@@ -87,17 +108,37 @@ class NetworkFunctions:
             self.inputs.append(v)
             self._batched.add(v)
             nodes[name] = self._node(v, "InputValue")
+        for node in topological_nodes(list(loaded.outputs.values())):
+            for v in node.outputs:              # a SumElements (one number a minibatch)
+                if v is not None and _sums_everything(v):
+                    self._batched.unmark(v)
+                    self._node(v, "SumElements")
+        for parameter, p in loaded.registry.items():      # (in the order they were made)
+            if parameter not in pending or not np.isnan(np.asarray(p.d)).all():
+                continue
+            operation, name, member = pending[parameter]
+            source = loaded.outputs.get(name, loaded.inputs.get(name))
+            if source is not None:
+                self.precompute_nodes.append(
+                    PreComputeNode(operation, source, p, f"{scope}/{parameter}", member))
         for v, origin in loaded.origins:    # a CNTK model: its own operation names
             if origin.kind == "function" and origin.op_name and self.operation_of(v) is None:
                 self._node(v, origin.op_name)
-        # a model file does not say which nodes were criteria: its losses and its metrics
+        # the criterion, evaluation and output nodes: those the model file tags as such (a
+        # Stadyn model file saved by a BrainScript command: CNTK's node tags); a file without
+        # tags (a CNTK model, a model saved from Python) has its losses and its metrics
         groups: dict[str, list[Variable]] = {}
         for name, v in loaded.outputs.items():
             if self.operation_of(v) is None and v.parent is not None:
                 self._node(v, _operation(v))
-            group = _GROUPS.get(v.parent.spec.category if v.parent is not None else "")
-            if group is not None and all(u is not v for u in groups.get(group, ())):
-                groups.setdefault(group, []).append(v)
+            if any(t in _TAGGED for items in tags.values() for t in items):
+                found = [_TAGGED[t] for t in tags.get(name, ()) if t in _TAGGED]
+            else:
+                found = [_GROUPS[c] for c in [v.parent.spec.category if v.parent is not None
+                                              else ""] if c in _GROUPS]
+            for group in found:
+                if all(u is not v for u in groups.get(group, ())):
+                    groups.setdefault(group, []).append(v)
             nodes.setdefault(name, v)
         named = [(origin.name, v) for v, origin in loaded.origins if origin.name]
         for name, v in named:        # a CNTK model: what find_by_name finds (one node a name)
@@ -210,7 +251,7 @@ class NetworkFunctions:
         for f in functions:
             if not callable(f) or self.is_node(f):
                 raise ConfigError(f"{what}: editFunctions must be functions of a node")
-        groups = {key: list(v) for key, v in inputModel.items() if key in _GROUPS.values()}
+        groups = {key: list(v) for key, v in inputModel.items() if key in _TAGGED.values()}
         members = {name: self._value(v, what) for name, v in inputModel.items()
                    if name not in groups}
         names = {id(v): self._own_names.get(id(v), (v, name))[1] for name, v in members.items()}
@@ -292,6 +333,16 @@ def _operation(v: Variable) -> str:
     """The CNTK operation of a loaded node: the op that computes it, in CNTK's spelling
     (``cross_entropy_with_softmax``: ``CrossEntropyWithSoftmax``)."""
     return "".join(part.capitalize() for part in v.parent.spec.name.split("_"))
+
+
+def _sums_everything(v: Variable) -> bool:
+    """Whether ``v`` is what BrainScript's ``SumElements`` makes: the sum of every element
+    (over the minibatch too) as a ``(1,)`` vector, with no batch axis."""
+    p = v.parent
+    if p is None or p.spec.name != "reshape" or tuple(v.shape) != (1,):
+        return False
+    q = p.inputs[0].parent
+    return q is not None and q.spec.name == "sum" and q.kwargs.get("axis") is None
 
 
 def _literal_loads(expr: Any) -> list[str]:

@@ -129,6 +129,19 @@ def _device(device_id: int | str, precision: str, where: tuple):
     return context("cuda", int(device_id), fallback=False)
 
 
+class _NetworkTrainer(Trainer):
+    """The train command's Trainer: a minibatch's samples are counted as cntk.exe's SGD counts
+    them (:meth:`CommandNetwork.counted`: a criterion that is one number for the minibatch
+    counts the network's samples, not one)."""
+
+    def __init__(self, *args: Any, counted: Callable[[Variable], Variable], **kwargs: Any):
+        self._count_for = counted
+        super().__init__(*args, **kwargs)
+
+    def _counted(self, criterion: Variable) -> Variable:
+        return self._count_for(criterion)
+
+
 class _Runner:
     def __init__(self, run: RunConfig, log: CNTKLog, parallel: _Parallel,
                  epoch_callback: Callable[[str, int], None] | None = None):
@@ -224,9 +237,10 @@ class _Runner:
                                  {k for k, p in params.items() if id(p) in exempt})
         model = network.output_nodes[0] if network.output_nodes else criterion
         parallel = self.parallel
-        trainer = Trainer(model, (criterion, evals[0] if evals else None), learners,
-                          data_parallel=parallel.data_parallel(params),
-                          check_numerics=cmd.check_numerics)
+        trainer = _NetworkTrainer(model, (criterion, evals[0] if evals else None), learners,
+                                  data_parallel=parallel.data_parallel(params),
+                                  check_numerics=cmd.check_numerics,
+                                  counted=lambda node: network.counted(node, [criterion] + evals))
 
         log()
         log(f"Training criterion:   {crit_name} = {network.library.operation_of(criterion)}")
@@ -353,8 +367,8 @@ class _Runner:
                      "the action.")
             return None
         network = CommandNetwork(cmd.network, 0.0)
-        outputs, inputs = network.model_file_parts()
-        save_model(output, outputs, inputs)
+        outputs, inputs, tags = network.model_file_parts()
+        save_model(output, outputs, inputs, tags)
         nodes = {id(v) for n in topological_nodes(list(outputs.values()))
                  for v in (*n.inputs, *n.outputs) if v is not None}
         self.log()
@@ -410,7 +424,7 @@ class _Runner:
                 mbs_logged = mbs
         mbs = evaluate_sums(sums, inputs, inputs.input_map, minibatch_size=mb_size,
                             max_samples=limit, on_minibatch=show_results,
-                            count=nodes[0])["minibatches"]      # the criterion's samples
+                            count=network.counted(nodes[0], nodes))["minibatches"]
         source.close()
         if cmd.trace_level > 0 and totals and totals[0][1] > logged[0][1]:
             self._eval_line(mbs_logged + 1, mbs, names, nodes, totals, logged, network, False)

@@ -264,12 +264,14 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         return self._node(v, "LearnableParameter", tag or "")
 
     def Constant(self, val, rows=1, cols=1, tag=""):
-        """A non-learnable ``[rows x cols]`` matrix filled with ``val``."""
+        """A non-learnable ``[rows x cols]`` matrix filled with ``val``: as CNTK.core.bs's
+        ``Constant``, a ``LearnableParameter`` with ``learningRateMultiplier = 0`` (a parameter
+        the learners leave alone, saved in the model file with the others), not an input."""
         if isinstance(val, bool) or not isinstance(val, numbers.Real):
             raise ConfigError(f"Constant: val must be a number, got {val!r}")
         shape = cntk_shape((_positive_ints(rows, "Constant: rows"),
                             _positive_ints(cols, "Constant: cols")))
-        v = Variable.from_numpy_array(np.full(shape, float(val), dtype=np.float32))
+        v = self._make_parameter(shape, float(val), False, "")
         if rows == 1 and cols == 1:
             self._constants[id(v)] = (v, float(val))
         return self._node(v, "LearnableParameter", tag or "")

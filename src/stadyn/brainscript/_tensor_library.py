@@ -207,7 +207,9 @@ class TensorFunctions:
         x = self._value(matrix, "SumElements")
         if x.sequence_lengths is not None:
             x = S.reduce_sum(x)            # a padded step adds nothing
-        return self._node(F.reshape(F.sum(x), (1,)), "SumElements", tag)
+        y = F.reshape(F.sum(x), (1,))
+        self._batched.unmark(y)            # (no MBLayout: not one value a sample)
+        return self._node(y, "SumElements", tag)
 
     def TransposeTimes(self, leftMatrix, rightMatrix, tag=""):
         """``leftMatrix^T rightMatrix``: a ``[M x N]`` matrix (or ``[M]`` vector) parameter

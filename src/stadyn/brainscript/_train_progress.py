@@ -124,7 +124,7 @@ class CNTKProgress(TrainingCallback):
     """
 
     def __init__(self, setting: TrainSetting, log: CNTKLog, library, source,
-                 model_parts: tuple[dict, dict] | None, parallel,
+                 model_parts: tuple[dict, dict, dict] | None, parallel,
                  epoch_callback: Callable[[str, int], None] | None = None, *,
                  labels_per_sequence: bool = False,
                  validate: Callable[[int], dict[str, float]] | None = None):

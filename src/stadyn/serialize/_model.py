@@ -173,8 +173,12 @@ def _load_network(path: str, members: dict[str, bytes], registry: ParameterRegis
     network = _parse_json(members["network.json"], "network.json")
     _check(isinstance(network, dict), "network.json must hold an object")
     allowed = {"variables", "nodes", "inputs", "outputs", "parameters"}
-    _check(set(network) == allowed, f"network.json: expected the keys {sorted(allowed)}, got "
-                                    f"{sorted(network)}")
+    _check(set(network) - {"tags"} == allowed, f"network.json: expected the keys "
+           f"{sorted(allowed)} (and optionally 'tags'), got {sorted(network)}")
+    tags = network.get("tags", {})
+    _check(isinstance(tags, dict) and all(
+        isinstance(v, list) and all(isinstance(t, str) for t in v) for v in tags.values()),
+        "network.json: 'tags' must map input and output names to lists of strings")
     records = _variables(network, version)
     n = len(records)
     params = _load_tensors(members["parameters.safetensors"], "parameters.safetensors")
@@ -257,9 +261,12 @@ def _load_network(path: str, members: dict[str, bytes], registry: ParameterRegis
     _check(len(network["inputs"]) == len(inputs), "network.json: 'inputs' does not list every "
                                                   "input variable")
     _check(outputs, "network.json: the model has no outputs")
+    unknown = sorted(set(tags) - set(outputs) - set(inputs))
+    _check(not unknown, f"network.json: 'tags' names {unknown}, which are neither inputs nor "
+                        "outputs")
     staged.commit()
     return Network(inputs, outputs, registry, source=path, solver_state=solver_state,
-                   info={"kind": f"Stadyn model file (format version {version})"})
+                   info={"kind": f"Stadyn model file (format version {version})"}, tags=tags)
 
 
 def _itemsize(dtype: str) -> int:

@@ -6,6 +6,7 @@ import json
 import os
 import zipfile
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -171,14 +172,17 @@ def _network_json(parts) -> tuple[dict, "OrderedDict[str, torch.Tensor]", dict]:
                              "version": version}
 
 
-def save(path: str | os.PathLike, outputs: Any, inputs: Any = None, solver: Any = None) -> None:
+def save(path: str | os.PathLike, outputs: Any, inputs: Any = None, solver: Any = None, *,
+         tags: Mapping[str, Sequence[str]] | None = None) -> None:
     """Save the graph computing ``outputs`` with its parameters as a Stadyn model file.
 
     ``outputs`` and ``inputs`` are a Variable, a list or a dict (name -> Variable), or a
     :class:`Network`; without ``inputs`` the name-less leaves are the inputs (``x`` or ``x0``,
     ``x1``...) and the named leaves (registry parameters) are the parameters.  ``solver``
-    optionally adds its state (``Solver.save_states``).  The file is written atomically.  Graphs
-    holding ``sd.grad`` nodes are refused (:class:`~stadyn.serialize.ExportError`).
+    optionally adds its state (``Solver.save_states``); ``tags`` gives inputs and outputs (by
+    name) lists of tags (strings: BrainScript's ``criterion``, ``evaluation``, ``output``),
+    given back as ``Network.tags``.  The file is written atomically.  Graphs holding
+    ``sd.grad`` nodes are refused (:class:`~stadyn.serialize.ExportError`).
 
     Example:
         >>> import os, tempfile, numpy as np, stadyn as sd, stadyn.functions as F
@@ -196,6 +200,12 @@ def save(path: str | os.PathLike, outputs: Any, inputs: Any = None, solver: Any 
     """
     parts = collect_graph(outputs, inputs, sequences=True)
     network, params, extra = _network_json(parts)
+    if tags:
+        unknown = sorted(set(tags) - set(parts.outputs) - set(parts.inputs))
+        if unknown:
+            raise ExportError(f"tags given for {unknown}, which are neither inputs nor outputs")
+        network["tags"] = {name: [str(t) for t in tags[name]]
+                           for name in [*parts.inputs, *parts.outputs] if tags.get(name)}
     members: list[tuple[str, bytes]] = [
         ("format.json", _json_bytes({"format": FORMAT, "version": extra["version"],
                                      "producer": f"stadyn {_version()}"})),

@@ -75,13 +75,17 @@ class Network:
 
     def __init__(self, inputs: Mapping[str, Variable], outputs: Mapping[str, Variable],
                  registry: ParameterRegistry | None = None, *, source: str = "",
-                 solver_state: bytes | None = None, info: dict[str, Any] | None = None):
+                 solver_state: bytes | None = None, info: dict[str, Any] | None = None,
+                 tags: Mapping[str, list[str]] | None = None):
         self.inputs: OrderedDict[str, Variable] = OrderedDict(inputs)
         self.outputs: OrderedDict[str, Variable] = OrderedDict(outputs)
         self.registry = registry if registry is not None else ParameterRegistry()
         self.source = source
         self.solver_state = solver_state
         self._info = dict(info or {})
+        #: the tags saved with the inputs and outputs (``save(..., tags=)``): name -> its tags
+        #: (``criterion``, ``evaluation``, ``output``, ...); empty when the file gives none
+        self.tags: dict[str, list[str]] = {k: list(v) for k, v in (tags or {}).items()}
         #: for a network built from an NNabla or CNTK file: ``(Variable, LegacyOrigin)`` for
         #: every input, parameter, constant, function output and block output the file names
         #: (what CNTK's ``find_by_name`` finds); empty otherwise
