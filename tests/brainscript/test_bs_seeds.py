@@ -219,7 +219,7 @@ def test_fcn8_resnet_blocks_seeds_are_cntk_exes():
                 fan_in = int(np.prod(w.shape[1:]))
                 got.append(_seed_of(w, "heNormal", w.shape[0] * w.shape[2] * w.shape[3], fan_in))
         assert got == want
-        assert _seed_of(params["parameter/W"].d, "heNormal", 2, 16) == 1
+        assert _seed_of(params["predictionFCN8.W"].d, "heNormal", 2, 16) == 1
 
 
 # ---------------------------------------------------------------------------------------------
