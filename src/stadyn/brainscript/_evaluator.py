@@ -162,8 +162,8 @@ class Evaluator(OperatorsMixin):
         return self.at_path(self._path, compute)
 
     def _array_lit(self, e: A.ArrayLit, scope):
-        thunks = [Thunk(self._here(functools.partial(self.eval, item, scope)), "", item.loc)
-                  for item in e.items]
+        thunks = [Thunk(self.at_path(f"{self._path}[{k}]", functools.partial(
+                      self.eval, item, scope)), "", item.loc) for k, item in enumerate(e.items)]
         return BSArray.of_thunks(thunks, 0, e.loc)
 
     def _array_ctor(self, e: A.ArrayCtor, scope):
@@ -232,12 +232,34 @@ class Evaluator(OperatorsMixin):
             raise _err(f"unknown function '{e.func.name}' (defined neither in the script nor in "
                        f"the library){self._hint(e.func.name, scope)}", e.func.loc)
         fn = self.eval(e.func, scope)
-        args = [Thunk(self._here(functools.partial(self.eval, a.value, scope)), a.name or "", a.loc)
-                for a in e.args if a.name is None]
-        kwargs = {a.name: Thunk(self._here(functools.partial(self.eval, a.value, scope)), a.name,
-                                a.loc)
+        params = self._parameter_names(fn)
+        args = [Thunk(self.at_path(self._argument_path(params, k), functools.partial(
+                    self.eval, a.value, scope)), "", a.loc)
+                for k, a in enumerate(a for a in e.args if a.name is None)]
+        kwargs = {a.name: Thunk(self.at_path(self._argument_path(params, a.name),
+                                             functools.partial(self.eval, a.value, scope)),
+                                a.name, a.loc)
                   for a in e.args if a.name is not None}
         return self.call(fn, args, kwargs, e.loc, name)
+
+    def _parameter_names(self, fn: Any) -> Sequence[str] | None:
+        """The positional parameter names of a BrainScript function (or of ``Sequential``):
+        cntk.exe's expression path of an argument adds its parameter's name to the call's
+        (``model.arrayOfFunctions`` for ``model = Sequential (...)``); ``None`` for other
+        library functions, whose arguments keep the call's path."""
+        if isinstance(fn, BSFunction):
+            return fn.positional
+        if fn == self._sequential:
+            return ("arrayOfFunctions",)
+        return None
+
+    def _argument_path(self, params: Sequence[str] | None, key: int | str) -> str:
+        if params is None:
+            return self._path
+        name = key if isinstance(key, str) else params[key] if key < len(params) else ""
+        if not name:
+            return self._path
+        return f"{self._path}.{name}" if self._path else name
 
     def call(self, fn: Any, args: Sequence[Thunk], kwargs: Mapping[str, Thunk],
              loc: A.SourceLocation | None, name: str = "function") -> Any:

@@ -3,7 +3,8 @@
 :class:`StadynLibrary` is the engine side of the evaluator's :class:`~._library.Library`
 protocol.  Layer constructors (``DenseLayer``, ``ConvolutionalLayer``, ...) return Stadyn layer
 objects (:mod:`stadyn.layers`), so a BrainScript network and the same network written in Python
-create the same parameters (names, shapes, initial values) and the same ops.  Node functions
+create the same parameters (shapes, initial values; BrainScript names them after their nodes,
+as cntk.exe: :meth:`StadynLibrary.name_parameters`) and the same ops.  Node functions
 (``Input``, ``Times``, ``CrossEntropyWithSoftmax``, ...) return :class:`~stadyn.graph.Variable`
 nodes.  Every function keeps the parameter names, order and defaults of CNTK's ``CNTK.core.bs``
 (see ``tests/fixtures/brainscript/library_facts.md``), so the evaluator reports a call CNTK
@@ -20,7 +21,7 @@ Example:
     ...     net = build_network('''{ x = Input{4:3} ; h = DenseLayer{8, activation = ReLU}(x)
     ...                          z = LinearLayer{2}(h) ; outputNodes = (z) }''', StadynLibrary())
     ...     net.nodes["x"].shape, net.output_nodes[0].shape, sorted(sd.get_parameters())
-    ((1, 3, 4), (1, 2), ['dense/W', 'dense/b', 'dense_1/W', 'dense_1/b'])
+    ((1, 3, 4), (1, 2), ['h.arrayOfFunctions[0].W', 'h.arrayOfFunctions[0].b', 'z.W', 'z.b'])
 """
 
 from __future__ import annotations
@@ -280,6 +281,10 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         in the order made (before, every one was named so, as ``parameter_<n>/W``)."""
         registry = current_registry()
         made, self._unnamed_parameters = self._unnamed_parameters, []
+        for layer, path in self.named_layers:       # Dense, Linear, Convolutional, Embedding
+            made += [(v, v.name, f"{path}.{v.name.rsplit('/', 1)[-1]}")
+                     for v in layer.parameters]
+        self.named_layers = []
         count: dict[str, int] = {}
         for _, _, path in made:
             count[path] = count.get(path, 0) + 1
