@@ -249,7 +249,7 @@ class Evaluator(OperatorsMixin):
         library functions, whose arguments keep the call's path."""
         if isinstance(fn, BSFunction):
             return fn.positional
-        if fn == self._sequential:
+        if getattr(fn, "__func__", None) is Evaluator._sequential:
             return ("arrayOfFunctions",)
         return None
 
