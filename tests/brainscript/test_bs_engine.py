@@ -124,9 +124,11 @@ def test_cifar_network_with_padded_pooling_is_the_python_model():
                 y.forward()
             outputs.append(y.d.copy())
             params.append({k: p.d.copy() for k, p in sd.get_parameters().items()})
-    assert list(params[0]) == list(params[1])
-    for k in params[0]:
-        np.testing.assert_array_equal(params[0][k], params[1][k])
+    # the same parameters in the same order (BrainScript's named after their nodes, cntk.exe's
+    # model.arrayOfFunctions[0].W, Python's after their layers, convolution/W)
+    assert len(params[0]) == len(params[1])
+    for a, b in zip(params[0].values(), params[1].values()):
+        np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(outputs[0], outputs[1])
 
 
@@ -192,8 +194,9 @@ def test_layers_take_cntks_column_major_shapes_and_defaults():
              dense = DenseLayer{(3:2), activation = Tanh, initValueScale = 0.5,
                                 initBias = 1}(x) }""",
         {"x": x}, ["conv", "pool", "avg", "dense"])
-    assert list(params) == ["convolution/W", "dense/W", "dense/b"]
-    w = params["convolution/W"]
+    # named after their nodes, as cntk.exe (a DenseLayer is Sequential (LinearLayer : act))
+    assert list(params) == ["conv.W", "dense.arrayOfFunctions[0].W", "dense.arrayOfFunctions[0].b"]
+    w = params["conv.W"]
     assert w.shape == (4, 2, 5, 3)  # filterShape 3:5 is 3 wide, 5 high: kernel (kH, kW) = (5, 3)
     ref = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=(2, 1))
     np.testing.assert_allclose(conv, ref.numpy(), rtol=1e-5, atol=1e-5)
@@ -205,11 +208,12 @@ def test_layers_take_cntks_column_major_shapes_and_defaults():
     # glorotUniform scaled by initValueScale: U(±0.5 * sqrt(6 / (126 + 6)))
     limit = 0.5 * math.sqrt(6 / (2 * 7 * 9 + 6))
     # W keeps the input's axes (CNTK's log shows [3 x 2 x 9 x 7 x 2] for this layer)
-    assert params["dense/W"].shape == (2, 7, 9, 2, 3) and np.abs(params["dense/W"]).max() <= limit
-    assert np.abs(params["dense/W"]).max() > 0.8 * limit
-    np.testing.assert_array_equal(params["dense/b"], np.ones((2, 3)))
+    wd, bd = params["dense.arrayOfFunctions[0].W"], params["dense.arrayOfFunctions[0].b"]
+    assert wd.shape == (2, 7, 9, 2, 3) and np.abs(wd).max() <= limit
+    assert np.abs(wd).max() > 0.8 * limit
+    np.testing.assert_array_equal(bd, np.ones((2, 3)))
     np.testing.assert_allclose(
-        dense, np.tanh(x.reshape(2, -1) @ params["dense/W"].reshape(126, 6) + 1).reshape(2, 2, 3),
+        dense, np.tanh(x.reshape(2, -1) @ wd.reshape(126, 6) + 1).reshape(2, 2, 3),
         rtol=1e-5, atol=1e-6)
 
 

@@ -130,7 +130,7 @@ def test_loop_gradients_reach_the_parameters_only_through_real_steps():
         W = Parameter (2, 2)
         h = Tanh (W * x + PastValue (0, h, defaultHiddenActivation = 0))
         loss = BS.Sequences.Last (h) }""")
-    w = params["parameter/W"]
+    w = params["W"]
     xs = _sequences(2, 4)
     net.nodes["x"].d = xs
     loss = sd.functions.sum(net.nodes["loss"])

@@ -68,9 +68,11 @@ def _numpy_z(net, x: np.ndarray) -> np.ndarray:
     """01_OneHidden's z = W2 relu(W1 (x / 256) + b1) + b2, from the trained parameters."""
     p = {k: v.d.astype(np.float64) for k, v in net.parameters.items()}
     # CNTK's Dense keeps the input axes in W (1 x 28 x 28 x 200): flattened, the same product
-    w1 = p["dense/W"].reshape(-1, p["dense/W"].shape[-1])
-    h = np.maximum(x.reshape(len(x), -1) / 256.0 @ w1 + p["dense/b"], 0)
-    return h @ p["dense_1/W"] + p["dense_1/b"]
+    # (the parameters have cntk.exe's node names: out = model (features), h1 = DenseLayer...)
+    w1 = p["out.h1.arrayOfFunctions[0].W"]
+    w1 = w1.reshape(-1, w1.shape[-1])
+    h = np.maximum(x.reshape(len(x), -1) / 256.0 @ w1 + p["out.h1.arrayOfFunctions[0].b"], 0)
+    return h @ p["out.z.W"] + p["out.z.b"]
 
 
 def test_a_loaded_model_predicts_without_labels(trained):

@@ -235,14 +235,17 @@ class _CifarTwin(nn.Module):
 
     def __init__(self, params: dict[str, torch.Tensor], pool_padding: int = 1):
         super().__init__()
-        convs = [k[:-2] for k in params if k.startswith("convolution") and k.endswith("/W")]
-        dense = [k[:-2] for k in params if k.startswith("dense") and k.endswith("/W")]
-        c = [_conv(params[f"{n}/W"], params[f"{n}/b"], 1) for n in convs]
+        # in the order made: Python's layers (convolution/W) or BrainScript's, named after
+        # their nodes (model.arrayOfFunctions[1].W); ``<name>b`` is each one's bias
+        weights = [k[:-1] for k in params if k.endswith(("/W", ".W"))]
+        convs = [n for n in weights if params[n + "b"].dim() == 3]     # bias (C, 1, 1)
+        dense = [n for n in weights if params[n + "b"].dim() == 1]
+        c = [_conv(params[f"{n}W"], params[f"{n}b"], 1) for n in convs]
         p = pool_padding
         self.features = nn.Sequential(c[0], nn.ReLU(), c[1], nn.ReLU(), nn.MaxPool2d(3, 2, p),
                                       c[2], nn.ReLU(), c[3], nn.ReLU(), nn.MaxPool2d(3, 2, p),
                                       nn.Flatten())
-        d = [_linear(params[f"{n}/W"], params[f"{n}/b"]) for n in dense]
+        d = [_linear(params[f"{n}W"], params[f"{n}b"]) for n in dense]
         self.classifier = nn.Sequential(d[0], nn.ReLU(), nn.Dropout(0.5), d[1], nn.ReLU(),
                                         nn.Dropout(0.5), d[2])
 

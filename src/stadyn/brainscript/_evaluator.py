@@ -64,6 +64,11 @@ class Evaluator(OperatorsMixin):
         }
         self._last_loc: A.SourceLocation | None = None
         self._script_prelude: Record | None = None
+        # cntk.exe's expression path of what is being evaluated (``out.h1``): a record takes
+        # the path it is made at, its members add their names, and every lazy value keeps the
+        # path it was written at, however late it is computed (so names do not depend on the
+        # order of evaluation); a library function is called with it (Library.path)
+        self._path = ""
 
     # ---- entry -----------------------------------------------------------------------------
     def evaluate(self, expr: A.Expr, scope: Record | None = None) -> Any:
@@ -132,15 +137,33 @@ class Evaluator(OperatorsMixin):
     # ---- records, arrays, functions -------------------------------------------------------
     def _record(self, e: A.Record, scope: Record | None) -> Record:
         rec = Record(scope, e.loc)
+        rec.path = self._path
         for m in e.members:
             rec._define(m.name, self._member_thunk(m, rec), functools.partial(self._member_thunk, m))
         return rec
 
     def _member_thunk(self, m: A.Member, rec: Record) -> Thunk:
-        return Thunk(functools.partial(self.eval, m.value, rec), m.name, m.loc)
+        path = f"{rec.path}.{m.name}" if rec.path else m.name
+        return Thunk(self.at_path(path, functools.partial(self.eval, m.value, rec)), m.name,
+                     m.loc)
+
+    def at_path(self, path: str, compute: Callable[[], Any]) -> Callable[[], Any]:
+        """``compute`` run at expression path ``path`` (:attr:`_path`), whenever it runs."""
+        def run() -> Any:
+            outer, self._path = self._path, path
+            try:
+                return compute()
+            finally:
+                self._path = outer
+        return run
+
+    def _here(self, compute: Callable[[], Any]) -> Callable[[], Any]:
+        """``compute`` run at the current expression path, whenever it runs."""
+        return self.at_path(self._path, compute)
 
     def _array_lit(self, e: A.ArrayLit, scope):
-        thunks = [Thunk(functools.partial(self.eval, item, scope), "", item.loc) for item in e.items]
+        thunks = [Thunk(self.at_path(f"{self._path}[{k}]", functools.partial(
+                      self.eval, item, scope)), "", item.loc) for k, item in enumerate(e.items)]
         return BSArray.of_thunks(thunks, 0, e.loc)
 
     def _array_ctor(self, e: A.ArrayCtor, scope):
@@ -155,9 +178,11 @@ class Evaluator(OperatorsMixin):
         if last - first + 1 > _MAX_ARRAY:
             raise _err(f"array[{first}..{last}] has more than {_MAX_ARRAY} items", e.loc)
 
+        path = self._path
+
         def item(k: int) -> Thunk:
-            return Thunk(lambda: self.call(init, [Thunk.of(first + k)], {}, e.init.loc, "array initializer"),
-                         "", e.init.loc)
+            return Thunk(self.at_path(f"{path}[{first + k}]", lambda: self.call(
+                init, [Thunk.of(first + k)], {}, e.init.loc, "array initializer")), "", e.init.loc)
         return BSArray(first, last - first + 1, item, e.loc)
 
     def _lambda(self, e: A.Lambda, scope):
@@ -207,11 +232,34 @@ class Evaluator(OperatorsMixin):
             raise _err(f"unknown function '{e.func.name}' (defined neither in the script nor in "
                        f"the library){self._hint(e.func.name, scope)}", e.func.loc)
         fn = self.eval(e.func, scope)
-        args = [Thunk(functools.partial(self.eval, a.value, scope), a.name or "", a.loc)
-                for a in e.args if a.name is None]
-        kwargs = {a.name: Thunk(functools.partial(self.eval, a.value, scope), a.name, a.loc)
+        params = self._parameter_names(fn)
+        args = [Thunk(self.at_path(self._argument_path(params, k), functools.partial(
+                    self.eval, a.value, scope)), "", a.loc)
+                for k, a in enumerate(a for a in e.args if a.name is None)]
+        kwargs = {a.name: Thunk(self.at_path(self._argument_path(params, a.name),
+                                             functools.partial(self.eval, a.value, scope)),
+                                a.name, a.loc)
                   for a in e.args if a.name is not None}
         return self.call(fn, args, kwargs, e.loc, name)
+
+    def _parameter_names(self, fn: Any) -> Sequence[str] | None:
+        """The positional parameter names of a BrainScript function (or of ``Sequential``):
+        cntk.exe's expression path of an argument adds its parameter's name to the call's
+        (``model.arrayOfFunctions`` for ``model = Sequential (...)``); ``None`` for other
+        library functions, whose arguments keep the call's path."""
+        if isinstance(fn, BSFunction):
+            return fn.positional
+        if getattr(fn, "__func__", None) is Evaluator._sequential:
+            return ("arrayOfFunctions",)
+        return None
+
+    def _argument_path(self, params: Sequence[str] | None, key: int | str) -> str:
+        if params is None:
+            return self._path
+        name = key if isinstance(key, str) else params[key] if key < len(params) else ""
+        if not name:
+            return self._path
+        return f"{self._path}.{name}" if self._path else name
 
     def call(self, fn: Any, args: Sequence[Thunk], kwargs: Mapping[str, Thunk],
              loc: A.SourceLocation | None, name: str = "function") -> Any:
@@ -219,7 +267,8 @@ class Evaluator(OperatorsMixin):
         if isinstance(fn, BSFunction):
             return fn.apply(args, kwargs, loc)
         if isinstance(fn, Composition) and fn.nested:     # Sequential (F : G): G (F (x))
-            inner = Thunk(lambda: fn.link(self.call(fn.f, args, kwargs, loc, name)), "", loc)
+            inner = Thunk(self._here(lambda: fn.link(self.call(fn.f, args, kwargs, loc, name))),
+                          "", loc)
             return self.call(fn.g, [inner], {}, loc, name)
         if not self._is_function(fn):
             raise _err(f"'{name}' is {self._type(fn)}, which cannot be called", loc)
@@ -231,6 +280,7 @@ class Evaluator(OperatorsMixin):
         named = {k: self._to_python(v.force()) for k, v in kwargs.items()}
         _check_signature(fn, pos, named, name, loc)
         self.library.prepare_args(pos, named)
+        self.library.path = self._path
         with source_location(line_of(loc)):     # nodes it makes name the config's line
             result = self._guard(lambda: fn(*pos, **named), loc, name)
         return self._from_python(result, loc)

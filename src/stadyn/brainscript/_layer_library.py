@@ -4,7 +4,8 @@
 ``LinearLayer``, ``DenseLayer``, ``ConvolutionalLayer``, ``ConvolutionTransposeLayer``,
 ``MaxPoolingLayer``, ``AveragePoolingLayer`` and ``BatchNormalizationLayer`` return Stadyn layer
 objects (:mod:`stadyn.layers`), so a BrainScript network and the same network written in Python
-create the same parameters (names, shapes, initial values) and the same ops.  Filter shapes,
+create the same parameters (shapes, initial values; BrainScript names them after their nodes,
+as cntk.exe) and the same ops.  Filter shapes,
 strides and pads are CNTK's, column-major (``(3:5)`` is 3 wide, 5 high).
 """
 
@@ -185,6 +186,7 @@ class LayerFunctions:
     def _init_layers(self) -> dict[str, Any]:
         self._batch_norms: list[tuple[Any, bool]] = []     # (layer, disableRegularization)
         self._unclaimed: dict[int, tuple[Any, _SeedOnApply]] = {}   # id(layer) -> its init
+        self.named_layers: list[tuple[Any, str]] = []    # (layer, cntk.exe's path of its record)
         return {"LinearLayer": self.LinearLayer, "DenseLayer": self.DenseLayer,
                 "ConvolutionalLayer": self.ConvolutionalLayer,
                 "ConvolutionTransposeLayer": self.ConvolutionTransposeLayer,
@@ -209,6 +211,16 @@ class LayerFunctions:
             self._unclaimed[id(layer)] = (layer, init)
         return layer
 
+    def _named(self, layer: Any, inner: str = "") -> Any:
+        """``layer``, whose parameters take cntk.exe's node names (:meth:`name_parameters`):
+        the expression path the layer is made at, then ``inner`` (the path of the record
+        holding them in CNTK.core.bs's definition: ``arrayOfFunctions[0]`` for a
+        ``DenseLayer``, which is ``Sequential (LinearLayer{...} : activation)``), then their
+        member names there (``W``, ``b``, ``E``), as ``model.arrayOfFunctions[1].W``."""
+        if self.path:
+            self.named_layers.append((layer, f"{self.path}.{inner}" if inner else self.path))
+        return layer
+
     def before_apply(self, fn: Any) -> None:
         """The seed of the layer ``fn`` when the evaluator first applies it, before its input
         is evaluated (as cntk.exe's layers make their weight first: :class:`_SeedOnApply`)."""
@@ -221,13 +233,17 @@ class LayerFunctions:
     def LinearLayer(self, outDim, bias=True, init="glorotUniform", initValueScale=1,
                     inputRank=None, mapRank=None, initBias=0):
         """``W x + b``, ``W`` of shape ``outDim : Inferred`` (a :class:`stadyn.layers.Dense`)."""
-        return self.DenseLayer(outDim, bias=bias, activation=None, init=init,
-                               initValueScale=initValueScale, inputRank=inputRank,
-                               mapRank=mapRank, initBias=initBias)
+        return self._dense(outDim, bias, None, init, initValueScale, inputRank, mapRank,
+                           initBias, "")
 
     def DenseLayer(self, outDim, bias=True, activation=None, init="glorotUniform",
                    initValueScale=1, inputRank=None, mapRank=None, initBias=0):
         """``activation(W x + b)`` (a :class:`stadyn.layers.Dense`)."""
+        return self._dense(outDim, bias, activation, init, initValueScale, inputRank, mapRank,
+                           initBias, "arrayOfFunctions[0]")
+
+    def _dense(self, outDim, bias, activation, init, initValueScale, inputRank, mapRank,
+               initBias, inner: str):
         shape = cntk_shape(_positive_ints(outDim, "DenseLayer: outDim"))
         if activation is not None and not callable(activation):
             raise ConfigError(f"DenseLayer: activation must be a function, got {activation!r}")
@@ -236,7 +252,7 @@ class LayerFunctions:
                         activation=activation or _identity, init=initializer,
                         bias=_bool(bias, "DenseLayer: bias"), init_bias=float(initBias),
                         input_rank=inputRank, map_rank=mapRank)
-        return self._claims_on_apply(layer, initializer)
+        return self._named(self._claims_on_apply(layer, initializer), inner)
 
     def ConvolutionalLayer(self, numOutputChannels, filterShape, bias=True, activation=None,
                            init="glorotUniform", initValueScale=1, initBias=0, stride=1,
@@ -261,7 +277,7 @@ class LayerFunctions:
                               strides=_strides(stride, rank),
                               bias=_bool(bias, "ConvolutionalLayer: bias"),
                               init_bias=float(initBias), dilation=_strides(dilation, rank))
-        return self._claims_on_apply(layer, initializer)
+        return self._named(self._claims_on_apply(layer, initializer))
 
     def ConvolutionTransposeLayer(self, numOutputChannels, filterShape, numInputChannels,
                                   bias=True, activation=None, init="glorotUniform",

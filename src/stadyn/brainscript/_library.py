@@ -106,6 +106,9 @@ class Library:
 
     def __init__(self, functions: Mapping[str, Callable[..., Any]] | None = None) -> None:
         self.functions: dict[str, Callable[..., Any]] = dict(functions or {})
+        # the expression path (``out.h1``) being evaluated when the evaluator calls a library
+        # function: cntk.exe's name of a node that function makes
+        self.path = ""
 
     # ---- names ---------------------------------------------------------------------------
     def lookup(self, name: str) -> Callable[..., Any] | None:
@@ -196,6 +199,11 @@ class Library:
     def resolve_all(self, values: list[Any]) -> list[Any]:
         """:meth:`resolve` for many nodes at once (a network's named nodes)."""
         return [self.resolve(v) for v in values]
+
+    def name_parameters(self, nodes: dict[str, Any]) -> None:
+        """Called once the network's named nodes are known (``nodes``: name to node, as
+        :class:`~._network.Network` holds them): Stadyn registers a hand-written parameter
+        under its node name; the default does nothing."""
 
     def own_names(self, nodes: list[Any]) -> dict[str, Any]:
         """Names the nodes ``nodes`` reach already have (a loaded network's nodes keep their

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import tempfile
 from collections.abc import Callable
 
 import numpy as np
 
 from .._errors import ConfigError, ModelFileError
-from ..graph import Variable, topological_nodes
-from ..parametric import current_registry
+from ..graph import Variable, no_grad, topological_nodes
+from ..parametric import ParameterRegistry, current_registry
 from ..serialize import is_model_file, load, load_parameters, save, save_parameters
 from ..train import feed, read_checkpoint_state
 
@@ -162,13 +163,85 @@ def save_model(path: str, outputs: dict[str, Variable], inputs: dict[str, Variab
 
 
 def load_model_parameters(path: str) -> None:
-    """Load the parameters of a model file (or of a parameter file) into the current registry;
-    a damaged model file gets the model loader's own error
-    (:func:`~stadyn.serialize.is_model_file`)."""
+    """Load the parameters of a model file (or of a parameter file) into the current registry,
+    each into the parameter of the same name (a BrainScript parameter's name is its node's,
+    ``model.arrayOfFunctions[1].W``, so the order the network makes them in does not matter).
+    A damaged model file gets the model loader's own error
+    (:func:`~stadyn.serialize.is_model_file`); nothing is assigned unless every parameter
+    fits (:func:`_match_parameters`)."""
+    found = ParameterRegistry()
     if is_model_file(path):
-        load(path, registry=current_registry())
+        load(path, registry=found)
     else:
-        load_parameters(path)
+        load_parameters(path, registry=found)
+    registry = current_registry()
+    pairs = _match_parameters(path, dict(found.items()), dict(registry.items()))
+    with no_grad():
+        for have, value in pairs:
+            have.d = value.d
+    taken = {id(value) for _, value in pairs}
+    for name, value in found.items():      # the file's others are added, as a load does
+        if id(value) not in taken and name not in registry:
+            registry.set(name, value)
+
+
+# the names an older Stadyn gave BrainScript's Parameter/ParameterTensor: in the order made
+_OLD_NAME = re.compile(r"parameter(_[0-9]+)?/W")
+
+
+def _match_parameters(path: str, found: dict[str, Variable], params: dict[str, Variable]
+                      ) -> list[tuple[Variable, Variable]]:
+    """(network parameter, file parameter) pairs: by name; a file written before BrainScript
+    parameters were named after their nodes (``parameter_<n>/W``, numbered in the order they
+    were made, which depends on the evaluation order) only where its shape leaves no doubt
+    (one such parameter of that shape in the file and one unmatched of that shape in the
+    network), else a :class:`ModelFileError` naming the file: never a silent load into the
+    wrong parameter.  A network parameter the file does not hold keeps its value, and the
+    file's parameters no network parameter takes are added (:func:`load_model_parameters`),
+    as before; old names are added so only when every network parameter is matched.
+
+    >>> from stadyn.graph import Variable
+    >>> a, b, c = Variable((2, 3)), Variable((3,)), Variable((2, 3))
+    >>> [(p is a, q is c) for p, q in _match_parameters("m", {"W": c}, {"W": a, "b": b})]
+    [(True, True)]
+    >>> [q is c for _, q in _match_parameters("m", {"parameter_1/W": c}, {"W": a, "b": b})]
+    [True]
+    >>> _match_parameters("m", {"parameter/W": c, "parameter_1/W": c},
+    ...                   {"W": a, "V": Variable((2, 3))})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    stadyn._errors.ModelFileError: m: was written by an older Stadyn, ... (parameter/W, parameter_1/W); ...
+    """
+    pairs: list[tuple[Variable, Variable]] = []
+    old = {k: v for k, v in found.items() if _OLD_NAME.fullmatch(k)}
+    for name, have in params.items():
+        value = found.get(name)
+        if value is not None and name not in old:
+            if value.shape != have.shape:
+                raise ModelFileError(f"{path}: parameter '{name}' has shape {value.shape} in "
+                                     f"the file but {have.shape} in the network")
+            pairs.append((have, value))
+    if not old:
+        return pairs
+    matched = {id(have) for have, _ in pairs}
+    left = [(k, v) for k, v in params.items() if id(v) not in matched]
+    if not left:                # no parameter of the network to mix up: they are added
+        return pairs
+    unclear = []
+    for name, value in old.items():
+        mine = [have for _, have in left if have.shape == value.shape]
+        theirs = [v for v in old.values() if v.shape == value.shape]
+        if len(mine) == 1 and len(theirs) == 1:
+            pairs.append((mine[0], value))
+        else:
+            unclear.append(name)
+    if unclear:
+        raise ModelFileError(
+            f"{path}: was written by an older Stadyn, which named BrainScript parameters "
+            f"in the order it made them ({', '.join(unclear)}); they cannot be matched to "
+            "this network's parameters, named after their nodes, without doubt (parameters "
+            f"of the same shape; this network's: {', '.join(k for k, _ in left)}): train "
+            "the model again to write it with the new names")
+    return pairs
 
 
 def save_epoch(log: Callable[[str], None], model_path: str, epoch: int, max_epochs: int, trainer,

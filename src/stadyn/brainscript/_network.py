@@ -64,6 +64,7 @@ def evaluate_network(expr: A.Expr, library: Library) -> Network:
         _collect_nodes(ev, value, "", net.nodes, set())
         net.nodes = dict(zip(net.nodes, library.resolve_all(list(net.nodes.values()))))
         _add_own_names(net, library, expr.loc)
+        library.name_parameters(net.nodes)
         for key, attr in zip(_NETWORK_KEYS, ("feature_nodes", "label_nodes", "criterion_nodes",
                                              "evaluation_nodes", "output_nodes")):
             if key in value:

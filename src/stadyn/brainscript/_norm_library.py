@@ -123,7 +123,8 @@ def infer_parameter(library: Any, pending: Any, cntk_dims: tuple[int, ...]) -> V
         known = tuple(reversed(pending.shape))
         shape = tuple(reversed([d or g for d, g in zip(known, cntk_dims)]))
         pending.variable = library._make_parameter(shape, pending.initializer,
-                                                   pending.need_grad, pending.tag, pending.ranks)
+                                                   pending.need_grad, pending.tag, pending.ranks,
+                                                   pending.path)
     return pending.variable
 
 

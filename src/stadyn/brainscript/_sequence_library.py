@@ -346,7 +346,8 @@ class SequenceFunctions:
         if transpose:
             raise ConfigError("EmbeddingLayer: transpose = true is not supported yet")
         initializer = self._seed_on_apply(self._initializer(init, initValueScale))
-        return self._claims_on_apply(L.Embedding(int(outDim), init=initializer), initializer)
+        return self._named(self._claims_on_apply(L.Embedding(int(outDim), init=initializer),
+                                                 initializer))
 
     def RecurrentLSTMLayer(self, outputDim, cellShape=NONE, goBackwards=False,
                            usePeepholes=False, trainInitialState=False, init="glorotUniform",

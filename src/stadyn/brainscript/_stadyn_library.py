@@ -3,7 +3,8 @@
 :class:`StadynLibrary` is the engine side of the evaluator's :class:`~._library.Library`
 protocol.  Layer constructors (``DenseLayer``, ``ConvolutionalLayer``, ...) return Stadyn layer
 objects (:mod:`stadyn.layers`), so a BrainScript network and the same network written in Python
-create the same parameters (names, shapes, initial values) and the same ops.  Node functions
+create the same parameters (shapes, initial values; BrainScript names them after their nodes,
+as cntk.exe: :meth:`StadynLibrary.name_parameters`) and the same ops.  Node functions
 (``Input``, ``Times``, ``CrossEntropyWithSoftmax``, ...) return :class:`~stadyn.graph.Variable`
 nodes.  Every function keeps the parameter names, order and defaults of CNTK's ``CNTK.core.bs``
 (see ``tests/fixtures/brainscript/library_facts.md``), so the evaluator reports a call CNTK
@@ -20,7 +21,7 @@ Example:
     ...     net = build_network('''{ x = Input{4:3} ; h = DenseLayer{8, activation = ReLU}(x)
     ...                          z = LinearLayer{2}(h) ; outputNodes = (z) }''', StadynLibrary())
     ...     net.nodes["x"].shape, net.output_nodes[0].shape, sorted(sd.get_parameters())
-    ((1, 3, 4), (1, 2), ['dense/W', 'dense/b', 'dense_1/W', 'dense_1/b'])
+    ((1, 3, 4), (1, 2), ['h.arrayOfFunctions[0].W', 'h.arrayOfFunctions[0].b', 'z.W', 'z.b'])
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         self._operations: dict[int, tuple[Variable, str]] = {}
         self._batched = cntk.BatchAxes()
         self._constants: dict[int, tuple[Variable, float]] = {}
+        # the parameters Parameter/ParameterTensor made, by name_parameters's placeholder
+        # name, with the expression path each was made at
+        self._unnamed_parameters: list[tuple[Variable, str, str]] = []
         functions: dict[str, Callable[..., Any]] = {
             # inputs and parameters
             "Input": self.Input, "Parameter": self.Parameter,
@@ -253,15 +257,48 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         need_grad = float(lr_multiplier) != 0.0
         shape = cntk_shape(cntk_dims)
         if 0 in shape:
-            return _PendingParameter(self, shape, initializer, need_grad, tag, ranks)
-        return self._make_parameter(shape, initializer, need_grad, tag, ranks)
+            return _PendingParameter(self, shape, initializer, need_grad, tag, ranks, self.path)
+        return self._make_parameter(shape, initializer, need_grad, tag, ranks, self.path)
 
-    def _make_parameter(self, shape, initializer, need_grad, tag, ranks=(0, 1)):
-        registry_name = _claim("parameter") + "/W"
+    def _make_parameter(self, shape, initializer, need_grad, tag, ranks=(0, 1), path=""):
+        # a placeholder name until the network is evaluated (name_parameters): the order
+        # parameters are made in depends on the evaluation order, their node names do not
+        registry_name = _claim("anonymous") + "/W"
         fan_in, fan_out = cntk_fans(tuple(reversed(shape)), *ranks) if shape else (1, 1)
         value = initial_value(initializer, shape, fan_in, fan_out)
         v = get_parameter_or_create(registry_name, shape, value, need_grad)
+        if path:
+            self._unnamed_parameters.append((v, registry_name, path))
         return self._node(v, "LearnableParameter", tag or "")
+
+    def name_parameters(self, nodes: dict[str, Any]) -> None:
+        """Register each parameter made by ``Parameter``/``ParameterTensor`` under cntk.exe's
+        name of its node: the expression path it was made at (``W0``, ``out.W`` for ``out =
+        m (x)`` where ``m (x) = { W = Parameter (...) ... }``, ``p.W`` for ``p = [ W = ... ;
+        c = ... ].c``), so a model file's parameters are matched by name whatever order the
+        network makes them in.  A parameter made at no member's path, at the path of another
+        node or at the same path as another parameter keeps its ``anonymous_<n>/W``, numbered
+        in the order made (before, every one was named so, as ``parameter_<n>/W``)."""
+        registry = current_registry()
+        made, self._unnamed_parameters = self._unnamed_parameters, []
+        for layer, path in self.named_layers:       # Dense, Linear, Convolutional, Embedding
+            made += [(v, v.name, f"{path}.{v.name.rsplit('/', 1)[-1]}")
+                     for v in layer.parameters]
+        self.named_layers = []
+        count: dict[str, int] = {}
+        for _, _, path in made:
+            count[path] = count.get(path, 0) + 1
+        for v, registry_name, path in made:
+            # a parameter made inside a member's expression (``z = W * x + Parameter (4, 1)``)
+            # is not the member's node: cntk.exe names it after the operation it feeds
+            # (``z.PlusArgs[1]``), which Stadyn does not follow: it stays anonymous
+            other = nodes.get(path)
+            if isinstance(other, _PendingParameter):
+                other = other.variable
+            if other is not None and other is not v:
+                continue
+            if count[path] == 1 and path not in registry and registry.get(registry_name) is v:
+                registry.rename(registry_name, path)
 
     def Constant(self, val, rows=1, cols=1, tag=""):
         """A non-learnable ``[rows x cols]`` matrix filled with ``val``: as CNTK.core.bs's
@@ -437,9 +474,9 @@ class _PendingParameter:
     """A ``Parameter`` whose input dimension (0, CNTK's ``Inferred``) the first ``Times`` sets."""
 
     def __init__(self, library: StadynLibrary, shape: tuple[int, ...], initializer: Any,
-                 need_grad: bool, tag: str, ranks: tuple[int, int] = (0, 1)):
+                 need_grad: bool, tag: str, ranks: tuple[int, int] = (0, 1), path: str = ""):
         self.library, self.shape, self.initializer = library, shape, initializer
-        self.need_grad, self.tag, self.ranks = need_grad, tag, ranks
+        self.need_grad, self.tag, self.ranks, self.path = need_grad, tag, ranks, path
         self.variable: Variable | None = None
 
     def materialize(self, data: Variable, output_rank: int) -> Variable:
@@ -457,7 +494,7 @@ class _PendingParameter:
         known = self.shape[:in_rank]
         shape = tuple(k or i for k, i in zip(known, inferred)) + tuple(out)
         self.variable = lib._make_parameter(shape, self.initializer, self.need_grad, self.tag,
-                                            self.ranks)
+                                            self.ranks, self.path)
         return self.variable
 
     def __repr__(self) -> str:

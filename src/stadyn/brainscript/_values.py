@@ -135,6 +135,7 @@ class Record(Mapping):
         self._rebind: dict[str, Callable[[Record], Thunk]] = {}
         self.loc = loc
         self.network: Any = None
+        self.path = ""      # cntk.exe's expression path of the record (the evaluator's)
 
     @classmethod
     def of_values(cls, values: Mapping[str, Any], loc: A.SourceLocation | None = None,
@@ -254,7 +255,8 @@ class BSFunction:
         for name, param in self.optional.items():
             given = kwargs.get(name)
             if given is None:
-                given = Thunk(functools.partial(self._ev.eval, param.default, self.scope), name, param.loc)
+                given = Thunk(self._ev._here(functools.partial(self._ev.eval, param.default,
+                                                               self.scope)), name, param.loc)
             scope._define(name, given)
         return self._ev.eval(self.lam.body, scope)
 

@@ -67,6 +67,21 @@ class ParameterRegistry:
         var.name = name
         self._params[name] = var
 
+    def rename(self, old: str, new: str) -> None:
+        """Give the parameter ``old`` the name ``new``, keeping its place in the order; a
+        ``KeyError`` if ``old`` is missing or ``new`` is taken by another parameter.
+
+        >>> reg = ParameterRegistry()
+        >>> reg.set("a", Variable((1,))); reg.set("b", Variable((1,)))
+        >>> reg.rename("a", "c"); list(reg), reg.get("c").name
+        (['c', 'b'], 'c')
+        """
+        var = self._params[old]
+        if new != old and new in self._params:
+            raise KeyError(f"parameter name {new!r} is taken")
+        self._params = OrderedDict((new if k == old else k, v) for k, v in self._params.items())
+        var.name = new
+
     def items(self, prefix: str = "") -> list[tuple[str, Variable]]:
         """``(path, variable)`` for every parameter at or below ``prefix``."""
         if not prefix:
