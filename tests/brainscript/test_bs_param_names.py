@@ -170,3 +170,23 @@ def test_an_old_named_model_file_of_same_shaped_parameters_is_refused(tmp_path):
             load_model_parameters(path)
         for name, value in before.items():           # nothing was loaded
             np.testing.assert_array_equal(net.nodes[name].d, value)
+
+
+def test_a_model_file_written_for_another_network_is_refused_not_half_loaded(tmp_path):
+    # the file holds A, B, b; this network names its weights C, D: loading used to leave C and
+    # D as made (random) and evaluate or train on with them, silently (a file from before the
+    # node names, whose layers were 'dense', 'dense_1', ..., did the same)
+    path = str(tmp_path / "net")
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        _, outputs, inputs = _build(_SWAPPED.format(first="A", second="B",
+                                                     terms="A * x + B * Tanh (x)"))
+        save_model(path, outputs, inputs)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net, _, _ = _build(_SWAPPED.format(first="C", second="D",
+                                           terms="C * x + D * Tanh (x)"))
+        before = {k: net.nodes[k].d.copy() for k in ("C", "D", "b")}
+        with pytest.raises(ModelFileError, match=re.escape(path) + ": holds no value for 2 of "
+                           r"the network's 3 parameters \(C, D\).*another network"):
+            load_model_parameters(path)
+        for name, value in before.items():           # nothing was loaded, b neither
+            np.testing.assert_array_equal(net.nodes[name].d, value)

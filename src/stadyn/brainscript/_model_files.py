@@ -168,7 +168,9 @@ def load_model_parameters(path: str) -> None:
     ``model.arrayOfFunctions[1].W``, so the order the network makes them in does not matter).
     A damaged model file gets the model loader's own error
     (:func:`~stadyn.serialize.is_model_file`); nothing is assigned unless every parameter
-    fits (:func:`_match_parameters`)."""
+    fits (:func:`_match_parameters`) and every parameter of the network has its value in the
+    file (cntk.exe reads the whole network from the file; a parameter left as made would be
+    evaluated or trained on silently)."""
     found = ParameterRegistry()
     if is_model_file(path):
         load(path, registry=found)
@@ -176,6 +178,18 @@ def load_model_parameters(path: str) -> None:
         load_parameters(path, registry=found)
     registry = current_registry()
     pairs = _match_parameters(path, dict(found.items()), dict(registry.items()))
+    matched = {id(have) for have, _ in pairs}
+    missing = [name for name, have in registry.items()
+               if id(have) not in matched and have.need_grad and not _FROM_ELSEWHERE.match(name)]
+    # (a Constant keeps its description's value; a pre-computed value not in the file stays
+    # not-a-number, which check_computed reports)
+    if missing:         # it would run with those parameters as made, silently
+        shown = ", ".join(missing[:6]) + (", ..." if len(missing) > 6 else "")
+        raise ModelFileError(
+            f"{path}: holds no value for {len(missing)} of the network's "
+            f"{len(registry)} parameters ({shown}): it was written for another network "
+            "(another description, a BS.Network.Load's scope, or an older Stadyn's names); "
+            "train the model again")
     with no_grad():
         for have, value in pairs:
             have.d = value.d
@@ -185,6 +199,9 @@ def load_model_parameters(path: str) -> None:
             registry.set(name, value)
 
 
+# the scopes of parameters whose values a network took from elsewhere: BS.Network.Load's
+# (from its own file) and CloneFunction's copies (``Load/z.W``, ``clone_1/...``)
+_FROM_ELSEWHERE = re.compile(r"(Load|clone)(_[0-9]+)?/")
 # the names an older Stadyn gave BrainScript's Parameter/ParameterTensor: in the order made
 _OLD_NAME = re.compile(r"parameter(_[0-9]+)?/W")
 
@@ -196,9 +213,9 @@ def _match_parameters(path: str, found: dict[str, Variable], params: dict[str, V
     were made, which depends on the evaluation order) only where its shape leaves no doubt
     (one such parameter of that shape in the file and one unmatched of that shape in the
     network), else a :class:`ModelFileError` naming the file: never a silent load into the
-    wrong parameter.  A network parameter the file does not hold keeps its value, and the
-    file's parameters no network parameter takes are added (:func:`load_model_parameters`),
-    as before; old names are added so only when every network parameter is matched.
+    wrong parameter.  A network parameter the file does not hold is left unpaired (an error
+    in :func:`load_model_parameters`), and the file's parameters no network parameter takes
+    are added there; old names are added so only when every network parameter is matched.
 
     >>> from stadyn.graph import Variable
     >>> a, b, c = Variable((2, 3)), Variable((3,)), Variable((2, 3))
