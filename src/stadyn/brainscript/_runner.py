@@ -192,6 +192,9 @@ class _Runner:
                               "job yet (stadyn train --nproc); train in one process",
                               *record_loc(sgd_rec, "AutoAdjust"))
         max_epochs, model_path = sgd.max_epochs, cmd.model_path
+        # every worker looks for model files once rank 0 has written those of the commands
+        # before (an edit action's modelPath.0): else they start from different networks
+        self.parallel.barrier()
         start, resume_from = start_epoch(model_path, max_epochs,
                                           rec.get_bool("makeMode", True, inherited=True), log)
         if start >= max_epochs:
