@@ -203,6 +203,7 @@ def _label(exc: BaseException) -> str:
         if m:
             return label.format(m.group(1))
     text = re.sub(r"^\S+:\d+:\d+: ", "", text)          # drop the location
+    text = re.sub(r"\S*/(?=(Tests|Examples)/)", "", text)  # a path within the checkout
     return f"{type(exc).__name__}: {text[:90]}"
 
 
