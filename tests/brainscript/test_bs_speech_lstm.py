@@ -175,8 +175,8 @@ def test_pre_computed_values_of_an_edit_actions_model_are_computed_by_the_train_
     saved = sd.load(f"{tmp_path}/m.dnn.initial")
     nan = [k for k, p in saved.parameters.items() if np.isnan(p.d).all()]
     assert len(nan) == 2
-    trained = sd.load(f"{tmp_path}/m.dnn").parameters       # (under the Load's scope)
-    mean, inv = ([p for k, p in trained.items() if k.endswith("/" + name)] for name in nan)
+    trained = sd.load(f"{tmp_path}/m.dnn").parameters       # (a Load keeps the file's names)
+    mean, inv = ([p for k, p in trained.items() if k == name] for name in nan)
     assert len(mean) == len(inv) == 1
     np.testing.assert_allclose(mean[0].d.reshape(-1), frames.mean(0), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(inv[0].d.reshape(-1), 1 / frames.std(0), rtol=1e-4)

@@ -188,7 +188,7 @@ def load_model_parameters(path: str) -> None:
         raise ModelFileError(
             f"{path}: holds no value for {len(missing)} of the network's "
             f"{len(registry)} parameters ({shown}): it was written for another network "
-            "(another description, a BS.Network.Load's scope, or an older Stadyn's names); "
+            "(another description, or an older Stadyn's names); "
             "train the model again")
     with no_grad():
         for have, value in pairs:
@@ -199,9 +199,9 @@ def load_model_parameters(path: str) -> None:
             registry.set(name, value)
 
 
-# the scopes of parameters whose values a network took from elsewhere: BS.Network.Load's
-# (from its own file) and CloneFunction's copies (``Load/z.W``, ``clone_1/...``)
-_FROM_ELSEWHERE = re.compile(r"(Load|clone)(_[0-9]+)?/")
+# the scope of parameters whose values a network took from elsewhere: CloneFunction's copies
+# (``clone_1/...``; BS.Network.Load's keep their file's names, so a model file holds them)
+_FROM_ELSEWHERE = re.compile(r"clone(_[0-9]+)?/")
 # the names an older Stadyn gave BrainScript's Parameter/ParameterTensor: in the order made
 _OLD_NAME = re.compile(r"parameter(_[0-9]+)?/W")
 

@@ -99,10 +99,15 @@ class NetworkFunctions:
                     "Stadyn cannot (the file does not say from what: it was not saved by a "
                     "BrainScript command of this Stadyn): train the network that makes it "
                     "first, or load that network's trained model")
+        # the file's parameters keep the file's names, so a network saved and loaded again
+        # (an edit action's modelPath.0, then the train's model file) names them the same each
+        # time and a model file finds them by name; under a scope of their own only where a
+        # name is taken already (the same file loaded twice)
         registry = current_registry()
-        scope = registry.claim("Load")
+        scope = (registry.claim("Load") + "/"
+                 if any(name in registry for name in loaded.registry) else "")
         for name, parameter in loaded.registry.items():
-            registry.set(f"{scope}/{name}", parameter)
+            registry.set(scope + name, parameter)
         nodes: dict[str, Variable] = {}
         for name, v in loaded.inputs.items():
             self.inputs.append(v)
@@ -120,7 +125,7 @@ class NetworkFunctions:
             source = loaded.outputs.get(name, loaded.inputs.get(name))
             if source is not None:
                 self.precompute_nodes.append(
-                    PreComputeNode(operation, source, p, f"{scope}/{parameter}", member))
+                    PreComputeNode(operation, source, p, scope + parameter, member))
         for v, origin in loaded.origins:    # a CNTK model: its own operation names
             if origin.kind == "function" and origin.op_name and self.operation_of(v) is None:
                 self._node(v, origin.op_name)
