@@ -249,3 +249,35 @@ def test_a_test_after_edit_and_train_from_a_loaded_network_scores_the_trained_mo
         rates[path] = 100 * float(np.mean(net.outputs["z"].d.argmax(-1) != y))
     assert [float(f) for f in final] == pytest.approx([rates["out/m.dnn"]], abs=1e-3)
     assert abs(rates["out/m.dnn.0"] - rates["out/m.dnn"]) > 10   # (the test can tell them apart)
+
+
+def test_a_declared_parameter_nothing_uses_does_not_stop_test_or_resume(tmp_path, monkeypatch):
+    # the model file holds what the network computes with; W2 is declared and never used, so it
+    # is not in the file, and the test (and a resume) must not ask for it (a review found the
+    # strict load refusing such a model for good)
+    from stadyn.brainscript import run
+    rng = np.random.RandomState(1)
+    x = rng.randn(60, 4).astype(np.float32)
+    y = np.argmax(x[:, :3], axis=1)
+    (tmp_path / "train.ctf").write_text("".join(
+        f"|x {' '.join(f'{v:.3f}' for v in row)} |y {' '.join(str(int(k == c)) for c in range(3))}\n"
+        for row, k in zip(x, y)))
+    text = _PRETRAIN.split("Train1 = ")[0].replace("Train1:Edit:Train2:Test", "Train:Test") + """
+Train = [ action = "train" ; modelPath = "out/m.dnn" ; reader = $R$
+    SGD = [ epochSize = 0 ; minibatchSize = 20 ; learningRatesPerSample = 0.05 ; maxEpochs = $E$ ]
+    BrainScriptNetworkBuilder = [
+        features = Input{4} ; labels = Input{3}
+        W2 = Parameter (3, 3)
+        z = LinearLayer{3}(features)
+        ce = CrossEntropyWithSoftmax(labels, z) ; errs = ClassificationError(labels, z)
+        criterionNodes=(ce) ; evaluationNodes=(errs) ; outputNodes=(z) ] ]
+Test = [ action = "test" ; modelPath = "out/m.dnn" ; reader = $R$ ]
+"""
+    (tmp_path / "cmd.cntk").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    for epochs in (1, 2):                   # the second run resumes from the first's model
+        out = io.StringIO()
+        run(str(tmp_path / "cmd.cntk"), [f"E={epochs}"], out=out)
+        assert "Final Results: Minibatch[1-1]: errs = " in out.getvalue()
+    assert "Starting from checkpoint" in out.getvalue()
+    assert "W2" not in sd.load("out/m.dnn").parameters

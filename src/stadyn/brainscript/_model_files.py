@@ -9,7 +9,7 @@ import errno
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -162,7 +162,7 @@ def save_model(path: str, outputs: dict[str, Variable], inputs: dict[str, Variab
     save(path, outputs, inputs, tags=tags)
 
 
-def load_model_parameters(path: str) -> None:
+def load_model_parameters(path: str, required: Iterable[Variable] | None = None) -> None:
     """Load the parameters of a model file (or of a parameter file) into the current registry,
     each into the parameter of the same name (a BrainScript parameter's name is its node's,
     ``model.arrayOfFunctions[1].W``, so the order the network makes them in does not matter).
@@ -170,7 +170,8 @@ def load_model_parameters(path: str) -> None:
     (:func:`~stadyn.serialize.is_model_file`); nothing is assigned unless every parameter
     fits (:func:`_match_parameters`) and every parameter of the network has its value in the
     file (cntk.exe reads the whole network from the file; a parameter left as made would be
-    evaluated or trained on silently)."""
+    evaluated or trained on silently): of ``required`` (those the network computes with: a
+    declared parameter nothing uses is not saved), else of every trained one."""
     found = ParameterRegistry()
     if is_model_file(path):
         load(path, registry=found)
@@ -179,8 +180,10 @@ def load_model_parameters(path: str) -> None:
     registry = current_registry()
     pairs = _match_parameters(path, dict(found.items()), dict(registry.items()))
     matched = {id(have) for have, _ in pairs}
+    wanted = None if required is None else {id(v) for v in required}
     missing = [name for name, have in registry.items()
-               if id(have) not in matched and have.need_grad and not _FROM_ELSEWHERE.match(name)]
+               if id(have) not in matched and have.need_grad and not _FROM_ELSEWHERE.match(name)
+               and (wanted is None or id(have) in wanted)]
     # (a Constant keeps its description's value; a pre-computed value not in the file stays
     # not-a-number, which check_computed reports)
     if missing:         # it would run with those parameters as made, silently
@@ -284,10 +287,11 @@ def save_epoch(log: Callable[[str], None], model_path: str, epoch: int, max_epoc
             os.remove(previous)
 
 
-def _read_parameters(model_file: str, what: str) -> None:
-    """:func:`load_model_parameters`, a damaged file a ConfigError: cannot ``what`` it."""
+def _read_parameters(model_file: str, what: str, trainer) -> None:
+    """:func:`load_model_parameters` (of the parameters ``trainer`` trains), a damaged file a
+    ConfigError: cannot ``what`` it."""
     try:
-        load_model_parameters(model_file)
+        load_model_parameters(model_file, trainer.parameters)
     except ModelFileError as exc:
         raise ConfigError(f"cannot {what} '{model_file}': {exc}") from None
 
@@ -295,7 +299,7 @@ def _read_parameters(model_file: str, what: str) -> None:
 def _restore(model_file: str, trainer, source, what: str) -> dict:
     """The parameters of ``model_file``, then the trainer and the reader from its checkpoint;
     the checkpoint's external state."""
-    _read_parameters(model_file, what)
+    _read_parameters(model_file, what, trainer)
     ckp = model_file + ".ckp"
     state = trainer.restore_from_checkpoint(ckp)
     try:
@@ -351,7 +355,7 @@ def resume(log: Callable[[str], None], model_file: str, trainer, learners, sourc
     only the parameters are read: everything else starts afresh, and CNTK warned nothing."""
     if start > 0 and os.path.exists(model_file + ".ckp"):
         return _restore(model_file, trainer, source, "continue from")
-    _read_parameters(model_file, "continue from")
+    _read_parameters(model_file, "continue from", trainer)
     if start == 0:
         return None
     log("Warning: Checkpoint file is missing. Parameter-learning state (such as "

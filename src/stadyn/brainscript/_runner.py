@@ -324,8 +324,12 @@ class _Runner:
         if not os.path.exists(cmd.model_path):
             raise ConfigError(f"model file '{cmd.model_path}' does not exist (train it first)",
                               *where)
+        # the values the network computes with (a declared parameter nothing uses is not in
+        # the model file)
+        used = [v for n in topological_nodes(list(network.model_file_parts()[0].values()))
+                for v in n.inputs]
         try:
-            load_model_parameters(cmd.model_path)
+            load_model_parameters(cmd.model_path, used)
         except ModelFileError as exc:
             raise ConfigError(f"cannot load the model: {exc}", *where) from None
         check_computed(network, cmd.model_path, where)
