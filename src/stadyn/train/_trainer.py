@@ -98,7 +98,8 @@ class Trainer:
         graph = Subgraph(self._outputs)
         self._class_id_inputs = _class_id_inputs(graph.nodes)
         self.arguments: list[Variable] = [v for v in graph.inputs if id(v) not in params
-                                          and not is_lengths(v)]   # fed with their sequences
+                                          and not is_lengths(v)    # fed with their sequences
+                                          and self._fed(v)]
         metric_leaves = {id(v) for v in Subgraph([self._metric_sum]).leaves} \
             if self._metric_sum is not None else set()
         self._metric_arguments = [v for v in self.arguments if id(v) in metric_leaves]
@@ -371,6 +372,12 @@ class Trainer:
                                count=self._counted(self._metric_output))
         self.summarize_test_progress()
         return result["sums"][0] / max(result["samples"], 1)
+
+    def _fed(self, leaf: Variable) -> bool:
+        """Whether a leaf of the criteria (not a parameter) is an input the minibatches feed:
+        every one.  A front end whose runs set some leaves themselves overrides it (the CNTK
+        layer: the leaves sequence-begin flags splice into a recurrence)."""
+        return True
 
     def _counted(self, criterion: Variable) -> Variable:
         """The Variable whose samples a minibatch counts for ``criterion`` (the loss or the

@@ -120,10 +120,6 @@ class Trainer(_Trainer):
         super().__init__(unwrap(model), tuple(unwrap(c) for c in criterion),
                          unwrap(parameter_learners), unwrap(progress_writers), *unwrap(args),
                          **kwargs)
-        # the leaves sequence-begin flags splice into a recurrence (where a Function of the
-        # model ran with flags before this Trainer was made) are set by the runs, not fed
-        self.arguments = [v for v in self.arguments if not is_splice_leaf(v)]
-        self._metric_arguments = [v for v in self._metric_arguments if not is_splice_leaf(v)]
         # the model's carried states live as long as the Trainer, as in CNTK, where
         # ``trainer.model`` is one Function: each ``trainer.model`` here is a new Function over
         # the same outputs, which shares the state this holds
@@ -295,6 +291,11 @@ class Trainer(_Trainer):
 
     def _minibatch_data(self, arguments):
         return _plain(arguments)
+
+    def _fed(self, leaf):
+        # the leaves sequence-begin flags splice into a recurrence (where a Function of the
+        # model ran with flags before this Trainer was made) are set by the runs, not fed
+        return not is_splice_leaf(leaf)
 
     def _counted(self, criterion):
         cache = self.__dict__.setdefault("_counted_variables", {})
