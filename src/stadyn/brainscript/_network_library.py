@@ -40,14 +40,12 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import numpy as np
-
 from .._errors import ConfigError, StadynError
 from ..graph import Variable, apply, name_scope, topological_nodes
 from ..parametric import current_registry, get_parameter_or_create
 from ..serialize import load
 from . import _ast as A
-from ._precompute_library import PreComputeNode
+from ._precompute_library import PreComputeNode, never_computed
 from ._values import BSArray, Record
 
 __all__ = ["NetworkFunctions", "load_model_file", "replay"]
@@ -91,7 +89,7 @@ class NetworkFunctions:
         for name, p in loaded.registry.items():
             if name in pending:
                 continue
-            if not p.need_grad and p.size and np.isnan(np.asarray(p.d)).all():
+            if not p.need_grad and p.size and never_computed(p):
                 raise ConfigError(
                     f"BS.Network.Load: '{path}' holds a pre-computed value that was never "
                     f"computed ('{name}' is not a number): the model was saved before the data "
@@ -119,7 +117,7 @@ class NetworkFunctions:
                     self._batched.unmark(v)
                     self._node(v, "SumElements")
         for parameter, p in loaded.registry.items():      # (in the order they were made)
-            if parameter not in pending or not np.isnan(np.asarray(p.d)).all():
+            if parameter not in pending or not never_computed(p):
                 continue
             operation, name, member = pending[parameter]
             source = loaded.outputs.get(name, loaded.inputs.get(name))
@@ -133,10 +131,11 @@ class NetworkFunctions:
         # Stadyn model file saved by a BrainScript command: CNTK's node tags); a file without
         # tags (a CNTK model, a model saved from Python) has its losses and its metrics
         groups: dict[str, list[Variable]] = {}
+        tagged = any(t in _TAGGED for items in tags.values() for t in items)
         for name, v in loaded.outputs.items():
             if self.operation_of(v) is None and v.parent is not None:
                 self._node(v, _operation(v))
-            if any(t in _TAGGED for items in tags.values() for t in items):
+            if tagged:
                 found = [_TAGGED[t] for t in tags.get(name, ()) if t in _TAGGED]
             else:
                 found = [_GROUPS[c] for c in [v.parent.spec.category if v.parent is not None

@@ -31,6 +31,7 @@ from .._errors import ConfigError
 from ..graph import Variable
 from ._cntk_log import cntk_shape_text
 from ._loops import PendingState
+from ._values import _is_number
 
 __all__ = ["NormFunctions", "is_pending_parameter", "infer_parameter"]
 
@@ -76,7 +77,7 @@ class NormFunctions:
         """CNTK.core.bs's layer normalisation (see the module's description): a function of
         ``x`` with one learned scalar gain and bias."""
         for name, value in (("initScale", initScale), ("initBias", initBias)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
+            if not _is_number(value):
                 raise ConfigError(f"LayerNormalizationLayer: {name} must be a number, got "
                                   f"{value!r}")
         gain = self.ParameterTensor((1,), initValue=initScale)

@@ -52,7 +52,13 @@ class PreComputeNode:
     @property
     def computed(self) -> bool:
         """Whether the value has been computed (or read from a model file that holds it)."""
-        return not bool(np.isnan(self.value.d).all())
+        return not never_computed(self.value)
+
+
+def never_computed(value: Variable) -> bool:
+    """Whether a pre-computed value is still the not-a-number it is made as (cntk.exe's
+    ``hasComputed = false``)."""
+    return bool(np.isnan(np.asarray(value.d)).all())
 
 
 class PreComputeFunctions:

@@ -26,6 +26,7 @@ from .. import sequence as S
 from .._errors import ConfigError, ShapeError
 from ..graph import Variable
 from ._cntk_log import cntk_shape_text
+from ._layer_library import _bool
 from ._norm_library import infer_parameter, is_pending_parameter
 from ..ops import rnnstack_weight_count
 
@@ -45,9 +46,7 @@ class RNNStackFunctions:
         """A stack of ``numLayers`` recurrences over ``input`` (see the module's description)."""
         what = "OptimizedRNNStack"
         hidden, layers = _positive(hiddenDims, "hiddenDims"), _positive(numLayers, "numLayers")
-        if not isinstance(bidirectional, bool):
-            raise ConfigError(f"{what}: bidirectional must be true or false, got "
-                              f"{bidirectional!r}")
+        bidirectional = _bool(bidirectional, f"{what}: bidirectional")
         if recurrentOp not in _OPS:
             raise ConfigError(f"{what}: unknown recurrentOp '{recurrentOp}' (use "
                               f"{', '.join(_OPS)})")

@@ -111,14 +111,13 @@ def _evaluate(net: Any, outputs: list[str], it: Any, feeds: list, batches: int) 
     """The mean of ``outputs`` over ``batches`` batches of ``it`` (inference phase; 0.0 for
     none)."""
     from ..graph import forward_all, training
-    total, count = 0.0, 0
+    total = 0.0
     for _ in range(batches):
         _set_inputs(net, feeds, it.next())
         with training(False):
             forward_all([net.outputs[o] for o in outputs])
         total += sum(float(np.mean(net.outputs[o].d)) for o in outputs)
-        count += 1
-    return total / count if count else 0.0
+    return total / batches if batches > 0 else 0.0
 
 
 def train_nnp(path: str, outdir: str, epochs: int | None = None,

@@ -177,6 +177,7 @@ class UtteranceSource(MinibatchSource):
         self.parallel = int(parallel)
         self.lengths = np.asarray(self._lengths, np.int64)
         self._kept = np.flatnonzero(self.lengths <= int(max_utterance_length))
+        self._sweep_frames = int(self.lengths[self._kept].sum())
         if not len(self._kept):
             raise ValueError(f"UtteranceSource: every utterance is longer than "
                              f"max_utterance_length = {max_utterance_length} frames")
@@ -194,7 +195,7 @@ class UtteranceSource(MinibatchSource):
     @property
     def sweep_size(self) -> int:
         """Frames in one sweep (of the utterances kept)."""
-        return int(self.lengths[self._kept].sum())
+        return self._sweep_frames
 
     def sweep_order(self, sweep: int) -> np.ndarray:
         return self._sweep(sweep)[0]
@@ -245,8 +246,8 @@ class UtteranceSource(MinibatchSource):
         if self._no_data and self._buffers[0] is None:
             return None
         n = self.parallel
-        steps = max(self._frames(s) for s in range(n))
         filled = [self._frames(s) for s in range(n)]
+        steps = max(filled)
         placed = []
         for slot in range(n):
             if filled[slot]:

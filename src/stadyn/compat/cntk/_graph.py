@@ -29,7 +29,7 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "
            "INNER_OPS", "mark_outputs", "link_outputs", "outputs_of", "function_outputs",
            "mark_block",
            "BLOCKS", "SEQUENCE_AXES", "OUTPUT_INDEX", "name_sequence_axis", "kind_of", "name_of",
-           "op_name_of", "made_by_cntk_op", "mark_combine", "is_combine",
+           "op_name_of", "made_by_cntk_op", "mark_combine",
            "Combine", "combine_of", "primitive_op_name",
            "uid_of", "set_uid",
            "set_root_uid", "root_uid_of", "bind_placeholder", "placeholder_like",
@@ -232,11 +232,6 @@ def combine_of(members) -> "Combine | None":
     if not members:
         return None
     return _COMBINES.get(members[0], {}).get(tuple(map(id, members)))
-
-
-def is_combine(members) -> bool:
-    """``members`` are several outputs of a Combine function :func:`mark_combine` recorded."""
-    return len(members) > 1 and combine_of(members) is not None
 
 
 def mark_outputs(outputs: list[Variable], op_name: str, block: bool = False) -> None:
