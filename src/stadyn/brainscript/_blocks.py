@@ -22,6 +22,7 @@ from ._config import BrainScriptSource, ConfigRecord, ConfigString, to_int
 from ._reader_blocks import (DeserializerConfig, ReaderConfig, StreamConfig, TransformConfig,
                              reader_config)
 from ._sgd_block import SGDConfig, sgd_config
+from ._simple_network import simple_network_source
 
 __all__ = [
     "SGDConfig", "TransformConfig", "StreamConfig", "DeserializerConfig", "ReaderConfig",
@@ -124,7 +125,10 @@ def _network(rec: ConfigRecord) -> Any:
     or the nearest block around it, as CNTK's ``config.Exists`` looks outwards
     (NetworkFactory.cpp: ``createNetwork``, ``SimpleNetworkBuilder`` and
     ``NDLNetworkBuilder`` come first; G2P.cntk's ``train`` uses the top level's)."""
-    if any(rec.lookup(k, None) is not None for k in ("SimpleNetworkBuilder", "NDLNetworkBuilder")):
+    simple = rec.lookup("SimpleNetworkBuilder", None)
+    if simple is not None:           # cntk.exe's standard networks (._simple_network)
+        return simple_network_source(simple, rec.loc)
+    if rec.lookup("NDLNetworkBuilder", None) is not None:
         return None
     network = rec.lookup("BrainScriptNetworkBuilder", None)
     return network if network is not None else rec.lookup("ExperimentalNetworkBuilder", None)

@@ -19,4 +19,8 @@ def build_network(source: BrainScriptSource | str, library: Library, path: str |
     """
     if isinstance(source, str):
         source = BrainScriptSource(source, path)
-    return evaluate_network(source.parse(), library)
+    network = evaluate_network(source.parse(), library)
+    name_nodes = getattr(source, "name_nodes", None)   # SimpleNetworkBuilder's node names
+    if name_nodes is not None:
+        name_nodes(network)
+    return network

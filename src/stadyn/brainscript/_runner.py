@@ -51,6 +51,7 @@ from ._precompute import check_computed, precompute
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
 from ._readers import make_source
+from ._simple_network import network_of_block
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
 from ._sgd import (check_sgd_keys, disable_reg_in_batch_norm, keep_checkpoint_files,
                    make_learners, parallel_train)
@@ -452,17 +453,17 @@ class _Runner:
         candidates = []
         for key in root:
             block = root.peek(key)
-            if not isinstance(block, ConfigRecord) or "BrainScriptNetworkBuilder" not in block:
+            if not isinstance(block, ConfigRecord) or not any(
+                    k in block for k in ("BrainScriptNetworkBuilder", "SimpleNetworkBuilder")):
                 continue
             path = block.get_str("modelPath", None, inherited=True)
             sgd = block.get("SGD")
             if isinstance(sgd, ConfigRecord) and "modelPath" in sgd:
                 path = sgd.get_str("modelPath")
-            candidates.append((str(path) if path is not None else None,
-                               block["BrainScriptNetworkBuilder"]))
-        for path, network in candidates:
+            candidates.append((str(path) if path is not None else None, block))
+        for path, block in candidates:
             if path == cmd.model_path:
-                return network
+                return network_of_block(block)
         raise ConfigError(f"command '{cmd.name}' has no BrainScriptNetworkBuilder and no block of "
                           f"the config builds the model '{cmd.model_path}'",
                           *record_loc(cmd.record, "action"))

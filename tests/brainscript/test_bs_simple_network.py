@@ -1,0 +1,233 @@
+"""cntk.exe's ``SimpleNetworkBuilder`` (the feed-forward network of its speech configs).
+
+Against cntk.exe's baseline logs, from the copy of CNTK at ``$STADYN_CNTK_SOURCE`` (without one
+those tests skip): Tests/EndToEndTests/Speech/Simple run unchanged (its data is in CNTK's
+repository) trains with cntk.exe's losses and errors and writes with the model its train
+command saved; the AN4 FeedForward network has the nodes, operations and parameter count of
+its "Validating network" list.  Against NumPy: a small network's output and criteria from its
+parameters, and the parameters' values as cntk.exe draws them (seed ``i + 1`` for ``W<i>``).
+"""
+
+from __future__ import annotations
+
+import io as pyio
+import re
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+from stadyn import ConfigError
+from stadyn._mt19937 import uniform_floats
+from stadyn.brainscript import (StadynLibrary, build_network, command_config, parse_config, run,
+                                run_config)
+from stadyn.brainscript._cntk_log import cntk_shape_text
+from stadyn.train import feed
+from test_bs_legacy_readers import _cntk_file, _copy
+
+SIMPLE = "Tests/EndToEndTests/Speech/Simple"
+AN4 = "Tests/EndToEndTests/Examples/Speech/AN4/FeedForward/baseline.cpu.txt"
+
+
+def _command(text: str, name: str = "T"):
+    return command_config(parse_config(text, "c.cntk"), name)
+
+
+def _build(text: str):
+    lib = StadynLibrary()
+    return build_network(_command(text).network, lib), lib
+
+
+_SMALL = """T = [ action = train
+    SimpleNetworkBuilder = [ layerSizes = 3:4:5:2 ; trainingCriterion = CrossEntropyWithSoftmax
+        evalCriterion = ClassificationError ; layerTypes = Tanh:None ; initValueScale = 2
+        %s ]
+]"""
+
+
+# ---------------------------------------------------------------------------------------------
+# cntk.exe's logs
+# ---------------------------------------------------------------------------------------------
+def _numbers(line: str) -> list[tuple[str, str]]:
+    return re.findall(r"= (\d+\.\d+) \* (\d+)", line)
+
+
+def test_speech_simple_runs_unchanged_as_cntk_exe(tmp_path):
+    config = _copy(tmp_path, f"{SIMPLE}/cntk.cntk")
+    _copy(tmp_path, "Tests/EndToEndTests/Speech/Data/SimpleDataTrain_cntk_text.txt")
+    test = _copy(tmp_path, "Tests/EndToEndTests/Speech/Data/SimpleDataTest_cntk_text.txt")
+    assert "SimpleNetworkBuilder=[" in config.read_text()
+    log = _cntk_file(f"{SIMPLE}/baseline.cpu.txt").decode("utf-8", "replace")
+    out = pyio.StringIO()
+    run(str(config), [f"DataDir={tmp_path}", f"RunDir={tmp_path}/run",
+                      "Simple_Demo=[SGD=[maxEpochs=1]]"], out=out)
+    ours = out.getvalue()
+    # baseline.cpu.txt, first command: "Training criterion:   CrossEntropyWithSoftmax =
+    # CrossEntropyWithSoftmax", "Evaluation criterion: EvalClassificationError =
+    # ClassificationError", "Training 2802 parameters in 6 out of 6 parameter tensors", the
+    # three pre-computed nodes
+    for pattern in (r"Training criterion: +\w+ = \w+", r"Evaluation criterion: \w+ = \w+",
+                    r"Training \d+ parameters in \d+ out of \d+ parameter tensors",
+                    r"\t\w+ = (?:Mean|InvStdDev)\(\)"):
+        assert re.findall(pattern, ours) == re.findall(pattern, log)[:len(re.findall(
+            pattern, ours))] != []
+    assert "Training 2802 parameters in 6 out of 6" in ours
+    # epoch 1's seven minibatch lines and its summary: the errors exactly, the losses to 1e-6
+    # (float32 sums in another order than cntk.exe's; see test_bs_precompute.py)
+    line = re.compile(r"Epoch\[ 1 of \d+\]-Minibatch\[.*|Finished Epoch\[ 1 of \d+\]: "
+                      r"\[Training\].*")
+    mine, cntk = line.findall(ours), line.findall(log)[:8]
+    assert len(mine) == len(cntk) == 8
+    for a, b in zip(mine, cntk):
+        (loss_a, n_a), (err_a, m_a) = _numbers(a)[:2]
+        (loss_b, n_b), (err_b, m_b) = _numbers(b)[:2]
+        assert (err_a, n_a, m_a) == (err_b, n_b, m_b)
+        assert float(loss_a) == pytest.approx(float(loss_b), abs=1e-6)
+    # the write command (outputNodeNames = ScaledLogLikelihood) uses the train command's
+    # network and model: "Minibatch[0]: ActualMBSize = 603" as cntk.exe
+    assert "Minibatch[0]: ActualMBSize = 603" in ours and "ActualMBSize = 603" in log
+    written = np.loadtxt(tmp_path / "run" / "SimpleOutput.ScaledLogLikelihood", ndmin=2)
+    assert written.shape == (len(test.read_text().split("\n")) - 1, 2)
+
+
+def test_an4_feed_forward_has_cntk_exes_nodes_and_parameters():
+    log = _cntk_file(AN4).decode("utf-8", "replace")
+    config = _cntk_file("Examples/Speech/AN4/Config/FeedForward.cntk").decode()
+    # baseline.cpu.txt lines 330-354: "Validating --> NAME = OPERATION (...) : ... -> [SHAPE]"
+    first = log.index("Validating network. 25 nodes")
+    listed = re.findall(r"Validating --> (\S+) = (\w+) ?\(.*?-> \[([^\]]*)\]",
+                        log[first:log.index("Validating network", first + 30)])
+    assert len(listed) == 25
+    net = run_config(parse_config(config, "FeedForward.cntk", ["RootDir=/x"])).commands[0]
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        lib = StadynLibrary()
+        built = build_network(net.network, lib)
+        params = sd.get_parameters()
+        count = sum(p.size for p in params.values())
+    ours = {}
+    for name, v in built.nodes.items():
+        shape = cntk_shape_text(tuple(v.shape[1:] if lib.has_batch_axis(v) else v.shape))
+        per_sample = lib.has_batch_axis(v) and v.shape[1:] != (1,)   # not a criterion's [1]
+        ours[name] = (lib.operation_of(v), shape + (" x *" if per_sample else ""))
+    # the same 25 names; cntk.exe's operations (Stadyn's PerDimMeanVarNormalization is an
+    # ElementTimes); the shapes but for the "x 1" cntk.exe's [512 x 1] biases add to a sum
+    # ([512 x *] + [512 x 1] -> [512 x 1 x *]), where Stadyn broadcasts to [512 x *]
+    assert sorted(ours) == sorted(name for name, _, _ in listed)
+    for name, operation, shape in listed:
+        op, ours_shape = ours[name]
+        assert op == ("ElementTimes" if operation == "PerDimMeanVarNormalization" else operation)
+        assert ours_shape == shape.replace(" x 1 x *", " x *")
+    # "Training 516740 parameters in 6 out of 6 parameter tensors"
+    assert re.search(r"Training (\d+) parameters in (\d+) ", log).groups() == \
+        (str(count), str(len(params))) == ("516740", "6")
+    assert sorted(params) == ["B0", "B1", "B2", "W0", "W1", "W2"]
+    assert {k: tuple(reversed(p.shape)) for k, p in params.items()} == {
+        "W0": (512, 363), "B0": (512, 1), "W1": (512, 512), "B1": (512, 1),
+        "W2": (132, 512), "B2": (132, 1)}
+
+
+# ---------------------------------------------------------------------------------------------
+# the network against NumPy
+# ---------------------------------------------------------------------------------------------
+def test_weights_are_drawn_as_cntk_exe_draws_them():
+    # SimpleNetworkBuilder: W<i> uniform (U(+-0.05f * initValueScale)) with seed i + 1, B<i> 0
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        _build(_SMALL % "")
+        params = {k: p.d.copy() for k, p in sd.get_parameters().items()}
+    for i, (n_in, n_out) in enumerate([(3, 4), (4, 5), (5, 2)]):
+        limit = float(np.float32(0.05) * np.float32(2.0))
+        np.testing.assert_array_equal(params[f"W{i}"], uniform_floats(
+            i + 1, n_in * n_out, limit).reshape(n_in, n_out))
+        assert not params[f"B{i}"].any() and params[f"B{i}"].shape == (1, n_out)
+    # uniformInit = false: cntk.exe's 'gaussian', N(0, 0.2 / sqrt(fanIn)) times the scale
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        _build(_SMALL % "uniformInit = false")
+        w = sd.get_parameters()["W1"].d
+    assert w.shape == (4, 5) and 0.05 < w.std() < 0.6
+
+
+def test_a_small_network_computes_numpys_values():
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net, lib = _build(_SMALL % "needPrior = false ; addDropoutNodes = true")
+        p = {k: v.d.astype(np.float64) for k, v in sd.get_parameters().items()}
+        # layerTypes Tanh:None: H1 = Tanh, H2 linear (the sum itself, named H2); dropout
+        # nodes after each hidden layer (the identity outside training)
+        assert [k for k in net.nodes if k.startswith(("H", "Drop", "W1*"))] == \
+            ["H1", "DropH1", "W1*H1", "H2", "DropH2", "HLast"]
+        assert "W1*H1+B1" not in net.nodes and "Prior" not in net.nodes
+        assert lib.operation_of(net.nodes["H2"]) == "Plus"
+        assert net.output_nodes == [net.nodes["HLast"]]
+        x = np.random.RandomState(0).randn(6, 3).astype(np.float32)
+        labels = np.eye(2, dtype=np.float32)[[0, 1, 1, 0, 1, 0]]
+        feed(net.nodes["features"], x)
+        feed(net.nodes["labels"], labels)
+        for name in ("HLast", "CrossEntropyWithSoftmax", "EvalClassificationError",
+                     "PosteriorProb"):
+            net.nodes[name].forward()
+        h1 = np.tanh(x @ p["W0"] + p["B0"])
+        z = (h1 @ p["W1"] + p["B1"]) @ p["W2"] + p["B2"]
+        np.testing.assert_allclose(net.nodes["HLast"].d, z, rtol=1e-5, atol=1e-6)
+        log_softmax = z - np.log(np.exp(z).sum(1, keepdims=True))
+        np.testing.assert_allclose(net.nodes["CrossEntropyWithSoftmax"].d.ravel(),
+                                   -(labels * log_softmax).sum(1), rtol=1e-5)
+        np.testing.assert_array_equal(net.nodes["EvalClassificationError"].d.ravel(),
+                                      (z.argmax(1) != labels.argmax(1)).astype(np.float32))
+        np.testing.assert_allclose(net.nodes["PosteriorProb"].d, np.exp(log_softmax),
+                                   rtol=1e-5)
+
+
+def test_eval_criterion_cross_entropy_is_the_criterion_and_zero_hidden_layers():
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net, _ = _build("""T = [ action = train ; SimpleNetworkBuilder = [ layerSizes = 3:2
+            trainingCriterion = crossentropywithsoftmax ; evalCriterion = CrossEntropyWithSoftmax
+            applyMeanVarNorm = true ] ]""")
+        assert net.evaluation_nodes == net.criterion_nodes == [net.nodes[
+            "CrossEntropyWithSoftmax"]]
+        assert "EvalClassificationError" not in net.nodes
+        assert sorted(sd.get_parameters()) == ["B0", "W0"]
+        assert "W0*H-1" in net.nodes      # cntk.exe's name of the only layer's product
+
+
+# ---------------------------------------------------------------------------------------------
+# what is refused, and where
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("setting, message", [
+    ("rnnType = LSTM", "rnnType 'LSTM' .*LSTM network.* not supported"),
+    ("rnnType = CLASSLM", "rnnType 'CLASSLM'"),
+    ("rnnType = FOO", "unknown rnnType 'FOO'"),
+    ("trainingCriterion = squareError", "trainingCriterion 'squareError' is not supported"),
+    ("trainingCriterion = classCrossEntropyWithSoftmax", "only for the recurrent rnnTypes"),
+    ("trainingCriterion = bogus", "trainingCriterion 'bogus' is not one of"),
+    ("evalCriterion = logistic", "evalCriterion 'logistic' is not supported"),
+    ("layerSizes = 3:4:4:2 ; layerTypes = Sigmoid:softplus", "layerTypes 'softplus'"),
+    ("layerTypes = sigmoid", "layerTypes 'sigmoid'"),     # cntk.exe compares case-sensitively
+    ("layerSizes = 363", "at least two layers"),
+])
+def test_refused_settings_name_their_line(setting, message):
+    text = f"""T = [ action = train
+        SimpleNetworkBuilder = [ layerSizes = 3:4:2 ; trainingCriterion = CrossEntropyWithSoftmax
+            evalCriterion = ClassificationError
+            {setting} ]
+    ]"""
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError, match=message) as err:
+            _build(text)
+    assert err.value.line == 4
+
+
+def test_rnn_type_of_an_enclosing_block_counts():
+    # cntk.exe's config lookups look outwards (RNNLM's rnnlm.cntk sets rnnType in 'train')
+    text = """T = [ action = train ; rnnType = CLASSLM
+        SimpleNetworkBuilder = [ layerSizes = 3:4:2 ; trainingCriterion = CrossEntropyWithSoftmax
+            evalCriterion = ClassificationError ] ]"""
+    cmd = _command(text)               # reading the config is fine: the network is built later
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError, match="rnnType 'CLASSLM'") as err:
+            build_network(cmd.network, StadynLibrary())
+    assert err.value.line == 1
+
+
+def test_a_missing_criterion_is_named():
+    with pytest.raises(ConfigError, match="needs 'evalCriterion'"):
+        _build("""T = [ action = train ; SimpleNetworkBuilder = [ layerSizes = 3:2
+            trainingCriterion = CrossEntropyWithSoftmax ] ]""")
