@@ -19,8 +19,8 @@ import pytest
 import stadyn as sd
 from stadyn import ConfigError
 from stadyn._mt19937 import uniform_floats
-from stadyn.brainscript import (StadynLibrary, build_network, command_config, parse_config, run,
-                                run_config)
+from stadyn.brainscript import (StadynLibrary, build_network, command_config, load_config,
+                                parse_config, run, run_config)
 from stadyn.brainscript._cntk_log import cntk_shape_text
 from stadyn.train import feed
 from test_bs_legacy_readers import _cntk_file, _copy
@@ -193,6 +193,9 @@ def test_eval_criterion_cross_entropy_is_the_criterion_and_zero_hidden_layers():
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("setting, message", [
     ("rnnType = LSTM", "rnnType 'LSTM' .*LSTM network.* not supported"),
+    ("rnnType = CLASSLSTM ; trainingCriterion = classCrossEntropyWithSoftmax ; evalCriterion = "
+     "classCrossEntropyWithSoftmax ; nbrClass = 2 ; lookupTableOrder = 3",
+     "lookupTableOrder 3 is not supported"),
     ("rnnType = CLASSLM", "rnnType 'CLASSLM'"),
     ("rnnType = FOO", "unknown rnnType 'FOO'"),
     ("trainingCriterion = squareError", "trainingCriterion 'squareError' is not supported"),
@@ -231,3 +234,78 @@ def test_a_missing_criterion_is_named():
     with pytest.raises(ConfigError, match="needs 'evalCriterion'"):
         _build("""T = [ action = train ; SimpleNetworkBuilder = [ layerSizes = 3:2
             trainingCriterion = CrossEntropyWithSoftmax ] ]""")
+
+
+# ---------------------------------------------------------------------------------------------
+# rnnType = CLASSLSTM (the PennTreebank RNN example)
+# ---------------------------------------------------------------------------------------------
+PTB = "Tests/EndToEndTests/Examples/Text/PennTreebank/RNN/baseline.linux.cpu.txt"
+
+
+def test_penn_treebank_class_lstm_has_cntk_exes_nodes_and_parameters(tmp_path):
+    log = _cntk_file(PTB).decode("utf-8", "replace")
+    config = _copy(tmp_path, "Examples/SequenceToSequence/PennTreebank/Config/rnn.cntk")
+    cmd = run_config(load_config(str(config))).command("train")
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        lib = StadynLibrary()
+        net = build_network(cmd.network, lib)
+        params = {k: cntk_shape_text(p.shape) for k, p in sd.get_parameters().items()}
+        shapes = {}
+        for name, v in net.nodes.items():
+            lead = 2 if v.sequence_lengths is not None else int(lib.has_batch_axis(v))
+            shapes[name] = cntk_shape_text(v.shape[lead:])
+    # baseline lines 411-430: "Training 3791400 parameters in 18 out of 18 parameter tensors",
+    # then "Node 'E0' (LearnableParameter operation) : [150 x 10000]" ... for each
+    assert re.search(r"Training (\d+) parameters in (\d+) ", log).groups() == ("3791400", "18")
+    listed = dict(re.findall(r"Node '(\w+)' \(LearnableParameter operation\) : \[([^\]]*)\]",
+                             log[:log.index("Precomputing") if "Precomputing" in log else
+                                 log.index("Starting Epoch 1")]))
+    assert params == listed
+    assert sum(np.prod([int(d) for d in s.split(" x ")]) for s in params.values()) == 3791400
+    # the 63 nodes of its "Validating network" list (AutoName<n> numbered as cntk.exe made
+    # them), with their shapes but for the "x 1" of a sum with a [200 x 1] bias
+    first = log.index("Validating network.")
+    block = log[first:log.index("Validating network.", log.index("in pass 2", first) + 10)]
+    theirs = {}
+    for name, shape in re.findall(r"Validating --> (\S+) = \w+ ?\(.*?-> \[([^\]]*)\]", block):
+        theirs.setdefault(name, re.sub(r"( x 1)?( x \*1)?$", "", shape))
+    assert len(theirs) == 63 and {k: re.sub(r"( x 1)$", "", v) for k, v in shapes.items()} == \
+        {k: re.sub(r" x 1$", "", v) for k, v in theirs.items()}
+    assert [net.name_of(n) for n in net.criterion_nodes + net.evaluation_nodes +
+            net.output_nodes] == ["TrainNodeClassBasedCrossEntropy"] * 2 + ["outputs"]
+
+
+def test_a_small_class_lstm_computes_numpys_lstm():
+    # BuildLSTMComponent: i = s(Wxi x + bi + Whi h' + Wci c'), f likewise, c = f c' + i tanh(Wxc
+    # x + Whc h' + bc), o = s(Wxo x + bo + Who h' + Wco c), h = o tanh(c); h' = c' = 0.1 at
+    # the start (defaultHiddenActivity); x = E0 * the word's one-hot
+    text = """T = [ action = train ; SimpleNetworkBuilder = [ rnnType = CLASSLSTM
+        layerSizes = 6:3:4:6 ; lookupTableOrder = 1 ; nbrClass = 2 ; initValueScale = 6
+        trainingCriterion = classCrossEntropyWithSoftmax
+        evalCriterion = classCrossEntropyWithSoftmax ] ]"""
+    words = [[0, 3, 5], [2, 1]]
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net, _ = _build(text)
+        p = {k: v.d.astype(np.float64) for k, v in sd.get_parameters().items()}
+        feed(net.nodes["features"], [np.eye(6, dtype=np.float32)[w] for w in words])
+        for name in ("outputs", "ClassPostProb"):
+            net.nodes[name].forward()
+        outputs, classes = net.nodes["outputs"].d, net.nodes["ClassPostProb"].d
+    # cntk.exe's biases: bi, bo, bf = -1 (the gates' default init values), bc = 0
+    assert [p[f"b{g}0"].ravel()[0] for g in "iofc"] == [-1, -1, -1, 0]
+
+    def sigmoid(v):
+        return 1 / (1 + np.exp(-v))
+    for k, seq in enumerate(words):
+        h = c = np.full(4, 0.1)
+        for t, word in enumerate(seq):
+            x = p["E0"][word]
+            i = sigmoid(x @ p["WXI0"] + p["bi0"][0] + h @ p["WHI0"] + p["WCI0"][0] * c)
+            f = sigmoid(x @ p["WXF0"] + p["bf0"][0] + h @ p["WHF0"] + p["WCF0"][0] * c)
+            c = f * c + i * np.tanh(x @ p["WXC0"] + h @ p["WHC0"] + p["bc0"][0])
+            o = sigmoid(x @ p["WXO0"] + p["bo0"][0] + h @ p["WHO0"] + p["WCO0"][0] * c)
+            h = o * np.tanh(c)
+            np.testing.assert_allclose(outputs[k, t].ravel(), h @ p["W2"].T, rtol=1e-4,
+                                       atol=1e-5)
+            np.testing.assert_allclose(classes[k, t].ravel(), h @ p["WeightForClassPostProb"],
+                                       rtol=1e-4, atol=1e-5)

@@ -1,5 +1,4 @@
-"""cntk.exe's ``SimpleNetworkBuilder``: the standard feed-forward network a config describes by
-a few keys (``layerSizes = 363:512:512:132``, ``trainingCriterion``, ``evalCriterion``,
+"""cntk.exe's ``SimpleNetworkBuilder``: the standard networks a config describes by a few keys (``layerSizes = 363:512:512:132``, ``trainingCriterion``, ``evalCriterion``,
 ``layerTypes``, ``initValueScale``, ``uniformInit``, ``applyMeanVarNorm``, ``needPrior``,
 ``addDropoutNodes``).
 
@@ -15,8 +14,12 @@ initialisation: weight ``W<i>`` drawn ``uniform`` (U(+-0.05)) or ``gaussian``
 (N(0, 0.2/sqrt(fanIn))) times ``initValueScale`` with the seed ``i + 1`` (SimpleNetworkBuilder
 numbers its weights from 1 in each network; ``randomSeedOffset`` does not reach it), biases 0.
 
-The recurrent and class-based kinds (``rnnType`` other than ``SIMPLENET``) and the criteria
-Stadyn has no node for (``squareError``, ``logistic``, ...) are refused by name.
+``rnnType = CLASSLSTM`` builds ``BuildClassLSTMNetworkFromDescription``'s class-based LSTM
+language model (PennTreebank's ``rnn.cntk``): a ``LookupTable`` of one word, cntk.exe's LSTM
+with peepholes (``BuildLSTMComponent``) per layer, whose unnamed nodes are ``AutoName<n>``
+numbered in the order cntk.exe makes them, and ``ClassBasedCrossEntropyWithSoftmax``.  The
+other kinds (``SIMPLERNN``, ``LSTM``, ``CLASSLM``, ...) and the criteria Stadyn has no node for
+(``squareError``, ``logistic``, ...) are refused by name.
 """
 
 from __future__ import annotations
@@ -123,16 +126,17 @@ def _choice(rec: ConfigRecord, key: str, allowed: tuple[str, ...]) -> str:
                _loc(rec, key))
 
 
-def _kind(rec: ConfigRecord) -> None:
+def _kind(rec: ConfigRecord) -> str:
     types = _names(rec, "rnnType", "SIMPLENET")
     for name, what in _KINDS:
         if name in types:
-            if name == "SIMPLENET":
-                return
+            if name in ("SIMPLENET", "CLASSLSTM"):
+                return name
             raise _err(f"SimpleNetworkBuilder: rnnType '{name}' (cntk.exe's {what} network) is "
-                       "not supported by Stadyn; the feed-forward network (rnnType SIMPLENET, "
-                       "the default) is, or write the network in BrainScript "
-                       "(BrainScriptNetworkBuilder)", _loc(rec, "rnnType"))
+                       "not supported by Stadyn; the feed-forward (rnnType SIMPLENET, the "
+                       "default) and class-based LSTM (CLASSLSTM) networks are, or write the "
+                       "network in BrainScript (BrainScriptNetworkBuilder)",
+                       _loc(rec, "rnnType"))
     raise _err(f"SimpleNetworkBuilder: unknown rnnType '{types[0]}' (cntk.exe's are "
                f"{', '.join(n for n, _ in _KINDS)})", _loc(rec, "rnnType"))
 
@@ -141,8 +145,13 @@ def _kind(rec: ConfigRecord) -> None:
 # the description
 # ---------------------------------------------------------------------------------------------
 def _describe(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
-    """BrainScript for BuildFFDNNFromDescription and the names of its stand-in members."""
-    _kind(rec)
+    """BrainScript for the network and the names of its stand-in members."""
+    if _kind(rec) == "CLASSLSTM":
+        return _describe_class_lstm(rec)
+    return _describe_ffdnn(rec)
+
+
+def _layer_sizes(rec: ConfigRecord) -> list[int]:
     sizes = rec.get_ints("layerSizes", [100], inherited=True)
     if len(sizes) < 2:
         raise _err("SimpleNetworkBuilder: layerSizes needs at least two layers (one input and "
@@ -153,6 +162,22 @@ def _describe(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
         if size < 1:
             raise _err(f"SimpleNetworkBuilder: layer sizes must be >= 1, got {size}",
                        _loc(rec, "layerSizes"))
+    return sizes
+
+
+def _settings(rec: ConfigRecord) -> dict[str, Any]:
+    """The keys every kind reads (Init: cntk.exe's defaults)."""
+    return {"scale": rec.get_float("initValueScale", 1.0, inherited=True),
+            "init": "uniform" if rec.get_bool("uniformInit", True, inherited=True)
+            else "gaussian",
+            "mvn": rec.get_bool("applyMeanVarNorm", False, inherited=True),
+            "prior": rec.get_bool("needPrior", False, inherited=True),
+            "dropout": rec.get_bool("addDropoutNodes", False, inherited=True)}
+
+
+def _describe_ffdnn(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
+    """BuildFFDNNFromDescription."""
+    sizes = _layer_sizes(rec)
     training = _choice(rec, "trainingCriterion", _TRAINING)
     evaluation = _choice(rec, "evalCriterion", _EVALUATION)
     if training != "crossEntropyWithSoftmax":
@@ -171,11 +196,9 @@ def _describe(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
         if name not in _ACTIVATIONS:
             raise _err(f"SimpleNetworkBuilder: layerTypes '{name}' is not one of cntk.exe's "
                        "Sigmoid, RectifiedLinear, Tanh, None", _loc(rec, "layerTypes"))
-    scale = rec.get_float("initValueScale", 1.0, inherited=True)
-    init = "uniform" if rec.get_bool("uniformInit", True, inherited=True) else "gaussian"
-    mvn = rec.get_bool("applyMeanVarNorm", False, inherited=True)
-    prior = rec.get_bool("needPrior", False, inherited=True)
-    dropout = rec.get_bool("addDropoutNodes", False, inherited=True)
+    settings = _settings(rec)
+    scale, init, mvn = settings["scale"], settings["init"], settings["mvn"]
+    prior, dropout = settings["prior"], settings["dropout"]
 
     lines: list[str] = []
     names: dict[str, str] = {}
@@ -234,3 +257,136 @@ def _describe(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
               "labelNodes = (labels)", f"criterionNodes = ({criterion})",
               f"evaluationNodes = ({evaluations})", f"outputNodes = ({output})"]
     return "{ " + " ; ".join(lines) + " }", names
+
+
+# ---------------------------------------------------------------------------------------------
+# rnnType = CLASSLSTM: BuildClassLSTMNetworkFromDescription
+# ---------------------------------------------------------------------------------------------
+class _Nodes:
+    """The members of a generated description: each node a stand-in member named as cntk.exe
+    names it, the unnamed ones ``AutoName<n>`` numbered in the order cntk.exe makes them."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.names: dict[str, str] = {}
+        self.unnamed = 0
+
+    def reserve(self, name: str | None = None) -> str:
+        """The member for a node named ``name`` (the next ``AutoName<n>`` if None): the name
+        itself where it is an identifier (so a parameter is registered under it)."""
+        if name is None:
+            self.unnamed += 1
+            name = f"AutoName{self.unnamed}"
+        if name.isidentifier():
+            return name
+        member = f"{_PREFIX}{len(self.names)}"
+        self.names[member] = name
+        return member
+
+    def define(self, member: str, expression: str) -> str:
+        self.lines.append(f"{member} = {expression}")
+        return member
+
+    def __call__(self, expression: str, name: str | None = None) -> str:
+        return self.define(self.reserve(name), expression)
+
+
+def _describe_class_lstm(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
+    sizes, settings = _layer_sizes(rec), _settings(rec)
+    init, scale = settings["init"], settings["scale"]
+    for key, value in (("trainingCriterion", _choice(rec, "trainingCriterion", _TRAINING)),
+                       ("evalCriterion", _choice(rec, "evalCriterion", _EVALUATION))):
+        if value != "classCrossEntropyWithSoftmax":
+            raise _err(f"SimpleNetworkBuilder: {key} '{value}' is not supported by Stadyn for "
+                       "rnnType CLASSLSTM (classCrossEntropyWithSoftmax is)", _loc(rec, key))
+    order = rec.get_int("lookupTableOrder", 0, inherited=True)
+    if order != 1:
+        raise _err(f"SimpleNetworkBuilder: lookupTableOrder {order} is not supported by Stadyn "
+                   "for rnnType CLASSLSTM (1 is: a LookupTable of one word; cntk.exe needs one)",
+                   _loc(rec, "lookupTableOrder") if rec.lookup("lookupTableOrder", None)
+                   is not None else rec.loc)
+    for key in ("addDropoutNodes", "applyMeanVarNorm", "constInputGateValue",
+                "constForgetGateValue", "constOutputGateValue"):
+        if rec.get_bool(key, False, inherited=True):
+            raise _err(f"SimpleNetworkBuilder: {key} = true is not supported by Stadyn for "
+                       "rnnType CLASSLSTM", _loc(rec, key))
+    if len(sizes) < 4:
+        raise _err("SimpleNetworkBuilder: rnnType CLASSLSTM needs layerSizes = vocabulary : "
+                   "embedding : LSTM ... : vocabulary", _loc(rec, "layerSizes"))
+    classes = rec.get_int("nbrClass", -1, inherited=True)
+    if classes < 1:
+        raise _err("SimpleNetworkBuilder: rnnType CLASSLSTM needs nbrClass (the number of word "
+                   "classes)", rec.loc)
+    hidden_activity = rec.get_float("defaultHiddenActivity", 0.1, inherited=True)
+    gates = {g: rec.get_float(f"{g}GateInitVal", -1.0, inherited=True)
+             for g in ("input", "forget", "output")}
+    nodes, seed = _Nodes(), iter(range(1, 1 << 30))
+
+    def weight(name: str, rows: int, cols: int) -> str:
+        return nodes(f"Parameter ({rows}, {cols}, init = '{init}', initValueScale = {scale!r}, "
+                     f"randomSeed = {next(seed)})", name)
+
+    def bias(name: str, rows: int, value: float) -> str:
+        return nodes(f"Parameter ({rows}, 1, init = 'fixedValue', value = {value!r})", name)
+
+    features = nodes(f"SparseInput {{{sizes[0]}}}", "features")
+    embedding = weight("E0", sizes[1], sizes[0])
+    x = nodes(f"Times ({embedding}, {features})", "LookupTable")
+    hidden = len(sizes) - 2
+    for layer in [0] + list(range(2, hidden)):
+        n_in, n_out = (sizes[1], sizes[2]) if layer == 0 else (sizes[layer], sizes[layer + 1])
+        x = _lstm(nodes, weight, bias, layer, n_in, n_out, x, hidden_activity, gates)
+    w = weight(f"W{hidden}", sizes[hidden], sizes[-1])
+    labels = nodes("Input {4}", "labels")
+    class_weight = weight("WeightForClassPostProb", classes, sizes[hidden])
+    class_scores = nodes(f"Times ({class_weight}, {x})", "ClassPostProb")
+    criterion = nodes(f"ClassBasedCrossEntropyWithSoftmax ({labels}, {x}, {w}, {class_scores})",
+                      "TrainNodeClassBasedCrossEntropy")
+    outputs = nodes(f"TransposeTimes ({w}, {x})", "outputs")
+    nodes(f"Softmax ({outputs})", "PosteriorProb")
+    nodes.lines += [f"featureNodes = ({features})", f"labelNodes = ({labels})",
+                    f"criterionNodes = ({criterion})", f"evaluationNodes = ({criterion})",
+                    f"outputNodes = ({outputs})"]
+    return "{ " + " ; ".join(nodes.lines) + " }", nodes.names
+
+
+def _lstm(nodes: _Nodes, weight, bias, layer: int, n_in: int, n_out: int, x: str,
+          hidden_activity: float, gates: dict[str, float]) -> str:
+    """BuildLSTMComponent: an LSTM with peepholes whose nodes are made, and numbered, as
+    cntk.exe makes them (the arguments of a call right to left, as its compiler did: its
+    logs name them so)."""
+    w = {g: weight(f"WX{g}{layer}", n_out, n_in) for g in "OIFC"}
+    b = {"o": bias(f"bo{layer}", n_out, gates["output"]), "c": bias(f"bc{layer}", n_out, 0.0),
+         "i": bias(f"bi{layer}", n_out, gates["input"]),
+         "f": bias(f"bf{layer}", n_out, gates["forget"])}
+    h = {}
+    for g in ("I", "F", "O"):
+        h[g] = weight(f"WH{g}{layer}", n_out, n_out)
+        h["c" + g] = weight(f"WC{g}{layer}", n_out, 1)
+    h["C"] = weight(f"WHC{layer}", n_out, n_out)
+    # the delays: of the output for the gates' and the cell input's H, of the cell for C
+    past = {k: nodes.reserve() for k in ("HI", "HF", "HO", "HC", "CI", "CF", "CC")}
+
+    def gate(g: str, cell: str) -> str:     # Sigmoid (Wx x + b + Wh h(t-1) + Diag (Wc) c)
+        peephole = nodes(f"DiagTimes ({h['c' + g]}, {cell})")
+        recurrent = nodes(f"Times ({h[g]}, {past['H' + g]})")
+        term = nodes(f"Times ({w[g]}, {x})")
+        term = nodes(f"Plus ({term}, {b[g.lower()]})")
+        total = nodes(f"Plus ({term}, {recurrent})")
+        return nodes(f"Sigmoid ({nodes(f'Plus ({total}, {peephole})')})")
+
+    it = gate("I", past["CI"])
+    recurrent = nodes(f"Times ({h['C']}, {past['HC']})")
+    recurrent = nodes(f"Plus ({recurrent}, {b['c']})")
+    term = nodes(f"Times ({w['C']}, {x})")
+    cell_input = nodes(f"Tanh ({nodes(f'Plus ({term}, {recurrent})')})")
+    bit = nodes(f"ElementTimes ({it}, {cell_input})")
+    ft = gate("F", past["CF"])
+    kept = nodes(f"ElementTimes ({ft}, {past['CC']})")
+    ct = nodes(f"Plus ({kept}, {bit})")
+    ot = gate("O", ct)
+    output = nodes(f"ElementTimes ({ot}, {nodes(f'Tanh ({ct})')})")
+    for key, member in past.items():
+        nodes.define(member, f"PastValue ({n_out}, {output if key[0] == 'H' else ct}, "
+                             f"defaultHiddenActivation = {hidden_activity!r})")
+    return output
