@@ -196,7 +196,7 @@ def test_eval_criterion_cross_entropy_is_the_criterion_and_zero_hidden_layers():
     ("rnnType = CLASSLSTM ; trainingCriterion = classCrossEntropyWithSoftmax ; evalCriterion = "
      "classCrossEntropyWithSoftmax ; nbrClass = 2 ; lookupTableOrder = 3",
      "lookupTableOrder 3 is not supported"),
-    ("rnnType = CLASSLM", "rnnType 'CLASSLM'"),
+    ("rnnType = SIMPLERNN", "rnnType 'SIMPLERNN'"),
     ("rnnType = FOO", "unknown rnnType 'FOO'"),
     ("trainingCriterion = squareError", "trainingCriterion 'squareError' is not supported"),
     ("trainingCriterion = classCrossEntropyWithSoftmax", "only for the recurrent rnnTypes"),
@@ -220,12 +220,12 @@ def test_refused_settings_name_their_line(setting, message):
 
 def test_rnn_type_of_an_enclosing_block_counts():
     # cntk.exe's config lookups look outwards (RNNLM's rnnlm.cntk sets rnnType in 'train')
-    text = """T = [ action = train ; rnnType = CLASSLM
+    text = """T = [ action = train ; rnnType = LSTM
         SimpleNetworkBuilder = [ layerSizes = 3:4:2 ; trainingCriterion = CrossEntropyWithSoftmax
             evalCriterion = ClassificationError ] ]"""
     cmd = _command(text)               # reading the config is fine: the network is built later
     with sd.parameter_registry(sd.ParameterRegistry()):
-        with pytest.raises(ConfigError, match="rnnType 'CLASSLM'") as err:
+        with pytest.raises(ConfigError, match="rnnType 'LSTM'") as err:
             build_network(cmd.network, StadynLibrary())
     assert err.value.line == 1
 
@@ -307,5 +307,39 @@ def test_a_small_class_lstm_computes_numpys_lstm():
             h = o * np.tanh(c)
             np.testing.assert_allclose(outputs[k, t].ravel(), h @ p["W2"].T, rtol=1e-4,
                                        atol=1e-5)
+            np.testing.assert_allclose(classes[k, t].ravel(), h @ p["WeightForClassPostProb"],
+                                       rtol=1e-4, atol=1e-5)
+
+
+def test_a_small_class_rnn_computes_numpys_recurrence():
+    # rnnType CLASSLM (BuildClassEntropyRNNFromDescription, RNNLM's rnnlm.cntk): h = Sigmoid
+    # (U0 x + W0 h'), h' = 0.1 at the start; ClassPostProb = WeightForClassPostProb h
+    text = """T = [ action = train ; rnnType = CLASSLM ; recurrentLayer = 1
+        SimpleNetworkBuilder = [ layerSizes = 6:4:6 ; vocabSize = 6 ; nbrClass = 2
+        trainingCriterion = classCrossEntropyWithSoftmax
+        evalCriterion = classCrossEntropyWithSoftmax ; initValueScale = 6 ] ]"""
+    words = [[0, 3, 5], [2, 1]]
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net, _ = _build(text)
+        p = {k: v.d.astype(np.float64) for k, v in sd.get_parameters().items()}
+        feed(net.nodes["features"], [np.eye(6, dtype=np.float32)[w] for w in words])
+        net.nodes["ClassPostProb"].forward()
+        classes = net.nodes["ClassPostProb"].d
+        # cntk.exe's nodes: the delay AutoName1, then (arguments right to left) W0 * delay
+        # AutoName2, U0 * features AutoName3, their sum AutoName4, the sigmoid AutoName5
+        assert [k for k in net.nodes if k.startswith("AutoName")] == \
+            [f"AutoName{n}" for n in (2, 3, 4, 5, 1)]
+        assert [net.name_of(v) for v in net.criterion_nodes + net.output_nodes] == \
+            ["TrainNodeClassBasedCrossEntropy"] * 2
+    # seeds: U0 1, W0 2, W1 3, WeightForClassPostProb 4, each U(+-0.05 * 6)
+    limit = float(np.float32(0.05) * np.float32(6.0))
+    for seed, (name, shape) in enumerate([("U0", (6, 4)), ("W0", (4, 4)), ("W1", (6, 4)),
+                                          ("WeightForClassPostProb", (4, 2))], 1):
+        np.testing.assert_array_equal(p[name], uniform_floats(
+            seed, int(np.prod(shape)), limit).reshape(shape))
+    for k, seq in enumerate(words):
+        h = np.full(4, 0.1)
+        for t, word in enumerate(seq):
+            h = 1 / (1 + np.exp(-(p["U0"][word] + h @ p["W0"])))
             np.testing.assert_allclose(classes[k, t].ravel(), h @ p["WeightForClassPostProb"],
                                        rtol=1e-4, atol=1e-5)

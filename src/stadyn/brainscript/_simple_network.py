@@ -17,9 +17,10 @@ numbers its weights from 1 in each network; ``randomSeedOffset`` does not reach 
 ``rnnType = CLASSLSTM`` builds ``BuildClassLSTMNetworkFromDescription``'s class-based LSTM
 language model (PennTreebank's ``rnn.cntk``): a ``LookupTable`` of one word, cntk.exe's LSTM
 with peepholes (``BuildLSTMComponent``) per layer, whose unnamed nodes are ``AutoName<n>``
-numbered in the order cntk.exe makes them, and ``ClassBasedCrossEntropyWithSoftmax``.  The
-other kinds (``SIMPLERNN``, ``LSTM``, ``CLASSLM``, ...) and the criteria Stadyn has no node for
-(``squareError``, ``logistic``, ...) are refused by name.
+numbered in the order cntk.exe makes them, and ``ClassBasedCrossEntropyWithSoftmax``;
+``rnnType = CLASSLM`` ``BuildClassEntropyRNNFromDescription``'s class-based simple RNN (the
+RNNLM configs).  The other kinds (``SIMPLERNN``, ``LSTM``, ...) and the criteria Stadyn has no
+node for (``squareError``, ``logistic``, ...) are refused by name.
 """
 
 from __future__ import annotations
@@ -130,13 +131,13 @@ def _kind(rec: ConfigRecord) -> str:
     types = _names(rec, "rnnType", "SIMPLENET")
     for name, what in _KINDS:
         if name in types:
-            if name in ("SIMPLENET", "CLASSLSTM"):
+            if name in ("SIMPLENET", "CLASSLM", "CLASSLSTM"):
                 return name
             raise _err(f"SimpleNetworkBuilder: rnnType '{name}' (cntk.exe's {what} network) is "
                        "not supported by Stadyn; the feed-forward (rnnType SIMPLENET, the "
-                       "default) and class-based LSTM (CLASSLSTM) networks are, or write the "
-                       "network in BrainScript (BrainScriptNetworkBuilder)",
-                       _loc(rec, "rnnType"))
+                       "default) and class-based recurrent (CLASSLM) and LSTM (CLASSLSTM) "
+                       "networks are, or write the network in BrainScript "
+                       "(BrainScriptNetworkBuilder)", _loc(rec, "rnnType"))
     raise _err(f"SimpleNetworkBuilder: unknown rnnType '{types[0]}' (cntk.exe's are "
                f"{', '.join(n for n, _ in _KINDS)})", _loc(rec, "rnnType"))
 
@@ -146,8 +147,11 @@ def _kind(rec: ConfigRecord) -> str:
 # ---------------------------------------------------------------------------------------------
 def _describe(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
     """BrainScript for the network and the names of its stand-in members."""
-    if _kind(rec) == "CLASSLSTM":
+    kind = _kind(rec)
+    if kind == "CLASSLSTM":
         return _describe_class_lstm(rec)
+    if kind == "CLASSLM":
+        return _describe_class_rnn(rec)
     return _describe_ffdnn(rec)
 
 
@@ -291,35 +295,25 @@ class _Nodes:
         return self.define(self.reserve(name), expression)
 
 
-def _describe_class_lstm(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
-    sizes, settings = _layer_sizes(rec), _settings(rec)
-    init, scale = settings["init"], settings["scale"]
+def _class_based(rec: ConfigRecord, kind: str, refused: tuple[str, ...]):
+    """What the class-based kinds share: their criteria (both class-based, so one node), the
+    keys Stadyn refuses for them, the number of classes, and the weight and bias makers
+    (cntk.exe's seeds counting from 1)."""
     for key, value in (("trainingCriterion", _choice(rec, "trainingCriterion", _TRAINING)),
                        ("evalCriterion", _choice(rec, "evalCriterion", _EVALUATION))):
         if value != "classCrossEntropyWithSoftmax":
             raise _err(f"SimpleNetworkBuilder: {key} '{value}' is not supported by Stadyn for "
-                       "rnnType CLASSLSTM (classCrossEntropyWithSoftmax is)", _loc(rec, key))
-    order = rec.get_int("lookupTableOrder", 0, inherited=True)
-    if order != 1:
-        raise _err(f"SimpleNetworkBuilder: lookupTableOrder {order} is not supported by Stadyn "
-                   "for rnnType CLASSLSTM (1 is: a LookupTable of one word; cntk.exe needs one)",
-                   _loc(rec, "lookupTableOrder") if rec.lookup("lookupTableOrder", None)
-                   is not None else rec.loc)
-    for key in ("addDropoutNodes", "applyMeanVarNorm", "constInputGateValue",
-                "constForgetGateValue", "constOutputGateValue"):
+                       f"rnnType {kind} (classCrossEntropyWithSoftmax is)", _loc(rec, key))
+    for key in refused:
         if rec.get_bool(key, False, inherited=True):
             raise _err(f"SimpleNetworkBuilder: {key} = true is not supported by Stadyn for "
-                       "rnnType CLASSLSTM", _loc(rec, key))
-    if len(sizes) < 4:
-        raise _err("SimpleNetworkBuilder: rnnType CLASSLSTM needs layerSizes = vocabulary : "
-                   "embedding : LSTM ... : vocabulary", _loc(rec, "layerSizes"))
+                       f"rnnType {kind}", _loc(rec, key))
     classes = rec.get_int("nbrClass", -1, inherited=True)
     if classes < 1:
-        raise _err("SimpleNetworkBuilder: rnnType CLASSLSTM needs nbrClass (the number of word "
+        raise _err(f"SimpleNetworkBuilder: rnnType {kind} needs nbrClass (the number of word "
                    "classes)", rec.loc)
-    hidden_activity = rec.get_float("defaultHiddenActivity", 0.1, inherited=True)
-    gates = {g: rec.get_float(f"{g}GateInitVal", -1.0, inherited=True)
-             for g in ("input", "forget", "output")}
+    settings = _settings(rec)
+    init, scale = settings["init"], settings["scale"]
     nodes, seed = _Nodes(), iter(range(1, 1 << 30))
 
     def weight(name: str, rows: int, cols: int) -> str:
@@ -329,6 +323,88 @@ def _describe_class_lstm(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
     def bias(name: str, rows: int, value: float) -> str:
         return nodes(f"Parameter ({rows}, 1, init = 'fixedValue', value = {value!r})", name)
 
+    return classes, nodes, weight, bias
+
+
+def _class_output(nodes: _Nodes, weight, sizes: list[int], classes: int, features: str,
+                  x: str) -> tuple[str, str]:
+    """The output layer of the class-based kinds: ``W<n>`` [hidden x vocabulary], ``labels``
+    (4 rows), ``WeightForClassPostProb``, ``ClassPostProb`` and the criterion."""
+    hidden = len(sizes) - 2
+    w = weight(f"W{hidden}", sizes[hidden], sizes[-1])
+    labels = nodes("Input {4}", "labels")
+    class_weight = weight("WeightForClassPostProb", classes, sizes[hidden])
+    class_scores = nodes(f"Times ({class_weight}, {x})", "ClassPostProb")
+    criterion = nodes(f"ClassBasedCrossEntropyWithSoftmax ({labels}, {x}, {w}, {class_scores})",
+                      "TrainNodeClassBasedCrossEntropy")
+    nodes.lines += [f"featureNodes = ({features})", f"labelNodes = ({labels})",
+                    f"criterionNodes = ({criterion})", f"evaluationNodes = ({criterion})"]
+    return w, criterion
+
+
+def _describe_class_rnn(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
+    """BuildClassEntropyRNNFromDescription (rnnType CLASSLM): sigmoid layers, those listed
+    in ``recurrentLayer`` (1-based) with ``W<i> * PastValue`` of their own output."""
+    sizes = _layer_sizes(rec)
+    classes, nodes, weight, bias = _class_based(rec, "CLASSLM", (
+        "addDropoutNodes", "applyMeanVarNorm", "needPrior"))
+    if rec.get_int("vocabSize", -1, inherited=True) != sizes[-1]:
+        raise _err("SimpleNetworkBuilder: rnnType CLASSLM needs vocabSize, the same as the "
+                   "output layer's size (the last of layerSizes)", _loc(rec, "vocabSize")
+                   if rec.lookup("vocabSize", None) is not None else rec.loc)
+    recurrent = rec.get_ints("recurrentLayer", [], inherited=True)
+    hidden_activity = rec.get_float("defaultHiddenActivity", 0.1, inherited=True)
+    activations = _names(rec, "layerTypes", "Sigmoid")
+    if activations[0] not in _ACTIVATIONS:
+        raise _err(f"SimpleNetworkBuilder: layerTypes '{activations[0]}' is not one of "
+                   "cntk.exe's Sigmoid, RectifiedLinear, Tanh, None", _loc(rec, "layerTypes"))
+    activation = _ACTIVATIONS[activations[0]]    # cntk.exe applies the first to every layer
+    features = nodes(f"SparseInput {{{sizes[0]}}}", "features")
+    x, hidden, done = features, len(sizes) - 2, 0
+    for i in range(hidden):
+        u = weight(f"U{i}", sizes[i + 1], sizes[i])
+        if done < len(recurrent) and recurrent[done] == i + 1:
+            w = weight(f"W{i}", sizes[i + 1], sizes[i + 1])
+            past = nodes.reserve()
+            # Times (W, past) is made (numbered) first: cntk.exe's compiler evaluated a call's
+            # arguments right to left
+            recurrence = nodes(f"Times ({w}, {past})")
+            total = nodes(f"Plus ({nodes(f'Times ({u}, {x})')}, {recurrence})")
+            x = nodes(f"{activation} ({total})") if activation else total
+            nodes.define(past, f"PastValue ({sizes[i + 1]}, {x}, defaultHiddenActivation = "
+                               f"{hidden_activity!r})")
+            done += 1
+        elif i == 0:
+            b = weight("B0", sizes[1], 1)
+            total = nodes(f"Plus ({nodes(f'Times ({u}, {x})')}, {b})")
+            x = nodes(f"{activation} ({total})") if activation else total
+        else:     # cntk.exe adds B0 here (its bug): only the first layer may be feed-forward
+            raise _err(f"SimpleNetworkBuilder: rnnType CLASSLM: hidden layer {i + 1} is not in "
+                       "recurrentLayer; Stadyn builds only recurrent layers after the first",
+                       _loc(rec, "recurrentLayer") if recurrent else rec.loc)
+    _, criterion = _class_output(nodes, weight, sizes, classes, features, x)
+    nodes.lines.append(f"outputNodes = ({criterion})")
+    return "{ " + " ; ".join(nodes.lines) + " }", nodes.names
+
+
+def _describe_class_lstm(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
+    """BuildClassLSTMNetworkFromDescription (rnnType CLASSLSTM)."""
+    sizes = _layer_sizes(rec)
+    classes, nodes, weight, bias = _class_based(rec, "CLASSLSTM", (
+        "addDropoutNodes", "applyMeanVarNorm", "constInputGateValue", "constForgetGateValue",
+        "constOutputGateValue"))
+    order = rec.get_int("lookupTableOrder", 0, inherited=True)
+    if order != 1:
+        raise _err(f"SimpleNetworkBuilder: lookupTableOrder {order} is not supported by Stadyn "
+                   "for rnnType CLASSLSTM (1 is: a LookupTable of one word; cntk.exe needs one)",
+                   _loc(rec, "lookupTableOrder") if rec.lookup("lookupTableOrder", None)
+                   is not None else rec.loc)
+    if len(sizes) < 4:
+        raise _err("SimpleNetworkBuilder: rnnType CLASSLSTM needs layerSizes = vocabulary : "
+                   "embedding : LSTM ... : vocabulary", _loc(rec, "layerSizes"))
+    hidden_activity = rec.get_float("defaultHiddenActivity", 0.1, inherited=True)
+    gates = {g: rec.get_float(f"{g}GateInitVal", -1.0, inherited=True)
+             for g in ("input", "forget", "output")}
     features = nodes(f"SparseInput {{{sizes[0]}}}", "features")
     embedding = weight("E0", sizes[1], sizes[0])
     x = nodes(f"Times ({embedding}, {features})", "LookupTable")
@@ -336,17 +412,10 @@ def _describe_class_lstm(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
     for layer in [0] + list(range(2, hidden)):
         n_in, n_out = (sizes[1], sizes[2]) if layer == 0 else (sizes[layer], sizes[layer + 1])
         x = _lstm(nodes, weight, bias, layer, n_in, n_out, x, hidden_activity, gates)
-    w = weight(f"W{hidden}", sizes[hidden], sizes[-1])
-    labels = nodes("Input {4}", "labels")
-    class_weight = weight("WeightForClassPostProb", classes, sizes[hidden])
-    class_scores = nodes(f"Times ({class_weight}, {x})", "ClassPostProb")
-    criterion = nodes(f"ClassBasedCrossEntropyWithSoftmax ({labels}, {x}, {w}, {class_scores})",
-                      "TrainNodeClassBasedCrossEntropy")
+    w, _ = _class_output(nodes, weight, sizes, classes, features, x)
     outputs = nodes(f"TransposeTimes ({w}, {x})", "outputs")
     nodes(f"Softmax ({outputs})", "PosteriorProb")
-    nodes.lines += [f"featureNodes = ({features})", f"labelNodes = ({labels})",
-                    f"criterionNodes = ({criterion})", f"evaluationNodes = ({criterion})",
-                    f"outputNodes = ({outputs})"]
+    nodes.lines.append(f"outputNodes = ({outputs})")
     return "{ " + " ; ".join(nodes.lines) + " }", nodes.names
 
 
