@@ -124,7 +124,9 @@ def _network(rec: ConfigRecord) -> Any:
     """The command's ``BrainScriptNetworkBuilder`` (or its old name), from the command's block
     or the nearest block around it, as CNTK's ``config.Exists`` looks outwards
     (NetworkFactory.cpp: ``createNetwork``, ``SimpleNetworkBuilder`` and
-    ``NDLNetworkBuilder`` come first; G2P.cntk's ``train`` uses the top level's)."""
+    ``NDLNetworkBuilder`` come first; G2P.cntk's ``train`` uses the top level's).  A
+    ``SimpleNetworkBuilder`` gives its network's description (:mod:`._simple_network`), an
+    NDL network None."""
     simple = rec.lookup("SimpleNetworkBuilder", None)
     if simple is not None:           # cntk.exe's standard networks (._simple_network)
         return simple_network_source(simple, rec.loc)
