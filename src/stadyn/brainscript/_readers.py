@@ -112,8 +112,20 @@ def _text_stream(s: StreamConfig, d: DeserializerConfig) -> io.StreamDef:
 
 
 def _text(d: DeserializerConfig) -> io.CTFDeserializer:
-    return io.CTFDeserializer(d.file, io.StreamDefs(**{s.name: _text_stream(s, d)
-                                                      for s in d.streams}))
+    defs = io.StreamDefs(**{s.name: _text_stream(s, d) for s in d.streams})
+    try:
+        return io.CTFDeserializer(d.file, defs)
+    except DataError as exc:    # the file's first sequence is read now: say whose streams
+        if d.loc is None:
+            raise
+        block = f"{d.loc.path or '<string>'}:{d.loc.line}"
+        raise DataError(f"{exc.reason} (the streams of the reader block at {block}: "
+                        f"{', '.join(_tag(s) for s in d.streams)})", exc.path, exc.line,
+                        exc.record) from None
+
+
+def _tag(s: StreamConfig) -> str:
+    return f"{s.name} = |{s.alias}" if s.alias and s.alias != s.name else f"|{s.name}"
 
 
 def _param(s: StreamConfig, key: str, default: Any = None) -> Any:
