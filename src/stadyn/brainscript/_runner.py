@@ -47,7 +47,7 @@ from ._command_network import (CommandNetwork, InputSource, Validation, criterio
                                record_loc)
 from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, results_line)
 from ._config import BrainScriptSource, ConfigRecord, load_config, unused_overrides
-from ._precompute import check_computed, precompute
+from ._precompute import check_computed, mark_computed, precompute
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
 from ._readers import make_source
@@ -263,9 +263,10 @@ class _Runner:
 
         checkpoint = None
         if resume_from is not None:    # the model file holds the pre-computed values
-            checkpoint = resume(log, resume_from, trainer, learners, source, start,
-                                lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
-                                per_sweep=epoch_size is None)
+            checkpoint, flags = resume(log, resume_from, trainer, learners, source, start,
+                                       lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
+                                       per_sweep=epoch_size is None)
+            mark_computed(network, flags)
         # CNTK: the model before the start epoch is saved unless it was loaded and the pass
         # computed nothing (a model file written before the pass has values to compute)
         if (precompute(network, cmd, log) or resume_from is None) and parallel.is_main:
@@ -329,9 +330,10 @@ class _Runner:
         used = [v for n in topological_nodes(list(network.model_file_parts()[0].values()))
                 for v in n.inputs]
         try:
-            load_model_parameters(cmd.model_path, used)
+            flags = load_model_parameters(cmd.model_path, used)
         except ModelFileError as exc:
             raise ConfigError(f"cannot load the model: {exc}", *where) from None
+        mark_computed(network, flags)
         check_computed(network, cmd.model_path, where)
         return network
 
