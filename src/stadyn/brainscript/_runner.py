@@ -50,7 +50,7 @@ from ._config import BrainScriptSource, ConfigRecord, load_config, unused_overri
 from ._precompute import check_computed, mark_computed, precompute
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
-from ._readers import make_source
+from ._readers import make_source, utterance_mode
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
 from ._sgd import (check_sgd_keys, disable_reg_in_batch_norm, keep_checkpoint_files,
                    make_learners, parallel_train)
@@ -185,6 +185,16 @@ class _Runner:
         note = parallel_train(sgd, sgd_rec, self.parallel.size)
         if note is not None:
             log(note)
+        if self.parallel.size > 1 and utterance_mode(cmd.reader):
+            # cntk.exe splits an utterance-mode HTKMLFReader's utterances among the workers
+            # (HTKMLFReader::StartDistributedMinibatchLoop: subsetNum of numSubsets, each
+            # nbruttsineachrecurrentiter / numSubsets sequences a minibatch); Stadyn's does not
+            reader_rec = rec.get_record("reader")
+            key = next((k for k in reader_rec if k.lower() == "framemode"), "readerType")
+            raise ConfigError("an HTKMLFReader with frameMode = false (whole utterances) cannot "
+                              "be read by the workers of a data-parallel job (stadyn train "
+                              "--nproc) yet: train it in one process, or use frameMode = true",
+                              *record_loc(reader_rec, key))
         adjust = auto_adjust(sgd_rec.get("AutoAdjust"), sgd_rec)
         min_lr = min_learning_rate(sgd_rec)
         if adjust is not None and self.parallel.size > 1:
