@@ -60,3 +60,21 @@ def test_without_the_flag_the_value_decides():
         value.d = np.zeros(2, np.float32)
         node.has_computed = None
         assert node.computed
+
+
+def test_bs_network_load_takes_the_flag_too(tmp_path):
+    # a later train command loading the model (BS.Network.Load, as CNTK's Speech/LSTM configs
+    # do after an edit action): the NaN value is a computed one, not one to compute again
+    (tmp_path / "d.ctf").write_text("|x 1 |y 1 0\n|x -1 |y 0 1\n|x 2 |y 1 0\n|x 3 |y 0 1\n")
+    text = _CONFIG.format(d=tmp_path).replace("command = T:E", "command = T:L") + f"""
+L = [ action = "train" ; modelPath = "{tmp_path}/m2"
+  BrainScriptNetworkBuilder = (BS.Network.Load ("{tmp_path}/m"))
+  SGD = [ minibatchSize = 2 ; learningRatesPerSample = 0.01 ; maxEpochs = 1 ]
+  reader = $R$ ]
+"""
+    (tmp_path / "j.cntk").write_text(text)
+    out = io.StringIO()
+    run(str(tmp_path / "j.cntk"), out=out)
+    log = out.getvalue()
+    assert log.count("Precomputing --> 1 PreCompute nodes found.") == 1       # T's pass only
+    assert log.count("No PreCompute nodes found, or all already computed.") == 1
