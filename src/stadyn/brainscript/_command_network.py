@@ -107,6 +107,8 @@ class CommandNetwork:
                 outputs[key] = node.input
             tags.setdefault(key, []).append(
                 f"precompute:{node.operation}:{node.name}:{node.member or ''}")
+            # cntk.exe's hasComputed, saved with the node (a real NaN from the data is a value)
+            tags[key].append(f"hasComputed:{node.name}:{str(node.computed).lower()}")
         for tag, nodes in (("criterion", self.criterion_nodes),
                            ("evaluation", self.evaluation_nodes), ("output", self.output_nodes)):
             for name, v in list(outputs.items()):

@@ -125,9 +125,14 @@ class ConfigRecord(Mapping):
     ('/d/x', 3, 'Train')
     """
 
-    def __init__(self, block: _Block, parent: ConfigRecord | None, path: str) -> None:
+    def __init__(self, block: _Block, parent: ConfigRecord | None, path: str,
+                 inherits: ConfigRecord | None = None) -> None:
         self._block = block
-        self._parent = parent
+        self._parent = parent         # where its $var$ are looked up
+        # where its inherited settings are (:meth:`lookup`): a block named by ``$name$`` in
+        # another (``SGD = $S$``) is pasted there, as cntk.exe's text substitution, so it
+        # inherits that block's settings (``T = [ modelPath = ... ]``), not its definer's
+        self._inherits = parent if inherits is None else inherits
         self.path = path
         self.loc = block.loc
         self._cache: dict[str, Any] = {}
@@ -180,7 +185,7 @@ class ConfigRecord(Mapping):
         while rec is not None:
             if key in rec:
                 return rec[key]
-            rec = rec._parent
+            rec = rec._inherits
         if default is not _MISSING:
             return default
         where = f"block '{self.path}'" if self.path else "the config"
@@ -211,7 +216,7 @@ class ConfigRecord(Mapping):
                 rec, entry = self._find_variable(whole.group(1), value.loc, active)
                 if isinstance(entry.value, _Block):
                     entry.read = True
-                    return ConfigRecord(entry.value, rec, path)
+                    return ConfigRecord(entry.value, rec, path, inherits=self)
             return ConfigString(self._substitute(value.text, value.loc, active), value.loc, value.quoted)
         if isinstance(value, _List):
             items = [self._resolve(v, f"{path}[{k}]", active) for k, v in enumerate(value.items)]

@@ -18,6 +18,22 @@ value per sample that the trainer sums.  The words outside the class are masked 
 sliced out, so the cost is that of the full vocabulary (the value and gradients are the same).
 A sample whose class range is empty (a sequence's padding) contributes 0; a word outside its
 class range gives a value of about 1e30 (CNTK stopped with a LogicError).
+
+CTC training, with ``CNTK.core.bs``'s signatures (Tests/EndToEndTests/Speech/LSTM_CTC):
+
+- ``LabelsToGraph (labels)``: the label graph of a sequence of frame labels (CNTK's one-hot rows
+  with 2 where a token starts and 1 where it continues): the labels themselves;
+- ``ForwardBackward (graph, features, blankTokenId, delayConstraint = -1)``: the CTC criterion
+  ``-log p(labels | softmax (features))`` summed over the minibatch's sequences, one number for
+  the minibatch (counted as the network's frames, as cntk.exe's SGD counts it);
+- ``EditDistanceError (leftInput, rightInput, subPen = 1.0, delPen = 1.0, insPen = 1.0,
+  squashInputs = false, tokensToIgnore = [||])``: the edit distance between the argmax classes
+  of the two sequences, one number for the minibatch, no gradient (``tokensToIgnore``: one
+  class or an array of them, the CTC blank).
+
+They are the catalog ops ``F.cntk_forward_backward`` and ``F.cntk_edit_distance_error``
+(``stadyn/ops/_ctc.py``), as ``stadyn.compat.cntk``'s ``forward_backward`` and
+``edit_distance_error``.
 """
 
 from __future__ import annotations
@@ -34,10 +50,55 @@ _MASKED = -1e30      # the score of a word outside the sample's class (exp() is 
 
 
 class CriterionFunctions:
-    """``ClassBasedCrossEntropyWithSoftmax``."""
+    """``ClassBasedCrossEntropyWithSoftmax``, ``LabelsToGraph``, ``ForwardBackward`` and
+    ``EditDistanceError``."""
 
     def _init_criteria(self) -> dict[str, Any]:
-        return {"ClassBasedCrossEntropyWithSoftmax": self.ClassBasedCrossEntropyWithSoftmax}
+        return {"ClassBasedCrossEntropyWithSoftmax": self.ClassBasedCrossEntropyWithSoftmax,
+                "LabelsToGraph": self.LabelsToGraph, "ForwardBackward": self.ForwardBackward,
+                "EditDistanceError": self.EditDistanceError}
+
+    def LabelsToGraph(self, labels, tag=""):
+        """The label graph of a sequence of frame labels, for ``ForwardBackward``."""
+        return self._node(F.identity(_sequence(self, labels, "LabelsToGraph", "labels")),
+                          "LabelsToGraph", tag)
+
+    def ForwardBackward(self, graph, features, blankTokenId, delayConstraint=-1, tag=""):
+        """CTC: ``-log p(labels | softmax (features))`` summed over the minibatch (the
+        module's description)."""
+        what = "ForwardBackward"
+        g = _sequence(self, graph, what, "the label graph")
+        z = _sequence(self, features, what, "the network output")
+        _same_sample(g, z, what)
+        out = F.cntk_forward_backward(g, z, z.sequence_lengths,
+                                      blank_token_id=_int(blankTokenId, what, "blankTokenId"),
+                                      delay_constraint=_int(delayConstraint, what,
+                                                            "delayConstraint"))
+        self._batched.unmark(out)          # one number for the minibatch
+        return self._node(out, what, tag)
+
+    def EditDistanceError(self, leftInput, rightInput, subPen=1.0, delPen=1.0, insPen=1.0,
+                          squashInputs=False, tokensToIgnore=(), tag=""):
+        """The edit distance between the argmax classes of two sequences (the module's
+        description)."""
+        what = "EditDistanceError"
+        a, b = self._value(leftInput, what), self._value(rightInput, what)
+        if (a.sequence_lengths is None) != (b.sequence_lengths is None):
+            raise ConfigError(f"{what}: both inputs must be sequences, or neither")
+        _same_sample(a, b, what)
+        ignore = [tokensToIgnore] if isinstance(tokensToIgnore, (int, float)) else \
+            list(tokensToIgnore)
+        pens = [_number(p, what, n) for p, n in ((subPen, "subPen"), (delPen, "delPen"),
+                                                  (insPen, "insPen"))]
+        if not isinstance(squashInputs, bool):
+            raise ConfigError(f"{what}: squashInputs must be true or false, got {squashInputs!r}")
+        out = F.cntk_edit_distance_error(
+            a, b, a.sequence_lengths, sub_pen=pens[0], del_pen=pens[1], ins_pen=pens[2],
+            squash_inputs=squashInputs,
+            tokens_to_ignore=tuple(_int(t, what, "tokensToIgnore") for t in ignore))
+        if self.has_batch_axis(a):
+            self._batched.unmark(out)      # one number for the minibatch
+        return self._node(out, what, tag)
 
     def ClassBasedCrossEntropyWithSoftmax(self, labelClassDescriptorVectorSequence, mainInputInfo,
                                           mainWeight, classLogProbsBeforeSoftmax, tag=""):
@@ -95,3 +156,32 @@ def _check_shapes(lib: Any, label: Variable, hidden: Variable, weight: Variable,
 
 def _lead(lib: Any, v: Variable) -> int:
     return 2 if v.sequence_lengths is not None else int(lib.has_batch_axis(v))
+
+
+def _sequence(lib: Any, v: Any, what: str, role: str) -> Variable:
+    x = lib._value(v, what)
+    if x.sequence_lengths is None:
+        raise ConfigError(f"{what}: {role} must be a sequence (depend on a sequence Input), got "
+                          f"a node of shape {x.shape}")
+    return x
+
+
+def _same_sample(a: Variable, b: Variable, what: str) -> None:
+    sa, sb = (tuple(v.shape[2:] if v.sequence_lengths is not None else v.shape[1:])
+              for v in (a, b))
+    if sa != sb:
+        raise ConfigError(f"{what}: the inputs have samples of shape {sa} and {sb}; they need "
+                          "one shape (one row per class)")
+
+
+def _number(v: Any, what: str, name: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ConfigError(f"{what}: {name} must be a number, got {v!r}")
+    return float(v)
+
+
+def _int(v: Any, what: str, name: str) -> int:
+    value = _number(v, what, name)
+    if value != int(value):
+        raise ConfigError(f"{what}: {name} must be a whole number, got {v!r}")
+    return int(value)

@@ -63,6 +63,9 @@ class Evaluator(OperatorsMixin):
             "Length": self._length,
         }
         self._last_loc: A.SourceLocation | None = None
+        # where each function a library call returned (a layer) was made: a step of
+        # Sequential is applied there, so its errors name the layer's line, however deep
+        self._made_at: dict[int, tuple[Any, A.SourceLocation]] = {}
         self._script_prelude: Record | None = None
         # cntk.exe's expression path of what is being evaluated (``out.h1``): a record takes
         # the path it is made at, its members add their names, and every lazy value keeps the
@@ -267,9 +270,10 @@ class Evaluator(OperatorsMixin):
         if isinstance(fn, BSFunction):
             return fn.apply(args, kwargs, loc)
         if isinstance(fn, Composition) and fn.nested:     # Sequential (F : G): G (F (x))
-            inner = Thunk(self._here(lambda: fn.link(self.call(fn.f, args, kwargs, loc, name))),
+            inner = Thunk(self._here(lambda: fn.link(self.call(fn.f, args, kwargs,
+                                                               self._made(fn.f, loc), name))),
                           "", loc)
-            return self.call(fn.g, [inner], {}, loc, name)
+            return self.call(fn.g, [inner], {}, self._made(fn.g, loc), name)
         if not self._is_function(fn):
             raise _err(f"'{name}' is {self._type(fn)}, which cannot be called", loc)
         self.library.before_apply(fn)
@@ -283,7 +287,14 @@ class Evaluator(OperatorsMixin):
         self.library.path = self._path
         with source_location(line_of(loc)):     # nodes it makes name the config's line
             result = self._guard(lambda: fn(*pos, **named), loc, name)
+        if loc is not None and callable(result) and self._is_function(result):
+            self._made_at.setdefault(id(result), (result, loc))
         return self._from_python(result, loc)
+
+    def _made(self, fn: Any, loc: A.SourceLocation | None) -> A.SourceLocation | None:
+        """Where the function ``fn`` was made by a library call (a layer), else ``loc``."""
+        made = self._made_at.get(id(fn))
+        return made[1] if made is not None and made[0] is fn else loc
 
     def _delay_args(self, delay: tuple[int, str], args: Sequence[Thunk],
                     kwargs: Mapping[str, Thunk], loc, name: str):

@@ -162,7 +162,8 @@ def save_model(path: str, outputs: dict[str, Variable], inputs: dict[str, Variab
     save(path, outputs, inputs, tags=tags)
 
 
-def load_model_parameters(path: str, required: Iterable[Variable] | None = None) -> None:
+def load_model_parameters(path: str, required: Iterable[Variable] | None = None
+                          ) -> dict[str, bool]:
     """Load the parameters of a model file (or of a parameter file) into the current registry,
     each into the parameter of the same name (a BrainScript parameter's name is its node's,
     ``model.arrayOfFunctions[1].W``, so the order the network makes them in does not matter).
@@ -171,10 +172,20 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None)
     fits (:func:`_match_parameters`) and every parameter of the network has its value in the
     file (cntk.exe reads the whole network from the file; a parameter left as made would be
     evaluated or trained on silently): of ``required`` (those the network computes with: a
-    declared parameter nothing uses is not saved), else of every trained one."""
+    declared parameter nothing uses is not saved), else of every trained one.
+
+    Returns the ``hasComputed`` flags the file saved with its pre-computed values (parameter
+    name -> flag; ``hasComputed:<name>:true`` tags): none from a parameter file or a model file
+    written before the flags were saved."""
     found = ParameterRegistry()
+    flags: dict[str, bool] = {}
     if is_model_file(path):
-        load(path, registry=found)
+        tags = getattr(load(path, registry=found), "tags", None) or {}
+        for tag in (t for items in tags.values() for t in items):
+            kind, _, rest = tag.partition(":")
+            name, _, value = rest.rpartition(":")
+            if kind == "hasComputed" and value in ("true", "false"):
+                flags[name] = value == "true"
     else:
         load_parameters(path, registry=found)
     registry = current_registry()
@@ -200,6 +211,7 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None)
     for name, value in found.items():      # the file's others are added, as a load does
         if id(value) not in taken and name not in registry:
             registry.set(name, value)
+    return flags
 
 
 # the scope of parameters whose values a network took from elsewhere: CloneFunction's copies
@@ -287,19 +299,19 @@ def save_epoch(log: Callable[[str], None], model_path: str, epoch: int, max_epoc
             os.remove(previous)
 
 
-def _read_parameters(model_file: str, what: str, trainer) -> None:
+def _read_parameters(model_file: str, what: str, trainer) -> dict[str, bool]:
     """:func:`load_model_parameters` (of the parameters ``trainer`` trains), a damaged file a
     ConfigError: cannot ``what`` it."""
     try:
-        load_model_parameters(model_file, trainer.parameters)
+        return load_model_parameters(model_file, trainer.parameters)
     except ModelFileError as exc:
         raise ConfigError(f"cannot {what} '{model_file}': {exc}") from None
 
 
-def _restore(model_file: str, trainer, source, what: str) -> dict:
+def _restore(model_file: str, trainer, source, what: str) -> tuple[dict, dict[str, bool]]:
     """The parameters of ``model_file``, then the trainer and the reader from its checkpoint;
-    the checkpoint's external state."""
-    _read_parameters(model_file, what, trainer)
+    the checkpoint's external state and the file's ``hasComputed`` flags."""
+    flags = _read_parameters(model_file, what, trainer)
     ckp = model_file + ".ckp"
     state = trainer.restore_from_checkpoint(ckp)
     try:
@@ -307,7 +319,7 @@ def _restore(model_file: str, trainer, source, what: str) -> dict:
     except (KeyError, ValueError) as exc:
         raise ConfigError(f"'{ckp}' does not fit this reader ({exc}); delete it to "
                           "start the reader afresh") from None
-    return state
+    return state, flags
 
 
 def epoch_model(model_path: str, epoch: int, max_epochs: int) -> str:
@@ -333,7 +345,7 @@ def roll_back(model_path: str, target: int, max_epochs: int, trainer, source,
     if not os.path.exists(name + ".ckp"):
         raise ConfigError(f"AutoAdjust: cannot roll back to '{name}': its checkpoint "
                           f"'{name}.ckp' is missing")
-    state = _restore(name, trainer, source, "roll back to")
+    state, _ = _restore(name, trainer, source, "roll back to")
     if not write:
         return
     for e in removed:
@@ -346,18 +358,20 @@ def roll_back(model_path: str, target: int, max_epochs: int, trainer, source,
 
 
 def resume(log: Callable[[str], None], model_file: str, trainer, learners, source, start: int,
-           epoch_size: Callable[[], int], per_sweep: bool = False) -> dict | None:
+           epoch_size: Callable[[], int], per_sweep: bool = False
+           ) -> tuple[dict | None, dict[str, bool]]:
     """Continue from ``model_file`` (CNTK's restart): its parameters, then its checkpoint (the
-    learners' state, counters, the reader's position), whose external state is returned;
+    learners' state, counters, the reader's position), whose external state is returned with
+    the file's ``hasComputed`` flags (:func:`load_model_parameters`);
     without a checkpoint (``None``) the learners start afresh at the samples of ``start``
     epochs of ``epoch_size()`` samples, as CNTK warned (and, ``per_sweep``: an epoch is one
     sweep, after ``start`` sweeps).  At ``start`` 0 (``modelPath.0``, which has no checkpoint)
     only the parameters are read: everything else starts afresh, and CNTK warned nothing."""
     if start > 0 and os.path.exists(model_file + ".ckp"):
         return _restore(model_file, trainer, source, "continue from")
-    _read_parameters(model_file, "continue from", trainer)
+    flags = _read_parameters(model_file, "continue from", trainer)
     if start == 0:
-        return None
+        return None, flags
     log("Warning: Checkpoint file is missing. Parameter-learning state (such as "
         "momentum) will be reset.")
     epoch_size = epoch_size()
@@ -368,4 +382,4 @@ def resume(log: Callable[[str], None], model_file: str, trainer, learners, sourc
         learner.samples_seen = start * epoch_size
         learner.sweeps_seen = start if per_sweep else 0    # (a schedule per sweep: by epochs)
     trainer.total_number_of_samples_seen = start * epoch_size
-    return None
+    return None, flags

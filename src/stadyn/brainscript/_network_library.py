@@ -79,15 +79,19 @@ class NetworkFunctions:
         tags = getattr(loaded, "tags", None) or {}
         # pre-computed values the file says how to compute (a Stadyn model file tags the input
         # of each: "precompute:<Mean|InvStdDev>:<parameter>"), computed by the next data pass
-        pending = {}
+        pending, computed = {}, set()
         for name, items in tags.items():
             for tag in items:
                 kind, operation, rest = (tag.split(":", 2) + ["", ""])[:3]
                 parameter, _, member = rest.rpartition(":")
                 if kind == "precompute" and operation in ("Mean", "InvStdDev"):
                     pending[parameter] = (operation, name, member or None)
+                elif kind == "hasComputed" and rest == "true":   # (its value may be NaN)
+                    computed.add(operation)
+        for name in computed:
+            pending.pop(name, None)
         for name, p in loaded.registry.items():
-            if name in pending:
+            if name in pending or name in computed:
                 continue
             if not p.need_grad and p.size and never_computed(p):
                 raise ConfigError(

@@ -6,7 +6,7 @@ so ``MeanVarNorm`` and ``LogPrior``), as CNTK's ``SGD::PreCompute`` ran it.
   parameters of the model files, so a restart, ``test``, ``eval`` and ``write`` read them back
   and nothing is computed again ("No PreCompute nodes found, or all already computed").  Only
   the nodes of the network (reached from its named nodes) whose value is not computed yet
-  (NaN: :mod:`._precompute_library`) count; a restart from a model file written before the
+  (its ``hasComputed`` flag: :mod:`._precompute_library`) count; a restart from a model file written before the
   pass (the ``edit`` action's ``modelPath.0``) computes them then, as CNTK.
 * Its data is the training reader's: a reader of its own in epoch 0's order, in minibatches of
   the first epoch's ``minibatchSize``, over one whole sweep (``SGD.UseAllDataForPreComputedNode
@@ -35,7 +35,8 @@ from ._config import ConfigRecord
 from ._precompute_library import PreComputeNode
 from ._readers import make_source
 
-__all__ = ["RunningStatistics", "check_computed", "precompute", "uncomputed", "use_all_data"]
+__all__ = ["RunningStatistics", "check_computed", "mark_computed", "precompute", "uncomputed",
+           "use_all_data"]
 
 #: CNTK's floor of the variance before its square root (``InvStdDevNode``'s ``sqrtFloor``).
 VARIANCE_FLOOR = np.float32(1e-10)
@@ -115,6 +116,14 @@ def uncomputed(network: CommandNetwork) -> list[PreComputeNode]:
             if id(n.value) in reached and not n.computed]
 
 
+def mark_computed(network: CommandNetwork, flags: dict[str, bool] | None) -> None:
+    """Take the ``hasComputed`` flags of a model file just loaded (parameter name -> flag;
+    :func:`._model_files.load_model_parameters`); a node the file says nothing of is judged by
+    its value (a file written before the flags were saved)."""
+    for node in network.library.precompute_nodes:
+        node.has_computed = (flags or {}).get(node.name)
+
+
 def check_computed(network: CommandNetwork, model_path: str, where: tuple) -> None:
     """A ConfigError at ``where`` if a pre-computed value of the network did not come with the
     model file ``model_path`` (a ``test``, ``eval`` or ``write`` command's): it would be NaN."""
@@ -174,6 +183,7 @@ def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog) -> boo
                               "compute it from", *reader_loc)
         value = stat.mean if node.operation == "Mean" else stat.inv_std_dev()
         node.value.d = value.reshape(node.value.shape)
+        node.has_computed = True           # whatever the data gave (a NaN too), as CNTK
     raw()
     log("Precomputing --> Completed.")
     raw()

@@ -4,9 +4,11 @@ library's ``_value``, ``_node``, ``has_batch_axis``, ``Minus``, ``ElementTimes``
 ``Mean(x)`` and ``InvStdDev(x)`` are values estimated from the training data before the first
 epoch (CNTK's ``PreComputeNodes``): each is a non-learnable parameter of ``x``'s sample shape,
 not a number (NaN) until the runner's data pass (:mod:`._precompute`) sets it, then saved in the
-model files with the other parameters.  NaN is CNTK's ``hasComputed = false``: a model file
-written before the pass (by the ``edit`` action) holds it, so a restart from such a file
-computes the values (as CNTK), and a value never computed shows as NaN, never as a silent 0.
+model files with the other parameters, each with cntk.exe's ``hasComputed`` flag (a model
+file written before the pass, by the ``edit`` action, says false: a restart from it computes the
+values, as CNTK; a value computed from data holding a NaN is NaN and stays computed, as CNTK's).
+A value never computed shows as NaN, never as a silent 0; a model file written before Stadyn
+saved the flag is read as before: an all-NaN value is taken for one never computed.
 From ``CNTK.core.bs``:
 
 * ``PerDimMeanVarNormalization(x, mean, invStdDev) = (x - mean) .* invStdDev``;
@@ -48,10 +50,16 @@ class PreComputeNode:
     name: str
     member: str | None = None
     original: PreComputeNode | None = None
+    #: cntk.exe's ``hasComputed``: set by the data pass and read from a model file that says
+    #: (:func:`._model_files.load_model_parameters`); None: not known, the value decides (NaN:
+    #: not computed), as for a model file written before Stadyn saved the flag
+    has_computed: bool | None = None
 
     @property
     def computed(self) -> bool:
         """Whether the value has been computed (or read from a model file that holds it)."""
+        if self.has_computed is not None:
+            return self.has_computed
         return not never_computed(self.value)
 
 

@@ -33,7 +33,7 @@ from ._ast import SourceLocation
 from ._blocks import DeserializerConfig, ReaderConfig, StreamConfig, TransformConfig
 from ._legacy_readers import LEGACY_READERS
 
-__all__ = ["make_source", "stream_names"]
+__all__ = ["make_source", "stream_names", "utterance_mode"]
 
 # Reader keys that only tune CNTK's engine (no effect here).
 _READER_NO_EFFECT = {"randomizationwindow", "samplebasedrandomizationwindow", "prefetch",
@@ -70,6 +70,12 @@ def _err(message: str, loc: SourceLocation | None) -> ConfigError:
 def stream_names(reader: ReaderConfig) -> list[str]:
     """The names of the streams the reader delivers, in order."""
     return [s.name for d in reader.deserializers for s in d.streams]
+
+
+def utterance_mode(reader: ReaderConfig) -> bool:
+    """Whether the reader is an ``HTKMLFReader`` with ``frameMode = false``: whole utterances,
+    read by :class:`stadyn.io.UtteranceSource`."""
+    return reader.extra.get("parallelSequences") is not None
 
 
 def _transform(t: TransformConfig) -> Any:
@@ -112,8 +118,20 @@ def _text_stream(s: StreamConfig, d: DeserializerConfig) -> io.StreamDef:
 
 
 def _text(d: DeserializerConfig) -> io.CTFDeserializer:
-    return io.CTFDeserializer(d.file, io.StreamDefs(**{s.name: _text_stream(s, d)
-                                                      for s in d.streams}))
+    defs = io.StreamDefs(**{s.name: _text_stream(s, d) for s in d.streams})
+    try:
+        return io.CTFDeserializer(d.file, defs)
+    except DataError as exc:    # the file's first sequence is read now: say whose streams
+        if d.loc is None:
+            raise
+        block = f"{d.loc.path or '<string>'}:{d.loc.line}"
+        raise DataError(f"{exc.reason} (the streams of the reader block at {block}: "
+                        f"{', '.join(_tag(s) for s in d.streams)})", exc.path, exc.line,
+                        exc.record) from None
+
+
+def _tag(s: StreamConfig) -> str:
+    return f"{s.name} = |{s.alias}" if s.alias and s.alias != s.name else f"|{s.name}"
 
 
 def _param(s: StreamConfig, key: str, default: Any = None) -> Any:
@@ -293,8 +311,8 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     frame_mode = next((v for k, v in reader.extra.items() if k.lower() == "framemode"), False)
     if str(frame_mode).lower() not in ("true", "false"):
         raise _err(f"frameMode must be true or false, got '{frame_mode}'", reader.loc)
-    parallel = reader.extra.get("parallelSequences")
-    if parallel is not None:          # HTKMLFReader, frameMode = false: _legacy_readers
+    if utterance_mode(reader):         # HTKMLFReader, frameMode = false: _legacy_readers
+        parallel = reader.extra["parallelSequences"]
         window = reader.extra.get("randomizationRange")
         return io.UtteranceSource(made, int(parallel), randomize=reader.randomize,
                                   randomization_range=io.AUTO_RANDOMIZATION_RANGE

@@ -47,10 +47,10 @@ from ._command_network import (CommandNetwork, InputSource, Validation, criterio
                                record_loc)
 from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, results_line)
 from ._config import BrainScriptSource, ConfigRecord, load_config, unused_overrides
-from ._precompute import check_computed, precompute
+from ._precompute import check_computed, mark_computed, precompute
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
-from ._readers import make_source
+from ._readers import make_source, utterance_mode
 from ._simple_network import network_of_block
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
 from ._sgd import (check_sgd_keys, disable_reg_in_batch_norm, keep_checkpoint_files,
@@ -186,6 +186,16 @@ class _Runner:
         note = parallel_train(sgd, sgd_rec, self.parallel.size)
         if note is not None:
             log(note)
+        if self.parallel.size > 1 and utterance_mode(cmd.reader):
+            # cntk.exe splits an utterance-mode HTKMLFReader's utterances among the workers
+            # (HTKMLFReader::StartDistributedMinibatchLoop: subsetNum of numSubsets, each
+            # nbruttsineachrecurrentiter / numSubsets sequences a minibatch); Stadyn's does not
+            reader_rec = rec.get_record("reader")
+            key = next((k for k in reader_rec if k.lower() == "framemode"), "readerType")
+            raise ConfigError("an HTKMLFReader with frameMode = false (whole utterances) cannot "
+                              "be read by the workers of a data-parallel job (stadyn train "
+                              "--nproc) yet: train it in one process, or use frameMode = true",
+                              *record_loc(reader_rec, key))
         adjust = auto_adjust(sgd_rec.get("AutoAdjust"), sgd_rec)
         min_lr = min_learning_rate(sgd_rec)
         if adjust is not None and self.parallel.size > 1:
@@ -264,9 +274,10 @@ class _Runner:
 
         checkpoint = None
         if resume_from is not None:    # the model file holds the pre-computed values
-            checkpoint = resume(log, resume_from, trainer, learners, source, start,
-                                lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
-                                per_sweep=epoch_size is None)
+            checkpoint, flags = resume(log, resume_from, trainer, learners, source, start,
+                                       lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
+                                       per_sweep=epoch_size is None)
+            mark_computed(network, flags)
         # CNTK: the model before the start epoch is saved unless it was loaded and the pass
         # computed nothing (a model file written before the pass has values to compute)
         if (precompute(network, cmd, log) or resume_from is None) and parallel.is_main:
@@ -330,9 +341,10 @@ class _Runner:
         used = [v for n in topological_nodes(list(network.model_file_parts()[0].values()))
                 for v in n.inputs]
         try:
-            load_model_parameters(cmd.model_path, used)
+            flags = load_model_parameters(cmd.model_path, used)
         except ModelFileError as exc:
             raise ConfigError(f"cannot load the model: {exc}", *where) from None
+        mark_computed(network, flags)
         check_computed(network, cmd.model_path, where)
         return network
 

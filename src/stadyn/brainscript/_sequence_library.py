@@ -47,7 +47,8 @@ __all__ = ["SequenceFunctions", "NONE", "uses_sequences"]
 # Names whose use makes a network a sequence network (its Inputs then carry a sequence axis).
 SEQUENCE_NAMES = frozenset({
     "PastValue", "FutureValue", "Delay", "DelayLayer", "RecurrentLSTMLayer",
-    "RecurrentLSTMLayerStack", "DynamicAxis", "OptimizedRNNStack", "BS"})
+    "RecurrentLSTMLayerStack", "DynamicAxis", "OptimizedRNNStack", "BS",
+    "LabelsToGraph", "ForwardBackward"})   # CTC: over sequences
 
 
 class _NoneValue:

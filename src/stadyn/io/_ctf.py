@@ -353,6 +353,16 @@ class CTFDeserializer(Deserializer):
                         raise DataError(f"input {missing[0]!r} is missing from this line",
                                         self.path, line_no)
             line_no += 1
+        # CNTK's TextParser::LoadSequence: an input with no sample in a sequence is an error
+        # ("Input ('x') is empty in sequence ... Malformed input file"), not an empty sequence
+        # (a tag misspelled in the file, or a stream the file does not have, read as nothing)
+        empty = [n for n, f in self._fields.items() if not out[f.stream]]
+        if empty:
+            stream = self._fields[empty[0]].stream
+            named = "" if stream == empty[0] else f" (stream {stream!r})"
+            raise DataError(f"input {empty[0]!r}{named} is empty in sequence "
+                            f"{self._index.keys[i]!r} (no line of the sequence gives it; the "
+                            f"file's inputs are named by their '|name' tags)", self.path, first)
         return out
 
     def read_batch(self, ids: Sequence[int],

@@ -1,0 +1,31 @@
+"""An error in a layer applied by ``Sequential`` names the user's line of that layer (where
+``ConvolutionalLayer {...}`` is written), in a flat ``Sequential``, one inside another (by name
+or inline) and an array of layers made by ``[k:1..n]`` -- not the line that applies the
+outermost model."""
+
+from __future__ import annotations
+
+import pytest
+
+import stadyn as sd
+from stadyn import ConfigError
+from stadyn.brainscript import StadynLibrary, build_network
+
+_BAD = "ConvolutionalLayer {2, (3:3)}"      # on a vector: no image axes to convolve
+
+
+@pytest.mark.parametrize("text, line", [
+    (f"m = Sequential (\n DenseLayer {{4}} :\n {_BAD} )\n y = m (x)", 3),
+    (f"inner = Sequential (\n DenseLayer {{4}} :\n {_BAD} )\n"
+     "m = Sequential (DenseLayer {4} : inner)\n y = m (x)", 3),
+    (f"m = Sequential (DenseLayer {{4}} :\n Sequential (DenseLayer {{4}} :\n {_BAD}))\n"
+     "y = m (x)", 3),
+    (f"L[k:1..2] = if k == 1 then DenseLayer {{4}}\n else {_BAD}\n m = Sequential (L)\n"
+     "y = m (x)", 2),
+    (f"y = Sequential (DenseLayer {{4}} : Sequential (\n {_BAD} : DenseLayer {{2}})) (x)", 2),
+])
+def test_an_error_in_a_layer_names_its_line(text, line):
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError, match="convolution") as e:
+            build_network("{ x = Input {3}\n" + text + " }", StadynLibrary(), "net.bs")
+    assert (e.value.path, e.value.line) == ("net.bs", line + 1)
