@@ -167,7 +167,9 @@ def test_htkmlfreader_sequence_mode_and_what_is_refused(quick_e2e, monkeypatch):
     assert mb["features"].lengths.tolist() == [b - a + 1]
     np.testing.assert_array_equal(mb["features"].data[0], quick_e2e["values"][:b - a + 1])
     for overrides, words in [
-            (["frameMode=false", "truncated=true"], "'truncated = true' .* not supported"),
+            (["frameMode=false", "truncated=true",
+              'speechTrain=[reader=[readerType="HTKDeserializers"]]'],
+             "'truncated = true' .* readerType = \"HTKMLFReader\" only"),
             (["frameMode=false", "speechTrain=[reader=[nbruttsineachrecurrentiter=2:4]]"],
              "changing from epoch to epoch"),
             (["frameMode=false", 'speechTrain=[reader=[randomize="abc"]]'],
@@ -188,8 +190,13 @@ def test_htkmlfreader_sequence_mode_and_what_is_refused(quick_e2e, monkeypatch):
         assert info.value.line is not None
     # what Stadyn does not do is refused when the reader is opened; the block reads (the survey
     # names the key)
-    assert [label for label, _ in _speech_reader(quick_e2e, "frameMode=false",
-                                                 "truncated=true").refused] == ["truncated"]
+    assert [label for label, _ in _speech_reader(
+        quick_e2e, "frameMode=false", "truncated=true",
+        'speechTrain=[reader=[readerType="HTKDeserializers"]]').refused] == ["truncated"]
+    # HTKMLFReader's truncated back-propagation (test_bs_truncated_bptt.py)
+    truncated = _speech_reader(quick_e2e, "frameMode=false", "truncated=true")
+    assert not truncated.refused and isinstance(make_source(truncated),
+                                                  io.TruncatedUtteranceSource)
     # CNTK's rollingWindow reader takes randomize = none
     assert _speech_reader(quick_e2e, 'speechTrain=[reader=[readMethod="rollingWindow"]]',
                           "speechTrain=[reader=[randomize=none]]").randomize is False

@@ -12,7 +12,10 @@ These readers had no ``deserializers`` list: their block names each input in a s
   window size).  HTKMLFReader's ``frameMode = false`` (whole utterances,
   ``nbruttsineachrecurrentiter`` of them in parallel) is read by ``io.UtteranceSource``, which
   makes cntk.exe's minibatches and epochs (``make_source`` opens it with the settings put in
-  ``extra`` here: ``parallelSequences``, ``randomizationRange``, ``maxUtteranceLength``).
+  ``extra`` here: ``parallelSequences``, ``randomizationRange``, ``maxUtteranceLength``);
+  with ``truncated = true`` by ``io.TruncatedUtteranceSource`` (``extra["truncated"]``):
+  minibatches of ``minibatchSize`` frames of each parallel utterance, whose recurrent state
+  the train command carries from minibatch to minibatch (``_state_carry``).
 * LMSequenceReader: ``file`` (one sentence a line), ``wordclass`` (the vocabulary, lines
   ``id count word class``), ``unk``; a features sub-block (``dim``; ``mode = "class"`` or
   ``"softmax"``) names the input stream, the one-hot of each word; of the two label sub-blocks
@@ -21,7 +24,7 @@ These readers had no ``deserializers`` list: their block names each input in a s
 
 What Stadyn does not do is refused with a ConfigError naming the key when the reader is opened
 (the block itself is still read, so a survey of configs sees every other gap): truncated
-back-propagation (``truncated = true``), LMSequenceReader's minibatches of
+back-propagation with ``readerType = "HTKDeserializers"``, LMSequenceReader's minibatches of
 ``nbruttsineachrecurrentiter`` sentences of one length (``0``, fill by token count, is taken),
 lattices (``denlatTocFile``), ``prefixPathInSCP``, ``mode = "nce"``.
 """
@@ -163,13 +166,14 @@ def _htk(rec: ConfigRecord, reader: str) -> LegacyReader:
         raise _err(f"{reader}: 'truncated' cannot be true in frame mode (frameMode = true is "
                    "the default of this reader)", rec, "truncated")
     extra: dict[str, Any] = {"frameMode": "true" if frame_mode else "false"}
-    if truncated:
-        refused.append(("truncated", _err(
-            f"{reader}: 'truncated = true' (truncated back-propagation through time, "
-            "nbruttsineachrecurrentiter utterances cut into minibatch-size pieces) is not "
-            "supported", rec, "truncated")))
-    elif not frame_mode and reader.lower() == "htkmlfreader":
+    if not frame_mode and reader.lower() == "htkmlfreader":
         extra.update(_utterance_mode(rec, reader, counts))
+        if truncated:
+            extra["truncated"] = True
+    elif truncated:
+        refused.append(("truncated", _err(
+            f"{reader}: 'truncated = true' (truncated back-propagation through time) is read by "
+            "readerType = \"HTKMLFReader\" only", rec, "truncated")))
     made = [LegacyDeserializer("HTKFeatureDeserializer", streams=features)]
     made += [LegacyDeserializer("HTKMLFDeserializer", streams=[s]) for s in labels]
     consumed = {n for n, _ in features + labels} | {"readMethod", "frameMode", "truncated",

@@ -50,7 +50,7 @@ _LEGACY_STREAM_KEYS = {"type", "labeltype", "sectiontype", "mode", "elementsize"
                        "mapping", "category", "beginsequence", "endsequence"}
 # what _legacy_readers passes on in ReaderConfig.extra (the utterance mode's settings)
 _LEGACY_SETTINGS = {"framemode", "parallelsequences", "randomizationrange",
-                    "maxutterancelength"}
+                    "maxutterancelength", "truncated"}
 _IMAGE_TYPES = {"imagedeserializer"}
 _TEXT_TYPES = {"cntktextformatdeserializer", "cntktextformatreader"}
 _BINARY_TYPES = {"cntkbinaryformatdeserializer"}
@@ -314,10 +314,12 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     if utterance_mode(reader):         # HTKMLFReader, frameMode = false: _legacy_readers
         parallel = reader.extra["parallelSequences"]
         window = reader.extra.get("randomizationRange")
-        return io.UtteranceSource(made, int(parallel), randomize=reader.randomize,
-                                  randomization_range=io.AUTO_RANDOMIZATION_RANGE
-                                  if window is None else int(window),
-                                  max_utterance_length=int(reader.extra["maxUtteranceLength"]))
+        kind = io.TruncatedUtteranceSource if reader.extra.get("truncated") else \
+            io.UtteranceSource
+        return kind(made, int(parallel), randomize=reader.randomize,
+                    randomization_range=io.AUTO_RANDOMIZATION_RANGE
+                    if window is None else int(window),
+                    max_utterance_length=int(reader.extra["maxUtteranceLength"]))
     return io.MinibatchSource(made, max_sweeps=max_sweeps, randomize=reader.randomize,
                               randomization_seed=seed,
                               frame_mode=str(frame_mode).lower() == "true")

@@ -37,6 +37,7 @@ import numpy as np
 import torch
 
 from .. import functions as F
+from .. import io
 from .._errors import ConfigError, ModelFileError, StadynError
 from .._random import auto_seeds_kept, restart_auto_seeds, seed
 from ..graph import Variable, context, context_scope, topological_nodes
@@ -52,6 +53,7 @@ from ._model_files import (check_writable, load_model_parameters, model_name, re
                            start_epoch)
 from ._readers import make_source, utterance_mode
 from ._simple_network import network_of_block
+from ._state_carry import StateCarry
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
 from ._sgd import (check_sgd_keys, disable_reg_in_batch_norm, keep_checkpoint_files,
                    make_learners, parallel_train)
@@ -135,12 +137,25 @@ class _NetworkTrainer(Trainer):
     them (:meth:`CommandNetwork.counted`: a criterion that is one number for the minibatch
     counts the network's samples, not one)."""
 
-    def __init__(self, *args: Any, counted: Callable[[Variable], Variable], **kwargs: Any):
+    def __init__(self, *args: Any, counted: Callable[[Variable], Variable],
+                 carry: StateCarry | None = None, **kwargs: Any):
         self._count_for = counted
+        self._carry = carry
         super().__init__(*args, **kwargs)
 
     def _counted(self, criterion: Variable) -> Variable:
         return self._count_for(criterion)
+
+    def _train(self, arguments, outputs, finite_only):
+        if self._carry is None:        # (truncated BPTT: the recurrent state carries over)
+            return super()._train(arguments, outputs, finite_only)
+        self._carry.before()
+        ran = False
+        try:
+            super()._train(arguments, list(outputs) + self._carry.wanted(), finite_only)
+            ran = True
+        finally:
+            self._carry.after(ran)
 
 
 class _Runner:
@@ -236,6 +251,11 @@ class _Runner:
         evals = [n for n in network.evaluation_nodes if n is not criterion]
         eval_names = [network.name(n) for n in evals]
         source = make_source(cmd.reader, warn=log.raw)
+        carry = StateCarry([criterion] + evals, source) \
+            if isinstance(source, io.TruncatedUtteranceSource) else None
+        if isinstance(source, io.UtteranceSource) and sgd_rec.get_bool("truncated", False,
+                                                                       inherited=True):
+            sgd = dataclasses.replace(sgd, parallel_sequences=source.parallel)   # cntk.exe's
         reader_loc = record_loc(rec, "reader")
         inputs = InputSource(network.inputs_of([criterion] + evals), source, reader_loc)
         # epochSize = 0: an epoch is one sweep, ended where the reader's sweep ends (fit), so
@@ -254,7 +274,8 @@ class _Runner:
         trainer = _NetworkTrainer(model, (criterion, evals[0] if evals else None), learners,
                                   data_parallel=parallel.data_parallel(params),
                                   check_numerics=cmd.check_numerics,
-                                  counted=lambda node: network.counted(node, [criterion] + evals))
+                                  counted=lambda node: network.counted(node, [criterion] + evals),
+                                  carry=carry)
 
         log()
         log(f"Training criterion:   {crit_name} = {network.library.operation_of(criterion)}")

@@ -118,7 +118,8 @@ def learning_rates_per_sample(sgd: SGDConfig) -> list[float]:
         return [_f32(v) for v in sgd.learning_rates_per_sample]
     lr_mb = sgd.learning_rates_per_mb or (0.0,)
     n = _span(lr_mb, sgd.minibatch_size)
-    return [_f32(per_epoch(lr_mb, i)) / per_epoch(sgd.minibatch_size, i) for i in range(n)]
+    return [_f32(per_epoch(lr_mb, i)) / (per_epoch(sgd.minibatch_size, i) * sgd.parallel_sequences)
+            for i in range(n)]
 
 
 def cntk_learning_rate(sgd: SGDConfig, epoch: int) -> float:
@@ -144,8 +145,8 @@ def momenta_per_sample(sgd: SGDConfig) -> list[float]:
         return [_f32(m) for m in sgd.momentum_per_sample]
     per_mb = sgd.momentum_per_mb if sgd.momentum_per_mb is not None else (0.9,)
     n = _span(per_mb, sgd.minibatch_size)
-    return [_f32(per_epoch(per_mb, i)) ** (1.0 / per_epoch(sgd.minibatch_size, i))
-            for i in range(n)]
+    return [_f32(per_epoch(per_mb, i)) ** (
+        1.0 / (per_epoch(sgd.minibatch_size, i) * sgd.parallel_sequences)) for i in range(n)]
 
 
 def _extra_float(sgd: SGDConfig, record: ConfigRecord | None, key: str, default: float,

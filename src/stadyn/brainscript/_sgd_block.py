@@ -40,6 +40,10 @@ class SGDConfig:
     first_mbs_to_show_result: int = 0
     gradient_clipping_with_truncation: bool = True
     clipping_threshold_per_sample: float = math.inf
+    # cntk.exe's rule for truncated BPTT with the legacy readers (SGD's truncated = true):
+    # learningRatesPerMB and momentumPerMB are per minibatchSize x this many parallel sequences
+    # (the reader's nbruttsineachrecurrentiter; minibatchSize is then frames a sequence)
+    parallel_sequences: int = 1
     extra: Mapping[str, Any] = field(default_factory=dict)
     loc: SourceLocation | None = field(default=None, compare=False, repr=False)
 

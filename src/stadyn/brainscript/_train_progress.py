@@ -175,7 +175,7 @@ class CNTKProgress(TrainingCallback):
             tc = 0.0 if m == 0.0 or m >= 1.0 else -1.0 / math.log(m)
             log.raw()
             log(f"Starting Epoch {epoch + 1}: learning rate per sample = {self.lr:f}  effective "
-                f"momentum = {m ** self.mb_size:f}  momentum as time constant = {tc:.1f} samples")
+                f"momentum = {m ** (self.mb_size * sgd.parallel_sequences):f}  momentum as time constant = {tc:.1f} samples")
             log.raw()
             log("Starting minibatch loop.")
         self.totals = [[0.0, 0] for _ in setting.names]

@@ -43,6 +43,7 @@ from ._source import (DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS, FULL_DATA_SWEEP, I
                       INFINITELY_REPEAT, MinibatchData, MinibatchSource, MinibatchSourceFromData)
 from ._streams import Record, StreamDef, StreamDefs, StreamInformation
 from ._utterance_source import AUTO_RANDOMIZATION_RANGE, UtteranceSource, utterance_order
+from ._truncated_source import TruncatedLayout, TruncatedUtteranceSource
 from ._tools import (compute_mean, convert_cifar10, dump_rec, make_image_list, make_map_file,
                      pack_list)
 from ._workers import WorkerError
@@ -57,7 +58,8 @@ __all__ = [
     # sources
     "MinibatchSource", "MinibatchData", "MinibatchSourceFromData", "FULL_DATA_SWEEP",
     "INFINITELY_REPEAT", "INFINITE_SAMPLES", "DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS",
-    "WorkerError", "UtteranceSource", "utterance_order", "AUTO_RANDOMIZATION_RANGE",
+    "WorkerError", "UtteranceSource", "TruncatedUtteranceSource", "TruncatedLayout",
+    "utterance_order", "AUTO_RANDOMIZATION_RANGE",
     # transforms
     "transforms",
     # file formats
