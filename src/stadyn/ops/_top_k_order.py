@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import numpy as np
 import torch
 
 from ._kernels import kernel_op
@@ -89,7 +90,13 @@ def heap_top_k(values: Sequence[float], k: int, largest: bool = True,
         >>> heap_top_k([2, 7, 2, 7, 2, 7], 4), heap_top_k([2, 7, 2, 7, 2, 7], 4, ties="cntk")
         ([5, 3, 1, 0], [1, 3, 5, 0])
     """
-    x = list(values)
+    array = np.asarray(values, dtype=np.float64)
+    x = array.tolist()
+    # the heap's top only grows from the worst of the first k: what is not beyond it never
+    # enters, so only the entries beyond it are looked at (the same result, far fewer steps)
+    first = array[:k]
+    beyond = (array[k:] > first.min()) if largest else (array[k:] < first.max())
+    entering = (np.flatnonzero(beyond) + k).tolist()
     if largest:
         def greater(a, b):
             return a > b
@@ -104,7 +111,7 @@ def heap_top_k(values: Sequence[float], k: int, largest: bool = True,
             return greater(x[a], x[b])
         positions = list(range(len(x)))
         _make_heap(positions, k, before)
-        for i in range(k, len(x)):
+        for i in entering:
             if before(positions[i], positions[0]):
                 entering = positions[i]
                 positions[i] = positions[0]
@@ -116,7 +123,7 @@ def heap_top_k(values: Sequence[float], k: int, largest: bool = True,
         return greater(a[0], b[0])
     heap = [(x[i], i) for i in range(k)]
     _make_heap(heap, k, pair_before)
-    for i in range(k, len(x)):
+    for i in entering:
         if greater(x[i], heap[0][0]):
             last = heap[k - 1]                      # pop_heap: the top moves last
             heap[k - 1] = heap[0]
@@ -142,7 +149,7 @@ def _top_k_index_impl(key: torch.Tensor, k: int, largest: bool, ties: str) -> to
     if rows.numel() == 0:
         return index.contiguous()
     flat = index.reshape(-1, k).clone()
-    values = key.reshape(-1, n)[rows].detach().double().cpu().tolist()
+    values = key.reshape(-1, n)[rows].detach().double().cpu().numpy()
     replayed = [heap_top_k(v, k, largest, ties) for v in values]
     flat[rows] = torch.tensor(replayed, dtype=flat.dtype).to(flat.device)
     return flat.reshape(index.shape)
