@@ -140,11 +140,12 @@ def test_the_trained_file_runs_in_nnabla_as_in_stadyn(tmp_path):
 
 
 def _write_stadyn_config(path, shuffle, lr_decay=1, lr_decay_interval=1, max_epoch=3,
-                         valid=None):
+                         valid=None, monitors=(("valid_error", "valid"),), train=None):
     """The fixture's configuration written by Stadyn's ``nnabla.utils.save`` (Stadyn's initial
     parameters, absolute CSV paths, weight decay, ``lr_decay`` every ``lr_decay_interval``
     iterations, ``max_epoch`` epochs of 3 iterations; ``valid``: the validation CSV, default
-    the fixture's)."""
+    the fixture's; ``train`` the same for training; ``monitors``: (name, dataset) of each
+    monitor of the network ``validation``)."""
     from stadyn.compat import nnabla as nn
     from stadyn.compat.nnabla import functions as F_, parametric_functions as PF_
     from stadyn.compat.nnabla import solvers as S_
@@ -175,12 +176,12 @@ def _write_stadyn_config(path, shuffle, lr_decay=1, lr_decay_interval=1, max_epo
                             "dataset": "train", "weight_decay": 0.01, "lr_decay": lr_decay,
                             "lr_decay_interval": lr_decay_interval, "update_interval": 1}],
             "datasets": [
-                {"name": n, "uri": valid if n == "valid" and valid else os.path.join(data,
-                                                                                    f"{n}.csv"),
+                {"name": n, "uri": {"valid": valid, "train": train}[n] or os.path.join(
+                    data, f"{n}.csv"),
                  "cache_dir": str(path.parent / f"{n}.cache"), "variables": {"x": x, "y": t},
                  "shuffle": shuffle, "batch_size": 8, "no_image_normalization": True}
                 for n in ("train", "valid")],
-            "monitors": [{"name": "valid_error", "network": "validation", "dataset": "valid"}],
+            "monitors": [{"name": m, "network": "validation", "dataset": d} for m, d in monitors],
             "executors": [{"name": "runtime", "network": "runtime", "data": ["x"],
                            "output": ["prob"]}]})
 
@@ -373,3 +374,48 @@ def test_nnabla_cli_and_stadyn_train_save_the_same_files_and_errors(tmp_path, ma
             for name in ours:
                 np.testing.assert_allclose(ours[name].value, nnabla[name].value, rtol=1e-5,
                                            atol=1e-6, err_msg=f"{result}: {name}")
+
+
+def _shared_readers_config(tmp_path, shuffle):
+    """20 training samples (a monitor of them reads 16: their order shows) and 12 validation
+    samples read by two monitors (``valid_error`` then ``v2``) of one dataset."""
+    for folder, name, n in (("images", "train.csv", 20), ("valid_images", "valid.csv", 12)):
+        shutil.copytree(os.path.join(FIX, "data", folder), tmp_path / folder)
+        with open(os.path.join(FIX, "data", name)) as f:
+            rows = f.read().splitlines()
+        (tmp_path / name).write_text("\n".join(rows[:n + 1]) + "\n")
+    path = tmp_path / "config.nnp"
+    _write_stadyn_config(path, shuffle, max_epoch=6, valid=str(tmp_path / "valid.csv"),
+                         train=str(tmp_path / "train.csv"),
+                         monitors=(("train_error", "train"), ("valid_error", "valid"),
+                                   ("v2", "valid")))
+    return path
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(os.path.dirname(NNABLA), "nnabla_cli")),
+                    reason="the real NNabla 1.39 venv (nnabla_cli) is not here")
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_monitors_read_their_datasets_as_nnabla_cli_does(tmp_path, shuffle):
+    """nnabla_cli train (NNabla 1.39) gives dataset i of the file a RandomState(i) for its
+    shuffles, shared by the optimizer's reader and the one reader the monitors of that
+    dataset share (``v2`` reads the batches after ``valid_error``'s): the costs and every
+    monitor value of the evaluated epochs are NNabla's."""
+    path = _shared_readers_config(tmp_path, shuffle)
+    (tmp_path / "nnabla").mkdir()
+    proc = subprocess.run([os.path.join(os.path.dirname(NNABLA), "nnabla_cli"), "train", "-c",
+                           str(path), "-p", str(path), "-o", str(tmp_path / "nnabla")],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Training Completed." in log, log[-3000:]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["train", str(path), "-o", str(tmp_path / "stadyn")]) == 0
+    pattern = r"(cost|train_error|valid_error|v2)=([0-9.]+)"
+    theirs = [(k, float(v)) for k, v in re.findall(pattern, log)]
+    ours = [(k, float(v)) for k, v in re.findall(pattern, out.getvalue())]
+    assert len(theirs) == 5 * 4 + 1                  # epochs 1-5 evaluated, 6 not
+    ours = ours[:len(theirs) - 1] + [ours[-4]]       # Stadyn also prints epoch 6's monitors
+    assert [k for k, _ in ours] == [k for k, _ in theirs]
+    np.testing.assert_allclose([v for _, v in ours], [v for _, v in theirs], rtol=2e-5)
+    # the monitors of one dataset read different batches (the order shows)
+    assert [v for k, v in ours if k == "valid_error"] != [v for k, v in ours if k == "v2"]

@@ -196,3 +196,39 @@ def test_a_graph_holding_an_untraceable_op_gets_one_clear_error():
     step = sd.compile_step(loss, solver, compile=False)
     with pytest.raises(sd.StadynError, match="cannot be traced into a step program: .*lstm"):
         step()
+
+
+def test_step_program_follows_the_state_arrays_set_states_gives_the_solver():
+    """NNabla's set_states makes the solver hold the given state arrays: a compiled step
+    built before it updates those (it rebuilds), as an eager update() does."""
+    runs = []
+    for compiled in (False, True):
+        x, t, loss, solver, _ = _build(digits_mlp, S.Adam)
+        step = sd.compile_step(loss, solver, compile=False) if compiled else None
+        batches = _batches(3)
+        other = S.Adam()
+        other.set_parameters(solver.get_parameters())
+        given = other.get_states()
+        for state in given.values():
+            for v in state.pstate.values():
+                v.d[...] = 0.5
+            state.t = 3
+        for i, (xb, tb) in enumerate(batches):
+            if i == 1:
+                solver.set_states(given)
+            x.d, t.d = xb, tb
+            if compiled:
+                step()
+            else:
+                loss.forward()
+                solver.zero_grad()
+                loss.backward()
+                solver.update()
+        name = next(iter(given))
+        runs.append((np.array(given[name].pstate["mean"].d),
+                     {k: np.array(v.d) for k, v in solver.get_parameters().items()}))
+    (mean_eager, params_eager), (mean_step, params_step) = runs
+    assert not np.allclose(mean_eager, 0.5)             # the solver updated the given array
+    np.testing.assert_allclose(mean_step, mean_eager, rtol=1e-5, atol=1e-7)
+    for k in params_eager:
+        np.testing.assert_allclose(params_step[k], params_eager[k], rtol=1e-5, atol=1e-6)

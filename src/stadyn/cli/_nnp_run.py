@@ -93,16 +93,19 @@ def _solver(opt: dict, nnp: str) -> tuple[Any, dict]:
     return getattr(S, kind)(**hyper), spec
 
 
-def _iterator(dataset: dict, nnp: str, shuffle: bool | None = None, seed: int = 0):
+def _iterator(dataset: dict, nnp: str, rng: np.random.RandomState | None = None):
+    """A reader of ``dataset``: shuffled as the file says, drawing from ``rng`` (None: an
+    unshuffled reader of its own)."""
     from ..io import data_iterator_csv_dataset
     name = dataset.get("name", "")
     path = _csv_path(dataset.get("uri", ""), nnp, f"dataset {name!r}")
     batch = int(dataset.get("batch_size") or 0)
     if batch < 1:
         raise StadynError(f"{nnp}: dataset {name!r} has no batch_size")
+    # NNabla's file cache gives the same order as reading the CSV (only slower), so none
     it = data_iterator_csv_dataset(
-        path, batch, shuffle=bool(dataset.get("shuffle", False) if shuffle is None else shuffle),
-        rng=np.random.RandomState(seed), use_thread=False,
+        path, batch, shuffle=rng is not None and bool(dataset.get("shuffle", False)),
+        rng=rng if rng is not None else np.random.RandomState(0), use_thread=False,
         normalize=not dataset.get("no_image_normalization", False), with_file_cache=False)
     return it, path
 
@@ -132,7 +135,8 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
     ``lr_decay_interval``, and the Linear warm-up), as ``nnabla_cli train`` sets it; and as it
     saves them, ``results.nnp`` holds the parameters of the last epoch ``nnabla_cli`` evaluates
     (epochs 1 to 5 and every ``monitor_interval``-th, default 10: there a monitor's reader,
-    kept for the run, gives ``size // batch_size`` batches) whose monitor ``valid_error``
+    kept for the run and shared by the monitors of one dataset, gives ``size // batch_size``
+    batches; a dataset with ``shuffle`` is read in NNabla's order) whose monitor ``valid_error``
     is at most the best so far (any evaluated epoch without ``training_config.save_best``).
     As there, a monitor value of an evaluated epoch that is NaN or infinite is recorded and
     compared as 0.0 (so such an epoch is saved as the best), and a NaN or infinite sum of an
@@ -218,9 +222,12 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
         monitors[m.get("name", "")] = (mnet, watched, mdata, mmap)
     data_map = {e.get("variable_name"): e.get("data_name") for e in
                 _entries(opt.get("data_variable"))}
-    it, csv_path = _iterator(dataset, path)
-    # one iterator per monitor for the whole run (nnabla_cli train's), in file order
-    readers = OrderedDict()
+    # nnabla_cli train (nnabla.utils.load): dataset i of the file draws its shuffles from
+    # RandomState(i), one generator for all its readers: the optimizer's first, then one
+    # reader for the whole run shared by the monitors of that dataset, in the monitors' order
+    rngs = {name: np.random.RandomState(i) for i, name in enumerate(datasets)}
+    it, csv_path = _iterator(dataset, path, rngs[names[0]])
+    readers = OrderedDict()      # monitor name: (its dataset's reader, its feeds)
     # nnabla_cli train: the file's scheduler gives the rate of each iteration (0, 1, ...)
     scheduler = nnabla_scheduler(spec, solver.learning_rate(), 1,
                                  f"{path}: optimizer {opt.get('name')!r}")
@@ -247,8 +254,12 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
     completed = True
     try:
         feeds = _feeds(net, it.variables, data_map, f"{csv_path}")
+        shared: dict[str, Any] = {}
         for mname, (mnet, watched, mdata, mmap) in monitors.items():
-            mit, _ = _iterator(mdata, path, shuffle=False)
+            dname = str(mdata.get("name", ""))
+            if dname not in shared:
+                shared[dname] = _iterator(mdata, path, rngs[dname])[0]
+            mit = shared[dname]
             readers[mname] = (mit, _feeds(mnet, mit.variables, mmap,
                                           f"{path}: dataset {mdata.get('name')!r}"))
         iters = int(config.get("iter_per_epoch") or 0) or max(1, math.ceil(it.size /
@@ -288,7 +299,7 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
                         # from where the last evaluation left it
                         value = _evaluate(mnet, watched, mit, mfeeds, mit.size // mit.batch_size)
                     else:   # an epoch nnabla_cli does not evaluate: one pass, its own reader
-                        once, _ = _iterator(mdata, path, shuffle=False)
+                        once, _ = _iterator(mdata, path)
                         try:
                             value = _evaluate(mnet, watched, once, mfeeds,
                                               max(1, math.ceil(once.size / once.batch_size)))
@@ -310,7 +321,7 @@ def train_nnp(path: str, outdir: str, epochs: int | None = None,
                 snapshot = (epoch, current())
     finally:
         it.close()
-        for mit, _ in readers.values():
+        for mit in {id(r[0]): r[0] for r in readers.values()}.values():
             mit.close()
     # a finished run writes the last epoch's parameters; one stopped by a NaN cost keeps
     # what nnabla_cli had saved by then (epochs 1, 12, 23, ...; and no results.nnp before

@@ -385,9 +385,11 @@ class CompiledStep:
         return self.loss
 
     def _signature(self):
-        """What the program was built for: the graph's signature, and for an uncompiled
-        program whether the profiler labels op calls (its program then holds their ranges)."""
-        return self._subgraph.signature(), labels_enabled() and not self.compile
+        """What the program was built for: the graph's signature, for an uncompiled
+        program whether the profiler labels op calls (its program then holds their ranges),
+        and the solver's state tensors (``set_states`` may hand it others)."""
+        return (self._subgraph.signature(), labels_enabled() and not self.compile,
+                getattr(self.solver, "state_version", 0))
 
     def _default_samples(self) -> int:
         """The first axis of the loss's first data input (found once: walking the graph on

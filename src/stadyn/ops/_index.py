@@ -17,7 +17,8 @@ import torch
 
 from ._registry import op
 from ._sequence_axis import gather_rule, top_k_rule, unless_axes
-from ._util import norm_axis, top_k_index
+from ._top_k_order import top_k_index
+from ._util import norm_axis
 
 _C = "indexing"
 
@@ -89,12 +90,16 @@ def sort(x, axis=-1, reverse=False, with_index=False, only_index=False):
 
 @op(1, category=_C, sequence=top_k_rule)
 def top_k_data(x, k, abs=False, reduce=True, base_axis=1, largest=True,  # noqa: A002
-               with_index=False):
+               with_index=False, ties="nnabla"):
     """The ``k`` largest (``largest=False``: smallest) values of each sample, the axes from
     ``base_axis`` on taken as one; by magnitude with ``abs`` (the signed values are returned).
     ``reduce``: shape ``x.shape[:base_axis] + (k,)``, in order, the gradient going to the values
     kept; otherwise ``x``'s shape with the others set to 0 and, as NNabla does, the whole
-    gradient passed back.  ``with_index`` also returns the flat positions (int64).
+    gradient passed back.  ``with_index`` also returns the flat positions (int64).  Among
+    equal values the positions taken, and their order, are NNabla 1.39's (``ties="nnabla"``)
+    or CNTK 2.7's ``top_k``'s (``"cntk"``): their heaps', replayed on the host for the samples
+    with such ties (``ops/_top_k_order.py``); ``"lowest"``: the lowest position first, all on
+    the device.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -106,7 +111,7 @@ def top_k_data(x, k, abs=False, reduce=True, base_axis=1, largest=True,  # noqa:
     base_axis = norm_axis(base_axis, x.ndim)
     flat = x.reshape(tuple(x.shape[:base_axis]) + (-1,))
     key = flat.abs() if abs else flat
-    index = top_k_index(key, k, largest)   # the lowest index first among equal values
+    index = top_k_index(key, k, largest, ties)
     values = torch.gather(flat, -1, index)
     if not reduce:   # NNabla passes the whole gradient back here, not only the kept values
         kept = torch.zeros_like(flat).scatter(-1, index, values).reshape(x.shape)

@@ -17,7 +17,8 @@ from __future__ import annotations
 import torch
 
 from ._registry import op
-from ._util import norm_axes, top_k_index
+from ._top_k_order import top_k_index
+from ._util import norm_axes
 
 _C = "misc"
 
@@ -57,7 +58,7 @@ class _TopKGrad(torch.autograd.Function):
         flat = grad.reshape(tuple(grad.shape[:ctx.base_axis]) + (-1,))
         key = flat.abs() if ctx.use_abs else flat
         keep = torch.zeros_like(flat, dtype=torch.bool)
-        keep.scatter_(-1, top_k_index(key, ctx.k), True)   # NNabla's: lowest index among ties
+        keep.scatter_(-1, top_k_index(key, ctx.k), True)   # NNabla's positions among ties
         return torch.where(keep, flat, 0.0).reshape(grad.shape), None, None, None
 
 

@@ -50,21 +50,6 @@ def norm_axes(axis: Any, ndim: int) -> list[int] | None:
     return [norm_axis(int(a), ndim) for a in axis]
 
 
-def top_k_index(key: torch.Tensor, k: int, largest: bool = True) -> torch.Tensor:
-    """The positions of the ``k`` largest (``largest=False``: smallest) entries of ``key`` along
-    its last axis, in order; among equal entries the lowest position comes first (``torch.topk``
-    leaves ties to its kernel).  NNabla 1.39 and CNTK 2.7 agree with this where one tie straddles
-    the k-th place (``[0, 1, 9, 2, 2]``, k = 2: ``[2, 3]`` in both); with more ties their own
-    heaps order the chosen positions differently (``[0, 1, 9, 2, 2, 2]``, k = 3: both
-    ``[2, 4, 3]``), and CNTK may choose others (a known difference in the compat cases).
-
-    Example:
-        >>> top_k_index(torch.tensor([[0.0, 1.0, 9.0, 2.0, 2.0]]), 2).tolist()
-        [[2, 3]]
-    """
-    return torch.sort(key, dim=-1, descending=bool(largest), stable=True).indices[..., :int(k)]
-
-
 def batch_flatten(x: torch.Tensor, base_axis: int) -> tuple[torch.Tensor, Sequence[int]]:
     """Merge the dims before ``base_axis`` into one batch dim (kept shape returned)."""
     batch = x.shape[:base_axis]

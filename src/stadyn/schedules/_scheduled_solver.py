@@ -117,6 +117,11 @@ class ScheduledSolver(Optimizer):
         self.solver.zero_grad()
 
     def learning_rate(self) -> float:
+        """The schedule's rate now, as set (the NNabla-style solver's own ``learning_rate()``
+        gives it rounded to float32, as NNabla does)."""
+        hyper = getattr(self.solver, "hyper", None)
+        if hyper is not None and self._lr_name in hyper:
+            return float(hyper[self._lr_name])
         return self.solver.learning_rate()
 
     def step(self, sample_count: int) -> bool:
@@ -132,6 +137,11 @@ class ScheduledSolver(Optimizer):
 
     def state_tensors(self, names):
         return self.solver.state_tensors(names)
+
+    @property
+    def state_version(self) -> int:
+        """The solver's (a compiled step rebuilds when ``set_states`` gave it new tensors)."""
+        return getattr(self.solver, "state_version", 0)
 
     def step_scalars(self, names, sample_count):
         """The solver's scalars with every hyperparameter at its value now.  A hyperparameter a

@@ -4,10 +4,10 @@ from . import _functional as functional
 from ._hooks import (set_solver_post_hook, set_solver_pre_hook, unset_solver_post_hook,
                      unset_solver_pre_hook)
 from ._optimizer import Optimizer
-from ._solver import (AMSGRAD, AdamW, Adadelta, Adagrad, Adam, AMSGrad, Lion, Momentum, Nesterov,
-                      RMSprop, Sgd, Solver, SolverState)
-from ._solver_nnabla import (AMSBound, AdaBelief, AdaBound, Adamax, Lamb, Lars, RMSpropGraves,
-                             SgdW)
+from ._solver import (AMSGRAD, AdamW, Adam, AMSGrad, Momentum, Nesterov, Sgd, Solver,
+                      SolverState)
+from ._solver_nnabla import (AMSBound, AdaBelief, AdaBound, Adadelta, Adagrad, Adamax, Lamb, Lars,
+                             Lion, RMSprop, RMSpropGraves, SgdW)
 
 __all__ = ["Optimizer", "Solver", "SolverState", "Sgd", "Momentum", "Nesterov", "Adam", "AdamW",
            "AMSGRAD", "AMSGrad", "RMSprop", "Adagrad", "Adadelta", "Lion", "Adamax", "AdaBelief",

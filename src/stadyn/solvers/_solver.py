@@ -19,6 +19,7 @@ import os
 from collections import OrderedDict
 from typing import Any, Mapping
 
+import numpy as np
 import torch
 
 from .._errors import (ArgumentError, DeprecatedCallError, ModelFileError, ParameterError,
@@ -33,7 +34,18 @@ from ._optimizer import Optimizer
 STATE_FILE_FORMAT = "stadyn-solver-states"
 
 __all__ = ["Solver", "SolverState", "Sgd", "Momentum", "Nesterov", "Adam", "AdamW", "AMSGRAD",
-           "AMSGrad", "RMSprop", "Adagrad", "Adadelta", "Lion"]
+           "AMSGrad"]
+
+
+def _float32(value: float) -> float:
+    """``value`` rounded to float32, as a Python float (NNabla's solvers keep float32s)."""
+    with np.errstate(over="ignore"):     # beyond float32's range: inf, as NNabla's
+        return float(np.float32(value))
+
+
+class UnknownParameterError(ParameterError, RuntimeError):
+    """``set_states`` named a parameter the solver does not hold: a ``RuntimeError`` as
+    NNabla 1.39's (and a ``ValueError``, as Stadyn's parameter errors are)."""
 
 
 class SolverState:
@@ -82,6 +94,7 @@ class Solver(Optimizer):
         self._params: OrderedDict[str, Variable] = OrderedDict()
         self._states: dict[str, dict[str, Any]] = {}
         self._next_decay: float | None = None
+        self._state_version = 0
 
     # -- parameters -----------------------------------------------------------------------------
     def set_parameters(self, param_dict: Mapping[str, Variable], reset: bool = True,
@@ -258,16 +271,18 @@ class Solver(Optimizer):
 
     @property
     def info(self) -> dict[str, Any]:
-        """The hyperparameters by NNabla's names, with the solver's options (NNabla's
-        ``info``: ``{'alpha': 0.001, ...}``)."""
-        return {**self.hyper, **self._options()}
+        """The hyperparameters by NNabla's names, as the float32 values NNabla 1.39 keeps
+        (``{'alpha': 0.0010000000474974513, ...}``), with the solver's options."""
+        return {**{k: _float32(v) for k, v in self.hyper.items()}, **self._options()}
 
     def _options(self) -> dict[str, Any]:
         """The solver's non-numeric options, as :attr:`info` lists them."""
         return {}
 
     def learning_rate(self) -> float:
-        return float(self.hyper[self._lr_name])
+        """The learning rate as NNabla 1.39 gives it: a Python float of the float32 it keeps
+        (``0.10000000149011612`` after ``set_learning_rate(0.1)``)."""
+        return _float32(self.hyper[self._lr_name])
 
     @property
     def lr_name(self) -> str:
@@ -303,21 +318,45 @@ class Solver(Optimizer):
 
     def set_states(self, states: Mapping[str, Any]) -> None:
         """Set per-parameter state: ``{name: SolverState}`` as :meth:`get_states` gives (or
-        ``{name: {state: array, "t": steps}}``); all of it is checked before any of it is set.
-        The values are copied into the solver's own tensors."""
+        ``{name: {state: array, "t": steps}}``), in the given order, as NNabla 1.39 does: the
+        solver then holds a ``pstate`` Variable's own array (float32, of the state's shape), so
+        its updates show in that Variable and writes to it in the solver, as in every solver
+        given the same states; other values (NumPy arrays, other dtypes) are copied, and ``t``
+        is copied.  A name :meth:`set_parameters` has not set raises NNabla's
+        ``RuntimeError`` (``Set weight parameter for NAME first.``) after the states before
+        it are set; each state is checked (known state names, shape, finite values, a step
+        count) before it is set."""
         if not isinstance(states, Mapping):
             raise StadynError(f"{self.name}.set_states: the states must be a mapping, not "
                               f"{type(states).__name__}")
-        plain = {}
         for name, state in states.items():
+            shared = {}
             if isinstance(state, SolverState):
-                state = {**{k: data_of(v) if isinstance(v, Variable) else v
-                            for k, v in state.pstate.items()}, "t": state.t}
+                shared = {k: data_of(v) for k, v in state.pstate.items()
+                          if isinstance(v, Variable)}
+                state = {**{k: shared.get(k, v) for k, v in state.pstate.items()},
+                         "t": state.t}
             elif not isinstance(state, Mapping):
                 raise StadynError(f"{self.name}.set_states: the state of '{name}' is a "
                                   f"{type(state).__name__}, not a SolverState")
-            plain[name] = state
-        self._assign_states(self._checked_states(plain))
+            checked = self._checked_states({name: state})[name]
+            mine = self._states[name]
+            for key, value in checked.items():
+                tensor = shared.get(key)
+                if tensor is not None and tensor.dtype == mine[key].dtype and \
+                        tensor.device == mine[key].device and not tensor.requires_grad:
+                    mine[key] = tensor               # NNabla's: the array itself
+                    self._state_version += 1
+                elif key == "t":
+                    mine["t"] = value
+                else:
+                    mine[key].copy_(value)
+
+    @property
+    def state_version(self) -> int:
+        """Counts the times :meth:`set_states` gave a state tensor of its own to the solver
+        (a compiled step built over the former tensors rebuilds when it changes)."""
+        return self._state_version
 
     def _checked_states(self, states: Mapping[str, Mapping[str, Any]]
                         ) -> dict[str, dict[str, Any]]:
@@ -329,7 +368,9 @@ class Solver(Optimizer):
         checked: dict[str, dict[str, Any]] = {}
         for name, state in states.items():
             if name not in self._params:
-                raise ParameterError(f"{self.name}.set_states: unknown parameter '{name}'")
+                raise UnknownParameterError(
+                    f"{self.name}: value error in set_states: Set weight parameter for {name} "
+                    "first. (call set_parameters with it before setting its state)")
             mine = self._states[name]
             out: dict[str, Any] = {}
             for key, value in state.items():
@@ -619,82 +660,3 @@ class AMSGRAD(Adam):
 
 
 AMSGrad = AMSGRAD
-
-
-class RMSprop(Solver):
-    r"""RMSprop: :math:`v \leftarrow \gamma v + (1-\gamma) g^2;\
-    w \leftarrow w - \eta g / (\sqrt v + \epsilon)`.
-
-    Example: ``S.RMSprop(lr=1e-3)``.
-    """
-
-    _state_names = ("v",)
-
-    def __init__(self, lr: float = 1e-3, decay: float = 0.9, eps: float = 1e-8):
-        super().__init__(lr=lr, decay=decay, eps=eps)
-
-    def apply_step(self, params, grads, states, scalars, *, fused=True):
-        h = self.hyper
-        Fn.rmsprop(params, grads, states["v"], lr=scalars["lr"], decay=h["decay"], eps=h["eps"],
-                   foreach=self.foreach)
-
-
-class Adagrad(Solver):
-    r"""AdaGrad: :math:`G \leftarrow G + g^2;\ w \leftarrow w - \eta g / (\sqrt G + \epsilon)`.
-
-    Example: ``S.Adagrad(lr=1e-2)``.
-    """
-
-    _state_names = ("v",)
-
-    def __init__(self, lr: float = 1e-2, eps: float = 1e-8):
-        super().__init__(lr=lr, eps=eps)
-
-    def apply_step(self, params, grads, states, scalars, *, fused=True):
-        Fn.adagrad(params, grads, states["v"], lr=scalars["lr"], eps=self.hyper["eps"],
-                   foreach=self.foreach)
-
-
-class Adadelta(Solver):
-    r"""AdaDelta (Zeiler): updates scaled by :math:`RMS[\Delta w] / RMS[g]` (its state:
-    ``e_sqr_grad``, ``e_sqr_delta``).
-
-    Example: ``S.Adadelta()``.
-    """
-
-    _state_names = ("e_sqr_grad", "e_sqr_delta")
-    _former_state_names = {"e_g": "e_sqr_grad", "e_x": "e_sqr_delta"}      # before NNabla's names
-
-    def __init__(self, lr: float = 1.0, decay: float = 0.95, eps: float = 1e-6):
-        super().__init__(lr=lr, decay=decay, eps=eps)
-
-    def apply_step(self, params, grads, states, scalars, *, fused=True):
-        h = self.hyper
-        Fn.adadelta(params, grads, states["e_sqr_grad"], states["e_sqr_delta"],
-                    lr=scalars["lr"], decay=h["decay"], eps=h["eps"], foreach=self.foreach)
-
-
-class Lion(Solver):
-    r"""Lion: :math:`w \leftarrow w - \eta\,(\mathrm{sign}(\beta_1 m + (1-\beta_1) g) +
-    \lambda w);\ m \leftarrow \beta_2 m + (1-\beta_2) g`.
-
-    As in NNabla, weight decay is fused into the update: :meth:`weight_decay` sets
-    :math:`\lambda` for the next :meth:`update` only (added to the gradient, it would vanish in
-    the sign).
-
-    Example: ``S.Lion(lr=1e-4)``.
-    """
-
-    _state_names = ("m",)
-    _fused_weight_decay = True
-
-    def __init__(self, lr: float = 1e-4, beta1: float = 0.9, beta2: float = 0.99):
-        super().__init__(lr=lr, beta1=beta1, beta2=beta2)
-
-    def _scalars(self, steps):
-        return {"lr": self.hyper["lr"], "weight_decay": self._next_decay or 0.0}
-
-    def apply_step(self, params, grads, states, scalars, *, fused=True):
-        h = self.hyper
-        Fn.lion(params, grads, states["m"], lr=scalars["lr"], beta1=h["beta1"], beta2=h["beta2"],
-                weight_decay=scalars["weight_decay"], foreach=self.foreach)

@@ -1,5 +1,6 @@
-"""NNabla's further solvers: Adamax, AdaBelief, AdaBound, AMSBound, Lamb, Lars, SgdW and
-RMSpropGraves, with NNabla 1.39's defaults, state names and update rules (the maths is in
+"""NNabla's further solvers: RMSprop, Adagrad, Adadelta, Lion, Adamax, AdaBelief, AdaBound,
+AMSBound, Lamb, Lars, SgdW and RMSpropGraves, with NNabla 1.39's defaults, state names and
+update rules (the maths is in :mod:`stadyn.solvers._functional` and
 :mod:`stadyn.solvers._functional_nnabla`).  Lamb, Lars and SgdW fuse :meth:`weight_decay` into
 the next update, as NNabla does (``weight_decay_is_fused()``); the others add it to the
 gradients.
@@ -23,8 +24,87 @@ from typing import Any
 from . import _functional as Fn
 from ._solver import Solver
 
-__all__ = ["Adamax", "AdaBelief", "AdaBound", "AMSBound", "Lamb", "Lars", "SgdW",
-           "RMSpropGraves"]
+__all__ = ["RMSprop", "Adagrad", "Adadelta", "Lion", "Adamax", "AdaBelief", "AdaBound",
+           "AMSBound", "Lamb", "Lars", "SgdW", "RMSpropGraves"]
+
+
+class RMSprop(Solver):
+    r"""RMSprop: :math:`v \leftarrow \gamma v + (1-\gamma) g^2;\
+    w \leftarrow w - \eta g / (\sqrt v + \epsilon)`.
+
+    Example: ``S.RMSprop(lr=1e-3)``.
+    """
+
+    _state_names = ("v",)
+
+    def __init__(self, lr: float = 1e-3, decay: float = 0.9, eps: float = 1e-8):
+        super().__init__(lr=lr, decay=decay, eps=eps)
+
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
+        h = self.hyper
+        Fn.rmsprop(params, grads, states["v"], lr=scalars["lr"], decay=h["decay"], eps=h["eps"],
+                   foreach=self.foreach)
+
+
+class Adagrad(Solver):
+    r"""AdaGrad: :math:`G \leftarrow G + g^2;\ w \leftarrow w - \eta g / (\sqrt G + \epsilon)`.
+
+    Example: ``S.Adagrad(lr=1e-2)``.
+    """
+
+    _state_names = ("v",)
+
+    def __init__(self, lr: float = 1e-2, eps: float = 1e-8):
+        super().__init__(lr=lr, eps=eps)
+
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
+        Fn.adagrad(params, grads, states["v"], lr=scalars["lr"], eps=self.hyper["eps"],
+                   foreach=self.foreach)
+
+
+class Adadelta(Solver):
+    r"""AdaDelta (Zeiler): updates scaled by :math:`RMS[\Delta w] / RMS[g]` (its state:
+    ``e_sqr_grad``, ``e_sqr_delta``).
+
+    Example: ``S.Adadelta()``.
+    """
+
+    _state_names = ("e_sqr_grad", "e_sqr_delta")
+    _former_state_names = {"e_g": "e_sqr_grad", "e_x": "e_sqr_delta"}      # before NNabla's names
+
+    def __init__(self, lr: float = 1.0, decay: float = 0.95, eps: float = 1e-6):
+        super().__init__(lr=lr, decay=decay, eps=eps)
+
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
+        h = self.hyper
+        Fn.adadelta(params, grads, states["e_sqr_grad"], states["e_sqr_delta"],
+                    lr=scalars["lr"], decay=h["decay"], eps=h["eps"], foreach=self.foreach)
+
+
+class Lion(Solver):
+    r"""Lion: :math:`w \leftarrow w - \eta\,(\mathrm{sign}(\beta_1 m + (1-\beta_1) g) +
+    \lambda w);\ m \leftarrow \beta_2 m + (1-\beta_2) g`.
+
+    As in NNabla, weight decay is fused into the update: :meth:`weight_decay` sets
+    :math:`\lambda` for the next :meth:`update` only (added to the gradient, it would vanish in
+    the sign).
+
+    Example: ``S.Lion(lr=1e-4)``.
+    """
+
+    _state_names = ("m",)
+    _fused_weight_decay = True
+
+    def __init__(self, lr: float = 1e-4, beta1: float = 0.9, beta2: float = 0.99):
+        super().__init__(lr=lr, beta1=beta1, beta2=beta2)
+
+    def _scalars(self, steps):
+        return {"lr": self.hyper["lr"], "weight_decay": self._next_decay or 0.0}
+
+    def apply_step(self, params, grads, states, scalars, *, fused=True):
+        h = self.hyper
+        Fn.lion(params, grads, states["m"], lr=scalars["lr"], beta1=h["beta1"], beta2=h["beta2"],
+                weight_decay=scalars["weight_decay"], foreach=self.foreach)
 
 
 def _one_or_list(values: list[float]) -> Any:

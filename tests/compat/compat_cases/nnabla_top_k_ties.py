@@ -2,10 +2,11 @@
 in which order.
 
 NNabla 1.39 gives indices ``[[2, 3], [0, 1]]`` for ``[[0, 1, 9, 2, 2], [3, 3, 3, 1, 0]]`` and
-k = 2 (the lowest index first, as Stadyn's stable sort); ``torch.topk`` left the order of ties
-to its kernel (``[[2, 4], [1, 2]]``).  NNabla keeps a heap of the k first values and replaces
-its smallest only by a strictly greater one, then sorts the heap: with more ties the order is
-the heap's, ``[2, 4, 3]`` for ``[0, 1, 9, 2, 2, 2]`` and k = 3.
+k = 2; ``torch.topk`` left the order of ties to its kernel (``[[2, 4], [1, 2]]``).  NNabla keeps
+a heap of the k first values and replaces its smallest only by a strictly greater one, then
+sorts the heap: with more ties the order is the heap's, ``[2, 4, 3]`` for
+``[0, 1, 9, 2, 2, 2]`` and k = 3 (``ops/_top_k_order.py`` replays it).  ``top_k__random_ties``:
+small random integers (ties everywhere), every k, abs, smallest, reduce=False, and top_k_grad.
 """
 
 import numpy as np
@@ -17,9 +18,6 @@ SIGNED = np.array([[0, -1, 9, 2, -2], [3, -3, 3, -1, 0]], np.float32)
 # more ties: a threshold shared by three, a tie for the top, all equal, alternating
 ROWS = np.array([[0, 1, 9, 2, 2, 2], [1, 1, 5, 0, 0, 0], [3, 3, 3, 3, 3, 3],
                  [2, 7, 2, 7, 2, 7]], np.float32)
-_ORDER = ("ops/_index.py top_k_data takes a stable sort's first k (the lowest index first "
-          "among ties); NNabla 1.39 orders ties by its heap (utils/top_k.hpp): [2, 4, 3] for "
-          "[0, 1, 9, 2, 2, 2] and k = 3 (the same indices, another order)")
 _INDEX_DTYPE = ("NNabla's indices are uint64 (size_t); Stadyn's (stadyn.ops, native) are "
                 "int64")
 
@@ -28,9 +26,7 @@ _INDEX_DTYPE = ("NNabla's indices are uint64 (size_t); Stadyn's (stadyn.ops, nat
              note="ties: values, indices and the gradient (to the indices taken), largest and "
                   "smallest, abs (3 and -3 tie), reduce=False (which values stay); ROWS: more "
                   "ties, where NNabla's order is its heap's, and base_axis over a 3-d input",
-             known=dict([("ties k=%d indices" % k, _ORDER) for k in (2, 3, 4)]
-                        + [("ties smallest k=%d indices" % k, _ORDER) for k in (2, 3)]
-                        + [("3-d k=3 indices", _ORDER), ("index dtype", _INDEX_DTYPE)]))
+             known={"index dtype": _INDEX_DTYPE})
 def top_k_data__ties(nn, F, r):
     res = {}
     x = nn.Variable.from_numpy_array(DATA, need_grad=True)
@@ -88,4 +84,32 @@ def top_k_grad__ties(nn, F, r):
         y.backward(g)
         res[label + "out"] = y.d.copy()
         res[label + "grad"] = x.g.copy()
+    return res
+
+
+@nnabla_case(names=["nnabla.functions.top_k_data", "nnabla.functions.top_k_grad",
+                    "nnabla.auto_forward"],
+             note="integers in -3..3 (ties everywhere): every k of rows of 7 and 10 values, "
+                  "largest and smallest, abs, reduce=False; top_k_grad's positions (computed "
+                  "at once: auto_forward)")
+def top_k__random_ties(nn, F, r):
+    res = {}
+    with nn.auto_forward():
+        for n in (7, 10):
+            data = r.randint(-3, 4, (12, n)).astype(np.float32)
+            x = nn.Variable.from_numpy_array(data, need_grad=True)
+            for k in range(1, n + 1):
+                for label, kw in (("", {}), ("smallest ", {"largest": False}),
+                                  ("abs ", {"abs": True}),
+                                  ("abs smallest ", {"abs": True, "largest": False})):
+                    values, index = F.top_k_data(x, k, with_index=True, **kw)
+                    key = "n=%d k=%d %s" % (n, k, label)
+                    res[key + "values"] = values.d.copy()
+                    res[key + "indices"] = index.d.astype(np.int64)
+                kept = F.top_k_data(x, k, reduce=False, abs=k % 2 == 0)
+                res["n=%d k=%d no reduce" % (n, k)] = kept.d.copy()
+                y = F.top_k_grad(x, k, abs=k % 2 == 1)
+                x.g = 0
+                y.backward(data)
+                res["n=%d k=%d grad" % (n, k)] = x.g.copy()
     return res

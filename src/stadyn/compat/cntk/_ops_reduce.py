@@ -184,7 +184,8 @@ def top_k(x, k: int, axis=-1, name: str = ""):
     perm = list(range(v.ndim))
     perm[ax], perm[last] = last, ax                 # the axis last and back (its own inverse)
     moved = v if ax == last else F.transpose(v, tuple(perm))
-    values, indices = F.top_k_data(moved, int(k), base_axis=last, with_index=True)
+    values, indices = F.top_k_data(moved, int(k), base_axis=last, with_index=True,
+                                   ties="cntk")     # CNTK's positions among equal values
     inner = [indices]
     if ax != last:
         inner += [moved, values]

@@ -311,7 +311,7 @@ def top_k_cntk(node):
     perm[lead + axis], perm[last] = last, lead + axis     # the axis last and back
     moved = x if lead + axis == last else F.transpose(x, tuple(perm))
     values, indices = F.top_k_data(moved, int(node.attr("numItems", 1)), base_axis=last,
-                                   with_index=True)
+                                   with_index=True, ties="cntk")
     if lead + axis != last:
         values, indices = F.transpose(values, tuple(perm)), F.transpose(indices, tuple(perm))
     return values, F.cast(indices, "float32")
