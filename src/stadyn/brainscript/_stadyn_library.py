@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import numbers
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -41,7 +42,8 @@ from .._random import initializer_seed
 from ..layers import CNTKInitializer, initial_value
 from ..parametric import current_registry, get_parameter_or_create
 from ._criterion_library import CriterionFunctions
-from ._layer_library import LayerFunctions, _positive_ints, cntk_fans, cntk_initializer
+from ._layer_library import (LayerFunctions, _positive_ints, cntk_fans, cntk_initializer,
+                             member_name)
 from ._library import Library, cntk_shape
 from ._loops import PendingState
 from ._network_library import NetworkFunctions
@@ -53,6 +55,14 @@ from ._sequence_library import SequenceFunctions
 from ._tensor_library import TensorFunctions
 
 __all__ = ["StadynLibrary", "cntk_initializer"]
+
+# CNTK.core.bs's names of the positional parameters where Stadyn's Python functions name them
+# otherwise (an argument's expression path, hence a parameter's node name, adds them)
+_CORE_PARAMETER_NAMES = {
+    "LogSoftmax": ("z",), "Negate": ("input",), "NewReshape": ("input", "dims"),
+    "Reciprocal": ("z",), "Reshape": ("input", "numRows"), "Softmax": ("z",),
+    "Splice": ("_",), "Sqrt": ("z",), "Tanh": ("z",), "Trace": ("node",),
+}
 
 # CNTK's node tags that put a node into one of the network's special lists.
 _TAGS = ("feature", "label", "criterion", "evaluation", "output")
@@ -110,6 +120,12 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         super().__init__(functions)
 
     # ---- bookkeeping ---------------------------------------------------------------------
+    def parameter_names(self, fn: Any) -> Any:
+        core = _CORE_PARAMETER_NAMES.get(getattr(fn, "__name__", ""))
+        if core is not None and getattr(fn, "__self__", None) is self:
+            return core
+        return super().parameter_names(fn)
+
     def is_node(self, value: Any) -> bool:
         return isinstance(value, (Variable, _PendingParameter, PendingState))
 
@@ -271,34 +287,45 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
             self._unnamed_parameters.append((v, registry_name, path))
         return self._node(v, "LearnableParameter", tag or "")
 
-    def name_parameters(self, nodes: dict[str, Any]) -> None:
-        """Register each parameter made by ``Parameter``/``ParameterTensor`` under cntk.exe's
-        name of its node: the expression path it was made at (``W0``, ``out.W`` for ``out =
-        m (x)`` where ``m (x) = { W = Parameter (...) ... }``, ``p.W`` for ``p = [ W = ... ;
-        c = ... ].c``), so a model file's parameters are matched by name whatever order the
-        network makes them in.  A parameter made at no member's path, at the path of another
-        node or at the same path as another parameter keeps its ``anonymous_<n>/W``, numbered
-        in the order made (before, every one was named so, as ``parameter_<n>/W``)."""
+    def name_parameters(self, nodes: dict[str, Any], roots: Any = ()) -> None:
+        """Register each parameter under cntk.exe's name of its node: the expression path it
+        was made at (``W0``; ``out.W`` for ``out = m (x)`` where ``m (x) = { W = Parameter
+        (...) ... }``; ``z.PlusArgs[1]`` for ``z = W * x + Parameter (4, 1)``; a layer's
+        parameters add CNTK.core.bs's member names), so a model file's parameters are matched
+        by name whatever order the network makes them in.  Two parameters at one path are
+        named as cntk.exe names them: the one its breadth-first walk from ``roots`` reaches
+        first takes the path, the next ``_`` and the path, and so on (ResNet20's
+        ``_z.x.x.x.b...W``).  A parameter made at no path, at the path of another node, or at
+        a shared path the walk does not order keeps its ``anonymous_<n>/W``, numbered in the
+        order made."""
         registry = current_registry()
         made, self._unnamed_parameters = self._unnamed_parameters, []
-        for layer, path in self.named_layers:       # Dense, Linear, Convolutional, Embedding
-            made += [(v, v.name, f"{path}.{v.name.rsplit('/', 1)[-1]}")
+        for layer, path, members in self.named_layers:   # Dense, Convolutional, LSTM, ...
+            made += [(v, v.name, f"{path}.{member_name(v.name, members)}")
                      for v in layer.parameters]
         self.named_layers = []
-        count: dict[str, int] = {}
-        for _, _, path in made:
-            count[path] = count.get(path, 0) + 1
+        groups: dict[str, list[tuple[Variable, str]]] = {}
         for v, registry_name, path in made:
-            # a parameter made inside a member's expression (``z = W * x + Parameter (4, 1)``)
-            # is not the member's node: cntk.exe names it after the operation it feeds
-            # (``z.PlusArgs[1]``), which Stadyn does not follow: it stays anonymous
             other = nodes.get(path)
             if isinstance(other, _PendingParameter):
                 other = other.variable
-            if other is not None and other is not v:
+            if other is not None and other is not v:    # a Python function's own path
                 continue
-            if count[path] == 1 and path not in registry and registry.get(registry_name) is v:
-                registry.rename(registry_name, path)
+            if registry.get(registry_name) is v:
+                groups.setdefault(path, []).append((v, registry_name))
+        order = _breadth_first(roots) if any(len(g) > 1 for g in groups.values()) else {}
+        for path, group in groups.items():
+            if len(group) > 1:
+                if not any(c in path for c in ".[]") or \
+                        not all(id(v) in order for v, _ in group):
+                    continue            # cntk.exe: a duplicated name; or an order unknown
+                group.sort(key=lambda item: order[id(item[0])])
+            name = path
+            for v, registry_name in group:
+                while name in registry and any(c in path for c in ".[]"):
+                    name = "_" + name
+                if name not in registry:
+                    registry.rename(registry_name, name)
 
     def Constant(self, val, rows=1, cols=1, tag=""):
         """A non-learnable ``[rows x cols]`` matrix filled with ``val``: as CNTK.core.bs's
@@ -464,6 +491,21 @@ def _axis(axis: Any, z: Variable) -> int:
     if isinstance(axis, bool) or not isinstance(axis, int) or not 0 <= axis < z.ndim - 1:
         raise ConfigError(f"axis must be a static axis 0..{z.ndim - 2}, got {axis!r}")
     return cntk.static_axis(axis, z.ndim, batched=True, column_major=True)
+
+
+def _breadth_first(roots: Any) -> dict[int, int]:
+    """The position of each node in cntk.exe's walk of a network (ComputationNetwork::
+    ConstructFromRoots): from the roots in order, a node's inputs after it, breadth first."""
+    order: dict[int, int] = {}
+    queue = deque(roots)
+    while queue:
+        v = queue.popleft()
+        if not isinstance(v, Variable) or id(v) in order:
+            continue
+        order[id(v)] = len(order)
+        if v.parent is not None:
+            queue.extend(v.parent.inputs)
+    return order
 
 
 def _claim(base: str) -> str:
