@@ -287,6 +287,10 @@ class Evaluator(OperatorsMixin):
                                        lambda: fn.link(self.call(fn.f, args, kwargs, loc, name))),
                           "", loc)
             return self.call(fn.g, [inner], {}, loc, name)
+        if isinstance(fn, Composition):     # F >> G: F applied first (at the path's .arg), then G
+            first = self.at_path(self.sub_path("arg"),
+                                 lambda: self.call(fn.f, args, kwargs, loc, name))()
+            return self.call(fn.g, [Thunk.of(fn.link(first))], {}, loc, name)
         if not self._is_function(fn):
             raise _err(f"'{name}' is {self._type(fn)}, which cannot be called", loc)
         self.library.before_apply(fn)
