@@ -42,6 +42,14 @@ CASES = {
     "ResNet20_CIFAR10": (f"{RESNET}/ResNet20_CIFAR10.cntk", (f"{RESNET}/Macros.bs",), [],
                          "Tests/EndToEndTests/Examples/Image/Classification/ResNet_CIFAR/"
                          "ResNet20_CIFAR10/baseline.txt"),
+    # features read as [1 x 363] and transposed: every LSTM value [n x 1], the delays given
+    # [n] (test_bs_column_shapes.py); 87 tensors, 6,219,945 parameters as in the baselines
+    "Speech/HTKDeserializers/LSTM/FullUtterance": (
+        "Tests/EndToEndTests/Speech/HTKDeserializers/LSTM/FullUtterance/cntk.cntk", (),
+        ["Truncated=false"],
+        "Tests/EndToEndTests/Speech/HTKDeserializers/LSTM/FullUtterance/baseline.cpu.txt"),
+    "Speech/LSTM/Truncated-Kaldi": (f"{SPEECH}/cntk.kaldi.cntk", (), [],
+                                    f"{SPEECH}/Truncated-Kaldi/baseline.cpu.txt"),
     # BatchNormalizationLayer's members scale and bias
     "04_OneConvBN": ("Examples/Image/GettingStarted/04_OneConvBN.cntk", (), [],
                      "Tests/EndToEndTests/Examples/Image/GettingStarted/04_OneConvBN/baseline.txt"),

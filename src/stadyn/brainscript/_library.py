@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 __all__ = ["Library", "Composition", "ForwardRef", "cntk_shape", "cntk_filter_shape",
-           "NODE_OPERATOR_HOOKS"]
+           "without_unit_axes", "NODE_OPERATOR_HOOKS"]
 
 
 # Infix operator -> Library hook, used when at least one operand is a node.  A scalar operand is
@@ -268,6 +268,21 @@ def cntk_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
         if isinstance(d, bool) or not isinstance(d, int) or d < 0:
             raise ValueError(f"a CNTK shape holds non-negative integers, got {shape!r}")
     return tuple(reversed(dims))
+
+
+def without_unit_axes(shape: Sequence[int]) -> tuple[int, ...]:
+    """A Stadyn sample shape without its leading 1s: CNTK's shape without its trailing
+    singleton dimensions (``[n x 1]`` is ``(1, n)``), which cntk.exe treats as the same
+    shape where it compares two (TensorShape::IsElementwiseCompatibleWith: a dimension one
+    shape lacks is 1).
+
+    >>> without_unit_axes((1, 1, 256)), without_unit_axes((3, 1))
+    ((256,), (3, 1))
+    """
+    dims = list(shape)
+    while dims and dims[0] == 1:
+        dims.pop(0)
+    return tuple(dims)
 
 
 def cntk_filter_shape(shape: int | Sequence[int]) -> int | tuple[int, ...]:

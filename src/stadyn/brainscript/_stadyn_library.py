@@ -35,6 +35,7 @@ import numpy as np
 
 from .. import cntk_semantics as cntk
 from .. import functions as F
+from .. import sequence as S
 from .._errors import ConfigError, ShapeError
 from ..graph import Variable
 from ..inspect import trace
@@ -44,7 +45,7 @@ from ..parametric import current_registry, get_parameter_or_create
 from ._criterion_library import CriterionFunctions
 from ._layer_library import (LayerFunctions, _positive_ints, cntk_fans, cntk_initializer,
                              member_name)
-from ._library import Library, cntk_shape
+from ._library import Library, cntk_shape, without_unit_axes
 from ._loops import PendingState
 from ._network_library import NetworkFunctions
 from ._norm_library import NormFunctions
@@ -63,6 +64,9 @@ _CORE_PARAMETER_NAMES = {
     "Reciprocal": ("z",), "Reshape": ("input", "numRows"), "Softmax": ("z",),
     "Splice": ("_",), "Sqrt": ("z",), "Tanh": ("z",), "Trace": ("node",),
 }
+
+# the older tag names cntk.exe still maps (ComputationNetwork::ConstructFromRoots)
+_LEGACY_TAGS = {"criteria": "criterion", "eval": "evaluation"}
 
 # CNTK's node tags that put a node into one of the network's special lists.
 _TAGS = ("feature", "label", "criterion", "evaluation", "output")
@@ -136,6 +140,7 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
 
     def _node(self, v: Variable, operation: str, tag: str = "") -> Variable:
         self._operations[id(v)] = (v, operation)
+        tag = _LEGACY_TAGS.get(tag, tag)
         if tag:
             if tag not in self.tagged:
                 raise ConfigError(f"unknown tag '{tag}' (use {', '.join(_TAGS)})")
@@ -385,6 +390,8 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
             self._loops.prepare(values)
             a, b = values
         sa, sb = self._scalar(a), self._scalar(b)
+        if sa is None and sb is None:
+            a, b = self._aligned(self._value(a, op), self._value(b, op))
         if op == "ElementTimes":
             if sa is not None and sb is None:
                 return F.mul_scalar(self._value(b, op), sa)
@@ -451,6 +458,30 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         return self._node(self._over_sample(F.log_softmax, self._value(_, "LogSoftmax")),
                           "LogSoftmax", tag)
 
+    def _aligned(self, a: Variable, b: Variable) -> tuple[Variable, Variable]:
+        """Two operands of an element-wise op, the one of fewer sample axes given 1s for the
+        ones it lacks, after its batch (and step) axes: CNTK broadcasts ``[n]`` against
+        ``[n x 1]`` (a dimension one lacks is 1), which NumPy's alignment from the right would
+        pair with the batch axis instead."""
+        la, lb = self._lead(a), self._lead(b)
+        ra, rb = a.ndim - la, b.ndim - lb
+        if la and lb and ra < rb:
+            a = S.reshape_samples(a, la, (1,) * (rb - ra) + tuple(a.shape[la:]))
+        elif la and lb and rb < ra:
+            b = S.reshape_samples(b, lb, (1,) * (ra - rb) + tuple(b.shape[lb:]))
+        return a, b
+
+    def _like(self, labels: Variable, z: Variable) -> Variable:
+        """``labels`` in ``z``'s sample shape where the two differ only in trailing 1s (CNTK's
+        ``[132]`` against ``[132 x 1]``): cntk.exe's criteria take such shapes as the same
+        (TensorShape::IsElementwiseCompatibleWith: a dimension one shape lacks is 1)."""
+        la, lz = self._lead(labels), self._lead(z)
+        mine, theirs = tuple(labels.shape[la:]), tuple(z.shape[lz:])
+        if mine != theirs and la == lz and mine and theirs and \
+                without_unit_axes(mine) == without_unit_axes(theirs):
+            return S.reshape_samples(labels, la, theirs)
+        return labels
+
     def _over_sample(self, fn, x: Variable) -> Variable:
         return cntk.over_sample(fn, x, self.has_batch_axis(x))
 
@@ -464,6 +495,7 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         """``-sum(labels * log softmax(z))`` per sample (the trainer sums over the minibatch)."""
         labels = self._value(labelSequence, "CrossEntropyWithSoftmax")
         z = self._value(outProbVectorSequence, "CrossEntropyWithSoftmax")
+        labels = self._like(labels, z)
         return self._node(F.cross_entropy_with_softmax(z, labels, axis=_axis(axis, z)),
                           "CrossEntropyWithSoftmax", tag)
 
@@ -471,6 +503,7 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         """1 per sample whose label is not among the ``topN`` highest outputs, else 0."""
         labels = self._value(labelSequence, "ClassificationError")
         z = self._value(outVectorSequence, "ClassificationError")
+        labels = self._like(labels, z)
         if isinstance(topN, bool) or not isinstance(topN, int) or topN < 1:
             raise ConfigError(f"ClassificationError: topN must be a positive integer, got {topN!r}")
         return self._node(F.classification_error(z, labels, axis=_axis(axis, z), topN=topN),
