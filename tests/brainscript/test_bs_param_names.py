@@ -316,3 +316,15 @@ Test = [ action = "test" ; modelPath = "out/m.dnn" ; reader = $R$ ]
         assert "Final Results: Minibatch[1-1]: errs = " in out.getvalue()
     assert "Starting from checkpoint" in out.getvalue()
     assert "W2" not in sd.load("out/m.dnn").parameters
+
+
+def test_constants_take_their_expression_paths_and_the_librarys_start_at_the_top():
+    # cntk.exe's Speech/LSTM FullUtterance baseline (Tests/EndToEndTests/Speech/LSTM/
+    # FullUtterance/baseline.cpu.txt:571): 'Validating --> BS.Constants.One =
+    # LearnableParameter()': CNTK.core.bs's members are the network record's, so their paths
+    # do not depend on the member that first uses them (here 'err')
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        build_network("""{ x = Input {2} ; c = Constant (3, rows = 2)
+            err = SumElements (BS.Constants.One - x .* c + Constant (1)) }""", StadynLibrary())
+        names = sorted(k for k, v in sd.get_parameters(grad_only=False).items())
+    assert names == ["BS.Constants.One", "c", "err.matrix.PlusArgs[1]"]

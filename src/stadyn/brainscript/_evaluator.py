@@ -121,7 +121,10 @@ class Evaluator(OperatorsMixin):
             if text is None:
                 return None
             from ._parser import parse_members
-            self._script_prelude = self.eval(parse_members(text, "<library>"), None)
+            # cntk.exe reads CNTK.core.bs into the network's own record: its members' paths
+            # start at the top (BS.Constants.One), wherever they are first used
+            self._script_prelude = self.at_path("", lambda: self.eval(
+                parse_members(text, "<library>"), None))()
         return self._script_prelude
 
     def _hint(self, name: str, scope: Record | None) -> str:

@@ -340,7 +340,7 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
             raise ConfigError(f"Constant: val must be a number, got {val!r}")
         shape = cntk_shape((_positive_ints(rows, "Constant: rows"),
                             _positive_ints(cols, "Constant: cols")))
-        v = self._make_parameter(shape, float(val), False, "")
+        v = self._make_parameter(shape, float(val), False, "", path=self.path)
         if rows == 1 and cols == 1:
             self._constants[id(v)] = (v, float(val))
         return self._node(v, "LearnableParameter", tag or "")
