@@ -43,20 +43,25 @@ def _lstm_block(seq, p, peepholes, h0=0.1):
     return np.array(out)
 
 
+# the layer's parameters by cntk.exe's names (CNTK.core.bs's LSTMBlock, the record 'lstm' of
+# RecurrentLSTMLayer: y.lstm.W, y.lstm.Sdh.param) -> the names the reference above uses
+_SHORT = {"B": "b", "Wmr": "P", "Sdh.param": "dh_stabilizer", "Sdc.param": "dc_stabilizer",
+          "Sct.param": "c_stabilizer", "Sht.param": "P_stabilizer"}
+
+
 def _build(text: str):
-    """The network, its parameters given seeded values and grouped per layer scope."""
+    """The network, its parameters given seeded values and grouped per layer (its path)."""
     with sd.parameter_registry(sd.ParameterRegistry()):
         net = build_network(text, StadynLibrary())
         rng = np.random.RandomState(4)
         layers: dict[str, dict[str, np.ndarray]] = {}
         for key, v in sd.get_parameters().items():
-            parts = key.split("/")
-            if parts[-1] == "alpha":
-                v.d = np.float32(ALPHAS[parts[-2]])
-                scope, short = "/".join(parts[:-2]), parts[-2]
+            scope, _, member = key.partition(".lstm.")
+            short = _SHORT.get(member, member)
+            if member.endswith(".param"):
+                v.d = np.float32(ALPHAS[short])
             else:
                 v.d = rng.uniform(-0.5, 0.5, v.shape).astype(np.float32)
-                scope, short = "/".join(parts[:-1]), parts[-1]
             layers.setdefault(scope, {})[short] = v.d.astype(np.float64)
     return net, layers
 
@@ -77,6 +82,7 @@ def test_a_stabilised_projected_lstm_layer_with_peepholes_is_lstmblock():
     net, layers = _build("""{ x = Input{3}
         y = RecurrentLSTMLayer {4, cellShape = 6, usePeepholes = true,
                                 enableSelfStabilization = true} (x) }""")
+    assert list(layers) == ["y"]
     (p,) = layers.values()
     assert {k: v.shape for k, v in p.items()} == {
         "W": (3, 24), "H": (4, 24), "b": (24,), "Ci": (6,), "Cf": (6,), "Co": (6,),
@@ -104,6 +110,7 @@ def test_a_stabilised_lstm_stack_is_lstmblocks_in_sequence():
     net, layers = _build("""{ x = Input{3}
         y = RecurrentLSTMLayerStack {(3:2), cellShapes = (5:2),
                                      enableSelfStabilization = true} (x) }""")
+    assert sorted(layers) == ["y.arrayOfFunctions[0]", "y.arrayOfFunctions[1]"]
     first, second = (layers[k] for k in sorted(layers))
     assert first["P"].shape == (5, 3) and "P" not in second
     xs = _inputs(seed=7)

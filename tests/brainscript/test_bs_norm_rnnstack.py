@@ -54,9 +54,9 @@ def test_layer_normalization_is_cntk_27s_with_one_gain_and_bias(case, dims):
     net, params = _build(f"""x = Input{{{dims}}}
         ln = LayerNormalizationLayer {{initScale = {LN_REFS['scale']}, initBias = {LN_REFS['bias']}}}
         y = ln (x)""")
-    # the layer's gain and bias are made by Stadyn's layer, at no member's path: anonymous
-    assert {k: v.shape for k, v in params.items()} == {"anonymous/W": (1,), "anonymous_1/W": (1,)}
-    gain, bias = params["anonymous/W"], params["anonymous_1/W"]
+    # cntk.exe's names: CNTK.core.bs's record members gain and bias, at the layer's path
+    assert {k: v.shape for k, v in params.items()} == {"ln.gain": (1,), "ln.bias": (1,)}
+    gain, bias = params["ln.gain"], params["ln.bias"]
     assert (float(gain.d[0]), float(bias.d[0])) == (LN_REFS["scale"], LN_REFS["bias"])
     x = net.nodes["x"]
     feed(x, np.asarray(ref["x"], np.float32))
@@ -88,7 +88,7 @@ def test_layer_normalization_of_sequences_normalises_each_step_and_ignores_paddi
     the bias's gradients (cntk.exe has no padding)."""
     net, params = _build("""t = DynamicAxis{} ; x = Input {4, dynamicAxis = t}
         y = LayerNormalizationLayer {initScale = 2, initBias = 0.5} (x)""")
-    gain, bias = params["anonymous/W"], params["anonymous_1/W"]
+    gain, bias = params["y.gain"], params["y.bias"]
     rng = np.random.RandomState(7)
     xs = [rng.uniform(-1, 1, (n, 4)).astype(np.float32) for n in (3, 1, 2)]
     net.nodes["x"].d = xs

@@ -83,11 +83,18 @@ def test_hand_written_parameters_and_layers_take_their_expression_paths():
                      "out.z.W", "out.z.b", "p.W"]
 
 
-def test_a_parameter_inside_an_expression_stays_anonymous():
-    # cntk.exe names it after the operation it feeds (z.PlusArgs[1]); Stadyn does not: it
-    # keeps a placeholder rather than take the name of the node z
+def test_a_parameter_inside_an_expression_takes_the_path_of_the_operand():
+    # cntk.exe names it by its expression path (BrainScriptEvaluator.cpp: an infix operator's
+    # operands are evaluated at '<path>.<Name>Args[k]', a function's arguments at
+    # '<path>.<parameter name>' (CNTK.core.bs's: Times (x, y), Exp (_), Tanh (z)), an 'if'
+    # condition at '.if', a default value at the path of the function's definition)
     assert _names("{ x = Input {2} ; W = Parameter (2, 2) ; z = W * x + Parameter (2, 1) }") \
-        == ["W", "anonymous_1/W"]
+        == ["W", "z.PlusArgs[1]"]
+    assert _names("""{ x = Input {2}
+        t = Times (ParameterTensor {(2:2)}, Exp (ParameterTensor {(2:1)}))
+        u = Tanh (-(ParameterTensor {2} .* x))
+        f (v, b = ParameterTensor {2}) = v + b
+        y = f (x) }""") == ["f.b", "t.x", "t.y._", "u.z._negate.ElementTimesArgs[0]"]
 
 
 # the same network, its two same-shaped weights made in either order (the sum's operands are
@@ -132,8 +139,10 @@ def test_a_model_file_loads_by_name_when_the_members_are_made_in_another_order(t
             np.testing.assert_array_equal(net.nodes[name].d, value, err_msg=name)
 
 
-def _old_file(tmp_path, shapes: dict[str, tuple[int, ...]]) -> tuple[str, dict]:
-    """A model file as an older Stadyn wrote it: ``parameter_<n>/W`` in the order made."""
+def _old_file(tmp_path, shapes: dict[str, tuple[int, ...]],
+              names: list[str] | None = None) -> tuple[str, dict]:
+    """A model file as an older Stadyn wrote it: ``parameter_<n>/W`` in the order made (or
+    ``names``)."""
     path = str(tmp_path / "old")
     reg = sd.ParameterRegistry()
     values = {}
@@ -142,8 +151,8 @@ def _old_file(tmp_path, shapes: dict[str, tuple[int, ...]]) -> tuple[str, dict]:
         y = x
         for k, (member, shape) in enumerate(shapes.items()):
             value = np.full(shape, k + 1, np.float32)
-            w = sd.get_parameter_or_create("parameter" + (f"_{k}" if k else "") + "/W",
-                                           shape, value)
+            name = names[k] if names else "parameter" + (f"_{k}" if k else "") + "/W"
+            w = sd.get_parameter_or_create(name, shape, value)
             values[member] = value
             y = sd.functions.add2(y, sd.functions.sum(w)) if w.ndim else y
         save_model(path, {"y": y}, {"x": x})
@@ -171,6 +180,32 @@ def test_an_old_named_model_file_of_same_shaped_parameters_is_refused(tmp_path):
             load_model_parameters(path)
         for name, value in before.items():           # nothing was loaded
             np.testing.assert_array_equal(net.nodes[name].d, value)
+
+
+def test_a_file_with_placeholder_names_loads_where_the_shapes_leave_no_doubt(tmp_path):
+    # b509aa2's Stadyn saved a parameter made inside an expression as anonymous_<n>/W (and a
+    # layer's it made otherwise as recurrence/lstm/W, batchnormalization/gamma, ...), numbered
+    # in the order made; now it is z.PlusArgs[1]
+    path, values = _old_file(tmp_path, {"W": (2, 3), "z.PlusArgs[1]": (1, 3)},
+                             ["W", "anonymous_1/W"])
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        build_network("{ x = Input {2} ; W = Parameter (3, 2) ; z = W * x + Parameter (3, 1) }",
+                      StadynLibrary())
+        load_model_parameters(path)
+        params = sd.get_parameters()
+        for name, value in values.items():
+            np.testing.assert_array_equal(params[name].d, value, err_msg=name)
+
+
+def test_a_file_with_placeholder_names_of_same_shaped_parameters_is_refused(tmp_path):
+    path, _ = _old_file(tmp_path, {"A": (3, 3), "B": (3, 3)}, ["anonymous/W", "anonymous_1/W"])
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        build_network("{ x = Input {3} ; z = ParameterTensor {(3:3)} * (ParameterTensor {(3:3)}"
+                      " * x) }", StadynLibrary())
+        assert sorted(sd.get_parameters()) == ["z.TimesArgs[0]", "z.TimesArgs[1].TimesArgs[0]"]
+        with pytest.raises(ModelFileError, match=re.escape(path) + ".*older Stadyn.*"
+                           "anonymous/W, anonymous_1/W.*train the model again"):
+            load_model_parameters(path)
 
 
 def test_a_model_file_written_for_another_network_is_refused_not_half_loaded(tmp_path):
@@ -281,3 +316,15 @@ Test = [ action = "test" ; modelPath = "out/m.dnn" ; reader = $R$ ]
         assert "Final Results: Minibatch[1-1]: errs = " in out.getvalue()
     assert "Starting from checkpoint" in out.getvalue()
     assert "W2" not in sd.load("out/m.dnn").parameters
+
+
+def test_constants_take_their_expression_paths_and_the_librarys_start_at_the_top():
+    # cntk.exe's Speech/LSTM FullUtterance baseline (Tests/EndToEndTests/Speech/LSTM/
+    # FullUtterance/baseline.cpu.txt:571): 'Validating --> BS.Constants.One =
+    # LearnableParameter()': CNTK.core.bs's members are the network record's, so their paths
+    # do not depend on the member that first uses them (here 'err')
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        build_network("""{ x = Input {2} ; c = Constant (3, rows = 2)
+            err = SumElements (BS.Constants.One - x .* c + Constant (1)) }""", StadynLibrary())
+        names = sorted(k for k, v in sd.get_parameters(grad_only=False).items())
+    assert names == ["BS.Constants.One", "c", "err.matrix.PlusArgs[1]"]

@@ -243,6 +243,18 @@ def test_sequential_starts_with_its_last_layer_and_forward_composition_with_its_
     assert seq == {3: 2, 5: 1} and fwd == {3: 1, 5: 2}
 
 
+def test_forward_composition_makes_its_first_layer_before_its_argument():
+    # BrainScriptEvaluator.cpp's F >> G: F->Apply (args) with the arguments lazy, then G; F's
+    # weight is made before F evaluates its input, so before the argument's layer (seeds 1,
+    # 2, 3: F, argument, G).  Sequential (F : G): G, then F, then the argument
+    arg = "DenseLayer {4} (x)"
+    fwd = _seeds_of_dense_weights(f"{{ x = Input {{3}} ; z = (DenseLayer {{5}} >> "
+                                  f"DenseLayer {{7}}) ({arg}) }}")
+    seq = _seeds_of_dense_weights(f"{{ x = Input {{3}} ; z = Sequential (DenseLayer {{5}} : "
+                                  f"DenseLayer {{7}}) ({arg}) }}")
+    assert fwd == {4: 1, 3: 2, 5: 3} and seq == {5: 1, 4: 2, 3: 3}
+
+
 def test_special_nodes_first_then_the_members_by_name():
     # criterionNodes before outputNodes; the members not reached from them by name (a before z)
     text = """{ x = Input {3}

@@ -159,7 +159,8 @@ def test_a_criterion_built_from_these_nodes_trains():
         ce = net.nodes["ce"]
         ce.forward()
         ce.backward()
-        bias = sd.get_parameters()["z.arrayOfFunctions[0].b"]
+        # cntk.exe's name: the layer is RowSlice's argument 'input' (CNTK.core.bs)
+        bias = sd.get_parameters()["z.input.arrayOfFunctions[0].b"]
     soft = np.exp(z - z.max(axis=1, keepdims=True))
     soft /= soft.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(bias.g[:4], (soft - labels).sum(axis=0), rtol=1e-4, atol=1e-6)

@@ -124,7 +124,10 @@ class Evaluator(OperatorsMixin):
             if text is None:
                 return None
             from ._parser import parse_members
-            self._script_prelude = self.eval(parse_members(text, "<library>"), None)
+            # cntk.exe reads CNTK.core.bs into the network's own record: its members' paths
+            # start at the top (BS.Constants.One), wherever they are first used
+            self._script_prelude = self.at_path("", lambda: self.eval(
+                parse_members(text, "<library>"), None))()
         return self._script_prelude
 
     def _hint(self, name: str, scope: Record | None) -> str:
@@ -160,9 +163,14 @@ class Evaluator(OperatorsMixin):
                 self._path = outer
         return run
 
-    def _here(self, compute: Callable[[], Any]) -> Callable[[], Any]:
-        """``compute`` run at the current expression path, whenever it runs."""
-        return self.at_path(self._path, compute)
+    def sub_path(self, name: str) -> str:
+        """The current expression path with ``name`` added (cntk.exe's rule: joined by ``.``
+        where both are given, else whichever is)."""
+        return join_path(self._path, name)
+
+    def eval_at(self, e: A.Expr, scope: Record | None, name: str) -> Any:
+        """``e`` evaluated at the current path with ``name`` added (``PlusArgs[0]``, ``if``)."""
+        return self.at_path(self.sub_path(name), lambda: self.eval(e, scope))()
 
     def _array_lit(self, e: A.ArrayLit, scope):
         thunks = [Thunk(self.at_path(f"{self._path}[{k}]", functools.partial(
@@ -170,9 +178,11 @@ class Evaluator(OperatorsMixin):
         return BSArray.of_thunks(thunks, 0, e.loc)
 
     def _array_ctor(self, e: A.ArrayCtor, scope):
-        first = self._int(self.eval(e.first, scope), e.first.loc, "first index of 'array'")
-        last = self._int(self.eval(e.last, scope), e.last.loc, "last index of 'array'")
-        init = self.eval(e.init, scope)
+        first = self._int(self.eval_at(e.first, scope, "array_first"), e.first.loc,
+                          "first index of 'array'")
+        last = self._int(self.eval_at(e.last, scope, "array_last"), e.last.loc,
+                         "last index of 'array'")
+        init = self.eval_at(e.init, scope, "_initializer")
         if not self._is_function(init):
             raise _err("'array' needs an initializer function of one argument (the index), got "
                        f"{self._type(init)}", e.init.loc)
@@ -184,12 +194,12 @@ class Evaluator(OperatorsMixin):
         path = self._path
 
         def item(k: int) -> Thunk:
-            return Thunk(self.at_path(f"{path}[{first + k}]", lambda: self.call(
+            return Thunk(self.at_path(f"{path}[{first + k}]" if path else "", lambda: self.call(
                 init, [Thunk.of(first + k)], {}, e.init.loc, "array initializer")), "", e.init.loc)
         return BSArray(first, last - first + 1, item, e.loc)
 
     def _lambda(self, e: A.Lambda, scope):
-        return BSFunction(self, e, scope)
+        return BSFunction(self, e, scope, self._path)
 
     def _new(self, e: A.New, scope):
         value = self.eval(e.arg, scope)
@@ -215,10 +225,10 @@ class Evaluator(OperatorsMixin):
         raise _err(f"'.{e.name}' needs a record on its left, got {self._type(obj)}", e.loc)
 
     def _index(self, e: A.Index, scope):
-        obj = self.eval(e.obj, scope)
+        obj = self.eval_at(e.obj, scope, "_vector")
         if not isinstance(obj, (BSArray, tuple, list)):
             raise _err(f"'[...]' needs an array on its left, got {self._type(obj)}", e.loc)
-        i = self._int(self.eval(e.index, scope), e.index.loc, "array index")
+        i = self._int(self.eval_at(e.index, scope, "_index"), e.index.loc, "array index")
         first = obj.first if isinstance(obj, BSArray) else 0
         if not first <= i < first + len(obj):
             bounds = f"{first}..{first + len(obj) - 1}" if len(obj) else "(the array is empty)"
@@ -245,24 +255,27 @@ class Evaluator(OperatorsMixin):
                   for a in e.args if a.name is not None}
         return self.call(fn, args, kwargs, e.loc, name)
 
-    def _parameter_names(self, fn: Any) -> Sequence[str] | None:
-        """The positional parameter names of a BrainScript function (or of ``Sequential``):
-        cntk.exe's expression path of an argument adds its parameter's name to the call's
-        (``model.arrayOfFunctions`` for ``model = Sequential (...)``); ``None`` for other
-        library functions, whose arguments keep the call's path."""
+    def _parameter_names(self, fn: Any) -> Sequence[str]:
+        """The positional parameter names of the function ``fn``, as cntk.exe's expression paths
+        use them: an argument is evaluated at the call's path plus its parameter's name
+        (``model.arrayOfFunctions`` for ``model = Sequential (...)``, ``z.y`` for the data of
+        ``z = Times (W, x)``).  A library function's are CNTK.core.bs's
+        (:meth:`Library.parameter_names`); a layer's, which CNTK.core.bs defines as
+        ``{ ... apply (x) = ... }.apply``, ``x``."""
         if isinstance(fn, BSFunction):
             return fn.positional
         if getattr(fn, "__func__", None) is Evaluator._sequential:
             return ("arrayOfFunctions",)
-        return None
+        if getattr(fn, "__func__", None) is Evaluator._layer_stack:
+            return ("n", "c")
+        if isinstance(fn, Composition):     # Sequential's apply (x); F >> G has F's parameters
+            return ("x",) if fn.nested else self._parameter_names(fn.f)
+        names = self.library.parameter_names(fn)
+        return ("x",) if names is None else names
 
-    def _argument_path(self, params: Sequence[str] | None, key: int | str) -> str:
-        if params is None:
-            return self._path
+    def _argument_path(self, params: Sequence[str], key: int | str) -> str:
         name = key if isinstance(key, str) else params[key] if key < len(params) else ""
-        if not name:
-            return self._path
-        return f"{self._path}.{name}" if self._path else name
+        return self.sub_path(name)
 
     def call(self, fn: Any, args: Sequence[Thunk], kwargs: Mapping[str, Thunk],
              loc: A.SourceLocation | None, name: str = "function") -> Any:
@@ -270,10 +283,18 @@ class Evaluator(OperatorsMixin):
         if isinstance(fn, BSFunction):
             return fn.apply(args, kwargs, loc)
         if isinstance(fn, Composition) and fn.nested:     # Sequential (F : G): G (F (x))
-            inner = Thunk(self._here(lambda: fn.link(self.call(fn.f, args, kwargs,
-                                                               self._made(fn.f, loc), name))),
+            # CNTK.core.bs: fs[N-1] (Apply (x, N-1)), F applied when G asks for its argument,
+            # at the path of G's argument; each applied where it was made (its errors' line)
+            inner = Thunk(self.at_path(self._argument_path(self._parameter_names(fn.g), 0),
+                                       lambda: fn.link(self.call(fn.f, args, kwargs,
+                                                                 self._made(fn.f, loc), name))),
                           "", loc)
             return self.call(fn.g, [inner], {}, self._made(fn.g, loc), name)
+        if isinstance(fn, Composition):     # F >> G: F applied first (at the path's .arg), then G
+            first = self.at_path(self.sub_path("arg"),
+                                 lambda: self.call(fn.f, args, kwargs, self._made(fn.f, loc),
+                                                   name))()
+            return self.call(fn.g, [Thunk.of(fn.link(first))], {}, self._made(fn.g, loc), name)
         if not self._is_function(fn):
             raise _err(f"'{name}' is {self._type(fn)}, which cannot be called", loc)
         self.library.before_apply(fn)
@@ -371,7 +392,11 @@ class Evaluator(OperatorsMixin):
             raise ConfigError(f"{count} layers are more than {_MAX_ARRAY}")
         if not self._is_function(c):
             raise ConfigError(f"needs a function of the layer index, got {self._type(c)}")
-        return self._sequential(tuple(self._to_python(c(i)) for i in range(count)))
+        # CNTK.core.bs: Sequential (array[0..n-1] (c)): item i made at .arrayOfFunctions[i]
+        path = self.sub_path("arrayOfFunctions")
+        return self._sequential(tuple(
+            self._to_python(self.at_path(f"{path}[{i}]", functools.partial(c, i))())
+            for i in range(count)))
 
     def _length(self, x: Any) -> int:
         if isinstance(x, (str, tuple)):
@@ -431,6 +456,15 @@ _DISPATCH = {
     A.Lambda: "_lambda", A.New: "_new", A.MemberAccess: "_member_access", A.Index: "_index",
     A.Call: "_call", A.Unary: "_unary", A.If: "_if", A.Binary: "_binary",
 }
+
+
+def join_path(path: str, name: str) -> str:
+    """cntk.exe's expression path ``path`` with ``name`` added: ``a.b``, or whichever is given.
+
+    >>> join_path("z", "PlusArgs[0]"), join_path("", "W"), join_path("z", "")
+    ('z.PlusArgs[0]', 'W', 'z')
+    """
+    return f"{path}.{name}" if path and name else path or name
 
 
 def _callee_name(e: A.Expr) -> str:

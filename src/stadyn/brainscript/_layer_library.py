@@ -186,7 +186,8 @@ class LayerFunctions:
     def _init_layers(self) -> dict[str, Any]:
         self._batch_norms: list[tuple[Any, bool]] = []     # (layer, disableRegularization)
         self._unclaimed: dict[int, tuple[Any, _SeedOnApply]] = {}   # id(layer) -> its init
-        self.named_layers: list[tuple[Any, str]] = []    # (layer, cntk.exe's path of its record)
+        # (layer, cntk.exe's path of its record, CNTK.core.bs's member names: _named)
+        self.named_layers: list[tuple[Any, str, dict[str, str]]] = []
         return {"LinearLayer": self.LinearLayer, "DenseLayer": self.DenseLayer,
                 "ConvolutionalLayer": self.ConvolutionalLayer,
                 "ConvolutionTransposeLayer": self.ConvolutionTransposeLayer,
@@ -211,14 +212,17 @@ class LayerFunctions:
             self._unclaimed[id(layer)] = (layer, init)
         return layer
 
-    def _named(self, layer: Any, inner: str = "") -> Any:
+    def _named(self, layer: Any, inner: str = "", members: dict[str, str] | None = None) -> Any:
         """``layer``, whose parameters take cntk.exe's node names (:meth:`name_parameters`):
         the expression path the layer is made at, then ``inner`` (the path of the record
         holding them in CNTK.core.bs's definition: ``arrayOfFunctions[0]`` for a
         ``DenseLayer``, which is ``Sequential (LinearLayer{...} : activation)``), then their
-        member names there (``W``, ``b``, ``E``), as ``model.arrayOfFunctions[1].W``."""
+        member names there (``W``, ``b``, ``E``), as ``model.arrayOfFunctions[1].W``;
+        ``members`` maps the end of a Stadyn parameter name to CNTK.core.bs's member where
+        they differ (``gamma``: ``scale``; ``dh_stabilizer/alpha``: ``Sdh.param``)."""
         if self.path:
-            self.named_layers.append((layer, f"{self.path}.{inner}" if inner else self.path))
+            self.named_layers.append((layer, f"{self.path}.{inner}" if inner else self.path,
+                                      members or {}))
         return layer
 
     def before_apply(self, fn: Any) -> None:
@@ -372,7 +376,7 @@ class LayerFunctions:
                                      normalization_time_constant=float(normalizationTimeConstant),
                                      epsilon=float(epsilon))
         self._batch_norms.append((layer, bool(disableRegularization)))
-        return layer
+        return self._named(layer, "", _BATCH_NORM_MEMBERS)
 
     def unregularized(self, every_batch_norm: bool) -> set[int]:
         """The ids of the scale and bias parameters CNTK exempted from L1/L2 regularisation:
@@ -380,6 +384,26 @@ class LayerFunctions:
         or of all of them (the SGD block's ``disableRegInBatchNormalization = true``)."""
         return {id(p) for layer, disabled in self._batch_norms if disabled or every_batch_norm
                 for p in getattr(layer, "parameters", ()) if p.need_grad}
+
+
+# CNTK.core.bs's BatchNormalizationLayer record: scale, bias, runMean, runVariance, runCount
+_BATCH_NORM_MEMBERS = {"gamma": "scale", "beta": "bias", "mean": "runMean", "var": "runVariance",
+                       "count": "runCount"}
+
+
+def member_name(name: str, members: dict[str, str]) -> str:
+    """CNTK.core.bs's member for the Stadyn parameter ``name`` (``recurrence/lstm/b``) of a
+    layer: the entry of ``members`` its name ends with (the longest), else its last part.
+
+    >>> member_name("recurrence/lstm/dh_stabilizer/alpha", {"alpha": "x", "dh_stabilizer/alpha": "Sdh.param"})
+    'Sdh.param'
+    >>> member_name("dense/W", {})
+    'W'
+    """
+    for key in sorted(members, key=len, reverse=True):
+        if name == key or name.endswith("/" + key):
+            return members[key]
+    return name.rsplit("/", 1)[-1]
 
 
 def _as_dims(value: Any) -> tuple:

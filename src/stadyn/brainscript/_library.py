@@ -10,11 +10,12 @@ plugs in a fake that records calls.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 __all__ = ["Library", "Composition", "ForwardRef", "cntk_shape", "cntk_filter_shape",
-           "NODE_OPERATOR_HOOKS"]
+           "without_unit_axes", "NODE_OPERATOR_HOOKS"]
 
 
 # Infix operator -> Library hook, used when at least one operand is a node.  A scalar operand is
@@ -119,6 +120,20 @@ class Library:
         """Every name the library defines (for "did you mean" hints)."""
         return list(self.functions)
 
+    def parameter_names(self, fn: Callable[..., Any]) -> Sequence[str] | None:
+        """The names of ``fn``'s positional parameters as BrainScript's definition of the
+        function names them (an argument's expression path adds its name: ``z.y`` for the data
+        of ``z = Times (W, x)``); ``None`` for a callable that is no library function (a
+        layer).  The default reads them off the Python signature."""
+        if not (inspect.ismethod(fn) or inspect.isfunction(fn)):
+            return None
+        try:
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):
+            return None
+        return tuple(p.name for p in params if p.default is inspect.Parameter.empty
+                     and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+
     # ---- values --------------------------------------------------------------------------
     def is_node(self, value: Any) -> bool:
         """Whether ``value`` is an engine node that BrainScript operators apply to via hooks."""
@@ -200,10 +215,11 @@ class Library:
         """:meth:`resolve` for many nodes at once (a network's named nodes)."""
         return [self.resolve(v) for v in values]
 
-    def name_parameters(self, nodes: dict[str, Any]) -> None:
+    def name_parameters(self, nodes: dict[str, Any], roots: Sequence[Any] = ()) -> None:
         """Called once the network's named nodes are known (``nodes``: name to node, as
-        :class:`~._network.Network` holds them): Stadyn registers a hand-written parameter
-        under its node name; the default does nothing."""
+        :class:`~._network.Network` holds them; ``roots``: the nodes cntk.exe's network starts
+        from, in its order): Stadyn registers a parameter under its node name; the default
+        does nothing."""
 
     def own_names(self, nodes: list[Any]) -> dict[str, Any]:
         """Names the nodes ``nodes`` reach already have (a loaded network's nodes keep their
@@ -252,6 +268,21 @@ def cntk_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
         if isinstance(d, bool) or not isinstance(d, int) or d < 0:
             raise ValueError(f"a CNTK shape holds non-negative integers, got {shape!r}")
     return tuple(reversed(dims))
+
+
+def without_unit_axes(shape: Sequence[int]) -> tuple[int, ...]:
+    """A Stadyn sample shape without its leading 1s: CNTK's shape without its trailing
+    singleton dimensions (``[n x 1]`` is ``(1, n)``), which cntk.exe treats as the same
+    shape where it compares two (TensorShape::IsElementwiseCompatibleWith: a dimension one
+    shape lacks is 1).
+
+    >>> without_unit_axes((1, 1, 256)), without_unit_axes((3, 1))
+    ((256,), (3, 1))
+    """
+    dims = list(shape)
+    while dims and dims[0] == 1:
+        dims.pop(0)
+    return tuple(dims)
 
 
 def cntk_filter_shape(shape: int | Sequence[int]) -> int | tuple[int, ...]:

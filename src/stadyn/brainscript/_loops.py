@@ -35,7 +35,7 @@ from .. import sequence as S
 from .._errors import ConfigError
 from ..graph import Variable, auto_forward
 from ..ops import StepFunction
-from ._library import ForwardRef
+from ._library import ForwardRef, without_unit_axes
 
 __all__ = ["Loops", "PendingState", "PendingMap"]
 
@@ -296,15 +296,22 @@ class Loops:
                               "(a recurrence runs along the sequence of an Input)")
         states = [s.placeholder for s in loop.states]
         nexts = []
+        extras = [e for e in extra]
         for s in loop.states:
             nxt = s.next_value
-            if tuple(nxt.shape[1:]) != tuple(s.placeholder.shape[1:]) and \
-                    self.loop_of(nxt) is loop:
-                raise ConfigError(f"the delay at {s.where} has dimensions "
-                                  f"{tuple(reversed(s.placeholder.shape[1:]))} but the value it "
-                                  f"delays has {tuple(reversed(nxt.shape[1:]))} (column-major)")
+            want = tuple(s.placeholder.shape[1:])
+            if tuple(nxt.shape[1:]) != want and self.loop_of(nxt) is loop:
+                if without_unit_axes(nxt.shape[1:]) != without_unit_axes(want):
+                    raise ConfigError(f"the delay at {s.where} has dimensions "
+                                      f"{tuple(reversed(want))} but the value it delays has "
+                                      f"{tuple(reversed(nxt.shape[1:]))} (column-major)")
+                # [n x 1] delayed as [n] (its dimensions were fixed before the value was
+                # known): cntk.exe's delay takes its input's [n x 1], whose element-wise uses
+                # broadcast to the same values; the loop carries the value as [n], the value
+                # itself stays a loop output
+                extras.append(nxt)
+                nxt = S.reshape_samples(nxt, 1, want)
             nexts.append(nxt)
-        extras = [e for e in extra]
         with auto_forward(False):
             dummies = [Variable((1,) + tuple(e.shape[1:])) for e in extras]
         seqs = [seq for seq, _ in loop.step_inputs.values()]
@@ -372,3 +379,4 @@ class Loops:
 def _made(v: Any) -> Any:
     """The node a :class:`PendingMap` has made by now; anything else as it is."""
     return v.variable if isinstance(v, PendingMap) and v.variable is not None else v
+

@@ -217,8 +217,11 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None
 # the scope of parameters whose values a network took from elsewhere: CloneFunction's copies
 # (``clone_1/...``; BS.Network.Load's keep their file's names, so a model file holds them)
 _FROM_ELSEWHERE = re.compile(r"clone(_[0-9]+)?/")
-# the names an older Stadyn gave BrainScript's Parameter/ParameterTensor: in the order made
-_OLD_NAME = re.compile(r"parameter(_[0-9]+)?/W")
+# the names an older Stadyn gave BrainScript's Parameter/ParameterTensor and the layers it made
+# without cntk.exe's node names: in the order made (anonymous_<n>/W also now, for a parameter
+# made at no expression path or at one another parameter has)
+_OLD_NAME = re.compile(r"(parameter|anonymous)(_[0-9]+)?/W|(recurrence|batchnormalization|"
+                       r"stabilizer)(_[0-9]+)?/.+")
 
 
 def _match_parameters(path: str, found: dict[str, Variable], params: dict[str, Variable]

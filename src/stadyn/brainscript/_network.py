@@ -64,11 +64,11 @@ def evaluate_network(expr: A.Expr, library: Library) -> Network:
         _collect_nodes(ev, value, "", net.nodes, set())
         net.nodes = dict(zip(net.nodes, library.resolve_all(list(net.nodes.values()))))
         _add_own_names(net, library, expr.loc)
-        library.name_parameters(net.nodes)
         for key, attr in zip(_NETWORK_KEYS, ("feature_nodes", "label_nodes", "criterion_nodes",
                                              "evaluation_nodes", "output_nodes")):
             if key in value:
                 setattr(net, attr, _node_list(ev, value[key], key, value._members[key].loc))
+        library.name_parameters(net.nodes, _roots(ev, net))
     except RecursionError:
         raise _err("evaluation nested too deeply", ev._last_loc) from None
     return net
@@ -88,6 +88,21 @@ def _evaluate_in_cntk_order(ev: Evaluator, rec: Record) -> None:
             ev._to_python(rec[name])
     for name in names:
         rec[name]
+
+
+def _roots(ev: Evaluator, net: Network) -> list[Any]:
+    """The nodes cntk.exe's ComputationNetwork constructor starts its work list with: each
+    special node list's nodes (the lists in the order of their names), then every member of
+    the record that is a node (by name); it names the nodes it reaches from them, breadth
+    first (two nodes of one name: the later one gets a '_' before it)."""
+    lists = {"criterionNodes": net.criterion_nodes, "evaluationNodes": net.evaluation_nodes,
+             "featureNodes": net.feature_nodes, "labelNodes": net.label_nodes,
+             "outputNodes": net.output_nodes}
+    roots = [node for key in sorted(lists) for node in lists[key]]
+    for name in sorted(net.record):
+        if name not in _NETWORK_KEYS and name in net.nodes:
+            roots.append(net.nodes[name])
+    return roots
 
 
 def _add_own_names(net: Network, library: Library, loc) -> None:

@@ -80,8 +80,12 @@ class NormFunctions:
             if not _is_number(value):
                 raise ConfigError(f"LayerNormalizationLayer: {name} must be a number, got "
                                   f"{value!r}")
+        path = self.path        # CNTK.core.bs's record: its members gain and bias
+        self.path = f"{path}.gain" if path else ""
         gain = self.ParameterTensor((1,), initValue=initScale)
+        self.path = f"{path}.bias" if path else ""
         bias = self.ParameterTensor((1,), initValue=initBias)
+        self.path = path
         return _LayerNormalization(self, gain, bias)
 
 

@@ -25,10 +25,11 @@ __all__ = ["OperatorsMixin", "line_of", "with_record"]
 
 class OperatorsMixin:
     """The evaluator's operator methods.  The class that mixes it in provides ``library``,
-    ``eval``, ``_type``, ``_int`` and ``_is_function`` (:class:`._evaluator.Evaluator`)."""
+    ``eval``, ``eval_at``, ``_type``, ``_int`` and ``_is_function``
+    (:class:`._evaluator.Evaluator`)."""
 
     def _unary(self, e: A.Unary, scope):
-        v = self.eval(e.operand, scope)
+        v = self.eval_at(e.operand, scope, {"-": "_negate", "!": "_not"}.get(e.op, ""))
         if e.op == "!":
             if isinstance(v, bool):
                 return not v
@@ -41,24 +42,27 @@ class OperatorsMixin:
         raise _err(f"operator '{e.op}' cannot be applied to {self._type(v)}", e.loc)
 
     def _if(self, e: A.If, scope):
-        cond = self.eval(e.cond, scope)
+        cond = self.eval_at(e.cond, scope, "if")
         if isinstance(cond, bool):
             return self.eval(e.then if cond else e.orelse, scope)
         if self.library.is_node(cond):
-            return self._hook("if_then_else", (cond, self.eval(e.then, scope), self.eval(e.orelse, scope)),
+            return self._hook("if_then_else", (cond, self.eval_at(e.then, scope, "then"),
+                                               self.eval_at(e.orelse, scope, "else")),
                               e.loc, "if")
         raise _err(f"the condition of 'if' must be a boolean, got {self._type(cond)}", e.cond.loc)
 
     def _binary(self, e: A.Binary, scope):
-        left = self.eval(e.left, scope)
+        # cntk.exe evaluates each operand at the path plus '<Name>Args[k]' (z.PlusArgs[1])
+        prefix = _PRETTY.get(e.op, e.op)
+        left = self.eval_at(e.left, scope, f"{prefix}Args[0]")
         if e.op in ("&&", "||") and isinstance(left, bool):
             if left == (e.op == "||"):
                 return left  # short circuit
-            right = self.eval(e.right, scope)
+            right = self.eval_at(e.right, scope, f"{prefix}Args[1]")
             if isinstance(right, bool):
                 return right
             raise _err(f"operator '{e.op}' cannot be applied to boolean and {self._type(right)}", e.loc)
-        right = self.eval(e.right, scope)
+        right = self.eval_at(e.right, scope, f"{prefix}Args[1]")
         return self.binary(e.op, left, right, e.loc)
 
     def binary(self, op: str, a: Any, b: Any, loc: A.SourceLocation | None) -> Any:
@@ -125,6 +129,12 @@ class OperatorsMixin:
         except StadynError as err:
             raise _err(f"operator '{op}': {err}", loc) from err
 
+
+# the operator names of cntk.exe's expression paths (BrainScriptEvaluator.cpp's infixOps)
+_PRETTY = {"with": "With", "*": "Times", "/": "Div", ".*": "ElementTimes", "**": "Pow",
+           "%": "Mod", "+": "Plus", "-": "Minus", "<": "LT", "==": "Equal", ">": "GT",
+           ">=": "GT", "!=": "NotEqual", "<=": "LE", "&&": "And", "||": "Or", ">>": "Before",
+           "<<": "Shift"}
 
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,

@@ -298,7 +298,11 @@ class SequenceFunctions:
         if dim not in (0, 1, v.shape[-1]):
             raise ConfigError(f"BS.Parameters.StabilizeElements: inputDim = {dim}, but the "
                               f"input's first dimension is {v.shape[-1]}")
-        return L.Stabilizer(enable_self_stabilization=True, per_element=dim != 1)(v)
+        layer = L.Stabilizer(enable_self_stabilization=True, per_element=dim != 1)
+        # CNTK.core.bs: [ beta = fInv .* Log (One + Exp (f .* ParameterTensor (...))) ... ]
+        self._named(layer, "", {"alpha": "beta.ElementTimesArgs[1]._.PlusArgs[1]._."
+                                         "ElementTimesArgs[1]"})
+        return layer(v)
 
     def _KnownDims(self, x, dims):
         """``x``, where a delay whose dimensions are not known yet (``PastValue (0, h)``) takes
@@ -379,7 +383,8 @@ class SequenceFunctions:
         step = L.LSTM(int(outputDim), cell_shape=cell, use_peepholes=bool(usePeepholes),
                       init=self._initializer(init, initValueScale),
                       enable_self_stabilization=bool(enableSelfStabilization))
-        return L.Recurrence(step, go_backwards=bool(goBackwards), initial_state=0.1)
+        return self._named(L.Recurrence(step, go_backwards=bool(goBackwards), initial_state=0.1),
+                           "lstm", _LSTM_MEMBERS)
 
     def RecurrentLSTMLayerStack(self, layerDims, cellShapes=NONE, usePeepholes=False,
                                 init="glorotUniform", initValueScale=1,
@@ -387,16 +392,27 @@ class SequenceFunctions:
         """One :meth:`RecurrentLSTMLayer` per entry of ``layerDims``, applied in order."""
         dims = layerDims if isinstance(layerDims, tuple) else (layerDims,)
         cells = (NONE,) * len(dims) if cellShapes is NONE else tuple(cellShapes)
-        layers = [self.RecurrentLSTMLayer(d, cellShape=c, usePeepholes=usePeepholes, init=init,
-                                          initValueScale=initValueScale,
-                                          enableSelfStabilization=enableSelfStabilization)
-                  for d, c in zip(dims, cells)]
+        path, layers = self.path, []
+        for i, (d, c) in enumerate(zip(dims, cells)):
+            # CNTK.core.bs: LayerStack {Length (layerDims), i => RecurrentLSTMLayer {...}}
+            self.path = f"{path}.arrayOfFunctions[{i}]" if path else ""
+            layers.append(self.RecurrentLSTMLayer(
+                d, cellShape=c, usePeepholes=usePeepholes, init=init,
+                initValueScale=initValueScale, enableSelfStabilization=enableSelfStabilization))
+        self.path = path
 
         def stack(x):
             for layer in layers:
                 x = layer(x)
             return x
         return stack
+
+
+# CNTK.core.bs's BS.RNNs.LSTMBlock members (B, W, H, Ci, Cf, Co, Wmr; the stabilisers Sdh, Sdc,
+# Sct, Sht are StabilizerLayer {}s, whose parameter is 'param') for stadyn.layers.LSTM's names
+_LSTM_MEMBERS = {"b": "B", "P": "Wmr", "dh_stabilizer/alpha": "Sdh.param",
+                 "dc_stabilizer/alpha": "Sdc.param", "c_stabilizer/alpha": "Sct.param",
+                 "P_stabilizer/alpha": "Sht.param"}
 
 
 def _is_none(x: Any) -> bool:

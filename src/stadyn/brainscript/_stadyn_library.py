@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import numbers
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +35,7 @@ import numpy as np
 
 from .. import cntk_semantics as cntk
 from .. import functions as F
+from .. import sequence as S
 from .._errors import ConfigError, ShapeError
 from ..graph import Variable
 from ..inspect import trace
@@ -41,8 +43,9 @@ from .._random import initializer_seed
 from ..layers import CNTKInitializer, initial_value
 from ..parametric import current_registry, get_parameter_or_create
 from ._criterion_library import CriterionFunctions
-from ._layer_library import LayerFunctions, _positive_ints, cntk_fans, cntk_initializer
-from ._library import Library, cntk_shape
+from ._layer_library import (LayerFunctions, _positive_ints, cntk_fans, cntk_initializer,
+                             member_name)
+from ._library import Library, cntk_shape, without_unit_axes
 from ._loops import PendingState
 from ._network_library import NetworkFunctions
 from ._norm_library import NormFunctions
@@ -53,6 +56,17 @@ from ._sequence_library import SequenceFunctions
 from ._tensor_library import TensorFunctions
 
 __all__ = ["StadynLibrary", "cntk_initializer"]
+
+# CNTK.core.bs's names of the positional parameters where Stadyn's Python functions name them
+# otherwise (an argument's expression path, hence a parameter's node name, adds them)
+_CORE_PARAMETER_NAMES = {
+    "LogSoftmax": ("z",), "Negate": ("input",), "NewReshape": ("input", "dims"),
+    "Reciprocal": ("z",), "Reshape": ("input", "numRows"), "Softmax": ("z",),
+    "Splice": ("_",), "Sqrt": ("z",), "Tanh": ("z",), "Trace": ("node",),
+}
+
+# the older tag names cntk.exe still maps (ComputationNetwork::ConstructFromRoots)
+_LEGACY_TAGS = {"criteria": "criterion", "eval": "evaluation"}
 
 # CNTK's node tags that put a node into one of the network's special lists.
 _TAGS = ("feature", "label", "criterion", "evaluation", "output")
@@ -110,6 +124,12 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         super().__init__(functions)
 
     # ---- bookkeeping ---------------------------------------------------------------------
+    def parameter_names(self, fn: Any) -> Any:
+        core = _CORE_PARAMETER_NAMES.get(getattr(fn, "__name__", ""))
+        if core is not None and getattr(fn, "__self__", None) is self:
+            return core
+        return super().parameter_names(fn)
+
     def is_node(self, value: Any) -> bool:
         return isinstance(value, (Variable, _PendingParameter, PendingState))
 
@@ -120,6 +140,7 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
 
     def _node(self, v: Variable, operation: str, tag: str = "") -> Variable:
         self._operations[id(v)] = (v, operation)
+        tag = _LEGACY_TAGS.get(tag, tag)
         if tag:
             if tag not in self.tagged:
                 raise ConfigError(f"unknown tag '{tag}' (use {', '.join(_TAGS)})")
@@ -271,34 +292,45 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
             self._unnamed_parameters.append((v, registry_name, path))
         return self._node(v, "LearnableParameter", tag or "")
 
-    def name_parameters(self, nodes: dict[str, Any]) -> None:
-        """Register each parameter made by ``Parameter``/``ParameterTensor`` under cntk.exe's
-        name of its node: the expression path it was made at (``W0``, ``out.W`` for ``out =
-        m (x)`` where ``m (x) = { W = Parameter (...) ... }``, ``p.W`` for ``p = [ W = ... ;
-        c = ... ].c``), so a model file's parameters are matched by name whatever order the
-        network makes them in.  A parameter made at no member's path, at the path of another
-        node or at the same path as another parameter keeps its ``anonymous_<n>/W``, numbered
-        in the order made (before, every one was named so, as ``parameter_<n>/W``)."""
+    def name_parameters(self, nodes: dict[str, Any], roots: Any = ()) -> None:
+        """Register each parameter under cntk.exe's name of its node: the expression path it
+        was made at (``W0``; ``out.W`` for ``out = m (x)`` where ``m (x) = { W = Parameter
+        (...) ... }``; ``z.PlusArgs[1]`` for ``z = W * x + Parameter (4, 1)``; a layer's
+        parameters add CNTK.core.bs's member names), so a model file's parameters are matched
+        by name whatever order the network makes them in.  Two parameters at one path are
+        named as cntk.exe names them: the one its breadth-first walk from ``roots`` reaches
+        first takes the path, the next ``_`` and the path, and so on (ResNet20's
+        ``_z.x.x.x.b...W``).  A parameter made at no path, at the path of another node, or at
+        a shared path the walk does not order keeps its ``anonymous_<n>/W``, numbered in the
+        order made."""
         registry = current_registry()
         made, self._unnamed_parameters = self._unnamed_parameters, []
-        for layer, path in self.named_layers:       # Dense, Linear, Convolutional, Embedding
-            made += [(v, v.name, f"{path}.{v.name.rsplit('/', 1)[-1]}")
+        for layer, path, members in self.named_layers:   # Dense, Convolutional, LSTM, ...
+            made += [(v, v.name, f"{path}.{member_name(v.name, members)}")
                      for v in layer.parameters]
         self.named_layers = []
-        count: dict[str, int] = {}
-        for _, _, path in made:
-            count[path] = count.get(path, 0) + 1
+        groups: dict[str, list[tuple[Variable, str]]] = {}
         for v, registry_name, path in made:
-            # a parameter made inside a member's expression (``z = W * x + Parameter (4, 1)``)
-            # is not the member's node: cntk.exe names it after the operation it feeds
-            # (``z.PlusArgs[1]``), which Stadyn does not follow: it stays anonymous
             other = nodes.get(path)
             if isinstance(other, _PendingParameter):
                 other = other.variable
-            if other is not None and other is not v:
+            if other is not None and other is not v:    # a Python function's own path
                 continue
-            if count[path] == 1 and path not in registry and registry.get(registry_name) is v:
-                registry.rename(registry_name, path)
+            if registry.get(registry_name) is v:
+                groups.setdefault(path, []).append((v, registry_name))
+        order = _breadth_first(roots) if any(len(g) > 1 for g in groups.values()) else {}
+        for path, group in groups.items():
+            if len(group) > 1:
+                if not any(c in path for c in ".[]") or \
+                        not all(id(v) in order for v, _ in group):
+                    continue            # cntk.exe: a duplicated name; or an order unknown
+                group.sort(key=lambda item: order[id(item[0])])
+            name = path
+            for v, registry_name in group:
+                while name in registry and any(c in path for c in ".[]"):
+                    name = "_" + name
+                if name not in registry:
+                    registry.rename(registry_name, name)
 
     def Constant(self, val, rows=1, cols=1, tag=""):
         """A non-learnable ``[rows x cols]`` matrix filled with ``val``: as CNTK.core.bs's
@@ -308,7 +340,7 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
             raise ConfigError(f"Constant: val must be a number, got {val!r}")
         shape = cntk_shape((_positive_ints(rows, "Constant: rows"),
                             _positive_ints(cols, "Constant: cols")))
-        v = self._make_parameter(shape, float(val), False, "")
+        v = self._make_parameter(shape, float(val), False, "", path=self.path)
         if rows == 1 and cols == 1:
             self._constants[id(v)] = (v, float(val))
         return self._node(v, "LearnableParameter", tag or "")
@@ -358,6 +390,8 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
             self._loops.prepare(values)
             a, b = values
         sa, sb = self._scalar(a), self._scalar(b)
+        if sa is None and sb is None:
+            a, b = self._aligned(self._value(a, op), self._value(b, op))
         if op == "ElementTimes":
             if sa is not None and sb is None:
                 return F.mul_scalar(self._value(b, op), sa)
@@ -424,6 +458,30 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         return self._node(self._over_sample(F.log_softmax, self._value(_, "LogSoftmax")),
                           "LogSoftmax", tag)
 
+    def _aligned(self, a: Variable, b: Variable) -> tuple[Variable, Variable]:
+        """Two operands of an element-wise op, the one of fewer sample axes given 1s for the
+        ones it lacks, after its batch (and step) axes: CNTK broadcasts ``[n]`` against
+        ``[n x 1]`` (a dimension one lacks is 1), which NumPy's alignment from the right would
+        pair with the batch axis instead."""
+        la, lb = self._lead(a), self._lead(b)
+        ra, rb = a.ndim - la, b.ndim - lb
+        if la and lb and ra < rb:
+            a = S.reshape_samples(a, la, (1,) * (rb - ra) + tuple(a.shape[la:]))
+        elif la and lb and rb < ra:
+            b = S.reshape_samples(b, lb, (1,) * (ra - rb) + tuple(b.shape[lb:]))
+        return a, b
+
+    def _like(self, labels: Variable, z: Variable) -> Variable:
+        """``labels`` in ``z``'s sample shape where the two differ only in trailing 1s (CNTK's
+        ``[132]`` against ``[132 x 1]``): cntk.exe's criteria take such shapes as the same
+        (TensorShape::IsElementwiseCompatibleWith: a dimension one shape lacks is 1)."""
+        la, lz = self._lead(labels), self._lead(z)
+        mine, theirs = tuple(labels.shape[la:]), tuple(z.shape[lz:])
+        if mine != theirs and la == lz and mine and theirs and \
+                without_unit_axes(mine) == without_unit_axes(theirs):
+            return S.reshape_samples(labels, la, theirs)
+        return labels
+
     def _over_sample(self, fn, x: Variable) -> Variable:
         return cntk.over_sample(fn, x, self.has_batch_axis(x))
 
@@ -437,6 +495,7 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         """``-sum(labels * log softmax(z))`` per sample (the trainer sums over the minibatch)."""
         labels = self._value(labelSequence, "CrossEntropyWithSoftmax")
         z = self._value(outProbVectorSequence, "CrossEntropyWithSoftmax")
+        labels = self._like(labels, z)
         return self._node(F.cross_entropy_with_softmax(z, labels, axis=_axis(axis, z)),
                           "CrossEntropyWithSoftmax", tag)
 
@@ -444,6 +503,7 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         """1 per sample whose label is not among the ``topN`` highest outputs, else 0."""
         labels = self._value(labelSequence, "ClassificationError")
         z = self._value(outVectorSequence, "ClassificationError")
+        labels = self._like(labels, z)
         if isinstance(topN, bool) or not isinstance(topN, int) or topN < 1:
             raise ConfigError(f"ClassificationError: topN must be a positive integer, got {topN!r}")
         return self._node(F.classification_error(z, labels, axis=_axis(axis, z), topN=topN),
@@ -464,6 +524,21 @@ def _axis(axis: Any, z: Variable) -> int:
     if isinstance(axis, bool) or not isinstance(axis, int) or not 0 <= axis < z.ndim - 1:
         raise ConfigError(f"axis must be a static axis 0..{z.ndim - 2}, got {axis!r}")
     return cntk.static_axis(axis, z.ndim, batched=True, column_major=True)
+
+
+def _breadth_first(roots: Any) -> dict[int, int]:
+    """The position of each node in cntk.exe's walk of a network (ComputationNetwork::
+    ConstructFromRoots): from the roots in order, a node's inputs after it, breadth first."""
+    order: dict[int, int] = {}
+    queue = deque(roots)
+    while queue:
+        v = queue.popleft()
+        if not isinstance(v, Variable) or id(v) in order:
+            continue
+        order[id(v)] = len(order)
+        if v.parent is not None:
+            queue.extend(v.parent.inputs)
+    return order
 
 
 def _claim(base: str) -> str:

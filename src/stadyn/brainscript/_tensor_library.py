@@ -221,6 +221,8 @@ class TensorFunctions:
             if not self.has_batch_axis(b):
                 raise ConfigError("TransposeTimes: a data left operand needs data on the right")
             la, lb = self._lead(a), self._lead(b)
+            # cntk.exe multiplies [M] by [M x 1] too (a trailing 1 is a column of one)
+            a, b = _as_vector(a, la), _as_vector(b, lb)
             if a.shape[la:] != b.shape[lb:] or len(a.shape[la:]) != 1:
                 raise ConfigError(f"TransposeTimes: two data vectors must have the same "
                                   f"dimension, got {tuple(reversed(a.shape[la:]))} and "
@@ -372,3 +374,12 @@ class TensorFunctions:
         out = F.max_pooling_backward(y, F.stop_gradient(x), window, strides, True,
                                      tuple(lo for lo, _ in widths))
         return self._node(out, what, tag)
+
+
+def _as_vector(v: Variable, lead: int) -> Variable:
+    """A data node whose samples are ``[M x 1 x ...]`` (Stadyn ``(..., 1, M)``) as ``[M]``;
+    others as they are."""
+    sample = tuple(v.shape[lead:])
+    if len(sample) > 1 and all(d == 1 for d in sample[:-1]):
+        return S.reshape_samples(v, lead, sample[-1:])
+    return v

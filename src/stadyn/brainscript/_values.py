@@ -230,10 +230,13 @@ class BSFunction:
     Callable from Python with plain values: ``f(x, name=value)``.
     """
 
-    def __init__(self, evaluator: Any, lam: A.Lambda, scope: Record | None) -> None:
+    def __init__(self, evaluator: Any, lam: A.Lambda, scope: Record | None,
+                 path: str = "") -> None:
         # evaluator: the ._evaluator.Evaluator that evaluates the body (not imported: it imports
-        # this module)
+        # this module); path: cntk.exe's expression path the function was defined at (an
+        # optional parameter's default is evaluated there, plus the parameter's name)
         self._ev = evaluator
+        self.path = path
         self.lam = lam
         self.scope = scope
         self.positional = [p.name for p in lam.params if p.default is None]
@@ -255,8 +258,9 @@ class BSFunction:
         for name, param in self.optional.items():
             given = kwargs.get(name)
             if given is None:
-                given = Thunk(self._ev._here(functools.partial(self._ev.eval, param.default,
-                                                               self.scope)), name, param.loc)
+                default_path = f"{self.path}.{name}" if self.path else name
+                given = Thunk(self._ev.at_path(default_path, functools.partial(
+                    self._ev.eval, param.default, self.scope)), name, param.loc)
             scope._define(name, given)
         return self._ev.eval(self.lam.body, scope)
 
