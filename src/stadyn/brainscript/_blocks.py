@@ -19,6 +19,7 @@ from stadyn._errors import ConfigError
 
 from ._block_values import _at_least_1, _check, _err, _extra, _non_negative, per_epoch
 from ._config import BrainScriptSource, ConfigRecord, ConfigString, to_int
+from ._ndl import NDLSource, ndl_source
 from ._reader_blocks import (DeserializerConfig, ReaderConfig, StreamConfig, TransformConfig,
                              reader_config)
 from ._sgd_block import SGDConfig, sgd_config
@@ -124,10 +125,20 @@ def _network(rec: ConfigRecord) -> Any:
     or the nearest block around it, as CNTK's ``config.Exists`` looks outwards
     (NetworkFactory.cpp: ``createNetwork``, ``SimpleNetworkBuilder`` and
     ``NDLNetworkBuilder`` come first; G2P.cntk's ``train`` uses the top level's)."""
-    if any(rec.lookup(k, None) is not None for k in ("SimpleNetworkBuilder", "NDLNetworkBuilder")):
+    if rec.lookup("SimpleNetworkBuilder", None) is not None:
         return None
+    if _found(rec, "NDLNetworkBuilder"):
+        return ndl_source(rec)
     network = rec.lookup("BrainScriptNetworkBuilder", None)
     return network if network is not None else rec.lookup("ExperimentalNetworkBuilder", None)
+
+
+def _found(rec: ConfigRecord, key: str) -> bool:
+    """Whether ``key`` is in ``rec`` or a block around it (its value is not read)."""
+    block: ConfigRecord | None = rec
+    while block is not None and key not in block:
+        block = block.parent
+    return block is not None
 
 
 def command_config(root: ConfigRecord, name: str) -> CommandConfig:
@@ -146,7 +157,7 @@ def command_config(root: ConfigRecord, name: str) -> CommandConfig:
     if "action" not in rec:
         raise _err(f"command block '{name}' has no 'action' (train, test or eval)", rec.loc)
     network = _network(rec)
-    if network is not None and not isinstance(network, BrainScriptSource):  # pragma: no cover
+    if network is not None and not isinstance(network, (BrainScriptSource, NDLSource)):  # pragma: no cover
         raise _err(f"'{name}.BrainScriptNetworkBuilder' must be BrainScript", rec.loc)
     sgd_rec = rec.get_record("SGD") if "SGD" in rec else None
     model_path = (sgd_rec or rec).get_str("modelPath", None, inherited=True)

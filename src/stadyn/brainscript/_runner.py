@@ -42,6 +42,7 @@ from .._random import auto_seeds_kept, restart_auto_seeds, seed
 from ..graph import Variable, context, context_scope, topological_nodes
 from ..parametric import ParameterRegistry, parameter_registry
 from ..train import Trainer, evaluate_sums
+from ._ndl import ndl_source
 from ._blocks import CommandConfig, RunConfig, per_epoch, run_config
 from ._command_network import (CommandNetwork, InputSource, Validation, criterion_total, loc_of,
                                record_loc)
@@ -452,14 +453,16 @@ class _Runner:
         candidates = []
         for key in root:
             block = root.peek(key)
-            if not isinstance(block, ConfigRecord) or "BrainScriptNetworkBuilder" not in block:
+            if not isinstance(block, ConfigRecord) or not ({"BrainScriptNetworkBuilder",
+                                                            "NDLNetworkBuilder"} & set(block)):
                 continue
             path = block.get_str("modelPath", None, inherited=True)
             sgd = block.get("SGD")
             if isinstance(sgd, ConfigRecord) and "modelPath" in sgd:
                 path = sgd.get_str("modelPath")
             candidates.append((str(path) if path is not None else None,
-                               block["BrainScriptNetworkBuilder"]))
+                               block["BrainScriptNetworkBuilder"] if "BrainScriptNetworkBuilder"
+                               in block else ndl_source(block)))
         for path, network in candidates:
             if path == cmd.model_path:
                 return network
