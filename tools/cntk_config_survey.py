@@ -13,9 +13,9 @@ read the config (includes, ``$var$``), read the command blocks, and for each com
 
 * refuse an action other than ``train``/``test``/``eval``/``write``/``edit`` (and an ``edit`` by
   a MEL script);
-* build the network of ``BrainScriptNetworkBuilder`` with ``StadynLibrary`` (Input sizes are the
-  config's own; no data is read) and count its parameters; ``NDLNetworkBuilder`` and
-  ``SimpleNetworkBuilder`` are reported as such;
+* build the network of ``BrainScriptNetworkBuilder`` or ``NDLNetworkBuilder`` with
+  ``StadynLibrary`` (Input sizes are the config's own; no data is read) and count its
+  parameters; ``SimpleNetworkBuilder`` is reported as such;
 * make the learner of the ``SGD`` block on those parameters (``gradUpdateType``, unknown keys,
   the ``AutoAdjust`` block);
 * check each ``reader`` / ``cvReader`` block's deserializer types without opening its files
@@ -59,9 +59,15 @@ def checkout(path: str, scratch: str) -> str:
         return path
     names = subprocess.run(["git", "-C", path, "ls-tree", "-r", "--name-only", "HEAD"],
                            check=True, capture_output=True, text=True).stdout.splitlines()
+    sizes = dict(line.split("\t")[::-1] for line in subprocess.run(
+        ["git", "-C", path, "ls-tree", "-r", "-l", "HEAD"], check=True, capture_output=True,
+        text=True).stdout.splitlines())
     wanted = [n for n in names if n.startswith(("Examples/", "Tests/EndToEndTests/")) and
               (n.endswith(_SUFFIXES) or re.search(r"/run-test(-common)?$", n) or
-               re.search(r"/baseline[^/]*\.txt$", n))]
+               re.search(r"/baseline[^/]*\.txt$", n) or
+               # the small text files: NDL descriptions named .txt (Speech/DNN's dnn.txt)
+               (n.endswith(".txt") and sizes.get(n, "").split()[-1].isdigit() and
+                int(sizes[n].split()[-1]) < 20000))]
     for name in wanted:
         target = os.path.join(scratch, name)
         os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -153,7 +159,28 @@ def standard_overrides(config: str) -> list[str]:
             "OutputDir=/tmp/run", "DeviceId=-1",
             # the TIMIT tests' own (run-timit-test-common)
             "ExpDir=/tmp/run/exp", "ScpDir=/tmp/data", "MlfDir=/tmp/data",
-            f"LibDir={os.path.dirname(config)}/../lib", "DeviceNumber=-1"]
+            f"LibDir={os.path.dirname(config)}/../lib", "DeviceNumber=-1",
+            # run-timit-test-common's NDL and MEL folders: the config's own
+            f"NdlDir={os.path.dirname(config)}", f"MelDir={os.path.dirname(config)}"]
+
+
+def _shell_values(folder: str, base: str, text: str) -> dict[str, str]:
+    """The plain ``name=value`` lines of a test's ``run-test`` and of the ``run-test-common``
+    files of its folder and those above it (``imageLayout=cudnn`` of Examples/Image), which
+    its ``cntkrun`` line may use (``imageLayout=\\"$imageLayout\\"``)."""
+    texts = []
+    while os.path.relpath(folder, base) != os.pardir:
+        common = os.path.join(folder, "run-test-common")
+        if os.path.exists(common):
+            with open(common, encoding="utf-8", errors="replace") as f:
+                texts.insert(0, f.read())
+        if os.path.samefile(folder, base):
+            break
+        folder = os.path.dirname(folder)
+    values: dict[str, str] = {}
+    for t in texts + [text]:
+        values.update(re.findall(r"^\s*(\w+)=([^\s$`\"']+)\s*$", t, re.M))
+    return values
 
 
 def test_configs(root: str) -> list[tuple[str, list[str], str]]:
@@ -166,11 +193,13 @@ def test_configs(root: str) -> list[tuple[str, list[str], str]]:
             continue
         with open(os.path.join(folder, "run-test"), encoding="utf-8", errors="replace") as f:
             text = f.read()
+        known = _shell_values(folder, base, text)
         for m in re.finditer(r"^\s*cntkrun\s+(\S+)\s*(.*?)(?:\|\||$)", text, re.M):
             config = _find_config(root, folder, m.group(1))
             if config is None:
                 continue
-            found.append((config, _overrides(m.group(2)), folder))
+            args = re.sub(r"\$(\w+)", lambda v: known.get(v.group(1), v.group(0)), m.group(2))
+            found.append((config, _overrides(args), folder))
     return sorted(found)
 
 
@@ -180,6 +209,7 @@ def test_configs(root: str) -> list[tuple[str, list[str], str]]:
 # (pattern of an error's first line, its label); the first that matches names the gap
 _LABELS = (
     (r"unknown function '([^']+)'", "BS function {}"),
+    (r"NDL function '([^']+)' is not supported", "NDL function {}"),
     (r"unknown identifier '([^']+)'", "BS identifier {}"),
     # BS.Network.Load (...), BS.Seq2Seq.*: namespaces Stadyn's sequences.bs lacks
     (r"record has no member '(Network|Seq2Seq|RNNs)'", "BS.{}"),
@@ -223,11 +253,8 @@ def _network_gap(cmd) -> str | None:
 
 
 def _network_gap_of(rec) -> str | None:
-    for key, label in (("NDLNetworkBuilder", "NDL"),
-                       ("SimpleNetworkBuilder", "SimpleNetworkBuilder")):
-        if key in rec:
-            return label
-    return None
+    # (NDLNetworkBuilder is built: stadyn.brainscript._ndl)
+    return "SimpleNetworkBuilder" if "SimpleNetworkBuilder" in rec else None
 
 
 def _stand_in_models(root, load):
@@ -239,11 +266,13 @@ def _stand_in_models(root, load):
     import stadyn as sd
     from stadyn.brainscript import StadynLibrary, build_network
     from stadyn.brainscript._config import ConfigRecord
+    from stadyn.brainscript._ndl import ndl_source
 
     writers = {}
     for key in root:
         block = root.peek(key)
-        if not isinstance(block, ConfigRecord) or "BrainScriptNetworkBuilder" not in block:
+        if not isinstance(block, ConfigRecord) or not ({"BrainScriptNetworkBuilder",
+                                                        "NDLNetworkBuilder"} & set(block)):
             continue
         action = str(block.get_str("action", "", inherited=True))
         path = block.get_str("outputModelPath", None) if action == "edit" else \
@@ -252,7 +281,8 @@ def _stand_in_models(root, load):
         if action == "train" and isinstance(sgd, ConfigRecord) and "modelPath" in sgd:
             path = sgd.get_str("modelPath")
         if path is not None and action in ("train", "edit"):
-            writers.setdefault(str(path), block["BrainScriptNetworkBuilder"])
+            writers.setdefault(str(path), block["BrainScriptNetworkBuilder"] if
+                               "BrainScriptNetworkBuilder" in block else ndl_source(block))
     building = set()
 
     def loader(path):
