@@ -62,6 +62,25 @@ def _check_parameters(params, log: str) -> None:
     assert len(trained) == int(tensors)
 
 
+_SEED_LINE = re.compile(r"Node '([^']+)' \(LearnableParameter operation\): Initializing "
+                        r"Parameter\[[^\]]*\] <- uniform\(seed=(\d+),.*?"
+                        r"range=([0-9.]+)\*([0-9.]+)")
+
+
+def _check_seeds(params, log: str) -> None:
+    """Each ``uniform(seed=N, ..., range=0.05*scale)`` line of cntk.exe's log: the parameter
+    holds the values of seed N (found by drawing again with each candidate seed; the log's
+    values may be the GPU's, so only the seed is compared)."""
+    lines = _SEED_LINE.findall(log)
+    assert lines
+    for name, seed, base, scale in dict((m[0], m) for m in lines).values():
+        w = params[name].d
+        r = np.float32(base) * np.float32(scale)
+        found = [k for k in range(1, 12)      # (the first values tell the seed)
+                 if np.array_equal(w.reshape(-1)[:16], uniform_floats(k, min(w.size, 16), r))]
+        assert found == [int(seed)], name
+
+
 def _timit(tmp_path, config: str, *ndl: str):
     for name in (config, "default_macros.ndl") + ndl:
         _copy(tmp_path, f"{TIMIT}/{name}")
@@ -77,6 +96,7 @@ def test_timit_train_ndl_network_is_cntk_exes(tmp_path):
     net, lib, params = _build(config, "TIMIT_TrainNDL", overrides)
     log = _baseline(f"{TIMIT_TESTS}/TrainNdlNetwork/baseline.txt")
     _check_parameters(params, log)
+    _check_seeds(params, log)      # lines 260-267: L1.BFF.W seed=1 ... CE.BFF.W seed=4
     validated = dict(_VALIDATING.findall(log))
     assert set(net.nodes) == set(validated)
     for name in ("CE.SM", "Err", "L1.S", "featNorm.xMean", "logPrior.LogPrior", "myFeatures"):
@@ -106,7 +126,10 @@ def test_timit_ndl_networks_have_cntk_exes_parameters(tmp_path, config, command,
     files = set(re.findall(r"\$NdlDir\$/(\w+\.ndl)", text)) | {ndl}
     config, overrides = _timit(tmp_path, config, *sorted(files - {"default_macros.ndl"}))
     net, _, params = _build(config, command, overrides)
-    _check_parameters(params, _baseline(f"{TIMIT_TESTS}/{test}/baseline.txt"))
+    log = _baseline(f"{TIMIT_TESTS}/{test}/baseline.txt")
+    _check_parameters(params, log)
+    if "uniform(seed=" in log:     # MultiInput, MultiTask: seeds 1..5 in the NDL's order
+        _check_seeds(params, log)
     if test == "TrainLstm":    # lstm.ndl's Delays of a later item: a loop along the sequence
         assert net.nodes["features"].sequence_lengths is not None
         assert tuple(net.nodes["LSTMoutput.output"].shape[2:]) == (1024,)
@@ -135,6 +158,38 @@ def test_mnist_one_hidden_ndl_is_cntk_exes(tmp_path):
     assert set(net.nodes) == validated
     # the logged columns: ce; top5Errs (tag="eval"); errs (EvalNodes) - baseline line 173
     assert [net.name_of(v) for v in net.evaluation_nodes] == ["top5Errs", "errs"]
+
+
+def test_mnist_convolution_ndl_is_cntk_exes(tmp_path):
+    # 02_Convolution_ndl/baseline.txt lines 142-160: conv1.w.W [16 x 25] uniform(seed=1,
+    # range=0.05*10), conv1.b.b [1 x 1 x 16] (ImageParameter, cudnn), h1.W [128 x 7 x 7 x 32]
+    # seed=3, ...; 215370 parameters in 8 (legacy Convolution, ND Pooling)
+    folder = tmp_path / "02_Convolution_ndl"
+    folder.mkdir()
+    _copy(tmp_path, f"{MNIST}/Macros.ndl")
+    _copy(folder, f"{MNIST}/02_Convolution_ndl/02_Convolution.ndl")
+    config = _copy(folder, f"{MNIST}/02_Convolution_ndl/02_Convolution_ndl_deprecated.cntk")
+    net, _, params = _build(config, "train", [f"rootDir={tmp_path}", "imageLayout=cudnn"])
+    log = _baseline(f"{MNIST}/02_Convolution_ndl/baseline.txt")
+    _check_parameters(params, log)
+    _check_seeds(params, log)
+    assert tuple(net.nodes["features"].shape[1:]) == (1, 28, 28)
+
+
+def test_cifar_convolution_ndl_is_cntk_exes(tmp_path):
+    # Tests/EndToEndTests/Examples/Image/Deprecated/CIFAR-10/01_Convolution/baseline.txt:
+    # 116906 parameters in 10 (ImageInput, legacy Convolution and MaxPooling, HWC/cudnn)
+    cifar = "Tests/EndToEndTests/Examples/Image/Deprecated/CIFAR-10"
+    folder = tmp_path / "01_Convolution"
+    folder.mkdir()
+    _copy(tmp_path, f"{cifar}/Macros.ndl")
+    _copy(folder, f"{cifar}/01_Convolution/01_Convolution.ndl")
+    config = _copy(folder, f"{cifar}/01_Convolution/01_Conv_ndl_deprecated.cntk")
+    _, _, params = _build(config, "Train", [f"RootDir={folder}"])
+    log = _baseline(f"{cifar}/01_Convolution/baseline.txt")
+    _check_parameters(params, log)
+    if "uniform(seed=" in log:
+        _check_seeds(params, log)
 
 
 def _sigmoid(x):

@@ -32,6 +32,7 @@ from typing import Any
 from .._errors import ConfigError, StadynError
 from ._config import ConfigRecord
 from ._library import ForwardRef
+from ._ndl_functions import FUNCTIONS, function_name
 from ._ndl_parser import Array, Assign, Call, MacroDef, Num, Ref, Section, Str, parse_ndl, \
     parse_ndl_block
 from ._network import Network
@@ -255,11 +256,17 @@ class _Builder:
                 cell = _Cell(scope.full(item.name), item.loc)
                 scope.names[item.name.lower()] = cell
                 cells.append((item, cell))
+        # ``A = B`` renames the node of item B to A (NDLScript::ParseValue: SetName), so
+        # CIFAR's ``OutputNodes = ol`` names the macro's items OutputNodes.W, ...
+        renames = {i.value.name.lower(): i.name for i, _ in cells
+                   if isinstance(i.value, Ref) and "." not in i.value.name}
         for item, cell in cells:
             if item.name.lower() in _GROUPS:
                 cell.value = item.value
                 continue
-            cell.value = self._expand(item.value, scope, scope.full(item.name))
+            name = renames.get(item.name.lower(), item.name) if isinstance(item.value, Call) \
+                else item.name
+            cell.value = self._expand(item.value, scope, scope.full(name))
         return scope
 
     def _expand(self, expr: Any, scope: _Scope, name: str | None) -> Any:
@@ -278,14 +285,14 @@ class _Builder:
         macro = self.macros.get(expr.function.lower())
         if macro is not None:
             return self._call_macro(macro, expr, scope, name)
-        function = _function(expr)
+        function = function_name(expr)
         if name is None:       # a call inside an argument: cntk.exe names it unnamed<n>
             self.anonymous += 1
             name = None
         args = [self._expand(a, scope, None) for a in expr.args]
         kwargs = {k: self._expand(v, scope, None) for k, v in expr.kwargs.items()}
         node = _Node(name, function, args, kwargs, scope, expr.loc)
-        if function == "LearnableParameter":
+        if function in ("LearnableParameter", "ImageParameter"):
             node.seed = self._seed(node)
         self.nodes.append(node)
         if "tag" in expr.kwargs:
@@ -370,6 +377,8 @@ class _Builder:
 
     def _constant(self, value: Any, node: _Node, what: str) -> Any:
         value = self._node_of(value, node)
+        if isinstance(value, list):        # {5, 5, 3}: a shape (or flags)
+            return tuple(self._constant(v, node, what) for v in value)
         if isinstance(value, _Node):
             raise ConfigError(f"NDL: {node.function}: {what} must be a number or a string, not "
                               "a node", *_loc(node))
@@ -444,8 +453,9 @@ class _Builder:
                     args.append(ref)
                     continue
                 args.append(self._build(target))
-            elif isinstance(target, list):
-                args.append([self._build(self._node_of(t, node)) for t in target])
+            elif isinstance(target, list):      # (a, b) of RowStack, or a shape {5, 5, 3}
+                items = [self._node_of(t, node) for t in target]
+                args.append([self._build(t) if isinstance(t, _Node) else t for t in items])
             else:
                 args.append(target)
         kwargs = {k: self._constant(v, node, k) for k, v in node.kwargs.items() if k != "tag"}
@@ -455,19 +465,25 @@ class _Builder:
         self.library.prepare_args(args, {})
         self.library.path = node.name or ""
         try:
-            node.built = _FUNCTIONS[node.function](self, node, args, kwargs)
+            node.built = FUNCTIONS[node.function](self, node, args, kwargs)
         except ConfigError as exc:
             if exc.line is not None:
                 raise
-            raise ConfigError(f"NDL: {node.function}: {exc.reason}", *_loc(node)) from None
+            raise ConfigError(_message(node, exc.reason), *_loc(node)) from None
         except StadynError as exc:
-            raise ConfigError(f"NDL: {node.function}: {exc}", *_loc(node)) from None
+            raise ConfigError(_message(node, str(exc)), *_loc(node)) from None
         finally:
             self.library.path = ""
             node.building = False
         for ref in self.waiting.pop(id(node), []):
             self.library.define_forward(ref, node.built)
         return node.built
+
+
+def _message(node: _Node, reason: str) -> str:
+    """A library's complaint about an NDL node, named after the node's function once."""
+    return f"NDL: {reason}" if reason.startswith(node.function) else \
+        f"NDL: {node.function}: {reason}"
 
 
 def _names(item: Any) -> list[str]:
@@ -500,132 +516,3 @@ def _builder_settings(text: str) -> tuple[str, dict[str, str]]:
             lines[k] = m.group(1) + " " * (len(line) - len(m.group(1)) - len(m.group(4))) + \
                 m.group(4)
     return "\n".join(lines), settings
-
-
-# ---------------------------------------------------------------------------------------------
-# the built-in functions (NetworkDescriptionLanguage.cpp's names, case-insensitive)
-# ---------------------------------------------------------------------------------------------
-def _dims(args: list, what: str) -> tuple:
-    dims = []
-    for a in args:
-        if isinstance(a, bool) or not isinstance(a, (int, float)) or a != int(a) or a < 0:
-            raise ConfigError(f"{what}: dimensions must be non-negative integers, got {a!r}")
-        dims.append(int(a))
-    if not dims:
-        raise ConfigError(f"{what} needs its dimensions (rows, or rows and columns)")
-    return tuple(dims)
-
-
-def _input(b, node, args, kw, sparse=False):
-    dims = _dims(args, node.function)
-    return b.library.Input(dims if len(dims) > 1 else dims[0],
-                           dynamicAxis=kw.get("dynamicaxis", ""), sparse=sparse, tag="")
-
-
-def _parameter(b, node, args, kw):
-    dims = _dims(args, "LearnableParameter")
-    grad = all(str(kw.get(k, "true")).lower() not in ("false", "0")
-               for k in ("needgradient", "needsgradient", "computegradient"))
-    lr = float(kw.get("learningratemultiplier", 1)) if grad else 0.0
-    init = str(kw.get("init", "uniform"))
-    if init.lower() not in ("uniform", "gaussian", "henormal", "fixedvalue"):
-        raise ConfigError(f"init = '{init}' is not supported (uniform, gaussian, heNormal, "
-                          "fixedValue; fromFile and bilinear are not)")
-    lib = b.library
-    return lib._parameter(dims, lr, "fixedValue" if init.lower() == "fixedvalue" else
-                          {"henormal": "heNormal"}.get(init.lower(), init.lower()),
-                          float(kw.get("initvaluescale", 1)), float(kw.get("value", 0)), "",
-                          "", "", "", "LearnableParameter",
-                          random_seed=-1 if node.seed is None else node.seed)
-
-
-def _constant(b, node, args, kw):
-    if len(args) != 1:
-        raise ConfigError("Constant has one value (and optional rows, cols)")
-    return b.library.Constant(args[0], int(kw.get("rows", 1)), int(kw.get("cols", 1)))
-
-
-def _delay(b, node, args, kw):
-    if len(args) not in (2, 3):
-        raise ConfigError("PastValue/FutureValue(rows, [cols,] input, delayTime=1, "
-                          "defaultHiddenActivity=0.1) has 2 or 3 arguments")
-    dims = _dims(args[:-1], node.function)
-    fn = b.library.PastValue if node.function == "PastValue" else b.library.FutureValue
-    return fn(dims if len(dims) > 1 else dims[0], args[-1],
-              timeStep=int(kw.get("delaytime", kw.get("timestep", 1))),
-              defaultHiddenActivation=float(kw.get("defaulthiddenactivity", 0.1)))
-
-
-def _plain(name: str, count: int | None = None, **fixed):
-    def call(b, node, args, kw):
-        if count is not None and len(args) != count:
-            raise ConfigError(f"{node.function} takes {count} argument(s), got {len(args)}")
-        return b.library.functions[name](*args, **fixed)
-    return call
-
-
-def _classification_error(b, node, args, kw):
-    if len(args) not in (2, 3):
-        raise ConfigError("ClassificationError(labels, z[, topN]) takes 2 or 3 arguments")
-    if len(args) == 3:
-        top = b.library._scalar(args[2])
-        if top is None:
-            raise ConfigError("ClassificationError: topN must be a number or a Constant")
-        return b.library.ClassificationError(args[0], args[1], topN=int(top))
-    return b.library.ClassificationError(args[0], args[1])
-
-
-def _square_error(b, node, args, kw):
-    """``SquareError(a, b)``: per sample the sum of ``(a - b)^2`` (cntk.exe's node sums it over
-    the minibatch too; the trainer sums here, so the logged averages are the same)."""
-    if len(args) != 2:
-        raise ConfigError("SquareError(a, b) takes 2 arguments")
-    lib = b.library
-    d = lib.Minus(args[0], args[1])
-    return lib._node(lib.ReduceSum(lib.ElementTimes(d, d)), "SquareError")
-
-
-_FUNCTIONS = {
-    "SquareError": _square_error,
-    "InputValue": _input,
-    "SparseInputValue": lambda b, n, a, k: _input(b, n, a, k, sparse=True),
-    "LearnableParameter": _parameter,
-    "Constant": _constant,
-    "PastValue": _delay, "FutureValue": _delay,
-    "Times": _plain("Times", 2), "Plus": _plain("Plus", 2), "Minus": _plain("Minus", 2),
-    "ElementTimes": _plain("ElementTimes", 2), "DiagTimes": _plain("DiagTimes", 2),
-    "Scale": _plain("Scale", 2), "TransposeTimes": _plain("TransposeTimes", 2),
-    "Sigmoid": _plain("Sigmoid", 1), "Tanh": _plain("Tanh", 1),
-    "RectifiedLinear": _plain("RectifiedLinear", 1), "Exp": _plain("Exp", 1),
-    "Log": _plain("Log", 1), "Softmax": _plain("Softmax", 1),
-    "LogSoftmax": _plain("LogSoftmax", 1), "Abs": _plain("Abs", 1), "Sqrt": _plain("Sqrt", 1),
-    "Negate": _plain("Negate", 1), "Reciprocal": _plain("Reciprocal", 1),
-    "Dropout": _plain("Dropout", 1), "Hardmax": _plain("Hardmax", 1),
-    "Pass": _plain("Pass", 1), "SumElements": _plain("SumElements", 1),
-    "Transpose": _plain("Transpose", 1),
-    "CrossEntropyWithSoftmax": _plain("CrossEntropyWithSoftmax", 2),
-    "ClassificationError": _classification_error,
-    "Mean": _plain("Mean", 1), "InvStdDev": _plain("InvStdDev", 1),
-    "PerDimMeanVarNormalization": _plain("PerDimMeanVarNormalization", 3),
-    "PerDimMeanVarDeNormalization": _plain("PerDimMeanVarDeNormalization", 3),
-    "RowSlice": _plain("RowSlice", 3),
-    "RowStack": lambda b, n, a, k: b.library.RowStack(tuple(a)),
-}
-
-# NDL's names and aliases (NetworkDescriptionLanguage.cpp: CheckFunction), lower case
-_ALIASES = {name.lower(): name for name in _FUNCTIONS}
-_ALIASES.update({
-    "se": "SquareError", "input": "InputValue", "sparseinput": "SparseInputValue", "parameter": "LearnableParameter",
-    "const": "Constant", "delay": "PastValue", "relu": "RectifiedLinear",
-    "cewithsm": "CrossEntropyWithSoftmax", "errorprediction": "ClassificationError",
-    "perdimmvnorm": "PerDimMeanVarNormalization", "perdimmvdenorm": "PerDimMeanVarDeNormalization",
-})
-
-
-def _function(call: Call) -> str:
-    name = _ALIASES.get(call.function.lower())
-    if name is None:
-        raise ConfigError(f"NDL function '{call.function}' is not supported by Stadyn's "
-                          f"NDLNetworkBuilder (it builds: {', '.join(sorted(_FUNCTIONS))})",
-                          *call.loc.args())
-    return name
