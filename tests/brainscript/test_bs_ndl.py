@@ -9,6 +9,7 @@ at ``$STADYN_CNTK_SOURCE`` (they skip without one); the expected numbers are the
 from __future__ import annotations
 
 import io
+import math
 import re
 
 import numpy as np
@@ -56,7 +57,14 @@ def _check_parameters(params, log: str) -> None:
     operation) : [dims]``) and its ``Training N parameters in M`` count."""
     expected = dict(_PARAM_LINE.findall(log))
     trained = {k: v for k, v in params.items() if v.need_grad}
-    assert {k: _cntk_dims(v) for k, v in trained.items()} == expected
+    ours = {k: _cntk_dims(v) for k, v in trained.items()}
+    for k, dims in expected.items():
+        # cntk.exe's Times gives a [128 x 1568] weight the input's tensor dims ([128 x 7 x 7
+        # x 32], MNIST 03); Stadyn keeps the parameter as declared
+        first, *rest = dims.split(" x ")
+        if len(rest) > 1 and ours.get(k) == f"{first} x {math.prod(int(d) for d in rest)}":
+            ours[k] = dims
+    assert ours == expected
     count, tensors = _COUNT_LINE.search(log).groups()
     assert sum(int(v.size) for v in trained.values()) == int(count)
     assert len(trained) == int(tensors)
@@ -174,6 +182,18 @@ def test_mnist_convolution_ndl_is_cntk_exes(tmp_path):
     _check_parameters(params, log)
     _check_seeds(params, log)
     assert tuple(net.nodes["features"].shape[1:]) == (1, 28, 28)
+
+
+def test_mnist_conv_batch_norm_ndl_is_cntk_exes(tmp_path):
+    # 03_ConvBatchNorm_ndl/baseline.txt: 215546 parameters in 11 (the running statistics,
+    # learningRateMultiplier = 0, are not trained)
+    folder = tmp_path / "03_ConvBatchNorm_ndl"
+    folder.mkdir()
+    _copy(tmp_path, f"{MNIST}/Macros.ndl")
+    _copy(folder, f"{MNIST}/03_ConvBatchNorm_ndl/03_ConvBatchNorm.ndl")
+    config = _copy(folder, f"{MNIST}/03_ConvBatchNorm_ndl/03_ConvBatchNorm_ndl_deprecated.cntk")
+    _, _, params = _build(config, "train", [f"rootDir={tmp_path}", "imageLayout=cudnn"])
+    _check_parameters(params, _baseline(f"{MNIST}/03_ConvBatchNorm_ndl/baseline.txt"))
 
 
 def test_cifar_convolution_ndl_is_cntk_exes(tmp_path):
@@ -325,6 +345,33 @@ def test_ndl_block_with_run_and_load_sections_in_the_config(tmp_path):
     net.nodes["x"].d = np.array([[1, 2]], np.float32)
     net.output_nodes[0].forward()
     np.testing.assert_allclose(net.output_nodes[0].d.reshape(-1), [3, 6])
+
+
+def test_ndl_batch_normalization_uses_the_networks_parameters(tmp_path):
+    # NDLNetworkBuilder.cpp: BatchNormalization(x, scale, bias, runMean, runVariance) plus a
+    # run_sample_count parameter it adds; training normalises with the minibatch's statistics
+    # and the first minibatch replaces the running ones (the unbiased variance)
+    net_text = ("x = Input(dim)\nsc = Parameter(dim, 1, init=fixedValue, value=2)\n"
+                "b = Parameter(dim, 1, init=fixedValue, value=1)\n"
+                "m = Parameter(dim, 1, init=fixedValue, value=0, learningRateMultiplier=0)\n"
+                "v = Parameter(dim, 1, init=fixedValue, value=0, learningRateMultiplier=0)\n"
+                "y = BatchNormalization(x, sc, b, m, v, eval=false, spatial=false, "
+                "normalizationTimeConstant=100)\nOutputNodes = (y)")
+    root = parse_config(_ndl_config(tmp_path, net_text))
+    x = np.array([[1, 2, 3], [3, 6, 5]], np.float32)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network(command_config(root, "T").network, StadynLibrary())
+        net.nodes["x"].reset_shape(x.shape, force=True)
+        net.nodes["x"].d = x
+        with sd.training(True):
+            net.output_nodes[0].forward()
+        params = sd.get_parameters(grad_only=False)
+        mean, var = x.mean(0), x.var(0)
+        expected = (x - mean) / np.sqrt(var + 1e-5) * 2 + 1
+        np.testing.assert_allclose(net.output_nodes[0].d.reshape(2, 3), expected, rtol=1e-5)
+        np.testing.assert_allclose(params["m"].d.reshape(-1), mean, rtol=1e-6)
+        np.testing.assert_allclose(params["v"].d.reshape(-1), x.var(0, ddof=1), rtol=1e-6)
+        assert float(params["y.run_sample_count"].d) == 2
 
 
 def test_an_ndl_function_stadyn_lacks_is_refused_with_the_ndl_file_line(tmp_path):

@@ -6,9 +6,12 @@ Used by :mod:`._ndl`."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from .. import functions as F
 from .._errors import ConfigError
+from ..parametric import get_parameter_or_create
 from ._ndl_parser import Call
 
 __all__ = ["FUNCTIONS", "function_name"]
@@ -156,6 +159,38 @@ def _nd_pooling(b, node, args, kw):
     return make(kernel, stride=stride, pad=bool(pads[0]))(args[0])
 
 
+def _batch_normalization(b, node, args, kw):
+    """``BatchNormalization(x, scale, bias, runMean, runVariance, spatial = false,
+    normalizationTimeConstant = 0, blendTimeConstant = 0, epsilon = 0.00001, imageLayout =
+    "CHW")`` with the network's own parameters (NDLNetworkBuilder.cpp); the sample count of
+    the running statistics is the parameter ``<node>.run_sample_count`` cntk.exe adds."""
+    if len(args) not in (5, 6):
+        raise ConfigError("BatchNormalization(x, scale, bias, runMean, runVariance) takes 5 "
+                          "arguments")
+    lib = b.library
+    x = lib._value(args[0], "BatchNormalization")
+    spatial = bool(_flags(kw.get("spatial", "false")))
+    if spatial and str(kw.get("imagelayout", "CHW")).lower() not in ("chw", "cudnn"):
+        raise ConfigError("BatchNormalization: spatial = true needs imageLayout = \"cudnn\"")
+    values = [lib._value(v, "BatchNormalization") for v in args[1:5]]
+    lead = 1 if x.sequence_lengths is None else 2
+    size = x.shape[lead] if spatial else math.prod(x.shape[lead:])
+    for v, what in zip(values, ("scale", "bias", "runMean", "runVariance")):
+        if int(v.size) != size:
+            raise ConfigError(f"BatchNormalization: {what} has {int(v.size)} values, the input "
+                              f"{size} {'channels' if spatial else 'elements a sample'}")
+    if len(args) == 6:
+        count = lib._value(args[5], "BatchNormalization")
+    else:
+        count = get_parameter_or_create(f"{node.name or 'BatchNormalization'}.run_sample_count",
+                                        (), 0.0, need_grad=False)
+    y = F.cntk_batch_normalization(x, *values, count, x.sequence_lengths, spatial,
+                                   float(kw.get("normalizationtimeconstant", 0)),
+                                   float(kw.get("blendtimeconstant", 0)),
+                                   float(kw.get("epsilon", 0.00001)))
+    return lib._node(y, "BatchNormalization")
+
+
 def _constant(b, node, args, kw):
     if len(args) != 1:
         raise ConfigError("Constant has one value (and optional rows, cols)")
@@ -206,7 +241,7 @@ FUNCTIONS = {
     "SquareError": _square_error,
     "ImageInput": _image_input, "ImageParameter": _image_parameter,
     "Convolution": _convolution, "MaxPooling": _pooling, "AveragePooling": _pooling,
-    "Pooling": _nd_pooling,
+    "Pooling": _nd_pooling, "BatchNormalization": _batch_normalization,
     "InputValue": _input,
     "SparseInputValue": lambda b, n, a, k: _input(b, n, a, k, sparse=True),
     "LearnableParameter": _parameter,
