@@ -168,17 +168,22 @@ def test_mnist_one_hidden_ndl_is_cntk_exes(tmp_path):
     assert [net.name_of(v) for v in net.evaluation_nodes] == ["top5Errs", "errs"]
 
 
+def _mnist_network(tmp_path, name: str):
+    """CNTK's MNIST ``<name>_ndl`` test built here: (network, parameters, baseline log)."""
+    folder = tmp_path / f"{name}_ndl"
+    folder.mkdir()
+    _copy(tmp_path, f"{MNIST}/Macros.ndl")
+    _copy(folder, f"{MNIST}/{name}_ndl/{name}.ndl")
+    config = _copy(folder, f"{MNIST}/{name}_ndl/{name}_ndl_deprecated.cntk")
+    net, _, params = _build(config, "train", [f"rootDir={tmp_path}", "imageLayout=cudnn"])
+    return net, params, _baseline(f"{MNIST}/{name}_ndl/baseline.txt")
+
+
 def test_mnist_convolution_ndl_is_cntk_exes(tmp_path):
     # 02_Convolution_ndl/baseline.txt lines 142-160: conv1.w.W [16 x 25] uniform(seed=1,
     # range=0.05*10), conv1.b.b [1 x 1 x 16] (ImageParameter, cudnn), h1.W [128 x 7 x 7 x 32]
     # seed=3, ...; 215370 parameters in 8 (legacy Convolution, ND Pooling)
-    folder = tmp_path / "02_Convolution_ndl"
-    folder.mkdir()
-    _copy(tmp_path, f"{MNIST}/Macros.ndl")
-    _copy(folder, f"{MNIST}/02_Convolution_ndl/02_Convolution.ndl")
-    config = _copy(folder, f"{MNIST}/02_Convolution_ndl/02_Convolution_ndl_deprecated.cntk")
-    net, _, params = _build(config, "train", [f"rootDir={tmp_path}", "imageLayout=cudnn"])
-    log = _baseline(f"{MNIST}/02_Convolution_ndl/baseline.txt")
+    net, params, log = _mnist_network(tmp_path, "02_Convolution")
     _check_parameters(params, log)
     _check_seeds(params, log)
     assert tuple(net.nodes["features"].shape[1:]) == (1, 28, 28)
@@ -187,13 +192,8 @@ def test_mnist_convolution_ndl_is_cntk_exes(tmp_path):
 def test_mnist_conv_batch_norm_ndl_is_cntk_exes(tmp_path):
     # 03_ConvBatchNorm_ndl/baseline.txt: 215546 parameters in 11 (the running statistics,
     # learningRateMultiplier = 0, are not trained)
-    folder = tmp_path / "03_ConvBatchNorm_ndl"
-    folder.mkdir()
-    _copy(tmp_path, f"{MNIST}/Macros.ndl")
-    _copy(folder, f"{MNIST}/03_ConvBatchNorm_ndl/03_ConvBatchNorm.ndl")
-    config = _copy(folder, f"{MNIST}/03_ConvBatchNorm_ndl/03_ConvBatchNorm_ndl_deprecated.cntk")
-    _, _, params = _build(config, "train", [f"rootDir={tmp_path}", "imageLayout=cudnn"])
-    _check_parameters(params, _baseline(f"{MNIST}/03_ConvBatchNorm_ndl/baseline.txt"))
+    _, params, log = _mnist_network(tmp_path, "03_ConvBatchNorm")
+    _check_parameters(params, log)
 
 
 def test_cifar_convolution_ndl_is_cntk_exes(tmp_path):

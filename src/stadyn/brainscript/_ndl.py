@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import ConfigError, StadynError
+from ._ast import SourceLocation
 from ._config import ConfigRecord
 from ._library import ForwardRef
 from ._ndl_functions import FUNCTIONS, function_name
-from ._ndl_parser import Array, Assign, Call, MacroDef, Num, Ref, Section, Str, parse_ndl, \
+from ._ndl_parser import where, Array, Assign, Call, MacroDef, Num, Ref, Section, Str, parse_ndl, \
     parse_ndl_block
 from ._network import Network
 
@@ -59,8 +60,7 @@ class NDLSource:
     record: ConfigRecord = field(compare=False, repr=False)
 
     @property
-    def loc(self) -> Any:
-        from ._ast import SourceLocation
+    def loc(self) -> SourceLocation:
         return SourceLocation(self.path, self.line, self.column)
 
     def build(self, library: Any) -> Network:
@@ -145,7 +145,7 @@ class _Lazy:
 
 def _loc(x: Any) -> tuple:
     loc = getattr(x, "loc", None)
-    return loc.args() if hasattr(loc, "args") else ()
+    return where(loc) if isinstance(loc, SourceLocation) else ()
 
 
 class _Builder:
@@ -179,7 +179,6 @@ class _Builder:
 
     def _variables(self, text: str, path: str) -> str:
         """``$var$`` in an NDL file: the config's value around the builder block."""
-        from ._ast import SourceLocation
         rec = self.source.record
 
         def value(m: re.Match) -> str:
@@ -314,7 +313,7 @@ class _Builder:
         if len(call.args) < len(macro.params):
             raise ConfigError(f"NDL: macro {macro.name} needs {len(macro.params)} arguments "
                               f"({', '.join(macro.params)}), got {len(call.args)}",
-                              *call.loc.args())
+                              *where(call.loc))
         if name is None:
             self.anonymous += 1
             name = f"unnamed{self.anonymous}"
@@ -329,7 +328,7 @@ class _Builder:
             cells = [inner.names[i.name.lower()] for i in macro.body.items
                      if isinstance(i, Assign) and not isinstance(i.value, Section)]
             if not cells:
-                raise ConfigError(f"NDL: macro {macro.name} defines nothing", *macro.loc.args())
+                raise ConfigError(f"NDL: macro {macro.name} defines nothing", *where(macro.loc))
             last: Any = cells[-1]
         else:
             last = self._expand(macro.body, inner, name)
@@ -360,12 +359,12 @@ class _Builder:
         if value is None:
             if len(parts) == 1:      # an unquoted word: a string (init = Gaussian)
                 return ref.name
-            raise ConfigError(f"NDL: unknown name '{parts[0]}' in '{ref.name}'", *ref.loc.args())
+            raise ConfigError(f"NDL: unknown name '{parts[0]}' in '{ref.name}'", *where(ref.loc))
         for k, part in enumerate(parts[1:], 1):
             value = self._resolve(value, ref)
             if not isinstance(value, _Instance) or part.lower() not in value.scope.names:
                 raise ConfigError(f"NDL: '{'.'.join(parts[:k])}' has no member '{part}'",
-                                  *ref.loc.args())
+                                  *where(ref.loc))
             value = value.scope.names[part.lower()]
         return value
 
@@ -494,7 +493,7 @@ def _names(item: Any) -> list[str]:
     out = []
     for v in values:
         if not isinstance(v, (Ref, Str)):
-            raise ConfigError(f"NDL: '{item.name}' must name sections", *item.loc.args())
+            raise ConfigError(f"NDL: '{item.name}' must name sections", *where(item.loc))
         out.append(v.name if isinstance(v, Ref) else v.value)
     return out
 

@@ -12,7 +12,7 @@ from typing import Any
 from .. import functions as F
 from .._errors import ConfigError
 from ..parametric import get_parameter_or_create
-from ._ndl_parser import Call
+from ._ndl_parser import Call, where
 
 __all__ = ["FUNCTIONS", "function_name"]
 
@@ -283,5 +283,5 @@ def function_name(call: Call) -> str:
     if name is None:
         raise ConfigError(f"NDL function '{call.function}' is not supported by Stadyn's "
                           f"NDLNetworkBuilder (it builds: {', '.join(sorted(FUNCTIONS))})",
-                          *call.loc.args())
+                          *where(call.loc))
     return name

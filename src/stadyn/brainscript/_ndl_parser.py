@@ -17,18 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import ConfigError
+from ._ast import SourceLocation as Loc
 
-__all__ = ["Num", "Str", "Ref", "Call", "Array", "Section", "Assign", "MacroDef", "parse_ndl"]
+__all__ = ["where", "Num", "Str", "Ref", "Call", "Array", "Section", "Assign", "MacroDef", "parse_ndl"]
 
 
-@dataclass(frozen=True)
-class Loc:
-    path: str | None
-    line: int
-    column: int
-
-    def args(self) -> tuple:
-        return (self.path, self.line, self.column)
+def where(loc: Loc) -> tuple:
+    """``(path, line, column)``: a :class:`ConfigError`'s location arguments."""
+    return (loc.path, loc.line, loc.column)
 
 
 @dataclass
@@ -138,7 +134,7 @@ class _Parser:
         t = self.next()
         if t.text != text:
             got = "the end" if t.kind == "end" else f"'{t.text}'"
-            raise ConfigError(f"NDL: expected '{text}', got {got}", *t.loc.args())
+            raise ConfigError(f"NDL: expected '{text}', got {got}", *where(t.loc))
         return t
 
     def skip_nl(self) -> None:
@@ -156,18 +152,18 @@ class _Parser:
             if t.kind == "end":
                 if close is not None:
                     raise ConfigError(f"NDL: '{close}' missing (the text ends first)",
-                                      *t.loc.args())
+                                      *where(t.loc))
                 return items
             items.append(self.item())
             nxt = self.peek()
             if nxt.kind not in ("nl", "end") and nxt.text != close:
                 raise ConfigError(f"NDL: unexpected '{nxt.text}' after an item (one item a line)",
-                                  *nxt.loc.args())
+                                  *where(nxt.loc))
 
     def item(self) -> Any:
         t = self.next()
         if t.kind != "name":
-            raise ConfigError(f"NDL: expected a name, got '{t.text}'", *t.loc.args())
+            raise ConfigError(f"NDL: expected a name, got '{t.text}'", *where(t.loc))
         if self.peek().text == "(":                 # a macro definition
             self.i += 1
             params: list[str] = []
@@ -175,7 +171,7 @@ class _Parser:
                 p = self.next()
                 if p.kind != "name":
                     raise ConfigError(f"NDL: a macro's parameters are names, got '{p.text}'",
-                                      *p.loc.args())
+                                      *where(p.loc))
                 params.append(p.text)
                 if self.peek().text == ",":
                     self.i += 1
@@ -231,12 +227,12 @@ class _Parser:
                     self.i += 1
                 elif self.peek().text != close:
                     raise ConfigError(f"NDL: expected ',' or '{close}', got "
-                                      f"'{self.peek().text}'", *self.peek().loc.args())
+                                      f"'{self.peek().text}'", *where(self.peek().loc))
             self.i += 1
             return Array(items, t.loc)
         if t.kind != "name":
             got = "the end of the line" if t.kind in ("nl", "end") else f"'{t.text}'"
-            raise ConfigError(f"NDL: expected a value, got {got}", *t.loc.args())
+            raise ConfigError(f"NDL: expected a value, got {got}", *where(t.loc))
         if self.peek().text != "(":
             return Ref(t.text, t.loc)
         self.i += 1
@@ -254,14 +250,14 @@ class _Parser:
             else:
                 if kwargs:
                     raise ConfigError(f"NDL: {t.text}: a positional argument after an optional "
-                                      "one", *self.peek().loc.args())
+                                      "one", *where(self.peek().loc))
                 args.append(self.expr())
             self.skip_nl()
             if self.peek().text == ",":
                 self.i += 1
             elif self.peek().text != ")":
                 raise ConfigError(f"NDL: {t.text}: expected ',' or ')', got "
-                                  f"'{self.peek().text}'", *self.peek().loc.args())
+                                  f"'{self.peek().text}'", *where(self.peek().loc))
 
 
 def _number(text: str) -> int | float:
@@ -293,5 +289,5 @@ def parse_ndl_block(text: str, path: str | None = None, line: int = 1,
     p.skip_nl()
     if p.peek().kind != "end":
         raise ConfigError(f"NDL: unexpected '{p.peek().text}' after the block",
-                          *p.peek().loc.args())
+                          *where(p.peek().loc))
     return section
