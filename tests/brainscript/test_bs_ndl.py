@@ -226,7 +226,8 @@ def test_mnist_one_hidden_ndl_trains_from_cntk_exes_initial_values(tmp_path):
     log = io.StringIO()
     offset = 3
     run(config, overrides + [f"DataDir={data}", f"outputDir={tmp_path}/out",
-                             "command=train", "train.SGD.maxEpochs=1", "train.SGD.epochSize=64",
+                             "command=train:test", "train.SGD.maxEpochs=1",
+                             "train.SGD.epochSize=64",
                              "train.SGD.numMBsToShowResult=1",
                              "train.reader.randomize=false", "traceLevel=1",
                              f"randomSeedOffset={offset}"], out=log)
@@ -254,6 +255,10 @@ def test_mnist_one_hidden_ndl_trains_from_cntk_exes_initial_values(tmp_path):
     assert float(first.group(1)) == pytest.approx(ce, rel=1e-5)
     assert float(first.group(3)) == pytest.approx(errs, abs=1e-3)
     assert "Finished Epoch[ 1 of 1]" in text
+    # the test command has no network of its own: the train command's, from its model file
+    # (its evalNodeNames = ce:errs:top5Errs)
+    assert re.search(r"Final Results: Minibatch\[1-1\]: ce = [0-9.]+ \* 16; perplexity = "
+                     r"[0-9.]+; errs = [0-9.]+% \* 16; top5Errs = [0-9.]+% \* 16", text), text
 
 
 # ---------------------------------------------------------------------------------------------
