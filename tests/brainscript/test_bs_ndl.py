@@ -212,6 +212,23 @@ def test_cifar_convolution_ndl_is_cntk_exes(tmp_path):
         _check_seeds(params, log)
 
 
+def test_cifar_resnet_ndl_is_cntk_exes(tmp_path):
+    # CIFAR-10/03_ResNet/baseline.gpu.txt: 269914 parameters in 63 (BatchNormalization, the
+    # projections init = fromFile from 16to32.txt and 32to64.txt, learningRateMultiplier = 0)
+    cifar = "Tests/EndToEndTests/Examples/Image/Deprecated/CIFAR-10"
+    folder = tmp_path / "03_ResNet"
+    folder.mkdir()
+    for name in ("Macros.ndl", "16to32.txt", "32to64.txt"):
+        _copy(tmp_path, f"{cifar}/{name}")
+    _copy(folder, f"{cifar}/03_ResNet/03_ResNet.ndl")
+    config = _copy(folder, f"{cifar}/03_ResNet/03_ResNet_ndl_deprecated.cntk")
+    _, _, params = _build(config, "Train", [f"RootDir={folder}"])
+    log = _baseline(f"{cifar}/03_ResNet/baseline.gpu.txt")
+    count, tensors = _COUNT_LINE.search(log).groups()
+    trained = [v for v in params.values() if v.need_grad]
+    assert (sum(int(v.size) for v in trained), len(trained)) == (int(count), int(tensors))
+
+
 def _sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
@@ -377,6 +394,22 @@ def test_ndl_batch_normalization_uses_the_networks_parameters(tmp_path):
         np.testing.assert_allclose(params["m"].d.reshape(-1), mean, rtol=1e-6)
         np.testing.assert_allclose(params["v"].d.reshape(-1), x.var(0, ddof=1), rtol=1e-6)
         assert float(params["y.run_sample_count"].d) == 2
+
+
+def test_ndl_parameter_from_a_file_is_its_rows(tmp_path):
+    # LearnableParameter::InitFromFile: a text matrix, a row a line, of [rows x cols]
+    (tmp_path / "w.txt").write_text("1 2 3\n4 5 6\n")
+    net_text = (f'x = Input(dim)\nW = Parameter(2, dim, init = fromFile, initFromFilePath = '
+                f'"{tmp_path}/w.txt", learningRateMultiplier = 0)\ny = Times(W, x)\n'
+                "OutputNodes = (y)")
+    net, _, _ = _build_text(_ndl_config(tmp_path, net_text))
+    net.nodes["x"].d = np.array([[1, 1, 2]], np.float32)
+    net.output_nodes[0].forward()
+    np.testing.assert_array_equal(net.output_nodes[0].d, [[9, 21]])
+    bad = net_text.replace("Parameter(2, dim", "Parameter(3, dim")
+    with pytest.raises(ConfigError, match=r"holds a \[2 x 3\] matrix; the parameter is "
+                                          r"\[3 x 3\]"):
+        _build_text(_ndl_config(tmp_path, bad))
 
 
 def test_an_ndl_function_stadyn_lacks_is_refused_with_the_ndl_file_line(tmp_path):

@@ -7,11 +7,15 @@ Used by :mod:`._ndl`."""
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
+
+import numpy as np
 
 from .. import functions as F
 from .._errors import ConfigError
 from ..parametric import get_parameter_or_create
+from ._library import cntk_shape
 from ._ndl_parser import Call, where
 
 __all__ = ["FUNCTIONS", "function_name"]
@@ -40,15 +44,37 @@ def _parameter(b, node, args, kw):
                for k in ("needgradient", "needsgradient", "computegradient"))
     lr = float(kw.get("learningratemultiplier", 1)) if grad else 0.0
     init = str(kw.get("init", "uniform"))
+    lib = b.library
+    if init.lower() == "fromfile":
+        return lib._make_parameter(cntk_shape(dims), _from_file(kw, dims), lr != 0.0, "")
     if init.lower() not in ("uniform", "gaussian", "henormal", "fixedvalue"):
         raise ConfigError(f"init = '{init}' is not supported (uniform, gaussian, heNormal, "
-                          "fixedValue; fromFile and bilinear are not)")
-    lib = b.library
+                          "fixedValue, fromFile; bilinear is not)")
     return lib._parameter(dims, lr, "fixedValue" if init.lower() == "fixedvalue" else
                           {"henormal": "heNormal"}.get(init.lower(), init.lower()),
                           float(kw.get("initvaluescale", 1)), float(kw.get("value", 0)), "",
                           "", "", "", "LearnableParameter",
                           random_seed=-1 if node.seed is None else node.seed)
+
+
+def _from_file(kw: dict, dims: tuple) -> np.ndarray:
+    """``init = fromFile``: a text matrix, one row a line (LearnableParameter::InitFromFile),
+    of the parameter's ``[rows x cols]``; Stadyn holds it transposed (column-major dims)."""
+    name = str(kw.get("initfromfilepath", "")).strip().strip('"')
+    if not name:
+        raise ConfigError("initFromFilePath must be set when using \"fromFile\" initialization")
+    if not os.path.isfile(name):
+        raise ConfigError(f"the file of initFromFilePath does not exist: {name}")
+    try:
+        rows = np.loadtxt(name, dtype=np.float32, ndmin=2)
+    except ValueError as exc:
+        raise ConfigError(f"initFromFilePath '{name}' is not a matrix of numbers: {exc}") \
+            from None
+    if len(dims) != 2 or rows.shape != dims:
+        raise ConfigError(f"initFromFilePath '{name}' holds a [{rows.shape[0]} x "
+                          f"{rows.shape[1]}] matrix; the parameter is "
+                          f"[{' x '.join(map(str, dims))}]")
+    return np.ascontiguousarray(rows.T)
 
 
 def _image_dims(dims: tuple, layout: str, what: str) -> tuple:
