@@ -13,9 +13,9 @@ read the config (includes, ``$var$``), read the command blocks, and for each com
 
 * refuse an action other than ``train``/``test``/``eval``/``write``/``edit`` (and an ``edit`` by
   a MEL script);
-* build the network of ``BrainScriptNetworkBuilder`` or ``SimpleNetworkBuilder`` with
-  ``StadynLibrary`` (Input sizes are the config's own; no data is read) and count its
-  parameters; ``NDLNetworkBuilder`` is reported as such;
+* build the network of ``BrainScriptNetworkBuilder``, ``SimpleNetworkBuilder`` or
+  ``NDLNetworkBuilder`` with ``StadynLibrary`` (Input sizes are the config's own; no data is
+  read) and count its parameters;
 * make the learner of the ``SGD`` block on those parameters (``gradUpdateType``, unknown keys,
   the ``AutoAdjust`` block);
 * check each ``reader`` / ``cvReader`` block's deserializer types without opening its files
@@ -59,9 +59,15 @@ def checkout(path: str, scratch: str) -> str:
         return path
     names = subprocess.run(["git", "-C", path, "ls-tree", "-r", "--name-only", "HEAD"],
                            check=True, capture_output=True, text=True).stdout.splitlines()
+    sizes = dict(line.split("\t")[::-1] for line in subprocess.run(
+        ["git", "-C", path, "ls-tree", "-r", "-l", "HEAD"], check=True, capture_output=True,
+        text=True).stdout.splitlines())
     wanted = [n for n in names if n.startswith(("Examples/", "Tests/EndToEndTests/")) and
               (n.endswith(_SUFFIXES) or re.search(r"/run-test(-common)?$", n) or
-               re.search(r"/baseline[^/]*\.txt$", n))]
+               re.search(r"/baseline[^/]*\.txt$", n) or
+               # the small text files: NDL descriptions named .txt (Speech/DNN's dnn.txt)
+               (n.endswith(".txt") and sizes.get(n, "").split()[-1].isdigit() and
+                int(sizes[n].split()[-1]) < 20000))]
     for name in wanted:
         target = os.path.join(scratch, name)
         os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -153,7 +159,28 @@ def standard_overrides(config: str) -> list[str]:
             "OutputDir=/tmp/run", "DeviceId=-1",
             # the TIMIT tests' own (run-timit-test-common)
             "ExpDir=/tmp/run/exp", "ScpDir=/tmp/data", "MlfDir=/tmp/data",
-            f"LibDir={os.path.dirname(config)}/../lib", "DeviceNumber=-1"]
+            f"LibDir={os.path.dirname(config)}/../lib", "DeviceNumber=-1",
+            # run-timit-test-common's NDL and MEL folders: the config's own
+            f"NdlDir={os.path.dirname(config)}", f"MelDir={os.path.dirname(config)}"]
+
+
+def _shell_values(folder: str, base: str, text: str) -> dict[str, str]:
+    """The plain ``name=value`` lines of a test's ``run-test`` and of the ``run-test-common``
+    files of its folder and those above it (``imageLayout=cudnn`` of Examples/Image), which
+    its ``cntkrun`` line may use (``imageLayout=\\"$imageLayout\\"``)."""
+    texts = []
+    while os.path.relpath(folder, base) != os.pardir:
+        common = os.path.join(folder, "run-test-common")
+        if os.path.exists(common):
+            with open(common, encoding="utf-8", errors="replace") as f:
+                texts.insert(0, f.read())
+        if os.path.samefile(folder, base):
+            break
+        folder = os.path.dirname(folder)
+    values: dict[str, str] = {}
+    for t in texts + [text]:
+        values.update(re.findall(r"^\s*(\w+)=([^\s$`\"']+)\s*$", t, re.M))
+    return values
 
 
 def test_configs(root: str) -> list[tuple[str, list[str], str]]:
@@ -166,11 +193,13 @@ def test_configs(root: str) -> list[tuple[str, list[str], str]]:
             continue
         with open(os.path.join(folder, "run-test"), encoding="utf-8", errors="replace") as f:
             text = f.read()
+        known = _shell_values(folder, base, text)
         for m in re.finditer(r"^\s*cntkrun\s+(\S+)\s*(.*?)(?:\|\||$)", text, re.M):
             config = _find_config(root, folder, m.group(1))
             if config is None:
                 continue
-            found.append((config, _overrides(m.group(2)), folder))
+            args = re.sub(r"\$(\w+)", lambda v: known.get(v.group(1), v.group(0)), m.group(2))
+            found.append((config, _overrides(args), folder))
     return sorted(found)
 
 
@@ -180,6 +209,7 @@ def test_configs(root: str) -> list[tuple[str, list[str], str]]:
 # (pattern of an error's first line, its label); the first that matches names the gap
 _LABELS = (
     (r"unknown function '([^']+)'", "BS function {}"),
+    (r"NDL function '([^']+)' is not supported", "NDL function {}"),
     (r"unknown identifier '([^']+)'", "BS identifier {}"),
     # BS.Network.Load (...), BS.Seq2Seq.*: namespaces Stadyn's sequences.bs lacks
     (r"record has no member '(Network|Seq2Seq|RNNs)'", "BS.{}"),
@@ -220,15 +250,6 @@ def _reader_gaps(reader, what: str) -> list[str]:
                       if d.type.lower() not in _READERS]
 
 
-def _network_gap(cmd) -> str | None:
-    return _network_gap_of(cmd.record)
-
-
-def _network_gap_of(rec) -> str | None:
-    # (a SimpleNetworkBuilder block is built: its refused settings are labelled by _LABELS)
-    return "NDL" if "NDLNetworkBuilder" in rec and "SimpleNetworkBuilder" not in rec else None
-
-
 def _stand_in_models(root, load):
     """``BS.Network.Load`` for the survey: a model file a train or edit command of the config
     writes (``modelPath``, ``outputModelPath``) is that command's network, built afresh (the
@@ -238,11 +259,13 @@ def _stand_in_models(root, load):
     import stadyn as sd
     from stadyn.brainscript import StadynLibrary, build_network
     from stadyn.brainscript._config import ConfigRecord
+    from stadyn.brainscript._ndl import ndl_source
 
     writers = {}
     for key in root:
         block = root.peek(key)
-        if not isinstance(block, ConfigRecord) or "BrainScriptNetworkBuilder" not in block:
+        if not isinstance(block, ConfigRecord) or not ({"BrainScriptNetworkBuilder",
+                                                        "NDLNetworkBuilder"} & set(block)):
             continue
         action = str(block.get_str("action", "", inherited=True))
         path = block.get_str("outputModelPath", None) if action == "edit" else \
@@ -251,7 +274,8 @@ def _stand_in_models(root, load):
         if action == "train" and isinstance(sgd, ConfigRecord) and "modelPath" in sgd:
             path = sgd.get_str("modelPath")
         if path is not None and action in ("train", "edit"):
-            writers.setdefault(str(path), block["BrainScriptNetworkBuilder"])
+            writers.setdefault(str(path), block["BrainScriptNetworkBuilder"] if
+                               "BrainScriptNetworkBuilder" in block else ndl_source(block))
     building = set()
 
     def loader(path):
@@ -306,10 +330,6 @@ def survey_command(cmd, root_record) -> tuple[list[str], dict]:
                 gaps.append(_label(exc))
     network = cmd.network
     if network is None:
-        gap = _network_gap(cmd)
-        if gap is not None:
-            gaps.append(gap)
-            return gaps, info
         if cmd.action in ("train",):
             gaps.append("no network")
             return gaps, info
@@ -318,10 +338,7 @@ def survey_command(cmd, root_record) -> tuple[list[str], dict]:
             network.run = type("R", (), {"root": root_record})()
             network = _Runner._network_for(network, cmd)
         except Exception:  # noqa: BLE001 - any failure is a finding
-            builders = [k for k in root_record if isinstance(root_record.peek(k), type(
-                root_record)) and _network_gap_of(root_record.peek(k))]
-            gaps.append("model from an NDL train" if builders else
-                        "network only in a model file (BS.Network.Load, edit)")
+            gaps.append("network only in a model file (BS.Network.Load, edit)")
             return gaps, info
     with sd.parameter_registry(sd.ParameterRegistry()):
         try:

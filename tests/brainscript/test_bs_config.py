@@ -391,7 +391,9 @@ def test_a_command_uses_the_network_of_the_blocks_around_it():
                         "ndl = { action = train ; NDLNetworkBuilder = { x = 1 } }")
     assert "z = 1" in command_config(root, "train").network.text
     assert "z = 2" in command_config(root, "write").network.text
-    assert command_config(root, "ndl").network is None
+    # NetworkFactory asks for NDLNetworkBuilder before BrainScriptNetworkBuilder
+    assert "x = 1" in command_config(root, "ndl").network.text
+    assert type(command_config(root, "ndl").network).__name__ == "NDLSource"
 
 
 def test_an_override_continues_in_the_next_argument_while_its_brackets_are_open():

@@ -19,6 +19,7 @@ from stadyn._errors import ConfigError
 
 from ._block_values import _at_least_1, _check, _err, _extra, _non_negative, per_epoch
 from ._config import BrainScriptSource, ConfigRecord, ConfigString, to_int
+from ._ndl import NDLSource, ndl_source
 from ._reader_blocks import (DeserializerConfig, ReaderConfig, StreamConfig, TransformConfig,
                              reader_config)
 from ._sgd_block import SGDConfig, sgd_config
@@ -27,7 +28,7 @@ from ._simple_network import simple_network_source
 __all__ = [
     "SGDConfig", "TransformConfig", "StreamConfig", "DeserializerConfig", "ReaderConfig",
     "CommandConfig", "RunConfig", "sgd_config", "reader_config", "command_config", "run_config",
-    "command_names", "per_epoch",
+    "command_names", "per_epoch", "network_of_block",
 ]
 
 
@@ -126,14 +127,34 @@ def _network(rec: ConfigRecord) -> Any:
     (NetworkFactory.cpp: ``createNetwork``, ``SimpleNetworkBuilder`` and
     ``NDLNetworkBuilder`` come first; G2P.cntk's ``train`` uses the top level's).  A
     ``SimpleNetworkBuilder`` gives its network's description (:mod:`._simple_network`), an
-    NDL network None."""
+    ``NDLNetworkBuilder`` its :class:`._ndl.NDLSource`."""
     simple = rec.lookup("SimpleNetworkBuilder", None)
     if simple is not None:           # cntk.exe's standard networks (._simple_network)
         return simple_network_source(simple, rec.loc)
-    if rec.lookup("NDLNetworkBuilder", None) is not None:
         return None
+    if _found(rec, "NDLNetworkBuilder"):
+        return ndl_source(rec)
     network = rec.lookup("BrainScriptNetworkBuilder", None)
     return network if network is not None else rec.lookup("ExperimentalNetworkBuilder", None)
+
+
+def network_of_block(block: ConfigRecord) -> Any:
+    """The network a command block builds itself (not looking outwards), in cntk.exe's order:
+    its ``SimpleNetworkBuilder``, its ``NDLNetworkBuilder``, its ``BrainScriptNetworkBuilder``;
+    None if it has none of them."""
+    if "SimpleNetworkBuilder" in block:
+        return simple_network_source(block["SimpleNetworkBuilder"], block.loc)
+    if "NDLNetworkBuilder" in block:
+        return ndl_source(block)
+    return block.get("BrainScriptNetworkBuilder")
+
+
+def _found(rec: ConfigRecord, key: str) -> bool:
+    """Whether ``key`` is in ``rec`` or a block around it (its value is not read)."""
+    block: ConfigRecord | None = rec
+    while block is not None and key not in block:
+        block = block.parent
+    return block is not None
 
 
 def command_config(root: ConfigRecord, name: str) -> CommandConfig:
@@ -152,7 +173,7 @@ def command_config(root: ConfigRecord, name: str) -> CommandConfig:
     if "action" not in rec:
         raise _err(f"command block '{name}' has no 'action' (train, test or eval)", rec.loc)
     network = _network(rec)
-    if network is not None and not isinstance(network, BrainScriptSource):  # pragma: no cover
+    if network is not None and not isinstance(network, (BrainScriptSource, NDLSource)):  # pragma: no cover
         raise _err(f"'{name}.BrainScriptNetworkBuilder' must be BrainScript", rec.loc)
     sgd_rec = rec.get_record("SGD") if "SGD" in rec else None
     model_path = (sgd_rec or rec).get_str("modelPath", None, inherited=True)

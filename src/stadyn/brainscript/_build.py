@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ._config import BrainScriptSource
 from ._network import Network, evaluate_network
 from ._library import Library
@@ -9,7 +11,7 @@ from ._library import Library
 __all__ = ["build_network"]
 
 
-def build_network(source: BrainScriptSource | str, library: Library, path: str | None = None) -> Network:
+def build_network(source: BrainScriptSource | Any | str, library: Library, path: str | None = None) -> Network:
     """Parse and evaluate a network description (a ``BrainScriptNetworkBuilder`` value).
 
     >>> from stadyn.brainscript import Library, build_network
@@ -19,6 +21,8 @@ def build_network(source: BrainScriptSource | str, library: Library, path: str |
     """
     if isinstance(source, str):
         source = BrainScriptSource(source, path)
+    if not isinstance(source, BrainScriptSource):   # an NDLNetworkBuilder's (._ndl.NDLSource)
+        return source.build(library)
     network = evaluate_network(source.parse(), library)
     name_nodes = getattr(source, "name_nodes", None)   # SimpleNetworkBuilder's node names
     if name_nodes is not None:

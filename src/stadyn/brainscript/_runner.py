@@ -43,7 +43,7 @@ from .._random import auto_seeds_kept, restart_auto_seeds, seed
 from ..graph import Variable, context, context_scope, topological_nodes
 from ..parametric import ParameterRegistry, parameter_registry
 from ..train import Trainer, evaluate_sums
-from ._blocks import CommandConfig, RunConfig, per_epoch, run_config
+from ._blocks import CommandConfig, RunConfig, network_of_block, per_epoch, run_config
 from ._command_network import (CommandNetwork, InputSource, Validation, criterion_total, loc_of,
                                record_loc)
 from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, results_line)
@@ -52,7 +52,6 @@ from ._precompute import check_computed, mark_computed, precompute
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
 from ._readers import make_source, utterance_mode
-from ._simple_network import network_of_block
 from ._state_carry import StateCarry
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
 from ._sgd import (check_sgd_keys, disable_reg_in_batch_norm, keep_checkpoint_files,
@@ -486,8 +485,7 @@ class _Runner:
         candidates = []
         for key in root:
             block = root.peek(key)
-            if not isinstance(block, ConfigRecord) or not any(
-                    k in block for k in ("BrainScriptNetworkBuilder", "SimpleNetworkBuilder")):
+            if not isinstance(block, ConfigRecord) or network_of_block(block) is None:
                 continue
             path = block.get_str("modelPath", None, inherited=True)
             sgd = block.get("SGD")

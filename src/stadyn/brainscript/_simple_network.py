@@ -31,7 +31,7 @@ from typing import Any
 from ._block_values import _err
 from ._config import BrainScriptSource, ConfigList, ConfigRecord
 
-__all__ = ["SimpleNetworkSource", "simple_network_source", "network_of_block"]
+__all__ = ["SimpleNetworkSource", "simple_network_source"]
 
 # rnnType values of cntk.exe's SimpleNetworkBuilder::InitRecurrentConfig, tried in this order
 # (a list of them picks the first kind found), with what each builds
@@ -86,14 +86,6 @@ def simple_network_source(block: Any, loc: Any = None) -> SimpleNetworkSource:
                    "= ... ]", where)
     return SimpleNetworkSource("", getattr(where, "path", None), getattr(where, "line", 1),
                                getattr(where, "column", 1), block=block)
-
-
-def network_of_block(block: ConfigRecord) -> BrainScriptSource:
-    """The network a command block builds itself: its ``SimpleNetworkBuilder`` (cntk.exe
-    looks for it first), else its ``BrainScriptNetworkBuilder``."""
-    if "SimpleNetworkBuilder" in block:
-        return simple_network_source(block["SimpleNetworkBuilder"], block.loc)
-    return block["BrainScriptNetworkBuilder"]
 
 
 # ---------------------------------------------------------------------------------------------

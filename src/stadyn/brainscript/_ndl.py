@@ -1,0 +1,517 @@
+"""cntk.exe's ``NDLNetworkBuilder``: a network written in NDL (Network Description Language),
+built with :class:`~._stadyn_library.StadynLibrary` as a ``BrainScriptNetworkBuilder`` is.
+
+The builder block names its NDL (``NDLNetworkBuilder.cpp``/``NDLNetworkBuilder.h``):
+``ndlMacros = a.ndl+b.ndl`` (files whose macros and values are global), ``networkDescription =
+net.ndl`` (its ``load = Sec`` section adds macros and values, its ``run = Sec`` section is the
+network; ``run``/``load`` in the block override the file's), or, without a file, ``run`` and
+``load`` naming sections of the block itself.  ``$var$`` in the files is read from the config
+around the block (cntk.exe's ``LoadConfigFileAndResolveVariables``).
+
+Evaluation follows ``NetworkDescriptionLanguage.h``: a section's items in order; a macro call
+``L1 = SBFF(x, 512, 792)`` evaluates the macro's items with the names ``L1.<item>`` (its value,
+``L1`` used as a node, is its last item; ``L1.BFF.W`` reaches inside); a name may be used before
+its item (the network is wired after all nodes exist), through a ``Delay``/``PastValue`` a
+recurrence.  Names are case-insensitive.  Nodes are named as cntk.exe names them, and so are
+the parameters in the registry (``L1.BFF.W``), so model files match by name.
+
+Random parameters take cntk.exe's NDL seeds: a count that starts at 1 in the run and goes on
+through all its NDL networks (``NDLNodeEvaluatorImpl::Evaluate``'s ``static int randomSeed``),
+one per ``uniform``/``gaussian``/``heNormal`` parameter in the order of the NDL items, plus the
+``randomSeedOffset`` of the config (``ComputationNetwork::InitLearnableParameters``);
+``randomSeed = n`` fixes one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._errors import ConfigError, StadynError
+from ._ast import SourceLocation
+from ._config import ConfigRecord
+from ._library import ForwardRef
+from ._ndl_functions import FUNCTIONS, function_name
+from ._ndl_parser import where, Array, Assign, Call, MacroDef, Num, Ref, Section, Str, parse_ndl, \
+    parse_ndl_block
+from ._network import Network
+
+__all__ = ["NDLSource", "ndl_source"]
+
+# the tags of CNTK's node groups and the special arrays that name them (NDLUtil.h)
+_GROUPS = {"featurenodes": "feature", "labelnodes": "label", "criterionnodes": "criterion",
+           "evalnodes": "evaluation", "outputnodes": "output", "criterianodes": "criterion"}
+_BUILDER_KEYS = ("ndlmacros", "networkdescription", "dumpfilename")
+_VAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_.]*)\$")
+
+
+@dataclass(frozen=True)
+class NDLSource:
+    """A command's ``NDLNetworkBuilder`` block: its text (``$var$`` already replaced by the
+    config reader), where it is, and the command block around it (for ``$var$`` in the NDL
+    files, ``randomSeedOffset`` and the run's seed count)."""
+
+    text: str
+    path: str | None
+    line: int
+    column: int
+    record: ConfigRecord = field(compare=False, repr=False)
+
+    @property
+    def loc(self) -> SourceLocation:
+        return SourceLocation(self.path, self.line, self.column)
+
+    def build(self, library: Any) -> Network:
+        """The network, built with ``library`` (a :class:`StadynLibrary`)."""
+        return _Builder(self, library).build()
+
+
+def ndl_source(record: ConfigRecord) -> NDLSource:
+    """The ``NDLNetworkBuilder`` of a command block (or of the nearest block around it)."""
+    raw = record.lookup("NDLNetworkBuilder")
+    source = NDLSource(raw.text, raw.path, raw.line, raw.column, record)
+    _, settings = _builder_settings(raw.text)
+    for key in ("ndlmacros", "networkdescription"):   # their $var$ are read (so an override
+        for name in settings.get(key, "").split("+"):  # they use is not reported unused)
+            path = name.strip().replace("\\", os.sep)
+            if name and os.path.isfile(path):
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    for m in _VAR.finditer(f.read()):
+                        record.lookup(m.group(1), None)
+    return source
+
+
+# ---------------------------------------------------------------------------------------------
+# what names stand for while a network is expanded
+# ---------------------------------------------------------------------------------------------
+class _Scope:
+    """Names (lower case) of one section or macro call; a macro's body sees its own names,
+    then the global ones (not its caller's)."""
+
+    def __init__(self, parent: _Scope | None, prefix: str):
+        self.parent, self.prefix = parent, prefix
+        self.names: dict[str, Any] = {}
+
+    def full(self, name: str) -> str:
+        return f"{self.prefix}.{name}" if self.prefix else name
+
+    def find(self, name: str) -> Any:
+        scope: _Scope | None = self
+        while scope is not None:
+            if name.lower() in scope.names:
+                return scope.names[name.lower()]
+            scope = scope.parent
+        return None
+
+
+class _Cell:
+    """An item whose value is filled in when it is expanded (a name may be used earlier)."""
+
+    def __init__(self, name: str, loc: Any):
+        self.name, self.loc, self.value = name, loc, None
+
+
+@dataclass
+class _Node:
+    """One node to build: a built-in function with its arguments (still names)."""
+
+    name: str | None
+    function: str
+    args: list[Any]
+    kwargs: dict[str, Any]
+    scope: _Scope
+    loc: Any
+    seed: int | None = None
+    built: Any = None
+    building: bool = False
+
+
+class _Instance:
+    """A macro call: its scope (``L1.BFF``) and its value, the last item."""
+
+    def __init__(self, scope: _Scope, last: Any):
+        self.scope, self.last = scope, last
+
+
+@dataclass
+class _Lazy:
+    """A name used as an argument, looked up when the node is built."""
+
+    ref: Ref
+    scope: _Scope
+
+
+def _loc(x: Any) -> tuple:
+    loc = getattr(x, "loc", None)
+    return where(loc) if isinstance(loc, SourceLocation) else ()
+
+
+class _Builder:
+    def __init__(self, source: NDLSource, library: Any):
+        self.source, self.library = source, library
+        self.globals = _Scope(None, "")
+        self.macros: dict[str, MacroDef] = {}
+        self.nodes: list[_Node] = []
+        self.tags: list[tuple[Any, str, Any]] = []       # (value, tag, loc)
+        self.waiting: dict[int, list[ForwardRef]] = {}
+        rec = source.record
+        self.seed_offset = int(rec.get_int("randomSeedOffset", 0, inherited=True))
+        root = rec
+        while root.parent is not None:
+            root = root.parent
+        # cntk.exe's count is per process; Stadyn's per run (one config read)
+        self.seeds = root.__dict__.setdefault("_ndl_seed_count", [1])
+        self.anonymous = 0
+
+    # ---- files -------------------------------------------------------------------------
+    def _read(self, name: str, key: str) -> Section:
+        name = name.strip().strip('"').strip("'")
+        path = name.replace("\\", os.sep)
+        if not os.path.exists(path):
+            raise ConfigError(f"NDLNetworkBuilder: the {key} file '{name}' does not exist",
+                              *self._where())
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        text = self._variables(text, path)
+        return parse_ndl(text, path)
+
+    def _variables(self, text: str, path: str) -> str:
+        """``$var$`` in an NDL file: the config's value around the builder block."""
+        rec = self.source.record
+
+        def value(m: re.Match) -> str:
+            line = text.count("\n", 0, m.start()) + 1
+            column = m.start() - text.rfind("\n", 0, m.start())
+            return rec._variable(m.group(1), SourceLocation(path, line, column), set())
+        return _VAR.sub(value, text)
+
+    def _where(self) -> tuple:
+        s = self.source
+        return (s.path, s.line, s.column)
+
+    # ---- the whole network -------------------------------------------------------------
+    def build(self) -> Network:
+        s = self.source
+        block_text, settings = _builder_settings(s.text)
+        block = parse_ndl_block(block_text, s.path, s.line, s.column)
+        own = {i.name.lower(): i for i in block.items if isinstance(i, Assign)}
+        if "ndlmacros" not in settings:     # cntk.exe's config lookups go outwards
+            outer = s.record.lookup("ndlMacros", None)
+            if outer is not None:
+                settings["ndlmacros"] = str(outer)
+        for name in settings.get("ndlmacros", "").split("+") if settings.get("ndlmacros") else []:
+            self._load_file(self._read(name, "ndlMacros"), run=False)
+        if settings.get("networkdescription"):
+            description = self._read(settings["networkdescription"], "networkDescription")
+        else:
+            description = block
+        sections = {i.name.lower(): i for i in description.items if isinstance(i, Assign)}
+        for key in ("load", "run"):
+            if key in own and description is not block:
+                sections[key] = own[key]
+        for item in description.items:
+            if isinstance(item, MacroDef):
+                self.macros[item.name.lower()] = item
+        if "run" not in sections:
+            if description is block and not settings.get("networkdescription"):
+                # the block itself is the network (cntk.exe's Simple2d tests)
+                return self._finish(self._run_items(block.items, self.globals, block))
+            raise ConfigError("NDLNetworkBuilder: no 'run = section' names the network "
+                              "(networkDescription's file or the block)", *self._where())
+        for name in _names(sections.get("load")):
+            self._run_items(self._section(sections, name, "load").items, self.globals, None)
+        run = self._section(sections, _names(sections["run"])[0], "run")
+        return self._finish(self._run_items(run.items, self.globals, run))
+
+    def _load_file(self, section: Section, run: bool) -> None:
+        """A macros file: its macros and values are global; its ``load`` sections too."""
+        sections = {i.name.lower(): i for i in section.items if isinstance(i, Assign)}
+        for item in section.items:
+            if isinstance(item, MacroDef):
+                self.macros[item.name.lower()] = item
+        for name in _names(sections.get("load")):
+            self._run_items(self._section(sections, name, "load").items, self.globals, None)
+        plain = [i for i in section.items if isinstance(i, Assign) and
+                 i.name.lower() not in ("load", "run") and not isinstance(i.value, Section)]
+        self._run_items(plain, self.globals, None)
+
+    def _section(self, sections: dict, name: str, key: str) -> Section:
+        item = sections.get(name.lower())
+        if item is None or not isinstance(item.value, Section):
+            raise ConfigError(f"NDL: '{key} = {name}' names no section ({name} = [ ... ])",
+                              *_loc(sections.get(key)))
+        return item.value
+
+    # ---- expansion ---------------------------------------------------------------------
+    def _run_items(self, items: list, scope: _Scope, section: Any) -> _Scope:
+        """Expand a section's items (or a macro's) into ``scope``, in order."""
+        cells = []
+        for item in items:
+            if isinstance(item, MacroDef):
+                self.macros[item.name.lower()] = item
+            elif isinstance(item, Assign) and not isinstance(item.value, Section):
+                cell = _Cell(scope.full(item.name), item.loc)
+                scope.names[item.name.lower()] = cell
+                cells.append((item, cell))
+        # ``A = B`` renames the node of item B to A (NDLScript::ParseValue: SetName), so
+        # CIFAR's ``OutputNodes = ol`` names the macro's items OutputNodes.W, ...
+        renames = {i.value.name.lower(): i.name for i, _ in cells
+                   if isinstance(i.value, Ref) and "." not in i.value.name}
+        for item, cell in cells:
+            if item.name.lower() in _GROUPS:
+                cell.value = item.value
+                continue
+            name = renames.get(item.name.lower(), item.name) if isinstance(item.value, Call) \
+                else item.name
+            cell.value = self._expand(item.value, scope, scope.full(name))
+        return scope
+
+    def _expand(self, expr: Any, scope: _Scope, name: str | None) -> Any:
+        """What an expression stands for: a number or string, a :class:`_Node`, an
+        :class:`_Instance` of a macro, or a name to look up later."""
+        if isinstance(expr, Num):
+            return expr.value
+        if isinstance(expr, Str):
+            return expr.value
+        if isinstance(expr, Ref):
+            return _Lazy(expr, scope)
+        if isinstance(expr, Array):
+            return [self._expand(e, scope, None) for e in expr.items]
+        if not isinstance(expr, Call):  # pragma: no cover - the parser gives only the above
+            raise TypeError(expr)
+        macro = self.macros.get(expr.function.lower())
+        if macro is not None:
+            return self._call_macro(macro, expr, scope, name)
+        function = function_name(expr)
+        if name is None:       # a call inside an argument: cntk.exe names it unnamed<n>
+            self.anonymous += 1
+            name = None
+        args = [self._expand(a, scope, None) for a in expr.args]
+        kwargs = {k: self._expand(v, scope, None) for k, v in expr.kwargs.items()}
+        node = _Node(name, function, args, kwargs, scope, expr.loc)
+        if function in ("LearnableParameter", "ImageParameter"):
+            node.seed = self._seed(node)
+        self.nodes.append(node)
+        if "tag" in expr.kwargs:
+            self.tags.append((node, kwargs["tag"], expr.loc))
+        return node
+
+    def _seed(self, node: _Node) -> int | None:
+        init = str(self._constant(node.kwargs.get("init", "uniform"), node, "init")).lower()
+        if init not in ("uniform", "gaussian", "henormal"):
+            return None
+        forced = self._constant(node.kwargs.get("randomseed", -1), node, "randomSeed")
+        if float(forced) >= 0:
+            return int(forced) + self.seed_offset
+        seed = self.seeds[0]
+        self.seeds[0] += 1
+        return seed + self.seed_offset
+
+    def _call_macro(self, macro: MacroDef, call: Call, scope: _Scope, name: str | None) -> Any:
+        if len(call.args) < len(macro.params):
+            raise ConfigError(f"NDL: macro {macro.name} needs {len(macro.params)} arguments "
+                              f"({', '.join(macro.params)}), got {len(call.args)}",
+                              *where(call.loc))
+        if name is None:
+            self.anonymous += 1
+            name = f"unnamed{self.anonymous}"
+        inner = _Scope(self.globals, name)
+        for param, arg in zip(macro.params, call.args):
+            value = self._expand(arg, scope, None)
+            cell = _Cell(inner.full(param), call.loc)
+            cell.value = value
+            inner.names[param.lower()] = cell
+        if isinstance(macro.body, Section):
+            self._run_items(macro.body.items, inner, macro.body)
+            cells = [inner.names[i.name.lower()] for i in macro.body.items
+                     if isinstance(i, Assign) and not isinstance(i.value, Section)]
+            if not cells:
+                raise ConfigError(f"NDL: macro {macro.name} defines nothing", *where(macro.loc))
+            last: Any = cells[-1]
+        else:
+            last = self._expand(macro.body, inner, name)
+        instance = _Instance(inner, last)
+        tag = call.kwargs.get("tag")
+        if tag is not None:
+            self.tags.append((instance, self._expand(tag, scope, None), call.loc))
+        return instance
+
+    # ---- looking names up --------------------------------------------------------------
+    def _resolve(self, value: Any, where: Any) -> Any:
+        """A value with its names looked up: a number, string, list, _Node or _Instance."""
+        for _ in range(10000):
+            if isinstance(value, _Cell):
+                if value.value is None:
+                    raise ConfigError(f"NDL: '{value.name}' is used before it has a value",
+                                      *_loc(where))
+                value = value.value
+            elif isinstance(value, _Lazy):
+                value = self._lookup(value.ref, value.scope)
+            else:
+                return value
+        raise ConfigError("NDL: names refer to each other in a circle", *_loc(where))
+
+    def _lookup(self, ref: Ref, scope: _Scope) -> Any:
+        parts = ref.name.split(".")
+        value = scope.find(parts[0])
+        if value is None:
+            if len(parts) == 1:      # an unquoted word: a string (init = Gaussian)
+                return ref.name
+            raise ConfigError(f"NDL: unknown name '{parts[0]}' in '{ref.name}'", *where(ref.loc))
+        for k, part in enumerate(parts[1:], 1):
+            value = self._resolve(value, ref)
+            if not isinstance(value, _Instance) or part.lower() not in value.scope.names:
+                raise ConfigError(f"NDL: '{'.'.join(parts[:k])}' has no member '{part}'",
+                                  *where(ref.loc))
+            value = value.scope.names[part.lower()]
+        return value
+
+    def _node_of(self, value: Any, where: Any) -> _Node | Any:
+        value = self._resolve(value, where)
+        while isinstance(value, _Instance):
+            value = self._resolve(value.last, where)
+        return value
+
+    def _constant(self, value: Any, node: _Node, what: str) -> Any:
+        value = self._node_of(value, node)
+        if isinstance(value, list):        # {5, 5, 3}: a shape (or flags)
+            return tuple(self._constant(v, node, what) for v in value)
+        if isinstance(value, _Node):
+            raise ConfigError(f"NDL: {node.function}: {what} must be a number or a string, not "
+                              "a node", *_loc(node))
+        return value
+
+    # ---- building ------------------------------------------------------------------------
+    def _finish(self, scope: _Scope) -> Network:
+        if self.library.sequences is None:   # NDL's inputs are sequences (of one frame, for a
+            self.library.sequences = any(    # frame-mode reader): a recurrence needs them
+                n.function in ("PastValue", "FutureValue") for n in self.nodes)
+        for node in self.nodes:
+            self._build(node)
+        net = Network(record=None)
+        for node in self.nodes:
+            if node.name is not None:
+                net.nodes[node.name] = node.built
+        net.nodes = dict(zip(net.nodes, self.library.resolve_all(list(net.nodes.values()))))
+        self.library.name_parameters(net.nodes)
+        groups: dict[str, list] = {t: [] for t in set(_GROUPS.values())}
+        for value, tag, loc in self.tags:
+            tag = str(self._constant(tag, _Node(None, "tag", [], {}, scope, loc), "tag"))
+            low = tag.lower()
+            if low == "multiseq":
+                continue
+            low = "criterion" if low == "criteria" else "evaluation" if low[:4] == "eval" \
+                else low
+            if low not in groups:
+                raise ConfigError(f"NDL: unknown tag '{tag}' (feature, label, criterion, "
+                                  "evaluation, output)", *_loc(loc))
+            groups[low].append(self._variable(value, loc))
+        for key, tag in _GROUPS.items():
+            cell = scope.names.get(key)
+            if cell is None:
+                continue
+            items = cell.value.items if isinstance(cell.value, Array) else [cell.value]
+            for item in items:
+                groups[tag].append(self._variable(self._expand_ref(item, scope), cell))
+        for tag, attr in (("feature", "feature_nodes"), ("label", "label_nodes"),
+                          ("criterion", "criterion_nodes"), ("evaluation", "evaluation_nodes"),
+                          ("output", "output_nodes")):
+            unique: list = []
+            for v in groups[tag]:
+                if not any(v is u for u in unique):
+                    unique.append(v)
+            setattr(net, attr, unique)
+        return net
+
+    def _expand_ref(self, item: Any, scope: _Scope) -> Any:
+        return _Lazy(item, scope) if isinstance(item, Ref) else item
+
+    def _variable(self, value: Any, where: Any) -> Any:
+        node = self._node_of(value, where)
+        if not isinstance(node, _Node):
+            raise ConfigError(f"NDL: a node group lists {node!r}, not a node", *_loc(where))
+        return self.library.resolve(self._build(node))
+
+    def _build(self, node: _Node) -> Any:
+        if node.built is not None:
+            return node.built
+        if node.building:
+            raise ConfigError(f"NDL: '{node.name}' depends on itself without a Delay/PastValue "
+                              "in the loop", *_loc(node))
+        node.building = True
+        delay = node.function in ("PastValue", "FutureValue")
+        args = []
+        for k, arg in enumerate(node.args):
+            target = self._node_of(arg, node)
+            if isinstance(target, _Node):
+                if delay and target.built is None:
+                    ref = ForwardRef(None, target.name or "")
+                    self.waiting.setdefault(id(target), []).append(ref)
+                    args.append(ref)
+                    continue
+                args.append(self._build(target))
+            elif isinstance(target, list):      # (a, b) of RowStack, or a shape {5, 5, 3}
+                items = [self._node_of(t, node) for t in target]
+                args.append([self._build(t) if isinstance(t, _Node) else t for t in items])
+            else:
+                args.append(target)
+        kwargs = {k: self._constant(v, node, k) for k, v in node.kwargs.items() if k != "tag"}
+        for arg in args:
+            if isinstance(arg, list):
+                self.library.prepare_args(arg, {})
+        self.library.prepare_args(args, {})
+        self.library.path = node.name or ""
+        try:
+            node.built = FUNCTIONS[node.function](self, node, args, kwargs)
+        except ConfigError as exc:
+            if exc.line is not None:
+                raise
+            raise ConfigError(_message(node, exc.reason), *_loc(node)) from None
+        except StadynError as exc:
+            raise ConfigError(_message(node, str(exc)), *_loc(node)) from None
+        finally:
+            self.library.path = ""
+            node.building = False
+        for ref in self.waiting.pop(id(node), []):
+            self.library.define_forward(ref, node.built)
+        return node.built
+
+
+def _message(node: _Node, reason: str) -> str:
+    """A library's complaint about an NDL node, named after the node's function once."""
+    return f"NDL: {reason}" if reason.startswith(node.function) else \
+        f"NDL: {node.function}: {reason}"
+
+
+def _names(item: Any) -> list[str]:
+    if item is None:
+        return []
+    value = item.value
+    values = value.items if isinstance(value, Array) else [value]
+    out = []
+    for v in values:
+        if not isinstance(v, (Ref, Str)):
+            raise ConfigError(f"NDL: '{item.name}' must name sections", *where(item.loc))
+        out.append(v.name if isinstance(v, Ref) else v.value)
+    return out
+
+
+def _builder_settings(text: str) -> tuple[str, dict[str, str]]:
+    """The file names of a builder block (paths are not NDL tokens), and its text without
+    them (lines kept, so locations stay right)."""
+    settings: dict[str, str] = {}
+    lines = text.split("\n")
+    pattern = re.compile(r"^(\s*\[?\s*)(ndlMacros|networkDescription|dumpFileName)\s*=\s*(.*?)"
+                         r"\s*(\]?)\s*$", re.I)
+    for k, line in enumerate(lines):
+        m = pattern.match(line)
+        if m:
+            value = m.group(3)
+            if value.startswith(("\"", "'")) and value.endswith(value[0]) and len(value) > 1:
+                value = value[1:-1]
+            settings[m.group(2).lower()] = value
+            lines[k] = m.group(1) + " " * (len(line) - len(m.group(1)) - len(m.group(4))) + \
+                m.group(4)
+    return "\n".join(lines), settings

@@ -1,0 +1,313 @@
+"""The built-in functions of cntk.exe's NDL (NetworkDescriptionLanguage.cpp's names and
+aliases, case-insensitive) as calls of :class:`~._stadyn_library.StadynLibrary`: each takes the
+builder (``b.library``), the NDL node (its ``function`` and pre-assigned ``seed``), its
+positional arguments (nodes built, numbers, shapes) and its optional ones (lower-case keys).
+Used by :mod:`._ndl`."""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+from .. import functions as F
+from .._errors import ConfigError
+from ..parametric import get_parameter_or_create
+from ._library import cntk_shape
+from ._ndl_parser import Call, where
+
+__all__ = ["FUNCTIONS", "function_name"]
+
+
+def _dims(args: list, what: str) -> tuple:
+    dims = []
+    for a in args:
+        if isinstance(a, bool) or not isinstance(a, (int, float)) or a != int(a) or a < 0:
+            raise ConfigError(f"{what}: dimensions must be non-negative integers, got {a!r}")
+        dims.append(int(a))
+    if not dims:
+        raise ConfigError(f"{what} needs its dimensions (rows, or rows and columns)")
+    return tuple(dims)
+
+
+def _input(b, node, args, kw, sparse=False):
+    dims = _dims(args, node.function)
+    return b.library.Input(dims if len(dims) > 1 else dims[0],
+                           dynamicAxis=kw.get("dynamicaxis", ""), sparse=sparse, tag="")
+
+
+def _parameter(b, node, args, kw):
+    dims = _dims(args, "LearnableParameter")
+    grad = all(str(kw.get(k, "true")).lower() not in ("false", "0")
+               for k in ("needgradient", "needsgradient", "computegradient"))
+    lr = float(kw.get("learningratemultiplier", 1)) if grad else 0.0
+    init = str(kw.get("init", "uniform"))
+    lib = b.library
+    if init.lower() == "fromfile":
+        return lib._make_parameter(cntk_shape(dims), _from_file(kw, dims), lr != 0.0, "")
+    if init.lower() not in ("uniform", "gaussian", "henormal", "fixedvalue"):
+        raise ConfigError(f"init = '{init}' is not supported (uniform, gaussian, heNormal, "
+                          "fixedValue, fromFile; bilinear is not)")
+    return lib._parameter(dims, lr, "fixedValue" if init.lower() == "fixedvalue" else
+                          {"henormal": "heNormal"}.get(init.lower(), init.lower()),
+                          float(kw.get("initvaluescale", 1)), float(kw.get("value", 0)), "",
+                          "", "", "", "LearnableParameter",
+                          random_seed=-1 if node.seed is None else node.seed)
+
+
+def _from_file(kw: dict, dims: tuple) -> np.ndarray:
+    """``init = fromFile``: a text matrix, one row a line (LearnableParameter::InitFromFile),
+    of the parameter's ``[rows x cols]``; Stadyn holds it transposed (column-major dims)."""
+    name = str(kw.get("initfromfilepath", "")).strip().strip('"')
+    if not name:
+        raise ConfigError("initFromFilePath must be set when using \"fromFile\" initialization")
+    if not os.path.isfile(name):
+        raise ConfigError(f"the file of initFromFilePath does not exist: {name}")
+    try:
+        rows = np.loadtxt(name, dtype=np.float32, ndmin=2)
+    except ValueError as exc:
+        raise ConfigError(f"initFromFilePath '{name}' is not a matrix of numbers: {exc}") \
+            from None
+    if len(dims) != 2 or rows.shape != dims:
+        raise ConfigError(f"initFromFilePath '{name}' holds a [{rows.shape[0]} x "
+                          f"{rows.shape[1]}] matrix; the parameter is "
+                          f"[{' x '.join(map(str, dims))}]")
+    return np.ascontiguousarray(rows.T)
+
+
+def _image_dims(dims: tuple, layout: str, what: str) -> tuple:
+    """The last 3 of ``dims`` (width, height, channels) in the tensor order of ``layout``
+    (ImageDimensions::AsTensorShape: ``CHW``/``cudnn`` W x H x C, ``HWC``/``legacy`` C x W x
+    H)."""
+    if len(dims) < 3:
+        raise ConfigError(f"{what} needs [width, height, channels] (3 or more dimensions)")
+    w, h, c = dims[-3:]
+    low = layout.lower()
+    if low not in ("chw", "cudnn", "hwc", "legacy"):
+        raise ConfigError(f"{what}: imageLayout must be cudnn (CHW) or HWC (legacy), got "
+                          f"'{layout}'")
+    return dims[:-3] + ((w, h, c) if low in ("chw", "cudnn") else (c, w, h))
+
+
+def _image_parameter(b, node, args, kw):
+    dims = _image_dims(_dims(args, "ImageParameter"), str(kw.get("imagelayout", "HWC")),
+                       "ImageParameter")
+    return _parameter(b, node, list(dims), kw)
+
+
+def _image_input(b, node, args, kw):
+    if len(args) not in (3, 4):     # a 4th (numImages) was allowed and ignored
+        raise ConfigError("ImageInput(width, height, channels) takes 3 arguments")
+    w, h, c = _dims(args[:3], "ImageInput")
+    return b.library.ImageInput(w, h, c, imageLayout=str(kw.get("imagelayout", "HWC")),
+                                dynamicAxis=kw.get("dynamicaxis", ""), tag="")
+
+
+def _flags(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return tuple(_flags(v) for v in value)
+    return str(value).lower() in ("true", "1") if isinstance(value, str) else bool(value)
+
+
+def _shape(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return tuple(int(v) for v in value)
+    return int(value)
+
+
+def _convolution(b, node, args, kw):
+    """NDL's two forms (NDLNetworkBuilder.cpp): ``Convolution(W, x, kW, kH, outMaps, hStride,
+    vStride, zeroPadding = false, imageLayout = "HWC")``, a 2-D kernel over all input channels,
+    and ``Convolution(W, x, kernelShape, mapCount =, stride =, sharing =, autoPadding =,
+    lowerPad =, upperPad =, imageLayout = "CHW")``."""
+    lib = b.library
+    temp = int(kw.get("maxtempmemsizeinsamples", 0))
+    if len(args) == 7:
+        kw_, kh, maps, hs, vs = _dims(args[2:], "Convolution")
+        pad = _flags(kw.get("zeropadding", "false"))
+        return lib.Convolution(args[0], args[1], (kw_, kh), mapDims=maps, stride=(hs, vs),
+                               autoPadding=(pad, pad), imageLayout=str(kw.get("imagelayout",
+                                                                             "HWC")),
+                               maxTempMemSizeInSamples=temp)
+    if len(args) != 3:
+        raise ConfigError("Convolution takes 7 arguments (W, x, kernelWidth, kernelHeight, "
+                          "outputChannels, horizontalSubsample, verticalSubsample) or 3 (W, x, "
+                          "kernelShape)")
+    if _flags(kw.get("transpose", "false")) is True:
+        raise ConfigError("Convolution: transpose = true is not supported")
+    return lib.Convolution(args[0], args[1], _shape(args[2]),
+                           mapDims=_shape(kw.get("mapcount", 0)),
+                           stride=_shape(kw.get("stride", 1)),
+                           sharing=_flags(kw.get("sharing", "true")),
+                           autoPadding=_flags(kw.get("autopadding", "true")),
+                           lowerPad=_shape(kw.get("lowerpad", 0)),
+                           upperPad=_shape(kw.get("upperpad", 0)),
+                           imageLayout=str(kw.get("imagelayout", "CHW")),
+                           maxTempMemSizeInSamples=temp)
+
+
+def _pooling(b, node, args, kw):
+    if len(args) != 5:
+        raise ConfigError(f"{node.function}(x, windowWidth, windowHeight, horizontalSubsample, "
+                          "verticalSubsample) takes 5 arguments")
+    fn = b.library.MaxPooling if node.function == "MaxPooling" else b.library.AveragePooling
+    return fn(args[0], *_dims(args[1:], node.function),
+              imageLayout=str(kw.get("imagelayout", "HWC")))
+
+
+def _nd_pooling(b, node, args, kw):
+    """``Pooling(x, "max"|"average", kernelShape, stride =, autoPadding =, imageLayout =)``
+    (NDL's ND pooling) over the image axes; the channel axis of a 3-D shape must be 1."""
+    if len(args) != 3:
+        raise ConfigError("Pooling(x, poolKind, kernelShape) takes 3 arguments")
+    kind = str(args[1]).lower()
+    if kind not in ("max", "average"):
+        raise ConfigError(f"Pooling: the kind must be max or average, got '{args[1]}'")
+    kernel = _shape(args[2])
+    kernel = kernel if isinstance(kernel, tuple) else (kernel,)
+    stride = _shape(kw.get("stride", 1))
+    stride = stride if isinstance(stride, tuple) else (stride,) * len(kernel)
+    pads = _flags(kw.get("autopadding", "true"))
+    pads = pads if isinstance(pads, tuple) else (pads,) * len(kernel)
+    if any(int(_shape(kw.get(k, 0)) not in (0, (0,) * len(kernel))) for k in
+           ("lowerpad", "upperpad")):
+        raise ConfigError("Pooling: lowerPad/upperPad other than 0 are not supported")
+    if len(kernel) == 3:
+        if kernel[2] != 1 or stride[2] != 1:
+            raise ConfigError("Pooling: a kernel across channels is not supported")
+        kernel, stride, pads = kernel[:2], stride[:2], pads[:2]
+    if len(set(pads)) != 1:
+        raise ConfigError("Pooling: autoPadding must be the same on the image axes")
+    lib = b.library
+    make = lib.MaxPoolingLayer if kind == "max" else lib.AveragePoolingLayer
+    return make(kernel, stride=stride, pad=bool(pads[0]))(args[0])
+
+
+def _batch_normalization(b, node, args, kw):
+    """``BatchNormalization(x, scale, bias, runMean, runVariance, spatial = false,
+    normalizationTimeConstant = 0, blendTimeConstant = 0, epsilon = 0.00001, imageLayout =
+    "CHW")`` with the network's own parameters (NDLNetworkBuilder.cpp); the sample count of
+    the running statistics is the parameter ``<node>.run_sample_count`` cntk.exe adds."""
+    if len(args) not in (5, 6):
+        raise ConfigError("BatchNormalization(x, scale, bias, runMean, runVariance) takes 5 "
+                          "arguments")
+    lib = b.library
+    x = lib._value(args[0], "BatchNormalization")
+    spatial = bool(_flags(kw.get("spatial", "false")))
+    if spatial and str(kw.get("imagelayout", "CHW")).lower() not in ("chw", "cudnn"):
+        raise ConfigError("BatchNormalization: spatial = true needs imageLayout = \"cudnn\"")
+    values = [lib._value(v, "BatchNormalization") for v in args[1:5]]
+    lead = 1 if x.sequence_lengths is None else 2
+    size = x.shape[lead] if spatial else math.prod(x.shape[lead:])
+    for v, what in zip(values, ("scale", "bias", "runMean", "runVariance")):
+        if int(v.size) != size:
+            raise ConfigError(f"BatchNormalization: {what} has {int(v.size)} values, the input "
+                              f"{size} {'channels' if spatial else 'elements a sample'}")
+    if len(args) == 6:
+        count = lib._value(args[5], "BatchNormalization")
+    else:
+        count = get_parameter_or_create(f"{node.name or 'BatchNormalization'}.run_sample_count",
+                                        (), 0.0, need_grad=False)
+    y = F.cntk_batch_normalization(x, *values, count, x.sequence_lengths, spatial,
+                                   float(kw.get("normalizationtimeconstant", 0)),
+                                   float(kw.get("blendtimeconstant", 0)),
+                                   float(kw.get("epsilon", 0.00001)))
+    return lib._node(y, "BatchNormalization")
+
+
+def _constant(b, node, args, kw):
+    if len(args) != 1:
+        raise ConfigError("Constant has one value (and optional rows, cols)")
+    return b.library.Constant(args[0], int(kw.get("rows", 1)), int(kw.get("cols", 1)))
+
+
+def _delay(b, node, args, kw):
+    if len(args) not in (2, 3):
+        raise ConfigError("PastValue/FutureValue(rows, [cols,] input, delayTime=1, "
+                          "defaultHiddenActivity=0.1) has 2 or 3 arguments")
+    dims = _dims(args[:-1], node.function)
+    fn = b.library.PastValue if node.function == "PastValue" else b.library.FutureValue
+    return fn(dims if len(dims) > 1 else dims[0], args[-1],
+              timeStep=int(kw.get("delaytime", kw.get("timestep", 1))),
+              defaultHiddenActivation=float(kw.get("defaulthiddenactivity", 0.1)))
+
+
+def _plain(name: str, count: int | None = None, **fixed):
+    def call(b, node, args, kw):
+        if count is not None and len(args) != count:
+            raise ConfigError(f"{node.function} takes {count} argument(s), got {len(args)}")
+        return b.library.functions[name](*args, **fixed)
+    return call
+
+
+def _classification_error(b, node, args, kw):
+    if len(args) not in (2, 3):
+        raise ConfigError("ClassificationError(labels, z[, topN]) takes 2 or 3 arguments")
+    if len(args) == 3:
+        top = b.library._scalar(args[2])
+        if top is None:
+            raise ConfigError("ClassificationError: topN must be a number or a Constant")
+        return b.library.ClassificationError(args[0], args[1], topN=int(top))
+    return b.library.ClassificationError(args[0], args[1])
+
+
+def _square_error(b, node, args, kw):
+    """``SquareError(a, b)``: per sample the sum of ``(a - b)^2`` (cntk.exe's node sums it over
+    the minibatch too; the trainer sums here, so the logged averages are the same)."""
+    if len(args) != 2:
+        raise ConfigError("SquareError(a, b) takes 2 arguments")
+    lib = b.library
+    d = lib.Minus(args[0], args[1])
+    return lib._node(lib.ReduceSum(lib.ElementTimes(d, d)), "SquareError")
+
+
+FUNCTIONS = {
+    "SquareError": _square_error,
+    "ImageInput": _image_input, "ImageParameter": _image_parameter,
+    "Convolution": _convolution, "MaxPooling": _pooling, "AveragePooling": _pooling,
+    "Pooling": _nd_pooling, "BatchNormalization": _batch_normalization,
+    "InputValue": _input,
+    "SparseInputValue": lambda b, n, a, k: _input(b, n, a, k, sparse=True),
+    "LearnableParameter": _parameter,
+    "Constant": _constant,
+    "PastValue": _delay, "FutureValue": _delay,
+    "Times": _plain("Times", 2), "Plus": _plain("Plus", 2), "Minus": _plain("Minus", 2),
+    "ElementTimes": _plain("ElementTimes", 2), "DiagTimes": _plain("DiagTimes", 2),
+    "Scale": _plain("Scale", 2), "TransposeTimes": _plain("TransposeTimes", 2),
+    "Sigmoid": _plain("Sigmoid", 1), "Tanh": _plain("Tanh", 1),
+    "RectifiedLinear": _plain("RectifiedLinear", 1), "Exp": _plain("Exp", 1),
+    "Log": _plain("Log", 1), "Softmax": _plain("Softmax", 1),
+    "LogSoftmax": _plain("LogSoftmax", 1), "Abs": _plain("Abs", 1), "Sqrt": _plain("Sqrt", 1),
+    "Negate": _plain("Negate", 1), "Reciprocal": _plain("Reciprocal", 1),
+    "Dropout": _plain("Dropout", 1), "Hardmax": _plain("Hardmax", 1),
+    "Pass": _plain("Pass", 1), "SumElements": _plain("SumElements", 1),
+    "Transpose": _plain("Transpose", 1),
+    "CrossEntropyWithSoftmax": _plain("CrossEntropyWithSoftmax", 2),
+    "ClassificationError": _classification_error,
+    "Mean": _plain("Mean", 1), "InvStdDev": _plain("InvStdDev", 1),
+    "PerDimMeanVarNormalization": _plain("PerDimMeanVarNormalization", 3),
+    "PerDimMeanVarDeNormalization": _plain("PerDimMeanVarDeNormalization", 3),
+    "RowSlice": _plain("RowSlice", 3),
+    "RowStack": lambda b, n, a, k: b.library.RowStack(tuple(a)),
+}
+
+# NDL's names and aliases (NetworkDescriptionLanguage.cpp: CheckFunction), lower case
+_ALIASES = {name.lower(): name for name in FUNCTIONS}
+_ALIASES.update({
+    "se": "SquareError", "image": "ImageInput", "convolve": "Convolution",
+    "input": "InputValue", "sparseinput": "SparseInputValue", "parameter": "LearnableParameter",
+    "const": "Constant", "delay": "PastValue", "relu": "RectifiedLinear",
+    "cewithsm": "CrossEntropyWithSoftmax", "errorprediction": "ClassificationError",
+    "perdimmvnorm": "PerDimMeanVarNormalization", "perdimmvdenorm": "PerDimMeanVarDeNormalization",
+})
+
+
+def function_name(call: Call) -> str:
+    name = _ALIASES.get(call.function.lower())
+    if name is None:
+        raise ConfigError(f"NDL function '{call.function}' is not supported by Stadyn's "
+                          f"NDLNetworkBuilder (it builds: {', '.join(sorted(FUNCTIONS))})",
+                          *where(call.loc))
+    return name
