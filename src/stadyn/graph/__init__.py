@@ -14,6 +14,7 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_apply.py`` — :func:`apply`, one op call in either mode;
 * ``_sequence.py`` — the sequence axis (padding + lengths), :func:`set_sequences`;
 * ``_variable.py`` — :class:`Variable`, :class:`FunctionNode`, the layout and graph versions;
+* ``_numpy_readers.py`` — NumPy arrays handed out over a gradient, still alive (:func:`viewed`);
 * ``_numerics.py`` — :func:`check_numerics` (NaN/Inf tracing); ``_location.py`` — the user's
   line a node records; ``_labels.py`` — profiler labels of op calls;
 * ``_first_pass.py`` — the shapes CNTK's first inference pass gives values after a loop
@@ -35,6 +36,7 @@ from ._labels import (BACKWARD_SUFFIX, LABEL_PREFIX, labels_enabled, labels_off,
 from ._layout import plan_layout, standard_layout
 from ._location import format_location, source_location, user_location
 from ._numerics import check_numerics, numerics_enabled
+from ._numpy_readers import numpy_reader, viewed
 from ._mode import (auto_forward, get_auto_forward, is_no_grad, is_training, no_grad,
                     set_auto_forward, set_training, training)
 from ._partition import partition
@@ -64,7 +66,7 @@ __all__ = [
     "Variable", "FunctionNode", "OpSpec", "apply", "topological_nodes", "to_torch_dtype",
     "data_of", "grad_of", "untraceable_ops",
     # NNabla's shared arrays: handed-out values written in place, leaves reading another's
-    "hand_out", "set_output", "read_value_of",
+    "hand_out", "set_output", "read_value_of", "numpy_reader", "viewed",
     # modes, phase, contexts, scopes
     "auto_forward", "set_auto_forward", "get_auto_forward", "training", "is_training",
     "set_training", "no_grad", "is_no_grad", "recompute", "recompute_fn",
