@@ -6,7 +6,9 @@ may alias a program input or another output), one computed in half precision for
 parameter (converted), and a large weight gradient that the program writes with ``mm.out``
 (:func:`stadyn.graph.write_products_into_buffers`).  Allocating that memory afresh on every step
 costs page faults (docs/performance.md), so the graph keeps **one buffer per parameter** and
-reuses it.
+reuses it.  An eager backward can use the same buffer: an op's backward that computes a whole
+weight gradient writes it where :func:`eager_grad_out` says (the oneDNN affine's does), and
+autograd makes that memory the ``.grad``.
 
 The reuse contract is explicit, and no reuse is ever seen.  A buffer the graph made and handed
 out as a ``.grad`` stays the caller's until the caller gives it back with
@@ -31,7 +33,8 @@ from ._numpy_readers import viewed
 from ._subgraph import parameter_tensor_of_view
 from ._variable import Variable
 
-__all__ = ["release_grads", "accumulate_grads", "grad_out_buffer", "unshared"]
+__all__ = ["release_grads", "accumulate_grads", "grad_out_buffer", "eager_grad_out",
+           "unshared"]
 
 # The buffer a parameter's tensor carries (an attribute of the tensor, so it goes when the
 # parameter's tensor is replaced).
@@ -100,6 +103,12 @@ def _keep(t: torch.Tensor, tensor: torch.Tensor) -> torch.Tensor:
     return tensor
 
 
+def _same_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether ``a`` is ``b`` or another tensor object over the same memory, as ``b``."""
+    return a is b or (a.data_ptr() == b.data_ptr() and a.shape == b.shape
+                      and a.stride() == b.stride() and a.dtype == b.dtype)
+
+
 def release_grads(variables: Iterable[Variable]) -> None:
     """Drop the gradients of ``variables`` and give their buffers back to the graph.
 
@@ -137,7 +146,7 @@ def release_grads(variables: Iterable[Variable]) -> None:
         if t is not None and v.parent is None:
             g = t.grad
             buffer = getattr(t, _ATTR, None)
-            if buffer is not None and g is not None and g is buffer.tensor:
+            if buffer is not None and g is not None and _same_memory(g, buffer.tensor):
                 buffer.free = True
         v.grad = None
 
@@ -157,6 +166,35 @@ def grad_out_buffer(t: torch.Tensor) -> torch.Tensor:
     if buffer is None:
         buffer = _keep(t, torch.empty_like(t, memory_format=torch.contiguous_format))
     return buffer
+
+
+def eager_grad_out(t: torch.Tensor) -> torch.Tensor | None:
+    """Where an op's eager backward may write the whole gradient of the leaf tensor ``t`` (an
+    ``mm.out`` target): ``t``'s released buffer, else a new one that becomes its buffer; None
+    unless autograd will hand that gradient to ``t.grad`` as it is -- no gradient of the
+    gradient is being recorded, ``t`` is a plain leaf tensor without a ``.grad``, and nothing
+    is traced (a trace's programs are the static plan's to place).
+
+    The backward returns ``buffer.detach()``: autograd keeps a gradient as ``.grad`` without a
+    copy only when no other reference holds its tensor object, and the buffer is held by ``t``.
+    The ``.grad`` is then that memory, and :func:`release_grads` frees it for the next step
+    (reused while nothing reads it, :func:`unshared`), so a large weight's gradient is not
+    allocated afresh (page faults) at every eager step.
+
+    Example:
+        >>> import torch
+        >>> from stadyn.graph._grad_buffers import eager_grad_out
+        >>> w = torch.zeros(2, 3, requires_grad=True)
+        >>> with torch.no_grad():                 # as in a backward without create_graph
+        ...     eager_grad_out(w).shape
+        torch.Size([2, 3])
+        >>> eager_grad_out(w) is None            # a gradient of the gradient is recorded
+        True
+    """
+    if (torch.is_grad_enabled() or type(t) is not torch.Tensor or not t.is_leaf
+            or t.grad is not None or torch._C._len_torch_dispatch_stack() != 0):
+        return None
+    return grad_out_buffer(t)
 
 
 def accumulate_grads(leaves: Sequence[Variable], grads: Sequence[torch.Tensor],
