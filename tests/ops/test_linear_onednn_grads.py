@@ -57,49 +57,51 @@ def test_backward_computes_only_the_gradients_asked_for(monkeypatch):
     assert sorted(_backward_ops(monkeypatch, x_grad=True, w_grad=True)) == ["linear", "mm"]
 
 
-def _step(x, w, dy, solver):
-    with sd.auto_forward():
-        y = F.affine(x, w)
-    solver.zero_grad()
-    y.backward(dy)
-
-
-def test_an_eager_step_writes_the_weight_gradient_into_the_released_memory():
+def _affine_with_solver():
+    """``x`` (no gradient), the weight (a solver's parameter) and a first eager step's dy."""
     xa, wa, dya = _data()
     x = sd.Variable.from_numpy_array(xa)
     w = sd.Variable.from_numpy_array(wa, need_grad=True)
     solver = S.Sgd(lr=0.0)
     solver.set_parameters({"w": w})
     _step(x, w, dya, solver)
+    return x, w, dya, solver
+
+
+def _step(x, w, dy, solver=None):
+    with sd.auto_forward():
+        y = F.affine(x, w)
+    if solver is not None:
+        solver.zero_grad()
+    y.backward(dy)
+
+
+def _rel_err(got, x, dy, times=1):
+    ref = times * (x.d.astype(np.float64).T @ dy.astype(np.float64))
+    return np.abs(np.asarray(got) - ref).max() / np.abs(ref).max()
+
+
+def test_an_eager_step_writes_the_weight_gradient_into_the_released_memory():
+    x, w, dya, solver = _affine_with_solver()
     first = w.grad.data_ptr()
-    ref = xa.astype(np.float64).T @ dya.astype(np.float64)
-    assert np.abs(w.g - ref).max() / np.abs(ref).max() < TOL
+    assert _rel_err(w.g, x, dya) < TOL
     # after zero_grad the next backward writes into the same memory (nothing reads it) ...
     dyb = _data(1)[2]
     _step(x, w, dyb, solver)
     assert w.grad.data_ptr() == first
-    ref = xa.astype(np.float64).T @ dyb.astype(np.float64)
-    assert np.abs(w.g - ref).max() / np.abs(ref).max() < TOL
+    assert _rel_err(w.g, x, dyb) < TOL
     # ... but not while a NumPy array kept from .g reads it: that keeps its step's gradient,
     # as NNabla 1.39's does (compat case nnabla:kept_gradients_keep_their_values)
     kept = w.g
     _step(x, w, dya, solver)
     assert w.grad.data_ptr() != first
-    assert np.abs(kept - ref).max() / np.abs(ref).max() < TOL
+    assert _rel_err(kept, x, dyb) < TOL
 
 
 def test_gradients_accumulate_and_differentiate_as_before():
-    xa, wa, dya = _data()
-    x = sd.Variable.from_numpy_array(xa)
-    w = sd.Variable.from_numpy_array(wa, need_grad=True)
-    solver = S.Sgd(lr=0.0)
-    solver.set_parameters({"w": w})
-    _step(x, w, dya, solver)
-    with sd.auto_forward():
-        y = F.affine(x, w)
-    y.backward(dya)                       # no zero_grad: the gradient adds up
-    ref = 2 * (xa.astype(np.float64).T @ dya.astype(np.float64))
-    assert np.abs(w.g - ref).max() / np.abs(ref).max() < TOL
+    x, w, dya, solver = _affine_with_solver()
+    _step(x, w, dya)                      # no zero_grad: the gradient adds up
+    assert _rel_err(w.g, x, dya, times=2) < TOL
     # a gradient of the gradient is recorded as autograd's own product
     xt, wt, dyt = (torch.from_numpy(a) for a in _data())
     xt.requires_grad_(True)
