@@ -14,6 +14,7 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_apply.py`` — :func:`apply`, one op call in either mode;
 * ``_sequence.py`` — the sequence axis (padding + lengths), :func:`set_sequences`;
 * ``_variable.py`` — :class:`Variable`, :class:`FunctionNode`, the layout and graph versions;
+* ``_numpy_readers.py`` — NumPy arrays handed out over a gradient, still alive (:func:`viewed`);
 * ``_numerics.py`` — :func:`check_numerics` (NaN/Inf tracing); ``_location.py`` — the user's
   line a node records; ``_labels.py`` — profiler labels of op calls;
 * ``_first_pass.py`` — the shapes CNTK's first inference pass gives values after a loop
@@ -24,7 +25,7 @@ Files by concern (imports point down this list; see docs/architecture.md):
 from ._apply import _conform, apply
 from ._context import Context, context, context_scope, get_current_context, set_default_context
 from ._free_axes import conform_unfed_inputs, fed_for_a_run, free_batch_input, has_free_batch
-from ._grad_buffers import release_grads
+from ._grad_buffers import eager_grad_out, release_grads
 from ._late_leaves import grad_of_dynamic_graph, grad_seed
 from ._first_pass import (broadcast_like, first_pass_shape, joint_inference,
                           note as note_first_pass, step_first_pass)
@@ -35,6 +36,7 @@ from ._labels import (BACKWARD_SUFFIX, LABEL_PREFIX, labels_enabled, labels_off,
 from ._layout import plan_layout, standard_layout
 from ._location import format_location, source_location, user_location
 from ._numerics import check_numerics, numerics_enabled
+from ._numpy_readers import numpy_reader, viewed
 from ._mode import (auto_forward, get_auto_forward, is_no_grad, is_training, no_grad,
                     set_auto_forward, set_training, training)
 from ._partition import partition
@@ -64,7 +66,7 @@ __all__ = [
     "Variable", "FunctionNode", "OpSpec", "apply", "topological_nodes", "to_torch_dtype",
     "data_of", "grad_of", "untraceable_ops",
     # NNabla's shared arrays: handed-out values written in place, leaves reading another's
-    "hand_out", "set_output", "read_value_of",
+    "hand_out", "set_output", "read_value_of", "numpy_reader", "viewed",
     # modes, phase, contexts, scopes
     "auto_forward", "set_auto_forward", "get_auto_forward", "training", "is_training",
     "set_training", "no_grad", "is_no_grad", "recompute", "recompute_fn",
@@ -90,7 +92,7 @@ __all__ = [
     "plan_layout",
     "standard_layout",
     # gradient buffers: what zero_grad gives back; nn.grad of a dynamic graph
-    "release_grads", "grad_of_dynamic_graph", "grad_seed",
+    "release_grads", "eager_grad_out", "grad_of_dynamic_graph", "grad_seed",
     # the sequence axis: padded values with lengths (_sequence.py)
     "sequence_input", "set_sequences", "sequences_of", "pad_sequences", "is_lengths",
     "new_lengths", "set_sequence_axis", "hoist_invariants", "first_pass_shape", "broadcast_like",

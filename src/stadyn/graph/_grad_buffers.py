@@ -6,26 +6,35 @@ may alias a program input or another output), one computed in half precision for
 parameter (converted), and a large weight gradient that the program writes with ``mm.out``
 (:func:`stadyn.graph.write_products_into_buffers`).  Allocating that memory afresh on every step
 costs page faults (docs/performance.md), so the graph keeps **one buffer per parameter** and
-reuses it.
+reuses it.  An eager backward can use the same buffer: an op's backward that computes a whole
+weight gradient writes it where :func:`eager_grad_out` says (the oneDNN affine's does), and
+autograd makes that memory the ``.grad``.
 
-The reuse contract is explicit.  A buffer the graph made and handed out as a ``.grad`` stays
-the caller's until the caller gives it back with :func:`release_grads` — every solver's and
-learner's ``zero_grad`` does; only then may a later backward write into it.  A gradient dropped
-any other way (``v.grad = None``) is never written again: its holder may still read it.  After
-``zero_grad`` the former gradient tensors (and NumPy views of them, ``.g``) may be overwritten by
-the next backward, as NNabla's ``zero_grad`` zeroes the same buffers; copy one to keep it.
+The reuse contract is explicit, and no reuse is ever seen.  A buffer the graph made and handed
+out as a ``.grad`` stays the caller's until the caller gives it back with
+:func:`release_grads` — every solver's and learner's ``zero_grad`` does; only then may a later
+backward write into it, and only while nothing else reads its memory: a NumPy array kept from
+``.g`` (or a view of it), a torch view, or the ``.grad`` tensor itself kept by the caller
+(:func:`unshared`).  A buffer something still reads is left to its reader and the backward
+takes new memory, so an array kept from ``.g`` keeps the values it had, as in NNabla 1.39,
+whose ``zero_grad`` gives a parameter a new array and leaves the old one to the NumPy arrays
+holding it; and a step with no array kept reuses the memory as before.  A gradient dropped any
+other way (``v.grad = None``) is never written again.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Iterable, Sequence
 
 import torch
 
+from ._numpy_readers import viewed
 from ._subgraph import parameter_tensor_of_view
 from ._variable import Variable
 
-__all__ = ["release_grads", "accumulate_grads", "grad_out_buffer"]
+__all__ = ["release_grads", "accumulate_grads", "grad_out_buffer", "eager_grad_out",
+           "unshared"]
 
 # The buffer a parameter's tensor carries (an attribute of the tensor, so it goes when the
 # parameter's tensor is replaced).
@@ -42,10 +51,44 @@ class _Buffer:
         self.free = False
 
 
+def _counts(box: _Buffer) -> tuple[int, int, int]:
+    """The references to ``box.tensor``: Python's to its object, C++'s to the tensor and to
+    its memory (every tensor over that memory, a NumPy array's among them, holds one)."""
+    t = box.tensor
+    return (sys.getrefcount(t), t._use_count(),
+            torch._C._storage_Use_Count(t.untyped_storage()._cdata))
+
+
+# The counts of a tensor nothing but a _Buffer holds, measured as _counts measures (its own
+# references, the temporary storage object's): the same code on every interpreter.
+_ALONE = _counts(_Buffer(torch.empty(1)))
+
+
+def unshared(box: _Buffer) -> bool:
+    """Whether nothing but ``box`` holds ``box.tensor`` or reads its memory: no NumPy array
+    (``.g`` kept), no other tensor over it (a view, ``detach()``), no one holding the tensor.
+
+    Example:
+        >>> import torch
+        >>> from stadyn.graph._grad_buffers import _Buffer, unshared
+        >>> box = _Buffer(torch.zeros(3))
+        >>> unshared(box)
+        True
+        >>> kept = box.tensor.numpy()
+        >>> unshared(box)
+        False
+    """
+    return all(n <= alone for n, alone in zip(_counts(box), _ALONE))
+
+
 def _take(t: torch.Tensor) -> torch.Tensor | None:
-    """``t``'s buffer if it was released and still matches ``t``; it is in use afterwards."""
+    """``t``'s buffer if it was released, still matches ``t`` and nothing else reads it (it is
+    in use afterwards); a released buffer something reads is left to its reader."""
     buffer = getattr(t, _ATTR, None)
     if buffer is None or not buffer.free:
+        return None
+    if not unshared(buffer):
+        delattr(t, _ATTR)                # its reader's from now on
         return None
     b = buffer.tensor
     if b.shape != t.shape or b.dtype != t.dtype or b.device != t.device:
@@ -60,13 +103,19 @@ def _keep(t: torch.Tensor, tensor: torch.Tensor) -> torch.Tensor:
     return tensor
 
 
+def _same_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether ``a`` is ``b`` or another tensor object over the same memory, as ``b``."""
+    return a is b or (a.data_ptr() == b.data_ptr() and a.shape == b.shape
+                      and a.stride() == b.stride() and a.dtype == b.dtype)
+
+
 def release_grads(variables: Iterable[Variable]) -> None:
     """Drop the gradients of ``variables`` and give their buffers back to the graph.
 
     A later backward may then write a gradient into the memory a released gradient occupied
-    instead of allocating (see the module docstring): after this call the former ``.grad``
-    tensors, and NumPy views of them, must not be relied on.  Solvers' and learners'
-    ``zero_grad`` call it.
+    instead of allocating, unless something still reads that memory then (see the module
+    docstring): a NumPy array kept from ``.g``, or the ``.grad`` tensor kept, keeps its values.
+    Solvers' and learners' ``zero_grad`` call it.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -85,13 +134,19 @@ def release_grads(variables: Iterable[Variable]) -> None:
         if v._alias is not None and t is not None and t.grad is not None \
                 and t.grad is Variable.grad.fget(v._alias):
             # a view's tensor accumulates into its source's gradient (``leaf_tensor``): keep
-            # that link for the next backward, as zeros (NNabla zeroes the shared array)
-            t.grad.zero_()
+            # that link for the next backward, as zeros (NNabla zeroes the shared array; in
+            # new memory when an array kept from it reads the old)
+            if viewed(t.grad):
+                zeros = torch.zeros_like(t.grad)
+                Variable.grad.fset(v._alias, zeros)
+                t.grad = zeros
+            else:
+                t.grad.zero_()
             continue
         if t is not None and v.parent is None:
             g = t.grad
             buffer = getattr(t, _ATTR, None)
-            if buffer is not None and g is not None and g is buffer.tensor:
+            if buffer is not None and g is not None and _same_memory(g, buffer.tensor):
                 buffer.free = True
         v.grad = None
 
@@ -111,6 +166,35 @@ def grad_out_buffer(t: torch.Tensor) -> torch.Tensor:
     if buffer is None:
         buffer = _keep(t, torch.empty_like(t, memory_format=torch.contiguous_format))
     return buffer
+
+
+def eager_grad_out(t: torch.Tensor) -> torch.Tensor | None:
+    """Where an op's eager backward may write the whole gradient of the leaf tensor ``t`` (an
+    ``mm.out`` target): ``t``'s released buffer, else a new one that becomes its buffer; None
+    unless autograd will hand that gradient to ``t.grad`` as it is -- no gradient of the
+    gradient is being recorded, ``t`` is a plain leaf tensor without a ``.grad``, and nothing
+    is traced (a trace's programs are the static plan's to place).
+
+    The backward returns ``buffer.detach()``: autograd keeps a gradient as ``.grad`` without a
+    copy only when no other reference holds its tensor object, and the buffer is held by ``t``.
+    The ``.grad`` is then that memory, and :func:`release_grads` frees it for the next step
+    (reused while nothing reads it, :func:`unshared`), so a large weight's gradient is not
+    allocated afresh (page faults) at every eager step.
+
+    Example:
+        >>> import torch
+        >>> from stadyn.graph._grad_buffers import eager_grad_out
+        >>> w = torch.zeros(2, 3, requires_grad=True)
+        >>> with torch.no_grad():                 # as in a backward without create_graph
+        ...     eager_grad_out(w).shape
+        torch.Size([2, 3])
+        >>> eager_grad_out(w) is None            # a gradient of the gradient is recorded
+        True
+    """
+    if (torch.is_grad_enabled() or type(t) is not torch.Tensor or not t.is_leaf
+            or t.grad is not None or torch._C._len_torch_dispatch_stack() != 0):
+        return None
+    return grad_out_buffer(t)
 
 
 def accumulate_grads(leaves: Sequence[Variable], grads: Sequence[torch.Tensor],

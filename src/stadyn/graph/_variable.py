@@ -23,6 +23,7 @@ from .._errors import ShapeError, StadynError
 from ._context import get_current_context
 from ._dtypes import _TORCH_TO_NP, _normalise_shape, to_torch_dtype
 from ._location import format_location
+from ._numpy_readers import numpy_reader
 from ._padding import pad_sequences
 from ._recompute import recompute_now
 
@@ -357,8 +358,9 @@ class Variable:
 
     @property
     def g(self) -> np.ndarray:
-        """The gradient as a NumPy array (allocated with zeros if none was computed yet)."""
-        return _as_numpy(self._grad_buffer())
+        """The gradient as a NumPy array (allocated with zeros if none was computed yet); one
+        kept keeps its values through ``zero_grad`` and backward (``_grad_buffers.py``)."""
+        return _as_numpy(self._grad_buffer(), numpy_reader)
 
     @g.setter
     def g(self, value: Any) -> None:
@@ -484,13 +486,11 @@ class Variable:
     # Arithmetic operators are installed by stadyn.ops (the graph does not import the op catalog).
 
 
-def _as_numpy(t: torch.Tensor) -> np.ndarray:
-    t = t.detach()
-    if t.dtype in (torch.bfloat16,):
-        t = t.float()
-    if t.device.type != "cpu":
-        t = t.cpu()
-    return t.numpy()
+def _as_numpy(t: torch.Tensor, share: Callable | None = None) -> np.ndarray:
+    """``t``'s memory as NumPy (``share(t)`` makes the array), or a copy in bf16 / off the CPU."""
+    if t.dtype != torch.bfloat16 and t.device.type == "cpu":
+        return share(t) if share is not None else t.detach().numpy()
+    return (t.detach().float() if t.dtype == torch.bfloat16 else t.detach()).cpu().numpy()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -34,7 +34,8 @@ MODULES = {
                "nnabla_load_schedulers", "nnabla_examples_vqvae", "nnabla_load_sections",
                "nnabla_parameter_views", "nnabla_load_info", "nnabla_top_k_ties",
                "nnabla_views_train", "nnabla_solver_module",
-               "nnabla_graph_reruns", "nnabla_fidelity_2", "nnabla_solver_fidelity"],
+               "nnabla_graph_reruns", "nnabla_fidelity_2", "nnabla_solver_fidelity",
+               "nnabla_kept_arrays"],
 }
 
 

@@ -9,6 +9,10 @@ Differences from NNabla 1.39, each deliberate:
 * ``nn.Variable.data`` / ``.grad`` are NdArrays viewing the Variable's memory (``_variable.py``);
   an NdArray assigned to ``Variable.d`` / ``.data`` is copied in, not shared (the Variable keeps
   its buffer, which a static plan may hold).
+* ``zero()`` / ``fill()`` of a Variable's gradient write its memory in place unless a NumPy
+  array handed out reads it; NNabla gives the array new memory every time (what a kept NumPy
+  array shows is the same either way).  Of a Variable's value they write in place always: a
+  NumPy array kept from ``.d`` shows the new values, where NNabla's keeps the old.
 * Integer NdArrays keep their type through ``F.*`` (NNabla casts every input to float32): the
   ops that read indices (``one_hot``, ``embed``, ``gather``) need them.
 
@@ -31,7 +35,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...graph import Variable, auto_forward, data_of, to_torch_dtype
+from ...graph import Variable, auto_forward, data_of, numpy_reader, to_torch_dtype, viewed
 from ..._errors import ArgumentError, ShapeError
 
 __all__ = ["NdArray"]
@@ -51,12 +55,12 @@ class NdArray:
         ('NdArray', [0.0, 2.0])
     """
 
-    __slots__ = ("_t", "_owner", "_mark")
+    __slots__ = ("_own", "_owner")
     __array_ufunc__ = None      # ``np.float32(2) * a`` calls NdArray.__rmul__, as in NNabla
 
     def __init__(self, shape: Any = ()):
         shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
-        self._t = self._mark = torch.zeros(shape, dtype=torch.float32)
+        self._own = torch.zeros(shape, dtype=torch.float32)
         self._owner = None
 
     @classmethod
@@ -74,24 +78,58 @@ class NdArray:
         return cls._wrap(torch.from_numpy(arr))
 
     @classmethod
-    def _wrap(cls, tensor: torch.Tensor, owner: Any = None) -> "NdArray":
-        """An NdArray over ``tensor``; ``owner``, ``(variable, setter)``, is the Variable whose
-        data or gradient it views: a new tensor (``cast`` to another dtype) is set there.
-        ``zero()`` marks ``tensor`` itself, which the next NdArray over it sees."""
+    def _wrap(cls, tensor: torch.Tensor) -> "NdArray":
+        """An NdArray over ``tensor`` (its memory: writes reach it).  ``zero()`` marks
+        ``tensor`` itself, which the next NdArray over it sees."""
         a = cls.__new__(cls)
-        a._t = tensor.detach()
-        a._owner = owner
-        a._mark = tensor
+        a._own = tensor
+        a._owner = None
         return a
 
-    def _retensor(self, tensor: torch.Tensor) -> None:
-        """Hold ``tensor`` from now on (and so does the Variable this array views)."""
+    @classmethod
+    def _of(cls, variable: Any, getter, setter, renews: bool) -> "NdArray":
+        """The NdArray of ``variable``'s value or gradient, as NNabla's: one handle that reads
+        whatever tensor the Variable holds when it is used (``getter(variable)``; a ``zero_grad``
+        or a new value since it was taken is seen).  ``setter(variable, tensor)`` makes the
+        Variable hold a new tensor (``cast`` to another dtype) and returns the tensor it now
+        holds; ``renews``: ``zero()`` / ``fill()`` give new memory when a NumPy array handed
+        out reads the old (a gradient's, see the module docstring)."""
+        a = cls.__new__(cls)
+        a._own = None
+        a._owner = (variable, getter, setter, renews)
+        return a
+
+    @property
+    def _mark(self) -> torch.Tensor:
+        """The tensor this array is now (a Variable's own, which may need a gradient)."""
+        owner = self._owner
+        return self._own if owner is None else owner[1](owner[0])
+
+    @property
+    def _t(self) -> torch.Tensor:
+        """:attr:`_mark` without its autograd record: what the array's methods compute with."""
+        t = self._mark
+        return t.detach() if t.requires_grad else t
+
+    def _retensor(self, tensor: torch.Tensor) -> torch.Tensor:
+        """Hold ``tensor`` from now on (and so does the Variable this array views); returns
+        the tensor held."""
         if self._owner is not None:
-            variable, setter = self._owner
-            self._mark = setter(variable, tensor)
-            self._t = self._mark.detach()
-        else:
-            self._t = self._mark = tensor
+            variable, _, setter, _ = self._owner
+            return setter(variable, tensor)
+        self._own = tensor
+        return tensor
+
+    def _renewed(self) -> torch.Tensor | None:
+        """A new tensor like this Variable gradient's, held from now on, when a NumPy array
+        handed out reads the old one's memory (``stadyn.graph.viewed``; it then keeps its
+        values, as NNabla's ``zero()`` / ``fill()`` leave the old array to it); else None."""
+        if self._owner is None or not self._owner[3]:
+            return None
+        t = self._mark
+        if not viewed(t):
+            return None
+        return self._retensor(torch.empty_like(t, memory_format=torch.contiguous_format))
 
     # -- shape and type ---------------------------------------------------------------------
     @property
@@ -132,11 +170,15 @@ class NdArray:
         Assigning an array writes its values, broadcast to the shape, in the assigned array's
         dtype (the NdArray takes that dtype, as NNabla's does).
         """
-        unmark_zeroing(self._mark)
-        return _numpy_view(self._t)
+        t = self._mark
+        unmark_zeroing(t)
+        return _numpy_view(t, self._owner is not None and self._owner[3])
 
     @data.setter
     def data(self, value: Any) -> None:
+        if self._owner is not None and self._owner[3] and np.isscalar(value):
+            self.fill(value)        # NNabla's zero() / fill() for a scalar (a gradient's dtype)
+            return
         arr = np.asarray(value)
         self.cast(arr.dtype)[...] = arr
 
@@ -180,7 +222,8 @@ class NdArray:
             >>> a = nn.NdArray((2,)); a.fill(0.5); a.data
             array([0.5, 0.5], dtype=float32)
         """
-        self._t.fill_(value)
+        renewed = self._renewed()
+        (renewed if renewed is not None else self._t).fill_(value)
 
     def zero(self) -> None:
         """Set every element to 0 (``zeroing`` is True until the values are read).
@@ -190,10 +233,13 @@ class NdArray:
             >>> a = nn.NdArray((2,)); a.fill(1); a.zero(); a.zeroing, a.data
             (True, array([0., 0.], dtype=float32))
         """
-        self._t.zero_()
+        t = self._renewed()
+        if t is None:
+            t = self._mark
+        t.detach().zero_()
         # Kept on the tensor, with its version: every NdArray viewing it (``x.grad`` is a new
         # one on each read) sees it, and any write (a backward, ``fill``) ends it.
-        setattr(self._mark, _ZEROED_AT, self._t._version)
+        setattr(t, _ZEROED_AT, t._version)
 
     @property
     def zeroing(self) -> bool:
@@ -208,7 +254,8 @@ class NdArray:
             >>> _ = x.g; x.grad.zeroing
             False
         """
-        return getattr(self._mark, _ZEROED_AT, None) == self._t._version
+        t = self._mark
+        return getattr(t, _ZEROED_AT, None) == t._version
 
     def copy_from(self, arr: "NdArray") -> None:
         """Copy ``arr``'s values and dtype into this array (the shapes must agree).
@@ -223,9 +270,10 @@ class NdArray:
         if tuple(src.shape) != self.shape:
             raise ShapeError(f"NdArray.copy_from: an array of shape {tuple(src.shape)} into one "
                              f"of shape {self.shape}")
-        if src.dtype != self._t.dtype:
-            self._retensor(torch.empty_like(self._t, dtype=src.dtype))
-        self._t.copy_(src)
+        t = self._t
+        if src.dtype != t.dtype:
+            t = self._retensor(torch.empty_like(t, dtype=src.dtype)).detach()
+        t.copy_(src)
 
     def narrow(self, dim: int, start: int, length: int) -> "NdArray":
         """The ``length`` entries from ``start`` along axis ``dim`` (0, as NNabla allows),
@@ -258,8 +306,9 @@ class NdArray:
         return imperative(operator.pos, self)
 
     def _inplace(self, result: "NdArray") -> "NdArray":
-        if self._t.dtype == result._t.dtype:
-            self._t.copy_(result._t)
+        t = self._t
+        if t.dtype == result._t.dtype:
+            t.copy_(result._t)
         else:
             self._retensor(result._t)
         return self
@@ -299,10 +348,14 @@ def unmark_zeroing(t: torch.Tensor) -> None:
         delattr(t, _ZEROED_AT)
 
 
-def _numpy_view(t: torch.Tensor) -> np.ndarray:
+def _numpy_view(t: torch.Tensor, recorded: bool = False) -> np.ndarray:
+    """``t``'s values as NumPy: its memory on the CPU (``recorded``: a gradient's, handed out
+    with ``stadyn.graph.numpy_reader``), else a copy."""
     if t.dtype == torch.bfloat16:
-        return t.float().numpy()
-    return t.numpy() if t.device.type == "cpu" else t.cpu().numpy()
+        return t.detach().float().numpy()
+    if t.device.type != "cpu":
+        return t.detach().cpu().numpy()
+    return numpy_reader(t) if recorded else t.detach().numpy()
 
 
 def _tensor_of(arr: Any, what: str) -> torch.Tensor:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+import numpy as np
 import torch
 
 from ... import graph as _graph
@@ -60,8 +61,8 @@ class Variable(_Core):
     @property
     def data(self) -> NdArray:
         """The value as an NdArray viewing this Variable's memory (its ``cast`` changes the
-        Variable's dtype, as in NNabla)."""
-        return NdArray._wrap(data_of(self), (self, _set_data))
+        Variable's dtype, as in NNabla); one kept reads the value the Variable holds then."""
+        return NdArray._of(self, data_of, _set_data, False)
 
     @data.setter
     def data(self, value: Any) -> None:
@@ -77,12 +78,10 @@ class Variable(_Core):
     @property
     def grad(self) -> NdArray:
         """The gradient as an NdArray viewing this Variable's gradient buffer (zeros are
-        allocated on the first read, as NNabla allocates)."""
-        g = grad_of(self)
-        if g is None:
-            _Core.g.fget(self)          # allocates the zero buffer
-            g = grad_of(self)
-        return NdArray._wrap(g, (self, _set_grad))
+        allocated on the first read, as NNabla allocates).  One kept reads the gradient the
+        Variable holds then (after a ``zero_grad`` and a backward, the new one, as NNabla's)."""
+        _grad_tensor(self)
+        return NdArray._of(self, _grad_tensor, _set_grad, True)
 
     @grad.setter
     def grad(self, value: Any) -> None:
@@ -144,6 +143,9 @@ class Variable(_Core):
 
     @g.setter
     def g(self, value: Any) -> None:
+        if np.isscalar(value):
+            self.grad.data = value       # NNabla's zero() / fill(): see NdArray.zero
+            return
         _Core.g.fset(self, value)
 
     @property
@@ -220,6 +222,15 @@ class Variable(_Core):
 
 
 Variable._op_output_class, Variable._node_class = Variable, Function
+
+
+def _grad_tensor(v: Variable) -> torch.Tensor:
+    """``v``'s gradient tensor, zeros allocated when it has none."""
+    g = grad_of(v)
+    if g is None:
+        _Core.g.fget(v)                 # allocates the zero buffer
+        g = grad_of(v)
+    return g
 
 
 def _set_data(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
