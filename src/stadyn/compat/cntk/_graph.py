@@ -23,7 +23,7 @@ import weakref
 from typing import Callable, Iterator
 
 from ...cntk_semantics import BatchAxes
-from ...graph import Variable, is_lengths, new_lengths, set_sequence_axis
+from ...graph import Variable, is_lengths, keep_with, kept_with, new_lengths, set_sequence_axis
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
            "INNER_OPS", "mark_outputs", "link_outputs", "outputs_of", "function_outputs",
@@ -57,11 +57,12 @@ _ROOT_UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictiona
 # its uid is ``<function uid>_Output_<k>``.
 OUTPUT_INDEX: "weakref.WeakKeyDictionary[Variable, int]" = weakref.WeakKeyDictionary()
 # The outputs of a CNTK function of several (``top_k``'s values and indices): each output
-# after the first -> the first (weakly), which stands for the function in the walks; the
-# first -> the others, kept while it lives (CNTK lists an output no one reads, top_k's
-# indices, among the function's).
+# after the first -> the first (weakly), which stands for the function in the walks.  The
+# first keeps the others while it lives (CNTK lists an output no one reads, top_k's indices,
+# among the function's), on itself (``keep_with``): a run of both makes each refer to the
+# other, so a registry keyed by the first would keep it alive for ever.
 _FIRST_OUTPUT: "weakref.WeakKeyDictionary[Variable, weakref.ref]" = weakref.WeakKeyDictionary()
-_ALL_OUTPUTS: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
+_OTHER_OUTPUTS = "compat.cntk: the function's other outputs"
 _uid_counter = itertools.count()
 
 # Which Variables carry the batch axis: inputs (and batched placeholders) and what is computed
@@ -256,7 +257,7 @@ def link_outputs(outputs: list[Variable]) -> None:
     for k, v in enumerate(outputs[1:], 1):
         OUTPUT_INDEX[v] = k
         _FIRST_OUTPUT[v] = weakref.ref(first)
-    _ALL_OUTPUTS[first] = tuple(outputs[1:])
+    keep_with(first, _OTHER_OUTPUTS, tuple(outputs[1:]))
 
 
 def _first_output(v: Variable) -> Variable:
@@ -269,7 +270,7 @@ def _first_output(v: Variable) -> Variable:
 def outputs_of(v: Variable) -> list[Variable]:
     """The outputs of the function that made ``v`` (``v`` alone but for :func:`mark_outputs`)."""
     first = _first_output(v)
-    others = _ALL_OUTPUTS.get(first)
+    others = kept_with(first, _OTHER_OUTPUTS)
     return [v] if others is None else [first, *others]
 
 
