@@ -162,10 +162,16 @@ def in_argument_order(root: Variable, arguments: list[Variable]) -> list[Variabl
     return first + [a for a in arguments if id(a) not in taken]
 
 
+_UNNAMED_CONSTANT = re.compile(r"constant\d+")
+
+
 def cntk_name(v: Variable) -> str:
     """A parameter's or constant's CNTK name: the last part of its scope path (``dense/W`` is
-    ``W``), with batch normalisation's names as CNTK's layer gives them."""
+    ``W``), with batch normalisation's names as CNTK's layer gives them; a Constant made
+    without a name (saved as ``constant<n>``) has none."""
     scope, _, last = (v.name or "").rpartition("/")
+    if not scope and _UNNAMED_CONSTANT.fullmatch(last) and not v.need_grad:
+        return ""
     if scope.rpartition("/")[2].startswith("batchnormalization"):
         return _BN_NAMES.get(last, last)
     return last
@@ -375,8 +381,24 @@ def seen_through(v: Variable) -> Variable:
 
 def shown_inputs(v: Variable) -> list[Variable]:
     """The inputs CNTK shows for the op that made ``v``: a sequence op's lengths input is
-    Stadyn's layout, no input CNTK shows; a spliced value is seen through."""
-    return [seen_through(i) for i in v.parent.inputs if not is_lengths(i)]
+    Stadyn's layout, no input CNTK shows; a spliced value is seen through.  A recurrence
+    shows the values its step reads, then its initial states, then its sequences (CNTK's walk
+    meets a step's parameters before the delays that hold the initial states, and the
+    sequences last)."""
+    node = v.parent
+    inputs = list(node.inputs)
+    if node.spec.name == "recurrence":      # (lengths, sequences..., states..., captured...)
+        first = 1 + int(node.kwargs["n_sequences"])
+        end = first + len(node.kwargs["step"].states)
+        inputs = inputs[end:] + inputs[first:end] + inputs[:first]
+    elif node.spec.name in _FUSED_STATES:   # (x, lengths, states..., parameters...)
+        end = 2 + _FUSED_STATES[node.spec.name]
+        inputs = inputs[end:] + inputs[2:end] + inputs[:2]
+    return [seen_through(i) for i in inputs if not is_lengths(i)]
+
+
+# the recurrent cells run along a whole sequence by one op: their number of states
+_FUSED_STATES = {"cntk_lstm_sequence": 2, "cntk_gru_sequence": 1, "cntk_rnn_sequence": 1}
 
 
 # -- CNTK's depth-first search -----------------------------------------------------------------
