@@ -54,8 +54,9 @@ from ._sequence import (is_lengths, new_lengths, pad_sequences, sequence_input, 
 from ._spec import OpSpec
 from ._subgraph import (CONSTANT, INPUT, PARAMETER, VIEW, Subgraph, leaf_tensor, output_key,
                         value_key)
-from ._variable import (FunctionNode, Variable, bump_graph_version, graph_version, keep_with,
-                        kept_with, to_torch_dtype, topological_nodes)
+from ._variable import (FunctionNode, Variable, bump_graph_version, graph_version,
+                        to_torch_dtype, topological_nodes)
+from ._kept import keep_with, kept_with
 from ._shared_values import hand_out, read_value_of, set_output
 from ._tensors import data_of, grad_of
 

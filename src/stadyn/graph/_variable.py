@@ -27,8 +27,7 @@ from ._padding import pad_sequences
 from ._recompute import recompute_now
 
 __all__ = ["Variable", "FunctionNode", "topological_nodes", "to_torch_dtype", "layout_changed",
-           "layout_version", "bump_graph_version", "graph_version", "gradient_marks_version",
-           "keep_with", "kept_with"]
+           "layout_version", "bump_graph_version", "graph_version", "gradient_marks_version"]
 
 
 # Three counters the plan cache reads (``_runner.py``): the layout version changes when some
@@ -124,7 +123,6 @@ class Variable:
         self._starts_grad = False   # an op output set need_grad=True: gradients reach it
         self._seq: Variable | None = None
         self.recompute = recompute_now()
-        self._kept: dict | None = None
 
     # -- construction helpers -------------------------------------------------------------------
     @classmethod
@@ -147,7 +145,6 @@ class Variable:
         v._starts_grad = False
         v._seq = None
         v.recompute = recompute_now()
-        v._kept = None
         return v
 
     @classmethod
@@ -579,33 +576,6 @@ class FunctionNode:
 
 # An op's outputs, and its node, take their classes from its first input (apply).
 Variable._op_output_class, Variable._node_class = Variable, FunctionNode
-
-
-def keep_with(v: Variable, key: str, value: Any) -> None:
-    """Keep ``value`` alive as long as ``v`` lives, under ``key`` (:func:`kept_with` reads it).
-
-    What a front end knows of a Variable and must keep while it lives, where that may refer
-    back to it, belongs here rather than in a registry weakly keyed by the Variable: after a
-    run of both, every root of the run refers to every other (``_plan``), so a registry's value
-    that is a root of a run with its key would keep the key alive for ever; kept on the
-    Variable, the two are a cycle the garbage collector frees.
-
-    Example:
-        >>> import stadyn as sd
-        >>> from stadyn.graph import keep_with, kept_with
-        >>> v = sd.Variable((2,))
-        >>> keep_with(v, "note", [1, 2])
-        >>> kept_with(v, "note"), kept_with(v, "other")
-        ([1, 2], None)
-    """
-    if v._kept is None:
-        v._kept = {}
-    v._kept[key] = value
-
-
-def kept_with(v: Variable, key: str) -> Any:
-    """What :func:`keep_with` kept with ``v`` under ``key``, or None."""
-    return None if v._kept is None else v._kept.get(key)
 
 
 def topological_nodes(roots: Sequence[Variable]) -> list[FunctionNode]:

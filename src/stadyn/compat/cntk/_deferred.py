@@ -29,6 +29,7 @@ from typing import Any
 
 from . import _graph as G
 from ._adapt import ShapelessPlaceholderError
+from ._late import late
 from ._mixins import GraphObject, TensorOpsMixin
 
 __all__ = ["Deferred", "deferrable", "pending", "defer_module", "LAYER_CLASSES", "PROBING"]
@@ -113,7 +114,7 @@ class Deferred(TensorOpsMixin):
         if self._typed is not None:
             self._typed.update_signature(*arg_types, **kwarg_types)
             return
-        from ._signature import _input_of_type
+        input_of_type = late("input_of_type")
         phs = self.placeholders
         if len(arg_types) + len(kwarg_types) != len(phs):
             raise TypeError(f"update_signature: this Function has {len(phs)} placeholders, "
@@ -124,7 +125,7 @@ class Deferred(TensorOpsMixin):
             if key not in by_name or by_name[key] < len(arg_types):
                 raise TypeError(f"update_signature: no placeholder {key!r} left to type")
             types_[by_name[key]] = kind
-        self._typed = self(*[_input_of_type(t, p.name) for t, p in zip(types_, phs)])
+        self._typed = self(*[input_of_type(t, p.name) for t, p in zip(types_, phs)])
 
     def __getattr__(self, name: str):
         typed = self.__dict__.get("_typed")
