@@ -39,7 +39,8 @@ def function_untyped(C, r):
 @cntk_case(names=["cntk.Function.update_signature", "cntk.Function.arguments",
                   "cntk.Function.eval", "cntk.Trainer.total_number_of_units_seen"],
            note="update_signature of ops over placeholders without a shape (CNTK: a Function "
-                "like any other; Stadyn's waiting call had none); the Trainer's "
+                "like any other, ops and layers apply to it; Stadyn's waiting call had none); "
+                "the Trainer's "
                 "total_number_of_units_seen counts samples when given no DataUnit")
 def update_signature_of_ops_on_shapeless_placeholders(C, r):
     r.touch("cntk.Function.update_signature", "cntk.Function.arguments", "cntk.Function.eval",
@@ -61,6 +62,12 @@ def update_signature_of_ops_on_shapeless_placeholders(C, r):
     f.update_signature(C.layers.Sequence[C.layers.Tensor[2]])
     res["sequence"] = [[list(a.shape), len(a.dynamic_axes)] for a in f.arguments]
     res["sequence eval"] = np.stack(f.eval({f.arguments[0]: [r.randn(3, 2)]}))
+    f = C.relu(C.placeholder(name="t"))
+    f.update_signature(3)
+    data = r.randn(2, 3)
+    res["ops on it"] = (f + 1.0).eval(data)
+    res["splice of it"] = C.splice(f, f * 2.0).eval(data)
+    res["layer on it"] = C.layers.Dense(2, init=0.5)(f).eval(data)
     x, y = C.input_variable(3), C.input_variable(2)
     z = C.layers.Dense(2)(x)
     trainer = C.Trainer(z, C.cross_entropy_with_softmax(z, y),

@@ -32,7 +32,8 @@ from ._adapt import ShapelessPlaceholderError
 from ._late import late
 from ._mixins import GraphObject, TensorOpsMixin
 
-__all__ = ["Deferred", "deferrable", "pending", "defer_module", "LAYER_CLASSES", "PROBING"]
+__all__ = ["Deferred", "deferrable", "pending", "defer_module", "LAYER_CLASSES", "PROBING",
+           "as_built"]
 
 
 # The classes of CNTK layers (``_layers.LayerFunction`` registers itself: it is above).
@@ -76,7 +77,9 @@ def _pending(args: tuple, kwargs: dict, layers: bool) -> bool:
     LayerFunction = _layer_function()
 
     def check(v) -> bool:
-        if isinstance(v, Deferred) or _shapeless(v):
+        if isinstance(v, Deferred):
+            return v._typed is None     # (a typed one is the Function it built)
+        if _shapeless(v):
             return True
         if layers and isinstance(v, LayerFunction):
             return True
@@ -271,16 +274,28 @@ def _keep(layer) -> GraphObject:
     return layer._own_placeholder()
 
 
+def as_built(values: tuple) -> tuple:
+    """``values`` with each :class:`Deferred` given its types (``update_signature``) replaced
+    by the Function it built."""
+    def built(v):
+        if isinstance(v, Deferred) and v._typed is not None:
+            return v._typed
+        if isinstance(v, (list, tuple)) and any(isinstance(u, Deferred) for u in v):
+            return type(v)(built(u) for u in v)
+        return v
+    return tuple(built(v) for v in values)
+
+
 def deferrable(fn):
     """``fn`` (a CNTK op) recording itself as a :class:`Deferred` when an operand is a
     placeholder without a shape, a Deferred or a layer not applied yet.  The wrapper keeps
     ``fn``'s globals, name and docstring (so its module's doctests still find it)."""
-    check, make = pending, Deferred
+    check, make, typed = pending, Deferred, as_built
 
     def wrapper(*args, **kwargs):
         if check(args, kwargs):
             return make(fn, args, kwargs)
-        return fn(*args, **kwargs)
+        return fn(*typed(args), **dict(zip(kwargs, typed(tuple(kwargs.values())))))
     new = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,
                              wrapper.__closure__)
     functools.update_wrapper(new, fn)
