@@ -45,8 +45,27 @@ def _trained():
     return z
 
 
-@pytest.mark.parametrize("build", [_evaluated, _trained, lambda: _greedy()],
-                         ids=["eval", "trainer", "closed loop"])
+def _top_k():
+    """``top_k``'s values and indices (two outputs of one CNTK function, the first keeping
+    the second) evaluated together."""
+    x = C.input_variable(5)
+    z = C.top_k(C.layers.Dense(5)(x), 2)
+    z.eval({x: np.ones((2, 5), np.float32)})
+    C.combine([z.outputs[1], z.outputs[0]]).eval({x: np.ones((1, 5), np.float32)})
+    return z
+
+
+def _step_value():
+    """A value inside a recurrence's step, read as a sequence (``model.<name>``) and
+    evaluated with the model."""
+    x = C.sequence.input_variable(1)
+    z = C.layers.Recurrence(lambda h, u: C.layers.Label("doubled")(h * 2.0) + u)(x)
+    C.combine([z, z.doubled]).eval({x: [np.ones((3, 1), np.float32)]})
+    return z
+
+
+@pytest.mark.parametrize("build", [_evaluated, _trained, lambda: _greedy(), _top_k, _step_value],
+                         ids=["eval", "trainer", "closed loop", "top_k", "step value"])
 def test_models_built_in_a_loop_and_dropped_are_freed(build):
     kept = []
     for _ in range(4):

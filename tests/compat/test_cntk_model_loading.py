@@ -37,10 +37,10 @@ def test_function_load_reads_the_large_layout():
 # -- names: what CNTK 2.7 reports by name after load_model (make_cntk_names.py) ----------------
 NAMES = json.load(open(os.path.join(FIX, "cntk_names_reference.json")))
 NAMED_OUT = np.load(os.path.join(FIX, "cntk_names_outputs.npz"))
-# Known difference, with its reason: the file's root is a Combine named "model", which
-# Stadyn's composite of several outputs has no node for.  (Batch normalisation reads CNTK's
-# running sample count, aggregate_count, so that constant is in the graph as in CNTK.)
-NOT_IN_STADYN = {"model"}
+# Known differences, with their reasons: none (the file's root, a Combine named "model", is
+# found by name and uid as in CNTK).  (Batch normalisation reads CNTK's running sample count,
+# aggregate_count, so that constant is in the graph as in CNTK.)
+NOT_IN_STADYN: set = set()
 
 
 def _described(node):

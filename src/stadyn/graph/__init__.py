@@ -58,13 +58,14 @@ from ._subgraph import (CONSTANT, INPUT, PARAMETER, VIEW, Subgraph, leaf_tensor,
                         value_key)
 from ._variable import (FunctionNode, Variable, bump_graph_version, graph_version,
                         to_torch_dtype, topological_nodes)
+from ._kept import keep_with, kept_with
 from ._shared_values import hand_out, read_value_of, set_output
 from ._tensors import data_of, grad_of
 
 __all__ = [
     # the IR
     "Variable", "FunctionNode", "OpSpec", "apply", "topological_nodes", "to_torch_dtype",
-    "data_of", "grad_of", "untraceable_ops",
+    "data_of", "grad_of", "untraceable_ops", "keep_with", "kept_with",
     # NNabla's shared arrays: handed-out values written in place, leaves reading another's
     "hand_out", "set_output", "read_value_of", "numpy_reader", "viewed",
     # modes, phase, contexts, scopes

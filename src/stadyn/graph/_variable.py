@@ -101,7 +101,7 @@ class Variable:
 
     __slots__ = ("_data", "_grad", "_shape", "_dtype", "_need_grad", "_persistent", "parent",
                  "_index", "name", "_plan", "_plans", "_alias", "_seq", "recompute",
-                 "_stops_grad", "_starts_grad", "__weakref__")
+                 "_stops_grad", "_starts_grad", "_kept", "__weakref__")
 
     def __init__(self, shape: Sequence[int] = (), need_grad: bool | None = False,
                  dtype: Any = np.float32):

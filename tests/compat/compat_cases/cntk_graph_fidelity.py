@@ -33,15 +33,8 @@ def _view(z):
             "root inputs": [_uid(v) for v in z.root_function.inputs]}
 
 
-_INITIAL_STATE = ("Stadyn shows no Constant for a Recurrence's initial state (CNTK 2.7: "
-                  "Constant(0, shape=(1,)), layers/blocks.py _get_initial_state_or_default); "
-                  "stadyn.layers.Recurrence passes the number to its recurrence ops")
-
-
 @cntk_case(names=_GRAPH_NAMES + ["cntk.Trainer.train_minibatch", "cntk.Function.clone",
                                  "cntk.Function.save", "cntk.ops.functions.load_model"],
-           known={"fresh": _INITIAL_STATE, "after flags": _INITIAL_STATE,
-                  "clone": _INITIAL_STATE, "loaded": _INITIAL_STATE},
            note="a run with a False sequence-begin flag leaves CNTK 2.7's graph as it was. "
                 "Stadyn splices its carried states in where the recurrence reads its initial "
                 "states, and its walks showed the splice's leaves as three more inputs and "
@@ -219,4 +212,55 @@ def function_trainer_and_variable_members(C, r):
     res["axes"] = [[v.has_batch_axis(), v.has_sequence_axis()] for v in (
         x, s, C.parameter((2,)), C.constant(1.0), (x + 1).output, C.sequence.last(s).output,
         C.placeholder(), C.placeholder(3))]
+    return res
+
+
+@cntk_case(names=_GRAPH_NAMES + ["cntk.Function.placeholders", "cntk.layers.Recurrence",
+                                 "cntk.layers.Fold", "cntk.layers.Delay",
+                                 "cntk.ops.sequence.past_value", "cntk.ops.sequence.future_value"],
+           known={"GRU": "stadyn.layers.GRU runs as one op (ops/_sequence_rnn.py "
+                         "cntk_gru_sequence): CNTK 2.7 also lists the Constant 1 of its "
+                         "1 - z",
+                  "Fold": "CNTK 2.7's Fold takes sequence.last of a Recurrence, whose slice "
+                          "lists two more scalar Constants; Stadyn's Fold is one op",
+                  "function step": "order: CNTK's walk meets the initial state where the step "
+                                   "first reads the state (h * 0.5: before the 0.5); Stadyn "
+                                   "lists a step's captured values first "
+                                   "(compat/cntk/_graph.py shown_inputs)"},
+           note="a Recurrence's (and Fold's, Delay's) initial state is a Constant of shape "
+                "(1,) made with the layer (one for every state and application), a delay's "
+                "a scalar one; CNTK's walk meets it after the step's parameters.  The root's "
+                "inputs are left out: CNTK's Recurrence is a composite whose root is a Combine")
+def initial_states_are_constants(C, r):
+    r.touch(*(_GRAPH_NAMES + ["cntk.Function.placeholders"]))
+    x = C.sequence.input_variable(3, name="x")
+
+    def view(z):
+        out = _view(z)
+        del out["root inputs"]
+        out["placeholders"] = len(z.placeholders)
+        out["values"] = [float(c.value.ravel()[0]) for c in z.constants]
+        return out
+    res = {}
+    for key, layer in [("LSTM", C.layers.Recurrence(C.layers.LSTM(4))),
+                       ("GRU", C.layers.Recurrence(C.layers.GRU(4))),
+                       ("RNNStep backwards", C.layers.Recurrence(C.layers.RNNStep(4),
+                                                                 go_backwards=True)),
+                       ("initial 0.5", C.layers.Recurrence(C.layers.RNNStep(4),
+                                                           initial_state=0.5)),
+                       ("Fold", C.layers.Fold(C.layers.RNNStep(4))),
+                       ("LSTM full state", C.layers.Recurrence(C.layers.LSTM(4),
+                                                               return_full_state=True)),
+                       ("function step", C.layers.Recurrence(lambda h, u: h * 0.5 + u))]:
+        res[key] = view(layer(x))
+    rnn = C.layers.Recurrence(C.layers.RNNStep(3))
+    res["applied twice"] = view(rnn(x) + rnn(C.sequence.past_value(x)))
+    delay = C.layers.Delay(1, initial_state=0.25)
+    res["Delay twice"] = view(delay(x) + delay(x * 2.0))
+    res["past_value"] = view(C.sequence.past_value(x))
+    res["future_value 2"] = view(C.sequence.future_value(x, initial_state=2.0, time_step=2))
+    z = C.layers.Sequential([C.layers.Recurrence(C.layers.RNNStep(4)), C.layers.Dense(2)])(x)
+    res["Sequential"] = view(z)
+    r.set_params(z.parameters)
+    res["eval"] = np.stack(z.eval({x: [r.randn(3, 3), r.randn(3, 3)]}))
     return res

@@ -607,3 +607,28 @@ def learners_draw_a_seed(C, r):
         make()
         res[name] = value()
     return res
+
+
+_MB_NAMES = ["cntk.Learner.minibatch_size", "cntk.Learner.is_minibatch_size_explicitly_specified",
+             "cntk.Learner.ignored_minibatch_size"]
+
+
+@cntk_case(names=["cntk.learners.sgd", "cntk.learners.adam", "cntk.learners.momentum_sgd"]
+           + _MB_NAMES,
+           note="a learner's minibatch_size is the one it was made with (0 where none was "
+                "given, or IGNORE; a schedule's own is not the learner's)")
+def learner_minibatch_size(C, r):
+    r.touch(*_MB_NAMES)
+    z = C.layers.Dense(2)(C.input_variable(3))
+    lr = C.learning_parameter_schedule(0.1)
+    made = {"sgd": C.sgd(z.parameters, lr),
+            "sgd 32": C.sgd(z.parameters, lr, minibatch_size=32),
+            "sgd IGNORE": C.sgd(z.parameters, lr, minibatch_size=C.learners.IGNORE),
+            "sgd positional": C.sgd(z.parameters, lr, 0.0, 0.0, 0.0, np.inf, True, None, 8),
+            "adam schedule 16": C.adam(z.parameters,
+                                       C.learning_parameter_schedule(0.1, minibatch_size=16),
+                                       C.momentum_schedule(0.9)),
+            "momentum_sgd 4": C.momentum_sgd(z.parameters, lr, C.momentum_schedule(0.9),
+                                             minibatch_size=4)}
+    return {k: [l.minibatch_size, l.is_minibatch_size_explicitly_specified,
+                l.ignored_minibatch_size] for k, l in made.items()}

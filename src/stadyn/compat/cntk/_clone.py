@@ -7,8 +7,9 @@ from __future__ import annotations
 from ...cntk_semantics import reshape_sample
 from ...graph import Variable, apply, name_scope, new_lengths, set_sequence_axis, topological_nodes
 from ...sequence import input_variable as sequence_input_variable
-from ._graph import (BATCH, BLOCKS, INPUTS, LEAF_NAMES, PLACEHOLDERS, SHAPELESS, Block,
-                     made_by_cntk_op, primitive_op_name, seen_through, set_op_name)
+from ._graph import (BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, PLACEHOLDERS, SHAPELESS,
+                     Block, link_outputs, made_by_cntk_op, outputs_of, primitive_op_name,
+                     seen_through, set_op_name, set_uid, uid_of)
 
 __all__ = ["rebuild"]
 
@@ -124,9 +125,26 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
             if block is not None and new is not None and new is not old:
                 BLOCKS[new] = Block(block.op_name, block.name,
                                     tuple(new_of(a) for a in block.arguments))
+            if new is not None and new is not old:
+                _outputs_carried(old, new, mapping)
     del keep
     return [new_of(r) if r.parent is None or r in PLACEHOLDERS else mapping.get(id(r), r)
             for r in roots]
+
+
+def _outputs_carried(old: Variable, new: Variable, mapping: dict) -> None:
+    """What makes ``old`` part of one CNTK function, given to its copy ``new``: an op the
+    walks pass through stays one, and the copies of the outputs of one function of several
+    (``top_k``'s values and indices) are the outputs of one function again (one uid)."""
+    if old in INNER_OPS:
+        INNER_OPS.add(new)
+    outs = outputs_of(old)
+    if len(outs) > 1 and outs[0] is old:
+        copies = [mapping.get(id(o)) for o in outs]
+        if all(c is not None for c in copies):
+            link_outputs(copies)
+            for c in copies[1:]:
+                set_uid(c, uid_of(copies[0]))
 
 
 def _base_axis_kept(node, args: tuple, kwargs: dict, inputs: list) -> tuple[tuple, dict]:

@@ -29,9 +29,11 @@ from typing import Any
 
 from . import _graph as G
 from ._adapt import ShapelessPlaceholderError
+from ._late import late
 from ._mixins import GraphObject, TensorOpsMixin
 
-__all__ = ["Deferred", "deferrable", "pending", "defer_module", "LAYER_CLASSES", "PROBING"]
+__all__ = ["Deferred", "deferrable", "pending", "defer_module", "LAYER_CLASSES", "PROBING",
+           "as_built"]
 
 
 # The classes of CNTK layers (``_layers.LayerFunction`` registers itself: it is above).
@@ -75,7 +77,9 @@ def _pending(args: tuple, kwargs: dict, layers: bool) -> bool:
     LayerFunction = _layer_function()
 
     def check(v) -> bool:
-        if isinstance(v, Deferred) or _shapeless(v):
+        if isinstance(v, Deferred):
+            return v._typed is None     # (a typed one is the Function it built)
+        if _shapeless(v):
             return True
         if layers and isinstance(v, LayerFunction):
             return True
@@ -94,7 +98,43 @@ class Deferred(TensorOpsMixin):
     def __init__(self, fn, args: tuple, kwargs: dict):
         self._fn, self._args, self._kwargs = fn, tuple(args), dict(kwargs)
         self._bound: dict[int, Any] = {}
+        self._typed = None          # the Function update_signature built
         self.name = kwargs.get("name", "") if isinstance(kwargs.get("name", ""), str) else ""
+
+    def update_signature(self, *arg_types, **kwarg_types) -> None:
+        """Give the placeholders types (``3``, ``(3, 2)``, ``Tensor[3]``, ``Sequence[...]``;
+        in order, or by the placeholders' names), in place: the graph is built on inputs of
+        those types, named as the placeholders, and this is its Function from now on.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> f = C.relu(C.placeholder(name="p"))
+            >>> f.update_signature(3)
+            >>> [(a.name, a.shape) for a in f.arguments], f.eval(np.array([[-1, 0, 2]],
+            ...                                                     np.float32)).tolist()
+            ([('p', (3,))], [[0.0, 0.0, 2.0]])
+        """
+        if self._typed is not None:
+            self._typed.update_signature(*arg_types, **kwarg_types)
+            return
+        input_of_type = late("input_of_type")
+        phs = self.placeholders
+        if len(arg_types) + len(kwarg_types) != len(phs):
+            raise TypeError(f"update_signature: this Function has {len(phs)} placeholders, "
+                            f"{len(arg_types) + len(kwarg_types)} types given")
+        by_name = {p.name: k for k, p in enumerate(phs)}
+        types_ = list(arg_types) + [None] * (len(phs) - len(arg_types))
+        for key, kind in kwarg_types.items():
+            if key not in by_name or by_name[key] < len(arg_types):
+                raise TypeError(f"update_signature: no placeholder {key!r} left to type")
+            types_[by_name[key]] = kind
+        self._typed = self(*[input_of_type(t, p.name) for t, p in zip(types_, phs)])
+
+    def __getattr__(self, name: str):
+        typed = self.__dict__.get("_typed")
+        if typed is None or name.startswith("_"):
+            raise AttributeError(f"{type(self).__name__} has no {name!r}")
+        return getattr(typed, name)
 
     # -- what it reads ----------------------------------------------------------------------
     def _leaves(self, out: list, seen: set, bound: dict) -> None:
@@ -119,16 +159,23 @@ class Deferred(TensorOpsMixin):
     @property
     def placeholders(self) -> list:
         """The placeholders without a shape it reads (a layer operand's ``keep``)."""
+        if self._typed is not None:
+            return self._typed.placeholders
         out: list = []
         self._leaves(out, set(), self._bound)
         return out
 
-    arguments = placeholders
+    @property
+    def arguments(self) -> list:
+        """The placeholders without a shape it reads (once typed, its graph's arguments)."""
+        return self.placeholders if self._typed is None else self._typed.arguments
 
     @property
     def output(self):
         """Not known until it is built (a loop closed through a placeholder without a shape
         names why)."""
+        if self._typed is not None:
+            return self._typed.output
         raise AttributeError(
             "this Function reads a placeholder without a shape, so it is built only when "
             f"applied to operands with shapes (placeholders {[p.name for p in self.placeholders]}"
@@ -138,11 +185,13 @@ class Deferred(TensorOpsMixin):
     @property
     def shape(self) -> tuple:
         """``(-2,)``: not known until it is applied (CNTK's unknown shape)."""
-        return (-2,)
+        return (-2,) if self._typed is None else self._typed.shape
 
     @property
     def parameters(self) -> list:
         """The parameters of the layers it applies (those applied already)."""
+        if self._typed is not None:
+            return self._typed.parameters
         LayerFunction = _layer_function()
         out: list = []
 
@@ -190,6 +239,8 @@ class Deferred(TensorOpsMixin):
         return out
 
     def __call__(self, *args, **kwargs):
+        if self._typed is not None:
+            return self._typed(*args, **kwargs)
         phs = self.placeholders
         if len(args) > len(phs):
             raise TypeError(f"this Function has {len(phs)} placeholders to bind, "
@@ -223,16 +274,28 @@ def _keep(layer) -> GraphObject:
     return layer._own_placeholder()
 
 
+def as_built(values: tuple) -> tuple:
+    """``values`` with each :class:`Deferred` given its types (``update_signature``) replaced
+    by the Function it built."""
+    def built(v):
+        if isinstance(v, Deferred) and v._typed is not None:
+            return v._typed
+        if isinstance(v, (list, tuple)) and any(isinstance(u, Deferred) for u in v):
+            return type(v)(built(u) for u in v)
+        return v
+    return tuple(built(v) for v in values)
+
+
 def deferrable(fn):
     """``fn`` (a CNTK op) recording itself as a :class:`Deferred` when an operand is a
     placeholder without a shape, a Deferred or a layer not applied yet.  The wrapper keeps
     ``fn``'s globals, name and docstring (so its module's doctests still find it)."""
-    check, make = pending, Deferred
+    check, make, typed = pending, Deferred, as_built
 
     def wrapper(*args, **kwargs):
         if check(args, kwargs):
             return make(fn, args, kwargs)
-        return fn(*args, **kwargs)
+        return fn(*typed(args), **dict(zip(kwargs, typed(tuple(kwargs.values())))))
     new = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,
                              wrapper.__closure__)
     functools.update_wrapper(new, fn)

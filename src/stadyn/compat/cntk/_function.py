@@ -393,6 +393,9 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
                 raise AttributeError(f"clone: cannot replace {old!r} with {new!r}")
             subs[unwrap(old)] = _bound_placeholder(unwrap(new), unwrap(old))
         roots = clone_graph(self._roots(), subs, method)
+        combined = self._combine()
+        if combined is not None:        # a combine's copy is a combine of the same name
+            return combine_outputs(roots, combined.name)
         if len(roots) == 1:
             return Function(roots[0])
         return Function(roots[0], roots)
@@ -541,10 +544,13 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:
         >>> m.arguments[0].name, m.find_by_name("d").shape
         ('x', (3,))
     """
-    roots, combine = load_roots(model, format)
+    roots, combine, uid = load_roots(model, format)
     if combine is None and (len(roots) == 1 or G.function_outputs(roots) is not None):
         return Function(roots[0], roots if len(roots) > 1 else None, runs=RunState())
-    return combine_outputs(roots, combine or "")
+    loaded = combine_outputs(roots, combine or "")
+    if uid:
+        loaded._combine().uid = uid         # the file's (CNTK's) uid of its root
+    return loaded
 
 
 bind(Function=Function,      # Variable.owner and the wrapping of outputs (_mixins, _variables)

@@ -23,7 +23,7 @@ import weakref
 from typing import Callable, Iterator
 
 from ...cntk_semantics import BatchAxes
-from ...graph import Variable, is_lengths, new_lengths, set_sequence_axis
+from ...graph import Variable, is_lengths, keep_with, kept_with, new_lengths, set_sequence_axis
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
            "INNER_OPS", "mark_outputs", "link_outputs", "outputs_of", "function_outputs",
@@ -57,11 +57,12 @@ _ROOT_UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictiona
 # its uid is ``<function uid>_Output_<k>``.
 OUTPUT_INDEX: "weakref.WeakKeyDictionary[Variable, int]" = weakref.WeakKeyDictionary()
 # The outputs of a CNTK function of several (``top_k``'s values and indices): each output
-# after the first -> the first (weakly), which stands for the function in the walks; the
-# first -> the others, kept while it lives (CNTK lists an output no one reads, top_k's
-# indices, among the function's).
+# after the first -> the first (weakly), which stands for the function in the walks.  The
+# first keeps the others while it lives (CNTK lists an output no one reads, top_k's indices,
+# among the function's), on itself (``keep_with``): a run of both makes each refer to the
+# other, so a registry keyed by the first would keep it alive for ever.
 _FIRST_OUTPUT: "weakref.WeakKeyDictionary[Variable, weakref.ref]" = weakref.WeakKeyDictionary()
-_ALL_OUTPUTS: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
+_OTHER_OUTPUTS = "compat.cntk: the function's other outputs"
 _uid_counter = itertools.count()
 
 # Which Variables carry the batch axis: inputs (and batched placeholders) and what is computed
@@ -161,10 +162,16 @@ def in_argument_order(root: Variable, arguments: list[Variable]) -> list[Variabl
     return first + [a for a in arguments if id(a) not in taken]
 
 
+_UNNAMED_CONSTANT = re.compile(r"constant\d+")
+
+
 def cntk_name(v: Variable) -> str:
     """A parameter's or constant's CNTK name: the last part of its scope path (``dense/W`` is
-    ``W``), with batch normalisation's names as CNTK's layer gives them."""
+    ``W``), with batch normalisation's names as CNTK's layer gives them; a Constant made
+    without a name (saved as ``constant<n>``) has none."""
     scope, _, last = (v.name or "").rpartition("/")
+    if not scope and _UNNAMED_CONSTANT.fullmatch(last) and not v.need_grad:
+        return ""
     if scope.rpartition("/")[2].startswith("batchnormalization"):
         return _BN_NAMES.get(last, last)
     return last
@@ -256,7 +263,7 @@ def link_outputs(outputs: list[Variable]) -> None:
     for k, v in enumerate(outputs[1:], 1):
         OUTPUT_INDEX[v] = k
         _FIRST_OUTPUT[v] = weakref.ref(first)
-    _ALL_OUTPUTS[first] = tuple(outputs[1:])
+    keep_with(first, _OTHER_OUTPUTS, tuple(outputs[1:]))
 
 
 def _first_output(v: Variable) -> Variable:
@@ -269,7 +276,7 @@ def _first_output(v: Variable) -> Variable:
 def outputs_of(v: Variable) -> list[Variable]:
     """The outputs of the function that made ``v`` (``v`` alone but for :func:`mark_outputs`)."""
     first = _first_output(v)
-    others = _ALL_OUTPUTS.get(first)
+    others = kept_with(first, _OTHER_OUTPUTS)
     return [v] if others is None else [first, *others]
 
 
@@ -374,8 +381,24 @@ def seen_through(v: Variable) -> Variable:
 
 def shown_inputs(v: Variable) -> list[Variable]:
     """The inputs CNTK shows for the op that made ``v``: a sequence op's lengths input is
-    Stadyn's layout, no input CNTK shows; a spliced value is seen through."""
-    return [seen_through(i) for i in v.parent.inputs if not is_lengths(i)]
+    Stadyn's layout, no input CNTK shows; a spliced value is seen through.  A recurrence
+    shows the values its step reads, then its initial states, then its sequences (CNTK's walk
+    meets a step's parameters before the delays that hold the initial states, and the
+    sequences last)."""
+    node = v.parent
+    inputs = list(node.inputs)
+    if node.spec.name == "recurrence":      # (lengths, sequences..., states..., captured...)
+        first = 1 + int(node.kwargs["n_sequences"])
+        end = first + len(node.kwargs["step"].states)
+        inputs = inputs[end:] + inputs[first:end] + inputs[:first]
+    elif node.spec.name in _FUSED_STATES:   # (x, lengths, states..., parameters...)
+        end = 2 + _FUSED_STATES[node.spec.name]
+        inputs = inputs[end:] + inputs[2:end] + inputs[:2]
+    return [seen_through(i) for i in inputs if not is_lengths(i)]
+
+
+# the recurrent cells run along a whole sequence by one op: their number of states
+_FUSED_STATES = {"cntk_lstm_sequence": 2, "cntk_gru_sequence": 1, "cntk_rnn_sequence": 1}
 
 
 # -- CNTK's depth-first search -----------------------------------------------------------------

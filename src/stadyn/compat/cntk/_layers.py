@@ -21,7 +21,7 @@ from ... import layers as _L
 from ...graph import Variable, joint_inference
 from . import _graph as G
 from ._adapt import operand, operands_dtype, unwrap, wrap
-from ._deferred import LAYER_CLASSES, Deferred, pending
+from ._deferred import LAYER_CLASSES, Deferred, as_built, pending
 from ._late import late
 from ._mixins import GraphObject
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
@@ -89,6 +89,7 @@ class LayerFunction:
     def __call__(self, *args):
         if pending(args, {}, layers=False):      # a placeholder without a shape: wait for it
             return Deferred(self, args, {})
+        args = as_built(args)                    # a waiting op given its types: its Function
         if args and not any(isinstance(a, GraphObject) for a in args):
             if self._signature is None:
                 raise TypeError(f"{self.op_name}: call it on CNTK Functions, or give it a "

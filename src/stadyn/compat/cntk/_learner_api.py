@@ -63,6 +63,33 @@ class CntkLearner(CntkCounts):
     # the reference minibatch size of the rate CNTK's progress names ("Learning rate per 1
     # samples"), set by the function that made the learner (None: it reports no rate)
     _rate_reference: int | None = None
+    # the minibatch_size the learner was made with (None: not given)
+    _given_minibatch_size: int | None = None
+
+    @property
+    def minibatch_size(self) -> int:
+        """The ``minibatch_size`` the learner was made with (0 where none was given, or
+        ``IGNORE``), as CNTK 2.7 reports it; a schedule's own is not the learner's.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> z = C.layers.Dense(2)(C.input_variable(3))
+            >>> lr = C.learning_parameter_schedule(0.1)
+            >>> [(l.minibatch_size, l.is_minibatch_size_explicitly_specified)
+            ...  for l in (C.sgd(z.parameters, lr), C.sgd(z.parameters, lr, minibatch_size=32))]
+            [(0, False), (32, True)]
+        """
+        return int(self._given_minibatch_size or 0)
+
+    @property
+    def is_minibatch_size_explicitly_specified(self) -> bool:
+        """Whether the learner was made with a ``minibatch_size`` (``IGNORE`` too)."""
+        return self._given_minibatch_size is not None
+
+    @property
+    def ignored_minibatch_size(self) -> int:
+        """CNTK's ``IGNORE`` (0): the minibatch size that makes a rate per minibatch."""
+        return 0
 
     def __reduce_ex__(self, protocol):
         # The mixed class is made at run time under the learner class's name, which pickle

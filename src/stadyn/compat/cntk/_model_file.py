@@ -108,11 +108,11 @@ def save_roots(roots: list, arguments: list, filename, format, combine=None) -> 
     serialize.save(path, outputs, inputs)
 
 
-def load_roots(model, format) -> "tuple[list, str | None]":
+def load_roots(model, format) -> "tuple[list, str | None, str | None]":
     """The outputs (Stadyn Variables) of the graph saved in ``model`` (a file name, or the
-    file's bytes), with CNTK's names, blocks and inputs restored; and the name of the Combine
+    file's bytes), with CNTK's names, blocks and inputs restored; the name of the Combine
     function they are the outputs of (None if they are not a combine's: a model of one output,
-    or of one function's outputs, saved by Stadyn)."""
+    or of one function's outputs); and that Combine's uid where the file (CNTK's) gives it."""
     from ... import serialize
     if isinstance(model, (bytes, bytearray)):
         import tempfile
@@ -122,8 +122,14 @@ def load_roots(model, format) -> "tuple[list, str | None]":
                 f.write(model)
             return load_roots(path, format)
     path = os.fspath(model)
+    root = None
     if format == ModelFormat.ONNX:
         network = serialize.import_onnx(path)
+    elif serialize.is_legacy_model_file(path):
+        legacy = serialize.read_legacy_model(path)
+        root = _root_function(legacy)
+        network = serialize.load_cntk(legacy) if legacy.format.startswith("cntk") else \
+            serialize.load(path)
     else:
         network = serialize.load(path)
     for name, var in network.inputs.items():
@@ -133,9 +139,10 @@ def load_roots(model, format) -> "tuple[list, str | None]":
     if network.origins:
         _mark_inner(list(network.outputs.values()))
     roots, blocks, arguments, op_named, several = [], {}, {}, set(), {}
-    # CNTK-written files: taken as a Combine where they hold several outputs (CNTK's file says
-    # what its root function is; Stadyn's reader does not yet)
-    combine = "" if network.origins and len(network.outputs) > 1 else None
+    # CNTK-written files: a Combine where the file's root function is one (of one output
+    # too), named as it is; else the outputs of their function (a top_k's two)
+    combine = None if root is None or root[0] != "Combine" else root[1]
+    combine_uid = root[2] if combine is not None else None
     for key, var in network.outputs.items():
         if key.startswith(_OUT):
             var.name = key.split(":", 2)[2] or None
@@ -170,11 +177,23 @@ def load_roots(model, format) -> "tuple[list, str | None]":
     for var in roots:
         if var in G.BLOCKS and id(var) not in op_named:
             var.name = None     # a block's name is the block's, not that of the op inside it
-    if not roots:                      # a file written by Stadyn itself, or ONNX
+    if not roots:                      # a file written by CNTK, or ONNX
         roots = list(network.outputs.values())
-        combine = "" if len(roots) > 1 else None
+        if root is None:
+            combine = "" if len(roots) > 1 else None
     G.BATCH.forget()
-    return roots, combine
+    return roots, combine, combine_uid
+
+
+def _root_function(legacy) -> "tuple[str, str, str] | None":
+    """``(op name, name, uid)`` of a CNTK 2 file's root function (``Combine``, ``TopK``, ...),
+    or None for another file."""
+    uid = legacy.extras.get("root") if legacy.format == "cntk-v2" else None
+    for net in legacy.networks.values():
+        for fn in net.functions:
+            if uid is not None and fn.name == uid:
+                return fn.type, fn.meta.get("name") or "", uid
+    return None
 
 
 def _mark_inner(roots: list) -> None:

@@ -12,6 +12,8 @@ import dis
 import inspect
 from typing import Any
 
+import numpy as np
+
 from ... import layers as _L
 from ..._random import auto_seeds_kept
 from . import _graph as G
@@ -19,6 +21,7 @@ from ._adapt import unwrap, wrap
 from ._function import combine_outputs
 from ._layers import LayerFunction, _native
 from ._step_values import note_step_blocks
+from ._variables import constant
 
 __all__ = ["Recurrence", "RecurrenceFrom", "Fold", "LSTM", "GRU", "RNNStep", "StatesLayer",
            "FunctionStep"]
@@ -217,9 +220,17 @@ def _has_contents(cell) -> bool:
     return True
 
 
-def _initial(initial_state: Any) -> Any:
+def _initial(initial_state: Any, layer: str) -> Any:
+    """The initial state(s) as the layer ``layer`` is made with them: a number becomes a
+    Constant of shape ``(1,)`` (None a scalar 0), made once for every application and state,
+    as CNTK 2.7 makes it (listed among the model's ``constants``)."""
+    initial_state = _L.resolve(layer, "initial_state", initial_state)
     if isinstance(initial_state, tuple):
-        return tuple(_initial(s) for s in initial_state)
+        return tuple(_initial(s, layer) for s in initial_state)
+    if initial_state is None:
+        return unwrap(constant(0.0))
+    if np.isscalar(initial_state) and not isinstance(initial_state, (str, bytes)):
+        return unwrap(constant(initial_state, shape=(1,)))
     return unwrap(_native(initial_state))
 
 
@@ -237,8 +248,8 @@ def Recurrence(step_function, go_backwards=_L.default_override_or(False),
         [(2, 3)]
     """
     return StatesLayer(_L.Recurrence(_step(step_function), go_backwards,
-                                       _initial(initial_state), return_full_state, name),
-                         "Recurrence", name)
+                                       _initial(initial_state, "Recurrence"), return_full_state,
+                                       name), "Recurrence", name)
 
 
 def RecurrenceFrom(step_function, go_backwards=_L.default_override_or(False),
@@ -255,4 +266,5 @@ def Fold(folder_function, go_backwards=_L.default_override_or(False),
     """``cntk.layers.Fold``: the final state of a recurrence.  Example:
     ``C.layers.Fold(C.layers.GRU(4))(x)``."""
     return StatesLayer(_L.Fold(_step(folder_function), go_backwards,
-                                 _initial(initial_state), return_full_state, name), "Fold", name)
+                                 _initial(initial_state, "Fold"), return_full_state, name),
+                       "Fold", name)

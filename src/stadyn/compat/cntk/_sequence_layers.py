@@ -29,7 +29,7 @@ from ._loops import as_loop_sequence, close_loops
 from ._recurrent import RNNStep as _RNNUnit
 from ._recurrent import StatesLayer
 from ._variables import Variable as _Variable
-from ._variables import placeholder
+from ._variables import constant, placeholder
 
 __all__ = ["Delay", "PastValueWindow", "UnfoldFrom", "RNNUnit", "ForwardDeclaration"]
 
@@ -55,6 +55,10 @@ class _Delay:
         self.T, self.initial_state = int(T), initial_state
 
     def __call__(self, x):
+        if isinstance(self.initial_state, (int, float)) and \
+                not isinstance(self.initial_state, bool):
+            # a Constant of shape (1,), one for every application (CNTK makes it with the layer)
+            self.initial_state = constant(self.initial_state, shape=(1,), dtype=x.dtype)
         return unwrap(seq.delay(wrap(x), self.initial_state, self.T))
 
 

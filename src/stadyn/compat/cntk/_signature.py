@@ -28,7 +28,7 @@ from . import _graph as G
 from ._adapt import ShapelessPlaceholderError, unwrap, wrap
 from ._axis import Axis
 from ._deferred import PROBING
-from ._late import late
+from ._late import bind, late
 from ._mixins import GraphObject
 from ._variables import Record, input_variable, placeholder
 
@@ -277,3 +277,6 @@ class _Deferred:
 
     def __repr__(self) -> str:
         return f"Composite({self.name}: untyped arguments {[p.name for p in self._placeholders]})"
+
+
+bind(input_of_type=_input_of_type)      # a waiting op's update_signature (_deferred)

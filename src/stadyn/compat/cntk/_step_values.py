@@ -25,7 +25,7 @@ import weakref
 
 from ... import functions as F
 from ... import sequence as S
-from ...graph import Variable, auto_forward, topological_nodes
+from ...graph import Variable, auto_forward, keep_with, kept_with, topological_nodes
 from ...ops import StepFunction
 from . import _graph as G
 
@@ -33,9 +33,11 @@ __all__ = ["note_step_blocks", "step_value"]
 
 # a step's first placeholder -> the named blocks its recorded graph held [(output, name)]
 _STEP_BLOCKS: "weakref.WeakKeyDictionary[Variable, list]" = weakref.WeakKeyDictionary()
-# the outermost recurrence node of a path -> {(the inner nodes' ids, the value's id): the
-# sequence made for it} (the inner nodes and the value live in that node's step)
-_EXPOSED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# kept with an output of the outermost recurrence node of a path (``keep_with``; not in a
+# registry keyed by it, which a run of the model and the sequence together would keep alive
+# for ever): {(the inner nodes' ids, the value's id): the sequence made for it} (the inner
+# nodes and the value live in that node's step)
+_EXPOSED = "compat.cntk: the step values given out as sequences"
 
 
 def note_step_blocks(placeholders, outputs) -> None:
@@ -68,7 +70,11 @@ def step_value(roots: list, name: str):
     if target is None:
         return None
     from ._adapt import wrap
-    made = _EXPOSED.setdefault(path[0], {})
+    holder = next(o for o in path[0].outputs if o is not None)
+    made = kept_with(holder, _EXPOSED)
+    if made is None:
+        made = {}
+        keep_with(holder, _EXPOSED, made)
     key = (tuple(id(n) for n in path[1:]), id(target))
     if key not in made:
         with auto_forward(False):

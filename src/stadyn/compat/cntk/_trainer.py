@@ -167,9 +167,10 @@ class Trainer(_Trainer):
             self._sweeps_seen = self.__dict__.get("_sweeps_seen", 0) + 1
         return (updated, {o: values[o] for o in mine}) if mine and updated else updated
 
-    def total_number_of_units_seen(self, unit) -> int:
-        """The samples, minibatches or sweeps (``DataUnit``) trained on so far (a sweep: a
-        minibatch ending one, by its reader or ``is_sweep_end``).
+    def total_number_of_units_seen(self, unit=1) -> int:
+        """The samples (by default, as CNTK 2.7's ``DataUnit.sample``), minibatches or sweeps
+        (``DataUnit``) trained on so far (a sweep: a minibatch ending one, by its reader or
+        ``is_sweep_end``).
 
         Example:
             >>> import numpy as np, stadyn.compat.cntk as C

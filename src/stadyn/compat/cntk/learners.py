@@ -11,6 +11,8 @@ Example:
 
 from __future__ import annotations
 
+import inspect
+
 from ... import learners as _L
 from ..._random import initializer_seed
 from ...learners import (IGNORE, Learner, UnitType, default_unit_gain_value,
@@ -72,6 +74,8 @@ def _learner(fn, unit_gain: bool = False):
             learner._rate_reference = _reference(lr, kwargs)
         except TypeError:
             pass
+        given = inspect.signature(fn).bind_partial(parameters, *args, **kwargs).arguments
+        learner._given_minibatch_size = given.get("minibatch_size")
         return learner
     make.__name__ = fn.__name__
     make.__doc__ = fn.__doc__

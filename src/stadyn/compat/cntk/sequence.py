@@ -20,7 +20,7 @@ from ... import sequence as S
 from . import _graph as G
 from ...graph import Variable, broadcast_like
 from ._deferred import defer_module
-from ._adapt import adapt, batched, named, operand, unwrap, wrap
+from ._adapt import adapt, batched, const, named, operand, unwrap, wrap
 from ._adapt import operand as _as_operand
 from ._axis import Axis
 from ._loops import as_loop_sequence
@@ -64,12 +64,15 @@ def _seq_operand(x):
     return as_loop_sequence(unwrap(x))
 
 
-def _initial(initial_state):
-    """CNTK's ``initial_state``: a number, an array (one step's shape) or a Function."""
+def _initial(initial_state, x):
+    """CNTK's ``initial_state``: a number, an array (one step's shape) or a Function.  A
+    number is a scalar float32 Constant, None one of ``x``'s type holding 0, as CNTK 2.7 makes
+    them (listed among the model's ``constants``)."""
     if initial_state is None:
-        return 0.0
-    value = operand(initial_state)
-    return value
+        return const(0.0, unwrap(x).dtype)
+    if isinstance(initial_state, (int, float, np.number)) and not isinstance(initial_state, bool):
+        return const(initial_state)
+    return operand(initial_state)
 
 
 def past_value(x, initial_state=None, time_step: int = 1, name: str = ""):
@@ -77,14 +80,14 @@ def past_value(x, initial_state=None, time_step: int = 1, name: str = ""):
 
     Example: ``C.sequence.past_value(h)``, ``C.sequence.past_value(x, initial_state=1.0,
     time_step=2)``."""
-    return named(wrap(S.past_value(_seq_operand(x), _initial(initial_state), time_step)), name)
+    return named(wrap(S.past_value(_seq_operand(x), _initial(initial_state, x), time_step)), name)
 
 
 def future_value(x, initial_state=None, time_step: int = 1, name: str = ""):
     """The value ``time_step`` steps later in each sequence (``initial_state`` after).
 
     Example: ``C.sequence.future_value(h)``."""
-    return named(wrap(S.future_value(_seq_operand(x), _initial(initial_state), time_step)), name)
+    return named(wrap(S.future_value(_seq_operand(x), _initial(initial_state, x), time_step)), name)
 
 
 def _block(out, op_name: str, root_op: str, name: str, *arguments):
@@ -243,7 +246,7 @@ def is_last(seq, name: str = ""):
 def delay(x, initial_state=None, time_step: int = 1, name: str = ""):
     """``past_value`` for a positive ``time_step``, ``future_value`` for a negative one, ``x``
     for 0.  Example: ``C.sequence.delay(x, time_step=-1)`` is each next step."""
-    out = S.delay(_seq_operand(x), _initial(initial_state), time_step)
+    out = S.delay(_seq_operand(x), _initial(initial_state, x), time_step)
     if time_step == 0:
         return named(wrap(out), name)
     return named(wrap(out), name, "PastValue" if time_step > 0 else "FutureValue")

@@ -1,0 +1,66 @@
+"""``load_model`` of CNTK 2.7-written files whose root function is not the op that made their
+first output -- a ``combine`` (of two outputs, of one) and a ``top_k`` -- and ``clone`` of such
+Functions: the root function keeps its op name and name, as CNTK 2.7's does.  The files and
+what CNTK 2.7 reports after loading them come from ``tests/fixtures/legacy/make_cntk_roots.py``
+(``cntk_roots_reference.json``); the clones are compared with the Function they copy, which
+CNTK 2.7 gives back unchanged (its root name and op name, outputs and values)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+
+import numpy as np
+import pytest
+
+import stadyn.compat.cntk as C
+
+FIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "legacy")
+REF = json.load(open(os.path.join(FIX, "cntk_roots_reference.json")))
+FILES = ["cntk_root_combine.model", "cntk_root_combine1.model", "cntk_root_top_k.model"]
+_spec = importlib.util.spec_from_file_location("make_cntk_roots",
+                                               os.path.join(FIX, "make_cntk_roots.py"))
+_maker = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_maker)
+_describe = _maker.describe         # what the reference records, of Stadyn's Function
+
+
+def _same(got, want, unchecked=()):
+    skip = {"values", *unchecked}
+    assert {k: v for k, v in got.items() if k not in skip} == \
+        {k: v for k, v in want.items() if k not in skip}
+    assert len(got["values"]) == len(want["values"])
+    for g, w in zip(got["values"], want["values"]):
+        np.testing.assert_allclose(g, np.asarray(w, np.float32), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fname", FILES)
+def test_a_loaded_model_keeps_its_root_function(fname):
+    _same(_describe(C.load_model(os.path.join(FIX, fname))), REF[fname])
+
+
+@pytest.mark.parametrize("fname", FILES)
+@pytest.mark.parametrize("method", ["share", "clone", "freeze"])
+def test_a_clone_keeps_the_root_function(fname, method):
+    f = C.load_model(os.path.join(FIX, fname))
+    _same(_describe(f.clone(getattr(C.CloneMethod, method))), REF[fname])
+
+
+def _saved_and_loaded(fname, folder):
+    path = str(folder / fname)
+    C.load_model(os.path.join(FIX, fname)).save(path)
+    return C.load_model(path)
+
+
+@pytest.mark.parametrize("fname", FILES)
+def test_a_stadyn_saved_model_keeps_its_root_function(fname, tmp_path):
+    _same(_describe(_saved_and_loaded(fname, tmp_path)), REF[fname], ["root inputs"])
+
+
+@pytest.mark.xfail(strict=True, reason="Function.save keeps the op names of named functions "
+                   "only (compat/cntk/_model_file.py _named_nodes): the unnamed x * 2.0 the "
+                   "top_k reads loads as Mul, CNTK's ElementTimes")
+def test_a_stadyn_saved_model_keeps_the_op_names_of_unnamed_functions(tmp_path):
+    fname = "cntk_root_top_k.model"
+    _same(_describe(_saved_and_loaded(fname, tmp_path)), REF[fname])
