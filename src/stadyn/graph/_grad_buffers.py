@@ -53,15 +53,29 @@ class _Buffer:
 
 def _counts(box: _Buffer) -> tuple[int, int, int]:
     """The references to ``box.tensor``: Python's to its object, C++'s to the tensor and to
-    its memory (every tensor over that memory, a NumPy array's among them, holds one)."""
+    its memory (every tensor over that memory, a NumPy array's among them, holds one).
+
+    The two C++ counts are torch's own (``Tensor._use_count``, ``_storage_Use_Count``: no
+    public API gives them; torch is pinned).  A torch without them gives counts no buffer
+    is ever alone with (``_ALONE`` is then all -1): every backward takes new memory --
+    correct, only slower."""
     t = box.tensor
-    return (sys.getrefcount(t), t._use_count(),
-            torch._C._storage_Use_Count(t.untyped_storage()._cdata))
+    try:
+        return (sys.getrefcount(t), t._use_count(),
+                torch._C._storage_Use_Count(t.untyped_storage()._cdata))
+    except AttributeError:       # pragma: no cover - another torch
+        return (sys.getrefcount(t), 1 << 30, 1 << 30)
+
+
+def _alone() -> tuple[int, int, int]:
+    probe = _Buffer(torch.empty(1))
+    counts = _counts(probe)
+    return counts if counts[1] != 1 << 30 else (-1, -1, -1)
 
 
 # The counts of a tensor nothing but a _Buffer holds, measured as _counts measures (its own
 # references, the temporary storage object's): the same code on every interpreter.
-_ALONE = _counts(_Buffer(torch.empty(1)))
+_ALONE = _alone()
 
 
 def unshared(box: _Buffer) -> bool:
