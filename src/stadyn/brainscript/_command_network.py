@@ -21,6 +21,7 @@ from ._blocks import CommandConfig, per_epoch
 from ._build import build_network
 from ._cntk_log import CNTKLog, cntk_shape_text, results_line, validation_line
 from ._config import BrainScriptSource, ConfigRecord
+from ._network_library import reached_ids
 from ._readers import make_source
 from ._stadyn_library import StadynLibrary
 
@@ -59,10 +60,8 @@ class CommandNetwork:
 
     def inputs_of(self, roots: Sequence[Variable]) -> list[tuple[str, Variable]]:
         """The ``Input`` nodes ``roots`` depend on, with their names."""
-        leaves = {id(v) for n in topological_nodes(list(roots)) for v in n.inputs
-                  if v.parent is None}
-        leaves |= {id(r) for r in roots}
-        return [(self.name(v), v) for v in self.library.inputs if id(v) in leaves]
+        reached = reached_ids(list(roots))
+        return [(self.name(v), v) for v in self.library.inputs if id(v) in reached]
 
     def counted(self, node: Variable, roots: Sequence[Variable]) -> Variable:
         """The Variable whose samples a minibatch counts for the criterion ``node`` (cntk.exe's
@@ -97,7 +96,7 @@ class CommandNetwork:
         inputs_by_name = {self.name(v): v for v in inputs}
         named.update((id(v), name) for name, v in inputs_by_name.items())
         tags: dict[str, list[str]] = {}
-        reached = {id(v) for n in topological_nodes(list(outputs.values())) for v in n.inputs}
+        reached = reached_ids(list(outputs.values()))
         for node in self.library.precompute_nodes:   # what a pre-computed node is computed
             if id(node.value) not in reached:       # from: its input, tagged (for a model
                 continue                            # saved before the data pass: edit)

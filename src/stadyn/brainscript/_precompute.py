@@ -32,6 +32,7 @@ from ._cntk_log import CNTKLog
 from ._command_network import CommandNetwork, InputSource, record_loc
 from ._blocks import CommandConfig
 from ._config import ConfigRecord
+from ._network_library import reached_ids
 from ._precompute_library import PreComputeNode
 from ._readers import make_source
 
@@ -111,7 +112,7 @@ def uncomputed(network: CommandNetwork) -> list[PreComputeNode]:
     """The network's pre-computed nodes whose value has been neither computed nor read from a
     model file (CNTK's ``GetNodesRequiringPreComputation``): those its named nodes reach."""
     named = [v for v in network.net.nodes.values() if isinstance(v, Variable)]
-    reached = {id(v) for v in named} | {id(v) for n in topological_nodes(named) for v in n.inputs}
+    reached = reached_ids(named)
     return [n for n in network.library.precompute_nodes
             if id(n.value) in reached and not n.computed]
 
