@@ -238,29 +238,21 @@ class InputSource:
         for var, stream in self.pairs:
             mb = minibatch[var]
             count = mb.num_samples
-            arr = mb.data
-            if var.sequence_lengths is not None:
-                # a sequence input: padded (N, T, ...) with its lengths (the trainer unpads
-                # it), each step reshaped where only its layout differs
-                step = _sample_shape(var)
-                if mb.lengths is None or tuple(arr.shape[2:]) == step:
-                    data[var] = mb
-                    continue
-                if int(np.prod(arr.shape[2:])) != int(np.prod(step)):
-                    raise StadynError(f"stream '{stream}' delivered steps of shape "
-                                      f"{tuple(arr.shape[2:])}; the input needs {step}")
-                data[var] = io.MinibatchData(arr.reshape(arr.shape[:2] + step), mb.num_samples,
-                                             mb.num_sequences, mb.end_of_sweep, mb.lengths,
-                                             mb.is_sparse)
+            sequence = var.sequence_lengths is not None
+            lead, shape = (2 if sequence else 1), _sample_shape(var)
+            if sequence and (mb.lengths is None or tuple(mb.data.shape[2:]) == shape):
+                data[var] = mb      # a padded (N, T, ...) sequence as read (the trainer unpads)
                 continue
-            sample = tuple(var.shape[1:])
-            if tuple(arr.shape[1:]) != sample:
-                if int(np.prod(arr.shape[1:])) != int(np.prod(sample)):
-                    raise StadynError(f"stream '{stream}' delivered samples of shape "
-                                      f"{tuple(arr.shape[1:])}; the input needs {sample}")
-                arr = arr.reshape((arr.shape[0],) + sample)
+            # each sample (each step of a sequence) reshaped where only its layout differs
+            arr = mb.data
+            if tuple(arr.shape[lead:]) != shape:
+                if int(np.prod(arr.shape[lead:])) != int(np.prod(shape)):
+                    unit = "steps" if sequence else "samples"
+                    raise StadynError(f"stream '{stream}' delivered {unit} of shape "
+                                      f"{tuple(arr.shape[lead:])}; the input needs {shape}")
+                arr = arr.reshape(arr.shape[:lead] + shape)
             data[var] = io.MinibatchData(arr, mb.num_samples, mb.num_sequences, mb.end_of_sweep,
-                                         is_sparse=mb.is_sparse)
+                                         mb.lengths if sequence else None, mb.is_sparse)
         return data, count
 
 
