@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from .._errors import ConfigError
-from ..graph import Variable, forward_all, topological_nodes, training
+from ..graph import Variable, forward_all, training
 from ..train import feed
 from ._cntk_log import CNTKLog
 from ._command_network import CommandNetwork, InputSource, record_loc
@@ -89,8 +89,8 @@ def _log_name(network: CommandNetwork, node: PreComputeNode, alone: str | None =
     if name is not None:
         return name
     for owner, value in network.net.nodes.items():
-        if isinstance(value, Variable) and value.parent is not None and any(
-                node.value is v for n in topological_nodes([value]) for v in n.inputs):
+        if isinstance(value, Variable) and value.parent is not None and \
+                id(node.value) in reached_ids([value]):
             original = node.original
             inner = node.member or node.operation if original is None else \
                 _log_name(network, original, original.member or original.operation)
