@@ -21,6 +21,7 @@ from ._blocks import CommandConfig, per_epoch
 from ._build import build_network
 from ._cntk_log import CNTKLog, cntk_shape_text, results_line, validation_line
 from ._config import BrainScriptSource, ConfigRecord
+from ._network_library import reached_ids
 from ._readers import make_source
 from ._stadyn_library import StadynLibrary
 
@@ -59,10 +60,8 @@ class CommandNetwork:
 
     def inputs_of(self, roots: Sequence[Variable]) -> list[tuple[str, Variable]]:
         """The ``Input`` nodes ``roots`` depend on, with their names."""
-        leaves = {id(v) for n in topological_nodes(list(roots)) for v in n.inputs
-                  if v.parent is None}
-        leaves |= {id(r) for r in roots}
-        return [(self.name(v), v) for v in self.library.inputs if id(v) in leaves]
+        reached = reached_ids(list(roots))
+        return [(self.name(v), v) for v in self.library.inputs if id(v) in reached]
 
     def counted(self, node: Variable, roots: Sequence[Variable]) -> Variable:
         """The Variable whose samples a minibatch counts for the criterion ``node`` (cntk.exe's
@@ -97,7 +96,7 @@ class CommandNetwork:
         inputs_by_name = {self.name(v): v for v in inputs}
         named.update((id(v), name) for name, v in inputs_by_name.items())
         tags: dict[str, list[str]] = {}
-        reached = {id(v) for n in topological_nodes(list(outputs.values())) for v in n.inputs}
+        reached = reached_ids(list(outputs.values()))
         for node in self.library.precompute_nodes:   # what a pre-computed node is computed
             if id(node.value) not in reached:       # from: its input, tagged (for a model
                 continue                            # saved before the data pass: edit)
@@ -239,29 +238,21 @@ class InputSource:
         for var, stream in self.pairs:
             mb = minibatch[var]
             count = mb.num_samples
-            arr = mb.data
-            if var.sequence_lengths is not None:
-                # a sequence input: padded (N, T, ...) with its lengths (the trainer unpads
-                # it), each step reshaped where only its layout differs
-                step = _sample_shape(var)
-                if mb.lengths is None or tuple(arr.shape[2:]) == step:
-                    data[var] = mb
-                    continue
-                if int(np.prod(arr.shape[2:])) != int(np.prod(step)):
-                    raise StadynError(f"stream '{stream}' delivered steps of shape "
-                                      f"{tuple(arr.shape[2:])}; the input needs {step}")
-                data[var] = io.MinibatchData(arr.reshape(arr.shape[:2] + step), mb.num_samples,
-                                             mb.num_sequences, mb.end_of_sweep, mb.lengths,
-                                             mb.is_sparse)
+            sequence = var.sequence_lengths is not None
+            lead, shape = (2 if sequence else 1), _sample_shape(var)
+            if sequence and (mb.lengths is None or tuple(mb.data.shape[2:]) == shape):
+                data[var] = mb      # a padded (N, T, ...) sequence as read (the trainer unpads)
                 continue
-            sample = tuple(var.shape[1:])
-            if tuple(arr.shape[1:]) != sample:
-                if int(np.prod(arr.shape[1:])) != int(np.prod(sample)):
-                    raise StadynError(f"stream '{stream}' delivered samples of shape "
-                                      f"{tuple(arr.shape[1:])}; the input needs {sample}")
-                arr = arr.reshape((arr.shape[0],) + sample)
+            # each sample (each step of a sequence) reshaped where only its layout differs
+            arr = mb.data
+            if tuple(arr.shape[lead:]) != shape:
+                if int(np.prod(arr.shape[lead:])) != int(np.prod(shape)):
+                    unit = "steps" if sequence else "samples"
+                    raise StadynError(f"stream '{stream}' delivered {unit} of shape "
+                                      f"{tuple(arr.shape[lead:])}; the input needs {shape}")
+                arr = arr.reshape(arr.shape[:lead] + shape)
             data[var] = io.MinibatchData(arr, mb.num_samples, mb.num_sequences, mb.end_of_sweep,
-                                         is_sparse=mb.is_sparse)
+                                         mb.lengths if sequence else None, mb.is_sparse)
         return data, count
 
 

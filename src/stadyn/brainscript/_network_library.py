@@ -48,7 +48,7 @@ from . import _ast as A
 from ._precompute_library import PreComputeNode, never_computed
 from ._values import BSArray, Record
 
-__all__ = ["NetworkFunctions", "load_model_file", "replay"]
+__all__ = ["NetworkFunctions", "load_model_file", "reached_ids", "replay"]
 
 _TREATMENTS = ("learnable", "constant", "shared")
 _GROUPS = {"loss": "criterionNodes", "metric": "evaluationNodes"}
@@ -181,7 +181,7 @@ class NetworkFunctions:
         return Record.of_values(members, network=network)
 
     def own_names(self, nodes: list[Any]) -> dict[str, Any]:
-        reached = _reached([v for v in nodes if isinstance(v, Variable)])
+        reached = reached_ids([v for v in nodes if isinstance(v, Variable)])
         return {name: v for key, (v, name) in self._own_names.items() if key in reached}
 
     def is_loaded(self, v: Any) -> bool:
@@ -202,7 +202,7 @@ class NetworkFunctions:
         if parameters not in _TREATMENTS:
             raise ConfigError(f"{what}: parameters must be 'learnable', 'constant' or 'shared', "
                               f"got {parameters!r}")
-        reached = _reached(list(outputs.values()))
+        reached = reached_ids(list(outputs.values()))
         for k, v in enumerate(inputs):
             if id(v) not in reached:
                 raise ConfigError(f"{what}: no output depends on input {k + 1} "
@@ -271,7 +271,7 @@ class NetworkFunctions:
                 if new is not v:
                     subs.append((v, self._value(new, what)))
                     break
-        reached = _reached(roots)
+        reached = reached_ids(roots)
         made = self._remake(roots, subs, [n for n in self.precompute_nodes
                                           if id(n.value) in reached])
         replaced = {id(old) for old, _ in subs}       # (a replacement keeps its own name)
@@ -374,7 +374,9 @@ def _items(v: Any) -> list[Any]:
     return list(v) if isinstance(v, (tuple, list)) else [v]
 
 
-def _reached(roots: list[Variable]) -> set[int]:
+def reached_ids(roots: list[Variable]) -> set[int]:
+    """The ids of ``roots`` and of every Variable their graph reads or makes (the one rule for
+    what a network's nodes reach)."""
     reached = {id(v) for v in roots}
     for n in topological_nodes(roots):
         reached.update(id(v) for v in (*n.inputs, *n.outputs) if v is not None)

@@ -61,7 +61,7 @@ class NormFunctions:
         rows = math.prod(sample)
         if is_pending_parameter(self, d):
             # CNTK infers the vector's first dimension from the rows, the others are 1
-            d = infer_parameter(self, d, (rows,) + (1,) * (len(d.shape) - 1))
+            d = infer_parameter(d, (rows,) + (1,) * (len(d.shape) - 1))
         vector = _column(self._value(d, what), what)
         if vector.shape[0] != rows:
             raise ConfigError(f"{what}: the diagonal has {vector.shape[0]} elements, but the "
@@ -120,17 +120,10 @@ def is_pending_parameter(library: Any, v: Any) -> bool:
     return library.is_node(v) and not isinstance(v, (Variable, PendingState))
 
 
-def infer_parameter(library: Any, pending: Any, cntk_dims: tuple[int, ...]) -> Variable:
-    """Make a pending parameter with its 0 (column-major) dimensions taken from ``cntk_dims``
-    (CNTK's ``ValidateInferInputDimsFrom``; as many as the parameter has); made once, the same
-    Variable afterwards."""
-    if pending.variable is None:
-        known = tuple(reversed(pending.shape))
-        shape = tuple(reversed([d or g for d, g in zip(known, cntk_dims)]))
-        pending.variable = library._make_parameter(shape, pending.initializer,
-                                                   pending.need_grad, pending.tag, pending.ranks,
-                                                   pending.path)
-    return pending.variable
+def infer_parameter(pending: Any, cntk_dims: tuple[int, ...]) -> Variable:
+    """A pending parameter with its 0 dimensions taken from ``cntk_dims`` (column-major, as
+    many as the parameter has): its ``infer`` in CNTK's order."""
+    return pending.infer(tuple(reversed(cntk_dims)))
 
 
 def _column(d: Variable, what: str) -> Variable:

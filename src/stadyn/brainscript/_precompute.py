@@ -26,12 +26,13 @@ import numpy as np
 import torch
 
 from .._errors import ConfigError
-from ..graph import Variable, forward_all, topological_nodes, training
+from ..graph import Variable, forward_all, training
 from ..train import feed
 from ._cntk_log import CNTKLog
 from ._command_network import CommandNetwork, InputSource, record_loc
 from ._blocks import CommandConfig
 from ._config import ConfigRecord
+from ._network_library import reached_ids
 from ._precompute_library import PreComputeNode
 from ._readers import make_source
 
@@ -88,8 +89,8 @@ def _log_name(network: CommandNetwork, node: PreComputeNode, alone: str | None =
     if name is not None:
         return name
     for owner, value in network.net.nodes.items():
-        if isinstance(value, Variable) and value.parent is not None and any(
-                node.value is v for n in topological_nodes([value]) for v in n.inputs):
+        if isinstance(value, Variable) and value.parent is not None and \
+                id(node.value) in reached_ids([value]):
             original = node.original
             inner = node.member or node.operation if original is None else \
                 _log_name(network, original, original.member or original.operation)
@@ -111,7 +112,7 @@ def uncomputed(network: CommandNetwork) -> list[PreComputeNode]:
     """The network's pre-computed nodes whose value has been neither computed nor read from a
     model file (CNTK's ``GetNodesRequiringPreComputation``): those its named nodes reach."""
     named = [v for v in network.net.nodes.values() if isinstance(v, Variable)]
-    reached = {id(v) for v in named} | {id(v) for n in topological_nodes(named) for v in n.inputs}
+    reached = reached_ids(named)
     return [n for n in network.library.precompute_nodes
             if id(n.value) in reached and not n.computed]
 

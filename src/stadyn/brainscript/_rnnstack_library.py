@@ -81,7 +81,7 @@ def _weights(lib: Any, weights: Any, hidden: int, count: int) -> Variable:
         raise ConfigError("OptimizedRNNStack: inferred weights must have two dimensions "
                           "(ParameterTensor {0:0, initOutputRank = -1}), got "
                           f"[{cntk_shape_text(weights.shape)}]")
-    return infer_parameter(lib, weights, (hidden, count // hidden))
+    return infer_parameter(weights, (hidden, count // hidden))
 
 
 def _positive(value: Any, name: str) -> int:

@@ -567,9 +567,21 @@ class _PendingParameter:
         inferred = tuple(sample[len(sample) - in_rank:]) if in_rank > 1 else \
             (int(np.prod(sample)),)
         known = self.shape[:in_rank]
-        shape = tuple(k or i for k, i in zip(known, inferred)) + tuple(out)
-        self.variable = lib._make_parameter(shape, self.initializer, self.need_grad, self.tag,
-                                            self.ranks, self.path)
+        # (an outputRank past the parameter's rank drops dimensions here: Times then refuses
+        # the rank, naming the shape made)
+        return self._made(tuple(k or i for k, i in zip(known, inferred)) + tuple(out))
+
+    def infer(self, dims: tuple[int, ...]) -> Variable:
+        """The parameter with its 0 dimensions taken from ``dims`` (Stadyn order, one for each
+        of its dimensions; CNTK's ``ValidateInferInputDimsFrom``)."""
+        return self._made(tuple(d or g for d, g in zip(self.shape, dims)))
+
+    def _made(self, shape: tuple[int, ...]) -> Variable:
+        """The parameter, made once with ``shape``, the same Variable afterwards."""
+        if self.variable is None:
+            self.variable = self.library._make_parameter(shape, self.initializer,
+                                                         self.need_grad, self.tag, self.ranks,
+                                                         self.path)
         return self.variable
 
     def __repr__(self) -> str:

@@ -11,6 +11,7 @@ import torch
 
 from ..graph import Subgraph, Variable, forward_all, is_lengths, training
 from ._feeding import FeedingPlans, _class_id_inputs, count_roots, feed_minibatch, sample_count
+from ._source_protocol import ends_sweep, epoch_starter
 
 __all__ = ["evaluate_sums"]
 
@@ -64,7 +65,7 @@ def evaluate_sums(sums: Sequence[Variable], source, input_map: Mapping | None = 
     seen = read = minibatches = 0
     # a reader that ends its own epochs (CNTK's legacy HTKMLFReader in utterance mode, which
     # reads some sequences twice) is read until it gives no more, as cntk.exe's evaluator did
-    own_end = sweep and getattr(source, "start_epoch", None) is not None
+    own_end = sweep and epoch_starter(source) is not None
     while own_end or (read if sweep else seen) < limit:
         data = source.next_minibatch(minibatch_size if own_end else
                                      min(minibatch_size, limit - (read if sweep else seen)),
@@ -73,7 +74,7 @@ def evaluate_sums(sums: Sequence[Variable], source, input_map: Mapping | None = 
             break
         parts = list(data.values())
         read += max(map(_source_count, parts), default=0)
-        end = sweep and any(getattr(p, "end_of_sweep", False) for p in parts)
+        end = sweep and ends_sweep(data)
         if convert is not None:
             data = convert(data)
         samples = feed_minibatch(plans.plan(list(data), needed)[0], data.values())

@@ -14,6 +14,7 @@ from .._logging import logger
 from ..graph import Variable
 from ._callbacks import as_callbacks
 from ._checkpoint import check_checkpoint_folder
+from ._source_protocol import ends_sweep, epoch_starter
 
 __all__ = ["fit", "NonFiniteLossError"]
 
@@ -126,9 +127,7 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
     size = epoch_size or source.sweep_size
     by_sweep = not epoch_size       # an epoch is one sweep (CNTK's epochSize = 0)
     same_units = True               # the trainer counts samples as the reader does (so far)
-    # a reader that ends its own epochs (CNTK's legacy HTKMLFReader in utterance mode): told
-    # each epoch's number, size and minibatch size, read until it gives no more
-    begin_epoch = getattr(source, "start_epoch", None)
+    begin_epoch = epoch_starter(source)     # a reader that ends its own epochs, else None
     sizes = _minibatch_sizes(minibatch_size)
     first = checked_count(initial_epoch, "Trainer.fit: initial_epoch", 0)
     outputs = list(outputs)     # a compiled step computes them too (one program per set)
@@ -186,7 +185,7 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
                     trainer._train(data, outputs, finite_only=stop_on_nonfinite)
                 except _NonFiniteLoss as exc:
                     raise _diverged(exc.loss, epoch, minibatch, checkpoint) from None
-                if _ends_sweep(data):       # schedules given per sweep move on (CNTK's rule)
+                if ends_sweep(data):       # schedules given per sweep move on (CNTK's rule)
                     for learner in trainer.parameter_learners:
                         learner.end_sweep()
                 n = trainer.previous_minibatch_sample_count
@@ -206,7 +205,7 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
                     for hook in hooks:
                         hook.on_minibatch_end(trainer, step)
                 if by_sweep and not same_units and (
-                        _ends_sweep(data) or read_total >= source.sweep_size):
+                        ends_sweep(data) or read_total >= source.sweep_size):
                     swept = True      # one sweep, counted in other units than the trainer's
                     break
             trainer.summarize_training_progress()
@@ -240,10 +239,6 @@ def _reader_count(data) -> int | None:
     """A minibatch's samples as its reader counts them (the largest stream's), if it says."""
     counts = [v.num_samples for v in data.values() if hasattr(v, "num_samples")]
     return max(counts) if counts else None
-
-
-def _ends_sweep(data) -> bool:
-    return any(getattr(v, "end_of_sweep", False) for v in data.values())
 
 
 def _output_values(trainer, outputs: Sequence[Variable]) -> list[float]:
