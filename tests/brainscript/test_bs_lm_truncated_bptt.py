@@ -54,6 +54,11 @@ def test_sentences_of_one_length_in_minibatch_size_pieces_by_hand():
     source = io.LMSentenceSource(_Utterances([3, 2, 4]), 1, randomize=False)
     assert _rows(source, 0, 0, 8192) == [[(3, True, False)], [(2, True, False)],
                                          [(4, True, False)]]
+    # read without start_epoch (an evaluation, a write action: nothing carries the state
+    # there), one pass of whole sentences, whatever the size asked for
+    source = io.LMSentenceSource(_Utterances([3, 2, 3]), 2, randomize=False)
+    whole = [list(source.next_minibatch(1)["x"].lengths) for _ in range(2)]
+    assert whole == [[3, 3], [2]] and source.next_minibatch(1) == {}
 
 
 def test_a_shuffled_epoch_gives_every_sentence_once():
@@ -138,9 +143,10 @@ def test_a_language_model_trains_on_truncated_sentences(tmp_path, monkeypatch):
     sgd = ("epochSize = 0 ; minibatchSize = 2 ; learningRatesPerSample = 0.1 ; maxEpochs = 2 ; "
            "unroll = false")
     (tmp_path / "lm.cntk").write_text(
-        f'command = train\ndeviceId = -1 ; modelPath = "{tmp_path}/out/lm"\n'
+        f'command = train:test\ndeviceId = -1 ; modelPath = "{tmp_path}/out/lm"\n'
         f"train = [ action = \"train\"\nBrainScriptNetworkBuilder = [ {network} ]\n"
-        f"SGD = [ {sgd} ]\n{reader} ]\n")
+        f"SGD = [ {sgd} ]\n{reader} ]\n"
+        f"test = [ action = \"test\" ; minibatchSize = 1\n{reader} ]\n")
     seen, before = [], StateCarry.before
 
     def spy(self):
@@ -156,3 +162,6 @@ def test_a_language_model_trains_on_truncated_sentences(tmp_path, monkeypatch):
     # 4 = 2 + 2, 2, 6 = 2 + 2 + 2, 3 = 2 + 1 steps: 8 minibatches an epoch, 4 going on
     assert len(seen) == 16 and sum(not b for _, (b,) in seen) == 8
     assert {n for n, _ in seen} == {1}            # the LSTM's recurrence carries its state
+    # the test command reads whole sentences (minibatchSize = 1 would be pieces of one step,
+    # which cntk.exe ran with the state carried): every step once, one sentence a minibatch
+    assert re.search(r"Final Results: Minibatch\[1-4\]: ce = [0-9.]+ \* 15;", text)

@@ -106,13 +106,15 @@ class LMSentenceSource(MinibatchSource):
                        input_map: Mapping[Hashable, Any] | None = None, device: Any = None,
                        num_data_partitions: int | None = None,
                        partition_index: int | None = None) -> dict:
-        """The next minibatch of the epoch (``{}`` at its end): ``minibatch_size_in_samples``
-        steps of each sentence of the group (the truncation length; the epoch's first call
-        fixes it)."""
+        """The next minibatch of the epoch (``{}`` at its end): the next steps of each sentence
+        of the group, as many as :meth:`start_epoch` was told.  Read without it (an evaluation
+        or a write action), the source gives one pass of whole sentences, N of one length a
+        minibatch in the file's or a shuffled order: the values cntk.exe computed over the
+        pieces with the state carried (its evaluation carried it too)."""
         if (num_data_partitions or 1) > 1:
             raise ValueError("LMSentenceSource: reading in data partitions is not supported")
         if self._order is None:
-            self.start_epoch(0, 0, int(minibatch_size_in_samples))
+            self.start_epoch(0, 0, max(1, int(self.lengths.max(initial=1))))
         if (self._limit is not None and self._returned > self._limit) or \
                 (not self._group and not self._next_group()):
             self._order, self.layout = None, None
