@@ -507,7 +507,7 @@ def test_lmsequencereader_softmax_mode_and_errors(tmp_path):
     assert len(d) == 2 and d.sequence_lengths().tolist() == [3, 3]
     assert d.read(1)["words"].argmax(-1).tolist() == [0, 3, 1]        # zzz -> <unk>
     assert d.read(0)["labels"][:, 0].tolist() == [1, 2, np.float32(1e-6)]  # CNTK's 0 -> 1e-6
-    for kwargs, words in [({"parallel": 1}, "'nbruttsineachrecurrentiter = 1' .* not supported"),
+    for kwargs, words in [({"parallel": "a"}, "'nbruttsineachrecurrentiter' must be a whole "),
                           ({"labels_type": "category"}, "labelType = 'category'"),
                           ({"extra": "randomize = maybe"}, None)]:
         if words is None:

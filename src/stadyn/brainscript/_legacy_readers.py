@@ -21,12 +21,16 @@ These readers had no ``deserializers`` list: their block names each input in a s
   ``"softmax"``) names the input stream, the one-hot of each word; of the two label sub-blocks
   (those with ``labelType``, ``labelDim`` or ``labelMappingFile``), CNTK took the first by name
   as the input's labels and the second (``labelType = "nextWord"``) as the output stream.
+  ``nbruttsineachrecurrentiter = N`` (default 1, cntk.exe's) puts ``{"lmParallel": N}`` in
+  ``extra``: ``make_source`` opens an ``io.LMSentenceSource`` (N sentences of one length in
+  minibatch-size pieces, the state carried by ``_state_carry``); ``0`` (fill by token count)
+  reads whole sentences through the plain source.
 
 What Stadyn does not do is refused with a ConfigError naming the key when the reader is opened
 (the block itself is still read, so a survey of configs sees every other gap): truncated
-back-propagation with ``readerType = "HTKDeserializers"``, LMSequenceReader's minibatches of
-``nbruttsineachrecurrentiter`` sentences of one length (``0``, fill by token count, is taken),
-lattices (``denlatTocFile``), ``prefixPathInSCP``, ``mode = "nce"``.
+back-propagation with ``readerType = "HTKDeserializers"``, ``nbruttsineachrecurrentiter``
+changing from epoch to epoch, lattices (``denlatTocFile``), ``prefixPathInSCP``,
+``mode = "nce"``.
 """
 
 from __future__ import annotations
@@ -250,13 +254,7 @@ def _lm(rec: ConfigRecord, reader: str) -> LegacyReader:
         refused.append((f"mode {mode}", _err(
             f"{reader}: mode = '{mode}' is not supported (use class or softmax)", feature,
             "mode")))
-    parallel = rec.lookup("nbruttsineachrecurrentiter", None)
-    if parallel is not None and str(parallel).strip() not in ("0",):
-        refused.append(("nbruttsineachrecurrentiter", _err(
-            f"{reader}: 'nbruttsineachrecurrentiter = {parallel}' (that many sentences of one "
-            "length a minibatch, cut into minibatch-size pieces) is not supported; "
-            "nbruttsineachrecurrentiter = 0 fills each minibatch with whole sentences up to the "
-            "minibatch size", rec, "nbruttsineachrecurrentiter")))
+    extra = _lm_parallel(rec, reader)
     params: dict[str, Any] = {
         "wordclass": rec.get_str("wordclass", None), "unk": _str(rec, "unk", "<unk>"),
         "mode": "none" if kind_out == "none" else mode,
@@ -270,7 +268,28 @@ def _lm(rec: ConfigRecord, reader: str) -> LegacyReader:
     made = [LegacyDeserializer("LMSequenceReader", str(file), [(feature_name, feature)], params)]
     consumed = {n for n, _ in blocks} | {"file", "wordclass", "unk", "nbruttsineachrecurrentiter"}
     # CNTK's reader shuffled the sentences whatever 'randomize' said
-    return LegacyReader(made, consumed, True, {}, refused)
+    return LegacyReader(made, consumed, True, extra, refused)
+
+
+def _lm_parallel(rec: ConfigRecord, reader: str) -> dict[str, Any]:
+    """LMSequenceReader's ``nbruttsineachrecurrentiter`` (default 1, as cntk.exe's): N >= 1
+    sentences of one length a minibatch, cut into minibatch-size pieces
+    (:class:`~stadyn.io.LMSentenceSource`); 0 fills each minibatch with whole sentences up to
+    the minibatch size (the plain deserializer)."""
+    value = rec.lookup("nbruttsineachrecurrentiter", None)
+    counts = ["1"] if value is None else str(value).replace(":", " ").split()
+    if len(set(counts)) > 1:
+        raise _err(f"{reader}: 'nbruttsineachrecurrentiter' changing from epoch to epoch "
+                   f"('{':'.join(counts)}') is not supported; give one number", rec,
+                   "nbruttsineachrecurrentiter")
+    try:
+        parallel = to_int(counts[0]) if counts else -1
+    except ValueError:
+        parallel = -1
+    if parallel < 0:
+        raise _err(f"{reader}: 'nbruttsineachrecurrentiter' must be a whole number >= 0, got "
+                   f"'{value}'", rec, "nbruttsineachrecurrentiter")
+    return {"lmParallel": parallel} if parallel else {}
 
 
 def legacy_reader(rec: ConfigRecord, reader_type: str) -> LegacyReader:

@@ -250,10 +250,10 @@ class _Runner:
         evals = [n for n in network.evaluation_nodes if n is not criterion]
         eval_names = [network.name(n) for n in evals]
         source = make_source(cmd.reader, warn=log.raw)
-        carry = StateCarry([criterion] + evals, source) \
-            if isinstance(source, io.TruncatedUtteranceSource) else None
-        if isinstance(source, io.UtteranceSource) and sgd_rec.get_bool("truncated", False,
-                                                                       inherited=True):
+        truncated = (io.TruncatedUtteranceSource, io.LMSentenceSource)
+        carry = StateCarry([criterion] + evals, source) if isinstance(source, truncated) else None
+        if isinstance(source, (io.UtteranceSource, io.LMSentenceSource)) and \
+                sgd_rec.get_bool("truncated", False, inherited=True):
             sgd = dataclasses.replace(sgd, parallel_sequences=source.parallel)   # cntk.exe's
         reader_loc = record_loc(rec, "reader")
         inputs = InputSource(network.inputs_of([criterion] + evals), source, reader_loc)

@@ -47,7 +47,10 @@ _NO_EFFECT = ("maxTempMemSizeInSamplesForCNN", "numSubminibatches", "maxSamplesI
               "useEvalCriterionControlLR",
               # an AutoAdjust option; CNTK read it only inside an AutoAdjust block, so written
               # in the SGD block (ATIS.cntk, G2P.cntk) it had no effect
-              "loadBestModel")
+              "loadBestModel",
+              # an old SGD key (PennTreebank's RNNLM configs: unroll = false) that cntk.exe's
+              # SGD no longer reads (no "unroll" in Source/SGDLib, Source/ActionsLib)
+              "unroll")
 SUPPORTED_SGD_KEYS = _FIELDS + _EXTRA + _NO_EFFECT
 
 

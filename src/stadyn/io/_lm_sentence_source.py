@@ -1,0 +1,154 @@
+"""CNTK's ``LMSequenceReader`` with ``nbruttsineachrecurrentiter = N`` (N >= 1): minibatches of
+up to N sentences of one length, cut into pieces of the truncation length (truncated
+back-propagation through time).
+
+cntk.exe's rule (Source/Readers/LMSequenceReader/SequenceReader.cpp, ``BatchSequenceReader``):
+
+* each epoch starts over with the sentences shuffled (``StartMinibatchLoop`` resets the
+  reader; ``GetMinibatchData`` shuffles what it parsed);
+* ``DetermineSequencesToProcess``: the first sentence not yet processed, in that order, and the
+  next ones of the same length, up to N of them, form a group (the rows of the minibatches
+  until they end);
+* ``GetMinibatchData``: a minibatch is the next ``minibatchSize`` steps of every sentence of
+  the group (fewer at the sentences' end: the minibatch size is the truncation length, frames
+  a row); the group's sentences begin and end together, so a minibatch's rows all begin their
+  sentence or all go on from the previous minibatch (``mSentenceEnd`` marks the group done);
+* an epoch ends when the sentences are all processed, or, checked before each minibatch, once
+  the samples given out exceed the epoch size (``m_epochSamplesReturned > m_epochSize``).
+
+The order of the shuffle is Stadyn's (seeded by the epoch), not cntk.exe's ``std::shuffle``,
+so the groups, and the sample counts of the epochs cut by ``epochSize``, differ from a cntk.exe
+log's.  :attr:`LMSentenceSource.layout` says for the minibatch just read each row's stream,
+whether it begins its sentence and whether the sentence goes on in the next minibatch (the
+train command carries the recurrent state over, as for HTKMLFReader's ``truncated = true``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Hashable, Mapping
+
+import numpy as np
+
+from ._deserializer import Deserializer, pad_sequences
+from ._source import MinibatchData, MinibatchSource, _Minibatch
+from ._truncated_source import TruncatedLayout
+
+__all__ = ["LMSentenceSource"]
+
+
+class LMSentenceSource(MinibatchSource):
+    """Minibatches of ``parallel`` sentences of one length, ``minibatch_size`` steps of each at
+    a time (cntk.exe's ``LMSequenceReader`` with ``nbruttsineachrecurrentiter = parallel``;
+    module docstring).
+
+    Args:
+        deserializer: the sentences (an :class:`~stadyn.io.LMSequenceDeserializer`; any
+            deserializer of sequence streams is read the same way).
+        parallel: the most sentences a minibatch has (cntk.exe's ``nbruttsineachrecurrentiter``).
+        randomize: shuffle the sentences each epoch (cntk.exe always did), else the file order.
+
+    Example: sentences of 3, 2, 3 and 3 steps in file order, two streams, minibatches of 2
+    steps: the first group is sentences 0 and 2 (the next of length 3), read as rows
+    ``[2, 2]`` then ``[1, 1]``; then sentence 1, ``[2]``; then sentence 3, ``[2]``, ``[1]``.
+    """
+
+    def __init__(self, deserializer: Deserializer, parallel: int,
+                 randomize: bool = True):
+        super().__init__([deserializer], randomize=False)
+        if int(parallel) < 1:
+            raise ValueError(f"LMSentenceSource: parallel must be >= 1, got {parallel}")
+        self.parallel = int(parallel)
+        self.lengths = np.asarray(self._lengths, np.int64)
+        self._shuffle = bool(randomize)
+        self.layout: TruncatedLayout | None = None
+        self._order: np.ndarray | None = None
+
+    @property
+    def sweep_size(self) -> int:
+        """Steps (samples) in one pass over the sentences."""
+        return int(self.lengths.sum())
+
+    def start_epoch(self, epoch: int, epoch_size: int, minibatch_size: int) -> None:
+        """Start epoch ``epoch`` (from 0) of ``epoch_size`` samples (0: one pass) in
+        minibatches of ``minibatch_size`` steps a sentence (cntk.exe's ``StartMinibatchLoop``)."""
+        if int(minibatch_size) < 1:
+            raise ValueError(f"LMSentenceSource: the minibatch size (steps a sentence) must be "
+                             f">= 1, got {minibatch_size}")
+        self._steps = int(minibatch_size)
+        self._limit = int(epoch_size) if int(epoch_size) > 0 else None
+        count = len(self.lengths)
+        self._order = np.random.default_rng(int(epoch) + 1).permutation(count) \
+            if self._shuffle else np.arange(count)
+        self._done = np.zeros(count, bool)
+        self._first = 0                       # no sentence before it in the order is left
+        self._group: list[int] = []
+        self._position = 0                    # steps of the group's sentences given out
+        self._returned = 0
+        self.layout = None
+
+    def _next_group(self) -> bool:
+        order, done, lengths = self._order, self._done, self.lengths
+        while self._first < len(order) and done[order[self._first]]:
+            self._first += 1
+        if self._first == len(order):
+            return False
+        head = int(order[self._first])
+        group = [head]
+        for k in order[self._first + 1:]:
+            if len(group) == self.parallel:
+                break
+            if not done[k] and lengths[k] == lengths[head]:
+                group.append(int(k))
+        self._group, self._position = group, 0
+        return True
+
+    def next_minibatch(self, minibatch_size_in_samples: int,
+                       input_map: Mapping[Hashable, Any] | None = None, device: Any = None,
+                       num_data_partitions: int | None = None,
+                       partition_index: int | None = None) -> dict:
+        """The next minibatch of the epoch (``{}`` at its end): the next steps of each sentence
+        of the group, as many as :meth:`start_epoch` was told.  Read without it (an evaluation
+        or a write action), the source gives one pass of whole sentences, N of one length a
+        minibatch in the file's or a shuffled order: the values cntk.exe computed over the
+        pieces with the state carried (its evaluation carried it too)."""
+        if (num_data_partitions or 1) > 1:
+            raise ValueError("LMSentenceSource: reading in data partitions is not supported")
+        if self._order is None:
+            self.start_epoch(0, 0, max(1, int(self.lengths.max(initial=1))))
+        if (self._limit is not None and self._returned > self._limit) or \
+                (not self._group and not self._next_group()):
+            self._order, self.layout = None, None
+            return {}
+        group, start = self._group, self._position
+        length = int(self.lengths[group[0]])
+        end = min(start + self._steps, length)
+        self._position, self._returned = end, self._returned + (end - start) * len(group)
+        goes_on = end < length
+        if not goes_on:
+            self._done[group] = True
+            self._group = []
+        rows = len(group)
+        self.layout = TruncatedLayout(self.parallel, list(range(rows)), [start == 0] * rows,
+                                      [goes_on] * rows)
+        ids = np.asarray(group, np.int64)
+        batch = self._composite.materialize(ids, np.zeros_like(ids), np.zeros_like(ids),
+                                            self._seed)
+        last = not goes_on and bool(self._done.all())
+        result = _Minibatch()
+        for key, info in self._resolve_input_map(input_map):
+            b = batch[info.name]
+            parts = [b.data[k, start:end] for k in range(rows)]
+            padded = pad_sequences(parts, b.data.shape[2:], b.data.dtype)
+            result[key] = MinibatchData(padded.data, padded.num_samples, padded.rows,
+                                        bool(last), padded.lengths, info.is_sparse)
+        return result
+
+    # -- checkpoints: an epoch starts afresh (start_epoch), so there is no position to keep
+
+    def get_checkpoint_state(self) -> dict:
+        return {"lm_sentences": [self.parallel, self._sweep_length]}
+
+    def restore_from_checkpoint(self, state: Mapping[str, Any]) -> None:
+        if list(state.get("lm_sentences", ())) != [self.parallel, self._sweep_length]:
+            raise ValueError("the checkpoint was not taken on this LMSequenceReader source")
+        self._order = None
