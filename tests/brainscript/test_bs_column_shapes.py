@@ -67,3 +67,36 @@ def test_labels_go_with_a_column_output_in_the_criteria():
         logp = zz - np.log(np.exp(zz).sum(1, keepdims=True))
         np.testing.assert_allclose(ce.d.reshape(-1), -logp[[0, 1], [1, 2]], rtol=1e-5)
         np.testing.assert_array_equal(err.d.reshape(-1), [0, 1])
+
+
+def test_a_sample_against_a_parameter_of_more_axes_broadcasts_per_sample():
+    # x [3] + p [3 x 2]: CNTK pads x to [3 x 1] and gives [3 x 2] per sample (CNTK 2.7's
+    # engine, `C.input_variable(3) + C.parameter((2, 3))`: (batch, 2, 3)); aligned from the
+    # right, as before, the batch axis met p's rows (batch 2 paired sample b with row b)
+    for text in ("{ x = Input {3} ; p = ParameterTensor {(3:2)} ; z = x + p }",
+                 "{ x = Input {3} ; p = ParameterTensor {(3:2)} ; z = p .* x }"):
+        with sd.parameter_registry(sd.ParameterRegistry()):
+            net = build_network(text, StadynLibrary())
+        x, p, z = net.nodes["x"], net.nodes["p"], net.nodes["z"]
+        p.d = np.arange(6, dtype="f4").reshape(2, 3) + 1
+        for batch in (2, 4):
+            xs = np.arange(batch * 3, dtype="f4").reshape(batch, 3) * 10
+            feed(x, xs)
+            z.forward()
+            op = np.add if "+" in text else np.multiply
+            np.testing.assert_allclose(z.d, op(xs[:, None, :], p.d[None]), err_msg=text)
+
+
+def test_a_non_sequence_against_a_sequence_is_the_same_at_every_step():
+    # z = x + Last (x): each step of a sequence plus that sequence's last step; aligned from
+    # the right, the batch axis met the steps (two sequences of two steps mixed them)
+    seqs = [np.arange(6, dtype="f4").reshape(2, 3), np.arange(6, dtype="f4").reshape(2, 3) + 100]
+    for text in ("{ x = Input {3} ; z = x + BS.Sequences.Last (x) }",
+                 "{ x = Input {3} ; z = x + Reshape (BS.Sequences.Last (x), (3:1)) }"):
+        with sd.parameter_registry(sd.ParameterRegistry()):
+            net = build_network(text, StadynLibrary())
+        x, z = net.nodes["x"], net.nodes["z"]
+        x.d = seqs
+        z.forward()
+        for got, s in zip(sd.sequence.unpack_value(z), seqs):
+            np.testing.assert_allclose(np.asarray(got).reshape(s.shape), s + s[-1], err_msg=text)

@@ -195,8 +195,10 @@ def test_htkmlfreader_sequence_mode_and_what_is_refused(quick_e2e, monkeypatch):
         'speechTrain=[reader=[readerType="HTKDeserializers"]]').refused] == ["truncated"]
     # HTKMLFReader's truncated back-propagation (test_bs_truncated_bptt.py)
     truncated = _speech_reader(quick_e2e, "frameMode=false", "truncated=true")
-    assert not truncated.refused and isinstance(make_source(truncated),
+    assert not truncated.refused and isinstance(make_source(truncated, pieces=True),
                                                   io.TruncatedUtteranceSource)
+    # read other than by a train command (which carries the state): whole utterances
+    assert type(make_source(truncated, max_sweeps=1)) is io.UtteranceSource
     # CNTK's rollingWindow reader takes randomize = none
     assert _speech_reader(quick_e2e, 'speechTrain=[reader=[readMethod="rollingWindow"]]',
                           "speechTrain=[reader=[randomize=none]]").randomize is False

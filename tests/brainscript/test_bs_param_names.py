@@ -328,3 +328,18 @@ def test_constants_take_their_expression_paths_and_the_librarys_start_at_the_top
             err = SumElements (BS.Constants.One - x .* c + Constant (1)) }""", StadynLibrary())
         names = sorted(k for k, v in sd.get_parameters(grad_only=False).items())
     assert names == ["BS.Constants.One", "c", "err.matrix.PlusArgs[1]"]
+
+
+def test_old_style_names_the_network_itself_has_load_by_name(tmp_path):
+    # a network loaded by BS.Network.Load keeps its file's names (recurrence/lstm/H, ...), and
+    # two same-shaped ones named so pair by their names, not refused as an older Stadyn's
+    path, values = _old_file(tmp_path, {"A": (3, 3), "B": (3, 3)},
+                             ["recurrence/lstm/H", "recurrence_1/lstm/H"])
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        x = sd.Variable((1, 3))
+        a = sd.get_parameter_or_create("recurrence/lstm/H", (3, 3), np.zeros((3, 3), "f4"))
+        b = sd.get_parameter_or_create("recurrence_1/lstm/H", (3, 3), np.zeros((3, 3), "f4"))
+        sd.functions.add2(x, sd.functions.sum(a) + sd.functions.sum(b))
+        load_model_parameters(path)
+        np.testing.assert_array_equal(a.d, values["A"])
+        np.testing.assert_array_equal(b.d, values["B"])

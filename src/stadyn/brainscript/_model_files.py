@@ -247,10 +247,12 @@ def _match_parameters(path: str, found: dict[str, Variable], params: dict[str, V
     stadyn._errors.ModelFileError: m: was written by an older Stadyn, ... (parameter/W, parameter_1/W); ...
     """
     pairs: list[tuple[Variable, Variable]] = []
-    old = {k: v for k, v in found.items() if _OLD_NAME.fullmatch(k)}
+    # an old-style name the network itself has (kept by BS.Network.Load from its file, or
+    # still given, anonymous_<n>) pairs by name like any other
+    old = {k: v for k, v in found.items() if _OLD_NAME.fullmatch(k) and k not in params}
     for name, have in params.items():
         value = found.get(name)
-        if value is not None and name not in old:
+        if value is not None:
             if value.shape != have.shape:
                 raise ModelFileError(f"{path}: parameter '{name}' has shape {value.shape} in "
                                      f"the file but {have.shape} in the network")

@@ -260,8 +260,15 @@ def _unused(reader: ReaderConfig, warn: Callable[[str], None]) -> None:
 
 
 def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
-                warn: Callable[[str], None] | None = None) -> io.MinibatchSource:
+                warn: Callable[[str], None] | None = None,
+                pieces: bool = False) -> io.MinibatchSource:
     """The minibatch source a reader block describes (streams named as in the block).
+
+    An HTKMLFReader with ``truncated = true`` gives its utterances in minibatch-sized pieces
+    (:class:`stadyn.io.TruncatedUtteranceSource`) only with ``pieces``: for a train command,
+    which carries the recurrent state from piece to piece (``_state_carry``).  Any other
+    reading (cvReader, test, eval, write, the pre-computing pass) gets whole utterances, whose
+    values are the pieces' with the state carried, as cntk.exe's evaluation carried it.
 
     >>> import os, tempfile
     >>> from stadyn.brainscript import parse_config, reader_config
@@ -317,7 +324,7 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     if utterance_mode(reader):         # HTKMLFReader, frameMode = false: _legacy_readers
         parallel = reader.extra["parallelSequences"]
         window = reader.extra.get("randomizationRange")
-        kind = io.TruncatedUtteranceSource if reader.extra.get("truncated") else \
+        kind = io.TruncatedUtteranceSource if pieces and reader.extra.get("truncated") else \
             io.UtteranceSource
         return kind(made, int(parallel), randomize=reader.randomize,
                     randomization_range=io.AUTO_RANDOMIZATION_RANGE

@@ -148,9 +148,9 @@ class _NetworkTrainer(Trainer):
     def _train(self, arguments, outputs, finite_only):
         if self._carry is None:        # (truncated BPTT: the recurrent state carries over)
             return super()._train(arguments, outputs, finite_only)
-        self._carry.before()
         ran = False
-        try:
+        try:        # (before() inside: a splice it made before failing is taken out again)
+            self._carry.before()
             super()._train(arguments, list(outputs) + self._carry.wanted(), finite_only)
             ran = True
         finally:
@@ -249,7 +249,7 @@ class _Runner:
         crit_name = network.name(criterion)
         evals = [n for n in network.evaluation_nodes if n is not criterion]
         eval_names = [network.name(n) for n in evals]
-        source = make_source(cmd.reader, warn=log.raw)
+        source = make_source(cmd.reader, warn=log.raw, pieces=True)
         truncated = (io.TruncatedUtteranceSource, io.LMSentenceSource)
         carry = StateCarry([criterion] + evals, source) if isinstance(source, truncated) else None
         if isinstance(source, (io.UtteranceSource, io.LMSentenceSource)) and \

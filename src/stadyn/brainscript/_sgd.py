@@ -121,8 +121,22 @@ def learning_rates_per_sample(sgd: SGDConfig) -> list[float]:
         return [_f32(v) for v in sgd.learning_rates_per_sample]
     lr_mb = sgd.learning_rates_per_mb or (0.0,)
     n = _span(lr_mb, sgd.minibatch_size)
-    return [_f32(per_epoch(lr_mb, i)) / (per_epoch(sgd.minibatch_size, i) * sgd.parallel_sequences)
-            for i in range(n)]
+    return [_f32(per_epoch(lr_mb, i)) / effective_minibatch_size(sgd, i) for i in range(n)]
+
+
+def effective_minibatch_size(sgd: SGDConfig, epoch: int) -> int:
+    """The samples a per-minibatch rate or momentum of 0-based ``epoch`` is spread over:
+    ``minibatchSize``, times the parallel sequences with truncated BPTT where it is > 1
+    (cntk.exe's ``FixUpEffectiveMBSize``, SGD.h: ``minibatchSize`` is then the truncation
+    length; a 1 is left as it is).
+
+    >>> from stadyn.brainscript import SGDConfig
+    >>> [effective_minibatch_size(SGDConfig(1, minibatch_size=(n,), parallel_sequences=32), 0)
+    ...  for n in (20, 1)]
+    [640, 1]
+    """
+    size = per_epoch(sgd.minibatch_size, epoch)
+    return size * sgd.parallel_sequences if size > 1 else size
 
 
 def cntk_learning_rate(sgd: SGDConfig, epoch: int) -> float:
@@ -148,8 +162,8 @@ def momenta_per_sample(sgd: SGDConfig) -> list[float]:
         return [_f32(m) for m in sgd.momentum_per_sample]
     per_mb = sgd.momentum_per_mb if sgd.momentum_per_mb is not None else (0.9,)
     n = _span(per_mb, sgd.minibatch_size)
-    return [_f32(per_epoch(per_mb, i)) ** (
-        1.0 / (per_epoch(sgd.minibatch_size, i) * sgd.parallel_sequences)) for i in range(n)]
+    return [_f32(per_epoch(per_mb, i)) ** (1.0 / effective_minibatch_size(sgd, i))
+            for i in range(n)]
 
 
 def _extra_float(sgd: SGDConfig, record: ConfigRecord | None, key: str, default: float,

@@ -459,15 +459,23 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
                           "LogSoftmax", tag)
 
     def _aligned(self, a: Variable, b: Variable) -> tuple[Variable, Variable]:
-        """Two operands of an element-wise op, the one of fewer sample axes given 1s for the
-        ones it lacks, after its batch (and step) axes: CNTK broadcasts ``[n]`` against
-        ``[n x 1]`` (a dimension one lacks is 1), which NumPy's alignment from the right would
-        pair with the batch axis instead."""
+        """Two operands of an element-wise op lined up as CNTK lines them up: a batched operand
+        of fewer sample axes than the other gets 1s for the ones it lacks, after its batch (and
+        step) axes -- CNTK broadcasts ``[n]`` against ``[n x 1]`` or a parameter ``[n x m]``
+        (a dimension one lacks is 1), which NumPy's alignment from the right would pair with
+        the batch axis instead; and a non-sequence against a sequence is the same at every
+        step (a step axis of 1), where the right-alignment would pair the batch axis with the
+        steps."""
         la, lb = self._lead(a), self._lead(b)
+        if la and lb and la != lb:
+            if la < lb:
+                a, la = S.reshape_samples(a, la, (1,) * (lb - la) + tuple(a.shape[la:])), lb
+            else:
+                b, lb = S.reshape_samples(b, lb, (1,) * (la - lb) + tuple(b.shape[lb:])), la
         ra, rb = a.ndim - la, b.ndim - lb
-        if la and lb and ra < rb:
+        if la and ra < rb:
             a = S.reshape_samples(a, la, (1,) * (rb - ra) + tuple(a.shape[la:]))
-        elif la and lb and rb < ra:
+        elif lb and rb < ra:
             b = S.reshape_samples(b, lb, (1,) * (ra - rb) + tuple(b.shape[lb:]))
         return a, b
 

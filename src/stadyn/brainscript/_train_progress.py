@@ -35,7 +35,7 @@ from ._autoadjust import AutoAdjust, LRState, after_epoch
 from ._blocks import SGDConfig, per_epoch
 from ._cntk_log import CNTKLog, epoch_line, minibatch_line
 from ._model_files import epoch_model, roll_back, save_epoch, save_model
-from ._sgd import cntk_learning_rate, momenta_per_sample
+from ._sgd import cntk_learning_rate, effective_minibatch_size, momenta_per_sample
 
 __all__ = ["EpochResult", "CNTKProgress", "RepeatEpoch", "TrainingComplete"]
 
@@ -175,7 +175,7 @@ class CNTKProgress(TrainingCallback):
             tc = 0.0 if m == 0.0 or m >= 1.0 else -1.0 / math.log(m)
             log.raw()
             log(f"Starting Epoch {epoch + 1}: learning rate per sample = {self.lr:f}  effective "
-                f"momentum = {m ** (self.mb_size * sgd.parallel_sequences):f}  momentum as time constant = {tc:.1f} samples")
+                f"momentum = {m ** effective_minibatch_size(sgd, epoch):f}  momentum as time constant = {tc:.1f} samples")
             log.raw()
             log("Starting minibatch loop.")
         self.totals = [[0.0, 0] for _ in setting.names]
