@@ -62,7 +62,7 @@ def test_sequence_ids_group_consecutive_lines():
 
 
 @pytest.mark.parametrize("line,words", [
-    (b"|x 1 2 |y 0:1", "dense with dim 3 but has 2"),
+    (b"|x 1 2 3 4 |y 0:1", "dense with dim 3 but has 4"),
     (b"|x 1 2 three |y 0:1", "'three' is not a number"),
     (b"|x 1 2 3 |y 4:1", "index 4 is outside 0..3"),
     (b"|x 1 2 3 |y 2", "expected index:value"),
@@ -101,6 +101,15 @@ CNTK_NUMBERS = [
 # Tokens CNTK 2.7 refused ("Reached the maximum number of allowed errors").
 CNTK_NOT_NUMBERS = ["-.5", ".5", "1e", "1.e5", "nan", "NaN", "inf", "Inf", "-inf", "Infinity",
                     "0x10", "1x", "1,2", "1_0"]
+
+
+def test_a_short_dense_sample_is_filled_with_zeros_as_cntk_does():
+    # CNTK 2.7 on "|x 1 |y 0:1", "|x |y 0:1", "|y 0:1 |x 5" (dim 3) gave [1, 0, 0], [0, 0, 0],
+    # [5, 0, 0] with "WARNING: A dense sample ... has a sparse suffix"; "|x 1 2 3 4" it refused
+    text = b"|x 1 |y 0:1\n|x |y 0:1\n|y 0:1 |x 5\n"
+    with pytest.warns(UserWarning, match=r"<bytes>:1: input 'x' is dense with dim 3 but has 1"):
+        ctf = CTFDeserializer.from_bytes(text, STREAMS)
+        assert rows(ctf, "features") == [[1, 0, 0], [0, 0, 0], [5, 0, 0]]
 
 
 @pytest.mark.parametrize("token,bits", CNTK_NUMBERS)

@@ -5,7 +5,8 @@
   line without an id is a sequence of its own (its key is its line number);
 - ``|#`` starts a comment that runs to the end of the line or to the next ``|`` not followed by
   ``#`` (so ``|#`` inside a comment is an escaped pipe);
-- a dense input has exactly ``dim`` values, a sparse one ``index:value`` pairs with
+- a dense input has at most ``dim`` values (fewer are filled up with zeros, with a warning, as
+  CNTK does), a sparse one ``index:value`` pairs with
   ``0 <= index < dim``, each index at most once; a value is a decimal number as CNTK's
   ``TextParser::TryReadRealNumber`` reads it: ``[+-]digits[.[digits]]`` with an optional
   ``e``/``E`` exponent ``[+-]digits`` after the digits or after a fraction (``1e5``, ``+3``,
@@ -24,6 +25,7 @@ import codecs
 import mmap
 import os
 import re
+import warnings
 from typing import Sequence
 
 import numpy as np
@@ -152,9 +154,15 @@ def _parse_values(field: _Field, name: str, text: str, source: str,
             with np.errstate(over="ignore"):
                 out[k] = float(value)
         return out.reshape(field.shape)
-    if len(tokens) != field.dim:
+    if len(tokens) > field.dim:
         raise DataError(f"input {name!r} is dense with dim {field.dim} but has {len(tokens)} "
                         f"value(s)", source, line)
+    if len(tokens) < field.dim:     # CNTK: "A dense sample ... has a sparse suffix"
+        warnings.warn(f"{source}:{line}: input {name!r} is dense with dim {field.dim} but has "
+                      f"{len(tokens)} value(s); the rest are zeros, as CNTK fills them",
+                      stacklevel=2)
+        tokens = tokens + ["0"] * (field.dim - len(tokens))
+        text = " ".join(tokens)
     if not _NUMBERS.fullmatch(text):
         bad = next(t for t in tokens if not _NUMBER.fullmatch(t))
         raise DataError(f"input {name!r}: value {bad[:40]!r} is not a number ({_GRAMMAR})",
