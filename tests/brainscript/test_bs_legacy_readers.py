@@ -393,34 +393,25 @@ def test_utterance_order_is_a_permutation_of_the_sweep():
     assert sorted(near.tolist()) == list(range(300)) and near.tolist() != order.tolist()
 
 
-# QuickE2E's network is a SimpleNetworkBuilder (which Stadyn lacks): the same layers in BrainScript
-_NETWORK = """    BrainScriptNetworkBuilder = {
-        features = Input {363} ; labels = Input {132}
-        z = DenseLayer {132} (DenseLayer {512, activation=Sigmoid} (
-                              DenseLayer {512, activation=Sigmoid} (features)))
-        ce = CrossEntropyWithSoftmax (labels, z) ; errs = ClassificationError (labels, z)
-        criterionNodes = (ce) ; evaluationNodes = (errs) ; outputNodes = (z)
-    }
-"""
-
-
 def test_quick_e2e_trains_from_its_htkmlfreader_block(quick_e2e, monkeypatch, tmp_path):
-    text = quick_e2e["config"].read_text()
-    text = text[:text.index("    SimpleNetworkBuilder = [")] + _NETWORK + text[
-        text.index("    SGD = ["):]
-    text = re.sub(r"AutoAdjust = \[.*?\]\n", "", text, flags=re.S)   # another feature
-    config = quick_e2e["data"] / "quick_bs.cntk"
-    config.write_text(text)
+    # its config as CNTK has it: SimpleNetworkBuilder (MeanVarNorm, a prior) and AutoAdjust
     monkeypatch.chdir(quick_e2e["data"])
     log = pyio.StringIO()
-    run(str(config), [f"DataDir={quick_e2e['data']}", f"RunDir={tmp_path}", "DeviceId=-1",
-                      "speechTrain=[SGD=[maxEpochs=1]]", "speechTrain=[SGD=[epochSize=640]]"],
-        out=log)
+    run(str(quick_e2e["config"]), [
+        f"DataDir={quick_e2e['data']}", f"RunDir={tmp_path}", "DeviceId=-1",
+        "speechTrain=[SGD=[maxEpochs=1]]", "speechTrain=[SGD=[epochSize=640]]",
+        "speechTrain=[SGD=[UseAllDataForPreComputedNode=false]]"], out=log)
     ours, theirs = log.getvalue(), quick_e2e["log"]
     # "Training 516740 parameters in 6 out of 6 parameter tensors", 10 minibatches of 64 frames
     # a logged line ("* 640")
     count = re.compile(r"Training (\d+) parameters in (\d+)")
     assert count.findall(ours) == count.findall(theirs)[:1] == [("516740", "6")]
+    # SimpleNetworkBuilder's three pre-computed nodes, in cntk.exe's words and order
+    pass_lines = re.compile(r"Precomputing --> .*|\t\w+ = (?:Mean|InvStdDev)\(\)")
+    first_run = theirs[:theirs.index("Finished Epoch[")]
+    assert pass_lines.findall(ours) == pass_lines.findall(first_run) == [
+        "Precomputing --> 3 PreCompute nodes found.", "\tMeanOfFeatures = Mean()",
+        "\tInvStdOfFeatures = InvStdDev()", "\tPrior = Mean()", "Precomputing --> Completed."]
     assert re.findall(r"Minibatch\[.*?\* (\d+);", ours) == ["640"]
     assert re.search(r"Finished Epoch\[ 1 of 1\]: \[Training\] .* totalSamplesSeen = 640", ours)
 

@@ -18,7 +18,7 @@ def rows(ctf: CTFDeserializer, name: str) -> list:
 
 def test_dense_sparse_tabs_comments_and_unknown_inputs():
     text = (b"|x 1 2 3 |y 2:1\n"
-            b"|# a comment |# with an escaped pipe\t|x\t-4.5 5e1 .5 |y 0:0.5 3:2\n"
+            b"|# a comment |# with an escaped pipe\t|x\t-4.5 5e1 0.5 |y 0:0.5 3:2\n"
             b"|z 9 9 |x 7 8 9 |y\n"          # unknown input z is skipped; empty sparse y
             b"|#only a comment\n"             # a line without samples is skipped
             b"\n")
@@ -62,7 +62,7 @@ def test_sequence_ids_group_consecutive_lines():
 
 
 @pytest.mark.parametrize("line,words", [
-    (b"|x 1 2 |y 0:1", "dense with dim 3 but has 2"),
+    (b"|x 1 2 3 4 |y 0:1", "dense with dim 3 but has 4"),
     (b"|x 1 2 three |y 0:1", "'three' is not a number"),
     (b"|x 1 2 3 |y 4:1", "index 4 is outside 0..3"),
     (b"|x 1 2 3 |y 2", "expected index:value"),
@@ -87,11 +87,53 @@ def test_malformed_lines_name_file_and_line(tmp_path, line, words):
     assert "bad.ctf:3: " in str(err.value)
 
 
-def test_nan_and_inf_are_numbers():
-    ctf = CTFDeserializer.from_bytes(b"|x nan inf -inf |y 0:nan 1:Infinity\n", STREAMS)
-    features, labels = ctf.read(0)["features"], ctf.read(0)["labels"]
-    assert np.isnan(features[0]) and features[1:].tolist() == [np.inf, -np.inf]
-    assert np.isnan(labels[0]) and labels[1] == np.inf
+# Values and float32 bit patterns CNTK 2.7's CTFDeserializer gave for "|x <token> 7" (run on
+# CNTK 2.7 with MinibatchSource(CTFDeserializer(...)).next_minibatch); CNTK's grammar is
+# TextParser::TryReadRealNumber: [+-]digits[.[digits]][e[+-]digits], the exponent only after
+# the digits or a fraction.
+CNTK_NUMBERS = [
+    ("1e5", 1203982336), ("+3", 1077936128), ("1.", 1065353216), ("1E-2", 1008981770),
+    ("-1.5e+2", 3272998912), ("0.1", 1036831949), ("3.14159265358979", 1078530011),
+    ("1e40", 2139095040), ("1e-50", 0), ("00012", 1094713344),
+    ("123456789012345678901234567890", 1875342472),
+    ("1.000000059604644775390625", 1065353216), ("2.5e-3", 992204554),
+]
+# Tokens CNTK 2.7 refused ("Reached the maximum number of allowed errors").
+CNTK_NOT_NUMBERS = ["-.5", ".5", "1e", "1.e5", "nan", "NaN", "inf", "Inf", "-inf", "Infinity",
+                    "0x10", "1x", "1,2", "1_0"]
+
+
+def test_a_short_dense_sample_is_filled_with_zeros_as_cntk_does():
+    # CNTK 2.7 on "|x 1 |y 0:1", "|x |y 0:1", "|y 0:1 |x 5" (dim 3) gave [1, 0, 0], [0, 0, 0],
+    # [5, 0, 0] with "WARNING: A dense sample ... has a sparse suffix"; "|x 1 2 3 4" it refused
+    text = b"|x 1 |y 0:1\n|x |y 0:1\n|y 0:1 |x 5\n"
+    with pytest.warns(UserWarning, match=r"<bytes>:1: input 'x' is dense with dim 3 but has 1"):
+        ctf = CTFDeserializer.from_bytes(text, STREAMS)
+        assert rows(ctf, "features") == [[1, 0, 0], [0, 0, 0], [5, 0, 0]]
+
+
+@pytest.mark.parametrize("token,bits", CNTK_NUMBERS)
+def test_numbers_as_cntk_reads_them(token, bits):
+    streams = StreamDefs(x=StreamDef(field="x", shape=2), y=StreamDef(field="y", shape=2,
+                                                                       is_sparse=True))
+    ctf = CTFDeserializer.from_bytes(f"|x {token} 7 |y 1:{token}\n".encode(), streams)
+    x, y = ctf.read(0)["x"], ctf.read(0)["y"]
+    assert x.view(np.uint32).tolist() == [bits, 1088421888]   # 7.0
+    assert y.view(np.uint32).tolist() == [0, bits]
+
+
+@pytest.mark.parametrize("token", CNTK_NOT_NUMBERS)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_values_cntk_refuses_name_file_and_line(tmp_path, token, sparse):
+    # Before, nan/inf/Infinity/.5 were read (Python's float() takes them); CNTK 2.7 stops.
+    path = tmp_path / "bad.ctf"
+    line = f"|x {token} 2 3 |y 0:1" if not sparse else f"|x 1 2 3 |y 0:{token}"
+    path.write_text("|x 0 0 0 |y 0:1\n" + line + "\n")
+    ctf = CTFDeserializer(path, STREAMS)
+    with pytest.raises(DataError, match="is not a number") as err:
+        ctf.read(1)
+    assert (err.value.path, err.value.line) == (str(path), 2)
+    assert f"value {token!r} is not a number" in str(err.value)
 
 
 @pytest.mark.parametrize("text,line", [

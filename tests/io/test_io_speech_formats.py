@@ -120,7 +120,36 @@ def test_state_list_duplicates_and_missing_keys(tmp_path):
         _labels(mlf, states)
     assert info.value.line == 3
     (tmp_path / "s.txt").write_text("a\nb\n")
-    with pytest.raises(DataError, match="has no sequence with key 'u2'"):
+    with pytest.warns(UserWarning, match=r"no sequence for 1 of the 2 .*\('u2'\); they are "
+                                         r"skipped"):
+        source = MinibatchSource([_features(scp), _labels(mlf, states, dim=2)],
+                                 randomize=False, max_sweeps=1)
+    assert source.next_minibatch(2)[source.streams.x].num_sequences == 1
+
+
+def test_utterance_without_mlf_label_is_skipped(tmp_path):
+    # CNTK 2.7 on these files (HTKFeatureDeserializer + HTKMLFDeserializer, randomize=False,
+    # next_minibatch(2) twice) gave one sequence each: u1's frames [[0, 1], [2, 3]], then u3's
+    # [[8, 9], [10, 11]]; u2, without a label, is skipped (its Bundler marks it invalid, and
+    # cntk.exe's HTKMLFReader skips it with "[no labels for u2]").
+    scp, mlf, states = _speech(tmp_path, "u1=F[0,1]\nu2=F[2,3]\nu3=F[4,5]\n",
+                               '#!MLF!#\n"u1.lab"\n0 2 a\n.\n"u3.lab"\n0 1 b\n1 2 a\n.\n',
+                               states="a\nb\n")
+    with pytest.warns(UserWarning, match=r"\('u2'\); they are skipped"):
+        source = MinibatchSource([_features(scp), _labels(mlf, states, dim=2)],
+                                 randomize=False, max_sweeps=1)
+    got = []
+    while True:
+        mb = source.next_minibatch(2)
+        if not mb:
+            break
+        assert mb[source.streams.x].num_sequences == 1
+        got.append((np.asarray(mb[source.streams.x].asarray()).tolist(),
+                    np.asarray(mb[source.streams.y].asarray()).argmax(-1).tolist()))
+    assert got == [([[[0, 1], [2, 3]]], [[0, 0]]), ([[[8, 9], [10, 11]]], [[1, 0]])]
+    (tmp_path / "l.mlf").write_text('#!MLF!#\n"u9.lab"\n0 2 a\n.\n')
+    with pytest.raises(DataError, match="no sequence has a key that every deserializer has"), \
+            pytest.warns(UserWarning):
         MinibatchSource([_features(scp), _labels(mlf, states, dim=2)])
 
 

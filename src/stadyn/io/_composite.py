@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Sequence
 
 import numpy as np
@@ -69,21 +70,56 @@ class Composite:
         if self._length == 0:       # a source over it would end at once, and training with it
             raise DataError("no samples", getattr(primary, "path", None) or repr(primary))
         self.maps: list[np.ndarray | None] = [None]
+        self._primary_chunks: np.ndarray | None = None
         primary_keys = None
+        wheres: list[dict[str, int] | None] = []
         for d in self.deserializers[1:]:
             keys = d.keys()
             if primary_keys is None:
                 primary_keys = [str(k) for k in (primary.keys() or range(self._length))]
             other = [str(k) for k in (keys or range(len(d)))]
-            if other == primary_keys:
-                self.maps.append(None)
+            wheres.append(None if other == primary_keys
+                          else {k: i for i, k in enumerate(other)})
+        if primary_keys is not None:
+            self._join(primary, primary_keys, wheres)
+        self.lengths = self._sequence_lengths()
+
+    def _join(self, primary: Deserializer, primary_keys: list[str],
+              wheres: list[dict[str, int] | None]) -> None:
+        """Keep the first deserializer's sequences every other one has, as CNTK 2.7's Bundler
+        does (an utterance without an MLF label is skipped), with a warning naming them."""
+        keep = np.ones(len(primary_keys), dtype=bool)
+        for d, where in zip(self.deserializers[1:], wheres):
+            if where is None:
                 continue
-            where = {k: i for i, k in enumerate(other)}
-            missing = next((k for k in primary_keys if k not in where), None)
-            if missing is not None:
-                raise DataError(f"has no sequence with key {missing!r}, which {primary.path} has",
-                                d.path)
-            self.maps.append(np.array([where[k] for k in primary_keys], dtype=np.int64))
+            missing = [i for i, k in enumerate(primary_keys) if k not in where]
+            if missing:
+                keep[missing] = False
+                shown = ", ".join(repr(primary_keys[i]) for i in missing[:5])
+                warnings.warn(f"{getattr(d, 'path', None) or d!r}: no sequence for "
+                              f"{len(missing)} of the {len(primary_keys)} sequences of "
+                              f"{getattr(primary, 'path', None) or primary!r} ({shown}"
+                              f"{', ...' if len(missing) > 5 else ''}); they are skipped, as "
+                              f"CNTK skips an utterance without labels", stacklevel=4)
+        if not keep.any():
+            raise DataError("no sequence has a key that every deserializer has (CNTK: 'Keys "
+                            "of logical sequences do not match')",
+                            getattr(primary, "path", None) or repr(primary))
+        kept = np.flatnonzero(keep)
+        if not keep.all():
+            self.maps[0] = kept
+            self._length = len(kept)
+            sizes = primary.chunk_sizes()
+            if sizes is not None:   # a chunk left without sequences is dropped, as in CNTK
+                chunk_of = np.repeat(np.arange(len(sizes)), np.asarray(sizes, dtype=np.int64))
+                counts = np.bincount(chunk_of[kept], minlength=len(sizes))
+                self._primary_chunks = counts[counts > 0]
+        for where in wheres:
+            self.maps.append(None if where is None and self.maps[0] is None
+                             else kept if where is None
+                             else np.array([where[primary_keys[i]] for i in kept],
+                                           dtype=np.int64))
+
         self.lengths = self._sequence_lengths()
 
     def _sequence_lengths(self) -> np.ndarray | None:
@@ -109,7 +145,8 @@ class Composite:
     def chunk_sizes(self) -> np.ndarray:
         """Sequences per chunk: the first deserializer's chunks (CNTK bundles the others'
         sequences into them)."""
-        sizes = self.deserializers[0].chunk_sizes()
+        sizes = (self._primary_chunks if self._primary_chunks is not None
+                 else self.deserializers[0].chunk_sizes())
         if sizes is None:
             return np.array([self._length], dtype=np.int64)
         sizes = np.asarray(sizes, dtype=np.int64)

@@ -5,9 +5,13 @@
   line without an id is a sequence of its own (its key is its line number);
 - ``|#`` starts a comment that runs to the end of the line or to the next ``|`` not followed by
   ``#`` (so ``|#`` inside a comment is an escaped pipe);
-- a dense input has exactly ``dim`` values, a sparse one ``index:value`` pairs with
-  ``0 <= index < dim``, each index at most once; values are plain ASCII numbers (``nan`` and
-  ``inf`` included, ``1_0`` not);
+- a dense input has at most ``dim`` values (fewer are filled up with zeros, with a warning, as
+  CNTK does), a sparse one ``index:value`` pairs with
+  ``0 <= index < dim``, each index at most once; a value is a decimal number as CNTK's
+  ``TextParser::TryReadRealNumber`` reads it: ``[+-]digits[.[digits]]`` with an optional
+  ``e``/``E`` exponent ``[+-]digits`` after the digits or after a fraction (``1e5``, ``+3``,
+  ``1.``, ``-1.5e+2``); ``.5``, ``1.e5``, ``1e``, ``nan``, ``inf``, ``0x10``, ``1,2`` are errors,
+  and a value too large for float32 is ``inf``, as CNTK gives;
 - blank lines and comment-only lines are skipped; any other line without a ``|`` is an error, and
   so is a file without samples; a UTF-8 byte order mark at the start is skipped.
 
@@ -21,6 +25,7 @@ import codecs
 import mmap
 import os
 import re
+import warnings
 from typing import Sequence
 
 import numpy as np
@@ -37,6 +42,12 @@ _HAS_SAMPLE = re.compile(rb"\|(?!#)")
 _COMMENT = re.compile(r"\|#(?:[^|]|\|#)*")
 _ID = re.compile(rb"[ \t]*([^ \t|\r]+)")
 _CHUNK = 1 << 26
+# CNTK's number grammar (TextParser::TryReadRealNumber): a sign, digits, then either a period
+# with optional digits (an exponent only after at least one of them) or an exponent.
+_NUM = r"[+-]?[0-9]+(?:\.(?:[0-9]+(?:[eE][+-]?[0-9]+)?)?|[eE][+-]?[0-9]+)?"
+_NUMBER = re.compile(_NUM, re.ASCII)
+_NUMBERS = re.compile(rf"\s*(?:{_NUM}(?:\s+|\Z))*", re.ASCII)
+_GRAMMAR = "CNTK's CTF reads decimal numbers like 3, -1.5, 2.5e-3 (no nan, inf or .5)"
 
 
 class _Field:
@@ -137,38 +148,27 @@ def _parse_values(field: _Field, name: str, text: str, source: str,
             if k in seen:
                 raise DataError(f"input {name!r}: index {k} appears twice", source, line)
             seen.add(k)
-            try:
-                if not _is_plain(value):
-                    raise ValueError(value)
+            if not _NUMBER.fullmatch(value):
+                raise DataError(f"input {name!r}: value {value[:40]!r} is not a number "
+                                f"({_GRAMMAR})", source, line)
+            with np.errstate(over="ignore"):
                 out[k] = float(value)
-            except ValueError:
-                raise DataError(f"input {name!r}: value {value[:40]!r} is not a number",
-                                source, line) from None
         return out.reshape(field.shape)
-    if len(tokens) != field.dim:
+    if len(tokens) > field.dim:
         raise DataError(f"input {name!r} is dense with dim {field.dim} but has {len(tokens)} "
                         f"value(s)", source, line)
-    try:
-        if not _is_plain(text):
-            raise ValueError(text)
+    if len(tokens) < field.dim:     # CNTK: "A dense sample ... has a sparse suffix"
+        warnings.warn(f"{source}:{line}: input {name!r} is dense with dim {field.dim} but has "
+                      f"{len(tokens)} value(s); the rest are zeros, as CNTK fills them",
+                      stacklevel=2)
+        tokens = tokens + ["0"] * (field.dim - len(tokens))
+        text = " ".join(tokens)
+    if not _NUMBERS.fullmatch(text):
+        bad = next(t for t in tokens if not _NUMBER.fullmatch(t))
+        raise DataError(f"input {name!r}: value {bad[:40]!r} is not a number ({_GRAMMAR})",
+                        source, line)
+    with np.errstate(over="ignore"):  # 1e40 is inf in float32, as CNTK's cast gives it
         return np.array(tokens, dtype=np.float32).reshape(field.shape)
-    except (ValueError, OverflowError):
-        bad = next((t for t in tokens if not _is_number(t)), tokens[0])
-        raise DataError(f"input {name!r}: value {bad[:40]!r} is not a number", source,
-                        line) from None
-
-
-def _is_plain(text: str) -> bool:
-    """No ``_`` digit separators or non-ASCII digits, which Python's float() takes and CNTK not."""
-    return text.isascii() and "_" not in text
-
-
-def _is_number(token: str) -> bool:
-    try:
-        float(token)
-        return _is_plain(token)
-    except ValueError:
-        return False
 
 
 def _parse_line(text: str, fields: dict[str, _Field], has_id: bool, source: str,
