@@ -94,9 +94,13 @@ def heap_top_k(values: Sequence[float], k: int, largest: bool = True,
     x = array.tolist()
     # the heap's top only grows from the worst of the first k: what is not beyond it never
     # enters, so only the entries beyond it are looked at (the same result, far fewer steps)
+    # (a NaN among the first k compares false with all: every entry is looked at then)
     first = array[:k]
-    beyond = (array[k:] > first.min()) if largest else (array[k:] < first.max())
-    entering = (np.flatnonzero(beyond) + k).tolist()
+    if np.isnan(first).any():
+        entering = list(range(k, len(x)))
+    else:
+        beyond = (array[k:] > first.min()) if largest else (array[k:] < first.max())
+        entering = (np.flatnonzero(beyond) + k).tolist()
     if largest:
         def greater(a, b):
             return a > b
@@ -140,12 +144,16 @@ def _top_k_index_impl(key: torch.Tensor, k: int, largest: bool, ties: str) -> to
     ordered = torch.sort(key, dim=-1, descending=bool(largest), stable=True)
     index = ordered.indices[..., :k]
     n = key.shape[-1]
-    if k < 2 or key.numel() == 0 or ties == "lowest":
+    if key.numel() == 0 or ties == "lowest":
         return index.contiguous()
-    # the heap's order differs from the sorted one only where the k + 1 first values tie
-    head = ordered.values[..., :min(k + 1, n)]
-    tied = (head[..., 1:] == head[..., :-1]).any(dim=-1).reshape(-1)
-    rows = tied.nonzero().reshape(-1)
+    # the heap's order differs from the sorted one only where the k + 1 first values tie, or
+    # where a row holds a NaN (the sort puts it first; the heaps' comparisons pass it by)
+    replay = torch.isnan(key).any(dim=-1).reshape(-1) if key.is_floating_point() else \
+        torch.zeros(index.reshape(-1, k).shape[0], dtype=torch.bool, device=key.device)
+    if k >= 2:
+        head = ordered.values[..., :min(k + 1, n)]
+        replay = replay | (head[..., 1:] == head[..., :-1]).any(dim=-1).reshape(-1)
+    rows = replay.nonzero().reshape(-1)
     if rows.numel() == 0:
         return index.contiguous()
     flat = index.reshape(-1, k).clone()

@@ -69,3 +69,20 @@ def top_k__random_ties(C, r):
         value, grads = r.cntk_forward_backward(t.outputs[0] * 1.0, {x: data}, [x])
         res["n=%d k=4 grad" % n] = grads[0]
     return res
+
+
+@cntk_case(names=["cntk.ops.top_k"],
+           note="rows holding NaN and inf (CNTK's heap and its k = 1 loop pass a NaN by; a "
+                "sort puts it first): every k")
+def top_k__nan_rows(C, r):
+    data = np.array([[1, np.nan, 3, 3, 2, np.inf, np.inf],
+                     [np.nan, np.nan, 1, 1, 1, 0, 0],
+                     [2, 5, np.nan, -np.inf, 5, 1, 2]], np.float32)
+    x = C.input_variable(7)
+    res = {}
+    for k in range(1, 8):
+        t = C.top_k(x, k)
+        out = t.eval({x: data})
+        res["k=%d values" % k] = out[t.outputs[0]]
+        res["k=%d indices" % k] = out[t.outputs[1]]
+    return res

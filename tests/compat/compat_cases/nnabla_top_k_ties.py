@@ -113,3 +113,22 @@ def top_k__random_ties(nn, F, r):
                 y.backward(data)
                 res["n=%d k=%d grad" % (n, k)] = x.g.copy()
     return res
+
+
+@nnabla_case(names=["nnabla.functions.top_k_data"],
+             note="rows holding NaN and inf (NNabla's heap passes a NaN by; a sort puts it "
+                  "first): every k, largest and smallest")
+def top_k__nan_rows(nn, F, r):
+    data = np.array([[1, np.nan, 3, 3, 2, np.inf, np.inf],
+                     [np.nan, np.nan, 1, 1, 1, 0, 0],
+                     [2, 5, np.nan, -np.inf, 5, 1, 2]], np.float32)
+    res = {}
+    x = nn.Variable.from_numpy_array(data)
+    for k in range(1, 8):
+        for label, kw in (("", {}), ("smallest ", {"largest": False})):
+            values, index = F.top_k_data(x, k, with_index=True, **kw)
+            values.forward()
+            index.forward()
+            res["k=%d %sindices" % (k, label)] = index.d.astype(np.int64)
+            res["k=%d %svalues" % (k, label)] = values.d.copy()
+    return res
