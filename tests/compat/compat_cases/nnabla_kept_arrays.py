@@ -241,3 +241,24 @@ def kept_gradients_of_a_parameter_view(nn, F, S, r):
         res[mode + ": kept registered .g"] = np.stack([np.array(a) for a in kept_registered])
     nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=["nnabla.NdArray.data", "nnabla.Variable.data"],
+             note="a scalar assigned to .data fills the array in its own dtype (an array "
+                  "assigned gives its dtype)")
+def ndarray_data_assigned_a_scalar(nn, F, PF, S, r):
+    r.touch("nnabla.NdArray.data", "nnabla.Variable.data")    # (property setters)
+    res = {}
+    a = nn.NdArray.from_numpy_array(np.arange(3, dtype=np.float32))
+    a.data = 2
+    res["float32 array = 2"] = a.data.copy()
+    x = nn.Variable.from_numpy_array(np.arange(3, dtype=np.float32))
+    x.data.data = 2
+    res["variable's value = 2"] = x.d.copy()
+    c = nn.NdArray.from_numpy_array(np.arange(3, dtype=np.int32))
+    c.data = 1.5
+    res["int32 array = 1.5"] = c.data.copy()
+    b = nn.NdArray.from_numpy_array(np.arange(3, dtype=np.float32))
+    b.data = np.array([1, 2, 3])
+    res["float32 array = int64 array"] = b.data.copy()
+    return res

@@ -176,8 +176,8 @@ class NdArray:
 
     @data.setter
     def data(self, value: Any) -> None:
-        if self._owner is not None and self._owner[3] and np.isscalar(value):
-            self.fill(value)        # NNabla's zero() / fill() for a scalar (a gradient's dtype)
+        if np.isscalar(value):
+            self.fill(value)        # NNabla's fill() for a scalar: the array keeps its dtype
             return
         arr = np.asarray(value)
         self.cast(arr.dtype)[...] = arr
