@@ -430,3 +430,33 @@ def test_ndl_syntax_and_name_errors_are_located(tmp_path):
     with pytest.raises(ConfigError, match="networkDescription file .* does not exist"):
         _build_text(f"command = T\nT = [ action = train\n NDLNetworkBuilder = [ "
                     f"networkDescription = {tmp_path}/none.ndl ] ]\n")
+
+
+def test_ndl_batch_normalization_scale_and_bias_can_be_exempt_from_regularization(tmp_path):
+    # NDLNetworkBuilder.cpp reads the node's disableRegularization (default false); cntk.exe's
+    # SGD exempts a BatchNormalization's scale and bias where it is true, or for every one
+    # with disableRegInBatchNormalization = true (the NDL node was not counted: L2 reached it)
+    def bn(name, flag):
+        return (f"{name}s = Parameter(dim, 1, init=fixedValue, value=2)\n"
+                f"{name}b = Parameter(dim, 1, init=fixedValue, value=1)\n"
+                f"{name}m = Parameter(dim, 1, init=fixedValue, value=0, learningRateMultiplier=0)\n"
+                f"{name}v = Parameter(dim, 1, init=fixedValue, value=0, learningRateMultiplier=0)\n"
+                f"{name} = BatchNormalization(x, {name}s, {name}b, {name}m, {name}v, "
+                f"spatial=false{flag})\n")
+    net_text = ("x = Input(dim)\n" + bn("p", "") + bn("q", ", disableRegularization=true")
+                + "y = Plus(p, q)\nOutputNodes = (y)")
+    net, lib, _ = _build_text(_ndl_config(tmp_path, net_text))
+    ids = {id(net.nodes[k]): k for k in ("ps", "pb", "qs", "qb")}
+    assert sorted(ids[i] for i in lib.unregularized(False) if i in ids) == ["qb", "qs"]
+    assert sorted(ids[i] for i in lib.unregularized(True) if i in ids) == ["pb", "ps", "qb", "qs"]
+
+
+def test_ndl_delay_of_three_arguments_ignores_the_legacy_columns(tmp_path):
+    # NDLNetworkBuilder.cpp: PastValue(rows, [cols,] input) -- "we allow 3 for legacy (cols
+    # parameter which is now unused)": the value is [rows], as with two arguments
+    shapes = []
+    for delay in ("Delay(dim, h)", "Delay(dim, 4, h)"):
+        net, _, _ = _build_text(_ndl_config(
+            tmp_path, f"x = Input(dim)\nh = Plus(x, {delay})\nOutputNodes = (h)"))
+        shapes.append(tuple(net.nodes["h"].shape))
+    assert shapes[0] == shapes[1] and shapes[0][-1] == 3 and len(shapes[0]) == 3

@@ -275,13 +275,16 @@ def test_penn_treebank_class_lstm_has_cntk_exes_nodes_and_parameters(tmp_path):
             net.output_nodes] == ["TrainNodeClassBasedCrossEntropy"] * 2 + ["outputs"]
 
 
-def test_a_small_class_lstm_computes_numpys_lstm():
+@pytest.mark.parametrize("layer_type", [None, "Tanh"])
+def test_a_small_class_lstm_computes_numpys_lstm(layer_type):
     # BuildLSTMComponent: i = s(Wxi x + bi + Whi h' + Wci c'), f likewise, c = f c' + i tanh(Wxc
     # x + Whc h' + bc), o = s(Wxo x + bo + Who h' + Wco c), h = o tanh(c); h' = c' = 0.1 at
-    # the start (defaultHiddenActivity); x = E0 * the word's one-hot
-    text = """T = [ action = train ; SimpleNetworkBuilder = [ rnnType = CLASSLSTM
+    # the start (defaultHiddenActivity); x = E0 * the word's one-hot; s is
+    # ApplyNonlinearFunction(..., 0): layerTypes' first, Sigmoid by default
+    types = "" if layer_type is None else f"; layerTypes = {layer_type}"
+    text = f"""T = [ action = train ; SimpleNetworkBuilder = [ rnnType = CLASSLSTM
         layerSizes = 6:3:4:6 ; lookupTableOrder = 1 ; nbrClass = 2 ; initValueScale = 6
-        trainingCriterion = classCrossEntropyWithSoftmax
+        trainingCriterion = classCrossEntropyWithSoftmax {types}
         evalCriterion = classCrossEntropyWithSoftmax ] ]"""
     words = [[0, 3, 5], [2, 1]]
     with sd.parameter_registry(sd.ParameterRegistry()):
@@ -295,7 +298,7 @@ def test_a_small_class_lstm_computes_numpys_lstm():
     assert [p[f"b{g}0"].ravel()[0] for g in "iofc"] == [-1, -1, -1, 0]
 
     def sigmoid(v):
-        return 1 / (1 + np.exp(-v))
+        return np.tanh(v) if layer_type == "Tanh" else 1 / (1 + np.exp(-v))
     for k, seq in enumerate(words):
         h = c = np.full(4, 0.1)
         for t, word in enumerate(seq):

@@ -131,7 +131,6 @@ def _network(rec: ConfigRecord) -> Any:
     simple = rec.lookup("SimpleNetworkBuilder", None)
     if simple is not None:           # cntk.exe's standard networks (._simple_network)
         return simple_network_source(simple, rec.loc)
-        return None
     if _found(rec, "NDLNetworkBuilder"):
         return ndl_source(rec)
     network = rec.lookup("BrainScriptNetworkBuilder", None)

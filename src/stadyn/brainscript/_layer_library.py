@@ -12,6 +12,8 @@ strides and pads are CNTK's, column-major (``(3:5)`` is 3 wide, 5 high).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,6 +21,7 @@ import numpy as np
 from .. import layers as L
 from .._errors import ConfigError
 from .._random import initializer_seed
+from ..graph import Variable
 from ..layers import CNTKInitializer
 from ._library import cntk_filter_shape, cntk_shape
 from ._sequence_library import NONE
@@ -378,12 +381,25 @@ class LayerFunctions:
         self._batch_norms.append((layer, bool(disableRegularization)))
         return self._named(layer, "", _BATCH_NORM_MEMBERS)
 
+    def batch_norm_parameters(self, parameters: Sequence[Variable],
+                              disable_regularization: bool) -> None:
+        """Count ``parameters`` (a batch normalization's scale and bias, made elsewhere: an
+        NDL ``BatchNormalization`` node's) with the batch normalizations of
+        :meth:`unregularized`."""
+        self._batch_norms.append((_Made(tuple(parameters)), disable_regularization))
+
     def unregularized(self, every_batch_norm: bool) -> set[int]:
         """The ids of the scale and bias parameters CNTK exempted from L1/L2 regularisation:
         those of each ``BatchNormalizationLayer`` built with ``disableRegularization = true``,
         or of all of them (the SGD block's ``disableRegInBatchNormalization = true``)."""
         return {id(p) for layer, disabled in self._batch_norms if disabled or every_batch_norm
                 for p in getattr(layer, "parameters", ()) if p.need_grad}
+
+
+@dataclass(frozen=True)
+class _Made:
+    """Parameters a batch normalization of another front end made (read as a layer's)."""
+    parameters: tuple[Variable, ...]
 
 
 # CNTK.core.bs's BatchNormalizationLayer record: scale, bias, runMean, runVariance, runCount

@@ -210,6 +210,9 @@ def _batch_normalization(b, node, args, kw):
     else:
         count = get_parameter_or_create(f"{node.name or 'BatchNormalization'}.run_sample_count",
                                         (), 0.0, need_grad=False)
+    # its scale and bias are exempt from L1/L2 where it says disableRegularization = true or
+    # the SGD block disableRegInBatchNormalization = true (the library's unregularized())
+    lib.batch_norm_parameters(values[:2], bool(_flags(kw.get("disableregularization", "false"))))
     y = F.cntk_batch_normalization(x, *values, count, x.sequence_lengths, spatial,
                                    float(kw.get("normalizationtimeconstant", 0)),
                                    float(kw.get("blendtimeconstant", 0)),
@@ -227,7 +230,7 @@ def _delay(b, node, args, kw):
     if len(args) not in (2, 3):
         raise ConfigError("PastValue/FutureValue(rows, [cols,] input, delayTime=1, "
                           "defaultHiddenActivity=0.1) has 2 or 3 arguments")
-    dims = _dims(args[:-1], node.function)
+    dims = _dims(args[:1], node.function)     # a legacy middle 'cols' is ignored, as cntk.exe
     fn = b.library.PastValue if node.function == "PastValue" else b.library.FutureValue
     return fn(dims if len(dims) > 1 else dims[0], args[-1],
               timeStep=int(kw.get("delaytime", kw.get("timestep", 1))),

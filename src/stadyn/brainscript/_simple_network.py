@@ -397,13 +397,19 @@ def _describe_class_lstm(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
     hidden_activity = rec.get_float("defaultHiddenActivity", 0.1, inherited=True)
     gates = {g: rec.get_float(f"{g}GateInitVal", -1.0, inherited=True)
              for g in ("input", "forget", "output")}
+    gate_type = _names(rec, "layerTypes", "Sigmoid")[0]   # BuildLSTMComponent's gates: layer 0's
+    if _ACTIVATIONS.get(gate_type) is None:
+        raise _err(f"SimpleNetworkBuilder: rnnType CLASSLSTM's gates take layerTypes' first, "
+                   f"'{gate_type}': Stadyn builds them with Sigmoid, RectifiedLinear or Tanh "
+                   "(cntk.exe's None builds another LSTM)", _loc(rec, "layerTypes"))
     features = nodes(f"SparseInput {{{sizes[0]}}}", "features")
     embedding = weight("E0", sizes[1], sizes[0])
     x = nodes(f"Times ({embedding}, {features})", "LookupTable")
     hidden = len(sizes) - 2
     for layer in [0] + list(range(2, hidden)):
         n_in, n_out = (sizes[1], sizes[2]) if layer == 0 else (sizes[layer], sizes[layer + 1])
-        x = _lstm(nodes, weight, bias, layer, n_in, n_out, x, hidden_activity, gates)
+        x = _lstm(nodes, weight, bias, layer, n_in, n_out, x, hidden_activity, gates,
+                  _ACTIVATIONS[gate_type])
     w, _ = _class_output(nodes, weight, sizes, classes, features, x)
     outputs = nodes(f"TransposeTimes ({w}, {x})", "outputs")
     nodes(f"Softmax ({outputs})", "PosteriorProb")
@@ -412,10 +418,11 @@ def _describe_class_lstm(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
 
 
 def _lstm(nodes: _Nodes, weight, bias, layer: int, n_in: int, n_out: int, x: str,
-          hidden_activity: float, gates: dict[str, float]) -> str:
+          hidden_activity: float, gates: dict[str, float], gate_function: str) -> str:
     """BuildLSTMComponent: an LSTM with peepholes whose nodes are made, and numbered, as
     cntk.exe makes them (the arguments of a call right to left, as its compiler did: its
-    logs name them so)."""
+    logs name them so); its gates apply ``gate_function`` (``ApplyNonlinearFunction(..., 0)``:
+    layerTypes' first, Sigmoid by default)."""
     w = {g: weight(f"WX{g}{layer}", n_out, n_in) for g in "OIFC"}
     b = {"o": bias(f"bo{layer}", n_out, gates["output"]), "c": bias(f"bc{layer}", n_out, 0.0),
          "i": bias(f"bi{layer}", n_out, gates["input"]),
@@ -428,13 +435,13 @@ def _lstm(nodes: _Nodes, weight, bias, layer: int, n_in: int, n_out: int, x: str
     # the delays: of the output for the gates' and the cell input's H, of the cell for C
     past = {k: nodes.reserve() for k in ("HI", "HF", "HO", "HC", "CI", "CF", "CC")}
 
-    def gate(g: str, cell: str) -> str:     # Sigmoid (Wx x + b + Wh h(t-1) + Diag (Wc) c)
+    def gate(g: str, cell: str) -> str:     # f (Wx x + b + Wh h(t-1) + Diag (Wc) c)
         peephole = nodes(f"DiagTimes ({h['c' + g]}, {cell})")
         recurrent = nodes(f"Times ({h[g]}, {past['H' + g]})")
         term = nodes(f"Times ({w[g]}, {x})")
         term = nodes(f"Plus ({term}, {b[g.lower()]})")
         total = nodes(f"Plus ({term}, {recurrent})")
-        return nodes(f"Sigmoid ({nodes(f'Plus ({total}, {peephole})')})")
+        return nodes(f"{gate_function} ({nodes(f'Plus ({total}, {peephole})')})")
 
     it = gate("I", past["CI"])
     recurrent = nodes(f"Times ({h['C']}, {past['HC']})")
