@@ -295,7 +295,9 @@ class _Runner:
             log(f"Training {count} parameters in {len(params)} out of {len(params)} parameter "
                 "tensors:")
             log()
-            for name, p in params.items():
+            # by name (cntk.exe's learnable nodes come sorted: BatchNormalization/NonSpatial/CNTK/
+            # baseline.txt lists b, h1.W, h1.b, ol.W, ol.b, sc)
+            for name, p in sorted(params.items()):
                 log(f"\tNode '{name}' (LearnableParameter operation) : [{cntk_shape_text(p.shape)}]")
         else:
             log(f"Training {count} parameters in {len(params)} parameter tensors.")

@@ -1,0 +1,57 @@
+"""A run's log and its command blocks as cntk.exe reads them: the learnable parameters listed
+by name, a test command's ``SGD`` block (read only by training)."""
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+
+from stadyn.brainscript._runner import run
+
+_CONFIG = """deviceId = -1
+traceLevel = 1
+modelPath = "Models/net"
+command = train:test
+train = [ action = "train"
+  BrainScriptNetworkBuilder = [
+    features = Input {3} ; labels = Input {3}
+    zz = ParameterTensor {(3:3)}
+    B = ParameterTensor {(3:3)}
+    A = ParameterTensor {(3:3)}
+    b = ParameterTensor {3}
+    z = zz * Tanh (features) + B * features + A * features + b
+    ce = CrossEntropyWithSoftmax (labels, z)
+    criterionNodes = (ce) ; outputNodes = (z) ]
+  SGD = [ epochSize = 0 ; minibatchSize = 8 ; learningRatesPerSample = 0.01 ; maxEpochs = 1 ]
+  READER
+]
+test = [ action = "test" ; minibatchSize = 8
+  # PTB's RNN test (Tests/EndToEndTests/Text/...): an SGD block in a test command
+  SGD = [ maxEpochs = 3 ]
+  READER ]
+""".replace("READER", """reader = [ readerType = "CNTKTextFormatReader" ; file = "data.txt" ; randomize = false
+    input = [ features = [ dim = 3 ; format = "dense" ] ; labels = [ dim = 3 ; format = "dense" ] ] ]""")
+
+
+def _run(tmp_path, monkeypatch) -> str:
+    rng = np.random.default_rng(0)
+    (tmp_path / "data.txt").write_text("".join(
+        f"|features {' '.join(f'{v:.3f}' for v in rng.normal(size=3))} |labels 0 1 0\n"
+        for _ in range(16)))
+    (tmp_path / "cmd.cntk").write_text(_CONFIG)
+    out = io.StringIO()
+    monkeypatch.chdir(tmp_path)
+    run(str(tmp_path / "cmd.cntk"), out=out)
+    return out.getvalue()
+
+
+def test_learnable_parameters_are_listed_by_name_and_a_test_sgd_block_needs_no_rates(tmp_path, monkeypatch):
+    log = _run(tmp_path, monkeypatch)
+    # cntk.exe sorts the learnable nodes by name (ComputationNetwork.cpp, "sort learnable
+    # parameters by name"; BatchNormalization/NonSpatial/CNTK/baseline.txt lists b, h1.W, h1.b,
+    # ol.W, ol.b, sc), not in the order they were made
+    listed = re.findall(r"\tNode '([^']+)' \(LearnableParameter operation\)", log)
+    assert listed == ["A", "B", "b", "zz"]
+    # the test command reads nothing of its SGD block's training settings
+    assert re.search(r"Final Results: Minibatch\[1-2\]: ce = [0-9.]+ \* 16", log), log
