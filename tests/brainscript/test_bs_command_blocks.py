@@ -7,7 +7,10 @@ import re
 
 import numpy as np
 
+from stadyn.brainscript import parse_config
+from stadyn.brainscript._blocks import sgd_config
 from stadyn.brainscript._runner import run
+from stadyn.brainscript._sgd import check_sgd_keys
 
 _CONFIG = """deviceId = -1
 traceLevel = 1
@@ -55,3 +58,11 @@ def test_learnable_parameters_are_listed_by_name_and_a_test_sgd_block_needs_no_r
     assert listed == ["A", "B", "b", "zz"]
     # the test command reads nothing of its SGD block's training settings
     assert re.search(r"Final Results: Minibatch\[1-2\]: ce = [0-9.]+ \* 16", log), log
+
+
+def test_hsmoothing_weight_is_accepted_without_a_sequence_criterion():
+    # SGD.cpp reads hSmoothingWeight (default 0.95) and passes it only to a SequenceWithSoftmax
+    # criterion (ComputationNetwork::SetSeqParam); cntk_sequence.cntk writes hsmoothingWeight
+    rec = parse_config("SGD = [ learningRatesPerSample = 0.1 ; maxEpochs = 1\n"
+                       "  hsmoothingWeight = 0.95 ]")["SGD"]
+    check_sgd_keys(sgd_config(rec), rec)

@@ -47,7 +47,10 @@ _NO_EFFECT = ("maxTempMemSizeInSamplesForCNN", "numSubminibatches", "maxSamplesI
               "useEvalCriterionControlLR",
               # an AutoAdjust option; CNTK read it only inside an AutoAdjust block, so written
               # in the SGD block (ATIS.cntk, G2P.cntk) it had no effect
-              "loadBestModel")
+              "loadBestModel",
+              # SGD.cpp hands it (as hSmoothingWeight) only to a SequenceWithSoftmax criterion
+              # (SetSeqParam, sequence training on lattices), which Stadyn does not build
+              "hSmoothingWeight")
 SUPPORTED_SGD_KEYS = _FIELDS + _EXTRA + _NO_EFFECT
 
 
