@@ -1,12 +1,15 @@
-"""A run's log and its command blocks as cntk.exe reads them: the learnable parameters listed
-by name, a test command's ``SGD`` block (read only by training)."""
+"""A run's log and its config as cntk.exe reads them: the learnable parameters listed by name,
+a test command's ``SGD`` block (read only by training), SGD keys without effect here, a stray
+closing bracket at the end of a file."""
 from __future__ import annotations
 
 import io
 import re
 
 import numpy as np
+import pytest
 
+from stadyn._errors import ConfigError
 from stadyn.brainscript import parse_config
 from stadyn.brainscript._blocks import sgd_config
 from stadyn.brainscript._runner import run
@@ -66,3 +69,13 @@ def test_hsmoothing_weight_is_accepted_without_a_sequence_criterion():
     rec = parse_config("SGD = [ learningRatesPerSample = 0.1 ; maxEpochs = 1\n"
                        "  hsmoothingWeight = 0.95 ]")["SGD"]
     check_sgd_keys(sgd_config(rec), rec)
+
+
+def test_a_closing_bracket_alone_at_the_files_level_is_an_item_nothing_reads():
+    # cntk.exe's ConfigParser::Parse (Config.h) hands a token without '=' to ParseValue, which
+    # sets it as a key to "true": Tests/EndToEndTests/ModelExport/Model0/0.cntk ends "    ]\n]"
+    root = parse_config('command = export\nexport = [\n    action = "exportdbn"\n    ]\n]')
+    assert root["export"]["action"] == "exportdbn" and root["command"] == "export"
+    assert parse_config("a = 1\n ]) ; b = 2  # after\n]\n").get_int("b") == 2
+    with pytest.raises(ConfigError, match="no bracket is open here"):
+        parse_config("a = 1 ]\n")       # a value's text, not an item of its own
