@@ -63,11 +63,14 @@ def test_learnable_parameters_are_listed_by_name_and_a_test_sgd_block_needs_no_r
     assert re.search(r"Final Results: Minibatch\[1-2\]: ce = [0-9.]+ \* 16", log), log
 
 
-def test_hsmoothing_weight_is_accepted_without_a_sequence_criterion():
-    # SGD.cpp reads hSmoothingWeight (default 0.95) and passes it only to a SequenceWithSoftmax
-    # criterion (ComputationNetwork::SetSeqParam); cntk_sequence.cntk writes hsmoothingWeight
+def test_sequence_training_keys_are_accepted_without_a_sequence_criterion():
+    # SGD.cpp reads hSmoothingWeight (default 0.95), frameDropThresh, ... and passes them only to
+    # a SequenceWithSoftmax criterion (ComputationNetwork::SetSeqParam); cntk_sequence.cntk
+    # writes hsmoothingWeight and frameDropThresh
     rec = parse_config("SGD = [ learningRatesPerSample = 0.1 ; maxEpochs = 1\n"
-                       "  hsmoothingWeight = 0.95 ]")["SGD"]
+                       "  hsmoothingWeight = 0.95 ; frameDropThresh = 1e-10 ; seqGammarAMF = 14\n"
+                       "  doReferenceAlign = false ; seqGammarLMF = 14 ; seqGammarWordPen = 0\n"
+                       "  seqGammarBMMIFactor = 0 ; seqGammarUsesMBR = false ]")["SGD"]
     check_sgd_keys(sgd_config(rec), rec)
 
 

@@ -48,9 +48,10 @@ _NO_EFFECT = ("maxTempMemSizeInSamplesForCNN", "numSubminibatches", "maxSamplesI
               # an AutoAdjust option; CNTK read it only inside an AutoAdjust block, so written
               # in the SGD block (ATIS.cntk, G2P.cntk) it had no effect
               "loadBestModel",
-              # SGD.cpp hands it (as hSmoothingWeight) only to a SequenceWithSoftmax criterion
-              # (SetSeqParam, sequence training on lattices), which Stadyn does not build
-              "hSmoothingWeight")
+              # SGD.cpp's sequence-training settings: it hands them only to a SequenceWithSoftmax
+              # criterion (SetSeqParam, training on lattices), which Stadyn does not build
+              "hSmoothingWeight", "frameDropThresh", "doReferenceAlign", "seqGammarUsesMBR",
+              "seqGammarAMF", "seqGammarLMF", "seqGammarBMMIFactor", "seqGammarWordPen")
 SUPPORTED_SGD_KEYS = _FIELDS + _EXTRA + _NO_EFFECT
 
 
