@@ -460,3 +460,34 @@ def test_ndl_delay_of_three_arguments_ignores_the_legacy_columns(tmp_path):
             tmp_path, f"x = Input(dim)\nh = Plus(x, {delay})\nOutputNodes = (h)"))
         shapes.append(tuple(net.nodes["h"].shape))
     assert shapes[0] == shapes[1] and shapes[0][-1] == 3 and len(shapes[0]) == 3
+
+
+def test_a_test_command_takes_no_ndl_seeds_from_a_later_train_command(tmp_path):
+    """cntk.exe's test command reads its network from the model file (EvalActions.cpp's
+    DoEvalBase: ComputationNetwork::CreateFromFile), so no NDL parameter takes a seed there:
+    after train (h1.W, h1.b, ol.W, ol.b: seeds 1-4) and test, the next NDL train command's
+    parameters take seeds 5-8."""
+    config, overrides = _mnist_config(tmp_path)
+    with open(config, "a") as f:
+        f.write('\nagain = [\n action = "train"\n modelPath = "$modelDir$/again"\n'
+                ' NDLNetworkBuilder = [\n  imageLayout = "cudnn"\n'
+                '  ndlMacros = "$configDir$/../Macros.ndl"\n'
+                '  networkDescription = "$ConfigDir$/01_OneHidden.ndl"\n ]\n'
+                ' SGD = [ epochSize = 32 ; minibatchSize = 32 ; learningRatesPerSample = 0\n'
+                '   maxEpochs = 1 ]\n reader = [ readerType = "CNTKTextFormatReader"\n'
+                '   file = "$DataDir$/Train-28x28_cntk_text.txt"\n'
+                '   input = [ features = [ dim = 784 ; format = "dense" ]\n'
+                '     labels = [ dim = 10 ; format = "dense" ] ] ]\n]\n')
+    data = tmp_path / "data"
+    _write_mnist_ctf(data, n_train=32, n_test=16)
+    run(config, overrides + [f"DataDir={data}", f"outputDir={tmp_path}/out",
+                             "command=train:test:again", "train.SGD.maxEpochs=1",
+                             "train.SGD.epochSize=32"], out=io.StringIO())
+    # a learning rate of 0 ends training before epoch 1 (cntk.exe's "less than
+    # minLearningRatePerSample"): again.0 holds the initial values
+    params = sd.load(f"{tmp_path}/out/Models/again.0").parameters
+    scale = np.float32(0.05) * np.float32(1.0)
+    for seed, (name, size) in enumerate([("h1.W", 784 * 200), ("h1.b", 200),
+                                         ("ol.W", 200 * 10), ("ol.b", 10)], start=5):
+        np.testing.assert_array_equal(params[name].d.ravel(), uniform_floats(seed, size, scale),
+                                      err_msg=name)

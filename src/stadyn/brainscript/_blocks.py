@@ -184,12 +184,15 @@ def command_config(root: ConfigRecord, name: str) -> CommandConfig:
         rec.get_int(key, None)   # not an integer: the getter's error
         _check(rec, key, _non_negative, "be >= 0", convert=to_int)
     output_path = rec.get_str("outputPath", None)
+    action = str(rec.get_str("action")).lower()
     return CommandConfig(
         name=str(name),
-        action=str(rec.get_str("action")).lower(),
+        action=action,
         record=rec,
         network=network,
-        sgd=None if sgd_rec is None else sgd_config(sgd_rec),
+        # only training reads the SGD block's learning settings (cntk.exe's DoTrain builds its
+        # SGD object; DoEval/DoWriteOutput read none of them, PTB's test=[SGD=[maxEpochs=3]])
+        sgd=None if sgd_rec is None or action != "train" else sgd_config(sgd_rec),
         reader=reader_config(rec.get_record("reader")) if "reader" in rec else None,
         cv_reader=reader_config(rec.get_record("cvReader")) if "cvReader" in rec else None,
         model_path=None if model_path is None else str(model_path),

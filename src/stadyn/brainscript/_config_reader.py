@@ -51,6 +51,29 @@ def _err(message: str, loc: SourceLocation | None, cls: type[ConfigError] = Conf
 # raw tree (before scoping): what the files and overrides say, merged
 # ---------------------------------------------------------------------------------------------
 
+class _StrayCloser(Exception):
+    """Closing brackets standing alone as an item at the file's level, at ``start:end``."""
+
+    def __init__(self, start: int, end: int) -> None:
+        super().__init__(start, end)
+        self.start, self.end = start, end
+
+
+def _lone_closers(text: str, pos: int) -> int | None:
+    """Where the run of closing brackets at ``pos`` ends, if they alone make the item (only
+    blanks before them on the line, only blanks or a comment after them)."""
+    begin = max(text.rfind("\n", 0, pos), text.rfind(";", 0, pos)) + 1
+    if text[begin:pos].strip(" \t\r"):
+        return None
+    end = pos
+    while end < len(text) and text[end] in "]})":
+        end += 1
+    rest = end
+    while rest < len(text) and text[rest] in " \t":
+        rest += 1
+    return end if rest == len(text) or text[rest] in "\r\n;#" else None
+
+
 @dataclass
 class _Scalar:
     text: str
@@ -160,6 +183,17 @@ class _Reader:
         return block
 
     def _tree(self) -> Tree:
+        while True:
+            try:
+                return self._parse()
+            except _StrayCloser as stray:
+                # cntk.exe's ConfigParser::Parse reads a closing bracket standing alone as an
+                # item at the file's level as a key without '=' (set to "true", read by
+                # nothing): ModelExport/Model0/0.cntk ends with one such ']'
+                end = stray.end
+                self.text = self.text[:stray.start] + " " * (end - stray.start) + self.text[end:]
+
+    def _parse(self) -> Tree:
         try:
             return _lark().parse(self.text, start="start")
         except UnexpectedToken as err:
@@ -173,6 +207,10 @@ class _Reader:
                 loc = _end_loc(self.text, self.path)
             else:
                 closers = _closing_only(expected)
+                if closers == expected:       # no bracket is open here
+                    end = _lone_closers(self.text, tok.start_pos)
+                    if end is not None:
+                        raise _StrayCloser(tok.start_pos, end) from None
                 message = f"unexpected '{tok.value}'; " + (
                     f"expected {closers}{hint}" if closers != expected else "no bracket is open here")
                 loc = SourceLocation(self.path, tok.line or 1, tok.column or 1)

@@ -24,10 +24,11 @@ one per ``uniform``/``gaussian``/``heNormal`` parameter in the order of the NDL 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from .._errors import ConfigError, StadynError
 from ._ast import SourceLocation
@@ -38,7 +39,7 @@ from ._ndl_parser import where, Array, Assign, Call, MacroDef, Num, Ref, Section
     parse_ndl_block
 from ._network import Network
 
-__all__ = ["NDLSource", "ndl_source"]
+__all__ = ["NDLSource", "ndl_seeds_kept", "ndl_source"]
 
 # the tags of CNTK's node groups and the special arrays that name them (NDLUtil.h)
 _GROUPS = {"featurenodes": "feature", "labelnodes": "label", "criterionnodes": "criterion",
@@ -143,6 +144,26 @@ class _Lazy:
     scope: _Scope
 
 
+def _seed_count(record: ConfigRecord) -> list[int]:
+    """The run's NDL seed count, kept on the root record of the config ``record`` is in."""
+    root = record
+    while root.parent is not None:
+        root = root.parent
+    return root.__dict__.setdefault("_ndl_seed_count", [1])
+
+
+@contextlib.contextmanager
+def ndl_seeds_kept(record: ConfigRecord) -> Iterator[None]:
+    """Around a network built where cntk.exe reads a model file instead (a test, eval or write
+    command, a resumed checkpoint): the NDL networks it builds take no seeds of the run."""
+    count = _seed_count(record)
+    kept = count[0]
+    try:
+        yield
+    finally:
+        count[0] = kept
+
+
 def _loc(x: Any) -> tuple:
     loc = getattr(x, "loc", None)
     return where(loc) if isinstance(loc, SourceLocation) else ()
@@ -158,11 +179,8 @@ class _Builder:
         self.waiting: dict[int, list[ForwardRef]] = {}
         rec = source.record
         self.seed_offset = int(rec.get_int("randomSeedOffset", 0, inherited=True))
-        root = rec
-        while root.parent is not None:
-            root = root.parent
         # cntk.exe's count is per process; Stadyn's per run (one config read)
-        self.seeds = root.__dict__.setdefault("_ndl_seed_count", [1])
+        self.seeds = _seed_count(rec)
         self.anonymous = 0
 
     # ---- files -------------------------------------------------------------------------

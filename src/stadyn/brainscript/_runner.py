@@ -31,7 +31,7 @@ import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, Iterator, TextIO
 
 import numpy as np
 import torch
@@ -49,6 +49,7 @@ from ._command_network import (CommandNetwork, InputSource, Validation, criterio
 from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, results_line)
 from ._config import BrainScriptSource, ConfigRecord, load_config, unused_overrides
 from ._precompute import check_computed, mark_computed, precompute
+from ._ndl import ndl_seeds_kept
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
 from ._readers import make_source, utterance_mode
@@ -157,6 +158,14 @@ class _NetworkTrainer(Trainer):
             self._carry.after(ran)
 
 
+@contextlib.contextmanager
+def _seeds_kept(root: ConfigRecord) -> Iterator[None]:
+    """A network built where cntk.exe reads its model file takes no seeds: neither a
+    BrainScript network's parameter seeds nor the run's NDL seed count go on."""
+    with auto_seeds_kept(), ndl_seeds_kept(root):
+        yield
+
+
 class _Runner:
     def __init__(self, run: RunConfig, log: CNTKLog, parallel: _Parallel,
                  epoch_callback: Callable[[str, int], None] | None = None):
@@ -240,7 +249,7 @@ class _Runner:
             seed(seed_offset)
         # cntk.exe loads a checkpoint without evaluating the network description: its
         # parameters take no seeds then
-        with auto_seeds_kept() if resume_from is not None else contextlib.nullcontext():
+        with _seeds_kept(self.run.root) if resume_from is not None else contextlib.nullcontext():
             network = CommandNetwork(cmd.network, per_epoch(sgd.dropout_rate, start))
         if not network.criterion_nodes:
             raise ConfigError("the network declares no criterion node (criterionNodes = (ce))",
@@ -286,7 +295,9 @@ class _Runner:
             log(f"Training {count} parameters in {len(params)} out of {len(params)} parameter "
                 "tensors:")
             log()
-            for name, p in params.items():
+            # by name (cntk.exe's learnable nodes come sorted: BatchNormalization/NonSpatial/CNTK/
+            # baseline.txt lists b, h1.W, h1.b, ol.W, ol.b, sc)
+            for name, p in sorted(params.items()):
                 log(f"\tNode '{name}' (LearnableParameter operation) : [{cntk_shape_text(p.shape)}]")
         else:
             log(f"Training {count} parameters in {len(params)} parameter tensors.")
@@ -351,7 +362,7 @@ class _Runner:
         if cmd.network is not None:        # cntk.exe evaluates the command's description
             network = CommandNetwork(cmd.network, 0.0)
         else:                              # cntk.exe read the model file: no seeds taken
-            with auto_seeds_kept():
+            with _seeds_kept(self.run.root):
                 network = CommandNetwork(self._network_for(cmd), 0.0)
         if not os.path.exists(cmd.model_path):
             raise ConfigError(f"model file '{cmd.model_path}' does not exist (train it first)",

@@ -50,7 +50,11 @@ _NO_EFFECT = ("maxTempMemSizeInSamplesForCNN", "numSubminibatches", "maxSamplesI
               "loadBestModel",
               # an old SGD key (PennTreebank's RNNLM configs: unroll = false) that cntk.exe's
               # SGD no longer reads (no "unroll" in Source/SGDLib, Source/ActionsLib)
-              "unroll")
+              "unroll",
+              # SGD.cpp's sequence-training settings: it hands them only to a SequenceWithSoftmax
+              # criterion (SetSeqParam, training on lattices), which Stadyn does not build
+              "hSmoothingWeight", "frameDropThresh", "doReferenceAlign", "seqGammarUsesMBR",
+              "seqGammarAMF", "seqGammarLMF", "seqGammarBMMIFactor", "seqGammarWordPen")
 SUPPORTED_SGD_KEYS = _FIELDS + _EXTRA + _NO_EFFECT
 
 
