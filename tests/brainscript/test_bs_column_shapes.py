@@ -100,3 +100,16 @@ def test_a_non_sequence_against_a_sequence_is_the_same_at_every_step():
         z.forward()
         for got, s in zip(sd.sequence.unpack_value(z), seqs):
             np.testing.assert_allclose(np.asarray(got).reshape(s.shape), s + s[-1], err_msg=text)
+
+
+def test_a_sample_against_a_parameter_of_unit_axes_keeps_its_batch():
+    # x [3] + p [3 x 1 x 1]: per sample [3 x 1 x 1] in CNTK 2.7 (`C.input_variable(3) +
+    # C.parameter((1, 1, 3))`, then reduce_sum: 3 and 12 for [0 1 2], [3 4 5]); aligned from
+    # the right the batch axis became a sample axis and ReduceSum summed the batch (15)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network("{ x = Input {3} ; p = ParameterTensor {(3:1:1), initValue = 0}"
+                            " ; z = ReduceSum (x + p) }", StadynLibrary())
+    x, z = net.nodes["x"], net.nodes["z"]
+    feed(x, np.arange(6, dtype="f4").reshape(2, 3))
+    z.forward()
+    np.testing.assert_allclose(z.d.reshape(-1), [3.0, 12.0])

@@ -533,3 +533,34 @@ def test_a_bad_boolean_is_named_in_the_block_that_sets_it(text, message, at):
                                    '; labels = { mlfFile = "a.mlf" ; labelDim = 2 } }',
                                    "r.cntk")["reader"])
     assert message in str(err.value) and (err.value.line, err.value.column) == at
+
+
+@pytest.mark.parametrize("labelled", [2, 1])
+def test_htkmlfreader_skips_a_few_unlabelled_utterances_and_refuses_most(tmp_path, monkeypatch,
+                                                                         labelled):
+    # utterancesourcemulti.h: an utterance without an MLF label is skipped, but more than half
+    # of them missing is "too many files not found in label set--assuming broken
+    # configuration" (cntk.exe's HTKMLFReader; CNTK 2's Bundler has no such limit)
+    monkeypatch.chdir(tmp_path)
+    io.write_htk_features("f.htk", np.arange(40, dtype=np.float32).reshape(20, 2))
+    (tmp_path / "f.scp").write_text("".join(f"u{i}=f.htk[{5 * i},{5 * i + 4}]\n"
+                                            for i in range(4)))
+    (tmp_path / "s.txt").write_text("a\nb\n")
+    (tmp_path / "l.mlf").write_text("#!MLF!#\n" + "".join(
+        f'"u{i}.lab"\n0 5 {"ab"[i % 2]}\n.\n' for i in range(labelled)))
+    reader = reader_config(parse_config(
+        'r = [ readerType = "HTKMLFReader" ; readMethod = "none" ; frameMode = true\n'
+        '  features = [ dim = 2 ; scpFile = "f.scp" ; type = "real" ]\n'
+        '  labels = [ mlfFile = "l.mlf" ; labelMappingFile = "s.txt" ; labelDim = 2\n'
+        '             labelType = "category" ] ]')["r"])
+    if labelled == 1:       # 3 of 4 missing: > 4 // 2
+        with pytest.raises(ConfigError, match="3 of the 4 utterances have no label.*too many "
+                           "files not found in label set"):
+            make_source(reader)
+        return
+    with pytest.warns(UserWarning, match="no sequence for 2 of the 4"):
+        source = make_source(reader, max_sweeps=1)
+    frames = 0
+    while mb := source.next_minibatch(4):
+        frames += mb["features"].num_samples
+    assert frames == 10           # u0 and u1's five frames each

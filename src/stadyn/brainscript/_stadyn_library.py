@@ -465,9 +465,10 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         (a dimension one lacks is 1), which NumPy's alignment from the right would pair with
         the batch axis instead; and a non-sequence against a sequence is the same at every
         step (a step axis of 1), where the right-alignment would pair the batch axis with the
-        steps.  (Against a parameter whose extra axes are all 1, ``[n]`` + ``[n x 1]``, the
-        right-alignment gives the same values, and the sum stays ``[n]`` a sample where
-        cntk.exe's is ``[n x 1]``: docs/brainscript.md, SimpleNetworkBuilder.)"""
+        steps.  (Against a parameter whose extra axes are all 1 and no more than the batch axes,
+        ``[n]`` + ``[n x 1]``, the right-alignment gives the same values, and the sum stays
+        ``[n]`` a sample where cntk.exe's is ``[n x 1]``: docs/brainscript.md,
+        SimpleNetworkBuilder.)"""
         la, lb = self._lead(a), self._lead(b)
         if la and lb and la != lb:
             if la < lb:
@@ -475,9 +476,9 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
             else:
                 b, lb = S.reshape_samples(b, lb, (1,) * (la - lb) + tuple(b.shape[lb:])), la
         ra, rb = a.ndim - la, b.ndim - lb
-        if la and ra < rb and (lb or _not_units(b.shape[:rb - ra])):
+        if la and ra < rb and (lb or _not_units(b.shape[:rb - ra]) or b.ndim > a.ndim):
             a = S.reshape_samples(a, la, (1,) * (rb - ra) + tuple(a.shape[la:]))
-        elif lb and rb < ra and (la or _not_units(a.shape[:ra - rb])):
+        elif lb and rb < ra and (la or _not_units(a.shape[:ra - rb]) or a.ndim > b.ndim):
             b = S.reshape_samples(b, lb, (1,) * (ra - rb) + tuple(b.shape[lb:]))
         return a, b
 
