@@ -73,8 +73,8 @@ def make_optimizer(fields: dict, proto: Any, checkpoint: Any, where: str) -> Nnp
     Example:
         >>> o = make_optimizer({"name": "o", "solver": {"type": "Momentum", "momentum_param":
         ...     {"lr": 0.1, "momentum": 0.9}}}, None, None, "net.nntxt")
-        >>> type(o.solver).__name__, o.solver.learning_rate(), o.update_interval
-        ('Momentum', 0.1, 1)
+        >>> type(o.solver).__name__, o.solver.learning_rate(), o.update_interval   # (float32)
+        ('Momentum', 0.10000000149011612, 1)
     """
     solver = fields.get("solver") or {}
     kind = solver.get("type") or ""
