@@ -21,6 +21,7 @@ from stadyn._errors import ConfigError
 from stadyn.brainscript import StadynLibrary, build_network, run
 from stadyn.brainscript._state_carry import StateCarry
 from stadyn.graph import forward_all
+from stadyn.train import evaluate_sums
 from stadyn.io._deserializer import pad_sequences
 from test_bs_legacy_readers import SPEECH, _cntk_file, quick_e2e  # noqa: F401 (a fixture)
 
@@ -269,3 +270,24 @@ def test_what_cannot_carry_its_state_is_refused_at_the_first_minibatch_that_need
         source = io.TruncatedUtteranceSource(_Utterances([5, 2]), 1, randomize=False)
         with pytest.raises(ConfigError, match=words):
             _pieces_run(net, net.nodes["h"], source, 3, 7)
+
+
+def test_read_whole_a_truncated_readers_utterances_are_one_a_sequence():
+    # cvReader/test/eval/write read a truncated reader's utterances whole (make_source without
+    # pieces): the values the pieces give with the state carried (the whole utterances, by
+    # hand), whatever the minibatch size -- utterance mode's joining of utterances shorter than
+    # the request into one sequence would run the loop across them
+    lengths = [7, 2, 5, 9, 3]
+    net = _network(LOOP)
+    h, x = net.nodes["h"], net.nodes["x"]
+    expected = 0.0
+    for values in _Utterances(lengths).values:
+        state = 0.25
+        for value in values[:, 0]:
+            state = value + 0.5 * state
+            expected += state
+    for size in (3, 20):
+        source = io.UtteranceSource(_Utterances(lengths), 2, randomize=False, join_short=False)
+        got = evaluate_sums([F.sum(h)], source, {x: "x"}, minibatch_size=size)
+        assert got["samples"] == sum(lengths)
+        np.testing.assert_allclose(got["sums"], [expected], rtol=1e-5)

@@ -287,7 +287,8 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     (:class:`stadyn.io.TruncatedUtteranceSource`) only with ``pieces``: for a train command,
     which carries the recurrent state from piece to piece (``_state_carry``).  Any other
     reading (cvReader, test, eval, write, the pre-computing pass) gets whole utterances, whose
-    values are the pieces' with the state carried, as cntk.exe's evaluation carried it.
+    values are the pieces' with the state carried, as cntk.exe's evaluation carried it (one
+    utterance a sequence: short ones are not joined as utterance mode joins them).
 
     >>> import os, tempfile
     >>> from stadyn.brainscript import parse_config, reader_config
@@ -345,12 +346,16 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     if utterance_mode(reader):         # HTKMLFReader, frameMode = false: _legacy_readers
         parallel = reader.extra["parallelSequences"]
         window = reader.extra.get("randomizationRange")
-        kind = io.TruncatedUtteranceSource if pieces and reader.extra.get("truncated") else \
-            io.UtteranceSource
-        return kind(made, int(parallel), randomize=reader.randomize,
-                    randomization_range=io.AUTO_RANDOMIZATION_RANGE
-                    if window is None else int(window),
-                    max_utterance_length=int(reader.extra["maxUtteranceLength"]))
+        truncated = bool(reader.extra.get("truncated"))
+        options = dict(randomize=reader.randomize,
+                       randomization_range=io.AUTO_RANDOMIZATION_RANGE
+                       if window is None else int(window),
+                       max_utterance_length=int(reader.extra["maxUtteranceLength"]))
+        if truncated and pieces:
+            return io.TruncatedUtteranceSource(made, int(parallel), **options)
+        # a truncated reader's utterances read whole: one a sequence (never joined), as the
+        # carried state restarted at each
+        return io.UtteranceSource(made, int(parallel), join_short=not truncated, **options)
     return io.MinibatchSource(made, max_sweeps=max_sweeps, randomize=reader.randomize,
                               randomization_seed=seed,
                               frame_mode=str(frame_mode).lower() == "true")

@@ -131,7 +131,8 @@ class _Iterator:
         wanted = min(self.request, self.end - at)
         take, frames = [int(order[self.pos])], int(src.lengths[order[self.pos]])
         stop = self.pos + 1
-        while stop < len(order) and frames + int(src.lengths[order[stop]]) < wanted:
+        while src._join_short and stop < len(order) and \
+                frames + int(src.lengths[order[stop]]) < wanted:
             frames += int(src.lengths[order[stop]])
             take.append(int(order[stop]))
             stop += 1
@@ -163,12 +164,15 @@ class UtteranceSource(MinibatchSource):
         randomization_range: cntk.exe's ``randomize`` window in frames.
         max_utterance_length: longer utterances are left out (cntk.exe's
             ``maxUtteranceLength``, 10000 frames by default).
+        join_short: give utterances shorter together than the request as one sequence, as
+            cntk.exe's utterance mode did (the default); False: one utterance a sequence
+            (a truncated reader's utterances read whole, whose state cntk.exe restarted).
     """
 
     def __init__(self, deserializers: Deserializer | Sequence[Deserializer], parallel: int,
                  randomize: bool = True,
                  randomization_range: int = AUTO_RANDOMIZATION_RANGE,
-                 max_utterance_length: int = 10000):
+                 max_utterance_length: int = 10000, join_short: bool = True):
         super().__init__(deserializers, randomize=False)
         if self._lengths is None or not all(s.is_sequence for s in self._streams.values()):
             raise ValueError("UtteranceSource: every stream must be a sequence stream")
@@ -182,6 +186,7 @@ class UtteranceSource(MinibatchSource):
             raise ValueError(f"UtteranceSource: every utterance is longer than "
                              f"max_utterance_length = {max_utterance_length} frames")
         self._shuffle = bool(randomize)
+        self._join_short = bool(join_short)
         self._range = int(randomization_range)
         self._sweeps: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._iter: _Iterator | None = None
