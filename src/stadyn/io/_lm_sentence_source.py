@@ -29,9 +29,10 @@ from typing import Any, Hashable, Mapping
 
 import numpy as np
 
-from ._deserializer import Deserializer, pad_sequences
-from ._source import MinibatchData, MinibatchSource, _Minibatch
+from ._deserializer import Deserializer
+from ._source import MinibatchSource
 from ._truncated_source import TruncatedLayout
+from ._utterance_source import sequences_minibatch
 
 __all__ = ["LMSentenceSource"]
 
@@ -134,14 +135,9 @@ class LMSentenceSource(MinibatchSource):
         batch = self._composite.materialize(ids, np.zeros_like(ids), np.zeros_like(ids),
                                             self._seed)
         last = not goes_on and bool(self._done.all())
-        result = _Minibatch()
-        for key, info in self._resolve_input_map(input_map):
-            b = batch[info.name]
-            parts = [b.data[k, start:end] for k in range(rows)]
-            padded = pad_sequences(parts, b.data.shape[2:], b.data.dtype)
-            result[key] = MinibatchData(padded.data, padded.num_samples, padded.rows,
-                                        bool(last), padded.lengths, info.is_sparse)
-        return result
+        return sequences_minibatch(
+            self, input_map, lambda name: [batch[name].data[k, start:end] for k in range(rows)],
+            last)
 
     # -- checkpoints: an epoch starts afresh (start_epoch), so there is no position to keep
 

@@ -31,9 +31,7 @@ from typing import Any, Hashable, Mapping
 
 import numpy as np
 
-from ._deserializer import pad_sequences
-from ._source import MinibatchData, _Minibatch
-from ._utterance_source import UtteranceSource, _Iterator
+from ._utterance_source import UtteranceSource, _Iterator, sequences_minibatch
 
 __all__ = ["TruncatedUtteranceSource", "TruncatedLayout"]
 
@@ -159,11 +157,6 @@ class TruncatedUtteranceSource(UtteranceSource):
         self._ended -= done
         self.layout = TruncatedLayout(self.parallel, [r[0] for r in rows],
                                       [r[4] for r in rows], [r[5] for r in rows])
-        result = _Minibatch()
-        for key, info in self._resolve_input_map(input_map):
-            parts = [data[info.name][a:b] for _, data, a, b, _, _ in rows]
-            first = parts[0]
-            padded = pad_sequences(parts, first.shape[1:], first.dtype)
-            result[key] = MinibatchData(padded.data, padded.num_samples, padded.rows,
-                                        bool(done), padded.lengths, info.is_sparse)
-        return result
+        return sequences_minibatch(
+            self, input_map, lambda name: [data[name][a:b] for _, data, a, b, _, _ in rows],
+            bool(done))

@@ -146,6 +146,20 @@ class _Iterator:
         self.current = self._fetch()
 
 
+def sequences_minibatch(source: MinibatchSource, input_map: Mapping[Hashable, Any] | None,
+                        rows: Any, end_of_sweep: bool) -> _Minibatch:
+    """A minibatch of one sequence a row, for the sources that place sequences themselves
+    (this one, the truncated and the language-model sentence sources): ``rows(name)`` gives
+    the rows' steps of stream ``name``, padded here."""
+    result = _Minibatch()
+    for key, info in source._resolve_input_map(input_map):
+        parts = rows(info.name)
+        padded = pad_sequences(parts, parts[0].shape[1:], parts[0].dtype)
+        result[key] = MinibatchData(padded.data, padded.num_samples, padded.rows,
+                                    bool(end_of_sweep), padded.lengths, info.is_sparse)
+    return result
+
+
 class UtteranceSource(MinibatchSource):
     """Minibatches of whole utterances as cntk.exe's legacy ``HTKMLFReader`` made them with
     ``frameMode = false``: ``parallel`` buffers, the utterances of a sweep in
@@ -310,16 +324,11 @@ class UtteranceSource(MinibatchSource):
         sweeps = np.array([s for unit, s, _ in placed for _ in unit], np.int64)
         batch = self._composite.materialize(ids, sweeps, np.zeros_like(ids), self._seed)
         bounds = np.cumsum([0] + [len(unit) for unit, _, _ in placed])
-        end_of_sweep = self._ends_sweep()
-        result = _Minibatch()
-        for key, info in self._resolve_input_map(input_map):
-            b = batch[info.name]
-            rows = [np.concatenate([b.data[k, :int(b.lengths[k])] for k in range(lo, hi)])
+        def rows(name: str) -> list[np.ndarray]:
+            b = batch[name]
+            return [np.concatenate([b.data[k, :int(b.lengths[k])] for k in range(lo, hi)])
                     for lo, hi in zip(bounds[:-1], bounds[1:])]
-            padded = pad_sequences(rows, b.data.shape[2:], b.data.dtype)
-            result[key] = MinibatchData(padded.data, padded.num_samples, padded.rows,
-                                        end_of_sweep, padded.lengths, info.is_sparse)
-        return result
+        return sequences_minibatch(self, input_map, rows, self._ends_sweep())
 
     # -- checkpoints: an epoch starts afresh (start_epoch), so there is no position to keep
 
