@@ -117,9 +117,9 @@ def heap_top_k(values: Sequence[float], k: int, largest: bool = True,
         _make_heap(positions, k, before)
         for i in entering:
             if before(positions[i], positions[0]):
-                entering = positions[i]
+                newcomer = positions[i]
                 positions[i] = positions[0]
-                _adjust_heap(positions, 0, k, entering, before)
+                _adjust_heap(positions, 0, k, newcomer, before)
         _sort_heap(positions, k, before)
         return positions[:k]
 
