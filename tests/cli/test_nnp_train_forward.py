@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import json
 import os
 import re
 import shutil
@@ -407,12 +408,29 @@ def test_monitors_read_their_datasets_as_nnabla_cli_does(tmp_path, shuffle):
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "Training Completed." in log, log[-3000:]
+    _check_monitors(path, tmp_path, [(k, float(v)) for k, v in re.findall(_MONITORS, log)])
+
+
+def test_monitors_equal_nnabla_clis_committed_values(tmp_path):
+    # the same, against what nnabla_cli 1.39 printed (tests/fixtures/nnp_console/
+    # make_monitor_refs.py wrote monitor_refs.json): CI has no NNabla
+    with open(os.path.join(FIX, "monitor_refs.json")) as f:
+        refs = json.load(f)
+    for shuffle in (False, True):
+        folder = tmp_path / str(shuffle)
+        folder.mkdir()
+        _check_monitors(_shared_readers_config(folder, shuffle), folder,
+                        [tuple(kv) for kv in refs[f"shuffle={shuffle}"]])
+
+
+_MONITORS = r"(cost|train_error|valid_error|v2)=([0-9.]+)"
+
+
+def _check_monitors(path, tmp_path, theirs):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["train", str(path), "-o", str(tmp_path / "stadyn")]) == 0
-    pattern = r"(cost|train_error|valid_error|v2)=([0-9.]+)"
-    theirs = [(k, float(v)) for k, v in re.findall(pattern, log)]
-    ours = [(k, float(v)) for k, v in re.findall(pattern, out.getvalue())]
+    ours = [(k, float(v)) for k, v in re.findall(_MONITORS, out.getvalue())]
     assert len(theirs) == 5 * 4 + 1                  # epochs 1-5 evaluated, 6 not
     ours = ours[:len(theirs) - 1] + [ours[-4]]       # Stadyn also prints epoch 6's monitors
     assert [k for k, _ in ours] == [k for k, _ in theirs]
