@@ -45,11 +45,13 @@ from ._trace import reset_trace_counts
 from ._recurrence import StepFunction
 from ._random import RandomStream
 from ._nnabla_inq import INQState
-from ._sequence_rnn import rnnstack_parameters, rnnstack_weight_count
+from ._sequence_rnn import lstm_cells, rnnstack_parameters, rnnstack_weight_count
+from ._recurrence_states import RECURRENCES, RecurrenceStates, recurrence_states
 from ._registry import CATALOG, function_of, get_spec, op
 from ._util import norm_axes, norm_axis, ntuple
 
 __all__ = ["CATALOG", "op", "get_spec", "function_of", "grad", "ntuple", "norm_axis", "norm_axes",
            "pool_geometry", "window_counts", "CAST_DTYPES", "interpolation_size",
            "interpolation_source", "StepFunction", "reset_trace_counts", "shift_index",
-           "RandomStream", "INQState", "rnnstack_parameters", "rnnstack_weight_count"]
+           "RandomStream", "INQState", "rnnstack_parameters", "rnnstack_weight_count",
+           "lstm_cells", "RECURRENCES", "RecurrenceStates", "recurrence_states"]

@@ -118,6 +118,41 @@ def cntk_lstm_sequence(x, lengths, h0, c0, w, hw, b, go_backwards=False):
     return _packed_run(torch.lstm, x, lengths, hx, params, go_backwards=go_backwards)
 
 
+def lstm_cells(x, h, h0, c0, w, hw, b) -> torch.Tensor:
+    """The cell states ``c`` along each sequence of ``cntk_lstm_sequence``, which returns
+    ``h`` only: from its input ``x`` ``(B, T, in)``, its outputs ``h`` ``(B, T, H)``, the
+    initial states ``h0``, ``c0`` (a scalar, ``(H,)`` or ``(B, H)``) and CNTK's weights ``W``
+    ``(in, 4H)``, ``H`` ``(H, 4H)``, ``b`` ``(4H,)`` (gates ``i, c, f, o`` in the columns).
+    Every gate is known once the previous output is, so only the cell's own recurrence is
+    run, in float64; returns ``(B, T, H)`` float64 (what the kernel computed at padded steps
+    is no cell: read each sequence's steps within its length).  Tensors or arrays.
+
+    Example:
+        >>> import numpy as np, torch, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.ops import lstm_cells
+        >>> v = lambda a: sd.Variable.from_numpy_array(np.asarray(a, np.float32))
+        >>> x, w, hw, b = np.ones((1, 2, 1)), np.ones((1, 4)), np.zeros((1, 4)), np.zeros(4)
+        >>> with sd.auto_forward():
+        ...     h = F.cntk_lstm_sequence(v(x), sd.Variable.from_numpy_array(np.array([2])),
+        ...                              v(0), v(0), v(w), v(hw), v(b))
+        >>> c = lstm_cells(x, h.d, 0.0, 0.0, w, hw, b)
+        >>> bool(np.allclose(np.tanh(c) / (1 + np.exp(-1)), h.d, atol=1e-6))   # h = o tanh(c)
+        True
+    """
+    x, h, w, hw, b = (torch.as_tensor(v).to(torch.float64) for v in (x, h, w, hw, b))
+    batch, steps, size = x.shape[0], x.shape[1], hw.shape[0]
+    h0, c0 = (torch.as_tensor(s).to(torch.float64).expand(batch, size) for s in (h0, c0))
+    previous = torch.cat([h0.unsqueeze(1), h[:, :-1]], 1)
+    proj = x @ w + previous @ hw + b
+    i, g, f, _ = proj.reshape(batch, steps, 4, -1).unbind(2)
+    i, g, f = torch.sigmoid(i), torch.tanh(g), torch.sigmoid(f)
+    c, cells = c0, []
+    for t in range(steps):
+        c = f[:, t] * c + i[:, t] * g[:, t]
+        cells.append(c)
+    return torch.stack(cells, 1)
+
+
 def _activation(op_name: str, activation: str):
     act = {"tanh": torch.tanh, "relu": torch.relu}.get(activation)
     if act is None:

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from ... import functions as F
 from ...graph import Variable, apply, name_scope, set_sequence_axis
+from ...ops import RECURRENCES, recurrence_states
 
 __all__ = ["NESTED", "NestedRecurrence", "as_step"]
 
-# op -> position of its first initial state among its inputs (None: from n_sequences)
-NESTED = {"recurrence": None, "cntk_lstm_sequence": 2, "cntk_gru_sequence": 2,
-          "cntk_rnn_sequence": 2}
+#: the ops stepped along with a loop (every recurrence op: :func:`stadyn.ops.recurrence_states`)
+NESTED = RECURRENCES
 
 
 class NestedRecurrence:
@@ -43,21 +43,13 @@ class NestedRecurrence:
 
     def __init__(self, node):
         self.node = node
-        self.inputs, self.attrs = node.spec.split_arguments(node.args, node.kwargs)
-        name = node.spec.name
-        if name == "recurrence":
-            n_seq = int(self.attrs["n_sequences"])
-            self.first_init = 1 + n_seq
-            self.shapes = [tuple(s) for s in self.attrs["step"].state_shapes]
-            self.sequences = list(range(1, 1 + n_seq))
-        else:
-            self.first_init = NESTED[name]
-            size = (int(self.inputs[5 if name == "cntk_lstm_sequence" else 4].shape[0]),)
-            self.shapes = [size] * (2 if name == "cntk_lstm_sequence" else 1)   # LSTM: h, c
-            self.sequences = [0]
+        layout = self.layout = recurrence_states(node)
+        self.inputs, self.attrs = list(layout.inputs), layout.attrs
+        self.shapes = list(layout.shapes)           # the LSTM's: h, c
+        self.sequences = list(layout.sequences)
         self.outputs = list(node.outputs)       # state k's sequence (None: nobody holds it)
-        self.go_backwards = bool(self.attrs.get("go_backwards", False))
-        self.initial = [self.inputs[self.first_init + k] for k in range(len(self.shapes))]
+        self.go_backwards = layout.go_backwards
+        self.initial = layout.initial
 
     def reads(self) -> set:
         """The ids of the inputs it reads step by step (its sequences)."""
@@ -72,9 +64,9 @@ class NestedRecurrence:
                        if isinstance(ins[k], Variable) and ins[k].sequence_lengths is not None)
         if self.node.spec.name == "cntk_lstm_sequence":
             return _lstm_step(ins[0], states[0], states[1], *ins[4:7])
-        ins[0 if self.node.spec.name == "recurrence" else 1] = lengths
-        for k in range(len(self.shapes)):
-            ins[self.first_init + k] = states[k]
+        ins[self.layout.lengths_position] = lengths
+        for position, state in zip(self.layout.positions, states):
+            ins[position] = state
         with name_scope(self.node.scope, absolute=True):
             out = apply(self.node.spec, tuple(ins), dict(self.attrs))
         outs = list(out) if isinstance(out, tuple) else [out]

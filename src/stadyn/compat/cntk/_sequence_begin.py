@@ -32,12 +32,10 @@ import torch
 
 from ... import functions as F
 from ...graph import FunctionNode, Subgraph, Variable
+from ...ops import RECURRENCES, lstm_cells, recurrence_states
 from . import _graph as G
 
 __all__ = ["SequenceBeginError", "SequenceBegins", "carrying", "split_flags"]
-
-_KERNELS = ("cntk_lstm_sequence", "cntk_gru_sequence", "cntk_rnn_sequence")
-
 
 class SequenceBeginError(ValueError, RuntimeError):
     """A False sequence-begin flag with no previous minibatch to go on from: CNTK 2.7's
@@ -139,34 +137,26 @@ class _Carry:
 
     def __init__(self, node):
         self.node = node
-        name = node.spec.name
-        inputs, attrs = node.spec.split_arguments(node.args, node.kwargs)
-        self.go_backwards = bool(attrs.get("go_backwards", False))
-        self.lengths = inputs[0] if name == "recurrence" else inputs[1]
+        layout = recurrence_states(node)
+        self.kind = name = layout.kind
+        self.go_backwards = layout.go_backwards
+        self.lengths = layout.lengths
+        self.positions, self.shapes = list(layout.positions), list(layout.shapes)
+        # the states' sequences: a kernel's output is h only (the LSTM's cells are computed)
+        self.sequences = list(node.outputs) if name == "recurrence" else [node.outputs[0]]
         self.unsupported = None     # why its states cannot be carried, if so
-        if name == "recurrence":
-            step, n_seq = attrs["step"], int(attrs.get("n_sequences", 1))
-            self.positions = list(range(1 + n_seq, 1 + n_seq + len(step.states)))
-            shapes = list(step.state_shapes)
-            self.sequences = list(node.outputs)
-        else:
-            self.positions = [2, 3] if name == "cntk_lstm_sequence" else [2]
-            size = int(inputs[5 if name == "cntk_lstm_sequence" else 4].shape[0])
-            shapes = [(size,)] * len(self.positions)
-            self.sequences = [node.outputs[0]]
         if any(o is None for o in self.sequences):
             self.unsupported = (
                 f"a recurrence ({node.scope or 'unnamed'}) returns states nobody kept "
                 "(an LSTM step run op by op); Stadyn carries the states of the fused "
                 "recurrences and of recurrences whose states are all outputs")
-        self.kind = name
-        self.shapes = shapes
-        alive = next((o for o in node.outputs if o is not None), inputs[self.positions[0]])
+        alive = next((o for o in node.outputs if o is not None), layout.initial[0])
         self.dtype = np.dtype(alive.dtype)       # the recurrence's (float64 models)
-        self._initial = [inputs[k] for k in self.positions]
+        self._initial = layout.initial
         # the values the states are computed from, kept as outputs of the step (the weights
         # as copies: an identity of a parameter may share its memory, which the update then
         # overwrites)
+        inputs = layout.inputs
         self.step_inputs = [F.identity(inputs[0])] + [v * 1.0 for v in inputs[4:7]] \
             if name == "cntk_lstm_sequence" and self.unsupported is None else []
         self.last: dict | None = None       # the last minibatch's values (see keep)
@@ -263,7 +253,9 @@ class _Carry:
         each (the LSTM's cells computed from its inputs)."""
         if self.kind == "cntk_lstm_sequence":
             h = self._value(self.sequences[0])
-            return [h, _lstm_cells(self, h).astype(h.dtype)]
+            x, w, hw, b = (self._value(v) for v in self.step_inputs)
+            h0, c0 = (self._value(v) for v in self.last["initial"])
+            return [h, lstm_cells(x, h, h0, c0, w, hw, b).numpy().astype(h.dtype)]
         return [self._value(s) for s in self.sequences]
 
     def _value(self, v: Variable) -> np.ndarray:
@@ -304,28 +296,6 @@ def _slots(lengths: list[int], packed: bool) -> list[list[tuple[int, int]]]:
     return slots
 
 
-def _lstm_cells(carry: _Carry, h: np.ndarray) -> np.ndarray:
-    """The cell states of CNTK's LSTM (gates ``i, c, f, o`` in ``W``'s columns) along each
-    sequence, from the step's input ``x``, its outputs ``h`` and weights: every gate is
-    known once the previous output is, so only the cell's own recurrence is run."""
-    x, w, hw, b = (torch.from_numpy(np.asarray(carry._value(v), np.float64))
-                   for v in carry.step_inputs)
-    h = torch.from_numpy(np.asarray(h, np.float64))
-    batch, steps = x.shape[:2]
-    h0, c0 = (torch.from_numpy(np.broadcast_to(np.asarray(carry._value(v), np.float64),
-                                               (batch, hw.shape[0])).copy())
-              for v in carry.last["initial"])
-    previous = torch.cat([h0.unsqueeze(1), h[:, :-1]], 1)
-    proj = x @ w + previous @ hw + b
-    i, g, f, _ = proj.reshape(batch, steps, 4, -1).unbind(2)
-    i, g, f = torch.sigmoid(i), torch.tanh(g), torch.sigmoid(f)
-    c, cells = c0, []
-    for t in range(steps):
-        c = f[:, t] * c + i[:, t] * g[:, t]
-        cells.append(c)
-    return torch.stack(cells, 1).numpy()
-
-
 def _assign(v: Variable, array: np.ndarray) -> None:
     """Give the leaf ``v`` the value ``array``, of its own shape (a batch of its own) and of
     its type (a float64 model's states are kept as float64)."""
@@ -339,7 +309,7 @@ class SequenceBegins:
 
     def __init__(self, roots: Sequence[Variable]):
         nodes = [n for n in Subgraph(list(roots)).nodes
-                 if n.spec.name in _KERNELS + ("recurrence",)]
+                 if n.spec.name in RECURRENCES]
         self.carries = [_Carry(n) for n in nodes]
         self.packed = True      # whether this minibatch holds whole sequences only
 
