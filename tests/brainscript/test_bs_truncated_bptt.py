@@ -20,7 +20,7 @@ from stadyn import io
 from stadyn._errors import ConfigError
 from stadyn.brainscript import StadynLibrary, build_network, run
 from stadyn.brainscript._state_carry import StateCarry
-from stadyn.graph import forward_all
+from stadyn.graph import Subgraph, forward_all
 from stadyn.train import evaluate_sums
 from stadyn.io._deserializer import pad_sequences
 from test_bs_legacy_readers import SPEECH, _cntk_file, quick_e2e  # noqa: F401 (a fixture)
@@ -291,3 +291,38 @@ def test_read_whole_a_truncated_readers_utterances_are_one_a_sequence():
         got = evaluate_sums([F.sum(h)], source, {x: "x"}, minibatch_size=size)
         assert got["samples"] == sum(lengths)
         np.testing.assert_allclose(got["sums"], [expected], rtol=1e-5)
+
+
+@pytest.mark.parametrize("text", [LSTM, LOOP], ids=["fused_lstm", "recurrence_loop"])
+def test_one_plan_runs_every_minibatch_while_the_state_carries(text, monkeypatch):
+    # the leaves carrying the state are spliced in at the first step and stay while the steps
+    # run (their values are the plan's inputs): minibatches of one shape run the plan built
+    # for the first (splicing them in and out around each step rewired the graph, and the
+    # runner built a plan per minibatch); BUILD_RUNS = 0 lowers the loop's graph at once
+    from stadyn.graph import _runner
+    built = []
+    original = _runner.build_plan
+    monkeypatch.setattr(_runner, "build_plan",
+                        lambda *a, **k: built.append(1) or original(*a, **k))
+    monkeypatch.setattr(_runner, "BUILD_RUNS", 0)
+    net = _network(text)
+    x, out = net.nodes["x"], net.nodes["z" if text is LSTM else "h"]
+    source = io.TruncatedUtteranceSource(_Utterances([8] * 6, x.shape[-1]), 2, randomize=False)
+    carry = StateCarry([out], source)
+    built_as = [n.spec.name for n in Subgraph([out]).nodes]
+    source.start_epoch(0, 48, 4)
+    plans, goes_on = [], []
+    while mb := source.next_minibatch(4):
+        x.d = mb["x"].as_sequences()
+        carry.before()
+        forward_all([out] + carry.wanted())
+        carry.after(True)
+        plans.append(out._plan)
+        goes_on.append(any(source.layout.goes_on))
+    assert len(plans) == 6 and goes_on == [True, False] * 3
+    assert all(p is plans[0] for p in plans) and len(built) == 1
+    assert [n.spec.name for n in Subgraph([out]).nodes] != built_as
+    carry.release()             # (the graph as built again: the first plan no longer runs)
+    assert [n.spec.name for n in Subgraph([out]).nodes] == built_as
+    out.forward()
+    assert out._plan is not plans[0]

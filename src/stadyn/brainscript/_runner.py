@@ -157,6 +157,11 @@ class _NetworkTrainer(Trainer):
         finally:
             self._carry.after(ran)
 
+    def summarize_training_progress(self) -> None:
+        if self._carry is not None:     # (the epoch's steps are done: the graph as built)
+            self._carry.release()
+        super().summarize_training_progress()
+
 
 @contextlib.contextmanager
 def _seeds_kept(root: ConfigRecord) -> Iterator[None]:

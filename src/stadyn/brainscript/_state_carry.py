@@ -13,11 +13,18 @@ Here every recurrence of the network (the ``recurrence`` op a BrainScript loop r
 loaded with ``BS.Network.Load``) reads, in place of each initial state ``s0``,
 ``s0 * begin + carried * (1 - begin)``: two leaves set before each step (``begin`` 0 for a row
 that goes on, 1 for one that begins; ``carried`` the state the row's stream ended the previous
-minibatch with) and taken out again after it, so the graph is as built for everything else
-(model files, validation).  The states along each row are outputs of the recurrence, computed
-with the step; the last valid step of each row whose utterance goes on is kept for its stream.
-A state that carries over is exactly the state the whole utterance would have there, so the
-forward values equal those of the whole utterance run at once.
+minibatch with).  They are spliced in at the first step and stay in while the Trainer trains:
+their values are inputs of the step's plan, so one plan serves every minibatch (splicing them
+in and out around each step rewired the graph, and the runner dropped the graph's plans every
+minibatch).  Between steps they hold ``begin`` 1 and ``carried`` 0 of one row, so the graph
+computes as built (``s0 * 1 + 0 * 0`` is ``s0``) whatever runs it, and
+:meth:`StateCarry.release` takes them out when the training steps stop (the Trainer calls it
+as an epoch ends, before validation and model files; a step that fails takes them out too), so
+model files hold the graph as built.  The states along each row
+are outputs of the recurrence, computed with the step; the last valid step of each row whose
+utterance goes on is kept for its stream.  A state that carries over is exactly the state the
+whole utterance would have there, so the forward values equal those of the whole utterance run
+at once; a row that begins reads ``s0 * 1 + 0 * 0``, ``s0`` itself.
 
 What cannot carry is refused when a minibatch needs it: a ``FutureValue`` loop (its future is
 in the next minibatch: cntk.exe's LogicError), a delay outside a loop (``past_value`` of a
@@ -34,10 +41,10 @@ import torch
 from .. import functions as F
 from .._errors import ConfigError
 from ..graph import Subgraph, Variable, apply, auto_forward, name_scope
+from ..ops import RECURRENCES, lstm_cells, recurrence_states
 
 __all__ = ["StateCarry"]
 
-_CARRIED = ("recurrence", "cntk_lstm_sequence", "cntk_gru_sequence", "cntk_rnn_sequence")
 _REFUSED = {"past_value": "a PastValue outside a recurrence loop",
             "future_value": "a FutureValue outside a recurrence loop",
             "optimized_rnnstack": "OptimizedRNNStack"}
@@ -54,26 +61,17 @@ class _Carry:
         else:                                                   # a fused kernel: h only
             self.sequences = [node.outputs[0]]
         self.node = node
-        inputs, attrs = node.spec.split_arguments(node.args, node.kwargs)
-        self.backwards = bool(attrs.get("go_backwards", False))
+        layout = recurrence_states(node)
+        self.backwards = layout.go_backwards
+        self.lengths, self.positions = layout.lengths, layout.positions
+        self.shapes, self.original = layout.shapes, layout.initial
         self.step_inputs: list[Variable] = []
-        if kind == "recurrence":
-            step, n_seq = attrs["step"], int(attrs.get("n_sequences", 1))
-            self.lengths = inputs[0]
-            self.positions = list(range(1 + n_seq, 1 + n_seq + len(step.states)))
-            self.shapes = [tuple(s) for s in step.state_shapes]
-        else:
-            self.lengths = inputs[1]
-            self.positions = [2, 3] if kind == "cntk_lstm_sequence" else [2]
-            hidden = (int(inputs[self.positions[-1] + 2].shape[0]),)
-            self.shapes = [hidden] * len(self.positions)
-        self.original = [inputs[k] for k in self.positions]
         if kind == "cntk_lstm_sequence":
             # the kernel returns h only: the cells are computed again from its input, h and
             # its weights (copies: the update overwrites a parameter's own memory)
             with auto_forward(False):
-                self.step_inputs = [F.identity(inputs[0])] + [v * 1.0 for v in inputs[4:7]] \
-                    + [s0 * 1.0 for s0 in self.original]
+                self.step_inputs = [F.identity(layout.inputs[0])] + \
+                    [v * 1.0 for v in layout.inputs[4:7]]
         self.where = node.scope or "a recurrence"
         dtype = np.dtype(self.sequences[0].dtype)
         with auto_forward(False):
@@ -84,7 +82,6 @@ class _Carry:
             self.chosen = [s0 * b + c * (1.0 - b) for s0, b, c
                            in zip(self.original, self.begin, self.carried)]
         self.kept: dict[int, list[np.ndarray]] = {}     # stream -> its states
-        self.kept_before: dict[int, list[np.ndarray]] = {}   # (those the minibatch began with)
         self.spliced = False
 
     def check(self, layout: Any) -> None:
@@ -97,17 +94,16 @@ class _Carry:
 
     def splice(self, layout: Any) -> None:
         """The initial states of ``layout``'s rows: the stream's kept state where a row goes
-        on, the node's own initial state where it begins."""
-        on = [k for k, b in enumerate(layout.begins) if not b]
-        if not on:
-            self.unsplice()
-            return
+        on, the node's own initial state where it begins (the leaves' values; they are
+        spliced into the node at the first call and stay until :meth:`unsplice`)."""
         rows = len(layout.begins)
         for k, (begin, carried, shape) in enumerate(zip(self.begin, self.carried,
                                                          self.shapes)):
             b = np.ones((rows,) + (1,) * len(shape), begin.dtype)
             c = np.zeros((rows,) + shape, carried.dtype)
-            for r in on:
+            for r, begins in enumerate(layout.begins):
+                if begins:
+                    continue
                 state = self.kept.get(layout.streams[r])
                 if state is None:
                     raise ConfigError(f"truncated = true: row {r} goes on with stream "
@@ -122,6 +118,15 @@ class _Carry:
                 self.node.set_input(position, chosen)
             self.spliced = True
 
+    def afresh(self) -> None:
+        """Give the leaves the values with which the spliced node reads its own initial
+        states, ``s0 * 1 + 0 * 0``, whatever the batch (between steps)."""
+        for begin, carried, shape in zip(self.begin, self.carried, self.shapes):
+            device = begin.data.device
+            begin.data = torch.ones((1,) + (1,) * len(shape), dtype=begin.data.dtype,
+                                    device=device)
+            carried.data = torch.zeros((1,) + shape, dtype=carried.data.dtype, device=device)
+
     def unsplice(self) -> None:
         if self.spliced:
             for position, s0 in zip(self.positions, self.original):
@@ -129,44 +134,29 @@ class _Carry:
             self.spliced = False
 
     def wanted(self) -> list[Variable]:
-        return self.sequences + self.step_inputs
+        return self.sequences + self.step_inputs + \
+            (self.chosen if self.kind == "cntk_lstm_sequence" else [])
 
     def keep(self, layout: Any) -> None:
         """The states each stream whose utterance goes on ended the minibatch with."""
-        lengths = np.asarray(self.lengths.d).reshape(-1).astype(np.int64)
-        self.kept_before, self.kept = self.kept, {}
+        self.kept = {}
         if not any(layout.goes_on):
             return
+        lengths = np.asarray(self.lengths.d).reshape(-1).astype(np.int64)
         values = [np.asarray(s.d) for s in self.sequences]
         if self.kind == "cntk_lstm_sequence":
-            values.append(self._cells(values[0], layout))
+            values.append(self._cells(values[0]))
         for r, (stream, on) in enumerate(zip(layout.streams, layout.goes_on)):
             if on:
                 last = int(lengths[r]) - 1
                 self.kept[stream] = [v[r, last].copy() for v in values]
 
-    def _cells(self, h: np.ndarray, layout: Any) -> np.ndarray:
-        """The fused LSTM's cell states along each row (CNTK's equations, gates ``i, c, f, o``
-        in the weights' columns), from the row's initial states: the node's own where the row
-        began its utterance, the carried ones where it went on."""
-        x, w, hw, b, h0, c0 = (np.asarray(v.d, np.float64) for v in self.step_inputs)
-        rows, steps, size = h.shape
-        starts = []
-        for s0, own in ((h0, 0), (c0, 1)):
-            start = np.broadcast_to(s0, (rows, size)).copy() if s0.ndim < 2 or \
-                s0.shape[0] != rows else s0.copy()
-            for r, (stream, begins) in enumerate(zip(layout.streams, layout.begins)):
-                if not begins:
-                    start[r] = self.kept_before[stream][own]
-            starts.append(start)
-        previous = np.concatenate([starts[0][:, None], np.asarray(h[:, :-1], np.float64)], 1)
-        i, g, f, _ = np.split(x @ w + previous @ hw + b, 4, axis=-1)
-        sigmoid = lambda v: 1.0 / (1.0 + np.exp(-v))        # noqa: E731
-        c, cells = starts[1], []
-        for t in range(steps):
-            c = sigmoid(f[:, t]) * c + sigmoid(i[:, t]) * np.tanh(g[:, t])
-            cells.append(c)
-        return np.stack(cells, 1).astype(h.dtype)
+    def _cells(self, h: np.ndarray) -> np.ndarray:
+        """The fused LSTM's cell states along each row, from the row's initial states (the
+        node's own where the row began its utterance, the carried ones where it went on: the
+        values spliced in)."""
+        x, w, hw, b, h0, c0 = (np.asarray(v.d) for v in self.step_inputs + self.chosen)
+        return lstm_cells(x, h, h0, c0, w, hw, b).numpy().astype(h.dtype)
 
 
 def _every_output_kept(node: Any) -> tuple[Any, list[Variable]]:
@@ -192,19 +182,20 @@ class StateCarry:
 
     A train command's Trainer calls :meth:`before` ahead of each step and :meth:`after` once
     it has run, computing :meth:`wanted` with it (the leaves spliced in hold their values:
-    they are no inputs the Trainer feeds, and they are out of the graph again between steps)."""
+    they are no inputs the Trainer feeds), and :meth:`release` when its steps stop for a while
+    (an epoch's end: the graph is then as built again)."""
 
     def __init__(self, roots: Sequence[Variable], source: Any):
         self.source = source
         nodes = Subgraph(list(roots)).nodes
         self.refused = sorted({_REFUSED[n.spec.name] for n in nodes if n.spec.name in _REFUSED})
-        self.carries = [_Carry(n) for n in nodes if n.spec.name in _CARRIED]
+        self.carries = [_Carry(n) for n in nodes if n.spec.name in RECURRENCES]
         self._layout = None
 
     def wanted(self) -> list[Variable]:
-        """The recurrences' state sequences (computed with the step for :meth:`after`)."""
-        layout = getattr(self.source, "layout", None)
-        if layout is None or not any(layout.goes_on):
+        """The recurrences' state sequences (computed with the step for :meth:`after`; the
+        same whatever the minibatch, so that its step's plan is too)."""
+        if getattr(self.source, "layout", None) is None:
             return []
         return [v for c in self.carries for v in c.wanted() if v.parent is not None]
 
@@ -222,9 +213,21 @@ class StateCarry:
             c.splice(layout)
 
     def after(self, ran: bool) -> None:
-        """Keep the states (``ran``: the step ran) and take the spliced leaves out."""
+        """Keep the states (``ran``: the step ran) and give the spliced leaves the values that
+        make the graph compute as built (:meth:`_Carry.afresh`) until the next step; a step
+        that did not run takes them out (:meth:`release`)."""
         layout, self._layout = self._layout, None
+        if not ran:
+            self.release()
+            return
         for c in self.carries:
-            if ran and layout is not None:
+            if layout is not None:
                 c.keep(layout)
+            c.afresh()
+
+    def release(self) -> None:
+        """Take the spliced leaves out of the graph (until the next :meth:`before`): the
+        graph is as built for what runs it between the training steps (validation, model
+        files, a rollback).  The states kept for the streams stay."""
+        for c in self.carries:
             c.unsplice()

@@ -6,7 +6,9 @@ computes: :func:`ntuple`, :func:`norm_axis`, :func:`norm_axes`, the pooling geom
 (:func:`pool_geometry`, :func:`window_counts`), ``interpolate``'s sizes and coordinates
 (:func:`interpolation_size`, :func:`interpolation_source`), ``shift``'s source positions
 (:func:`shift_index`) and the types ``cast`` converts to
-(:data:`CAST_DTYPES`).
+(:data:`CAST_DTYPES`).  What carries a recurrence's state between runs reads where a
+recurrence node keeps its states from :func:`recurrence_states` and the fused LSTM's cells from
+:func:`lstm_cells`.
 """
 
 from . import _activation, _arith, _cntk, _logical, _loss, _misc, _nn, _reduce, _shape  # noqa: F401
