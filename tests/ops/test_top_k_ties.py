@@ -65,3 +65,30 @@ def test_a_traced_graph_replays_the_heap_at_run_time():
         with sd.auto_forward():
             _, eager = F.top_k_data(sd.Variable.from_numpy_array(data), 4, with_index=True)
         assert index.d.tolist() == eager.d.tolist()
+
+
+def test_rows_without_ties_read_back_one_boolean_only():
+    # the common case (no row's k + 1 first values tie, no NaN) takes the sorted positions and
+    # reads one boolean back from the device; the rows to replay are looked for (nonzero, a
+    # second read) only where some row ties -- the same positions either way
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    import torch
+    from stadyn.ops._top_k_order import _top_k_index_impl, heap_top_k
+
+    class _Calls(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    distinct = torch.tensor([[0.0, 1.0, 9.0, 2.0, 3.0], [5.0, 4.0, 3.0, 1.0, 0.0]])
+    tied = torch.tensor([[0.0, 1.0, 9.0, 2.0, 2.0], [5.0, 4.0, 3.0, 1.0, 0.0]])
+    for key, replayed in ((distinct, False), (tied, True)):
+        with _Calls() as calls:
+            got = _top_k_index_impl(key, 3, True, "nnabla").tolist()   # (the op's body)
+        assert any(n.startswith("nonzero") for n in calls.names) == replayed
+        assert got == [heap_top_k(row, 3) for row in key.tolist()]

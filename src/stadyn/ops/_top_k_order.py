@@ -148,14 +148,21 @@ def _top_k_index_impl(key: torch.Tensor, k: int, largest: bool, ties: str) -> to
         return index.contiguous()
     # the heap's order differs from the sorted one only where the k + 1 first values tie, or
     # where a row holds a NaN (the sort puts it first; the heaps' comparisons pass it by)
-    replay = torch.isnan(key).any(dim=-1).reshape(-1) if key.is_floating_point() else \
-        torch.zeros(index.reshape(-1, k).shape[0], dtype=torch.bool, device=key.device)
+    if k < 2 and not key.is_floating_point():
+        return index.contiguous()           # (no tie changes the first largest; no NaN)
+    replay = torch.isnan(key).any(dim=-1).reshape(-1) if key.is_floating_point() else None
     if k >= 2:
         head = ordered.values[..., :min(k + 1, n)]
-        replay = replay | (head[..., 1:] == head[..., :-1]).any(dim=-1).reshape(-1)
-    rows = replay.nonzero().reshape(-1)
-    if rows.numel() == 0:
+        tied = (head[..., 1:] == head[..., :-1]).any(dim=-1).reshape(-1)
+        replay = tied if replay is None else replay | tied
+    # The one place this operator waits for the device (issue 23: a CUDA graph cannot capture
+    # it): one boolean read back, whether any row needs the heap replayed.  Where none does
+    # (all k + 1 first values different, no NaN: the common case) the sorted positions are the
+    # result and nothing else leaves the device; otherwise the rows are found (``nonzero``,
+    # a second read) and replayed on the host.
+    if not bool(replay.any()):
         return index.contiguous()
+    rows = replay.nonzero().reshape(-1)
     flat = index.reshape(-1, k).clone()
     values = key.reshape(-1, n)[rows].detach().double().cpu().numpy()
     replayed = [heap_top_k(v, k, largest, ties) for v in values]
