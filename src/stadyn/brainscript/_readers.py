@@ -31,6 +31,7 @@ from .._errors import ConfigError, DataError
 from ..io import transforms as xforms
 from ._ast import SourceLocation
 from ._blocks import DeserializerConfig, ReaderConfig, StreamConfig, TransformConfig
+from ._htk_screening import screen_utterances
 from ._legacy_readers import LEGACY_READERS
 
 __all__ = ["make_source", "stream_names", "utterance_mode"]
@@ -259,25 +260,6 @@ def _unused(reader: ReaderConfig, warn: Callable[[str], None]) -> None:
                     warn(f"WARNING: stream key '{s.name}.{key}' is not used by Stadyn")
 
 
-def _labelled_enough(reader: ReaderConfig, made: list[Any]) -> None:
-    """cntk.exe's HTKMLFReader refuses a feature list more than half of whose utterances have
-    no label (utterancesourcemulti.h: "too many files not found in label set--assuming broken
-    configuration"); fewer are skipped (the joined source warns)."""
-    features = made[0].keys()
-    if not features:
-        return
-    for d, config in zip(made[1:], reader.deserializers[1:]):
-        if config.type.lower() not in _HTK_LABEL_TYPES or not d.keys():
-            continue
-        labelled = {str(k) for k in d.keys()}
-        missing = sum(str(k) not in labelled for k in features)
-        if missing > len(features) // 2:
-            where = getattr(d, "path", None) or config.file
-            raise _err(f"HTKMLFReader: {missing} of the {len(features)} utterances have no "
-                       f"label in '{where}' (cntk.exe: too many files not found in label "
-                       "set--assuming broken configuration)", config.loc)
-
-
 def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
                 warn: Callable[[str], None] | None = None,
                 pieces: bool = False) -> io.MinibatchSource:
@@ -331,7 +313,7 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
                        "HTKFeatureDeserializer or HTKMLFDeserializer, or readerType = "
                        "\"HTKMLFReader\" or \"LMSequenceReader\")", d.loc)
     if str(reader.reader_type or "").lower() == "htkmlfreader":
-        _labelled_enough(reader, made)
+        made = screen_utterances(reader, made, _HTK_LABEL_TYPES, warn)
     seed = reader.extra.get("randomizationSeed", 0)
     try:
         seed = int(str(seed))
