@@ -51,7 +51,7 @@ _LEGACY_STREAM_KEYS = {"type", "labeltype", "sectiontype", "mode", "elementsize"
                        "mapping", "category", "beginsequence", "endsequence"}
 # what _legacy_readers passes on in ReaderConfig.extra (the utterance mode's settings)
 _LEGACY_SETTINGS = {"framemode", "parallelsequences", "randomizationrange",
-                    "maxutterancelength", "truncated"}
+                    "maxutterancelength", "truncated", "lmparallel", "lmblockwords"}
 _IMAGE_TYPES = {"imagedeserializer"}
 _TEXT_TYPES = {"cntktextformatdeserializer", "cntktextformatreader"}
 _BINARY_TYPES = {"cntkbinaryformatdeserializer"}
@@ -324,7 +324,8 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
         raise _err(f"frameMode must be true or false, got '{frame_mode}'", reader.loc)
     if reader.extra.get("lmParallel"):   # LMSequenceReader, nbruttsineachrecurrentiter >= 1
         return io.LMSentenceSource(made[0], int(reader.extra["lmParallel"]),
-                                   randomize=reader.randomize)
+                                   randomize=reader.randomize,
+                                   block_words=int(reader.extra.get("lmBlockWords", 50000)))
     if utterance_mode(reader):         # HTKMLFReader, frameMode = false: _legacy_readers
         parallel = reader.extra["parallelSequences"]
         window = reader.extra.get("randomizationRange")
