@@ -34,7 +34,7 @@ from ._blocks import DeserializerConfig, ReaderConfig, StreamConfig, TransformCo
 from ._htk_screening import screen_utterances
 from ._legacy_readers import LEGACY_READERS
 
-__all__ = ["make_source", "stream_names", "utterance_mode"]
+__all__ = ["LM_DATA_PARALLEL", "make_source", "stream_names", "utterance_mode"]
 
 # Reader keys that only tune CNTK's engine (no effect here).
 _READER_NO_EFFECT = {"randomizationwindow", "samplebasedrandomizationwindow", "prefetch",
@@ -61,6 +61,14 @@ _LM_TYPES = {"lmsequencereader"}
 # stream keys the HTK and binary deserializers read (beyond dim / labelDim / alias)
 _USED_STREAM_KEYS = {"scpfile", "contextwindow", "expandtoutterance", "maxsequencesize",
                      "mlffile", "mlffilelist", "labelmappingfile", "phoneboundaries"}
+
+
+# cntk.exe's LMSequenceReader cannot read distributed (SupportsDistributedMBRead is false): each
+# worker read every minibatch and kept its share of the parallel sentences
+# (DataReaderHelpers.h, DecimateMinibatchInPlace); Stadyn's sentence source has no such split
+LM_DATA_PARALLEL = ("an LMSequenceReader with nbruttsineachrecurrentiter >= 1 cannot be read by "
+                    "the workers of a data-parallel job (stadyn train --nproc) yet: train it in "
+                    "one process")
 
 
 def _err(message: str, loc: SourceLocation | None) -> ConfigError:
