@@ -126,10 +126,23 @@ def _text_stream(s: StreamConfig, d: DeserializerConfig) -> io.StreamDef:
     return io.StreamDef(field=s.alias or s.name, shape=s.dim, is_sparse=fmt == "sparse")
 
 
-def _text(d: DeserializerConfig) -> io.CTFDeserializer:
+def _max_errors(d: DeserializerConfig, reader: ReaderConfig) -> int:
+    """CNTK's ``maxErrors`` of a text deserializer (its block's, else the reader's; 0)."""
+    value = next((v for params in (d.params, reader.extra) for k, v in params.items()
+                  if k.lower() == "maxerrors"), 0)
+    try:
+        count = int(str(value))
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise _err(f"maxErrors must be a whole number >= 0, got '{value}'", d.loc)
+    return count
+
+
+def _text(d: DeserializerConfig, reader: ReaderConfig) -> io.CTFDeserializer:
     defs = io.StreamDefs(**{s.name: _text_stream(s, d) for s in d.streams})
     try:
-        return io.CTFDeserializer(d.file, defs)
+        return io.CTFDeserializer(d.file, defs, max_errors=_max_errors(d, reader))
     except DataError as exc:    # the file's first sequence is read now: say whose streams
         if d.loc is None:
             raise
@@ -306,7 +319,7 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
         if kind in _IMAGE_TYPES:
             made.append(_image(d))
         elif kind in _TEXT_TYPES:
-            made.append(_text(d))
+            made.append(_text(d, reader))
         elif kind in _BINARY_TYPES:
             made.append(_binary(d))
         elif kind in _HTK_FEATURE_TYPES:
