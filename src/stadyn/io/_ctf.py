@@ -390,6 +390,7 @@ class CTFDeserializer(Deserializer):
         first = int(self._index.first_lines[i])
         out: dict[str, list[np.ndarray]] = {f.stream: [] for f in self._fields.values()}
         line_no = first
+        bare: list[int] = []        # lines of a sequence without any input of the streams
         for raw_line in raw.split(b"\n"):
             if raw_line.strip() and _HAS_SAMPLE.search(raw_line) is not None:
                 try:
@@ -408,20 +409,13 @@ class CTFDeserializer(Deserializer):
                     seen.add(name)
                     out[self._fields[name].stream].append(values)
                 if self._sequence_mode and not samples:   # TryReadRow: "Could not read a row"
-                    self._skip(DataError("no input of the streams on this line", self.path,
-                                         line_no))
+                    bare.append(line_no)
                 if not self._sequence_mode:
                     missing = [n for n in self._fields if n not in seen]
                     if missing:
                         raise DataError(f"input {missing[0]!r} is missing from this line",
                                         self.path, line_no)
             line_no += 1
-        counts = [len(v) for v in out.values()]
-        if self._sequence_mode and max(counts) < int(self._index.line_counts[i]):
-            # LoadSequence: "Number of samples for sequence ... is less than expected"
-            self._skip(DataError(f"sequence {self._index.keys[i]!r} has "
-                                 f"{int(self._index.line_counts[i])} lines but at most "
-                                 f"{max(counts)} samples of an input", self.path, first))
         # CNTK's TextParser::LoadSequence: an input with no sample in a sequence is an error
         # ("Input ('x') is empty in sequence ... Malformed input file"), not an empty sequence
         # (a tag misspelled in the file, or a stream the file does not have, read as nothing)
@@ -432,6 +426,16 @@ class CTFDeserializer(Deserializer):
             raise DataError(f"input {empty[0]!r}{named} is empty in sequence "
                             f"{self._index.keys[i]!r} (no line of the sequence gives it; the "
                             f"file's inputs are named by their '|name' tags)", self.path, first)
+        # counted errors, after that one (which names a misspelled tag): a line without any
+        # input of the streams, and then the sequence falling short of its lines
+        for line_no in bare:
+            self._skip(DataError("no input of the streams on this line", self.path, line_no))
+        most = max(len(v) for v in out.values())
+        if self._sequence_mode and most < int(self._index.line_counts[i]):
+            # LoadSequence: "Number of samples for sequence ... is less than expected"
+            self._skip(DataError(f"sequence {self._index.keys[i]!r} has "
+                                 f"{int(self._index.line_counts[i])} lines but at most {most} "
+                                 "samples of an input", self.path, first))
         return out
 
     def read_batch(self, ids: Sequence[int],
