@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from stadyn import io
-from stadyn.brainscript import parse_config, reader_config
-from stadyn.brainscript._readers import make_source
+from test_bs_lm_truncated_bptt import lm_source
 from test_bs_truncated_bptt import _Utterances
 
 _REFERENCE = Path(__file__).parents[1] / "fixtures" / "std_shuffle" / "reference.txt"
@@ -72,12 +71,7 @@ def test_cache_block_size_reaches_the_source(tmp_path):
     (tmp_path / "t.txt").write_text("".join(f"</s> {'a ' * k}</s>\n" for k in range(1, 11)))
 
     def source(extra):
-        return make_source(reader_config(parse_config(f"""reader = [
-            readerType = "LMSequenceReader" ; {extra}
-            file = "{tmp_path / 't.txt'}" ; wordclass = "{tmp_path / 'v.txt'}"
-            words = [ dim = 0 ; mode = "softmax" ]
-            labelIn = [ labelType = "category" ; labelDim = 3 ]
-            labels = [ labelType = "nextWord" ] ]""", "lm.cntk")["reader"]))
+        return lm_source(tmp_path, extra, 3)
 
     def lengths(s):
         s.start_epoch(0, 0, 100)

@@ -47,13 +47,9 @@ def test_whole_utterances_in_a_data_parallel_job_are_refused_up_front():
     assert (e.value.path, e.value.line) == ("job.cntk", 8)
 
 
-_LM = """command = T ; deviceId = -1
-T = [ action = "train" ; modelPath = "m/model"
-  BrainScriptNetworkBuilder = [ features = Input {3} ; labels = Input {3}
-    z = DenseLayer {3} (features) ; ce = CrossEntropyWithSoftmax (labels, z)
-    criterionNodes = (ce) ]
-  SGD = [ minibatchSize = 8 ; learningRatesPerSample = 0.1 ; maxEpochs = 1 ]
-  reader = [ readerType = "LMSequenceReader" ; file = "none.txt" ; wordclass = "none.txt"
+# the job above with an LMSequenceReader block
+_LM = _CONFIG.split("  reader = [")[0] + """  reader = [ readerType = "LMSequenceReader"
+    file = "none.txt" ; wordclass = "none.txt"
     NBRUTTS
     features = [ dim = 0 ] ; labelIn = [ labelType = "category" ; labelDim = 3 ]
     labels = [ labelType = "nextWord" ] ]
@@ -61,7 +57,7 @@ T = [ action = "train" ; modelPath = "m/model"
 """
 
 
-@pytest.mark.parametrize("setting, line", [("nbruttsineachrecurrentiter = 4", 8), ("", 7)])
+@pytest.mark.parametrize("setting, line", [("nbruttsineachrecurrentiter = 4", 9), ("", 7)])
 def test_lm_sentences_in_a_data_parallel_job_are_refused_up_front(setting, line):
     # cntk.exe's LMSequenceReader cannot read distributed: every worker read each minibatch
     # and kept its share of the sentences (DecimateMinibatchInPlace); Stadyn's sentence source

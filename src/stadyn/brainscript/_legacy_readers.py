@@ -208,14 +208,7 @@ def _utterance_mode(rec: ConfigRecord, reader: str, counts: list[str]) -> dict[s
                    "needs readMethod = \"blockRandomize\"", rec, "readMethod")
     _randomize(rec, reader)                    # checks randomize and readMethod first
     window = str(rec.lookup("randomize", "auto")).lower()
-    longest = rec.lookup("maxUtteranceLength", 10000)
-    try:
-        longest = to_int(str(longest))
-    except ValueError:
-        longest = 0
-    if longest < 1:
-        raise _err(f"{reader}: 'maxUtteranceLength' must be a whole number >= 1, got "
-                   f"'{rec.lookup('maxUtteranceLength')}'", rec, "maxUtteranceLength")
+    longest = _positive(rec, reader, "maxUtteranceLength", 10000)
     return {"parallelSequences": parallel, "maxUtteranceLength": longest,
             "randomizationRange": None if window in ("auto", "true", "none", "false")
             else to_int(window)}
@@ -298,15 +291,19 @@ def _lm_parallel(rec: ConfigRecord, reader: str) -> dict[str, Any]:
 def _block_words(rec: ConfigRecord, reader: str) -> int:
     """LMSequenceReader's ``cacheBlockSize``: the words of a block of lines it reads, shuffles
     and groups at a time (cntk.exe's default 50000)."""
-    value = rec.lookup("cacheBlockSize", 50000)
+    return _positive(rec, reader, "cacheBlockSize", 50000)
+
+
+def _positive(rec: ConfigRecord, reader: str, key: str, default: int) -> int:
+    """A whole number >= 1 set in ``rec`` or a block around it (``default`` when unset)."""
+    value = rec.lookup(key, default)
     try:
-        words = to_int(str(value))
+        number = to_int(str(value))
     except ValueError:
-        words = 0
-    if words < 1:
-        raise _err(f"{reader}: 'cacheBlockSize' must be a whole number >= 1 (words), got "
-                   f"'{value}'", rec, "cacheBlockSize")
-    return words
+        number = 0
+    if number < 1:
+        raise _err(f"{reader}: '{key}' must be a whole number >= 1, got '{value}'", rec, key)
+    return number
 
 
 def legacy_reader(rec: ConfigRecord, reader_type: str) -> LegacyReader:
