@@ -67,3 +67,37 @@ def test_more_than_half_skipped_is_cntk_exes_broken_configuration(tmp_path, monk
                            "label duration .*too many files not found in label set") as err:
             make_source(_reader("true"))
     assert (err.value.path, err.value.line) == ("speech.cntk", 1)   # the reader block
+
+
+def _two_streams(tmp_path, second_frames):
+    _files(tmp_path, [5, 5, 5, 5])
+    io.write_htk_features(tmp_path / "g.htk", np.arange(60, dtype=np.float32).reshape(30, 2))
+    start = np.concatenate([[0], np.cumsum(second_frames)])
+    (tmp_path / "g.scp").write_text("".join(f"u{i}=g.htk[{start[i]},{start[i + 1] - 1}]\n"
+                                            for i in range(4)))
+    return reader_config(parse_config(
+        'r = [ readerType = "HTKMLFReader" ; readMethod = "none" ; frameMode = true\n'
+        '  features = [ dim = 2 ; scpFile = "f.scp" ; type = "real" ]\n'
+        '  more = [ dim = 2 ; scpFile = "g.scp" ; type = "real" ]\n'
+        '  labels = [ mlfFile = "l.mlf" ; labelMappingFile = "s.txt" ; labelDim = 2\n'
+        '             labelType = "category" ] ]', "speech.cntk")["r"])
+
+
+def test_an_utterance_of_another_length_in_a_second_feature_stream_is_skipped(tmp_path,
+                                                                              monkeypatch):
+    # utterancesourcemulti.h: "skipping %d-th file due to inconsistency in duration in
+    # different feature streams (%d vs %d frames)"; more than half is "too many files with
+    # inconsistent durations, assuming broken configuration"
+    monkeypatch.chdir(tmp_path)
+    said = []
+    source = make_source(_two_streams(tmp_path, [5, 6, 5, 5]), max_sweeps=1, warn=said.append)
+    assert said == ["HTKMLFReader: skipping 1-th file due to inconsistency in duration in "
+                    "different feature streams (5 vs 6 frames)"]
+    frames = []
+    while mb := source.next_minibatch(5):
+        assert mb["features"].num_samples == mb["more"].num_samples == mb["labels"].num_samples
+        frames += mb["features"].data[:, 0].tolist()
+    assert frames == [0, 2, 4, 6, 8, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38]   # u0, u2, u3
+    with pytest.raises(ConfigError, match="3 of the 4 utterances have another frame count.*"
+                       "too many files with inconsistent durations"):
+        make_source(_two_streams(tmp_path, [5, 6, 6, 6]), warn=said.append)
