@@ -2,14 +2,16 @@
 
 CNTK seeds a 64-bit Mersenne Twister for everything it randomizes on the CPU: the readers'
 shuffles (``io/_cntk_order.py``) and the uniform initial values of parameters
-(:func:`uniform_floats`), so both can be reproduced to the bit.
+(:func:`uniform_floats`), so both can be reproduced to the bit.  cntk.exe's legacy
+``LMSequenceReader`` shuffles its sentences with ``std::shuffle`` and a 32-bit
+``std::mt19937`` instead (:func:`std_shuffle`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MT19937_64", "uniform_floats"]
+__all__ = ["MT19937", "MT19937_64", "std_shuffle", "uniform_floats"]
 
 _N, _M = 312, 156
 _MATRIX = np.uint64(0xB5026F5AA96619E9)
@@ -89,3 +91,79 @@ def uniform_floats(seed: int, count: int, limit: float) -> np.ndarray:
     """
     x = MT19937_64(seed).take(count).astype(np.float64) * 2.0 ** -63 - 1.0
     return (x * float(np.float32(limit))).astype(np.float32)
+
+
+class MT19937:
+    """``std::mt19937`` (32 bits) seeded with an integer.
+
+    Example:
+        >>> r = MT19937(5489)           # the C++ standard's check: the 10000th number
+        >>> [r() for _ in range(9999)][-1] != r() == 4123659995
+        True
+    """
+
+    __slots__ = ("_state", "_out", "_at")
+
+    def __init__(self, seed: int):
+        state = [int(seed) & 0xFFFFFFFF]
+        for i in range(1, 624):
+            p = state[-1]
+            state.append((1812433253 * (p ^ (p >> 30)) + i) & 0xFFFFFFFF)
+        self._state = np.array(state, dtype=np.uint32)
+        self._out: list[int] = []
+        self._at = 624
+
+    def _twist(self) -> None:
+        mt, n, m = self._state, 624, 397
+        matrix, one = np.uint32(0x9908B0DF), np.uint32(1)
+        upper, lower = np.uint32(0x80000000), np.uint32(0x7FFFFFFF)
+
+        def step(k0, k1, nxt, far):
+            y = (mt[k0:k1] & upper) | (nxt & lower)
+            mt[k0:k1] = far ^ (y >> one) ^ np.where(y & one, matrix, np.uint32(0))
+        # word k >= n - m reads word k + m - n, already replaced: in pieces of n - m words
+        step(0, n - m, mt[1:n - m + 1].copy(), mt[m:n].copy())
+        for k0 in range(n - m, n - 1, n - m):
+            k1 = min(k0 + n - m, n - 1)
+            step(k0, k1, mt[k0 + 1:k1 + 1].copy(), mt[k0 + m - n:k1 + m - n].copy())
+        step(n - 1, n, mt[0:1].copy(), mt[m - 1:m].copy())
+        x = mt.copy()
+        x ^= x >> np.uint32(11)
+        x ^= (x << np.uint32(7)) & np.uint32(0x9D2C5680)
+        x ^= (x << np.uint32(15)) & np.uint32(0xEFC60000)
+        x ^= x >> np.uint32(18)
+        self._out, self._at = x.tolist(), 0
+
+    def __call__(self) -> int:
+        if self._at == 624:
+            self._twist()
+        self._at += 1
+        return self._out[self._at - 1]
+
+
+def std_shuffle(count: int, seed: int) -> np.ndarray:
+    """The order ``std::shuffle(v.begin(), v.end(), std::mt19937(seed))`` leaves ``v = 0, 1,
+    ..., count - 1`` in, as the libstdc++ of CNTK 2.7's Linux build (GCC 5.4, named in its
+    libraries' ``.comment``) shuffled: Fisher-Yates from the front, element ``i`` (1, 2, ...)
+    swapped with a position uniform in ``0..i``, drawn by ``uniform_int_distribution`` as GCC 5
+    drew it (one 32-bit number ``x`` a draw, ``scale = (2**32 - 1) // (i + 1)``, ``x`` redrawn
+    while ``x >= (i + 1) * scale``, the position ``x // scale``).  (libstdc++ 7 and later draw
+    two positions from one number, and 11 and later use another division, so a newer g++
+    orders differently; tests/fixtures/std_shuffle has a C++ program that prints this order.)
+
+    Example:
+        >>> std_shuffle(10, 1).tolist()
+        [6, 9, 7, 2, 4, 1, 5, 3, 8, 0]
+    """
+    order = list(range(int(count)))
+    rng = MT19937(seed)
+    for i in range(1, len(order)):
+        span = i + 1
+        scale = 0xFFFFFFFF // span
+        past = span * scale
+        x = rng()
+        while x >= past:
+            x = rng()
+        j = x // scale
+        order[i], order[j] = order[j], order[i]
+    return np.array(order, dtype=np.int64)

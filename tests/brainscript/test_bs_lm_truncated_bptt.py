@@ -106,18 +106,24 @@ def test_carried_state_equals_the_whole_sentence_forward(parallel):
                                    atol=1e-6)
 
 
+def lm_source(folder, settings: str, words: int):
+    """The source of an LMSequenceReader block over folder's t.txt and v.txt (``words``
+    words in the vocabulary), with ``settings`` added to the block."""
+    return make_source(reader_config(parse_config(f"""reader = [
+        readerType = "LMSequenceReader" ; {settings}
+        file = "{folder / 't.txt'}" ; wordclass = "{folder / 'v.txt'}"
+        words = [ dim = 0 ; mode = "softmax" ]
+        labelIn = [ labelType = "category" ; labelDim = {words} ]
+        labels = [ labelType = "nextWord" ] ]""", "lm.cntk")["reader"]))
+
+
 def test_nbruttsineachrecurrentiter_values(tmp_path):
     (tmp_path / "v.txt").write_text("0 9 </s> 0\n1 5 a 0\n2 3 b 1\n3 1 <unk> 1\n")
     (tmp_path / "t.txt").write_text("</s> a b </s>\n</s> b a b </s>\n")
 
     def source(parallel):
         line = "" if parallel is None else f"nbruttsineachrecurrentiter = {parallel}"
-        return make_source(reader_config(parse_config(f"""reader = [
-            readerType = "LMSequenceReader" ; {line}
-            file = "{tmp_path / 't.txt'}" ; wordclass = "{tmp_path / 'v.txt'}"
-            words = [ dim = 0 ; mode = "softmax" ]
-            labelIn = [ labelType = "category" ; labelDim = 4 ]
-            labels = [ labelType = "nextWord" ] ]""", "lm.cntk")["reader"]))
+        return lm_source(tmp_path, line, 4)
 
     # cntk.exe's default is 1 (readerConfig(L"nbruttsineachrecurrentiter", (size_t) 1))
     assert source(None).parallel == 1 and source(4).parallel == 4

@@ -45,3 +45,26 @@ def test_whole_utterances_in_a_data_parallel_job_are_refused_up_front():
     with pytest.raises(ConfigError, match="frameMode = false .* data-parallel job") as e:
         runner.train(config.command("T"))
     assert (e.value.path, e.value.line) == ("job.cntk", 8)
+
+
+# the job above with an LMSequenceReader block
+_LM = _CONFIG.split("  reader = [")[0] + """  reader = [ readerType = "LMSequenceReader"
+    file = "none.txt" ; wordclass = "none.txt"
+    NBRUTTS
+    features = [ dim = 0 ] ; labelIn = [ labelType = "category" ; labelDim = 3 ]
+    labels = [ labelType = "nextWord" ] ]
+]
+"""
+
+
+@pytest.mark.parametrize("setting, line", [("nbruttsineachrecurrentiter = 4", 9), ("", 7)])
+def test_lm_sentences_in_a_data_parallel_job_are_refused_up_front(setting, line):
+    # cntk.exe's LMSequenceReader cannot read distributed: every worker read each minibatch
+    # and kept its share of the sentences (DecimateMinibatchInPlace); Stadyn's sentence source
+    # has no such split, and gave a ValueError in the middle of fit. Refused before anything is
+    # read, naming nbruttsineachrecurrentiter (its default 1 is cntk.exe's: the readerType line)
+    config = run_config(parse_config(_LM.replace("NBRUTTS", setting), "lm.cntk"))
+    runner = _Runner(config, CNTKLog(io.StringIO(), None, False), _TwoWorkers())
+    with pytest.raises(ConfigError, match="LMSequenceReader .* data-parallel job") as e:
+        runner.train(config.command("T"))
+    assert (e.value.path, e.value.line) == ("lm.cntk", line)

@@ -22,9 +22,10 @@ These readers had no ``deserializers`` list: their block names each input in a s
   (those with ``labelType``, ``labelDim`` or ``labelMappingFile``), CNTK took the first by name
   as the input's labels and the second (``labelType = "nextWord"``) as the output stream.
   ``nbruttsineachrecurrentiter = N`` (default 1, cntk.exe's) puts ``{"lmParallel": N}`` in
-  ``extra``: ``make_source`` opens an ``io.LMSentenceSource`` (N sentences of one length in
-  minibatch-size pieces, the state carried by ``_state_carry``); ``0`` (fill by token count)
-  reads whole sentences through the plain source.
+  ``extra`` (and ``cacheBlockSize`` as ``lmBlockWords``, default 50000, the words cntk.exe read,
+  shuffled and grouped at a time): ``make_source`` opens an ``io.LMSentenceSource`` (N
+  sentences of one length in minibatch-size pieces, the state carried by ``_state_carry``);
+  ``0`` (fill by token count) reads whole sentences through the plain source.
 
 What Stadyn does not do is refused with a ConfigError naming the key when the reader is opened
 (the block itself is still read, so a survey of configs sees every other gap): truncated
@@ -207,14 +208,7 @@ def _utterance_mode(rec: ConfigRecord, reader: str, counts: list[str]) -> dict[s
                    "needs readMethod = \"blockRandomize\"", rec, "readMethod")
     _randomize(rec, reader)                    # checks randomize and readMethod first
     window = str(rec.lookup("randomize", "auto")).lower()
-    longest = rec.lookup("maxUtteranceLength", 10000)
-    try:
-        longest = to_int(str(longest))
-    except ValueError:
-        longest = 0
-    if longest < 1:
-        raise _err(f"{reader}: 'maxUtteranceLength' must be a whole number >= 1, got "
-                   f"'{rec.lookup('maxUtteranceLength')}'", rec, "maxUtteranceLength")
+    longest = _positive(rec, reader, "maxUtteranceLength", 10000)
     return {"parallelSequences": parallel, "maxUtteranceLength": longest,
             "randomizationRange": None if window in ("auto", "true", "none", "false")
             else to_int(window)}
@@ -255,6 +249,8 @@ def _lm(rec: ConfigRecord, reader: str) -> LegacyReader:
             f"{reader}: mode = '{mode}' is not supported (use class or softmax)", feature,
             "mode")))
     extra = _lm_parallel(rec, reader)
+    if extra:
+        extra["lmBlockWords"] = _block_words(rec, reader)
     params: dict[str, Any] = {
         "wordclass": rec.get_str("wordclass", None), "unk": _str(rec, "unk", "<unk>"),
         "mode": "none" if kind_out == "none" else mode,
@@ -290,6 +286,24 @@ def _lm_parallel(rec: ConfigRecord, reader: str) -> dict[str, Any]:
         raise _err(f"{reader}: 'nbruttsineachrecurrentiter' must be a whole number >= 0, got "
                    f"'{value}'", rec, "nbruttsineachrecurrentiter")
     return {"lmParallel": parallel} if parallel else {}
+
+
+def _block_words(rec: ConfigRecord, reader: str) -> int:
+    """LMSequenceReader's ``cacheBlockSize``: the words of a block of lines it reads, shuffles
+    and groups at a time (cntk.exe's default 50000)."""
+    return _positive(rec, reader, "cacheBlockSize", 50000)
+
+
+def _positive(rec: ConfigRecord, reader: str, key: str, default: int) -> int:
+    """A whole number >= 1 set in ``rec`` or a block around it (``default`` when unset)."""
+    value = rec.lookup(key, default)
+    try:
+        number = to_int(str(value))
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise _err(f"{reader}: '{key}' must be a whole number >= 1, got '{value}'", rec, key)
+    return number
 
 
 def legacy_reader(rec: ConfigRecord, reader_type: str) -> LegacyReader:

@@ -31,9 +31,10 @@ from .._errors import ConfigError, DataError
 from ..io import transforms as xforms
 from ._ast import SourceLocation
 from ._blocks import DeserializerConfig, ReaderConfig, StreamConfig, TransformConfig
+from ._htk_screening import screen_utterances
 from ._legacy_readers import LEGACY_READERS
 
-__all__ = ["make_source", "stream_names", "utterance_mode"]
+__all__ = ["LM_DATA_PARALLEL", "make_source", "stream_names", "utterance_mode"]
 
 # Reader keys that only tune CNTK's engine (no effect here).
 _READER_NO_EFFECT = {"randomizationwindow", "samplebasedrandomizationwindow", "prefetch",
@@ -50,7 +51,7 @@ _LEGACY_STREAM_KEYS = {"type", "labeltype", "sectiontype", "mode", "elementsize"
                        "mapping", "category", "beginsequence", "endsequence"}
 # what _legacy_readers passes on in ReaderConfig.extra (the utterance mode's settings)
 _LEGACY_SETTINGS = {"framemode", "parallelsequences", "randomizationrange",
-                    "maxutterancelength", "truncated"}
+                    "maxutterancelength", "truncated", "lmparallel", "lmblockwords"}
 _IMAGE_TYPES = {"imagedeserializer"}
 _TEXT_TYPES = {"cntktextformatdeserializer", "cntktextformatreader"}
 _BINARY_TYPES = {"cntkbinaryformatdeserializer"}
@@ -60,6 +61,14 @@ _LM_TYPES = {"lmsequencereader"}
 # stream keys the HTK and binary deserializers read (beyond dim / labelDim / alias)
 _USED_STREAM_KEYS = {"scpfile", "contextwindow", "expandtoutterance", "maxsequencesize",
                      "mlffile", "mlffilelist", "labelmappingfile", "phoneboundaries"}
+
+
+# cntk.exe's LMSequenceReader cannot read distributed (SupportsDistributedMBRead is false): each
+# worker read every minibatch and kept its share of the parallel sentences
+# (DataReaderHelpers.h, DecimateMinibatchInPlace); Stadyn's sentence source has no such split
+LM_DATA_PARALLEL = ("an LMSequenceReader with nbruttsineachrecurrentiter >= 1 cannot be read by "
+                    "the workers of a data-parallel job (stadyn train --nproc) yet: train it in "
+                    "one process")
 
 
 def _err(message: str, loc: SourceLocation | None) -> ConfigError:
@@ -117,10 +126,23 @@ def _text_stream(s: StreamConfig, d: DeserializerConfig) -> io.StreamDef:
     return io.StreamDef(field=s.alias or s.name, shape=s.dim, is_sparse=fmt == "sparse")
 
 
-def _text(d: DeserializerConfig) -> io.CTFDeserializer:
+def _max_errors(d: DeserializerConfig, reader: ReaderConfig) -> int:
+    """CNTK's ``maxErrors`` of a text deserializer (its block's, else the reader's; 0)."""
+    value = next((v for params in (d.params, reader.extra) for k, v in params.items()
+                  if k.lower() == "maxerrors"), 0)
+    try:
+        count = int(str(value))
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise _err(f"maxErrors must be a whole number >= 0, got '{value}'", d.loc)
+    return count
+
+
+def _text(d: DeserializerConfig, reader: ReaderConfig) -> io.CTFDeserializer:
     defs = io.StreamDefs(**{s.name: _text_stream(s, d) for s in d.streams})
     try:
-        return io.CTFDeserializer(d.file, defs)
+        return io.CTFDeserializer(d.file, defs, max_errors=_max_errors(d, reader))
     except DataError as exc:    # the file's first sequence is read now: say whose streams
         if d.loc is None:
             raise
@@ -259,25 +281,6 @@ def _unused(reader: ReaderConfig, warn: Callable[[str], None]) -> None:
                     warn(f"WARNING: stream key '{s.name}.{key}' is not used by Stadyn")
 
 
-def _labelled_enough(reader: ReaderConfig, made: list[Any]) -> None:
-    """cntk.exe's HTKMLFReader refuses a feature list more than half of whose utterances have
-    no label (utterancesourcemulti.h: "too many files not found in label set--assuming broken
-    configuration"); fewer are skipped (the joined source warns)."""
-    features = made[0].keys()
-    if not features:
-        return
-    for d, config in zip(made[1:], reader.deserializers[1:]):
-        if config.type.lower() not in _HTK_LABEL_TYPES or not d.keys():
-            continue
-        labelled = {str(k) for k in d.keys()}
-        missing = sum(str(k) not in labelled for k in features)
-        if missing > len(features) // 2:
-            where = getattr(d, "path", None) or config.file
-            raise _err(f"HTKMLFReader: {missing} of the {len(features)} utterances have no "
-                       f"label in '{where}' (cntk.exe: too many files not found in label "
-                       "set--assuming broken configuration)", config.loc)
-
-
 def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
                 warn: Callable[[str], None] | None = None,
                 pieces: bool = False) -> io.MinibatchSource:
@@ -316,7 +319,7 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
         if kind in _IMAGE_TYPES:
             made.append(_image(d))
         elif kind in _TEXT_TYPES:
-            made.append(_text(d))
+            made.append(_text(d, reader))
         elif kind in _BINARY_TYPES:
             made.append(_binary(d))
         elif kind in _HTK_FEATURE_TYPES:
@@ -331,7 +334,7 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
                        "HTKFeatureDeserializer or HTKMLFDeserializer, or readerType = "
                        "\"HTKMLFReader\" or \"LMSequenceReader\")", d.loc)
     if str(reader.reader_type or "").lower() == "htkmlfreader":
-        _labelled_enough(reader, made)
+        made = screen_utterances(reader, made, _HTK_LABEL_TYPES, warn)
     seed = reader.extra.get("randomizationSeed", 0)
     try:
         seed = int(str(seed))
@@ -342,7 +345,8 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
         raise _err(f"frameMode must be true or false, got '{frame_mode}'", reader.loc)
     if reader.extra.get("lmParallel"):   # LMSequenceReader, nbruttsineachrecurrentiter >= 1
         return io.LMSentenceSource(made[0], int(reader.extra["lmParallel"]),
-                                   randomize=reader.randomize)
+                                   randomize=reader.randomize,
+                                   block_words=int(reader.extra.get("lmBlockWords", 50000)))
     if utterance_mode(reader):         # HTKMLFReader, frameMode = false: _legacy_readers
         parallel = reader.extra["parallelSequences"]
         window = reader.extra.get("randomizationRange")

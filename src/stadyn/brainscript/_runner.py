@@ -52,7 +52,7 @@ from ._precompute import check_computed, mark_computed, precompute
 from ._ndl import ndl_seeds_kept
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
-from ._readers import make_source, utterance_mode
+from ._readers import LM_DATA_PARALLEL, make_source, utterance_mode
 from ._state_carry import StateCarry
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
 from ._sgd import (check_sgd_keys, disable_reg_in_batch_norm, keep_checkpoint_files,
@@ -224,6 +224,11 @@ class _Runner:
                               "be read by the workers of a data-parallel job (stadyn train "
                               "--nproc) yet: train it in one process, or use frameMode = true",
                               *record_loc(reader_rec, key))
+        if self.parallel.size > 1 and cmd.reader.extra.get("lmParallel"):
+            reader_rec = rec.get_record("reader")
+            key = next((k for k in reader_rec if k.lower() == "nbruttsineachrecurrentiter"),
+                       "readerType")
+            raise ConfigError(LM_DATA_PARALLEL, *record_loc(reader_rec, key))
         adjust = auto_adjust(sgd_rec.get("AutoAdjust"), sgd_rec)
         min_lr = min_learning_rate(sgd_rec)
         if adjust is not None and self.parallel.size > 1:

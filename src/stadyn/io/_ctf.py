@@ -22,11 +22,12 @@ and parsed lazily, sequence by sequence, in whichever process reads it.
 from __future__ import annotations
 
 import codecs
+import math
 import mmap
 import os
 import re
 import warnings
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -168,12 +169,34 @@ def _parse_values(field: _Field, name: str, text: str, source: str,
         raise DataError(f"input {name!r}: value {bad[:40]!r} is not a number ({_GRAMMAR})",
                         source, line)
     with np.errstate(over="ignore"):  # 1e40 is inf in float32, as CNTK's cast gives it
-        return np.array(tokens, dtype=np.float32).reshape(field.shape)
+        out = np.array(tokens, dtype=np.float32)
+    if _FAR_EXPONENT.search(text):
+        for k, tok in enumerate(tokens):
+            if _FAR_EXPONENT.search(tok):
+                out[k] = _cntk_real(tok)
+    return out.reshape(field.shape)
+
+
+_FAR_EXPONENT = re.compile(r"[eE][+-]?0*[0-9]{3}")
+
+
+def _cntk_real(token: str) -> np.float32:
+    """A value with an exponent of three digits or more as TextParser::TryReadRealNumber
+    computes it: ``coefficient * pow(10.0, exponent)`` in double, cast to float32, so ``0e400``
+    is NaN (``0 * inf``, CNTK 2.7 gives nan) and ``1e-400`` is 0."""
+    mantissa, _, exponent = token.lower().partition("e")
+    coefficient, power = float(mantissa), int(exponent)
+    scale = math.inf if power > 308 else 0.0 if power < -330 else 10.0 ** power
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.float32(np.float64(coefficient) * np.float64(scale))
 
 
 def _parse_line(text: str, fields: dict[str, _Field], has_id: bool, source: str,
-                line: int) -> list[tuple[str, np.ndarray]]:
-    """(input name, value array) for every known input on one line, in order."""
+                line: int, skip: Callable[[DataError], None] | None = None
+                ) -> list[tuple[str, np.ndarray]]:
+    """(input name, value array) for every known input on one line, in order.  A malformed
+    input is a DataError, or, with ``skip``, handed to it and left out (CNTK's ``maxErrors``:
+    ``TryReadSample`` fails, ``SkipToNextInput``)."""
     text = _COMMENT.sub("", text.rstrip("\r"))
     bar = text.find("|")
     head = text[:bar] if bar >= 0 else text
@@ -187,11 +210,16 @@ def _parse_line(text: str, fields: dict[str, _Field], has_id: bool, source: str,
         parts = segment.split(None, 1)
         name = parts[0] if parts and not segment[0].isspace() else ""
         values = parts[1] if len(parts) > 1 else ""
-        if not name:
-            raise DataError("'|' must be followed by an input name", source, line)
-        field = fields.get(name)
-        if field is not None:
-            samples.append((name, _parse_values(field, name, values, source, line)))
+        try:
+            if not name:
+                raise DataError("'|' must be followed by an input name", source, line)
+            field = fields.get(name)
+            if field is not None:
+                samples.append((name, _parse_values(field, name, values, source, line)))
+        except DataError as err:
+            if skip is None:
+                raise
+            skip(err)
     return samples
 
 
@@ -211,6 +239,14 @@ class CTFDeserializer(Deserializer):
     without any ``|`` when the deserializer is made, other lines when they are read); so is a file
     without samples, when the deserializer is made.
 
+    ``max_errors`` (CNTK's ``maxErrors``, 0 by default) is how many malformed inputs (a value
+    that is not a number, too many values, a bad sparse pair, a ``|`` without a name) are
+    skipped, each with a warning, before the next one is an error ("Reached the maximum number
+    of allowed errors"); an input is counted once however often its line is read.  As in CNTK,
+    the rest of the line is read, so a sequence's streams may then have different lengths; an
+    input left with no sample in its sequence (every line of a sequence of one line) is still an
+    error, as is (counted) a sequence of which some line gave no sample at all.
+
     Example:
         >>> from stadyn.io import StreamDef, StreamDefs
         >>> ctf = CTFDeserializer.from_bytes(b'|x 1 2 |y 1:1\\n|x 3 4 |# a note |y 0:1\\n',
@@ -219,9 +255,11 @@ class CTFDeserializer(Deserializer):
         {'x': [3.0, 4.0], 'y': [1.0, 0.0]}
     """
 
-    def __init__(self, filename: str | os.PathLike, streams: dict[str, StreamDef]):
+    def __init__(self, filename: str | os.PathLike, streams: dict[str, StreamDef],
+                 max_errors: int = 0):
         self.path = os.path.abspath(os.fspath(filename))
         self._fields = self._make_fields(streams)
+        self._set_max_errors(max_errors)
         refuse_special_file(self.path, DataError)
         try:
             with open(self.path, "rb") as f:
@@ -244,16 +282,36 @@ class CTFDeserializer(Deserializer):
 
     @classmethod
     def from_bytes(cls, data: bytes, streams: dict[str, StreamDef],
-                   source: str = "<bytes>") -> "CTFDeserializer":
+                   source: str = "<bytes>", max_errors: int = 0) -> "CTFDeserializer":
         """A deserializer over CTF text held in memory; ``source`` names it in errors."""
         self = cls.__new__(cls)
         self.path = source
         self._fields = cls._make_fields(streams)
+        self._set_max_errors(max_errors)
         self._index = _Index(bytes(data), source)
         self._bytes = bytes(data)
         self._h_file = None
         self._finish_init()
         return self
+
+    def _set_max_errors(self, max_errors: int) -> None:
+        if int(max_errors) < 0:
+            raise ValueError(f"max_errors must be >= 0, got {max_errors}")
+        self.max_errors = int(max_errors)
+        self._skipped: set[tuple[int | None, str]] = set()   # the malformed inputs met
+
+    def _skip(self, err: DataError) -> None:
+        """Count a malformed input against ``max_errors`` (once per line and message)."""
+        key = (err.line, err.reason)
+        if key in self._skipped:
+            return
+        if len(self._skipped) >= self.max_errors:
+            raise DataError(f"{err.reason} (more than maxErrors = {self.max_errors} malformed "
+                            "inputs; CNTK: Reached the maximum number of allowed errors)",
+                            err.path, err.line)
+        self._skipped.add(key)
+        warnings.warn(f"{err}; skipped ({len(self._skipped)} of maxErrors = "
+                      f"{self.max_errors})", stacklevel=5)
 
     @staticmethod
     def _make_fields(streams: dict[str, StreamDef]) -> dict[str, _Field]:
@@ -332,6 +390,7 @@ class CTFDeserializer(Deserializer):
         first = int(self._index.first_lines[i])
         out: dict[str, list[np.ndarray]] = {f.stream: [] for f in self._fields.values()}
         line_no = first
+        bare: list[int] = []        # lines of a sequence without any input of the streams
         for raw_line in raw.split(b"\n"):
             if raw_line.strip() and _HAS_SAMPLE.search(raw_line) is not None:
                 try:
@@ -340,13 +399,17 @@ class CTFDeserializer(Deserializer):
                     raise DataError(f"not UTF-8 text (byte 0x{raw_line[exc.start]:02x})",
                                     self.path, line_no) from None
                 seen = set()
-                for name, values in _parse_line(text, self._fields, self._has_ids, self.path,
-                                                line_no):
+                skip = self._skip if self.max_errors else None
+                samples = _parse_line(text, self._fields, self._has_ids, self.path, line_no,
+                                      skip)
+                for name, values in samples:
                     if not self._sequence_mode and name in seen:
                         raise DataError(f"input {name!r} appears twice on one line", self.path,
                                         line_no)
                     seen.add(name)
                     out[self._fields[name].stream].append(values)
+                if self._sequence_mode and not samples:   # TryReadRow: "Could not read a row"
+                    bare.append(line_no)
                 if not self._sequence_mode:
                     missing = [n for n in self._fields if n not in seen]
                     if missing:
@@ -363,6 +426,16 @@ class CTFDeserializer(Deserializer):
             raise DataError(f"input {empty[0]!r}{named} is empty in sequence "
                             f"{self._index.keys[i]!r} (no line of the sequence gives it; the "
                             f"file's inputs are named by their '|name' tags)", self.path, first)
+        # counted errors, after that one (which names a misspelled tag): a line without any
+        # input of the streams, and then the sequence falling short of its lines
+        for line_no in bare:
+            self._skip(DataError("no input of the streams on this line", self.path, line_no))
+        most = max(len(v) for v in out.values())
+        if self._sequence_mode and most < int(self._index.line_counts[i]):
+            # LoadSequence: "Number of samples for sequence ... is less than expected"
+            self._skip(DataError(f"sequence {self._index.keys[i]!r} has "
+                                 f"{int(self._index.line_counts[i])} lines but at most {most} "
+                                 "samples of an input", self.path, first))
         return out
 
     def read_batch(self, ids: Sequence[int],

@@ -203,6 +203,12 @@ class HTKFeatureDeserializer(Deserializer):
     def sequence_lengths(self) -> np.ndarray:
         return self._lengths
 
+    def stream_lengths(self) -> dict[str, np.ndarray]:
+        """Frames of each utterance in each stream that is not broadcast (the first stream's
+        are :meth:`sequence_lengths`; another script may give an utterance other frames)."""
+        return {s.name: np.array([e.frames for e in rows], dtype=np.int64)
+                for s, rows in zip(self._streams, self._rows) if not s.broadcast}
+
     def stream_specs(self) -> dict[str, StreamSpec]:
         return {s.name: StreamSpec((s.dim,), np.dtype(np.float32), False, True)
                 for s in self._streams}

@@ -14,11 +14,17 @@ cntk.exe's rule (Source/Readers/LMSequenceReader/SequenceReader.cpp, ``BatchSequ
   a row); the group's sentences begin and end together, so a minibatch's rows all begin their
   sentence or all go on from the previous minibatch (``mSentenceEnd`` marks the group done);
 * an epoch ends when the sentences are all processed, or, checked before each minibatch, once
-  the samples given out exceed the epoch size (``m_epochSamplesReturned > m_epochSize``).
+  the samples given out exceed the epoch size (``m_epochSamplesReturned > m_epochSize``);
+* the file is read in blocks (``Parse(m_cacheBlockSize, ...)``): lines are read while the
+  words read so far in the block are fewer than ``cacheBlockSize`` (50000 by default), each
+  block's sentences are shuffled by ``std::shuffle(..., std::mt19937(++m_randomSeed))`` with
+  ``m_randomSeed`` set to the epoch (from 0) when it starts, and groups are formed within a
+  block; every epoch reads the file from its start.
 
-The order of the shuffle is Stadyn's (seeded by the epoch), not cntk.exe's ``std::shuffle``,
-so the groups, and the sample counts of the epochs cut by ``epochSize``, differ from a cntk.exe
-log's.  :attr:`LMSentenceSource.layout` says for the minibatch just read each row's stream,
+The shuffle is cntk.exe's (``stadyn._mt19937.std_shuffle``: GCC 5's ``std::shuffle``, which
+CNTK 2.7's Linux build used), so the groups, and the sample count of an epoch cut by
+``epochSize``, are a cntk.exe log's.  :attr:`LMSentenceSource.layout` says for the minibatch
+just read each row's stream,
 whether it begins its sentence and whether the sentence goes on in the next minibatch (the
 train command carries the recurrent state over, as for HTKMLFReader's ``truncated = true``).
 """
@@ -29,6 +35,7 @@ from typing import Any, Hashable, Mapping
 
 import numpy as np
 
+from .._mt19937 import std_shuffle
 from ._deserializer import Deserializer
 from ._source import MinibatchSource
 from ._truncated_source import TruncatedLayout
@@ -47,6 +54,9 @@ class LMSentenceSource(MinibatchSource):
             deserializer of sequence streams is read the same way).
         parallel: the most sentences a minibatch has (cntk.exe's ``nbruttsineachrecurrentiter``).
         randomize: shuffle the sentences each epoch (cntk.exe always did), else the file order.
+        block_words: cntk.exe's ``cacheBlockSize``: the sentences are read, shuffled and
+            grouped in blocks of lines, a block ending once it holds this many words or more
+            (``None``: the whole file is one block).
 
     Example: sentences of 3, 2, 3 and 3 steps in file order, two streams, minibatches of 2
     steps: the first group is sentences 0 and 2 (the next of length 3), read as rows
@@ -54,13 +64,18 @@ class LMSentenceSource(MinibatchSource):
     """
 
     def __init__(self, deserializer: Deserializer, parallel: int,
-                 randomize: bool = True):
+                 randomize: bool = True, block_words: int | None = None):
         super().__init__([deserializer], randomize=False)
         if int(parallel) < 1:
             raise ValueError(f"LMSentenceSource: parallel must be >= 1, got {parallel}")
+        if block_words is not None and int(block_words) < 1:
+            raise ValueError(f"LMSentenceSource: block_words must be >= 1, got {block_words}")
         self.parallel = int(parallel)
         self.lengths = np.asarray(self._lengths, np.int64)
         self._shuffle = bool(randomize)
+        words = getattr(deserializer, "word_counts", None)
+        self._blocks = _blocks(words() if words is not None else self.lengths + 1,
+                               None if block_words is None else int(block_words))
         self.layout: TruncatedLayout | None = None
         self._order: np.ndarray | None = None
 
@@ -77,22 +92,37 @@ class LMSentenceSource(MinibatchSource):
                              f">= 1, got {minibatch_size}")
         self._steps = int(minibatch_size)
         self._limit = int(epoch_size) if int(epoch_size) > 0 else None
-        count = len(self.lengths)
-        self._order = np.random.default_rng(int(epoch) + 1).permutation(count) \
-            if self._shuffle else np.arange(count)
-        self._done = np.zeros(count, bool)
+        self._random_seed = int(epoch)          # cntk.exe's m_randomSeed
+        self._block = -1
+        self._order = np.zeros(0, np.int64)     # the current block's sentences, shuffled
+        self._done = np.zeros(len(self.lengths), bool)
         self._first = 0                       # no sentence before it in the order is left
         self._group: list[int] = []
         self._position = 0                    # steps of the group's sentences given out
         self._returned = 0
         self.layout = None
 
-    def _next_group(self) -> bool:
-        order, done, lengths = self._order, self._done, self.lengths
-        while self._first < len(order) and done[order[self._first]]:
-            self._first += 1
-        if self._first == len(order):
+    def _next_block(self) -> bool:
+        if self._block + 1 == len(self._blocks):
             return False
+        self._block += 1
+        block = self._blocks[self._block]
+        self._random_seed += 1
+        self._order = (block[std_shuffle(len(block), self._random_seed)] if self._shuffle
+                       else block)
+        self._first = 0
+        return True
+
+    def _next_group(self) -> bool:
+        done, lengths = self._done, self.lengths
+        while True:
+            order = self._order
+            while self._first < len(order) and done[order[self._first]]:
+                self._first += 1
+            if self._first < len(order):
+                break
+            if not self._next_block():
+                return False
         head = int(order[self._first])
         group = [head]
         for k in order[self._first + 1:]:
@@ -148,3 +178,19 @@ class LMSentenceSource(MinibatchSource):
         if list(state.get("lm_sentences", ())) != [self.parallel, self._sweep_length]:
             raise ValueError("the checkpoint was not taken on this LMSequenceReader source")
         self._order = None
+
+
+def _blocks(words: np.ndarray, block_words: int | None) -> list[np.ndarray]:
+    """The sentences (file order) of each block cntk.exe's parser reads: lines are read while
+    the block's words are fewer than ``block_words``."""
+    count = len(words)
+    if block_words is None:
+        return [np.arange(count, dtype=np.int64)]
+    blocks, start, read = [], 0, 0
+    for k, n in enumerate(np.asarray(words).tolist()):
+        if read >= block_words:
+            blocks.append(np.arange(start, k, dtype=np.int64))
+            start, read = k, 0
+        read += n
+    blocks.append(np.arange(start, count, dtype=np.int64))
+    return blocks

@@ -176,8 +176,13 @@ class LMSequenceDeserializer(Deserializer):
         """The word ids of sentence ``i`` (all its words)."""
         return self._tokens[self._starts[i]:self._starts[i + 1]]
 
+    def word_counts(self) -> np.ndarray:
+        """The words of each sentence (cntk.exe's tokens, which its ``cacheBlockSize``
+        counts)."""
+        return np.diff(self._starts)
+
     def sequence_lengths(self) -> np.ndarray:
-        return np.diff(self._starts) - (self._output is not None)
+        return self.word_counts() - (self._output is not None)
 
     def stream_specs(self) -> dict[str, StreamSpec]:
         specs = {self._input: StreamSpec((self._dim,), np.dtype(np.float32), True, True)}

@@ -1,0 +1,103 @@
+"""CTF ``maxErrors`` (malformed inputs skipped with a warning until the count is exceeded) and
+the values of huge exponents (``0e400`` is NaN), against what CNTK 2.7's CTFDeserializer gave
+for the same files (tests/fixtures/ctf_max_errors/make_refs.py, refs.json)."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from pathlib import Path
+
+import pytest
+
+from stadyn import io
+from stadyn._errors import DataError
+
+_REFS = json.loads((Path(__file__).parents[1] / "fixtures" / "ctf_max_errors" /
+                    "refs.json").read_text())
+
+
+def _read(text: str, max_errors: int):
+    d = io.CTFDeserializer.from_bytes(text.encode(), io.StreamDefs(
+        x=io.StreamDef(field="x", shape=2), y=io.StreamDef(field="y", shape=1)),
+        "data.ctf", max_errors=max_errors)
+    source = io.MinibatchSource(d, randomize=False, max_sweeps=1)
+    out = {"x": [], "y": []}
+    while mb := source.next_minibatch(1000):
+        for name in out:
+            b = mb[name]
+            if b.lengths is None:
+                out[name] += [[row] for row in b.data.tolist()]
+            else:
+                out[name] += [b.data[k, :n].tolist() for k, n in enumerate(b.lengths)]
+    return out
+
+
+def _same(a, b):
+    return all(len(p) == len(q) and all(
+        len(r) == len(s) and all(u == v or (math.isnan(u) and math.isnan(v)) for u, v in zip(r, s))
+        for r, s in zip(p, q)) for p, q in zip(a, b)) and len(a) == len(b)
+
+
+@pytest.mark.parametrize("case", sorted(_REFS["cases"]))
+def test_max_errors_as_cntk_27(case):
+    text = _REFS["cases"][case]
+    for max_errors, expected in _REFS["refs"][case].items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if expected.get("error"):
+                with pytest.raises(DataError, match="data.ctf:"):
+                    _read(text, int(max_errors))
+                continue
+            got = _read(text, int(max_errors))
+        for name in ("x", "y"):
+            assert _same(got[name], expected[name]), (case, max_errors, name, got[name])
+
+
+def test_a_skipped_input_is_warned_and_counted_once():
+    text = _REFS["cases"]["bad_value_in_a_sequence"]
+    with pytest.warns(UserWarning, match=r"data.ctf:2: input 'x': value 'abc' is not a number"
+                      r".*skipped \(1 of maxErrors = 1\)"):
+        _read(text, 1)
+    d = io.CTFDeserializer.from_bytes(text.encode(), io.StreamDefs(
+        x=io.StreamDef(shape=2), y=io.StreamDef(shape=1)), "data.ctf", max_errors=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(3):      # read again: the same input, not a second error
+            assert d.read(0)["x"].shape == (2, 2)
+    with pytest.raises(DataError, match=r"data.ctf:2: input 'x': value 'abc' is not a number"):
+        _read(text, 0)              # the default: the first malformed input stops, as before
+    with pytest.warns(UserWarning), pytest.raises(
+            DataError, match=r"data.ctf:2: input 'x': value 'b' .*more than maxErrors = 1 "
+            r"malformed inputs; CNTK: Reached the maximum number of allowed errors"):
+        _read("0 |x 1 a |y 1\n0 |x b 2 |y 2\n", 1)
+    with pytest.raises(ValueError, match="max_errors must be >= 0"):
+        io.CTFDeserializer.from_bytes(text.encode(), io.StreamDefs(x=io.StreamDef(shape=2)),
+                                      max_errors=-1)
+
+
+@pytest.mark.parametrize("where", ["reader", "deserializer"])
+def test_brainscript_max_errors_reaches_the_deserializer(tmp_path, where):
+    from stadyn._errors import ConfigError
+    from stadyn.brainscript import parse_config, reader_config
+    from stadyn.brainscript._readers import make_source
+
+    path = tmp_path / "d.ctf"
+    path.write_text(_REFS["cases"]["bad_value_in_a_sequence"])
+
+    def source(setting):
+        block = (f'readerType = "CNTKTextFormatReader" ; file = "{path}" ; {setting}\n'
+                 '  input = [ x = [ dim = 2 ] ; y = [ dim = 1 ] ]' if where == "reader" else
+                 f'deserializers = ({{ type = "CNTKTextFormatDeserializer" ; file = "{path}"\n'
+                 f'  {setting} ; input = {{ x = {{ dim = 2 }} ; y = {{ dim = 1 }} }} }})')
+        return make_source(reader_config(parse_config(
+            f"reader = [ randomize = false\n  {block} ]", "r.cntk")["reader"]), max_sweeps=1)
+
+    with pytest.warns(UserWarning, match="skipped"):
+        mb = source("maxErrors = 1").next_minibatch(100)
+    assert mb["x"].lengths.tolist() == [2, 1] and mb["y"].lengths.tolist() == [3, 1]
+    with pytest.raises(DataError, match="'abc' is not a number"):
+        source("").next_minibatch(100)
+    with pytest.raises(ConfigError, match="maxErrors must be a whole number >= 0"):
+        source("maxErrors = -2")
