@@ -330,7 +330,9 @@ class _Runner:
         progress = CNTKProgress(setting, log, network.library, source,
                                 network.model_file_parts(), parallel, self.epoch_callback,
                                 labels_per_sequence=inputs.labels_per_sequence,
-                                validate=validate)
+                                validate=validate,
+                                batch_norms=[n for n in topological_nodes([criterion])
+                                             if n.spec.name == "cntk_batch_normalization"])
         if adjust is not None:
             info = (checkpoint or {}).get("auto_adjust")
             try:
