@@ -31,37 +31,31 @@ from stadyn import ConfigError
 from stadyn.brainscript._runner import run
 
 CONFIG = """command = train:cv
-deviceId = -1
-precision = "float"
-traceLevel = 1
 modelPath = "$OutputDir$/Models/reg"
-train = {
-    action = "train"
-    BrainScriptNetworkBuilder = {
-        x = Input {2}
-        y = Input {1}
-        W = ParameterTensor {(1:2), init = "fixedValue", value = 0}
-        b = ParameterTensor {1, init = "fixedValue", value = 0}
-        z = W * x + b
-        d = z - y
-        sqerr = d .* d
-        absErr = Abs (d)
-        featureNodes = (x) ; labelNodes = (y) ; criterionNodes = (sqerr)
-        evaluationNodes = (absErr) ; outputNodes = (z)
-    }
-    SGD = {
-        epochSize = 0
-        minibatchSize = 4
-        learningRatesPerSample = 0.05
-        momentumAsTimeConstant = 0
-        maxEpochs = 3
-    }
-    READER
-}
+deviceId = -1 ; traceLevel = 1
 cv = {
     action = "cv"
     crossValidationInterval = INTERVAL
     sleepTimeBetweenRuns = 0
+    READER
+}
+train = {
+    action = "train"
+    SGD = {
+        epochSize = 0 ; maxEpochs = 3 ; minibatchSize = 4
+        learningRatesPerSample = 0.05 ; momentumAsTimeConstant = 0
+    }
+    BrainScriptNetworkBuilder = {
+        features = Input {3} ; target = Input {1}
+        weights = ParameterTensor {(1:3), init = "fixedValue", value = 0}
+        offset = ParameterTensor {1, init = "fixedValue", value = 0}
+        prediction = weights * features + offset
+        miss = prediction - target
+        sqerr = miss .* miss
+        absErr = Abs (miss)
+        featureNodes = (features) ; labelNodes = (target) ; criterionNodes = (sqerr)
+        evaluationNodes = (absErr) ; outputNodes = (prediction)
+    }
     READER
 }
 """
@@ -69,7 +63,9 @@ READER = """reader = {
         readerType = "CNTKTextFormatReader"
         file = "$DataDir$/data.txt"
         randomize = false
-        input = { x = { dim = 2 ; format = "dense" } ; y = { dim = 1 ; format = "dense" } }
+        input = {
+            features = { dim = 3 ; format = "dense" } ; target = { dim = 1 ; format = "dense" }
+        }
     }"""
 
 
@@ -77,9 +73,10 @@ READER = """reader = {
 def trained(tmp_path_factory) -> tuple[Path, Path, np.ndarray, np.ndarray]:
     folder = tmp_path_factory.mktemp("cv")
     rng = np.random.default_rng(3)
-    x = rng.normal(0, 1.0, (24, 2)).round(3)
-    y = (x @ np.array([1.0, -0.5]) + 0.25 + rng.normal(0, 0.1, 24)).round(3)
-    (folder / "data.txt").write_text("".join(f"|x {a} {b} |y {c}\n" for (a, b), c in zip(x, y)))
+    x = rng.normal(0, 1.0, (24, 3)).round(3)
+    y = (x @ np.array([1.0, -0.5, 0.2]) + 0.25 + rng.normal(0, 0.1, 24)).round(3)
+    (folder / "data.txt").write_text("".join(f"|features {' '.join(map(str, row))} |target {c}\n"
+                                             for row, c in zip(x, y)))
     _run(folder, "0:1:3", "command=train")
     return folder, folder / "Models", x, y
 
@@ -88,14 +85,15 @@ def _run(folder: Path, interval: str, *extra: str) -> tuple[str, object]:
     path = folder / "cv.cntk"
     path.write_text(CONFIG.replace("INTERVAL", interval).replace("READER", READER))
     log = io.StringIO()
-    result = run(path, [f"DataDir={folder}", f"OutputDir={folder}", *extra], out=log)
+    given = [] if any(e.startswith("modelPath=") for e in extra) else [f"OutputDir={folder}"]
+    result = run(path, [f"DataDir={folder}", *given, *extra], out=log)
     return log.getvalue(), result
 
 
 def _numpy_errors(model: Path, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """(mean |z - y|, mean (z - y)^2) with the model file's W and b."""
+    """(mean |z - y|, mean (z - y)^2) with the model file's weights and offset."""
     params = sd.load(model).parameters
-    w = next(np.asarray(p.d, np.float64) for p in params.values() if p.size == 2).reshape(2)
+    w = next(np.asarray(p.d, np.float64) for p in params.values() if p.size == 3).reshape(3)
     b = next(float(np.asarray(p.d).reshape(())) for p in params.values() if p.size == 1)
     d = x @ w + b - y
     return float(np.abs(d).mean()), float((d * d).mean())

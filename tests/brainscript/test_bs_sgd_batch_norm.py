@@ -38,14 +38,12 @@ modelPath = "$OutputDir$/Models/bn"
 train = {
     action = "train"
     BrainScriptNetworkBuilder = {
-        x = Input {2}
-        y = Input {1}
-        W = ParameterTensor {(1:2), init = "fixedValue", value = 1}
-        h = NORM
-        z = W * h
-        d = z - y
-        sqerr = d .* d
-        featureNodes = (x) ; labelNodes = (y) ; criterionNodes = (sqerr) ; outputNodes = (z)
+        feat = Input {2} ; lab = Input {1}
+        normed = NORM
+        out = ParameterTensor {(1:2), init = "fixedValue", value = 1} * normed
+        sqerr = (out - lab) .* (out - lab)
+        featureNodes = (feat) ; labelNodes = (lab) ; criterionNodes = (sqerr)
+        outputNodes = (out)
     }
     SGD = {
         epochSize = 0
@@ -61,11 +59,11 @@ train = {
         readerType = "CNTKTextFormatReader"
         file = "$DataDir$/data.txt"
         randomize = false
-        input = { x = { dim = 2 ; format = "dense" } ; y = { dim = 1 ; format = "dense" } }
+        input = { feat = { dim = 2 ; format = "dense" } ; lab = { dim = 1 ; format = "dense" } }
     }
 }
 """
-BN = "BatchNormalizationLayer {} (x)"
+BN = "BatchNormalizationLayer {} (feat)"
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +72,8 @@ def data(tmp_path_factory):
     rng = np.random.default_rng(11)
     x = (rng.normal(0, 1.0, (16, 2)) * [1.0, 3.0] + [0.5, -2.0]).round(3)
     y = rng.normal(0, 1.0, 16).round(3)
-    (folder / "data.txt").write_text("".join(f"|x {a} {b} |y {c}\n" for (a, b), c in zip(x, y)))
+    (folder / "data.txt").write_text("".join(f"|feat {a} {b} |lab {c}\n"
+                                             for (a, b), c in zip(x, y)))
     return folder, x, y
 
 
@@ -112,19 +111,19 @@ def test_an_infinite_blend_from_epoch_2_normalises_with_the_running_statistics(d
 
 NDL_NET = """run = net
 net = [
-    x = Input(2)
-    y = Input(1)
+    feat = Input(2)
+    lab = Input(1)
     sc = Parameter(2, 1, init = fixedValue, value = 1)
     b = Parameter(2, 1, init = fixedValue, value = 0)
     m = Parameter(2, 1, init = fixedValue, value = 0, learningRateMultiplier = 0)
     v = Parameter(2, 1, init = fixedValue, value = 0, learningRateMultiplier = 0)
-    h = BatchNormalization(x, sc, b, m, v, spatial = false, normalizationTimeConstant = 100)
+    h = BatchNormalization(feat, sc, b, m, v, spatial = false, normalizationTimeConstant = 100)
     W = Parameter(1, 2, init = fixedValue, value = 1)
     z = Times(W, h)
-    d = Minus(z, y)
+    d = Minus(z, lab)
     sqerr = ElementTimes(d, d)
-    FeatureNodes = (x)
-    LabelNodes = (y)
+    FeatureNodes = (feat)
+    LabelNodes = (lab)
     CriterionNodes = (sqerr)
     OutputNodes = (z)
 ]
@@ -151,7 +150,7 @@ def test_the_sgd_values_reach_an_ndl_batch_normalization_node_too(data):
 
 def test_without_a_batch_normalization_cntk_warns(data):
     folder, _, _ = data
-    text, _ = _run(folder, "0:1#INF", "x")
+    text, _ = _run(folder, "0:1#INF", "feat")
     assert ("Setting batch normalization time constant to inf.\n"
             "WARNING: there is no batch normalization node.\n") in text
 
