@@ -225,7 +225,8 @@ class _Runner:
                               "be read by the workers of a data-parallel job (stadyn train "
                               "--nproc) yet: train it in one process, or use frameMode = true",
                               *record_loc(reader_rec, key))
-        adjust = auto_adjust(sgd_rec.get("AutoAdjust"), sgd_rec)
+        adjust = auto_adjust(sgd_rec.get("AutoAdjust"), sgd_rec,
+                             (len(sgd.minibatch_size), sgd.max_epochs))
         min_lr = min_learning_rate(sgd_rec)
         if adjust is not None and self.parallel.size > 1:
             raise ConfigError("AutoAdjust (autoAdjustLR) is not supported in a data-parallel "
