@@ -146,6 +146,25 @@ def test_bad_settings_are_named_where_written(text, message, line):
     assert (err.value.path, err.value.line) == ("a.cntk", line)
 
 
+def test_auto_adjust_minibatch_is_accepted_where_cntk_searches_in_no_epoch(data, tmp_path):
+    # SGD.cpp searches for a minibatch size only in the epochs past the minibatchSize values
+    # (``if (m_autoAdjustMinibatch && i >= m_mbSize.size())``): with one for each of the 4
+    # epochs it never searches and trains with them; with fewer, Stadyn refuses the key
+    search = "AutoAdjust = { autoAdjustMinibatch = true ; minibatchSizeTuningMax = 64 }"
+    text, result = _run(data, tmp_path / "all", "0.05", search,
+                        "train.SGD.minibatchSize=4:4:8*2")
+    assert [e.epoch for e in result.commands["train"]] == [1, 2, 3, 4]
+    plain, _ = _run(data, tmp_path / "plain", "0.05", "", "train.SGD.minibatchSize=4:4:8*2")
+    assert _finished(text) == _finished(plain)
+    with pytest.raises(ConfigError, match=r"autoAdjustMinibatch = true \(CNTK's search for a "
+                       r"minibatch size before each epoch \(from epoch 3, past the "
+                       r"minibatchSize values\)\) is not supported") as err:
+        _run(data, tmp_path / "some", "0.05", search, "train.SGD.minibatchSize=4:8")
+    written = (tmp_path / "some" / "reg.cntk").read_text().splitlines()
+    assert err.value.line == next(i for i, line in enumerate(written, 1)
+                                  if "autoAdjustMinibatch" in line)
+
+
 def test_settings_and_cntks_defaults():
     sgd = _block("autoAdjustLR = adjustafterepoch ; numPrevLearnRates = 5")
     assert auto_adjust(sgd["AutoAdjust"], sgd) == AutoAdjust(

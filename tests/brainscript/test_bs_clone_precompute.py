@@ -98,9 +98,9 @@ def test_a_cloned_mean_var_norm_is_computed_from_the_clones_input(data):
     x, o = features.astype(np.float64), other.astype(np.float64)
     for want_mean, want_inv, copies in ((x.mean(0), 1 / x.std(0), 2),
                                         (o.mean(0), 1 / np.sqrt(np.maximum(o.var(0), 1e-10)), 3)):
-        means = [k for k, v in stats.items() if k.startswith("mean")
+        means = [k for k, v in stats.items() if k.endswith(".mean")
                  and np.allclose(v, want_mean, rtol=1e-6, atol=1e-6)]
-        invs = [k for k, v in stats.items() if k.startswith("invStdDev")
+        invs = [k for k, v in stats.items() if k.endswith(".invStdDev")
                 and np.allclose(v, want_inv, rtol=1e-5)]
         assert len(means) == len(invs) == copies, stats
     assert np.float32(1e5) in [v[2] for v in stats.values()]       # other's constant column
@@ -174,7 +174,7 @@ def test_an_edited_input_under_a_mean_var_norm_gets_its_own_statistics(data):
     z = e2.z"""))
     assert "Precomputing --> 2 PreCompute nodes found." in log
     h = sd.load(str(folder / "Models" / "base"))(features=other)["h"].astype(np.float64)
-    stats = {k.split("_")[0]: v.d for k, v in
+    stats = {k.rpartition(".")[2]: v.d for k, v in
              sd.load(str(folder / "Models" / "edited.0")).parameters.items() if not v.need_grad}
     np.testing.assert_allclose(stats["mean"], h.mean(0), rtol=1e-5)
     np.testing.assert_allclose(stats["invStdDev"], 1 / h.std(0), rtol=1e-5)
@@ -205,7 +205,7 @@ make = [ action = "edit" ; outputModelPath = "Models/raw" ; makeMode = false
         sd.save("Models/untagged", raw.outputs, raw.inputs)
         with sd.parameter_registry(sd.ParameterRegistry()), pytest.raises(
                 ConfigError, match=r"'Models/untagged' holds a pre-computed value that was "
-                r"never computed \('mean/value' is not a number\)") as e:
+                r"never computed \('n.mean' is not a number\)") as e:
             build_network('{ features = Input {3}\n m = BS.Network.Load ("Models/untagged") }',
                           StadynLibrary())
     finally:

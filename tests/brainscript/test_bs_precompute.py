@@ -173,8 +173,10 @@ def test_precomputed_values_are_numpys_and_saved_in_the_model(simple):
     with sd.parameter_registry(sd.ParameterRegistry()):
         load_model_parameters(str(simple["data"] / "run" / "models" / "simple.dnn.0"))
         values = sd.get_parameters(grad_only=False)
-        mean, inv, prior = values["mean/value"], values["invStdDev/value"], \
-            values["mean_1/value"]
+        # cntk.exe's node names (SimpleNetworkBuilder's: TIMIT CrossValidateSimpleNetwork's
+        # baseline.txt lists MeanOfFeatures = Mean(), InvStdOfFeatures = InvStdDev(), Prior)
+        mean, inv, prior = values["MeanOfFeatures"], values["InvStdOfFeatures"], \
+            values["Prior"]
         np.testing.assert_allclose(mean.d, simple["features"].mean(0), rtol=1e-6)
         np.testing.assert_allclose(inv.d, 1 / simple["features"].std(0), rtol=1e-6)
         np.testing.assert_allclose(prior.d, simple["labels"].mean(0), rtol=1e-6)
@@ -255,12 +257,11 @@ def test_a_sequences_steps_are_its_samples(tmp_path):
     with sd.parameter_registry(sd.ParameterRegistry()):
         load_model_parameters(str(tmp_path / "seq.dnn.0"))
         values = sd.get_parameters(grad_only=False)
-        np.testing.assert_allclose(values["mean/value"].d, frames.mean(0), rtol=1e-5)
-        np.testing.assert_allclose(values["invStdDev/value"].d, 1 / frames.std(0), rtol=1e-5)
-        # made in cntk.exe's order (criterionNodes, then the members by name): prior, twice
-        np.testing.assert_allclose(values["mean_2/value"].d, 2 * frames.mean(0), rtol=1e-5)
+        np.testing.assert_allclose(values["norm.mean"].d, frames.mean(0), rtol=1e-5)
+        np.testing.assert_allclose(values["norm.invStdDev"].d, 1 / frames.std(0), rtol=1e-5)
+        np.testing.assert_allclose(values["twice"].d, 2 * frames.mean(0), rtol=1e-5)
         # one label per sequence: the prior counts sequences
-        np.testing.assert_allclose(values["mean_1/value"].d, np.mean(labels, 0), rtol=1e-6)
+        np.testing.assert_allclose(values["prior._"].d, np.mean(labels, 0), rtol=1e-6)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -293,9 +294,9 @@ def test_quick_e2e_feature_mvn_layer_over_one_epoch_of_frames(quick_e2e, monkeyp
     with sd.parameter_registry(sd.ParameterRegistry()):
         load_model_parameters(str(tmp_path / "models" / "cntkSpeech.dnn.0"))
         values = sd.get_parameters(grad_only=False)
-        np.testing.assert_allclose(values["mean/value"].d, frames.mean(0), rtol=1e-6)
-        np.testing.assert_allclose(values["invStdDev/value"].d, 1 / frames.std(0), rtol=1e-5)
-        np.testing.assert_allclose(values["mean_1/value"].d,
+        np.testing.assert_allclose(values["featNorm.mean"].d, frames.mean(0), rtol=1e-6)
+        np.testing.assert_allclose(values["featNorm.invStdDev"].d, 1 / frames.std(0), rtol=1e-5)
+        np.testing.assert_allclose(values["logPrior._"].d,
                                    np.bincount(labels, minlength=132) / 640, atol=1e-7)
 
 
@@ -319,7 +320,9 @@ T = [ action = "train" ; modelPath = "{tmp_path}/m"
         load_model_parameters(str(tmp_path / "m.0"))
         values = sd.get_parameters(grad_only=False)
         x = np.array([[k, k * k] for k in range(8)], np.float64)
-        np.testing.assert_allclose(values["mean/value"].d, x.mean(0), rtol=1e-6)
-        np.testing.assert_allclose(values["invStdDev/value"].d, 1 / x.std(0), rtol=1e-6)
+        # both pairs are reached first from n: the inner one (made first) is n.mean, the outer
+        # keeps the name it was made under
+        np.testing.assert_allclose(values["n.mean"].d, x.mean(0), rtol=1e-6)
+        np.testing.assert_allclose(values["n.invStdDev"].d, 1 / x.std(0), rtol=1e-6)
         assert values["mean_1/value"].d.tolist() == [0, 0]
         assert values["invStdDev_1/value"].d.tolist() == [1e5, 1e5]

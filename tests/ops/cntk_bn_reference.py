@@ -53,18 +53,30 @@ def _cntk_bn_batch(x, spatial, lengths):
 def ref_cntk_batch_normalization(x, scale, bias, mean, variance, count, lengths=None,
                                  spatial=False, time_constant=5000.0, blend_time_constant=0.0,
                                  epsilon=1e-5, batch_stat=None):
-    """CNTK: the minibatch's statistics (biased variance) blended with the running ones by
-    ``b / (b + N)`` in training, the running ones in inference; a sequence's every step
-    normalised, its statistics over the packed minibatch matrix CNTK 2.7 makes."""
+    """CNTK: the minibatch's statistics (biased variance) in training, the running ones in
+    inference; a sequence's every step normalised, its statistics over the packed minibatch
+    matrix CNTK 2.7 makes.  With ``blend_time_constant`` b the mean and the inverse standard
+    deviation are blended with the running ones *after* this minibatch's update, weight
+    ``b / (b + N)`` for the running ones, 0 on the first minibatch (count 0): CNTK's
+    CntkBatchNormalization.cuh (kComputeBatchMeanAndInvStdDev: ``run = expAvgFactor * mean +
+    (1 - expAvgFactor) * run; x = blendFactor * run + (1 - blendFactor) * mean``, and
+    ``im2 = blendFactor * RSqrt(run + epsilon) + (1 - blendFactor) * im2``) with
+    TrainingNodes.h's ComputeBlendFactor."""
     _, shape = _cntk_bn_parts(x, spatial, 1 if lengths is None else 2)
     if batch_stat:
         m, v, n, _ = _cntk_bn_batch(x, spatial, lengths)
-        w = blend_time_constant / (blend_time_constant + n)
-        m = (1 - w) * m + w * mean.reshape(shape)
-        v = (1 - w) * v + w * variance.reshape(shape)
+        inv = 1 / np.sqrt(v + epsilon)
+        if blend_time_constant and float(count) != 0:
+            w = 1.0 if math.isinf(blend_time_constant) else \
+                blend_time_constant / (blend_time_constant + n)
+            new = updates_cntk_batch_normalization(x, scale, bias, mean, variance, count,
+                                                   lengths, spatial, time_constant,
+                                                   blend_time_constant, epsilon, batch_stat)
+            m = (1 - w) * m + w * new[3].reshape(shape)
+            inv = (1 - w) * inv + w / np.sqrt(new[4].reshape(shape) + epsilon)
     else:
-        m, v = mean.reshape(shape), variance.reshape(shape)
-    return (x - m) / np.sqrt(v + epsilon) * scale.reshape(shape) + bias.reshape(shape)
+        m, inv = mean.reshape(shape), 1 / np.sqrt(variance.reshape(shape) + epsilon)
+    return (x - m) * inv * scale.reshape(shape) + bias.reshape(shape)
 
 
 def updates_cntk_batch_normalization(x, scale, bias, mean, variance, count, lengths=None,

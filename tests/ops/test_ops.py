@@ -662,7 +662,14 @@ ENTRIES: dict[str, Entry] = {
                np.array(0.0, np.float32)), {"spatial": True, "batch_stat": True}),
          Case((normal(5, 6), uniform(0.5, 2, 6), normal(6), normal(6), uniform(0.5, 2, 6),
                np.array(7.0, np.float32)),
-              {"time_constant": 20.0, "blend_time_constant": 3.0, "batch_stat": True}),
+              {"time_constant": 20.0, "blend_time_constant": 3.0, "batch_stat": True},
+              no_grad="with a blend CNTK's gradient is not the derivative of its forward (the "
+                      "running statistics count as constants, the minibatch's with weight "
+                      "1 - w): tests/ops/test_cntk_bn_blend.py checks it against NumPy"),
+         # running statistics only (blend and time constant infinite): a true derivative
+         Case((normal(5, 6), uniform(0.5, 2, 6), normal(6), normal(6), uniform(0.5, 2, 6),
+               np.array(7.0, np.float32)),
+              {"time_constant": math.inf, "blend_time_constant": math.inf, "batch_stat": True}),
          Case((normal(2, 3, 2), uniform(0.5, 2, 3), normal(3), normal(3), uniform(0.5, 2, 3),
                np.array(9.0, np.float32)), {"spatial": True, "batch_stat": False}),
          # sequences (lengths 3, 1, 4 padded with 50: CNTK packs them into two rows of 4)

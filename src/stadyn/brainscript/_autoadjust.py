@@ -18,8 +18,9 @@ interval (the ``cvReader`` set's criterion when there is one, else the training 
 Training also ends when an epoch would start with a rate below ``minLearningRatePerSample``
 (SGD block, default 1e-9).  This module holds the settings and the policy as a pure function of
 the loss history (:func:`after_epoch`); the train command does what it decides
-(:mod:`._train_progress`, :mod:`._model_files`).  ``"searchBeforeEpoch"`` and
-``autoAdjustMinibatch`` are refused, naming the key.
+(:mod:`._train_progress`, :mod:`._model_files`).  ``"searchBeforeEpoch"`` is refused, naming
+the key, and so is ``autoAdjustMinibatch`` unless ``minibatchSize`` has a value for every epoch
+(cntk.exe searches only in the epochs past them).
 """
 
 from __future__ import annotations
@@ -104,9 +105,15 @@ class Step:
 # ---------------------------------------------------------------------------------------------
 # Settings
 # ---------------------------------------------------------------------------------------------
-def auto_adjust(block, record: ConfigRecord | None = None) -> AutoAdjust | None:
+def auto_adjust(block, record: ConfigRecord | None = None,
+                minibatch_epochs: tuple[int, int] | None = None) -> AutoAdjust | None:
     """The settings of ``SGD.AutoAdjust`` (a :class:`ConfigRecord`; ``record`` is the SGD block,
     for messages), or ``None`` when it does not adjust (``autoAdjustLR`` none or false).
+
+    ``minibatch_epochs`` is (the number of ``minibatchSize`` values, ``maxEpochs``):
+    cntk.exe searches for a minibatch size (``autoAdjustMinibatch = true``) only in the epochs
+    past the given sizes (SGD.cpp: ``m_autoAdjustMinibatch && i >= m_mbSize.size()``), so a
+    search no epoch makes is accepted; any other is refused, naming the key.
 
     >>> from stadyn.brainscript import parse_config
     >>> cfg = parse_config('AutoAdjust = [ autoAdjustLR = "adjustAfterEpoch"\\n'
@@ -127,9 +134,13 @@ def auto_adjust(block, record: ConfigRecord | None = None) -> AutoAdjust | None:
                 f" (supported: {', '.join(_POLICY)})"
             raise ConfigError(f"unknown or unsupported AutoAdjust key '{key}'{hint}",
                               *_where(block, key))
-    if block.get_bool("autoAdjustMinibatch", False):
+    searched = minibatch_epochs is None or minibatch_epochs[0] < minibatch_epochs[1]
+    if block.get_bool("autoAdjustMinibatch", False) and searched:
+        first = "" if minibatch_epochs is None else \
+            f" (from epoch {minibatch_epochs[0] + 1}, past the minibatchSize values)"
         raise ConfigError("AutoAdjust: autoAdjustMinibatch = true (CNTK's search for a minibatch "
-                          "size before each epoch) is not supported; give minibatchSize",
+                          f"size before each epoch{first}) is not supported; give a "
+                          "minibatchSize value for every epoch (it then searches in none)",
                           *_where(block, "autoAdjustMinibatch"))
     kind = str(block.get_str("autoAdjustLR", "None")).strip().lower()
     if kind in ("false", "none", ""):

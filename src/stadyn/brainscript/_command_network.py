@@ -6,6 +6,7 @@ its inputs: :class:`CommandNetwork` (a network built with :class:`StadynLibrary`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,18 +16,23 @@ from .. import functions as F
 from .. import io
 from .._errors import ConfigError, StadynError
 from ..graph import Variable, topological_nodes
-from ..parametric import get_parameters
+from ..parametric import current_registry, get_parameters
 from ..train import evaluate_sums
 from ._blocks import CommandConfig, per_epoch
 from ._build import build_network
 from ._cntk_log import CNTKLog, cntk_shape_text, results_line, validation_line
 from ._config import BrainScriptSource, ConfigRecord
 from ._network_library import reached_ids
+from ._precompute_library import PreComputeNode
 from ._readers import make_source
 from ._stadyn_library import StadynLibrary
 
 __all__ = ["CommandNetwork", "InputSource", "Validation", "criterion_total", "loc_of",
            "record_loc"]
+
+
+# the names pre-computed values are made under (:mod:`._precompute_library`)
+_PLACEHOLDER = re.compile(r"(mean|invStdDev)(_[0-9]+)?/value")
 
 
 class CommandNetwork:
@@ -40,6 +46,44 @@ class CommandNetwork:
         self.criterion_nodes = self.net.criterion_nodes or tagged["criterion"]
         self.evaluation_nodes = self.net.evaluation_nodes or tagged["evaluation"]
         self.output_nodes = self.net.output_nodes or tagged["output"]
+        # pre-computed values renamed to cntk.exe's names: new name -> the name an older
+        # Stadyn saved them under (mean/value, ...), for the model files it wrote
+        self.precompute_aliases: dict[str, str] = {}
+        self._name_precomputed()
+
+    # -- pre-computed nodes -----------------------------------------------------------------
+    def precompute_name(self, node: PreComputeNode, alone: str | None = None) -> str:
+        """cntk.exe's name of a pre-computed node (its log's and model file's): its member
+        name, else (made inside ``MeanVarNorm`` or ``LogPrior``) the member that holds it, dot,
+        the name in CNTK's definition (``featNorm.mean``; for a copy ``CloneFunction`` or
+        ``Edit`` made: the original's name, else ``alone``)."""
+        name = self.net.name_of(node.value)
+        if name is not None:
+            return name
+        for owner, value in self.net.nodes.items():
+            if isinstance(value, Variable) and value.parent is not None and \
+                    id(node.value) in reached_ids([value]):
+                original = node.original
+                inner = node.member or node.operation if original is None else \
+                    self.precompute_name(original, original.member or original.operation)
+                return f"{owner}.{inner}"
+        return node.name if alone is None else alone
+
+    def _name_precomputed(self) -> None:
+        """Register the values of the pre-computed nodes made for this network (as
+        ``mean/value`` ...) under cntk.exe's names (:meth:`precompute_name`), so the model files
+        hold ``featNorm.mean`` as cntk.exe's did; one whose name another parameter has (or
+        another pre-computed node took first) keeps its first name."""
+        registry = current_registry()
+        for node in self.library.precompute_nodes:
+            if not _PLACEHOLDER.fullmatch(node.name) or registry.get(node.name) is not \
+                    node.value:
+                continue            # (a loaded network's: its file's name)
+            name = self.precompute_name(node)
+            if name != node.name and name not in registry:
+                registry.rename(node.name, name)
+                self.precompute_aliases[name] = node.name
+                node.name = name
 
     def name(self, node: Variable) -> str:
         name = self.net.name_of(node)

@@ -371,12 +371,12 @@ class LayerFunctions:
                                 normalizationTimeConstant=5000, blendTimeConstant=0,
                                 epsilon=0.00001, useCntkEngine=False, disableRegularization=False):
         """A :class:`stadyn.layers.BatchNormalization`: per channel when ``spatialRank > 0``
-        (images), per element otherwise."""
-        if blendTimeConstant not in (0, 0.0):
-            raise ConfigError("BatchNormalizationLayer: blendTimeConstant is not supported yet")
+        (images), per element otherwise; ``blendTimeConstant`` mixes the running statistics
+        into the training minibatches' normalisation as CNTK's node does."""
         layer = L.BatchNormalization(map_rank=1 if int(spatialRank) > 0 else None,
                                      init_scale=float(initialScale),
                                      normalization_time_constant=float(normalizationTimeConstant),
+                                     blend_time_constant=float(blendTimeConstant),
                                      epsilon=float(epsilon))
         self._batch_norms.append((layer, bool(disableRegularization)))
         return self._named(layer, "", _BATCH_NORM_MEMBERS)

@@ -9,7 +9,7 @@ import errno
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -162,8 +162,8 @@ def save_model(path: str, outputs: dict[str, Variable], inputs: dict[str, Variab
     save(path, outputs, inputs, tags=tags)
 
 
-def load_model_parameters(path: str, required: Iterable[Variable] | None = None
-                          ) -> dict[str, bool]:
+def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
+                          aliases: Mapping[str, str] | None = None) -> dict[str, bool]:
     """Load the parameters of a model file (or of a parameter file) into the current registry,
     each into the parameter of the same name (a BrainScript parameter's name is its node's,
     ``model.arrayOfFunctions[1].W``, so the order the network makes them in does not matter).
@@ -173,6 +173,10 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None
     file (cntk.exe reads the whole network from the file; a parameter left as made would be
     evaluated or trained on silently): of ``required`` (those the network computes with: a
     declared parameter nothing uses is not saved), else of every trained one.
+
+    ``aliases`` (name -> older name) reads a value the file holds under the older name only
+    (a pre-computed value an older Stadyn saved as ``mean/value``: CommandNetwork's
+    ``precompute_aliases``).
 
     Returns the ``hasComputed`` flags the file saved with its pre-computed values (parameter
     name -> flag; ``hasComputed:<name>:true`` tags): none from a parameter file or a model file
@@ -188,6 +192,11 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None
                 flags[name] = value == "true"
     else:
         load_parameters(path, registry=found)
+    for name, old in (aliases or {}).items():
+        if name not in found and old in found:
+            found.rename(old, name)
+            if old in flags:
+                flags[name] = flags.pop(old)
     registry = current_registry()
     pairs = _match_parameters(path, dict(found.items()), dict(registry.items()))
     matched = {id(have) for have, _ in pairs}
@@ -304,19 +313,21 @@ def save_epoch(log: Callable[[str], None], model_path: str, epoch: int, max_epoc
             os.remove(previous)
 
 
-def _read_parameters(model_file: str, what: str, trainer) -> dict[str, bool]:
+def _read_parameters(model_file: str, what: str, trainer,
+                     aliases: Mapping[str, str] | None = None) -> dict[str, bool]:
     """:func:`load_model_parameters` (of the parameters ``trainer`` trains), a damaged file a
     ConfigError: cannot ``what`` it."""
     try:
-        return load_model_parameters(model_file, trainer.parameters)
+        return load_model_parameters(model_file, trainer.parameters, aliases)
     except ModelFileError as exc:
         raise ConfigError(f"cannot {what} '{model_file}': {exc}") from None
 
 
-def _restore(model_file: str, trainer, source, what: str) -> tuple[dict, dict[str, bool]]:
+def _restore(model_file: str, trainer, source, what: str,
+             aliases: Mapping[str, str] | None = None) -> tuple[dict, dict[str, bool]]:
     """The parameters of ``model_file``, then the trainer and the reader from its checkpoint;
     the checkpoint's external state and the file's ``hasComputed`` flags."""
-    flags = _read_parameters(model_file, what, trainer)
+    flags = _read_parameters(model_file, what, trainer, aliases)
     ckp = model_file + ".ckp"
     state = trainer.restore_from_checkpoint(ckp)
     try:
@@ -363,18 +374,19 @@ def roll_back(model_path: str, target: int, max_epochs: int, trainer, source,
 
 
 def resume(log: Callable[[str], None], model_file: str, trainer, learners, source, start: int,
-           epoch_size: Callable[[], int], per_sweep: bool = False
-           ) -> tuple[dict | None, dict[str, bool]]:
+           epoch_size: Callable[[], int], per_sweep: bool = False,
+           aliases: Mapping[str, str] | None = None) -> tuple[dict | None, dict[str, bool]]:
     """Continue from ``model_file`` (CNTK's restart): its parameters, then its checkpoint (the
     learners' state, counters, the reader's position), whose external state is returned with
     the file's ``hasComputed`` flags (:func:`load_model_parameters`);
     without a checkpoint (``None``) the learners start afresh at the samples of ``start``
     epochs of ``epoch_size()`` samples, as CNTK warned (and, ``per_sweep``: an epoch is one
     sweep, after ``start`` sweeps).  At ``start`` 0 (``modelPath.0``, which has no checkpoint)
-    only the parameters are read: everything else starts afresh, and CNTK warned nothing."""
+    only the parameters are read: everything else starts afresh, and CNTK warned nothing.
+    ``aliases``: :func:`load_model_parameters`'s."""
     if start > 0 and os.path.exists(model_file + ".ckp"):
-        return _restore(model_file, trainer, source, "continue from")
-    flags = _read_parameters(model_file, "continue from", trainer)
+        return _restore(model_file, trainer, source, "continue from", aliases)
+    flags = _read_parameters(model_file, "continue from", trainer, aliases)
     if start == 0:
         return None, flags
     log("Warning: Checkpoint file is missing. Parameter-learning state (such as "

@@ -81,23 +81,6 @@ def use_all_data(sgd_record: ConfigRecord) -> bool:
     return sgd_record.get_bool("UseAllDataForPreComputedNode", True)
 
 
-def _log_name(network: CommandNetwork, node: PreComputeNode, alone: str | None = None) -> str:
-    """The name CNTK's log gives the node: its member name, else (made inside ``MeanVarNorm``
-    or ``LogPrior``) the member that holds it, dot, the name in CNTK's definition (for a copy
-    ``CloneFunction`` or ``Edit`` made: the original's name, else ``alone``)."""
-    name = network.net.name_of(node.value)
-    if name is not None:
-        return name
-    for owner, value in network.net.nodes.items():
-        if isinstance(value, Variable) and value.parent is not None and \
-                id(node.value) in reached_ids([value]):
-            original = node.original
-            inner = node.member or node.operation if original is None else \
-                _log_name(network, original, original.member or original.operation)
-            return f"{owner}.{inner}"
-    return node.name if alone is None else alone
-
-
 def _samples(x: Variable) -> np.ndarray:
     """The values of ``x`` in this minibatch, one row per sample (a sequence's valid steps)."""
     data = x.d
@@ -128,7 +111,7 @@ def mark_computed(network: CommandNetwork, flags: dict[str, bool] | None) -> Non
 def check_computed(network: CommandNetwork, model_path: str, where: tuple) -> None:
     """A ConfigError at ``where`` if a pre-computed value of the network did not come with the
     model file ``model_path`` (a ``test``, ``eval`` or ``write`` command's): it would be NaN."""
-    missing = [_log_name(network, n) for n in uncomputed(network)]
+    missing = [network.precompute_name(n) for n in uncomputed(network)]
     if missing:
         raise ConfigError(f"the model '{model_path}' holds no computed value for the "
                           f"pre-computed node(s) {', '.join(missing)} (Mean, InvStdDev): it was "
@@ -151,7 +134,7 @@ def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog) -> boo
     raw()
     if cmd.trace_level > 0:
         for node in nodes:
-            log(f"\t{_log_name(network, node)} = {node.operation}()")
+            log(f"\t{network.precompute_name(node)} = {node.operation}()")
     sgd_rec = cmd.record.get_record("SGD")
     limit = None if use_all_data(sgd_rec) else cmd.sgd.epoch_size
     reader_loc = record_loc(cmd.record, "reader")

@@ -13,6 +13,8 @@
   (``editPath``) is refused, naming the key.
 * ``test`` / ``eval``: load ``modelPath``, evaluate ``evalNodeNames`` (default: the evaluation and
   criterion nodes) over one sweep of the ``reader`` and print ``Final Results: ...``.
+* ``cv``: the test action on the model file of each epoch of ``crossValidationInterval``, then
+  the best model per evaluation node (:mod:`._cross_validate`).
 
 Training is :meth:`stadyn.train.Trainer.fit` (the runner has no epoch loop of its own; it calls
 ``fit`` again only where ``AutoAdjust`` rolled an epoch back) with one callback,
@@ -48,6 +50,7 @@ from ._command_network import (CommandNetwork, InputSource, Validation, criterio
                                record_loc)
 from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, results_line)
 from ._config import BrainScriptSource, ConfigRecord, load_config, unused_overrides
+from ._cross_validate import cross_validate
 from ._precompute import check_computed, mark_computed, precompute
 from ._ndl import ndl_seeds_kept
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
@@ -196,6 +199,9 @@ class _Runner:
                 self.result.commands[cmd.name] = self.write(cmd)
             elif cmd.action == "edit":
                 self.result.commands[cmd.name] = self.edit(cmd)
+            elif cmd.action == "cv":
+                self.result.commands[cmd.name] = cross_validate(cmd, self._evaluate_model(cmd),
+                                                                log)
             else:
                 self.result.commands[cmd.name] = self.evaluate(cmd)
         log(f'Action "{cmd.action}" complete.')
@@ -229,7 +235,8 @@ class _Runner:
             key = next((k for k in reader_rec if k.lower() == "nbruttsineachrecurrentiter"),
                        "readerType")
             raise ConfigError(LM_DATA_PARALLEL, *record_loc(reader_rec, key))
-        adjust = auto_adjust(sgd_rec.get("AutoAdjust"), sgd_rec)
+        adjust = auto_adjust(sgd_rec.get("AutoAdjust"), sgd_rec,
+                             (len(sgd.minibatch_size), sgd.max_epochs))
         min_lr = min_learning_rate(sgd_rec)
         if adjust is not None and self.parallel.size > 1:
             raise ConfigError("AutoAdjust (autoAdjustLR) is not supported in a data-parallel "
@@ -317,7 +324,8 @@ class _Runner:
         if resume_from is not None:    # the model file holds the pre-computed values
             checkpoint, flags = resume(log, resume_from, trainer, learners, source, start,
                                        lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
-                                       per_sweep=epoch_size is None)
+                                       per_sweep=epoch_size is None,
+                                       aliases=network.precompute_aliases)
             mark_computed(network, flags)
         # CNTK: the model before the start epoch is saved unless it was loaded and the pass
         # computed nothing (a model file written before the pass has values to compute)
@@ -334,7 +342,9 @@ class _Runner:
         progress = CNTKProgress(setting, log, network.library, source,
                                 network.model_file_parts(), parallel, self.epoch_callback,
                                 labels_per_sequence=inputs.labels_per_sequence,
-                                validate=validate)
+                                validate=validate,
+                                batch_norms=[n for n in topological_nodes([criterion])
+                                             if n.spec.name == "cntk_batch_normalization"])
         if adjust is not None:
             info = (checkpoint or {}).get("auto_adjust")
             try:
@@ -360,8 +370,10 @@ class _Runner:
         source.close()
         return progress.results
 
-    def _trained_network(self, cmd: CommandConfig) -> CommandNetwork:
-        """A test/eval/write command's network with the parameters of its model file."""
+    def _trained_network(self, cmd: CommandConfig,
+                         model_path: str | None = None) -> CommandNetwork:
+        """A test/eval/write/cv command's network with the parameters of its model file
+        (``model_path``, by default the command's ``modelPath``)."""
         where = record_loc(cmd.record, "action")
         if cmd.reader is None:
             raise ConfigError(f"command '{cmd.name}' (action {cmd.action}) needs a 'reader'",
@@ -374,19 +386,20 @@ class _Runner:
         else:                              # cntk.exe read the model file: no seeds taken
             with _seeds_kept(self.run.root):
                 network = CommandNetwork(self._network_for(cmd), 0.0)
-        if not os.path.exists(cmd.model_path):
-            raise ConfigError(f"model file '{cmd.model_path}' does not exist (train it first)",
+        model_path = model_path or cmd.model_path
+        if not os.path.exists(model_path):
+            raise ConfigError(f"model file '{model_path}' does not exist (train it first)",
                               *where)
         # the values the network computes with (a declared parameter nothing uses is not in
         # the model file)
         used = [v for n in topological_nodes(list(network.model_file_parts()[0].values()))
                 for v in n.inputs]
         try:
-            flags = load_model_parameters(cmd.model_path, used)
+            flags = load_model_parameters(model_path, used, network.precompute_aliases)
         except ModelFileError as exc:
             raise ConfigError(f"cannot load the model: {exc}", *where) from None
         mark_computed(network, flags)
-        check_computed(network, cmd.model_path, where)
+        check_computed(network, model_path, where)
         return network
 
     # -- write --------------------------------------------------------------------------------
@@ -437,10 +450,12 @@ class _Runner:
         return output
 
     # -- test / eval ------------------------------------------------------------------------
-    def evaluate(self, cmd: CommandConfig) -> EvalResult:
+    def evaluate(self, cmd: CommandConfig, model_path: str | None = None) -> EvalResult:
+        """CNTK's test/eval action (``DoEval``) on the model file ``model_path`` (by default
+        the command's ``modelPath``; a cv command passes each of its models)."""
         log, rec = self.log, cmd.record
         where = record_loc(rec, "action")
-        network = self._trained_network(cmd)
+        network = self._trained_network(cmd, model_path)
         if cmd.eval_node_names:
             nodes, seen = [], set()
             for name in cmd.eval_node_names:
@@ -492,6 +507,15 @@ class _Runner:
         zero = [[0.0, 0] for _ in nodes]
         self._eval_line(1, mbs, names, nodes, totals, zero, network, True)
         return EvalResult({n: (t / c if c else 0.0, c) for n, (t, c) in zip(names, totals)}, mbs)
+
+    def _evaluate_model(self, cmd: CommandConfig) -> Callable[[str], EvalResult]:
+        """:meth:`evaluate` of one model file, its network built afresh (as cntk.exe loads each
+        model of a cv command): in a registry of its own, so its parameters take the names
+        the model file has."""
+        def evaluate(path: str) -> EvalResult:
+            with parameter_registry(ParameterRegistry()):
+                return self.evaluate(cmd, path)
+        return evaluate
 
     def _eval_line(self, first, last, names, nodes, totals, logged, network, final) -> None:
         perplexity = [network.library.shows_perplexity(n) for n in nodes]
@@ -578,9 +602,9 @@ def run_config_file(root: ConfigRecord, *, actions: Sequence[str] | None = None,
             raise ConfigError(f"the config runs no {' or '.join(sorted(wanted))} command "
                               f"(its commands: {names})", *record_loc(root, "command"))
     for cmd in commands:
-        if cmd.action not in ("train", "test", "eval", "write", "edit"):
+        if cmd.action not in ("train", "test", "eval", "write", "edit", "cv"):
             raise ConfigError(f"action '{cmd.action}' of command '{cmd.name}' is not supported "
-                              "(train, test, eval, write or edit)",
+                              "(train, test, eval, cv, write or edit)",
                               *record_loc(cmd.record, "action"))
         if cmd.action == "edit":
             check_edit(cmd)

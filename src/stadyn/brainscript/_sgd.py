@@ -34,7 +34,8 @@ __all__ = ["make_learner", "learning_rates_per_sample", "momenta_per_sample",
 _FIELDS = ("maxEpochs", "epochSize", "minibatchSize", "learningRatesPerSample",
            "learningRatesPerMB", "momentumAsTimeConstant", "momentumPerMB", "momentumPerSample",
            "L2RegWeight", "L1RegWeight", "dropoutRate", "numMBsToShowResult",
-           "firstMBsToShowResult", "gradientClippingWithTruncation", "clippingThresholdPerSample")
+           "firstMBsToShowResult", "gradientClippingWithTruncation", "clippingThresholdPerSample",
+           "batchNormalizationTimeConstant", "batchNormalizationBlendTimeConstant")
 #: Further keys this module reads from ``SGDConfig.extra``.
 _EXTRA = ("gradUpdateType", "useNAG", "useNAGMomentum", "useAdagrad", "normWithAveMultiplier",
           "varianceTimeConstant", "fsAdagradTargetAvDenom", "rms_gamma", "rms_wgt_inc",

@@ -44,6 +44,10 @@ class SGDConfig:
     # learningRatesPerMB and momentumPerMB are per minibatchSize x this many parallel sequences
     # (the reader's nbruttsineachrecurrentiter; minibatchSize is then frames a sequence)
     parallel_sequences: int = 1
+    # batchNormalizationTimeConstant / batchNormalizationBlendTimeConstant: per epoch, set on
+    # the network's batch normalisations where they change (0, the default: left alone)
+    batch_norm_time_constant: tuple[float, ...] = (0.0,)
+    batch_norm_blend_time_constant: tuple[float, ...] = (0.0,)
     extra: Mapping[str, Any] = field(default_factory=dict)
     loc: SourceLocation | None = field(default=None, compare=False, repr=False)
 
@@ -51,7 +55,8 @@ class SGDConfig:
 _SGD_KEYS = {"maxepochs", "epochsize", "minibatchsize", "learningratespersample",
              "learningratespermb", "momentumastimeconstant", "momentumpermb", "momentumpersample",
              "l2regweight", "l1regweight", "dropoutrate", "nummbstoshowresult",
-             "firstmbstoshowresult", "gradientclippingwithtruncation", "clippingthresholdpersample"}
+             "firstmbstoshowresult", "gradientclippingwithtruncation", "clippingthresholdpersample",
+             "batchnormalizationtimeconstant", "batchnormalizationblendtimeconstant"}
 
 
 #: The ranges of the SGD block's numbers: key, test, what it must be, integer, finite.
@@ -70,6 +75,11 @@ _SGD_RANGES = (
     ("numMBsToShowResult", _non_negative, "be >= 0", True, False),
     ("firstMBsToShowResult", _non_negative, "be >= 0", True, False),
     ("clippingThresholdPerSample", _positive, "be > 0 (infinity: no clipping)", False, False),
+    # (cntk.exe's negative time constant, statistics over the whole corpus, is not supported)
+    ("batchNormalizationTimeConstant", _non_negative, "be >= 0 (infinity: frozen statistics)",
+     False, False),
+    ("batchNormalizationBlendTimeConstant", _non_negative,
+     "be >= 0 (infinity: the running statistics alone)", False, False),
 )
 
 
@@ -110,6 +120,9 @@ def sgd_config(rec: ConfigRecord) -> SGDConfig:
         l2_reg_weight=rec.get_float("L2RegWeight", 0.0),
         l1_reg_weight=rec.get_float("L1RegWeight", 0.0),
         dropout_rate=tuple(rec.get_floats("dropoutRate", [0.0])),
+        batch_norm_time_constant=tuple(rec.get_floats("batchNormalizationTimeConstant", [0.0])),
+        batch_norm_blend_time_constant=tuple(
+            rec.get_floats("batchNormalizationBlendTimeConstant", [0.0])),
         num_mbs_to_show_result=rec.get_int("numMBsToShowResult", 10),
         first_mbs_to_show_result=rec.get_int("firstMBsToShowResult", 0),
         gradient_clipping_with_truncation=rec.get_bool("gradientClippingWithTruncation", True),

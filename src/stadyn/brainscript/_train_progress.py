@@ -3,8 +3,9 @@
 each epoch and minibatch.
 
 * **Epoch start**: seed the random masks per epoch (CNTK's ``SetIRngUserSeed``, so a resumed run
-  draws the masks an uninterrupted one drew), set the epoch's dropout rate, print ``Starting
-  Epoch ...``.
+  draws the masks an uninterrupted one drew), set the epoch's dropout rate and batch
+  normalisation time constants (``batchNormalizationTimeConstant``,
+  ``batchNormalizationBlendTimeConstant``), print ``Starting Epoch ...``.
 * **Minibatch**: add the criterion, the first evaluation node (fit's loss and metric sums) and
   the other evaluation nodes (fit's extra ``outputs``) to the epoch's totals; print a
   ``Minibatch[...]`` line every ``numMBsToShowResult`` minibatches, and after it stop on a NaN
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,8 +128,12 @@ class CNTKProgress(TrainingCallback):
                  model_parts: tuple[dict, dict, dict] | None, parallel,
                  epoch_callback: Callable[[str, int], None] | None = None, *,
                  labels_per_sequence: bool = False,
-                 validate: Callable[[int], dict[str, float]] | None = None):
+                 validate: Callable[[int], dict[str, float]] | None = None,
+                 batch_norms: Sequence[Any] = ()):
         self.setting, self.log, self.library = setting, log, library
+        # the batch normalisations the criterion depends on (their op calls), and the time
+        # constants last set on them (cntk.exe's prev...TimeConstant, 0 at the start)
+        self.batch_norms, self.bn_constants = list(batch_norms), (0.0, 0.0)
         self.validate = validate      # the cvReader set, evaluated after each epoch
         self.source, self.model_parts, self.parallel = source, model_parts, parallel
         self.epoch_callback = epoch_callback
@@ -157,6 +162,7 @@ class CNTKProgress(TrainingCallback):
                 log.raw("WARNING: Attempting to set dropout rate, but there is no dropout "
                         "node in the network.")
             self.dropout = rate
+        self._set_batch_norm_time_constants(epoch)
         self.epoch = epoch
         self.mb_size = per_epoch(sgd.minibatch_size, epoch)
         self.lr = cntk_learning_rate(sgd, epoch)
@@ -182,6 +188,30 @@ class CNTKProgress(TrainingCallback):
         self.logged = [[0.0, 0] for _ in setting.names]
         self.mbs = self.mbs_logged = 0
         self.since = time.perf_counter()
+
+    def _set_batch_norm_time_constants(self, epoch: int) -> None:
+        """cntk.exe's ``SetBatchNormalizationTimeConstants`` (ComputationNetwork.cpp): a time
+        constant of the SGD block that differs from the one set before is set on every batch
+        normalisation of the criterion (``BatchNormalizationNode::SetNormalizationTimeConstants``
+        changes only the one that changed), with its line."""
+        sgd, log = self.setting.sgd, self.log
+        new = (per_epoch(sgd.batch_norm_time_constant, epoch),
+               per_epoch(sgd.batch_norm_blend_time_constant, epoch))
+        if new == self.bn_constants:
+            return
+        changed = [a != b for a, b in zip(new, self.bn_constants)]
+        if changed[0]:
+            log.raw(f"Setting batch normalization time constant to {new[0]:.8g}.")
+        if changed[1]:
+            log.raw(f"Setting batch normalization blend time constant to {new[1]:.8g}.")
+        if not self.batch_norms:
+            log.raw("WARNING: there is no batch normalization node.")
+        for node in self.batch_norms:
+            for name, value, change in zip(("time_constant", "blend_time_constant"), new,
+                                           changed):
+                if change and node.attrs[name] != value:
+                    node.set_attribute(name, float(value))
+        self.bn_constants = new
 
     # -- minibatch ----------------------------------------------------------------------------
     def on_minibatch_end(self, trainer, record: dict[str, Any]) -> None:

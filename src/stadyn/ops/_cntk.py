@@ -165,8 +165,11 @@ def cntk_batch_normalization(x, scale, bias, mean, variance, count, lengths=None
     and updates the running ones in place by CNTK's rule: the first minibatch (``count`` 0)
     replaces them; later ones blend in with ``1 - exp(-M / time_constant)`` for a minibatch of
     M samples (``time_constant`` 0: replace every time; infinite: keep the first); the variance
-    is the unbiased one.  ``blend_time_constant`` mixes the running statistics into the
-    normalisation with weight ``b / (b + M)``.  Inference normalises with the running ones.
+    is the unbiased one.  ``blend_time_constant`` b mixes the running statistics, once
+    updated, into the normalisation with weight ``b / (b + M)`` (infinite: 1, the running ones
+    alone; the first minibatch: 0), the mean and the inverse standard deviation each, as CNTK's
+    GPU kernel does; they are constants for the gradient.  Inference normalises with the
+    running ones.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -189,12 +192,7 @@ def cntk_batch_normalization(x, scale, bias, mean, variance, count, lengths=None
         m, v = mean.reshape(shape), variance.reshape(shape)
         return (x - m) * torch.rsqrt(v + epsilon) * s + b
     var_b, mean_b, n, elements = _bn_batch_statistics(x, lengths, reduce)
-    m_used, v_used = mean_b, var_b
-    if blend_time_constant:
-        w = 1.0 if math.isinf(blend_time_constant) else \
-            blend_time_constant / (blend_time_constant + n)
-        m_used = (1 - w) * mean_b + w * mean.reshape(shape)
-        v_used = (1 - w) * var_b + w * variance.reshape(shape)
+    first = (count == 0).to(x.dtype)       # (before the update below counts this minibatch)
     if time_constant == 0:
         factor = 1.0
     elif math.isinf(time_constant):
@@ -208,13 +206,33 @@ def cntk_batch_normalization(x, scale, bias, mean, variance, count, lengths=None
             unbiased = var_b.detach() * (elements / torch.clamp(elements - 1, min=1))
         else:
             unbiased = var_b.detach() * (elements / max(elements - 1, 1))
-        first = (count == 0).to(x.dtype)
         f = first + (1 - first) * factor
         mean.copy_((mean + f * (mean_b.detach().reshape(mean.shape).to(mean.dtype) - mean)))
         variance.copy_(variance + f * (unbiased.reshape(variance.shape).to(variance.dtype)
                                        - variance))
         count.add_(n)
-    return (x - m_used) * torch.rsqrt(v_used + epsilon) * s + b
+    inv_std = torch.rsqrt(var_b + epsilon)
+    if not blend_time_constant:
+        return (x - mean_b) * inv_std * s + b
+    # CNTK's blend (CntkBatchNormalization.cuh, kComputeBatchMeanAndInvStdDev): the mean and
+    # the inverse standard deviation mix the running ones just updated with weight w and the
+    # minibatch's with 1 - w; w is 0 on the first minibatch
+    w = 1.0 if math.isinf(blend_time_constant) else \
+        blend_time_constant / (blend_time_constant + n)
+    w = (1 - first) * w
+    run_mean, run_inv_std = mean.reshape(shape), torch.rsqrt(variance.reshape(shape) + epsilon)
+    m_used = ((1 - w) * mean_b + w * run_mean.to(x.dtype)).detach()
+    inv_used = ((1 - w) * inv_std + w * run_inv_std.to(x.dtype)).detach()
+    # the gradient is CNTK's (kBackpropagateBatchNormGradients): the minibatch's statistics
+    # count with weight 1 - w, around the blended values, the running ones not at all --
+    #   dx = scale * inv * (dy - (1 - w) * (xhat * dScale + dBias) / M)
+    # -- which is not the derivative of the blended forward for 0 < w < 1.  The values stay
+    # m_used and inv_used; half the mean square around m_used has the gradient (x - m_used) / M
+    k = 1 - w
+    m_grad = m_used + k * (mean_b - mean_b.detach())
+    spread = 0.5 * (var_b + (mean_b - m_used) ** 2)
+    inv_grad = inv_used - k * inv_used ** 3 * (spread - spread.detach())
+    return (x - m_grad) * inv_grad * s + b
 
 
 class _PythonCall(torch.autograd.Function):

@@ -1,0 +1,104 @@
+"""Pre-computed nodes are saved under cntk.exe's node names, those its log lists.
+
+cntk.exe names a ``Mean``/``InvStdDev`` node by where the network makes it: a member's own name
+(Tests/EndToEndTests/Examples/Speech/TIMIT/CrossValidateSimpleNetwork/baseline.txt, the roots
+of the network: ``MeanOfFeatures = Mean()``, ``InvStdOfFeatures = InvStdDev()``), or, made
+inside a function, the member holding it, dot, the name in the function's definition
+(Tests/EndToEndTests/Examples/Speech/AN4/LSTM/baseline.cpu.txt line 300: ``featNorm.xMean =
+Mean()``; CNTK.core.bs's ``MeanVarNorm`` calls them ``mean`` and ``invStdDev``).  The model file
+used ``mean/value``, ``invStdDev/value``, ``mean_1/value``; a file an older Stadyn wrote so
+still loads.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+from stadyn.brainscript._runner import run
+from stadyn.parametric import ParameterRegistry
+
+CONFIG = """command = fit:check
+deviceId = -1 ; traceLevel = 1
+modelPath = "$OutputDir$/Models/mvn"
+fit = [
+    action = "train"
+    BrainScriptNetworkBuilder = [
+        obs = Input {2} ; cls = Input {2}
+        featNorm = MeanVarNorm (obs)
+        scale = Mean (obs .* 3)
+        logits = DenseLayer {2} (featNorm .* scale)
+        logPrior = LogPrior (cls)
+        ce = CrossEntropyWithSoftmax (cls, logits - logPrior)
+        criterionNodes = (ce) ; outputNodes = (logits)
+    ]
+    SGD = [ minibatchSize = 5 ; learningRatesPerSample = 0.01 ; maxEpochs = 1 ]
+    reader = [ readerType = "CNTKTextFormatReader" ; file = "$DataDir$/d.ctf" ; randomize = false
+               input = [ obs = [ dim = 2 ; format = "dense" ] ; cls = [ dim = 2 ] ] ]
+]
+check = [
+    action = "test"
+    reader = [ readerType = "CNTKTextFormatReader" ; file = "$DataDir$/d.ctf" ; randomize = false
+               input = [ obs = [ dim = 2 ; format = "dense" ] ; cls = [ dim = 2 ] ] ]
+]
+"""
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("names")
+    rng = np.random.default_rng(7)
+    x = (rng.normal(0, 1, (20, 2)) * [2.0, 0.5] + [1.0, -3.0]).round(3)
+    c = (x[:, 0] > 1.0).astype(int)
+    (folder / "d.ctf").write_text("".join(f"|obs {a} {b} |cls {1 - k} {k}\n"
+                                          for (a, b), k in zip(x, c)))
+    (folder / "mvn.cntk").write_text(CONFIG)
+    log = io.StringIO()
+    run(folder / "mvn.cntk", [f"DataDir={folder}", f"OutputDir={folder}"], out=log)
+    return folder, x, c, log.getvalue()
+
+
+def _final(text: str) -> str:
+    return re.search(r"^Final Results: .*$", text, re.M).group(0)
+
+
+def test_the_model_file_names_pre_computed_values_as_the_log_does(trained):
+    folder, x, c, text = trained
+    logged = re.findall(r"^\t(\S+) = (?:Mean|InvStdDev)\(\)$", text, re.M)
+    assert sorted(logged) == ["featNorm.invStdDev", "featNorm.mean", "logPrior._", "scale"]
+    stats = {k: np.asarray(v.d) for k, v in
+             sd.load(str(folder / "Models" / "mvn")).parameters.items() if not v.need_grad}
+    assert sorted(stats) == sorted(logged)
+    np.testing.assert_allclose(stats["featNorm.mean"], x.mean(0), rtol=1e-5)
+    np.testing.assert_allclose(stats["featNorm.invStdDev"], 1 / x.std(0), rtol=1e-5)
+    np.testing.assert_allclose(stats["scale"], 3 * x.mean(0), rtol=1e-5)
+    np.testing.assert_allclose(stats["logPrior._"], [np.mean(c == 0), np.mean(c == 1)],
+                               rtol=1e-6)
+
+
+def test_a_model_file_with_an_older_stadyns_names_still_loads(trained):
+    folder, _, _, text = trained
+    # the same model as an older Stadyn saved it: the values under the names they were made
+    # under, in the order made, and its hasComputed tags with them
+    older = {"featNorm.mean": "mean/value", "featNorm.invStdDev": "invStdDev/value",
+             "scale": "mean_1/value", "logPrior._": "mean_2/value"}
+    registry = ParameterRegistry()
+    model = sd.load(str(folder / "Models" / "mvn"), registry=registry)
+    for new, old in older.items():
+        registry.rename(new, old)
+    tags = {k: [re.sub(r"^(\w+):([^:]+):", lambda m: f"{m[1]}:{older.get(m[2], m[2])}:", t)
+                for t in v] for k, v in model.tags.items()}
+    assert any("hasComputed:mean/value:true" in t for t in tags.values())
+    old = folder / "old"
+    (old / "Models").mkdir(parents=True)
+    sd.save(str(old / "Models" / "mvn"), model.outputs, model.inputs, tags=tags)
+    saved = sd.load(str(old / "Models" / "mvn")).parameters
+    assert set(older.values()) <= set(saved) and not set(older) & set(saved)
+    log = io.StringIO()
+    run(folder / "mvn.cntk", [f"DataDir={folder}", f"OutputDir={old}", "command=check"],
+        out=log)
+    assert _final(log.getvalue()) == _final(text)
