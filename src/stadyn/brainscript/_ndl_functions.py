@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import functions as F
 from .._errors import ConfigError
-from ..parametric import get_parameter_or_create
+from ..graph import Variable
+from ..parametric import current_registry, get_parameter_or_create
 from ._library import cntk_shape
 from ._ndl_parser import Call, where
 
@@ -256,6 +257,31 @@ def _classification_error(b, node, args, kw):
     return b.library.ClassificationError(args[0], args[1])
 
 
+def _times(b, node, args, kw):
+    """``Times(W, x)``, and cntk.exe's legacy patch (TimesNodeBase::Validate): a ``[m x n]``
+    parameter ``W`` whose ``n`` is not ``x``'s first dimension but the product of its first
+    few (``[128 x 1568]`` times a ``[7 x 7 x 32]`` input) takes those dimensions, ``[128 x 7 x
+    7 x 32]``, the same values (cntk.exe's model file and logs show the new shape)."""
+    if len(args) != 2:
+        raise ConfigError(f"{node.function} takes 2 argument(s), got {len(args)}")
+    w, x = args
+    if isinstance(w, Variable) and isinstance(x, Variable) and w.ndim == 2 and \
+            b.library.has_batch_axis(x) and \
+            any(v is w for _, v in current_registry().items()):
+        lead = 1 if x.sequence_lengths is None else 2
+        dims = tuple(reversed(x.shape[lead:]))           # x's sample dims, cntk.exe's order
+        n = w.shape[0]                                   # W is [m x n]: (n, m) here
+        if dims and dims[0] != n:
+            for k in range(len(dims)):
+                if math.prod(dims[:k + 1]) == n:
+                    values = w.d.copy()
+                    shape = tuple(reversed(dims[:k + 1])) + (w.shape[1],)
+                    w.reset_shape(shape, force=True)
+                    w.d = values.reshape(shape)
+                    break
+    return b.library.Times(w, x)
+
+
 def _square_error(b, node, args, kw):
     """``SquareError(a, b)``: per sample the sum of ``(a - b)^2`` (cntk.exe's node sums it over
     the minibatch too; the trainer sums here, so the logged averages are the same)."""
@@ -276,7 +302,7 @@ FUNCTIONS = {
     "LearnableParameter": _parameter,
     "Constant": _constant,
     "PastValue": _delay, "FutureValue": _delay,
-    "Times": _plain("Times", 2), "Plus": _plain("Plus", 2), "Minus": _plain("Minus", 2),
+    "Times": _times, "Plus": _plain("Plus", 2), "Minus": _plain("Minus", 2),
     "ElementTimes": _plain("ElementTimes", 2), "DiagTimes": _plain("DiagTimes", 2),
     "Scale": _plain("Scale", 2), "TransposeTimes": _plain("TransposeTimes", 2),
     "Sigmoid": _plain("Sigmoid", 1), "Tanh": _plain("Tanh", 1),
