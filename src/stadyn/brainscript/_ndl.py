@@ -180,7 +180,8 @@ def _loc(x: Any) -> tuple:
 class _Builder:
     def __init__(self, source: NDLSource, library: Any):
         self.source, self.library = source, library
-        self.globals = _Scope(None, "")
+        self.globals = _Scope(None, "")                  # the macros files' values
+        self.sections = _Scope(self.globals, "")         # the load and run sections' items
         self.macros: dict[str, MacroDef] = {}
         self.nodes: list[_Node] = []
         self.tags: list[tuple[Any, str, Any]] = []       # (value, tag, loc)
@@ -243,13 +244,13 @@ class _Builder:
         if "run" not in sections:
             if description is block and not settings.get("networkdescription"):
                 # the block itself is the network (cntk.exe's Simple2d tests)
-                return self._finish(self._run_items(block.items, self.globals, block))
+                return self._finish(self._run_items(block.items, self.sections, block))
             raise ConfigError("NDLNetworkBuilder: no 'run = section' names the network "
                               "(networkDescription's file or the block)", *self._where())
         for name in _names(sections.get("load")):
-            self._run_items(self._section(sections, name, "load").items, self.globals, None)
+            self._run_items(self._section(sections, name, "load").items, self.sections, None)
         run = self._section(sections, _names(sections["run"])[0], "run")
-        return self._finish(self._run_items(run.items, self.globals, run))
+        return self._finish(self._run_items(run.items, self.sections, run))
 
     def _load_file(self, section: Section, run: bool) -> None:
         """A macros file: its macros and values are global; its ``load`` sections too."""
@@ -408,6 +409,8 @@ class _Builder:
     def _lookup(self, ref: Ref, scope: _Scope) -> Any:
         parts = ref.name.split(".")
         value = scope.find(parts[0])
+        if value is None and scope.prefix:
+            value = self._from_macro(ref, parts[0])
         if value is None:
             if len(parts) == 1:      # an unquoted word: a string (init = Gaussian)
                 return ref.name
@@ -419,6 +422,22 @@ class _Builder:
                                   *where(ref.loc))
             value = value.scope.names[part.lower()]
         return value
+
+    def _from_macro(self, ref: Ref, name: str) -> Any:
+        """A load/run section's item named in a macro's body, which sees only its parameters,
+        its own items and the macros' scope (NetworkDescriptionLanguage.h: NDLNode::FindNode
+        looks in the macro's script, then the global one).  cntk.exe finds a section's node
+        still, by its name in the network (EvaluateParameter's lookup "needed for MEL
+        processing"); a value (a number, a string) it does not: "undefined Variable"."""
+        value = self.sections.find(name)
+        if value is None:
+            return None
+        target = self._resolve(value, ref)
+        if isinstance(target, _Node) or (isinstance(target, _Instance) and "." in ref.name):
+            return value
+        raise ConfigError(f"NDL: undefined Variable, '{name}' found, must be declared before "
+                          "first use (a macro's body sees its parameters, its own items and the "
+                          "macros files' values, not a section's)", *where(ref.loc))
 
     def _node_of(self, value: Any, where: Any) -> _Node | Any:
         value = self._resolve(value, where)
