@@ -60,3 +60,57 @@ def test_a_macro_body_does_not_see_a_sections_values(tmp_path):
     net.output_nodes[0].forward()
     np.testing.assert_allclose(net.output_nodes[0].d.reshape(1, 3), x @ params["h.W"] + 1,
                                rtol=1e-5)
+
+
+def test_ndl_lookup_table_stacks_each_words_embedding(tmp_path):
+    # InputAndParamNodes.h, LookupTableNode: E [d x V], x [V*k x *] -> [d*k x *], the k words'
+    # columns of E one after the other (E * x reshaped to [V x k], back to [d*k])
+    net_text = ("x = SparseInput(8)\nE = Parameter(3, 4)\n"
+                "y = LookupTable(E, x, init = \"uniform\", initValueScale = 6)\n"
+                "OutputNodes = (y)")
+    net, lib, params = _build_text(_ndl_config(tmp_path, net_text))
+    assert lib.operation_of(net.nodes["y"]) == "LookupTable"
+    words = np.zeros((2, 8), np.float32)
+    words[0, [1, 4 + 3]] = 1        # sample 0: words 1 and 3
+    words[1, [0, 4 + 0]] = 1        # sample 1: word 0 twice
+    net.nodes["x"].reset_shape(words.shape, force=True)
+    net.nodes["x"].d = words
+    net.output_nodes[0].forward()
+    e = params["E"]                  # (V, d): row v is word v's embedding
+    np.testing.assert_allclose(net.output_nodes[0].d.reshape(2, 6),
+                               [np.r_[e[1], e[3]], np.r_[e[0], e[0]]], rtol=1e-6)
+    with pytest.raises(ConfigError, match=r"net\.ndl:7:5: .*Rows in input1 must be multiples "
+                                          r"of cols in input0"):
+        _build_text(_ndl_config(tmp_path, "x = Input(6)\nE = Parameter(3, 4)\n"
+                                          "y = LookupTable(E, x)"))
+
+
+def test_ndl_bilinear_init_upsamples_each_channel_from_itself(tmp_path):
+    # InputAndParamNodes.cpp, LearnableParameter::InitBilinear: [k x k x C x C], weight
+    # (1 - |w - c|/f)(1 - |h - c|/f), f = (k + 1)/2 (integer), c = (k - 1)/2, where the input
+    # and output channel agree, else 0; it takes no random seed
+    net_text = ("B = Parameter(3, 3, 2, 2, init = bilinear, kernelWidth = 3, kernelHeight = 3)\n"
+                "W = Parameter(2, 2)")
+    _, _, params = _build_text(_ndl_config(tmp_path, net_text))
+    corner = np.array([[0.25, 0.5, 0.25], [0.5, 1, 0.5], [0.25, 0.5, 0.25]], np.float32)
+    expected = np.zeros((2, 2, 3, 3), np.float32)
+    expected[0, 0] = expected[1, 1] = corner
+    np.testing.assert_array_equal(params["B"], expected)
+    from stadyn._mt19937 import uniform_floats
+    np.testing.assert_array_equal(params["W"].ravel(), uniform_floats(1, 4, 0.05))
+    with pytest.raises(ConfigError, match="must be square"):
+        _build_text(_ndl_config(tmp_path, "B = Parameter(3, 2, 1, 1, init = bilinear, "
+                                          "kernelWidth = 3, kernelHeight = 2)"))
+    with pytest.raises(ConfigError, match=r"net\.ndl:5:5: .*'init' must be one of the values "
+                                          r"of \[ uniform \| gaussian"):
+        _build_text(_ndl_config(tmp_path, "B = Parameter(3, 3, init = xavier)"))
+
+
+def test_ndl_convolution_without_sharing_is_refused_at_its_line(tmp_path):
+    # cntk.exe builds it (ConvolveGeometry: a kernel per output position where sharing is
+    # false, run by its reference engine only); Stadyn refuses it with the NDL line
+    net_text = ("x = ImageInput(4, 4, 1, imageLayout = \"cudnn\")\nW = Parameter(2, 9)\n"
+                "c = Convolution(W, x, {3, 3, 1}, mapCount = 2, sharing = {false, false, false},"
+                " imageLayout = \"cudnn\")")
+    with pytest.raises(ConfigError, match=r"net\.ndl:7:5: .*sharing"):
+        _build_text(_ndl_config(tmp_path, net_text))
