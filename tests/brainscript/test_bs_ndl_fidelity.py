@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import stadyn as sd
 from stadyn._errors import ConfigError
 from test_bs_ndl import _build_text, _ndl_config
 
@@ -114,3 +115,36 @@ def test_ndl_convolution_without_sharing_is_refused_at_its_line(tmp_path):
                 " imageLayout = \"cudnn\")")
     with pytest.raises(ConfigError, match=r"net\.ndl:7:5: .*sharing"):
         _build_text(_ndl_config(tmp_path, net_text))
+
+
+def _nodes_with_gradient(config: str, overrides=()) -> int | None:
+    from stadyn.brainscript import load_config, parse_config
+    from stadyn.brainscript._blocks import command_config
+    from stadyn.brainscript._command_network import CommandNetwork
+    root = parse_config(config) if "\n" in config else load_config(config, overrides=list(
+        overrides))
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        network = CommandNetwork(command_config(root, "T" if "\n" in config else "train").network,
+                                 0.0)
+        return network.nodes_with_gradient(network.criterion_nodes[0])
+
+
+def test_the_nodes_with_gradient_are_counted_as_cntk_exe_counts_them(tmp_path):
+    # SGD.cpp: "Training N parameters in K out of K parameter tensors and M nodes with
+    # gradient", M the nodes of the criterion's evaluation order that NeedsGradient (a trained
+    # parameter, or computed from one): L1.W, L1.b, its Times and Plus (unnamed), L1.y, ce
+    net_text = ("x = Input(dim)\nlab = Input(4)\nL1 = Layer(x, 4, dim, 1)\n"
+                "F = Parameter(4, 1, learningRateMultiplier = 0)\ns = Plus(lab, F)\n"
+                "ce = CrossEntropyWithSoftmax(s, L1, tag = \"criterion\")\n"
+                "other = Sigmoid(L1)")
+    assert _nodes_with_gradient(_ndl_config(tmp_path, net_text)) == 6
+    # MNIST 03_ConvBatchNorm_ndl/baseline.txt: "Training 215546 parameters in 11 out of 11
+    # parameter tensors and 25 nodes with gradient"
+    from test_bs_legacy_readers import _copy
+    from test_bs_ndl import MNIST
+    folder = tmp_path / "03_ConvBatchNorm_ndl"
+    folder.mkdir()
+    _copy(tmp_path, f"{MNIST}/Macros.ndl")
+    _copy(folder, f"{MNIST}/03_ConvBatchNorm_ndl/03_ConvBatchNorm.ndl")
+    config = _copy(folder, f"{MNIST}/03_ConvBatchNorm_ndl/03_ConvBatchNorm_ndl_deprecated.cntk")
+    assert _nodes_with_gradient(str(config), [f"rootDir={tmp_path}", "imageLayout=cudnn"]) == 25

@@ -72,6 +72,10 @@ def test_speech_simple_runs_unchanged_as_cntk_exe(tmp_path):
         assert re.findall(pattern, ours) == re.findall(pattern, log)[:len(re.findall(
             pattern, ours))] != []
     assert "Training 2802 parameters in 6 out of 6" in ours
+    # "... parameter tensors and 15 nodes with gradient:" (SGD.cpp: the criterion's nodes that
+    # are trained parameters or computed from one: W0, B0, W0*features, ..., HLast, the criterion)
+    gradient = r"parameter tensors and (\d+) nodes with gradient:"
+    assert re.findall(gradient, ours)[0] == re.findall(gradient, log)[0] == "15"
     # epoch 1's seven minibatch lines and its summary: the errors exactly, the losses to 1e-6
     # (float32 sums in another order than cntk.exe's; see test_bs_precompute.py)
     line = re.compile(r"Epoch\[ 1 of \d+\]-Minibatch\[.*|Finished Epoch\[ 1 of \d+\]: "
