@@ -45,9 +45,10 @@ net = [
 # Abs 18; the argument Negate 19.  OutputNodes' array: 20
 
 
-def _config(tmp_path, commands="T") -> str:
-    (tmp_path / "macros.ndl").write_text(_MACROS)
-    (tmp_path / "net.ndl").write_text(_NET)
+def _config(tmp_path, commands="T", write=True) -> str:
+    if write:
+        (tmp_path / "macros.ndl").write_text(_MACROS)
+        (tmp_path / "net.ndl").write_text(_NET)
     blocks = "".join(f"{c} = [\n action = train\n NDLNetworkBuilder = [\n"
                      f"  ndlMacros = {tmp_path}/macros.ndl\n"
                      f"  networkDescription = {tmp_path}/net.ndl\n ]\n]\n"
@@ -87,6 +88,43 @@ def test_the_unnamed_count_goes_on_through_the_networks_of_a_run(tmp_path):
         names.append(sorted(k for k in net.nodes if "unnamed" in k))
     assert names[1] == ["h.unnamed32", "h.unnamed33", "h.unnamed34", "o.unnamed27",
                         "o.unnamed38", "unnamed39"]
+
+
+def test_a_braced_body_of_one_call_is_a_one_line_macro(tmp_path):
+    # "M(x) = { Fn(...) }": cntk.exe parses a body after '=' with no definitions allowed, so
+    # the call is a nameless node (SLU's lstm.ndl: RFFD_R(x1, w1, b1)={Dropout(...)}).  Tanh
+    # takes 1 when defined (and keeps it), Negate 2; x: Input 3, its 2 4; w: the call 5, the
+    # copy's Negate 6
+    (tmp_path / "macros.ndl").write_text("Wrap(x) = { Tanh(Negate(x)) }\n")
+    (tmp_path / "net.ndl").write_text("run = net\nnet = [\n x = Input(2)\n w = Wrap(x)\n"
+                                      " OutputNodes = (w)\n]\n")
+    root = parse_config(_config(tmp_path, write=False))
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        lib = StadynLibrary()
+        net = build_network(command_config(root, "T").network, lib)
+    assert {k: lib.operation_of(v) for k, v in net.nodes.items() if "unnamed" in k} == {
+        "w.unnamed1": "Tanh", "w.unnamed6": "Negate"}
+    x = np.array([[0.5, -2.0]], np.float32)
+    net.nodes["x"].d = x
+    net.output_nodes[0].forward()
+    np.testing.assert_allclose(net.output_nodes[0].d.reshape(1, 2), np.tanh(-x), rtol=1e-6)
+
+
+def test_slu_lstm_ndl_nodes_are_cntk_exes(tmp_path):
+    # Tests/EndToEndTests/Text/SLU/baseline.cpu.txt: "Validating network. 62 nodes", among
+    # them LSTMoutput.unnamed124 ... LSTMoutput.unnamed136 (its lstm.ndl has one-line macros
+    # and RFFD_R(x1, w1, b1)={Dropout(...)}); its LookupTable, E [50 x 944] of 3 words
+    _copy(tmp_path, "Tests/EndToEndTests/Text/SLU/lstm.ndl")
+    config = _copy(tmp_path, "Tests/EndToEndTests/Text/SLU/rnnlu.ndl.cntk")
+    net, lib, _ = _build(config, "LSTM", [f"NdlDir={tmp_path}", "DeviceId=-1",
+                                          f"ExpDir={tmp_path}", f"DataDir={tmp_path}"])
+    log = _baseline("Tests/EndToEndTests/Text/SLU/baseline.cpu.txt")
+    first = log.index("Validating network. 62 nodes")
+    theirs = dict(re.findall(r"Validating --> (\S+) = (\w+)",
+                             log[first:log.index("Post-processing network complete", first)]))
+    assert len(theirs) == 62 and sorted(net.nodes) == sorted(theirs)
+    assert sum("unnamed" in k for k in theirs) == 13
+    assert lib.operation_of(net.nodes["featLookuped"]) == theirs["featLookuped"] == "LookupTable"
 
 
 def test_an4_lstm_ndl_unnamed_nodes_are_cntk_exes(tmp_path):
