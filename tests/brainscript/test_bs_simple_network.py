@@ -72,6 +72,10 @@ def test_speech_simple_runs_unchanged_as_cntk_exe(tmp_path):
         assert re.findall(pattern, ours) == re.findall(pattern, log)[:len(re.findall(
             pattern, ours))] != []
     assert "Training 2802 parameters in 6 out of 6" in ours
+    # "... parameter tensors and 15 nodes with gradient:" (SGD.cpp: the criterion's nodes that
+    # are trained parameters or computed from one: W0, B0, W0*features, ..., HLast, the criterion)
+    gradient = r"parameter tensors and (\d+) nodes with gradient:"
+    assert re.findall(gradient, ours)[0] == re.findall(gradient, log)[0] == "15"
     # epoch 1's seven minibatch lines and its summary: the errors exactly, the losses to 1e-6
     # (float32 sums in another order than cntk.exe's; see test_bs_precompute.py)
     line = re.compile(r"Epoch\[ 1 of \d+\]-Minibatch\[.*|Finished Epoch\[ 1 of \d+\]: "
@@ -192,7 +196,7 @@ def test_eval_criterion_cross_entropy_is_the_criterion_and_zero_hidden_layers():
 # what is refused, and where
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("setting, message", [
-    ("rnnType = LSTM", "rnnType 'LSTM' .*LSTM network.* not supported"),
+    ("rnnType = NPLM", "rnnType 'NPLM' .*DNN language model network.* not supported"),
     ("rnnType = CLASSLSTM ; trainingCriterion = classCrossEntropyWithSoftmax ; evalCriterion = "
      "classCrossEntropyWithSoftmax ; nbrClass = 2 ; lookupTableOrder = 3",
      "lookupTableOrder 3 is not supported"),
@@ -220,12 +224,12 @@ def test_refused_settings_name_their_line(setting, message):
 
 def test_rnn_type_of_an_enclosing_block_counts():
     # cntk.exe's config lookups look outwards (RNNLM's rnnlm.cntk sets rnnType in 'train')
-    text = """T = [ action = train ; rnnType = LSTM
+    text = """T = [ action = train ; rnnType = NCELSTM
         SimpleNetworkBuilder = [ layerSizes = 3:4:2 ; trainingCriterion = CrossEntropyWithSoftmax
             evalCriterion = ClassificationError ] ]"""
     cmd = _command(text)               # reading the config is fine: the network is built later
     with sd.parameter_registry(sd.ParameterRegistry()):
-        with pytest.raises(ConfigError, match="rnnType 'LSTM'") as err:
+        with pytest.raises(ConfigError, match="rnnType 'NCELSTM'") as err:
             build_network(cmd.network, StadynLibrary())
     assert err.value.line == 1
 
@@ -346,3 +350,58 @@ def test_a_small_class_rnn_computes_numpys_recurrence():
             h = 1 / (1 + np.exp(-(p["U0"][word] + h @ p["W0"])))
             np.testing.assert_allclose(classes[k, t].ravel(), h @ p["WeightForClassPostProb"],
                                        rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------
+# rnnType = LSTM (the SLU example's config)
+# ---------------------------------------------------------------------------------------------
+SLU = "Tests/EndToEndTests/Examples/Text/Miscellaneous/SLU"
+
+
+def test_slu_lstm_has_cntk_exes_nodes_and_parameters():
+    # SLU/baseline.cpu.txt: "Validating network. 168 nodes" (features, E0, LookupTable of 3
+    # words [150 x *1], the LSTMs of layers 0, 2 and 3 with AutoName<n>, W4, ...,
+    # PosteriorProb) and "Training 2071600 parameters in 47 out of 47 parameter tensors" with
+    # each "Node 'X' (LearnableParameter operation) : [dims]" (SimpleNetworkBuilder.cpp:
+    # BuildLSTMNetworkFromDescription)
+    log = _cntk_file(f"{SLU}/baseline.cpu.txt").decode("utf-8", "replace")
+    config = _cntk_file(f"{SLU}/Config/rnnlu.cntk").decode()
+    root = parse_config(config, "rnnlu.cntk", ["DeviceId=-1", "ExpDir=/x", "DataDir=/x"])
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        lib = StadynLibrary()
+        net = build_network(command_config(root, "LSTM").network, lib)
+        params = {k: cntk_shape_text(p.shape) for k, p in sd.get_parameters().items()}
+    first = log.index("Validating network. 168")
+    block = log[first:log.index("Validating network.", log.index("in pass 2", first) + 10)]
+    theirs = dict(re.findall(r"Validating --> (\S+) = (\w+)", block))
+    assert len(theirs) == 168 and sorted(net.nodes) == sorted(theirs)
+    ops = {k: lib.operation_of(v) for k, v in net.nodes.items()}
+    assert all(ops[k] in (None, theirs[k]) for k in theirs if k != "LookupTable")
+    listed = dict(re.findall(r"Node '(\w+)' \(LearnableParameter operation\) : \[([^\]]*)\]",
+                             log[:log.index("Starting Epoch 1")]))
+    assert params == listed and len(params) == 47
+    assert sum(np.prod([int(d) for d in v.split(" x ")]) for v in params.values()) == 2071600
+    assert [net.name_of(n) for n in net.criterion_nodes + net.evaluation_nodes +
+            net.output_nodes] == ["CrossEntropyWithSoftmax"] * 2 + ["outputs"]
+
+
+def test_lstm_lookup_table_stacks_the_words_embeddings():
+    # LookupTableNode: E0 [2 x 3] (3 = 6 input rows / lookupTableOrder 2) gives [4 x *], each
+    # word's column of E0 in turn
+    text = """T = [ action = train ; SimpleNetworkBuilder = [ rnnType = LSTM
+        layerSizes = 6:2:3:2 ; lookupTableOrder = 2 ; trainingCriterion = CrossEntropyWithSoftmax
+        evalCriterion = ClassificationError ] ]"""
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network(_command(text).network, StadynLibrary())
+        e0 = sd.get_parameters()["E0"].d                  # (3, 2): row v is word v's embedding
+        assert e0.shape == (3, 2)
+        np.testing.assert_array_equal(e0.ravel(), uniform_floats(1, 6, 0.05))
+        words = np.zeros((1, 2, 6), np.float32)           # one sequence of two steps
+        words[0, 0, [2, 3 + 0]] = 1
+        words[0, 1, [1, 3 + 1]] = 1
+        lookup = net.nodes["LookupTable"]
+        feed(net.nodes["features"], [words[0]])
+        lookup.forward()
+        np.testing.assert_allclose(lookup.d.reshape(2, 4), [np.r_[e0[2], e0[0]],
+                                                            np.r_[e0[1], e0[1]]], rtol=1e-6)
+        assert [net.name_of(n) for n in net.evaluation_nodes] == ["EvalClassificationError"]

@@ -22,9 +22,11 @@ from ._blocks import CommandConfig, per_epoch
 from ._build import build_network
 from ._cntk_log import CNTKLog, cntk_shape_text, results_line, validation_line
 from ._config import BrainScriptSource, ConfigRecord
+from ._ndl import NDLSource
 from ._network_library import reached_ids
 from ._precompute_library import PreComputeNode
 from ._readers import make_source
+from ._simple_network import SimpleNetworkSource
 from ._stadyn_library import StadynLibrary
 
 __all__ = ["CommandNetwork", "InputSource", "Validation", "criterion_total", "loc_of",
@@ -106,6 +108,25 @@ class CommandNetwork:
         """The ``Input`` nodes ``roots`` depend on, with their names."""
         reached = reached_ids(list(roots))
         return [(self.name(v), v) for v in self.library.inputs if id(v) in reached]
+
+    def nodes_with_gradient(self, criterion: Variable) -> int | None:
+        """cntk.exe's "and M nodes with gradient" (SGD.cpp): the nodes the criterion is computed
+        from (itself too) that are trained parameters or are computed from one; ``None`` where
+        the network's nodes are not all named as cntk.exe's (BrainScript's) or some are in a
+        loop (a recurrence Stadyn runs as one node)."""
+        if not isinstance(self.source, (NDLSource, SimpleNetworkSource)):
+            return None
+        trained = {id(v) for v in get_parameters().values() if v.need_grad}
+        grad = set(trained)
+        for n in topological_nodes([criterion]):
+            if any(id(v) in grad for v in n.inputs if v is not None):
+                grad.update(id(v) for v in n.outputs if v is not None)
+        reached = reached_ids([criterion])
+        named = [v for v in self.net.nodes.values() if isinstance(v, Variable)]
+        if any(id(v) not in reached and v.parent is not None and v.parent.name == "recurrence"
+               for v in named):
+            return None     # a loop's nodes: Stadyn's graph of the criterion does not show them
+        return len({id(v) for v in named} & grad & reached)
 
     def counted(self, node: Variable, roots: Sequence[Variable]) -> Variable:
         """The Variable whose samples a minibatch counts for the criterion ``node`` (cntk.exe's

@@ -35,6 +35,7 @@ from ._ast import SourceLocation
 from ._config import ConfigRecord
 from ._library import ForwardRef
 from ._ndl_functions import FUNCTIONS, function_name
+from ._ndl_names import COPIED, FRESH, UNCOUNTED, NameCount
 from ._ndl_parser import where, Array, Assign, Call, MacroDef, Num, Ref, Section, Str, parse_ndl, \
     parse_ndl_block
 from ._network import Network
@@ -144,24 +145,31 @@ class _Lazy:
     scope: _Scope
 
 
-def _seed_count(record: ConfigRecord) -> list[int]:
-    """The run's NDL seed count, kept on the root record of the config ``record`` is in."""
+def _seed_count(record: ConfigRecord, key: str = "_ndl_seed_count", first: int = 1) -> list[int]:
+    """The run's NDL seed count (or another count of the run: the ``unnamed<n>`` names'), kept
+    on the root record of the config ``record`` is in."""
     root = record
     while root.parent is not None:
         root = root.parent
-    return root.__dict__.setdefault("_ndl_seed_count", [1])
+    return root.__dict__.setdefault(key, [first])
+
+
+def _name_count(record: ConfigRecord) -> list[int]:
+    return _seed_count(record, "_ndl_name_count", 0)
 
 
 @contextlib.contextmanager
 def ndl_seeds_kept(record: ConfigRecord) -> Iterator[None]:
     """Around a network built where cntk.exe reads a model file instead (a test, eval or write
-    command, a resumed checkpoint): the NDL networks it builds take no seeds of the run."""
-    count = _seed_count(record)
-    kept = count[0]
+    command, a resumed checkpoint): the NDL networks it builds take no seeds of the run (nor
+    ``unnamed<n>`` numbers: cntk.exe parses no NDL there)."""
+    counts = (_seed_count(record), _name_count(record))
+    kept = [c[0] for c in counts]
     try:
         yield
     finally:
-        count[0] = kept
+        for c, k in zip(counts, kept):
+            c[0] = k
 
 
 def _loc(x: Any) -> tuple:
@@ -172,7 +180,8 @@ def _loc(x: Any) -> tuple:
 class _Builder:
     def __init__(self, source: NDLSource, library: Any):
         self.source, self.library = source, library
-        self.globals = _Scope(None, "")
+        self.globals = _Scope(None, "")                  # the macros files' values
+        self.sections = _Scope(self.globals, "")         # the load and run sections' items
         self.macros: dict[str, MacroDef] = {}
         self.nodes: list[_Node] = []
         self.tags: list[tuple[Any, str, Any]] = []       # (value, tag, loc)
@@ -181,7 +190,7 @@ class _Builder:
         self.seed_offset = int(rec.get_int("randomSeedOffset", 0, inherited=True))
         # cntk.exe's count is per process; Stadyn's per run (one config read)
         self.seeds = _seed_count(rec)
-        self.anonymous = 0
+        self.names = NameCount(_name_count(rec), self.macros)
 
     # ---- files -------------------------------------------------------------------------
     def _read(self, name: str, key: str) -> Section:
@@ -235,13 +244,13 @@ class _Builder:
         if "run" not in sections:
             if description is block and not settings.get("networkdescription"):
                 # the block itself is the network (cntk.exe's Simple2d tests)
-                return self._finish(self._run_items(block.items, self.globals, block))
+                return self._finish(self._run_items(block.items, self.sections, block))
             raise ConfigError("NDLNetworkBuilder: no 'run = section' names the network "
                               "(networkDescription's file or the block)", *self._where())
         for name in _names(sections.get("load")):
-            self._run_items(self._section(sections, name, "load").items, self.globals, None)
+            self._run_items(self._section(sections, name, "load").items, self.sections, None)
         run = self._section(sections, _names(sections["run"])[0], "run")
-        return self._finish(self._run_items(run.items, self.globals, run))
+        return self._finish(self._run_items(run.items, self.sections, run))
 
     def _load_file(self, section: Section, run: bool) -> None:
         """A macros file: its macros and values are global; its ``load`` sections too."""
@@ -251,9 +260,11 @@ class _Builder:
                 self.macros[item.name.lower()] = item
         for name in _names(sections.get("load")):
             self._run_items(self._section(sections, name, "load").items, self.globals, None)
-        plain = [i for i in section.items if isinstance(i, Assign) and
+        # cntk.exe reads a file without load/run as one section (its macros defined in turn)
+        plain = [i for i in section.items if isinstance(i, MacroDef) or isinstance(i, Assign) and
                  i.name.lower() not in ("load", "run") and not isinstance(i.value, Section)]
-        self._run_items(plain, self.globals, None)
+        counted = "load" not in sections and "run" not in sections
+        self._run_items(plain, self.globals, None, FRESH if counted else UNCOUNTED)
 
     def _section(self, sections: dict, name: str, key: str) -> Section:
         item = sections.get(name.lower())
@@ -263,51 +274,66 @@ class _Builder:
         return item.value
 
     # ---- expansion ---------------------------------------------------------------------
-    def _run_items(self, items: list, scope: _Scope, section: Any) -> _Scope:
-        """Expand a section's items (or a macro's) into ``scope``, in order."""
+    def _run_items(self, items: list, scope: _Scope, section: Any, mode: int = FRESH) -> _Scope:
+        """Expand a section's items (``mode`` FRESH) or a macro call's (COPIED) into
+        ``scope``, in order; each item's ``unnamed<n>`` numbers start where cntk.exe's
+        parse of it starts (:mod:`._ndl_names`)."""
         cells = []
+        start = self.names.value
         for item in items:
             if isinstance(item, MacroDef):
                 self.macros[item.name.lower()] = item
+                if mode == FRESH:
+                    self.names.value = start
+                    self.names.define(item)
+                    start = self.names.value
             elif isinstance(item, Assign) and not isinstance(item.value, Section):
                 cell = _Cell(scope.full(item.name), item.loc)
                 scope.names[item.name.lower()] = cell
-                cells.append((item, cell))
+                cells.append((item, cell, start))
+                start += self.names.count(item.value, mode)
         # ``A = B`` renames the node of item B to A (NDLScript::ParseValue: SetName), so
         # CIFAR's ``OutputNodes = ol`` names the macro's items OutputNodes.W, ...
-        renames = {i.value.name.lower(): i.name for i, _ in cells
+        renames = {i.value.name.lower(): i.name for i, _, _ in cells
                    if isinstance(i.value, Ref) and "." not in i.value.name}
-        for item, cell in cells:
+        for item, cell, first in cells:
             if item.name.lower() in _GROUPS:
                 cell.value = item.value
                 continue
             name = renames.get(item.name.lower(), item.name) if isinstance(item.value, Call) \
                 else item.name
-            cell.value = self._expand(item.value, scope, scope.full(name))
+            self.names.value = first
+            cell.value = self._expand(item.value, scope, scope.full(name), mode)
+        self.names.value = start
         return scope
 
-    def _expand(self, expr: Any, scope: _Scope, name: str | None) -> Any:
+    def _expand(self, expr: Any, scope: _Scope, name: str | None, mode: int = FRESH) -> Any:
         """What an expression stands for: a number or string, a :class:`_Node`, an
-        :class:`_Instance` of a macro, or a name to look up later."""
+        :class:`_Instance` of a macro, or a name to look up later.  ``mode``: how cntk.exe
+        parses it here (:mod:`._ndl_names`), which gives a call inside an argument its name
+        ``unnamed<n>``."""
+        inner = UNCOUNTED if mode == UNCOUNTED else FRESH
         if isinstance(expr, Num):
+            self.names.take(mode)
             return expr.value
         if isinstance(expr, Str):
             return expr.value
         if isinstance(expr, Ref):
             return _Lazy(expr, scope)
         if isinstance(expr, Array):
-            return [self._expand(e, scope, None) for e in expr.items]
+            self.names.take(mode)
+            return [self._expand(e, scope, None, inner) for e in expr.items]
         if not isinstance(expr, Call):  # pragma: no cover - the parser gives only the above
             raise TypeError(expr)
         macro = self.macros.get(expr.function.lower())
         if macro is not None:
-            return self._call_macro(macro, expr, scope, name)
+            return self._call_macro(macro, expr, scope, name, mode)
         function = function_name(expr)
-        if name is None:       # a call inside an argument: cntk.exe names it unnamed<n>
-            self.anonymous += 1
-            name = None
-        args = [self._expand(a, scope, None) for a in expr.args]
-        kwargs = {k: self._expand(v, scope, None) for k, v in expr.kwargs.items()}
+        number = self.names.take(mode)
+        if name is None and number is not None:
+            name = scope.full(f"unnamed{number}")
+        args = [self._expand(a, scope, None, inner) for a in expr.args]
+        kwargs = {k: self._expand(v, scope, None, UNCOUNTED) for k, v in expr.kwargs.items()}
         node = _Node(name, function, args, kwargs, scope, expr.loc)
         if function in ("LearnableParameter", "ImageParameter"):
             node.seed = self._seed(node)
@@ -327,33 +353,42 @@ class _Builder:
         self.seeds[0] += 1
         return seed + self.seed_offset
 
-    def _call_macro(self, macro: MacroDef, call: Call, scope: _Scope, name: str | None) -> Any:
+    def _call_macro(self, macro: MacroDef, call: Call, scope: _Scope, name: str | None,
+                    mode: int) -> Any:
         if len(call.args) < len(macro.params):
             raise ConfigError(f"NDL: macro {macro.name} needs {len(macro.params)} arguments "
                               f"({', '.join(macro.params)}), got {len(call.args)}",
                               *where(call.loc))
+        # cntk.exe: the call's number, then its copy of the body, then its arguments
+        number = self.names.take(mode)
         if name is None:
-            self.anonymous += 1
-            name = f"unnamed{self.anonymous}"
+            name = scope.full(f"unnamed{number if number is not None else ''}")
+        body = self.names.value
+        self.names.value += self.names.copy(macro)
         inner = _Scope(self.globals, name)
         for param, arg in zip(macro.params, call.args):
-            value = self._expand(arg, scope, None)
+            value = self._expand(arg, scope, None, UNCOUNTED if mode == UNCOUNTED else FRESH)
             cell = _Cell(inner.full(param), call.loc)
             cell.value = value
             inner.names[param.lower()] = cell
+        after, self.names.value = self.names.value, body
         if isinstance(macro.body, Section):
-            self._run_items(macro.body.items, inner, macro.body)
+            self._run_items(macro.body.items, inner, macro.body, COPIED)
             cells = [inner.names[i.name.lower()] for i in macro.body.items
                      if isinstance(i, Assign) and not isinstance(i.value, Section)]
             if not cells:
                 raise ConfigError(f"NDL: macro {macro.name} defines nothing", *where(macro.loc))
             last: Any = cells[-1]
-        else:
-            last = self._expand(macro.body, inner, name)
+        else:   # a one-line macro's node keeps the number it took when defined
+            defined = self.names.one_line.get(macro.name.lower())
+            last = self._expand(macro.body, inner,
+                                name if defined is None else inner.full(f"unnamed{defined}"),
+                                COPIED)
+        self.names.value = after
         instance = _Instance(inner, last)
         tag = call.kwargs.get("tag")
         if tag is not None:
-            self.tags.append((instance, self._expand(tag, scope, None), call.loc))
+            self.tags.append((instance, self._expand(tag, scope, None, UNCOUNTED), call.loc))
         return instance
 
     # ---- looking names up --------------------------------------------------------------
@@ -374,6 +409,8 @@ class _Builder:
     def _lookup(self, ref: Ref, scope: _Scope) -> Any:
         parts = ref.name.split(".")
         value = scope.find(parts[0])
+        if value is None and scope.prefix:
+            value = self._from_macro(ref, parts[0])
         if value is None:
             if len(parts) == 1:      # an unquoted word: a string (init = Gaussian)
                 return ref.name
@@ -385,6 +422,22 @@ class _Builder:
                                   *where(ref.loc))
             value = value.scope.names[part.lower()]
         return value
+
+    def _from_macro(self, ref: Ref, name: str) -> Any:
+        """A load/run section's item named in a macro's body, which sees only its parameters,
+        its own items and the macros' scope (NetworkDescriptionLanguage.h: NDLNode::FindNode
+        looks in the macro's script, then the global one).  cntk.exe finds a section's node
+        still, by its name in the network (EvaluateParameter's lookup "needed for MEL
+        processing"); a value (a number, a string) it does not: "undefined Variable"."""
+        value = self.sections.find(name)
+        if value is None:
+            return None
+        target = self._resolve(value, ref)
+        if isinstance(target, _Node) or (isinstance(target, _Instance) and "." in ref.name):
+            return value
+        raise ConfigError(f"NDL: undefined Variable, '{name}' found, must be declared before "
+                          "first use (a macro's body sees its parameters, its own items and the "
+                          "macros files' values, not a section's)", *where(ref.loc))
 
     def _node_of(self, value: Any, where: Any) -> _Node | Any:
         value = self._resolve(value, where)

@@ -14,7 +14,9 @@ import numpy as np
 
 from .. import functions as F
 from .._errors import ConfigError
-from ..parametric import get_parameter_or_create
+from ..graph import Variable
+from ..layers import bilinear
+from ..parametric import current_registry, get_parameter_or_create
 from ._library import cntk_shape
 from ._ndl_parser import Call, where
 
@@ -46,10 +48,14 @@ def _parameter(b, node, args, kw):
     init = str(kw.get("init", "uniform"))
     lib = b.library
     if init.lower() == "fromfile":
-        return lib._make_parameter(cntk_shape(dims), _from_file(kw, dims), lr != 0.0, "")
+        return lib._make_parameter(cntk_shape(dims), _from_file(kw, dims), lr != 0.0, "",
+                                   path=lib.path)
+    if init.lower() == "bilinear":
+        return lib._make_parameter(cntk_shape(dims), _bilinear(kw, dims), lr != 0.0, "",
+                                   path=lib.path)
     if init.lower() not in ("uniform", "gaussian", "henormal", "fixedvalue"):
-        raise ConfigError(f"init = '{init}' is not supported (uniform, gaussian, heNormal, "
-                          "fixedValue, fromFile; bilinear is not)")
+        raise ConfigError("'init' must be one of the values of [ uniform | gaussian | "
+                          f"fixedValue | fromFile | heNormal | bilinear], got '{init}'")
     return lib._parameter(dims, lr, "fixedValue" if init.lower() == "fixedvalue" else
                           {"henormal": "heNormal"}.get(init.lower(), init.lower()),
                           float(kw.get("initvaluescale", 1)), float(kw.get("value", 0)), "",
@@ -75,6 +81,29 @@ def _from_file(kw: dict, dims: tuple) -> np.ndarray:
                           f"{rows.shape[1]}] matrix; the parameter is "
                           f"[{' x '.join(map(str, dims))}]")
     return np.ascontiguousarray(rows.T)
+
+
+def _bilinear(kw: dict, dims: tuple) -> np.ndarray:
+    """``init = bilinear, kernelWidth = k, kernelHeight = k`` (LearnableParameter::InitBilinear):
+    a ``[k x k x C x C]`` kernel that upsamples each channel from itself, the weight of ``(w,
+    h)`` ``(1 - |w - c|/f) (1 - |h - c|/f)`` with ``f = (k + 1) / 2``, ``c = (k - 1) / 2``
+    (held here with the dimensions reversed: ``[C, C, k, k]``)."""
+    kw_, kh = (int(kw.get(k, 0)) for k in ("kernelwidth", "kernelheight"))
+    if kw_ <= 0 or kh <= 0:
+        raise ConfigError("init = bilinear needs kernelWidth and kernelHeight")
+    if kw_ != kh:
+        raise ConfigError("Filter for bilinear interpolation must be square.")
+    if len(dims) != 4 or dims[:2] != (kw_, kh):
+        raise ConfigError(f"init = bilinear: the parameter must be [kernelWidth x kernelHeight "
+                          f"x C x C], got [{' x '.join(map(str, dims))}]")
+    if dims[2] != dims[3]:
+        raise ConfigError("Number of input and output channels of filter for bilinear "
+                          "interpolation must be equal.")
+    kernel = bilinear(kw_, kh)((kh, kw_))        # the same weights, for each channel alone
+    value = np.zeros((dims[3], dims[2], kh, kw_), np.float32)
+    for c in range(dims[2]):
+        value[c, c] = kernel
+    return value
 
 
 def _image_dims(dims: tuple, layout: str, what: str) -> tuple:
@@ -256,6 +285,52 @@ def _classification_error(b, node, args, kw):
     return b.library.ClassificationError(args[0], args[1])
 
 
+def _times(b, node, args, kw):
+    """``Times(W, x)``, and cntk.exe's legacy patch (TimesNodeBase::Validate): a ``[m x n]``
+    parameter ``W`` whose ``n`` is not ``x``'s first dimension but the product of its first
+    few (``[128 x 1568]`` times a ``[7 x 7 x 32]`` input) takes those dimensions, ``[128 x 7 x
+    7 x 32]``, the same values (cntk.exe's model file and logs show the new shape)."""
+    if len(args) != 2:
+        raise ConfigError(f"{node.function} takes 2 argument(s), got {len(args)}")
+    w, x = args
+    if isinstance(w, Variable) and isinstance(x, Variable) and w.ndim == 2 and \
+            b.library.has_batch_axis(x) and \
+            any(v is w for _, v in current_registry().items()):
+        lead = 1 if x.sequence_lengths is None else 2
+        dims = tuple(reversed(x.shape[lead:]))           # x's sample dims, cntk.exe's order
+        n = w.shape[0]                                   # W is [m x n]: (n, m) here
+        if dims and dims[0] != n:
+            for k in range(len(dims)):
+                if math.prod(dims[:k + 1]) == n:
+                    values = w.d.copy()
+                    shape = tuple(reversed(dims[:k + 1])) + (w.shape[1],)
+                    w.reset_shape(shape, force=True)
+                    w.d = values.reshape(shape)
+                    break
+    return b.library.Times(w, x)
+
+
+def _lookup_table(b, node, args, kw):
+    """``LookupTable(E, x)`` (LookupTableNode): ``E`` ``[d x V]``, ``x`` ``[V*k x *]`` (k words
+    stacked in each sample) give ``[d*k x *]``, each word's column of ``E`` in turn."""
+    if len(args) != 2:
+        raise ConfigError(f"LookupTable takes 2 argument(s), got {len(args)}")
+    lib = b.library
+    e, x = (lib._value(a, "LookupTable") for a in args)
+    if not lib.has_batch_axis(x):
+        raise ConfigError("LookupTable operation can only operate on minibatches.")
+    if e.ndim != 2:
+        raise ConfigError("LookupTable: the dictionary must be a [dim x vocabulary] matrix")
+    vocab, dim = e.shape
+    rows = math.prod(x.shape[1 if x.sequence_lengths is None else 2:])
+    if rows % vocab:
+        raise ConfigError("Mismatched dimension. Rows in input1 must be multiples of cols in "
+                          "input0.")
+    words = lib.Reshape(x, (vocab, rows // vocab))
+    y = lib.Reshape(lib.Times(e, words), (dim * (rows // vocab),))
+    return lib._node(lib._value(y, "LookupTable"), "LookupTable")
+
+
 def _square_error(b, node, args, kw):
     """``SquareError(a, b)``: per sample the sum of ``(a - b)^2`` (cntk.exe's node sums it over
     the minibatch too; the trainer sums here, so the logged averages are the same)."""
@@ -276,7 +351,7 @@ FUNCTIONS = {
     "LearnableParameter": _parameter,
     "Constant": _constant,
     "PastValue": _delay, "FutureValue": _delay,
-    "Times": _plain("Times", 2), "Plus": _plain("Plus", 2), "Minus": _plain("Minus", 2),
+    "Times": _times, "LookupTable": _lookup_table, "Plus": _plain("Plus", 2), "Minus": _plain("Minus", 2),
     "ElementTimes": _plain("ElementTimes", 2), "DiagTimes": _plain("DiagTimes", 2),
     "Scale": _plain("Scale", 2), "TransposeTimes": _plain("TransposeTimes", 2),
     "Sigmoid": _plain("Sigmoid", 1), "Tanh": _plain("Tanh", 1),

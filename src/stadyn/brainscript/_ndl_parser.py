@@ -181,7 +181,7 @@ class _Parser:
                 self.i += 1
                 self.skip_nl()
             if self.peek().text in ("[", "{"):
-                body: Any = self.section()
+                body: Any = self.bare_call() or self.section()
             else:
                 body = self.expr()
             return MacroDef(t.text, params, body, t.loc)
@@ -190,6 +190,22 @@ class _Parser:
         if self.peek().text in ("[", "{"):
             return Assign(t.text, self.section(), t.loc)
         return Assign(t.text, self.value(), t.loc)
+
+    def bare_call(self) -> Any:
+        """``{ Fn(...) }``: a body that is one call without a name, as a one-line macro's
+        (cntk.exe parses a body after ``=`` allowing no definitions, so ``Fn(...)`` is a call);
+        ``None`` (nothing read) for any other body."""
+        start = self.i
+        close = "]" if self.next().text == "[" else "}"
+        self.skip_nl()
+        if self.peek().kind == "name" and self.peek(1).text == "(":
+            call = self.expr()
+            self.skip_nl()
+            if self.peek().text == close:
+                self.i += 1
+                return call
+        self.i = start
+        return None
 
     def section(self) -> Section:
         open_tok = self.next()

@@ -309,8 +309,10 @@ class _Runner:
         log()
         count = sum(p.size for p in params.values())
         if cmd.trace_level > 0:
+            with_gradient = network.nodes_with_gradient(criterion)
             log(f"Training {count} parameters in {len(params)} out of {len(params)} parameter "
-                "tensors:")
+                "tensors" + ("" if with_gradient is None else
+                             f" and {with_gradient} nodes with gradient") + ":")
             log()
             # by name (cntk.exe's learnable nodes come sorted: BatchNormalization/NonSpatial/CNTK/
             # baseline.txt lists b, h1.W, h1.b, ol.W, ol.b, sc)

@@ -19,7 +19,8 @@ language model (PennTreebank's ``rnn.cntk``): a ``LookupTable`` of one word, cnt
 with peepholes (``BuildLSTMComponent``) per layer, whose unnamed nodes are ``AutoName<n>``
 numbered in the order cntk.exe makes them, and ``ClassBasedCrossEntropyWithSoftmax``;
 ``rnnType = CLASSLM`` ``BuildClassEntropyRNNFromDescription``'s class-based simple RNN (the
-RNNLM configs).  The other kinds (``SIMPLERNN``, ``LSTM``, ...) and the criteria Stadyn has no
+RNNLM configs); ``rnnType = LSTM`` ``BuildLSTMNetworkFromDescription``'s LSTM network (SLU's
+``rnnlu.cntk``).  The other kinds (``SIMPLERNN``, ``NPLM``, ...) and the criteria Stadyn has no
 node for (``squareError``, ``logistic``, ...) are refused by name.
 """
 
@@ -123,12 +124,12 @@ def _kind(rec: ConfigRecord) -> str:
     types = _names(rec, "rnnType", "SIMPLENET")
     for name, what in _KINDS:
         if name in types:
-            if name in ("SIMPLENET", "CLASSLM", "CLASSLSTM"):
+            if name in ("SIMPLENET", "LSTM", "CLASSLM", "CLASSLSTM"):
                 return name
             raise _err(f"SimpleNetworkBuilder: rnnType '{name}' (cntk.exe's {what} network) is "
                        "not supported by Stadyn; the feed-forward (rnnType SIMPLENET, the "
-                       "default) and class-based recurrent (CLASSLM) and LSTM (CLASSLSTM) "
-                       "networks are, or write the network in BrainScript "
+                       "default), LSTM (LSTM) and class-based recurrent (CLASSLM) and LSTM "
+                       "(CLASSLSTM) networks are, or write the network in BrainScript "
                        "(BrainScriptNetworkBuilder)", _loc(rec, "rnnType"))
     raise _err(f"SimpleNetworkBuilder: unknown rnnType '{types[0]}' (cntk.exe's are "
                f"{', '.join(n for n, _ in _KINDS)})", _loc(rec, "rnnType"))
@@ -144,6 +145,8 @@ def _describe(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
         return _describe_class_lstm(rec)
     if kind == "CLASSLM":
         return _describe_class_rnn(rec)
+    if kind == "LSTM":
+        return _describe_lstm(rec)
     return _describe_ffdnn(rec)
 
 
@@ -304,6 +307,12 @@ def _class_based(rec: ConfigRecord, kind: str, refused: tuple[str, ...]):
     if classes < 1:
         raise _err(f"SimpleNetworkBuilder: rnnType {kind} needs nbrClass (the number of word "
                    "classes)", rec.loc)
+    return (classes, *_makers(rec))
+
+
+def _makers(rec: ConfigRecord):
+    """The nodes of a generated description and its weight and bias makers (cntk.exe's seeds
+    counting from 1 in the order made)."""
     settings = _settings(rec)
     init, scale = settings["init"], settings["scale"]
     nodes, seed = _Nodes(), iter(range(1, 1 << 30))
@@ -315,7 +324,7 @@ def _class_based(rec: ConfigRecord, kind: str, refused: tuple[str, ...]):
     def bias(name: str, rows: int, value: float) -> str:
         return nodes(f"Parameter ({rows}, 1, init = 'fixedValue', value = {value!r})", name)
 
-    return classes, nodes, weight, bias
+    return nodes, weight, bias
 
 
 def _class_output(nodes: _Nodes, weight, sizes: list[int], classes: int, features: str,
@@ -394,26 +403,96 @@ def _describe_class_lstm(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
     if len(sizes) < 4:
         raise _err("SimpleNetworkBuilder: rnnType CLASSLSTM needs layerSizes = vocabulary : "
                    "embedding : LSTM ... : vocabulary", _loc(rec, "layerSizes"))
-    hidden_activity = rec.get_float("defaultHiddenActivity", 0.1, inherited=True)
-    gates = {g: rec.get_float(f"{g}GateInitVal", -1.0, inherited=True)
-             for g in ("input", "forget", "output")}
-    gate_type = _names(rec, "layerTypes", "Sigmoid")[0]   # BuildLSTMComponent's gates: layer 0's
-    if _ACTIVATIONS.get(gate_type) is None:
-        raise _err(f"SimpleNetworkBuilder: rnnType CLASSLSTM's gates take layerTypes' first, "
-                   f"'{gate_type}': Stadyn builds them with Sigmoid, RectifiedLinear or Tanh "
-                   "(cntk.exe's None builds another LSTM)", _loc(rec, "layerTypes"))
+    lstm_settings = _lstm_settings(rec, "CLASSLSTM")
     features = nodes(f"SparseInput {{{sizes[0]}}}", "features")
     embedding = weight("E0", sizes[1], sizes[0])
     x = nodes(f"Times ({embedding}, {features})", "LookupTable")
     hidden = len(sizes) - 2
     for layer in [0] + list(range(2, hidden)):
         n_in, n_out = (sizes[1], sizes[2]) if layer == 0 else (sizes[layer], sizes[layer + 1])
-        x = _lstm(nodes, weight, bias, layer, n_in, n_out, x, hidden_activity, gates,
-                  _ACTIVATIONS[gate_type])
+        x = _lstm(nodes, weight, bias, layer, n_in, n_out, x, *lstm_settings)
     w, _ = _class_output(nodes, weight, sizes, classes, features, x)
     outputs = nodes(f"TransposeTimes ({w}, {x})", "outputs")
     nodes(f"Softmax ({outputs})", "PosteriorProb")
     nodes.lines.append(f"outputNodes = ({outputs})")
+    return "{ " + " ; ".join(nodes.lines) + " }", nodes.names
+
+
+def _lstm_settings(rec: ConfigRecord, kind: str) -> tuple[float, dict[str, float], str]:
+    """BuildLSTMComponent's keys: the states' start, the gates' bias values and function."""
+    hidden_activity = rec.get_float("defaultHiddenActivity", 0.1, inherited=True)
+    gates = {g: rec.get_float(f"{g}GateInitVal", -1.0, inherited=True)
+             for g in ("input", "forget", "output")}
+    gate_type = _names(rec, "layerTypes", "Sigmoid")[0]   # BuildLSTMComponent's gates: layer 0's
+    if _ACTIVATIONS.get(gate_type) is None:
+        raise _err(f"SimpleNetworkBuilder: rnnType {kind}'s gates take layerTypes' first, "
+                   f"'{gate_type}': Stadyn builds them with Sigmoid, RectifiedLinear or Tanh "
+                   "(cntk.exe's None builds another LSTM)", _loc(rec, "layerTypes"))
+    return hidden_activity, gates, _ACTIVATIONS[gate_type]
+
+
+def _describe_lstm(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
+    """BuildLSTMNetworkFromDescription (rnnType LSTM): ``features``, a ``LookupTable`` of
+    ``lookupTableOrder`` words (if > 0; E0 [embedding x vocabulary/order]), an LSTM for layer 0
+    and each later layer listed in ``recurrentLayer``, ``W<n>``, and the criterion on ``W<n> *
+    h`` (the feed-forward kind's criteria), ``outputs = W<n> * h`` and ``PosteriorProb``."""
+    sizes = _layer_sizes(rec)
+    training = _choice(rec, "trainingCriterion", _TRAINING)
+    evaluation = _choice(rec, "evalCriterion", _EVALUATION)
+    if training != "crossEntropyWithSoftmax" or evaluation not in (
+            "crossEntropyWithSoftmax", "classificationError", "errorPrediction"):
+        raise _err("SimpleNetworkBuilder: rnnType LSTM: Stadyn builds trainingCriterion "
+                   "crossEntropyWithSoftmax with evalCriterion crossEntropyWithSoftmax or "
+                   "classificationError", _loc(rec, "trainingCriterion"))
+    for key in ("addDropoutNodes", "applyMeanVarNorm", "needPrior"):
+        if rec.get_bool(key, False, inherited=True):
+            raise _err(f"SimpleNetworkBuilder: {key} = true is not supported by Stadyn for "
+                       "rnnType LSTM", _loc(rec, key))
+    if len(sizes) < 3:
+        raise _err("SimpleNetworkBuilder: rnnType LSTM needs a hidden layer", _loc(
+            rec, "layerSizes"))
+    nodes, weight, bias = _makers(rec)
+    lstm_settings = _lstm_settings(rec, "LSTM")
+    order = rec.get_int("lookupTableOrder", 0, inherited=True)
+    recurrent = rec.get_ints("recurrentLayer", [], inherited=True)
+    sparse = rec.get_bool("sparseInput", False, inherited=True)
+    features = nodes(f"{'SparseInput' if sparse else 'Input'} {{{sizes[0]}}}", "features")
+    x, offset = features, 0
+    if order > 0:
+        if sizes[0] % order:
+            raise _err(f"SimpleNetworkBuilder: lookupTableOrder {order} does not divide the "
+                       f"input's {sizes[0]} rows", _loc(rec, "lookupTableOrder"))
+        vocab = sizes[0] // order
+        embedding = weight("E0", sizes[1], vocab)
+        x = nodes(f"Times ({embedding}, {features})" if order == 1 else
+                  f"Reshape (Times ({embedding}, Reshape ({features}, {vocab}:{order})), "
+                  f"{sizes[1] * order})", "LookupTable")
+        offset = 1
+    hidden = len(sizes) - 2
+    x = _lstm(nodes, weight, bias, 0, sizes[offset] * max(order, 1) if offset else sizes[0],
+              sizes[offset + 1], x, *lstm_settings)
+    done = 0
+    for i in range(1 + offset, hidden):
+        if done >= len(recurrent) or recurrent[done] != i:
+            raise _err(f"SimpleNetworkBuilder: rnnType LSTM: hidden layer {i} is not in "
+                       "recurrentLayer; Stadyn builds LSTM layers only", _loc(
+                           rec, "recurrentLayer") if recurrent else rec.loc)
+        x = _lstm(nodes, weight, bias, i, sizes[i], sizes[i + 1], x, *lstm_settings)
+        done += 1
+    w = weight(f"W{hidden}", sizes[hidden + 1], sizes[hidden])
+    labels = nodes(f"Input {{{sizes[-1]}}}", "labels")
+    z = nodes(f"Times ({w}, {x})")
+    criterion = f"{_PREFIX}{len(nodes.names)}"      # its name is the function's: a stand-in
+    nodes.names[criterion] = "CrossEntropyWithSoftmax"
+    nodes.define(criterion, f"CrossEntropyWithSoftmax ({labels}, {z})")
+    evaluations = criterion
+    if evaluation != "crossEntropyWithSoftmax":
+        evaluations = nodes(f"ClassificationError ({labels}, {z})", "EvalClassificationError")
+    outputs = nodes(f"Times ({w}, {x})", "outputs")
+    nodes(f"Softmax ({outputs})", "PosteriorProb")
+    nodes.lines += [f"featureNodes = ({features})", f"labelNodes = ({labels})",
+                    f"criterionNodes = ({criterion})", f"evaluationNodes = ({evaluations})",
+                    f"outputNodes = ({outputs})"]
     return "{ " + " ; ".join(nodes.lines) + " }", nodes.names
 
 

@@ -1,0 +1,93 @@
+"""cntk.exe's ``unnamed<n>`` names of NDL nodes made inside an argument.
+
+NetworkDescriptionLanguage.h gives every NDL node it creates without a name the next number of
+one count per process (``NDLNode::GenerateName``, ``++s_nameCounter``), when the text is
+*parsed*, not when the network is built: a function call (also a named one: its node is created
+before the item's name is set), a macro call, a number and an array each take one; optional
+arguments (``key = value``), names and strings take none.  A macro's definition is parsed
+once, when it is read; a call of it copies its body (``NDLScript``'s copy constructor), which
+parses the arguments of each body item again (new numbers), copying the bodies of the macros
+called there first, and then the call's own arguments are parsed.  A one-line macro
+(``M(x) = Fn(x)``) keeps the number its body's call took when it was defined.
+
+:class:`NameCount` walks NDL expressions in that order; :mod:`._ndl` takes a name from it as it
+expands a node.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._ndl_parser import Array, Assign, Call, MacroDef, Num, Section
+
+__all__ = ["NameCount", "FRESH", "COPIED", "UNCOUNTED"]
+
+FRESH = 2       # parsed here: the expression's own node takes a number
+COPIED = 1      # an item of a macro's copied body: only its arguments are parsed again
+UNCOUNTED = 0   # an optional argument's value
+
+
+class NameCount:
+    """The run's count (kept in ``cell``, a one-element list) and the macros it may copy."""
+
+    def __init__(self, cell: list[int], macros: dict[str, MacroDef]):
+        self.cell, self.macros = cell, macros
+        self.one_line: dict[str, int] = {}    # macro (lower case) -> its body call's number
+
+    @property
+    def value(self) -> int:
+        return self.cell[0]
+
+    @value.setter
+    def value(self, n: int) -> None:
+        self.cell[0] = n
+
+    def take(self, mode: int) -> int | None:
+        """The next number, if a node parsed in ``mode`` takes one."""
+        if mode != FRESH:
+            return None
+        self.cell[0] += 1
+        return self.cell[0]
+
+    def count(self, expr: Any, mode: int) -> int:
+        """How many numbers parsing ``expr`` takes."""
+        if mode == UNCOUNTED:
+            return 0
+        own = 1 if mode == FRESH else 0
+        if isinstance(expr, Num):
+            return own
+        if isinstance(expr, Array):
+            return own + sum(self.count(e, FRESH) for e in expr.items)
+        if not isinstance(expr, Call):
+            return 0
+        args = sum(self.count(a, FRESH) for a in expr.args)
+        macro = self.macros.get(expr.function.lower())
+        return own + args + (self.copy(macro) if macro is not None else 0)
+
+    def copy(self, macro: MacroDef) -> int:
+        """How many numbers copying ``macro``'s body for a call takes."""
+        if isinstance(macro.body, Section):
+            return sum(self.count(i.value, COPIED) for i in macro.body.items
+                       if isinstance(i, Assign) and not isinstance(i.value, Section))
+        return self.count(macro.body, COPIED)
+
+    def define(self, macro: MacroDef) -> None:
+        """Reading ``macro``'s definition: its body's nodes take numbers (no copies)."""
+        if isinstance(macro.body, Section):
+            self.value += sum(_defining(i.value) for i in macro.body.items
+                              if isinstance(i, Assign) and not isinstance(i.value, Section))
+        else:
+            if isinstance(macro.body, Call):
+                self.one_line[macro.name.lower()] = self.value + 1
+            self.value += _defining(macro.body)
+
+
+def _defining(expr: Any) -> int:
+    """Numbers taken by an expression of a macro definition (a macro call is not copied)."""
+    if isinstance(expr, Num):
+        return 1
+    if isinstance(expr, Array):
+        return 1 + sum(_defining(e) for e in expr.items)
+    if isinstance(expr, Call):
+        return 1 + sum(_defining(a) for a in expr.args)
+    return 0
