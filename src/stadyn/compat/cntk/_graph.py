@@ -22,6 +22,8 @@ import re
 import weakref
 from typing import Callable, Iterator
 
+import numpy as np
+
 from ...cntk_semantics import BatchAxes
 from ...graph import Variable, is_lengths, keep_with, kept_with, new_lengths, set_sequence_axis
 
@@ -36,7 +38,8 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "
            "replace_placeholder",
            "set_op_name", "cntk_name", "classify", "node_name",
            "node_inputs", "block_inner_leaves", "search", "walk_leaves", "mark_spliced",
-           "seen_through", "shown_inputs", "is_splice_leaf"]
+           "seen_through", "shown_inputs", "is_splice_leaf", "show_constants",
+           "scalar_constant"]
 
 # What CNTK knows of a Variable and Stadyn does not (weak: a Variable's entries die with it).
 INPUTS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -379,12 +382,33 @@ def seen_through(v: Variable) -> Variable:
     return v if original is None else original
 
 
+# Constants CNTK 2.7's graph holds where Stadyn's op needs none, kept on the op's output (so
+# that they live as long as it, and are the same Variables in every walk): the two scalars of
+# the ``Sequence::Slice`` that takes a Fold's last (or first) step.
+_SHOWN_CONSTANTS = "compat.cntk: the constants CNTK shows among the op's inputs"
+# A GRU cell's ``1 - z`` constant (of the cell's type), kept on each of the cell's parameters.
+_CELL_CONSTANT = "compat.cntk: the recurrent cell's constant"
+
+
+def scalar_constant(value: float, dtype) -> Variable:
+    """A scalar constant leaf without a CNTK name, as CNTK makes of a number in an expression."""
+    v = Variable.from_numpy_array(np.asarray(value, dtype=dtype), need_grad=False, dtype=dtype)
+    v.name = f"constant{next(_uid_counter)}"
+    return v
+
+
+def show_constants(v: Variable, constants: tuple) -> None:
+    """Show ``constants`` first among the inputs of the op that made ``v`` (the constants
+    CNTK's op holds and Stadyn's does not need)."""
+    keep_with(v, _SHOWN_CONSTANTS, tuple(constants))
+
+
 def shown_inputs(v: Variable) -> list[Variable]:
     """The inputs CNTK shows for the op that made ``v``: a sequence op's lengths input is
-    Stadyn's layout, no input CNTK shows; a spliced value is seen through.  A recurrence
-    shows the values its step reads, then its initial states, then its sequences (CNTK's walk
-    meets a step's parameters before the delays that hold the initial states, and the
-    sequences last)."""
+    Stadyn's layout, no input CNTK shows; a spliced value is seen through; the constants
+    :func:`show_constants` recorded come first.  A recurrence shows the values its step
+    reads, then its initial states, then its sequences (CNTK's walk meets a step's parameters
+    before the delays that hold the initial states, and the sequences last)."""
     node = v.parent
     inputs = list(node.inputs)
     if node.spec.name == "recurrence":      # (lengths, sequences..., states..., captured...)
@@ -394,7 +418,8 @@ def shown_inputs(v: Variable) -> list[Variable]:
     elif node.spec.name in _FUSED_STATES:   # (x, lengths, states..., parameters...)
         end = 2 + _FUSED_STATES[node.spec.name]
         inputs = inputs[end:] + inputs[2:end] + inputs[:2]
-    return [seen_through(i) for i in inputs if not is_lengths(i)]
+    shown = kept_with(v, _SHOWN_CONSTANTS) or ()
+    return [*shown, *(seen_through(i) for i in inputs if not is_lengths(i))]
 
 
 # the recurrent cells run along a whole sequence by one op: their number of states
@@ -452,11 +477,33 @@ def cntk_cell_order(leaves: list[Variable]) -> list[Variable]:
     leaves keep their places."""
     ranks = [_cell_rank(v) if kind_of(v) == "parameter" else None for v in leaves]
     out = list(leaves)
+    firsts = {}
     for cell in {r[0] for r in ranks if r is not None}:
         places = [i for i, r in enumerate(ranks) if r is not None and r[0] == cell]
         for place, source in zip(places, sorted(places, key=lambda i: ranks[i][1])):
             out[place] = leaves[source]
+        firsts[places[0]] = [leaves[i] for i in places]
+    present = {id(v) for v in leaves}
+    for place in sorted(firsts, reverse=True):      # a GRU's constant before its parameters
+        one = _gru_constant(firsts[place])
+        if one is not None and id(one) not in present:
+            out.insert(place, one)
     return out
+
+
+def _gru_constant(params: list[Variable]) -> "Variable | None":
+    """The constant 1 of a GRU cell's ``1 - z`` (CNTK 2.7 lists it before the cell's
+    parameters), made for the cell the first time it is asked for; None for another cell."""
+    m = _CELL.match(params[0].name or "")
+    if m.group("kind") != "gru":
+        return None
+    one = next((c for c in (kept_with(p, _CELL_CONSTANT) for p in params) if c is not None),
+               None)
+    if one is None:
+        one = scalar_constant(1.0, params[0].dtype)
+    for p in params:
+        keep_with(p, _CELL_CONSTANT, one)
+    return one
 
 
 def block_inner_leaves(out: Variable) -> list[Variable]:
