@@ -410,8 +410,8 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
                 mapping.setdefault(a, a)
             applied = self.clone(CloneMethod.share, mapping)
             if self.variable in G.ARGUMENT_ORDER:       # the signature's order, substituted
-                G.ARGUMENT_ORDER[applied.variable] = argument_leaves(
-                    [mapping[a] for a in self.arguments])
+                G.record_argument_order(applied.variable, argument_leaves(
+                    [mapping[a] for a in self.arguments]))
             return applied
         values = self.eval(mapping, self.outputs)
         if isinstance(values, dict):
@@ -527,8 +527,7 @@ def combine_outputs(functions: list, name: str = "") -> Function:
             flat.extend(f._roots())
         else:
             flat.append(unwrap(f))
-    combined = G.mark_combine(flat, name)   # (graph walks list its outputs first)
-    return Function(flat[0], flat, runs=RunState(), combined=combined)
+    return Function(flat[0], flat, runs=RunState(), combined=G.Combine(name))
 
 
 def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:
