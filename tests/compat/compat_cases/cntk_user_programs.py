@@ -1,0 +1,142 @@
+"""Whole CNTK 2.x user programs as their authors write them: the layers API under
+``default_options``, a Trainer with learners on schedules, ``find_by_name``, ``clone`` with
+substitutions, ``save``/``load_model``, ``eval`` of dicts, plain data and sequences, a
+checkpoint restored, a placeholder replaced."""
+
+import os
+
+from compat_harness import cntk_case
+
+_PROGRAM_NAMES = ["cntk.Function.find_by_name", "cntk.Function.clone", "cntk.Function.save",
+                  "cntk.Function.eval", "cntk.Trainer.train_minibatch",
+                  "cntk.Trainer.test_minibatch"]
+
+
+@cntk_case(names=_PROGRAM_NAMES + ["cntk.layers.Embedding", "cntk.learners.momentum_sgd",
+                                   "cntk.ops.functions.load_model"],
+           note="a sequence classifier: Embedding, an LSTM recurrence (initial state from "
+                "default_options), sequence.last, Dense; momentum SGD on a per-minibatch "
+                "schedule by epochs of 4 samples, minibatches of changing size; the "
+                "recurrence found by name, the model cloned onto another input, saved and "
+                "loaded, and combined with its softmax")
+def sequence_classifier_program(C, r):
+    r.touch(*_PROGRAM_NAMES)
+    V, E, H, K = 7, 4, 5, 3
+    x = C.sequence.input_variable(V, name="words")
+    y = C.input_variable(K, name="label")
+    with C.layers.default_options(initial_state=0.1):
+        model = C.layers.Sequential([C.layers.Embedding(E, name="embed"),
+                                     C.layers.Recurrence(C.layers.LSTM(H), name="rnn"),
+                                     C.sequence.last,
+                                     C.layers.Dense(K, name="out")])
+    z = model(x)
+    res = {"parameters": r.set_params(z.parameters)}
+    learner = C.momentum_sgd(z.parameters,
+                             C.learning_parameter_schedule([0.5, 0.2, 0.1], epoch_size=4),
+                             C.momentum_schedule(0.9), l2_regularization_weight=0.001)
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [learner])
+
+    def batch(n):
+        lengths = [1 + (3 * k + n) % 4 for k in range(n)]
+        return ([r.onehot(m, V) for m in lengths], r.onehot(n, K))
+    losses = []
+    for k in range(5):
+        seqs, labels = batch(2 + k % 2)
+        trainer.train_minibatch({x: seqs, y: labels})
+        losses.append([trainer.previous_minibatch_loss_average,
+                       trainer.previous_minibatch_sample_count, learner.learning_rate()])
+    res["losses"] = losses
+    seqs, labels = batch(3)
+    res["test"] = trainer.test_minibatch({x: seqs, y: labels})
+    out = z.eval({x: seqs})
+    res["eval"] = out
+    res["eval of plain data"] = z.eval(seqs)
+    rnn = z.find_by_name("rnn")
+    res["found"] = [rnn.name, list(rnn.output.shape), z.find_by_name("out").root_function.op_name]
+    frozen = C.combine([rnn]).clone(C.CloneMethod.freeze)
+    res["frozen"] = [len(frozen.parameters), len(frozen.constants)]
+    x2 = C.sequence.input_variable(V, name="w2")
+    moved = z.clone(C.CloneMethod.share, {x: x2})
+    res["moved"] = [[a.name for a in moved.arguments], moved.eval({x2: seqs})]
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "m.model")
+        z.save(path)
+        m = C.load_model(path)
+        res["loaded"] = [[a.name for a in m.arguments], [p.name for p in m.parameters],
+                         m.find_by_name("out").name]
+        res["loaded eval"] = m.eval({m.arguments[0]: seqs})
+    both = C.combine([z, C.softmax(z)])
+    values = both.eval({x: seqs})
+    res["combined"] = [values[o] for o in both.outputs]
+    return res
+
+
+@cntk_case(names=_PROGRAM_NAMES[:5] + ["cntk.layers.For", "cntk.layers.BatchNormalization",
+                                       "cntk.Function.with_signature", "cntk.learners.adam",
+                                       "cntk.Trainer.save_checkpoint",
+                                       "cntk.Trainer.restore_from_checkpoint",
+                                       "cntk.Function.replace_placeholders",
+                                       "cntk.Function.grad", "cntk.Function.find_all_with_name"],
+           note="a feed-forward classifier typed by @Function.with_signature: Dense layers made "
+                "by For under default_options(activation=tanh), batch normalisation; Adam on a "
+                "per-sample schedule with L1; a checkpoint saved and restored; a new head "
+                "applied to a placeholder (a Dense over a placeholder without a shape) and "
+                "joined to an inner layer by replace_placeholders, whose result Stadyn left "
+                "unbuilt (no output, no arguments)")
+def feed_forward_program(C, r):
+    r.touch(*(_PROGRAM_NAMES[:5] + ["cntk.Trainer.save_checkpoint",
+                                    "cntk.Trainer.restore_from_checkpoint",
+                                    "cntk.Function.replace_placeholders", "cntk.Function.grad",
+                                    "cntk.Function.find_all_with_name",
+                                    "cntk.Function.with_signature"]))
+    D, K = 4, 3
+    with C.layers.default_options(activation=C.tanh, init=C.glorot_uniform(seed=1)):
+        body = C.layers.Sequential([
+            C.layers.For(range(2), lambda i: C.layers.Dense(6 - i, name="h%d" % i)),
+            C.layers.BatchNormalization(map_rank=1, name="bn"),
+            C.layers.Dense(K, activation=None, name="out")])
+
+    @C.Function.with_signature(C.layers.typing.Tensor[D])
+    def model(x):
+        return body(x)
+    res = {"arguments": [[a.name, list(a.shape)] for a in model.arguments],
+           "parameters": r.set_params(model.parameters),
+           "constants": [[c.name, list(c.shape)] for c in model.constants]}
+    x = model.arguments[0]
+    y = C.input_variable(K)
+    learner = C.adam(model.parameters,
+                     C.learning_rate_schedule([0.01] * 2 + [0.005], C.UnitType.sample,
+                                              epoch_size=6),
+                     C.momentum_as_time_constant_schedule(100),
+                     variance_momentum=C.momentum_as_time_constant_schedule(1000),
+                     l1_regularization_weight=0.0001)
+    trainer = C.Trainer(model, (C.cross_entropy_with_softmax(model, y),
+                                C.classification_error(model, y)), learner)
+    X = r.randn(18, D)
+    Y = r.onehot(18, K)
+    losses = []
+    for i in range(0, 18, 3):
+        trainer.train_minibatch({x: X[i:i + 3], y: Y[i:i + 3]})
+        losses.append([trainer.previous_minibatch_loss_average, learner.learning_rate()])
+    res["losses"] = losses
+    res["eval"] = model.eval({x: X[:2]})
+    res["statistics"] = [c.value for c in model.find_by_name("bn").constants]
+    res["found"] = [sorted(f.name for f in model.find_all_with_name("h0")),
+                    model.find_by_name("h1").root_function.op_name]
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "ck")
+        trainer.save_checkpoint(path)
+        before = model.eval({x: X[:2]})
+        trainer.train_minibatch({x: X[:3], y: Y[:3]})
+        trainer.restore_from_checkpoint(path)
+        res["restored"] = [model.eval({x: X[:2]}) - before, trainer.total_number_of_samples_seen]
+    ph = C.placeholder(name="ph")
+    head = C.layers.Dense(2, name="head")(ph)
+    joined = head.replace_placeholders({ph: model.find_by_name("h1").output})
+    res["joined"] = [[a.name for a in head.arguments], [a.name for a in joined.arguments],
+                     list(joined.output.shape), len(joined.parameters)]
+    res["joined parameters"] = r.set_params(joined.parameters[:2])   # the head's
+    res["joined eval"] = joined.eval({joined.arguments[0]: X[:2]})
+    res["grad"] = model.grad({x: X[:2]}, wrt=[model.parameters[0]])
+    return res
