@@ -89,3 +89,41 @@ def double_precision_recurrences(C, r):
             for p in f.parameters:
                 res["%s grad %s" % (key, p.name)] = np.asarray(grads[p])
     return res
+
+
+@cntk_case(names=_LISTED + ["cntk.layers.Stabilizer"],
+           note="CNTK 2.7's stabilizer is softplus(alpha, steepness k), log_add_exp(0, k * "
+                "alpha) / k, whose scalar constants 0, k, k its walk lists right before alpha; "
+                "Stadyn computes it without constants and listed none, for a Stabilizer layer "
+                "and for a recurrent cell's self-stabilizers")
+def stabilizers_list_their_softplus_constants(C, r):
+    r.touch(*_LISTED)
+    x = C.input_variable(3)
+    s = C.sequence.input_variable(3)
+    made = [
+        ("Stabilizer", lambda: C.layers.Stabilizer()(x)),
+        ("named, steepness 2", lambda: C.layers.Stabilizer(steepness=2, name="s")(x)),
+        ("Stabilizer >> Dense",
+         lambda: C.layers.Sequential([C.layers.Stabilizer(), C.layers.Dense(2)])(x)),
+        ("not stabilizing",
+         lambda: C.layers.Stabilizer(enable_self_stabilization=False)(x)),
+        ("LSTM", lambda: C.layers.Recurrence(
+            C.layers.LSTM(2, enable_self_stabilization=True))(s)),
+        ("LSTM peepholes", lambda: C.layers.Recurrence(
+            C.layers.LSTM(2, use_peepholes=True, enable_self_stabilization=True))(s)),
+        ("LSTM projection", lambda: C.layers.Recurrence(
+            C.layers.LSTM(2, cell_shape=3, enable_self_stabilization=True))(s)),
+        ("GRU", lambda: C.layers.Recurrence(
+            C.layers.GRU(2, enable_self_stabilization=True))(s)),
+        ("RNNStep", lambda: C.layers.Recurrence(
+            C.layers.RNNStep(2, enable_self_stabilization=True))(s)),
+        ("tagger", lambda: C.layers.Sequential([
+            C.layers.Embedding(4), C.layers.Stabilizer(),
+            (C.layers.Recurrence(C.layers.GRU(3)),
+             C.layers.Recurrence(C.layers.RNNStep(2), go_backwards=True)),
+            C.splice, C.layers.Dense(2)])(s)),
+    ]
+    res = {}
+    for key, make in made:
+        res[key] = _view(make())
+    return res

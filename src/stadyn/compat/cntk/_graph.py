@@ -39,7 +39,7 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "
            "set_op_name", "cntk_name", "classify", "node_name",
            "node_inputs", "block_inner_leaves", "search", "walk_leaves", "mark_spliced",
            "seen_through", "shown_inputs", "is_splice_leaf", "show_constants",
-           "record_argument_order", "in_argument_order",
+           "record_argument_order", "in_argument_order", "note_steepness",
            "scalar_constant"]
 
 # What CNTK knows of a Variable and Stadyn does not (weak: a Variable's entries die with it).
@@ -475,6 +475,36 @@ def cntk_cell_order(leaves: list[Variable]) -> list[Variable]:
         one = _gru_constant(firsts[place])
         if one is not None and id(one) not in present:
             out.insert(place, one)
+    return _with_stabilizer_constants(out, present)
+
+
+# A self-stabilizer's ``alpha`` (a Stabilizer layer's, a recurrent cell's ``dh_stabilizer``):
+# CNTK 2.7's softplus with steepness k, ``log_add_exp(0, k * alpha) / k``, holds the scalar
+# constants 0, k and k, which its walk lists right before ``alpha``.
+_STABILIZER_ALPHA = re.compile(r"^(?:.*/)?[A-Za-z]*_?stabilizer(?:_\d+)?/alpha$")
+_STEEPNESS: "weakref.WeakKeyDictionary[Variable, float]" = weakref.WeakKeyDictionary()
+_STABILIZER_CONSTANTS = "compat.cntk: the stabilizer's softplus constants"
+
+
+def note_steepness(alpha: Variable, steepness: float) -> None:
+    """Record the steepness of the stabilizer whose parameter is ``alpha`` (4 unless noted)."""
+    _STEEPNESS[alpha] = float(steepness)
+
+
+def _with_stabilizer_constants(leaves: list[Variable], present: set[int]) -> list[Variable]:
+    """``leaves`` with each stabilizer's constants (0, k, k; float32, made the first time they
+    are asked for and kept on ``alpha``) right before its ``alpha``."""
+    out = []
+    for v in leaves:
+        if kind_of(v) == "parameter" and (v in _STEEPNESS or
+                                          _STABILIZER_ALPHA.match(v.name or "")):
+            constants = kept_with(v, _STABILIZER_CONSTANTS)
+            if constants is None:
+                k = _STEEPNESS.get(v, 4.0)
+                constants = tuple(scalar_constant(c, np.float32) for c in (0.0, k, k))
+                keep_with(v, _STABILIZER_CONSTANTS, constants)
+            out.extend(c for c in constants if id(c) not in present)
+        out.append(v)
     return out
 
 

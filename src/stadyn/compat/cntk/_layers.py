@@ -110,6 +110,9 @@ class LayerFunction:
             G.BLOCKS[out] = G.Block(self.op_name, self.name, tuple(values))
         elif isinstance(out, Variable) and self.name:
             out.name = self.name
+        steepness = getattr(self.layer, "steepness", None)   # a Stabilizer's
+        for p in self.layer.parameters if steepness is not None else ():
+            G.note_steepness(p, steepness)
         outs = out if isinstance(out, tuple) else (out,)
         self._applied = [weakref.ref(o) for o in outs if isinstance(o, Variable)]
         # the order of its own parameters in a walk of the layer's graph alone (its operands'
