@@ -140,3 +140,62 @@ def feed_forward_program(C, r):
     res["joined eval"] = joined.eval({joined.arguments[0]: X[:2]})
     res["grad"] = model.grad({x: X[:2]}, wrt=[model.parameters[0]])
     return res
+
+
+@cntk_case(names=["cntk.Function.find_by_name", "cntk.Function.clone", "cntk.Function.eval",
+                  "cntk.Trainer.train_minibatch", "cntk.ops.as_composite",
+                  "cntk.io.MinibatchSource.next_minibatch", "cntk.layers.Convolution2D",
+                  "cntk.layers.MaxPooling"],
+           note="an image classifier trained from a CTF file (Convolution2D, MaxPooling, "
+                "Dense under default_options(pad=True)); its convolution cloned onto a "
+                "placeholder and applied to a new input; as_composite of a root function is "
+                "a composite named as as_composite was told ('' by default), its root keeping "
+                "its name (Stadyn's took the root's name, and refused name=)")
+def image_classifier_program(C, r):
+    r.touch("cntk.Function.find_by_name", "cntk.Function.clone", "cntk.Function.eval",
+            "cntk.Trainer.train_minibatch", "cntk.io.MinibatchSource.next_minibatch")
+    res = {}
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "data.ctf")
+        rows = r.randn(20, 18)
+        with open(path, "w") as f:
+            for i in range(20):
+                f.write("|features %s |labels %s\n" % (
+                    " ".join("%.3f" % v for v in rows[i]),
+                    " ".join("1" if k == i % 2 else "0" for k in range(2))))
+        source = C.io.MinibatchSource(C.io.CTFDeserializer(path, C.io.StreamDefs(
+            features=C.io.StreamDef(field="features", shape=18),
+            labels=C.io.StreamDef(field="labels", shape=2))), randomize=False, max_sweeps=2)
+        x = C.input_variable((2, 3, 3), name="img")
+        y = C.input_variable(2, name="lab")
+        with C.layers.default_options(activation=C.relu, pad=True):
+            z = C.layers.Sequential([C.layers.Convolution2D((2, 2), 3, name="conv"),
+                                     C.layers.MaxPooling((2, 2), strides=1),
+                                     C.layers.Dense(2, activation=None, name="fc")])(x)
+        res["parameters"] = r.set_params(z.parameters)
+        learner = C.sgd(z.parameters, C.learning_parameter_schedule([0.1, 0.05], epoch_size=10))
+        trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y),
+                                C.classification_error(z, y)), [learner])
+        input_map = {x: source.streams.features, y: source.streams.labels}
+        losses = []
+        for _ in range(6):
+            trainer.train_minibatch(source.next_minibatch(4, input_map=input_map))
+            losses.append([trainer.previous_minibatch_loss_average, learner.learning_rate(),
+                           trainer.total_number_of_samples_seen])
+        res["losses"] = losses
+    conv = z.find_by_name("conv")
+    ph = C.placeholder()
+    x2 = C.input_variable((2, 3, 3), name="x2")
+    applied = C.combine([conv]).clone(C.CloneMethod.clone, {x: ph})(x2)
+    X = r.randn(2, 2, 3, 3)
+    res["applied"] = [[a.name for a in applied.arguments], list(applied.output.shape),
+                      len(applied.parameters)]
+    res["applied eval"] = applied.eval({x2: X}) - C.as_composite(conv).eval({x: X})
+    composite = C.as_composite(z.root_function)
+    res["as_composite"] = [composite.name, composite.root_function.name,
+                           C.as_composite(z.root_function, name="m").name,
+                           C.as_composite(z, name="m").name,
+                           [a.name for a in composite.arguments]]
+    res["eval"] = composite.eval({x: X})
+    res["eval of a list"] = z.eval({x: [X[0], X[1]]})
+    return res

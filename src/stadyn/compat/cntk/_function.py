@@ -67,7 +67,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         [[3.0, 3.0]]
     """
 
-    __slots__ = ("members", "_view", "_runs", "_combined")
+    __slots__ = ("members", "_view", "_runs", "_combined", "_own_name")
 
     def __new__(cls, variable=None, *args, **kwargs):
         if callable(variable) and not isinstance(variable, (Variable, GraphObject)):
@@ -84,6 +84,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         self._view = view
         self._runs = runs       # a combine's own run state (else the outputs' shared one)
         self._combined = combined   # the Combine function a combine made
+        self._own_name: str | None = None   # a composite named apart from its root
 
     @staticmethod
     def with_signature(*types, **named_types):
@@ -116,7 +117,10 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
     @property
     def name(self) -> str:
         """The name of the root function (a layer's ``name``, an op's ``name=``; a function of
-        several outputs, ``top_k``'s, is named by its first; a ``combine``, as it was named)."""
+        several outputs, ``top_k``'s, is named by its first; a ``combine``, as it was named;
+        ``as_composite(root_function, name)``, ``name``)."""
+        if self._own_name is not None:
+            return self._own_name
         combine = self._combine()
         if combine is not None:
             return combine.name
@@ -129,6 +133,9 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
 
     @name.setter
     def name(self, value: str) -> None:
+        if self._own_name is not None:
+            self._own_name = value
+            return
         combine = self._combine()
         if combine is not None:
             combine.name = value        # (the outputs keep theirs)
