@@ -5,6 +5,8 @@ checkpoint restored, a placeholder replaced."""
 
 import os
 
+import numpy as np
+
 from compat_harness import cntk_case
 
 _PROGRAM_NAMES = ["cntk.Function.find_by_name", "cntk.Function.clone", "cntk.Function.save",
@@ -198,4 +200,79 @@ def image_classifier_program(C, r):
                            [a.name for a in composite.arguments]]
     res["eval"] = composite.eval({x: X})
     res["eval of a list"] = z.eval({x: [X[0], X[1]]})
+    return res
+
+
+def _own(f):
+    return [[p.name for p in f.parameters], [c.name for c in f.constants], len(f.inputs),
+            f.is_composite]
+
+
+@cntk_case(names=["cntk.Function.load", "cntk.Function.find_by_name", "cntk.Function.clone",
+                  "cntk.Function.parameters", "cntk.Function.constants",
+                  "cntk.Function.root_function", "cntk.learners.Learner.reset_learning_rate",
+                  "cntk.Trainer.parameter_learners", "cntk.learners.Learner.parameters"],
+           note="transfer learning: a saved model loaded with Function.load, its feature layer "
+                "frozen by clone onto a placeholder, a new head trained; then one learner per "
+                "layer, each given find_by_name(layer).parameters. A root function (a block, "
+                "a primitive op) lists the parameters and constants among its own inputs only "
+                "(CNTK 2.7: the Dense block d2 has W and b); Stadyn listed every parameter of "
+                "the graph below it, so the second learner also updated d1's; a learner's "
+                "parameters are CNTK Parameters (named W, not Stadyn's dense/W)")
+def transfer_learning_program(C, r):
+    r.touch("cntk.Function.find_by_name", "cntk.Function.clone", "cntk.Function.parameters",
+            "cntk.Function.constants", "cntk.Function.root_function",
+            "cntk.Trainer.parameter_learners", "cntk.Function.load",
+            "cntk.learners.Learner.reset_learning_rate", "cntk.learners.Learner.parameters")
+    x = C.input_variable(4, name="x")
+    y = C.input_variable(2, name="y")
+    base = C.layers.Sequential([C.layers.Dense(5, activation=C.sigmoid, name="feat"),
+                                C.layers.Dense(2, name="cls")])(x)
+    res = {"base": r.set_params(base.parameters)}
+    X = r.randn(8, 4)
+    Y = r.onehot(8, 2)
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "base.model")
+        base.save(path)
+        loaded = C.Function.load(path)
+    feat = loaded.find_by_name("feat")
+    frozen = C.combine([feat.output]).clone(C.CloneMethod.freeze,
+                                            {loaded.arguments[0]: C.placeholder(name="ph")})
+    res["frozen"] = [len(frozen.parameters), len(frozen.constants),
+                     [p.name for p in frozen.placeholders]]
+    x2 = C.input_variable(4, name="x2")
+    head = C.layers.Dense(2, name="head")
+    z = head(frozen(x2))
+    res["head"] = r.set_params(head.parameters)
+    learner = C.sgd(head.parameters, C.learning_parameter_schedule(0.3))
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [learner])
+    losses = []
+    for i in range(0, 8, 2):
+        trainer.train_minibatch({x2: X[i:i + 2], y: Y[i:i + 2]})
+        losses.append(trainer.previous_minibatch_loss_average)
+    learner.reset_learning_rate(C.learning_parameter_schedule(0.1))
+    trainer.train_minibatch({x2: X[:2], y: Y[:2]})
+    losses.append([learner.learning_rate(), trainer.previous_minibatch_loss_average])
+    res["losses"] = losses
+    res["learners"] = [[p.name for p in l.parameters] for l in trainer.parameter_learners]
+    res["feature layer kept"] = C.as_composite(feat).eval({loaded.arguments[0]: X[:2]})
+
+    z2 = C.layers.Dense(2, name="d2")(C.layers.Dense(3, name="d1")(x))
+    res["two layers"] = r.set_params(z2.parameters)
+    p = C.parameter((2,), init=0.5, name="p")
+    k = C.constant(np.full(2, 2.0, np.float32), name="k")
+    w = (z2 + p) * k
+    res["root functions"] = {"d2": _own(z2.find_by_name("d2")), "d1": _own(z2.find_by_name("d1")),
+                             "root": _own(z2.root_function), "composite": _own(z2),
+                             "times": _own(w.root_function), "plus": _own(
+                                 w.root_function.inputs[0].owner), "w": _own(w)}
+    first = C.sgd(z2.find_by_name("d1").parameters, C.learning_parameter_schedule(0.2))
+    second = C.momentum_sgd(z2.find_by_name("d2").parameters,
+                            C.learning_parameter_schedule(0.1), C.momentum_schedule(0.5))
+    trainer2 = C.Trainer(z2, (C.squared_error(z2, y), None), [first, second])
+    for i in range(3):
+        trainer2.train_minibatch({x: X[i:i + 3], y: Y[i:i + 3]})
+    res["two learners"] = [trainer2.previous_minibatch_loss_average, z2.eval({x: X[:2]})]
+    res["their parameters"] = [[list(p.shape) for p in l.parameters] for l in (first, second)]
     return res

@@ -284,20 +284,33 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         self.replace_placeholders({p: t if isinstance(t, GraphObject) else input_of_type(t)
                                    for p, t in zip(placeholders, arg_types)})
 
+    def _own_leaves(self) -> list[Variable]:
+        """A composite's leaves; a root function's own inputs (CNTK 2.7 lists a primitive
+        op's or a block's parameters and constants among its inputs only: a Dense block's
+        ``W`` and ``b``, not those of the layers before it; a Combine's, none)."""
+        if self._view == "composite":
+            return self._leaves()
+        if self._view == "combine":
+            return []
+        return G.node_inputs(self._node() if self._view == "block" else ("op", self.variable))
+
     @property
     def parameters(self) -> list:
-        """The learnable parameters the outputs depend on (the last layer's first)."""
-        return [wrap(v) for v in self._leaves() if G.kind_of(v) == "parameter"]
+        """The learnable parameters the outputs depend on (the last layer's first); a root
+        function's among its inputs."""
+        return [wrap(v) for v in self._own_leaves() if G.kind_of(v) == "parameter"]
 
     @property
     def constants(self) -> list:
-        """The constants (batch normalisation's statistics among them)."""
-        return [wrap(v) for v in self._leaves() if G.kind_of(v) == "constant"]
+        """The constants (batch normalisation's statistics among them); a root function's
+        among its inputs."""
+        return [wrap(v) for v in self._own_leaves() if G.kind_of(v) == "constant"]
 
     @property
     def placeholders(self) -> list:
-        """The placeholders not yet replaced."""
-        return [wrap_variable(v) for v in self._leaves() if G.kind_of(v) == "placeholder"]
+        """The placeholders not yet replaced; a root function's among its inputs."""
+        return [wrap_variable(v) for v in self._own_leaves()
+                if G.kind_of(v) == "placeholder"]
 
     @property
     def attributes(self) -> dict:
