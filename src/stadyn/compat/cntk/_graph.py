@@ -22,10 +22,9 @@ import re
 import weakref
 from typing import Callable, Iterator
 
-import numpy as np
-
 from ...cntk_semantics import BatchAxes
 from ...graph import Variable, is_lengths, keep_with, kept_with, new_lengths, set_sequence_axis
+from ._shown_constants import gru_constant, shown_constants, with_stabilizer_constants
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
            "INNER_OPS", "mark_outputs", "link_outputs", "outputs_of", "function_outputs",
@@ -38,9 +37,8 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "
            "replace_placeholder",
            "set_op_name", "cntk_name", "classify", "node_name",
            "node_inputs", "block_inner_leaves", "search", "walk_leaves", "mark_spliced",
-           "seen_through", "shown_inputs", "is_splice_leaf", "show_constants",
-           "record_argument_order", "in_argument_order", "note_steepness",
-           "scalar_constant"]
+           "seen_through", "shown_inputs", "is_splice_leaf",
+           "record_argument_order", "in_argument_order"]
 
 # What CNTK knows of a Variable and Stadyn does not (weak: a Variable's entries die with it).
 INPUTS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -369,33 +367,13 @@ def seen_through(v: Variable) -> Variable:
     return v if original is None else original
 
 
-# Constants CNTK 2.7's graph holds where Stadyn's op needs none, kept on the op's output (so
-# that they live as long as it, and are the same Variables in every walk): the two scalars of
-# the ``Sequence::Slice`` that takes a Fold's last (or first) step.
-_SHOWN_CONSTANTS = "compat.cntk: the constants CNTK shows among the op's inputs"
-# A GRU cell's ``1 - z`` constant (of the cell's type), kept on each of the cell's parameters.
-_CELL_CONSTANT = "compat.cntk: the recurrent cell's constant"
-
-
-def scalar_constant(value: float, dtype) -> Variable:
-    """A scalar constant leaf without a CNTK name, as CNTK makes of a number in an expression."""
-    v = Variable.from_numpy_array(np.asarray(value, dtype=dtype), need_grad=False, dtype=dtype)
-    v.name = f"constant{next(_uid_counter)}"
-    return v
-
-
-def show_constants(v: Variable, constants: tuple) -> None:
-    """Show ``constants`` first among the inputs of the op that made ``v`` (the constants
-    CNTK's op holds and Stadyn's does not need)."""
-    keep_with(v, _SHOWN_CONSTANTS, tuple(constants))
-
-
 def shown_inputs(v: Variable) -> list[Variable]:
     """The inputs CNTK shows for the op that made ``v``: a sequence op's lengths input is
     Stadyn's layout, no input CNTK shows; a spliced value is seen through; the constants
-    :func:`show_constants` recorded come first.  A recurrence shows the values its step
-    reads, then its initial states, then its sequences (CNTK's walk meets a step's parameters
-    before the delays that hold the initial states, and the sequences last)."""
+    recorded by ``_shown_constants.show_constants`` come first.  A recurrence shows the
+    values its step reads, then its initial states, then its sequences (CNTK's walk meets a
+    step's parameters before the delays that hold the initial states, and the sequences
+    last)."""
     node = v.parent
     inputs = list(node.inputs)
     if node.spec.name == "recurrence":      # (lengths, sequences..., states..., captured...)
@@ -405,8 +383,7 @@ def shown_inputs(v: Variable) -> list[Variable]:
     elif node.spec.name in _FUSED_STATES:   # (x, lengths, states..., parameters...)
         end = 2 + _FUSED_STATES[node.spec.name]
         inputs = inputs[end:] + inputs[2:end] + inputs[:2]
-    shown = kept_with(v, _SHOWN_CONSTANTS) or ()
-    return [*shown, *(seen_through(i) for i in inputs if not is_lengths(i))]
+    return [*shown_constants(v), *(seen_through(i) for i in inputs if not is_lengths(i))]
 
 
 # the recurrent cells run along a whole sequence by one op: their number of states
@@ -472,55 +449,12 @@ def cntk_cell_order(leaves: list[Variable]) -> list[Variable]:
         firsts[places[0]] = [leaves[i] for i in places]
     present = {id(v) for v in leaves}
     for place in sorted(firsts, reverse=True):      # a GRU's constant before its parameters
-        one = _gru_constant(firsts[place])
-        if one is not None and id(one) not in present:
-            out.insert(place, one)
-    return _with_stabilizer_constants(out, present)
-
-
-# A self-stabilizer's ``alpha`` (a Stabilizer layer's, a recurrent cell's ``dh_stabilizer``):
-# CNTK 2.7's softplus with steepness k, ``log_add_exp(0, k * alpha) / k``, holds the scalar
-# constants 0, k and k, which its walk lists right before ``alpha``.
-_STABILIZER_ALPHA = re.compile(r"^(?:.*/)?[A-Za-z]*_?stabilizer(?:_\d+)?/alpha$")
-_STEEPNESS: "weakref.WeakKeyDictionary[Variable, float]" = weakref.WeakKeyDictionary()
-_STABILIZER_CONSTANTS = "compat.cntk: the stabilizer's softplus constants"
-
-
-def note_steepness(alpha: Variable, steepness: float) -> None:
-    """Record the steepness of the stabilizer whose parameter is ``alpha`` (4 unless noted)."""
-    _STEEPNESS[alpha] = float(steepness)
-
-
-def _with_stabilizer_constants(leaves: list[Variable], present: set[int]) -> list[Variable]:
-    """``leaves`` with each stabilizer's constants (0, k, k; float32, made the first time they
-    are asked for and kept on ``alpha``) right before its ``alpha``."""
-    out = []
-    for v in leaves:
-        if kind_of(v) == "parameter" and (v in _STEEPNESS or
-                                          _STABILIZER_ALPHA.match(v.name or "")):
-            constants = kept_with(v, _STABILIZER_CONSTANTS)
-            if constants is None:
-                k = _STEEPNESS.get(v, 4.0)
-                constants = tuple(scalar_constant(c, np.float32) for c in (0.0, k, k))
-                keep_with(v, _STABILIZER_CONSTANTS, constants)
-            out.extend(c for c in constants if id(c) not in present)
-        out.append(v)
-    return out
-
-
-def _gru_constant(params: list[Variable]) -> "Variable | None":
-    """The constant 1 of a GRU cell's ``1 - z`` (CNTK 2.7 lists it before the cell's
-    parameters), made for the cell the first time it is asked for; None for another cell."""
-    m = _CELL.match(params[0].name or "")
-    if m.group("kind") != "gru":
-        return None
-    one = next((c for c in (kept_with(p, _CELL_CONSTANT) for p in params) if c is not None),
-               None)
-    if one is None:
-        one = scalar_constant(1.0, params[0].dtype)
-    for p in params:
-        keep_with(p, _CELL_CONSTANT, one)
-    return one
+        if _CELL.match(firsts[place][0].name or "").group("kind") == "gru":
+            one = gru_constant(firsts[place])
+            if id(one) not in present:
+                out.insert(place, one)
+    return with_stabilizer_constants(out, present,
+                                     lambda v: kind_of(v) == "parameter")
 
 
 def block_inner_leaves(out: Variable) -> list[Variable]:

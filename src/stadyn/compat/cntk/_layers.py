@@ -25,6 +25,7 @@ from ._deferred import LAYER_CLASSES, Deferred, as_built, pending
 from ._late import late
 from ._mixins import GraphObject
 from ._parameters import cntk_parameters
+from ._shown_constants import note_steepness
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 from ._seq_axes import free_steps
 
@@ -112,7 +113,7 @@ class LayerFunction:
             out.name = self.name
         steepness = getattr(self.layer, "steepness", None)   # a Stabilizer's
         for p in self.layer.parameters if steepness is not None else ():
-            G.note_steepness(p, steepness)
+            note_steepness(p, steepness)
         outs = out if isinstance(out, tuple) else (out,)
         self._applied = [weakref.ref(o) for o in outs if isinstance(o, Variable)]
         # the order of its own parameters in a walk of the layer's graph alone (its operands'

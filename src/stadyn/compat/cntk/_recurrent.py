@@ -20,6 +20,7 @@ from . import _graph as G
 from ._adapt import unwrap, wrap
 from ._function import combine_outputs
 from ._layers import LayerFunction, _native
+from ._shown_constants import scalar_constant, show_constants
 from ._step_values import note_step_blocks
 from ._variables import Constant
 
@@ -284,6 +285,6 @@ class _FoldLayer(StatesLayer):
                 v = v.parent.inputs[0]
             if v.parent is not None and v.parent.spec.name in ("sequence_last",
                                                                "sequence_first"):
-                G.show_constants(v, (G.scalar_constant(0.0, np.float32),
-                                     G.scalar_constant(1.0, np.float32)))
+                show_constants(v, (scalar_constant(0.0, np.float32),
+                                   scalar_constant(1.0, np.float32)))
         return out
