@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import stadyn.compat.cntk as C
+from stadyn.compat.cntk._adapt import unwrap
 from stadyn.compat.cntk.learners import _learning_rate_unit
 
 _ROUND_TRIPS = {"pickle": lambda o: pickle.loads(pickle.dumps(o)),
@@ -46,12 +47,14 @@ def test_a_learner_round_trips_with_cntks_api(kind, how):
 
     # the copy continues from the state the original had: its next update (on its own
     # copy of the parameter) is the one the original makes
+    # (a learner's parameters are CNTK Parameters, as the model's: named w, with a value)
     (w_again,) = again.parameters
     (w_native,) = learner.parameters
-    assert w_again is not w_native
-    np.testing.assert_array_equal(w_again.d, w.value)
+    assert [w_again.name, w_native.name] == ["w", "w"]
+    assert unwrap(w_again) is not unwrap(w_native) and unwrap(w_native) is unwrap(w)
+    np.testing.assert_array_equal(w_again.value, w.value)
     second = rs.randn(3, 2).astype(np.float32)
     learner.update({w: second}, 5)
     again.update({w_again: second}, 5)
-    np.testing.assert_array_equal(w_again.d, w.value)
+    np.testing.assert_array_equal(w_again.value, w.value)
     assert again.total_number_of_samples_seen() == learner.total_number_of_samples_seen() == 9

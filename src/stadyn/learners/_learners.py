@@ -67,7 +67,7 @@ class _Nesterov(_MomentumSGD):
 def _kernel_value(learner: Learner, value: float) -> float:
     """``value`` as CNTK's kernel for the learner's parameters receives it: rounded to float32
     for float32 parameters (the float kernel), the double otherwise."""
-    if all(data_of(v).dtype == torch.float32 for v in learner.parameters):
+    if all(data_of(v).dtype == torch.float32 for v in learner.named_parameters().values()):
         return float(np.float32(value))
     return value
 

@@ -21,7 +21,7 @@ from ..graph import Variable, current_scope, is_no_grad, name_scope
 __all__ = [
     "ParameterRegistry", "parameter_scope", "parameter_registry", "get_parameters",
     "clear_parameters", "get_parameter_or_create", "get_parameter", "set_parameter",
-    "current_registry",
+    "current_registry", "default_registry",
 ]
 
 
@@ -105,6 +105,11 @@ _current: contextvars.ContextVar[ParameterRegistry] = contextvars.ContextVar(
 def current_registry() -> ParameterRegistry:
     """The registry new parameters go to."""
     return _current.get()
+
+
+def default_registry() -> ParameterRegistry:
+    """The process-wide registry: the current one unless :func:`parameter_registry` swaps it."""
+    return _DEFAULT
 
 
 @contextlib.contextmanager

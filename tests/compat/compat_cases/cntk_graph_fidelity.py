@@ -218,12 +218,7 @@ def function_trainer_and_variable_members(C, r):
 @cntk_case(names=_GRAPH_NAMES + ["cntk.Function.placeholders", "cntk.layers.Recurrence",
                                  "cntk.layers.Fold", "cntk.layers.Delay",
                                  "cntk.ops.sequence.past_value", "cntk.ops.sequence.future_value"],
-           known={"GRU": "stadyn.layers.GRU runs as one op (ops/_sequence_rnn.py "
-                         "cntk_gru_sequence): CNTK 2.7 also lists the Constant 1 of its "
-                         "1 - z",
-                  "Fold": "CNTK 2.7's Fold takes sequence.last of a Recurrence, whose slice "
-                          "lists two more scalar Constants; Stadyn's Fold is one op",
-                  "function step": "order: CNTK's walk meets the initial state where the step "
+           known={"function step": "order: CNTK's walk meets the initial state where the step "
                                    "first reads the state (h * 0.5: before the 0.5); Stadyn "
                                    "lists a step's captured values first "
                                    "(compat/cntk/_graph.py shown_inputs)"},

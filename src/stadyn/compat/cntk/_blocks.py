@@ -26,9 +26,21 @@ from ._function import Function
 __all__ = ["as_block", "as_composite", "BlockFunction"]
 
 
-def as_composite(root_function) -> Function:
-    """The composite Function of ``root_function``'s graph."""
-    return Function(unwrap(root_function))
+def as_composite(root_function, name: str = "") -> Function:
+    """The composite Function of ``root_function``'s graph, named ``name`` (its root keeps
+    its own); a composite Function is returned as it is, with its name, as CNTK 2.7 does.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> z = C.layers.Dense(2, name="fc")(C.input_variable(3))
+        >>> f = C.as_composite(z.root_function)
+        >>> [f.name, f.root_function.name, C.as_composite(z.root_function, "m").name]
+        ['', 'fc', 'm']
+    """
+    composite = Function(unwrap(root_function))
+    if not getattr(root_function, "is_composite", True):
+        composite._own_name = name
+    return composite
 
 
 def as_block(composite, block_arguments_map, block_op_name: str,

@@ -21,9 +21,11 @@ def _copy_leaf(v: Variable, method: str) -> Variable:
     if method == "share" or not v.need_grad:
         return v
     from ...parametric import current_registry
+    from ._parameters import cntk_parameters
     new = Variable.from_numpy_array(v.d.copy(), need_grad=method == "clone")
     scope, _, last = (v.name or "parameter").rpartition("/")
-    claimed = current_registry().claim(scope or last)
+    with cntk_parameters():
+        claimed = current_registry().claim(scope or last)
     new.name = f"{claimed}/{last}" if scope else claimed
     if v in LEAF_NAMES:
         LEAF_NAMES[new] = LEAF_NAMES[v]

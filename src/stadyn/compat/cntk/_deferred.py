@@ -255,10 +255,26 @@ class Deferred(TensorOpsMixin):
         return self._replay(bound, {})
 
     def replace_placeholders(self, substitutions: dict) -> "Deferred":
-        """Bind placeholders (``{placeholder: variable}``) for when it is built; returns
-        itself."""
+        """Bind placeholders (``{placeholder: variable}``); returns itself, built (its
+        ``output``, ``arguments``, ``eval`` those of its graph, as CNTK 2.7's function once
+        its placeholders are replaced) when every placeholder it reads is bound to a value
+        with a shape, else waiting for the others.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> ph = C.placeholder(name="ph")
+            >>> head = C.layers.Dense(2)(ph)
+            >>> f = head.replace_placeholders({ph: C.input_variable(3, name="x")})
+            >>> f is head, [a.name for a in f.arguments], f.output.shape
+            (True, ['x'], (2,))
+        """
+        if self._typed is not None:
+            self._typed.replace_placeholders(substitutions)
+            return self
         for ph, new in substitutions.items():
             self._bound[id(ph.variable)] = new
+        if not self.placeholders and not pending(tuple(self._bound.values()), {}):
+            self._typed = self._replay(dict(self._bound), {})
         return self
 
     def __rshift__(self, other):

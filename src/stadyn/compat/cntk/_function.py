@@ -67,7 +67,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         [[3.0, 3.0]]
     """
 
-    __slots__ = ("members", "_view", "_runs", "_combined")
+    __slots__ = ("members", "_view", "_runs", "_combined", "_own_name")
 
     def __new__(cls, variable=None, *args, **kwargs):
         if callable(variable) and not isinstance(variable, (Variable, GraphObject)):
@@ -84,6 +84,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         self._view = view
         self._runs = runs       # a combine's own run state (else the outputs' shared one)
         self._combined = combined   # the Combine function a combine made
+        self._own_name: str | None = None   # a composite named apart from its root
 
     @staticmethod
     def with_signature(*types, **named_types):
@@ -116,7 +117,10 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
     @property
     def name(self) -> str:
         """The name of the root function (a layer's ``name``, an op's ``name=``; a function of
-        several outputs, ``top_k``'s, is named by its first; a ``combine``, as it was named)."""
+        several outputs, ``top_k``'s, is named by its first; a ``combine``, as it was named;
+        ``as_composite(root_function, name)``, ``name``)."""
+        if self._own_name is not None:
+            return self._own_name
         combine = self._combine()
         if combine is not None:
             return combine.name
@@ -129,6 +133,9 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
 
     @name.setter
     def name(self, value: str) -> None:
+        if self._own_name is not None:
+            self._own_name = value
+            return
         combine = self._combine()
         if combine is not None:
             combine.name = value        # (the outputs keep theirs)
@@ -277,20 +284,33 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         self.replace_placeholders({p: t if isinstance(t, GraphObject) else input_of_type(t)
                                    for p, t in zip(placeholders, arg_types)})
 
+    def _own_leaves(self) -> list[Variable]:
+        """A composite's leaves; a root function's own inputs (CNTK 2.7 lists a primitive
+        op's or a block's parameters and constants among its inputs only: a Dense block's
+        ``W`` and ``b``, not those of the layers before it; a Combine's, none)."""
+        if self._view == "composite":
+            return self._leaves()
+        if self._view == "combine":
+            return []
+        return G.node_inputs(self._node() if self._view == "block" else ("op", self.variable))
+
     @property
     def parameters(self) -> list:
-        """The learnable parameters the outputs depend on (the last layer's first)."""
-        return [wrap(v) for v in self._leaves() if G.kind_of(v) == "parameter"]
+        """The learnable parameters the outputs depend on (the last layer's first); a root
+        function's among its inputs."""
+        return [wrap(v) for v in self._own_leaves() if G.kind_of(v) == "parameter"]
 
     @property
     def constants(self) -> list:
-        """The constants (batch normalisation's statistics among them)."""
-        return [wrap(v) for v in self._leaves() if G.kind_of(v) == "constant"]
+        """The constants (batch normalisation's statistics among them); a root function's
+        among its inputs."""
+        return [wrap(v) for v in self._own_leaves() if G.kind_of(v) == "constant"]
 
     @property
     def placeholders(self) -> list:
-        """The placeholders not yet replaced."""
-        return [wrap_variable(v) for v in self._leaves() if G.kind_of(v) == "placeholder"]
+        """The placeholders not yet replaced; a root function's among its inputs."""
+        return [wrap_variable(v) for v in self._own_leaves()
+                if G.kind_of(v) == "placeholder"]
 
     @property
     def attributes(self) -> dict:
@@ -410,8 +430,8 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
                 mapping.setdefault(a, a)
             applied = self.clone(CloneMethod.share, mapping)
             if self.variable in G.ARGUMENT_ORDER:       # the signature's order, substituted
-                G.ARGUMENT_ORDER[applied.variable] = argument_leaves(
-                    [mapping[a] for a in self.arguments])
+                G.record_argument_order(applied.variable, argument_leaves(
+                    [mapping[a] for a in self.arguments]))
             return applied
         values = self.eval(mapping, self.outputs)
         if isinstance(values, dict):
@@ -527,8 +547,7 @@ def combine_outputs(functions: list, name: str = "") -> Function:
             flat.extend(f._roots())
         else:
             flat.append(unwrap(f))
-    combined = G.mark_combine(flat, name)   # (graph walks list its outputs first)
-    return Function(flat[0], flat, runs=RunState(), combined=combined)
+    return Function(flat[0], flat, runs=RunState(), combined=G.Combine(name))
 
 
 def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:

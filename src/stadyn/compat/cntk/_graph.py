@@ -24,19 +24,21 @@ from typing import Callable, Iterator
 
 from ...cntk_semantics import BatchAxes
 from ...graph import Variable, is_lengths, keep_with, kept_with, new_lengths, set_sequence_axis
+from ._shown_constants import gru_constant, shown_constants, with_stabilizer_constants
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
            "INNER_OPS", "mark_outputs", "link_outputs", "outputs_of", "function_outputs",
            "mark_block",
            "BLOCKS", "SEQUENCE_AXES", "OUTPUT_INDEX", "name_sequence_axis", "kind_of", "name_of",
-           "op_name_of", "made_by_cntk_op", "mark_combine",
-           "Combine", "combine_of", "primitive_op_name",
+           "op_name_of", "made_by_cntk_op",
+           "Combine", "primitive_op_name",
            "uid_of", "set_uid",
            "set_root_uid", "root_uid_of", "bind_placeholder", "placeholder_like",
            "replace_placeholder",
            "set_op_name", "cntk_name", "classify", "node_name",
            "node_inputs", "block_inner_leaves", "search", "walk_leaves", "mark_spliced",
-           "seen_through", "shown_inputs", "is_splice_leaf"]
+           "seen_through", "shown_inputs", "is_splice_leaf",
+           "record_argument_order", "in_argument_order"]
 
 # What CNTK knows of a Variable and Stadyn does not (weak: a Variable's entries die with it).
 INPUTS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -145,15 +147,21 @@ def name_sequence_axis(var: Variable, axes) -> None:
 # The order of the arguments a Python function's signature gave the Function it made, by the
 # Function's root: CNTK passes such arguments through a "Tuple" block, so they come out in the
 # signature's order, not in the order a walk of the graph meets them (``loss(model(x), y)``
-# meets y first).
-ARGUMENT_ORDER: "weakref.WeakKeyDictionary[Variable, list[Variable]]" = \
+# meets y first).  The arguments are held weakly: an input can be a root of a run with the
+# Function (``combine([z, x]).eval``), which makes it refer to ``z``, the entry's key.
+ARGUMENT_ORDER: "weakref.WeakKeyDictionary[Variable, tuple[weakref.ref, ...]]" = \
     weakref.WeakKeyDictionary()
+
+
+def record_argument_order(root: Variable, arguments: list[Variable]) -> None:
+    """Record ``arguments`` as the order of the arguments of the Function ``root``."""
+    ARGUMENT_ORDER[root] = tuple(weakref.ref(a) for a in arguments)
 
 
 def in_argument_order(root: Variable, arguments: list[Variable]) -> list[Variable]:
     """``arguments`` (a Function's, in the walk's order) in the order recorded for ``root``:
     the recorded ones first, then the others as they were."""
-    order = ARGUMENT_ORDER.get(root)
+    order = [a for a in (ref() for ref in ARGUMENT_ORDER.get(root, ())) if a is not None]
     if not order:
         return arguments
     present = {id(a) for a in arguments}
@@ -211,34 +219,14 @@ def set_op_name(v: Variable, op_name: str) -> None:
 
 class Combine:
     """A CNTK Combine function (``C.combine``, a loaded model of several functions' outputs):
-    its ``name`` and ``uid``; ``members``: the ids of its outputs, in order."""
+    its ``name`` and ``uid``.  The Function it is the root of holds it (combines of the same
+    outputs are Combine functions of their own)."""
 
-    __slots__ = ("members", "name", "uid")
+    __slots__ = ("name", "uid")
 
-    def __init__(self, members: tuple, name: str):
-        self.members = members
+    def __init__(self, name: str):
         self.name = name
         self.uid = f"Combine{next(_uid_counter)}"
-
-
-# the first output of each Combine function made -> {the ids of all its outputs: its Combine}
-_COMBINES: "weakref.WeakKeyDictionary[Variable, dict]" = weakref.WeakKeyDictionary()
-
-
-def mark_combine(roots: list, name: str = "") -> Combine:
-    """Record ``roots`` as the outputs of one CNTK Combine function named ``name``; returns
-    it (combines of the same outputs are Combine functions of their own)."""
-    members = tuple(map(id, roots))
-    made = _COMBINES.setdefault(roots[0], {})[members] = Combine(members, name)
-    return made
-
-
-def combine_of(members) -> "Combine | None":
-    """The Combine function last made of the outputs ``members`` (:func:`mark_combine`), or
-    None."""
-    if not members:
-        return None
-    return _COMBINES.get(members[0], {}).get(tuple(map(id, members)))
 
 
 def mark_outputs(outputs: list[Variable], op_name: str, block: bool = False) -> None:
@@ -381,10 +369,11 @@ def seen_through(v: Variable) -> Variable:
 
 def shown_inputs(v: Variable) -> list[Variable]:
     """The inputs CNTK shows for the op that made ``v``: a sequence op's lengths input is
-    Stadyn's layout, no input CNTK shows; a spliced value is seen through.  A recurrence
-    shows the values its step reads, then its initial states, then its sequences (CNTK's walk
-    meets a step's parameters before the delays that hold the initial states, and the
-    sequences last)."""
+    Stadyn's layout, no input CNTK shows; a spliced value is seen through; the constants
+    recorded by ``_shown_constants.show_constants`` come first.  A recurrence shows the
+    values its step reads, then its initial states, then its sequences (CNTK's walk meets a
+    step's parameters before the delays that hold the initial states, and the sequences
+    last)."""
     node = v.parent
     inputs = list(node.inputs)
     if node.spec.name == "recurrence":      # (lengths, sequences..., states..., captured...)
@@ -394,7 +383,7 @@ def shown_inputs(v: Variable) -> list[Variable]:
     elif node.spec.name in _FUSED_STATES:   # (x, lengths, states..., parameters...)
         end = 2 + _FUSED_STATES[node.spec.name]
         inputs = inputs[end:] + inputs[2:end] + inputs[:2]
-    return [seen_through(i) for i in inputs if not is_lengths(i)]
+    return [*shown_constants(v), *(seen_through(i) for i in inputs if not is_lengths(i))]
 
 
 # the recurrent cells run along a whole sequence by one op: their number of states
@@ -452,11 +441,20 @@ def cntk_cell_order(leaves: list[Variable]) -> list[Variable]:
     leaves keep their places."""
     ranks = [_cell_rank(v) if kind_of(v) == "parameter" else None for v in leaves]
     out = list(leaves)
+    firsts = {}
     for cell in {r[0] for r in ranks if r is not None}:
         places = [i for i, r in enumerate(ranks) if r is not None and r[0] == cell]
         for place, source in zip(places, sorted(places, key=lambda i: ranks[i][1])):
             out[place] = leaves[source]
-    return out
+        firsts[places[0]] = [leaves[i] for i in places]
+    present = {id(v) for v in leaves}
+    for place in sorted(firsts, reverse=True):      # a GRU's constant before its parameters
+        if _CELL.match(firsts[place][0].name or "").group("kind") == "gru":
+            one = gru_constant(firsts[place])
+            if id(one) not in present:
+                out.insert(place, one)
+    return with_stabilizer_constants(out, present,
+                                     lambda v: kind_of(v) == "parameter")
 
 
 def block_inner_leaves(out: Variable) -> list[Variable]:

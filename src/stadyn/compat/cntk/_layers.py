@@ -24,6 +24,8 @@ from ._adapt import operand, operands_dtype, unwrap, wrap
 from ._deferred import LAYER_CLASSES, Deferred, as_built, pending
 from ._late import late
 from ._mixins import GraphObject
+from ._parameters import cntk_parameters
+from ._shown_constants import note_steepness
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 from ._seq_axes import free_steps
 
@@ -97,8 +99,8 @@ class LayerFunction:
             return self._signature(*args)
         values = [operand(a) for a in args]
         _refuse_weights_over_steps(self.layer, values)
-        with joint_inference():          # CNTK infers the layer's graph with its operands
-            out = self.layer(*values)
+        with joint_inference(), cntk_parameters():  # CNTK infers the layer's graph with
+            out = self.layer(*values)                  # its operands
         # CNTK's layers compute in their parameters' data type (float64 under
         # default_options(dtype=np.float64)), which their inputs must have
         operands_dtype(*values, *self.layer.parameters, op=self.op_name or "layer")
@@ -109,6 +111,9 @@ class LayerFunction:
             G.BLOCKS[out] = G.Block(self.op_name, self.name, tuple(values))
         elif isinstance(out, Variable) and self.name:
             out.name = self.name
+        steepness = getattr(self.layer, "steepness", None)   # a Stabilizer's
+        for p in self.layer.parameters if steepness is not None else ():
+            note_steepness(p, steepness)
         outs = out if isinstance(out, tuple) else (out,)
         self._applied = [weakref.ref(o) for o in outs if isinstance(o, Variable)]
         # the order of its own parameters in a walk of the layer's graph alone (its operands'

@@ -19,7 +19,7 @@ import numpy as np
 
 from ...graph import Variable
 from ...schedules import Schedule
-from ._adapt import unwrap
+from ._adapt import unwrap, wrap
 from ._values import asarray
 
 __all__ = ["Count", "CntkCounts", "CntkLearner", "as_cntk_learner"]
@@ -85,6 +85,19 @@ class CntkLearner(CntkCounts):
     def is_minibatch_size_explicitly_specified(self) -> bool:
         """Whether the learner was made with a ``minibatch_size`` (``IGNORE`` too)."""
         return self._given_minibatch_size is not None
+
+    @property
+    def parameters(self) -> list:
+        """The parameters it updates, as CNTK Parameters (named ``W``, as the model lists
+        them; Stadyn's learner gives its Variables, named by their registry paths).
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> z = C.layers.Dense(2)(C.input_variable(3))
+            >>> [p.name for p in C.sgd(z.parameters, C.learning_parameter_schedule(0.1)).parameters]
+            ['W', 'b']
+        """
+        return [wrap(p) for p in self.named_parameters().values()]
 
     @property
     def ignored_minibatch_size(self) -> int:

@@ -20,8 +20,9 @@ from . import _graph as G
 from ._adapt import unwrap, wrap
 from ._function import combine_outputs
 from ._layers import LayerFunction, _native
+from ._shown_constants import scalar_constant, show_constants
 from ._step_values import note_step_blocks
-from ._variables import constant
+from ._variables import Constant
 
 __all__ = ["Recurrence", "RecurrenceFrom", "Fold", "LSTM", "GRU", "RNNStep", "StatesLayer",
            "FunctionStep"]
@@ -223,14 +224,15 @@ def _has_contents(cell) -> bool:
 def _initial(initial_state: Any, layer: str) -> Any:
     """The initial state(s) as the layer ``layer`` is made with them: a number becomes a
     Constant of shape ``(1,)`` (None a scalar 0), made once for every application and state,
-    as CNTK 2.7 makes it (listed among the model's ``constants``)."""
+    as CNTK 2.7 makes it (listed among the model's ``constants``), of ``default_options``'
+    type where the layer is made (float32 unless ``dtype=np.float64``), whatever the input's."""
     initial_state = _L.resolve(layer, "initial_state", initial_state)
     if isinstance(initial_state, tuple):
         return tuple(_initial(s, layer) for s in initial_state)
     if initial_state is None:
-        return unwrap(constant(0.0))
+        return unwrap(Constant(0.0))
     if np.isscalar(initial_state) and not isinstance(initial_state, (str, bytes)):
-        return unwrap(constant(initial_state, shape=(1,)))
+        return unwrap(Constant(initial_state, shape=(1,)))
     return unwrap(_native(initial_state))
 
 
@@ -265,6 +267,24 @@ def Fold(folder_function, go_backwards=_L.default_override_or(False),
          name: str = "") -> LayerFunction:
     """``cntk.layers.Fold``: the final state of a recurrence.  Example:
     ``C.layers.Fold(C.layers.GRU(4))(x)``."""
-    return StatesLayer(_L.Fold(_step(folder_function), go_backwards,
-                                 _initial(initial_state, "Fold"), return_full_state, name),
-                       "Fold", name)
+    return _FoldLayer(_L.Fold(_step(folder_function), go_backwards,
+                                _initial(initial_state, "Fold"), return_full_state, name),
+                      "Fold", name)
+
+
+class _FoldLayer(StatesLayer):
+    """A Fold: CNTK 2.7 takes each state's last (first) step by a ``Sequence::Slice``, whose
+    two scalar constants (0 and 1, float32) its graph lists; Stadyn's op needs none, so the
+    walks are shown them."""
+
+    def __call__(self, *args):
+        out = super().__call__(*args)
+        for o in getattr(out, "outputs", None) or ():
+            v = unwrap(o)
+            while v.parent is not None and v.parent.spec.name == "identity":
+                v = v.parent.inputs[0]
+            if v.parent is not None and v.parent.spec.name in ("sequence_last",
+                                                               "sequence_first"):
+                show_constants(v, (scalar_constant(0.0, np.float32),
+                                   scalar_constant(1.0, np.float32)))
+        return out

@@ -127,7 +127,7 @@ def _in_signature_order(function, values: list):
     function's), as CNTK's Tuple block keeps them."""
     variable = getattr(function, "variable", None)
     if variable is not None:
-        G.ARGUMENT_ORDER[variable] = argument_leaves(values)
+        G.record_argument_order(variable, argument_leaves(values))
     return function
 
 

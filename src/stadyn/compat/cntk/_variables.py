@@ -101,6 +101,7 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
     def __init__(self, shape=None, init=None, dtype=None, device=None, name: str = ""):
         from ...layers import glorot_uniform, initial_value
         from ...parametric import current_registry, get_parameter_or_create
+        from ._parameters import cntk_parameters
         # The class takes default_options' type (float32 by default), not the array's: CNTK
         # 2.7's Parameter(init=np.eye(3)) is float32, its parameter(init=np.eye(3)) float64.
         dtype = parameter_dtype(None, input_dtype(None) if dtype is None else dtype)
@@ -122,9 +123,10 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
                 fan_in, fan_out = _fans(shape, init)
                 value = initial_value(init if init is not None else glorot_uniform(), shape,
                                       fan_in, fan_out)
-        path = current_registry().claim(name or "parameter")
-        var = get_parameter_or_create(f"{path}/{name}" if name else path, tuple(shape),
-                                      np.asarray(value, dtype=dtype), dtype=dtype)
+        with cntk_parameters():
+            path = current_registry().claim(name or "parameter")
+            var = get_parameter_or_create(f"{path}/{name}" if name else path, tuple(shape),
+                                          np.asarray(value, dtype=dtype), dtype=dtype)
         G.LEAF_NAMES[var] = name
         GraphObject.__init__(self, var)
 

@@ -181,7 +181,8 @@ class DistributedLearner(_WrappedOptimizer):
     def update(self, sample_count, training_sample_count=None, is_sweep_end: bool = False):
         """Sum the gradients and the sample count over the workers, then update."""
         if self._parallel is not None and not isinstance(sample_count, dict):
-            self._parallel.all_reduce_gradients(self._learner.parameters)
+            self._parallel.all_reduce_gradients(
+                list(self._learner.named_parameters().values()))
             total = self._parallel.all_reduce_scalars(float(sample_count))[0]
             sample_count = int(round(total))
         updated = self._learner.update(sample_count, training_sample_count, is_sweep_end)

@@ -1,0 +1,84 @@
+"""The constants CNTK 2.7's graph holds where Stadyn computes without them, shown by the walks
+(``Function.inputs``, ``constants``) as CNTK lists them.
+
+* A ``Fold`` takes each state's last (first) step by a ``Sequence::Slice``, whose scalars 0
+  and 1 (float32) are inputs of the op: kept on the op's output (:func:`show_constants`).
+* A GRU cell's ``1 - z`` holds the constant 1 (of the cell's type), listed before the cell's
+  parameters: made the first time a walk asks, kept on each of the cell's parameters.
+* A stabilizer's softplus of steepness k, ``log_add_exp(0, k * alpha) / k``, holds 0, k and k
+  (float32), listed right before its ``alpha``; a ``Stabilizer`` layer notes its steepness
+  when applied (4 otherwise, a recurrent cell's ``dh_stabilizer``...).
+
+Kept on Variables (``graph.keep_with``), they live as long as what holds them and are the same
+Variables in every walk.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import weakref
+from typing import Callable
+
+import numpy as np
+
+from ...graph import Variable, keep_with, kept_with
+
+__all__ = ["scalar_constant", "show_constants", "shown_constants", "gru_constant",
+           "note_steepness", "with_stabilizer_constants"]
+
+_SHOWN = "compat.cntk: the constants CNTK shows among the op's inputs"
+_GRU_ONE = "compat.cntk: the GRU cell's constant 1"
+_STABILIZER = "compat.cntk: the stabilizer's softplus constants"
+_STABILIZER_ALPHA = re.compile(r"^(?:.*/)?[A-Za-z]*_?stabilizer(?:_\d+)?/alpha$")
+_STEEPNESS: "weakref.WeakKeyDictionary[Variable, float]" = weakref.WeakKeyDictionary()
+_ids = itertools.count()
+
+
+def scalar_constant(value: float, dtype) -> Variable:
+    """A scalar constant leaf without a CNTK name, as CNTK makes of a number in an expression."""
+    v = Variable.from_numpy_array(np.asarray(value, dtype=dtype), need_grad=False, dtype=dtype)
+    v.name = f"constant{next(_ids)}"
+    return v
+
+
+def show_constants(v: Variable, constants: tuple) -> None:
+    """Show ``constants`` first among the inputs of the op that made ``v``."""
+    keep_with(v, _SHOWN, tuple(constants))
+
+
+def shown_constants(v: Variable) -> tuple:
+    """The constants :func:`show_constants` recorded for ``v``'s op (none: ``()``)."""
+    return kept_with(v, _SHOWN) or ()
+
+
+def gru_constant(params: list[Variable]) -> Variable:
+    """The constant 1 of the ``1 - z`` of the GRU cell whose parameters are ``params``."""
+    one = next((c for c in (kept_with(p, _GRU_ONE) for p in params) if c is not None), None)
+    if one is None:
+        one = scalar_constant(1.0, params[0].dtype)
+    for p in params:
+        keep_with(p, _GRU_ONE, one)
+    return one
+
+
+def note_steepness(alpha: Variable, steepness: float) -> None:
+    """Record the steepness of the stabilizer whose parameter is ``alpha``."""
+    _STEEPNESS[alpha] = float(steepness)
+
+
+def with_stabilizer_constants(leaves: list[Variable], present: set[int],
+                              is_parameter: Callable[[Variable], bool]) -> list[Variable]:
+    """``leaves`` with each stabilizer's constants right before its ``alpha`` (those not
+    ``present`` already)."""
+    out = []
+    for v in leaves:
+        if is_parameter(v) and (v in _STEEPNESS or _STABILIZER_ALPHA.match(v.name or "")):
+            constants = kept_with(v, _STABILIZER)
+            if constants is None:
+                k = _STEEPNESS.get(v, 4.0)
+                constants = tuple(scalar_constant(c, np.float32) for c in (0.0, k, k))
+                keep_with(v, _STABILIZER, constants)
+            out.extend(c for c in constants if id(c) not in present)
+        out.append(v)
+    return out
