@@ -59,7 +59,8 @@ from ._subgraph import (CONSTANT, INPUT, PARAMETER, VIEW, Subgraph, leaf_tensor,
 from ._variable import (FunctionNode, Variable, bump_graph_version, graph_version,
                         to_torch_dtype, topological_nodes)
 from ._kept import keep_with, kept_with
-from ._shared_values import hand_out, read_value_of, set_output
+from ._shared_values import (hand_out, on_renew, read_value_of, renew_value, set_output,
+                             value_holder)
 from ._tensors import data_of, grad_of
 
 __all__ = [
@@ -67,7 +68,8 @@ __all__ = [
     "Variable", "FunctionNode", "OpSpec", "apply", "topological_nodes", "to_torch_dtype",
     "data_of", "grad_of", "untraceable_ops", "keep_with", "kept_with",
     # NNabla's shared arrays: handed-out values written in place, leaves reading another's
-    "hand_out", "set_output", "read_value_of", "numpy_reader", "viewed",
+    "hand_out", "set_output", "read_value_of", "value_holder", "renew_value", "on_renew",
+    "numpy_reader", "viewed",
     # modes, phase, contexts, scopes
     "auto_forward", "set_auto_forward", "get_auto_forward", "training", "is_training",
     "set_training", "no_grad", "is_no_grad", "recompute", "recompute_fn",

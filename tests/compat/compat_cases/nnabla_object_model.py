@@ -1,0 +1,158 @@
+"""NNabla 1.39's object model around parameters and solver states: what a value written with
+``fill()`` / ``zero()`` / a scalar gives to arrays kept before, what the graphs and solvers
+holding the parameter see next, and what ``solver.get_states()`` hands out.
+
+In NNabla 1.39 ``W.data.fill(v)``, ``W.data.zero()``, ``W.d = v`` (a scalar) and
+``W.data.data = v`` give the parameter's array new memory: a NumPy array kept from ``W.d``
+before keeps the old values, while the Variable, ``nn.get_parameters()``, a graph built
+before, a ``get_parameter_or_create`` view and the solver read the new ones; the gradient is
+left alone.  ``W.d[...] = v`` writes the array itself (the kept array follows).
+``get_states()`` gives ``SolverState`` objects whose ``pstate`` holds ``nn.Variable``s (with
+NdArray ``.data``) over the solver's own state arrays: a write to them (``fill``, ``.d = ``)
+reaches the solver, and the solver's update writes into them.
+"""
+
+import numpy as np
+
+from compat_harness import nnabla_case
+
+N = "nnabla."
+
+
+def _net(nn, F, PF, r):
+    x = nn.Variable.from_numpy_array(r.randn(4, 3))
+    t = nn.Variable.from_numpy_array(r.randn(4, 2))
+    with nn.parameter_scope("om"):
+        y = PF.affine(x, 2, name="fc")
+    return F.mean(F.squared_error(y, t))
+
+
+def _first(a):
+    return np.array(np.asarray(a).ravel()[:3])
+
+
+@nnabla_case(names=[N + "NdArray.fill", N + "NdArray.zero", N + "Variable.d",
+                    N + "Variable.data", N + "NdArray.data", N + "get_parameters",
+                    N + "solvers.Momentum", N + "parameter.get_parameter_or_create"],
+             note="a static graph and a Momentum solver set up, one step; then the weight "
+                  "written by data.fill, d = scalar, data.data = scalar, data.zero() and "
+                  "d[...] = (each with a NumPy array kept from .d before it, and the step's "
+                  "forward, backward and update after it): the kept arrays, the values the "
+                  "graph, nn.get_parameters(), a get_parameter_or_create view and the solver "
+                  "see, and the gradient through the write")
+def parameter_values_written_whole(nn, F, PF, S, r):
+    r.touch(N + "NdArray.fill", N + "NdArray.zero", N + "Variable.d", N + "Variable.data",
+            N + "NdArray.data", N + "Variable.g")
+    res = {}
+    for mode in ("static", "dynamic"):
+        nn.clear_parameters()
+        nn.set_auto_forward(mode == "dynamic")
+        loss = _net(nn, F, PF, r)
+        params = nn.get_parameters()
+        W = params["om/fc/affine/W"]
+        W.d = r.randn(3, 2)
+        with nn.parameter_scope("om/fc/affine"):
+            view = nn.parameter.get_parameter_or_create("W", (3, 2))
+        solver = S.Momentum(lr=0.1, momentum=0.9)
+        solver.set_parameters(params)
+
+        def step():
+            l = loss if mode == "static" else _net(nn, F, PF, r)
+            l.forward()
+            solver.zero_grad()
+            l.backward()
+            solver.update()
+            return float(l.d)
+
+        res[mode + ": first loss"] = step()
+        grad = W.g.copy()
+        for how in ("data.fill(0.5)", "d = 0.25", "data.data = 2", "data.zero()", "d[...] = 1"):
+            kept = W.d
+            before = kept.copy()
+            if how == "data.fill(0.5)":
+                W.data.fill(0.5)
+            elif how == "d = 0.25":
+                W.d = 0.25
+            elif how == "data.data = 2":
+                W.data.data = 2
+            elif how == "data.zero()":
+                W.data.zero()
+            else:
+                W.d[...] = 1
+            key = "%s: %s: " % (mode, how)
+            res[key + "kept .d keeps its values"] = bool(np.array_equal(kept, before))
+            res[key + "kept .d"] = _first(kept)
+            res[key + "W.d"] = _first(W.d)
+            res[key + "get_parameters"] = _first(nn.get_parameters()["om/fc/affine/W"].d)
+            res[key + "view"] = _first(view.d)
+            res[key + "gradient kept"] = bool(np.array_equal(W.g, grad))
+            res[key + "loss of the next step"] = step()
+            res[key + "W.d after the update"] = _first(W.d)
+            res[key + "kept .d after the update"] = _first(kept)
+            grad = W.g.copy()
+        res[mode + ": parameters are the same objects"] = \
+            nn.get_parameters()["om/fc/affine/W"] is W
+    nn.set_auto_forward(False)
+    return res
+
+
+@nnabla_case(names=[N + "solvers.Adam", N + "solver.Solver.get_states",
+                    N + "solver.Solver.set_states", N + "solver.SolverState"],
+             note="get_states' pstate Variables: their classes, need_grad and shape; a fill, "
+                  ".d = scalar and .d[...] = of them reach the solver (the next update starts "
+                  "from them), a fill with a .d kept too (which keeps its values); the update "
+                  "writes into them (a .d kept follows); set_states "
+                  "with them into a second solver shares them, and a fill through the second "
+                  "solver's states reaches the first")
+def solver_state_variables(nn, F, PF, S, r):
+    r.touch(N + "solver.Solver.get_states", N + "solver.Solver.set_states", N + "NdArray.fill",
+            N + "Variable.d", N + "Variable.data", N + "solver.SolverState")
+    nn.clear_parameters()
+    loss = _net(nn, F, PF, r)
+    params = nn.get_parameters()
+    solver = S.Adam(alpha=0.1)
+    solver.set_parameters(params)
+
+    def step(s):
+        loss.forward()
+        s.zero_grad()
+        loss.backward()
+        s.update()
+
+    step(solver)
+    name = "om/fc/affine/W"
+    state = solver.get_states()[name]
+    mean = state.pstate["mean"]
+    res = {"classes": [type(state).__name__, type(state.pstate).__name__, type(mean).__name__,
+                       type(mean.data).__name__, type(mean.d).__name__],
+           "names": sorted(state.pstate), "t": int(state.t), "need_grad": bool(mean.need_grad),
+           "shape": list(mean.shape), "mean": np.array(mean.d)}
+    mean.data.fill(5.0)
+    res["solver reads the fill"] = np.array(solver.get_states()[name].pstate["mean"].d)
+    kept = mean.d
+    step(solver)
+    res["mean after an update"] = np.array(mean.d)
+    res["kept .d after an update"] = np.array(kept)
+    state.pstate["var"].d = 0.5
+    res["solver reads var = 0.5"] = np.array(solver.get_states()[name].pstate["var"].d)
+    var = state.pstate["var"]
+    kept_var = var.d
+    before = kept_var.copy()
+    var.data.fill(0.75)
+    res["kept var keeps its values after a fill"] = bool(np.array_equal(kept_var, before))
+    res["solver reads the fill of var"] = np.array(solver.get_states()[name].pstate["var"].d)
+    mean.d[...] = 1.0
+    res["solver reads mean[...] = 1"] = np.array(solver.get_states()[name].pstate["mean"].d)
+    step(solver)
+    res["W after a step from the written states"] = np.array(params[name].d)
+    second = S.Adam(alpha=0.1)
+    second.set_parameters(params)
+    second.set_states(solver.get_states())
+    second.get_states()[name].pstate["mean"].data.fill(2.0)
+    res["first solver reads the second's fill"] = \
+        np.array(solver.get_states()[name].pstate["mean"].d)
+    step(second)
+    res["first solver's mean after the second's update"] = \
+        np.array(solver.get_states()[name].pstate["mean"].d)
+    res["t"] = [int(solver.get_states()[name].t), int(second.get_states()[name].t)]
+    return res
