@@ -12,6 +12,8 @@ NdArray ``.data``) over the solver's own state arrays: a write to them (``fill``
 reaches the solver, and the solver's update writes into them.
 """
 
+import os
+
 import numpy as np
 
 from compat_harness import nnabla_case
@@ -25,6 +27,14 @@ def _net(nn, F, PF, r):
     with nn.parameter_scope("om"):
         y = PF.affine(x, 2, name="fc")
     return F.mean(F.squared_error(y, t))
+
+
+_FROZEN = ("stadyn.graph: a parameter set need_grad=False after the graph was built gets no "
+           "gradient; NNabla 1.39's backward still accumulates into it (the solver, which "
+           "does not hold it, never zeroes it)")
+_PROTOBUF = ("NNabla 1.39's load_parameters of a .protobuf assigns float64 arrays, which its "
+             "Variables then hold; Stadyn's v.d = array casts into the Variable's dtype "
+             "(compat nnabla _variable._set; see assign_list__dtypes)")
 
 
 def _first(a):
@@ -156,3 +166,80 @@ def solver_state_variables(nn, F, PF, S, r):
         np.array(solver.get_states()[name].pstate["mean"].d)
     res["t"] = [int(solver.get_states()[name].t), int(second.get_states()[name].t)]
     return res
+
+
+@nnabla_case(names=[N + "get_parameters", N + "solvers.Momentum", N + "save_parameters",
+                    N + "load_parameters", N + "Variable.need_grad",
+                    N + "solver.Solver.weight_decay", N + "solver.Solver.clip_grad_by_norm",
+                    N + "solver.Solver.check_inf_or_nan_grad",
+                    N + "solver.Solver.set_learning_rate", N + "solver.Solver.zero_grad"],
+             known=dict([("step %d base W.g" % i, _FROZEN) for i in range(3)]
+                        + [("protobuf: W", _PROTOBUF), ("protobuf: base b", _PROTOBUF)]),
+             note="a fine-tuning program: two scoped layers, the first frozen by need_grad "
+                  "(get_parameters(grad_only=True/False)), weight decay, gradient clipping, a "
+                  "NaN check, a rate change, zero_grad leaving the frozen layer's gradient; "
+                  "then the parameters saved to .h5 and .protobuf and loaded back into "
+                  "changed parameters (the same Variables, their values)")
+def fine_tuning_program(nn, F, PF, S, r):
+    r.touch(N + "Variable.need_grad", N + "solver.Solver.weight_decay",
+            N + "solver.Solver.clip_grad_by_norm", N + "solver.Solver.check_inf_or_nan_grad",
+            N + "solver.Solver.set_learning_rate", N + "solver.Solver.zero_grad",
+            N + "Variable.g", N + "Variable.d")
+    nn.clear_parameters()
+    x = nn.Variable.from_numpy_array(r.randn(4, 3))
+    t = nn.Variable.from_numpy_array(r.randn(4, 2))
+    with nn.parameter_scope("base"):
+        h = F.tanh(PF.affine(x, 4))
+    with nn.parameter_scope("head"):
+        y = PF.affine(h, 2)
+    loss = F.mean(F.squared_error(y, t))
+    r.set_params(nn.get_parameters(grad_only=False))
+    for p in nn.get_parameters(grad_only=False).values():
+        p.g = 0
+    for name, p in nn.get_parameters(grad_only=False).items():
+        if name.startswith("base/"):
+            p.need_grad = False
+    res = {"trainable": sorted(nn.get_parameters()),
+           "all": sorted(nn.get_parameters(grad_only=False))}
+    solver = S.Momentum(lr=0.5, momentum=0.9)
+    solver.set_parameters(nn.get_parameters())
+    res["solver holds"] = sorted(solver.get_parameters())
+    for step in range(3):
+        if step == 2:
+            solver.set_learning_rate(0.05)
+        loss.forward()
+        solver.zero_grad()
+        loss.backward()
+        res["step %d loss" % step] = float(loss.d)
+        res["step %d nan" % step] = bool(solver.check_inf_or_nan_grad())
+        solver.weight_decay(0.01)
+        solver.clip_grad_by_norm(0.1)
+        res["step %d clipped head W.g" % step] = np.array(
+            nn.get_parameters()["head/affine/W"].g)
+        res["step %d base W.g" % step] = np.array(
+            nn.get_parameters(grad_only=False)["base/affine/W"].g)
+        solver.update()
+    res["rate"] = float(solver.learning_rate())
+    res["params"] = dict((k, np.array(v.d))
+                         for k, v in nn.get_parameters(grad_only=False).items())
+    with r.tempdir() as folder:
+        for ext in ("h5", "protobuf"):
+            _save_and_load(nn, os.path.join(folder, "params." + ext), ext, res)
+    return res
+
+
+def _save_and_load(nn, path, ext, res):
+    if True:
+        nn.save_parameters(path)
+        W = nn.get_parameters()["head/affine/W"]
+        kept = W.d
+        W.d = 0.0
+        nn.get_parameters(grad_only=False)["base/affine/b"].d = 1.0
+        nn.load_parameters(path)
+        res[ext + ": same Variable"] = nn.get_parameters()["head/affine/W"] is W
+        res[ext + ": W"] = np.array(W.d)
+        res[ext + ": kept W.d"] = np.array(kept)
+        res[ext + ": base b"] = np.array(nn.get_parameters(grad_only=False)["base/affine/b"].d)
+        res[ext + ": base need_grad"] = bool(
+            nn.get_parameters(grad_only=False)["base/affine/W"].need_grad)
+        res[ext + ": trainable"] = sorted(nn.get_parameters())
