@@ -37,6 +37,18 @@ _PROTOBUF = ("NNabla 1.39's load_parameters of a .protobuf assigns float64 array
              "(compat nnabla _variable._set; see assign_list__dtypes)")
 
 
+def _fill_d(W):
+    W.d[...] = 1
+
+
+# The writes of a parameter's whole value, in the order the case makes them.
+_WRITES = [("data.fill(0.5)", lambda W: W.data.fill(0.5)),
+           ("d = 0.25", lambda W: setattr(W, "d", 0.25)),
+           ("data.data = 2", lambda W: setattr(W.data, "data", 2)),
+           ("data.zero()", lambda W: W.data.zero()),
+           ("d[...] = 1", _fill_d)]
+
+
 def _first(a):
     return np.array(np.asarray(a).ravel()[:3])
 
@@ -76,19 +88,10 @@ def parameter_values_written_whole(nn, F, PF, S, r):
 
         res[mode + ": first loss"] = step()
         grad = W.g.copy()
-        for how in ("data.fill(0.5)", "d = 0.25", "data.data = 2", "data.zero()", "d[...] = 1"):
+        for how, write in _WRITES:
             kept = W.d
             before = kept.copy()
-            if how == "data.fill(0.5)":
-                W.data.fill(0.5)
-            elif how == "d = 0.25":
-                W.d = 0.25
-            elif how == "data.data = 2":
-                W.data.data = 2
-            elif how == "data.zero()":
-                W.data.zero()
-            else:
-                W.d[...] = 1
+            write(W)
             key = "%s: %s: " % (mode, how)
             res[key + "kept .d keeps its values"] = bool(np.array_equal(kept, before))
             res[key + "kept .d"] = _first(kept)
