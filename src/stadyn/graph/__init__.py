@@ -25,7 +25,7 @@ Files by concern (imports point down this list; see docs/architecture.md):
 from ._apply import _conform, apply
 from ._context import Context, context, context_scope, get_current_context, set_default_context
 from ._free_axes import conform_unfed_inputs, fed_for_a_run, free_batch_input, has_free_batch
-from ._grad_buffers import eager_grad_out, release_grads
+from ._grad_buffers import eager_grad_out, release_grads, take_released
 from ._late_leaves import grad_of_dynamic_graph, grad_seed
 from ._first_pass import (broadcast_like, first_pass_shape, joint_inference,
                           note as note_first_pass, step_first_pass)
@@ -95,7 +95,7 @@ __all__ = [
     "plan_layout",
     "standard_layout",
     # gradient buffers: what zero_grad gives back; nn.grad of a dynamic graph
-    "release_grads", "eager_grad_out", "grad_of_dynamic_graph", "grad_seed",
+    "release_grads", "take_released", "eager_grad_out", "grad_of_dynamic_graph", "grad_seed",
     # the sequence axis: padded values with lengths (_sequence.py)
     "sequence_input", "set_sequences", "sequences_of", "pad_sequences", "is_lengths",
     "new_lengths", "set_sequence_axis", "hoist_invariants", "first_pass_shape", "broadcast_like",

@@ -246,3 +246,80 @@ def _save_and_load(nn, path, ext, res):
         res[ext + ": base need_grad"] = bool(
             nn.get_parameters(grad_only=False)["base/affine/W"].need_grad)
         res[ext + ": trainable"] = sorted(nn.get_parameters())
+
+
+@nnabla_case(names=[N + "Variable.persistent", N + "Variable.get_unlinked_variable",
+                    N + "Variable.rewire_on", N + "Variable.need_grad",
+                    N + "solver.Solver.zero_grad", N + "NdArray.zeroing"],
+             note="a static graph's gradients: two backwards add up, zero_grad zeroes "
+                  "(zeroing is False once read); a persistent intermediate keeps its value "
+                  "through backward(clear_buffer=True); an unlinked view shares the value and "
+                  "takes the gradient; an input's need_grad set on and off; a head graph "
+                  "rewired onto an intermediate; in dynamic mode an output's need_grad and "
+                  "two backwards adding up")
+def graph_arrays_program(nn, F, PF, S, r):
+    r.touch(N + "Variable.persistent", N + "Variable.get_unlinked_variable",
+            N + "Variable.rewire_on", N + "Variable.need_grad", N + "solver.Solver.zero_grad",
+            N + "NdArray.zeroing", N + "Variable.g", N + "Variable.d")
+    nn.clear_parameters()
+    x = nn.Variable.from_numpy_array(r.randn(4, 3))
+    with nn.parameter_scope("p"):
+        h = PF.affine(x, 4, name="a")
+        h2 = F.relu(h)
+        y = PF.affine(h2, 2, name="b")
+    loss = F.sum(y ** 2)
+    params = nn.get_parameters()
+    r.set_params(params)
+    solver = S.Sgd(0.01)
+    solver.set_parameters(params)
+    W = params["p/b/affine/W"]
+    loss.forward()
+    solver.zero_grad()
+    loss.backward()
+    res = {"one backward": np.array(W.g)}
+    loss.backward()
+    res["two backwards"] = np.array(W.g)
+    solver.zero_grad()
+    res["zeroing after zero_grad"] = bool(W.grad.zeroing)
+    res["after zero_grad"] = np.array(W.g)
+    res["zeroing once read"] = bool(W.grad.zeroing)
+    h.persistent = True
+    loss.forward(clear_no_need_grad=True)
+    loss.backward(clear_buffer=True)
+    res["persistent value"] = np.array(h.d)
+    loss.forward()
+    u = h2.get_unlinked_variable(need_grad=True)
+    head = F.sum(u * 2.0)
+    head.forward()
+    u.grad.zero()
+    head.backward()
+    res["unlinked value"] = np.array(u.d)
+    res["unlinked gradient"] = np.array(u.g)
+    res["its source's gradient"] = np.array(h2.g)
+    x.need_grad = True
+    loss.forward()
+    x.grad.zero()
+    loss.backward()
+    res["x.g"] = np.array(x.g)
+    x.need_grad = False
+    x.grad.zero()
+    loss.forward()
+    loss.backward()
+    res["x.g with need_grad off"] = np.array(x.g)
+    z = nn.Variable((4, 4))
+    with nn.parameter_scope("q"):
+        out = F.sum(PF.affine(z, 1, name="c"))
+    nn.get_parameters()["q/c/affine/W"].d = r.randn(4, 1)
+    nn.get_parameters()["q/c/affine/b"].d = 0.5
+    z.rewire_on(h)
+    out.forward()
+    res["rewired head"] = float(out.d)
+    nn.set_auto_forward(True)
+    a = nn.Variable.from_numpy_array(np.array([1.0, 2.0, 3.0], np.float32), need_grad=True)
+    b = F.mul_scalar(a, 3.0)
+    res["dynamic output need_grad"] = bool(b.need_grad)
+    F.sum(b).backward()
+    F.sum(b * b).backward()
+    res["dynamic gradients added"] = np.array(a.g)
+    nn.set_auto_forward(False)
+    return res

@@ -242,9 +242,7 @@ class NdArray:
         if t is None:
             t = self._mark
         t.detach().zero_()
-        # Kept on the tensor, with its version: every NdArray viewing it (``x.grad`` is a new
-        # one on each read) sees it, and any write (a backward, ``fill``) ends it.
-        setattr(t, _ZEROED_AT, t._version)
+        mark_zeroing(t)
 
     @property
     def zeroing(self) -> bool:
@@ -340,6 +338,18 @@ for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operato
 
 
 _ZEROED_AT = "_nnabla_zeroed_at"
+
+
+def mark_zeroing(t: torch.Tensor) -> None:
+    """Record that ``t`` was just zeroed (``NdArray.zeroing``).  Kept on the tensor, with its
+    version: every NdArray viewing it (``x.grad`` is a new one on each read) sees it, and any
+    write (a backward, ``fill``) ends it.
+
+    Example:
+        >>> import torch
+        >>> mark_zeroing(torch.zeros(2))
+    """
+    setattr(t, _ZEROED_AT, t._version)
 
 
 def unmark_zeroing(t: torch.Tensor) -> None:

@@ -36,9 +36,9 @@ import torch
 from ... import graph as _graph
 from ..._errors import ArgumentError
 from ...graph import (data_of, grad_of, hand_out, read_value_of, renew_value,
-                      topological_nodes)
+                      take_released, topological_nodes)
 from ._function import Function, as_function
-from ._ndarray import NdArray, unmark_zeroing
+from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
 
 __all__ = ["Variable", "as_nnabla"]
 
@@ -233,11 +233,15 @@ Variable._op_output_class, Variable._node_class = Variable, Function
 
 
 def _grad_tensor(v: Variable) -> torch.Tensor:
-    """``v``'s gradient tensor, zeros allocated when it has none."""
+    """``v``'s gradient tensor, zeros allocated when it has none (after a solver's
+    ``zero_grad``: ``zeroing``, as NNabla's zeroed gradient)."""
     g = grad_of(v)
+    released = v.parent is None and take_released(v)
     if g is None:
         _Core.g.fget(v)                 # allocates the zero buffer
         g = grad_of(v)
+        if released:
+            mark_zeroing(g)
     return g
 
 
