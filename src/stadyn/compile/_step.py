@@ -64,9 +64,12 @@ def _use_persistent_cache() -> None:
 class CompiledStep:
     """One training iteration as a single program; call it to run a step.
 
-    Each call reads the graph's inputs (``x.d = ...`` as usual), runs forward + backward +
-    ``solver``'s update, and fills ``loss`` (and the ``outputs`` asked for).  Gradients are not
-    accumulated into ``.grad`` (they never leave the program).  ``solver`` is any optimizer
+    Each call reads the graph's inputs and parameters (``x.d = ...`` as usual; a parameter
+    given new memory since, NNabla's ``W.data.fill(v)``, too), runs forward + backward +
+    ``solver``'s update, and fills ``loss`` (and the ``outputs`` asked for).  Each parameter's
+    ``.grad`` is then the step's gradient, as after ``zero_grad()``, ``backward()`` and
+    ``update()`` (not accumulated across steps; a large weight's, multiplied after the program
+    into a buffer kept across steps, is overwritten by the next step).  ``solver`` is any optimizer
     (:class:`~stadyn.solvers.Optimizer`: an NNabla solver, a CNTK learner, a
     :class:`~stadyn.schedules.ScheduledSolver`), driven through its protocol: its
     ``step_scalars`` are the program's 0-d tensor inputs, its ``apply_step`` is traced into the
@@ -206,7 +209,7 @@ class CompiledStep:
                 lists = {k: list(state[j * n_params:(j + 1) * n_params])
                          for j, k in enumerate(state_names)}
                 solver.apply_step(params, grads, lists, scalars, fused=fused)
-            return tuple(values)
+            return tuple(values) + tuple(grads)     # the gradients: each parameter's .grad
 
         def forward_backward(*ts):
             values, _, grads = gradients(ts)
@@ -242,6 +245,7 @@ class CompiledStep:
         self._subgraph = subgraph
         self._leaves, self._fill, self._states, self._names = leaves, fill, states, names
         self._params = [leaf_tensors[i] for i in param_idx]
+        self._param_idx = param_idx
         self._state_lists = {k: states[j * n_params:(j + 1) * n_params]
                              for j, k in enumerate(state_names)}
         self._scalar_keys = scalar_keys
@@ -306,12 +310,14 @@ class CompiledStep:
             raise StadynError(f"compile_step: {solver.name}'s step now needs the scalars "
                               f"{list(values)}, the program was built for {self._scalar_keys}")
         args = [leaf_tensor(v).detach() for v in self._leaves]
+        # A parameter may hold new memory since the build (NNabla's W.data.fill): its tensor now
+        self._params = [args[i] for i in self._param_idx]
         self._calls += 1
         if self._outside:
             with torch.no_grad():
                 outs = program(*args)
-                solver.apply_step(self._params, self._gradients(outs), self._state_lists,
-                                  values)
+                grads = self._gradients(outs)
+                solver.apply_step(self._params, grads, self._state_lists, values)
         else:
             for tensor, k in zip(self._scalars, self._scalar_keys):
                 tensor.fill_(float(values[k]))
@@ -321,9 +327,13 @@ class CompiledStep:
             else:
                 with torch.no_grad():
                     outs = program(*inputs)
+            first = len(self._fill)
+            grads = outs[first:first + len(self._params)]
         solver.finish_step(self._names, samples, values)
         for v, t in zip(self._fill, outs):
             v._data = t
+        for i, g in zip(self._param_idx, grads):
+            Variable.grad.fset(self._leaves[i], g)       # (NNabla's .grad setter would copy)
 
     def _gradients(self, outs) -> list[torch.Tensor]:
         """The parameters' gradients from a forward-backward program's outputs; a deferred

@@ -25,7 +25,7 @@ Files by concern (imports point down this list; see docs/architecture.md):
 from ._apply import _conform, apply
 from ._context import Context, context, context_scope, get_current_context, set_default_context
 from ._free_axes import conform_unfed_inputs, fed_for_a_run, free_batch_input, has_free_batch
-from ._grad_buffers import eager_grad_out, release_grads
+from ._grad_buffers import eager_grad_out, release_grads, take_released
 from ._late_leaves import grad_of_dynamic_graph, grad_seed
 from ._first_pass import (broadcast_like, first_pass_shape, joint_inference,
                           note as note_first_pass, step_first_pass)
@@ -59,7 +59,8 @@ from ._subgraph import (CONSTANT, INPUT, PARAMETER, VIEW, Subgraph, leaf_tensor,
 from ._variable import (FunctionNode, Variable, bump_graph_version, graph_version,
                         to_torch_dtype, topological_nodes)
 from ._kept import keep_with, kept_with
-from ._shared_values import hand_out, read_value_of, set_output
+from ._shared_values import (hand_out, on_renew, read_value_of, renew_value, set_output,
+                             value_holder)
 from ._tensors import data_of, grad_of
 
 __all__ = [
@@ -67,7 +68,8 @@ __all__ = [
     "Variable", "FunctionNode", "OpSpec", "apply", "topological_nodes", "to_torch_dtype",
     "data_of", "grad_of", "untraceable_ops", "keep_with", "kept_with",
     # NNabla's shared arrays: handed-out values written in place, leaves reading another's
-    "hand_out", "set_output", "read_value_of", "numpy_reader", "viewed",
+    "hand_out", "set_output", "read_value_of", "value_holder", "renew_value", "on_renew",
+    "numpy_reader", "viewed",
     # modes, phase, contexts, scopes
     "auto_forward", "set_auto_forward", "get_auto_forward", "training", "is_training",
     "set_training", "no_grad", "is_no_grad", "recompute", "recompute_fn",
@@ -93,7 +95,7 @@ __all__ = [
     "plan_layout",
     "standard_layout",
     # gradient buffers: what zero_grad gives back; nn.grad of a dynamic graph
-    "release_grads", "eager_grad_out", "grad_of_dynamic_graph", "grad_seed",
+    "release_grads", "take_released", "eager_grad_out", "grad_of_dynamic_graph", "grad_seed",
     # the sequence axis: padded values with lengths (_sequence.py)
     "sequence_input", "set_sequences", "sequences_of", "pad_sequences", "is_lengths",
     "new_lengths", "set_sequence_axis", "hoist_invariants", "first_pass_shape", "broadcast_like",

@@ -33,12 +33,15 @@ from ._numpy_readers import viewed
 from ._subgraph import parameter_tensor_of_view
 from ._variable import Variable
 
-__all__ = ["release_grads", "accumulate_grads", "grad_out_buffer", "eager_grad_out",
-           "unshared"]
+__all__ = ["release_grads", "take_released", "accumulate_grads", "grad_out_buffer",
+           "eager_grad_out", "unshared"]
 
 # The buffer a parameter's tensor carries (an attribute of the tensor, so it goes when the
 # parameter's tensor is replaced).
 _ATTR = "_stadyn_grad_buffer"
+# Set on a leaf's value tensor by release_grads (NNabla's zero_grad zeroes the gradient,
+# whose ``zeroing`` is then True): see take_released.
+_RELEASED = "_stadyn_grad_released"
 
 
 class _Buffer:
@@ -162,7 +165,25 @@ def release_grads(variables: Iterable[Variable]) -> None:
             buffer = getattr(t, _ATTR, None)
             if buffer is not None and g is not None and _same_memory(g, buffer.tensor):
                 buffer.free = True
+            setattr(t, _RELEASED, True)
         v.grad = None
+
+
+def take_released(v: Variable) -> bool:
+    """Whether :func:`release_grads` dropped the leaf ``v``'s gradient since this was last
+    asked (NNabla's ``zero_grad`` leaves the gradient zeroed, ``zeroing`` until it is read).
+
+    Example:
+        >>> import stadyn as sd
+        >>> w = sd.Variable((2,), need_grad=True)
+        >>> release_grads([w]); take_released(w), take_released(w)
+        (True, False)
+    """
+    t = v._data
+    if t is None or not getattr(t, _RELEASED, False):
+        return False
+    delattr(t, _RELEASED)
+    return True
 
 
 def grad_out_buffer(t: torch.Tensor) -> torch.Tensor:

@@ -11,7 +11,12 @@ NNabla's sharing where the compat layer asks for it:
   write the output's new values into it (:func:`set_output`, which the plans call for every
   op output they fill);
 * :func:`read_value_of` makes a leaf hold another Variable's value from now on (a view, as
-  :meth:`Variable.unlinked` gives a new leaf).
+  :meth:`Variable.unlinked` gives a new leaf);
+* :func:`renew_value` gives a Variable's value new memory and leaves the old to whoever holds
+  it (NNabla's ``W.data.fill(v)``, ``zero()``, ``W.d = scalar``: a NumPy array kept from
+  ``W.d`` keeps the old values); graph runs and solvers read a leaf's tensor when they run,
+  so they see the new one, and a holder that keeps the tensor itself (a solver's state,
+  handed out as a Variable by ``get_states``) asks to be told with :func:`on_renew`.
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ import torch
 from .._errors import StadynError
 from ._variable import Variable, bump_graph_version, layout_changed
 
-__all__ = ["hand_out", "set_output", "read_value_of"]
+__all__ = ["hand_out", "set_output", "read_value_of", "value_holder", "renew_value", "on_renew"]
+
+_ON_RENEW = "_stadyn_on_renew"
 
 _HANDED_OUT = "_stadyn_handed_out"
 
@@ -89,3 +96,65 @@ def read_value_of(leaf: Variable, var: Variable) -> None:
     leaf._data = None
     layout_changed()
     bump_graph_version()
+
+
+def value_holder(v: Variable) -> Variable:
+    """The Variable whose tensor ``v`` reads: ``v`` itself, or for a view
+    (:meth:`Variable.unlinked`, :func:`read_value_of`) the Variable it views.
+
+    Example:
+        >>> import stadyn as sd
+        >>> w = sd.Variable((2,))
+        >>> value_holder(w.unlinked()) is w
+        True
+    """
+    while v._alias is not None:
+        v = v._alias
+    return v
+
+
+def on_renew(t: torch.Tensor, key: object, callback) -> None:
+    """Call ``callback(old, new)`` when :func:`renew_value` replaces the tensor ``t`` (``old``)
+    by ``new`` in the Variable holding it, and again at every later renewal: for a holder that
+    keeps ``t`` itself (a solver's state).  One callback per ``key``: registering a key again
+    replaces its callback.
+
+    Example:
+        >>> import torch
+        >>> on_renew(torch.zeros(2), "me", lambda old, new: None)
+    """
+    callbacks = getattr(t, _ON_RENEW, None)
+    if callbacks is None:
+        callbacks = {}
+        setattr(t, _ON_RENEW, callbacks)
+    callbacks[key] = callback
+
+
+def renew_value(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
+    """Give ``v``'s value (a view's: the viewed Variable's) the new memory ``tensor``, of the
+    same shape and dtype, keeping its gradient; the old tensor is left to whoever still holds
+    it.  Returns the tensor now held (a leaf's, with ``requires_grad`` as before).
+
+    Example:
+        >>> import numpy as np, torch, stadyn as sd
+        >>> w = sd.Variable.from_numpy_array(np.ones(2), need_grad=True)
+        >>> kept = w.d
+        >>> renew_value(w, torch.zeros(2)).requires_grad, kept.tolist(), w.d.tolist()
+        (True, [1.0, 1.0], [0.0, 0.0])
+    """
+    holder = value_holder(v)
+    old = Variable.data.fget(holder)
+    if tuple(tensor.shape) != tuple(old.shape) or tensor.dtype != old.dtype:
+        raise StadynError(f"renew_value: a {tensor.dtype} {tuple(tensor.shape)} tensor cannot "
+                          f"replace the {old.dtype} {tuple(old.shape)} value")
+    grad = Variable.grad.fget(holder)
+    Variable.data.fset(holder, tensor)
+    new = Variable.data.fget(holder)
+    if grad is not None:
+        Variable.grad.fset(holder, grad)
+    callbacks = getattr(old, _ON_RENEW, None)
+    if callbacks is not None:
+        setattr(new, _ON_RENEW, callbacks)
+        for callback in list(callbacks.values()):
+            callback(old, new)
+    return new

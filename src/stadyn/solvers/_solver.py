@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import weakref
 from collections import OrderedDict
 from typing import Any, Mapping
 
@@ -25,7 +26,7 @@ import torch
 from .._errors import (ArgumentError, DeprecatedCallError, ModelFileError, ParameterError,
                        StadynError)
 from .._tensorfile import read_tensor_file, tensor_file_bytes, write_tensor_file
-from ..graph import Variable, data_of, grad_of
+from ..graph import Variable, data_of, grad_of, on_renew
 from . import _functional as Fn
 from ._hooks import hooked
 from ._nnabla_states import read_h5_states, write_h5_states
@@ -310,11 +311,33 @@ class Solver(Optimizer):
     def get_states(self) -> "OrderedDict[str, SolverState]":
         """Per parameter, a :class:`SolverState` (NNabla's): ``pstate`` holds a Variable over
         each state tensor of the solver (NNabla's names: Adam's ``mean`` and ``var``, ...),
-        ``t`` the step count."""
-        return OrderedDict(
-            (k, SolverState({n: Variable.from_tensor(v[n], need_grad=False)
-                             for n in self._state_names}, v["t"]))
-            for k, v in self._states.items())
+        of the parameter's class (an NNabla program's ``nn.Variable``), ``t`` the step count.
+        The solver reads what is written into them, also when a write gives one new memory
+        (``stadyn.graph.renew_value``: NNabla's ``.data.fill()``), and its updates write into
+        them."""
+        states = OrderedDict()
+        for k, v in self._states.items():
+            cls = type(self._params[k]) if k in self._params else Variable
+            pstate = {}
+            for n in self._state_names:
+                var = pstate[n] = cls.from_tensor(v[n], need_grad=False)
+                self._follow_state(var, k, n)
+            states[k] = SolverState(pstate, v["t"])
+        return states
+
+    def _follow_state(self, var: Variable, name: str, key: str) -> None:
+        """Hold the tensor ``var`` is given when its memory is renewed, while this solver's
+        state ``name/key`` is ``var``'s (the same memory)."""
+        ref = weakref.ref(self)
+
+        def follow(old: torch.Tensor, new: torch.Tensor) -> None:
+            solver = ref()
+            state = solver._states.get(name) if solver is not None else None
+            if state is not None and key in state and state[key].data_ptr() == old.data_ptr():
+                state[key] = new
+                solver._state_version += 1
+
+        on_renew(data_of(var), (id(self), name, key), follow)
 
     def set_states(self, states: Mapping[str, Any]) -> None:
         """Set per-parameter state: ``{name: SolverState}`` as :meth:`get_states` gives (or
@@ -330,10 +353,10 @@ class Solver(Optimizer):
             raise StadynError(f"{self.name}.set_states: the states must be a mapping, not "
                               f"{type(states).__name__}")
         for name, state in states.items():
-            shared = {}
+            shared, state_vars = {}, {}
             if isinstance(state, SolverState):
-                shared = {k: data_of(v) for k, v in state.pstate.items()
-                          if isinstance(v, Variable)}
+                state_vars = {k: v for k, v in state.pstate.items() if isinstance(v, Variable)}
+                shared = {k: data_of(v) for k, v in state_vars.items()}
                 state = {**{k: shared.get(k, v) for k, v in state.pstate.items()},
                          "t": state.t}
             elif not isinstance(state, Mapping):
@@ -347,6 +370,7 @@ class Solver(Optimizer):
                         tensor.device == mine[key].device and not tensor.requires_grad:
                     mine[key] = tensor               # NNabla's: the array itself
                     self._state_version += 1
+                    self._follow_state(state_vars[key], name, key)
                 elif key == "t":
                     mine["t"] = value
                 else:

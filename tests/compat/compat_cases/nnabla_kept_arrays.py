@@ -172,10 +172,6 @@ def kept_gradients_zeroed_by_hand(nn, F, PF, S, r):
 
 @nnabla_case(names=["nnabla.NdArray.zero", "nnabla.NdArray.fill", "nnabla.Variable.d"],
              rtol=1e-4, atol=1e-8,
-             known={"kept .d after data.fill(3)": "stadyn.compat.nnabla._ndarray: a Variable's "
-                    "value is filled in place (its tensor is held by plans and solvers); "
-                    "NNabla gives it new memory and a kept .d keeps the old values",
-                    "kept .d after data.zero()": "the same, for zero()"},
              note="a parameter's .d kept, then data.fill(3) and data.zero(): NNabla's kept "
                   "array keeps the old values, the Variable reads the new")
 def kept_values_zeroed_by_hand(nn, F, PF, S, r):

@@ -9,10 +9,11 @@ Differences from NNabla 1.39, each deliberate:
 * ``nn.Variable.data`` / ``.grad`` are NdArrays viewing the Variable's memory (``_variable.py``);
   an NdArray assigned to ``Variable.d`` / ``.data`` is copied in, not shared (the Variable keeps
   its buffer, which a static plan may hold).
-* ``zero()`` / ``fill()`` of a Variable's gradient write its memory in place unless a NumPy
-  array handed out reads it; NNabla gives the array new memory every time (what a kept NumPy
-  array shows is the same either way).  Of a Variable's value they write in place always: a
-  NumPy array kept from ``.d`` shows the new values, where NNabla's keeps the old.
+* ``zero()`` / ``fill()`` (and a scalar assigned to ``.data``) of a Variable's value or
+  gradient write its memory in place unless a NumPy array handed out reads it
+  (``stadyn.graph.viewed``); NNabla gives the array new memory every time.  What a kept NumPy
+  array shows is the same either way: it keeps the old values (``stadyn.graph.renew_value``
+  gives a value new memory that graphs, solvers and views read from then on).
 * Integer NdArrays keep their type through ``F.*`` (NNabla casts every input to float32): the
   ops that read indices (``one_hot``, ``embed``, ``gather``) need them.
 
@@ -87,16 +88,17 @@ class NdArray:
         return a
 
     @classmethod
-    def _of(cls, variable: Any, getter, setter, renews: bool) -> "NdArray":
+    def _of(cls, variable: Any, getter, setter, renew) -> "NdArray":
         """The NdArray of ``variable``'s value or gradient, as NNabla's: one handle that reads
         whatever tensor the Variable holds when it is used (``getter(variable)``; a ``zero_grad``
         or a new value since it was taken is seen).  ``setter(variable, tensor)`` makes the
         Variable hold a new tensor (``cast`` to another dtype) and returns the tensor it now
-        holds; ``renews``: ``zero()`` / ``fill()`` give new memory when a NumPy array handed
-        out reads the old (a gradient's, see the module docstring)."""
+        holds; ``renew(variable, tensor)`` likewise, for new memory of the same kind that
+        ``zero()`` / ``fill()`` give when a NumPy array handed out reads the old (see the
+        module docstring)."""
         a = cls.__new__(cls)
         a._own = None
-        a._owner = (variable, getter, setter, renews)
+        a._owner = (variable, getter, setter, renew)
         return a
 
     @property
@@ -121,15 +123,18 @@ class NdArray:
         return tensor
 
     def _renewed(self) -> torch.Tensor | None:
-        """A new tensor like this Variable gradient's, held from now on, when a NumPy array
-        handed out reads the old one's memory (``stadyn.graph.viewed``; it then keeps its
-        values, as NNabla's ``zero()`` / ``fill()`` leave the old array to it); else None."""
-        if self._owner is None or not self._owner[3]:
+        """A new tensor like this Variable value's or gradient's, held from now on, when a
+        NumPy array handed out reads the old one's memory (``stadyn.graph.viewed``; it then
+        keeps its values, as NNabla's ``zero()`` / ``fill()`` leave the old array to it); else
+        None."""
+        if self._owner is None or self._owner[3] is None:
             return None
         t = self._mark
         if not viewed(t):
             return None
-        return self._retensor(torch.empty_like(t, memory_format=torch.contiguous_format))
+        variable, _, _, renew = self._owner
+        fresh = torch.empty_like(t.detach(), memory_format=torch.contiguous_format)
+        return renew(variable, fresh)
 
     # -- shape and type ---------------------------------------------------------------------
     @property
@@ -172,12 +177,12 @@ class NdArray:
         """
         t = self._mark
         unmark_zeroing(t)
-        return _numpy_view(t, self._owner is not None and self._owner[3])
+        return _numpy_view(t, self._owner is not None and self._owner[3] is not None)
 
     @data.setter
     def data(self, value: Any) -> None:
-        if np.isscalar(value):
-            self.fill(value)        # NNabla's fill() for a scalar: the array keeps its dtype
+        if np.isscalar(value):      # NNabla's zero() / fill(): the array keeps its dtype
+            self.zero() if value == 0 else self.fill(value)
             return
         arr = np.asarray(value)
         self.cast(arr.dtype)[...] = arr
@@ -223,7 +228,7 @@ class NdArray:
             array([0.5, 0.5], dtype=float32)
         """
         renewed = self._renewed()
-        (renewed if renewed is not None else self._t).fill_(value)
+        (renewed.detach() if renewed is not None else self._t).fill_(value)
 
     def zero(self) -> None:
         """Set every element to 0 (``zeroing`` is True until the values are read).
@@ -237,9 +242,7 @@ class NdArray:
         if t is None:
             t = self._mark
         t.detach().zero_()
-        # Kept on the tensor, with its version: every NdArray viewing it (``x.grad`` is a new
-        # one on each read) sees it, and any write (a backward, ``fill``) ends it.
-        setattr(t, _ZEROED_AT, t._version)
+        mark_zeroing(t)
 
     @property
     def zeroing(self) -> bool:
@@ -335,6 +338,18 @@ for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operato
 
 
 _ZEROED_AT = "_nnabla_zeroed_at"
+
+
+def mark_zeroing(t: torch.Tensor) -> None:
+    """Record that ``t`` was just zeroed (``NdArray.zeroing``).  Kept on the tensor, with its
+    version: every NdArray viewing it (``x.grad`` is a new one on each read) sees it, and any
+    write (a backward, ``fill``) ends it.
+
+    Example:
+        >>> import torch
+        >>> mark_zeroing(torch.zeros(2))
+    """
+    setattr(t, _ZEROED_AT, t._version)
 
 
 def unmark_zeroing(t: torch.Tensor) -> None:

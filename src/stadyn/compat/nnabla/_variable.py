@@ -35,9 +35,10 @@ import torch
 
 from ... import graph as _graph
 from ..._errors import ArgumentError
-from ...graph import data_of, grad_of, hand_out, read_value_of, topological_nodes
+from ...graph import (data_of, grad_of, hand_out, read_value_of, renew_value,
+                      take_released, topological_nodes)
 from ._function import Function, as_function
-from ._ndarray import NdArray, unmark_zeroing
+from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
 
 __all__ = ["Variable", "as_nnabla"]
 
@@ -62,7 +63,7 @@ class Variable(_Core):
     def data(self) -> NdArray:
         """The value as an NdArray viewing this Variable's memory (its ``cast`` changes the
         Variable's dtype, as in NNabla); one kept reads the value the Variable holds then."""
-        return NdArray._of(self, data_of, _set_data, False)
+        return NdArray._of(self, data_of, _set_data, renew_value)
 
     @data.setter
     def data(self, value: Any) -> None:
@@ -81,7 +82,7 @@ class Variable(_Core):
         allocated on the first read, as NNabla allocates).  One kept reads the gradient the
         Variable holds then (after a ``zero_grad`` and a backward, the new one, as NNabla's)."""
         _grad_tensor(self)
-        return NdArray._of(self, _grad_tensor, _set_grad, True)
+        return NdArray._of(self, _grad_tensor, _set_grad, _set_grad)
 
     @grad.setter
     def grad(self, value: Any) -> None:
@@ -123,15 +124,22 @@ class Variable(_Core):
 
     @property
     def d(self) -> Any:
-        """The value as a NumPy array sharing its memory."""
-        value = _Core.d.fget(self)
-        unmark_zeroing(data_of(self))    # handed out: it may be written (NNabla's zeroing)
-        if self.parent is not None:      # and later runs write into it, as NNabla's do
-            hand_out(data_of(self))
-        return value
+        """The value as a NumPy array sharing its memory.  One kept from a leaf keeps its
+        values when ``data.fill()`` / ``zero()`` or a scalar assigned give the leaf new memory,
+        as NNabla's; one kept from an op's output shows the later runs' values (both as
+        NNabla 1.39's)."""
+        if self.parent is not None:
+            value = _Core.d.fget(self)
+            unmark_zeroing(data_of(self))    # handed out: it may be written (NNabla's zeroing)
+            hand_out(data_of(self))          # and later runs write into it, as NNabla's do
+            return value
+        return self.data.data
 
     @d.setter
     def d(self, value: Any) -> None:
+        if np.isscalar(value):
+            self.data.data = value           # NNabla's zero() / fill(): new memory
+            return
         _Core.d.fset(self, value)
 
     @property
@@ -225,11 +233,15 @@ Variable._op_output_class, Variable._node_class = Variable, Function
 
 
 def _grad_tensor(v: Variable) -> torch.Tensor:
-    """``v``'s gradient tensor, zeros allocated when it has none."""
+    """``v``'s gradient tensor, zeros allocated when it has none (after a solver's
+    ``zero_grad``: ``zeroing``, as NNabla's zeroed gradient)."""
     g = grad_of(v)
+    released = v.parent is None and take_released(v)
     if g is None:
         _Core.g.fget(v)                 # allocates the zero buffer
         g = grad_of(v)
+        if released:
+            mark_zeroing(g)
     return g
 
 
