@@ -1,0 +1,35 @@
+"""What CNTK 2.7's own docstring examples showed Stadyn doing otherwise
+(``tools/cntk_docstring_examples.py``): each case here is written anew for the behaviour, with
+CNTK 2.7's output as the reference (``op_case``, see cntk_ops.py)."""
+
+import numpy as np
+
+from compat_cases.cntk_ops import op_case
+
+
+def with_zeros(r, shape):
+    """Values away from 0, with a zero in every row's first and last place."""
+    v = r.rand(*shape, low=0.5, high=2.0) * np.where(r.rand(*shape) > 0.5, 1.0, -1.0)
+    v[..., 0] = 0.0
+    v[..., -1] = 0.0
+    return v.astype(np.float32)
+
+
+# CNTK 2.7 divides by zero to 0 (not inf or nan), with zero gradients there
+op_case("element_divide__by_zero", lambda C, x, y: C.element_divide(x, y), [(2, 3), (2, 3)],
+        data=[None, with_zeros], names=["cntk.ops.element_divide"])
+op_case("element_divide__by_zero_broadcast", lambda C, x, y: C.element_divide(x, y),
+        [(2, 3), (3,)], data=[None, with_zeros], names=["cntk.ops.element_divide"])
+op_case("reciprocal__of_zero", lambda C, x: C.reciprocal(x), [(2, 3)], data=[with_zeros],
+        names=["cntk.ops.reciprocal"])
+
+# a reduction over the batch axis and static axes together (keepdims=True: CNTK 2.7 refuses
+# keepdims=False there)
+for _op in ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
+            "reduce_log_sum_exp", "reduce_l2"):
+    op_case(_op + "__batch_and_static_axis",
+            (lambda o: lambda C, x: getattr(C, o)(x, (C.Axis.default_batch_axis(), 1)))(_op),
+            [(2, 3)], names=["cntk.ops." + _op])
+op_case("reduce_mean__static_axes_and_batch",
+        lambda C, x: C.reduce_mean(x, [0, C.Axis.default_batch_axis(), 1]), [(2, 3)],
+        names=["cntk.ops.reduce_mean"])
