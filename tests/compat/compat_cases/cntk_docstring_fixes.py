@@ -4,6 +4,7 @@ CNTK 2.7's output as the reference (``op_case``, see cntk_ops.py)."""
 
 import numpy as np
 
+from compat_harness import cntk_case
 from compat_cases.cntk_ops import op_case
 
 
@@ -33,3 +34,30 @@ for _op in ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_pro
 op_case("reduce_mean__static_axes_and_batch",
         lambda C, x: C.reduce_mean(x, [0, C.Axis.default_batch_axis(), 1]), [(2, 3)],
         names=["cntk.ops.reduce_mean"])
+
+
+@cntk_case(names=["cntk.ops.plus", "cntk.ops.element_times", "cntk.ops.times",
+                  "cntk.ops.less", "cntk.ops.relu"])
+def numpy_float64_operands(C, r):
+    """An op of NumPy operands computes in their widest type (CNTK 2.7's get_data_type, for its
+    binary ops and times), a list of numbers in float32; a unary op in float32."""
+    a = r.randn(2, 3).astype(np.float64)
+    b = r.randn(3, 2).astype(np.float64)
+    res = {}
+    res["plus"] = C.plus(a, a * 2.0).eval()
+    res["plus_list_float64"] = C.plus([1.0, 2.0, 3.0], a[0]).eval()
+    res["plus_lists"] = C.plus([1.0, 2.0], [3.0, 4.0]).eval()
+    res["times_mixed"] = C.element_times(a.astype(np.float32), a).eval()
+    res["times"] = C.times(a, b).eval()
+    res["less"] = C.less(a, np.zeros((2, 3))).eval()
+    res["relu"] = C.relu(a).eval()
+    return res
+
+
+@cntk_case(names=["cntk.ops.greater_equal", "cntk.ops.equal", "cntk.ops.input_variable"])
+def comparisons__float64_inputs(C, r):
+    """A comparison of float64 inputs is a float64 value of 1s and 0s."""
+    x = C.input_variable(3, dtype=np.float64)
+    data = r.randint(0, 3, (2, 3)).astype(np.float64)
+    return {"ge": C.greater_equal(x, 1.0).eval({x: data}),
+            "eq": C.equal(x, [1.0, 0.0, 2.0]).eval({x: data})}

@@ -232,8 +232,8 @@ def log_add_exp(left, right, name: str = ""):
 # -- comparisons and logic: 1.0 / 0.0 --------------------------------------------------------
 
 
-def _ge(a, b):
-    return F.cast(F.greater_equal(a, b), "float32")
+def _ge(a, b):     # in the operands' type (float64 operands: a float64 result, as CNTK's)
+    return F.cast(F.greater_equal(a, b), np.dtype(a.dtype).name)
 
 
 def _le(a, b):
@@ -241,7 +241,7 @@ def _le(a, b):
 
 
 def _gt(a, b):
-    return F.cast(F.greater(a, b), "float32")
+    return F.cast(F.greater(a, b), np.dtype(a.dtype).name)
 
 
 def _lt(a, b):
