@@ -61,3 +61,15 @@ def comparisons__float64_inputs(C, r):
     data = r.randint(0, 3, (2, 3)).astype(np.float64)
     return {"ge": C.greater_equal(x, 1.0).eval({x: data}),
             "eq": C.equal(x, [1.0, 0.0, 2.0]).eval({x: data})}
+
+# a transposed convolution whose map has the operand's rank, (1, *kernel): one output map
+op_case("convolution_transpose__map_of_operand_rank",
+        lambda C, x: C.convolution_transpose(C.constant(np.array(
+            [[[1.0, -0.5, 0.3], [0.25, 2.0, -1.5]]], np.float32)), x,
+            auto_padding=[False]), [(1, 4, 3)],
+        names=["cntk.ops.convolution_transpose", "cntk.ops.constant"])
+op_case("convolution_transpose__map_of_operand_rank_strided",
+        lambda C, x: C.convolution_transpose(C.constant(np.array(
+            [[[1.0, -0.5, 0.5], [0.25, 2.0, -1.0]]], np.float32)), x, strides=2,
+            auto_padding=[False]), [(1, 3, 2)],
+        names=["cntk.ops.convolution_transpose", "cntk.ops.constant"])
