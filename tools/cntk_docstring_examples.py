@@ -176,7 +176,7 @@ def worker(args):
     side = args.side
     if side == "cntk":
         import cntk as C
-        import cntk.debugging
+        import cntk.debugging  # noqa: F401  (C.debugging)
         reset = lambda: C.cntk_py.reset_random_seed(0)  # noqa: E731
     else:
         sys.path.insert(0, os.path.join(ROOT, "src"))
@@ -288,7 +288,7 @@ def _first_bad(records):
 
 def classify(test, real, ours):
     """``(status, detail)`` of one docstring."""
-    name, doc = test[1], test[4]
+    doc = test[4]
     examples = doctest.DocTestParser().get_examples(doc)
     if real.get("error") or real.get("records") is None:
         return "cntk-fails", "CNTK 2.7: %s" % real.get("error")

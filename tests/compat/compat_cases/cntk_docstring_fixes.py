@@ -73,3 +73,19 @@ op_case("convolution_transpose__map_of_operand_rank_strided",
             [[[1.0, -0.5, 0.5], [0.25, 2.0, -1.0]]], np.float32)), x, strides=2,
             auto_padding=[False]), [(1, 3, 2)],
         names=["cntk.ops.convolution_transpose", "cntk.ops.constant"])
+
+
+@cntk_case(names=["cntk.losses.cosine_distance_with_negative_samples",
+                  "cntk.sequence.input_variable"])
+def cosine_distance_with_negative_samples__sequences(C, r):
+    """Of sequences (here three of two steps), the negatives are other steps, counted over all
+    sequences time-major; the result keeps the sequence axis."""
+    x = C.sequence.input_variable(4, needs_gradient=True)
+    y = C.sequence.input_variable(4, needs_gradient=True)
+    f = C.cosine_distance_with_negative_samples(x, y, shift=1, num_negative_samples=3)
+    feed = {x: r.randn(3, 2, 4), y: r.randn(3, 2, 4)}
+    res = {"out": np.asarray(f.eval(feed))}
+    value, grads = r.cntk_forward_backward(f, feed, [x, y])
+    res["train_out"] = np.asarray(value)
+    res["grad_x"], res["grad_y"] = [np.asarray(g) for g in grads]
+    return res

@@ -5,7 +5,8 @@
 an int (or a tuple) keeps the reduced axes with size 1 unless ``keepdims=False``;
 ``Axis.default_batch_axis()`` reduces over the samples of a minibatch (together with static
 axes when given in a list with them: ``(Axis.default_batch_axis(), 1)`` keeps axis 1 with size
-1 and drops the batch axis), ``Axis.all_axes()`` over everything (of sequences, their steps, not the padding).
+1 and drops the batch axis), ``Axis.all_axes()`` over everything (of sequences, their steps,
+not the padding).
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
