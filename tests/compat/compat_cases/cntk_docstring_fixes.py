@@ -89,3 +89,7 @@ def cosine_distance_with_negative_samples__sequences(C, r):
     res["train_out"] = np.asarray(value)
     res["grad_x"], res["grad_y"] = [np.asarray(g) for g in grads]
     return res
+
+# labels_to_graph of samples without a sequence axis: their values (CNTK 2.7 builds and runs it)
+op_case("labels_to_graph__samples", lambda C, x: C.labels_to_graph(x), [(3,)],
+        grads=False, names=["cntk.ops.labels_to_graph"])
