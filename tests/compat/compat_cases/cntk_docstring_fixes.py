@@ -93,3 +93,13 @@ def cosine_distance_with_negative_samples__sequences(C, r):
 # labels_to_graph of samples without a sequence axis: their values (CNTK 2.7 builds and runs it)
 op_case("labels_to_graph__samples", lambda C, x: C.labels_to_graph(x), [(3,)],
         grads=False, names=["cntk.ops.labels_to_graph"])
+
+
+@cntk_case(names=["cntk.axis", "cntk.axis.Axis", "cntk.ops.reduce_sum"])
+def axis_module(C, r):
+    """``cntk.axis`` is the module of ``Axis`` (CNTK's docstrings write ``C.axis.Axis``)."""
+    x = C.input_variable((2, 3))
+    data = r.randn(4, 2, 3)
+    f = C.reduce_sum(x, axis=[C.axis.Axis.default_batch_axis(), 0])
+    return {"out": f.eval({x: data}), "same": C.axis.Axis is C.Axis,
+            "name": C.axis.Axis.default_batch_axis().name}
