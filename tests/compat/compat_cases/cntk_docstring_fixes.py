@@ -103,3 +103,17 @@ def axis_module(C, r):
     f = C.reduce_sum(x, axis=[C.axis.Axis.default_batch_axis(), 0])
     return {"out": f.eval({x: data}), "same": C.axis.Axis is C.Axis,
             "name": C.axis.Axis.default_batch_axis().name}
+
+
+@cntk_case(names=["cntk.sequence.last", "cntk.sequence.reduce_sum", "cntk.layers.Fold"])
+def sequence_input_fed_one_array(C, r):
+    """A sequence input fed one array of its steps, ``(T, *shape)`` (no list around it): one
+    sequence of T steps, as CNTK 2.7 reads it (a list of rows stays a batch of sequences)."""
+    s = C.sequence.input_variable(2)
+    steps = r.randn(4, 2)
+    res = {"last": C.sequence.last(s).eval({s: steps}),
+           "sum": C.sequence.reduce_sum(s).eval(steps),
+           "scaled": np.asarray((s * 2.0).eval({s: steps})),
+           "fold_max": C.layers.Fold(C.element_max)(s)(steps),
+           "last_of_rows": C.sequence.last(s).eval({s: steps.tolist()})}
+    return res
