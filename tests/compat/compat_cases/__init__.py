@@ -21,7 +21,7 @@ MODULES = {
              "cntk_sequence_begin", "cntk_dtypes", "cntk_function_misuse",
              "cntk_slice_strides", "cntk_function_roots", "cntk_top_k_ties",
              "cntk_runs_state", "cntk_loaded_model", "cntk_graph_fidelity",
-             "cntk_recurrent_constants", "cntk_user_programs"],
+             "cntk_recurrent_constants", "cntk_user_programs", "cntk_docstring_fixes"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
                "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn", "nnabla_save",
                "nnabla_augment", "nnabla_functions_extra", "nnabla_solvers_more",

@@ -20,8 +20,8 @@ Example:
 
 import sys as _sys
 
-from . import (_cntk_py, debugging, device, eval, initializer, io, layers, learner, learners,
-               logging, losses, metrics, models, ops, random, sequence, train, utils,
+from . import (_cntk_py, axis, debugging, device, eval, initializer, io, layers, learner,
+               learners, logging, losses, metrics, models, ops, random, sequence, train, utils,
                variables)
 from ._defaults import (default_override_or, get_default_override, get_global_option,
                         is_default_override, set_global_option)
@@ -68,7 +68,7 @@ __all__ = [n for n in _ops_all if n != "use_default_device"] + ["use_default_dev
     # modules
     "debugging", "device", "eval", "initializer", "io", "layers", "learner", "learners",
     "logging", "losses", "metrics", "models", "ops", "random", "train", "utils", "variables",
-    "cntk_py", "sequence",
+    "cntk_py", "sequence", "axis",
     # graph objects and values
     "Variable", "Parameter", "Constant", "InferredDimension", "FreeDimension", "NDArrayView",
     "Value", "asarray", "asvalue", "MinibatchData",

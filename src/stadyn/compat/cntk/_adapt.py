@@ -125,7 +125,7 @@ def _constant(v: Any) -> bool:
     return isinstance(v, Variable) and np.dtype(v.dtype) in _FLOAT and kind_of(v) == "constant"
 
 
-def operands_dtype(*values: Any, op: str = "") -> np.dtype:
+def operands_dtype(*values: Any, op: str = "", arrays: bool = False) -> np.dtype:
     """The data type an op of ``values`` computes in, as CNTK 2.7 decides it: that of its
     inputs, parameters and other Functions' outputs (float64, float32, float16), which must agree
     (CNTK's ValueError otherwise); constants and numbers take it.  With none, that of the
@@ -143,6 +143,11 @@ def operands_dtype(*values: Any, op: str = "") -> np.dtype:
                          f"'{_FLOAT[np.dtype(b.dtype)]}' (CNTK 2.7: Primitive op '{op}' passed "
                          "operands with different DataTypes); give both one type")
     constants = [np.dtype(v.dtype) for v in map(unwrap, values) if _constant(v)]
+    if arrays and not firm and not constants:
+        # CNTK 2.7's get_data_type (its binary ops): the widest of the NumPy operands' types
+        given = {np.dtype(v.dtype) for v in values
+                 if isinstance(v, (np.ndarray, np.floating)) and np.dtype(v.dtype) in _FLOAT}
+        constants = [d for d in map(np.dtype, (np.float64, np.float32, np.float16)) if d in given]
     return next(iter(firm), constants[0] if constants else np.dtype(np.float32))
 
 
@@ -201,7 +206,7 @@ def _op_name(name: str) -> str:
 def binary(fn: Callable, left: Any, right: Any, name: str = "", op: str | None = None) -> Any:
     """``fn(left, right)`` with CNTK's broadcasting: sample axes align on the right, the batch
     axis apart."""
-    dtype = operands_dtype(left, right, op=op or "")
+    dtype = operands_dtype(left, right, op=op or "", arrays=op not in (None, "And", "Or", "Xor"))
     a, b = same_dtype([_tensor(operand(left, dtype), dtype), _tensor(operand(right, dtype),
                                                                       dtype)], op or "")
     a, b = S.broadcast_pair(a, b, batched(left), batched(right))

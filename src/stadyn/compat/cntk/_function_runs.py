@@ -117,6 +117,8 @@ class FunctionRuns:
             if G.BATCH(var) and arr.ndim == var.ndim + 1 and arr.shape[1] == 1 and \
                     tuple(arr.shape[2:]) == tuple(var.shape[1:]):
                 arr = arr.reshape((arr.shape[0],) + tuple(var.shape[1:]))   # (N, 1, ...) data
+            if var.sequence_lengths is not None and arr.ndim == var.ndim - 1:
+                arr = arr[None]     # one sequence's steps (CNTK 2.7 reads an array so)
             if G.BATCH(var) and tuple(arr.shape) == tuple(var.shape[1:]):
                 arr = arr[None]     # one sample, of the input's very shape (CNTK reads it so)
             feed(var, arr)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from ... import functions as F
 from . import _graph as G
-from ._adapt import batched, named, operand, sample_shape, wrap
+from ._adapt import batched, lead_axes, named, operand, sample_shape, wrap
 
 __all__ = ["labels_to_graph", "forward_backward", "edit_distance_error"]
 
@@ -40,7 +40,8 @@ def _sequence(x, op: str, role: str):
 
 def labels_to_graph(labels, name: str = ""):
     """The label graph of a sequence of CNTK's frame labels, for :func:`forward_backward`: in
-    CNTK 2.7 the labels themselves (its value is the input's, on the same sequence axis).
+    CNTK 2.7 the labels themselves (its value is the input's, on the same sequence axis; of
+    samples without a sequence axis, the samples).
 
     Example:
         >>> import stadyn.compat.cntk as C
@@ -48,7 +49,10 @@ def labels_to_graph(labels, name: str = ""):
         >>> C.labels_to_graph(labels).shape
         (5,)
     """
-    v, _ = _sequence(labels, "labels_to_graph", "labels")
+    if batched(labels) and lead_axes(labels) == 1:
+        v = operand(labels)     # CNTK 2.7 takes samples too (each one step): the same values
+    else:
+        v, _ = _sequence(labels, "labels_to_graph", "labels")
     return named(wrap(F.identity(v)), name, "LabelsToGraph")
 
 

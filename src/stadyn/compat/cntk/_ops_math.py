@@ -56,7 +56,16 @@ sqrt = _u("sqrt", "Sqrt", F.sqrt, "The square root.")
 abs = _u("abs", "Abs", F.abs, "The absolute value.")  # noqa: A001
 square = _u("square", "ElementTimes", lambda v: F.mul2(v, v), "``x * x``.")
 negate = _u("negate", "Negate", lambda v: F.mul_scalar(v, -1.0), "``-x``.")
-reciprocal = _u("reciprocal", "Reciprocal", lambda v: F.r_div_scalar(v, 1.0), "``1 / x``.")
+def _safe_div(a, b):
+    """``a / b`` with CNTK 2.7's convention: 0 where ``b`` is 0, and no gradient there (its
+    ``element_divide`` and ``reciprocal`` never give inf or nan).  ``a`` None is 1."""
+    zero = F.stop_gradient(F.equal_scalar(b, 0.0))
+    kept = F.r_sub_scalar(zero, 1.0)
+    return F.div2(kept if a is None else F.mul2(a, kept), F.add2(b, zero))
+
+
+reciprocal = _u("reciprocal", "Reciprocal", lambda v: _safe_div(None, v),
+                "``1 / x`` (0 where ``x`` is 0, as in CNTK 2.7).")
 
 
 def _truncated(v):
@@ -190,8 +199,8 @@ def element_times(left, right, name: str = ""):
 
 
 def element_divide(left, right, name: str = ""):
-    """``left / right``, element-wise."""
-    return binary(F.div2, left, right, name, "ElementDivide")
+    """``left / right``, element-wise; 0 where ``right`` is 0 (CNTK 2.7's convention)."""
+    return binary(_safe_div, left, right, name, "ElementDivide")
 
 
 def element_max(left, right, name: str = ""):
@@ -223,8 +232,8 @@ def log_add_exp(left, right, name: str = ""):
 # -- comparisons and logic: 1.0 / 0.0 --------------------------------------------------------
 
 
-def _ge(a, b):
-    return F.cast(F.greater_equal(a, b), "float32")
+def _ge(a, b):     # in the operands' type (float64 operands: a float64 result, as CNTK's)
+    return F.cast(F.greater_equal(a, b), np.dtype(a.dtype).name)
 
 
 def _le(a, b):
@@ -232,7 +241,7 @@ def _le(a, b):
 
 
 def _gt(a, b):
-    return F.cast(F.greater(a, b), "float32")
+    return F.cast(F.greater(a, b), np.dtype(a.dtype).name)
 
 
 def _lt(a, b):

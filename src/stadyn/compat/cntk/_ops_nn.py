@@ -86,10 +86,14 @@ def convolution_transpose(convolution_map, operand_, strides=(1,), sharing=(True
                           name: str = ""):
     """The transpose of :func:`convolution` with ``convolution_map`` of shape
     ``(in, out, *kernel)``; ``output_shape`` picks the output size when strides leave a
-    choice."""
+    choice.  A map of the operand's rank of one input channel (``(1, *kernel)``) gives one
+    output map, as in CNTK 2.7 (which refuses more input channels there: "Mismatching
+    outputShape and mapCount")."""
     w = operand(convolution_map)
-    n = w.ndim - 2
     x = _channels_first(operand_, reduction_rank)
+    if reduction_rank == 1 and w.ndim == x.ndim - 1 and w.shape[0] == 1:
+        w = F.reshape(w, (w.shape[0], 1) + tuple(w.shape[1:]))
+    n = w.ndim - 2
     y = S.convolution_transpose(x, w, None, _trailing(strides, n, 1),
                                 _trailing(auto_padding, n, True), _trailing(dilation, n, 1),
                                 output_shape)

@@ -3,8 +3,10 @@
 
 ``axis=None`` (or ``Axis.all_static_axes()``) reduces every axis of a sample to one number;
 an int (or a tuple) keeps the reduced axes with size 1 unless ``keepdims=False``;
-``Axis.default_batch_axis()`` reduces over the samples of a minibatch, ``Axis.all_axes()``
-over everything (of sequences, their steps, not the padding).
+``Axis.default_batch_axis()`` reduces over the samples of a minibatch (together with static
+axes when given in a list with them: ``(Axis.default_batch_axis(), 1)`` keeps axis 1 with size
+1 and drops the batch axis), ``Axis.all_axes()`` over everything (of sequences, their steps,
+not the padding).
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
@@ -46,6 +48,12 @@ def _axes(x, axis) -> tuple[list[int], str]:
             raise ValueError("reduce over the batch axis of a value without one")
         return [0], "batch"
     items = axis if isinstance(axis, (list, tuple)) else [axis]
+    if any(isinstance(a, Axis) and a.is_batch_axis for a in items):
+        # CNTK 2.7 mixes the batch axis with static ones: the samples and those axes go
+        if not batched(x):
+            raise ValueError("reduce over the batch axis of a value without one")
+        static = [a for a in items if not (isinstance(a, Axis) and a.is_batch_axis)]
+        return [0] + _axes(x, static)[0], "batch+some"
     return [sample_axis(x, a.static_axis_index() if isinstance(a, Axis) else int(a))
             for a in items], "some"
 
@@ -76,11 +84,18 @@ def _reducer(op_name: str, fn):
         v = operand(x)
         if kind == "some":
             out = fn(v, axes, bool(keepdims))
+        elif kind == "batch+some":
+            if not keepdims:
+                raise ValueError(f"{op_name}: keepdims=False with the batch axis among the "
+                                 f"axes {axis!r} (CNTK 2.7 refuses it too: 'Cannot query the "
+                                 f"static axis index for a non-static axis')")
+            out = fn(v, axes, True)
+            out = F.reshape(out, tuple(out.shape[1:]))
         elif kind == "all" and getattr(v, "sequence_lengths", None) is not None:
             out = _over_steps(op_name, fn, v, axes)
         else:
             out = fn(v, axes, False)
-        if kind in ("batch", "all"):
+        if kind in ("batch", "all", "batch+some"):
             G.BATCH.unmark(out)
         # CNTK 2.7 shows its ReduceL1, ReduceL2 and ReduceSumSquare blocks by these names, the
         # others as its primitive ReduceElements

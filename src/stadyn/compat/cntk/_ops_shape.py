@@ -55,7 +55,7 @@ def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: s
     against as many trailing axes of ``left``.  ``times(x, W)`` for a batched ``x`` is
     ``x @ W``; for a batched ``right`` (``times(W, x, output_rank=0)``) each sample is
     multiplied in turn."""
-    dtype = operands_dtype(right, left, op="Times")     # CNTK's Times(right, left)
+    dtype = operands_dtype(right, left, op="Times", arrays=True)   # CNTK's Times(right, left)
     b, a = same_dtype([operand(right, dtype), operand(left, dtype)], "Times")
     scalar = "times: the {} operand {!r} is a scalar; times multiplies tensors of rank 1 or " \
         "more (a scalar factor: element_times or *)"
