@@ -9,9 +9,17 @@ from NNabla 1.39, one small deterministic case per class (forward and gradients)
   ``half_pixel`` is refused;
 * ``sum_pooling`` with ``ignore_border=False``: ``(W + P - 1) // S + 1`` windows, as NNabla's
   other poolings (Stadyn padded to whole strides and gave one window more);
+* ``softmax_cross_entropy`` and ``categorical_cross_entropy`` ignore a negative class id
+  (loss and gradient 0; Stadyn raised), and ``categorical_cross_entropy`` clamps its log's
+  argument at the smallest normal float (87.34 for a 0, not inf), its gradient ``-dy / tiny``;
+* ``mean`` of integers: a float32 mean (Stadyn raised);
+* ``global_average_pooling`` is ``(N, C, 1, 1)`` for any input rank, ``kl_multinomial``
+  ``p.shape[:base_axis] + (1,)`` (Stadyn kept every axis);
 * ``instance_normalization`` of an input with no axis left to normalise over (``(N, C)``):
   each value is its own mean (torch's ``var_mean`` over ``dim=[]`` took every axis).
 """
+
+import numpy as np
 
 from compat_harness import nnabla_case
 from compat_cases.nnabla_functions import fn_case
@@ -113,3 +121,44 @@ fn_case("sum_pooling__partial_windows_3d",
                                    ignore_border=False),
         [(1, 2, 5, 4, 3)],
         note="three axes, pads, strides and kernels all different, without ignore_border")
+
+
+@nnabla_case(names=["nnabla.functions.softmax_cross_entropy",
+                    "nnabla.functions.categorical_cross_entropy"],
+             note="class ids of -1 (ignored), probabilities of 0 and below (clamped)")
+def cross_entropy__ignored_ids(nn, F, r):
+    res = {}
+    ids = np.array([[0], [-1], [2], [1]], np.int32)
+    probs = np.array([[0.2, 0.5, 0.3], [0.0, 0.4, 0.6], [0.1, 0.9, 0.0], [0.3, -0.2, 0.9]],
+                     np.float32)
+    for name, data in (("softmax_cross_entropy", r.randn(4, 3)),
+                       ("categorical_cross_entropy", probs)):
+        x = nn.Variable.from_numpy_array(data, need_grad=True)
+        y = getattr(F, name)(x, nn.Variable.from_numpy_array(ids))
+        y.forward()
+        x.g = 0
+        y.backward(r.weights_like(y.d))
+        res[name] = y.d.copy()
+        res[name + " grad"] = x.g.copy()
+    x = nn.Variable.from_numpy_array(np.moveaxis(r.randn(2, 3, 4), 1, 2).copy(), need_grad=True)
+    t = nn.Variable.from_numpy_array(np.array([[[0, -1, 3]], [[-1, 2, 1]]], np.int32))
+    y = F.softmax_cross_entropy(x, t, axis=1)
+    y.forward()
+    x.g = 0
+    y.backward(r.weights_like(y.d))
+    res["axis 1"] = y.d.copy()
+    res["axis 1 grad"] = x.g.copy()
+    return res
+
+
+fn_case("mean__integers", lambda F, x: F.mean(x, axis=1), [(2, 3)], grads=False,
+        data=[lambda r, s: r.randint(-5, 6, s).astype(np.int32)],
+        note="int32 input: a float32 mean")
+fn_case("global_average_pooling__any_rank", lambda F, x: F.global_average_pooling(x),
+        [(3, 4)], note="an (N, C) input gives (N, C, 1, 1)")
+fn_case("global_average_pooling__3d", lambda F, x: F.global_average_pooling(x),
+        [(2, 3, 5)], note="an (N, C, L) input gives (N, C, 1, 1)")
+fn_case("kl_multinomial__several_axes",
+        lambda F, p, q: F.kl_multinomial(p, q, base_axis=1), [(2, 3, 4), (2, 3, 4)],
+        data=[lambda r, s: r.rand(*s, low=0.1, high=1.0)] * 2,
+        note="the axes from base_axis on sum into one: (2, 1)")
