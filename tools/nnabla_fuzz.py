@@ -4,15 +4,16 @@
     python tools/nnabla_fuzz.py --nnabla /work/peers/nnabla/bin/python [--draws 20] [--seed 0]
         [--only sum,convolution] [--show 3]
 
-For every function of ``GENERATORS`` it draws ``--draws`` random argument sets (shapes, axes
-negative and tuple, keepdims, pads, strides, groups, modes, ...; some invalid on purpose),
-runs each draw forward and backward (``y.backward(w)`` for a seeded ``w``; the gradients of
-every input with ``need_grad``, and every input's data after the forward, which catches
-running statistics) in NNabla 1.39 and in Stadyn (static graph and ``nn.set_auto_forward``),
-and prints the mismatches grouped by function and argument pattern (the kinds of the
-arguments: ``axis=neg-int``, ``keepdims=True``, ...).  An error on one side only is a
-mismatch too.  The same file is the worker on both sides (``--worker nnabla|stadyn``): the
-draws travel as a pickle.  Not run by CI (it needs NNabla); what it finds becomes a case under
+For every function of ``GENERATORS`` (``nnabla_fuzz_draws*.py``) it draws ``--draws``
+random argument sets (shapes, axes negative and tuple, keepdims, pads, strides, groups,
+modes, ...; some invalid on purpose) and runs each forward and backward (``y.backward(w)``
+for a seeded ``w``; the gradients of every input with ``need_grad``, and every input's data
+after the forward, which catches running statistics) in NNabla 1.39 and in Stadyn (static
+graph and ``nn.set_auto_forward``); it prints the mismatches grouped by function and argument
+pattern (the kinds of the arguments: ``axis=neg-int``, ``keepdims=True``, ...).  An error on
+one side only is a mismatch too.  The same file is the worker on both sides (``--worker
+nnabla|stadyn``): the draws travel as a pickle.  Not run by CI (it needs NNabla); what it
+finds becomes a case under
 ``tests/compat/compat_cases/`` (``nnabla_fuzz_found.py``).
 """
 
@@ -29,7 +30,10 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from nnabla_fuzz_draws import GENERATORS, In, pattern  # noqa: E402
+from nnabla_fuzz_draws import GENERATORS as _FIRST, In, pattern  # noqa: E402
+from nnabla_fuzz_draws_more import GENERATORS as _MORE  # noqa: E402
+
+GENERATORS = {**_FIRST, **_MORE}
 SRC = os.path.join(os.path.dirname(HERE), "src")
 
 
