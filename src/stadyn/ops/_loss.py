@@ -53,7 +53,8 @@ def softmax_cross_entropy(x, target, axis=None):
     """``-log softmax(x)[target]`` along ``axis`` (default: last) with integer class ids.
 
     ``target`` has ``x``'s shape with size 1 on ``axis`` (``(B, 1)`` for ``(B, C)`` logits), and
-    so does the output.
+    so does the output.  A negative class id is ignored, as in NNabla: its loss and gradient
+    are 0.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -64,15 +65,21 @@ def softmax_cross_entropy(x, target, axis=None):
         array([[0.69315]], dtype=float32)
     """
     ids, a = _class_ids(x, target, axis)
-    return -torch.gather(torch.log_softmax(x, a), a, ids)
+    loss = -torch.gather(torch.log_softmax(x, a), a, ids.clamp(min=0))
+    return torch.where(ids < 0, torch.zeros_like(loss), loss)
 
 
 @op(2, category=_C, precision="float", sequence=unless_class_axis)
 def categorical_cross_entropy(x, target, axis=None):
-    """``-log(x[target])`` for probabilities ``x`` (see :func:`softmax_cross_entropy`).
+    """``-log(x[target])`` for probabilities ``x`` (see :func:`softmax_cross_entropy`).  As
+    in NNabla, the log's argument is clamped at the smallest normal number, the gradient
+    ``-dy / max(x, tiny)`` (not 0 below it), and a negative class id gives 0.
     Example: ``F.categorical_cross_entropy(F.softmax(z), t)``."""
     ids, a = _class_ids(x, target, axis)
-    return -torch.log(torch.gather(x, a, ids))
+    p = torch.gather(x, a, ids.clamp(min=0))
+    clamped = p.detach().clamp(min=torch.finfo(p.dtype).tiny)
+    loss = -torch.log(clamped) - (p - p.detach()) / clamped  # the gradient -1 / clamped
+    return torch.where(ids < 0, torch.zeros_like(loss), loss)
 
 
 @op(2, category=_C, precision="float")

@@ -180,7 +180,8 @@ def sum_pooling(x, kernel, stride=None, ignore_border=True, pad=None, channel_la
     """The sum over each window (NNabla's ``sum_pooling``): windows of ``kernel`` every
     ``stride`` (default: the kernel) over the trailing axes, zero padding ``pad`` on both
     sides; ``ignore_border=False`` keeps the partial windows at the end (summing what they
-    hold).  ``channel_last``: the channels are the last axis.
+    hold): ``(W + P - 1) // S + 1`` windows, as for :func:`max_pooling`.  ``channel_last``:
+    the channels are the last axis.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -201,17 +202,19 @@ def sum_pooling(x, kernel, stride=None, ignore_border=True, pad=None, channel_la
         x = x.movedim(-1, x.ndim - n - 1)
     lead = x.shape[:x.ndim - n]
     flat = x.reshape((-1, 1) + tuple(x.shape[x.ndim - n:]))
+    sizes = tuple(flat.shape[2:])
     flat = TF.pad(flat, [p for q in reversed(pad) for p in (q, q)])
-    if not ignore_border:   # the partial last windows: pad with zeros up to a whole window
-        extra = []
-        for size, k, s in zip(flat.shape[2:], kernel, stride):
-            over = (size - k) % s if size >= k else k - size
-            extra.append((s - over) % s if size >= k else over)
+    if not ignore_border:   # NNabla 1.39: (W + P - 1) // S + 1 windows, each starting inside
+        out = [(w + p - 1) // s + 1 for w, p, s in zip(sizes, pad, stride)]
+        extra = [max(0, (o - 1) * s + k - (w + 2 * p))
+                 for o, s, k, w, p in zip(out, stride, kernel, sizes, pad)]
         flat = TF.pad(flat, [p for e in reversed(extra) for p in (0, e)])
     pool = (TF.avg_pool1d, TF.avg_pool2d, TF.avg_pool3d)[n - 1]
     size = 1
     for k in kernel:
         size *= k
     y = pool(flat, kernel, stride) * size
+    if not ignore_border:   # the right pad can make room for windows NNabla does not have
+        y = y[(Ellipsis,) + tuple(slice(0, o) for o in out)]
     y = y.reshape(tuple(lead) + tuple(y.shape[2:]))
     return y.movedim(x.ndim - n - 1, -1) if channel_last else y

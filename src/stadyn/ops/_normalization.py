@@ -29,7 +29,10 @@ def _axes_of(value, ndim: int) -> list[int]:
 
 
 def _normalize(x, beta, gamma, reduce: list[int], eps: float, output_stat: bool):
-    var, mean = torch.var_mean(x, dim=reduce, unbiased=False, keepdim=True)
+    if reduce:
+        var, mean = torch.var_mean(x, dim=reduce, unbiased=False, keepdim=True)
+    else:  # nothing to normalise over (torch would reduce every axis for dim=[])
+        mean, var = x, torch.zeros_like(x)
     y = (x - mean) / torch.sqrt(var + eps)
     if gamma is not None:
         y = y * gamma

@@ -36,7 +36,10 @@ def sum(x, axis=None, keepdims=False):  # noqa: A001 - NNabla's name
 
 @op(1, category=_C, precision="float", sequence=unless_axes())
 def mean(x, axis=None, keepdims=False):
-    """Mean over ``axis`` (None: all axes, giving shape ``()``).  Example: ``F.mean(loss)``."""
+    """Mean over ``axis`` (None: all axes, giving shape ``()``); of integers, a float32 mean
+    (as NNabla 1.39).  Example: ``F.mean(loss)``."""
+    if not (x.is_floating_point() or x.is_complex()):
+        x = x.to(torch.float32)
     return _reduce(torch.mean, x, axis, keepdims)
 
 

@@ -2,9 +2,9 @@
 
 ``interpolate`` follows NNabla's coordinate rules, which are not torch's defaults: an output
 index ``o`` reads the input at ``o * in / out`` (``align_corners``: ``o * (in - 1) / (out - 1)``;
-``half_pixel``: ``(o + 0.5) * in / out - 0.5``), clamped to the input; ``"linear"`` mixes the
-two neighbours along each spatial axis in turn, ``"nearest"`` takes the one below
-(``half_pixel_for_nn``: of ``(o + 0.5) * in / out``).
+``half_pixel``: ``(o + 0.5) * in / out - 0.5``, not below 0; one output reads index 0),
+clamped to the input; ``"linear"`` mixes the two neighbours along each spatial axis in turn,
+``"nearest"`` takes the one below (``half_pixel_for_nn``: of ``(o + 0.5) * in / out``).
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -45,24 +45,28 @@ def interpolation_size(shape, scale, output_size, channel_last=False) -> tuple[i
 
 def interpolation_source(n_in, n_out, align_corners, half_pixel, nearest, half_pixel_for_nn):
     """Where each output index of :func:`interpolate` reads the input (float coordinates,
-    NumPy, float64).
+    NumPy, float64), computed in float32 as NNabla 1.39 does: the ratio is ``in / out``
+    (``align_corners``: ``(in - 1) / (out - 1)``; 0 for one output), ``half_pixel`` shifts
+    by half a pixel in both modes, ``half_pixel_for_nn`` (nearest only) reads
+    ``(o + 0.5) * in / out`` whatever the other two say.
 
     Example:
         >>> interpolation_source(2, 4, False, False, False, False)
         array([0. , 0.5, 1. , 1. ])
     """
-    o = np.arange(n_out, dtype=np.float64)
-    if align_corners:
-        ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    f = np.float32
+    o = np.arange(n_out, dtype=f)
+    if nearest and half_pixel_for_nn:
+        src = f(n_in) / f(n_out) * (o + f(0.5))
     else:
-        ratio = n_in / n_out
-    if nearest:
-        src = np.floor((o + 0.5) * ratio if half_pixel_for_nn else o * ratio)
-    elif half_pixel and not align_corners:
-        src = np.maximum((o + 0.5) * ratio - 0.5, 0.0)
-    else:
-        src = o * ratio
-    return np.minimum(src, n_in - 1)
+        if n_out <= 1:
+            ratio = f(0.0)
+        elif align_corners:
+            ratio = f(n_in - 1) / f(n_out - 1)
+        else:
+            ratio = f(n_in) / f(n_out)
+        src = np.maximum(ratio * (o + f(0.5)) - f(0.5), f(0.0)) if half_pixel else ratio * o
+    return np.minimum(src.astype(np.float64), n_in - 1)
 
 
 @op(1, category=_C)
@@ -74,6 +78,9 @@ def interpolate(x, scale=None, output_size=None, mode="linear", align_corners=Fa
     module).  Example: ``F.interpolate(x, scale=(2, 2))``."""
     if mode not in _MODES:
         raise ValueError(f"interpolate: mode {mode!r} is not one of {', '.join(_MODES)}")
+    if align_corners and half_pixel:
+        raise ValueError("interpolate: align_corners and half_pixel cannot both be True "
+                         "(NNabla 1.39 refuses them too)")
     size = interpolation_size(tuple(x.shape), scale, output_size, channel_last)
     first = x.ndim - len(size) - (1 if channel_last else 0)
     if first < 0:

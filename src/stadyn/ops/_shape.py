@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
 import torch
 import torch.nn.functional as TF
 
@@ -89,7 +90,9 @@ def split(x, axis=0):
 @op(1, category=_C, sequence=slice_rule)
 def slice(x, start=None, stop=None, step=None):  # noqa: A001 - NNabla's name
     """Basic slicing: ``start``/``stop``/``step`` are lists, one entry per axis; shorter lists
-    apply to the trailing axes (NNabla fills the leading ones with the whole axis).
+    apply to the trailing axes (NNabla fills the leading ones with the whole axis).  A
+    negative step walks backwards, as in Python (``start=(-1,), stop=(None,), step=(-1,)``
+    reverses the last axis).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -102,7 +105,15 @@ def slice(x, start=None, stop=None, step=None):  # noqa: A001 - NNabla's name
     start = list(start) if start is not None else [None] * n
     stop = list(stop) if stop is not None else [None] * n
     step = list(step) if step is not None else [1] * n
-    whole = (builtins.slice(None),) * (x.ndim - n)
+    lead = x.ndim - n
+    for i, c in enumerate(step):  # negative steps: gather the Python slice's indices
+        if c is not None and c < 0:
+            axis = lead + i
+            picked = range(*builtins.slice(start[i], stop[i], c).indices(x.shape[axis]))
+            x = x.index_select(axis, torch.tensor(list(picked), dtype=torch.long,
+                                                  device=x.device))
+            start[i], stop[i], step[i] = None, None, 1
+    whole = (builtins.slice(None),) * lead
     index = whole + tuple(builtins.slice(a, b, c) for a, b, c in zip(start, stop, step))
     return x[index]
 
@@ -135,7 +146,9 @@ def broadcast(x, shape):
 @op(1, category=_C)
 def pad(x, pad_width, mode="constant", constant_value=0.0):
     """Pad the trailing axes: ``pad_width`` is ``(before_1, after_1, before_2, after_2, ...)``
-    for the last ``len(pad_width)//2`` axes, first axis first (NNabla's order).
+    for the last ``len(pad_width)//2`` axes, first axis first (NNabla's order).  ``mode``:
+    ``"constant"`` (``constant_value``), ``"reflect"`` (mirrored without repeating the edge,
+    again and again for pads longer than the axis), ``"repeat"`` (the edge value).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -146,9 +159,18 @@ def pad(x, pad_width, mode="constant", constant_value=0.0):
     torch_pad = [int(v) for pair in reversed(pairs) for v in pair]
     if mode == "constant":
         return TF.pad(x, torch_pad, mode="constant", value=constant_value)
-    # torch pads k trailing axes in these modes only for a (batch, *k axes) layout: fold the rest.
-    k = len(pairs)
-    lead = tuple(x.shape[:x.ndim - k])
-    folded = x.reshape((-1,) + tuple(x.shape[x.ndim - k:]))
-    y = TF.pad(folded, torch_pad, mode={"reflect": "reflect", "repeat": "replicate"}[mode])
-    return y.reshape(lead + tuple(y.shape[1:]))
+    if mode not in ("reflect", "repeat"):
+        raise ValueError(f"pad: mode {mode!r} is not one of constant, reflect, repeat")
+    # Gather each padded axis's source positions: any number of axes, and pads longer than
+    # the axis (NNabla reflects again and again, with period 2 * (n - 1)).
+    y = x
+    for axis, (before, after) in zip(range(x.ndim - len(pairs), x.ndim), pairs):
+        n = x.shape[axis]
+        at = np.arange(-int(before), n + int(after))
+        if mode == "repeat" or n == 1:
+            at = np.clip(at, 0, n - 1)
+        else:
+            at = np.mod(at, 2 * (n - 1))
+            at = np.where(at >= n, 2 * (n - 1) - at, at)
+        y = y.index_select(axis, torch.as_tensor(at, dtype=torch.long, device=x.device))
+    return y

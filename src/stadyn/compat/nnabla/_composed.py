@@ -2,8 +2,11 @@
 own): ``broadcast_to``, ``reduce_mean``, ``reduce_sum``, ``logical_and_scalar``,
 ``logical_or_scalar``, ``logical_xor_scalar``, ``binary_error``,
 ``epsilon_insensitive_loss``, ``multi_head_attention``, ``tensor_normalization`` and the
-deprecated ``reduce``.
-``functions.py`` exports them beside the catalog.
+deprecated ``reduce``.  And two catalog ops whose output NNabla shapes differently from
+Stadyn's (which CNTK's layers and ONNX share): ``global_average_pooling`` (NNabla 1.39:
+``(N, C, 1, 1)`` whatever the input's rank) and ``kl_multinomial`` (``p.shape[:base_axis] +
+(1,)``), reshaped here where the two differ.
+``functions.py`` exports them beside the catalog (these two in place of the catalog's).
 
 Example:
     >>> import numpy as np, stadyn as sd
@@ -22,7 +25,7 @@ from ._function import named
 __all__ = ["broadcast_to", "reduce_mean", "reduce_sum", "logical_and_scalar",
            "logical_or_scalar", "logical_xor_scalar", "binary_error",
            "epsilon_insensitive_loss", "multi_head_attention", "tensor_normalization",
-           "reduce"]
+           "reduce", "global_average_pooling", "kl_multinomial"]
 
 
 def broadcast_to(x, y, axis=None):
@@ -271,3 +274,36 @@ def reduce(x, op="sum"):
     if op == "mean":
         return reduce_mean(x)
     raise ValueError(f"reduce: op must be 'sum' or 'mean', got {op!r}")
+
+
+def global_average_pooling(x):
+    """The mean over the axes from 2 on, shaped ``(N, C, 1, 1)`` as NNabla 1.39 does for any
+    input rank (an ``(N, C)`` input too; a 5-d one loses an axis).
+
+    Example:
+        >>> import stadyn as sd
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> F.global_average_pooling(sd.Variable((2, 3, 4, 5, 6))).shape
+        (2, 3, 1, 1)
+    """
+    y = _F.global_average_pooling(x)
+    if y.ndim == 4:
+        return y
+    return named(_F.reshape(y, tuple(x.shape[:2]) + (1, 1)), "GlobalAveragePooling")
+
+
+def kl_multinomial(p, q, base_axis=1):
+    """The Kullback-Leibler divergence summed over the axes from ``base_axis`` on, shaped
+    ``p.shape[:base_axis] + (1,)`` as NNabla 1.39 does (one size-1 axis for them all).
+
+    Example:
+        >>> import stadyn as sd
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> F.kl_multinomial(sd.Variable((2, 3, 4)), sd.Variable((2, 3, 4))).shape
+        (2, 1)
+    """
+    y = _F.kl_multinomial(p, q, base_axis=base_axis)
+    shape = tuple(p.shape[:base_axis % p.ndim]) + (1,)
+    if tuple(y.shape) == shape:
+        return y
+    return named(_F.reshape(y, shape), "KLMultinomial")

@@ -47,7 +47,7 @@ globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(getattr(_F, 
 # NNabla's functions that are compositions of catalog ops (``_composed.py``).
 from . import _composed as _composed  # noqa: E402
 
-__all__ += _composed.__all__
+__all__ += [_n for _n in _composed.__all__ if _n not in __all__]  # two replace catalog ops
 globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(getattr(_composed, _n)))
                   for _n in _composed.__all__})
 
