@@ -206,8 +206,16 @@ def test_a_graph_holding_a_loop_runs_its_first_shape_eagerly_until_that_costs_a_
     y.forward()
     assert y._plan is trial and not built
     entry.built[flags] = trial.spent                # as if its runs had cost a build by now
+    real_build = _runner._PlanCache._build
+
+    def slow_build(self, *args):                    # a build that took far longer than priced
+        plan, _ = real_build(self, *args)
+        return plan, 1000 * price
+    monkeypatch.setattr(_runner._PlanCache, "_build", slow_build)
     y.forward()
     assert isinstance(y._plan, StaticPlan) and len(built) == 1
+    # the measured build, not the trials' estimate, is what a new shape's trials pay first
+    assert entry.built[flags] == 1000 * price
     np.testing.assert_array_equal(y.d, eager)
     # the values a NumPy loop gives (padded steps 0)
     x, want, state = xs.d, np.zeros((2, 5, 2), np.float32), np.full((2, 2), 0.25, np.float32)

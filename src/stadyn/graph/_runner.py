@@ -138,9 +138,14 @@ class _PlanCache:
             return trial
         self.trials.pop(key, None)
         plan, seconds = self._build(key, flags, keep_all)
+        estimated = flags in self.pricing
         self.pricing.discard(flags)
         if isinstance(plan, StaticPlan):
-            self.built[flags] = min(seconds, self.built.get(flags, seconds))
+            # a measured build replaces the trial runs' estimate (which may be far below it:
+            # else every new signature of a graph holding a loop would build again after a
+            # fraction of a build's seconds); later builds keep the fastest
+            self.built[flags] = seconds if estimated else min(seconds, self.built.get(flags,
+                                                                                      seconds))
         elif flags not in self.built:
             # A graph that runs eagerly anyway: new shapes are trials that never pay a build
             # (which would infer every shape again only to run eagerly).
