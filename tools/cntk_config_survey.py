@@ -312,7 +312,7 @@ def survey_command(cmd, root_record) -> tuple[list[str], dict]:
 
     gaps: list[str] = []
     info: dict = {}
-    if cmd.action not in ("train", "test", "eval", "write", "edit"):
+    if cmd.action not in ("train", "test", "eval", "write", "edit", "cv"):
         gaps.append(f"action {cmd.action}")
     if cmd.action == "edit" and cmd.network is None:
         return gaps + ["action edit with a MEL script (editPath)"], info
@@ -325,7 +325,8 @@ def survey_command(cmd, root_record) -> tuple[list[str], dict]:
                 w = sd.Variable.from_numpy_array(np.zeros(2, np.float32), need_grad=True)
                 sgd_record = cmd.record.get_record("SGD")
                 make_learner({"w": w}, cmd.sgd, sgd_record, epoch_size=None)
-                auto_adjust(sgd_record.get("AutoAdjust"), sgd_record)
+                auto_adjust(sgd_record.get("AutoAdjust"), sgd_record,
+                            (len(cmd.sgd.minibatch_size), cmd.sgd.max_epochs))
             except Exception as exc:  # noqa: BLE001
                 gaps.append(_label(exc))
     network = cmd.network
