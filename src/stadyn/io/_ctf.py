@@ -177,7 +177,9 @@ def _parse_values(field: _Field, name: str, text: str, source: str,
     return out.reshape(field.shape)
 
 
-_FAR_EXPONENT = re.compile(r"[eE][+-]?0*[0-9]{3}")
+# |exponent| >= 100: only there can CNTK's pow(10, exponent) in double differ from NumPy's
+# parse (0e400 is NaN); e+007 / e-005 (MSVC's printf writes every exponent so) are not far
+_FAR_EXPONENT = re.compile(r"[eE][+-]?0*[1-9][0-9]{2}")
 
 
 def _cntk_real(token: str) -> np.float32:
