@@ -8,7 +8,7 @@ from ... import functions as F
 from ...ops import norm_axis
 from ._cntk_rules import one_hot_cntk
 from ._common import COMPOSITE
-from ._nnabla import last_axis, last_axis_export, nnabla
+from ._nnabla import last_axis, last_axis_export, nnabla, reshaped_nnp
 from ._table import Unmapped, register_rules
 
 
@@ -215,6 +215,18 @@ def _kl_multinomial_onnx(g, inputs, attrs):
     return g.reduce("ReduceSum", terms, list(range(norm_axis(attrs["base_axis"], n), n)), True)
 
 
+def _kl_multinomial_nnabla(p, q, base_axis=1):
+    """NNabla 1.39's KLMultinomial: shaped ``p.shape[:base_axis] + (1,)`` (one size-1 axis for
+    the summed ones; the catalog op keeps them all)."""
+    y = F.kl_multinomial(p, q, base_axis=base_axis)
+    shape = tuple(p.shape[:norm_axis(base_axis, p.ndim)]) + (1,)
+    return y if tuple(y.shape) == shape else F.reshape(y, shape)
+
+
 register_rules(F.kl_multinomial, onnx_export=_kl_multinomial_onnx,
                onnx_import=Unmapped(COMPOSITE),
-               nnp_import=nnabla(F.kl_multinomial, "KLMultinomial", base_axis=int))
+               nnp_export=reshaped_nnp(
+                   "KLMultinomial",
+                   lambda shape, attrs: shape[:norm_axis(attrs["base_axis"], len(shape))] + (1,),
+                   lambda attrs: {"base_axis": int(attrs["base_axis"])}),
+               nnp_import=nnabla(_kl_multinomial_nnabla, "KLMultinomial", base_axis=int))
