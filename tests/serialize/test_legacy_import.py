@@ -263,3 +263,18 @@ def test_the_nodes_of_a_loaded_cntk_model_are_listed_as_cntk_lists_them():
     model = C.load_model(fixture("cntk_criteria.model"))
     listing = ["%s %s" % (o.name, tuple(o.shape)) for o in C.logging.get_node_outputs(model)]
     assert listing == list(np.load(fixture("cntk_criteria_outputs.npz"))["listing"])
+
+
+def test_a_cntk_slice_with_a_negative_stride_walks_its_range_backwards():
+    """CNTK's Slice with a negative stride reads ``[begin, end)`` from its last element down
+    (``slice(x, 1, 1, 4, -2)`` of ``[0 1 2 3 4]`` is ``[3 1]``), not Python's empty
+    ``x[1:4:-2]``; the values are CNTK 2.7's (fixture: make_cntk_slice_reversed.py)."""
+    data = np.load(fixture("cntk_slice_reversed_outputs.npz"))
+    net = sd.load(fixture("cntk_slice_reversed.model"), batch_size=2)
+    net.inputs["x"].d = data["x"]
+    names = ["whole_reversed", "range_step2", "negative_begin", "two_axes", "first_axis"]
+    assert sorted(net.outputs) == sorted(names)
+    for name in names:
+        y = net.outputs[name]
+        y.forward()
+        np.testing.assert_array_equal(y.d, data["out_" + name], err_msg=name)

@@ -231,3 +231,68 @@ def test_an_op_stadyn_wrote_runs_in_nnabla(name, nnabla_ran_stadyns_file):
         _close(name, got, own)
     else:
         _close(name, got, _outputs(name))
+
+
+SHAPES_NNP = os.path.join(FILES, "nnabla_shapes.nnp")
+SHAPES_REF = np.load(os.path.join(FILES, "nnabla_shapes_reference.npz"))
+
+
+@pytest.mark.parametrize("name", ["gap_2d", "gap_3d", "gap_4d", "kl_base1", "kl_base2"])
+def test_nnabla_functions_shaped_otherwise_than_the_catalog_load_with_nnablas_shapes(name):
+    """NNabla 1.39's GlobalAveragePooling is ``(N, C, 1, 1)`` for any input rank and its
+    KLMultinomial ``p.shape[:base_axis] + (1,)``; each is concatenated with itself along its
+    last axis in the file, so a catalog-shaped output would not even concatenate
+    (fixture: make_nnp_nnabla_shapes.py)."""
+    net = sd.load_nnp(SHAPES_NNP, network=name)
+    feeds = {k.split("/")[1]: SHAPES_REF[k] for k in SHAPES_REF.files
+             if k.startswith(name + "/x")}
+    got = net(**feeds)["y"]
+    expected = SHAPES_REF[name + "/y"]
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def _catalog_shaped(name, xs):
+    if name.startswith("gap"):
+        return F.global_average_pooling(xs[0])
+    return F.kl_multinomial(xs[0], xs[1], base_axis=int(name[-1]))
+
+
+def _numpy_catalog_shaped(name, arrays):
+    if name.startswith("gap"):
+        x = arrays[0]
+        return x.mean(axis=tuple(range(2, x.ndim)), keepdims=True) if x.ndim > 2 else x
+    p, q = arrays
+    axes = tuple(range(int(name[-1]), p.ndim))
+    return (p * (np.log(p) - np.log(q))).sum(axis=axes, keepdims=True)
+
+
+@pytest.mark.parametrize("name", ["gap_2d", "gap_3d", "gap_4d", "kl_base1", "kl_base2"])
+def test_a_catalog_shaped_global_average_pooling_or_kl_multinomial_is_written_with_a_reshape(
+        name, tmp_path):
+    """Stadyn's ops keep the input's rank; the ``.nnp`` holds NNabla's function and a Reshape
+    to the catalog's shape where NNabla 1.39's differs, so Stadyn (and NNabla 1.39, where its
+    venv is here) reading the file compute what Stadyn did (a NumPy reference)."""
+    arrays = [SHAPES_REF[k] for k in sorted(SHAPES_REF.files) if k.startswith(name + "/x")]
+    xs = [sd.Variable.from_numpy_array(a) for a in arrays]
+    y = _catalog_shaped(name, xs)
+    y.forward()
+    expected = _numpy_catalog_shaped(name, arrays)
+    assert y.shape == expected.shape
+    path = tmp_path / "op.nnp"
+    sd.save_nnp(path, {"y0": y}, {f"x{k}": x for k, x in enumerate(xs)}, network=name,
+                batch_size=2)
+    types = [f.type for f in read_legacy_model(path).networks[name].functions]
+    nnabla_shape = SHAPES_REF[name + "/y"].shape[:-1] + (1,)
+    assert types[1:] == (["Reshape"] if nnabla_shape != expected.shape else [])
+    got = sd.load_nnp(path, network=name)(**{f"x{k}": a for k, a in enumerate(arrays)})["y0"]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    if os.path.exists(NNABLA):
+        np.savez(tmp_path / "in.npz", **{f"{name}/x{k}": a for k, a in enumerate(arrays)})
+        proc = subprocess.run([NNABLA, os.path.join(HERE, "nnabla_run_nnp_ops.py"), str(path),
+                               str(tmp_path / "in.npz"), str(tmp_path / "out.npz")],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        ran = dict(np.load(tmp_path / "out.npz"))
+        assert f"{name}/error" not in ran, ran.get(f"{name}/error")
+        np.testing.assert_allclose(ran[f"{name}/y0"], expected, rtol=1e-5, atol=1e-6)

@@ -387,3 +387,53 @@ def test_inputs_larger_than_memory_are_refused_before_allocating(tmp_path):
     with pytest.raises(sd.ModelFileError, match=r"s.onnx: dims\['batch'\] must be a positive "
                                                 r"whole number, got 0"):
         sd.import_onnx(path, dims={"batch": 0})
+
+
+# ---------------------------------------------------------------------------------------------
+# Exports that must follow Stadyn's forward where ONNX's plain op differs
+# ---------------------------------------------------------------------------------------------
+def _export_and_run(y, inputs):
+    model = to_onnx_model({"y": y}, inputs, dynamic_batch=False)
+    got, = _session(model).run(None, {k: v.d for k, v in inputs.items()})
+    back = sd.import_onnx(model)(**{k: v.d for k, v in inputs.items()})["y"]
+    return got, back
+
+
+def test_cross_entropies_export_ignored_ids_and_the_clamped_log():
+    """As Stadyn computes them (NNabla 1.39's semantics): a negative class id gives loss 0
+    (GatherElements would read class -1 from the end), and categorical_cross_entropy's log is
+    clamped at float32's smallest normal number (-log(tiny) = 87.34, not inf)."""
+    logits = np.array([[1.0, 2.0, 3.0], [0.5, 0.1, 2.0], [1.0, 1.0, 1.0]], np.float32)
+    ids = np.array([[2], [-1], [-2]], np.int64)
+    x, t = sd.Variable.from_numpy_array(logits), sd.Variable.from_numpy_array(ids)
+    got, back = _export_and_run(F.softmax_cross_entropy(x, t), {"x": x, "t": t})
+    logp0 = logits[0] - np.log(np.exp(logits[0]).sum())
+    expected = np.array([[-logp0[2]], [0.0], [0.0]], np.float32)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(back, expected, rtol=1e-6, atol=1e-6)
+
+    probs = np.array([[0.0, 0.5, 0.5], [0.2, 0.3, 0.5], [0.1, 0.2, 0.7]], np.float32)
+    ids = np.array([[0], [-1], [2]], np.int64)
+    x, t = sd.Variable.from_numpy_array(probs), sd.Variable.from_numpy_array(ids)
+    got, back = _export_and_run(F.categorical_cross_entropy(x, t), {"x": x, "t": t})
+    tiny = np.finfo(np.float32).tiny
+    expected = np.array([[-np.log(tiny)], [0.0], [-np.log(0.7)]], np.float32)
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    np.testing.assert_allclose(back, expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape, widths, axis, length", [
+    ((1, 2, 3), (4, 4), 2, 3), ((1, 2, 3), (1, 1, 0, 3), 2, 3), ((1, 2, 1), (2, 2), 2, 1)])
+def test_a_reflect_pad_longer_than_onnx_allows_is_an_export_error(shape, widths, axis, length):
+    """ONNX's Pad reflects at most length - 1 elements on each side (onnxruntime refuses the
+    model otherwise); Stadyn's pad reflects further, so the export refuses it, naming the op."""
+    x = sd.Variable(shape)
+    with pytest.raises(ExportError, match=rf"op 'pad' cannot be exported to ONNX: reflect "
+                                          rf"padding .* along axis {axis} of length {length}"):
+        to_onnx_model(F.pad(x, widths, "reflect"), x)
+    ok = F.pad(x, (length - 1, length - 1), "reflect")         # the longest ONNX allows
+    x.d = np.arange(x.size, dtype=np.float32).reshape(shape)
+    ok.forward()
+    got, _ = _export_and_run(ok, {"x": x})
+    np.testing.assert_array_equal(got, np.pad(x.d, [(0, 0)] * (len(shape) - 1)
+                                              + [(length - 1, length - 1)], mode="reflect"))

@@ -454,7 +454,9 @@ def splice_cntk(node):
 
 def slice_cntk(node):
     """CNTK's ``Slice``: ``beginIndex``/``endIndex``/``sliceStrides`` (or their ``...Vec``
-    forms) along static axes; negative indices count from the end, an end of 0 is the end."""
+    forms) along static axes; negative indices count from the end, an end of 0 is the end.  A
+    negative stride walks the range ``[begin, end)`` backwards from its last element (CNTK 2.7:
+    ``slice(x, 0, 1, 4, -2)`` of ``[0 1 2 3 4]`` is ``[3 1]``), not Python's ``x[1:4:-2]``."""
     lead, sample = _sample(node, 0)
     if node.attr("axisVec") is not None:
         axes, begins = node.attr("axisVec"), node.attr("beginIndexVec")
@@ -473,7 +475,10 @@ def slice_cntk(node):
         b, e = int(b), int(e)
         b = b + n if b < 0 else b
         e = n if e == 0 else (e + n if e < 0 else e)
-        start[a], stop[a], step[a] = b, e, int(s or 1)
+        s = int(s or 1)
+        if s < 0:           # from the range's last element down to its first
+            b, e = e - 1, (b - 1 if b > 0 else None)
+        start[a], stop[a], step[a] = b, e, s
     return F.slice(node.var(0), tuple(start), tuple(stop), tuple(step))
 
 

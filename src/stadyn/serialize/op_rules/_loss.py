@@ -8,7 +8,7 @@ from ... import functions as F
 from ...ops import norm_axis
 from ._cntk_rules import one_hot_cntk
 from ._common import COMPOSITE
-from ._nnabla import last_axis, last_axis_export, nnabla
+from ._nnabla import last_axis, last_axis_export, nnabla, reshaped_nnp
 from ._table import Unmapped, register_rules
 
 
@@ -25,12 +25,23 @@ def _as_dtype_of(g, t, x):
     return t if g.dtype(t) == g.dtype(x) else g.cast(t, g.dtype(x))
 
 
+def _gather_class(g, x, t, axis, pick, zero_like):
+    """``pick(GatherElements(x, t))`` along ``axis`` with NNabla's ignored ids: a negative
+    class id gathers class 0 (GatherElements would read it from the end) and gives a 0 of
+    ``zero_like``'s dtype."""
+    ids = _ids(g, t)
+    zero = g.const(np.asarray(0, dtype=np.int64))
+    ignored = g.op("Less", [ids, zero])
+    picked = g.op("GatherElements", [x, g.op("Where", [ignored, zero, ids])], axis=axis)
+    return g.op("Where", [ignored, g.scalar(0.0, zero_like), pick(picked)])
+
+
 def _softmax_cross_entropy_onnx(g, inputs, attrs):
-    """LogSoftmax, GatherElements, Neg"""
+    """LogSoftmax, GatherElements, Neg; Where(t < 0, 0, loss)"""
     x, t = inputs
     a = _onnx_class_axis(g, x, attrs["axis"])
     logp = g.op("LogSoftmax", [x], axis=a)
-    return g.op("Neg", [g.op("GatherElements", [logp, _ids(g, t)], axis=a)])
+    return _gather_class(g, logp, t, a, lambda v: g.op("Neg", [v]), x)
 
 
 def _import_softmax_cross_entropy_loss(node):
@@ -59,10 +70,12 @@ register_rules(F.softmax_cross_entropy, onnx_export=_softmax_cross_entropy_onnx,
 
 
 def _categorical_cross_entropy_onnx(g, inputs, attrs):
-    """GatherElements, Log, Neg"""
+    """GatherElements, Max(p, tiny), Log, Neg; Where(t < 0, 0, loss)"""
     x, t = inputs
     a = _onnx_class_axis(g, x, attrs["axis"])
-    return g.op("Neg", [g.op("Log", [g.op("GatherElements", [x, _ids(g, t)], axis=a)])])
+    tiny = g.scalar(np.finfo(g.dtype(x)).tiny, x)
+    return _gather_class(g, x, t, a,
+                         lambda p: g.op("Neg", [g.op("Log", [g.op("Max", [p, tiny])])]), x)
 
 
 register_rules(F.categorical_cross_entropy, onnx_export=_categorical_cross_entropy_onnx,
@@ -202,6 +215,18 @@ def _kl_multinomial_onnx(g, inputs, attrs):
     return g.reduce("ReduceSum", terms, list(range(norm_axis(attrs["base_axis"], n), n)), True)
 
 
+def _kl_multinomial_nnabla(p, q, base_axis=1):
+    """NNabla 1.39's KLMultinomial: shaped ``p.shape[:base_axis] + (1,)`` (one size-1 axis for
+    the summed ones; the catalog op keeps them all)."""
+    y = F.kl_multinomial(p, q, base_axis=base_axis)
+    shape = tuple(p.shape[:norm_axis(base_axis, p.ndim)]) + (1,)
+    return y if tuple(y.shape) == shape else F.reshape(y, shape)
+
+
 register_rules(F.kl_multinomial, onnx_export=_kl_multinomial_onnx,
                onnx_import=Unmapped(COMPOSITE),
-               nnp_import=nnabla(F.kl_multinomial, "KLMultinomial", base_axis=int))
+               nnp_export=reshaped_nnp(
+                   "KLMultinomial",
+                   lambda shape, attrs: shape[:norm_axis(attrs["base_axis"], len(shape))] + (1,),
+                   lambda attrs: {"base_axis": int(attrs["base_axis"])}),
+               nnp_import=nnabla(_kl_multinomial_nnabla, "KLMultinomial", base_axis=int))

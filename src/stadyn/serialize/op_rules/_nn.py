@@ -19,7 +19,7 @@ from ...ops import ntuple, pool_geometry, window_counts
 from ._cntk_rules import (convolution_cntk, dropout_cntk, gather_cntk,
                           pooling_cntk, pooling_v1, times_cntk, transpose_times_cntk, v1,
                           V1_WINDOW)
-from ._nnabla import nnabla, shape_or_none, spatial
+from ._nnabla import nnabla, reshaped_nnp, shape_or_none, spatial
 from ._nnp_batch_norm import (batch_normalization_nnp, batch_normalization_nnp_export,
                               fused_batch_normalization_nnp_export)
 from ._table import Unmapped, register_rules
@@ -423,9 +423,19 @@ def _import_global_average_pool(node):
     return F.global_average_pooling(node.var(0))
 
 
+def _global_average_pooling_nnabla(x):
+    """NNabla 1.39's GlobalAveragePooling: shaped ``(N, C, 1, 1)`` whatever the input's rank
+    (the catalog op keeps the rank)."""
+    y = F.global_average_pooling(x)
+    shape = tuple(x.shape[:2]) + (1, 1)
+    return y if tuple(y.shape) == shape else F.reshape(y, shape)
+
+
 register_rules(F.global_average_pooling, onnx_export=_global_average_pooling_onnx,
                onnx_import={"GlobalAveragePool": _import_global_average_pool},
-               nnp_import=nnabla(F.global_average_pooling, "GlobalAveragePooling"))
+               nnp_export=reshaped_nnp("GlobalAveragePooling",
+                                       lambda shape, attrs: shape[:2] + (1, 1)),
+               nnp_import=nnabla(_global_average_pooling_nnabla, "GlobalAveragePooling"))
 
 
 # -- normalisation, dropout, embed ------------------------------------------------------------

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-__all__ = ["nnabla", "last_axis_export", "last_axis", "all_axes", "spatial"]
+__all__ = ["nnabla", "last_axis_export", "last_axis", "all_axes", "spatial", "reshaped_nnp"]
 
 _KINDS = (int, float, bool, str, tuple, list)
 
@@ -142,3 +142,20 @@ def all_axes(e, inputs, attrs) -> list:
     """NNabla's default of an ``axes`` the catalog leaves ``None``: every axis of the first
     input."""
     return list(range(len(e.shape(inputs[0]))))
+
+
+def reshaped_nnp(type_name: str, nnabla_shape: Callable[..., tuple],
+                 params: Callable[[dict], dict] = lambda attrs: {}) -> Callable[..., None]:
+    """The ``nnp_export`` rule of an op whose NNabla function gives another shape than the
+    catalog op (``nnabla_shape(input_shape, attrs)``): the function, then a ``Reshape`` to the
+    catalog's shape where the two differ, so NNabla and the import compute the same graph."""
+    def export(e, inputs, attrs):
+        want = tuple(e.shape(e.outputs[0]))
+        theirs = tuple(int(d) for d in nnabla_shape(tuple(e.shape(inputs[0])), attrs))
+        if want == theirs:
+            e.function(type_name, inputs, params(attrs))
+            return
+        middle = e.variable(f"{type_name}_output", theirs)
+        e.function(type_name, inputs, params(attrs), [middle])
+        e.function("Reshape", [middle], {"shape": want})
+    return export

@@ -295,6 +295,12 @@ def _pad_onnx(g, inputs, attrs):
     mode = attrs["mode"]
     if mode not in _PAD_MODES:
         g.unsupported(f"mode {mode!r}")
+    if mode == "reflect":
+        for axis, (n, b, e) in enumerate(zip(g.shape(x), begins, ends)):
+            if max(b, e) > n - 1:
+                g.unsupported(f"reflect padding of ({b}, {e}) along axis {axis} of length {n}: "
+                              f"ONNX's Pad (mode reflect) pads at most length - 1 = {n - 1} "
+                              "on each side of an axis")
     args = [x, g.ints(begins + ends)]
     if mode == "constant":
         args.append(g.scalar(attrs["constant_value"], x))
