@@ -321,3 +321,26 @@ def kept_values_of_a_parameter_view(nn, F, S, r):
     W.data.fill(2.0)
     res["zeroing after zero_grad and fill with .d kept"] = np.array(W.grad.zeroing)
     return res
+
+
+@nnabla_case(names=["nnabla.NdArray.fill", "nnabla.Variable.d"],
+             note="an op output's .d kept follows the next forward, but a fill of the output "
+                  "while it is kept gives the output new memory: the kept array keeps the "
+                  "values it had, through the fill and the next forward")
+def kept_output_array_through_a_fill(nn, F, r):
+    r.touch("nnabla.NdArray.fill", "nnabla.Variable.d")
+    res = {}
+    x = nn.Variable.from_numpy_array(np.ones(3, np.float32))
+    y = x * 2.0
+    y.forward()
+    kept = y.d
+    x.d = 2.0
+    y.forward()
+    res["kept .d after the next forward"] = kept.copy()
+    y.data.fill(5.0)
+    res["kept .d after fill(5)"] = kept.copy()
+    x.d = 3.0
+    y.forward()
+    res["kept .d after fill and forward"] = kept.copy()
+    res[".d after fill and forward"] = y.d.copy()
+    return res

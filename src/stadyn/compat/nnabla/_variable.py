@@ -126,13 +126,10 @@ class Variable(_Core):
     def d(self) -> Any:
         """The value as a NumPy array sharing its memory.  One kept from a leaf keeps its
         values when ``data.fill()`` / ``zero()`` or a scalar assigned give the leaf new memory,
-        as NNabla's; one kept from an op's output shows the later runs' values (both as
-        NNabla 1.39's)."""
+        as NNabla's; one kept from an op's output shows the later runs' values, until a
+        ``fill()`` of the output gives it new memory (both as NNabla 1.39's)."""
         if self.parent is not None:
-            value = _Core.d.fget(self)
-            unmark_zeroing(data_of(self))    # handed out: it may be written (NNabla's zeroing)
-            hand_out(data_of(self))          # and later runs write into it, as NNabla's do
-            return value
+            hand_out(data_of(self))          # later runs write into it, as NNabla's do
         return self.data.data
 
     @d.setter
