@@ -70,3 +70,26 @@ def test_step_leaves_each_parameter_its_gradient_and_follows_new_memory(solver_c
     for params in (params1, params2):           # the kept arrays kept the old values
         assert not np.allclose(kept[id(params)], 0.125)
         assert not np.allclose(params["net/a/affine/W"].d, 0.125)   # updated from 0.125
+
+
+@pytest.mark.parametrize("update", ["inside", "outside"])
+def test_step_leaves_a_gradient_with_its_own_elements(update):
+    # The gradient of sum(W + x) is a broadcast of ones; kept as W's gradient it must be an
+    # array of its own elements.  NNabla 1.39 (two Sgd steps, then forward and backward
+    # without zero_grad, then W.g[0, 0] = 5): W.g reads [5, 2, 2, ...].
+    W = nn.Variable.from_numpy_array(np.ones((3, 4), np.float32), need_grad=True)
+    x = nn.Variable.from_numpy_array(np.ones((3, 4), np.float32))
+    loss = F.sum(W + x)
+    solver = S.Sgd(0.1)
+    solver.set_parameters({"W": W})
+    step = sd.compile_step(loss, solver, compile=False, update=update)
+    step()
+    step()
+    assert W.g.strides == (16, 4)
+    np.testing.assert_array_equal(W.g, np.ones((3, 4)))
+    loss.forward()
+    loss.backward()
+    W.g[0, 0] = 5.0
+    expected = np.full((3, 4), 2.0, np.float32)
+    expected[0, 0] = 5.0
+    np.testing.assert_array_equal(W.g, expected)

@@ -124,6 +124,7 @@ class CompiledStep:
         self._outside = False                   # the update runs after the program (see _build)
         self._deferred: list[tuple[int, int, int]] = []
         self._grad_buffers: dict[int, list[torch.Tensor]] = {}
+        self._dense_buffers: dict[int, torch.Tensor] = {}   # see _dense
         self._subgraph: Subgraph | None = None   # what _build traced (its signature keys it)
 
     # -- building -------------------------------------------------------------------------------
@@ -240,7 +241,7 @@ class CompiledStep:
             keep_max_pooling(gm)                # ATen's kernels, not inductor's loops
         self._outside = outside
         self._deferred = defer_products(gm, len(fill)) if outside else []
-        self._grad_buffers = {}
+        self._grad_buffers, self._dense_buffers = {}, {}
         self.graph_module = realize(gm)         # its code, generated after the last pass
         self._subgraph = subgraph
         self._leaves, self._fill, self._states, self._names = leaves, fill, states, names
@@ -332,8 +333,23 @@ class CompiledStep:
         solver.finish_step(self._names, samples, values)
         for v, t in zip(self._fill, outs):
             v._data = t
-        for i, g in zip(self._param_idx, grads):
-            Variable.grad.fset(self._leaves[i], g)       # (NNabla's .grad setter would copy)
+        for k, (i, g) in enumerate(zip(self._param_idx, grads)):
+            Variable.grad.fset(self._leaves[i], self._dense(k, g))  # (NNabla's setter copies)
+
+    def _dense(self, k: int, grad: torch.Tensor) -> torch.Tensor:
+        """Parameter ``k``'s gradient as a tensor of its own elements: a program may return a
+        broadcast (stride-0) view, as the gradient of ``W + x`` is, and one kept as ``.grad``
+        would make every element one (a write to ``W.g[0, 0]`` writes them all, and an eager
+        backward that accumulates into it fails).  Such a gradient is copied into a buffer
+        kept across steps; a dense one is kept as it is."""
+        if grad.is_contiguous():
+            return grad
+        buffer = self._dense_buffers.get(k)
+        if buffer is None or (buffer.shape, buffer.dtype, buffer.device) != (
+                grad.shape, grad.dtype, grad.device):
+            buffer = self._dense_buffers[k] = torch.empty(grad.shape, dtype=grad.dtype,
+                                                          device=grad.device)
+        return buffer.copy_(grad)
 
     def _gradients(self, outs) -> list[torch.Tensor]:
         """The parameters' gradients from a forward-backward program's outputs; a deferred

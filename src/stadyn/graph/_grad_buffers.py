@@ -186,6 +186,22 @@ def take_released(v: Variable) -> bool:
     return True
 
 
+def carry_released(old: torch.Tensor, new: torch.Tensor) -> None:
+    """Carry :func:`release_grads`' mark from a leaf's value tensor ``old`` to ``new``, which
+    replaces it (NNabla's ``W.data.fill(v)`` while a NumPy array reads the old memory): the
+    gradient a solver's ``zero_grad`` dropped still reads ``zeroing``.
+
+    Example:
+        >>> import torch, stadyn as sd
+        >>> from stadyn.graph import renew_value     # which calls it
+        >>> w = sd.Variable((2,), need_grad=True)
+        >>> release_grads([w]); _ = renew_value(w, torch.zeros(2)); take_released(w)
+        True
+    """
+    if getattr(old, _RELEASED, False):
+        setattr(new, _RELEASED, True)
+
+
 def grad_out_buffer(t: torch.Tensor) -> torch.Tensor:
     """Where a backward program writes ``t``'s gradient (an ``mm.out`` target): ``t``'s
     released buffer, else a new one that becomes its buffer.

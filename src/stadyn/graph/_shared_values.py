@@ -24,6 +24,7 @@ from __future__ import annotations
 import torch
 
 from .._errors import StadynError
+from ._grad_buffers import carry_released
 from ._variable import Variable, bump_graph_version, layout_changed
 
 __all__ = ["hand_out", "set_output", "read_value_of", "value_holder", "renew_value", "on_renew"]
@@ -150,6 +151,7 @@ def renew_value(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
     grad = Variable.grad.fget(holder)
     Variable.data.fset(holder, tensor)
     new = Variable.data.fget(holder)
+    carry_released(old, new)            # a ``zero_grad``'s gradient still reads ``zeroing``
     if grad is not None:
         Variable.grad.fset(holder, grad)
     callbacks = getattr(old, _ON_RENEW, None)

@@ -160,3 +160,21 @@ def onnx_non_max_suppression__dtype(nn, F, r):
     y = F.onnx_non_max_suppression(boxes, scores, max_output_boxes_per_class=2)
     y.forward()
     return {"dtype": str(y.d.dtype)}
+
+
+@nnabla_case(names=["nnabla.functions.slice"], known={
+    "one entry, None stop, step 1": "NNabla 1.39's wrapper fills a None stop with the size of "
+    "axis 0 (the entry's index), not of the axis sliced; Stadyn reads it as NumPy: x[:, 0:]",
+    "one entry, None stop, step -1": "NNabla 1.39 fills it with -x.shape[0] - 1, of axis 0; "
+    "Stadyn reverses the axis sliced, as NumPy's x[:, ::-1] (docs/nnabla-names.md)"})
+def slice__none_stop_fewer_entries(nn, F, r):
+    x = nn.Variable.from_numpy_array(np.arange(10, dtype=np.float32).reshape(2, 5))
+    res = {}
+    for key, args in [("one entry, None stop, step 1", ((0,), (None,), (1,))),
+                      ("one entry, None stop, step -1", ((-1,), (None,), (-1,))),
+                      ("every axis, None stop, step -1", ((0, -1), (None, None), (1, -1))),
+                      ("every axis, None start, step -1", ((None, None), (2, 1), (1, -1)))]:
+        y = F.slice(x, *args)
+        y.forward()
+        res[key] = y.d.copy()
+    return res

@@ -258,3 +258,89 @@ def ndarray_data_assigned_a_scalar(nn, F, PF, S, r):
     b.data = np.array([1, 2, 3])
     res["float32 array = int64 array"] = b.data.copy()
     return res
+
+
+@nnabla_case(names=["nnabla.parameter.get_parameter_or_create", "nnabla.NdArray.fill",
+                    "nnabla.NdArray.zero", "nnabla.Variable.get_unlinked_variable",
+                    "nnabla.NdArray.zeroing"],
+             rtol=1e-5, atol=1e-7,
+             note="a view (get_parameter_or_create with another need_grad, get_unlinked_variable) "
+                  "and the Variable it views hold one array: .d kept from either keeps its "
+                  "values when the other is filled, zeroed or assigned a scalar (new memory); "
+                  "a solver's zero_grad still reads zeroing after a fill while .d is kept")
+def kept_values_of_a_parameter_view(nn, F, S, r):
+    r.touch("nnabla.NdArray.fill", "nnabla.NdArray.zero", "nnabla.NdArray.zeroing",
+            "nnabla.Variable.get_unlinked_variable")
+    res = {}
+    with nn.parameter_scope("kv"):
+        P = nn.parameter.get_parameter_or_create("P", (3,), need_grad=True)
+        P.d = 1.0
+        V = nn.parameter.get_parameter_or_create("P", (3,), need_grad=False)
+    kept = V.d
+    P.data.fill(9)
+    res["view's kept .d after the parameter's fill(9)"] = kept.copy()
+    res["view's .d after fill(9)"] = V.d.copy()
+    kept = V.d
+    P.data.zero()
+    res["view's kept .d after zero()"] = kept.copy()
+    kept = V.d
+    P.d = 4
+    res["view's kept .d after .d = 4"] = kept.copy()
+    kept = P.d
+    V.data.fill(7)
+    res["parameter's kept .d after the view's fill(7)"] = kept.copy()
+    res["parameter's .d after fill(7)"] = P.d.copy()
+
+    W = nn.Variable.from_numpy_array(np.ones((3,), np.float32), need_grad=True)
+    U = W.get_unlinked_variable(need_grad=True)
+    x = nn.Variable.from_numpy_array(np.array([1.0, 2.0, 3.0], np.float32))
+    loss = F.sum(U * U * x)
+    solver = S.Momentum(0.1, 0.9)
+    solver.set_parameters({"W": W})
+    for step in range(4):
+        if step == 2:
+            kept_w = W.d
+            W.data.fill(0.5)
+        if step == 3:
+            kept_u = U.d
+            U.data.fill(0.25)
+        loss.forward()
+        solver.zero_grad()
+        loss.backward()
+        solver.update()
+        res["unlinked: W.d after step %d" % step] = W.d.copy()
+    res["unlinked: W's kept .d"] = kept_w.copy()
+    res["unlinked: the view's kept .d"] = kept_u.copy()
+
+    solver = S.Sgd(0.1)
+    solver.set_parameters({"W": W})
+    loss.forward()
+    loss.backward()
+    solver.zero_grad()
+    kept = W.d
+    W.data.fill(2.0)
+    res["zeroing after zero_grad and fill with .d kept"] = np.array(W.grad.zeroing)
+    return res
+
+
+@nnabla_case(names=["nnabla.NdArray.fill", "nnabla.Variable.d"],
+             note="an op output's .d kept follows the next forward, but a fill of the output "
+                  "while it is kept gives the output new memory: the kept array keeps the "
+                  "values it had, through the fill and the next forward")
+def kept_output_array_through_a_fill(nn, F, r):
+    r.touch("nnabla.NdArray.fill", "nnabla.Variable.d")
+    res = {}
+    x = nn.Variable.from_numpy_array(np.ones(3, np.float32))
+    y = x * 2.0
+    y.forward()
+    kept = y.d
+    x.d = 2.0
+    y.forward()
+    res["kept .d after the next forward"] = kept.copy()
+    y.data.fill(5.0)
+    res["kept .d after fill(5)"] = kept.copy()
+    x.d = 3.0
+    y.forward()
+    res["kept .d after fill and forward"] = kept.copy()
+    res[".d after fill and forward"] = y.d.copy()
+    return res

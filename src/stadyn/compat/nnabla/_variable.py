@@ -35,7 +35,7 @@ import torch
 
 from ... import graph as _graph
 from ..._errors import ArgumentError
-from ...graph import (data_of, grad_of, hand_out, read_value_of, renew_value,
+from ...graph import (data_of, grad_of, hand_out, read_value_of, renew_value, value_holder,
                       take_released, topological_nodes)
 from ._function import Function, as_function
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
@@ -63,7 +63,7 @@ class Variable(_Core):
     def data(self) -> NdArray:
         """The value as an NdArray viewing this Variable's memory (its ``cast`` changes the
         Variable's dtype, as in NNabla); one kept reads the value the Variable holds then."""
-        return NdArray._of(self, data_of, _set_data, renew_value)
+        return NdArray._of(self, _value_tensor, _set_data, renew_value)
 
     @data.setter
     def data(self, value: Any) -> None:
@@ -126,13 +126,10 @@ class Variable(_Core):
     def d(self) -> Any:
         """The value as a NumPy array sharing its memory.  One kept from a leaf keeps its
         values when ``data.fill()`` / ``zero()`` or a scalar assigned give the leaf new memory,
-        as NNabla's; one kept from an op's output shows the later runs' values (both as
-        NNabla 1.39's)."""
+        as NNabla's; one kept from an op's output shows the later runs' values, until a
+        ``fill()`` of the output gives it new memory (both as NNabla 1.39's)."""
         if self.parent is not None:
-            value = _Core.d.fget(self)
-            unmark_zeroing(data_of(self))    # handed out: it may be written (NNabla's zeroing)
-            hand_out(data_of(self))          # and later runs write into it, as NNabla's do
-            return value
+            hand_out(data_of(self))          # later runs write into it, as NNabla's do
         return self.data.data
 
     @d.setter
@@ -243,6 +240,14 @@ def _grad_tensor(v: Variable) -> torch.Tensor:
         if released:
             mark_zeroing(g)
     return g
+
+
+def _value_tensor(v: Variable) -> torch.Tensor:
+    """The tensor holding ``v``'s value: for a view (``get_unlinked_variable``, a parameter
+    asked for with another ``need_grad``) the viewed Variable's own, so that a NumPy array
+    handed out through either is seen by the other's ``fill()`` / ``zero()`` (NNabla's view and
+    viewed Variable hold one array)."""
+    return data_of(value_holder(v))
 
 
 def _set_data(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
