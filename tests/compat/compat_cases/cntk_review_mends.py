@@ -1,0 +1,54 @@
+"""CNTK 2.7 behaviours a review found Stadyn missing: negatives of unequal sequences, the
+widths a mirrored pad takes, the type of a squared error of NumPy arrays."""
+
+import numpy as np
+
+from compat_harness import cntk_case
+
+
+def _outcome(call):
+    """The call's result, or the built-in type of the error it raised (what is compared)."""
+    try:
+        return call()
+    except Exception as exc:  # noqa: BLE001 - the type is what is compared
+        return next(c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins")
+
+
+@cntk_case(names=["cntk.losses.cosine_distance_with_negative_samples",
+                  "cntk.sequence.input_variable"],
+           note="steps are counted time-major over the padded minibatch; a negative that falls "
+                "on padding scores 0 (Stadyn's 0/0 reached the step index and crashed)")
+def cosine_distance_with_negative_samples__unequal_sequences(C, r):
+    a, b = C.sequence.input_variable(3), C.sequence.input_variable(3)
+    f = C.cosine_distance_with_negative_samples(a, b, 1, 2)
+    res = {}
+    for lens in [(4, 2), (2, 4)]:
+        out = f.eval({a: [r.randn(n, 3) for n in lens], b: [r.randn(n, 3) for n in lens]})
+        res["out_%d_%d" % lens] = [np.asarray(o) for o in out]
+    return res
+
+
+@cntk_case(names=["cntk.ops.pad"],
+           note="REFLECT_PAD takes a head and foot of at most the axis length - 1, "
+                "SYMMETRIC_PAD of at most the length; CNTK 2.7 refuses longer ones when the op "
+                "is built (Stadyn reflected periodically or gave a wrong width)")
+def pad__mirror_widths(C, r):
+    data = r.randn(2, 3)
+    res = {}
+    for mode_name in ("REFLECT_PAD", "SYMMETRIC_PAD"):
+        mode = getattr(C.ops, mode_name)
+        for head, foot in [(2, 2), (1, 3), (3, 3), (4, 0), (0, 4), (5, 4)]:
+            v = C.input_variable(3)
+            res["%s_%d_%d" % (mode_name, head, foot)] = _outcome(
+                lambda: C.pad(v, [(head, foot)], mode=mode).eval({v: data}))
+    one = C.input_variable(1)
+    res["reflect_length_1"] = _outcome(
+        lambda: C.pad(one, [(1, 1)], mode=C.ops.REFLECT_PAD).eval({one: data[:, :1]}))
+    return res
+
+
+@cntk_case(names=["cntk.losses.squared_error"])
+def squared_error__numpy_float64(C, r):
+    """Of float64 NumPy arrays the squared error computes in float64."""
+    out = C.squared_error(np.array([1.0, 2.0]), np.array([0.0, 0.5])).eval()
+    return {"out": np.asarray(out), "dtype": str(np.asarray(out).dtype)}
