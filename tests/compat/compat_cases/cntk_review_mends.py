@@ -52,3 +52,32 @@ def squared_error__numpy_float64(C, r):
     """Of float64 NumPy arrays the squared error computes in float64."""
     out = C.squared_error(np.array([1.0, 2.0]), np.array([0.0, 0.5])).eval()
     return {"out": np.asarray(out), "dtype": str(np.asarray(out).dtype)}
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Fold", "cntk.layers.RecurrenceFrom",
+                  "cntk.Function.find_by_name", "cntk.Function.root_function",
+                  "cntk.Function.parameters", "cntk.Function.op_name"],
+           note="a recurrence is no block in CNTK 2.7: its root function is a Combine (a NoOp "
+                "when named) of the step's output, with no parameters of its own, so a learner "
+                "of find_by_name('rec').parameters trains nothing (Stadyn listed the step's)")
+def recurrence_root_function_parameters(C, r):
+    r.touch("cntk.Function.find_by_name", "cntk.Function.root_function",
+            "cntk.Function.parameters", "cntk.Function.op_name")
+    s, h0 = C.sequence.input_variable(3), C.input_variable(2)
+
+    def roots(f):
+        root = f.root_function
+        return [root.op_name, root.name, len(root.inputs), len(root.parameters),
+                len(root.constants), len(f.parameters)]
+    res = {}
+    for name in ("", "rec"):
+        res["recurrence_" + name] = roots(C.layers.Recurrence(C.layers.LSTM(4), name=name)(s))
+        res["fold_" + name] = roots(C.layers.Fold(C.layers.GRU(3), name=name)(s))
+        res["from_" + name] = roots(C.layers.RecurrenceFrom(C.layers.GRU(2), name=name)(h0, s))
+    z = C.layers.Sequential([C.layers.Recurrence(C.layers.LSTM(4), name="rec"),
+                             C.layers.Fold(C.layers.RNNStep(3), name="fold"),
+                             C.layers.Dense(2, name="out")])(s)
+    for name in ("rec", "fold", "out"):
+        f = z.find_by_name(name)
+        res["find_" + name] = [f.op_name, sorted([p.name, list(p.shape)] for p in f.parameters)]
+    return res
