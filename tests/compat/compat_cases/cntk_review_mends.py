@@ -81,3 +81,54 @@ def recurrence_root_function_parameters(C, r):
         f = z.find_by_name(name)
         res["find_" + name] = [f.op_name, sorted([p.name, list(p.shape)] for p in f.parameters)]
     return res
+
+
+@cntk_case(names=["cntk.Function.replace_placeholders", "cntk.placeholder", "cntk.Trainer",
+                  "cntk.Function.parameters", "cntk.Function.arguments"],
+           note="CNTK replaces placeholders in place: the layer applied to the placeholder "
+                "(h) reads the substitute too, and the model trains (Stadyn's Trainer raised "
+                "AttributeError, h kept its old parameters and arguments)")
+def replace_placeholders__shapeless_placeholder_model(C, r):
+    r.touch("cntk.Function.parameters", "cntk.Function.arguments",
+            "cntk.Function.replace_placeholders")
+    x, y = C.input_variable(3, name="x"), C.input_variable(2, name="y")
+    p1 = C.placeholder(name="p1")
+    h = C.layers.Dense(2, init=C.glorot_uniform(seed=1), name="head")(p1)
+    s = C.plus(h, 1.0)
+    s.replace_placeholders({p1: C.layers.Dense(4, init=C.glorot_uniform(seed=2))(x)})
+    shapes = lambda ps: sorted(list(p.shape) for p in ps)  # noqa: E731
+    res = {"s_params": shapes(s.parameters), "h_params": shapes(h.parameters),
+           "h_args": [a.name for a in h.arguments]}
+    r.set_params(s.parameters)
+    trainer = C.Trainer(s, C.squared_error(s, y), [C.sgd(h.parameters,
+                                                         C.learning_parameter_schedule(0.1))])
+    trainer.train_minibatch({x: r.randn(2, 3), y: r.randn(2, 2)})
+    for p in s.parameters:
+        res["trained_%s" % "x".join(str(d) for d in p.shape)] = np.asarray(p.value)
+    res["out"] = s.eval({x: r.randn(2, 3)})
+
+    p2, p3 = C.placeholder(name="p2"), C.placeholder(name="p3")
+    g = C.layers.Dense(2, init=C.glorot_uniform(seed=1))(p2)
+    t = C.plus(g, p3)
+    t.replace_placeholders({p2: C.layers.Dense(4, init=C.glorot_uniform(seed=2))(x)})
+    res["one_bound_args"] = [a.name for a in t.arguments]
+    res["one_bound_placeholders"] = [p.name for p in t.placeholders]
+    t.replace_placeholders({p3: y})
+    res["both_bound_args"] = [a.name for a in t.arguments]
+    res["both_bound_params"] = shapes(t.parameters)
+    return res
+
+
+@cntk_case(names=["cntk.as_block", "cntk.placeholder", "cntk.layers.Sequential"])
+def as_block__of_a_shapeless_placeholder_model(C, r):
+    """``as_block`` of layers applied to a placeholder without a shape, bound to an input."""
+    x = C.input_variable(3, name="x")
+    ph = C.placeholder(name="ph")
+    body = C.layers.Sequential([C.layers.Dense(4, init=C.glorot_uniform(seed=1)),
+                                C.layers.Dense(2, init=C.glorot_uniform(seed=2))])(ph)
+    b = C.as_block(body, [(ph, x)], "MyBlock", "blk")
+    r.set_params(b.parameters)
+    return {"name": b.name, "args": [a.name for a in b.arguments],
+            "params": sorted(list(p.shape) for p in b.parameters),
+            "root": [b.root_function.op_name, b.root_function.name],
+            "out": b.eval({x: r.randn(2, 3)})}
