@@ -52,14 +52,12 @@ def as_block(composite, block_arguments_map, block_op_name: str,
     if isinstance(composite, Deferred) and composite.placeholders:
         # a graph over placeholders without a shape: built on the actual arguments
         out = unwrap(composite.bound_to(dict(block_arguments_map)))
-        if out.parent is None:
-            out = F.identity(out)
     elif pairs:
         out = rebuild([unwrap(composite)], dict(pairs), "share")[0]
-        if out.parent is None:
-            out = F.identity(out)
     else:
         out = unwrap(composite)
+    if pairs and out.parent is None:
+        out = F.identity(out)
     G.BLOCKS[out] = G.Block(block_op_name, block_instance_name, tuple(a for _, a in pairs))
     return Function(out)
 
