@@ -21,6 +21,7 @@ from ... import functions as F
 from . import _graph as G
 from ._adapt import unwrap
 from ._clone import rebuild
+from ._deferred import Deferred
 from ._function import Function
 
 __all__ = ["as_block", "as_composite", "BlockFunction"]
@@ -47,12 +48,16 @@ def as_block(composite, block_arguments_map, block_op_name: str,
              block_instance_name: str = "") -> Function:
     """``composite`` as one block named ``block_instance_name`` of kind ``block_op_name``;
     ``block_arguments_map`` pairs its placeholders with the actual arguments."""
-    out = unwrap(composite)
     pairs = [(unwrap(p), unwrap(a)) for p, a in block_arguments_map]
-    if pairs:
-        out = rebuild([out], dict(pairs), "share")[0]
-        if out.parent is None:
-            out = F.identity(out)
+    if isinstance(composite, Deferred) and composite.placeholders:
+        # a graph over placeholders without a shape: built on the actual arguments
+        out = unwrap(composite.bound_to(dict(block_arguments_map)))
+    elif pairs:
+        out = rebuild([unwrap(composite)], dict(pairs), "share")[0]
+    else:
+        out = unwrap(composite)
+    if pairs and out.parent is None:
+        out = F.identity(out)
     G.BLOCKS[out] = G.Block(block_op_name, block_instance_name, tuple(a for _, a in pairs))
     return Function(out)
 

@@ -132,17 +132,24 @@ class Deferred(TensorOpsMixin):
 
     def __getattr__(self, name: str):
         typed = self.__dict__.get("_typed")
-        if typed is None or name.startswith("_"):
+        if typed is None or name.startswith("__"):     # (typed: the Function it built, whole)
             raise AttributeError(f"{type(self).__name__} has no {name!r}")
         return getattr(typed, name)
 
     # -- what it reads ----------------------------------------------------------------------
-    def _leaves(self, out: list, seen: set, bound: dict) -> None:
+    def _leaves(self, out: list, seen: set, bound: dict, arguments: bool = False) -> None:
+        """The placeholders without a shape it reads and are not ``bound``, into ``out``;
+        with ``arguments``, the arguments of the parts built already too, in order."""
         LayerFunction = _layer_function()
 
         def visit(v):
-            if isinstance(v, Deferred):
-                v._leaves(out, seen, bound)
+            if isinstance(v, Deferred) and v._typed is not None:
+                for a in (v._typed.arguments if arguments else ()):
+                    if id(a.variable) not in seen:
+                        seen.add(id(a.variable))
+                        out.append(a)
+            elif isinstance(v, Deferred):
+                v._leaves(out, seen, bound, arguments)
             elif isinstance(v, LayerFunction) and v is not self._fn:
                 visit(_keep(v))
             elif _shapeless(v) and id(v.variable) not in seen and id(v.variable) not in bound:
@@ -167,8 +174,13 @@ class Deferred(TensorOpsMixin):
 
     @property
     def arguments(self) -> list:
-        """The placeholders without a shape it reads (once typed, its graph's arguments)."""
-        return self.placeholders if self._typed is None else self._typed.arguments
+        """The placeholders without a shape it reads, and the arguments of its parts built
+        already (once typed, its graph's arguments)."""
+        if self._typed is not None:
+            return self._typed.arguments
+        out: list = []
+        self._leaves(out, set(), self._bound, arguments=True)
+        return out
 
     @property
     def output(self):
@@ -196,7 +208,9 @@ class Deferred(TensorOpsMixin):
         out: list = []
 
         def visit(v):
-            if isinstance(v, Deferred):
+            if isinstance(v, Deferred) and v._typed is not None and v is not self:
+                out.extend(p for p in v._typed.parameters if p not in out)
+            elif isinstance(v, Deferred):
                 if isinstance(v._fn, LayerFunction):
                     out.extend(v._fn.parameters)
                 for a in list(v._args) + list(v._kwargs.values()):
@@ -216,8 +230,8 @@ class Deferred(TensorOpsMixin):
         LayerFunction = _layer_function()
 
         def value(v):
-            if isinstance(v, Deferred):
-                return v._replay(bound, memo)
+            if isinstance(v, Deferred):     # (one built already is its graph, in place)
+                return v._typed if v._typed is not None else v._replay(bound, memo)
             if isinstance(v, LayerFunction) and v is not self._fn:
                 keep = _keep(v)
                 if id(keep.variable) not in bound:
@@ -254,6 +268,15 @@ class Deferred(TensorOpsMixin):
             bound[id(by_name[key].variable)] = a
         return self._replay(bound, {})
 
+    def bound_to(self, substitutions: dict):
+        """The graph it makes with its placeholders bound as ``substitutions``
+        (``{placeholder: value}``) says, itself left as it is (``as_block``'s inner graph)."""
+        if self._typed is not None:
+            return self._typed
+        bound = dict(self._bound)
+        bound.update((id(p.variable), a) for p, a in substitutions.items())
+        return self._replay(bound, {})
+
     def replace_placeholders(self, substitutions: dict) -> "Deferred":
         """Bind placeholders (``{placeholder: variable}``); returns itself, built (its
         ``output``, ``arguments``, ``eval`` those of its graph, as CNTK 2.7's function once
@@ -273,9 +296,32 @@ class Deferred(TensorOpsMixin):
             return self
         for ph, new in substitutions.items():
             self._bound[id(ph.variable)] = new
-        if not self.placeholders and not pending(tuple(self._bound.values()), {}):
-            self._typed = self._replay(dict(self._bound), {})
+        if pending(tuple(self._bound.values()), {}):
+            return self
+        # as CNTK replaces them in place: each part (this one last) whose placeholders are
+        # all bound now is built, and is that graph from now on (``h`` of ``s = h + p2``)
+        memo: dict = {}
+        for part in self._parts():
+            left: list = []
+            part._leaves(left, set(), self._bound)
+            if part._typed is None and not left:
+                part._typed = part._replay(dict(self._bound), memo)
         return self
+
+    def _parts(self) -> list:
+        """The Deferreds it is made of, each after those it reads, itself last."""
+        out: list = []
+
+        def visit(v):
+            if isinstance(v, Deferred) and v._typed is None and all(v is not u for u in out):
+                for a in list(v._args) + list(v._kwargs.values()):
+                    visit(a)
+                out.append(v)
+            elif isinstance(v, (list, tuple)):
+                for u in v:
+                    visit(u)
+        visit(self)
+        return out
 
     def __rshift__(self, other):
         return other(self)

@@ -48,6 +48,7 @@ def _as_method(method: Any) -> str:
 
 
 _CUSTOM: "dict[int, dict]" = {}
+_RECURRENCES = ("Recurrence", "Fold", "RecurrenceFrom")   # layers CNTK 2.7 makes no block of
 
 
 class Function(GraphObject, TensorOpsMixin, FunctionRuns):
@@ -100,6 +101,13 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         if self._view == "op":
             return ("op", self.variable)
         return G.classify(self.variable)
+
+    def _recurrence_root(self) -> bool:
+        """Whether this is the root function of a recurrence (``Recurrence``, ``Fold``,
+        ``RecurrenceFrom``): no block in CNTK 2.7, whose root there is a Combine (a ``NoOp``
+        when the layer is named) of the step's output, with no parameters of its own."""
+        block = G.BLOCKS.get(self.variable) if self._view == "block" else None
+        return block is not None and block.op_name in _RECURRENCES
 
     def _combine(self) -> "G.Combine | None":
         """The Combine function this Function is (or is the composite of), if any."""
@@ -211,6 +219,8 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
             return "CompositeFunctionOpName"
         if self._view == "combine":
             return "Combine"
+        if self._recurrence_root():
+            return "NoOp" if G.BLOCKS[self.variable].name else "Combine"
         if self._view == "op":
             known = G.op_name_of(self.variable) if self.variable not in G.BLOCKS else None
             return known or G.primitive_op_name(self.variable)
@@ -236,6 +246,8 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
             return self.outputs
         if self._view == "composite":
             return [wrap_variable(v) for v in self._leaves()]
+        if self._recurrence_root():     # one: CNTK's is the step's output (inside the loop;
+            return [wrap_variable(G.BLOCKS[self.variable].arguments[-1])]   # here its input)
         return [wrap_variable(v) for v in G.node_inputs(
             self._node() if self._view == "block" else ("op", self.variable))]
 
@@ -290,7 +302,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         ``W`` and ``b``, not those of the layers before it; a Combine's, none)."""
         if self._view == "composite":
             return self._leaves()
-        if self._view == "combine":
+        if self._view == "combine" or self._recurrence_root():
             return []
         return G.node_inputs(self._node() if self._view == "block" else ("op", self.variable))
 

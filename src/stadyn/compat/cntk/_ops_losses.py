@@ -15,8 +15,8 @@ import numpy as np
 
 from ... import functions as F
 from ._deferred import defer_module
-from ._adapt import (batched, binary, lead_axes, named, operand, reshape_samples, sample_axes,
-                     sample_axis, sample_shape, wrap)
+from ._adapt import (batched, binary, lead_axes, named, operand, operands_dtype, reshape_samples,
+                     same_dtype, sample_axes, sample_axis, sample_shape, wrap)
 from ._axis import Axis
 
 __all__ = ["cross_entropy_with_softmax", "binary_cross_entropy", "weighted_binary_cross_entropy",
@@ -93,7 +93,9 @@ def weighted_binary_cross_entropy(output, target, weight, name: str = ""):
 
 def squared_error(output, target, name: str = ""):
     """``sum((output - target) ** 2)`` over each sample's axes: one number per sample."""
-    se = F.squared_error(operand(output), operand(target))
+    dtype = operands_dtype(output, target, op="SquaredError", arrays=True)  # NumPy: float64
+    se = F.squared_error(*same_dtype([operand(output, dtype), operand(target, dtype)],
+                                     "SquaredError"))
     return named(wrap(F.sum(se, axis=sample_axes(output))), name, "SquaredError")
 
 
@@ -165,7 +167,10 @@ def _negative_steps(x, y, shift: int, count: int, size: int):
     them out; step ``(n, t)`` meets the step ``c + shift + k - 1 (mod N * T)``."""
     def unit(v):
         v = reshape_samples(operand(v), 2, (size,))                      # (N, T, D)
-        return F.div2(v, F.sqrt(F.sum(F.mul2(v, v), axis=2, keepdims=True)))
+        norm = F.sqrt(F.sum(F.mul2(v, v), axis=2, keepdims=True))
+        # a padded step (all zeros) stays 0 rather than 0/0, so that a negative falling on
+        # padding scores 0 as in CNTK 2.7 and no NaN reaches the step indices below
+        return F.div2(v, F.add2(norm, F.equal_scalar(norm, 0.0)))
     xn, yn = unit(x), unit(y)
     sim = F.affine(xn, F.transpose(F.reshape(yn, (-1, size)), (1, 0)), base_axis=2)  # (N,T,NT)
     ones = F.add_scalar(F.mul_scalar(F.sum(xn, axis=2, keepdims=True), 0.0), 1.0)   # (N,T,1)

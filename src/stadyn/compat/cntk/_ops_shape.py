@@ -379,6 +379,8 @@ def pad(x, pattern, mode=CONSTANT_PAD, constant_value=0, name: str = ""):
     v = operand(x)
     pattern = [tuple(int(p) for p in pair) for pair in pattern]
     lead = v.ndim - len(pattern)
+    if mode in (REFLECT_PAD, SYMMETRIC_PAD):
+        _check_mirror_widths(v.shape[lead:], pattern, mode == REFLECT_PAD)
     if mode == CONSTANT_PAD:
         widths = tuple(p for pair in pattern for p in pair)
         out = F.pad(v, widths, "constant", float(constant_value))
@@ -395,6 +397,18 @@ def pad(x, pattern, mode=CONSTANT_PAD, constant_value=0, name: str = ""):
     else:
         raise ValueError(f"pad: unknown mode {mode!r}")
     return named(wrap(out), name, "Pad")
+
+
+def _check_mirror_widths(sample, pattern, reflect: bool) -> None:
+    """CNTK 2.7 mirrors an axis once: a reflection's head and foot each fit in its length - 1,
+    a symmetric pad's in its length (longer ones it refuses when the op is built)."""
+    room = "input dimension - 1" if reflect else "input dimension"
+    for k, (size, pair) in enumerate(zip(sample, pattern)):
+        if max(pair) > size - (1 if reflect else 0):
+            raise RuntimeError(
+                f"pad: with {'REFLECT_PAD' if reflect else 'SYMMETRIC_PAD'} the head and foot "
+                f"{pair} of axis {k} (of length {size}) must be no greater than {room} "
+                "(CNTK 2.7 refuses longer ones)")
 
 
 def _index(v, axis: int, i: int):
