@@ -28,6 +28,22 @@ def cosine_distance_with_negative_samples__unequal_sequences(C, r):
     return res
 
 
+@cntk_case(names=["cntk.losses.cosine_distance_with_negative_samples"],
+           note="the gradient through unequal sequences: a padded step's norm is taken of 0 + 1, "
+                "so the square root's gradient stays finite (sqrt at 0 gave NaN in every "
+                "element of W's gradient)")
+def cosine_distance_with_negative_samples__unequal_sequences_gradient(C, r):
+    a, b = C.sequence.input_variable(3), C.sequence.input_variable(3)
+    w = C.parameter((3, 3), init=(np.eye(3) + 0.1).astype(np.float32))
+    f = C.cosine_distance_with_negative_samples(C.times(a, w), b, 1, 2)
+    res = {}
+    for lens in [(2, 4), (3, 1)]:
+        feed = {a: [r.rand(n, 3).astype(np.float32) for n in lens],
+                b: [r.rand(n, 3).astype(np.float32) for n in lens]}
+        res["grad_w_%d_%d" % lens] = np.asarray(f.grad(feed, wrt=[w]))
+    return res
+
+
 @cntk_case(names=["cntk.ops.pad"],
            note="REFLECT_PAD takes a head and foot of at most the axis length - 1, "
                 "SYMMETRIC_PAD of at most the length; CNTK 2.7 refuses longer ones when the op "

@@ -167,10 +167,12 @@ def _negative_steps(x, y, shift: int, count: int, size: int):
     them out; step ``(n, t)`` meets the step ``c + shift + k - 1 (mod N * T)``."""
     def unit(v):
         v = reshape_samples(operand(v), 2, (size,))                      # (N, T, D)
-        norm = F.sqrt(F.sum(F.mul2(v, v), axis=2, keepdims=True))
-        # a padded step (all zeros) stays 0 rather than 0/0, so that a negative falling on
-        # padding scores 0 as in CNTK 2.7 and no NaN reaches the step indices below
-        return F.div2(v, F.add2(norm, F.equal_scalar(norm, 0.0)))
+        squares = F.sum(F.mul2(v, v), axis=2, keepdims=True)
+        # a padded step (all zeros) is divided by sqrt(0 + 1), not 0: it stays 0 rather than
+        # 0/0, so a negative falling on padding scores 0 as in CNTK 2.7, no NaN reaches the step
+        # indices below, and the square root's gradient there is finite (at 0 it is 1/0, and
+        # times the zero step a NaN in every parameter's gradient)
+        return F.div2(v, F.sqrt(F.add2(squares, F.equal_scalar(squares, 0.0))))
     xn, yn = unit(x), unit(y)
     sim = F.affine(xn, F.transpose(F.reshape(yn, (-1, size)), (1, 0)), base_axis=2)  # (N,T,NT)
     ones = F.add_scalar(F.mul_scalar(F.sum(xn, axis=2, keepdims=True), 0.0), 1.0)   # (N,T,1)
