@@ -2,7 +2,8 @@
 ``cntk configFile=CONFIG.cntk key=value ...`` did.  ``stadyn train FILE.nnp -o OUTDIR
 [--epochs N]`` trains an NNabla training configuration, as ``nnabla_cli train`` did.
 
-Runs the config's ``command`` list in order (``train``, then ``test``/``eval`` commands), printing
+Runs the config's ``command`` list in order (``train``, ``test``/``eval``, ``write``, ``edit``,
+``cv`` -- each model file of an interval of epochs evaluated, the best named), printing
 CNTK's log lines; ``key=value`` items override the config (``dataDir=/data``,
 ``TrainConvNet.SGD.maxEpochs=2``).  Models are saved to ``modelPath`` after every epoch and a
 restarted run continues after the last saved epoch.  ``--profile DIR`` records the run with
