@@ -30,7 +30,6 @@ import contextlib
 import dataclasses
 import io as _io
 import os
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Iterator, TextIO
@@ -48,18 +47,18 @@ from ..train import Trainer, evaluate_sums
 from ._blocks import CommandConfig, RunConfig, network_of_block, per_epoch, run_config
 from ._command_network import (CommandNetwork, InputSource, Validation, criterion_total, loc_of,
                                record_loc)
+from ._command_checks import check_edit, check_train, warn_unused_overrides
 from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, results_line)
-from ._config import BrainScriptSource, ConfigRecord, load_config, unused_overrides
+from ._config import BrainScriptSource, ConfigRecord, load_config
 from ._cross_validate import cross_validate
 from ._precompute import check_computed, mark_computed, precompute
 from ._ndl import ndl_seeds_kept
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
-from ._readers import LM_DATA_PARALLEL, make_source, utterance_mode
+from ._readers import make_source
 from ._state_carry import StateCarry
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
-from ._sgd import (check_sgd_keys, disable_reg_in_batch_norm, keep_checkpoint_files,
-                   make_learners, parallel_train)
+from ._sgd import disable_reg_in_batch_norm, keep_checkpoint_files, make_learners
 from ._train_progress import (CNTKProgress, EpochResult, RepeatEpoch, TrainingComplete,
                               TrainSetting)
 from ._write import write_format, write_outputs
@@ -210,31 +209,8 @@ class _Runner:
     # -- train ------------------------------------------------------------------------------
     def train(self, cmd: CommandConfig) -> list[EpochResult]:
         log, rec = self.log, cmd.record
-        where = record_loc(rec, "action")
-        for key, value in (("BrainScriptNetworkBuilder", cmd.network), ("SGD", cmd.sgd),
-                           ("reader", cmd.reader), ("modelPath", cmd.model_path)):
-            if value is None:
-                raise ConfigError(f"command '{cmd.name}' (action train) needs '{key}'", *where)
+        check_train(cmd, self.parallel.size, log)
         sgd, sgd_rec = cmd.sgd, rec.get_record("SGD")
-        check_sgd_keys(sgd, sgd_rec)   # sgd_config checked the ranges (maxEpochs >= 1, ...)
-        note = parallel_train(sgd, sgd_rec, self.parallel.size)
-        if note is not None:
-            log(note)
-        if self.parallel.size > 1 and utterance_mode(cmd.reader):
-            # cntk.exe splits an utterance-mode HTKMLFReader's utterances among the workers
-            # (HTKMLFReader::StartDistributedMinibatchLoop: subsetNum of numSubsets, each
-            # nbruttsineachrecurrentiter / numSubsets sequences a minibatch); Stadyn's does not
-            reader_rec = rec.get_record("reader")
-            key = next((k for k in reader_rec if k.lower() == "framemode"), "readerType")
-            raise ConfigError("an HTKMLFReader with frameMode = false (whole utterances) cannot "
-                              "be read by the workers of a data-parallel job (stadyn train "
-                              "--nproc) yet: train it in one process, or use frameMode = true",
-                              *record_loc(reader_rec, key))
-        if self.parallel.size > 1 and cmd.reader.extra.get("lmParallel"):
-            reader_rec = rec.get_record("reader")
-            key = next((k for k in reader_rec if k.lower() == "nbruttsineachrecurrentiter"),
-                       "readerType")
-            raise ConfigError(LM_DATA_PARALLEL, *record_loc(reader_rec, key))
         adjust = auto_adjust(sgd_rec.get("AutoAdjust"), sgd_rec,
                              (len(sgd.minibatch_size), sgd.max_epochs))
         min_lr = min_learning_rate(sgd_rec)
@@ -547,34 +523,6 @@ class _Runner:
                           *record_loc(cmd.record, "action"))
 
 
-def check_edit(cmd: CommandConfig) -> None:
-    """An ``edit`` command Stadyn can run: CNTK's BrainScript variant (``BrainScriptNetworkBuilder``
-    and ``outputModelPath``); the MEL variant (``editPath``) is refused, naming the key."""
-    rec = cmd.record
-    if cmd.network is None:
-        key = "editPath" if "editPath" in rec else "action"
-        raise ConfigError(f"command '{cmd.name}' (action edit): editing a model with a MEL "
-                          "script (editPath; CNTK's deprecated Model Editing Language) is not "
-                          "supported; CNTK's BrainScript variant needs BrainScriptNetworkBuilder "
-                          "and outputModelPath", *record_loc(rec, key))
-    if "outputModelPath" not in rec:
-        raise ConfigError(f"command '{cmd.name}' (action edit) needs 'outputModelPath'",
-                          *record_loc(rec, "action"))
-
-
-def _warn_unused_overrides(root: ConfigRecord, config: RunConfig) -> None:
-    """Warn, before anything runs, about each command-line override nothing reads (``maxEpochs=1``
-    at the top level, where CNTK's configs read ``Train.SGD.maxEpochs``)."""
-    for cmd in config.commands:   # the settings a train command reads only when it starts
-        if cmd.action == "train":
-            cmd.record.get_bool("makeMode", True, inherited=True)
-            cmd.record.get_int("randomSeedOffset", 0, inherited=True)
-    for item, read_as in unused_overrides(root):
-        hint = f"; it reads {' and '.join(read_as)}" if read_as else ""
-        warnings.warn(f"override {item} is not used by any command of the config{hint}",
-                      UserWarning, stacklevel=3)
-
-
 def run(config: str | os.PathLike | Sequence[str | os.PathLike], overrides: Sequence[str] = (),
         *, actions: Sequence[str] | None = None, out: TextIO | None = None,
         epoch_callback: Callable[[str, int], None] | None = None) -> RunResult:
@@ -625,7 +573,7 @@ def run_config_file(root: ConfigRecord, *, actions: Sequence[str] | None = None,
         out = _io.StringIO()   # rank 0 writes the log of a data-parallel job
     log = CNTKLog(out, log_path, root.get_bool("timestamping", False))
     if parallel.is_main:
-        _warn_unused_overrides(root, config)
+        warn_unused_overrides(root, config)
     # cntk.exe's BrainScript parameters count their seeds from 1 for the whole process, over
     # all its commands (a function-local static in LearnableParameter's constructor): a run
     # is one such process

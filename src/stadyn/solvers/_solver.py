@@ -15,24 +15,19 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
-import weakref
 from collections import OrderedDict
 from typing import Any, Mapping
 
 import numpy as np
 import torch
 
-from .._errors import (ArgumentError, DeprecatedCallError, ModelFileError, ParameterError,
-                       StadynError)
-from .._tensorfile import read_tensor_file, tensor_file_bytes, write_tensor_file
-from ..graph import Variable, data_of, grad_of, on_renew
+from .._errors import ArgumentError, DeprecatedCallError, ParameterError, StadynError
+from ..graph import Variable, data_of, grad_of
 from . import _functional as Fn
 from ._hooks import hooked
-from ._nnabla_states import read_h5_states, write_h5_states
 from ._optimizer import Optimizer
-
-STATE_FILE_FORMAT = "stadyn-solver-states"
+from ._solver_states import (STATE_FILE_FORMAT, SolverState, SolverStates,  # noqa: F401
+                             UnknownParameterError)
 
 __all__ = ["Solver", "SolverState", "Sgd", "Momentum", "Nesterov", "Adam", "AdamW", "AMSGRAD",
            "AMSGrad"]
@@ -44,32 +39,7 @@ def _float32(value: float) -> float:
         return float(np.float32(value))
 
 
-class UnknownParameterError(ParameterError, RuntimeError):
-    """``set_states`` named a parameter the solver does not hold: a ``RuntimeError`` as
-    NNabla 1.39's (and a ``ValueError``, as Stadyn's parameter errors are)."""
-
-
-class SolverState:
-    """One parameter's solver state, as NNabla's ``get_states()`` gives it: ``pstate`` maps
-    each state's name to a :class:`~stadyn.Variable` over the solver's own tensor, ``t`` is
-    the number of steps the parameter has taken.
-
-    Example:
-        >>> import stadyn.solvers as S
-        >>> state = S.SolverState()
-        >>> state.pstate, state.t
-        ({}, 0)
-    """
-
-    def __init__(self, pstate: Mapping[str, Variable] | None = None, t: int = 0):
-        self.pstate: dict[str, Variable] = dict(pstate or {})
-        self.t = t
-
-    def __repr__(self) -> str:
-        return f"SolverState(pstate={sorted(self.pstate)}, t={self.t})"
-
-
-class Solver(Optimizer):
+class Solver(SolverStates, Optimizer):
     """Base class: parameters by name, per-parameter state, NNabla's solver methods.
 
     Subclasses declare ``_state_names`` (NNabla's names for the state) and implement
@@ -306,220 +276,6 @@ class Solver(Optimizer):
     def __repr__(self) -> str:
         hyper = ", ".join(f"{k}={v}" for k, v in self.hyper.items())
         return f"{self.name}({hyper}) with {len(self._params)} parameters"
-
-    # -- state ----------------------------------------------------------------------------------
-    def get_states(self) -> "OrderedDict[str, SolverState]":
-        """Per parameter, a :class:`SolverState` (NNabla's): ``pstate`` holds a Variable over
-        each state tensor of the solver (NNabla's names: Adam's ``mean`` and ``var``, ...),
-        of the parameter's class (an NNabla program's ``nn.Variable``), ``t`` the step count.
-        The solver reads what is written into them, also when a write gives one new memory
-        (``stadyn.graph.renew_value``: NNabla's ``.data.fill()``), and its updates write into
-        them."""
-        states = OrderedDict()
-        for k, v in self._states.items():
-            cls = type(self._params[k]) if k in self._params else Variable
-            pstate = {}
-            for n in self._state_names:
-                var = pstate[n] = cls.from_tensor(v[n], need_grad=False)
-                self._follow_state(var, k, n)
-            states[k] = SolverState(pstate, v["t"])
-        return states
-
-    def _follow_state(self, var: Variable, name: str, key: str) -> None:
-        """Hold the tensor ``var`` is given when its memory is renewed, while this solver's
-        state ``name/key`` is ``var``'s (the same memory)."""
-        ref = weakref.ref(self)
-
-        def follow(old: torch.Tensor, new: torch.Tensor) -> None:
-            solver = ref()
-            state = solver._states.get(name) if solver is not None else None
-            if state is not None and key in state and state[key].data_ptr() == old.data_ptr():
-                state[key] = new
-                solver._state_version += 1
-
-        on_renew(data_of(var), (id(self), name, key), follow)
-
-    def set_states(self, states: Mapping[str, Any]) -> None:
-        """Set per-parameter state: ``{name: SolverState}`` as :meth:`get_states` gives (or
-        ``{name: {state: array, "t": steps}}``), in the given order, as NNabla 1.39 does: the
-        solver then holds a ``pstate`` Variable's own array (float32, of the state's shape), so
-        its updates show in that Variable and writes to it in the solver, as in every solver
-        given the same states; other values (NumPy arrays, other dtypes) are copied, and ``t``
-        is copied.  A name :meth:`set_parameters` has not set raises NNabla's
-        ``RuntimeError`` (``Set weight parameter for NAME first.``) after the states before
-        it are set; each state is checked (known state names, shape, finite values, a step
-        count) before it is set."""
-        if not isinstance(states, Mapping):
-            raise StadynError(f"{self.name}.set_states: the states must be a mapping, not "
-                              f"{type(states).__name__}")
-        for name, state in states.items():
-            shared, state_vars = {}, {}
-            if isinstance(state, SolverState):
-                state_vars = {k: v for k, v in state.pstate.items() if isinstance(v, Variable)}
-                shared = {k: data_of(v) for k, v in state_vars.items()}
-                state = {**{k: shared.get(k, v) for k, v in state.pstate.items()},
-                         "t": state.t}
-            elif not isinstance(state, Mapping):
-                raise StadynError(f"{self.name}.set_states: the state of '{name}' is a "
-                                  f"{type(state).__name__}, not a SolverState")
-            checked = self._checked_states({name: state})[name]
-            mine = self._states[name]
-            for key, value in checked.items():
-                tensor = shared.get(key)
-                if tensor is not None and tensor.dtype == mine[key].dtype and \
-                        tensor.device == mine[key].device and not tensor.requires_grad:
-                    mine[key] = tensor               # NNabla's: the array itself
-                    self._state_version += 1
-                    self._follow_state(state_vars[key], name, key)
-                elif key == "t":
-                    mine["t"] = value
-                else:
-                    mine[key].copy_(value)
-
-    @property
-    def state_version(self) -> int:
-        """Counts the times :meth:`set_states` gave a state tensor of its own to the solver
-        (a compiled step built over the former tensors rebuilds when it changes)."""
-        return self._state_version
-
-    def _checked_states(self, states: Mapping[str, Mapping[str, Any]]
-                        ) -> dict[str, dict[str, Any]]:
-        """``states`` checked against the parameters (known names and states, shapes, finite
-        values, step counts), as tensors; nothing is changed."""
-        if not isinstance(states, Mapping):
-            raise StadynError(f"{self.name}: the states must be a mapping, not "
-                              f"{type(states).__name__}")
-        checked: dict[str, dict[str, Any]] = {}
-        for name, state in states.items():
-            if name not in self._params:
-                raise UnknownParameterError(
-                    f"{self.name}: value error in set_states: Set weight parameter for {name} "
-                    "first. (call set_parameters with it before setting its state)")
-            mine = self._states[name]
-            out: dict[str, Any] = {}
-            for key, value in state.items():
-                where = f"{self.name} state '{name}/{key}'"
-                if key == "t":
-                    if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
-                            or value < 0:
-                        raise StadynError(f"{where}: a step count must be an integer >= 0, got "
-                                          f"{value!r}")
-                    out["t"] = int(value)
-                    continue
-                if key not in mine:
-                    raise ParameterError(f"{where}: {self.name} keeps no state '{key}' (it keeps "
-                                         f"{list(self._state_names)})")
-                tensor = torch.as_tensor(value)
-                if tuple(tensor.shape) != tuple(mine[key].shape):
-                    raise ParameterError(f"{where} has shape {tuple(tensor.shape)}, expected "
-                                         f"{tuple(mine[key].shape)}")
-                if not tensor.dtype.is_floating_point:
-                    raise StadynError(f"{where} has dtype {tensor.dtype}, not a float type")
-                if not bool(torch.isfinite(tensor).all()):
-                    raise StadynError(f"{where} holds a NaN or an infinity")
-                out[key] = tensor
-            checked[name] = out
-        return checked
-
-    def _assign_states(self, checked: Mapping[str, Mapping[str, Any]]) -> None:
-        for name, state in checked.items():
-            mine = self._states[name]
-            for key, value in state.items():
-                if key == "t":
-                    mine["t"] = value
-                else:
-                    mine[key].copy_(value)
-
-    def state_dict(self) -> dict[str, Any]:
-        """Everything needed to resume: hyperparameters, step counts and state tensors."""
-        return {"solver": self.name, "hyper": dict(self.hyper),
-                "t": {k: s["t"] for k, s in self._states.items()},
-                "tensors": {f"{k}/{n}": s[n] for k, s in self._states.items()
-                            for n in self._state_names}}
-
-    def check_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Raise the error :meth:`load_state_dict` would raise for ``state``; change nothing.
-        (The Trainer checks every part of a checkpoint before it restores any.)"""
-        self._checked_state_dict(state)
-
-    def _checked_state_dict(self, state: Mapping[str, Any]
-                            ) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
-        if not isinstance(state, Mapping):
-            raise StadynError(f"{self.name}: a solver state must be a mapping, not "
-                              f"{type(state).__name__}")
-        if state.get("solver") not in (None, self.name, *self._former_names):
-            raise StadynError(f"cannot load {state.get('solver')} state into {self.name}")
-        hyper = state.get("hyper", {})
-        steps = state.get("t", {})
-        tensors = state.get("tensors", {})
-        for part, value in (("hyper", hyper), ("t", steps), ("tensors", tensors)):
-            if not isinstance(value, Mapping):
-                raise StadynError(f"{self.name}: the state's '{part}' must be a mapping, not "
-                                  f"{type(value).__name__}")
-        unknown = sorted(set(hyper) - set(self.hyper))
-        if unknown:
-            raise StadynError(f"{self.name}: the state has hyperparameters {unknown} this "
-                              f"solver does not take (it takes {sorted(self.hyper)})")
-        checked_hyper = {key: self._checked_hyper(key, value) for key, value in hyper.items()}
-        merged: dict[str, dict[str, Any]] = {}
-        for key, tensor in tensors.items():
-            name, _, sub = str(key).rpartition("/")
-            if sub not in self._state_names:
-                sub = self._former_state_names.get(sub, sub)
-            merged.setdefault(name, {})[sub] = tensor
-        for name, t in steps.items():
-            merged.setdefault(name, {})["t"] = t
-        return checked_hyper, self._checked_states(merged)
-
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Restore :meth:`state_dict`; the hyperparameters pass the constructor's checks and
-        the state fits the parameters, or nothing is changed."""
-        hyper, states = self._checked_state_dict(state)
-        self.hyper.update(hyper)
-        self._assign_states(states)
-
-    def save_states(self, path: str | os.PathLike) -> None:
-        """Write the state to a safetensors file (Stadyn's container,
-        :mod:`stadyn._tensorfile`: written atomically); a path ending in ``.h5`` gets NNabla's
-        HDF5 layout instead (per parameter its states and step count ``t``: what NNabla 1.39's
-        ``save_states`` writes and its ``load_states`` reads; hyperparameters are not in it)."""
-        if os.fspath(path).endswith(".h5"):
-            return write_h5_states(path, self._states, tuple(self._state_names))
-        write_tensor_file(path, **self._state_file())
-
-    def state_file_bytes(self) -> bytes:
-        """What :meth:`save_states` writes, as bytes (a model file's ``solver.safetensors``)."""
-        return tensor_file_bytes(**self._state_file())
-
-    def _state_file(self) -> dict[str, Any]:
-        state = self.state_dict()
-        return {"tensors": state["tensors"], "format": STATE_FILE_FORMAT,
-                "text": {"solver": state["solver"]},
-                "fields": {"hyper": state["hyper"], "t": state["t"]}}
-
-    def load_states(self, path: str | os.PathLike, *, name: str | None = None) -> None:
-        """Read a state file written by :meth:`save_states` (``.h5``: NNabla's too); everything
-        in it is checked (the constructor's rules for the hyperparameters, the parameters'
-        shapes for the state) before anything is set.  Errors are
-        :class:`~stadyn.ModelFileError` naming the file (``name``, when given, instead of
-        ``path``)."""
-        if os.fspath(path).endswith(".h5"):
-            states = read_h5_states(path)
-            try:
-                self._assign_states(self._checked_states(states))
-            except StadynError as exc:
-                raise ModelFileError(f"{name or os.fspath(path)}: {exc}") from exc
-            return
-        f = read_tensor_file(path, format=STATE_FILE_FORMAT, what="solver state file", name=name)
-        try:
-            hyper, steps = f.field("hyper", dict), f.field("t", dict)
-        except StadynError as exc:
-            raise ModelFileError(f"{f.where}: damaged solver state metadata ({exc})") from exc
-        try:
-            self.load_state_dict({"solver": f.meta.get("solver"), "hyper": hyper, "t": steps,
-                                  "tensors": f.tensors})
-        except StadynError as exc:
-            raise ModelFileError(f"{f.where}: {exc}") from exc
 
 
 # ---------------------------------------------------------------------------------------------
