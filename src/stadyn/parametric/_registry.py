@@ -79,7 +79,9 @@ class ParameterRegistry:
         var = self._params[old]
         if new != old and new in self._params:
             raise KeyError(f"parameter name {new!r} is taken")
-        self._params = OrderedDict((new if k == old else k, v) for k, v in self._params.items())
+        # the same kind of mapping (a weak one in a subclass), read whole before it is rebuilt
+        self._params = type(self._params)(
+            [(new if k == old else k, v) for k, v in list(self._params.items())])
         var.name = new
 
     def items(self, prefix: str = "") -> list[tuple[str, Variable]]:

@@ -23,9 +23,10 @@ from ... import sequence as S
 from ..._errors import StadynError
 from ...graph import (Variable, apply, name_scope, new_lengths, set_sequence_axis,
                       topological_nodes)
+from ...ops import RECURRENCES
 from . import _graph as G
 from ._clone import rebuild
-from ._nested import NESTED, NestedRecurrence, as_step
+from ._nested import NestedRecurrence, as_step
 
 __all__ = ["as_loop_sequence", "split_loops", "close_loops", "clone_graph", "LoopError"]
 
@@ -102,7 +103,7 @@ def close_loops(loops: dict, along: Variable | None = None) -> None:
     go_backwards = directions.pop()
     delayed = {id(n.outputs[0]) for n in delays}
     ops = [n for n in body if n not in delays]
-    nested = {id(n): NestedRecurrence(n) for n in ops if n.spec.name in NESTED}
+    nested = {id(n): NestedRecurrence(n) for n in ops if n.spec.name in RECURRENCES}
     for n in ops:
         if id(n) in nested:
             if nested[id(n)].go_backwards != go_backwards:

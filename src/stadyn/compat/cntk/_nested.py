@@ -17,12 +17,9 @@ from __future__ import annotations
 
 from ... import functions as F
 from ...graph import Variable, apply, name_scope, set_sequence_axis
-from ...ops import RECURRENCES, recurrence_states
+from ...ops import recurrence_states
 
-__all__ = ["NESTED", "NestedRecurrence", "as_step"]
-
-#: the ops stepped along with a loop (every recurrence op: :func:`stadyn.ops.recurrence_states`)
-NESTED = RECURRENCES
+__all__ = ["NestedRecurrence", "as_step"]
 
 
 class NestedRecurrence:

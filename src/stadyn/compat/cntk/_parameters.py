@@ -52,14 +52,6 @@ class WeakParameterRegistry(ParameterRegistry):
         self._claimed.add(candidate)
         return candidate
 
-    def rename(self, old: str, new: str) -> None:
-        var = self._params[old]
-        if new != old and new in self._params:
-            raise KeyError(f"parameter name {new!r} is taken")
-        kept = [(new if k == old else k, v) for k, v in list(self._params.items())]
-        self._params = weakref.WeakValueDictionary(kept)
-        var.name = new
-
     def __iter__(self) -> Iterator[str]:
         return iter(list(self._params))
 

@@ -127,7 +127,7 @@ class NdArray:
         NumPy array handed out reads the old one's memory (``stadyn.graph.viewed``; it then
         keeps its values, as NNabla's ``zero()`` / ``fill()`` leave the old array to it); else
         None."""
-        if self._owner is None or self._owner[3] is None:
+        if self._owner is None:
             return None
         t = self._mark
         if not viewed(t):
@@ -177,7 +177,7 @@ class NdArray:
         """
         t = self._mark
         unmark_zeroing(t)
-        return _numpy_view(t, self._owner is not None and self._owner[3] is not None)
+        return _numpy_view(t, self._owner is not None)
 
     @data.setter
     def data(self, value: Any) -> None:
