@@ -306,13 +306,14 @@ def survey_command(cmd, root_record) -> tuple[list[str], dict]:
     import stadyn as sd
     from stadyn.brainscript import StadynLibrary, build_network
     from stadyn.brainscript._autoadjust import auto_adjust
+    from stadyn.brainscript._command_checks import ACTIONS
     from stadyn.brainscript._runner import _Runner
     from stadyn.brainscript._sgd import make_learner
     from stadyn.graph import topological_nodes
 
     gaps: list[str] = []
     info: dict = {}
-    if cmd.action not in ("train", "test", "eval", "write", "edit", "cv"):
+    if cmd.action not in ACTIONS:
         gaps.append(f"action {cmd.action}")
     if cmd.action == "edit" and cmd.network is None:
         return gaps + ["action edit with a MEL script (editPath)"], info

@@ -20,7 +20,10 @@ from ._config import ConfigRecord, unused_overrides
 from ._readers import LM_DATA_PARALLEL, utterance_mode
 from ._sgd import check_sgd_keys, parallel_train
 
-__all__ = ["check_train", "check_edit", "warn_unused_overrides"]
+__all__ = ["ACTIONS", "check_train", "check_edit", "warn_unused_overrides"]
+
+#: the cntk.exe actions ``stadyn train`` runs (any other is refused, naming the config line)
+ACTIONS = ("train", "test", "eval", "write", "edit", "cv")
 
 
 def check_train(cmd: CommandConfig, workers: int, log: Callable[[str], None]) -> None:

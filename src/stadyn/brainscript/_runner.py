@@ -47,7 +47,7 @@ from ..train import Trainer, evaluate_sums
 from ._blocks import CommandConfig, RunConfig, network_of_block, per_epoch, run_config
 from ._command_network import (CommandNetwork, InputSource, Validation, criterion_total, loc_of,
                                record_loc)
-from ._command_checks import check_edit, check_train, warn_unused_overrides
+from ._command_checks import ACTIONS, check_edit, check_train, warn_unused_overrides
 from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, results_line)
 from ._config import BrainScriptSource, ConfigRecord, load_config
 from ._cross_validate import cross_validate
@@ -552,7 +552,7 @@ def run_config_file(root: ConfigRecord, *, actions: Sequence[str] | None = None,
             raise ConfigError(f"the config runs no {' or '.join(sorted(wanted))} command "
                               f"(its commands: {names})", *record_loc(root, "command"))
     for cmd in commands:
-        if cmd.action not in ("train", "test", "eval", "write", "edit", "cv"):
+        if cmd.action not in ACTIONS:
             raise ConfigError(f"action '{cmd.action}' of command '{cmd.name}' is not supported "
                               "(train, test, eval, cv, write or edit)",
                               *record_loc(cmd.record, "action"))

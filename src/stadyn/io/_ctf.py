@@ -393,6 +393,7 @@ class CTFDeserializer(Deserializer):
         out: dict[str, list[np.ndarray]] = {f.stream: [] for f in self._fields.values()}
         line_no = first
         bare: list[int] = []        # lines of a sequence without any input of the streams
+        skip = self._skip if self.max_errors else None
         for raw_line in raw.split(b"\n"):
             if raw_line.strip() and _HAS_SAMPLE.search(raw_line) is not None:
                 try:
@@ -401,7 +402,6 @@ class CTFDeserializer(Deserializer):
                     raise DataError(f"not UTF-8 text (byte 0x{raw_line[exc.start]:02x})",
                                     self.path, line_no) from None
                 seen = set()
-                skip = self._skip if self.max_errors else None
                 samples = _parse_line(text, self._fields, self._has_ids, self.path, line_no,
                                       skip)
                 for name, values in samples:
