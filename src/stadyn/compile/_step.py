@@ -245,7 +245,7 @@ class CompiledStep:
         self.graph_module = realize(gm)         # its code, generated after the last pass
         self._subgraph = subgraph
         self._leaves, self._fill, self._states, self._names = leaves, fill, states, names
-        self._params = [leaf_tensors[i] for i in param_idx]
+        self._params: list[torch.Tensor] = []     # the parameters' tensors at each call
         self._param_idx = param_idx
         self._state_lists = {k: states[j * n_params:(j + 1) * n_params]
                              for j, k in enumerate(state_names)}
@@ -328,8 +328,7 @@ class CompiledStep:
             else:
                 with torch.no_grad():
                     outs = program(*inputs)
-            first = len(self._fill)
-            grads = outs[first:first + len(self._params)]
+            grads = self._grad_outputs(outs)
         solver.finish_step(self._names, samples, values)
         for v, t in zip(self._fill, outs):
             v._data = t
@@ -351,12 +350,16 @@ class CompiledStep:
                                                           device=grad.device)
         return buffer.copy_(grad)
 
+    def _grad_outputs(self, outs) -> tuple:
+        """The parameters' gradients among a program's outputs (after the filled values)."""
+        first = len(self._fill)
+        return tuple(outs[first:first + len(self._param_idx)])
+
     def _gradients(self, outs) -> list[torch.Tensor]:
         """The parameters' gradients from a forward-backward program's outputs; a deferred
         product (:func:`stadyn.graph.defer_products`) is computed here, into a buffer kept
         across steps."""
-        first = len(self._fill)
-        grads = list(outs[first:first + len(self._params)])
+        grads = list(self._grad_outputs(outs))
         for k, a, b in self._deferred:
             param, dtype = self._params[k], outs[a].dtype
             buffers = self._grad_buffers.get(k)

@@ -40,11 +40,15 @@ class RecurrenceStates:
     kind: str
     inputs: tuple
     attrs: dict
-    lengths: Any
     sequences: tuple
     positions: tuple
     shapes: tuple
     go_backwards: bool
+
+    @property
+    def lengths(self) -> Any:
+        """The lengths input."""
+        return self.inputs[self.lengths_position]
 
     @property
     def lengths_position(self) -> int:
@@ -77,13 +81,11 @@ def recurrence_states(node: Any) -> RecurrenceStates:
         sequences = tuple(range(1, 1 + n_seq))
         positions = tuple(range(1 + n_seq, 1 + n_seq + len(step.states)))
         shapes = tuple(tuple(s) for s in step.state_shapes)
-        lengths = inputs[0]
     elif kind in _KERNELS:
         first, count, weight = _KERNELS[kind]
         sequences, positions = (0,), tuple(range(first, first + count))
         shapes = ((int(inputs[weight].shape[0]),),) * count
-        lengths = inputs[1]
     else:
         raise ValueError(f"recurrence_states: {kind} is no recurrence (one of {RECURRENCES})")
-    return RecurrenceStates(kind, tuple(inputs), attrs, lengths, sequences, positions, shapes,
+    return RecurrenceStates(kind, tuple(inputs), attrs, sequences, positions, shapes,
                             bool(attrs.get("go_backwards", False)))
