@@ -7,7 +7,8 @@ Variables are named as NNabla names them: the inputs and outputs by the names gi
 parameters by their registry names (``cnn/conv1/conv/W``), constants ``constant_<k>`` (as
 parameters without gradient: NNabla has no constants), every other value ``<function>_out``.
 The batch axis (the inputs' first axis, and an op output's first axis of the same size computed
-from one) is written as ``-1``, as NNabla's ``save(variable_batch_size=True)`` does.
+from one) is written as ``-1``, as NNabla's ``save(variable_batch_size=True)`` does, in the
+variables' shapes and in the first size of a ``Reshape`` or ``Broadcast`` to a batched shape.
 """
 
 from __future__ import annotations
@@ -38,6 +39,15 @@ _PARAM_FIELDS = {"ReLU": "relu_param", "LeakyReLU": "leaky_relu_param", "ELU": "
                  "KLMultinomial": "kl_multinomial_param", "INQAffine": "inq_affine_param",
                  "INQConvolution": "inq_convolution_param", "VATNoise": "vat_noise_param",
                  "ONNXNonMaxSuppression": "onnx_non_max_suppression_param"}
+
+
+# The functions whose ``shape`` field holds the output's shape: where that output has the batch
+# axis, its first size is written ``-1`` as NNabla 1.39's ``save`` writes it
+# (``nnabla/core/variable_batch_size.py``), and NNabla's loaders (``NnpLoader``,
+# ``nnabla.utils.load``) put the batch size they are given in its place
+# (``ProtoFunction.graph_call`` in ``nnabla/core/graph_def.py``).  At the export's size, a
+# network built for another batch size fails in NNabla's reshape.cpp / broadcast.cpp.
+_BATCH_SHAPED = ("Reshape", "Broadcast")
 
 
 def param_field(type_name: str) -> str:
@@ -102,8 +112,10 @@ class NnpEmitter:
         shape = tuple(int(d) for d in shape)
         if tuple(self.shape(name)) == shape:
             return name
+        batch = (self._w.batched.get(name, False) and bool(shape)
+                 and shape[0] == self._w.batch_axis)
         reshaped = self._w.declare(self._w.unique(f"{name}_reshaped", self._w.variables), shape,
-                                   "Buffer", False)
+                                   "Buffer", batch)
         self._w.add_function("Reshape", [name], [reshaped], {"shape": shape})
         return reshaped
 
@@ -226,6 +238,11 @@ class _NetworkWriter:
     def add_function(self, type_name: str, inputs: list[str], outputs: list[str],
                      params: dict) -> None:
         fname = self.unique(type_name, ())
+        if type_name in _BATCH_SHAPED and self.variable_batch_size and outputs \
+                and self.batched.get(outputs[0]):
+            shape = tuple(params.get("shape", ()))
+            if shape and shape[0] == self.batch_axis:
+                params = {**params, "shape": (-1,) + shape[1:]}
         message: Message = [("name", fname), ("type", type_name)]
         message += [("input", i) for i in inputs]
         message += [("output", o) for o in outputs]
