@@ -173,7 +173,11 @@ def test_stadyn_computes_and_writes_what_nnabla_did(name, tmp_path):
     xs, ys = _stadyn_case(name)
     _close(name, {k: y.d for k, y in ys.items()}, _outputs(name))
     path = tmp_path / "op.nnp"
-    sd.save_nnp(path, ys, xs or None, network=name, batch_size=_batch(name))
+    # at a fixed batch size, as make_nnp_op_refs.py saved NNabla's (variable_batch_size=False:
+    # else both write the batch size of a Reshape or Broadcast as -1)
+    w = NnpWriter()
+    w.add_network(name, ys, xs or None, batch_size=_batch(name), variable_batch_size=False)
+    w.write(path)
     mine = read_legacy_model(path).networks[name].functions
     theirs = read_legacy_model(OPS_NNP).networks[name].functions
     assert [f.type for f in mine] == [f.type for f in theirs]

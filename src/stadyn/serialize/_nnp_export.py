@@ -80,7 +80,9 @@ class NnpEmitter:
     are its ``<type>_param`` fields (a tuple is a ``Shape``, a list a repeated field; fields equal
     to proto3's zero are left out as NNabla leaves them out).  ``e.shape(name)`` is a variable's
     shape; ``e.training`` tells
-    whether the network is written for training (batch statistics, dropout).
+    whether the network is written for training (batch statistics, dropout).  A rule marked
+    ``takes_numbers = True`` is also given inputs that are plain numbers: their name is None
+    and ``e.numbers`` maps their position to the number (others are refused).
 
     Example (the rule of an op that is NNabla's ``Tanh``)::
 
@@ -93,6 +95,7 @@ class NnpEmitter:
         self.node = node
         self.outputs = outputs
         self.training = writer.training
+        self.numbers: dict[int, float] = {}
 
     def shape(self, name: str) -> tuple[int, ...]:
         """The shape of the variable ``name`` (the batch axis at its built size)."""
@@ -264,6 +267,11 @@ class NetworkExport:
         self.parameters = parameters
 
 
+def _is_number(v: Any) -> bool:
+    return (isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)) \
+        or (isinstance(v, np.ndarray) and v.shape == () and v.dtype.kind in "iuf")
+
+
 def _where(node) -> str:
     return f"op '{node.spec.name}'" + (f" in scope '{node.scope}'" if node.scope else "")
 
@@ -324,11 +332,15 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
                               f"({why})")
         ins, attrs = node.spec.split_arguments(node.args, node.kwargs)
         in_names: list[str | None] = []
-        for v in ins:
+        numbers: dict[int, float] = {}
+        for k, v in enumerate(ins):
             if v is None:
                 in_names.append(None)
             elif isinstance(v, Variable):
                 in_names.append(ids[value_key(v)])
+            elif getattr(rule, "takes_numbers", False) and _is_number(v):
+                in_names.append(None)
+                numbers[k] = float(v)
             else:
                 raise ExportError(f"{_where(node)}: an input given as a value ({type(v).__name__})"
                                   " has no NNabla form")
@@ -348,6 +360,7 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
             out_names.append(w.declare(vname, tuple(v.shape), "Buffer", batch))
             ids[key] = vname
         e = NnpEmitter(w, node, out_names)
+        e.numbers = numbers
         try:
             rule(e, in_names, attrs)
         except _Unsupported as exc:
