@@ -2,7 +2,7 @@
 format=ModelFormat.ONNX)``) load in the real CNTK 2.7 (``cntk.Function.load(...,
 format=ModelFormat.ONNX)``) and compute Stadyn's outputs.
 
-``tests/fixtures/cntk_onnx_roundtrip/`` holds the networks (``nets.py``), the script that
+``tests/fixtures/cntk_onnx_roundtrip/`` holds the networks (``cntk_nets.py``), the script that
 wrote the references (``make_references.py``) and CNTK 2.7's outputs for the files Stadyn
 wrote (``references.npz``).  Without CNTK, the tests build each network again (parameters
 from a fixed seed) and check that Stadyn computes CNTK's outputs, evaluating the Function and
@@ -29,7 +29,7 @@ import stadyn as sd
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "..", "fixtures", "cntk_onnx_roundtrip")
 sys.path.insert(0, FIXTURE)
-from nets import NETS, build_network  # noqa: E402
+from cntk_nets import NETS, build_network  # noqa: E402
 
 REF = dict(np.load(os.path.join(FIXTURE, "references.npz")))
 CNTK = os.environ.get("STADYN_CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python")

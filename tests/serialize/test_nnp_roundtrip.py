@@ -1,7 +1,7 @@
 """Small networks Stadyn writes as ``.nnp`` files run in the real NNabla 1.39 to Stadyn's
 outputs, at the batch size they were saved with and at another.
 
-``tests/fixtures/nnp_roundtrip/`` holds the networks (``nets.py``: convolution, deconvolution,
+``tests/fixtures/nnp_roundtrip/`` holds the networks (``nnp_nets.py``: convolution, deconvolution,
 pooling, normalisations, affine layers, activations, reductions, shapes, losses...), the
 script that wrote the references (``make_references.py``) and NNabla 1.39's outputs for the
 file Stadyn wrote (``references.npz``: ``NnpLoader`` and ``nnabla.utils.load``, at batch sizes
@@ -25,7 +25,7 @@ import stadyn as sd
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "..", "fixtures", "nnp_roundtrip")
 sys.path.insert(0, FIXTURE)
-from nets import NETS, OTHER_BATCH, SAVED_BATCH, build_and_save, nntxt_of  # noqa: E402
+from nnp_nets import NETS, OTHER_BATCH, SAVED_BATCH, build_and_save, nntxt_of  # noqa: E402
 
 REF = dict(np.load(os.path.join(FIXTURE, "references.npz")))
 NNABLA = os.environ.get("STADYN_NNABLA_PYTHON", "/work/peers/nnabla/bin/python")
