@@ -112,3 +112,40 @@ def test_stadyns_file_runs_in_nnabla_at_another_batch_size(tmp_path):
     got = dict(np.load(out))
     for key in [k for k in REF if k.split("/")[0] in ("b2", "b4", "load4") and k[-1] != "x"]:
         np.testing.assert_allclose(got[key], REF[key], rtol=1e-5, atol=1e-6, err_msg=key)
+
+
+def _centred(path):
+    """``x - mean(x, axis=0)``: a Broadcast back to the batch of a statistic over the batch
+    (no input of the Broadcast has the batch axis, but it is computed from the data, so NNabla's
+    ``variable_batch_size`` writes its shape with ``-1``)."""
+    x = sd.Variable((2, 3))
+    y = F.sub2(x, F.broadcast(F.mean(x, axis=0, keepdims=True), (2, 3)))
+    sd.save_nnp(path, {"y": y}, {"x": x})
+    return path
+
+
+def test_a_broadcast_over_the_batch_of_a_batch_statistic_takes_any_batch_size(tmp_path):
+    path = _centred(tmp_path / "centred.nnp")
+    (f,) = [f for f in read_legacy_model(path).networks["network"].functions
+            if f.type == "Broadcast"]
+    assert tuple(f.attrs["shape"]) == (-1, 3)
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) ** 2
+    got = sd.load(path, batch_size=4)(x=x)["y"]
+    np.testing.assert_allclose(got, x - x.mean(axis=0), rtol=1e-6)
+
+
+@needs_nnabla
+def test_nnabla_runs_a_broadcast_over_the_batch_at_another_batch_size(tmp_path):
+    path = _centred(tmp_path / "centred.nnp")
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) ** 2
+    script = ("import sys, numpy as np, nnabla as nn\n"
+              "from nnabla.utils.nnp_graph import NnpLoader\n"
+              "net = NnpLoader(sys.argv[1]).get_network('network', batch_size=4)\n"
+              "net.inputs['x'].d = np.load(sys.argv[2])\n"
+              "net.outputs['y'].forward()\n"
+              "np.save(sys.argv[3], net.outputs['y'].d)\n")
+    np.save(tmp_path / "x.npy", x)
+    proc = subprocess.run([NNABLA, "-c", script, str(path), str(tmp_path / "x.npy"),
+                           str(tmp_path / "y.npy")], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), x - x.mean(axis=0), rtol=1e-6)

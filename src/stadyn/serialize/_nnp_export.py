@@ -96,6 +96,7 @@ class NnpEmitter:
         self.outputs = outputs
         self.training = writer.training
         self.numbers: dict[int, float] = {}
+        self.from_data = False          # whether the node reads the data inputs
 
     def shape(self, name: str) -> tuple[int, ...]:
         """The shape of the variable ``name`` (the batch axis at its built size)."""
@@ -115,10 +116,12 @@ class NnpEmitter:
         shape = tuple(int(d) for d in shape)
         if tuple(self.shape(name)) == shape:
             return name
-        batch = (self._w.batched.get(name, False) and bool(shape)
+        batch = (name in self._w.from_data and bool(shape)
                  and shape[0] == self._w.batch_axis)
         reshaped = self._w.declare(self._w.unique(f"{name}_reshaped", self._w.variables), shape,
                                    "Buffer", batch)
+        if name in self._w.from_data:
+            self._w.from_data.add(reshaped)
         self._w.add_function("Reshape", [name], [reshaped], {"shape": shape})
         return reshaped
 
@@ -141,10 +144,13 @@ class NnpEmitter:
     def variable(self, base: str, shape: tuple[int, ...]) -> str:
         """A new intermediate variable of ``shape`` (named after ``base``) for a rule that
         writes the op as several functions; its first axis is the batch axis when it has the
-        batch's size."""
+        batch's size and the node reads the data inputs."""
         shape = tuple(int(d) for d in shape)
-        batch = bool(shape) and shape[0] == self._w.batch_axis
-        return self._w.declare(self._w.unique(base, self._w.variables), shape, "Buffer", batch)
+        batch = self.from_data and bool(shape) and shape[0] == self._w.batch_axis
+        name = self._w.declare(self._w.unique(base, self._w.variables), shape, "Buffer", batch)
+        if self.from_data:
+            self._w.from_data.add(name)
+        return name
 
     def function(self, type_name: str, inputs: list[str], params: dict | None = None,
                  outputs: list[str] | None = None) -> list[str]:
@@ -211,6 +217,10 @@ class _NetworkWriter:
         self.variables: OrderedDict[str, Message] = OrderedDict()
         self.shapes: dict[str, tuple[int, ...]] = {}
         self.batched: dict[str, bool] = {}
+        # the variables computed from the data inputs (not from parameters and constants
+        # alone): NNabla's variable_batch_size takes a first axis of the batch's size of these,
+        # and of these only, as the batch axis
+        self.from_data: set[str] = set()
         self.functions: list[Message] = []
         self.params: OrderedDict[str, tuple[np.ndarray, bool]] = OrderedDict()
         self.readers: dict[str, int] = {}    # how many functions read each parameter
@@ -307,6 +317,7 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
     for iname, v in parts.inputs.items():
         ids[value_key(v)] = w.declare(iname, tuple(v.shape), "Buffer",
                                       bool(v.shape) and v.shape[0] == w.batch_axis)
+        w.from_data.add(iname)
     params = w.params
     for pname, v in parts.parameters.items():
         ids[value_key(v)] = w.declare(pname, tuple(v.shape), "Parameter", False)
@@ -344,7 +355,7 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
             else:
                 raise ExportError(f"{_where(node)}: an input given as a value ({type(v).__name__})"
                                   " has no NNabla form")
-        batched = any(n is not None and w.batched.get(n) for n in in_names)
+        from_data = any(n is not None and n in w.from_data for n in in_names)
         out_names: list[str | None] = []
         for i, ref in enumerate(node._outputs):
             v = ref()
@@ -356,11 +367,14 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
             if base is not None and base in w.variables:
                 raise ExportError(f"network {name!r}: two variables are both named {base!r}")
             vname = base or w.unique(f"{node.spec.name}_out", w.variables)
-            batch = batched and bool(v.shape) and v.shape[0] == w.batch_axis
+            batch = from_data and bool(v.shape) and v.shape[0] == w.batch_axis
             out_names.append(w.declare(vname, tuple(v.shape), "Buffer", batch))
+            if from_data:
+                w.from_data.add(vname)
             ids[key] = vname
         e = NnpEmitter(w, node, out_names)
         e.numbers = numbers
+        e.from_data = from_data
         try:
             rule(e, in_names, attrs)
         except _Unsupported as exc:
