@@ -304,3 +304,29 @@ def test_a_cntk_model_converted_to_nnp_runs_in_nnabla_as_in_cntk(tmp_path, name)
     got = run_in_nnabla(tmp_path, path, "network", {list(sd.load(path).inputs)[0]: x})
     (key, want), = expected.items()
     np.testing.assert_allclose(got[f"out/{key}"], want, rtol=1e-4, atol=1e-5)
+
+
+def test_sqrt_is_written_as_nnablas_pow_scalar(tmp_path):
+    """NNabla 1.39 has no Sqrt function (its loaders refuse the type); its users write
+    ``F.pow_scalar(x, 0.5)``."""
+    x = sd.Variable.from_numpy_array(np.array([[0.25, 4.0]], np.float32))
+    y = F.sqrt(x)
+    sd.save_nnp(tmp_path / "sqrt.nnp", {"y": y}, {"x": x})
+    (f,) = read_legacy_model(tmp_path / "sqrt.nnp").networks["network"].functions
+    assert (f.type, f.attrs) == ("PowScalar", {"val": 0.5})
+    np.testing.assert_allclose(sd.load(tmp_path / "sqrt.nnp")(x=x.d)["y"], [[0.5, 2.0]])
+
+
+def test_clip_by_value_with_number_bounds_is_written_as_nnabla_writes_it(tmp_path):
+    """NNabla's ``F.clip_by_value(x, -0.5, m)`` writes ``MaximumScalar`` for a number bound
+    and ``Minimum2`` for a Variable bound (nnabla/functions.py)."""
+    x = sd.Variable.from_numpy_array(np.array([[-2.0, 0.3, 2.0]], np.float32))
+    m = sd.Variable.from_numpy_array(np.array([[0.4, 0.4, 0.4]], np.float32))
+    y = F.clip_by_value(x, -0.5, m)
+    y.forward()
+    path = tmp_path / "clip.nnp"
+    sd.save_nnp(path, {"y": y}, {"x": x, "m": m})
+    functions = read_legacy_model(path).networks["network"].functions
+    assert [(f.type, f.attrs.get("val")) for f in functions] == [("MaximumScalar", -0.5),
+                                                                ("Minimum2", None)]
+    np.testing.assert_allclose(sd.load(path)(x=x.d, m=m.d)["y"], [[-0.5, 0.3, 0.4]])

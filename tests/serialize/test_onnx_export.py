@@ -437,3 +437,21 @@ def test_a_reflect_pad_longer_than_onnx_allows_is_an_export_error(shape, widths,
     got, _ = _export_and_run(ok, {"x": x})
     np.testing.assert_array_equal(got, np.pad(x.d, [(0, 0)] * (len(shape) - 1)
                                               + [(length - 1, length - 1)], mode="reflect"))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_])
+@pytest.mark.parametrize("opset", [17, 18])
+def test_the_mean_of_integers_exports_as_a_float_mean(tmp_path, dtype, opset):
+    """NNabla's ``F.mean`` of an int32 array is a float32 mean (NNabla 1.39: ``[[1, 2], [4, 7]]``
+    -> ``[1.5, 5.5]`` float32); ONNX's ReduceMean keeps an integer input's type, so the export
+    casts first (before, onnx.checker refused the model: elem type 6 vs 1)."""
+    from stadyn.compat.nnabla import functions as NF
+    values = np.array([[1, 2], [4, 7]]).astype(dtype)
+    x = sd.Variable.from_numpy_array(values)
+    y = NF.mean(x, axis=1)
+    path = tmp_path / "mean.onnx"
+    sd.export_onnx(path, {"y": y}, {"x": x}, opset=opset)
+    onnx.checker.check_model(onnx.load(str(path)), full_check=True)
+    (got,) = ort.InferenceSession(str(path)).run(None, {"x": values})
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, values.astype(np.float64).mean(axis=1), rtol=1e-6)

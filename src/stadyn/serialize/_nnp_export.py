@@ -7,7 +7,8 @@ Variables are named as NNabla names them: the inputs and outputs by the names gi
 parameters by their registry names (``cnn/conv1/conv/W``), constants ``constant_<k>`` (as
 parameters without gradient: NNabla has no constants), every other value ``<function>_out``.
 The batch axis (the inputs' first axis, and an op output's first axis of the same size computed
-from one) is written as ``-1``, as NNabla's ``save(variable_batch_size=True)`` does.
+from one) is written as ``-1``, as NNabla's ``save(variable_batch_size=True)`` does, in the
+variables' shapes and in the first size of a ``Reshape`` or ``Broadcast`` to a batched shape.
 """
 
 from __future__ import annotations
@@ -40,6 +41,15 @@ _PARAM_FIELDS = {"ReLU": "relu_param", "LeakyReLU": "leaky_relu_param", "ELU": "
                  "ONNXNonMaxSuppression": "onnx_non_max_suppression_param"}
 
 
+# The functions whose ``shape`` field holds the output's shape: where that output has the batch
+# axis, its first size is written ``-1`` as NNabla 1.39's ``save`` writes it
+# (``nnabla/core/variable_batch_size.py``), and NNabla's loaders (``NnpLoader``,
+# ``nnabla.utils.load``) put the batch size they are given in its place
+# (``ProtoFunction.graph_call`` in ``nnabla/core/graph_def.py``).  At the export's size, a
+# network built for another batch size fails in NNabla's reshape.cpp / broadcast.cpp.
+_BATCH_SHAPED = ("Reshape", "Broadcast")
+
+
 def param_field(type_name: str) -> str:
     """The ``Function`` field holding ``type_name``'s parameters (``Convolution`` ->
     ``convolution_param``, ``RSubScalar`` -> ``r_sub_scalar_param``).
@@ -70,7 +80,9 @@ class NnpEmitter:
     are its ``<type>_param`` fields (a tuple is a ``Shape``, a list a repeated field; fields equal
     to proto3's zero are left out as NNabla leaves them out).  ``e.shape(name)`` is a variable's
     shape; ``e.training`` tells
-    whether the network is written for training (batch statistics, dropout).
+    whether the network is written for training (batch statistics, dropout).  A rule marked
+    ``takes_numbers = True`` is also given inputs that are plain numbers: their name is None
+    and ``e.numbers`` maps their position to the number (others are refused).
 
     Example (the rule of an op that is NNabla's ``Tanh``)::
 
@@ -83,6 +95,8 @@ class NnpEmitter:
         self.node = node
         self.outputs = outputs
         self.training = writer.training
+        self.numbers: dict[int, float] = {}
+        self.from_data = False          # whether the node reads the data inputs
 
     def shape(self, name: str) -> tuple[int, ...]:
         """The shape of the variable ``name`` (the batch axis at its built size)."""
@@ -102,8 +116,12 @@ class NnpEmitter:
         shape = tuple(int(d) for d in shape)
         if tuple(self.shape(name)) == shape:
             return name
+        batch = (name in self._w.from_data and bool(shape)
+                 and shape[0] == self._w.batch_axis)
         reshaped = self._w.declare(self._w.unique(f"{name}_reshaped", self._w.variables), shape,
-                                   "Buffer", False)
+                                   "Buffer", batch)
+        if name in self._w.from_data:
+            self._w.from_data.add(reshaped)
         self._w.add_function("Reshape", [name], [reshaped], {"shape": shape})
         return reshaped
 
@@ -126,10 +144,13 @@ class NnpEmitter:
     def variable(self, base: str, shape: tuple[int, ...]) -> str:
         """A new intermediate variable of ``shape`` (named after ``base``) for a rule that
         writes the op as several functions; its first axis is the batch axis when it has the
-        batch's size."""
+        batch's size and the node reads the data inputs."""
         shape = tuple(int(d) for d in shape)
-        batch = bool(shape) and shape[0] == self._w.batch_axis
-        return self._w.declare(self._w.unique(base, self._w.variables), shape, "Buffer", batch)
+        batch = self.from_data and bool(shape) and shape[0] == self._w.batch_axis
+        name = self._w.declare(self._w.unique(base, self._w.variables), shape, "Buffer", batch)
+        if self.from_data:
+            self._w.from_data.add(name)
+        return name
 
     def function(self, type_name: str, inputs: list[str], params: dict | None = None,
                  outputs: list[str] | None = None) -> list[str]:
@@ -196,6 +217,10 @@ class _NetworkWriter:
         self.variables: OrderedDict[str, Message] = OrderedDict()
         self.shapes: dict[str, tuple[int, ...]] = {}
         self.batched: dict[str, bool] = {}
+        # the variables computed from the data inputs (not from parameters and constants
+        # alone): NNabla's variable_batch_size takes a first axis of the batch's size of these,
+        # and of these only, as the batch axis
+        self.from_data: set[str] = set()
         self.functions: list[Message] = []
         self.params: OrderedDict[str, tuple[np.ndarray, bool]] = OrderedDict()
         self.readers: dict[str, int] = {}    # how many functions read each parameter
@@ -226,6 +251,11 @@ class _NetworkWriter:
     def add_function(self, type_name: str, inputs: list[str], outputs: list[str],
                      params: dict) -> None:
         fname = self.unique(type_name, ())
+        if type_name in _BATCH_SHAPED and self.variable_batch_size and outputs \
+                and self.batched.get(outputs[0]):
+            shape = tuple(params.get("shape", ()))
+            if shape and shape[0] == self.batch_axis:
+                params = {**params, "shape": (-1,) + shape[1:]}
         message: Message = [("name", fname), ("type", type_name)]
         message += [("input", i) for i in inputs]
         message += [("output", o) for o in outputs]
@@ -245,6 +275,11 @@ class NetworkExport:
         self.inputs = inputs
         self.outputs = outputs
         self.parameters = parameters
+
+
+def _is_number(v: Any) -> bool:
+    return (isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)) \
+        or (isinstance(v, np.ndarray) and v.shape == () and v.dtype.kind in "iuf")
 
 
 def _where(node) -> str:
@@ -282,6 +317,7 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
     for iname, v in parts.inputs.items():
         ids[value_key(v)] = w.declare(iname, tuple(v.shape), "Buffer",
                                       bool(v.shape) and v.shape[0] == w.batch_axis)
+        w.from_data.add(iname)
     params = w.params
     for pname, v in parts.parameters.items():
         ids[value_key(v)] = w.declare(pname, tuple(v.shape), "Parameter", False)
@@ -307,15 +343,19 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
                               f"({why})")
         ins, attrs = node.spec.split_arguments(node.args, node.kwargs)
         in_names: list[str | None] = []
-        for v in ins:
+        numbers: dict[int, float] = {}
+        for k, v in enumerate(ins):
             if v is None:
                 in_names.append(None)
             elif isinstance(v, Variable):
                 in_names.append(ids[value_key(v)])
+            elif getattr(rule, "takes_numbers", False) and _is_number(v):
+                in_names.append(None)
+                numbers[k] = float(v)
             else:
                 raise ExportError(f"{_where(node)}: an input given as a value ({type(v).__name__})"
                                   " has no NNabla form")
-        batched = any(n is not None and w.batched.get(n) for n in in_names)
+        from_data = any(n is not None and n in w.from_data for n in in_names)
         out_names: list[str | None] = []
         for i, ref in enumerate(node._outputs):
             v = ref()
@@ -327,10 +367,14 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
             if base is not None and base in w.variables:
                 raise ExportError(f"network {name!r}: two variables are both named {base!r}")
             vname = base or w.unique(f"{node.spec.name}_out", w.variables)
-            batch = batched and bool(v.shape) and v.shape[0] == w.batch_axis
+            batch = from_data and bool(v.shape) and v.shape[0] == w.batch_axis
             out_names.append(w.declare(vname, tuple(v.shape), "Buffer", batch))
+            if from_data:
+                w.from_data.add(vname)
             ids[key] = vname
         e = NnpEmitter(w, node, out_names)
+        e.numbers = numbers
+        e.from_data = from_data
         try:
             rule(e, in_names, attrs)
         except _Unsupported as exc:

@@ -238,8 +238,14 @@ def _read_h5(where: str, data: bytes) -> "OrderedDict[str, LegacyParameter]":
                     raise fail(where, f"dataset {name!r} declares {nbytes} bytes, more than the "
                                       "file can hold")
                 index = obj.attrs.get("index")
+                value = np.asarray(obj[()])
+                if value.dtype.kind == "f" and value.dtype != np.float32:
+                    # NNabla keeps the dtype it was given (``p.d = rng.uniform(...)`` saves
+                    # float64) and its networks compute in float32 (context ``cpu:float``), as
+                    # a .protobuf member's float data are
+                    value = value.astype(np.float32)
                 found.append((index is None, int(index) if index is not None else len(found),
-                              name, np.asarray(obj[()]), bool(obj.attrs.get("need_grad", True))))
+                              name, value, bool(obj.attrs.get("need_grad", True))))
             f.visititems(visit)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise fail(where, f"not a readable HDF5 parameter file ({exc})") from None

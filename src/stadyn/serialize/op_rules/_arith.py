@@ -173,11 +173,22 @@ def _clip_nnp(maximum, minimum):
             e.function(maximum, inputs[:1], {"val": float(attrs["min"])}, [low])
             e.function(minimum, [low], {"val": float(attrs["max"])})
             return
-        x, lo, hi = e.same_rank(list(inputs[:3]))
-        low = e.variable("clip_low", np.broadcast_shapes(e.shape(x), e.shape(lo)))
-        e.function(maximum, [x, lo], {}, [low])
-        low, hi = e.same_rank([low, hi])
-        e.function(minimum, [low, hi])
+        # a bound given as a number is NNabla's MaximumScalar / MinimumScalar, as its
+        # F.clip_by_value writes a scalar bound
+        x, lo, hi = inputs[0], inputs[1], inputs[2]
+        if 1 in e.numbers:
+            low = e.variable("clip_low", e.shape(x))
+            e.function("MaximumScalar", [x], {"val": e.numbers[1]}, [low])
+        else:
+            x, lo = e.same_rank([x, lo])
+            low = e.variable("clip_low", np.broadcast_shapes(e.shape(x), e.shape(lo)))
+            e.function(maximum, [x, lo], {}, [low])
+        if 2 in e.numbers:
+            e.function("MinimumScalar", [low], {"val": e.numbers[2]})
+        else:
+            low, hi = e.same_rank([low, hi])
+            e.function(minimum, [low, hi])
+    export.takes_numbers = not maximum.endswith("Scalar")
     return export
 
 
@@ -231,8 +242,17 @@ register_rules(F.exp, onnx_export=onnx_unary("Exp"), onnx_import={"Exp": import_
                nnp_import=nnabla(F.exp, "Exp"), cntk_import={"Exp": cntk_same(F.exp)})
 register_rules(F.log, onnx_export=onnx_unary("Log"), onnx_import={"Log": import_unary(F.log)},
                nnp_import=nnabla(F.log, "Log"), cntk_import={"Log": cntk_same(F.log)})
+
+
+def _sqrt_nnp(e, inputs, attrs):
+    """NNabla 1.39 has no Sqrt function (no ``F.sqrt``; its loaders refuse the type): the
+    square root is ``PowScalar`` with ``val=0.5``, as an NNabla user writes it."""
+    e.function("PowScalar", inputs[:1], {"val": 0.5})
+
+
 register_rules(F.sqrt, onnx_export=onnx_unary("Sqrt"), onnx_import={"Sqrt": import_unary(F.sqrt)},
-               nnp_import=nnabla(F.sqrt, "Sqrt"), cntk_import={"Sqrt": cntk_same(F.sqrt)})
+               nnp_import=nnabla(F.sqrt, "Sqrt"), nnp_export=_sqrt_nnp,
+               cntk_import={"Sqrt": cntk_same(F.sqrt)})
 
 
 def _add_n_onnx(g, inputs, attrs):

@@ -17,6 +17,10 @@ def _reduce_onnx(op_type, index_type=None):
     def export(g, inputs, attrs):
         x = inputs[0]
         nd = g.ndim(x)
+        if op_type == "ReduceMean" and g.dtype(x).kind not in "fc":
+            # the catalog's mean of integers (or booleans) is a float32 mean, as NNabla's;
+            # ONNX's ReduceMean keeps an integer input's type (and refuses booleans)
+            x = g.cast(x, np.float32)
         axes = norm_axes(attrs["axis"], nd)
         keep = bool(attrs["keepdims"])
         if index_type and (attrs.get("with_index") or attrs.get("only_index")):
