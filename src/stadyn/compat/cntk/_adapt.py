@@ -9,6 +9,7 @@ name the user gave (:func:`named`).  Whether a value has the batch axis in front
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable
 
 import numpy as np
@@ -22,7 +23,7 @@ from ._run_checks import refuse_when_run
 
 __all__ = ["ShapelessPlaceholderError", "wrap", "unwrap", "operand", "const", "batched", "named",
            "adapt", "binary", "same_dtype", "operands_dtype", "sample_axis", "sample_axes",
-           "sample_shape", "lead_axes", "reshape_samples"]
+           "sample_shape", "lead_axes", "reshape_samples", "float_arrays"]
 
 
 def wrap(value: Any) -> Any:
@@ -193,6 +194,45 @@ def adapt(fn: Callable, name: str | None = None, op: str | None = None) -> Calla
     if name:
         adapted.__name__ = adapted.__qualname__ = name
     return adapted
+
+
+_NUMPY_FLOATS = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16))
+
+
+def float_arrays(*params: str, op: str | None = None) -> Callable:
+    """Decorator: the CNTK op refuses NumPy arrays (and NumPy floating-point scalars) of any
+    type but float32, float64 and float16 in the parameters ``params``, with CNTK 2.7's
+    ValueError (``NumPy type "int64" is not supported``) before anything else is checked.
+    CNTK 2.7's binary ops, losses, metrics and sequence ops decide their data type from these
+    operands and refuse the others; its unary activations (``relu``) cast them to float32
+    instead, and Python lists and numbers are always taken.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> try:
+        ...     C.minus(np.arange(3), np.ones(3, np.float32))
+        ... except ValueError as error:
+        ...     print(str(error).split(" (")[0])
+        minus: NumPy type "int64" is not supported
+    """
+    def decorate(fn: Callable) -> Callable:
+        signature = inspect.signature(fn)
+        where = op or fn.__name__
+
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            given = signature.bind_partial(*args, **kwargs).arguments
+            for param in params:
+                value = given.get(param)
+                if isinstance(value, (np.ndarray, np.inexact)) and \
+                        np.dtype(value.dtype) not in _NUMPY_FLOATS:
+                    raise ValueError(
+                        f'{where}: NumPy type "{value.dtype}" is not supported (CNTK 2.7 takes '
+                        f"float32, float64 and float16 arrays here); give "
+                        f"np.asarray({param}, np.float32)")
+            return fn(*args, **kwargs)
+        return checked
+    return decorate
 
 
 def _is_operand(v: Any) -> bool:
