@@ -17,9 +17,10 @@ import numpy as np
 from ... import cntk_semantics as S
 from ...cntk_semantics import reshape_samples
 from ...graph import Variable
-from ._graph import BATCH, PLACEHOLDERS, SHAPELESS, kind_of, set_op_name
+from ._graph import BATCH, LEAF_NAMES, PLACEHOLDERS, SHAPELESS, kind_of, set_op_name
 from ._mixins import GraphObject
-from ._run_checks import refuse_when_run
+from ._run_checks import at_first_run, refuse_when_run
+from ._shown_constants import show_clone
 
 __all__ = ["ShapelessPlaceholderError", "wrap", "unwrap", "operand", "const", "batched", "named",
            "adapt", "binary", "same_dtype", "operands_dtype", "sample_axis", "sample_axes",
@@ -167,7 +168,9 @@ def same_dtype(values: list, op: str = "") -> list:
         if _constant(v) and np.dtype(v.dtype) != dtype:
             from ... import functions as F
             cast = F.cast(v, dtype.name)
-            if not (firm and np.dtype(v.dtype) == np.float32 and dtype == np.float64):
+            if firm and np.dtype(v.dtype) == np.float32 and dtype == np.float64:
+                at_first_run(cast, _cloned)     # (CNTK clones it then)
+            else:
                 given, wanted = _FLOAT[np.dtype(v.dtype)], _FLOAT[dtype]
                 cntk = f"Cannot clone Constant with DataType '{given}' to DataType '{wanted}'" \
                     if firm and dtype != np.float16 else \
@@ -179,6 +182,15 @@ def same_dtype(values: list, op: str = "") -> list:
             v = cast
         out.append(v)
     return out
+
+
+def _cloned(cast: Variable) -> None:
+    """The float64 clone CNTK 2.7's first run makes of the float32 constant ``cast`` casts
+    (named as it is), shown from then on in the place of the constant."""
+    from ._variables import Constant
+    original = cast.parent.inputs[0]
+    clone = Constant(original.d, dtype=cast.dtype, name=LEAF_NAMES.get(original, ""))
+    show_clone(cast, clone.variable)
 
 
 def adapt(fn: Callable, name: str | None = None, op: str | None = None) -> Callable:

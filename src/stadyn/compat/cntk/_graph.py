@@ -24,7 +24,7 @@ from typing import Callable, Iterator
 
 from ...cntk_semantics import BatchAxes
 from ...graph import Variable, is_lengths, keep_with, kept_with, new_lengths, set_sequence_axis
-from ._shown_constants import gru_constant, shown_constants, with_stabilizer_constants
+from ._shown_constants import gru_constant, shown_as, shown_constants, with_stabilizer_constants
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
            "INNER_OPS", "mark_outputs", "link_outputs", "outputs_of", "function_outputs",
@@ -370,7 +370,8 @@ def seen_through(v: Variable) -> Variable:
 def shown_inputs(v: Variable) -> list[Variable]:
     """The inputs CNTK shows for the op that made ``v``: a sequence op's lengths input is
     Stadyn's layout, no input CNTK shows; a spliced value is seen through; the constants
-    recorded by ``_shown_constants.show_constants`` come first.  A recurrence shows the
+    recorded by ``_shown_constants.show_constants`` come first, and a constant cloned at the
+    first run is shown in its cast's place (``shown_as``).  A recurrence shows the
     values its step reads, then its initial states, then its sequences (CNTK's walk meets a
     step's parameters before the delays that hold the initial states, and the sequences
     last)."""
@@ -383,7 +384,8 @@ def shown_inputs(v: Variable) -> list[Variable]:
     elif node.spec.name in _FUSED_STATES:   # (x, lengths, states..., parameters...)
         end = 2 + _FUSED_STATES[node.spec.name]
         inputs = inputs[end:] + inputs[2:end] + inputs[:2]
-    return [*shown_constants(v), *(seen_through(i) for i in inputs if not is_lengths(i))]
+    return [*shown_constants(v),
+            *(shown_as(seen_through(i)) for i in inputs if not is_lengths(i))]
 
 
 # the recurrent cells run along a whole sequence by one op: their number of states
