@@ -384,8 +384,16 @@ def shown_inputs(v: Variable) -> list[Variable]:
     elif node.spec.name in _FUSED_STATES:   # (x, lengths, states..., parameters...)
         end = 2 + _FUSED_STATES[node.spec.name]
         inputs = inputs[end:] + inputs[2:end] + inputs[:2]
-    return [*shown_constants(v),
-            *(shown_as(seen_through(i)) for i in inputs if not is_lengths(i))]
+    shown: list[Variable] = []
+    for i in inputs:
+        if is_lengths(i):
+            continue
+        if i in INNER_OPS and i.parent is not None:     # (an op's own inner values: what
+            shown += [j for j in shown_inputs(i)        # they read, each once)
+                      if not any(j is k for k in shown)]
+        else:
+            shown.append(shown_as(seen_through(i)))
+    return [*shown_constants(v), *shown]
 
 
 # the recurrent cells run along a whole sequence by one op: their number of states

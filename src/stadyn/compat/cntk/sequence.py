@@ -23,7 +23,7 @@ from ._deferred import defer_module
 from ._adapt import adapt, batched, const, float_arrays, named, operand, unwrap, wrap
 from ._adapt import operand as _as_operand
 from ._axis import Axis
-from ._loops import as_loop_sequence
+from ._loops import as_loop_sequence, one_step
 from ._seq_axes import derived_axis_name, name_new_axis, on_derived_axis
 from ._defaults import default_override_or
 from ._variables import input_dtype
@@ -296,8 +296,26 @@ def gather(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
 @float_arrays("seq", "condition", op="sequence.scatter")
 def scatter(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
     """The steps of ``seq`` put where ``condition`` is nonzero, on its axis (0 elsewhere).
-    Example: ``C.sequence.scatter(C.sequence.gather(x, c), c)``."""
-    return _block(wrap(S.scatter(unwrap(seq), unwrap(condition))), "Sequence::Scatter",
+    A ``seq`` without a sequence axis (batched, ``C.input_variable``) is one step per sample,
+    as CNTK 2.7 reads it (for conditions with one nonzero step per sequence).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> v, c = C.input_variable(2), C.sequence.input_variable(1)
+        >>> C.sequence.scatter(v, c).eval({v: np.array([[1, 2]], np.float32),
+        ...                                c: [np.array([[0], [1]], np.float32)]})
+        [array([[0., 0.],
+               [1., 2.]], dtype=float32)]
+    """
+    x = unwrap(seq)
+    if getattr(x, "sequence_lengths", None) is None:
+        if not batched(seq):        # (CNTK 2.7: ScatterPacked's operands' dynamic axes differ)
+            raise ValueError(f"sequence.scatter: {seq!r} has neither a batch nor a sequence "
+                             "axis (CNTK 2.7 refuses it: its operands must have dynamic axes); "
+                             "give it a sequence axis (C.sequence.input_variable) or a batch "
+                             "axis (C.input_variable)")
+        x = one_step(x)
+    return _block(wrap(S.scatter(x, unwrap(condition))), "Sequence::Scatter",
                   "ScatterPacked", name, seq, condition)
 
 
