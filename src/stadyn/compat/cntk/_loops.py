@@ -106,7 +106,7 @@ def close_loops(loops: dict, along: Variable | None = None) -> None:
     nested = {id(n): NestedRecurrence(n) for n in ops if n.spec.name in RECURRENCES}
     for n in ops:
         if id(n) in nested:
-            if nested[id(n)].go_backwards != go_backwards:
+            if nested[id(n)].layout.go_backwards != go_backwards:
                 raise LoopError(f"a {n.spec.name} going {_way(not go_backwards)} inside a loop "
                                 f"through {'future' if go_backwards else 'past'}_value (which "
                                 f"goes {_way(go_backwards)}) cannot be stepped with it")
@@ -143,9 +143,9 @@ def close_loops(loops: dict, along: Variable | None = None) -> None:
     shapes = [tuple(v.shape[2:]) for v in made]
     slots = {}          # a nested recurrence -> the slots of the states it carries
     for key, nr in nested.items():
-        slots[key] = list(range(len(initial), len(initial) + len(nr.shapes)))
-        initial += nr.initial
-        shapes += nr.shapes
+        slots[key] = list(range(len(initial), len(initial) + len(nr.layout.shapes)))
+        initial += nr.layout.initial
+        shapes += nr.layout.shapes
 
     def step(*values):
         states, xs = values[:len(shapes)], values[len(shapes):]
