@@ -51,3 +51,25 @@ def scatter_of_a_value_without_a_sequence_axis(C, r):
     except ValueError:
         res["constant"] = "ValueError"
     return res
+
+
+@cntk_case(names=["cntk.sequence.where", "cntk.sequence.gather"],
+           note="the condition's counts accumulate, negative ones too, and each new step needs "
+                "the sum less a margin of the type's epsilon (CNTK's WhereNode): 1/3 of float32 "
+                "takes every third step ([0, 3] of 6; Stadyn [0, 2, 5]), 0.1 every tenth, "
+                "[2, -1, 1] gives [0, 0] (Stadyn [0, 0, 2]: it dropped negative counts)")
+def where_counts_accumulate(C, r):
+    res = {}
+    for dt in (np.float32, np.float64):
+        s = C.sequence.input_variable(1, dtype=dt)
+        x = C.sequence.input_variable(2, dtype=dt)
+        w, g = C.sequence.where(s), C.sequence.gather(x, s)
+        for cond in ([1 / 3.] * 6, [0.1] * 20, [0.2] * 10, [1 / 7.] * 14, [-1, 1, 1],
+                     [2, -1, 1], [1, -0.5, 0.5, 1], [1, -1, 1], [-0.5, 1, 1], [2, 0, 1]):
+            c = np.array(cond, dt).reshape(-1, 1)
+            key = "%s %d x %.4f" % (np.dtype(dt).name, len(cond), cond[0]) if \
+                len(set(cond)) == 1 else "%s %s" % (np.dtype(dt).name, cond)
+            res["where " + key] = w.eval({s: [c]})[0]
+            res["gather " + key] = g.eval(
+                {s: [c], x: [np.arange(2 * len(cond), dtype=dt).reshape(-1, 2)]})[0]
+    return res
