@@ -25,6 +25,7 @@ from typing import Callable, Iterator
 from ...cntk_semantics import BatchAxes
 from ...graph import Variable, is_lengths, keep_with, kept_with, new_lengths, set_sequence_axis
 from ._shown_constants import gru_constant, shown_as, shown_constants, with_stabilizer_constants
+from ._spliced import is_splice_leaf, mark_spliced, seen_through
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
            "INNER_OPS", "mark_outputs", "link_outputs", "outputs_of", "function_outputs",
@@ -337,34 +338,6 @@ def root_uid_of(v: Variable) -> str:
     if uid is None and v in BLOCKS:
         uid = _ROOT_UIDS[v] = f"{primitive_op_name(v)}{next(_uid_counter)}"
     return uid or uid_of(v)
-
-
-# Values the sequence-begin flags splice in where a recurrence reads an initial state
-# (``_sequence_begin``: ``s0 * begin + carried * (1 - begin)``) -> the value each stands for:
-# CNTK's graph does not change when flags are given, so the walks, clones and saves see that.
-# The leaves such a value is computed from besides the original are set by the runs, not fed.
-_SPLICED: "weakref.WeakKeyDictionary[Variable, weakref.ref]" = weakref.WeakKeyDictionary()
-_SPLICE_LEAVES: "weakref.WeakSet[Variable]" = weakref.WeakSet()
-
-
-def mark_spliced(spliced: Variable, original: Variable, leaves=()) -> None:
-    """Record ``spliced`` as standing, in CNTK's view of the graph, for ``original`` (which it
-    is computed from, with the ``leaves`` the runs set)."""
-    _SPLICED[spliced] = weakref.ref(original)
-    _SPLICE_LEAVES.update(leaves)
-
-
-def is_splice_leaf(v: Variable) -> bool:
-    """``v`` is one of the leaves a spliced value is computed from (:func:`mark_spliced`)."""
-    return v in _SPLICE_LEAVES
-
-
-def seen_through(v: Variable) -> Variable:
-    """The value CNTK's view of the graph shows in place of ``v`` (``v`` itself but for a
-    value :func:`mark_spliced` recorded)."""
-    ref = _SPLICED.get(v)
-    original = ref() if ref is not None else None
-    return v if original is None else original
 
 
 def shown_inputs(v: Variable) -> list[Variable]:
