@@ -3,8 +3,11 @@
 
 The layout is ``ops/_sequence.py``'s: padded ``(B, T, *sample)`` values and int64 lengths
 ``(B,)``.  A condition holds one number per step; CNTK reads it as a *count*: a step with
-condition 2 is taken twice, 0 not at all, and fractions accumulate (step ``t`` is taken
-``ceil(c_0 + ... + c_t) - ceil(c_0 + ... + c_{t-1})`` times, so 0.5 takes every other step).
+condition 2 is taken twice, 0 not at all, and counts accumulate, negative ones too: after step
+``t`` the new sequence holds ``n_t = max(n_{t-1}, ceil(m * (c_0 + ... + c_t)))`` steps (at
+least 0), ``m`` one less its type's epsilon (CNTK 2.7's ``WhereNode``,
+``ComputationNetworkLib/ReshapingNodes.cpp``: a margin for ratios such as 1/3, whose float32
+sum overshoots), so 0.5 takes every other step and 1/3 every third.
 A new axis made from a condition is padded to ``max_repeat`` times the condition's padded
 length ``T``, so its shape is known before the data is: a minibatch whose counts add up to more
 steps than that is refused, never cut.
@@ -38,10 +41,13 @@ def _per_step(condition: torch.Tensor, op_name: str) -> torch.Tensor:
 
 def _ends(condition: torch.Tensor, lengths: torch.Tensor, op_name: str) -> torch.Tensor:
     """How many new steps the steps up to each one make (int64 ``(B, T)``): the accumulated
-    counts rounded up; padded steps add nothing."""
-    c = _per_step(condition, op_name).to(torch.float64).clamp(min=0)
+    counts, less the margin, rounded up, never fewer than before (nor than 0); padded steps
+    add nothing."""
+    c = _per_step(condition, op_name)
+    margin = 1.0 - torch.finfo(c.dtype).eps if c.is_floating_point() else 1.0
+    c = c.to(torch.float64)
     c = torch.where(step_mask(lengths, c.shape[1]), c, torch.zeros_like(c))
-    return torch.ceil(c.cumsum(1)).long()
+    return torch.ceil(c.cumsum(1) * margin).clamp(min=0).long().cummax(1).values
 
 
 def _checked_lengths_impl(lengths: torch.Tensor, steps: int, max_repeat: int,
@@ -80,9 +86,15 @@ def _rows(x: torch.Tensor) -> torch.Tensor:
     return torch.arange(x.shape[0], device=x.device).unsqueeze(1)
 
 
+def _positions_dtype(condition) -> torch.dtype:
+    """The positions' type: the condition's floating type (float32 for another)."""
+    return condition.dtype if condition.is_floating_point() else torch.float32
+
+
 def _where_shape(condition, lengths, max_repeat=1):
     n = max(int(max_repeat), 1) * condition.shape[1]
-    return (torch.empty((condition.shape[0], n), dtype=torch.float32, device="meta"),
+    return (torch.empty((condition.shape[0], n), dtype=_positions_dtype(condition),
+                        device="meta"),
             torch.empty((condition.shape[0],), dtype=torch.int64, device="meta"))
 
 
@@ -90,7 +102,8 @@ def _where_shape(condition, lengths, max_repeat=1):
 def sequence_where(condition, lengths, max_repeat=1):
     """The positions of each sequence's steps whose ``condition`` is nonzero, as a new
     sequence (CNTK's ``sequence.where``; a count ``k`` repeats a position ``k`` times).
-    Returns the positions (float ``(B, max_repeat * T)``) and their lengths.  No gradient.
+    Returns the positions (``(B, max_repeat * T)``, of the condition's floating type) and their
+    lengths.  No gradient.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -102,7 +115,7 @@ def sequence_where(condition, lengths, max_repeat=1):
         ([[0.0, 2.0, 2.0], [1.0, 0.0, 0.0]], [3, 1])
     """
     index, new_lengths = _taken(condition, lengths, max_repeat, "sequence_where")
-    positions = index.to(torch.float32)
+    positions = index.to(_positions_dtype(condition))
     valid = step_mask(new_lengths, positions.shape[1])
     return torch.where(valid, positions, positions.new_zeros(())), new_lengths
 

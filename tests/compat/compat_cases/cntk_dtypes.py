@@ -355,3 +355,49 @@ def float16_on_a_cpu(C, r):
         res["train"] = "RuntimeError"
     res["after"] = r.param_values(z.parameters)
     return res
+
+
+def _refusal(call):
+    """What the call gave: the result's data type, or the kind of error and whether its text
+    says CNTK 2.7's words for an unsupported NumPy type."""
+    try:
+        return np.dtype(call().dtype).name
+    except (ValueError, TypeError) as error:
+        said = "NumPy type" in str(error) and "is not supported" in str(error)
+        return "%s%s" % (type(error).__name__, " (NumPy type)" if said else "")
+
+
+@cntk_case(names=["cntk.minus", "cntk.plus", "cntk.element_times", "cntk.times", "cntk.less",
+                  "cntk.pow", "cntk.floor", "cntk.clip", "cntk.squared_error",
+                  "cntk.cross_entropy_with_softmax", "cntk.sequence.broadcast_as",
+                  "cntk.relu", "cntk.reduce_sum", "cntk.element_and", "cntk.element_select"],
+           note="integer and bool NumPy arrays as operands: CNTK 2.7's binary ops, losses, "
+                "metrics and sequence ops refuse them (ValueError 'NumPy type \"int64\" is not "
+                "supported', before any other check), its activations and reductions cast them "
+                "to float32; numbers, lists and integer NumPy scalars are taken everywhere. "
+                "Stadyn computed them all in float32")
+def integer_numpy_operands(C, r):
+    a = np.array([1, 2, 3], np.int64)
+    x = C.input_variable(3)
+    s = C.sequence.input_variable(3)
+    calls = {
+        "minus": lambda: C.minus(a, a), "plus x": lambda: C.plus(x, a),
+        "x - a": lambda: x - a, "x * a": lambda: x * a,
+        "element_times": lambda: C.element_times(x, a),
+        "minus int32": lambda: C.minus(x, a.astype(np.int32)),
+        "minus bool": lambda: C.minus(x, a > 1),
+        "times": lambda: C.times(a, np.ones((3, 2), np.int32)),
+        "less": lambda: C.less(x, a), "pow": lambda: C.pow(a, 2),
+        "floor": lambda: C.floor(a), "clip bounds": lambda: C.clip(x, a, 5),
+        "clip": lambda: C.clip(a, 0, 5), "squared_error": lambda: C.squared_error(x, a),
+        "cross_entropy": lambda: C.cross_entropy_with_softmax(x, a),
+        "broadcast_as": lambda: C.sequence.broadcast_as(a, s),
+        "relu": lambda: C.relu(a), "reduce_sum": lambda: C.reduce_sum(a),
+        "element_and": lambda: C.element_and(a, a),
+        "element_select": lambda: C.element_select(a, x, x),
+        "int scalar": lambda: C.minus(x, np.int64(2)), "list": lambda: C.minus(x, [1, 2, 3]),
+        "float16 - float64": lambda: C.minus(np.ones(3, np.float16), np.ones(3, np.float64)),
+    }
+    res = dict((key, _refusal(call)) for key, call in calls.items())
+    res["relu value"] = C.relu(a).eval()
+    return res

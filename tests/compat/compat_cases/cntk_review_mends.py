@@ -148,3 +148,31 @@ def as_block__of_a_shapeless_placeholder_model(C, r):
             "params": sorted(list(p.shape) for p in b.parameters),
             "root": [b.root_function.op_name, b.root_function.name],
             "out": b.eval({x: r.randn(2, 3)})}
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Fold", "cntk.layers.RecurrenceFrom",
+                  "cntk.Function.root_function", "cntk.Function.is_block",
+                  "cntk.Function.is_primitive", "cntk.Function.op_name"],
+           note="a recurrence's root function is a Combine (a NoOp when named), no block: "
+                "is_block is False and block_root a ValueError (Stadyn said True and gave "
+                "the recurrence's own op)")
+def recurrence_root_is_no_block(C, r):
+    r.touch("cntk.Function.root_function", "cntk.Function.is_block",
+            "cntk.Function.is_primitive", "cntk.Function.op_name")
+    s, h0 = C.sequence.input_variable(3), C.input_variable(2)
+    made = {"GRU": C.layers.Recurrence(C.layers.GRU(2))(s),
+            "named": C.layers.Recurrence(C.layers.GRU(2), name="rec")(s),
+            "LSTM backwards": C.layers.Recurrence(C.layers.LSTM(2), go_backwards=True)(s),
+            "Fold": C.layers.Fold(C.layers.GRU(2))(s),
+            "Fold named": C.layers.Fold(C.layers.RNNStep(2), name="fo")(s),
+            "RecurrenceFrom": C.layers.RecurrenceFrom(C.layers.GRU(2))(h0, s),
+            "function step": C.layers.Recurrence(C.plus)(s)}
+    res = {}
+    for key in sorted(made):
+        rf = made[key].root_function
+        try:
+            root = rf.block_root.op_name
+        except (ValueError, RuntimeError) as error:
+            root = type(error).__name__
+        res[key] = [rf.op_name, rf.is_block, rf.is_primitive, rf.is_composite, root]
+    return res

@@ -9,6 +9,7 @@ name the user gave (:func:`named`).  Whether a value has the batch axis in front
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable
 
 import numpy as np
@@ -16,13 +17,14 @@ import numpy as np
 from ... import cntk_semantics as S
 from ...cntk_semantics import reshape_samples
 from ...graph import Variable
-from ._graph import BATCH, PLACEHOLDERS, SHAPELESS, kind_of, set_op_name
+from ._graph import BATCH, LEAF_NAMES, PLACEHOLDERS, SHAPELESS, kind_of, set_op_name
 from ._mixins import GraphObject
-from ._run_checks import refuse_when_run
+from ._run_checks import at_first_run, refuse_when_run
+from ._shown_constants import show_clone
 
 __all__ = ["ShapelessPlaceholderError", "wrap", "unwrap", "operand", "const", "batched", "named",
            "adapt", "binary", "same_dtype", "operands_dtype", "sample_axis", "sample_axes",
-           "sample_shape", "lead_axes", "reshape_samples"]
+           "sample_shape", "lead_axes", "reshape_samples", "float_arrays"]
 
 
 def wrap(value: Any) -> Any:
@@ -166,7 +168,9 @@ def same_dtype(values: list, op: str = "") -> list:
         if _constant(v) and np.dtype(v.dtype) != dtype:
             from ... import functions as F
             cast = F.cast(v, dtype.name)
-            if not (firm and np.dtype(v.dtype) == np.float32 and dtype == np.float64):
+            if firm and np.dtype(v.dtype) == np.float32 and dtype == np.float64:
+                at_first_run(cast, _cloned)     # (CNTK clones it then)
+            else:
                 given, wanted = _FLOAT[np.dtype(v.dtype)], _FLOAT[dtype]
                 cntk = f"Cannot clone Constant with DataType '{given}' to DataType '{wanted}'" \
                     if firm and dtype != np.float16 else \
@@ -178,6 +182,15 @@ def same_dtype(values: list, op: str = "") -> list:
             v = cast
         out.append(v)
     return out
+
+
+def _cloned(cast: Variable) -> None:
+    """The float64 clone CNTK 2.7's first run makes of the float32 constant ``cast`` casts
+    (named as it is), shown from then on in the place of the constant."""
+    from ._variables import Constant
+    original = cast.parent.inputs[0]
+    clone = Constant(original.d, dtype=cast.dtype, name=LEAF_NAMES.get(original, ""))
+    show_clone(cast, clone.variable)
 
 
 def adapt(fn: Callable, name: str | None = None, op: str | None = None) -> Callable:
@@ -193,6 +206,45 @@ def adapt(fn: Callable, name: str | None = None, op: str | None = None) -> Calla
     if name:
         adapted.__name__ = adapted.__qualname__ = name
     return adapted
+
+
+_NUMPY_FLOATS = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16))
+
+
+def float_arrays(*params: str, op: str | None = None) -> Callable:
+    """Decorator: the CNTK op refuses NumPy arrays (and NumPy floating-point scalars) of any
+    type but float32, float64 and float16 in the parameters ``params``, with CNTK 2.7's
+    ValueError (``NumPy type "int64" is not supported``) before anything else is checked.
+    CNTK 2.7's binary ops, losses, metrics and sequence ops decide their data type from these
+    operands and refuse the others; its unary activations (``relu``) cast them to float32
+    instead, and Python lists and numbers are always taken.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> try:
+        ...     C.minus(np.arange(3), np.ones(3, np.float32))
+        ... except ValueError as error:
+        ...     print(str(error).split(" (")[0])
+        minus: NumPy type "int64" is not supported
+    """
+    def decorate(fn: Callable) -> Callable:
+        signature = inspect.signature(fn)
+        where = op or fn.__name__
+
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            given = signature.bind_partial(*args, **kwargs).arguments
+            for param in params:
+                value = given.get(param)
+                if isinstance(value, (np.ndarray, np.inexact)) and \
+                        np.dtype(value.dtype) not in _NUMPY_FLOATS:
+                    raise ValueError(
+                        f'{where}: NumPy type "{value.dtype}" is not supported (CNTK 2.7 takes '
+                        f"float32, float64 and float16 arrays here); give "
+                        f"np.asarray({param}, np.float32)")
+            return fn(*args, **kwargs)
+        return checked
+    return decorate
 
 
 def _is_operand(v: Any) -> bool:

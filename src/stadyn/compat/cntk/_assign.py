@@ -25,7 +25,7 @@ import weakref
 
 from ... import functions as F
 from ...graph import Variable, topological_nodes
-from ._adapt import batched, named, operand, wrap
+from ._adapt import batched, float_arrays, named, operand, wrap
 
 __all__ = ["assign", "assign_outputs", "pending_assignments", "apply_assignments"]
 
@@ -33,6 +33,7 @@ __all__ = ["assign", "assign_outputs", "pending_assignments", "apply_assignments
 _ASSIGNS: "weakref.WeakKeyDictionary[Variable, Variable]" = weakref.WeakKeyDictionary()
 
 
+@float_arrays("input")
 def assign(ref, input, name: str = ""):  # noqa: A002 - CNTK's argument name
     """``input``'s value, written into ``ref`` (a Parameter or Constant of the same shape) after
     the evaluation; neither may have the batch axis.

@@ -189,7 +189,9 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
 
     @property
     def is_block(self) -> bool:
-        return self._view == "block"
+        """Whether this is a block (a layer applied; not a recurrence's root, a Combine in
+        CNTK 2.7)."""
+        return self._view == "block" and not self._recurrence_root()
 
     @property
     def is_primitive(self) -> bool:
@@ -199,16 +201,17 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
     @property
     def block_root(self) -> "Function":
         """Inside a block: the op that makes its output."""
-        if not self.is_block:
-            raise RuntimeError("block_root: this Function is not a block")
+        if not self.is_block:       # (CNTK 2.7's ValueError)
+            raise ValueError(f"block_root: the Function {self.op_name} is not a block")
         return Function(self.variable, view="op")
 
     @property
     def block_arguments_mapping(self) -> list:
         """A block's arguments, each as ``(inner placeholder, actual argument)``; Stadyn's
         blocks use the actual arguments inside, so both are the same Variable."""
-        if not self.is_block:
-            raise RuntimeError("block_arguments_mapping: this Function is not a block")
+        if not self.is_block:       # (CNTK 2.7's ValueError)
+            raise ValueError(f"block_arguments_mapping: the Function {self.op_name} is not a "
+                             "block")
         return [(wrap_variable(a), wrap_variable(a)) for a in G.BLOCKS[self.variable].arguments]
 
     @property

@@ -24,7 +24,8 @@ from typing import Callable, Iterator
 
 from ...cntk_semantics import BatchAxes
 from ...graph import Variable, is_lengths, keep_with, kept_with, new_lengths, set_sequence_axis
-from ._shown_constants import gru_constant, shown_constants, with_stabilizer_constants
+from ._shown_constants import gru_constant, shown_as, shown_constants, with_stabilizer_constants
+from ._spliced import is_splice_leaf, mark_spliced, seen_through
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
            "INNER_OPS", "mark_outputs", "link_outputs", "outputs_of", "function_outputs",
@@ -339,38 +340,11 @@ def root_uid_of(v: Variable) -> str:
     return uid or uid_of(v)
 
 
-# Values the sequence-begin flags splice in where a recurrence reads an initial state
-# (``_sequence_begin``: ``s0 * begin + carried * (1 - begin)``) -> the value each stands for:
-# CNTK's graph does not change when flags are given, so the walks, clones and saves see that.
-# The leaves such a value is computed from besides the original are set by the runs, not fed.
-_SPLICED: "weakref.WeakKeyDictionary[Variable, weakref.ref]" = weakref.WeakKeyDictionary()
-_SPLICE_LEAVES: "weakref.WeakSet[Variable]" = weakref.WeakSet()
-
-
-def mark_spliced(spliced: Variable, original: Variable, leaves=()) -> None:
-    """Record ``spliced`` as standing, in CNTK's view of the graph, for ``original`` (which it
-    is computed from, with the ``leaves`` the runs set)."""
-    _SPLICED[spliced] = weakref.ref(original)
-    _SPLICE_LEAVES.update(leaves)
-
-
-def is_splice_leaf(v: Variable) -> bool:
-    """``v`` is one of the leaves a spliced value is computed from (:func:`mark_spliced`)."""
-    return v in _SPLICE_LEAVES
-
-
-def seen_through(v: Variable) -> Variable:
-    """The value CNTK's view of the graph shows in place of ``v`` (``v`` itself but for a
-    value :func:`mark_spliced` recorded)."""
-    ref = _SPLICED.get(v)
-    original = ref() if ref is not None else None
-    return v if original is None else original
-
-
 def shown_inputs(v: Variable) -> list[Variable]:
     """The inputs CNTK shows for the op that made ``v``: a sequence op's lengths input is
     Stadyn's layout, no input CNTK shows; a spliced value is seen through; the constants
-    recorded by ``_shown_constants.show_constants`` come first.  A recurrence shows the
+    recorded by ``_shown_constants.show_constants`` come first, and a constant cloned at the
+    first run is shown in its cast's place (``shown_as``).  A recurrence shows the
     values its step reads, then its initial states, then its sequences (CNTK's walk meets a
     step's parameters before the delays that hold the initial states, and the sequences
     last)."""
@@ -383,7 +357,16 @@ def shown_inputs(v: Variable) -> list[Variable]:
     elif node.spec.name in _FUSED_STATES:   # (x, lengths, states..., parameters...)
         end = 2 + _FUSED_STATES[node.spec.name]
         inputs = inputs[end:] + inputs[2:end] + inputs[:2]
-    return [*shown_constants(v), *(seen_through(i) for i in inputs if not is_lengths(i))]
+    shown: list[Variable] = []
+    for i in inputs:
+        if is_lengths(i):
+            continue
+        if i in INNER_OPS and i.parent is not None:     # (an op's own inner values: what
+            shown += [j for j in shown_inputs(i)        # they read, each once)
+                      if not any(j is k for k in shown)]
+        else:
+            shown.append(shown_as(seen_through(i)))
+    return [*shown_constants(v), *shown]
 
 
 # the recurrent cells run along a whole sequence by one op: their number of states

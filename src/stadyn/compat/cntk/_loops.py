@@ -28,7 +28,7 @@ from . import _graph as G
 from ._clone import rebuild
 from ._nested import NestedRecurrence, as_step
 
-__all__ = ["as_loop_sequence", "split_loops", "close_loops", "clone_graph", "LoopError"]
+__all__ = ["as_loop_sequence", "one_step", "split_loops", "close_loops", "clone_graph", "LoopError"]
 
 _DELAYS = {"past_value": False, "future_value": True}      # op -> goes backwards
 
@@ -106,7 +106,7 @@ def close_loops(loops: dict, along: Variable | None = None) -> None:
     nested = {id(n): NestedRecurrence(n) for n in ops if n.spec.name in RECURRENCES}
     for n in ops:
         if id(n) in nested:
-            if nested[id(n)].go_backwards != go_backwards:
+            if nested[id(n)].layout.go_backwards != go_backwards:
                 raise LoopError(f"a {n.spec.name} going {_way(not go_backwards)} inside a loop "
                                 f"through {'future' if go_backwards else 'past'}_value (which "
                                 f"goes {_way(go_backwards)}) cannot be stepped with it")
@@ -143,18 +143,18 @@ def close_loops(loops: dict, along: Variable | None = None) -> None:
     shapes = [tuple(v.shape[2:]) for v in made]
     slots = {}          # a nested recurrence -> the slots of the states it carries
     for key, nr in nested.items():
-        slots[key] = list(range(len(initial), len(initial) + len(nr.shapes)))
-        initial += nr.initial
-        shapes += nr.shapes
+        slots[key] = list(range(len(initial), len(initial) + len(nr.layout.shapes)))
+        initial += nr.layout.initial
+        shapes += nr.layout.shapes
 
     def step(*values):
         states, xs = values[:len(shapes)], values[len(shapes):]
         env: dict[int, Variable] = {}
         carried = list(states[len(made):])
         for v, x in zip(external, xs):
-            env[id(v)] = _one_step(x)
+            env[id(v)] = one_step(x)
         for n, k in zip(delays, feeds):
-            env[id(n.outputs[0])] = _one_step(states[k])
+            env[id(n.outputs[0])] = one_step(states[k])
 
         def value(a):
             a = alias.get(id(a), a)
@@ -230,7 +230,7 @@ def _rewire(v: Variable, y: Variable) -> None:
         G.BLOCKS[v] = block
 
 
-def _one_step(x: Variable) -> Variable:
+def one_step(x: Variable) -> Variable:
     """One step ``(B, *s)`` as a sequence of length 1 ``(B, 1, *s)``."""
     v = F.reshape(x, (-1, 1) + tuple(x.shape[1:]))
     return set_sequence_axis(v, F.sequence_full_lengths(v))

@@ -40,24 +40,19 @@ class NestedRecurrence:
 
     def __init__(self, node):
         self.node = node
-        layout = self.layout = recurrence_states(node)
-        self.inputs, self.attrs = list(layout.inputs), layout.attrs
-        self.shapes = list(layout.shapes)           # the LSTM's: h, c
-        self.sequences = list(layout.sequences)
+        self.layout = recurrence_states(node)   # (its states' shapes: the LSTM's h, c)
         self.outputs = list(node.outputs)       # state k's sequence (None: nobody holds it)
-        self.go_backwards = layout.go_backwards
-        self.initial = layout.initial
 
     def reads(self) -> set:
         """The ids of the inputs it reads step by step (its sequences)."""
-        return {id(self.inputs[k]) for k in self.sequences}
+        return {id(self.layout.inputs[k]) for k in self.layout.sequences}
 
     def step(self, states: list, value) -> list:
         """The carried states one step on (``(B, *s)`` each) from ``states`` (the previous
         step's); ``value(v)`` is the step's value of an input ``v`` (a length-1 sequence for
         the loop's values, ``v`` itself for one from outside)."""
-        ins = [value(v) if isinstance(v, Variable) else v for v in self.inputs]
-        lengths = next(ins[k].sequence_lengths for k in self.sequences
+        ins = [value(v) if isinstance(v, Variable) else v for v in self.layout.inputs]
+        lengths = next(ins[k].sequence_lengths for k in self.layout.sequences
                        if isinstance(ins[k], Variable) and ins[k].sequence_lengths is not None)
         if self.node.spec.name == "cntk_lstm_sequence":
             return _lstm_step(ins[0], states[0], states[1], *ins[4:7])
@@ -65,7 +60,7 @@ class NestedRecurrence:
         for position, state in zip(self.layout.positions, states):
             ins[position] = state
         with name_scope(self.node.scope, absolute=True):
-            out = apply(self.node.spec, tuple(ins), dict(self.attrs))
+            out = apply(self.node.spec, tuple(ins), dict(self.layout.attrs))
         outs = list(out) if isinstance(out, tuple) else [out]
         return [F.reshape(o, (-1,) + tuple(o.shape[2:])) for o in outs]
 

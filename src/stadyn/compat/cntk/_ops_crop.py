@@ -17,12 +17,13 @@ from __future__ import annotations
 import numpy as np
 
 from ... import functions as F
-from ._adapt import batched, const, named, operand, sample_shape, wrap
+from ._adapt import batched, const, float_arrays, named, operand, sample_shape, wrap
 from ._ops_nn import MAX_POOLING
 
 __all__ = ["crop_manual", "roipooling"]
 
 
+@float_arrays("node_input", "node_referent")
 def crop_manual(node_input, node_referent, offset_x: int, offset_y: int, name: str = ""):
     """``node_input`` cropped along its spatial axes (the last two) to the spatial size of
     ``node_referent``, starting ``offset_x`` pixels from the left and ``offset_y`` from the

@@ -27,7 +27,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..._errors import ShapeError
-from ._adapt import operand
+from ._adapt import float_arrays, operand
 from ._ops_crop import crop_manual
 
 __all__ = ["crop_automatic", "crop_automatic_with_ancestors"]
@@ -127,6 +127,7 @@ def _offsets(x, ref, equivalent=None):
                      "crop_automatic_with_ancestors the nodes that correspond")
 
 
+@float_arrays("node_input", "node_referent")
 def crop_automatic(node_input, node_referent, name: str = ""):
     """``node_input`` cropped to the spatial size of ``node_referent`` at the offsets that
     align both with their common ancestor (see the module docstring).
@@ -142,6 +143,7 @@ def crop_automatic(node_input, node_referent, name: str = ""):
     return crop_manual(node_input, node_referent, ox, oy, name)
 
 
+@float_arrays("node_input", "node_referent", "ancestor_input", "ancestor_referent")
 def crop_automatic_with_ancestors(node_input, node_referent, ancestor_input,
                                   ancestor_referent, name: str = ""):
     """As :func:`crop_automatic`, where the two inputs have no common ancestor:

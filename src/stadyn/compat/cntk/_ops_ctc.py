@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from ... import functions as F
 from . import _graph as G
-from ._adapt import batched, lead_axes, named, operand, sample_shape, wrap
+from ._adapt import batched, float_arrays, lead_axes, named, operand, sample_shape, wrap
 
 __all__ = ["labels_to_graph", "forward_backward", "edit_distance_error"]
 
@@ -38,6 +38,7 @@ def _sequence(x, op: str, role: str):
     return v, lengths
 
 
+@float_arrays("labels")
 def labels_to_graph(labels, name: str = ""):
     """The label graph of a sequence of CNTK's frame labels, for :func:`forward_backward`: in
     CNTK 2.7 the labels themselves (its value is the input's, on the same sequence axis; of
@@ -56,6 +57,7 @@ def labels_to_graph(labels, name: str = ""):
     return named(wrap(F.identity(v)), name, "LabelsToGraph")
 
 
+@float_arrays("graph", "features")
 def forward_backward(graph, features, blankTokenId: int, delayConstraint: int = -1,
                      name: str = ""):
     """CNTK's CTC criterion: ``-log p(labels | softmax(features))`` summed over the
@@ -89,6 +91,7 @@ def forward_backward(graph, features, blankTokenId: int, delayConstraint: int = 
     return named(wrap(out), name, "ForwardBackward")
 
 
+@float_arrays("input_a", "input_b")
 def edit_distance_error(input_a, input_b, subPen: float = 1, delPen: float = 1,
                         insPen: float = 1, squashInputs: bool = False, tokensToIgnore=(),
                         name: str = ""):

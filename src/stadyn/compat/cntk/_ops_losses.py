@@ -15,8 +15,8 @@ import numpy as np
 
 from ... import functions as F
 from ._deferred import defer_module
-from ._adapt import (batched, binary, lead_axes, named, operand, operands_dtype, reshape_samples,
-                     same_dtype, sample_axes, sample_axis, sample_shape, wrap)
+from ._adapt import (batched, binary, float_arrays, lead_axes, named, operand, operands_dtype,
+                     reshape_samples, same_dtype, sample_axes, sample_axis, sample_shape, wrap)
 from ._axis import Axis
 
 __all__ = ["cross_entropy_with_softmax", "binary_cross_entropy", "weighted_binary_cross_entropy",
@@ -45,6 +45,7 @@ def _target_like(target, output):
     return reshape_samples(t, lead_axes(target), want)
 
 
+@float_arrays("output_vector", "target_vector")
 def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str = ""):
     """``log_sum_exp(z) - sum(t * z)`` along ``axis``: the cross entropy of ``softmax(z)`` for a
     target that sums to 1 (one-hot or soft), with CNTK's gradients (``softmax(z) - t`` for
@@ -55,6 +56,7 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str 
     return named(wrap(out), name, "CrossEntropyWithSoftmax")
 
 
+@float_arrays("output_vector", "target_vector")
 def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
                          name: str = ""):
     """1 for a sample whose target class (the target's argmax) is not among the ``topN``
@@ -70,6 +72,7 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
     return named(wrap(out), name, "ClassificationError")
 
 
+@float_arrays("output", "target")
 def binary_cross_entropy(output, target, name: str = ""):
     """``-sum(t log(o) + (1 - t) log(1 - o))`` over each sample."""
     out = F.binary_cross_entropy(operand(output), operand(target))
@@ -77,6 +80,7 @@ def binary_cross_entropy(output, target, name: str = ""):
         sample_axes(output)) > 1 else out), name, "Logistic")
 
 
+@float_arrays("output", "target", "weight")
 def weighted_binary_cross_entropy(output, target, weight, name: str = ""):
     """``-sum(w (t log(o) + (1 - t) log(1 - o)))`` over the minibatch: one number (CNTK 2.7's
     weighted logistic takes one output value per sample)."""
@@ -91,6 +95,7 @@ def weighted_binary_cross_entropy(output, target, weight, name: str = ""):
     return named(wrap(out), name, "WeightedLogistic")
 
 
+@float_arrays("output", "target")
 def squared_error(output, target, name: str = ""):
     """``sum((output - target) ** 2)`` over each sample's axes: one number per sample."""
     dtype = operands_dtype(output, target, op="SquaredError", arrays=True)  # NumPy: float64
@@ -99,6 +104,7 @@ def squared_error(output, target, name: str = ""):
     return named(wrap(F.sum(se, axis=sample_axes(output))), name, "SquaredError")
 
 
+@float_arrays("x", "y")
 def cosine_distance(x, y, name: str = ""):
     """The cosine of the angle between ``x`` and ``y``, per sample (CNTK's ``cosine_distance``
     is the similarity ``x . y / (|x| |y|)``)."""
@@ -122,6 +128,7 @@ def fmeasure(output, target, beta: float = 1, name: str = ""):
                  "FMeasure")
 
 
+@float_arrays("x", "y")
 def cosine_distance_with_negative_samples(x, y, shift: int, num_negative_samples: int,
                                           name: str = ""):
     """Per sample ``i`` of a minibatch of ``N``: the cosine similarity of ``x_i`` with ``y_i``,

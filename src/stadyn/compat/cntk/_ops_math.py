@@ -20,7 +20,7 @@ import numpy as np
 from ... import functions as F
 from ._deferred import defer_module
 from . import _graph as G
-from ._adapt import binary, named, operand, wrap
+from ._adapt import binary, float_arrays, named, operand, wrap
 from ._mixins import GraphObject
 
 __all__ = ["relu", "sigmoid", "tanh", "elu", "selu", "leaky_relu", "param_relu", "softplus",
@@ -51,7 +51,36 @@ relu = _u("relu", "ReLU", F.relu, "``max(x, 0)``.")
 sigmoid = _u("sigmoid", "StableSigmoid", F.sigmoid, "``1 / (1 + exp(-x))``.")
 tanh = _u("tanh", "Tanh", F.tanh, "The hyperbolic tangent.")
 exp = _u("exp", "Exp", F.exp, "``e ** x``.")
-log = _u("log", "Log", F.log, "The natural logarithm.")
+# CNTK 2.7's Log (Math/TensorOps.h:200, CommonMatrix.h:34-35): -85.1f (log of its EPS_IN_LOG,
+# 1e-37f) for anything below 1e-37f (0 and negative numbers too), and the gradient from the
+# output, exp(-log x): 1/x, and exp(85.1) where it was floored
+_EPS_IN_LOG, _LOG_OF_EPS = float(np.float32(1e-37)), float(np.float32(-85.1))
+
+
+def _log(v):
+    floored = F.stop_gradient(F.less_scalar(v, _EPS_IN_LOG))
+    safe = F.where(floored, F.add_scalar(F.mul_scalar(v, 0.0), 1.0), v)    # (no log of 0)
+    value = F.stop_gradient(F.where(floored, F.add_scalar(F.mul_scalar(v, 0.0), _LOG_OF_EPS),
+                                    F.log(safe)))
+    slope = F.stop_gradient(F.exp(F.mul_scalar(value, -1.0)))
+    out = F.add2(value, F.mul2(F.sub2(v, F.stop_gradient(v)), slope))
+    G.INNER_OPS.update(_between(v, out))    # (one Log in the walks, reading v)
+    return out
+
+
+def _between(start, out) -> list:
+    """The values computed from ``start`` on the way to ``out`` (neither of them)."""
+    found, stack, seen = [], list(out.parent.inputs), {id(start)}
+    while stack:
+        u = stack.pop()
+        if id(u) not in seen and u.parent is not None:
+            seen.add(id(u))
+            found.append(u)
+            stack.extend(u.parent.inputs)
+    return found
+
+
+log = _u("log", "Log", _log, "The natural logarithm (-85.1 below 1e-37, as in CNTK 2.7).")
 sqrt = _u("sqrt", "Sqrt", F.sqrt, "The square root.")
 abs = _u("abs", "Abs", F.abs, "The absolute value.")  # noqa: A001
 square = _u("square", "ElementTimes", lambda v: F.mul2(v, v), "``x * x``.")
@@ -84,10 +113,12 @@ def _ceil(v):
     return F.add2(t, F.less(t, F.stop_gradient(v)))        # one more where truncation fell
 
 
-floor = _u("floor", "Floor", _floor, "Rounded down (no gradient).")
-ceil = _u("ceil", "Negate", _ceil, "Rounded up (no gradient).")
-round = _u("round", "Floor", lambda v: _floor(F.add_scalar(v, 0.5)),  # noqa: A001
-           "Rounded to the nearest integer, halves up (``floor(x + 0.5)``; no gradient).")
+# CNTK 2.7 refuses integer NumPy arrays in these (in its activations it casts them)
+floor = float_arrays("x")(_u("floor", "Floor", _floor, "Rounded down (no gradient)."))
+ceil = float_arrays("x")(_u("ceil", "Negate", _ceil, "Rounded up (no gradient)."))
+round = float_arrays("x")(_u(  # noqa: A001
+    "round", "Floor", lambda v: _floor(F.add_scalar(v, 0.5)),
+    "Rounded to the nearest integer, halves up (``floor(x + 0.5)``; no gradient)."))
 sin = _u("sin", "Sin", lambda v: F.sin(v), "The sine.")
 cos = _u("cos", "Cos", lambda v: F.cos(v), "The cosine.")
 tan = _u("tan", "Tan", lambda v: F.tan(v), "The tangent.")
@@ -112,8 +143,8 @@ def _straight_through(v):
 straight_through_impl = _u("straight_through_impl", "StraightThrough", _straight_through,
                            "``sign(x)`` (1 for 0) forward; the gradient passes where "
                            "``|x| <= 1`` (the straight-through estimator).")
-stop_gradient = _u("stop_gradient", "StopGradient", F.stop_gradient,
-                   "``x``, with no gradient flowing back.")
+stop_gradient = float_arrays("x")(_u("stop_gradient", "StopGradient", F.stop_gradient,
+                                     "``x``, with no gradient flowing back."))
 
 
 def alias(x, name: str = ""):
@@ -166,6 +197,7 @@ def hard_sigmoid(x, alpha: float, beta: float, name: str = ""):
     return named(wrap(F.clip_by_value_scalar(v, 0.0, 1.0)), name, "HardSigmoid")
 
 
+@float_arrays("x", "min_value", "max_value")
 def clip(x, min_value, max_value, name: str = ""):
     """``x`` limited to ``[min_value, max_value]`` (numbers, or tensors broadcasting to it)."""
     if isinstance(min_value, (int, float)) and isinstance(max_value, (int, float)):
@@ -175,6 +207,7 @@ def clip(x, min_value, max_value, name: str = ""):
     return named(binary(F.minimum2, low, max_value), name, "Clip")
 
 
+@float_arrays("node_input")
 def cast(node_input, dtype, name: str = ""):
     """The values as ``dtype`` (``np.float32``, ``np.float64``, ``np.float16``)."""
     return named(wrap(F.cast(operand(node_input), np.dtype(dtype).name)), name, "Cast")
@@ -183,36 +216,43 @@ def cast(node_input, dtype, name: str = ""):
 # -- binary, with CNTK's broadcasting ----------------------------------------------------------
 
 
+@float_arrays("left", "right")
 def plus(left, right, name: str = ""):
     """``left + right`` (sample axes align on the right; the batch axis apart)."""
     return binary(F.add2, left, right, name, "Plus")
 
 
+@float_arrays("left", "right")
 def minus(left, right, name: str = ""):
     """``left - right``."""
     return binary(F.sub2, left, right, name, "Minus")
 
 
+@float_arrays("left", "right")
 def element_times(left, right, name: str = ""):
     """``left * right``, element-wise."""
     return binary(F.mul2, left, right, name, "ElementTimes")
 
 
+@float_arrays("left", "right")
 def element_divide(left, right, name: str = ""):
     """``left / right``, element-wise; 0 where ``right`` is 0 (CNTK 2.7's convention)."""
     return binary(_safe_div, left, right, name, "ElementDivide")
 
 
+@float_arrays("left", "right")
 def element_max(left, right, name: str = ""):
     """The larger of the two, element-wise."""
     return binary(F.maximum2, left, right, name, "ElementMax")
 
 
+@float_arrays("left", "right")
 def element_min(left, right, name: str = ""):
     """The smaller of the two, element-wise."""
     return binary(F.minimum2, left, right, name, "ElementMin")
 
 
+@float_arrays("base", "exponent")
 def pow(base, exponent, name: str = ""):  # noqa: A001
     """``base ** exponent``, element-wise."""
     return binary(F.pow2, base, exponent, name, "Pow")
@@ -224,6 +264,7 @@ def _log_add_exp(a, b):
     return F.add2(m, F.log(s))
 
 
+@float_arrays("left", "right")
 def log_add_exp(left, right, name: str = ""):
     """``log(exp(left) + exp(right))``, computed without overflow."""
     return binary(_log_add_exp, left, right, name, "LogPlus")
@@ -261,31 +302,37 @@ def _truth(v):
     return F.cast(F.greater(F.abs(v), F.mul_scalar(v, 0.0)), "float32")
 
 
+@float_arrays("left", "right")
 def equal(left, right, name: str = ""):
     """1 where ``left == right``, else 0."""
     return binary(_eq, left, right, name, "Equal")
 
 
+@float_arrays("left", "right")
 def not_equal(left, right, name: str = ""):
     """1 where ``left != right``, else 0."""
     return binary(_ne, left, right, name, "NotEqual")
 
 
+@float_arrays("left", "right")
 def less(left, right, name: str = ""):
     """1 where ``left < right``, else 0."""
     return binary(_lt, left, right, name, "Less")
 
 
+@float_arrays("left", "right")
 def less_equal(left, right, name: str = ""):
     """1 where ``left <= right``, else 0."""
     return binary(_le, left, right, name, "LessEqual")
 
 
+@float_arrays("left", "right")
 def greater(left, right, name: str = ""):
     """1 where ``left > right``, else 0."""
     return binary(_gt, left, right, name, "Greater")
 
 
+@float_arrays("left", "right")
 def greater_equal(left, right, name: str = ""):
     """1 where ``left >= right``, else 0."""
     return binary(_ge, left, right, name, "GreaterEqual")

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _graph as G
-from ._adapt import batched, operand, sample_shape
+from ._adapt import batched, float_arrays, operand, sample_shape
 from ._ops_math import log_add_exp
 from ._ops_nn import SentinelValueForAutoSelectRandomSeed
 from ._ops_reduce import reduce_sum
@@ -54,6 +54,7 @@ def _noise(noise_distribution) -> np.ndarray:
     return q
 
 
+@float_arrays("inputs", "labels", "noise_distribution")
 def nce_loss(weights, biases, inputs, labels, noise_distribution, num_samples: int = 32,
              allow_duplicates: bool = True, seed=SentinelValueForAutoSelectRandomSeed,
              name: str = ""):

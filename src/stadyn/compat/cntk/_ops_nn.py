@@ -18,7 +18,7 @@ import numpy as np
 from ... import cntk_semantics as S
 from ... import functions as F
 from ._deferred import defer_module
-from ._adapt import batched, const, named, operand, sample_shape, wrap
+from ._adapt import batched, const, float_arrays, named, operand, sample_shape, wrap
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 
 __all__ = ["convolution", "convolution_transpose", "pooling", "unpooling", "batch_normalization",
@@ -193,6 +193,7 @@ def local_response_normalization(operand_, depth_radius: int, bias: float, alpha
     return named(wrap(_unbatch(F.div2(v, den), operand_)), name, "LocalResponseNormalization")
 
 
+@float_arrays("operand_")
 def mean_variance_normalization(operand_, epsilon: float = 0.00001,
                                 use_stats_across_channels: bool = False,
                                 do_variance_scaling: bool = True, name: str = ""):
@@ -209,6 +210,7 @@ def mean_variance_normalization(operand_, epsilon: float = 0.00001,
     return named(wrap(_unbatch(x0, operand_)), name, "MeanVarianceNormalization")
 
 
+@float_arrays("mean", "inv_stddev")
 def per_dim_mean_variance_normalize(operand_, mean, inv_stddev, name: str = ""):
     """``(x - mean) * inv_stddev``."""
     from ._ops_math import element_times, minus

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from ... import functions as F
 from . import _graph as G
-from ._adapt import batched, named, operand, sample_shape, wrap
+from ._adapt import batched, float_arrays, named, operand, sample_shape, wrap
 
 __all__ = ["lambda_rank", "ndcg_at_1"]
 
@@ -41,6 +41,7 @@ def _ranking(kind: str, op: str, output, gain, group, name: str):
     return named(wrap(out), name, op)
 
 
+@float_arrays("output", "gain", "group")
 def lambda_rank(output, gain, group, name: str = ""):
     """``(1 - mean NDCG) * 100 * N`` over the minibatch's groups; backward gives LambdaRank's
     gradients to ``output`` (the scores).
@@ -59,6 +60,7 @@ def lambda_rank(output, gain, group, name: str = ""):
     return _ranking("lambda_rank", "LambdaRank", output, gain, group, name)
 
 
+@float_arrays("output", "gain", "group")
 def ndcg_at_1(output, gain, group, name: str = ""):
     """The mean over the minibatch's groups of the gain of the top-scored sample divided by
     the group's first (largest) gain, times ``100 * N``; no gradient (an evaluation metric).

@@ -25,8 +25,8 @@ from ... import functions as F
 from ... import sequence as Seq
 from . import _graph as G
 from ._deferred import defer_module
-from ._adapt import (batched, lead_axes, named, operand, operands_dtype, reshape_samples,
-                     same_dtype, sample_axis, sample_shape, wrap)
+from ._adapt import (batched, float_arrays, lead_axes, named, operand, operands_dtype,
+                     reshape_samples, same_dtype, sample_axis, sample_shape, wrap)
 from ._axis import Axis
 from ._run_checks import InvalidAtRunError, refuse_when_run
 from ._seq_axes import free_steps
@@ -50,6 +50,7 @@ def _axis_index(x, axis) -> int:
     return sample_axis(x, int(axis))
 
 
+@float_arrays("left", "right")
 def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: str = ""):
     """The tensor product: ``right``'s first axes but its last ``output_rank`` are reduced
     against as many trailing axes of ``left``.  ``times(x, W)`` for a batched ``x`` is
@@ -134,6 +135,7 @@ def _times_over_steps(w, x, lead: tuple, in_shape: tuple, out_shape: tuple):
     return reshape_samples(y, 1, lead + out_shape)
 
 
+@float_arrays("left", "right")
 def times_transpose(left, right, name: str = ""):
     """``left`` times the transpose of ``right``'s samples (a matrix, or a vector taken as a
     row: ``(m, k)`` times the transpose of a ``(k,)`` vector is ``(m, 1)``), as CNTK 2.7.
@@ -417,6 +419,7 @@ def _index(v, axis: int, i: int):
     return F.slice(v, start, stop, [1] * v.ndim)
 
 
+@float_arrays("reference")
 def gather(reference, indices, axis=None, name: str = ""):
     """The slices of ``reference`` along its first sample axis (or ``axis``) at the positions
     in ``indices`` (no gradient to them): the indices' shape takes that axis's place."""
@@ -488,6 +491,7 @@ def eye_like(x, sparse_output: bool = True, name: str = ""):
     return named(wrap(F.cntk_eye_like(v)), name, "EyeLikeOp")
 
 
+@float_arrays("operand_")
 def depth_to_space(operand_, block_size: int, name: str = ""):
     """``(C * b * b, H, W)`` samples rearranged to ``(C, H * b, W * b)``."""
     v = operand(operand_)
@@ -499,6 +503,7 @@ def depth_to_space(operand_, block_size: int, name: str = ""):
     return named(wrap(reshape_samples(y, n, (c // (b * b), h * b, w * b))), name, "DepthToSpace")
 
 
+@float_arrays("operand_")
 def space_to_depth(operand_, block_size: int, name: str = ""):
     """``(C, H, W)`` samples rearranged to ``(C * b * b, H / b, W / b)``."""
     v = operand(operand_)

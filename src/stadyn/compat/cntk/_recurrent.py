@@ -20,7 +20,8 @@ from . import _graph as G
 from ._adapt import unwrap, wrap
 from ._function import combine_outputs
 from ._layers import LayerFunction, _native
-from ._shown_constants import scalar_constant, show_constants
+from ._run_checks import at_first_run
+from ._shown_constants import scalar_constant, show_constants, shown_constants
 from ._step_values import note_step_blocks
 from ._variables import Constant
 
@@ -272,6 +273,12 @@ def Fold(folder_function, go_backwards=_L.default_override_or(False),
                       "Fold", name)
 
 
+def _float64_scalars(v) -> None:
+    """A float64 Fold's scalars as CNTK 2.7's first run clones them: float64."""
+    show_constants(v, tuple(scalar_constant(float(c.d), np.float64)
+                            for c in shown_constants(v)))
+
+
 class _FoldLayer(StatesLayer):
     """A Fold: CNTK 2.7 takes each state's last (first) step by a ``Sequence::Slice``, whose
     two scalar constants (0 and 1, float32) its graph lists; Stadyn's op needs none, so the
@@ -287,4 +294,6 @@ class _FoldLayer(StatesLayer):
                                                                "sequence_first"):
                 show_constants(v, (scalar_constant(0.0, np.float32),
                                    scalar_constant(1.0, np.float32)))
+                if np.dtype(v.dtype) == np.float64:     # float64 once CNTK clones them
+                    at_first_run(v, _float64_scalars)
         return out

@@ -6,6 +6,11 @@ cast is marked; every run of a graph holding a marked value raises :class:`DataT
 Likewise an op CNTK builds whose graph fails its validation at the first run (``times`` of a
 scalar on the left): :class:`InvalidAtRunError`.
 
+Some of CNTK's graph changes at its first run: a float32 constant in a float64 op is cloned as
+a float64 constant then, which the graph's walks show from then on.  The values whose view so
+changes register what to do (:func:`at_first_run`), done at the first run whose graph holds
+them.
+
 A graph changes only where it is rewired, which counts a new graph version, and a value is
 marked when its op is built, so a Function or Trainer checks its graph once
 (:class:`RunnableCheck`) and again only after either happened."""
@@ -13,12 +18,12 @@ marked when its op is built, so a Function or Trainer checks its graph once
 from __future__ import annotations
 
 import weakref
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ...graph import Subgraph, Variable, format_location, graph_version, user_location
 
-__all__ = ["DataTypeError", "InvalidAtRunError", "refuse_when_run", "check_runnable",
-           "RunnableCheck"]
+__all__ = ["DataTypeError", "InvalidAtRunError", "refuse_when_run", "at_first_run",
+           "check_runnable", "RunnableCheck"]
 
 
 class DataTypeError(ValueError, RuntimeError):
@@ -33,6 +38,7 @@ class InvalidAtRunError(RuntimeError):
 
 
 _REFUSED: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
+_FIRST_RUN: "weakref.WeakKeyDictionary[Variable, Callable]" = weakref.WeakKeyDictionary()
 _MARKED = [0]       # the values marked so far
 
 
@@ -44,15 +50,28 @@ def refuse_when_run(value: Variable, message: str, error: type = DataTypeError) 
     _MARKED[0] += 1
 
 
+def at_first_run(value: Variable, action: Callable[[Variable], None]) -> None:
+    """Call ``action(value)`` once, when a graph holding ``value`` first runs (before it
+    runs), as CNTK 2.7 changes its graph when it first compiles it."""
+    _FIRST_RUN[value] = action
+    _MARKED[0] += 1
+
+
 def check_runnable(roots: Sequence[Variable]) -> None:
-    """Raise the error of the first marked value computing ``roots`` needs."""
-    if not _REFUSED:
+    """Raise the error of the first marked value computing ``roots`` needs; else do what
+    :func:`at_first_run` registered for the values it needs."""
+    if not _REFUSED and not _FIRST_RUN:
         return
+    first: list = []
     for node in Subgraph([r for r in roots if isinstance(r, Variable)]).nodes:
         for out in node.outputs:
             if out is not None and out in _REFUSED:
                 error, message = _REFUSED[out]
                 raise error(message)
+            if out is not None and out in _FIRST_RUN:
+                first.append(out)
+    for out in first:
+        _FIRST_RUN.pop(out)(out)
 
 
 class RunnableCheck:
@@ -67,7 +86,7 @@ class RunnableCheck:
         self._versions: tuple[int, int] | None = None
 
     def __call__(self, roots: Sequence[Variable]) -> None:
-        if not _REFUSED:
+        if not _REFUSED and not _FIRST_RUN:
             return
         versions = (graph_version(), _MARKED[0])
         if versions == self._versions and len(roots) == len(self._roots) and all(

@@ -111,9 +111,10 @@ class _Splice:
         dtype = carry.dtype
         self.begin = Variable.from_numpy_array(np.ones((), dtype), dtype=dtype)
         self.carried = [Variable.from_numpy_array(np.zeros(s, dtype), dtype=dtype)
-                        for s in carry.shapes]
+                        for s in carry.layout.shapes]
         self.initial = []       # what the node reads in place of each initial state
-        for position, original, carried in zip(carry.positions, carry.initial, self.carried):
+        for position, original, carried in zip(carry.layout.positions, carry.initial,
+                                               self.carried):
             chosen = original * self.begin + carried * (1.0 - self.begin)
             G.mark_spliced(chosen, original, (self.begin, carried))   # (CNTK's graph is as it was)
             carry.node.set_input(position, chosen)
@@ -137,11 +138,8 @@ class _Carry:
 
     def __init__(self, node):
         self.node = node
-        layout = recurrence_states(node)
-        self.kind = name = layout.kind
-        self.go_backwards = layout.go_backwards
-        self.lengths = layout.lengths
-        self.positions, self.shapes = list(layout.positions), list(layout.shapes)
+        layout = self.layout = recurrence_states(node)    # (kind, lengths, states' shapes...)
+        name = layout.kind
         # the states' sequences: a kernel's output is h only (the LSTM's cells are computed)
         self.sequences = list(node.outputs) if name == "recurrence" else [node.outputs[0]]
         self.unsupported = None     # why its states cannot be carried, if so
@@ -152,7 +150,6 @@ class _Carry:
                 "recurrences and of recurrences whose states are all outputs")
         alive = next((o for o in node.outputs if o is not None), layout.initial[0])
         self.dtype = np.dtype(alive.dtype)       # the recurrence's (float64 models)
-        self._initial = layout.initial
         # the values the states are computed from, kept as outputs of the step (the weights
         # as copies: an identity of a parameter may share its memory, which the update then
         # overwrites)
@@ -166,12 +163,12 @@ class _Carry:
     def initial(self) -> list[Variable]:
         """What the node reads as its initial states (spliced, once a flag False came)."""
         splice = self.splice or _splice_of(self.node)
-        return self._initial if splice is None else splice.initial
+        return self.layout.initial if splice is None else splice.initial
 
     def wanted(self) -> list[Variable]:
         if self.unsupported is not None:
             return []
-        return self.sequences + self.initial + self.step_inputs + [self.lengths]
+        return self.sequences + self.initial + self.step_inputs + [self.layout.lengths]
 
     def set(self, flags: list[bool] | None, what: str = "train_minibatch") -> None:
         """Begin every sequence afresh (``flags`` None) or as ``flags`` say (``what``: the
@@ -180,13 +177,13 @@ class _Carry:
             splice = self.splice or _splice_of(self.node)
             if splice is not None and not splice.fresh:
                 _assign(splice.begin, np.ones(()))
-                for v, shape in zip(splice.carried, self.shapes):
+                for v, shape in zip(splice.carried, self.layout.shapes):
                     _assign(v, np.zeros(shape))
                 splice.fresh = True
             return
         if self.unsupported is not None:
             raise ValueError(f"{what} with sequence-begin flags: {self.unsupported}")
-        if self.go_backwards:
+        if self.layout.go_backwards:
             raise ValueError(f"{what}: a sequence-begin flag False continues a "
                              "recurrence from the previous minibatch, which a recurrence that "
                              "goes backwards cannot")
@@ -212,7 +209,7 @@ class _Carry:
         reads the values sequence ``i`` of this minibatch (of ``n`` sequences, each in its own
         slot) goes on from at column ``(T - 1) * n + i`` of it: slot ``i``'s last step when
         ``n == S``, another slot and step when not."""
-        lengths, packed = self._value(self.lengths).reshape(-1).tolist(), self.last["packed"]
+        lengths, packed = self._value(self.layout.lengths).reshape(-1).tolist(), self.last["packed"]
         steps, slots, n = max(lengths), _slots(lengths, packed), len(flags)
         flagged = f"{what}: sequence-begin flags {flags}"
         for i, flag in enumerate(flags):
@@ -223,7 +220,7 @@ class _Carry:
                     f"{len(slots)} slots (CNTK 2.7: No matching sequence found in the saved "
                     "previous MBLayout)")
         trajectories = self._trajectories()
-        rows = [np.zeros((n,) + tuple(s), self.dtype) for s in self.shapes]
+        rows = [np.zeros((n,) + tuple(s), self.dtype) for s in self.layout.shapes]
         for i, flag in enumerate(flags):
             if flag:
                 continue
@@ -251,7 +248,7 @@ class _Carry:
     def _trajectories(self) -> list[np.ndarray]:
         """The states along every sequence of the last minibatch, ``(batch, steps, *shape)``
         each (the LSTM's cells computed from its inputs)."""
-        if self.kind == "cntk_lstm_sequence":
+        if self.layout.kind == "cntk_lstm_sequence":
             h = self._value(self.sequences[0])
             x, w, hw, b = (self._value(v) for v in self.step_inputs)
             h0, c0 = (self._value(v) for v in self.last["initial"])

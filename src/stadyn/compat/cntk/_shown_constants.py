@@ -9,6 +9,12 @@
   (float32), listed right before its ``alpha``; a ``Stabilizer`` layer notes its steepness
   when applied (4 otherwise, a recurrent cell's ``dh_stabilizer``...).
 
+* A float32 constant in a float64 op: CNTK clones it as a float64 constant (of the same name)
+  when the graph first runs, and its graph holds the clone from then on (the constant the
+  user made stays float32); Stadyn casts it.  The clone is kept on the cast
+  (:func:`show_clone`) and shown in the cast's place (:func:`shown_as`).  A Fold's two scalars
+  in a float64 Fold are likewise float64 after its first run.
+
 Kept on Variables (``graph.keep_with``), they live as long as what holds them and are the same
 Variables in every walk.
 """
@@ -24,10 +30,11 @@ import numpy as np
 
 from ...graph import Variable, keep_with, kept_with
 
-__all__ = ["scalar_constant", "show_constants", "shown_constants", "gru_constant",
-           "note_steepness", "with_stabilizer_constants"]
+__all__ = ["scalar_constant", "show_constants", "shown_constants", "show_clone", "shown_as",
+           "gru_constant", "note_steepness", "with_stabilizer_constants"]
 
 _SHOWN = "compat.cntk: the constants CNTK shows among the op's inputs"
+_CLONE = "compat.cntk: the constant CNTK's first run cloned in the op's type"
 _GRU_ONE = "compat.cntk: the GRU cell's constant 1"
 _STABILIZER = "compat.cntk: the stabilizer's softplus constants"
 _STABILIZER_ALPHA = re.compile(r"^(?:.*/)?[A-Za-z]*_?stabilizer(?:_\d+)?/alpha$")
@@ -50,6 +57,18 @@ def show_constants(v: Variable, constants: tuple) -> None:
 def shown_constants(v: Variable) -> tuple:
     """The constants :func:`show_constants` recorded for ``v``'s op (none: ``()``)."""
     return kept_with(v, _SHOWN) or ()
+
+
+def show_clone(cast: Variable, clone: Variable) -> None:
+    """Show ``clone`` (the constant CNTK's first run made of the one ``cast`` casts) in the
+    place of ``cast``."""
+    keep_with(cast, _CLONE, clone)
+
+
+def shown_as(v: Variable) -> Variable:
+    """What the walks show in the place of ``v``: a clone :func:`show_clone` recorded, else
+    ``v``."""
+    return (kept_with(v, _CLONE) or v) if v.parent is not None else v
 
 
 def gru_constant(params: list[Variable]) -> Variable:

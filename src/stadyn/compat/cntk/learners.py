@@ -16,10 +16,10 @@ import inspect
 from ... import learners as _L
 from ..._random import initializer_seed
 from ...learners import (IGNORE, Learner, UnitType, default_unit_gain_value,
-                         learning_parameter_schedule,
-                         learning_parameter_schedule_per_sample, learning_rate_schedule,
-                         momentum_as_time_constant_schedule, momentum_schedule,
-                         momentum_schedule_per_sample, set_default_unit_gain_value,
+                         set_default_unit_gain_value)
+from ._schedules import (learning_parameter_schedule, learning_parameter_schedule_per_sample,
+                         learning_rate_schedule, momentum_as_time_constant_schedule,
+                         momentum_schedule, momentum_schedule_per_sample,
                          training_parameter_schedule)
 from ._adapt import unwrap
 from ._custom_learners import UserLearner, universal

@@ -20,10 +20,10 @@ from ... import sequence as S
 from . import _graph as G
 from ...graph import Variable, broadcast_like
 from ._deferred import defer_module
-from ._adapt import adapt, batched, const, named, operand, unwrap, wrap
+from ._adapt import adapt, batched, const, float_arrays, named, operand, unwrap, wrap
 from ._adapt import operand as _as_operand
 from ._axis import Axis
-from ._loops import as_loop_sequence
+from ._loops import as_loop_sequence, one_step
 from ._seq_axes import derived_axis_name, name_new_axis, on_derived_axis
 from ._defaults import default_override_or
 from ._variables import input_dtype
@@ -110,36 +110,42 @@ _last = adapt(S.last, "last")
 _softmax = adapt(S.softmax, "softmax")
 
 
+@float_arrays("seq", op="sequence.reduce_sum")
 def reduce_sum(seq, name: str = ""):
     """The sum over each sequence's steps, one value per sequence (CNTK 2.7's block
     ``Sequence::ReduceElements``).  Example: ``C.sequence.reduce_sum(x)``."""
     return _block(_reduce_sum(seq), "Sequence::ReduceElements", "ReduceElements", name, seq)
 
 
+@float_arrays("seq", op="sequence.reduce_max")
 def reduce_max(seq, name: str = ""):
     """The largest value over each sequence's steps (a ``Sequence::ReduceElements`` block).
     Example: ``C.sequence.reduce_max(x)``."""
     return _block(_reduce_max(seq), "Sequence::ReduceElements", "ReduceElements", name, seq)
 
 
+@float_arrays("seq", op="sequence.first")
 def first(seq, name: str = ""):
     """Each sequence's first step (CNTK 2.7's block ``Sequence::Slice`` around
     ``GatherPacked``).  Example: ``C.sequence.first(x)``."""
     return _block(_first(seq), "Sequence::Slice", "GatherPacked", name, seq)
 
 
+@float_arrays("seq", op="sequence.last")
 def last(seq, name: str = ""):
     """Each sequence's last step (a ``Sequence::Slice`` block).
     Example: ``C.sequence.last(x)``."""
     return _block(_last(seq), "Sequence::Slice", "GatherPacked", name, seq)
 
 
+@float_arrays("seq", op="sequence.softmax")
 def softmax(seq, name: str = ""):
     """The softmax over each sequence's steps (CNTK 2.7's block ``Sequence::Softmax``).
     Example: ``C.sequence.softmax(x)``."""
     return _block(_softmax(seq), "Sequence::Softmax", "ElementDivide", name, seq)
 
 
+@float_arrays("operand", "broadcast_as_operand", op="sequence.broadcast_as")
 def broadcast_as(operand, broadcast_as_operand, name: str = ""):
     """``operand`` (one value per sequence) at every step of ``broadcast_as_operand``.  Inside
     a recurrence's step, where ``broadcast_as_operand`` is one step of its sequence, every
@@ -183,6 +189,7 @@ def _in_step(v) -> bool:
     return False
 
 
+@float_arrays("seq", op="sequence.slice")
 def slice(seq, begin_index: int, end_index: int, name: str = ""):  # noqa: A001
     """Steps ``begin_index:end_index`` of each sequence (negative: from its end; 0: the end),
     on the axis CNTK 2.7 derives from the input's (``defaultDynamicAxis_times_1_minus_1``); a
@@ -229,6 +236,7 @@ def _ones(x):
     return F.add_scalar(F.mul_scalar(v, 0.0), 1.0)
 
 
+@float_arrays("seq", op="sequence.is_first")
 def is_first(seq, name: str = ""):
     """1 at each sequence's first step, 0 elsewhere.  Example: ``C.sequence.is_first(x)``."""
     ones = _ones(seq)
@@ -236,6 +244,7 @@ def is_first(seq, name: str = ""):
                   seq)
 
 
+@float_arrays("seq", op="sequence.is_last")
 def is_last(seq, name: str = ""):
     """1 at each sequence's last step, 0 elsewhere.  Example: ``C.sequence.is_last(x)``."""
     ones = _ones(seq)
@@ -252,6 +261,7 @@ def delay(x, initial_state=None, time_step: int = 1, name: str = ""):
     return named(wrap(out), name, "PastValue" if time_step > 0 else "FutureValue")
 
 
+@float_arrays("condition", op="sequence.where")
 def where(condition, name: str = ""):
     """The positions of the steps whose ``condition`` is nonzero, as a new sequence (a count
     ``k`` repeats a position), on the axis ``whereNodeDynamicAxis_conditionVar_<uid of
@@ -267,6 +277,7 @@ def where(condition, name: str = ""):
     return named(wrap(name_new_axis(S.where(c), _WHERE_AXIS, c)), name, "Where")
 
 
+@float_arrays("seq", "condition", op="sequence.gather")
 def gather(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
     """The steps of ``seq`` whose ``condition`` is nonzero, as a new sequence, on the axis
     ``where`` makes (``new_sequence_axis_typeinfo=(scale, add)``: one derived from the
@@ -282,10 +293,29 @@ def gather(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
     return _block(wrap(out), "Sequence::Gather", "GatherPacked", name, seq, c)
 
 
+@float_arrays("seq", "condition", op="sequence.scatter")
 def scatter(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
     """The steps of ``seq`` put where ``condition`` is nonzero, on its axis (0 elsewhere).
-    Example: ``C.sequence.scatter(C.sequence.gather(x, c), c)``."""
-    return _block(wrap(S.scatter(unwrap(seq), unwrap(condition))), "Sequence::Scatter",
+    A ``seq`` without a sequence axis (batched, ``C.input_variable``) is one step per sample,
+    as CNTK 2.7 reads it (for conditions with one nonzero step per sequence).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> v, c = C.input_variable(2), C.sequence.input_variable(1)
+        >>> C.sequence.scatter(v, c).eval({v: np.array([[1, 2]], np.float32),
+        ...                                c: [np.array([[0], [1]], np.float32)]})
+        [array([[0., 0.],
+               [1., 2.]], dtype=float32)]
+    """
+    x = unwrap(seq)
+    if getattr(x, "sequence_lengths", None) is None:
+        if not batched(seq):        # (CNTK 2.7: ScatterPacked's operands' dynamic axes differ)
+            raise ValueError(f"sequence.scatter: {seq!r} has neither a batch nor a sequence "
+                             "axis (CNTK 2.7 refuses it: its operands must have dynamic axes); "
+                             "give it a sequence axis (C.sequence.input_variable) or a batch "
+                             "axis (C.input_variable)")
+        x = one_step(x)
+    return _block(wrap(S.scatter(x, unwrap(condition))), "Sequence::Scatter",
                   "ScatterPacked", name, seq, condition)
 
 

@@ -1,0 +1,57 @@
+"""CNTK 2.7's schedule functions (``learning_parameter_schedule``, ``momentum_schedule``, ...)
+on Stadyn's :class:`~stadyn.schedules.Schedule`, looked up as CNTK looks them up.
+
+CNTK's ``schedule[count]`` counts in the schedule's own units: samples when it was given an
+``epoch_size``, data sweeps when it was not (CNTK's ``FullDataSweep``; ``Utils.cpp``,
+``TrainingParameterSchedule::ConstructSchedule`` and ``operator[]``).  Stadyn's schedule of
+one data sweep refuses a lookup until it is told the sweep's size; such a schedule made here
+gives the value after ``count`` sweeps instead (its learners count sweeps as CNTK's do).
+
+Example:
+    >>> import stadyn.compat.cntk as C
+    >>> m = C.momentum_schedule([(2, 0.9), 0.5])
+    >>> m[0], m[1], m[2], m[100]
+    (0.9, 0.9, 0.5, 0.5)
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ... import learners as _L
+from ...schedules import Schedule
+
+__all__ = ["SweepSchedule", "training_parameter_schedule", "learning_parameter_schedule",
+           "learning_parameter_schedule_per_sample", "learning_rate_schedule",
+           "momentum_schedule", "momentum_schedule_per_sample",
+           "momentum_as_time_constant_schedule"]
+
+
+class SweepSchedule(Schedule):
+    """A schedule of one data sweep per epoch (no ``epoch_size`` given), whose
+    ``schedule[count]`` is the value after ``count`` sweeps, as CNTK 2.7's."""
+
+    def __getitem__(self, sweeps: int) -> float:
+        if self.epoch_size is None:
+            return self.value_at_sweep(sweeps)
+        return self.value_at(sweeps * self.epoch_size)   # (a learner told it the sweep size)
+
+
+def _cntk_schedule(make):
+    @functools.wraps(make)
+    def cntk_schedule(*args, **kwargs):
+        schedule = make(*args, **kwargs)
+        if isinstance(schedule, Schedule) and type(schedule) is Schedule and \
+                schedule.epoch_size is None and schedule.needs_epoch_size:
+            schedule.__class__ = SweepSchedule
+        return schedule
+    return cntk_schedule
+
+
+training_parameter_schedule = _cntk_schedule(_L.training_parameter_schedule)
+learning_parameter_schedule = _cntk_schedule(_L.learning_parameter_schedule)
+learning_parameter_schedule_per_sample = _cntk_schedule(_L.learning_parameter_schedule_per_sample)
+learning_rate_schedule = _cntk_schedule(_L.learning_rate_schedule)
+momentum_schedule = _cntk_schedule(_L.momentum_schedule)
+momentum_schedule_per_sample = _cntk_schedule(_L.momentum_schedule_per_sample)
+momentum_as_time_constant_schedule = _cntk_schedule(_L.momentum_as_time_constant_schedule)
