@@ -193,8 +193,14 @@ def test_text_before_the_first_bar_in_a_file_without_ids():
 
 
 def test_first_sequence_is_checked_when_made_and_missing_files(tmp_path):
-    with pytest.raises(DataError, match="dense with dim 3 but has 4"):
-        CTFDeserializer.from_bytes(b"|x 1 2 3 4 |y 0:1\n", STREAMS)
+    # a malformed input (one maxErrors counts) in the first sequence is an error when it is
+    # read, not when the deserializer is made: CNTK 2.7 sets maxErrors after that
+    # (d["maxErrors"] = n, test_ctf_max_errors.py); an input missing from it fails at once
+    first_bad = CTFDeserializer.from_bytes(b"|x 1 2 3 4 |y 0:1\n", STREAMS)
+    with pytest.raises(DataError, match="<bytes>:1: input 'x' is dense with dim 3 but has 4"):
+        first_bad.read(0)
+    with pytest.raises(DataError, match="<bytes>:1: input 'y' is missing from this line"):
+        CTFDeserializer.from_bytes(b"|x 1 2 3 |z 0:1\n", STREAMS)
     with pytest.raises(DataError, match="does not exist"):
         CTFDeserializer(tmp_path / "none.ctf", STREAMS)
     with pytest.raises(ValueError, match="needs a shape"):

@@ -249,6 +249,14 @@ def _parse_line(text: str, fields: dict[str, _Field], has_id: bool, source: str,
     return samples
 
 
+# CNTK 2.7's CTF reader's own settings (TextConfigHelper.cpp:123-133), set on its deserializer
+# as on a dict: those that only tune its engine are taken and change nothing here
+_NO_EFFECT_KEYS = ("traceLevel", "keepDataInMemory", "cacheIndex",
+                   "sampleBasedRandomizationWindow")
+_REFUSED_KEYS = {"skipSequenceIds": "every line its own sequence, ids ignored",
+                 "frameMode": "use MinibatchSource(frame_mode=True)"}
+
+
 class CTFDeserializer(Deserializer):
     """Samples from a CNTK Text Format file (CNTK's ``CTFDeserializer``).
 
@@ -339,6 +347,55 @@ class CTFDeserializer(Deserializer):
         warnings.warn(f"{err}; skipped ({len(self._skipped)} of maxErrors = "
                       f"{self.max_errors})", stacklevel=5)
 
+    def __setitem__(self, key: str, value) -> None:
+        """CNTK 2.7's dict-style setting of its reader's keys, ``d["maxErrors"] = 2`` (see
+        :attr:`max_errors`) and ``d["chunkSizeInBytes"] = n`` (:attr:`chunk_bytes`);
+        ``traceLevel``, ``keepDataInMemory``, ``cacheIndex`` and
+        ``sampleBasedRandomizationWindow`` are taken and change nothing; ``skipSequenceIds``
+        and ``frameMode`` are not supported (a ValueError); another key, which CNTK's reader
+        does not read either, is kept with a warning.
+
+        Example:
+            >>> from stadyn.io import StreamDef, StreamDefs
+            >>> d = CTFDeserializer.from_bytes(b'0 |x 1 |y 1\\n0 |x a |y 2\\n',
+            ...     StreamDefs(x=StreamDef(shape=1), y=StreamDef(shape=1)))
+            >>> d["maxErrors"] = 1
+            >>> d.max_errors, d["maxErrors"]
+            (1, 1)
+        """
+        if key == "maxErrors":
+            self._set_max_errors(int(value))
+        elif key == "chunkSizeInBytes":
+            if int(value) <= 0:
+                raise ValueError(f"chunkSizeInBytes must be > 0, got {value}")
+            self.chunk_bytes = int(value)
+        elif key in _REFUSED_KEYS:
+            raise ValueError(f"CTFDeserializer: {key!r} ({_REFUSED_KEYS[key]}) is not supported "
+                             "by Stadyn")
+        else:
+            if key not in _NO_EFFECT_KEYS:
+                warnings.warn(f"CTFDeserializer: {key!r} is not a setting of CNTK's text format "
+                              f"reader (it reads maxErrors, chunkSizeInBytes, "
+                              f"{', '.join(_NO_EFFECT_KEYS)}); it is kept and does nothing",
+                              stacklevel=2)
+            self.__dict__.setdefault("_settings", {})[key] = value
+
+    def __getitem__(self, key: str):
+        """A setting as CNTK 2.7's deserializer dict gives it: ``file``, ``type``,
+        ``maxErrors``, ``chunkSizeInBytes`` or one set with ``d[key] = value``."""
+        if key == "file":
+            return self.path
+        if key == "type":
+            return "CNTKTextFormatDeserializer"
+        if key == "maxErrors":
+            return self.max_errors
+        if key == "chunkSizeInBytes":
+            return self.chunk_bytes
+        settings = self.__dict__.get("_settings", {})
+        if key in settings:
+            return settings[key]
+        raise KeyError(key)
+
     @staticmethod
     def _make_fields(streams: dict[str, StreamDef]) -> dict[str, _Field]:
         fields: dict[str, _Field] = {}
@@ -359,8 +416,9 @@ class CTFDeserializer(Deserializer):
                             "lines)", self.path)
         self._sequence_mode = bool((self._index.line_counts > 1).any())
         self._has_ids = self._index.explicit_ids
-        # Validate the first sequence now, so a wrongly declared file fails at once.
-        self._parse_sequence(0)
+        # Validate the first sequence now, so a wrongly declared file fails at once; errors
+        # maxErrors counts wait until it is read (maxErrors may still be set: d["maxErrors"])
+        self._parse_sequence(0, counted=False)
 
     def __len__(self) -> int:
         return len(self._index)
@@ -411,13 +469,14 @@ class CTFDeserializer(Deserializer):
                             self.path, int(self._index.first_lines[i]))
         return data
 
-    def _parse_sequence(self, i: int) -> dict[str, list[np.ndarray]]:
+    def _parse_sequence(self, i: int, counted: bool = True) -> dict[str, list[np.ndarray]]:
         raw = self._raw(i)
         first = int(self._index.first_lines[i])
         out: dict[str, list[np.ndarray]] = {f.stream: [] for f in self._fields.values()}
         line_no = first
         bare: list[int] = []        # lines of a sequence without any input of the streams
-        skip = self._skip if self.max_errors else None
+        ignored: list[DataError] = []
+        skip = (self._skip if self.max_errors else None) if counted else ignored.append
         for raw_line in raw.split(b"\n"):
             # every line is a row (CNTK's indexer counts each, blank and comment-only too)
             try:
@@ -436,7 +495,7 @@ class CTFDeserializer(Deserializer):
                 out[self._fields[name].stream].append(values)
             if self._sequence_mode and not samples:   # TryReadRow: "Could not read a row"
                 bare.append(line_no)
-            if not self._sequence_mode:
+            if not self._sequence_mode and not ignored:
                 missing = [n for n in self._fields if n not in seen]
                 if missing:
                     raise DataError(f"input {missing[0]!r} is missing from this line",
@@ -445,6 +504,8 @@ class CTFDeserializer(Deserializer):
         # CNTK's TextParser::LoadSequence: an input with no sample in a sequence is an error
         # ("Input ('x') is empty in sequence ... Malformed input file"), not an empty sequence
         # (a tag misspelled in the file, or a stream the file does not have, read as nothing)
+        if ignored:             # malformed inputs while checking: reading the sequence decides
+            return out
         empty = [n for n, f in self._fields.items() if not out[f.stream]]
         if empty:
             stream = self._fields[empty[0]].stream
@@ -454,6 +515,8 @@ class CTFDeserializer(Deserializer):
                             f"file's inputs are named by their '|name' tags)", self.path, first)
         # counted errors, after that one (which names a misspelled tag): a line without any
         # input of the streams, and then the sequence falling short of its lines
+        if not counted:
+            return out
         for line_no in bare:
             self._skip(DataError("no input of the streams on this line", self.path, line_no))
         most = max(len(v) for v in out.values())
