@@ -51,7 +51,7 @@ def check_train(cmd: CommandConfig, workers: int, log: Callable[[str], None]) ->
                           "be read by the workers of a data-parallel job (stadyn train "
                           "--nproc) yet: train it in one process, or use frameMode = true",
                           *record_loc(reader_rec, key))
-    if workers > 1 and cmd.reader.extra.get("lmParallel"):
+    if workers > 1 and cmd.reader.extra.get("lmParallel") is not None:
         reader_rec = rec.get_record("reader", inherited=True)
         key = next((k for k in reader_rec if k.lower() == "nbruttsineachrecurrentiter"),
                    "readerType")

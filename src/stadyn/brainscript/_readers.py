@@ -348,7 +348,7 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     frame_mode = next((v for k, v in reader.extra.items() if k.lower() == "framemode"), False)
     if str(frame_mode).lower() not in ("true", "false"):
         raise _err(f"frameMode must be true or false, got '{frame_mode}'", reader.loc)
-    if reader.extra.get("lmParallel"):   # LMSequenceReader, nbruttsineachrecurrentiter >= 1
+    if reader.extra.get("lmParallel") is not None:   # LMSequenceReader
         return io.LMSentenceSource(made[0], int(reader.extra["lmParallel"]),
                                    randomize=reader.randomize,
                                    block_words=int(reader.extra.get("lmBlockWords", 50000)))
