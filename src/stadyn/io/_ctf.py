@@ -7,8 +7,8 @@
 - ``|#`` starts a comment that runs to the end of the line or to the next ``|`` not followed by
   ``#`` (so ``|#`` inside a comment is an escaped pipe);
 - a dense input has at most ``dim`` values (fewer are filled up with zeros, with a warning, as
-  CNTK does), a sparse one ``index:value`` pairs with
-  ``0 <= index < dim`` (an index given twice adds up, as CNTK 2.7 gives); a value is a decimal number as CNTK's
+  CNTK does), a sparse one ``index:value`` pairs with ``0 <= index < dim`` (an index given
+  twice adds up, as CNTK 2.7 gives); a value is a decimal number as CNTK's
   ``TextParser::TryReadRealNumber`` reads it: ``[+-]digits[.[digits]]`` with an optional
   ``e``/``E`` exponent ``[+-]digits`` after the digits or after a fraction (``1e5``, ``+3``,
   ``1.``, ``-1.5e+2``); ``.5``, ``1.e5``, ``1e``, ``nan``, ``inf``, ``0x10``, ``1,2`` are errors,
