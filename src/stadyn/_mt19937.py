@@ -19,6 +19,34 @@ _UPPER = np.uint64(0xFFFFFFFF80000000)
 _LOWER = np.uint64(0x7FFFFFFF)
 
 
+def _seeded(seed: int, words: int, multiplier: int, shift: int, bits: int,
+            dtype: type) -> np.ndarray:
+    """The Mersenne Twister's initial state: ``x[i] = multiplier * (x[i-1] ^ (x[i-1] >> shift))
+    + i`` modulo ``2**bits``, from ``x[0] = seed``."""
+    mask = (1 << bits) - 1
+    state = [int(seed) & mask]
+    for i in range(1, words):
+        p = state[-1]
+        state.append((multiplier * (p ^ (p >> shift)) + i) & mask)
+    return np.array(state, dtype=dtype)
+
+
+def _twist(mt: np.ndarray, m: int, matrix, upper, lower) -> None:
+    """Replace the state ``mt`` (``n`` words) by the next one, in place: word ``k`` from words
+    ``k``, ``k + 1`` and ``k + m`` (mod ``n``), the last read after it is replaced; in pieces of
+    ``n - m`` words, so that no piece reads a word it replaces."""
+    n, one, zero = len(mt), mt.dtype.type(1), mt.dtype.type(0)
+
+    def step(k0, k1, nxt, far):
+        y = (mt[k0:k1] & upper) | (nxt & lower)
+        mt[k0:k1] = far ^ (y >> one) ^ np.where(y & one, matrix, zero)
+    step(0, n - m, mt[1:n - m + 1].copy(), mt[m:n].copy())
+    for k0 in range(n - m, n - 1, n - m):
+        k1 = min(k0 + n - m, n - 1)
+        step(k0, k1, mt[k0 + 1:k1 + 1].copy(), mt[k0 + m - n:k1 + m - n].copy())
+    step(n - 1, n, mt[0:1].copy(), mt[m - 1:m].copy())
+
+
 class MT19937_64:
     """``std::mt19937_64`` seeded with an integer, its numbers generated 312 at a time.
 
@@ -31,25 +59,14 @@ class MT19937_64:
     __slots__ = ("_state", "_block", "_out", "_at")
 
     def __init__(self, seed: int):
-        state = [int(seed) & 0xFFFFFFFFFFFFFFFF]
-        for i in range(1, _N):
-            p = state[-1]
-            state.append((6364136223846793005 * (p ^ (p >> 62)) + i) & 0xFFFFFFFFFFFFFFFF)
-        self._state = np.array(state, dtype=np.uint64)
+        self._state = _seeded(seed, _N, 6364136223846793005, 62, 64, np.uint64)
         self._block = np.zeros(0, np.uint64)   # the numbers of the current block
         self._out: list[int] | None = None     # ... as Python ints, made when first called
         self._at = _N
 
     def _twist(self) -> None:
         mt = self._state
-        one = np.uint64(1)
-
-        def step(k0, k1, nxt, far):
-            y = (mt[k0:k1] & _UPPER) | (nxt & _LOWER)
-            mt[k0:k1] = far ^ (y >> one) ^ np.where(y & one, _MATRIX, np.uint64(0))
-        step(0, _N - _M, mt[1:_N - _M + 1].copy(), mt[_M:_N].copy())
-        step(_N - _M, _N - 1, mt[_N - _M + 1:_N].copy(), mt[0:_M - 1].copy())
-        step(_N - 1, _N, mt[0:1].copy(), mt[_M - 1:_M].copy())
+        _twist(mt, _M, _MATRIX, _UPPER, _LOWER)
         x = mt.copy()
         x ^= (x >> np.uint64(29)) & np.uint64(0x5555555555555555)
         x ^= (x << np.uint64(17)) & np.uint64(0x71D67FFFEDA60000)
@@ -105,28 +122,13 @@ class MT19937:
     __slots__ = ("_state", "_out", "_at")
 
     def __init__(self, seed: int):
-        state = [int(seed) & 0xFFFFFFFF]
-        for i in range(1, 624):
-            p = state[-1]
-            state.append((1812433253 * (p ^ (p >> 30)) + i) & 0xFFFFFFFF)
-        self._state = np.array(state, dtype=np.uint32)
+        self._state = _seeded(seed, 624, 1812433253, 30, 32, np.uint32)
         self._out: list[int] = []
         self._at = 624
 
     def _twist(self) -> None:
-        mt, n, m = self._state, 624, 397
-        matrix, one = np.uint32(0x9908B0DF), np.uint32(1)
-        upper, lower = np.uint32(0x80000000), np.uint32(0x7FFFFFFF)
-
-        def step(k0, k1, nxt, far):
-            y = (mt[k0:k1] & upper) | (nxt & lower)
-            mt[k0:k1] = far ^ (y >> one) ^ np.where(y & one, matrix, np.uint32(0))
-        # word k >= n - m reads word k + m - n, already replaced: in pieces of n - m words
-        step(0, n - m, mt[1:n - m + 1].copy(), mt[m:n].copy())
-        for k0 in range(n - m, n - 1, n - m):
-            k1 = min(k0 + n - m, n - 1)
-            step(k0, k1, mt[k0 + 1:k1 + 1].copy(), mt[k0 + m - n:k1 + m - n].copy())
-        step(n - 1, n, mt[0:1].copy(), mt[m - 1:m].copy())
+        mt = self._state
+        _twist(mt, 397, np.uint32(0x9908B0DF), np.uint32(0x80000000), np.uint32(0x7FFFFFFF))
         x = mt.copy()
         x ^= x >> np.uint32(11)
         x ^= (x << np.uint32(7)) & np.uint32(0x9D2C5680)

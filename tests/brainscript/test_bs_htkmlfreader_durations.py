@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from stadyn import io
-from stadyn._errors import ConfigError
+from stadyn._errors import ConfigError, DataError
 from stadyn.brainscript import parse_config, reader_config
 from stadyn.brainscript._readers import make_source
 
@@ -101,3 +101,64 @@ def test_an_utterance_of_another_length_in_a_second_feature_stream_is_skipped(tm
     with pytest.raises(ConfigError, match="3 of the 4 utterances have another frame count.*"
                        "too many files with inconsistent durations"):
         make_source(_two_streams(tmp_path, [5, 6, 6, 6]), warn=said.append)
+
+
+def _reordered(tmp_path, keys, lines=4):
+    """A second feature stream whose script lists utterance ``keys[i]`` on line i (its frames
+    are those of the same key of f.htk plus 100)."""
+    _files(tmp_path, [5, 5, 5, 5])
+    io.write_htk_features(tmp_path / "g.htk",
+                          100 + np.arange(40, dtype=np.float32).reshape(20, 2))
+    (tmp_path / "g.scp").write_text("".join(f"u{k}=g.htk[{5 * k},{5 * k + 4}]\n"
+                                            for k in keys[:lines]))
+    return reader_config(parse_config(
+        'r = [ readerType = "HTKMLFReader" ; readMethod = "none" ; frameMode = true\n'
+        '  features = [ dim = 2 ; scpFile = "f.scp" ; type = "real" ]\n'
+        '  more = [ dim = 2 ; scpFile = "g.scp" ; type = "real" ]\n'
+        '  labels = [ mlfFile = "l.mlf" ; labelMappingFile = "s.txt" ; labelDim = 2\n'
+        '             labelType = "category" ] ]', "speech.cntk")["r"])
+
+
+def test_feature_scripts_are_paired_line_by_line_not_by_key(tmp_path, monkeypatch):
+    # cntk.exe's HTKMLFReader hands the script files' lines to minibatchutterancesourcemulti
+    # as lists and takes line i of each together (utterancesourcemulti.h:946-948, no key is
+    # compared); the labels are those of the first script's key. g.scp lists u2 u0 u3 u1.
+    monkeypatch.chdir(tmp_path)
+    source = make_source(_reordered(tmp_path, [2, 0, 3, 1]), max_sweeps=1)
+    features, more, labels = [], [], []
+    while mb := source.next_minibatch(5):
+        features += mb["features"].data[:, 0].tolist()
+        more += mb["more"].data[:, 0].tolist()
+        labels += mb["labels"].data[:, 1].tolist()
+    f = np.arange(0, 40, 2, dtype=np.float64)                # u0 u1 u2 u3 of f.htk
+    g = 100 + np.concatenate([f[10:15], f[0:5], f[15:20], f[5:10]])   # u2 u0 u3 u1 of g.htk
+    np.testing.assert_array_equal(features, f)
+    np.testing.assert_array_equal(more, g)
+    np.testing.assert_array_equal(labels, np.repeat([0, 1, 0, 1], 5))   # u0 'a', u1 'b', ...
+
+
+def test_feature_scripts_of_different_lengths_are_an_error(tmp_path, monkeypatch):
+    # HTKMLFReader.cpp:370-371: "number of files in each scriptfile inconsistent (%d vs. %d)"
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DataError, match="stream 'more' lists 3 utterances and stream "
+                       "'features' 4.*number of files in each scriptfile inconsistent") as err:
+        make_source(_reordered(tmp_path, [0, 1, 2], lines=3))
+    assert err.value.path.endswith("g.scp")
+
+
+def test_cntk2_deserializers_still_join_feature_streams_by_key(tmp_path):
+    # CNTK 2.7's HTKFeatureDeserializer with two streams whose scripts list u1 u2 u3 and
+    # u3 u1 u2 gave each utterance its own key's frames (run under CNTK 2.7: a = 1.x, b = 10.x
+    # for u1, 2.x/20.x for u2, 3.x/30.x for u3)
+    for k, n in ((1, 3), (2, 4), (3, 5)):
+        io.write_htk_features(tmp_path / f"u{k}a.htk", np.full((n, 1), k, np.float32))
+        io.write_htk_features(tmp_path / f"u{k}b.htk", np.full((n, 1), 10 * k, np.float32))
+    (tmp_path / "a.scp").write_text("".join(f"u{k}={tmp_path}/u{k}a.htk[0,{n - 1}]\n"
+                                            for k, n in ((1, 3), (2, 4), (3, 5))))
+    (tmp_path / "b.scp").write_text("".join(f"u{k}={tmp_path}/u{k}b.htk[0,{n - 1}]\n"
+                                            for k, n in ((3, 5), (1, 3), (2, 4))))
+    des = io.HTKFeatureDeserializer(io.StreamDefs(a=io.StreamDef(shape=1, scp=str(tmp_path / "a.scp")),
+                                                  b=io.StreamDef(shape=1, scp=str(tmp_path / "b.scp"))))
+    for i in range(3):
+        row = des.read(i)
+        assert row["b"].ravel().tolist() == [10 * v for v in row["a"].ravel().tolist()]

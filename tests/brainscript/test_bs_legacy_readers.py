@@ -565,3 +565,45 @@ def test_htkmlfreader_skips_a_few_unlabelled_utterances_and_refuses_most(tmp_pat
     while mb := source.next_minibatch(4):
         frames += mb["features"].num_samples
     assert frames == 10           # u0 and u1's five frames each
+
+
+def test_lmsequencereader_fill_mode_minibatches_are_cntk_exes(ptb):
+    # nbruttsineachrecurrentiter = 0 (PTB's rnn.cntk): cntk.exe's DetermineSequencesToProcess
+    # groups sentences of one length while their words stay under the minibatch size; the
+    # validation passes of its log: "Final Results: Minibatch[1-704]" (minibatchSize 128) and
+    # "Minibatch[1-193]" (512), 73760 samples each
+    cmd = _lm_reader(ptb, "train")
+    assert re.search(r"Final Results: Minibatch\[1-704\]: .* \* 73760;", ptb["log"])
+    assert re.search(r"Final Results: Minibatch\[1-193\]: .* \* 73760;", ptb["log"])
+    for size, count in ((128, 704), (512, 193)):
+        source = make_source(cmd.cv_reader)       # read as a cvReader: no start_epoch
+        minibatches, samples = 0, 0
+        while mb := source.next_minibatch(size):
+            minibatches += 1
+            samples += mb["labels"].num_samples
+            lengths = mb["labels"].lengths
+            assert len(set(lengths.tolist())) == 1          # one sentence length a minibatch
+            assert len(lengths) == 1 or int((lengths + 1).sum()) < size   # a sentence's words
+        assert (minibatches, samples) == (count, 73760)
+
+
+def test_lmsequencereader_fill_mode_by_hand(tmp_path):
+    # words (with both </s>): 4, 5, 4, 4, 3 -> steps 3, 4, 3, 3, 2; minibatch size 9 in the
+    # file's order: sentences 0 and 2 (4 + 4 = 8 < 9; adding sentence 3 would make 12 >= 9),
+    # then 1, then 3, then 4
+    (tmp_path / "v.txt").write_text("0 9 </s> 0\n1 5 a 0\n2 3 b 1\n3 1 <unk> 1\n")
+    (tmp_path / "t.txt").write_text("</s> a b </s>\n</s> a b a </s>\n</s> b b </s>\n"
+                                    "</s> a a </s>\n</s> b </s>\n")
+    reader = reader_config(parse_config(f"""reader = [ readerType = "LMSequenceReader"
+        file = "{tmp_path / 't.txt'}" ; wordclass = "{tmp_path / 'v.txt'}"
+        nbruttsineachrecurrentiter = 0
+        words = [ dim = 0 ; mode = "softmax" ]
+        labelIn = [ labelType = "category" ; labelDim = 4 ]
+        labels = [ labelType = "nextWord" ] ]""", "lm.cntk")["reader"])
+    assert make_source(reader).parallel == 0
+    source = io.LMSentenceSource(_lm_text(reader.deserializers[0]), 0, randomize=False)
+    seen = []
+    while mb := source.next_minibatch(9):
+        words = mb["words"]
+        seen.append([words.data[k, :n].argmax(-1).tolist() for k, n in enumerate(words.lengths)])
+    assert seen == [[[0, 1, 2], [0, 2, 2]], [[0, 1, 2, 1]], [[0, 1, 1]], [[0, 2]]]

@@ -127,7 +127,7 @@ def test_nbruttsineachrecurrentiter_values(tmp_path):
 
     # cntk.exe's default is 1 (readerConfig(L"nbruttsineachrecurrentiter", (size_t) 1))
     assert source(None).parallel == 1 and source(4).parallel == 4
-    assert not isinstance(source(0), io.LMSentenceSource)       # 0: fill by the token count
+    assert source(0).parallel == 0          # 0: whole sentences filled by the word count
     for bad in ("x", "-1", "2:4"):
         with pytest.raises(ConfigError, match="nbruttsineachrecurrentiter") as err:
             source(bad)

@@ -101,3 +101,51 @@ def test_brainscript_max_errors_reaches_the_deserializer(tmp_path, where):
         source("").next_minibatch(100)
     with pytest.raises(ConfigError, match="maxErrors must be a whole number >= 0"):
         source("maxErrors = -2")
+
+
+@pytest.mark.parametrize("case", sorted(_REFS["cases"]))
+def test_dict_style_max_errors_as_cntk_27(case, tmp_path):
+    # make_refs.py set CNTK 2.7's maxErrors the same way: d["maxErrors"] = n on the
+    # deserializer cntk.io.CTFDeserializer made, after it was made
+    from stadyn.compat.cntk import io as cio
+
+    path = tmp_path / "data.ctf"
+    path.write_text(_REFS["cases"][case])
+    for max_errors, expected in _REFS["refs"][case].items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            d = cio.CTFDeserializer(str(path), cio.StreamDefs(x=cio.StreamDef(field="x", shape=2),
+                                                              y=cio.StreamDef(field="y", shape=1)))
+            d["maxErrors"] = int(max_errors)
+            assert d["maxErrors"] == int(max_errors)
+            source = cio.MinibatchSource(d, randomize=False, max_sweeps=1)
+            got = {"x": [], "y": []}
+            try:
+                while mb := source.next_minibatch(1000):
+                    for name in got:
+                        got[name] += [s.tolist() for s in
+                                      mb[getattr(source.streams, name)].as_sequences()]
+            except DataError:
+                got = {"error": True}
+        if expected.get("error"):
+            assert got == {"error": True}, (case, max_errors)
+            continue
+        assert "error" not in got, (case, max_errors)
+        for name in ("x", "y"):
+            assert _same(got[name], expected[name]), (case, max_errors, name, got[name])
+
+
+def test_dict_style_settings_cntk_27_reads():
+    d = io.CTFDeserializer.from_bytes(b"|x 1 2 |y 1\n", io.StreamDefs(
+        x=io.StreamDef(shape=2), y=io.StreamDef(shape=1)), "data.ctf")
+    d["chunkSizeInBytes"] = 12
+    assert d.chunk_bytes == 12 and d["chunkSizeInBytes"] == 12
+    d["traceLevel"] = 2                          # CNTK's engine only: taken, no effect
+    assert d["traceLevel"] == 2 and d["file"] == "data.ctf"
+    with pytest.raises(ValueError, match="'skipSequenceIds'.*not supported"):
+        d["skipSequenceIds"] = True
+    with pytest.warns(UserWarning, match="'maxErrrors' is not a setting of CNTK's text format"):
+        d["maxErrrors"] = 1
+    assert d.max_errors == 0
+    with pytest.raises(KeyError):
+        d["maxErrorz"]

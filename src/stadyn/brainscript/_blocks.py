@@ -193,8 +193,11 @@ def command_config(root: ConfigRecord, name: str) -> CommandConfig:
         # only training reads the SGD block's learning settings (cntk.exe's DoTrain builds its
         # SGD object; DoEval/DoWriteOutput read none of them, PTB's test=[SGD=[maxEpochs=3]])
         sgd=None if sgd_rec is None or action != "train" else sgd_config(sgd_rec),
-        reader=reader_config(rec.get_record("reader")) if "reader" in rec else None,
-        cv_reader=reader_config(rec.get_record("cvReader")) if "cvReader" in rec else None,
+        # cntk.exe's config(L"reader") / config(L"cvReader", L"") look in the enclosing blocks
+        # too (ConfigParameters::TryFind, Config.h:992-1003): a top-level reader serves every
+        # command without its own
+        reader=_reader(rec, "reader"),
+        cv_reader=_reader(rec, "cvReader"),
         model_path=None if model_path is None else str(model_path),
         minibatch_size=None if mb is None else tuple(mb),
         epoch_size=epoch or None,
@@ -207,6 +210,11 @@ def command_config(root: ConfigRecord, name: str) -> CommandConfig:
         check_numerics=bool(rec.get_bool("checkNumerics", False, inherited=True)),
         extra=_extra(rec, _COMMAND_KEYS, consumed=False),
     )
+
+
+def _reader(rec: ConfigRecord, key: str) -> ReaderConfig | None:
+    block = rec.get_record(key, None, inherited=True)
+    return None if block is None else reader_config(block)
 
 
 def run_config(root: ConfigRecord) -> RunConfig:

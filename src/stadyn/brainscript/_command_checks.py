@@ -45,14 +45,14 @@ def check_train(cmd: CommandConfig, workers: int, log: Callable[[str], None]) ->
         # cntk.exe splits an utterance-mode HTKMLFReader's utterances among the workers
         # (HTKMLFReader::StartDistributedMinibatchLoop: subsetNum of numSubsets, each
         # nbruttsineachrecurrentiter / numSubsets sequences a minibatch); Stadyn's does not
-        reader_rec = rec.get_record("reader")
+        reader_rec = rec.get_record("reader", inherited=True)
         key = next((k for k in reader_rec if k.lower() == "framemode"), "readerType")
         raise ConfigError("an HTKMLFReader with frameMode = false (whole utterances) cannot "
                           "be read by the workers of a data-parallel job (stadyn train "
                           "--nproc) yet: train it in one process, or use frameMode = true",
                           *record_loc(reader_rec, key))
-    if workers > 1 and cmd.reader.extra.get("lmParallel"):
-        reader_rec = rec.get_record("reader")
+    if workers > 1 and cmd.reader.extra.get("lmParallel") is not None:
+        reader_rec = rec.get_record("reader", inherited=True)
         key = next((k for k in reader_rec if k.lower() == "nbruttsineachrecurrentiter"),
                    "readerType")
         raise ConfigError(LM_DATA_PARALLEL, *record_loc(reader_rec, key))

@@ -83,21 +83,25 @@ def _inconsistent(reader: ReaderConfig, made: list[io.Deserializer], keys: list[
     """The utterances whose frame count another (not broadcast) feature stream does not
     share."""
     bad = np.zeros(len(keys), dtype=bool)
-    others: list[dict[str, int]] = []
+    others: list[np.ndarray] = []
     for d, config in zip(made, reader.deserializers):
         if config.type.lower() in label_types or getattr(d, "broadcast", False) or not d.keys():
             continue
         streams = getattr(d, "stream_lengths", None)
         for lengths in (streams().values() if streams is not None
                         else [d.sequence_lengths()]):
-            others.append({str(k): int(n) for k, n in zip(d.keys(), lengths)})
+            if d is made[0]:        # its streams are paired with the first by position
+                others.append(np.asarray(lengths, dtype=np.int64))
+            else:
+                where = {str(k): int(n) for k, n in zip(d.keys(), lengths)}
+                others.append(np.array([where.get(k, -1) for k in keys], dtype=np.int64))
     for other in others:
-        for i, k in enumerate(keys):
-            if k in other and other[k] != int(frames[i]) and not bad[i]:
+        for i in range(len(keys)):
+            if other[i] >= 0 and other[i] != int(frames[i]) and not bad[i]:
                 bad[i] = True
                 _say(warn, f"HTKMLFReader: skipping {i}-th file due to inconsistency in "
                            f"duration in different feature streams ({int(frames[i])} vs "
-                           f"{other[k]} frames)")
+                           f"{int(other[i])} frames)")
     if int(bad.sum()) > len(keys) // 2:
         raise _error(f"HTKMLFReader: {int(bad.sum())} of the {len(keys)} utterances have "
                      "another frame count in another feature stream (cntk.exe: too many files "

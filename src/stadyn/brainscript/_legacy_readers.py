@@ -25,7 +25,8 @@ These readers had no ``deserializers`` list: their block names each input in a s
   ``extra`` (and ``cacheBlockSize`` as ``lmBlockWords``, default 50000, the words cntk.exe read,
   shuffled and grouped at a time): ``make_source`` opens an ``io.LMSentenceSource`` (N
   sentences of one length in minibatch-size pieces, the state carried by ``_state_carry``);
-  ``0`` (fill by token count) reads whole sentences through the plain source.
+  ``0`` (fill by word count) gives whole sentences of one length, fewer words together than
+  the minibatch size, from the same source (cntk.exe's grouping).
 
 What Stadyn does not do is refused with a ConfigError naming the key when the reader is opened
 (the block itself is still read, so a survey of configs sees every other gap): truncated
@@ -270,8 +271,9 @@ def _lm(rec: ConfigRecord, reader: str) -> LegacyReader:
 def _lm_parallel(rec: ConfigRecord, reader: str) -> dict[str, Any]:
     """LMSequenceReader's ``nbruttsineachrecurrentiter`` (default 1, as cntk.exe's): N >= 1
     sentences of one length a minibatch, cut into minibatch-size pieces
-    (:class:`~stadyn.io.LMSentenceSource`); 0 fills each minibatch with whole sentences up to
-    the minibatch size (the plain deserializer)."""
+    (:class:`~stadyn.io.LMSentenceSource`); 0 fills each minibatch with whole sentences of one
+    length, fewer words together than the minibatch size (the same source, as cntk.exe's
+    reader: its shuffled blocks, its grouping)."""
     value = rec.lookup("nbruttsineachrecurrentiter", None)
     counts = ["1"] if value is None else str(value).replace(":", " ").split()
     if len(set(counts)) > 1:
@@ -285,7 +287,7 @@ def _lm_parallel(rec: ConfigRecord, reader: str) -> dict[str, Any]:
     if parallel < 0:
         raise _err(f"{reader}: 'nbruttsineachrecurrentiter' must be a whole number >= 0, got "
                    f"'{value}'", rec, "nbruttsineachrecurrentiter")
-    return {"lmParallel": parallel} if parallel else {}
+    return {"lmParallel": parallel}
 
 
 def _block_words(rec: ConfigRecord, reader: str) -> int:

@@ -192,7 +192,11 @@ def _context(s: StreamConfig, d: DeserializerConfig) -> tuple[int, int] | None:
                f"count or left:right, got '{value}'", d.loc)
 
 
-def _htk_features(d: DeserializerConfig) -> io.HTKFeatureDeserializer:
+def _htk_features(d: DeserializerConfig, reader: ReaderConfig) -> io.HTKFeatureDeserializer:
+    """The feature streams of an HTK reader; those of ``readerType = "HTKMLFReader"`` paired
+    line by line of their script files, as cntk.exe's reader did (HTKMLFReader.cpp:371,
+    utterancesourcemulti.h:943), the others' by utterance key (CNTK 2's deserializers)."""
+    legacy = str(reader.reader_type or "").lower() == "htkmlfreader"
     defs = {}
     for s in d.streams:
         scp = _param(s, "scpFile")
@@ -208,7 +212,8 @@ def _htk_features(d: DeserializerConfig) -> io.HTKFeatureDeserializer:
                                     max_sequence_length=int(limit))
     if not defs:
         raise _err("HTKFeatureDeserializer defines no input streams", d.loc)
-    return io.HTKFeatureDeserializer(io.StreamDefs(**defs))
+    return io.HTKFeatureDeserializer(io.StreamDefs(**defs),
+                                     pairing="position" if legacy else "key")
 
 
 def _htk_labels(d: DeserializerConfig) -> io.HTKMLFDeserializer:
@@ -323,7 +328,7 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
         elif kind in _BINARY_TYPES:
             made.append(_binary(d))
         elif kind in _HTK_FEATURE_TYPES:
-            made.append(_htk_features(d))
+            made.append(_htk_features(d, reader))
         elif kind in _HTK_LABEL_TYPES:
             made.append(_htk_labels(d))
         elif kind in _LM_TYPES:
@@ -343,7 +348,7 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     frame_mode = next((v for k, v in reader.extra.items() if k.lower() == "framemode"), False)
     if str(frame_mode).lower() not in ("true", "false"):
         raise _err(f"frameMode must be true or false, got '{frame_mode}'", reader.loc)
-    if reader.extra.get("lmParallel"):   # LMSequenceReader, nbruttsineachrecurrentiter >= 1
+    if reader.extra.get("lmParallel") is not None:   # LMSequenceReader
         return io.LMSentenceSource(made[0], int(reader.extra["lmParallel"]),
                                    randomize=reader.randomize,
                                    block_words=int(reader.extra.get("lmBlockWords", 50000)))

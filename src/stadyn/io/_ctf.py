@@ -1,19 +1,23 @@
 """CNTK Text Format (CTF): ``[seqId] |name v v v |name2 idx:val idx:val |# comment``.
 
 - one line holds one sample of one or more inputs; values are separated by spaces or tabs;
-- a line may start with a sequence id; consecutive lines with the same id form one sequence; a
-  line without an id is a sequence of its own (its key is its line number);
+- a line may start with a sequence id; consecutive lines with the same id form one sequence;
+  in a file whose first text is a ``|`` (no ids) every line is a sequence of its own (its key
+  is its line number);
 - ``|#`` starts a comment that runs to the end of the line or to the next ``|`` not followed by
   ``#`` (so ``|#`` inside a comment is an escaped pipe);
 - a dense input has at most ``dim`` values (fewer are filled up with zeros, with a warning, as
-  CNTK does), a sparse one ``index:value`` pairs with
-  ``0 <= index < dim``, each index at most once; a value is a decimal number as CNTK's
+  CNTK does), a sparse one ``index:value`` pairs with ``0 <= index < dim`` (an index given
+  twice adds up, as CNTK 2.7 gives); a value is a decimal number as CNTK's
   ``TextParser::TryReadRealNumber`` reads it: ``[+-]digits[.[digits]]`` with an optional
   ``e``/``E`` exponent ``[+-]digits`` after the digits or after a fraction (``1e5``, ``+3``,
   ``1.``, ``-1.5e+2``); ``.5``, ``1.e5``, ``1e``, ``nan``, ``inf``, ``0x10``, ``1,2`` are errors,
   and a value too large for float32 is ``inf``, as CNTK gives;
-- blank lines and comment-only lines are skipped; any other line without a ``|`` is an error, and
-  so is a file without samples; a UTF-8 byte order mark at the start is skipped.
+- white space at the start of the file and a UTF-8 byte order mark are skipped; after that
+  every line is a row, as CNTK 2.7's indexer counts them: a blank or comment-only line (or, in
+  a file with ids, a line without one) is a row of the sequence before it, or without ids a
+  sequence of its own, without inputs (an error when read; CNTK's "Could not read a row");
+  any other line without a ``|`` is an error, and so is a file without samples.
 
 The file is indexed when the deserializer is made (byte offsets of sequences, found with NumPy)
 and parsed lazily, sequence by sequence, in whichever process reads it.
@@ -39,7 +43,6 @@ from ._streams import StreamDef, iter_stream_defs
 
 __all__ = ["CTFDeserializer"]
 
-_HAS_SAMPLE = re.compile(rb"\|(?!#)")
 _COMMENT = re.compile(r"\|#(?:[^|]|\|#)*")
 _ID = re.compile(rb"[ \t]*([^ \t|\r]+)")
 _CHUNK = 1 << 26
@@ -74,6 +77,20 @@ def _bytes_at(data, offsets: np.ndarray) -> np.ndarray:
     return np.frombuffer(data, dtype=np.uint8)[offsets]
 
 
+_SPACES = np.frombuffer(b" \t\r\n\v\f", np.uint8)
+
+
+def _first_text(data, start: int) -> int:
+    """The offset of the first byte at or after ``start`` that is not white space (the
+    length of ``data`` when there is none)."""
+    view = np.frombuffer(data, dtype=np.uint8)
+    for at in range(start, len(view), _CHUNK):
+        found = np.flatnonzero(~np.isin(view[at:at + _CHUNK], _SPACES))
+        if found.size:
+            return at + int(found[0])
+    return len(view)
+
+
 class _Index:
     """Where each sequence's lines are: byte range, first line number, line count, key."""
 
@@ -84,42 +101,53 @@ class _Index:
         starts = np.concatenate([[bom], ends + 1]).astype(np.int64)
         ends = np.concatenate([ends, [size]]).astype(np.int64)
         numbers = np.arange(1, len(starts) + 1, dtype=np.int64)
-        keep = ends > starts
+        if len(starts) and starts[-1] == ends[-1]:      # nothing after the last newline
+            starts, ends, numbers = starts[:-1], ends[:-1], numbers[:-1]
+        # CNTK's indexer (TextInputIndexBuilder) skips the white space at the start of the file;
+        # after that every line is a row: a blank or comment-only line is a row without inputs
+        skip_to = _first_text(data, bom)
+        keep = ends > skip_to
         starts, ends, numbers = starts[keep], ends[keep], numbers[keep]
-        first = _bytes_at(data, starts)
         seq_start, seq_end, seq_line, seq_count, keys = [], [], [], [], []
-        if len(starts) and bool((first == ord("|")).all()):
-            second = _bytes_at(data, np.minimum(starts + 1, size - 1))
-            maybe_empty = np.flatnonzero((second == ord("#")) | (ends - starts < 2))
-            has = np.ones(len(starts), dtype=bool)
-            for i in maybe_empty.tolist():
-                has[i] = _HAS_SAMPLE.search(bytes(data[starts[i]:ends[i]])) is not None
-            seq_start, seq_end, seq_line = starts[has], ends[has], numbers[has]
+        if len(starts) and bytes(data[skip_to:skip_to + 1]) == b"|":
+            # no sequence ids (the first text is a '|'): every line is a sequence of its own
+            first = _bytes_at(data, starts)
+            for k in np.flatnonzero(first != ord("|")).tolist():
+                line = bytes(data[starts[k]:ends[k]])
+                if b"|" not in line and line.strip():
+                    text = line.strip().decode("utf-8", "replace")
+                    raise DataError(f"unexpected text {text[:40]!r} on a line without '|' "
+                                    f"(not a sample, not a '|#' comment)", source,
+                                    int(numbers[k]))
+            seq_start, seq_end, seq_line = starts, ends, numbers
             seq_count = np.ones(len(seq_start), np.int64)
             self.keys: list[str] = [str(n) for n in seq_line.tolist()]
             self.explicit_ids = False
         else:
+            # a line starting with an id other than the current sequence's starts a sequence;
+            # any other line (same id, no id, blank, comment only) is a row of the current one
             prev_id = None
             for s, e, n in zip(starts.tolist(), ends.tolist(), numbers.tolist()):
                 line = bytes(data[s:e])
-                if _HAS_SAMPLE.search(line) is None:
-                    if b"|" not in line and line.strip():
-                        text = line.strip().decode("utf-8", "replace")
-                        raise DataError(f"unexpected text {text[:40]!r} on a line without '|' "
-                                        f"(not a sample, not a '|#' comment)", source, n)
-                    continue
+                if b"|" not in line and line.strip():
+                    text = line.strip().decode("utf-8", "replace")
+                    raise DataError(f"unexpected text {text[:40]!r} on a line without '|' "
+                                    f"(not a sample, not a '|#' comment)", source, n)
                 m = _ID.match(line)
                 seq_id = m.group(1) if m else None
-                if seq_id is not None and seq_id == prev_id:
+                if seq_start and (seq_id is None or seq_id == prev_id):
                     seq_end[-1] = e
                     seq_count[-1] += 1
                     continue
+                if seq_id is None:
+                    raise DataError("expected a sequence id at the start of the file's first "
+                                    "line (CNTK: Expected a sequence id)", source, n)
                 prev_id = seq_id
                 seq_start.append(s)
                 seq_end.append(e)
                 seq_line.append(n)
                 seq_count.append(1)
-                keys.append(seq_id.decode("utf-8", "replace") if seq_id is not None else str(n))
+                keys.append(seq_id.decode("utf-8", "replace"))
             self.keys = keys
             self.explicit_ids = True
         self.starts = np.asarray(seq_start, dtype=np.int64)
@@ -136,7 +164,6 @@ def _parse_values(field: _Field, name: str, text: str, source: str,
     tokens = text.split()
     if field.sparse:
         out = np.zeros(field.dim, dtype=np.float32)
-        seen: set[int] = set()
         for tok in tokens:
             index, sep, value = tok.partition(":")
             if not sep or not index.isdigit() or not index.isascii():
@@ -146,14 +173,11 @@ def _parse_values(field: _Field, name: str, text: str, source: str,
             if k >= field.dim:
                 raise DataError(f"input {name!r}: index {k} is outside 0..{field.dim - 1}",
                                 source, line)
-            if k in seen:
-                raise DataError(f"input {name!r}: index {k} appears twice", source, line)
-            seen.add(k)
             if not _NUMBER.fullmatch(value):
                 raise DataError(f"input {name!r}: value {value[:40]!r} is not a number "
                                 f"({_GRAMMAR})", source, line)
-            with np.errstate(over="ignore"):
-                out[k] = float(value)
+            with np.errstate(over="ignore"):     # an index given twice: CNTK 2.7 adds them
+                out[k] += np.float32(float(value))
         return out.reshape(field.shape)
     if len(tokens) > field.dim:
         raise DataError(f"input {name!r} is dense with dim {field.dim} but has {len(tokens)} "
@@ -223,6 +247,14 @@ def _parse_line(text: str, fields: dict[str, _Field], has_id: bool, source: str,
                 raise
             skip(err)
     return samples
+
+
+# CNTK 2.7's CTF reader's own settings (TextConfigHelper.cpp:123-133), set on its deserializer
+# as on a dict: those that only tune its engine are taken and change nothing here
+_NO_EFFECT_KEYS = ("traceLevel", "keepDataInMemory", "cacheIndex",
+                   "sampleBasedRandomizationWindow")
+_REFUSED_KEYS = {"skipSequenceIds": "every line its own sequence, ids ignored",
+                 "frameMode": "use MinibatchSource(frame_mode=True)"}
 
 
 class CTFDeserializer(Deserializer):
@@ -315,6 +347,55 @@ class CTFDeserializer(Deserializer):
         warnings.warn(f"{err}; skipped ({len(self._skipped)} of maxErrors = "
                       f"{self.max_errors})", stacklevel=5)
 
+    def __setitem__(self, key: str, value) -> None:
+        """CNTK 2.7's dict-style setting of its reader's keys, ``d["maxErrors"] = 2`` (see
+        :attr:`max_errors`) and ``d["chunkSizeInBytes"] = n`` (:attr:`chunk_bytes`);
+        ``traceLevel``, ``keepDataInMemory``, ``cacheIndex`` and
+        ``sampleBasedRandomizationWindow`` are taken and change nothing; ``skipSequenceIds``
+        and ``frameMode`` are not supported (a ValueError); another key, which CNTK's reader
+        does not read either, is kept with a warning.
+
+        Example:
+            >>> from stadyn.io import StreamDef, StreamDefs
+            >>> d = CTFDeserializer.from_bytes(b'0 |x 1 |y 1\\n0 |x a |y 2\\n',
+            ...     StreamDefs(x=StreamDef(shape=1), y=StreamDef(shape=1)))
+            >>> d["maxErrors"] = 1
+            >>> d.max_errors, d["maxErrors"]
+            (1, 1)
+        """
+        if key == "maxErrors":
+            self._set_max_errors(int(value))
+        elif key == "chunkSizeInBytes":
+            if int(value) <= 0:
+                raise ValueError(f"chunkSizeInBytes must be > 0, got {value}")
+            self.chunk_bytes = int(value)
+        elif key in _REFUSED_KEYS:
+            raise ValueError(f"CTFDeserializer: {key!r} ({_REFUSED_KEYS[key]}) is not supported "
+                             "by Stadyn")
+        else:
+            if key not in _NO_EFFECT_KEYS:
+                warnings.warn(f"CTFDeserializer: {key!r} is not a setting of CNTK's text format "
+                              f"reader (it reads maxErrors, chunkSizeInBytes, "
+                              f"{', '.join(_NO_EFFECT_KEYS)}); it is kept and does nothing",
+                              stacklevel=2)
+            self.__dict__.setdefault("_settings", {})[key] = value
+
+    def __getitem__(self, key: str):
+        """A setting as CNTK 2.7's deserializer dict gives it: ``file``, ``type``,
+        ``maxErrors``, ``chunkSizeInBytes`` or one set with ``d[key] = value``."""
+        if key == "file":
+            return self.path
+        if key == "type":
+            return "CNTKTextFormatDeserializer"
+        if key == "maxErrors":
+            return self.max_errors
+        if key == "chunkSizeInBytes":
+            return self.chunk_bytes
+        settings = self.__dict__.get("_settings", {})
+        if key in settings:
+            return settings[key]
+        raise KeyError(key)
+
     @staticmethod
     def _make_fields(streams: dict[str, StreamDef]) -> dict[str, _Field]:
         fields: dict[str, _Field] = {}
@@ -335,8 +416,9 @@ class CTFDeserializer(Deserializer):
                             "lines)", self.path)
         self._sequence_mode = bool((self._index.line_counts > 1).any())
         self._has_ids = self._index.explicit_ids
-        # Validate the first sequence now, so a wrongly declared file fails at once.
-        self._parse_sequence(0)
+        # Validate the first sequence now, so a wrongly declared file fails at once; errors
+        # maxErrors counts wait until it is read (maxErrors may still be set: d["maxErrors"])
+        self._parse_sequence(0, counted=False)
 
     def __len__(self) -> int:
         return len(self._index)
@@ -387,40 +469,43 @@ class CTFDeserializer(Deserializer):
                             self.path, int(self._index.first_lines[i]))
         return data
 
-    def _parse_sequence(self, i: int) -> dict[str, list[np.ndarray]]:
+    def _parse_sequence(self, i: int, counted: bool = True) -> dict[str, list[np.ndarray]]:
         raw = self._raw(i)
         first = int(self._index.first_lines[i])
         out: dict[str, list[np.ndarray]] = {f.stream: [] for f in self._fields.values()}
         line_no = first
         bare: list[int] = []        # lines of a sequence without any input of the streams
-        skip = self._skip if self.max_errors else None
+        ignored: list[DataError] = []
+        skip = (self._skip if self.max_errors else None) if counted else ignored.append
         for raw_line in raw.split(b"\n"):
-            if raw_line.strip() and _HAS_SAMPLE.search(raw_line) is not None:
-                try:
-                    text = raw_line.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise DataError(f"not UTF-8 text (byte 0x{raw_line[exc.start]:02x})",
-                                    self.path, line_no) from None
-                seen = set()
-                samples = _parse_line(text, self._fields, self._has_ids, self.path, line_no,
-                                      skip)
-                for name, values in samples:
-                    if not self._sequence_mode and name in seen:
-                        raise DataError(f"input {name!r} appears twice on one line", self.path,
-                                        line_no)
-                    seen.add(name)
-                    out[self._fields[name].stream].append(values)
-                if self._sequence_mode and not samples:   # TryReadRow: "Could not read a row"
-                    bare.append(line_no)
-                if not self._sequence_mode:
-                    missing = [n for n in self._fields if n not in seen]
-                    if missing:
-                        raise DataError(f"input {missing[0]!r} is missing from this line",
-                                        self.path, line_no)
+            # every line is a row (CNTK's indexer counts each, blank and comment-only too)
+            try:
+                text = raw_line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"not UTF-8 text (byte 0x{raw_line[exc.start]:02x})",
+                                self.path, line_no) from None
+            seen = set()
+            samples = _parse_line(text, self._fields, self._has_ids, self.path, line_no,
+                                  skip)
+            for name, values in samples:
+                if not self._sequence_mode and name in seen:
+                    raise DataError(f"input {name!r} appears twice on one line", self.path,
+                                    line_no)
+                seen.add(name)
+                out[self._fields[name].stream].append(values)
+            if self._sequence_mode and not samples:   # TryReadRow: "Could not read a row"
+                bare.append(line_no)
+            if not self._sequence_mode and not ignored:
+                missing = [n for n in self._fields if n not in seen]
+                if missing:
+                    raise DataError(f"input {missing[0]!r} is missing from this line",
+                                    self.path, line_no)
             line_no += 1
         # CNTK's TextParser::LoadSequence: an input with no sample in a sequence is an error
         # ("Input ('x') is empty in sequence ... Malformed input file"), not an empty sequence
         # (a tag misspelled in the file, or a stream the file does not have, read as nothing)
+        if ignored:             # malformed inputs while checking: reading the sequence decides
+            return out
         empty = [n for n, f in self._fields.items() if not out[f.stream]]
         if empty:
             stream = self._fields[empty[0]].stream
@@ -430,6 +515,8 @@ class CTFDeserializer(Deserializer):
                             f"file's inputs are named by their '|name' tags)", self.path, first)
         # counted errors, after that one (which names a misspelled tag): a line without any
         # input of the streams, and then the sequence falling short of its lines
+        if not counted:
+            return out
         for line_no in bare:
             self._skip(DataError("no input of the streams on this line", self.path, line_no))
         most = max(len(v) for v in out.values())

@@ -129,6 +129,10 @@ class HTKFeatureDeserializer(Deserializer):
         streams: ``StreamDefs(features=StreamDef(shape=dim, scp='train.scp',
             context=(left, right)))``; several streams read several script files whose
             utterances are joined by key.
+        pairing: ``"key"`` (CNTK 2.7's deserializer) joins the streams' utterances by key;
+            ``"position"`` (cntk.exe's ``HTKMLFReader``) pairs line ``i`` of each script file
+            whatever its key: the script files must list as many utterances, and a key that
+            appears twice is kept.
 
     Every utterance of the script (``key=file.htk[first,last]`` lines, see
     :func:`stadyn.io.read_script_file`) is a sequence of frames, float32 ``(T, dim)``. With
@@ -152,14 +156,32 @@ class HTKFeatureDeserializer(Deserializer):
         [[0.0, 1.0, 0.0, 1.0], [0.0, 1.0, 2.0, 3.0], [2.0, 3.0, 4.0, 5.0]]
     """
 
-    def __init__(self, streams: dict[str, StreamDef]):
+    def __init__(self, streams: dict[str, StreamDef], *, pairing: str = "key"):
+        if pairing not in ("key", "position"):
+            raise ValueError(f"HTKFeatureDeserializer: pairing must be 'key' or 'position', "
+                             f"got {pairing!r}")
         self._streams = [_Stream(name, d) for name, d in iter_stream_defs(streams)]
         if not self._streams:
             raise ValueError("HTKFeatureDeserializer needs at least one stream")
         first = self._streams[0]
         self.path = first.entries[0].script
-        # Utterances kept: length within bounds, key not repeated (CNTK drops every duplicate).
         limits = {name: d.max_sequence_length for name, d in iter_stream_defs(streams)}
+        if pairing == "key":
+            self._rows = self._pair_by_key(limits)
+        else:
+            self._rows = self._pair_by_position(limits)
+        if not self._rows[0]:
+            raise DataError("no utterances to read (all are longer than max_sequence_length, "
+                            "or repeated)", first.entries[0].script)
+        self._keys = [e.key for e in self._rows[0]]
+        self._lengths = np.array([e.frames for e in self._rows[0]], dtype=np.int64)
+        self._h_files: _OpenFiles | None = None
+
+    def _pair_by_key(self, limits: dict[str, int]) -> list[list[ScriptEntry]]:
+        """The first stream's utterances, each with the same key's utterance of every other
+        stream (CNTK 2.7's ``HTKFeatureDeserializer``): utterances longer than their stream's
+        limit are left out, and so is every utterance whose key a script repeats."""
+        first = self._streams[0]
         keyed: list[dict[str, ScriptEntry]] = []
         for s in self._streams:
             seen: dict[str, ScriptEntry] = {}
@@ -173,21 +195,31 @@ class HTKFeatureDeserializer(Deserializer):
             if dupes:
                 warnings.warn(f"{len(dupes)} utterance key(s) appear twice in the script of "
                               f"stream {s.name!r} (first {sorted(dupes)[0]!r}); CNTK drops every "
-                              f"such utterance, and so does Stadyn", stacklevel=2)
+                              f"such utterance, and so does Stadyn", stacklevel=3)
             keyed.append({k: e for k, e in seen.items() if k not in dupes})
-        order = [k for k in keyed[0]]
+        order = list(keyed[0])
         for s, table in zip(self._streams[1:], keyed[1:]):
             missing = next((k for k in order if k not in table), None)
             if missing is not None:
                 raise DataError(f"stream {s.name!r} has no utterance {missing!r}, which stream "
                                 f"{first.name!r} has", s.entries[0].script)
-        if not order:
-            raise DataError("no utterances to read (all are longer than max_sequence_length, "
-                            "or repeated)", first.entries[0].script)
-        self._keys = order
-        self._rows = [[table[k] for k in order] for table in keyed]
-        self._lengths = np.array([e.frames for e in self._rows[0]], dtype=np.int64)
-        self._h_files: _OpenFiles | None = None
+        return [[table[k] for k in order] for table in keyed]
+
+    def _pair_by_position(self, limits: dict[str, int]) -> list[list[ScriptEntry]]:
+        """Line ``i`` of every script together, whatever its key (cntk.exe's HTKMLFReader):
+        the scripts must list as many utterances; a line longer than its stream's limit leaves
+        out that line of every script; repeated keys are kept."""
+        first = self._streams[0]
+        for s in self._streams[1:]:
+            if len(s.entries) != len(first.entries):
+                raise DataError(f"stream {s.name!r} lists {len(s.entries)} utterances and stream "
+                                f"{first.name!r} {len(first.entries)}; their script files are "
+                                f"paired line by line, so they must list as many (cntk.exe: "
+                                f"number of files in each scriptfile inconsistent)",
+                                s.entries[0].script)
+        kept = [i for i in range(len(first.entries))
+                if all(s.entries[i].frames <= limits[s.name] for s in self._streams)]
+        return [[s.entries[i] for i in kept] for s in self._streams]
 
     @property
     def broadcast(self) -> bool:

@@ -8,7 +8,9 @@ cntk.exe's rule (Source/Readers/LMSequenceReader/SequenceReader.cpp, ``BatchSequ
   reader; ``GetMinibatchData`` shuffles what it parsed);
 * ``DetermineSequencesToProcess``: the first sentence not yet processed, in that order, and the
   next ones of the same length, up to N of them, form a group (the rows of the minibatches
-  until they end);
+  until they end); with N = 0 the group ends instead before the first sentence of the same
+  length that would bring its words (``sLen``, the sentence's words with its end mark) to
+  the minibatch size or more, and the group's sentences are given whole, one minibatch;
 * ``GetMinibatchData``: a minibatch is the next ``minibatchSize`` steps of every sentence of
   the group (fewer at the sentences' end: the minibatch size is the truncation length, frames
   a row); the group's sentences begin and end together, so a minibatch's rows all begin their
@@ -52,7 +54,8 @@ class LMSentenceSource(MinibatchSource):
     Args:
         deserializer: the sentences (an :class:`~stadyn.io.LMSequenceDeserializer`; any
             deserializer of sequence streams is read the same way).
-        parallel: the most sentences a minibatch has (cntk.exe's ``nbruttsineachrecurrentiter``).
+        parallel: the most sentences a minibatch has (cntk.exe's ``nbruttsineachrecurrentiter``);
+            0: whole sentences of one length, fewer words together than the minibatch size.
         randomize: shuffle the sentences each epoch (cntk.exe always did), else the file order.
         block_words: cntk.exe's ``cacheBlockSize``: the sentences are read, shuffled and
             grouped in blocks of lines, a block ending once it holds this many words or more
@@ -66,16 +69,16 @@ class LMSentenceSource(MinibatchSource):
     def __init__(self, deserializer: Deserializer, parallel: int,
                  randomize: bool = True, block_words: int | None = None):
         super().__init__([deserializer], randomize=False)
-        if int(parallel) < 1:
-            raise ValueError(f"LMSentenceSource: parallel must be >= 1, got {parallel}")
+        if int(parallel) < 0:
+            raise ValueError(f"LMSentenceSource: parallel must be >= 0, got {parallel}")
         if block_words is not None and int(block_words) < 1:
             raise ValueError(f"LMSentenceSource: block_words must be >= 1, got {block_words}")
         self.parallel = int(parallel)
         self.lengths = np.asarray(self._lengths, np.int64)
         self._shuffle = bool(randomize)
         words = getattr(deserializer, "word_counts", None)
-        self._blocks = _blocks(words() if words is not None else self.lengths + 1,
-                               None if block_words is None else int(block_words))
+        self._words = np.asarray(words() if words is not None else self.lengths + 1, np.int64)
+        self._blocks = _blocks(self._words, None if block_words is None else int(block_words))
         self.layout: TruncatedLayout | None = None
         self._order: np.ndarray | None = None
 
@@ -125,11 +128,17 @@ class LMSentenceSource(MinibatchSource):
                 return False
         head = int(order[self._first])
         group = [head]
+        tokens = int(self._words[head])                 # cntk.exe's sLen: the sentence's words
         for k in order[self._first + 1:]:
             if len(group) == self.parallel:
                 break
             if not done[k] and lengths[k] == lengths[head]:
+                # parallel 0: whole sentences up to the minibatch size in words
+                # (DetermineSequencesToProcess: numTokens + sLen >= maxTokens ends the group)
+                if self.parallel == 0 and tokens + int(self._words[k]) >= self._steps:
+                    break
                 group.append(int(k))
+                tokens += int(self._words[k])
         self._group, self._position = group, 0
         return True
 
@@ -144,22 +153,23 @@ class LMSentenceSource(MinibatchSource):
         pieces with the state carried (its evaluation carried it too)."""
         if (num_data_partitions or 1) > 1:
             raise ValueError("LMSentenceSource: reading in data partitions is not supported")
-        if self._order is None:
-            self.start_epoch(0, 0, max(1, int(self.lengths.max(initial=1))))
+        if self._order is None:     # parallel 0: the minibatch size is the words a minibatch
+            self.start_epoch(0, 0, int(minibatch_size_in_samples) if self.parallel == 0
+                             else max(1, int(self.lengths.max(initial=1))))
         if (self._limit is not None and self._returned > self._limit) or \
                 (not self._group and not self._next_group()):
             self._order, self.layout = None, None
             return {}
         group, start = self._group, self._position
         length = int(self.lengths[group[0]])
-        end = min(start + self._steps, length)
+        end = length if self.parallel == 0 else min(start + self._steps, length)
         self._position, self._returned = end, self._returned + (end - start) * len(group)
         goes_on = end < length
         if not goes_on:
             self._done[group] = True
             self._group = []
         rows = len(group)
-        self.layout = TruncatedLayout(self.parallel, list(range(rows)), [start == 0] * rows,
+        self.layout = TruncatedLayout(self.parallel or rows, list(range(rows)), [start == 0] * rows,
                                       [goes_on] * rows)
         ids = np.asarray(group, np.int64)
         batch = self._composite.materialize(ids, np.zeros_like(ids), np.zeros_like(ids),
