@@ -33,6 +33,26 @@ def test_ndl_times_gives_a_flat_weight_its_inputs_dimensions(tmp_path):
                                           "y = Times(W, x)"))
 
 
+@pytest.mark.parametrize("flat_first", [True, False])
+def test_a_patched_times_weight_shared_with_a_flat_times_is_rejected_at_build(tmp_path,
+                                                                              flat_first):
+    # LinearAlgebraNodes.h:885-908: the legacy patch sets W's dims ([4 x 6] -> [4 x 2 x 3]) for
+    # the whole network; the Times of W and a [6] input then fails validation (:883 "right
+    # argument shape [6] has too few dimensions", :956 "shapes are not compatible"), whichever
+    # Times is built first; before, the build passed and forward raised a ShapeError (or
+    # multiplied with the flattened weight)
+    items = ["y = Times(W, x)", "z = Times(W, x2)"]
+    if not flat_first:
+        items.reverse()
+    net_text = "\n".join(["x = Input(6)", "x2 = Input(2, 3)", "W = Parameter(4, 6)", *items,
+                          "OutputNodes = (y, z)"])
+    line = 8 if flat_first else 9            # y's line in net.ndl (its section starts at 5)
+    with pytest.raises(ConfigError, match=rf"net\.ndl:{line}:5: NDL: Times 'y': its input \[6\] "
+                                          r"does not fit 'W' \[4 x 2 x 3\]: Times 'z' "
+                                          rf"\(net\.ndl:{17 - line}\) patched"):
+        _build_text(_ndl_config(tmp_path, net_text))
+
+
 def _macro_config(tmp_path, body: str, run: str) -> str:
     (tmp_path / "macros.ndl").write_text(f"M(x) = [\n{body}\n]\n")
     (tmp_path / "net.ndl").write_text(f"run = net\nnet = [\n{run}\n]\n")

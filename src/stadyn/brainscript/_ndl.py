@@ -186,6 +186,10 @@ class _Builder:
         self.nodes: list[_Node] = []
         self.tags: list[tuple[Any, str, Any]] = []       # (value, tag, loc)
         self.waiting: dict[int, list[ForwardRef]] = {}
+        # Times' weights: (node, input dims) of each Times in turn; (Times, dims before) of a
+        # weight the legacy patch reshaped (_ndl_functions._times)
+        self.times_inputs: dict[int, list[tuple[_Node, tuple]]] = {}
+        self.patched_weights: dict[int, tuple[_Node, str]] = {}
         rec = source.record
         self.seed_offset = int(rec.get_int("randomSeedOffset", 0, inherited=True))
         # cntk.exe's count is per process; Stadyn's per run (one config read)
