@@ -48,9 +48,10 @@ class CommandNetwork:
         self.criterion_nodes = self.net.criterion_nodes or tagged["criterion"]
         self.evaluation_nodes = self.net.evaluation_nodes or tagged["evaluation"]
         self.output_nodes = self.net.output_nodes or tagged["output"]
-        # pre-computed values renamed to cntk.exe's names: new name -> the name an older
-        # Stadyn saved them under (mean/value, ...), for the model files it wrote
-        self.precompute_aliases: dict[str, str] = {}
+        # pre-computed values renamed to cntk.exe's names (and NDL's unnamed<n> parameters,
+        # Network.older_names): new name -> the name an older Stadyn saved them under
+        # (mean/value, anonymous_1/W, ...), for the model files it wrote
+        self.precompute_aliases: dict[str, str] = dict(self.net.older_names)
         self._name_precomputed()
 
     # -- pre-computed nodes -----------------------------------------------------------------

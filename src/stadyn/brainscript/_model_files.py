@@ -6,6 +6,7 @@ file beside the Trainer's checkpoint ``<model>.ckp`` after each epoch, and resum
 from __future__ import annotations
 
 import errno
+import math
 import os
 import re
 import tempfile
@@ -263,8 +264,7 @@ def _match_parameters(path: str, found: dict[str, Variable], params: dict[str, V
         value = found.get(name)
         if value is not None:
             if value.shape != have.shape:
-                raise ModelFileError(f"{path}: parameter '{name}' has shape {value.shape} in "
-                                     f"the file but {have.shape} in the network")
+                value = _flat_times_weight(path, name, value, have)
             pairs.append((have, value))
     if not old:
         return pairs
@@ -288,6 +288,29 @@ def _match_parameters(path: str, found: dict[str, Variable], params: dict[str, V
             f"of the same shape; this network's: {', '.join(k for k, _ in left)}): train "
             "the model again to write it with the new names")
     return pairs
+
+
+def _flat_times_weight(path: str, name: str, value: Variable, have: Variable) -> Variable:
+    """A file's ``[m x n]`` weight for the network's ``[m x d1 x .. x dk]`` (``n`` = d1 ..
+    dk): an NDL ``Times`` weight an older Stadyn saved before it took its input's dimensions
+    as cntk.exe's legacy rule gives them (TimesNodeBase::Validate): the same values in the
+    same order, reshaped.  Any other shape is a :class:`ModelFileError` naming the file.
+
+    >>> from stadyn.graph import Variable
+    >>> old = Variable((6, 4)); old.d = np.arange(24, dtype=np.float32).reshape(6, 4)
+    >>> _flat_times_weight("m", "W", old, Variable((3, 2, 4))).d[2, 1]
+    array([20., 21., 22., 23.], dtype=float32)
+    >>> _flat_times_weight("m", "W", old, Variable((4, 6)))
+    Traceback (most recent call last):
+    stadyn._errors.ModelFileError: m: parameter 'W' has shape (6, 4) in the file but (4, 6) in the network
+    """
+    if value.ndim == 2 and have.ndim > 2 and have.shape[-1] == value.shape[-1] and \
+            math.prod(have.shape[:-1]) == value.shape[0]:
+        reshaped = Variable(have.shape, need_grad=value.need_grad)
+        reshaped.d = value.d.reshape(have.shape)
+        return reshaped
+    raise ModelFileError(f"{path}: parameter '{name}' has shape {value.shape} in the file but "
+                         f"{have.shape} in the network")
 
 
 def save_epoch(log: Callable[[str], None], model_path: str, epoch: int, max_epochs: int, trainer,

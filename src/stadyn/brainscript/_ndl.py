@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from .._errors import ConfigError, StadynError
+from ..parametric import current_registry
 from ._ast import SourceLocation
 from ._config import ConfigRecord
 from ._library import ForwardRef
@@ -47,6 +48,8 @@ _GROUPS = {"featurenodes": "feature", "labelnodes": "label", "criterionnodes": "
            "evalnodes": "evaluation", "outputnodes": "output", "criterianodes": "criterion"}
 _BUILDER_KEYS = ("ndlmacros", "networkdescription", "dumpfilename")
 _VAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_.]*)\$")
+_PLACEHOLDER = re.compile(r"anonymous(_[0-9]+)?/W")     # (StadynLibrary's, until named)
+_UNNAMED = re.compile(r"unnamed[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -470,7 +473,15 @@ class _Builder:
             if node.name is not None:
                 net.nodes[node.name] = node.built
         net.nodes = dict(zip(net.nodes, self.library.resolve_all(list(net.nodes.values()))))
+        registry = current_registry()
+        made = {id(v): name for name, v in registry.items()}
         self.library.name_parameters(net.nodes)
+        # a parameter made inside an argument kept the name it was made under (anonymous_<k>/W,
+        # in the order made) until Stadyn named it unnamed<n>: model files have the old name
+        net.older_names = {name: made[id(v)] for name, v in registry.items()
+                           if id(v) in made and made[id(v)] != name and
+                           _PLACEHOLDER.fullmatch(made[id(v)]) and
+                           _UNNAMED.fullmatch(name.rpartition(".")[2])}
         groups: dict[str, list] = {t: [] for t in set(_GROUPS.values())}
         for value, tag, loc in self.tags:
             tag = str(self._constant(tag, _Node(None, "tag", [], {}, scope, loc), "tag"))

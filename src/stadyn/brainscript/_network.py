@@ -20,7 +20,8 @@ class Network:
     """An evaluated ``BrainScriptNetworkBuilder`` record and its special node lists.
 
     ``nodes`` names every node reachable through the record's members (``z``, ``out.z``,
-    ``arr[0]``), in definition order; ``name_of`` finds a node's name.
+    ``arr[0]``), in definition order; ``name_of`` finds a node's name.  ``older_names`` maps
+    a parameter's name to the one an older Stadyn gave it (read from model files it wrote).
     """
 
     record: Record
@@ -30,6 +31,9 @@ class Network:
     evaluation_nodes: list[Any] = field(default_factory=list)
     output_nodes: list[Any] = field(default_factory=list)
     nodes: dict[str, Any] = field(default_factory=dict)
+    # parameter name -> the name an older Stadyn saved it under (NDL's unnamed<n> parameters,
+    # anonymous_<k>/W before d47d4df's successors named them), for the model files it wrote
+    older_names: dict[str, str] = field(default_factory=dict)
 
     def name_of(self, node: Any) -> str | None:
         """The first member path under which ``node`` appears, or ``None``."""
