@@ -63,6 +63,8 @@ class CommandNetwork:
         name = self.net.name_of(node.value)
         if name is not None:
             return name
+        if node.original is None and node.member and node.path:
+            return f"{node.path}.{node.member}"    # (BrainScriptEvaluator.cpp's paths)
         for owner, value in self.net.nodes.items():
             if isinstance(value, Variable) and value.parent is not None and \
                     id(node.value) in reached_ids([value]):
