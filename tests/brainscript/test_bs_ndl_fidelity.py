@@ -168,3 +168,29 @@ def test_the_nodes_with_gradient_are_counted_as_cntk_exe_counts_them(tmp_path):
     _copy(folder, f"{MNIST}/03_ConvBatchNorm_ndl/03_ConvBatchNorm.ndl")
     config = _copy(folder, f"{MNIST}/03_ConvBatchNorm_ndl/03_ConvBatchNorm_ndl_deprecated.cntk")
     assert _nodes_with_gradient(str(config), [f"rootDir={tmp_path}", "imageLayout=cudnn"]) == 25
+
+
+def test_a_macros_files_values_are_seen_by_nothing(tmp_path):
+    # NDLNetworkBuilder.h:486-500: cntk.exe parses each ndlMacros file into a local NDLScript
+    # that it drops once read; only its macros reach the global script
+    # (NetworkDescriptionLanguage.h:921-927, ParseDefinition), so a value there is an
+    # "undefined Variable" (GetScalar's message) in a section and in a macro alike, and a node
+    # there is never built (it takes no seed)
+    def config(macros: str, run: str) -> str:
+        (tmp_path / "macros.ndl").write_text(macros)
+        (tmp_path / "net.ndl").write_text(f"run = net\nnet = [\n{run}\n]\n")
+        return (f"command = T\nT = [\n action = train\n NDLNetworkBuilder = [\n"
+                f"  ndlMacros = {tmp_path}/macros.ndl\n"
+                f"  networkDescription = {tmp_path}/net.ndl\n ]\n]\n")
+    for macros in ("hdim = 4\n", "load = consts\nconsts = [ hdim = 4 ]\n"):
+        with pytest.raises(ConfigError, match=r"net\.ndl:4:15: NDL: undefined Variable, 'hdim' "
+                                              r"found, must be declared before first use"):
+            _build_text(config(macros, "x = Input(2)\nV = Parameter(hdim, 2)"))
+    with pytest.raises(ConfigError, match=r"macros\.ndl:2:24: NDL: undefined Variable, 'hdim'"):
+        _build_text(config("hdim = 4\nM(x) = [ W = Parameter(hdim, 2)\n y = Times(W, x) ]\n",
+                           "x = Input(2)\nh = M(x)"))
+    net, _, params = _build_text(config("U = Parameter(5, 5)\n",
+                                        "x = Input(2)\nV = Parameter(3, 2)"))
+    assert sorted(params) == ["V"] and "U" not in net.nodes
+    from stadyn._mt19937 import uniform_floats
+    np.testing.assert_array_equal(params["V"].ravel(), uniform_floats(1, 6, 0.05))

@@ -2,7 +2,8 @@
 built with :class:`~._stadyn_library.StadynLibrary` as a ``BrainScriptNetworkBuilder`` is.
 
 The builder block names its NDL (``NDLNetworkBuilder.cpp``/``NDLNetworkBuilder.h``):
-``ndlMacros = a.ndl+b.ndl`` (files whose macros and values are global), ``networkDescription =
+``ndlMacros = a.ndl+b.ndl`` (files whose macros are global; their values are seen by
+nothing, as cntk.exe drops the rest of a macros file once read), ``networkDescription =
 net.ndl`` (its ``load = Sec`` section adds macros and values, its ``run = Sec`` section is the
 network; ``run``/``load`` in the block override the file's), or, without a file, ``run`` and
 ``load`` naming sections of the block itself.  ``$var$`` in the files is read from the config
@@ -183,7 +184,8 @@ def _loc(x: Any) -> tuple:
 class _Builder:
     def __init__(self, source: NDLSource, library: Any):
         self.source, self.library = source, library
-        self.globals = _Scope(None, "")                  # the macros files' values
+        self.globals = _Scope(None, "")                  # (cntk.exe's global script: macros)
+        self.dropped: dict[str, Any] = {}                # the macros files' values (unseen)
         self.sections = _Scope(self.globals, "")         # the load and run sections' items
         self.macros: dict[str, MacroDef] = {}
         self.nodes: list[_Node] = []
@@ -265,13 +267,22 @@ class _Builder:
         for item in section.items:
             if isinstance(item, MacroDef):
                 self.macros[item.name.lower()] = item
+        # cntk.exe parses a macros file into a script of its own, which it drops once read
+        # (NDLNetworkBuilder.h:486-500): only its macros (NDLScript::ParseDefinition adds them
+        # to the global script) are kept; its values and nodes are seen by nothing and never
+        # built (no seeds), though parsing them takes unnamed<n> numbers
+        nodes, tags, seed = len(self.nodes), len(self.tags), self.seeds[0]
+        dropped = _Scope(None, "")
         for name in _names(sections.get("load")):
-            self._run_items(self._section(sections, name, "load").items, self.globals, None)
+            self._run_items(self._section(sections, name, "load").items, dropped, None)
         # cntk.exe reads a file without load/run as one section (its macros defined in turn)
         plain = [i for i in section.items if isinstance(i, MacroDef) or isinstance(i, Assign) and
                  i.name.lower() not in ("load", "run") and not isinstance(i.value, Section)]
         counted = "load" not in sections and "run" not in sections
-        self._run_items(plain, self.globals, None, FRESH if counted else UNCOUNTED)
+        self._run_items(plain, dropped, None, FRESH if counted else UNCOUNTED)
+        del self.nodes[nodes:], self.tags[tags:]
+        self.seeds[0] = seed
+        self.dropped.update(dropped.names)
 
     def _section(self, sections: dict, name: str, key: str) -> Section:
         item = sections.get(name.lower())
@@ -419,6 +430,11 @@ class _Builder:
         if value is None and scope.prefix:
             value = self._from_macro(ref, parts[0])
         if value is None:
+            if parts[0].lower() in self.dropped:
+                raise ConfigError(f"NDL: undefined Variable, '{parts[0]}' found, must be "
+                                  "declared before first use (a value of an ndlMacros file is "
+                                  "seen by nothing: cntk.exe keeps only a macros file's "
+                                  "macros)", *where(ref.loc))
             if len(parts) == 1:      # an unquoted word: a string (init = Gaussian)
                 return ref.name
             raise ConfigError(f"NDL: unknown name '{parts[0]}' in '{ref.name}'", *where(ref.loc))
