@@ -434,7 +434,8 @@ def _lstm_settings(rec: ConfigRecord, kind: str) -> tuple[float, dict[str, float
 def _describe_lstm(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
     """BuildLSTMNetworkFromDescription (rnnType LSTM): ``features``, a ``LookupTable`` of
     ``lookupTableOrder`` words (if > 0; E0 [embedding x vocabulary/order]), an LSTM for layer 0
-    and each later layer listed in ``recurrentLayer``, ``W<n>``, and the criterion on ``W<n> *
+    and each later layer listed in ``recurrentLayer`` (the others ``layerTypes``' function of
+    ``U<i> * x + B<i>``), ``W<n>``, and the criterion on ``W<n> *
     h`` (the feed-forward kind's criteria), ``outputs = W<n> * h`` and ``PosteriorProb``."""
     sizes = _layer_sizes(rec)
     training = _choice(rec, "trainingCriterion", _TRAINING)
@@ -471,14 +472,24 @@ def _describe_lstm(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
     hidden = len(sizes) - 2
     x = _lstm(nodes, weight, bias, 0, sizes[offset] * max(order, 1) if offset else sizes[0],
               sizes[offset + 1], x, *lstm_settings)
+    activations = _names(rec, "layerTypes", "Sigmoid")
     done = 0
     for i in range(1 + offset, hidden):
-        if done >= len(recurrent) or recurrent[done] != i:
-            raise _err(f"SimpleNetworkBuilder: rnnType LSTM: hidden layer {i} is not in "
-                       "recurrentLayer; Stadyn builds LSTM layers only", _loc(
-                           rec, "recurrentLayer") if recurrent else rec.loc)
-        x = _lstm(nodes, weight, bias, i, sizes[i], sizes[i + 1], x, *lstm_settings)
-        done += 1
+        if done < len(recurrent) and recurrent[done] == i:
+            x = _lstm(nodes, weight, bias, i, sizes[i], sizes[i + 1], x, *lstm_settings)
+            done += 1
+            continue
+        # a layer not in recurrentLayer: U<i> * x + B<i> through layerTypes' function of the
+        # layer (SimpleNetworkBuilder.cpp:1280-1286, ApplyNonlinearFunction(..., i))
+        name = activations[min(i, len(activations) - 1)]
+        if name not in _ACTIVATIONS:
+            raise _err(f"SimpleNetworkBuilder: layerTypes '{name}' is not one of cntk.exe's "
+                       "Sigmoid, RectifiedLinear, Tanh, None", _loc(rec, "layerTypes"))
+        u = weight(f"U{i}", sizes[i + 1], sizes[i])
+        b = bias(f"B{i}", sizes[i + 1], 0.0)
+        x = nodes(f"Plus ({nodes(f'Times ({u}, {x})')}, {b})")
+        if _ACTIVATIONS[name] is not None:
+            x = nodes(f"{_ACTIVATIONS[name]} ({x})")
     w = weight(f"W{hidden}", sizes[hidden + 1], sizes[hidden])
     labels = nodes(f"Input {{{sizes[-1]}}}", "labels")
     z = nodes(f"Times ({w}, {x})")
