@@ -52,6 +52,7 @@ class CommandNetwork:
         # Network.older_names): new name -> the name an older Stadyn saved them under
         # (mean/value, anonymous_1/W, ...), for the model files it wrote
         self.precompute_aliases: dict[str, str] = dict(self.net.older_names)
+        self._owner_map: dict[int, str] | None = None
         self._name_precomputed()
 
     # -- pre-computed nodes -----------------------------------------------------------------
@@ -65,14 +66,38 @@ class CommandNetwork:
             return name
         if node.original is None and node.member and node.path:
             return f"{node.path}.{node.member}"    # (BrainScriptEvaluator.cpp's paths)
-        for owner, value in self.net.nodes.items():
-            if isinstance(value, Variable) and value.parent is not None and \
-                    id(node.value) in reached_ids([value]):
-                original = node.original
-                inner = node.member or node.operation if original is None else \
-                    self.precompute_name(original, original.member or original.operation)
-                return f"{owner}.{inner}"
+        owner = self._owners().get(id(node.value))
+        if owner is not None:
+            original = node.original
+            inner = node.member or node.operation if original is None else \
+                self.precompute_name(original, original.member or original.operation)
+            return f"{owner}.{inner}"
         return node.name if alone is None else alone
+
+    def _owners(self) -> dict[int, str]:
+        """The first computed named node (in ``net.nodes``' order) whose graph reaches each
+        Variable (:func:`reached_ids`' rule), in one walk of the network: a function node an
+        earlier owner's walk visited is not walked again (all it reaches is that owner's)."""
+        if self._owner_map is None:
+            owners: dict[int, str] = {}
+            visited: set[int] = set()
+            for name, value in self.net.nodes.items():
+                if not isinstance(value, Variable) or value.parent is None:
+                    continue
+                owners.setdefault(id(value), name)
+                stack = [value.parent]
+                while stack:
+                    fn = stack.pop()
+                    if id(fn) in visited:
+                        continue
+                    visited.add(id(fn))
+                    for v in (*fn.inputs, *fn.outputs):
+                        if v is not None:
+                            owners.setdefault(id(v), name)
+                    stack.extend(v.parent for v in fn.inputs
+                                 if v is not None and v.parent is not None)
+            self._owner_map = owners
+        return self._owner_map
 
     def _name_precomputed(self) -> None:
         """Register the values of the pre-computed nodes made for this network (as
