@@ -37,7 +37,7 @@ from ._ast import SourceLocation
 from ._config import ConfigRecord
 from ._library import ForwardRef
 from ._ndl_functions import FUNCTIONS, function_name
-from ._ndl_names import COPIED, FRESH, UNCOUNTED, NameCount
+from ._ndl_names import COPIED, FRESH, UNCOUNTED, Macros, NameCount
 from ._ndl_parser import where, Array, Assign, Call, MacroDef, Num, Ref, Section, Str, parse_ndl, \
     parse_ndl_block
 from ._network import Network
@@ -187,7 +187,7 @@ class _Builder:
         self.globals = _Scope(None, "")                  # (cntk.exe's global script: macros)
         self.dropped: dict[str, Any] = {}                # the macros files' values (unseen)
         self.sections = _Scope(self.globals, "")         # the load and run sections' items
-        self.macros: dict[str, MacroDef] = {}
+        self.macros = Macros()
         self.nodes: list[_Node] = []
         self.tags: list[tuple[Any, str, Any]] = []       # (value, tag, loc)
         self.waiting: dict[int, list[ForwardRef]] = {}
