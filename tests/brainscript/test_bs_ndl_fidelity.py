@@ -194,3 +194,21 @@ def test_a_macros_files_values_are_seen_by_nothing(tmp_path):
     assert sorted(params) == ["V"] and "U" not in net.nodes
     from stadyn._mt19937 import uniform_floats
     np.testing.assert_array_equal(params["V"].ravel(), uniform_floats(1, 6, 0.05))
+
+
+def test_a_recurrent_ndl_networks_nodes_with_gradient_are_counted(tmp_path):
+    # Tests/EndToEndTests/Examples/Speech/AN4/LSTM/baseline.cpu.txt:631 "Training 13634692
+    # parameters in 23 out of 23 parameter tensors and 104 nodes with gradient": NeedsGradient
+    # propagates through the PastValue loops (ComputationNetworkEvaluation.cpp:754), counted
+    # over the criterion's evaluation order (SGD.cpp:356-361); before, no count for a loop
+    from test_bs_legacy_readers import _copy
+    (tmp_path / "Config").mkdir()
+    _copy(tmp_path / "Config", "Examples/Speech/AN4/Config/lstmp-3layer-opt.ndl")
+    config = _copy(tmp_path / "Config", "Examples/Speech/AN4/Config/LSTM-NDL_ndl_deprecated.cntk")
+    from stadyn.brainscript import load_config
+    from stadyn.brainscript._blocks import command_config
+    from stadyn.brainscript._command_network import CommandNetwork
+    root = load_config(str(config), overrides=[f"RootDir={tmp_path}", "deviceId=-1"])
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        network = CommandNetwork(command_config(root, "speechTrain").network, 0.0)
+        assert network.nodes_with_gradient(network.criterion_nodes[0]) == 104

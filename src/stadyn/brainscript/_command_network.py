@@ -141,7 +141,10 @@ class CommandNetwork:
         """cntk.exe's "and M nodes with gradient" (SGD.cpp): the nodes the criterion is computed
         from (itself too) that are trained parameters or are computed from one; ``None`` where
         the network's nodes are not all named as cntk.exe's (BrainScript's) or some are in a
-        loop (a recurrence Stadyn runs as one node)."""
+        loop (a recurrence Stadyn runs as one node); an NDL network's from its nodes as
+        cntk.exe made them (:meth:`Network.nodes_with_gradient`), loops included."""
+        if self.net.cntk_nodes is not None:
+            return self.net.nodes_with_gradient(criterion)
         if not isinstance(self.source, (NDLSource, SimpleNetworkSource)):
             return None
         trained = {id(v) for v in get_parameters().values() if v.need_grad}

@@ -492,6 +492,7 @@ class _Builder:
         registry = current_registry()
         made = {id(v): name for name, v in registry.items()}
         self.library.name_parameters(net.nodes)
+        net.cntk_nodes = self._cntk_nodes()
         # a parameter made inside an argument kept the name it was made under (anonymous_<k>/W,
         # in the order made) until Stadyn named it unnamed<n>: model files have the old name
         net.older_names = {name: made[id(v)] for name, v in registry.items()
@@ -526,6 +527,26 @@ class _Builder:
                     unique.append(v)
             setattr(net, attr, unique)
         return net
+
+    def _cntk_nodes(self) -> list[tuple[Any, list[int], bool]]:
+        """cntk.exe's nodes, one per NDL function call (:attr:`Network.cntk_nodes`): its
+        Variable, its inputs' indices (a ``PastValue``'s too) and whether it is a trained
+        parameter."""
+        index = {id(n): k for k, n in enumerate(self.nodes)}
+        out = []
+        for node in self.nodes:
+            inputs = []
+            for arg in node.args:
+                target = self._node_of(arg, node)
+                for item in target if isinstance(target, list) else [target]:
+                    item = self._node_of(item, node)
+                    if isinstance(item, _Node):
+                        inputs.append(index[id(item)])
+            var = self.library.resolve(node.built)
+            trained = node.function in ("LearnableParameter", "ImageParameter") and \
+                bool(getattr(var, "need_grad", False))
+            out.append((var, inputs, trained))
+        return out
 
     def _expand_ref(self, item: Any, scope: _Scope) -> Any:
         return _Lazy(item, scope) if isinstance(item, Ref) else item
