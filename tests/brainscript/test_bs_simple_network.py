@@ -433,3 +433,24 @@ def test_lstm_lookup_table_stacks_the_words_embeddings():
         np.testing.assert_allclose(lookup.d.reshape(2, 4), [np.r_[e0[2], e0[0]],
                                                             np.r_[e0[1], e0[1]]], rtol=1e-6)
         assert [net.name_of(n) for n in net.evaluation_nodes] == ["EvalClassificationError"]
+
+
+def test_recurrent_simple_networks_count_cntk_exes_nodes_with_gradient(tmp_path):
+    # SGD.cpp:356-361: the nodes of the criterion's evaluation order that NeedsGradient, which
+    # propagates through the PastValue loops (ComputationNetworkEvaluation.cpp:754); each
+    # member of the generated description is one node of cntk.exe's builder.  SLU's
+    # baseline.cpu.txt: "... 47 out of 47 parameter tensors and 164 nodes with gradient";
+    # PennTreebank RNN's baseline.linux.cpu.txt: "... 18 out of 18 parameter tensors and 59
+    # nodes with gradient"; before, no count for a network with a loop
+    from stadyn.brainscript._command_network import CommandNetwork
+    slu = parse_config(_cntk_file(f"{SLU}/Config/rnnlu.cntk").decode(), "rnnlu.cntk",
+                       ["DeviceId=-1", "ExpDir=/x", "DataDir=/x"])
+    ptb = load_config(str(_copy(tmp_path, "Examples/SequenceToSequence/PennTreebank/Config/"
+                                          "rnn.cntk")))
+    for root, command, log, expected in ((slu, "LSTM", f"{SLU}/baseline.cpu.txt", 164),
+                                         (ptb, "train", PTB, 59)):
+        baseline = _cntk_file(log).decode("utf-8", "replace")
+        assert f"parameter tensors and {expected} nodes with gradient:" in baseline
+        with sd.parameter_registry(sd.ParameterRegistry()):
+            network = CommandNetwork(command_config(root, command).network, 0.0)
+            assert network.nodes_with_gradient(network.criterion_nodes[0]) == expected

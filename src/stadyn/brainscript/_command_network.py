@@ -141,8 +141,9 @@ class CommandNetwork:
         """cntk.exe's "and M nodes with gradient" (SGD.cpp): the nodes the criterion is computed
         from (itself too) that are trained parameters or are computed from one; ``None`` where
         the network's nodes are not all named as cntk.exe's (BrainScript's) or some are in a
-        loop (a recurrence Stadyn runs as one node); an NDL network's from its nodes as
-        cntk.exe made them (:meth:`Network.nodes_with_gradient`), loops included."""
+        loop (a recurrence Stadyn runs as one node); an NDL or SimpleNetworkBuilder network's
+        from its nodes as cntk.exe made them (:meth:`Network.nodes_with_gradient`), loops
+        included."""
         if self.net.cntk_nodes is not None:
             return self.net.nodes_with_gradient(criterion)
         if not isinstance(self.source, (NDLSource, SimpleNetworkSource)):

@@ -26,6 +26,7 @@ node for (``squareError``, ``logistic``, ...) are refused by name.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +54,8 @@ _EVALUATION = ("classificationError", "errorPrediction", "crossEntropyWithSoftma
                "sequenceWithSoftmax")
 
 _PREFIX = "_simpleNet"     # member names that stand for cntk.exe's (``W0*features``, ...)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SPECIAL = ("featureNodes", "labelNodes", "criterionNodes", "evaluationNodes", "outputNodes")
 
 
 @dataclass(frozen=True)
@@ -74,8 +77,21 @@ class SimpleNetworkSource(BrainScriptSource):
                                  column=self.column)
 
     def name_nodes(self, network: Any) -> None:
-        """Rename the stand-in members of a network built from :meth:`parse`."""
-        names = _describe(self.block)[1]
+        """Rename the stand-in members of a network built from :meth:`parse`, and give it
+        cntk.exe's nodes (``Network.cntk_nodes``): each member of the description is one node
+        cntk.exe's builder makes, its inputs the members its expression names."""
+        text, names = _describe(self.block)
+        lines = [line.partition(" = ") for line in text[2:-2].split(" ; ")]
+        lines = [(m, e) for m, _, e in lines if m not in _SPECIAL]
+        members = {m: k for k, (m, _) in enumerate(lines)}
+        cntk_nodes = []
+        for member, expression in lines:
+            var = network.nodes.get(member)
+            inputs = [members[w] for w in _WORD.findall(expression) if w in members]
+            trained = expression.startswith("Parameter (") and \
+                bool(getattr(var, "need_grad", False))
+            cntk_nodes.append((var, inputs, trained))
+        network.cntk_nodes = None if any(v is None for v, _, _ in cntk_nodes) else cntk_nodes
         network.nodes = {names.get(k, k): v for k, v in network.nodes.items()}
 
 
