@@ -39,7 +39,7 @@ from ._library import ForwardRef
 from ._ndl_functions import FUNCTIONS, function_name
 from ._ndl_names import COPIED, FRESH, UNCOUNTED, Macros, NameCount
 from ._ndl_parser import where, Array, Assign, Call, MacroDef, Num, Ref, Section, Str, parse_ndl, \
-    parse_ndl_block
+    parse_ndl_block, section_names as _names, builder_settings as _builder_settings
 from ._network import Network
 
 __all__ = ["NDLSource", "ndl_seeds_kept", "ndl_source"]
@@ -606,35 +606,3 @@ def _message(node: _Node, reason: str) -> str:
     """A library's complaint about an NDL node, named after the node's function once."""
     return f"NDL: {reason}" if reason.startswith(node.function) else \
         f"NDL: {node.function}: {reason}"
-
-
-def _names(item: Any) -> list[str]:
-    if item is None:
-        return []
-    value = item.value
-    values = value.items if isinstance(value, Array) else [value]
-    out = []
-    for v in values:
-        if not isinstance(v, (Ref, Str)):
-            raise ConfigError(f"NDL: '{item.name}' must name sections", *where(item.loc))
-        out.append(v.name if isinstance(v, Ref) else v.value)
-    return out
-
-
-def _builder_settings(text: str) -> tuple[str, dict[str, str]]:
-    """The file names of a builder block (paths are not NDL tokens), and its text without
-    them (lines kept, so locations stay right)."""
-    settings: dict[str, str] = {}
-    lines = text.split("\n")
-    pattern = re.compile(r"^(\s*\[?\s*)(ndlMacros|networkDescription|dumpFileName)\s*=\s*(.*?)"
-                         r"\s*(\]?)\s*$", re.I)
-    for k, line in enumerate(lines):
-        m = pattern.match(line)
-        if m:
-            value = m.group(3)
-            if value.startswith(("\"", "'")) and value.endswith(value[0]) and len(value) > 1:
-                value = value[1:-1]
-            settings[m.group(2).lower()] = value
-            lines[k] = m.group(1) + " " * (len(line) - len(m.group(1)) - len(m.group(4))) + \
-                m.group(4)
-    return "\n".join(lines), settings
