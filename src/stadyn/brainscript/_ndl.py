@@ -37,7 +37,7 @@ from ._ast import SourceLocation
 from ._config import ConfigRecord
 from ._library import ForwardRef
 from ._ndl_functions import FUNCTIONS, function_name
-from ._ndl_names import COPIED, FRESH, UNCOUNTED, Macros, NameCount
+from ._ndl_names import COPIED, FRESH, UNCOUNTED, Macros, NameCount, older_names
 from ._ndl_parser import where, Array, Assign, Call, MacroDef, Num, Ref, Section, Str, parse_ndl, \
     parse_ndl_block, section_names as _names, builder_settings as _builder_settings
 from ._network import Network
@@ -49,8 +49,6 @@ _GROUPS = {"featurenodes": "feature", "labelnodes": "label", "criterionnodes": "
            "evalnodes": "evaluation", "outputnodes": "output", "criterianodes": "criterion"}
 _BUILDER_KEYS = ("ndlmacros", "networkdescription", "dumpfilename")
 _VAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_.]*)\$")
-_PLACEHOLDER = re.compile(r"anonymous(_[0-9]+)?/W")     # (StadynLibrary's, until named)
-_UNNAMED = re.compile(r"unnamed[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -200,6 +198,10 @@ class _Builder:
         # cntk.exe's count is per process; Stadyn's per run (one config read)
         self.seeds = _seed_count(rec)
         self.names = NameCount(_name_count(rec), self.macros)
+        # the names an older Stadyn (before cntk.exe's unnamed<n>) gave: a count of the calls
+        # made inside an argument, per network; a macro call's was its instance's name
+        self.older_count = 0
+        self.older_instances: dict[str, str] = {}
 
     # ---- files -------------------------------------------------------------------------
     def _read(self, name: str, key: str) -> Section:
@@ -348,6 +350,8 @@ class _Builder:
             return self._call_macro(macro, expr, scope, name, mode)
         function = function_name(expr)
         number = self.names.take(mode)
+        if name is None:
+            self.older_count += 1
         if name is None and number is not None:
             name = scope.full(f"unnamed{number}")
         args = [self._expand(a, scope, None, inner) for a in expr.args]
@@ -381,6 +385,8 @@ class _Builder:
         number = self.names.take(mode)
         if name is None:
             name = scope.full(f"unnamed{number if number is not None else ''}")
+            self.older_count += 1
+            self.older_instances[name] = f"unnamed{self.older_count}"
         body = self.names.value
         self.names.value += self.names.copy(macro)
         inner = _Scope(self.globals, name)
@@ -493,12 +499,7 @@ class _Builder:
         made = {id(v): name for name, v in registry.items()}
         self.library.name_parameters(net.nodes)
         net.cntk_nodes = self._cntk_nodes()
-        # a parameter made inside an argument kept the name it was made under (anonymous_<k>/W,
-        # in the order made) until Stadyn named it unnamed<n>: model files have the old name
-        net.older_names = {name: made[id(v)] for name, v in registry.items()
-                           if id(v) in made and made[id(v)] != name and
-                           _PLACEHOLDER.fullmatch(made[id(v)]) and
-                           _UNNAMED.fullmatch(name.rpartition(".")[2])}
+        net.older_names = older_names(dict(registry.items()), made, self.older_instances)
         groups: dict[str, list] = {t: [] for t in set(_GROUPS.values())}
         for value, tag, loc in self.tags:
             tag = str(self._constant(tag, _Node(None, "tag", [], {}, scope, loc), "tag"))

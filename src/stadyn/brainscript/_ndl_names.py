@@ -16,11 +16,12 @@ expands a node.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ._ndl_parser import Array, Assign, Call, MacroDef, Num, Section
 
-__all__ = ["Macros", "NameCount", "FRESH", "COPIED", "UNCOUNTED"]
+__all__ = ["Macros", "NameCount", "FRESH", "COPIED", "UNCOUNTED", "older_names"]
 
 FRESH = 2       # parsed here: the expression's own node takes a number
 COPIED = 1      # an item of a macro's copied body: only its arguments are parsed again
@@ -115,3 +116,32 @@ def _defining(expr: Any) -> int:
     if isinstance(expr, Call):
         return 1 + sum(_defining(a) for a in expr.args)
     return 0
+
+
+_PLACEHOLDER = re.compile(r"anonymous(_[0-9]+)?/W")     # (StadynLibrary's, until named)
+_UNNAMED = re.compile(r"unnamed[0-9]+")
+
+
+def older_names(params: dict[str, Any], made: dict[int, str], instances: dict[str, str]
+                ) -> dict[str, str]:
+    """The names a Stadyn before cntk.exe's ``unnamed<n>`` (d47d4df) gave an NDL network's
+    parameters, where they differ (parameter name -> older name): one made inside an argument
+    kept the name it was made under (``anonymous_<k>/W``, in ``made``: the parameter's id ->
+    that name); one in a macro call made inside an argument was ``unnamed<k>.b`` after a count
+    of such calls of its own (``instances``: the call's name now -> then).
+
+    >>> older_names({"unnamed9": 1, "unnamed18.b": 2}, {id(1): "anonymous_1/W"},
+    ...             {"unnamed18": "unnamed4"})
+    {'unnamed9': 'anonymous_1/W', 'unnamed18.b': 'unnamed4.b'}
+    """
+    out = {}
+    for name, v in params.items():
+        first = made.get(id(v), name)
+        if first != name and _PLACEHOLDER.fullmatch(first) and \
+                _UNNAMED.fullmatch(name.rpartition(".")[2]):
+            out[name] = first
+            continue
+        prefix = max((p for p in instances if name.startswith(p + ".")), key=len, default=None)
+        if prefix is not None and instances[prefix] + name[len(prefix):] != name:
+            out[name] = instances[prefix] + name[len(prefix):]
+    return out
