@@ -125,3 +125,31 @@ def test_speech_lstms_pre_computed_nodes_take_their_expression_paths(selector, t
         network = CommandNetwork(run_config(cfg).commands[0].network, 0.0)
         ours = sorted(network.precompute_name(p) for p in network.library.precompute_nodes)
     assert ours == theirs and len(ours) == 3
+
+
+def test_a_model_file_of_01cf9a0_with_owner_names_still_loads():
+    # tests/fixtures/brainscript/precompute_01cf9a0/model.dnn, written by Stadyn 01cf9a0 (its
+    # make_model.py): the pre-computed values under z.mean, z.invStdDev (the first named node
+    # reaching them), now z.x.x.mean, z.x.x.invStdDev (cntk.exe's expression paths)
+    import importlib.util
+    import os
+    from stadyn.brainscript import parse_config
+    from stadyn.brainscript._blocks import command_config
+    from stadyn.brainscript._command_network import CommandNetwork
+    from stadyn.brainscript._model_files import load_model_parameters
+    folder = os.path.join(os.path.dirname(__file__), "..", "fixtures", "brainscript",
+                          "precompute_01cf9a0")
+    spec = importlib.util.spec_from_file_location("make_model",
+                                                  os.path.join(folder, "make_model.py"))
+    writer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(writer)
+    with sd.parameter_registry(ParameterRegistry()):
+        network = CommandNetwork(command_config(parse_config(writer.CONFIG), "T").network, 0.0)
+        flags = load_model_parameters(os.path.join(folder, "model.dnn"),
+                                      aliases=network.precompute_aliases)
+        values = sd.get_parameters(grad_only=False)
+        np.testing.assert_array_equal(values["z.x.x.mean"].d, writer.VALUES["mean"])
+        np.testing.assert_array_equal(values["z.x.x.invStdDev"].d, writer.VALUES["invStdDev"])
+        np.testing.assert_array_equal(values["p._"].d, writer.VALUES["_"])
+        assert "z.mean" not in values
+        assert flags.get("z.x.x.mean") is not None

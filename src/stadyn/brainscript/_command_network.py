@@ -51,7 +51,7 @@ class CommandNetwork:
         # pre-computed values renamed to cntk.exe's names (and NDL's unnamed<n> parameters,
         # Network.older_names): new name -> the name an older Stadyn saved them under
         # (mean/value, anonymous_1/W, ...), for the model files it wrote
-        self.precompute_aliases: dict[str, str] = dict(self.net.older_names)
+        self.precompute_aliases: dict[str, str | tuple[str, ...]] = dict(self.net.older_names)
         self._owner_map: dict[int, str] | None = None
         self._name_precomputed()
 
@@ -112,7 +112,13 @@ class CommandNetwork:
             name = self.precompute_name(node)
             if name != node.name and name not in registry:
                 registry.rename(node.name, name)
-                self.precompute_aliases[name] = node.name
+                # (the name the Stadyn before expression paths gave it: the first named node
+                # reaching it, dot, its member: z.mean for z.x.x.mean)
+                owner = self._owners().get(id(node.value))
+                before = None if owner is None or node.original is not None else \
+                    f"{owner}.{node.member or node.operation}"
+                self.precompute_aliases[name] = node.name if before in (None, name) else \
+                    (before, node.name)
                 node.name = name
 
     def name(self, node: Variable) -> str:

@@ -164,7 +164,8 @@ def save_model(path: str, outputs: dict[str, Variable], inputs: dict[str, Variab
 
 
 def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
-                          aliases: Mapping[str, str] | None = None) -> dict[str, bool]:
+                          aliases: Mapping[str, str | tuple[str, ...]] | None = None
+                          ) -> dict[str, bool]:
     """Load the parameters of a model file (or of a parameter file) into the current registry,
     each into the parameter of the same name (a BrainScript parameter's name is its node's,
     ``model.arrayOfFunctions[1].W``, so the order the network makes them in does not matter).
@@ -175,9 +176,9 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
     evaluated or trained on silently): of ``required`` (those the network computes with: a
     declared parameter nothing uses is not saved), else of every trained one.
 
-    ``aliases`` (name -> older name) reads a value the file holds under the older name only
-    (a pre-computed value an older Stadyn saved as ``mean/value``: CommandNetwork's
-    ``precompute_aliases``).
+    ``aliases`` (name -> older name, or a tuple of them, the first the file holds taken) reads
+    a value the file holds under an older name only (a pre-computed value an older Stadyn saved
+    as ``mean/value`` or ``z.mean``: CommandNetwork's ``precompute_aliases``).
 
     Returns the ``hasComputed`` flags the file saved with its pre-computed values (parameter
     name -> flag; ``hasComputed:<name>:true`` tags): none from a parameter file or a model file
@@ -193,11 +194,12 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
                 flags[name] = value == "true"
     else:
         load_parameters(path, registry=found)
-    for name, old in (aliases or {}).items():
-        if name not in found and old in found:
-            found.rename(old, name)
-            if old in flags:
-                flags[name] = flags.pop(old)
+    for name, olds in (aliases or {}).items():
+        for old in (olds,) if isinstance(olds, str) else olds:
+            if name not in found and old in found:
+                found.rename(old, name)
+                if old in flags:
+                    flags[name] = flags.pop(old)
     registry = current_registry()
     pairs = _match_parameters(path, dict(found.items()), dict(registry.items()))
     matched = {id(have) for have, _ in pairs}
@@ -337,7 +339,8 @@ def save_epoch(log: Callable[[str], None], model_path: str, epoch: int, max_epoc
 
 
 def _read_parameters(model_file: str, what: str, trainer,
-                     aliases: Mapping[str, str] | None = None) -> dict[str, bool]:
+                     aliases: Mapping[str, str | tuple[str, ...]] | None = None
+                     ) -> dict[str, bool]:
     """:func:`load_model_parameters` (of the parameters ``trainer`` trains), a damaged file a
     ConfigError: cannot ``what`` it."""
     try:
@@ -347,7 +350,8 @@ def _read_parameters(model_file: str, what: str, trainer,
 
 
 def _restore(model_file: str, trainer, source, what: str,
-             aliases: Mapping[str, str] | None = None) -> tuple[dict, dict[str, bool]]:
+             aliases: Mapping[str, str | tuple[str, ...]] | None = None
+             ) -> tuple[dict, dict[str, bool]]:
     """The parameters of ``model_file``, then the trainer and the reader from its checkpoint;
     the checkpoint's external state and the file's ``hasComputed`` flags."""
     flags = _read_parameters(model_file, what, trainer, aliases)
@@ -398,7 +402,8 @@ def roll_back(model_path: str, target: int, max_epochs: int, trainer, source,
 
 def resume(log: Callable[[str], None], model_file: str, trainer, learners, source, start: int,
            epoch_size: Callable[[], int], per_sweep: bool = False,
-           aliases: Mapping[str, str] | None = None) -> tuple[dict | None, dict[str, bool]]:
+           aliases: Mapping[str, str | tuple[str, ...]] | None = None
+           ) -> tuple[dict | None, dict[str, bool]]:
     """Continue from ``model_file`` (CNTK's restart): its parameters, then its checkpoint (the
     learners' state, counters, the reader's position), whose external state is returned with
     the file's ``hasComputed`` flags (:func:`load_model_parameters`);
