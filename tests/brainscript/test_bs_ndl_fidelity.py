@@ -33,6 +33,26 @@ def test_ndl_times_gives_a_flat_weight_its_inputs_dimensions(tmp_path):
                                           "y = Times(W, x)"))
 
 
+@pytest.mark.parametrize("flat_first", [True, False])
+def test_a_patched_times_weight_shared_with_a_flat_times_is_rejected_at_build(tmp_path,
+                                                                              flat_first):
+    # LinearAlgebraNodes.h:885-908: the legacy patch sets W's dims ([4 x 6] -> [4 x 2 x 3]) for
+    # the whole network; the Times of W and a [6] input then fails validation (:883 "right
+    # argument shape [6] has too few dimensions", :956 "shapes are not compatible"), whichever
+    # Times is built first; before, the build passed and forward raised a ShapeError (or
+    # multiplied with the flattened weight)
+    items = ["y = Times(W, x)", "z = Times(W, x2)"]
+    if not flat_first:
+        items.reverse()
+    net_text = "\n".join(["x = Input(6)", "x2 = Input(2, 3)", "W = Parameter(4, 6)", *items,
+                          "OutputNodes = (y, z)"])
+    line = 8 if flat_first else 9            # y's line in net.ndl (its section starts at 5)
+    with pytest.raises(ConfigError, match=rf"net\.ndl:{line}:5: NDL: Times 'y': its input \[6\] "
+                                          r"does not fit 'W' \[4 x 2 x 3\]: Times 'z' "
+                                          rf"\(net\.ndl:{17 - line}\) patched"):
+        _build_text(_ndl_config(tmp_path, net_text))
+
+
 def _macro_config(tmp_path, body: str, run: str) -> str:
     (tmp_path / "macros.ndl").write_text(f"M(x) = [\n{body}\n]\n")
     (tmp_path / "net.ndl").write_text(f"run = net\nnet = [\n{run}\n]\n")
@@ -148,3 +168,47 @@ def test_the_nodes_with_gradient_are_counted_as_cntk_exe_counts_them(tmp_path):
     _copy(folder, f"{MNIST}/03_ConvBatchNorm_ndl/03_ConvBatchNorm.ndl")
     config = _copy(folder, f"{MNIST}/03_ConvBatchNorm_ndl/03_ConvBatchNorm_ndl_deprecated.cntk")
     assert _nodes_with_gradient(str(config), [f"rootDir={tmp_path}", "imageLayout=cudnn"]) == 25
+
+
+def test_a_macros_files_values_are_seen_by_nothing(tmp_path):
+    # NDLNetworkBuilder.h:486-500: cntk.exe parses each ndlMacros file into a local NDLScript
+    # that it drops once read; only its macros reach the global script
+    # (NetworkDescriptionLanguage.h:921-927, ParseDefinition), so a value there is an
+    # "undefined Variable" (GetScalar's message) in a section and in a macro alike, and a node
+    # there is never built (it takes no seed)
+    def config(macros: str, run: str) -> str:
+        (tmp_path / "macros.ndl").write_text(macros)
+        (tmp_path / "net.ndl").write_text(f"run = net\nnet = [\n{run}\n]\n")
+        return (f"command = T\nT = [\n action = train\n NDLNetworkBuilder = [\n"
+                f"  ndlMacros = {tmp_path}/macros.ndl\n"
+                f"  networkDescription = {tmp_path}/net.ndl\n ]\n]\n")
+    for macros in ("hdim = 4\n", "load = consts\nconsts = [ hdim = 4 ]\n"):
+        with pytest.raises(ConfigError, match=r"net\.ndl:4:15: NDL: undefined Variable, 'hdim' "
+                                              r"found, must be declared before first use"):
+            _build_text(config(macros, "x = Input(2)\nV = Parameter(hdim, 2)"))
+    with pytest.raises(ConfigError, match=r"macros\.ndl:2:24: NDL: undefined Variable, 'hdim'"):
+        _build_text(config("hdim = 4\nM(x) = [ W = Parameter(hdim, 2)\n y = Times(W, x) ]\n",
+                           "x = Input(2)\nh = M(x)"))
+    net, _, params = _build_text(config("U = Parameter(5, 5)\n",
+                                        "x = Input(2)\nV = Parameter(3, 2)"))
+    assert sorted(params) == ["V"] and "U" not in net.nodes
+    from stadyn._mt19937 import uniform_floats
+    np.testing.assert_array_equal(params["V"].ravel(), uniform_floats(1, 6, 0.05))
+
+
+def test_a_recurrent_ndl_networks_nodes_with_gradient_are_counted(tmp_path):
+    # Tests/EndToEndTests/Examples/Speech/AN4/LSTM/baseline.cpu.txt:631 "Training 13634692
+    # parameters in 23 out of 23 parameter tensors and 104 nodes with gradient": NeedsGradient
+    # propagates through the PastValue loops (ComputationNetworkEvaluation.cpp:754), counted
+    # over the criterion's evaluation order (SGD.cpp:356-361); before, no count for a loop
+    from test_bs_legacy_readers import _copy
+    (tmp_path / "Config").mkdir()
+    _copy(tmp_path / "Config", "Examples/Speech/AN4/Config/lstmp-3layer-opt.ndl")
+    config = _copy(tmp_path / "Config", "Examples/Speech/AN4/Config/LSTM-NDL_ndl_deprecated.cntk")
+    from stadyn.brainscript import load_config
+    from stadyn.brainscript._blocks import command_config
+    from stadyn.brainscript._command_network import CommandNetwork
+    root = load_config(str(config), overrides=[f"RootDir={tmp_path}", "deviceId=-1"])
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        network = CommandNetwork(command_config(root, "speechTrain").network, 0.0)
+        assert network.nodes_with_gradient(network.criterion_nodes[0]) == 104

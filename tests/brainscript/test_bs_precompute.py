@@ -320,9 +320,11 @@ T = [ action = "train" ; modelPath = "{tmp_path}/m"
         load_model_parameters(str(tmp_path / "m.0"))
         values = sd.get_parameters(grad_only=False)
         x = np.array([[k, k * k] for k in range(8)], np.float64)
-        # both pairs are reached first from n: the inner one (made first) is n.mean, the outer
-        # keeps the name it was made under
-        np.testing.assert_allclose(values["n.mean"].d, x.mean(0), rtol=1e-6)
-        np.testing.assert_allclose(values["n.invStdDev"].d, 1 / x.std(0), rtol=1e-6)
-        assert values["mean_1/value"].d.tolist() == [0, 0]
-        assert values["invStdDev_1/value"].d.tolist() == [1e5, 1e5]
+        # cntk.exe's names are expression paths (BrainScriptEvaluator.cpp:703, 730, 655: an
+        # argument is evaluated at the call's path plus its parameter's name, a macro's body at
+        # the call's path): the inner pair is n.feat.mean (MeanVarNorm's parameter is feat),
+        # the outer n.mean
+        np.testing.assert_allclose(values["n.feat.mean"].d, x.mean(0), rtol=1e-6)
+        np.testing.assert_allclose(values["n.feat.invStdDev"].d, 1 / x.std(0), rtol=1e-6)
+        assert values["n.mean"].d.tolist() == [0, 0]
+        assert values["n.invStdDev"].d.tolist() == [1e5, 1e5]

@@ -102,3 +102,54 @@ def test_a_model_file_with_an_older_stadyns_names_still_loads(trained):
     run(folder / "mvn.cntk", [f"DataDir={folder}", f"OutputDir={old}", "command=check"],
         out=log)
     assert _final(log.getvalue()) == _final(text)
+
+
+@pytest.mark.parametrize("selector,test", [("0", "FullUtterance"), ("1", "FullUtteranceLayers")])
+def test_speech_lstms_pre_computed_nodes_take_their_expression_paths(selector, test, tmp_path):
+    # Tests/EndToEndTests/Speech/LSTM/<test>/baseline.cpu.txt lists the PreCompute nodes:
+    # z.featNorm.mean (modelSelector 0: featNorm = MeanVarNorm (features) in a model applied
+    # as z = model (feashift)), z.x.x.mean (1: MeanVarNorm first in a Sequential), logPrior._:
+    # cntk.exe names a node by the expression path it is made at (BrainScriptEvaluator.cpp:703,
+    # 730: an argument at the call's path plus its parameter's name); before, both were z.mean
+    from stadyn.brainscript import load_config, run_config
+    from stadyn.brainscript._command_network import CommandNetwork
+    from test_bs_legacy_readers import _cntk_file
+    log = _cntk_file(f"Tests/EndToEndTests/Speech/LSTM/{test}/baseline.cpu.txt").decode()
+    theirs = sorted(set(re.findall(r"\t(\S+) = (?:Mean|InvStdDev)\(\)", log)))
+    (tmp_path / "cntk.cntk").write_bytes(_cntk_file("Tests/EndToEndTests/Speech/LSTM/cntk.cntk"))
+    cfg = load_config(tmp_path / "cntk.cntk", ["DeviceId=-1", f"ConfigDir={tmp_path}",
+                                               f"RunDir={tmp_path}", f"DataDir={tmp_path}",
+                                               f"OutputDir={tmp_path}", "truncated=false",
+                                               f"modelSelector={selector}"])
+    with sd.parameter_registry(ParameterRegistry()):
+        network = CommandNetwork(run_config(cfg).commands[0].network, 0.0)
+        ours = sorted(network.precompute_name(p) for p in network.library.precompute_nodes)
+    assert ours == theirs and len(ours) == 3
+
+
+def test_a_model_file_of_01cf9a0_with_owner_names_still_loads():
+    # tests/fixtures/brainscript/precompute_01cf9a0/model.dnn, written by Stadyn 01cf9a0 (its
+    # make_model.py): the pre-computed values under z.mean, z.invStdDev (the first named node
+    # reaching them), now z.x.x.mean, z.x.x.invStdDev (cntk.exe's expression paths)
+    import importlib.util
+    import os
+    from stadyn.brainscript import parse_config
+    from stadyn.brainscript._blocks import command_config
+    from stadyn.brainscript._command_network import CommandNetwork
+    from stadyn.brainscript._model_files import load_model_parameters
+    folder = os.path.join(os.path.dirname(__file__), "..", "fixtures", "brainscript",
+                          "precompute_01cf9a0")
+    spec = importlib.util.spec_from_file_location("make_model",
+                                                  os.path.join(folder, "make_model.py"))
+    writer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(writer)
+    with sd.parameter_registry(ParameterRegistry()):
+        network = CommandNetwork(command_config(parse_config(writer.CONFIG), "T").network, 0.0)
+        flags = load_model_parameters(os.path.join(folder, "model.dnn"),
+                                      aliases=network.precompute_aliases)
+        values = sd.get_parameters(grad_only=False)
+        np.testing.assert_array_equal(values["z.x.x.mean"].d, writer.VALUES["mean"])
+        np.testing.assert_array_equal(values["z.x.x.invStdDev"].d, writer.VALUES["invStdDev"])
+        np.testing.assert_array_equal(values["p._"].d, writer.VALUES["_"])
+        assert "z.mean" not in values
+        assert flags.get("z.x.x.mean") is not None

@@ -385,6 +385,34 @@ def test_slu_lstm_has_cntk_exes_nodes_and_parameters():
             net.output_nodes] == ["CrossEntropyWithSoftmax"] * 2 + ["outputs"]
 
 
+def test_lstm_builds_a_hidden_layer_not_in_recurrent_layer_as_cntk_exe():
+    # SimpleNetworkBuilder.cpp:1280-1286 (BuildLSTMNetworkFromDescription): a hidden layer i
+    # not in recurrentLayer is ApplyNonlinearFunction(Plus(Times(U<i>, x), B<i>), i): U<i>
+    # [size(i+1) x size(i)] takes the next seed (12, after the 11 weights of layer 0's LSTM),
+    # B<i> is 0, the function is layerTypes' i-th (Tanh here; Sigmoid the LSTM's gates);
+    # before, Stadyn refused it ("Stadyn builds LSTM layers only")
+    text = """T = [ action = train ; SimpleNetworkBuilder = [ rnnType = LSTM
+        layerSizes = 3:4:5:2 ; layerTypes = Sigmoid:Tanh
+        trainingCriterion = CrossEntropyWithSoftmax ; evalCriterion = ClassificationError ] ]"""
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        lib = StadynLibrary()
+        net = build_network(_command(text).network, lib)
+        p = {k: v.d for k, v in sd.get_parameters().items()}
+        assert p["U1"].shape == (4, 5) and p["W2"].shape == (5, 2)
+        np.testing.assert_array_equal(p["U1"].ravel(), uniform_floats(12, 20, 0.05))
+        np.testing.assert_array_equal(p["W2"].ravel(), uniform_floats(13, 10, 0.05))
+        np.testing.assert_array_equal(p["B1"], np.zeros((1, 5), np.float32))
+        assert [lib.operation_of(net.nodes[f"AutoName{k}"]) for k in (39, 40, 41)] == \
+            ["Times", "Plus", "Tanh"]
+        x = np.random.RandomState(0).rand(1, 2, 3).astype(np.float32)   # 2 steps
+        feed(net.nodes["features"], [x[0]])
+        layer = net.nodes["AutoName41"]
+        layer.forward()
+        h = net.nodes["AutoName38"].d.reshape(2, 4)                     # layer 0's output
+        np.testing.assert_allclose(layer.d.reshape(2, 5), np.tanh(h @ p["U1"] + p["B1"]),
+                                   rtol=1e-5, atol=1e-6)
+
+
 def test_lstm_lookup_table_stacks_the_words_embeddings():
     # LookupTableNode: E0 [2 x 3] (3 = 6 input rows / lookupTableOrder 2) gives [4 x *], each
     # word's column of E0 in turn
@@ -405,3 +433,24 @@ def test_lstm_lookup_table_stacks_the_words_embeddings():
         np.testing.assert_allclose(lookup.d.reshape(2, 4), [np.r_[e0[2], e0[0]],
                                                             np.r_[e0[1], e0[1]]], rtol=1e-6)
         assert [net.name_of(n) for n in net.evaluation_nodes] == ["EvalClassificationError"]
+
+
+def test_recurrent_simple_networks_count_cntk_exes_nodes_with_gradient(tmp_path):
+    # SGD.cpp:356-361: the nodes of the criterion's evaluation order that NeedsGradient, which
+    # propagates through the PastValue loops (ComputationNetworkEvaluation.cpp:754); each
+    # member of the generated description is one node of cntk.exe's builder.  SLU's
+    # baseline.cpu.txt: "... 47 out of 47 parameter tensors and 164 nodes with gradient";
+    # PennTreebank RNN's baseline.linux.cpu.txt: "... 18 out of 18 parameter tensors and 59
+    # nodes with gradient"; before, no count for a network with a loop
+    from stadyn.brainscript._command_network import CommandNetwork
+    slu = parse_config(_cntk_file(f"{SLU}/Config/rnnlu.cntk").decode(), "rnnlu.cntk",
+                       ["DeviceId=-1", "ExpDir=/x", "DataDir=/x"])
+    ptb = load_config(str(_copy(tmp_path, "Examples/SequenceToSequence/PennTreebank/Config/"
+                                          "rnn.cntk")))
+    for root, command, log, expected in ((slu, "LSTM", f"{SLU}/baseline.cpu.txt", 164),
+                                         (ptb, "train", PTB, 59)):
+        baseline = _cntk_file(log).decode("utf-8", "replace")
+        assert f"parameter tensors and {expected} nodes with gradient:" in baseline
+        with sd.parameter_registry(sd.ParameterRegistry()):
+            network = CommandNetwork(command_config(root, command).network, 0.0)
+            assert network.nodes_with_gradient(network.criterion_nodes[0]) == expected

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .._errors import ConfigError
+
 __all__ = [
-    "SourceLocation", "Expr", "Number", "String", "Bool", "Ident", "Unary", "Binary", "ArrayLit",
+    "SourceLocation", "config_error", "Expr", "Number", "String", "Bool", "Ident", "Unary", "Binary", "ArrayLit",
     "ArrayCtor", "If", "Lambda", "Param", "Call", "Arg", "MemberAccess", "Index", "Record", "Member",
     "New",
 ]
@@ -27,6 +29,19 @@ class SourceLocation:
 
     def __str__(self) -> str:
         return f"{self.path or '<string>'}:{self.line}:{self.column}"
+
+
+def config_error(message: str, loc: SourceLocation | None,
+                 cls: type[ConfigError] = ConfigError) -> ConfigError:
+    """A :class:`ConfigError` (or ``cls``) at ``loc``; one without a place where ``loc`` is
+    None.
+
+    >>> str(config_error("bad value", SourceLocation("run.cntk", 3, 7)))
+    'run.cntk:3:7: bad value'
+    """
+    if loc is None:
+        return cls(message)
+    return cls(message, loc.path, loc.line, loc.column)
 
 
 @dataclass(frozen=True)

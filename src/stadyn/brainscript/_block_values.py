@@ -7,18 +7,10 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from stadyn._errors import ConfigError
-
-from ._ast import SourceLocation
+from ._ast import config_error as _err
 from ._config import ConfigList, ConfigRecord, ConfigString, to_float, to_int
 
 __all__ = ["per_epoch"]
-
-
-def _err(message: str, loc: SourceLocation | None) -> ConfigError:
-    if loc is None:
-        return ConfigError(message)
-    return ConfigError(message, loc.path, loc.line, loc.column)
 
 
 def per_epoch(values: Sequence[Any], epoch: int) -> Any:

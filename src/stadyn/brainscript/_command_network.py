@@ -48,9 +48,11 @@ class CommandNetwork:
         self.criterion_nodes = self.net.criterion_nodes or tagged["criterion"]
         self.evaluation_nodes = self.net.evaluation_nodes or tagged["evaluation"]
         self.output_nodes = self.net.output_nodes or tagged["output"]
-        # pre-computed values renamed to cntk.exe's names: new name -> the name an older
-        # Stadyn saved them under (mean/value, ...), for the model files it wrote
-        self.precompute_aliases: dict[str, str] = {}
+        # pre-computed values renamed to cntk.exe's names (and NDL's unnamed<n> parameters,
+        # Network.older_names): new name -> the name an older Stadyn saved them under
+        # (mean/value, anonymous_1/W, ...), for the model files it wrote
+        self.precompute_aliases: dict[str, str | tuple[str, ...]] = dict(self.net.older_names)
+        self._owner_map: dict[int, str] | None = None
         self._name_precomputed()
 
     # -- pre-computed nodes -----------------------------------------------------------------
@@ -62,14 +64,40 @@ class CommandNetwork:
         name = self.net.name_of(node.value)
         if name is not None:
             return name
-        for owner, value in self.net.nodes.items():
-            if isinstance(value, Variable) and value.parent is not None and \
-                    id(node.value) in reached_ids([value]):
-                original = node.original
-                inner = node.member or node.operation if original is None else \
-                    self.precompute_name(original, original.member or original.operation)
-                return f"{owner}.{inner}"
+        if node.original is None and node.member and node.path:
+            return f"{node.path}.{node.member}"    # (BrainScriptEvaluator.cpp's paths)
+        owner = self._owners().get(id(node.value))
+        if owner is not None:
+            original = node.original
+            inner = node.member or node.operation if original is None else \
+                self.precompute_name(original, original.member or original.operation)
+            return f"{owner}.{inner}"
         return node.name if alone is None else alone
+
+    def _owners(self) -> dict[int, str]:
+        """The first computed named node (in ``net.nodes``' order) whose graph reaches each
+        Variable (:func:`reached_ids`' rule), in one walk of the network: a function node an
+        earlier owner's walk visited is not walked again (all it reaches is that owner's)."""
+        if self._owner_map is None:
+            owners: dict[int, str] = {}
+            visited: set[int] = set()
+            for name, value in self.net.nodes.items():
+                if not isinstance(value, Variable) or value.parent is None:
+                    continue
+                owners.setdefault(id(value), name)
+                stack = [value.parent]
+                while stack:
+                    fn = stack.pop()
+                    if id(fn) in visited:
+                        continue
+                    visited.add(id(fn))
+                    for v in (*fn.inputs, *fn.outputs):
+                        if v is not None:
+                            owners.setdefault(id(v), name)
+                    stack.extend(v.parent for v in fn.inputs
+                                 if v is not None and v.parent is not None)
+            self._owner_map = owners
+        return self._owner_map
 
     def _name_precomputed(self) -> None:
         """Register the values of the pre-computed nodes made for this network (as
@@ -84,7 +112,13 @@ class CommandNetwork:
             name = self.precompute_name(node)
             if name != node.name and name not in registry:
                 registry.rename(node.name, name)
-                self.precompute_aliases[name] = node.name
+                # (the name the Stadyn before expression paths gave it: the first named node
+                # reaching it, dot, its member: z.mean for z.x.x.mean)
+                owner = self._owners().get(id(node.value))
+                before = None if owner is None or node.original is not None else \
+                    f"{owner}.{node.member or node.operation}"
+                self.precompute_aliases[name] = node.name if before in (None, name) else \
+                    (before, node.name)
                 node.name = name
 
     def name(self, node: Variable) -> str:
@@ -113,7 +147,11 @@ class CommandNetwork:
         """cntk.exe's "and M nodes with gradient" (SGD.cpp): the nodes the criterion is computed
         from (itself too) that are trained parameters or are computed from one; ``None`` where
         the network's nodes are not all named as cntk.exe's (BrainScript's) or some are in a
-        loop (a recurrence Stadyn runs as one node)."""
+        loop (a recurrence Stadyn runs as one node); an NDL or SimpleNetworkBuilder network's
+        from its nodes as cntk.exe made them (:meth:`Network.nodes_with_gradient`), loops
+        included."""
+        if self.net.cntk_nodes is not None:
+            return self.net.nodes_with_gradient(criterion)
         if not isinstance(self.source, (NDLSource, SimpleNetworkSource)):
             return None
         trained = {id(v) for v in get_parameters().values() if v.need_grad}

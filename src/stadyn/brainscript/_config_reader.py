@@ -26,7 +26,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 
 from stadyn._errors import ConfigError
 
-from ._ast import SourceLocation
+from ._ast import SourceLocation, config_error as _err
 from ._parser import describe_expected, source_excerpt, unclosed_hint
 from ._source_files import SIZE_LIMIT, read_source, resolve_include
 
@@ -40,12 +40,6 @@ RAW_KEYS = frozenset({"brainscriptnetworkbuilder", "experimentalnetworkbuilder",
 #: How deep blocks, arrays and dotted keys may nest (CNTK's own configs use a handful of levels).
 NESTING_LIMIT = 100
 
-
-
-def _err(message: str, loc: SourceLocation | None, cls: type[ConfigError] = ConfigError) -> ConfigError:
-    if loc is None:
-        return cls(message)
-    return cls(message, loc.path, loc.line, loc.column)
 
 # ---------------------------------------------------------------------------------------------
 # raw tree (before scoping): what the files and overrides say, merged

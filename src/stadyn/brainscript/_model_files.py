@@ -6,6 +6,7 @@ file beside the Trainer's checkpoint ``<model>.ckp`` after each epoch, and resum
 from __future__ import annotations
 
 import errno
+import math
 import os
 import re
 import tempfile
@@ -163,7 +164,8 @@ def save_model(path: str, outputs: dict[str, Variable], inputs: dict[str, Variab
 
 
 def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
-                          aliases: Mapping[str, str] | None = None) -> dict[str, bool]:
+                          aliases: Mapping[str, str | tuple[str, ...]] | None = None
+                          ) -> dict[str, bool]:
     """Load the parameters of a model file (or of a parameter file) into the current registry,
     each into the parameter of the same name (a BrainScript parameter's name is its node's,
     ``model.arrayOfFunctions[1].W``, so the order the network makes them in does not matter).
@@ -174,9 +176,9 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
     evaluated or trained on silently): of ``required`` (those the network computes with: a
     declared parameter nothing uses is not saved), else of every trained one.
 
-    ``aliases`` (name -> older name) reads a value the file holds under the older name only
-    (a pre-computed value an older Stadyn saved as ``mean/value``: CommandNetwork's
-    ``precompute_aliases``).
+    ``aliases`` (name -> older name, or a tuple of them, the first the file holds taken) reads
+    a value the file holds under an older name only (a pre-computed value an older Stadyn saved
+    as ``mean/value`` or ``z.mean``: CommandNetwork's ``precompute_aliases``).
 
     Returns the ``hasComputed`` flags the file saved with its pre-computed values (parameter
     name -> flag; ``hasComputed:<name>:true`` tags): none from a parameter file or a model file
@@ -192,11 +194,12 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
                 flags[name] = value == "true"
     else:
         load_parameters(path, registry=found)
-    for name, old in (aliases or {}).items():
-        if name not in found and old in found:
-            found.rename(old, name)
-            if old in flags:
-                flags[name] = flags.pop(old)
+    for name, olds in (aliases or {}).items():
+        for old in (olds,) if isinstance(olds, str) else olds:
+            if name not in found and old in found:
+                found.rename(old, name)
+                if old in flags:
+                    flags[name] = flags.pop(old)
     registry = current_registry()
     pairs = _match_parameters(path, dict(found.items()), dict(registry.items()))
     matched = {id(have) for have, _ in pairs}
@@ -263,8 +266,7 @@ def _match_parameters(path: str, found: dict[str, Variable], params: dict[str, V
         value = found.get(name)
         if value is not None:
             if value.shape != have.shape:
-                raise ModelFileError(f"{path}: parameter '{name}' has shape {value.shape} in "
-                                     f"the file but {have.shape} in the network")
+                value = _flat_times_weight(path, name, value, have)
             pairs.append((have, value))
     if not old:
         return pairs
@@ -288,6 +290,29 @@ def _match_parameters(path: str, found: dict[str, Variable], params: dict[str, V
             f"of the same shape; this network's: {', '.join(k for k, _ in left)}): train "
             "the model again to write it with the new names")
     return pairs
+
+
+def _flat_times_weight(path: str, name: str, value: Variable, have: Variable) -> Variable:
+    """A file's ``[m x n]`` weight for the network's ``[m x d1 x .. x dk]`` (``n`` = d1 ..
+    dk): an NDL ``Times`` weight an older Stadyn saved before it took its input's dimensions
+    as cntk.exe's legacy rule gives them (TimesNodeBase::Validate): the same values in the
+    same order, reshaped.  Any other shape is a :class:`ModelFileError` naming the file.
+
+    >>> from stadyn.graph import Variable
+    >>> old = Variable((6, 4)); old.d = np.arange(24, dtype=np.float32).reshape(6, 4)
+    >>> _flat_times_weight("m", "W", old, Variable((3, 2, 4))).d[2, 1]
+    array([20., 21., 22., 23.], dtype=float32)
+    >>> _flat_times_weight("m", "W", old, Variable((4, 6)))
+    Traceback (most recent call last):
+    stadyn._errors.ModelFileError: m: parameter 'W' has shape (6, 4) in the file but (4, 6) in the network
+    """
+    if value.ndim == 2 and have.ndim > 2 and have.shape[-1] == value.shape[-1] and \
+            math.prod(have.shape[:-1]) == value.shape[0]:
+        reshaped = Variable(have.shape, need_grad=value.need_grad)
+        reshaped.d = value.d.reshape(have.shape)
+        return reshaped
+    raise ModelFileError(f"{path}: parameter '{name}' has shape {value.shape} in the file but "
+                         f"{have.shape} in the network")
 
 
 def save_epoch(log: Callable[[str], None], model_path: str, epoch: int, max_epochs: int, trainer,
@@ -314,7 +339,8 @@ def save_epoch(log: Callable[[str], None], model_path: str, epoch: int, max_epoc
 
 
 def _read_parameters(model_file: str, what: str, trainer,
-                     aliases: Mapping[str, str] | None = None) -> dict[str, bool]:
+                     aliases: Mapping[str, str | tuple[str, ...]] | None = None
+                     ) -> dict[str, bool]:
     """:func:`load_model_parameters` (of the parameters ``trainer`` trains), a damaged file a
     ConfigError: cannot ``what`` it."""
     try:
@@ -324,7 +350,8 @@ def _read_parameters(model_file: str, what: str, trainer,
 
 
 def _restore(model_file: str, trainer, source, what: str,
-             aliases: Mapping[str, str] | None = None) -> tuple[dict, dict[str, bool]]:
+             aliases: Mapping[str, str | tuple[str, ...]] | None = None
+             ) -> tuple[dict, dict[str, bool]]:
     """The parameters of ``model_file``, then the trainer and the reader from its checkpoint;
     the checkpoint's external state and the file's ``hasComputed`` flags."""
     flags = _read_parameters(model_file, what, trainer, aliases)
@@ -375,7 +402,8 @@ def roll_back(model_path: str, target: int, max_epochs: int, trainer, source,
 
 def resume(log: Callable[[str], None], model_file: str, trainer, learners, source, start: int,
            epoch_size: Callable[[], int], per_sweep: bool = False,
-           aliases: Mapping[str, str] | None = None) -> tuple[dict | None, dict[str, bool]]:
+           aliases: Mapping[str, str | tuple[str, ...]] | None = None
+           ) -> tuple[dict | None, dict[str, bool]]:
     """Continue from ``model_file`` (CNTK's restart): its parameters, then its checkpoint (the
     learners' state, counters, the reader's position), whose external state is returned with
     the file's ``hasComputed`` flags (:func:`load_model_parameters`);

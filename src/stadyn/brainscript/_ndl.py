@@ -2,7 +2,8 @@
 built with :class:`~._stadyn_library.StadynLibrary` as a ``BrainScriptNetworkBuilder`` is.
 
 The builder block names its NDL (``NDLNetworkBuilder.cpp``/``NDLNetworkBuilder.h``):
-``ndlMacros = a.ndl+b.ndl`` (files whose macros and values are global), ``networkDescription =
+``ndlMacros = a.ndl+b.ndl`` (files whose macros are global; their values are seen by
+nothing, as cntk.exe drops the rest of a macros file once read), ``networkDescription =
 net.ndl`` (its ``load = Sec`` section adds macros and values, its ``run = Sec`` section is the
 network; ``run``/``load`` in the block override the file's), or, without a file, ``run`` and
 ``load`` naming sections of the block itself.  ``$var$`` in the files is read from the config
@@ -31,13 +32,14 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from .._errors import ConfigError, StadynError
+from ..parametric import current_registry
 from ._ast import SourceLocation
 from ._config import ConfigRecord
 from ._library import ForwardRef
 from ._ndl_functions import FUNCTIONS, function_name
-from ._ndl_names import COPIED, FRESH, UNCOUNTED, NameCount
+from ._ndl_names import COPIED, FRESH, UNCOUNTED, Macros, NameCount, older_names
 from ._ndl_parser import where, Array, Assign, Call, MacroDef, Num, Ref, Section, Str, parse_ndl, \
-    parse_ndl_block
+    parse_ndl_block, section_names as _names, builder_settings as _builder_settings
 from ._network import Network
 
 __all__ = ["NDLSource", "ndl_seeds_kept", "ndl_source"]
@@ -180,17 +182,26 @@ def _loc(x: Any) -> tuple:
 class _Builder:
     def __init__(self, source: NDLSource, library: Any):
         self.source, self.library = source, library
-        self.globals = _Scope(None, "")                  # the macros files' values
+        self.globals = _Scope(None, "")                  # (cntk.exe's global script: macros)
+        self.dropped: dict[str, Any] = {}                # the macros files' values (unseen)
         self.sections = _Scope(self.globals, "")         # the load and run sections' items
-        self.macros: dict[str, MacroDef] = {}
+        self.macros = Macros()
         self.nodes: list[_Node] = []
         self.tags: list[tuple[Any, str, Any]] = []       # (value, tag, loc)
         self.waiting: dict[int, list[ForwardRef]] = {}
+        # Times' weights: (node, input dims) of each Times in turn; (Times, dims before) of a
+        # weight the legacy patch reshaped (_ndl_functions._times)
+        self.times_inputs: dict[int, list[tuple[_Node, tuple]]] = {}
+        self.patched_weights: dict[int, tuple[_Node, str]] = {}
         rec = source.record
         self.seed_offset = int(rec.get_int("randomSeedOffset", 0, inherited=True))
         # cntk.exe's count is per process; Stadyn's per run (one config read)
         self.seeds = _seed_count(rec)
         self.names = NameCount(_name_count(rec), self.macros)
+        # the names an older Stadyn (before cntk.exe's unnamed<n>) gave: a count of the calls
+        # made inside an argument, per network; a macro call's was its instance's name
+        self.older_count = 0
+        self.older_instances: dict[str, str] = {}
 
     # ---- files -------------------------------------------------------------------------
     def _read(self, name: str, key: str) -> Section:
@@ -258,13 +269,22 @@ class _Builder:
         for item in section.items:
             if isinstance(item, MacroDef):
                 self.macros[item.name.lower()] = item
+        # cntk.exe parses a macros file into a script of its own, which it drops once read
+        # (NDLNetworkBuilder.h:486-500): only its macros (NDLScript::ParseDefinition adds them
+        # to the global script) are kept; its values and nodes are seen by nothing and never
+        # built (no seeds), though parsing them takes unnamed<n> numbers
+        nodes, tags, seed = len(self.nodes), len(self.tags), self.seeds[0]
+        dropped = _Scope(None, "")
         for name in _names(sections.get("load")):
-            self._run_items(self._section(sections, name, "load").items, self.globals, None)
+            self._run_items(self._section(sections, name, "load").items, dropped, None)
         # cntk.exe reads a file without load/run as one section (its macros defined in turn)
         plain = [i for i in section.items if isinstance(i, MacroDef) or isinstance(i, Assign) and
                  i.name.lower() not in ("load", "run") and not isinstance(i.value, Section)]
         counted = "load" not in sections and "run" not in sections
-        self._run_items(plain, self.globals, None, FRESH if counted else UNCOUNTED)
+        self._run_items(plain, dropped, None, FRESH if counted else UNCOUNTED)
+        del self.nodes[nodes:], self.tags[tags:]
+        self.seeds[0] = seed
+        self.dropped.update(dropped.names)
 
     def _section(self, sections: dict, name: str, key: str) -> Section:
         item = sections.get(name.lower())
@@ -330,6 +350,8 @@ class _Builder:
             return self._call_macro(macro, expr, scope, name, mode)
         function = function_name(expr)
         number = self.names.take(mode)
+        if name is None:
+            self.older_count += 1
         if name is None and number is not None:
             name = scope.full(f"unnamed{number}")
         args = [self._expand(a, scope, None, inner) for a in expr.args]
@@ -363,6 +385,8 @@ class _Builder:
         number = self.names.take(mode)
         if name is None:
             name = scope.full(f"unnamed{number if number is not None else ''}")
+            self.older_count += 1
+            self.older_instances[name] = f"unnamed{self.older_count}"
         body = self.names.value
         self.names.value += self.names.copy(macro)
         inner = _Scope(self.globals, name)
@@ -412,6 +436,11 @@ class _Builder:
         if value is None and scope.prefix:
             value = self._from_macro(ref, parts[0])
         if value is None:
+            if parts[0].lower() in self.dropped:
+                raise ConfigError(f"NDL: undefined Variable, '{parts[0]}' found, must be "
+                                  "declared before first use (a value of an ndlMacros file is "
+                                  "seen by nothing: cntk.exe keeps only a macros file's "
+                                  "macros)", *where(ref.loc))
             if len(parts) == 1:      # an unquoted word: a string (init = Gaussian)
                 return ref.name
             raise ConfigError(f"NDL: unknown name '{parts[0]}' in '{ref.name}'", *where(ref.loc))
@@ -466,7 +495,11 @@ class _Builder:
             if node.name is not None:
                 net.nodes[node.name] = node.built
         net.nodes = dict(zip(net.nodes, self.library.resolve_all(list(net.nodes.values()))))
+        registry = current_registry()
+        made = {id(v): name for name, v in registry.items()}
         self.library.name_parameters(net.nodes)
+        net.cntk_nodes = self._cntk_nodes()
+        net.older_names = older_names(dict(registry.items()), made, self.older_instances)
         groups: dict[str, list] = {t: [] for t in set(_GROUPS.values())}
         for value, tag, loc in self.tags:
             tag = str(self._constant(tag, _Node(None, "tag", [], {}, scope, loc), "tag"))
@@ -495,6 +528,26 @@ class _Builder:
                     unique.append(v)
             setattr(net, attr, unique)
         return net
+
+    def _cntk_nodes(self) -> list[tuple[Any, list[int], bool]]:
+        """cntk.exe's nodes, one per NDL function call (:attr:`Network.cntk_nodes`): its
+        Variable, its inputs' indices (a ``PastValue``'s too) and whether it is a trained
+        parameter."""
+        index = {id(n): k for k, n in enumerate(self.nodes)}
+        out = []
+        for node in self.nodes:
+            inputs = []
+            for arg in node.args:
+                target = self._node_of(arg, node)
+                for item in target if isinstance(target, list) else [target]:
+                    item = self._node_of(item, node)
+                    if isinstance(item, _Node):
+                        inputs.append(index[id(item)])
+            var = self.library.resolve(node.built)
+            trained = node.function in ("LearnableParameter", "ImageParameter") and \
+                bool(getattr(var, "need_grad", False))
+            out.append((var, inputs, trained))
+        return out
 
     def _expand_ref(self, item: Any, scope: _Scope) -> Any:
         return _Lazy(item, scope) if isinstance(item, Ref) else item
@@ -554,35 +607,3 @@ def _message(node: _Node, reason: str) -> str:
     """A library's complaint about an NDL node, named after the node's function once."""
     return f"NDL: {reason}" if reason.startswith(node.function) else \
         f"NDL: {node.function}: {reason}"
-
-
-def _names(item: Any) -> list[str]:
-    if item is None:
-        return []
-    value = item.value
-    values = value.items if isinstance(value, Array) else [value]
-    out = []
-    for v in values:
-        if not isinstance(v, (Ref, Str)):
-            raise ConfigError(f"NDL: '{item.name}' must name sections", *where(item.loc))
-        out.append(v.name if isinstance(v, Ref) else v.value)
-    return out
-
-
-def _builder_settings(text: str) -> tuple[str, dict[str, str]]:
-    """The file names of a builder block (paths are not NDL tokens), and its text without
-    them (lines kept, so locations stay right)."""
-    settings: dict[str, str] = {}
-    lines = text.split("\n")
-    pattern = re.compile(r"^(\s*\[?\s*)(ndlMacros|networkDescription|dumpFileName)\s*=\s*(.*?)"
-                         r"\s*(\]?)\s*$", re.I)
-    for k, line in enumerate(lines):
-        m = pattern.match(line)
-        if m:
-            value = m.group(3)
-            if value.startswith(("\"", "'")) and value.endswith(value[0]) and len(value) > 1:
-                value = value[1:-1]
-            settings[m.group(2).lower()] = value
-            lines[k] = m.group(1) + " " * (len(line) - len(m.group(1)) - len(m.group(4))) + \
-                m.group(4)
-    return "\n".join(lines), settings

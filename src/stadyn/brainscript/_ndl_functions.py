@@ -289,25 +289,63 @@ def _times(b, node, args, kw):
     """``Times(W, x)``, and cntk.exe's legacy patch (TimesNodeBase::Validate): a ``[m x n]``
     parameter ``W`` whose ``n`` is not ``x``'s first dimension but the product of its first
     few (``[128 x 1568]`` times a ``[7 x 7 x 32]`` input) takes those dimensions, ``[128 x 7 x
-    7 x 32]``, the same values (cntk.exe's model file and logs show the new shape)."""
+    7 x 32]``, the same values (cntk.exe's model file and logs show the new shape).  A patched
+    weight has that shape for every ``Times`` it is in: one whose input does not start with
+    those dimensions is a ConfigError at its line, as cntk.exe's validation rejects it."""
     if len(args) != 2:
         raise ConfigError(f"{node.function} takes 2 argument(s), got {len(args)}")
     w, x = args
-    if isinstance(w, Variable) and isinstance(x, Variable) and w.ndim == 2 and \
+    if isinstance(w, Variable) and isinstance(x, Variable) and w.ndim >= 2 and \
             b.library.has_batch_axis(x) and \
             any(v is w for _, v in current_registry().items()):
         lead = 1 if x.sequence_lengths is None else 2
         dims = tuple(reversed(x.shape[lead:]))           # x's sample dims, cntk.exe's order
         n = w.shape[0]                                   # W is [m x n]: (n, m) here
-        if dims and dims[0] != n:
+        if w.ndim == 2 and dims and dims[0] != n:
             for k in range(len(dims)):
                 if math.prod(dims[:k + 1]) == n:
+                    b.patched_weights[id(w)] = (node, _cntk_dims(w.shape))
                     values = w.d.copy()
                     shape = tuple(reversed(dims[:k + 1])) + (w.shape[1],)
                     w.reset_shape(shape, force=True)
                     w.d = values.reshape(shape)
                     break
+        users = b.times_inputs.setdefault(id(w), [])
+        users.append((node, dims))
+        if id(w) in b.patched_weights:
+            _check_patched(b.patched_weights[id(w)], w, users)
     return b.library.Times(w, x)
+
+
+def _cntk_dims(shape: tuple) -> str:
+    return " x ".join(str(d) for d in reversed(shape))
+
+
+def _check_patched(patch: tuple, w: Variable, users: list) -> None:
+    """A ConfigError at the first ``Times`` whose input does not fit the shape the legacy patch
+    gave its weight ``w`` (cntk.exe: "Left [..] and right [..] operands' shapes are not
+    compatible", or "right argument shape [..] has too few dimensions")."""
+    patcher, before = patch
+    reduction = tuple(reversed(w.shape[:-1]))
+    for user, dims in users:
+        if dims[:len(reduction)] != reduction:
+            arg = user.args[0]
+            weight = getattr(getattr(arg, "ref", None), "name", None) or \
+                getattr(arg, "name", None) or "its weight"
+            shown = " x ".join(map(str, dims))
+            raise ConfigError(
+                f"NDL: Times '{user.name or 'Times'}': its input [{shown}] does not fit "
+                f"'{weight}' [{_cntk_dims(w.shape)}]: Times '{patcher.name or 'Times'}' "
+                f"({_line(patcher)}) patched that weight to [{_cntk_dims(w.shape)}] (from "
+                f"[{before}]) for its own input, as cntk.exe's legacy rule does "
+                "(TimesNodeBase::Validate), and a weight has one shape in all its Times (give "
+                "each Times its own weight, or their inputs the same dimensions)",
+                *where(user.loc))
+
+
+def _line(node) -> str:
+    loc = node.loc
+    return f"{os.path.basename(loc.path) if loc.path else '<config>'}:{loc.line}"
 
 
 def _lookup_table(b, node, args, kw):

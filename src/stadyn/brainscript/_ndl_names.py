@@ -16,23 +16,40 @@ expands a node.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ._ndl_parser import Array, Assign, Call, MacroDef, Num, Section
 
-__all__ = ["NameCount", "FRESH", "COPIED", "UNCOUNTED"]
+__all__ = ["Macros", "NameCount", "FRESH", "COPIED", "UNCOUNTED", "older_names"]
 
 FRESH = 2       # parsed here: the expression's own node takes a number
 COPIED = 1      # an item of a macro's copied body: only its arguments are parsed again
 UNCOUNTED = 0   # an optional argument's value
 
 
+class Macros(dict):
+    """The macros defined so far (lower-case name -> :class:`MacroDef`), with a count of the
+    definitions made, so what was worked out from them can tell it is out of date."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.version = 0
+
+    def __setitem__(self, name: str, macro: MacroDef) -> None:
+        super().__setitem__(name, macro)
+        self.version += 1
+
+
 class NameCount:
     """The run's count (kept in ``cell``, a one-element list) and the macros it may copy."""
 
-    def __init__(self, cell: list[int], macros: dict[str, MacroDef]):
+    def __init__(self, cell: list[int], macros: Macros):
         self.cell, self.macros = cell, macros
         self.one_line: dict[str, int] = {}    # macro (lower case) -> its body call's number
+        # copy()'s numbers per macro (by id), good while macros.version is _copies_version
+        self._copies: dict[int, int] = {}
+        self._copies_version = -1
 
     @property
     def value(self) -> int:
@@ -65,11 +82,19 @@ class NameCount:
         return own + args + (self.copy(macro) if macro is not None else 0)
 
     def copy(self, macro: MacroDef) -> int:
-        """How many numbers copying ``macro``'s body for a call takes."""
-        if isinstance(macro.body, Section):
-            return sum(self.count(i.value, COPIED) for i in macro.body.items
-                       if isinstance(i, Assign) and not isinstance(i.value, Section))
-        return self.count(macro.body, COPIED)
+        """How many numbers copying ``macro``'s body for a call takes (worked out once per
+        macro while no macro is defined anew: a body's nested calls copy their macros too)."""
+        if self._copies_version != self.macros.version:
+            self._copies, self._copies_version = {}, self.macros.version
+        known = self._copies.get(id(macro))
+        if known is None:
+            if isinstance(macro.body, Section):
+                known = sum(self.count(i.value, COPIED) for i in macro.body.items
+                            if isinstance(i, Assign) and not isinstance(i.value, Section))
+            else:
+                known = self.count(macro.body, COPIED)
+            self._copies[id(macro)] = known
+        return known
 
     def define(self, macro: MacroDef) -> None:
         """Reading ``macro``'s definition: its body's nodes take numbers (no copies)."""
@@ -91,3 +116,32 @@ def _defining(expr: Any) -> int:
     if isinstance(expr, Call):
         return 1 + sum(_defining(a) for a in expr.args)
     return 0
+
+
+_PLACEHOLDER = re.compile(r"anonymous(_[0-9]+)?/W")     # (StadynLibrary's, until named)
+_UNNAMED = re.compile(r"unnamed[0-9]+")
+
+
+def older_names(params: dict[str, Any], made: dict[int, str], instances: dict[str, str]
+                ) -> dict[str, str]:
+    """The names a Stadyn before cntk.exe's ``unnamed<n>`` (d47d4df) gave an NDL network's
+    parameters, where they differ (parameter name -> older name): one made inside an argument
+    kept the name it was made under (``anonymous_<k>/W``, in ``made``: the parameter's id ->
+    that name); one in a macro call made inside an argument was ``unnamed<k>.b`` after a count
+    of such calls of its own (``instances``: the call's name now -> then).
+
+    >>> older_names({"unnamed9": 1, "unnamed18.b": 2}, {id(1): "anonymous_1/W"},
+    ...             {"unnamed18": "unnamed4"})
+    {'unnamed9': 'anonymous_1/W', 'unnamed18.b': 'unnamed4.b'}
+    """
+    out = {}
+    for name, v in params.items():
+        first = made.get(id(v), name)
+        if first != name and _PLACEHOLDER.fullmatch(first) and \
+                _UNNAMED.fullmatch(name.rpartition(".")[2]):
+            out[name] = first
+            continue
+        prefix = max((p for p in instances if name.startswith(p + ".")), key=len, default=None)
+        if prefix is not None and instances[prefix] + name[len(prefix):] != name:
+            out[name] = instances[prefix] + name[len(prefix):]
+    return out

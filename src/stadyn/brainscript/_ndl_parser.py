@@ -19,7 +19,8 @@ from typing import Any
 from .._errors import ConfigError
 from ._ast import SourceLocation as Loc
 
-__all__ = ["where", "Num", "Str", "Ref", "Call", "Array", "Section", "Assign", "MacroDef", "parse_ndl"]
+__all__ = ["where", "Num", "Str", "Ref", "Call", "Array", "Section", "Assign", "MacroDef", "parse_ndl",
+           "section_names", "builder_settings"]
 
 
 def where(loc: Loc) -> tuple:
@@ -307,3 +308,36 @@ def parse_ndl_block(text: str, path: str | None = None, line: int = 1,
         raise ConfigError(f"NDL: unexpected '{p.peek().text}' after the block",
                           *where(p.peek().loc))
     return section
+
+
+def section_names(item: Any) -> list[str]:
+    """The section names an item ``load = a`` / ``run = (a, b)`` lists."""
+    if item is None:
+        return []
+    value = item.value
+    values = value.items if isinstance(value, Array) else [value]
+    out = []
+    for v in values:
+        if not isinstance(v, (Ref, Str)):
+            raise ConfigError(f"NDL: '{item.name}' must name sections", *where(item.loc))
+        out.append(v.name if isinstance(v, Ref) else v.value)
+    return out
+
+
+def builder_settings(text: str) -> tuple[str, dict[str, str]]:
+    """The file names of a builder block (paths are not NDL tokens), and its text without
+    them (lines kept, so locations stay right)."""
+    settings: dict[str, str] = {}
+    lines = text.split("\n")
+    pattern = re.compile(r"^(\s*\[?\s*)(ndlMacros|networkDescription|dumpFileName)\s*=\s*(.*?)"
+                         r"\s*(\]?)\s*$", re.I)
+    for k, line in enumerate(lines):
+        m = pattern.match(line)
+        if m:
+            value = m.group(3)
+            if value.startswith(("\"", "'")) and value.endswith(value[0]) and len(value) > 1:
+                value = value[1:-1]
+            settings[m.group(2).lower()] = value
+            lines[k] = m.group(1) + " " * (len(line) - len(m.group(1)) - len(m.group(4))) + \
+                m.group(4)
+    return "\n".join(lines), settings

@@ -20,7 +20,8 @@ class Network:
     """An evaluated ``BrainScriptNetworkBuilder`` record and its special node lists.
 
     ``nodes`` names every node reachable through the record's members (``z``, ``out.z``,
-    ``arr[0]``), in definition order; ``name_of`` finds a node's name.
+    ``arr[0]``), in definition order; ``name_of`` finds a node's name.  ``older_names`` maps
+    a parameter's name to the one an older Stadyn gave it (read from model files it wrote).
     """
 
     record: Record
@@ -30,6 +31,44 @@ class Network:
     evaluation_nodes: list[Any] = field(default_factory=list)
     output_nodes: list[Any] = field(default_factory=list)
     nodes: dict[str, Any] = field(default_factory=dict)
+    # parameter name -> the name an older Stadyn saved it under (NDL's unnamed<n> parameters,
+    # anonymous_<k>/W before d47d4df's successors named them), for the model files it wrote
+    older_names: dict[str, str] = field(default_factory=dict)
+    # cntk.exe's nodes where the builder knows them one for one (NDL): each node's Variable,
+    # its inputs (indices, loops included) and whether it is a trained parameter
+    cntk_nodes: list[tuple[Any, list[int], bool]] | None = None
+
+    def nodes_with_gradient(self, criterion: Any) -> int | None:
+        """cntk.exe's "and M nodes with gradient" for ``criterion`` from :attr:`cntk_nodes`
+        (SGD.cpp: the nodes of the criterion's evaluation order that NeedsGradient: a trained
+        parameter, or a node with an input that needs one, through loops too,
+        ComputationNetworkEvaluation.cpp's ValidateNode); None without them.
+
+        >>> net = Network(None, cntk_nodes=[("w", [], True), ("x", [], False),
+        ...                                 ("h", [0, 3], False), ("past", [2], False),
+        ...                                 ("ce", [1, 2], False), ("y", [1], False)])
+        >>> net.nodes_with_gradient("ce"), net.nodes_with_gradient("y")
+        (4, 0)
+        """
+        if self.cntk_nodes is None:
+            return None
+        roots = [k for k, (v, _, _) in enumerate(self.cntk_nodes) if v is criterion]
+        if not roots:
+            return None
+        needs = [trained for _, _, trained in self.cntk_nodes]
+        changed = True
+        while changed:
+            changed = False
+            for k, (_, inputs, _) in enumerate(self.cntk_nodes):
+                if not needs[k] and any(needs[i] for i in inputs):
+                    needs[k] = changed = True
+        reached, stack = set(roots), list(roots)
+        while stack:
+            for i in self.cntk_nodes[stack.pop()][1]:
+                if i not in reached:
+                    reached.add(i)
+                    stack.append(i)
+        return sum(needs[k] for k in reached)
 
     def name_of(self, node: Any) -> str | None:
         """The first member path under which ``node`` appears, or ``None``."""

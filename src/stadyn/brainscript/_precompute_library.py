@@ -50,6 +50,9 @@ class PreComputeNode:
     name: str
     member: str | None = None
     original: PreComputeNode | None = None
+    #: the expression path it was made at (``featNorm``; ``featNorm.feat`` for the inner one of
+    #: ``featNorm = MeanVarNorm (MeanVarNorm (x))``): with ``member``, cntk.exe's node name
+    path: str = ""
     #: cntk.exe's ``hasComputed``: set by the data pass and read from a model file that says
     #: (:func:`._model_files.load_model_parameters`); None: not known, the value decides (NaN:
     #: not computed), as for a model file written before Stadyn saved the flag
@@ -139,5 +142,6 @@ class PreComputeFunctions:
         name = current_registry().claim(operation[0].lower() + operation[1:]) + "/value"
         value = get_parameter_or_create(name, shape, np.full(shape, np.nan, np.float32),
                                         need_grad=False)
-        self.precompute_nodes.append(PreComputeNode(operation, v, value, name, member))
+        self.precompute_nodes.append(PreComputeNode(operation, v, value, name, member,
+                                                    path=self.path))
         return self._node(value, operation, tag)

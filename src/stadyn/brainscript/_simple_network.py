@@ -26,6 +26,7 @@ node for (``squareError``, ``logistic``, ...) are refused by name.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +54,8 @@ _EVALUATION = ("classificationError", "errorPrediction", "crossEntropyWithSoftma
                "sequenceWithSoftmax")
 
 _PREFIX = "_simpleNet"     # member names that stand for cntk.exe's (``W0*features``, ...)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SPECIAL = ("featureNodes", "labelNodes", "criterionNodes", "evaluationNodes", "outputNodes")
 
 
 @dataclass(frozen=True)
@@ -74,8 +77,21 @@ class SimpleNetworkSource(BrainScriptSource):
                                  column=self.column)
 
     def name_nodes(self, network: Any) -> None:
-        """Rename the stand-in members of a network built from :meth:`parse`."""
-        names = _describe(self.block)[1]
+        """Rename the stand-in members of a network built from :meth:`parse`, and give it
+        cntk.exe's nodes (``Network.cntk_nodes``): each member of the description is one node
+        cntk.exe's builder makes, its inputs the members its expression names."""
+        text, names = _describe(self.block)
+        lines = [line.partition(" = ") for line in text[2:-2].split(" ; ")]
+        lines = [(m, e) for m, _, e in lines if m not in _SPECIAL]
+        members = {m: k for k, (m, _) in enumerate(lines)}
+        cntk_nodes = []
+        for member, expression in lines:
+            var = network.nodes.get(member)
+            inputs = [members[w] for w in _WORD.findall(expression) if w in members]
+            trained = expression.startswith("Parameter (") and \
+                bool(getattr(var, "need_grad", False))
+            cntk_nodes.append((var, inputs, trained))
+        network.cntk_nodes = None if any(v is None for v, _, _ in cntk_nodes) else cntk_nodes
         network.nodes = {names.get(k, k): v for k, v in network.nodes.items()}
 
 
@@ -434,7 +450,8 @@ def _lstm_settings(rec: ConfigRecord, kind: str) -> tuple[float, dict[str, float
 def _describe_lstm(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
     """BuildLSTMNetworkFromDescription (rnnType LSTM): ``features``, a ``LookupTable`` of
     ``lookupTableOrder`` words (if > 0; E0 [embedding x vocabulary/order]), an LSTM for layer 0
-    and each later layer listed in ``recurrentLayer``, ``W<n>``, and the criterion on ``W<n> *
+    and each later layer listed in ``recurrentLayer`` (the others ``layerTypes``' function of
+    ``U<i> * x + B<i>``), ``W<n>``, and the criterion on ``W<n> *
     h`` (the feed-forward kind's criteria), ``outputs = W<n> * h`` and ``PosteriorProb``."""
     sizes = _layer_sizes(rec)
     training = _choice(rec, "trainingCriterion", _TRAINING)
@@ -471,14 +488,24 @@ def _describe_lstm(rec: ConfigRecord) -> tuple[str, dict[str, str]]:
     hidden = len(sizes) - 2
     x = _lstm(nodes, weight, bias, 0, sizes[offset] * max(order, 1) if offset else sizes[0],
               sizes[offset + 1], x, *lstm_settings)
+    activations = _names(rec, "layerTypes", "Sigmoid")
     done = 0
     for i in range(1 + offset, hidden):
-        if done >= len(recurrent) or recurrent[done] != i:
-            raise _err(f"SimpleNetworkBuilder: rnnType LSTM: hidden layer {i} is not in "
-                       "recurrentLayer; Stadyn builds LSTM layers only", _loc(
-                           rec, "recurrentLayer") if recurrent else rec.loc)
-        x = _lstm(nodes, weight, bias, i, sizes[i], sizes[i + 1], x, *lstm_settings)
-        done += 1
+        if done < len(recurrent) and recurrent[done] == i:
+            x = _lstm(nodes, weight, bias, i, sizes[i], sizes[i + 1], x, *lstm_settings)
+            done += 1
+            continue
+        # a layer not in recurrentLayer: U<i> * x + B<i> through layerTypes' function of the
+        # layer (SimpleNetworkBuilder.cpp:1280-1286, ApplyNonlinearFunction(..., i))
+        name = activations[min(i, len(activations) - 1)]
+        if name not in _ACTIVATIONS:
+            raise _err(f"SimpleNetworkBuilder: layerTypes '{name}' is not one of cntk.exe's "
+                       "Sigmoid, RectifiedLinear, Tanh, None", _loc(rec, "layerTypes"))
+        u = weight(f"U{i}", sizes[i + 1], sizes[i])
+        b = bias(f"B{i}", sizes[i + 1], 0.0)
+        x = nodes(f"Plus ({nodes(f'Times ({u}, {x})')}, {b})")
+        if _ACTIVATIONS[name] is not None:
+            x = nodes(f"{_ACTIVATIONS[name]} ({x})")
     w = weight(f"W{hidden}", sizes[hidden + 1], sizes[hidden])
     labels = nodes(f"Input {{{sizes[-1]}}}", "labels")
     z = nodes(f"Times ({w}, {x})")

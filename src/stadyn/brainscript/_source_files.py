@@ -23,21 +23,14 @@ from __future__ import annotations
 import os
 import stat
 
-from stadyn._errors import ConfigError
 from stadyn._fileutil import special_file_kind
 
-from ._ast import SourceLocation
+from ._ast import SourceLocation, config_error as _error
 
 __all__ = ["SIZE_LIMIT", "resolve_include", "read_source"]
 
 #: The largest config or BrainScript file read, in bytes.
 SIZE_LIMIT = 16 << 20
-
-
-def _error(message: str, loc: SourceLocation | None) -> ConfigError:
-    if loc is None:
-        return ConfigError(message)
-    return ConfigError(message, loc.path, loc.line, loc.column)
 
 
 def resolve_include(name: str, including: str | None) -> str | None:

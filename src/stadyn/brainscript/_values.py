@@ -12,14 +12,9 @@ from typing import Any
 from stadyn._errors import ConfigError
 
 from . import _ast as A
+from ._ast import config_error as _err
 
 __all__ = ["Thunk", "Record", "BSArray", "BSFunction", "CycleError"]
-
-
-def _err(message: str, loc: A.SourceLocation | None) -> ConfigError:
-    if loc is None:
-        return ConfigError(message)
-    return ConfigError(message, loc.path, loc.line, loc.column)
 
 
 def _is_number(v: Any) -> bool:

@@ -1,0 +1,72 @@
+"""Model files an older Stadyn wrote for an NDL network load into today's network: the file in
+``tests/fixtures/brainscript/ndl_d47d4df`` was written by Stadyn d47d4df (its
+``make_model.py``), before a flat ``Times`` weight took its input's dimensions (``W`` (6, 4)
+in the file, (3, 2, 4) built) and before parameters made inside an argument were named
+``unnamed<n>`` (``anonymous_1/W``, ``anonymous_2/W`` in the file, of one shape; the macro
+calls ``Bias(4)`` inside an argument ``unnamed4``, ``unnamed5``, now ``unnamed18``,
+``unnamed21``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+from stadyn._errors import ModelFileError
+from stadyn.brainscript import parse_config
+from stadyn.brainscript._blocks import command_config
+from stadyn.brainscript._command_network import CommandNetwork
+from stadyn.brainscript._model_files import load_model_parameters
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "brainscript",
+                       "ndl_d47d4df")
+
+
+def _writer():
+    spec = importlib.util.spec_from_file_location("make_model",
+                                                  os.path.join(FIXTURE, "make_model.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_model_file_of_d47d4df_loads_into_todays_ndl_network():
+    writer = _writer()
+    cmd = command_config(parse_config(writer.CONFIG), "T")
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        network = CommandNetwork(cmd.network, 0.0)
+        params = dict(sd.get_parameters())
+        assert {k: v.shape for k, v in params.items()} == \
+            {"W": (3, 2, 4), "unnamed9": (1, 4), "unnamed13": (1, 4), "unnamed18.b": (1, 4),
+             "unnamed21.b": (1, 4)}
+        # (the runner passes the same aliases to load_model_parameters and resume)
+        load_model_parameters(os.path.join(FIXTURE, "model.dnn"),
+                              aliases=network.precompute_aliases)
+        old = writer.VALUES
+        np.testing.assert_array_equal(params["W"].d.reshape(6, 4), old["W"])
+        np.testing.assert_array_equal(params["unnamed9"].d, old["anonymous_1/W"])
+        np.testing.assert_array_equal(params["unnamed13"].d, old["anonymous_2/W"])
+        # the macro calls made inside an argument: d47d4df numbered them unnamed<k> with a
+        # count of its own (calls inside arguments, in order), cntk.exe's count is another
+        np.testing.assert_array_equal(params["unnamed18.b"].d, old["unnamed4.b"])
+        np.testing.assert_array_equal(params["unnamed21.b"].d, old["unnamed5.b"])
+        x = np.arange(6, dtype=np.float32).reshape(1, 3, 2) / 10
+        network.net.nodes["x"].d = x
+        z = network.net.nodes["z"]
+        z.forward()
+        expected = x.reshape(1, 6) @ old["W"] + old["anonymous_1/W"] + old["anonymous_2/W"] + \
+            old["unnamed4.b"] + old["unnamed5.b"]
+        np.testing.assert_allclose(z.d.reshape(1, 4), expected, rtol=1e-6)
+
+
+def test_without_the_old_names_the_same_shaped_parameters_stay_a_loud_error():
+    # the shapes alone cannot tell anonymous_1/W from anonymous_2/W: never a guess
+    cmd = command_config(parse_config(_writer().CONFIG), "T")
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        CommandNetwork(cmd.network, 0.0)
+        with pytest.raises(ModelFileError, match=r"model\.dnn: was written by an older Stadyn"
+                                                 r".*anonymous_1/W, anonymous_2/W"):
+            load_model_parameters(os.path.join(FIXTURE, "model.dnn"))
