@@ -39,6 +39,7 @@ from ...graph import (data_of, grad_of, hand_out, read_value_of, renew_value, va
                       take_released, topological_nodes)
 from ._function import Function, as_function
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
+from ._refusals import check_binary
 
 __all__ = ["Variable", "as_nnabla"]
 
@@ -227,6 +228,23 @@ class Variable(_Core):
 
 
 Variable._op_output_class, Variable._node_class = Variable, Function
+
+
+def _checked_operator(name: str, function: str, reflected: bool):
+    # ``x + y`` of two Variables is NNabla's ``F.add2(x, y)``: refused where it refuses
+    # (inputs of different ranks; ``_refusals.py``); then Stadyn's own operator
+    def method(self, other):
+        if isinstance(other, _Core):
+            check_binary(function, *((other, self) if reflected else (self, other)))
+        return getattr(_Core, name)(self, other)
+    method.__name__ = name
+    return method
+
+
+for _op, _function in (("add", "add2"), ("sub", "sub2"), ("mul", "mul2"),
+                       ("truediv", "div2"), ("pow", "pow2")):
+    setattr(Variable, f"__{_op}__", _checked_operator(f"__{_op}__", _function, False))
+    setattr(Variable, f"__r{_op}__", _checked_operator(f"__r{_op}__", _function, True))
 
 
 def _grad_tensor(v: Variable) -> torch.Tensor:
