@@ -39,6 +39,7 @@ from ...graph import (data_of, grad_of, hand_out, read_value_of, renew_value, va
                       take_released, topological_nodes)
 from ._function import Function, as_function
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
+from ._float_inputs import as_float32
 from ._refusals import check_binary
 
 __all__ = ["Variable", "as_nnabla"]
@@ -232,11 +233,13 @@ Variable._op_output_class, Variable._node_class = Variable, Function
 
 def _checked_operator(name: str, function: str, reflected: bool):
     # ``x + y`` of two Variables is NNabla's ``F.add2(x, y)``: refused where it refuses
-    # (inputs of different ranks; ``_refusals.py``); then Stadyn's own operator
+    # (inputs of different ranks; ``_refusals.py``), computed in float32 (``_float_inputs``);
+    # then Stadyn's own operator
     def method(self, other):
         if isinstance(other, _Core):
             check_binary(function, *((other, self) if reflected else (self, other)))
-        return getattr(_Core, name)(self, other)
+            other = as_float32(other)
+        return getattr(_Core, name)(as_float32(self), other)
     method.__name__ = name
     return method
 
