@@ -40,6 +40,7 @@ from ...graph import (data_of, grad_of, hand_out, read_value_of, renew_value, va
 from ._function import Function, as_function
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
 from ._float_inputs import as_float32
+from ._index_dtypes import as_shown
 from ._refusals import check_binary
 
 __all__ = ["Variable", "as_nnabla"]
@@ -60,6 +61,16 @@ class Variable(_Core):
     """
 
     __slots__ = ()
+
+    @property
+    def d(self) -> np.ndarray:
+        """The value as a NumPy array sharing its memory (NNabla's uint64 for the indices its
+        functions give: ``_index_dtypes.py``)."""
+        return as_shown(self, _Core.d.fget(self))
+
+    @d.setter
+    def d(self, value: Any) -> None:
+        _Core.d.fset(self, value)
 
     @property
     def data(self) -> NdArray:
