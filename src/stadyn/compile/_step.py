@@ -123,8 +123,7 @@ class CompiledStep:
         self.update = update
         self._outside = False                   # the update runs after the program (see _build)
         self._deferred: list[tuple[int, int, int]] = []
-        self._grad_buffers: dict[int, list[torch.Tensor]] = {}
-        self._dense_buffers: dict[int, torch.Tensor] = {}   # see _dense
+        self._buffers: dict[tuple, torch.Tensor] = {}   # gradients' buffers kept across steps
         self._subgraph: Subgraph | None = None   # what _build traced (its signature keys it)
 
     # -- building -------------------------------------------------------------------------------
@@ -241,7 +240,7 @@ class CompiledStep:
             keep_max_pooling(gm)                # ATen's kernels, not inductor's loops
         self._outside = outside
         self._deferred = defer_products(gm, len(fill)) if outside else []
-        self._grad_buffers, self._dense_buffers = {}, {}
+        self._buffers = {}
         self.graph_module = realize(gm)         # its code, generated after the last pass
         self._subgraph = subgraph
         self._leaves, self._fill, self._states, self._names = leaves, fill, states, names
@@ -343,12 +342,16 @@ class CompiledStep:
         kept across steps; a dense one is kept as it is."""
         if grad.is_contiguous():
             return grad
-        buffer = self._dense_buffers.get(k)
+        return self._buffer(("dense", k), grad.shape, grad.dtype, grad.device).copy_(grad)
+
+    def _buffer(self, key: tuple, shape, dtype, device) -> torch.Tensor:
+        """The tensor kept across steps under ``key``, made anew when it is not of ``shape``,
+        ``dtype`` and ``device``."""
+        buffer = self._buffers.get(key)
         if buffer is None or (buffer.shape, buffer.dtype, buffer.device) != (
-                grad.shape, grad.dtype, grad.device):
-            buffer = self._dense_buffers[k] = torch.empty(grad.shape, dtype=grad.dtype,
-                                                          device=grad.device)
-        return buffer.copy_(grad)
+                torch.Size(shape), dtype, device):
+            buffer = self._buffers[key] = torch.empty(shape, dtype=dtype, device=device)
+        return buffer
 
     def _grad_outputs(self, outs) -> tuple:
         """The parameters' gradients among a program's outputs (after the filled values)."""
@@ -362,14 +365,12 @@ class CompiledStep:
         grads = list(self._grad_outputs(outs))
         for k, a, b in self._deferred:
             param, dtype = self._params[k], outs[a].dtype
-            buffers = self._grad_buffers.get(k)
-            if buffers is None:
-                # The gradient's buffer and, for a half-precision product, the product's.
-                buffers = self._grad_buffers[k] = [
-                    torch.empty(param.shape, dtype=t, device=param.device)
-                    for t in dict.fromkeys((param.dtype, dtype))]
-            product = torch.mm(outs[a], outs[b], out=buffers[-1])
-            grads[k] = buffers[0].copy_(product) if len(buffers) == 2 else product
+            product = torch.mm(outs[a], outs[b], out=self._buffer(
+                ("product", k), param.shape, dtype, param.device))
+            if dtype != param.dtype:    # a half-precision product, into the gradient's dtype
+                product = self._buffer(("grad", k), param.shape, param.dtype,
+                                       param.device).copy_(product)
+            grads[k] = product
         return grads
 
     # -- CUDA graphs ----------------------------------------------------------------------------

@@ -106,13 +106,14 @@ def slice(x, start=None, stop=None, step=None):  # noqa: A001 - NNabla's name
     stop = list(stop) if stop is not None else [None] * n
     step = list(step) if step is not None else [1] * n
     lead = x.ndim - n
-    for i, c in enumerate(step):  # negative steps: gather the Python slice's indices
+    for i, c in enumerate(step):  # negative steps: a positive one over the flipped axis
         if c is not None and c < 0:
             axis = lead + i
-            picked = range(*builtins.slice(start[i], stop[i], c).indices(x.shape[axis]))
-            x = x.index_select(axis, torch.tensor(list(picked), dtype=torch.long,
-                                                  device=x.device))
-            start[i], stop[i], step[i] = None, None, 1
+            size = x.shape[axis]
+            picked = range(*builtins.slice(start[i], stop[i], c).indices(size))
+            x = torch.flip(x, (axis,))
+            first = size - 1 - picked[0] if picked else 0
+            start[i], stop[i], step[i] = first, first + len(picked) * -c, -c
     whole = (builtins.slice(None),) * lead
     index = whole + tuple(builtins.slice(a, b, c) for a, b, c in zip(start, stop, step))
     return x[index]

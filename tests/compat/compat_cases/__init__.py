@@ -38,7 +38,8 @@ MODULES = {
                "nnabla_parameter_views", "nnabla_load_info", "nnabla_top_k_ties",
                "nnabla_views_train", "nnabla_solver_module",
                "nnabla_graph_reruns", "nnabla_fidelity_2", "nnabla_solver_fidelity",
-               "nnabla_kept_arrays", "nnabla_object_model", "nnabla_fuzz_found"],
+               "nnabla_kept_arrays", "nnabla_object_model", "nnabla_fuzz_found",
+               "nnabla_refusals", "nnabla_fidelity_3"],
 }
 
 

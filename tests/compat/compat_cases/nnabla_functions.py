@@ -126,8 +126,7 @@ fn_case("max__keepdims", lambda F, x: F.max(x, axis=2, keepdims=True), S234)
 
 
 @nnabla_case(names=["nnabla.functions.max"],
-             known={"dtype": "NNabla's indices are uint64 (size_t); Stadyn's (stadyn.ops, "
-                             "native) are int64"})
+             note="NNabla's indices are uint64 (size_t): compat nnabla _index_dtypes")
 def max__only_index(nn, F, r):
     y = F.max(nn.Variable.from_numpy_array(r.randn(2, 3, 4)), axis=2, only_index=True)
     y.forward()

@@ -18,15 +18,11 @@ SIGNED = np.array([[0, -1, 9, 2, -2], [3, -3, 3, -1, 0]], np.float32)
 # more ties: a threshold shared by three, a tie for the top, all equal, alternating
 ROWS = np.array([[0, 1, 9, 2, 2, 2], [1, 1, 5, 0, 0, 0], [3, 3, 3, 3, 3, 3],
                  [2, 7, 2, 7, 2, 7]], np.float32)
-_INDEX_DTYPE = ("NNabla's indices are uint64 (size_t); Stadyn's (stadyn.ops, native) are "
-                "int64")
-
-
 @nnabla_case(names=["nnabla.functions.top_k_data"],
              note="ties: values, indices and the gradient (to the indices taken), largest and "
                   "smallest, abs (3 and -3 tie), reduce=False (which values stay); ROWS: more "
-                  "ties, where NNabla's order is its heap's, and base_axis over a 3-d input",
-             known={"index dtype": _INDEX_DTYPE})
+                  "ties, where NNabla's order is its heap's, and base_axis over a 3-d input; "
+                  "the indices are uint64, as NNabla's")
 def top_k_data__ties(nn, F, r):
     res = {}
     x = nn.Variable.from_numpy_array(DATA, need_grad=True)

@@ -38,6 +38,7 @@ import torch
 
 from ...graph import Variable, auto_forward, data_of, numpy_reader, to_torch_dtype, viewed
 from ..._errors import ArgumentError, ShapeError
+from ._index_dtypes import as_shown, shown_as_uint64
 
 __all__ = ["NdArray"]
 
@@ -154,8 +155,12 @@ class NdArray:
 
     @property
     def dtype(self) -> np.dtype:
-        """The element type, a NumPy dtype."""
-        return _numpy_view(self._t).dtype
+        """The element type, a NumPy dtype (uint64 for the indices NNabla gives as such:
+        ``_index_dtypes.py``)."""
+        dtype = _numpy_view(self._t).dtype
+        if self._owner is not None and dtype == np.int64 and shown_as_uint64(self._owner[0]):
+            return np.dtype(np.uint64)
+        return dtype
 
     def size_from_axis(self, axis: int = -1) -> int:
         """The product of the dimensions from ``axis`` on.
@@ -177,7 +182,9 @@ class NdArray:
         """
         t = self._mark
         unmark_zeroing(t)
-        return _numpy_view(t, self._owner is not None)
+        if self._owner is None:
+            return _numpy_view(t, False)
+        return as_shown(self._owner[0], _numpy_view(t, True))
 
     @data.setter
     def data(self, value: Any) -> None:

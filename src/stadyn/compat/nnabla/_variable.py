@@ -39,6 +39,9 @@ from ...graph import (data_of, grad_of, hand_out, read_value_of, renew_value, va
                       take_released, topological_nodes)
 from ._function import Function, as_function
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
+from ._float_inputs import as_float32
+from ._index_dtypes import as_shown
+from ._refusals import check_binary
 
 __all__ = ["Variable", "as_nnabla"]
 
@@ -58,6 +61,16 @@ class Variable(_Core):
     """
 
     __slots__ = ()
+
+    @property
+    def d(self) -> np.ndarray:
+        """The value as a NumPy array sharing its memory (NNabla's uint64 for the indices its
+        functions give: ``_index_dtypes.py``)."""
+        return as_shown(self, _Core.d.fget(self))
+
+    @d.setter
+    def d(self, value: Any) -> None:
+        _Core.d.fset(self, value)
 
     @property
     def data(self) -> NdArray:
@@ -227,6 +240,25 @@ class Variable(_Core):
 
 
 Variable._op_output_class, Variable._node_class = Variable, Function
+
+
+def _checked_operator(name: str, function: str, reflected: bool):
+    # ``x + y`` of two Variables is NNabla's ``F.add2(x, y)``: refused where it refuses
+    # (inputs of different ranks; ``_refusals.py``), computed in float32 (``_float_inputs``);
+    # then Stadyn's own operator
+    def method(self, other):
+        if isinstance(other, _Core):
+            check_binary(function, *((other, self) if reflected else (self, other)))
+            other = as_float32(other)
+        return getattr(_Core, name)(as_float32(self), other)
+    method.__name__ = name
+    return method
+
+
+for _op, _function in (("add", "add2"), ("sub", "sub2"), ("mul", "mul2"),
+                       ("truediv", "div2"), ("pow", "pow2")):
+    setattr(Variable, f"__{_op}__", _checked_operator(f"__{_op}__", _function, False))
+    setattr(Variable, f"__r{_op}__", _checked_operator(f"__r{_op}__", _function, True))
 
 
 def _grad_tensor(v: Variable) -> torch.Tensor:

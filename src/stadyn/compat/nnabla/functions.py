@@ -4,7 +4,12 @@ Each function also takes ``nn.NdArray``s, as NNabla's do: it then computes at on
 NdArrays back (NNabla's imperative mode, ``_ndarray.py``); with Variables it is the catalog's
 ``F`` function.  NNabla's functions that are compositions of catalog ops (``broadcast_to``,
 ``reduce_mean``, ``reduce_sum``, ``logical_*_scalar``, ``binary_error``,
-``epsilon_insensitive_loss``, ``multi_head_attention``) come from ``_composed.py``.
+``epsilon_insensitive_loss``, ``multi_head_attention``) come from ``_composed.py``.  What
+NNabla 1.39 refuses that the catalog op would compute (binary functions of inputs of different
+ranks, a one-input ``concatenate``, ``unique`` in the static mode, ...) is refused before the
+op is called (``_refusals.py``), and integer inputs of the functions NNabla computes in float32
+(arithmetic, reductions, ...) are cast to float32 (``_float_inputs.py``); the indices
+``max``/``min``/``sort``/``nonzero`` give show as uint64 (``_index_dtypes.py``).
 
 NNabla's module also holds the decorator it publishes its functions through
 (``function_api``, with its source templates ``FUNCTION_API_HEADER`` and ``FUNCTION_API_BODY``:
@@ -30,6 +35,9 @@ from ... import functions as _F
 from ...ops import CATALOG as _CATALOG
 from ._ndarray import accepting_ndarrays as _accepting_ndarrays
 from ._proto_variable import refusing_proto_variables as _refusing_proto_variables
+from ._float_inputs import reading_floats as _reading_floats
+from ._index_dtypes import giving_uint64_indices as _giving_uint64
+from ._refusals import refusing_what_nnabla_refuses as _refusing
 
 
 
@@ -41,15 +49,15 @@ def _offered(names, catalog) -> list[str]:
 
 
 __all__ = _offered(_F.__all__, _CATALOG)
-globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(getattr(_F, _n)))
-                  for _n in __all__})
+globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(
+    _refusing(_n, _reading_floats(_n, _giving_uint64(_n, getattr(_F, _n)))))) for _n in __all__})
 
 # NNabla's functions that are compositions of catalog ops (``_composed.py``).
 from . import _composed as _composed  # noqa: E402
 
 __all__ += [_n for _n in _composed.__all__ if _n not in __all__]  # two replace catalog ops
-globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(getattr(_composed, _n)))
-                  for _n in _composed.__all__})
+globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(
+    _refusing(_n, getattr(_composed, _n)))) for _n in _composed.__all__})
 
 # NNabla's ``functions`` module also holds (imported there) the mode and context getters.
 from ...graph import get_auto_forward  # noqa: E402
