@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import os
+import warnings
 from collections import OrderedDict
 
 from ...graph import topological_nodes
@@ -75,6 +76,8 @@ def save_roots(roots: list, arguments: list, filename, format, combine=None) -> 
     if format == ModelFormat.ONNX:
         serialize.export_onnx(path, [r for r in roots], inputs)
         return
+    if _saved_as_cntk_v2(path, roots, inputs, [a.name for a in arguments], combine):
+        return
     outputs = OrderedDict()
     for k, root in enumerate(roots):
         # (an input may be named y itself: a file's inputs and outputs need distinct names)
@@ -106,6 +109,29 @@ def save_roots(roots: list, arguments: list, filename, format, combine=None) -> 
         if axis is not None:
             outputs[f"{_AXIS}{k}:{int(axis.is_ordered)}:{axis.name}"] = v
     serialize.save(path, outputs, inputs)
+
+
+def _saved_as_cntk_v2(path: str, roots: list, inputs: "OrderedDict", names: list,
+                      combine) -> bool:
+    """Write a CNTK v2 model file (what CNTK 2.7 reads) if every op of the graph has a CNTK
+    form; else warn, naming the op, and return False (the caller writes Stadyn's format)."""
+    from ...serialize import CntkWriteUnsupported, save_cntk_v2
+    try:
+        save_cntk_v2(path, roots, inputs, input_names=names,
+                     name_of=lambda v: G.node_name(G.classify(v)), leaf_name_of=G.name_of,
+                     combine_name=combine.name if combine is not None else None,
+                     block_of=_block_of)
+        return True
+    except CntkWriteUnsupported as exc:
+        warnings.warn(f"{path}: written as a Stadyn model file, which CNTK 2.7 cannot read "
+                      f"({exc}); Stadyn's load_model reads it, ModelFormat.ONNX writes ONNX",
+                      UserWarning, stacklevel=4)
+        return False
+
+
+def _block_of(v) -> "tuple | None":
+    block = G.BLOCKS.get(v)
+    return None if block is None else (block.op_name, block.name, block.arguments)
 
 
 def load_roots(model, format) -> "tuple[list, str | None, str | None]":
