@@ -34,15 +34,12 @@ from .._errors import StadynError
 from .._fileutil import atomic_write
 from ..graph import Variable, topological_nodes
 from . import _cntk_write_proto as P
+from ._cntk_format import OP_NAMES
 
 __all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OPS"]
 
-# CNTK 2.7's PrimitiveOpType ids (the numbering :data:`._cntk_format.OP_NAMES` decodes)
-_OP = {"Tanh": 2, "ReLU": 3, "Exp": 4, "Log": 5, "Sqrt": 6, "Floor": 7, "Abs": 8,
-       "Reciprocal": 9, "Softmax": 10, "Dropout": 15, "Reshape": 16, "Pooling": 17, "Plus": 19,
-       "Minus": 20, "ElementTimes": 21, "Times": 31, "Convolution": 33,
-       "BatchNormalization": 40, "Splice": 43, "Combine": 44, "ELU": 64,
-       "StableSigmoid": 76}
+# CNTK 2.7's PrimitiveOpType ids, by the op names the reader decodes them to
+_OP = {name: k for k, name in OP_NAMES.items()}
 _FUNCTION_VERSION, _VARIABLE_VERSION, _COMPOSITE_VERSION = 24, 1, 3
 _KIND = {"input": 0, "parameter": 2, "constant": 3}
 _BATCH_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, "defaultBatchAxis", False)
@@ -65,12 +62,14 @@ class _Writer:
         self.name_of = name_of
         self.leaves: list[dict] = []
         self.functions: list[dict] = []
+        self.leaf_shapes: dict[int, tuple] = {}   # id(leaf) -> its shape in CNTK
+        self.folded: dict[int, Variable] = {}      # id(a leaf reshaped) -> the leaf
 
     # -- leaves ------------------------------------------------------------------------------
     def leaf(self, v: Variable, kind: str, name: str) -> str:
         uid = f"{kind.capitalize()}{next(self.count)}"
         self.uids[id(v)] = uid
-        shape = v.shape[1:] if kind == "input" else v.shape
+        shape = v.shape[1:] if kind == "input" else self.leaf_shapes.get(id(v), v.shape)
         entry = {"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
                  "type": P.text("Variable"), "kind": P.size_t(_KIND[kind]),
                  "name": P.text(name), "shape": P.shape(shape),
@@ -78,7 +77,7 @@ class _Writer:
                  "needs_gradient": P.boolean(kind == "parameter"),
                  "dynamic_axis": P.vector([_BATCH_AXIS] if kind == "input" else [])}
         if kind != "input":
-            entry["value"] = P.array(np.asarray(v.d))
+            entry["value"] = P.array(np.asarray(v.d).reshape(shape))
         self.leaves.append(entry)
         return uid
 
@@ -203,9 +202,11 @@ def _affine(w, ins, uids, attrs, out, name):
         raise CntkWriteUnsupported("affine", f"base_axis {attrs['base_axis']} with "
                                              f"{nb} batch axis")
     in_rank = len(x.shape) - nb
-    if tuple(weight.shape[:in_rank]) != tuple(x.shape[nb:]):
+    weight = w.folded.get(id(weight), weight)
+    weight_shape = w.leaf_shapes.get(id(weight), tuple(weight.shape))
+    if tuple(weight_shape[:in_rank]) != tuple(x.shape[nb:]):
         raise CntkWriteUnsupported("affine", "an input flattened before the product")
-    attributes = {"outputRank": P.size_t(len(weight.shape) - in_rank),
+    attributes = {"outputRank": P.size_t(len(weight_shape) - in_rank),
                   "inferInputRankToMap": P.integer(-1)}
     bias = ins[2] if len(ins) > 2 else None
     times = w.function("Times", [uids[1], uids[0]], attributes, name="" if bias is not None
@@ -276,6 +277,9 @@ def _convolution(w, ins, uids, attrs, out, name):
                       name="" if bias is not None else name)
     if bias is None:
         return conv
+    bias = w.folded.get(id(bias), bias)
+    if len(bias.shape) == n + 1:                  # already (out, 1, 1)
+        return w.function("Plus", [conv + "_Output_0", uids[2]], name=name)
     shaped = w.function("Reshape", [uids[2]], {
         "newShape": P.shape((bias.shape[0],) + (1,) * n), "beginAxis": P.static_axis(0),
         "endAxis": P.static_axis(len(bias.shape))})
@@ -329,6 +333,38 @@ _RULES = {
 }
 #: The catalog ops a CNTK v2 model file can be written with.
 WRITABLE_OPS = tuple(sorted(_RULES))
+
+
+def _fold_shapes(w: _Writer, nodes) -> set[int]:
+    """CNTK's shapes for the leaves Stadyn reads reshaped: a weight (``Dense`` on an image:
+    ``(channels, height, width, out)``) or convolution bias (``(out, 1, 1)``) Stadyn reshapes
+    in the graph is read as it is (in ``w.folded``: the reshape's output -> the leaf; the
+    reshapes are not written), batch normalisation's flattened parameters get the input's
+    shape (``w.leaf_shapes``).  Returns the ids of the reshape nodes left out."""
+    readers: dict[int, int] = {}
+    for node in nodes:
+        for i in node.inputs:
+            readers[id(i)] = readers.get(id(i), 0) + 1
+    skipped = set()
+    for node in nodes:
+        name = node.spec.name
+        slots = (1,) if name == "affine" else (2,) if name == "convolution" else ()
+        for k in slots:
+            if k >= len(node.inputs):
+                continue
+            v = node.inputs[k]
+            if (v.parent is not None and v.parent.spec.name == "reshape" and
+                    v.parent.inputs[0].parent is None and readers.get(id(v)) == 1):
+                w.folded[id(v)] = v.parent.inputs[0]
+                skipped.add(id(v.parent))
+        if name == "cntk_batch_normalization" and \
+                not node.spec.split_arguments(node.args, node.kwargs)[1]["spatial"]:
+            x = node.inputs[0]
+            static = tuple(x.shape[1 if id(x) in w.batched else 0:])
+            for v in node.inputs[1:5]:
+                if v.parent is None and len(static) > 1 and v.size == int(np.prod(static)):
+                    w.leaf_shapes[id(v)] = static
+    return skipped
 
 
 class _Block:
@@ -398,6 +434,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             batched.update(id(o) for o in node.outputs if o is not None)
     blocks, scope = _blocks(nodes, block_of)
     w = _Writer(batched, name_of)
+    skipped = _fold_shapes(w, nodes)
     names = list(input_names) if input_names is not None else \
         [k.partition("#")[0] for k in inputs]
     for name, v in zip(names, inputs.values()):
@@ -405,6 +442,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     produced: dict[int, tuple[str, "_Block | None"]] = {}    # id -> (uid, the block it is in)
 
     def read(i: Variable, here: "_Block | None", op: str) -> str:
+        i = w.folded.get(id(i), i)
         if here is not None and id(i) in here.argument_ids:
             if id(i) not in here.placeholders:
                 here.placeholders[id(i)] = w.placeholder(i)
@@ -427,6 +465,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         return uid
 
     for node in nodes:
+        if id(node) in skipped:
+            continue
         out = node.outputs[0]
         here = scope[id(node)]
         ins, attrs = node.spec.split_arguments(node.args, node.kwargs)
