@@ -487,7 +487,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                                                   for a in block.arguments]), outer)
     ends = []
     for k, v in enumerate(outputs):
-        if id(v) not in produced or produced[id(v)][1] is not None:
+        if id(v) not in produced or produced[id(v)][1] is not None or \
+                "_Output_" not in produced[id(v)][0]:
             raise CntkWriteUnsupported(f"output {k}", "an output that is an input, a "
                                                       "parameter or a value inside a layer")
         ends.append(produced[id(v)][0])
