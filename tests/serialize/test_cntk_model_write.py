@@ -144,3 +144,16 @@ def test_cntk_27_loads_the_files_written_now(written):
     assert sorted(outputs) == sorted(OUTPUTS)
     for k, v in outputs.items():
         np.testing.assert_allclose(v, OUTPUTS[k], rtol=1e-6, atol=1e-7)
+
+
+def test_a_cntk_op_marked_on_more_than_it_is_is_not_collapsed(tmp_path):
+    # compat's round(x) is floor(x + 0.5) with the mark Floor on the result: writing it as
+    # Floor(x) would lose the + 0.5, so it is written in Stadyn's format (and computes round)
+    x = C.input_variable(3, name="x")
+    f = C.round(x)
+    path = str(tmp_path / "round.model")
+    with pytest.warns(UserWarning, match="written as a Stadyn model file"):
+        f.save(path)
+    data = np.array([[0.4, 0.6, -1.6]], np.float32)
+    loaded = C.load_model(path)
+    np.testing.assert_array_equal(loaded.eval({loaded.arguments[0]: data}), [[0, 1, -2]])

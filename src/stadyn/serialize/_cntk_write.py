@@ -32,9 +32,10 @@ import numpy as np
 
 from .._errors import StadynError
 from .._fileutil import atomic_write
-from ..graph import Variable, topological_nodes
+from ..graph import Variable
 from . import _cntk_write_proto as P
 from ._cntk_format import OP_NAMES
+from ._cntk_write_graph import Block, find_blocks, fold_shapes, key, walk
 
 __all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OPS"]
 
@@ -331,76 +332,12 @@ _RULES = {
     "convolution": _convolution, "max_pooling": _pooling("max"),
     "average_pooling": _pooling("average"), "cntk_batch_normalization": _batch_normalization,
 }
-#: The catalog ops a CNTK v2 model file can be written with.
+_RULES.update({"stop_gradient": _unary("StopGradient"), "cntk:Floor": _unary("Floor"),
+               "cntk:Reciprocal": _unary("Reciprocal"), "cntk:Hardmax": _unary("Hardmax"),
+               "cntk:StopGradient": _unary("StopGradient")})
+#: The catalog ops a CNTK v2 model file can be written with (``cntk:<Op>``: CNTK ops Stadyn
+#: makes of several catalog ops, written as that one op).
 WRITABLE_OPS = tuple(sorted(_RULES))
-
-
-def _fold_shapes(w: _Writer, nodes) -> set[int]:
-    """CNTK's shapes for the leaves Stadyn reads reshaped: a weight (``Dense`` on an image:
-    ``(channels, height, width, out)``) or convolution bias (``(out, 1, 1)``) Stadyn reshapes
-    in the graph is read as it is (in ``w.folded``: the reshape's output -> the leaf; the
-    reshapes are not written), batch normalisation's flattened parameters get the input's
-    shape (``w.leaf_shapes``).  Returns the ids of the reshape nodes left out."""
-    readers: dict[int, int] = {}
-    for node in nodes:
-        for i in node.inputs:
-            readers[id(i)] = readers.get(id(i), 0) + 1
-    skipped = set()
-    for node in nodes:
-        name = node.spec.name
-        slots = (1,) if name == "affine" else (2,) if name == "convolution" else ()
-        for k in slots:
-            if k >= len(node.inputs):
-                continue
-            v = node.inputs[k]
-            if (v.parent is not None and v.parent.spec.name == "reshape" and
-                    v.parent.inputs[0].parent is None and readers.get(id(v)) == 1):
-                w.folded[id(v)] = v.parent.inputs[0]
-                skipped.add(id(v.parent))
-        if name == "cntk_batch_normalization" and \
-                not node.spec.split_arguments(node.args, node.kwargs)[1]["spatial"]:
-            x = node.inputs[0]
-            static = tuple(x.shape[1 if id(x) in w.batched else 0:])
-            for v in node.inputs[1:5]:
-                if v.parent is None and len(static) > 1 and v.size == int(np.prod(static)):
-                    w.leaf_shapes[id(v)] = static
-    return skipped
-
-
-class _Block:
-    """A layer application to write as a CNTK block function: its output, kind, name and
-    arguments, the nodes inside it and the block it sits in."""
-
-    def __init__(self, out: Variable, op_name: str, name: str, arguments: Sequence[Variable]):
-        self.out, self.op_name, self.name = out, op_name, name
-        self.arguments = [a for a in arguments if isinstance(a, Variable)]
-        self.argument_ids = {id(a) for a in self.arguments}
-        self.inside: set[int] = set()             # ids of the FunctionNodes inside
-        stack = [out.parent]
-        while stack:
-            node = stack.pop()
-            if id(node) in self.inside:
-                continue
-            self.inside.add(id(node))
-            stack.extend(i.parent for i in node.inputs
-                         if i.parent is not None and id(i) not in self.argument_ids)
-        self.placeholders: dict[int, str] = {}    # id(argument) -> its placeholder's uid
-        self.leaves: list[str] = []               # the uids of the leaves read inside
-
-
-def _blocks(nodes, block_of) -> "tuple[dict[int, _Block], dict[int, _Block | None]]":
-    """The blocks of the graph by their output's id, and each node's innermost block."""
-    blocks: dict[int, _Block] = {}
-    for node in nodes:
-        out = node.outputs[0]
-        found = block_of(out) if block_of is not None else None
-        if found is not None:
-            blocks[id(out)] = _Block(out, *found)
-    scope: dict[int, _Block | None] = {id(n): None for n in nodes}
-    for b in sorted(blocks.values(), key=lambda b: -len(b.inside)):
-        for k in b.inside:
-            scope[k] = b
-    return blocks, scope
 
 
 def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
@@ -408,7 +345,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                   leaf_name_of: Callable[[Variable], str] | None = None,
                   combine_name: str | None = None,
                   block_of: Callable[[Variable], "tuple | None"] | None = None,
-                  input_names: Sequence[str] | None = None) -> bytes:
+                  input_names: Sequence[str] | None = None,
+                  cntk_op_of: Callable[[Variable], "str | None"] | None = None) -> bytes:
     """The bytes of a CNTK v2 model file computing ``outputs`` from ``inputs`` (name ->
     input Variable, batch axis first).  ``name_of``: the name of the function that computes a
     Variable (default its ``name``); ``leaf_name_of``: a parameter's or constant's name
@@ -416,15 +354,17 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     outputs, to write one even for one output (None: a Combine only for several);
     ``block_of``: ``(op name, name, arguments)`` of the layer (CNTK block) whose output a
     Variable is, or None; ``input_names``: the names the file gives the inputs (default the
-    keys of ``inputs``).  Raises :class:`CntkWriteUnsupported` for a graph with an op or
-    input it cannot write."""
+    keys of ``inputs``); ``cntk_op_of``: the name of the CNTK op that made a Variable (None for
+    none): ``Floor``, ``Hardmax``, ``Reciprocal`` and ``StopGradient`` made of several catalog
+    ops are written as that one op over the one value they read.  Raises
+    :class:`CntkWriteUnsupported` for a graph with an op or input it cannot write."""
     name_of = name_of or (lambda v: v.name or "")
     leaf_name_of = leaf_name_of or (lambda v: v.name or "")
     for name, v in inputs.items():
         if v.sequence_lengths is not None:
             raise CntkWriteUnsupported(f"input {name!r}", "an input on a sequence axis")
     batched = {id(v) for v in inputs.values()}
-    nodes = topological_nodes(list(outputs))
+    nodes = walk(outputs, cntk_op_of)
     for node in nodes:                            # refuse before writing anything
         if node.spec.name not in _RULES:
             raise CntkWriteUnsupported(node.spec.name, "the writer has no rule for this op")
@@ -432,16 +372,16 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs")
         if any(id(i) in batched for i in node.inputs):
             batched.update(id(o) for o in node.outputs if o is not None)
-    blocks, scope = _blocks(nodes, block_of)
+    blocks, scope = find_blocks(nodes, block_of)
     w = _Writer(batched, name_of)
-    skipped = _fold_shapes(w, nodes)
+    skipped = fold_shapes(w, nodes)
     names = list(input_names) if input_names is not None else \
         [k.partition("#")[0] for k in inputs]
     for name, v in zip(names, inputs.values()):
         w.leaf(v, "input", name)
-    produced: dict[int, tuple[str, "_Block | None"]] = {}    # id -> (uid, the block it is in)
+    produced: dict[int, tuple[str, "Block | None"]] = {}    # id -> (uid, the block it is in)
 
-    def read(i: Variable, here: "_Block | None", op: str) -> str:
+    def read(i: Variable, here: "Block | None", op: str) -> str:
         i = w.folded.get(id(i), i)
         if here is not None and id(i) in here.argument_ids:
             if id(i) not in here.placeholders:
@@ -468,7 +408,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         if id(node) in skipped:
             continue
         out = node.outputs[0]
-        here = scope[id(node)]
+        here = scope.get(key(node))
         ins, attrs = node.spec.split_arguments(node.args, node.kwargs)
         ins = [i for i in ins if i is not None]
         uids = [read(i, here, node.spec.name) for i in ins]
@@ -480,7 +420,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             produced[id(out)] = (uid, here)
             continue
         outer = next((b for b in sorted(blocks.values(), key=lambda b: len(b.inside))
-                      if b is not block and id(node) in b.inside), None)
+                      if b is not block and key(node) in b.inside), None)
         if rule is None or uid in block.placeholders.values():
             raise CntkWriteUnsupported(block.op_name, "a layer whose output is its input")
         produced[id(out)] = (w.block(block, uid, [read(a, outer, block.op_name)
