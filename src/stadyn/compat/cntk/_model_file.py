@@ -3,7 +3,9 @@ after loading: the inputs' names, the outputs, and every named function inside (
 outputs of the file, ``node:<k>:<name>``, so ``find_by_name`` finds them in the loaded graph),
 and the named sequence axes of the inputs and outputs (``axis:<k>:<ordered>:<name>``, the
 input or output itself).
-``ModelFormat.ONNX`` writes and reads ONNX instead."""
+``ModelFormat.ONNX`` writes and reads ONNX instead.  ``ModelFormat.CNTKv2`` (the default) writes
+a CNTK v2 model file (:func:`stadyn.serialize.save_cntk_v2`) when every op of the graph has a
+CNTK form, and the Stadyn model file above, with one warning naming the op, when one has none."""
 
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ __all__ = ["ModelFormat", "save_roots", "load_roots", "restore_parameters"]
 
 
 class ModelFormat(enum.Enum):
-    """The file format of ``Function.save``: CNTK's own (here: a Stadyn model file) or ONNX."""
+    """The file format of ``Function.save``: CNTK's own (a CNTK v2 model file CNTK 2.7 reads,
+    where every op has a CNTK form; else a Stadyn model file, with a warning) or ONNX."""
 
     CNTKv2 = 0
     ONNX = 1
