@@ -1,10 +1,12 @@
 """File formats: parameter files (Stadyn safetensors, NNabla .h5), Stadyn model files (network
 and parameters in one zip, :func:`save` / :func:`load`), ONNX (:func:`export_onnx`,
 :func:`import_onnx`) and, decoded but not yet mapped onto Stadyn ops, NNabla's and CNTK's own
-model files (:func:`read_legacy_model`).  How each op is written to and read from a format is
+model files (:func:`read_legacy_model`), and CNTK v2 model files written
+(:func:`save_cntk_v2`).  How each op is written to and read from a format is
 registered against the op in the op rules (:func:`register_rules`, :func:`rules_for`).  See
 ``docs/model-files.md``."""
 
+from ._cntk_write import CntkWriteUnsupported, save_cntk_v2
 from ._legacy import read_legacy_model
 from ._legacy_load import is_legacy_model_file, load_cntk, load_nnp
 from ._load import load, model_info
@@ -32,4 +34,4 @@ __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "save", 
            "load_cntk", "is_legacy_model_file", "save_nnp", "NnpWriter",
            "write_with_parameters", "SOLVER_FIELDS", "LegacyModel",
            "read_nnabla_optimizer_states", "optimizer_states", "nnabla_scheduler",
-           "LegacyNetwork", "LegacyFunction", "LegacyVariable", "LegacyParameter", "LegacyOrigin"]
+           "save_cntk_v2", "CntkWriteUnsupported", "LegacyNetwork", "LegacyFunction", "LegacyVariable", "LegacyParameter", "LegacyOrigin"]

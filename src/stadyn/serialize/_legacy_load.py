@@ -30,7 +30,7 @@ LEGACY_SUFFIXES = (".nnp", ".nntxt", ".prototxt", ".model", ".dnn")
 def is_legacy_model_file(path: str | os.PathLike) -> bool:
     """Is ``path`` an NNabla or CNTK model file?  A zip is one when it holds an
     ``nnp_version.txt`` or ``.nntxt`` member (a Stadyn model file is a zip holding neither);
-    another existing file when it starts like a CNTK v1 or large CNTK 2 model or has a suffix of
+    another existing file when it starts like a CNTK v1 or CNTK 2 model or has a suffix of
     :data:`LEGACY_SUFFIXES`; a missing file by its suffix.
 
     Example:
@@ -52,7 +52,9 @@ def is_legacy_model_file(path: str | os.PathLike) -> bool:
     except (OSError, zipfile.BadZipFile):
         return by_suffix
     large = len(head) >= 4 and int.from_bytes(head[:4], "little") == LARGE_MAGIC
-    return by_suffix or is_cntk_v1_file(head) or large
+    # a CNTK 2 Dictionary as CNTK 2.7 (and Function.save) writes it: version 2, then an entry
+    cntk_v2 = head.startswith(b"\x08\x02\x12")
+    return by_suffix or is_cntk_v1_file(head) or large or cntk_v2
 
 
 def _batch(value: Any, where: str) -> int | None:

@@ -3,12 +3,15 @@ after loading: the inputs' names, the outputs, and every named function inside (
 outputs of the file, ``node:<k>:<name>``, so ``find_by_name`` finds them in the loaded graph),
 and the named sequence axes of the inputs and outputs (``axis:<k>:<ordered>:<name>``, the
 input or output itself).
-``ModelFormat.ONNX`` writes and reads ONNX instead."""
+``ModelFormat.ONNX`` writes and reads ONNX instead.  ``ModelFormat.CNTKv2`` (the default) writes
+a CNTK v2 model file (:func:`stadyn.serialize.save_cntk_v2`) when every op of the graph has a
+CNTK form, and the Stadyn model file above, with one warning naming the op, when one has none."""
 
 from __future__ import annotations
 
 import enum
 import os
+import warnings
 from collections import OrderedDict
 
 from ...graph import topological_nodes
@@ -20,7 +23,8 @@ __all__ = ["ModelFormat", "save_roots", "load_roots", "restore_parameters"]
 
 
 class ModelFormat(enum.Enum):
-    """The file format of ``Function.save``: CNTK's own (here: a Stadyn model file) or ONNX."""
+    """The file format of ``Function.save``: CNTK's own (a CNTK v2 model file CNTK 2.7 reads,
+    where every op has a CNTK form; else a Stadyn model file, with a warning) or ONNX."""
 
     CNTKv2 = 0
     ONNX = 1
@@ -75,6 +79,8 @@ def save_roots(roots: list, arguments: list, filename, format, combine=None) -> 
     if format == ModelFormat.ONNX:
         serialize.export_onnx(path, [r for r in roots], inputs)
         return
+    if _saved_as_cntk_v2(path, roots, inputs, [a.name for a in arguments], combine):
+        return
     outputs = OrderedDict()
     for k, root in enumerate(roots):
         # (an input may be named y itself: a file's inputs and outputs need distinct names)
@@ -106,6 +112,33 @@ def save_roots(roots: list, arguments: list, filename, format, combine=None) -> 
         if axis is not None:
             outputs[f"{_AXIS}{k}:{int(axis.is_ordered)}:{axis.name}"] = v
     serialize.save(path, outputs, inputs)
+
+
+def _saved_as_cntk_v2(path: str, roots: list, inputs: "OrderedDict", names: list,
+                      combine) -> bool:
+    """Write a CNTK v2 model file (what CNTK 2.7 reads) if every op of the graph has a CNTK
+    form; else warn, naming the op, and return False (the caller writes Stadyn's format)."""
+    from ...serialize import CntkWriteUnsupported, save_cntk_v2
+    try:
+        save_cntk_v2(path, roots, inputs, input_names=names,
+                     name_of=lambda v: G.node_name(G.classify(v)), leaf_name_of=G.name_of,
+                     combine_name=combine.name if combine is not None else None,
+                     block_of=_block_of, cntk_op_of=_cntk_op_of)
+        return True
+    except CntkWriteUnsupported as exc:
+        warnings.warn(f"{path}: written as a Stadyn model file, which CNTK 2.7 cannot read "
+                      f"({exc}); Stadyn's load_model reads it, ModelFormat.ONNX writes ONNX",
+                      UserWarning, stacklevel=4)
+        return False
+
+
+def _cntk_op_of(v) -> "str | None":
+    return G.primitive_op_name(v) if G.made_by_cntk_op(v) else None
+
+
+def _block_of(v) -> "tuple | None":
+    block = G.BLOCKS.get(v)
+    return None if block is None else (block.op_name, block.name, block.arguments)
 
 
 def load_roots(model, format) -> "tuple[list, str | None, str | None]":

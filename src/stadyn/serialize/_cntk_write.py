@@ -1,0 +1,458 @@
+"""Writing a Stadyn graph as a CNTK v2 model file (``.model``, what CNTK 2.7's
+``Function.save`` writes by default and ``C.load_model`` and CNTK's C++/C# evaluators read).
+
+The graph is written op by op: each catalog op the writer knows becomes one or a few CNTK
+primitive functions (``affine`` is ``Times`` then ``Plus``); a graph holding any other op, or an
+input on a sequence axis, is refused with :class:`CntkWriteUnsupported` naming the op, before
+anything is written.  Layers (CNTK's block functions, ``Dense``) are written as blocks, as
+CNTK writes them: a placeholder for each argument, the body's functions reading the
+placeholders, and the block function mapping them to the values outside.  The file's
+layout -- versions, uids, ``<uid>_Output_0`` names, reversed shapes, the attributes of each op
+-- is the one CNTK 2.7 writes (see :mod:`._cntk_write_proto` and ``docs/model-files.md``).
+
+Example:
+    >>> import os, tempfile, numpy as np, stadyn as sd, stadyn.functions as F
+    >>> from stadyn.serialize import _cntk_format
+    >>> x = sd.Variable((1, 3))
+    >>> w = sd.Variable.from_numpy_array(np.ones((3, 2), np.float32), need_grad=True)
+    >>> path = os.path.join(tempfile.mkdtemp(), "m.model")
+    >>> save_cntk_v2(path, [F.relu(F.affine(x, w))], {"x": x})
+    >>> [f.type for f in _cntk_format.read_cntk(path).networks["main"].functions]
+    ['Times', 'ReLU']
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections import OrderedDict
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from .._errors import StadynError
+from .._fileutil import atomic_write
+from ..graph import Variable
+from . import _cntk_write_proto as P
+from ._cntk_format import OP_NAMES
+from ._cntk_write_graph import Block, find_blocks, fold_shapes, key, walk
+
+__all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OPS"]
+
+# CNTK 2.7's PrimitiveOpType ids, by the op names the reader decodes them to
+_OP = {name: k for k, name in OP_NAMES.items()}
+_FUNCTION_VERSION, _VARIABLE_VERSION, _COMPOSITE_VERSION = 24, 1, 3
+_KIND = {"input": 0, "parameter": 2, "constant": 3}
+_BATCH_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, "defaultBatchAxis", False)
+
+
+class CntkWriteUnsupported(StadynError, ValueError):
+    """The graph holds something a CNTK v2 model file cannot (yet) be written with: ``op`` is
+    the catalog op (or what else) that has no CNTK form here."""
+
+    def __init__(self, op: str, why: str):
+        super().__init__(f"no CNTK v2 form for {op}: {why}")
+        self.op = op
+
+
+class _Writer:
+    def __init__(self, batched: set[int], name_of: Callable[[Variable], str]):
+        self.count = itertools.count(1)
+        self.uids: dict[int, str] = {}            # id(Variable) -> its uid in the file
+        self.batched = batched                    # ids of the Variables with the batch axis
+        self.name_of = name_of
+        self.leaves: list[dict] = []
+        self.functions: list[dict] = []
+        self.leaf_shapes: dict[int, tuple] = {}   # id(leaf) -> its shape in CNTK
+        self.folded: dict[int, Variable] = {}      # id(a leaf reshaped) -> the leaf
+
+    # -- leaves ------------------------------------------------------------------------------
+    def leaf(self, v: Variable, kind: str, name: str) -> str:
+        uid = f"{kind.capitalize()}{next(self.count)}"
+        self.uids[id(v)] = uid
+        shape = v.shape[1:] if kind == "input" else self.leaf_shapes.get(id(v), v.shape)
+        entry = {"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
+                 "type": P.text("Variable"), "kind": P.size_t(_KIND[kind]),
+                 "name": P.text(name), "shape": P.shape(shape),
+                 "data_type": P.size_t(_dtype_id(v)), "is_sparse": P.boolean(False),
+                 "needs_gradient": P.boolean(kind == "parameter"),
+                 "dynamic_axis": P.vector([_BATCH_AXIS] if kind == "input" else [])}
+        if kind != "input":
+            entry["value"] = P.array(np.asarray(v.d).reshape(shape))
+        self.leaves.append(entry)
+        return uid
+
+    def placeholder(self, v: Variable) -> str:
+        """The placeholder standing for the argument ``v`` inside a block."""
+        uid = f"Placeholder{next(self.count)}"
+        batched = id(v) in self.batched
+        self.leaves.append({"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
+                            "type": P.text("Variable"), "kind": P.size_t(4),
+                            "name": P.text(""), "shape": P.shape(v.shape[1:] if batched
+                                                                 else v.shape),
+                            "data_type": P.size_t(_dtype_id(v)), "is_sparse": P.boolean(False),
+                            "needs_gradient": P.boolean(False),
+                            "dynamic_axis": P.vector([_BATCH_AXIS] if batched else [])})
+        return uid
+
+    def block(self, b, root: str, arguments: list[str]) -> str:
+        """The block function of the layer ``b`` whose body computes ``root`` (an output uid)
+        from its placeholders; returns the block's output uid."""
+        uid = f"Block{next(self.count)}"
+        keys = [b.placeholders[id(a)] for a in b.arguments if id(a) in b.placeholders]
+        values = [u for a, u in zip(b.arguments, arguments) if id(a) in b.placeholders]
+        composite = {"version": P.size_t(_COMPOSITE_VERSION),
+                     "type": P.text("CompositeFunction"),
+                     "root": P.text(root.rpartition("_Output_")[0]),
+                     "uid": P.text(f"CompositeFunction{next(self.count)}")}
+        entry = {"version": P.size_t(_FUNCTION_VERSION), "type": P.text("PrimitiveFunction"),
+                 "uid": P.text(uid), "op": P.size_t(57),
+                 "inputs": P.vector([P.text(i) for i in b.leaves + values]),
+                 "attributes": P.dictionary({}),
+                 "block_function_op_name": P.text(b.op_name),
+                 "block_function_composite": P.dictionary(composite),
+                 "block_function_composite_arguments_map_keys": P.vector(P.text(k) for k in keys),
+                 "block_function_composite_arguments_map_values":
+                     P.vector(P.text(v) for v in values)}
+        if b.name:
+            entry["name"] = P.text(b.name)
+        self.functions.append(entry)
+        return uid + "_Output_0"
+
+    def constant(self, value, like: Variable) -> str:
+        """A Constant made by the writer (a scalar op's operand)."""
+        dtype = np.float64 if str(like.dtype).endswith("float64") else np.float32
+        uid = f"Constant{next(self.count)}"
+        arr = np.asarray(value, dtype)
+        self.leaves.append({"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
+                            "type": P.text("Variable"), "kind": P.size_t(3),
+                            "name": P.text(""), "shape": P.shape(arr.shape),
+                            "data_type": P.size_t(2 if dtype is np.float64 else 1),
+                            "is_sparse": P.boolean(False), "needs_gradient": P.boolean(False),
+                            "dynamic_axis": P.vector([]), "value": P.array(arr)})
+        return uid
+
+    # -- functions ---------------------------------------------------------------------------
+    def function(self, op: str, inputs: Sequence[str], attributes: dict | None = None,
+                 name: str = "") -> str:
+        """Add one primitive function; returns its output's uid (``<uid>_Output_0``)."""
+        uid = f"{op}{next(self.count)}"
+        entry = {"version": P.size_t(_FUNCTION_VERSION), "type": P.text("PrimitiveFunction"),
+                 "uid": P.text(uid), "op": P.size_t(_OP[op]),
+                 "inputs": P.vector([P.text(i) for i in inputs]),
+                 "attributes": P.dictionary(attributes or {})}
+        if name:
+            entry["name"] = P.text(name)
+        self.functions.append(entry)
+        return uid
+
+    def static_rank(self, v: Variable) -> int:
+        return len(v.shape) - (1 if id(v) in self.batched else 0)
+
+    def static_axis_index(self, v: Variable, python_axis: int) -> int:
+        """CNTK's stored (column-major) index of the axis ``python_axis`` of ``v`` (counted
+        with the batch axis, as Stadyn's ops count it)."""
+        nb = 1 if id(v) in self.batched else 0
+        a = python_axis % len(v.shape)
+        if a < nb:
+            raise CntkWriteUnsupported("an op along the batch axis", "CNTK's static axes only")
+        return len(v.shape) - 1 - a
+
+
+def _dtype_id(v: Variable) -> int:
+    return 2 if str(v.dtype).endswith("float64") else 1
+
+
+# -- the ops ----------------------------------------------------------------------------------
+# Each rule: (writer, node's inputs (Variables), their uids, the op's attributes, the output,
+# the name the last function gets) -> the uid of the function computing the output.
+
+def _unary(op):
+    def rule(w, ins, uids, attrs, out, name):
+        return w.function(op, uids[:1], name=name)
+    return rule
+
+
+def _elu(w, ins, uids, attrs, out, name):
+    if attrs["alpha"] != 1.0:
+        raise CntkWriteUnsupported("elu", f"alpha {attrs['alpha']} (CNTK's ELU has 1)")
+    return w.function("ELU", uids[:1], name=name)
+
+
+def _binary(op):
+    def rule(w, ins, uids, attrs, out, name):
+        return w.function(op, uids[:2], name=name)
+    return rule
+
+
+def _scalar(op):
+    def rule(w, ins, uids, attrs, out, name):
+        return w.function(op, [uids[0], w.constant(attrs["val"], ins[0])], name=name)
+    return rule
+
+
+def _div2(w, ins, uids, attrs, out, name):
+    inverse = w.function("Reciprocal", [uids[1]]) + "_Output_0"
+    return w.function("ElementTimes", [uids[0], inverse], name=name)
+
+
+def _affine(w, ins, uids, attrs, out, name):
+    x, weight = ins[0], ins[1]
+    nb = 1 if id(x) in w.batched else 0
+    if attrs["base_axis"] != nb:
+        raise CntkWriteUnsupported("affine", f"base_axis {attrs['base_axis']} with "
+                                             f"{nb} batch axis")
+    in_rank = len(x.shape) - nb
+    weight = w.folded.get(id(weight), weight)
+    weight_shape = w.leaf_shapes.get(id(weight), tuple(weight.shape))
+    if tuple(weight_shape[:in_rank]) != tuple(x.shape[nb:]):
+        raise CntkWriteUnsupported("affine", "an input flattened before the product")
+    attributes = {"outputRank": P.size_t(len(weight_shape) - in_rank),
+                  "inferInputRankToMap": P.integer(-1)}
+    bias = ins[2] if len(ins) > 2 else None
+    times = w.function("Times", [uids[1], uids[0]], attributes, name="" if bias is not None
+                       else name)
+    if bias is None:
+        return times
+    return w.function("Plus", [times + "_Output_0", uids[2]], name=name)
+
+
+def _softmax(op):
+    def rule(w, ins, uids, attrs, out, name):
+        x = ins[0]
+        if w.static_rank(x) != 1 or w.static_axis_index(x, attrs["axis"]) != 0:
+            raise CntkWriteUnsupported(op, "only over a vector's one static axis")
+        return w.function(op, uids[:1], name=name)
+    return rule
+
+
+def _reshape(w, ins, uids, attrs, out, name):
+    x = ins[0]
+    nb = 1 if id(x) in w.batched else 0
+    if nb and tuple(out.shape[:1]) != tuple(x.shape[:1]):
+        raise CntkWriteUnsupported("reshape", "a reshape that moves the batch axis")
+    attributes = {"newShape": P.shape(out.shape[nb:]), "beginAxis": P.static_axis(0),
+                  "endAxis": P.static_axis(w.static_rank(x))}
+    return w.function("Reshape", uids[:1], attributes, name=name)
+
+
+def _concatenate(w, ins, uids, attrs, out, name):
+    axis = attrs["axis"] if attrs["axis"] is not None else len(out.shape) - 1
+    attributes = {"axis": P.static_axis(w.static_axis_index(out, axis))}
+    return w.function("Splice", uids, attributes, name=name)
+
+
+def _dropout(w, ins, uids, attrs, out, name):
+    if not attrs["train_only"] or attrs["output_mask"]:
+        raise CntkWriteUnsupported("dropout", "NNabla's dropout (applied in inference too)")
+    seed = int(attrs["seed"])
+    attributes = {"dropoutRate": P.double(attrs["p"]), "rngSeed": P.size_t(max(seed, 0)),
+                  "rngOffset": P.size_t(0)}
+    return w.function("Dropout", uids[:1], attributes, name=name)
+
+
+def _spatial(attrs, n: int, key: str, default: int) -> tuple:
+    value = attrs.get(key)
+    return tuple(value) if value is not None else (default,) * n
+
+
+def _convolution(w, ins, uids, attrs, out, name):
+    x, weight = ins[0], ins[1]
+    nb = 1 if id(x) in w.batched else 0
+    if attrs["channel_last"] or attrs["base_axis"] != nb:
+        raise CntkWriteUnsupported("convolution", "channel-last or a base axis other than the "
+                                                  "batch axis")
+    n = len(weight.shape) - 2
+    pad, stride = _spatial(attrs, n, "pad", 0), _spatial(attrs, n, "stride", 1)
+    dilation = _spatial(attrs, n, "dilation", 1)
+    attributes = {"kernelShape": P.shape(weight.shape[1:]), "strides": P.shape((1, *stride)),
+                  "dilation": P.shape((1, *dilation)),
+                  "sharing": P.vector([P.boolean(True)] * (n + 1)),
+                  "autoPadding": P.vector([P.boolean(False)] * (n + 1)),
+                  "lowerPad": P.shape((0, *pad)), "upperPad": P.shape((0, *pad)),
+                  "transpose": P.boolean(False), "sequential": P.boolean(False),
+                  "outputShape": P.shape((0,)), "maxTempMemSizeInSamples": P.size_t(0),
+                  "groups": P.size_t(attrs["group"])}
+    bias = ins[2] if len(ins) > 2 else None
+    conv = w.function("Convolution", [uids[1], uids[0]], attributes,
+                      name="" if bias is not None else name)
+    if bias is None:
+        return conv
+    bias = w.folded.get(id(bias), bias)
+    if len(bias.shape) == n + 1:                  # already (out, 1, 1)
+        return w.function("Plus", [conv + "_Output_0", uids[2]], name=name)
+    shaped = w.function("Reshape", [uids[2]], {
+        "newShape": P.shape((bias.shape[0],) + (1,) * n), "beginAxis": P.static_axis(0),
+        "endAxis": P.static_axis(len(bias.shape))})
+    return w.function("Plus", [conv + "_Output_0", shaped + "_Output_0"], name=name)
+
+
+def _pooling(kind):
+    def rule(w, ins, uids, attrs, out, name):
+        if attrs["channel_last"]:
+            raise CntkWriteUnsupported(f"{kind}_pooling", "channel-last")
+        if not attrs["ignore_border"]:
+            raise CntkWriteUnsupported(f"{kind}_pooling", "NNabla's ignore_border=False")
+        n = len(attrs["kernel"])
+        pad = _spatial(attrs, n, "pad", 0)
+        stride = _spatial(attrs, n, "stride", 1) if attrs.get("stride") is not None \
+            else tuple(attrs["kernel"])
+        attributes = {"poolingType": P.size_t(0 if kind == "max" else 1),
+                      "poolingWindowShape": P.shape(attrs["kernel"]), "strides": P.shape(stride),
+                      "autoPadding": P.vector([P.boolean(False)] * n),
+                      "lowerPad": P.shape(pad), "upperPad": P.shape(pad),
+                      "ceilOutDim": P.boolean(False),
+                      "includePad": P.boolean(bool(attrs.get("including_pad", False)))}
+        return w.function("Pooling", uids[:1], attributes, name=name)
+    return rule
+
+
+def _batch_normalization(w, ins, uids, attrs, out, name):
+    if attrs.get("batch_stat"):
+        raise CntkWriteUnsupported("cntk_batch_normalization", "statistics of the batch")
+    if len(uids) != 6:
+        raise CntkWriteUnsupported("cntk_batch_normalization", "a normalisation over sequences")
+    attributes = {"spatial": P.boolean(attrs["spatial"]),
+                  "normalizationTimeConstant": P.double(attrs["time_constant"]),
+                  "blendTimeConstant": P.double(attrs["blend_time_constant"]),
+                  "epsilon": P.double(attrs["epsilon"]),
+                  "disableRegularization": P.boolean(False), "useCuDNNEngine": P.boolean(True)}
+    return w.function("BatchNormalization", uids, attributes, name=name)
+
+
+_RULES = {
+    "identity": None,       # (written as nothing: its output is its input)
+    "relu": _unary("ReLU"), "tanh": _unary("Tanh"), "sigmoid": _unary("StableSigmoid"),
+    "exp": _unary("Exp"), "log": _unary("Log"), "sqrt": _unary("Sqrt"), "abs": _unary("Abs"),
+    "floor": _unary("Floor"), "elu": _elu,
+    "add2": _binary("Plus"), "sub2": _binary("Minus"), "mul2": _binary("ElementTimes"),
+    "div2": _div2, "add_scalar": _scalar("Plus"), "mul_scalar": _scalar("ElementTimes"),
+    "affine": _affine, "softmax": _softmax("Softmax"),
+    "reshape": _reshape, "concatenate": _concatenate, "dropout": _dropout,
+    "convolution": _convolution, "max_pooling": _pooling("max"),
+    "average_pooling": _pooling("average"), "cntk_batch_normalization": _batch_normalization,
+}
+_RULES.update({"stop_gradient": _unary("StopGradient"), "cntk:Floor": _unary("Floor"),
+               "cntk:Reciprocal": _unary("Reciprocal"), "cntk:Hardmax": _unary("Hardmax"),
+               "cntk:StopGradient": _unary("StopGradient")})
+#: The catalog ops a CNTK v2 model file can be written with (``cntk:<Op>``: CNTK ops Stadyn
+#: makes of several catalog ops, written as that one op).
+WRITABLE_OPS = tuple(sorted(_RULES))
+
+
+def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
+                  name_of: Callable[[Variable], str] | None = None,
+                  leaf_name_of: Callable[[Variable], str] | None = None,
+                  combine_name: str | None = None,
+                  block_of: Callable[[Variable], "tuple | None"] | None = None,
+                  input_names: Sequence[str] | None = None,
+                  cntk_op_of: Callable[[Variable], "str | None"] | None = None) -> bytes:
+    """The bytes of a CNTK v2 model file computing ``outputs`` from ``inputs`` (name ->
+    input Variable, batch axis first).  ``name_of``: the name of the function that computes a
+    Variable (default its ``name``); ``leaf_name_of``: a parameter's or constant's name
+    (default its ``name``); ``combine_name``: the name of the Combine function of the
+    outputs, to write one even for one output (None: a Combine only for several);
+    ``block_of``: ``(op name, name, arguments)`` of the layer (CNTK block) whose output a
+    Variable is, or None; ``input_names``: the names the file gives the inputs (default the
+    keys of ``inputs``); ``cntk_op_of``: the name of the CNTK op that made a Variable (None for
+    none): ``Floor``, ``Hardmax``, ``Reciprocal`` and ``StopGradient`` made of several catalog
+    ops are written as that one op over the one value they read.  Raises
+    :class:`CntkWriteUnsupported` for a graph with an op or input it cannot write."""
+    name_of = name_of or (lambda v: v.name or "")
+    leaf_name_of = leaf_name_of or (lambda v: v.name or "")
+    for name, v in inputs.items():
+        if v.sequence_lengths is not None:
+            raise CntkWriteUnsupported(f"input {name!r}", "an input on a sequence axis")
+    batched = {id(v) for v in inputs.values()}
+    nodes = walk(outputs, cntk_op_of)
+    for node in nodes:                            # refuse before writing anything
+        if node.spec.name not in _RULES:
+            raise CntkWriteUnsupported(node.spec.name, "the writer has no rule for this op")
+        if len([o for o in node.outputs if o is not None]) > 1:
+            raise CntkWriteUnsupported(node.spec.name, "an op of several outputs")
+        if any(id(i) in batched for i in node.inputs):
+            batched.update(id(o) for o in node.outputs if o is not None)
+    blocks, scope = find_blocks(nodes, block_of)
+    w = _Writer(batched, name_of)
+    skipped = fold_shapes(w, nodes)
+    names = list(input_names) if input_names is not None else \
+        [k.partition("#")[0] for k in inputs]
+    for name, v in zip(names, inputs.values()):
+        w.leaf(v, "input", name)
+    produced: dict[int, tuple[str, "Block | None"]] = {}    # id -> (uid, the block it is in)
+
+    def read(i: Variable, here: "Block | None", op: str) -> str:
+        i = w.folded.get(id(i), i)
+        if here is not None and id(i) in here.argument_ids:
+            if id(i) not in here.placeholders:
+                here.placeholders[id(i)] = w.placeholder(i)
+            return here.placeholders[id(i)]
+        if id(i) in produced:
+            uid, where = produced[id(i)]
+            if where is not here:
+                raise CntkWriteUnsupported(op, "a value read across a layer's boundary")
+            return uid
+        if i.parent is not None:                  # pragma: no cover - topological order
+            raise CntkWriteUnsupported(op, "an input computed after it")
+        if id(i) in w.uids:
+            uid = w.uids[id(i)]
+        else:
+            uid = w.leaf(i, "parameter" if i.need_grad else "constant", leaf_name_of(i))
+        if id(i) in batched and here is not None:
+            raise CntkWriteUnsupported(op, "a layer reading an input it is not applied to")
+        if here is not None and uid not in here.leaves:
+            here.leaves.append(uid)
+        return uid
+
+    for node in nodes:
+        if id(node) in skipped:
+            continue
+        out = node.outputs[0]
+        here = scope.get(key(node))
+        ins, attrs = node.spec.split_arguments(node.args, node.kwargs)
+        ins = [i for i in ins if i is not None]
+        uids = [read(i, here, node.spec.name) for i in ins]
+        rule = _RULES[node.spec.name]
+        block = blocks.get(id(out))
+        name = "" if block is not None else name_of(out)
+        uid = uids[0] if rule is None else rule(w, ins, uids, attrs, out, name) + "_Output_0"
+        if block is None:
+            produced[id(out)] = (uid, here)
+            continue
+        outer = next((b for b in sorted(blocks.values(), key=lambda b: len(b.inside))
+                      if b is not block and key(node) in b.inside), None)
+        if rule is None or uid in block.placeholders.values():
+            raise CntkWriteUnsupported(block.op_name, "a layer whose output is its input")
+        produced[id(out)] = (w.block(block, uid, [read(a, outer, block.op_name)
+                                                  for a in block.arguments]), outer)
+    ends = []
+    for k, v in enumerate(outputs):
+        if id(v) not in produced or produced[id(v)][1] is not None or \
+                "_Output_" not in produced[id(v)][0]:
+            raise CntkWriteUnsupported(f"output {k}", "an output that is an input, a "
+                                                      "parameter or a value inside a layer")
+        ends.append(produced[id(v)][0])
+    if len(ends) == 1 and combine_name is None:
+        root = ends[0].rpartition("_Output_")[0]
+    else:
+        root = w.function("Combine", ends, name=combine_name or "")
+    root_name = next((f["name"].value for f in w.functions
+                      if f["uid"].value == root and "name" in f), "")
+    top = OrderedDict([
+        ("version", P.size_t(_COMPOSITE_VERSION)), ("type", P.text("CompositeFunction")),
+        ("name", P.text(root_name)), ("uid", P.text(f"CompositeFunction{next(w.count)}")),
+        ("root", P.text(root)), ("inputs", P.vector(P.dictionary(e) for e in w.leaves)),
+        ("primitive_functions", P.vector(P.dictionary(f) for f in w.functions))])
+    return P.encode(top)
+
+
+def save_cntk_v2(path: str | os.PathLike, outputs: Sequence[Variable],
+                 inputs: Mapping[str, Variable], **names) -> None:
+    """Write ``outputs`` (computed from ``inputs``) as a CNTK v2 model file at ``path``; see
+    :func:`cntk_v2_bytes`.  Nothing is written when the graph cannot be."""
+    data = cntk_v2_bytes(outputs, inputs, **names)
+
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as f:
+            f.write(data)
+    atomic_write(os.fspath(path), write)

@@ -1,0 +1,180 @@
+"""The graph side of the CNTK v2 model-file writer (:mod:`._cntk_write`): the order the
+nodes are written in, the CNTK ops Stadyn computes with several catalog ops (written as one),
+the shapes CNTK gives leaves Stadyn reshapes in the graph, and the layers (CNTK blocks) with
+the nodes inside each."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..graph import Variable
+
+__all__ = ["walk", "key", "fold_shapes", "find_blocks", "Block"]
+
+
+class _CntkOp:
+    """A CNTK op Stadyn computes with several catalog ops (``floor``, ``hardmax`` of
+    ``stadyn.compat.cntk``), standing for the node that makes its output: the
+    writer writes the CNTK op over the inputs CNTK shows, not the ops inside."""
+
+    class _Spec:
+        def __init__(self, name: str):
+            self.name = name
+
+        def split_arguments(self, args, kwargs):
+            return list(args), {}
+
+    def __init__(self, op_name: str, out: Variable, inputs: Sequence[Variable]):
+        self.spec = self._Spec("cntk:" + op_name)
+        self.raw = out.parent
+        self.inputs = list(inputs)
+        self.outputs = [out]
+        self.args, self.kwargs = tuple(inputs), {}
+
+
+def key(node) -> int:
+    return id(node.raw) if isinstance(node, _CntkOp) else id(node)
+
+
+def _operands(v: Variable, cntk_op_of) -> list[Variable]:
+    """The values a CNTK op made of several catalog ops reads: walking back from ``v``, the
+    first leaves or outputs of other CNTK ops (``cntk_op_of`` not None) met."""
+    found, seen, stack = [], set(), list(v.parent.inputs)
+    while stack:
+        i = stack.pop()
+        if id(i) in seen:
+            continue
+        seen.add(id(i))
+        if i.parent is None or cntk_op_of(i) is not None:
+            found.append(i)
+        else:
+            stack.extend(i.parent.inputs)
+    return found
+
+
+# The catalog ops stadyn.compat.cntk makes each of these CNTK ops of: a CNTK op is written as
+# one only when nothing else lies between it and its operand (CNTK's round is marked Floor but
+# adds 0.5 first: it is not collapsed).
+_MADE_OF = {"Floor": {"cast", "greater", "stop_gradient", "sub2", "floor"},
+            "Reciprocal": {"add2", "div2", "equal_scalar", "r_sub_scalar", "stop_gradient"},
+            "Hardmax": {"cast", "max", "one_hot", "stop_gradient"},
+            "StopGradient": {"stop_gradient"}}
+
+
+def _inner_ops(v: Variable, operands: list[Variable]) -> set[str]:
+    """The catalog ops between ``v`` and its ``operands``."""
+    stop = {id(o) for o in operands}
+    names, seen, stack = set(), set(), [v]
+    while stack:
+        u = stack.pop()
+        if id(u) in seen or id(u) in stop or u.parent is None:
+            continue
+        seen.add(id(u))
+        names.add(u.parent.spec.name)
+        stack.extend(u.parent.inputs)
+    return names
+
+
+def walk(outputs: Sequence[Variable], cntk_op_of) -> list:
+    """The nodes computing ``outputs``, each after those it reads; a CNTK op made of several
+    catalog ops (``cntk_op_of(v)``: ``(op name, inputs)`` with a rule here) is one node."""
+    def node_of(v: Variable):
+        op = cntk_op_of(v) if cntk_op_of is not None else None
+        if op is not None and op in _MADE_OF:
+            operands = _operands(v, cntk_op_of)
+            if len(operands) == 1 and _inner_ops(v, operands) <= _MADE_OF[op]:
+                return _CntkOp(op, v, operands)
+        return v.parent
+
+    order, done, made = [], set(), {}
+    stack = [(v, False) for v in reversed(list(outputs)) if v.parent is not None]
+    while stack:
+        v, expanded = stack.pop()
+        if id(v) in done:
+            continue
+        node = made.get(id(v)) or node_of(v)
+        made[id(v)] = node
+        if expanded:
+            done.add(id(v))
+            order.append(node)
+            continue
+        stack.append((v, True))
+        stack.extend((i, False) for i in reversed(node.inputs)
+                     if i.parent is not None and id(i) not in done)
+    # a node of several outputs is listed once (and refused later)
+    seen, unique = set(), []
+    for node in order:
+        if key(node) not in seen:
+            seen.add(key(node))
+            unique.append(node)
+    return unique
+
+
+def fold_shapes(w, nodes) -> set[int]:
+    """CNTK's shapes for the leaves Stadyn reads reshaped: a weight (``Dense`` on an image:
+    ``(channels, height, width, out)``) or convolution bias (``(out, 1, 1)``) Stadyn reshapes
+    in the graph is read as it is (in ``w.folded``: the reshape's output -> the leaf; the
+    reshapes are not written), batch normalisation's flattened parameters get the input's
+    shape (``w.leaf_shapes``).  Returns the ids of the reshape nodes left out."""
+    readers: dict[int, int] = {}
+    for node in nodes:
+        for i in node.inputs:
+            readers[id(i)] = readers.get(id(i), 0) + 1
+    skipped = set()
+    for node in nodes:
+        name = node.spec.name
+        slots = (1,) if name == "affine" else (2,) if name == "convolution" else ()
+        for k in slots:
+            if k >= len(node.inputs):
+                continue
+            v = node.inputs[k]
+            if (v.parent is not None and v.parent.spec.name == "reshape" and
+                    v.parent.inputs[0].parent is None and readers.get(id(v)) == 1):
+                w.folded[id(v)] = v.parent.inputs[0]
+                skipped.add(id(v.parent))
+        if name == "cntk_batch_normalization" and \
+                not node.spec.split_arguments(node.args, node.kwargs)[1]["spatial"]:
+            x = node.inputs[0]
+            static = tuple(x.shape[1 if id(x) in w.batched else 0:])
+            for v in node.inputs[1:5]:
+                if v.parent is None and len(static) > 1 and v.size == int(np.prod(static)):
+                    w.leaf_shapes[id(v)] = static
+    return skipped
+
+
+class Block:
+    """A layer application to write as a CNTK block function: its output, kind, name and
+    arguments, the nodes inside it and the block it sits in."""
+
+    def __init__(self, out: Variable, op_name: str, name: str, arguments: Sequence[Variable]):
+        self.out, self.op_name, self.name = out, op_name, name
+        self.arguments = [a for a in arguments if isinstance(a, Variable)]
+        self.argument_ids = {id(a) for a in self.arguments}
+        self.inside: set[int] = set()             # ids of the FunctionNodes inside
+        stack = [out.parent]
+        while stack:
+            node = stack.pop()
+            if id(node) in self.inside:
+                continue
+            self.inside.add(id(node))
+            stack.extend(i.parent for i in node.inputs
+                         if i.parent is not None and id(i) not in self.argument_ids)
+        self.placeholders: dict[int, str] = {}    # id(argument) -> its placeholder's uid
+        self.leaves: list[str] = []               # the uids of the leaves read inside
+
+
+def find_blocks(nodes, block_of) -> "tuple[dict[int, Block], dict[int, Block | None]]":
+    """The blocks of the graph by their output's id, and each node's innermost block."""
+    blocks: dict[int, Block] = {}
+    for node in nodes:
+        out = node.outputs[0]
+        found = block_of(out) if block_of is not None else None
+        if found is not None:
+            blocks[id(out)] = Block(out, *found)
+    scope: dict[int, Block | None] = {key(n): None for n in nodes}
+    for b in sorted(blocks.values(), key=lambda b: -len(b.inside)):
+        for k in b.inside:
+            scope[k] = b
+    return blocks, scope

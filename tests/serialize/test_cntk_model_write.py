@@ -1,0 +1,159 @@
+"""CNTK v2 model files written by Stadyn (``Function.save``, ``serialize.save_cntk_v2``).
+
+The fixtures (``tests/fixtures/cntk_model_write``, made by its ``make_refs.py``) hold what the
+real CNTK 2.7 reported after loading the files Stadyn wrote -- its outputs on given inputs,
+its listing of the graph -- and the decoding of the file it read.  Here the files are written
+again and checked against those, without CNTK; the live test (skipped without CNTK 2.7) has
+CNTK load the files written now.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import stadyn.compat.cntk as C
+from stadyn import serialize
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_model_write")
+sys.path.insert(0, FIXTURES)
+import make_refs  # noqa: E402
+import networks  # noqa: E402
+
+with open(os.path.join(FIXTURES, "cntk_listing.json")) as _f:
+    LISTING = json.load(_f)
+OUTPUTS = dict(np.load(os.path.join(FIXTURES, "cntk_outputs.npz")))
+INPUTS = dict(np.load(os.path.join(FIXTURES, "inputs.npz")))
+NAMES = sorted(LISTING)
+CNTK_PYTHON = os.environ.get("CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python")
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """Every network saved by Function.save (no warning: each must be a CNTK v2 file)."""
+    folder = str(tmp_path_factory.mktemp("cntk_write"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        feeds = make_refs.save_all(C, folder)
+    return folder, feeds
+
+
+def test_the_inputs_are_the_fixtures(written):
+    _, feeds = written
+    assert sorted(feeds) == sorted(INPUTS)
+    for k, v in feeds.items():
+        np.testing.assert_array_equal(v, INPUTS[k])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_written_file_is_the_one_cntk_read(written, name):
+    # the whole decoded Dictionary: versions, uids, names, shapes, attributes, values
+    folder, _ = written
+    assert make_refs.decoded(os.path.join(folder, name + ".model")) == LISTING[name]["file"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_stadyn_loads_the_written_file_with_cntks_outputs(written, name):
+    folder, _ = written
+    m = C.load_model(os.path.join(folder, name + ".model"))
+    got = m.eval({a: INPUTS[f"{name}/{a.name}"] for a in m.arguments})
+    if not isinstance(got, dict):
+        got = {m.outputs[0]: got}
+    listed = LISTING[name]["cntk"]
+    assert [a.name for a in m.arguments] == [a[0] for a in listed["arguments"]]
+    assert [[o.name, list(o.shape)] for o in m.outputs] == listed["outputs"]
+    for k, o in enumerate(m.outputs):
+        np.testing.assert_allclose(got[o], OUTPUTS[f"{name}/{k}"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_saved_network_computes_cntks_outputs(name):
+    # the network Stadyn saved, run by Stadyn, against what CNTK 2.7 computed from the file
+    f, data = networks.build(C)[name]
+    got = f.eval({a: data[a.name] for a in f.arguments})
+    if not isinstance(got, dict):
+        got = {f.outputs[0]: got}
+    for k, o in enumerate(f.outputs):
+        np.testing.assert_allclose(got[o], OUTPUTS[f"{name}/{k}"], rtol=1e-5, atol=1e-6)
+
+
+def test_an_op_without_a_cntk_form_writes_stadyns_format_with_one_warning(tmp_path):
+    x = C.input_variable(5, name="x")
+    f = C.top_k(x, 2, name="tk")
+    path = str(tmp_path / "tk.model")
+    with pytest.warns(UserWarning, match=r"tk\.model: written as a Stadyn model file.*top_k"):
+        f.save(path)
+    with open(path, "rb") as fh:
+        assert fh.read(2) == b"PK"                # Stadyn's zip
+    data = np.arange(10, dtype=np.float32).reshape(2, 5)
+    loaded = C.load_model(path)
+    got = loaded.eval({loaded.arguments[0]: data})
+    values = got[loaded.outputs[0]] if isinstance(got, dict) else got
+    np.testing.assert_array_equal(values, [[4, 3], [9, 8]])
+
+
+def test_the_writer_refuses_before_writing_anything(tmp_path):
+    import stadyn as sd
+    import stadyn.functions as F
+    x = sd.Variable((1, 4))
+    path = tmp_path / "m.model"
+    with pytest.raises(serialize.CntkWriteUnsupported, match="sin"):
+        serialize.save_cntk_v2(path, [F.relu(F.sin(x))], {"x": x})
+    assert not path.exists()
+
+
+def test_a_dense_layer_is_written_as_cntk_writes_it(tmp_path):
+    # a layer is a block function (op 57) of kind Dense over a placeholder, the Times reading
+    # the weight first (CNTK's C++ order), outputRank 1, the name on the block
+    x = C.input_variable(3, name="x")
+    C.layers.Dense(2, name="d")(x).save(str(tmp_path / "d.model"))
+    top = make_refs.decoded(str(tmp_path / "d.model"))
+    assert top["type"] == "CompositeFunction" and top["version"] == 3
+    by_uid = {f["uid"]: f for f in top["primitive_functions"]}
+    block = by_uid[top["root"]]
+    assert (block["op"], block["name"], block["block_function_op_name"]) == (57, "d", "Dense")
+    kinds = {v["uid"]: (v["kind"], v["name"], v["shape"]["shape"])
+             for v in top["inputs"]}
+    [placeholder] = block["block_function_composite_arguments_map_keys"]
+    assert kinds[placeholder][0] == 4
+    assert [kinds[u] for u in block["block_function_composite_arguments_map_values"]] == \
+        [(0, "x", [3])]
+    times = next(f for f in top["primitive_functions"] if f["op"] == 31)
+    # (shapes as stored: column-major, the W of shape (3, 2) is stored [2, 3], as CNTK does)
+    assert kinds[times["inputs"][0]] == (2, "W", [2, 3]) and times["inputs"][1] == placeholder
+    assert times["attributes"]["outputRank"] == 1
+
+
+def _cntk_available() -> bool:
+    return os.path.exists(CNTK_PYTHON)
+
+
+@pytest.mark.skipif(not _cntk_available(), reason="CNTK 2.7's Python is not installed")
+def test_cntk_27_loads_the_files_written_now(written):
+    folder, _ = written
+    make_refs.run_cntk(folder)
+    with open(os.path.join(folder, "cntk_listing.json")) as f:
+        listing = json.load(f)
+    outputs = dict(np.load(os.path.join(folder, "cntk_outputs.npz")))
+    assert {k: v["cntk"] for k, v in LISTING.items()} == listing
+    assert sorted(outputs) == sorted(OUTPUTS)
+    for k, v in outputs.items():
+        np.testing.assert_allclose(v, OUTPUTS[k], rtol=1e-6, atol=1e-7)
+
+
+def test_a_cntk_op_marked_on_more_than_it_is_is_not_collapsed(tmp_path):
+    # compat's round(x) is floor(x + 0.5) with the mark Floor on the result: writing it as
+    # Floor(x) would lose the + 0.5, so it is written in Stadyn's format (and computes round)
+    x = C.input_variable(3, name="x")
+    f = C.round(x)
+    path = str(tmp_path / "round.model")
+    with pytest.warns(UserWarning, match="written as a Stadyn model file"):
+        f.save(path)
+    data = np.array([[0.4, 0.6, -1.6]], np.float32)
+    loaded = C.load_model(path)
+    np.testing.assert_array_equal(loaded.eval({loaded.arguments[0]: data}), [[0, 1, -2]])
