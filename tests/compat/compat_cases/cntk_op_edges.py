@@ -120,3 +120,25 @@ def where_without_steps(C, r):
             except Exception as e:  # noqa: BLE001 - CNTK's RuntimeError, Stadyn's ShapeError
                 res[op + " " + key] = "refused: " + str("frame long" in str(e))
     return res
+
+
+@cntk_case(names=["cntk.ops.log_add_exp", "cntk.ops.log", "cntk.Function.eval",
+                  "cntk.Function.grad"],
+           rtol=1e-6, atol=0.0,
+           note="CNTK's LogAdd is max + log1p(exp(min - max)): log_add_exp(log(0), 0) is "
+                "exp(-85.1), 1.1e-37, where log(1 + exp(...)) in float32 gave Stadyn 0; the "
+                "gradients are sigmoid(a - b) and sigmoid(b - a)")
+def log_add_exp_below_eps(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.grad")
+    res = {"log of 0": C.log_add_exp(C.log(0.), 0.).eval()}
+    for dt in (np.float32, np.float64):
+        x = C.input_variable(7, dtype=dt, needs_gradient=True)
+        y = C.input_variable(7, dtype=dt, needs_gradient=True)
+        a = np.array([[-85.1, 0, 1e-8, 30, -np.inf, 5, -40]], dt)
+        b = np.array([[0, -85.1, -1e-8, 0, 0, 5, -20]], dt)
+        f = C.log_add_exp(x, y)
+        key = np.dtype(dt).name
+        res["value " + key] = f.eval({x: a, y: b})
+        g = f.grad({x: a, y: b}, wrt=[x, y])
+        res["grad x " + key], res["grad y " + key] = g[x], g[y]
+    return res
