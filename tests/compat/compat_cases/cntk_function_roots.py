@@ -247,3 +247,29 @@ def root_inputs_of_composed_ops(C, r):
         res[k + " value"] = made[k].eval({v: data[v] for v in made[k].arguments})
     return res
 
+
+@cntk_case(names=_ROOT_NAMES + ["cntk.layers.UnfoldFrom", "cntk.Function.arguments"],
+           note="CNTK 2.7's UnfoldFrom is no block: its graph ends in combine([output], "
+                "name='unfold_output') (a name given: an alias NoOp of that; with "
+                "until_predicate: the block Sequence::Gather 'valid_output' over the output "
+                "and the Recurrence 'valid_frames'). Stadyn showed an UnfoldFrom block. (The "
+                "owner of the root's input, CNTK's generator op, is not compared)")
+def unfold_from_root(C, r):
+    r.touch(*(_ROOT_NAMES + ["cntk.Function.arguments"]))
+    s0 = C.input_variable(2, name="s0")
+    axis = C.sequence.input_variable(2, name="ax")
+    made = {"plain": C.layers.UnfoldFrom(lambda h: h + 1)(s0, axis),
+            "named": C.layers.UnfoldFrom(lambda h: h + 1, name="dec")(s0, axis),
+            "until": C.layers.UnfoldFrom(lambda h: h + 1, until_predicate=lambda h: C.greater(
+                C.reduce_sum(h), 7.))(s0, axis),
+            "longer": C.layers.UnfoldFrom(lambda h: h * 2, length_increase=2)(s0, axis)}
+    res = {}
+    data = {s0: np.array([[1, 2]], np.float32), axis: [np.zeros((3, 2), np.float32)]}
+    for k in sorted(made):
+        o = made[k]
+        rf = o.root_function
+        res[k] = [o.name, o.op_name, o.is_block, rf.op_name, rf.name, rf.is_block,
+                  [i.name for i in rf.inputs], [i.name for i in o.outputs],
+                  sorted(a.name for a in o.arguments)]
+        res[k + " value"] = o.eval(data)
+    return res
