@@ -245,6 +245,10 @@ def root_inputs_of_composed_ops(C, r):
     for k in ("floor", "ceil", "round", "element_not", "argmax", "hardmax", "element_and",
               "element_or", "element_xor", "element_select"):
         res[k + " value"] = made[k].eval({v: data[v] for v in made[k].arguments})
+    edges = np.array([-0.0, 0.0, 1e20, -1e20, -0.3, 0.7, -2.5, 2.5], np.float32)
+    for k, f in (("floor", C.floor), ("ceil", C.ceil), ("round", C.round)):
+        out = f(edges).eval()
+        res[k + " edges"], res[k + " edges sign"] = out, np.signbit(out).tolist()
     return res
 
 

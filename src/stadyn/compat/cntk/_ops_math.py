@@ -87,15 +87,12 @@ reciprocal = _u("reciprocal", "Reciprocal", lambda v: _safe_div(None, v),
                 "``1 / x`` (0 where ``x`` is 0, as in CNTK 2.7).")
 
 
-def _truncated(v):
-    """``v`` rounded toward zero (through int64: no gradient flows)."""
-    return F.cast(F.cast(F.stop_gradient(v), "int64"),
-                  str(v.dtype) if v.dtype.kind == "f" else "float32")
-
-
 def _floor(v):
-    t = _truncated(v)
-    return F.sub2(t, F.greater(t, F.stop_gradient(v)))     # one less where truncation rose
+    """``floor(v)`` with no gradient, as CNTK 2.7's Floor (``std::floor``): -0.0 stays -0.0
+    (so ``ceil(0.0)``, ``-floor(-0.0)``, is 0.0) and numbers past int64 stay themselves."""
+    x = F.stop_gradient(v if v.dtype.kind == "f" else F.cast(v, "float32"))
+    down = F.floor(x)
+    return F.where(F.equal_scalar(down, 0.0), F.mul_scalar(x, 0.0), down)   # (zero's sign)
 
 
 # CNTK 2.7 rounds by floor alone (Source/CNTKv2LibraryDll/Function.cpp:1231-1246): ceil is
