@@ -135,21 +135,23 @@ def test_gather_then_scatter_puts_each_taken_step_back(dynamic):
         assert (x.g[b, len(s):] == 0).all()
 
 
-def test_counts_past_the_padded_length_are_one_clear_error():
+def test_counts_past_the_padded_length_lengthen_the_new_axis():
+    """The new axis is as long as the longest new sequence, whatever the condition's padded
+    length (CNTK's where sizes its layout from the counts)."""
     c = sd.sequence.input_variable(())
     y = sd.sequence.where(c)
     c.d = [np.array([3.0, 1.0]), np.array([1.0])]      # 4 steps from a minibatch padded to 2
-    with pytest.raises(sd.ShapeError, match=r"sequence_where: .* takes 4 steps .* the 2 steps"):
+    y.forward()
+    assert y.shape == (2, 4)
+    assert [s.tolist() for s in sd.sequence.unpack_value(y)] == [[0.0, 0.0, 0.0, 1.0], [0.0]]
+    c.d = [np.array([0.0, 1.0]), np.array([0.0])]      # the second takes no step
+    with pytest.raises(sd.ShapeError, match=r"sequence_where: .* sequence 1 .* takes no step"):
         y.forward()
-    c.d = [np.array([1.0, 2.0]), np.array([1.0])]
-    y2 = sd.sequence.where(c, max_repeat=2)
-    y2.forward()
-    assert [s.tolist() for s in sd.sequence.unpack_value(y2)] == [[0.0, 1.0, 1.0], [0.0]]
 
 
-def test_where_and_gather_lower_into_a_static_program_that_checks_every_minibatch():
-    """The static plan is traced (not eager) and keeps the overflow check: a later minibatch of
-    the same padded length whose counts overflow is refused at its replay."""
+def test_where_and_gather_run_eagerly_in_a_static_graph_sized_by_every_minibatch():
+    """The new axis's length is read from the counts, so the static plan runs eagerly; a later
+    minibatch of the same padded length whose counts make a longer sequence just runs."""
     from stadyn.graph import EagerPlan
     x = sd.sequence.input_variable(1, need_grad=True)
     c = sd.sequence.input_variable(())
@@ -159,12 +161,15 @@ def test_where_and_gather_lower_into_a_static_program_that_checks_every_minibatc
     c.d = [np.array([1.0, 0.0, 1.0]), np.array([1.0])]
     loss.forward()
     loss.backward()
-    assert not isinstance(loss._plan, EagerPlan)
+    assert isinstance(loss._plan, EagerPlan)
     assert float(loss.d) == 1.0 + 9.0 + 16.0
     np.testing.assert_array_equal(x.g[:, :, 0], [[2.0, 0.0, 6.0], [8.0, 0.0, 0.0]])
     c.d = [np.array([1.0, 1.0, 2.0]), np.array([1.0])]         # 4 steps of a padded 3
-    with pytest.raises(sd.ShapeError, match=r"sequence_gather: .* takes 4 steps .* the 3 steps"):
-        loss.forward()
+    x.g = 0.0
+    loss.forward()
+    loss.backward()
+    assert float(loss.d) == 1.0 + 4.0 + 2 * 9.0 + 16.0
+    np.testing.assert_array_equal(x.g[:, :, 0], [[2.0, 4.0, 12.0], [8.0, 0.0, 0.0]])
 
 
 def test_the_lstm_bench_workload_and_its_torch_twin_compute_the_same_loss():

@@ -332,8 +332,10 @@ def delay(x: Variable, initial_state: Any = 0.0, time_step: int = 1) -> Variable
 
 def where(condition: Variable, max_repeat: int = 1) -> Variable:
     """The positions of the steps whose ``condition`` is nonzero, as a new sequence (a count
-    ``k`` repeats a position ``k`` times, fractions accumulate; padded to ``max_repeat`` times
-    the condition's padded length).
+    ``k`` repeats a position ``k`` times, fractions accumulate; the new axis is as long as the
+    longest new sequence, read from the counts: ``max_repeat`` times the condition's padded
+    length is only the shape a build shows before its values are known).  A sequence that
+    takes no step is a ShapeError (CNTK's sequences are at least one step long).
 
     Example:
         >>> import numpy as np, stadyn as sd

@@ -210,8 +210,9 @@ def _taken_steps(condition, lengths):
 
 
 def ref_where(condition, lengths, max_repeat=1):
+    """(``max_repeat`` sizes a build only: the new axis is the longest new sequence.)"""
     taken = _taken_steps(condition, lengths)
-    out = np.zeros((condition.shape[0], max_repeat * condition.shape[1]))
+    out = np.zeros((condition.shape[0], max(len(i) for i in taken)))
     for b, idx in enumerate(taken):
         out[b, :len(idx)] = idx
     return out, np.array([len(i) for i in taken], dtype=np.int64)
@@ -219,7 +220,7 @@ def ref_where(condition, lengths, max_repeat=1):
 
 def ref_gather(x, condition, lengths, max_repeat=1):
     taken = _taken_steps(condition, lengths)
-    out = np.zeros((x.shape[0], max_repeat * condition.shape[1]) + x.shape[2:])
+    out = np.zeros((x.shape[0], max(len(i) for i in taken)) + x.shape[2:])
     for b, idx in enumerate(taken):
         for j, t in enumerate(idx):
             out[b, j] = x[b, t]
@@ -227,13 +228,11 @@ def ref_gather(x, condition, lengths, max_repeat=1):
 
 
 def ref_scatter(x, condition, lengths):
+    """Each step of ``x`` added to the step it was taken from (a step taken twice: a sum)."""
     out = np.zeros((condition.shape[0], condition.shape[1]) + x.shape[2:])
-    for b, n in enumerate(lengths):
-        j = 0
-        for t in range(int(n)):
-            if condition[b, t] > 0:
-                out[b, t] = x[b, j]
-                j += 1
+    for b, idx in enumerate(_taken_steps(condition, lengths)):
+        for j, t in enumerate(idx):
+            out[b, t] += x[b, j]
     return out
 
 
@@ -268,7 +267,9 @@ def new_axis_entries(Case, Entry):
         "sequence_gather": Entry([Case((x3, CONDITION, LENGTHS)),
                                   Case((x3, FRACTIONS, LENGTHS), {"max_repeat": 2})],
                                  ref_gather, grad_inputs=(0,), why_not_others=note),
-        "sequence_scatter": Entry([Case((packed, CONDITION, LENGTHS))], ref_scatter,
+        "sequence_scatter": Entry([Case((packed, CONDITION, LENGTHS)),
+                                   Case((padded(2, seed=8, lengths=np.array([3, 1, 1])),
+                                         COUNTS, LENGTHS))], ref_scatter,
                                   grad_inputs=(0,), why_not_others=note),
         "to_sequence": Entry([Case((x3, np.array([2.0, 4.0, 1.0], np.float32))),
                               Case((x3, np.array([[3], [1], [4]], np.int64)))], ref_to_sequence,

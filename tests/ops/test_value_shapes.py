@@ -16,7 +16,22 @@ from stadyn.ops import CATALOG
 def test_the_value_shape_ops_are_declared_so():
     assert {n for n, s in CATALOG.items() if s.value_shape} == {
         "nonzero", "unique", "bool_gather", "pack_padded_sequence", "pad_packed_sequence",
-        "onnx_non_max_suppression"}
+        "onnx_non_max_suppression", "sequence_where", "sequence_gather"}
+
+
+def test_a_build_on_values_the_op_refuses_gets_the_provisional_shape_and_the_run_refuses():
+    """An input's values at a build may be a placeholder's, not the data a run gets (CNTK's
+    inputs hold zeros until fed): values the op refuses leave the provisional shape, and the
+    run on them raises the op's error."""
+    c = sd.Variable.from_numpy_array(np.zeros((1, 2)))
+    n = sd.Variable.from_numpy_array(np.array([2]))
+    y, m = F.sequence_where(c, n)                      # no step taken: refused when run
+    assert y.shape == (1, 2)
+    with pytest.raises(sd.ShapeError, match="takes no step"):
+        y.forward()
+    c.d = np.array([[1.0, 2.0]])
+    y.forward()
+    assert y.d.tolist() == [[0.0, 1.0, 1.0]]
 
 
 def test_a_build_on_values_gets_the_exact_shape_an_intermediate_the_provisional_one():

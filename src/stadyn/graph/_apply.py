@@ -221,6 +221,8 @@ def _infer_static(spec, args: tuple, kwargs: dict, inputs: list, scope: str, nod
         out = infer_from_values(spec, args, kwargs) if by_values else spec.infer(margs, mkw)
     except Exception as exc:
         out = _infer_conformed(spec, args, kwargs, inputs)
+        if out is None and by_values:   # values the op refuses (an input's placeholder, not
+            out = _provisional(spec, margs, mkw)       # yet the data): the run will tell
         if out is None:
             raise (argument_error(spec, args, kwargs)
                    or op_error(spec, inputs, scope, exc, location=node.location)) from exc
@@ -234,6 +236,15 @@ def _infer_static(spec, args: tuple, kwargs: dict, inputs: list, scope: str, nod
     if k is not None:
         store_shapes(spec, k, found)
     return found
+
+
+def _provisional(spec, margs: list, mkw: dict):
+    """The provisional shape of an op whose shape depends on values (its shape rule on meta
+    tensors), or None if that fails too."""
+    try:
+        return spec.infer(margs, mkw)
+    except Exception:  # noqa: BLE001 - the error on the values is the one reported
+        return None
 
 
 def _infer_conformed(spec, args: tuple, kwargs: dict, inputs: list):

@@ -8,13 +8,12 @@ condition 2 is taken twice, 0 not at all, and counts accumulate, negative ones t
 least 0), ``m`` one less its type's epsilon (CNTK 2.7's ``WhereNode``,
 ``ComputationNetworkLib/ReshapingNodes.cpp``: a margin for ratios such as 1/3, whose float32
 sum overshoots), so 0.5 takes every other step and 1/3 every third.
-A new axis made from a condition is padded to ``max_repeat`` times the condition's padded
-length ``T``, so its shape is known before the data is: a minibatch whose counts add up to more
-steps than that is refused, never cut.
-``where`` and ``gather`` compute which steps to take with tensor ops (cumulative counts,
-``searchsorted``) on that fixed padded shape, so static plans trace them; the one check that
-reads the data -- no sequence longer than its padded axis -- is a custom op the plan keeps and
-runs on every replay.
+The new axis is as long as the longest new sequence: its length depends on the counts, as the
+layout CNTK's ``WhereNode`` builds on the host from the condition's values does, so ``where``
+and ``gather`` declare ``value_shape`` (a static graph holding one runs eagerly; a build on a
+condition without values shows ``max_repeat`` times its padded length ``T`` until a run).  A
+sequence whose counts take no step is refused, as CNTK 2.7 refuses it ("Sequences must be at
+least one frame long").
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ import torch
 from .._errors import ShapeError
 from ._registry import op
 from ._sequence import step_mask
-from ._kernels import kernel_op
 
 _C = "sequence"
 
@@ -50,33 +48,17 @@ def _ends(condition: torch.Tensor, lengths: torch.Tensor, op_name: str) -> torch
     return torch.ceil(c.cumsum(1) * margin).clamp(min=0).long().cummax(1).values
 
 
-def _checked_lengths_impl(lengths: torch.Tensor, steps: int, max_repeat: int,
-                          op_name: str) -> torch.Tensor:
-    """``lengths`` (a copy) once no new sequence is longer than the ``steps`` its axis is
-    padded to; a ShapeError otherwise.  An operator of its own, so a static plan keeps the
-    check and runs it on every replay (the lengths are data: known only then)."""
-    most = int(lengths.max()) if lengths.numel() else 0
-    if most > steps:
-        raise ShapeError(f"{op_name}: the condition takes {most} steps of one sequence, more "
-                         f"than the {steps} steps the new sequence axis is padded to "
-                         f"({max_repeat} per step of the condition; pass a larger max_repeat)")
-    return lengths.clone()
-
-
-def _checked_lengths_fake(lengths, steps, max_repeat, op_name):
-    return torch.empty_like(lengths)
-
-
-_checked_lengths = kernel_op("stadyn_kernels::checked_lengths",
-                             "(Tensor lengths, int steps, int max_repeat, str op_name) -> Tensor",
-                             _checked_lengths_impl, _checked_lengths_fake)
-
-
-def _taken(condition, lengths, max_repeat: int, op_name: str):
-    """``(index (B, steps) of the step each new step takes, new lengths (B,))``."""
+def _taken(condition, lengths, op_name: str):
+    """``(index (B, steps) of the step each new step takes, new lengths (B,))``, ``steps`` the
+    longest new sequence (read on the host: the new axis's length is the data's)."""
     ends = _ends(condition, lengths, op_name)
-    steps = max(int(max_repeat), 1) * ends.shape[1]
-    new_lengths = _checked_lengths(ends[:, -1].contiguous(), steps, int(max_repeat), op_name)
+    new_lengths = ends[:, -1].contiguous()
+    if new_lengths.numel() and int(new_lengths.min()) < 1:
+        empty = int(torch.nonzero(new_lengths < 1)[0, 0])
+        raise ShapeError(f"{op_name}: the condition of sequence {empty} of the minibatch takes "
+                         "no step (its counts add up to 0 or less); sequences must be at least "
+                         "one frame long (CNTK 2.7 refuses this too)")
+    steps = int(new_lengths.max()) if new_lengths.numel() else 0
     j = torch.arange(steps, device=ends.device).expand(ends.shape[0], steps).contiguous()
     index = torch.searchsorted(ends.contiguous(), j, right=True)
     return index.clamp(max=ends.shape[1] - 1), new_lengths
@@ -98,12 +80,14 @@ def _where_shape(condition, lengths, max_repeat=1):
             torch.empty((condition.shape[0],), dtype=torch.int64, device="meta"))
 
 
-@op(2, category=_C, shape=_where_shape, sequence=("lengths:output1", "drop"))
+@op(2, category=_C, shape=_where_shape, sequence=("lengths:output1", "drop"),
+    value_shape="the condition's counts (the longest new sequence)")
 def sequence_where(condition, lengths, max_repeat=1):
     """The positions of each sequence's steps whose ``condition`` is nonzero, as a new
     sequence (CNTK's ``sequence.where``; a count ``k`` repeats a position ``k`` times).
-    Returns the positions (``(B, max_repeat * T)``, of the condition's floating type) and their
-    lengths.  No gradient.
+    Returns the positions (``(B, longest new sequence)``, of the condition's floating type) and
+    their lengths.  ``max_repeat`` only sizes the axis a build shows before the data is known
+    (``max_repeat`` times the condition's padded length).  No gradient.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -114,7 +98,7 @@ def sequence_where(condition, lengths, max_repeat=1):
         >>> y.d.tolist(), m.d.tolist()
         ([[0.0, 2.0, 2.0], [1.0, 0.0, 0.0]], [3, 1])
     """
-    index, new_lengths = _taken(condition, lengths, max_repeat, "sequence_where")
+    index, new_lengths = _taken(condition, lengths, "sequence_where")
     positions = index.to(_positions_dtype(condition))
     valid = step_mask(new_lengths, positions.shape[1])
     return torch.where(valid, positions, positions.new_zeros(())), new_lengths
@@ -127,7 +111,8 @@ def _gather_shape(x, condition, lengths, max_repeat=1):
             torch.empty((x.shape[0],), dtype=torch.int64, device="meta"))
 
 
-@op(3, category=_C, shape=_gather_shape, sequence=("lengths:output1", "drop"))
+@op(3, category=_C, shape=_gather_shape, sequence=("lengths:output1", "drop"),
+    value_shape="the condition's counts (the longest new sequence)")
 def sequence_gather(x, condition, lengths, max_repeat=1):
     """The steps of ``x`` whose ``condition`` is nonzero, as a new sequence (CNTK's
     ``sequence.gather``): returns them and their lengths; padded steps 0.
@@ -140,9 +125,9 @@ def sequence_gather(x, condition, lengths, max_repeat=1):
         ...     n = sd.Variable.from_numpy_array(np.array([3, 2]))
         ...     y, m = F.sequence_gather(x, c, n)
         >>> y.d.tolist(), m.d.tolist()
-        ([[1.0, 3.0, 0.0], [5.0, 0.0, 0.0]], [2, 1])
+        ([[1.0, 3.0], [5.0, 0.0]], [2, 1])
     """
-    index, new_lengths = _taken(condition, lengths, max_repeat, "sequence_gather")
+    index, new_lengths = _taken(condition, lengths, "sequence_gather")
     y = x[_rows(x), index]
     valid = step_mask(new_lengths, y.shape[1], y.ndim)
     return torch.where(valid, y, y.new_zeros(())), new_lengths
@@ -150,9 +135,10 @@ def sequence_gather(x, condition, lengths, max_repeat=1):
 
 @op(3, category=_C, sequence="lengths:lengths")
 def sequence_scatter(x, condition, lengths):
-    """The inverse of ``sequence_gather``: the steps of ``x`` (a sequence holding one step per
-    nonzero ``condition`` step) placed, in order, at the steps of ``condition``'s sequences
-    (with ``lengths``) where it is nonzero; 0 elsewhere (CNTK's ``sequence.scatter``).
+    """The adjoint of ``sequence_gather``: each step of ``x`` (a sequence as long as the one
+    ``condition``'s counts make) added to the step of ``condition``'s sequences (with
+    ``lengths``) it was taken from, so a step counted twice gets the sum of two steps; 0 where
+    no step was taken (CNTK's ``sequence.scatter``).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -163,12 +149,14 @@ def sequence_scatter(x, condition, lengths):
         ...     F.sequence_scatter(x, c, n).d.tolist()
         [[7.0, 0.0, 8.0], [0.0, 9.0, 0.0]]
     """
-    c = _per_step(condition, "sequence_scatter")
-    taken = (c > 0) & step_mask(lengths, c.shape[1])
-    rank = (taken.long().cumsum(1) - 1).clamp(min=0, max=x.shape[1] - 1)
-    y = x[_rows(x), rank]
-    keep = taken.reshape(taken.shape + (1,) * (y.ndim - 2))
-    return torch.where(keep, y, y.new_zeros(()))
+    ends = _ends(condition, lengths, "sequence_scatter")
+    j = torch.arange(x.shape[1], device=x.device).expand(x.shape[0], x.shape[1]).contiguous()
+    index = torch.searchsorted(ends.contiguous(), j, right=True).clamp(max=ends.shape[1] - 1)
+    valid = j < ends[:, -1:]                  # the steps the condition made (the rest padding)
+    shape = index.shape + (1,) * (x.ndim - 2)
+    values = torch.where(valid.reshape(shape), x, x.new_zeros(()))
+    out = x.new_zeros((x.shape[0], ends.shape[1]) + tuple(x.shape[2:]))
+    return out.scatter_add(1, index.reshape(shape).expand(x.shape), values)
 
 
 @op(2, category=_C, sequence=("lengths:output1", "drop"))

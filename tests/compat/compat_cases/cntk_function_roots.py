@@ -169,3 +169,111 @@ def n_ary_element_wise_ops(C, r):
     res["log_add_exp 3"] = [lae.name, lae.root_function.op_name, lae.eval({a: feed[a] for a in
                                                                           (x, y, z)})]
     return res
+
+
+def _shown(v):
+    """A root input as CNTK shows it: its name, or the op whose output it is; CNTK's own
+    constants (a block's, a number's) left out."""
+    return v.name or (v.owner.op_name if v.is_output else "?")
+
+
+@cntk_case(names=_ROOT_NAMES + ["cntk.Function.inputs", "cntk.ops.floor", "cntk.ops.ceil",
+                                "cntk.ops.round", "cntk.ops.reciprocal",
+                                "cntk.ops.element_divide", "cntk.ops.log_add_exp",
+                                "cntk.ops.equal", "cntk.ops.not_equal", "cntk.ops.less",
+                                "cntk.ops.less_equal", "cntk.ops.greater",
+                                "cntk.ops.greater_equal", "cntk.ops.element_and",
+                                "cntk.ops.element_or", "cntk.ops.element_xor",
+                                "cntk.ops.element_not", "cntk.ops.element_select",
+                                "cntk.ops.clip", "cntk.ops.argmax", "cntk.ops.argmin",
+                                "cntk.ops.hardmax", "cntk.ops.one_hot", "cntk.ops.times",
+                                "cntk.ops.times_transpose", "cntk.losses.squared_error",
+                                "cntk.metrics.classification_error" if False else
+                                "cntk.ops.cosine_distance", "cntk.ops.reduce_l1",
+                                "cntk.ops.reduce_l2", "cntk.ops.reduce_sum_square",
+                                "cntk.ops.reduce_log_sum_exp", "cntk.ops.softsign",
+                                "cntk.ops.softplus", "cntk.ops.hard_sigmoid",
+                                "cntk.ops.mean_variance_normalization",
+                                "cntk.losses.binary_cross_entropy",
+                                "cntk.losses.weighted_binary_cross_entropy",
+                                "cntk.ops.unpack_batch", "cntk.ops.to_batch",
+                                "cntk.ops.straight_through_impl", "cntk.ops.log"],
+           note="ops Stadyn computes with several of its own show as CNTK's one op reading "
+                "the user's operands (floor(x)'s root Floor reads x; Stadyn listed its inner "
+                "Cast and Greater); ceil and round are CNTK's Negate(Floor(Negate x)) and "
+                "Floor(Plus(x, 0.5)); less reads (x, y) in order; to_batch and unpack_batch are "
+                "ToBatchAxis and UnpackBatchAxis, binary_cross_entropy the block "
+                "BinaryCrossEntropy, weighted_binary_cross_entropy Logistic. CNTK's own "
+                "constants (its blocks' and a number operand's) are left out of the "
+                "comparison")
+def root_inputs_of_composed_ops(C, r):
+    r.touch(*(_ROOT_NAMES + ["cntk.Function.inputs"]))
+    x, y = C.input_variable(3, name="x"), C.input_variable(3, name="y")
+    z, m = C.input_variable(3, name="z"), C.input_variable((3, 3), name="m")
+    made = {
+        "floor": C.floor(x), "floor named": C.floor(x, name="fl"), "ceil": C.ceil(x),
+        "ceil named": C.ceil(x, name="ce"), "round": C.round(x),
+        "round named": C.round(x, name="ro"), "reciprocal": C.reciprocal(x, name="re"),
+        "element_divide": C.element_divide(x, y), "divide by 2": C.element_divide(x, 2.0),
+        "log": C.log(x), "log of a number": C.log(0.5), "floor of a number": C.floor(2.5),
+        "log_add_exp": C.log_add_exp(x, y), "equal": C.equal(x, y),
+        "not_equal": C.not_equal(x, y), "less": C.less(x, y), "less_equal": C.less_equal(x, y),
+        "greater": C.greater(x, y), "greater_equal": C.greater_equal(x, y),
+        "element_and": C.element_and(x, y), "element_or": C.element_or(x, y),
+        "element_xor": C.element_xor(x, y), "element_not": C.element_not(x),
+        "element_select": C.element_select(x, y, z), "clip": C.clip(x, y, z),
+        "argmax": C.argmax(x), "argmin": C.argmin(m, axis=1), "hardmax": C.hardmax(x),
+        "one_hot": C.one_hot(x, 4), "times": C.times(x, m),
+        "times_transpose": C.times_transpose(x, m), "squared_error": C.squared_error(x, y),
+        "cosine_distance": C.cosine_distance(x, y), "reduce_l1": C.reduce_l1(x),
+        "reduce_l2": C.reduce_l2(x), "reduce_sum_square": C.reduce_sum_square(x),
+        "reduce_log_sum_exp": C.reduce_log_sum_exp(x), "softsign": C.softsign(x),
+        "softplus 2": C.softplus(x, steepness=2), "hard_sigmoid": C.hard_sigmoid(x, 0.2, 0.5),
+        "mean_variance_normalization": C.mean_variance_normalization(x),
+        "binary_cross_entropy": C.binary_cross_entropy(x, y, name="b"),
+        "weighted_binary_cross_entropy": C.weighted_binary_cross_entropy(x, y, z),
+        "unpack_batch": C.unpack_batch(x), "to_batch": C.to_batch(C.constant(np.ones((2, 3)))),
+        "straight_through_impl": C.straight_through_impl(x)}
+    res = {}
+    for k in sorted(made):
+        f = made[k]
+        rf = f.root_function
+        res[k] = [f.op_name, f.name, [i.name for i in f.inputs if not i.is_constant],
+                  rf.op_name, rf.name, [_shown(i) for i in rf.inputs if not i.is_constant]]
+    data = {x: np.array([[-1.5, 0.5, 2.5]], np.float32), y: np.array([[2, 0, -3]], np.float32),
+            z: np.array([[7, 8, 9]], np.float32)}
+    for k in ("floor", "ceil", "round", "element_not", "argmax", "hardmax", "element_and",
+              "element_or", "element_xor", "element_select"):
+        res[k + " value"] = made[k].eval({v: data[v] for v in made[k].arguments})
+    edges = np.array([-0.0, 0.0, 1e20, -1e20, -0.3, 0.7, -2.5, 2.5], np.float32)
+    for k, f in (("floor", C.floor), ("ceil", C.ceil), ("round", C.round)):
+        out = f(edges).eval()
+        res[k + " edges"], res[k + " edges sign"] = out, np.signbit(out).tolist()
+    return res
+
+
+@cntk_case(names=_ROOT_NAMES + ["cntk.layers.UnfoldFrom", "cntk.Function.arguments"],
+           note="CNTK 2.7's UnfoldFrom is no block: its graph ends in combine([output], "
+                "name='unfold_output') (a name given: an alias NoOp of that; with "
+                "until_predicate: the block Sequence::Gather 'valid_output' over the output "
+                "and the Recurrence 'valid_frames'). Stadyn showed an UnfoldFrom block. (The "
+                "owner of the root's input, CNTK's generator op, is not compared)")
+def unfold_from_root(C, r):
+    r.touch(*(_ROOT_NAMES + ["cntk.Function.arguments"]))
+    s0 = C.input_variable(2, name="s0")
+    axis = C.sequence.input_variable(2, name="ax")
+    made = {"plain": C.layers.UnfoldFrom(lambda h: h + 1)(s0, axis),
+            "named": C.layers.UnfoldFrom(lambda h: h + 1, name="dec")(s0, axis),
+            "until": C.layers.UnfoldFrom(lambda h: h + 1, until_predicate=lambda h: C.greater(
+                C.reduce_sum(h), 7.))(s0, axis),
+            "longer": C.layers.UnfoldFrom(lambda h: h * 2, length_increase=2)(s0, axis)}
+    res = {}
+    data = {s0: np.array([[1, 2]], np.float32), axis: [np.zeros((3, 2), np.float32)]}
+    for k in sorted(made):
+        o = made[k]
+        rf = o.root_function
+        res[k] = [o.name, o.op_name, o.is_block, rf.op_name, rf.name, rf.is_block,
+                  [i.name for i in rf.inputs], [i.name for i in o.outputs],
+                  sorted(a.name for a in o.arguments)]
+        res[k + " value"] = o.eval(data)
+    return res

@@ -1,6 +1,8 @@
 """CNTK 2.7's answers at the edges of its ops' domains: ``log`` of 0, of negative numbers and
 of anything below 1e-37 (its -85.1, and the gradient taken from the output), and
-``sequence.scatter`` of a value without a sequence axis (one step per sample)."""
+``sequence.scatter`` of a value without a sequence axis (one step per sample), ``sequence.where``
+and ``gather`` with counts above 1 (a new sequence longer than the condition) or taking no step
+of a sequence (CNTK refuses the minibatch)."""
 
 import numpy as np
 
@@ -72,4 +74,71 @@ def where_counts_accumulate(C, r):
             res["where " + key] = w.eval({s: [c]})[0]
             res["gather " + key] = g.eval(
                 {s: [c], x: [np.arange(2 * len(cond), dtype=dt).reshape(-1, 2)]})[0]
+    return res
+
+
+@cntk_case(names=["cntk.sequence.where", "cntk.sequence.gather", "cntk.sequence.scatter",
+                  "cntk.Function.grad"],
+           note="counts above 1 make a new sequence longer than the condition: CNTK's "
+                "docstring example takes 9 steps from 5 ([2, 0, 3, 1, 3]), and the scatter of "
+                "a gather by such counts puts the last of each step's copies back. Stadyn "
+                "padded the new axis to the condition's length and refused the minibatch "
+                "('pass a larger max_repeat', which sequence.where does not take)")
+def where_counts_above_one(C, r):
+    r.touch("cntk.Function.grad")
+    s = C.sequence.input_variable(1)
+    x = C.sequence.input_variable(2, needs_gradient=True)
+    conds = [np.array([[2], [0], [3], [1], [3]], np.float32), np.array([[1], [4]], np.float32),
+             np.array([[0.5], [2.5], [1]], np.float32)]
+    xs = [np.arange(2 * len(c), dtype=np.float32).reshape(-1, 2) + 1 for c in conds]
+    res = {"where": C.sequence.where(s).eval({s: conds})}
+    g = C.sequence.gather(x, s)
+    res["gather"] = g.eval({s: conds, x: xs})
+    res["gather grad"] = C.reduce_sum(g * g).grad({s: conds, x: xs}, wrt=[x])
+    res["scatter"] = C.sequence.scatter(C.sequence.gather(x, s), s).eval({s: conds, x: xs})
+    return res
+
+
+@cntk_case(names=["cntk.sequence.where", "cntk.sequence.gather"],
+           note="a condition whose counts take no step of a sequence (all 0, or negative): "
+                "CNTK 2.7 refuses the minibatch ('Sequences must be a least one frame long', "
+                "a RuntimeError in CNTK, Stadyn's ShapeError), also when the other sequences "
+                "take steps; Stadyn returned an empty sequence")
+def where_without_steps(C, r):
+    s = C.sequence.input_variable(1)
+    x = C.sequence.input_variable(2)
+    res = {}
+    for key, conds in (("zeros", [[0, 0]]), ("negative", [[-1, 0]]),
+                       ("one of two", [[0, 0], [1, 1]]), ("back to zero", [[1, -1]]),
+                       ("negative then more", [[-1, 3]])):
+        data = [np.array(c, np.float32).reshape(-1, 1) for c in conds]
+        for op, f, feed in (("where", C.sequence.where(s), {s: data}),
+                            ("gather", C.sequence.gather(x, s),
+                             {s: data, x: [np.ones((len(c), 2), np.float32) for c in conds]})):
+            try:
+                res[op + " " + key] = [v.tolist() for v in f.eval(feed)]
+            except Exception as e:  # noqa: BLE001 - CNTK's RuntimeError, Stadyn's ShapeError
+                res[op + " " + key] = "refused: " + str("frame long" in str(e))
+    return res
+
+
+@cntk_case(names=["cntk.ops.log_add_exp", "cntk.ops.log", "cntk.Function.eval",
+                  "cntk.Function.grad"],
+           rtol=1e-6, atol=0.0,
+           note="CNTK's LogAdd is max + log1p(exp(min - max)): log_add_exp(log(0), 0) is "
+                "exp(-85.1), 1.1e-37, where log(1 + exp(...)) in float32 gave Stadyn 0; the "
+                "gradients are sigmoid(a - b) and sigmoid(b - a)")
+def log_add_exp_below_eps(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.grad")
+    res = {"log of 0": C.log_add_exp(C.log(0.), 0.).eval()}
+    for dt in (np.float32, np.float64):
+        x = C.input_variable(7, dtype=dt, needs_gradient=True)
+        y = C.input_variable(7, dtype=dt, needs_gradient=True)
+        a = np.array([[-85.1, 0, 1e-8, 30, -np.inf, 5, -40]], dt)
+        b = np.array([[0, -85.1, -1e-8, 0, 0, 5, -20]], dt)
+        f = C.log_add_exp(x, y)
+        key = np.dtype(dt).name
+        res["value " + key] = f.eval({x: a, y: b})
+        g = f.grad({x: a, y: b}, wrt=[x, y])
+        res["grad x " + key], res["grad y " + key] = g[x], g[y]
     return res

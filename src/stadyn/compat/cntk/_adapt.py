@@ -17,12 +17,14 @@ import numpy as np
 from ... import cntk_semantics as S
 from ...cntk_semantics import reshape_samples
 from ...graph import Variable
-from ._graph import BATCH, LEAF_NAMES, PLACEHOLDERS, SHAPELESS, kind_of, set_op_name
+from ._graph import (BATCH, INNER_OPS, LEAF_NAMES, PLACEHOLDERS, SHAPELESS, kind_of,
+                     set_op_name)
 from ._mixins import GraphObject
 from ._run_checks import at_first_run, refuse_when_run
 from ._shown_constants import show_clone
 
 __all__ = ["ShapelessPlaceholderError", "wrap", "unwrap", "operand", "const", "batched", "named",
+           "one_op",
            "adapt", "binary", "same_dtype", "operands_dtype", "sample_axis", "sample_axes",
            "sample_shape", "lead_axes", "reshape_samples", "float_arrays"]
 
@@ -115,6 +117,34 @@ def named(out: Any, name: str = "", op: str | None = None) -> Any:
             set_op_name(out.variable, op)
         if name:
             out.variable.name = name
+    return out
+
+
+def one_op(out: Any, *operands: Any) -> Any:
+    """``out`` (a Variable, or a CNTK object around one) as one op reading ``operands``: the
+    values Stadyn computes on the way from them to ``out`` become its inner values
+    (:data:`~stadyn.compat.cntk._graph.INNER_OPS`), which the graph walks and
+    ``root_function.inputs`` pass through, as CNTK 2.7 shows ``floor(x)`` as one ``Floor``
+    reading ``x``.  ``operands`` are where the walk stops (Variables or CNTK objects);
+    leaves stop it too.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> x = C.input_variable(3, name="x")
+        >>> [i.name for i in C.floor(x).root_function.inputs]
+        ['x']
+    """
+    v = out.variable if isinstance(out, GraphObject) else out
+    stops = {id(unwrap(o)) for o in operands}
+    if not isinstance(v, Variable) or v.parent is None or id(v) in stops:
+        return out
+    stack, seen = list(v.parent.inputs), set(stops)
+    while stack:
+        u = stack.pop()
+        if id(u) not in seen and u.parent is not None:
+            seen.add(id(u))
+            INNER_OPS.add(u)
+            stack.extend(u.parent.inputs)
     return out
 
 
@@ -261,8 +291,9 @@ def binary(fn: Callable, left: Any, right: Any, name: str = "", op: str | None =
     dtype = operands_dtype(left, right, op=op or "", arrays=op not in (None, "And", "Or", "Xor"))
     a, b = same_dtype([_tensor(operand(left, dtype), dtype), _tensor(operand(right, dtype),
                                                                       dtype)], op or "")
-    a, b = S.broadcast_pair(a, b, batched(left), batched(right))
-    return named(wrap(fn(a, b)), name, op)
+    pair = S.broadcast_pair(a, b, batched(left), batched(right))
+    out = fn(*pair)
+    return named(wrap(one_op(out, a, b) if op else out), name, op)
 
 
 def _tensor(x: Any, dtype=np.float32) -> Variable:

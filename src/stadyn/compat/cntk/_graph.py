@@ -358,14 +358,16 @@ def shown_inputs(v: Variable) -> list[Variable]:
         end = 2 + _FUSED_STATES[node.spec.name]
         inputs = inputs[end:] + inputs[2:end] + inputs[:2]
     shown: list[Variable] = []
+    inner = any(i in INNER_OPS and i.parent is not None for i in inputs)
     for i in inputs:
         if is_lengths(i):
             continue
-        if i in INNER_OPS and i.parent is not None:     # (an op's own inner values: what
-            shown += [j for j in shown_inputs(i)        # they read, each once)
-                      if not any(j is k for k in shown)]
-        else:
-            shown.append(shown_as(seen_through(i)))
+        # an op with inner values (several of Stadyn's for one of CNTK's) shows what they
+        # read, each once
+        for j in (shown_inputs(i) if i in INNER_OPS and i.parent is not None
+                  else [shown_as(seen_through(i))]):
+            if not (inner and any(j is k for k in shown)):
+                shown.append(j)
     return [*shown_constants(v), *shown]
 
 

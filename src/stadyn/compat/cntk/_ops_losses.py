@@ -15,8 +15,9 @@ import numpy as np
 
 from ... import functions as F
 from ._deferred import defer_module
-from ._adapt import (batched, binary, float_arrays, lead_axes, named, operand, operands_dtype,
-                     reshape_samples, same_dtype, sample_axes, sample_axis, sample_shape, wrap)
+from ._adapt import (batched, binary, float_arrays, lead_axes, named, one_op, operand,
+                     operands_dtype, reshape_samples, same_dtype, sample_axes, sample_axis,
+                     sample_shape, wrap)
 from ._axis import Axis
 
 __all__ = ["cross_entropy_with_softmax", "binary_cross_entropy", "weighted_binary_cross_entropy",
@@ -75,9 +76,16 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
 @float_arrays("output", "target")
 def binary_cross_entropy(output, target, name: str = ""):
     """``-sum(t log(o) + (1 - t) log(1 - o))`` over each sample."""
-    out = F.binary_cross_entropy(operand(output), operand(target))
-    return named(wrap(F.sum(out, axis=sample_axes(output), keepdims=False) if len(
-        sample_axes(output)) > 1 else out), name, "Logistic")
+    o, t = operand(output), operand(target)
+    out = F.binary_cross_entropy(o, t)
+    if len(sample_axes(output)) > 1:
+        out = F.sum(out, axis=sample_axes(output), keepdims=False)
+    # CNTK 2.7's block BinaryCrossEntropy around a Negate (weighted_binary_cross_entropy is
+    # its primitive Logistic)
+    from . import _graph as G
+    one_op(out, o, t)
+    G.mark_block(out, "BinaryCrossEntropy", name, [o, t], "Negate")
+    return wrap(out)
 
 
 @float_arrays("output", "target", "weight")
@@ -85,14 +93,14 @@ def weighted_binary_cross_entropy(output, target, weight, name: str = ""):
     """``-sum(w (t log(o) + (1 - t) log(1 - o)))`` over the minibatch: one number (CNTK 2.7's
     weighted logistic takes one output value per sample)."""
     o, t = operand(output), operand(target)
-    ll = F.add2(F.mul2(t, F.log(o)), F.mul2(F.r_sub_scalar(t, 1.0),
+    ll = F.add2(F.mul2(F.log(o), t), F.mul2(F.r_sub_scalar(t, 1.0),
                                              F.log(F.r_sub_scalar(o, 1.0))))
     weighted = binary(F.mul2, wrap(ll), weight)
     out = F.mul_scalar(F.sum(operand(weighted)), -1.0)
     if batched(output):
         from . import _graph as G
         G.BATCH.unmark(out)
-    return named(wrap(out), name, "WeightedLogistic")
+    return named(wrap(one_op(out, o, t, weight)), name, "Logistic")
 
 
 @float_arrays("output", "target")
@@ -101,7 +109,8 @@ def squared_error(output, target, name: str = ""):
     dtype = operands_dtype(output, target, op="SquaredError", arrays=True)  # NumPy: float64
     se = F.squared_error(*same_dtype([operand(output, dtype), operand(target, dtype)],
                                      "SquaredError"))
-    return named(wrap(F.sum(se, axis=sample_axes(output))), name, "SquaredError")
+    return named(wrap(one_op(F.sum(se, axis=sample_axes(output)), output, target)), name,
+                 "SquaredError")
 
 
 @float_arrays("x", "y")
@@ -113,7 +122,7 @@ def cosine_distance(x, y, name: str = ""):
     dot = F.sum(operand(xy), axis=axes)
     nx = F.sqrt(F.sum(F.mul2(operand(x), operand(x)), axis=sample_axes(x)))
     ny = F.sqrt(F.sum(F.mul2(operand(y), operand(y)), axis=sample_axes(y)))
-    return named(wrap(F.div2(dot, F.mul2(nx, ny))), name, "CosDistance")
+    return named(wrap(one_op(F.div2(dot, F.mul2(nx, ny)), x, y)), name, "CosDistance")
 
 
 def fmeasure(output, target, beta: float = 1, name: str = ""):

@@ -20,7 +20,7 @@ import numpy as np
 from ... import functions as F
 from ._deferred import defer_module
 from . import _graph as G
-from ._adapt import binary, float_arrays, named, operand, wrap
+from ._adapt import binary, const, float_arrays, named, one_op, operand, wrap
 from ._mixins import GraphObject
 
 __all__ = ["relu", "sigmoid", "tanh", "elu", "selu", "leaky_relu", "param_relu", "softplus",
@@ -35,7 +35,10 @@ __all__ = ["relu", "sigmoid", "tanh", "elu", "selu", "leaky_relu", "param_relu",
 
 def _unary(op_name: str, fn, doc: str):
     def op(x, name: str = ""):
-        return named(wrap(fn(operand(x))), name, op_name)
+        v = operand(x)
+        if isinstance(v, (int, float)):         # a number: CNTK's float32 scalar constant
+            v = const(v)
+        return named(wrap(one_op(fn(v), v)), name, op_name)
     op.__name__ = op.__qualname__ = op_name.lower() if op_name.isalpha() else op_name
     op.__doc__ = doc
     return op
@@ -64,20 +67,7 @@ def _log(v):
                                     F.log(safe)))
     slope = F.stop_gradient(F.exp(F.mul_scalar(value, -1.0)))
     out = F.add2(value, F.mul2(F.sub2(v, F.stop_gradient(v)), slope))
-    G.INNER_OPS.update(_between(v, out))    # (one Log in the walks, reading v)
     return out
-
-
-def _between(start, out) -> list:
-    """The values computed from ``start`` on the way to ``out`` (neither of them)."""
-    found, stack, seen = [], list(out.parent.inputs), {id(start)}
-    while stack:
-        u = stack.pop()
-        if id(u) not in seen and u.parent is not None:
-            seen.add(id(u))
-            found.append(u)
-            stack.extend(u.parent.inputs)
-    return found
 
 
 log = _u("log", "Log", _log, "The natural logarithm (-85.1 below 1e-37, as in CNTK 2.7).")
@@ -97,28 +87,32 @@ reciprocal = _u("reciprocal", "Reciprocal", lambda v: _safe_div(None, v),
                 "``1 / x`` (0 where ``x`` is 0, as in CNTK 2.7).")
 
 
-def _truncated(v):
-    """``v`` rounded toward zero (through int64: no gradient flows)."""
-    return F.cast(F.cast(F.stop_gradient(v), "int64"),
-                  str(v.dtype) if v.dtype.kind == "f" else "float32")
-
-
 def _floor(v):
-    t = _truncated(v)
-    return F.sub2(t, F.greater(t, F.stop_gradient(v)))     # one less where truncation rose
+    """``floor(v)`` with no gradient, as CNTK 2.7's Floor (``std::floor``): -0.0 stays -0.0
+    (so ``ceil(0.0)``, ``-floor(-0.0)``, is 0.0) and numbers past int64 stay themselves."""
+    x = F.stop_gradient(v if v.dtype.kind == "f" else F.cast(v, "float32"))
+    down = F.floor(x)
+    return F.where(F.equal_scalar(down, 0.0), F.mul_scalar(x, 0.0), down)   # (zero's sign)
 
 
-def _ceil(v):
-    t = _truncated(v)
-    return F.add2(t, F.less(t, F.stop_gradient(v)))        # one more where truncation fell
-
-
-# CNTK 2.7 refuses integer NumPy arrays in these (in its activations it casts them)
+# CNTK 2.7 rounds by floor alone (Source/CNTKv2LibraryDll/Function.cpp:1231-1246): ceil is
+# Negate(Floor(Negate x)), round Floor(Plus(x, Constant 0.5)); their graphs show those ops
 floor = float_arrays("x")(_u("floor", "Floor", _floor, "Rounded down (no gradient)."))
-ceil = float_arrays("x")(_u("ceil", "Negate", _ceil, "Rounded up (no gradient)."))
-round = float_arrays("x")(_u(  # noqa: A001
-    "round", "Floor", lambda v: _floor(F.add_scalar(v, 0.5)),
-    "Rounded to the nearest integer, halves up (``floor(x + 0.5)``; no gradient)."))
+
+
+@float_arrays("x")
+def ceil(x, name: str = ""):
+    """Rounded up (no gradient): ``-floor(-x)``, as CNTK 2.7 builds it."""
+    return negate(floor(negate(x)), name=name)
+
+
+@float_arrays("x")
+def round(x, name: str = ""):  # noqa: A001
+    """Rounded to the nearest integer, halves up: ``floor(x + 0.5)``, as CNTK 2.7 builds it
+    (no gradient)."""
+    return floor(plus(x, 0.5), name=name)
+
+
 sin = _u("sin", "Sin", lambda v: F.sin(v), "The sine.")
 cos = _u("cos", "Cos", lambda v: F.cos(v), "The cosine.")
 tan = _u("tan", "Tan", lambda v: F.tan(v), "The tangent.")
@@ -173,7 +167,8 @@ def param_relu(alpha, x, name: str = ""):
     the sample's shape, or one broadcasting to it)."""
     v = operand(x)
     neg = binary(F.mul2, alpha, wrap(F.minimum_scalar(v, 0.0)))
-    return named(wrap(F.add2(F.maximum_scalar(v, 0.0), operand(neg))), name, "PReLU")
+    return named(wrap(one_op(F.add2(F.maximum_scalar(v, 0.0), operand(neg)), alpha, v)), name,
+                 "PReLU")
 
 
 def softplus(x, steepness: float = 1, name: str = ""):
@@ -182,29 +177,31 @@ def softplus(x, steepness: float = 1, name: str = ""):
     if steepness == 1:
         return named(wrap(F.softplus(v)), name, "Softplus")
     out = F.mul_scalar(F.softplus(F.mul_scalar(v, float(steepness))), 1.0 / float(steepness))
-    return named(wrap(out), name, "Softplus")
+    return named(wrap(one_op(out, v)), name, "softplus")   # (CNTK 2.7's Python-made block)
 
 
 def softsign(x, steepness: float = 1, name: str = ""):
     """``x / (1 + |x|)`` (CNTK 2.7 takes ``steepness`` and does not use it)."""
     v = operand(x)
-    return named(wrap(F.div2(v, F.add_scalar(F.abs(v), 1.0))), name, "Softsign")
+    return named(wrap(one_op(F.div2(v, F.add_scalar(F.abs(v), 1.0)), v)), name, "Softsign")
 
 
 def hard_sigmoid(x, alpha: float, beta: float, name: str = ""):
     """``clip(alpha * x + beta, 0, 1)``."""
-    v = F.add_scalar(F.mul_scalar(operand(x), float(alpha)), float(beta))
-    return named(wrap(F.clip_by_value_scalar(v, 0.0, 1.0)), name, "HardSigmoid")
+    u = operand(x)
+    v = F.add_scalar(F.mul_scalar(u, float(alpha)), float(beta))
+    return named(wrap(one_op(F.clip_by_value_scalar(v, 0.0, 1.0), u)), name, "HardSigmoid")
 
 
 @float_arrays("x", "min_value", "max_value")
 def clip(x, min_value, max_value, name: str = ""):
     """``x`` limited to ``[min_value, max_value]`` (numbers, or tensors broadcasting to it)."""
     if isinstance(min_value, (int, float)) and isinstance(max_value, (int, float)):
-        out = F.clip_by_value_scalar(operand(x), float(min_value), float(max_value))
-        return named(wrap(out), name, "Clip")
+        v = operand(x)
+        out = F.clip_by_value_scalar(v, float(min_value), float(max_value))
+        return named(wrap(one_op(out, v)), name, "Clip")
     low = binary(F.maximum2, x, min_value)
-    return named(binary(F.minimum2, low, max_value), name, "Clip")
+    return named(one_op(binary(F.minimum2, low, max_value), x, min_value, max_value), name, "Clip")
 
 
 @float_arrays("node_input")
@@ -259,9 +256,16 @@ def pow(base, exponent, name: str = ""):  # noqa: A001
 
 
 def _log_add_exp(a, b):
+    # CNTK 2.7's LogAdd (Math/TensorOps.h:217-228): max + log1p(exp(min - max)), exact where
+    # exp(min - max) is below float's epsilon (log_add_exp(log(0), 0) is exp(-85.1), 1.1e-37,
+    # not 0); log1p(e) as log(u) * e / (u - 1) with u = 1 + e (e itself where u is 1).  The
+    # gradient is that of max + log(exp(a - max) + exp(b - max)): sigmoid(a - b) and the rest
     m = F.maximum2(a, b)
-    s = F.add2(F.exp(F.sub2(a, m)), F.exp(F.sub2(b, m)))
-    return F.add2(m, F.log(s))
+    rough = F.add2(m, F.log(F.add2(F.exp(F.sub2(a, m)), F.exp(F.sub2(b, m)))))
+    top, e = F.stop_gradient(m), F.stop_gradient(F.exp(F.sub2(F.minimum2(a, b), m)))
+    u = F.add_scalar(e, 1.0)
+    log1p = F.where(F.equal_scalar(u, 1.0), e, F.div2(F.mul2(F.log(u), e), F.add_scalar(u, -1.0)))
+    return F.add2(rough, F.stop_gradient(F.sub2(F.add2(top, log1p), rough)))
 
 
 @float_arrays("left", "right")
@@ -278,7 +282,7 @@ def _ge(a, b):     # in the operands' type (float64 operands: a float64 result, 
 
 
 def _le(a, b):
-    return _ge(b, a)
+    return F.cast(F.less_equal(a, b), np.dtype(a.dtype).name)
 
 
 def _gt(a, b):
@@ -286,7 +290,7 @@ def _gt(a, b):
 
 
 def _lt(a, b):
-    return _gt(b, a)
+    return F.cast(F.less(a, b), np.dtype(a.dtype).name)
 
 
 def _eq(a, b):
@@ -297,9 +301,15 @@ def _ne(a, b):
     return F.r_sub_scalar(_eq(a, b), 1.0)
 
 
-def _truth(v):
-    """1.0 where ``v`` is not 0, else 0.0."""
+def _nonzero(v):
+    """1.0 where ``v`` is not 0, else 0.0 (``element_select``'s flag, as CNTK 2.7 reads it)."""
     return F.cast(F.greater(F.abs(v), F.mul_scalar(v, 0.0)), "float32")
+
+
+def _truth(v):
+    """1.0 where ``v`` is above 0, else 0.0: CNTK 2.7's logical ops read a negative number
+    as false (``element_not(-1.5)`` is 1)."""
+    return F.cast(F.greater_scalar(v, 0.0), "float32")
 
 
 @float_arrays("left", "right")
@@ -339,31 +349,33 @@ def greater_equal(left, right, name: str = ""):
 
 
 def element_and(x, y, name: str = ""):
-    """1 where both are non-zero."""
+    """1 where both are above 0 (CNTK 2.7 reads a negative number as false)."""
     return binary(lambda a, b: F.mul2(_truth(a), _truth(b)), x, y, name, "And")
 
 
 def element_or(x, y, name: str = ""):
-    """1 where either is non-zero."""
+    """1 where either is above 0."""
     return binary(lambda a, b: F.maximum2(_truth(a), _truth(b)), x, y, name, "Or")
 
 
 def element_xor(x, y, name: str = ""):
-    """1 where exactly one is non-zero."""
+    """1 where exactly one is above 0."""
     return binary(lambda a, b: F.abs(F.sub2(_truth(a), _truth(b))), x, y, name, "Xor")
 
 
 def element_not(x, name: str = ""):
-    """1 where ``x`` is 0, else 0."""
-    return named(wrap(F.r_sub_scalar(_truth(operand(x)), 1.0)), name, "Not")
+    """1 where ``x`` is 0 or below, else 0."""
+    v = operand(x)
+    return named(wrap(one_op(F.r_sub_scalar(_truth(v), 1.0), v)), name, "Not")
 
 
 def element_select(flag, value_if_true, value_if_false, name: str = ""):
     """``value_if_true`` where ``flag`` is non-zero, else ``value_if_false`` (all three
     broadcast)."""
     picked = binary(lambda t, f: F.sub2(t, f), value_if_true, value_if_false)
-    out = binary(lambda c, d: F.mul2(_truth(c), d), flag, picked)
-    return named(binary(F.add2, out, value_if_false), name, "Select")
+    out = binary(lambda c, d: F.mul2(_nonzero(c), d), flag, picked)
+    return named(one_op(binary(F.add2, out, value_if_false), flag, value_if_true,
+                        value_if_false), name, "Select")
 
 
 # -- n-ary ---------------------------------------------------------------------------------------

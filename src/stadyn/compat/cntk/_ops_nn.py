@@ -18,7 +18,7 @@ import numpy as np
 from ... import cntk_semantics as S
 from ... import functions as F
 from ._deferred import defer_module
-from ._adapt import batched, const, float_arrays, named, operand, sample_shape, wrap
+from ._adapt import batched, const, float_arrays, named, one_op, operand, sample_shape, wrap
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 
 __all__ = ["convolution", "convolution_transpose", "pooling", "unpooling", "batch_normalization",
@@ -207,7 +207,8 @@ def mean_variance_normalization(operand_, epsilon: float = 0.00001,
     if do_variance_scaling:
         var = F.mean(F.mul2(x0, x0), axis=axes, keepdims=True)
         x0 = F.div2(x0, F.add_scalar(F.sqrt(var), float(epsilon)))
-    return named(wrap(_unbatch(x0, operand_)), name, "MeanVarianceNormalization")
+    return named(wrap(one_op(_unbatch(x0, operand_), operand_)), name,
+                 "MeanVarianceNormalization")
 
 
 @float_arrays("mean", "inv_stddev")

@@ -26,7 +26,7 @@ from ... import cntk_semantics as S
 from ... import functions as F
 from . import _graph as G
 from ._deferred import defer_module
-from ._adapt import (batched, lead_axes, named, operand, reshape_samples, sample_axes,
+from ._adapt import (batched, lead_axes, named, one_op, operand, reshape_samples, sample_axes,
                      sample_axis, sample_shape, wrap)
 from ._axis import Axis
 from ._seq_axes import free_steps
@@ -99,7 +99,8 @@ def _reducer(op_name: str, fn):
             G.BATCH.unmark(out)
         # CNTK 2.7 shows its ReduceL1, ReduceL2 and ReduceSumSquare blocks by these names, the
         # others as its primitive ReduceElements
-        return named(wrap(out), name, op_name if op_name in _BLOCKS else "ReduceElements")
+        return named(wrap(one_op(out, v)), name,
+                     op_name if op_name in _BLOCKS else "ReduceElements")
     reduce.__doc__ = (f"``{op_name}`` over ``axis`` (see the module docstring).")
     return reduce
 
@@ -139,7 +140,7 @@ def _arg(fn, op_name: str):
             out = fn(flat, axis=flat.ndim - 1, keepdims=False, only_index=True)
         else:
             out = fn(v, axis=sample_axis(x, int(axis)), keepdims=True, only_index=True)
-        return named(wrap(F.cast(out, "float32")), name, "ReduceElements")
+        return named(wrap(one_op(F.cast(out, "float32"), v)), name, "ReduceElements")
     return arg
 
 
@@ -186,7 +187,7 @@ def hardmax(x, name: str = ""):
     index = F.max(flat, axis=flat.ndim - 1, keepdims=True, only_index=True)
     hot = F.cast(F.one_hot(F.cast(index, "int64"), (math.prod(shape),)), "float32")
     out = hot if len(shape) == 1 else reshape_samples(hot, n, tuple(shape))
-    return named(wrap(out), name, "Hardmax")
+    return named(wrap(one_op(out, x)), name, "Hardmax")
 
 
 def top_k(x, k: int, axis=-1, name: str = ""):

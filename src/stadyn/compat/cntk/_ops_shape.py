@@ -25,7 +25,7 @@ from ... import functions as F
 from ... import sequence as Seq
 from . import _graph as G
 from ._deferred import defer_module
-from ._adapt import (batched, float_arrays, lead_axes, named, operand, operands_dtype,
+from ._adapt import (batched, float_arrays, lead_axes, named, one_op, operand, operands_dtype,
                      reshape_samples, same_dtype, sample_axis, sample_shape, wrap)
 from ._axis import Axis
 from ._run_checks import InvalidAtRunError, refuse_when_run
@@ -71,7 +71,7 @@ def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: s
         return out
     if not batched(right):
         out = S.times(a, b, output_rank, batched(left))
-        return named(wrap(out), name, "Times")
+        return named(wrap(one_op(out, a, b)), name, "Times")
     if batched(left):
         n = max(lead_axes(left), lead_axes(right))
         if lead_axes(left) < n:         # one value per sequence, at each of its steps
@@ -79,9 +79,10 @@ def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: s
         elif lead_axes(right) < n:
             b = Seq.broadcast_as(b, a)
         out = _times_both_batched(a, b, int(output_rank), n)
-        return named(wrap(out), name, "Times")
+        return named(wrap(out if lead_axes(left) != lead_axes(right) else one_op(out, a, b)),
+                     name, "Times")
     out = _times_batched_right(a, b, int(output_rank), lead_axes(right))
-    return named(wrap(out), name, "Times")
+    return named(wrap(one_op(out, a, b)), name, "Times")
 
 
 def _times_both_batched(a, b, output_rank: int, n: int):
@@ -157,7 +158,7 @@ def times_transpose(left, right, name: str = ""):
                          f"not of shape {tuple(sample_shape(right))}")
     k = sample_shape(right)[-1]
     bt = reshape(right, (k, 1)) if rank == 1 else transpose(right, (1, 0))
-    return named(times(left, bt), name, "TransposeTimes")
+    return named(one_op(times(left, bt), left, right), name, "TransposeTimes")
 
 
 def reshape(x, shape, begin_axis=None, end_axis=None, name: str = ""):
@@ -449,7 +450,7 @@ def gather(reference, indices, axis=None, name: str = ""):
         order = list(range(n)) + [n + k + i for i in range(ax)] + [n + i for i in range(k)] + \
             [n + k + i for i in range(ax, len(rest))]
         out = F.transpose(out, tuple(order))
-    return named(wrap(out), name, "Gather")
+    return named(wrap(one_op(out, ref, ids)), name, "Gather")
 
 
 def one_hot(x, num_classes: int, sparse_output: bool = False, axis=-1, name: str = ""):
@@ -469,7 +470,7 @@ def one_hot(x, num_classes: int, sparse_output: bool = False, axis=-1, name: str
         perm = list(range(n)) + [n + i for i in range(ax)] + [n + rank - 1] + \
             [n + i for i in range(ax, rank - 1)]
         out = F.transpose(out, tuple(perm))
-    return named(wrap(out), name, "OneHotOp")
+    return named(wrap(one_op(out, v)), name, "OneHotOp")
 
 
 def zeros_like(x, name: str = ""):
@@ -536,14 +537,14 @@ def to_batch(x, name: str = ""):
     """The first axis of an unbatched ``x`` becomes the batch axis."""
     out = F.identity(operand(x))
     G.BATCH.add(out)
-    return named(wrap(out), name, "ToBatch")
+    return named(wrap(out), name, "ToBatchAxis")
 
 
 def unpack_batch(x, name: str = ""):
     """The batch axis of ``x`` becomes an ordinary first axis."""
     out = F.identity(operand(x))
     G.BATCH.unmark(out)
-    return named(wrap(out), name, "UnpackBatch")
+    return named(wrap(out), name, "UnpackBatchAxis")
 
 
 # ops on placeholders without a shape (or on layers) wait for their shapes

@@ -24,7 +24,10 @@ from ...layers import default_override_or, glorot_uniform, resolve
 from . import _graph as G
 from . import sequence as seq
 from ._adapt import unwrap, wrap
+from ._late import late
 from ._layers import LayerFunction
+from ._mixins import GraphObject
+from ._ops_math import alias
 from ._loops import as_loop_sequence, close_loops
 from ._recurrent import RNNStep as _RNNUnit
 from ._recurrent import StatesLayer
@@ -186,7 +189,10 @@ class _Unfold:
         before = S.past_value(stop, 0.0)          # stopped at an earlier step
         (valid,) = S.recurrence(lambda h, u: (1.0 - u) * h, [before], [1.0],
                                 [tuple(before.shape[2:])])
-        return S.gather(out, valid)
+        valid.name = "valid_frames"                # CNTK 2.7's names (cntk/layers/sequence.py)
+        kept = S.gather(out, valid)
+        G.mark_block(kept, "Sequence::Gather", "valid_output", [out, valid], "GatherPacked")
+        return kept
 
 
     def _loop(self, initial_state, step_shape, axis):
@@ -243,13 +249,18 @@ def UnfoldFrom(generator_function, until_predicate=None, length_increase=1,
     """
     if not callable(generator_function):
         raise TypeError("UnfoldFrom: the generator must be a function or a layer")
-    return _UnfoldLayer(_Unfold(generator_function, until_predicate, length_increase),
-                        "UnfoldFrom", name)
+    layer = _UnfoldLayer(_Unfold(generator_function, until_predicate, length_increase), "")
+    layer.unfold_name = name
+    return layer
 
 
 class _UnfoldLayer(LayerFunction):
     """``UnfoldFrom``'s layer, also called with CNTK's keywords (``initial_state``,
-    ``dynamic_axes_like``)."""
+    ``dynamic_axes_like``).  No block: CNTK 2.7's ``UnfoldFrom`` is a Python function whose
+    graph ends in ``combine([output], name='unfold_output')`` (``cntk/layers/sequence.py``),
+    a name given an alias of that (its ``_inject_name``)."""
+
+    unfold_name = ""
 
     def __call__(self, *args, initial_state=None, dynamic_axes_like=None):
         given = list(args)
@@ -257,7 +268,12 @@ class _UnfoldLayer(LayerFunction):
             given.insert(0, initial_state)
         if dynamic_axes_like is not None:
             given.append(dynamic_axes_like)
-        return super().__call__(*given)
+        out = super().__call__(*given)
+        if not isinstance(out, GraphObject) or out.variable.parent is None:
+            return out                      # (waiting for a placeholder's shape)
+        if self.layer.until is None:        # (with until_predicate: its gather is the root)
+            out = late("combine_outputs")([out], name="unfold_output")
+        return alias(out, name=self.unfold_name) if self.unfold_name else out
 
 
 class _ForwardDeclared(_Variable):
