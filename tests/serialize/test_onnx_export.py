@@ -455,3 +455,18 @@ def test_the_mean_of_integers_exports_as_a_float_mean(tmp_path, dtype, opset):
     (got,) = ort.InferenceSession(str(path)).run(None, {"x": values})
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, values.astype(np.float64).mean(axis=1), rtol=1e-6)
+
+
+def test_nnablas_sigmoid_cross_entropy_exports_its_integer_label(tmp_path):
+    """NNabla's ``F.sigmoid_cross_entropy`` reads a fractional target as its integer part (NNabla
+    1.39: x = 0.5, t = 0.7 gives 0.9741, the loss of label 0); the ONNX file truncates too."""
+    from stadyn.compat.nnabla import functions as NF
+    xv = np.array([[0.5, -1.0, 2.0], [1.0, 1.0, 1.0]], np.float32)
+    tv = np.array([[0.2, 0.7, 1.0], [-0.5, 1.7, 2.4]], np.float32)
+    x, t = sd.Variable.from_numpy_array(xv), sd.Variable.from_numpy_array(tv)
+    path = tmp_path / "sce.onnx"
+    sd.export_onnx(path, {"y": NF.sigmoid_cross_entropy(x, t)}, {"x": x, "t": t})
+    (got,) = ort.InferenceSession(str(path)).run(None, {"x": xv, "t": tv})
+    label = np.trunc(tv).astype(np.float64)
+    want = np.maximum(xv, 0) - xv * label + np.log1p(np.exp(-np.abs(xv)))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -83,12 +83,17 @@ def categorical_cross_entropy(x, target, axis=None):
 
 
 @op(2, category=_C, precision="float")
-def sigmoid_cross_entropy(x, target):
+def sigmoid_cross_entropy(x, target, integer_target=False):
     """Element-wise ``-(t log s(x) + (1 - t) log(1 - s(x)))`` for logits ``x``, computed stably.
-    ``target`` has ``x``'s shape; a fractional one is a probability (NNabla truncates it to an
-    integer label).  Example: ``F.sigmoid_cross_entropy(logits, t)``."""
+    ``target`` has ``x``'s shape; a fractional one is a probability.  ``integer_target=True``
+    reads it as NNabla 1.39 does: truncated toward zero to an integer label (0.7 is 0, -0.5 is 0,
+    1.7 is 1), with no gradient to the target (NNabla's ``F.sigmoid_cross_entropy`` and an
+    ``.nnp`` file's ``SigmoidCrossEntropy``).  Example: ``F.sigmoid_cross_entropy(logits, t)``."""
     _same_shape_target(x, target)
-    return TF.binary_cross_entropy_with_logits(x, target.to(x.dtype), reduction="none")
+    t = target.to(x.dtype)
+    if integer_target:
+        t = t.detach().trunc()
+    return TF.binary_cross_entropy_with_logits(x, t, reduction="none")
 
 
 @op(2, category=_C, precision="float")

@@ -184,6 +184,10 @@ fn_case("binary_cross_entropy", lambda F, x, t: F.binary_cross_entropy(x, t),
         [(2, 3), (2, 3)], data=[probability, binary], grads=[0], tols={"grad0": (1e-4, 1e-6)})
 fn_case("sigmoid_cross_entropy", lambda F, x, t: F.sigmoid_cross_entropy(x, t),
         [(2, 3), (2, 3)], data=[None, binary], grads=[0])
+# NNabla reads the target as an int label: 0.7 is 0, -0.5 is 0, 1.7 is 1, 2.4 is 2.
+fn_case("sigmoid_cross_entropy__fractional_target",
+        lambda F, x, t: F.sigmoid_cross_entropy(x, t), [(3, 4), (3, 4)],
+        data=[None, lambda r, s: r.rand(*s, low=-1.5, high=2.5)], grads=[0])
 fn_case("softmax_cross_entropy", lambda F, x, t: F.softmax_cross_entropy(x, t),
         [(4, 5), (4, 1)], data=[None, labels(5)], grads=[0])
 fn_case("softmax_cross_entropy__axis", lambda F, x, t: F.softmax_cross_entropy(x, t, axis=1),

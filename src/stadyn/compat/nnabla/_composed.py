@@ -5,8 +5,9 @@ own): ``broadcast_to``, ``reduce_mean``, ``reduce_sum``, ``logical_and_scalar``,
 deprecated ``reduce``.  And two catalog ops whose output NNabla shapes differently from
 Stadyn's (which CNTK's layers and ONNX share): ``global_average_pooling`` (NNabla 1.39:
 ``(N, C, 1, 1)`` whatever the input's rank) and ``kl_multinomial`` (``p.shape[:base_axis] +
-(1,)``), reshaped here where the two differ.
-``functions.py`` exports them beside the catalog (these two in place of the catalog's).
+(1,)``), reshaped here where the two differ; and ``sigmoid_cross_entropy``, whose target
+NNabla reads as an integer label (the catalog op's ``integer_target=True``).
+``functions.py`` exports them beside the catalog (these three in place of the catalog's).
 
 Example:
     >>> import numpy as np, stadyn as sd
@@ -25,7 +26,7 @@ from ._function import named
 __all__ = ["broadcast_to", "reduce_mean", "reduce_sum", "logical_and_scalar",
            "logical_or_scalar", "logical_xor_scalar", "binary_error",
            "epsilon_insensitive_loss", "multi_head_attention", "tensor_normalization",
-           "reduce", "global_average_pooling", "kl_multinomial"]
+           "reduce", "global_average_pooling", "kl_multinomial", "sigmoid_cross_entropy"]
 
 
 def broadcast_to(x, y, axis=None):
@@ -307,3 +308,23 @@ def kl_multinomial(p, q, base_axis=1):
     if tuple(y.shape) == shape:
         return y
     return named(_F.reshape(y, shape), "KLMultinomial")
+
+
+def sigmoid_cross_entropy(x, target):
+    """Element-wise ``-(t log s(x) + (1 - t) log(1 - s(x)))`` for logits ``x``, with ``t`` the
+    target read as NNabla 1.39 reads it: an integer label, a fractional value truncated toward
+    zero (0.7 is 0, 1.7 is 1; NNabla's ``sigmoid_cross_entropy.cpp`` takes the label array as
+    ``int``), and no gradient to it (NNabla raises "Label can not be propagated down" at the
+    backward when the target needs one; here it gets none).
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.array([0.5, -1.0], np.float32))
+        >>> t = sd.Variable.from_numpy_array(np.array([0.7, 1.0], np.float32))
+        >>> with sd.auto_forward():
+        ...     y = F.sigmoid_cross_entropy(x, t)
+        >>> np.round(y.d, 4).tolist()   # 0.7 is the label 0
+        [0.9741, 1.3133]
+    """
+    return _F.sigmoid_cross_entropy(x, target, integer_target=True)

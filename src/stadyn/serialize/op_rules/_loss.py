@@ -85,15 +85,24 @@ register_rules(F.categorical_cross_entropy, onnx_export=_categorical_cross_entro
 
 
 def _sigmoid_cross_entropy_onnx(g, inputs, attrs):
-    """max(x, 0) - x t + softplus(-|x|)"""
+    """max(x, 0) - x t + softplus(-|x|), t truncated toward zero for ``integer_target``"""
     x, t = inputs[0], _as_dtype_of(g, inputs[1], inputs[0])
+    if attrs.get("integer_target"):  # truncated toward zero: sign(t) floor(|t|)
+        t = g.op("Mul", [g.op("Sign", [t]), g.op("Floor", [g.op("Abs", [t])])])
     soft = g.op("Softplus", [g.op("Neg", [g.op("Abs", [x])])])
     return g.op("Add", [g.op("Sub", [g.op("Relu", [x]), g.op("Mul", [x, t])]), soft])
 
 
+def _integer_label(node, values):
+    """An ``.nnp`` file's SigmoidCrossEntropy reads its target as NNabla 1.39 does: an integer
+    label (a fractional value truncated toward zero)."""
+    return {"integer_target": True}
+
+
 register_rules(F.sigmoid_cross_entropy, onnx_export=_sigmoid_cross_entropy_onnx,
                onnx_import=Unmapped(COMPOSITE),
-               nnp_import=nnabla(F.sigmoid_cross_entropy, "SigmoidCrossEntropy"))
+               nnp_import=nnabla(F.sigmoid_cross_entropy, "SigmoidCrossEntropy",
+                                 convert=_integer_label))
 
 
 def _binary_cross_entropy_onnx(g, inputs, attrs):
