@@ -33,7 +33,6 @@ and parsed lazily, sequence by sequence, in whichever process reads it.
 from __future__ import annotations
 
 import codecs
-import math
 import mmap
 import os
 import re
@@ -44,6 +43,7 @@ import numpy as np
 
 from .._errors import DataError
 from .._fileutil import refuse_special_file
+from ._ctf_values import InputField, parse_values
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
 from ._random import SampleRandom
 from ._streams import StreamDef, iter_stream_defs
@@ -53,23 +53,10 @@ __all__ = ["CTFDeserializer"]
 _COMMENT = re.compile(r"\|#(?:[^|]|\|#)*")
 _ID = re.compile(rb"[ \t]*([^ \t|\r]+)")
 _CHUNK = 1 << 26
-# CNTK's number grammar (TextParser::TryReadRealNumber): a sign, digits, then either a period
-# with optional digits (an exponent only after at least one of them) or an exponent.
-_NUM = r"[+-]?[0-9]+(?:\.(?:[0-9]+(?:[eE][+-]?[0-9]+)?)?|[eE][+-]?[0-9]+)?"
-_NUMBER = re.compile(_NUM, re.ASCII)
-_NUMBERS = re.compile(rf"\s*(?:{_NUM}(?:\s+|\Z))*", re.ASCII)
 _DIGITS = re.compile(r"[0-9]+", re.ASCII)
 # below ' ' but not a tab or a newline: CNTK's isNonPrintable, which ends an input's values
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")
-_GRAMMAR = "CNTK's CTF reads decimal numbers like 3, -1.5, 2.5e-3 (no nan, inf or .5)"
 
-
-class _Field:
-    __slots__ = ("stream", "dim", "shape", "sparse")
-
-    def __init__(self, stream: str, shape: tuple[int, ...], sparse: bool):
-        self.stream, self.shape, self.sparse = stream, shape, sparse
-        self.dim = int(np.prod(shape))
 
 
 def _newlines(data) -> np.ndarray:
@@ -171,65 +158,7 @@ class _Index:
         return len(self.starts)
 
 
-def _parse_values(field: _Field, name: str, text: str, source: str,
-                  line: int) -> np.ndarray:
-    tokens = text.split()
-    if field.sparse:
-        out = np.zeros(field.dim, dtype=np.float32)
-        for tok in tokens:
-            index, sep, value = tok.partition(":")
-            if not sep or not index.isdigit() or not index.isascii():
-                raise DataError(f"input {name!r} is sparse: expected index:value, found "
-                                f"{tok[:40]!r}", source, line)
-            k = int(index)
-            if k >= field.dim:
-                raise DataError(f"input {name!r}: index {k} is outside 0..{field.dim - 1}",
-                                source, line)
-            if not _NUMBER.fullmatch(value):
-                raise DataError(f"input {name!r}: value {value[:40]!r} is not a number "
-                                f"({_GRAMMAR})", source, line)
-            with np.errstate(over="ignore"):     # an index given twice: CNTK 2.7 adds them
-                out[k] += np.float32(float(value))
-        return out.reshape(field.shape)
-    if len(tokens) > field.dim:
-        raise DataError(f"input {name!r} is dense with dim {field.dim} but has {len(tokens)} "
-                        f"value(s)", source, line)
-    if len(tokens) < field.dim:     # CNTK: "A dense sample ... has a sparse suffix"
-        warnings.warn(f"{source}:{line}: input {name!r} is dense with dim {field.dim} but has "
-                      f"{len(tokens)} value(s); the rest are zeros, as CNTK fills them",
-                      stacklevel=2)
-        tokens = tokens + ["0"] * (field.dim - len(tokens))
-        text = " ".join(tokens)
-    if not _NUMBERS.fullmatch(text):
-        bad = next(t for t in tokens if not _NUMBER.fullmatch(t))
-        raise DataError(f"input {name!r}: value {bad[:40]!r} is not a number ({_GRAMMAR})",
-                        source, line)
-    with np.errstate(over="ignore"):  # 1e40 is inf in float32, as CNTK's cast gives it
-        out = np.array(tokens, dtype=np.float32)
-    if _FAR_EXPONENT.search(text):
-        for k, tok in enumerate(tokens):
-            if _FAR_EXPONENT.search(tok):
-                out[k] = _cntk_real(tok)
-    return out.reshape(field.shape)
-
-
-# |exponent| >= 100: only there can CNTK's pow(10, exponent) in double differ from NumPy's
-# parse (0e400 is NaN); e+007 / e-005 (MSVC's printf writes every exponent so) are not far
-_FAR_EXPONENT = re.compile(r"[eE][+-]?0*[1-9][0-9]{2}")
-
-
-def _cntk_real(token: str) -> np.float32:
-    """A value with an exponent of three digits or more as TextParser::TryReadRealNumber
-    computes it: ``coefficient * pow(10.0, exponent)`` in double, cast to float32, so ``0e400``
-    is NaN (``0 * inf``, CNTK 2.7 gives nan) and ``1e-400`` is 0."""
-    mantissa, _, exponent = token.lower().partition("e")
-    coefficient, power = float(mantissa), int(exponent)
-    scale = math.inf if power > 308 else 0.0 if power < -330 else 10.0 ** power
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.float32(np.float64(coefficient) * np.float64(scale))
-
-
-def _parse_line(text: str, fields: dict[str, _Field], has_id: bool, source: str,
+def _parse_line(text: str, fields: dict[str, InputField], has_id: bool, source: str,
                 line: int, skip: Callable[[DataError], None] | None = None
                 ) -> list[tuple[str, np.ndarray]]:
     """(input name, value array) for every known input on one line, in order.  A malformed
@@ -267,7 +196,7 @@ def _parse_line(text: str, fields: dict[str, _Field], has_id: bool, source: str,
             field = fields.get(name)
             if field is None:
                 continue
-            samples.append((name, _parse_values(field, name, values, source, line)))
+            samples.append((name, parse_values(field, name, values, source, line)))
             if stray:
                 raise DataError(f"unexpected text {stray[:40]!r} after a control character "
                                 f"(such as a lone carriage return) in input {name!r}: CNTK ends "
@@ -449,15 +378,15 @@ class CTFDeserializer(Deserializer):
         raise KeyError(key)
 
     @staticmethod
-    def _make_fields(streams: dict[str, StreamDef]) -> dict[str, _Field]:
-        fields: dict[str, _Field] = {}
+    def _make_fields(streams: dict[str, StreamDef]) -> dict[str, InputField]:
+        fields: dict[str, InputField] = {}
         for name, definition in iter_stream_defs(streams):
             if definition.shape is None:
                 raise ValueError(f"CTF stream {name!r} needs a shape (its dimension)")
             fld = definition.field or name
             if fld in fields:
                 raise ValueError(f"two CTF streams read input {fld!r}")
-            fields[fld] = _Field(name, definition.shape, definition.is_sparse)
+            fields[fld] = InputField(name, definition.shape, definition.is_sparse)
         if not fields:
             raise ValueError("CTFDeserializer needs at least one stream")
         return fields
