@@ -70,3 +70,29 @@ def test_without_the_old_names_the_same_shaped_parameters_stay_a_loud_error():
         with pytest.raises(ModelFileError, match=r"model\.dnn: was written by an older Stadyn"
                                                  r".*anonymous_1/W, anonymous_2/W"):
             load_model_parameters(os.path.join(FIXTURE, "model.dnn"))
+
+
+def test_old_names_that_are_other_calls_names_today_load_as_one_renaming():
+    # net_18_calls.ndl: 18 Bias(4) calls inside arguments; d47d4df named them unnamed18.b ..
+    # unnamed35.b by call (make_model_18_calls.py set call k's bias to k), today they are
+    # unnamed22.b, unnamed25.b .. unnamed73.b: the file's unnamed22.b (call 5) and others are
+    # names of other calls today, so the aliases apply to the file as one renaming
+    spec = importlib.util.spec_from_file_location(
+        "make_model_18_calls", os.path.join(FIXTURE, "make_model_18_calls.py"))
+    writer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(writer)
+    cmd = command_config(parse_config(writer.CONFIG), "T")
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        network = CommandNetwork(cmd.network, 0.0)
+        params = dict(sd.get_parameters())
+        assert list(params) == [f"unnamed{22 + 3 * k}.b" for k in range(18)]
+        load_model_parameters(os.path.join(FIXTURE, "model_18_calls.dnn"),
+                              aliases=network.precompute_aliases)
+        for call, (name, value) in enumerate(params.items(), start=1):
+            np.testing.assert_array_equal(value.d, np.full((1, 4), call, np.float32),
+                                          err_msg=name)
+        x = np.arange(4, dtype=np.float32).reshape(1, 1, 4)
+        network.net.nodes["x"].d = x
+        o = network.net.nodes["o"]
+        o.forward()
+        np.testing.assert_array_equal(o.d.reshape(4), 2 * x.reshape(4) + sum(range(1, 19)))

@@ -176,9 +176,11 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
     evaluated or trained on silently): of ``required`` (those the network computes with: a
     declared parameter nothing uses is not saved), else of every trained one.
 
-    ``aliases`` (name -> older name, or a tuple of them, the first the file holds taken) reads
-    a value the file holds under an older name only (a pre-computed value an older Stadyn saved
-    as ``mean/value`` or ``z.mean``: CommandNetwork's ``precompute_aliases``).
+    ``aliases`` (name -> older name, or a tuple of them, the first the file holds taken) read
+    a file an older Stadyn wrote (a pre-computed value saved as ``mean/value`` or ``z.mean``,
+    an NDL node made inside an argument numbered otherwise: CommandNetwork's
+    ``precompute_aliases``): a file that holds all the network's names is read by name, any
+    other through all the aliases at once, one renaming of its names (:func:`_renamed`).
 
     Returns the ``hasComputed`` flags the file saved with its pre-computed values (parameter
     name -> flag; ``hasComputed:<name>:true`` tags): none from a parameter file or a model file
@@ -194,19 +196,15 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
                 flags[name] = value == "true"
     else:
         load_parameters(path, registry=found)
-    for name, olds in (aliases or {}).items():
-        for old in (olds,) if isinstance(olds, str) else olds:
-            if name not in found and old in found:
-                found.rename(old, name)
-                if old in flags:
-                    flags[name] = flags.pop(old)
     registry = current_registry()
-    pairs = _match_parameters(path, dict(found.items()), dict(registry.items()))
-    matched = {id(have) for have, _ in pairs}
     wanted = None if required is None else {id(v) for v in required}
-    missing = [name for name, have in registry.items()
-               if id(have) not in matched and have.need_grad and not _FROM_ELSEWHERE.match(name)
-               and (wanted is None or id(have) in wanted)]
+    needed = [name for name, have in registry.items()
+              if have.need_grad and not _FROM_ELSEWHERE.match(name)
+              and (wanted is None or id(have) in wanted)]
+    values = _renamed(dict(found.items()), flags, aliases or {}, needed)
+    pairs = _match_parameters(path, values, dict(registry.items()))
+    matched = {id(have) for have, _ in pairs}
+    missing = [name for name in needed if id(registry.get(name)) not in matched]
     # (a Constant keeps its description's value; a pre-computed value not in the file stays
     # not-a-number, which check_computed reports)
     if missing:         # it would run with those parameters as made, silently
@@ -220,10 +218,46 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
         for have, value in pairs:
             have.d = value.d
     taken = {id(value) for _, value in pairs}
-    for name, value in found.items():      # the file's others are added, as a load does
+    for name, value in values.items():     # the file's others are added, as a load does
         if id(value) not in taken and name not in registry:
             registry.set(name, value)
     return flags
+
+
+def _renamed(values: dict[str, Variable], flags: dict[str, bool],
+             aliases: Mapping[str, str | tuple[str, ...]], needed: list[str]
+             ) -> dict[str, Variable]:
+    """The file's values under the network's names.  A file that holds every name the
+    network needs and every aliased one is read by name; any other was written by an older
+    Stadyn, and every alias applies to it at once, as one renaming of the file's names (an
+    older name may be another parameter's name today: NDL's ``unnamed22.b`` of d47d4df is
+    today's ``unnamed34.b``, while its ``unnamed18.b`` is today's ``unnamed22.b``).  Each
+    name takes the first of its older names the file holds that no name before it took; a
+    renamed value takes its new name over a value the file held under that name.  ``flags``
+    (hasComputed) follow their values.
+
+    >>> _renamed({"a": 1, "b": 2}, {}, {"b": "a", "c": "b"}, ["b", "c"])
+    {'b': 1, 'c': 2}
+    >>> _renamed({"b": 1, "c": 2}, {}, {"b": "a", "c": "b"}, ["b", "c"])
+    {'b': 1, 'c': 2}
+    """
+    if all(name in values for name in (*needed, *aliases)):
+        return values
+    renaming: dict[str, str] = {}
+    for name, olds in aliases.items():
+        for old in (olds,) if isinstance(olds, str) else olds:
+            if old in values and old not in renaming:
+                renaming[old] = name
+                break
+    targets = set(renaming.values())
+    out = {renaming[k]: v for k, v in values.items() if k in renaming}
+    out.update((k, v) for k, v in values.items() if k not in renaming and k not in targets)
+    renamed_flags = {renaming[k]: v for k, v in flags.items() if k in renaming}
+    renamed_flags.update((k, v) for k, v in flags.items() if k not in renaming and
+                         k not in targets)
+    flags.clear()
+    flags.update(renamed_flags)
+    return out
 
 
 # the scope of parameters whose values a network took from elsewhere: CloneFunction's copies
