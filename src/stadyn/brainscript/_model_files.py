@@ -10,7 +10,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 import numpy as np
 
@@ -164,8 +164,8 @@ def save_model(path: str, outputs: dict[str, Variable], inputs: dict[str, Variab
 
 
 def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
-                          aliases: Mapping[str, str | tuple[str, ...]] | None = None
-                          ) -> dict[str, bool]:
+                          aliases: Mapping[str, str | tuple[str, ...]] | None = None,
+                          reshaped: Collection[str] = ()) -> dict[str, bool]:
     """Load the parameters of a model file (or of a parameter file) into the current registry,
     each into the parameter of the same name (a BrainScript parameter's name is its node's,
     ``model.arrayOfFunctions[1].W``, so the order the network makes them in does not matter).
@@ -181,6 +181,9 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
     an NDL node made inside an argument numbered otherwise: CommandNetwork's
     ``precompute_aliases``): a file that holds all the network's names is read by name, any
     other through all the aliases at once, one renaming of its names (:func:`_renamed`).
+    ``reshaped`` names the weights NDL's ``Times`` rule gave their input's dimensions
+    (``Network.reshaped_weights``): only those may be read from a flat ``[m x n]`` value, the
+    shape an older Stadyn saved them in (:func:`_flat_times_weight`).
 
     Returns the ``hasComputed`` flags the file saved with its pre-computed values (parameter
     name -> flag; ``hasComputed:<name>:true`` tags): none from a parameter file or a model file
@@ -202,7 +205,7 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
               if have.need_grad and not _FROM_ELSEWHERE.match(name)
               and (wanted is None or id(have) in wanted)]
     values = _renamed(dict(found.items()), flags, aliases or {}, needed)
-    pairs = _match_parameters(path, values, dict(registry.items()))
+    pairs = _match_parameters(path, values, dict(registry.items()), reshaped)
     matched = {id(have) for have, _ in pairs}
     missing = [name for name in needed if id(registry.get(name)) not in matched]
     # (a Constant keeps its description's value; a pre-computed value not in the file stays
@@ -270,8 +273,8 @@ _OLD_NAME = re.compile(r"(parameter|anonymous)(_[0-9]+)?/W|(recurrence|batchnorm
                        r"stabilizer)(_[0-9]+)?/.+")
 
 
-def _match_parameters(path: str, found: dict[str, Variable], params: dict[str, Variable]
-                      ) -> list[tuple[Variable, Variable]]:
+def _match_parameters(path: str, found: dict[str, Variable], params: dict[str, Variable],
+                      reshaped: Collection[str] = ()) -> list[tuple[Variable, Variable]]:
     """(network parameter, file parameter) pairs: by name; a file written before BrainScript
     parameters were named after their nodes (``parameter_<n>/W``, numbered in the order they
     were made, which depends on the evaluation order) only where its shape leaves no doubt
@@ -300,6 +303,9 @@ def _match_parameters(path: str, found: dict[str, Variable], params: dict[str, V
         value = found.get(name)
         if value is not None:
             if value.shape != have.shape:
+                if name not in reshaped:
+                    raise ModelFileError(f"{path}: parameter '{name}' has shape {value.shape} "
+                                         f"in the file but {have.shape} in the network")
                 value = _flat_times_weight(path, name, value, have)
             pairs.append((have, value))
     if not old:
@@ -373,22 +379,22 @@ def save_epoch(log: Callable[[str], None], model_path: str, epoch: int, max_epoc
 
 
 def _read_parameters(model_file: str, what: str, trainer,
-                     aliases: Mapping[str, str | tuple[str, ...]] | None = None
-                     ) -> dict[str, bool]:
+                     aliases: Mapping[str, str | tuple[str, ...]] | None = None,
+                     reshaped: Collection[str] = ()) -> dict[str, bool]:
     """:func:`load_model_parameters` (of the parameters ``trainer`` trains), a damaged file a
     ConfigError: cannot ``what`` it."""
     try:
-        return load_model_parameters(model_file, trainer.parameters, aliases)
+        return load_model_parameters(model_file, trainer.parameters, aliases, reshaped)
     except ModelFileError as exc:
         raise ConfigError(f"cannot {what} '{model_file}': {exc}") from None
 
 
 def _restore(model_file: str, trainer, source, what: str,
-             aliases: Mapping[str, str | tuple[str, ...]] | None = None
-             ) -> tuple[dict, dict[str, bool]]:
+             aliases: Mapping[str, str | tuple[str, ...]] | None = None,
+             reshaped: Collection[str] = ()) -> tuple[dict, dict[str, bool]]:
     """The parameters of ``model_file``, then the trainer and the reader from its checkpoint;
     the checkpoint's external state and the file's ``hasComputed`` flags."""
-    flags = _read_parameters(model_file, what, trainer, aliases)
+    flags = _read_parameters(model_file, what, trainer, aliases, reshaped)
     ckp = model_file + ".ckp"
     state = trainer.restore_from_checkpoint(ckp)
     try:
@@ -436,8 +442,8 @@ def roll_back(model_path: str, target: int, max_epochs: int, trainer, source,
 
 def resume(log: Callable[[str], None], model_file: str, trainer, learners, source, start: int,
            epoch_size: Callable[[], int], per_sweep: bool = False,
-           aliases: Mapping[str, str | tuple[str, ...]] | None = None
-           ) -> tuple[dict | None, dict[str, bool]]:
+           aliases: Mapping[str, str | tuple[str, ...]] | None = None,
+           reshaped: Collection[str] = ()) -> tuple[dict | None, dict[str, bool]]:
     """Continue from ``model_file`` (CNTK's restart): its parameters, then its checkpoint (the
     learners' state, counters, the reader's position), whose external state is returned with
     the file's ``hasComputed`` flags (:func:`load_model_parameters`);
@@ -445,10 +451,10 @@ def resume(log: Callable[[str], None], model_file: str, trainer, learners, sourc
     epochs of ``epoch_size()`` samples, as CNTK warned (and, ``per_sweep``: an epoch is one
     sweep, after ``start`` sweeps).  At ``start`` 0 (``modelPath.0``, which has no checkpoint)
     only the parameters are read: everything else starts afresh, and CNTK warned nothing.
-    ``aliases``: :func:`load_model_parameters`'s."""
+    ``aliases``, ``reshaped``: :func:`load_model_parameters`'s."""
     if start > 0 and os.path.exists(model_file + ".ckp"):
-        return _restore(model_file, trainer, source, "continue from", aliases)
-    flags = _read_parameters(model_file, "continue from", trainer, aliases)
+        return _restore(model_file, trainer, source, "continue from", aliases, reshaped)
+    flags = _read_parameters(model_file, "continue from", trainer, aliases, reshaped)
     if start == 0:
         return None, flags
     log("Warning: Checkpoint file is missing. Parameter-learning state (such as "

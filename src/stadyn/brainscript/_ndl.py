@@ -500,6 +500,8 @@ class _Builder:
         self.library.name_parameters(net.nodes)
         net.cntk_nodes = self._cntk_nodes()
         net.older_names = older_names(dict(registry.items()), made, self.older_instances)
+        net.reshaped_weights = frozenset(n for n, v in registry.items()
+                                         if id(v) in self.patched_weights)
         groups: dict[str, list] = {t: [] for t in set(_GROUPS.values())}
         for value, tag, loc in self.tags:
             tag = str(self._constant(tag, _Node(None, "tag", [], {}, scope, loc), "tag"))
