@@ -52,7 +52,7 @@ from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, resu
 from ._config import BrainScriptSource, ConfigRecord, load_config
 from ._cross_validate import cross_validate
 from ._precompute import check_computed, mark_computed, precompute
-from ._ndl import ndl_seeds_kept
+from ._ndl_counts import ndl_seeds_kept
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
 from ._readers import make_source
