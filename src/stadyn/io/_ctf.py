@@ -58,7 +58,6 @@ _DIGITS = re.compile(r"[0-9]+", re.ASCII)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")
 
 
-
 def _newlines(data) -> np.ndarray:
     """Byte offsets of every b'\\n' in ``data`` (bytes or mmap), in chunks to bound memory."""
     found = []
