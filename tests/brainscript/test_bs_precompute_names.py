@@ -153,3 +153,35 @@ def test_a_model_file_of_01cf9a0_with_owner_names_still_loads():
         np.testing.assert_array_equal(values["p._"].d, writer.VALUES["_"])
         assert "z.mean" not in values
         assert flags.get("z.x.x.mean") is not None
+
+
+def test_a_model_file_of_01cf9a0_with_nested_mean_var_norms_loads_each_pair_into_its_own():
+    # tests/fixtures/brainscript/precompute_01cf9a0/model_nested.dnn, written by Stadyn 01cf9a0
+    # (make_model_nested.py): two nested MeanVarNorm, all four values reached first by z;
+    # 01cf9a0 gave the inner pair z.mean, z.invStdDev and the outer pair, whose guess was
+    # taken, kept mean_1/value, invStdDev_1/value (as that script printed)
+    import importlib.util
+    import os
+    from stadyn.brainscript import parse_config
+    from stadyn.brainscript._blocks import command_config
+    from stadyn.brainscript._command_network import CommandNetwork
+    from stadyn.brainscript._model_files import load_model_parameters
+    folder = os.path.join(os.path.dirname(__file__), "..", "fixtures", "brainscript",
+                          "precompute_01cf9a0")
+    spec = importlib.util.spec_from_file_location(
+        "make_model_nested", os.path.join(folder, "make_model_nested.py"))
+    writer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(writer)
+    with sd.parameter_registry(ParameterRegistry()):
+        network = CommandNetwork(command_config(parse_config(writer.CONFIG), "T").network, 0.0)
+        names = [node.name for node in network.library.precompute_nodes]
+        assert names == ["z.x.feat.mean", "z.x.feat.invStdDev", "z.x.mean", "z.x.invStdDev"]
+        # only the first value with a guess is offered it, as 01cf9a0 gave it
+        aliases = network.precompute_aliases
+        assert aliases["z.x.feat.mean"] == ("z.mean", "mean/value")
+        assert aliases["z.x.mean"] == "mean_1/value"
+        assert aliases["z.x.invStdDev"] == "invStdDev_1/value"
+        load_model_parameters(os.path.join(folder, "model_nested.dnn"), aliases=aliases)
+        values = sd.get_parameters(grad_only=False)
+        for name, expected in zip(names, writer.VALUES):
+            np.testing.assert_array_equal(values[name].d, expected, err_msg=name)

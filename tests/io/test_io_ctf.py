@@ -162,6 +162,11 @@ def test_blank_and_comment_lines_are_rows_as_cntk_counts_them():
         ctf.read(1)
     with pytest.raises(DataError, match="<bytes>:1: input 'x' is missing from this line"):
         CTFDeserializer.from_bytes(b"|# only a comment\n\n|# another\n", STREAMS)
+    # the error says why a blank line is a sample at all
+    blank_last = CTFDeserializer.from_bytes(b"|x 1 2 3 |y 0:1\n \n", STREAMS)
+    with pytest.raises(DataError, match="<bytes>:2: input 'x' is missing from this line: it is "
+                       "blank or only a comment, and CNTK 2.7 counts every line as a sample"):
+        blank_last.read(1)
 
 
 def test_utf8_byte_order_mark_is_skipped(tmp_path):
@@ -182,6 +187,7 @@ def test_file_without_samples_is_an_error_when_made(tmp_path, content):
     with pytest.raises(DataError) as err:
         CTFDeserializer(path, STREAMS)
     assert err.value.path == str(path) and str(err.value).startswith(f"{path}: no samples")
+    assert "holds only white space" in str(err.value)
     with pytest.raises(DataError, match="^<bytes>: no samples"):
         CTFDeserializer.from_bytes(content, STREAMS)
 

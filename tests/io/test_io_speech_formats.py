@@ -281,3 +281,26 @@ def test_frame_mode_with_labels_shorter_than_the_features(tmp_path):
                                         "frame 2") as info:
         src.next_minibatch(1)
     assert info.value.path == mlf and info.value.line == 5
+
+
+def test_an_utterance_another_streams_script_lacks_is_dropped_as_cntk_27_drops_it(tmp_path):
+    # CNTK 2.7 (HTKFeatureDeserializer of streams a, b; b's script lists u3, u1 and not u2;
+    # MinibatchSource(randomize=False), next_minibatch(1) until empty) delivered u1 (a: 3
+    # frames of 1, b: 3 frames of 10) and u3 (5 frames of 3, of 30) and nothing of u2, without
+    # a word; Stadyn drops it too, with a warning
+    lines = {"a": [], "b": []}
+    for k, frames in ((1, 3), (2, 4), (3, 5)):
+        for stream, scale in (("a", 1), ("b", 10)):
+            path = tmp_path / f"u{k}{stream}.htk"
+            write_htk_features(str(path), np.full((frames, 1), k * scale, np.float32))
+            lines[stream].append(f"u{k}={path}[0,{frames - 1}]\n")
+    (tmp_path / "a.scp").write_text("".join(lines["a"]))
+    (tmp_path / "b.scp").write_text(lines["b"][2] + lines["b"][0])
+    with pytest.warns(UserWarning, match=r"1 utterance\(s\) of stream 'a' have no utterance of "
+                                         r"that key in the script of stream 'b' .*first 'u2'"):
+        d = HTKFeatureDeserializer(StreamDefs(a=StreamDef(shape=1, scp=str(tmp_path / "a.scp")),
+                                              b=StreamDef(shape=1, scp=str(tmp_path / "b.scp"))))
+    assert d.keys() == ["u1", "u3"]
+    got = [d.read(i) for i in range(len(d))]
+    assert [g["a"].ravel().tolist() for g in got] == [[1.0] * 3, [3.0] * 5]
+    assert [g["b"].ravel().tolist() for g in got] == [[10.0] * 3, [30.0] * 5]

@@ -105,18 +105,25 @@ class CommandNetwork:
         hold ``featNorm.mean`` as cntk.exe's did; one whose name another parameter has (or
         another pre-computed node took first) keeps its first name."""
         registry = current_registry()
+        claimed: set[str] = set()   # the owner-based names 01cf9a0 gave, first come
         for node in self.library.precompute_nodes:
             if not _PLACEHOLDER.fullmatch(node.name) or registry.get(node.name) is not \
                     node.value:
                 continue            # (a loaded network's: its file's name)
             name = self.precompute_name(node)
+            # the name the Stadyn before expression paths (01cf9a0) gave it: the first named
+            # node reaching it, dot, its member (z.mean for z.x.x.mean), if no earlier value
+            # had that name; else it kept mean_<n>/value
+            owner = self._owners().get(id(node.value))
+            before = None if owner is None or node.original is not None or \
+                self.net.name_of(node.value) is not None else \
+                f"{owner}.{node.member or node.operation}"
+            if before in claimed:
+                before = None
+            elif before is not None:
+                claimed.add(before)
             if name != node.name and name not in registry:
                 registry.rename(node.name, name)
-                # (the name the Stadyn before expression paths gave it: the first named node
-                # reaching it, dot, its member: z.mean for z.x.x.mean)
-                owner = self._owners().get(id(node.value))
-                before = None if owner is None or node.original is not None else \
-                    f"{owner}.{node.member or node.operation}"
                 self.precompute_aliases[name] = node.name if before in (None, name) else \
                     (before, node.name)
                 node.name = name

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .. import io
-from .._errors import ConfigError
+from ._ast import config_error
 from ._blocks import ReaderConfig
 
 __all__ = ["screen_utterances"]
@@ -103,7 +103,7 @@ def _inconsistent(reader: ReaderConfig, made: list[io.Deserializer], keys: list[
                            f"duration in different feature streams ({int(frames[i])} vs "
                            f"{int(other[i])} frames)")
     if int(bad.sum()) > len(keys) // 2:
-        raise _error(f"HTKMLFReader: {int(bad.sum())} of the {len(keys)} utterances have "
+        raise config_error(f"HTKMLFReader: {int(bad.sum())} of the {len(keys)} utterances have "
                      "another frame count in another feature stream (cntk.exe: too many files "
                      "with inconsistent durations, assuming broken configuration)",
                      reader.deserializers[0].loc)
@@ -139,7 +139,7 @@ def screen_utterances(reader: ReaderConfig, made: list[io.Deserializer],
         skipped[mismatched] = True
         if int(((skipped & ~inconsistent) | missing).sum()) > len(keys) // 2:
             where = getattr(d, "path", None) or config.file
-            raise _error(f"HTKMLFReader: {int(missing.sum())} of the {len(keys)} utterances "
+            raise config_error(f"HTKMLFReader: {int(missing.sum())} of the {len(keys)} utterances "
                          f"have no label in '{where}' and {int((skipped & ~inconsistent).sum())} "
                          "a label duration that is not their frame count (cntk.exe: too many "
                          "files not found in label set--assuming broken configuration)",
@@ -147,8 +147,3 @@ def screen_utterances(reader: ReaderConfig, made: list[io.Deserializer],
     if not skipped.any():
         return made
     return [_KeptUtterances(features, np.flatnonzero(~skipped))] + made[1:]
-
-
-def _error(message: str, loc: Any) -> ConfigError:
-    return (ConfigError(message, loc.path, loc.line, loc.column) if loc is not None
-            else ConfigError(message))

@@ -10,7 +10,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 import numpy as np
 
@@ -164,8 +164,8 @@ def save_model(path: str, outputs: dict[str, Variable], inputs: dict[str, Variab
 
 
 def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
-                          aliases: Mapping[str, str | tuple[str, ...]] | None = None
-                          ) -> dict[str, bool]:
+                          aliases: Mapping[str, str | tuple[str, ...]] | None = None,
+                          reshaped: Collection[str] = ()) -> dict[str, bool]:
     """Load the parameters of a model file (or of a parameter file) into the current registry,
     each into the parameter of the same name (a BrainScript parameter's name is its node's,
     ``model.arrayOfFunctions[1].W``, so the order the network makes them in does not matter).
@@ -176,9 +176,14 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
     evaluated or trained on silently): of ``required`` (those the network computes with: a
     declared parameter nothing uses is not saved), else of every trained one.
 
-    ``aliases`` (name -> older name, or a tuple of them, the first the file holds taken) reads
-    a value the file holds under an older name only (a pre-computed value an older Stadyn saved
-    as ``mean/value`` or ``z.mean``: CommandNetwork's ``precompute_aliases``).
+    ``aliases`` (name -> older name, or a tuple of them, the first the file holds taken) read
+    a file an older Stadyn wrote (a pre-computed value saved as ``mean/value`` or ``z.mean``,
+    an NDL node made inside an argument numbered otherwise: CommandNetwork's
+    ``precompute_aliases``): a file that holds all the network's names is read by name, any
+    other through all the aliases at once, one renaming of its names (:func:`_renamed`).
+    ``reshaped`` names the weights NDL's ``Times`` rule gave their input's dimensions
+    (``Network.reshaped_weights``): only those may be read from a flat ``[m x n]`` value, the
+    shape an older Stadyn saved them in (:func:`_flat_times_weight`).
 
     Returns the ``hasComputed`` flags the file saved with its pre-computed values (parameter
     name -> flag; ``hasComputed:<name>:true`` tags): none from a parameter file or a model file
@@ -194,19 +199,15 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
                 flags[name] = value == "true"
     else:
         load_parameters(path, registry=found)
-    for name, olds in (aliases or {}).items():
-        for old in (olds,) if isinstance(olds, str) else olds:
-            if name not in found and old in found:
-                found.rename(old, name)
-                if old in flags:
-                    flags[name] = flags.pop(old)
     registry = current_registry()
-    pairs = _match_parameters(path, dict(found.items()), dict(registry.items()))
-    matched = {id(have) for have, _ in pairs}
     wanted = None if required is None else {id(v) for v in required}
-    missing = [name for name, have in registry.items()
-               if id(have) not in matched and have.need_grad and not _FROM_ELSEWHERE.match(name)
-               and (wanted is None or id(have) in wanted)]
+    needed = [name for name, have in registry.items()
+              if have.need_grad and not _FROM_ELSEWHERE.match(name)
+              and (wanted is None or id(have) in wanted)]
+    values = _renamed(dict(found.items()), flags, aliases or {}, needed)
+    pairs = _match_parameters(path, values, dict(registry.items()), reshaped)
+    matched = {id(have) for have, _ in pairs}
+    missing = [name for name in needed if id(registry.get(name)) not in matched]
     # (a Constant keeps its description's value; a pre-computed value not in the file stays
     # not-a-number, which check_computed reports)
     if missing:         # it would run with those parameters as made, silently
@@ -220,10 +221,46 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
         for have, value in pairs:
             have.d = value.d
     taken = {id(value) for _, value in pairs}
-    for name, value in found.items():      # the file's others are added, as a load does
+    for name, value in values.items():     # the file's others are added, as a load does
         if id(value) not in taken and name not in registry:
             registry.set(name, value)
     return flags
+
+
+def _renamed(values: dict[str, Variable], flags: dict[str, bool],
+             aliases: Mapping[str, str | tuple[str, ...]], needed: list[str]
+             ) -> dict[str, Variable]:
+    """The file's values under the network's names.  A file that holds every name the
+    network needs and every aliased one is read by name; any other was written by an older
+    Stadyn, and every alias applies to it at once, as one renaming of the file's names (an
+    older name may be another parameter's name today: NDL's ``unnamed22.b`` of d47d4df is
+    today's ``unnamed34.b``, while its ``unnamed18.b`` is today's ``unnamed22.b``).  Each
+    name takes the first of its older names the file holds that no name before it took; a
+    renamed value takes its new name over a value the file held under that name.  ``flags``
+    (hasComputed) follow their values.
+
+    >>> _renamed({"a": 1, "b": 2}, {}, {"b": "a", "c": "b"}, ["b", "c"])
+    {'b': 1, 'c': 2}
+    >>> _renamed({"b": 1, "c": 2}, {}, {"b": "a", "c": "b"}, ["b", "c"])
+    {'b': 1, 'c': 2}
+    """
+    if all(name in values for name in (*needed, *aliases)):
+        return values
+    renaming: dict[str, str] = {}
+    for name, olds in aliases.items():
+        for old in (olds,) if isinstance(olds, str) else olds:
+            if old in values and old not in renaming:
+                renaming[old] = name
+                break
+    targets = set(renaming.values())
+    out = {renaming[k]: v for k, v in values.items() if k in renaming}
+    out.update((k, v) for k, v in values.items() if k not in renaming and k not in targets)
+    renamed_flags = {renaming[k]: v for k, v in flags.items() if k in renaming}
+    renamed_flags.update((k, v) for k, v in flags.items() if k not in renaming and
+                         k not in targets)
+    flags.clear()
+    flags.update(renamed_flags)
+    return out
 
 
 # the scope of parameters whose values a network took from elsewhere: CloneFunction's copies
@@ -236,8 +273,8 @@ _OLD_NAME = re.compile(r"(parameter|anonymous)(_[0-9]+)?/W|(recurrence|batchnorm
                        r"stabilizer)(_[0-9]+)?/.+")
 
 
-def _match_parameters(path: str, found: dict[str, Variable], params: dict[str, Variable]
-                      ) -> list[tuple[Variable, Variable]]:
+def _match_parameters(path: str, found: dict[str, Variable], params: dict[str, Variable],
+                      reshaped: Collection[str] = ()) -> list[tuple[Variable, Variable]]:
     """(network parameter, file parameter) pairs: by name; a file written before BrainScript
     parameters were named after their nodes (``parameter_<n>/W``, numbered in the order they
     were made, which depends on the evaluation order) only where its shape leaves no doubt
@@ -266,6 +303,9 @@ def _match_parameters(path: str, found: dict[str, Variable], params: dict[str, V
         value = found.get(name)
         if value is not None:
             if value.shape != have.shape:
+                if name not in reshaped:
+                    raise ModelFileError(f"{path}: parameter '{name}' has shape {value.shape} "
+                                         f"in the file but {have.shape} in the network")
                 value = _flat_times_weight(path, name, value, have)
             pairs.append((have, value))
     if not old:
@@ -339,22 +379,22 @@ def save_epoch(log: Callable[[str], None], model_path: str, epoch: int, max_epoc
 
 
 def _read_parameters(model_file: str, what: str, trainer,
-                     aliases: Mapping[str, str | tuple[str, ...]] | None = None
-                     ) -> dict[str, bool]:
+                     aliases: Mapping[str, str | tuple[str, ...]] | None = None,
+                     reshaped: Collection[str] = ()) -> dict[str, bool]:
     """:func:`load_model_parameters` (of the parameters ``trainer`` trains), a damaged file a
     ConfigError: cannot ``what`` it."""
     try:
-        return load_model_parameters(model_file, trainer.parameters, aliases)
+        return load_model_parameters(model_file, trainer.parameters, aliases, reshaped)
     except ModelFileError as exc:
         raise ConfigError(f"cannot {what} '{model_file}': {exc}") from None
 
 
 def _restore(model_file: str, trainer, source, what: str,
-             aliases: Mapping[str, str | tuple[str, ...]] | None = None
-             ) -> tuple[dict, dict[str, bool]]:
+             aliases: Mapping[str, str | tuple[str, ...]] | None = None,
+             reshaped: Collection[str] = ()) -> tuple[dict, dict[str, bool]]:
     """The parameters of ``model_file``, then the trainer and the reader from its checkpoint;
     the checkpoint's external state and the file's ``hasComputed`` flags."""
-    flags = _read_parameters(model_file, what, trainer, aliases)
+    flags = _read_parameters(model_file, what, trainer, aliases, reshaped)
     ckp = model_file + ".ckp"
     state = trainer.restore_from_checkpoint(ckp)
     try:
@@ -402,8 +442,8 @@ def roll_back(model_path: str, target: int, max_epochs: int, trainer, source,
 
 def resume(log: Callable[[str], None], model_file: str, trainer, learners, source, start: int,
            epoch_size: Callable[[], int], per_sweep: bool = False,
-           aliases: Mapping[str, str | tuple[str, ...]] | None = None
-           ) -> tuple[dict | None, dict[str, bool]]:
+           aliases: Mapping[str, str | tuple[str, ...]] | None = None,
+           reshaped: Collection[str] = ()) -> tuple[dict | None, dict[str, bool]]:
     """Continue from ``model_file`` (CNTK's restart): its parameters, then its checkpoint (the
     learners' state, counters, the reader's position), whose external state is returned with
     the file's ``hasComputed`` flags (:func:`load_model_parameters`);
@@ -411,10 +451,10 @@ def resume(log: Callable[[str], None], model_file: str, trainer, learners, sourc
     epochs of ``epoch_size()`` samples, as CNTK warned (and, ``per_sweep``: an epoch is one
     sweep, after ``start`` sweeps).  At ``start`` 0 (``modelPath.0``, which has no checkpoint)
     only the parameters are read: everything else starts afresh, and CNTK warned nothing.
-    ``aliases``: :func:`load_model_parameters`'s."""
+    ``aliases``, ``reshaped``: :func:`load_model_parameters`'s."""
     if start > 0 and os.path.exists(model_file + ".ckp"):
-        return _restore(model_file, trainer, source, "continue from", aliases)
-    flags = _read_parameters(model_file, "continue from", trainer, aliases)
+        return _restore(model_file, trainer, source, "continue from", aliases, reshaped)
+    flags = _read_parameters(model_file, "continue from", trainer, aliases, reshaped)
     if start == 0:
         return None, flags
     log("Warning: Checkpoint file is missing. Parameter-learning state (such as "

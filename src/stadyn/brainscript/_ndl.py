@@ -25,24 +25,24 @@ one per ``uniform``/``gaussian``/``heNormal`` parameter in the order of the NDL 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from .._errors import ConfigError, StadynError
 from ..parametric import current_registry
 from ._ast import SourceLocation
 from ._config import ConfigRecord
 from ._library import ForwardRef
+from ._ndl_counts import name_count, seed_count
 from ._ndl_functions import FUNCTIONS, function_name
 from ._ndl_names import COPIED, FRESH, UNCOUNTED, Macros, NameCount, older_names
 from ._ndl_parser import where, Array, Assign, Call, MacroDef, Num, Ref, Section, Str, parse_ndl, \
     parse_ndl_block, section_names as _names, builder_settings as _builder_settings
 from ._network import Network
 
-__all__ = ["NDLSource", "ndl_seeds_kept", "ndl_source"]
+__all__ = ["NDLSource", "ndl_source"]
 
 # the tags of CNTK's node groups and the special arrays that name them (NDLUtil.h)
 _GROUPS = {"featurenodes": "feature", "labelnodes": "label", "criterionnodes": "criterion",
@@ -147,33 +147,6 @@ class _Lazy:
     scope: _Scope
 
 
-def _seed_count(record: ConfigRecord, key: str = "_ndl_seed_count", first: int = 1) -> list[int]:
-    """The run's NDL seed count (or another count of the run: the ``unnamed<n>`` names'), kept
-    on the root record of the config ``record`` is in."""
-    root = record
-    while root.parent is not None:
-        root = root.parent
-    return root.__dict__.setdefault(key, [first])
-
-
-def _name_count(record: ConfigRecord) -> list[int]:
-    return _seed_count(record, "_ndl_name_count", 0)
-
-
-@contextlib.contextmanager
-def ndl_seeds_kept(record: ConfigRecord) -> Iterator[None]:
-    """Around a network built where cntk.exe reads a model file instead (a test, eval or write
-    command, a resumed checkpoint): the NDL networks it builds take no seeds of the run (nor
-    ``unnamed<n>`` numbers: cntk.exe parses no NDL there)."""
-    counts = (_seed_count(record), _name_count(record))
-    kept = [c[0] for c in counts]
-    try:
-        yield
-    finally:
-        for c, k in zip(counts, kept):
-            c[0] = k
-
-
 def _loc(x: Any) -> tuple:
     loc = getattr(x, "loc", None)
     return where(loc) if isinstance(loc, SourceLocation) else ()
@@ -196,8 +169,8 @@ class _Builder:
         rec = source.record
         self.seed_offset = int(rec.get_int("randomSeedOffset", 0, inherited=True))
         # cntk.exe's count is per process; Stadyn's per run (one config read)
-        self.seeds = _seed_count(rec)
-        self.names = NameCount(_name_count(rec), self.macros)
+        self.seeds = seed_count(rec)
+        self.names = NameCount(name_count(rec), self.macros)
         # the names an older Stadyn (before cntk.exe's unnamed<n>) gave: a count of the calls
         # made inside an argument, per network; a macro call's was its instance's name
         self.older_count = 0
@@ -500,6 +473,8 @@ class _Builder:
         self.library.name_parameters(net.nodes)
         net.cntk_nodes = self._cntk_nodes()
         net.older_names = older_names(dict(registry.items()), made, self.older_instances)
+        net.reshaped_weights = frozenset(n for n, v in registry.items()
+                                         if id(v) in self.patched_weights)
         groups: dict[str, list] = {t: [] for t in set(_GROUPS.values())}
         for value, tag, loc in self.tags:
             tag = str(self._constant(tag, _Node(None, "tag", [], {}, scope, loc), "tag"))

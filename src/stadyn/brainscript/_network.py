@@ -34,6 +34,9 @@ class Network:
     # parameter name -> the name an older Stadyn saved it under (NDL's unnamed<n> parameters,
     # anonymous_<k>/W before d47d4df's successors named them), for the model files it wrote
     older_names: dict[str, str] = field(default_factory=dict)
+    # the weights NDL's Times rule gave their input's dimensions (older Stadyns saved them
+    # flat, [m x n]): only these load from a flat value
+    reshaped_weights: frozenset[str] = frozenset()
     # cntk.exe's nodes where the builder knows them one for one (NDL): each node's Variable,
     # its inputs (indices, loops included) and whether it is a trained parameter
     cntk_nodes: list[tuple[Any, list[int], bool]] | None = None

@@ -27,9 +27,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import io
-from .._errors import ConfigError, DataError
+from .._errors import DataError
 from ..io import transforms as xforms
-from ._ast import SourceLocation
+from ._ast import config_error
 from ._blocks import DeserializerConfig, ReaderConfig, StreamConfig, TransformConfig
 from ._htk_screening import screen_utterances
 from ._legacy_readers import LEGACY_READERS
@@ -71,11 +71,6 @@ LM_DATA_PARALLEL = ("an LMSequenceReader with nbruttsineachrecurrentiter >= 1 ca
                     "one process")
 
 
-def _err(message: str, loc: SourceLocation | None) -> ConfigError:
-    return ConfigError(message) if loc is None else ConfigError(message, loc.path, loc.line,
-                                                                loc.column)
-
-
 def stream_names(reader: ReaderConfig) -> list[str]:
     """The names of the streams the reader delivers, in order."""
     return [s.name for d in reader.deserializers for s in d.streams]
@@ -91,14 +86,14 @@ def _transform(t: TransformConfig) -> Any:
     try:
         return xforms.from_config({"type": t.type, **dict(t.params)})
     except (ValueError, TypeError, DataError) as exc:
-        raise _err(f"transform '{t.type}': {exc}", t.loc) from None
+        raise config_error(f"transform '{t.type}': {exc}", t.loc) from None
 
 
 def _image(d: DeserializerConfig) -> io.ImageDeserializer:
     labels = [s for s in d.streams if s.is_label]
     images = [s for s in d.streams if not s.is_label]
     if len(labels) > 1 or len(images) > 1 or not images:
-        raise _err(f"ImageDeserializer '{d.file}': expected one image stream and at most one label "
+        raise config_error(f"ImageDeserializer '{d.file}': expected one image stream and at most one label "
                    f"stream (labelDim = ...), got {', '.join(s.name for s in d.streams) or 'none'}",
                    d.loc)
     image = images[0]
@@ -112,16 +107,16 @@ def _image(d: DeserializerConfig) -> io.ImageDeserializer:
     except DataError:
         raise
     except (ValueError, TypeError) as exc:
-        raise _err(f"ImageDeserializer '{d.file}': {exc}", d.loc) from None
+        raise config_error(f"ImageDeserializer '{d.file}': {exc}", d.loc) from None
 
 
 def _text_stream(s: StreamConfig, d: DeserializerConfig) -> io.StreamDef:
     if s.dim is None:
-        raise _err(f"CNTKTextFormatDeserializer '{d.file}': stream '{s.name}' needs a 'dim'",
+        raise config_error(f"CNTKTextFormatDeserializer '{d.file}': stream '{s.name}' needs a 'dim'",
                    d.loc)
     fmt = (s.format or "dense").lower()
     if fmt not in ("dense", "sparse"):
-        raise _err(f"CNTKTextFormatDeserializer '{d.file}': stream '{s.name}' has format "
+        raise config_error(f"CNTKTextFormatDeserializer '{d.file}': stream '{s.name}' has format "
                    f"'{s.format}'; use dense or sparse", d.loc)
     return io.StreamDef(field=s.alias or s.name, shape=s.dim, is_sparse=fmt == "sparse")
 
@@ -135,7 +130,7 @@ def _max_errors(d: DeserializerConfig, reader: ReaderConfig) -> int:
     except ValueError:
         count = -1
     if count < 0:
-        raise _err(f"maxErrors must be a whole number >= 0, got '{value}'", d.loc)
+        raise config_error(f"maxErrors must be a whole number >= 0, got '{value}'", d.loc)
     return count
 
 
@@ -169,7 +164,7 @@ def _flag(s: StreamConfig, key: str, d: DeserializerConfig) -> bool:
         return value
     text = str(value).lower()
     if text not in ("true", "false"):
-        raise _err(f"{d.type}: stream '{s.name}': {key} must be true or false, got '{value}'",
+        raise config_error(f"{d.type}: stream '{s.name}': {key} must be true or false, got '{value}'",
                    d.loc)
     return text == "true"
 
@@ -188,7 +183,7 @@ def _context(s: StreamConfig, d: DeserializerConfig) -> tuple[int, int] | None:
         return (counts[0] // 2, counts[0] // 2)
     if len(counts) == 2 and min(counts) >= 0:
         return (counts[0], counts[1])
-    raise _err(f"HTKFeatureDeserializer: stream '{s.name}': contextWindow must be an odd frame "
+    raise config_error(f"HTKFeatureDeserializer: stream '{s.name}': contextWindow must be an odd frame "
                f"count or left:right, got '{value}'", d.loc)
 
 
@@ -201,7 +196,7 @@ def _htk_features(d: DeserializerConfig, reader: ReaderConfig) -> io.HTKFeatureD
     for s in d.streams:
         scp = _param(s, "scpFile")
         if scp is None or s.dim is None:
-            raise _err(f"HTKFeatureDeserializer: stream '{s.name}' needs 'dim' and 'scpFile'",
+            raise config_error(f"HTKFeatureDeserializer: stream '{s.name}' needs 'dim' and 'scpFile'",
                        d.loc)
         context = _context(s, d)
         if context == (0, 0):
@@ -211,14 +206,14 @@ def _htk_features(d: DeserializerConfig, reader: ReaderConfig) -> io.HTKFeatureD
                                     broadcast=_flag(s, "expandToUtterance", d),
                                     max_sequence_length=int(limit))
     if not defs:
-        raise _err("HTKFeatureDeserializer defines no input streams", d.loc)
+        raise config_error("HTKFeatureDeserializer defines no input streams", d.loc)
     return io.HTKFeatureDeserializer(io.StreamDefs(**defs),
                                      pairing="position" if legacy else "key")
 
 
 def _htk_labels(d: DeserializerConfig) -> io.HTKMLFDeserializer:
     if len(d.streams) != 1:
-        raise _err(f"HTKMLFDeserializer: expected one input stream, got "
+        raise config_error(f"HTKMLFDeserializer: expected one input stream, got "
                    f"{', '.join(s.name for s in d.streams) or 'none'}", d.loc)
     s = d.streams[0]
     dim = s.label_dim if s.label_dim is not None else s.dim
@@ -226,7 +221,7 @@ def _htk_labels(d: DeserializerConfig) -> io.HTKMLFDeserializer:
     listing = _param(s, "mlfFileList")
     mapping = _param(s, "labelMappingFile")
     if dim is None or (mlf is None and listing is None) or mapping is None:
-        raise _err(f"HTKMLFDeserializer: stream '{s.name}' needs 'labelDim', 'mlfFile' (or "
+        raise config_error(f"HTKMLFDeserializer: stream '{s.name}' needs 'labelDim', 'mlfFile' (or "
                    f"'mlfFileList') and 'labelMappingFile'", d.loc)
     files = [str(mlf)] if mlf is not None else _file_list(str(listing))
     return io.HTKMLFDeserializer(str(mapping), io.StreamDefs(
@@ -260,10 +255,10 @@ def _lm_text(d: DeserializerConfig) -> io.LMSequenceDeserializer:
     elif classes is not None:
         vocabulary = dict(classes.ids)
     else:
-        raise _err("LMSequenceReader: the words need numbers: give wordclass = \"...\" (lines "
+        raise config_error("LMSequenceReader: the words need numbers: give wordclass = \"...\" (lines "
                    "'id count word class') or an existing labelMappingFile", d.loc)
     if p["mode"] == "class" and classes is None:
-        raise _err("LMSequenceReader: mode = \"class\" (the default) needs wordclass = \"...\"",
+        raise config_error("LMSequenceReader: mode = \"class\" (the default) needs wordclass = \"...\"",
                    d.loc)
     dim = max(int(p.get("labeldim") or 0), max(vocabulary.values()) + 1)
     return io.LMSequenceDeserializer(d.file, vocabulary, d.streams[0].name, dim, p["output"],
@@ -311,7 +306,7 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     """
     if not reader.deserializers:
         kind = f" '{reader.reader_type}'" if reader.reader_type else ""
-        raise _err(f"the reader block{kind} defines no deserializers (use deserializers = ({{ type "
+        raise config_error(f"the reader block{kind} defines no deserializers (use deserializers = ({{ type "
                    "= \"ImageDeserializer\" ... }}) or readerType = \"CNTKTextFormatReader\")",
                    reader.loc)
     if reader.refused:
@@ -334,7 +329,7 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
         elif kind in _LM_TYPES:
             made.append(_lm_text(d))
         else:
-            raise _err(f"deserializer type '{d.type}' is not supported (use ImageDeserializer, "
+            raise config_error(f"deserializer type '{d.type}' is not supported (use ImageDeserializer, "
                        "CNTKTextFormatDeserializer, CNTKBinaryFormatDeserializer, "
                        "HTKFeatureDeserializer or HTKMLFDeserializer, or readerType = "
                        "\"HTKMLFReader\" or \"LMSequenceReader\")", d.loc)
@@ -344,10 +339,10 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     try:
         seed = int(str(seed))
     except ValueError:
-        raise _err(f"randomizationSeed must be an integer, got '{seed}'", reader.loc) from None
+        raise config_error(f"randomizationSeed must be an integer, got '{seed}'", reader.loc) from None
     frame_mode = next((v for k, v in reader.extra.items() if k.lower() == "framemode"), False)
     if str(frame_mode).lower() not in ("true", "false"):
-        raise _err(f"frameMode must be true or false, got '{frame_mode}'", reader.loc)
+        raise config_error(f"frameMode must be true or false, got '{frame_mode}'", reader.loc)
     if reader.extra.get("lmParallel") is not None:   # LMSequenceReader
         return io.LMSentenceSource(made[0], int(reader.extra["lmParallel"]),
                                    randomize=reader.randomize,

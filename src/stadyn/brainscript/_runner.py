@@ -52,7 +52,7 @@ from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, resu
 from ._config import BrainScriptSource, ConfigRecord, load_config
 from ._cross_validate import cross_validate
 from ._precompute import check_computed, mark_computed, precompute
-from ._ndl import ndl_seeds_kept
+from ._ndl_counts import ndl_seeds_kept
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
 from ._readers import make_source
@@ -303,7 +303,8 @@ class _Runner:
             checkpoint, flags = resume(log, resume_from, trainer, learners, source, start,
                                        lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
                                        per_sweep=epoch_size is None,
-                                       aliases=network.precompute_aliases)
+                                       aliases=network.precompute_aliases,
+                                       reshaped=network.net.reshaped_weights)
             mark_computed(network, flags)
         # CNTK: the model before the start epoch is saved unless it was loaded and the pass
         # computed nothing (a model file written before the pass has values to compute)
@@ -373,7 +374,8 @@ class _Runner:
         used = [v for n in topological_nodes(list(network.model_file_parts()[0].values()))
                 for v in n.inputs]
         try:
-            flags = load_model_parameters(model_path, used, network.precompute_aliases)
+            flags = load_model_parameters(model_path, used, network.precompute_aliases,
+                                          network.net.reshaped_weights)
         except ModelFileError as exc:
             raise ConfigError(f"cannot load the model: {exc}", *where) from None
         mark_computed(network, flags)

@@ -16,8 +16,15 @@
 - white space at the start of the file and a UTF-8 byte order mark are skipped; after that
   every line is a row, as CNTK 2.7's indexer counts them: a blank or comment-only line (or, in
   a file with ids, a line without one) is a row of the sequence before it, or without ids a
-  sequence of its own, without inputs (an error when read; CNTK's "Could not read a row");
-  any other line without a ``|`` is an error, and so is a file without samples.
+  sequence of its own, without inputs (an error when read; CNTK's "Could not read a row"), and
+  so is a line holding only an id; any other line without a ``|`` is an error, and so is a
+  file without samples;
+- lines end at ``\n`` only; a control character (a lone CR) ends an input's values, as CNTK's
+  ``isNonPrintable`` does;
+- an input given twice on a line of a sequence leaves it with more samples than lines: one
+  error maxErrors counts ("Input ('y') contains more samples than expected"); in a file whose
+  sequences are all one line it is an error whatever maxErrors (CNTK would deliver that line
+  as a sequence of two samples).
 
 The file is indexed when the deserializer is made (byte offsets of sequences, found with NumPy)
 and parsed lazily, sequence by sequence, in whichever process reads it.
@@ -26,7 +33,6 @@ and parsed lazily, sequence by sequence, in whichever process reads it.
 from __future__ import annotations
 
 import codecs
-import math
 import mmap
 import os
 import re
@@ -37,6 +43,7 @@ import numpy as np
 
 from .._errors import DataError
 from .._fileutil import refuse_special_file
+from ._ctf_values import InputField, parse_values
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
 from ._random import SampleRandom
 from ._streams import StreamDef, iter_stream_defs
@@ -46,20 +53,9 @@ __all__ = ["CTFDeserializer"]
 _COMMENT = re.compile(r"\|#(?:[^|]|\|#)*")
 _ID = re.compile(rb"[ \t]*([^ \t|\r]+)")
 _CHUNK = 1 << 26
-# CNTK's number grammar (TextParser::TryReadRealNumber): a sign, digits, then either a period
-# with optional digits (an exponent only after at least one of them) or an exponent.
-_NUM = r"[+-]?[0-9]+(?:\.(?:[0-9]+(?:[eE][+-]?[0-9]+)?)?|[eE][+-]?[0-9]+)?"
-_NUMBER = re.compile(_NUM, re.ASCII)
-_NUMBERS = re.compile(rf"\s*(?:{_NUM}(?:\s+|\Z))*", re.ASCII)
-_GRAMMAR = "CNTK's CTF reads decimal numbers like 3, -1.5, 2.5e-3 (no nan, inf or .5)"
-
-
-class _Field:
-    __slots__ = ("stream", "dim", "shape", "sparse")
-
-    def __init__(self, stream: str, shape: tuple[int, ...], sparse: bool):
-        self.stream, self.shape, self.sparse = stream, shape, sparse
-        self.dim = int(np.prod(shape))
+_DIGITS = re.compile(r"[0-9]+", re.ASCII)
+# below ' ' but not a tab or a newline: CNTK's isNonPrintable, which ends an input's values
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")
 
 
 def _newlines(data) -> np.ndarray:
@@ -129,7 +125,9 @@ class _Index:
             prev_id = None
             for s, e, n in zip(starts.tolist(), ends.tolist(), numbers.tolist()):
                 line = bytes(data[s:e])
-                if b"|" not in line and line.strip():
+                # text without a '|' is an error, except an id alone ("0   "): a row without
+                # inputs (CNTK reads the id, then counts "Could not read a row")
+                if b"|" not in line and len(line.split()) > 1:
                     text = line.strip().decode("utf-8", "replace")
                     raise DataError(f"unexpected text {text[:40]!r} on a line without '|' "
                                     f"(not a sample, not a '|#' comment)", source, n)
@@ -159,65 +157,7 @@ class _Index:
         return len(self.starts)
 
 
-def _parse_values(field: _Field, name: str, text: str, source: str,
-                  line: int) -> np.ndarray:
-    tokens = text.split()
-    if field.sparse:
-        out = np.zeros(field.dim, dtype=np.float32)
-        for tok in tokens:
-            index, sep, value = tok.partition(":")
-            if not sep or not index.isdigit() or not index.isascii():
-                raise DataError(f"input {name!r} is sparse: expected index:value, found "
-                                f"{tok[:40]!r}", source, line)
-            k = int(index)
-            if k >= field.dim:
-                raise DataError(f"input {name!r}: index {k} is outside 0..{field.dim - 1}",
-                                source, line)
-            if not _NUMBER.fullmatch(value):
-                raise DataError(f"input {name!r}: value {value[:40]!r} is not a number "
-                                f"({_GRAMMAR})", source, line)
-            with np.errstate(over="ignore"):     # an index given twice: CNTK 2.7 adds them
-                out[k] += np.float32(float(value))
-        return out.reshape(field.shape)
-    if len(tokens) > field.dim:
-        raise DataError(f"input {name!r} is dense with dim {field.dim} but has {len(tokens)} "
-                        f"value(s)", source, line)
-    if len(tokens) < field.dim:     # CNTK: "A dense sample ... has a sparse suffix"
-        warnings.warn(f"{source}:{line}: input {name!r} is dense with dim {field.dim} but has "
-                      f"{len(tokens)} value(s); the rest are zeros, as CNTK fills them",
-                      stacklevel=2)
-        tokens = tokens + ["0"] * (field.dim - len(tokens))
-        text = " ".join(tokens)
-    if not _NUMBERS.fullmatch(text):
-        bad = next(t for t in tokens if not _NUMBER.fullmatch(t))
-        raise DataError(f"input {name!r}: value {bad[:40]!r} is not a number ({_GRAMMAR})",
-                        source, line)
-    with np.errstate(over="ignore"):  # 1e40 is inf in float32, as CNTK's cast gives it
-        out = np.array(tokens, dtype=np.float32)
-    if _FAR_EXPONENT.search(text):
-        for k, tok in enumerate(tokens):
-            if _FAR_EXPONENT.search(tok):
-                out[k] = _cntk_real(tok)
-    return out.reshape(field.shape)
-
-
-# |exponent| >= 100: only there can CNTK's pow(10, exponent) in double differ from NumPy's
-# parse (0e400 is NaN); e+007 / e-005 (MSVC's printf writes every exponent so) are not far
-_FAR_EXPONENT = re.compile(r"[eE][+-]?0*[1-9][0-9]{2}")
-
-
-def _cntk_real(token: str) -> np.float32:
-    """A value with an exponent of three digits or more as TextParser::TryReadRealNumber
-    computes it: ``coefficient * pow(10.0, exponent)`` in double, cast to float32, so ``0e400``
-    is NaN (``0 * inf``, CNTK 2.7 gives nan) and ``1e-400`` is 0."""
-    mantissa, _, exponent = token.lower().partition("e")
-    coefficient, power = float(mantissa), int(exponent)
-    scale = math.inf if power > 308 else 0.0 if power < -330 else 10.0 ** power
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.float32(np.float64(coefficient) * np.float64(scale))
-
-
-def _parse_line(text: str, fields: dict[str, _Field], has_id: bool, source: str,
+def _parse_line(text: str, fields: dict[str, InputField], has_id: bool, source: str,
                 line: int, skip: Callable[[DataError], None] | None = None
                 ) -> list[tuple[str, np.ndarray]]:
     """(input name, value array) for every known input on one line, in order.  A malformed
@@ -225,10 +165,16 @@ def _parse_line(text: str, fields: dict[str, _Field], has_id: bool, source: str,
     ``TryReadSample`` fails, ``SkipToNextInput``)."""
     text = _COMMENT.sub("", text.rstrip("\r"))
     bar = text.find("|")
-    head = text[:bar] if bar >= 0 else text
-    if head.strip() and (not has_id or len(head.split()) != 1):
-        raise DataError(f"unexpected text {head.strip()[:40]!r} before the first '|'", source,
+    head = (text[:bar] if bar >= 0 else text).split()
+    # a file without ids may still give one on a later line: CNTK's TryReadRow skips the
+    # digits at a line's start in any file; other text there it counts ("Unexpected
+    # character ... in place of a name prefix") and reads on from the next '|'
+    if head and (len(head) != 1 or not has_id and not _DIGITS.fullmatch(head[0])):
+        err = DataError(f"unexpected text {' '.join(head)[:40]!r} before the first '|'", source,
                         line)
+        if skip is None:
+            raise err
+        skip(err)
     if bar < 0:
         return []
     samples = []
@@ -236,12 +182,24 @@ def _parse_line(text: str, fields: dict[str, _Field], has_id: bool, source: str,
         parts = segment.split(None, 1)
         name = parts[0] if parts and not segment[0].isspace() else ""
         values = parts[1] if len(parts) > 1 else ""
+        # CNTK ends an input's values at a control character (a lone CR, a form feed): what
+        # follows it on the line must start with a '|' ("Unexpected character ... in place of a
+        # name prefix"), not continue the values
+        cut = _CONTROL.search(values)
+        stray = ""
+        if cut:
+            values, stray = values[:cut.start()], _CONTROL.sub(" ", values[cut.start():]).strip()
         try:
             if not name:
                 raise DataError("'|' must be followed by an input name", source, line)
             field = fields.get(name)
-            if field is not None:
-                samples.append((name, _parse_values(field, name, values, source, line)))
+            if field is None:
+                continue
+            samples.append((name, parse_values(field, name, values, source, line)))
+            if stray:
+                raise DataError(f"unexpected text {stray[:40]!r} after a control character "
+                                f"(such as a lone carriage return) in input {name!r}: CNTK ends "
+                                "the input's values there and expects a '|' next", source, line)
         except DataError as err:
             if skip is None:
                 raise
@@ -255,6 +213,26 @@ _NO_EFFECT_KEYS = ("traceLevel", "keepDataInMemory", "cacheIndex",
                    "sampleBasedRandomizationWindow")
 _REFUSED_KEYS = {"skipSequenceIds": "every line its own sequence, ids ignored",
                  "frameMode": "use MinibatchSource(frame_mode=True)"}
+
+
+def _twice_on_a_line(name: str, text: str) -> str:
+    """Why an input given twice on a line of a file whose sequences are all one line stops."""
+    hint = ""
+    if "\r" in text.rstrip("\r"):
+        hint = (" (the line holds carriage returns: CNTK 2.7 ends a line only at '\\n', so a "
+                "file with CR-only line ends is one long line to it; convert them to '\\n')")
+    return (f"input {name!r} appears twice on one line{hint}; CNTK 2.7 counts that as an error "
+            "(maxErrors) and then reads the line as a sequence of both samples, but Stadyn "
+            "reads a file whose sequences are all one line as one sample a line")
+
+
+def _missing(name: str, text: str) -> str:
+    """Why a line of a file whose sequences are all one line lacks an input."""
+    if not _COMMENT.sub("", text).strip(" \t\r"):
+        return (f"input {name!r} is missing from this line: it is blank or only a comment, and "
+                "CNTK 2.7 counts every line as a sample, so it is a sample without inputs "
+                "(remove the line)")
+    return f"input {name!r} is missing from this line"
 
 
 class CTFDeserializer(Deserializer):
@@ -279,7 +257,9 @@ class CTFDeserializer(Deserializer):
     of allowed errors"); an input is counted once however often its line is read.  As in CNTK,
     the rest of the line is read, so a sequence's streams may then have different lengths; an
     input left with no sample in its sequence (every line of a sequence of one line) is still an
-    error, as is (counted) a sequence of which some line gave no sample at all.
+    error, as is (counted) a sequence of which some line gave no sample at all, and (counted, once
+    a sequence) a sequence with more samples of an input than lines (an input given twice on a
+    line).
 
     Example:
         >>> from stadyn.io import StreamDef, StreamDefs
@@ -397,23 +377,23 @@ class CTFDeserializer(Deserializer):
         raise KeyError(key)
 
     @staticmethod
-    def _make_fields(streams: dict[str, StreamDef]) -> dict[str, _Field]:
-        fields: dict[str, _Field] = {}
+    def _make_fields(streams: dict[str, StreamDef]) -> dict[str, InputField]:
+        fields: dict[str, InputField] = {}
         for name, definition in iter_stream_defs(streams):
             if definition.shape is None:
                 raise ValueError(f"CTF stream {name!r} needs a shape (its dimension)")
             fld = definition.field or name
             if fld in fields:
                 raise ValueError(f"two CTF streams read input {fld!r}")
-            fields[fld] = _Field(name, definition.shape, definition.is_sparse)
+            fields[fld] = InputField(name, definition.shape, definition.is_sparse)
         if not fields:
             raise ValueError("CTFDeserializer needs at least one stream")
         return fields
 
     def _finish_init(self) -> None:
         if not len(self._index):
-            raise DataError("no samples (the CTF file is empty or holds only blank and comment "
-                            "lines)", self.path)
+            raise DataError("no samples (the CTF file is empty or holds only white space)",
+                            self.path)
         self._sequence_mode = bool((self._index.line_counts > 1).any())
         self._has_ids = self._index.explicit_ids
         # Validate the first sequence now, so a wrongly declared file fails at once; errors
@@ -475,6 +455,7 @@ class CTFDeserializer(Deserializer):
         out: dict[str, list[np.ndarray]] = {f.stream: [] for f in self._fields.values()}
         line_no = first
         bare: list[int] = []        # lines of a sequence without any input of the streams
+        twice: dict[str, int] = {}  # an input given twice on a line: the first such line
         ignored: list[DataError] = []
         skip = (self._skip if self.max_errors else None) if counted else ignored.append
         for raw_line in raw.split(b"\n"):
@@ -488,9 +469,10 @@ class CTFDeserializer(Deserializer):
             samples = _parse_line(text, self._fields, self._has_ids, self.path, line_no,
                                   skip)
             for name, values in samples:
-                if not self._sequence_mode and name in seen:
-                    raise DataError(f"input {name!r} appears twice on one line", self.path,
-                                    line_no)
+                if name in seen:
+                    if not self._sequence_mode:
+                        raise DataError(_twice_on_a_line(name, text), self.path, line_no)
+                    twice.setdefault(name, line_no)
                 seen.add(name)
                 out[self._fields[name].stream].append(values)
             if self._sequence_mode and not samples:   # TryReadRow: "Could not read a row"
@@ -498,8 +480,7 @@ class CTFDeserializer(Deserializer):
             if not self._sequence_mode and not ignored:
                 missing = [n for n in self._fields if n not in seen]
                 if missing:
-                    raise DataError(f"input {missing[0]!r} is missing from this line",
-                                    self.path, line_no)
+                    raise DataError(_missing(missing[0], text), self.path, line_no)
             line_no += 1
         # CNTK's TextParser::LoadSequence: an input with no sample in a sequence is an error
         # ("Input ('x') is empty in sequence ... Malformed input file"), not an empty sequence
@@ -518,13 +499,25 @@ class CTFDeserializer(Deserializer):
         if not counted:
             return out
         for line_no in bare:
-            self._skip(DataError("no input of the streams on this line", self.path, line_no))
-        most = max(len(v) for v in out.values())
-        if self._sequence_mode and most < int(self._index.line_counts[i]):
+            self._skip(DataError("no input of the streams on this line (CNTK counts every line "
+                                 "as a row, so a blank or comment-only line is a row of the "
+                                 "sequence before it, without inputs)", self.path, line_no))
+        lines = int(self._index.line_counts[i])
+        over = [n for n, f in self._fields.items() if len(out[f.stream]) > lines]
+        if over:
+            # LoadSequence: "Input ('y') contains more samples than expected (3 vs. 2)", one
+            # error a sequence; then it does not also check for too few samples
+            name = over[0]
+            self._skip(DataError(
+                f"input {name!r} is given twice on this line, so sequence "
+                f"{self._index.keys[i]!r} has {len(out[self._fields[name].stream])} samples of "
+                f"it for {lines} lines (CNTK: contains more samples than expected)",
+                self.path, twice.get(name, first)))
+        elif self._sequence_mode and max(len(v) for v in out.values()) < lines:
             # LoadSequence: "Number of samples for sequence ... is less than expected"
-            self._skip(DataError(f"sequence {self._index.keys[i]!r} has "
-                                 f"{int(self._index.line_counts[i])} lines but at most {most} "
-                                 "samples of an input", self.path, first))
+            self._skip(DataError(f"sequence {self._index.keys[i]!r} has {lines} lines but at "
+                                 f"most {max(len(v) for v in out.values())} samples of an input",
+                                 self.path, first))
         return out
 
     def read_batch(self, ids: Sequence[int],

@@ -140,7 +140,8 @@ class HTKFeatureDeserializer(Deserializer):
     (the edge frame repeats at the ends) and ``shape`` is the file's frame size; without it a
     ``shape`` of an odd multiple of the file's frame size widens symmetrically. Utterances longer
     than ``max_sequence_length`` are skipped, and so are (with a warning) utterances whose key
-    appears twice, as CNTK does. A stream with ``broadcast=True`` holds one frame per utterance
+    appears twice, and utterances of the first stream whose key another stream's script does
+    not list, as CNTK 2.7 drops them. A stream with ``broadcast=True`` holds one frame per utterance
     (i-vectors) and delivers it repeated over the length of the first deserializer's
     utterance. Errors name the script line or the feature file.
 
@@ -180,7 +181,8 @@ class HTKFeatureDeserializer(Deserializer):
     def _pair_by_key(self, limits: dict[str, int]) -> list[list[ScriptEntry]]:
         """The first stream's utterances, each with the same key's utterance of every other
         stream (CNTK 2.7's ``HTKFeatureDeserializer``): utterances longer than their stream's
-        limit are left out, and so is every utterance whose key a script repeats."""
+        limit are left out, and so is every utterance whose key a script repeats or another
+        stream's script lacks (with a warning: CNTK 2.7 drops those without one)."""
         first = self._streams[0]
         keyed: list[dict[str, ScriptEntry]] = []
         for s in self._streams:
@@ -199,10 +201,13 @@ class HTKFeatureDeserializer(Deserializer):
             keyed.append({k: e for k, e in seen.items() if k not in dupes})
         order = list(keyed[0])
         for s, table in zip(self._streams[1:], keyed[1:]):
-            missing = next((k for k in order if k not in table), None)
-            if missing is not None:
-                raise DataError(f"stream {s.name!r} has no utterance {missing!r}, which stream "
-                                f"{first.name!r} has", s.entries[0].script)
+            missing = [k for k in order if k not in table]
+            if missing:     # CNTK 2.7 drops them (silently)
+                warnings.warn(f"{len(missing)} utterance(s) of stream {first.name!r} have no "
+                              f"utterance of that key in the script of stream {s.name!r} "
+                              f"({s.entries[0].script}; first {missing[0]!r}); CNTK 2.7 drops "
+                              f"them, and so does Stadyn", stacklevel=3)
+                order = [k for k in order if k in table]
         return [[table[k] for k in order] for table in keyed]
 
     def _pair_by_position(self, limits: dict[str, int]) -> list[list[ScriptEntry]]:
