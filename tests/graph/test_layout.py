@@ -318,7 +318,11 @@ def test_a_dense_weight_behind_the_flatten_gets_its_gradient_in_its_buffer():
             dyn = _dynamic_loss(model2, reg2, xb, tb)
             solver2.zero_grad()
             dyn.backward()
-            np.testing.assert_allclose(w.g, reg2.get(name).g, rtol=1e-4, atol=1e-6)
+            # Channels-last sums in another order than NCHW (which order depends on the CPU's
+            # oneDNN kernels: AVX2 and AVX-512 differ), so elements near 0 differ by float32
+            # rounding of the largest terms: the tolerance is relative to the gradient's scale.
+            want = reg2.get(name).g
+            np.testing.assert_allclose(w.g, want, rtol=1e-4, atol=1e-6 * np.abs(want).max())
             solver.update()
             solver2.update()
     assert "grad_out_" in loss._plan.code

@@ -90,3 +90,29 @@ def test_cntk_runs_todays_onnx_files_to_the_references(tmp_path):
         assert f"{name}/error" not in ran, f"{name}: CNTK 2.7 says {ran.get(name + '/error')}"
         np.testing.assert_allclose(ran[name], REF[f"{name}/out"], rtol=1e-5, atol=1e-6,
                                    err_msg=name)
+
+
+def test_cntks_log_is_one_onnx_log_as_cntk_writes_it(tmp_path):
+    """CNTK 2.7's ``C.log(x).save(path, format=ONNX)`` writes one ``Log`` node, and its ONNX
+    reader reads ``Log`` as its own floored log.  Before, Stadyn wrote the floor as 20 nodes
+    (Less, Where, Exp...), which CNTK 2.7's reader refuses ("ONNX (Where) is not supported")."""
+    import onnx
+    import stadyn.compat.cntk as C
+    x = C.input_variable(3, name="x")
+    y = C.log(x, name="y")
+    y.save(str(tmp_path / "log.onnx"), format=C.ModelFormat.ONNX)
+    assert [n.op_type for n in onnx.load(str(tmp_path / "log.onnx")).graph.node] == ["Log"]
+    assert y.root_function.op_name == "Log"
+
+
+def test_cntks_log_is_floored_below_1e_37_with_cntks_gradient():
+    """CNTK 2.7's Log (Math/TensorOps.h:200, CommonMatrix.h:34-35): -85.1f below 1e-37f (0 and
+    negative numbers too), and the gradient exp(-y): 1/x, exp(85.1) where floored."""
+    import stadyn.compat.cntk as C
+    v = np.array([[0, -1, 1e-38, 1e-30, 0.5, 3.0]], np.float32)
+    x = C.input_variable(6, needs_gradient=True)
+    y = C.log(x)
+    want = np.where(v < np.float32(1e-37), np.float32(-85.1),
+                    np.log(np.where(v < np.float32(1e-37), 1, v))).astype(np.float32)
+    np.testing.assert_array_equal(y.eval({x: v}), want)
+    np.testing.assert_allclose(y.grad({x: v}), np.exp(-want.astype(np.float64)), rtol=1e-6)

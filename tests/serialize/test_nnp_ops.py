@@ -237,6 +237,13 @@ def test_an_op_stadyn_wrote_runs_in_nnabla(name, nnabla_ran_stadyns_file):
         _close(name, got, _outputs(name))
 
 
+def _one_sample_more(name, declared):
+    """The case's inputs, each the file declares with the batch axis (``-1``) with its first
+    sample appended."""
+    return {k: np.concatenate([v, v[:1]]) if tuple(declared[k].shape[:1]) == (-1,) else v
+            for k, v in _inputs(name).items()}
+
+
 @pytest.fixture(scope="module")
 def ran_at_another_batch(tmp_path_factory):
     """Every case Stadyn writes (in one file, at the batch size of NNabla's reference) run one
@@ -258,10 +265,8 @@ def ran_at_another_batch(tmp_path_factory):
     model = read_legacy_model(path)
     feeds = {}
     for name in written:
-        declared = model.networks[name].variables
-        for k, v in _inputs(name).items():
-            batched = tuple(declared[k].shape[:1]) == (-1,)
-            feeds[f"{name}/{k}"] = np.concatenate([v, v[:1]]) if batched else v
+        feeds.update((f"{name}/{k}", v) for k, v in
+                     _one_sample_more(name, model.networks[name].variables).items())
     np.savez(tmp / "in.npz", **feeds)
     proc = subprocess.run([NNABLA, os.path.join(HERE, "nnabla_run_nnp_ops.py"), str(path),
                            str(tmp / "in.npz"), str(tmp / "out.npz")],
@@ -300,6 +305,55 @@ def test_an_op_stadyn_wrote_runs_in_nnabla_and_stadyn_at_another_batch_size(
         assert sorted(out) == sorted(got)
         return
     _close(name, dict(out), got)
+    if name in NUMPY:                            # both read one file: NumPy says what is right
+        _close(name, got, {"y0": NUMPY[name](*mine.values())})
+
+
+# NumPy's values of some cases at any batch size: what a file Stadyn wrote must compute one
+# sample larger than it was saved (NNabla and Stadyn agreeing is not enough: they read the same
+# file).  The functions take the case's inputs x0, x1, ... in order.
+NUMPY = {
+    "sin": np.sin,
+    "greater": lambda a, b: a > b,
+    "less": lambda a, b: a < b,                            # b (1, 3) has no batch axis
+    "where": lambda c, a, b: np.where(c != 0, a, b),
+    "bc_add2": lambda a, b: a + b,
+    "cumsum": lambda x: np.cumsum(x, axis=1) - x,          # exclusive
+    "cumprod": lambda x: np.flip(np.cumprod(np.flip(x, 2), axis=2), 2),   # reverse
+    "flip": lambda x: x[::-1, :, ::-1],                    # the batch axis reversed too
+    "tile": lambda x: np.tile(x, (2, 1, 2)),               # (2, B, 6): the batch second
+    "sort": lambda x: -np.sort(-x, axis=1),
+    "clip_by_norm": lambda x: x * 0.5 / np.maximum(
+        np.sqrt((x ** 2).sum(axis=1, keepdims=True)), 0.5),
+    "dot": np.dot, "dot_vector": np.dot, "dot_nd": np.dot,
+    "matrix_diag": lambda x: x[:, :, None] * np.eye(x.shape[1]),
+    "norm": lambda x: (np.abs(x) ** 3).sum(axis=(1, 2), keepdims=True) ** (1 / 3),
+    "flatten": lambda x: x.reshape(len(x), -1),
+    "sum_pooling": lambda x: x.reshape(len(x), 3, 2, 2, 2, 2).sum(axis=(3, 5)),
+    "gather": lambda x, i: np.take(x, i.astype(int), axis=0),   # (4, 3) batched, i is not
+    "kl_multinomial": lambda p, q: (p * (np.log(p) - np.log(q))).sum(axis=1, keepdims=True),
+    "prelu": lambda x, w: np.where(x > 0, x, w[:, None] * x),
+    "mean_subtraction": lambda x, m, t: x - m,
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUMPY))
+def test_numpys_values_are_nnablas_at_the_saved_batch_size(name):
+    """The NumPy expectations below, checked against what NNabla 1.39 computed."""
+    _close(name, {"y0": NUMPY[name](*_inputs(name).values())}, _outputs(name))
+
+
+@pytest.mark.parametrize("name", sorted(NUMPY))
+def test_an_op_stadyn_wrote_computes_numpys_values_at_another_batch_size(name, tmp_path):
+    xs, ys = _stadyn_case(name)
+    path = tmp_path / "op.nnp"
+    w = NnpWriter()
+    w.add_network(name, ys, xs or None, batch_size=_batch(name))
+    w.write(path)
+    feeds = _one_sample_more(name, read_legacy_model(path).networks[name].variables)
+    assert feeds["x0"].shape[0] == _batch(name) + 1, "the first input has no batch axis"
+    out = sd.load_nnp(path, network=name, batch_size=_batch(name) + 1)(**feeds)
+    _close(name, dict(out), {"y0": NUMPY[name](*feeds.values())})
 
 
 SHAPES_NNP = os.path.join(FILES, "nnabla_shapes.nnp")

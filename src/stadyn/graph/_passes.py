@@ -466,7 +466,27 @@ def _fusable_convolution(n) -> bool:
     return (not transposed and len(stride) == 2 and isinstance(xv, torch.Tensor)
             and isinstance(wv, torch.Tensor) and xv.device.type == "cpu" and xv.ndim == 4
             and xv.dtype in (torch.float32, torch.bfloat16) and wv.dtype == xv.dtype
-            and not xv.is_contiguous() and xv.is_contiguous(memory_format=torch.channels_last))
+            and not xv.is_contiguous() and xv.is_contiguous(memory_format=torch.channels_last)
+            and (xv.dtype != torch.bfloat16 or _bf16_fusion_runs()))
+
+
+_BF16_FUSION: list[bool] = []
+
+
+def _bf16_fusion_runs() -> bool:
+    """Whether oneDNN's fused convolution runs in bfloat16 on this CPU: it needs avx512bw/vl/dq
+    or avx_ne_convert, and raises on an AVX2-only CPU (an AMD EPYC here), where the unfused
+    bfloat16 convolution runs.  Tried once on a tiny convolution."""
+    if not _BF16_FUSION:
+        x = torch.ones(1, 2, 3, 3, dtype=torch.bfloat16).contiguous(
+            memory_format=torch.channels_last)
+        w = torch.ones(2, 2, 1, 1, dtype=torch.bfloat16)
+        try:
+            _CONVOLUTION_RELU(x, w, None, [0, 0], [1, 1], [1, 1], 1, "relu", [], None)
+            _BF16_FUSION.append(True)
+        except RuntimeError:
+            _BF16_FUSION.append(False)
+    return _BF16_FUSION[0]
 
 
 def fuse_convolution_relu(gm: fx.GraphModule) -> int:

@@ -212,6 +212,32 @@ def log(x):
     return torch.log(x)
 
 
+# CNTK 2.7's Log (Math/TensorOps.h:200, CommonMatrix.h:34-35): log of its EPS_IN_LOG (1e-37f),
+# -85.1f, for anything below 1e-37f (0 and negative numbers too), and the gradient from the
+# output, exp(-log x): 1/x, and exp(85.1) where it was floored
+_CNTK_EPS_IN_LOG, _CNTK_LOG_OF_EPS = float(np.float32(1e-37)), float(np.float32(-85.1))
+
+
+@op(1, category=_M, frameworks=("cntk",))
+def cntk_log(x):
+    """CNTK's natural logarithm: ``log(x)``, and -85.1 (``log(1e-37)``) below 1e-37 -- for 0 and
+    negative numbers too, where ``log`` gives -inf and nan.  Its gradient is CNTK's, computed
+    from the output: ``exp(-y)``, so ``1/x`` and ``exp(85.1)`` where the value was floored.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.cntk_log(sd.Variable.from_numpy_array(np.array([0., 1e-38, 1.], np.float32)))
+        >>> y.d
+        array([-85.1, -85.1,   0. ], dtype=float32)
+    """
+    floored = x < _CNTK_EPS_IN_LOG
+    value = torch.where(floored, torch.full_like(x, _CNTK_LOG_OF_EPS),
+                        torch.log(torch.where(floored, torch.ones_like(x), x))).detach()
+    slope = torch.exp(value * -1.0)
+    return value + (x - x.detach()) * slope
+
+
 @op(1, category=_M)
 def sqrt(x):
     """Square root.  Example: ``F.sqrt(x)``."""

@@ -73,6 +73,12 @@ class _Node(LegacyNode):
         self.name = fn.name
         self.attrs = dict(fn.attrs)
         self.n_outputs = len(fn.outputs)
+        shape = self.attrs.get("shape")
+        if builder.fmt == "nnp" and isinstance(shape, (tuple, list)) and shape and shape[0] == -1:
+            # NNabla's batch placeholder: its loaders give every function whose shape field
+            # starts with -1 (Reshape, Broadcast, Constant, Rand...) the batch size the network
+            # is built with (ProtoFunction.graph_call, nnabla/core/graph_def.py)
+            self.attrs["shape"] = type(shape)([builder.batch_size, *shape[1:]])
 
     @property
     def n_inputs(self) -> int:

@@ -6,9 +6,11 @@ declaration (:func:`~.op_rules._nnabla.nnabla`: the same NNabla type and fields)
 Variables are named as NNabla names them: the inputs and outputs by the names given, the
 parameters by their registry names (``cnn/conv1/conv/W``), constants ``constant_<k>`` (as
 parameters without gradient: NNabla has no constants), every other value ``<function>_out``.
-The batch axis (the inputs' first axis, and an op output's first axis of the same size computed
-from one) is written as ``-1``, as NNabla's ``save(variable_batch_size=True)`` does, in the
-variables' shapes and in the first size of a ``Reshape`` or ``Broadcast`` to a batched shape.
+The batch axis (the inputs' first axis, followed through the ops by :mod:`._nnp_batch`) is
+written as ``-1`` in the variables' shapes and in the first size of a ``Reshape`` or
+``Broadcast`` to a shape with the batch axis, so NNabla's loaders build the network at any
+batch size (NNabla's ``save(variable_batch_size=True)`` writes ``-1`` the same places where the
+batch axis is, but decides by size: see :mod:`._nnp_batch`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 
 from ..graph import Variable, output_key, value_key
 from ._graph import GraphParts, collect_graph
+from ._nnp_batch import BatchAxis
 from ._onnx_api import ExportError
 from ._pb_text_write import Message
 from .op_rules import Unmapped, rules_for
@@ -42,8 +45,8 @@ _PARAM_FIELDS = {"ReLU": "relu_param", "LeakyReLU": "leaky_relu_param", "ELU": "
 
 
 # The functions whose ``shape`` field holds the output's shape: where that output has the batch
-# axis, its first size is written ``-1`` as NNabla 1.39's ``save`` writes it
-# (``nnabla/core/variable_batch_size.py``), and NNabla's loaders (``NnpLoader``,
+# axis (:mod:`._nnp_batch`), its first size is written ``-1``, as NNabla 1.39's ``save`` writes
+# it (``nnabla/core/variable_batch_size.py``), and NNabla's loaders (``NnpLoader``,
 # ``nnabla.utils.load``) put the batch size they are given in its place
 # (``ProtoFunction.graph_call`` in ``nnabla/core/graph_def.py``).  At the export's size, a
 # network built for another batch size fails in NNabla's reshape.cpp / broadcast.cpp.
@@ -79,7 +82,8 @@ class NnpEmitter:
     ``inputs`` and writing, unless ``outputs`` says otherwise, the node's outputs; ``params``
     are its ``<type>_param`` fields (a tuple is a ``Shape``, a list a repeated field; fields equal
     to proto3's zero are left out as NNabla leaves them out).  ``e.shape(name)`` is a variable's
-    shape; ``e.training`` tells
+    shape; ``e.batched(name)`` whether its first axis is the batch axis, ``e.keeps_batch``
+    whether the node's output has it; ``e.training`` tells
     whether the network is written for training (batch statistics, dropout).  A rule marked
     ``takes_numbers = True`` is also given inputs that are plain numbers: their name is None
     and ``e.numbers`` maps their position to the number (others are refused).
@@ -96,7 +100,7 @@ class NnpEmitter:
         self.outputs = outputs
         self.training = writer.training
         self.numbers: dict[int, float] = {}
-        self.from_data = False          # whether the node reads the data inputs
+        self.keeps_batch = False        # whether an output of the node has the batch axis
 
     def shape(self, name: str) -> tuple[int, ...]:
         """The shape of the variable ``name`` (the batch axis at its built size)."""
@@ -116,12 +120,11 @@ class NnpEmitter:
         shape = tuple(int(d) for d in shape)
         if tuple(self.shape(name)) == shape:
             return name
-        batch = (name in self._w.from_data and bool(shape)
-                 and shape[0] == self._w.batch_axis)
+        # the batch axis stays first when the first size does (a Reshape to (1, B) moves it)
+        batch = self._w.batched.get(name, False) and bool(shape) \
+            and shape[0] == self.shape(name)[0]
         reshaped = self._w.declare(self._w.unique(f"{name}_reshaped", self._w.variables), shape,
                                    "Buffer", batch)
-        if name in self._w.from_data:
-            self._w.from_data.add(reshaped)
         self._w.add_function("Reshape", [name], [reshaped], {"shape": shape})
         return reshaped
 
@@ -141,16 +144,21 @@ class NnpEmitter:
         del w.variables[name]
         return w.declare(name, shape, "Parameter", False)
 
-    def variable(self, base: str, shape: tuple[int, ...]) -> str:
+    def variable(self, base: str, shape: tuple[int, ...], batch: bool | None = None) -> str:
         """A new intermediate variable of ``shape`` (named after ``base``) for a rule that
-        writes the op as several functions; its first axis is the batch axis when it has the
-        batch's size and the node reads the data inputs."""
+        writes the op as several functions.  ``batch`` says whether its first axis is the batch
+        axis; by default it is when the op's output has the batch axis and this first size is
+        the batch's (a rule whose intermediate moves or reduces the output's first axis says
+        so)."""
         shape = tuple(int(d) for d in shape)
-        batch = self.from_data and bool(shape) and shape[0] == self._w.batch_axis
-        name = self._w.declare(self._w.unique(base, self._w.variables), shape, "Buffer", batch)
-        if self.from_data:
-            self._w.from_data.add(name)
-        return name
+        if batch is None:
+            batch = self.keeps_batch and bool(shape) and shape[0] == self._w.batch_axis
+        return self._w.declare(self._w.unique(base, self._w.variables), shape, "Buffer",
+                               bool(batch))
+
+    def batched(self, name: str) -> bool:
+        """Whether the variable ``name`` has the batch axis first."""
+        return self._w.batched.get(name, False)
 
     def function(self, type_name: str, inputs: list[str], params: dict | None = None,
                  outputs: list[str] | None = None) -> list[str]:
@@ -216,11 +224,7 @@ class _NetworkWriter:
         self.training = training
         self.variables: OrderedDict[str, Message] = OrderedDict()
         self.shapes: dict[str, tuple[int, ...]] = {}
-        self.batched: dict[str, bool] = {}
-        # the variables computed from the data inputs (not from parameters and constants
-        # alone): NNabla's variable_batch_size takes a first axis of the batch's size of these,
-        # and of these only, as the batch axis
-        self.from_data: set[str] = set()
+        self.batched: dict[str, bool] = {}      # whether the first axis is the batch axis
         self.functions: list[Message] = []
         self.params: OrderedDict[str, tuple[np.ndarray, bool]] = OrderedDict()
         self.readers: dict[str, int] = {}    # how many functions read each parameter
@@ -314,10 +318,15 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
     # says (NNabla infers it from the graph too; ``batch_size`` is only the message's field).
     w.batch_axis = (next(iter(batches)) if len(batches) == 1 else batch_size or 1)
     w.batch_size = batch_size or w.batch_axis
+    sizes = {int(d) for v in list(parts.inputs.values()) + list(parts.parameters.values())
+             + list(parts.constants) for d in v.shape}
+    sizes |= {int(d) for node in parts.nodes for ref in node._outputs if ref() is not None
+              for d in ref().shape}
+    axis = BatchAxis(w.batch_axis, sizes)
     for iname, v in parts.inputs.items():
-        ids[value_key(v)] = w.declare(iname, tuple(v.shape), "Buffer",
-                                      bool(v.shape) and v.shape[0] == w.batch_axis)
-        w.from_data.add(iname)
+        batched = bool(v.shape) and v.shape[0] == w.batch_axis
+        ids[value_key(v)] = w.declare(iname, tuple(v.shape), "Buffer", batched)
+        axis.mark(v, batched, from_data=True)
     params = w.params
     for pname, v in parts.parameters.items():
         ids[value_key(v)] = w.declare(pname, tuple(v.shape), "Parameter", False)
@@ -355,7 +364,7 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
             else:
                 raise ExportError(f"{_where(node)}: an input given as a value ({type(v).__name__})"
                                   " has no NNabla form")
-        from_data = any(n is not None and n in w.from_data for n in in_names)
+        batched = axis.outputs(node)
         out_names: list[str | None] = []
         for i, ref in enumerate(node._outputs):
             v = ref()
@@ -367,14 +376,11 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
             if base is not None and base in w.variables:
                 raise ExportError(f"network {name!r}: two variables are both named {base!r}")
             vname = base or w.unique(f"{node.spec.name}_out", w.variables)
-            batch = from_data and bool(v.shape) and v.shape[0] == w.batch_axis
-            out_names.append(w.declare(vname, tuple(v.shape), "Buffer", batch))
-            if from_data:
-                w.from_data.add(vname)
+            out_names.append(w.declare(vname, tuple(v.shape), "Buffer", batched[i]))
             ids[key] = vname
         e = NnpEmitter(w, node, out_names)
         e.numbers = numbers
-        e.from_data = from_data
+        e.keeps_batch = any(batched)
         try:
             rule(e, in_names, attrs)
         except _Unsupported as exc:

@@ -54,23 +54,8 @@ relu = _u("relu", "ReLU", F.relu, "``max(x, 0)``.")
 sigmoid = _u("sigmoid", "StableSigmoid", F.sigmoid, "``1 / (1 + exp(-x))``.")
 tanh = _u("tanh", "Tanh", F.tanh, "The hyperbolic tangent.")
 exp = _u("exp", "Exp", F.exp, "``e ** x``.")
-# CNTK 2.7's Log (Math/TensorOps.h:200, CommonMatrix.h:34-35): -85.1f (log of its EPS_IN_LOG,
-# 1e-37f) for anything below 1e-37f (0 and negative numbers too), and the gradient from the
-# output, exp(-log x): 1/x, and exp(85.1) where it was floored
-_EPS_IN_LOG, _LOG_OF_EPS = float(np.float32(1e-37)), float(np.float32(-85.1))
-
-
-def _log(v):
-    floored = F.stop_gradient(F.less_scalar(v, _EPS_IN_LOG))
-    safe = F.where(floored, F.add_scalar(F.mul_scalar(v, 0.0), 1.0), v)    # (no log of 0)
-    value = F.stop_gradient(F.where(floored, F.add_scalar(F.mul_scalar(v, 0.0), _LOG_OF_EPS),
-                                    F.log(safe)))
-    slope = F.stop_gradient(F.exp(F.mul_scalar(value, -1.0)))
-    out = F.add2(value, F.mul2(F.sub2(v, F.stop_gradient(v)), slope))
-    return out
-
-
-log = _u("log", "Log", _log, "The natural logarithm (-85.1 below 1e-37, as in CNTK 2.7).")
+log = _u("log", "Log", F.cntk_log,
+        "The natural logarithm (-85.1 below 1e-37, as in CNTK 2.7).")
 sqrt = _u("sqrt", "Sqrt", F.sqrt, "The square root.")
 abs = _u("abs", "Abs", F.abs, "The absolute value.")  # noqa: A001
 square = _u("square", "ElementTimes", lambda v: F.mul2(v, v), "``x * x``.")

@@ -242,6 +242,10 @@ register_rules(F.exp, onnx_export=onnx_unary("Exp"), onnx_import={"Exp": import_
                nnp_import=nnabla(F.exp, "Exp"), cntk_import={"Exp": cntk_same(F.exp)})
 register_rules(F.log, onnx_export=onnx_unary("Log"), onnx_import={"Log": import_unary(F.log)},
                nnp_import=nnabla(F.log, "Log"), cntk_import={"Log": cntk_same(F.log)})
+register_rules(F.cntk_log, onnx_export=onnx_unary("Log"),
+               onnx_import=Unmapped("ONNX's Log imports as log (ONNX has no floor at 1e-37)"),
+               nnp_import=Unmapped("NNabla's Log imports as log (NNabla has no floor at 1e-37)"),
+               nnp_export=Unmapped("NNabla's Log has no floor at 1e-37"))
 
 
 def _sqrt_nnp(e, inputs, attrs):

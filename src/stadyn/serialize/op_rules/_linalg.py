@@ -91,16 +91,16 @@ def _dot_nnp(e, inputs, attrs):
         e.unsupported("a 0-d input (NNabla's F.dot then computes with NumPy, not a function)")
     base = {"base_axis": len(sa) - 1}
     if len(sb) == 1:
-        column = e.variable("dot_column", (sb[0], 1))
+        column = e.variable("dot_column", (sb[0], 1), e.batched(b))
         e.function("Reshape", [b], {"shape": (sb[0], 1), "inplace": True}, [column])
-        h = e.variable("dot_affine", tuple(sa[:-1]) + (1,))
+        h = e.variable("dot_affine", tuple(sa[:-1]) + (1,), e.batched(a) and len(sa) > 1)
         e.function("Affine", [a, column], base, [h])
         e.function("Reshape", [h], {"shape": tuple(sa[:-1]), "inplace": True})
         return
     order = list(range(len(sb)))
     order.insert(0, order.pop(len(sb) - 2))
     if order != sorted(order):       # a matrix b needs no Transpose (NNabla writes none)
-        moved = e.variable("dot_transposed", tuple(sb[i] for i in order))
+        moved = e.variable("dot_transposed", tuple(sb[i] for i in order), False)
         e.function("Transpose", [b], {"axes": order}, [moved])
         b = moved
     e.function("Affine", [a, b], base)

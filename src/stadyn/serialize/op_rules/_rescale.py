@@ -92,11 +92,12 @@ def _clip_by_norm_nnp(e, inputs, attrs):
     e.function("MulScalar", [x], {"val": clip}, [scaled])
     squares = e.variable("clip_squares", shape)
     e.function("PowScalar", [x], {"val": 2.0}, [squares])
-    total = e.variable("clip_sum", kept)
+    batch = e.keeps_batch and 0 not in axes      # a norm over the batch axis has none
+    total = e.variable("clip_sum", kept, batch)
     e.function("Sum", [squares], {"axes": axes, "keep_dims": True}, [total])
-    norm = e.variable("clip_norm", kept)
+    norm = e.variable("clip_norm", kept, batch)
     e.function("PowScalar", [total], {"val": 0.5}, [norm])
-    floor = e.variable("clip_floor", kept)
+    floor = e.variable("clip_floor", kept, batch)
     e.function("MaximumScalar", [norm], {"val": clip}, [floor])
     e.function("Div2", [scaled, floor])
 

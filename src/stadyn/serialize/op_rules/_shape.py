@@ -73,13 +73,12 @@ def _import_unsqueeze(node):
 
 
 def _reshape_nnp(node):
-    """NNabla's ``Reshape``: the stored shape holds the batch size the file was written with;
-    a network built for another batch size keeps its own first axis."""
-    shape = node.field("shape", tuple)
-    size = math.prod(node.shape(0))
-    if shape and math.prod(shape) != size and node.shape(0):
-        shape = (node.shape(0)[0],) + shape[1:]
-    return F.reshape(node.var(0), shape, inplace=node.field("inplace", bool))
+    """NNabla's ``Reshape``: a first size ``-1`` (the batch axis) is the batch size the network
+    is built with (the loader puts it in), as NNabla's loaders do; any other size is as written
+    (at another batch size than the file's, a ``Reshape`` written with the file's fails, as in
+    NNabla's reshape.cpp)."""
+    return F.reshape(node.var(0), node.field("shape", tuple),
+                     inplace=node.field("inplace", bool))
 
 
 register_rules(F.reshape, onnx_export=_reshape_onnx,
