@@ -383,7 +383,8 @@ def _not(w, p, c, name):
 _RULES = {
     "identity": None,       # (written as nothing: its output is its input)
     "relu": _unary("ReLU"), "tanh": _unary("Tanh"), "sigmoid": _unary("StableSigmoid"),
-    "exp": _unary("Exp"), "log": _unary("Log"), "sqrt": _unary("Sqrt"), "abs": _unary("Abs"),
+    "exp": _unary("Exp"), "log": _unary("Log"), "cntk_log": _unary("Log"),
+    "sqrt": _unary("Sqrt"), "abs": _unary("Abs"),
     "floor": _unary("Floor"), "elu": _elu,
     "add2": _binary("Plus"), "sub2": _binary("Minus"), "mul2": _binary("ElementTimes"),
     "div2": _div2, "add_scalar": _scalar("Plus"), "mul_scalar": _scalar("ElementTimes"),
