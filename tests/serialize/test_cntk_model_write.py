@@ -193,3 +193,18 @@ def test_a_cntk_op_the_writer_has_no_form_for_is_written_through_its_catalog_ops
     loaded = C.load_model(path)
     data = np.array([[0.1, 2.0, -1.0, 0.5]], np.float32)
     np.testing.assert_array_equal(np.ravel(loaded.eval({loaded.arguments[0]: data})), [1])
+
+
+def test_cntk_log_is_written_as_cntks_log_and_read_back_floored(tmp_path):
+    # the catalog op cntk_log (CNTK's Log: -85.1 below 1e-37) is one Log function in the file,
+    # and Stadyn reads a file's Log as CNTK 2.7 computes it (-85.1 at 0, not -inf)
+    import stadyn as sd
+    import stadyn.functions as F
+    from stadyn.serialize import _cntk_format
+    x = sd.Variable((1, 3))
+    path = str(tmp_path / "log.model")
+    serialize.save_cntk_v2(path, [F.cntk_log(x)], {"x": x})
+    assert [f.type for f in _cntk_format.read_cntk(path).networks["main"].functions] == ["Log"]
+    loaded = C.load_model(path)
+    got = loaded.eval({loaded.arguments[0]: np.array([[0.0, 1.0, np.e]], np.float32)})
+    np.testing.assert_allclose(got, [[-85.1, 0.0, 1.0]], rtol=1e-6)
