@@ -146,14 +146,65 @@ def test_cntk_27_loads_the_files_written_now(written):
         np.testing.assert_allclose(v, OUTPUTS[k], rtol=1e-6, atol=1e-7)
 
 
-def test_a_cntk_op_marked_on_more_than_it_is_is_not_collapsed(tmp_path):
-    # compat's round(x) is floor(x + 0.5) with the mark Floor on the result: writing it as
-    # Floor(x) would lose the + 0.5, so it is written in Stadyn's format (and computes round)
+def test_composed_ops_load_in_cntk_as_the_graph_cntk_builds():
+    # the file written for composed_ops, as CNTK 2.7 loaded it (cntk_listing.json), is the
+    # graph CNTK 2.7 builds itself for the same calls (cntk_native.json, its cntk_native.py):
+    # Log, Negate(Floor(Negate)) for ceil, Floor(Plus) for round, the ElementDivide, And,
+    # Or, Xor, Not blocks, the comparisons -- op names, names, order; and the same outputs
+    with open(os.path.join(FIXTURES, "cntk_native.json")) as f:
+        native = json.load(f)
+    values = native.pop("outputs_values")
+    assert LISTING["composed_ops"]["cntk"] == native
+    assert [o for o, _ in native["outputs"]] == networks.COMPOSED
+    for k, v in enumerate(values):
+        np.testing.assert_array_equal(OUTPUTS[f"composed_ops/{k}"], np.array(v, np.float32))
+
+
+def test_round_is_written_as_cntks_floor_of_x_plus_a_half(tmp_path):
+    # compat's round is CNTK's Floor(Plus(x, 0.5)) (before: written in Stadyn's format with a
+    # warning, as the writer took its Floor mark for a floor of x); the file holds exactly that
     x = C.input_variable(3, name="x")
-    f = C.round(x)
     path = str(tmp_path / "round.model")
-    with pytest.warns(UserWarning, match="written as a Stadyn model file"):
-        f.save(path)
-    data = np.array([[0.4, 0.6, -1.6]], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        C.round(x, name="r").save(path)
+    top = make_refs.decoded(path)
+    by_uid = {f["uid"]: f for f in top["primitive_functions"]}
+    leaves = {v["uid"]: v for v in top["inputs"]}
+    floor = by_uid[top["root"]]
+    assert (floor["op"], floor["name"]) == (7, "r")                  # Floor
+    [plus_out] = floor["inputs"]
+    plus = by_uid[plus_out.rpartition("_Output_")[0]]
+    assert plus["op"] == 19                                          # Plus
+    assert leaves[plus["inputs"][0]]["name"] == "x"
+    assert leaves[plus["inputs"][1]]["value"]["values"] == [0.5]
+    data = np.array([[0.4, 0.5, -1.5]], np.float32)
     loaded = C.load_model(path)
-    np.testing.assert_array_equal(loaded.eval({loaded.arguments[0]: data}), [[0, 1, -2]])
+    np.testing.assert_array_equal(loaded.eval({loaded.arguments[0]: data}), [[0, 1, -1]])
+
+
+def test_a_cntk_op_the_writer_has_no_form_for_is_written_through_its_catalog_ops(tmp_path):
+    # a value the compat shows as a CNTK op without a rule here (argmax) is written by the
+    # catalog ops computing it; where one of those has no CNTK form, Stadyn's format, warned
+    x = C.input_variable(4, name="x")
+    path = str(tmp_path / "am.model")
+    with pytest.warns(UserWarning, match="written as a Stadyn model file"):
+        C.argmax(x, name="am").save(path)
+    loaded = C.load_model(path)
+    data = np.array([[0.1, 2.0, -1.0, 0.5]], np.float32)
+    np.testing.assert_array_equal(np.ravel(loaded.eval({loaded.arguments[0]: data})), [1])
+
+
+def test_cntk_log_is_written_as_cntks_log_and_read_back_floored(tmp_path):
+    # the catalog op cntk_log (CNTK's Log: -85.1 below 1e-37) is one Log function in the file,
+    # and Stadyn reads a file's Log as CNTK 2.7 computes it (-85.1 at 0, not -inf)
+    import stadyn as sd
+    import stadyn.functions as F
+    from stadyn.serialize import _cntk_format
+    x = sd.Variable((1, 3))
+    path = str(tmp_path / "log.model")
+    serialize.save_cntk_v2(path, [F.cntk_log(x)], {"x": x})
+    assert [f.type for f in _cntk_format.read_cntk(path).networks["main"].functions] == ["Log"]
+    loaded = C.load_model(path)
+    got = loaded.eval({loaded.arguments[0]: np.array([[0.0, 1.0, np.e]], np.float32)})
+    np.testing.assert_allclose(got, [[-85.1, 0.0, 1.0]], rtol=1e-6)

@@ -98,24 +98,41 @@ class _Writer:
     def block(self, b, root: str, arguments: list[str]) -> str:
         """The block function of the layer ``b`` whose body computes ``root`` (an output uid)
         from its placeholders; returns the block's output uid."""
-        uid = f"Block{next(self.count)}"
         keys = [b.placeholders[id(a)] for a in b.arguments if id(a) in b.placeholders]
         values = [u for a, u in zip(b.arguments, arguments) if id(a) in b.placeholders]
+        return self._block_function(b.op_name, b.name, b.leaves, keys, values, root)
+
+    def fixed_block(self, op_name: str, name: str, ins: Sequence[Variable],
+                    uids: Sequence[str], constants: Sequence[float], body) -> str:
+        """A block CNTK 2.7 builds for one op (``element_divide``'s
+        ``ElementDivide``, ``element_and``'s ``And``): a placeholder for each of ``ins``
+        (read as ``uids`` outside), the scalar ``constants`` as the block's leaves, and the
+        functions ``body(writer, placeholders, constants, name)`` adds (returning its root's
+        output uid); returns the block function's uid (as :meth:`function` does)."""
+        placeholders = [self.placeholder(v) for v in ins]
+        leaves = [self.constant(c, ins[0]) for c in constants]
+        root = body(self, placeholders, leaves, name)
+        out = self._block_function(op_name, name, leaves, placeholders, list(uids), root)
+        return out.rpartition("_Output_")[0]
+
+    def _block_function(self, op_name: str, name: str, leaves: Sequence[str],
+                        keys: Sequence[str], values: Sequence[str], root: str) -> str:
+        uid = f"Block{next(self.count)}"
         composite = {"version": P.size_t(_COMPOSITE_VERSION),
                      "type": P.text("CompositeFunction"),
                      "root": P.text(root.rpartition("_Output_")[0]),
                      "uid": P.text(f"CompositeFunction{next(self.count)}")}
         entry = {"version": P.size_t(_FUNCTION_VERSION), "type": P.text("PrimitiveFunction"),
                  "uid": P.text(uid), "op": P.size_t(57),
-                 "inputs": P.vector([P.text(i) for i in b.leaves + values]),
+                 "inputs": P.vector([P.text(i) for i in list(leaves) + list(values)]),
                  "attributes": P.dictionary({}),
-                 "block_function_op_name": P.text(b.op_name),
+                 "block_function_op_name": P.text(op_name),
                  "block_function_composite": P.dictionary(composite),
                  "block_function_composite_arguments_map_keys": P.vector(P.text(k) for k in keys),
                  "block_function_composite_arguments_map_values":
                      P.vector(P.text(v) for v in values)}
-        if b.name:
-            entry["name"] = P.text(b.name)
+        if name:
+            entry["name"] = P.text(name)
         self.functions.append(entry)
         return uid + "_Output_0"
 
@@ -320,10 +337,54 @@ def _batch_normalization(w, ins, uids, attrs, out, name):
     return w.function("BatchNormalization", uids, attributes, name=name)
 
 
+# The blocks CNTK 2.7 builds for one op (as its load_model and graph listing show them, see
+# tests/fixtures/cntk_model_write/cntk_native.json): element_divide is ElementTimes(x,
+# Reciprocal(y)); the logical ops read a value above 0 as true, with the one scalar constant
+# 0 (Not: 0, then 1) as the block's leaves.
+def _fixed_block(op, constants, body):
+    def rule(w, ins, uids, attrs, out, name):
+        return w.fixed_block(op, name, ins, uids, constants, body)
+    return rule
+
+
+def _element_divide(w, p, c, name):
+    # (CNTK 2.7 gives the block's name to the ElementTimes inside too)
+    inverse = w.function("Reciprocal", [p[1]]) + "_Output_0"
+    return w.function("ElementTimes", [p[0], inverse], name=name) + "_Output_0"
+
+
+def _truths(w, p, zero):
+    return [w.function("Greater", [u, zero]) + "_Output_0" for u in p]
+
+
+def _and(w, p, c, name):
+    a, b = _truths(w, p, c[0])
+    both = w.function("ElementTimes", [a, b]) + "_Output_0"
+    return w.function("Greater", [both, c[0]]) + "_Output_0"
+
+
+def _or(w, p, c, name):
+    a, b = _truths(w, p, c[0])
+    either = w.function("Plus", [a, b]) + "_Output_0"
+    return w.function("Greater", [either, c[0]]) + "_Output_0"
+
+
+def _xor(w, p, c, name):
+    a, b = _truths(w, p, c[0])
+    return w.function("NotEqual", [a, b]) + "_Output_0"
+
+
+def _not(w, p, c, name):
+    [a] = _truths(w, p, c[0])
+    negated = w.function("Negate", [a]) + "_Output_0"
+    return w.function("Plus", [negated, c[1]]) + "_Output_0"
+
+
 _RULES = {
     "identity": None,       # (written as nothing: its output is its input)
     "relu": _unary("ReLU"), "tanh": _unary("Tanh"), "sigmoid": _unary("StableSigmoid"),
-    "exp": _unary("Exp"), "log": _unary("Log"), "sqrt": _unary("Sqrt"), "abs": _unary("Abs"),
+    "exp": _unary("Exp"), "log": _unary("Log"), "cntk_log": _unary("Log"),
+    "sqrt": _unary("Sqrt"), "abs": _unary("Abs"),
     "floor": _unary("Floor"), "elu": _elu,
     "add2": _binary("Plus"), "sub2": _binary("Minus"), "mul2": _binary("ElementTimes"),
     "div2": _div2, "add_scalar": _scalar("Plus"), "mul_scalar": _scalar("ElementTimes"),
@@ -332,11 +393,20 @@ _RULES = {
     "convolution": _convolution, "max_pooling": _pooling("max"),
     "average_pooling": _pooling("average"), "cntk_batch_normalization": _batch_normalization,
 }
-_RULES.update({"stop_gradient": _unary("StopGradient"), "cntk:Floor": _unary("Floor"),
-               "cntk:Reciprocal": _unary("Reciprocal"), "cntk:Hardmax": _unary("Hardmax"),
-               "cntk:StopGradient": _unary("StopGradient")})
-#: The catalog ops a CNTK v2 model file can be written with (``cntk:<Op>``: CNTK ops Stadyn
-#: makes of several catalog ops, written as that one op).
+_RULES["stop_gradient"] = _unary("StopGradient")
+# CNTK ops the caller (stadyn.compat.cntk) shows as one op, over the inputs it shows, however
+# Stadyn computes them: one primitive function each, or the block CNTK 2.7 builds
+_RULES.update({"cntk:" + op: _unary(op) for op in (
+    "Floor", "Log", "Reciprocal", "Hardmax", "StopGradient", "Negate")})
+_RULES.update({"cntk:" + op: _binary(op) for op in (
+    "Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual")})
+_RULES.update({"cntk:ElementDivide": _fixed_block("ElementDivide", (), _element_divide),
+               "cntk:And": _fixed_block("And", (0.0,), _and),
+               "cntk:Or": _fixed_block("Or", (0.0,), _or),
+               "cntk:Xor": _fixed_block("Xor", (0.0,), _xor),
+               "cntk:Not": _fixed_block("Not", (0.0, 1.0), _not)})
+#: The catalog ops a CNTK v2 model file can be written with (``cntk:<Op>``: CNTK ops the caller
+#: shows as one op, whatever catalog ops compute them, written as that one op).
 WRITABLE_OPS = tuple(sorted(_RULES))
 
 
@@ -346,7 +416,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                   combine_name: str | None = None,
                   block_of: Callable[[Variable], "tuple | None"] | None = None,
                   input_names: Sequence[str] | None = None,
-                  cntk_op_of: Callable[[Variable], "str | None"] | None = None) -> bytes:
+                  cntk_op_of: Callable[[Variable], "tuple | None"] | None = None) -> bytes:
     """The bytes of a CNTK v2 model file computing ``outputs`` from ``inputs`` (name ->
     input Variable, batch axis first).  ``name_of``: the name of the function that computes a
     Variable (default its ``name``); ``leaf_name_of``: a parameter's or constant's name
@@ -354,9 +424,10 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     outputs, to write one even for one output (None: a Combine only for several);
     ``block_of``: ``(op name, name, arguments)`` of the layer (CNTK block) whose output a
     Variable is, or None; ``input_names``: the names the file gives the inputs (default the
-    keys of ``inputs``); ``cntk_op_of``: the name of the CNTK op that made a Variable (None for
-    none): ``Floor``, ``Hardmax``, ``Reciprocal`` and ``StopGradient`` made of several catalog
-    ops are written as that one op over the one value they read.  Raises
+    keys of ``inputs``); ``cntk_op_of``: the CNTK op the caller shows as making a Variable,
+    ``(op name, its inputs)``, or None: one the writer has a ``cntk:<op>`` rule for (``Floor``,
+    ``Log``, ``Negate``, ``Less``, ``ElementDivide``, ``And``, ... see :data:`WRITABLE_OPS`) is
+    written as that CNTK op over those inputs, whatever catalog ops compute it.  Raises
     :class:`CntkWriteUnsupported` for a graph with an op or input it cannot write."""
     name_of = name_of or (lambda v: v.name or "")
     leaf_name_of = leaf_name_of or (lambda v: v.name or "")
@@ -364,7 +435,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         if v.sequence_lengths is not None:
             raise CntkWriteUnsupported(f"input {name!r}", "an input on a sequence axis")
     batched = {id(v) for v in inputs.values()}
-    nodes = walk(outputs, cntk_op_of)
+    nodes = walk(outputs, cntk_op_of, frozenset(_RULES))
     for node in nodes:                            # refuse before writing anything
         if node.spec.name not in _RULES:
             raise CntkWriteUnsupported(node.spec.name, "the writer has no rule for this op")

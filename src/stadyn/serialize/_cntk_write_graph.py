@@ -1,5 +1,5 @@
 """The graph side of the CNTK v2 model-file writer (:mod:`._cntk_write`): the order the
-nodes are written in, the CNTK ops Stadyn computes with several catalog ops (written as one),
+nodes are written in, the CNTK ops the caller shows as one op (written as one),
 the shapes CNTK gives leaves Stadyn reshapes in the graph, and the layers (CNTK blocks) with
 the nodes inside each."""
 
@@ -15,9 +15,10 @@ __all__ = ["walk", "key", "fold_shapes", "find_blocks", "Block"]
 
 
 class _CntkOp:
-    """A CNTK op Stadyn computes with several catalog ops (``floor``, ``hardmax`` of
-    ``stadyn.compat.cntk``), standing for the node that makes its output: the
-    writer writes the CNTK op over the inputs CNTK shows, not the ops inside."""
+    """A CNTK op the caller shows as one op (``floor``, ``hardmax``, ``less`` of
+    ``stadyn.compat.cntk``, which Stadyn computes with one or several catalog ops), standing
+    for the node that makes its output: the writer writes the CNTK op over the inputs the
+    caller shows, not the catalog ops inside."""
 
     class _Spec:
         def __init__(self, name: str):
@@ -38,54 +39,17 @@ def key(node) -> int:
     return id(node.raw) if isinstance(node, _CntkOp) else id(node)
 
 
-def _operands(v: Variable, cntk_op_of) -> list[Variable]:
-    """The values a CNTK op made of several catalog ops reads: walking back from ``v``, the
-    first leaves or outputs of other CNTK ops (``cntk_op_of`` not None) met."""
-    found, seen, stack = [], set(), list(v.parent.inputs)
-    while stack:
-        i = stack.pop()
-        if id(i) in seen:
-            continue
-        seen.add(id(i))
-        if i.parent is None or cntk_op_of(i) is not None:
-            found.append(i)
-        else:
-            stack.extend(i.parent.inputs)
-    return found
-
-
-# The catalog ops stadyn.compat.cntk makes each of these CNTK ops of: a CNTK op is written as
-# one only when nothing else lies between it and its operand (CNTK's round is marked Floor but
-# adds 0.5 first: it is not collapsed).
-_MADE_OF = {"Floor": {"cast", "greater", "stop_gradient", "sub2", "floor"},
-            "Reciprocal": {"add2", "div2", "equal_scalar", "r_sub_scalar", "stop_gradient"},
-            "Hardmax": {"cast", "max", "one_hot", "stop_gradient"},
-            "StopGradient": {"stop_gradient"}}
-
-
-def _inner_ops(v: Variable, operands: list[Variable]) -> set[str]:
-    """The catalog ops between ``v`` and its ``operands``."""
-    stop = {id(o) for o in operands}
-    names, seen, stack = set(), set(), [v]
-    while stack:
-        u = stack.pop()
-        if id(u) in seen or id(u) in stop or u.parent is None:
-            continue
-        seen.add(id(u))
-        names.add(u.parent.spec.name)
-        stack.extend(u.parent.inputs)
-    return names
-
-
-def walk(outputs: Sequence[Variable], cntk_op_of) -> list:
-    """The nodes computing ``outputs``, each after those it reads; a CNTK op made of several
-    catalog ops (``cntk_op_of(v)``: ``(op name, inputs)`` with a rule here) is one node."""
+def walk(outputs: Sequence[Variable], cntk_op_of, written: "set[str] | frozenset" = frozenset()
+         ) -> list:
+    """The nodes computing ``outputs``, each after those it reads.  ``cntk_op_of(v)`` is the
+    CNTK op the caller shows as making ``v`` -- ``(op name, the inputs it shows)`` -- or None;
+    where ``"cntk:" + op name`` is in ``written`` (the writer has a rule for it), ``v`` is one
+    node of that op over those inputs, whatever catalog ops compute it (the caller's marks
+    are the one source of truth); else the catalog op that made ``v`` is the node."""
     def node_of(v: Variable):
-        op = cntk_op_of(v) if cntk_op_of is not None else None
-        if op is not None and op in _MADE_OF:
-            operands = _operands(v, cntk_op_of)
-            if len(operands) == 1 and _inner_ops(v, operands) <= _MADE_OF[op]:
-                return _CntkOp(op, v, operands)
+        found = cntk_op_of(v) if cntk_op_of is not None else None
+        if found is not None and "cntk:" + found[0] in written:
+            return _CntkOp(found[0], v, found[1])
         return v.parent
 
     order, done, made = [], set(), {}

@@ -132,8 +132,10 @@ def _saved_as_cntk_v2(path: str, roots: list, inputs: "OrderedDict", names: list
         return False
 
 
-def _cntk_op_of(v) -> "str | None":
-    return G.primitive_op_name(v) if G.made_by_cntk_op(v) else None
+def _cntk_op_of(v) -> "tuple | None":
+    """The CNTK op this layer shows as making ``v`` and the inputs it shows (what
+    ``root_function.op_name`` and ``.inputs`` give), for the CNTK v2 writer."""
+    return (G.primitive_op_name(v), G.shown_inputs(v)) if G.made_by_cntk_op(v) else None
 
 
 def _block_of(v) -> "tuple | None":

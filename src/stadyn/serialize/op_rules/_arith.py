@@ -241,8 +241,10 @@ register_rules(F.abs, onnx_export=onnx_unary("Abs"),
 register_rules(F.exp, onnx_export=onnx_unary("Exp"), onnx_import={"Exp": import_unary(F.exp)},
                nnp_import=nnabla(F.exp, "Exp"), cntk_import={"Exp": cntk_same(F.exp)})
 register_rules(F.log, onnx_export=onnx_unary("Log"), onnx_import={"Log": import_unary(F.log)},
-               nnp_import=nnabla(F.log, "Log"), cntk_import={"Log": cntk_same(F.log)})
+               nnp_import=nnabla(F.log, "Log"))
+# a CNTK model file's Log is CNTK's, floored at -85.1 below 1e-37 (CNTK 2.7 loads it so)
 register_rules(F.cntk_log, onnx_export=onnx_unary("Log"),
+               cntk_import={"Log": cntk_same(F.cntk_log)},
                onnx_import=Unmapped("ONNX's Log imports as log (ONNX has no floor at 1e-37)"),
                nnp_import=Unmapped("NNabla's Log imports as log (NNabla has no floor at 1e-37)"),
                nnp_export=Unmapped("NNabla's Log has no floor at 1e-37"))
