@@ -121,8 +121,8 @@ def test_the_script_runs_end_to_end(tmp_path):
         out = proc.stdout
         assert "Training 1195594 parameters in 14 parameter tensors." in out
         epochs = re.findall(r"^Finished Epoch \[(\d+)\]: \[Training\] loss = ([0-9.]+) \* 512, "
-                            r"metric = ([0-9.]+)% \* 512 [0-9.]+s \( *[0-9.]+ samples per second\)$",
-                            out, re.M)
+                            r"metric = ([0-9.]+)% \* 512 [0-9.]+s "
+                            r"\( *[0-9.]+ samples per second\)$", out, re.M)
         assert [int(e) for e, _, _ in epochs] == [1, 2, 3, 4, 5], out
         models = folder / "Examples" / "Image" / "Classification" / "Models"
         for epoch in range(5):
