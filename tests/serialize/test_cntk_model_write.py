@@ -208,3 +208,25 @@ def test_cntk_log_is_written_as_cntks_log_and_read_back_floored(tmp_path):
     loaded = C.load_model(path)
     got = loaded.eval({loaded.arguments[0]: np.array([[0.0, 1.0, np.e]], np.float32)})
     np.testing.assert_allclose(got, [[-85.1, 0.0, 1.0]], rtol=1e-6)
+
+
+@pytest.mark.parametrize("op, why", [("log", "-85.1"), ("div2", "divisor is 0")])
+def test_plain_log_and_div2_are_refused_as_cntk_computes_them_otherwise(tmp_path, op, why):
+    # CNTK 2.7's Log gives -85.1 at 0 and its ElementTimes(x, Reciprocal(y)) 0 where y is 0;
+    # the catalog's plain log and div2 give NumPy's -inf and inf (only the compat's cntk_log
+    # and marked element_divide are CNTK's): writing them as CNTK's ops changed the values
+    import stadyn as sd
+    import stadyn.functions as F
+    x = sd.Variable((1, 2))
+    x.d = np.array([[0.0, 2.0]], np.float32)
+    y = F.log(x) if op == "log" else F.div2(F.add_scalar(x, 1.0), x)
+    y.forward()
+    with np.errstate(divide="ignore"):
+        expected = np.log([0.0, 2.0]) if op == "log" else np.array([1.0, 3.0]) / [0.0, 2.0]
+    np.testing.assert_allclose(y.d[0], expected, rtol=1e-6)
+    path = tmp_path / "m.model"
+    with pytest.raises(serialize.CntkWriteUnsupported, match=why):
+        serialize.save_cntk_v2(path, [y], {"x": x})
+    assert not path.exists()
+    from stadyn.serialize._cntk_write import WRITABLE_OPS
+    assert op not in WRITABLE_OPS
