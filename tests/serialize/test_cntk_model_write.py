@@ -230,3 +230,15 @@ def test_plain_log_and_div2_are_refused_as_cntk_computes_them_otherwise(tmp_path
     assert not path.exists()
     from stadyn.serialize._cntk_write import WRITABLE_OPS
     assert op not in WRITABLE_OPS
+
+
+def test_a_cntk_written_file_divides_by_zero_and_breaks_hardmax_ties_as_cntk():
+    # cntk_zero_tie.model, written by CNTK 2.7 (cntk_zero_tie.py): reciprocal and
+    # element_divide with zero divisors (CNTK: 0), hardmax with ties (CNTK: the first maximum)
+    data = np.load(os.path.join(FIXTURES, "cntk_zero_tie.npz"))
+    m = C.load_model(os.path.join(FIXTURES, "cntk_zero_tie.model"))
+    got = m.eval({a: data[a.name] for a in m.arguments})
+    assert [o.name for o in m.outputs] == ["rec", "div", "hm"]
+    for k, o in enumerate(m.outputs):
+        np.testing.assert_array_equal(got[o], data[str(k)])
+    assert (data["0"][data["y"] == 0] == 0).all() and data["2"].sum(axis=1).tolist() == [1] * 3
