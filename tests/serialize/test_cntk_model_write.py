@@ -208,3 +208,37 @@ def test_cntk_log_is_written_as_cntks_log_and_read_back_floored(tmp_path):
     loaded = C.load_model(path)
     got = loaded.eval({loaded.arguments[0]: np.array([[0.0, 1.0, np.e]], np.float32)})
     np.testing.assert_allclose(got, [[-85.1, 0.0, 1.0]], rtol=1e-6)
+
+
+@pytest.mark.parametrize("op, why", [("log", "-85.1"), ("div2", "divisor is 0")])
+def test_plain_log_and_div2_are_refused_as_cntk_computes_them_otherwise(tmp_path, op, why):
+    # CNTK 2.7's Log gives -85.1 at 0 and its ElementTimes(x, Reciprocal(y)) 0 where y is 0;
+    # the catalog's plain log and div2 give NumPy's -inf and inf (only the compat's cntk_log
+    # and marked element_divide are CNTK's): writing them as CNTK's ops changed the values
+    import stadyn as sd
+    import stadyn.functions as F
+    x = sd.Variable((1, 2))
+    x.d = np.array([[0.0, 2.0]], np.float32)
+    y = F.log(x) if op == "log" else F.div2(F.add_scalar(x, 1.0), x)
+    y.forward()
+    with np.errstate(divide="ignore"):
+        expected = np.log([0.0, 2.0]) if op == "log" else np.array([1.0, 3.0]) / [0.0, 2.0]
+    np.testing.assert_allclose(y.d[0], expected, rtol=1e-6)
+    path = tmp_path / "m.model"
+    with pytest.raises(serialize.CntkWriteUnsupported, match=why):
+        serialize.save_cntk_v2(path, [y], {"x": x})
+    assert not path.exists()
+    from stadyn.serialize._cntk_write import WRITABLE_OPS
+    assert op not in WRITABLE_OPS
+
+
+def test_a_cntk_written_file_divides_by_zero_and_breaks_hardmax_ties_as_cntk():
+    # cntk_zero_tie.model, written by CNTK 2.7 (cntk_zero_tie.py): reciprocal and
+    # element_divide with zero divisors (CNTK: 0), hardmax with ties (CNTK: the first maximum)
+    data = np.load(os.path.join(FIXTURES, "cntk_zero_tie.npz"))
+    m = C.load_model(os.path.join(FIXTURES, "cntk_zero_tie.model"))
+    got = m.eval({a: data[a.name] for a in m.arguments})
+    assert [o.name for o in m.outputs] == ["rec", "div", "hm"]
+    for k, o in enumerate(m.outputs):
+        np.testing.assert_array_equal(got[o], data[str(k)])
+    assert (data["0"][data["y"] == 0] == 0).all() and data["2"].sum(axis=1).tolist() == [1] * 3

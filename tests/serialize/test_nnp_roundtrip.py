@@ -38,13 +38,10 @@ LOADERS = ("nnp_graph", "load")
 # Outputs of the graph Stadyn built (its own ``F``) that NNabla 1.39 computes otherwise from the
 # file, each with the reason; the test holds them to differing (so a change shows) and every
 # other output to agreeing.  Read back from the file, Stadyn computes what NNabla does.
-KNOWN = {
-    # NNabla 1.39's SigmoidCrossEntropy reads its target as an int (sigmoid_cross_entropy.cpp
-    # takes the label array as int: 0.7 is 0), and so do Stadyn's loader and
-    # stadyn.compat.nnabla's F; stadyn.functions.sigmoid_cross_entropy takes a probability.
-    # With 0/1 targets ("sce") they agree.
-    ("embed_loss", "sce_soft"),
-}
+KNOWN: set = set()
+# (embed_loss/sce_soft, stadyn.functions.sigmoid_cross_entropy of a probability target, is
+# written as ReLU(x) - x t + SoftPlus(-|x|), not as NNabla 1.39's SigmoidCrossEntropy, which
+# reads its target as an int (sigmoid_cross_entropy.cpp: 0.7 is 0), so it agrees)
 
 
 def _of(prefix, source=REF):
@@ -128,3 +125,20 @@ def test_nnabla_runs_todays_files_to_the_references(written, tmp_path):
                 for k in want:
                     np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6,
                                                err_msg=prefix + k)
+
+
+@pytest.mark.parametrize("integer_target, types", [
+    (True, ["SigmoidCrossEntropy"]),
+    (False, ["ReLU", "Mul2", "Sub2", "Abs", "MulScalar", "SoftPlus", "Add2"])])
+def test_sigmoid_cross_entropy_is_written_as_nnabla_computes_its_target(tmp_path, integer_target,
+                                                                        types):
+    # NNabla 1.39's SigmoidCrossEntropy truncates its target to an int: only the integer
+    # target op is written as it; a probability target as ReLU(x) - x t + SoftPlus(-|x|)
+    import re
+    import stadyn as sd
+    import stadyn.functions as F
+    x, t = sd.Variable((2, 3)), sd.Variable((2, 3))
+    y = F.sigmoid_cross_entropy(x, t, integer_target=integer_target)
+    sd.save_nnp(str(tmp_path / "m.nnp"), {"y": y}, {"x": x, "t": t}, network="n", executor="n")
+    text = nntxt_of(str(tmp_path / "m.nnp"))
+    assert [f for f in re.findall(r'type: "(\w+)"', text) if f not in ("Buffer",)] == types

@@ -208,11 +208,6 @@ def _scalar(op):
     return rule
 
 
-def _div2(w, ins, uids, attrs, out, name):
-    inverse = w.function("Reciprocal", [uids[1]]) + "_Output_0"
-    return w.function("ElementTimes", [uids[0], inverse], name=name)
-
-
 def _affine(w, ins, uids, attrs, out, name):
     x, weight = ins[0], ins[1]
     nb = 1 if id(x) in w.batched else 0
@@ -383,11 +378,11 @@ def _not(w, p, c, name):
 _RULES = {
     "identity": None,       # (written as nothing: its output is its input)
     "relu": _unary("ReLU"), "tanh": _unary("Tanh"), "sigmoid": _unary("StableSigmoid"),
-    "exp": _unary("Exp"), "log": _unary("Log"), "cntk_log": _unary("Log"),
+    "exp": _unary("Exp"), "cntk_log": _unary("Log"),
     "sqrt": _unary("Sqrt"), "abs": _unary("Abs"),
     "floor": _unary("Floor"), "elu": _elu,
     "add2": _binary("Plus"), "sub2": _binary("Minus"), "mul2": _binary("ElementTimes"),
-    "div2": _div2, "add_scalar": _scalar("Plus"), "mul_scalar": _scalar("ElementTimes"),
+    "add_scalar": _scalar("Plus"), "mul_scalar": _scalar("ElementTimes"),
     "affine": _affine, "softmax": _softmax("Softmax"),
     "reshape": _reshape, "concatenate": _concatenate, "dropout": _dropout,
     "convolution": _convolution, "max_pooling": _pooling("max"),
@@ -405,6 +400,13 @@ _RULES.update({"cntk:ElementDivide": _fixed_block("ElementDivide", (), _element_
                "cntk:Or": _fixed_block("Or", (0.0,), _or),
                "cntk:Xor": _fixed_block("Xor", (0.0,), _xor),
                "cntk:Not": _fixed_block("Not", (0.0, 1.0), _not)})
+# Catalog ops whose CNTK namesakes compute otherwise: refused (so Function.save falls back to
+# Stadyn's format); the compat's own ops (cntk_log, the ElementDivide and Reciprocal it marks)
+# are CNTK's and written
+_DIFFERENT = {
+    "log": "CNTK's Log gives -85.1 at 0, not -inf (stadyn.compat.cntk's log is CNTK's)",
+    "div2": "CNTK's division gives 0 where the divisor is 0, not inf or nan "
+            "(stadyn.compat.cntk's element_divide is CNTK's)"}
 #: The catalog ops a CNTK v2 model file can be written with (``cntk:<Op>``: CNTK ops the caller
 #: shows as one op, whatever catalog ops compute them, written as that one op).
 WRITABLE_OPS = tuple(sorted(_RULES))
@@ -437,6 +439,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     batched = {id(v) for v in inputs.values()}
     nodes = walk(outputs, cntk_op_of, frozenset(_RULES))
     for node in nodes:                            # refuse before writing anything
+        if node.spec.name in _DIFFERENT:
+            raise CntkWriteUnsupported(node.spec.name, _DIFFERENT[node.spec.name])
         if node.spec.name not in _RULES:
             raise CntkWriteUnsupported(node.spec.name, "the writer has no rule for this op")
         if len([o for o in node.outputs if o is not None]) > 1:

@@ -525,11 +525,13 @@ def softmax_cntk(node):
 
 
 def hardmax_cntk(node):
-    """CNTK's ``Hardmax`` over the whole sample: 1 where the maximum is, 0 elsewhere (ties
-    give several ones where CNTK keeps the first)."""
+    """CNTK's ``Hardmax`` over the whole sample: 1.0 at the first maximum, 0.0 elsewhere."""
     lead, sample = _sample(node, 0)
-    axes = tuple(range(lead, lead + len(sample)))
-    return F.greater_equal(node.var(0), F.max(node.var(0), axis=axes, keepdims=True))
+    size = math.prod(sample)
+    flat = reshape_samples(F.stop_gradient(node.var(0)), lead, (size,))
+    index = F.max(flat, axis=lead, keepdims=True, only_index=True)
+    hot = F.cast(F.one_hot(F.cast(index, "int64"), (size,)), "float32")
+    return reshape_samples(hot, lead, sample)
 
 
 def log_plus_cntk(node):

@@ -99,8 +99,27 @@ def _integer_label(node, values):
     return {"integer_target": True}
 
 
+def _sigmoid_cross_entropy_nnp(e, inputs, attrs):
+    """SigmoidCrossEntropy for an integer target (NNabla 1.39 truncates its target); for a
+    probability target, ReLU(x) - x t + SoftPlus(-|x|) in NNabla functions (its own op would
+    compute another value)."""
+    x, t = e.same_rank(list(inputs[:2]))
+    if attrs.get("integer_target"):
+        e.function("SigmoidCrossEntropy", [x, t])
+        return
+    shape = e.shape(x)
+    step = {n: e.variable(f"sce_{n}", shape) for n in ("relu", "xt", "diff", "abs", "neg", "soft")}
+    e.function("ReLU", [x], {}, [step["relu"]])
+    e.function("Mul2", [x, t], {}, [step["xt"]])
+    e.function("Sub2", [step["relu"], step["xt"]], {}, [step["diff"]])
+    e.function("Abs", [x], {}, [step["abs"]])
+    e.function("MulScalar", [step["abs"]], {"val": -1.0}, [step["neg"]])
+    e.function("SoftPlus", [step["neg"]], {"beta": 1.0}, [step["soft"]])
+    e.function("Add2", [step["diff"], step["soft"]])
+
+
 register_rules(F.sigmoid_cross_entropy, onnx_export=_sigmoid_cross_entropy_onnx,
-               onnx_import=Unmapped(COMPOSITE),
+               onnx_import=Unmapped(COMPOSITE), nnp_export=_sigmoid_cross_entropy_nnp,
                nnp_import=nnabla(F.sigmoid_cross_entropy, "SigmoidCrossEntropy",
                                  convert=_integer_label))
 
