@@ -324,7 +324,7 @@ def sigmoid_cross_entropy(x, target):
         >>> t = sd.Variable.from_numpy_array(np.array([0.7, 1.0], np.float32))
         >>> with sd.auto_forward():
         ...     y = F.sigmoid_cross_entropy(x, t)
-        >>> np.round(y.d, 4).tolist()   # 0.7 is the label 0
+        >>> [round(float(v), 4) for v in y.d]   # 0.7 is the label 0
         [0.9741, 1.3133]
     """
     return _F.sigmoid_cross_entropy(x, target, integer_target=True)
