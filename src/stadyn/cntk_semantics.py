@@ -13,6 +13,8 @@ axis in front (Stadyn's axis 0).  The rules that follow from that live here:
 * :func:`reshape_sample` reshapes each sample and keeps the batch axis;
 * :func:`over_sample` applies an axis function (softmax) over all axes of a sample at once;
 * :func:`broadcast_pair` aligns two operands' sample axes on the right, the batch axis apart;
+* :func:`divide` is CNTK's division (0 where the divisor is 0) and :func:`hardmax` its one-hot
+  of each sample's first maximum, for the compat's ops and for CNTK model files' rules;
 * :func:`auto_padding`, :func:`convolution` and :func:`pooling`: CNTK's auto-padding (windows
   centred on every ``stride``-th position, ``ceil(size / stride)`` outputs) for convolutions
   and pooling (padding never wins a max; an average counts only the values inside).
@@ -39,7 +41,7 @@ from .sequence import reshape_samples
 
 __all__ = ["BatchAxes", "static_axis", "times", "input_base_axis", "reshape_sample",
            "reshape_samples", "over_sample", "broadcast_pair", "auto_padding", "convolution",
-           "convolution_transpose", "pooling"]
+           "convolution_transpose", "pooling", "divide", "hardmax"]
 
 
 class BatchAxes:
@@ -401,3 +403,34 @@ def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
     total = F.average_pooling(F.pad(x, widths), window, strides, True)
     count = F.average_pooling(F.pad(ones, widths), window, strides, True)
     return F.div2(total, count)
+
+
+def divide(a: Variable | None, b: Variable) -> Variable:
+    """``a / b`` as CNTK 2.7 computes it (``ElementDivide``, and ``Reciprocal`` with ``a`` None
+    for 1): 0 where ``b`` is 0, never inf or nan, and no gradient there.
+
+    Example:
+        >>> import numpy as np, stadyn.functions as F
+        >>> divide(None, F.constant(np.array([0.0, 2.0], np.float32))).d.tolist()
+        [0.0, 0.5]
+    """
+    zero = F.stop_gradient(F.equal_scalar(b, 0.0))
+    kept = F.r_sub_scalar(zero, 1.0)
+    return F.div2(kept if a is None else F.mul2(a, kept), F.add2(b, zero))
+
+
+def hardmax(x: Variable, lead: int, sample: Sequence[int]) -> Variable:
+    """CNTK's ``Hardmax``: per sample (the axes after the ``lead`` ones, of shape ``sample``),
+    1.0 at the first largest value in row-major order and 0.0 elsewhere, with no gradient.
+
+    Example:
+        >>> import numpy as np, stadyn.functions as F
+        >>> hardmax(F.constant(np.array([[1.0, 3.0, 3.0]], np.float32)), 1, (3,)).d.tolist()
+        [[0.0, 1.0, 0.0]]
+    """
+    size = math.prod(sample)
+    v = F.stop_gradient(x)
+    flat = v if len(sample) == 1 else reshape_samples(v, lead, (size,))
+    index = F.max(flat, axis=flat.ndim - 1, keepdims=True, only_index=True)
+    hot = F.cast(F.one_hot(F.cast(index, "int64"), (size,)), "float32")
+    return hot if len(sample) == 1 else reshape_samples(hot, lead, tuple(sample))

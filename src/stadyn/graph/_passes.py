@@ -25,6 +25,7 @@ The thresholds come from page-fault costs measured on these machines (docs/perfo
 
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Callable, Sequence
 
@@ -470,23 +471,18 @@ def _fusable_convolution(n) -> bool:
             and (xv.dtype != torch.bfloat16 or _bf16_fusion_runs()))
 
 
-_BF16_FUSION: list[bool] = []
-
-
+@functools.cache
 def _bf16_fusion_runs() -> bool:
     """Whether oneDNN's fused convolution runs in bfloat16 on this CPU: it needs avx512bw/vl/dq
     or avx_ne_convert, and raises on an AVX2-only CPU (an AMD EPYC here), where the unfused
     bfloat16 convolution runs.  Tried once on a tiny convolution."""
-    if not _BF16_FUSION:
-        x = torch.ones(1, 2, 3, 3, dtype=torch.bfloat16).contiguous(
-            memory_format=torch.channels_last)
-        w = torch.ones(2, 2, 1, 1, dtype=torch.bfloat16)
-        try:
-            _CONVOLUTION_RELU(x, w, None, [0, 0], [1, 1], [1, 1], 1, "relu", [], None)
-            _BF16_FUSION.append(True)
-        except RuntimeError:
-            _BF16_FUSION.append(False)
-    return _BF16_FUSION[0]
+    x = torch.ones(1, 2, 3, 3, dtype=torch.bfloat16).contiguous(memory_format=torch.channels_last)
+    w = torch.ones(2, 2, 1, 1, dtype=torch.bfloat16)
+    try:
+        _CONVOLUTION_RELU(x, w, None, [0, 0], [1, 1], [1, 1], 1, "relu", [], None)
+    except RuntimeError:
+        return False
+    return True
 
 
 def fuse_convolution_relu(gm: fx.GraphModule) -> int:

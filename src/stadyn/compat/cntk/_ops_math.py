@@ -17,6 +17,7 @@ import functools
 
 import numpy as np
 
+from ... import cntk_semantics as S
 from ... import functions as F
 from ._deferred import defer_module
 from . import _graph as G
@@ -60,15 +61,7 @@ sqrt = _u("sqrt", "Sqrt", F.sqrt, "The square root.")
 abs = _u("abs", "Abs", F.abs, "The absolute value.")  # noqa: A001
 square = _u("square", "ElementTimes", lambda v: F.mul2(v, v), "``x * x``.")
 negate = _u("negate", "Negate", lambda v: F.mul_scalar(v, -1.0), "``-x``.")
-def _safe_div(a, b):
-    """``a / b`` with CNTK 2.7's convention: 0 where ``b`` is 0, and no gradient there (its
-    ``element_divide`` and ``reciprocal`` never give inf or nan).  ``a`` None is 1."""
-    zero = F.stop_gradient(F.equal_scalar(b, 0.0))
-    kept = F.r_sub_scalar(zero, 1.0)
-    return F.div2(kept if a is None else F.mul2(a, kept), F.add2(b, zero))
-
-
-reciprocal = _u("reciprocal", "Reciprocal", lambda v: _safe_div(None, v),
+reciprocal = _u("reciprocal", "Reciprocal", lambda v: S.divide(None, v),
                 "``1 / x`` (0 where ``x`` is 0, as in CNTK 2.7).")
 
 
@@ -219,7 +212,7 @@ def element_times(left, right, name: str = ""):
 @float_arrays("left", "right")
 def element_divide(left, right, name: str = ""):
     """``left / right``, element-wise; 0 where ``right`` is 0 (CNTK 2.7's convention)."""
-    return binary(_safe_div, left, right, name, "ElementDivide")
+    return binary(S.divide, left, right, name, "ElementDivide")
 
 
 @float_arrays("left", "right")

@@ -180,13 +180,7 @@ def log_softmax(x, axis=None, name: str = ""):
 
 def hardmax(x, name: str = ""):
     """1.0 at the (first) largest value of each sample, 0.0 elsewhere (no gradient)."""
-    v = F.stop_gradient(operand(x))
-    n = lead_axes(x)
-    shape = sample_shape(x)
-    flat = v if len(shape) == 1 else reshape_samples(v, n, (math.prod(shape),))
-    index = F.max(flat, axis=flat.ndim - 1, keepdims=True, only_index=True)
-    hot = F.cast(F.one_hot(F.cast(index, "int64"), (math.prod(shape),)), "float32")
-    out = hot if len(shape) == 1 else reshape_samples(hot, n, tuple(shape))
+    out = S.hardmax(operand(x), lead_axes(x), sample_shape(x))
     return named(wrap(one_op(out, x)), name, "Hardmax")
 
 

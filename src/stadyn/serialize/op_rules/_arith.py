@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ... import cntk_semantics as S
 from ... import functions as F
 from ._common import SCALAR_FORM, import_unary, onnx_unary
 from ._cntk_rules import clip_cntk, cntk_elementwise, cntk_same
@@ -83,7 +84,7 @@ register_rules(F.mul2, onnx_export=_binary_onnx("Mul"), onnx_import={"Mul": _imp
                cntk_v1_import={"ElementTimes": cntk_elementwise(F.mul2)})
 register_rules(F.div2, onnx_export=_binary_onnx("Div"), onnx_import={"Div": _import_binary(F.div2)},
                nnp_import=nnabla(F.div2, "Div2", broadcast=True, inplace=bool),
-               cntk_import={"ElementDivide": cntk_elementwise(lambda a, b: cntk_divide(a, b))})
+               cntk_import={"ElementDivide": cntk_elementwise(S.divide)})
 register_rules(F.pow2, onnx_export=_binary_onnx("Pow"), onnx_import={"Pow": _import_binary(F.pow2)},
                nnp_import=nnabla(F.pow2, "Pow2", broadcast=True, inplace=bool),
                cntk_import={"Pow": cntk_elementwise(F.pow2)})
@@ -107,20 +108,6 @@ def _scalar_onnx(op_type, reflected=False):
     return export
 
 
-def cntk_divide(a, b):
-    """CNTK 2.7's ``a / b`` (its ``Reciprocal``, and ``ElementDivide``, ``ElementTimes(a,
-    Reciprocal(b))``): 0 where ``b`` is 0, never inf or nan, no gradient there; ``a`` None is 1.
-
-    Example:
-        >>> import numpy as np, stadyn.functions as F
-        >>> cntk_divide(None, F.constant(np.array([0.0, 2.0], np.float32))).d.tolist()
-        [0.0, 0.5]
-    """
-    zero = F.stop_gradient(F.equal_scalar(b, 0.0))
-    kept = F.r_sub_scalar(zero, 1.0)
-    return F.div2(kept if a is None else F.mul2(a, kept), F.add2(b, zero))
-
-
 register_rules(F.add_scalar, onnx_export=_scalar_onnx("Add"), onnx_import=Unmapped(SCALAR_FORM),
                nnp_import=nnabla(F.add_scalar, "AddScalar", val=float, inplace=bool))
 register_rules(F.mul_scalar, onnx_export=_scalar_onnx("Mul"),
@@ -135,7 +122,7 @@ register_rules(F.r_sub_scalar, onnx_export=_scalar_onnx("Sub", reflected=True),
 register_rules(F.r_div_scalar, onnx_export=_scalar_onnx("Div", reflected=True),
                onnx_import={"Reciprocal": import_unary(F.r_div_scalar, 1.0)},
                nnp_import=nnabla(F.r_div_scalar, "RDivScalar", val=float),
-               cntk_import={"Reciprocal": cntk_same(lambda v: cntk_divide(None, v))})
+               cntk_import={"Reciprocal": cntk_same(lambda v: S.divide(None, v))})
 register_rules(F.r_pow_scalar, onnx_export=_scalar_onnx("Pow", reflected=True),
                onnx_import=Unmapped(SCALAR_FORM),
                nnp_import=nnabla(F.r_pow_scalar, "RPowScalar", val=float))

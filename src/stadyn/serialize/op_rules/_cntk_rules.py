@@ -24,6 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ... import functions as F
+from ... import cntk_semantics as S
 from ...cntk_semantics import convolution_transpose
 from ...sequence import reshape_samples
 
@@ -527,11 +528,7 @@ def softmax_cntk(node):
 def hardmax_cntk(node):
     """CNTK's ``Hardmax`` over the whole sample: 1.0 at the first maximum, 0.0 elsewhere."""
     lead, sample = _sample(node, 0)
-    size = math.prod(sample)
-    flat = reshape_samples(F.stop_gradient(node.var(0)), lead, (size,))
-    index = F.max(flat, axis=lead, keepdims=True, only_index=True)
-    hot = F.cast(F.one_hot(F.cast(index, "int64"), (size,)), "float32")
-    return reshape_samples(hot, lead, sample)
+    return S.hardmax(node.var(0), lead, sample)
 
 
 def log_plus_cntk(node):
