@@ -410,8 +410,10 @@ def divide(a: Variable | None, b: Variable) -> Variable:
     for 1): 0 where ``b`` is 0, never inf or nan, and no gradient there.
 
     Example:
-        >>> import numpy as np, stadyn.functions as F
-        >>> divide(None, F.constant(np.array([0.0, 2.0], np.float32))).d.tolist()
+        >>> import numpy as np, stadyn as sd
+        >>> with sd.auto_forward():
+        ...     y = divide(None, sd.Variable.from_numpy_array(np.array([0.0, 2.0], np.float32)))
+        >>> y.d.tolist()
         [0.0, 0.5]
     """
     zero = F.stop_gradient(F.equal_scalar(b, 0.0))
@@ -424,8 +426,10 @@ def hardmax(x: Variable, lead: int, sample: Sequence[int]) -> Variable:
     1.0 at the first largest value in row-major order and 0.0 elsewhere, with no gradient.
 
     Example:
-        >>> import numpy as np, stadyn.functions as F
-        >>> hardmax(F.constant(np.array([[1.0, 3.0, 3.0]], np.float32)), 1, (3,)).d.tolist()
+        >>> import numpy as np, stadyn as sd
+        >>> with sd.auto_forward():
+        ...     y = hardmax(sd.Variable.from_numpy_array(np.array([[1.0, 3.0, 3.0]])), 1, (3,))
+        >>> y.d.tolist()
         [[0.0, 1.0, 0.0]]
     """
     size = math.prod(sample)
