@@ -39,6 +39,15 @@ Batch normalisation in NNabla's order
     backward being most of it) and takes the gradient from ATen's fused
     ``native_batch_norm_backward``, so it costs about what ATen's kernel does.
 
+Half-precision convolutions on CPUs without oneDNN's half kernels
+    ATen runs a bf16 or fp16 CPU convolution in oneDNN only where the CPU has the instructions
+    for it (AVX-512 BW/VL/DQ or AVX-NE-CONVERT for bf16); elsewhere (an AVX2-only AMD EPYC) it
+    falls back to an unvectorised im2col convolution, ~15x slower than fp32 (one epoch of the
+    NNabla tutorial's CNN on 320 digits: 170 s in bf16, 22 s in fp32).  There
+    :func:`convolution` convolves the same half values in fp32 and rounds the result to the half
+    type once: the numbers of a half kernel that accumulates in fp32 (the product of two bf16
+    or fp16 numbers is exact in fp32), to the order of the sums.
+
 The figures are in ``docs/performance.md``.
 """
 
@@ -54,7 +63,7 @@ import torch
 
 from ..graph import eager_grad_out
 
-__all__ = ["linear", "tanh", "average_pool_tiles", "batch_norm_nnabla", "kernel_op",
+__all__ = ["linear", "convolution", "tanh", "average_pool_tiles", "batch_norm_nnabla", "kernel_op",
            "ONEDNN_MIN_MACS", "NUMPY_TANH_MIN_ELEMENTS", "POOL_TILES_MAX_ENTRIES"]
 
 # Kept alive for as long as the process: a Library's registrations go when it is collected.
@@ -173,6 +182,44 @@ def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> t
     # a bias, of ``w.t().t()``: ``w``'s own strides), without the two transposes, which a
     # trace records at every step of an unrolled recurrence.
     return torch.mm(x, w) if b is None else torch.addmm(b, x, w)
+
+
+# ---------------------------------------------------------------------------------------------
+# half-precision convolutions
+# ---------------------------------------------------------------------------------------------
+#: oneDNN's probe for each half type: whether this CPU has its kernels.
+_HALF_PROBES = {torch.bfloat16: "_is_mkldnn_bf16_supported",
+                torch.float16: "_is_mkldnn_fp16_supported"}
+
+
+@functools.cache
+def _cpu_lacks_half_kernels(dtype: torch.dtype) -> bool:
+    """Whether ATen's CPU convolutions in the half type ``dtype`` fall back to its slow
+    unvectorised kernel on this CPU (oneDNN is built in but its probe says the CPU lacks the
+    instructions)."""
+    probe = getattr(getattr(torch.ops, "mkldnn", None), _HALF_PROBES[dtype], None)
+    return probe is not None and torch.backends.mkldnn.is_available() and not probe()
+
+
+def convolution(conv: Callable, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None,
+                *args) -> torch.Tensor:
+    """``conv(x, w, b, *args)`` for a ``torch.nn.functional`` convolution ``conv``; a bf16 or
+    fp16 CPU convolution on a CPU without oneDNN's kernels for that type is computed in fp32
+    from the same values and rounded once (see the module docstring).  Differentiable to any
+    order (the casts' gradients are casts).
+
+    Example:
+        >>> import torch, torch.nn.functional as TF
+        >>> x = torch.ones(1, 2, 4, 4, dtype=torch.bfloat16)
+        >>> w = torch.ones(3, 2, 3, 3, dtype=torch.bfloat16)
+        >>> y = convolution(TF.conv2d, x, w, None, 1, 1)
+        >>> y.dtype, y.shape, float(y[0, 0, 1, 1]), float(y[0, 0, 0, 0])
+        (torch.bfloat16, torch.Size([1, 3, 4, 4]), 18.0, 8.0)
+    """
+    if x.device.type == "cpu" and x.dtype in _HALF_PROBES and _cpu_lacks_half_kernels(x.dtype):
+        y = conv(x.float(), w.float(), None if b is None else b.float(), *args)
+        return y.to(x.dtype)
+    return conv(x, w, b, *args)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -76,8 +76,8 @@ def convolution(x, weight, bias=None, base_axis=1, pad=None, stride=None, dilati
         weight = weight.movedim(-1, 1)
     x = _to_channel_first(x, channel_last, n)
     x, batch = batch_flatten(x, base_axis)
-    y = _CONV[n](x, weight, bias, ntuple(stride, n, 1), ntuple(pad, n, 0), ntuple(dilation, n, 1),
-                 group)
+    y = kernels.convolution(_CONV[n], x, weight, bias, ntuple(stride, n, 1), ntuple(pad, n, 0),
+                            ntuple(dilation, n, 1), group)
     y = y.reshape(tuple(batch) + tuple(y.shape[1:]))
     return _from_channel_first(y, channel_last, n)
 
@@ -97,8 +97,8 @@ def depthwise_convolution(x, weight, bias=None, base_axis=1, pad=None, stride=No
     """
     n = weight.ndim - 1
     x, batch = batch_flatten(x, base_axis)
-    y = _CONV[n](x, weight.unsqueeze(1), bias, ntuple(stride, n, 1), ntuple(pad, n, 0),
-                 ntuple(dilation, n, 1), x.shape[1])
+    y = kernels.convolution(_CONV[n], x, weight.unsqueeze(1), bias, ntuple(stride, n, 1),
+                            ntuple(pad, n, 0), ntuple(dilation, n, 1), x.shape[1])
     return y.reshape(tuple(batch) + tuple(y.shape[1:]))
 
 
@@ -118,8 +118,8 @@ def deconvolution(x, weight, bias=None, base_axis=1, pad=None, stride=None, dila
         weight = weight.movedim(-1, 1)
     x = _to_channel_first(x, channel_last, n)
     x, batch = batch_flatten(x, base_axis)
-    y = _DECONV[n](x, weight, bias, ntuple(stride, n, 1), ntuple(pad, n, 0),
-                   ntuple(output_padding, n, 0), group, ntuple(dilation, n, 1))
+    y = kernels.convolution(_DECONV[n], x, weight, bias, ntuple(stride, n, 1), ntuple(pad, n, 0),
+                            ntuple(output_padding, n, 0), group, ntuple(dilation, n, 1))
     y = y.reshape(tuple(batch) + tuple(y.shape[1:]))
     return _from_channel_first(y, channel_last, n)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as TF
 
+from . import _kernels as kernels
 from ._nn import batch_normalization, convolution, max_pooling
 from ._registry import op
 from ._shape import pad as pad_op
@@ -48,8 +49,8 @@ def depthwise_deconvolution(x, weight, bias=None, base_axis=1, pad=None, stride=
     if weight.shape[0] != channels or divisor < 1 or channels % divisor:
         raise ValueError(f"depthwise_deconvolution: weight {tuple(weight.shape)} must have the "
                          f"input's {channels} channels first, and divisor={divisor} divide them")
-    y = _DECONV[n](x, weight.unsqueeze(1), bias, ntuple(stride, n, 1), ntuple(pad, n, 0), 0,
-                   channels // divisor, ntuple(dilation, n, 1))
+    y = kernels.convolution(_DECONV[n], x, weight.unsqueeze(1), bias, ntuple(stride, n, 1),
+                            ntuple(pad, n, 0), 0, channels // divisor, ntuple(dilation, n, 1))
     return y.reshape(tuple(batch) + tuple(y.shape[1:]))
 
 
