@@ -205,3 +205,34 @@ def test_average_pool_tiles_declines_what_it_cannot_do_faster():
 def test_docstring_examples_run():
     result = doctest.testmod(K, verbose=False)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("conv, weight_shape", [
+    (torch.nn.functional.conv2d, (6, 4, 3, 3)),
+    (torch.nn.functional.conv_transpose2d, (4, 6, 3, 3))])
+def test_a_half_convolution_gives_fp32_accumulated_values_and_never_runs_atens_slow_kernel(
+        dtype, conv, weight_shape):
+    """A bf16/fp16 convolution gives the values of fp32 sums of the (exact) products of the half
+    inputs, rounded once to the half type -- a float64 NumPy-free reference: the same
+    convolution in float64 on the same half values -- and its gradients too; and it never runs
+    ATen's unvectorised fallback (``_slow_conv2d``/``slow_conv_transpose2d``), ~15x slower than
+    fp32, which ATen picks for half types on CPUs without oneDNN's half kernels (AVX2)."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 4, 9, 9, generator=g).to(dtype).requires_grad_()
+    w = torch.randn(*weight_shape, generator=g).to(dtype).requires_grad_()
+    b = torch.randn(6, generator=g).to(dtype).requires_grad_()
+    with torch.profiler.profile() as prof:
+        y = K.convolution(conv, x, w, b, 1, 1)
+        y.backward(torch.ones_like(y))
+    ran = {e.key for e in prof.key_averages()}
+    assert not {n for n in ran if "slow_conv" in n}, ran
+    x64, w64, b64 = (t.detach().double().requires_grad_() for t in (x, w, b))
+    y64 = conv(x64, w64, b64, 1, 1)
+    y64.backward(torch.ones_like(y64))
+    assert y.dtype == dtype
+    # one rounding of a sum whose fp32 error is far below the half type's half-ulp
+    eps = torch.finfo(dtype).eps
+    for got, want in ((y, y64), (x.grad, x64.grad), (w.grad, w64.grad), (b.grad, b64.grad)):
+        err = (got.double() - want).abs() / want.abs().clamp_min(1.0)
+        assert float(err.max()) <= eps, float(err.max())
