@@ -56,13 +56,15 @@ def test_the_convnet_reports_cntks_parameter_count(capsys):
 
 
 def run_reduced_script(tmp_path, data_seed: int = 0, epochs: int = 5, epoch_size: int = 512,
-                       test_size: int = 64, replacements=()) -> subprocess.CompletedProcess:
+                       test_size: int = 64, replacements=(), python: str = sys.executable,
+                       env=None) -> subprocess.CompletedProcess:
     """The CNTK CIFAR-10 script cut to ``epochs`` epochs of ``epoch_size`` samples and
     ``test_size`` test samples, on a synthetic CIFAR archive drawn with ``data_seed``, run in
     ``tmp_path``.
 
     ``replacements`` are further ``(old, new)`` edits of the script (the calibration in
-    ``benchmarks/seed1_error_spread.py`` uses them to break the training on purpose).
+    ``benchmarks/seed1_error_spread.py`` uses them to break the training on purpose, and to
+    port it to CNTK 2.7's names, run by CNTK 2.7's ``python`` with its ``env``).
     """
     data = tmp_path / "DataSets" / "CIFAR-10"
     per_batch = max(128, test_size, -(-epoch_size // 5))   # 5 training batches, 1 test batch
@@ -80,7 +82,7 @@ def run_reduced_script(tmp_path, data_seed: int = 0, epochs: int = 5, epoch_size
         assert source.count(old) == 1, old
         source = source.replace(old, new)
     (folder / "ConvNet_CIFAR10_DataAug.py").write_text(source)
-    return subprocess.run([sys.executable, "ConvNet_CIFAR10_DataAug.py"], cwd=folder,
+    return subprocess.run([python, "ConvNet_CIFAR10_DataAug.py"], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=1200)
 
 
