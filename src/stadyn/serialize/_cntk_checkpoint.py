@@ -23,7 +23,7 @@ NumPy axis; columns: the rest), :func:`split_state` and :func:`stacked_state` co
 Example:
     >>> import numpy as np
     >>> s = stacked_state([np.zeros((3, 2)), np.ones((3, 2))], (3, 2))
-    >>> s.shape, [p[0, 0] for p in split_state(s, (3, 2), 2, "f.ckp")]
+    >>> s.shape, [float(p[0, 0]) for p in split_state(s, (3, 2), 2, "f.ckp")]
     ((6, 2), [0.0, 1.0])
 """
 
@@ -42,7 +42,8 @@ from . import _cntk_write_proto as P
 
 __all__ = ["CKP_SUFFIX", "LEARNER_SLOTS", "learner_entry", "checkpoint_bytes",
            "read_checkpoint_file", "split_state", "stacked_state", "write_pair", "model_digest",
-           "training_function_bytes"]
+           "training_function_bytes", "is_cntk_checkpoint", "write_cntk_checkpoint",
+           "read_cntk_checkpoint", "learner_states"]
 
 CKP_SUFFIX = ".ckp"
 _TRAINER_VERSION, _LEARNER_VERSION, _SCHEDULE_VERSION = 1, 3, 2
@@ -118,35 +119,62 @@ def learner_entry(name: str, counts: Mapping[str, int], states: Sequence[Mapping
     return P.dictionary(dict(sorted(entries.items())))
 
 
-def _external(value: Any, where: str) -> P.Value:
-    """A Python value of the caller's external state as a Dictionary value."""
-    if isinstance(value, bool):
-        return P.boolean(value)
-    if isinstance(value, (int, np.integer)):
-        return P.size_t(int(value)) if value >= 0 else P.integer(int(value))
-    if isinstance(value, (float, np.floating)):
-        return P.double(float(value))
-    if isinstance(value, str):
-        return P.text(value)
-    if isinstance(value, Mapping):
-        return P.dictionary({str(k): _external(v, where) for k, v in value.items()})
-    if isinstance(value, (list, tuple)):
-        return P.vector(_external(v, where) for v in value)
-    if isinstance(value, np.ndarray):
-        return P.array(value if value.dtype == np.float64 else value.astype(np.float32))
-    raise ValueError(f"{where}: the external state's value {value!r} has no CNTK Dictionary "
-                     "form (numbers, strings, lists, dicts, arrays)")
+def _fill_external(msg, value: Any, where: str) -> None:
+    """Set the ``DictionaryValue`` message ``msg`` to a Python value of the caller's external
+    state, typed as CNTK 2.7's Python writes it (an int as Int, a float as Double, None as
+    None: the training session's reader positions hold all of them)."""
+    msg.version = 2
+    if value is None:
+        msg.value_type = 0
+    elif isinstance(value, (bool, np.bool_)):
+        msg.value_type, msg.bool_value = 1, bool(value)
+    elif isinstance(value, (int, np.integer)):
+        if not -(1 << 63) <= int(value) < (1 << 63):
+            raise ValueError(f"{where}: the external state's integer {value} does not fit "
+                             "CNTK's 64 bits")
+        msg.value_type, msg.int_value = 2, int(value)
+    elif isinstance(value, (float, np.floating)):
+        msg.value_type, msg.double_value = 5, float(value)
+    elif isinstance(value, str):
+        msg.value_type, msg.string_value = 6, value
+    elif isinstance(value, Mapping):
+        msg.value_type = 10
+        msg.dictionary_value.version = 2
+        for k, v in value.items():
+            entry = msg.dictionary_value.data.add()
+            entry.key = str(k)
+            _fill_external(entry.value, v, where)
+    elif isinstance(value, (list, tuple)):
+        msg.value_type = 9
+        msg.vector_value.SetInParent()
+        for v in value:
+            _fill_external(msg.vector_value.value.add(), v, where)
+    elif isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        one = cntk_dictionary({"a": P.array(value if value.dtype == np.float64
+                                              else value.astype(np.float32))})
+        msg.CopyFrom(one.data[0].value)
+    else:
+        raise ValueError(f"{where}: the external state's value {value!r} has no CNTK "
+                         "Dictionary form (None, numbers, strings, lists, dicts, float arrays)")
+
+
+def cntk_dictionary(entries: dict):
+    """The protobuf ``Dictionary`` message of ``entries`` (name -> Value)."""
+    from ._proto_schemas import cntk_messages
+    return cntk_messages()["Dictionary"].FromString(P.encode(entries))
 
 
 def checkpoint_bytes(learners: Sequence[P.Value], external_state: Mapping | None,
                      digest: str | None = None, where: str = "save_checkpoint") -> bytes:
     """The bytes of a ``.ckp`` file: CNTK 2.7's trainer state Dictionary."""
-    entries = {"DistributedState": P.dictionary({}),
-               "ExternalState": _external(dict(external_state or {}), where),
+    entries = {"DistributedState": P.dictionary({}), "ExternalState": P.dictionary({}),
                "Learners": P.vector(learners), "Version": P.size_t(_TRAINER_VERSION)}
     if digest is not None:
         entries[DIGEST_KEY] = P.text(digest)
-    return P.encode(entries)
+    msg = cntk_dictionary(entries)
+    external = next(e.value for e in msg.data if e.key == "ExternalState")
+    _fill_external(external, dict(external_state or {}), where)
+    return msg.SerializeToString()
 
 
 def model_digest(data: bytes) -> str:
@@ -268,3 +296,93 @@ def training_function_bytes(model: bytes, outputs: int, metric: bool) -> bytes:
                 v.dictionary_value.CopyFrom(a)
         functions.add().CopyFrom(f)
     return msg.SerializeToString()
+
+
+# ---------------------------------------------------------------------------------------------
+# What the compat Trainer calls
+# ---------------------------------------------------------------------------------------------
+def is_cntk_checkpoint(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a CNTK v2 model file with a ``.ckp`` beside it (CNTK's pair), not
+    Stadyn's own checkpoint file."""
+    from ._cntk_format import is_cntk_v2_file
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except OSError:
+        return False
+    return bool(head) and is_cntk_v2_file(head) and os.path.isfile(path + CKP_SUFFIX)
+
+
+def write_cntk_checkpoint(path: str | os.PathLike, write_model: Callable[[str], None],
+                          learners: Sequence[P.Value], external_state: Mapping | None) -> None:
+    """Write CNTK's pair: the model file (``write_model(tmp)``) and the ``.ckp`` of the
+    ``learners`` (:func:`learner_entry`) and ``external_state``; an external state without a
+    Dictionary form is refused before anything is written."""
+    from ._proto_schemas import cntk_messages
+    probe = cntk_messages()["DictionaryValue"]()
+    _fill_external(probe, dict(external_state or {}), os.fspath(path))
+    write_pair(path, write_model, lambda data: checkpoint_bytes(
+        learners, external_state, model_digest(data), os.fspath(path)))
+
+
+def read_cntk_checkpoint(path: str | os.PathLike) -> tuple[list, dict]:
+    """CNTK's pair at ``path``: ``(parameters, state)``, the model file's parameters as
+    ``(uid, name, value)`` in the file's order (CNTK's ``Inputs()`` order) and the decoded
+    ``.ckp``.  A damaged file, or a ``.ckp`` written with another model file, is a
+    ModelFileError naming the file."""
+    from .._errors import StadynError
+    from ._cntk_format import read_cntk
+    path = os.fspath(path)
+    try:
+        model = read_cntk(path)
+    except ModelFileError:
+        raise
+    except (StadynError, ValueError) as exc:
+        raise ModelFileError(f"{path}: {exc}") from exc
+    state = read_checkpoint_file(path + CKP_SUFFIX)
+    if DIGEST_KEY in state:
+        with open(path, "rb") as f:
+            if model_digest(f.read()) != state[DIGEST_KEY]:
+                raise ModelFileError(f"{path}{CKP_SUFFIX}: written with another model file "
+                                     f"than {path} (a save was interrupted)")
+    params = [(uid, p.name, np.asarray(p.value)) for uid, p in model.parameters.items()
+              if p.kind == "parameter"]
+    return params, state
+
+
+def learner_states(name: str, entry: Mapping, shapes: Sequence[Sequence[int]],
+                   where: str) -> list[dict]:
+    """The per-parameter states (state name -> array in the parameter's shape) of the Stadyn
+    learner ``name`` whose parameters have ``shapes``, from CNTK 2.7's learner checkpoint
+    ``entry``; a learner of another kind or of other parameters is a ModelFileError."""
+    if name not in LEARNER_SLOTS:
+        raise ModelFileError(f"{where}: the trainer's {name} learner has no CNTK 2.7 "
+                             "checkpoint form here; nothing was restored")
+    slots, own_shape = LEARNER_SLOTS[name]
+    grads = entry["smoothed_gradients"]
+    if len(grads) != len(shapes):
+        raise ModelFileError(f"{where}: {len(grads)} smoothed gradients for the learner's "
+                             f"{len(shapes)} parameters (another network); nothing was "
+                             "restored")
+    if ("smoothed_count" in entry) != (name in _COUNTED):
+        raise ModelFileError(f"{where}: the state of a learner of another kind than the "
+                             f"trainer's {name} (smoothed_count "
+                             f"{'present' if 'smoothed_count' in entry else 'absent'}); "
+                             "nothing was restored")
+    out = []
+    for g, shape in zip(grads, shapes):
+        g, shape = np.asarray(g), tuple(shape)
+        if not slots:
+            if g.size != 1:
+                raise ModelFileError(f"{where}: a smoothed gradient of shape {g.shape} for "
+                                     f"an {name} learner (another kind); nothing was restored")
+            out.append({})
+            continue
+        if own_shape and g.size != math.prod(shape):
+            raise ModelFileError(f"{where}: a smoothed gradient of shape {g.shape} for a "
+                                 f"parameter of shape {shape} (another learner or network); "
+                                 "nothing was restored")
+        parts = [g.reshape(shape)] if own_shape else split_state(g, shape, len(slots), where)
+        out.append(dict(zip(slots, parts)))
+    return out

@@ -333,7 +333,7 @@ class Trainer(_Trainer):
             >>> t.restore_from_checkpoint(path)
             {'epoch': 1}
         """
-        from ...serialize import _cntk_checkpoint as K
+        from ...serialize import write_cntk_checkpoint
         learners = self._cntk_learner_entries()
         if isinstance(learners, str):
             warnings.warn(f"{os.fspath(filename)}: written as Stadyn's checkpoint, which CNTK "
@@ -342,13 +342,11 @@ class Trainer(_Trainer):
         roots = [f for f in (self.model, self.loss_function, self.evaluation_function)
                  if f is not None]
         combined = combine_outputs(roots)
-        K.checkpoint_bytes([], external_state)            # refuse an unwritable state first
+        outputs = len(combined.outputs) - len(roots) + 1 if self.model is not None else 0
+        metric = self.evaluation_function is not None
         try:
-            outputs = len(combined.outputs) - len(roots) + 1 if self.model is not None else 0
-            K.write_pair(filename, lambda tmp: _write_cntk_model(
-                             combined, tmp, outputs, self.evaluation_function is not None),
-                         lambda data: K.checkpoint_bytes(learners, external_state,
-                                                         K.model_digest(data)))
+            write_cntk_checkpoint(filename, lambda tmp: _write_cntk_model(
+                combined, tmp, outputs, metric), learners, external_state)
         except _NotCntk as exc:
             warnings.warn(f"{os.fspath(filename)}: written as Stadyn's checkpoint, which CNTK "
                           f"2.7 cannot read ({exc})", UserWarning, stacklevel=2)
@@ -361,85 +359,64 @@ class Trainer(_Trainer):
         matches them (by uid where the file has the trainer's uids, else in order), each
         learner's state by its parameters' order.  A checkpoint of another network or other
         learners is one ModelFileError naming the file, and nothing is changed."""
-        from ...serialize._cntk_format import is_cntk_v2_file
-        path = os.fspath(filename)
-        try:
-            with open(path, "rb") as f:
-                head = f.read(64)
-        except OSError:
-            head = b""
-        if not (head and is_cntk_v2_file(head) and os.path.exists(path + ".ckp")):
+        from ...serialize import is_cntk_checkpoint
+        if not is_cntk_checkpoint(filename):
             return super().restore_from_checkpoint(filename)      # Stadyn's own checkpoint
-        return self._restore_cntk(path)
+        return self._restore_cntk(os.fspath(filename))
 
     def _cntk_learner_entries(self):
         """Each learner's CNTK checkpoint Dictionary, or why one has none (a str)."""
-        from ...serialize import _cntk_checkpoint as K
+        from ...serialize import CNTK_CHECKPOINT_LEARNERS, cntk_learner_entry
         entries = []
         for k, learner in enumerate(self.parameter_learners):
             name = getattr(learner, "name", None)
-            if name not in K.LEARNER_SLOTS or not hasattr(learner, "state_dict"):
+            if name not in CNTK_CHECKPOINT_LEARNERS or not hasattr(learner, "state_dict"):
                 return f"the {name or type(learner).__name__} learner has no CNTK 2.7 " \
                        "checkpoint form here"
             state = learner.state_dict()
             params = list(learner.parameters)
-            groups = _per_parameter(state["tensors"], len(params), K.LEARNER_SLOTS[name][0])
+            groups = _per_parameter(state["tensors"], len(params),
+                                    CNTK_CHECKPOINT_LEARNERS[name][0])
             if groups is None:
                 return f"the {name} learner's state does not match CNTK's"
             dtype = np.dtype(params[0].dtype) if params else np.float32
             counts = {"samples": state["samples_seen"], "minibatches": state["minibatches_seen"],
                       "sweeps": state["sweeps_seen"]}
-            entries.append(K.learner_entry(name, counts, groups, [p.shape for p in params],
-                                           dtype, float(learner.learning_rate()), k))
+            entries.append(cntk_learner_entry(name, counts, groups, [p.shape for p in params],
+                                              dtype, float(learner.learning_rate()), k))
         return entries
 
     def _restore_cntk(self, path: str) -> dict:
+        """Restore CNTK's pair at ``path``: everything checked, then everything set."""
         from ...graph import data_of
-        from ...serialize import _cntk_checkpoint as K
-        from ...serialize._cntk_format import read_cntk
-        try:
-            model = read_cntk(path)
-        except ModelFileError:
-            raise
-        except (StadynError, ValueError) as exc:
-            raise ModelFileError(f"{path}: {exc}") from exc
-        top = K.read_checkpoint_file(path + K.CKP_SUFFIX)
-        if K.DIGEST_KEY in top:
-            with open(path, "rb") as f:
-                if K.model_digest(f.read()) != top[K.DIGEST_KEY]:
-                    raise ModelFileError(f"{path}{K.CKP_SUFFIX}: written with another model "
-                                         f"file than {path} (a save was interrupted)")
-        where = f"{path}{K.CKP_SUFFIX}"
+        from ...serialize import read_cntk_checkpoint
+        saved, top = read_cntk_checkpoint(path)
+        where = f"{path}.ckp"
         # the parameters: by uid where the file has the trainer's, else in order (CNTK's)
         mine = [wrap(v) for v in self.parameters]
-        saved = [(uid, p) for uid, p in model.parameters.items() if p.kind == "parameter"]
-        by_uid = dict(saved)
+        by_uid = {uid: (name, value) for uid, name, value in saved}
         theirs = ([by_uid[p.uid] for p in mine] if all(p.uid in by_uid for p in mine)
-                  else [p for _, p in saved])
+                  else [(name, value) for _, name, value in saved])
         if len(theirs) != len(mine):
             raise ModelFileError(f"{path}: the file holds {len(theirs)} parameters, the "
                                  f"trainer's network {len(mine)} (another network); nothing "
                                  "was restored")
-        for p, q in zip(mine, theirs):
-            if tuple(q.value.shape) != tuple(p.shape):
-                raise ModelFileError(f"{path}: parameter {q.name!r} has shape "
-                                     f"{tuple(q.value.shape)}, the trainer's {p.name!r} "
+        for p, (name, value) in zip(mine, theirs):
+            if tuple(value.shape) != tuple(p.shape):
+                raise ModelFileError(f"{path}: parameter {name!r} has shape "
+                                     f"{tuple(value.shape)}, the trainer's {p.name!r} "
                                      f"{tuple(p.shape)} (another network); nothing was "
                                      "restored")
-        values = [q.value for q in theirs]
-        # the learners
         stored = top["Learners"]
         if len(stored) != len(self.parameter_learners):
             raise ModelFileError(f"{where}: {len(stored)} learner states for the trainer's "
                                  f"{len(self.parameter_learners)} learners; nothing was restored")
-        states = []
-        for k, (learner, entry) in enumerate(zip(self.parameter_learners, stored)):
-            states.append(_learner_state(learner, entry, f"{where}: learner {k}"))
+        states = [_learner_state(learner, entry, f"{where}: learner {k}")
+                  for k, (learner, entry) in enumerate(zip(self.parameter_learners, stored))]
         external = top.get("ExternalState", {})
-
         # all checked: set everything
         with torch.no_grad():
-            for p, value in zip(mine, values):
+            for p, (_, value) in zip(mine, theirs):
                 data_of(p.variable).copy_(torch.as_tensor(np.asarray(value)))
         for learner, state in zip(self.parameter_learners, states):
             learner.load_state_dict(state)
@@ -463,18 +440,16 @@ def _write_cntk_model(combined, tmp: str, outputs: int, metric: bool) -> None:
     """Write ``combined`` (the model's ``outputs`` outputs, the loss, the metric) at ``tmp`` as
     the CNTK v2 model file of CNTK's Trainer (with its aggregates), or raise :class:`_NotCntk`
     with the writer's reason where it wrote Stadyn's format instead."""
-    from ...serialize._cntk_checkpoint import training_function_bytes
-    from ...serialize._cntk_format import is_cntk_v2_file
+    from ...serialize import cntk_training_function_bytes
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         combined.save(tmp)
     fell_back = [str(w.message) for w in caught if "Stadyn model file" in str(w.message)]
+    if fell_back:
+        why = fell_back[0]
+        raise _NotCntk(why.partition("(")[2].rpartition(")")[0] or why)
     with open(tmp, "rb") as f:
-        if fell_back or not is_cntk_v2_file(f.read(64)):
-            why = fell_back[0] if fell_back else "not a CNTK v2 graph"
-            raise _NotCntk(why.partition("(")[2].rpartition(")")[0] or why)
-        f.seek(0)
-        data = training_function_bytes(f.read(), outputs, metric)
+        data = cntk_training_function_bytes(f.read(), outputs, metric)
     with open(tmp, "wb") as f:
         f.write(data)
 
@@ -495,44 +470,22 @@ def _per_parameter(tensors, count: int, slots) -> "list[dict] | None":
 
 
 def _learner_state(learner, entry: dict, where: str) -> dict:
-    """``learner``'s state_dict holding the CNTK 2.7 checkpoint ``entry``; checked."""
-    from ...serialize import _cntk_checkpoint as K
+    """``learner``'s state_dict holding CNTK 2.7's learner checkpoint ``entry``; checked."""
+    from ...serialize import cntk_learner_states
     name = getattr(learner, "name", None)
-    if name not in K.LEARNER_SLOTS or not hasattr(learner, "state_dict"):
-        raise ModelFileError(f"{where}: the trainer's {name or type(learner).__name__} learner "
-                             "has no CNTK 2.7 checkpoint form here; nothing was restored")
-    slots, own_shape = K.LEARNER_SLOTS[name]
+    if not hasattr(learner, "state_dict"):
+        raise ModelFileError(f"{where}: the trainer's {type(learner).__name__} learner has no "
+                             "CNTK 2.7 checkpoint form here; nothing was restored")
     params = list(learner.parameters)
-    grads = entry["smoothed_gradients"]
-    if len(grads) != len(params):
-        raise ModelFileError(f"{where}: {len(grads)} smoothed gradients for the learner's "
-                             f"{len(params)} parameters (another network); nothing was "
-                             "restored")
-    has_count = "smoothed_count" in entry
-    if has_count != (name in K._COUNTED):
-        raise ModelFileError(f"{where}: a learner of another kind than the trainer's {name} "
-                             f"(smoothed_count {'present' if has_count else 'absent'}); "
-                             "nothing was restored")
+    per = cntk_learner_states(name, entry, [p.shape for p in params], where)
     state = learner.state_dict()
-    tensors = {}
     keys = list(dict.fromkeys(key.rpartition("/")[0] for key in state["tensors"]))
-    for j, (p, g) in enumerate(zip(params, grads)):
-        g = np.asarray(g)
-        if not slots:
-            if g.size != 1:
-                raise ModelFileError(f"{where}: a {name} learner's state holds a smoothed "
-                                     f"gradient of shape {g.shape} (another learner); nothing "
-                                     "was restored")
-            continue
-        parts = ([g.reshape(p.shape)] if own_shape and g.size == math.prod(p.shape)
-                 else K.split_state(g, p.shape, len(slots), where) if not own_shape
-                 else None)
-        if parts is None:
-            raise ModelFileError(f"{where}: a smoothed gradient of shape {g.shape} for a "
-                                 f"parameter of shape {tuple(p.shape)}; nothing was restored")
-        for s, part in zip(slots, parts):
+    tensors = {}
+    for j, slots in enumerate(per):
+        for s, part in slots.items():
+            mine = state["tensors"][f"{keys[j]}/{s}"]
             tensors[f"{keys[j]}/{s}"] = torch.as_tensor(np.ascontiguousarray(part)).to(
-                state["tensors"][f"{keys[j]}/{s}"].dtype)
+                mine.dtype)
     state = dict(state, tensors=tensors, samples_seen=int(entry["sample_count"]),
                  minibatches_seen=int(entry["minibatchCount"]),
                  sweeps_seen=int(entry.get("sweepCount", 0)))
