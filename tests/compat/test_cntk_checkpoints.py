@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import warnings
 
 import numpy as np
 import pytest
@@ -213,3 +214,31 @@ def test_cntk_restores_stadyn_checkpoint_live(tmp_path):
         state, samples, losses = theirs[kind]
         assert state == {"epoch": 3} and samples == 12
         np.testing.assert_allclose(losses, ours[kind], rtol=2e-5)
+
+
+def test_session_resumes_from_cntk_session_checkpoint(tmp_path):
+    """A training_session restores the checkpoint CNTK 2.7's session wrote (the reader's
+    position under ``TrainingMinibatchSource``, the counts the trainer's) and ends where
+    CNTK 2.7's resumed session ended."""
+    for name in ("session.model", "session.model.ckp"):
+        shutil.copy(os.path.join(FIXTURES, name), tmp_path / name)
+    with open(os.path.join(FIXTURES, "session.json")) as f:
+        cntk = json.load(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")           # (the classifier's own checkpoints: Stadyn's)
+        trainer, z, src = network.session(C, str(tmp_path / "session.model"), 40)
+    assert trainer.total_number_of_samples_seen == cntk["samples"]
+    state = src.get_checkpoint_state()
+    assert state["position"] % state["sweep_length"] == cntk["source"]["cursor"]
+    for p, q in zip(z.parameters, cntk["parameters"]):
+        np.testing.assert_allclose(p.value, q, rtol=1e-5, atol=1e-6)
+
+
+def test_session_keeps_the_source_state_as_cntk_does(tmp_path):
+    from stadyn.train._checkpoint import read_checkpoint_state
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        network.session(C, str(tmp_path / "session.model"), 12)
+    theirs = K.read_checkpoint_file(os.path.join(FIXTURES, "session.model.ckp"))
+    mine = read_checkpoint_state(str(tmp_path / "session.model"))   # (Stadyn's: the classifier)
+    assert mine["TrainingMinibatchSource"] == theirs["ExternalState"]["TrainingMinibatchSource"]
