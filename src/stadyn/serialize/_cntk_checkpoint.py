@@ -86,10 +86,11 @@ def split_state(value: np.ndarray, shape: Sequence[int], k: int, where: str) -> 
 
 def learner_entry(name: str, counts: Mapping[str, int], states: Sequence[Mapping[str, Any]],
                   shapes: Sequence[Sequence[int]], dtype, learning_rate: float,
-                  index: int) -> P.Value:
+                  seed: int = 0) -> P.Value:
     """One learner's checkpoint Dictionary, as CNTK 2.7 writes it: ``counts`` (``samples``,
     ``minibatches``, ``sweeps``), ``states`` (per parameter, state name -> array), ``shapes``
-    (the parameters'), ``learning_rate`` (the current one, written as a constant schedule)."""
+    (the parameters'), ``learning_rate`` (the current one, written as a constant schedule),
+    ``seed`` (the learner's noise-injection seed, drawn as CNTK's learner was made)."""
     slots, own_shape = LEARNER_SLOTS[name]
     grads = []
     for state, shape in zip(states, shapes):
@@ -109,7 +110,7 @@ def learner_entry(name: str, counts: Mapping[str, int], states: Sequence[Mapping
             "version": P.size_t(_SCHEDULE_VERSION)}),
         "master_parameter_updated": P.boolean(True),
         "minibatchCount": P.size_t(counts["minibatches"]),
-        "noise_injection_seed": P.size_t(2 * index),
+        "noise_injection_seed": P.size_t(seed),
         "sample_count": P.size_t(counts["samples"]),
         "smoothed_gradients": P.vector(grads),
         "sweepCount": P.size_t(counts["sweeps"]),

@@ -382,8 +382,10 @@ class Trainer(_Trainer):
             dtype = np.dtype(params[0].dtype) if params else np.float32
             counts = {"samples": state["samples_seen"], "minibatches": state["minibatches_seen"],
                       "sweeps": state["sweeps_seen"]}
+            seed = getattr(learner, "_noise_injection_seed", None)
             entries.append(cntk_learner_entry(name, counts, groups, [p.shape for p in params],
-                                              dtype, float(learner.learning_rate()), k))
+                                              dtype, float(learner.learning_rate()),
+                                              int(seed) if seed is not None else 0))
         return entries
 
     def _restore_cntk(self, path: str) -> dict:
@@ -418,8 +420,10 @@ class Trainer(_Trainer):
         with torch.no_grad():
             for p, (_, value) in zip(mine, theirs):
                 data_of(p.variable).copy_(torch.as_tensor(np.asarray(value)))
-        for learner, state in zip(self.parameter_learners, states):
+        for learner, state, entry in zip(self.parameter_learners, states, stored):
             learner.load_state_dict(state)
+            if "noise_injection_seed" in entry:           # (CNTK restores it too)
+                learner._noise_injection_seed = int(entry["noise_injection_seed"])
         first = stored[0] if stored else {}
         self.total_number_of_samples_seen = int(first.get("sample_count", 0))
         self.minibatches_seen = int(first.get("minibatchCount", 0))
