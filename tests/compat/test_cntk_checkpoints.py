@@ -242,3 +242,19 @@ def test_session_keeps_the_source_state_as_cntk_does(tmp_path):
     theirs = K.read_checkpoint_file(os.path.join(FIXTURES, "session.model.ckp"))
     mine = read_checkpoint_state(str(tmp_path / "session.model"))   # (Stadyn's: the classifier)
     assert mine["TrainingMinibatchSource"] == theirs["ExternalState"]["TrainingMinibatchSource"]
+
+
+@pytest.mark.parametrize("make,reference", [
+    (lambda: C.learning_parameter_schedule(0.1), 0),
+    (lambda: C.learning_parameter_schedule(0.1, minibatch_size=4), 4),
+    (lambda: C.learning_parameter_schedule_per_sample(0.1), 1)])
+def test_rate_schedule_keeps_its_reference_minibatch(tmp_path, make, reference):
+    """CNTK 2.7's ``sgd(...).create_checkpoint()['learnig_rate_schedule']`` for these rates:
+    ``{'schedule': {'0': 0.1}, 'ref_mb_size': 0 / 4 / 1, 'epoch_size': 0, ...}``."""
+    x, y, z, _ = network.build(C, "regressor", "sgd")
+    trainer = C.Trainer(z, ((z - y) * (z - y), C.abs(z - y)), [C.sgd(z.parameters, make())])
+    trainer.save_checkpoint(str(tmp_path / "a.model"))
+    schedule = K.read_checkpoint_file(str(tmp_path / "a.model.ckp"))["Learners"][0][
+        "learnig_rate_schedule"]
+    assert schedule == {"epoch_size": 0, "ref_mb_size": reference, "schedule": {"0": 0.1},
+                        "type": "TrainingParameterSchedule", "version": 2}

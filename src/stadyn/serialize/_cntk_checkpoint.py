@@ -86,11 +86,12 @@ def split_state(value: np.ndarray, shape: Sequence[int], k: int, where: str) -> 
 
 def learner_entry(name: str, counts: Mapping[str, int], states: Sequence[Mapping[str, Any]],
                   shapes: Sequence[Sequence[int]], dtype, learning_rate: float,
-                  seed: int = 0) -> P.Value:
+                  seed: int = 0, reference_minibatch: int = 0) -> P.Value:
     """One learner's checkpoint Dictionary, as CNTK 2.7 writes it: ``counts`` (``samples``,
     ``minibatches``, ``sweeps``), ``states`` (per parameter, state name -> array), ``shapes``
     (the parameters'), ``learning_rate`` (the current one, written as a constant schedule),
-    ``seed`` (the learner's noise-injection seed, drawn as CNTK's learner was made)."""
+    ``seed`` (the learner's noise-injection seed, drawn as CNTK's learner was made),
+    ``reference_minibatch`` (the rate's reference minibatch size, 0: per minibatch)."""
     slots, own_shape = LEARNER_SLOTS[name]
     grads = []
     for state, shape in zip(states, shapes):
@@ -104,7 +105,7 @@ def learner_entry(name: str, counts: Mapping[str, int], states: Sequence[Mapping
         grads.append(P.array(value.astype(dtype)))
     entries = {
         "learnig_rate_schedule": P.dictionary({      # (sic: CNTK 2.7's key)
-            "epoch_size": P.size_t(0), "ref_mb_size": P.size_t(0),
+            "epoch_size": P.size_t(0), "ref_mb_size": P.size_t(reference_minibatch),
             "schedule": P.dictionary({"0": P.double(learning_rate)}),
             "type": P.text("TrainingParameterSchedule"),
             "version": P.size_t(_SCHEDULE_VERSION)}),

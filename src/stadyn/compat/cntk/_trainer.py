@@ -383,9 +383,11 @@ class Trainer(_Trainer):
             counts = {"samples": state["samples_seen"], "minibatches": state["minibatches_seen"],
                       "sweeps": state["sweeps_seen"]}
             seed = getattr(learner, "_noise_injection_seed", None)
+            rate, per = learner.schedule_value("lr")
             entries.append(cntk_learner_entry(name, counts, groups, [p.shape for p in params],
-                                              dtype, float(learner.learning_rate()),
-                                              int(seed) if seed is not None else 0))
+                                              dtype, float(rate),
+                                              int(seed) if seed is not None else 0,
+                                              int(per or 0)))
         return entries
 
     def _restore_cntk(self, path: str) -> dict:
