@@ -27,7 +27,7 @@ network = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(network)
 with open(os.path.join(FIXTURES, "losses.json")) as _f:
     CNTK_LOSSES = json.load(_f)
-CASES = [(n, k) for n in network.NETWORKS for k in network.LEARNERS]
+CASES = [(n, k) for n in network.NETWORKS for k in network.LEARNERS] + [("deep", "adam")]
 
 
 def _trained(net, kind, minibatches=3):
