@@ -258,3 +258,17 @@ def test_rate_schedule_keeps_its_reference_minibatch(tmp_path, make, reference):
         "learnig_rate_schedule"]
     assert schedule == {"epoch_size": 0, "ref_mb_size": reference, "schedule": {"0": 0.1},
                         "type": "TrainingParameterSchedule", "version": 2}
+
+
+def test_stadyn_checkpoint_over_a_cntk_pair_leaves_no_stale_ckp(tmp_path):
+    for name in ("classifier_adam.model", "classifier_adam.model.ckp"):
+        shutil.copy(os.path.join(FIXTURES, name), tmp_path / name)
+    path = str(tmp_path / "classifier_adam.model")
+    x, y, z, trainer = network.build(C, "classifier", "adam")
+    trainer.restore_from_checkpoint(path)
+    with pytest.warns(UserWarning, match="Stadyn's checkpoint"):
+        trainer.save_checkpoint(path, {"epoch": 3})     # (the classifier: Stadyn's own)
+    assert os.listdir(tmp_path) == ["classifier_adam.model"]
+    assert trainer.restore_from_checkpoint(path) == {"epoch": 3}
+    np.testing.assert_allclose(network.train(trainer, x, y, range(3, 6)),
+                               CNTK_LOSSES["classifier_adam"], rtol=2e-5)

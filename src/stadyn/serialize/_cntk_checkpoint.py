@@ -313,7 +313,9 @@ def is_cntk_checkpoint(path: str | os.PathLike) -> bool:
             head = f.read(64)
     except OSError:
         return False
-    return bool(head) and is_cntk_v2_file(head) and os.path.isfile(path + CKP_SUFFIX)
+    stadyn_container = len(head) > 8 and head[8:9] == b"{"     # safetensors: size, JSON
+    return (bool(head) and not stadyn_container and is_cntk_v2_file(head)
+            and os.path.isfile(path + CKP_SUFFIX))
 
 
 def write_cntk_checkpoint(path: str | os.PathLike, write_model: Callable[[str], None],

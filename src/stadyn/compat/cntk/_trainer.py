@@ -338,7 +338,7 @@ class Trainer(_Trainer):
         if isinstance(learners, str):
             warnings.warn(f"{os.fspath(filename)}: written as Stadyn's checkpoint, which CNTK "
                           f"2.7 cannot read ({learners})", UserWarning, stacklevel=2)
-            return super().save_checkpoint(filename, external_state)
+            return self._save_stadyn_checkpoint(filename, external_state)
         roots = [f for f in (self.model, self.loss_function, self.evaluation_function)
                  if f is not None]
         combined = combine_outputs(roots)
@@ -350,7 +350,11 @@ class Trainer(_Trainer):
         except _NotCntk as exc:
             warnings.warn(f"{os.fspath(filename)}: written as Stadyn's checkpoint, which CNTK "
                           f"2.7 cannot read ({exc})", UserWarning, stacklevel=2)
-            super().save_checkpoint(filename, external_state)
+            self._save_stadyn_checkpoint(filename, external_state)
+
+    def _save_stadyn_checkpoint(self, filename, external_state) -> None:
+        super().save_checkpoint(filename, external_state)
+        _remove_stale_ckp(filename)
 
     def restore_from_checkpoint(self, filename) -> dict:
         """Restore a checkpoint: CNTK 2.7's pair (``filename``, a CNTK v2 model, and
@@ -436,6 +440,15 @@ class Trainer(_Trainer):
     model = _as_function("_model", "The model Function given to the Trainer.")
     loss_function = _as_function("_loss", "The loss Function (one value per sample).")
     evaluation_function = _as_function("_metric", "The metric Function, or None.")
+
+
+def _remove_stale_ckp(filename) -> None:
+    """Remove the ``.ckp`` a CNTK pair at ``filename`` had: its model file has just been
+    replaced by Stadyn's own checkpoint, so it belongs to no checkpoint now."""
+    try:
+        os.unlink(os.fspath(filename) + ".ckp")
+    except FileNotFoundError:
+        pass
 
 
 class _NotCntk(Exception):
