@@ -272,3 +272,18 @@ def test_stadyn_checkpoint_over_a_cntk_pair_leaves_no_stale_ckp(tmp_path):
     assert trainer.restore_from_checkpoint(path) == {"epoch": 3}
     np.testing.assert_allclose(network.train(trainer, x, y, range(3, 6)),
                                CNTK_LOSSES["classifier_adam"], rtol=2e-5)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not a dictionary"])
+def test_damaged_ckp_is_one_model_file_error(tmp_path, damage):
+    for name in ("regressor_adam.model", "regressor_adam.model.ckp"):
+        shutil.copy(os.path.join(FIXTURES, name), tmp_path / name)
+    ckp = tmp_path / "regressor_adam.model.ckp"
+    data = ckp.read_bytes()
+    ckp.write_bytes(data[:len(data) // 2] if damage == "truncated"
+                    else b"\x08\x02")           # a Dictionary of version 2 and nothing else
+    x, y, z, trainer = _trained("regressor", "adam", 1)
+    before = _snapshot(trainer)
+    with pytest.raises(ModelFileError, match="regressor_adam.model.ckp"):
+        trainer.restore_from_checkpoint(str(tmp_path / "regressor_adam.model"))
+    _unchanged(trainer, before)
