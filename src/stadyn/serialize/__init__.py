@@ -6,6 +6,11 @@ model files (:func:`read_legacy_model`), and CNTK v2 model files written
 registered against the op in the op rules (:func:`register_rules`, :func:`rules_for`).  See
 ``docs/model-files.md``."""
 
+from ._cntk_checkpoint import LEARNER_SLOTS as CNTK_CHECKPOINT_LEARNERS
+from ._cntk_checkpoint import is_cntk_checkpoint, read_cntk_checkpoint, write_cntk_checkpoint
+from ._cntk_checkpoint import learner_entry as cntk_learner_entry
+from ._cntk_checkpoint import learner_states as cntk_learner_states
+from ._cntk_checkpoint import training_function_bytes as cntk_training_function_bytes
 from ._cntk_write import CntkWriteUnsupported, save_cntk_v2
 from ._legacy import read_legacy_model
 from ._legacy_load import is_legacy_model_file, load_cntk, load_nnp
@@ -34,4 +39,7 @@ __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "save", 
            "load_cntk", "is_legacy_model_file", "save_nnp", "NnpWriter",
            "write_with_parameters", "SOLVER_FIELDS", "LegacyModel",
            "read_nnabla_optimizer_states", "optimizer_states", "nnabla_scheduler",
-           "save_cntk_v2", "CntkWriteUnsupported", "LegacyNetwork", "LegacyFunction", "LegacyVariable", "LegacyParameter", "LegacyOrigin"]
+           "save_cntk_v2", "CntkWriteUnsupported", "LegacyNetwork", "LegacyFunction", "LegacyVariable", "LegacyParameter", "LegacyOrigin",
+           "is_cntk_checkpoint", "read_cntk_checkpoint", "write_cntk_checkpoint",
+           "cntk_learner_entry", "cntk_learner_states", "CNTK_CHECKPOINT_LEARNERS",
+           "cntk_training_function_bytes"]

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import math
+import os
+import warnings
 
 import numpy as np
+import torch
 
 from ... import io as _io
+from ..._errors import ModelFileError, StadynError
 from ...learners import Learner as _Learner
 from ...train import Trainer as _Trainer
 from ._adapt import unwrap, wrap
-from ._function import Function
+from ._function import Function, combine_outputs
 from ._graph import BATCH, is_splice_leaf, made_by_cntk_op
 from ._run_checks import RunnableCheck
 from ._sequence_begin import SequenceBeginError, SequenceBegins, carrying, split_flags
@@ -305,7 +309,207 @@ class Trainer(_Trainer):
             cache[key] = (criterion, counted_variable(criterion))
         return cache[key][1]
 
+    # -- checkpoints (CNTK 2.7's pair: the model file and its .ckp) ---------------------------
+    def save_checkpoint(self, filename, external_state=None) -> None:
+        """Write CNTK 2.7's checkpoint: ``filename``, a CNTK v2 model file of the model, loss
+        and metric (``C.load_model`` reads it), and ``filename.ckp``, CNTK's trainer state
+        (learners' counts, schedules and smoothed gradients; ``external_state``), both or
+        neither (see :mod:`stadyn.serialize._cntk_checkpoint`).  Where the graph has an op the
+        CNTK v2 writer cannot write, or a learner has no CNTK checkpoint form, ``filename`` is
+        Stadyn's own checkpoint, as before, with a warning naming why.
+
+        Example:
+            >>> import os, tempfile, numpy as np, stadyn.compat.cntk as C
+            >>> x, y = C.input_variable(3), C.input_variable(1)
+            >>> z = C.layers.Dense(1)(x)
+            >>> loss = (z - y) * (z - y)
+            >>> t = C.Trainer(z, (loss, loss), [C.sgd(z.parameters, 0.1)])
+            >>> _ = t.train_minibatch({x: np.ones((2, 3), np.float32),
+            ...                        y: np.ones((2, 1), np.float32)})
+            >>> path = os.path.join(tempfile.mkdtemp(), "run.model")
+            >>> t.save_checkpoint(path, {"epoch": 1})
+            >>> sorted(os.listdir(os.path.dirname(path)))
+            ['run.model', 'run.model.ckp']
+            >>> t.restore_from_checkpoint(path)
+            {'epoch': 1}
+        """
+        from ...serialize import write_cntk_checkpoint
+        learners = self._cntk_learner_entries()
+        if isinstance(learners, str):
+            warnings.warn(f"{os.fspath(filename)}: written as Stadyn's checkpoint, which CNTK "
+                          f"2.7 cannot read ({learners})", UserWarning, stacklevel=2)
+            return self._save_stadyn_checkpoint(filename, external_state)
+        roots = [f for f in (self.model, self.loss_function, self.evaluation_function)
+                 if f is not None]
+        combined = combine_outputs(roots)
+        outputs = len(combined.outputs) - len(roots) + 1 if self.model is not None else 0
+        metric = self.evaluation_function is not None
+        try:
+            write_cntk_checkpoint(filename, lambda tmp: _write_cntk_model(
+                combined, tmp, outputs, metric), learners, external_state)
+        except _NotCntk as exc:
+            warnings.warn(f"{os.fspath(filename)}: written as Stadyn's checkpoint, which CNTK "
+                          f"2.7 cannot read ({exc})", UserWarning, stacklevel=2)
+            self._save_stadyn_checkpoint(filename, external_state)
+
+    def _save_stadyn_checkpoint(self, filename, external_state) -> None:
+        super().save_checkpoint(filename, external_state)
+        _remove_stale_ckp(filename)
+
+    def restore_from_checkpoint(self, filename) -> dict:
+        """Restore a checkpoint: CNTK 2.7's pair (``filename``, a CNTK v2 model, and
+        ``filename.ckp``; written by CNTK 2.7 or by :meth:`save_checkpoint`) or Stadyn's own
+        checkpoint file; returns the external state.  The parameters are matched as CNTK
+        matches them (by uid where the file has the trainer's uids, else in order), each
+        learner's state by its parameters' order.  A checkpoint of another network or other
+        learners is one ModelFileError naming the file, and nothing is changed."""
+        from ...serialize import is_cntk_checkpoint
+        if not is_cntk_checkpoint(filename):
+            return super().restore_from_checkpoint(filename)      # Stadyn's own checkpoint
+        return self._restore_cntk(os.fspath(filename))
+
+    def _cntk_learner_entries(self):
+        """Each learner's CNTK checkpoint Dictionary, or why one has none (a str)."""
+        from ...serialize import CNTK_CHECKPOINT_LEARNERS, cntk_learner_entry
+        entries = []
+        for k, learner in enumerate(self.parameter_learners):
+            name = getattr(learner, "name", None)
+            if name not in CNTK_CHECKPOINT_LEARNERS or not hasattr(learner, "state_dict"):
+                return f"the {name or type(learner).__name__} learner has no CNTK 2.7 " \
+                       "checkpoint form here"
+            state = learner.state_dict()
+            params = list(learner.parameters)
+            groups = _per_parameter(state["tensors"], len(params),
+                                    CNTK_CHECKPOINT_LEARNERS[name][0])
+            if groups is None:
+                return f"the {name} learner's state does not match CNTK's"
+            dtype = np.dtype(params[0].dtype) if params else np.float32
+            counts = {"samples": state["samples_seen"], "minibatches": state["minibatches_seen"],
+                      "sweeps": state["sweeps_seen"]}
+            seed = getattr(learner, "_noise_injection_seed", None)
+            rate, per = learner.schedule_value("lr")
+            entries.append(cntk_learner_entry(name, counts, groups, [p.shape for p in params],
+                                              dtype, float(rate),
+                                              int(seed) if seed is not None else 0,
+                                              int(per or 0)))
+        return entries
+
+    def _restore_cntk(self, path: str) -> dict:
+        """Restore CNTK's pair at ``path``: everything checked, then everything set."""
+        from ...graph import data_of
+        from ...serialize import read_cntk_checkpoint
+        saved, top = read_cntk_checkpoint(path)
+        where = f"{path}.ckp"
+        # the parameters: by uid where the file has the trainer's, else in order (CNTK's)
+        mine = [wrap(v) for v in self.parameters]
+        by_uid = {uid: (name, value) for uid, name, value in saved}
+        theirs = ([by_uid[p.uid] for p in mine] if all(p.uid in by_uid for p in mine)
+                  else [(name, value) for _, name, value in saved])
+        if len(theirs) != len(mine):
+            raise ModelFileError(f"{path}: the file holds {len(theirs)} parameters, the "
+                                 f"trainer's network {len(mine)} (another network); nothing "
+                                 "was restored")
+        for p, (name, value) in zip(mine, theirs):
+            if tuple(value.shape) != tuple(p.shape):
+                raise ModelFileError(f"{path}: parameter {name!r} has shape "
+                                     f"{tuple(value.shape)}, the trainer's {p.name!r} "
+                                     f"{tuple(p.shape)} (another network); nothing was "
+                                     "restored")
+        stored = top["Learners"]
+        if len(stored) != len(self.parameter_learners):
+            raise ModelFileError(f"{where}: {len(stored)} learner states for the trainer's "
+                                 f"{len(self.parameter_learners)} learners; nothing was restored")
+        states = [_learner_state(learner, entry, f"{where}: learner {k}")
+                  for k, (learner, entry) in enumerate(zip(self.parameter_learners, stored))]
+        external = top.get("ExternalState", {})
+        # all checked: set everything
+        with torch.no_grad():
+            for p, (_, value) in zip(mine, theirs):
+                data_of(p.variable).copy_(torch.as_tensor(np.asarray(value)))
+        for learner, state, entry in zip(self.parameter_learners, states, stored):
+            learner.load_state_dict(state)
+            if "noise_injection_seed" in entry:           # (CNTK restores it too)
+                learner._noise_injection_seed = int(entry["noise_injection_seed"])
+        first = stored[0] if stored else {}
+        self.total_number_of_samples_seen = int(first.get("sample_count", 0))
+        self.minibatches_seen = int(first.get("minibatchCount", 0))
+        self._sweeps_seen = int(first.get("sweepCount", 0))
+        return dict(external)
+
     # The native Trainer keeps Stadyn Variables; CNTK code gets Functions.
     model = _as_function("_model", "The model Function given to the Trainer.")
     loss_function = _as_function("_loss", "The loss Function (one value per sample).")
     evaluation_function = _as_function("_metric", "The metric Function, or None.")
+
+
+def _remove_stale_ckp(filename) -> None:
+    """Remove the ``.ckp`` a CNTK pair at ``filename`` had: its model file has just been
+    replaced by Stadyn's own checkpoint, so it belongs to no checkpoint now."""
+    try:
+        os.unlink(os.fspath(filename) + ".ckp")
+    except FileNotFoundError:
+        pass
+
+
+class _NotCntk(Exception):
+    """The graph was written in Stadyn's model format: CNTK 2.7 could not read it."""
+
+
+def _write_cntk_model(combined, tmp: str, outputs: int, metric: bool) -> None:
+    """Write ``combined`` (the model's ``outputs`` outputs, the loss, the metric) at ``tmp`` as
+    the CNTK v2 model file of CNTK's Trainer (with its aggregates), or raise :class:`_NotCntk`
+    with the writer's reason where it wrote Stadyn's format instead."""
+    from ...serialize import cntk_training_function_bytes
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        combined.save(tmp)
+    fell_back = [str(w.message) for w in caught if "Stadyn model file" in str(w.message)]
+    if fell_back:
+        why = fell_back[0]
+        raise _NotCntk(why.partition("(")[2].rpartition(")")[0] or why)
+    with open(tmp, "rb") as f:
+        data = cntk_training_function_bytes(f.read(), outputs, metric)
+    with open(tmp, "wb") as f:
+        f.write(data)
+
+
+def _per_parameter(tensors, count: int, slots) -> "list[dict] | None":
+    """A learner's state tensors (``"<parameter>/<state>"``) grouped by parameter, in order;
+    None where they are not ``slots`` for each of ``count`` parameters."""
+    if not slots:
+        return [{} for _ in range(count)]
+    groups: dict[str, dict] = {}
+    for key, value in tensors.items():
+        n, _, k = key.rpartition("/")
+        groups.setdefault(n, {})[k] = value.detach().cpu().numpy()
+    out = list(groups.values())
+    if len(out) != count or any(set(g) != set(slots) for g in out):
+        return None
+    return out
+
+
+def _learner_state(learner, entry: dict, where: str) -> dict:
+    """``learner``'s state_dict holding CNTK 2.7's learner checkpoint ``entry``; checked."""
+    from ...serialize import cntk_learner_states
+    name = getattr(learner, "name", None)
+    if not hasattr(learner, "state_dict"):
+        raise ModelFileError(f"{where}: the trainer's {type(learner).__name__} learner has no "
+                             "CNTK 2.7 checkpoint form here; nothing was restored")
+    params = list(learner.parameters)
+    per = cntk_learner_states(name, entry, [p.shape for p in params], where)
+    state = learner.state_dict()
+    keys = list(dict.fromkeys(key.rpartition("/")[0] for key in state["tensors"]))
+    tensors = {}
+    for j, slots in enumerate(per):
+        for s, part in slots.items():
+            mine = state["tensors"][f"{keys[j]}/{s}"]
+            tensors[f"{keys[j]}/{s}"] = torch.as_tensor(np.ascontiguousarray(part)).to(
+                mine.dtype)
+    state = dict(state, tensors=tensors, samples_seen=int(entry["sample_count"]),
+                 minibatches_seen=int(entry["minibatchCount"]),
+                 sweeps_seen=int(entry.get("sweepCount", 0)))
+    try:
+        learner.check_state_dict(state)
+    except (StadynError, ValueError) as exc:
+        raise ModelFileError(f"{where}: {exc}; nothing was restored") from exc
+    return state

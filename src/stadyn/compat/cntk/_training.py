@@ -25,6 +25,53 @@ __all__ = ["DataUnit", "CheckpointConfig", "CrossValidationConfig", "TestConfig"
            "evaluate_function", "TestSummary", "train_function", "TrainingSummary"]
 
 
+_CNTK_SOURCE_KEY = "TrainingMinibatchSource"
+
+
+def _is_user_source(source) -> bool:
+    """Whether ``source`` is a ``UserMinibatchSource`` (whose checkpoint state is the user's
+    own dict, in CNTK 2.7 as here)."""
+    from .io import UserMinibatchSource
+    return isinstance(source, UserMinibatchSource)
+
+
+def _is_data_source(state) -> bool:
+    """Whether ``state`` is the state of Stadyn's in-memory source (``MinibatchSourceFromData``:
+    its absolute ``position`` and ``samples`` read, its ``sweep_length``)."""
+    return isinstance(state, dict) and {"position", "samples", "sweep_length"} <= set(state)
+
+
+def _cntk_source_state(source, state):
+    """The source's state as CNTK 2.7 keeps it, or None where it has no CNTK form here: a user
+    source's own dict; ``MinibatchSourceFromData``'s ``cursor`` (within the sweep) and
+    ``total_num_samples`` (CNTK's ``cntk/io/__init__.py`` MinibatchSourceFromData)."""
+    if _is_user_source(source):
+        return state
+    if _is_data_source(state):
+        sweep = state["sweep_length"]
+        return {"cursor": int(state["position"] % sweep if sweep else state["position"]),
+                "total_num_samples": int(state["samples"])}
+    return None
+
+
+def _source_state_of_cntk(source, theirs, filename):
+    """The source's state from the one CNTK 2.7's session kept (see
+    :func:`_cntk_source_state`); None, with a warning, where it cannot be read here (the
+    source then starts from its beginning)."""
+    if _is_user_source(source):
+        return theirs
+    mine = source.get_checkpoint_state() if hasattr(source, "get_checkpoint_state") else None
+    if _is_data_source(mine) and isinstance(theirs, dict) and \
+            {"cursor", "total_num_samples"} <= set(theirs):
+        total = int(theirs["total_num_samples"])
+        return dict(mine, position=total, samples=total)
+    import warnings
+    warnings.warn(f"{filename}: the minibatch source's position CNTK 2.7 saved ({theirs!r}) "
+                  "is not read by this source: it starts from its beginning", UserWarning,
+                  stacklevel=4)
+    return None
+
+
 class DataUnit(enum.IntEnum):
     """What a frequency counts: samples, minibatches or sweeps."""
 
@@ -293,6 +340,11 @@ class TrainingSession:
         state = {"samples": samples, "minibatches": minibatches, "sweeps": sweeps}
         if hasattr(self.source, "get_checkpoint_state"):
             state["source"] = self.source.get_checkpoint_state()
+            theirs = _cntk_source_state(self.source, state["source"])
+            if theirs is not None:
+                # CNTK 2.7's training_session keeps the source's state under this key
+                # (TrainingSession.cpp:405-412)
+                state[_CNTK_SOURCE_KEY] = theirs
         path = self._path(index)
         # CNTK 2.7 makes the checkpoint's folder (Examples/1stSteps/MNIST_Complex_Training.py
         # checkpoints to a Models/ that is not there)
@@ -304,8 +356,18 @@ class TrainingSession:
         if cfg is None or not cfg.filename or not cfg.restore or not os.path.exists(cfg.filename):
             return 0, 0, 0
         state = self.trainer.restore_from_checkpoint(cfg.filename)
-        if "source" in state and hasattr(self.source, "restore_from_checkpoint"):
-            self.source.restore_from_checkpoint(state["source"])
+        source = state.get("source")
+        if source is None and _CNTK_SOURCE_KEY in state:     # CNTK 2.7's session wrote it
+            source = _source_state_of_cntk(self.source, state[_CNTK_SOURCE_KEY],
+                                           cfg.filename)
+        if source is not None and hasattr(self.source, "restore_from_checkpoint"):
+            self.source.restore_from_checkpoint(source)
+        if "samples" not in state:
+            # CNTK 2.7's session keeps no counts of its own: they are the trainer's
+            t = self.trainer
+            return (int(t.total_number_of_samples_seen), int(t.minibatches_seen),
+                    int(t.total_number_of_units_seen(0)) if hasattr(
+                        t, "total_number_of_units_seen") else 0)
         return int(state.get("samples", 0)), int(state.get("minibatches", 0)), \
             int(state.get("sweeps", 0))
 

@@ -67,8 +67,9 @@ def _learner(fn, unit_gain: bool = False):
             kwargs.setdefault("unit_gain", _UNIT_GAIN_AT_IMPORT)
         learner = as_cntk_learner(fn(list(unwrap(list(parameters))), *args, **kwargs))
         # CNTK 2.7's built-in learners draw a seed as they are made (their noise injection's),
-        # so the parameters made after one take the next seeds (CNTK 301's second model)
-        initializer_seed()
+        # so the parameters made after one take the next seeds (CNTK 301's second model);
+        # CNTK's checkpoints keep it (noise_injection_seed)
+        learner._noise_injection_seed = initializer_seed()
         lr = args[0] if args else kwargs.get("lr")
         try:
             learner._rate_reference = _reference(lr, kwargs)
