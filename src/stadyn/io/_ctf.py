@@ -272,11 +272,11 @@ class CTFDeserializer(Deserializer):
             after ``|`` (the stream name when omitted).
 
     When every sequence is one line, a stream delivers ``(N, *shape)`` float32. When a file has
-    sequences (lines sharing an id, or a line giving an input twice), every stream delivers ``(N, T, *shape)`` padded with zeros
-    plus per-sequence lengths. Sparse inputs are delivered dense. Inputs the streams do not
-    name are skipped. A malformed line is a DataError naming the file and line (a line of text
-    without any ``|`` when the deserializer is made, other lines when they are read); so is a file
-    without samples, when the deserializer is made.
+    sequences (lines sharing an id, or a line giving an input twice), every stream delivers
+    ``(N, T, *shape)`` padded with zeros plus per-sequence lengths. Sparse inputs are delivered
+    dense. Inputs the streams do not name are skipped. A malformed line is a DataError naming
+    the file and line (a line of text without any ``|`` when the deserializer is made, other
+    lines when they are read); so is a file without samples, when the deserializer is made.
 
     ``max_errors`` (CNTK's ``maxErrors``, 0 by default) is how many malformed inputs (a value
     that is not a number, too many values, a bad sparse pair, a ``|`` without a name) are
