@@ -162,3 +162,53 @@ def test_cntk2_deserializers_still_join_feature_streams_by_key(tmp_path):
     for i in range(3):
         row = des.read(i)
         assert row["b"].ravel().tolist() == [10 * v for v in row["a"].ravel().tolist()]
+
+
+@pytest.mark.parametrize("frame_mode", ["true", "false"])
+def test_every_stream_drops_the_same_utterances(tmp_path, monkeypatch, frame_mode):
+    # one utterance skipped for each of cntk.exe's reasons: u1 has 6 frames in the second
+    # feature stream (inconsistent durations), u3 a label of 4 frames for 5 (duration
+    # mismatch), u4 no label.  The screening drops them from the features, the joined source
+    # drops u4 by key; every frame read must still come with its own utterance's frame of the
+    # second stream and its own label, none read twice (u0, u2, u5: 15 frames)
+    monkeypatch.chdir(tmp_path)
+    io.write_htk_features(tmp_path / "f.htk", np.arange(60, dtype=np.float32).reshape(30, 2))
+    (tmp_path / "f.scp").write_text("".join(f"u{i}=f.htk[{5 * i},{5 * i + 4}]\n"
+                                            for i in range(6)))
+    g_frames = [5, 6, 5, 5, 5, 5]
+    g_start = np.concatenate([[0], np.cumsum(g_frames)])
+    io.write_htk_features(tmp_path / "g.htk",
+                          1000 + np.arange(2 * g_start[-1], dtype=np.float32).reshape(-1, 2))
+    (tmp_path / "g.scp").write_text("".join(f"u{i}=g.htk[{g_start[i]},{g_start[i + 1] - 1}]\n"
+                                            for i in range(6)))
+    (tmp_path / "s.txt").write_text("a\nb\nc\n")
+    labels = {0: [(0, 5, "a")], 1: [(0, 5, "b")], 2: [(0, 2, "b"), (2, 5, "c")],
+              3: [(0, 4, "a")], 5: [(0, 3, "c"), (3, 5, "a")]}
+    (tmp_path / "l.mlf").write_text("#!MLF!#\n" + "".join(
+        f'"u{i}.lab"\n' + "".join(f"{s} {e} {n}\n" for s, e, n in ranges) + ".\n"
+        for i, ranges in labels.items()))
+    reader = reader_config(parse_config(
+        f'r = [ readerType = "HTKMLFReader" ; readMethod = "none" ; frameMode = {frame_mode}\n'
+        '  features = [ dim = 2 ; scpFile = "f.scp" ; type = "real" ]\n'
+        '  more = [ dim = 2 ; scpFile = "g.scp" ; type = "real" ]\n'
+        '  labels = [ mlfFile = "l.mlf" ; labelMappingFile = "s.txt" ; labelDim = 3\n'
+        '             labelType = "category" ] ]', "speech.cntk")["r"])
+    said = []
+    with pytest.warns(UserWarning, match="no sequence for 1 of the 4 sequences .*u4"):
+        source = make_source(reader, max_sweeps=1, warn=said.append)
+    assert len(said) == 2 and "1-th file" in said[0] and "skipping u3" in said[1]
+    rows = {"features": [], "more": [], "labels": []}
+    while mb := source.next_minibatch(5):
+        for name in rows:
+            b = mb[name]
+            rows[name] += ([b.data] if b.lengths is None else
+                           [b.data[k, :n] for k, n in enumerate(b.lengths)])
+    f, g, lab = (np.concatenate(rows[n]) for n in ("features", "more", "labels"))
+    assert len(f) == len(g) == len(lab) == 15
+    utt, t = divmod(f[:, 0].astype(np.int64) // 2, 5)
+    assert sorted(zip(utt.tolist(), t.tolist())) == [(u, k) for u in (0, 2, 5) for k in range(5)]
+    np.testing.assert_array_equal(g[:, 0], 1000 + 2 * (g_start[utt] + t))
+    want = [next("abc".index(n) for s, e, n in labels[u] if s <= k < e)
+            for u, k in zip(utt.tolist(), t.tolist())]
+    np.testing.assert_array_equal(lab.argmax(axis=1), want)
+    np.testing.assert_array_equal(lab.sum(axis=1), 1)

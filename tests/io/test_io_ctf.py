@@ -42,9 +42,9 @@ def test_sequence_ids_group_consecutive_lines():
             b"0 |x 2 2 2\n"
             b"0\t|x 3 3 3\n"
             b"5 |x 4 4 4 |y 1:1\n"
-            b"seqA |y 2:1\n")
+            b"7 |y 2:1\n")
     ctf = CTFDeserializer.from_bytes(text, STREAMS)
-    assert len(ctf) == 3 and ctf.keys() == ["0", "5", "seqA"]
+    assert len(ctf) == 3 and ctf.keys() == ["0", "5", "7"]
     assert ctf.sequence_lengths().tolist() == [3, 1, 1]
     batch = ctf.read_batch([0, 1], [None] * 2)
     x, y = batch["features"], batch["labels"]
@@ -55,7 +55,7 @@ def test_sequence_ids_group_consecutive_lines():
     # CNTK 2.7 (TextParser::LoadSequence): "Input ('x') is empty in sequence ... Malformed
     # input file" -- a sequence without an input is an error, not an empty sequence
     with pytest.raises(DataError, match=r"<bytes>:5: input 'x' \(stream 'features'\) is empty "
-                                        r"in sequence 'seqA'"):
+                                        r"in sequence '7'"):
         ctf.read_batch([2], [None])
 
 
@@ -66,7 +66,7 @@ def test_sequence_ids_group_consecutive_lines():
     (b"|x 1 2 3 |y 2", "expected index:value"),
     (b"|x 1 2 3 |y 1:one", "'one' is not a number"),
     (b"|x 1 2 3", "'y' is missing"),
-    (b"|x 1 2 3 |y 1:1 |x 1 2 3", "appears twice"),
+    (b"|x 1 2 3 |y 1:1 |x 1 2 3", "is given twice on this line"),
     (b"| 1 2 3 |y 1:1", "followed by an input name"),
     (b"|x 1 2 3 |y 1:1 \xff", "not UTF-8"),
     (b"|x 1_0 2 3 |y 0:1", "'1_0' is not a number"),            # Python's float() takes it
@@ -193,9 +193,12 @@ def test_file_without_samples_is_an_error_when_made(tmp_path, content):
 
 
 def test_text_before_the_first_bar_in_a_file_without_ids():
+    # a line not starting with digits continues the sequence before it (CNTK 2.7's numeric
+    # ids), and its text before the '|' is the error when the sequence is read
+    ctf = CTFDeserializer.from_bytes(b"0 |x 1 2 3 |y 0:1\njunk here |x 1 2 3 |y 0:1\n", STREAMS)
+    assert len(ctf) == 1 and ctf.sequence_lengths().tolist() == [2]
     with pytest.raises(DataError, match=r"<bytes>:2: unexpected text 'junk here'"):
-        CTFDeserializer.from_bytes(b"0 |x 1 2 3 |y 0:1\njunk here |x 1 2 3 |y 0:1\n",
-                                   STREAMS).read(1)
+        ctf.read(0)
 
 
 def test_first_sequence_is_checked_when_made_and_missing_files(tmp_path):

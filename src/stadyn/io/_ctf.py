@@ -21,10 +21,14 @@
   file without samples;
 - lines end at ``\n`` only; a control character (a lone CR) ends an input's values, as CNTK's
   ``isNonPrintable`` does;
+- a sequence id is the digits at the very start of a line, a number (``00`` and ``0`` are one
+  id, ``1a`` is 1); a line not starting with digits (``abc |x 1``, `` 7 |x 1``) continues the
+  sequence before it, and its text before the first ``|`` is an error maxErrors counts; a file
+  whose first text is neither digits nor ``|`` is an error, as in CNTK 2.7;
 - an input given twice on a line of a sequence leaves it with more samples than lines: one
-  error maxErrors counts ("Input ('y') contains more samples than expected"); in a file whose
-  sequences are all one line it is an error whatever maxErrors (CNTK would deliver that line
-  as a sequence of two samples).
+  error maxErrors counts ("Input ('y') contains more samples than expected"), after which the
+  samples are all kept; a file whose sequences are all one line is then read as sequences, that
+  line's of two samples, as CNTK 2.7 does (so is a file with CR-only line ends, one long line).
 
 The file is indexed when the deserializer is made (byte offsets of sequences, found with NumPy)
 and parsed lazily, sequence by sequence, in whichever process reads it.
@@ -51,9 +55,13 @@ from ._streams import StreamDef, iter_stream_defs
 __all__ = ["CTFDeserializer"]
 
 _COMMENT = re.compile(r"\|#(?:[^|]|\|#)*")
-_ID = re.compile(rb"[ \t]*([^ \t|\r]+)")
+# a sequence id is the digits at the very start of a line, read as a number (CNTK's
+# TextInputIndexBuilder::TryGetNumericSequenceId, IndexBuilder.cpp:384-411): "abc", " 7", "-1"
+# give none, "1a" gives 1, "00" and "0" are the same id
+_ID = re.compile(rb"[0-9]+")
+_MAX_ID = (1 << 64) - 1         # a size_t; a longer id is CNTK's "Overflow while reading ..."
 _CHUNK = 1 << 26
-_DIGITS = re.compile(r"[0-9]+", re.ASCII)
+_LEADING_DIGITS = re.compile(r"[0-9]*", re.ASCII)
 # below ' ' but not a tab or a newline: CNTK's isNonPrintable, which ends an input's values
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")
 
@@ -104,6 +112,8 @@ class _Index:
         skip_to = _first_text(data, bom)
         keep = ends > skip_to
         starts, ends, numbers = starts[keep], ends[keep], numbers[keep]
+        if len(starts):
+            starts[0] = max(int(starts[0]), skip_to)   # the first line is read from its text
         seq_start, seq_end, seq_line, seq_count, keys = [], [], [], [], []
         if len(starts) and bytes(data[skip_to:skip_to + 1]) == b"|":
             # no sequence ids (the first text is a '|'): every line is a sequence of its own
@@ -131,21 +141,27 @@ class _Index:
                     text = line.strip().decode("utf-8", "replace")
                     raise DataError(f"unexpected text {text[:40]!r} on a line without '|' "
                                     f"(not a sample, not a '|#' comment)", source, n)
+                # a line without digits at its start continues the sequence before it
                 m = _ID.match(line)
-                seq_id = m.group(1) if m else None
+                seq_id = int(m.group(0)) if m else None
+                if seq_id is not None and seq_id > _MAX_ID:
+                    raise DataError(f"sequence id {m.group(0)[:30].decode()} is too large (CNTK: "
+                                    "Overflow while reading a numeric sequence id)", source, n)
                 if seq_start and (seq_id is None or seq_id == prev_id):
                     seq_end[-1] = e
                     seq_count[-1] += 1
                     continue
                 if seq_id is None:
-                    raise DataError("expected a sequence id at the start of the file's first "
-                                    "line (CNTK: Expected a sequence id)", source, n)
+                    text = line.strip().decode("utf-8", "replace")[:40]
+                    raise DataError(f"expected a sequence id (digits) at the start of the file's "
+                                    f"first line, found {text!r}: CNTK 2.7 reads only numeric "
+                                    "ids (CNTK: Expected a sequence id)", source, n)
                 prev_id = seq_id
                 seq_start.append(s)
                 seq_end.append(e)
                 seq_line.append(n)
                 seq_count.append(1)
-                keys.append(seq_id.decode("utf-8", "replace"))
+                keys.append(str(seq_id))
             self.keys = keys
             self.explicit_ids = True
         self.starts = np.asarray(seq_start, dtype=np.int64)
@@ -157,7 +173,28 @@ class _Index:
         return len(self.starts)
 
 
-def _parse_line(text: str, fields: dict[str, InputField], has_id: bool, source: str,
+def _repeats_an_input(data, index: _Index, fields: dict[str, InputField]) -> bool:
+    """Whether some line of a file whose sequences are all one line gives an input of the
+    streams twice (``|x 1 |x 2``, or a file with CR-only line ends, one line to CNTK): CNTK 2.7
+    then delivers that line as a sequence of both samples, so the file is read as sequences.
+    Only lines with more '|' than there are streams are looked at."""
+    if not len(index) or (index.line_counts > 1).any():
+        return False
+    view = np.frombuffer(data, dtype=np.uint8)
+    bars = np.concatenate([np.flatnonzero(view[at:at + _CHUNK] == ord("|")) + at
+                           for at in range(0, len(view), _CHUNK)] or [np.zeros(0, np.int64)])
+    counts = np.searchsorted(bars, index.ends) - np.searchsorted(bars, index.starts)
+    for k in np.flatnonzero(counts > len(fields)).tolist():
+        line = bytes(data[int(index.starts[k]):int(index.ends[k])]).decode("utf-8", "replace")
+        names = [segment.split(None, 1)[0] for segment in
+                 _COMMENT.sub("", line).split("|")[1:] if segment[:1].strip()]
+        named = [n for n in names if n in fields]
+        if len(named) != len(set(named)):
+            return True
+    return False
+
+
+def _parse_line(text: str, fields: dict[str, InputField], source: str,
                 line: int, skip: Callable[[DataError], None] | None = None
                 ) -> list[tuple[str, np.ndarray]]:
     """(input name, value array) for every known input on one line, in order.  A malformed
@@ -165,13 +202,14 @@ def _parse_line(text: str, fields: dict[str, InputField], has_id: bool, source: 
     ``TryReadSample`` fails, ``SkipToNextInput``)."""
     text = _COMMENT.sub("", text.rstrip("\r"))
     bar = text.find("|")
-    head = (text[:bar] if bar >= 0 else text).split()
-    # a file without ids may still give one on a later line: CNTK's TryReadRow skips the
-    # digits at a line's start in any file; other text there it counts ("Unexpected
-    # character ... in place of a name prefix") and reads on from the next '|'
-    if head and (len(head) != 1 or not has_id and not _DIGITS.fullmatch(head[0])):
-        err = DataError(f"unexpected text {' '.join(head)[:40]!r} before the first '|'", source,
-                        line)
+    head = text[:bar] if bar >= 0 else text
+    # CNTK's TryReadRow skips the digits at the very start of a line (the id, in any file);
+    # other text before the first '|' (a word, an id after spaces, "1.5", "-1") it counts
+    # ("Unexpected character ... in place of a name prefix") and reads on from the next '|'
+    head = head[_LEADING_DIGITS.match(head).end():].split()
+    if head:
+        err = DataError(f"unexpected text {' '.join(head)[:40]!r} before the first '|' (a "
+                        "sequence id is the digits at the start of the line)", source, line)
         if skip is None:
             raise err
         skip(err)
@@ -215,17 +253,6 @@ _REFUSED_KEYS = {"skipSequenceIds": "every line its own sequence, ids ignored",
                  "frameMode": "use MinibatchSource(frame_mode=True)"}
 
 
-def _twice_on_a_line(name: str, text: str) -> str:
-    """Why an input given twice on a line of a file whose sequences are all one line stops."""
-    hint = ""
-    if "\r" in text.rstrip("\r"):
-        hint = (" (the line holds carriage returns: CNTK 2.7 ends a line only at '\\n', so a "
-                "file with CR-only line ends is one long line to it; convert them to '\\n')")
-    return (f"input {name!r} appears twice on one line{hint}; CNTK 2.7 counts that as an error "
-            "(maxErrors) and then reads the line as a sequence of both samples, but Stadyn "
-            "reads a file whose sequences are all one line as one sample a line")
-
-
 def _missing(name: str, text: str) -> str:
     """Why a line of a file whose sequences are all one line lacks an input."""
     if not _COMMENT.sub("", text).strip(" \t\r"):
@@ -245,11 +272,11 @@ class CTFDeserializer(Deserializer):
             after ``|`` (the stream name when omitted).
 
     When every sequence is one line, a stream delivers ``(N, *shape)`` float32. When a file has
-    sequences (lines sharing an id), every stream delivers ``(N, T, *shape)`` padded with zeros
-    plus per-sequence lengths. Sparse inputs are delivered dense. Inputs the streams do not
-    name are skipped. A malformed line is a DataError naming the file and line (a line of text
-    without any ``|`` when the deserializer is made, other lines when they are read); so is a file
-    without samples, when the deserializer is made.
+    sequences (lines sharing an id, or a line giving an input twice), every stream delivers
+    ``(N, T, *shape)`` padded with zeros plus per-sequence lengths. Sparse inputs are delivered
+    dense. Inputs the streams do not name are skipped. A malformed line is a DataError naming
+    the file and line (a line of text without any ``|`` when the deserializer is made, other
+    lines when they are read); so is a file without samples, when the deserializer is made.
 
     ``max_errors`` (CNTK's ``maxErrors``, 0 by default) is how many malformed inputs (a value
     that is not a number, too many values, a bad sparse pair, a ``|`` without a name) are
@@ -284,6 +311,7 @@ class CTFDeserializer(Deserializer):
                 else:
                     with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
                         self._index = _Index(data, self.path)
+                        self._repeats = _repeats_an_input(data, self._index, self._fields)
         except FileNotFoundError:
             raise DataError("CTF file does not exist", self.path) from None
         except IsADirectoryError:
@@ -302,8 +330,9 @@ class CTFDeserializer(Deserializer):
         self.path = source
         self._fields = cls._make_fields(streams)
         self._set_max_errors(max_errors)
-        self._index = _Index(bytes(data), source)
         self._bytes = bytes(data)
+        self._index = _Index(self._bytes, source)
+        self._repeats = _repeats_an_input(self._bytes, self._index, self._fields)
         self._h_file = None
         self._finish_init()
         return self
@@ -394,8 +423,10 @@ class CTFDeserializer(Deserializer):
         if not len(self._index):
             raise DataError("no samples (the CTF file is empty or holds only white space)",
                             self.path)
-        self._sequence_mode = bool((self._index.line_counts > 1).any())
-        self._has_ids = self._index.explicit_ids
+        # a file of one-line sequences is read one sample a line, unless a line gives an
+        # input twice: then, as CNTK 2.7 does, as sequences (that line's of two samples)
+        self._sequence_mode = bool((self._index.line_counts > 1).any()
+                                   or self.__dict__.get("_repeats", False))
         # Validate the first sequence now, so a wrongly declared file fails at once; errors
         # maxErrors counts wait until it is read (maxErrors may still be set: d["maxErrors"])
         self._parse_sequence(0, counted=False)
@@ -466,12 +497,12 @@ class CTFDeserializer(Deserializer):
                 raise DataError(f"not UTF-8 text (byte 0x{raw_line[exc.start]:02x})",
                                 self.path, line_no) from None
             seen = set()
-            samples = _parse_line(text, self._fields, self._has_ids, self.path, line_no,
+            samples = _parse_line(text, self._fields, self.path, line_no,
                                   skip)
             for name, values in samples:
+                # (one sample a line: _repeats_an_input found no line giving an input twice
+                # with all the others, so another input is missing from this one, just below)
                 if name in seen:
-                    if not self._sequence_mode:
-                        raise DataError(_twice_on_a_line(name, text), self.path, line_no)
                     twice.setdefault(name, line_no)
                 seen.add(name)
                 out[self._fields[name].stream].append(values)
