@@ -30,12 +30,11 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .._errors import StadynError
 from .._fileutil import atomic_write
 from ..graph import Variable
 from . import _cntk_write_proto as P
 from ._cntk_format import OP_NAMES
-from ._cntk_write_graph import Block, find_blocks, fold_shapes, key, walk
+from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, key, walk
 
 __all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OPS"]
 
@@ -44,15 +43,6 @@ _OP = {name: k for k, name in OP_NAMES.items()}
 _FUNCTION_VERSION, _VARIABLE_VERSION, _COMPOSITE_VERSION = 24, 1, 3
 _KIND = {"input": 0, "parameter": 2, "constant": 3}
 _BATCH_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, "defaultBatchAxis", False)
-
-
-class CntkWriteUnsupported(StadynError, ValueError):
-    """The graph holds something a CNTK v2 model file cannot (yet) be written with: ``op`` is
-    the catalog op (or what else) that has no CNTK form here."""
-
-    def __init__(self, op: str, why: str):
-        super().__init__(f"no CNTK v2 form for {op}: {why}")
-        self.op = op
 
 
 class _Writer:

@@ -9,9 +9,19 @@ from typing import Sequence
 
 import numpy as np
 
+from .._errors import StadynError
 from ..graph import Variable
 
-__all__ = ["walk", "key", "fold_shapes", "find_blocks", "Block"]
+__all__ = ["walk", "key", "fold_shapes", "find_blocks", "Block", "CntkWriteUnsupported"]
+
+
+class CntkWriteUnsupported(StadynError, ValueError):
+    """The graph holds something a CNTK v2 model file cannot (yet) be written with: ``op`` is
+    the catalog op (or what else) that has no CNTK form here."""
+
+    def __init__(self, op: str, why: str):
+        super().__init__(f"no CNTK v2 form for {op}: {why}")
+        self.op = op
 
 
 class _CntkOp:
