@@ -184,15 +184,20 @@ def test_round_is_written_as_cntks_floor_of_x_plus_a_half(tmp_path):
 
 
 def test_a_cntk_op_the_writer_has_no_form_for_is_written_through_its_catalog_ops(tmp_path):
-    # a value the compat shows as a CNTK op without a rule here (argmax) is written by the
-    # catalog ops computing it; where one of those has no CNTK form, Stadyn's format, warned
+    # a value the compat shows as a CNTK op without a rule here (cross_entropy_with_softmax)
+    # is written by the catalog ops computing it; where one of those has no CNTK form,
+    # Stadyn's format, warned
     x = C.input_variable(4, name="x")
-    path = str(tmp_path / "am.model")
+    y = C.input_variable(4, name="y")
+    path = str(tmp_path / "ce.model")
     with pytest.warns(UserWarning, match="written as a Stadyn model file"):
-        C.argmax(x, name="am").save(path)
+        C.cross_entropy_with_softmax(x, y, name="ce").save(path)
     loaded = C.load_model(path)
     data = np.array([[0.1, 2.0, -1.0, 0.5]], np.float32)
-    np.testing.assert_array_equal(np.ravel(loaded.eval({loaded.arguments[0]: data})), [1])
+    labels = np.array([[0.0, 1.0, 0.0, 0.0]], np.float32)
+    got = loaded.eval({a: {"x": data, "y": labels}[a.name] for a in loaded.arguments})
+    expected = np.log(np.exp(data).sum()) - 2.0           # -log softmax(x)[1]
+    np.testing.assert_allclose(np.ravel(got), [expected], rtol=1e-5)
 
 
 def test_cntk_log_is_written_as_cntks_log_and_read_back_floored(tmp_path):
@@ -242,3 +247,46 @@ def test_a_cntk_written_file_divides_by_zero_and_breaks_hardmax_ties_as_cntk():
     for k, o in enumerate(m.outputs):
         np.testing.assert_array_equal(got[o], data[str(k)])
     assert (data["0"][data["y"] == 0] == 0).all() and data["2"].sum(axis=1).tolist() == [1] * 3
+
+
+def test_more_ops_load_in_cntk_as_the_graph_cntk_builds():
+    # the file written for more_ops (before: Stadyn's format, warned, for every one of them),
+    # as CNTK 2.7 loaded it, is the graph CNTK 2.7 builds itself for the same calls
+    # (cntk_native_more.json, by cntk_native.py): Select, Clip, ReduceElements (argmax,
+    # reductions), the ElementMax, ElementMin, SquaredError, Softplus blocks, Slice, Sin,
+    # Cos -- op names, names, order, shapes; and CNTK 2.7's outputs of its own graph
+    with open(os.path.join(FIXTURES, "cntk_native_more.json")) as f:
+        native = json.load(f)
+    values = native.pop("outputs_values")
+    assert LISTING["more_ops"]["cntk"] == native
+    assert [o for o, _ in native["outputs"]] == networks.MORE
+    for k, v in enumerate(values):
+        np.testing.assert_allclose(OUTPUTS[f"more_ops/{k}"], np.array(v, np.float32),
+                                   rtol=1e-6, atol=1e-7)
+
+
+def test_pow_is_refused_where_cntks_differs(tmp_path):
+    # CNTK 2.7's Pow gives 0 for 0 ** -1 (the real framework: pow([0], [-1]) -> [0]), Stadyn's
+    # pow gives inf: a CNTK Pow in the file would compute something else, so Stadyn's format
+    x = C.input_variable(2, name="x")
+    y = C.input_variable(2, name="y")
+    path = str(tmp_path / "pow.model")
+    with pytest.warns(UserWarning, match="0 to a negative power"):
+        C.pow(x, y, name="p").save(path)
+    loaded = C.load_model(path)
+    got = loaded.eval({a: {"x": [[0.0, 2.0]], "y": [[-1.0, 3.0]]}[a.name]
+                       for a in loaded.arguments})
+    np.testing.assert_array_equal(np.asarray(got, np.float32), [[np.inf, 8.0]])
+
+
+def test_a_reduction_along_some_axes_is_refused_and_read_back(tmp_path):
+    # CNTK 2.7 writes reduce_mean(m, axis=1) as nested MultiAxisReduce blocks the writer does
+    # not build: Stadyn's format, warned, with the same values back
+    m = C.input_variable((2, 3), name="m")
+    path = str(tmp_path / "rm.model")
+    with pytest.warns(UserWarning, match="ReduceElements: a reduction along some"):
+        C.reduce_mean(m, axis=1, name="r").save(path)
+    data = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    loaded = C.load_model(path)
+    np.testing.assert_allclose(loaded.eval({loaded.arguments[0]: data}),
+                               data.mean(axis=2, keepdims=True))

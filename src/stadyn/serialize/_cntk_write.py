@@ -34,6 +34,7 @@ from .._fileutil import atomic_write
 from ..graph import Variable
 from . import _cntk_write_proto as P
 from ._cntk_format import OP_NAMES
+from ._cntk_write_ops import RULES as _MORE_RULES
 from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, key, walk
 
 __all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OPS"]
@@ -93,20 +94,24 @@ class _Writer:
         return self._block_function(b.op_name, b.name, b.leaves, keys, values, root)
 
     def fixed_block(self, op_name: str, name: str, ins: Sequence[Variable],
-                    uids: Sequence[str], constants: Sequence[float], body) -> str:
+                    uids: Sequence[str], constants: Sequence[float], body,
+                    attributes: dict | None = None) -> str:
         """A block CNTK 2.7 builds for one op (``element_divide``'s
         ``ElementDivide``, ``element_and``'s ``And``): a placeholder for each of ``ins``
         (read as ``uids`` outside), the scalar ``constants`` as the block's leaves, and the
         functions ``body(writer, placeholders, constants, name)`` adds (returning its root's
-        output uid); returns the block function's uid (as :meth:`function` does)."""
+        output uid); ``attributes``: the block function's own (a reduction's axes); returns
+        the block function's uid (as :meth:`function` does)."""
         placeholders = [self.placeholder(v) for v in ins]
         leaves = [self.constant(c, ins[0]) for c in constants]
         root = body(self, placeholders, leaves, name)
-        out = self._block_function(op_name, name, leaves, placeholders, list(uids), root)
+        out = self._block_function(op_name, name, leaves, placeholders, list(uids), root,
+                                   attributes)
         return out.rpartition("_Output_")[0]
 
     def _block_function(self, op_name: str, name: str, leaves: Sequence[str],
-                        keys: Sequence[str], values: Sequence[str], root: str) -> str:
+                        keys: Sequence[str], values: Sequence[str], root: str,
+                        attributes: dict | None = None) -> str:
         uid = f"Block{next(self.count)}"
         composite = {"version": P.size_t(_COMPOSITE_VERSION),
                      "type": P.text("CompositeFunction"),
@@ -115,7 +120,7 @@ class _Writer:
         entry = {"version": P.size_t(_FUNCTION_VERSION), "type": P.text("PrimitiveFunction"),
                  "uid": P.text(uid), "op": P.size_t(57),
                  "inputs": P.vector([P.text(i) for i in list(leaves) + list(values)]),
-                 "attributes": P.dictionary({}),
+                 "attributes": P.dictionary(attributes or {}),
                  "block_function_op_name": P.text(op_name),
                  "block_function_composite": P.dictionary(composite),
                  "block_function_composite_arguments_map_keys": P.vector(P.text(k) for k in keys),
@@ -390,13 +395,16 @@ _RULES.update({"cntk:ElementDivide": _fixed_block("ElementDivide", (), _element_
                "cntk:Or": _fixed_block("Or", (0.0,), _or),
                "cntk:Xor": _fixed_block("Xor", (0.0,), _xor),
                "cntk:Not": _fixed_block("Not", (0.0, 1.0), _not)})
+_RULES.update(_MORE_RULES)
 # Catalog ops whose CNTK namesakes compute otherwise: refused (so Function.save falls back to
 # Stadyn's format); the compat's own ops (cntk_log, the ElementDivide and Reciprocal it marks)
 # are CNTK's and written
 _DIFFERENT = {
     "log": "CNTK's Log gives -85.1 at 0, not -inf (stadyn.compat.cntk's log is CNTK's)",
     "div2": "CNTK's division gives 0 where the divisor is 0, not inf or nan "
-            "(stadyn.compat.cntk's element_divide is CNTK's)"}
+            "(stadyn.compat.cntk's element_divide is CNTK's)",
+    # (CNTK 2.7's pow(0, -1) is 0; stadyn.compat.cntk's pow gives inf there)
+    "pow2": "CNTK's Pow gives 0 for 0 to a negative power, not inf"}
 #: The catalog ops a CNTK v2 model file can be written with (``cntk:<Op>``: CNTK ops the caller
 #: shows as one op, whatever catalog ops compute them, written as that one op).
 WRITABLE_OPS = tuple(sorted(_RULES))

@@ -1,0 +1,186 @@
+"""More of the CNTK v2 model-file writer's op rules (:mod:`._cntk_write` holds the first ones
+and the writer): CNTK ops ``stadyn.compat.cntk`` shows as one op -- ``Select``, ``Clip``,
+``ElementMax``, ``Softplus``, ``SquaredError``, the reductions, ``Slice``, ... -- written as CNTK
+2.7 writes them (learnt by saving each with CNTK 2.7 and decoding the file, see
+``tests/fixtures/cntk_model_write/networks.py``): a primitive function, or the block CNTK 2.7
+builds for it.
+
+Each rule is ``(writer, inputs, their uids, attributes, output, name) -> uid`` (a function's
+uid, its output is ``<uid>_Output_0``), as in :mod:`._cntk_write`; a rule reads the catalog
+ops that compute the output (``output.parent`` and above, up to the inputs the caller shows)
+for what the CNTK op's attributes are (a clip's bounds, a reduction's kind and axes), and
+raises :class:`CntkWriteUnsupported` where it has no CNTK form for them.
+
+Example:
+    >>> sorted(RULES)[:3]
+    ['cntk:Clip', 'cntk:Cos', 'cntk:ElementMax']
+"""
+
+from __future__ import annotations
+
+from . import _cntk_write_proto as P
+from ._cntk_write_graph import CntkWriteUnsupported
+
+__all__ = ["RULES"]
+
+# CNTK's axis standing for all the static axes of a sample
+_ALL_STATIC = P.axis(2147483646, "AllStaticAxes", False)
+
+
+def _attributes(node) -> dict:
+    return node.spec.split_arguments(node.args, node.kwargs)[1]
+
+
+def _inner_nodes(out, shown) -> list:
+    """The catalog nodes computing ``out`` from the inputs ``shown`` (the caller's), output
+    first."""
+    stop = {id(v) for v in shown}
+    nodes, seen, stack = [], set(), [out.parent]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        nodes.append(node)
+        stack.extend(i.parent for i in node.inputs if id(i) not in stop)
+    return nodes
+
+
+def _primitive(op: str, arity: int):
+    def rule(w, ins, uids, attrs, out, name):
+        if len(uids) != arity:
+            raise CntkWriteUnsupported(op, f"{len(uids)} inputs shown, CNTK's has {arity}")
+        return w.function(op, uids, name=name)
+    return rule
+
+
+def _clip(w, ins, uids, attrs, out, name):
+    # (bounds that are tensors: CNTK 2.7 reads them, Stadyn's reader of CNTK files does not)
+    node = out.parent
+    if len(uids) != 1 or node.spec.name != "clip_by_value_scalar" or node.inputs[0] is not ins[0]:
+        raise CntkWriteUnsupported("Clip", "bounds the writer cannot read")
+    bounds = _attributes(node)
+    low, high = w.constant(bounds["min"], ins[0]), w.constant(bounds["max"], ins[0])
+    return w.function("Clip", [uids[0], low, high], name=name)
+
+
+def _block(op: str, constants, body, arity: int):
+    def rule(w, ins, uids, attrs, out, name):
+        if len(uids) != arity:
+            raise CntkWriteUnsupported(op, f"{len(uids)} inputs shown, CNTK's has {arity}")
+        return w.fixed_block(op, name, ins, uids, constants, body)
+    return rule
+
+
+def _larger(compare):
+    # CNTK 2.7's ElementMax / ElementMin: Select(Greater(x, y), x, y) / Select(Less(x, y), x, y)
+    def body(w, p, c, name):
+        picked = w.function(compare, p) + "_Output_0"
+        return w.function("Select", [picked, p[0], p[1]]) + "_Output_0"
+    return body
+
+
+def _softplus(w, p, c, name):
+    # CNTK 2.7's Softplus: LogPlus(x, 0), log(exp(x) + exp(0))
+    return w.function("LogPlus", [p[0], c[0]]) + "_Output_0"
+
+
+def _reduce_all(w, operand: str, op_name: str, attribute: str = "axisVec") -> str:
+    """``ReduceElements`` of kind ``op_name`` over all static axes, to one value."""
+    axes = P.vector([_ALL_STATIC]) if attribute == "axisVec" else _ALL_STATIC
+    return w.function("ReduceElements", [operand], {
+        attribute: axes, "reductionOpName": P.text(op_name),
+        "reductionKeepDimensions": P.boolean(False)}) + "_Output_0"
+
+
+def _squared_error(w, p, c, name):
+    # CNTK 2.7's SquaredError: the sum over all static axes of (x - y) * (x - y)
+    d = w.function("Minus", p) + "_Output_0"
+    square = w.function("ElementTimes", [d, d]) + "_Output_0"
+    return _reduce_all(w, square, "Sum", attribute="axis")
+
+
+# the reductions Stadyn's compat computes with one catalog op (log-sum-exp: several)
+_REDUCTIONS = {"sum": "Sum", "mean": "Mean", "max": "Max", "min": "Min", "prod": "Prod"}
+
+
+def _sample_axes(w, x) -> list:
+    nb = 1 if id(x) in w.batched else 0
+    return list(range(nb, len(x.shape)))
+
+
+def _reduce(w, ins, uids, attrs, out, name):
+    """``ReduceElements`` (the compat's reductions, argmax and argmin) over all static axes:
+    CNTK 2.7's block of one ReduceElements for a reduction, one ReduceElements for an
+    argmax."""
+    if len(uids) != 1:
+        raise CntkWriteUnsupported("ReduceElements", "several inputs")
+    x, nodes = ins[0], _inner_nodes(out, ins)
+    kinds = sorted(n.spec.name for n in nodes)
+    picked = [n for n in nodes if n.spec.name in ("max", "min")
+              and _attributes(n).get("only_index")]
+    if picked:
+        return _arg(w, x, uids[0], picked[0], nodes, name)
+    if kinds == ["add2", "exp", "log", "max", "max", "stop_gradient", "stop_gradient",
+                 "sub2", "sum"]:
+        op, reducing = "LogSum", next(n for n in nodes if n.spec.name == "sum")
+    elif len(nodes) == 1 and kinds[0] in _REDUCTIONS:
+        op, reducing = _REDUCTIONS[kinds[0]], nodes[0]
+    else:
+        raise CntkWriteUnsupported("ReduceElements", f"a reduction made of {kinds}")
+    a = _attributes(reducing)
+    axes = sorted(int(k) % len(x.shape) for k in (a["axis"] if isinstance(a["axis"], (list, tuple))
+                                                  else [a["axis"]]))
+    if axes != _sample_axes(w, x) or a["keepdims"]:
+        raise CntkWriteUnsupported("ReduceElements", "a reduction along some of a sample's "
+                                                     "axes (CNTK writes nested blocks)")
+    block = {"axisVec": P.vector([_ALL_STATIC]), "reductionKeepDimensions": P.boolean(True),
+             "reductionOpName": P.text(op)}
+    return w.fixed_block("ReduceElements", name, [x], uids, (),
+                         lambda w_, p, c, n: _reduce_all(w_, p[0], op), block)
+
+
+def _arg(w, x, uid, node, nodes, name):
+    """CNTK's argmax / argmin: one ReduceElements ``Argmax`` / ``Argmin`` over all static axes
+    (the compat flattens the sample first) or along one axis (kept with size 1)."""
+    op = "Argmax" if node.spec.name == "max" else "Argmin"
+    a = _attributes(node)
+    if len(nodes) == 3 and a["keepdims"] is False:        # cast(max(reshape(x)))
+        axis = _ALL_STATIC
+        keep = False
+    elif len(nodes) == 2 and a["keepdims"] and node.inputs[0] is x:
+        k = a["axis"][0] if isinstance(a["axis"], (list, tuple)) else a["axis"]
+        axis, keep = P.static_axis(w.static_axis_index(x, int(k))), True
+    else:
+        raise CntkWriteUnsupported("ReduceElements", f"an {op} the writer cannot read")
+    return w.function("ReduceElements", [uid], {
+        "axis": axis, "reductionOpName": P.text(op),
+        "reductionKeepDimensions": P.boolean(keep)}, name=name)
+
+
+def _slice(w, ins, uids, attrs, out, name):
+    """CNTK's Slice along one static axis with stride 1."""
+    node = out.parent
+    if len(uids) != 1 or node.spec.name != "slice" or node.inputs[0] is not ins[0]:
+        raise CntkWriteUnsupported("Slice", "a slice the writer cannot read")
+    x, a = ins[0], _attributes(node)
+    ranges = [slice(b, e, s).indices(n) for b, e, s, n in zip(a["start"], a["stop"], a["step"],
+                                                              x.shape)]
+    cut = [(k, *r) for k, (r, n) in enumerate(zip(ranges, x.shape)) if r != (0, n, 1)]
+    if len(cut) != 1 or cut[0][3] != 1:
+        raise CntkWriteUnsupported("Slice", "a slice along several axes or with a stride")
+    k, begin, end, _ = cut[0]
+    return w.function("Slice", uids, {
+        "axis": P.static_axis(w.static_axis_index(x, k)), "beginIndex": P.integer(begin),
+        "endIndex": P.integer(end), "sliceStrides": P.integer(1)}, name=name)
+
+
+RULES = {
+    "cntk:Select": _primitive("Select", 3), "cntk:Clip": _clip,
+    "cntk:Sin": _primitive("Sin", 1), "cntk:Cos": _primitive("Cos", 1),
+    "cntk:ElementMax": _block("ElementMax", (), _larger("Greater"), 2),
+    "cntk:ElementMin": _block("ElementMin", (), _larger("Less"), 2),
+    "cntk:Softplus": _block("Softplus", (0.0,), _softplus, 1),
+    "cntk:SquaredError": _block("SquaredError", (), _squared_error, 2),
+    "cntk:ReduceElements": _reduce, "cntk:Slice": _slice,
+}
