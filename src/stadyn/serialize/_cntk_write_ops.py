@@ -175,6 +175,47 @@ def _slice(w, ins, uids, attrs, out, name):
         "endIndex": P.integer(end), "sliceStrides": P.integer(1)}, name=name)
 
 
+def _transpose(w, ins, uids, attrs, out, name):
+    """CNTK's TransposeAxes with the permutation of the stored (column-major) axes:
+    ``perm[i] = r - 1 - P[r - 1 - i]`` for the sample's permutation ``P`` (NumPy's order)."""
+    node = out.parent
+    if len(uids) != 1 or node.spec.name != "transpose" or node.inputs[0] is not ins[0]:
+        raise CntkWriteUnsupported("TransposeAxes", "a transpose the writer cannot read")
+    x, axes = ins[0], [int(a) for a in _attributes(node)["axes"]]
+    nb = 1 if id(x) in w.batched else 0
+    if axes[:nb] != list(range(nb)):
+        raise CntkWriteUnsupported("TransposeAxes", "a transpose moving the batch axis")
+    sample = [a - nb for a in axes[nb:]]
+    r = len(sample)
+    perm = [r - 1 - sample[r - 1 - i] for i in range(r)]
+    return w.function("TransposeAxes", uids, {
+        "axisVec": P.vector([P.static_axis(p) for p in perm])}, name=name)
+
+
+def _log_softmax(w, ins, uids, attrs, out, name):
+    """CNTK 2.7's LogSoftmax block along one static axis: ``(x - max) - log(sum(exp(x -
+    max)))``, the max and sum kept along the axis, the axis as the block's attribute."""
+    node = out.parent
+    if len(uids) != 1 or node.spec.name != "log_softmax" or node.inputs[0] is not ins[0]:
+        raise CntkWriteUnsupported("LogSoftmax", "a log_softmax the writer cannot read")
+    x = ins[0]
+    axis = P.static_axis(w.static_axis_index(x, int(_attributes(node)["axis"])))
+
+    def along(w_, operand, op):
+        return w_.function("ReduceElements", [operand], {
+            "axis": axis, "reductionOpName": P.text(op),
+            "reductionKeepDimensions": P.boolean(True)}) + "_Output_0"
+
+    def body(w_, p, c, n):
+        top = along(w_, p[0], "Max")
+        shifted = w_.function("Minus", [p[0], top]) + "_Output_0"
+        total = along(w_, w_.function("Exp", [shifted]) + "_Output_0", "Sum")
+        log_total = w_.function("Log", [total]) + "_Output_0"
+        again = w_.function("Minus", [p[0], top]) + "_Output_0"
+        return w_.function("Minus", [again, log_total]) + "_Output_0"
+    return w.fixed_block("LogSoftmax", name, [x], uids, (), body, {"axis": axis})
+
+
 RULES = {
     "cntk:Select": _primitive("Select", 3), "cntk:Clip": _clip,
     "cntk:Sin": _primitive("Sin", 1), "cntk:Cos": _primitive("Cos", 1),
@@ -182,5 +223,6 @@ RULES = {
     "cntk:ElementMin": _block("ElementMin", (), _larger("Less"), 2),
     "cntk:Softplus": _block("Softplus", (0.0,), _softplus, 1),
     "cntk:SquaredError": _block("SquaredError", (), _squared_error, 2),
-    "cntk:ReduceElements": _reduce, "cntk:Slice": _slice,
+    "cntk:ReduceElements": _reduce, "cntk:Slice": _slice, "cntk:TransposeAxes": _transpose,
+    "cntk:LogSoftmax": _log_softmax,
 }
