@@ -216,6 +216,36 @@ def _log_softmax(w, ins, uids, attrs, out, name):
     return w.fixed_block("LogSoftmax", name, [x], uids, (), body, {"axis": axis})
 
 
+def _global_pooling(w, x, uid, kind: int, name: str) -> str:
+    """CNTK 2.7's global pooling (the inside of its GlobalAveragePooling / GlobalMaxPooling
+    layers): one Pooling whose window is the image's spatial shape, its other lists of one
+    entry (CNTK repeats them over the axes)."""
+    if id(x) not in w.batched or len(x.shape) < 3:
+        raise CntkWriteUnsupported("global pooling", "an input without a batch, channel and "
+                                                     "spatial axes")
+    return w.function("Pooling", [uid], {
+        "poolingType": P.size_t(kind), "poolingWindowShape": P.shape(x.shape[2:]),
+        "strides": P.shape((1,)), "autoPadding": P.vector([P.boolean(False)]),
+        "lowerPad": P.shape((0,)), "upperPad": P.shape((0,)), "ceilOutDim": P.boolean(False),
+        "includePad": P.boolean(False)}, name=name)
+
+
+def _global_average_pooling(w, ins, uids, attrs, out, name):
+    return _global_pooling(w, ins[0], uids[0], 1, name)
+
+
+def _max(w, ins, uids, attrs, out, name):
+    """The catalog's max over an image's spatial axes, kept (GlobalMaxPooling's inside): a
+    global max Pooling; any other max has no CNTK form here."""
+    x = ins[0]
+    axes = attrs["axis"] if isinstance(attrs["axis"], (list, tuple)) else [attrs["axis"]]
+    if attrs.get("axis") is None or attrs.get("only_index") or attrs.get("with_index") or \
+            not attrs["keepdims"] or \
+            sorted(int(a) % len(x.shape) for a in axes) != list(range(2, len(x.shape))):
+        raise CntkWriteUnsupported("max", "a max other than over an image's spatial axes")
+    return _global_pooling(w, x, uids[0], 0, name)
+
+
 RULES = {
     "cntk:Select": _primitive("Select", 3), "cntk:Clip": _clip,
     "cntk:Sin": _primitive("Sin", 1), "cntk:Cos": _primitive("Cos", 1),
@@ -225,4 +255,5 @@ RULES = {
     "cntk:SquaredError": _block("SquaredError", (), _squared_error, 2),
     "cntk:ReduceElements": _reduce, "cntk:Slice": _slice, "cntk:TransposeAxes": _transpose,
     "cntk:LogSoftmax": _log_softmax,
+    "global_average_pooling": _global_average_pooling, "max": _max,
 }
