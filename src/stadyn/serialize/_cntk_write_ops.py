@@ -246,6 +246,46 @@ def _max(w, ins, uids, attrs, out, name):
     return _global_pooling(w, x, uids[0], 0, name)
 
 
+def _over_a_vector(op: str, catalog: str, w, ins, out) -> dict:
+    """The catalog node computing a loss of two vectors (``op``), checked: inputs of one
+    static axis, along it; returns its attributes."""
+    node = out.parent
+    if len(ins) != 2 or node.spec.name != catalog or list(node.inputs[:2]) != list(ins):
+        raise CntkWriteUnsupported(op, "a loss the writer cannot read")
+    a = _attributes(node)
+    if w.static_rank(ins[0]) != 1 or w.static_axis_index(ins[0], int(a["axis"])) != 0:
+        raise CntkWriteUnsupported(op, "only over vectors")
+    return a
+
+
+def _cross_entropy_with_softmax(w, ins, uids, attrs, out, name):
+    """CNTK 2.7's CrossEntropyWithSoftmax block: ``log_sum_exp(z) - t . z`` (``LogSum`` kept
+    along the axis minus ``TransposeTimes(t, z)``)."""
+    _over_a_vector("CrossEntropyWithSoftmax", "cross_entropy_with_softmax", w, ins, out)
+
+    def body(w_, p, c, n):
+        dot = w_.function("TransposeTimes", [p[1], p[0]], {"outputRank": P.size_t(1)})
+        total = w_.function("ReduceElements", [p[0]], {
+            "axis": P.static_axis(0), "reductionOpName": P.text("LogSum"),
+            "reductionKeepDimensions": P.boolean(True)})
+        return w_.function("Minus", [total + "_Output_0", dot + "_Output_0"]) + "_Output_0"
+    return w.fixed_block("CrossEntropyWithSoftmax", name, ins, uids, (), body)
+
+
+def _classification_error(w, ins, uids, attrs, out, name):
+    """CNTK 2.7's ClassificationError block (top 1): ``1 - t . hardmax(z)``, the 1 as the
+    block's constant."""
+    if _over_a_vector("ClassificationError", "classification_error", w, ins, out)["topN"] != 1:
+        raise CntkWriteUnsupported("ClassificationError", "topN above 1")
+
+    def body(w_, p, c, n):
+        picked = w_.function("Hardmax", [p[0]])
+        dot = w_.function("TransposeTimes", [p[1], picked + "_Output_0"],
+                          {"outputRank": P.size_t(1)})
+        return w_.function("Minus", [c[0], dot + "_Output_0"]) + "_Output_0"
+    return w.fixed_block("ClassificationError", name, ins, uids, (1.0,), body)
+
+
 RULES = {
     "cntk:Select": _primitive("Select", 3), "cntk:Clip": _clip,
     "cntk:Sin": _primitive("Sin", 1), "cntk:Cos": _primitive("Cos", 1),
@@ -256,4 +296,6 @@ RULES = {
     "cntk:ReduceElements": _reduce, "cntk:Slice": _slice, "cntk:TransposeAxes": _transpose,
     "cntk:LogSoftmax": _log_softmax,
     "global_average_pooling": _global_average_pooling, "max": _max,
+    "cntk:CrossEntropyWithSoftmax": _cross_entropy_with_softmax,
+    "cntk:ClassificationError": _classification_error,
 }
