@@ -184,15 +184,15 @@ def test_round_is_written_as_cntks_floor_of_x_plus_a_half(tmp_path):
 
 
 def test_a_cntk_op_the_writer_has_no_form_for_is_written_through_its_catalog_ops(tmp_path):
-    # a value the compat shows as a CNTK op without a rule here (one_hot) is written by the
+    # a value the compat shows as a CNTK op without a rule here (tan) is written by the
     # catalog ops computing it; where one of those has no CNTK form, Stadyn's format, warned
-    x = C.input_variable(1, name="x")
-    path = str(tmp_path / "oh.model")
-    with pytest.warns(UserWarning, match="written as a Stadyn model file"):
-        C.one_hot(x, 4, name="oh").save(path)
+    x = C.input_variable(2, name="x")
+    path = str(tmp_path / "tan.model")
+    with pytest.warns(UserWarning, match="no CNTK v2 form for tan: the writer has no rule"):
+        C.tan(x, name="t").save(path)
     loaded = C.load_model(path)
-    got = loaded.eval({loaded.arguments[0]: np.array([[2.0]], np.float32)})
-    np.testing.assert_array_equal(np.ravel(got), [0, 0, 1, 0])
+    got = loaded.eval({loaded.arguments[0]: np.array([[0.5, -1.0]], np.float32)})
+    np.testing.assert_allclose(np.ravel(got), np.tan([0.5, -1.0]), rtol=1e-6)
 
 
 def test_cntk_log_is_written_as_cntks_log_and_read_back_floored(tmp_path):
@@ -289,3 +289,11 @@ def test_a_reduction_along_some_axes_is_refused_and_read_back(tmp_path):
     loaded = C.load_model(path)
     np.testing.assert_allclose(loaded.eval({loaded.arguments[0]: data}),
                                data.mean(axis=2, keepdims=True))
+
+
+def test_one_hot_is_refused_where_cntks_differs(tmp_path):
+    # CNTK 2.7's one_hot of -0.5 (4 classes) is all zeros, Stadyn's is class 0 (its index
+    # truncated): a CNTK OneHotOp would compute something else, so Stadyn's format
+    x = C.input_variable(1, name="x")
+    with pytest.warns(UserWarning, match=r"no class for an index in \(-1, 0\)"):
+        C.one_hot(x, 4, name="oh").save(str(tmp_path / "oh.model"))
