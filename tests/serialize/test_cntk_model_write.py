@@ -297,3 +297,20 @@ def test_one_hot_is_refused_where_cntks_differs(tmp_path):
     x = C.input_variable(1, name="x")
     with pytest.warns(UserWarning, match=r"no class for an index in \(-1, 0\)"):
         C.one_hot(x, 4, name="oh").save(str(tmp_path / "oh.model"))
+
+
+def test_an_even_kernel_with_pad_is_written_with_cntks_automatic_padding(tmp_path):
+    # the compat pads an even kernel with pad=True ((k - 1) // 2 before, the rest after); the
+    # file has no pad but CNTK's autoPadding [True, True, False] (stored order), as CNTK 2.7
+    # writes Convolution2D((2, 2), 3, pad=True) itself (before: Stadyn's format, 'pad' had no
+    # CNTK form); CNTK 2.7's outputs of such files are in the global_pooling fixture
+    img = C.input_variable((2, 5, 5), name="img")
+    path = str(tmp_path / "even.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        C.layers.Convolution2D((2, 2), 3, pad=True, name="c")(img).save(path)
+    functions = make_refs.decoded(path)["primitive_functions"]
+    [conv] = [f for f in functions if f["op"] == 33]
+    assert conv["attributes"]["autoPadding"] == [True, True, False]
+    assert conv["attributes"]["lowerPad"] == conv["attributes"]["upperPad"] == {"shape": [0, 0, 0]}
+    assert all(f["op"] != 83 for f in functions)                     # no Pad

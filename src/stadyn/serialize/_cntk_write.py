@@ -56,6 +56,7 @@ class _Writer:
         self.functions: list[dict] = []
         self.leaf_shapes: dict[int, tuple] = {}   # id(leaf) -> its shape in CNTK
         self.folded: dict[int, Variable] = {}      # id(a leaf reshaped) -> the leaf
+        self.auto_padded: dict[int, tuple] = {}   # id(a padded input) -> its axes padded
 
     # -- leaves ------------------------------------------------------------------------------
     def leaf(self, v: Variable, kind: str, name: str) -> str:
@@ -272,10 +273,14 @@ def _convolution(w, ins, uids, attrs, out, name):
     n = len(weight.shape) - 2
     pad, stride = _spatial(attrs, n, "pad", 0), _spatial(attrs, n, "stride", 1)
     dilation = _spatial(attrs, n, "dilation", 1)
+    # CNTK's automatic padding where the compat padded an even kernel (stored order: the
+    # spatial axes, last first, then the channel axis)
+    auto = w.auto_padded.get(id(x), (False,) * n)
     attributes = {"kernelShape": P.shape(weight.shape[1:]), "strides": P.shape((1, *stride)),
                   "dilation": P.shape((1, *dilation)),
                   "sharing": P.vector([P.boolean(True)] * (n + 1)),
-                  "autoPadding": P.vector([P.boolean(False)] * (n + 1)),
+                  "autoPadding": P.vector([P.boolean(b) for b in auto[::-1]] +
+                                          [P.boolean(False)]),
                   "lowerPad": P.shape((0, *pad)), "upperPad": P.shape((0, *pad)),
                   "transpose": P.boolean(False), "sequential": P.boolean(False),
                   "outputShape": P.shape((0,)), "maxTempMemSizeInSamples": P.size_t(0),
@@ -436,18 +441,21 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             raise CntkWriteUnsupported(f"input {name!r}", "an input on a sequence axis")
     batched = {id(v) for v in inputs.values()}
     nodes = walk(outputs, cntk_op_of, frozenset(_RULES))
+    for node in nodes:
+        if any(id(i) in batched for i in node.inputs):
+            batched.update(id(o) for o in node.outputs if o is not None)
+    w = _Writer(batched, name_of)
+    skipped = fold_shapes(w, nodes)               # (the nodes written as part of another)
     for node in nodes:                            # refuse before writing anything
+        if id(node) in skipped:
+            continue
         if node.spec.name in _DIFFERENT:
             raise CntkWriteUnsupported(node.spec.name, _DIFFERENT[node.spec.name])
         if node.spec.name not in _RULES:
             raise CntkWriteUnsupported(node.spec.name, "the writer has no rule for this op")
         if len([o for o in node.outputs if o is not None]) > 1:
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs")
-        if any(id(i) in batched for i in node.inputs):
-            batched.update(id(o) for o in node.outputs if o is not None)
     blocks, scope = find_blocks(nodes, block_of)
-    w = _Writer(batched, name_of)
-    skipped = fold_shapes(w, nodes)
     names = list(input_names) if input_names is not None else \
         [k.partition("#")[0] for k in inputs]
     for name, v in zip(names, inputs.values()):
