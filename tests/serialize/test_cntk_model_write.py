@@ -184,15 +184,15 @@ def test_round_is_written_as_cntks_floor_of_x_plus_a_half(tmp_path):
 
 
 def test_a_cntk_op_the_writer_has_no_form_for_is_written_through_its_catalog_ops(tmp_path):
-    # a value the compat shows as a CNTK op without a rule here (argmax) is written by the
+    # a value the compat shows as a CNTK op without a rule here (tan) is written by the
     # catalog ops computing it; where one of those has no CNTK form, Stadyn's format, warned
-    x = C.input_variable(4, name="x")
-    path = str(tmp_path / "am.model")
-    with pytest.warns(UserWarning, match="written as a Stadyn model file"):
-        C.argmax(x, name="am").save(path)
+    x = C.input_variable(2, name="x")
+    path = str(tmp_path / "tan.model")
+    with pytest.warns(UserWarning, match="no CNTK v2 form for tan: the writer has no rule"):
+        C.tan(x, name="t").save(path)
     loaded = C.load_model(path)
-    data = np.array([[0.1, 2.0, -1.0, 0.5]], np.float32)
-    np.testing.assert_array_equal(np.ravel(loaded.eval({loaded.arguments[0]: data})), [1])
+    got = loaded.eval({loaded.arguments[0]: np.array([[0.5, -1.0]], np.float32)})
+    np.testing.assert_allclose(np.ravel(got), np.tan([0.5, -1.0]), rtol=1e-6)
 
 
 def test_cntk_log_is_written_as_cntks_log_and_read_back_floored(tmp_path):
@@ -242,3 +242,75 @@ def test_a_cntk_written_file_divides_by_zero_and_breaks_hardmax_ties_as_cntk():
     for k, o in enumerate(m.outputs):
         np.testing.assert_array_equal(got[o], data[str(k)])
     assert (data["0"][data["y"] == 0] == 0).all() and data["2"].sum(axis=1).tolist() == [1] * 3
+
+
+@pytest.mark.parametrize("name,native,outputs", [
+    ("more_ops", "cntk_native_more.json", networks.MORE),
+    ("losses", "cntk_native_losses.json", ["ce", "err"])])
+def test_more_ops_load_in_cntk_as_the_graph_cntk_builds(name, native, outputs):
+    # the file written for more_ops and losses (before: Stadyn's format, warned, for every one
+    # of them), as CNTK 2.7 loaded it, is the graph CNTK 2.7 builds itself for the same calls
+    # (cntk_native_*.json, by cntk_native.py): Select, Clip, ReduceElements (argmax,
+    # reductions), the ElementMax, ElementMin, SquaredError, Softplus, LogSoftmax,
+    # CrossEntropyWithSoftmax, ClassificationError blocks, Slice, Sin, Cos, TransposeAxes --
+    # op names, names, order, shapes; and CNTK 2.7's outputs of its own graph
+    with open(os.path.join(FIXTURES, native)) as f:
+        native = json.load(f)
+    values = native.pop("outputs_values")
+    assert LISTING[name]["cntk"] == native
+    assert [o for o, _ in native["outputs"]] == outputs
+    for k, v in enumerate(values):
+        np.testing.assert_allclose(OUTPUTS[f"{name}/{k}"], np.array(v, np.float32),
+                                   rtol=1e-6, atol=1e-7)
+
+
+def test_pow_is_refused_where_cntks_differs(tmp_path):
+    # CNTK 2.7's Pow gives 0 for 0 ** -1 (the real framework: pow([0], [-1]) -> [0]), Stadyn's
+    # pow gives inf: a CNTK Pow in the file would compute something else, so Stadyn's format
+    x = C.input_variable(2, name="x")
+    y = C.input_variable(2, name="y")
+    path = str(tmp_path / "pow.model")
+    with pytest.warns(UserWarning, match="0 to a negative power"):
+        C.pow(x, y, name="p").save(path)
+    loaded = C.load_model(path)
+    got = loaded.eval({a: {"x": [[0.0, 2.0]], "y": [[-1.0, 3.0]]}[a.name]
+                       for a in loaded.arguments})
+    np.testing.assert_array_equal(np.asarray(got, np.float32), [[np.inf, 8.0]])
+
+
+def test_a_reduction_along_some_axes_is_refused_and_read_back(tmp_path):
+    # CNTK 2.7 writes reduce_mean(m, axis=1) as nested MultiAxisReduce blocks the writer does
+    # not build: Stadyn's format, warned, with the same values back
+    m = C.input_variable((2, 3), name="m")
+    path = str(tmp_path / "rm.model")
+    with pytest.warns(UserWarning, match="ReduceElements: a reduction along some"):
+        C.reduce_mean(m, axis=1, name="r").save(path)
+    data = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    loaded = C.load_model(path)
+    np.testing.assert_allclose(loaded.eval({loaded.arguments[0]: data}),
+                               data.mean(axis=2, keepdims=True))
+
+
+def test_one_hot_is_refused_where_cntks_differs(tmp_path):
+    # CNTK 2.7's one_hot of -0.5 (4 classes) is all zeros, Stadyn's is class 0 (its index
+    # truncated): a CNTK OneHotOp would compute something else, so Stadyn's format
+    x = C.input_variable(1, name="x")
+    with pytest.warns(UserWarning, match=r"no class for an index in \(-1, 0\)"):
+        C.one_hot(x, 4, name="oh").save(str(tmp_path / "oh.model"))
+
+
+def test_an_even_kernel_with_pad_is_written_with_cntks_automatic_padding(tmp_path):
+    # the compat pads an even kernel with pad=True ((k - 1) // 2 before, the rest after); the
+    # file has no pad but CNTK's autoPadding [True, True, False] (stored order), as CNTK 2.7
+    # writes Convolution2D((2, 2), 3, pad=True) itself (before: Stadyn's format, 'pad' had no
+    # CNTK form); CNTK 2.7's outputs of such files are in the global_pooling fixture
+    img = C.input_variable((2, 5, 5), name="img")
+    path = str(tmp_path / "even.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        C.layers.Convolution2D((2, 2), 3, pad=True, name="c")(img).save(path)
+    functions = make_refs.decoded(path)["primitive_functions"]
+    [conv] = [f for f in functions if f["op"] == 33]
+    assert conv["attributes"]["autoPadding"] == [True, True, False]
+    assert conv["attributes"]["lowerPad"] == conv["attributes"]["upperPad"] == {"shape": [0, 0, 0]}
+    assert all(f["op"] != 83 for f in functions)                     # no Pad

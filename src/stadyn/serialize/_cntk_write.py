@@ -30,12 +30,12 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .._errors import StadynError
 from .._fileutil import atomic_write
 from ..graph import Variable
 from . import _cntk_write_proto as P
 from ._cntk_format import OP_NAMES
-from ._cntk_write_graph import Block, find_blocks, fold_shapes, key, walk
+from ._cntk_write_ops import RULES as _MORE_RULES
+from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, key, walk
 
 __all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OPS"]
 
@@ -44,15 +44,6 @@ _OP = {name: k for k, name in OP_NAMES.items()}
 _FUNCTION_VERSION, _VARIABLE_VERSION, _COMPOSITE_VERSION = 24, 1, 3
 _KIND = {"input": 0, "parameter": 2, "constant": 3}
 _BATCH_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, "defaultBatchAxis", False)
-
-
-class CntkWriteUnsupported(StadynError, ValueError):
-    """The graph holds something a CNTK v2 model file cannot (yet) be written with: ``op`` is
-    the catalog op (or what else) that has no CNTK form here."""
-
-    def __init__(self, op: str, why: str):
-        super().__init__(f"no CNTK v2 form for {op}: {why}")
-        self.op = op
 
 
 class _Writer:
@@ -65,6 +56,7 @@ class _Writer:
         self.functions: list[dict] = []
         self.leaf_shapes: dict[int, tuple] = {}   # id(leaf) -> its shape in CNTK
         self.folded: dict[int, Variable] = {}      # id(a leaf reshaped) -> the leaf
+        self.auto_padded: dict[int, tuple] = {}   # id(a padded input) -> its axes padded
 
     # -- leaves ------------------------------------------------------------------------------
     def leaf(self, v: Variable, kind: str, name: str) -> str:
@@ -103,20 +95,24 @@ class _Writer:
         return self._block_function(b.op_name, b.name, b.leaves, keys, values, root)
 
     def fixed_block(self, op_name: str, name: str, ins: Sequence[Variable],
-                    uids: Sequence[str], constants: Sequence[float], body) -> str:
+                    uids: Sequence[str], constants: Sequence[float], body,
+                    attributes: dict | None = None) -> str:
         """A block CNTK 2.7 builds for one op (``element_divide``'s
         ``ElementDivide``, ``element_and``'s ``And``): a placeholder for each of ``ins``
         (read as ``uids`` outside), the scalar ``constants`` as the block's leaves, and the
         functions ``body(writer, placeholders, constants, name)`` adds (returning its root's
-        output uid); returns the block function's uid (as :meth:`function` does)."""
+        output uid); ``attributes``: the block function's own (a reduction's axes); returns
+        the block function's uid (as :meth:`function` does)."""
         placeholders = [self.placeholder(v) for v in ins]
         leaves = [self.constant(c, ins[0]) for c in constants]
         root = body(self, placeholders, leaves, name)
-        out = self._block_function(op_name, name, leaves, placeholders, list(uids), root)
+        out = self._block_function(op_name, name, leaves, placeholders, list(uids), root,
+                                   attributes)
         return out.rpartition("_Output_")[0]
 
     def _block_function(self, op_name: str, name: str, leaves: Sequence[str],
-                        keys: Sequence[str], values: Sequence[str], root: str) -> str:
+                        keys: Sequence[str], values: Sequence[str], root: str,
+                        attributes: dict | None = None) -> str:
         uid = f"Block{next(self.count)}"
         composite = {"version": P.size_t(_COMPOSITE_VERSION),
                      "type": P.text("CompositeFunction"),
@@ -125,7 +121,7 @@ class _Writer:
         entry = {"version": P.size_t(_FUNCTION_VERSION), "type": P.text("PrimitiveFunction"),
                  "uid": P.text(uid), "op": P.size_t(57),
                  "inputs": P.vector([P.text(i) for i in list(leaves) + list(values)]),
-                 "attributes": P.dictionary({}),
+                 "attributes": P.dictionary(attributes or {}),
                  "block_function_op_name": P.text(op_name),
                  "block_function_composite": P.dictionary(composite),
                  "block_function_composite_arguments_map_keys": P.vector(P.text(k) for k in keys),
@@ -277,10 +273,14 @@ def _convolution(w, ins, uids, attrs, out, name):
     n = len(weight.shape) - 2
     pad, stride = _spatial(attrs, n, "pad", 0), _spatial(attrs, n, "stride", 1)
     dilation = _spatial(attrs, n, "dilation", 1)
+    # CNTK's automatic padding where the compat padded an even kernel (stored order: the
+    # spatial axes, last first, then the channel axis)
+    auto = w.auto_padded.get(id(x), (False,) * n)
     attributes = {"kernelShape": P.shape(weight.shape[1:]), "strides": P.shape((1, *stride)),
                   "dilation": P.shape((1, *dilation)),
                   "sharing": P.vector([P.boolean(True)] * (n + 1)),
-                  "autoPadding": P.vector([P.boolean(False)] * (n + 1)),
+                  "autoPadding": P.vector([P.boolean(b) for b in auto[::-1]] +
+                                          [P.boolean(False)]),
                   "lowerPad": P.shape((0, *pad)), "upperPad": P.shape((0, *pad)),
                   "transpose": P.boolean(False), "sequential": P.boolean(False),
                   "outputShape": P.shape((0,)), "maxTempMemSizeInSamples": P.size_t(0),
@@ -400,13 +400,16 @@ _RULES.update({"cntk:ElementDivide": _fixed_block("ElementDivide", (), _element_
                "cntk:Or": _fixed_block("Or", (0.0,), _or),
                "cntk:Xor": _fixed_block("Xor", (0.0,), _xor),
                "cntk:Not": _fixed_block("Not", (0.0, 1.0), _not)})
+_RULES.update(_MORE_RULES)
 # Catalog ops whose CNTK namesakes compute otherwise: refused (so Function.save falls back to
 # Stadyn's format); the compat's own ops (cntk_log, the ElementDivide and Reciprocal it marks)
 # are CNTK's and written
 _DIFFERENT = {
     "log": "CNTK's Log gives -85.1 at 0, not -inf (stadyn.compat.cntk's log is CNTK's)",
     "div2": "CNTK's division gives 0 where the divisor is 0, not inf or nan "
-            "(stadyn.compat.cntk's element_divide is CNTK's)"}
+            "(stadyn.compat.cntk's element_divide is CNTK's)",
+    # (CNTK 2.7's pow(0, -1) is 0; stadyn.compat.cntk's pow gives inf there)
+    "pow2": "CNTK's Pow gives 0 for 0 to a negative power, not inf"}
 #: The catalog ops a CNTK v2 model file can be written with (``cntk:<Op>``: CNTK ops the caller
 #: shows as one op, whatever catalog ops compute them, written as that one op).
 WRITABLE_OPS = tuple(sorted(_RULES))
@@ -438,18 +441,21 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             raise CntkWriteUnsupported(f"input {name!r}", "an input on a sequence axis")
     batched = {id(v) for v in inputs.values()}
     nodes = walk(outputs, cntk_op_of, frozenset(_RULES))
+    for node in nodes:
+        if any(id(i) in batched for i in node.inputs):
+            batched.update(id(o) for o in node.outputs if o is not None)
+    w = _Writer(batched, name_of)
+    skipped = fold_shapes(w, nodes)               # (the nodes written as part of another)
     for node in nodes:                            # refuse before writing anything
+        if id(node) in skipped:
+            continue
         if node.spec.name in _DIFFERENT:
             raise CntkWriteUnsupported(node.spec.name, _DIFFERENT[node.spec.name])
         if node.spec.name not in _RULES:
             raise CntkWriteUnsupported(node.spec.name, "the writer has no rule for this op")
         if len([o for o in node.outputs if o is not None]) > 1:
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs")
-        if any(id(i) in batched for i in node.inputs):
-            batched.update(id(o) for o in node.outputs if o is not None)
     blocks, scope = find_blocks(nodes, block_of)
-    w = _Writer(batched, name_of)
-    skipped = fold_shapes(w, nodes)
     names = list(input_names) if input_names is not None else \
         [k.partition("#")[0] for k in inputs]
     for name, v in zip(names, inputs.values()):

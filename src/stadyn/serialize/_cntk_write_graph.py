@@ -9,9 +9,19 @@ from typing import Sequence
 
 import numpy as np
 
+from .._errors import StadynError
 from ..graph import Variable
 
-__all__ = ["walk", "key", "fold_shapes", "find_blocks", "Block"]
+__all__ = ["walk", "key", "fold_shapes", "find_blocks", "Block", "CntkWriteUnsupported"]
+
+
+class CntkWriteUnsupported(StadynError, ValueError):
+    """The graph holds something a CNTK v2 model file cannot (yet) be written with: ``op`` is
+    the catalog op (or what else) that has no CNTK form here."""
+
+    def __init__(self, op: str, why: str):
+        super().__init__(f"no CNTK v2 form for {op}: {why}")
+        self.op = op
 
 
 class _CntkOp:
@@ -89,6 +99,8 @@ def fold_shapes(w, nodes) -> set[int]:
     skipped = set()
     for node in nodes:
         name = node.spec.name
+        if name == "convolution":
+            _fold_auto_padding(w, node, readers, skipped)
         slots = (1,) if name == "affine" else (2,) if name == "convolution" else ()
         for k in slots:
             if k >= len(node.inputs):
@@ -106,6 +118,38 @@ def fold_shapes(w, nodes) -> set[int]:
                 if v.parent is None and len(static) > 1 and v.size == int(np.prod(static)):
                     w.leaf_shapes[id(v)] = static
     return skipped
+
+
+def _fold_auto_padding(w, node, readers, skipped) -> None:
+    """A convolution reading a zero ``pad`` of its spatial axes, ``(k - 1) // 2`` before and
+    the rest after (what the compat adds for CNTK's ``pad=True`` with an even kernel): the
+    convolution reads the unpadded input, with CNTK's automatic padding on those axes
+    (``w.auto_padded``: id of the convolution's input -> the spatial axes padded)."""
+    x, weight = node.inputs[0], node.inputs[1]
+    padding = x.parent
+    if padding is None or padding.spec.name != "pad" or readers.get(id(x)) != 1:
+        return
+    a = padding.spec.split_arguments(padding.args, padding.kwargs)[1]
+    conv = node.spec.split_arguments(node.args, node.kwargs)[1]
+    n = len(weight.shape) - 2
+    widths = tuple(a["pad_width"])
+    dilation = tuple(conv.get("dilation") or (1,) * n)
+    if a["mode"] != "constant" or a["constant_value"] != 0.0 or len(widths) != 2 * n or \
+            any(conv.get("pad") or ()) or conv["channel_last"]:
+        return
+    auto = []
+    for k in range(n):
+        low, high = widths[2 * k], widths[2 * k + 1]
+        total = dilation[k] * (weight.shape[2 + k] - 1)
+        if (low, high) == (total // 2, total - total // 2) and total > 0:
+            auto.append(True)
+        elif (low, high) == (0, 0):
+            auto.append(False)
+        else:
+            return
+    w.folded[id(x)] = padding.inputs[0]
+    w.auto_padded[id(x)] = tuple(auto)
+    skipped.add(id(padding))
 
 
 class Block:

@@ -4,6 +4,7 @@ function each, both ways; ONNX has no ``atan2``."""
 from __future__ import annotations
 
 from ... import functions as F
+from ._cntk_rules import cntk_same
 from ._common import import_unary, onnx_unary
 from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
@@ -14,7 +15,10 @@ for _f, _type, _nnabla in (
         (F.sinh, "Sinh", "Sinh"), (F.cosh, "Cosh", "Cosh"), (F.asinh, "Asinh", "ASinh"),
         (F.acosh, "Acosh", "ACosh"), (F.atanh, "Atanh", "ATanh")):
     register_rules(_f, onnx_export=onnx_unary(_type), onnx_import={_type: import_unary(_f)},
-                   nnp_import=nnabla(_f, _nnabla))
+                   nnp_import=nnabla(_f, _nnabla),
+                   # (CNTK's Sin and Cos: the same values, CNTK 2.7's model files read back)
+                   **({"cntk_import": {_type: cntk_same(_f)}} if _type in ("Sin", "Cos")
+                      else {}))
 
 register_rules(F.atan2, onnx_export=Unmapped("ONNX has no atan2 (its quadrant rule needs Where "
                                              "over signs, not yet written)"),

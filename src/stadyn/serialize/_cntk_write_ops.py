@@ -1,0 +1,308 @@
+"""More of the CNTK v2 model-file writer's op rules (:mod:`._cntk_write` holds the first ones
+and the writer): CNTK ops ``stadyn.compat.cntk`` shows as one op -- ``Select``, ``Clip``,
+``ElementMax``, ``Softplus``, ``SquaredError``, the reductions, ``Slice``, ... -- written as CNTK
+2.7 writes them (learnt by saving each with CNTK 2.7 and decoding the file, see
+``tests/fixtures/cntk_model_write/networks.py``): a primitive function, or the block CNTK 2.7
+builds for it.
+
+Each rule is ``(writer, inputs, their uids, attributes, output, name) -> uid`` (a function's
+uid, its output is ``<uid>_Output_0``), as in :mod:`._cntk_write`; a rule reads the catalog
+ops that compute the output (``output.parent`` and above, up to the inputs the caller shows)
+for what the CNTK op's attributes are (a clip's bounds, a reduction's kind and axes), and
+raises :class:`CntkWriteUnsupported` where it has no CNTK form for them.
+
+Example:
+    >>> sorted(RULES)[:3]
+    ['cntk:Clip', 'cntk:Cos', 'cntk:ElementMax']
+"""
+
+from __future__ import annotations
+
+from . import _cntk_write_proto as P
+from ._cntk_write_graph import CntkWriteUnsupported
+
+__all__ = ["RULES"]
+
+# CNTK's axis standing for all the static axes of a sample
+_ALL_STATIC = P.axis(2147483646, "AllStaticAxes", False)
+
+
+def _attributes(node) -> dict:
+    return node.spec.split_arguments(node.args, node.kwargs)[1]
+
+
+def _inner_nodes(out, shown) -> list:
+    """The catalog nodes computing ``out`` from the inputs ``shown`` (the caller's), output
+    first."""
+    stop = {id(v) for v in shown}
+    nodes, seen, stack = [], set(), [out.parent]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        nodes.append(node)
+        stack.extend(i.parent for i in node.inputs if id(i) not in stop)
+    return nodes
+
+
+def _primitive(op: str, arity: int):
+    def rule(w, ins, uids, attrs, out, name):
+        if len(uids) != arity:
+            raise CntkWriteUnsupported(op, f"{len(uids)} inputs shown, CNTK's has {arity}")
+        return w.function(op, uids, name=name)
+    return rule
+
+
+def _clip(w, ins, uids, attrs, out, name):
+    # (bounds that are tensors: CNTK 2.7 reads them, Stadyn's reader of CNTK files does not)
+    node = out.parent
+    if len(uids) != 1 or node.spec.name != "clip_by_value_scalar" or node.inputs[0] is not ins[0]:
+        raise CntkWriteUnsupported("Clip", "bounds the writer cannot read")
+    bounds = _attributes(node)
+    low, high = w.constant(bounds["min"], ins[0]), w.constant(bounds["max"], ins[0])
+    return w.function("Clip", [uids[0], low, high], name=name)
+
+
+def _block(op: str, constants, body, arity: int):
+    def rule(w, ins, uids, attrs, out, name):
+        if len(uids) != arity:
+            raise CntkWriteUnsupported(op, f"{len(uids)} inputs shown, CNTK's has {arity}")
+        return w.fixed_block(op, name, ins, uids, constants, body)
+    return rule
+
+
+def _larger(compare):
+    # CNTK 2.7's ElementMax / ElementMin: Select(Greater(x, y), x, y) / Select(Less(x, y), x, y)
+    def body(w, p, c, name):
+        picked = w.function(compare, p) + "_Output_0"
+        return w.function("Select", [picked, p[0], p[1]]) + "_Output_0"
+    return body
+
+
+def _softplus(w, p, c, name):
+    # CNTK 2.7's Softplus: LogPlus(x, 0), log(exp(x) + exp(0))
+    return w.function("LogPlus", [p[0], c[0]]) + "_Output_0"
+
+
+def _reduce_all(w, operand: str, op_name: str, attribute: str = "axisVec") -> str:
+    """``ReduceElements`` of kind ``op_name`` over all static axes, to one value."""
+    axes = P.vector([_ALL_STATIC]) if attribute == "axisVec" else _ALL_STATIC
+    return w.function("ReduceElements", [operand], {
+        attribute: axes, "reductionOpName": P.text(op_name),
+        "reductionKeepDimensions": P.boolean(False)}) + "_Output_0"
+
+
+def _squared_error(w, p, c, name):
+    # CNTK 2.7's SquaredError: the sum over all static axes of (x - y) * (x - y)
+    d = w.function("Minus", p) + "_Output_0"
+    square = w.function("ElementTimes", [d, d]) + "_Output_0"
+    return _reduce_all(w, square, "Sum", attribute="axis")
+
+
+# the reductions Stadyn's compat computes with one catalog op (log-sum-exp: several)
+_REDUCTIONS = {"sum": "Sum", "mean": "Mean", "max": "Max", "min": "Min", "prod": "Prod"}
+
+
+def _sample_axes(w, x) -> list:
+    nb = 1 if id(x) in w.batched else 0
+    return list(range(nb, len(x.shape)))
+
+
+def _reduce(w, ins, uids, attrs, out, name):
+    """``ReduceElements`` (the compat's reductions, argmax and argmin) over all static axes:
+    CNTK 2.7's block of one ReduceElements for a reduction, one ReduceElements for an
+    argmax."""
+    if len(uids) != 1:
+        raise CntkWriteUnsupported("ReduceElements", "several inputs")
+    x, nodes = ins[0], _inner_nodes(out, ins)
+    kinds = sorted(n.spec.name for n in nodes)
+    picked = [n for n in nodes if n.spec.name in ("max", "min")
+              and _attributes(n).get("only_index")]
+    if picked:
+        return _arg(w, x, uids[0], picked[0], nodes, name)
+    if kinds == ["add2", "exp", "log", "max", "max", "stop_gradient", "stop_gradient",
+                 "sub2", "sum"]:
+        op, reducing = "LogSum", next(n for n in nodes if n.spec.name == "sum")
+    elif len(nodes) == 1 and kinds[0] in _REDUCTIONS:
+        op, reducing = _REDUCTIONS[kinds[0]], nodes[0]
+    else:
+        raise CntkWriteUnsupported("ReduceElements", f"a reduction made of {kinds}")
+    a = _attributes(reducing)
+    axes = sorted(int(k) % len(x.shape) for k in (a["axis"] if isinstance(a["axis"], (list, tuple))
+                                                  else [a["axis"]]))
+    if axes != _sample_axes(w, x) or a["keepdims"]:
+        raise CntkWriteUnsupported("ReduceElements", "a reduction along some of a sample's "
+                                                     "axes (CNTK writes nested blocks)")
+    block = {"axisVec": P.vector([_ALL_STATIC]), "reductionKeepDimensions": P.boolean(True),
+             "reductionOpName": P.text(op)}
+    return w.fixed_block("ReduceElements", name, [x], uids, (),
+                         lambda w_, p, c, n: _reduce_all(w_, p[0], op), block)
+
+
+def _arg(w, x, uid, node, nodes, name):
+    """CNTK's argmax / argmin: one ReduceElements ``Argmax`` / ``Argmin`` over all static axes
+    (the compat flattens the sample first) or along one axis (kept with size 1)."""
+    op = "Argmax" if node.spec.name == "max" else "Argmin"
+    a = _attributes(node)
+    if len(nodes) == 3 and a["keepdims"] is False:        # cast(max(reshape(x)))
+        axis = _ALL_STATIC
+        keep = False
+    elif len(nodes) == 2 and a["keepdims"] and node.inputs[0] is x:
+        k = a["axis"][0] if isinstance(a["axis"], (list, tuple)) else a["axis"]
+        axis, keep = P.static_axis(w.static_axis_index(x, int(k))), True
+    else:
+        raise CntkWriteUnsupported("ReduceElements", f"an {op} the writer cannot read")
+    return w.function("ReduceElements", [uid], {
+        "axis": axis, "reductionOpName": P.text(op),
+        "reductionKeepDimensions": P.boolean(keep)}, name=name)
+
+
+def _slice(w, ins, uids, attrs, out, name):
+    """CNTK's Slice along one static axis with stride 1."""
+    node = out.parent
+    if len(uids) != 1 or node.spec.name != "slice" or node.inputs[0] is not ins[0]:
+        raise CntkWriteUnsupported("Slice", "a slice the writer cannot read")
+    x, a = ins[0], _attributes(node)
+    ranges = [slice(b, e, s).indices(n) for b, e, s, n in zip(a["start"], a["stop"], a["step"],
+                                                              x.shape)]
+    cut = [(k, *r) for k, (r, n) in enumerate(zip(ranges, x.shape)) if r != (0, n, 1)]
+    if len(cut) != 1 or cut[0][3] != 1:
+        raise CntkWriteUnsupported("Slice", "a slice along several axes or with a stride")
+    k, begin, end, _ = cut[0]
+    return w.function("Slice", uids, {
+        "axis": P.static_axis(w.static_axis_index(x, k)), "beginIndex": P.integer(begin),
+        "endIndex": P.integer(end), "sliceStrides": P.integer(1)}, name=name)
+
+
+def _transpose(w, ins, uids, attrs, out, name):
+    """CNTK's TransposeAxes with the permutation of the stored (column-major) axes:
+    ``perm[i] = r - 1 - P[r - 1 - i]`` for the sample's permutation ``P`` (NumPy's order)."""
+    node = out.parent
+    if len(uids) != 1 or node.spec.name != "transpose" or node.inputs[0] is not ins[0]:
+        raise CntkWriteUnsupported("TransposeAxes", "a transpose the writer cannot read")
+    x, axes = ins[0], [int(a) for a in _attributes(node)["axes"]]
+    nb = 1 if id(x) in w.batched else 0
+    if axes[:nb] != list(range(nb)):
+        raise CntkWriteUnsupported("TransposeAxes", "a transpose moving the batch axis")
+    sample = [a - nb for a in axes[nb:]]
+    r = len(sample)
+    perm = [r - 1 - sample[r - 1 - i] for i in range(r)]
+    return w.function("TransposeAxes", uids, {
+        "axisVec": P.vector([P.static_axis(p) for p in perm])}, name=name)
+
+
+def _log_softmax(w, ins, uids, attrs, out, name):
+    """CNTK 2.7's LogSoftmax block along one static axis: ``(x - max) - log(sum(exp(x -
+    max)))``, the max and sum kept along the axis, the axis as the block's attribute."""
+    node = out.parent
+    if len(uids) != 1 or node.spec.name != "log_softmax" or node.inputs[0] is not ins[0]:
+        raise CntkWriteUnsupported("LogSoftmax", "a log_softmax the writer cannot read")
+    x = ins[0]
+    axis = P.static_axis(w.static_axis_index(x, int(_attributes(node)["axis"])))
+
+    def along(w_, operand, op):
+        return w_.function("ReduceElements", [operand], {
+            "axis": axis, "reductionOpName": P.text(op),
+            "reductionKeepDimensions": P.boolean(True)}) + "_Output_0"
+
+    def body(w_, p, c, n):
+        top = along(w_, p[0], "Max")
+        shifted = w_.function("Minus", [p[0], top]) + "_Output_0"
+        total = along(w_, w_.function("Exp", [shifted]) + "_Output_0", "Sum")
+        log_total = w_.function("Log", [total]) + "_Output_0"
+        again = w_.function("Minus", [p[0], top]) + "_Output_0"
+        return w_.function("Minus", [again, log_total]) + "_Output_0"
+    return w.fixed_block("LogSoftmax", name, [x], uids, (), body, {"axis": axis})
+
+
+def _global_pooling(w, x, uid, kind: int, name: str) -> str:
+    """CNTK 2.7's global pooling (the inside of its GlobalAveragePooling / GlobalMaxPooling
+    layers): one Pooling whose window is the image's spatial shape, its other lists of one
+    entry (CNTK repeats them over the axes)."""
+    if id(x) not in w.batched or len(x.shape) < 3:
+        raise CntkWriteUnsupported("global pooling", "an input without a batch, channel and "
+                                                     "spatial axes")
+    return w.function("Pooling", [uid], {
+        "poolingType": P.size_t(kind), "poolingWindowShape": P.shape(x.shape[2:]),
+        "strides": P.shape((1,)), "autoPadding": P.vector([P.boolean(False)]),
+        "lowerPad": P.shape((0,)), "upperPad": P.shape((0,)), "ceilOutDim": P.boolean(False),
+        "includePad": P.boolean(False)}, name=name)
+
+
+def _global_average_pooling(w, ins, uids, attrs, out, name):
+    return _global_pooling(w, ins[0], uids[0], 1, name)
+
+
+def _max(w, ins, uids, attrs, out, name):
+    """The catalog's max over an image's spatial axes, kept (GlobalMaxPooling's inside): a
+    global max Pooling; any other max has no CNTK form here."""
+    x = ins[0]
+    axes = attrs["axis"] if isinstance(attrs["axis"], (list, tuple)) else [attrs["axis"]]
+    if attrs.get("axis") is None or attrs.get("only_index") or attrs.get("with_index") or \
+            not attrs["keepdims"] or \
+            sorted(int(a) % len(x.shape) for a in axes) != list(range(2, len(x.shape))):
+        raise CntkWriteUnsupported("max", "a max other than over an image's spatial axes")
+    return _global_pooling(w, x, uids[0], 0, name)
+
+
+def _over_a_vector(op: str, catalog: str, w, ins, out) -> dict:
+    """The catalog node computing a loss of two vectors (``op``), checked: inputs of one
+    static axis, along it; returns its attributes."""
+    node = out.parent
+    if len(ins) != 2 or node.spec.name != catalog or list(node.inputs[:2]) != list(ins):
+        raise CntkWriteUnsupported(op, "a loss the writer cannot read")
+    a = _attributes(node)
+    if w.static_rank(ins[0]) != 1 or w.static_axis_index(ins[0], int(a["axis"])) != 0:
+        raise CntkWriteUnsupported(op, "only over vectors")
+    return a
+
+
+def _cross_entropy_with_softmax(w, ins, uids, attrs, out, name):
+    """CNTK 2.7's CrossEntropyWithSoftmax block: ``log_sum_exp(z) - t . z`` (``LogSum`` kept
+    along the axis minus ``TransposeTimes(t, z)``)."""
+    _over_a_vector("CrossEntropyWithSoftmax", "cross_entropy_with_softmax", w, ins, out)
+
+    def body(w_, p, c, n):
+        dot = w_.function("TransposeTimes", [p[1], p[0]], {"outputRank": P.size_t(1)})
+        total = w_.function("ReduceElements", [p[0]], {
+            "axis": P.static_axis(0), "reductionOpName": P.text("LogSum"),
+            "reductionKeepDimensions": P.boolean(True)})
+        return w_.function("Minus", [total + "_Output_0", dot + "_Output_0"]) + "_Output_0"
+    return w.fixed_block("CrossEntropyWithSoftmax", name, ins, uids, (), body)
+
+
+def _classification_error(w, ins, uids, attrs, out, name):
+    """CNTK 2.7's ClassificationError block (top 1): ``1 - t . hardmax(z)``, the 1 as the
+    block's constant."""
+    if _over_a_vector("ClassificationError", "classification_error", w, ins, out)["topN"] != 1:
+        raise CntkWriteUnsupported("ClassificationError", "topN above 1")
+
+    def body(w_, p, c, n):
+        picked = w_.function("Hardmax", [p[0]])
+        dot = w_.function("TransposeTimes", [p[1], picked + "_Output_0"],
+                          {"outputRank": P.size_t(1)})
+        return w_.function("Minus", [c[0], dot + "_Output_0"]) + "_Output_0"
+    return w.fixed_block("ClassificationError", name, ins, uids, (1.0,), body)
+
+
+def _one_hot(w, ins, uids, attrs, out, name):
+    # CNTK 2.7's OneHotOp gives no class for an index in (-1, 0) (one_hot of -0.5 is all
+    # zeros), the compat's one_hot truncates it to class 0: not written as CNTK's
+    raise CntkWriteUnsupported("OneHotOp", "CNTK's one_hot gives no class for an index in "
+                                           "(-1, 0), Stadyn's gives class 0")
+
+
+RULES = {
+    "cntk:Select": _primitive("Select", 3), "cntk:Clip": _clip,
+    "cntk:Sin": _primitive("Sin", 1), "cntk:Cos": _primitive("Cos", 1),
+    "cntk:ElementMax": _block("ElementMax", (), _larger("Greater"), 2),
+    "cntk:ElementMin": _block("ElementMin", (), _larger("Less"), 2),
+    "cntk:Softplus": _block("Softplus", (0.0,), _softplus, 1),
+    "cntk:SquaredError": _block("SquaredError", (), _squared_error, 2),
+    "cntk:ReduceElements": _reduce, "cntk:Slice": _slice, "cntk:TransposeAxes": _transpose,
+    "cntk:LogSoftmax": _log_softmax,
+    "global_average_pooling": _global_average_pooling, "max": _max,
+    "cntk:CrossEntropyWithSoftmax": _cross_entropy_with_softmax,
+    "cntk:ClassificationError": _classification_error, "cntk:OneHotOp": _one_hot,
+}
