@@ -77,3 +77,75 @@ op_case("binary_cross_entropy__ends", lambda C, o, t: C.binary_cross_entropy(o, 
 op_case("binary_cross_entropy__matrix", lambda C, o, t: C.binary_cross_entropy(o, t),
         [(2, 3), (2, 3)], data=[_probability_with_ends, _targets],
         names=["cntk.ops.binary_cross_entropy"])
+
+
+@cntk_case(names=["cntk.learning_parameter_schedule",
+                  "cntk.learning_parameter_schedule_per_sample",
+                  "cntk.training_parameter_schedule", "cntk.learning_rate_schedule",
+                  "cntk.momentum_schedule", "cntk.momentum_schedule_per_sample",
+                  "cntk.momentum_as_time_constant_schedule", "cntk.UnitType"],
+           note="what a CNTK 2.7 schedule shows besides its values: is_sweep_based() (made "
+                "without an epoch_size), full_data_sweep and ignored_minibatch_size (0), "
+                "minibatch_size and is_minibatch_size_explicitly_specified; Stadyn had no "
+                "is_sweep_based, full_data_sweep or ignored_minibatch_size",
+           known={"epoch_size": "Stadyn's native Schedule (stadyn/schedules/_schedule.py) "
+                                "has an epoch_size property, which its ScheduledSolver reads; "
+                                "CNTK 2.7's schedule has no such attribute (AttributeError)"})
+def schedules__attributes(C, r):
+    made = {
+        "constant": C.learning_parameter_schedule(0.1),
+        "list by 10": C.learning_parameter_schedule([0.1, 0.2], epoch_size=10),
+        "list by sweeps": C.learning_parameter_schedule([0.1, 0.2]),
+        "pairs by 4": C.learning_parameter_schedule([(2, 0.1), (1, 0.2)], epoch_size=4),
+        "per minibatch of 32": C.learning_parameter_schedule(0.1, minibatch_size=32),
+        "per sample by 5": C.learning_parameter_schedule_per_sample([0.1, 0.2], epoch_size=5),
+        "momentum": C.momentum_schedule(0.9),
+        "momentum by 7": C.momentum_schedule([0.9, 0.5], epoch_size=7),
+        "momentum per sample": C.momentum_schedule_per_sample(0.9),
+        "time constant": C.momentum_as_time_constant_schedule(100),
+        "rate per minibatch": C.learning_rate_schedule(0.1, C.UnitType.minibatch),
+        "rate per sample by 3": C.learning_rate_schedule([0.1, 0.3], C.UnitType.sample,
+                                                         epoch_size=3),
+        "training parameter": C.training_parameter_schedule([0.3, 0.1], epoch_size=15),
+    }
+    res = {}
+    for key in sorted(made):
+        s = made[key]
+        res[key] = [bool(s.is_sweep_based()), int(s.full_data_sweep),
+                    int(s.ignored_minibatch_size), int(s.minibatch_size),
+                    bool(s.is_minibatch_size_explicitly_specified)]
+    res["epoch_size"] = [hasattr(made[key], "epoch_size") for key in sorted(made)]
+    return res
+
+
+@cntk_case(names=["cntk.Function.replace_placeholders", "cntk.Function.arguments",
+                  "cntk.Function.placeholders", "cntk.Function.output"],
+           note="replace_placeholders binding some of a Function's placeholders: CNTK 2.7 "
+                "lists what they are bound to among the arguments, in their place (Stadyn "
+                "listed only the placeholders left)",
+           known={"output shape": "Stadyn's compat builds the graph once every placeholder "
+                                  "has a shape (compat/cntk/_deferred.py); CNTK 2.7 infers "
+                                  "the shapes it can, here (2,) from the bound operand"})
+def replace_placeholders__some(C, r):
+    r.touch("cntk.Function.replace_placeholders", "cntk.Function.arguments",
+            "cntk.Function.placeholders", "cntk.Function.output", "cntk.Function.eval")
+    x = C.input_variable((2,), name="x")
+    p1, p2 = C.placeholder(name="p1"), C.placeholder(name="p2")
+    f = C.plus(p1, p2)
+    g = f.replace_placeholders({p1: x})
+    q1, q2 = C.placeholder(name="q1"), C.placeholder(name="q2")
+    h = C.plus(q1, C.sqrt(q2)).replace_placeholders({q2: C.sigmoid(x, name="s").output})
+    res = {"arguments": [a.name for a in g.arguments],
+           "placeholders": [p.name for p in g.placeholders],
+           "nested arguments": [a.name for a in h.arguments],
+           "nested placeholders": [p.name for p in h.placeholders]}
+    try:
+        res["output shape"] = list(g.output.shape)
+    except Exception as exc:  # noqa: BLE001 - the type is what is compared
+        res["output shape"] = _error(exc)
+    y = C.input_variable((2,), name="y")
+    done = g.replace_placeholders({p2: y})
+    res["all bound arguments"] = [a.name for a in done.arguments]
+    res["all bound output shape"] = list(done.output.shape)
+    res["value"] = done.eval({x: r.randn(3, 2), y: r.randn(3, 2)})
+    return res
