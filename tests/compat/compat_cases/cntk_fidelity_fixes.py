@@ -149,3 +149,60 @@ def replace_placeholders__some(C, r):
     res["all bound output shape"] = list(done.output.shape)
     res["value"] = done.eval({x: r.randn(3, 2), y: r.randn(3, 2)})
     return res
+
+
+@cntk_case(names=["cntk.layers.typing.Tensor", "cntk.layers.typing.SparseTensor",
+                  "cntk.layers.typing.ParameterTensor", "cntk.layers.typing.Sequence",
+                  "cntk.input_variable"],
+           note="CNTK 2.7's own docstring examples (cntk/layers/typing.py, variables.py): a "
+                "type may begin with its dtype (Tensor[np.float32, 13, 42]); it shows itself "
+                "as written; calling one is a TypeError. Stadyn refused the dtype and its "
+                "types were callable")
+def typing__dtypes_and_abstract_types(C, r):
+    typing = C.layers.typing
+    ParameterTensor, Sequence = typing.ParameterTensor, typing.Sequence
+    SparseTensor, Tensor = typing.SparseTensor, typing.Tensor
+    # (made in this order: CNTK 2.7's Tensor keeps the last dtype it was given for the types
+    # it makes after, Sequence[Tensor[2]] showing np.float64 after Tensor[np.float64, 3];
+    # Stadyn does not copy that)
+    made = {"Tensor[32]": Tensor[32], "Tensor[13,42]": Tensor[13, 42],
+            "sparse": SparseTensor[5], "parameter": ParameterTensor[2, 3],
+            "sequence": Sequence[Tensor[2]]}
+    made["float32"] = Tensor[np.float32, 13, 42]
+    made["float64"] = Tensor[np.float64, 3]
+    res = {}
+    for key in sorted(made):
+        t = made[key]
+        res[key] = [str(t), list(t.shape), bool(t.is_sparse),
+                    [str(a.name) for a in t.dynamic_axes],
+                    np.dtype(t.dtype).name if "dtype" in t else "none"]
+        try:
+            t()
+            res[key + " called"] = "made"
+        except TypeError as exc:
+            res[key + " called"] = str(exc)
+    x = C.input_variable(**Tensor[np.float64, 3])
+    res["input dtype"] = [np.dtype(x.dtype).name, list(x.shape)]
+    return res
+
+
+@cntk_case(names=["cntk.Value.one_hot", "cntk.Value.ONE_HOT_SKIP", "cntk.Function.eval"],
+           note="CNTK 2.7's own docstring example (cntk/core.py Value.one_hot): ONE_HOT_SKIP "
+                "makes a row of zeros; a sample shape (k, n) takes k indices per step. Stadyn "
+                "had no ONE_HOT_SKIP and took only a number of classes")
+def value_one_hot__skip_and_sample_shape(C, r):
+    r.touch("cntk.Value.one_hot", "cntk.Value.ONE_HOT_SKIP", "cntk.Function.eval")
+    n = 6
+    res = {"ONE_HOT_SKIP": int(C.Value.ONE_HOT_SKIP)}
+    seq = C.sequence.input_variable(shape=n, is_sparse=True)
+    z = C.times(seq, np.eye(n, dtype=np.float32))
+    out = z.eval({seq: C.Value.one_hot([[1, C.Value.ONE_HOT_SKIP, 5], [4]], n)})
+    res["sequences"] = [np.asarray(o) for o in out]
+    plain = C.input_variable(shape=n, is_sparse=True)
+    res["samples"] = C.times(plain, np.eye(n, dtype=np.float32)).eval(
+        {plain: C.Value.one_hot([[C.Value.ONE_HOT_SKIP], [4]], n)})
+    pairs = C.sequence.input_variable(shape=(2, n), is_sparse=True)
+    out = C.times(pairs, np.eye(n, dtype=np.float32)).eval(
+        {pairs: C.Value.one_hot([[1, 5, 3, 2], [4, 1]], (2, n))})
+    res["sample shape (2, 6)"] = [np.asarray(o) for o in out]
+    return res
