@@ -206,3 +206,26 @@ def value_one_hot__skip_and_sample_shape(C, r):
         {pairs: C.Value.one_hot([[1, 5, 3, 2], [4, 1]], (2, n))})
     res["sample shape (2, 6)"] = [np.asarray(o) for o in out]
     return res
+
+
+@cntk_case(names=["cntk.NDArrayView.slice_view", "cntk.NDArrayView.from_dense",
+                  "cntk.NDArrayView.asarray"],
+           note="CNTK 2.7's own docstring example (cntk/core.py NDArrayView.slice_view): the "
+                "extent is the slice's shape, for the last axes; a slice not contiguous in "
+                "memory or not in the array is a ValueError. Stadyn had no slice_view")
+def ndarrayview_slice_view(C, r):
+    r.touch("cntk.NDArrayView.slice_view", "cntk.NDArrayView.from_dense",
+            "cntk.NDArrayView.asarray")
+    nd = C.NDArrayView.from_dense(r.randn(1, 1, 2, 3))
+    res = {}
+    for off, ext in (([0, 0, 0, 0], [2, 3]), ([0, 0, 1, 1], [1, 2]), ([0, 0, 1, 0], [3]),
+                     ([0, 0, 0, 1], [1, 1, 2, 2]), ([0, 0, 0, 0], [1, 1, 2, 3]),
+                     ([0, 0, 1, 2], [2])):
+        key = "%s %s" % (off, ext)
+        try:
+            sliced = nd.slice_view(off, ext)
+            res[key] = sliced.asarray()
+            res[key + " shape"] = list(sliced.shape)
+        except Exception as exc:  # noqa: BLE001 - the type is what is compared
+            res[key] = _error(exc)
+    return res

@@ -61,6 +61,36 @@ class NDArrayView:
 
     to_ndarray = asarray
 
+    def slice_view(self, start_offset, extent, read_only: bool = True) -> "NDArrayView":
+        """The block from ``start_offset`` (one offset per axis) of ``extent`` (its shape:
+        for the last ``len(extent)`` axes, the axes before it taken 1 long), sharing this
+        view's memory.  As CNTK 2.7's, the block must be contiguous in memory (else
+        ValueError).
+
+        Example:
+            >>> nd = NDArrayView.from_dense(np.arange(6, dtype=np.float32).reshape(1, 2, 3))
+            >>> nd.slice_view([0, 1, 1], [1, 2]).asarray().tolist()
+            [[4.0, 5.0]]
+        """
+        start, ext = [int(i) for i in start_offset], [int(i) for i in extent]
+        shape = self.shape
+        if len(start) != len(shape) or len(ext) > len(shape):
+            raise ValueError(f"NDArrayView.slice_view: the offset {start} must have one entry "
+                             f"per axis of the shape {shape}, the extent {ext} at most as "
+                             "many")
+        full = [1] * (len(shape) - len(ext)) + ext
+        if any(s < 0 or e < 0 or s + e > n for s, e, n in zip(start, full, shape)):
+            raise ValueError(f"NDArrayView.slice_view: the slice at {start} of extent {ext} "
+                             f"does not fit in the shape {shape}")
+        block = self._data[tuple(slice(s, s + e) for s, e in zip(start, full))]
+        if block.size and not block.flags.c_contiguous:
+            raise ValueError(f"NDArrayView.slice_view: cannot create a slice which is not "
+                             f"contiguous in memory (shape {shape}, offset {start}, extent "
+                             f"{ext})")
+        view = NDArrayView.__new__(NDArrayView)
+        view._data = block.reshape(ext)
+        return view
+
     def __array__(self, dtype=None, copy=None):
         return self._data.copy() if dtype is None else self._data.astype(dtype)
 
