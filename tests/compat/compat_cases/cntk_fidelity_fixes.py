@@ -229,3 +229,29 @@ def ndarrayview_slice_view(C, r):
         except Exception as exc:  # noqa: BLE001 - the type is what is compared
             res[key] = _error(exc)
     return res
+
+
+@cntk_case(names=["cntk.Variable", "cntk.Parameter", "cntk.Constant", "cntk.input_variable",
+                  "cntk.placeholder", "cntk.sequence.input_variable"],
+           note="how CNTK 2.7 shows a Variable (its docstring examples print them): "
+                "Input('a', [#], [3 x 4]), the dynamic axes (# the batch axis, * the default "
+                "sequence axis) between the name and the shape, ??? for what a placeholder "
+                "does not know. Stadyn showed Input('a', [3, 4])")
+def variable_repr(C, r):
+    r.touch("cntk.Variable", "cntk.Parameter", "cntk.Constant")
+    x = C.input_variable((3, 4), name="a")
+    s = C.sequence.input_variable(2, name="s")
+    shown = {
+        "input": x, "sequence": s, "scalar": C.input_variable((), name="sc"),
+        "no batch axis": C.input_variable(3, dynamic_axes=[], name="nb"),
+        "sparse": C.input_variable(5, is_sparse=True, name="sp"),
+        "named axis": C.sequence.input_variable((2, 3), sequence_axis=C.Axis("myax"),
+                                                name="m"),
+        "placeholder": C.placeholder(name="p"),
+        "placeholder with shape": C.placeholder(shape=(2,), name="q"),
+        "parameter": C.parameter((2, 3), name="w"),
+        "constant": C.constant(np.ones((2,), np.float32), name="c"),
+        "output": C.plus(x, 1.0, name="pl").output,
+        "sequence output": C.sigmoid(s, name="sg").output,
+    }
+    return dict((key, repr(v)) for key, v in shown.items())
