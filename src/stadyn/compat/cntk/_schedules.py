@@ -21,7 +21,8 @@ import functools
 from ... import learners as _L
 from ...schedules import Schedule
 
-__all__ = ["CNTKSchedule", "SweepSchedule", "training_parameter_schedule", "learning_parameter_schedule",
+__all__ = ["CNTKSchedule", "SweepSchedule", "training_parameter_schedule",
+           "learning_parameter_schedule",
            "learning_parameter_schedule_per_sample", "learning_rate_schedule",
            "momentum_schedule", "momentum_schedule_per_sample",
            "momentum_as_time_constant_schedule"]
