@@ -255,3 +255,29 @@ def variable_repr(C, r):
         "sequence output": C.sigmoid(s, name="sg").output,
     }
     return dict((key, repr(v)) for key, v in shown.items())
+
+
+@cntk_case(names=["cntk.Function.__str__", "cntk.ops.log", "cntk.ops.times",
+                  "cntk.ops.combine"],
+           note="how CNTK 2.7 prints a Function (its docstring examples print them): its "
+                "name, the root's op name (Composite when the root reads other inputs than "
+                "the Function's), the arguments' types as cntk.layers.typing writes them "
+                "(Sequence[Tensor[2]], ParameterTensor[5], np.float64 for a float64 scalar), "
+                "the outputs' types. Stadyn showed CompositeFunctionOpName(Input0: Tensor[1])")
+def function_str(C, r):
+    r.touch("cntk.Function.__str__")
+    x = C.input_variable(1)
+    a, b = C.input_variable((3, 4), name="a"), C.input_variable((4, 5), name="b")
+    s = C.sequence.input_variable(2, name="s")
+    shown = {
+        "named": C.log(x, name="f"), "unnamed": C.log(x),
+        "with a constant": C.element_times(x, 2.0),
+        "composite": C.times(a, b) + 1.0, "named composite": C.exp(C.times(a, b), name="e"),
+        "sequence": C.sigmoid(s), "with a parameter": C.plus(s, C.parameter((2,), name="p")),
+        "two outputs": C.combine([C.sigmoid(s), C.tanh(s)]),
+        "float64 scalar": C.input_variable((), dtype=np.float64, name="d") * 2,
+        "no dynamic axis": C.sqrt(C.input_variable(5, dynamic_axes=[], name="nd")),
+        "named sequence axis": C.sqrt(C.sequence.input_variable(
+            3, sequence_axis=C.Axis("ax"), name="ax")),
+    }
+    return dict((key, str(f)) for key, f in shown.items())

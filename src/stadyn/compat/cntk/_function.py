@@ -524,10 +524,8 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         """Accepted for compatibility: Stadyn keeps no per-node timings."""
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{a.name or a.uid}: Tensor{list(a.shape)}" for a in self.arguments)
-        label = f"{self.name}: " if self.name else ""
-        shapes = ", ".join(f"Tensor{list(o.shape)}" for o in self.outputs)
-        return f"{label}{self.op_name}({args}) -> {shapes}"
+        from ._printed import function_text
+        return function_text(self)
 
 
 def wrap_variable(v: Variable):
