@@ -281,3 +281,21 @@ def function_str(C, r):
             3, sequence_axis=C.Axis("ax"), name="ax")),
     }
     return dict((key, str(f)) for key, f in shown.items())
+
+
+@cntk_case(names=["cntk.input_variable", "cntk.parameter", "cntk.sequence.input_variable"],
+           note="CNTK 2.7's own docstring example (cntk/variables.py VariableMixin._type): a "
+                "Variable's type as one record (shape, dtype, needs_gradient, is_sparse, "
+                "dynamic_axes), written as cntk.layers.typing writes types. Stadyn had no "
+                "_type")
+def variable_type_record(C, r):
+    shown = {"input": C.input_variable(13, name="my_input"),
+             "parameter": C.parameter((2, 3), name="w"),
+             "sequence": C.sequence.input_variable(2, name="s"),
+             "float64": C.input_variable((2, 2), dtype=np.float64, name="d")}
+    res = {}
+    for key in sorted(shown):
+        t = shown[key]._type
+        res[key] = [list(t.shape), np.dtype(t.dtype).name, bool(t.needs_gradient),
+                    bool(t.is_sparse), [str(a.name) for a in t.dynamic_axes], str(t)]
+    return res

@@ -317,3 +317,4 @@ class _Deferred:
 
 
 bind(input_of_type=_input_of_type)      # a waiting op's update_signature (_deferred)
+bind(variable_type=_Type)                # a Variable's _type (_mixins)
