@@ -299,3 +299,22 @@ def variable_type_record(C, r):
         res[key] = [list(t.shape), np.dtype(t.dtype).name, bool(t.needs_gradient),
                     bool(t.is_sparse), [str(a.name) for a in t.dynamic_axes], str(t)]
     return res
+
+
+@cntk_case(names=["cntk.Function.forward", "cntk.Function.eval",
+                  "cntk.sequence.input_variable"],
+           note="CNTK 2.7's own docstring example (cntk/ops/functions.py Function.forward): a "
+                "SciPy csr_matrix per sequence, or one for a batch of samples, is fed as its "
+                "dense rows. Stadyn raised ValueError ('setting an array element with a "
+                "sequence')")
+def scipy_sparse_fed(C, r):
+    from scipy.sparse import csr_matrix
+    r.touch("cntk.Function.forward", "cntk.Function.eval")
+    v = C.sequence.input_variable(shape=(5,), is_sparse=True)
+    f = C.times(v, np.eye(5, dtype=np.float32))
+    _, fv = f.forward({v: [csr_matrix(np.float32([[0, 1, 0, 0, 0]])),
+                           csr_matrix(np.float32([[0, 0, 1, 0, 0], [0, 0, 0, 0, 1]]))]})
+    w = C.input_variable(shape=(5,), is_sparse=True)
+    rows = csr_matrix(np.float32([[0, 1, 0, 0, 0], [0, 0, 0, 3, 0]]))
+    return {"sequences": [np.asarray(o) for o in list(fv.values())[0]],
+            "samples": C.times(w, np.eye(5, dtype=np.float32)).eval({w: rows})}
