@@ -133,6 +133,9 @@ class Deferred(TensorOpsMixin):
     def __getattr__(self, name: str):
         typed = self.__dict__.get("_typed")
         if typed is None or name.startswith("__"):     # (typed: the Function it built, whole)
+            prop = getattr(type(self), name, None)
+            if isinstance(prop, property):      # (its own reason, not "has no 'output'")
+                return prop.fget(self)
             raise AttributeError(f"{type(self).__name__} has no {name!r}")
         return getattr(typed, name)
 
@@ -155,6 +158,13 @@ class Deferred(TensorOpsMixin):
             elif _shapeless(v) and id(v.variable) not in seen and id(v.variable) not in bound:
                 seen.add(id(v.variable))
                 out.append(v)
+            elif arguments and _shapeless(v) and id(v.variable) in bound:
+                # bound by replace_placeholders before the others: what it is bound to reads
+                # its arguments in its place (CNTK 2.7 lists them there)
+                for a in _arguments_of(bound[id(v.variable)]):
+                    if id(a.variable) not in seen:
+                        seen.add(id(a.variable))
+                        out.append(a)
             elif isinstance(v, (list, tuple)):
                 for u in v:
                     visit(u)
@@ -329,6 +339,18 @@ class Deferred(TensorOpsMixin):
     def __repr__(self) -> str:
         names = [p.name for p in self.placeholders]
         return f"Composite({getattr(self._fn, '__name__', 'layer')}: placeholders {names})"
+
+
+def _arguments_of(value: Any) -> tuple:
+    """The arguments a value bound to a placeholder reads: a Function's, an output's (its
+    owner's), or the value itself (an input, a placeholder)."""
+    if not isinstance(value, GraphObject):
+        return ()
+    found = getattr(value, "arguments", None)
+    if found is None:
+        output = getattr(value, "is_output", False)
+        found = value.owner.arguments if output else (value,)
+    return tuple(a for a in found if isinstance(a, GraphObject))
 
 
 def _keep(layer) -> GraphObject:

@@ -23,6 +23,7 @@ from ._late import bind
 from ._loops import clone_graph, close_loops, split_loops
 from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
+from ._printed import function_text
 from ._signature import _function_of_callable as function_of_callable, argument_leaves
 from ._signature import _input_of_type as input_of_type
 from ._step_values import step_value
@@ -524,10 +525,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         """Accepted for compatibility: Stadyn keeps no per-node timings."""
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{a.name or a.uid}: Tensor{list(a.shape)}" for a in self.arguments)
-        label = f"{self.name}: " if self.name else ""
-        shapes = ", ".join(f"Tensor{list(o.shape)}" for o in self.outputs)
-        return f"{label}{self.op_name}({args}) -> {shapes}"
+        return function_text(self)
 
 
 def wrap_variable(v: Variable):

@@ -102,6 +102,7 @@ class FunctionRuns:
                 raise ValueError(f"no input named {key!r}")
             if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], list):
                 value, flags = value[0], [bool(f) for f in value[1]]    # (data, sequence starts)
+            value = _dense(value)
             if unwrap(target).sequence_lengths is not None and (
                     isinstance(value, list) or getattr(value, "lengths", None) is not None):
                 feed(unwrap(target), value)      # one array per sequence, of its own length
@@ -309,3 +310,15 @@ class _ForwardState:
         self.flags = flags                   # the run's sequence-begin flags, if given
 
 
+def _is_scipy_sparse(value) -> bool:
+    return hasattr(value, "toarray") and hasattr(value, "nnz")
+
+
+def _dense(value):
+    """A SciPy sparse matrix (or a list of them, one per sequence) fed as CNTK 2.7 takes it:
+    its dense rows."""
+    if _is_scipy_sparse(value):
+        return value.toarray()
+    if isinstance(value, list) and any(_is_scipy_sparse(v) for v in value):
+        return [v.toarray() if _is_scipy_sparse(v) else v for v in value]
+    return value

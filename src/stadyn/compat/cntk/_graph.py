@@ -35,7 +35,7 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "
            "Combine", "primitive_op_name",
            "uid_of", "set_uid",
            "set_root_uid", "root_uid_of", "bind_placeholder", "placeholder_like",
-           "replace_placeholder",
+           "replace_placeholder", "show_operands_in_order",
            "set_op_name", "cntk_name", "classify", "node_name",
            "node_inputs", "block_inner_leaves", "search", "walk_leaves", "mark_spliced",
            "seen_through", "shown_inputs", "is_splice_leaf",
@@ -157,6 +157,24 @@ ARGUMENT_ORDER: "weakref.WeakKeyDictionary[Variable, tuple[weakref.ref, ...]]" =
 def record_argument_order(root: Variable, arguments: list[Variable]) -> None:
     """Record ``arguments`` as the order of the arguments of the Function ``root``."""
     ARGUMENT_ORDER[root] = tuple(weakref.ref(a) for a in arguments)
+
+
+_OPERAND_ORDER = "compat.cntk: the order CNTK lists the op's operands in"
+
+
+def show_operands_in_order(out: Variable, operands: tuple) -> None:
+    """List ``operands`` (of the op that made ``out``) in this order, whatever order Stadyn's
+    inner values read them in: ``Function.inputs`` and the walk for ``Function.arguments``
+    (CNTK's ``gather(reference, indices)`` lists the reference first)."""
+    keep_with(out, _OPERAND_ORDER, tuple(seen_through(o) for o in operands))
+
+
+def _in_operand_order(v: Variable, found: list[Variable]) -> list[Variable]:
+    order = kept_with(v, _OPERAND_ORDER) or ()
+    if not order:
+        return found
+    first = [o for o in order if any(o is f for f in found)]
+    return first + [f for f in found if not any(f is o for o in first)]
 
 
 def in_argument_order(root: Variable, arguments: list[Variable]) -> list[Variable]:
@@ -368,7 +386,7 @@ def shown_inputs(v: Variable) -> list[Variable]:
                   else [shown_as(seen_through(i))]):
             if not (inner and any(j is k for k in shown)):
                 shown.append(j)
-    return [*shown_constants(v), *shown]
+    return [*shown_constants(v), *_in_operand_order(v, shown)]
 
 
 # the recurrent cells run along a whole sequence by one op: their number of states
@@ -542,7 +560,8 @@ def walk_operands(roots: list[Variable], leaves: list[Variable]) -> list[Variabl
         elif kind == "block":
             stack.extend(reversed(BLOCKS[v].arguments))
         elif v.parent is not None:
-            stack.extend(reversed([seen_through(i) for i in v.parent.inputs]))
+            stack.extend(reversed([*(kept_with(v, _OPERAND_ORDER) or ()),
+                                   *(seen_through(i) for i in v.parent.inputs)]))
     return found + [v for v in leaves if id(v) not in seen]
 
 

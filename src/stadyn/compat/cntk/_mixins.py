@@ -9,6 +9,7 @@ import numpy as np
 from ...graph import Variable
 from . import _graph as G
 from ._late import late
+from ._printed import type_text
 from ._seq_axes import FREE_DIMENSION, free_steps, value_uid
 
 __all__ = ["GraphObject", "TensorOpsMixin", "VariableMixin", "ArrayMixin"]
@@ -185,6 +186,23 @@ class VariableMixin:
     def is_sparse(self) -> bool:
         """Always False: Stadyn's values are dense."""
         return False
+
+    @property
+    def _type(self):
+        """Its type as one record, as CNTK 2.7's ``Variable._type``: ``shape``, ``dtype``,
+        ``needs_gradient``, ``is_sparse``, ``dynamic_axes`` (``str`` of it is written as
+        ``cntk.layers.typing`` writes a type).
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> t = C.input_variable(13, name="x")._type
+            >>> t.shape, t.dynamic_axes, t.is_sparse, t.needs_gradient
+            ((13,), (Axis('defaultBatchAxis'),), False, False)
+        """
+        made = late("variable_type")(shape=tuple(self.shape), dtype=self.dtype,
+                                     needs_gradient=self.needs_gradient,
+                                     is_sparse=self.is_sparse, dynamic_axes=self.dynamic_axes)
+        return made.named(type_text(self))
 
     @property
     def dynamic_axes(self) -> tuple:

@@ -73,13 +73,29 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
     return named(wrap(out), name, "ClassificationError")
 
 
+# CNTK 2.7's BinaryCrossEntropy keeps its logs finite by 1e-6 (float32) inside them
+# (CNTKv2LibraryDll/Function.cpp, BinaryCrossEntropy): log(1e-6 + o) and log((1 + 1e-6) - o)
+_BCE_EPS = np.float32(1e-6)
+_BCE_ONE_PLUS_EPS = np.float32(1.0) + _BCE_EPS
+
+
 @float_arrays("output", "target")
 def binary_cross_entropy(output, target, name: str = ""):
-    """``-sum(t log(o) + (1 - t) log(1 - o))`` over each sample."""
+    """``-(t log(1e-6 + o) + (1 - t) log(1 + 1e-6 - o))`` element by element, computed in
+    CNTK 2.7's order, so an output of exactly 0 or 1 costs ``-log(1e-6)`` (13.8), not
+    infinity.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> o, t = C.input_variable(2), C.input_variable(2)
+        >>> C.binary_cross_entropy(o, t).eval({o: np.array([[0.0, 0.5]], np.float32),
+        ...                                    t: np.array([[1.0, 1.0]], np.float32)}).round(4)
+        array([[13.8155,  0.6931]], dtype=float32)
+    """
     o, t = operand(output), operand(target)
-    out = F.binary_cross_entropy(o, t)
-    if len(sample_axes(output)) > 1:
-        out = F.sum(out, axis=sample_axes(output), keepdims=False)
+    picked = F.mul2(t, F.log(F.add_scalar(o, float(_BCE_EPS))))
+    other = F.mul2(F.r_sub_scalar(t, 1.0), F.log(F.r_sub_scalar(o, float(_BCE_ONE_PLUS_EPS))))
+    out = F.mul_scalar(F.add2(picked, other), -1.0)
     # CNTK 2.7's block BinaryCrossEntropy around a Negate (weighted_binary_cross_entropy is
     # its primitive Logistic)
     from . import _graph as G

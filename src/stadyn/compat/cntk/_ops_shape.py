@@ -450,6 +450,7 @@ def gather(reference, indices, axis=None, name: str = ""):
         order = list(range(n)) + [n + k + i for i in range(ax)] + [n + i for i in range(k)] + \
             [n + k + i for i in range(ax, len(rest))]
         out = F.transpose(out, tuple(order))
+    G.show_operands_in_order(out, (ref, ids))    # CNTK lists the reference first
     return named(wrap(one_op(out, ref, ids)), name, "Gather")
 
 
@@ -534,7 +535,12 @@ def reconcile_dynamic_axes(x, dynamic_axes_as, name: str = ""):
 
 
 def to_batch(x, name: str = ""):
-    """The first axis of an unbatched ``x`` becomes the batch axis."""
+    """The first axis of an unbatched ``x`` becomes the batch axis (an ``x`` that has a batch
+    or sequence axis already is refused, as CNTK 2.7 refuses it)."""
+    if batched(x):
+        raise RuntimeError("to_batch: the input should not have a dynamic axis (it has "
+                           "the batch axis already; CNTK 2.7 refuses it: 'ToBatch: the input "
+                           "should not have dynamic axis.')")
     out = F.identity(operand(x))
     G.BATCH.add(out)
     return named(wrap(out), name, "ToBatchAxis")

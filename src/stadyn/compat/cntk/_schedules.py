@@ -21,13 +21,37 @@ import functools
 from ... import learners as _L
 from ...schedules import Schedule
 
-__all__ = ["SweepSchedule", "training_parameter_schedule", "learning_parameter_schedule",
+__all__ = ["CNTKSchedule", "SweepSchedule", "training_parameter_schedule",
+           "learning_parameter_schedule",
            "learning_parameter_schedule_per_sample", "learning_rate_schedule",
            "momentum_schedule", "momentum_schedule_per_sample",
            "momentum_as_time_constant_schedule"]
 
 
-class SweepSchedule(Schedule):
+class CNTKSchedule(Schedule):
+    """A schedule as CNTK 2.7's ``training_double_parameter_schedule`` shows itself besides its
+    values: ``is_sweep_based()`` (no ``epoch_size`` was given: its values move on once per
+    data sweep), and the constants ``full_data_sweep`` and ``ignored_minibatch_size`` (both 0
+    in CNTK 2.7).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> s = C.learning_parameter_schedule([0.1, 0.2], epoch_size=10)
+        >>> s.is_sweep_based(), C.learning_parameter_schedule(0.1).is_sweep_based()
+        (False, True)
+        >>> s.full_data_sweep, s.ignored_minibatch_size, s.minibatch_size
+        (0, 0, 0)
+    """
+
+    full_data_sweep = 0          # CNTK 2.7's FullDataSweep: an epoch_size of one data sweep
+    ignored_minibatch_size = 0   # CNTK 2.7's IgnoredMinibatchSize
+
+    def is_sweep_based(self) -> bool:
+        """Whether it was made without an ``epoch_size`` (one data sweep per value)."""
+        return getattr(self, "_cntk_sweep_based", self.epoch_size is None)
+
+
+class SweepSchedule(CNTKSchedule):
     """A schedule of one data sweep per epoch (no ``epoch_size`` given), whose
     ``schedule[count]`` is the value after ``count`` sweeps, as CNTK 2.7's."""
 
@@ -41,9 +65,11 @@ def _cntk_schedule(make):
     @functools.wraps(make)
     def cntk_schedule(*args, **kwargs):
         schedule = make(*args, **kwargs)
-        if isinstance(schedule, Schedule) and type(schedule) is Schedule and \
-                schedule.epoch_size is None and schedule.needs_epoch_size:
-            schedule.__class__ = SweepSchedule
+        if isinstance(schedule, Schedule) and type(schedule) is Schedule:
+            # (a learner may tell it the sweep's size later: what it was made as is kept)
+            schedule._cntk_sweep_based = schedule.epoch_size is None
+            schedule.__class__ = SweepSchedule if schedule.epoch_size is None and \
+                schedule.needs_epoch_size else CNTKSchedule
         return schedule
     return cntk_schedule
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
+
 from ...graph import Variable, joint_inference
 from . import _graph as G
 from ._adapt import ShapelessPlaceholderError, unwrap, wrap
@@ -36,19 +38,53 @@ __all__ = ["Tensor", "SparseTensor", "ParameterTensor", "tensor", "Signature"]
 
 
 class _Type(Record):
-    """An argument's type: ``shape``, ``is_sparse`` and ``dynamic_axes``."""
+    """An argument's type: ``shape``, ``is_sparse``, ``dynamic_axes`` (and ``dtype`` when one
+    was given, ``Tensor[np.float64, 3]``).  A type is abstract: calling it is refused, as
+    CNTK 2.7 refuses it.
+
+    Example:
+        >>> import numpy as np
+        >>> from stadyn.compat.cntk.layers.typing import Tensor
+        >>> str(Tensor[np.float64, 3]), Tensor[np.float64, 3].dtype
+        ('Tensor[np.float64,3]', <class 'numpy.float64'>)
+    """
+
+    def named(self, name: str) -> "_Type":
+        """Itself, shown as ``name`` (``Tensor[13,42]``)."""
+        object.__setattr__(self, "_type_name", name)
+        return self
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"abstract type {self} cannot be instantiated; use "
+                        f"'input_variable(**{self})' instead")
+
+    def __str__(self) -> str:
+        return self.__dict__.get("_type_name") or dict.__repr__(self)
+
+
+_DTYPES = (np.float32, np.float64, np.float16)
 
 
 class _TypeMaker:
-    """``Tensor[shape]``: the type of an argument of that per-sample shape."""
+    """``Tensor[shape]`` (``Tensor[dtype, shape...]``): the type of an argument of that
+    per-sample shape."""
 
     def __init__(self, name: str, is_sparse: bool, batch: bool):
         self._name, self._sparse, self._batch = name, is_sparse, batch
 
     def __getitem__(self, shape) -> _Type:
         shape = tuple(shape) if isinstance(shape, tuple) else (shape,)
-        return _Type(shape=tuple(int(s) for s in shape), is_sparse=self._sparse,
-                     dynamic_axes=[Axis.default_batch_axis()] if self._batch else [])
+        dtype = shape[0] if shape and any(shape[0] is d for d in _DTYPES) else None
+        dims = tuple(int(s) for s in (shape[1:] if dtype is not None else shape))
+        fields = dict(shape=dims)
+        if dtype is not None:
+            fields["dtype"] = dtype
+        shown = ",".join(str(d) for d in dims)
+        if dtype is not None and dtype is not np.float32:     # (CNTK 2.7 omits float32)
+            shown = f"np.{dtype.__name__}," + shown
+        return _Type(**fields, is_sparse=self._sparse,
+                     dynamic_axes=[Axis.default_batch_axis()] if self._batch else []
+                     ).named(f"{self._name}[{shown}]")
 
     def __repr__(self) -> str:
         return self._name
@@ -77,7 +113,8 @@ def _argument(name: str, kind):
         raise TypeError(f"argument {name!r}: a type is Tensor[...], SparseTensor[...] or "
                         f"ParameterTensor[...], got {kind!r}")
     return input_variable(kind["shape"], is_sparse=kind["is_sparse"],
-                          dynamic_axes=kind["dynamic_axes"] or [], name=name)
+                          dynamic_axes=kind["dynamic_axes"] or [], name=name,
+                          **({"dtype": kind["dtype"]} if "dtype" in kind else {}))
 
 
 def _input_of_type(kind, name: str = ""):
@@ -280,3 +317,4 @@ class _Deferred:
 
 
 bind(input_of_type=_input_of_type)      # a waiting op's update_signature (_deferred)
+bind(variable_type=_Type)                # a Variable's _type (_mixins)

@@ -61,6 +61,36 @@ class NDArrayView:
 
     to_ndarray = asarray
 
+    def slice_view(self, start_offset, extent, read_only: bool = True) -> "NDArrayView":
+        """The block from ``start_offset`` (one offset per axis) of ``extent`` (its shape:
+        for the last ``len(extent)`` axes, the axes before it taken 1 long), sharing this
+        view's memory.  As CNTK 2.7's, the block must be contiguous in memory (else
+        ValueError).
+
+        Example:
+            >>> nd = NDArrayView.from_dense(np.arange(6, dtype=np.float32).reshape(1, 2, 3))
+            >>> nd.slice_view([0, 1, 1], [1, 2]).asarray().tolist()
+            [[4.0, 5.0]]
+        """
+        start, ext = [int(i) for i in start_offset], [int(i) for i in extent]
+        shape = self.shape
+        if len(start) != len(shape) or len(ext) > len(shape):
+            raise ValueError(f"NDArrayView.slice_view: the offset {start} must have one entry "
+                             f"per axis of the shape {shape}, the extent {ext} at most as "
+                             "many")
+        full = [1] * (len(shape) - len(ext)) + ext
+        if any(s < 0 or e < 0 or s + e > n for s, e, n in zip(start, full, shape)):
+            raise ValueError(f"NDArrayView.slice_view: the slice at {start} of extent {ext} "
+                             f"does not fit in the shape {shape}")
+        block = self._data[tuple(slice(s, s + e) for s, e in zip(start, full))]
+        if block.size and not block.flags.c_contiguous:
+            raise ValueError(f"NDArrayView.slice_view: cannot create a slice which is not "
+                             f"contiguous in memory (shape {shape}, offset {start}, extent "
+                             f"{ext})")
+        view = NDArrayView.__new__(NDArrayView)
+        view._data = block.reshape(ext)
+        return view
+
     def __array__(self, dtype=None, copy=None):
         return self._data.copy() if dtype is None else self._data.astype(dtype)
 
@@ -104,23 +134,41 @@ class Value:
             data = np.stack([np.asarray(d, dtype=dtype) for d in data])[:, None]
         return Value(batch=np.asarray(data, dtype=dtype))
 
+    #: the index that stands for a row of zeros in :meth:`one_hot` (CNTK 2.7's value)
+    ONE_HOT_SKIP = 2 ** 32 - 1
+
     @staticmethod
-    def one_hot(batch, num_classes: int, dtype=None, device=None):
+    def one_hot(batch, num_classes, dtype=None, device=None):
         """A batch of sequences of class indices (a list of lists, of any lengths) as one-hot
         rows: shape ``(sequences, longest, num_classes)``, each sequence's ``lengths`` kept, so
         that it feeds a sequence input (or, sequences of one step, a plain input) as CNTK's.
+        ``Value.ONE_HOT_SKIP`` in place of an index gives a row of zeros; ``num_classes`` may
+        be a sample shape ``(k, n)``: each step takes ``k`` indices.
 
         Example:
             >>> v = Value.one_hot([[1, 2], [0]], 3)
             >>> v.shape, v.lengths, [s.argmax(1).tolist() for s in v.as_sequences()]
             ((2, 2, 3), [2, 1], [[1, 2], [0]])
+            >>> Value.one_hot([[Value.ONE_HOT_SKIP, 1]], 2).asarray().tolist()
+            [[[0.0, 0.0], [0.0, 1.0]]]
         """
-        seqs = [np.asarray(s, dtype=np.int64).reshape(-1) for s in batch]
+        sample = tuple(int(d) for d in num_classes) if isinstance(num_classes, (tuple, list)) \
+            else (int(num_classes),)
+        per_step = int(np.prod(sample[:-1], dtype=np.int64))
+        eye = np.concatenate([np.eye(sample[-1], dtype=dtype or np.float32),
+                              np.zeros((1, sample[-1]), dtype=dtype or np.float32)])
+        seqs = []
+        for s in batch:
+            ids = np.asarray(s, dtype=np.int64).reshape(-1)
+            if len(ids) % per_step:
+                raise ValueError(f"Value.one_hot: a sequence of {len(ids)} indices does not "
+                                 f"fill steps of sample shape {sample}")
+            ids = np.where(ids == Value.ONE_HOT_SKIP, sample[-1], ids)
+            seqs.append(eye[ids].reshape((-1,) + sample))
         lengths = [len(s) for s in seqs]
-        eye = np.eye(int(num_classes), dtype=dtype or np.float32)
-        data = np.zeros((len(seqs), max(lengths, default=0), int(num_classes)), eye.dtype)
+        data = np.zeros((len(seqs), max(lengths, default=0)) + sample, eye.dtype)
         for i, s in enumerate(seqs):
-            data[i, :len(s)] = eye[s]
+            data[i, :len(s)] = s
         value = Value(batch=data)
         value.lengths = lengths
         return value

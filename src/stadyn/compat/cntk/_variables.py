@@ -78,7 +78,31 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
     def __repr__(self) -> str:
         kind = {"input": "Input", "placeholder": "Placeholder", "output": "Output"}.get(
             G.kind_of(self.variable), "Variable")
-        return f"{kind}('{self.name or self.uid}', {list(self.shape)})"
+        return shown(kind, self)
+
+
+def _axis_mark(axis) -> str:
+    name = getattr(axis, "name", str(axis))
+    return {"defaultBatchAxis": "#", "defaultDynamicAxis": "*"}.get(name, name)
+
+
+def shown(kind: str, v) -> str:
+    """``v`` as CNTK 2.7 shows a Variable: ``Input('x', [#, *], [2 x 3])`` (its name, else its
+    uid; its dynamic axes, ``#`` the batch axis and ``*`` the default sequence axis; its
+    shape; ``???`` for what a placeholder does not know yet).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> C.sequence.input_variable((2, 3), name="x")
+        Input('x', [#, *], [2 x 3])
+    """
+    shape = tuple(v.shape)
+    dims = "???" if shape == (-2,) else " x ".join(str(d) for d in shape)
+    if kind == "Placeholder":
+        axes = "???"
+    else:
+        axes = ", ".join(_axis_mark(a) for a in v.dynamic_axes)
+    return f"{kind}('{v.name or v.uid}', [{axes}], [{dims}])"
 
 
 class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
@@ -164,7 +188,7 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
     asarray = ArrayMixin.asarray
 
     def __repr__(self) -> str:
-        return f"Parameter('{self.name}', {list(self.shape)})"
+        return shown("Parameter", self)
 
 
 class Constant(VariableMixin, TensorOpsMixin, GraphObject):
@@ -202,7 +226,7 @@ class Constant(VariableMixin, TensorOpsMixin, GraphObject):
     asarray = ArrayMixin.asarray
 
     def __repr__(self) -> str:
-        return f"Constant('{self.name}', {list(self.shape)})"
+        return shown("Constant", self)
 
 
 class Record(dict):

@@ -32,8 +32,10 @@ class _SequenceOf:
         if not isinstance(item_type, _Type) or len(item_type["dynamic_axes"]) != 1:
             raise TypeError(f"Sequence[...] takes a Tensor[...] or SparseTensor[...] type, got "
                             f"{item_type!r} (sequences of sequences are not supported)")
-        return _Type(shape=item_type["shape"], is_sparse=item_type["is_sparse"],
+        fields = {"dtype": item_type["dtype"]} if "dtype" in item_type else {}
+        made = _Type(shape=item_type["shape"], **fields, is_sparse=item_type["is_sparse"],
                      dynamic_axes=list(self._axes))
+        return made.named(f"Sequence[{item_type}]") if self is Sequence else made
 
     def __repr__(self) -> str:
         return "Sequence"
