@@ -330,8 +330,9 @@ def write_cntk_checkpoint(path: str | os.PathLike, write_model: Callable[[str], 
         learners, external_state, model_digest(data), os.fspath(path)))
 
 
-def read_cntk_checkpoint(path: str | os.PathLike) -> tuple[list, dict]:
-    """CNTK's pair at ``path``: ``(parameters, state)``, the model file's parameters as
+def read_cntk_checkpoint(path: str | os.PathLike) -> tuple[list, list, dict]:
+    """CNTK's pair at ``path``: ``(parameters, constants, state)``, the model file's
+    parameters and constants (batch normalisation's running statistics among them) as
     ``(uid, name, value)`` in the file's order (CNTK's ``Inputs()`` order) and the decoded
     ``.ckp``.  A damaged file, or a ``.ckp`` written with another model file, is a
     ModelFileError naming the file."""
@@ -350,9 +351,9 @@ def read_cntk_checkpoint(path: str | os.PathLike) -> tuple[list, dict]:
             if model_digest(f.read()) != state[DIGEST_KEY]:
                 raise ModelFileError(f"{path}{CKP_SUFFIX}: written with another model file "
                                      f"than {path} (a save was interrupted)")
-    params = [(uid, p.name, np.asarray(p.value)) for uid, p in model.parameters.items()
-              if p.kind == "parameter"]
-    return params, state
+    leaves = {kind: [(uid, p.name, np.asarray(p.value)) for uid, p in model.parameters.items()
+                     if p.kind == kind] for kind in ("parameter", "constant")}
+    return leaves["parameter"], leaves["constant"], state
 
 
 def learner_states(name: str, entry: Mapping, shapes: Sequence[Sequence[int]],

@@ -421,7 +421,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                   combine_name: str | None = None,
                   block_of: Callable[[Variable], "tuple | None"] | None = None,
                   input_names: Sequence[str] | None = None,
-                  cntk_op_of: Callable[[Variable], "tuple | None"] | None = None) -> bytes:
+                  cntk_op_of: Callable[[Variable], "tuple | None"] | None = None,
+                  leaf_order: Sequence[Variable] | None = None) -> bytes:
     """The bytes of a CNTK v2 model file computing ``outputs`` from ``inputs`` (name ->
     input Variable, batch axis first).  ``name_of``: the name of the function that computes a
     Variable (default its ``name``); ``leaf_name_of``: a parameter's or constant's name
@@ -432,8 +433,12 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     keys of ``inputs``); ``cntk_op_of``: the CNTK op the caller shows as making a Variable,
     ``(op name, its inputs)``, or None: one the writer has a ``cntk:<op>`` rule for (``Floor``,
     ``Log``, ``Negate``, ``Less``, ``ElementDivide``, ``And``, ... see :data:`WRITABLE_OPS`) is
-    written as that CNTK op over those inputs, whatever catalog ops compute it.  Raises
-    :class:`CntkWriteUnsupported` for a graph with an op or input it cannot write."""
+    written as that CNTK op over those inputs, whatever catalog ops compute it;
+    ``leaf_order``: the graph's leaves in the order the caller lists them (CNTK's ``Inputs()``
+    order, the order of a CNTK file's ``inputs`` and of CNTK's ``parameters``, by which CNTK's
+    ``restore_from_checkpoint`` matches parameters), the order the file lists them in (default:
+    the order they are met).  Raises :class:`CntkWriteUnsupported` for a graph with an op or
+    input it cannot write."""
     name_of = name_of or (lambda v: v.name or "")
     leaf_name_of = leaf_name_of or (lambda v: v.name or "")
     for name, v in inputs.items():
@@ -517,6 +522,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         root = ends[0].rpartition("_Output_")[0]
     else:
         root = w.function("Combine", ends, name=combine_name or "")
+    if leaf_order is not None:        # (a stable sort: leaves the caller does not list last)
+        rank = {w.uids[id(v)]: k for k, v in enumerate(leaf_order) if id(v) in w.uids}
+        w.leaves.sort(key=lambda e: rank.get(e["uid"].value, len(rank)))
     root_name = next((f["name"].value for f in w.functions
                       if f["uid"].value == root and "name" in f), "")
     top = OrderedDict([

@@ -13,7 +13,7 @@ raises :class:`CntkWriteUnsupported` where it has no CNTK form for them.
 
 Example:
     >>> sorted(RULES)[:3]
-    ['cntk:Clip', 'cntk:Cos', 'cntk:ElementMax']
+    ['cntk:ClassificationError', 'cntk:Clip', 'cntk:Cos']
 """
 
 from __future__ import annotations

@@ -123,7 +123,8 @@ def _saved_as_cntk_v2(path: str, roots: list, inputs: "OrderedDict", names: list
         save_cntk_v2(path, roots, inputs, input_names=names,
                      name_of=lambda v: G.node_name(G.classify(v)), leaf_name_of=G.name_of,
                      combine_name=combine.name if combine is not None else None,
-                     block_of=_block_of, cntk_op_of=_cntk_op_of)
+                     block_of=_block_of, cntk_op_of=_cntk_op_of,
+                     leaf_order=list(G.walk_leaves(roots)))
         return True
     except CntkWriteUnsupported as exc:
         warnings.warn(f"{path}: written as a Stadyn model file, which CNTK 2.7 cannot read "

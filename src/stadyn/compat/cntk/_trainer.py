@@ -398,13 +398,14 @@ class Trainer(_Trainer):
         """Restore CNTK's pair at ``path``: everything checked, then everything set."""
         from ...graph import data_of
         from ...serialize import read_cntk_checkpoint
-        saved, top = read_cntk_checkpoint(path)
+        saved, constants, top = read_cntk_checkpoint(path)
         where = f"{path}.ckp"
-        # the parameters: by uid where the file has the trainer's, else in order (CNTK's)
+        # the parameters by their place in the graph, as CNTK's RestoreFromCheckpoint matches
+        # them (the file lists them in CNTK's Inputs() order, the order of `parameters`; uids
+        # are not compared: Stadyn's writer numbers its own, which may equal other
+        # parameters' uids in this process)
         mine = [wrap(v) for v in self.parameters]
-        by_uid = {uid: (name, value) for uid, name, value in saved}
-        theirs = ([by_uid[p.uid] for p in mine] if all(p.uid in by_uid for p in mine)
-                  else [(name, value) for _, name, value in saved])
+        theirs = [(name, value) for _, name, value in saved]
         if len(theirs) != len(mine):
             raise ModelFileError(f"{path}: the file holds {len(theirs)} parameters, the "
                                  f"trainer's network {len(mine)} (another network); nothing "
@@ -415,6 +416,17 @@ class Trainer(_Trainer):
                                      f"{tuple(value.shape)}, the trainer's {p.name!r} "
                                      f"{tuple(p.shape)} (another network); nothing was "
                                      "restored")
+        # the named constants (batch normalisation's running statistics), which CNTK restores
+        # with the model: each by name and shape, in the file's order
+        unused = list(constants)
+        statistics = []
+        for c in combine_outputs([f for f in (self.model, self.loss_function,
+                                              self.evaluation_function)
+                                  if f is not None]).constants:
+            match = next((k for k, (_, name, value) in enumerate(unused) if c.name
+                          and name == c.name and tuple(value.shape) == tuple(c.shape)), None)
+            if match is not None:
+                statistics.append((c, unused.pop(match)[2]))
         stored = top["Learners"]
         if len(stored) != len(self.parameter_learners):
             raise ModelFileError(f"{where}: {len(stored)} learner states for the trainer's "
@@ -426,6 +438,8 @@ class Trainer(_Trainer):
         with torch.no_grad():
             for p, (_, value) in zip(mine, theirs):
                 data_of(p.variable).copy_(torch.as_tensor(np.asarray(value)))
+            for c, value in statistics:
+                data_of(c.variable).copy_(torch.as_tensor(np.asarray(value)))
         for learner, state, entry in zip(self.parameter_learners, states, stored):
             learner.load_state_dict(state)
             if "noise_injection_seed" in entry:           # (CNTK restores it too)
