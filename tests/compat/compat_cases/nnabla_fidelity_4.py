@@ -1,0 +1,160 @@
+"""NNabla 1.39's dtypes and operands (``compat/nnabla/_float_inputs.py``, ``_variable.py``):
+
+* the functions that move or pick values (``transpose``, ``slice``, ``concatenate``, ``stack``,
+  ``tile``, ``pad``, ``broadcast``, ``flip``, ``split``, the poolings, ``gather``, ``sort``,
+  ...) give float32 for int32 inputs; ``reshape`` and ``identity`` keep int32;
+* ``mod2`` computes in its first input's dtype (the second is cast to it);
+* ``x + y`` (``-``, ``*``, ``/``, ``**``) with an NdArray ``y`` is ``F.add2``: refused for
+  another rank; with a NumPy array ``y`` it is ``F.add_scalar(x, float(y))``: a one-value
+  array is its value, a longer one is refused (``TypeError``).
+"""
+
+import numpy as np
+
+from compat_harness import nnabla_case
+
+FN = "nnabla.functions."
+_MOVERS = ("transpose", "slice", "concatenate", "stack", "tile", "pad", "broadcast", "flip",
+           "split", "interpolate", "unpooling", "shift", "gather", "gather_nd", "sort",
+           "top_k_data", "matrix_diag", "matrix_diag_part", "trilu", "embed", "bool_gather",
+           "scatter_nd", "scatter_add", "bool_fill", "max_pooling", "average_pooling",
+           "affine", "meshgrid", "searchsorted", "reshape", "identity")
+
+
+def _outcome(make, static):
+    try:
+        y = make()
+        ys = list(y) if isinstance(y, (list, tuple)) else [y]
+        if static:
+            for v in ys:
+                v.forward()
+        return [np.array(v.d, copy=True) for v in ys]
+    except RuntimeError:                # NNabla's refusals (Stadyn's NNablaRefusal is one)
+        return "RuntimeError"
+    except Exception as e:  # noqa: BLE001 - the type is the result
+        return type(e).__name__
+
+
+@nnabla_case(names=[FN + n for n in _MOVERS],
+             note="NNabla 1.39 gives float32 for int32 data (values equal); reshape and "
+                  "identity keep int32 (Stadyn kept int32 for all)")
+def integer_data__float32(nn, F, r):
+    res = {}
+    i_np = r.randint(-9, 10, (2, 3, 4))
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.set_auto_forward(dynamic)
+        try:
+            i = nn.Variable.from_numpy_array(i_np)
+            idx = nn.Variable.from_numpy_array(np.array([[1, 0]], np.int32))
+            ids = nn.Variable.from_numpy_array(np.array([2, 0, 1], np.int32))
+            table = nn.Variable.from_numpy_array(r.randint(-5, 5, (3, 2)))
+            mask = nn.Variable.from_numpy_array(np.array([1, 0], np.int32))
+            fill = nn.Variable.from_numpy_array((r.randn(2, 3, 4) > 0).astype(np.int32))
+            flat = F.reshape(i, (24,))
+            outs = {
+                "transpose": lambda: F.transpose(i, (1, 0, 2)),
+                "slice": lambda: F.slice(i, (0, 1, 0), (2, 3, 3)),
+                "concatenate": lambda: F.concatenate(i, i, axis=1),
+                "stack": lambda: F.stack(i, i),
+                "tile": lambda: F.tile(i, (2, 1, 1)),
+                "pad": lambda: F.pad(i, (1, 2)),
+                "broadcast": lambda: F.broadcast(F.reshape(i, (1, 2, 3, 4)), (2, 2, 3, 4)),
+                "flip": lambda: F.flip(i),
+                "split": lambda: F.split(i)[1],
+                "interpolate": lambda: F.interpolate(i, output_size=(6, 8), mode="nearest"),
+                "unpooling": lambda: F.unpooling(i, (2, 2)),
+                "shift": lambda: F.shift(i, (1,)),
+                "gather": lambda: F.gather(i, idx, axis=0),
+                "gather_nd": lambda: F.gather_nd(i, idx),
+                "sort": lambda: F.sort(i),
+                "top_k_data": lambda: F.top_k_data(i, 2),
+                "matrix_diag": lambda: F.matrix_diag(i),
+                "matrix_diag_part": lambda: F.matrix_diag_part(F.reshape(i, (2, 3, 2, 2))),
+                "trilu": lambda: F.trilu(i),
+                "embed": lambda: F.embed(ids, table),
+                "bool_gather": lambda: F.bool_gather(F.reshape(i, (2, 12)), mask),
+                "scatter_nd": lambda: F.scatter_nd(i, idx, (3, 3, 4)),
+                "scatter_add": lambda: F.scatter_add(i, fill, i, axis=0),
+                "bool_fill": lambda: F.bool_fill(i, fill, 1.5),
+                "max_pooling": lambda: F.max_pooling(i, (2, 2)),
+                "average_pooling": lambda: F.average_pooling(i, (2, 2)),
+                "affine": lambda: F.affine(i, nn.Variable.from_numpy_array(
+                    r.randint(-3, 3, (12, 2)))),
+                "meshgrid": lambda: F.meshgrid(flat, flat)[0],
+                "searchsorted": lambda: F.searchsorted(
+                    nn.Variable.from_numpy_array(np.array([[1, 3, 5, 7]], np.int32)),
+                    nn.Variable.from_numpy_array(np.array([[0, 3, 6]], np.int32))),
+                "reshape": lambda: F.reshape(i, (6, 4)),
+                "identity": lambda: F.identity(i),
+            }
+            for key in sorted(outs):
+                res[mode + key] = _outcome(outs[key], not dynamic)
+        finally:
+            nn.set_auto_forward(False)
+    return res
+
+
+@nnabla_case(names=[FN + "mod2"],
+             note="NNabla 1.39 computes mod2 in its first input's dtype, the second cast to it "
+                  "(Stadyn promoted int32 with float32 to float32 and took C's fmod)")
+def mod2__first_input_dtype(nn, F, r):
+    res = {}
+    i0 = np.array([0, 1, 2, -3, -4, 5, 7, -7], np.int32)
+    i1 = np.array([1, 2, -3, 2, 3, -2, 4, 4], np.int32)
+    f0 = np.array([1.5, -2.5, 3.5, -4.25, 5.0, -6.0, 7.75, -7.75], np.float32)
+    f1 = np.array([1.5, 2.5, -3.5, 4.0, 5.0, 6.0, -2.75, 2.75], np.float32)
+    arrays = {"i": i0, "I": i1, "f": f0, "F": f1}
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.set_auto_forward(dynamic)
+        try:
+            for a, b in (("i", "F"), ("f", "I"), ("i", "I"), ("f", "F")):
+                for fmod in (False, True):
+                    x0 = nn.Variable.from_numpy_array(arrays[a])
+                    x1 = nn.Variable.from_numpy_array(arrays[b])
+                    res["%smod2 %s %s fmod=%s" % (mode, a, b, fmod)] = _outcome(
+                        lambda: F.mod2(x0, x1, fmod=fmod), not dynamic)
+        finally:
+            nn.set_auto_forward(False)
+    return res
+
+
+@nnabla_case(names=["nnabla.Variable", "nnabla.NdArray"],
+             note="x + NdArray is F.add2 (ranks must match); x + NumPy array is "
+                  "F.add_scalar(x, float(array)) (Stadyn broadcast both)")
+def operators__array_operands(nn, r):
+    res = {}
+    x_np = r.randn(2, 3)
+    ops = (("+", lambda p, q: p + q), ("-", lambda p, q: p - q), ("*", lambda p, q: p * q),
+           ("/", lambda p, q: p / q), ("**", lambda p, q: p ** q))
+    operands = {
+        "NdArray (3,)": lambda: nn.NdArray.from_numpy_array(np.abs(r.randn(3)) + 0.5),
+        "NdArray (1,3)": lambda: nn.NdArray.from_numpy_array(np.abs(r.randn(1, 3)) + 0.5),
+        "numpy (3,)": lambda: np.abs(r.randn(3)).astype(np.float32) + 0.5,
+        "numpy (2,3)": lambda: np.abs(r.randn(2, 3)).astype(np.float32) + 0.5,
+        "numpy (1,)": lambda: np.array([1.5], np.float32),
+        "numpy (1,1,1)": lambda: np.array([[[2.0]]], np.float32),
+        "numpy scalar": lambda: np.float32(0.5),
+    }
+    for label in sorted(operands):
+        for name, op in ops:
+            x = nn.Variable.from_numpy_array(np.abs(x_np) + 0.5)
+            other = operands[label]()
+            if label.startswith("NdArray"):
+                # NNabla's static add2 of a Variable and an NdArray: only the refusal is
+                # compared (the accepted one mixes modes)
+                res["x %s %s" % (name, label)] = _refused_or_shape(lambda: op(x, other))
+            else:
+                res["x %s %s" % (name, label)] = _outcome(lambda: op(x, other), True)
+    return res
+
+
+def _refused_or_shape(make):
+    try:
+        return list(make().shape)
+    except RuntimeError:
+        return "RuntimeError"
+    except Exception as e:  # noqa: BLE001 - the type is the result
+        return type(e).__name__
+
