@@ -158,3 +158,47 @@ def _refused_or_shape(make):
     except Exception as e:  # noqa: BLE001 - the type is the result
         return type(e).__name__
 
+
+@nnabla_case(names=["nnabla.NdArray.fill", "nnabla.NdArray.zero", "nnabla.Variable.data"],
+             note="a backward after an output's kept NdArray was filled reads the values "
+                  "written, in both modes (Stadyn's dynamic mode raised torch's 'modified by an "
+                  "inplace operation')")
+def kept_ndarray_fill__backward(nn, F, r):
+    for name in ("nnabla.NdArray.fill", "nnabla.NdArray.zero", "nnabla.Variable.data"):
+        r.touch(name)
+    res = {}
+    x_np = r.randn(2, 3)
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else "static "
+        nn.set_auto_forward(dynamic)
+        try:
+            x = nn.Variable.from_numpy_array(x_np, need_grad=True)
+            y = F.mul_scalar(x, 2.0)
+            z = F.sum(F.mul2(y, F.tanh(y)))
+            if not dynamic:
+                z.forward()
+            kept = y.data
+            y.d.fill(0.5)
+            x.g = 0
+            z.backward()
+            res[mode + "x.g after y.d.fill"] = x.g.copy()
+            kept.fill(-1.5)
+            x.g = 0
+            z.backward()
+            res[mode + "x.g after kept y.data.fill"] = x.g.copy()
+            res[mode + "y.d"] = y.d.copy()
+            kept.zero()
+            x.g = 0
+            z.backward()
+            res[mode + "x.g after kept y.data.zero"] = x.g.copy()
+            kept_x = x.data
+            kept_x.fill(0.25)
+            if not dynamic:
+                z.forward()
+            x.g = 0
+            z.backward()
+            res[mode + "z after kept x.data.fill"] = np.array(z.d, copy=True)
+            res[mode + "x.g after kept x.data.fill"] = x.g.copy()
+        finally:
+            nn.set_auto_forward(False)
+    return res
