@@ -202,3 +202,53 @@ def kept_ndarray_fill__backward(nn, F, r):
         finally:
             nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=[FN + n for n in ("convolution", "deconvolution", "depthwise_convolution",
+                                     "layer_normalization", "instance_normalization",
+                                     "weight_standardization", "batch_det", "batch_inv",
+                                     "softmax_cross_entropy", "categorical_cross_entropy",
+                                     "global_average_pooling", "squared_error",
+                                     "absolute_error")],
+             note="NNabla 1.39 computes these in float32 for int32 data (Stadyn refused them "
+                  "or gave int32)")
+def integer_nn_inputs__float32(nn, F, r):
+    res = {}
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.set_auto_forward(dynamic)
+        try:
+            x = nn.Variable.from_numpy_array(r.randint(-3, 4, (2, 2, 4, 4)))
+            w = nn.Variable.from_numpy_array(r.randint(-2, 3, (3, 2, 2, 2)))
+            wt = nn.Variable.from_numpy_array(r.randint(-2, 3, (2, 3, 2, 2)))
+            wd = nn.Variable.from_numpy_array(r.randint(-2, 3, (2, 3, 3)))
+            m = nn.Variable.from_numpy_array(np.array([[[2, 1], [1, 3]], [[1, 0], [4, 1]]],
+                                                      np.int32))
+            logits = nn.Variable.from_numpy_array(r.randint(-3, 4, (3, 4)))
+            target = nn.Variable.from_numpy_array(np.array([[1], [3], [0]], np.int32))
+            v = nn.Variable.from_numpy_array(r.randint(-3, 4, (3, 4)))
+            outs = {
+                "convolution": lambda: F.convolution(x, w),
+                "deconvolution": lambda: F.deconvolution(x, wt),
+                "depthwise_convolution": lambda: F.depthwise_convolution(x, wd),
+                "layer_normalization": lambda: F.layer_normalization(
+                    x, nn.Variable.from_numpy_array(np.zeros((1, 2, 4, 4), np.int32)),
+                    nn.Variable.from_numpy_array(np.ones((1, 2, 4, 4), np.int32))),
+                "instance_normalization": lambda: F.instance_normalization(
+                    x, nn.Variable.from_numpy_array(np.zeros((1, 2, 1, 1), np.int32)),
+                    nn.Variable.from_numpy_array(np.ones((1, 2, 1, 1), np.int32))),
+                "weight_standardization": lambda: F.weight_standardization(w),
+                "batch_det": lambda: F.batch_det(m),
+                "batch_inv": lambda: F.batch_inv(m),
+                "softmax_cross_entropy": lambda: F.softmax_cross_entropy(logits, target),
+                "categorical_cross_entropy": lambda: F.categorical_cross_entropy(
+                    F.softmax(logits), target),
+                "global_average_pooling": lambda: F.global_average_pooling(x),
+                "squared_error": lambda: F.squared_error(logits, v),
+                "absolute_error": lambda: F.absolute_error(logits, v),
+            }
+            for key in sorted(outs):
+                res[mode + key] = _outcome(outs[key], not dynamic)
+        finally:
+            nn.set_auto_forward(False)
+    return res
