@@ -12,9 +12,12 @@ The same holds for the functions that move or pick values (``transpose``, ``slic
 poolings, ``gather``, ``sort``, ...): NNabla 1.39 gives float32 values for int32 inputs
 (checked on NNabla 1.39, case ``nnabla_fidelity_4.integer_data__float32``), so their data
 inputs are cast too; an input read as indices (``gather``'s ``indices``, ``embed``'s ids,
-``bool_fill``'s mask, ...) is left alone.  ``reshape`` and ``identity`` keep the dtype (in
-NNabla their output shares the input's array), as do ``mod2`` (its first input's dtype:
-``functions.py``) and ``assign`` (it writes its first input).
+``bool_fill``'s mask, ...) is left alone.  Likewise the convolutions, the normalizations
+(their input ``x``; running statistics as given), ``batch_det`` / ``batch_inv``, the error
+losses and the cross entropies' ``x`` (case ``integer_nn_inputs__float32``).  ``reshape`` and
+``identity`` keep the dtype (in NNabla their output shares the input's array), as does
+``assign`` (it writes its first input); ``mod2`` computes in its first input's dtype, its
+second cast to that (``_in_first_dtype``, case ``mod2__first_input_dtype``).
 
 Functions that read an input as indices (``embed``, ``one_hot``, ``gather``, a loss's
 target, ...) are left alone, as are the indices functions give back (``max(...,
@@ -88,13 +91,14 @@ def as_float32(v: Any) -> Any:
 
 def reading_floats(name: str, fn: Callable) -> Callable:
     """``fn`` (NNabla's function ``name``) with its integer Variable inputs cast to float32
-    first, where NNabla's function reads its inputs as float32 (see the module docstring);
-    ``fn`` itself for the others.
+    first, where NNabla's function reads its inputs as float32 (see the module docstring; only
+    the data inputs of the functions that also take indices, such as ``embed``'s table), and
+    ``mod2``'s second input cast to its first's dtype; ``fn`` itself for the others.
 
     Example:
         >>> import stadyn.functions as sdF
-        >>> reading_floats("add2", sdF.add2) is sdF.add2, reading_floats("embed", sdF.embed) \\
-        ...     is sdF.embed
+        >>> reading_floats("add2", sdF.add2) is sdF.add2, reading_floats("one_hot", \\
+        ...     sdF.one_hot) is sdF.one_hot
         (False, True)
     """
     spec = _CATALOG.get(name)
