@@ -2,7 +2,7 @@
 ``stadyn.compat.nnabla`` against the real NNabla 1.39.
 
     python tools/nnabla_fuzz.py --nnabla /work/peers/nnabla/bin/python [--draws 20] [--seed 0]
-        [--only sum,convolution] [--show 3]
+        [--only sum,convolution] [--show 3] [--integers]
 
 For every function of ``GENERATORS`` (``nnabla_fuzz_draws*.py``) it draws ``--draws``
 random argument sets (shapes, axes negative and tuple, keepdims, pads, strides, groups,
@@ -10,7 +10,10 @@ modes, ...; some invalid on purpose) and runs each forward and backward (``y.bac
 for a seeded ``w``; the gradients of every input with ``need_grad``, and every input's data
 after the forward, which catches running statistics) in NNabla 1.39 and in Stadyn (static
 graph and ``nn.set_auto_forward``); it prints the mismatches grouped by function and argument
-pattern (the kinds of the arguments: ``axis=neg-int``, ``keepdims=True``, ...).  An error on
+pattern (the kinds of the arguments: ``axis=neg-int``, ``keepdims=True``, ...).
+``--integers`` adds, for each draw, one whose float inputs are int32 (the values rounded,
+no gradients): NNabla 1.39 computes most functions in float32, and the output dtypes that
+differ are listed at the end.  An error on
 one side only is a mismatch too.  Each of Stadyn's modes is compared with NNabla's same mode
 (NNabla runs ``unique`` only in the dynamic one).  The same file is the worker on both sides (``--worker
 nnabla|stadyn``): the draws travel as a pickle.  Not run by CI (it needs NNabla); what it
@@ -262,6 +265,17 @@ def dtype_notes(ref, got):
             and np.asarray(ref[k]).dtype != np.asarray(got[k]).dtype]
 
 
+def _with_integers(d):
+    """Draw ``d`` with its float inputs as int32 (values rounded after scaling by 3, so
+    that they are not all 0 and 1) and no gradients asked; labelled ``<name> int32``."""
+    e = dict(d)
+    e["inputs"] = [np.round(v * 3).astype(np.int32) if v.dtype.kind == "f" else v
+                   for v in d["inputs"]]
+    e["grads"] = [False] * len(d["grads"])
+    e["label"] = d["label"] + " int32"
+    return e
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--nnabla", default=os.environ.get("STADYN_NNABLA_PYTHON",
@@ -274,6 +288,8 @@ def main(argv=None):
     ap.add_argument("--only", default="")
     ap.add_argument("--show", type=int, default=2, help="examples printed per mismatch class")
     ap.add_argument("--no-dynamic", action="store_true")
+    ap.add_argument("--integers", action="store_true",
+                    help="also each draw with its float inputs as int32 (no gradients)")
     ap.add_argument("--worker", nargs=5, metavar=("SIDE", "IN", "OUT", "START", "DYNAMIC"))
     a = ap.parse_args(argv)
     if a.worker:
@@ -289,6 +305,8 @@ def main(argv=None):
             d = GENERATORS[name](rng)
             d["label"] = name
             draws.append(d)
+            if a.integers:
+                draws.append(_with_integers(d))
     tmp = tempfile.mkdtemp(prefix="nnabla_fuzz_")
     path = os.path.join(tmp, "draws.pkl")
     with open(path, "wb") as f:
@@ -313,9 +331,10 @@ def main(argv=None):
                     and any(fn == d["fn"] and when(d) for fn, when, _ in NNABLA_REFUSAL_BUGS)):
                 refusal_bugs += mode == "static"
                 continue
-            skip = [k for (fn, k, when, _) in NNABLA_BUGS if fn == d["label"] and when(d)]
+            base = d["label"].split(" ")[0]        # without " int32"
+            skip = [k for (fn, k, when, _) in NNABLA_BUGS if fn == base and when(d)]
             bugs += len(skip) and mode == "static" and "error" not in want
-            why = compare(want, got[i], *TOLERANCES.get(d["label"], (1e-4, 1e-5)),
+            why = compare(want, got[i], *TOLERANCES.get(base, (1e-4, 1e-5)),
                           skip=skip)
             if why:
                 bad.add(i)

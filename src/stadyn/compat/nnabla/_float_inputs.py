@@ -7,6 +7,18 @@ here the integer inputs of NNabla's arithmetic, mathematical, activation, compar
 reduction functions are cast to float32 first (a ``cast`` node before the function: its
 ``parent.inputs`` show the cast values).
 
+The same holds for the functions that move or pick values (``transpose``, ``slice``,
+``concatenate``, ``stack``, ``tile``, ``pad``, ``broadcast``, ``flip``, ``split``, the
+poolings, ``gather``, ``sort``, ...): NNabla 1.39 gives float32 values for int32 inputs
+(checked on NNabla 1.39, case ``nnabla_fidelity_4.integer_data__float32``), so their data
+inputs are cast too; an input read as indices (``gather``'s ``indices``, ``embed``'s ids,
+``bool_fill``'s mask, ...) is left alone.  Likewise the convolutions, the normalizations
+(their input ``x``; running statistics as given), ``batch_det`` / ``batch_inv``, the error
+losses and the cross entropies' ``x`` (case ``integer_nn_inputs__float32``).  ``reshape`` and
+``identity`` keep the dtype (in NNabla their output shares the input's array), as does
+``assign`` (it writes its first input); ``mod2`` computes in its first input's dtype, its
+second cast to that (``_in_first_dtype``, case ``mod2__first_input_dtype``).
+
 Functions that read an input as indices (``embed``, ``one_hot``, ``gather``, a loss's
 target, ...) are left alone, as are the indices functions give back (``max(...,
 only_index=True)``, ``sort``'s: int64 in Stadyn, uint64 in NNabla).
@@ -36,6 +48,29 @@ __all__ = ["FLOAT_CATEGORIES", "reading_floats", "as_float32"]
 # The catalog's categories whose NNabla functions take data (no indices) in every input.
 FLOAT_CATEGORIES = ("activation", "arithmetic", "math", "reduction", "logical")
 _ALSO = ("cumsum", "cumprod")
+# Functions moving or picking values, with the inputs NNabla 1.39 reads as float32 data
+# (``None``: all of them); the others of these functions are indices or masks.
+_DATA_INPUTS: dict[str, tuple[str, ...] | None] = {
+    **{n: None for n in ("transpose", "slice", "concatenate", "stack", "tile", "pad",
+                         "broadcast", "flip", "split", "interpolate", "unpooling", "shift",
+                         "matrix_diag", "matrix_diag_part", "trilu", "meshgrid", "sort",
+                         "top_k_data", "searchsorted", "clip_grad_by_value", "prune",
+                         "random_flip", "random_shift", "random_crop", "max_pooling",
+                         "average_pooling", "sum_pooling", "affine", "flatten",
+                         "convolution", "deconvolution", "depthwise_convolution",
+                         "depthwise_deconvolution", "global_average_pooling",
+                         "layer_normalization", "group_normalization",
+                         "instance_normalization", "weight_standardization",
+                         "norm_normalization", "batch_det", "batch_inv", "batch_logdet",
+                         "squared_error", "absolute_error", "huber_loss")},
+    # the running statistics (written by the function) and the targets stay as given
+    "batch_normalization": ("x",), "fused_batch_normalization": ("x", "z"),
+    "mean_subtraction": ("x",), "softmax_cross_entropy": ("x",),
+    "categorical_cross_entropy": ("x",),
+    "gather": ("x",), "gather_nd": ("data",), "embed": ("w",), "scatter_nd": ("data",),
+    "scatter_add": ("x0", "x1"), "bool_gather": ("input",), "bool_fill": ("data",),
+    "pack_padded_sequence": ("padded_sequence",),
+}
 
 
 def _integer(v: Any) -> bool:
@@ -56,17 +91,23 @@ def as_float32(v: Any) -> Any:
 
 def reading_floats(name: str, fn: Callable) -> Callable:
     """``fn`` (NNabla's function ``name``) with its integer Variable inputs cast to float32
-    first, where NNabla's function reads its inputs as float32 (see the module docstring);
-    ``fn`` itself for the others.
+    first, where NNabla's function reads its inputs as float32 (see the module docstring; only
+    the data inputs of the functions that also take indices, such as ``embed``'s table), and
+    ``mod2``'s second input cast to its first's dtype; ``fn`` itself for the others.
 
     Example:
         >>> import stadyn.functions as sdF
-        >>> reading_floats("add2", sdF.add2) is sdF.add2, reading_floats("embed", sdF.embed) \\
-        ...     is sdF.embed
+        >>> reading_floats("add2", sdF.add2) is sdF.add2, reading_floats("one_hot", \\
+        ...     sdF.one_hot) is sdF.one_hot
         (False, True)
     """
     spec = _CATALOG.get(name)
-    if name not in _ALSO and (spec is None or spec.category not in FLOAT_CATEGORIES):
+    if name == "mod2":
+        return _in_first_dtype(fn)
+    if name in _DATA_INPUTS and spec is not None and _DATA_INPUTS[name] is not None:
+        return _reading_floats_in(fn, spec, _DATA_INPUTS[name])
+    if (name not in _ALSO and name not in _DATA_INPUTS
+            and (spec is None or spec.category not in FLOAT_CATEGORIES)):
         return fn
 
     @functools.wraps(fn)
@@ -75,4 +116,31 @@ def reading_floats(name: str, fn: Callable) -> Callable:
             args = tuple(as_float32(a) for a in args)
             kwargs = {k: as_float32(v) for k, v in kwargs.items()}
         return fn(*args, **kwargs)
+    return call
+
+
+def _reading_floats_in(fn: Callable, spec: Any, names: tuple[str, ...]) -> Callable:
+    """``fn`` with its integer Variable inputs named ``names`` (given by position or by
+    name) cast to float32 first; its other inputs (indices, masks) as given."""
+    positions = [spec.inputs.index(n) for n in names]
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        args = tuple(as_float32(a) if i in positions else a for i, a in enumerate(args))
+        kwargs = {k: as_float32(v) if k in names else v for k, v in kwargs.items()}
+        return fn(*args, **kwargs)
+    return call
+
+
+def _in_first_dtype(fn: Callable) -> Callable:
+    """NNabla 1.39's ``mod2``: computed in its first input's dtype, the second read (cast)
+    as that dtype (``Mod2::forward_impl`` switches on ``inputs[0]``'s dtype): an int32
+    ``x0`` with a float ``x1`` truncates ``x1`` and gives int32 (Python's ``%`` sign rule
+    unless ``fmod=True``); a float ``x0`` with an int32 ``x1`` gives float (C's ``fmod``)."""
+    @functools.wraps(fn)
+    def call(x0, x1, *args, **kwargs):
+        if (isinstance(x0, _Variable) and isinstance(x1, _Variable)
+                and np.dtype(x0.dtype) != np.dtype(x1.dtype)):
+            x1 = _F.cast(x1, np.dtype(x0.dtype).name)
+        return fn(x0, x1, *args, **kwargs)
     return call

@@ -235,7 +235,18 @@ class NdArray:
             array([0.5, 0.5], dtype=float32)
         """
         renewed = self._renewed()
-        (renewed.detach() if renewed is not None else self._t).fill_(value)
+        if renewed is not None:
+            renewed.detach().fill_(value)
+            return
+        t = self._mark
+        if t.grad_fn is not None:
+            # an output of a dynamic graph, which its backward may read: NNabla's backward
+            # reads the values written (its arrays are plain memory), so write them without
+            # telling autograd (``.data``: no version bump, which would make it refuse)
+            t.data.fill_(value)
+            unmark_zeroing(t)
+        else:
+            self._t.fill_(value)
 
     def zero(self) -> None:
         """Set every element to 0 (``zeroing`` is True until the values are read).
@@ -248,7 +259,7 @@ class NdArray:
         t = self._renewed()
         if t is None:
             t = self._mark
-        t.detach().zero_()
+        (t.data if t.grad_fn is not None else t.detach()).zero_()   # as fill()
         mark_zeroing(t)
 
     @property

@@ -57,7 +57,7 @@ from . import _composed as _composed  # noqa: E402
 
 __all__ += [_n for _n in _composed.__all__ if _n not in __all__]  # three replace catalog ops
 globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(
-    _refusing(_n, getattr(_composed, _n)))) for _n in _composed.__all__})
+    _refusing(_n, _reading_floats(_n, getattr(_composed, _n))))) for _n in _composed.__all__})
 
 # NNabla's ``functions`` module also holds (imported there) the mode and context getters.
 from ...graph import get_auto_forward  # noqa: E402
