@@ -104,6 +104,15 @@ class LegacyNode(abc.ABC):
         constant, 1 for the batch axis, 2 for a CNTK sequence (batch and sequence axes)."""
         return 1 if self.batched(i) else 0
 
+    #: set by :meth:`reduces_dynamic_axes`: the outputs have no batch (or sequence) axis
+    outputs_unbatched: bool = False
+
+    def reduces_dynamic_axes(self) -> None:
+        """Say that this function's outputs have no batch axis although an input has one (a
+        CNTK reduction over ``Axis.all_axes()``, whose output is one value for the whole
+        minibatch); called by a rule before it returns."""
+        self.outputs_unbatched = True
+
     @abc.abstractmethod
     def const(self, i: int) -> Any:
         """Input ``i``'s value as a NumPy array when it is known before the graph runs (a

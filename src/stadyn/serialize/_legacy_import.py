@@ -362,7 +362,7 @@ class _Builder:
         if len(results) != len(fn.outputs):
             raise self.fail(f"{label}: the mapping to {op_name} gave {len(results)} outputs, "
                             f"the function has {len(fn.outputs)}")
-        batched = any(id(v) in self.batched for v in inputs)
+        batched = any(id(v) in self.batched for v in inputs) and not node.outputs_unbatched
         uid, shown = self.split_name(fn.name, fn.meta.get("name") or "")
         axis = _new_axis(fn)
         for k, (name, var) in enumerate(zip(fn.outputs, results)):

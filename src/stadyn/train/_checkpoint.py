@@ -8,6 +8,14 @@ and any problem is one :class:`~stadyn.ModelFileError` naming the file.
 
 The file is Stadyn's container (:mod:`stadyn._tensorfile`, format ``stadyn-checkpoint``).
 
+Parameters are stored by name, with their order.  A network built again in the same process
+(the same script run twice in a notebook) gets new generated names (``dense_3/W`` for
+``dense/W``); as CNTK 2.7 restores such a network by each parameter's place in the graph
+(``Function::RestoreFromCheckpoint``, Function.cpp), a checkpoint whose names are not the
+trainer's is restored by position when every parameter's shape agrees and the names agree but
+for the generated counters (``_<n>`` after a layer's name); the learners' states follow their
+parameters.  Anything else is one :class:`~stadyn.ModelFileError` naming the first mismatch.
+
 The random generators are those a run draws from: torch's (dropout masks and other random ops;
 CUDA's too once CUDA is in use), Stadyn's initialiser generator (:data:`stadyn._random.prng`),
 NumPy's and Python's global ones.  Restoring them makes a resumed run draw what the uninterrupted
@@ -36,6 +44,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import tempfile
 from typing import Any, Iterable, Mapping
 
@@ -150,14 +159,16 @@ def write_checkpoint(trainer, filename: str | os.PathLike,
             else:
                 plain[key] = value
         learner_meta.append(plain)
+    order = []
     for name, var in trainer._named_parameters().items():
         tensors[f"param/{name}"] = data_of(var)
+        order.append(name)
     rng_meta, rng_tensors = random_state()
     tensors.update(rng_tensors)
     write_tensor_file(filename, tensors, format=_FORMAT, fields={
         "trainer": {"total_number_of_samples_seen": trainer.total_number_of_samples_seen,
                     "minibatches_seen": trainer.minibatches_seen},
-        "learners": learner_meta, "rng": rng_meta,
+        "learners": learner_meta, "rng": rng_meta, "parameters": order,
         "external_state": dict(external_state or {})})
 
 
@@ -207,13 +218,13 @@ def _checked_restore(trainer, f: TensorFile):
     samples, minibatches = (_count(counters, "total_number_of_samples_seen"),
                             _count(counters, "minibatches_seen"))
     params = trainer._named_parameters()
+    saved = _saved_names(params, tensors, f.field("parameters", list, optional=True))
     for name, var in params.items():
-        t = tensors.get(f"param/{name}")
-        if t is None:
-            raise StadynError(f"the checkpoint has no parameter '{name}'")
+        t = tensors[f"param/{saved[name]}"]
         if tuple(t.shape) != var.shape:
             raise StadynError(f"parameter '{name}' has shape {tuple(t.shape)}, the model "
                               f"{var.shape}")
+    renamed = {old: new for new, old in saved.items() if old != new}
     learners = trainer.parameter_learners
     if len(learner_meta) != len(learners):
         raise StadynError(f"the checkpoint holds {len(learner_meta)} learner states, the "
@@ -224,7 +235,7 @@ def _checked_restore(trainer, f: TensorFile):
         if not isinstance(learner_meta[k], dict):
             raise StadynError(f"learner {k}'s state is not a mapping")
         flat = dict(learner_meta[k])
-        flat.update({key[len(prefix):]: t for key, t in tensors.items()
+        flat.update({_renamed(key[len(prefix):], renamed): t for key, t in tensors.items()
                      if key.startswith(prefix)})
         state = _unflatten_state(flat)
         check = getattr(learner, "check_state_dict", None)
@@ -239,7 +250,7 @@ def _checked_restore(trainer, f: TensorFile):
     def restore() -> dict:
         with torch.no_grad():
             for name, var in params.items():
-                data_of(var).copy_(tensors[f"param/{name}"])
+                data_of(var).copy_(tensors[f"param/{saved[name]}"])
         for learner, state in zip(learners, states):
             learner.load_state_dict(state)
         trainer.total_number_of_samples_seen = samples
@@ -248,6 +259,59 @@ def _checked_restore(trainer, f: TensorFile):
             setter()
         return external
     return restore
+
+
+_COUNTER = re.compile(r"_\d+(?=/|$)")
+
+
+def _generic(name: str) -> str:
+    """A parameter name without the counters Stadyn adds to repeated layer names
+    (``dense_20/W`` -> ``dense/W``)."""
+    return _COUNTER.sub("", name)
+
+
+def _saved_names(params: Mapping[str, Any], tensors: Mapping[str, torch.Tensor],
+                 order: list | None) -> dict[str, str]:
+    """For each of the trainer's parameter names, the name it is stored under: the same name
+    when the checkpoint holds them all, else the parameter at the same position (the network
+    built again: new generated names), which must have the same shape and the same name but for
+    the generated counters."""
+    names = list(params)
+    if all(f"param/{n}" in tensors for n in names):
+        return {n: n for n in names}
+    missing = next(n for n in names if f"param/{n}" not in tensors)
+    if order is None or not all(isinstance(n, str) for n in order):
+        raise StadynError(f"the checkpoint has no parameter '{missing}' (it records no "
+                          "parameter order to match a rebuilt network by position)")
+    if missing in order:            # the name is the checkpoint's own: the file is damaged
+        raise StadynError(f"the checkpoint has no parameter '{missing}' (its list of "
+                          "parameters names it)")
+    if len(order) != len(names):
+        raise StadynError(f"the checkpoint has no parameter '{missing}', and it holds "
+                          f"{len(order)} parameters where the model has {len(names)}, so they "
+                          "cannot be matched by position")
+    for k, (new, old) in enumerate(zip(names, order)):
+        t = tensors.get(f"param/{old}")
+        if t is None:
+            raise StadynError(f"the checkpoint has no parameter '{old}' (its list of "
+                              "parameters names it)")
+        shape, want = tuple(t.shape), tuple(params[new].shape)
+        if _generic(new) != _generic(old) or shape != want:
+            raise StadynError(
+                f"the checkpoint has no parameter '{missing}', and matching by position fails "
+                f"at parameter {k}: the checkpoint's '{old}' {shape}, the model's '{new}' "
+                f"{want} (only names that differ in generated counters, with equal shapes, "
+                "are matched)")
+    return dict(zip(names, order))
+
+
+def _renamed(key: str, renamed: Mapping[str, str]) -> str:
+    """A learner state key (``tensors::<parameter>/<state>``) under the parameter's new name."""
+    head, sep, rest = key.partition(_SEP)
+    if head != "tensors" or not sep or "/" not in rest:
+        return key
+    name, state = rest.rsplit("/", 1)
+    return f"{head}{sep}{renamed.get(name, name)}/{state}" if name in renamed else key
 
 
 def _flatten_state(state: Mapping, prefix: str = "") -> Iterable[tuple[str, Any]]:
