@@ -13,26 +13,14 @@ import numpy as np
 
 from compat_harness import nnabla_case
 
+from .nnabla_refusals import _outcome
+
 FN = "nnabla.functions."
 _MOVERS = ("transpose", "slice", "concatenate", "stack", "tile", "pad", "broadcast", "flip",
            "split", "interpolate", "unpooling", "shift", "gather", "gather_nd", "sort",
            "top_k_data", "matrix_diag", "matrix_diag_part", "trilu", "embed", "bool_gather",
            "scatter_nd", "scatter_add", "bool_fill", "max_pooling", "average_pooling",
            "affine", "meshgrid", "searchsorted", "reshape", "identity")
-
-
-def _outcome(make, static):
-    try:
-        y = make()
-        ys = list(y) if isinstance(y, (list, tuple)) else [y]
-        if static:
-            for v in ys:
-                v.forward()
-        return [np.array(v.d, copy=True) for v in ys]
-    except RuntimeError:                # NNabla's refusals (Stadyn's NNablaRefusal is one)
-        return "RuntimeError"
-    except Exception as e:  # noqa: BLE001 - the type is the result
-        return type(e).__name__
 
 
 @nnabla_case(names=[FN + n for n in _MOVERS],
@@ -89,7 +77,7 @@ def integer_data__float32(nn, F, r):
                 "identity": lambda: F.identity(i),
             }
             for key in sorted(outs):
-                res[mode + key] = _outcome(outs[key], not dynamic)
+                res[mode + key] = _outcome(nn, outs[key], not dynamic)
         finally:
             nn.set_auto_forward(False)
     return res
@@ -114,7 +102,7 @@ def mod2__first_input_dtype(nn, F, r):
                     x0 = nn.Variable.from_numpy_array(arrays[a])
                     x1 = nn.Variable.from_numpy_array(arrays[b])
                     res["%smod2 %s %s fmod=%s" % (mode, a, b, fmod)] = _outcome(
-                        lambda: F.mod2(x0, x1, fmod=fmod), not dynamic)
+                        nn, lambda: F.mod2(x0, x1, fmod=fmod), not dynamic)
         finally:
             nn.set_auto_forward(False)
     return res
@@ -146,7 +134,7 @@ def operators__array_operands(nn, r):
                 # compared (the accepted one mixes modes)
                 res["x %s %s" % (name, label)] = _refused_or_shape(lambda: op(x, other))
             else:
-                res["x %s %s" % (name, label)] = _outcome(lambda: op(x, other), True)
+                res["x %s %s" % (name, label)] = _outcome(nn, lambda: op(x, other), True)
     return res
 
 
@@ -248,7 +236,7 @@ def integer_nn_inputs__float32(nn, F, r):
                 "absolute_error": lambda: F.absolute_error(logits, v),
             }
             for key in sorted(outs):
-                res[mode + key] = _outcome(outs[key], not dynamic)
+                res[mode + key] = _outcome(nn, outs[key], not dynamic)
         finally:
             nn.set_auto_forward(False)
     return res
