@@ -7,7 +7,8 @@ import numpy as np
 from ... import functions as F
 from ...ops import norm_axes
 from ._common import onnx_axis
-from ._cntk_rules import hardmax_cntk, reduce_cntk
+from ._cntk_reduce_rules import reduce_cntk
+from ._cntk_rules import hardmax_cntk
 from ._nnabla import nnabla
 from . import _nnabla_composed as composed
 from ._table import register_rules
