@@ -323,3 +323,55 @@ def test_running_statistics_are_restored_as_cntk_restores_them(tmp_path, writer)
     np.testing.assert_allclose(z.eval({x: network.X[:6]}), cntk["eval"], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(network.train(trainer, x, y, range(3, 6)), cntk["losses"],
                                rtol=2e-5)
+
+
+def _two_layers(learners):
+    """x -> Dense(4, tanh, no bias) -> Dense(4, no bias): two parameters of one shape, given
+    to the learners ``learners(W1, W2)`` makes."""
+    x, y = C.input_variable(4), C.input_variable(4)
+    l1 = C.layers.Dense(4, bias=False, activation=C.tanh, init=C.glorot_uniform(seed=1))
+    l2 = C.layers.Dense(4, bias=False, init=C.glorot_uniform(seed=2))
+    z = l2(l1(x))
+    w1, w2 = l1.parameters[0], l2.parameters[0]
+    lr = C.learning_parameter_schedule(0.05)
+    return x, y, w1, w2, C.Trainer(z, (C.squared_error(z, y), C.squared_error(z, y)),
+                                   learners(w1, w2, lr))
+
+
+@pytest.mark.parametrize("learners", [
+    lambda w1, w2, lr: [C.sgd([w1], lr), C.sgd([w2], lr)],
+    lambda w1, w2, lr: [C.momentum_sgd([w1, w2], lr, C.momentum_schedule(0.9))],
+    lambda w1, w2, lr: [C.sgd([w2], lr)]],             # the first layer frozen
+    ids=["two learners", "a learner listing the first layer first", "a frozen layer"])
+def test_restore_puts_each_parameter_back_in_its_place(tmp_path, learners):
+    """CNTK 2.7 restores the graph's parameters by their place in the graph, whatever order
+    or subset the learners hold (review: learners' order swapped two (4, 4) weights silently;
+    a frozen layer made the pair 'another network')."""
+    rng = np.random.RandomState(0)
+    x, y, w1, w2, trainer = _two_layers(learners)
+    batches = [{x: rng.rand(5, 4).astype(np.float32), y: rng.rand(5, 4).astype(np.float32)}
+               for _ in range(4)]
+    for b in batches[:2]:
+        trainer.train_minibatch(b)
+    path = str(tmp_path / "run.model")
+    trainer.save_checkpoint(path)
+    saved = [np.array(w1.value), np.array(w2.value)]
+    for b in batches[2:]:
+        trainer.train_minibatch(b)
+    trainer.restore_from_checkpoint(path)
+    np.testing.assert_array_equal(w1.value, saved[0])
+    np.testing.assert_array_equal(w2.value, saved[1])
+
+
+def test_external_state_integers_are_typed_as_cntk_types_them(tmp_path):
+    """CNTK 2.7's Python stores an int as Int within 32 bits, SizeT past them, Double when
+    negative past them: restored as CNTK 2.7 restores them (run there: 2**31 -> 2**31,
+    -2**31 - 1 -> -2147483649.0, 2**64 - 1 -> 18446744073709551615); a millisecond time stamp
+    failed to save (review: protobuf's 'Value out of range')."""
+    x, y, z, trainer = _trained("regressor", "sgd", 1)
+    path = str(tmp_path / "run.model")
+    values = {"a": 2**31 - 1, "b": 2**31, "c": -2**31 - 1, "d": 2**64 - 1, "ms": 1733300000000}
+    trainer.save_checkpoint(path, values)
+    back = trainer.restore_from_checkpoint(path)
+    assert back == values
+    assert [type(back[k]) for k in "abcd"] == [int, int, float, int]

@@ -123,18 +123,24 @@ def learner_entry(name: str, counts: Mapping[str, int], states: Sequence[Mapping
 
 def _fill_external(msg, value: Any, where: str) -> None:
     """Set the ``DictionaryValue`` message ``msg`` to a Python value of the caller's external
-    state, typed as CNTK 2.7's Python writes it (an int as Int, a float as Double, None as
-    None: the training session's reader positions hold all of them)."""
+    state, typed as CNTK 2.7's Python writes it (an int as Int, SizeT past 32 bits, Double
+    when negative past 32 bits; a float as Double; None as None: the training session's
+    reader positions hold all of them)."""
     msg.version = 2
     if value is None:
         msg.value_type = 0
     elif isinstance(value, (bool, np.bool_)):
         msg.value_type, msg.bool_value = 1, bool(value)
     elif isinstance(value, (int, np.integer)):
-        if not -(1 << 63) <= int(value) < (1 << 63):
-            raise ValueError(f"{where}: the external state's integer {value} does not fit "
-                             "CNTK's 64 bits")
-        msg.value_type, msg.int_value = 2, int(value)
+        # as CNTK 2.7's Python types an int: Int where it fits 32 bits, else SizeT where it
+        # is not negative, else Double
+        value = int(value)
+        if -(1 << 31) <= value < (1 << 31):
+            msg.value_type, msg.int_value = 2, value
+        elif 0 <= value < (1 << 64):
+            msg.value_type, msg.size_t_value = 3, value
+        else:
+            msg.value_type, msg.double_value = 5, float(value)
     elif isinstance(value, (float, np.floating)):
         msg.value_type, msg.double_value = 5, float(value)
     elif isinstance(value, str):

@@ -401,10 +401,13 @@ class Trainer(_Trainer):
         saved, constants, top = read_cntk_checkpoint(path)
         where = f"{path}.ckp"
         # the parameters by their place in the graph, as CNTK's RestoreFromCheckpoint matches
-        # them (the file lists them in CNTK's Inputs() order, the order of `parameters`; uids
-        # are not compared: Stadyn's writer numbers its own, which may equal other
-        # parameters' uids in this process)
-        mine = [wrap(v) for v in self.parameters]
+        # them: the file lists the graph's parameters (the model's, the loss's, the metric's;
+        # those no learner trains too) in CNTK's Inputs() order, which is the order of the
+        # graph's `parameters` -- not the learners' order.  (uids are not compared: Stadyn's
+        # writer numbers its own, which may equal other parameters' uids in this process.)
+        graph = combine_outputs([f for f in (self.model, self.loss_function,
+                                             self.evaluation_function) if f is not None])
+        mine = list(graph.parameters)
         theirs = [(name, value) for _, name, value in saved]
         if len(theirs) != len(mine):
             raise ModelFileError(f"{path}: the file holds {len(theirs)} parameters, the "
@@ -420,9 +423,7 @@ class Trainer(_Trainer):
         # with the model: each by name and shape, in the file's order
         unused = list(constants)
         statistics = []
-        for c in combine_outputs([f for f in (self.model, self.loss_function,
-                                              self.evaluation_function)
-                                  if f is not None]).constants:
+        for c in graph.constants:
             match = next((k for k, (_, name, value) in enumerate(unused) if c.name
                           and name == c.name and tuple(value.shape) == tuple(c.shape)), None)
             if match is not None:
