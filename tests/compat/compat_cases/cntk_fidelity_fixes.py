@@ -318,3 +318,22 @@ def scipy_sparse_fed(C, r):
     rows = csr_matrix(np.float32([[0, 1, 0, 0, 0], [0, 0, 0, 3, 0]]))
     return {"sequences": [np.asarray(o) for o in list(fv.values())[0]],
             "samples": C.times(w, np.eye(5, dtype=np.float32)).eval({w: rows})}
+
+
+@cntk_case(names=["cntk.losses.squared_error"],
+           note="the output and target broadcast per sample, as CNTK 2.7 broadcasts them; "
+                "Stadyn broadcast the minibatches (review18: each sample against the whole "
+                "batch of targets; a batch of 3 raised)")
+def squared_error__broadcast_target(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.grad")
+    res = {}
+    for label, xs, ys in (("(2, 3) against (3,)", (2, 3), (3,)),
+                          ("(3,) against (2, 3)", (3,), (2, 3)),
+                          ("(4, 1) against (3,)", (4, 1), (3,))):
+        x, y = C.input_variable(xs, needs_gradient=True), C.input_variable(ys)
+        loss = C.squared_error(x, y)
+        for n in (2, 3):
+            a, b = r.randn(n, *xs), r.randn(n, *ys)
+            res["%s batch %d" % (label, n)] = loss.eval({x: a, y: b})
+            res["%s batch %d grad" % (label, n)] = loss.grad({x: a, y: b}, wrt=[x])
+    return res

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import functions as F
+from ...cntk_semantics import broadcast_pair
 from ._deferred import defer_module
 from ._adapt import (batched, binary, float_arrays, lead_axes, named, one_op, operand,
                      operands_dtype, reshape_samples, same_dtype, sample_axes, sample_axis,
@@ -121,12 +122,14 @@ def weighted_binary_cross_entropy(output, target, weight, name: str = ""):
 
 @float_arrays("output", "target")
 def squared_error(output, target, name: str = ""):
-    """``sum((output - target) ** 2)`` over each sample's axes: one number per sample."""
+    """``sum((output - target) ** 2)`` over each sample's axes: one number per sample (the two
+    broadcast as CNTK broadcasts: sample axes aligned on the right, the batch axis apart)."""
     dtype = operands_dtype(output, target, op="SquaredError", arrays=True)  # NumPy: float64
-    se = F.squared_error(*same_dtype([operand(output, dtype), operand(target, dtype)],
-                                     "SquaredError"))
-    return named(wrap(one_op(F.sum(se, axis=sample_axes(output)), output, target)), name,
-                 "SquaredError")
+    a, b = same_dtype([operand(output, dtype), operand(target, dtype)], "SquaredError")
+    se = F.squared_error(*broadcast_pair(a, b, batched(output), batched(target)))
+    lead = max(lead_axes(output), lead_axes(target))
+    return named(wrap(one_op(F.sum(se, axis=list(range(lead, len(se.shape)))), output,
+                             target)), name, "SquaredError")
 
 
 @float_arrays("x", "y")
