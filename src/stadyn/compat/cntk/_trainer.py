@@ -374,6 +374,9 @@ class Trainer(_Trainer):
         entries = []
         for k, learner in enumerate(self.parameter_learners):
             name = getattr(learner, "name", None)
+            if not isinstance(learner, _Learner):     # a distributed learner's wrapper
+                return f"the {type(learner).__name__} of {name or 'a learner'} has no CNTK " \
+                       "2.7 checkpoint form here"
             if name not in CNTK_CHECKPOINT_LEARNERS or not hasattr(learner, "state_dict"):
                 return f"the {name or type(learner).__name__} learner has no CNTK 2.7 " \
                        "checkpoint form here"
