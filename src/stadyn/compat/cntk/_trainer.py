@@ -339,8 +339,7 @@ class Trainer(_Trainer):
             warnings.warn(f"{os.fspath(filename)}: written as Stadyn's checkpoint, which CNTK "
                           f"2.7 cannot read ({learners})", UserWarning, stacklevel=2)
             return self._save_stadyn_checkpoint(filename, external_state)
-        roots = [f for f in (self.model, self.loss_function, self.evaluation_function)
-                 if f is not None]
+        roots = self._trained_roots()
         combined = combine_outputs(roots)
         outputs = len(combined.outputs) - len(roots) + 1 if self.model is not None else 0
         metric = self.evaluation_function is not None
@@ -351,6 +350,11 @@ class Trainer(_Trainer):
             warnings.warn(f"{os.fspath(filename)}: written as Stadyn's checkpoint, which CNTK "
                           f"2.7 cannot read ({exc})", UserWarning, stacklevel=2)
             self._save_stadyn_checkpoint(filename, external_state)
+
+    def _trained_roots(self) -> list:
+        """The model, loss and metric (those given): the graph CNTK's checkpoint holds."""
+        return [f for f in (self.model, self.loss_function, self.evaluation_function)
+                if f is not None]
 
     def _save_stadyn_checkpoint(self, filename, external_state) -> None:
         super().save_checkpoint(filename, external_state)
@@ -408,8 +412,7 @@ class Trainer(_Trainer):
         # those no learner trains too) in CNTK's Inputs() order, which is the order of the
         # graph's `parameters` -- not the learners' order.  (uids are not compared: Stadyn's
         # writer numbers its own, which may equal other parameters' uids in this process.)
-        graph = combine_outputs([f for f in (self.model, self.loss_function,
-                                             self.evaluation_function) if f is not None])
+        graph = combine_outputs(self._trained_roots())
         mine = list(graph.parameters)
         theirs = [(name, value) for _, name, value in saved]
         if len(theirs) != len(mine):
