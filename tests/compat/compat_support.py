@@ -62,9 +62,17 @@ def cases(framework: str):
 
 
 def resolve(framework: str, path: str):
-    """The compat object users reach as ``path`` (``cntk.ops.minus``), or a sentinel."""
+    """The compat object users reach as ``path`` (``cntk.ops.minus``), or a sentinel.  The
+    attribute first: ``cntk.default_options`` is a module's path too, but ``C.default_options``
+    is the function (as in CNTK 2.7)."""
+    side = H.Side(framework, PREFIX)
+    parent, _, name = path.rpartition(".")
     try:
-        return H.Side(framework, PREFIX).module(path)
+        return getattr(side.module(parent), name) if parent else side.module(path)
+    except (ImportError, AttributeError):
+        pass
+    try:
+        return side.module(path)
     except (ImportError, AttributeError):
         return _MISSING
 

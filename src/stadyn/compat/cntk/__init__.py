@@ -25,7 +25,8 @@ from . import (_cntk_py, axis, debugging, device, eval, initializer, io, layers,
                variables)
 from ._defaults import (default_override_or, get_default_override, get_global_option,
                         is_default_override, set_global_option)
-from ._layers import default_options, default_options_for
+from .default_options import default_options, default_options_for  # (the module first: its
+#                                       name then means the function, as in CNTK 2.7)
 from ._training import Evaluator
 from ._values import NDArrayView, Value, asarray, asvalue
 from ._variables import Constant, FreeDimension, InferredDimension, Parameter, Variable
@@ -56,6 +57,7 @@ from .train.distributed import (Communicator, DistributedLearner, WorkerDescript
                                 data_parallel_distributed_learner, mpi_communicator)
 
 cntk_py = _cntk_py
+_sys.modules[__name__ + ".cntk_py"] = _cntk_py    # ``import cntk.cntk_py`` works too
 # ``cntk.ops.sequence`` is ``cntk.sequence`` (CNTK's examples import ``from cntk.ops.sequence
 # import last``): the same module object, so it counts once among the public names
 ops.sequence = sequence
@@ -104,3 +106,8 @@ __all__ = list(dict.fromkeys(__all__))     # the ops list already holds some of 
 
 # CNTK 2.7's cntk.layers imports cntk as C, so `from cntk.layers import *` hands out the package
 layers.C = _sys.modules[__name__]
+
+# what CNTK 2.7's star imports hand out besides each module's own names (``sys``, ``np``, ...)
+from ._star_imports import bind as _bind_star_imports  # noqa: E402
+
+_bind_star_imports(__name__)

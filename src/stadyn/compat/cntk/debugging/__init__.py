@@ -15,7 +15,7 @@ Example:
 
 from __future__ import annotations
 
-from ._cntk_py import force_deterministic_algorithms, set_computation_network_trace_level
+from .._cntk_py import force_deterministic_algorithms, set_computation_network_trace_level
 
 __all__ = ["set_computation_network_trace_level", "start_profiler", "stop_profiler",
            "enable_profiler", "disable_profiler", "set_checked_mode", "set_node_timing",
@@ -50,6 +50,6 @@ def set_node_timing(enable: bool) -> None:
 def force_deterministic(seed: int) -> None:
     """Deterministic algorithms from here on (CNTK 2.7 also fixes its random seed to
     ``seed``)."""
-    from ._cntk_py import set_fixed_random_seed
+    from .._cntk_py import set_fixed_random_seed
     set_fixed_random_seed(seed)
     force_deterministic_algorithms(True)

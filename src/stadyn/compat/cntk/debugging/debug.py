@@ -1,0 +1,12 @@
+"""``cntk.debugging.debug``: the module of CNTK 2.7's debugging switches (``from
+cntk.debugging.debug import set_computation_network_trace_level``); the same functions as
+``cntk.debugging``.
+
+Example:
+    >>> from stadyn.compat.cntk.debugging.debug import set_checked_mode
+    >>> set_checked_mode(True)
+"""
+
+from . import set_checked_mode, set_computation_network_trace_level, set_node_timing
+
+__all__ = ["set_checked_mode", "set_computation_network_trace_level", "set_node_timing"]
