@@ -115,6 +115,12 @@ RUNS = [
       ("interactive_session(model, vocab, i2w, show_attention=True)",
        "pass")]),          # (reads the keyboard; its translate() fails in CNTK 2.7 too)
     # -- end of sequence to sequence --
+    # The distributed ConvNet on one worker (last: it calls Communicator.finalize(), after
+    # which CNTK 2.7 cannot start MPI again in this process); it takes ``sys`` from
+    # ``from cntk.train.training_session import *``
+    ("convnet_cifar10_dataaug_distributed",
+     "Image/Classification/ConvNet/Python/ConvNet_CIFAR10_DataAug_Distributed.py",
+     ["-n", "1", "-e", "64", "-r"], []),
 ]
 
 N_TRAIN, N_TEST = 600, 300            # MNIST stand-in
