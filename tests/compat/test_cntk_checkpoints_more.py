@@ -262,3 +262,19 @@ def test_torn_cntk_pair_of_the_same_network_restores_as_cntk_does(tmp_path):
     with pytest.raises(ModelFileError, match="m.model.ckp.*shape"):
         trainer.restore_from_checkpoint(str(tmp_path / "m.model"))
     assert trainer.total_number_of_samples_seen == 0
+
+
+def test_schedule_without_cntk_form_keeps_stadyn_checkpoint(tmp_path):
+    """A Stadyn cosine schedule has no CNTK 2.7 form: the checkpoint is Stadyn's own (with a
+    warning naming why), and a restore keeps the cosine's rates (a constant standing in for it
+    in a .ckp would replace the schedule on restore)."""
+    from stadyn.schedules import cosine
+    x, y, z, trainer = _regressor(cosine(0.1, 40))
+    network.train(trainer, x, y, range(2))
+    path = str(tmp_path / "c.model")
+    with pytest.warns(UserWarning, match="schedule"):
+        trainer.save_checkpoint(path)
+    assert os.listdir(tmp_path) == ["c.model"]
+    straight = _rates_and_losses(trainer, x, y, range(2, 5))
+    trainer.restore_from_checkpoint(path)
+    assert _rates_and_losses(trainer, x, y, range(2, 5)) == straight

@@ -35,16 +35,13 @@ def wrapped_learner(learner):
 
 
 def _schedule(learner, state: dict):
-    """The learner's rate schedule in CNTK's form (its current rate as a constant where the
-    schedule has none)."""
+    """The learner's rate schedule in CNTK's form, or None where it has none (a cosine or
+    warm-up schedule of :mod:`stadyn.schedules`: a restore would take the schedule, so no
+    constant stands in for it)."""
     from ...serialize import cntk_schedule
     schedule = learner._schedules["lr"]       # (CntkLearner's own: the mixin's learner class)
-    form = cntk_schedule(schedule.config(), int(state.get("lr_offset", 0)),
+    return cntk_schedule(schedule.config(), int(state.get("lr_offset", 0)),
                          int(state.get("lr_sweep_offset", 0)))
-    if form is None:
-        rate, per = learner.schedule_value("lr")
-        form = {"schedule": {"0": float(rate)}, "epoch_size": 0, "ref_mb_size": int(per or 0)}
-    return form
 
 
 def learner_entry(learner):
@@ -69,8 +66,12 @@ def learner_entry(learner):
     counts = {"samples": state["samples_seen"], "minibatches": state["minibatches_seen"],
               "sweeps": state["sweeps_seen"]}
     seed = getattr(inner, "_noise_injection_seed", None)
+    schedule = _schedule(inner, state)
+    if schedule is None:
+        return f"the {name} learner's learning-rate schedule ({inner._schedules['lr']!r}) has " \
+               "no CNTK 2.7 form (values per epoch or per sweep)"
     entry = cntk_learner_entry(name, counts, groups, [p.shape for p in params], dtype,
-                               _schedule(inner, state), int(seed) if seed is not None else 0,
+                               schedule, int(seed) if seed is not None else 0,
                                state["scalars"].get("smoothed_count"),
                                master_updated=name != "universal" and counts["minibatches"] > 0)
     if inner is not learner:
