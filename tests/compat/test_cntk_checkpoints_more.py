@@ -278,3 +278,31 @@ def test_schedule_without_cntk_form_keeps_stadyn_checkpoint(tmp_path):
     straight = _rates_and_losses(trainer, x, y, range(2, 5))
     trainer.restore_from_checkpoint(path)
     assert _rates_and_losses(trainer, x, y, range(2, 5)) == straight
+
+
+def _sweep_step(trainer, x, y, i, end):
+    rate = trainer.parameter_learners[0].learning_rate()
+    trainer.train_minibatch({x: network.X[4 * i:4 * i + 4], y: network.TARGETS[4 * i:4 * i + 4]},
+                            is_sweep_end=end)
+    return rate, float(trainer.previous_minibatch_loss_average)
+
+
+def test_schedule_per_sweep_both_ways(tmp_path):
+    """A rate per data sweep (``learning_parameter_schedule([0.1, 0.05, 0.01])``: CNTK's
+    counts are sweeps, ``epoch_size`` 0): CNTK 2.7's pair, saved after one sweep ended,
+    restores into a constant 0.5 and continues at 0.05, 0.01, 0.01 (``sweep_sgd.model``); the
+    pair Stadyn writes of the same run holds CNTK's schedule and sweep count."""
+    x, y, z, trainer = _regressor(C.learning_parameter_schedule(0.5))
+    trainer.restore_from_checkpoint(os.path.join(FIXTURES, "sweep_sgd.model"))
+    steps = [_sweep_step(trainer, x, y, i, i == 3) for i in range(3, 6)]
+    np.testing.assert_allclose([r for r, _ in steps], CNTK_MORE["sweep"]["rates"])
+    np.testing.assert_allclose([v for _, v in steps], CNTK_MORE["sweep"]["losses"], rtol=2e-5)
+    x, y, z, trainer = _regressor(C.learning_parameter_schedule([0.1, 0.05, 0.01]))
+    for i in range(3):
+        _sweep_step(trainer, x, y, i, i == 1)
+    trainer.save_checkpoint(str(tmp_path / "s.model"))
+    mine = K.read_checkpoint_file(str(tmp_path / "s.model.ckp"))["Learners"][0]
+    theirs = K.read_checkpoint_file(os.path.join(FIXTURES, "sweep_sgd.model.ckp"))[
+        "Learners"][0]
+    for key in ("learnig_rate_schedule", "sweepCount", "sample_count"):
+        assert mine[key] == theirs[key], key
