@@ -306,3 +306,30 @@ def test_schedule_per_sweep_both_ways(tmp_path):
         "Learners"][0]
     for key in ("learnig_rate_schedule", "sweepCount", "sample_count"):
         assert mine[key] == theirs[key], key
+
+
+@pytest.mark.parametrize("kind", ["adam", "rmsprop"])
+def test_smoothed_count_counts_the_updates_begun(kind):
+    """adam's and rmsprop's ``smoothed_count`` is the updates begun, refused ones too (run on
+    CNTK 2.7: an adam that refuses a float64 gradient, then takes 2 updates, gives
+    ``smoothed_count`` 3.0, ``minibatchCount`` 2; a learner restored from it takes the next
+    update as the original does).  Stadyn wrote 2.0 and restored a count one behind."""
+    w = C.parameter((2,), init=0.5)
+    make = {"adam": lambda p: C.adam([p], C.learning_parameter_schedule(0.1),
+                                     C.momentum_schedule(0.9)),
+            "rmsprop": lambda p: C.rmsprop([p], C.learning_parameter_schedule(0.1), 0.95, 1.5,
+                                           0.5, 5.0, 1e-3)}[kind]
+    learner = make(w)
+    with pytest.raises(RuntimeError):
+        learner.update({w: np.ones(2, np.float64)}, 1)
+    learner.update({w: np.ones(2, np.float32)}, 1)
+    learner.update({w: np.full(2, 0.5, np.float32)}, 1)
+    state = learner.create_checkpoint()
+    assert (state["smoothed_count"], state["minibatchCount"]) == (3.0, 2)
+    w2 = C.parameter((2,), init=0.0)
+    w2.value = w.value
+    again = make(w2)
+    again.restore_from_checkpoint(state)
+    learner.update({w: np.full(2, 0.25, np.float32)}, 1)
+    again.update({w2: np.full(2, 0.25, np.float32)}, 1)
+    np.testing.assert_array_equal(w2.value, w.value)

@@ -72,7 +72,7 @@ def learner_entry(learner):
                "no CNTK 2.7 form (values per epoch or per sweep)"
     entry = cntk_learner_entry(name, counts, groups, [p.shape for p in params], dtype,
                                schedule, int(seed) if seed is not None else 0,
-                               state["scalars"].get("smoothed_count"),
+                               _smoothed_count(state),
                                master_updated=name != "universal" and counts["minibatches"] > 0)
     if inner is not learner:
         if learner._communicator.num_workers() != 1:
@@ -80,6 +80,18 @@ def learner_entry(learner):
                    "checkpoint form here"
         entry = cntk_distributed_entry(entry, state["samples_seen"])
     return entry
+
+
+def _smoothed_count(state: dict) -> float:
+    """CNTK's ``smoothed_count`` of a learner whose state_dict is ``state``: fsadagrad's own
+    average; adam's and rmsprop's the updates begun, the minibatches and those refused after
+    they began (``LearnerAdam::UpdateOnMinibatch`` counts before the gradients' data types
+    are checked: run on CNTK 2.7, an adam refusing a float64 gradient, then 2 updates,
+    writes smoothed_count 3.0, minibatchCount 2)."""
+    scalars = state["scalars"]
+    if "smoothed_count" in scalars:
+        return float(scalars["smoothed_count"])
+    return float(state["minibatches_seen"] + int(scalars.get("refused_updates", 0)))
 
 
 def _per_parameter(tensors, count: int, slots) -> "list[dict] | None":
@@ -117,8 +129,12 @@ def learner_state(learner, entry: dict, where: str) -> dict:
             tensors[f"{keys[j]}/{s}"] = torch.as_tensor(np.ascontiguousarray(part)).to(
                 mine.dtype)
     scalars = dict(state["scalars"])
-    if "smoothed_count" in scalars and "smoothed_count" in entry:      # fsadagrad's
-        scalars["smoothed_count"] = float(entry["smoothed_count"])
+    if "smoothed_count" in entry:
+        if "smoothed_count" in scalars:                 # fsadagrad's average
+            scalars["smoothed_count"] = float(entry["smoothed_count"])
+        elif name in ("adam", "rmsprop"):               # the updates begun (_smoothed_count)
+            scalars["refused_updates"] = max(0.0, float(entry["smoothed_count"])
+                                             - int(entry["minibatchCount"]))
     schedule = state["lr_schedule"]
     if "learnig_rate_schedule" in entry:
         schedule = schedule_from_cntk(entry["learnig_rate_schedule"], where).config()
