@@ -333,3 +333,23 @@ def test_smoothed_count_counts_the_updates_begun(kind):
     learner.update({w: np.full(2, 0.25, np.float32)}, 1)
     again.update({w2: np.full(2, 0.25, np.float32)}, 1)
     np.testing.assert_array_equal(w2.value, w.value)
+
+
+def test_distributed_learner_create_checkpoint_is_cntks():
+    """A ``data_parallel_distributed_learner``'s ``create_checkpoint()`` is CNTK 2.7's
+    ``{localLearners, totalNumberOfSamplesSeen}`` (the learner entry of
+    ``regressor_distributed.model.ckp``), and ``restore_from_checkpoint`` takes it back."""
+    from stadyn.serialize._cntk_format import _decode_file
+    x, y, z, trainer = network.build(C, "regressor", "distributed")
+    network.train(trainer, x, y, range(3))
+    learner = trainer.parameter_learners[0]
+    mine = learner.create_checkpoint()
+    path = os.path.join(FIXTURES, "regressor_distributed.model.ckp")
+    with open(path, "rb") as f:
+        cntk = _decode_file(path, f.read())["Learners"][0]
+    assert sorted(mine.keys()) == sorted(cntk) == ["localLearners", "totalNumberOfSamplesSeen"]
+    assert mine["totalNumberOfSamplesSeen"] == cntk["totalNumberOfSamplesSeen"] == 12
+    assert sorted(mine["localLearners"]) == sorted(cntk["localLearners"])
+    x, y, z, other = network.build(C, "regressor", "distributed")
+    other.parameter_learners[0].restore_from_checkpoint(cntk)
+    assert other.parameter_learners[0].total_number_of_samples_seen == 12

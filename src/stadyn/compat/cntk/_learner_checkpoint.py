@@ -75,6 +75,8 @@ def learner_entry(learner):
                                _smoothed_count(state),
                                master_updated=name != "universal" and counts["minibatches"] > 0)
     if inner is not learner:
+        if learner._block_size is not None:
+            return "a block_momentum_distributed_learner has no CNTK 2.7 checkpoint form here"
         if learner._communicator.num_workers() != 1:
             return "a distributed learner of more than one worker has no CNTK 2.7 " \
                    "checkpoint form here"

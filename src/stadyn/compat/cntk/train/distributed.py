@@ -211,6 +211,23 @@ class DistributedLearner(_WrappedOptimizer):
         """The samples after which the workers start to share their updates."""
         return self._after
 
+    def create_checkpoint(self):
+        """CNTK 2.7's Dictionary of a data-parallel distributed learner (one worker):
+        ``{"localLearners": <the wrapped learner's>, "totalNumberOfSamplesSeen": n}``."""
+        from ....serialize import cntk_checkpoint_dictionary
+        from .._learner_api import Dictionary
+        from .._learner_checkpoint import learner_entry
+        entry = learner_entry(self)
+        if isinstance(entry, str):
+            raise ValueError(f"create_checkpoint: {entry}")
+        return Dictionary(cntk_checkpoint_dictionary(entry))
+
+    def restore_from_checkpoint(self, checkpoint) -> None:
+        """Restore :meth:`create_checkpoint`'s Dictionary (or the wrapped learner's)."""
+        inner = checkpoint.get("localLearners", checkpoint) if hasattr(checkpoint, "get") \
+            else checkpoint
+        self._learner.restore_from_checkpoint(inner)
+
 
 def data_parallel_distributed_learner(learner, distributed_after: int = 0,
                                       num_quantization_bits: int = 32):
