@@ -6,19 +6,25 @@ keys CNTK 2.7 writes (``Source/CNTKv2LibraryDll/Trainer.cpp:416-438``, ``Learner
 read off checkpoints CNTK 2.7 wrote, ``tests/fixtures/cntk_checkpoints/``)::
 
     Version 1 (size_t), Learners [one Dictionary per learner], ExternalState {the caller's},
-    DistributedState {}
+    DistributedState {} (a distributed learner's, one worker: {"0": {external_worker_state
+    {the caller's}, internal_worker_state {}}})
 
     a learner: version 3, type "Learner", sample_count, minibatchCount, sweepCount,
     noise_injection_seed (size_t), learnig_rate_schedule {version 2, type
-    "TrainingParameterSchedule", schedule {"<samples>": value}, epoch_size, ref_mb_size},
-    master_parameter_updated True, smoothed_gradients [one array per parameter, in the
-    learner's order], and for adam, rmsprop and fsadagrad smoothed_count (double)
+    "TrainingParameterSchedule", schedule {"<count>": value}, epoch_size, ref_mb_size} (see
+    :mod:`._cntk_schedule`), master_parameter_updated (False before the first update and
+    for a universal learner), smoothed_gradients [one array per parameter, in the learner's
+    order], and for adam, rmsprop and fsadagrad smoothed_count (double)
 
-A learner's per-parameter state is one array (``smoothed_gradients``): sgd's a scalar 0;
-momentum_sgd's and nesterov's the momentum buffer in the parameter's shape; adagrad's the
-accumulated squares; adam's ``[v, m]`` and rmsprop's ``[mean squares, signs, steps]`` stacked
-along CNTK's column axis of the parameter seen as a matrix (CNTK's rows: the parameter's last
-NumPy axis; columns: the rest), :func:`split_state` and :func:`stacked_state` convert.
+    a distributed learner: localLearners {a learner}, totalNumberOfSamplesSeen (size_t)
+
+A learner's per-parameter state is one array (``smoothed_gradients``): sgd's and universal's a
+scalar 0; momentum_sgd's and nesterov's the momentum buffer and adagrad's the accumulated
+squares, in the parameter's shape at every rank; adam's (and adamax's) ``[v, m]``,
+fsadagrad's ``[squares, momentum]``, adadelta's ``[squares, squared steps]`` and rmsprop's
+``[mean squares, signs, steps]`` stacked along CNTK's column axis of the parameter seen as a
+matrix (CNTK's rows: the parameter's last NumPy axis; columns: the rest: a (4, 2, 3, 3)
+kernel's adam state is (48, 3)), :func:`split_state` and :func:`stacked_state` convert.
 
 Example:
     >>> import numpy as np
