@@ -353,3 +353,18 @@ def test_distributed_learner_create_checkpoint_is_cntks():
     x, y, z, other = network.build(C, "regressor", "distributed")
     other.parameter_learners[0].restore_from_checkpoint(cntk)
     assert other.parameter_learners[0].total_number_of_samples_seen == 12
+
+
+def test_restore_takes_the_rate_reference_minibatch_too(tmp_path):
+    """The schedule a restore takes keeps its reference minibatch size (run on CNTK 2.7: a
+    rate of 0.02 per sample, saved, restored into a trainer of 0.3 per minibatch, goes on as
+    the uninterrupted run, at 0.02 per sample)."""
+    x, y, z, trainer = _regressor(C.learning_parameter_schedule_per_sample(0.02))
+    network.train(trainer, x, y, range(3))
+    path = str(tmp_path / "p.model")
+    trainer.save_checkpoint(path)
+    straight = network.train(trainer, x, y, range(3, 5))
+    x, y, z, again = _regressor(C.learning_parameter_schedule(0.3))
+    again.restore_from_checkpoint(path)
+    assert again.parameter_learners[0].learning_rate() == 0.02
+    assert network.train(again, x, y, range(3, 5)) == straight
