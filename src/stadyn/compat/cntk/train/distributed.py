@@ -214,13 +214,12 @@ class DistributedLearner(_WrappedOptimizer):
     def create_checkpoint(self):
         """CNTK 2.7's Dictionary of a data-parallel distributed learner (one worker):
         ``{"localLearners": <the wrapped learner's>, "totalNumberOfSamplesSeen": n}``."""
-        from ....serialize import cntk_checkpoint_dictionary
-        from .._learner_api import Dictionary
-        from .._learner_checkpoint import learner_entry
-        entry = learner_entry(self)
-        if isinstance(entry, str):
-            raise ValueError(f"create_checkpoint: {entry}")
-        return Dictionary(cntk_checkpoint_dictionary(entry))
+        if self._block_size is not None or self._communicator.num_workers() != 1:
+            raise ValueError("create_checkpoint: a block momentum learner, or one of more than "
+                             "one worker, has no CNTK 2.7 checkpoint form here")
+        local = self._learner.create_checkpoint()
+        return type(local)({"localLearners": local,
+                            "totalNumberOfSamplesSeen": int(self._learner.samples_seen)})
 
     def restore_from_checkpoint(self, checkpoint) -> None:
         """Restore :meth:`create_checkpoint`'s Dictionary (or the wrapped learner's)."""
