@@ -214,7 +214,7 @@ def test_learner_create_checkpoint_is_cntks_learner_dictionary():
     """``Learner.create_checkpoint()`` gives the learner's Dictionary as CNTK 2.7 does (the one
     its trainer writes in the .ckp: ``regressor_adam.model.ckp``), keys, counts, schedule and
     smoothed gradients; ``restore_from_checkpoint`` takes CNTK's and gives its counts and
-    rate; a Dictionary of another learner kind is a ValueError that changes nothing."""
+    rate; a Dictionary of another learner kind is a RuntimeError that changes nothing."""
     x, y, z, trainer = network.build(C, "regressor", "adam")
     network.train(trainer, x, y, range(3))
     learner = trainer.parameter_learners[0]
@@ -233,9 +233,11 @@ def test_learner_create_checkpoint_is_cntks_learner_dictionary():
     assert fresh.total_number_of_samples_seen() == 12
     assert fresh.total_number_of_minibatches_seen() == 3
     sgd = C.sgd(z.parameters, C.learning_parameter_schedule(0.05))
-    with pytest.raises(ValueError, match="another kind"):
+    with pytest.raises(RuntimeError, match="another kind"):       # (CNTK 2.7: RuntimeError)
         sgd.restore_from_checkpoint(cntk)
     assert sgd.total_number_of_samples_seen() == 0
+    with pytest.raises(RuntimeError, match="sample_count"):
+        sgd.restore_from_checkpoint({})
 
 
 def test_torn_cntk_pair_of_the_same_network_restores_as_cntk_does(tmp_path):

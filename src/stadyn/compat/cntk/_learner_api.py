@@ -97,7 +97,9 @@ class CntkCounts:
         """Restore :meth:`create_checkpoint`'s Dictionary (CNTK 2.7's: the counts, the noise
         seed, the smoothed gradients and the learning-rate schedule; the momentum and other
         options stay the learner's).  All of it is checked first: a Dictionary of another
-        learner kind or of other parameters is a ValueError, and nothing is changed.
+        learner kind or of other parameters, or without a learner's keys, is a RuntimeError
+        (CNTK 2.7's: "Shape ... of the smoothed gradient value restored from checkpoint ...
+        does not match", "Required key ... is not found"), and nothing is changed.
 
         Example:
             >>> import numpy as np, stadyn.compat.cntk as C
@@ -117,12 +119,12 @@ class CntkCounts:
         entry = dict(checkpoint)
         for key in ("sample_count", "minibatchCount", "smoothed_gradients"):
             if key not in entry:
-                raise ValueError(f"restore_from_checkpoint: the Dictionary has no {key!r} (not "
-                                 "a learner's checkpoint)")
+                raise RuntimeError(f"restore_from_checkpoint: the Dictionary has no {key!r} "
+                                   "(not a learner's checkpoint)")
         try:
             state = learner_state(self, entry, "restore_from_checkpoint")
         except ModelFileError as exc:
-            raise ValueError(str(exc)) from None
+            raise RuntimeError(str(exc)) from None
         restore_learner(self, state, entry)
 
 
