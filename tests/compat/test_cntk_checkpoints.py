@@ -364,14 +364,22 @@ def test_restore_puts_each_parameter_back_in_its_place(tmp_path, learners):
 
 
 def test_external_state_integers_are_typed_as_cntk_types_them(tmp_path):
-    """CNTK 2.7's Python stores an int as Int within 32 bits, SizeT past them, Double when
-    negative past them: restored as CNTK 2.7 restores them (run there: 2**31 -> 2**31,
-    -2**31 - 1 -> -2147483649.0, 2**64 - 1 -> 18446744073709551615); a millisecond time stamp
-    failed to save (review: protobuf's 'Value out of range')."""
+    """``external_sgd.model`` (``make_learners.py``): CNTK 2.7 saved integers of each
+    Dictionary type (2**31 - 1 an Int, 2**31 and 2**64 - 1 SizeT, -2**31 - 1 a Double...) and
+    restored them as ``more.json`` holds (-2**31 - 1 comes back as the float -2147483649.0).
+    Stadyn restores CNTK's file to the same values and types, and writes them with CNTK's
+    value types (a millisecond time stamp failed to save, review: protobuf's 'Value out of
+    range')."""
+    with open(os.path.join(FIXTURES, "more.json")) as f:
+        cntk = json.load(f)["external"]
     x, y, z, trainer = _trained("regressor", "sgd", 1)
-    path = str(tmp_path / "run.model")
-    values = {"a": 2**31 - 1, "b": 2**31, "c": -2**31 - 1, "d": 2**64 - 1, "ms": 1733300000000}
-    trainer.save_checkpoint(path, values)
+    path = os.path.join(FIXTURES, "external_sgd.model")
     back = trainer.restore_from_checkpoint(path)
-    assert back == values
-    assert [type(back[k]) for k in "abcd"] == [int, int, float, int]
+    assert back == cntk
+    assert {k: type(v) for k, v in back.items()} == {k: type(v) for k, v in cntk.items()}
+    values = {"a": 2**31 - 1, "b": 2**31, "c": -2**31 - 1, "d": 2**64 - 1,
+              "ms": 1733300000000, "f": 0.25, "s": "text", "n": None, "l": [1, 2.5], "t": True}
+    trainer.save_checkpoint(str(tmp_path / "b.model"), values)
+    with open(str(tmp_path / "b.model.ckp"), "rb") as f, open(path + ".ckp", "rb") as g:
+        assert _typed(f.read())["ExternalState"] == _typed(g.read())["ExternalState"]
+    assert trainer.restore_from_checkpoint(str(tmp_path / "b.model")) == cntk

@@ -9,6 +9,9 @@ registered against the op in the op rules (:func:`register_rules`, :func:`rules_
 from ._cntk_checkpoint import LEARNER_SLOTS as CNTK_CHECKPOINT_LEARNERS
 from ._cntk_checkpoint import is_cntk_checkpoint, read_cntk_checkpoint, write_cntk_checkpoint
 from ._cntk_checkpoint import learner_entry as cntk_learner_entry
+from ._cntk_checkpoint import distributed_entry as cntk_distributed_entry
+from ._cntk_checkpoint import checkpoint_dictionary as cntk_checkpoint_dictionary
+from ._cntk_schedule import cntk_schedule, schedule_from_cntk
 from ._cntk_checkpoint import learner_states as cntk_learner_states
 from ._cntk_checkpoint import training_function_bytes as cntk_training_function_bytes
 from ._cntk_write import CntkWriteUnsupported, save_cntk_v2
@@ -42,4 +45,5 @@ __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "save", 
            "save_cntk_v2", "CntkWriteUnsupported", "LegacyNetwork", "LegacyFunction", "LegacyVariable", "LegacyParameter", "LegacyOrigin",
            "is_cntk_checkpoint", "read_cntk_checkpoint", "write_cntk_checkpoint",
            "cntk_learner_entry", "cntk_learner_states", "CNTK_CHECKPOINT_LEARNERS",
-           "cntk_training_function_bytes"]
+           "cntk_training_function_bytes", "cntk_distributed_entry", "cntk_schedule",
+           "schedule_from_cntk", "cntk_checkpoint_dictionary"]

@@ -6,19 +6,25 @@ keys CNTK 2.7 writes (``Source/CNTKv2LibraryDll/Trainer.cpp:416-438``, ``Learner
 read off checkpoints CNTK 2.7 wrote, ``tests/fixtures/cntk_checkpoints/``)::
 
     Version 1 (size_t), Learners [one Dictionary per learner], ExternalState {the caller's},
-    DistributedState {}
+    DistributedState {} (a distributed learner's, one worker: {"0": {external_worker_state
+    {the caller's}, internal_worker_state {}}})
 
     a learner: version 3, type "Learner", sample_count, minibatchCount, sweepCount,
     noise_injection_seed (size_t), learnig_rate_schedule {version 2, type
-    "TrainingParameterSchedule", schedule {"<samples>": value}, epoch_size, ref_mb_size},
-    master_parameter_updated True, smoothed_gradients [one array per parameter, in the
-    learner's order], and for adam, rmsprop and fsadagrad smoothed_count (double)
+    "TrainingParameterSchedule", schedule {"<count>": value}, epoch_size, ref_mb_size} (see
+    :mod:`._cntk_schedule`), master_parameter_updated (False before the first update and
+    for a universal learner), smoothed_gradients [one array per parameter, in the learner's
+    order], and for adam, rmsprop and fsadagrad smoothed_count (double)
 
-A learner's per-parameter state is one array (``smoothed_gradients``): sgd's a scalar 0;
-momentum_sgd's and nesterov's the momentum buffer in the parameter's shape; adagrad's the
-accumulated squares; adam's ``[v, m]`` and rmsprop's ``[mean squares, signs, steps]`` stacked
-along CNTK's column axis of the parameter seen as a matrix (CNTK's rows: the parameter's last
-NumPy axis; columns: the rest), :func:`split_state` and :func:`stacked_state` convert.
+    a distributed learner: localLearners {a learner}, totalNumberOfSamplesSeen (size_t)
+
+A learner's per-parameter state is one array (``smoothed_gradients``): sgd's and universal's a
+scalar 0; momentum_sgd's and nesterov's the momentum buffer and adagrad's the accumulated
+squares, in the parameter's shape at every rank; adam's (and adamax's) ``[v, m]``,
+fsadagrad's ``[squares, momentum]``, adadelta's ``[squares, squared steps]`` and rmsprop's
+``[mean squares, signs, steps]`` stacked along CNTK's column axis of the parameter seen as a
+matrix (CNTK's rows: the parameter's last NumPy axis; columns: the rest: a (4, 2, 3, 3)
+kernel's adam state is (48, 3)), :func:`split_state` and :func:`stacked_state` convert.
 
 Example:
     >>> import numpy as np
@@ -40,7 +46,8 @@ from .._errors import ModelFileError
 from .._fileutil import check_writable, fsync_path, make_temp, publish
 from . import _cntk_write_proto as P
 
-__all__ = ["CKP_SUFFIX", "LEARNER_SLOTS", "learner_entry", "checkpoint_bytes",
+__all__ = ["CKP_SUFFIX", "LEARNER_SLOTS", "learner_entry", "distributed_entry", "checkpoint_bytes",
+           "checkpoint_dictionary",
            "read_checkpoint_file", "split_state", "stacked_state", "write_pair", "model_digest",
            "training_function_bytes", "is_cntk_checkpoint", "write_cntk_checkpoint",
            "read_cntk_checkpoint", "learner_states"]
@@ -51,10 +58,12 @@ _TRAINER_VERSION, _LEARNER_VERSION, _SCHEDULE_VERSION = 1, 3, 2
 #: (in CNTK's order), and whether CNTK keeps them in the parameter's own shape (True) or as
 #: the parameter's matrix with the states side by side (False).  sgd keeps a scalar 0.
 LEARNER_SLOTS: dict[str, tuple[tuple[str, ...], bool]] = {
-    "sgd": ((), True), "momentum_sgd": (("v",), True), "nesterov": (("v",), True),
-    "adagrad": (("v",), False), "adam": (("v", "m"), False),
+    "sgd": ((), True), "universal": ((), True),
+    "momentum_sgd": (("v",), True), "nesterov": (("v",), True), "adagrad": (("v",), True),
+    "adam": (("v", "m"), False), "fsadagrad": (("v", "m"), False),
+    "adadelta": (("sq_grad", "sq_delta"), False),
     "rmsprop": (("v", "signs", "steps"), False)}
-_COUNTED = {"adam", "rmsprop"}              # learners that write smoothed_count
+_COUNTED = {"adam", "rmsprop", "fsadagrad"}     # learners that write smoothed_count
 DIGEST_KEY = "StadynModelDigest"            # not CNTK's: CNTK 2.7 ignores keys it does not read
 
 
@@ -85,31 +94,34 @@ def split_state(value: np.ndarray, shape: Sequence[int], k: int, where: str) -> 
 
 
 def learner_entry(name: str, counts: Mapping[str, int], states: Sequence[Mapping[str, Any]],
-                  shapes: Sequence[Sequence[int]], dtype, learning_rate: float,
-                  seed: int = 0, reference_minibatch: int = 0) -> P.Value:
+                  shapes: Sequence[Sequence[int]], dtype, schedule: Mapping[str, Any],
+                  seed: int = 0, smoothed_count: float | None = None,
+                  master_updated: bool = True) -> P.Value:
     """One learner's checkpoint Dictionary, as CNTK 2.7 writes it: ``counts`` (``samples``,
     ``minibatches``, ``sweeps``), ``states`` (per parameter, state name -> array), ``shapes``
-    (the parameters'), ``learning_rate`` (the current one, written as a constant schedule),
+    (the parameters'), ``schedule`` (the rate schedule in CNTK's form, :func:`cntk_schedule`),
     ``seed`` (the learner's noise-injection seed, drawn as CNTK's learner was made),
-    ``reference_minibatch`` (the rate's reference minibatch size, 0: per minibatch)."""
+    ``smoothed_count`` (adam's, rmsprop's and fsadagrad's; None: the minibatches),
+    ``master_updated`` (CNTK 2.7's ``master_parameter_updated``: False before the first
+    update, and for a universal learner, whose update CNTK's C++ never runs)."""
     slots, own_shape = LEARNER_SLOTS[name]
     grads = []
     for state, shape in zip(states, shapes):
         if not slots:
             value = np.zeros((), dtype)
-        elif own_shape or (len(slots) == 1 and len(shape) <= 2):
-            # (adagrad's matrix of a vector or a matrix: CNTK 2.7 keeps the parameter's shape)
+        elif own_shape:
             value = np.asarray(state[slots[0]], dtype).reshape(tuple(shape))
         else:
             value = stacked_state([np.asarray(state[s], dtype) for s in slots], shape)
         grads.append(P.array(value.astype(dtype)))
     entries = {
         "learnig_rate_schedule": P.dictionary({      # (sic: CNTK 2.7's key)
-            "epoch_size": P.size_t(0), "ref_mb_size": P.size_t(reference_minibatch),
-            "schedule": P.dictionary({"0": P.double(learning_rate)}),
+            "epoch_size": P.size_t(schedule["epoch_size"]),
+            "ref_mb_size": P.size_t(schedule["ref_mb_size"]),
+            "schedule": P.dictionary({k: P.double(v) for k, v in schedule["schedule"].items()}),
             "type": P.text("TrainingParameterSchedule"),
             "version": P.size_t(_SCHEDULE_VERSION)}),
-        "master_parameter_updated": P.boolean(True),
+        "master_parameter_updated": P.boolean(master_updated),
         "minibatchCount": P.size_t(counts["minibatches"]),
         "noise_injection_seed": P.size_t(seed),
         "sample_count": P.size_t(counts["samples"]),
@@ -117,8 +129,15 @@ def learner_entry(name: str, counts: Mapping[str, int], states: Sequence[Mapping
         "sweepCount": P.size_t(counts["sweeps"]),
         "type": P.text("Learner"), "version": P.size_t(_LEARNER_VERSION)}
     if name in _COUNTED:
-        entries["smoothed_count"] = P.double(float(counts["minibatches"]))
+        entries["smoothed_count"] = P.double(float(counts["minibatches"]) if smoothed_count
+                                             is None else float(smoothed_count))
     return P.dictionary(dict(sorted(entries.items())))
+
+
+def distributed_entry(local: P.Value, samples: int) -> P.Value:
+    """The checkpoint Dictionary of CNTK 2.7's ``data_parallel_distributed_learner`` around
+    the learner Dictionary ``local``: ``{localLearners: local, totalNumberOfSamplesSeen}``."""
+    return P.dictionary({"localLearners": local, "totalNumberOfSamplesSeen": P.size_t(samples)})
 
 
 def _fill_external(msg, value: Any, where: str) -> None:
@@ -173,16 +192,36 @@ def cntk_dictionary(entries: dict):
 
 
 def checkpoint_bytes(learners: Sequence[P.Value], external_state: Mapping | None,
-                     digest: str | None = None, where: str = "save_checkpoint") -> bytes:
-    """The bytes of a ``.ckp`` file: CNTK 2.7's trainer state Dictionary."""
+                     digest: str | None = None, where: str = "save_checkpoint",
+                     distributed: bool = False) -> bytes:
+    """The bytes of a ``.ckp`` file: CNTK 2.7's trainer state Dictionary.  ``distributed``:
+    the learners are CNTK's distributed learners (:func:`distributed_entry`) on one worker,
+    whose ``DistributedState`` CNTK 2.7 keys by the worker's rank, ``"0"``, holding the
+    external state once more (``Trainer.cpp:416-438``, read off a file CNTK 2.7 wrote)."""
     entries = {"DistributedState": P.dictionary({}), "ExternalState": P.dictionary({}),
                "Learners": P.vector(learners), "Version": P.size_t(_TRAINER_VERSION)}
+    if distributed:
+        entries["DistributedState"] = P.dictionary({"0": P.dictionary({
+            "external_worker_state": P.dictionary({}),
+            "internal_worker_state": P.dictionary({})})})
     if digest is not None:
         entries[DIGEST_KEY] = P.text(digest)
     msg = cntk_dictionary(entries)
-    external = next(e.value for e in msg.data if e.key == "ExternalState")
-    _fill_external(external, dict(external_state or {}), where)
+    fields = {e.key: e.value for e in msg.data}
+    _fill_external(fields["ExternalState"], dict(external_state or {}), where)
+    if distributed:
+        worker = fields["DistributedState"].dictionary_value.data[0].value
+        state = next(e.value for e in worker.dictionary_value.data
+                     if e.key == "external_worker_state")
+        _fill_external(state, dict(external_state or {}), where)
     return msg.SerializeToString()
+
+
+def checkpoint_dictionary(entry: P.Value, where: str = "create_checkpoint") -> dict:
+    """The Python form (``{key: value}``, arrays as NumPy arrays, dictionaries as dicts) of
+    the checkpoint Dictionary ``entry``, as :func:`read_checkpoint_file` decodes a file's."""
+    from ._cntk_format import _decode_file
+    return _decode_file(where, P.encode(dict(entry.value)))
 
 
 def model_digest(data: bytes) -> str:
@@ -206,6 +245,11 @@ def read_checkpoint_file(path: str | os.PathLike) -> dict:
     if not isinstance(top.get("ExternalState", {}), dict):
         raise ModelFileError(f"{path}: 'ExternalState' is not a Dictionary")
     for k, learner in enumerate(learners):
+        if "localLearners" in learner:     # a distributed learner's: the learner it wraps
+            learner = learners[k] = learner["localLearners"]
+            if not isinstance(learner, dict):
+                raise ModelFileError(f"{path}: learner {k}'s 'localLearners' is not a "
+                                     "Dictionary")
         for key in ("sample_count", "minibatchCount", "smoothed_gradients"):
             if key not in learner:
                 raise ModelFileError(f"{path}: learner {k} has no {key!r}")
@@ -325,15 +369,17 @@ def is_cntk_checkpoint(path: str | os.PathLike) -> bool:
 
 
 def write_cntk_checkpoint(path: str | os.PathLike, write_model: Callable[[str], None],
-                          learners: Sequence[P.Value], external_state: Mapping | None) -> None:
+                          learners: Sequence[P.Value], external_state: Mapping | None,
+                          distributed: bool = False) -> None:
     """Write CNTK's pair: the model file (``write_model(tmp)``) and the ``.ckp`` of the
-    ``learners`` (:func:`learner_entry`) and ``external_state``; an external state without a
-    Dictionary form is refused before anything is written."""
+    ``learners`` (:func:`learner_entry`, :func:`distributed_entry` where ``distributed``) and
+    ``external_state``; an external state without a Dictionary form is refused before
+    anything is written."""
     from ._proto_schemas import cntk_messages
     probe = cntk_messages()["DictionaryValue"]()
     _fill_external(probe, dict(external_state or {}), os.fspath(path))
     write_pair(path, write_model, lambda data: checkpoint_bytes(
-        learners, external_state, model_digest(data), os.fspath(path)))
+        learners, external_state, model_digest(data), os.fspath(path), distributed))
 
 
 def read_cntk_checkpoint(path: str | os.PathLike) -> tuple[list, list, dict]:

@@ -22,7 +22,7 @@ from ...schedules import Schedule
 from ._adapt import unwrap, wrap
 from ._values import asarray
 
-__all__ = ["Count", "CntkCounts", "CntkLearner", "as_cntk_learner"]
+__all__ = ["Count", "CntkCounts", "CntkLearner", "Dictionary", "as_cntk_learner"]
 
 
 class Count(int):
@@ -38,9 +38,27 @@ class Count(int):
         return int(self)
 
 
+class Dictionary(dict):
+    """A CNTK ``Dictionary`` as CNTK 2.7's Python gives one (``Learner.create_checkpoint()``):
+    ``d[key]``, ``d.keys()``, ``d.contains(key)``, ``d.size()``; its values Python's (arrays as
+    NumPy arrays, nested Dictionaries as dicts, as CNTK 2.7 converts them).
+
+    >>> d = Dictionary({"sample_count": 4})
+    >>> d.contains("sample_count"), d.size(), d["sample_count"]
+    (True, 1, 4)
+    """
+
+    def contains(self, key: str) -> bool:
+        return key in self
+
+    def size(self) -> int:
+        return len(self)
+
+
 class CntkCounts:
     """CNTK's counts: ``total_number_of_samples_seen`` (a :class:`Count`),
-    ``total_number_of_minibatches_seen()`` and ``total_number_of_sweeps_seen()``."""
+    ``total_number_of_minibatches_seen()`` and ``total_number_of_sweeps_seen()``; and the
+    learner's checkpoint, :meth:`create_checkpoint` and :meth:`restore_from_checkpoint`."""
 
     @property
     def total_number_of_samples_seen(self) -> Count:
@@ -51,6 +69,63 @@ class CntkCounts:
 
     def total_number_of_sweeps_seen(self) -> int:
         return self.sweeps_seen
+
+    def create_checkpoint(self) -> Dictionary:
+        """The learner's state as CNTK 2.7's ``Learner.create_checkpoint()`` gives it (the
+        Dictionary a trainer's ``.ckp`` holds for it): ``sample_count``, ``minibatchCount``,
+        ``sweepCount``, ``learnig_rate_schedule`` (sic), ``noise_injection_seed``,
+        ``smoothed_gradients`` (one array per parameter, CNTK's layout), ``smoothed_count``
+        (adam, rmsprop, fsadagrad), ``master_parameter_updated``, ``type``, ``version``.  A
+        learner without a CNTK form (a ``UserLearner``) is a ValueError.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> w = C.parameter((2, 3), init=0.5)
+            >>> d = C.adam([w], C.learning_parameter_schedule(0.1),
+            ...            C.momentum_schedule(0.9)).create_checkpoint()
+            >>> [a.shape for a in d["smoothed_gradients"]], d["smoothed_count"]
+            ([(4, 3)], 0.0)
+        """
+        from ...serialize import cntk_checkpoint_dictionary
+        from ._learner_checkpoint import learner_entry
+        entry = learner_entry(self)
+        if isinstance(entry, str):
+            raise ValueError(f"create_checkpoint: {entry}")
+        return Dictionary(cntk_checkpoint_dictionary(entry))
+
+    def restore_from_checkpoint(self, checkpoint) -> None:
+        """Restore :meth:`create_checkpoint`'s Dictionary (CNTK 2.7's: the counts, the noise
+        seed, the smoothed gradients and the learning-rate schedule; the momentum and other
+        options stay the learner's).  All of it is checked first: a Dictionary of another
+        learner kind or of other parameters, or without a learner's keys, is a RuntimeError
+        (CNTK 2.7's: "Shape ... of the smoothed gradient value restored from checkpoint ...
+        does not match", "Required key ... is not found"), and nothing is changed.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> w = C.parameter((2,), init=0.0)
+            >>> a = C.sgd([w], C.learning_parameter_schedule([0.5, 0.1], epoch_size=2))
+            >>> _ = a.update({w: np.ones(2, np.float32)}, 2)
+            >>> b = C.sgd([w], C.learning_parameter_schedule(0.9))
+            >>> b.restore_from_checkpoint(a.create_checkpoint())
+            >>> b.total_number_of_samples_seen(), b.learning_rate()
+            (2, 0.1)
+        """
+        from ..._errors import ModelFileError
+        from ._learner_checkpoint import learner_state, restore_learner
+        if not isinstance(checkpoint, Mapping):
+            raise TypeError("restore_from_checkpoint takes the Dictionary create_checkpoint() "
+                            f"gave, not {type(checkpoint).__name__}")
+        entry = dict(checkpoint)
+        for key in ("sample_count", "minibatchCount", "smoothed_gradients"):
+            if key not in entry:
+                raise RuntimeError(f"restore_from_checkpoint: the Dictionary has no {key!r} "
+                                   "(not a learner's checkpoint)")
+        try:
+            state = learner_state(self, entry, "restore_from_checkpoint")
+        except ModelFileError as exc:
+            raise RuntimeError(str(exc)) from None
+        restore_learner(self, state, entry)
 
 
 class CntkLearner(CntkCounts):

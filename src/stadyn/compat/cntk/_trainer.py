@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from ... import io as _io
-from ..._errors import ModelFileError, StadynError
+from ..._errors import ModelFileError
 from ...learners import Learner as _Learner
 from ...train import Trainer as _Trainer
 from ._adapt import unwrap, wrap
@@ -334,6 +334,7 @@ class Trainer(_Trainer):
             {'epoch': 1}
         """
         from ...serialize import write_cntk_checkpoint
+        from ._learner_checkpoint import wrapped_learner
         learners = self._cntk_learner_entries()
         if isinstance(learners, str):
             warnings.warn(f"{os.fspath(filename)}: written as Stadyn's checkpoint, which CNTK "
@@ -343,9 +344,10 @@ class Trainer(_Trainer):
         combined = combine_outputs(roots)
         outputs = len(combined.outputs) - len(roots) + 1 if self.model is not None else 0
         metric = self.evaluation_function is not None
+        distributed = any(wrapped_learner(x) is not x for x in self.parameter_learners)
         try:
             write_cntk_checkpoint(filename, lambda tmp: _write_cntk_model(
-                combined, tmp, outputs, metric), learners, external_state)
+                combined, tmp, outputs, metric), learners, external_state, distributed)
         except _NotCntk as exc:
             warnings.warn(f"{os.fspath(filename)}: written as Stadyn's checkpoint, which CNTK "
                           f"2.7 cannot read ({exc})", UserWarning, stacklevel=2)
@@ -374,37 +376,20 @@ class Trainer(_Trainer):
 
     def _cntk_learner_entries(self):
         """Each learner's CNTK checkpoint Dictionary, or why one has none (a str)."""
-        from ...serialize import CNTK_CHECKPOINT_LEARNERS, cntk_learner_entry
+        from ._learner_checkpoint import learner_entry
         entries = []
-        for k, learner in enumerate(self.parameter_learners):
-            name = getattr(learner, "name", None)
-            if not isinstance(learner, _Learner):     # a distributed learner's wrapper
-                return f"the {type(learner).__name__} of {name or 'a learner'} has no CNTK " \
-                       "2.7 checkpoint form here"
-            if name not in CNTK_CHECKPOINT_LEARNERS or not hasattr(learner, "state_dict"):
-                return f"the {name or type(learner).__name__} learner has no CNTK 2.7 " \
-                       "checkpoint form here"
-            state = learner.state_dict()
-            params = list(learner.parameters)
-            groups = _per_parameter(state["tensors"], len(params),
-                                    CNTK_CHECKPOINT_LEARNERS[name][0])
-            if groups is None:
-                return f"the {name} learner's state does not match CNTK's"
-            dtype = np.dtype(params[0].dtype) if params else np.float32
-            counts = {"samples": state["samples_seen"], "minibatches": state["minibatches_seen"],
-                      "sweeps": state["sweeps_seen"]}
-            seed = getattr(learner, "_noise_injection_seed", None)
-            rate, per = learner.schedule_value("lr")
-            entries.append(cntk_learner_entry(name, counts, groups, [p.shape for p in params],
-                                              dtype, float(rate),
-                                              int(seed) if seed is not None else 0,
-                                              int(per or 0)))
+        for learner in self.parameter_learners:
+            entry = learner_entry(learner)
+            if isinstance(entry, str):
+                return entry
+            entries.append(entry)
         return entries
 
     def _restore_cntk(self, path: str) -> dict:
         """Restore CNTK's pair at ``path``: everything checked, then everything set."""
         from ...graph import data_of
         from ...serialize import read_cntk_checkpoint
+        from ._learner_checkpoint import learner_state, restore_learner
         saved, constants, top = read_cntk_checkpoint(path)
         where = f"{path}.ckp"
         # the parameters by their place in the graph, as CNTK's RestoreFromCheckpoint matches
@@ -438,7 +423,7 @@ class Trainer(_Trainer):
         if len(stored) != len(self.parameter_learners):
             raise ModelFileError(f"{where}: {len(stored)} learner states for the trainer's "
                                  f"{len(self.parameter_learners)} learners; nothing was restored")
-        states = [_learner_state(learner, entry, f"{where}: learner {k}")
+        states = [learner_state(learner, entry, f"{where}: learner {k}")
                   for k, (learner, entry) in enumerate(zip(self.parameter_learners, stored))]
         external = top.get("ExternalState", {})
         # all checked: set everything
@@ -448,9 +433,7 @@ class Trainer(_Trainer):
             for c, value in statistics:
                 data_of(c.variable).copy_(torch.as_tensor(np.asarray(value)))
         for learner, state, entry in zip(self.parameter_learners, states, stored):
-            learner.load_state_dict(state)
-            if "noise_injection_seed" in entry:           # (CNTK restores it too)
-                learner._noise_injection_seed = int(entry["noise_injection_seed"])
+            restore_learner(learner, state, entry)
         first = stored[0] if stored else {}
         self.total_number_of_samples_seen = int(first.get("sample_count", 0))
         self.minibatches_seen = int(first.get("minibatchCount", 0))
@@ -492,45 +475,3 @@ def _write_cntk_model(combined, tmp: str, outputs: int, metric: bool) -> None:
         data = cntk_training_function_bytes(f.read(), outputs, metric)
     with open(tmp, "wb") as f:
         f.write(data)
-
-
-def _per_parameter(tensors, count: int, slots) -> "list[dict] | None":
-    """A learner's state tensors (``"<parameter>/<state>"``) grouped by parameter, in order;
-    None where they are not ``slots`` for each of ``count`` parameters."""
-    if not slots:
-        return [{} for _ in range(count)]
-    groups: dict[str, dict] = {}
-    for key, value in tensors.items():
-        n, _, k = key.rpartition("/")
-        groups.setdefault(n, {})[k] = value.detach().cpu().numpy()
-    out = list(groups.values())
-    if len(out) != count or any(set(g) != set(slots) for g in out):
-        return None
-    return out
-
-
-def _learner_state(learner, entry: dict, where: str) -> dict:
-    """``learner``'s state_dict holding CNTK 2.7's learner checkpoint ``entry``; checked."""
-    from ...serialize import cntk_learner_states
-    name = getattr(learner, "name", None)
-    if not hasattr(learner, "state_dict"):
-        raise ModelFileError(f"{where}: the trainer's {type(learner).__name__} learner has no "
-                             "CNTK 2.7 checkpoint form here; nothing was restored")
-    params = list(learner.parameters)
-    per = cntk_learner_states(name, entry, [p.shape for p in params], where)
-    state = learner.state_dict()
-    keys = list(dict.fromkeys(key.rpartition("/")[0] for key in state["tensors"]))
-    tensors = {}
-    for j, slots in enumerate(per):
-        for s, part in slots.items():
-            mine = state["tensors"][f"{keys[j]}/{s}"]
-            tensors[f"{keys[j]}/{s}"] = torch.as_tensor(np.ascontiguousarray(part)).to(
-                mine.dtype)
-    state = dict(state, tensors=tensors, samples_seen=int(entry["sample_count"]),
-                 minibatches_seen=int(entry["minibatchCount"]),
-                 sweeps_seen=int(entry.get("sweepCount", 0)))
-    try:
-        learner.check_state_dict(state)
-    except (StadynError, ValueError) as exc:
-        raise ModelFileError(f"{where}: {exc}; nothing was restored") from exc
-    return state

@@ -211,6 +211,22 @@ class DistributedLearner(_WrappedOptimizer):
         """The samples after which the workers start to share their updates."""
         return self._after
 
+    def create_checkpoint(self):
+        """CNTK 2.7's Dictionary of a data-parallel distributed learner (one worker):
+        ``{"localLearners": <the wrapped learner's>, "totalNumberOfSamplesSeen": n}``."""
+        if self._block_size is not None or self._communicator.num_workers() != 1:
+            raise ValueError("create_checkpoint: a block momentum learner, or one of more than "
+                             "one worker, has no CNTK 2.7 checkpoint form here")
+        local = self._learner.create_checkpoint()
+        return type(local)({"localLearners": local,
+                            "totalNumberOfSamplesSeen": int(self._learner.samples_seen)})
+
+    def restore_from_checkpoint(self, checkpoint) -> None:
+        """Restore :meth:`create_checkpoint`'s Dictionary (or the wrapped learner's)."""
+        inner = checkpoint.get("localLearners", checkpoint) if hasattr(checkpoint, "get") \
+            else checkpoint
+        self._learner.restore_from_checkpoint(inner)
+
 
 def data_parallel_distributed_learner(learner, distributed_after: int = 0,
                                       num_quantization_bits: int = 32):
