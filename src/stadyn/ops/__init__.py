@@ -31,6 +31,7 @@ from . import _nnabla_qlinear  # noqa: F401  (NNabla's quantize_linear, dequanti
 from . import _nnabla_inq  # noqa: F401  (NNabla's inq_affine, inq_convolution)
 from . import _nnabla_vat  # noqa: F401  (NNabla's vat_noise)
 from . import _nnabla_onnx  # noqa: F401  (NNabla's onnx_resize, onnx_non_max_suppression)
+from . import _python  # noqa: F401  (an op of Python code: NNabla's PythonFunction)
 from . import _random_more  # noqa: F401  (NNabla's rand_binomial, rand_gamma, rand_beta)
 from . import _distributed  # noqa: F401  (ops that communicate: sync_batch_normalization)
 from . import _recurrence, _rnn, _sequence  # noqa: F401  (the sequence axis; recurrences)

@@ -27,7 +27,8 @@ _METHODS = ["Communicator.barrier", "Communicator.current_worker", "Communicator
             "Communicator.workers", "DistributedLearner.communicator",
             "DistributedLearner.get_communicator", "DistributedLearner.parallelization_after",
             "DistributedLearner.parameters", "DistributedLearner.update",
-            "WorkerDescriptor.is_main"]
+            "WorkerDescriptor.is_main", "DistributedLearner.create_checkpoint",
+            "DistributedLearner.restore_from_checkpoint"]
 
 
 @cntk_case(names=["cntk.train.distributed." + n for n in _NAMES] +
@@ -42,6 +43,10 @@ def distributed_one_worker(C, r):
     comm.barrier()
     worker = comm.current_worker()
     r.touch("cntk.DistributedLearner.update")      # the Trainer's updates go through it
+    saved = learner.create_checkpoint()              # CNTK's Dictionary, back in unchanged
+    learner.restore_from_checkpoint(saved)
+    checkpoint = [sorted(saved.keys()), saved["totalNumberOfSamplesSeen"],
+                  len(saved["localLearners"])]
     _, w_bm, _ = _train(C, r, lambda l: D.block_momentum_distributed_learner(l, block_size=10))
     _, w_plain, _ = _train(C, r, lambda l: l)
     mpi = D.mpi_communicator()
@@ -56,7 +61,8 @@ def distributed_one_worker(C, r):
            "mpi is_main": mpi.is_main(), "worker is_main": worker.is_main(),
            "get_communicator": learner.get_communicator() is not None,
            "is DistributedLearner": isinstance(learner, D.DistributedLearner),
-           "is WorkerDescriptor": isinstance(worker, D.WorkerDescriptor)}
+           "is WorkerDescriptor": isinstance(worker, D.WorkerDescriptor),
+           "checkpoint": checkpoint}
     D.Communicator.finalize()
     r.touch(*["cntk." + m for m in _METHODS])         # each called above
     return res

@@ -15,7 +15,6 @@ from ...parametric import clear_parameters, parameter_scope
 from ...serialize import load_parameters, save_parameters
 from ...solvers import (set_solver_post_hook, set_solver_pre_hook, unset_solver_post_hook,
                         unset_solver_pre_hook)
-from ..._random import seed
 from ._arrays import (add_available_context, array_classes, available_contexts,
                       prefer_cached_array, reset_array_preference)
 from ._context import Context, context_scope, get_current_context, set_default_context
@@ -29,6 +28,7 @@ from ._parameter import (get_current_parameter_scope, get_parameter_or_create, g
 from ._variable import Variable
 from .logger import logger  # noqa: F401 - NNabla binds the logger over its module's name
 from . import parameter, solver  # noqa: F401,E402 - ``nn.parameter``, ``nn.solver`` as in NNabla
+from .random import seed  # noqa: E402 - nnabla.random's (both seeds, or one: its keywords)
 
 __all__ = [
     "Variable", "NdArray", "auto_forward", "set_auto_forward", "get_auto_forward",

@@ -43,6 +43,9 @@ def get_extension_context(ext_name: str = "cpu", device_id: int | str = "0",
         raise ValueError(f"Unknown data type config is given {type_config}")
     kind = TYPE_CONFIGS[DTYPES.get(type_config, type_config)]
     name = str(ext_name).lower()
+    if name == "cuda.cudnn":      # NNabla 1.39 still takes the old name, with this warning
+        logger.warning('Deprecated extension name "cuda.cudnn" passed. Use "cudnn" instead.')
+        name = "cudnn"
     if name == "cpu":
         ctx = Context(backends_for("cpu", kind), "CpuCachedArray", "")
     elif name in ("cuda", "cudnn"):

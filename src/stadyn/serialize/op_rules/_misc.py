@@ -116,3 +116,8 @@ register_rules(F.sink, onnx_export=_sink_onnx,
                onnx_import=Unmapped("ONNX lists a graph's outputs itself: the export is a "
                                     "constant"),
                nnp_import=nnabla(F.sink, "Sink", one_input_grad=bool))
+
+
+register_rules(F.python_function,
+               onnx_export=Unmapped(F.python_function.spec.unstorable),
+               onnx_import=Unmapped("ONNX has no Python op"))

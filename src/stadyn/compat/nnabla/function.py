@@ -1,0 +1,183 @@
+"""``nnabla.function``: ``PythonFunction``, NNabla's way to write a function in Python.
+
+A subclass names itself (``name``), says how many outputs it has (``min_outputs``), sets their
+shapes (``setup_impl``: ``outputs[i].reset_shape(shape, True)``), and computes on NumPy arrays:
+``forward_impl(inputs, outputs)`` reads ``inputs[i].data.data`` (or ``.d``) and writes
+``outputs[i].data.data[...]`` (or ``outputs[i].data.data = array``); ``backward_impl(inputs,
+outputs, propagate_down, accum)`` reads ``outputs[i].grad`` and writes ``inputs[i].grad``
+(adding to it where ``accum[i]``).  Calling an instance on Variables gives its output
+Variables, static or dynamic, and gradients flow through ``backward_impl``.  nnabla-examples
+write FastSpeech2's length regulator and YOLOv2's region-loss targets this way.
+
+On Stadyn the function runs as the op :func:`stadyn.functions.python_function`: a graph holding
+it runs eagerly and cannot be saved to a model file.  The inputs a method sees are fresh copies
+(each ``grad`` starts at zero, so ``accum`` is all False), and ``outputs=`` (writing into given
+Variables) is not offered.
+
+Example:
+    >>> import numpy as np
+    >>> import stadyn.compat.nnabla as nn
+    >>> from stadyn.compat.nnabla.function import PythonFunction
+    >>> class Square(PythonFunction):
+    ...     name = "Square"
+    ...     def min_outputs(self): return 1
+    ...     def grad_depends_output_data(self, i, o): return False
+    ...     def grad_depends_input_data(self, i, j): return True
+    ...     def setup_impl(self, inputs, outputs): outputs[0].reset_shape(inputs[0].shape, True)
+    ...     def forward_impl(self, inputs, outputs):
+    ...         outputs[0].data.data = inputs[0].data.data ** 2
+    ...     def backward_impl(self, inputs, outputs, propagate_down, accum):
+    ...         inputs[0].grad.data = 2 * inputs[0].data.data * outputs[0].grad.data
+    >>> x = nn.Variable.from_numpy_array(np.array([1.0, 3.0]), need_grad=True)
+    >>> y = Square()(x)
+    >>> y.forward(); y.backward()
+    >>> y.d.tolist(), x.g.tolist()
+    ([1.0, 9.0], [2.0, 6.0])
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from ... import functions as _F
+from ._ndarray import NdArray
+
+__all__ = ["PythonFunction"]
+
+
+class _Slot:
+    """What a PythonFunction's methods get for an input or an output: its ``shape``, ``data``
+    and ``grad`` NdArrays (``.d`` / ``.g`` their NumPy views) and ``reset_shape``."""
+
+    def __init__(self, shape: Sequence[int], value: np.ndarray | None = None) -> None:
+        self._data = NdArray(shape) if value is None else NdArray.from_numpy_array(value)
+        self._grad = NdArray(shape)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._data.shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def reset_shape(self, shape: Sequence[int], force: bool = False) -> None:
+        self._data, self._grad = NdArray(shape), NdArray(shape)
+
+    @property
+    def data(self) -> NdArray:
+        return self._data
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        self._data.data = value.data if isinstance(value, NdArray) else value
+
+    @property
+    def grad(self) -> NdArray:
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        self._grad.data = value.data if isinstance(value, NdArray) else value
+
+    @property
+    def d(self) -> np.ndarray:
+        return self._data.data
+
+    @d.setter
+    def d(self, value: Any) -> None:
+        self._data.data = value
+
+    @property
+    def g(self) -> np.ndarray:
+        return self._grad.data
+
+    @g.setter
+    def g(self, value: Any) -> None:
+        self._grad.data = value
+
+
+class _Adapter:
+    """A PythonFunction as the ``python_function`` op calls it."""
+
+    def __init__(self, function: "PythonFunction", n_outputs: int) -> None:
+        self.function, self.n = function, n_outputs
+
+    def _setup(self, inputs: list[_Slot]) -> list[_Slot]:
+        outputs = [_Slot(()) for _ in range(self.n)]
+        self.function.setup_impl(inputs, outputs)
+        return outputs
+
+    def output_shapes(self, shapes, dtypes):
+        outputs = self._setup([_Slot(s) for s in shapes])
+        return [(o.shape, torch.float32) for o in outputs]
+
+    def forward_arrays(self, arrays):
+        inputs = [_Slot(a.shape, a) for a in arrays]
+        outputs = self._setup(inputs)
+        self.function.forward_impl(inputs, outputs)
+        return (arrays, [np.array(o.d, dtype=np.float32) for o in outputs]), \
+            [np.array(o.d, dtype=np.float32) for o in outputs]
+
+    def backward_arrays(self, state, grads):
+        arrays, values = state
+        inputs = [_Slot(a.shape, a) for a in arrays]
+        outputs = [_Slot(v.shape, v) for v in values]
+        for o, g in zip(outputs, grads):
+            if g is not None:
+                o.g = g
+        n = len(inputs)
+        self.function.backward_impl(inputs, outputs, [True] * n, [False] * n)
+        return [i.g.copy() for i in inputs]
+
+
+class PythonFunction:
+    """NNabla's base class of functions written in Python (see the module docstring)."""
+
+    def __init__(self, ctx: Any = None) -> None:
+        from . import get_current_context
+        self._ctx = ctx if ctx else get_current_context()
+
+    def __call__(self, *inputs: Any, n_outputs: int = -1, outputs: Any = None):
+        if outputs is not None:
+            raise NotImplementedError(f"{self.name}: PythonFunction(..., outputs=...) (writing "
+                                      "into given Variables) is not offered by Stadyn")
+        n = self.min_outputs() if n_outputs < 0 else int(n_outputs)
+        return _F.python_function(*inputs, function=_Adapter(self, n))
+
+    @property
+    def name(self) -> str:
+        raise NotImplementedError("Implement `name`.")
+
+    @property
+    def ctx(self) -> Any:
+        if not hasattr(self, "_ctx"):
+            from . import get_current_context
+            self._ctx = get_current_context()
+        return self._ctx
+
+    def min_outputs(self) -> int:
+        raise NotImplementedError("Implement `min_outputs`.")
+
+    def grad_depends_output_data(self, i: int, o: int) -> bool:
+        raise NotImplementedError("Implement `grad_depends_output_data`.")
+
+    def grad_depends_input_data(self, i: int, j: int) -> bool:
+        raise NotImplementedError("Implement `grad_depends_input_data`.")
+
+    def setup_impl(self, inputs: list, outputs: list) -> None:
+        raise NotImplementedError("Implement `setup`.")
+
+    def forward_impl(self, inputs: list, outputs: list) -> None:
+        raise NotImplementedError("Implement `forward`.")
+
+    def backward_impl(self, inputs: list, outputs: list, propagate_down: list, accum: list
+                      ) -> None:
+        raise NotImplementedError("Implement `backward`.")

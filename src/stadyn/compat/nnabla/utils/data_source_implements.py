@@ -1,0 +1,18 @@
+"""``nnabla.utils.data_source_implements``: the module NNabla 1.39 defines its data sources in
+(``from nnabla.utils.data_source_implements import SimpleDataSource`` / ``CsvDataSource``, as
+nnabla-examples' data-cleansing and ImageNet cache scripts write it); the same classes as
+``nnabla.utils.data_iterator``'s.
+
+Example:
+    >>> import numpy as np
+    >>> from stadyn.compat.nnabla.utils.data_source_implements import SimpleDataSource
+    >>> source = SimpleDataSource(lambda i: (np.float32(i),), 4, shuffle=False)
+    >>> source.size, source.variables
+    (4, ['x0'])
+"""
+
+from ....io import CacheDataSource, ConcatDataSource, CsvDataSource, DataSource, SimpleDataSource
+from .data_source_loader import FileReader
+
+__all__ = ["CacheDataSource", "ConcatDataSource", "CsvDataSource", "DataSource", "FileReader",
+           "SimpleDataSource"]
