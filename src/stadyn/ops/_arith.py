@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from ..graph import Variable
+from ._kernels import pick_max, pick_min
 from ._registry import op
 from ._sequence_axis import batch_matmul_rule
 
@@ -55,14 +56,26 @@ def pow2(x0, x1, inplace=False):
 
 @op(2, category=_A, elementwise=True)
 def maximum2(x0, x1):
-    """Element-wise maximum.  Example: ``F.maximum2(a, b)``."""
-    return torch.maximum(x0, x1)
+    """Element-wise maximum, as CNTK 2.7 and NNabla 1.39 compute it: ``x0 > x1 ? x0 : x1``,
+    so a NaN in ``x0`` gives ``x1``, a NaN in ``x1`` gives NaN, and a tie gives ``x1``, which
+    takes the gradient (the gradient goes to the operand taken).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.maximum2(sd.Variable.from_numpy_array([np.nan, 3.0, 2.0]),
+        ...                    sd.Variable.from_numpy_array([1.0, np.nan, 2.0]))
+        >>> y.d
+        array([ 1., nan,  2.], dtype=float32)
+    """
+    return pick_max(x0, x1)
 
 
 @op(2, category=_A, elementwise=True)
 def minimum2(x0, x1):
-    """Element-wise minimum.  Example: ``F.minimum2(a, b)``."""
-    return torch.minimum(x0, x1)
+    """Element-wise minimum, ``x0 < x1 ? x0 : x1`` (NaN and ties as :func:`maximum2`).
+    Example: ``F.minimum2(a, b)``."""
+    return pick_min(x0, x1)
 
 
 @op(1, category=_A)

@@ -52,6 +52,19 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
     return torch.logsumexp(z, dim=a, keepdim=True) - torch.sum(t * z, dim=a, keepdim=True)
 
 
+def first_argmax(z: torch.Tensor, axis: int) -> torch.Tensor:
+    """CNTK 2.7's argmax along ``axis`` (kept, size 1): the first value that no later one
+    exceeds, as its scan ``if (x[i] > best)`` from ``x[0]`` finds it -- a NaN in the first
+    place wins, a later NaN is passed by, ties take the first.  ``torch.argmax`` takes the
+    first NaN anywhere."""
+    if not z.is_floating_point() or z.shape[axis] < 2:
+        return torch.argmax(z, dim=axis, keepdim=True)
+    head, tail = z.split([1, z.shape[axis] - 1], dim=axis)
+    # a later NaN never exceeds the running best: read it as -inf (vectorised, unlike where)
+    tail = torch.nan_to_num(tail, nan=-math.inf, posinf=math.inf, neginf=-math.inf)
+    return torch.argmax(torch.cat([head, tail], dim=axis), dim=axis, keepdim=True)
+
+
 @op(2, category="metric", precision="float", sequence=unless_class_axis)
 def classification_error(output_vector, target_vector, axis=-1, topN=1):
     """With ``topN`` 1, CNTK 2.7's ``1 - sum(t * hardmax(z))``: 1 where the highest output
@@ -59,9 +72,10 @@ def classification_error(output_vector, target_vector, axis=-1, topN=1):
     target's class, else 0; a soft target gives 1 minus its value there.  With ``topN`` > 1, 1
     where the target's class (its argmax) is not among the ``topN`` highest outputs (earlier
     classes first among equal ones), else 0.  The reduced axis is kept with size 1.  No
-    gradient.  The target is dense (one-hot or soft), of the output's shape.  A NaN output
-    counts as higher than any number (as ``torch.topk`` orders it), so a row of NaN is an
-    error.
+    gradient.  The target is dense (one-hot or soft), of the output's shape.  With ``topN`` 1
+    the prediction is CNTK 2.7's: the first output no later one exceeds, so a NaN is passed by
+    unless it comes first, when it is the prediction (a row of NaN predicts class 0); with
+    ``topN`` > 1 a NaN output counts as higher than any number.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -75,9 +89,8 @@ def classification_error(output_vector, target_vector, axis=-1, topN=1):
     z = output_vector.detach()
     dtype = z.dtype if z.dtype.is_floating_point else torch.float32
     if topN == 1:
-        hit = torch.gather(target_vector.detach().to(dtype), a,
-                           torch.argmax(z, dim=a, keepdim=True))
-        return torch.where(torch.isnan(z).any(dim=a, keepdim=True), 1.0, 1.0 - hit)
+        hit = torch.gather(target_vector.detach().to(dtype), a, first_argmax(z, a))
+        return 1.0 - hit
     target = torch.argmax(target_vector, dim=a, keepdim=True)
     score = torch.gather(z, a, target)
     # outputs above the target's (a NaN on either side counts: NaN <= x is false), and equal
