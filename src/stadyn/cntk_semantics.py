@@ -423,7 +423,8 @@ def divide(a: Variable | None, b: Variable) -> Variable:
 
 def hardmax(x: Variable, lead: int, sample: Sequence[int]) -> Variable:
     """CNTK's ``Hardmax``: per sample (the axes after the ``lead`` ones, of shape ``sample``),
-    1.0 at the first largest value in row-major order and 0.0 elsewhere, with no gradient.
+    1.0 at the first largest value in row-major order (the first value no later one exceeds:
+    a NaN first wins, a later one is passed by) and 0.0 elsewhere, with no gradient.
 
     Example:
         >>> import numpy as np, stadyn as sd
@@ -435,6 +436,6 @@ def hardmax(x: Variable, lead: int, sample: Sequence[int]) -> Variable:
     size = math.prod(sample)
     v = F.stop_gradient(x)
     flat = v if len(sample) == 1 else reshape_samples(v, lead, (size,))
-    index = F.max(flat, axis=flat.ndim - 1, keepdims=True, only_index=True)
+    index = F.max(flat, axis=flat.ndim - 1, keepdims=True, only_index=True, rule="cntk")
     hot = F.cast(F.one_hot(F.cast(index, "int64"), (size,)), "float32")
     return hot if len(sample) == 1 else reshape_samples(hot, lead, tuple(sample))

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from ..graph import Variable
-from ._kernels import pick_max, pick_min
+from ._picks import pick_max, pick_min
 from ._registry import op
 from ._sequence_axis import batch_matmul_rule
 

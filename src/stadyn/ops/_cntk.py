@@ -10,6 +10,7 @@ import torch
 
 from ..graph import is_training
 from ._kernels import kernel_op
+from ._picks import first_extreme_index
 from ._registry import op
 from ._sequence import step_mask
 from ._sequence_axis import unless_class_axis
@@ -52,19 +53,6 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
     return torch.logsumexp(z, dim=a, keepdim=True) - torch.sum(t * z, dim=a, keepdim=True)
 
 
-def first_argmax(z: torch.Tensor, axis: int) -> torch.Tensor:
-    """CNTK 2.7's argmax along ``axis`` (kept, size 1): the first value that no later one
-    exceeds, as its scan ``if (x[i] > best)`` from ``x[0]`` finds it -- a NaN in the first
-    place wins, a later NaN is passed by, ties take the first.  ``torch.argmax`` takes the
-    first NaN anywhere."""
-    if not z.is_floating_point() or z.shape[axis] < 2:
-        return torch.argmax(z, dim=axis, keepdim=True)
-    head, tail = z.split([1, z.shape[axis] - 1], dim=axis)
-    # a later NaN never exceeds the running best: read it as -inf (vectorised, unlike where)
-    tail = torch.nan_to_num(tail, nan=-math.inf, posinf=math.inf, neginf=-math.inf)
-    return torch.argmax(torch.cat([head, tail], dim=axis), dim=axis, keepdim=True)
-
-
 @op(2, category="metric", precision="float", sequence=unless_class_axis)
 def classification_error(output_vector, target_vector, axis=-1, topN=1):
     """With ``topN`` 1, CNTK 2.7's ``1 - sum(t * hardmax(z))``: 1 where the highest output
@@ -89,7 +77,7 @@ def classification_error(output_vector, target_vector, axis=-1, topN=1):
     z = output_vector.detach()
     dtype = z.dtype if z.dtype.is_floating_point else torch.float32
     if topN == 1:
-        hit = torch.gather(target_vector.detach().to(dtype), a, first_argmax(z, a))
+        hit = torch.gather(target_vector.detach().to(dtype), a, first_extreme_index(z, a))
         return 1.0 - hit
     target = torch.argmax(target_vector, dim=a, keepdim=True)
     score = torch.gather(z, a, target)

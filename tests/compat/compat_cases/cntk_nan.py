@@ -107,11 +107,6 @@ def nan__unary(C, r):
 
 
 @cntk_case(names=["cntk.ops.argmax", "cntk.ops.argmin", "cntk.ops.hardmax"] + _RUN,
-           known={
-               k: "ops/_reduce.py max/min(only_index=True) is torch.argmax (the first NaN "
-                  "anywhere wins); CNTK 2.7 keeps the first value no later one exceeds "
-                  "(ops/_cntk.py first_argmax; F.max needs a CNTK rule for it)"
-               for k in ("argmax", "argmin", "hardmax")},
            rtol=0, atol=0,
            note="the first value no later one exceeds: a NaN in the first place wins, a later "
                 "one is passed by; ties take the first")
@@ -125,10 +120,6 @@ def nan__argmax_hardmax(C, r):
 
 @cntk_case(names=["cntk.ops.reduce_max", "cntk.ops.reduce_min", "cntk.ops.reduce_log_sum_exp"]
            + _RUN, rtol=1e-6, atol=1e-7,
-           known=dict((k, "ops/_reduce.py max/min are torch's (NaN propagates, the gradient to "
-                          "one tie); CNTK 2.7 passes NaN by (all NaN: NaN) and gives every tie "
-                          "the gradient")
-                      for k in ("reduce_max", "reduce_max grad", "reduce_min", "reduce_min grad")),
            note="reduce_max/min pass NaN by (all NaN: NaN) and give the gradient to every "
                 "value equal to the result; log-sum-exp: NaN with any NaN or inf, and for "
                 "all -inf")

@@ -29,10 +29,10 @@ def _run(nn, y, inputs, r):
 
 @nnabla_case(names=["nnabla.functions.maximum2", "nnabla.functions.minimum2"], rtol=0,
              atol=0,
-             known={"maximum2 grad x1": "ops/_kernels.py pick_max gives x1 the gradient where "
+             known={"maximum2 grad x1": "ops/_picks.py pick_max gives x1 the gradient where "
                                         "the operands are unordered (CNTK 2.7's rule); NNabla "
                                         "1.39 gives it to neither",
-                    "minimum2 grad x1": "ops/_kernels.py pick_min: as maximum2"},
+                    "minimum2 grad x1": "ops/_picks.py pick_min: as maximum2"},
              note="x0 > x1 ? x0 : x1 (x0 < x1 for minimum2): NaN either side, infinities, a tie, "
                   "signed zeros (compared through signbit)")
 def nan__maximum2_minimum2(nn, F, r):

@@ -1,0 +1,158 @@
+"""Maxima and minima by comparison, as CNTK 2.7 (and NNabla 1.39) compute them, where torch's
+kernels differ at NaN and ties: the element-wise pick ``a > b ? a : b`` (``maximum2``,
+``minimum2``), CNTK's reductions that pass NaN by and give every tie the gradient, and CNTK's
+argmax (the first value no later one exceeds).  Each is a torch operator with its autograd
+formula (:func:`._kernels.kernel_op`), so a static plan and a compiled step record it as one
+call and every mode computes the same.  Imported by op modules only.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._kernels import kernel_op
+
+
+# CNTK 2.7 and NNabla 1.39 both compute maximum as ``a > b ? a : b`` (minimum ``a < b``): a NaN
+# in ``a`` gives ``b``, one in ``b`` gives NaN, a tie gives ``b`` (the sign of a zero included),
+# and the gradient goes to the operand picked -- ``torch.maximum`` propagates either NaN and
+# splits a tie's gradient in halves.  ``torch.where`` on a comparison would say it directly but
+# is ~15x slower than ``torch.maximum`` on AVX2 CPUs (its boolean-mask path is not vectorised in
+# torch 2.13); a clamp of ``b`` by ``a`` with NaN read as -inf is as fast, and exact.
+
+
+def _pick_impl(a: torch.Tensor, b: torch.Tensor, smaller: bool) -> torch.Tensor:
+    dtype = torch.result_type(a, b)
+    a, b = torch.broadcast_tensors(a.to(dtype), b.to(dtype))
+    if dtype.is_floating_point:
+        # a NaN in ``a`` never wins the comparison: b is taken there
+        a = torch.nan_to_num(a, nan=math.inf if smaller else -math.inf, posinf=math.inf,
+                             neginf=-math.inf)
+    return torch.clamp(b, max=a) if smaller else torch.clamp(b, min=a)
+
+
+def _pick_fake(a: torch.Tensor, b: torch.Tensor, smaller: bool) -> torch.Tensor:
+    shape = torch.broadcast_shapes(a.shape, b.shape)
+    return a.new_empty(shape, dtype=torch.result_type(a, b))
+
+
+def _pick_setup(ctx, inputs, output):
+    a, b, smaller = inputs
+    ctx.save_for_backward(a, b)
+    ctx.smaller = smaller
+
+
+def _pick_backward(ctx, g):
+    a, b = ctx.saved_tensors
+    took_a = (a < b) if ctx.smaller else (a > b)
+    ga = (g * took_a).sum_to_size(a.shape) if ctx.needs_input_grad[0] else None
+    gb = (g * ~took_a).sum_to_size(b.shape) if ctx.needs_input_grad[1] else None
+    return ga, gb, None
+
+
+_pick = kernel_op("stadyn_kernels::pick_max_min", "(Tensor a, Tensor b, bool smaller) -> Tensor",
+                  _pick_impl, _pick_fake, _pick_backward, _pick_setup)
+
+
+def pick_max(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a > b ? a : b`` element-wise (broadcasting), CNTK 2.7's and NNabla 1.39's maximum: a
+    NaN in ``a`` gives ``b``, one in ``b`` NaN, a tie ``b``; the gradient goes to the operand
+    taken (``b`` where they tie or are unordered).
+
+    Example:
+        >>> import torch
+        >>> pick_max(torch.tensor([float("nan"), 3.0]), torch.tensor([1.0, float("nan")]))
+        tensor([1., nan])
+    """
+    return _pick(a, b, False)
+
+
+def pick_min(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a < b ? a : b`` element-wise (see :func:`pick_max`).
+
+    Example:
+        >>> import torch
+        >>> pick_min(torch.tensor([float("nan"), 3.0]), torch.tensor([1.0, float("nan")]))
+        tensor([1., nan])
+    """
+    return _pick(a, b, True)
+
+
+# -- CNTK 2.7's reductions: NaN passed by, every tie takes the gradient -------------------------
+
+
+def _skip_nan(x: torch.Tensor, smaller: bool) -> torch.Tensor:
+    """``x`` with NaN as the value that never wins (-inf for a maximum, inf for a minimum);
+    ``nan_to_num`` is vectorised, a ``where`` on ``isnan`` is not on AVX2 CPUs."""
+    return torch.nan_to_num(x, nan=math.inf if smaller else -math.inf, posinf=math.inf,
+                            neginf=-math.inf)
+
+
+def _cntk_extreme_impl(x: torch.Tensor, dims: list[int], keepdim: bool,
+                       smaller: bool) -> torch.Tensor:
+    if not x.is_floating_point():
+        return (torch.amin if smaller else torch.amax)(x, dim=dims, keepdim=keepdim)
+    y = (torch.amin if smaller else torch.amax)(_skip_nan(x, smaller), dim=dims, keepdim=keepdim)
+    # a row of NaN only: NaN
+    return torch.where(torch.isnan(x).all(dim=dims, keepdim=keepdim), math.nan, y)
+
+
+def _cntk_extreme_fake(x, dims, keepdim, smaller):
+    return (torch.amin if smaller else torch.amax)(x, dim=dims, keepdim=keepdim)
+
+
+def _cntk_extreme_setup(ctx, inputs, output):
+    x, dims, keepdim, _ = inputs
+    ctx.save_for_backward(x, output)
+    ctx.dims, ctx.keepdim = dims, keepdim
+
+
+def _cntk_extreme_backward(ctx, g):
+    x, y = ctx.saved_tensors
+    if not ctx.keepdim:
+        for d in sorted(ctx.dims):
+            g, y = g.unsqueeze(d), y.unsqueeze(d)
+    # every value equal to the result takes the whole gradient (CNTK 2.7's ReduceElements)
+    return g * (x == y), None, None, None
+
+
+_cntk_extreme = kernel_op("stadyn_kernels::cntk_reduce_extreme",
+                          "(Tensor x, int[] dims, bool keepdim, bool smaller) -> Tensor",
+                          _cntk_extreme_impl, _cntk_extreme_fake, _cntk_extreme_backward,
+                          _cntk_extreme_setup)
+
+
+def cntk_extreme(x: torch.Tensor, dims: list[int], keepdim: bool, smaller: bool) -> torch.Tensor:
+    """CNTK 2.7's ``reduce_max`` (``smaller``: ``reduce_min``) over ``dims``: NaN passed by
+    (a set of NaN only gives NaN), and the gradient to every value equal to the result.
+
+    Example:
+        >>> import torch
+        >>> x = torch.tensor([[float("nan"), 1.0, 2.0, 2.0]], requires_grad=True)
+        >>> y = cntk_extreme(x, [1], False, False)
+        >>> y.sum().backward()
+        >>> y.tolist(), x.grad.tolist()
+        ([2.0], [[0.0, 0.0, 1.0, 1.0]])
+    """
+    return _cntk_extreme(x, list(dims), keepdim, smaller)
+
+
+def first_extreme_index(x: torch.Tensor, axis: int, smaller: bool = False) -> torch.Tensor:
+    """CNTK 2.7's argmax (``smaller``: argmin) along ``axis`` (kept, size 1): the first value
+    that no later one exceeds, as its scan ``if (x[i] > best)`` from ``x[0]`` finds it -- a NaN
+    in the first place wins, a later NaN is passed by, ties take the first.  ``torch.argmax``
+    takes the first NaN anywhere.
+
+    Example:
+        >>> import torch
+        >>> nan = float("nan")
+        >>> first_extreme_index(torch.tensor([[nan, 1.0, 2.0], [1.0, nan, 3.0]]), 1).tolist()
+        [[0], [2]]
+    """
+    arg = torch.argmin if smaller else torch.argmax
+    if not x.is_floating_point() or x.shape[axis] < 2:
+        return arg(x, dim=axis, keepdim=True)
+    head, tail = x.split([1, x.shape[axis] - 1], dim=axis)
+    return arg(torch.cat([head, _skip_nan(tail, smaller)], dim=axis), dim=axis, keepdim=True)
