@@ -1,6 +1,7 @@
 """NaN, infinities and ties through the comparison ops (``ops/_picks.py``): ``maximum2`` and
-``minimum2`` (``a > b ? a : b``, CNTK 2.7's and NNabla 1.39's), ``where``, and ``max``/``min``
-with ``rule="cntk"`` (CNTK 2.7's ``reduce_max`` and ``argmax``), held to NumPy and run in the
+``minimum2`` (``a > b ? a : b``, CNTK 2.7's and NNabla 1.39's), ``where``, ``max``/``min``
+with ``rule="cntk"`` (CNTK 2.7's ``reduce_max`` and ``argmax``) and ``max_pooling`` with
+``rule="cntk"``, held to NumPy and run in the
 dynamic mode, the static plan and the step program, which must agree bit for bit (NaN where
 NaN).  The real frameworks' side: ``tests/compat/compat_cases/cntk_nan.py`` and
 ``nnabla_nan.py``.
@@ -22,6 +23,11 @@ FLAG = np.array([[1, 0, NAN, INF, -0.0, 0, -1, 1, 0, 1, 0, 0.5]], np.float32)
 ROWS = np.array([[NAN, 1, 2, 2], [1, NAN, 3, 0], [2, 2, 1, 0], [-INF, -INF, -INF, -INF],
                  [INF, 1, INF, 0], [NAN, NAN, NAN, NAN], [-INF, 0, 1, -INF], [3, 3, NAN, 3],
                  [-0.0, 0.0, -1, -1]], np.float32)
+# windows of 2 x 2: NaN first, ties, -inf only, NaN only, inf among NaN
+IMAGE = np.array([[[[NAN, 1, 2, 3, NAN, NAN],
+                    [0, 0, 5, 5, NAN, NAN],
+                    [-INF, -INF, INF, 1, 1, NAN],
+                    [-INF, -INF, NAN, NAN, NAN, 4]]]], np.float32)
 
 
 def _first_extreme(rows, smaller=False):
@@ -46,6 +52,19 @@ def _expected(name):
         if name == "where":
             pick = FLAG != 0
             return np.where(pick, A, B), [pick.astype(np.float32), (~pick).astype(np.float32)]
+        if name == "max_pooling cntk":
+            # CNTK 2.7: NaN passed by, a window of NaN only gives -inf; the first value equal
+            # to the result takes the gradient (none for a window of NaN only)
+            value = np.full((1, 1, 2, 3), -INF, np.float32)
+            grad = np.zeros_like(IMAGE)
+            for i in range(2):
+                for j in range(3):
+                    window = IMAGE[0, 0, 2 * i:2 * i + 2, 2 * j:2 * j + 2].ravel()
+                    if not np.isnan(window).all():
+                        value[0, 0, i, j] = np.nanmax(window)
+                        k = int(np.flatnonzero(window == value[0, 0, i, j])[0])
+                        grad[0, 0, 2 * i + k // 2, 2 * j + k % 2] = 1
+            return value, [grad]
         if name in ("max cntk", "min cntk"):
             reduce = np.nanmax if name == "max cntk" else np.nanmin
             import warnings
@@ -62,6 +81,7 @@ BUILD = {
     "where": (lambda a, b: F.where(sd.Variable.from_numpy_array(FLAG), a, b), (A, B)),
     "max cntk": (lambda x: F.max(x, axis=1, rule="cntk"), (ROWS,)),
     "min cntk": (lambda x: F.min(x, axis=1, rule="cntk"), (ROWS,)),
+    "max_pooling cntk": (lambda x: F.max_pooling(x, (2, 2), rule="cntk"), (IMAGE,)),
 }
 
 

@@ -156,3 +156,53 @@ def first_extreme_index(x: torch.Tensor, axis: int, smaller: bool = False) -> to
         return arg(x, dim=axis, keepdim=True)
     head, tail = x.split([1, x.shape[axis] - 1], dim=axis)
     return arg(torch.cat([head, _skip_nan(tail, smaller)], dim=axis), dim=axis, keepdim=True)
+
+
+# -- CNTK 2.7's max pooling: NaN passed by ----------------------------------------------------
+
+_POOL = {1: torch.nn.functional.max_pool1d, 2: torch.nn.functional.max_pool2d,
+         3: torch.nn.functional.max_pool3d}
+
+
+def _cntk_max_pool_impl(x, kernel, stride, pad):
+    return _POOL[len(kernel)](_skip_nan(x, False), kernel, stride, pad, return_indices=True)
+
+
+def _cntk_max_pool_fake(x, kernel, stride, pad):
+    return _POOL[len(kernel)](x, kernel, stride, pad, return_indices=True)
+
+
+def _cntk_max_pool_setup(ctx, inputs, output):
+    x = inputs[0]
+    ctx.mark_non_differentiable(output[1])
+    ctx.save_for_backward(x, output[1])
+    ctx.n = len(inputs[1])
+
+
+def _cntk_max_pool_backward(ctx, gy, _gindex):
+    x, index = ctx.saved_tensors
+    flat_x, flat_i, flat_g = x.flatten(-ctx.n), index.flatten(-ctx.n), gy.flatten(-ctx.n)
+    # a window of NaN only gives -inf at its first NaN: no gradient there, as in CNTK
+    flat_g = flat_g * ~torch.isnan(flat_x.gather(-1, flat_i))
+    gx = torch.zeros_like(flat_x).scatter_add_(-1, flat_i, flat_g)
+    return gx.view_as(x), None, None, None
+
+
+_cntk_max_pool = kernel_op("stadyn_kernels::cntk_max_pool",
+                           "(Tensor x, int[] kernel, int[] stride, int[] pad) -> (Tensor, Tensor)",
+                           _cntk_max_pool_impl, _cntk_max_pool_fake, _cntk_max_pool_backward,
+                           _cntk_max_pool_setup)
+
+
+def cntk_max_pool(x: torch.Tensor, kernel, stride, pad) -> torch.Tensor:
+    """CNTK 2.7's max pooling of ``x`` (``(N, C, *spatial)``, ``len(kernel)`` spatial axes):
+    NaN passed by (a window of NaN only gives -inf and no gradient), the first of tied values
+    takes the gradient; else ``torch.nn.functional.max_poolNd``'s arguments and answers.
+
+    Example:
+        >>> import torch
+        >>> nan = float("nan")
+        >>> cntk_max_pool(torch.tensor([[[nan, 1.0, nan, nan]]]), [2], [2], [0]).tolist()
+        [[[1.0, -inf]]]
+    """
+    return _cntk_max_pool(x, list(kernel), list(stride), list(pad))[0]

@@ -174,19 +174,16 @@ def nan__losses(C, r):
     return res
 
 
-_POOLING = ("ops/_nn.py max_pooling is torch's (NaN propagates, as NNabla 1.39's); CNTK 2.7 "
-            "passes NaN by (a window of NaN: -inf, no gradient), and GlobalMaxPooling's F.max "
-            "likewise")
+_POOLING = ("layers/_layers.py GlobalMaxPooling is F.max over the spatial axes, torch's rule "
+            "(NaN propagates); CNTK 2.7 pools: NaN passed by (a plane of NaN: -inf, no "
+            "gradient), the first tie takes the gradient")
 
 
 @cntk_case(names=["cntk.layers.MaxPooling", "cntk.layers.GlobalMaxPooling"] + _RUN,
-           known=dict([(k + s, _POOLING)
-                       for k in ("max pooling", "max pooling 3x3 stride 1", "global max pooling")
-                       for s in ("", " grad")]
-                      + [("max pooling signbit", "ops/_nn.py max_pooling: CNTK 2.7 gives -0.0 "
-                                                 "for a window of 0 and -0.0")]),
+           known={"global max pooling": _POOLING, "global max pooling grad": _POOLING},
            rtol=0, atol=0,
-           note="max pooling passes NaN by, the first of tied values takes the gradient")
+           note="max pooling passes NaN by (a window of NaN only: -inf, no gradient), the "
+                "first of tied values takes the gradient")
 def nan__pooling(C, r):
     r.touch(*_RUN)
     x = C.input_variable((1, 6, 6), needs_gradient=True)
