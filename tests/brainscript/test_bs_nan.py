@@ -1,6 +1,7 @@
-"""NaN, infinities and ties through BrainScript's ``ReduceMax``, ``ReduceMin`` and ``Hardmax``:
-as CNTK 2.7's Python ops for the same nodes compute them (their references: cases
-``nan__reduce`` and ``nan__argmax_hardmax`` of ``tests/compat/compat_cases/cntk_nan.py``)."""
+"""NaN, infinities and ties through BrainScript's ``ReduceMax``, ``ReduceMin``, ``Hardmax`` and
+``Sqrt``: as CNTK 2.7's Python ops for the same nodes compute them (their references: cases
+``nan__reduce``, ``nan__argmax_hardmax`` and ``nan__unary`` of
+``tests/compat/compat_cases/cntk_nan.py``)."""
 
 from __future__ import annotations
 
@@ -43,3 +44,9 @@ def test_reduce_max_and_min_pass_nan_by_and_hardmax_takes_the_first_unexceeded()
     for name, key in (("mx", "reduce_max"), ("mn", "reduce_min")):
         np.testing.assert_array_equal(out[name].ravel(), _ref("nan__reduce", key).ravel())
     np.testing.assert_array_equal(out["h"], _ref("nan__argmax_hardmax", "hardmax"))
+
+
+def test_sqrt_of_nan_and_negative_numbers_is_zero():
+    a = np.array([[NAN, INF, -INF, 1, -0.0, 0, 2, NAN, 3, -INF, INF, 5]], np.float32)
+    out = _run("x = Input {12} ; r = Sqrt (x)", "r", a)
+    np.testing.assert_array_equal(out["r"], _ref("nan__unary", "sqrt"))

@@ -1,7 +1,7 @@
 """NaN, infinities and ties through the comparison ops (``ops/_picks.py``): ``maximum2`` and
 ``minimum2`` (``a > b ? a : b``, CNTK 2.7's and NNabla 1.39's), ``where``, ``max``/``min``
-with ``rule="cntk"`` (CNTK 2.7's ``reduce_max`` and ``argmax``) and ``max_pooling`` with
-``rule="cntk"``, held to NumPy and run in the
+with ``rule="cntk"`` (CNTK 2.7's ``reduce_max`` and ``argmax``), and ``max_pooling`` and
+``sqrt`` with ``rule="cntk"``, held to NumPy and run in the
 dynamic mode, the static plan and the step program, which must agree bit for bit (NaN where
 NaN).  The real frameworks' side: ``tests/compat/compat_cases/cntk_nan.py`` and
 ``nnabla_nan.py``.
@@ -52,6 +52,11 @@ def _expected(name):
         if name == "where":
             pick = FLAG != 0
             return np.where(pick, A, B), [pick.astype(np.float32), (~pick).astype(np.float32)]
+        if name == "sqrt cntk":
+            # CNTK 2.7's Source/Math/TensorOps.h: sqrt(z > 0 ? z : 0), gradient 1 / (2 sqrt)
+            with np.errstate(divide="ignore"):
+                value = np.sqrt(np.where(A > 0, A, np.float32(0)))
+                return value, [(0.5 / value).astype(np.float32)]
         if name == "max_pooling cntk":
             # CNTK 2.7: NaN passed by, a window of NaN only gives -inf; the first value equal
             # to the result takes the gradient (none for a window of NaN only)
@@ -82,6 +87,7 @@ BUILD = {
     "max cntk": (lambda x: F.max(x, axis=1, rule="cntk"), (ROWS,)),
     "min cntk": (lambda x: F.min(x, axis=1, rule="cntk"), (ROWS,)),
     "max_pooling cntk": (lambda x: F.max_pooling(x, (2, 2), rule="cntk"), (IMAGE,)),
+    "sqrt cntk": (lambda x: F.sqrt(x, rule="cntk"), (A,)),
 }
 
 

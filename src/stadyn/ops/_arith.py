@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from ..graph import Variable
-from ._picks import pick_max, pick_min
+from ._picks import cntk_sqrt, pick_max, pick_min
 from ._registry import op
 from ._sequence_axis import batch_matmul_rule
 
@@ -252,8 +252,22 @@ def cntk_log(x):
 
 
 @op(1, category=_M)
-def sqrt(x):
-    """Square root.  Example: ``F.sqrt(x)``."""
+def sqrt(x, rule="torch"):
+    """Square root; NaN for negative numbers, unless ``rule="cntk"``: CNTK 2.7's
+    ``sqrt(x > 0 ? x : 0)``, 0 for NaN and negative numbers, with the gradient
+    ``1 / (2 * sqrt)`` (inf there).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.sqrt(sd.Variable.from_numpy_array([4.0, -1.0]), rule="cntk")
+        >>> y.d
+        array([2., 0.], dtype=float32)
+    """
+    if rule == "cntk":
+        return cntk_sqrt(x)
+    if rule != "torch":
+        raise ValueError(f"sqrt: rule={rule!r}: 'torch' or 'cntk'")
     return torch.sqrt(x)
 
 

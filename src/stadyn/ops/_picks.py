@@ -141,9 +141,10 @@ def cntk_extreme(x: torch.Tensor, dims: list[int], keepdim: bool, smaller: bool)
 
 def first_extreme_index(x: torch.Tensor, axis: int, smaller: bool = False) -> torch.Tensor:
     """CNTK 2.7's argmax (``smaller``: argmin) along ``axis`` (kept, size 1): the first value
-    that no later one exceeds, as its scan ``if (x[i] > best)`` from ``x[0]`` finds it -- a NaN
-    in the first place wins, a later NaN is passed by, ties take the first.  ``torch.argmax``
-    takes the first NaN anywhere.
+    that no later one exceeds, as its scan ``if (best < x[i])`` from ``x[0]`` finds it
+    (``CPUMatrix::VectorMax``, Source/Math/CPUMatrixImpl.h:3808-3822, which
+    ClassificationError and Hardmax call) -- a NaN in the first place wins, a later NaN is
+    passed by, ties take the first.  ``torch.argmax`` takes the first NaN anywhere.
 
     Example:
         >>> import torch
@@ -206,3 +207,42 @@ def cntk_max_pool(x: torch.Tensor, kernel, stride, pad) -> torch.Tensor:
         [[[1.0, -inf]]]
     """
     return _cntk_max_pool(x, list(kernel), list(stride), list(pad))[0]
+
+
+# -- CNTK 2.7's sqrt: sqrt(x > 0 ? x : 0) ------------------------------------------------------
+# Source/Math/TensorOps.h:191-195 (Sqrt) and :326 (its gradient, g / (2 * output)): NaN and
+# negative numbers give 0, whose gradient is inf.
+
+
+def _cntk_sqrt_impl(x: torch.Tensor) -> torch.Tensor:
+    # abs: clamp keeps -0.0, whose root is -0.0; CNTK's 0 is +0.0 (and its gradient +inf)
+    return torch.sqrt(torch.nan_to_num(torch.clamp(x, min=0), nan=0.0, posinf=math.inf)).abs_()
+
+
+def _cntk_sqrt_fake(x: torch.Tensor) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+def _cntk_sqrt_setup(ctx, inputs, output):
+    ctx.save_for_backward(output)
+
+
+def _cntk_sqrt_backward(ctx, g):
+    y, = ctx.saved_tensors
+    return g / (2 * y)
+
+
+_cntk_sqrt = kernel_op("stadyn_kernels::cntk_sqrt", "(Tensor x) -> Tensor", _cntk_sqrt_impl,
+                       _cntk_sqrt_fake, _cntk_sqrt_backward, _cntk_sqrt_setup)
+
+
+def cntk_sqrt(x: torch.Tensor) -> torch.Tensor:
+    """CNTK 2.7's square root, ``sqrt(x > 0 ? x : 0)``: 0 for NaN and negative numbers, the
+    gradient ``g / (2 * sqrt)`` (inf there).
+
+    Example:
+        >>> import torch
+        >>> cntk_sqrt(torch.tensor([4.0, -1.0, float("nan")])).tolist()
+        [2.0, 0.0, 0.0]
+    """
+    return _cntk_sqrt(x)

@@ -88,9 +88,7 @@ def nan__element_select(C, r):
                "relu": "ops/_activation.py relu is torch.relu (NaN stays NaN, -inf gives 0); "
                        "CNTK 2.7 computes x * (x > 0): NaN for NaN and -inf (NNabla 1.39: 0)",
                "relu grad": "ops/_activation.py: torch.relu's gradient at NaN is 1, CNTK's 0",
-               "abs grad": "ops/_elementwise.py abs: torch's gradient sign(NaN) is 0, CNTK's NaN",
-               "sqrt": "ops/_arith.py sqrt: CNTK 2.7 gives 0 for NaN and negative numbers",
-               "sqrt grad": "ops/_arith.py sqrt: CNTK 2.7's gradient is inf where it gives 0"},
+               "abs grad": "ops/_elementwise.py abs: torch's gradient sign(NaN) is 0, CNTK's NaN"},
            rtol=1e-6, atol=0,
            note="relu is x * (x > 0): NaN and -inf give NaN; sqrt of NaN and of negative "
                 "numbers is 0 (its gradient inf); reciprocal of 0 is 0 (CNTK's safe division); "

@@ -58,7 +58,8 @@ tanh = _u("tanh", "Tanh", F.tanh, "The hyperbolic tangent.")
 exp = _u("exp", "Exp", F.exp, "``e ** x``.")
 log = _u("log", "Log", F.cntk_log,
         "The natural logarithm (-85.1 below 1e-37, as in CNTK 2.7).")
-sqrt = _u("sqrt", "Sqrt", F.sqrt, "The square root.")
+sqrt = _u("sqrt", "Sqrt", lambda v: F.sqrt(v, rule="cntk"),
+          "The square root; 0 for NaN and negative numbers (CNTK 2.7's ``sqrt(max(x, 0))``).")
 abs = _u("abs", "Abs", F.abs, "The absolute value.")  # noqa: A001
 square = _u("square", "ElementTimes", lambda v: F.mul2(v, v), "``x * x``.")
 negate = _u("negate", "Negate", lambda v: F.mul_scalar(v, -1.0), "``-x``.")
