@@ -55,10 +55,11 @@ def pow2(x0, x1, inplace=False):
 
 
 @op(2, category=_A, elementwise=True)
-def maximum2(x0, x1):
+def maximum2(x0, x1, rule="nnabla"):
     """Element-wise maximum, as CNTK 2.7 and NNabla 1.39 compute it: ``x0 > x1 ? x0 : x1``,
-    so a NaN in ``x0`` gives ``x1``, a NaN in ``x1`` gives NaN, and a tie gives ``x1``, which
-    takes the gradient (the gradient goes to the operand taken).
+    so a NaN in ``x0`` gives ``x1``, a NaN in ``x1`` gives NaN, and a tie gives ``x1``; the
+    gradient goes to the operand taken.  Where the two are unordered (a NaN) NNabla 1.39 gives
+    the gradient to neither, CNTK 2.7 (``rule="cntk"``, ``element_max``'s) to ``x1``.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -68,14 +69,20 @@ def maximum2(x0, x1):
         >>> y.d
         array([ 1., nan,  2.], dtype=float32)
     """
-    return pick_max(x0, x1)
+    return pick_max(x0, x1, _cntk_rule("maximum2", rule))
 
 
 @op(2, category=_A, elementwise=True)
-def minimum2(x0, x1):
-    """Element-wise minimum, ``x0 < x1 ? x0 : x1`` (NaN and ties as :func:`maximum2`).
-    Example: ``F.minimum2(a, b)``."""
-    return pick_min(x0, x1)
+def minimum2(x0, x1, rule="nnabla"):
+    """Element-wise minimum, ``x0 < x1 ? x0 : x1`` (NaN, ties and ``rule`` as
+    :func:`maximum2`).  Example: ``F.minimum2(a, b)``."""
+    return pick_min(x0, x1, _cntk_rule("minimum2", rule))
+
+
+def _cntk_rule(name: str, rule: str) -> bool:
+    if rule not in ("nnabla", "cntk"):
+        raise ValueError(f"{name}: rule={rule!r}: 'nnabla' or 'cntk'")
+    return rule == "cntk"
 
 
 @op(1, category=_A)

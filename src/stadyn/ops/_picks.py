@@ -23,7 +23,7 @@ from ._kernels import kernel_op
 # torch 2.13); a clamp of ``b`` by ``a`` with NaN read as -inf is as fast, and exact.
 
 
-def _pick_impl(a: torch.Tensor, b: torch.Tensor, smaller: bool) -> torch.Tensor:
+def _pick_impl(a: torch.Tensor, b: torch.Tensor, smaller: bool, cntk: bool) -> torch.Tensor:
     dtype = torch.result_type(a, b)
     a, b = torch.broadcast_tensors(a.to(dtype), b.to(dtype))
     if dtype.is_floating_point:
@@ -33,43 +33,50 @@ def _pick_impl(a: torch.Tensor, b: torch.Tensor, smaller: bool) -> torch.Tensor:
     return torch.clamp(b, max=a) if smaller else torch.clamp(b, min=a)
 
 
-def _pick_fake(a: torch.Tensor, b: torch.Tensor, smaller: bool) -> torch.Tensor:
+def _pick_fake(a: torch.Tensor, b: torch.Tensor, smaller: bool, cntk: bool) -> torch.Tensor:
     shape = torch.broadcast_shapes(a.shape, b.shape)
     return a.new_empty(shape, dtype=torch.result_type(a, b))
 
 
 def _pick_setup(ctx, inputs, output):
-    a, b, smaller = inputs
+    a, b, smaller, cntk = inputs
     ctx.save_for_backward(a, b)
-    ctx.smaller = smaller
+    ctx.smaller, ctx.cntk = smaller, cntk
 
 
 def _pick_backward(ctx, g):
     a, b = ctx.saved_tensors
     took_a = (a < b) if ctx.smaller else (a > b)
     ga = (g * took_a).sum_to_size(a.shape) if ctx.needs_input_grad[0] else None
-    gb = (g * ~took_a).sum_to_size(b.shape) if ctx.needs_input_grad[1] else None
-    return ga, gb, None
+    gb = None
+    if ctx.needs_input_grad[1]:
+        # CNTK 2.7: b takes what a does not (unordered pairs included); NNabla 1.39: b takes
+        # it where b <= a is ordered, so an unordered pair passes it to neither
+        took_b = ~took_a if ctx.cntk else ((a >= b) if ctx.smaller else (a <= b))
+        gb = (g * took_b).sum_to_size(b.shape)
+    return ga, gb, None, None
 
 
-_pick = kernel_op("stadyn_kernels::pick_max_min", "(Tensor a, Tensor b, bool smaller) -> Tensor",
+_pick = kernel_op("stadyn_kernels::pick_max_min",
+                  "(Tensor a, Tensor b, bool smaller, bool cntk) -> Tensor",
                   _pick_impl, _pick_fake, _pick_backward, _pick_setup)
 
 
-def pick_max(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+def pick_max(a: torch.Tensor, b: torch.Tensor, cntk: bool = False) -> torch.Tensor:
     """``a > b ? a : b`` element-wise (broadcasting), CNTK 2.7's and NNabla 1.39's maximum: a
-    NaN in ``a`` gives ``b``, one in ``b`` NaN, a tie ``b``; the gradient goes to the operand
-    taken (``b`` where they tie or are unordered).
+    NaN in ``a`` gives ``b``, one in ``b`` NaN, a tie ``b``.  The gradient goes to the operand
+    taken; where the two are unordered (a NaN) to ``b`` with ``cntk``, else (NNabla's rule)
+    to neither.
 
     Example:
         >>> import torch
         >>> pick_max(torch.tensor([float("nan"), 3.0]), torch.tensor([1.0, float("nan")]))
         tensor([1., nan])
     """
-    return _pick(a, b, False)
+    return _pick(a, b, False, cntk)
 
 
-def pick_min(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+def pick_min(a: torch.Tensor, b: torch.Tensor, cntk: bool = False) -> torch.Tensor:
     """``a < b ? a : b`` element-wise (see :func:`pick_max`).
 
     Example:
@@ -77,7 +84,7 @@ def pick_min(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         >>> pick_min(torch.tensor([float("nan"), 3.0]), torch.tensor([1.0, float("nan")]))
         tensor([1., nan])
     """
-    return _pick(a, b, True)
+    return _pick(a, b, True, cntk)
 
 
 # -- CNTK 2.7's reductions: NaN passed by, every tie takes the gradient -------------------------

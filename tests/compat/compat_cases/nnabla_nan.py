@@ -5,7 +5,7 @@
 NNabla computes ``maximum2`` as ``x0 > x1 ? x0 : x1`` as CNTK 2.7 does (a NaN in ``x0`` gives
 ``x1``, one in ``x1`` NaN, a tie ``x1``), and its gradient goes to ``x0`` where ``x0 > x1``,
 to ``x1`` where ``x0 <= x1``: where the two are unordered (a NaN) to neither, where CNTK
-gives it to ``x1``.  ``where`` selects: nothing of the branch not taken reaches the value or
+gives it to ``x1`` (``rule="cntk"`` of Stadyn's op, which ``element_max`` passes).  ``where`` selects: nothing of the branch not taken reaches the value or
 the gradients.
 """
 
@@ -29,10 +29,6 @@ def _run(nn, y, inputs, r):
 
 @nnabla_case(names=["nnabla.functions.maximum2", "nnabla.functions.minimum2"], rtol=0,
              atol=0,
-             known={"maximum2 grad x1": "ops/_picks.py pick_max gives x1 the gradient where "
-                                        "the operands are unordered (CNTK 2.7's rule); NNabla "
-                                        "1.39 gives it to neither",
-                    "minimum2 grad x1": "ops/_picks.py pick_min: as maximum2"},
              note="x0 > x1 ? x0 : x1 (x0 < x1 for minimum2): NaN either side, infinities, a tie, "
                   "signed zeros (compared through signbit)")
 def nan__maximum2_minimum2(nn, F, r):

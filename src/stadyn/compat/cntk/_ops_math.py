@@ -219,14 +219,23 @@ def element_divide(left, right, name: str = ""):
 
 @float_arrays("left", "right")
 def element_max(left, right, name: str = ""):
-    """The larger of the two, element-wise."""
-    return binary(F.maximum2, left, right, name, "ElementMax")
+    """The larger of the two, element-wise: ``left > right ? left : right`` (a NaN in ``left``
+    gives ``right``, one in ``right`` NaN; a tie gives ``right``, which takes the gradient)."""
+    return binary(_element_max, left, right, name, "ElementMax")
 
 
 @float_arrays("left", "right")
 def element_min(left, right, name: str = ""):
-    """The smaller of the two, element-wise."""
-    return binary(F.minimum2, left, right, name, "ElementMin")
+    """The smaller of the two, element-wise: ``left < right ? left : right``."""
+    return binary(_element_min, left, right, name, "ElementMin")
+
+
+def _element_max(a, b):
+    return F.maximum2(a, b, rule="cntk")
+
+
+def _element_min(a, b):
+    return F.minimum2(a, b, rule="cntk")
 
 
 @float_arrays("base", "exponent")
