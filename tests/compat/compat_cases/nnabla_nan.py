@@ -5,8 +5,8 @@
 NNabla computes ``maximum2`` as ``x0 > x1 ? x0 : x1`` as CNTK 2.7 does (a NaN in ``x0`` gives
 ``x1``, one in ``x1`` NaN, a tie ``x1``), and its gradient goes to ``x0`` where ``x0 > x1``,
 to ``x1`` where ``x0 <= x1``: where the two are unordered (a NaN) to neither, where CNTK
-gives it to ``x1`` (``rule="cntk"`` of Stadyn's op, which ``element_max`` passes).  ``where`` selects: nothing of the branch not taken reaches the value or
-the gradients.
+gives it to ``x1`` (``rule="cntk"`` of Stadyn's op, which ``element_max`` passes).
+``where`` selects: nothing of the branch not taken reaches the value or the gradients.
 """
 
 import numpy as np
