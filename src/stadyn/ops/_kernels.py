@@ -433,4 +433,3 @@ def batch_norm_nnabla(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.
     if train:
         return _bn_train(x, weight, bias, float(eps))
     return _bn_eval(x, weight, bias, mean, var, float(eps)), None, None
-
