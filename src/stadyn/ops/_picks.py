@@ -26,11 +26,13 @@ from ._kernels import kernel_op
 def _pick_impl(a: torch.Tensor, b: torch.Tensor, smaller: bool, cntk: bool) -> torch.Tensor:
     dtype = torch.result_type(a, b)
     a, b = torch.broadcast_tensors(a.to(dtype), b.to(dtype))
-    if dtype.is_floating_point:
-        # a NaN in ``a`` never wins the comparison: b is taken there
-        a = torch.nan_to_num(a, nan=math.inf if smaller else -math.inf, posinf=math.inf,
-                             neginf=-math.inf)
-    return torch.clamp(b, max=a) if smaller else torch.clamp(b, min=a)
+    if not dtype.is_floating_point:
+        return torch.clamp(b, max=a) if smaller else torch.clamp(b, min=a)
+    # a NaN in ``a`` never wins the comparison: b is taken there.  The clamp writes over the
+    # NaN-free copy of ``a`` (one allocation: a fresh one costs more than a pass here)
+    out = torch.nan_to_num(a, nan=math.inf if smaller else -math.inf, posinf=math.inf,
+                           neginf=-math.inf)
+    return torch.clamp(b, max=out, out=out) if smaller else torch.clamp(b, min=out, out=out)
 
 
 def _pick_fake(a: torch.Tensor, b: torch.Tensor, smaller: bool, cntk: bool) -> torch.Tensor:
