@@ -376,7 +376,8 @@ def convolution_transpose(x: Variable, weight: Variable, bias: Variable | None,
 def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
             auto_pad: bool | Sequence[bool], average: bool) -> Variable:
     """CNTK's max or average pooling over the trailing ``len(window)`` axes; with auto-padding
-    the padding never wins a max and an average counts only the values inside the input.
+    the padding never wins a max and an average counts only the values inside the input.  A
+    max passes NaN by (CNTK 2.7's rule).
 
     Example:
         >>> import stadyn as sd
@@ -392,11 +393,11 @@ def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
     if symmetric is not None:
         if average:
             return F.average_pooling(x, window, strides, True, symmetric, including_pad=False)
-        return F.max_pooling(x, window, strides, True, symmetric)
+        return F.max_pooling(x, window, strides, True, symmetric, rule="cntk")
     widths = tuple(v for lo_hi in pads for v in lo_hi)
     if not average:
         return F.max_pooling(F.pad(x, widths, constant_value=float("-inf")), window, strides,
-                             True)
+                             True, rule="cntk")
     # The mean over the part of each window inside the input: window sums over a zero-padded
     # input divided by window sums over a padded mask of ones.
     ones = F.add_scalar(F.mul_scalar(x, 0.0), 1.0)
@@ -423,7 +424,8 @@ def divide(a: Variable | None, b: Variable) -> Variable:
 
 def hardmax(x: Variable, lead: int, sample: Sequence[int]) -> Variable:
     """CNTK's ``Hardmax``: per sample (the axes after the ``lead`` ones, of shape ``sample``),
-    1.0 at the first largest value in row-major order and 0.0 elsewhere, with no gradient.
+    1.0 at the first largest value in row-major order (the first value no later one exceeds:
+    a NaN first wins, a later one is passed by) and 0.0 elsewhere, with no gradient.
 
     Example:
         >>> import numpy as np, stadyn as sd
@@ -435,6 +437,6 @@ def hardmax(x: Variable, lead: int, sample: Sequence[int]) -> Variable:
     size = math.prod(sample)
     v = F.stop_gradient(x)
     flat = v if len(sample) == 1 else reshape_samples(v, lead, (size,))
-    index = F.max(flat, axis=flat.ndim - 1, keepdims=True, only_index=True)
+    index = F.max(flat, axis=flat.ndim - 1, keepdims=True, only_index=True, rule="cntk")
     hot = F.cast(F.one_hot(F.cast(index, "int64"), (size,)), "float32")
     return hot if len(sample) == 1 else reshape_samples(hot, lead, tuple(sample))

@@ -64,10 +64,12 @@ class ReduceFunctions:
         return self._reduce(_, axis, tag, "ReduceMean", lambda v, a: F.mean(v, a, keepdims=True))
 
     def ReduceMax(self, _, axis=None, tag=""):
-        return self._reduce(_, axis, tag, "ReduceMax", lambda v, a: F.max(v, a, keepdims=True))
+        return self._reduce(_, axis, tag, "ReduceMax", lambda v, a: F.max(v, a, keepdims=True,
+                                                                      rule="cntk"))
 
     def ReduceMin(self, _, axis=None, tag=""):
-        return self._reduce(_, axis, tag, "ReduceMin", lambda v, a: F.min(v, a, keepdims=True))
+        return self._reduce(_, axis, tag, "ReduceMin", lambda v, a: F.min(v, a, keepdims=True,
+                                                                      rule="cntk"))
 
     def ReduceLogSum(self, _, axis=None, tag=""):
         """``log (sum (exp x))`` over the axis, computed from its maximum (no overflow)."""

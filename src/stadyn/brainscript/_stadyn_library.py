@@ -448,7 +448,7 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         return self._node(F.abs(self._value(_, "Abs")), "Abs", tag)
 
     def Sqrt(self, _, tag=""):
-        return self._node(F.sqrt(self._value(_, "Sqrt")), "Sqrt", tag)
+        return self._node(F.sqrt(self._value(_, "Sqrt"), rule="cntk"), "Sqrt", tag)
 
     def Softmax(self, _, tag=""):
         """Softmax over all elements of each sample (CNTK's column)."""

@@ -197,7 +197,7 @@ class TensorFunctions:
         sample = tuple(x.shape[lead:])
         n = math.prod(sample)
         flat = S.reshape_samples(F.stop_gradient(x), lead, (n,))
-        index = F.max(flat, axis=flat.ndim - 1, keepdims=True, only_index=True)
+        index = F.max(flat, axis=flat.ndim - 1, keepdims=True, only_index=True, rule="cntk")
         hot = F.cast(F.one_hot(F.cast(index, "int64"), (n,)), np.dtype(x.dtype).name)
         return self._node(S.reshape_samples(hot, lead, sample), "Hardmax", tag)
 

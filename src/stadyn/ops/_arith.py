@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from ..graph import Variable
+from ._picks import cntk_sqrt, pick_max, pick_min
 from ._registry import op
 from ._sequence_axis import batch_matmul_rule
 
@@ -54,15 +55,34 @@ def pow2(x0, x1, inplace=False):
 
 
 @op(2, category=_A, elementwise=True)
-def maximum2(x0, x1):
-    """Element-wise maximum.  Example: ``F.maximum2(a, b)``."""
-    return torch.maximum(x0, x1)
+def maximum2(x0, x1, rule="nnabla"):
+    """Element-wise maximum, as CNTK 2.7 and NNabla 1.39 compute it: ``x0 > x1 ? x0 : x1``,
+    so a NaN in ``x0`` gives ``x1``, a NaN in ``x1`` gives NaN, and a tie gives ``x1``; the
+    gradient goes to the operand taken.  Where the two are unordered (a NaN) NNabla 1.39 gives
+    the gradient to neither, CNTK 2.7 (``rule="cntk"``, ``element_max``'s) to ``x1``.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.maximum2(sd.Variable.from_numpy_array([np.nan, 3.0, 2.0]),
+        ...                    sd.Variable.from_numpy_array([1.0, np.nan, 2.0]))
+        >>> y.d
+        array([ 1., nan,  2.], dtype=float32)
+    """
+    return pick_max(x0, x1, _cntk_rule("maximum2", rule))
 
 
 @op(2, category=_A, elementwise=True)
-def minimum2(x0, x1):
-    """Element-wise minimum.  Example: ``F.minimum2(a, b)``."""
-    return torch.minimum(x0, x1)
+def minimum2(x0, x1, rule="nnabla"):
+    """Element-wise minimum, ``x0 < x1 ? x0 : x1`` (NaN, ties and ``rule`` as
+    :func:`maximum2`).  Example: ``F.minimum2(a, b)``."""
+    return pick_min(x0, x1, _cntk_rule("minimum2", rule))
+
+
+def _cntk_rule(name: str, rule: str) -> bool:
+    if rule not in ("nnabla", "cntk"):
+        raise ValueError(f"{name}: rule={rule!r}: 'nnabla' or 'cntk'")
+    return rule == "cntk"
 
 
 @op(1, category=_A)
@@ -239,8 +259,22 @@ def cntk_log(x):
 
 
 @op(1, category=_M)
-def sqrt(x):
-    """Square root.  Example: ``F.sqrt(x)``."""
+def sqrt(x, rule="torch"):
+    """Square root; NaN for negative numbers, unless ``rule="cntk"``: CNTK 2.7's
+    ``sqrt(x > 0 ? x : 0)``, 0 for NaN and negative numbers, with the gradient
+    ``1 / (2 * sqrt)`` (inf there).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.sqrt(sd.Variable.from_numpy_array([4.0, -1.0]), rule="cntk")
+        >>> y.d
+        array([2., 0.], dtype=float32)
+    """
+    if rule == "cntk":
+        return cntk_sqrt(x)
+    if rule != "torch":
+        raise ValueError(f"sqrt: rule={rule!r}: 'torch' or 'cntk'")
     return torch.sqrt(x)
 
 

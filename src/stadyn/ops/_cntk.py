@@ -10,6 +10,7 @@ import torch
 
 from ..graph import is_training
 from ._kernels import kernel_op
+from ._picks import first_extreme_index
 from ._registry import op
 from ._sequence import step_mask
 from ._sequence_axis import unless_class_axis
@@ -59,9 +60,10 @@ def classification_error(output_vector, target_vector, axis=-1, topN=1):
     target's class, else 0; a soft target gives 1 minus its value there.  With ``topN`` > 1, 1
     where the target's class (its argmax) is not among the ``topN`` highest outputs (earlier
     classes first among equal ones), else 0.  The reduced axis is kept with size 1.  No
-    gradient.  The target is dense (one-hot or soft), of the output's shape.  A NaN output
-    counts as higher than any number (as ``torch.topk`` orders it), so a row of NaN is an
-    error.
+    gradient.  The target is dense (one-hot or soft), of the output's shape.  With ``topN`` 1
+    the prediction is CNTK 2.7's: the first output no later one exceeds, so a NaN is passed by
+    unless it comes first, when it is the prediction (a row of NaN predicts class 0); with
+    ``topN`` > 1 a NaN output counts as higher than any number.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -75,9 +77,8 @@ def classification_error(output_vector, target_vector, axis=-1, topN=1):
     z = output_vector.detach()
     dtype = z.dtype if z.dtype.is_floating_point else torch.float32
     if topN == 1:
-        hit = torch.gather(target_vector.detach().to(dtype), a,
-                           torch.argmax(z, dim=a, keepdim=True))
-        return torch.where(torch.isnan(z).any(dim=a, keepdim=True), 1.0, 1.0 - hit)
+        hit = torch.gather(target_vector.detach().to(dtype), a, first_extreme_index(z, a))
+        return 1.0 - hit
     target = torch.argmax(target_vector, dim=a, keepdim=True)
     score = torch.gather(z, a, target)
     # outputs above the target's (a NaN on either side counts: NaN <= x is false), and equal

@@ -10,6 +10,7 @@ import torch.nn.functional as TF
 
 from ..graph import is_training
 from . import _kernels as kernels
+from ._picks import cntk_max_pool
 from ._random import _generator
 from ._registry import op
 from ._sequence_axis import from_base_axis
@@ -157,12 +158,14 @@ def _explicit_pad(x, n, pad, extra, value):
 
 
 @op(1, category=_C)
-def max_pooling(x, kernel, stride=None, ignore_border=True, pad=None, channel_last=False):
+def max_pooling(x, kernel, stride=None, ignore_border=True, pad=None, channel_last=False,
+                rule="torch"):
     """Max over windows of the last ``len(kernel)`` axes (``stride`` defaults to ``kernel``).
 
     With ``ignore_border`` the output size is ``(W + 2P - K) // S + 1``; without it (NNabla's
     rule) ``(W + P - 1) // S + 1``, and the last windows may hang over the border.  Padding never
-    wins the max.
+    wins the max.  A NaN in a window is its max (as in NNabla 1.39) unless ``rule="cntk"``:
+    then, as CNTK 2.7, NaN is passed by and a window of NaN only gives -inf, with no gradient.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -175,11 +178,14 @@ def max_pooling(x, kernel, stride=None, ignore_border=True, pad=None, channel_la
                                                              pad)
     lead = tuple(x.shape[:-n])
     x3 = x.reshape((-1, 1) + sizes) if x.ndim != n + 2 else x
+    if rule not in ("torch", "cntk"):
+        raise ValueError(f"max_pooling: rule={rule!r}: 'torch' or 'cntk'")
+    pool = _MAXPOOL[n] if rule == "torch" else cntk_max_pool
     if any(extra) or any(2 * p > k for p, k in zip(pad, kernel)):
         x3 = _explicit_pad(x3, n, pad, extra, float("-inf"))
-        y = _MAXPOOL[n](x3, kernel, stride, 0)
+        y = pool(x3, kernel, stride, (0,) * n)
     else:
-        y = _MAXPOOL[n](x3, kernel, stride, pad)
+        y = pool(x3, kernel, stride, pad)
     y = y.reshape(lead + tuple(y.shape[-n:]))
     return _from_channel_first(y, channel_last, n0)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from ._picks import cntk_extreme, first_extreme_index
 from ._registry import op
 from ._sequence_axis import unless_axes
 from ._util import norm_axes
@@ -55,10 +56,14 @@ def prod(x, axis=None, keepdims=False):
     return y
 
 
-def _extreme(fn, x, axis, keepdims, with_index, only_index):
+def _extreme(fn, x, axis, keepdims, with_index, only_index, rule="torch"):
+    if rule not in ("torch", "cntk"):
+        raise ValueError(f"rule={rule!r}: 'torch' or 'cntk'")
     axes = norm_axes(axis, x.ndim)
     if axes is None:
         axes = list(range(x.ndim))
+    if rule == "cntk":
+        return _cntk_rule(fn is torch.min, x, axes, keepdims, with_index, only_index)
     if len(axes) == 1:
         values, index = fn(x, dim=axes[0], keepdim=keepdims)
     else:
@@ -76,14 +81,46 @@ def _extreme(fn, x, axis, keepdims, with_index, only_index):
     return values
 
 
+def _cntk_rule(smaller, x, axes, keepdims, with_index, only_index):
+    """CNTK 2.7's ReduceMax/Min and Argmax/Argmin (see :func:`max`)."""
+    index = None
+    if with_index or only_index:
+        keep = [a for a in range(x.ndim) if a not in axes]
+        moved = x.detach().permute(*keep, *axes).reshape(*[x.shape[a] for a in keep], -1)
+        index = first_extreme_index(moved, moved.ndim - 1, smaller)
+        shape = ([1 if a in axes else x.shape[a] for a in range(x.ndim)] if keepdims
+                 else [x.shape[a] for a in keep])
+        index = index.reshape(shape)
+        if only_index:
+            return index
+    values = cntk_extreme(x, axes, keepdims, smaller)
+    return (values, index) if with_index else values
+
+
 @op(1, category=_C, sequence=unless_axes())
-def max(x, axis=None, keepdims=False, with_index=False, only_index=False):  # noqa: A001
+def max(x, axis=None, keepdims=False, with_index=False, only_index=False,  # noqa: A001
+        rule="torch"):
     """Maximum over ``axis``; ``with_index`` also returns the (flat, over the reduced axes)
-    index; ``only_index`` returns just the index.  Example: ``F.max(x, axis=1)``."""
-    return _extreme(torch.max, x, axis, keepdims, with_index, only_index)
+    index; ``only_index`` returns just the index.  ``rule="cntk"`` computes CNTK 2.7's
+    ``reduce_max`` and ``argmax``: NaN is passed by (only NaN: NaN), every value equal to the
+    maximum takes the gradient, and the index is the first value no later one exceeds (a NaN
+    in the first place wins); ``"torch"`` (the default) propagates NaN, the gradient goes to
+    the one index taken, and the index is the first largest, a NaN counting as largest.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     x = sd.Variable.from_numpy_array(np.array([[np.nan, 1.0, 2.0, 2.0]]))
+        ...     y = F.max(x, axis=1, rule="cntk")
+        >>> y.d
+        array([2.], dtype=float32)
+    """
+    return _extreme(torch.max, x, axis, keepdims, with_index, only_index, rule)
 
 
 @op(1, category=_C, sequence=unless_axes())
-def min(x, axis=None, keepdims=False, with_index=False, only_index=False):  # noqa: A001
-    """Minimum over ``axis`` (see :func:`max`).  Example: ``F.min(x, axis=1)``."""
-    return _extreme(torch.min, x, axis, keepdims, with_index, only_index)
+def min(x, axis=None, keepdims=False, with_index=False, only_index=False,  # noqa: A001
+        rule="torch"):
+    """Minimum over ``axis`` (see :func:`max`; ``rule="cntk"``: CNTK 2.7's ``reduce_min`` and
+    ``argmin``).  Example: ``F.min(x, axis=1)``."""
+    return _extreme(torch.min, x, axis, keepdims, with_index, only_index, rule)

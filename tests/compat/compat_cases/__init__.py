@@ -23,7 +23,7 @@ MODULES = {
              "cntk_runs_state", "cntk_loaded_model", "cntk_graph_fidelity",
              "cntk_recurrent_constants", "cntk_user_programs", "cntk_docstring_fixes",
              "cntk_review_mends", "cntk_graph_after_run", "cntk_op_edges",
-             "cntk_schedules", "cntk_fidelity_fixes", "cntk_modules"],
+             "cntk_schedules", "cntk_fidelity_fixes", "cntk_modules", "cntk_nan"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
                "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn", "nnabla_save",
                "nnabla_augment", "nnabla_functions_extra", "nnabla_solvers_more",
@@ -40,7 +40,7 @@ MODULES = {
                "nnabla_graph_reruns", "nnabla_fidelity_2", "nnabla_solver_fidelity",
                "nnabla_kept_arrays", "nnabla_object_model", "nnabla_fuzz_found",
                "nnabla_refusals", "nnabla_fidelity_3", "nnabla_fidelity_4",
-               "nnabla_modules"],
+               "nnabla_modules", "nnabla_nan"],
 }
 
 

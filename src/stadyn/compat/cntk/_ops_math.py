@@ -21,7 +21,8 @@ from ... import cntk_semantics as S
 from ... import functions as F
 from ._deferred import defer_module
 from . import _graph as G
-from ._adapt import binary, const, float_arrays, named, one_op, operand, wrap
+from ._adapt import (_tensor, batched, binary, const, float_arrays, named, one_op, operand,
+                     operands_dtype, same_dtype, wrap)
 from ._mixins import GraphObject
 
 __all__ = ["relu", "sigmoid", "tanh", "elu", "selu", "leaky_relu", "param_relu", "softplus",
@@ -57,7 +58,8 @@ tanh = _u("tanh", "Tanh", F.tanh, "The hyperbolic tangent.")
 exp = _u("exp", "Exp", F.exp, "``e ** x``.")
 log = _u("log", "Log", F.cntk_log,
         "The natural logarithm (-85.1 below 1e-37, as in CNTK 2.7).")
-sqrt = _u("sqrt", "Sqrt", F.sqrt, "The square root.")
+sqrt = _u("sqrt", "Sqrt", lambda v: F.sqrt(v, rule="cntk"),
+          "The square root; 0 for NaN and negative numbers (CNTK 2.7's ``sqrt(max(x, 0))``).")
 abs = _u("abs", "Abs", F.abs, "The absolute value.")  # noqa: A001
 square = _u("square", "ElementTimes", lambda v: F.mul2(v, v), "``x * x``.")
 negate = _u("negate", "Negate", lambda v: F.mul_scalar(v, -1.0), "``-x``.")
@@ -217,14 +219,23 @@ def element_divide(left, right, name: str = ""):
 
 @float_arrays("left", "right")
 def element_max(left, right, name: str = ""):
-    """The larger of the two, element-wise."""
-    return binary(F.maximum2, left, right, name, "ElementMax")
+    """The larger of the two, element-wise: ``left > right ? left : right`` (a NaN in ``left``
+    gives ``right``, one in ``right`` NaN; a tie gives ``right``, which takes the gradient)."""
+    return binary(_element_max, left, right, name, "ElementMax")
 
 
 @float_arrays("left", "right")
 def element_min(left, right, name: str = ""):
-    """The smaller of the two, element-wise."""
-    return binary(F.minimum2, left, right, name, "ElementMin")
+    """The smaller of the two, element-wise: ``left < right ? left : right``."""
+    return binary(_element_min, left, right, name, "ElementMin")
+
+
+def _element_max(a, b):
+    return F.maximum2(a, b, rule="cntk")
+
+
+def _element_min(a, b):
+    return F.minimum2(a, b, rule="cntk")
 
 
 @float_arrays("base", "exponent")
@@ -277,11 +288,6 @@ def _eq(a, b):
 
 def _ne(a, b):
     return F.r_sub_scalar(_eq(a, b), 1.0)
-
-
-def _nonzero(v):
-    """1.0 where ``v`` is not 0, else 0.0 (``element_select``'s flag, as CNTK 2.7 reads it)."""
-    return F.cast(F.greater(F.abs(v), F.mul_scalar(v, 0.0)), "float32")
 
 
 def _truth(v):
@@ -348,12 +354,24 @@ def element_not(x, name: str = ""):
 
 
 def element_select(flag, value_if_true, value_if_false, name: str = ""):
-    """``value_if_true`` where ``flag`` is non-zero, else ``value_if_false`` (all three
-    broadcast)."""
-    picked = binary(lambda t, f: F.sub2(t, f), value_if_true, value_if_false)
-    out = binary(lambda c, d: F.mul2(_nonzero(c), d), flag, picked)
-    return named(one_op(binary(F.add2, out, value_if_false), flag, value_if_true,
-                        value_if_false), name, "Select")
+    """``value_if_true`` where ``flag`` is not 0 (NaN and infinities count as true, -0.0 as
+    false), else ``value_if_false``; the three broadcast.  A select, not arithmetic, as in
+    CNTK 2.7: a NaN or an infinity in the branch not taken reaches neither the value nor the
+    gradients, so ``element_select(x > 0, log(x), 0 * x)`` has no NaN.  No gradient to
+    ``flag``."""
+    dtype = operands_dtype(flag, value_if_true, value_if_false)
+    c, t, f = same_dtype([_tensor(operand(v, dtype), dtype)
+                          for v in (flag, value_if_true, value_if_false)])
+    bc, bt, bf = batched(flag), batched(value_if_true), batched(value_if_false)
+    # every batched operand to the highest sample rank (sample axes align on the right)
+    t, f = S.broadcast_pair(t, f, bt, bf)
+    t, c = S.broadcast_pair(t, c, bt, bc)
+    f, c = S.broadcast_pair(f, c, bf, bc)
+    if c.ndim < max(t.ndim, f.ndim):
+        # NumPy's right alignment: F.where would align a lower-rank condition on the left
+        c = F.reshape(c, (1,) * (max(t.ndim, f.ndim) - c.ndim) + tuple(c.shape))
+    out = F.where(c, t, f)
+    return named(wrap(one_op(out, flag, value_if_true, value_if_false)), name, "Select")
 
 
 # -- n-ary ---------------------------------------------------------------------------------------

@@ -117,8 +117,8 @@ def _log_sum_exp(v, axes, keep):
 
 reduce_sum = _reducer("ReduceSum", lambda v, a, k: F.sum(v, axis=a, keepdims=k))
 reduce_mean = _reducer("ReduceMean", lambda v, a, k: F.mean(v, axis=a, keepdims=k))
-reduce_max = _reducer("ReduceMax", lambda v, a, k: F.max(v, axis=a, keepdims=k))
-reduce_min = _reducer("ReduceMin", lambda v, a, k: F.min(v, axis=a, keepdims=k))
+reduce_max = _reducer("ReduceMax", lambda v, a, k: F.max(v, axis=a, keepdims=k, rule="cntk"))
+reduce_min = _reducer("ReduceMin", lambda v, a, k: F.min(v, axis=a, keepdims=k, rule="cntk"))
 reduce_prod = _reducer("ReduceProd", lambda v, a, k: F.prod(v, axis=a, keepdims=k))
 reduce_log_sum_exp = _reducer("ReduceLogSum", _log_sum_exp)
 reduce_l1 = _reducer("ReduceL1", lambda v, a, k: F.sum(F.abs(v), axis=a, keepdims=k))
@@ -137,9 +137,10 @@ def _arg(fn, op_name: str):
         v = operand(x)
         if axis is None:
             flat = reshape_samples(v, lead_axes(x), (math.prod(sample_shape(x)),))
-            out = fn(flat, axis=flat.ndim - 1, keepdims=False, only_index=True)
+            out = fn(flat, axis=flat.ndim - 1, keepdims=False, only_index=True, rule="cntk")
         else:
-            out = fn(v, axis=sample_axis(x, int(axis)), keepdims=True, only_index=True)
+            out = fn(v, axis=sample_axis(x, int(axis)), keepdims=True, only_index=True,
+                     rule="cntk")
         return named(wrap(one_op(F.cast(out, "float32"), v)), name, "ReduceElements")
     return arg
 

@@ -1,0 +1,178 @@
+"""NaN, infinities and ties through the comparison ops (``ops/_picks.py``): ``maximum2`` and
+``minimum2`` (``a > b ? a : b``, CNTK 2.7's and NNabla 1.39's), ``where``, ``max``/``min``
+with ``rule="cntk"`` (CNTK 2.7's ``reduce_max`` and ``argmax``), and ``max_pooling`` and
+``sqrt`` with ``rule="cntk"``, held to NumPy and run in the
+dynamic mode, the static plan and the step program, which must agree bit for bit (NaN where
+NaN).  The real frameworks' side: ``tests/compat/compat_cases/cntk_nan.py`` and
+``nnabla_nan.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+import stadyn.functions as F
+import stadyn.solvers as S
+
+NAN, INF = np.nan, np.inf
+A = np.array([[NAN, INF, -INF, 1, -0.0, 0, 2, NAN, 3, -INF, INF, 5]], np.float32)
+B = np.array([[1, 1, 1, 1, 0.0, -0.0, 2, NAN, NAN, INF, -INF, NAN]], np.float32)
+FLAG = np.array([[1, 0, NAN, INF, -0.0, 0, -1, 1, 0, 1, 0, 0.5]], np.float32)
+ROWS = np.array([[NAN, 1, 2, 2], [1, NAN, 3, 0], [2, 2, 1, 0], [-INF, -INF, -INF, -INF],
+                 [INF, 1, INF, 0], [NAN, NAN, NAN, NAN], [-INF, 0, 1, -INF], [3, 3, NAN, 3],
+                 [-0.0, 0.0, -1, -1]], np.float32)
+# windows of 2 x 2: NaN first, ties, -inf only, NaN only, inf among NaN
+IMAGE = np.array([[[[NAN, 1, 2, 3, NAN, NAN],
+                    [0, 0, 5, 5, NAN, NAN],
+                    [-INF, -INF, INF, 1, 1, NAN],
+                    [-INF, -INF, NAN, NAN, NAN, 4]]]], np.float32)
+
+
+def _first_extreme(rows, smaller=False):
+    """CNTK 2.7's scan: keep the first value, replace it only by a strictly better one."""
+    out = []
+    for row in rows:
+        best, at = row[0], 0
+        for i, v in enumerate(row[1:], 1):
+            if (v < best) if smaller else (v > best):
+                best, at = v, i
+        out.append(at)
+    return np.array(out)
+
+
+def _expected(name):
+    """(value, gradients of sum(value * 1) w.r.t. the inputs) by NumPy."""
+    with np.errstate(invalid="ignore"):
+        if name.startswith(("maximum2", "minimum2")):
+            bigger = name.startswith("maximum2")
+            took_a = A > B if bigger else A < B
+            # unordered pairs (a NaN): CNTK 2.7 gives b the gradient, NNabla 1.39 neither
+            took_b = ~took_a if name.endswith("cntk") else (A <= B if bigger else A >= B)
+            return np.where(took_a, A, B), [took_a.astype(np.float32),
+                                            took_b.astype(np.float32)]
+        if name == "where":
+            pick = FLAG != 0
+            return np.where(pick, A, B), [pick.astype(np.float32), (~pick).astype(np.float32)]
+        if name == "sqrt cntk":
+            # CNTK 2.7's Source/Math/TensorOps.h: sqrt(z > 0 ? z : 0), gradient 1 / (2 sqrt)
+            with np.errstate(divide="ignore"):
+                value = np.sqrt(np.where(A > 0, A, np.float32(0)))
+                return value, [(0.5 / value).astype(np.float32)]
+        if name == "max_pooling cntk":
+            # CNTK 2.7: NaN passed by, a window of NaN only gives -inf; the first value equal
+            # to the result takes the gradient (none for a window of NaN only)
+            value = np.full((1, 1, 2, 3), -INF, np.float32)
+            grad = np.zeros_like(IMAGE)
+            for i in range(2):
+                for j in range(3):
+                    window = IMAGE[0, 0, 2 * i:2 * i + 2, 2 * j:2 * j + 2].ravel()
+                    if not np.isnan(window).all():
+                        value[0, 0, i, j] = np.nanmax(window)
+                        k = int(np.flatnonzero(window == value[0, 0, i, j])[0])
+                        grad[0, 0, 2 * i + k // 2, 2 * j + k % 2] = 1
+            return value, [grad]
+        if name in ("max cntk", "min cntk"):
+            reduce = np.nanmax if name == "max cntk" else np.nanmin
+            import warnings
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)   # the row of NaN only
+                y = reduce(ROWS, axis=1)
+            return y, [(ROWS == y[:, None]).astype(np.float32)]
+    raise KeyError(name)
+
+
+BUILD = {
+    "maximum2": (lambda a, b: F.maximum2(a, b), (A, B)),
+    "minimum2": (lambda a, b: F.minimum2(a, b), (A, B)),
+    "maximum2 cntk": (lambda a, b: F.maximum2(a, b, rule="cntk"), (A, B)),
+    "minimum2 cntk": (lambda a, b: F.minimum2(a, b, rule="cntk"), (A, B)),
+    "where": (lambda a, b: F.where(sd.Variable.from_numpy_array(FLAG), a, b), (A, B)),
+    "max cntk": (lambda x: F.max(x, axis=1, rule="cntk"), (ROWS,)),
+    "min cntk": (lambda x: F.min(x, axis=1, rule="cntk"), (ROWS,)),
+    "max_pooling cntk": (lambda x: F.max_pooling(x, (2, 2), rule="cntk"), (IMAGE,)),
+    "sqrt cntk": (lambda x: F.sqrt(x, rule="cntk"), (A,)),
+}
+
+
+def _dynamic(name):
+    build, data = BUILD[name]
+    with sd.auto_forward():
+        xs = [sd.Variable.from_numpy_array(d, need_grad=True) for d in data]
+        y = build(*xs)
+        y.backward(np.ones(y.shape, np.float32))
+    return y.d.copy(), [x.g.copy() for x in xs]
+
+
+def _static(name):
+    build, data = BUILD[name]
+    xs = [sd.Variable.from_numpy_array(d, need_grad=True) for d in data]
+    y = build(*xs)
+    y.forward()
+    for x in xs:
+        x.g = 0
+    y.backward(np.ones(y.shape, np.float32))
+    return y.d.copy(), [x.g.copy() for x in xs]
+
+
+def _step(name):
+    """The value and the gradients as ``compile_step``'s program (forward, backward and an
+    SGD update as one traced program) leaves them."""
+    build, data = BUILD[name]
+    xs = [sd.Variable.from_numpy_array(d, need_grad=True) for d in data]
+    y = build(*xs)
+    loss = F.sum(y * 1.0)
+    solver = S.Sgd(lr=1.0)
+    solver.set_parameters({f"x{i}": x for i, x in enumerate(xs)})
+    step = sd.compile_step(loss, solver, outputs=[y], compile=False)
+    step()
+    grads = [x.g.copy() for x in xs]
+    return y.d.copy(), grads
+
+
+@pytest.mark.parametrize("name", sorted(BUILD))
+def test_values_and_gradients_match_numpy_in_every_mode(name):
+    value, grads = _expected(name)
+    runs = {"dynamic": _dynamic(name), "static": _static(name)}
+    for mode, (got, got_grads) in runs.items():
+        np.testing.assert_array_equal(got, value, err_msg=f"{name} {mode}")
+        # the sign of a zero too (a tie gives the second operand)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(value),
+                                      err_msg=f"{name} {mode} signbit")
+        assert len(got_grads) == len(grads)
+        for g, e in zip(got_grads, grads):
+            np.testing.assert_array_equal(g, e, err_msg=f"{name} {mode} gradient")
+
+
+@pytest.mark.parametrize("name", sorted(BUILD))
+def test_the_step_program_computes_what_the_static_plan_does(name):
+    static_value, static_grads = _static(name)
+    value, grads = _step(name)
+    np.testing.assert_array_equal(value, static_value)
+    for g, e in zip(grads, static_grads):
+        np.testing.assert_array_equal(g, e)
+
+
+@pytest.mark.parametrize("smaller", [False, True])
+def test_cntk_index_is_the_first_value_no_later_one_exceeds(smaller):
+    fn = F.min if smaller else F.max
+    expected = _first_extreme(ROWS, smaller)
+    with sd.auto_forward():
+        got = fn(sd.Variable.from_numpy_array(ROWS), axis=1, only_index=True, rule="cntk").d
+    np.testing.assert_array_equal(got, expected)
+    x = sd.Variable.from_numpy_array(ROWS)
+    index = fn(x, axis=1, only_index=True, rule="cntk")
+    index.forward()
+    np.testing.assert_array_equal(index.d, expected)
+    # several axes: the flat index over them, keepdims
+    with sd.auto_forward():
+        both = fn(sd.Variable.from_numpy_array(ROWS[1:3]), axis=(0, 1), keepdims=True,
+                  with_index=True, rule="cntk")
+    assert both[1].d.shape == (1, 1)
+    assert int(both[1].d.reshape(())) == _first_extreme(ROWS[1:3].reshape(1, -1), smaller)[0]
+
+
+def test_an_unknown_rule_is_refused():
+    with sd.auto_forward(), pytest.raises(ValueError, match="rule='numpy'"):
+        F.max(sd.Variable.from_numpy_array(ROWS), axis=1, rule="numpy")
