@@ -34,10 +34,13 @@ from .._fileutil import atomic_write
 from ..graph import Variable
 from . import _cntk_write_proto as P
 from ._cntk_format import OP_NAMES
+from ._cntk_write_more import RULES as _LATER_RULES, WRITTEN_WHERE as _WRITTEN_WHERE, \
+    add_bias, element_divide
 from ._cntk_write_ops import RULES as _MORE_RULES
 from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, key, walk
 
-__all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OPS"]
+__all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OPS",
+           "WRITTEN_WHERE"]
 
 # CNTK 2.7's PrimitiveOpType ids, by the op names the reader decodes them to
 _OP = {name: k for k, name in OP_NAMES.items()}
@@ -57,6 +60,8 @@ class _Writer:
         self.leaf_shapes: dict[int, tuple] = {}   # id(leaf) -> its shape in CNTK
         self.folded: dict[int, Variable] = {}      # id(a leaf reshaped) -> the leaf
         self.auto_padded: dict[int, tuple] = {}   # id(a padded input) -> its axes padded
+        self.fused: dict[int, object] = {}        # id(a node) -> the node written in its place
+        self.made_by: dict[int, tuple] = {}       # id(a value) -> (CNTK op, inputs) shown
 
     # -- leaves ------------------------------------------------------------------------------
     def leaf(self, v: Variable, kind: str, name: str) -> str:
@@ -77,7 +82,7 @@ class _Writer:
     def placeholder(self, v: Variable) -> str:
         """The placeholder standing for the argument ``v`` inside a block."""
         uid = f"Placeholder{next(self.count)}"
-        batched = id(v) in self.batched
+        batched = id(v) in self.batched or getattr(v, "batched", False)
         self.leaves.append({"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
                             "type": P.text("Variable"), "kind": P.size_t(4),
                             "name": P.text(""), "shape": P.shape(v.shape[1:] if batched
@@ -96,28 +101,31 @@ class _Writer:
 
     def fixed_block(self, op_name: str, name: str, ins: Sequence[Variable],
                     uids: Sequence[str], constants: Sequence[float], body,
-                    attributes: dict | None = None) -> str:
+                    attributes: dict | None = None, composite_name: str = "") -> str:
         """A block CNTK 2.7 builds for one op (``element_divide``'s
         ``ElementDivide``, ``element_and``'s ``And``): a placeholder for each of ``ins``
         (read as ``uids`` outside), the scalar ``constants`` as the block's leaves, and the
         functions ``body(writer, placeholders, constants, name)`` adds (returning its root's
         output uid); ``attributes``: the block function's own (a reduction's axes); returns
-        the block function's uid (as :meth:`function` does)."""
+        the block function's uid (as :meth:`function` does); ``composite_name``: the name of
+        the block's composite (``MultiAxisReduce``'s ``_static_axes_subop``)."""
         placeholders = [self.placeholder(v) for v in ins]
         leaves = [self.constant(c, ins[0]) for c in constants]
         root = body(self, placeholders, leaves, name)
         out = self._block_function(op_name, name, leaves, placeholders, list(uids), root,
-                                   attributes)
+                                   attributes, composite_name)
         return out.rpartition("_Output_")[0]
 
     def _block_function(self, op_name: str, name: str, leaves: Sequence[str],
                         keys: Sequence[str], values: Sequence[str], root: str,
-                        attributes: dict | None = None) -> str:
+                        attributes: dict | None = None, composite_name: str = "") -> str:
         uid = f"Block{next(self.count)}"
         composite = {"version": P.size_t(_COMPOSITE_VERSION),
                      "type": P.text("CompositeFunction"),
                      "root": P.text(root.rpartition("_Output_")[0]),
                      "uid": P.text(f"CompositeFunction{next(self.count)}")}
+        if composite_name:
+            composite["name"] = P.text(composite_name)
         entry = {"version": P.size_t(_FUNCTION_VERSION), "type": P.text("PrimitiveFunction"),
                  "uid": P.text(uid), "op": P.size_t(57),
                  "inputs": P.vector([P.text(i) for i in list(leaves) + list(values)]),
@@ -225,15 +233,6 @@ def _affine(w, ins, uids, attrs, out, name):
     return w.function("Plus", [times + "_Output_0", uids[2]], name=name)
 
 
-def _softmax(op):
-    def rule(w, ins, uids, attrs, out, name):
-        x = ins[0]
-        if w.static_rank(x) != 1 or w.static_axis_index(x, attrs["axis"]) != 0:
-            raise CntkWriteUnsupported(op, "only over a vector's one static axis")
-        return w.function(op, uids[:1], name=name)
-    return rule
-
-
 def _reshape(w, ins, uids, attrs, out, name):
     x = ins[0]
     nb = 1 if id(x) in w.batched else 0
@@ -290,13 +289,7 @@ def _convolution(w, ins, uids, attrs, out, name):
                       name="" if bias is not None else name)
     if bias is None:
         return conv
-    bias = w.folded.get(id(bias), bias)
-    if len(bias.shape) == n + 1:                  # already (out, 1, 1)
-        return w.function("Plus", [conv + "_Output_0", uids[2]], name=name)
-    shaped = w.function("Reshape", [uids[2]], {
-        "newShape": P.shape((bias.shape[0],) + (1,) * n), "beginAxis": P.static_axis(0),
-        "endAxis": P.static_axis(len(bias.shape))})
-    return w.function("Plus", [conv + "_Output_0", shaped + "_Output_0"], name=name)
+    return add_bias(w, conv, bias, uids[2], n, name)
 
 
 def _pooling(kind):
@@ -342,12 +335,6 @@ def _fixed_block(op, constants, body):
     return rule
 
 
-def _element_divide(w, p, c, name):
-    # (CNTK 2.7 gives the block's name to the ElementTimes inside too)
-    inverse = w.function("Reciprocal", [p[1]]) + "_Output_0"
-    return w.function("ElementTimes", [p[0], inverse], name=name) + "_Output_0"
-
-
 def _truths(w, p, zero):
     return [w.function("Greater", [u, zero]) + "_Output_0" for u in p]
 
@@ -376,14 +363,13 @@ def _not(w, p, c, name):
 
 
 _RULES = {
-    "identity": None,       # (written as nothing: its output is its input)
     "relu": _unary("ReLU"), "tanh": _unary("Tanh"), "sigmoid": _unary("StableSigmoid"),
     "exp": _unary("Exp"), "cntk_log": _unary("Log"),
     "sqrt": _unary("Sqrt"), "abs": _unary("Abs"),
     "floor": _unary("Floor"), "elu": _elu,
     "add2": _binary("Plus"), "sub2": _binary("Minus"), "mul2": _binary("ElementTimes"),
     "add_scalar": _scalar("Plus"), "mul_scalar": _scalar("ElementTimes"),
-    "affine": _affine, "softmax": _softmax("Softmax"),
+    "affine": _affine,
     "reshape": _reshape, "concatenate": _concatenate, "dropout": _dropout,
     "convolution": _convolution, "max_pooling": _pooling("max"),
     "average_pooling": _pooling("average"), "cntk_batch_normalization": _batch_normalization,
@@ -395,24 +381,26 @@ _RULES.update({"cntk:" + op: _unary(op) for op in (
     "Floor", "Log", "Reciprocal", "Hardmax", "StopGradient", "Negate")})
 _RULES.update({"cntk:" + op: _binary(op) for op in (
     "Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual")})
-_RULES.update({"cntk:ElementDivide": _fixed_block("ElementDivide", (), _element_divide),
+_RULES.update({"cntk:ElementDivide": _fixed_block("ElementDivide", (), element_divide),
                "cntk:And": _fixed_block("And", (0.0,), _and),
                "cntk:Or": _fixed_block("Or", (0.0,), _or),
                "cntk:Xor": _fixed_block("Xor", (0.0,), _xor),
                "cntk:Not": _fixed_block("Not", (0.0, 1.0), _not)})
 _RULES.update(_MORE_RULES)
+_RULES.update(_LATER_RULES)
 # Catalog ops whose CNTK namesakes compute otherwise: refused (so Function.save falls back to
 # Stadyn's format); the compat's own ops (cntk_log, the ElementDivide and Reciprocal it marks)
 # are CNTK's and written
 _DIFFERENT = {
     "log": "CNTK's Log gives -85.1 at 0, not -inf (stadyn.compat.cntk's log is CNTK's)",
-    "div2": "CNTK's division gives 0 where the divisor is 0, not inf or nan "
-            "(stadyn.compat.cntk's element_divide is CNTK's)",
-    # (CNTK 2.7's pow(0, -1) is 0; stadyn.compat.cntk's pow gives inf there)
-    "pow2": "CNTK's Pow gives 0 for 0 to a negative power, not inf"}
+}
 #: The catalog ops a CNTK v2 model file can be written with (``cntk:<Op>``: CNTK ops the caller
-#: shows as one op, whatever catalog ops compute them, written as that one op).
-WRITABLE_OPS = tuple(sorted(_RULES))
+#: shows as one op, whatever catalog ops compute them, written as that one op); the ops of
+#: :data:`WRITTEN_WHERE` are written only where their condition holds.
+WRITABLE_OPS = tuple(sorted(set(_RULES) - set(_WRITTEN_WHERE)))
+#: Ops CNTK 2.7 computes otherwise than Stadyn at some inputs, written only where the graph
+#: shows those inputs cannot occur: op -> where it is written.
+WRITTEN_WHERE = dict(_WRITTEN_WHERE)
 
 
 def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
@@ -450,14 +438,17 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         if any(id(i) in batched for i in node.inputs):
             batched.update(id(o) for o in node.outputs if o is not None)
     w = _Writer(batched, name_of)
+    w.made_by = {id(n.outputs[0]): (n.spec.name[len("cntk:"):], n.inputs) for n in nodes
+                 if n.spec.name.startswith("cntk:")}
     skipped = fold_shapes(w, nodes)               # (the nodes written as part of another)
     for node in nodes:                            # refuse before writing anything
         if id(node) in skipped:
             continue
-        if node.spec.name in _DIFFERENT:
-            raise CntkWriteUnsupported(node.spec.name, _DIFFERENT[node.spec.name])
-        if node.spec.name not in _RULES:
-            raise CntkWriteUnsupported(node.spec.name, "the writer has no rule for this op")
+        op = w.fused.get(id(node), node).spec.name
+        if op in _DIFFERENT:
+            raise CntkWriteUnsupported(op, _DIFFERENT[op])
+        if op not in _RULES:
+            raise CntkWriteUnsupported(op, "the writer has no rule for this op")
         if len([o for o in node.outputs if o is not None]) > 1:
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs")
     blocks, scope = find_blocks(nodes, block_of)
@@ -495,19 +486,21 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             continue
         out = node.outputs[0]
         here = scope.get(key(node))
-        ins, attrs = node.spec.split_arguments(node.args, node.kwargs)
+        src = w.fused.get(id(node), node)         # (a crop's deconvolution: written as one)
+        ins, attrs = src.spec.split_arguments(src.args, src.kwargs)
         ins = [i for i in ins if i is not None]
-        uids = [read(i, here, node.spec.name) for i in ins]
-        rule = _RULES[node.spec.name]
+        uids = [read(i, here, src.spec.name) for i in ins]
+        rule = _RULES[src.spec.name]
         block = blocks.get(id(out))
         name = "" if block is not None else name_of(out)
-        uid = uids[0] if rule is None else rule(w, ins, uids, attrs, out, name) + "_Output_0"
+        made = rule(w, ins, uids, attrs, out, name)
+        uid = uids[0] if made is None else made + "_Output_0"   # (None: nothing written)
         if block is None:
             produced[id(out)] = (uid, here)
             continue
         outer = next((b for b in sorted(blocks.values(), key=lambda b: len(b.inside))
                       if b is not block and key(node) in b.inside), None)
-        if rule is None or uid in block.placeholders.values():
+        if made is None or uid in block.placeholders.values():
             raise CntkWriteUnsupported(block.op_name, "a layer whose output is its input")
         produced[id(out)] = (w.block(block, uid, [read(a, outer, block.op_name)
                                                   for a in block.arguments]), outer)
