@@ -248,7 +248,8 @@ def test_a_cntk_written_file_divides_by_zero_and_breaks_hardmax_ties_as_cntk():
     ("more_ops", "cntk_native_more.json", networks.MORE),
     ("losses", "cntk_native_losses.json", ["ce", "err"]),
     ("axes_ops", "cntk_native_axes.json", networks.AXES),
-    ("layers_more", "cntk_native_layers.json", networks.LAYERS_MORE)])
+    ("layers_more", "cntk_native_layers.json", networks.LAYERS_MORE),
+    ("sequences", "cntk_native_sequences.json", networks.SEQUENCES)])
 def test_more_ops_load_in_cntk_as_the_graph_cntk_builds(name, native, outputs):
     # the file written for more_ops and losses (before: Stadyn's format, warned, for every one
     # of them), as CNTK 2.7 loaded it, is the graph CNTK 2.7 builds itself for the same calls
@@ -258,8 +259,11 @@ def test_more_ops_load_in_cntk_as_the_graph_cntk_builds(name, native, outputs):
     # axes_ops: the Softmax block along one axis of a matrix, the ReduceElements /
     # MultiAxisReduce blocks along some axes, OneHotOp of a Floor, Pow of a positive base,
     # NoOp; layers_more: the LayerNormalization and ConvolutionTranspose blocks (automatic
-    # padding, strides, output shape), Label's NoOp (before: Stadyn's format for all of
-    # those) -- op names, names, order, shapes; and CNTK 2.7's outputs of its own graph
+    # padding, strides, output shape), Label's NoOp; sequences: inputs on a sequence axis,
+    # a Dense per step, PastValue, FutureValue, Recurrence(LSTM) both ways (the LSTM block
+    # whose two outputs come back through delays, a named Recurrence's NoOp) and an
+    # Embedding+LSTM+Dense tagger (before: Stadyn's format for all of those) -- op names,
+    # names, order, shapes; and CNTK 2.7's outputs of its own graph
     with open(os.path.join(FIXTURES, native)) as f:
         native = json.load(f)
     values = native.pop("outputs_values")
@@ -396,3 +400,24 @@ def test_an_even_kernel_with_pad_is_written_with_cntks_automatic_padding(tmp_pat
     assert conv["attributes"]["autoPadding"] == [True, True, False]
     assert conv["attributes"]["lowerPad"] == conv["attributes"]["upperPad"] == {"shape": [0, 0, 0]}
     assert all(f["op"] != 83 for f in functions)                     # no Pad
+
+
+@pytest.mark.parametrize("which", ["the network saved", "the file read back"])
+def test_sequences_of_different_lengths_give_cntks_outputs(written, which):
+    # cntk_ragged.npz: CNTK 2.7 evaluating the file written for the sequences network on
+    # sequences of 4, 2, 3 and 1 steps (PastValue / FutureValue at each sequence's ends, the
+    # LSTMs both ways, the tagger); the network Stadyn saved and Stadyn's reading of the file
+    # give the same, sequence by sequence (before: Stadyn's format, warned)
+    ragged = dict(np.load(os.path.join(FIXTURES, "cntk_ragged.npz")))
+    seqs = [ragged[f"in/{k}"] for k in range(len(make_refs.RAGGED))]
+    assert [len(s) for s in seqs] == list(make_refs.RAGGED)
+    if which == "the network saved":
+        f, _ = networks.build(C)["sequences"]
+    else:
+        f = C.load_model(os.path.join(written[0], "sequences.model"))
+    got = f.eval({f.arguments[0]: seqs})
+    assert [o.name for o in f.outputs] == networks.SEQUENCES
+    for o in f.outputs:
+        for k, v in enumerate(got[o]):
+            np.testing.assert_allclose(np.asarray(v), ragged[f"{o.name}/{k}"], rtol=1e-5,
+                                       atol=1e-6)

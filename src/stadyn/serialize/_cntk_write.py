@@ -47,6 +47,15 @@ _OP = {name: k for k, name in OP_NAMES.items()}
 _FUNCTION_VERSION, _VARIABLE_VERSION, _COMPOSITE_VERSION = 24, 1, 3
 _KIND = {"input": 0, "parameter": 2, "constant": 3}
 _BATCH_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, "defaultBatchAxis", False)
+_SEQUENCE_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, "defaultDynamicAxis", True)
+# the ops written over values on a sequence axis (step by step, or PastValue / FutureValue);
+# any other op reading a sequence is refused
+_SEQUENCE_OPS = frozenset((
+    "relu", "tanh", "sigmoid", "exp", "cntk_log", "sqrt", "abs", "floor", "elu", "add2",
+    "sub2", "mul2", "add_scalar", "mul_scalar", "affine", "softmax", "dropout", "identity",
+    "stop_gradient", "past_value", "future_value", "cntk_lstm_sequence", "cntk:Floor",
+    "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal", "cntk:ElementDivide",
+    "cntk:NoOp"))
 
 
 class _Writer:
@@ -54,6 +63,7 @@ class _Writer:
         self.count = itertools.count(1)
         self.uids: dict[int, str] = {}            # id(Variable) -> its uid in the file
         self.batched = batched                    # ids of the Variables with the batch axis
+        self.sequences: set[int] = set()          # ids of those with a sequence axis too
         self.name_of = name_of
         self.leaves: list[dict] = []
         self.functions: list[dict] = []
@@ -67,29 +77,30 @@ class _Writer:
     def leaf(self, v: Variable, kind: str, name: str) -> str:
         uid = f"{kind.capitalize()}{next(self.count)}"
         self.uids[id(v)] = uid
-        shape = v.shape[1:] if kind == "input" else self.leaf_shapes.get(id(v), v.shape)
+        shape = v.shape[self.lead(v):] if kind == "input" else \
+            self.leaf_shapes.get(id(v), v.shape)
         entry = {"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
                  "type": P.text("Variable"), "kind": P.size_t(_KIND[kind]),
                  "name": P.text(name), "shape": P.shape(shape),
                  "data_type": P.size_t(_dtype_id(v)), "is_sparse": P.boolean(False),
                  "needs_gradient": P.boolean(kind == "parameter"),
-                 "dynamic_axis": P.vector([_BATCH_AXIS] if kind == "input" else [])}
+                 "dynamic_axis": P.vector(self.dynamic_axes(v) if kind == "input" else [])}
         if kind != "input":
             entry["value"] = P.array(np.asarray(v.d).reshape(shape))
         self.leaves.append(entry)
         return uid
 
-    def placeholder(self, v: Variable) -> str:
-        """The placeholder standing for the argument ``v`` inside a block."""
-        uid = f"Placeholder{next(self.count)}"
-        batched = id(v) in self.batched or getattr(v, "batched", False)
+    def placeholder(self, v: Variable, uid: str | None = None) -> str:
+        """The placeholder standing for the argument ``v`` inside a block; ``uid``: an output
+        read before the function computing it is written (a recurrence's delayed output:
+        CNTK 2.7 lists it so, a placeholder named by the output's uid)."""
+        uid = uid or f"Placeholder{next(self.count)}"
         self.leaves.append({"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
                             "type": P.text("Variable"), "kind": P.size_t(4),
-                            "name": P.text(""), "shape": P.shape(v.shape[1:] if batched
-                                                                 else v.shape),
+                            "name": P.text(""), "shape": P.shape(v.shape[self.lead(v):]),
                             "data_type": P.size_t(_dtype_id(v)), "is_sparse": P.boolean(False),
                             "needs_gradient": P.boolean(False),
-                            "dynamic_axis": P.vector([_BATCH_AXIS] if batched else [])})
+                            "dynamic_axis": P.vector(self.dynamic_axes(v))})
         return uid
 
     def block(self, b, root: str, arguments: list[str]) -> str:
@@ -118,8 +129,9 @@ class _Writer:
 
     def _block_function(self, op_name: str, name: str, leaves: Sequence[str],
                         keys: Sequence[str], values: Sequence[str], root: str,
-                        attributes: dict | None = None, composite_name: str = "") -> str:
-        uid = f"Block{next(self.count)}"
+                        attributes: dict | None = None, composite_name: str = "",
+                        uid: str | None = None) -> str:
+        uid = uid or f"Block{next(self.count)}"
         composite = {"version": P.size_t(_COMPOSITE_VERSION),
                      "type": P.text("CompositeFunction"),
                      "root": P.text(root.rpartition("_Output_")[0]),
@@ -139,6 +151,28 @@ class _Writer:
             entry["name"] = P.text(name)
         self.functions.append(entry)
         return uid + "_Output_0"
+
+    def recurrent_block(self, op_name: str, x, x_uid: str, leaves: Sequence[str],
+                        delayed: Sequence[tuple], body) -> str:
+        """A block CNTK 2.7 builds for one recurrent step (``LSTM`` inside ``Recurrence``)
+        over the input ``x`` (read as ``x_uid``) and the ``leaves`` (parameters' uids its body
+        reads): each output read back through a delay (``delayed``: per output, ``(delay op,
+        offset, initial value's uid, the value giving the output's shape)``), written before
+        the block, whose uid is so taken first; a placeholder for each delayed output and for
+        ``x``; ``body(writer, x's placeholder, the states' placeholders)`` adds the step and
+        returns its root function's output uid.  Returns the block's uid (its outputs
+        ``<uid>_Output_<k>``)."""
+        uid = f"Block{next(self.count)}"
+        for k, (*_, like) in enumerate(delayed):
+            self.placeholder(like, f"{uid}_Output_{k}")
+        delays = [self.function(op, [f"{uid}_Output_{k}", initial], {"offset": P.size_t(offset)})
+                  + "_Output_0" for k, (op, offset, initial, _) in enumerate(delayed)]
+        states = [self.placeholder(like) for *_, like in delayed]
+        argument = self.placeholder(x)
+        root = body(self, argument, states)
+        self._block_function(op_name, "", list(leaves), states + [argument], delays + [x_uid],
+                             root, uid=uid)
+        return uid
 
     def constant(self, value, like: Variable) -> str:
         """A Constant made by the writer (a scalar op's operand)."""
@@ -167,13 +201,24 @@ class _Writer:
         self.functions.append(entry)
         return uid
 
+    def lead(self, v) -> int:
+        """How many leading axes of ``v`` are CNTK's dynamic axes: 2 for a value on a sequence
+        (batch, then sequence axis, Stadyn's layout), 1 with the batch axis, else 0."""
+        if id(v) in self.sequences or getattr(v, "lead", 0) == 2:
+            return 2
+        return 1 if id(v) in self.batched or getattr(v, "batched", False) else 0
+
+    def dynamic_axes(self, v) -> list:
+        """CNTK's dynamic axes of ``v`` as a file stores them (the sequence axis first)."""
+        return [_SEQUENCE_AXIS, _BATCH_AXIS][2 - self.lead(v):]
+
     def static_rank(self, v: Variable) -> int:
-        return len(v.shape) - (1 if id(v) in self.batched else 0)
+        return len(v.shape) - self.lead(v)
 
     def static_axis_index(self, v: Variable, python_axis: int) -> int:
         """CNTK's stored (column-major) index of the axis ``python_axis`` of ``v`` (counted
         with the batch axis, as Stadyn's ops count it)."""
-        nb = 1 if id(v) in self.batched else 0
+        nb = self.lead(v)
         a = python_axis % len(v.shape)
         if a < nb:
             raise CntkWriteUnsupported("an op along the batch axis", "CNTK's static axes only")
@@ -214,7 +259,7 @@ def _scalar(op):
 
 def _affine(w, ins, uids, attrs, out, name):
     x, weight = ins[0], ins[1]
-    nb = 1 if id(x) in w.batched else 0
+    nb = w.lead(x)
     if attrs["base_axis"] != nb:
         raise CntkWriteUnsupported("affine", f"base_axis {attrs['base_axis']} with "
                                              f"{nb} batch axis")
@@ -429,15 +474,23 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     input it cannot write."""
     name_of = name_of or (lambda v: v.name or "")
     leaf_name_of = leaf_name_of or (lambda v: v.name or "")
-    for name, v in inputs.items():
-        if v.sequence_lengths is not None:
-            raise CntkWriteUnsupported(f"input {name!r}", "an input on a sequence axis")
     batched = {id(v) for v in inputs.values()}
+    sequences = {id(v) for v in inputs.values() if v.sequence_lengths is not None}
+    lengths = {id(v.sequence_lengths) for v in inputs.values() if v.sequence_lengths is not None}
     nodes = walk(outputs, cntk_op_of, frozenset(_RULES))
     for node in nodes:
         if any(id(i) in batched for i in node.inputs):
             batched.update(id(o) for o in node.outputs if o is not None)
+        if any(id(i) in sequences for i in node.inputs):
+            if node.spec.name not in _SEQUENCE_OPS:
+                raise CntkWriteUnsupported(node.spec.name, "an op on a sequence the writer has "
+                                                           "no sequence form for")
+            if any(id(i) in batched and id(i) not in sequences for i in node.inputs):
+                raise CntkWriteUnsupported(node.spec.name, "a sequence and a value without "
+                                                           "its sequence axis")
+            sequences.update(id(o) for o in node.outputs if o is not None)
     w = _Writer(batched, name_of)
+    w.sequences = sequences
     w.made_by = {id(n.outputs[0]): (n.spec.name[len("cntk:"):], n.inputs) for n in nodes
                  if n.spec.name.startswith("cntk:")}
     skipped = fold_shapes(w, nodes)               # (the nodes written as part of another)
@@ -451,7 +504,17 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             raise CntkWriteUnsupported(op, "the writer has no rule for this op")
         if len([o for o in node.outputs if o is not None]) > 1:
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs")
-    blocks, scope = find_blocks(nodes, block_of)
+    recurrences: dict[int, str] = {}              # id(a Recurrence's output) -> its name
+
+    def layer_of(v):
+        # (CNTK 2.7 writes no block for Recurrence: its LSTM block and delays as they are,
+        # then a NoOp with the Recurrence's name if it has one)
+        found = block_of(v) if block_of is not None else None
+        if found is not None and found[0] == "Recurrence":
+            recurrences[id(v)] = found[1]
+            return None
+        return found
+    blocks, scope = find_blocks(nodes, layer_of)
     names = list(input_names) if input_names is not None else \
         [k.partition("#")[0] for k in inputs]
     for name, v in zip(names, inputs.values()):
@@ -488,13 +551,15 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         here = scope.get(key(node))
         src = w.fused.get(id(node), node)         # (a crop's deconvolution: written as one)
         ins, attrs = src.spec.split_arguments(src.args, src.kwargs)
-        ins = [i for i in ins if i is not None]
+        ins = [i for i in ins if i is not None and id(i) not in lengths]
         uids = [read(i, here, src.spec.name) for i in ins]
         rule = _RULES[src.spec.name]
         block = blocks.get(id(out))
         name = "" if block is not None else name_of(out)
         made = rule(w, ins, uids, attrs, out, name)
         uid = uids[0] if made is None else made + "_Output_0"   # (None: nothing written)
+        if recurrences.get(id(out)):
+            uid = w.function("NoOp", [uid], name=recurrences[id(out)]) + "_Output_0"
         if block is None:
             produced[id(out)] = (uid, here)
             continue

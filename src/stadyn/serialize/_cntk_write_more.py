@@ -363,7 +363,74 @@ def _deconvolution(w, ins, uids, attrs, out, name):
     return add_bias(w, conv, bias, uids[2], n, name)
 
 
+def _delay(op: str):
+    """CNTK's PastValue / FutureValue: the value ``offset`` steps before / after along the
+    sequence, the initial value (a scalar constant, as CNTK writes it) at the ends."""
+    def rule(w, ins, uids, attrs, out, name):
+        if len(ins) != 2 or ins[1].parent is not None or tuple(ins[1].shape) != ():
+            raise CntkWriteUnsupported(op, "an initial state other than a scalar constant")
+        return w.function(op, uids, {"offset": P.size_t(int(attrs["time_step"]))}, name=name)
+    return rule
+
+
+class _Step:
+    """A value of one step of a recurrence the graph does not hold (an LSTM's previous
+    output and cell): its shape, with the batch and sequence axes, and type."""
+
+    lead = 2
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(shape), dtype
+
+
+def _lstm(w, ins, uids, attrs, out, name):
+    """``Recurrence(LSTM(n))`` (the compat's fused ``cntk_lstm_sequence``): CNTK 2.7's
+    ``LSTM`` block -- ``W x + b + H h``, the gates ``i, c, f, o`` as Slices of it, the cell
+    ``f * c' + i * tanh(.)``, the output ``o * tanh(cell)``, both as a Combine -- whose two
+    outputs come back through PastValue (FutureValue going backwards) with the initial
+    states."""
+    if len(ins) != 6:
+        raise CntkWriteUnsupported("cntk_lstm_sequence", "inputs the writer cannot read")
+    x, h0, c0, weight, hidden, bias = ins
+    if any(v.parent is not None or v.size != 1 for v in (h0, c0)):
+        raise CntkWriteUnsupported("cntk_lstm_sequence", "initial states other than scalar "
+                                                         "constants")
+    if w.folded.get(id(weight), weight).parent is not None or w.static_rank(x) != 1:
+        raise CntkWriteUnsupported("cntk_lstm_sequence", "an input of several axes or a "
+                                                         "computed weight")
+    n = int(hidden.shape[0])
+    x_uid, h0_uid, c0_uid, w_uid, h_uid, b_uid = uids
+    delay = "FutureValue" if attrs.get("go_backwards") else "PastValue"
+    state = _Step((1, 1, n), x.dtype)
+
+    def body(w_, p_x, states):
+        p_h, p_c = states
+        times = {"outputRank": P.size_t(1), "inferInputRankToMap": P.integer(-1)}
+        t_x = w_.function("Times", [w_uid, p_x], times) + "_Output_0"
+        z = w_.function("Plus", [b_uid, t_x]) + "_Output_0"
+        t_h = w_.function("Times", [h_uid, p_h], times) + "_Output_0"
+        z = w_.function("Plus", [z, t_h]) + "_Output_0"
+
+        def gate(k, op):
+            part = w_.function("Slice", [z], {
+                "axis": P.static_axis(0), "beginIndex": P.integer(k * n),
+                "endIndex": P.integer((k + 1) * n), "sliceStrides": P.integer(1)})
+            return w_.function(op, [part + "_Output_0"]) + "_Output_0"
+        i = gate(0, "StableSigmoid")
+        bit = w_.function("ElementTimes", [i, gate(1, "Tanh")]) + "_Output_0"
+        kept = w_.function("ElementTimes", [gate(2, "StableSigmoid"), p_c]) + "_Output_0"
+        cell = w_.function("Plus", [kept, bit]) + "_Output_0"
+        squashed = w_.function("Tanh", [cell]) + "_Output_0"
+        h = w_.function("ElementTimes", [gate(3, "StableSigmoid"), squashed]) + "_Output_0"
+        return w_.function("Combine", [h, cell]) + "_Output_0"
+    block = w.recurrent_block("LSTM", x, x_uid, [b_uid, w_uid, h_uid],
+                              [(delay, 1, h0_uid, state), (delay, 1, c0_uid, state)], body)
+    return block
+
+
 RULES = {
+    "cntk_lstm_sequence": _lstm,
+    "past_value": _delay("PastValue"), "future_value": _delay("FutureValue"),
     "softmax": _softmax, "mean": _mean, "deconvolution": _deconvolution,
     "div2": _div2, "pow2": _pow, "cntk:Pow": _pow, "cntk:OneHotOp": _one_hot,
     "cntk:NoOp": _no_op, "identity": _identity,
