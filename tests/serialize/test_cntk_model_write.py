@@ -261,8 +261,9 @@ def test_more_ops_load_in_cntk_as_the_graph_cntk_builds(name, native, outputs):
     # NoOp; layers_more: the LayerNormalization and ConvolutionTranspose blocks (automatic
     # padding, strides, output shape), Label's NoOp; sequences: inputs on a sequence axis,
     # a Dense per step, PastValue, FutureValue, Recurrence(LSTM) both ways (the LSTM block
-    # whose two outputs come back through delays, a named Recurrence's NoOp) and an
-    # Embedding+LSTM+Dense tagger (before: Stadyn's format for all of those) -- op names,
+    # whose two outputs come back through delays, a named Recurrence's NoOp), an
+    # Embedding+LSTM+Dense tagger, sequence.first and an LSTM + sequence.last + Dense classifier
+    # (Sequence::Slice blocks) (before: Stadyn's format for all of those) -- op names,
     # names, order, shapes; and CNTK 2.7's outputs of its own graph
     with open(os.path.join(FIXTURES, native)) as f:
         native = json.load(f)
@@ -406,7 +407,8 @@ def test_an_even_kernel_with_pad_is_written_with_cntks_automatic_padding(tmp_pat
 def test_sequences_of_different_lengths_give_cntks_outputs(written, which):
     # cntk_ragged.npz: CNTK 2.7 evaluating the file written for the sequences network on
     # sequences of 4, 2, 3 and 1 steps (PastValue / FutureValue at each sequence's ends, the
-    # LSTMs both ways, the tagger); the network Stadyn saved and Stadyn's reading of the file
+    # LSTMs both ways, the tagger, sequence.first, the classifier of the last step); the
+    # network Stadyn saved and Stadyn's reading of the file
     # give the same, sequence by sequence (before: Stadyn's format, warned)
     ragged = dict(np.load(os.path.join(FIXTURES, "cntk_ragged.npz")))
     seqs = [ragged[f"in/{k}"] for k in range(len(make_refs.RAGGED))]

@@ -46,7 +46,9 @@ _SEQUENCE_OPS = frozenset((
     "sub2", "mul2", "add_scalar", "mul_scalar", "affine", "softmax", "dropout", "identity",
     "stop_gradient", "past_value", "future_value", "cntk_lstm_sequence", "cntk:Floor",
     "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal", "cntk:ElementDivide",
-    "cntk:NoOp"))
+    "cntk:NoOp", "sequence_last", "sequence_first"))
+# of those, the ops whose output has no sequence axis (one step of each sequence)
+_SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first"))
 
 
 # -- the ops ----------------------------------------------------------------------------------
@@ -308,7 +310,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             if any(id(i) in batched and id(i) not in sequences for i in node.inputs):
                 raise CntkWriteUnsupported(node.spec.name, "a sequence and a value without "
                                                            "its sequence axis")
-            sequences.update(id(o) for o in node.outputs if o is not None)
+            if node.spec.name not in _SEQUENCE_ENDS:
+                sequences.update(id(o) for o in node.outputs if o is not None)
     w = Writer(batched, name_of)
     w.sequences = sequences
     w.made_by = {id(n.outputs[0]): (n.spec.name[len("cntk:"):], n.inputs) for n in nodes
@@ -333,6 +336,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         if found is not None and found[0] == "Recurrence":
             recurrences[id(v)] = found[1]
             return None
+        if found is not None and found[0] == "Sequence::Slice" and v.parent is not None and \
+                v.parent.spec.name in _SEQUENCE_ENDS:
+            return None             # (the rule writes the block CNTK 2.7 builds)
         return found
     blocks, scope = find_blocks(nodes, layer_of)
     names = list(input_names) if input_names is not None else \

@@ -428,7 +428,31 @@ def _lstm(w, ins, uids, attrs, out, name):
     return block
 
 
+def _sequence_end(delay: str):
+    """``sequence.last`` / ``first``: CNTK 2.7's ``Sequence::Slice`` block -- a flag 1 at the
+    last (first) step (``FutureValue`` (``PastValue``) of 0s reconciled to the sequence, with 1
+    as the initial value), ``Where`` of it (to the batch axis only), ``PackedIndex`` and
+    ``GatherPacked`` -- the scalar constants 0 and 1 as the block's leaves."""
+    def body(w, p, c, name):
+        zeros = w.function("ReconcileDynamicAxis", [c[0], p[0]]) + "_Output_0"
+        flag = w.function(delay, [zeros, c[1]], {"offset": P.size_t(1)}) + "_Output_0"
+        where = w.function("Where", [flag], {
+            "newSequenceAxisLengthScalingFactor": P.size_t(0),
+            "newDynamicAxes": P.vector([P.axis(P.STATIC_AXIS_DYNAMIC, "defaultBatchAxis",
+                                               False)]),
+            "newSequenceAxisLengthAdditiveFactor": P.integer(1)}) + "_Output_0"
+        index = w.function("PackedIndex", [p[0], where]) + "_Output_0"
+        return w.function("GatherPacked", [p[0], index]) + "_Output_0"
+
+    def rule(w, ins, uids, attrs, out, name):
+        if len(ins) != 1 or w.lead(ins[0]) != 2:
+            raise CntkWriteUnsupported("Sequence::Slice", "a sequence the writer cannot read")
+        return w.fixed_block("Sequence::Slice", name, ins, uids, (0.0, 1.0), body)
+    return rule
+
+
 RULES = {
+    "sequence_last": _sequence_end("FutureValue"), "sequence_first": _sequence_end("PastValue"),
     "cntk_lstm_sequence": _lstm,
     "past_value": _delay("PastValue"), "future_value": _delay("FutureValue"),
     "softmax": _softmax, "mean": _mean, "deconvolution": _deconvolution,
