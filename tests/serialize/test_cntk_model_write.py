@@ -263,7 +263,8 @@ def test_more_ops_load_in_cntk_as_the_graph_cntk_builds(name, native, outputs):
     # a Dense per step, PastValue, FutureValue, Recurrence(LSTM) both ways (the LSTM block
     # whose two outputs come back through delays, a named Recurrence's NoOp), an
     # Embedding+LSTM+Dense tagger, sequence.first and an LSTM + sequence.last + Dense classifier
-    # (Sequence::Slice blocks) (before: Stadyn's format for all of those) -- op names,
+    # (Sequence::Slice blocks), sequence.reduce_sum (a Sequence::ReduceElements block) (before:
+    # Stadyn's format for all of those) -- op names,
     # names, order, shapes; and CNTK 2.7's outputs of its own graph
     with open(os.path.join(FIXTURES, native)) as f:
         native = json.load(f)
@@ -407,7 +408,8 @@ def test_an_even_kernel_with_pad_is_written_with_cntks_automatic_padding(tmp_pat
 def test_sequences_of_different_lengths_give_cntks_outputs(written, which):
     # cntk_ragged.npz: CNTK 2.7 evaluating the file written for the sequences network on
     # sequences of 4, 2, 3 and 1 steps (PastValue / FutureValue at each sequence's ends, the
-    # LSTMs both ways, the tagger, sequence.first, the classifier of the last step); the
+    # LSTMs both ways, the tagger, sequence.first, the classifier of the last step,
+    # sequence.reduce_sum); the
     # network Stadyn saved and Stadyn's reading of the file
     # give the same, sequence by sequence (before: Stadyn's format, warned)
     ragged = dict(np.load(os.path.join(FIXTURES, "cntk_ragged.npz")))
@@ -423,3 +425,18 @@ def test_sequences_of_different_lengths_give_cntks_outputs(written, which):
         for k, v in enumerate(got[o]):
             np.testing.assert_allclose(np.asarray(v), ragged[f"{o.name}/{k}"], rtol=1e-5,
                                        atol=1e-6)
+
+
+def test_an_op_on_a_sequence_without_a_sequence_form_falls_back_naming_it(tmp_path):
+    # a GRU recurrence has no sequence form in the writer: Stadyn's format, one warning naming
+    # the op, and the values back
+    s = C.sequence.input_variable(2, name="s")
+    f = C.layers.Fold(C.layers.GRU(2))(s)
+    path = str(tmp_path / "gru.model")
+    with pytest.warns(UserWarning, match="cntk_gru_sequence: an op on a sequence the writer "
+                                         "has no sequence form for"):
+        f.save(path)
+    data = np.arange(12, dtype=np.float32).reshape(2, 3, 2) * 0.1
+    loaded = C.load_model(path)
+    np.testing.assert_allclose(np.asarray(loaded.eval({loaded.arguments[0]: data})),
+                               np.asarray(f.eval({f.arguments[0]: data})), rtol=1e-6)

@@ -46,9 +46,19 @@ _SEQUENCE_OPS = frozenset((
     "sub2", "mul2", "add_scalar", "mul_scalar", "affine", "softmax", "dropout", "identity",
     "stop_gradient", "past_value", "future_value", "cntk_lstm_sequence", "cntk:Floor",
     "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal", "cntk:ElementDivide",
-    "cntk:NoOp", "sequence_last", "sequence_first"))
-# of those, the ops whose output has no sequence axis (one step of each sequence)
-_SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first"))
+    "cntk:NoOp", "sequence_last", "sequence_first", "sequence_reduce_sum"))
+# of those, the ops whose output has no sequence axis (one step of each sequence, a sum)
+_SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum"))
+
+
+def _on_sequences(node) -> str:
+    """The name a node is checked by when it reads a sequence: the catalog op under the
+    compat's ReduceElements mark for ``sequence.reduce_sum``, else the node's own."""
+    raw = getattr(node, "raw", None)
+    if node.spec.name == "cntk:ReduceElements" and raw is not None and \
+            raw.spec.name == "sequence_reduce_sum":
+        return raw.spec.name
+    return node.spec.name
 
 
 # -- the ops ----------------------------------------------------------------------------------
@@ -304,13 +314,13 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         if any(id(i) in batched for i in node.inputs):
             batched.update(id(o) for o in node.outputs if o is not None)
         if any(id(i) in sequences for i in node.inputs):
-            if node.spec.name not in _SEQUENCE_OPS:
+            if _on_sequences(node) not in _SEQUENCE_OPS:
                 raise CntkWriteUnsupported(node.spec.name, "an op on a sequence the writer has "
                                                            "no sequence form for")
             if any(id(i) in batched and id(i) not in sequences for i in node.inputs):
                 raise CntkWriteUnsupported(node.spec.name, "a sequence and a value without "
                                                            "its sequence axis")
-            if node.spec.name not in _SEQUENCE_ENDS:
+            if _on_sequences(node) not in _SEQUENCE_ENDS:
                 sequences.update(id(o) for o in node.outputs if o is not None)
     w = Writer(batched, name_of)
     w.sequences = sequences
@@ -382,6 +392,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         rule = _RULES[src.spec.name]
         block = blocks.get(id(out))
         name = "" if block is not None else name_of(out)
+        w.layer_name = block.name if block is not None else ""   # (the layer it makes)
         made = rule(w, ins, uids, attrs, out, name)
         uid = uids[0] if made is None else made + "_Output_0"   # (None: nothing written)
         if recurrences.get(id(out)):

@@ -29,8 +29,8 @@ from .. import cntk_semantics as S
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
 
-__all__ = ["RULES", "WRITTEN_WHERE", "ALL_STATIC", "reduce_all", "reduce_all_block", "reduce_some",
-           "element_divide", "add_bias"]
+__all__ = ["RULES", "WRITTEN_WHERE", "sequence_sum", "ALL_STATIC", "reduce_all",
+           "reduce_all_block", "reduce_some", "element_divide", "add_bias"]
 
 # CNTK's axis standing for all the static axes of a sample
 ALL_STATIC = P.axis(2147483646, "AllStaticAxes", False)
@@ -449,6 +449,21 @@ def _sequence_end(delay: str):
             raise CntkWriteUnsupported("Sequence::Slice", "a sequence the writer cannot read")
         return w.fixed_block("Sequence::Slice", name, ins, uids, (0.0, 1.0), body)
     return rule
+
+
+def sequence_sum(w, x, uid: str, name: str) -> str:
+    """The inside of CNTK 2.7's ``Sequence::ReduceElements`` block of ``sequence.reduce_sum``
+    (the compat marks the block): ``UnpackSequenceOp`` (padding 0, no mask output), then a
+    ``ReduceElements`` ``Sum`` along the unpacked sequence axis (stored after the sample's
+    axes), not kept; CNTK 2.7 gives the block's name to the UnpackSequenceOp."""
+    if w.lead(x) != 2:
+        raise CntkWriteUnsupported("Sequence::ReduceElements", "a value without a sequence axis")
+    unpacked = w.function("UnpackSequenceOp", [uid], {
+        "sequenceUnpackPaddingValue": P.double(0.0),
+        "sequenceUnpackSuppressMaskOutput": P.boolean(True)}, name=w.layer_name) + "_Output_0"
+    return w.function("ReduceElements", [unpacked], {
+        "axis": P.static_axis(w.static_rank(x)), "reductionOpName": P.text("Sum"),
+        "reductionKeepDimensions": P.boolean(False)}, name=name)
 
 
 RULES = {

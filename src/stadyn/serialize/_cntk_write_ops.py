@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
-from ._cntk_write_more import ALL_STATIC, reduce_all, reduce_all_block, reduce_some
+from ._cntk_write_more import ALL_STATIC, reduce_all, reduce_all_block, reduce_some, \
+    sequence_sum
 
 __all__ = ["RULES"]
 
@@ -104,6 +105,8 @@ def _reduce(w, ins, uids, attrs, out, name):
     argmax."""
     if len(uids) != 1:
         raise CntkWriteUnsupported("ReduceElements", "several inputs")
+    if out.parent is not None and out.parent.spec.name == "sequence_reduce_sum":
+        return sequence_sum(w, ins[0], uids[0], name)
     x, nodes = ins[0], _inner_nodes(out, ins)
     kinds = sorted(n.spec.name for n in nodes)
     picked = [n for n in nodes if n.spec.name in ("max", "min")

@@ -47,6 +47,7 @@ class Writer:
         self.auto_padded: dict[int, tuple] = {}   # id(a padded input) -> its axes padded
         self.fused: dict[int, object] = {}        # id(a node) -> the node written in its place
         self.made_by: dict[int, tuple] = {}       # id(a value) -> (CNTK op, inputs) shown
+        self.layer_name = ""                      # the name of the layer a rule's value makes
 
     # -- leaves ------------------------------------------------------------------------------
     def leaf(self, v: Variable, kind: str, name: str) -> str:
