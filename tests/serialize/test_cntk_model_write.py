@@ -263,7 +263,8 @@ def test_more_ops_load_in_cntk_as_the_graph_cntk_builds(name, native, outputs):
     # a Dense per step, PastValue, FutureValue, Recurrence(LSTM) both ways (the LSTM block
     # whose two outputs come back through delays, a named Recurrence's NoOp), an
     # Embedding+LSTM+Dense tagger, sequence.first and an LSTM + sequence.last + Dense classifier
-    # (Sequence::Slice blocks), sequence.reduce_sum (a Sequence::ReduceElements block) (before:
+    # (Sequence::Slice blocks), sequence.reduce_sum (a Sequence::ReduceElements block), GRUs
+    # (Fold(GRU) and a backward Recurrence(GRU): the GRU block, no Fold block) (before:
     # Stadyn's format for all of those) -- op names,
     # names, order, shapes; and CNTK 2.7's outputs of its own graph
     with open(os.path.join(FIXTURES, native)) as f:
@@ -409,7 +410,7 @@ def test_sequences_of_different_lengths_give_cntks_outputs(written, which):
     # cntk_ragged.npz: CNTK 2.7 evaluating the file written for the sequences network on
     # sequences of 4, 2, 3 and 1 steps (PastValue / FutureValue at each sequence's ends, the
     # LSTMs both ways, the tagger, sequence.first, the classifier of the last step,
-    # sequence.reduce_sum); the
+    # sequence.reduce_sum, the GRUs); the
     # network Stadyn saved and Stadyn's reading of the file
     # give the same, sequence by sequence (before: Stadyn's format, warned)
     ragged = dict(np.load(os.path.join(FIXTURES, "cntk_ragged.npz")))
@@ -428,12 +429,12 @@ def test_sequences_of_different_lengths_give_cntks_outputs(written, which):
 
 
 def test_an_op_on_a_sequence_without_a_sequence_form_falls_back_naming_it(tmp_path):
-    # a GRU recurrence has no sequence form in the writer: Stadyn's format, one warning naming
-    # the op, and the values back
+    # sequence.reduce_max has no sequence form in the writer: Stadyn's format, one warning
+    # naming the op, and the values back
     s = C.sequence.input_variable(2, name="s")
-    f = C.layers.Fold(C.layers.GRU(2))(s)
-    path = str(tmp_path / "gru.model")
-    with pytest.warns(UserWarning, match="cntk_gru_sequence: an op on a sequence the writer "
+    f = C.sequence.reduce_max(s)
+    path = str(tmp_path / "m.model")
+    with pytest.warns(UserWarning, match="ReduceElements: an op on a sequence the writer "
                                          "has no sequence form for"):
         f.save(path)
     data = np.arange(12, dtype=np.float32).reshape(2, 3, 2) * 0.1

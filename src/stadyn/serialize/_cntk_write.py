@@ -44,9 +44,9 @@ __all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OP
 _SEQUENCE_OPS = frozenset((
     "relu", "tanh", "sigmoid", "exp", "cntk_log", "sqrt", "abs", "floor", "elu", "add2",
     "sub2", "mul2", "add_scalar", "mul_scalar", "affine", "softmax", "dropout", "identity",
-    "stop_gradient", "past_value", "future_value", "cntk_lstm_sequence", "cntk:Floor",
-    "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal", "cntk:ElementDivide",
-    "cntk:NoOp", "sequence_last", "sequence_first", "sequence_reduce_sum"))
+    "stop_gradient", "past_value", "future_value", "cntk_lstm_sequence", "cntk_gru_sequence",
+    "cntk:Floor", "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal",
+    "cntk:ElementDivide", "cntk:NoOp", "sequence_last", "sequence_first", "sequence_reduce_sum"))
 # of those, the ops whose output has no sequence axis (one step of each sequence, a sum)
 _SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum"))
 
@@ -340,10 +340,10 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     recurrences: dict[int, str] = {}              # id(a Recurrence's output) -> its name
 
     def layer_of(v):
-        # (CNTK 2.7 writes no block for Recurrence: its LSTM block and delays as they are,
-        # then a NoOp with the Recurrence's name if it has one)
+        # (CNTK 2.7 writes no block for Recurrence and Fold: the LSTM / GRU block and delays
+        # (and Fold's last step) as they are, then a NoOp with the layer's name if it has one)
         found = block_of(v) if block_of is not None else None
-        if found is not None and found[0] == "Recurrence":
+        if found is not None and found[0] in ("Recurrence", "Fold"):
             recurrences[id(v)] = found[1]
             return None
         if found is not None and found[0] == "Sequence::Slice" and v.parent is not None and \
@@ -391,7 +391,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         uids = [read(i, here, src.spec.name) for i in ins]
         rule = _RULES[src.spec.name]
         block = blocks.get(id(out))
-        name = "" if block is not None else name_of(out)
+        name = "" if block is not None or id(out) in recurrences else name_of(out)
         w.layer_name = block.name if block is not None else ""   # (the layer it makes)
         made = rule(w, ins, uids, attrs, out, name)
         uid = uids[0] if made is None else made + "_Output_0"   # (None: nothing written)

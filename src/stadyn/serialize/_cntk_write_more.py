@@ -466,7 +466,53 @@ def sequence_sum(w, x, uid: str, name: str) -> str:
         "reductionKeepDimensions": P.boolean(False)}, name=name)
 
 
+def _gru(w, ins, uids, attrs, out, name):
+    """``Recurrence(GRU(n))`` / ``Fold(GRU(n))`` (the compat's fused ``cntk_gru_sequence``):
+    CNTK 2.7's ``GRU`` block -- ``W x + b`` and ``H h`` sliced into the update and reset gates,
+    the candidate ``act(x Wc + bc + (h * r) H1)``, ``(1 - z) * candidate + z * h`` with the 1
+    as the block's constant -- whose output comes back through PastValue (FutureValue going
+    backwards) with the initial state."""
+    if len(ins) != 6:
+        raise CntkWriteUnsupported("cntk_gru_sequence", "inputs the writer cannot read")
+    x, h0, weight, hidden, candidate, bias = ins
+    act = {"tanh": "Tanh", "relu": "ReLU"}.get(attrs.get("activation", "tanh"))
+    if act is None or h0.parent is not None or h0.size != 1 or w.static_rank(x) != 1:
+        raise CntkWriteUnsupported("cntk_gru_sequence", "an activation, initial state or "
+                                                        "input the writer cannot write")
+    n = int(candidate.shape[0])
+    x_uid, h0_uid, w_uid, h_uid, h1_uid, b_uid = uids
+    delay = "FutureValue" if attrs.get("go_backwards") else "PastValue"
+    one = w.constant(1.0, x)
+
+    def body(w_, p_x, states):
+        [p_h] = states
+        times = {"outputRank": P.size_t(1), "inferInputRankToMap": P.integer(-1)}
+        px = w_.function("Plus", [b_uid, w_.function("Times", [w_uid, p_x], times) +
+                                  "_Output_0"]) + "_Output_0"
+        ph = w_.function("Times", [h_uid, p_h], times) + "_Output_0"
+
+        def part(v, k):
+            return w_.function("Slice", [v], {
+                "axis": P.static_axis(0), "beginIndex": P.integer(k * n),
+                "endIndex": P.integer((k + 1) * n), "sliceStrides": P.integer(1)}) + "_Output_0"
+
+        def gate(k):
+            both = w_.function("Plus", [part(px, k), part(ph, k)]) + "_Output_0"
+            return w_.function("StableSigmoid", [both]) + "_Output_0"
+        z, r = gate(0), gate(1)
+        reset = w_.function("ElementTimes", [p_h, r]) + "_Output_0"
+        inner = w_.function("Times", [h1_uid, reset], times) + "_Output_0"
+        c = w_.function(act, [w_.function("Plus", [part(px, 2), inner]) + "_Output_0"])
+        keep = w_.function("Minus", [one, z]) + "_Output_0"
+        new = w_.function("ElementTimes", [keep, c + "_Output_0"]) + "_Output_0"
+        old = w_.function("ElementTimes", [z, p_h]) + "_Output_0"
+        return w_.function("Plus", [new, old]) + "_Output_0"
+    return w.recurrent_block("GRU", x, x_uid, [one, b_uid, w_uid, h_uid, h1_uid],
+                             [(delay, 1, h0_uid, _Step((1, 1, n), x.dtype))], body)
+
+
 RULES = {
+    "cntk_gru_sequence": _gru,
     "sequence_last": _sequence_end("FutureValue"), "sequence_first": _sequence_end("PastValue"),
     "cntk_lstm_sequence": _lstm,
     "past_value": _delay("PastValue"), "future_value": _delay("FutureValue"),
